@@ -1,0 +1,71 @@
+#include "common/log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int moat_debug;
+
+static void vmsg(const char *fmt, va_list ap, int err)
+{
+	char buf[1024];
+	int n = snprintf(buf, sizeof buf, "moat: ");
+	n += vsnprintf(buf + n, sizeof buf - n, fmt, ap);
+	if (n >= (int)sizeof buf - 2)
+		n = sizeof buf - 2;
+	if (err)
+		n += snprintf(buf + n, sizeof buf - n, ": %s", strerror(err));
+	if (n >= (int)sizeof buf - 1)
+		n = sizeof buf - 2;
+	buf[n++] = '\n';
+	/* one write: lines from several threads never interleave */
+	ssize_t r = write(2, buf, n);
+	(void)r;
+}
+
+void die_status(int status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(fmt, ap, 0);
+	va_end(ap);
+	_exit(status);
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(fmt, ap, 0);
+	va_end(ap);
+	_exit(1);
+}
+
+void pdie(const char *fmt, ...)
+{
+	int e = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(fmt, ap, e);
+	va_end(ap);
+	_exit(1);
+}
+
+void warnx_(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(fmt, ap, 0);
+	va_end(ap);
+}
+
+void pwarn(const char *fmt, ...)
+{
+	int e = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(fmt, ap, e);
+	va_end(ap);
+}

@@ -1,0 +1,27 @@
+/* common/log.h - messages for people: fatal errors, warnings, debug.
+ *
+ * Inside the core (handlers, fs, gofer) failures are negative errnos. Where a
+ * person reads the failure (CLI, sandbox set-up), use these: every message is
+ * one line on stderr prefixed "moat: ".
+ */
+#ifndef MOAT_COMMON_LOG_H
+#define MOAT_COMMON_LOG_H
+
+#include <stdarg.h>
+#include <stdnoreturn.h>
+
+/* Print "moat: <msg>" and exit(status). */
+noreturn void die_status(int status, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* die_status(1, ...) */
+noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* die with ": strerror(errno)" appended */
+noreturn void pdie(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pwarn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Debug output when MOAT_DEBUG is set in moat's own environment. */
+extern int moat_debug;
+#define dbg(...) do { if (moat_debug) warnx_(__VA_ARGS__); } while (0)
+
+#endif

@@ -1,0 +1,135 @@
+#include "common/util.h"
+#include "common/log.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <xxhash.h>
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+void *xcalloc(size_t n, size_t m)
+{
+	void *p = calloc(n ? n : 1, m ? m : 1);
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+uint64_t moat_hash(const void *data, size_t len)
+{
+	return XXH3_64bits(data, len);
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int read_all(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	while (len) {
+		ssize_t n = read(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EPIPE;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+#define MAX_FDS 8
+
+long send_fds(int sock, const void *buf, size_t len, const int *fds, int nfds)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	union {
+		char b[CMSG_SPACE(sizeof(int) * MAX_FDS)];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	if (nfds < 0 || nfds > MAX_FDS)
+		return -EINVAL;
+	if (nfds > 0) {
+		memset(&u, 0, sizeof u);
+		msg.msg_control = u.b;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	for (;;) {
+		ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n < 0 ? -errno : n;
+	}
+}
+
+long recv_fds(int sock, void *buf, size_t len, int *fds, int *nfds_inout)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	union {
+		char b[CMSG_SPACE(sizeof(int) * MAX_FDS)];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = u.b, .msg_controllen = sizeof u.b };
+	int cap = nfds_inout ? *nfds_inout : 0;
+	ssize_t n;
+	if (nfds_inout)
+		*nfds_inout = 0;
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		int k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		int *in = (int *)CMSG_DATA(c);
+		for (int i = 0; i < k; i++) {
+			if (nfds_inout && *nfds_inout < cap)
+				fds[(*nfds_inout)++] = in[i];
+			else
+				close(in[i]); /* never leak surplus fds */
+		}
+	}
+	if (msg.msg_flags & MSG_CTRUNC)
+		return -EMSGSIZE;
+	return n;
+}

@@ -1,0 +1,41 @@
+/* common/util.h - small helpers shared by every folder. No side effects on
+ * global state; anything that touches the system lives in the folder that
+ * owns it. */
+#ifndef MOAT_COMMON_UTIL_H
+#define MOAT_COMMON_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define UNUSED __attribute__((unused))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* cleanup idiom (bubblewrap/crun): `cleanup_fd int fd = -1;` */
+static inline void cleanup_fdp(int *fd) { if (*fd >= 0) close(*fd); }
+static inline void cleanup_freep(void *p) { free(*(void **)p); }
+#define cleanup_fd __attribute__((cleanup(cleanup_fdp)))
+#define cleanup_free __attribute__((cleanup(cleanup_freep)))
+static inline int steal_fd(int *fd) { int r = *fd; *fd = -1; return r; }
+static inline void *steal_ptr(void *pp) { void **p = pp; void *r = *p; *p = NULL; return r; }
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t m);
+char *xstrdup(const char *s);
+
+/* 64-bit hash (xxHash XXH3) - ids, caches, policy versions. */
+uint64_t moat_hash(const void *data, size_t len);
+
+/* Write/read everything, retrying on EINTR/short counts. 0 or -errno. */
+int write_all(int fd, const void *buf, size_t len);
+int read_all(int fd, void *buf, size_t len);
+
+/* Send/receive a message with up to nfds fds (SCM_RIGHTS). Return bytes or -errno.
+ * recv_fds: *nfds_inout is capacity in, count received out; fds get O_CLOEXEC. */
+long send_fds(int sock, const void *buf, size_t len, const int *fds, int nfds);
+long recv_fds(int sock, void *buf, size_t len, int *fds, int *nfds_inout);
+
+#endif

@@ -1,0 +1,66 @@
+/* loader/loader_abi.h - the contract between the sentry and the loader.
+ *
+ * Exec flow (design.md "Exec"): the guest calls execve(path, argv, envp).
+ * The filter returns SECCOMP_RET_TRACE; the sentry (ptrace tracer) reads the
+ * path once, resolves it through the VFS (following #! chains), gets host fds
+ * for the final ELF and its PT_INTERP from the gofer, stores them as the
+ * task's *pending exec*, and rewrites the call to execve(MOAT_LOADER_PATH,
+ * argv, envp) with argv/envp pointers untouched. The kernel therefore copies
+ * the guest's argv and envp exactly as the guest passed them.
+ *
+ * The loader (freestanding static-pie, no libc) then calls
+ *     syscall(MOAT_SYS_LOADER, MOAT_LOADER_GET, buf, buflen)
+ * The seccomp filter sends this unknown syscall number to the sentry, which
+ * installs the pending fds into the loader (SECCOMP_IOCTL_NOTIF_ADDFD), fills
+ * buf with a struct moat_exec_info and returns the number of bytes written
+ * (or -errno; -ENOENT when the task has no pending exec).
+ *
+ * The loader then:
+ *  - maps the PT_LOAD segments of prog_fd (ET_EXEC at its addresses, ET_DYN
+ *    at a base it chooses) and, if interp_fd >= 0, of the interpreter;
+ *  - builds the program's initial stack: argc/argv = the prefix strings from
+ *    the info followed by its own argv[skip..] (for plain ELF: prefix_count=0,
+ *    skip=0, i.e. argv exactly as the kernel copied it), envp = its own envp,
+ *    auxv = its own auxv with AT_PHDR, AT_PHENT, AT_PHNUM, AT_ENTRY, AT_BASE,
+ *    AT_EXECFN (-> a copy of info's execfn string) replaced; AT_RANDOM,
+ *    AT_SYSINFO_EHDR, AT_HWCAP*, AT_PAGESZ, AT_CLKTCK, AT_*UID/GID, AT_SECURE,
+ *    AT_PLATFORM kept;
+ *  - sets its name with prctl(PR_SET_NAME, info comm) so ps shows the program;
+ *  - closes prog_fd and interp_fd;
+ *  - jumps to the interpreter's entry (or the program's) with rdx = 0.
+ * On any error it writes "moat-loader: <reason>\n" to fd 2 and exits 127.
+ * (Late errors are unavoidable: the old image is gone, like a kernel SIGSEGV.)
+ */
+#ifndef MOAT_LOADER_ABI_H
+#define MOAT_LOADER_ABI_H
+
+#include <stdint.h>
+
+/* Path of the loader inside the guest's native mount namespace, which is an
+ * empty read-only tmpfs holding only this file. Short, so it fits below the
+ * red zone of any stack. */
+#define MOAT_LOADER_PATH "/l"
+
+/* Syscall number the filter routes to the sentry (not a Linux syscall). */
+#define MOAT_SYS_LOADER 0x6d6f /* 28015, "mo" */
+#define MOAT_LOADER_GET 1
+
+#define MOAT_EXEC_MAGIC 0x6d6f6174u /* "moat" */
+#define MOAT_EXEC_VERSION 1
+#define MOAT_EXEC_INFO_MAX 65536
+
+struct moat_exec_info {
+	uint32_t magic;        /* MOAT_EXEC_MAGIC */
+	uint32_t version;      /* MOAT_EXEC_VERSION */
+	int32_t prog_fd;       /* ELF to run, installed in the loader (cloexec) */
+	int32_t interp_fd;     /* its PT_INTERP, or -1 for a static binary */
+	uint32_t prefix_count; /* argv strings to put first (#! interpreters) */
+	uint32_t skip;         /* how many of the loader's own argv to drop */
+	uint32_t prefix_off;   /* offset in strings[] of prefix_count NUL-terminated strings */
+	uint32_t execfn_off;   /* offset in strings[] of AT_EXECFN (path as passed to execve) */
+	uint32_t comm_off;     /* offset in strings[] of the task name (<= 15 chars) */
+	uint32_t strings_len;  /* bytes in strings[] */
+	char strings[];
+};
+
+#endif

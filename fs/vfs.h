@@ -1,0 +1,68 @@
+/* fs/vfs.h - the guest's file namespace, as the sentry sees it.
+ *
+ * One VFS per sandbox: a mount table (gofer-served exports, the synthetic
+ * /proc, synthetic symlinks such as /bin -> usr/bin or /dev/fd ->
+ * /proc/self/fd), one path walk for every syscall (mount crossing, "..",
+ * symlinks with a depth limit -> ELOOP, *at dirfds, trailing slash,
+ * ENAMETOOLONG, permission checks against the task's virtual credentials),
+ * and a dentry cache. Mount points that do not exist in their parent (e.g.
+ * /work on a root tree without it, or every top-level name of the synthetic
+ * system-view root) are synthesised as directories and appear in listings.
+ *
+ * Guest fds for files are host fds donated by the gofer; guest fds for
+ * synthetic directories are memfds the sentry recognises by (st_dev, st_ino).
+ * A guest fd is identified with task_getfd() + fstat(), never by tracking fd
+ * numbers (close/dup run natively).
+ */
+#ifndef MOAT_FS_VFS_H
+#define MOAT_FS_VFS_H
+
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+struct vfs;
+struct task;
+struct sandbox;
+
+enum vfs_mount_kind {
+	VFS_MNT_GOFER = 1, /* served by the gofer, export index `export` */
+	VFS_MNT_PROC,      /* synthetic procfs built from the task table */
+	VFS_MNT_SYMLINK,   /* the mount point is a symlink to `target` */
+};
+
+struct vfs_mount_spec {
+	const char *path;          /* absolute canonical guest path ("/" allowed) */
+	int kind;
+	int export;                /* GOFER: gofer export index */
+	int writable;              /* GOFER: rw mount (else EROFS on writes) */
+	int dev;                   /* GOFER: device export: open existing nodes only */
+	const char *const *hidden; /* GOFER: relative paths that do not exist
+				    * (ENOENT, left out of getdents), or NULL */
+	const char *target;        /* SYMLINK: link target */
+};
+
+/* Build the VFS. Mounts may be given in any order; a later mount on the same
+ * path hides an earlier one. gofer_ctl is the gofer's control socket (each
+ * sentry worker thread gets its own connection lazily). Returns 0 or -errno
+ * with a one-line reason in err. */
+int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
+	       int gofer_ctl, struct vfs **out, char *err, size_t errlen);
+void vfs_destroy(struct vfs *v);
+
+/* Exec support (called by the sentry's ptrace thread at an execve stop).
+ * Resolves path relative to dirfd (AT_FDCWD = the task's cwd; AT_EMPTY_PATH
+ * in atflags: dirfd itself), following symlinks unless AT_SYMLINK_NOFOLLOW
+ * (then a final symlink is -ELOOP), checks search permissions and the execute
+ * bit against the task's credentials (-EACCES; a directory is -EACCES; a
+ * missing file -ENOENT; a noexec-like synthetic file -EACCES), and opens it
+ * read-only. Returns 0 with a host fd in *fd, its stat in *st, and the
+ * canonical guest path in canon. */
+int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
+		  int *fd, struct stat *st, char *canon, size_t canonlen);
+
+/* Is `path` (absolute or relative to the task's cwd) an existing directory the
+ * task may search? 0 or -errno; canonical path into canon. Used for --workdir. */
+int vfs_check_dir(struct task *t, const char *path, char *canon, size_t canonlen);
+
+#endif

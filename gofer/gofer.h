@@ -1,0 +1,126 @@
+/* gofer/gofer.h - the gofer: the only process that touches host files.
+ *
+ * Lifecycle:
+ *   1. moat (before the guest exists) calls gofer_start() with the exports.
+ *      The gofer child: PR_SET_PDEATHSIG(SIGKILL); new user+mount namespace;
+ *      bind-mounts each DIR export (MS_RDONLY unless writable: so fds it donates
+ *      for read-only exports can never be written, fchmod'ed or truncated),
+ *      mounts a tmpfs for TMPFS exports (in memory: gone when the gofer dies),
+ *      bind-mounts host device nodes for the DEV export, over-mounts hidden
+ *      names; pivot_root into that tree; Landlock (read-only for ro exports,
+ *      read-write for rw ones) where the kernel has it; its own seccomp
+ *      allowlist; then serves.
+ *   2. The sentry holds the control socket. Each sentry worker thread asks for
+ *      its own connection (gofer_connect) so a slow or blocking request (a FIFO
+ *      open) stalls only that worker. The gofer serves each connection in its
+ *      own thread.
+ *   3. When the control socket closes, the gofer exits (and PDEATHSIG covers a
+ *      sentry crash).
+ *
+ * Requests name an export index and a path *relative to the export root*:
+ * "" is the root itself; components are separated by single '/'; no leading
+ * '/', no "." or ".." or empty components, no NUL; each component is at most
+ * NAME_MAX bytes, the whole at most PATH_MAX. The gofer checks all of that
+ * (checkSafeName) and answers -EINVAL otherwise. It never follows a symlink in
+ * any component (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|
+ * RESOLVE_NO_MAGICLINKS|RESOLVE_NO_XDEV on the export's root fd): the sentry
+ * resolves symlinks itself in the guest's view, so a symlink met by the gofer
+ * is -ELOOP (except as the final component of walk/readlink/lstat/unlink/
+ * rename/open(O_PATH|O_NOFOLLOW)). Names on the export's hidden list are
+ * -ENOENT. Write operations on a read-only export are -EROFS.
+ *
+ * A malformed, truncated or oversized message gets an error reply or closes
+ * that connection; the gofer never crashes and never serves outside its roots.
+ */
+#ifndef MOAT_GOFER_GOFER_H
+#define MOAT_GOFER_GOFER_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+#include <time.h>
+
+enum gofer_export_kind {
+	GOFER_EXPORT_DIR = 1,  /* a host directory (or a single host file) */
+	GOFER_EXPORT_TMPFS,    /* an in-memory scratch tree, always writable */
+	GOFER_EXPORT_DEV,      /* null zero full random urandom tty: open only */
+};
+
+struct gofer_export {
+	int kind;
+	const char *host_path;       /* DIR: absolute host path; else NULL */
+	int writable;                /* DIR: rw bind */
+	const char *const *hidden;   /* NULL-terminated list of relative paths never
+				      * served (e.g. "shadow", "ssh"), or NULL */
+};
+
+#define GOFER_MAX_EXPORTS 64
+
+/* Start the gofer serving exports[0..n-1] (indexes are the export ids).
+ * On success returns 0 and sets *pid and *ctl_sock (O_CLOEXEC). On failure
+ * returns -errno and writes a one-line reason into err. */
+int gofer_start(const struct gofer_export *exports, size_t n, pid_t *pid,
+		int *ctl_sock, char *err, size_t errlen);
+
+/* ---- client (used by fs/; thread-safe per connection, one per thread) ---- */
+
+struct gofer_conn;
+
+/* A new dedicated connection, obtained over the control socket (serialised
+ * internally). NULL on failure (errno set). */
+struct gofer_conn *gofer_connect(int ctl_sock);
+void gofer_disconnect(struct gofer_conn *c);
+
+#define GOFER_WALK_MAX 64
+struct gofer_walk {
+	int n;                        /* components stat'ed: st[0..n-1] */
+	int err;                      /* 0, or -errno for component n (-ENOENT,
+				       * -ENOTDIR when a non-directory is followed
+				       * by more components, -EACCES ...) */
+	struct stat st[GOFER_WALK_MAX];
+	char link[PATH_MAX];          /* if st[n-1] is a symlink: its target (the
+				       * walk stops after a symlink) */
+};
+/* Walk rel component by component from the export root: lstat each; stop at a
+ * symlink (target in ->link), a missing component, or after GOFER_WALK_MAX.
+ * rel "" stats the root into st[0] with n=1. Returns 0 (see out->err) or -errno
+ * for a bad request/transport failure. */
+int gofer_walk(struct gofer_conn *c, int exp, const char *rel, struct gofer_walk *out);
+
+/* lstat of one path. */
+int gofer_lstat(struct gofer_conn *c, int exp, const char *rel, struct stat *st);
+
+/* Open rel with open(2) flags (O_CLOEXEC is always added; O_NOFOLLOW implied;
+ * O_CREAT/O_TRUNC/O_WRONLY/O_RDWR need a writable export (else -EROFS);
+ * O_PATH|O_NOFOLLOW on a symlink gives the link). Returns 0 with a new host fd
+ * in *fd and its fstat in *st (may be NULL). For a DEV export only the device
+ * names exist. */
+int gofer_open(struct gofer_conn *c, int exp, const char *rel, int flags,
+	       mode_t mode, int *fd, struct stat *st);
+
+/* readlink: returns the length (not NUL-terminated beyond len) or -errno. */
+long gofer_readlink(struct gofer_conn *c, int exp, const char *rel, char *buf, size_t len);
+
+int gofer_mkdir(struct gofer_conn *c, int exp, const char *rel, mode_t mode);
+/* mknod for S_IFIFO, S_IFREG and S_IFSOCK only (devices: -EPERM). */
+int gofer_mknod(struct gofer_conn *c, int exp, const char *rel, mode_t mode);
+/* flags: 0 or AT_REMOVEDIR */
+int gofer_unlink(struct gofer_conn *c, int exp, const char *rel, int flags);
+/* Within one export; flags: RENAME_NOREPLACE | RENAME_EXCHANGE (RENAME_WHITEOUT: -EINVAL) */
+int gofer_rename(struct gofer_conn *c, int exp, const char *oldrel, const char *newrel, unsigned flags);
+int gofer_symlink(struct gofer_conn *c, int exp, const char *target, const char *rel);
+int gofer_link(struct gofer_conn *c, int exp, const char *oldrel, const char *newrel);
+/* chmod (never follows a final symlink: -EOPNOTSUPP as Linux's fchmodat
+ * AT_SYMLINK_NOFOLLOW) */
+int gofer_chmod(struct gofer_conn *c, int exp, const char *rel, mode_t mode);
+/* uid/gid (uid_t)-1 = unchanged; does not follow a final symlink */
+int gofer_chown(struct gofer_conn *c, int exp, const char *rel, uid_t uid, gid_t gid);
+int gofer_truncate(struct gofer_conn *c, int exp, const char *rel, off_t len);
+/* ts as utimensat(2) (UTIME_NOW / UTIME_OMIT allowed; NULL = now). flags: 0 or
+ * AT_SYMLINK_NOFOLLOW */
+int gofer_utimens(struct gofer_conn *c, int exp, const char *rel, const struct timespec ts[2], int flags);
+int gofer_statfs(struct gofer_conn *c, int exp, const char *rel, struct statfs *st);
+
+#endif

@@ -1,0 +1,96 @@
+/* kernel/task.h - the virtual kernel state handlers work on: tasks, their
+ * shared fs context, credentials, and the sandbox-wide state.
+ *
+ * Ownership: the sentry (kernel/tasks.c, driven by sentry/ptrace events) creates and destroys tasks from
+ * ptrace events (clone/fork/vfork/exec/exit) and looks them up by host tid for
+ * every notification. Lookups return a counted reference (task_put() when done).
+ * The ptrace thread is the only writer of the task table; handlers may change
+ * fields of their own task (cwd, umask, exe) under the task's fs/lock.
+ */
+#ifndef MOAT_KERNEL_TASK_H
+#define MOAT_KERNEL_TASK_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct vfs;
+struct policy;
+struct audit;
+struct pending_exec;
+
+/* Shared by threads (CLONE_FS), copied on fork. */
+struct fs_ctx {
+	atomic_int refs;
+	pthread_mutex_t lock;
+	char cwd[PATH_MAX];      /* canonical absolute guest path, no trailing '/' except "/" */
+	mode_t umask;
+};
+
+/* Virtual credentials (what the guest believes). */
+struct cred {
+	uid_t ruid, euid, suid, fsuid;
+	gid_t rgid, egid, sgid, fsgid;
+};
+
+struct task {
+	atomic_int refs;
+	/* identity */
+	pid_t tid, tgid;         /* host ids (what notifications carry) */
+	pid_t vtid, vtgid;       /* ids inside the guest pid namespace */
+	pid_t vppid;
+	int pidfd;               /* pidfd of tgid (for pidfd_getfd), -1 if none */
+
+	/* shared or private depending on CLONE_FS */
+	struct fs_ctx *fs;
+
+	/* per thread group, protected by lock */
+	pthread_mutex_t lock;
+	struct cred cred;
+	char exe[PATH_MAX];      /* guest path of the running ELF (/proc/self/exe) */
+	char comm[16];
+	struct pending_exec *pexec; /* set at an exec stop, consumed by the loader */
+	int exited;
+
+	struct sandbox *sb;
+};
+
+/* The user-namespace mapping the guest lives in: host id -> guest id. */
+struct idmap {
+	uid_t host_uid, guest_uid; /* single mapping (rootless), or identity when full */
+	gid_t host_gid, guest_gid;
+	int full_identity;         /* root: 0..2^32-2 mapped to itself */
+};
+
+struct sandbox {
+	uint64_t id;             /* random sandbox id (printed as 16 hex digits) */
+	char id_str[17];
+	struct vfs *vfs;
+	struct policy *policy;
+	struct audit *audit;
+	struct idmap idmap;
+	int guest_procfd;        /* procfs mounted in the guest pid ns (O_DIRECTORY) */
+	int host_procfd;         /* the sentry's /proc, only for NSpid lookups */
+	pid_t init_pid;          /* host pid of the guest's pid-1 */
+	pid_t main_pid;          /* host pid of the main guest program */
+	const char *hostname;    /* virtual uname nodename */
+};
+
+/* Task table (kernel/tasks.c, driven by sentry/ptrace events). */
+struct task *task_get(struct sandbox *sb, pid_t host_tid);   /* NULL if unknown */
+struct task *task_get_vpid(struct sandbox *sb, pid_t vtid);  /* by guest pid */
+void task_put(struct task *t);
+/* Calls fn for each live thread-group leader; stops when fn returns nonzero. */
+int task_for_each_leader(struct sandbox *sb, int (*fn)(struct task *, void *), void *arg);
+
+/* Map a host id as seen by the sentry to what the guest's kernel would show. */
+uid_t idmap_uid_to_guest(const struct idmap *m, uid_t host);
+gid_t idmap_gid_to_guest(const struct idmap *m, gid_t host);
+
+/* Duplicate guest fd `guestfd` of task t into the sentry (pidfd_getfd on
+ * t->pidfd). Returns a host fd (caller closes) or -EBADF. */
+int task_getfd(struct task *t, int guestfd);
+
+#endif

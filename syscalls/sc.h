@@ -1,0 +1,86 @@
+/* syscalls/sc.h - what a handler sees: one trapped call.
+ *
+ * Pipeline (sentry/pipeline.c), for every SECCOMP_RET_USER_NOTIF:
+ *   1. trap:     receive the notification (tid, nr, args)
+ *   2. copy-in:  for each argument whose kind (syscalls/table.h) is PATH, STR,
+ *                OPEN_HOW or SOCKADDR, copy it from guest memory ONCE into
+ *                c->str[i] / c->buf[i]; EFAULT/ENAMETOOLONG end the call here
+ *   3. check SECCOMP_IOCTL_NOTIF_ID_VALID (the task may be gone)
+ *   4. policy:   policy_check(c) -> allow / deny(errno) / kill
+ *   5. handler:  sysent->handler(c) returns a value >= 0 or -errno. It reads
+ *                only the copies in c, never guest memory again for inputs.
+ *                Output buffers (stat, getdents, readlink...) are written with
+ *                sc_write_guest().
+ *   6. reply:    value/-errno; or if the handler set c->out_fd, the fd is
+ *                installed with SECCOMP_IOCTL_NOTIF_ADDFD + ADDFD_FLAG_SEND
+ *                (atomically installs and answers with the new fd number)
+ *   7. audit:    one event (trace line and/or JSON line).
+ *
+ * Handler contract: long sys_x(struct sc_call *c). Return value >= 0 or -errno.
+ * Do not block forever on the guest's behalf without need; a blocking handler
+ * only stalls its own worker thread.
+ */
+#ifndef MOAT_SYSCALLS_SC_H
+#define MOAT_SYSCALLS_SC_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "syscalls/table.h"
+
+struct task;
+struct sandbox;
+
+#define SC_STRMAX PATH_MAX        /* path and string copy-in bound */
+#define SC_BUFMAX 256             /* struct copy-in bound (open_how, sockaddr) */
+
+struct sc_call {
+	/* from the notification */
+	uint64_t id;              /* seccomp notification id */
+	int notify_fd;            /* the listener */
+	pid_t tid;                /* host tid of the caller */
+	int nr;
+	uint64_t args[SC_MAXARGS];
+	const struct sysent *ent; /* row (never NULL inside a handler) */
+
+	struct task *task;        /* caller (a reference held by the pipeline) */
+	struct sandbox *sb;
+
+	/* copy-in (step 2): str[i] set for PATH/STR args, buf[i] for structs */
+	char *str[SC_MAXARGS];
+	void *buf[SC_MAXARGS];
+	size_t buflen[SC_MAXARGS];
+
+	/* outputs */
+	int out_fd;               /* >= 0: install this host fd (pipeline closes it) */
+	unsigned out_fd_flags;    /* O_CLOEXEC or 0 */
+	int out_newfd_at;         /* -1, or install at this exact guest fd number (dup2-like) */
+	char note[128];           /* free text added to the trace/audit event */
+
+	/* storage for copies (pipeline-owned) */
+	char strbuf[2][SC_STRMAX];
+	unsigned char structbuf[2][SC_BUFMAX];
+};
+
+/* Write len bytes to guest address addr of the caller. 0 or -EFAULT. */
+int sc_write_guest(struct sc_call *c, uint64_t addr, const void *src, size_t len);
+/* Read a plain value the table does not copy (rare; e.g. a flags struct that
+ * only selects an output size). Inputs that steer a decision must come from
+ * the table-driven copy-in instead. 0 or -EFAULT. */
+int sc_read_guest(struct sc_call *c, uint64_t addr, void *dst, size_t len);
+
+/* Duplicate the caller's guest fd into the sentry (pidfd_getfd). Returns a
+ * host fd (caller closes) or -EBADF. */
+int sc_getfd(struct sc_call *c, int guestfd); /* = task_getfd(c->task, guestfd) */
+
+/* Hand a host fd to the guest as the call's result (the pipeline installs it
+ * and closes our copy). Returns 0; the handler should `return sc_return_fd(...)`. */
+static inline long sc_return_fd(struct sc_call *c, int hostfd, int cloexec)
+{
+	c->out_fd = hostfd;
+	c->out_fd_flags = cloexec ? 02000000 /* O_CLOEXEC */ : 0;
+	return 0;
+}
+
+#endif

@@ -1,0 +1,111 @@
+/* syscalls/table.h - the declarative syscall table (single source of truth).
+ *
+ * syscalls/syscall_table.def has one row per x86_64 syscall:
+ *
+ *   SYSCALL(nr, name, ARGS(kind, ...), class, handler, status, "note")
+ *
+ * and is #included by: the seccomp filter generator (sentry/filter.c), the
+ * dispatcher (sentry/pipeline.c), the trace/audit decoder (syscalls/decode.c),
+ * `moat syscalls` (the compatibility listing) and the tests.
+ *
+ *  class    what the seccomp filter does                      who answers
+ *  FAST     SECCOMP_RET_ALLOW (runs natively)                 host kernel
+ *  EMULATE  SECCOMP_RET_USER_NOTIF                            handler in the sentry
+ *  EXEC     SECCOMP_RET_TRACE                                 sentry ptrace thread
+ *  DENY     SECCOMP_RET_USER_NOTIF (so it is audited)         -errno from the row
+ *  KILL     SECCOMP_RET_KILL_PROCESS                          -
+ *
+ * A FAST row may carry argument rules (see `fast_deny` in struct sysent) that
+ * send matching calls to the sentry to be denied, e.g. ioctl(TIOCSTI).
+ * Unknown numbers, 32-bit (int 0x80) and x32 entry points are denied with
+ * ENOSYS and audited.
+ */
+#ifndef MOAT_SYSCALLS_TABLE_H
+#define MOAT_SYSCALLS_TABLE_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct sc_call;
+typedef long (*sc_handler_fn)(struct sc_call *c);
+
+enum sc_class { SC_FAST = 1, SC_EMULATE, SC_EXEC, SC_DENY, SC_KILL };
+
+/* Support status, as in gVisor's table. */
+enum sc_status { ST_FULL = 1, ST_PARTIAL, ST_NONE };
+
+/* Argument kinds: drive copy-in (PATH, STR, OPEN_HOW, ...: the pipeline copies
+ * these ONCE before policy and handler) and decoding for --trace/--audit. */
+enum sc_argkind {
+	A_NONE = 0,
+	A_INT,      /* signed decimal */
+	A_UINT,     /* unsigned decimal */
+	A_HEX,      /* 0x... */
+	A_PTR,      /* guest pointer, printed 0x..., not dereferenced */
+	A_FD,       /* file descriptor; AT_FDCWD decoded */
+	A_DIRFD,    /* same as FD but names AT_FDCWD */
+	A_PATH,     /* NUL-terminated path, copied in (max PATH_MAX) */
+	A_STR,      /* other NUL-terminated string, copied in (max 4096) */
+	A_OFLAGS,   /* O_* flags */
+	A_MODE,     /* octal mode */
+	A_ATFLAGS,  /* AT_* flags */
+	A_PROT,     /* PROT_* */
+	A_MMAPFLAGS,/* MAP_* */
+	A_SIGNUM,   /* SIGxxx */
+	A_CLONEFLAGS,
+	A_OPEN_HOW, /* struct open_how *, size in next arg; copied in */
+	A_SIZE,     /* size_t */
+	A_OFF,      /* off_t */
+	A_IOCTL,    /* ioctl request */
+	A_FCNTL,    /* fcntl command */
+	A_SOCKADDR, /* struct sockaddr *, len in next arg; copied in */
+	A_ARGV,     /* char *const[]: decoded as ["a", "b", ...] (exec only) */
+	A_RENAMEFLAGS,
+	A_STATXMASK,
+	A_WHENCE,
+};
+
+#define SC_MAXARGS 6
+
+/* A FAST syscall may have a few (arg index, value) pairs that must not run
+ * natively: these calls are sent to the sentry and denied with `errno`. */
+struct sc_argdeny {
+	int8_t arg;      /* argument index, -1 terminates */
+	uint64_t value;  /* argument equal to this is denied */
+	uint64_t mask;   /* compare (arg & mask) == value; 0 means full compare */
+};
+
+struct sysent {
+	int nr;                       /* x86_64 number */
+	const char *name;
+	uint8_t nargs;
+	uint8_t args[SC_MAXARGS];     /* enum sc_argkind */
+	uint8_t cls;                  /* enum sc_class */
+	uint8_t status;               /* enum sc_status */
+	int16_t err;                  /* DENY: positive errno to return */
+	sc_handler_fn handler;        /* EMULATE: the handler, else NULL */
+	const char *handler_name;     /* "sys_openat" or "" */
+	const char *note;
+	const struct sc_argdeny *deny;/* FAST only: argument rules, or NULL */
+};
+
+/* Highest x86_64 number in the table + 1. */
+#define SC_NR_MAX 512
+
+/* Rows indexed by number; a hole (unknown number) has name == NULL. */
+extern const struct sysent sc_table[SC_NR_MAX];
+
+/* Row for nr, or NULL if unknown/out of range. */
+const struct sysent *sc_lookup(long nr);
+/* Row for a name, or NULL. */
+const struct sysent *sc_lookup_name(const char *name);
+
+const char *sc_class_name(int cls);
+const char *sc_status_name(int status);
+
+/* Print the compatibility listing (`moat syscalls`): format "table" or "csv"
+ * or "json". Returns 0 or -EINVAL for an unknown format. */
+int sc_print_listing(FILE *out, const char *format);
+
+#endif

@@ -1,0 +1,1 @@
+#include "gofer/gofer.h"

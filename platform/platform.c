@@ -1,0 +1,2 @@
+/* placeholder, replaced by the platform implementation */
+#include "common/util.h"

@@ -1,0 +1,1 @@
+#include "syscalls/sc.h"

@@ -1,0 +1,69 @@
+/* fs/procfs.h - the synthetic /proc, built from the task table.
+ *
+ * The VFS (fs/vfs.c) calls these for a VFS_MNT_PROC mount with `rel`, the
+ * path relative to the mount root ("" is /proc itself, "self", "42/status",
+ * "self/fd/3"). `t` is the calling task: "self" and "thread-self" resolve
+ * against it, and only the guest's own processes exist (the pid namespace of
+ * the sandbox; pids are guest pids).
+ *
+ * Contents:
+ *  - /proc/self -> "<vtgid>", /proc/thread-self -> "<vtgid>/task/<vtid>"
+ *  - /proc/<pid>/ for every live guest thread-group leader:
+ *      exe -> the task's guest exe path (symlink)
+ *      cwd -> the task's guest cwd (symlink)
+ *      root -> "/" (symlink)
+ *      fd/ (directory of the task's open fds) and fd/<n> (magic links: their
+ *      readlink text is the guest path of the open file, or "pipe:[ino]",
+ *      "socket:[ino]", "anon_inode:[eventfd]"...; opening one does NOT follow
+ *      the text: procfs_open_magic() duplicates the guest's file)
+ *      cmdline, comm, stat, statm, status, environ, limits, maps, io, task/
+ *      (served from the procfs mounted in the guest's pid namespace,
+ *      sb->guest_procfd, which renders guest pids; whitelisted names only:
+ *      never mem, pagemap, syscall, stack, ...)
+ *      mounts, mountinfo (synthesised from the VFS mount table)
+ *  - /proc/cpuinfo, meminfo, uptime, loadavg, version, stat, filesystems,
+ *    sys/kernel/{hostname,ostype,osrelease,pid_max,ngroups_max}
+ *    (from sb->guest_procfd where the content is safe; the rest synthesised)
+ *  - /proc/mounts -> "self/mounts"
+ * Anything else: -ENOENT.
+ */
+#ifndef MOAT_FS_PROCFS_H
+#define MOAT_FS_PROCFS_H
+
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+struct task;
+struct vfs;
+
+#define PROCFS_MAGIC_LINK 0x1 /* set in *flags by procfs_lstat for fd/<n> */
+
+/* lstat of rel (a symlink is reported as S_IFLNK). flags may be NULL. */
+int procfs_lstat(struct vfs *v, struct task *t, const char *rel, struct stat *st, int *flags);
+
+/* Symlink text; returns length (no NUL added) or -errno (-EINVAL: not a link). */
+long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, size_t len);
+
+/* Open a regular file of /proc read-only (write access: -EACCES). Returns 0
+ * and a host fd the guest may read natively (a fd opened beneath
+ * sb->guest_procfd, or a sealed memfd holding the synthesised content). */
+int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *fd);
+
+/* Open the target of a magic link (fd/<n>): a host fd for the same open file
+ * (task_getfd on the owning task). */
+int procfs_open_magic(struct vfs *v, struct task *t, const char *rel, int flags, int *fd);
+
+struct procfs_dirent {
+	char name[64];
+	unsigned char type;      /* DT_DIR, DT_REG, DT_LNK */
+	ino_t ino;
+};
+/* List a directory of /proc. *out is malloc'ed (caller frees). Returns the
+ * count or -errno (-ENOTDIR). */
+long procfs_readdir(struct vfs *v, struct task *t, const char *rel, struct procfs_dirent **out);
+
+/* Render mounts/mountinfo text for a task (used by procfs; provided by the VFS). */
+long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo);
+
+#endif

@@ -93,4 +93,24 @@ gid_t idmap_gid_to_guest(const struct idmap *m, gid_t host);
  * t->pidfd). Returns a host fd (caller closes) or -EBADF. */
 int task_getfd(struct task *t, int guestfd);
 
+
+/* ---- for the sentry (task lifecycle, driven by ptrace events) ---- */
+
+/* Create and register a task for host tid/tgid. parent: the task that cloned
+ * it (NULL for the first guest task). share_fs: CLONE_FS. The new task's
+ * virtual ids are read from the host (NSpid). Returns a reference. */
+struct task *task_create(struct sandbox *sb, pid_t tid, pid_t tgid,
+			 struct task *parent, int share_fs);
+/* Unregister (the task exited); drops the table's reference. */
+void task_remove(struct sandbox *sb, pid_t tid);
+/* Re-key a task after a non-leader thread exec'd (it takes the leader's tid). */
+void task_rekey(struct sandbox *sb, pid_t old_tid, pid_t new_tid);
+int task_count(struct sandbox *sb);
+
+struct fs_ctx *fs_ctx_new(const char *cwd, mode_t umask);
+void fs_ctx_put(struct fs_ctx *fs);
+
+/* Read "NSpid:" of a host tid through sb->host_procfd: the innermost id. */
+pid_t task_host_to_vpid(struct sandbox *sb, pid_t host);
+
 #endif

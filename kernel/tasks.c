@@ -1,1 +1,273 @@
+/* kernel/tasks.c - the task table.
+ *
+ * Tasks are keyed by host tid in a small open hash. The ptrace thread creates
+ * and removes them; worker threads look them up (counted references) for every
+ * notification. One mutex guards the table; tasks carry their own locks.
+ */
 #include "kernel/task.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define NBUCKETS 1024
+
+struct tnode {
+	struct task *t;
+	struct tnode *next;
+};
+
+static pthread_mutex_t tab_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tnode *buckets[NBUCKETS];
+static int ntasks;
+
+static unsigned hb(pid_t tid) { return (unsigned)tid % NBUCKETS; }
+
+struct fs_ctx *fs_ctx_new(const char *cwd, mode_t umask_)
+{
+	struct fs_ctx *fs = xcalloc(1, sizeof *fs);
+	atomic_init(&fs->refs, 1);
+	pthread_mutex_init(&fs->lock, NULL);
+	snprintf(fs->cwd, sizeof fs->cwd, "%s", cwd);
+	fs->umask = umask_;
+	return fs;
+}
+
+void fs_ctx_put(struct fs_ctx *fs)
+{
+	if (fs && atomic_fetch_sub(&fs->refs, 1) == 1) {
+		pthread_mutex_destroy(&fs->lock);
+		free(fs);
+	}
+}
+
+pid_t task_host_to_vpid(struct sandbox *sb, pid_t host)
+{
+	char path[64], buf[2048];
+	if (sb->host_procfd < 0)
+		return host;
+	snprintf(path, sizeof path, "%d/status", host);
+	int fd = openat(sb->host_procfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *p = strstr(buf, "\nNSpid:");
+	if (!p)
+		return host;
+	p += 7;
+	pid_t last = -1;
+	for (;;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p < '0' || *p > '9')
+			break;
+		last = (pid_t)strtol(p, &p, 10);
+	}
+	return last;
+}
+
+static void insert(struct task *t)
+{
+	struct tnode *n = xmalloc(sizeof *n);
+	n->t = t;
+	n->next = buckets[hb(t->tid)];
+	buckets[hb(t->tid)] = n;
+	ntasks++;
+}
+
+struct task *task_create(struct sandbox *sb, pid_t tid, pid_t tgid,
+			 struct task *parent, int share_fs)
+{
+	struct task *t = xcalloc(1, sizeof *t);
+	atomic_init(&t->refs, 2); /* table + caller */
+	t->tid = tid;
+	t->tgid = tgid;
+	t->sb = sb;
+	pthread_mutex_init(&t->lock, NULL);
+	t->vtid = task_host_to_vpid(sb, tid);
+	t->vtgid = tid == tgid ? t->vtid : task_host_to_vpid(sb, tgid);
+	t->pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
+	if (parent) {
+		pthread_mutex_lock(&parent->lock);
+		t->cred = parent->cred;
+		memcpy(t->exe, parent->exe, sizeof t->exe);
+		memcpy(t->comm, parent->comm, sizeof t->comm);
+		pthread_mutex_unlock(&parent->lock);
+		t->vppid = tid == tgid ? parent->vtgid : parent->vppid;
+		if (share_fs) {
+			atomic_fetch_add(&parent->fs->refs, 1);
+			t->fs = parent->fs;
+		} else {
+			pthread_mutex_lock(&parent->fs->lock);
+			t->fs = fs_ctx_new(parent->fs->cwd, parent->fs->umask);
+			pthread_mutex_unlock(&parent->fs->lock);
+		}
+	} else {
+		t->fs = fs_ctx_new("/", 022);
+	}
+	pthread_mutex_lock(&tab_lock);
+	insert(t);
+	pthread_mutex_unlock(&tab_lock);
+	return t;
+}
+
+static struct task *unlink_locked(pid_t tid)
+{
+	for (struct tnode **pp = &buckets[hb(tid)]; *pp; pp = &(*pp)->next) {
+		if ((*pp)->t->tid == tid) {
+			struct tnode *n = *pp;
+			struct task *t = n->t;
+			*pp = n->next;
+			free(n);
+			ntasks--;
+			return t;
+		}
+	}
+	return NULL;
+}
+
+void task_remove(struct sandbox *sb, pid_t tid)
+{
+	(void)sb;
+	pthread_mutex_lock(&tab_lock);
+	struct task *t = unlink_locked(tid);
+	pthread_mutex_unlock(&tab_lock);
+	if (t) {
+		t->exited = 1;
+		task_put(t);
+	}
+}
+
+void task_rekey(struct sandbox *sb, pid_t old_tid, pid_t new_tid)
+{
+	(void)sb;
+	pthread_mutex_lock(&tab_lock);
+	struct task *gone = unlink_locked(new_tid); /* the old leader */
+	struct task *t = unlink_locked(old_tid);
+	if (t) {
+		t->tid = new_tid;
+		t->vtid = t->vtgid;
+		insert(t);
+	}
+	pthread_mutex_unlock(&tab_lock);
+	if (gone) {
+		gone->exited = 1;
+		task_put(gone);
+	}
+}
+
+int task_count(struct sandbox *sb)
+{
+	(void)sb;
+	pthread_mutex_lock(&tab_lock);
+	int n = ntasks;
+	pthread_mutex_unlock(&tab_lock);
+	return n;
+}
+
+struct task *task_get(struct sandbox *sb, pid_t tid)
+{
+	(void)sb;
+	struct task *r = NULL;
+	pthread_mutex_lock(&tab_lock);
+	for (struct tnode *n = buckets[hb(tid)]; n; n = n->next)
+		if (n->t->tid == tid) {
+			r = n->t;
+			atomic_fetch_add(&r->refs, 1);
+			break;
+		}
+	pthread_mutex_unlock(&tab_lock);
+	return r;
+}
+
+struct task *task_get_vpid(struct sandbox *sb, pid_t vtid)
+{
+	(void)sb;
+	struct task *r = NULL;
+	pthread_mutex_lock(&tab_lock);
+	for (int b = 0; b < NBUCKETS && !r; b++)
+		for (struct tnode *n = buckets[b]; n; n = n->next)
+			if (n->t->vtid == vtid) {
+				r = n->t;
+				atomic_fetch_add(&r->refs, 1);
+				break;
+			}
+	pthread_mutex_unlock(&tab_lock);
+	return r;
+}
+
+void task_put(struct task *t)
+{
+	if (!t || atomic_fetch_sub(&t->refs, 1) != 1)
+		return;
+	fs_ctx_put(t->fs);
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	free(t->pexec); /* struct pending_exec is a flat allocation */
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+int task_for_each_leader(struct sandbox *sb, int (*fn)(struct task *, void *), void *arg)
+{
+	(void)sb;
+	/* Snapshot under the lock, call fn outside it. */
+	struct task **v = NULL;
+	int n = 0, cap = 0, r = 0;
+	pthread_mutex_lock(&tab_lock);
+	for (int b = 0; b < NBUCKETS; b++)
+		for (struct tnode *p = buckets[b]; p; p = p->next) {
+			if (p->t->tid != p->t->tgid)
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 32;
+				struct task **nv = realloc(v, cap * sizeof *v);
+				if (!nv)
+					break;
+				v = nv;
+			}
+			atomic_fetch_add(&p->t->refs, 1);
+			v[n++] = p->t;
+		}
+	pthread_mutex_unlock(&tab_lock);
+	for (int i = 0; i < n; i++) {
+		if (!r)
+			r = fn(v[i], arg);
+		task_put(v[i]);
+	}
+	free(v);
+	return r;
+}
+
+int task_getfd(struct task *t, int guestfd)
+{
+	if (!t || t->pidfd < 0 || guestfd < 0)
+		return -EBADF;
+	int fd = (int)syscall(SYS_pidfd_getfd, t->pidfd, guestfd, 0);
+	if (fd < 0)
+		return errno == EBADF ? -EBADF : -errno;
+	return fd;
+}
+
+uid_t idmap_uid_to_guest(const struct idmap *m, uid_t host)
+{
+	if (m->full_identity)
+		return host;
+	return host == m->host_uid ? m->guest_uid : 65534;
+}
+
+gid_t idmap_gid_to_guest(const struct idmap *m, gid_t host)
+{
+	if (m->full_identity)
+		return host;
+	return host == m->host_gid ? m->guest_gid : 65534;
+}

@@ -1,2 +1,0 @@
-/* placeholder, replaced by the platform implementation */
-#include "common/util.h"

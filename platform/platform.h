@@ -1,0 +1,54 @@
+/* platform/platform.h - how the sentry reaches guest tasks.
+ *
+ * Two channels: seccomp user notification (trapped syscalls answered by the
+ * sentry) and ptrace (exec, clone/fork/exit events, signal re-injection).
+ * Guest memory is accessed with process_vm_readv/writev (bounded copies).
+ * A full-trap ptrace backend could implement the same unotify-shaped calls
+ * later (platform_ops below is the seam).
+ */
+#ifndef MOAT_PLATFORM_PLATFORM_H
+#define MOAT_PLATFORM_PLATFORM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/seccomp.h>
+
+/* ---- guest memory ---- */
+/* 0 or -EFAULT (short copies are faults). */
+int guest_read(pid_t tid, uint64_t addr, void *buf, size_t len);
+int guest_write(pid_t tid, uint64_t addr, const void *buf, size_t len);
+/* Copy a NUL-terminated string of at most max bytes including the NUL.
+ * Returns its length, -EFAULT, or -ENAMETOOLONG if no NUL within max. */
+long guest_read_str(pid_t tid, uint64_t addr, char *buf, size_t max);
+
+/* ---- seccomp user notification ---- */
+struct notif {
+	uint64_t id;
+	pid_t pid;
+	int nr;
+	uint32_t arch;
+	uint64_t ip;
+	uint64_t args[6];
+};
+/* Blocks. 0, or -errno (-ENOENT: the task died before we got it; retry). */
+int unotify_recv(int nfd, struct notif *n);
+/* 0 = still valid, -ENOENT = task gone / call interrupted */
+int unotify_id_valid(int nfd, uint64_t id);
+/* Reply with a value (>= 0) or an error (< 0 is -errno). 0 or -errno; -ENOENT
+ * means the guest is gone or was interrupted: not a failure. */
+int unotify_reply(int nfd, uint64_t id, long val);
+/* Let the call run natively. Only for calls whose effect does not depend on
+ * guest memory we checked (design.md, TOCTOU). */
+int unotify_continue(int nfd, uint64_t id);
+/* Install srcfd in the guest. send: atomically reply with the new fd number.
+ * newfd >= 0: at that number (SECCOMP_ADDFD_FLAG_SETFD). Returns the guest fd
+ * number or -errno. */
+int unotify_addfd(int nfd, uint64_t id, int srcfd, unsigned fdflags, int newfd, int send);
+
+/* ---- ptrace ---- */
+#define MOAT_PTRACE_OPTIONS 0 /* see platform/ptrace.c for the option set */
+int ptrace_seize(pid_t pid);
+unsigned long ptrace_options(void);
+
+#endif

@@ -54,6 +54,10 @@ struct task {
 	struct pending_exec *pexec; /* set at an exec stop, consumed by the loader */
 	int exited;
 
+	/* private to the sentry's ptrace thread */
+	int pt_state;            /* 0 = waiting for its first ptrace stop, 1 = running */
+	int initial;             /* the main program before its first exec */
+
 	struct sandbox *sb;
 };
 

@@ -59,7 +59,7 @@ struct sc_call {
 	char note[128];           /* free text added to the trace/audit event */
 
 	/* storage for copies (pipeline-owned) */
-	char strbuf[2][SC_STRMAX];
+	char strbuf[3][SC_STRMAX];
 	unsigned char structbuf[2][SC_BUFMAX];
 };
 

@@ -1,0 +1,116 @@
+/* openat2: struct open_how, RESOLVE_* flags, argument validation. */
+#include "t.h"
+#include <linux/openat2.h>
+
+static long sys_openat2(int dfd, const char *path, struct open_how *how, size_t size)
+{
+	return syscall(SYS_openat2, dfd, path, how, size);
+}
+
+int main(int argc, char **argv)
+{
+	t_setup(argc, argv, "openat2");
+	struct open_how how;
+	long fd;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = O_RDONLY;
+	fd = sys_openat2(AT_FDCWD, ".", &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS) {
+		printf("skip openat2: ENOSYS\n");
+		t_done();
+		return T_SKIP;
+	}
+	CHECK(fd >= 0, "basic", "%s", strerror(errno));
+	if (fd >= 0)
+		close((int)fd);
+
+	mkdir("root", 0755);
+	mkdir("root/sub", 0755);
+	t_write_file("root/file", "inside", 0644);
+	t_write_file("outside", "outside", 0644);
+	symlink("/file", "root/abs_link");
+	symlink("../outside", "root/escape_link");
+	symlink("file", "root/rel_link");
+	int dfd = open("root", O_RDONLY | O_DIRECTORY);
+
+	memset(&how, 0, sizeof(how));
+	how.flags = O_CREAT | O_WRONLY;
+	how.mode = 0640;
+	fd = sys_openat2(dfd, "created", &how, sizeof(how));
+	struct stat st;
+	CHECK(fd >= 0 && fstat((int)fd, &st) == 0 && (st.st_mode & 0777) == 0640, "create_mode",
+	      "%s", strerror(errno));
+	if (fd >= 0)
+		close((int)fd);
+
+	memset(&how, 0, sizeof(how));
+	how.resolve = RESOLVE_BENEATH;
+	EXPECT_ERR(sys_openat2(dfd, "../outside", &how, sizeof(how)), EXDEV, "beneath_dotdot");
+	EXPECT_ERR(sys_openat2(dfd, "/etc/passwd", &how, sizeof(how)), EXDEV, "beneath_absolute");
+	EXPECT_ERR(sys_openat2(dfd, "escape_link", &how, sizeof(how)), EXDEV, "beneath_symlink_escape");
+	fd = sys_openat2(dfd, "sub/../file", &how, sizeof(how));
+	CHECK(fd >= 0, "beneath_inner_dotdot", "%s", strerror(errno));
+	if (fd >= 0)
+		close((int)fd);
+
+	memset(&how, 0, sizeof(how));
+	how.resolve = RESOLVE_IN_ROOT;
+	char buf[64] = {0};
+	fd = sys_openat2(dfd, "/file", &how, sizeof(how));
+	CHECK(fd >= 0 && read((int)fd, buf, sizeof(buf) - 1) == 6 && strcmp(buf, "inside") == 0,
+	      "in_root_absolute", "%s '%s'", strerror(errno), buf);
+	if (fd >= 0)
+		close((int)fd);
+	memset(buf, 0, sizeof(buf));
+	fd = sys_openat2(dfd, "abs_link", &how, sizeof(how));
+	CHECK(fd >= 0 && read((int)fd, buf, sizeof(buf) - 1) == 6 && strcmp(buf, "inside") == 0,
+	      "in_root_abs_symlink", "%s '%s'", strerror(errno), buf);
+	if (fd >= 0)
+		close((int)fd);
+	memset(buf, 0, sizeof(buf));
+	fd = sys_openat2(dfd, "../../../../file", &how, sizeof(how));
+	CHECK(fd >= 0 && read((int)fd, buf, sizeof(buf) - 1) == 6 && strcmp(buf, "inside") == 0,
+	      "in_root_dotdot_clamped", "%s '%s'", strerror(errno), buf);
+	if (fd >= 0)
+		close((int)fd);
+
+	memset(&how, 0, sizeof(how));
+	how.resolve = RESOLVE_NO_SYMLINKS;
+	EXPECT_ERR(sys_openat2(dfd, "rel_link", &how, sizeof(how)), ELOOP, "no_symlinks");
+	memset(&how, 0, sizeof(how));
+	how.resolve = RESOLVE_NO_MAGICLINKS;
+	EXPECT_ERR(sys_openat2(AT_FDCWD, "/proc/self/cwd", &how, sizeof(how)), ELOOP, "no_magiclinks");
+	fd = sys_openat2(dfd, "rel_link", &how, sizeof(how));
+	CHECK(fd >= 0, "no_magiclinks_allows_plain_symlink", "%s", strerror(errno));
+	if (fd >= 0)
+		close((int)fd);
+
+	/* Argument validation. */
+	memset(&how, 0, sizeof(how));
+	how.flags = O_RDONLY;
+	how.mode = 0644;
+	EXPECT_ERR(sys_openat2(dfd, "file", &how, sizeof(how)), EINVAL, "mode_without_creat");
+	memset(&how, 0, sizeof(how));
+	how.resolve = 1ULL << 40;
+	EXPECT_ERR(sys_openat2(dfd, "file", &how, sizeof(how)), EINVAL, "unknown_resolve_bit");
+	memset(&how, 0, sizeof(how));
+	how.flags = 1ULL << 40;
+	EXPECT_ERR(sys_openat2(dfd, "file", &how, sizeof(how)), EINVAL, "unknown_flag_bit");
+	memset(&how, 0, sizeof(how));
+	EXPECT_ERR(sys_openat2(dfd, "file", &how, 8), EINVAL, "size_too_small");
+	struct {
+		struct open_how how;
+		uint64_t extra;
+	} big = {.how = {.flags = O_RDONLY}, .extra = 1};
+	EXPECT_ERR(sys_openat2(dfd, "file", &big.how, sizeof(big)), E2BIG, "size_big_nonzero_tail");
+	big.extra = 0;
+	fd = sys_openat2(dfd, "file", &big.how, sizeof(big));
+	CHECK(fd >= 0, "size_big_zero_tail", "%s", strerror(errno));
+	if (fd >= 0)
+		close((int)fd);
+	EXPECT_ERR(sys_openat2(dfd, "file", (struct open_how *)1, sizeof(how)), EFAULT, "efault_how");
+	EXPECT_ERR(sys_openat2(dfd, "missing", &how, sizeof(how)), ENOENT, "enoent");
+	close(dfd);
+	return t_done();
+}

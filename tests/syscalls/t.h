@@ -1,0 +1,200 @@
+/*
+ * t.h - the tiny harness shared by the per-syscall test programs.
+ *
+ * Each program in tests/syscalls/ is a plain libc program, named after the
+ * syscall family it exercises (as gVisor's test/syscalls/linux and strace's
+ * tests/ do).  It:
+ *   - works in a scratch directory: argv[1], else $TMPDIR, else /tmp; it makes
+ *     its own subdirectory there and removes it at the end;
+ *   - prints one line per case: "ok <case>" or "FAIL <case>: <why>";
+ *   - exits 0 when every case passed, 1 otherwise, 77 to skip entirely.
+ * The same binary is run natively and under `moat run`; the harness
+ * (tests/syscalls/run.sh) compares the two outputs and exit codes.  Print
+ * nothing that differs between native and guest runs (pids, paths, times) on
+ * success: details belong in FAIL lines only.
+ *
+ * A deviation of moat from Linux that cannot be avoided is marked in place:
+ *     if (t_in_guest()) { ... why ... }
+ * (MOAT_GUEST=1 is set by the harness for guest runs only.)
+ */
+#ifndef MOAT_TESTS_SYSCALLS_T_H
+#define MOAT_TESTS_SYSCALLS_T_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define T_SKIP 77
+
+static int t_failures;
+static char t_scratch[PATH_MAX]; /* absolute path of our private subdir */
+static char t_self[PATH_MAX];    /* absolute path of this program */
+
+static inline bool t_in_guest(void)
+{
+	const char *g = getenv("MOAT_GUEST");
+	return g && strcmp(g, "1") == 0;
+}
+
+static inline void t_ok(const char *name)
+{
+	printf("ok %s\n", name);
+	fflush(stdout);
+}
+
+__attribute__((format(printf, 2, 3)))
+static inline void t_fail(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	printf("FAIL %s: ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	t_failures++;
+}
+
+/* CHECK(cond, name, fmt, ...): ok when cond holds, FAIL with the message otherwise. */
+#define CHECK(cond, name, ...)                                                 \
+	do {                                                                   \
+		if (cond)                                                      \
+			t_ok(name);                                            \
+		else                                                           \
+			t_fail(name, __VA_ARGS__);                             \
+	} while (0)
+
+/* EXPECT_ERR(expr, ERRNO, name): expr must return -1 with errno == ERRNO. */
+#define EXPECT_ERR(expr, err, name)                                            \
+	do {                                                                   \
+		errno = 0;                                                     \
+		long t_r_ = (long)(expr);                                      \
+		int t_e_ = errno;                                              \
+		if (t_r_ == -1 && t_e_ == (err))                               \
+			t_ok(name);                                            \
+		else                                                           \
+			t_fail(name, "%s = %ld errno %d (%s), want %s",        \
+			       #expr, t_r_, t_e_, strerror(t_e_), #err);       \
+	} while (0)
+
+/* EXPECT_OK(expr, name): expr must not return -1; evaluates to its value. */
+#define EXPECT_OK(expr, name)                                                  \
+	({                                                                     \
+		errno = 0;                                                     \
+		long t_r_ = (long)(expr);                                      \
+		if (t_r_ != -1)                                                \
+			t_ok(name);                                            \
+		else                                                           \
+			t_fail(name, "%s failed: %s", #expr, strerror(errno)); \
+		t_r_;                                                          \
+	})
+
+/* Fatal set-up error: not a test result, the program cannot go on. */
+#define DIE(...)                                                               \
+	do {                                                                   \
+		printf("FAIL setup: ");                                        \
+		printf(__VA_ARGS__);                                           \
+		printf(" (%s)\n", strerror(errno));                            \
+		exit(1);                                                       \
+	} while (0)
+
+static inline int t_rm_one(const char *p, const struct stat *sb, int flag,
+			   struct FTW *ftw)
+{
+	(void)sb; (void)flag; (void)ftw;
+	if (remove(p) != 0) {
+		chmod(p, 0700); /* a case may have left a 000 directory */
+		remove(p);
+	}
+	return 0;
+}
+
+static inline void t_rmrf(const char *path)
+{
+	nftw(path, t_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/*
+ * t_setup: record our own path, make and enter a private scratch subdir.
+ * Returns nothing; dies on set-up failure.
+ */
+static inline void t_setup(int argc, char **argv, const char *name)
+{
+	const char *base = argc > 1 ? argv[1] : getenv("TMPDIR");
+	if (!base || !*base)
+		base = "/tmp";
+	if (argv[0][0] == '/')
+		snprintf(t_self, sizeof(t_self), "%s", argv[0]);
+	else if (!realpath(argv[0], t_self))
+		DIE("realpath(%s)", argv[0]);
+	snprintf(t_scratch, sizeof(t_scratch), "%s/%s.%d", base, name, (int)getpid());
+	t_rmrf(t_scratch);
+	if (mkdir(t_scratch, 0755) != 0)
+		DIE("mkdir %s", t_scratch);
+	if (chdir(t_scratch) != 0)
+		DIE("chdir %s", t_scratch);
+	umask(022);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
+/* t_done: remove the scratch dir, return the exit status for main. */
+static inline int t_done(void)
+{
+	if (chdir("/") == 0)
+		t_rmrf(t_scratch);
+	return t_failures ? 1 : 0;
+}
+
+/* Helpers. */
+static inline int t_write_file(const char *path, const char *content, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -1;
+	size_t n = strlen(content);
+	ssize_t w = write(fd, content, n);
+	close(fd);
+	if (w != (ssize_t)n)
+		return -1;
+	return chmod(path, mode);
+}
+
+/* Read up to cap-1 bytes of path into buf, NUL-terminate; returns length or -1. */
+static inline ssize_t t_read_file(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t off = 0;
+	while (off + 1 < cap) {
+		ssize_t r = read(fd, buf + off, cap - 1 - off);
+		if (r < 0) {
+			int e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (r == 0)
+			break;
+		off += (size_t)r;
+	}
+	buf[off] = 0;
+	close(fd);
+	return (ssize_t)off;
+}
+
+#endif

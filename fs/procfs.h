@@ -66,4 +66,11 @@ long procfs_readdir(struct vfs *v, struct task *t, const char *rel, struct procf
 /* Render mounts/mountinfo text for a task (used by procfs; provided by the VFS). */
 long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo);
 
+/* The guest path of an open file, identified by the (st_dev, st_ino) of a
+ * host fd for it (provided by the VFS; used for the text of fd/<n> links).
+ * Writes a NUL-terminated absolute guest path into buf and returns its length,
+ * or -ENOENT if the VFS does not know the inode (-ENAMETOOLONG if len is too
+ * small). Until the VFS defines it, a weak fallback in procfs.c says -ENOENT. */
+int vfs_path_of_inode(struct vfs *v, dev_t dev, ino_t ino, char *buf, size_t len);
+
 #endif

@@ -1,0 +1,1105 @@
+/* fs/procfs.c - the synthetic /proc (contract: fs/procfs.h).
+ *
+ * Every entry point first resolves `rel` into a node (pn_walk): a small
+ * state machine over the components, with the task table as the source of
+ * truth for which pids exist. A node is one of
+ *  - a directory (root, sys, sys/kernel, <pid>, <pid>/task/<tid>, fd, task),
+ *  - a symlink whose text we compute (self, thread-self, mounts, exe, cwd,
+ *    root) or a magic link (fd/<n>),
+ *  - a regular file served from the guest's own procfs (sb->guest_procfd,
+ *    mounted in the guest pid namespace, so it renders guest pids), opened
+ *    with openat2(RESOLVE_BENEATH|NO_SYMLINKS|NO_MAGICLINKS|NO_XDEV) on a
+ *    path we build from whitelisted names and decimal numbers only,
+ *  - or a regular file we synthesise into a sealed memfd.
+ *
+ * The guest never gets a fd for a procfs directory from us, and never one for
+ * a name outside the whitelist (mem, pagemap, syscall, stack, root, cwd, exe,
+ * fd of the host procfs are never opened).
+ */
+#include "fs/procfs.h"
+#include "common/util.h"
+#include "kernel/task.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef PID_FS_MAGIC
+#define PID_FS_MAGIC 0x50494446
+#endif
+#ifndef ANON_INODE_FS_MAGIC
+#define ANON_INODE_FS_MAGIC 0x09041934
+#endif
+
+#define PROCFS_DEV makedev(0, 0x4d)
+#define PROCFS_ROOT_INO 1
+#define PROC_MAX_FILE (4u << 20) /* cap on content we copy (status, mounts) */
+
+/* ---- weak fallbacks for what the VFS provides ---- */
+
+__attribute__((weak)) long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo)
+{
+	const char *s = mountinfo ? "1 1 0:77 / / ro - moatfs none ro\n" : "none / moatfs ro 0 0\n";
+	size_t n = strlen(s);
+
+	if (n < len)
+		memcpy(buf, s, n + 1);
+	return (long)n;
+}
+
+__attribute__((weak)) int vfs_path_of_inode(struct vfs *v, dev_t dev, ino_t ino, char *buf, size_t len)
+{
+	return -ENOENT;
+}
+
+/* ---- nodes ---- */
+
+enum pkind {
+	/* directories */
+	N_ROOT, N_SYS, N_SYS_KERNEL, N_PID, N_TID, N_FDDIR, N_TASKDIR,
+	/* regular files */
+	N_GUEST,      /* served from sb->guest_procfd at gpath */
+	N_STATUS,     /* guest status with the virtual ids patched in */
+	N_MOUNTS, N_MOUNTINFO, N_HOSTNAME, N_OSTYPE, N_OSRELEASE, N_NGROUPS,
+	/* symlinks */
+	N_SELF, N_THREAD_SELF, N_MOUNTS_LINK, N_EXE, N_CWD, N_ROOTLINK,
+	N_FD,         /* magic link */
+};
+
+struct pnode {
+	enum pkind kind;
+	mode_t perm;
+	struct task *task;  /* for nodes under /proc/<pid> (a reference) */
+	int fdnum;          /* N_FD */
+	pid_t pid;          /* the <pid> of per-task nodes */
+	char base[48];      /* "<pid>" or "<pid>/task/<tid>" for per-task nodes */
+	char gpath[96];     /* path beneath guest_procfd; also the canonical rel */
+};
+
+struct pent {
+	const char *name;
+	enum pkind kind;
+	mode_t perm;
+};
+
+static const struct pent root_ents[] = {
+	{ "self", N_SELF, 0777 },
+	{ "thread-self", N_THREAD_SELF, 0777 },
+	{ "mounts", N_MOUNTS_LINK, 0777 },
+	{ "sys", N_SYS, 0555 },
+	{ "cpuinfo", N_GUEST, 0444 },
+	{ "meminfo", N_GUEST, 0444 },
+	{ "uptime", N_GUEST, 0444 },
+	{ "loadavg", N_GUEST, 0444 },
+	{ "version", N_GUEST, 0444 },
+	{ "stat", N_GUEST, 0444 },
+	{ "filesystems", N_GUEST, 0444 },
+};
+
+static const struct pent sys_ents[] = {
+	{ "kernel", N_SYS_KERNEL, 0555 },
+};
+
+static const struct pent sys_kernel_ents[] = {
+	{ "hostname", N_HOSTNAME, 0644 },
+	{ "ostype", N_OSTYPE, 0444 },
+	{ "osrelease", N_OSRELEASE, 0444 },
+	{ "pid_max", N_GUEST, 0644 },
+	{ "ngroups_max", N_NGROUPS, 0444 },
+};
+
+/* /proc/<pid>/ and /proc/<pid>/task/<tid>/ ("task" only in the former). */
+static const struct pent pid_ents[] = {
+	{ "task", N_TASKDIR, 0555 },
+	{ "fd", N_FDDIR, 0500 },
+	{ "exe", N_EXE, 0777 },
+	{ "cwd", N_CWD, 0777 },
+	{ "root", N_ROOTLINK, 0777 },
+	{ "cmdline", N_GUEST, 0444 },
+	{ "comm", N_GUEST, 0644 },
+	{ "stat", N_GUEST, 0444 },
+	{ "statm", N_GUEST, 0444 },
+	{ "status", N_STATUS, 0444 },
+	{ "environ", N_GUEST, 0400 },
+	{ "limits", N_GUEST, 0444 },
+	{ "maps", N_GUEST, 0444 },
+	{ "io", N_GUEST, 0400 },
+	{ "mounts", N_MOUNTS, 0444 },
+	{ "mountinfo", N_MOUNTINFO, 0444 },
+};
+
+static int kind_is_dir(enum pkind k)
+{
+	return k <= N_TASKDIR;
+}
+
+static int kind_is_link(enum pkind k)
+{
+	return k >= N_SELF;
+}
+
+static unsigned char kind_dtype(enum pkind k)
+{
+	if (kind_is_dir(k))
+		return DT_DIR;
+	return kind_is_link(k) ? DT_LNK : DT_REG;
+}
+
+static void pn_release(struct pnode *n)
+{
+	if (n->task)
+		task_put(n->task);
+	n->task = NULL;
+}
+
+static ino_t pn_ino(const char *canon)
+{
+	uint64_t h;
+
+	if (!*canon)
+		return PROCFS_ROOT_INO;
+	h = moat_hash(canon, strlen(canon));
+	return (ino_t)(h < 16 ? h + 16 : h);
+}
+
+/* A guest pid as Linux spells it: decimal, no sign, no leading zero. */
+static pid_t parse_pid(const char *s)
+{
+	long v = 0;
+
+	if (!*s || (s[0] == '0' && s[1]) || strlen(s) > 10)
+		return -1;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	if (v <= 0 || v > INT_MAX)
+		return -1;
+	return (pid_t)v;
+}
+
+static int parse_fdnum(const char *s)
+{
+	long v = 0;
+
+	if (!*s || (s[0] == '0' && s[1]) || strlen(s) > 10)
+		return -1;
+	for (const char *p = s; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	return v > INT_MAX ? -1 : (int)v;
+}
+
+static const struct pent *find_ent(const struct pent *tab, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(tab[i].name, name))
+			return &tab[i];
+	return NULL;
+}
+
+/* dst = a + "/" + b (just b if a is empty); -ENAMETOOLONG if it does not fit. */
+static int join(char *dst, size_t size, const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), off = 0;
+
+	if (la + lb + 2 > size)
+		return -ENAMETOOLONG;
+	if (la) {
+		memmove(dst, a, la);
+		dst[la] = '/';
+		off = la + 1;
+	}
+	memcpy(dst + off, b, lb + 1);
+	return 0;
+}
+
+static int pn_set_child(struct pnode *n, const struct pent *e)
+{
+	n->kind = e->kind;
+	n->perm = e->perm;
+	return join(n->gpath, sizeof n->gpath, n->gpath, e->name);
+}
+
+/* Enter /proc/<pid>. */
+static int enter_pid(struct task *self, struct pnode *n, pid_t pid)
+{
+	struct task *t = task_get_vpid(self->sb, pid);
+
+	if (!t)
+		return -ENOENT;
+	if (t->exited) {
+		task_put(t);
+		return -ENOENT;
+	}
+	n->task = t;
+	n->kind = N_PID;
+	n->perm = 0555;
+	n->pid = pid;
+	snprintf(n->base, sizeof n->base, "%d", (int)pid);
+	snprintf(n->gpath, sizeof n->gpath, "%s", n->base);
+	return 0;
+}
+
+/* Enter <pid>/task/<tid> from a N_TASKDIR node. */
+static int enter_tid(struct task *self, struct pnode *n, pid_t tid)
+{
+	struct task *t = task_get_vpid(self->sb, tid);
+
+	if (!t)
+		return -ENOENT;
+	if (t->exited || t->vtgid != n->task->vtgid) {
+		task_put(t);
+		return -ENOENT;
+	}
+	task_put(n->task);
+	n->task = t;
+	n->kind = N_TID;
+	n->perm = 0555;
+	snprintf(n->base, sizeof n->base, "%d/task/%d", (int)n->pid, (int)tid);
+	snprintf(n->gpath, sizeof n->gpath, "%s", n->base);
+	return 0;
+}
+
+static int fd_exists(struct task *t, int fdnum)
+{
+	int fd = task_getfd(t, fdnum);
+
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+static int pn_step(struct task *self, struct pnode *n, const char *name, int more)
+{
+	const struct pent *e;
+	pid_t pid;
+	int r;
+
+	switch (n->kind) {
+	case N_ROOT:
+		if (!strcmp(name, "self") && more)
+			return enter_pid(self, n, self->vtgid);
+		if (!strcmp(name, "thread-self") && more) {
+			r = enter_pid(self, n, self->vtgid);
+			if (r)
+				return r;
+			n->kind = N_TASKDIR;
+			return enter_tid(self, n, self->vtid);
+		}
+		pid = parse_pid(name);
+		if (pid > 0)
+			return enter_pid(self, n, pid);
+		e = find_ent(root_ents, ARRAY_SIZE(root_ents), name);
+		break;
+	case N_SYS:
+		e = find_ent(sys_ents, ARRAY_SIZE(sys_ents), name);
+		break;
+	case N_SYS_KERNEL:
+		e = find_ent(sys_kernel_ents, ARRAY_SIZE(sys_kernel_ents), name);
+		break;
+	case N_PID:
+	case N_TID:
+		e = find_ent(pid_ents, ARRAY_SIZE(pid_ents), name);
+		if (e && e->kind == N_TASKDIR && n->kind == N_TID)
+			e = NULL;
+		break;
+	case N_TASKDIR:
+		pid = parse_pid(name);
+		if (pid <= 0)
+			return -ENOENT;
+		return enter_tid(self, n, pid);
+	case N_FDDIR: {
+		int fdnum = parse_fdnum(name);
+
+		if (fdnum < 0 || !fd_exists(n->task, fdnum))
+			return -ENOENT;
+		n->kind = N_FD;
+		n->perm = 0700;
+		n->fdnum = fdnum;
+		snprintf(n->gpath, sizeof n->gpath, "%s/fd/%d", n->base, fdnum);
+		return 0;
+	}
+	default:
+		/* a file or a link with components after it */
+		return -ENOTDIR;
+	}
+	if (!e)
+		return -ENOENT;
+	return pn_set_child(n, e);
+}
+
+/* Resolve rel into *n. On success the caller must pn_release(n). */
+static int pn_walk(struct task *self, const char *rel, struct pnode *n)
+{
+	const char *p = rel ? rel : "";
+	char comp[NAME_MAX + 1];
+
+	memset(n, 0, sizeof *n);
+	n->kind = N_ROOT;
+	n->perm = 0555;
+	n->fdnum = -1;
+	if (!self || !self->sb)
+		return -ENOENT;
+	if (*p == '/')
+		return -ENOENT;
+	while (*p) {
+		const char *end = strchr(p, '/');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		const char *next = end ? end + 1 : p + len;
+		int more, r;
+
+		if (len == 0) {
+			p = next;
+			continue;
+		}
+		if (len > NAME_MAX) {
+			pn_release(n);
+			return -ENAMETOOLONG;
+		}
+		memcpy(comp, p, len);
+		comp[len] = 0;
+		if (!strcmp(comp, ".") || !strcmp(comp, "..")) {
+			/* the VFS resolves these; never take them from rel */
+			pn_release(n);
+			return -ENOENT;
+		}
+		while (*next == '/')
+			next++;
+		more = *next != 0;
+		r = pn_step(self, n, comp, more);
+		if (r) {
+			pn_release(n);
+			return r;
+		}
+		p = next;
+	}
+	return 0;
+}
+
+/* ---- the guest procfs ---- */
+
+static int guest_open(struct sandbox *sb, const char *gpath, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY),
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+			   RESOLVE_NO_XDEV,
+	};
+	long fd;
+
+	if (!sb || sb->guest_procfd < 0)
+		return -ENOENT;
+	fd = syscall(SYS_openat2, sb->guest_procfd, gpath, &how, sizeof how);
+	if (fd < 0)
+		return -errno;
+	return (int)fd;
+}
+
+/* Read a whole (small) file from a fd into a malloc'ed NUL-terminated buffer. */
+static long slurp(int fd, char **out)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t r;
+
+		if (len + 1 >= cap) {
+			char *nb;
+
+			if (cap >= PROC_MAX_FILE) {
+				free(buf);
+				return -EFBIG;
+			}
+			nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		r = read(fd, buf + len, cap - len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+
+			free(buf);
+			return -e;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	buf[len] = 0;
+	*out = buf;
+	return (long)len;
+}
+
+struct dlist {
+	struct procfs_dirent *v;
+	size_t n, cap;
+};
+
+static int dl_add(struct dlist *d, const char *name, unsigned char type, const char *canon)
+{
+	struct procfs_dirent *e;
+
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 32;
+		struct procfs_dirent *nv = realloc(d->v, cap * sizeof *nv);
+
+		if (!nv)
+			return -ENOMEM;
+		d->v = nv;
+		d->cap = cap;
+	}
+	e = &d->v[d->n++];
+	memset(e, 0, sizeof *e);
+	snprintf(e->name, sizeof e->name, "%s", name);
+	e->type = type;
+	e->ino = pn_ino(canon);
+	return 0;
+}
+
+/* List decimal names of a directory of the guest procfs (fd/, task/). */
+static int guest_list_numeric(struct sandbox *sb, const char *dir, const char *prefix,
+			      unsigned char type, struct dlist *d)
+{
+	cleanup_fd int fd = guest_open(sb, dir, O_RDONLY | O_DIRECTORY);
+	char buf[4096];
+
+	if (fd < 0)
+		return fd;
+	for (;;) {
+		ssize_t n = getdents64(fd, buf, sizeof buf);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		for (ssize_t off = 0; off < n;) {
+			struct dirent64 *de = (struct dirent64 *)(buf + off);
+			char canon[400];
+
+			off += de->d_reclen;
+			if (parse_fdnum(de->d_name) < 0)
+				continue;
+			if (join(canon, sizeof canon, prefix, de->d_name))
+				return -ENAMETOOLONG;
+			if (dl_add(d, de->d_name, type, canon))
+				return -ENOMEM;
+		}
+	}
+}
+
+/* Count the entries guest_list_numeric would return (for nlink). */
+static long guest_count_numeric(struct sandbox *sb, const char *dir)
+{
+	struct dlist d = { 0 };
+	int r = guest_list_numeric(sb, dir, dir, DT_DIR, &d);
+
+	free(d.v);
+	return r < 0 ? r : (long)d.n;
+}
+
+/* ---- synthesised content ---- */
+
+static int memfd_with(const char *data, size_t len, int *out)
+{
+	int fd = memfd_create("moat-proc", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	r = write_all(fd, data, len);
+	if (!r && lseek(fd, 0, SEEK_SET) < 0)
+		r = -errno;
+	if (!r && fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
+		r = -errno;
+	if (r) {
+		close(fd);
+		return r;
+	}
+	*out = fd;
+	return 0;
+}
+
+/* Replace the Uid:/Gid: lines of a status text with the virtual credentials
+ * (the guest procfs renders ids in the opener's - the sentry's - user
+ * namespace, and setuid is emulated anyway). */
+static char *status_patch(const char *in, const struct cred *c)
+{
+	size_t len = strlen(in);
+	char *out = malloc(len + 256);
+	char *o = out;
+	const char *p = in;
+
+	if (!out)
+		return NULL;
+	while (*p) {
+		const char *eol = strchr(p, '\n');
+		size_t l = eol ? (size_t)(eol - p + 1) : strlen(p);
+
+		if (!strncmp(p, "Uid:", 4))
+			o += sprintf(o, "Uid:\t%u\t%u\t%u\t%u\n", c->ruid, c->euid, c->suid, c->fsuid);
+		else if (!strncmp(p, "Gid:", 4))
+			o += sprintf(o, "Gid:\t%u\t%u\t%u\t%u\n", c->rgid, c->egid, c->sgid, c->fsgid);
+		else {
+			memcpy(o, p, l);
+			o += l;
+		}
+		p += l;
+	}
+	*o = 0;
+	return out;
+}
+
+static int open_status(struct pnode *n, int *out)
+{
+	cleanup_fd int fd = guest_open(n->task->sb, n->gpath, O_RDONLY);
+	cleanup_free char *text = NULL;
+	cleanup_free char *patched = NULL;
+	struct cred c;
+	long len;
+
+	if (fd < 0)
+		return fd;
+	len = slurp(fd, &text);
+	if (len < 0)
+		return (int)len;
+	pthread_mutex_lock(&n->task->lock);
+	c = n->task->cred;
+	pthread_mutex_unlock(&n->task->lock);
+	patched = status_patch(text, &c);
+	if (!patched)
+		return -ENOMEM;
+	return memfd_with(patched, strlen(patched), out);
+}
+
+static int open_mounts(struct vfs *v, int mountinfo, int *out)
+{
+	size_t cap = 16384;
+
+	for (;;) {
+		cleanup_free char *buf = malloc(cap);
+		long r;
+
+		if (!buf)
+			return -ENOMEM;
+		r = vfs_render_mounts(v, buf, cap, mountinfo);
+		if (r < 0)
+			return (int)r;
+		if ((size_t)r < cap)
+			return memfd_with(buf, (size_t)r, out);
+		if (cap >= PROC_MAX_FILE)
+			return -EFBIG;
+		cap *= 2;
+	}
+}
+
+static int open_synth(struct task *self, struct pnode *n, int *out)
+{
+	char buf[256];
+	struct utsname u;
+
+	switch (n->kind) {
+	case N_HOSTNAME:
+		snprintf(buf, sizeof buf, "%s\n", self->sb->hostname ? self->sb->hostname : "moat");
+		break;
+	case N_OSTYPE:
+		snprintf(buf, sizeof buf, "Linux\n");
+		break;
+	case N_OSRELEASE:
+		if (uname(&u) < 0)
+			return -errno;
+		snprintf(buf, sizeof buf, "%s\n", u.release);
+		break;
+	case N_NGROUPS:
+		snprintf(buf, sizeof buf, "65536\n");
+		break;
+	default:
+		return -ENOENT;
+	}
+	return memfd_with(buf, strlen(buf), out);
+}
+
+/* ---- fd/<n> link text ---- */
+
+/* readlink of the guest procfs' own magic link, accepted only if the text
+ * names no file (it starts with one of the prefixes): the fd number may have
+ * been reused since we looked at it. */
+static long guest_fd_text(struct sandbox *sb, const char *gpath, const char *const *prefixes,
+			  char *out, size_t outlen)
+{
+	char buf[PATH_MAX];
+	ssize_t r;
+
+	if (sb->guest_procfd < 0)
+		return -ENOENT;
+	r = readlinkat(sb->guest_procfd, gpath, buf, sizeof buf - 1);
+	if (r < 0)
+		return -errno;
+	buf[r] = 0;
+	for (; *prefixes; prefixes++)
+		if (!strncmp(buf, *prefixes, strlen(*prefixes)))
+			return snprintf(out, outlen, "%s", buf);
+	return -ENOENT;
+}
+
+static const char *chrdev_name(dev_t rdev, char *buf, size_t len)
+{
+	static const struct {
+		unsigned maj, min;
+		const char *name;
+	} devs[] = {
+		{ 1, 3, "/dev/null" }, { 1, 5, "/dev/zero" }, { 1, 7, "/dev/full" },
+		{ 1, 8, "/dev/random" }, { 1, 9, "/dev/urandom" }, { 5, 0, "/dev/tty" },
+		{ 5, 1, "/dev/console" }, { 5, 2, "/dev/ptmx" },
+	};
+	unsigned maj = major(rdev), min = minor(rdev);
+
+	for (size_t i = 0; i < ARRAY_SIZE(devs); i++)
+		if (devs[i].maj == maj && devs[i].min == min)
+			return devs[i].name;
+	if (maj >= 136 && maj <= 143) {
+		snprintf(buf, len, "/dev/pts/%u", (maj - 136) * 256 + min);
+		return buf;
+	}
+	return NULL;
+}
+
+static long fd_link_text(struct vfs *v, struct pnode *n, char *out, size_t outlen)
+{
+	static const char *const anon[] = { "anon_inode:", NULL };
+	static const char *const nsfs[] = { "cgroup:[", "ipc:[", "mnt:[", "net:[", "pid:[",
+					    "time:[", "user:[", "uts:[", "pid_for_children:[",
+					    "time_for_children:[", NULL };
+	static const char *const memfd[] = { "/memfd:", NULL };
+	cleanup_fd int fd = task_getfd(n->task, n->fdnum);
+	struct stat st;
+	struct statfs sfs;
+	char tmp[PATH_MAX];
+	const char *name;
+	long r;
+
+	if (fd < 0)
+		return -ENOENT;
+	if (fstat(fd, &st) < 0 || fstatfs(fd, &sfs) < 0)
+		return -errno;
+	switch ((unsigned long)sfs.f_type) {
+	case SOCKFS_MAGIC:
+		return snprintf(out, outlen, "socket:[%lu]", (unsigned long)st.st_ino);
+	case PIPEFS_MAGIC:
+		return snprintf(out, outlen, "pipe:[%lu]", (unsigned long)st.st_ino);
+	case ANON_INODE_FS_MAGIC:
+	case PID_FS_MAGIC:
+		r = guest_fd_text(n->task->sb, n->gpath, anon, out, outlen);
+		return r >= 0 ? r : snprintf(out, outlen, "anon_inode:[unknown]");
+	case NSFS_MAGIC:
+		r = guest_fd_text(n->task->sb, n->gpath, nsfs, out, outlen);
+		return r >= 0 ? r : snprintf(out, outlen, "anon_inode:[unknown]");
+	default:
+		break;
+	}
+	r = vfs_path_of_inode(v, st.st_dev, st.st_ino, tmp, sizeof tmp);
+	if (r >= 0)
+		return snprintf(out, outlen, "%s", tmp);
+	if (S_ISCHR(st.st_mode)) {
+		name = chrdev_name(st.st_rdev, tmp, sizeof tmp);
+		if (name)
+			return snprintf(out, outlen, "%s", name);
+	}
+	if (st.st_nlink == 0 && (sfs.f_type == TMPFS_MAGIC || sfs.f_type == HUGETLBFS_MAGIC)) {
+		r = guest_fd_text(n->task->sb, n->gpath, memfd, out, outlen);
+		if (r >= 0)
+			return r;
+	}
+	return snprintf(out, outlen, "anon_inode:[unknown]");
+}
+
+/* ---- entry points ---- */
+
+struct count_arg {
+	long n;
+};
+
+static int count_leader(struct task *t, void *arg)
+{
+	struct count_arg *c = arg;
+
+	if (!t->exited)
+		c->n++;
+	return 0;
+}
+
+int procfs_lstat(struct vfs *v, struct task *t, const char *rel, struct stat *st, int *flags)
+{
+	struct pnode n;
+	struct timespec now;
+	int r = pn_walk(t, rel, &n);
+
+	if (r)
+		return r;
+	if (flags)
+		*flags = 0;
+	memset(st, 0, sizeof *st);
+	clock_gettime(CLOCK_REALTIME, &now);
+	st->st_dev = PROCFS_DEV;
+	st->st_ino = pn_ino(n.gpath);
+	st->st_blksize = 1024;
+	st->st_atim = st->st_mtim = st->st_ctim = now;
+	st->st_nlink = 1;
+	if (n.task) {
+		pthread_mutex_lock(&n.task->lock);
+		st->st_uid = n.task->cred.euid;
+		st->st_gid = n.task->cred.egid;
+		pthread_mutex_unlock(&n.task->lock);
+	}
+	if (kind_is_dir(n.kind)) {
+		st->st_mode = S_IFDIR | n.perm;
+		switch (n.kind) {
+		case N_ROOT: {
+			struct count_arg c = { 0 };
+
+			task_for_each_leader(t->sb, count_leader, &c);
+			st->st_nlink = 3 + c.n; /* ., .., sys, one per pid */
+			break;
+		}
+		case N_SYS:
+		case N_TID:
+			st->st_nlink = 3;
+			break;
+		case N_PID:
+			st->st_nlink = 4; /* fd, task */
+			break;
+		case N_TASKDIR: {
+			long c = guest_count_numeric(t->sb, n.gpath);
+
+			st->st_nlink = 2 + (c > 0 ? c : 1);
+			break;
+		}
+		default:
+			st->st_nlink = 2;
+			break;
+		}
+	} else if (kind_is_link(n.kind)) {
+		st->st_mode = S_IFLNK | n.perm;
+		if (n.kind == N_FD) {
+			int fd = task_getfd(n.task, n.fdnum);
+			int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+
+			if (fd >= 0)
+				close(fd);
+			if (fl < 0) {
+				pn_release(&n);
+				return -ENOENT;
+			}
+			switch (fl & O_ACCMODE) {
+			case O_RDONLY:
+				st->st_mode = S_IFLNK | 0500;
+				break;
+			case O_WRONLY:
+				st->st_mode = S_IFLNK | 0300;
+				break;
+			default:
+				st->st_mode = S_IFLNK | 0700;
+				break;
+			}
+			st->st_size = 64;
+			if (flags)
+				*flags |= PROCFS_MAGIC_LINK;
+		}
+	} else {
+		st->st_mode = S_IFREG | n.perm;
+	}
+	pn_release(&n);
+	return 0;
+}
+
+static long copy_text(const char *s, char *buf, size_t len)
+{
+	size_t l = strlen(s);
+
+	if (l > len)
+		l = len;
+	memcpy(buf, s, l);
+	return (long)l;
+}
+
+long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, size_t len)
+{
+	struct pnode n;
+	char text[PATH_MAX];
+	long r = pn_walk(t, rel, &n);
+
+	if (r)
+		return r;
+	text[0] = 0;
+	switch (n.kind) {
+	case N_SELF:
+		snprintf(text, sizeof text, "%d", (int)t->vtgid);
+		break;
+	case N_THREAD_SELF:
+		snprintf(text, sizeof text, "%d/task/%d", (int)t->vtgid, (int)t->vtid);
+		break;
+	case N_MOUNTS_LINK:
+		snprintf(text, sizeof text, "self/mounts");
+		break;
+	case N_ROOTLINK:
+		snprintf(text, sizeof text, "/");
+		break;
+	case N_EXE:
+		pthread_mutex_lock(&n.task->lock);
+		memcpy(text, n.task->exe, sizeof text);
+		pthread_mutex_unlock(&n.task->lock);
+		text[sizeof text - 1] = 0;
+		if (!text[0])
+			r = -ENOENT;
+		break;
+	case N_CWD:
+		if (!n.task->fs) {
+			r = -ENOENT;
+			break;
+		}
+		pthread_mutex_lock(&n.task->fs->lock);
+		memcpy(text, n.task->fs->cwd, sizeof text);
+		pthread_mutex_unlock(&n.task->fs->lock);
+		text[sizeof text - 1] = 0;
+		break;
+	case N_FD:
+		r = fd_link_text(v, &n, text, sizeof text);
+		if (r >= (long)sizeof text)
+			r = -ENAMETOOLONG;
+		break;
+	default:
+		r = -EINVAL;
+		break;
+	}
+	pn_release(&n);
+	if (r < 0)
+		return r;
+	return copy_text(text, buf, len);
+}
+
+int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *fd)
+{
+	struct pnode n;
+	int r = pn_walk(t, rel, &n);
+
+	if (r)
+		return r;
+	if (kind_is_dir(n.kind))
+		r = -EISDIR;
+	else if (kind_is_link(n.kind))
+		r = -ELOOP; /* the VFS follows links; fd/<n>: procfs_open_magic */
+	else if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
+		r = -EACCES;
+	else if (flags & O_DIRECTORY)
+		r = -ENOTDIR;
+	if (r)
+		goto out;
+	switch (n.kind) {
+	case N_GUEST:
+		r = guest_open(t->sb, n.gpath, O_RDONLY | (flags & O_NONBLOCK));
+		if (r >= 0) {
+			*fd = r;
+			r = 0;
+		}
+		break;
+	case N_STATUS:
+		r = open_status(&n, fd);
+		break;
+	case N_MOUNTS:
+		r = open_mounts(v, 0, fd);
+		break;
+	case N_MOUNTINFO:
+		r = open_mounts(v, 1, fd);
+		break;
+	default:
+		r = open_synth(t, &n, fd);
+		break;
+	}
+out:
+	pn_release(&n);
+	return r;
+}
+
+int procfs_open_magic(struct vfs *v, struct task *t, const char *rel, int flags, int *fd)
+{
+	struct pnode n;
+	int r = pn_walk(t, rel, &n);
+	int dup, fl, want;
+	struct stat st;
+
+	if (r)
+		return r;
+	if (n.kind != N_FD) {
+		pn_release(&n);
+		return -EINVAL;
+	}
+	dup = task_getfd(n.task, n.fdnum);
+	pn_release(&n);
+	if (dup < 0)
+		return -ENOENT;
+	/* The dup shares the guest's open file description (offset, flags):
+	 * never hand out more access than the guest already has. */
+	if (!(flags & O_PATH)) {
+		fl = fcntl(dup, F_GETFL);
+		want = flags & O_ACCMODE;
+		if (fl < 0) {
+			r = -errno;
+		} else if ((fl & O_PATH) ||
+			   (want == O_RDONLY && (fl & O_ACCMODE) == O_WRONLY) ||
+			   (want == O_WRONLY && (fl & O_ACCMODE) == O_RDONLY) ||
+			   (want == O_RDWR && (fl & O_ACCMODE) != O_RDWR) ||
+			   ((flags & O_TRUNC) && (fl & O_ACCMODE) == O_RDONLY)) {
+			r = -EACCES;
+		}
+	}
+	if (!r && (flags & O_DIRECTORY)) {
+		if (fstat(dup, &st) < 0)
+			r = -errno;
+		else if (!S_ISDIR(st.st_mode))
+			r = -ENOTDIR;
+	}
+	if (r) {
+		close(dup);
+		return r;
+	}
+	*fd = dup;
+	return 0;
+}
+
+static int add_table(struct dlist *d, const struct pent *tab, size_t n, const char *parent,
+		     int skip_task)
+{
+	char canon[400];
+
+	for (size_t i = 0; i < n; i++) {
+		if (skip_task && tab[i].kind == N_TASKDIR)
+			continue;
+		if (join(canon, sizeof canon, parent, tab[i].name))
+			return -ENAMETOOLONG;
+		if (dl_add(d, tab[i].name, kind_dtype(tab[i].kind), canon))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+struct pids_arg {
+	pid_t *v;
+	size_t n, cap;
+	int err;
+};
+
+static int collect_leader(struct task *t, void *arg)
+{
+	struct pids_arg *a = arg;
+
+	if (t->exited || t->vtgid <= 0)
+		return 0;
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 64;
+		pid_t *nv = realloc(a->v, cap * sizeof *nv);
+
+		if (!nv) {
+			a->err = -ENOMEM;
+			return 1;
+		}
+		a->v = nv;
+		a->cap = cap;
+	}
+	a->v[a->n++] = t->vtgid;
+	return 0;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+long procfs_readdir(struct vfs *v, struct task *t, const char *rel, struct procfs_dirent **out)
+{
+	struct pnode n;
+	struct dlist d = { 0 };
+	int r = pn_walk(t, rel, &n);
+
+	if (r)
+		return r;
+	switch (n.kind) {
+	case N_ROOT: {
+		struct pids_arg a = { 0 };
+
+		r = add_table(&d, root_ents, ARRAY_SIZE(root_ents), "", 0);
+		if (r)
+			break;
+		task_for_each_leader(t->sb, collect_leader, &a);
+		r = a.err;
+		if (a.n)
+			qsort(a.v, a.n, sizeof *a.v, cmp_pid);
+		for (size_t i = 0; !r && i < a.n; i++) {
+			char name[16];
+
+			if (i && a.v[i] == a.v[i - 1])
+				continue;
+			snprintf(name, sizeof name, "%d", (int)a.v[i]);
+			r = dl_add(&d, name, DT_DIR, name);
+		}
+		free(a.v);
+		break;
+	}
+	case N_SYS:
+		r = add_table(&d, sys_ents, ARRAY_SIZE(sys_ents), n.gpath, 0);
+		break;
+	case N_SYS_KERNEL:
+		r = add_table(&d, sys_kernel_ents, ARRAY_SIZE(sys_kernel_ents), n.gpath, 0);
+		break;
+	case N_PID:
+	case N_TID:
+		r = add_table(&d, pid_ents, ARRAY_SIZE(pid_ents), n.gpath, n.kind == N_TID);
+		break;
+	case N_FDDIR:
+		r = guest_list_numeric(t->sb, n.gpath, n.gpath, DT_LNK, &d);
+		break;
+	case N_TASKDIR:
+		r = guest_list_numeric(t->sb, n.gpath, n.gpath, DT_DIR, &d);
+		break;
+	default:
+		r = -ENOTDIR;
+		break;
+	}
+	pn_release(&n);
+	if (r) {
+		free(d.v);
+		return r;
+	}
+	*out = d.v;
+	return (long)d.n;
+}

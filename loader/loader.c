@@ -198,62 +198,99 @@ static int prot_of(uint32_t flags)
 	       ((flags & PF_X) ? PROT_EXEC : 0);
 }
 
-/* Map one PT_LOAD at bias, like binfmt_elf's elf_map + padzero + brk. */
-static void map_segment(int fd, const Elf64_Phdr *ph, uintptr_t bias)
+static void protect(uintptr_t addr, size_t len, int prot)
+{
+	long r = sys3(__NR_mprotect, addr, len, prot);
+
+	if (is_err(r))
+		die("cannot protect segment", r);
+}
+
+/* The last page mapped so far, to handle segments sharing a page. */
+struct seg_state {
+	uintptr_t last_page; /* 0: none yet */
+	int last_prot;
+};
+
+/* Map one PT_LOAD at bias, like binfmt_elf's elf_map + padzero + bss, but
+ * also correct when a segment starts in the page where the previous one
+ * ended (that page gets both contents and the union of the permissions;
+ * the kernel would instead map the second segment over the first) and when
+ * the file offset is not congruent with the address (copied, not mapped). */
+static void map_segment(int fd, const Elf64_Phdr *ph, uintptr_t bias,
+			struct seg_state *st)
 {
 	int prot = prot_of(ph->p_flags);
 	uintptr_t start = bias + ph->p_vaddr;
-	uintptr_t page = PAGE_DOWN(start);
 	uintptr_t file_end = start + ph->p_filesz;
 	uintptr_t mem_end = start + ph->p_memsz;
-	/* bss starting inside a page: that page must be zeroed by hand */
-	int partial = ph->p_memsz > ph->p_filesz && (file_end & (PAGE - 1));
-	int wprot = prot | (partial ? PROT_WRITE | PROT_READ : 0);
+	uint64_t off = ph->p_offset;
+	uintptr_t page, bss;
 	long r;
 
-	if (ph->p_filesz) {
+	if (!ph->p_memsz)
+		return;
+	if (st->last_page && PAGE_DOWN(start) <= st->last_page) {
+		uintptr_t edge = PAGE_UP(start);
+		uintptr_t fe = file_end < edge ? file_end : edge;
+		int uprot = st->last_prot | prot;
+
+		if (PAGE_DOWN(start) != st->last_page || edge == start)
+			die("overlapping segments", -ENOEXEC);
+		protect(st->last_page, PAGE, uprot | PROT_READ | PROT_WRITE);
+		if (fe > start)
+			read_full(fd, (void *)start, fe - start, off,
+				  "cannot read segment");
+		if (mem_end > fe)
+			memset((void *)fe, 0, edge - fe);
+		protect(st->last_page, PAGE, uprot);
+		st->last_prot = uprot;
+		if (mem_end <= edge)
+			return;
+		off += edge - start;
+		start = edge;
+		if (file_end < start)
+			file_end = start;
+	}
+	st->last_page = PAGE_DOWN(mem_end - 1);
+	st->last_prot = prot;
+	page = PAGE_DOWN(start);
+	bss = PAGE_UP(file_end); /* first page without file bytes */
+
+	if (file_end > start) {
+		/* bss starting inside a page: zero the rest of that page by
+		 * hand, like the kernel's padzero (ld.so's minimal malloc
+		 * relies on the tail of its last page being zero) */
+		int partial = mem_end > file_end && (file_end & (PAGE - 1));
+		int wprot = prot | (partial ? PROT_READ | PROT_WRITE : 0);
 		size_t head = start - page;
 
 		r = -EINVAL;
-		if ((ph->p_offset & (PAGE - 1)) == head)
+		if ((off & (PAGE - 1)) == head)
 			r = sys_mmap(page, file_end - page, wprot,
-				     MAP_PRIVATE | MAP_FIXED, fd,
-				     ph->p_offset - head);
+				     MAP_PRIVATE | MAP_FIXED, fd, off - head);
 		if (is_err(r)) {
 			/* Not mappable (offset not congruent, fd on a
 			 * filesystem without mmap, noexec host mount):
 			 * copy instead. */
-			r = sys_mmap(page, PAGE_UP(file_end) - page,
-				     PROT_READ | PROT_WRITE,
+			r = sys_mmap(page, bss - page, PROT_READ | PROT_WRITE,
 				     MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1,
 				     0);
 			if (is_err(r))
 				die("cannot map segment", r);
-			read_full(fd, (void *)start, ph->p_filesz, ph->p_offset,
+			read_full(fd, (void *)start, file_end - start, off,
 				  "cannot read segment");
 			wprot = -1; /* force the mprotect below */
 		}
-	} else if (partial) {
-		/* bss-only segment starting mid-page: the page is either our
-		 * PROT_NONE reservation (zero) or shared with the previous
-		 * segment; make it writable to clear our part of it. */
-		r = sys3(__NR_mprotect, page, PAGE, PROT_READ | PROT_WRITE);
-		if (is_err(r))
-			die("cannot protect segment", r);
-		wprot = -1;
+		if (partial)
+			memset((void *)file_end, 0, bss - file_end);
+		if (wprot != prot)
+			protect(page, bss - page, prot);
+	} else {
+		bss = page;
 	}
-	/* Zero up to the end of the page, like the kernel's padzero: ld.so's
-	 * minimal malloc relies on the tail of its last page being zero. */
-	if (partial)
-		memset((void *)file_end, 0, PAGE_UP(file_end) - file_end);
-	if (wprot != prot && (ph->p_filesz || partial)) {
-		r = sys3(__NR_mprotect, page, PAGE_UP(file_end) - page, prot);
-		if (is_err(r))
-			die("cannot protect segment", r);
-	}
-	if (PAGE_UP(mem_end) > PAGE_UP(file_end)) {
-		r = sys_mmap(PAGE_UP(file_end),
-			     PAGE_UP(mem_end) - PAGE_UP(file_end), prot,
+	if (PAGE_UP(mem_end) > bss) {
+		r = sys_mmap(bss, PAGE_UP(mem_end) - bss, prot,
 			     MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0);
 		if (is_err(r))
 			die("cannot map bss", r);
@@ -265,6 +302,7 @@ static void load_elf(int fd, struct image *img, const char *what)
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph[PHDRS_MAX / sizeof(Elf64_Phdr)];
 	uintptr_t lo = UINTPTR_MAX, hi = 0, align = PAGE, span, base;
+	struct seg_state st = { 0, 0 };
 	size_t n, phsz;
 	long r;
 
@@ -334,7 +372,7 @@ static void load_elf(int fd, struct image *img, const char *what)
 
 	for (size_t i = 0; i < n; i++) {
 		if (ph[i].p_type == PT_LOAD)
-			map_segment(fd, &ph[i], img->bias);
+			map_segment(fd, &ph[i], img->bias, &st);
 		else if (ph[i].p_type == PT_PHDR)
 			img->phdr = img->bias + ph[i].p_vaddr;
 	}

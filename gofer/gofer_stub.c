@@ -1,1 +1,0 @@
-#include "gofer/gofer.h"

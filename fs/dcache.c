@@ -1,0 +1,297 @@
+/* fs/dcache.c - dentry cache and inode map (see dcache.h for the rules). */
+#include "fs/dcache.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+
+#define NBUCKETS (DCACHE_SIZE * 2)
+
+struct dentry {
+	uint64_t hash;
+	int mnt;                 /* -1: free slot */
+	char *rel;
+	char *link;
+	struct stat st;
+	int neg;
+	atomic_int ref;          /* clock bit, set by readers */
+	int next;                /* bucket chain, -1 ends */
+};
+
+struct dcache {
+	pthread_rwlock_t lock;
+	struct dentry e[DCACHE_SIZE];
+	int bucket[NBUCKETS];
+	unsigned hand;
+};
+
+static uint64_t key_hash(int mnt, const char *rel)
+{
+	size_t n = strlen(rel);
+	char buf[PATH_MAX + sizeof(int)];
+
+	if (n > PATH_MAX)
+		n = PATH_MAX;
+	memcpy(buf, &mnt, sizeof mnt);
+	memcpy(buf + sizeof mnt, rel, n);
+	return moat_hash(buf, sizeof mnt + n);
+}
+
+struct dcache *dcache_new(void)
+{
+	struct dcache *d = xcalloc(1, sizeof *d);
+
+	pthread_rwlock_init(&d->lock, NULL);
+	for (int i = 0; i < DCACHE_SIZE; i++) {
+		d->e[i].mnt = -1;
+		d->e[i].next = -1;
+	}
+	for (int i = 0; i < NBUCKETS; i++)
+		d->bucket[i] = -1;
+	return d;
+}
+
+static void entry_clear(struct dentry *e)
+{
+	free(e->rel);
+	free(e->link);
+	e->rel = e->link = NULL;
+	e->mnt = -1;
+}
+
+void dcache_free(struct dcache *d)
+{
+	if (!d)
+		return;
+	for (int i = 0; i < DCACHE_SIZE; i++)
+		entry_clear(&d->e[i]);
+	pthread_rwlock_destroy(&d->lock);
+	free(d);
+}
+
+static int find_locked(struct dcache *d, uint64_t h, int mnt, const char *rel)
+{
+	for (int i = d->bucket[h % NBUCKETS]; i >= 0; i = d->e[i].next)
+		if (d->e[i].hash == h && d->e[i].mnt == mnt && !strcmp(d->e[i].rel, rel))
+			return i;
+	return -1;
+}
+
+int dcache_get(struct dcache *d, int mnt, const char *rel, struct stat *st, int *neg,
+	       char *link, size_t linklen)
+{
+	uint64_t h = key_hash(mnt, rel);
+	int hit = 0;
+
+	pthread_rwlock_rdlock(&d->lock);
+	int i = find_locked(d, h, mnt, rel);
+	if (i >= 0) {
+		struct dentry *e = &d->e[i];
+		/* A symlink entry without its target cannot answer a caller
+		 * that needs the target. */
+		if (!link || e->neg || !S_ISLNK(e->st.st_mode) || e->link) {
+			hit = 1;
+			*neg = e->neg;
+			if (st)
+				*st = e->st;
+			if (link && linklen && e->link) {
+				strncpy(link, e->link, linklen - 1);
+				link[linklen - 1] = 0;
+			}
+			atomic_store_explicit(&e->ref, 1, memory_order_relaxed);
+		}
+	}
+	pthread_rwlock_unlock(&d->lock);
+	return hit;
+}
+
+static void unchain_locked(struct dcache *d, int i)
+{
+	int *pp = &d->bucket[d->e[i].hash % NBUCKETS];
+
+	while (*pp >= 0 && *pp != i)
+		pp = &d->e[*pp].next;
+	if (*pp == i)
+		*pp = d->e[i].next;
+	d->e[i].next = -1;
+	entry_clear(&d->e[i]);
+}
+
+void dcache_put(struct dcache *d, int mnt, const char *rel, const struct stat *st,
+		int neg, const char *link)
+{
+	uint64_t h = key_hash(mnt, rel);
+
+	pthread_rwlock_wrlock(&d->lock);
+	int i = find_locked(d, h, mnt, rel);
+	if (i < 0) {
+		/* clock: take the first free slot or the first unreferenced one */
+		for (;;) {
+			struct dentry *e = &d->e[d->hand];
+			i = d->hand;
+			d->hand = (d->hand + 1) % DCACHE_SIZE;
+			if (e->mnt < 0)
+				break;
+			if (!atomic_exchange_explicit(&e->ref, 0, memory_order_relaxed)) {
+				unchain_locked(d, i);
+				break;
+			}
+		}
+		struct dentry *e = &d->e[i];
+		e->hash = h;
+		e->mnt = mnt;
+		e->rel = xstrdup(rel);
+		e->next = d->bucket[h % NBUCKETS];
+		d->bucket[h % NBUCKETS] = i;
+	}
+	struct dentry *e = &d->e[i];
+	free(e->link);
+	e->link = link ? xstrdup(link) : NULL;
+	e->neg = neg;
+	if (st)
+		e->st = *st;
+	else
+		memset(&e->st, 0, sizeof e->st);
+	atomic_store_explicit(&e->ref, 1, memory_order_relaxed);
+	pthread_rwlock_unlock(&d->lock);
+}
+
+void dcache_drop(struct dcache *d, int mnt, const char *rel, int subtree)
+{
+	size_t n = strlen(rel);
+
+	pthread_rwlock_wrlock(&d->lock);
+	int i = find_locked(d, key_hash(mnt, rel), mnt, rel);
+	if (i >= 0)
+		unchain_locked(d, i);
+	if (subtree) {
+		for (i = 0; i < DCACHE_SIZE; i++) {
+			struct dentry *e = &d->e[i];
+			if (e->mnt != mnt)
+				continue;
+			/* rel "" (the mount root): everything beneath */
+			if (n == 0 || (!strncmp(e->rel, rel, n) && e->rel[n] == '/'))
+				unchain_locked(d, i);
+		}
+	}
+	pthread_rwlock_unlock(&d->lock);
+}
+
+/* ---- inode map ---- */
+
+struct ino_ent {
+	dev_t dev;
+	ino_t ino;
+	char *path;              /* NULL: free */
+};
+
+struct inomap {
+	pthread_mutex_t lock;
+	struct ino_ent e[INOMAP_SIZE];   /* open addressing, linear probing */
+	/* FIFO of insertions for eviction when the table is 3/4 full */
+	struct { dev_t dev; ino_t ino; } fifo[INOMAP_SIZE];
+	unsigned head, count;
+};
+
+struct inomap *inomap_new(void)
+{
+	struct inomap *m = xcalloc(1, sizeof *m);
+
+	pthread_mutex_init(&m->lock, NULL);
+	return m;
+}
+
+void inomap_free(struct inomap *m)
+{
+	if (!m)
+		return;
+	for (int i = 0; i < INOMAP_SIZE; i++)
+		free(m->e[i].path);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
+
+static unsigned ino_slot(dev_t dev, ino_t ino)
+{
+	uint64_t k[2] = { dev, ino };
+
+	return moat_hash(k, sizeof k) % INOMAP_SIZE;
+}
+
+static int ino_find_locked(struct inomap *m, dev_t dev, ino_t ino)
+{
+	unsigned s = ino_slot(dev, ino);
+
+	for (unsigned n = 0; n < INOMAP_SIZE; n++, s = (s + 1) % INOMAP_SIZE) {
+		if (!m->e[s].path)
+			return -1;
+		if (m->e[s].dev == dev && m->e[s].ino == ino)
+			return s;
+	}
+	return -1;
+}
+
+/* Remove slot s and re-insert the rest of its probe run (linear probing). */
+static void ino_remove_locked(struct inomap *m, unsigned s)
+{
+	free(m->e[s].path);
+	m->e[s].path = NULL;
+	for (unsigned j = (s + 1) % INOMAP_SIZE; m->e[j].path; j = (j + 1) % INOMAP_SIZE) {
+		struct ino_ent tmp = m->e[j];
+		m->e[j].path = NULL;
+		unsigned k = ino_slot(tmp.dev, tmp.ino);
+		while (m->e[k].path)
+			k = (k + 1) % INOMAP_SIZE;
+		m->e[k] = tmp;
+	}
+}
+
+void inomap_put(struct inomap *m, dev_t dev, ino_t ino, const char *path)
+{
+	pthread_mutex_lock(&m->lock);
+	int s = ino_find_locked(m, dev, ino);
+	if (s >= 0) {
+		free(m->e[s].path);
+		m->e[s].path = xstrdup(path);
+		pthread_mutex_unlock(&m->lock);
+		return;
+	}
+	while (m->count >= INOMAP_SIZE * 3 / 4) {
+		/* evict the oldest insertion still present */
+		int slot = ino_find_locked(m, m->fifo[m->head].dev, m->fifo[m->head].ino);
+		m->head = (m->head + 1) % INOMAP_SIZE;
+		m->count--;
+		if (slot >= 0)
+			ino_remove_locked(m, slot);
+	}
+	unsigned k = ino_slot(dev, ino);
+	while (m->e[k].path)
+		k = (k + 1) % INOMAP_SIZE;
+	m->e[k].dev = dev;
+	m->e[k].ino = ino;
+	m->e[k].path = xstrdup(path);
+	m->fifo[(m->head + m->count) % INOMAP_SIZE].dev = dev;
+	m->fifo[(m->head + m->count) % INOMAP_SIZE].ino = ino;
+	m->count++;
+	pthread_mutex_unlock(&m->lock);
+}
+
+int inomap_get(struct inomap *m, dev_t dev, ino_t ino, char *path, size_t len)
+{
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&m->lock);
+	int s = ino_find_locked(m, dev, ino);
+	if (s >= 0 && strlen(m->e[s].path) < len) {
+		strcpy(path, m->e[s].path);
+		r = 0;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return r;
+}

@@ -1,0 +1,44 @@
+/* fs/dcache.h - dentry cache and inode map (private to fs/).
+ *
+ * Dentry cache: (mount index, rel) -> guest-view lstat, symlink target, or a
+ * negative entry. Bounded (DCACHE_SIZE entries, clock eviction), xxHash keys,
+ * one rwlock (lookups run concurrently on the sentry's worker threads).
+ *
+ * Rules (enforced by the callers in fs/vfs.c and the handlers):
+ *  - read-only mounts: everything is cached (the guest cannot change them);
+ *  - writable mounts: everything is cached too, but the final component of a
+ *    stat-like call is re-stat'ed (WALK_FRESH: file sizes and times change by
+ *    native write()), and every mutation the sentry performs invalidates the
+ *    names it touches (rename: both names and their subtrees).
+ *
+ * Inode map: (st_dev, st_ino) of every directory fd handed to the guest (host
+ * dirs and synthetic memfds) -> canonical guest path. Bounded (FIFO); the last
+ * path recorded for an inode wins.
+ */
+#ifndef MOAT_FS_DCACHE_H
+#define MOAT_FS_DCACHE_H
+
+#include <stddef.h>
+#include <sys/stat.h>
+
+#define DCACHE_SIZE 4096
+#define INOMAP_SIZE 8192
+
+struct dcache;
+struct inomap;
+
+struct dcache *dcache_new(void);
+void dcache_free(struct dcache *d);
+/* 1 hit (neg set for a negative entry; link copied if linklen), 0 miss */
+int dcache_get(struct dcache *d, int mnt, const char *rel, struct stat *st, int *neg,
+	       char *link, size_t linklen);
+void dcache_put(struct dcache *d, int mnt, const char *rel, const struct stat *st,
+		int neg, const char *link);
+void dcache_drop(struct dcache *d, int mnt, const char *rel, int subtree);
+
+struct inomap *inomap_new(void);
+void inomap_free(struct inomap *m);
+void inomap_put(struct inomap *m, dev_t dev, ino_t ino, const char *path);
+int inomap_get(struct inomap *m, dev_t dev, ino_t ino, char *path, size_t len);
+
+#endif

@@ -1,1 +1,0 @@
-#include "fs/vfs.h"

@@ -1,0 +1,854 @@
+/* fs/vfs.c - mount table, lookups of single names (dentry cache + backend),
+ * permissions, opening nodes, fd identification, exec helpers.
+ *
+ * The walk itself (components, "..", symlinks) is fs/walk.c.
+ */
+#include "fs/vfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "fs/procfs.h"
+#include "fs/vfs_priv.h"
+#include "kernel/task.h"
+
+/* ---- the default backend: the gofer, one connection per worker thread ---- */
+
+static atomic_uint vfs_gens = 1;
+static __thread struct gofer_conn *tl_conn;
+static __thread unsigned tl_gen;
+
+static struct gofer_conn *conn(void *ctx)
+{
+	struct vfs *v = ctx;
+
+	if (tl_conn && tl_gen == v->gen)
+		return tl_conn;
+	if (v->gofer_ctl < 0)
+		return NULL;
+	tl_conn = gofer_connect(v->gofer_ctl);
+	tl_gen = v->gen;
+	return tl_conn;
+}
+
+#define GC(ctx) struct gofer_conn *gc = conn(ctx); if (!gc) return -EIO
+
+static int g_walk(void *ctx, int exp, const char *rel, struct gofer_walk *out)
+{ GC(ctx); return gofer_walk(gc, exp, rel, out); }
+static int g_lstat(void *ctx, int exp, const char *rel, struct stat *st)
+{ GC(ctx); return gofer_lstat(gc, exp, rel, st); }
+static int g_open(void *ctx, int exp, const char *rel, int flags, mode_t mode, int *fd, struct stat *st)
+{ GC(ctx); return gofer_open(gc, exp, rel, flags, mode, fd, st); }
+static long g_readlink(void *ctx, int exp, const char *rel, char *buf, size_t len)
+{ GC(ctx); return gofer_readlink(gc, exp, rel, buf, len); }
+static int g_mkdir(void *ctx, int exp, const char *rel, mode_t mode)
+{ GC(ctx); return gofer_mkdir(gc, exp, rel, mode); }
+static int g_mknod(void *ctx, int exp, const char *rel, mode_t mode)
+{ GC(ctx); return gofer_mknod(gc, exp, rel, mode); }
+static int g_unlink(void *ctx, int exp, const char *rel, int flags)
+{ GC(ctx); return gofer_unlink(gc, exp, rel, flags); }
+static int g_rename(void *ctx, int exp, const char *o, const char *n, unsigned flags)
+{ GC(ctx); return gofer_rename(gc, exp, o, n, flags); }
+static int g_symlink(void *ctx, int exp, const char *target, const char *rel)
+{ GC(ctx); return gofer_symlink(gc, exp, target, rel); }
+static int g_link(void *ctx, int exp, const char *o, const char *n)
+{ GC(ctx); return gofer_link(gc, exp, o, n); }
+static int g_chmod(void *ctx, int exp, const char *rel, mode_t mode)
+{ GC(ctx); return gofer_chmod(gc, exp, rel, mode); }
+static int g_chown(void *ctx, int exp, const char *rel, uid_t uid, gid_t gid)
+{ GC(ctx); return gofer_chown(gc, exp, rel, uid, gid); }
+static int g_truncate(void *ctx, int exp, const char *rel, off_t len)
+{ GC(ctx); return gofer_truncate(gc, exp, rel, len); }
+static int g_utimens(void *ctx, int exp, const char *rel, const struct timespec ts[2], int flags)
+{ GC(ctx); return gofer_utimens(gc, exp, rel, ts, flags); }
+static int g_statfs(void *ctx, int exp, const char *rel, struct statfs *st)
+{ GC(ctx); return gofer_statfs(gc, exp, rel, st); }
+
+static const struct vfs_backend gofer_backend = {
+	.walk = g_walk, .lstat = g_lstat, .open = g_open, .readlink = g_readlink,
+	.mkdir = g_mkdir, .mknod = g_mknod, .unlink = g_unlink, .rename = g_rename,
+	.symlink = g_symlink, .link = g_link, .chmod = g_chmod, .chown = g_chown,
+	.truncate = g_truncate, .utimens = g_utimens, .statfs = g_statfs,
+};
+
+void vfs_set_backend(struct vfs *v, const struct vfs_backend *ops, void *ctx)
+{
+	v->be = ops;
+	v->bectx = ctx;
+}
+
+const struct vfs_backend *vfs_backend(struct vfs *v, void **ctx)
+{
+	*ctx = v->bectx;
+	return v->be;
+}
+
+/* ---- mount table ---- */
+
+static int canonical(const char *p)
+{
+	if (p[0] != '/')
+		return 0;
+	if (!strcmp(p, "/"))
+		return 1;
+	for (const char *c = p; *c; ) {
+		if (*c != '/')
+			return 0;
+		const char *e = strchrnul(c + 1, '/');
+		size_t n = e - c - 1;
+		if (n == 0 || n > NAME_MAX || (n == 1 && c[1] == '.') ||
+		    (n == 2 && c[1] == '.' && c[2] == '.'))
+			return 0;
+		c = e;
+	}
+	return 1;
+}
+
+static int path_under(const char *p, const char *m, size_t mlen)
+{
+	if (mlen == 0)           /* "/" */
+		return 1;
+	return !strncmp(p, m, mlen) && (p[mlen] == 0 || p[mlen] == '/');
+}
+
+const struct vfs_mount *vfs_mount_for(struct vfs *v, const char *path)
+{
+	const struct vfs_mount *best = NULL;
+
+	for (size_t i = 0; i < v->nmnts; i++) {
+		const struct vfs_mount *m = &v->mnts[i];
+		if (path_under(path, m->path, m->plen) && (!best || m->plen >= best->plen))
+			best = m;
+	}
+	return best;
+}
+
+const struct vfs_synth *vfs_synth_find(struct vfs *v, const char *path)
+{
+	for (size_t i = 0; i < v->nsynth; i++)
+		if (!strcmp(v->synth[i].path, path))
+			return &v->synth[i];
+	return NULL;
+}
+
+char *const *vfs_synth_children(struct vfs *v, const char *path)
+{
+	const struct vfs_synth *s = vfs_synth_find(v, path);
+
+	return s ? s->children : NULL;
+}
+
+static struct vfs_synth *synth_get(struct vfs *v, const char *path)
+{
+	struct vfs_synth *s = (struct vfs_synth *)vfs_synth_find(v, path);
+
+	if (s)
+		return s;
+	v->synth = realloc(v->synth, (v->nsynth + 1) * sizeof *v->synth);
+	if (!v->synth)
+		die("out of memory");
+	s = &v->synth[v->nsynth++];
+	s->path = xstrdup(path);
+	s->children = xcalloc(1, sizeof(char *));
+	s->n = 0;
+	return s;
+}
+
+static void synth_add_child(struct vfs *v, const char *dir, const char *name)
+{
+	struct vfs_synth *s = synth_get(v, dir);
+
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->children[i], name))
+			return;
+	s->children = realloc(s->children, (s->n + 2) * sizeof(char *));
+	if (!s->children)
+		die("out of memory");
+	s->children[s->n++] = xstrdup(name);
+	s->children[s->n] = NULL;
+}
+
+/* Register every ancestor of mount point p, each naming its child. */
+static void synth_register(struct vfs *v, const char *p)
+{
+	char buf[PATH_MAX];
+
+	snprintf(buf, sizeof buf, "%s", p);
+	synth_get(v, "/");
+	while (strcmp(buf, "/")) {
+		char *slash = strrchr(buf, '/');
+		char name[NAME_MAX + 1];
+		snprintf(name, sizeof name, "%s", slash + 1);
+		if (slash == buf)
+			slash[1] = 0;
+		else
+			*slash = 0;
+		synth_add_child(v, buf, name);
+	}
+}
+
+void vfs_synth_stat(struct vfs *v, const char *path, struct stat *st)
+{
+	memset(st, 0, sizeof *st);
+	st->st_dev = v->synth_dev;
+	st->st_ino = (moat_hash(path, strlen(path)) & 0x7fffffff) | 1;
+	st->st_mode = S_IFDIR | 0755;
+	st->st_nlink = 2;
+	st->st_blksize = 4096;
+	st->st_size = 4096;
+	st->st_atim = st->st_mtim = st->st_ctim = v->ctime;
+}
+
+int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
+	       int gofer_ctl, struct vfs **out, char *err, size_t errlen)
+{
+	struct vfs *v = xcalloc(1, sizeof *v);
+	int have_root = 0;
+
+	v->sb = sb;
+	v->gofer_ctl = gofer_ctl;
+	v->gen = atomic_fetch_add(&vfs_gens, 1);
+	v->be = &gofer_backend;
+	v->bectx = v;
+	v->synth_dev = makedev(0, 0xfe);
+	clock_gettime(CLOCK_REALTIME, &v->ctime);
+	v->mnts = xcalloc(n + 1, sizeof *v->mnts);
+	for (size_t i = 0; i < n; i++) {
+		struct vfs_mount *d = &v->mnts[v->nmnts];
+		if (!m[i].path || !canonical(m[i].path)) {
+			snprintf(err, errlen, "mount path '%s' is not a canonical absolute path",
+				 m[i].path ? m[i].path : "(null)");
+			goto fail;
+		}
+		if (m[i].kind != VFS_MNT_GOFER && m[i].kind != VFS_MNT_PROC &&
+		    m[i].kind != VFS_MNT_SYMLINK) {
+			snprintf(err, errlen, "mount %s: unknown kind %d", m[i].path, m[i].kind);
+			goto fail;
+		}
+		if (m[i].kind == VFS_MNT_SYMLINK && (!m[i].target || !*m[i].target ||
+						     !strcmp(m[i].path, "/"))) {
+			snprintf(err, errlen, "symlink mount %s needs a target", m[i].path);
+			goto fail;
+		}
+		d->idx = v->nmnts;
+		d->kind = m[i].kind;
+		d->path = xstrdup(m[i].path);
+		d->plen = strcmp(d->path, "/") ? strlen(d->path) : 0;
+		d->export = m[i].export;
+		d->writable = m[i].kind == VFS_MNT_GOFER && m[i].writable;
+		d->dev = m[i].kind == VFS_MNT_GOFER && m[i].dev;
+		d->target = m[i].target ? xstrdup(m[i].target) : NULL;
+		if (m[i].hidden) {
+			size_t k = 0;
+			while (m[i].hidden[k])
+				k++;
+			d->hidden = xcalloc(k + 1, sizeof(char *));
+			for (size_t j = 0; j < k; j++)
+				d->hidden[j] = xstrdup(m[i].hidden[j]);
+		}
+		if (d->plen == 0)
+			have_root = 1;
+		v->nmnts++;
+	}
+	if (!have_root) {
+		struct vfs_mount *d = &v->mnts[v->nmnts];
+		d->idx = v->nmnts++;
+		d->kind = VFS_MNT_SYNTH;
+		d->path = xstrdup("/");
+		d->plen = 0;
+	}
+	for (size_t i = 0; i < v->nmnts; i++)
+		synth_register(v, v->mnts[i].path);
+	v->dc = dcache_new();
+	v->im = inomap_new();
+	v->fim = inomap_new();
+	*out = v;
+	return 0;
+fail:
+	vfs_destroy(v);
+	return -EINVAL;
+}
+
+void vfs_destroy(struct vfs *v)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < v->nmnts; i++) {
+		struct vfs_mount *m = &v->mnts[i];
+		free(m->path);
+		free(m->target);
+		for (char **h = m->hidden; h && *h; h++)
+			free(*h);
+		free(m->hidden);
+	}
+	free(v->mnts);
+	for (size_t i = 0; i < v->nsynth; i++) {
+		for (size_t j = 0; j < v->synth[i].n; j++)
+			free(v->synth[i].children[j]);
+		free(v->synth[i].children);
+		free(v->synth[i].path);
+	}
+	free(v->synth);
+	dcache_free(v->dc);
+	inomap_free(v->im);
+	inomap_free(v->fim);
+	if (tl_conn && tl_gen == v->gen) {
+		gofer_disconnect(tl_conn);
+		tl_conn = NULL;
+	}
+	free(v);
+}
+
+struct sandbox *vfs_sandbox(struct vfs *v)
+{
+	return v->sb;
+}
+
+void vfs_map_stat(struct vfs *v, struct stat *st)
+{
+	if (!v->sb)
+		return;
+	st->st_uid = idmap_uid_to_guest(&v->sb->idmap, st->st_uid);
+	st->st_gid = idmap_gid_to_guest(&v->sb->idmap, st->st_gid);
+}
+
+void vfs_inomap_put(struct vfs *v, dev_t dev, ino_t ino, const char *path)
+{
+	inomap_put(v->im, dev, ino, path);
+}
+
+int vfs_inomap_get(struct vfs *v, dev_t dev, ino_t ino, char *path, size_t len)
+{
+	return inomap_get(v->im, dev, ino, path, len);
+}
+
+int vfs_path_of_inode(struct vfs *v, dev_t dev, ino_t ino, char *buf, size_t len)
+{
+	int r = inomap_get(v->im, dev, ino, buf, len);
+
+	if (r < 0)
+		r = inomap_get(v->fim, dev, ino, buf, len);
+	return r < 0 ? r : (int)strlen(buf);
+}
+
+void vfs_invalidate(struct vfs *v, const struct vfs_mount *m, const char *rel, int subtree)
+{
+	dcache_drop(v->dc, m->idx, rel, subtree);
+}
+
+int vfs_is_hidden(const struct vfs_mount *m, const char *rel)
+{
+	for (char **h = m->hidden; h && *h; h++) {
+		size_t n = strlen(*h);
+		if (!strncmp(rel, *h, n) && (rel[n] == 0 || rel[n] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
+int vfs_mount_write_err(const struct vfs_mount *m)
+{
+	switch (m->kind) {
+	case VFS_MNT_GOFER:
+		if (m->dev)
+			return -EACCES;
+		return m->writable ? 0 : -EROFS;
+	case VFS_MNT_PROC:
+		return -EACCES;
+	default:
+		return -EROFS;
+	}
+}
+
+/* ---- permissions ---- */
+
+/*
+ * May task t access an inode with stat st (guest view) for mask (MAY_*)?
+ * The rules, in order:
+ *  1. An empty mask is always granted.
+ *  2. Root (fsuid 0) is granted read and write on anything, and search on a
+ *     directory; execute on a non-directory needs at least one x bit
+ *     (capable_wrt_inode_uidgid + CAP_DAC_OVERRIDE in Linux).
+ *  3. The owner (fsuid == st_uid) gets the owner bits, and only those: an
+ *     owner without a bit is denied even if group or other has it.
+ *  4. A member of the file's group (fsgid == st_gid) gets the group bits, and
+ *     only those. Supplementary groups are not modelled yet.
+ *  5. Everyone else gets the other bits.
+ * Denial is -EACCES.
+ */
+static int permission(uid_t uid, gid_t gid, const struct stat *st, int mask)
+{
+	mode_t m = st->st_mode;
+	int bits;
+
+	if (!mask)                                             /* 1 */
+		return 0;
+	if (uid == 0) {                                        /* 2 */
+		if (!(mask & MAY_EXEC) || S_ISDIR(m) || (m & 0111))
+			return 0;
+		return -EACCES;
+	}
+	if (uid == st->st_uid)                                 /* 3 */
+		bits = (m >> 6) & 7;
+	else if (gid == st->st_gid)                            /* 4 */
+		bits = (m >> 3) & 7;
+	else                                                   /* 5 */
+		bits = m & 7;
+	return (bits & mask) == mask ? 0 : -EACCES;
+}
+
+int vfs_permission(struct task *t, const struct stat *st, int mask)
+{
+	return permission(t->cred.fsuid, t->cred.fsgid, st, mask);
+}
+
+int vfs_permission_real(struct task *t, const struct stat *st, int mask)
+{
+	return permission(t->cred.ruid, t->cred.rgid, st, mask);
+}
+
+/* ---- single lookups ---- */
+
+static void node_set(struct vfs_node *n, const char *path, const struct vfs_mount *m)
+{
+	size_t len = strlen(path);
+
+	memmove(n->path, path, len + 1);
+	n->mnt = m;
+	n->rel = n->path + m->plen;
+	if (*n->rel == '/')
+		n->rel++;
+	n->magic = 0;
+	n->exists = 0;
+}
+
+static void be_put(struct vfs *v, const struct vfs_mount *m, const char *rel,
+		   struct stat *st, const char *link)
+{
+	vfs_map_stat(v, st);
+	dcache_put(v->dc, m->idx, rel, st, 0, S_ISLNK(st->st_mode) ? link : NULL);
+}
+
+/* lstat rel on a gofer mount, through the cache; batches `ahead` components
+ * into the same gofer round trip. 1 found, 0 missing, -errno. */
+static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
+		     const char *ahead, unsigned flags, struct stat *st)
+{
+	int neg = 0;
+	int r;
+
+	if (!((flags & WALK_FRESH) && m->writable) &&
+	    dcache_get(v->dc, m->idx, rel, st, &neg, NULL, 0))
+		return !neg;
+
+	if ((flags & WALK_FRESH) || !*rel) {
+		r = VFS_BE(v, lstat, m->export, rel, st);
+		if (r == -ENOENT) {
+			dcache_put(v->dc, m->idx, rel, NULL, 1, NULL);
+			return 0;
+		}
+		if (r < 0)
+			return r;
+		char link[PATH_MAX] = "";
+		if (S_ISLNK(st->st_mode)) {
+			long l = VFS_BE(v, readlink, m->export, rel, link, sizeof link - 1);
+			link[l > 0 ? l : 0] = 0;
+		}
+		be_put(v, m, rel, st, link);
+		return 1;
+	}
+
+	/* rel + the plain components ahead, up to GOFER_WALK_MAX in total */
+	char batch[PATH_MAX];
+	int ncomp = 1;
+	size_t len = strlen(rel);
+	memcpy(batch, rel, len + 1);
+	for (const char *c = rel; *c; c++)
+		ncomp += *c == '/';
+	int want = ncomp;
+	for (const char *a = ahead; a && *a && ncomp < GOFER_WALK_MAX; ) {
+		while (*a == '/')
+			a++;
+		const char *e = strchrnul(a, '/');
+		size_t cl = e - a;
+		if (!cl || (cl == 1 && a[0] == '.') || (cl == 2 && a[0] == '.' && a[1] == '.') ||
+		    cl > NAME_MAX || len + 1 + cl >= sizeof batch)
+			break;
+		batch[len++] = '/';
+		memcpy(batch + len, a, cl);
+		len += cl;
+		batch[len] = 0;
+		ncomp++;
+		a = e;
+	}
+	if (want > GOFER_WALK_MAX)
+		return be_lookup(v, m, rel, NULL, flags | WALK_FRESH, st);
+
+	struct gofer_walk *w = xmalloc(sizeof *w);
+	r = VFS_BE(v, walk, m->export, batch, w);
+	if (r < 0) {
+		free(w);
+		return r;
+	}
+	/* cache every prefix the walk stat'ed */
+	char pre[PATH_MAX];
+	const char *c = batch;
+	size_t plen = 0;
+	for (int i = 0; i <= w->n && i < ncomp; i++) {
+		const char *e = strchrnul(c, '/');
+		memcpy(pre + plen, c, e - c);
+		plen += e - c;
+		pre[plen] = 0;
+		if (i == w->n) {
+			if (w->err == -ENOENT && !vfs_is_hidden(m, pre))
+				dcache_put(v->dc, m->idx, pre, NULL, 1, NULL);
+			break;
+		}
+		be_put(v, m, pre, &w->st[i], i == w->n - 1 ? w->link : NULL);
+		if (i + 1 == want)
+			*st = w->st[i];
+		if (!*e)
+			break;
+		pre[plen++] = '/';
+		c = e + 1;
+	}
+	int got = w->n, err = w->err;
+	free(w);
+	if (got >= want)
+		return 1;
+	if (got == want - 1 && err == -ENOENT)
+		return 0;
+	if (got == want - 1 && err < 0)
+		return err;
+	/* the walk stopped early (e.g. a concurrent change): ask directly */
+	return be_lookup(v, m, rel, NULL, flags | WALK_FRESH, st);
+}
+
+int vfs_lookup(struct vfs *v, struct task *t, const char *path, const char *ahead,
+	       unsigned flags, struct vfs_node *n)
+{
+	const struct vfs_mount *m = vfs_mount_for(v, path);
+	const struct vfs_synth *syn;
+	int r;
+
+	node_set(n, path, m);
+	syn = *n->rel ? vfs_synth_find(v, n->path) : NULL;
+	switch (m->kind) {
+	case VFS_MNT_SYMLINK:
+		if (*n->rel)
+			return -ENOTDIR;
+		n->kind = VN_SYMMNT;
+		memset(&n->st, 0, sizeof n->st);
+		n->st.st_dev = v->synth_dev;
+		n->st.st_ino = (moat_hash(n->path, strlen(n->path)) & 0x7fffffff) | 1;
+		n->st.st_mode = S_IFLNK | 0777;
+		n->st.st_nlink = 1;
+		n->st.st_size = strlen(m->target);
+		n->st.st_blksize = 4096;
+		n->st.st_atim = n->st.st_mtim = n->st.st_ctim = v->ctime;
+		n->exists = 1;
+		return 0;
+	case VFS_MNT_SYNTH:
+		if (*n->rel && !syn)
+			return 0;
+		n->kind = VN_SYNTH;
+		vfs_synth_stat(v, n->path, &n->st);
+		n->exists = 1;
+		return 0;
+	case VFS_MNT_PROC: {
+		int pflags = 0;
+		r = procfs_lstat(v, t, n->rel, &n->st, &pflags);
+		if (r == -ENOENT && syn)
+			goto synthetic;
+		if (r == -ENOENT)
+			return 0;
+		if (r < 0)
+			return r;
+		n->kind = VN_PROC;
+		n->magic = !!(pflags & PROCFS_MAGIC_LINK);
+		n->exists = 1;
+		return 0;
+	}
+	case VFS_MNT_GOFER:
+		if (vfs_is_hidden(m, n->rel) && !syn)
+			return 0;
+		r = be_lookup(v, m, n->rel, ahead, flags, &n->st);
+		if (syn && (r <= 0 || !S_ISDIR(n->st.st_mode)))
+			goto synthetic;
+		if (r <= 0)
+			return r;
+		n->kind = VN_BACKEND;
+		n->exists = 1;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+synthetic:
+	n->kind = VN_SYNTH;
+	vfs_synth_stat(v, n->path, &n->st);
+	n->exists = 1;
+	return 0;
+}
+
+long vfs_node_readlink(struct vfs *v, struct task *t, const struct vfs_node *n,
+		       char *buf, size_t len)
+{
+	if (!n->exists)
+		return -ENOENT;
+	if (!S_ISLNK(n->st.st_mode))
+		return -EINVAL;
+	switch (n->kind) {
+	case VN_SYMMNT: {
+		size_t l = strlen(n->mnt->target);
+		if (l > len)
+			l = len;
+		memcpy(buf, n->mnt->target, l);
+		return l;
+	}
+	case VN_PROC:
+		return procfs_readlink(v, t, n->rel, buf, len);
+	case VN_BACKEND: {
+		char link[PATH_MAX];
+		int neg;
+		if (dcache_get(v->dc, n->mnt->idx, n->rel, NULL, &neg, link, sizeof link) && !neg) {
+			size_t l = strlen(link);
+			if (l) {
+				if (l > len)
+					l = len;
+				memcpy(buf, link, l);
+				return l;
+			}
+		}
+		return VFS_BE(v, readlink, n->mnt->export, n->rel, buf, len);
+	}
+	default:
+		return -EINVAL;
+	}
+}
+
+static int memfd_dir(struct vfs *v, const struct vfs_node *n, int *fd, struct stat *st)
+{
+	struct stat mst;
+	int mfd = memfd_create("moat-dir", MFD_CLOEXEC);
+
+	if (mfd < 0)
+		return -errno;
+	if (fstat(mfd, &mst) < 0) {
+		int e = -errno;
+		close(mfd);
+		return e;
+	}
+	inomap_put(v->im, mst.st_dev, mst.st_ino, n->path);
+	*fd = mfd;
+	if (st)
+		*st = n->st;
+	return 0;
+}
+
+int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
+		  int flags, mode_t mode, int *fd, struct stat *st)
+{
+	struct stat tmp;
+	int r;
+
+	if (!st)
+		st = &tmp;
+	switch (n->kind) {
+	case VN_BACKEND:
+		r = VFS_BE(v, open, n->mnt->export, n->rel, flags, mode, fd, st);
+		if (r < 0)
+			return r;
+		if (S_ISDIR(st->st_mode))
+			inomap_put(v->im, st->st_dev, st->st_ino, n->path);
+		else if (!(flags & O_PATH))
+			inomap_put(v->fim, st->st_dev, st->st_ino, n->path);
+		vfs_map_stat(v, st);
+		if (flags & O_CREAT)
+			dcache_drop(v->dc, n->mnt->idx, n->rel, 0);
+		return 0;
+	case VN_SYNTH:
+		return memfd_dir(v, n, fd, st);
+	case VN_PROC:
+		if (S_ISDIR(n->st.st_mode))
+			return memfd_dir(v, n, fd, st);
+		if (n->magic)
+			r = procfs_open_magic(v, t, n->rel, flags, fd);
+		else
+			r = procfs_open(v, t, n->rel, flags, fd);
+		if (r < 0)
+			return r;
+		*st = n->st;
+		return 0;
+	case VN_SYMMNT:
+		if (!(flags & O_PATH))
+			return -ELOOP;
+		return memfd_dir(v, n, fd, st);
+	default:
+		return -EBADF;
+	}
+}
+
+int vfs_fd_node(struct vfs *v, struct task *t, int guestfd, struct vfs_node *n,
+		int *hostfd)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd = task_getfd(t, guestfd);
+
+	if (fd < 0)
+		return -EBADF;
+	if (fstat(fd, &st) < 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	if (inomap_get(v->im, st.st_dev, st.st_ino, path, sizeof path) == 0) {
+		int r = vfs_lookup(v, t, path, NULL, 0, n);
+		if (r == 0 && n->exists) {
+			if (n->kind == VN_BACKEND) {
+				vfs_map_stat(v, &st);
+				n->st = st;
+			}
+			if (hostfd)
+				*hostfd = fd;
+			else
+				close(fd);
+			return 0;
+		}
+	}
+	memset(n, 0, sizeof *n);
+	n->kind = VN_FD;
+	n->exists = 1;
+	n->rel = n->path;
+	n->mnt = NULL;
+	vfs_map_stat(v, &st);
+	n->st = st;
+	if (hostfd)
+		*hostfd = fd;
+	else
+		close(fd);
+	return 0;
+}
+
+/* ---- /proc/mounts ---- */
+
+long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo)
+{
+	size_t off = 0;
+
+	for (size_t i = 0; i < v->nmnts; i++) {
+		const struct vfs_mount *m = &v->mnts[i];
+		const char *type, *src, *opt;
+		char line[PATH_MAX + 256];
+		int l;
+
+		switch (m->kind) {
+		case VFS_MNT_GOFER:
+			type = m->dev ? "devtmpfs" : "moatfs";
+			src = m->dev ? "dev" : "moat";
+			opt = m->writable || m->dev ? "rw" : "ro";
+			break;
+		case VFS_MNT_PROC:
+			type = "proc"; src = "proc"; opt = "rw,nosuid,nodev,noexec";
+			break;
+		case VFS_MNT_SYNTH:
+			type = "tmpfs"; src = "none"; opt = "ro";
+			break;
+		default:
+			continue;
+		}
+		if (mountinfo)
+			l = snprintf(line, sizeof line, "%zu %zu 0:%zu / %s %s - %s %s %s\n",
+				     i + 1, i ? (size_t)1 : (size_t)0, i + 30, m->path, opt,
+				     type, src, opt);
+		else
+			l = snprintf(line, sizeof line, "%s %s %s %s 0 0\n", src, m->path, type, opt);
+		if (l < 0)
+			continue;
+		if (buf && off + l <= len)
+			memcpy(buf + off, line, l);
+		off += l;
+	}
+	return off;
+}
+
+/* ---- exec helpers ---- */
+
+int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
+		  int *fd, struct stat *st, char *canon, size_t canonlen)
+{
+	struct vfs *v = t->sb->vfs;
+	struct vfs_node *n = xmalloc(sizeof *n);
+	unsigned wf = 0;
+	int r;
+
+	if (atflags & AT_SYMLINK_NOFOLLOW)
+		wf |= WALK_NOFOLLOW;
+	if (atflags & AT_EMPTY_PATH)
+		wf |= WALK_EMPTY_PATH;
+	r = vfs_walk(v, t, dirfd, path, wf, n);
+	if (r < 0)
+		goto out;
+	if (S_ISLNK(n->st.st_mode)) {
+		r = -ELOOP;
+		goto out;
+	}
+	if (!S_ISREG(n->st.st_mode) || n->kind == VN_PROC || n->kind == VN_SYNTH) {
+		r = -EACCES;
+		goto out;
+	}
+	r = vfs_permission(t, &n->st, MAY_EXEC);
+	if (r < 0)
+		goto out;
+	if (n->kind == VN_FD) {
+		r = task_getfd(t, dirfd);
+		if (r < 0)
+			goto out;
+		*fd = r;
+		*st = n->st;
+		r = 0;
+	} else {
+		r = vfs_node_open(v, t, n, O_RDONLY, 0, fd, st);
+		if (r < 0)
+			goto out;
+	}
+	if (canon && canonlen) {
+		if (strlen(n->path) >= canonlen) {
+			close(*fd);
+			r = -ENAMETOOLONG;
+			goto out;
+		}
+		strcpy(canon, n->path);
+	}
+out:
+	free(n);
+	return r;
+}
+
+int vfs_check_dir(struct task *t, const char *path, char *canon, size_t canonlen)
+{
+	struct vfs *v = t->sb->vfs;
+	struct vfs_node *n = xmalloc(sizeof *n);
+	int r = vfs_walk(v, t, AT_FDCWD, path, WALK_DIRECTORY, n);
+
+	if (r == 0)
+		r = vfs_permission(t, &n->st, MAY_EXEC);
+	if (r == 0 && canon) {
+		if (strlen(n->path) >= canonlen)
+			r = -ENAMETOOLONG;
+		else
+			strcpy(canon, n->path);
+	}
+	free(n);
+	return r;
+}

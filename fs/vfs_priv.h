@@ -1,0 +1,39 @@
+/* fs/vfs_priv.h - struct vfs (private to fs/). */
+#ifndef MOAT_FS_VFS_PRIV_H
+#define MOAT_FS_VFS_PRIV_H
+
+#include <time.h>
+
+#include "fs/dcache.h"
+#include "fs/walk.h"
+
+/* A directory that exists only because mount points lie beneath it (or is
+ * a mount point itself): the names to list in it. */
+struct vfs_synth {
+	char *path;
+	char **children;         /* NULL-terminated */
+	size_t n;
+};
+
+struct vfs {
+	struct sandbox *sb;
+	int gofer_ctl;
+	unsigned gen;            /* tells thread-local gofer connections apart */
+	struct vfs_mount *mnts;
+	size_t nmnts;
+	struct vfs_synth *synth; /* every ancestor of a mount point, and "/" */
+	size_t nsynth;
+	struct dcache *dc;
+	struct inomap *im;       /* directories handed out */
+	struct inomap *fim;      /* other files handed out (for /proc/<pid>/fd) */
+	const struct vfs_backend *be;
+	void *bectx;
+	dev_t synth_dev;
+	struct timespec ctime;   /* times of synthetic nodes */
+};
+
+const struct vfs_mount *vfs_mount_for(struct vfs *v, const char *path);
+const struct vfs_synth *vfs_synth_find(struct vfs *v, const char *path);
+void vfs_synth_stat(struct vfs *v, const char *path, struct stat *st);
+
+#endif

@@ -1,0 +1,290 @@
+/* fs/walk.c - the one path walk (Linux's link_path_walk, gVisor's
+ * ResolvingPath, PRoot's canonicalize).
+ *
+ * State: `cur`, the node reached so far (always an existing directory whose
+ * path is canonical: every symlink before it already resolved), and `rem`,
+ * the text still to walk. For each component:
+ *   ""/"."   skip (a final "." names cur);
+ *   ".."     cur becomes the lexical parent of cur's canonical path, which is
+ *            its parent in the guest view (cur has no symlinks in it); never
+ *            above the root ("/", or the dirfd with RESOLVE_IN_ROOT;
+ *            RESOLVE_BENEATH fails with EXDEV instead). Crossing a mount point
+ *            upward needs nothing special: vfs_lookup() picks the mount by
+ *            longest prefix of the path.
+ *   name     search permission on cur, then vfs_lookup(cur/name) (dentry
+ *            cache, else the backend; `rem` is passed as a hint so one gofer
+ *            walk stats the following components too). A symlink met in the
+ *            middle, or at the end unless WALK_NOFOLLOW (a trailing slash
+ *            always follows), replaces itself in `rem` by its target: absolute
+ *            targets restart at the root, relative ones at cur (the link's
+ *            directory). VFS_MAXSYMLINKS (40) links per walk, then ELOOP.
+ *            A non-directory followed by more components is ENOTDIR.
+ * Errors: ENAMETOOLONG (component > NAME_MAX, path >= PATH_MAX), ENOENT,
+ * ENOTDIR, EACCES, ELOOP, EXDEV (RESOLVE_BENEATH/NO_XDEV).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "fs/vfs_priv.h"
+#include "kernel/task.h"
+
+struct walk {
+	struct vfs_node cur;
+	struct vfs_node nx;
+	char root[PATH_MAX];
+	char rem[2][2 * PATH_MAX];
+	char cand[PATH_MAX];
+	char link[PATH_MAX];
+};
+
+static int start_node(struct vfs *v, struct task *t, int dirfd, const char *path,
+		      unsigned flags, struct walk *w)
+{
+	int r;
+
+	if (path[0] == '/' && !(flags & WALK_IN_ROOT))
+		return vfs_lookup(v, t, "/", NULL, 0, &w->cur);
+	if (dirfd == AT_FDCWD) {
+		char cwd[PATH_MAX];
+		pthread_mutex_lock(&t->fs->lock);
+		memcpy(cwd, t->fs->cwd, sizeof cwd);
+		pthread_mutex_unlock(&t->fs->lock);
+		r = vfs_lookup(v, t, cwd, NULL, 0, &w->cur);
+		if (r == 0 && !w->cur.exists)
+			r = -ENOENT;
+		return r;
+	}
+	return vfs_fd_node(v, t, dirfd, &w->cur, NULL);
+}
+
+static void finish(struct walk *w, const char *path, int dot, struct vfs_node *out)
+{
+	size_t l = strlen(path);
+
+	*out = w->cur;
+	out->rel = out->path + (w->cur.rel - w->cur.path);
+	out->pst = w->cur.st;
+	out->trailing_slash = l && path[l - 1] == '/';
+	out->last_dot = dot;
+}
+
+static void node_copy(struct vfs_node *dst, const struct vfs_node *src)
+{
+	*dst = *src;
+	dst->rel = dst->path + (src->rel - src->path);
+}
+
+int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
+	     unsigned flags, struct vfs_node *out)
+{
+	size_t plen = strlen(path);
+	int nlinks = 0, which = 0, r;
+	struct walk *w;
+	const char *p;
+
+	if (plen >= PATH_MAX)
+		return -ENAMETOOLONG;
+	if (!plen && !(flags & WALK_EMPTY_PATH))
+		return -ENOENT;
+	if (path[0] == '/' && (flags & WALK_BENEATH))
+		return -EXDEV;
+	w = xmalloc(sizeof *w);
+	r = start_node(v, t, dirfd, path, flags, w);
+	if (r < 0)
+		goto out;
+	if (!plen) {
+		finish(w, path, 0, out);
+		goto out;
+	}
+	if (w->cur.kind == VN_FD || !S_ISDIR(w->cur.st.st_mode)) {
+		r = -ENOTDIR;
+		goto out;
+	}
+	strcpy(w->root, (flags & (WALK_BENEATH | WALK_IN_ROOT)) ? w->cur.path : "/");
+	memcpy(w->rem[0], path, plen + 1);
+	p = w->rem[0];
+
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (!*p) {
+			finish(w, path, 0, out);
+			goto out;
+		}
+		const char *e = strchrnul(p, '/');
+		size_t cl = e - p;
+		const char *q = e;
+		while (*q == '/')
+			q++;
+		int last = !*q;
+		int slash = last && *e == '/';
+
+		if (cl > NAME_MAX) {
+			r = -ENAMETOOLONG;
+			goto out;
+		}
+		if (!S_ISDIR(w->cur.st.st_mode)) {
+			r = -ENOTDIR;
+			goto out;
+		}
+		r = vfs_permission(t, &w->cur.st, MAY_EXEC);
+		if (r < 0)
+			goto out;
+
+		if (cl == 1 && p[0] == '.') {
+			if (last) {
+				finish(w, path, 1, out);
+				goto out;
+			}
+			p = e;
+			continue;
+		}
+		if (cl == 2 && p[0] == '.' && p[1] == '.') {
+			if (!strcmp(w->cur.path, w->root)) {
+				if (flags & WALK_BENEATH) {
+					r = -EXDEV;
+					goto out;
+				}
+			} else {
+				char parent[PATH_MAX];
+				strcpy(parent, w->cur.path);
+				char *s = strrchr(parent, '/');
+				if (s == parent)
+					s[1] = 0;
+				else
+					*s = 0;
+				const struct vfs_mount *from = w->cur.mnt;
+				r = vfs_lookup(v, t, parent, NULL, 0, &w->nx);
+				if (r == 0 && !w->nx.exists)
+					r = -ENOENT;
+				if (r < 0)
+					goto out;
+				if ((flags & WALK_NO_XDEV) && w->nx.mnt != from) {
+					r = -EXDEV;
+					goto out;
+				}
+				node_copy(&w->cur, &w->nx);
+			}
+			if (last) {
+				finish(w, path, 2, out);
+				goto out;
+			}
+			p = e;
+			continue;
+		}
+
+		size_t dl = strcmp(w->cur.path, "/") ? strlen(w->cur.path) : 0;
+		if (dl + 1 + cl >= PATH_MAX) {
+			r = -ENAMETOOLONG;
+			goto out;
+		}
+		memcpy(w->cand, w->cur.path, dl);
+		w->cand[dl] = '/';
+		memcpy(w->cand + dl + 1, p, cl);
+		w->cand[dl + 1 + cl] = 0;
+		r = vfs_lookup(v, t, w->cand, e, last ? (flags & WALK_FRESH) : 0, &w->nx);
+		if (r < 0)
+			goto out;
+		if ((flags & WALK_NO_XDEV) && w->nx.exists && w->nx.mnt != w->cur.mnt) {
+			r = -EXDEV;
+			goto out;
+		}
+		if (!w->nx.exists) {
+			if (last && (flags & WALK_CREATE)) {
+				node_copy(out, &w->nx);
+				out->pst = w->cur.st;
+				out->trailing_slash = slash;
+				out->last_dot = 0;
+				goto out;
+			}
+			r = -ENOENT;
+			goto out;
+		}
+		if (S_ISLNK(w->nx.st.st_mode) && (!last || !(flags & WALK_NOFOLLOW) || slash)) {
+			if (flags & WALK_NO_SYMLINKS) {
+				r = -ELOOP;
+				goto out;
+			}
+			if (w->nx.magic) {
+				if (flags & WALK_NO_MAGICLINKS) {
+					r = -ELOOP;
+					goto out;
+				}
+				if (last) {
+					/* opened/stat'ed through procfs_open_magic */
+					node_copy(out, &w->nx);
+					out->pst = w->cur.st;
+					out->trailing_slash = slash;
+					out->last_dot = 0;
+					goto out;
+				}
+			}
+			if (++nlinks > VFS_MAXSYMLINKS) {
+				r = -ELOOP;
+				goto out;
+			}
+			long l = vfs_node_readlink(v, t, &w->nx, w->link, sizeof w->link - 1);
+			if (l < 0) {
+				r = (int)l;
+				goto out;
+			}
+			if (l == 0) {
+				r = -ENOENT;
+				goto out;
+			}
+			w->link[l] = 0;
+			size_t rl = strlen(e);
+			if (l + rl + 1 >= sizeof w->rem[0]) {
+				r = -ENAMETOOLONG;
+				goto out;
+			}
+			which ^= 1;
+			memcpy(w->rem[which], w->link, l);
+			memcpy(w->rem[which] + l, e, rl + 1);
+			p = w->rem[which];
+			if (w->link[0] == '/') {
+				if (flags & WALK_BENEATH) {
+					r = -EXDEV;
+					goto out;
+				}
+				r = vfs_lookup(v, t, w->root, NULL, 0, &w->nx);
+				if (r == 0 && !w->nx.exists)
+					r = -ENOENT;
+				if (r < 0)
+					goto out;
+				node_copy(&w->cur, &w->nx);
+			}
+			continue;
+		}
+		if (last) {
+			if ((slash || (flags & WALK_DIRECTORY)) && !S_ISDIR(w->nx.st.st_mode) &&
+			    !S_ISLNK(w->nx.st.st_mode)) {
+				r = -ENOTDIR;
+				goto out;
+			}
+			if ((flags & WALK_DIRECTORY) && S_ISLNK(w->nx.st.st_mode)) {
+				r = -ENOTDIR;
+				goto out;
+			}
+			node_copy(out, &w->nx);
+			out->pst = w->cur.st;
+			out->trailing_slash = slash;
+			out->last_dot = 0;
+			goto out;
+		}
+		if (!S_ISDIR(w->nx.st.st_mode)) {
+			r = -ENOTDIR;
+			goto out;
+		}
+		node_copy(&w->cur, &w->nx);
+		p = e;
+	}
+out:
+	free(w);
+	return r;
+}

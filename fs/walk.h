@@ -1,0 +1,170 @@
+/* fs/walk.h - the VFS internals the file syscall handlers use: the path walk,
+ * the node it returns, backend calls, the dentry cache and the inode map.
+ *
+ * A node is a canonical absolute guest path plus what lives there:
+ *   VN_BACKEND  a file of a gofer mount (mnt, rel = path inside the export)
+ *   VN_SYNTH    a synthetic directory (the synthetic root, a mount point or an
+ *               ancestor of one that its parent mount does not contain)
+ *   VN_PROC     a node of a PROC mount (rel = path inside /proc)
+ *   VN_SYMMNT   a SYMLINK mount point (the node is a symlink to mnt->target)
+ *   VN_FD       an open guest fd the VFS cannot name (a plain file, a pipe...):
+ *               only valid as the AT_EMPTY_PATH target
+ * Every stat in a node is in the guest's view: ids already mapped with
+ * idmap_*_to_guest.
+ *
+ * Lifetime: struct vfs_mount entries live as long as the vfs; nodes are plain
+ * values on the caller's stack (no references to drop).
+ */
+#ifndef MOAT_FS_WALK_H
+#define MOAT_FS_WALK_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "fs/vfs.h"
+#include "gofer/gofer.h"
+
+struct task;
+
+/* Internal mount kind for the synthetic root (no mount at "/"). */
+#define VFS_MNT_SYNTH 0
+
+struct vfs_mount {
+	int idx;                 /* index in v->mnts (dcache key) */
+	int kind;                /* enum vfs_mount_kind or VFS_MNT_SYNTH */
+	char *path;              /* canonical guest path */
+	size_t plen;             /* strlen(path); 0 for "/" so rel = path + plen + 1 */
+	int export;
+	int writable;
+	int dev;
+	char **hidden;           /* NULL-terminated, or NULL */
+	char *target;            /* SYMLINK */
+};
+
+enum vfs_node_kind { VN_BACKEND = 1, VN_SYNTH, VN_PROC, VN_SYMMNT, VN_FD };
+
+struct vfs_node {
+	char path[PATH_MAX];     /* canonical guest path of the node */
+	const struct vfs_mount *mnt;
+	const char *rel;         /* points into path: path inside the mount */
+	int kind;
+	int exists;              /* 0: negative final component (WALK_CREATE) */
+	int magic;               /* PROC magic link (fd/<n>) */
+	int trailing_slash;      /* the walked path ended in '/' */
+	int last_dot;            /* final component was "." (1) or ".." (2) */
+	struct stat st;          /* guest-view stat (valid if exists) */
+	struct stat pst;         /* parent directory's stat (final component) */
+};
+
+/* Walk flags. */
+#define WALK_NOFOLLOW      0x001 /* don't follow a final symlink */
+#define WALK_DIRECTORY     0x002 /* final must be a directory (ENOTDIR) */
+#define WALK_CREATE        0x004 /* a missing final component is not an error:
+				  * exists = 0 (its parent exists and is a dir) */
+#define WALK_FRESH         0x008 /* re-stat the final component (writable mounts) */
+#define WALK_EMPTY_PATH    0x010 /* "" names dirfd itself */
+#define WALK_BENEATH       0x020 /* RESOLVE_BENEATH */
+#define WALK_IN_ROOT       0x040 /* RESOLVE_IN_ROOT */
+#define WALK_NO_SYMLINKS   0x080 /* RESOLVE_NO_SYMLINKS */
+#define WALK_NO_MAGICLINKS 0x100 /* RESOLVE_NO_MAGICLINKS */
+#define WALK_NO_XDEV       0x200 /* RESOLVE_NO_XDEV */
+#define WALK_EXEC_PERM     0x400 /* (unused by walk: callers' convenience) */
+
+#define VFS_MAXSYMLINKS 40
+
+/* The one path walk. dirfd: AT_FDCWD or a guest fd. Returns 0 or -errno. */
+int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
+	     unsigned flags, struct vfs_node *out);
+
+/* Look up one canonical absolute path whose parents are already resolved
+ * (no symlinks in them). ahead: the components still to walk (a batching
+ * hint for the gofer, may be NULL). Returns 0 (out->exists says if found) or
+ * -errno. */
+int vfs_lookup(struct vfs *v, struct task *t, const char *path, const char *ahead,
+	       unsigned flags, struct vfs_node *out);
+
+/* Identify a guest fd: *hostfd gets the duplicated host fd (caller closes).
+ * Directories are named through the inode map; other fds give VN_FD. */
+int vfs_fd_node(struct vfs *v, struct task *t, int guestfd, struct vfs_node *out,
+		int *hostfd);
+
+/* Read a symlink node's target (VN_SYMMNT, VN_PROC or VN_BACKEND). Returns
+ * length (no NUL) or -errno (-EINVAL: not a link). */
+long vfs_node_readlink(struct vfs *v, struct task *t, const struct vfs_node *n,
+		       char *buf, size_t len);
+
+/* Open a node for the guest (no permission checks: callers do them). Returns
+ * 0 and a host fd; directories are recorded in the inode map. */
+int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
+		  int flags, mode_t mode, int *fd, struct stat *st);
+
+/* Permission check against the task's virtual credentials. mask: MAY_* */
+#define MAY_EXEC  1
+#define MAY_WRITE 2
+#define MAY_READ  4
+int vfs_permission(struct task *t, const struct stat *st, int mask);
+/* The same with the real ids (access(2) without AT_EACCESS). */
+int vfs_permission_real(struct task *t, const struct stat *st, int mask);
+
+/* 0 if the mount of a node may be modified, else -EROFS / -EACCES. */
+int vfs_mount_write_err(const struct vfs_mount *m);
+
+/* Children names of a synthetic directory or mount-point names to merge into
+ * a listing of path. Returns a NULL-terminated array owned by the vfs (or NULL). */
+char *const *vfs_synth_children(struct vfs *v, const char *path);
+
+/* Is rel (inside mount m) hidden? */
+int vfs_is_hidden(const struct vfs_mount *m, const char *rel);
+
+/* Guest-view stat of a host fd (ids mapped). */
+void vfs_map_stat(struct vfs *v, struct stat *st);
+struct sandbox *vfs_sandbox(struct vfs *v);
+
+/* Inode map: (st_dev, st_ino) of a fd we handed out for a directory ->
+ * canonical guest path. */
+void vfs_inomap_put(struct vfs *v, dev_t dev, ino_t ino, const char *path);
+int vfs_inomap_get(struct vfs *v, dev_t dev, ino_t ino, char *path, size_t len);
+
+/* Dentry cache invalidation (after a mutation): the entry for rel, and with
+ * subtree also everything beneath it. */
+void vfs_invalidate(struct vfs *v, const struct vfs_mount *m, const char *rel, int subtree);
+
+/* ---- backends for GOFER mounts (the gofer by default; tests may use the
+ * host-directory backend). Same semantics as gofer/gofer.h. ---- */
+struct vfs_backend {
+	int (*walk)(void *ctx, int exp, const char *rel, struct gofer_walk *out);
+	int (*lstat)(void *ctx, int exp, const char *rel, struct stat *st);
+	int (*open)(void *ctx, int exp, const char *rel, int flags, mode_t mode,
+		    int *fd, struct stat *st);
+	long (*readlink)(void *ctx, int exp, const char *rel, char *buf, size_t len);
+	int (*mkdir)(void *ctx, int exp, const char *rel, mode_t mode);
+	int (*mknod)(void *ctx, int exp, const char *rel, mode_t mode);
+	int (*unlink)(void *ctx, int exp, const char *rel, int flags);
+	int (*rename)(void *ctx, int exp, const char *o, const char *n, unsigned flags);
+	int (*symlink)(void *ctx, int exp, const char *target, const char *rel);
+	int (*link)(void *ctx, int exp, const char *o, const char *n);
+	int (*chmod)(void *ctx, int exp, const char *rel, mode_t mode);
+	int (*chown)(void *ctx, int exp, const char *rel, uid_t uid, gid_t gid);
+	int (*truncate)(void *ctx, int exp, const char *rel, off_t len);
+	int (*utimens)(void *ctx, int exp, const char *rel, const struct timespec ts[2], int flags);
+	int (*statfs)(void *ctx, int exp, const char *rel, struct statfs *st);
+};
+
+/* Replace the backend (before use; tests). ctx is passed to every op. */
+void vfs_set_backend(struct vfs *v, const struct vfs_backend *ops, void *ctx);
+const struct vfs_backend *vfs_backend(struct vfs *v, void **ctx);
+
+/* Test backend: each export index i is served from host directory fd roots[i]
+ * (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS). Never used by moat itself. */
+extern const struct vfs_backend vfs_hostdir_backend;
+struct vfs_hostdir { int nroots; int roots[GOFER_MAX_EXPORTS]; int writable[GOFER_MAX_EXPORTS]; };
+
+/* Shorthand for backend calls on a node's mount. */
+#define VFS_BE(v, op, ...) ({ void *be_ctx_; const struct vfs_backend *be_ = vfs_backend((v), &be_ctx_); \
+	be_->op(be_ctx_, __VA_ARGS__); })
+
+#endif

@@ -1,0 +1,331 @@
+/* gofer/client.c - the sentry's side of the gofer protocol (proto.h).
+ *
+ * One request in flight per connection: send it, block for its reply. The
+ * request is gathered with an iovec straight from the caller's strings and
+ * the reply scattered straight into the caller's buffers, so a call needs no
+ * large stack frame. Transport failures are -EPIPE; a reply that does not
+ * fit the protocol is -EPROTO.
+ */
+#include "gofer/gofer.h"
+#include "gofer/proto.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+struct gofer_conn {
+	int sock;
+	uint32_t tag;
+};
+
+_Static_assert(offsetof(struct gofer_walk, link) ==
+	       offsetof(struct gofer_walk, st) + sizeof(((struct gofer_walk *)0)->st),
+	       "walk reply is scattered into st[] then link[]");
+
+static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The reply: rhdr into *rh, then the payload into rep[0..nrep-1]. Returns
+ * the payload length or -errno; *fd gets a received fd (or stays -1). */
+static long xfer(int sock, uint32_t tag, struct iovec *req, int nreq,
+		 struct iovec *rep, int nrep, int *fd, int allow_trunc)
+{
+	struct gofer_rhdr rh;
+	struct iovec riov[6];
+	union {
+		char b[CMSG_SPACE(sizeof(int) * 2)];
+		struct cmsghdr align;
+	} cbuf;
+	struct msghdr msg = { .msg_iov = req, .msg_iovlen = nreq };
+	ssize_t n;
+	long r = 0;
+	int got = -1;
+
+	if (fd)
+		*fd = -1;
+	do
+		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EMSGSIZE ? -ENAMETOOLONG : -EPIPE;
+
+	riov[0] = (struct iovec){ .iov_base = &rh, .iov_len = sizeof rh };
+	for (int i = 0; i < nrep; i++)
+		riov[i + 1] = rep[i];
+	memset(&msg, 0, sizeof msg);
+	msg.msg_iov = riov;
+	msg.msg_iovlen = nrep + 1;
+	msg.msg_control = cbuf.b;
+	msg.msg_controllen = sizeof cbuf.b;
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return -EPIPE;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		int *fds = (int *)CMSG_DATA(c);
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			if (got < 0 && fd)
+				got = fds[i];
+			else
+				close(fds[i]);
+		}
+	}
+	if ((size_t)n < sizeof rh || rh.tag != tag || (msg.msg_flags & MSG_CTRUNC) ||
+	    (!(msg.msg_flags & MSG_TRUNC) && rh.len != (size_t)n) ||
+	    ((msg.msg_flags & MSG_TRUNC) && !allow_trunc))
+		r = -EPROTO;
+	else if (rh.err < -4095 || rh.err > 0)
+		r = -EPROTO;
+	else if (rh.err)
+		r = rh.err;
+	else
+		r = (long)rh.len - (long)sizeof rh;
+	if (r < 0 && got >= 0) {
+		close(got);
+		got = -1;
+	}
+	if (fd)
+		*fd = got;
+	return r;
+}
+
+/* A path request: hdr | fixed | s1 NUL [| s2 NUL] */
+static long call(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
+		 const char *s1, const char *s2, struct iovec *rep, int nrep,
+		 int *fd, int allow_trunc)
+{
+	static const char nul;
+	struct gofer_hdr h = { .op = op, .tag = ++c->tag };
+	size_t l1 = strnlen(s1, PATH_MAX), l2 = s2 ? strnlen(s2, PATH_MAX) : 0;
+	struct iovec iov[6];
+	int k = 0;
+
+	if (l1 >= PATH_MAX || l2 >= PATH_MAX)
+		return -ENAMETOOLONG;
+	/* every fixed struct starts with exp, len; two-string ones add len2 */
+	((uint32_t *)fixed)[1] = l1;
+	if (s2)
+		((uint32_t *)fixed)[2] = l2;
+	h.len = sizeof h + flen + l1 + 1 + (s2 ? l2 + 1 : 0);
+	iov[k++] = (struct iovec){ &h, sizeof h };
+	iov[k++] = (struct iovec){ fixed, flen };
+	iov[k++] = (struct iovec){ (void *)s1, l1 };
+	iov[k++] = (struct iovec){ (void *)&nul, 1 };
+	if (s2) {
+		iov[k++] = (struct iovec){ (void *)s2, l2 };
+		iov[k++] = (struct iovec){ (void *)&nul, 1 };
+	}
+	return xfer(c->sock, h.tag, iov, k, rep, nrep, fd, allow_trunc);
+}
+
+static int expect(long r, size_t want)
+{
+	if (r < 0)
+		return r;
+	return (size_t)r == want ? 0 : -EPROTO;
+}
+
+struct gofer_conn *gofer_connect(int ctl_sock)
+{
+	struct gofer_hdr h = { .len = sizeof h, .op = GOFER_OP_CONNECT };
+	struct iovec iov = { &h, sizeof h };
+	struct gofer_conn *c;
+	static uint32_t ctl_tag;
+	long r;
+	int fd;
+
+	pthread_mutex_lock(&ctl_lock);
+	h.tag = ++ctl_tag;
+	r = xfer(ctl_sock, h.tag, &iov, 1, NULL, 0, &fd, 0);
+	pthread_mutex_unlock(&ctl_lock);
+	if (r == 0 && fd < 0)
+		r = -EPROTO;
+	if (r > 0) {
+		close(fd);
+		r = -EPROTO;
+	}
+	if (r < 0) {
+		errno = (int)-r;
+		return NULL;
+	}
+	c = calloc(1, sizeof *c);
+	if (!c) {
+		close(fd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->sock = fd;
+	return c;
+}
+
+void gofer_disconnect(struct gofer_conn *c)
+{
+	if (!c)
+		return;
+	close(c->sock);
+	free(c);
+}
+
+int gofer_walk(struct gofer_conn *c, int exp, const char *rel, struct gofer_walk *out)
+{
+	struct gofer_req_path f = { .exp = exp };
+	struct gofer_rep_walk w;
+	struct iovec rep[2] = {
+		{ &w, sizeof w },
+		{ out->st, sizeof out->st + sizeof out->link },
+	};
+	long r = call(c, GOFER_OP_WALK, &f, sizeof f, rel, NULL, rep, 2, NULL, 0);
+
+	if (r < 0)
+		return r;
+	if ((size_t)r < sizeof w || w.n < 0 || w.n > GOFER_WALK_MAX ||
+	    w.linklen >= PATH_MAX || w.err > 0 || w.err < -4095 ||
+	    (size_t)r != sizeof w + w.n * sizeof(struct stat) + w.linklen)
+		return -EPROTO;
+	out->n = w.n;
+	out->err = w.err;
+	memmove(out->link, (char *)out->st + w.n * sizeof(struct stat), w.linklen);
+	out->link[w.linklen] = '\0';
+	return 0;
+}
+
+int gofer_lstat(struct gofer_conn *c, int exp, const char *rel, struct stat *st)
+{
+	struct gofer_req_path f = { .exp = exp };
+	struct iovec rep = { st, sizeof *st };
+
+	return expect(call(c, GOFER_OP_LSTAT, &f, sizeof f, rel, NULL, &rep, 1, NULL, 0),
+		      sizeof *st);
+}
+
+int gofer_open(struct gofer_conn *c, int exp, const char *rel, int flags,
+	       mode_t mode, int *fd, struct stat *st)
+{
+	struct gofer_req_open f = { .exp = exp, .flags = flags, .mode = mode };
+	struct stat tmp;
+	struct iovec rep = { st ? st : &tmp, sizeof tmp };
+	int nfd;
+	long r = call(c, GOFER_OP_OPEN, &f, sizeof f, rel, NULL, &rep, 1, &nfd, 0);
+
+	r = expect(r, sizeof tmp);
+	if (!r && nfd < 0)
+		r = -EPROTO;
+	if (r) {
+		if (nfd >= 0)
+			close(nfd);
+		return r;
+	}
+	*fd = nfd;
+	return 0;
+}
+
+long gofer_readlink(struct gofer_conn *c, int exp, const char *rel, char *buf, size_t len)
+{
+	struct gofer_req_path f = { .exp = exp };
+	struct iovec rep = { buf, len };
+	long r = call(c, GOFER_OP_READLINK, &f, sizeof f, rel, NULL, &rep, 1, NULL, 1);
+
+	if (r < 0)
+		return r;
+	return (size_t)r < len ? r : (long)len;
+}
+
+static int simple(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
+		  const char *s1, const char *s2)
+{
+	return expect(call(c, op, fixed, flen, s1, s2, NULL, 0, NULL, 0), 0);
+}
+
+int gofer_mkdir(struct gofer_conn *c, int exp, const char *rel, mode_t mode)
+{
+	struct gofer_req_mode f = { .exp = exp, .mode = mode };
+
+	return simple(c, GOFER_OP_MKDIR, &f, sizeof f, rel, NULL);
+}
+
+int gofer_mknod(struct gofer_conn *c, int exp, const char *rel, mode_t mode)
+{
+	struct gofer_req_mode f = { .exp = exp, .mode = mode };
+
+	return simple(c, GOFER_OP_MKNOD, &f, sizeof f, rel, NULL);
+}
+
+int gofer_unlink(struct gofer_conn *c, int exp, const char *rel, int flags)
+{
+	struct gofer_req_unlink f = { .exp = exp, .flags = flags };
+
+	return simple(c, GOFER_OP_UNLINK, &f, sizeof f, rel, NULL);
+}
+
+int gofer_rename(struct gofer_conn *c, int exp, const char *oldrel, const char *newrel,
+		 unsigned flags)
+{
+	struct gofer_req_two f = { .exp = exp, .flags = flags };
+
+	return simple(c, GOFER_OP_RENAME, &f, sizeof f, oldrel, newrel);
+}
+
+int gofer_symlink(struct gofer_conn *c, int exp, const char *target, const char *rel)
+{
+	struct gofer_req_two f = { .exp = exp };
+
+	return simple(c, GOFER_OP_SYMLINK, &f, sizeof f, rel, target);
+}
+
+int gofer_link(struct gofer_conn *c, int exp, const char *oldrel, const char *newrel)
+{
+	struct gofer_req_two f = { .exp = exp };
+
+	return simple(c, GOFER_OP_LINK, &f, sizeof f, oldrel, newrel);
+}
+
+int gofer_chmod(struct gofer_conn *c, int exp, const char *rel, mode_t mode)
+{
+	struct gofer_req_mode f = { .exp = exp, .mode = mode };
+
+	return simple(c, GOFER_OP_CHMOD, &f, sizeof f, rel, NULL);
+}
+
+int gofer_chown(struct gofer_conn *c, int exp, const char *rel, uid_t uid, gid_t gid)
+{
+	struct gofer_req_chown f = { .exp = exp, .uid = uid, .gid = gid };
+
+	return simple(c, GOFER_OP_CHOWN, &f, sizeof f, rel, NULL);
+}
+
+int gofer_truncate(struct gofer_conn *c, int exp, const char *rel, off_t len)
+{
+	struct gofer_req_truncate f = { .exp = exp, .size = len };
+
+	return simple(c, GOFER_OP_TRUNCATE, &f, sizeof f, rel, NULL);
+}
+
+int gofer_utimens(struct gofer_conn *c, int exp, const char *rel,
+		  const struct timespec ts[2], int flags)
+{
+	struct gofer_req_utimens f = { .exp = exp, .flags = flags };
+
+	for (int i = 0; i < 2; i++) {
+		f.sec[i] = ts ? ts[i].tv_sec : 0;
+		f.nsec[i] = ts ? ts[i].tv_nsec : UTIME_NOW;
+	}
+	return simple(c, GOFER_OP_UTIMENS, &f, sizeof f, rel, NULL);
+}
+
+int gofer_statfs(struct gofer_conn *c, int exp, const char *rel, struct statfs *st)
+{
+	struct gofer_req_path f = { .exp = exp };
+	struct iovec rep = { st, sizeof *st };
+
+	return expect(call(c, GOFER_OP_STATFS, &f, sizeof f, rel, NULL, &rep, 1, NULL, 0),
+		      sizeof *st);
+}

@@ -1,0 +1,144 @@
+/* gofer/proto.h - the wire format between the sentry (client.c) and the
+ * gofer (server.c). Private to gofer/.
+ *
+ * Transport: AF_UNIX SOCK_SEQPACKET, so one send is one message. Both sides
+ * run on the same host, so integers are native-endian and struct stat /
+ * struct statfs travel as the kernel gives them.
+ *
+ * Request:  struct gofer_hdr | fixed struct of the op | strings
+ * Reply:    struct gofer_rhdr | op payload            [+ one fd, SCM_RIGHTS]
+ *
+ * Strings: every request names an export and a path; rename, link and
+ * symlink carry a second string. The fixed part holds their lengths (len,
+ * len2, not counting the NUL); each string follows as len bytes plus one NUL
+ * terminator, and the total must equal hdr.len exactly. A string may not
+ * contain NUL. Anything else is -EPROTO (framing) or -EINVAL (content).
+ *
+ * Message ids index the handler table in server.c (lisafs handlers.go,
+ * bubblewrap PrivSepOp). Ids are never reused: add new ones at the end.
+ */
+#ifndef MOAT_GOFER_PROTO_H
+#define MOAT_GOFER_PROTO_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "gofer/gofer.h"
+
+enum gofer_op {
+	GOFER_OP_NONE = 0,   /* never valid */
+	GOFER_OP_CONNECT,    /* control connection only: reply carries a new socket */
+	GOFER_OP_WALK,
+	GOFER_OP_LSTAT,
+	GOFER_OP_OPEN,
+	GOFER_OP_READLINK,
+	GOFER_OP_MKDIR,
+	GOFER_OP_MKNOD,
+	GOFER_OP_UNLINK,
+	GOFER_OP_RENAME,
+	GOFER_OP_SYMLINK,
+	GOFER_OP_LINK,
+	GOFER_OP_CHMOD,
+	GOFER_OP_CHOWN,
+	GOFER_OP_TRUNCATE,
+	GOFER_OP_UTIMENS,
+	GOFER_OP_STATFS,
+	GOFER_OP_MAX,
+};
+
+struct gofer_hdr {
+	uint32_t len;        /* whole message, header included */
+	uint16_t op;         /* enum gofer_op */
+	uint16_t flags;      /* must be 0 */
+	uint32_t tag;        /* echoed in the reply */
+};
+
+/* The fixed part of every path request starts with these two fields. */
+struct gofer_req_path {      /* WALK, LSTAT, READLINK, STATFS */
+	uint32_t exp;
+	uint32_t len;
+};
+
+struct gofer_req_open {
+	uint32_t exp;
+	uint32_t len;
+	int32_t flags;       /* open(2) flags */
+	uint32_t mode;
+};
+
+struct gofer_req_mode {      /* MKDIR, MKNOD, CHMOD */
+	uint32_t exp;
+	uint32_t len;
+	uint32_t mode;
+	uint32_t pad;
+};
+
+struct gofer_req_unlink {
+	uint32_t exp;
+	uint32_t len;
+	int32_t flags;       /* 0 or AT_REMOVEDIR */
+	uint32_t pad;
+};
+
+/* RENAME (old, new), LINK (old, new), SYMLINK (path, target): the first
+ * string is always a path in the export, the second a path (RENAME, LINK)
+ * or the link's target (SYMLINK, any bytes but NUL). */
+struct gofer_req_two {
+	uint32_t exp;
+	uint32_t len;
+	uint32_t len2;
+	uint32_t flags;      /* RENAME: RENAME_NOREPLACE | RENAME_EXCHANGE */
+};
+
+struct gofer_req_chown {
+	uint32_t exp;
+	uint32_t len;
+	uint32_t uid;
+	uint32_t gid;
+};
+
+struct gofer_req_truncate {
+	uint32_t exp;
+	uint32_t len;
+	int64_t size;
+};
+
+struct gofer_req_utimens {
+	uint32_t exp;
+	uint32_t len;
+	int32_t flags;       /* 0 or AT_SYMLINK_NOFOLLOW */
+	uint32_t pad;
+	int64_t sec[2];      /* atime, mtime */
+	int64_t nsec[2];     /* may be UTIME_NOW / UTIME_OMIT */
+};
+
+struct gofer_rhdr {
+	uint32_t len;        /* whole reply, header included */
+	int32_t err;         /* 0 or -errno */
+	uint32_t tag;
+	uint32_t pad;
+};
+
+/* WALK reply payload: this, then st[n], then link[linklen] (no NUL). */
+struct gofer_rep_walk {
+	int32_t n;
+	int32_t err;
+	uint32_t linklen;
+	uint32_t pad;
+};
+
+/* LSTAT, OPEN: struct stat. READLINK: the target bytes. STATFS: struct
+ * statfs. OPEN and CONNECT pass their fd with SCM_RIGHTS. */
+
+#define GOFER_MAX_REQ (2 * PATH_MAX + 512)
+#define GOFER_MAX_REP (sizeof(struct gofer_rhdr) + sizeof(struct gofer_rep_walk) + \
+		       GOFER_WALK_MAX * sizeof(struct stat) + PATH_MAX)
+
+/* Start-up report from the child: one message of this form, err 0 = ready. */
+struct gofer_hello {
+	int32_t err;
+	char msg[252];
+};
+
+#endif

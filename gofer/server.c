@@ -1,0 +1,825 @@
+/* gofer/server.c - the gofer's request loop and its handlers.
+ *
+ * Runs confined (see setup.c): the only files it can reach are its exports,
+ * each held as an O_PATH root fd. Every handler works *at() on those fds:
+ *
+ *   1. the message is validated before anything else (serve_one): length
+ *      consistent with the op's fixed part and string lengths, strings
+ *      NUL-terminated and NUL-free, export index in range, paths safe
+ *      (gofer_check_path), hidden names refused;
+ *   2. the parent directory of the final component is reached with openat2
+ *      RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS|
+ *      RESOLVE_NO_XDEV from the export root (open_parent): a symlink in any
+ *      middle component is -ELOOP, never followed;
+ *   3. the operation is one *at() call on (parent fd, final name) that does
+ *      not follow a final symlink.
+ *
+ * The path "" names the export root itself; its parent is the gofer's "/"
+ * (basefd) and its name the export's mount point (slot), so chmod, chown,
+ * utimens and truncate of the root go through the same code.
+ */
+#include "gofer/server.h"
+#include "gofer/proto.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
+#endif
+
+#define RESOLVE_GOFER (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | \
+		       RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
+#define CONN_STACK (64 * 1024)
+#define MAX_CONNS 1024
+
+static const struct gofer_srv *srv;
+static atomic_int nconns;
+
+/* ---- validation ---- */
+
+int gofer_check_path(const char *p, size_t len)
+{
+	size_t start = 0;
+
+	if (len == 0)
+		return 0;
+	if (len >= PATH_MAX)
+		return -ENAMETOOLONG;
+	for (size_t i = 0; i <= len; i++) {
+		if (i < len && p[i] == '\0')
+			return -EINVAL;
+		if (i < len && p[i] != '/')
+			continue;
+		size_t n = i - start;
+		if (n == 0)
+			return -EINVAL;             /* "", leading, trailing or "//" */
+		if (n == 1 && p[start] == '.')
+			return -EINVAL;
+		if (n == 2 && p[start] == '.' && p[start + 1] == '.')
+			return -EINVAL;
+		if (n > NAME_MAX)
+			return -ENAMETOOLONG;
+		start = i + 1;
+	}
+	return 0;
+}
+
+static int is_hidden(const struct gofer_srv_export *e, const char *p)
+{
+	for (size_t i = 0; i < e->nhidden; i++) {
+		size_t hl = strlen(e->hidden[i]);
+		if (!strncmp(p, e->hidden[i], hl) && (p[hl] == '\0' || p[hl] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- helpers ---- */
+
+static int oat2(int dirfd, const char *path, int flags, mode_t mode)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(unsigned)flags,
+		.mode = (flags & (O_CREAT | __O_TMPFILE)) ? mode : 0,
+		.resolve = RESOLVE_GOFER,
+	};
+	long r;
+
+	do
+		r = syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : (int)r;
+}
+
+/* Reach the parent of path's final component. On success *name points into
+ * path (which is modified: the last '/' becomes NUL) and the return value is
+ * a directory fd; *owned says whether the caller must close it. */
+static int open_parent(const struct gofer_srv_export *e, char *path,
+		       const char **name, int *owned)
+{
+	char *slash;
+	int fd;
+
+	*owned = 0;
+	if (!*path) {
+		*name = e->slot;
+		return srv->basefd;
+	}
+	if (e->is_file)
+		return -ENOTDIR;
+	slash = strrchr(path, '/');
+	if (!slash) {
+		*name = path;
+		return e->rootfd;
+	}
+	*slash = '\0';
+	*name = slash + 1;
+	fd = oat2(e->rootfd, path, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	*owned = 1;
+	return fd;
+}
+
+#define close_owned(fd, owned) do { if (owned) close(fd); } while (0)
+
+/* ---- requests ---- */
+
+struct req {
+	const struct gofer_srv_export *e;
+	const void *fixed;       /* the op's fixed struct (aligned copy) */
+	char *path;              /* first string (always a path) */
+	char *str2;              /* second string or NULL */
+};
+
+struct rep {
+	char *payload;           /* room for GOFER_MAX_REP - rhdr */
+	size_t len;              /* payload bytes */
+	int fd;                  /* to donate, or -1 (closed after sending) */
+};
+
+typedef int (*handler_fn)(struct req *rq, struct rep *rp);
+
+static int h_walk(struct req *rq, struct rep *rp)
+{
+	const struct gofer_srv_export *e = rq->e;
+	struct gofer_rep_walk w = { 0 };
+	struct stat *st = (struct stat *)(rp->payload + sizeof w);
+	char *p = rq->path, *comp;
+	int cur = e->rootfd, cur_owned = 0;
+
+	if (!*p) {
+		if (fstat(e->rootfd, &st[0]) < 0)
+			return -errno;
+		w.n = 1;
+		goto out;
+	}
+	if (e->is_file) {
+		w.err = -ENOTDIR;
+		goto out;
+	}
+	comp = p;
+	while (comp) {
+		char *next = strchr(comp, '/');
+		if (next)
+			*next = '\0';
+		if (w.n >= GOFER_WALK_MAX)
+			break;
+		/* hidden: rq->path up to here is the prefix walked so far */
+		if (is_hidden(e, rq->path)) {
+			w.err = -ENOENT;
+			break;
+		}
+		int fd = oat2(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (fd < 0) {
+			w.err = fd;
+			break;
+		}
+		close_owned(cur, cur_owned);
+		cur = fd;
+		cur_owned = 1;
+		if (fstat(fd, &st[w.n]) < 0) {
+			w.err = -errno;
+			break;
+		}
+		w.n++;
+		if (S_ISLNK(st[w.n - 1].st_mode)) {
+			char *link = (char *)&st[w.n];
+			ssize_t l = readlinkat(fd, "", link, PATH_MAX);
+			if (l < 0)
+				w.err = -errno;
+			else
+				w.linklen = l;
+			break;
+		}
+		if (next) {
+			*next = '/';
+			comp = next + 1;
+			if (!S_ISDIR(st[w.n - 1].st_mode)) {
+				w.err = -ENOTDIR;
+				break;
+			}
+		} else {
+			comp = NULL;
+		}
+	}
+	close_owned(cur, cur_owned);
+out:
+	memcpy(rp->payload, &w, sizeof w);
+	rp->len = sizeof w + w.n * sizeof(struct stat) + w.linklen;
+	return 0;
+}
+
+static int h_lstat(struct req *rq, struct rep *rp)
+{
+	struct stat st;
+	const char *name;
+	int owned, pfd, r = 0;
+
+	if (!*rq->path) {
+		if (fstat(rq->e->rootfd, &st) < 0)
+			return -errno;
+	} else {
+		pfd = open_parent(rq->e, rq->path, &name, &owned);
+		if (pfd < 0)
+			return pfd;
+		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			r = -errno;
+		close_owned(pfd, owned);
+		if (r)
+			return r;
+	}
+	memcpy(rp->payload, &st, sizeof st);
+	rp->len = sizeof st;
+	return 0;
+}
+
+#define OPEN_ALLOWED (O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | \
+		      O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC | O_DIRECT | \
+		      O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | \
+		      O_CLOEXEC | O_PATH | __O_TMPFILE | FASYNC)
+
+static int h_open(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_open *f = rq->fixed;
+	const struct gofer_srv_export *e = rq->e;
+	int flags = f->flags, fd, pfd, owned, r = 0;
+	int excl_create;
+	const char *name;
+	struct stat st;
+
+	if ((flags & ~OPEN_ALLOWED) || (flags & O_ACCMODE) == O_ACCMODE ||
+	    (f->mode & ~07777u))
+		return -EINVAL;
+	if (flags & O_PATH)
+		flags &= O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	if (!(flags & O_PATH) &&
+	    ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC | __O_TMPFILE))) &&
+	    !e->writable && e->kind != GOFER_EXPORT_DEV)
+		return -EROFS;
+	if (e->kind == GOFER_EXPORT_DEV && (flags & __O_TMPFILE))
+		return -EROFS;
+	flags |= O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
+	excl_create = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
+
+	if (!*rq->path && !e->is_file) {
+		/* the root directory itself */
+		fd = oat2(e->rootfd, ".", flags, f->mode);
+		if (fd < 0)
+			return fd;
+		excl_create = 0;
+		pfd = -1;
+		owned = 0;
+		name = NULL;
+	} else {
+		pfd = open_parent(e, rq->path, &name, &owned);
+		if (pfd < 0)
+			return pfd;
+		if (!*rq->path) {
+			/* file export: its own mount point in our "/" */
+			struct open_how how = {
+				.flags = (uint64_t)(unsigned)flags,
+				.mode = (flags & O_CREAT) ? f->mode : 0,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+					   RESOLVE_NO_MAGICLINKS,
+			};
+			excl_create = 0;
+			fd = syscall(SYS_openat2, pfd, name, &how, sizeof how);
+			if (fd < 0)
+				fd = -errno;
+		} else {
+			fd = oat2(pfd, name, flags, f->mode);
+		}
+		if (fd < 0) {
+			close_owned(pfd, owned);
+			return fd;
+		}
+	}
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		close(fd);
+		if (excl_create)
+			unlinkat(pfd, name, 0);   /* roll back the create */
+		close_owned(pfd, owned);
+		return r;
+	}
+	close_owned(pfd, owned);
+	memcpy(rp->payload, &st, sizeof st);
+	rp->len = sizeof st;
+	rp->fd = fd;
+	return 0;
+}
+
+static int h_readlink(struct req *rq, struct rep *rp)
+{
+	const char *name;
+	int owned, pfd;
+	ssize_t n;
+
+	if (!*rq->path)
+		return -EINVAL;
+	pfd = open_parent(rq->e, rq->path, &name, &owned);
+	if (pfd < 0)
+		return pfd;
+	n = readlinkat(pfd, name, rp->payload, PATH_MAX);
+	if (n < 0)
+		n = -errno;
+	close_owned(pfd, owned);
+	if (n < 0)
+		return n;
+	rp->len = n;
+	return 0;
+}
+
+static int h_mkdir(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_mode *f = rq->fixed;
+	const char *name;
+	int owned, pfd, r = 0;
+
+	if (f->mode & ~07777u)
+		return -EINVAL;
+	if (!*rq->path)
+		return -EEXIST;
+	pfd = open_parent(rq->e, rq->path, &name, &owned);
+	if (pfd < 0)
+		return pfd;
+	if (mkdirat(pfd, name, f->mode) < 0)
+		r = -errno;
+	close_owned(pfd, owned);
+	return r;
+}
+
+static int h_mknod(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_mode *f = rq->fixed;
+	mode_t type = f->mode & S_IFMT;
+	const char *name;
+	int owned, pfd, r = 0;
+
+	if (type == 0)
+		type = S_IFREG;
+	if (type == S_IFCHR || type == S_IFBLK)
+		return -EPERM;
+	if ((type != S_IFREG && type != S_IFIFO && type != S_IFSOCK) ||
+	    (f->mode & ~(S_IFMT | 07777u)))
+		return -EINVAL;
+	if (!*rq->path)
+		return -EEXIST;
+	pfd = open_parent(rq->e, rq->path, &name, &owned);
+	if (pfd < 0)
+		return pfd;
+	if (mknodat(pfd, name, type | (f->mode & 07777), 0) < 0)
+		r = -errno;
+	close_owned(pfd, owned);
+	return r;
+}
+
+static int h_unlink(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_unlink *f = rq->fixed;
+	const char *name;
+	int owned, pfd, r = 0;
+
+	if (f->flags & ~AT_REMOVEDIR)
+		return -EINVAL;
+	if (!*rq->path)
+		return -EBUSY;
+	pfd = open_parent(rq->e, rq->path, &name, &owned);
+	if (pfd < 0)
+		return pfd;
+	if (unlinkat(pfd, name, f->flags) < 0)
+		r = -errno;
+	close_owned(pfd, owned);
+	return r;
+}
+
+static int h_rename(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_two *f = rq->fixed;
+	const char *oname, *nname;
+	int oowned, nowned, opfd, npfd, r = 0;
+
+	if ((f->flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) ||
+	    f->flags == (RENAME_NOREPLACE | RENAME_EXCHANGE))
+		return -EINVAL;
+	if (!*rq->path || !*rq->str2)
+		return -EBUSY;
+	opfd = open_parent(rq->e, rq->path, &oname, &oowned);
+	if (opfd < 0)
+		return opfd;
+	npfd = open_parent(rq->e, rq->str2, &nname, &nowned);
+	if (npfd < 0) {
+		close_owned(opfd, oowned);
+		return npfd;
+	}
+	if (renameat2(opfd, oname, npfd, nname, f->flags) < 0)
+		r = -errno;
+	close_owned(opfd, oowned);
+	close_owned(npfd, nowned);
+	return r;
+}
+
+static int h_symlink(struct req *rq, struct rep *rp)
+{
+	const char *name;
+	int owned, pfd, r = 0;
+
+	if (!*rq->str2)
+		return -ENOENT;             /* as symlink(2) with "" */
+	if (!*rq->path)
+		return -EEXIST;
+	pfd = open_parent(rq->e, rq->path, &name, &owned);
+	if (pfd < 0)
+		return pfd;
+	if (symlinkat(rq->str2, pfd, name) < 0)
+		r = -errno;
+	close_owned(pfd, owned);
+	return r;
+}
+
+static int h_link(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_two *f = rq->fixed;
+	const char *oname, *nname;
+	int oowned, nowned, opfd, npfd, r = 0;
+
+	if (f->flags)
+		return -EINVAL;
+	if (!*rq->path)
+		return -EPERM;
+	if (!*rq->str2)
+		return -EEXIST;
+	opfd = open_parent(rq->e, rq->path, &oname, &oowned);
+	if (opfd < 0)
+		return opfd;
+	npfd = open_parent(rq->e, rq->str2, &nname, &nowned);
+	if (npfd < 0) {
+		close_owned(opfd, oowned);
+		return npfd;
+	}
+	if (linkat(opfd, oname, npfd, nname, 0) < 0)
+		r = -errno;
+	close_owned(opfd, oowned);
+	close_owned(npfd, nowned);
+	return r;
+}
+
+static int h_chmod(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_mode *f = rq->fixed;
+	const char *name;
+	int owned, pfd, r = 0;
+
+	if (f->mode & ~07777u)
+		return -EINVAL;
+	pfd = open_parent(rq->e, rq->path, &name, &owned);
+	if (pfd < 0)
+		return pfd;
+	if (syscall(__NR_fchmodat2, pfd, name, f->mode, AT_SYMLINK_NOFOLLOW) < 0)
+		r = -errno;
+	close_owned(pfd, owned);
+	return r;
+}
+
+static int h_chown(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_chown *f = rq->fixed;
+	const char *name;
+	int owned, pfd, r = 0;
+
+	pfd = open_parent(rq->e, rq->path, &name, &owned);
+	if (pfd < 0)
+		return pfd;
+	if (fchownat(pfd, name, f->uid, f->gid, AT_SYMLINK_NOFOLLOW) < 0)
+		r = -errno;
+	close_owned(pfd, owned);
+	return r;
+}
+
+static int h_truncate(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_truncate *f = rq->fixed;
+	const char *name;
+	int owned, pfd, fd, r = 0;
+	struct stat st;
+
+	if (f->size < 0)
+		return -EINVAL;
+	if (rq->e->is_file || !*rq->path) {
+		/* the export root: through its mount point */
+		pfd = open_parent(rq->e, rq->path, &name, &owned);
+		if (pfd < 0)
+			return pfd;
+		struct open_how how = {
+			.flags = O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		};
+		fd = syscall(SYS_openat2, pfd, name, &how, sizeof how);
+		if (fd < 0)
+			fd = -errno;
+	} else {
+		pfd = open_parent(rq->e, rq->path, &name, &owned);
+		if (pfd < 0)
+			return pfd;
+		fd = oat2(pfd, name, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0);
+	}
+	close_owned(pfd, owned);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else if (S_ISDIR(st.st_mode))
+		r = -EISDIR;
+	else if (!S_ISREG(st.st_mode))
+		r = -EINVAL;
+	else if (ftruncate(fd, f->size) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+static int h_utimens(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_utimens *f = rq->fixed;
+	struct timespec ts[2] = {
+		{ .tv_sec = f->sec[0], .tv_nsec = f->nsec[0] },
+		{ .tv_sec = f->sec[1], .tv_nsec = f->nsec[1] },
+	};
+	const char *name;
+	int owned, pfd, r = 0;
+	struct stat st;
+
+	if (f->flags & ~AT_SYMLINK_NOFOLLOW)
+		return -EINVAL;
+	pfd = open_parent(rq->e, rq->path, &name, &owned);
+	if (pfd < 0)
+		return pfd;
+	if (!(f->flags & AT_SYMLINK_NOFOLLOW)) {
+		/* the gofer never follows: the sentry resolves symlinks */
+		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			r = -errno;
+		else if (S_ISLNK(st.st_mode))
+			r = -ELOOP;
+	}
+	if (!r && utimensat(pfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+		r = -errno;
+	close_owned(pfd, owned);
+	return r;
+}
+
+static int h_statfs(struct req *rq, struct rep *rp)
+{
+	struct statfs sf;
+	int fd, r = 0;
+
+	if (!*rq->path) {
+		if (fstatfs(rq->e->rootfd, &sf) < 0)
+			return -errno;
+	} else {
+		if (rq->e->is_file)
+			return -ENOTDIR;
+		fd = oat2(rq->e->rootfd, rq->path, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (fd < 0)
+			return fd;
+		if (fstatfs(fd, &sf) < 0)
+			r = -errno;
+		close(fd);
+		if (r)
+			return r;
+	}
+	memcpy(rp->payload, &sf, sizeof sf);
+	rp->len = sizeof sf;
+	return 0;
+}
+
+static void *conn_thread(void *arg);
+
+static int h_connect(struct req *rq, struct rep *rp)
+{
+	pthread_attr_t attr;
+	pthread_t th;
+	int sv[2], r;
+
+	if (atomic_fetch_add(&nconns, 1) >= MAX_CONNS) {
+		atomic_fetch_sub(&nconns, 1);
+		return -EMFILE;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		atomic_fetch_sub(&nconns, 1);
+		return -errno;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, CONN_STACK);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	r = pthread_create(&th, &attr, conn_thread, (void *)(intptr_t)sv[0]);
+	pthread_attr_destroy(&attr);
+	if (r) {
+		close(sv[0]);
+		close(sv[1]);
+		atomic_fetch_sub(&nconns, 1);
+		return -r;
+	}
+	rp->fd = sv[1];
+	return 0;
+}
+
+/* ---- dispatch ---- */
+
+enum {
+	F_PATH2 = 1,        /* second string is a path in the export */
+	F_STR2 = 2,         /* second string present (SYMLINK: a target) */
+	F_WRITE = 4,        /* needs a writable export */
+	F_CTL = 8,          /* control connection only, no export */
+};
+
+struct op_desc {
+	handler_fn fn;
+	size_t fixed;
+	int flags;
+};
+
+static const struct op_desc ops[GOFER_OP_MAX] = {
+	[GOFER_OP_CONNECT]  = { h_connect,  0, F_CTL },
+	[GOFER_OP_WALK]     = { h_walk,     sizeof(struct gofer_req_path), 0 },
+	[GOFER_OP_LSTAT]    = { h_lstat,    sizeof(struct gofer_req_path), 0 },
+	[GOFER_OP_OPEN]     = { h_open,     sizeof(struct gofer_req_open), 0 },
+	[GOFER_OP_READLINK] = { h_readlink, sizeof(struct gofer_req_path), 0 },
+	[GOFER_OP_MKDIR]    = { h_mkdir,    sizeof(struct gofer_req_mode), F_WRITE },
+	[GOFER_OP_MKNOD]    = { h_mknod,    sizeof(struct gofer_req_mode), F_WRITE },
+	[GOFER_OP_UNLINK]   = { h_unlink,   sizeof(struct gofer_req_unlink), F_WRITE },
+	[GOFER_OP_RENAME]   = { h_rename,   sizeof(struct gofer_req_two), F_WRITE | F_STR2 | F_PATH2 },
+	[GOFER_OP_SYMLINK]  = { h_symlink,  sizeof(struct gofer_req_two), F_WRITE | F_STR2 },
+	[GOFER_OP_LINK]     = { h_link,     sizeof(struct gofer_req_two), F_WRITE | F_STR2 | F_PATH2 },
+	[GOFER_OP_CHMOD]    = { h_chmod,    sizeof(struct gofer_req_mode), F_WRITE },
+	[GOFER_OP_CHOWN]    = { h_chown,    sizeof(struct gofer_req_chown), F_WRITE },
+	[GOFER_OP_TRUNCATE] = { h_truncate, sizeof(struct gofer_req_truncate), F_WRITE },
+	[GOFER_OP_UTIMENS]  = { h_utimens,  sizeof(struct gofer_req_utimens), F_WRITE },
+	[GOFER_OP_STATFS]   = { h_statfs,   sizeof(struct gofer_req_path), 0 },
+};
+
+/* Check one string at buf[*off] of length len: in bounds, NUL-free, NUL
+ * terminated. Advances *off past the terminator. */
+static int take_string(char *buf, size_t total, size_t *off, uint32_t len, char **out)
+{
+	if (len >= PATH_MAX)
+		return -ENAMETOOLONG;
+	if (*off + len + 1 > total)
+		return -EPROTO;
+	if (buf[*off + len] != '\0' || memchr(buf + *off, '\0', len))
+		return -EINVAL;
+	*out = buf + *off;
+	*off += len + 1;
+	return 0;
+}
+
+/* Validate and run one request of n bytes. Returns the reply's err. */
+static int serve_one(char *buf, size_t n, int is_ctl, struct rep *rp)
+{
+	struct gofer_hdr h;
+	union {
+		struct gofer_req_path path;
+		struct gofer_req_open open;
+		struct gofer_req_mode mode;
+		struct gofer_req_unlink unlink;
+		struct gofer_req_two two;
+		struct gofer_req_chown chown;
+		struct gofer_req_truncate trunc;
+		struct gofer_req_utimens ut;
+	} fixed;
+	const struct op_desc *d;
+	struct req rq = { 0 };
+	size_t off;
+	int r;
+
+	memcpy(&h, buf, sizeof h);
+	if (h.len != n)
+		return -EPROTO;
+	if (h.op == GOFER_OP_NONE || h.op >= GOFER_OP_MAX)
+		return -EPROTO;
+	if (h.flags)
+		return -EINVAL;
+	d = &ops[h.op];
+	if (d->flags & F_CTL) {
+		if (n != sizeof h)
+			return -EPROTO;
+		if (!is_ctl)
+			return -EINVAL;
+		return d->fn(&rq, rp);
+	}
+	if (n < sizeof h + d->fixed)
+		return -EPROTO;
+	memcpy(&fixed, buf + sizeof h, d->fixed);
+	off = sizeof h + d->fixed;
+	r = take_string(buf, n, &off, fixed.path.len, &rq.path);
+	if (r)
+		return r;
+	if (d->flags & F_STR2) {
+		r = take_string(buf, n, &off, fixed.two.len2, &rq.str2);
+		if (r)
+			return r;
+	}
+	if (off != n)
+		return -EPROTO;
+	if (fixed.path.exp >= srv->n)
+		return -EINVAL;
+	rq.e = &srv->exp[fixed.path.exp];
+	rq.fixed = &fixed;
+	r = gofer_check_path(rq.path, fixed.path.len);
+	if (!r && (d->flags & F_PATH2))
+		r = gofer_check_path(rq.str2, fixed.two.len2);
+	if (r)
+		return r;
+	if (is_hidden(rq.e, rq.path) || ((d->flags & F_PATH2) && is_hidden(rq.e, rq.str2)))
+		return -ENOENT;
+	if ((d->flags & F_WRITE) && !rq.e->writable)
+		return -EROFS;
+	return d->fn(&rq, rp);
+}
+
+/* Serve one connection until EOF or a transport error. */
+static void serve_conn(int sock, int is_ctl)
+{
+	char buf[GOFER_MAX_REQ];
+	char rbuf[GOFER_MAX_REP] __attribute__((aligned(8)));
+	union {
+		char b[CMSG_SPACE(sizeof(int) * 8)];
+		struct cmsghdr align;
+	} cbuf;
+
+	for (;;) {
+		struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf };
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+				      .msg_control = cbuf.b, .msg_controllen = sizeof cbuf.b };
+		struct rep rp = { .payload = rbuf + sizeof(struct gofer_rhdr), .fd = -1 };
+		struct gofer_rhdr rh = { 0 };
+		int got_fds = 0;
+		ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;            /* EOF, or the peer is gone */
+		/* never keep an fd that came with a request */
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+				continue;
+			int *fds = (int *)CMSG_DATA(c);
+			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			for (size_t i = 0; i < k; i++)
+				close(fds[i]);
+			got_fds = 1;
+		}
+		if ((size_t)n >= sizeof(struct gofer_hdr))
+			memcpy(&rh.tag, buf + offsetof(struct gofer_hdr, tag), sizeof rh.tag);
+		if (msg.msg_flags & MSG_TRUNC)
+			rh.err = -EMSGSIZE;
+		else if (got_fds || (msg.msg_flags & MSG_CTRUNC))
+			rh.err = -EPROTO;
+		else if ((size_t)n < sizeof(struct gofer_hdr))
+			rh.err = -EPROTO;
+		else
+			rh.err = serve_one(buf, n, is_ctl, &rp);
+		if (rh.err)
+			rp.len = 0;
+		rh.len = sizeof rh + rp.len;
+		memcpy(rbuf, &rh, sizeof rh);
+		long s = send_fds(sock, rbuf, rh.len, &rp.fd, rp.fd >= 0 && !rh.err);
+		if (rp.fd >= 0)
+			close(rp.fd);
+		if (s < 0)
+			return;
+	}
+}
+
+static void *conn_thread(void *arg)
+{
+	int sock = (int)(intptr_t)arg;
+
+	serve_conn(sock, 0);
+	close(sock);
+	atomic_fetch_sub(&nconns, 1);
+	return NULL;
+}
+
+noreturn void gofer_serve(const struct gofer_srv *s, int ctl)
+{
+	srv = s;
+	serve_conn(ctl, 1);
+	/* control socket closed: the sandbox is gone; end every thread */
+	_exit(0);
+}

@@ -1,0 +1,32 @@
+/* gofer/server.h - what setup.c hands to server.c. Private to gofer/. */
+#ifndef MOAT_GOFER_SERVER_H
+#define MOAT_GOFER_SERVER_H
+
+#include <stdnoreturn.h>
+
+#include "gofer/gofer.h"
+
+struct gofer_srv_export {
+	int kind;               /* enum gofer_export_kind */
+	int writable;           /* namespace ops allowed (rw DIR, TMPFS) */
+	int is_file;            /* a DIR export of a single file */
+	int rootfd;             /* O_PATH: the export's root (dir or file) */
+	char slot[8];           /* its mount point's name in the gofer's "/" */
+	char **hidden;          /* relative paths refused with -ENOENT */
+	size_t nhidden;
+};
+
+struct gofer_srv {
+	int basefd;             /* O_PATH "/" of the gofer (read-only tmpfs) */
+	size_t n;
+	struct gofer_srv_export exp[GOFER_MAX_EXPORTS];
+};
+
+/* Serve the control connection ctl in this thread, each CONNECTed one in its
+ * own thread; exit_group when ctl reaches EOF. */
+noreturn void gofer_serve(const struct gofer_srv *srv, int ctl);
+
+/* Path rules shared by server and start-up (hidden names): 0 or -errno. */
+int gofer_check_path(const char *p, size_t len);
+
+#endif

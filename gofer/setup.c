@@ -1,0 +1,660 @@
+/* gofer/setup.c - gofer_start(): fork the gofer and confine it.
+ *
+ * The child, in order (any failure: one line to the parent, then exit):
+ *   1. PR_SET_PDEATHSIG(SIGKILL), re-check the parent; keep only its socket
+ *      (stdio becomes /dev/null unless MOAT_DEBUG is set).
+ *   2. unshare(CLONE_NEWUSER|CLONE_NEWNS); the parent writes the id maps
+ *      (a full map can only be written from the parent namespace): as root
+ *      the identity of the parent's own maps, so files keep their owners and
+ *      DAC override still works; rootless "U U 1"/"G G 1" with setgroups deny.
+ *   3. mount --make-rprivate /; clone every source tree (open_tree
+ *      OPEN_TREE_CLONE|AT_RECURSIVE) while the host is still visible.
+ *   4. a small tmpfs becomes the new root; each export is attached at "/<i>":
+ *      DIR trees, a tmpfs per TMPFS export (512m, 0755), a tmpfs holding
+ *      bind mounts of the six host device nodes for DEV. Hidden names that
+ *      exist are over-mounted (empty read-only tmpfs on a directory, an empty
+ *      file on a file). Mount attributes, recursively: ro exports
+ *      RDONLY|NOSUID|NODEV, rw ones NOSUID|NODEV, DEV RDONLY|NOSUID.
+ *   5. pivot_root into it and detach the old root; open an O_PATH root fd per
+ *      export.
+ *   6. Landlock (best ABI the kernel has): read beneath ro exports,
+ *      read/write/make/remove beneath rw and tmpfs ones, read/write/ioctl for
+ *      the device nodes; no TCP (ABI 4), no signals or abstract sockets out
+ *      (ABI 6).
+ *   7. seccomp allowlist (libseccomp), default EPERM; then serve.
+ */
+#include "gofer/gofer.h"
+#include "gofer/proto.h"
+#include "gofer/server.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <linux/openat2.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
+#define LL_NET_BIND_TCP (1ULL << 0)
+#define LL_NET_CONNECT_TCP (1ULL << 1)
+#define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define LL_SCOPE_SIGNAL (1ULL << 1)
+
+/* struct landlock_ruleset_attr as of ABI 6 (the header may be older) */
+struct ll_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
+#ifndef __NR_fchmodat2
+#define __NR_fchmodat2 452
+#endif
+
+static const char *const dev_nodes[] = {
+	"null", "zero", "full", "random", "urandom", "tty",
+};
+
+/* ---- child: failures go to the parent as one line ---- */
+
+static int child_sock = -1;
+
+static noreturn __attribute__((format(printf, 2, 3)))
+void fail(int err, const char *fmt, ...)
+{
+	struct gofer_hello h = { .err = err < 0 ? err : -EIO };
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(h.msg, sizeof h.msg, fmt, ap);
+	va_end(ap);
+	send(child_sock, &h, sizeof h, MSG_NOSIGNAL);
+	_exit(1);
+}
+
+#define failp(...) fail(-errno, __VA_ARGS__)
+
+static void hello(int err, const char *msg)
+{
+	struct gofer_hello h = { .err = err };
+
+	snprintf(h.msg, sizeof h.msg, "%s", msg);
+	if (send(child_sock, &h, sizeof h, MSG_NOSIGNAL) < 0)
+		_exit(1);
+}
+
+static int mattr(int fd, const char *path, unsigned flags, uint64_t set)
+{
+	struct mount_attr a = { .attr_set = set };
+
+	return mount_setattr(fd, path, flags, &a, sizeof a);
+}
+
+/* A fresh tmpfs as a detached mount fd. */
+static int new_tmpfs(const char *size, const char *mode, unsigned attrs)
+{
+	int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+	int m;
+
+	if (fs < 0)
+		return -1;
+	if (fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		int e = errno;
+		close(fs);
+		errno = e;
+		return -1;
+	}
+	m = fsmount(fs, FSMOUNT_CLOEXEC, attrs);
+	close(fs);
+	return m;
+}
+
+struct child_export {
+	int tree;           /* DIR: cloned tree */
+	int dev[ARRAY_SIZE(dev_nodes)];
+	int is_file;
+};
+
+static void over_mount_hidden(int expfd, const char *h, const char *host)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+			   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+	};
+	struct stat st;
+	int fd, m = -1;
+
+	fd = syscall(SYS_openat2, expfd, h, &how, sizeof how);
+	if (fd < 0)
+		return;         /* absent or behind a symlink: refused anyway */
+	if (fstat(fd, &st) < 0)
+		goto out;
+	if (S_ISDIR(st.st_mode))
+		m = new_tmpfs("4k", "0000", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+			      MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	else if (S_ISREG(st.st_mode))
+		m = open_tree(AT_FDCWD, "/tmp/.empty", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	else
+		goto out;
+	if (m < 0 || move_mount(m, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH |
+				 MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		failp("gofer: %s/%s: cannot hide", host, h);
+out:
+	if (m >= 0)
+		close(m);
+	close(fd);
+}
+
+static void build_root(const struct gofer_export *ex, size_t n,
+		       struct child_export *ce)
+{
+	char slot[16];
+	int base, fd;
+
+	/* 3. clone the sources while the host is visible */
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+
+		ce[i].tree = -1;
+		ce[i].is_file = 0;
+		for (size_t k = 0; k < ARRAY_SIZE(dev_nodes); k++)
+			ce[i].dev[k] = -1;
+		if (ex[i].kind == GOFER_EXPORT_DIR) {
+			ce[i].tree = open_tree(AT_FDCWD, ex[i].host_path, OPEN_TREE_CLONE |
+					       OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+			if (ce[i].tree < 0 || fstat(ce[i].tree, &st) < 0)
+				failp("gofer: %s", ex[i].host_path);
+			if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+				fail(-EINVAL, "gofer: %s: not a directory or regular file",
+				     ex[i].host_path);
+			ce[i].is_file = S_ISREG(st.st_mode);
+		} else if (ex[i].kind == GOFER_EXPORT_DEV) {
+			for (size_t k = 0; k < ARRAY_SIZE(dev_nodes); k++) {
+				char p[32];
+				snprintf(p, sizeof p, "/dev/%s", dev_nodes[k]);
+				ce[i].dev[k] = open_tree(AT_FDCWD, p, OPEN_TREE_CLONE |
+							 OPEN_TREE_CLOEXEC);
+				if (ce[i].dev[k] < 0 && k == 0)
+					failp("gofer: %s", p);
+			}
+		}
+	}
+
+	/* 4. the new root: a small tmpfs attached over /tmp (private to us) */
+	base = new_tmpfs("64k", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+			 MOUNT_ATTR_NOEXEC);
+	if (base < 0)
+		failp("gofer: tmpfs");
+	if (move_mount(base, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		failp("gofer: mount root on /tmp");
+	close(base);
+	fd = open("/tmp/.empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		failp("gofer: /tmp/.empty");
+	close(fd);
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(slot, sizeof slot, "/tmp/%zu", i);
+		if (ce[i].is_file)
+			fd = mknod(slot, S_IFREG | 0, 0);
+		else
+			fd = mkdir(slot, 0755);
+		if (fd < 0)
+			failp("gofer: %s", slot);
+
+		switch (ex[i].kind) {
+		case GOFER_EXPORT_DIR:
+			if (move_mount(ce[i].tree, "", AT_FDCWD, slot,
+				       MOVE_MOUNT_F_EMPTY_PATH) < 0)
+				failp("gofer: %s: attach", ex[i].host_path);
+			close(ce[i].tree);
+			break;
+		case GOFER_EXPORT_TMPFS:
+			fd = new_tmpfs("512m", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+			if (fd < 0 || move_mount(fd, "", AT_FDCWD, slot,
+						 MOVE_MOUNT_F_EMPTY_PATH) < 0)
+				failp("gofer: tmpfs export");
+			close(fd);
+			break;
+		case GOFER_EXPORT_DEV:
+			fd = new_tmpfs("4k", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+			if (fd < 0 || move_mount(fd, "", AT_FDCWD, slot,
+						 MOVE_MOUNT_F_EMPTY_PATH) < 0)
+				failp("gofer: dev export");
+			close(fd);
+			for (size_t k = 0; k < ARRAY_SIZE(dev_nodes); k++) {
+				char p[48];
+				if (ce[i].dev[k] < 0)
+					continue;
+				snprintf(p, sizeof p, "%s/%s", slot, dev_nodes[k]);
+				if (mknod(p, S_IFREG | 0, 0) < 0 ||
+				    move_mount(ce[i].dev[k], "", AT_FDCWD, p,
+					       MOVE_MOUNT_F_EMPTY_PATH) < 0)
+					failp("gofer: /dev/%s: attach", dev_nodes[k]);
+				close(ce[i].dev[k]);
+			}
+			break;
+		default:
+			fail(-EINVAL, "gofer: export %zu: bad kind", i);
+		}
+
+		if (ex[i].hidden && !ce[i].is_file) {
+			int efd = open(slot, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (efd < 0)
+				failp("gofer: %s", slot);
+			for (const char *const *h = ex[i].hidden; *h; h++)
+				over_mount_hidden(efd, *h, ex[i].host_path ?
+						  ex[i].host_path : "tmpfs");
+			close(efd);
+		}
+
+		uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+		if (ex[i].kind == GOFER_EXPORT_DEV)
+			attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_RDONLY;
+		else if (ex[i].kind == GOFER_EXPORT_DIR && !ex[i].writable)
+			attrs |= MOUNT_ATTR_RDONLY;
+		if (mattr(AT_FDCWD, slot, AT_RECURSIVE, attrs) < 0)
+			failp("gofer: %s: mount attributes", slot);
+	}
+
+	/* 5. pivot_root(".", ".") and detach the old root (runc's way) */
+	if (chdir("/tmp") < 0)
+		failp("gofer: chdir");
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		failp("gofer: pivot_root");
+	if (umount2(".", MNT_DETACH) < 0)
+		failp("gofer: detach old root");
+	if (chdir("/") < 0)
+		failp("gofer: chdir /");
+	if (mattr(AT_FDCWD, "/", 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+		  MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) < 0)
+		failp("gofer: read-only root");
+}
+
+/* 6. Landlock. Returns the ABI used (0: not available). */
+static int landlock(const struct gofer_export *ex, const struct gofer_srv *srv)
+{
+	const uint64_t rd = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+	const uint64_t file_only = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |
+		LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |
+		LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	uint64_t all, rw;
+	struct ll_ruleset_attr ra = { 0 };
+	size_t rasz = sizeof ra.handled_access_fs;
+	int abi, rs;
+
+	abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	if (abi < 1)
+		return 0;
+	all = (1ULL << 13) - 1;                 /* ABI 1: EXECUTE .. MAKE_SYM */
+	if (abi >= 2)
+		all |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3)
+		all |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	if (abi >= 5)
+		all |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	ra.handled_access_fs = all;
+	if (abi >= 4) {
+		ra.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+		rasz = offsetof(struct ll_ruleset_attr, scoped);
+	}
+	if (abi >= 6) {
+		ra.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
+		rasz = sizeof ra;
+	}
+	rs = syscall(SYS_landlock_create_ruleset, &ra, rasz, 0);
+	if (rs < 0)
+		failp("gofer: landlock_create_ruleset");
+
+	rw = all & ~(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+		     LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_IOCTL_DEV);
+	for (size_t i = 0; i < srv->n; i++) {
+		const struct gofer_srv_export *e = &srv->exp[i];
+		struct landlock_path_beneath_attr pb = { .parent_fd = e->rootfd };
+
+		if (e->kind == GOFER_EXPORT_DEV)
+			pb.allowed_access = rd | LANDLOCK_ACCESS_FS_WRITE_FILE |
+					    LANDLOCK_ACCESS_FS_IOCTL_DEV;
+		else if (e->writable)
+			pb.allowed_access = rw;
+		else
+			pb.allowed_access = rd;
+		if (e->is_file)
+			pb.allowed_access &= file_only;
+		pb.allowed_access &= all;
+		if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
+			failp("gofer: landlock_add_rule (export %zu)", i);
+	}
+	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0)
+		failp("gofer: landlock_restrict_self");
+	close(rs);
+	(void)ex;
+	return abi;
+}
+
+/* 7. seccomp allowlist: what server.c, glibc and pthreads need. */
+static void seccomp_allowlist(void)
+{
+	static const int allow[] = {
+		SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(close),
+		SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(statx),
+		SCMP_SYS(openat2), SCMP_SYS(readlinkat), SCMP_SYS(mkdirat),
+		SCMP_SYS(mknodat), SCMP_SYS(unlinkat), SCMP_SYS(renameat2),
+		SCMP_SYS(symlinkat), SCMP_SYS(linkat), SCMP_SYS(fchmodat),
+		SCMP_SYS(fchmod), SCMP_SYS(fchownat), SCMP_SYS(fchown),
+		SCMP_SYS(ftruncate), SCMP_SYS(utimensat), SCMP_SYS(fstatfs),
+		SCMP_SYS(getdents64), SCMP_SYS(fcntl),
+		SCMP_SYS(sendmsg), SCMP_SYS(recvmsg), SCMP_SYS(sendto),
+		SCMP_SYS(recvfrom), SCMP_SYS(poll), SCMP_SYS(ppoll),
+		SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect),
+		SCMP_SYS(mremap), SCMP_SYS(madvise), SCMP_SYS(brk),
+		SCMP_SYS(futex), SCMP_SYS(set_robust_list), SCMP_SYS(rseq),
+		SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn),
+		SCMP_SYS(sched_yield), SCMP_SYS(nanosleep), SCMP_SYS(clock_nanosleep),
+		SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(getrandom),
+		SCMP_SYS(gettid), SCMP_SYS(getpid), SCMP_SYS(restart_syscall),
+		SCMP_SYS(exit), SCMP_SYS(exit_group),
+	};
+	const uint64_t newns = CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID |
+		CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
+		CLONE_NEWTIME | CLONE_THREAD | CLONE_VM;
+	const struct scmp_arg_cmp clone_cmp = {
+		.arg = 0, .op = SCMP_CMP_MASKED_EQ,
+		.datum_a = newns, .datum_b = CLONE_THREAD | CLONE_VM,
+	};
+	const struct scmp_arg_cmp unix_cmp = {
+		.arg = 0, .op = SCMP_CMP_EQ, .datum_a = AF_UNIX, .datum_b = 0,
+	};
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+	int r = 0;
+
+	if (!ctx)
+		fail(-ENOMEM, "gofer: seccomp_init");
+	for (size_t i = 0; i < ARRAY_SIZE(allow) && !r; i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allow[i], 0);
+	/* fchmodat2 (not known to every libseccomp) */
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, __NR_fchmodat2, 0);
+	/* threads only: CLONE_THREAD|CLONE_VM, no new namespaces */
+	if (!r)
+		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+					   &clone_cmp);
+	/* clone3's flags are behind a pointer: make glibc fall back to clone */
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	if (!r)
+		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socketpair), 1,
+					   &unix_cmp);
+	if (!r)
+		r = seccomp_load(ctx);
+	seccomp_release(ctx);
+	if (r)
+		fail(r, "gofer: seccomp: %s", strerror(-r));
+}
+
+static noreturn void child_main(const struct gofer_export *ex, size_t n, int sock,
+				pid_t parent)
+{
+	static struct gofer_srv srv;
+	struct child_export ce[GOFER_MAX_EXPORTS];
+	struct gofer_hello ack;
+	int fd;
+
+	child_sock = sock;
+	/* 1. die with the parent; keep only the socket */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(1);
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		failp("gofer: /dev/null");
+	for (int i = 0; i < 3; i++)
+		if (i != 2 || !moat_debug)
+			dup2(fd, i);
+	if (fd > 2)
+		close(fd);
+	if (sock > 3) {
+		if (dup2(sock, 3) < 0)
+			failp("gofer: dup2");
+		close(sock);
+		sock = child_sock = 3;
+	}
+	close_range(4, ~0U, 0);
+	umask(0);
+
+	/* 2. namespaces; the parent writes our maps */
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+		failp("gofer: unshare(CLONE_NEWUSER|CLONE_NEWNS)");
+	hello(0, "maps");
+	if (recv(sock, &ack, sizeof ack, 0) != sizeof ack)
+		_exit(1);
+	if (ack.err)
+		fail(ack.err, "gofer: writing uid/gid maps: %s", strerror(-ack.err));
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		failp("gofer: make / private");
+
+	build_root(ex, n, ce);
+
+	srv.n = n;
+	srv.basefd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (srv.basefd < 0)
+		failp("gofer: open /");
+	for (size_t i = 0; i < n; i++) {
+		struct gofer_srv_export *e = &srv.exp[i];
+		size_t nh = 0;
+
+		e->kind = ex[i].kind;
+		e->writable = ex[i].kind == GOFER_EXPORT_TMPFS ||
+			      (ex[i].kind == GOFER_EXPORT_DIR && ex[i].writable);
+		e->is_file = ce[i].is_file;
+		snprintf(e->slot, sizeof e->slot, "%zu", i);
+		e->rootfd = openat(srv.basefd, e->slot, O_PATH | O_CLOEXEC |
+				   (e->is_file ? 0 : O_DIRECTORY));
+		if (e->rootfd < 0)
+			failp("gofer: export %zu root", i);
+		for (const char *const *h = ex[i].hidden; h && *h; h++)
+			nh++;
+		e->nhidden = nh;
+		e->hidden = nh ? xcalloc(nh, sizeof(char *)) : NULL;
+		for (size_t k = 0; k < nh; k++)
+			e->hidden[k] = xstrdup(ex[i].hidden[k]);
+	}
+
+	/* 6, 7: confine ourselves */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		failp("gofer: no_new_privs");
+	prctl(PR_SET_DUMPABLE, 0);
+	int abi = landlock(ex, &srv);
+	dbg("gofer: landlock ABI %d", abi);
+	seccomp_allowlist();
+
+	hello(0, "ready");
+	gofer_serve(&srv, sock);
+}
+
+/* ---- parent ---- */
+
+static int write_file(const char *path, const char *buf)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	r = write_all(fd, buf, strlen(buf));
+	close(fd);
+	return r;
+}
+
+/* Identity map of what we have ourselves: "a b c" -> "a a c" per line. */
+static int identity_map(const char *self, char *out, size_t len)
+{
+	FILE *f = fopen(self, "re");
+	unsigned long a, b, c;
+	size_t used = 0;
+
+	if (!f)
+		return -errno;
+	out[0] = '\0';
+	while (fscanf(f, "%lu %lu %lu", &a, &b, &c) == 3) {
+		int k = snprintf(out + used, len - used, "%lu %lu %lu\n", a, a, c);
+		if (k < 0 || (size_t)k >= len - used)
+			break;
+		used += k;
+	}
+	fclose(f);
+	return used ? 0 : -EINVAL;
+}
+
+static int write_maps(pid_t pid)
+{
+	char path[64], map[1024];
+	int r;
+
+	if (geteuid() == 0) {
+		r = identity_map("/proc/self/uid_map", map, sizeof map);
+		snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
+		if (!r)
+			r = write_file(path, map);
+		if (!r)
+			r = identity_map("/proc/self/gid_map", map, sizeof map);
+		snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
+		if (!r)
+			r = write_file(path, map);
+		return r;
+	}
+	snprintf(path, sizeof path, "/proc/%d/setgroups", (int)pid);
+	r = write_file(path, "deny");
+	if (r && r != -ENOENT)
+		return r;
+	snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
+	snprintf(map, sizeof map, "%u %u 1\n", geteuid(), geteuid());
+	r = write_file(path, map);
+	if (r)
+		return r;
+	snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
+	snprintf(map, sizeof map, "%u %u 1\n", getegid(), getegid());
+	return write_file(path, map);
+}
+
+static int check_exports(const struct gofer_export *ex, size_t n, char *err, size_t errlen)
+{
+	if (n > GOFER_MAX_EXPORTS) {
+		snprintf(err, errlen, "gofer: too many exports (%zu > %d)", n, GOFER_MAX_EXPORTS);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		switch (ex[i].kind) {
+		case GOFER_EXPORT_DIR:
+			if (!ex[i].host_path || ex[i].host_path[0] != '/') {
+				snprintf(err, errlen, "gofer: export %zu: host path must be absolute", i);
+				return -EINVAL;
+			}
+			break;
+		case GOFER_EXPORT_TMPFS:
+		case GOFER_EXPORT_DEV:
+			break;
+		default:
+			snprintf(err, errlen, "gofer: export %zu: bad kind %d", i, ex[i].kind);
+			return -EINVAL;
+		}
+		for (const char *const *h = ex[i].hidden; h && *h; h++) {
+			if (!**h || gofer_check_path(*h, strlen(*h))) {
+				snprintf(err, errlen, "gofer: export %zu: bad hidden name \"%s\"", i, *h);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
+static int recv_hello(int sock, struct gofer_hello *h)
+{
+	ssize_t n;
+
+	do
+		n = recv(sock, h, sizeof *h, 0);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof *h) {
+		h->err = -ECHILD;
+		snprintf(h->msg, sizeof h->msg, "gofer: exited during start-up");
+		return -ECHILD;
+	}
+	h->msg[sizeof h->msg - 1] = '\0';
+	if (h->err > 0 || h->err < -4095)
+		h->err = -EPROTO;
+	return h->err;
+}
+
+int gofer_start(const struct gofer_export *exports, size_t n, pid_t *pid,
+		int *ctl_sock, char *err, size_t errlen)
+{
+	struct gofer_hello h;
+	pid_t parent = getpid(), child;
+	int sv[2], r;
+
+	if (errlen)
+		err[0] = '\0';
+	r = check_exports(exports, n, err, errlen);
+	if (r)
+		return r;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "gofer: socketpair: %s", strerror(-r));
+		return r;
+	}
+	child = fork();
+	if (child < 0) {
+		r = -errno;
+		snprintf(err, errlen, "gofer: fork: %s", strerror(-r));
+		close(sv[0]);
+		close(sv[1]);
+		return r;
+	}
+	if (child == 0) {
+		close(sv[0]);
+		child_main(exports, n, sv[1], parent);
+	}
+	close(sv[1]);
+
+	r = recv_hello(sv[0], &h);
+	if (!r) {
+		struct gofer_hello ack = { .err = write_maps(child) };
+		if (send(sv[0], &ack, sizeof ack, MSG_NOSIGNAL) < 0)
+			r = -errno;
+		if (!r)
+			r = recv_hello(sv[0], &h);
+	}
+	if (r) {
+		snprintf(err, errlen, "%s", h.msg[0] ? h.msg : "gofer: start-up failed");
+		close(sv[0]);
+		kill(child, SIGKILL);
+		while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+			;
+		return r;
+	}
+	*pid = child;
+	*ctl_sock = sv[0];
+	return 0;
+}

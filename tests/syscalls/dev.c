@@ -1,0 +1,84 @@
+/* /dev: null, zero, full, random, urandom, fd/N, stdin/stdout/stderr. */
+#include "t.h"
+#include <sys/random.h>
+
+int main(int argc, char **argv)
+{
+	t_setup(argc, argv, "dev");
+	char buf[4096];
+	struct stat st;
+	int fd;
+
+	fd = open("/dev/null", O_RDWR);
+	CHECK(fd >= 0 && read(fd, buf, sizeof(buf)) == 0 && write(fd, buf, sizeof(buf)) == sizeof(buf),
+	      "null", "%s", strerror(errno));
+	close(fd);
+	CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 &&
+		      minor(st.st_rdev) == 3 && (st.st_mode & 0666) == 0666,
+	      "null_stat", "mode %o rdev %d:%d", st.st_mode, major(st.st_rdev), minor(st.st_rdev));
+	fd = open("/dev/zero", O_RDONLY);
+	memset(buf, 1, sizeof(buf));
+	int zeros = fd >= 0 && read(fd, buf, sizeof(buf)) == sizeof(buf);
+	for (size_t i = 0; zeros && i < sizeof(buf); i++)
+		zeros = buf[i] == 0;
+	CHECK(zeros, "zero", "not zeros");
+	close(fd);
+	CHECK(stat("/dev/zero", &st) == 0 && S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 &&
+		      minor(st.st_rdev) == 5,
+	      "zero_stat", "rdev %d:%d", major(st.st_rdev), minor(st.st_rdev));
+	fd = open("/dev/full", O_RDWR);
+	EXPECT_ERR(write(fd, "x", 1), ENOSPC, "full_write_enospc");
+	CHECK(read(fd, buf, 16) == 16 && buf[0] == 0, "full_reads_zeros", "%s", strerror(errno));
+	close(fd);
+	const char *rnd[] = {"/dev/urandom", "/dev/random"};
+	for (int k = 0; k < 2; k++) {
+		unsigned char a[64] = {0}, b[64] = {0};
+		fd = open(rnd[k], O_RDONLY);
+		int ok = fd >= 0 && read(fd, a, sizeof(a)) == sizeof(a) && read(fd, b, sizeof(b)) == sizeof(b) &&
+			 memcmp(a, b, sizeof(a)) != 0;
+		CHECK(ok, k ? "random" : "urandom", "%s", strerror(errno));
+		close(fd);
+	}
+	unsigned char g[32];
+	CHECK(getrandom(g, sizeof(g), 0) == sizeof(g), "getrandom", "%s", strerror(errno));
+
+	/* /dev/fd/N reopens an open file. */
+	t_write_file("f", "through-dev-fd", 0644);
+	fd = open("f", O_RDONLY);
+	char path[64];
+	snprintf(path, sizeof(path), "/dev/fd/%d", fd);
+	CHECK(t_read_file(path, buf, sizeof(buf)) == 14 && !strcmp(buf, "through-dev-fd"), "dev_fd_n", "%s",
+	      strerror(errno));
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	CHECK(t_read_file(path, buf, sizeof(buf)) == 14, "proc_self_fd_n", "%s", strerror(errno));
+	close(fd);
+	EXPECT_ERR(open("/dev/fd/999", O_RDONLY), ENOENT, "dev_fd_closed");
+	/* Pipes reopened through /dev/fd. */
+	int p[2];
+	pipe(p);
+	snprintf(path, sizeof(path), "/dev/fd/%d", p[1]);
+	int w = open(path, O_WRONLY);
+	CHECK(w >= 0 && write(w, "P", 1) == 1 && read(p[0], buf, 1) == 1 && buf[0] == 'P', "dev_fd_pipe",
+	      "%s", strerror(errno));
+	if (w >= 0)
+		close(w);
+	close(p[0]);
+	close(p[1]);
+
+	ssize_t n = readlink("/dev/stdin", buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = 0;
+	CHECK(n > 0 && !strcmp(buf, "/proc/self/fd/0"), "dev_stdin_link", "'%s'", buf);
+	n = readlink("/dev/stderr", buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = 0;
+	CHECK(n > 0 && !strcmp(buf, "/proc/self/fd/2"), "dev_stderr_link", "'%s'", buf);
+	n = readlink("/dev/fd", buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = 0;
+	CHECK(n > 0 && !strcmp(buf, "/proc/self/fd"), "dev_fd_link", "'%s'", buf);
+	fd = open("/dev/stdout", O_WRONLY);
+	CHECK(fd >= 0, "open_dev_stdout", "%s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	EXPECT_ERR(open("/dev/nonexistent-device", O_RDONLY), ENOENT, "enoent");
+	CHECK(stat("/dev", &st) == 0 && S_ISDIR(st.st_mode), "dev_is_dir", "%s", strerror(errno));
+	return t_done();
+}

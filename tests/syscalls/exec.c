@@ -1,0 +1,228 @@
+/*
+ * execve, execveat: ELF, #! scripts (nested), errors, argv/envp preserved
+ * exactly, AT_EXECFN, /proc/self/exe.
+ *
+ * The program is also its own exec target: "exec --child" prints what it was
+ * given (argv, envp, AT_EXECFN, /proc/self/exe) as NUL-separated records on
+ * stdout; the parent compares that with what Linux promises.
+ */
+#include "t.h"
+#include <sys/auxv.h>
+
+extern char **environ;
+
+static int child_main(int argc, char **argv)
+{
+	char buf[PATH_MAX];
+	printf("argc=%d", argc);
+	putchar(0);
+	for (int i = 0; i < argc; i++) {
+		printf("arg=%s", argv[i]);
+		putchar(0);
+	}
+	for (char **e = environ; *e; e++) {
+		printf("env=%s", *e);
+		putchar(0);
+	}
+	const char *execfn = (const char *)getauxval(AT_EXECFN);
+	printf("execfn=%s", execfn ? execfn : "(null)");
+	putchar(0);
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = 0;
+	printf("exe=%s", buf);
+	putchar(0);
+	fflush(stdout);
+	return 0;
+}
+
+/* Runs execve(path, argv, envp) (or execveat when dirfd >= 0) in a child;
+ * captures stdout into out; returns the child's wait status, or -errno of the
+ * failed exec (reported by the child through a pipe). */
+static int run(int dirfd, const char *path, char *const argv[], char *const envp[], int flags,
+	       char *out, size_t cap)
+{
+	int p[2], e[2];
+	if (pipe(p) || pipe2(e, O_CLOEXEC))
+		DIE("pipe");
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		close(p[1]);
+		close(e[0]);
+		if (dirfd >= 0)
+			syscall(SYS_execveat, dirfd, path, argv, envp, flags);
+		else
+			execve(path, argv, envp);
+		int err = errno;
+		write(e[1], &err, sizeof(err));
+		_exit(127);
+	}
+	close(p[1]);
+	close(e[1]);
+	size_t off = 0;
+	ssize_t r;
+	while (off < cap && (r = read(p[0], out + off, cap - off)) > 0)
+		off += (size_t)r;
+	if (off < cap)
+		out[off] = 0;
+	close(p[0]);
+	int err = 0;
+	ssize_t got = read(e[0], &err, sizeof(err));
+	close(e[0]);
+	int status;
+	waitpid(pid, &status, 0);
+	if (got == sizeof(err))
+		return -err;
+	/* Records are NUL-separated: turn them into '\n'-separated text. */
+	for (size_t i = 0; i < off; i++)
+		if (out[i] == 0)
+			out[i] = '\n';
+	out[off < cap ? off : cap - 1] = 0;
+	return status;
+}
+
+static void expect_output(const char *name, int st, const char *got, const char *want)
+{
+	if (st < 0)
+		t_fail(name, "exec failed: %s", strerror(-st));
+	else if (strcmp(got, want) != 0)
+		t_fail(name, "got:\n%s\nwant:\n%s", got, want);
+	else
+		t_ok(name);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strncmp(argv[1], "--child", 7) == 0)
+		return child_main(argc, argv);
+	t_setup(argc, argv, "exec");
+	static char out[65536], want[65536];
+	int st;
+
+	/* 1. ELF: argv and envp exactly as given (odd strings, empty strings, no additions). */
+	char *av[] = {"first arg", "--child", "", "a b", "\ttab", "x=y", NULL};
+	char *ev[] = {"A=1", "EMPTY=", "X=y=z", "NOEQUALS", "SPACE=a b", NULL};
+	st = run(-1, t_self, av, ev, 0, out, sizeof(out));
+	snprintf(want, sizeof(want),
+		 "argc=6\narg=first arg\narg=--child\narg=\narg=a b\narg=\ttab\narg=x=y\n"
+		 "env=A=1\nenv=EMPTY=\nenv=X=y=z\nenv=NOEQUALS\nenv=SPACE=a b\nexecfn=%s\nexe=%s\n",
+		 t_self, t_self);
+	expect_output("elf_argv_envp_execfn_exe", st, out, want);
+
+	/* Empty environment. */
+	char *av2[] = {"x", "--child", NULL};
+	char *ev0[] = {NULL};
+	st = run(-1, t_self, av2, ev0, 0, out, sizeof(out));
+	snprintf(want, sizeof(want), "argc=2\narg=x\narg=--child\nexecfn=%s\nexe=%s\n", t_self, t_self);
+	expect_output("empty_env", st, out, want);
+
+	/* Many arguments. */
+	static char *many[1002];
+	static char bufs[1000][16];
+	many[0] = "m";
+	many[1] = "--child";
+	for (int i = 0; i < 999; i++) {
+		snprintf(bufs[i], sizeof(bufs[i]), "%d", i);
+		many[i + 2] = bufs[i];
+	}
+	many[1001] = NULL;
+	st = run(-1, t_self, many, ev0, 0, out, sizeof(out));
+	CHECK(st >= 0 && strstr(out, "argc=1001\n") && strstr(out, "\narg=998\nexecfn="), "many_args",
+	      "st %d", st);
+
+	/* Relative path through a symlink: AT_EXECFN is the path as passed, exe the real file. */
+	symlink(t_self, "selflink");
+	char *av3[] = {"rel", "--child", NULL};
+	st = run(-1, "./selflink", av3, ev0, 0, out, sizeof(out));
+	snprintf(want, sizeof(want), "argc=2\narg=rel\narg=--child\nexecfn=./selflink\nexe=%s\n", t_self);
+	expect_output("relative_symlink_path", st, out, want);
+
+	/* 2. #! script: interpreter, its one optional argument, the script path, then argv[1..]. */
+	char line[PATH_MAX + 64];
+	snprintf(line, sizeof(line), "#!%s --child\n", t_self);
+	t_write_file("script1", line, 0755);
+	char *av4[] = {"script-argv0", "x", "y z", NULL};
+	st = run(-1, "./script1", av4, ev, 0, out, sizeof(out));
+	snprintf(want, sizeof(want),
+		 "argc=5\narg=%s\narg=--child\narg=./script1\narg=x\narg=y z\n"
+		 "env=A=1\nenv=EMPTY=\nenv=X=y=z\nenv=NOEQUALS\nenv=SPACE=a b\nexecfn=./script1\nexe=%s\n",
+		 t_self, t_self);
+	expect_output("shebang", st, out, want);
+
+	/* Whitespace handling: "#!  interp   arg with spaces  " gives one argument. */
+	snprintf(line, sizeof(line), "#!  %s   --child with spaces\n", t_self);
+	t_write_file("script_ws", line, 0755);
+	char *av5[] = {"s", NULL};
+	st = run(-1, "./script_ws", av5, ev0, 0, out, sizeof(out));
+	snprintf(want, sizeof(want),
+		 "argc=3\narg=%s\narg=--child with spaces\narg=./script_ws\nexecfn=./script_ws\nexe=%s\n",
+		 t_self, t_self);
+	expect_output("shebang_whitespace", st, out, want);
+
+	/* 3. Nested #!: script2's interpreter is script1, itself a script. */
+	snprintf(line, sizeof(line), "#!%s/script1\n", t_scratch);
+	t_write_file("script2", line, 0755);
+	char *av6[] = {"s2", "arg", NULL};
+	st = run(-1, "./script2", av6, ev0, 0, out, sizeof(out));
+	snprintf(want, sizeof(want),
+		 "argc=5\narg=%s\narg=--child\narg=%s/script1\narg=./script2\narg=arg\n"
+		 "execfn=./script2\nexe=%s\n",
+		 t_self, t_scratch, t_self);
+	expect_output("nested_shebang", st, out, want);
+
+	/* A system script interpreter and a dynamic ELF from the system view. */
+	char *sh_av[] = {"sh", "-c", "exit 3", NULL};
+	st = run(-1, "/bin/sh", sh_av, ev0, 0, out, sizeof(out));
+	CHECK(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 3, "bin_sh_exit_status", "st %d", st);
+	t_write_file("shscript", "#!/bin/sh\necho \"$0|$1|$2\"\n", 0755);
+	char *sc_av[] = {"ignored", "one", "two three", NULL};
+	st = run(-1, "./shscript", sc_av, ev0, 0, out, sizeof(out));
+	expect_output("sh_script", st, out, "./shscript|one|two three\n");
+	char *true_av[] = {"true", NULL};
+	st = run(-1, "/bin/true", true_av, ev0, 0, out, sizeof(out));
+	CHECK(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "bin_true", "st %d", st);
+
+	/* 4. Errors, as Linux gives them. */
+	char *e_av[] = {"e", NULL};
+	st = run(-1, "./does-not-exist", e_av, ev0, 0, out, sizeof(out));
+	CHECK(st == -ENOENT, "enoent", "st %d", st);
+	st = run(-1, "/nonexistent-dir/prog", e_av, ev0, 0, out, sizeof(out));
+	CHECK(st == -ENOENT, "enoent_absolute", "st %d", st);
+	t_write_file("badinterp", "#!/nonexistent/interpreter\n", 0755);
+	st = run(-1, "./badinterp", e_av, ev0, 0, out, sizeof(out));
+	CHECK(st == -ENOENT, "enoent_missing_interpreter", "st %d", st);
+	t_write_file("notexec", "#!/bin/sh\necho hi\n", 0644);
+	st = run(-1, "./notexec", e_av, ev0, 0, out, sizeof(out));
+	CHECK(st == -EACCES, "eacces_no_x_bit", "st %d", st);
+	mkdir("adir", 0755);
+	st = run(-1, "./adir", e_av, ev0, 0, out, sizeof(out));
+	CHECK(st == -EACCES, "eacces_directory", "st %d", st);
+	t_write_file("garbage", "\x01\x02\x03garbage-not-an-executable\n", 0755);
+	st = run(-1, "./garbage", e_av, ev0, 0, out, sizeof(out));
+	CHECK(st == -ENOEXEC, "enoexec_garbage", "st %d", st);
+	t_write_file("empty", "", 0755);
+	st = run(-1, "./empty", e_av, ev0, 0, out, sizeof(out));
+	CHECK(st == -ENOEXEC, "enoexec_empty", "st %d", st);
+	t_write_file("badelf", "\x7f" "ELF\x02\x01\x01garbage", 0755);
+	st = run(-1, "./badelf", e_av, ev0, 0, out, sizeof(out));
+	CHECK(st == -ENOEXEC || st == -EIO, "enoexec_truncated_elf", "st %d", st);
+	t_write_file("f", "", 0644);
+	st = run(-1, "./f/x", e_av, ev0, 0, out, sizeof(out));
+	CHECK(st == -ENOTDIR, "enotdir", "st %d", st);
+	st = run(-1, "", e_av, ev0, 0, out, sizeof(out));
+	CHECK(st == -ENOENT, "empty_path", "st %d", st);
+
+	/* 5. execveat: dirfd-relative and AT_EMPTY_PATH on an fd. */
+	int dfd = open(".", O_RDONLY | O_DIRECTORY);
+	st = run(dfd, "selflink", av2, ev0, 0, out, sizeof(out));
+	CHECK(st >= 0 && strstr(out, "arg=--child\n"), "execveat_dirfd", "st %d", st);
+	close(dfd);
+	int fd = open(t_self, O_RDONLY);
+	st = run(fd, "", av2, ev0, AT_EMPTY_PATH, out, sizeof(out));
+	snprintf(want, sizeof(want), "execfn=/dev/fd/%d\n", fd);
+	CHECK(st >= 0 && strstr(out, want) && strstr(out, "arg=--child\n"), "execveat_empty_path",
+	      "st %d out:\n%s", st, out);
+	close(fd);
+	return t_done();
+}

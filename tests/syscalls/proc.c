@@ -1,0 +1,132 @@
+/* /proc: self, [pid]/{exe,cwd,fd,cmdline,status,stat}, cpuinfo, meminfo, mounts. */
+#include "t.h"
+
+static char *field(char *buf, const char *key)
+{
+	char *p = strstr(buf, key);
+	return p ? p + strlen(key) : NULL;
+}
+
+int main(int argc, char **argv)
+{
+	t_setup(argc, argv, "proc");
+	static char buf[65536];
+	char path[64], link[PATH_MAX];
+	ssize_t n;
+
+	n = readlink("/proc/self", link, sizeof(link) - 1);
+	link[n > 0 ? n : 0] = 0;
+	CHECK(n > 0 && atoi(link) == getpid(), "self_link_is_pid", "'%s' pid %d", link, getpid());
+	n = readlink("/proc/self/exe", link, sizeof(link) - 1);
+	link[n > 0 ? n : 0] = 0;
+	CHECK(n > 0 && !strcmp(link, t_self), "exe", "'%s' want '%s'", link, t_self);
+	n = readlink("/proc/self/cwd", link, sizeof(link) - 1);
+	link[n > 0 ? n : 0] = 0;
+	CHECK(n > 0 && !strcmp(link, t_scratch), "cwd", "'%s'", link);
+	snprintf(path, sizeof(path), "/proc/%d/exe", getpid());
+	n = readlink(path, link, sizeof(link) - 1);
+	link[n > 0 ? n : 0] = 0;
+	CHECK(n > 0 && !strcmp(link, t_self), "pid_exe", "'%s'", link);
+
+	/* cmdline: argv joined by NULs. */
+	n = t_read_file("/proc/self/cmdline", buf, sizeof(buf));
+	size_t want = 0;
+	for (int i = 0; i < argc; i++)
+		want += strlen(argv[i]) + 1;
+	CHECK(n == (ssize_t)want && !strcmp(buf, argv[0]) && (argc < 2 || !strcmp(buf + strlen(argv[0]) + 1, argv[1])),
+	      "cmdline", "n %zd want %zu", n, want);
+
+	/* status. */
+	n = t_read_file("/proc/self/status", buf, sizeof(buf));
+	char *name = field(buf, "Name:\t"), *pid = field(buf, "\nPid:\t"), *ppid = field(buf, "\nPPid:\t");
+	CHECK(n > 0 && name && !strncmp(name, "proc\n", 5), "status_name", "%.20s", name ? name : "(none)");
+	CHECK(pid && atoi(pid) == getpid(), "status_pid", "%d", pid ? atoi(pid) : -1);
+	CHECK(ppid && atoi(ppid) == getppid(), "status_ppid", "%d vs %d", ppid ? atoi(ppid) : -1, getppid());
+	CHECK(field(buf, "\nUid:\t") && field(buf, "\nState:\t") && field(buf, "\nThreads:\t"),
+	      "status_fields", "missing Uid/State/Threads");
+
+	/* stat: "pid (comm) state ppid ...". */
+	n = t_read_file("/proc/self/stat", buf, sizeof(buf));
+	int spid = -1, sppid = -1;
+	char comm[64] = "", state = 0;
+	CHECK(n > 0 && sscanf(buf, "%d (%63[^)]) %c %d", &spid, comm, &state, &sppid) == 4 && spid == getpid() &&
+		      !strcmp(comm, "proc") && sppid == getppid(),
+	      "stat", "'%.80s'", buf);
+	snprintf(path, sizeof(path), "/proc/%d/stat", getpid());
+	CHECK(t_read_file(path, buf, sizeof(buf)) > 0 && atoi(buf) == getpid(), "pid_stat", "%s", strerror(errno));
+
+	/* fd: lists open descriptors; links name the files. */
+	t_write_file("f", "x", 0644);
+	int fd = open("f", O_RDONLY);
+	DIR *d = opendir("/proc/self/fd");
+	int saw0 = 0, sawfd = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		saw0 |= !strcmp(e->d_name, "0");
+		sawfd |= atoi(e->d_name) == fd && e->d_name[0] != '.';
+	}
+	if (d)
+		closedir(d);
+	CHECK(saw0 && sawfd, "fd_dir", "saw0 %d sawfd %d", saw0, sawfd);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	link[n > 0 ? n : 0] = 0;
+	char wantp[PATH_MAX + 8];
+	snprintf(wantp, sizeof(wantp), "%s/f", t_scratch);
+	CHECK(n > 0 && !strcmp(link, wantp), "fd_link", "'%s'", link);
+	close(fd);
+	int p[2];
+	pipe(p);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p[0]);
+	n = readlink(path, link, sizeof(link) - 1);
+	link[n > 0 ? n : 0] = 0;
+	CHECK(n > 0 && !strncmp(link, "pipe:[", 6), "fd_link_pipe", "'%s'", link);
+	close(p[0]);
+	close(p[1]);
+
+	/* A child is visible as /proc/<pid>; after it is reaped, it is gone. */
+	pid_t c = fork();
+	if (c == 0) {
+		pause();
+		_exit(0);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", c);
+	usleep(20000);
+	n = t_read_file(path, buf, sizeof(buf));
+	CHECK(n > 0 && atoi(buf) == c, "child_visible", "%s", strerror(errno));
+	snprintf(path, sizeof(path), "/proc/%d/status", c);
+	n = t_read_file(path, buf, sizeof(buf));
+	ppid = n > 0 ? field(buf, "\nPPid:\t") : NULL;
+	CHECK(ppid && atoi(ppid) == getpid(), "child_ppid", "%s", ppid ? ppid : "(none)");
+	kill(c, SIGKILL);
+	waitpid(c, NULL, 0);
+	snprintf(path, sizeof(path), "/proc/%d", c);
+	struct stat st;
+	EXPECT_ERR(stat(path, &st), ENOENT, "reaped_child_gone");
+
+	/* /proc listing contains self and our pid. */
+	d = opendir("/proc");
+	int saw_self = 0, saw_pid = 0;
+	while (d && (e = readdir(d))) {
+		saw_self |= !strcmp(e->d_name, "self");
+		saw_pid |= atoi(e->d_name) == getpid();
+	}
+	if (d)
+		closedir(d);
+	CHECK(saw_self && saw_pid, "proc_listing", "self %d pid %d", saw_self, saw_pid);
+
+	/* System files. */
+	n = t_read_file("/proc/cpuinfo", buf, sizeof(buf));
+	CHECK(n > 0 && strstr(buf, "processor\t:"), "cpuinfo", "%s", strerror(errno));
+	n = t_read_file("/proc/meminfo", buf, sizeof(buf));
+	CHECK(n > 0 && !strncmp(buf, "MemTotal:", 9) && strstr(buf, "\nMemFree:"), "meminfo", "%.40s", buf);
+	n = t_read_file("/proc/self/mounts", buf, sizeof(buf));
+	CHECK(n > 0 && strstr(buf, " / "), "self_mounts", "%.80s", buf);
+	n = t_read_file("/proc/mounts", buf, sizeof(buf));
+	CHECK(n > 0 && strstr(buf, " / ") && strstr(buf, " /proc proc "), "mounts", "%.80s", buf);
+	EXPECT_ERR(open("/proc/self/nonexistent", O_RDONLY), ENOENT, "enoent");
+	EXPECT_ERR(open("/proc/999999999/stat", O_RDONLY), ENOENT, "no_such_pid");
+	CHECK(stat("/proc/self/status", &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0444,
+	      "status_mode_0444", "mode %o", st.st_mode);
+	return t_done();
+}

@@ -529,10 +529,16 @@ static long guest_count_numeric(struct sandbox *sb, const char *dir)
 
 /* ---- synthesised content ---- */
 
-static int memfd_with(const char *data, size_t len, int *out)
+/* memfd names: "moat-proc:<rel>" (fd/<n> links show these as /proc/<rel>). */
+#define MEMFD_PREFIX "moat-proc:"
+
+static int memfd_with(const char *canon, const char *data, size_t len, int *out)
 {
-	int fd = memfd_create("moat-proc", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	int r;
+	char name[sizeof MEMFD_PREFIX + 96];
+	int fd, r;
+
+	snprintf(name, sizeof name, MEMFD_PREFIX "%.95s", canon);
+	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
 	if (fd < 0)
 		return -errno;
@@ -598,10 +604,10 @@ static int open_status(struct pnode *n, int *out)
 	patched = status_patch(text, &c);
 	if (!patched)
 		return -ENOMEM;
-	return memfd_with(patched, strlen(patched), out);
+	return memfd_with(n->gpath, patched, strlen(patched), out);
 }
 
-static int open_mounts(struct vfs *v, int mountinfo, int *out)
+static int open_mounts(struct vfs *v, struct pnode *n, int mountinfo, int *out)
 {
 	size_t cap = 16384;
 
@@ -615,7 +621,7 @@ static int open_mounts(struct vfs *v, int mountinfo, int *out)
 		if (r < 0)
 			return (int)r;
 		if ((size_t)r < cap)
-			return memfd_with(buf, (size_t)r, out);
+			return memfd_with(n->gpath, buf, (size_t)r, out);
 		if (cap >= PROC_MAX_FILE)
 			return -EFBIG;
 		cap *= 2;
@@ -645,7 +651,7 @@ static int open_synth(struct task *self, struct pnode *n, int *out)
 	default:
 		return -ENOENT;
 	}
-	return memfd_with(buf, strlen(buf), out);
+	return memfd_with(n->gpath, buf, strlen(buf), out);
 }
 
 /* ---- fd/<n> link text ---- */
@@ -693,6 +699,50 @@ static const char *chrdev_name(dev_t rdev, char *buf, size_t len)
 	return NULL;
 }
 
+/* A file of the guest procfs that we opened for the guest (N_GUEST): the
+ * kernel's text for it depends on where that procfs is mounted relative to
+ * the sentry's root, so take the longest suffix of it that names a served
+ * file of ours and show it under /proc. Never shows anything else. */
+static long proc_fd_text(struct pnode *n, int memfd, char *out, size_t outlen)
+{
+	static const char deleted[] = " (deleted)";
+	char buf[PATH_MAX];
+	size_t pl = strlen("/memfd:" MEMFD_PREFIX);
+	ssize_t r;
+
+	if (n->task->sb->guest_procfd < 0)
+		return -ENOENT;
+	r = readlinkat(n->task->sb->guest_procfd, n->gpath, buf, sizeof buf - 1);
+	if (r <= 0)
+		return -ENOENT;
+	buf[r] = 0;
+	if (memfd) {
+		/* one of our sealed memfds: "/memfd:moat-proc:<rel> (deleted)" */
+		if (strncmp(buf, "/memfd:" MEMFD_PREFIX, pl) ||
+		    (size_t)r < pl + sizeof deleted - 1 ||
+		    strcmp(buf + r - (sizeof deleted - 1), deleted))
+			return -ENOENT;
+		buf[r - (sizeof deleted - 1)] = 0;
+		buf[pl - 1] = '/';
+		memmove(buf, buf + pl - 1, strlen(buf + pl - 1) + 1);
+	}
+	for (char *p = buf; p; p = strchr(p + 1, '/')) {
+		struct pnode f;
+		const char *rel = p + (*p == '/');
+		int ok;
+
+		if (!*rel || pn_walk(n->task, rel, &f))
+			continue;
+		ok = memfd ? (f.kind > N_GUEST && !kind_is_link(f.kind)) : f.kind == N_GUEST;
+		pn_release(&f);
+		if (ok)
+			return snprintf(out, outlen, "/proc/%s", rel);
+		if (memfd)
+			break;
+	}
+	return -ENOENT;
+}
+
 static long fd_link_text(struct vfs *v, struct pnode *n, char *out, size_t outlen)
 {
 	static const char *const anon[] = { "anon_inode:", NULL };
@@ -723,6 +773,11 @@ static long fd_link_text(struct vfs *v, struct pnode *n, char *out, size_t outle
 	case NSFS_MAGIC:
 		r = guest_fd_text(n->task->sb, n->gpath, nsfs, out, outlen);
 		return r >= 0 ? r : snprintf(out, outlen, "anon_inode:[unknown]");
+	case PROC_SUPER_MAGIC:
+		r = proc_fd_text(n, 0, out, outlen);
+		if (r >= 0)
+			return r;
+		break;
 	default:
 		break;
 	}
@@ -735,6 +790,9 @@ static long fd_link_text(struct vfs *v, struct pnode *n, char *out, size_t outle
 			return snprintf(out, outlen, "%s", name);
 	}
 	if (st.st_nlink == 0 && (sfs.f_type == TMPFS_MAGIC || sfs.f_type == HUGETLBFS_MAGIC)) {
+		r = proc_fd_text(n, 1, out, outlen);
+		if (r >= 0)
+			return r;
 		r = guest_fd_text(n->task->sb, n->gpath, memfd, out, outlen);
 		if (r >= 0)
 			return r;
@@ -935,10 +993,10 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 		r = open_status(&n, fd);
 		break;
 	case N_MOUNTS:
-		r = open_mounts(v, 0, fd);
+		r = open_mounts(v, &n, 0, fd);
 		break;
 	case N_MOUNTINFO:
-		r = open_mounts(v, 1, fd);
+		r = open_mounts(v, &n, 1, fd);
 		break;
 	default:
 		r = open_synth(t, &n, fd);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -188,6 +189,34 @@ Test(procfs, fd_magic_links)
 	cr_assert_str_eq(rl(P("self/fd/%d", sv[0])), P("socket:[%lu]", (unsigned long)pst.st_ino));
 	cr_assert_str_eq(rl(P("self/fd/%d", efd)), "anon_inode:[eventfd]");
 	cr_assert_str_eq(rl(P("self/fd/%d", nfd)), "/dev/null");
+	/* a served guest-procfs file shows as /proc/<pid>/<name> */
+	int cfd = -1;
+	cr_assert_eq(procfs_open(NULL, me, "self/stat", O_RDONLY, &cfd), 0);
+	cr_assert_str_eq(rl(P("self/fd/%d", cfd)), P("/proc/%d/stat", getpid()));
+	close(cfd);
+	cr_assert_eq(procfs_open(NULL, me, "cpuinfo", O_RDONLY, &cfd), 0);
+	cr_assert_str_eq(rl(P("self/fd/%d", cfd)), "/proc/cpuinfo");
+	close(cfd);
+	/* so does a synthesised one */
+	cr_assert_eq(procfs_open(NULL, me, "self/status", O_RDONLY, &cfd), 0);
+	cr_assert_str_eq(rl(P("self/fd/%d", cfd)), P("/proc/%d/status", getpid()));
+	close(cfd);
+	cr_assert_eq(procfs_open(NULL, me, "sys/kernel/hostname", O_RDONLY, &cfd), 0);
+	cr_assert_str_eq(rl(P("self/fd/%d", cfd)), "/proc/sys/kernel/hostname");
+	close(cfd);
+	/* a guest memfd shows its own name */
+	cfd = memfd_create("mine", MFD_CLOEXEC);
+	cr_assert_str_eq(rl(P("self/fd/%d", cfd)), "/memfd:mine (deleted)");
+	close(cfd);
+	cfd = memfd_create("moat-proc:../../etc/passwd", MFD_CLOEXEC);
+	cr_assert_str_eq(rl(P("self/fd/%d", cfd)), "/memfd:moat-proc:../../etc/passwd (deleted)");
+	close(cfd);
+	/* unknown regular files: no host path ever */
+	cfd = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+	if (cfd >= 0) {
+		cr_assert_str_eq(rl(P("self/fd/%d", cfd)), "anon_inode:[unknown]");
+		close(cfd);
+	}
 
 	/* not open */
 	cr_assert_eq(procfs_lstat(NULL, me, "self/fd/999999", &st, NULL), -ENOENT);

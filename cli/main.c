@@ -1,7 +1,165 @@
+/* cli/main.c - the moat command line.
+ *
+ *   moat run [options] -- PROGRAM [ARGS...]
+ *   moat syscalls [--format table|csv|json]
+ *
+ * Parsing only builds a struct sentry_config (data); sentry_run() acts on it. */
+#include "sentry/sentry.h"
+#include "syscalls/table.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+	"usage: moat run [options] -- PROGRAM [ARGS...]\n"
+	"       moat syscalls [--format table|csv|json]\n"
+	"\n"
+	"run options:\n"
+	"  --root DIR               root filesystem tree (read-only); default: the host's\n"
+	"                           system view (/usr /etc /opt ... read-only, no secrets)\n"
+	"  --bind SRC:DST[:ro|rw]   make host SRC visible at DST (default ro; repeatable)\n"
+	"  --workdir DIR            working directory inside the sandbox (default /)\n"
+	"  --env K=V                set an environment variable (repeatable); the default\n"
+	"                           environment is PATH, HOME, TERM, LANG only\n"
+	"  --trace                  print one line per trapped syscall on stderr\n"
+	"  --audit FILE             append one JSON line per trapped syscall to FILE\n";
+
+static void usage(const char *why)
+{
+	if (why)
+		fprintf(stderr, "moat: %s\n", why);
+	fputs(usage_text, stderr);
+	exit(2);
+}
+
+/* "--opt=value" or "--opt value" */
+static const char *optval(int argc, char **argv, int *i, const char *name)
+{
+	size_t l = strlen(name);
+	if (strncmp(argv[*i], name, l) == 0 && argv[*i][l] == '=')
+		return argv[*i] + l + 1;
+	if (*i + 1 >= argc) {
+		char m[128];
+		snprintf(m, sizeof m, "%s needs a value", name);
+		usage(m);
+	}
+	return argv[++*i];
+}
+
+static int is_opt(const char *a, const char *name)
+{
+	size_t l = strlen(name);
+	return strncmp(a, name, l) == 0 && (a[l] == 0 || a[l] == '=');
+}
+
+static void parse_bind(struct sentry_config *c, const char *spec)
+{
+	if (c->nbinds >= MAX_BINDS)
+		die_status(2, "too many --bind options (max %d)", MAX_BINDS);
+	char *s = xstrdup(spec);
+	char *src = s, *dst = strchr(s, ':'), *mode = NULL;
+	if (!dst)
+		die_status(2, "--bind %s: expected SRC:DST[:ro|rw]", spec);
+	*dst++ = 0;
+	mode = strchr(dst, ':');
+	if (mode)
+		*mode++ = 0;
+	if (!*src || !*dst || src[0] != '/' || dst[0] != '/')
+		die_status(2, "--bind %s: SRC and DST must be absolute paths", spec);
+	if (mode && strcmp(mode, "ro") && strcmp(mode, "rw"))
+		die_status(2, "--bind %s: mode must be ro or rw", spec);
+	struct bind_spec *b = &c->binds[c->nbinds++];
+	b->src = src;
+	b->dst = dst;
+	b->writable = mode && strcmp(mode, "rw") == 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct sentry_config c;
+	memset(&c, 0, sizeof c);
+	int i;
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (is_opt(a, "--root")) {
+			c.root = optval(argc, argv, &i, "--root");
+		} else if (is_opt(a, "--bind")) {
+			parse_bind(&c, optval(argc, argv, &i, "--bind"));
+		} else if (is_opt(a, "--workdir")) {
+			c.workdir = optval(argc, argv, &i, "--workdir");
+		} else if (is_opt(a, "--env")) {
+			const char *kv = optval(argc, argv, &i, "--env");
+			const char *eq = strchr(kv, '=');
+			if (!eq || eq == kv)
+				die_status(2, "--env %s: expected K=V", kv);
+			if (c.nenv >= MAX_ENV)
+				die_status(2, "too many --env options");
+			c.env[c.nenv++] = (char *)kv;
+		} else if (strcmp(a, "--trace") == 0) {
+			c.trace = 1;
+		} else if (is_opt(a, "--audit")) {
+			c.audit_path = optval(argc, argv, &i, "--audit");
+		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			fputs(usage_text, stdout);
+			return 0;
+		} else if (a[0] == '-') {
+			char m[256];
+			snprintf(m, sizeof m, "unknown option %s", a);
+			usage(m);
+		} else {
+			usage("the program must follow --");
+		}
+	}
+	if (i >= argc)
+		usage("missing PROGRAM after --");
+	if (argv[i][0] == 0)
+		die_status(127, ": not found");
+	c.argv = argv + i;
+	return sentry_run(&c);
+}
+
+static int cmd_syscalls(int argc, char **argv)
+{
+	const char *fmt = "table";
+	for (int i = 0; i < argc; i++) {
+		if (is_opt(argv[i], "--format"))
+			fmt = optval(argc, argv, &i, "--format");
+		else {
+			char m[256];
+			snprintf(m, sizeof m, "unknown option %s", argv[i]);
+			usage(m);
+		}
+	}
+	if (sc_print_listing(stdout, fmt) < 0)
+		die_status(2, "--format %s: expected table, csv or json", fmt);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	fprintf(stderr, "moat: not built yet\n");
+	if (getenv("MOAT_DEBUG"))
+		moat_debug = 1;
+	if (argc < 2)
+		usage(NULL);
+	if (strcmp(argv[1], "run") == 0)
+		return cmd_run(argc - 2, argv + 2);
+	if (strcmp(argv[1], "syscalls") == 0)
+		return cmd_syscalls(argc - 2, argv + 2);
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	char m[256];
+	snprintf(m, sizeof m, "unknown command %s", argv[1]);
+	usage(m);
 	return 2;
 }

@@ -1,0 +1,76 @@
+/* sentry/confine.c - after set-up the sentry confines itself: it opens no
+ * host path by name (the gofer resolves every host path) and execs nothing.
+ *
+ * A deny-list filter with TSYNC (every sentry thread): exec, the path-taking
+ * file calls, mount and namespace calls fail with EPERM. openat stays open
+ * only on the two procfs directory fds the sentry holds (NSpid lookups and
+ * the guest's procfs); openat2 likewise. Sockets: AF_UNIX only.
+ * TODO: turn this into an allowlist once the syscall set of the sentry is
+ * stable (noted in ARCHITECTURE.md). */
+#include "sentry/sentry.h"
+#include "kernel/task.h"
+#include "common/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx) {
+		snprintf(err, errlen, "sentry confinement: seccomp_init failed");
+		return -ENOMEM;
+	}
+	int rc = 0;
+	const int deny[] = {
+		SCMP_SYS(open), SCMP_SYS(creat), SCMP_SYS(execve), SCMP_SYS(execveat),
+		SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(rmdir), SCMP_SYS(unlink),
+		SCMP_SYS(unlinkat), SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2),
+		SCMP_SYS(link), SCMP_SYS(linkat), SCMP_SYS(symlink), SCMP_SYS(symlinkat),
+		SCMP_SYS(chmod), SCMP_SYS(fchmodat), SCMP_SYS(chown), SCMP_SYS(lchown),
+		SCMP_SYS(fchownat), SCMP_SYS(truncate), SCMP_SYS(mknod), SCMP_SYS(mknodat),
+		SCMP_SYS(chroot), SCMP_SYS(pivot_root), SCMP_SYS(mount), SCMP_SYS(umount2),
+		SCMP_SYS(unshare), SCMP_SYS(setns), SCMP_SYS(chdir), SCMP_SYS(fchdir),
+		SCMP_SYS(stat), SCMP_SYS(lstat), SCMP_SYS(access), SCMP_SYS(faccessat),
+		SCMP_SYS(faccessat2), SCMP_SYS(readlink), SCMP_SYS(readlinkat),
+		SCMP_SYS(utimes), SCMP_SYS(utime), SCMP_SYS(futimesat),
+		SCMP_SYS(open_by_handle_at), SCMP_SYS(name_to_handle_at),
+		SCMP_SYS(bind), SCMP_SYS(connect), SCMP_SYS(io_uring_setup), SCMP_SYS(bpf),
+		SCMP_SYS(init_module), SCMP_SYS(finit_module), SCMP_SYS(kexec_load),
+	};
+	for (size_t i = 0; i < sizeof deny / sizeof deny[0] && rc == 0; i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), deny[i], 0);
+	/* openat/openat2: only beneath the procfs fds we hold */
+	int pa = sb->host_procfd, pb = sb->guest_procfd;
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(openat), 2,
+				      SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)pa),
+				      SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)pb));
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(openat2), 2,
+				      SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)pa),
+				      SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)pb));
+	/* newfstatat with a path: only AT_EMPTY_PATH on fds (fstat) */
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(newfstatat), 1,
+				      SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, 0));
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
+				      SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+	if (!rc)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+	if (!rc)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1);
+	if (!rc)
+		rc = seccomp_load(ctx);
+	seccomp_release(ctx);
+	if (rc) {
+		snprintf(err, errlen, "sentry confinement: %s", strerror(-rc));
+		return rc;
+	}
+	return 0;
+}

@@ -1,0 +1,60 @@
+/* sentry/crash.c - if the sentry crashes it prints a backtrace (libunwind)
+ * and takes its guests with it (kill the guest's init: the whole pid namespace
+ * dies; the gofer and the guest also have PR_SET_PDEATHSIG). */
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "sentry/sentry.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static pid_t victim;
+
+static void say(const char *s)
+{
+	ssize_t r = write(2, s, strlen(s));
+	(void)r;
+}
+
+static void on_crash(int sig)
+{
+	char line[256];
+	if (victim > 0)
+		kill(victim, SIGKILL);
+	snprintf(line, sizeof line, "moat: sentry crashed (signal %d); backtrace:\n", sig);
+	say(line);
+	unw_context_t ctx;
+	unw_cursor_t cur;
+	unw_getcontext(&ctx);
+	unw_init_local(&cur, &ctx);
+	for (int i = 0; i < 64 && unw_step(&cur) > 0; i++) {
+		unw_word_t ip = 0, off = 0;
+		char name[128] = "?";
+		unw_get_reg(&cur, UNW_REG_IP, &ip);
+		unw_get_proc_name(&cur, name, sizeof name, &off);
+		snprintf(line, sizeof line, "  #%d 0x%lx %s+0x%lx\n", i, (unsigned long)ip, name,
+			 (unsigned long)off);
+		say(line);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+	_exit(128 + sig);
+}
+
+void crash_install(pid_t kill_on_crash)
+{
+	static char altstack[64 * 1024];
+	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof altstack };
+	sigaltstack(&ss, NULL);
+	victim = kill_on_crash;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_crash;
+	sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
+	int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+	for (unsigned i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		sigaction(sigs[i], &sa, NULL);
+}

@@ -1,0 +1,411 @@
+/* sentry/exec.c - exec through the sentry and the loader (design.md "Exec").
+ *
+ * At the PTRACE_EVENT_SECCOMP stop of execve/execveat (RET_TRACE), the ptrace
+ * thread: reads the path once; resolves it in the VFS (vfs_open_exec: search
+ * and execute permissions, ENOENT/EACCES as Linux); reads the header: "#!"
+ * scripts are followed (nested, up to 4 levels, argv rewritten like
+ * binfmt_script), ELF64 x86_64 is checked and its PT_INTERP opened through the
+ * VFS too, anything else is ENOEXEC; stores the fds as the task's pending exec
+ * and rewrites the call to execve(MOAT_LOADER_PATH, argv, envp), with the path
+ * string written below the stopped thread's red zone. The guest's native mount
+ * namespace holds nothing but the loader, so a thread racing to rewrite that
+ * string can only make the exec fail. On error the call is skipped and returns
+ * -errno. The loader then fetches the pending exec with MOAT_SYS_LOADER.
+ */
+#include "sentry/sentry.h"
+#include "fs/vfs.h"
+#include "kernel/task.h"
+#include "loader/loader_abi.h"
+#include "platform/arch.h"
+#include "platform/platform.h"
+#include "syscalls/sc.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MAX_SCRIPT_DEPTH 4
+#define MAX_PREFIX 16
+
+struct pending_exec {
+	int prog_fd;
+	int interp_fd;
+	uint32_t prefix_count;
+	uint32_t skip;
+	char exe[PATH_MAX];
+	char execfn[PATH_MAX];
+	char comm[16];
+	size_t strings_len;
+	char strings[4 * PATH_MAX]; /* prefix strings */
+};
+
+const char *const *exec_initial_path;
+
+static void pexec_free(struct pending_exec *p)
+{
+	if (!p)
+		return;
+	if (p->prog_fd >= 0)
+		close(p->prog_fd);
+	if (p->interp_fd >= 0)
+		close(p->interp_fd);
+	free(p);
+}
+
+/* Parse "#!interp [arg]\n" like binfmt_script. 0, -ENOEXEC. */
+static int parse_shebang(const char *buf, size_t n, char *interp, size_t ilen, char *arg, size_t alen)
+{
+	if (n < 2 || buf[0] != '#' || buf[1] != '!')
+		return -ENOEXEC;
+	char line[256];
+	size_t l = 0;
+	for (size_t i = 2; i < n && buf[i] != '\n' && l < sizeof line - 1; i++)
+		line[l++] = buf[i];
+	line[l] = 0;
+	char *p = line;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!*p)
+		return -ENOEXEC;
+	char *e = p;
+	while (*e && *e != ' ' && *e != '\t')
+		e++;
+	size_t il = e - p;
+	if (il >= ilen)
+		return -ENAMETOOLONG;
+	memcpy(interp, p, il);
+	interp[il] = 0;
+	while (*e == ' ' || *e == '\t')
+		e++;
+	/* the rest of the line, trailing blanks removed, is one argument */
+	size_t al = strlen(e);
+	while (al && (e[al - 1] == ' ' || e[al - 1] == '\t' || e[al - 1] == '\r'))
+		al--;
+	if (al >= alen)
+		return -ENAMETOOLONG;
+	memcpy(arg, e, al);
+	arg[al] = 0;
+	return 0;
+}
+
+/* Check an ELF header; find PT_INTERP. 0 with interp[0] possibly 0, -ENOEXEC. */
+static int elf_interp(int fd, char *interp, size_t ilen)
+{
+	Elf64_Ehdr eh;
+	interp[0] = 0;
+	if (pread(fd, &eh, sizeof eh, 0) != sizeof eh)
+		return -ENOEXEC;
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_machine != EM_X86_64 || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > 128)
+		return -ENOEXEC;
+	Elf64_Phdr ph[128];
+	size_t sz = eh.e_phnum * sizeof(Elf64_Phdr);
+	if (pread(fd, ph, sz, eh.e_phoff) != (ssize_t)sz)
+		return -ENOEXEC;
+	for (int i = 0; i < eh.e_phnum; i++) {
+		if (ph[i].p_type != PT_INTERP)
+			continue;
+		if (ph[i].p_filesz < 2 || ph[i].p_filesz >= ilen)
+			return -ENOEXEC;
+		if (pread(fd, interp, ph[i].p_filesz, ph[i].p_offset) != (ssize_t)ph[i].p_filesz)
+			return -ENOEXEC;
+		interp[ph[i].p_filesz - 1] = 0;
+		if (strlen(interp) == 0)
+			return -ENOEXEC;
+		return 0;
+	}
+	return 0;
+}
+
+static int path_search(struct task *t, const char *name, int *fd, struct stat *st,
+		       char *canon, size_t clen, char *found, size_t flen)
+{
+	int best = -ENOENT;
+	for (const char *const *d = exec_initial_path; d && *d; d++) {
+		char p[PATH_MAX];
+		if (snprintf(p, sizeof p, "%s/%s", *d, name) >= (int)sizeof p)
+			continue;
+		int r = vfs_open_exec(t, AT_FDCWD, p, 0, fd, st, canon, clen);
+		if (r == 0) {
+			snprintf(found, flen, "%s", p);
+			return 0;
+		}
+		if (r == -EACCES)
+			best = r;
+	}
+	return best;
+}
+
+/* Resolve everything for an exec. Returns the pending exec or -errno. */
+static long prepare(struct task *t, int dirfd, const char *path, int atflags,
+		    struct pending_exec **out)
+{
+	struct pending_exec *p = xcalloc(1, sizeof *p);
+	p->prog_fd = p->interp_fd = -1;
+	char cur[PATH_MAX], canon[PATH_MAX];
+	struct stat st;
+	int fd = -1, r;
+	char *prefix[MAX_PREFIX];
+	int np = 0;
+	long ret;
+
+	snprintf(cur, sizeof cur, "%s", path);
+	snprintf(p->execfn, sizeof p->execfn, "%s", path);
+	if (t->initial && !strchr(path, '/')) {
+		r = path_search(t, path, &fd, &st, canon, sizeof canon, cur, sizeof cur);
+		snprintf(p->execfn, sizeof p->execfn, "%s", cur);
+	} else {
+		r = vfs_open_exec(t, dirfd, path, atflags, &fd, &st, canon, sizeof canon);
+	}
+	if (r < 0) {
+		ret = r;
+		goto fail;
+	}
+	{
+		/* comm: basename of the name the kernel would use (the script, not its interpreter) */
+		const char *b = strrchr(cur, '/');
+		snprintf(p->comm, sizeof p->comm, "%s", b ? b + 1 : cur);
+	}
+	for (int depth = 0;; depth++) {
+		char hdr[256];
+		ssize_t n = pread(fd, hdr, sizeof hdr, 0);
+		if (n < 0) {
+			ret = -EIO;
+			goto fail;
+		}
+		char interp[PATH_MAX], arg[256];
+		if (n >= 2 && hdr[0] == '#' && hdr[1] == '!') {
+			if (depth >= MAX_SCRIPT_DEPTH) {
+				ret = -ELOOP;
+				goto fail;
+			}
+			if ((r = parse_shebang(hdr, n, interp, sizeof interp, arg, sizeof arg)) < 0) {
+				ret = r;
+				goto fail;
+			}
+			/* new argv = interp [arg] filename argv[1..] */
+			char *np_[MAX_PREFIX];
+			int k = 0;
+			if (np + 3 > MAX_PREFIX) {
+				ret = -E2BIG;
+				goto fail;
+			}
+			np_[k++] = xstrdup(interp);
+			if (arg[0])
+				np_[k++] = xstrdup(arg);
+			np_[k++] = xstrdup(depth == 0 ? p->execfn : cur);
+			/* drop the previous argv[0] (first level: the loader's own argv[0]) */
+			if (depth == 0)
+				p->skip = 1;
+			else {
+				free(prefix[0]);
+				memmove(prefix, prefix + 1, (np - 1) * sizeof *prefix);
+				np--;
+			}
+			memmove(prefix + k, prefix, np * sizeof *prefix);
+			memcpy(prefix, np_, k * sizeof *prefix);
+			np += k;
+			close(fd);
+			fd = -1;
+			snprintf(cur, sizeof cur, "%s", interp);
+			r = vfs_open_exec(t, AT_FDCWD, interp, 0, &fd, &st, canon, sizeof canon);
+			if (r < 0) {
+				ret = r;
+				goto fail;
+			}
+			continue;
+		}
+		r = elf_interp(fd, interp, sizeof interp);
+		if (r < 0) {
+			ret = r;
+			goto fail;
+		}
+		p->prog_fd = fd;
+		fd = -1;
+		snprintf(p->exe, sizeof p->exe, "%s", canon);
+		if (interp[0]) {
+			char ic[PATH_MAX];
+			struct stat ist;
+			int ifd;
+			r = vfs_open_exec(t, AT_FDCWD, interp, 0, &ifd, &ist, ic, sizeof ic);
+			if (r < 0) {
+				ret = r == -EACCES ? -EACCES : -ENOENT;
+				goto fail;
+			}
+			char dummy[8];
+			if (elf_interp(ifd, dummy, sizeof dummy) < 0) {
+				close(ifd);
+				ret = -ELIBBAD;
+				goto fail;
+			}
+			p->interp_fd = ifd;
+		}
+		break;
+	}
+	/* pack the prefix strings */
+	p->prefix_count = np;
+	for (int i = 0; i < np; i++) {
+		size_t l = strlen(prefix[i]) + 1;
+		if (p->strings_len + l > sizeof p->strings) {
+			ret = -E2BIG;
+			goto fail;
+		}
+		memcpy(p->strings + p->strings_len, prefix[i], l);
+		p->strings_len += l;
+	}
+	for (int i = 0; i < np; i++)
+		free(prefix[i]);
+	*out = p;
+	return 0;
+fail:
+	for (int i = 0; i < np; i++)
+		free(prefix[i]);
+	if (fd >= 0)
+		close(fd);
+	pexec_free(p);
+	return ret;
+}
+
+static void trace_exec(struct sandbox *sb, struct task *t, const char *name, const char *path,
+		       int decision, long ret, const char *note)
+{
+	char args[PATH_MAX + 16];
+	if (!audit_wants_args(sb->audit))
+		return;
+	snprintf(args, sizeof args, "\"%.*s\", ...", PATH_MAX - 8, path);
+	audit_event(sb->audit, sb, t, t->tid, name, args, decision, ret, note);
+}
+
+void exec_stop(struct sandbox *sb, struct task *t)
+{
+	arch_regs regs;
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
+		return;
+	long nr = (long)REG_SYSNO(regs);
+	int dirfd = AT_FDCWD, atflags = 0;
+	uint64_t paddr, argv, envp;
+	const char *name = "execve";
+	if (nr == 59) {
+		paddr = REG_ARG0(regs);
+		argv = REG_ARG1(regs);
+		envp = REG_ARG2(regs);
+	} else if (nr == 322) {
+		name = "execveat";
+		dirfd = (int)REG_ARG0(regs);
+		paddr = REG_ARG1(regs);
+		argv = REG_ARG2(regs);
+		envp = REG_ARG3(regs);
+		atflags = (int)REG_ARG4(regs);
+	} else {
+		return; /* not ours: let it run (the filter only traces exec) */
+	}
+	char path[PATH_MAX];
+	long r = guest_read_str(t->tid, paddr, path, sizeof path);
+	struct pending_exec *pe = NULL;
+	int decision = DEC_ALLOW, perr = 0;
+	if (r >= 0 && path[0] == 0 && !(atflags & AT_EMPTY_PATH))
+		r = -ENOENT;
+	if (r >= 0)
+		r = prepare(t, dirfd, path, atflags, &pe);
+	if (r == 0 && policy_check_exec(sb->policy, t, pe->exe, &perr) != DEC_ALLOW) {
+		decision = DEC_DENY;
+		r = -(perr ? perr : EACCES);
+		pexec_free(pe);
+		pe = NULL;
+	}
+	if (r == 0) {
+		/* write MOAT_LOADER_PATH below the red zone and point the call at it */
+		static const char lp[] = MOAT_LOADER_PATH;
+		uint64_t addr = (REG_SP(regs) - ARCH_RED_ZONE - sizeof lp - 16) & ~15ULL;
+		if (guest_write(t->tid, addr, lp, sizeof lp) < 0) {
+			r = -EFAULT;
+			pexec_free(pe);
+			pe = NULL;
+		} else {
+			REG_SYSNO(regs) = 59;
+			REG_ARG0(regs) = addr;
+			REG_ARG1(regs) = argv;
+			REG_ARG2(regs) = envp;
+			pthread_mutex_lock(&t->lock);
+			pexec_free(t->pexec);
+			t->pexec = pe;
+			pthread_mutex_unlock(&t->lock);
+		}
+	}
+	if (r < 0) {
+		if (t->initial) {
+			const char *what = r == -ENOENT ? "not found" : strerror((int)-r);
+			warnx_("%s: %s", path, what);
+		}
+		REG_SYSNO(regs) = -1; /* skip the call */
+		REG_RET(regs) = r;
+	}
+	ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
+	trace_exec(sb, t, name, path, decision, r, r == 0 && pe ? pe->exe : "");
+	t->initial = 0;
+}
+
+long exec_loader_call(struct sc_call *c)
+{
+	struct task *t = c->task;
+	if (c->args[0] != MOAT_LOADER_GET)
+		return -ENOSYS;
+	pthread_mutex_lock(&t->lock);
+	struct pending_exec *p = t->pexec;
+	t->pexec = NULL;
+	pthread_mutex_unlock(&t->lock);
+	if (!p)
+		return -ENOSYS; /* not a loader: an unknown syscall like any other */
+	size_t execfn_len = strlen(p->execfn) + 1, comm_len = strlen(p->comm) + 1;
+	size_t total = sizeof(struct moat_exec_info) + p->strings_len + execfn_len + comm_len;
+	long ret;
+	if (total > MOAT_EXEC_INFO_MAX || total > c->args[2]) {
+		ret = -E2BIG;
+		goto out;
+	}
+	struct moat_exec_info *info = xcalloc(1, total);
+	info->magic = MOAT_EXEC_MAGIC;
+	info->version = MOAT_EXEC_VERSION;
+	info->prefix_count = p->prefix_count;
+	info->skip = p->skip;
+	info->prefix_off = 0;
+	memcpy(info->strings, p->strings, p->strings_len);
+	info->execfn_off = p->strings_len;
+	memcpy(info->strings + info->execfn_off, p->execfn, execfn_len);
+	info->comm_off = info->execfn_off + execfn_len;
+	memcpy(info->strings + info->comm_off, p->comm, comm_len);
+	info->strings_len = p->strings_len + execfn_len + comm_len;
+	int pfd = unotify_addfd(c->notify_fd, c->id, p->prog_fd, O_CLOEXEC, -1, 0);
+	int ifd = -1;
+	if (pfd >= 0 && p->interp_fd >= 0)
+		ifd = unotify_addfd(c->notify_fd, c->id, p->interp_fd, O_CLOEXEC, -1, 0);
+	if (pfd < 0 || (p->interp_fd >= 0 && ifd < 0)) {
+		ret = pfd < 0 ? pfd : ifd;
+		free(info);
+		goto out;
+	}
+	info->prog_fd = pfd;
+	info->interp_fd = ifd;
+	ret = sc_write_guest(c, c->args[1], info, total);
+	free(info);
+	if (ret == 0) {
+		ret = (long)total;
+		pthread_mutex_lock(&t->lock);
+		snprintf(t->exe, sizeof t->exe, "%s", p->exe);
+		snprintf(t->comm, sizeof t->comm, "%s", p->comm);
+		pthread_mutex_unlock(&t->lock);
+		snprintf(c->note, sizeof c->note, "%s", p->exe);
+	}
+out:
+	pexec_free(p);
+	return ret;
+}

@@ -1,0 +1,251 @@
+/* sentry/pipeline.c - the one pipeline every trapped call goes through:
+ *
+ *   trap -> copy arguments in once -> ID_VALID -> policy -> handler -> reply -> audit
+ *
+ * Worker threads block in SECCOMP_IOCTL_NOTIF_RECV on the shared listener;
+ * when the last idle worker takes a call, another is started (up to
+ * MAX_WORKERS), so a call that blocks (a FIFO open, a slow gofer reply) never
+ * stalls the service of other guest tasks. Handlers see only the copies in
+ * struct sc_call (syscalls/sc.h); they never read guest inputs twice.
+ */
+#include "sentry/sentry.h"
+#include "kernel/task.h"
+#include "loader/loader_abi.h"
+#include "platform/arch.h"
+#include "platform/platform.h"
+#include "syscalls/decode.h"
+#include "syscalls/sc.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_WORKERS 64
+#define WORKER_STACK (256 * 1024)
+
+static struct sandbox *g_sb;
+static int g_nfd;
+static atomic_int idle_workers, nworkers;
+
+int sc_write_guest(struct sc_call *c, uint64_t addr, const void *src, size_t len)
+{
+	return guest_write(c->tid, addr, src, len);
+}
+
+int sc_read_guest(struct sc_call *c, uint64_t addr, void *dst, size_t len)
+{
+	return guest_read(c->tid, addr, dst, len);
+}
+
+int sc_getfd(struct sc_call *c, int guestfd)
+{
+	return task_getfd(c->task, guestfd);
+}
+
+/* Step 2: copy every PATH/STR/struct argument once. 0 or -errno. */
+static int copy_in(struct sc_call *c)
+{
+	const struct sysent *e = c->ent;
+	int ns = 0, nb = 0;
+	for (int i = 0; i < e->nargs && i < SC_MAXARGS; i++) {
+		switch (e->args[i]) {
+		case A_PATH:
+		case A_STR: {
+			if (ns >= 3)
+				break;
+			char *buf = c->strbuf[ns++];
+			if (c->args[i] == 0) {
+				if (e->args[i] == A_PATH)
+					return -EFAULT;
+				break;
+			}
+			long r = guest_read_str(c->tid, c->args[i], buf, SC_STRMAX);
+			if (r < 0)
+				return (int)r;
+			c->str[i] = buf;
+			break;
+		}
+		case A_OPEN_HOW:
+		case A_SOCKADDR: {
+			if (nb >= 2 || i + 1 >= SC_MAXARGS)
+				break;
+			size_t want = c->args[i + 1];
+			size_t n = want < SC_BUFMAX ? want : SC_BUFMAX;
+			if (c->args[i] == 0)
+				break;
+			void *buf = c->structbuf[nb++];
+			if (guest_read(c->tid, c->args[i], buf, n) < 0)
+				return -EFAULT;
+			c->buf[i] = buf;
+			c->buflen[i] = want;
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+static void deny_unknown(struct notif *n, const char *why)
+{
+	unotify_reply(g_nfd, n->id, -ENOSYS);
+	char name[64], args[256];
+	snprintf(name, sizeof name, "syscall_%d", n->nr);
+	snprintf(args, sizeof args, "0x%llx, 0x%llx, 0x%llx, 0x%llx, 0x%llx, 0x%llx",
+		 (unsigned long long)n->args[0], (unsigned long long)n->args[1],
+		 (unsigned long long)n->args[2], (unsigned long long)n->args[3],
+		 (unsigned long long)n->args[4], (unsigned long long)n->args[5]);
+	struct task *t = task_get(g_sb, n->pid);
+	audit_event(g_sb->audit, g_sb, t, n->pid, name, args, DEC_DENY, -ENOSYS, why);
+	task_put(t);
+}
+
+static void handle(struct notif *n, struct sc_call *c)
+{
+	if (n->arch != MOAT_AUDIT_ARCH) {
+		deny_unknown(n, "foreign architecture");
+		return;
+	}
+	const struct sysent *e = sc_lookup(n->nr);
+	if (!e && n->nr != MOAT_SYS_LOADER) {
+		deny_unknown(n, "unknown syscall");
+		return;
+	}
+	struct task *t = task_get(g_sb, n->pid);
+	if (!t) {
+		/* Cannot happen for a traced task (registered before it runs). */
+		unotify_reply(g_nfd, n->id, -EPERM);
+		return;
+	}
+	memset(c, 0, offsetof(struct sc_call, strbuf));
+	c->id = n->id;
+	c->notify_fd = g_nfd;
+	c->tid = n->pid;
+	c->nr = n->nr;
+	memcpy(c->args, n->args, sizeof c->args);
+	c->task = t;
+	c->sb = g_sb;
+	c->out_fd = -1;
+	c->out_newfd_at = -1;
+
+	long ret;
+	int decision = DEC_ALLOW, err = 0;
+	const char *name;
+	if (!e) { /* the loader asking for its pending exec */
+		static const struct sysent loader_ent = { .nr = MOAT_SYS_LOADER, .name = "moat_loader",
+							  .nargs = 3, .args = { A_INT, A_PTR, A_SIZE },
+							  .cls = SC_EMULATE };
+		c->ent = &loader_ent;
+		name = loader_ent.name;
+		ret = exec_loader_call(c);
+		if (ret == -ENOSYS)
+			decision = DEC_DENY;
+		unotify_reply(g_nfd, c->id, ret);
+		goto audit;
+	}
+	c->ent = e;
+	name = e->name;
+	ret = copy_in(c);
+	if (ret < 0 && e->cls != SC_DENY) {
+		unotify_reply(g_nfd, c->id, ret);
+		goto audit;
+	}
+	ret = 0;
+	if (unotify_id_valid(g_nfd, c->id) < 0) {
+		task_put(t);
+		return; /* the caller is gone (or was interrupted by a fatal signal) */
+	}
+	decision = policy_check(g_sb->policy, c, &err);
+	if (decision == DEC_KILL) {
+		kill(t->tgid, SIGKILL);
+		ret = -ENOSYS;
+		goto audit;
+	}
+	if (decision == DEC_DENY)
+		ret = -err;
+	else
+		ret = e->handler(c);
+	if (ret >= 0 && c->out_fd >= 0) {
+		ret = unotify_addfd(g_nfd, c->id, c->out_fd, c->out_fd_flags, c->out_newfd_at, 1);
+		close(c->out_fd);
+		c->out_fd = -1;
+		if (ret == -ENOENT)
+			goto audit; /* the caller went away: nothing to answer */
+		if (ret < 0)
+			unotify_reply(g_nfd, c->id, ret);
+	} else {
+		if (c->out_fd >= 0)
+			close(c->out_fd);
+		unotify_reply(g_nfd, c->id, ret);
+	}
+audit:
+	if (audit_wants_args(g_sb->audit)) {
+		char args[4096];
+		args[0] = 0;
+		if (c->ent)
+			sc_decode_args(c, args, sizeof args);
+		audit_event(g_sb->audit, g_sb, t, c->tid, name, args, decision, ret, c->note);
+	}
+	task_put(t);
+}
+
+static void spawn_worker(void);
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	struct sc_call *c = xmalloc(sizeof *c);
+	for (;;) {
+		struct notif n;
+		int r = unotify_recv(g_nfd, &n);
+		if (r == -ENOENT || r == -EINTR)
+			continue;
+		if (r < 0)
+			break;
+		if (atomic_fetch_sub(&idle_workers, 1) == 1 &&
+		    atomic_load(&nworkers) < MAX_WORKERS)
+			spawn_worker();
+		handle(&n, c);
+		atomic_fetch_add(&idle_workers, 1);
+	}
+	free(c);
+	atomic_fetch_sub(&idle_workers, 1);
+	atomic_fetch_sub(&nworkers, 1);
+	return NULL;
+}
+
+static void spawn_worker(void)
+{
+	pthread_attr_t at;
+	pthread_t th;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, WORKER_STACK);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	atomic_fetch_add(&nworkers, 1);
+	atomic_fetch_add(&idle_workers, 1);
+	/* workers never take moat's own signals: the main thread forwards them */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (pthread_create(&th, &at, worker, NULL) != 0) {
+		atomic_fetch_sub(&nworkers, 1);
+		atomic_fetch_sub(&idle_workers, 1);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&at);
+}
+
+int pipeline_start(struct sandbox *sb, int notify_fd)
+{
+	g_sb = sb;
+	g_nfd = notify_fd;
+	spawn_worker();
+	spawn_worker();
+	return 0;
+}

@@ -1,0 +1,322 @@
+/* sentry/run.c - sentry_run(): set-up, then the main thread becomes the
+ * ptrace tracer of every guest task (ptrace requests must come from the
+ * thread that attached) while worker threads answer notifications. */
+#include "sentry/sentry.h"
+#include "sentry/spawn.h"
+#include "fs/vfs.h"
+#include "gofer/gofer.h"
+#include "kernel/task.h"
+#include "loader/loader_blob.h"
+#include "platform/arch.h"
+#include "platform/platform.h"
+#include "syscalls/filter.h"
+#include "syscalls/sc.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static volatile pid_t forward_to;
+
+static void forward_signal(int sig)
+{
+	if (forward_to > 0)
+		kill(forward_to, sig);
+}
+
+/* new tasks whose first ptrace stop came before their parent's event */
+#define MAX_EARLY 256
+static pid_t early[MAX_EARLY];
+static int nearly;
+
+static int take_early(pid_t tid)
+{
+	for (int i = 0; i < nearly; i++)
+		if (early[i] == tid) {
+			early[i] = early[--nearly];
+			return 1;
+		}
+	return 0;
+}
+
+static void build_env(const struct sentry_config *cfg, const char *home, char ***envp_out,
+		      const char *const **path_out)
+{
+	char **env = xcalloc(MAX_ENV + 8, sizeof *env);
+	int n = 0;
+	const char *term = getenv("TERM"), *lang = getenv("LANG");
+	char *b;
+	env[n++] = xstrdup("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	b = xmalloc(strlen(home) + 6);
+	sprintf(b, "HOME=%s", home);
+	env[n++] = b;
+	b = xmalloc(strlen(term ? term : "xterm") + 6);
+	sprintf(b, "TERM=%s", term ? term : "xterm");
+	env[n++] = b;
+	b = xmalloc(strlen(lang ? lang : "C.UTF-8") + 6);
+	sprintf(b, "LANG=%s", lang ? lang : "C.UTF-8");
+	env[n++] = b;
+	for (int i = 0; i < cfg->nenv; i++) {
+		size_t kl = strchr(cfg->env[i], '=') - cfg->env[i];
+		int j;
+		for (j = 0; j < n; j++)
+			if (strncmp(env[j], cfg->env[i], kl + 1) == 0)
+				break;
+		env[j] = cfg->env[i];
+		if (j == n)
+			n++;
+	}
+	env[n] = NULL;
+	*envp_out = env;
+	/* PATH for the first exec's search */
+	const char *path = env[0] + 5;
+	for (int j = 0; j < n; j++)
+		if (strncmp(env[j], "PATH=", 5) == 0)
+			path = env[j] + 5;
+	char *dup = xstrdup(path);
+	const char **dirs = xcalloc(strlen(dup) + 2, sizeof *dirs);
+	int k = 0;
+	for (char *s = strtok(dup, ":"); s; s = strtok(NULL, ":"))
+		dirs[k++] = s;
+	*path_out = dirs;
+}
+
+int sentry_run(const struct sentry_config *cfg)
+{
+	char err[512] = "";
+	struct sandbox *sb = xcalloc(1, sizeof *sb);
+	sb->host_procfd = sb->guest_procfd = -1;
+	if (getrandom(&sb->id, sizeof sb->id, 0) != sizeof sb->id)
+		sb->id = moat_hash(&sb, sizeof sb) ^ (uint64_t)getpid();
+	snprintf(sb->id_str, sizeof sb->id_str, "%016llx", (unsigned long long)sb->id);
+	sb->hostname = "moat";
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	sb->idmap.host_uid = sb->idmap.guest_uid = uid;
+	sb->idmap.host_gid = sb->idmap.guest_gid = gid;
+	sb->idmap.full_identity = uid == 0;
+
+	/* 1. the view */
+	struct view view;
+	if (view_plan(cfg, &view, err, sizeof err) < 0)
+		die_status(2, "%s", err);
+
+	/* 2. policy, audit, filter */
+	sb->audit = audit_open(cfg->audit_path, cfg->trace, err, sizeof err);
+	if (!sb->audit)
+		die_status(2, "%s", err);
+	scmp_filter_ctx fctx;
+	struct sock_fprog prog;
+	if (sc_build_guest_filter(&fctx, MOAT_SYS_LOADER) < 0 || sc_filter_export(fctx, &prog) < 0)
+		die("cannot build the seccomp filter");
+	sb->policy = policy_new();
+	policy_add(sb->policy, prog.filter, prog.len * sizeof prog.filter[0]);
+	policy_add(sb->policy, view.desc, strlen(view.desc));
+
+	/* 3. gofer and VFS */
+	pid_t gofer_pid;
+	int gofer_ctl;
+	if (gofer_start(view.exports, view.nexports, &gofer_pid, &gofer_ctl, err, sizeof err) < 0)
+		die("%s", err);
+	sb->host_procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (vfs_create(sb, view.mounts, view.nmounts, gofer_ctl, &sb->vfs, err, sizeof err) < 0)
+		die("%s", err);
+
+	/* --workdir must be an existing directory in the guest's view */
+	char workdir[PATH_MAX] = "/";
+	if (cfg->workdir) {
+		struct task probe;
+		memset(&probe, 0, sizeof probe);
+		probe.sb = sb;
+		probe.pidfd = -1;
+		probe.fs = fs_ctx_new("/", 022);
+		probe.cred.ruid = probe.cred.euid = probe.cred.fsuid = uid;
+		probe.cred.rgid = probe.cred.egid = probe.cred.fsgid = gid;
+		int r = vfs_check_dir(&probe, cfg->workdir, workdir, sizeof workdir);
+		fs_ctx_put(probe.fs);
+		if (r < 0)
+			die_status(2, "--workdir %s: %s", cfg->workdir, strerror(-r));
+	}
+
+	/* 4. the guest */
+	char **envp;
+	build_env(cfg, view.home, &envp, &exec_initial_path);
+	struct spawn_args sa = {
+		.filter = &prog, .argv = cfg->argv, .envp = envp, .uid = uid, .gid = gid,
+		.loader = moat_loader_start,
+		.loader_len = (size_t)(moat_loader_end - moat_loader_start),
+	};
+	struct spawn_result sr;
+	if (spawn_guest(&sa, &sr, err, sizeof err) < 0) {
+		kill(gofer_pid, SIGKILL);
+		die("%s", err);
+	}
+	sb->init_pid = sr.init_pid;
+	sb->guest_procfd = sr.guest_procfd;
+	crash_install(sr.init_pid);
+
+	struct sigaction fwd;
+	memset(&fwd, 0, sizeof fwd);
+	fwd.sa_handler = forward_signal;
+	fwd.sa_flags = SA_RESTART;
+	int fsigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+	for (unsigned i = 0; i < ARRAY_SIZE(fsigs); i++)
+		sigaction(fsigs[i], &fwd, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	/* 5. the ptrace loop */
+	int status_out = 1, main_done = 0, listener = -1;
+	pid_t main_pid = 0;
+	for (;;) {
+		int st;
+		pid_t tid = waitpid(-1, &st, __WALL);
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			break; /* ECHILD: every guest task and the init are gone */
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			if (tid == main_pid && !main_done) {
+				main_done = 1;
+				status_out = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+				forward_to = 0;
+				kill(sb->init_pid, SIGKILL); /* the whole pid namespace goes */
+			}
+			if (tid == sb->init_pid && !main_done) {
+				/* init died first (set-up failure or killed) */
+				main_done = 1;
+				status_out = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			}
+			task_remove(sb, tid);
+			continue;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		int sig = WSTOPSIG(st), ev = (unsigned)st >> 16;
+		struct task *t = task_get(sb, tid);
+		if (tid == sb->init_pid) {
+			if (ev == PTRACE_EVENT_FORK || ev == PTRACE_EVENT_VFORK || ev == PTRACE_EVENT_CLONE) {
+				unsigned long child = 0;
+				ptrace(PTRACE_GETEVENTMSG, tid, 0, &child);
+				main_pid = (pid_t)child;
+				sb->main_pid = main_pid;
+				struct task *m = task_create(sb, main_pid, main_pid, NULL, 0);
+				m->cred.ruid = m->cred.euid = m->cred.suid = m->cred.fsuid = uid;
+				m->cred.rgid = m->cred.egid = m->cred.sgid = m->cred.fsgid = gid;
+				snprintf(m->fs->cwd, sizeof m->fs->cwd, "%s", workdir);
+				m->initial = 1;
+				if (take_early(main_pid)) {
+					m->pt_state = 1;
+					ptrace(PTRACE_CONT, main_pid, 0, 0);
+				}
+				task_put(m);
+				forward_to = main_pid;
+				/* the init is done with: it only reaps from now on */
+				ptrace(PTRACE_DETACH, tid, 0, 0);
+			} else if (ev == PTRACE_EVENT_STOP) {
+				ptrace(PTRACE_CONT, tid, 0, 0);
+			} else {
+				ptrace(PTRACE_CONT, tid, 0, ev ? 0 : sig);
+			}
+			task_put(t);
+			continue;
+		}
+		if (!t) {
+			/* a new task's first stop before its parent's event */
+			if (nearly < MAX_EARLY)
+				early[nearly++] = tid;
+			else
+				ptrace(PTRACE_CONT, tid, 0, 0);
+			continue;
+		}
+		switch (ev) {
+		case 0: /* signal-delivery-stop: re-inject */
+			ptrace(PTRACE_CONT, tid, 0, sig);
+			break;
+		case PTRACE_EVENT_SECCOMP:
+			exec_stop(sb, t);
+			ptrace(PTRACE_CONT, tid, 0, 0);
+			break;
+		case PTRACE_EVENT_FORK:
+		case PTRACE_EVENT_VFORK:
+		case PTRACE_EVENT_CLONE: {
+			unsigned long child = 0;
+			ptrace(PTRACE_GETEVENTMSG, tid, 0, &child);
+			int thread = 0, share_fs = 0;
+			if (ev == PTRACE_EVENT_CLONE) {
+				arch_regs regs;
+				ptrace(PTRACE_GETREGS, tid, 0, &regs);
+				unsigned long fl = REG_ARG0(regs);
+				thread = !!(fl & CLONE_THREAD);
+				share_fs = !!(fl & CLONE_FS);
+			}
+			struct task *n = task_create(sb, (pid_t)child, thread ? t->tgid : (pid_t)child,
+						     t, share_fs);
+			if (take_early((pid_t)child)) {
+				n->pt_state = 1;
+				ptrace(PTRACE_CONT, (pid_t)child, 0, 0);
+			}
+			task_put(n);
+			ptrace(PTRACE_CONT, tid, 0, 0);
+			break;
+		}
+		case PTRACE_EVENT_EXEC: {
+			unsigned long former = 0;
+			ptrace(PTRACE_GETEVENTMSG, tid, 0, &former);
+			if ((pid_t)former != tid)
+				task_rekey(sb, (pid_t)former, tid);
+			ptrace(PTRACE_CONT, tid, 0, 0);
+			break;
+		}
+		case PTRACE_EVENT_STOP:
+			if (t->pt_state == 0) {
+				t->pt_state = 1;
+				if (tid == main_pid && listener < 0) {
+					/* the program installs its filter next and sends the listener */
+					ptrace(PTRACE_CONT, tid, 0, 0);
+					char m;
+					int fds[1], nfd = 1;
+					char buf[256];
+					long n = recv_fds(sr.sync_sock, buf, sizeof buf - 1, fds, &nfd);
+					if (n > 0 && buf[0] == 'L' && nfd == 1) {
+						listener = fds[0];
+						pipeline_start(sb, listener);
+						if (confine_sentry(sb, err, sizeof err) < 0)
+							warnx_("%s", err);
+					} else if (n > 0 && buf[0] == 'E') {
+						buf[n] = 0;
+						warnx_("guest set-up: %s", buf + 1);
+					}
+					(void)m;
+					close(sr.sync_sock);
+					sr.sync_sock = -1;
+				} else {
+					ptrace(PTRACE_CONT, tid, 0, 0);
+				}
+			} else if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+				ptrace(PTRACE_LISTEN, tid, 0, 0); /* group-stop */
+			} else {
+				ptrace(PTRACE_CONT, tid, 0, 0);
+			}
+			break;
+		default:
+			ptrace(PTRACE_CONT, tid, 0, 0);
+			break;
+		}
+		task_put(t);
+	}
+	/* everything in the guest is gone: stop the gofer */
+	close(gofer_ctl);
+	kill(gofer_pid, SIGKILL);
+	waitpid(gofer_pid, NULL, 0);
+	return status_out;
+}

@@ -1,0 +1,270 @@
+/* sentry/spawn.c - the guest's birth.
+ *
+ *   sentry ──clone(NEWUSER|NEWPID|NEWNS|NEWNET|NEWIPC|NEWUTS|NEWCGROUP)──► init (pid 1)
+ *     writes init's uid/gid maps, PTRACE_SEIZEs it (options follow forks)
+ *   init: PDEATHSIG; mounts a procfs of the new pid ns and sends its fd to the
+ *     sentry; builds an empty tmpfs holding only the loader (MOAT_LOADER_PATH),
+ *     pivots into it and makes it read-only; hostname "moat"; lo up; forks the
+ *     program and then only reaps children, exiting with the program's status.
+ *   program (pid 2): PDEATHSIG; drops every capability; no_new_privs; installs
+ *     the seccomp filter (NEW_LISTENER | WAIT_KILLABLE_RECV), sends the
+ *     listener to the sentry, closes every fd above 2, execve(argv[0]) — a
+ *     traced exec the sentry resolves like any other.
+ */
+#include "sentry/spawn.h"
+#include "loader/loader_abi.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/seccomp.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
+#include "platform/platform.h"
+
+/* Child-side failure: one line to the sentry over the sync socket, then exit. */
+static void child_fail(int sock, const char *what)
+{
+	char msg[256];
+	int n = snprintf(msg, sizeof msg, "E%s: %s", what, strerror(errno));
+	send_fds(sock, msg, n, NULL, 0);
+	_exit(127);
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int r = write_all(fd, s, strlen(s));
+	close(fd);
+	return r;
+}
+
+static void drop_caps(void)
+{
+	for (int c = 0; c <= 63; c++)
+		prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	memset(d, 0, sizeof d);
+	syscall(SYS_capset, &h, d);
+}
+
+static void bring_up_lo(void)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return;
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof ifr);
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+		ioctl(s, SIOCSIFFLAGS, &ifr);
+	}
+	close(s);
+}
+
+static _Noreturn void program_main(const struct spawn_args *a, int sock)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		child_fail(sock, "pdeathsig");
+	drop_caps();
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		child_fail(sock, "no_new_privs");
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int s = 1; s < NSIG; s++)
+		signal(s, SIG_DFL);
+	int lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			       SECCOMP_FILTER_FLAG_NEW_LISTENER |
+				       SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+			       a->filter);
+	if (lfd < 0)
+		child_fail(sock, "seccomp filter");
+	/* From here on every syscall is filtered: only FAST calls and the exec. */
+	if (send_fds(sock, "L", 1, &lfd, 1) < 0)
+		_exit(127);
+	close(lfd);
+	syscall(SYS_close_range, 3, ~0U, 0);
+	execve(a->argv[0], a->argv, a->envp);
+	/* The sentry already explained why (not found / permission denied). */
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sentry)
+{
+	char c;
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != sentry)
+		_exit(127);
+	/* Keep only stdio and the set-up socket. */
+	if (sock != 3) {
+		if (dup2(sock, 3) < 0)
+			_exit(127);
+		sock = 3;
+	}
+	syscall(SYS_close_range, 4, ~0U, 0);
+	if (read(sock, &c, 1) != 1) /* the sentry wrote our id maps */
+		_exit(127);
+	if (setresgid(a->gid, a->gid, a->gid) < 0 || setresuid(a->uid, a->uid, a->uid) < 0) {
+		/* ids are mapped identically; nothing to do if this fails */
+	}
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		child_fail(sock, "make / private");
+	/* A procfs of our pid namespace, for the sentry's synthetic /proc. */
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		child_fail(sock, "mount proc");
+	int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (procfd < 0)
+		child_fail(sock, "open proc");
+	/* The guest's native root: an empty tmpfs with the loader only. */
+	const char *nr = "/tmp";
+	if (mount("moat", nr, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755,nr_inodes=16") < 0)
+		child_fail(sock, "mount tmpfs");
+	char lp[64];
+	snprintf(lp, sizeof lp, "%s%s", nr, MOAT_LOADER_PATH);
+	int lf = open(lp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0555);
+	if (lf < 0 || write_all(lf, a->loader, a->loader_len) < 0)
+		child_fail(sock, "write loader");
+	close(lf);
+	if (chdir(nr) < 0 || syscall(SYS_pivot_root, ".", ".") < 0)
+		child_fail(sock, "pivot_root");
+	if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+		child_fail(sock, "detach old root");
+	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+		child_fail(sock, "read-only root");
+	sethostname("moat", 4);
+	bring_up_lo();
+	if (send_fds(sock, "P", 1, &procfd, 1) < 0)
+		_exit(127);
+	close(procfd);
+	prctl(PR_SET_NAME, "moat-init");
+
+	pid_t prog = fork();
+	if (prog < 0)
+		child_fail(sock, "fork");
+	if (prog == 0)
+		program_main(a, sock);
+	close(sock);
+	/* pid 1: reap everything; leave when the program does. */
+	for (;;) {
+		int st;
+		pid_t p = waitpid(-1, &st, __WALL);
+		if (p < 0 && errno == EINTR)
+			continue;
+		if (p < 0)
+			_exit(0);
+		if (p == prog)
+			_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+	}
+}
+
+int spawn_guest(const struct spawn_args *a, struct spawn_result *r, char *err, size_t errlen)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		snprintf(err, errlen, "socketpair: %s", strerror(errno));
+		return -errno;
+	}
+	pid_t me = getpid();
+	long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC |
+		     CLONE_NEWUTS | CLONE_NEWCGROUP | SIGCHLD;
+	pid_t pid = (pid_t)syscall(SYS_clone, flags, 0, NULL, NULL, 0);
+	if (pid < 0) {
+		int e = errno;
+		snprintf(err, errlen, "cannot create namespaces: %s%s", strerror(e),
+			 e == EPERM || e == ENOSPC ? " (are unprivileged user namespaces enabled?)" : "");
+		close(sv[0]);
+		close(sv[1]);
+		return -e;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		init_main(a, sv[1], me);
+	}
+	close(sv[1]);
+	r->init_pid = pid;
+	r->sync_sock = sv[0];
+	r->guest_procfd = -1;
+
+	char path[64], map[64];
+	int e;
+	if (getuid() == 0) {
+		snprintf(map, sizeof map, "0 0 4294967295\n");
+		snprintf(path, sizeof path, "/proc/%d/uid_map", pid);
+		e = write_file(path, map);
+		snprintf(path, sizeof path, "/proc/%d/gid_map", pid);
+		if (!e)
+			e = write_file(path, map);
+	} else {
+		snprintf(path, sizeof path, "/proc/%d/setgroups", pid);
+		write_file(path, "deny");
+		snprintf(map, sizeof map, "%u %u 1\n", a->uid, getuid());
+		snprintf(path, sizeof path, "/proc/%d/uid_map", pid);
+		e = write_file(path, map);
+		snprintf(map, sizeof map, "%u %u 1\n", a->gid, getgid());
+		snprintf(path, sizeof path, "/proc/%d/gid_map", pid);
+		if (!e)
+			e = write_file(path, map);
+	}
+	if (e) {
+		snprintf(err, errlen, "cannot write the guest's id map: %s", strerror(-e));
+		goto fail;
+	}
+	if ((e = ptrace_seize(pid)) < 0) {
+		snprintf(err, errlen, "ptrace: %s", strerror(-e));
+		goto fail;
+	}
+	if (write(sv[0], "G", 1) != 1) {
+		e = -errno;
+		snprintf(err, errlen, "guest set-up: %s", strerror(errno));
+		goto fail;
+	}
+	/* Wait for the procfs fd (or an error line). The init may stop for
+	 * ptrace meanwhile only at its fork, which comes after this message. */
+	char msg[256];
+	int fds[1], nfd = 1;
+	long n = recv_fds(sv[0], msg, sizeof msg - 1, fds, &nfd);
+	if (n <= 0) {
+		e = n < 0 ? (int)n : -EPIPE;
+		snprintf(err, errlen, "guest set-up failed");
+		goto fail;
+	}
+	msg[n] = 0;
+	if (msg[0] == 'E' || nfd != 1) {
+		for (int i = 0; i < nfd; i++)
+			close(fds[i]);
+		snprintf(err, errlen, "guest set-up: %s", msg + 1);
+		e = -EIO;
+		goto fail;
+	}
+	r->guest_procfd = fds[0];
+	return 0;
+fail:
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, __WALL);
+	close(sv[0]);
+	return e ? e : -EIO;
+}

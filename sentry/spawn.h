@@ -1,0 +1,29 @@
+/* sentry/spawn.h - creating the guest (see spawn.c). */
+#ifndef MOAT_SENTRY_SPAWN_H
+#define MOAT_SENTRY_SPAWN_H
+
+#include <linux/filter.h>
+#include <sys/types.h>
+
+struct spawn_args {
+	struct sock_fprog *filter;   /* the guest's seccomp program */
+	char *const *argv;           /* program + args (argv[0] is the path to exec) */
+	char *const *envp;
+	uid_t uid;                   /* caller's ids: the guest keeps them */
+	gid_t gid;
+	const unsigned char *loader;  /* loader image */
+	size_t loader_len;
+};
+
+struct spawn_result {
+	pid_t init_pid;              /* host pid of the guest's pid 1 */
+	int sync_sock;               /* sentry end of the set-up socket */
+	int guest_procfd;            /* procfs of the guest pid namespace */
+};
+
+/* Clone the guest init, write its id maps, seize it with ptrace, receive its
+ * procfs fd. The init then forks the program (the caller sees the fork as a
+ * ptrace event) and waits. Returns 0 or -errno with a reason in err. */
+int spawn_guest(const struct spawn_args *a, struct spawn_result *r, char *err, size_t errlen);
+
+#endif

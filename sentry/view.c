@@ -1,0 +1,229 @@
+/* sentry/view.c - plan the guest's view: which host trees the gofer exports
+ * and where the VFS mounts them.
+ *
+ * System view (no --root): /usr /etc /opt (and /bin /sbin /lib* as the host
+ * has them: symlinks stay symlinks, directories are exported) read-only, with
+ * /etc's secrets hidden; private in-memory /tmp, home and /dev/shm (gofer
+ * tmpfs exports); /dev device nodes (gofer device export) plus fd/std*
+ * symlinks; synthetic /proc. Nothing else of the host exists.
+ * --root DIR: DIR read-only at "/", plus the same /tmp, /dev and /proc.
+ * --bind SRC:DST[:ro|rw] mounts go last (they hide what is below them).
+ */
+#include "sentry/sentry.h"
+#include "fs/vfs.h"
+#include "gofer/gofer.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* /etc names that never reach the guest (ENOENT, absent from listings). */
+static const char *const etc_secrets_fixed[] = {
+	"shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d",
+	"security/opasswd", "ssl/private", "krb5.keytab", "docker",
+	"NetworkManager/system-connections", "wireguard", "ppp/chap-secrets",
+	"ppp/pap-secrets", "libvirt/secrets", "machine-id", ".pwd.lock",
+};
+
+static const char **etc_hidden(void)
+{
+	size_t n = ARRAY_SIZE(etc_secrets_fixed), cap = n + 32;
+	const char **v = xcalloc(cap + 1, sizeof *v);
+	for (size_t i = 0; i < n; i++)
+		v[i] = etc_secrets_fixed[i];
+	/* every private key under /etc/ssh (host keys), whatever the type */
+	DIR *d = opendir("/etc/ssh");
+	if (d) {
+		struct dirent *de;
+		while ((de = readdir(d)) && n < cap) {
+			if (fnmatch("ssh_host_*key*", de->d_name, 0) == 0 &&
+			    !strstr(de->d_name, ".pub")) {
+				char *p = xmalloc(strlen(de->d_name) + 5);
+				sprintf(p, "ssh/%s", de->d_name);
+				v[n++] = p;
+			}
+		}
+		closedir(d);
+	}
+	v[n] = NULL;
+	return v;
+}
+
+struct builder {
+	struct view *v;
+	size_t ecap, mcap;
+	char desc[16384];
+	size_t dlen;
+};
+
+static int add_export(struct builder *b, int kind, const char *host, int writable,
+		      const char *const *hidden)
+{
+	struct view *v = b->v;
+	if (v->nexports == b->ecap) {
+		b->ecap = b->ecap ? b->ecap * 2 : 16;
+		v->exports = realloc(v->exports, b->ecap * sizeof *v->exports);
+		if (!v->exports)
+			die("out of memory");
+	}
+	struct gofer_export *e = &v->exports[v->nexports];
+	memset(e, 0, sizeof *e);
+	e->kind = kind;
+	e->host_path = host ? xstrdup(host) : NULL;
+	e->writable = writable;
+	e->hidden = hidden;
+	return (int)v->nexports++;
+}
+
+static void add_mount(struct builder *b, const char *path, int kind, int exp,
+		      int writable, int dev, const char *const *hidden, const char *target)
+{
+	struct view *v = b->v;
+	if (v->nmounts == b->mcap) {
+		b->mcap = b->mcap ? b->mcap * 2 : 32;
+		v->mounts = realloc(v->mounts, b->mcap * sizeof *v->mounts);
+		if (!v->mounts)
+			die("out of memory");
+	}
+	struct vfs_mount_spec *m = &v->mounts[v->nmounts++];
+	memset(m, 0, sizeof *m);
+	m->path = xstrdup(path);
+	m->kind = kind;
+	m->export = exp;
+	m->writable = writable;
+	m->dev = dev;
+	m->hidden = hidden;
+	m->target = target ? xstrdup(target) : NULL;
+	int n = snprintf(b->desc + b->dlen, sizeof b->desc - b->dlen, "%s %d %d %d %s %s;",
+			 path, kind, writable, dev,
+			 exp >= 0 && v->exports[exp].host_path ? v->exports[exp].host_path : "-",
+			 target ? target : "-");
+	if (n > 0 && b->dlen + n < sizeof b->desc)
+		b->dlen += n;
+}
+
+/* A host directory, read-only, as-is (symlink stays a symlink). */
+static void add_host(struct builder *b, const char *path, const char *const *hidden)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return;
+	if (S_ISLNK(st.st_mode)) {
+		char t[4096];
+		ssize_t n = readlink(path, t, sizeof t - 1);
+		if (n <= 0)
+			return;
+		t[n] = 0;
+		add_mount(b, path, VFS_MNT_SYMLINK, -1, 0, 0, NULL, t);
+	} else if (S_ISDIR(st.st_mode)) {
+		int e = add_export(b, GOFER_EXPORT_DIR, path, 0, hidden);
+		add_mount(b, path, VFS_MNT_GOFER, e, 0, 0, hidden, NULL);
+	}
+}
+
+/* Canonical absolute guest path: collapse "//", "/./", reject "..". */
+static int canon_guest(const char *in, char *out, size_t len)
+{
+	if (in[0] != '/')
+		return -EINVAL;
+	size_t o = 0;
+	const char *p = in;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		const char *s = p;
+		while (*p && *p != '/')
+			p++;
+		size_t l = p - s;
+		if (l == 1 && s[0] == '.')
+			continue;
+		if (l == 2 && s[0] == '.' && s[1] == '.')
+			return -EINVAL;
+		if (o + 1 + l + 1 > len)
+			return -ENAMETOOLONG;
+		out[o++] = '/';
+		memcpy(out + o, s, l);
+		o += l;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = 0;
+	return 0;
+}
+
+int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t errlen)
+{
+	struct builder b = { .v = v };
+	memset(v, 0, sizeof *v);
+
+	struct passwd *pw = getpwuid(getuid());
+	snprintf(v->home, sizeof v->home, "%s",
+		 pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : "/home/user");
+	if (strcmp(v->home, "/") == 0 || strncmp(v->home, "/nonexistent", 12) == 0)
+		snprintf(v->home, sizeof v->home, "/home/user");
+
+	if (cfg->root) {
+		struct stat st;
+		if (stat(cfg->root, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			snprintf(err, errlen, "--root %s: %s", cfg->root,
+				 errno ? strerror(errno) : "Not a directory");
+			return -ENOENT;
+		}
+		char *rp = realpath(cfg->root, NULL);
+		int e = add_export(&b, GOFER_EXPORT_DIR, rp, 0, NULL);
+		add_mount(&b, "/", VFS_MNT_GOFER, e, 0, 0, NULL, NULL);
+		free(rp);
+	} else {
+		static const char *const *hidden_etc;
+		if (!hidden_etc)
+			hidden_etc = etc_hidden();
+		const char *tops[] = { "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+				       "/libx32", "/opt" };
+		for (size_t i = 0; i < ARRAY_SIZE(tops); i++)
+			add_host(&b, tops[i], NULL);
+		add_host(&b, "/etc", hidden_etc);
+		int h = add_export(&b, GOFER_EXPORT_TMPFS, NULL, 1, NULL);
+		add_mount(&b, v->home, VFS_MNT_GOFER, h, 1, 0, NULL, NULL);
+	}
+	int t = add_export(&b, GOFER_EXPORT_TMPFS, NULL, 1, NULL);
+	add_mount(&b, "/tmp", VFS_MNT_GOFER, t, 1, 0, NULL, NULL);
+	int d = add_export(&b, GOFER_EXPORT_DEV, NULL, 1, NULL);
+	add_mount(&b, "/dev", VFS_MNT_GOFER, d, 1, 1, NULL, NULL);
+	int shm = add_export(&b, GOFER_EXPORT_TMPFS, NULL, 1, NULL);
+	add_mount(&b, "/dev/shm", VFS_MNT_GOFER, shm, 1, 0, NULL, NULL);
+	add_mount(&b, "/dev/fd", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "/proc/self/fd");
+	add_mount(&b, "/dev/stdin", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "/proc/self/fd/0");
+	add_mount(&b, "/dev/stdout", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "/proc/self/fd/1");
+	add_mount(&b, "/dev/stderr", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "/proc/self/fd/2");
+	add_mount(&b, "/proc", VFS_MNT_PROC, -1, 0, 0, NULL, NULL);
+
+	for (int i = 0; i < cfg->nbinds; i++) {
+		const struct bind_spec *bs = &cfg->binds[i];
+		char dst[4096];
+		struct stat st;
+		if (stat(bs->src, &st) < 0) {
+			snprintf(err, errlen, "--bind %s: %s", bs->src, strerror(errno));
+			return -ENOENT;
+		}
+		if (canon_guest(bs->dst, dst, sizeof dst) < 0) {
+			snprintf(err, errlen, "--bind destination %s: must be an absolute path without ..",
+				 bs->dst);
+			return -EINVAL;
+		}
+		char *rp = realpath(bs->src, NULL);
+		int e = add_export(&b, GOFER_EXPORT_DIR, rp, bs->writable, NULL);
+		add_mount(&b, dst, VFS_MNT_GOFER, e, bs->writable, 0, NULL, NULL);
+		free(rp);
+	}
+	v->desc = xstrdup(b.desc);
+	return 0;
+}

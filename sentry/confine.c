@@ -44,23 +44,33 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 	};
 	for (size_t i = 0; i < sizeof deny / sizeof deny[0] && rc == 0; i++)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), deny[i], 0);
-	/* openat/openat2: only beneath the procfs fds we hold */
-	int pa = sb->host_procfd, pb = sb->guest_procfd;
-	if (!rc)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(openat), 2,
-				      SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)pa),
-				      SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)pb));
-	if (!rc)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(openat2), 2,
-				      SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)pa),
-				      SCMP_A0(SCMP_CMP_NE, (scmp_datum_t)pb));
+	/* openat/openat2: only beneath the two procfs fds we hold, which run.c
+	 * placed at adjacent numbers so one range check covers them
+	 * (libseccomp compares an argument once per rule). */
+	int lo = sb->host_procfd < sb->guest_procfd ? sb->host_procfd : sb->guest_procfd;
+	int hi = lo + 1;
+	if (lo < 0 || (sb->host_procfd != hi && sb->guest_procfd != hi)) {
+		seccomp_release(ctx);
+		snprintf(err, errlen, "sentry confinement: procfs fds not adjacent");
+		return -EINVAL;
+	}
+	const int opens[] = { SCMP_SYS(openat), SCMP_SYS(openat2) };
+	for (int i = 0; i < 2 && !rc; i++) {
+		struct scmp_arg_cmp below = { .arg = 0, .op = SCMP_CMP_LT, .datum_a = (scmp_datum_t)lo, .datum_b = 0 };
+		struct scmp_arg_cmp above = { .arg = 0, .op = SCMP_CMP_GT, .datum_a = (scmp_datum_t)hi, .datum_b = 0 };
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), opens[i], 1, &below);
+		if (!rc)
+			rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), opens[i], 1, &above);
+	}
 	/* newfstatat with a path: only AT_EMPTY_PATH on fds (fstat) */
-	if (!rc)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(newfstatat), 1,
-				      SCMP_A3(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, 0));
-	if (!rc)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
-				      SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+	if (!rc) {
+		struct scmp_arg_cmp c = { .arg = 3, .op = SCMP_CMP_MASKED_EQ, .datum_a = AT_EMPTY_PATH, .datum_b = 0 };
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(newfstatat), 1, &c);
+	}
+	if (!rc) {
+		struct scmp_arg_cmp c = { .arg = 0, .op = SCMP_CMP_NE, .datum_a = AF_UNIX, .datum_b = 0 };
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1, &c);
+	}
 	if (!rc)
 		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
 	if (!rc)

@@ -161,7 +161,16 @@ int sentry_run(const struct sentry_config *cfg)
 		die("%s", err);
 	}
 	sb->init_pid = sr.init_pid;
-	sb->guest_procfd = sr.guest_procfd;
+	/* the two procfs fds at adjacent numbers (see confine.c) */
+	if (dup3(sb->host_procfd, 1000, O_CLOEXEC) == 1000 &&
+	    dup3(sr.guest_procfd, 1001, O_CLOEXEC) == 1001) {
+		close(sb->host_procfd);
+		close(sr.guest_procfd);
+		sb->host_procfd = 1000;
+		sb->guest_procfd = 1001;
+	} else {
+		sb->guest_procfd = sr.guest_procfd;
+	}
 	crash_install(sr.init_pid);
 
 	struct sigaction fwd;

@@ -183,7 +183,7 @@ int sentry_run(const struct sentry_config *cfg)
 	signal(SIGPIPE, SIG_IGN);
 
 	/* 5. the ptrace loop */
-	int status_out = 1, main_done = 0, listener = -1;
+	int status_out = 1, main_done = 0, listener = -1, init_reaped = 0;
 	pid_t main_pid = 0;
 	for (;;) {
 		int st;
@@ -194,6 +194,12 @@ int sentry_run(const struct sentry_config *cfg)
 			break; /* ECHILD: every guest task and the init are gone */
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			if (tid == gofer_pid) {
+				gofer_pid = -1; /* handlers now fail with EPIPE; the guest sees EIO */
+				continue;
+			}
+			if (tid == sb->init_pid)
+				init_reaped = 1;
 			if (tid == main_pid && !main_done) {
 				main_done = 1;
 				status_out = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -206,6 +212,8 @@ int sentry_run(const struct sentry_config *cfg)
 				status_out = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 			}
 			task_remove(sb, tid);
+			if (main_done && init_reaped && task_count(sb) == 0)
+				break;
 			continue;
 		}
 		if (!WIFSTOPPED(st))
@@ -325,7 +333,9 @@ int sentry_run(const struct sentry_config *cfg)
 	}
 	/* everything in the guest is gone: stop the gofer */
 	close(gofer_ctl);
-	kill(gofer_pid, SIGKILL);
-	waitpid(gofer_pid, NULL, 0);
+	if (gofer_pid > 0) {
+		kill(gofer_pid, SIGKILL);
+		waitpid(gofer_pid, NULL, 0);
+	}
 	return status_out;
 }

@@ -430,6 +430,12 @@ static void node_set(struct vfs_node *n, const char *path, const struct vfs_moun
 		n->rel++;
 	n->magic = 0;
 	n->exists = 0;
+	switch (m->kind) {
+	case VFS_MNT_GOFER: n->kind = VN_BACKEND; break;
+	case VFS_MNT_PROC: n->kind = VN_PROC; break;
+	case VFS_MNT_SYMLINK: n->kind = VN_SYMMNT; break;
+	default: n->kind = VN_SYNTH; break;
+	}
 }
 
 static void be_put(struct vfs *v, const struct vfs_mount *m, const char *rel,
@@ -712,9 +718,12 @@ int vfs_fd_node(struct vfs *v, struct task *t, int guestfd, struct vfs_node *n,
 		close(fd);
 		return e;
 	}
-	if (inomap_get(v->im, st.st_dev, st.st_ino, path, sizeof path) == 0) {
+	if (inomap_get(v->im, st.st_dev, st.st_ino, path, sizeof path) == 0 ||
+	    inomap_get(v->fim, st.st_dev, st.st_ino, path, sizeof path) == 0) {
 		int r = vfs_lookup(v, t, path, NULL, 0, n);
-		if (r == 0 && n->exists) {
+		/* a backend path is only trusted while it still names this inode */
+		if (r == 0 && n->exists && (n->kind != VN_BACKEND ||
+		    (n->st.st_dev == st.st_dev && n->st.st_ino == st.st_ino))) {
 			if (n->kind == VN_BACKEND) {
 				vfs_map_stat(v, &st);
 				n->st = st;

@@ -459,7 +459,12 @@ start_program(const struct stack_in *in, const struct moat_exec_info *info,
 	while (in->envp[nenv])
 		nenv++;
 
-	/* The old stack's highest byte: the end of its last string. */
+	/* Layout, top down, as the kernel's: the argv and envp strings end
+	 * exactly where ours end, so for a plain exec (no prefix, no skip)
+	 * they land at the very addresses the kernel recorded as
+	 * arg_start..env_end (host /proc/pid/cmdline and environ stay
+	 * right); below them execfn, the platform strings and the AT_RANDOM
+	 * bytes; then the vectors. Our execfn ("/l") above is left alone. */
 	for (long i = 0; i < in->argc; i++)
 		str_top(&top, in->argv[i]);
 	for (size_t i = 0; i < nenv; i++)
@@ -469,28 +474,25 @@ start_program(const struct stack_in *in, const struct moat_exec_info *info,
 
 		switch (in->auxv[i].a_type) {
 		case AT_EXECFN:
-			str_top(&top, (const char *)v);
+			if (!top)
+				top = v;
 			break;
 		case AT_PLATFORM:
 			platform = (const char *)v;
-			str_top(&top, platform);
 			break;
 		case AT_BASE_PLATFORM:
 			base_platform = (const char *)v;
-			str_top(&top, base_platform);
 			break;
 		case AT_RANDOM:
 			random = (const unsigned char *)v;
-			if (v + 16 > top)
-				top = v + 16;
 			break;
 		default:
 			break;
 		}
 	}
-	top &= ~15UL;
+	if (!top)
+		die("empty initial stack", -EINVAL);
 
-	/* Size: strings (prefix, argv, envp, execfn, platforms, random). */
 	for (uint32_t i = 0, o = 0; i < info->prefix_count; i++) {
 		size_t l = slen(pfx + o) + 1;
 
@@ -501,12 +503,11 @@ start_program(const struct stack_in *in, const struct moat_exec_info *info,
 		strsz += slen(in->argv[i]) + 1;
 	for (size_t i = 0; i < nenv; i++)
 		strsz += slen(in->envp[i]) + 1;
-	strsz += slen(execfn) + 1;
+	strsz += slen(execfn) + 1 + 16;
 	if (platform)
 		strsz += slen(platform) + 1;
 	if (base_platform)
 		strsz += slen(base_platform) + 1;
-	strsz += 16 + 16; /* AT_RANDOM bytes, and its alignment */
 	/* argc, argv + NULL, envp + NULL, auxv (+6 possibly added) + AT_NULL */
 	ptrsz = 8 * (1 + nargs + 1 + nenv + 1) + 16 * (naux + 6 + 1);
 	strs_at = top - strsz;
@@ -519,18 +520,18 @@ start_program(const struct stack_in *in, const struct moat_exec_info *info,
 		die("cannot allocate the stack image", r);
 	scratch = (char *)r;
 
-	/* Strings, in the kernel's order: random, platform, argv, envp,
-	 * execfn at the top. Offsets are relative to dst. */
+	/* Strings upwards from strs_at (offsets relative to dst). */
 	off = strs_at - dst;
-	off = (off + 15) & ~15UL;
 	uintptr_t random_at = dst + off;
 
 	if (random)
 		memcpy(scratch + off, random, 16);
 	off += 16;
-	uintptr_t platform_at = platform ? push_str(scratch, &off, dst, platform) : 0;
+	uintptr_t platform_at =
+		platform ? push_str(scratch, &off, dst, platform) : 0;
 	uintptr_t base_platform_at =
 		base_platform ? push_str(scratch, &off, dst, base_platform) : 0;
+	uintptr_t execfn_at = push_str(scratch, &off, dst, execfn);
 
 	w = (uint64_t *)scratch;
 	k = 0;
@@ -545,7 +546,6 @@ start_program(const struct stack_in *in, const struct moat_exec_info *info,
 	for (size_t i = 0; i < nenv; i++)
 		w[k++] = push_str(scratch, &off, dst, in->envp[i]);
 	w[k++] = 0;
-	uintptr_t execfn_at = push_str(scratch, &off, dst, execfn);
 
 	/* auxv: ours, with the image-dependent entries replaced. */
 	static const uint64_t mine[] = { AT_PHDR, AT_PHENT, AT_PHNUM,

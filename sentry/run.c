@@ -212,7 +212,7 @@ int sentry_run(const struct sentry_config *cfg)
 				status_out = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 			}
 			task_remove(sb, tid);
-			if (main_done && init_reaped && task_count(sb) == 0)
+			if (main_done && init_reaped) /* init is reaped only after every task of its pid ns */
 				break;
 			continue;
 		}

@@ -71,6 +71,29 @@ static int vdso_ok(void)
 	return clock_gettime(CLOCK_MONOTONIC, &ts) == 0 && ts.tv_sec > 0;
 }
 
+/* The kernel's arg_start..arg_end (/proc/self/cmdline) hold our argv. */
+static int cmdline_ok(int argc, char **argv)
+{
+	static char buf[65536];
+	size_t len = 0, at = 0;
+	int fd = open("/proc/self/cmdline", O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	while ((n = read(fd, buf + len, sizeof(buf) - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	for (int i = 0; i < argc; i++) {
+		size_t l = strlen(argv[i]) + 1;
+
+		if (at + l > len || memcmp(buf + at, argv[i], l) != 0)
+			return 0;
+		at += l;
+	}
+	return at == len;
+}
+
 int main(int argc, char **argv)
 {
 	char name[17] = "";
@@ -102,6 +125,7 @@ int main(int argc, char **argv)
 	printf("vdso=%s\n", ok(vdso_ok()));
 	printf("pagesz=%s\n", ok(getauxval(AT_PAGESZ) == 4096));
 	printf("bss=%s\n", ok(bss_zero()));
+	printf("cmdline=%s\n", ok(cmdline_ok(argc, argv)));
 	/* fds 3.. should not leak the loader's program/interp fds */
 	printf("fd3=%s\n", ok(fcntl(3, F_GETFD) < 0));
 	return 0;

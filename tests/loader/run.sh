@@ -126,6 +126,7 @@ has "AT_ENTRY" 'entry=ok'
 has "AT_PHDR" 'phdr=ok'
 has "bss zero" 'bss=ok'
 has "fds closed" 'fd3=ok'
+has "host /proc/self/cmdline" 'cmdline=ok'
 has "comm default" 'name=loader-probe-pi'
 expect "comm" 0 "" "$D/loader-probe-pie" --comm my-prog -- p
 has "PR_GET_NAME" 'name=my-prog'

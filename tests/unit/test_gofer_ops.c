@@ -1,17 +1,641 @@
-/* tests/unit/test_gofer_ops.c - gofer operations through the client API. */
+/* tests/unit/test_gofer_ops.c - gofer operations through the client API,
+ * against the fixture tree of test_gofer_common.h (run as root; the rootless
+ * test drops to uid 1000 in a child). */
 #include "test_gofer_common.h"
 
-TestSuite(gofer_ops, .init = setup_all, .fini = teardown_all);
+#include <dirent.h>
+#include <grp.h>
+#include <linux/fs.h>
+#include <stdint.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 
-Test(gofer_ops, starts_and_stats_root)
+static struct gofer_conn *c;
+
+static void ops_init(void)
 {
-	struct gofer_conn *c = gofer_connect(gctl);
+	setup_all();
+	c = gofer_connect(gctl);
+	cr_assert(c, "gofer_connect: %s", strerror(errno));
+}
+
+static void ops_fini(void)
+{
+	gofer_disconnect(c);
+	teardown_all();
+}
+
+TestSuite(gofer_ops, .init = ops_init, .fini = ops_fini);
+
+static void host_path(char *buf, size_t len, const char *rel)
+{
+	snprintf(buf, len, "%s/%s", tdir, rel);
+}
+
+static struct stat host_lstat(const char *rel)
+{
+	char p[256];
 	struct stat st;
 
-	cr_assert(c, "connect: %s", strerror(errno));
+	host_path(p, sizeof p, rel);
+	cr_assert(lstat(p, &st) == 0, "lstat %s: %s", p, strerror(errno));
+	return st;
+}
+
+static int host_exists(const char *rel)
+{
+	char p[256];
+	struct stat st;
+
+	host_path(p, sizeof p, rel);
+	return lstat(p, &st) == 0;
+}
+
+static int gl(int exp, const char *rel)
+{
+	struct stat st;
+	return gofer_lstat(c, exp, rel, &st);
+}
+
+Test(gofer_ops, lstat_root_and_file)
+{
+	struct stat st, h = host_lstat("rw/file");
+
 	cr_assert_eq(gofer_lstat(c, EXP_RW, "", &st), 0);
 	cr_assert(S_ISDIR(st.st_mode));
 	cr_assert_eq(gofer_lstat(c, EXP_RW, "file", &st), 0);
+	cr_assert_eq(st.st_ino, h.st_ino);
 	cr_assert_eq(st.st_size, 5);
-	gofer_disconnect(c);
+	cr_assert_eq(st.st_uid, h.st_uid);
+	cr_assert_eq(gofer_lstat(c, EXP_RW, "link", &st), 0);
+	cr_assert(S_ISLNK(st.st_mode));
+	cr_assert_eq(gl(EXP_RW, "nope"), -ENOENT);
+	cr_assert_eq(gl(EXP_RW, "file/x"), -ENOTDIR);
+}
+
+Test(gofer_ops, walk)
+{
+	static struct gofer_walk w;
+
+	cr_assert_eq(gofer_walk(c, EXP_RW, "", &w), 0);
+	cr_assert_eq(w.n, 1);
+	cr_assert(S_ISDIR(w.st[0].st_mode));
+
+	cr_assert_eq(gofer_walk(c, EXP_RW, "sub/f", &w), 0);
+	cr_assert_eq(w.n, 2);
+	cr_assert_eq(w.err, 0);
+	cr_assert(S_ISDIR(w.st[0].st_mode) && S_ISREG(w.st[1].st_mode));
+	cr_assert_eq(w.st[1].st_ino, host_lstat("rw/sub/f").st_ino);
+
+	cr_assert_eq(gofer_walk(c, EXP_RW, "sub/missing/x", &w), 0);
+	cr_assert_eq(w.n, 1);
+	cr_assert_eq(w.err, -ENOENT);
+
+	cr_assert_eq(gofer_walk(c, EXP_RW, "file/x", &w), 0);
+	cr_assert_eq(w.n, 1);
+	cr_assert_eq(w.err, -ENOTDIR);
+
+	/* a symlink ends the walk, its target returned, never followed */
+	cr_assert_eq(gofer_walk(c, EXP_RW, "up/passwd", &w), 0);
+	cr_assert_eq(w.n, 1);
+	cr_assert_eq(w.err, 0);
+	cr_assert(S_ISLNK(w.st[0].st_mode));
+	cr_assert_str_eq(w.link, "../../../etc");
+	cr_assert_eq(gofer_walk(c, EXP_RW, "link", &w), 0);
+	cr_assert_eq(w.n, 1);
+	cr_assert_str_eq(w.link, "file");
+
+	/* hidden: missing */
+	cr_assert_eq(gofer_walk(c, EXP_RO, "ssh/key", &w), 0);
+	cr_assert_eq(w.n, 0);
+	cr_assert_eq(w.err, -ENOENT);
+	cr_assert_eq(gofer_walk(c, EXP_RW, "sub/deep/x", &w), 0);
+	cr_assert_eq(w.n, 1);
+	cr_assert_eq(w.err, -ENOENT);
+}
+
+Test(gofer_ops, open_read_and_create)
+{
+	struct stat st;
+	char buf[16] = { 0 };
+	int fd;
+
+	cr_assert_eq(gofer_open(c, EXP_RW, "file", O_RDONLY, 0, &fd, &st), 0);
+	cr_assert(S_ISREG(st.st_mode));
+	cr_assert_eq(read(fd, buf, sizeof buf), 5);
+	cr_assert_str_eq(buf, "hello");
+	cr_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	close(fd);
+
+	cr_assert_eq(gofer_open(c, EXP_RW, "sub/new", O_WRONLY | O_CREAT | O_EXCL, 0640,
+				&fd, NULL), 0);
+	cr_assert_eq(write(fd, "xyz", 3), 3);
+	close(fd);
+	st = host_lstat("rw/sub/new");
+	cr_assert_eq(st.st_size, 3);
+	cr_assert_eq(st.st_mode & 07777, 0640);
+	cr_assert_eq(gofer_open(c, EXP_RW, "sub/new", O_WRONLY | O_CREAT | O_EXCL, 0640,
+				&fd, NULL), -EEXIST);
+
+	/* the root directory itself, read as a directory stream */
+	cr_assert_eq(gofer_open(c, EXP_RW, "", O_RDONLY | O_DIRECTORY, 0, &fd, &st), 0);
+	cr_assert(S_ISDIR(st.st_mode));
+	close(fd);
+	/* O_TMPFILE in a writable directory */
+	cr_assert_eq(gofer_open(c, EXP_RW, "sub", O_TMPFILE | O_RDWR, 0600, &fd, &st), 0);
+	close(fd);
+	cr_assert_eq(gofer_open(c, EXP_RW, "file", 0x40000000, 0, &fd, &st), -EINVAL);
+}
+
+Test(gofer_ops, open_symlink_final)
+{
+	struct stat st;
+	int fd;
+
+	cr_assert_eq(gofer_open(c, EXP_RW, "link", O_RDONLY, 0, &fd, &st), -ELOOP);
+	cr_assert_eq(gofer_open(c, EXP_RW, "link", O_PATH | O_NOFOLLOW, 0, &fd, &st), 0);
+	cr_assert(S_ISLNK(st.st_mode));
+	close(fd);
+}
+
+Test(gofer_ops, readlink)
+{
+	char buf[64];
+	long n = gofer_readlink(c, EXP_RW, "up", buf, sizeof buf);
+
+	cr_assert_eq(n, 12);
+	cr_assert(!memcmp(buf, "../../../etc", 12));
+	cr_assert_eq(gofer_readlink(c, EXP_RW, "up", buf, 4), 4);
+	cr_assert(!memcmp(buf, "../.", 4));
+	cr_assert_eq(gofer_readlink(c, EXP_RW, "file", buf, sizeof buf), -EINVAL);
+	cr_assert_eq(gofer_readlink(c, EXP_RW, "", buf, sizeof buf), -EINVAL);
+	/* the connection is still in step after a truncated reply */
+	cr_assert_eq(gl(EXP_RW, "file"), 0);
+}
+
+Test(gofer_ops, mkdir_mknod_unlink)
+{
+	struct stat st;
+
+	cr_assert_eq(gofer_mkdir(c, EXP_RW, "d", 0751), 0);
+	st = host_lstat("rw/d");
+	cr_assert(S_ISDIR(st.st_mode));
+	cr_assert_eq(st.st_mode & 07777, 0751);
+	cr_assert_eq(gofer_mkdir(c, EXP_RW, "d", 0755), -EEXIST);
+	cr_assert_eq(gofer_mkdir(c, EXP_RW, "", 0755), -EEXIST);
+	cr_assert_eq(gofer_mkdir(c, EXP_RW, "nope/d", 0755), -ENOENT);
+
+	cr_assert_eq(gofer_mknod(c, EXP_RW, "d/fifo", S_IFIFO | 0600), 0);
+	cr_assert(S_ISFIFO(host_lstat("rw/d/fifo").st_mode));
+	cr_assert_eq(gofer_mknod(c, EXP_RW, "d/reg", 0644), 0);
+	cr_assert(S_ISREG(host_lstat("rw/d/reg").st_mode));
+	cr_assert_eq(gofer_mknod(c, EXP_RW, "d/sock", S_IFSOCK | 0600), 0);
+	cr_assert_eq(gofer_mknod(c, EXP_RW, "d/chr", S_IFCHR | 0600), -EPERM);
+	cr_assert_eq(gofer_mknod(c, EXP_RW, "d/blk", S_IFBLK | 0600), -EPERM);
+
+	cr_assert_eq(gofer_unlink(c, EXP_RW, "d", AT_REMOVEDIR), -ENOTEMPTY);
+	cr_assert_eq(gofer_unlink(c, EXP_RW, "d/fifo", 0), 0);
+	cr_assert_eq(gofer_unlink(c, EXP_RW, "d/reg", 0), 0);
+	cr_assert_eq(gofer_unlink(c, EXP_RW, "d/sock", 0), 0);
+	cr_assert_eq(gofer_unlink(c, EXP_RW, "d", 0), -EISDIR);
+	cr_assert_eq(gofer_unlink(c, EXP_RW, "d", AT_REMOVEDIR), 0);
+	cr_assert(!host_exists("rw/d"));
+	cr_assert_eq(gofer_unlink(c, EXP_RW, "", AT_REMOVEDIR), -EBUSY);
+	cr_assert_eq(gofer_unlink(c, EXP_RW, "link", 0), 0);
+	cr_assert(host_exists("rw/file"));
+}
+
+Test(gofer_ops, rename_symlink_link)
+{
+	cr_assert_eq(gofer_rename(c, EXP_RW, "file", "sub/moved", 0), 0);
+	cr_assert(!host_exists("rw/file") && host_exists("rw/sub/moved"));
+	cr_assert_eq(gofer_rename(c, EXP_RW, "sub/moved", "sub/f", RENAME_NOREPLACE), -EEXIST);
+	cr_assert_eq(gofer_rename(c, EXP_RW, "sub/moved", "sub/f", RENAME_EXCHANGE), 0);
+	cr_assert_eq(gofer_rename(c, EXP_RW, "sub/f", "x", RENAME_WHITEOUT), -EINVAL);
+	cr_assert_eq(gofer_rename(c, EXP_RW, "", "x", 0), -EBUSY);
+	cr_assert_eq(gofer_rename(c, EXP_RW, "sub/f", "", 0), -EBUSY);
+
+	cr_assert_eq(gofer_symlink(c, EXP_RW, "/anything/../at all", "sub/sl"), 0);
+	char buf[64];
+	char p[256];
+	host_path(p, sizeof p, "rw/sub/sl");
+	ssize_t n = readlink(p, buf, sizeof buf);
+	cr_assert_eq(n, 19);
+	cr_assert(!memcmp(buf, "/anything/../at all", 19));
+	cr_assert_eq(gofer_symlink(c, EXP_RW, "", "sub/sl2"), -ENOENT);
+	cr_assert_eq(gofer_symlink(c, EXP_RW, "t", "sub/sl"), -EEXIST);
+
+	cr_assert_eq(gofer_link(c, EXP_RW, "sub/f", "hard"), 0);
+	cr_assert_eq(host_lstat("rw/hard").st_ino, host_lstat("rw/sub/f").st_ino);
+	cr_assert_eq(gofer_link(c, EXP_RW, "sub", "hard2"), -EPERM);
+	/* linking a symlink links the symlink, never its target */
+	cr_assert_eq(gofer_link(c, EXP_RW, "abs", "abs2"), 0);
+	cr_assert(S_ISLNK(host_lstat("rw/abs2").st_mode));
+}
+
+Test(gofer_ops, setattr)
+{
+	struct timespec ts[2] = { { 1000, 5 }, { 2000, 7 } };
+	struct stat st;
+
+	cr_assert_eq(gofer_chmod(c, EXP_RW, "file", 0604), 0);
+	cr_assert_eq(host_lstat("rw/file").st_mode & 07777, 0604);
+	cr_assert_eq(gofer_chmod(c, EXP_RW, "link", 0600), -EOPNOTSUPP);
+	cr_assert_eq(gofer_chmod(c, EXP_RW, "file", 010000), -EINVAL);
+	cr_assert_eq(gofer_chmod(c, EXP_RW, "", 0711), 0);
+	cr_assert_eq(host_lstat("rw").st_mode & 07777, 0711);
+
+	cr_assert_eq(gofer_chown(c, EXP_RW, "file", 1234, 4321), 0);
+	st = host_lstat("rw/file");
+	cr_assert(st.st_uid == 1234 && st.st_gid == 4321);
+	cr_assert_eq(gofer_chown(c, EXP_RW, "link", 1234, (gid_t)-1), 0);
+	st = host_lstat("rw/link");
+	cr_assert(st.st_uid == 1234 && st.st_gid == 0);
+	cr_assert_eq(host_lstat("rw/file").st_gid, 4321);
+
+	cr_assert_eq(gofer_truncate(c, EXP_RW, "file", 2), 0);
+	cr_assert_eq(host_lstat("rw/file").st_size, 2);
+	cr_assert_eq(gofer_truncate(c, EXP_RW, "file", 1 << 20), 0);
+	cr_assert_eq(host_lstat("rw/file").st_size, 1 << 20);
+	cr_assert_eq(gofer_truncate(c, EXP_RW, "sub", 0), -EISDIR);
+	cr_assert_eq(gofer_truncate(c, EXP_RW, "link", 0), -ELOOP);
+	cr_assert_eq(gofer_truncate(c, EXP_RW, "file", -1), -EINVAL);
+
+	cr_assert_eq(gofer_utimens(c, EXP_RW, "file", ts, 0), 0);
+	st = host_lstat("rw/file");
+	cr_assert(st.st_atim.tv_sec == 1000 && st.st_atim.tv_nsec == 5);
+	cr_assert(st.st_mtim.tv_sec == 2000 && st.st_mtim.tv_nsec == 7);
+	cr_assert_eq(gofer_utimens(c, EXP_RW, "link", ts, 0), -ELOOP);
+	cr_assert_eq(gofer_utimens(c, EXP_RW, "link", ts, AT_SYMLINK_NOFOLLOW), 0);
+	cr_assert_eq(host_lstat("rw/link").st_mtim.tv_sec, 2000);
+	cr_assert_eq(gofer_utimens(c, EXP_RW, "file", NULL, 0), 0);
+	cr_assert(host_lstat("rw/file").st_mtim.tv_sec > 2000);
+}
+
+Test(gofer_ops, statfs)
+{
+	struct statfs a, b;
+	char p[256];
+
+	host_path(p, sizeof p, "rw");
+	cr_assert_eq(statfs(p, &b), 0);
+	cr_assert_eq(gofer_statfs(c, EXP_RW, "", &a), 0);
+	cr_assert_eq(a.f_type, b.f_type);
+	cr_assert_eq(gofer_statfs(c, EXP_RW, "sub/f", &a), 0);
+	cr_assert_eq(a.f_type, b.f_type);
+	cr_assert_eq(gofer_statfs(c, EXP_TMP, "", &a), 0);
+	cr_assert_eq(a.f_type, 0x01021994 /* TMPFS_MAGIC */);
+	cr_assert_eq(gofer_statfs(c, EXP_RW, "link/x", &a), -ELOOP);
+}
+
+Test(gofer_ops, readonly_export)
+{
+	int fd;
+	struct stat st;
+	char buf[32], proc[64];
+
+	cr_assert_eq(gofer_mkdir(c, EXP_RO, "x", 0755), -EROFS);
+	cr_assert_eq(gofer_mknod(c, EXP_RO, "x", 0644), -EROFS);
+	cr_assert_eq(gofer_unlink(c, EXP_RO, "data", 0), -EROFS);
+	cr_assert_eq(gofer_rename(c, EXP_RO, "data", "x", 0), -EROFS);
+	cr_assert_eq(gofer_symlink(c, EXP_RO, "t", "x"), -EROFS);
+	cr_assert_eq(gofer_link(c, EXP_RO, "data", "x"), -EROFS);
+	cr_assert_eq(gofer_chmod(c, EXP_RO, "data", 0777), -EROFS);
+	cr_assert_eq(gofer_chown(c, EXP_RO, "data", 1, 1), -EROFS);
+	cr_assert_eq(gofer_truncate(c, EXP_RO, "data", 0), -EROFS);
+	cr_assert_eq(gofer_utimens(c, EXP_RO, "data", NULL, 0), -EROFS);
+	cr_assert_eq(gofer_open(c, EXP_RO, "data", O_WRONLY, 0, &fd, &st), -EROFS);
+	cr_assert_eq(gofer_open(c, EXP_RO, "data", O_RDWR, 0, &fd, &st), -EROFS);
+	cr_assert_eq(gofer_open(c, EXP_RO, "new", O_RDONLY | O_CREAT, 0644, &fd, &st), -EROFS);
+	cr_assert_eq(gofer_open(c, EXP_RO, "data", O_RDONLY | O_TRUNC, 0, &fd, &st), -EROFS);
+
+	/* the fd it donates cannot be used to write, natively */
+	cr_assert_eq(gofer_open(c, EXP_RO, "data", O_RDONLY, 0, &fd, &st), 0);
+	cr_assert_eq(read(fd, buf, sizeof buf), 8);
+	cr_assert_eq(write(fd, "x", 1), -1);
+	cr_assert_eq(errno, EBADF);
+	cr_assert_eq(fchmod(fd, 0777), -1);
+	cr_assert_eq(errno, EROFS);
+	cr_assert_eq(fchown(fd, 1, 1), -1);
+	cr_assert_eq(errno, EROFS);
+	cr_assert_eq(ftruncate(fd, 0), -1);
+	cr_assert(errno == EINVAL || errno == EBADF || errno == EROFS);
+	/* nor re-opened for writing through /proc */
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	cr_assert_eq(open(proc, O_RDWR), -1);
+	cr_assert_eq(errno, EROFS);
+	close(fd);
+	cr_assert_eq(host_lstat("ro/data").st_mode & 07777, 0644);
+
+	/* a donated directory fd: no creating beneath it natively either */
+	cr_assert_eq(gofer_open(c, EXP_RO, "dir", O_RDONLY | O_DIRECTORY, 0, &fd, &st), 0);
+	cr_assert_eq(openat(fd, "evil", O_WRONLY | O_CREAT, 0644), -1);
+	cr_assert_eq(errno, EROFS);
+	cr_assert_eq(mkdirat(fd, "evil", 0755), -1);
+	cr_assert_eq(errno, EROFS);
+	close(fd);
+}
+
+Test(gofer_ops, symlink_in_middle_is_eloop)
+{
+	static const char *const paths[] = {
+		"link/x", "up/passwd", "abs/passwd", "up", "abs/shadow",
+	};
+	struct stat st;
+	int fd;
+
+	for (size_t i = 0; i < 4; i++) {
+		int want = i == 3 ? 0 : -ELOOP;
+		cr_assert_eq(gl(EXP_RW, paths[i]), want, "%s", paths[i]);
+	}
+	cr_assert_eq(gofer_open(c, EXP_RW, "up/passwd", O_RDONLY, 0, &fd, &st), -ELOOP);
+	cr_assert_eq(gofer_open(c, EXP_RW, "abs/passwd", O_RDONLY, 0, &fd, &st), -ELOOP);
+	cr_assert_eq(gofer_open(c, EXP_RW, "up", O_RDONLY, 0, &fd, &st), -ELOOP);
+	cr_assert_eq(gofer_open(c, EXP_RW, "abs", O_RDONLY | O_DIRECTORY, 0, &fd, &st), -ELOOP);
+	cr_assert_eq(gofer_mkdir(c, EXP_RW, "up/x", 0755), -ELOOP);
+	cr_assert_eq(gofer_unlink(c, EXP_RW, "abs/passwd", 0), -ELOOP);
+	cr_assert_eq(gofer_rename(c, EXP_RW, "file", "abs/x", 0), -ELOOP);
+	cr_assert_eq(gofer_symlink(c, EXP_RW, "x", "up/x"), -ELOOP);
+	cr_assert_eq(gofer_chmod(c, EXP_RW, "abs/passwd", 0777), -ELOOP);
+	cr_assert_eq(gofer_truncate(c, EXP_RW, "up/passwd", 0), -ELOOP);
+	cr_assert_eq(gl(EXP_RO, "ldir/x"), -ELOOP);
+	cr_assert_eq(gofer_readlink(c, EXP_RW, "up/x", (char[8]){ 0 }, 8), -ELOOP);
+}
+
+Test(gofer_ops, unsafe_paths_are_einval)
+{
+	static const char *const bad[] = {
+		"..", ".", "../etc", "sub/..", "sub/../file", "./file", "/etc",
+		"/", "sub//f", "sub/", "//", "sub/./f",
+	};
+	char longname[NAME_MAX + 2];
+	struct stat st;
+	int fd;
+
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cr_assert_eq(gl(EXP_RW, bad[i]), -EINVAL, "%s", bad[i]);
+		cr_assert_eq(gofer_open(c, EXP_RW, bad[i], O_RDONLY, 0, &fd, &st), -EINVAL);
+		cr_assert_eq(gofer_mkdir(c, EXP_RW, bad[i], 0755), -EINVAL);
+		cr_assert_eq(gofer_rename(c, EXP_RW, "file", bad[i], 0), -EINVAL);
+	}
+	memset(longname, 'a', sizeof longname - 1);
+	longname[sizeof longname - 1] = '\0';
+	cr_assert_eq(gl(EXP_RW, longname), -ENAMETOOLONG);
+	longname[NAME_MAX] = '\0';
+	cr_assert_eq(gl(EXP_RW, longname), -ENOENT);
+	cr_assert_eq(gl(EXP_N, "file"), -EINVAL);
+	cr_assert_eq(gl(-1, "file"), -EINVAL);
+}
+
+Test(gofer_ops, hidden_names)
+{
+	struct stat st;
+	char buf[8];
+	int fd, dfd;
+
+	cr_assert_eq(gl(EXP_RW, "secret"), -ENOENT);
+	cr_assert_eq(gl(EXP_RW, "sub/deep"), -ENOENT);
+	cr_assert_eq(gl(EXP_RW, "sub/deep/x"), -ENOENT);
+	cr_assert_eq(gl(EXP_RW, "secretive"), -ENOENT);    /* just missing */
+	cr_assert_eq(gofer_open(c, EXP_RW, "secret", O_RDONLY, 0, &fd, &st), -ENOENT);
+	cr_assert_eq(gofer_unlink(c, EXP_RW, "secret", 0), -ENOENT);
+	cr_assert_eq(gofer_rename(c, EXP_RW, "file", "secret", 0), -ENOENT);
+	cr_assert_eq(gofer_rename(c, EXP_RW, "secret", "x", 0), -ENOENT);
+	cr_assert_eq(gofer_link(c, EXP_RW, "secret", "x"), -ENOENT);
+	cr_assert_eq(gofer_chmod(c, EXP_RW, "secret", 0777), -ENOENT);
+	cr_assert_eq(gl(EXP_RO, "shadow"), -ENOENT);
+	cr_assert_eq(gl(EXP_RO, "ssh"), -ENOENT);
+	cr_assert_eq(gl(EXP_RO, "ssh/key"), -ENOENT);
+	cr_assert(host_exists("rw/secret") && host_exists("ro/ssh/key"));
+
+	/* defence in depth: a donated directory fd sees them over-mounted empty */
+	cr_assert_eq(gofer_open(c, EXP_RO, "", O_RDONLY | O_DIRECTORY, 0, &dfd, &st), 0);
+	fd = openat(dfd, "shadow", O_RDONLY);
+	cr_assert(fd >= 0);
+	cr_assert_eq(read(fd, buf, sizeof buf), 0);
+	close(fd);
+	cr_assert_eq(openat(dfd, "ssh/key", O_RDONLY), -1);
+	close(dfd);
+}
+
+Test(gofer_ops, tmpfs_export)
+{
+	struct stat st;
+	char buf[4096];
+	int fd;
+
+	cr_assert_eq(gofer_lstat(c, EXP_TMP, "", &st), 0);
+	cr_assert(S_ISDIR(st.st_mode));
+	cr_assert_eq(st.st_mode & 07777, 0755);
+	cr_assert_eq(st.st_uid, geteuid());
+	cr_assert_eq(gofer_open(c, EXP_TMP, "", O_RDONLY | O_DIRECTORY, 0, &fd, NULL), 0);
+	long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
+	int entries = 0;
+	for (long off = 0; off < n;) {
+		struct dirent64 *d = (struct dirent64 *)(buf + off);
+		entries++;
+		off += d->d_reclen;
+	}
+	cr_assert_eq(entries, 2, "tmpfs export starts empty");
+	close(fd);
+	cr_assert_eq(gofer_mkdir(c, EXP_TMP, "d", 0700), 0);
+	cr_assert_eq(gofer_open(c, EXP_TMP, "d/f", O_RDWR | O_CREAT, 0600, &fd, &st), 0);
+	cr_assert_eq(write(fd, "abc", 3), 3);
+	cr_assert_eq(ftruncate(fd, 1), 0);
+	close(fd);
+	cr_assert_eq(gofer_lstat(c, EXP_TMP, "d/f", &st), 0);
+	cr_assert_eq(st.st_size, 1);
+}
+
+Test(gofer_ops, dev_export)
+{
+	struct stat st;
+	char buf[8] = { 1, 1, 1, 1 };
+	int fd;
+
+	cr_assert_eq(gofer_open(c, EXP_DEV, "null", O_RDWR, 0, &fd, &st), 0);
+	cr_assert(S_ISCHR(st.st_mode));
+	cr_assert_eq(write(fd, "x", 1), 1);
+	cr_assert_eq(read(fd, buf, 1), 0);
+	close(fd);
+	/* as a shell's "> /dev/null" asks */
+	cr_assert_eq(gofer_open(c, EXP_DEV, "null", O_WRONLY | O_CREAT | O_TRUNC, 0666,
+				&fd, &st), 0);
+	close(fd);
+	cr_assert_eq(gofer_open(c, EXP_DEV, "zero", O_RDONLY, 0, &fd, &st), 0);
+	cr_assert_eq(read(fd, buf, 4), 4);
+	cr_assert_eq(buf[0] | buf[1] | buf[2] | buf[3], 0);
+	close(fd);
+	cr_assert_eq(gofer_open(c, EXP_DEV, "urandom", O_RDONLY, 0, &fd, &st), 0);
+	close(fd);
+	cr_assert_eq(gofer_open(c, EXP_DEV, "sda", O_RDONLY, 0, &fd, &st), -ENOENT);
+	cr_assert_eq(gofer_open(c, EXP_DEV, "mem", O_RDONLY, 0, &fd, &st), -ENOENT);
+	cr_assert_neq(gofer_open(c, EXP_DEV, "new", O_WRONLY | O_CREAT, 0666, &fd, &st), 0);
+	cr_assert_eq(gofer_mknod(c, EXP_DEV, "new", 0666), -EROFS);
+	cr_assert_eq(gofer_unlink(c, EXP_DEV, "null", 0), -EROFS);
+	cr_assert_eq(gofer_chmod(c, EXP_DEV, "null", 0777), -EROFS);
+	cr_assert_eq(gofer_open(c, EXP_DEV, "", O_RDONLY | O_TMPFILE, 0600, &fd, &st), -EROFS);
+}
+
+Test(gofer_ops, file_export)
+{
+	struct stat st;
+	char buf[16] = { 0 };
+	int fd;
+
+	cr_assert_eq(gofer_lstat(c, EXP_FILE, "", &st), 0);
+	cr_assert(S_ISREG(st.st_mode));
+	cr_assert_eq(st.st_ino, host_lstat("one").st_ino);
+	cr_assert_eq(gofer_open(c, EXP_FILE, "", O_RDONLY, 0, &fd, &st), 0);
+	cr_assert_eq(read(fd, buf, sizeof buf), 6);
+	cr_assert_str_eq(buf, "single");
+	cr_assert_eq(fchmod(fd, 0777), -1);
+	cr_assert_eq(errno, EROFS);
+	close(fd);
+	cr_assert_eq(gofer_open(c, EXP_FILE, "", O_WRONLY, 0, &fd, &st), -EROFS);
+	cr_assert_eq(gl(EXP_FILE, "x"), -ENOTDIR);
+	cr_assert_eq(gofer_truncate(c, EXP_FILE, "", 0), -EROFS);
+}
+
+Test(gofer_ops, many_connections)
+{
+	struct gofer_conn *cs[16];
+
+	for (int i = 0; i < 16; i++) {
+		cs[i] = gofer_connect(gctl);
+		cr_assert(cs[i]);
+	}
+	for (int i = 0; i < 16; i++) {
+		struct stat st;
+		cr_assert_eq(gofer_lstat(cs[i], EXP_RW, "file", &st), 0);
+		gofer_disconnect(cs[i]);
+	}
+	cr_assert_eq(gl(EXP_RW, "file"), 0);
+}
+
+/* gofer_start refuses what it cannot serve, with one clear line */
+Test(gofer_start_errors, bad_exports)
+{
+	struct gofer_export ex = { GOFER_EXPORT_DIR, "/nonexistent/moat", 0, NULL };
+	char err[256];
+	pid_t pid;
+	int ctl;
+
+	cr_assert_eq(gofer_start(&ex, 1, &pid, &ctl, err, sizeof err), -ENOENT);
+	cr_assert_str_eq(err, "gofer: /nonexistent/moat: No such file or directory");
+	ex.host_path = "relative";
+	cr_assert_eq(gofer_start(&ex, 1, &pid, &ctl, err, sizeof err), -EINVAL);
+	ex.host_path = "/tmp";
+	ex.hidden = (const char *const[]){ "../x", NULL };
+	cr_assert_eq(gofer_start(&ex, 1, &pid, &ctl, err, sizeof err), -EINVAL);
+	ex.hidden = NULL;
+	ex.kind = 99;
+	cr_assert_eq(gofer_start(&ex, 1, &pid, &ctl, err, sizeof err), -EINVAL);
+	cr_assert_eq(waitpid(-1, NULL, WNOHANG), -1, "no child left behind");
+}
+
+/* The gofer dies with its parent (PDEATHSIG). */
+Test(gofer_start_errors, dies_with_parent)
+{
+	int p[2];
+	pid_t mid, g = 0;
+
+	make_tree();
+	cr_assert_eq(pipe(p), 0);
+	mid = fork();
+	if (mid == 0) {
+		start_gofer();
+		cr_assert(write(p[1], &gpid, sizeof gpid) == sizeof gpid);
+		_exit(0);
+	}
+	close(p[1]);
+	cr_assert_eq(read(p[0], &g, sizeof g), (ssize_t)sizeof g);
+	waitpid(mid, NULL, 0);
+	int alive = 1;
+	for (int i = 0; i < 200 && alive; i++) {
+		char path[64], state = 0;
+		snprintf(path, sizeof path, "/proc/%d/stat", (int)g);
+		FILE *f = fopen(path, "r");
+		if (!f || fscanf(f, "%*d %*s %c", &state) != 1 || state == 'Z')
+			alive = 0;
+		if (f)
+			fclose(f);
+		if (alive)
+			usleep(10000);
+	}
+	cr_assert(!alive, "gofer %d survived its parent", (int)g);
+	remove_tree();
+}
+
+/* Rootless: as uid 1000 the gofer maps only that id. Runs in a child that
+ * drops privileges; results come back as the exit status (step number). */
+static int rootless_child(void)
+{
+	struct gofer_export ex[2] = {
+		{ GOFER_EXPORT_DIR, NULL, 1, NULL },
+		{ GOFER_EXPORT_DIR, NULL, 0, NULL },
+	};
+	char rw[128], ro[128], err[256];
+	struct gofer_conn *cc;
+	struct stat st;
+	pid_t pid;
+	int ctl, fd;
+
+	snprintf(rw, sizeof rw, "%s/rw", tdir);
+	snprintf(ro, sizeof ro, "%s/ro", tdir);
+	ex[0].host_path = rw;
+	ex[1].host_path = ro;
+	if (setgroups(0, NULL) || setgid(1000) || setuid(1000))
+		return 1;
+	if (gofer_start(ex, 2, &pid, &ctl, err, sizeof err)) {
+		fprintf(stderr, "rootless gofer_start: %s\n", err);
+		return 2;
+	}
+	cc = gofer_connect(ctl);
+	if (!cc)
+		return 3;
+	if (gofer_lstat(cc, 0, "file", &st) || st.st_uid != 1000 || st.st_gid != 1000)
+		return 4;
+	if (gofer_lstat(cc, 1, "data", &st) || st.st_uid != 65534)   /* root: unmapped */
+		return 5;
+	if (gofer_open(cc, 0, "made", O_WRONLY | O_CREAT | O_EXCL, 0600, &fd, &st))
+		return 6;
+	close(fd);
+	if (st.st_uid != 1000)
+		return 7;
+	if (gofer_open(cc, 0, "secret", O_RDONLY, 0, &fd, &st) != -EACCES)  /* root 0600 */
+		return 8;
+	if (gofer_mkdir(cc, 1, "x", 0755) != -EROFS)
+		return 9;
+	if (gofer_lstat(cc, 0, "up/passwd", &st) != -ELOOP)
+		return 10;
+	gofer_disconnect(cc);
+	close(ctl);
+	if (waitpid(pid, NULL, 0) != pid)
+		return 11;
+	return 0;
+}
+
+Test(gofer_rootless, as_uid_1000)
+{
+	char p[256];
+	int st;
+	pid_t pid;
+
+	make_tree();
+	host_path(p, sizeof p, "rw");
+	cr_assert_eq(chown(p, 1000, 1000), 0);
+	host_path(p, sizeof p, "rw/file");
+	cr_assert_eq(chown(p, 1000, 1000), 0);
+	pid = fork();
+	if (pid == 0)
+		_exit(rootless_child());
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	host_path(p, sizeof p, "rw/made");
+	struct stat hs;
+	int made = stat(p, &hs) == 0 ? (int)hs.st_uid : -1;
+	remove_tree();
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "rootless step %d failed",
+		  WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
+	cr_assert_eq(made, 1000);
 }

@@ -1,1 +1,0 @@
-#include "syscalls/sc.h"

@@ -1,0 +1,133 @@
+/*
+ * probe_deny: tries one dangerous syscall with harmless arguments (in a child,
+ * so a kill by the sandbox is observed too) and says whether it was denied.
+ * NOT a differential test: natively most of these are allowed.
+ *
+ *   probe_deny NAME...     NAME: ptrace io_uring_setup mount bpf kexec_load
+ *     init_module finit_module open_by_handle_at unshare_user clone3
+ *     userfaultfd perf_event_open int80 x32 tiocsti
+ * Prints "ok NAME denied: ERRNO" / "FAIL NAME: allowed (...)" per name; exit 0 iff all denied.
+ * Denied = the call failed with EPERM or ENOSYS, or the task was killed by SIGSYS.
+ */
+#include "t.h"
+#include <linux/perf_event.h>
+#include <pty.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+
+#ifndef __X32_SYSCALL_BIT
+#define __X32_SYSCALL_BIT 0x40000000
+#endif
+
+static long int80_getpid(void)
+{
+	long ret = 20; /* __NR_getpid on i386 */
+	__asm__ volatile("int $0x80" : "+a"(ret) : : "memory");
+	return ret;
+}
+
+static long attempt(const char *n)
+{
+	if (!strcmp(n, "ptrace"))
+		return ptrace(PTRACE_TRACEME, 0, 0, 0);
+	if (!strcmp(n, "io_uring_setup")) {
+		char params[120] = {0};
+		return syscall(SYS_io_uring_setup, 1, params);
+	}
+	if (!strcmp(n, "mount"))
+		return mount("none", "/nonexistent-moat-probe", "tmpfs", 0, NULL);
+	if (!strcmp(n, "bpf")) {
+		char attr[128] = {0};
+		return syscall(SYS_bpf, 0 /* BPF_MAP_CREATE */, attr, sizeof(attr));
+	}
+	if (!strcmp(n, "kexec_load"))
+		return syscall(SYS_kexec_load, 0, 0, NULL, 0xdead0000UL);
+	if (!strcmp(n, "init_module"))
+		return syscall(SYS_init_module, NULL, 0, "");
+	if (!strcmp(n, "finit_module"))
+		return syscall(SYS_finit_module, -1, "", 0);
+	if (!strcmp(n, "open_by_handle_at")) {
+		struct {
+			unsigned int bytes;
+			int type;
+			unsigned char h[8];
+		} fh = {.bytes = 8, .type = 1};
+		return syscall(SYS_open_by_handle_at, AT_FDCWD, &fh, O_RDONLY);
+	}
+	if (!strcmp(n, "unshare_user"))
+		return unshare(CLONE_NEWUSER);
+	if (!strcmp(n, "clone3"))
+		return syscall(SYS_clone3, NULL, 0);
+	if (!strcmp(n, "userfaultfd"))
+		return syscall(SYS_userfaultfd, 0);
+	if (!strcmp(n, "perf_event_open")) {
+		struct perf_event_attr a = {.size = sizeof(a), .type = PERF_TYPE_SOFTWARE,
+					    .config = PERF_COUNT_SW_CPU_CLOCK, .exclude_kernel = 1};
+		return syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	}
+	if (!strcmp(n, "int80")) {
+		long r = int80_getpid();
+		if (r < 0 && r > -4096) {
+			errno = (int)-r;
+			return -1;
+		}
+		return r;
+	}
+	if (!strcmp(n, "x32"))
+		return syscall(__X32_SYSCALL_BIT | SYS_getpid);
+	if (!strcmp(n, "tiocsti")) {
+		int m, s;
+		if (openpty(&m, &s, NULL, NULL, NULL) != 0) {
+			/* No pty at all in this view: then nothing to inject into either. */
+			errno = EPERM;
+			return -1;
+		}
+		char c = '#';
+		return ioctl(s, TIOCSTI, &c);
+	}
+	fprintf(stderr, "probe_deny: unknown probe %s\n", n);
+	_exit(3);
+}
+
+int main(int argc, char **argv)
+{
+	int failed = 0;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (int i = 1; i < argc; i++) {
+		int p[2];
+		pipe(p);
+		pid_t pid = fork();
+		if (pid == 0) {
+			close(p[0]);
+			errno = 0;
+			long r = attempt(argv[i]);
+			int res[2] = {(int)r, r == -1 ? errno : 0};
+			write(p[1], res, sizeof(res));
+			_exit(0);
+		}
+		close(p[1]);
+		int res[2] = {0, 0}, status = 0;
+		ssize_t got = read(p[0], res, sizeof(res));
+		close(p[0]);
+		waitpid(pid, &status, 0);
+		if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+			printf("ok %s denied: killed by SIGSYS\n", argv[i]);
+		else if (!strcmp(argv[i], "int80") && WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV)
+			/* The host kernel has no ia32 emulation: int 0x80 faults everywhere. */
+			printf("ok %s denied: SIGSEGV (no ia32 emulation)\n", argv[i]);
+		else if (got == sizeof(res) && res[0] == -1 && (res[1] == EPERM || res[1] == ENOSYS))
+			printf("ok %s denied: %s\n", argv[i], res[1] == EPERM ? "EPERM" : "ENOSYS");
+		else {
+			failed++;
+			if (got == sizeof(res))
+				printf("FAIL %s: not denied (returned %d, errno %d %s)\n", argv[i], res[0], res[1],
+				       strerror(res[1]));
+			else
+				printf("FAIL %s: child status %#x\n", argv[i], status);
+		}
+	}
+	return failed ? 1 : 0;
+}

@@ -64,6 +64,10 @@ esac
 
 size=$(wc -c <"$L")
 if [ "$size" -lt 16384 ]; then ok "loader size $size < 16 KiB"; else bad "loader size $size"; fi
+if [ -x "$D/loader-blob-dump" ]; then
+	"$D/loader-blob-dump" >"$T/blob"
+	if cmp -s "$T/blob" "$L"; then ok "embedded blob is the loader"; else bad "embedded blob"; fi
+fi
 
 expect "true" 0 "" /bin/true -- true
 expect "false" 1 "" /bin/false -- false
@@ -171,6 +175,24 @@ fi
 big=$(head -c 100000 /dev/zero | tr '\0' x)
 BIG=$big "$H" "$L" /bin/sh -- sh -c 'echo $# ${#BIG}' $(seq 1 5000) >"$T/out" 2>"$T/err"
 if [ $? = 0 ] && [ "$(cat "$T/out")" = "4999 100000" ]; then ok "big argv/env"; else bad "big argv/env"; fi
+
+# the loader itself makes only the syscalls the filter may allow natively
+if command -v strace >/dev/null 2>&1 && [ -x "$D/loader-probe-static" ]; then
+	strace -f -qq -o "$T/strace" "$H" "$L" "$D/loader-probe-static" -- p >/dev/null 2>&1
+	awk -v L="$L" '
+		$2 == "execve(\"" L "\"," { pid = $1; on = 1; next }
+		on && $1 == pid && $2 ~ /^[a-z]/ {
+			n = $2; sub(/\(.*/, "", n); print n
+			if (n == "munmap") exit
+		}' "$T/strace" >"$T/calls"
+	grep -vx -e mmap -e munmap -e mprotect -e pread64 -e read -e close \
+		-e prctl -e write -e exit_group -e syscall_0x6d6f "$T/calls" >"$T/extra"
+	if [ -s "$T/calls" ] && [ ! -s "$T/extra" ] && grep -qx munmap "$T/calls"; then
+		ok "loader syscalls within the allowlist"
+	else
+		bad "loader syscalls: $(tr '\n' ' ' <"$T/extra")"
+	fi
+fi
 
 # errors: exit 127 with a message on fd 2
 printf 'not an elf\n' >"$T/text"

@@ -41,8 +41,8 @@
 #define __NR_fchmodat2 452
 #endif
 
-#define RESOLVE_GOFER (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | \
-		       RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
+/* glibc's __O_TMPFILE includes O_DIRECTORY: this is the bit of its own */
+#define TMPFILE_BIT (O_TMPFILE & ~O_DIRECTORY)
 #define CONN_STACK (64 * 1024)
 #define MAX_CONNS 1024
 
@@ -90,12 +90,13 @@ static int is_hidden(const struct gofer_srv_export *e, const char *p)
 
 /* ---- helpers ---- */
 
-static int oat2(int dirfd, const char *path, int flags, mode_t mode)
+static int oat2(const struct gofer_srv_export *e, int dirfd, const char *path,
+		int flags, mode_t mode)
 {
 	struct open_how how = {
 		.flags = (uint64_t)(unsigned)flags,
-		.mode = (flags & (O_CREAT | __O_TMPFILE)) ? mode : 0,
-		.resolve = RESOLVE_GOFER,
+		.mode = (flags & (O_CREAT | TMPFILE_BIT)) ? mode : 0,
+		.resolve = e->resolve,
 	};
 	long r;
 
@@ -128,7 +129,7 @@ static int open_parent(const struct gofer_srv_export *e, char *path,
 	}
 	*slash = '\0';
 	*name = slash + 1;
-	fd = oat2(e->rootfd, path, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+	fd = oat2(e, e->rootfd, path, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return fd;
 	*owned = 1;
@@ -184,7 +185,7 @@ static int h_walk(struct req *rq, struct rep *rp)
 			w.err = -ENOENT;
 			break;
 		}
-		int fd = oat2(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+		int fd = oat2(e, cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 		if (fd < 0) {
 			w.err = fd;
 			break;
@@ -251,7 +252,7 @@ static int h_lstat(struct req *rq, struct rep *rp)
 #define OPEN_ALLOWED (O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | \
 		      O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC | O_DIRECT | \
 		      O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | \
-		      O_CLOEXEC | O_PATH | __O_TMPFILE | FASYNC)
+		      O_CLOEXEC | O_PATH | O_TMPFILE | FASYNC)
 
 static int h_open(struct req *rq, struct rep *rp)
 {
@@ -265,20 +266,24 @@ static int h_open(struct req *rq, struct rep *rp)
 	if ((flags & ~OPEN_ALLOWED) || (flags & O_ACCMODE) == O_ACCMODE ||
 	    (f->mode & ~07777u))
 		return -EINVAL;
-	if (flags & O_PATH)
-		flags &= O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-	if (!(flags & O_PATH) &&
-	    ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC | __O_TMPFILE))) &&
-	    !e->writable && e->kind != GOFER_EXPORT_DEV)
-		return -EROFS;
-	if (e->kind == GOFER_EXPORT_DEV && (flags & __O_TMPFILE))
-		return -EROFS;
-	flags |= O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
+	if (flags & O_PATH) {
+		/* openat2 takes nothing else with O_PATH */
+		flags &= O_PATH | O_DIRECTORY | O_NOFOLLOW;
+	} else {
+		if (((flags & O_ACCMODE) != O_RDONLY ||
+		     (flags & (O_CREAT | O_TRUNC | TMPFILE_BIT))) &&
+		    !e->writable && e->kind != GOFER_EXPORT_DEV)
+			return -EROFS;
+		if (e->kind == GOFER_EXPORT_DEV && (flags & TMPFILE_BIT))
+			return -EROFS;
+		flags |= O_NOCTTY;
+	}
+	flags |= O_NOFOLLOW | O_CLOEXEC;
 	excl_create = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
 
 	if (!*rq->path && !e->is_file) {
 		/* the root directory itself */
-		fd = oat2(e->rootfd, ".", flags, f->mode);
+		fd = oat2(e, e->rootfd, ".", flags, f->mode);
 		if (fd < 0)
 			return fd;
 		excl_create = 0;
@@ -302,7 +307,7 @@ static int h_open(struct req *rq, struct rep *rp)
 			if (fd < 0)
 				fd = -errno;
 		} else {
-			fd = oat2(pfd, name, flags, f->mode);
+			fd = oat2(e, pfd, name, flags, f->mode);
 		}
 		if (fd < 0) {
 			close_owned(pfd, owned);
@@ -536,7 +541,7 @@ static int h_truncate(struct req *rq, struct rep *rp)
 		pfd = open_parent(rq->e, rq->path, &name, &owned);
 		if (pfd < 0)
 			return pfd;
-		fd = oat2(pfd, name, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0);
+		fd = oat2(rq->e, pfd, name, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0);
 	}
 	close_owned(pfd, owned);
 	if (fd < 0)
@@ -593,7 +598,7 @@ static int h_statfs(struct req *rq, struct rep *rp)
 	} else {
 		if (rq->e->is_file)
 			return -ENOTDIR;
-		fd = oat2(rq->e->rootfd, rq->path, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+		fd = oat2(rq->e, rq->e->rootfd, rq->path, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 		if (fd < 0)
 			return fd;
 		if (fstatfs(fd, &sf) < 0)
@@ -645,6 +650,7 @@ enum {
 	F_STR2 = 2,         /* second string present (SYMLINK: a target) */
 	F_WRITE = 4,        /* needs a writable export */
 	F_CTL = 8,          /* control connection only, no export */
+	F_OWNHIDE = 16,     /* the handler refuses hidden names itself */
 };
 
 struct op_desc {
@@ -655,7 +661,7 @@ struct op_desc {
 
 static const struct op_desc ops[GOFER_OP_MAX] = {
 	[GOFER_OP_CONNECT]  = { h_connect,  0, F_CTL },
-	[GOFER_OP_WALK]     = { h_walk,     sizeof(struct gofer_req_path), 0 },
+	[GOFER_OP_WALK]     = { h_walk,     sizeof(struct gofer_req_path), F_OWNHIDE },
 	[GOFER_OP_LSTAT]    = { h_lstat,    sizeof(struct gofer_req_path), 0 },
 	[GOFER_OP_OPEN]     = { h_open,     sizeof(struct gofer_req_open), 0 },
 	[GOFER_OP_READLINK] = { h_readlink, sizeof(struct gofer_req_path), 0 },
@@ -744,7 +750,7 @@ static int serve_one(char *buf, size_t n, int is_ctl, struct rep *rp)
 		r = gofer_check_path(rq.str2, fixed.two.len2);
 	if (r)
 		return r;
-	if (is_hidden(rq.e, rq.path) || ((d->flags & F_PATH2) && is_hidden(rq.e, rq.str2)))
+	if ((!(d->flags & F_OWNHIDE) && is_hidden(rq.e, rq.path)) || ((d->flags & F_PATH2) && is_hidden(rq.e, rq.str2)))
 		return -ENOENT;
 	if ((d->flags & F_WRITE) && !rq.e->writable)
 		return -EROFS;

@@ -11,6 +11,7 @@ struct gofer_srv_export {
 	int writable;           /* namespace ops allowed (rw DIR, TMPFS) */
 	int is_file;            /* a DIR export of a single file */
 	int rootfd;             /* O_PATH: the export's root (dir or file) */
+	unsigned resolve;       /* openat2 RESOLVE_* flags beneath rootfd */
 	char slot[8];           /* its mount point's name in the gofer's "/" */
 	char **hidden;          /* relative paths refused with -ENOENT */
 	size_t nhidden;

@@ -91,7 +91,11 @@ void fail(int err, const char *fmt, ...)
 	_exit(1);
 }
 
-#define failp(...) fail(-errno, __VA_ARGS__)
+/* fail with ": strerror(errno)" appended */
+#define failp(fmt, ...) do { \
+	int e_ = errno; \
+	fail(-e_, fmt ": %s", ##__VA_ARGS__, strerror(e_)); \
+} while (0)
 
 static void hello(int err, const char *msg)
 {
@@ -361,7 +365,7 @@ static void seccomp_allowlist(void)
 		SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(close),
 		SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(statx),
 		SCMP_SYS(openat2), SCMP_SYS(readlinkat), SCMP_SYS(mkdirat),
-		SCMP_SYS(mknodat), SCMP_SYS(unlinkat), SCMP_SYS(renameat2),
+		SCMP_SYS(mknodat), SCMP_SYS(unlinkat), SCMP_SYS(renameat2), SCMP_SYS(renameat),
 		SCMP_SYS(symlinkat), SCMP_SYS(linkat), SCMP_SYS(fchmodat),
 		SCMP_SYS(fchmod), SCMP_SYS(fchownat), SCMP_SYS(fchown),
 		SCMP_SYS(ftruncate), SCMP_SYS(utimensat), SCMP_SYS(fstatfs),
@@ -443,7 +447,9 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	close_range(4, ~0U, 0);
 	umask(0);
 
-	/* 2. namespaces; the parent writes our maps */
+	/* 2. namespaces; the parent writes our maps (it needs us dumpable:
+	 * a caller that changed its ids is not, until we say so) */
+	prctl(PR_SET_DUMPABLE, 1);
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
 		failp("gofer: unshare(CLONE_NEWUSER|CLONE_NEWNS)");
 	hello(0, "maps");
@@ -468,6 +474,11 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 		e->writable = ex[i].kind == GOFER_EXPORT_TMPFS ||
 			      (ex[i].kind == GOFER_EXPORT_DIR && ex[i].writable);
 		e->is_file = ce[i].is_file;
+		/* never a symlink; no mount crossing, except into the device
+		 * nodes bound over the DEV export's placeholders */
+		e->resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+		if (e->kind != GOFER_EXPORT_DEV)
+			e->resolve |= RESOLVE_NO_XDEV;
 		snprintf(e->slot, sizeof e->slot, "%zu", i);
 		e->rootfd = openat(srv.basefd, e->slot, O_PATH | O_CLOEXEC |
 				   (e->is_file ? 0 : O_DIRECTORY));

@@ -351,7 +351,8 @@ Test(gofer_ops, symlink_in_middle_is_eloop)
 	cr_assert_eq(gofer_open(c, EXP_RW, "up/passwd", O_RDONLY, 0, &fd, &st), -ELOOP);
 	cr_assert_eq(gofer_open(c, EXP_RW, "abs/passwd", O_RDONLY, 0, &fd, &st), -ELOOP);
 	cr_assert_eq(gofer_open(c, EXP_RW, "up", O_RDONLY, 0, &fd, &st), -ELOOP);
-	cr_assert_eq(gofer_open(c, EXP_RW, "abs", O_RDONLY | O_DIRECTORY, 0, &fd, &st), -ELOOP);
+	int r = gofer_open(c, EXP_RW, "abs", O_RDONLY | O_DIRECTORY, 0, &fd, &st);
+	cr_assert(r == -ELOOP || r == -ENOTDIR, "%d", r);
 	cr_assert_eq(gofer_mkdir(c, EXP_RW, "up/x", 0755), -ELOOP);
 	cr_assert_eq(gofer_unlink(c, EXP_RW, "abs/passwd", 0), -ELOOP);
 	cr_assert_eq(gofer_rename(c, EXP_RW, "file", "abs/x", 0), -ELOOP);

@@ -1,0 +1,353 @@
+/* syscalls/sys_dir.c - getdents64, getdents, getcwd, chdir, fchdir, umask.
+ *
+ * Listing a directory (getdents64):
+ *  - Synthetic directories (the synthetic root, mount-point ancestors, /proc
+ *    directories) are memfds. Entries are ".", "..", then the names from the
+ *    mount table (vfs_synth_children) or procfs_readdir. The position is the
+ *    index of the next entry, kept as the memfd's own file offset, so the
+ *    guest's native lseek(fd, 0, SEEK_SET) (rewinddir) just works; d_off of
+ *    entry i is i + 1.
+ *  - Host directories (gofer mounts): getdents64 on our duplicate of the
+ *    guest's fd (same open file description, so the offset is shared with
+ *    the guest); names on the mount's hidden list are dropped. Mount points
+ *    that the host directory does not contain ("extras") are merged in the
+ *    batch read at offset 0: the host read is given the buffer minus the
+ *    room the extras need, and the extras follow the host entries with the
+ *    d_off of the last host entry. Any host read at offset 0 returns at
+ *    least "." and so moves the offset past 0, so the extras are emitted
+ *    exactly once per pass, again after lseek(fd, 0) / rewinddir, and a
+ *    seekdir to an extra's d_off resumes with the next host entry. If the
+ *    guest buffer is too small for the extras plus one host entry, the
+ *    extras are left out of that pass (glibc's 32 KiB buffer always fits).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fs/procfs.h"
+#include "syscalls/sys_fs.h"
+
+#define DENTS_MAX (256 * 1024)
+
+struct kdirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+static size_t rec_len(size_t namelen)
+{
+	return (offsetof(struct kdirent64, d_name) + namelen + 1 + 7) & ~(size_t)7;
+}
+
+/* Append one record; returns the new length, or 0 if it does not fit. */
+static size_t put_ent(char *buf, size_t cap, size_t off, uint64_t ino, int64_t doff,
+		      unsigned char type, const char *name)
+{
+	size_t nl = strlen(name), rl = rec_len(nl);
+	struct kdirent64 *d = (struct kdirent64 *)(buf + off);
+
+	if (off + rl > cap)
+		return 0;
+	memset(d, 0, rl);
+	d->d_ino = ino ? ino : 1;
+	d->d_off = doff;
+	d->d_reclen = rl;
+	d->d_type = type;
+	memcpy(d->d_name, name, nl);
+	return off + rl;
+}
+
+static unsigned char dtype_of(mode_t m)
+{
+	switch (m & S_IFMT) {
+	case S_IFDIR: return DT_DIR;
+	case S_IFREG: return DT_REG;
+	case S_IFLNK: return DT_LNK;
+	case S_IFCHR: return DT_CHR;
+	case S_IFBLK: return DT_BLK;
+	case S_IFIFO: return DT_FIFO;
+	case S_IFSOCK: return DT_SOCK;
+	default: return DT_UNKNOWN;
+	}
+}
+
+struct sent {
+	char name[NAME_MAX + 1];
+	uint64_t ino;
+	unsigned char type;
+};
+
+static void child_path(char *out, const char *dir, const char *name)
+{
+	if (!strcmp(dir, "/"))
+		snprintf(out, PATH_MAX, "/%s", name);
+	else
+		snprintf(out, PATH_MAX, "%s/%s", dir, name);
+}
+
+/* Type and inode of a mount-table child, as a lookup of it shows them. */
+static void synth_child(struct sc_call *c, const char *dir, const char *name, struct sent *e)
+{
+	cleanup_free struct vfs_node *cn = xmalloc(sizeof *cn);
+	char p[PATH_MAX];
+
+	child_path(p, dir, name);
+	snprintf(e->name, sizeof e->name, "%s", name);
+	e->type = DT_DIR;
+	e->ino = 1;
+	if (vfs_lookup(VFS_OF(c), c->task, p, NULL, 0, cn) == 0 && cn->exists) {
+		e->type = dtype_of(cn->st.st_mode);
+		e->ino = cn->st.st_ino;
+	}
+}
+
+static long synth_dents(struct sc_call *c, const struct vfs_node *n, int hfd, char *out,
+			size_t cap)
+{
+	char *const *kids = vfs_synth_children(VFS_OF(c), n->path);
+	struct procfs_dirent *pd = NULL;
+	long np = 0, nk = 0;
+	struct sent *ents;
+	size_t ne = 0, off = 0;
+
+	if (n->kind == VN_PROC) {
+		np = procfs_readdir(VFS_OF(c), c->task, n->rel, &pd);
+		if (np < 0)
+			return np;
+	}
+	while (kids && kids[nk])
+		nk++;
+	ents = xcalloc(np + nk + 2, sizeof *ents);
+	strcpy(ents[ne].name, ".");
+	ents[ne].ino = n->st.st_ino;
+	ents[ne++].type = DT_DIR;
+	strcpy(ents[ne].name, "..");
+	ents[ne].ino = 1;
+	ents[ne++].type = DT_DIR;
+	for (long i = 0; i < np; i++) {
+		snprintf(ents[ne].name, sizeof ents[ne].name, "%s", pd[i].name);
+		ents[ne].ino = pd[i].ino;
+		ents[ne++].type = pd[i].type;
+	}
+	for (long i = 0; i < nk; i++) {
+		int dup = 0;
+		for (size_t j = 2; j < ne && !dup; j++)
+			dup = !strcmp(ents[j].name, kids[i]);
+		if (!dup)
+			synth_child(c, n->path, kids[i], &ents[ne++]);
+	}
+	free(pd);
+
+	off_t pos = lseek(hfd, 0, SEEK_CUR);
+	size_t i = pos < 0 ? 0 : (size_t)pos;
+	for (; i < ne; i++) {
+		size_t no = put_ent(out, cap, off, ents[i].ino, i + 1, ents[i].type, ents[i].name);
+		if (!no)
+			break;
+		off = no;
+	}
+	free(ents);
+	if (!off && i < ne)
+		return -EINVAL;
+	lseek(hfd, i, SEEK_SET);
+	return off;
+}
+
+static long host_dents(struct sc_call *c, const struct vfs_node *n, int hfd, char *out,
+		       size_t cap)
+{
+	const struct vfs_mount *m = n->kind == VN_BACKEND ? n->mnt : NULL;
+	char *const *kids = m ? vfs_synth_children(VFS_OF(c), n->path) : NULL;
+	struct sent *extra = NULL;
+	size_t nextra = 0, xsize = 0, off = 0;
+	off_t pos = lseek(hfd, 0, SEEK_CUR);
+	long r;
+
+	if (pos == 0 && kids) {
+		size_t nk = 0;
+		while (kids[nk])
+			nk++;
+		extra = xcalloc(nk, sizeof *extra);
+		for (size_t i = 0; i < nk; i++) {
+			char rel[PATH_MAX];
+			struct stat st;
+			if (*n->rel)
+				snprintf(rel, sizeof rel, "%s/%s", n->rel, kids[i]);
+			else
+				snprintf(rel, sizeof rel, "%s", kids[i]);
+			if (!vfs_is_hidden(m, rel) &&
+			    VFS_BE(VFS_OF(c), lstat, m->export, rel, &st) == 0)
+				continue;  /* the host directory lists it */
+			synth_child(c, n->path, kids[i], &extra[nextra]);
+			xsize += rec_len(strlen(kids[i]));
+			nextra++;
+		}
+		if (cap < xsize + rec_len(NAME_MAX)) {
+			nextra = 0;  /* no room: see the comment at the top */
+			xsize = 0;
+		}
+	}
+
+	char *hb = xmalloc(cap);
+	int64_t last_off = 0;
+	do {
+		r = syscall(SYS_getdents64, hfd, hb, cap - xsize - off);
+		if (r < 0) {
+			r = -errno;
+			break;
+		}
+		for (long p = 0; p < r; ) {
+			struct kdirent64 *d = (struct kdirent64 *)(hb + p);
+			p += d->d_reclen;
+			last_off = d->d_off;
+			if (m && *d->d_name != '.') {
+				char rel[PATH_MAX];
+				if (*n->rel)
+					snprintf(rel, sizeof rel, "%s/%s", n->rel, d->d_name);
+				else
+					snprintf(rel, sizeof rel, "%s", d->d_name);
+				if (vfs_is_hidden(m, rel))
+					continue;
+			}
+			memcpy(out + off, d, d->d_reclen);
+			off += d->d_reclen;
+		}
+		/* everything read was hidden: read on rather than report EOF */
+	} while (r > 0 && off == 0);
+	free(hb);
+	if (r < 0 && off == 0) {
+		free(extra);
+		return r;
+	}
+	for (size_t i = 0; i < nextra && last_off; i++)
+		off = put_ent(out, cap, off, extra[i].ino, last_off, extra[i].type, extra[i].name);
+	free(extra);
+	return off;
+}
+
+/* Fill buf (malloc'ed, cap bytes) with getdents64 records for guest fd. */
+static long dents(struct sc_call *c, int guestfd, size_t count, char **buf)
+{
+	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
+	cleanup_fd int hfd = -1;
+	int r;
+
+	*buf = NULL;
+	r = vfs_fd_node(VFS_OF(c), c->task, guestfd, n, &hfd);
+	if (r < 0)
+		return r;
+	if (!S_ISDIR(n->st.st_mode))
+		return -ENOTDIR;
+	if (count > DENTS_MAX)
+		count = DENTS_MAX;
+	*buf = xmalloc(count ? count : 1);
+	if (n->kind == VN_SYNTH || n->kind == VN_PROC)
+		return synth_dents(c, n, hfd, *buf, count);
+	return host_dents(c, n, hfd, *buf, count);
+}
+
+long sys_getdents64(struct sc_call *c)
+{
+	cleanup_free char *buf = NULL;
+	long r = dents(c, ARG_INT(c, 0), ARG_UINT(c, 2), &buf);
+
+	if (r <= 0)
+		return r;
+	int w = sc_write_guest(c, c->args[1], buf, r);
+	return w < 0 ? w : r;
+}
+
+/* The old layout: d_ino, d_off, d_reclen, name, NUL, pad, d_type in the
+ * last byte. Records have exactly the size of their dirent64 twins, so the
+ * conversion is done in place. */
+long sys_getdents(struct sc_call *c)
+{
+	cleanup_free char *buf = NULL;
+	long r = dents(c, ARG_INT(c, 0), ARG_UINT(c, 2), &buf);
+
+	if (r <= 0)
+		return r;
+	for (long p = 0; p < r; ) {
+		struct kdirent64 *d = (struct kdirent64 *)(buf + p);
+		unsigned short rl = d->d_reclen;
+		unsigned char type = d->d_type;
+		/* name moves from offset 19 to 18 */
+		memmove(buf + p + 18, d->d_name, strlen(d->d_name) + 1);
+		buf[p + rl - 1] = type;
+		p += rl;
+	}
+	int w = sc_write_guest(c, c->args[1], buf, r);
+	return w < 0 ? w : r;
+}
+
+long sys_getcwd(struct sc_call *c)
+{
+	char cwd[PATH_MAX];
+	struct task *t = c->task;
+
+	pthread_mutex_lock(&t->fs->lock);
+	memcpy(cwd, t->fs->cwd, sizeof cwd);
+	pthread_mutex_unlock(&t->fs->lock);
+	size_t len = strlen(cwd) + 1;
+	if (c->args[1] < len)
+		return -ERANGE;
+	int r = sc_write_guest(c, c->args[0], cwd, len);
+	return r < 0 ? r : (long)len;
+}
+
+static long set_cwd(struct sc_call *c, const struct vfs_node *n)
+{
+	struct task *t = c->task;
+	int r;
+
+	if (n->kind == VN_FD || !S_ISDIR(n->st.st_mode))
+		return -ENOTDIR;
+	r = vfs_permission(t, &n->st, MAY_EXEC);
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&t->fs->lock);
+	snprintf(t->fs->cwd, sizeof t->fs->cwd, "%s", n->path);
+	pthread_mutex_unlock(&t->fs->lock);
+	return 0;
+}
+
+long sys_chdir(struct sc_call *c)
+{
+	cleanup_free struct vfs_node *n = NULL;
+	int r = fs_walk(c, AT_FDCWD, c->str[0], WALK_DIRECTORY, &n);
+
+	if (r < 0)
+		return r;
+	return set_cwd(c, n);
+}
+
+long sys_fchdir(struct sc_call *c)
+{
+	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
+	int r = vfs_fd_node(VFS_OF(c), c->task, ARG_INT(c, 0), n, NULL);
+
+	if (r < 0)
+		return r;
+	return set_cwd(c, n);
+}
+
+long sys_umask(struct sc_call *c)
+{
+	struct task *t = c->task;
+	mode_t old;
+
+	pthread_mutex_lock(&t->fs->lock);
+	old = t->fs->umask;
+	t->fs->umask = (mode_t)c->args[0] & 0777;
+	pthread_mutex_unlock(&t->fs->lock);
+	return old;
+}

@@ -1,0 +1,939 @@
+/* syscalls/sys_file.c - open, access, readlink and the calls that change the
+ * namespace (mkdir, mknod, unlink, rmdir, rename, symlink, link, chmod,
+ * chown, truncate, utime*).
+ *
+ * Error precedence follows Linux: the walk's errors first (ENOENT/ENOTDIR/
+ * EACCES/ELOOP for the parents), then for creations EEXIST before EROFS
+ * before EACCES; for removals and renames EROFS comes before a missing final
+ * name (do_unlinkat takes mnt_want_write before looking the victim up).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include <utime.h>
+
+#include "syscalls/sys_fs.h"
+
+#ifndef __O_TMPFILE
+#define __O_TMPFILE 020000000
+#endif
+#define K_O_LARGEFILE 0100000
+
+#define VALID_OPEN_FLAGS (O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | \
+	O_NONBLOCK | O_DSYNC | FASYNC | O_DIRECT | K_O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | \
+	O_NOATIME | O_CLOEXEC | O_SYNC | O_PATH | __O_TMPFILE)
+#define VALID_RESOLVE (RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | \
+	RESOLVE_BENEATH | RESOLVE_IN_ROOT | RESOLVE_CACHED)
+
+/* ---- open ---- */
+
+static int open_perm_mask(int flags)
+{
+	int acc = flags & O_ACCMODE;
+	int mask = acc == O_RDONLY ? MAY_READ : acc == O_WRONLY ? MAY_WRITE : MAY_READ | MAY_WRITE;
+
+	if (flags & O_TRUNC)
+		mask |= MAY_WRITE;
+	return mask;
+}
+
+static long do_open(struct sc_call *c, int dirfd, const char *path, int flags, mode_t mode,
+		    uint64_t resolve)
+{
+	struct vfs *v = VFS_OF(c);
+	struct task *t = c->task;
+	cleanup_free struct vfs_node *n = NULL;
+	unsigned wf = 0;
+	struct stat st;
+	int fd = -1, r;
+
+	if ((flags & __O_TMPFILE) == __O_TMPFILE)
+		return -EOPNOTSUPP;
+	flags &= ~K_O_LARGEFILE;
+	if (flags & O_PATH)
+		flags &= O_PATH | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW;
+	if ((flags & (O_CREAT | O_DIRECTORY)) == (O_CREAT | O_DIRECTORY))
+		return -EINVAL;
+	if (flags & O_NOFOLLOW)
+		wf |= WALK_NOFOLLOW;
+	if (flags & O_CREAT) {
+		wf |= WALK_CREATE;
+		if (flags & O_EXCL)
+			wf |= WALK_NOFOLLOW;
+	}
+	if (flags & O_DIRECTORY)
+		wf |= WALK_DIRECTORY;
+	if (resolve & RESOLVE_BENEATH)
+		wf |= WALK_BENEATH;
+	if (resolve & RESOLVE_IN_ROOT)
+		wf |= WALK_IN_ROOT;
+	if (resolve & RESOLVE_NO_SYMLINKS)
+		wf |= WALK_NO_SYMLINKS | WALK_NO_MAGICLINKS;
+	if (resolve & RESOLVE_NO_MAGICLINKS)
+		wf |= WALK_NO_MAGICLINKS;
+	if (resolve & RESOLVE_NO_XDEV)
+		wf |= WALK_NO_XDEV;
+
+	r = fs_walk(c, dirfd, path, wf, &n);
+	if (r < 0)
+		return r;
+
+	if (!n->exists) {
+		/* create: EISDIR for "name/", then EROFS, then EACCES */
+		if (n->trailing_slash)
+			return -EISDIR;
+		if (n->kind == VN_PROC)
+			return -ENOENT;
+		r = vfs_mount_write_err(n->mnt);
+		if (r < 0)
+			return r;
+		r = vfs_permission(t, &n->pst, MAY_WRITE | MAY_EXEC);
+		if (r < 0)
+			return r;
+		mode = mode & 07777 & ~fs_umask(t);
+		r = vfs_node_open(v, t, n, flags, mode, &fd, &st);
+		if (r < 0)
+			return r;
+		vfs_invalidate(v, n->mnt, n->rel, 0);
+		return sc_return_fd(c, fd, flags & O_CLOEXEC);
+	}
+
+	if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+		return -EEXIST;
+	if (S_ISLNK(n->st.st_mode) && (!n->magic || (flags & O_NOFOLLOW))) {
+		/* only reached with O_NOFOLLOW: the link itself */
+		if (!(flags & O_PATH))
+			return -ELOOP;
+	} else if (S_ISDIR(n->st.st_mode)) {
+		if (flags & O_CREAT)
+			return -EISDIR;
+		if (!(flags & O_PATH) && ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)))
+			return -EISDIR;
+	}
+	if (!(flags & O_PATH)) {
+		int mask = open_perm_mask(flags);
+		if ((mask & MAY_WRITE) && (S_ISREG(n->st.st_mode) || S_ISDIR(n->st.st_mode))) {
+			if (n->kind == VN_BACKEND && !n->mnt->writable && !n->mnt->dev)
+				return -EROFS;
+		}
+		if (!S_ISLNK(n->st.st_mode)) {
+			r = vfs_permission(t, &n->st, mask);
+			if (r < 0)
+				return r;
+		}
+	}
+	int oflags = flags & ~(O_CREAT | O_EXCL);
+	if (!S_ISREG(n->st.st_mode))
+		oflags &= ~O_TRUNC;
+	if (S_ISLNK(n->st.st_mode))
+		oflags |= O_NOFOLLOW;
+	r = vfs_node_open(v, t, n, oflags, 0, &fd, &st);
+	if (r < 0)
+		return r;
+	if ((oflags & O_TRUNC) && n->kind == VN_BACKEND)
+		vfs_invalidate(v, n->mnt, n->rel, 0);
+	return sc_return_fd(c, fd, flags & O_CLOEXEC);
+}
+
+long sys_open(struct sc_call *c)
+{
+	return do_open(c, AT_FDCWD, c->str[0], (int)c->args[1], (mode_t)c->args[2], 0);
+}
+
+long sys_openat(struct sc_call *c)
+{
+	return do_open(c, ARG_INT(c, 0), c->str[1], (int)c->args[2], (mode_t)c->args[3], 0);
+}
+
+long sys_creat(struct sc_call *c)
+{
+	return do_open(c, AT_FDCWD, c->str[0], O_CREAT | O_WRONLY | O_TRUNC, (mode_t)c->args[1], 0);
+}
+
+long sys_openat2(struct sc_call *c)
+{
+	const unsigned char *how = c->buf[2];
+	size_t size = c->args[3];
+	struct open_how oh;
+
+	if (size < sizeof oh)
+		return -EINVAL;
+	if (size > SC_BUFMAX)
+		return -E2BIG;
+	if (!how)
+		return -EFAULT;
+	for (size_t i = sizeof oh; i < size; i++)
+		if (how[i])
+			return -E2BIG;
+	memcpy(&oh, how, sizeof oh);
+	if (oh.flags & ~(uint64_t)VALID_OPEN_FLAGS)
+		return -EINVAL;
+	if (oh.resolve & ~(uint64_t)VALID_RESOLVE)
+		return -EINVAL;
+	if ((oh.resolve & RESOLVE_BENEATH) && (oh.resolve & RESOLVE_IN_ROOT))
+		return -EINVAL;
+	if ((oh.flags & (O_CREAT | __O_TMPFILE)) ? (oh.mode & ~07777ULL) : oh.mode)
+		return -EINVAL;
+	return do_open(c, ARG_INT(c, 0), c->str[1], (int)oh.flags, (mode_t)oh.mode, oh.resolve);
+}
+
+/* ---- access ---- */
+
+static long do_faccessat(struct sc_call *c, int dirfd, const char *path, int mode, int flags)
+{
+	cleanup_free struct vfs_node *n = NULL;
+	unsigned wf = 0;
+	int r;
+
+	if (mode & ~(R_OK | W_OK | X_OK))
+		return -EINVAL;
+	if (flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	if (flags & AT_SYMLINK_NOFOLLOW)
+		wf |= WALK_NOFOLLOW;
+	if (flags & AT_EMPTY_PATH)
+		wf |= WALK_EMPTY_PATH;
+	r = fs_walk(c, dirfd, path, wf, &n);
+	if (r < 0 || mode == F_OK)
+		return r;
+	mode_t fmt = n->st.st_mode & S_IFMT;
+	if ((mode & W_OK) && (fmt == S_IFREG || fmt == S_IFDIR || fmt == S_IFLNK) &&
+	    (n->kind == VN_BACKEND || n->kind == VN_SYNTH || n->kind == VN_SYMMNT)) {
+		r = vfs_mount_write_err(n->mnt);
+		if (r == -EROFS)
+			return r;
+	}
+	int mask = ((mode & R_OK) ? MAY_READ : 0) | ((mode & W_OK) ? MAY_WRITE : 0) |
+		   ((mode & X_OK) ? MAY_EXEC : 0);
+	if (flags & AT_EACCESS)
+		return vfs_permission(c->task, &n->st, mask);
+	return vfs_permission_real(c->task, &n->st, mask);
+}
+
+long sys_access(struct sc_call *c)
+{
+	return do_faccessat(c, AT_FDCWD, c->str[0], ARG_INT(c, 1), 0);
+}
+
+long sys_faccessat(struct sc_call *c)
+{
+	return do_faccessat(c, ARG_INT(c, 0), c->str[1], ARG_INT(c, 2), 0);
+}
+
+long sys_faccessat2(struct sc_call *c)
+{
+	return do_faccessat(c, ARG_INT(c, 0), c->str[1], ARG_INT(c, 2), ARG_INT(c, 3));
+}
+
+/* ---- readlink ---- */
+
+static long do_readlinkat(struct sc_call *c, int dirfd, const char *path, uint64_t buf, int bufsiz)
+{
+	cleanup_free struct vfs_node *n = NULL;
+	cleanup_fd int hfd = -1;
+	char tgt[PATH_MAX];
+	long l;
+	int r;
+
+	if (bufsiz <= 0)
+		return -EINVAL;
+	if (path && !*path) {
+		/* readlinkat(fd, "") on an O_PATH symlink fd */
+		n = xmalloc(sizeof *n);
+		r = vfs_fd_node(VFS_OF(c), c->task, dirfd, n, &hfd);
+		if (r < 0)
+			return r;
+		if (!S_ISLNK(n->st.st_mode))
+			return -ENOENT;
+		if (n->kind == VN_FD) {
+			l = readlinkat(hfd, "", tgt, sizeof tgt);
+			if (l < 0)
+				return -errno;
+			goto out;
+		}
+	} else {
+		r = fs_walk(c, dirfd, path, WALK_NOFOLLOW, &n);
+		if (r < 0)
+			return r;
+	}
+	l = vfs_node_readlink(VFS_OF(c), c->task, n, tgt, sizeof tgt);
+	if (l < 0)
+		return l;
+out:
+	if (l > bufsiz)
+		l = bufsiz;
+	r = sc_write_guest(c, buf, tgt, l);
+	return r < 0 ? r : l;
+}
+
+long sys_readlink(struct sc_call *c)
+{
+	return do_readlinkat(c, AT_FDCWD, c->str[0], c->args[1], ARG_INT(c, 2));
+}
+
+long sys_readlinkat(struct sc_call *c)
+{
+	return do_readlinkat(c, ARG_INT(c, 0), c->str[1], c->args[2], ARG_INT(c, 3));
+}
+
+/* ---- creations: mkdir, mknod, symlink ---- */
+
+/* Resolve the new name of a creation. 0 with a negative node, or -errno in
+ * Linux's order: parents' errors, EEXIST, ENOENT for "name/" of a
+ * non-directory, EROFS, EACCES. */
+static int create_lookup(struct sc_call *c, int dirfd, const char *path, int isdir,
+			 struct vfs_node **n)
+{
+	int r = fs_walk(c, dirfd, path, WALK_CREATE | WALK_NOFOLLOW, n);
+
+	if (r < 0)
+		return r;
+	if ((*n)->exists)
+		return -EEXIST;
+	if ((*n)->trailing_slash && !isdir)
+		return -ENOENT;
+	if ((*n)->kind == VN_PROC)
+		return -ENOENT;
+	r = vfs_mount_write_err((*n)->mnt);
+	if (r < 0)
+		return r;
+	return vfs_permission(c->task, &(*n)->pst, MAY_WRITE | MAY_EXEC);
+}
+
+static long do_mkdirat(struct sc_call *c, int dirfd, const char *path, mode_t mode)
+{
+	cleanup_free struct vfs_node *n = NULL;
+	int r = create_lookup(c, dirfd, path, 1, &n);
+
+	if (r < 0)
+		return r;
+	mode = mode & (07777 & ~(S_ISUID | S_ISGID)) & ~fs_umask(c->task);
+	r = VFS_BE(VFS_OF(c), mkdir, n->mnt->export, n->rel, mode);
+	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 1);
+	return r;
+}
+
+long sys_mkdir(struct sc_call *c)
+{
+	return do_mkdirat(c, AT_FDCWD, c->str[0], (mode_t)c->args[1]);
+}
+
+long sys_mkdirat(struct sc_call *c)
+{
+	return do_mkdirat(c, ARG_INT(c, 0), c->str[1], (mode_t)c->args[2]);
+}
+
+static long do_mknodat(struct sc_call *c, int dirfd, const char *path, mode_t mode, dev_t dev)
+{
+	cleanup_free struct vfs_node *n = NULL;
+	mode_t fmt = mode & S_IFMT;
+	int r;
+
+	if (fmt == 0)
+		mode |= fmt = S_IFREG;
+	if (fmt != S_IFREG && fmt != S_IFCHR && fmt != S_IFBLK && fmt != S_IFIFO && fmt != S_IFSOCK)
+		return -EINVAL;
+	r = create_lookup(c, dirfd, path, 0, &n);
+	if (r < 0)
+		return r;
+	if (fmt == S_IFCHR || fmt == S_IFBLK)
+		return -EPERM;  /* no CAP_MKNOD in the sandbox */
+	mode = (mode & ~07777) | (mode & 07777 & ~fs_umask(c->task));
+	r = VFS_BE(VFS_OF(c), mknod, n->mnt->export, n->rel, mode);
+	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+	return r;
+}
+
+long sys_mknod(struct sc_call *c)
+{
+	return do_mknodat(c, AT_FDCWD, c->str[0], (mode_t)c->args[1], (dev_t)c->args[2]);
+}
+
+long sys_mknodat(struct sc_call *c)
+{
+	return do_mknodat(c, ARG_INT(c, 0), c->str[1], (mode_t)c->args[2], (dev_t)c->args[3]);
+}
+
+static long do_symlinkat(struct sc_call *c, const char *target, int dirfd, const char *path)
+{
+	cleanup_free struct vfs_node *n = NULL;
+	int r;
+
+	if (!target)
+		return -EFAULT;
+	if (!*target)
+		return -ENOENT;
+	r = create_lookup(c, dirfd, path, 0, &n);
+	if (r < 0)
+		return r;
+	r = VFS_BE(VFS_OF(c), symlink, n->mnt->export, target, n->rel);
+	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+	return r;
+}
+
+long sys_symlink(struct sc_call *c)
+{
+	return do_symlinkat(c, c->str[0], AT_FDCWD, c->str[1]);
+}
+
+long sys_symlinkat(struct sc_call *c)
+{
+	return do_symlinkat(c, c->str[0], ARG_INT(c, 1), c->str[2]);
+}
+
+/* ---- removals ---- */
+
+/*
+ * May the task remove the existing entry n (namei.c may_delete)?
+ *  1. The victim must exist (ENOENT; checked by the caller after EROFS).
+ *  2. A mount point or a synthetic directory cannot be removed (EBUSY).
+ *  3. The parent must be writable and searchable (EACCES).
+ *  4. In a sticky parent, only the owner of the victim, the owner of the
+ *     parent, or root may remove it (EPERM).
+ *  5. rmdir needs a directory (ENOTDIR); unlink refuses one (EISDIR).
+ *  6. A read-only mount refuses everything (EROFS; checked by the caller
+ *     before rule 1, as Linux does).
+ */
+int fs_may_delete(struct task *t, const struct vfs_node *n, int isdir)
+{
+	int r;
+
+	if (!n->exists)                                            /* 1 */
+		return -ENOENT;
+	if (n->kind != VN_BACKEND || !*n->rel)                     /* 2 */
+		return -EBUSY;
+	r = vfs_permission(t, &n->pst, MAY_WRITE | MAY_EXEC);      /* 3 */
+	if (r < 0)
+		return r;
+	if ((n->pst.st_mode & S_ISVTX) && t->cred.fsuid != 0 &&     /* 4 */
+	    t->cred.fsuid != n->st.st_uid && t->cred.fsuid != n->pst.st_uid)
+		return -EPERM;
+	if (isdir >= 0) {                                          /* 5 */
+		if (isdir && !S_ISDIR(n->st.st_mode))
+			return -ENOTDIR;
+		if (!isdir && S_ISDIR(n->st.st_mode))
+			return -EISDIR;
+	}
+	return 0;
+}
+
+static long do_unlinkat(struct sc_call *c, int dirfd, const char *path, int flags)
+{
+	cleanup_free struct vfs_node *n = NULL;
+	int rmdir_ = !!(flags & AT_REMOVEDIR);
+	int r;
+
+	if (flags & ~AT_REMOVEDIR)
+		return -EINVAL;
+	r = fs_walk(c, dirfd, path, WALK_CREATE | WALK_NOFOLLOW, &n);
+	if (r < 0)
+		return r;
+	if (n->last_dot)
+		return rmdir_ ? (n->last_dot == 1 ? -EINVAL : -ENOTEMPTY) : -EISDIR;
+	if (n->exists && (n->kind != VN_BACKEND || !*n->rel))
+		return -EBUSY;
+	if (n->kind == VN_PROC)
+		return n->exists ? -EACCES : -ENOENT;
+	r = vfs_mount_write_err(n->mnt);                           /* 6 */
+	if (r < 0)
+		return r;
+	r = fs_may_delete(c->task, n, rmdir_);
+	if (r < 0)
+		return r;
+	if (!rmdir_ && n->trailing_slash)
+		return -ENOTDIR;
+	r = VFS_BE(VFS_OF(c), unlink, n->mnt->export, n->rel, rmdir_ ? AT_REMOVEDIR : 0);
+	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, rmdir_);
+	return r;
+}
+
+long sys_unlink(struct sc_call *c)
+{
+	return do_unlinkat(c, AT_FDCWD, c->str[0], 0);
+}
+
+long sys_rmdir(struct sc_call *c)
+{
+	return do_unlinkat(c, AT_FDCWD, c->str[0], AT_REMOVEDIR);
+}
+
+long sys_unlinkat(struct sc_call *c)
+{
+	return do_unlinkat(c, ARG_INT(c, 0), c->str[1], ARG_INT(c, 2));
+}
+
+/* ---- rename ---- */
+
+static long do_renameat2(struct sc_call *c, int odfd, const char *opath, int ndfd,
+			 const char *npath, unsigned flags)
+{
+	cleanup_free struct vfs_node *o = NULL;
+	cleanup_free struct vfs_node *nn = NULL;
+	struct task *t = c->task;
+	int r;
+
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
+		return -EINVAL;
+	if ((flags & RENAME_NOREPLACE) && (flags & RENAME_EXCHANGE))
+		return -EINVAL;
+	if (flags & RENAME_WHITEOUT)
+		return -EINVAL;
+	r = fs_walk(c, odfd, opath, WALK_CREATE | WALK_NOFOLLOW, &o);
+	if (r < 0)
+		return r;
+	r = fs_walk(c, ndfd, npath, WALK_CREATE | WALK_NOFOLLOW, &nn);
+	if (r < 0)
+		return r;
+	if (o->last_dot || nn->last_dot)
+		return -EBUSY;
+	if (o->mnt != nn->mnt)
+		return -EXDEV;
+	if (o->kind == VN_PROC)
+		return o->exists ? -EACCES : -ENOENT;
+	r = vfs_mount_write_err(o->mnt);
+	if (r < 0)
+		return r;
+	if (!o->exists)
+		return -ENOENT;
+	if ((flags & RENAME_EXCHANGE) && !nn->exists)
+		return -ENOENT;
+	if ((flags & RENAME_NOREPLACE) && nn->exists)
+		return -EEXIST;
+	if ((o->exists && (o->kind != VN_BACKEND || !*o->rel)) ||
+	    (nn->exists && (nn->kind != VN_BACKEND || !*nn->rel)))
+		return -EBUSY;
+	if (!strcmp(o->path, nn->path))
+		return 0;
+	if (nn->exists && o->st.st_dev == nn->st.st_dev && o->st.st_ino == nn->st.st_ino &&
+	    !(flags & RENAME_EXCHANGE))
+		return 0;   /* hard links of one inode: nothing to do */
+	r = fs_may_delete(t, o, -1);
+	if (r < 0)
+		return r;
+	if (nn->exists) {
+		r = fs_may_delete(t, nn, -1);
+		if (r < 0)
+			return r;
+	} else {
+		r = vfs_permission(t, &nn->pst, MAY_WRITE | MAY_EXEC);
+		if (r < 0)
+			return r;
+	}
+	int odir = S_ISDIR(o->st.st_mode);
+	if (!odir && (o->trailing_slash || nn->trailing_slash))
+		return -ENOTDIR;
+	if (nn->exists && !(flags & RENAME_EXCHANGE)) {
+		if (odir && !S_ISDIR(nn->st.st_mode))
+			return -ENOTDIR;
+		if (!odir && S_ISDIR(nn->st.st_mode))
+			return -EISDIR;
+	}
+	size_t ol = strlen(o->path);
+	if (odir && !strncmp(nn->path, o->path, ol) && nn->path[ol] == '/')
+		return -EINVAL;
+	if ((flags & RENAME_EXCHANGE) && S_ISDIR(nn->st.st_mode)) {
+		size_t nl = strlen(nn->path);
+		if (!strncmp(o->path, nn->path, nl) && o->path[nl] == '/')
+			return -EINVAL;
+	}
+	r = VFS_BE(VFS_OF(c), rename, o->mnt->export, o->rel, nn->rel, flags);
+	vfs_invalidate(VFS_OF(c), o->mnt, o->rel, 1);
+	vfs_invalidate(VFS_OF(c), nn->mnt, nn->rel, 1);
+	return r;
+}
+
+long sys_rename(struct sc_call *c)
+{
+	return do_renameat2(c, AT_FDCWD, c->str[0], AT_FDCWD, c->str[1], 0);
+}
+
+long sys_renameat(struct sc_call *c)
+{
+	return do_renameat2(c, ARG_INT(c, 0), c->str[1], ARG_INT(c, 2), c->str[3], 0);
+}
+
+long sys_renameat2(struct sc_call *c)
+{
+	return do_renameat2(c, ARG_INT(c, 0), c->str[1], ARG_INT(c, 2), c->str[3],
+			    ARG_UINT(c, 4));
+}
+
+/* ---- link ---- */
+
+static long do_linkat(struct sc_call *c, int odfd, const char *opath, int ndfd,
+		      const char *npath, int flags)
+{
+	cleanup_free struct vfs_node *o = NULL;
+	cleanup_free struct vfs_node *nn = NULL;
+	unsigned wf = 0;
+	int r;
+
+	if (flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	if (!(flags & AT_SYMLINK_FOLLOW))
+		wf |= WALK_NOFOLLOW;
+	if (flags & AT_EMPTY_PATH)
+		wf |= WALK_EMPTY_PATH;
+	r = fs_walk(c, odfd, opath, wf, &o);
+	if (r < 0)
+		return r;
+	if (o->kind == VN_FD)
+		return -ENOENT;   /* an fd the VFS cannot name */
+	r = fs_walk(c, ndfd, npath, WALK_CREATE | WALK_NOFOLLOW, &nn);
+	if (r < 0)
+		return r;
+	if (nn->exists)
+		return -EEXIST;
+	if (nn->trailing_slash)
+		return -ENOENT;
+	if (o->mnt != nn->mnt)
+		return -EXDEV;
+	r = vfs_mount_write_err(nn->mnt);
+	if (r < 0)
+		return r;
+	r = vfs_permission(c->task, &nn->pst, MAY_WRITE | MAY_EXEC);
+	if (r < 0)
+		return r;
+	if (S_ISDIR(o->st.st_mode))
+		return -EPERM;
+	if (o->kind != VN_BACKEND)
+		return -EXDEV;
+	r = VFS_BE(VFS_OF(c), link, o->mnt->export, o->rel, nn->rel);
+	vfs_invalidate(VFS_OF(c), o->mnt, o->rel, 0);
+	vfs_invalidate(VFS_OF(c), nn->mnt, nn->rel, 0);
+	return r;
+}
+
+long sys_link(struct sc_call *c)
+{
+	return do_linkat(c, AT_FDCWD, c->str[0], AT_FDCWD, c->str[1], 0);
+}
+
+long sys_linkat(struct sc_call *c)
+{
+	return do_linkat(c, ARG_INT(c, 0), c->str[1], ARG_INT(c, 2), c->str[3], ARG_INT(c, 4));
+}
+
+/* ---- attributes: chmod, chown, truncate, utimes ---- */
+
+/* Resolve the target of an attribute change; *hfd gets the host fd for an
+ * AT_EMPTY_PATH target the VFS cannot name (VN_FD). */
+static int attr_lookup(struct sc_call *c, int dirfd, const char *path, int atflags,
+		       struct vfs_node **n, int *hfd)
+{
+	unsigned wf = 0;
+	int r;
+
+	*hfd = -1;
+	if (atflags & AT_SYMLINK_NOFOLLOW)
+		wf |= WALK_NOFOLLOW;
+	if ((atflags & AT_EMPTY_PATH) && path && !*path) {
+		*n = xmalloc(sizeof **n);
+		r = vfs_fd_node(VFS_OF(c), c->task, dirfd, *n, hfd);
+	} else {
+		r = fs_walk(c, dirfd, path, wf, n);
+	}
+	if (r < 0)
+		return r;
+	if ((*n)->kind == VN_FD)
+		return 0;
+	if ((*n)->kind == VN_PROC)
+		return -EPERM;
+	return vfs_mount_write_err((*n)->mnt);
+}
+
+static int is_owner(struct task *t, const struct stat *st)
+{
+	return t->cred.fsuid == 0 || t->cred.fsuid == st->st_uid;
+}
+
+static long do_fchmodat(struct sc_call *c, int dirfd, const char *path, mode_t mode, int flags)
+{
+	cleanup_free struct vfs_node *n = NULL;
+	cleanup_fd int hfd = -1;
+	int r;
+
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	r = attr_lookup(c, dirfd, path, flags, &n, &hfd);
+	if (r < 0)
+		return r;
+	if (S_ISLNK(n->st.st_mode))
+		return -EOPNOTSUPP;
+	if (!is_owner(c->task, &n->st))
+		return -EPERM;
+	mode &= 07777;
+	if (c->task->cred.fsuid != 0 && c->task->cred.fsgid != n->st.st_gid)
+		mode &= ~S_ISGID;
+	if (n->kind == VN_FD)
+		return fchmod(hfd, mode) < 0 ? -errno : 0;
+	r = VFS_BE(VFS_OF(c), chmod, n->mnt->export, n->rel, mode);
+	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+	return r;
+}
+
+long sys_chmod(struct sc_call *c)
+{
+	return do_fchmodat(c, AT_FDCWD, c->str[0], (mode_t)c->args[1], 0);
+}
+
+long sys_fchmodat(struct sc_call *c)
+{
+	return do_fchmodat(c, ARG_INT(c, 0), c->str[1], (mode_t)c->args[2], 0);
+}
+
+long sys_fchmodat2(struct sc_call *c)
+{
+	return do_fchmodat(c, ARG_INT(c, 0), c->str[1], (mode_t)c->args[2], ARG_INT(c, 3));
+}
+
+/* guest id -> host id through the sandbox's user-namespace mapping */
+static int id_to_host(const struct idmap *m, uint32_t id, int gid, uint32_t *out)
+{
+	if (id == (uint32_t)-1) {
+		*out = id;
+		return 0;
+	}
+	if (m->full_identity) {
+		*out = id;
+		return 0;
+	}
+	if (id == (gid ? m->guest_gid : m->guest_uid)) {
+		*out = gid ? m->host_gid : m->host_uid;
+		return 0;
+	}
+	return -EINVAL;  /* not mapped in the guest's user namespace */
+}
+
+/*
+ * Virtual ownership is not kept: a chown goes to the gofer with the ids
+ * mapped to the host. Rules (chown_ok/chgrp_ok in Linux):
+ *  1. changing the owner needs root (EPERM);
+ *  2. changing the group needs root, or being the owner and naming one's own
+ *     group (EPERM);
+ *  3. an id outside the guest's user namespace mapping is EINVAL.
+ */
+static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t uid,
+			uint32_t gid, int flags)
+{
+	cleanup_free struct vfs_node *n = NULL;
+	cleanup_fd int hfd = -1;
+	struct task *t = c->task;
+	uint32_t hu, hg;
+	int r;
+
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	r = attr_lookup(c, dirfd, path, flags, &n, &hfd);
+	if (r < 0)
+		return r;
+	if (uid != (uint32_t)-1 && uid != n->st.st_uid && t->cred.fsuid != 0)     /* 1 */
+		return -EPERM;
+	if (gid != (uint32_t)-1 && gid != n->st.st_gid && t->cred.fsuid != 0 &&   /* 2 */
+	    (t->cred.fsuid != n->st.st_uid || gid != t->cred.fsgid))
+		return -EPERM;
+	if (id_to_host(&c->sb->idmap, uid, 0, &hu) < 0 ||                          /* 3 */
+	    id_to_host(&c->sb->idmap, gid, 1, &hg) < 0)
+		return -EINVAL;
+	if (n->kind == VN_FD)
+		return fchown(hfd, hu, hg) < 0 ? -errno : 0;
+	r = VFS_BE(VFS_OF(c), chown, n->mnt->export, n->rel, hu, hg);
+	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+	return r;
+}
+
+long sys_chown(struct sc_call *c)
+{
+	return do_fchownat(c, AT_FDCWD, c->str[0], ARG_UINT(c, 1), ARG_UINT(c, 2), 0);
+}
+
+long sys_lchown(struct sc_call *c)
+{
+	return do_fchownat(c, AT_FDCWD, c->str[0], ARG_UINT(c, 1), ARG_UINT(c, 2),
+			   AT_SYMLINK_NOFOLLOW);
+}
+
+long sys_fchownat(struct sc_call *c)
+{
+	return do_fchownat(c, ARG_INT(c, 0), c->str[1], ARG_UINT(c, 2), ARG_UINT(c, 3),
+			   ARG_INT(c, 4));
+}
+
+long sys_truncate(struct sc_call *c)
+{
+	cleanup_free struct vfs_node *n = NULL;
+	off_t len = (off_t)c->args[1];
+	int r;
+
+	if (len < 0)
+		return -EINVAL;
+	r = fs_walk(c, AT_FDCWD, c->str[0], 0, &n);
+	if (r < 0)
+		return r;
+	if (S_ISDIR(n->st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(n->st.st_mode))
+		return -EINVAL;
+	if (n->kind != VN_BACKEND)
+		return -EACCES;
+	r = vfs_mount_write_err(n->mnt);
+	if (r < 0)
+		return r;
+	r = vfs_permission(c->task, &n->st, MAY_WRITE);
+	if (r < 0)
+		return r;
+	r = VFS_BE(VFS_OF(c), truncate, n->mnt->export, n->rel, len);
+	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+	return r;
+}
+
+/* ts NULL: both now. */
+static long do_utimens(struct sc_call *c, int dirfd, const char *path, int null_path,
+		       const struct timespec *ts, int flags)
+{
+	cleanup_free struct vfs_node *n = NULL;
+	cleanup_fd int hfd = -1;
+	int r;
+
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+		return -EINVAL;
+	for (int i = 0; ts && i < 2; i++)
+		if (ts[i].tv_nsec != UTIME_NOW && ts[i].tv_nsec != UTIME_OMIT &&
+		    (ts[i].tv_nsec < 0 || ts[i].tv_nsec > 999999999))
+			return -EINVAL;
+	if (null_path) {
+		/* futimens(fd, ts): the held host fd */
+		if (dirfd == AT_FDCWD)
+			return -EFAULT;
+		if (flags)
+			return -EINVAL;
+		n = xmalloc(sizeof *n);
+		r = vfs_fd_node(VFS_OF(c), c->task, dirfd, n, &hfd);
+		if (r < 0)
+			return r;
+		if (n->kind != VN_FD && n->kind != VN_BACKEND)
+			return -EROFS;
+	} else {
+		r = attr_lookup(c, dirfd, path, flags, &n, &hfd);
+		if (r < 0)
+			return r;
+	}
+	if (ts && ts[0].tv_nsec == UTIME_OMIT && ts[1].tv_nsec == UTIME_OMIT)
+		return 0;
+	int now = !ts || (ts[0].tv_nsec == UTIME_NOW && ts[1].tv_nsec == UTIME_NOW);
+	if (!is_owner(c->task, &n->st)) {
+		if (!now)
+			return -EPERM;
+		r = vfs_permission(c->task, &n->st, MAY_WRITE);
+		if (r < 0)
+			return r;
+	}
+	if (hfd >= 0)
+		return futimens(hfd, ts) < 0 ? -errno : 0;
+	if (n->kind != VN_BACKEND)
+		return -EROFS;
+	r = VFS_BE(VFS_OF(c), utimens, n->mnt->export, n->rel, ts, flags & AT_SYMLINK_NOFOLLOW);
+	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+	return r;
+}
+
+long sys_utimensat(struct sc_call *c)
+{
+	struct timespec ts[2];
+	int r;
+
+	if (c->args[2]) {
+		r = sc_read_guest(c, c->args[2], ts, sizeof ts);
+		if (r < 0)
+			return r;
+	}
+	return do_utimens(c, ARG_INT(c, 0), c->str[1], c->args[1] == 0,
+			  c->args[2] ? ts : NULL, ARG_INT(c, 3));
+}
+
+static long do_futimesat(struct sc_call *c, int dirfd, const char *path, uint64_t tvp)
+{
+	struct timeval tv[2];
+	struct timespec ts[2];
+	int r;
+
+	if (!tvp)
+		return do_utimens(c, dirfd, path, 0, NULL, 0);
+	r = sc_read_guest(c, tvp, tv, sizeof tv);
+	if (r < 0)
+		return r;
+	for (int i = 0; i < 2; i++) {
+		if (tv[i].tv_usec < 0 || tv[i].tv_usec >= 1000000)
+			return -EINVAL;
+		ts[i].tv_sec = tv[i].tv_sec;
+		ts[i].tv_nsec = tv[i].tv_usec * 1000;
+	}
+	return do_utimens(c, dirfd, path, 0, ts, 0);
+}
+
+long sys_utimes(struct sc_call *c)
+{
+	return do_futimesat(c, AT_FDCWD, c->str[0], c->args[1]);
+}
+
+long sys_futimesat(struct sc_call *c)
+{
+	return do_futimesat(c, ARG_INT(c, 0), c->str[1], c->args[2]);
+}
+
+long sys_utime(struct sc_call *c)
+{
+	struct utimbuf ub;
+	struct timespec ts[2];
+	int r;
+
+	if (!c->args[1])
+		return do_utimens(c, AT_FDCWD, c->str[0], 0, NULL, 0);
+	r = sc_read_guest(c, c->args[1], &ub, sizeof ub);
+	if (r < 0)
+		return r;
+	ts[0] = (struct timespec){ .tv_sec = ub.actime };
+	ts[1] = (struct timespec){ .tv_sec = ub.modtime };
+	return do_utimens(c, AT_FDCWD, c->str[0], 0, ts, 0);
+}
+
+/* ---- inotify: watch the gofer's file through the held inotify instance ---- */
+
+long sys_inotify_add_watch(struct sc_call *c)
+{
+	cleanup_free struct vfs_node *n = NULL;
+	cleanup_fd int ifd = -1;
+	cleanup_fd int pfd = -1;
+	uint32_t mask = (uint32_t)c->args[2];
+	unsigned wf = 0;
+	char p[64];
+	int r;
+
+	if (mask & IN_DONT_FOLLOW)
+		wf |= WALK_NOFOLLOW;
+	if (mask & IN_ONLYDIR)
+		wf |= WALK_DIRECTORY;
+	ifd = task_getfd(c->task, ARG_INT(c, 0));
+	if (ifd < 0)
+		return -EBADF;
+	r = fs_walk(c, AT_FDCWD, c->str[1], wf, &n);
+	if (r < 0)
+		return r;
+	r = vfs_permission(c->task, &n->st, MAY_READ);
+	if (r < 0)
+		return r;
+	r = vfs_node_open(VFS_OF(c), c->task, n, O_PATH | (S_ISLNK(n->st.st_mode) ? O_NOFOLLOW : 0),
+			  0, &pfd, NULL);
+	if (r < 0)
+		return r;
+	snprintf(p, sizeof p, "/proc/self/fd/%d", pfd);
+	r = inotify_add_watch(ifd, p, mask & ~IN_DONT_FOLLOW);
+	return r < 0 ? -errno : r;
+}

@@ -1,0 +1,49 @@
+/* syscalls/sys_fs.h - shared helpers of the file syscall handlers
+ * (sys_file.c, sys_stat.c, sys_dir.c, sys_xattr.c). Each handler decodes its
+ * arguments and calls a typed worker shared by the variants (open/openat/
+ * openat2/creat -> do_open), which walks with fs/walk.h and answers -errno
+ * or a value as Linux would.
+ */
+#ifndef MOAT_SYSCALLS_SYS_FS_H
+#define MOAT_SYSCALLS_SYS_FS_H
+
+#include <fcntl.h>
+
+#include "common/util.h"
+#include "fs/walk.h"
+#include "kernel/task.h"
+#include "syscalls/handlers.h"
+#include "syscalls/sc.h"
+
+#define VFS_OF(c) ((c)->sb->vfs)
+
+/* Guest argument helpers: fds and AT_ flags are ints in the ABI. */
+#define ARG_INT(c, i) ((int)(c)->args[i])
+#define ARG_UINT(c, i) ((unsigned)(c)->args[i])
+
+/* Walk with a heap node: `cleanup_free struct vfs_node *n = NULL;`. */
+static inline int fs_walk(struct sc_call *c, int dirfd, const char *path, unsigned flags,
+			  struct vfs_node **n)
+{
+	*n = xmalloc(sizeof **n);
+	if (!path)
+		return -EFAULT;
+	return vfs_walk(VFS_OF(c), c->task, dirfd, path, flags, *n);
+}
+
+/* The umask of the calling task. */
+static inline mode_t fs_umask(struct task *t)
+{
+	mode_t m;
+
+	pthread_mutex_lock(&t->fs->lock);
+	m = t->fs->umask;
+	pthread_mutex_unlock(&t->fs->lock);
+	return m;
+}
+
+/* Is the task allowed to delete (or rename away) the entry n from its
+ * parent? (namei.c may_delete; rules numbered in sys_file.c) */
+int fs_may_delete(struct task *t, const struct vfs_node *n, int isdir);
+
+#endif

@@ -1,0 +1,177 @@
+/* syscalls/sys_stat.c - stat, lstat, newfstatat (glibc's fstat), statx,
+ * statfs, fstatfs.
+ *
+ * Stats leave in the guest's view: ids mapped with idmap_*_to_guest, so a
+ * stat of a path and a native fstat of the fd agree. The final component is
+ * re-stat'ed on writable mounts (WALK_FRESH).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "fs/procfs.h"
+#include "syscalls/sys_fs.h"
+
+#ifndef AT_STATX_SYNC_TYPE
+#define AT_STATX_SYNC_TYPE 0x6000
+#endif
+#ifndef STATX__RESERVED
+#define STATX__RESERVED 0x80000000U
+#endif
+
+/* Stat of what path names (following a final /proc magic link to the open
+ * file it stands for). */
+static int stat_path(struct sc_call *c, int dirfd, const char *path, int flags,
+		     struct stat *st)
+{
+	cleanup_free struct vfs_node *n = NULL;
+	unsigned wf = WALK_FRESH;
+	int r;
+
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT | AT_STATX_SYNC_TYPE))
+		return -EINVAL;
+	if (flags & AT_SYMLINK_NOFOLLOW)
+		wf |= WALK_NOFOLLOW;
+	if (flags & AT_EMPTY_PATH)
+		wf |= WALK_EMPTY_PATH;
+	r = fs_walk(c, dirfd, path, wf, &n);
+	if (r < 0)
+		return r;
+	if (n->magic && S_ISLNK(n->st.st_mode) && !(flags & AT_SYMLINK_NOFOLLOW)) {
+		int fd;
+		r = procfs_open_magic(VFS_OF(c), c->task, n->rel, O_PATH, &fd);
+		if (r < 0)
+			return r;
+		r = fstat(fd, st) < 0 ? -errno : 0;
+		close(fd);
+		if (r == 0)
+			vfs_map_stat(VFS_OF(c), st);
+		return r;
+	}
+	*st = n->st;
+	return 0;
+}
+
+static long do_stat(struct sc_call *c, int dirfd, const char *path, int flags, uint64_t buf)
+{
+	struct stat st;
+	int r = stat_path(c, dirfd, path, flags & ~AT_STATX_SYNC_TYPE, &st);
+
+	if (r < 0)
+		return r;
+	return sc_write_guest(c, buf, &st, sizeof st);
+}
+
+long sys_stat(struct sc_call *c)
+{
+	return do_stat(c, AT_FDCWD, c->str[0], 0, c->args[1]);
+}
+
+long sys_lstat(struct sc_call *c)
+{
+	return do_stat(c, AT_FDCWD, c->str[0], AT_SYMLINK_NOFOLLOW, c->args[1]);
+}
+
+long sys_newfstatat(struct sc_call *c)
+{
+	return do_stat(c, ARG_INT(c, 0), c->str[1], ARG_INT(c, 3), c->args[2]);
+}
+
+static struct statx_timestamp stx_ts(struct timespec ts)
+{
+	return (struct statx_timestamp){ .tv_sec = ts.tv_sec, .tv_nsec = ts.tv_nsec };
+}
+
+long sys_statx(struct sc_call *c)
+{
+	int flags = ARG_INT(c, 2);
+	unsigned mask = ARG_UINT(c, 3);
+	struct statx sx;
+	struct stat st;
+	int r;
+
+	if ((flags & AT_STATX_SYNC_TYPE) == AT_STATX_SYNC_TYPE)
+		return -EINVAL;
+	if (mask & STATX__RESERVED)
+		return -EINVAL;
+	r = stat_path(c, ARG_INT(c, 0), c->str[1], flags, &st);
+	if (r < 0)
+		return r;
+	memset(&sx, 0, sizeof sx);
+	sx.stx_mask = STATX_BASIC_STATS;
+	sx.stx_blksize = st.st_blksize;
+	sx.stx_nlink = st.st_nlink;
+	sx.stx_uid = st.st_uid;
+	sx.stx_gid = st.st_gid;
+	sx.stx_mode = st.st_mode;
+	sx.stx_ino = st.st_ino;
+	sx.stx_size = st.st_size;
+	sx.stx_blocks = st.st_blocks;
+	sx.stx_atime = stx_ts(st.st_atim);
+	sx.stx_mtime = stx_ts(st.st_mtim);
+	sx.stx_ctime = stx_ts(st.st_ctim);
+	sx.stx_rdev_major = major(st.st_rdev);
+	sx.stx_rdev_minor = minor(st.st_rdev);
+	sx.stx_dev_major = major(st.st_dev);
+	sx.stx_dev_minor = minor(st.st_dev);
+	return sc_write_guest(c, c->args[4], &sx, sizeof sx);
+}
+
+/* Figures for synthetic directories (tmpfs-like) and /proc. */
+static void synth_statfs(const struct vfs_node *n, struct statfs *sf)
+{
+	memset(sf, 0, sizeof *sf);
+	sf->f_type = n->kind == VN_PROC ? PROC_SUPER_MAGIC : TMPFS_MAGIC;
+	sf->f_bsize = 4096;
+	sf->f_frsize = 4096;
+	sf->f_namelen = NAME_MAX;
+	sf->f_flags = ST_RDONLY | ST_NOSUID | ST_NODEV;
+	if (n->kind == VN_PROC)
+		sf->f_flags = ST_NOSUID | ST_NODEV | ST_NOEXEC;
+}
+
+long sys_statfs(struct sc_call *c)
+{
+	cleanup_free struct vfs_node *n = NULL;
+	struct statfs sf;
+	int r = fs_walk(c, AT_FDCWD, c->str[0], 0, &n);
+
+	if (r < 0)
+		return r;
+	if (n->kind == VN_BACKEND) {
+		r = VFS_BE(VFS_OF(c), statfs, n->mnt->export, n->rel, &sf);
+		if (r < 0)
+			return r;
+		if (!n->mnt->writable && !n->mnt->dev)
+			sf.f_flags |= ST_RDONLY;
+	} else {
+		synth_statfs(n, &sf);
+	}
+	return sc_write_guest(c, c->args[1], &sf, sizeof sf);
+}
+
+long sys_fstatfs(struct sc_call *c)
+{
+	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
+	cleanup_fd int hfd = -1;
+	struct statfs sf;
+	int r = vfs_fd_node(VFS_OF(c), c->task, ARG_INT(c, 0), n, &hfd);
+
+	if (r < 0)
+		return r;
+	if (n->kind == VN_SYNTH || n->kind == VN_PROC) {
+		synth_statfs(n, &sf);
+	} else {
+		if (fstatfs(hfd, &sf) < 0)
+			return -errno;
+		if (n->kind == VN_BACKEND && !n->mnt->writable && !n->mnt->dev)
+			sf.f_flags |= ST_RDONLY;
+	}
+	return sc_write_guest(c, c->args[1], &sf, sizeof sf);
+}

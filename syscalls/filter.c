@@ -1,0 +1,258 @@
+/* syscalls/filter.c - libseccomp filter generated from sc_table.
+ *
+ * The one subtle part is FAST rows with argument rules. libseccomp cannot
+ * say "ALLOW, except when arg1 == TIOCSTI" (an unconditional rule swallows
+ * later conditional ones, and there is no masked not-equal), so the allowed
+ * calls are written as the complement of the denied ones: a set of
+ * SCMP_CMP_MASKED_EQ terms that together cover exactly the argument values no
+ * rule matches. Whatever they do not cover falls to the default action,
+ * USER_NOTIF, and the sentry denies it. The terms come from a binary decision
+ * tree over the bits the rules look at (allow_terms()), so no two terms
+ * overlap and the result does not depend on the order libseccomp evaluates
+ * them in.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/util.h"
+#include "syscalls/filter.h"
+
+#define MAX_TERMS 256    /* allow terms per argument */
+#define MAX_RULES 1024   /* libseccomp rules per syscall */
+
+struct term {
+	uint64_t mask;
+	uint64_t value;
+};
+
+struct term_set {
+	struct term t[MAX_TERMS];
+	int n;
+	int err;
+};
+
+static uint64_t rule_mask(const struct sc_argdeny *r)
+{
+	return r->mask ? r->mask : ~(uint64_t)0;
+}
+
+/* Emit the (mask, value) regions, over the bits in `bits`, where no rule of
+ * rules[0..n) can match. pmask/pval: the bits fixed so far. */
+static void allow_terms(const struct sc_argdeny *const *rules, int n,
+			uint64_t bits, uint64_t pmask, uint64_t pval,
+			struct term_set *out)
+{
+	uint64_t next = 0;
+	bool alive = false;
+
+	if (out->err)
+		return;
+	for (int i = 0; i < n; i++) {
+		uint64_t m = rule_mask(rules[i]);
+
+		if ((pval ^ rules[i]->value) & m & pmask)
+			continue;       /* contradicted by a fixed bit */
+		if (!(m & ~pmask))
+			return;         /* fully decided and matching: denied */
+		alive = true;
+		next |= m & ~pmask;
+	}
+	if (!alive) {
+		if (out->n == MAX_TERMS) {
+			out->err = -E2BIG;
+			return;
+		}
+		out->t[out->n].mask = pmask;
+		out->t[out->n].value = pval;
+		out->n++;
+		return;
+	}
+	/* branch on the highest undecided bit that a live rule looks at */
+	next &= bits;
+	next = (uint64_t)1 << (63 - __builtin_clzll(next));
+	allow_terms(rules, n, bits, pmask | next, pval, out);
+	allow_terms(rules, n, bits, pmask | next, pval | next, out);
+}
+
+/* ALLOW rules for a FAST row with argument rules. */
+static int add_fast_with_rules(scmp_filter_ctx ctx, const struct sysent *e)
+{
+	struct term_set *sets __attribute__((cleanup(cleanup_freep))) = NULL;
+	const struct sc_argdeny *rules[32];
+	int args[SC_MAXARGS], nargs = 0;
+	int idx[SC_MAXARGS] = { 0 };
+	long total = 1;
+	int ret, k;
+
+	sets = calloc(SC_MAXARGS, sizeof(*sets));
+	if (!sets)
+		return -ENOMEM;
+	for (int a = 0; a < SC_MAXARGS; a++) {
+		uint64_t bits = 0;
+		int n = 0;
+
+		for (const struct sc_argdeny *r = e->deny; r->arg >= 0; r++) {
+			if (r->arg != a)
+				continue;
+			if (n == (int)ARRAY_SIZE(rules))
+				return -E2BIG;
+			rules[n++] = r;
+			bits |= rule_mask(r);
+		}
+		if (!n)
+			continue;
+		allow_terms(rules, n, bits, 0, 0, &sets[nargs]);
+		if (sets[nargs].err)
+			return sets[nargs].err;
+		if (sets[nargs].n == 0)
+			return 0; /* every value denied: nothing to allow */
+		total *= sets[nargs].n;
+		if (total > MAX_RULES)
+			return -E2BIG;
+		args[nargs++] = a;
+	}
+	if (!nargs)
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, e->nr, 0);
+
+	/* one rule per combination of terms, one comparison per argument */
+	for (;;) {
+		struct scmp_arg_cmp cmp[SC_MAXARGS];
+
+		for (int j = 0; j < nargs; j++) {
+			const struct term *t = &sets[j].t[idx[j]];
+
+			cmp[j] = (struct scmp_arg_cmp){
+				.arg = (unsigned)args[j],
+				.op = SCMP_CMP_MASKED_EQ,
+				.datum_a = t->mask,
+				.datum_b = t->value,
+			};
+		}
+		ret = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, e->nr,
+					     (unsigned)nargs, cmp);
+		if (ret < 0)
+			return ret;
+		/* next combination */
+		k = 0;
+		while (k < nargs && ++idx[k] == sets[k].n)
+			idx[k++] = 0;
+		if (k == nargs)
+			return 0;
+	}
+}
+
+int sc_build_guest_filter(scmp_filter_ctx *out, uint32_t notify_nr_extra)
+{
+	scmp_filter_ctx ctx;
+	int ret;
+
+	*out = NULL;
+	ctx = seccomp_init(SCMP_ACT_NOTIFY);
+	if (!ctx)
+		return -ENOMEM;
+	/* int 0x80 / i386 and (by libseccomp's x86_64 prologue) x32 numbers */
+	ret = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
+			       SCMP_ACT_ERRNO(ENOSYS));
+	if (!ret)
+		ret = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+	if (ret)
+		goto fail;
+
+	for (int nr = 0; nr < SC_NR_MAX; nr++) {
+		const struct sysent *e = &sc_table[nr];
+
+		if (!e->name || (notify_nr_extra && (uint32_t)nr == notify_nr_extra))
+			continue;
+		switch (e->cls) {
+		case SC_FAST:
+			if (e->deny)
+				ret = add_fast_with_rules(ctx, e);
+			else
+				ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+			break;
+		case SC_EXEC:
+			ret = seccomp_rule_add(ctx, SCMP_ACT_TRACE(0), nr, 0);
+			break;
+		case SC_KILL:
+			ret = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, nr, 0);
+			break;
+		case SC_EMULATE:
+		case SC_DENY:
+			/* the default action: USER_NOTIF (libseccomp refuses
+			 * rules that repeat the default) */
+			ret = 0;
+			break;
+		default:
+			ret = -EINVAL;
+			break;
+		}
+		if (ret)
+			goto fail;
+	}
+	*out = ctx;
+	return 0;
+fail:
+	seccomp_release(ctx);
+	return ret < 0 ? ret : -EINVAL;
+}
+
+int sc_filter_export(scmp_filter_ctx ctx, struct sock_fprog *out)
+{
+	cleanup_fd int fd = -1;
+	struct stat st;
+	void *buf;
+	int ret;
+
+	out->len = 0;
+	out->filter = NULL;
+	fd = memfd_create("moat-bpf", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = seccomp_export_bpf(ctx, fd);
+	if (ret < 0)
+		return ret;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) ||
+	    st.st_size / sizeof(struct sock_filter) > BPF_MAXINSNS)
+		return -E2BIG;
+	buf = malloc((size_t)st.st_size);
+	if (!buf)
+		return -ENOMEM;
+	if (pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
+		free(buf);
+		return -EIO;
+	}
+	out->filter = buf;
+	out->len = (unsigned short)(st.st_size / sizeof(struct sock_filter));
+	return 0;
+}
+
+int sc_filter_hash(scmp_filter_ctx ctx, uint64_t *out)
+{
+	struct sock_fprog prog;
+	int ret = sc_filter_export(ctx, &prog);
+
+	if (ret)
+		return ret;
+	*out = moat_hash(prog.filter, prog.len * sizeof(struct sock_filter));
+	free(prog.filter);
+	return 0;
+}
+
+const struct sc_argdeny *sc_argdeny_match(const struct sysent *e,
+					  const uint64_t args[SC_MAXARGS])
+{
+	if (!e || !e->deny)
+		return NULL;
+	for (const struct sc_argdeny *r = e->deny; r->arg >= 0; r++)
+		if (r->arg < SC_MAXARGS &&
+		    (args[r->arg] & rule_mask(r)) == r->value)
+			return r;
+	return NULL;
+}

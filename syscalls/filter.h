@@ -1,0 +1,53 @@
+/* syscalls/filter.h - the guest's seccomp filter, generated from the table.
+ *
+ * Lifecycle (the sentry, in the guest's first task before it execs):
+ *   1. sc_build_guest_filter(&ctx, loader_nr)  build the libseccomp context
+ *   2. sc_filter_hash(ctx, &h)                  policy version for the audit
+ *   3. sc_filter_export(ctx, &prog)             raw BPF, malloc'ed
+ *   4. seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER |
+ *              SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog) -> listener fd
+ *   5. free(prog.filter); seccomp_release(ctx)
+ *
+ * What the filter does, in order:
+ *   - arch != AUDIT_ARCH_X86_64 (int 0x80, i386 entry) and x32 numbers
+ *     (nr >= 0x40000000): SECCOMP_RET_ERRNO(ENOSYS). Not audited: the BPF
+ *     answers without the sentry (a notification would carry a foreign
+ *     number space into the dispatcher).
+ *   - FAST rows: SECCOMP_RET_ALLOW; if the row has argument rules, only the
+ *     calls that match none of them (the others fall to the default).
+ *   - EXEC rows: SECCOMP_RET_TRACE (the sentry is the ptrace tracer).
+ *   - KILL rows: SECCOMP_RET_KILL_PROCESS.
+ *   - everything else - EMULATE and DENY rows, FAST calls that match an
+ *     argument rule, numbers the table does not know, notify_nr_extra -
+ *     SECCOMP_RET_USER_NOTIF (the default action). The sentry answers:
+ *     handler, -row.err for DENY and argument rules, -ENOSYS for unknown.
+ */
+#ifndef MOAT_SYSCALLS_FILTER_H
+#define MOAT_SYSCALLS_FILTER_H
+
+#include <linux/filter.h>
+#include <seccomp.h>
+#include <stdint.h>
+
+#include "syscalls/table.h"
+
+/* Build the guest filter from sc_table. notify_nr_extra, if not 0, is one more
+ * number that must reach the sentry whatever its row says (the loader's
+ * private call); 0 means none. *out is released by the caller with
+ * seccomp_release(). Returns 0 or -errno. */
+int sc_build_guest_filter(scmp_filter_ctx *out, uint32_t notify_nr_extra);
+
+/* The BPF program of ctx in out->filter (malloc'ed, the caller frees it) and
+ * out->len. Returns 0 or -errno. */
+int sc_filter_export(scmp_filter_ctx ctx, struct sock_fprog *out);
+
+/* xxHash (XXH3, moat_hash) of the exported BPF: the policy version. */
+int sc_filter_hash(scmp_filter_ctx ctx, uint64_t *out);
+
+/* For a FAST row with argument rules: the rule args match (so the call must
+ * be denied with -e->err), or NULL. NULL for rows without rules. Uses the same
+ * compare as the filter: (arg & mask) == value, mask 0 = all 64 bits. */
+const struct sc_argdeny *sc_argdeny_match(const struct sysent *e,
+					  const uint64_t args[SC_MAXARGS]);
+
+#endif

@@ -1,0 +1,222 @@
+/* syscalls/table.c - sc_table[], built from syscall_table.def, and the
+ * compatibility listing (`moat syscalls`).
+ *
+ * The .def is included twice: first for the ARGDENY rule arrays (FAST rows
+ * point at them), then for the rows themselves, as designated initializers
+ * indexed by number. A number that appears twice is an -Woverride-init error;
+ * check_table.sh compares the rows with <asm/unistd.h> before this file is
+ * compiled.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "syscalls/decode.h"
+#include "syscalls/handlers.h"
+#include "syscalls/table.h"
+#include "syscalls/table_def.h"
+
+/* pass 1: argument rule arrays */
+#define SYSCALL(...)
+#define ARGDENY(r, ...) SC_ARGDENY_ARRAY(r, __VA_ARGS__)
+#include "syscalls/syscall_table.def"
+
+/* pass 2: the rows */
+const struct sysent sc_table[SC_NR_MAX] = {
+#define SYSCALL(nr, name, args, cls, h, st, note) \
+	SC_ROW(nr, name, args, cls, h, st, note),
+#include "syscalls/syscall_table.def"
+};
+
+const struct sysent *sc_lookup(long nr)
+{
+	if (nr < 0 || nr >= SC_NR_MAX || !sc_table[nr].name)
+		return NULL;
+	return &sc_table[nr];
+}
+
+const struct sysent *sc_lookup_name(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (int i = 0; i < SC_NR_MAX; i++)
+		if (sc_table[i].name && !strcmp(sc_table[i].name, name))
+			return &sc_table[i];
+	return NULL;
+}
+
+const char *sc_class_name(int cls)
+{
+	switch (cls) {
+	case SC_FAST:
+		return "FAST";
+	case SC_EMULATE:
+		return "EMULATE";
+	case SC_EXEC:
+		return "EXEC";
+	case SC_DENY:
+		return "DENY";
+	case SC_KILL:
+		return "KILL";
+	default:
+		return "?";
+	}
+}
+
+const char *sc_status_name(int status)
+{
+	switch (status) {
+	case ST_FULL:
+		return "FULL";
+	case ST_PARTIAL:
+		return "PARTIAL";
+	case ST_NONE:
+		return "NONE";
+	default:
+		return "?";
+	}
+}
+
+int sc_effective_status(const struct sysent *e)
+{
+	if (e->cls == SC_EMULATE && sc_handler_is_stub(e->handler))
+		return ST_NONE;
+	return e->status;
+}
+
+/* "DENY(EPERM)", "FAST" or "FAST!" (has argument rules) */
+static void class_text(const struct sysent *e, char *buf, size_t len)
+{
+	const char *en;
+
+	if (e->cls == SC_DENY) {
+		en = sc_errno_name(e->err);
+		if (en)
+			snprintf(buf, len, "DENY(%s)", en);
+		else
+			snprintf(buf, len, "DENY(%d)", e->err);
+	} else if (e->cls == SC_FAST && e->deny) {
+		snprintf(buf, len, "FAST!");
+	} else {
+		snprintf(buf, len, "%s", sc_class_name(e->cls));
+	}
+}
+
+static const char *note_text(const struct sysent *e)
+{
+	if (e->cls == SC_EMULATE && sc_handler_is_stub(e->handler))
+		return "handler not written yet: ENOSYS";
+	return e->note;
+}
+
+static void print_csv_field(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void print_json_str(FILE *out, const char *s)
+{
+	char buf[1024];
+
+	json_escape(buf, sizeof(buf), s);
+	fprintf(out, "\"%s\"", buf);
+}
+
+static void print_json_row(FILE *out, const struct sysent *e)
+{
+	const char *en = e->err ? sc_errno_name(e->err) : NULL;
+
+	fprintf(out, "{\"nr\":%d,\"name\":", e->nr);
+	print_json_str(out, e->name);
+	fprintf(out, ",\"class\":\"%s\",\"status\":\"%s\",\"errno\":",
+		sc_class_name(e->cls), sc_status_name(sc_effective_status(e)));
+	if (en)
+		fprintf(out, "\"%s\"", en);
+	else
+		fputs("null", out);
+	fputs(",\"handler\":", out);
+	if (e->handler_name[0])
+		print_json_str(out, e->handler_name);
+	else
+		fputs("null", out);
+	fputs(",\"args\":[", out);
+	for (int i = 0; i < e->nargs; i++)
+		fprintf(out, "%s\"%s\"", i ? "," : "",
+			sc_argkind_name(e->args[i]));
+	fputs("],\"note\":", out);
+	print_json_str(out, note_text(e));
+	fputc('}', out);
+}
+
+int sc_print_listing(FILE *out, const char *format)
+{
+	enum { TABLE, CSV, JSON } fmt;
+	bool first = true;
+	char cls[32];
+	int namew = 4;
+
+	if (!format || !strcmp(format, "table"))
+		fmt = TABLE;
+	else if (!strcmp(format, "csv"))
+		fmt = CSV;
+	else if (!strcmp(format, "json"))
+		fmt = JSON;
+	else
+		return -EINVAL;
+
+	for (int i = 0; i < SC_NR_MAX; i++)
+		if (sc_table[i].name && (int)strlen(sc_table[i].name) > namew)
+			namew = (int)strlen(sc_table[i].name);
+
+	if (fmt == TABLE)
+		fprintf(out, "%-4s %-*s %-14s %-7s  %s\n", "NR", namew, "NAME",
+			"CLASS", "STATUS", "NOTE");
+	else if (fmt == CSV)
+		fputs("nr,name,class,errno,status,handler,note\n", out);
+	else
+		fputc('[', out);
+
+	for (int i = 0; i < SC_NR_MAX; i++) {
+		const struct sysent *e = &sc_table[i];
+		const char *en;
+
+		if (!e->name)
+			continue;
+		switch (fmt) {
+		case TABLE:
+			class_text(e, cls, sizeof(cls));
+			fprintf(out, "%-4d %-*s %-14s %-7s%s%s\n", e->nr,
+				namew, e->name, cls,
+				sc_status_name(sc_effective_status(e)),
+				note_text(e)[0] ? "  " : "", note_text(e));
+			break;
+		case CSV:
+			en = e->err ? sc_errno_name(e->err) : NULL;
+			fprintf(out, "%d,%s,%s,%s,%s,%s,", e->nr, e->name,
+				sc_class_name(e->cls), en ? en : "",
+				sc_status_name(sc_effective_status(e)),
+				e->handler_name);
+			print_csv_field(out, note_text(e));
+			fputc('\n', out);
+			break;
+		case JSON:
+			fputs(first ? "\n" : ",\n", out);
+			print_json_row(out, e);
+			break;
+		default:
+			break;
+		}
+		first = false;
+	}
+	if (fmt == JSON)
+		fputs("\n]\n", out);
+	return ferror(out) ? -EIO : 0;
+}

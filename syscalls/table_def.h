@@ -1,0 +1,78 @@
+/* syscalls/table_def.h - helpers for #including syscalls/syscall_table.def.
+ *
+ * A row of the .def reads
+ *
+ *   SYSCALL(nr, name, ARGS(kind, ...), class, handler, status, "note")
+ *
+ *   class    FAST | EMULATE | EXEC | KILL | DENY_ERR(errno)
+ *            | FAST_EXCEPT(rules, errno): native, except the calls matching
+ *              the ARGDENY(rules, ...) list, which go to the sentry and are
+ *              denied with errno (sysent.err carries it; see filter.c)
+ *   handler  sys_<name> for EMULATE rows, NONE_H otherwise
+ *   status   FULL | PARTIAL | NONE
+ *
+ * and an argument rule list reads
+ *
+ *   ARGDENY(rules, RULE(arg, value, mask), ...)
+ *
+ * Every includer defines SYSCALL (and ARGDENY if it wants the rules) and the
+ * .def #undefs both at its end. The column macros are expanded by pasting a
+ * prefix onto the column (SC_CLS_##cls, ST_##status), so no short global names
+ * like FAST or NONE are ever defined.
+ */
+#ifndef MOAT_SYSCALLS_TABLE_DEF_H
+#define MOAT_SYSCALLS_TABLE_DEF_H
+
+#include "syscalls/table.h"
+
+/* class column -> designated initializers of struct sysent */
+#define SC_CLS_FAST                .cls = SC_FAST
+#define SC_CLS_EMULATE             .cls = SC_EMULATE
+#define SC_CLS_EXEC                .cls = SC_EXEC
+#define SC_CLS_KILL                .cls = SC_KILL
+#define SC_CLS_DENY_ERR(e)         .cls = SC_DENY, .err = (e)
+#define SC_CLS_FAST_EXCEPT(r, e)   .cls = SC_FAST, .err = (e), .deny = sc_argdeny_##r
+#define SC_CLASS(cls)              SC_CLS_##cls
+
+/* ARGS(...) column -> .nargs/.args. sizeof of a compound literal counts the
+ * kinds (ARGS() gives 0); more than SC_MAXARGS kinds is an excess-initializer
+ * error. */
+#define SC_ARGS(...) \
+	.nargs = sizeof((uint8_t[]){ 0, __VA_ARGS__ }) - 1, \
+	.args = { __VA_ARGS__ }
+#define SC_ARGS_COL(a)             SC_##a
+
+/* handler column: NONE_H or a function name. A preprocessor probe tells the
+ * two apart: SC_PROBE_NONE_H expands to "~, 1", anything else stays one token,
+ * so the second element of the list is 1 for NONE_H and 0 otherwise. NONE_H
+ * itself is never defined as a macro. */
+#define SC_CAT_(a, b)              a##b
+#define SC_CAT(a, b)               SC_CAT_(a, b)
+#define SC_SECOND_(a, b, ...)      b
+#define SC_SECOND(...)             SC_SECOND_(__VA_ARGS__, 0, )
+#define SC_PROBE_NONE_H            ~, 1
+#define SC_IS_NONE_H(h)            SC_SECOND(SC_CAT_(SC_PROBE_, h))
+#define SC_IF_0(t, f)              f
+#define SC_IF_1(t, f)              t
+#define SC_IF(c)                   SC_CAT(SC_IF_, c)
+/* NONE_H -> nothing, sys_x -> code */
+#define SC_IF_HANDLER(h, code)     SC_IF(SC_IS_NONE_H(h))(, code)
+#define SC_HANDLER(h) \
+	.handler = SC_IF(SC_IS_NONE_H(h))(NULL, h), \
+	.handler_name = SC_IF(SC_IS_NONE_H(h))("", #h)
+
+#define SC_STATUS(st)              SC_CAT_(ST_, st)
+
+/* the whole row as a designated initializer of sc_table[] */
+#define SC_ROW(nr_, name_, args_, cls_, h_, st_, note_) \
+	[nr_] = { .nr = nr_, .name = #name_, SC_ARGS_COL(args_), \
+		  SC_CLASS(cls_), SC_HANDLER(h_), .status = SC_STATUS(st_), \
+		  .note = note_ }
+
+/* argument rules: deny when (arg & mask) == value (mask 0: full compare) */
+#define RULE(a, v, m)              { .arg = (a), .value = (v), .mask = (m) }
+#define SC_ARGDENY_ARRAY(r, ...) \
+	static const struct sc_argdeny sc_argdeny_##r[] = { \
+		__VA_ARGS__, { .arg = -1, .value = 0, .mask = 0 } };
+
+#endif

@@ -29,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -742,6 +744,45 @@ static long proc_fd_text(struct pnode *n, int memfd, char *out, size_t outlen)
 	return -ENOENT;
 }
 
+/* Name an anon inode without readlinkat (which the sentry's confinement may
+ * refuse): the keys of its fdinfo in the guest procfs, then an epoll probe. */
+static long anon_fd_text(struct pnode *n, int fd, char *out, size_t outlen)
+{
+	static const struct {
+		const char *key, *name;
+	} keys[] = {
+		{ "\neventfd-count:", "[eventfd]" }, { "\nsigmask:", "[signalfd]" },
+		{ "\nclockid:", "[timerfd]" }, { "\ntfd:", "[eventpoll]" },
+		{ "\ninotify ", "inotify" }, { "\nfanotify ", "[fanotify]" },
+		{ "\nPid:", "[pidfd]" },
+	};
+	char path[sizeof n->base + 24];
+	cleanup_free char *text = NULL;
+	int probe;
+
+	snprintf(path, sizeof path, "%s/fdinfo/%d", n->base, n->fdnum);
+	{
+		cleanup_fd int ifd = guest_open(n->task->sb, path, O_RDONLY);
+
+		if (ifd >= 0 && slurp(ifd, &text) >= 0) {
+			for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+				if (strstr(text, keys[i].key))
+					return snprintf(out, outlen, "anon_inode:%s", keys[i].name);
+		}
+	}
+	/* an epoll fd with nothing registered: DEL of a pollable fd says ENOENT */
+	probe = eventfd(0, EFD_CLOEXEC);
+	if (probe >= 0) {
+		int r = epoll_ctl(fd, EPOLL_CTL_DEL, probe, NULL);
+		int e = errno;
+
+		close(probe);
+		if (r < 0 && e == ENOENT)
+			return snprintf(out, outlen, "anon_inode:[eventpoll]");
+	}
+	return snprintf(out, outlen, "anon_inode:[unknown]");
+}
+
 static long fd_link_text(struct vfs *v, struct pnode *n, char *out, size_t outlen)
 {
 	static const char *const anon[] = { "anon_inode:", NULL };
@@ -768,7 +809,7 @@ static long fd_link_text(struct vfs *v, struct pnode *n, char *out, size_t outle
 	case ANON_INODE_FS_MAGIC:
 	case PID_FS_MAGIC:
 		r = guest_fd_text(n->task->sb, n->gpath, anon, out, outlen);
-		return r >= 0 ? r : snprintf(out, outlen, "anon_inode:[unknown]");
+		return r >= 0 ? r : anon_fd_text(n, fd, out, outlen);
 	case NSFS_MAGIC:
 		r = guest_fd_text(n->task->sb, n->gpath, nsfs, out, outlen);
 		return r >= 0 ? r : snprintf(out, outlen, "anon_inode:[unknown]");

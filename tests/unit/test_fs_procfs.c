@@ -14,7 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -447,4 +452,43 @@ Test(procfs, threads)
 
 	task_remove(&sb, tid);
 	task_put(t);
+}
+
+/* The sentry's confinement refuses readlinkat: anon inodes are then named
+ * from their fdinfo in the guest procfs (and an epoll probe). */
+Test(procfs, anon_names_without_readlinkat)
+{
+	int efd = eventfd(0, EFD_CLOEXEC);
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	int ep2 = epoll_create1(EPOLL_CLOEXEC);
+	int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	sigset_t ss;
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGUSR1);
+	int sfd = signalfd(-1, &ss, SFD_CLOEXEC);
+	cr_assert(efd >= 0 && ep >= 0 && ep2 >= 0 && tfd >= 0 && sfd >= 0);
+	cr_assert_eq(epoll_ctl(ep2, EPOLL_CTL_ADD, efd, &ev), 0);
+
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	cr_assert_not_null(ctx);
+	cr_assert_eq(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(readlinkat), 0), 0);
+	cr_assert_eq(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(readlink), 0), 0);
+	cr_assert_eq(seccomp_load(ctx), 0);
+	seccomp_release(ctx);
+	char b[8];
+	cr_assert_eq(readlinkat(sb.guest_procfd, "self", b, sizeof b), -1);
+
+	cr_assert_str_eq(rl(P("self/fd/%d", efd)), "anon_inode:[eventfd]");
+	cr_assert_str_eq(rl(P("self/fd/%d", ep)), "anon_inode:[eventpoll]");
+	cr_assert_str_eq(rl(P("self/fd/%d", ep2)), "anon_inode:[eventpoll]");
+	cr_assert_str_eq(rl(P("self/fd/%d", tfd)), "anon_inode:[timerfd]");
+	cr_assert_str_eq(rl(P("self/fd/%d", sfd)), "anon_inode:[signalfd]");
+	/* sockets and pipes never needed it */
+	int p[2];
+	struct stat st;
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	cr_assert_eq(fstat(p[0], &st), 0);
+	cr_assert_str_eq(rl(P("self/fd/%d", p[0])), P("pipe:[%lu]", (unsigned long)st.st_ino));
 }

@@ -245,6 +245,7 @@ int main(int argc, char **argv)
 {
 	struct pending p = { .interp_fd = -1 };
 	const char *loader, *program, *interp = NULL;
+	char *interp_buf = NULL;
 	int i, sv[2], listener, pidfd, status;
 	char **cargv;
 	pid_t pid;
@@ -283,12 +284,14 @@ int main(int argc, char **argv)
 	if (p.prog_fd < 0)
 		fail(program);
 	if (!interp)
-		interp = elf_interp(p.prog_fd);
+		interp = interp_buf = elf_interp(p.prog_fd);
 	if (interp && strcmp(interp, "none") != 0) {
 		p.interp_fd = open(interp, O_RDONLY | O_CLOEXEC);
 		if (p.interp_fd < 0)
 			fail(interp);
 	}
+	if (interp_buf)
+		free(interp_buf);
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		fail("socketpair");

@@ -162,6 +162,10 @@ if [ -x /usr/bin/python3 ]; then
 	expect "python3 (non-PIE)" 0 "['-c', 'x', 'y z']" "$py" -- /usr/bin/python3 -c \
 		'import sys,json,hashlib,sqlite3; print(sys.argv)' x 'y z'
 fi
+ldso=$(readlink -f /lib64/ld-linux-x86-64.so.2 2>/dev/null || true)
+if [ -n "$ldso" ]; then
+	expect "ld.so run as the program" 0 "via ld.so" "$ldso" -- ld.so /bin/echo via ld.so
+fi
 bb=$(command -v busybox 2>/dev/null || true)
 if [ -n "$bb" ]; then
 	bb=$(readlink -f "$bb")

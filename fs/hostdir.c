@@ -140,7 +140,7 @@ static int h_chown(void *ctx, int exp, const char *rel, uid_t uid, gid_t gid)
 { ROOT(ctx, exp); RW(ctx, exp); return R(fchownat(rfd, dotted(rel), uid, gid, AT_SYMLINK_NOFOLLOW)); }
 static int h_truncate(void *ctx, int exp, const char *rel, off_t len)
 {
-	int fd, r;
+	int fd = -1, r;
 	ROOT(ctx, exp);
 	RW(ctx, exp);
 	r = h_open(ctx, exp, rel, O_WRONLY, 0, &fd, NULL);
@@ -154,7 +154,7 @@ static int h_utimens(void *ctx, int exp, const char *rel, const struct timespec 
 { ROOT(ctx, exp); RW(ctx, exp); return R(utimensat(rfd, dotted(rel), ts, flags)); }
 static int h_statfs(void *ctx, int exp, const char *rel, struct statfs *st)
 {
-	int fd, r;
+	int fd = -1, r;
 	ROOT(ctx, exp);
 	r = h_open(ctx, exp, rel, O_PATH, 0, &fd, NULL);
 	if (r < 0)

@@ -16,20 +16,40 @@
  * (or -errno; -ENOENT when the task has no pending exec).
  *
  * The loader then:
- *  - maps the PT_LOAD segments of prog_fd (ET_EXEC at its addresses, ET_DYN
- *    at a base it chooses) and, if interp_fd >= 0, of the interpreter;
+ *  - maps the PT_LOAD segments of prog_fd (ET_EXEC at its addresses, which
+ *    must be free - MAP_FIXED_NOREPLACE; ET_DYN at a base the kernel picks,
+ *    aligned to the largest PT_LOAD p_align) and, if interp_fd >= 0, of the
+ *    interpreter. Segments are file-backed MAP_PRIVATE|MAP_FIXED mappings
+ *    (shared with the page cache); bss is zeroed to the end of its first
+ *    page and mapped anonymous beyond; a segment that cannot be mapped
+ *    (offset not congruent with its address, fd without mmap, noexec host
+ *    mount) is copied with pread64 instead; two segments sharing a page
+ *    get both contents and the union of their permissions;
  *  - builds the program's initial stack: argc/argv = the prefix strings from
  *    the info followed by its own argv[skip..] (for plain ELF: prefix_count=0,
  *    skip=0, i.e. argv exactly as the kernel copied it), envp = its own envp,
- *    auxv = its own auxv with AT_PHDR, AT_PHENT, AT_PHNUM, AT_ENTRY, AT_BASE,
- *    AT_EXECFN (-> a copy of info's execfn string) replaced; AT_RANDOM,
- *    AT_SYSINFO_EHDR, AT_HWCAP*, AT_PAGESZ, AT_CLKTCK, AT_*UID/GID, AT_SECURE,
- *    AT_PLATFORM kept;
+ *    auxv = its own auxv with AT_PHDR, AT_PHENT, AT_PHNUM, AT_ENTRY, AT_BASE
+ *    (0 without an interpreter), AT_EXECFN (-> a copy of info's execfn
+ *    string) replaced; AT_RANDOM (the same 16 bytes), AT_SYSINFO_EHDR,
+ *    AT_HWCAP*, AT_PAGESZ, AT_CLKTCK, AT_*UID/GID, AT_SECURE, AT_PLATFORM,
+ *    AT_MINSIGSTKSZ and any other entry kept. The new stack replaces the old
+ *    one in place; the argv and envp strings end where the kernel put them,
+ *    so for a plain exec they stay at the kernel's arg_start..env_end
+ *    (host /proc/pid/cmdline and environ remain right);
  *  - sets its name with prctl(PR_SET_NAME, info comm) so ps shows the program;
  *  - closes prog_fd and interp_fd;
- *  - jumps to the interpreter's entry (or the program's) with rdx = 0.
- * On any error it writes "moat-loader: <reason>\n" to fd 2 and exits 127.
- * (Late errors are unavoidable: the old image is gone, like a kernel SIGSEGV.)
+ *  - jumps to the interpreter's entry (or the program's) with rsp at argc,
+ *    every other general register zero (rdx = 0: no atexit function),
+ *    rflags clear, and the FPU/SSE state as the kernel left it at exec (the
+ *    loader is built -mgeneral-regs-only).
+ * On any error it writes "moat-loader: <reason>[ (errno N)]\n" to fd 2 and
+ * exits 127. (Late errors are unavoidable: the old image is gone, like a
+ * kernel SIGSEGV.)
+ *
+ * The loader makes no syscall but mmap, munmap, mprotect, pread64, read,
+ * close, prctl(PR_SET_NAME), write (fd 2, errors), exit_group and
+ * MOAT_SYS_LOADER; the guest filter must allow these for it natively.
+ * The loader's own image (< 16 KiB, text and .dynamic) stays mapped.
  */
 #ifndef MOAT_LOADER_ABI_H
 #define MOAT_LOADER_ABI_H
@@ -49,6 +69,12 @@
 #define MOAT_EXEC_VERSION 1
 #define MOAT_EXEC_INFO_MAX 65536
 
+/* Filled by the sentry into the loader's buffer (the loader passes
+ * MOAT_EXEC_INFO_MAX bytes; a sentry whose info does not fit returns
+ * -E2BIG). Every *_off must point inside strings[0..strings_len) at a
+ * NUL-terminated string (prefix_off at prefix_count consecutive ones), and
+ * skip must not exceed the loader's argc, or the loader fails with
+ * "bad exec info". comm is truncated to 15 bytes by PR_SET_NAME. */
 struct moat_exec_info {
 	uint32_t magic;        /* MOAT_EXEC_MAGIC */
 	uint32_t version;      /* MOAT_EXEC_VERSION */

@@ -229,7 +229,7 @@ static int64_t serve(int listener, struct pending *p,
 	info->strings_len = (uint32_t)off;
 	len = sizeof(*info) + off;
 	if (len > req->data.args[2])
-		return -ERANGE;
+		return -E2BIG;
 
 	struct iovec local = { .iov_base = buf, .iov_len = len };
 	struct iovec remote = { .iov_base = (void *)req->data.args[1],

@@ -121,6 +121,22 @@ for p in tight static-tight; do
 	fi
 done
 
+# a program on a noexec host mount cannot be mmap'ed PROT_EXEC: copied
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1; then
+	mkdir "$T/nx"
+	unshare -m sh -c 'mount -t tmpfs -o noexec none "$1" || exit 77
+		cp "$2" "$1/p" && exec "$3" "$4" "$1/p" -- p x' sh \
+		"$T/nx" "$D/loader-probe-pie" "$H" "$L" >"$T/out" 2>"$T/err"
+	st=$?
+	if [ $st = 77 ]; then
+		echo "ok - # skip noexec mount (cannot mount)"
+	elif [ $st = 0 ] && grep -qx 'bss=ok' "$T/out" && grep -qx 'argv\[1\]=\[x\]' "$T/out"; then
+		ok "segments copied when mmap is refused (noexec)"
+	else
+		bad "segments copied when mmap is refused (noexec) (status $st)"
+	fi
+fi
+
 # AT_EXECFN, comm, AT_RANDOM, vDSO
 expect "execfn" 0 "" "$D/loader-probe-pie" --execfn /some/where -- p
 has "AT_EXECFN from the exec info" 'execfn=/some/where'

@@ -1,0 +1,504 @@
+/* tests/unit/test_syscalls_table.c - the syscall table, its listing and the
+ * strace-like decoder. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "syscalls/decode.h"
+#include "syscalls/filter.h"
+#include "syscalls/handlers.h"
+#include "syscalls/table.h"
+
+static int nrows(void)
+{
+	int n = 0;
+
+	for (int i = 0; i < SC_NR_MAX; i++)
+		n += sc_table[i].name != NULL;
+	return n;
+}
+
+Test(syscalls_table, every_row_sits_at_its_number)
+{
+	cr_assert_eq(nrows(), 383, "rows: %d", nrows());
+	for (int i = 0; i < SC_NR_MAX; i++) {
+		if (!sc_table[i].name)
+			continue;
+		cr_assert_eq(sc_table[i].nr, i, "%s: nr %d at index %d",
+			     sc_table[i].name, sc_table[i].nr, i);
+		cr_assert_eq(sc_lookup(i), &sc_table[i]);
+	}
+	cr_assert_null(sc_lookup(-1));
+	cr_assert_null(sc_lookup(337));
+	cr_assert_null(sc_lookup(SC_NR_MAX));
+	cr_assert_null(sc_lookup(0x40000000 | 39));
+}
+
+Test(syscalls_table, names_are_unique_and_found)
+{
+	for (int i = 0; i < SC_NR_MAX; i++) {
+		if (!sc_table[i].name)
+			continue;
+		for (int j = i + 1; j < SC_NR_MAX; j++)
+			if (sc_table[j].name)
+				cr_assert_str_neq(sc_table[i].name, sc_table[j].name);
+		cr_assert_eq(sc_lookup_name(sc_table[i].name), &sc_table[i]);
+	}
+	cr_assert_null(sc_lookup_name("no_such_call"));
+	cr_assert_null(sc_lookup_name(NULL));
+}
+
+/* libc's numbers and libseccomp's own table agree with ours */
+Test(syscalls_table, numbers_match_libc_and_libseccomp)
+{
+	static const struct { const char *name; long nr; } libc[] = {
+		{ "read", SYS_read }, { "open", SYS_open },
+		{ "openat", SYS_openat }, { "execve", SYS_execve },
+		{ "clone3", SYS_clone3 }, { "openat2", SYS_openat2 },
+		{ "futex_waitv", SYS_futex_waitv }, { "rseq", SYS_rseq },
+		{ "io_uring_setup", SYS_io_uring_setup },
+	};
+
+	for (size_t i = 0; i < sizeof(libc) / sizeof(libc[0]); i++) {
+		const struct sysent *e = sc_lookup_name(libc[i].name);
+
+		cr_assert_not_null(e, "%s", libc[i].name);
+		cr_assert_eq(e->nr, libc[i].nr, "%s", libc[i].name);
+	}
+	for (int i = 0; i < SC_NR_MAX; i++) {
+		int r;
+
+		if (!sc_table[i].name)
+			continue;
+		r = seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86_64,
+						      sc_table[i].name);
+		if (r >= 0)
+			cr_assert_eq(r, i, "libseccomp: %s is %d, table %d",
+				     sc_table[i].name, r, i);
+	}
+}
+
+Test(syscalls_table, handlers_match_classes)
+{
+	char want[64];
+
+	for (int i = 0; i < SC_NR_MAX; i++) {
+		const struct sysent *e = &sc_table[i];
+
+		if (!e->name)
+			continue;
+		cr_assert(e->cls >= SC_FAST && e->cls <= SC_KILL, "%s", e->name);
+		cr_assert(e->status >= ST_FULL && e->status <= ST_NONE, "%s", e->name);
+		cr_assert_not_null(e->note, "%s", e->name);
+		cr_assert_not_null(e->handler_name, "%s", e->name);
+		if (e->cls == SC_EMULATE) {
+			snprintf(want, sizeof(want), "sys_%s", e->name);
+			cr_assert_not_null(e->handler, "%s", e->name);
+			cr_assert_str_eq(e->handler_name, want);
+		} else {
+			cr_assert_null(e->handler, "%s", e->name);
+			cr_assert_str_empty(e->handler_name, "%s", e->name);
+		}
+		if (e->cls == SC_DENY)
+			cr_assert(e->err > 0 && e->err < 4096, "%s", e->name);
+		if (e->deny) {
+			cr_assert_eq(e->cls, SC_FAST, "%s", e->name);
+			cr_assert(e->err > 0, "%s: rules need an errno", e->name);
+			cr_assert_geq(e->deny[0].arg, 0, "%s: empty rules", e->name);
+		}
+		if (e->cls != SC_DENY && !e->deny)
+			cr_assert_eq(e->err, 0, "%s", e->name);
+	}
+}
+
+Test(syscalls_table, arg_kinds_count_is_nargs)
+{
+	for (int i = 0; i < SC_NR_MAX; i++) {
+		const struct sysent *e = &sc_table[i];
+
+		if (!e->name)
+			continue;
+		cr_assert_leq(e->nargs, SC_MAXARGS, "%s", e->name);
+		for (int a = 0; a < SC_MAXARGS; a++) {
+			if (a < e->nargs)
+				cr_assert_neq(e->args[a], A_NONE, "%s arg %d", e->name, a);
+			else
+				cr_assert_eq(e->args[a], A_NONE, "%s arg %d", e->name, a);
+		}
+	}
+	cr_assert_eq(sc_lookup_name("getpid")->nargs, 0);
+	cr_assert_eq(sc_lookup_name("mmap")->nargs, 6);
+	cr_assert_eq(sc_lookup_name("openat")->args[1], A_PATH);
+	cr_assert_eq(sc_lookup_name("openat2")->args[2], A_OPEN_HOW);
+}
+
+Test(syscalls_table, dangerous_calls_are_never_fast)
+{
+	static const char *const never[] = {
+		"io_uring_setup", "io_uring_enter", "io_uring_register",
+		"ptrace", "bpf", "mount", "umount2", "pivot_root", "chroot",
+		"kexec_load", "kexec_file_load", "init_module", "finit_module",
+		"delete_module", "userfaultfd", "perf_event_open",
+		"open_by_handle_at", "name_to_handle_at", "unshare", "setns",
+		"clone3", "fsopen", "fsmount", "move_mount", "open_tree",
+		"pidfd_getfd", "keyctl", "add_key", "memfd_secret",
+		"modify_ldt", "iopl", "ioperm", "settimeofday", "clock_settime",
+		"execve", "execveat", "open", "openat", "openat2", "stat",
+		"newfstatat", "statx", "chdir", "getcwd", "umask",
+	};
+
+	for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++) {
+		const struct sysent *e = sc_lookup_name(never[i]);
+
+		cr_assert_not_null(e, "%s", never[i]);
+		cr_assert_neq(e->cls, SC_FAST, "%s is FAST", never[i]);
+	}
+	cr_assert_eq(sc_lookup_name("execve")->cls, SC_EXEC);
+	cr_assert_eq(sc_lookup_name("execveat")->cls, SC_EXEC);
+	cr_assert_eq(sc_lookup_name("clone3")->err, ENOSYS);
+	cr_assert_eq(sc_lookup_name("ptrace")->err, EPERM);
+	cr_assert_eq(sc_lookup_name("getpid")->cls, SC_FAST);
+	cr_assert_eq(sc_lookup_name("fstat")->cls, SC_FAST);
+}
+
+/* every row that takes a path is emulated or denied */
+Test(syscalls_table, path_calls_never_run_natively)
+{
+	for (int i = 0; i < SC_NR_MAX; i++) {
+		const struct sysent *e = &sc_table[i];
+
+		if (!e->name)
+			continue;
+		for (int a = 0; a < e->nargs; a++)
+			if (e->args[a] == A_PATH)
+				cr_assert_neq(e->cls, SC_FAST, "%s takes a path", e->name);
+	}
+}
+
+Test(syscalls_table, argument_rules)
+{
+	const struct sysent *ioctl_e = sc_lookup_name("ioctl");
+	const struct sysent *clone_e = sc_lookup_name("clone");
+	uint64_t a[SC_MAXARGS] = { 0 };
+
+	a[1] = TIOCSTI;
+	cr_assert_not_null(sc_argdeny_match(ioctl_e, a));
+	a[1] = TIOCSTI | (1ULL << 32);  /* the kernel truncates cmd to 32 bits */
+	cr_assert_not_null(sc_argdeny_match(ioctl_e, a));
+	a[1] = TIOCLINUX;
+	cr_assert_not_null(sc_argdeny_match(ioctl_e, a));
+	a[1] = FIONREAD;
+	cr_assert_null(sc_argdeny_match(ioctl_e, a));
+	a[1] = TCGETS;
+	cr_assert_null(sc_argdeny_match(ioctl_e, a));
+
+	memset(a, 0, sizeof(a));
+	a[0] = CLONE_NEWUSER | SIGCHLD;
+	cr_assert_not_null(sc_argdeny_match(clone_e, a));
+	a[0] = CLONE_VM | CLONE_THREAD | CLONE_SIGHAND | CLONE_NEWNET;
+	cr_assert_not_null(sc_argdeny_match(clone_e, a));
+	a[0] = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+	       CLONE_SYSVSEM | CLONE_SETTLS | CLONE_PARENT_SETTID |
+	       CLONE_CHILD_CLEARTID;
+	cr_assert_null(sc_argdeny_match(clone_e, a));
+	cr_assert_null(sc_argdeny_match(sc_lookup_name("read"), a));
+}
+
+/* weak stubs answer ENOSYS and are listed as NONE */
+Test(syscalls_table, stubs_answer_enosys)
+{
+	struct sc_call c;
+
+	memset(&c, 0, sizeof(c));
+	for (int i = 0; i < SC_NR_MAX; i++) {
+		const struct sysent *e = &sc_table[i];
+
+		if (!e->name || e->cls != SC_EMULATE)
+			continue;
+		if (sc_handler_is_stub(e->handler)) {
+			c.ent = e;
+			c.nr = e->nr;
+			cr_assert_eq(e->handler(&c), -ENOSYS, "%s", e->name);
+			cr_assert_eq(sc_effective_status(e), ST_NONE);
+		} else {
+			cr_assert_eq(sc_effective_status(e), e->status);
+		}
+	}
+	cr_assert_not(sc_handler_is_stub(NULL));
+	cr_assert_eq(sc_effective_status(sc_lookup_name("read")), ST_FULL);
+}
+
+static char *listing(const char *fmt, int *ret)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	*ret = sc_print_listing(f, fmt);
+	fclose(f);
+	return buf;
+}
+
+static int count(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+Test(syscalls_table, listing_formats)
+{
+	int ret;
+	char *s;
+
+	s = listing("table", &ret);
+	cr_assert_eq(ret, 0);
+	cr_assert(strstr(s, "NR   NAME"));
+	cr_assert(strstr(s, "DENY(EPERM)"));
+	cr_assert_eq(count(s, "\n"), nrows() + 1);
+	free(s);
+
+	s = listing("csv", &ret);
+	cr_assert_eq(ret, 0);
+	cr_assert(!strncmp(s, "nr,name,class,errno,status,handler,note\n", 40));
+	cr_assert(strstr(s, "\n101,ptrace,DENY,EPERM,NONE,,"));
+	cr_assert_eq(count(s, "\n"), nrows() + 1);
+	free(s);
+
+	s = listing("json", &ret);
+	cr_assert_eq(ret, 0);
+	cr_assert_eq(s[0], '[');
+	cr_assert_str_eq(s + strlen(s) - 3, "\n]\n");
+	cr_assert_eq(count(s, "{\"nr\":"), nrows());
+	cr_assert(strstr(s, "{\"nr\":257,\"name\":\"openat\",\"class\":\"EMULATE\""));
+	cr_assert(strstr(s, "\"args\":[\"DIRFD\",\"PATH\",\"OFLAGS\",\"MODE\"]"));
+	free(s);
+
+	s = listing("yaml", &ret);
+	cr_assert_eq(ret, -EINVAL);
+	free(s);
+	cr_assert_str_eq(sc_class_name(SC_EXEC), "EXEC");
+	cr_assert_str_eq(sc_status_name(ST_PARTIAL), "PARTIAL");
+}
+
+/* ---- decoder ---- */
+
+static const char *decode(const char *name, uint64_t a0, uint64_t a1,
+			  uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5,
+			  const char *s0, const char *s1)
+{
+	static char out[512];
+	struct sc_call c;
+
+	memset(&c, 0, sizeof(c));
+	c.ent = sc_lookup_name(name);
+	cr_assert_not_null(c.ent, "%s", name);
+	c.nr = c.ent->nr;
+	c.args[0] = a0, c.args[1] = a1, c.args[2] = a2;
+	c.args[3] = a3, c.args[4] = a4, c.args[5] = a5;
+	/* the string goes to the first/second PATH or STR argument */
+	for (int i = 0, k = 0; i < c.ent->nargs; i++)
+		if (c.ent->args[i] == A_PATH || c.ent->args[i] == A_STR)
+			c.str[i] = (char *)(k++ == 0 ? s0 : s1);
+	sc_decode_args(&c, out, sizeof(out));
+	return out;
+}
+
+Test(syscalls_decode, sample_calls)
+{
+	cr_assert_str_eq(decode("openat", (uint64_t)AT_FDCWD, 0x1000,
+				O_RDONLY | O_CLOEXEC, 0, 0, 0, "/etc/passwd", NULL),
+			 "AT_FDCWD, \"/etc/passwd\", O_RDONLY|O_CLOEXEC, 0");
+	cr_assert_str_eq(decode("openat", 3, 0x1000,
+				O_WRONLY | O_CREAT | O_TRUNC, 0644, 0, 0, "out", NULL),
+			 "3, \"out\", O_WRONLY|O_CREAT|O_TRUNC, 0644");
+	cr_assert_str_eq(decode("mmap", 0, 4096, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0, NULL, NULL),
+			 "NULL, 4096, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0");
+	cr_assert_str_eq(decode("mprotect", 0x7f0000001000, 8192, 0, 0, 0, 0, NULL, NULL),
+			 "0x7f0000001000, 8192, PROT_NONE");
+	cr_assert_str_eq(decode("clone", CLONE_VM | CLONE_FS | CLONE_FILES | SIGCHLD,
+				0, 0, 0, 0, 0, NULL, NULL),
+			 "CLONE_VM|CLONE_FS|CLONE_FILES|SIGCHLD, NULL, NULL, NULL, NULL");
+	cr_assert_str_eq(decode("unshare", CLONE_NEWUSER | CLONE_NEWTIME, 0, 0, 0, 0, 0,
+				NULL, NULL),
+			 "CLONE_NEWTIME|CLONE_NEWUSER");
+	cr_assert_str_eq(decode("kill", 1, SIGTERM, 0, 0, 0, 0, NULL, NULL), "1, SIGTERM");
+	cr_assert_str_eq(decode("kill", 1, 34, 0, 0, 0, 0, NULL, NULL), "1, SIGRT_2");
+	cr_assert_str_eq(decode("lseek", 3, (uint64_t)-5, SEEK_END, 0, 0, 0, NULL, NULL),
+			 "3, -5, SEEK_END");
+	cr_assert_str_eq(decode("renameat2", (uint64_t)AT_FDCWD, 1, 5, 2,
+				RENAME_NOREPLACE, 0, "a", "b"),
+			 "AT_FDCWD, \"a\", 5, \"b\", RENAME_NOREPLACE");
+	cr_assert_str_eq(decode("unlinkat", (uint64_t)AT_FDCWD, 1, AT_REMOVEDIR,
+				0, 0, 0, "d", NULL),
+			 "AT_FDCWD, \"d\", AT_REMOVEDIR");
+	cr_assert_str_eq(decode("faccessat2", (uint64_t)AT_FDCWD, 1, 4,
+				AT_EACCESS | AT_SYMLINK_NOFOLLOW, 0, 0, "f", NULL),
+			 "AT_FDCWD, \"f\", 4, AT_EACCESS|AT_SYMLINK_NOFOLLOW");
+	cr_assert_str_eq(decode("newfstatat", 3, 1, 0x2000, AT_EMPTY_PATH, 0, 0, "", NULL),
+			 "3, \"\", 0x2000, AT_EMPTY_PATH");
+	cr_assert_str_eq(decode("statx", (uint64_t)AT_FDCWD, 1, 0,
+				STATX_BASIC_STATS | STATX_BTIME, 0x10, 0, "/", NULL),
+			 "AT_FDCWD, \"/\", 0, STATX_BASIC_STATS|STATX_BTIME, 0x10");
+	cr_assert_str_eq(decode("ioctl", 1, TIOCSTI, 0x7ffd0000, 0, 0, 0, NULL, NULL),
+			 "1, TIOCSTI, 0x7ffd0000");
+	cr_assert_str_eq(decode("fcntl", 3, F_SETFD, FD_CLOEXEC, 0, 0, 0, NULL, NULL),
+			 "3, F_SETFD, FD_CLOEXEC");
+	cr_assert_str_eq(decode("fcntl", 3, F_SETFL, O_RDWR | O_NONBLOCK, 0, 0, 0, NULL, NULL),
+			 "3, F_SETFL, O_RDWR|O_NONBLOCK");
+	cr_assert_str_eq(decode("mknodat", (uint64_t)AT_FDCWD, 1, S_IFCHR | 0600, 0x103,
+				0, 0, "/dev/x", NULL),
+			 "AT_FDCWD, \"/dev/x\", S_IFCHR|0600, 0x103");
+	cr_assert_str_eq(decode("getpid", 0, 0, 0, 0, 0, 0, NULL, NULL), "");
+	/* a path that was not copied prints as its address */
+	cr_assert_str_eq(decode("chdir", 0x1234, 0, 0, 0, 0, 0, NULL, NULL), "0x1234");
+}
+
+Test(syscalls_decode, strings_are_escaped_and_truncated)
+{
+	cr_assert_str_eq(decode("chdir", 1, 0, 0, 0, 0, 0, "a\"b\\c\nd\te\033f\0011", NULL),
+			 "\"a\\\"b\\\\c\\nd\\te\\33f\\0011\"");
+	/* STR arguments: 32 characters, then ... */
+	cr_assert_str_eq(decode("memfd_create", 1, MFD_CLOEXEC, 0, 0, 0, 0,
+				"0123456789abcdef0123456789abcdefXYZ", NULL),
+			 "\"0123456789abcdef0123456789abcdef\"..., 0x1");
+	/* paths are printed whole, as strace does */
+	cr_assert_str_eq(decode("chdir", 1, 0, 0, 0, 0, 0,
+				"/0123456789abcdef0123456789abcdef/x", NULL),
+			 "\"/0123456789abcdef0123456789abcdef/x\"");
+	/* non-ASCII bytes become octal escapes */
+	cr_assert_str_eq(decode("chdir", 1, 0, 0, 0, 0, 0, "\xc3\xa9", NULL),
+			 "\"\\303\\251\"");
+}
+
+Test(syscalls_decode, structs_copied_in)
+{
+	struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons(80) };
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	static const char argv[] = "sh\0-c\0echo hi\0";
+	struct sc_call c;
+	char out[512];
+
+	inet_pton(AF_INET, "127.0.0.1", &in.sin_addr);
+	memset(&c, 0, sizeof(c));
+	c.ent = sc_lookup_name("connect");
+	c.nr = c.ent->nr;
+	c.args[0] = 3, c.args[1] = 0x1000, c.args[2] = sizeof(in);
+	c.buf[1] = &in, c.buflen[1] = sizeof(in);
+	sc_decode_args(&c, out, sizeof(out));
+	cr_assert_str_eq(out, "3, {sa_family=AF_INET, sin_port=htons(80), "
+			 "sin_addr=inet_addr(\"127.0.0.1\")}, 16");
+
+	memset(&c, 0, sizeof(c));
+	c.ent = sc_lookup_name("openat2");
+	c.nr = c.ent->nr;
+	c.args[0] = (uint64_t)AT_FDCWD, c.args[3] = sizeof(how);
+	c.str[1] = (char *)"/x";
+	c.buf[2] = &how, c.buflen[2] = sizeof(how);
+	sc_decode_args(&c, out, sizeof(out));
+	cr_assert_str_eq(out, "AT_FDCWD, \"/x\", {flags=O_RDONLY|O_CLOEXEC, mode=0, "
+			 "resolve=RESOLVE_NO_MAGICLINKS|RESOLVE_IN_ROOT}, 24");
+
+	memset(&c, 0, sizeof(c));
+	c.ent = sc_lookup_name("execve");
+	c.nr = c.ent->nr;
+	c.str[0] = (char *)"/bin/sh";
+	c.buf[1] = (void *)argv, c.buflen[1] = sizeof(argv);
+	c.args[2] = 0x2000;
+	sc_decode_args(&c, out, sizeof(out));
+	cr_assert_str_eq(out, "\"/bin/sh\", [\"sh\", \"-c\", \"echo hi\"], 0x2000");
+}
+
+Test(syscalls_decode, output_is_bounded)
+{
+	struct sc_call c;
+	char out[16];
+	size_t n;
+
+	memset(&c, 0, sizeof(c));
+	c.ent = sc_lookup_name("chdir");
+	c.nr = c.ent->nr;
+	c.str[0] = (char *)"/a/very/long/path/that/does/not/fit";
+	memset(out, 'X', sizeof(out));
+	n = sc_decode_args(&c, out, sizeof(out));
+	cr_assert_lt(n, sizeof(out));
+	cr_assert_eq(strlen(out), n);
+	cr_assert_eq(sc_decode_args(&c, out, 0), 0);
+
+	/* unknown numbers: raw registers */
+	memset(&c, 0, sizeof(c));
+	c.nr = 1000;
+	c.args[0] = 1;
+	char big[256];
+
+	sc_decode_args(&c, big, sizeof(big));
+	cr_assert_str_eq(big, "0x1, 0, 0, 0, 0, 0");
+	sc_decode_call(&c, -ENOSYS, big, sizeof(big));
+	cr_assert_str_eq(big, "syscall_1000(0x1, 0, 0, 0, 0, 0) = -1 ENOSYS (Function not implemented)");
+}
+
+Test(syscalls_decode, return_values)
+{
+	char out[128];
+	struct sc_call c;
+
+	sc_decode_ret(sc_lookup_name("openat"), 3, out, sizeof(out));
+	cr_assert_str_eq(out, "3");
+	sc_decode_ret(sc_lookup_name("openat"), -ENOENT, out, sizeof(out));
+	cr_assert_str_eq(out, "-1 ENOENT (No such file or directory)");
+	sc_decode_ret(sc_lookup_name("mmap"), 0x7f0012340000, out, sizeof(out));
+	cr_assert_str_eq(out, "0x7f0012340000");
+	sc_decode_ret(NULL, -EPERM, out, sizeof(out));
+	cr_assert_str_eq(out, "-1 EPERM (Operation not permitted)");
+	sc_decode_ret(NULL, -4000, out, sizeof(out));
+	cr_assert_str_eq(out, "-1 errno 4000");
+
+	memset(&c, 0, sizeof(c));
+	c.ent = sc_lookup_name("openat");
+	c.nr = c.ent->nr;
+	c.args[0] = (uint64_t)AT_FDCWD;
+	c.str[1] = (char *)"/etc/shadow";
+	sc_decode_call(&c, -ENOENT, out, sizeof(out));
+	cr_assert_str_eq(out, "openat(AT_FDCWD, \"/etc/shadow\", O_RDONLY, 0) = -1 ENOENT (No such file or directory)");
+
+	cr_assert_str_eq(sc_errno_name(ENOENT), "ENOENT");
+	cr_assert_str_eq(sc_errno_name(EPERM), "EPERM");
+	cr_assert_str_eq(sc_errno_name(512), "ERESTARTSYS");
+	cr_assert_null(sc_errno_name(0));
+	cr_assert_null(sc_errno_name(-1));
+}
+
+Test(syscalls_decode, json_escape)
+{
+	char out[64];
+
+	json_escape(out, sizeof(out), "a\"b\\c\nd\x01");
+	cr_assert_str_eq(out, "a\\\"b\\\\c\\nd\\u0001");
+	json_escape(out, sizeof(out), "caf\xc3\xa9");
+	cr_assert_str_eq(out, "caf\xc3\xa9");
+	json_escape(out, sizeof(out), "x\xffy\xc3");
+	cr_assert_str_eq(out, "x\\ufffdy\\ufffd");
+	/* overlong encoding of '/' is not passed through */
+	json_escape(out, sizeof(out), "\xc0\xaf");
+	cr_assert_str_eq(out, "\\ufffd\\ufffd");
+	/* an escape is never cut in half */
+	cr_assert_eq(json_escape(out, 4, "ab\n"), 2);
+	cr_assert_str_eq(out, "ab");
+}

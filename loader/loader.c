@@ -439,6 +439,10 @@ static void str_top(uintptr_t *top, const char *s)
 		*top = end;
 }
 
+/* The auxv entries the loader replaces (values: see start_program). */
+static const uint64_t mine[6] = { AT_PHDR, AT_PHENT, AT_PHNUM,
+				  AT_ENTRY, AT_BASE, AT_EXECFN };
+
 __attribute__((noreturn)) static void
 start_program(const struct stack_in *in, const struct moat_exec_info *info,
 	      const struct image *prog, const struct image *interp)
@@ -451,8 +455,10 @@ start_program(const struct stack_in *in, const struct moat_exec_info *info,
 	size_t nargs = info->prefix_count + (size_t)(in->argc - info->skip);
 	size_t nenv = 0, naux = auxv_count(in->auxv), strsz = 0, ptrsz, total;
 	uintptr_t top = 0, strs_at, dst;
+	uintptr_t random_at, platform_at = 0, base_platform_at = 0, execfn_at;
 	char *scratch;
-	uint64_t *w;
+	uint64_t *w, vals[6];
+	unsigned seen = 0;
 	size_t off, k;
 	long r;
 
@@ -522,16 +528,16 @@ start_program(const struct stack_in *in, const struct moat_exec_info *info,
 
 	/* Strings upwards from strs_at (offsets relative to dst). */
 	off = strs_at - dst;
-	uintptr_t random_at = dst + off;
+	random_at = dst + off;
 
 	if (random)
 		memcpy(scratch + off, random, 16);
 	off += 16;
-	uintptr_t platform_at =
-		platform ? push_str(scratch, &off, dst, platform) : 0;
-	uintptr_t base_platform_at =
-		base_platform ? push_str(scratch, &off, dst, base_platform) : 0;
-	uintptr_t execfn_at = push_str(scratch, &off, dst, execfn);
+	if (platform)
+		platform_at = push_str(scratch, &off, dst, platform);
+	if (base_platform)
+		base_platform_at = push_str(scratch, &off, dst, base_platform);
+	execfn_at = push_str(scratch, &off, dst, execfn);
 
 	w = (uint64_t *)scratch;
 	k = 0;
@@ -548,16 +554,12 @@ start_program(const struct stack_in *in, const struct moat_exec_info *info,
 	w[k++] = 0;
 
 	/* auxv: ours, with the image-dependent entries replaced. */
-	static const uint64_t mine[] = { AT_PHDR, AT_PHENT, AT_PHNUM,
-					 AT_ENTRY, AT_BASE, AT_EXECFN };
-	uint64_t vals[6] = { prog->phdr,
-			     sizeof(Elf64_Phdr),
-			     prog->phnum,
-			     prog->entry,
-			     interp ? interp->bias : 0,
-			     execfn_at };
-	unsigned seen = 0;
-
+	vals[0] = prog->phdr;
+	vals[1] = sizeof(Elf64_Phdr);
+	vals[2] = prog->phnum;
+	vals[3] = prog->entry;
+	vals[4] = interp ? interp->bias : 0;
+	vals[5] = execfn_at;
 	for (size_t i = 0; i < naux; i++) {
 		uint64_t t = in->auxv[i].a_type, v = in->auxv[i].a_un.a_val;
 

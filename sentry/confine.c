@@ -2,8 +2,8 @@
  * host path by name (the gofer resolves every host path) and execs nothing.
  *
  * A deny-list filter with TSYNC (every sentry thread): exec, the path-taking
- * file calls, mount and namespace calls fail with EPERM. openat stays open
- * only on the two procfs directory fds the sentry holds (NSpid lookups and
+ * file calls, mount and namespace calls fail with EPERM. openat, openat2 and
+ * readlinkat stay open only on the two procfs directory fds the sentry holds (NSpid lookups and
  * the guest's procfs); openat2 likewise. Sockets: AF_UNIX only.
  * TODO: turn this into an allowlist once the syscall set of the sentry is
  * stable (noted in ARCHITECTURE.md). */
@@ -36,7 +36,7 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 		SCMP_SYS(chroot), SCMP_SYS(pivot_root), SCMP_SYS(mount), SCMP_SYS(umount2),
 		SCMP_SYS(unshare), SCMP_SYS(setns), SCMP_SYS(chdir), SCMP_SYS(fchdir),
 		SCMP_SYS(stat), SCMP_SYS(lstat), SCMP_SYS(access), SCMP_SYS(faccessat),
-		SCMP_SYS(faccessat2), SCMP_SYS(readlink), SCMP_SYS(readlinkat),
+		SCMP_SYS(faccessat2), SCMP_SYS(readlink),
 		SCMP_SYS(utimes), SCMP_SYS(utime), SCMP_SYS(futimesat),
 		SCMP_SYS(open_by_handle_at), SCMP_SYS(name_to_handle_at),
 		SCMP_SYS(bind), SCMP_SYS(connect), SCMP_SYS(io_uring_setup), SCMP_SYS(bpf),
@@ -54,8 +54,8 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 		snprintf(err, errlen, "sentry confinement: procfs fds not adjacent");
 		return -EINVAL;
 	}
-	const int opens[] = { SCMP_SYS(openat), SCMP_SYS(openat2) };
-	for (int i = 0; i < 2 && !rc; i++) {
+	const int opens[] = { SCMP_SYS(openat), SCMP_SYS(openat2), SCMP_SYS(readlinkat) };
+	for (int i = 0; i < 3 && !rc; i++) {
 		struct scmp_arg_cmp below = { .arg = 0, .op = SCMP_CMP_LT, .datum_a = (scmp_datum_t)lo, .datum_b = 0 };
 		struct scmp_arg_cmp above = { .arg = 0, .op = SCMP_CMP_GT, .datum_a = (scmp_datum_t)hi, .datum_b = 0 };
 		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), opens[i], 1, &below);

@@ -173,7 +173,7 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 	{
 		/* comm: basename of the name the kernel would use (the script, not its interpreter) */
 		const char *b = strrchr(cur, '/');
-		snprintf(p->comm, sizeof p->comm, "%s", b ? b + 1 : cur);
+		snprintf(p->comm, sizeof p->comm, "%.15s", b ? b + 1 : cur);
 	}
 	for (int depth = 0;; depth++) {
 		char hdr[256];
@@ -403,7 +403,7 @@ long exec_loader_call(struct sc_call *c)
 		snprintf(t->exe, sizeof t->exe, "%s", p->exe);
 		snprintf(t->comm, sizeof t->comm, "%s", p->comm);
 		pthread_mutex_unlock(&t->lock);
-		snprintf(c->note, sizeof c->note, "%s", p->exe);
+		snprintf(c->note, sizeof c->note, "%.120s", p->exe);
 	}
 out:
 	pexec_free(p);

@@ -6,6 +6,7 @@
 #include "fs/vfs.h"
 #include "gofer/gofer.h"
 #include "kernel/task.h"
+#include "loader/loader_abi.h"
 #include "loader/loader_blob.h"
 #include "platform/arch.h"
 #include "platform/platform.h"

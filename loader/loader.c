@@ -685,7 +685,9 @@ void loader_main(uintptr_t *sp)
 		in.auxv = (Elf64_auxv_t *)(e + 1);
 	}
 
-	r = sys3(MOAT_SYS_LOADER, MOAT_LOADER_GET, buf, sizeof(buf));
+	do
+		r = sys3(MOAT_SYS_LOADER, MOAT_LOADER_GET, buf, sizeof(buf));
+	while (r == -EINTR);
 	if (r == -ENOSYS)
 		die("not started by moat", r);
 	if (is_err(r))

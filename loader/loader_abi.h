@@ -13,7 +13,11 @@
  * The seccomp filter sends this unknown syscall number to the sentry, which
  * installs the pending fds into the loader (SECCOMP_IOCTL_NOTIF_ADDFD), fills
  * buf with a struct moat_exec_info and returns the number of bytes written
- * (or -errno; -ENOENT when the task has no pending exec).
+ * (or -errno; -ENOENT when the task has no pending exec). The loader
+ * retries on -EINTR, and a call interrupted while the sentry serves it (a
+ * stop signal, say) comes back as a new notification: the sentry should
+ * drop the pending exec only once its reply was sent (NOTIF_SEND
+ * succeeded), and may install the fds again for the new notification.
  *
  * The loader then:
  *  - maps the PT_LOAD segments of prog_fd (ET_EXEC at its addresses, which

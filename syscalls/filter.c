@@ -72,7 +72,9 @@ static void allow_terms(const struct sc_argdeny *const *rules, int n,
 		out->n++;
 		return;
 	}
-	/* branch on the highest undecided bit that a live rule looks at */
+	/* branch on the highest undecided bit that a live rule looks at
+	 * (libseccomp then tests the broad high-bit terms first, e.g. every
+	 * _IOR/_IOW ioctl is settled by the first one or two) */
 	next &= bits;
 	next = (uint64_t)1 << (63 - __builtin_clzll(next));
 	allow_terms(rules, n, bits, pmask | next, pval, out);

@@ -186,7 +186,6 @@ static int64_t serve(int listener, struct pending *p,
 		return -ENOSYS;
 	if (p->used)
 		return -ENOENT;
-	p->used = 1;
 
 	pfd = add_fd(listener, req->id, p->prog_fd);
 	if (pfd < 0)
@@ -346,7 +345,11 @@ int main(int argc, char **argv)
 				resp.error = (int32_t)r;
 			else
 				resp.val = r;
-			ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+			/* the pending exec is consumed only by a reply that
+			 * reached the task (an interrupted call comes back) */
+			if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) == 0 &&
+			    r >= 0)
+				p.used = 1;
 		} else if (pfd[0].revents) {
 			/* POLLHUP: no task left in the filter. */
 			break;

@@ -1,0 +1,275 @@
+/* The file syscall handlers (syscalls/sys_*.c) called directly: the "guest"
+ * is this test process (sc_write_guest/sc_read_guest are memcpy, the task's
+ * pidfd is our own, so task_getfd duplicates our own fds) and the VFS is
+ * served by the host-directory test backend over mkdtemp trees.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fs/vfs.h"
+#include "fs/walk.h"
+#include "kernel/task.h"
+#include "syscalls/handlers.h"
+#include "syscalls/sc.h"
+
+int sc_write_guest(struct sc_call *c, uint64_t addr, const void *src, size_t len)
+{
+	memcpy((void *)(uintptr_t)addr, src, len);
+	return 0;
+}
+
+int sc_read_guest(struct sc_call *c, uint64_t addr, void *dst, size_t len)
+{
+	memcpy(dst, (void *)(uintptr_t)addr, len);
+	return 0;
+}
+
+int sc_getfd(struct sc_call *c, int guestfd)
+{
+	return task_getfd(c->task, guestfd);
+}
+
+static char rootdir[64], workdir[64];
+static struct sandbox sb;
+static struct fs_ctx fsx;
+static struct task task;
+static struct vfs *v;
+static struct vfs_hostdir hd;
+static struct sc_call call;
+
+static void setup(void)
+{
+	char cmd[512], err[256];
+
+	strcpy(rootdir, "/tmp/moat-sysf-root-XXXXXX");
+	strcpy(workdir, "/tmp/moat-sysf-work-XXXXXX");
+	cr_assert_not_null(mkdtemp(rootdir));
+	cr_assert_not_null(mkdtemp(workdir));
+	snprintf(cmd, sizeof cmd, "cd %s && mkdir etc && echo hi > etc/hosts && echo s > etc/shadow"
+		 " && chmod 755 . etc && ln -s etc/hosts lnk", rootdir);
+	cr_assert_eq(system(cmd), 0);
+	static const char *const hidden[] = { "etc/shadow", NULL };
+	struct vfs_mount_spec m[] = {
+		{ .path = "/", .kind = VFS_MNT_GOFER, .export = 0, .hidden = hidden },
+		{ .path = "/work", .kind = VFS_MNT_GOFER, .export = 1, .writable = 1 },
+		{ .path = "/etc/mnt", .kind = VFS_MNT_GOFER, .export = 1, .writable = 1 },
+		{ .path = "/dev/fd", .kind = VFS_MNT_SYMLINK, .target = "/proc/self/fd" },
+	};
+	memset(&sb, 0, sizeof sb);
+	sb.idmap.full_identity = 1;
+	sb.guest_procfd = sb.host_procfd = -1;
+	cr_assert_eq(vfs_create(&sb, m, 4, -1, &v, err, sizeof err), 0, "%s", err);
+	sb.vfs = v;
+	hd.nroots = 2;
+	hd.roots[0] = open(rootdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	hd.roots[1] = open(workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	hd.writable[1] = 1;
+	vfs_set_backend(v, &vfs_hostdir_backend, &hd);
+	pthread_mutex_init(&fsx.lock, NULL);
+	strcpy(fsx.cwd, "/");
+	fsx.umask = 022;
+	task.pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	cr_assert_geq(task.pidfd, 0);
+	task.fs = &fsx;
+	task.sb = &sb;
+}
+
+static void teardown(void)
+{
+	char cmd[256];
+
+	vfs_destroy(v);
+	snprintf(cmd, sizeof cmd, "rm -rf %s %s", rootdir, workdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cleanup failed\n");
+}
+
+TestSuite(sys_file, .init = setup, .fini = teardown);
+
+/* Call handler h with args; strings go to c->str[i]. */
+static long call6(sc_handler_fn h, const char *s0, const char *s1, const char *s2, const char *s3,
+		  uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4)
+{
+	memset(&call, 0, sizeof call);
+	call.task = &task;
+	call.sb = &sb;
+	call.out_fd = -1;
+	call.out_newfd_at = -1;
+	call.args[0] = a0;
+	call.args[1] = a1;
+	call.args[2] = a2;
+	call.args[3] = a3;
+	call.args[4] = a4;
+	call.str[0] = (char *)s0;
+	call.str[1] = (char *)s1;
+	call.str[2] = (char *)s2;
+	call.str[3] = (char *)s3;
+	if (s1 && !a1)
+		call.args[1] = (uintptr_t)s1;
+	return h(&call);
+}
+
+static int openat_(int dirfd, const char *path, int flags, mode_t mode)
+{
+	long r = call6(sys_openat, NULL, path, NULL, NULL, (uint64_t)dirfd, 0, flags, mode, 0);
+	if (r < 0)
+		return (int)r;
+	return call.out_fd;
+}
+
+static long dents_names(int fd, char *names, size_t len)
+{
+	char buf[4096];
+	long r, total = 0;
+
+	names[0] = 0;
+	while ((r = call6(sys_getdents64, NULL, NULL, NULL, NULL, fd, (uintptr_t)buf, sizeof buf, 0, 0)) > 0) {
+		for (long p = 0; p < r; ) {
+			struct dirent64 *d = (struct dirent64 *)(buf + p);
+			strncat(names, d->d_name, len - strlen(names) - 2);
+			strcat(names, " ");
+			p += d->d_reclen;
+			total++;
+		}
+	}
+	return r < 0 ? r : total;
+}
+
+Test(sys_file, open_stat_read)
+{
+	struct stat st;
+	char buf[8] = "";
+	int fd = openat_(AT_FDCWD, "/etc/hosts", O_RDONLY, 0);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(read(fd, buf, 7), 3);
+	close(fd);
+	cr_assert_eq(call6(sys_newfstatat, NULL, "/lnk", NULL, NULL, AT_FDCWD, 0, (uintptr_t)&st, 0, 0), 0);
+	cr_assert(S_ISREG(st.st_mode));
+	cr_assert_eq(call6(sys_newfstatat, NULL, "/lnk", NULL, NULL, AT_FDCWD, 0, (uintptr_t)&st,
+			   AT_SYMLINK_NOFOLLOW, 0), 0);
+	cr_assert(S_ISLNK(st.st_mode));
+	cr_assert_eq(openat_(AT_FDCWD, "/lnk", O_RDONLY | O_NOFOLLOW, 0), -ELOOP);
+	cr_assert_eq(openat_(AT_FDCWD, "/etc/shadow", O_RDONLY, 0), -ENOENT);
+	cr_assert_eq(openat_(AT_FDCWD, "/etc", O_WRONLY, 0), -EISDIR);
+	cr_assert_eq(openat_(AT_FDCWD, "/etc/hosts", O_WRONLY, 0), -EROFS);
+	cr_assert_eq(openat_(AT_FDCWD, "/etc/new", O_CREAT | O_WRONLY, 0644), -EROFS);
+	fd = openat_(AT_FDCWD, "/etc/hosts", O_CREAT | O_RDONLY, 0644);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(openat_(AT_FDCWD, "/etc/hosts", O_CREAT | O_EXCL | O_RDONLY, 0644), -EEXIST);
+	cr_assert_eq(openat_(AT_FDCWD, "/etc/hosts", O_TMPFILE | O_RDWR, 0644), -EOPNOTSUPP);
+}
+
+Test(sys_file, dirfd_and_empty_path)
+{
+	struct stat st;
+	int dfd = openat_(AT_FDCWD, "/etc", O_RDONLY | O_DIRECTORY, 0);
+
+	cr_assert_geq(dfd, 0);
+	int fd = openat_(dfd, "hosts", O_RDONLY, 0);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(call6(sys_newfstatat, NULL, "", NULL, NULL, dfd, 0, (uintptr_t)&st, AT_EMPTY_PATH, 0), 0);
+	cr_assert(S_ISDIR(st.st_mode));
+	/* a synthetic directory (the mount point /dev has no host dir) */
+	int sfd = openat_(AT_FDCWD, "/dev", O_RDONLY | O_DIRECTORY, 0);
+	cr_assert_geq(sfd, 0);
+	cr_assert_eq(call6(sys_newfstatat, NULL, "", NULL, NULL, sfd, 0, (uintptr_t)&st, AT_EMPTY_PATH, 0), 0);
+	cr_assert(S_ISDIR(st.st_mode));
+	cr_assert_eq(call6(sys_fchdir, NULL, NULL, NULL, NULL, sfd, 0, 0, 0, 0), 0);
+	char cwd[64];
+	cr_assert_eq(call6(sys_getcwd, NULL, NULL, NULL, NULL, (uintptr_t)cwd, sizeof cwd, 0, 0, 0), 5);
+	cr_assert_str_eq(cwd, "/dev");
+	cr_assert_eq(call6(sys_getcwd, NULL, NULL, NULL, NULL, (uintptr_t)cwd, 4, 0, 0, 0), -ERANGE);
+	close(sfd);
+	close(dfd);
+}
+
+Test(sys_file, getdents_merges_mount_points_and_hides)
+{
+	char names[1024];
+	int fd = openat_(AT_FDCWD, "/etc", O_RDONLY | O_DIRECTORY, 0);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(dents_names(fd, names, sizeof names), 4, "%s", names); /* . .. hosts mnt */
+	cr_assert_not_null(strstr(names, "hosts "));
+	cr_assert_not_null(strstr(names, "mnt "));
+	cr_assert_null(strstr(names, "shadow"));
+	/* rewinddir: the extras come back exactly once */
+	lseek(fd, 0, SEEK_SET);
+	cr_assert_eq(dents_names(fd, names, sizeof names), 4, "%s", names);
+	close(fd);
+	/* the root: host names plus work and dev */
+	fd = openat_(AT_FDCWD, "/", O_RDONLY | O_DIRECTORY, 0);
+	cr_assert_eq(dents_names(fd, names, sizeof names), 6, "%s", names);
+	cr_assert_not_null(strstr(names, "work "));
+	cr_assert_not_null(strstr(names, "dev "));
+	close(fd);
+	/* a synthetic directory */
+	fd = openat_(AT_FDCWD, "/dev", O_RDONLY | O_DIRECTORY, 0);
+	cr_assert_eq(dents_names(fd, names, sizeof names), 3, "%s", names);
+	cr_assert_str_eq(names, ". .. fd ");
+	lseek(fd, 0, SEEK_SET);
+	cr_assert_eq(dents_names(fd, names, sizeof names), 3, "%s", names);
+	close(fd);
+}
+
+Test(sys_file, namespace_changes_on_rw_mount)
+{
+	struct stat st;
+
+	cr_assert_eq(call6(sys_mkdir, "/work/d", NULL, NULL, NULL, 0, 0755, 0, 0, 0), 0);
+	cr_assert_eq(call6(sys_mkdir, "/work/d", NULL, NULL, NULL, 0, 0755, 0, 0, 0), -EEXIST);
+	cr_assert_eq(call6(sys_mkdir, "/etc/d", NULL, NULL, NULL, 0, 0755, 0, 0, 0), -EROFS);
+	cr_assert_eq(call6(sys_mkdir, "/etc/hosts", NULL, NULL, NULL, 0, 0755, 0, 0, 0), -EEXIST);
+	int fd = openat_(AT_FDCWD, "/work/d/f", O_CREAT | O_WRONLY, 0666);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "abc", 3), 3);
+	close(fd);
+	cr_assert_eq(call6(sys_stat, "/work/d/f", NULL, NULL, NULL, 0, (uintptr_t)&st, 0, 0, 0), 0);
+	cr_assert_eq(st.st_size, 3);
+	cr_assert_eq(st.st_mode & 0777, 0644);  /* umask 022 */
+	cr_assert_eq(call6(sys_rename, "/work/d/f", "/work/d/g", NULL, NULL, 0, 0, 0, 0, 0), 0);
+	cr_assert_eq(call6(sys_stat, "/work/d/f", NULL, NULL, NULL, 0, (uintptr_t)&st, 0, 0, 0), -ENOENT);
+	cr_assert_eq(call6(sys_stat, "/work/d/g", NULL, NULL, NULL, 0, (uintptr_t)&st, 0, 0, 0), 0);
+	cr_assert_eq(call6(sys_rename, "/work/d/g", "/etc/g", NULL, NULL, 0, 0, 0, 0, 0), -EXDEV);
+	cr_assert_eq(call6(sys_symlink, "g", "/work/d/s", NULL, NULL, 0, 0, 0, 0, 0), 0);
+	char buf[16];
+	cr_assert_eq(call6(sys_readlink, "/work/d/s", NULL, NULL, NULL, 0, (uintptr_t)buf, sizeof buf, 0, 0), 1);
+	cr_assert_eq(call6(sys_readlink, "/work/d/g", NULL, NULL, NULL, 0, (uintptr_t)buf, sizeof buf, 0, 0), -EINVAL);
+	cr_assert_eq(call6(sys_link, "/work/d/g", "/work/d/h", NULL, NULL, 0, 0, 0, 0, 0), 0);
+	cr_assert_eq(call6(sys_chmod, "/work/d/h", NULL, NULL, NULL, 0, 0600, 0, 0, 0), 0);
+	cr_assert_eq(call6(sys_stat, "/work/d/g", NULL, NULL, NULL, 0, (uintptr_t)&st, 0, 0, 0), 0);
+	cr_assert_eq(st.st_mode & 0777, 0600);
+	cr_assert_eq(call6(sys_truncate, "/work/d/g", NULL, NULL, NULL, 0, 1, 0, 0, 0), 0);
+	cr_assert_eq(call6(sys_rmdir, "/work/d", NULL, NULL, NULL, 0, 0, 0, 0, 0), -ENOTEMPTY);
+	cr_assert_eq(call6(sys_unlink, "/work/d", NULL, NULL, NULL, 0, 0, 0, 0, 0), -EISDIR);
+	cr_assert_eq(call6(sys_unlink, "/work/d/g", NULL, NULL, NULL, 0, 0, 0, 0, 0), 0);
+	cr_assert_eq(call6(sys_unlink, "/work/d/h", NULL, NULL, NULL, 0, 0, 0, 0, 0), 0);
+	cr_assert_eq(call6(sys_unlink, "/work/d/s", NULL, NULL, NULL, 0, 0, 0, 0, 0), 0);
+	cr_assert_eq(call6(sys_rmdir, "/work/d", NULL, NULL, NULL, 0, 0, 0, 0, 0), 0);
+	cr_assert_eq(call6(sys_stat, "/work/d", NULL, NULL, NULL, 0, (uintptr_t)&st, 0, 0, 0), -ENOENT);
+	cr_assert_eq(call6(sys_unlink, "/etc/nope", NULL, NULL, NULL, 0, 0, 0, 0, 0), -EROFS);
+	cr_assert_eq(call6(sys_unlink, "/work/nope", NULL, NULL, NULL, 0, 0, 0, 0, 0), -ENOENT);
+	cr_assert_eq(call6(sys_rmdir, "/work", NULL, NULL, NULL, 0, 0, 0, 0, 0), -EBUSY);
+}
+
+Test(sys_file, access_and_umask)
+{
+	cr_assert_eq(call6(sys_access, "/etc/hosts", NULL, NULL, NULL, 0, R_OK, 0, 0, 0), 0);
+	cr_assert_eq(call6(sys_access, "/etc/hosts", NULL, NULL, NULL, 0, W_OK, 0, 0, 0), -EROFS);
+	cr_assert_eq(call6(sys_access, "/etc/hosts", NULL, NULL, NULL, 0, X_OK, 0, 0, 0), -EACCES);
+	cr_assert_eq(call6(sys_access, "/etc/shadow", NULL, NULL, NULL, 0, F_OK, 0, 0, 0), -ENOENT);
+	cr_assert_eq(call6(sys_umask, NULL, NULL, NULL, NULL, 077, 0, 0, 0, 0), 022);
+	cr_assert_eq(call6(sys_umask, NULL, NULL, NULL, NULL, 022, 0, 0, 0, 0), 077);
+}

@@ -9,6 +9,7 @@
  * (paths, network destinations, exec targets) plug in here. */
 #include "sentry/sentry.h"
 #include "syscalls/sc.h"
+#include "syscalls/filter.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -41,20 +42,6 @@ uint64_t policy_version(struct policy *p)
 	return p ? p->version : 0;
 }
 
-static int argdeny_match(const struct sysent *e, const uint64_t *args)
-{
-	if (!e->deny)
-		return 0;
-	for (const struct sc_argdeny *d = e->deny; d->arg >= 0; d++) {
-		uint64_t v = args[(int)d->arg];
-		if (d->mask ? (v & d->mask) == d->value : v == d->value)
-			return 1;
-		if (d->mask && d->value == 0 && (v & d->mask))
-			return 1; /* mask-only rule: any of these bits */
-	}
-	return 0;
-}
-
 int policy_check(struct policy *p, struct sc_call *c, int *err)
 {
 	(void)p;
@@ -67,12 +54,9 @@ int policy_check(struct policy *p, struct sc_call *c, int *err)
 		*err = ENOSYS;
 		return DEC_KILL;
 	case SC_FAST:
-		/* a FAST call reaches the sentry only when an argument rule matched */
-		if (argdeny_match(e, c->args)) {
-			*err = EPERM;
-			return DEC_DENY;
-		}
-		*err = EPERM;
+		/* A FAST call reaches the sentry only when one of its argument
+		 * rules matched (the filter and this check share sc_argdeny_match). */
+		*err = sc_argdeny_match(e, c->args) && e->err > 0 ? e->err : EPERM;
 		return DEC_DENY;
 	case SC_EMULATE:
 		if (!e->handler) {

@@ -24,6 +24,7 @@
 #include <sys/ptrace.h>
 #include <sys/random.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static volatile pid_t forward_to;
@@ -91,8 +92,16 @@ static void build_env(const struct sentry_config *cfg, const char *home, char **
 	*path_out = dirs;
 }
 
+static double ms_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 int sentry_run(const struct sentry_config *cfg)
 {
+	double t0 = ms_now();
 	char err[512] = "";
 	struct sandbox *sb = xcalloc(1, sizeof *sb);
 	sb->host_procfd = sb->guest_procfd = -1;
@@ -105,12 +114,14 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->idmap.host_uid = sb->idmap.guest_uid = uid;
 	sb->idmap.host_gid = sb->idmap.guest_gid = gid;
 	sb->idmap.full_identity = uid == 0;
+	dbg("%.2f ms: start", ms_now() - t0);
 
 	/* 1. the view */
 	struct view view;
 	if (view_plan(cfg, &view, err, sizeof err) < 0)
 		die_status(2, "%s", err);
 
+	dbg("%.2f ms: view planned", ms_now() - t0);
 	/* 2. policy, audit, filter */
 	sb->audit = audit_open(cfg->audit_path, cfg->trace, err, sizeof err);
 	if (!sb->audit)
@@ -123,6 +134,7 @@ int sentry_run(const struct sentry_config *cfg)
 	policy_add(sb->policy, prog.filter, prog.len * sizeof prog.filter[0]);
 	policy_add(sb->policy, view.desc, strlen(view.desc));
 
+	dbg("%.2f ms: view and filter built", ms_now() - t0);
 	/* 3. gofer and VFS */
 	pid_t gofer_pid;
 	int gofer_ctl;
@@ -132,6 +144,7 @@ int sentry_run(const struct sentry_config *cfg)
 	if (vfs_create(sb, view.mounts, view.nmounts, gofer_ctl, &sb->vfs, err, sizeof err) < 0)
 		die("%s", err);
 
+	dbg("%.2f ms: gofer started, VFS built", ms_now() - t0);
 	/* --workdir must be an existing directory in the guest's view */
 	char workdir[PATH_MAX] = "/";
 	if (cfg->workdir) {
@@ -162,6 +175,7 @@ int sentry_run(const struct sentry_config *cfg)
 		die("%s", err);
 	}
 	sb->init_pid = sr.init_pid;
+	dbg("%.2f ms: guest spawned", ms_now() - t0);
 	/* the two procfs fds at adjacent numbers (see confine.c) */
 	if (dup3(sb->host_procfd, 1000, O_CLOEXEC) == 1000 &&
 	    dup3(sr.guest_procfd, 1001, O_CLOEXEC) == 1001) {
@@ -205,6 +219,7 @@ int sentry_run(const struct sentry_config *cfg)
 				main_done = 1;
 				status_out = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 				forward_to = 0;
+				dbg("%.2f ms: program exited", ms_now() - t0);
 				kill(sb->init_pid, SIGKILL); /* the whole pid namespace goes */
 			}
 			if (tid == sb->init_pid && !main_done) {
@@ -261,7 +276,9 @@ int sentry_run(const struct sentry_config *cfg)
 			ptrace(PTRACE_CONT, tid, 0, sig);
 			break;
 		case PTRACE_EVENT_SECCOMP:
+			dbg("%.2f ms: exec stop", ms_now() - t0);
 			exec_stop(sb, t);
+			dbg("%.2f ms: exec resolved", ms_now() - t0);
 			ptrace(PTRACE_CONT, tid, 0, 0);
 			break;
 		case PTRACE_EVENT_FORK:
@@ -307,6 +324,7 @@ int sentry_run(const struct sentry_config *cfg)
 					long n = recv_fds(sr.sync_sock, buf, sizeof buf - 1, fds, &nfd);
 					if (n > 0 && buf[0] == 'L' && nfd == 1) {
 						listener = fds[0];
+						dbg("%.2f ms: listener received", ms_now() - t0);
 						pipeline_start(sb, listener);
 						if (confine_sentry(sb, err, sizeof err) < 0)
 							warnx_("%s", err);
@@ -332,11 +350,15 @@ int sentry_run(const struct sentry_config *cfg)
 		}
 		task_put(t);
 	}
+	dbg("%.2f ms: guest gone", ms_now() - t0);
 	/* everything in the guest is gone: stop the gofer */
 	close(gofer_ctl);
 	if (gofer_pid > 0) {
+		/* SIGKILL is final; reaping it would only wait for its namespaces
+		 * to be torn down (several ms). It is reparented and reaped by the
+		 * host's init or subreaper once we exit. */
 		kill(gofer_pid, SIGKILL);
-		waitpid(gofer_pid, NULL, 0);
 	}
+	dbg("%.2f ms: done", ms_now() - t0);
 	return status_out;
 }

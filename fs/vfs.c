@@ -861,3 +861,8 @@ int vfs_check_dir(struct task *t, const char *path, char *canon, size_t canonlen
 	free(n);
 	return r;
 }
+
+void vfs_thread_warmup(struct vfs *v)
+{
+	(void)conn(v);
+}

@@ -61,6 +61,10 @@ void vfs_destroy(struct vfs *v);
 int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
 		  int *fd, struct stat *st, char *canon, size_t canonlen);
 
+/* Open this thread's gofer connection now rather than at its first request
+ * (the sentry calls it as each worker starts, off the guest's critical path). */
+void vfs_thread_warmup(struct vfs *v);
+
 /* Is `path` (absolute or relative to the task's cwd) an existing directory the
  * task may search? 0 or -errno; canonical path into canon. Used for --workdir. */
 int vfs_check_dir(struct task *t, const char *path, char *canon, size_t canonlen);

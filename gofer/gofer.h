@@ -64,6 +64,14 @@ struct gofer_export {
 int gofer_start(const struct gofer_export *exports, size_t n, pid_t *pid,
 		int *ctl_sock, char *err, size_t errlen);
 
+/* gofer_start() in two halves, so the caller can work while the gofer
+ * builds its namespaces: begin returns once the child exists and its id maps
+ * are written; finish waits for "ready" (or the one-line start-up error; the
+ * child is then reaped and ctl_sock closed). */
+int gofer_start_begin(const struct gofer_export *exports, size_t n, pid_t *pid,
+		      int *ctl_sock, char *err, size_t errlen);
+int gofer_start_finish(pid_t pid, int ctl_sock, char *err, size_t errlen);
+
 /* ---- client (used by fs/; thread-safe per connection, one per thread) ---- */
 
 struct gofer_conn;

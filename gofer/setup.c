@@ -618,8 +618,8 @@ static int recv_hello(int sock, struct gofer_hello *h)
 	return h->err;
 }
 
-int gofer_start(const struct gofer_export *exports, size_t n, pid_t *pid,
-		int *ctl_sock, char *err, size_t errlen)
+int gofer_start_begin(const struct gofer_export *exports, size_t n, pid_t *pid,
+		      int *ctl_sock, char *err, size_t errlen)
 {
 	struct gofer_hello h;
 	pid_t parent = getpid(), child;
@@ -654,7 +654,7 @@ int gofer_start(const struct gofer_export *exports, size_t n, pid_t *pid,
 		struct gofer_hello ack = { .err = write_maps(child) };
 		if (send(sv[0], &ack, sizeof ack, MSG_NOSIGNAL) < 0)
 			r = -errno;
-		if (!r)
+		if (!r && ack.err)
 			r = recv_hello(sv[0], &h);
 	}
 	if (r) {
@@ -668,4 +668,27 @@ int gofer_start(const struct gofer_export *exports, size_t n, pid_t *pid,
 	*pid = child;
 	*ctl_sock = sv[0];
 	return 0;
+}
+
+int gofer_start_finish(pid_t pid, int ctl_sock, char *err, size_t errlen)
+{
+	struct gofer_hello h;
+	int r = recv_hello(ctl_sock, &h);
+
+	if (r) {
+		snprintf(err, errlen, "%s", h.msg[0] ? h.msg : "gofer: start-up failed");
+		close(ctl_sock);
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	return r;
+}
+
+int gofer_start(const struct gofer_export *exports, size_t n, pid_t *pid,
+		int *ctl_sock, char *err, size_t errlen)
+{
+	int r = gofer_start_begin(exports, n, pid, ctl_sock, err, errlen);
+
+	return r ? r : gofer_start_finish(*pid, *ctl_sock, err, errlen);
 }

@@ -9,6 +9,7 @@
  * struct sc_call (syscalls/sc.h); they never read guest inputs twice.
  */
 #include "sentry/sentry.h"
+#include "fs/vfs.h"
 #include "kernel/task.h"
 #include "loader/loader_abi.h"
 #include "platform/arch.h"
@@ -215,6 +216,7 @@ static void *worker(void *arg)
 {
 	(void)arg;
 	struct sc_call *c = xmalloc(sizeof *c);
+	vfs_thread_warmup(g_sb->vfs);
 	for (;;) {
 		struct notif n;
 		/* Every waiter in RECV is woken by each notification; serialising
@@ -266,6 +268,7 @@ int pipeline_start(struct sandbox *sb, int notify_fd)
 	 * directly. On these VMs a cross-CPU wake-up dominates a trapped call. */
 	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS_, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP_) < 0)
 		dbg("seccomp sync wake-up unavailable: %s", strerror(errno));
+	spawn_worker();
 	spawn_worker();
 	return 0;
 }

@@ -245,11 +245,23 @@ int spawn_guest(const struct spawn_args *a, struct spawn_result *r, char *err, s
 		snprintf(err, errlen, "guest set-up: %s", strerror(errno));
 		goto fail;
 	}
+	return 0;
+fail:
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, __WALL);
+	close(sv[0]);
+	return e ? e : -EIO;
+}
+
+int spawn_guest_finish(struct spawn_result *r, char *err, size_t errlen)
+{
+	int e;
+	pid_t pid = r->init_pid;
 	/* Wait for the procfs fd (or an error line). The init may stop for
 	 * ptrace meanwhile only at its fork, which comes after this message. */
 	char msg[256];
 	int fds[1], nfd = 1;
-	long n = recv_fds(sv[0], msg, sizeof msg - 1, fds, &nfd);
+	long n = recv_fds(r->sync_sock, msg, sizeof msg - 1, fds, &nfd);
 	if (n <= 0) {
 		e = n < 0 ? (int)n : -EPIPE;
 		snprintf(err, errlen, "guest set-up failed");
@@ -268,6 +280,7 @@ int spawn_guest(const struct spawn_args *a, struct spawn_result *r, char *err, s
 fail:
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, __WALL);
-	close(sv[0]);
-	return e ? e : -EIO;
+	close(r->sync_sock);
+	r->sync_sock = -1;
+	return e;
 }

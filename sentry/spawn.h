@@ -21,9 +21,12 @@ struct spawn_result {
 	int guest_procfd;            /* procfs of the guest pid namespace */
 };
 
-/* Clone the guest init, write its id maps, seize it with ptrace, receive its
- * procfs fd. The init then forks the program (the caller sees the fork as a
- * ptrace event) and waits. Returns 0 or -errno with a reason in err. */
+/* Clone the guest init, write its id maps, seize it with ptrace and let it
+ * build its namespaces (it works while the caller starts the gofer).
+ * Returns 0 or -errno with a reason in err. */
 int spawn_guest(const struct spawn_args *a, struct spawn_result *r, char *err, size_t errlen);
+/* Receive the init's procfs fd (or its set-up error). The init then forks the
+ * program (the caller sees the fork as a ptrace event). */
+int spawn_guest_finish(struct spawn_result *r, char *err, size_t errlen);
 
 #endif

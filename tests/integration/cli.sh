@@ -1,0 +1,96 @@
+#!/bin/bash
+# CLI contract: exit statuses, usage errors, the compatibility listing, --trace, --audit.
+. "$(dirname "$0")/lib.sh"
+
+# Exit status is the guest's; 128+N when killed by signal N.
+mrun /bin/sh -c 'exit 7' >/dev/null 2>&1; expect_eq exit_7 "$?" 7
+mrun /bin/sh -c 'exit 0' >/dev/null 2>&1; expect_eq exit_0 "$?" 0
+mrun /bin/sh -c 'kill -9 $$' >/dev/null 2>&1; expect_eq killed_9_is_137 "$?" 137
+mrun /bin/sh -c 'kill -TERM $$' >/dev/null 2>&1; expect_eq killed_15_is_143 "$?" 143
+mrun /bin/false >/dev/null 2>&1; expect_eq bin_false "$?" 1
+
+# Missing program: 127 and "moat: PROGRAM: not found".
+err=$(mrun /no/such/program-$T_MARK 2>&1 >/dev/null); rc=$?
+expect_eq missing_program_127 "$rc" 127
+case $err in *"moat: /no/such/program-$T_MARK: not found"*) ok missing_program_message ;;
+*) fail missing_program_message "stderr: $err" ;; esac
+err=$(mrun no-such-cmd-$T_MARK 2>&1 >/dev/null); rc=$?
+expect_eq missing_in_path_127 "$rc" 127
+
+# stdout/stderr/stdin pass through.
+out=$(echo piped | moat run -- /bin/cat 2>/dev/null); expect_eq stdin_passthrough "$out" piped
+err=$(mrun /bin/sh -c 'echo to-stderr >&2' 2>&1 >/dev/null); expect_eq stderr_passthrough "$err" to-stderr
+
+# Bad usage: usage text on stderr, exit 2.
+usage_case() {
+	local name=$1; shift
+	local e rc
+	e=$(moat "$@" 2>&1 >/dev/null </dev/null); rc=$?
+	if [ "$rc" -eq 2 ] && [ -n "$e" ]; then ok "$name"; else fail "$name" "exit $rc stderr [$e]"; fi
+}
+usage_case unknown_option run --no-such-option -- /bin/true
+usage_case missing_program run --
+usage_case missing_dashdash_program run
+usage_case unknown_subcommand frobnicate
+usage_case no_arguments
+# --root that does not exist, malformed --bind: exactly one line, exit 2.
+one_line_case() {
+	local name=$1; shift
+	local e rc
+	e=$(moat "$@" 2>&1 >/dev/null </dev/null); rc=$?
+	if [ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$e" | grep -c .)" -eq 1 ]; then ok "$name"
+	else fail "$name" "exit $rc stderr [$e]"; fi
+}
+one_line_case bad_root run --root "/nonexistent-$T_MARK" -- /bin/true
+one_line_case bad_bind_no_colon run --bind /tmp -- /bin/true
+one_line_case bad_bind_mode run --bind /tmp:/x:wx -- /bin/true
+one_line_case bad_bind_relative_dst run --bind /tmp:relative -- /bin/true
+one_line_case bad_bind_missing_src run --bind "/nonexistent-$T_MARK:/x" -- /bin/true
+
+# --env and the default environment.
+out=$(moat run --env FOO=bar -- /bin/sh -c 'echo $FOO' </dev/null 2>/dev/null); expect_eq env_option "$out" bar
+out=$(mrun /usr/bin/env 2>/dev/null | cut -d= -f1 | sort | tr '\n' ' ')
+case $out in *PATH*HOME*) ok default_env_has_path_home ;; *) fail default_env_has_path_home "$out" ;; esac
+extra=$(mrun /usr/bin/env 2>/dev/null | cut -d= -f1 | grep -vxE 'PATH|HOME|TERM|LANG|PWD|SHLVL|_' | tr '\n' ' ')
+expect_eq default_env_is_small "$extra" ""
+
+# --workdir.
+mkdir -p "$T_TMP/wd"
+out=$(moat run --bind "$T_TMP/wd:/work:rw" --workdir /work -- /bin/pwd </dev/null 2>/dev/null); expect_eq workdir "$out" /work
+
+# The compatibility listing.
+for fmt in table csv json; do
+	moat syscalls --format $fmt >"$T_TMP/list.$fmt" 2>/dev/null; rc=$?
+	n=$(grep -c . "$T_TMP/list.$fmt")
+	if [ $rc -eq 0 ] && [ "$n" -gt 200 ] && grep -q openat "$T_TMP/list.$fmt"; then ok "syscalls_$fmt"
+	else fail "syscalls_$fmt" "exit $rc, $n lines"; fi
+done
+moat syscalls >/dev/null 2>&1; expect_eq syscalls_default "$?" 0
+if "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert len(d if isinstance(d,list) else d["syscalls"]) > 200' "$T_TMP/list.json" 2>/dev/null; then
+	ok syscalls_json_parses
+else fail syscalls_json_parses "not a JSON document with >200 entries"; fi
+
+# --trace: an strace-like line per trapped call, on stderr.
+moat run --trace -- /bin/cat /etc/hostname >/dev/null 2>"$T_TMP/trace" </dev/null
+if grep -qE 'open(at)?\(.*/etc/hostname' "$T_TMP/trace"; then ok trace_shows_open; else fail trace_shows_open "$(head -5 "$T_TMP/trace")"; fi
+mrun /bin/cat /etc/hostname >/dev/null 2>"$T_TMP/notrace"
+if grep -qE 'openat\(' "$T_TMP/notrace"; then fail no_trace_by_default "trace lines without --trace"; else ok no_trace_by_default; fi
+
+# --audit: JSON lines with the documented fields.
+moat run --audit "$T_TMP/audit.jsonl" -- /bin/cat /etc/hostname >/dev/null 2>&1 </dev/null
+if "$PY" - "$T_TMP/audit.jsonl" <<'PYEOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+assert recs, "empty audit"
+need = ["time", "sandbox", "syscall", "args", "decision", "result", "policy"]
+for r in recs:
+    keys = " ".join(r.keys()).lower()
+    for k in need:
+        assert k in keys, "missing %s in %s" % (k, r)
+    assert any(k in keys for k in ("vpid", "pid", "task")), r
+assert any(r.get("syscall") in ("openat", "open") and "/etc/hostname" in json.dumps(r) for r in recs), "no openat of /etc/hostname"
+assert len({json.dumps(r.get([k for k in r if "sandbox" in k.lower()][0])) for r in recs}) == 1, "several sandbox ids"
+PYEOF
+then ok audit_json_lines; else fail audit_json_lines "see above"; fi
+
+finish

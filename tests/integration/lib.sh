@@ -1,0 +1,55 @@
+# tests/integration/lib.sh: sourced by every tests/integration/*.sh.
+#
+# Environment (set by tests/integration/run.sh):
+#   MOAT         the moat binary under test
+#   SYSCALL_BIN  directory of the built tests/syscalls programs (readable by the caller)
+# Each test prints "ok NAME" / "FAIL NAME: why" / "skip NAME: why" lines and exits
+# non-zero if any case failed.  Everything a test starts or creates is undone by
+# the EXIT trap, also when the test fails or is interrupted.
+set -uo pipefail
+
+: "${MOAT:?MOAT must point at the moat binary}"
+SYSCALL_BIN=${SYSCALL_BIN:-}
+PY=/usr/bin/python3
+T_NAME=$(basename "$0" .sh)
+T_PASS=0
+T_FAIL=0
+T_TMP=$(mktemp -d "/tmp/moat-it-$T_NAME.XXXXXX")
+chmod 755 "$T_TMP"
+T_CLEANUPS=()
+
+# at_exit CMD: run CMD (a string, eval'd) when the test exits, in reverse order.
+at_exit() { T_CLEANUPS=("$*" "${T_CLEANUPS[@]}"); }
+_t_exit() {
+	local c
+	for c in "${T_CLEANUPS[@]}"; do eval "$c" >/dev/null 2>&1; done
+	rm -rf "$T_TMP"
+}
+trap _t_exit EXIT
+trap 'exit 130' INT TERM HUP
+
+ok() { echo "ok $T_NAME/$1"; T_PASS=$((T_PASS + 1)); }
+fail() { local n=$1; shift; echo "FAIL $T_NAME/$n: $*"; T_FAIL=$((T_FAIL + 1)); }
+skip() { local n=$1; shift; echo "skip $T_NAME/$n: $*"; }
+# check NAME CMD...: ok when CMD succeeds.
+check() { local n=$1; shift; if "$@"; then ok "$n"; else fail "$n" "command failed: $*"; fi; }
+# expect_eq NAME GOT WANT
+expect_eq() {
+	if [ "$2" == "$3" ]; then ok "$1"; else fail "$1" "got [$(printf %s "$2" | head -c 400)] want [$(printf %s "$3" | head -c 400)]"; fi
+}
+# finish: the last line of every test.
+finish() {
+	echo "# $T_NAME ($(id -un)): $T_PASS passed, $T_FAIL failed"
+	[ "$T_FAIL" -eq 0 ]
+	exit $?
+}
+
+# moat ARGS...: the binary under test, bounded in time.
+moat() { timeout -k 5 "${MOAT_TIMEOUT:-120}" "$MOAT" "$@"; }
+# mrun ARGS...: moat run -- ARGS..., no stdin.
+mrun() { moat run -- "$@" </dev/null; }
+
+# The caller's passwd home (the guest gets an empty private one at the same path).
+HOST_HOME=$(getent passwd "$(id -u)" | cut -d: -f6)
+# A unique marker for canaries and process names.
+T_MARK="moatcanary$$x$RANDOM"

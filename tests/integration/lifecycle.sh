@@ -1,0 +1,77 @@
+#!/bin/bash
+# Signals reach the guest; nothing of a sandbox outlives moat, whatever the path out.
+. "$(dirname "$0")/lib.sh"
+
+# descendants PID: every process whose parent chain leads to PID.
+descendants() {
+	ps -e -o pid=,ppid= | awk -v root="$1" '
+		{ parent[$1] = $2 }
+		END { for (p in parent) { q = p; while (q in parent && q != root && q > 1) q = parent[q]; if (q == root && p != root) print p } }'
+}
+# gone PATTERN SECONDS: true once no process has PATTERN in its command line.
+gone() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		pgrep -f -- "$1" >/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+# Every process this test starts carries $T_MARK or a unique sleep time ($S.*) in
+# its command line; the exit trap kills exactly those (by pid).
+S=$((1000 + $$ % 7919))
+at_exit 'for p in $(pgrep -f -- "$T_MARK|sleep $S\\.[0-9]"); do kill -9 $p; done'
+# moat_bg ARGS...: moat in the background, unwrapped (signals go straight to it).
+# (Background jobs of a script start with SIGINT ignored; undo that so INT can be forwarded.)
+moat_bg() {
+	"$PY" -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL); signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$MOAT" "$@" </dev/null &
+}
+# wait_max PID SECONDS: wait for PID (our child) at most SECONDS, then kill it; sets rc.
+wait_max() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+	kill -0 "$1" 2>/dev/null && kill -9 "$1"
+	wait "$1"; rc=$?
+}
+
+# A guest that traps TERM/INT/HUP and reports it.
+for sig in TERM INT HUP; do
+	out=$T_TMP/sig.$sig
+	moat_bg run -- /bin/sh -c "trap 'echo got-$sig; exit 0' $sig; echo ready; while :; do sleep 0.1; done; : $T_MARK" \
+		>"$out" 2>/dev/null
+	pid=$!
+	for ((i = 0; i < 100; i++)); do grep -q ready "$out" 2>/dev/null && break; sleep 0.1; done
+	kill -$sig $pid
+	wait_max $pid 10
+	if grep -q "got-$sig" "$out" && [ "$rc" -eq 0 ]; then ok "forward_sig$sig"
+	else fail "forward_sig$sig" "exit $rc output [$(cat "$out")]"; fi
+	check "no_leftovers_after_sig$sig" gone "$T_MARK" 2
+done
+
+# Normal exit with a background child still running: nothing left.
+moat run -- /bin/sh -c "sleep $S.1 & sleep $S.2 & echo started" >"$T_TMP/bg" 2>/dev/null </dev/null
+check exit_kills_background_children gone "sleep $S\\.[12]" 2
+
+# kill -9 of moat itself: the guest dies with it (within a second or two).
+moat_bg run -- /bin/sh -c "echo ready; exec sleep $S.3" >"$T_TMP/k9" 2>/dev/null
+pid=$!
+for ((i = 0; i < 100; i++)); do grep -q ready "$T_TMP/k9" 2>/dev/null && break; sleep 0.1; done
+sleep 0.3
+before=$(descendants $pid | wc -l)
+kill -9 $pid
+wait_max $pid 5
+if gone "sleep $S\\.3" 2; then ok "kill9_moat_kills_guest"; else fail kill9_moat_kills_guest "still running: $(pgrep -af "sleep $S\\.3")"; fi
+[ "$before" -gt 0 ] && ok kill9_had_descendants || fail kill9_had_descendants "moat had no child processes to check"
+
+# The same for a multi-process guest (a pipeline) and kill -9.
+moat_bg run -- /bin/sh -c "echo ready; sleep $S.4 | sleep $S.5; : $T_MARK" >"$T_TMP/k9b" 2>/dev/null
+pid=$!
+for ((i = 0; i < 100; i++)); do grep -q ready "$T_TMP/k9b" 2>/dev/null && break; sleep 0.1; done
+sleep 0.3
+kill -9 $pid
+wait_max $pid 5
+if gone "sleep $S\\.[45]" 2; then ok kill9_pipeline_gone; else fail kill9_pipeline_gone "$(pgrep -af "sleep $S\\.[45]")"; fi
+
+finish

@@ -1,0 +1,79 @@
+#!/bin/bash
+# Real programs under moat; where it makes sense, output equal to native.
+. "$(dirname "$0")/lib.sh"
+
+# same NAME CMD...: stdout and exit status of CMD under moat equal native's.
+same() {
+	local name=$1; shift
+	local n m nrc mrc
+	n=$(cd / && env -i PATH=/usr/bin:/bin HOME="$HOST_HOME" LANG=C "$@" </dev/null 2>/dev/null); nrc=$?
+	m=$(moat run --env LANG=C -- "$@" </dev/null 2>"$T_TMP/err"); mrc=$?
+	if [ "$nrc" = "$mrc" ] && [ "$n" == "$m" ]; then ok "$name"
+	else fail "$name" "exit $mrc (native $nrc); moat [$(printf %s "$m" | head -c 300)] native [$(printf %s "$n" | head -c 300)] stderr [$(head -c 300 "$T_TMP/err")]"; fi
+}
+
+same sh_echo_ls_os_release /bin/sh -c 'echo hello; ls /etc | head -3; head -1 /etc/os-release'
+same pipeline_sort /bin/sh -c 'seq 1 100000 | sort -r | head -1'
+same find_usr_include /bin/sh -c "find /usr/include -name '*.h' | wc -l"
+same coreutils /bin/sh -c 'ls -la /usr/bin/env | cut -c1-10; wc -l < /etc/passwd; md5sum /etc/os-release; stat -c %s /etc/os-release; basename /a/b/c; date -d @0 -u +%Y'
+same sha256_usr_bin /bin/sh -c 'sha256sum /usr/bin/env /bin/sh | cut -d" " -f1'
+same tar_list /bin/sh -c 'tar -cf - -C /usr/include stdio.h stdlib.h | tar -tf -'
+same git_version git --version
+if command -v busybox >/dev/null; then
+	same busybox_sh busybox sh -c 'echo $((6*7)); busybox ls /etc/os-release; busybox wc -c /etc/os-release'
+else skip busybox_sh "busybox not installed"; fi
+
+# python3: json, sqlite3, hashlib, subprocess with a child.
+out=$(mrun "$PY" -c '
+import json, sqlite3, hashlib, subprocess
+db = sqlite3.connect(":memory:"); db.execute("create table t(x)"); db.execute("insert into t values (41)")
+v = db.execute("select x+1 from t").fetchone()[0]
+h = hashlib.sha256(b"moat").hexdigest()[:8]
+c = subprocess.run(["/bin/sh", "-c", "echo child"], capture_output=True, text=True).stdout.strip()
+print(json.dumps({"v": v, "h": h, "c": c}, sort_keys=True))' 2>"$T_TMP/err")
+want=$("$PY" -c 'import hashlib,json; print(json.dumps({"v": 42, "h": hashlib.sha256(b"moat").hexdigest()[:8], "c": "child"}, sort_keys=True))')
+expect_eq python3_stdlib_and_child "$out" "$want"
+
+# sqlite3 CLI in a rw bind.
+mkdir -p "$T_TMP/sq" && chmod 777 "$T_TMP/sq"
+if command -v sqlite3 >/dev/null; then
+	out=$(moat run --bind "$T_TMP/sq:/work:rw" --workdir /work -- sqlite3 db.sqlite \
+		'create table t(a); insert into t values (1),(2),(3); select sum(a) from t;' </dev/null 2>"$T_TMP/err")
+	expect_eq sqlite3_cli "$out" 6
+	check sqlite3_file_on_host test -s "$T_TMP/sq/db.sqlite"
+else skip sqlite3_cli "sqlite3 not installed"; fi
+
+# git init/add/commit in a rw bind; the host sees the repository.
+mkdir -p "$T_TMP/repo" && chmod 777 "$T_TMP/repo"
+moat run --bind "$T_TMP/repo:/work:rw" --workdir /work -- /bin/sh -c '
+	git init -q . && git config user.email t@example.com && git config user.name t &&
+	for i in 1 2 3 4 5; do echo "$i" > "f$i"; done && mkdir -p sub && echo x > sub/y &&
+	git add . && git commit -qm first && git log --oneline | wc -l && git status --porcelain | wc -l' \
+	>"$T_TMP/git.out" 2>"$T_TMP/err" </dev/null
+expect_eq git_init_add_commit "$(tr '\n' ' ' <"$T_TMP/git.out")" "1 0 "
+expect_eq git_repo_on_host "$(git -C "$T_TMP/repo" log --format=%s 2>/dev/null)" first
+
+# gcc: compile and run hello.c in a rw bind.
+mkdir -p "$T_TMP/cc" && chmod 777 "$T_TMP/cc"
+printf '#include <stdio.h>\nint main(void) { printf("hello from %%s\\n", "moat"); return 3; }\n' >"$T_TMP/cc/hello.c"
+chmod 666 "$T_TMP/cc/hello.c"
+out=$(moat run --bind "$T_TMP/cc:/work:rw" --workdir /work -- /bin/sh -c 'gcc -O2 -o hello hello.c && ./hello' </dev/null 2>"$T_TMP/err"); rc=$?
+expect_eq gcc_hello "$out/$rc" "hello from moat/3"
+check gcc_binary_on_host test -x "$T_TMP/cc/hello"
+
+# make with a two-step Makefile.
+mkdir -p "$T_TMP/mk" && chmod 777 "$T_TMP/mk"
+printf 'all: b\nb: a\n\tcat a a > b\na:\n\techo made > a\n' >"$T_TMP/mk/Makefile"
+out=$(moat run --bind "$T_TMP/mk:/work:rw" --workdir /work -- /bin/sh -c 'make -s && cat b' </dev/null 2>"$T_TMP/err")
+expect_eq make "$(echo $out)" "made made"
+
+# Writes to the private /tmp and home work, and do not reach the host.
+out=$(mrun /bin/sh -c "echo x > /tmp/$T_MARK && cat /tmp/$T_MARK && echo y > \"\$HOME/$T_MARK\" && cat \"\$HOME/$T_MARK\"" 2>"$T_TMP/err")
+expect_eq private_tmp_and_home_writable "$(echo $out)" "x y"
+if [ -e "/tmp/$T_MARK" ] || [ -e "$HOST_HOME/$T_MARK" ]; then
+	fail private_tmp_not_on_host "guest file appeared on the host"; rm -f "/tmp/$T_MARK" "$HOST_HOME/$T_MARK"
+else ok private_tmp_not_on_host; fi
+out=$(mrun /bin/sh -c 'ls -A /tmp | wc -l; ls -A "$HOME" | wc -l' 2>/dev/null)
+expect_eq tmp_and_home_start_empty "$(echo $out)" "0 0"
+
+finish

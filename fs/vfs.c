@@ -32,8 +32,12 @@ static struct gofer_conn *conn(void *ctx)
 {
 	struct vfs *v = ctx;
 
-	if (tl_conn && tl_gen == v->gen)
+	if (tl_conn && tl_gen == v->gen && !gofer_conn_broken(tl_conn))
 		return tl_conn;
+	if (tl_conn && tl_gen == v->gen) {
+		gofer_disconnect(tl_conn); /* abandoned a reply: start afresh */
+		tl_conn = NULL;
+	}
 	if (v->gofer_ctl < 0)
 		return NULL;
 	tl_conn = gofer_connect(v->gofer_ctl);
@@ -661,6 +665,13 @@ static int memfd_dir(struct vfs *v, const struct vfs_node *n, int *fd, struct st
 	return 0;
 }
 
+#define ERESTARTSYS_ 512 /* include/linux/errno.h, not exported to user space */
+
+static int fifo_wait_hook(void *arg)
+{
+	return task_signal_pending(arg);
+}
+
 int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 		  int flags, mode_t mode, int *fd, struct stat *st)
 {
@@ -671,7 +682,21 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 		st = &tmp;
 	switch (n->kind) {
 	case VN_BACKEND:
-		r = VFS_BE(v, open, n->mnt->export, n->rel, flags, mode, fd, st);
+		if (n->exists && S_ISFIFO(n->st.st_mode) && !(flags & (O_NONBLOCK | O_PATH)) &&
+		    (flags & O_ACCMODE) != O_RDWR && t) {
+			/* Opening a FIFO blocks until its peer comes. The guest
+			 * waits killably in its notification, so a signal stays
+			 * pending: watch for one and answer -ERESTARTSYS, which
+			 * the guest's kernel turns into EINTR or a restart exactly
+			 * as for a native open. */
+			gofer_set_wait_hook(fifo_wait_hook, t);
+			r = VFS_BE(v, open, n->mnt->export, n->rel, flags, mode, fd, st);
+			gofer_set_wait_hook(NULL, NULL);
+			if (r == -EINTR)
+				return -ERESTARTSYS_;
+		} else {
+			r = VFS_BE(v, open, n->mnt->export, n->rel, flags, mode, fd, st);
+		}
 		if (r < 0)
 			return r;
 		if (S_ISDIR(st->st_mode))

@@ -17,12 +17,31 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <poll.h>
 #include <unistd.h>
 
 struct gofer_conn {
 	int sock;
 	uint32_t tag;
+	int broken;     /* a reply was abandoned: the stream is out of step */
 };
+
+/* Set by the caller around a request that may block for long (a FIFO open):
+ * while waiting, poll every WAIT_SLICE_MS and give up when hook() says so. */
+static __thread int (*wait_hook)(void *);
+static __thread void *wait_arg;
+#define WAIT_SLICE_MS 20
+
+void gofer_set_wait_hook(int (*hook)(void *), void *arg)
+{
+	wait_hook = hook;
+	wait_arg = arg;
+}
+
+int gofer_conn_broken(const struct gofer_conn *c)
+{
+	return c->broken;
+}
 
 _Static_assert(offsetof(struct gofer_walk, link) ==
 	       offsetof(struct gofer_walk, st) + sizeof(((struct gofer_walk *)0)->st),
@@ -53,6 +72,17 @@ static long xfer(int sock, uint32_t tag, struct iovec *req, int nreq,
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return errno == EMSGSIZE ? -ENAMETOOLONG : -EPIPE;
+
+	if (wait_hook) {
+		for (;;) {
+			struct pollfd p = { .fd = sock, .events = POLLIN };
+			int pr = poll(&p, 1, WAIT_SLICE_MS);
+			if (pr > 0 || (pr < 0 && errno != EINTR))
+				break;
+			if (wait_hook(wait_arg))
+				return -EINTR; /* the caller marks the connection broken */
+		}
+	}
 
 	riov[0] = (struct iovec){ .iov_base = &rh, .iov_len = sizeof rh };
 	for (int i = 0; i < nrep; i++)
@@ -124,7 +154,12 @@ static long call(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
 		iov[k++] = (struct iovec){ (void *)s2, l2 };
 		iov[k++] = (struct iovec){ (void *)&nul, 1 };
 	}
-	return xfer(c->sock, h.tag, iov, k, rep, nrep, fd, allow_trunc);
+	if (c->broken)
+		return -EPIPE;
+	long r = xfer(c->sock, h.tag, iov, k, rep, nrep, fd, allow_trunc);
+	if (r == -EINTR && wait_hook)
+		c->broken = 1;
+	return r;
 }
 
 static int expect(long r, size_t want)

@@ -81,6 +81,13 @@ struct gofer_conn;
 struct gofer_conn *gofer_connect(int ctl_sock);
 void gofer_disconnect(struct gofer_conn *c);
 
+/* Requests that may block for long (a FIFO open waits for its peer): while
+ * hook is set on this thread, waiting for a reply polls every 20 ms and stops
+ * with -EINTR when hook(arg) returns nonzero. The connection is then out of
+ * step (gofer_conn_broken) and must be replaced. NULL clears the hook. */
+void gofer_set_wait_hook(int (*hook)(void *), void *arg);
+int gofer_conn_broken(const struct gofer_conn *c);
+
 #define GOFER_WALK_MAX 64
 struct gofer_walk {
 	int n;                        /* components stat'ed: st[0..n-1] */

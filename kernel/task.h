@@ -114,6 +114,10 @@ int task_count(struct sandbox *sb);
 struct fs_ctx *fs_ctx_new(const char *cwd, mode_t umask);
 void fs_ctx_put(struct fs_ctx *fs);
 
+/* Does the task have a signal pending that it neither blocks nor ignores?
+ * (Read from the host's /proc/<tid>/status: SigPnd|ShdPnd & ~SigBlk & ~SigIgn.) */
+int task_signal_pending(struct task *t);
+
 /* Read "NSpid:" of a host tid through sb->host_procfd: the innermost id. */
 pid_t task_host_to_vpid(struct sandbox *sb, pid_t host);
 

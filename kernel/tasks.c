@@ -75,6 +75,31 @@ pid_t task_host_to_vpid(struct sandbox *sb, pid_t host)
 	return last;
 }
 
+static unsigned long long status_mask(const char *buf, const char *key)
+{
+	const char *p = strstr(buf, key);
+	return p ? strtoull(p + strlen(key), NULL, 16) : 0;
+}
+
+int task_signal_pending(struct task *t)
+{
+	char path[64], buf[4096];
+	if (!t || t->sb->host_procfd < 0)
+		return 0;
+	snprintf(path, sizeof path, "%d/status", t->tid);
+	int fd = openat(t->sb->host_procfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1; /* the task is gone: stop waiting for it */
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = 0;
+	unsigned long long pend = status_mask(buf, "\nSigPnd:") | status_mask(buf, "\nShdPnd:");
+	unsigned long long blk = status_mask(buf, "\nSigBlk:"), ign = status_mask(buf, "\nSigIgn:");
+	return (pend & ~blk & ~ign) != 0;
+}
+
 static void insert(struct task *t)
 {
 	struct tnode *n = xmalloc(sizeof *n);

@@ -159,7 +159,15 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 	long ret;
 
 	snprintf(cur, sizeof cur, "%s", path);
-	snprintf(p->execfn, sizeof p->execfn, "%s", path);
+	/* the name the kernel gives the new image (bprm->filename) */
+	if (dirfd != AT_FDCWD && path[0] != '/') {
+		if (path[0] == 0)
+			snprintf(p->execfn, sizeof p->execfn, "/dev/fd/%d", dirfd);
+		else
+			snprintf(p->execfn, sizeof p->execfn, "/dev/fd/%d/%.4000s", dirfd, path);
+	} else {
+		snprintf(p->execfn, sizeof p->execfn, "%s", path);
+	}
 	if (t->initial && !strchr(path, '/')) {
 		r = path_search(t, path, &fd, &st, canon, sizeof canon, cur, sizeof cur);
 		snprintf(p->execfn, sizeof p->execfn, "%s", cur);
@@ -171,7 +179,10 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 		goto fail;
 	}
 	{
-		/* comm: basename of the name the kernel would use (the script, not its interpreter) */
+		/* comm: basename of the name the kernel would use (the script, not
+		 * its interpreter); for an fd-relative exec, of the file's own name */
+		if (dirfd != AT_FDCWD && path[0] == 0)
+			snprintf(cur, sizeof cur, "%s", canon);
 		const char *b = strrchr(cur, '/');
 		snprintf(p->comm, sizeof p->comm, "%.15s", b ? b + 1 : cur);
 	}

@@ -430,6 +430,7 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	/* 1. die with the parent; keep only the socket */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(1);
+	prctl(PR_SET_NAME, "moat-gofer");
 	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		failp("gofer: /dev/null");

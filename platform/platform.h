@@ -46,8 +46,22 @@ int unotify_continue(int nfd, uint64_t id);
  * number or -errno. */
 int unotify_addfd(int nfd, uint64_t id, int srcfd, unsigned fdflags, int newfd, int send);
 
+/* ---- the seam between the pipeline and a platform ----
+ * The pipeline (sentry/pipeline.c) reaches trapped calls only through these
+ * operations. platform_unotify implements them with seccomp user
+ * notification; a full-trap ptrace backend (PTRACE_SYSEMU) would implement the
+ * same five calls with the tracer answering from the task's registers. */
+struct platform_ops {
+	const char *name;
+	int (*recv)(int chan, struct notif *n);
+	int (*id_valid)(int chan, uint64_t id);
+	int (*reply)(int chan, uint64_t id, long val);
+	int (*addfd)(int chan, uint64_t id, int srcfd, unsigned fdflags, int newfd, int send);
+	int (*cont)(int chan, uint64_t id);
+};
+extern const struct platform_ops platform_unotify;
+
 /* ---- ptrace ---- */
-#define MOAT_PTRACE_OPTIONS 0 /* see platform/ptrace.c for the option set */
 int ptrace_seize(pid_t pid);
 unsigned long ptrace_options(void);
 

@@ -55,3 +55,12 @@ int unotify_addfd(int nfd, uint64_t id, int srcfd, unsigned fdflags, int newfd, 
 	int r = ioctl(nfd, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
 	return r < 0 ? -errno : r;
 }
+
+const struct platform_ops platform_unotify = {
+	.name = "unotify",
+	.recv = unotify_recv,
+	.id_valid = unotify_id_valid,
+	.reply = unotify_reply,
+	.addfd = unotify_addfd,
+	.cont = unotify_continue,
+};

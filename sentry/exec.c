@@ -395,10 +395,10 @@ long exec_loader_call(struct sc_call *c)
 	info->comm_off = info->execfn_off + execfn_len;
 	memcpy(info->strings + info->comm_off, p->comm, comm_len);
 	info->strings_len = p->strings_len + execfn_len + comm_len;
-	int pfd = unotify_addfd(c->notify_fd, c->id, p->prog_fd, O_CLOEXEC, -1, 0);
+	int pfd = platform_unotify.addfd(c->notify_fd, c->id, p->prog_fd, O_CLOEXEC, -1, 0);
 	int ifd = -1;
 	if (pfd >= 0 && p->interp_fd >= 0)
-		ifd = unotify_addfd(c->notify_fd, c->id, p->interp_fd, O_CLOEXEC, -1, 0);
+		ifd = platform_unotify.addfd(c->notify_fd, c->id, p->interp_fd, O_CLOEXEC, -1, 0);
 	if (pfd < 0 || (p->interp_fd >= 0 && ifd < 0)) {
 		ret = pfd < 0 ? pfd : ifd;
 		free(info);

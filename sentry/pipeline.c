@@ -43,6 +43,7 @@
 
 static struct sandbox *g_sb;
 static int g_nfd;
+static const struct platform_ops *plat = &platform_unotify;
 static atomic_int idle_workers, nworkers;
 
 int sc_write_guest(struct sc_call *c, uint64_t addr, const void *src, size_t len)
@@ -109,7 +110,7 @@ static int copy_in(struct sc_call *c)
 
 static void deny_unknown(struct notif *n, const char *why)
 {
-	unotify_reply(g_nfd, n->id, -ENOSYS);
+	plat->reply(g_nfd, n->id, -ENOSYS);
 	char name[64], args[256];
 	snprintf(name, sizeof name, "syscall_%d", n->nr);
 	snprintf(args, sizeof args, "0x%llx, 0x%llx, 0x%llx, 0x%llx, 0x%llx, 0x%llx",
@@ -135,7 +136,7 @@ static void handle(struct notif *n, struct sc_call *c)
 	struct task *t = task_get(g_sb, n->pid);
 	if (!t) {
 		/* Cannot happen for a traced task (registered before it runs). */
-		unotify_reply(g_nfd, n->id, -EPERM);
+		plat->reply(g_nfd, n->id, -EPERM);
 		return;
 	}
 	memset(c, 0, offsetof(struct sc_call, strbuf));
@@ -161,18 +162,18 @@ static void handle(struct notif *n, struct sc_call *c)
 		ret = exec_loader_call(c);
 		if (ret == -ENOSYS)
 			decision = DEC_DENY;
-		unotify_reply(g_nfd, c->id, ret);
+		plat->reply(g_nfd, c->id, ret);
 		goto audit;
 	}
 	c->ent = e;
 	name = e->name;
 	ret = copy_in(c);
 	if (ret < 0 && e->cls != SC_DENY) {
-		unotify_reply(g_nfd, c->id, ret);
+		plat->reply(g_nfd, c->id, ret);
 		goto audit;
 	}
 	ret = 0;
-	if (unotify_id_valid(g_nfd, c->id) < 0) {
+	if (plat->id_valid(g_nfd, c->id) < 0) {
 		task_put(t);
 		return; /* the caller is gone (or was interrupted by a fatal signal) */
 	}
@@ -187,17 +188,17 @@ static void handle(struct notif *n, struct sc_call *c)
 	else
 		ret = e->handler(c);
 	if (ret >= 0 && c->out_fd >= 0) {
-		ret = unotify_addfd(g_nfd, c->id, c->out_fd, c->out_fd_flags, c->out_newfd_at, 1);
+		ret = plat->addfd(g_nfd, c->id, c->out_fd, c->out_fd_flags, c->out_newfd_at, 1);
 		close(c->out_fd);
 		c->out_fd = -1;
 		if (ret == -ENOENT)
 			goto audit; /* the caller went away: nothing to answer */
 		if (ret < 0)
-			unotify_reply(g_nfd, c->id, ret);
+			plat->reply(g_nfd, c->id, ret);
 	} else {
 		if (c->out_fd >= 0)
 			close(c->out_fd);
-		unotify_reply(g_nfd, c->id, ret);
+		plat->reply(g_nfd, c->id, ret);
 	}
 audit:
 	if (audit_wants_args(g_sb->audit)) {
@@ -222,7 +223,7 @@ static void *worker(void *arg)
 		/* Every waiter in RECV is woken by each notification; serialising
 		 * RECV with a mutex measured slower (30 vs 25 us per stat), so
 		 * idle workers simply all wait here. */
-		int r = unotify_recv(g_nfd, &n);
+		int r = plat->recv(g_nfd, &n);
 		if (r == -ENOENT || r == -EINTR)
 			continue;
 		if (r < 0)

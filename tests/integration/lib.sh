@@ -22,6 +22,7 @@ T_CLEANUPS=()
 at_exit() { T_CLEANUPS=("$*" "${T_CLEANUPS[@]}"); }
 _t_exit() {
 	local c
+	exec 2>/dev/null # no "Killed" job notices for our own helpers
 	for c in "${T_CLEANUPS[@]}"; do eval "$c" >/dev/null 2>&1; done
 	rm -rf "$T_TMP"
 }

@@ -1,0 +1,116 @@
+#!/bin/bash
+# NEGATIVE tests, files and identity: the guest sees none of the host's secrets,
+# fails the way Linux would, and never gets the canary content.
+. "$(dirname "$0")/lib.sh"
+
+# Canaries on the host, removed at exit.
+CANARY="secret-$T_MARK"
+canary_files=()
+plant() { # plant PATH: write the canary to PATH if we can
+	if (umask 077; printf '%s\n' "$CANARY" >"$1") 2>/dev/null; then canary_files+=("$1"); at_exit "rm -f '$1'"; fi
+}
+plant "$HOST_HOME/moat-canary-$T_MARK"
+[ "$(id -u)" = 0 ] && plant "/root/moat-canary-$T_MARK"
+[ "$(id -u)" = 0 ] && { mkdir -p /var/log && plant "/var/log/moat-canary-$T_MARK"; }
+
+# ENOENT NAME PATH: reading PATH in the guest fails with ENOENT and prints no canary.
+enoent() {
+	local out
+	out=$(mrun "$PY" -c '
+import errno, os, sys
+p = sys.argv[1]
+try:
+    data = open(p, "rb").read()
+    print("READ", data.decode(errors="replace"))
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno))
+' "$2" 2>&1)
+	case $out in *"$CANARY"*) fail "$1" "CANARY LEAKED from $2"; return ;; esac
+	expect_eq "$1" "$out" ENOENT
+}
+enoent read_root_canary "/root/moat-canary-$T_MARK"
+enoent read_root_dir_file /root/.bashrc
+enoent read_home_canary "$HOST_HOME/moat-canary-$T_MARK"
+enoent read_other_home /home/cloudsdk/.bashrc
+enoent read_etc_shadow /etc/shadow
+enoent read_etc_gshadow /etc/gshadow
+enoent read_sudoers /etc/sudoers
+for k in /etc/ssh/ssh_host_rsa_key /etc/ssh/ssh_host_ecdsa_key /etc/ssh/ssh_host_ed25519_key; do
+	enoent "read_$(basename "$k")" "$k"
+done
+enoent read_docker_sock /run/docker.sock
+enoent read_var_run_docker_sock /var/run/docker.sock
+enoent read_var_log_canary "/var/log/moat-canary-$T_MARK"
+enoent read_var_log_syslog /var/log/syslog
+enoent read_srv /srv/x
+enoent read_mnt /mnt/x
+
+# Directories that must be absent or empty.
+out=$(mrun /bin/sh -c 'for d in /root /var /run /srv /mnt /home/cloudsdk /media; do [ -e "$d" ] && ls -A "$d" | sed "s|^|$d/|"; done; ls /etc/ssh 2>/dev/null | grep -c key' 2>/dev/null)
+expect_eq hidden_dirs_empty "$(echo $out)" "0"
+out=$(mrun /bin/sh -c "grep -rl '$CANARY' /root /home /var /tmp /etc /run /srv /mnt 2>/dev/null | head -3" 2>/dev/null)
+expect_eq canary_nowhere_in_view "$out" ""
+out=$(mrun /bin/sh -c 'ls /etc/shadow /etc/gshadow 2>&1 | grep -c "No such file"' 2>/dev/null)
+expect_eq shadow_not_listed "$out" 2
+out=$(mrun /bin/sh -c 'ls -a /etc | grep -cxE "shadow|gshadow|sudoers|shadow-|gshadow-"' 2>/dev/null)
+expect_eq etc_listing_hides_secrets "$out" 0
+
+# Writes to the read-only view fail with EROFS (EACCES accepted when rootless).
+# These must stay harmless even when run WITHOUT isolation (the harness
+# self-check runs them natively as root): existing files are opened for writing
+# but never written; new names are unique and removed at exit.
+for p in "/usr/moat-$T_MARK" "/etc/moat-$T_MARK" "/usr/bin/moat-$T_MARK" "/usr/moatdir-$T_MARK"; do
+	at_exit "rm -rf '$p'"
+done
+werr() {
+	local out want=$3
+	out=$(mrun "$PY" -c '
+import errno, os, sys
+try:
+    fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    print("OPENED")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno))
+' "$2" 2>&1)
+	case " $want " in *" $out "*) ok "$1" ;; *) fail "$1" "got [$out] want one of [$want]" ;; esac
+}
+ro="EROFS"; [ "$(id -u)" != 0 ] && ro="EROFS EACCES"
+werr write_usr_new "/usr/moat-$T_MARK" "$ro"
+werr write_etc_passwd /etc/passwd "$ro"
+werr write_bin_new "/bin/moat-$T_MARK" "$ro"
+werr write_etc_new "/etc/moat-$T_MARK" "$ro"
+if [ -e "/usr/moat-$T_MARK" ] || [ -e "/etc/moat-$T_MARK" ] || [ -e "/usr/bin/moat-$T_MARK" ]; then
+	fail ro_root_untouched "a guest create reached the host"
+else ok ro_root_untouched; fi
+# mkdir, symlink, and a chmod to the file's current mode (a no-op if it ever got through).
+osr_mode=$(stat -L -c %a /etc/os-release)
+out=$(mrun /bin/sh -c "mkdir /usr/moatdir-$T_MARK 2>&1; ln -s x /etc/moat-$T_MARK 2>&1; chmod $osr_mode /etc/os-release 2>&1" 2>&1)
+n=$(printf '%s\n' "$out" | grep -c "Read-only file system")
+[ "$(id -u)" != 0 ] && n=$(printf '%s\n' "$out" | grep -cE "Read-only file system|Permission denied|Operation not permitted")
+expect_eq rw_ops_erofs "$n" 3
+# A :ro bind is read-only too.
+mkdir -p "$T_TMP/robind"
+out=$(moat run --bind "$T_TMP/robind:/data:ro" -- /usr/bin/touch /data/f </dev/null 2>&1); rc=$?
+if [ $rc -ne 0 ] && [ ! -e "$T_TMP/robind/f" ]; then ok ro_bind_denies_write; else fail ro_bind_denies_write "exit $rc, $out"; fi
+
+# The caller's environment does not reach the guest.
+out=$(SECRET_TOKEN="tok-$T_MARK" AWS_SECRET_ACCESS_KEY="aws-$T_MARK" moat run -- /usr/bin/env </dev/null 2>/dev/null)
+case $out in *"$T_MARK"*) fail env_secrets_absent "caller secrets visible in guest env" ;; *) ok env_secrets_absent ;; esac
+out=$(SECRET_TOKEN="tok-$T_MARK" moat run -- /bin/sh -c 'cat /proc/1/environ /proc/self/environ 2>/dev/null | tr "\0" "\n"' </dev/null 2>/dev/null)
+case $out in *"$T_MARK"*) fail env_secrets_absent_proc "secret in /proc/*/environ" ;; *) ok env_secrets_absent_proc ;; esac
+
+# moat's own fds 3+ are not inherited by the guest.
+out=$(moat run -- /bin/sh -c 'ls /proc/self/fd' 3</etc/hostname 4</etc/os-release 7>"$T_TMP/fd7" </dev/null 2>/dev/null | tr '\n' ' ')
+case $out in "0 1 2 "|"0 1 2 3 ") ok no_inherited_fds ;; *) fail no_inherited_fds "guest fds: $out" ;; esac
+out=$(moat run -- /bin/sh -c 'cat <&4 2>/dev/null; echo x >&7 2>/dev/null && echo wrote7' 4</etc/os-release 7>"$T_TMP/fd7" </dev/null 2>/dev/null)
+expect_eq inherited_fd_unusable "$out" ""
+
+# Identity: hostname is virtual (or at least not a way to learn the host's); uid map.
+out=$(mrun /bin/sh -c 'cat /proc/sys/kernel/hostname 2>/dev/null || hostname' 2>/dev/null)
+if [ -n "$out" ] && [ "$out" != "$(hostname)" ]; then ok hostname_virtual; else fail hostname_virtual "guest hostname [$out] host [$(hostname)]"; fi
+# Renaming the guest's host must not rename the host (restored at exit in case it did).
+at_exit "[ \"\$(hostname)\" = '$(hostname)' ] || hostname '$(hostname)'"
+out=$(mrun /bin/sh -c "hostname moat-$T_MARK 2>/dev/null; cat /proc/sys/kernel/hostname" 2>/dev/null)
+if [ "$(hostname)" != "moat-$T_MARK" ]; then ok hostname_change_stays_inside; else fail hostname_change_stays_inside "host renamed!"; fi
+
+finish

@@ -1,0 +1,83 @@
+#!/bin/bash
+# NEGATIVE tests, processes and network: host processes are invisible; the host's
+# loopback and abstract unix sockets are unreachable.
+. "$(dirname "$0")/lib.sh"
+
+# A host process with a unique argv; it must not be visible in the guest.
+sleep "1$((RANDOM % 900 + 100)).$$" &
+canary_pid=$!
+canary_args=$(tr '\0' ' ' </proc/$canary_pid/cmdline)
+at_exit "kill -9 $canary_pid"
+out=$(mrun /bin/sh -c 'ps -e -o pid=,args= 2>/dev/null' 2>&1)
+case $out in *"$canary_args"*) fail ps_hides_host "host canary visible: $canary_args" ;; *) ok ps_hides_host ;; esac
+n=$(printf '%s\n' "$out" | grep -c .)
+if [ "$n" -ge 1 ] && [ "$n" -le 4 ]; then ok ps_shows_only_guest; else fail ps_shows_only_guest "$n processes: $(printf '%s' "$out" | head -c 300)"; fi
+out=$(mrun /bin/sh -c 'ls /proc | grep -E "^[0-9]+$" | wc -l; cat /proc/'"$canary_pid"'/cmdline 2>&1 | tr "\0" " "' 2>&1)
+case $out in *"$canary_args"*) fail proc_hides_host "read host canary cmdline" ;; *) ok proc_hides_host ;; esac
+npids=$(printf '%s\n' "$out" | head -1)
+if [ "$npids" -ge 1 ] 2>/dev/null && [ "$npids" -le 4 ]; then ok proc_lists_only_guest; else fail proc_lists_only_guest "$npids pid dirs"; fi
+out=$(mrun /bin/sh -c 'kill -0 '"$canary_pid"' 2>&1 && echo SIGNALLED' 2>&1)
+case $out in *SIGNALLED*) fail cannot_signal_host "kill -0 host pid succeeded" ;; *) ok cannot_signal_host ;; esac
+kill -0 $canary_pid 2>/dev/null && ok host_canary_alive || fail host_canary_alive "host canary died"
+
+# A TCP listener on the host's loopback.
+port_file=$T_TMP/port
+"$PY" -c '
+import socket, sys, os
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0)); s.listen(16)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+while True:
+    c, _ = s.accept(); c.sendall(b"HOST-SECRET-BANNER\n"); c.close()
+' "$port_file" &
+srv=$!
+at_exit "kill -9 $srv"
+for ((i = 0; i < 50; i++)); do [ -s "$port_file" ] && break; sleep 0.1; done
+port=$(cat "$port_file")
+# Sanity: natively the listener answers (so the guest's failure means something).
+native=$("$PY" -c 'import socket,sys; s=socket.create_connection(("127.0.0.1", int(sys.argv[1])), 2); print(s.recv(100).decode().strip())' "$port" 2>&1)
+expect_eq host_listener_up "$native" HOST-SECRET-BANNER
+out=$(mrun "$PY" -c '
+import socket, sys
+for host in ("127.0.0.1", "localhost", "::1"):
+    try:
+        s = socket.create_connection((host, int(sys.argv[1])), 2)
+        print("CONNECTED", s.recv(100).decode().strip())
+    except OSError as e:
+        print("refused", type(e).__name__)
+' "$port" 2>&1)
+case $out in *CONNECTED*|*BANNER*) fail tcp_loopback_unreachable "$out" ;; *refused*) ok tcp_loopback_unreachable ;; *) fail tcp_loopback_unreachable "no result: $out" ;; esac
+out=$(mrun /bin/bash -c "exec 3<>/dev/tcp/127.0.0.1/$port && head -1 <&3" 2>/dev/null)
+case $out in *BANNER*) fail tcp_bash_dev_tcp "$out" ;; *) ok tcp_bash_dev_tcp ;; esac
+if command -v curl >/dev/null; then
+	out=$(mrun curl --http0.9 -s -m 3 "http://127.0.0.1:$port/" 2>/dev/null)
+	case $out in *BANNER*) fail tcp_curl "$out" ;; *) ok tcp_curl ;; esac
+fi
+out=$(mrun "$PY" -c '
+import socket
+ifs = [n for _, n in socket.if_nameindex()]
+print(" ".join(sorted(ifs)))' 2>&1)
+expect_eq only_loopback_interface "$out" lo
+
+# A host abstract unix socket.
+name="moat-abstract-$T_MARK"
+"$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind("\0" + sys.argv[1]); s.listen(4)
+while True:
+    c, _ = s.accept(); c.sendall(b"HOST-ABSTRACT\n"); c.close()
+' "$name" &
+usrv=$!
+at_exit "kill -9 $usrv"
+sleep 0.3
+native=$("$PY" -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect("\0"+sys.argv[1]); print(s.recv(100).decode().strip())' "$name" 2>&1)
+expect_eq host_abstract_up "$native" HOST-ABSTRACT
+out=$(mrun "$PY" -c '
+import socket, sys
+try:
+    s = socket.socket(socket.AF_UNIX); s.settimeout(2); s.connect("\0" + sys.argv[1]); print("CONNECTED", s.recv(100))
+except OSError as e:
+    print("refused", type(e).__name__)' "$name" 2>&1)
+case $out in *refused*) ok abstract_unix_unreachable ;; *) fail abstract_unix_unreachable "$out" ;; esac
+
+finish

@@ -21,13 +21,13 @@ struct dentry {
 	struct stat st;
 	int neg;
 	atomic_int ref;          /* clock bit, set by readers */
-	int next;                /* bucket chain, -1 ends */
+	int next;                /* bucket chain: index + 1, 0 ends */
 };
 
 struct dcache {
 	pthread_rwlock_t lock;
 	struct dentry e[DCACHE_SIZE];
-	int bucket[NBUCKETS];
+	int bucket[NBUCKETS];    /* index + 1, 0 = empty */
 	unsigned hand;
 };
 
@@ -47,13 +47,10 @@ struct dcache *dcache_new(void)
 {
 	struct dcache *d = xcalloc(1, sizeof *d);
 
+	/* All-zero is the empty cache (a free slot has rel == NULL), so the
+	 * table's pages stay untouched until entries land in them: an idle
+	 * sandbox does not pay for a full cache. */
 	pthread_rwlock_init(&d->lock, NULL);
-	for (int i = 0; i < DCACHE_SIZE; i++) {
-		d->e[i].mnt = -1;
-		d->e[i].next = -1;
-	}
-	for (int i = 0; i < NBUCKETS; i++)
-		d->bucket[i] = -1;
 	return d;
 }
 
@@ -77,7 +74,7 @@ void dcache_free(struct dcache *d)
 
 static int find_locked(struct dcache *d, uint64_t h, int mnt, const char *rel)
 {
-	for (int i = d->bucket[h % NBUCKETS]; i >= 0; i = d->e[i].next)
+	for (int i = d->bucket[h % NBUCKETS] - 1; i >= 0; i = d->e[i].next - 1)
 		if (d->e[i].hash == h && d->e[i].mnt == mnt && !strcmp(d->e[i].rel, rel))
 			return i;
 	return -1;
@@ -115,11 +112,11 @@ static void unchain_locked(struct dcache *d, int i)
 {
 	int *pp = &d->bucket[d->e[i].hash % NBUCKETS];
 
-	while (*pp >= 0 && *pp != i)
-		pp = &d->e[*pp].next;
-	if (*pp == i)
+	while (*pp > 0 && *pp != i + 1)
+		pp = &d->e[*pp - 1].next;
+	if (*pp == i + 1)
 		*pp = d->e[i].next;
-	d->e[i].next = -1;
+	d->e[i].next = 0;
 	entry_clear(&d->e[i]);
 }
 
@@ -136,7 +133,7 @@ void dcache_put(struct dcache *d, int mnt, const char *rel, const struct stat *s
 			struct dentry *e = &d->e[d->hand];
 			i = d->hand;
 			d->hand = (d->hand + 1) % DCACHE_SIZE;
-			if (e->mnt < 0)
+			if (!e->rel)
 				break;
 			if (!atomic_exchange_explicit(&e->ref, 0, memory_order_relaxed)) {
 				unchain_locked(d, i);
@@ -148,7 +145,7 @@ void dcache_put(struct dcache *d, int mnt, const char *rel, const struct stat *s
 		e->mnt = mnt;
 		e->rel = xstrdup(rel);
 		e->next = d->bucket[h % NBUCKETS];
-		d->bucket[h % NBUCKETS] = i;
+		d->bucket[h % NBUCKETS] = i + 1;
 	}
 	struct dentry *e = &d->e[i];
 	free(e->link);
@@ -173,7 +170,7 @@ void dcache_drop(struct dcache *d, int mnt, const char *rel, int subtree)
 	if (subtree) {
 		for (i = 0; i < DCACHE_SIZE; i++) {
 			struct dentry *e = &d->e[i];
-			if (e->mnt != mnt)
+			if (!e->rel || e->mnt != mnt)
 				continue;
 			/* rel "" (the mount root): everything beneath */
 			if (n == 0 || (!strncmp(e->rel, rel, n) && e->rel[n] == '/'))

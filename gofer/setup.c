@@ -34,6 +34,7 @@
 #include <linux/landlock.h>
 #include <linux/openat2.h>
 #include <sched.h>
+#include <malloc.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -501,6 +502,7 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	dbg("gofer: landlock ABI %d", abi);
 	seccomp_allowlist();
 
+	malloc_trim(0);
 	hello(0, "ready");
 	gofer_serve(&srv, sock);
 }

@@ -25,6 +25,8 @@
 #include <sys/random.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <malloc.h>
+#include <seccomp.h>
 #include <unistd.h>
 
 static volatile pid_t forward_to;
@@ -102,6 +104,8 @@ static double ms_now(void)
 int sentry_run(const struct sentry_config *cfg)
 {
 	double t0 = ms_now();
+	/* one malloc arena: per-thread arenas cost ~64 KiB each per worker */
+	mallopt(M_ARENA_MAX, 1);
 	char err[512] = "";
 	struct sandbox *sb = xcalloc(1, sizeof *sb);
 	sb->host_procfd = sb->guest_procfd = -1;
@@ -130,6 +134,7 @@ int sentry_run(const struct sentry_config *cfg)
 	struct sock_fprog prog;
 	if (sc_build_guest_filter(&fctx, MOAT_SYS_LOADER) < 0 || sc_filter_export(fctx, &prog) < 0)
 		die("cannot build the seccomp filter");
+	seccomp_release(fctx);
 	sb->policy = policy_new();
 	policy_add(sb->policy, prog.filter, prog.len * sizeof prog.filter[0]);
 	policy_add(sb->policy, view.desc, strlen(view.desc));
@@ -338,6 +343,7 @@ int sentry_run(const struct sentry_config *cfg)
 						pipeline_start(sb, listener);
 						if (confine_sentry(sb, err, sizeof err) < 0)
 							warnx_("%s", err);
+						malloc_trim(0); /* give set-up's heap back */
 					} else if (n > 0 && buf[0] == 'E') {
 						buf[n] = 0;
 						warnx_("guest set-up: %s", buf + 1);

@@ -17,6 +17,7 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/seccomp.h>
@@ -171,6 +172,7 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 	if (prog == 0)
 		program_main(a, sock);
 	close(sock);
+	malloc_trim(0); /* the sentry's set-up heap, copied at clone time */
 	/* pid 1: reap everything; leave when the program does. */
 	for (;;) {
 		int st;

@@ -6,7 +6,7 @@
 # A host process with a unique argv; it must not be visible in the guest.
 sleep "1$((RANDOM % 900 + 100)).$$" &
 canary_pid=$!
-canary_args=$(tr '\0' ' ' </proc/$canary_pid/cmdline)
+canary_args=$(tr '\0' ' ' </proc/$canary_pid/cmdline | sed 's/ $//')
 at_exit "kill -9 $canary_pid"
 out=$(mrun /bin/sh -c 'ps -e -o pid=,args= 2>/dev/null' 2>&1)
 case $out in *"$canary_args"*) fail ps_hides_host "host canary visible: $canary_args" ;; *) ok ps_hides_host ;; esac

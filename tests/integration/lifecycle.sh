@@ -33,7 +33,7 @@ wait_max() {
 	local i
 	for ((i = 0; i < $2 * 10; i++)); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
 	kill -0 "$1" 2>/dev/null && kill -9 "$1"
-	wait "$1"; rc=$?
+	{ wait "$1"; } 2>/dev/null; rc=$?
 }
 
 # A guest that traps TERM/INT/HUP and reports it.

@@ -137,9 +137,7 @@ static inline void t_setup(int argc, char **argv, const char *name)
 	const char *base = argc > 1 ? argv[1] : getenv("TMPDIR");
 	if (!base || !*base)
 		base = "/tmp";
-	if (argv[0][0] == '/')
-		snprintf(t_self, sizeof(t_self), "%s", argv[0]);
-	else if (!realpath(argv[0], t_self))
+	if (!realpath(argv[0], t_self))
 		DIE("realpath(%s)", argv[0]);
 	snprintf(t_scratch, sizeof(t_scratch), "%s/%s.%d", base, name, (int)getpid());
 	t_rmrf(t_scratch);

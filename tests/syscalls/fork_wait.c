@@ -88,15 +88,18 @@ int main(int argc, char **argv)
 	CHECK(got_chld, "sigchld", "not delivered");
 	signal(SIGCHLD, SIG_DFL);
 
-	/* Grandchild: waitpid on a process that is not our child fails. */
-	int p[2];
+	/* Grandchild: waitpid on a process that is not our child fails.
+	 * Two pipes: the pid goes up one, the release comes down the other (one
+	 * shared pipe let the grandchild eat a byte of the pid). */
+	int p[2], q[2];
 	pipe(p);
+	pipe(q);
 	pid = fork();
 	if (pid == 0) {
 		pid_t g = fork();
 		if (g == 0) {
 			char c;
-			read(p[0], &c, 1);
+			read(q[0], &c, 1);
 			_exit(0);
 		}
 		write(p[1], &g, sizeof(g));
@@ -104,12 +107,14 @@ int main(int argc, char **argv)
 		_exit(0);
 	}
 	pid_t g = 0;
-	read(p[0], &g, sizeof(g));
+	CHECK(read(p[0], &g, sizeof(g)) == sizeof(g) && g > 0, "grandchild_pid", "g %d", g);
 	EXPECT_ERR(waitpid(g, &status, WNOHANG), ECHILD, "grandchild_not_waitable");
-	write(p[1], "x", 1);
+	write(q[1], "x", 1);
 	waitpid(pid, &status, 0);
 	close(p[0]);
 	close(p[1]);
+	close(q[0]);
+	close(q[1]);
 
 	/* Fork preserves open files and their offsets are shared. */
 	t_write_file("f", "abcdef", 0644);

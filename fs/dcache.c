@@ -186,6 +186,8 @@ struct ino_ent {
 	dev_t dev;
 	ino_t ino;
 	char *path;              /* NULL: free */
+	dev_t odev;              /* inomap_put_obj: the object it stands for */
+	ino_t oino;
 };
 
 struct inomap {
@@ -249,13 +251,16 @@ static void ino_remove_locked(struct inomap *m, unsigned s)
 	}
 }
 
-void inomap_put(struct inomap *m, dev_t dev, ino_t ino, const char *path)
+void inomap_put_obj(struct inomap *m, dev_t dev, ino_t ino, const char *path, dev_t odev,
+		    ino_t oino)
 {
 	pthread_mutex_lock(&m->lock);
 	int s = ino_find_locked(m, dev, ino);
 	if (s >= 0) {
 		free(m->e[s].path);
 		m->e[s].path = xstrdup(path);
+		m->e[s].odev = odev;
+		m->e[s].oino = oino;
 		pthread_mutex_unlock(&m->lock);
 		return;
 	}
@@ -273,13 +278,21 @@ void inomap_put(struct inomap *m, dev_t dev, ino_t ino, const char *path)
 	m->e[k].dev = dev;
 	m->e[k].ino = ino;
 	m->e[k].path = xstrdup(path);
+	m->e[k].odev = odev;
+	m->e[k].oino = oino;
 	m->fifo[(m->head + m->count) % INOMAP_SIZE].dev = dev;
 	m->fifo[(m->head + m->count) % INOMAP_SIZE].ino = ino;
 	m->count++;
 	pthread_mutex_unlock(&m->lock);
 }
 
-int inomap_get(struct inomap *m, dev_t dev, ino_t ino, char *path, size_t len)
+void inomap_put(struct inomap *m, dev_t dev, ino_t ino, const char *path)
+{
+	inomap_put_obj(m, dev, ino, path, 0, 0);
+}
+
+int inomap_get_obj(struct inomap *m, dev_t dev, ino_t ino, char *path, size_t len,
+		   dev_t *odev, ino_t *oino)
 {
 	int r = -ENOENT;
 
@@ -287,8 +300,17 @@ int inomap_get(struct inomap *m, dev_t dev, ino_t ino, char *path, size_t len)
 	int s = ino_find_locked(m, dev, ino);
 	if (s >= 0 && strlen(m->e[s].path) < len) {
 		strcpy(path, m->e[s].path);
+		if (odev)
+			*odev = m->e[s].odev;
+		if (oino)
+			*oino = m->e[s].oino;
 		r = 0;
 	}
 	pthread_mutex_unlock(&m->lock);
 	return r;
+}
+
+int inomap_get(struct inomap *m, dev_t dev, ino_t ino, char *path, size_t len)
+{
+	return inomap_get_obj(m, dev, ino, path, len, NULL, NULL);
 }

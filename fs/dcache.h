@@ -40,5 +40,11 @@ struct inomap *inomap_new(void);
 void inomap_free(struct inomap *m);
 void inomap_put(struct inomap *m, dev_t dev, ino_t ino, const char *path);
 int inomap_get(struct inomap *m, dev_t dev, ino_t ino, char *path, size_t len);
+/* The same, with the identity (odev, oino) of the object the key stands for
+ * (a placeholder fd for an object that cannot be handed out itself). */
+void inomap_put_obj(struct inomap *m, dev_t dev, ino_t ino, const char *path, dev_t odev,
+		    ino_t oino);
+int inomap_get_obj(struct inomap *m, dev_t dev, ino_t ino, char *path, size_t len,
+		   dev_t *odev, ino_t *oino);
 
 #endif

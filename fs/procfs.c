@@ -67,6 +67,11 @@ __attribute__((weak)) int vfs_path_of_inode(struct vfs *v, dev_t dev, ino_t ino,
 	return -ENOENT;
 }
 
+__attribute__((weak)) int vfs_path_of_file(struct vfs *v, const struct stat *st, char *buf, size_t len)
+{
+	return vfs_path_of_inode(v, st->st_dev, st->st_ino, buf, len);
+}
+
 /* ---- nodes ---- */
 
 enum pkind {
@@ -558,8 +563,9 @@ static int memfd_with(const char *canon, const char *data, size_t len, int *out)
 
 /* Replace the Uid:/Gid: lines of a status text with the virtual credentials
  * (the guest procfs renders ids in the opener's - the sentry's - user
- * namespace, and setuid is emulated anyway). */
-static char *status_patch(const char *in, const struct cred *c)
+ * namespace, and setuid is emulated anyway), and the Umask: line with the
+ * task's virtual umask (umask(2) is emulated: the native one never changes). */
+static char *status_patch(const char *in, const struct cred *c, mode_t umask)
 {
 	size_t len = strlen(in);
 	char *out = malloc(len + 256);
@@ -576,6 +582,8 @@ static char *status_patch(const char *in, const struct cred *c)
 			o += sprintf(o, "Uid:\t%u\t%u\t%u\t%u\n", c->ruid, c->euid, c->suid, c->fsuid);
 		else if (!strncmp(p, "Gid:", 4))
 			o += sprintf(o, "Gid:\t%u\t%u\t%u\t%u\n", c->rgid, c->egid, c->sgid, c->fsgid);
+		else if (!strncmp(p, "Umask:", 6))
+			o += sprintf(o, "Umask:\t%04o\n", (unsigned)(umask & 0777));
 		else {
 			memcpy(o, p, l);
 			o += l;
@@ -592,6 +600,7 @@ static int open_status(struct pnode *n, int *out)
 	cleanup_free char *text = NULL;
 	cleanup_free char *patched = NULL;
 	struct cred c;
+	mode_t um;
 	long len;
 
 	if (fd < 0)
@@ -602,7 +611,13 @@ static int open_status(struct pnode *n, int *out)
 	pthread_mutex_lock(&n->task->lock);
 	c = n->task->cred;
 	pthread_mutex_unlock(&n->task->lock);
-	patched = status_patch(text, &c);
+	um = 022;
+	if (n->task->fs) {
+		pthread_mutex_lock(&n->task->fs->lock);
+		um = n->task->fs->umask;
+		pthread_mutex_unlock(&n->task->fs->lock);
+	}
+	patched = status_patch(text, &c, um);
 	if (!patched)
 		return -ENOMEM;
 	return memfd_with(n->gpath, patched, strlen(patched), out);
@@ -821,7 +836,7 @@ static long fd_link_text(struct vfs *v, struct pnode *n, char *out, size_t outle
 	default:
 		break;
 	}
-	r = vfs_path_of_inode(v, st.st_dev, st.st_ino, tmp, sizeof tmp);
+	r = vfs_path_of_file(v, &st, tmp, sizeof tmp);
 	if (r >= 0)
 		return snprintf(out, outlen, "%s", tmp);
 	if (S_ISCHR(st.st_mode)) {
@@ -937,6 +952,18 @@ int procfs_lstat(struct vfs *v, struct task *t, const char *rel, struct stat *st
 	}
 	pn_release(&n);
 	return 0;
+}
+
+int procfs_is_magic_text(struct task *t, const char *rel)
+{
+	struct pnode n;
+	int magic;
+
+	if (pn_walk(t, rel, &n))
+		return 0;
+	magic = n.kind == N_EXE || n.kind == N_CWD || n.kind == N_ROOTLINK;
+	pn_release(&n);
+	return magic;
 }
 
 static long copy_text(const char *s, char *buf, size_t len)

@@ -14,8 +14,11 @@
  *      root -> "/" (symlink)
  *      fd/ (directory of the task's open fds) and fd/<n> (magic links: their
  *      readlink text is the guest path of the open file, or "pipe:[ino]",
- *      "socket:[ino]", "anon_inode:[eventfd]"...; opening one does NOT follow
- *      the text: procfs_open_magic() duplicates the guest's file)
+ *      "socket:[ino]", "anon_inode:[eventfd]"...; with " (deleted)" once a
+ *      served file has lost its last link; opening one does NOT follow the
+ *      text: open(2) reopens the file when the VFS can name it (a new open
+ *      file description, as on Linux), else procfs_open_magic() duplicates
+ *      the guest's file)
  *      cmdline, comm, stat, statm, status, environ, limits, maps, io, task/
  *      (served from the procfs mounted in the guest's pid namespace,
  *      sb->guest_procfd, which renders guest pids; whitelisted names only:
@@ -41,6 +44,11 @@ struct vfs;
 
 /* lstat of rel (a symlink is reported as S_IFLNK). flags may be NULL. */
 int procfs_lstat(struct vfs *v, struct task *t, const char *rel, struct stat *st, int *flags);
+
+/* Is rel one of the links Linux treats as magic (<pid>/exe, cwd, root: it
+ * jumps to the object rather than reading text) although the VFS follows
+ * their text? RESOLVE_NO_MAGICLINKS refuses them. 1 or 0. */
+int procfs_is_magic_text(struct task *t, const char *rel);
 
 /* Symlink text; returns length (no NUL added) or -errno (-EINVAL: not a link). */
 long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, size_t len);
@@ -72,5 +80,11 @@ long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo);
  * or -ENOENT if the VFS does not know the inode (-ENAMETOOLONG if len is too
  * small). Until the VFS defines it, a weak fallback in procfs.c says -ENOENT. */
 int vfs_path_of_inode(struct vfs *v, dev_t dev, ino_t ino, char *buf, size_t len);
+
+/* The same for an open file with host stat st, with " (deleted)" appended
+ * when the file (a served file or directory, not one of the sentry's memfds)
+ * has no link left (st_nlink == 0), as Linux's d_path shows an unlinked
+ * dentry. A weak fallback in procfs.c calls vfs_path_of_inode. */
+int vfs_path_of_file(struct vfs *v, const struct stat *st, char *buf, size_t len);
 
 #endif

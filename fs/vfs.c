@@ -276,6 +276,16 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 	v->dc = dcache_new();
 	v->im = inomap_new();
 	v->fim = inomap_new();
+	v->lim = inomap_new();
+	{
+		struct stat mst;
+		int mfd = memfd_create("moat-probe", MFD_CLOEXEC);
+
+		if (mfd >= 0 && fstat(mfd, &mst) == 0)
+			v->memfd_dev = mst.st_dev;
+		if (mfd >= 0)
+			close(mfd);
+	}
 	*out = v;
 	return 0;
 fail:
@@ -306,6 +316,7 @@ void vfs_destroy(struct vfs *v)
 	dcache_free(v->dc);
 	inomap_free(v->im);
 	inomap_free(v->fim);
+	inomap_free(v->lim);
 	if (tl_conn && tl_gen == v->gen) {
 		gofer_disconnect(tl_conn);
 		tl_conn = NULL;
@@ -342,7 +353,22 @@ int vfs_path_of_inode(struct vfs *v, dev_t dev, ino_t ino, char *buf, size_t len
 
 	if (r < 0)
 		r = inomap_get(v->fim, dev, ino, buf, len);
+	if (r < 0)
+		r = inomap_get(v->lim, dev, ino, buf, len);
 	return r < 0 ? r : (int)strlen(buf);
+}
+
+int vfs_path_of_file(struct vfs *v, const struct stat *st, char *buf, size_t len)
+{
+	static const char deleted[] = " (deleted)";
+	int r = vfs_path_of_inode(v, st->st_dev, st->st_ino, buf, len);
+
+	if (r < 0 || st->st_nlink != 0 || (v->memfd_dev && st->st_dev == v->memfd_dev))
+		return r;
+	if ((size_t)r + sizeof deleted > len)
+		return -ENAMETOOLONG;
+	memcpy(buf + r, deleted, sizeof deleted);
+	return r + (int)sizeof deleted - 1;
 }
 
 void vfs_invalidate(struct vfs *v, const struct vfs_mount *m, const char *rel, int subtree)
@@ -433,6 +459,8 @@ static void node_set(struct vfs_node *n, const char *path, const struct vfs_moun
 	if (*n->rel == '/')
 		n->rel++;
 	n->magic = 0;
+	n->magic_text = 0;
+	n->opath = 0;
 	n->exists = 0;
 	switch (m->kind) {
 	case VFS_MNT_GOFER: n->kind = VN_BACKEND; break;
@@ -586,6 +614,8 @@ int vfs_lookup(struct vfs *v, struct task *t, const char *path, const char *ahea
 			return r;
 		n->kind = VN_PROC;
 		n->magic = !!(pflags & PROCFS_MAGIC_LINK);
+		n->magic_text = !n->magic && S_ISLNK(n->st.st_mode) &&
+				procfs_is_magic_text(t, n->rel);
 		n->exists = 1;
 		return 0;
 	}
@@ -665,6 +695,27 @@ static int memfd_dir(struct vfs *v, const struct vfs_node *n, int *fd, struct st
 	return 0;
 }
 
+/* The placeholder for an O_PATH fd of the symlink n (see walk.h). */
+static int link_placeholder(struct vfs *v, const struct vfs_node *n, int *fd, struct stat *st)
+{
+	struct stat mst;
+	int mfd = memfd_create("moat-link", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (mfd < 0)
+		return -errno;
+	if (fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
+	    fstat(mfd, &mst) < 0) {
+		int e = -errno;
+		close(mfd);
+		return e;
+	}
+	inomap_put_obj(v->lim, mst.st_dev, mst.st_ino, n->path, n->st.st_dev, n->st.st_ino);
+	*fd = mfd;
+	if (st)
+		*st = n->st;
+	return 0;
+}
+
 #define ERESTARTSYS_ 512 /* include/linux/errno.h, not exported to user space */
 
 static int fifo_wait_hook(void *arg)
@@ -680,6 +731,9 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 
 	if (!st)
 		st = &tmp;
+	if ((flags & (O_PATH | O_NOFOLLOW)) == (O_PATH | O_NOFOLLOW) && n->exists &&
+	    S_ISLNK(n->st.st_mode) && (n->kind == VN_BACKEND || n->kind == VN_PROC))
+		return link_placeholder(v, n, fd, st);
 	switch (n->kind) {
 	case VN_BACKEND:
 		if (n->exists && S_ISFIFO(n->st.st_mode) && !(flags & (O_NONBLOCK | O_PATH)) &&
@@ -729,20 +783,15 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 	}
 }
 
-int vfs_fd_node(struct vfs *v, struct task *t, int guestfd, struct vfs_node *n,
-		int *hostfd)
+int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
 {
 	char path[PATH_MAX];
 	struct stat st;
-	int fd = task_getfd(t, guestfd);
+	dev_t odev;
+	ino_t oino;
 
-	if (fd < 0)
-		return -EBADF;
-	if (fstat(fd, &st) < 0) {
-		int e = -errno;
-		close(fd);
-		return e;
-	}
+	if (fstat(fd, &st) < 0)
+		return -errno;
 	if (inomap_get(v->im, st.st_dev, st.st_ino, path, sizeof path) == 0 ||
 	    inomap_get(v->fim, st.st_dev, st.st_ino, path, sizeof path) == 0) {
 		int r = vfs_lookup(v, t, path, NULL, 0, n);
@@ -753,10 +802,15 @@ int vfs_fd_node(struct vfs *v, struct task *t, int guestfd, struct vfs_node *n,
 				vfs_map_stat(v, &st);
 				n->st = st;
 			}
-			if (hostfd)
-				*hostfd = fd;
-			else
-				close(fd);
+			return 0;
+		}
+	} else if (inomap_get_obj(v->lim, st.st_dev, st.st_ino, path, sizeof path,
+				  &odev, &oino) == 0) {
+		/* an O_PATH placeholder: the link, while the path still names it */
+		int r = vfs_lookup(v, t, path, NULL, 0, n);
+		if (r == 0 && n->exists && S_ISLNK(n->st.st_mode) &&
+		    n->st.st_dev == odev && n->st.st_ino == oino) {
+			n->opath = 1;
 			return 0;
 		}
 	}
@@ -767,11 +821,23 @@ int vfs_fd_node(struct vfs *v, struct task *t, int guestfd, struct vfs_node *n,
 	n->mnt = NULL;
 	vfs_map_stat(v, &st);
 	n->st = st;
-	if (hostfd)
-		*hostfd = fd;
-	else
-		close(fd);
 	return 0;
+}
+
+int vfs_fd_node(struct vfs *v, struct task *t, int guestfd, struct vfs_node *n,
+		int *hostfd)
+{
+	int fd = task_getfd(t, guestfd);
+	int r;
+
+	if (fd < 0)
+		return -EBADF;
+	r = vfs_host_fd_node(v, t, fd, n);
+	if (r < 0 || !hostfd)
+		close(fd);
+	else
+		*hostfd = fd;
+	return r;
 }
 
 /* ---- /proc/mounts ---- */

@@ -26,6 +26,8 @@ struct vfs {
 	struct dcache *dc;
 	struct inomap *im;       /* directories handed out */
 	struct inomap *fim;      /* other files handed out (for /proc/<pid>/fd) */
+	struct inomap *lim;      /* O_PATH symlink placeholders -> link path + identity */
+	dev_t memfd_dev;         /* st_dev of our memfds (never "(deleted)" files) */
 	const struct vfs_backend *be;
 	void *bectx;
 	dev_t synth_dev;

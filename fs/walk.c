@@ -18,6 +18,8 @@
  *            always follows), replaces itself in `rem` by its target: absolute
  *            targets restart at the root, relative ones at cur (the link's
  *            directory). VFS_MAXSYMLINKS (40) links per walk, then ELOOP.
+ *            RESOLVE_NO_MAGICLINKS refuses /proc's magic links (fd/<n>, and
+ *            <pid>/exe, cwd, root, whose text the walk follows) with ELOOP.
  *            A non-directory followed by more components is ENOTDIR.
  * Errors: ENAMETOOLONG (component > NAME_MAX, path >= PATH_MAX), ENOENT,
  * ENOTDIR, EACCES, ELOOP, EXDEV (RESOLVE_BENEATH/NO_XDEV).
@@ -206,7 +208,8 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 			goto out;
 		}
 		if (S_ISLNK(w->nx.st.st_mode) && (!last || !(flags & WALK_NOFOLLOW) || slash)) {
-			if (flags & WALK_NO_SYMLINKS) {
+			if ((flags & WALK_NO_SYMLINKS) ||
+			    (w->nx.magic_text && (flags & WALK_NO_MAGICLINKS))) {
 				r = -ELOOP;
 				goto out;
 			}

@@ -54,6 +54,11 @@ struct vfs_node {
 	int kind;
 	int exists;              /* 0: negative final component (WALK_CREATE) */
 	int magic;               /* PROC magic link (fd/<n>) */
+	int magic_text;          /* PROC link Linux treats as magic (<pid>/exe, cwd,
+				  * root: RESOLVE_NO_MAGICLINKS refuses it), though
+				  * the walk follows its text */
+	int opath;               /* from vfs_fd_node: the guest fd is a placeholder
+				  * for an O_PATH open of this symlink */
 	int trailing_slash;      /* the walked path ended in '/' */
 	int last_dot;            /* final component was "." (1) or ".." (2) */
 	struct stat st;          /* guest-view stat (valid if exists) */
@@ -92,13 +97,20 @@ int vfs_lookup(struct vfs *v, struct task *t, const char *path, const char *ahea
 int vfs_fd_node(struct vfs *v, struct task *t, int guestfd, struct vfs_node *out,
 		int *hostfd);
 
+/* The same for a host fd the caller holds (e.g. a magic link's target). */
+int vfs_host_fd_node(struct vfs *v, struct task *t, int hostfd, struct vfs_node *out);
+
 /* Read a symlink node's target (VN_SYMMNT, VN_PROC or VN_BACKEND). Returns
  * length (no NUL) or -errno (-EINVAL: not a link). */
 long vfs_node_readlink(struct vfs *v, struct task *t, const struct vfs_node *n,
 		       char *buf, size_t len);
 
 /* Open a node for the guest (no permission checks: callers do them). Returns
- * 0 and a host fd; directories are recorded in the inode map. */
+ * 0 and a host fd; directories are recorded in the inode map.
+ * O_PATH|O_NOFOLLOW of a symlink: seccomp's ADDFD cannot install an O_PATH
+ * file, so the fd is a sealed empty memfd that vfs_fd_node() recognises as
+ * the link (fstatat/readlinkat/... with AT_EMPTY_PATH work on it; native
+ * read/write on it see an empty sealed file instead of EBADF). */
 int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 		  int flags, mode_t mode, int *fd, struct stat *st);
 

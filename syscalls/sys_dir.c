@@ -245,6 +245,8 @@ static long dents(struct sc_call *c, int guestfd, size_t count, char **buf)
 	r = vfs_fd_node(VFS_OF(c), c->task, guestfd, n, &hfd);
 	if (r < 0)
 		return r;
+	if (n->opath)
+		return -EBADF;
 	if (!S_ISDIR(n->st.st_mode))
 		return -ENOTDIR;
 	if (count > DENTS_MAX)
@@ -289,18 +291,28 @@ long sys_getdents(struct sc_call *c)
 	return w < 0 ? w : r;
 }
 
+/* getcwd: ENOENT once the working directory has been removed (rmdir of
+ * the cwd, or of the name it was reached by: the cwd is kept as a path, so
+ * the check is that the path still names a directory). */
 long sys_getcwd(struct sc_call *c)
 {
+	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
 	char cwd[PATH_MAX];
 	struct task *t = c->task;
+	int r;
 
 	pthread_mutex_lock(&t->fs->lock);
 	memcpy(cwd, t->fs->cwd, sizeof cwd);
 	pthread_mutex_unlock(&t->fs->lock);
+	r = vfs_lookup(VFS_OF(c), t, cwd, NULL, 0, n);
+	if (r == 0 && (!n->exists || !S_ISDIR(n->st.st_mode)))
+		r = -ENOENT;
+	if (r < 0)
+		return r;
 	size_t len = strlen(cwd) + 1;
 	if (c->args[1] < len)
 		return -ERANGE;
-	int r = sc_write_guest(c, c->args[0], cwd, len);
+	r = sc_write_guest(c, c->args[0], cwd, len);
 	return r < 0 ? r : (long)len;
 }
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <utime.h>
 
+#include "fs/procfs.h"
 #include "syscalls/sys_fs.h"
 
 #ifndef __O_TMPFILE
@@ -42,6 +43,34 @@ static int open_perm_mask(int flags)
 	if (flags & O_TRUNC)
 		mask |= MAY_WRITE;
 	return mask;
+}
+
+/*
+ * Opening a /proc magic link (fd/<n>, also reached through /dev/fd/<n>)
+ * reopens the file on Linux: a new open file description with its own
+ * offset, after the usual permission checks on the file. If the VFS can name
+ * the target (a served file or directory still at its path, a synthetic
+ * directory), replace the link node n by the target's node so that the
+ * caller opens it afresh; *ident gets the target's (dev, ino) to check the
+ * fresh open against. Otherwise (pipes, sockets, deleted files...) n stays
+ * and procfs_open_magic hands out the guest's own open file. Returns 1 if n
+ * was replaced.
+ */
+static int magic_target(struct sc_call *c, struct vfs_node *n, struct stat *ident)
+{
+	struct vfs *v = VFS_OF(c);
+	cleanup_free struct vfs_node *tn = xmalloc(sizeof *tn);
+	cleanup_fd int hfd = -1;
+
+	if (procfs_open_magic(v, c->task, n->rel, O_PATH, &hfd) < 0)
+		return 0;
+	if (vfs_host_fd_node(v, c->task, hfd, tn) < 0 || tn->kind == VN_FD || tn->opath ||
+	    !tn->exists || !(S_ISREG(tn->st.st_mode) || S_ISDIR(tn->st.st_mode)))
+		return 0;
+	*ident = tn->st;
+	*n = *tn;
+	n->rel = n->path + (tn->rel - tn->path);
+	return 1;
 }
 
 static long do_open(struct sc_call *c, int dirfd, const char *path, int flags, mode_t mode,
@@ -84,6 +113,9 @@ static long do_open(struct sc_call *c, int dirfd, const char *path, int flags, m
 	r = fs_walk(c, dirfd, path, wf, &n);
 	if (r < 0)
 		return r;
+	struct stat ident;
+	int reopen = n->exists && n->magic && S_ISLNK(n->st.st_mode) &&
+		     !(flags & (O_NOFOLLOW | O_PATH)) && magic_target(c, n, &ident);
 
 	if (!n->exists) {
 		/* create: EISDIR for "name/", then EROFS, then EACCES */
@@ -107,7 +139,9 @@ static long do_open(struct sc_call *c, int dirfd, const char *path, int flags, m
 
 	if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
 		return -EEXIST;
-	if (S_ISLNK(n->st.st_mode) && (!n->magic || (flags & O_NOFOLLOW))) {
+	int link_itself = S_ISLNK(n->st.st_mode) && (!n->magic || (flags & O_NOFOLLOW));
+
+	if (link_itself) {
 		/* only reached with O_NOFOLLOW: the link itself */
 		if (!(flags & O_PATH))
 			return -ELOOP;
@@ -132,11 +166,17 @@ static long do_open(struct sc_call *c, int dirfd, const char *path, int flags, m
 	int oflags = flags & ~(O_CREAT | O_EXCL);
 	if (!S_ISREG(n->st.st_mode))
 		oflags &= ~O_TRUNC;
-	if (S_ISLNK(n->st.st_mode))
+	if (link_itself)
 		oflags |= O_NOFOLLOW;
 	r = vfs_node_open(v, t, n, oflags, 0, &fd, &st);
 	if (r < 0)
 		return r;
+	if (reopen && n->kind == VN_BACKEND &&
+	    (st.st_dev != ident.st_dev || st.st_ino != ident.st_ino)) {
+		/* the path no longer names the file the fd has open */
+		close(fd);
+		return -ENOENT;
+	}
 	if ((oflags & O_TRUNC) && n->kind == VN_BACKEND)
 		vfs_invalidate(v, n->mnt, n->rel, 0);
 	return sc_return_fd(c, fd, flags & O_CLOEXEC);
@@ -818,6 +858,8 @@ static long do_utimens(struct sc_call *c, int dirfd, const char *path, int null_
 		r = vfs_fd_node(VFS_OF(c), c->task, dirfd, n, &hfd);
 		if (r < 0)
 			return r;
+		if (n->opath)
+			return -EBADF;
 		if (n->kind != VN_FD && n->kind != VN_BACKEND)
 			return -EROFS;
 	} else {

@@ -43,7 +43,7 @@ static int stat_path(struct sc_call *c, int dirfd, const char *path, int flags,
 	r = fs_walk(c, dirfd, path, wf, &n);
 	if (r < 0)
 		return r;
-	if (n->magic && S_ISLNK(n->st.st_mode) && !(flags & AT_SYMLINK_NOFOLLOW)) {
+	if (n->magic && !n->opath && S_ISLNK(n->st.st_mode) && !(flags & AT_SYMLINK_NOFOLLOW)) {
 		int fd;
 		r = procfs_open_magic(VFS_OF(c), c->task, n->rel, O_PATH, &fd);
 		if (r < 0)

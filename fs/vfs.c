@@ -695,7 +695,7 @@ static int memfd_dir(struct vfs *v, const struct vfs_node *n, int *fd, struct st
 	return 0;
 }
 
-/* The placeholder for an O_PATH fd of the symlink n (see walk.h). */
+/* The placeholder for an O_PATH fd of n (see walk.h). */
 static int link_placeholder(struct vfs *v, const struct vfs_node *n, int *fd, struct stat *st)
 {
 	struct stat mst;
@@ -734,6 +734,18 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 	if ((flags & (O_PATH | O_NOFOLLOW)) == (O_PATH | O_NOFOLLOW) && n->exists &&
 	    S_ISLNK(n->st.st_mode) && (n->kind == VN_BACKEND || n->kind == VN_PROC))
 		return link_placeholder(v, n, fd, st);
+	/* SECCOMP_IOCTL_NOTIF_ADDFD cannot install an O_PATH file. A directory
+	 * gets a plain read-only directory fd (all a guest can do with either is
+	 * use it as a dirfd, fchdir or fstat: emulated), anything else, or a
+	 * directory we may not read, the placeholder that names it. */
+	if ((flags & O_PATH) && n->exists && n->kind == VN_BACKEND) {
+		if (S_ISDIR(n->st.st_mode)) {
+			r = vfs_node_open(v, t, n, O_RDONLY | O_DIRECTORY | (flags & O_CLOEXEC), 0, fd, st);
+			if (r != -EACCES)
+				return r;
+		}
+		return link_placeholder(v, n, fd, st);
+	}
 	switch (n->kind) {
 	case VN_BACKEND:
 		if (n->exists && S_ISFIFO(n->st.st_mode) && !(flags & (O_NONBLOCK | O_PATH)) &&
@@ -806,9 +818,9 @@ int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
 		}
 	} else if (inomap_get_obj(v->lim, st.st_dev, st.st_ino, path, sizeof path,
 				  &odev, &oino) == 0) {
-		/* an O_PATH placeholder: the link, while the path still names it */
+		/* an O_PATH placeholder: its object, while the path still names it */
 		int r = vfs_lookup(v, t, path, NULL, 0, n);
-		if (r == 0 && n->exists && S_ISLNK(n->st.st_mode) &&
+		if (r == 0 && n->exists &&
 		    n->st.st_dev == odev && n->st.st_ino == oino) {
 			n->opath = 1;
 			return 0;

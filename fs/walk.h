@@ -58,7 +58,8 @@ struct vfs_node {
 				  * root: RESOLVE_NO_MAGICLINKS refuses it), though
 				  * the walk follows its text */
 	int opath;               /* from vfs_fd_node: the guest fd is a placeholder
-				  * for an O_PATH open of this symlink */
+				  * for an O_PATH open of this node (a symlink,
+				  * a file, or a directory we may not read) */
 	int trailing_slash;      /* the walked path ended in '/' */
 	int last_dot;            /* final component was "." (1) or ".." (2) */
 	struct stat st;          /* guest-view stat (valid if exists) */

@@ -806,6 +806,31 @@ long sys_fchownat(struct sc_call *c)
 			   ARG_INT(c, 4));
 }
 
+/* fchmod/fchown on a held fd: as fchmodat/fchownat(fd, "", AT_EMPTY_PATH),
+ * except that an O_PATH fd (a placeholder here) is EBADF as on Linux. */
+static int fd_is_opath(struct sc_call *c, int fd)
+{
+	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
+	int r = vfs_fd_node(VFS_OF(c), c->task, fd, n, NULL);
+
+	return r < 0 ? r : n->opath ? -EBADF : 0;
+}
+
+long sys_fchmod(struct sc_call *c)
+{
+	int r = fd_is_opath(c, ARG_INT(c, 0));
+
+	return r < 0 ? r : do_fchmodat(c, ARG_INT(c, 0), "", (mode_t)c->args[1], AT_EMPTY_PATH);
+}
+
+long sys_fchown(struct sc_call *c)
+{
+	int r = fd_is_opath(c, ARG_INT(c, 0));
+
+	return r < 0 ? r : do_fchownat(c, ARG_INT(c, 0), "", ARG_UINT(c, 1), ARG_UINT(c, 2),
+				       AT_EMPTY_PATH);
+}
+
 long sys_truncate(struct sc_call *c)
 {
 	cleanup_free struct vfs_node *n = NULL;

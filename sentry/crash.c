@@ -6,6 +6,8 @@
 
 #include "sentry/sentry.h"
 
+#include <dlfcn.h>
+
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,9 +36,19 @@ static void on_crash(int sig)
 		unw_word_t ip = 0, off = 0;
 		char name[128] = "?";
 		unw_get_reg(&cur, UNW_REG_IP, &ip);
-		unw_get_proc_name(&cur, name, sizeof name, &off);
-		snprintf(line, sizeof line, "  #%d 0x%lx %s+0x%lx\n", i, (unsigned long)ip, name,
-			 (unsigned long)off);
+		/* The confined sentry cannot open its own ELF file, so libunwind
+		 * may not name the frame: fall back to the in-memory dynamic
+		 * symbols (moat is linked with -rdynamic) and print the module
+		 * offset for addr2line either way. */
+		Dl_info di;
+		int have_dl = dladdr((void *)ip, &di) != 0;
+		if (unw_get_proc_name(&cur, name, sizeof name, &off) != 0 || !name[0]) {
+			snprintf(name, sizeof name, "%s", have_dl && di.dli_sname ? di.dli_sname : "?");
+			off = have_dl && di.dli_sname ? ip - (unw_word_t)di.dli_saddr : 0;
+		}
+		snprintf(line, sizeof line, "  #%d %s+0x%lx (%s+0x%lx)\n", i, name, (unsigned long)off,
+			 have_dl && di.dli_fname ? di.dli_fname : "?",
+			 have_dl ? (unsigned long)(ip - (unw_word_t)di.dli_fbase) : (unsigned long)ip);
 		say(line);
 	}
 	signal(sig, SIG_DFL);

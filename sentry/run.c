@@ -104,6 +104,9 @@ static double ms_now(void)
 int sentry_run(const struct sentry_config *cfg)
 {
 	double t0 = ms_now();
+	/* MOAT_TEST_CRASH=1: fault on purpose once the guest runs (tests/integration/lifecycle.sh) */
+	int crash_test = getenv("MOAT_TEST_CRASH") != NULL;
+	volatile uintptr_t crash_test_addr = 0;
 	/* one malloc arena: per-thread arenas cost ~64 KiB each per worker */
 	mallopt(M_ARENA_MAX, 1);
 	char err[512] = "";
@@ -344,6 +347,9 @@ int sentry_run(const struct sentry_config *cfg)
 						if (confine_sentry(sb, err, sizeof err) < 0)
 							warnx_("%s", err);
 						malloc_trim(0); /* give set-up's heap back */
+						/* test hook: the crash path (backtrace, guests die) */
+						if (crash_test)
+							*(volatile int *)crash_test_addr = 1;
 					} else if (n > 0 && buf[0] == 'E') {
 						buf[n] = 0;
 						warnx_("guest set-up: %s", buf + 1);

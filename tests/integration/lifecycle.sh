@@ -74,4 +74,15 @@ kill -9 $pid
 wait_max $pid 5
 if gone "sleep $S\\.[45]" 2; then ok kill9_pipeline_gone; else fail kill9_pipeline_gone "$(pgrep -af "sleep $S\\.[45]")"; fi
 
+# A sentry crash (MOAT_TEST_CRASH faults on purpose once the guest runs): a
+# backtrace on stderr, status 139, and the guest and gofer die with it.
+MOAT_TEST_CRASH=1 moat run -- /bin/sh -c "sleep $S.6; : $T_MARK" >/dev/null 2>"$T_TMP/crash" </dev/null
+rc=$?
+if [ "$rc" -eq 139 ] && grep -q "sentry crashed (signal 11); backtrace:" "$T_TMP/crash" && grep -q "sentry_run" "$T_TMP/crash"; then
+	ok crash_backtrace
+else
+	fail crash_backtrace "exit $rc stderr [$(head -c 300 "$T_TMP/crash")]"
+fi
+if gone "sleep $S\\.6" 2; then ok crash_kills_guest; else fail crash_kills_guest "$(pgrep -af "sleep $S\\.6")"; fi
+
 finish

@@ -40,7 +40,10 @@
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
 #endif
 
+#include "platform/arch.h"
 #include "platform/platform.h"
+#include <linux/filter.h>
+#include <stddef.h>
 
 /* Child-side failure: one line to the sentry over the sync socket, then exit. */
 static void child_fail(int sock, const char *what)
@@ -115,6 +118,27 @@ static _Noreturn void program_main(const struct spawn_args *a, int sock)
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
+/* wait4, exit, exit_group, rt_sigreturn, restart_syscall; anything else kills it */
+static void init_filter(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, MOAT_AUDIT_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_wait4, 5, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_exit_group, 4, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_exit, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_restart_syscall, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof f / sizeof f[0], .filter = f };
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		_exit(127);
+}
+
 static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sentry)
 {
 	char c;
@@ -173,6 +197,14 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 		program_main(a, sock);
 	close(sock);
 	malloc_trim(0); /* the sentry's set-up heap, copied at clone time */
+	/* The init shares the guest's pid namespace and uid: make it out of the
+	 * guest's reach (not dumpable: no process_vm_writev/ptrace into it) and
+	 * harmless if reached (no capabilities, no new privileges, and a filter
+	 * that lets it do nothing but reap and exit). */
+	prctl(PR_SET_DUMPABLE, 0);
+	drop_caps();
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	init_filter();
 	/* pid 1: reap everything; leave when the program does. */
 	for (;;) {
 		int st;

@@ -26,7 +26,9 @@ static const char usage_text[] =
 	"  --env K=V                set an environment variable (repeatable); the default\n"
 	"                           environment is PATH, HOME, TERM, LANG only\n"
 	"  --trace                  print one line per trapped syscall on stderr\n"
-	"  --audit FILE             append one JSON line per trapped syscall to FILE\n";
+	"  --audit FILE             append one JSON line per trapped syscall to FILE\n"
+	"  --deny SYSCALL           deny this syscall too (EPERM, audited; repeatable;\n"
+	"                           names as in `moat syscalls`)\n";
 
 static void usage(const char *why)
 {
@@ -107,6 +109,12 @@ static int cmd_run(int argc, char **argv)
 			c.trace = 1;
 		} else if (is_opt(a, "--audit")) {
 			c.audit_path = optval(argc, argv, &i, "--audit");
+		} else if (is_opt(a, "--deny")) {
+			const char *name = optval(argc, argv, &i, "--deny");
+			const struct sysent *e = sc_lookup_name(name);
+			if (!e)
+				die_status(2, "--deny %s: no such syscall (see moat syscalls)", name);
+			c.deny[e->nr] = 1;
 		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			fputs(usage_text, stdout);
 			return 0;

@@ -17,6 +17,7 @@
 
 struct policy {
 	uint64_t version;
+	unsigned char deny[SC_NR_MAX];   /* --deny */
 	unsigned char *blob;
 	size_t len;
 };
@@ -42,10 +43,23 @@ uint64_t policy_version(struct policy *p)
 	return p ? p->version : 0;
 }
 
+void policy_deny_syscall(struct policy *p, int nr)
+{
+	if (nr >= 0 && nr < SC_NR_MAX && !p->deny[nr]) {
+		char rule[48];
+		int n = snprintf(rule, sizeof rule, "deny %d;", nr);
+		p->deny[nr] = 1;
+		policy_add(p, rule, (size_t)n); /* part of the version */
+	}
+}
+
 int policy_check(struct policy *p, struct sc_call *c, int *err)
 {
-	(void)p;
 	const struct sysent *e = c->ent;
+	if (c->nr >= 0 && c->nr < SC_NR_MAX && p->deny[c->nr]) {
+		*err = EPERM;
+		return DEC_DENY;
+	}
 	switch (e->cls) {
 	case SC_DENY:
 		*err = e->err > 0 ? e->err : ENOSYS;

@@ -135,10 +135,14 @@ int sentry_run(const struct sentry_config *cfg)
 		die_status(2, "%s", err);
 	scmp_filter_ctx fctx;
 	struct sock_fprog prog;
-	if (sc_build_guest_filter(&fctx, MOAT_SYS_LOADER) < 0 || sc_filter_export(fctx, &prog) < 0)
+	if (sc_build_guest_filter_deny(&fctx, MOAT_SYS_LOADER, cfg->deny) < 0 ||
+	    sc_filter_export(fctx, &prog) < 0)
 		die("cannot build the seccomp filter");
 	seccomp_release(fctx);
 	sb->policy = policy_new();
+	for (int nr = 0; nr < SC_NR_MAX; nr++)
+		if (cfg->deny[nr])
+			policy_deny_syscall(sb->policy, nr);
 	policy_add(sb->policy, prog.filter, prog.len * sizeof prog.filter[0]);
 	policy_add(sb->policy, view.desc, strlen(view.desc));
 

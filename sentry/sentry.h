@@ -44,6 +44,7 @@ struct sentry_config {
 	int nenv;
 	int trace;                        /* --trace */
 	const char *audit_path;           /* --audit */
+	unsigned char deny[512];          /* --deny SYSCALL: deny[nr] = 1 (SC_NR_MAX) */
 	char *const *argv;                /* program and arguments */
 };
 
@@ -66,6 +67,8 @@ struct policy *policy_new(void);
 /* Add the parts that define behaviour (filter program, mount table text). */
 void policy_add(struct policy *p, const void *data, size_t len);
 uint64_t policy_version(struct policy *p);
+/* Deny a syscall beyond the defaults (EPERM, audited), whatever its class. */
+void policy_deny_syscall(struct policy *p, int nr);
 /* The one check point every trapped call passes. Returns DEC_* and an errno
  * for denials in *err. */
 int policy_check(struct policy *p, struct sc_call *c, int *err);

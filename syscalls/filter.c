@@ -150,6 +150,12 @@ static int add_fast_with_rules(scmp_filter_ctx ctx, const struct sysent *e)
 
 int sc_build_guest_filter(scmp_filter_ctx *out, uint32_t notify_nr_extra)
 {
+	return sc_build_guest_filter_deny(out, notify_nr_extra, NULL);
+}
+
+int sc_build_guest_filter_deny(scmp_filter_ctx *out, uint32_t notify_nr_extra,
+			       const unsigned char *deny)
+{
 	scmp_filter_ctx ctx;
 	int ret;
 
@@ -170,6 +176,8 @@ int sc_build_guest_filter(scmp_filter_ctx *out, uint32_t notify_nr_extra)
 
 		if (!e->name || (notify_nr_extra && (uint32_t)nr == notify_nr_extra))
 			continue;
+		if (deny && deny[nr])
+			continue; /* policy-denied: the default (USER_NOTIF), answered by policy_check */
 		switch (e->cls) {
 		case SC_FAST:
 			if (e->deny)

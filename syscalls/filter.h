@@ -36,6 +36,10 @@
  * private call); 0 means none. *out is released by the caller with
  * seccomp_release(). Returns 0 or -errno. */
 int sc_build_guest_filter(scmp_filter_ctx *out, uint32_t notify_nr_extra);
+/* The same, with deny[nr] != 0 (an array of SC_NR_MAX, or NULL) sending those
+ * numbers to the sentry whatever their class, for a policy to deny. */
+int sc_build_guest_filter_deny(scmp_filter_ctx *out, uint32_t notify_nr_extra,
+			       const unsigned char *deny);
 
 /* The BPF program of ctx in out->filter (malloc'ed, the caller frees it) and
  * out->len. Returns 0 or -errno. */

@@ -93,4 +93,19 @@ assert len({json.dumps(r.get([k for k in r if "sandbox" in k.lower()][0])) for r
 PYEOF
 then ok audit_json_lines; else fail audit_json_lines "see above"; fi
 
+# --deny: a policy beyond the defaults. mkdir is denied (EPERM) and audited as
+# denied, under a different policy version than the default policy's.
+out=$(moat run --deny mkdir --audit "$T_TMP/deny.jsonl" -- /bin/sh -c 'mkdir /tmp/d 2>/dev/null; echo $?; mkdir -p /tmp/e/f 2>&1 | head -c 0; test -d /tmp/d || echo absent' </dev/null 2>/dev/null)
+expect_eq deny_option_refuses "$out" "$(printf '1\nabsent')"
+if "$PY" - "$T_TMP/deny.jsonl" "$T_TMP/audit.jsonl" <<'PYEOF'
+import json, sys
+d = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+a = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+hits = [r for r in d if r["syscall"] == "mkdir" and r["decision"] == "deny" and r.get("errno") == "EPERM"]
+assert hits, "no denied mkdir record"
+assert d[0]["policy"] != a[0]["policy"], "same policy version with and without --deny"
+PYEOF
+then ok deny_option_audited; else fail deny_option_audited "see above"; fi
+one_line_case deny_unknown_syscall run --deny no_such_call -- /bin/true
+
 finish

@@ -56,6 +56,7 @@ struct task {
 
 	/* private to the sentry's ptrace thread */
 	int pt_state;            /* 0 = waiting for its first ptrace stop, 1 = running */
+	int held;                /* stopped at its first stop until its guest ids are known */
 	int initial;             /* the main program before its first exec */
 
 	struct sandbox *sb;
@@ -76,7 +77,8 @@ struct sandbox {
 	struct audit *audit;
 	struct idmap idmap;
 	int guest_procfd;        /* procfs mounted in the guest pid ns (O_DIRECTORY) */
-	int host_procfd;         /* the sentry's /proc, only for NSpid lookups */
+	int host_procfd;         /* -1 in the sentry (it holds no host procfs); tests
+				  * may set it to read NSpid from a host /proc */
 	pid_t init_pid;          /* host pid of the guest's pid-1 */
 	pid_t main_pid;          /* host pid of the main guest program */
 	const char *hostname;    /* virtual uname nodename */
@@ -115,7 +117,7 @@ struct fs_ctx *fs_ctx_new(const char *cwd, mode_t umask);
 void fs_ctx_put(struct fs_ctx *fs);
 
 /* Does the task have a signal pending that it neither blocks nor ignores?
- * (Read from the host's /proc/<tid>/status: SigPnd|ShdPnd & ~SigBlk & ~SigIgn.) */
+ * (Read from the guest procfs' <vtid>/status: SigPnd|ShdPnd & ~SigBlk & ~SigIgn.) */
 int task_signal_pending(struct task *t);
 
 /* Read "NSpid:" of a host tid through sb->host_procfd: the innermost id. */

@@ -84,10 +84,10 @@ static unsigned long long status_mask(const char *buf, const char *key)
 int task_signal_pending(struct task *t)
 {
 	char path[64], buf[4096];
-	if (!t || t->sb->host_procfd < 0)
+	if (!t || t->sb->guest_procfd < 0 || t->vtid <= 0)
 		return 0;
-	snprintf(path, sizeof path, "%d/status", t->tid);
-	int fd = openat(t->sb->host_procfd, path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof path, "%d/status", t->vtid);
+	int fd = openat(t->sb->guest_procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return 1; /* the task is gone: stop waiting for it */
 	ssize_t n = read(fd, buf, sizeof buf - 1);

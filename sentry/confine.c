@@ -2,9 +2,9 @@
  * host path by name (the gofer resolves every host path) and execs nothing.
  *
  * A deny-list filter with TSYNC (every sentry thread): exec, the path-taking
- * file calls, mount and namespace calls fail with EPERM. openat, openat2 and
- * readlinkat stay open only on the two procfs directory fds the sentry holds (NSpid lookups and
- * the guest's procfs); openat2 likewise. Sockets: AF_UNIX only.
+ * file calls, mount and namespace calls fail with EPERM. openat (read-only)
+ * and readlinkat stay open only beneath the guest pid namespace's procfs;
+ * openat2 is refused. Sockets: AF_UNIX only.
  * TODO: turn this into an allowlist once the syscall set of the sentry is
  * stable (noted in ARCHITECTURE.md). */
 #include "sentry/sentry.h"
@@ -44,23 +44,35 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 	};
 	for (size_t i = 0; i < sizeof deny / sizeof deny[0] && rc == 0; i++)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), deny[i], 0);
-	/* openat/openat2: only beneath the two procfs fds we hold, which run.c
-	 * placed at adjacent numbers so one range check covers them
-	 * (libseccomp compares an argument once per rule). */
-	int lo = sb->host_procfd < sb->guest_procfd ? sb->host_procfd : sb->guest_procfd;
-	int hi = lo + 1;
-	if (lo < 0 || (sb->host_procfd != hi && sb->guest_procfd != hi)) {
+	/* The only directory the sentry opens beneath is the guest pid
+	 * namespace's procfs, read-only: openat needs dirfd == guest_procfd and
+	 * O_ACCMODE == O_RDONLY (both are registers, so the filter can check
+	 * them); openat2 is refused (its flags live in memory). Magic links
+	 * there lead only to the guest's own objects (its root is the empty
+	 * loader tmpfs). */
+	int pfd = sb->guest_procfd;
+	if (pfd < 0) {
 		seccomp_release(ctx);
-		snprintf(err, errlen, "sentry confinement: procfs fds not adjacent");
+		snprintf(err, errlen, "sentry confinement: no guest procfs");
 		return -EINVAL;
 	}
-	const int opens[] = { SCMP_SYS(openat), SCMP_SYS(openat2), SCMP_SYS(readlinkat) };
-	for (int i = 0; i < 3 && !rc; i++) {
-		struct scmp_arg_cmp below = { .arg = 0, .op = SCMP_CMP_LT, .datum_a = (scmp_datum_t)lo, .datum_b = 0 };
-		struct scmp_arg_cmp above = { .arg = 0, .op = SCMP_CMP_GT, .datum_a = (scmp_datum_t)hi, .datum_b = 0 };
-		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), opens[i], 1, &below);
-		if (!rc)
-			rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), opens[i], 1, &above);
+	if (!rc) {
+		struct scmp_arg_cmp c = { .arg = 0, .op = SCMP_CMP_NE, .datum_a = (scmp_datum_t)pfd, .datum_b = 0 };
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(openat), 1, &c);
+	}
+	if (!rc) {
+		struct scmp_arg_cmp c = { .arg = 2, .op = SCMP_CMP_MASKED_EQ, .datum_a = O_ACCMODE, .datum_b = O_WRONLY };
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(openat), 1, &c);
+	}
+	if (!rc) {
+		struct scmp_arg_cmp c = { .arg = 2, .op = SCMP_CMP_MASKED_EQ, .datum_a = O_ACCMODE, .datum_b = O_RDWR };
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(openat), 1, &c);
+	}
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(openat2), 0);
+	if (!rc) {
+		struct scmp_arg_cmp c = { .arg = 0, .op = SCMP_CMP_NE, .datum_a = (scmp_datum_t)pfd, .datum_b = 0 };
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(readlinkat), 1, &c);
 	}
 	/* newfstatat with a path: only AT_EMPTY_PATH on fds (fstat) */
 	if (!rc) {

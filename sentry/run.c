@@ -52,6 +52,55 @@ static int take_early(pid_t tid)
 	return 0;
 }
 
+/* forks and clones whose parent we run to its syscall exit */
+#define MAX_PENDING 256
+static struct {
+	pid_t parent, child;
+	int thread;
+} pending[MAX_PENDING];
+static int npending;
+
+static void drop_pending(pid_t parent)
+{
+	for (int i = 0; i < npending; i++)
+		if (pending[i].parent == parent)
+			pending[i--] = pending[--npending];
+}
+
+/* Give a child its guest ids (vid < 0: unknown) and let it run if it is held. */
+static void release_child(struct sandbox *sb, pid_t child, pid_t vid, int thread)
+{
+	struct task *c = task_get(sb, child);
+	if (!c)
+		return;
+	c->vtid = vid;
+	if (!thread)
+		c->vtgid = vid;
+	if (c->held) {
+		c->held = 0;
+		c->pt_state = 1;
+		ptrace(PTRACE_CONT, child, 0, 0);
+	} else if (c->pt_state == 0) {
+		c->pt_state = 2; /* resume at its first stop */
+	}
+	task_put(c);
+}
+
+static void fork_exit(struct sandbox *sb, pid_t parent)
+{
+	arch_regs regs;
+	long ret = -1;
+	if (ptrace(PTRACE_GETREGS, parent, 0, &regs) == 0)
+		ret = (long)REG_RET(regs);
+	for (int i = 0; i < npending; i++) {
+		if (pending[i].parent != parent)
+			continue;
+		release_child(sb, pending[i].child, ret > 0 ? (pid_t)ret : -1, pending[i].thread);
+		pending[i] = pending[--npending];
+		break;
+	}
+}
+
 static void build_env(const struct sentry_config *cfg, const char *home, char ***envp_out,
 		      const char *const **path_out)
 {
@@ -165,7 +214,6 @@ int sentry_run(const struct sentry_config *cfg)
 	int gofer_ctl;
 	if (gofer_start(view.exports, view.nexports, &gofer_pid, &gofer_ctl, err, sizeof err) < 0)
 		die("%s", err); /* the init dies with us (PDEATHSIG) */
-	sb->host_procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (vfs_create(sb, view.mounts, view.nmounts, gofer_ctl, &sb->vfs, err, sizeof err) < 0)
 		die("%s", err);
 	dbg("%.2f ms: gofer started, VFS built", ms_now() - t0);
@@ -192,16 +240,7 @@ int sentry_run(const struct sentry_config *cfg)
 	vfs_thread_warmup(sb->vfs); /* the exec stops are served on this thread */
 	sb->init_pid = sr.init_pid;
 	dbg("%.2f ms: guest spawned", ms_now() - t0);
-	/* the two procfs fds at adjacent numbers (see confine.c) */
-	if (dup3(sb->host_procfd, 1000, O_CLOEXEC) == 1000 &&
-	    dup3(sr.guest_procfd, 1001, O_CLOEXEC) == 1001) {
-		close(sb->host_procfd);
-		close(sr.guest_procfd);
-		sb->host_procfd = 1000;
-		sb->guest_procfd = 1001;
-	} else {
-		sb->guest_procfd = sr.guest_procfd;
-	}
+	sb->guest_procfd = sr.guest_procfd;
 	crash_install(sr.init_pid);
 
 	struct sigaction fwd;
@@ -248,6 +287,10 @@ int sentry_run(const struct sentry_config *cfg)
 				main_done = 1;
 				status_out = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 			}
+			for (int i = 0; i < npending; i++)
+				if (pending[i].parent == tid) /* it died inside fork */
+					release_child(sb, pending[i].child, -1, pending[i].thread);
+			drop_pending(tid);
 			task_remove(sb, tid);
 			/* init is reaped only after every task of its pid ns */
 			if (main_done && init_reaped)
@@ -269,6 +312,8 @@ int sentry_run(const struct sentry_config *cfg)
 				m->cred.rgid = m->cred.egid = m->cred.sgid = m->cred.fsgid = gid;
 				snprintf(m->fs->cwd, sizeof m->fs->cwd, "%s", workdir);
 				m->initial = 1;
+				m->vtid = m->vtgid = 2; /* the init's first child */
+				m->vppid = 1;
 				if (take_early(main_pid)) {
 					m->pt_state = 1;
 					ptrace(PTRACE_CONT, main_pid, 0, 0);
@@ -294,7 +339,14 @@ int sentry_run(const struct sentry_config *cfg)
 			continue;
 		}
 		switch (ev) {
-		case 0: /* signal-delivery-stop: re-inject */
+		case 0:
+			if (sig == (SIGTRAP | 0x80)) {
+				/* the exit of a fork/clone we asked to see */
+				fork_exit(sb, tid);
+				ptrace(PTRACE_CONT, tid, 0, 0);
+				break;
+			}
+			/* signal-delivery-stop: re-inject */
 			ptrace(PTRACE_CONT, tid, 0, sig);
 			break;
 		case PTRACE_EVENT_SECCOMP:
@@ -318,12 +370,33 @@ int sentry_run(const struct sentry_config *cfg)
 			}
 			struct task *n = task_create(sb, (pid_t)child, thread ? t->tgid : (pid_t)child,
 						     t, share_fs);
-			if (take_early((pid_t)child)) {
-				n->pt_state = 1;
-				ptrace(PTRACE_CONT, (pid_t)child, 0, 0);
+			/* Its guest ids come from the parent's return value: run the
+			 * parent to its syscall exit (PTRACE_SYSCALL) and hold the
+			 * child at its first stop until then. A vfork parent returns
+			 * only after its child execs or exits, so that child runs
+			 * with its ids unknown (-1) meanwhile. */
+			n->vtid = -1;
+			n->vtgid = thread ? t->vtgid : -1;
+			n->vppid = thread ? t->vppid : t->vtgid;
+			if (npending < MAX_PENDING) {
+				pending[npending].parent = tid;
+				pending[npending].child = (pid_t)child;
+				pending[npending].thread = thread;
+				npending++;
+			}
+			if (take_early((pid_t)child))
+				n->held = 1;
+			if (ev == PTRACE_EVENT_VFORK || npending >= MAX_PENDING) {
+				if (n->held) {
+					n->held = 0;
+					n->pt_state = 1;
+					ptrace(PTRACE_CONT, (pid_t)child, 0, 0);
+				} else {
+					n->pt_state = 2; /* resume at its first stop */
+				}
 			}
 			task_put(n);
-			ptrace(PTRACE_CONT, tid, 0, 0);
+			ptrace(PTRACE_SYSCALL, tid, 0, 0);
 			break;
 		}
 		case PTRACE_EVENT_EXEC: {
@@ -335,7 +408,9 @@ int sentry_run(const struct sentry_config *cfg)
 			break;
 		}
 		case PTRACE_EVENT_STOP:
-			if (t->pt_state == 0) {
+			if (t->pt_state == 0 && t->vtid < 0) {
+				t->held = 1; /* until its parent's fork returns */
+			} else if (t->pt_state == 0 || t->pt_state == 2) {
 				t->pt_state = 1;
 				if (tid == main_pid && listener < 0) {
 					/* the program installs its filter next and sends the listener */

@@ -241,6 +241,15 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->init_pid = sr.init_pid;
 	dbg("%.2f ms: guest spawned", ms_now() - t0);
 	sb->guest_procfd = sr.guest_procfd;
+	/* Set-up is over: no more opening of host paths. Confining here, before
+	 * the guest's program exists, keeps the filter's compilation off the
+	 * program's first exec (its threads inherit the filter; TSYNC covers
+	 * any that exist). */
+	dbg("%.2f ms: confining", ms_now() - t0);
+	if (confine_sentry(sb, err, sizeof err) < 0)
+		warnx_("%s", err);
+	malloc_trim(0); /* give set-up's heap back */
+	dbg("%.2f ms: confined", ms_now() - t0);
 	crash_install(sr.init_pid);
 
 	struct sigaction fwd;
@@ -423,9 +432,6 @@ int sentry_run(const struct sentry_config *cfg)
 						listener = fds[0];
 						dbg("%.2f ms: listener received", ms_now() - t0);
 						pipeline_start(sb, listener);
-						if (confine_sentry(sb, err, sizeof err) < 0)
-							warnx_("%s", err);
-						malloc_trim(0); /* give set-up's heap back */
 						/* test hook: the crash path (backtrace, guests die) */
 						if (crash_test)
 							*(volatile int *)crash_test_addr = 1;

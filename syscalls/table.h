@@ -15,10 +15,11 @@
  *  DENY     SECCOMP_RET_USER_NOTIF (so it is audited)         -errno from the row
  *  KILL     SECCOMP_RET_KILL_PROCESS                          -
  *
- * A FAST row may carry argument rules (see `fast_deny` in struct sysent) that
+ * A FAST row may carry argument rules (see `deny` in struct sysent) that
  * send matching calls to the sentry to be denied, e.g. ioctl(TIOCSTI).
- * Unknown numbers, 32-bit (int 0x80) and x32 entry points are denied with
- * ENOSYS and audited.
+ * Unknown numbers are denied with ENOSYS and audited by the sentry; 32-bit
+ * (int 0x80) and x32 entry points are answered ENOSYS by the filter itself,
+ * so they never reach the sentry and are not audited.
  */
 #ifndef MOAT_SYSCALLS_TABLE_H
 #define MOAT_SYSCALLS_TABLE_H

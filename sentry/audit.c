@@ -25,6 +25,7 @@ struct audit {
 struct audit *audit_open(const char *path, int trace, char *err, size_t errlen)
 {
 	struct audit *a = xcalloc(1, sizeof *a);
+	tzset(); /* gmtime_r loads time-zone data once: now, while we may still open files */
 	a->fd = -1;
 	a->trace = trace;
 	pthread_mutex_init(&a->lock, NULL);
@@ -84,7 +85,10 @@ void audit_event(struct audit *a, struct sandbox *sb, struct task *t, pid_t host
 		char tbuf[64], eargs[6144], enote[512], esys[96];
 		clock_gettime(CLOCK_REALTIME, &ts);
 		gmtime_r(&ts.tv_sec, &tm);
-		strftime(tbuf, sizeof tbuf, "%Y-%m-%dT%H:%M:%S", &tm);
+		/* not strftime: it may load time-zone files, which the confined
+		 * sentry cannot open */
+		snprintf(tbuf, sizeof tbuf, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 		json_escape(eargs, sizeof eargs, args ? args : "");
 		json_escape(enote, sizeof enote, note ? note : "");
 		json_escape(esys, sizeof esys, syscall);

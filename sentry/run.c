@@ -360,7 +360,8 @@ int sentry_run(const struct sentry_config *cfg)
 			break;
 		case PTRACE_EVENT_SECCOMP:
 			dbg("%.2f ms: exec stop", ms_now() - t0);
-			exec_stop(sb, t);
+			exec_stop(sb, t);      /* execve, execveat */
+			unixsock_stop(sb, t);  /* bind, connect */
 			dbg("%.2f ms: exec resolved", ms_now() - t0);
 			ptrace(PTRACE_CONT, tid, 0, 0);
 			break;

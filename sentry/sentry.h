@@ -77,6 +77,8 @@ int policy_check_exec(struct policy *p, struct task *t, const char *canon, int *
 /* ---- exec (exec.c) ---- */
 /* At a PTRACE_EVENT_SECCOMP stop of an execve/execveat (ptrace thread). */
 void exec_stop(struct sandbox *sb, struct task *t);
+/* At a PTRACE_EVENT_SECCOMP stop of bind/connect (unixsock.c). */
+void unixsock_stop(struct sandbox *sb, struct task *t);
 /* The loader's MOAT_SYS_LOADER call (worker thread). */
 long exec_loader_call(struct sc_call *c);
 extern const char *const *exec_initial_path; /* PATH dirs for the first exec */

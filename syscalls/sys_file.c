@@ -370,6 +370,13 @@ long sys_mkdirat(struct sc_call *c)
 	return do_mkdirat(c, ARG_INT(c, 0), c->str[1], (mode_t)c->args[2]);
 }
 
+static long do_mknodat(struct sc_call *c, int dirfd, const char *path, mode_t mode, dev_t dev);
+
+long fs_mknodat(struct sc_call *c, int dirfd, const char *path, mode_t mode)
+{
+	return do_mknodat(c, dirfd, path, mode, 0);
+}
+
 static long do_mknodat(struct sc_call *c, int dirfd, const char *path, mode_t mode, dev_t dev)
 {
 	cleanup_free struct vfs_node *n = NULL;

@@ -7,6 +7,7 @@
 #ifndef MOAT_SYSCALLS_SYS_FS_H
 #define MOAT_SYSCALLS_SYS_FS_H
 
+#include <errno.h>
 #include <fcntl.h>
 
 #include "common/util.h"
@@ -45,5 +46,8 @@ static inline mode_t fs_umask(struct task *t)
 /* Is the task allowed to delete (or rename away) the entry n from its
  * parent? (namei.c may_delete; rules numbered in sys_file.c) */
 int fs_may_delete(struct task *t, const struct vfs_node *n, int isdir);
+
+/* mknodat as the guest's mknodat would (umask applied); 0 or -errno. */
+long fs_mknodat(struct sc_call *c, int dirfd, const char *path, mode_t mode);
 
 #endif

@@ -80,4 +80,31 @@ except OSError as e:
     print("refused", type(e).__name__)' "$name" 2>&1)
 case $out in *refused*) ok abstract_unix_unreachable ;; *) fail abstract_unix_unreachable "$out" ;; esac
 
+# A host unix socket at a path: not reachable at that path (the guest's /tmp is
+# its own), nor through a bind of its directory (only sockets bound inside the
+# sandbox have a name in the guest's network namespace).
+sdir=$T_TMP/sockdir
+mkdir -p "$sdir" && chmod 777 "$sdir"
+"$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4)
+while True:
+    c, _ = s.accept(); c.sendall(b"HOST-PATH\n"); c.close()
+' "$sdir/host.sock" &
+psrv=$!
+at_exit "kill -9 $psrv"
+for ((i = 0; i < 30; i++)); do [ -S "$sdir/host.sock" ] && break; sleep 0.1; done
+native=$("$PY" -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(100).decode().strip())' "$sdir/host.sock" 2>&1)
+expect_eq host_path_socket_up "$native" HOST-PATH
+probe='
+import socket, sys
+try:
+    s = socket.socket(socket.AF_UNIX); s.settimeout(2); s.connect(sys.argv[1]); print("CONNECTED", s.recv(100))
+except OSError as e:
+    print("refused", type(e).__name__)'
+out=$(mrun "$PY" -c "$probe" "$sdir/host.sock" 2>&1)
+case $out in *refused*FileNotFound*) ok path_unix_unreachable ;; *) fail path_unix_unreachable "$out" ;; esac
+out=$(moat run --bind "$sdir:/s:rw" -- "$PY" -c "$probe" /s/host.sock </dev/null 2>&1)
+case $out in *refused*) ok path_unix_unreachable_through_bind ;; *) fail path_unix_unreachable_through_bind "$out" ;; esac
+
 finish

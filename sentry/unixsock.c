@@ -1,0 +1,175 @@
+/* sentry/unixsock.c - AF_UNIX path names live in the VFS.
+ *
+ * The guest's native mount namespace is empty, so a socket bound natively to
+ * "/tmp/x.sock" would go nowhere. bind and connect are SECCOMP_RET_TRACE
+ * (class EXEC: they need register rewriting). At the stop the ptrace thread
+ * reads the address once; anything but a pathname AF_UNIX address runs
+ * natively untouched (the guest's network namespace holds only its own
+ * loopback). A pathname is resolved in the VFS:
+ *
+ *   bind     creates the socket inode (mknod S_IFSOCK through the gofer, umask
+ *            applied; an existing name is EADDRINUSE)
+ *   connect  needs an existing socket inode (ENOENT, ECONNREFUSED for another
+ *            type, EACCES without write permission)
+ *
+ * and the call is rewritten to use "\0moat/<sandbox>/<dev>:<ino>:<gen>" of
+ * that inode (gen counts binds, so an inode number the filesystem reuses after
+ * an unlink gets a new name; connect looks the inode up among the names bound
+ * in this sandbox, and a socket inode nobody bound is ECONNREFUSED, as a stale
+ * socket file is on Linux), an abstract name in the guest's own network
+ * namespace, written below
+ * the stopped thread's red zone. The guest's kernel then binds or connects
+ * natively. A thread racing to rewrite that copy could only make it a path
+ * again, which resolves in the empty native namespace.
+ *
+ * Gaps: getsockname/getpeername show the abstract name; a bind that fails
+ * natively (socket already bound) leaves the inode behind; sendto/sendmsg to
+ * a datagram socket path resolve natively (ENOENT).
+ */
+#include "sentry/sentry.h"
+#include "fs/walk.h"
+#include "kernel/task.h"
+#include "platform/arch.h"
+#include "platform/platform.h"
+#include "syscalls/sc.h"
+#include "syscalls/sys_fs.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+
+/* Inodes bound in this sandbox and their generation. Only the ptrace thread
+ * touches it. A full table forgets the oldest binds (their connects then get
+ * ECONNREFUSED). */
+#define NBOUND 4096
+static struct {
+	dev_t dev;
+	ino_t ino;
+	unsigned gen;
+} bound[NBOUND];
+static unsigned nbound, next_gen;
+
+static unsigned *gen_of(dev_t dev, ino_t ino)
+{
+	for (unsigned i = 0; i < nbound && i < NBOUND; i++)
+		if (bound[i].dev == dev && bound[i].ino == ino && bound[i].gen)
+			return &bound[i].gen;
+	return NULL;
+}
+
+static unsigned new_gen(dev_t dev, ino_t ino)
+{
+	unsigned *g = gen_of(dev, ino);
+	if (!g) {
+		unsigned i = nbound++ % NBOUND;
+		bound[i].dev = dev;
+		bound[i].ino = ino;
+		g = &bound[i].gen;
+	}
+	*g = ++next_gen ? next_gen : ++next_gen;
+	return *g;
+}
+
+/* Resolve; fill the abstract address. 0, -errno, or 1 = not a path: native. */
+static int resolve(struct sandbox *sb, struct task *t, int bind_, const struct sockaddr_un *in,
+		   size_t inlen, struct sockaddr_un *out, socklen_t *outlen)
+{
+	char path[sizeof in->sun_path + 1];
+	if (inlen < offsetof(struct sockaddr_un, sun_path) + 1 || in->sun_family != AF_UNIX ||
+	    in->sun_path[0] == 0)
+		return 1;
+	size_t n = strnlen(in->sun_path, inlen - offsetof(struct sockaddr_un, sun_path));
+	memcpy(path, in->sun_path, n);
+	path[n] = 0;
+
+	struct sc_call *c = xcalloc(1, sizeof *c); /* the VFS helpers' context */
+	c->task = t;
+	c->sb = sb;
+	c->tid = t->tid;
+	c->out_fd = -1;
+	struct vfs_node *node = NULL;
+	int r = 0;
+	if (bind_) {
+		r = (int)fs_mknodat(c, AT_FDCWD, path, S_IFSOCK | 0777);
+		if (r == -EEXIST)
+			r = -EADDRINUSE;
+		if (r == 0)
+			r = fs_walk(c, AT_FDCWD, path, WALK_NOFOLLOW, &node);
+	} else {
+		r = fs_walk(c, AT_FDCWD, path, 0, &node);
+		if (r == 0 && !S_ISSOCK(node->st.st_mode))
+			r = -ECONNREFUSED;
+		if (r == 0)
+			r = vfs_permission(t, &node->st, MAY_WRITE);
+	}
+	unsigned gen = 0;
+	if (r == 0) {
+		if (bind_) {
+			gen = new_gen(node->st.st_dev, node->st.st_ino);
+		} else {
+			unsigned *g = gen_of(node->st.st_dev, node->st.st_ino);
+			if (!g)
+				r = -ECONNREFUSED;
+			else
+				gen = *g;
+		}
+	}
+	if (r == 0) {
+		memset(out, 0, sizeof *out);
+		out->sun_family = AF_UNIX;
+		int k = snprintf(out->sun_path + 1, sizeof out->sun_path - 1, "moat/%s/%llx:%llx:%x",
+				 sb->id_str, (unsigned long long)node->st.st_dev,
+				 (unsigned long long)node->st.st_ino, gen);
+		*outlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + k);
+	}
+	free(node);
+	free(c);
+	return r;
+}
+
+void unixsock_stop(struct sandbox *sb, struct task *t)
+{
+	arch_regs regs;
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
+		return;
+	long nr = (long)REG_SYSNO(regs);
+	if (nr != __NR_bind && nr != __NR_connect)
+		return;
+	struct sockaddr_un in, out;
+	size_t len = REG_ARG2(regs);
+	memset(&in, 0, sizeof in);
+	if (len > sizeof in)
+		return; /* not an AF_UNIX address we map; the kernel answers */
+	if (guest_read(t->tid, REG_ARG1(regs), &in, len) < 0)
+		return; /* native: the kernel gives EFAULT */
+	socklen_t olen = 0;
+	int r = resolve(sb, t, nr == __NR_bind, &in, len, &out, &olen);
+	if (r == 1)
+		return; /* not a path: runs natively */
+	char args[160];
+	snprintf(args, sizeof args, "%d, {AF_UNIX, \"%.100s\"}, %zu", (int)REG_ARG0(regs),
+		 in.sun_path, len);
+	if (r == 0) {
+		uint64_t addr = (REG_SP(regs) - ARCH_RED_ZONE - sizeof out - 16) & ~15ULL;
+		if (guest_write(t->tid, addr, &out, olen) < 0) {
+			r = -EFAULT;
+		} else {
+			REG_ARG1(regs) = addr;
+			REG_ARG2(regs) = olen;
+		}
+	}
+	if (r < 0) {
+		REG_SYSNO(regs) = -1; /* skip the call */
+		REG_RET(regs) = r;
+	}
+	ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
+	audit_event(sb->audit, sb, t, t->tid, nr == __NR_bind ? "bind" : "connect", args,
+		    r < 0 ? DEC_DENY : DEC_ALLOW, r, r == 0 ? "abstract name in the guest netns" : "");
+}

@@ -1,0 +1,77 @@
+/* AF_UNIX pathname sockets: bind creates a socket inode, connect finds it. */
+#include "t.h"
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+static socklen_t addr(struct sockaddr_un *sa, const char *path)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	snprintf(sa->sun_path, sizeof(sa->sun_path), "%s", path);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path) + 1);
+}
+
+int main(int argc, char **argv)
+{
+	t_setup(argc, argv, "unix_socket");
+	struct sockaddr_un sa;
+	struct stat st;
+	umask(022);
+
+	/* bind creates a socket inode, mode 0777 & ~umask */
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(bind(s, (struct sockaddr *)&sa, addr(&sa, "s.sock")) == 0, "bind_relative", "%s", strerror(errno));
+	CHECK(stat("s.sock", &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 0777) == 0755,
+	      "bind_creates_socket_inode", "mode %o", st.st_mode);
+	CHECK(listen(s, 4) == 0, "listen", "%s", strerror(errno));
+
+	/* connect by a relative and by an absolute path, accept, talk */
+	int c = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(connect(c, (struct sockaddr *)&sa, addr(&sa, "s.sock")) == 0, "connect_relative", "%s",
+	      strerror(errno));
+	int a = accept(s, NULL, NULL);
+	char buf[8] = {0};
+	CHECK(a >= 0 && write(c, "ping", 4) == 4 && read(a, buf, 4) == 4 && !strcmp(buf, "ping"),
+	      "stream_data", "%s", strerror(errno));
+	char abs[PATH_MAX + 16];
+	snprintf(abs, sizeof(abs), "%s/s.sock", t_scratch);
+	int c2 = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (strlen(abs) < sizeof(sa.sun_path))
+		CHECK(connect(c2, (struct sockaddr *)&sa, addr(&sa, abs)) == 0, "connect_absolute", "%s",
+		      strerror(errno));
+	else
+		t_ok("connect_absolute");
+
+	/* Linux's errors */
+	int s2 = socket(AF_UNIX, SOCK_STREAM, 0);
+	EXPECT_ERR(bind(s2, (struct sockaddr *)&sa, addr(&sa, "s.sock")), EADDRINUSE, "bind_existing_eaddrinuse");
+	int c3 = socket(AF_UNIX, SOCK_STREAM, 0);
+	EXPECT_ERR(connect(c3, (struct sockaddr *)&sa, addr(&sa, "missing.sock")), ENOENT, "connect_missing_enoent");
+	t_write_file("plain", "x", 0644);
+	EXPECT_ERR(connect(c3, (struct sockaddr *)&sa, addr(&sa, "plain")), ECONNREFUSED,
+		   "connect_regular_file_econnrefused");
+	EXPECT_ERR(bind(s2, (struct sockaddr *)&sa, addr(&sa, "nodir/x.sock")), ENOENT, "bind_missing_dir_enoent");
+
+	/* unlink the name; the listener lives on; the name can be bound again */
+	CHECK(unlink("s.sock") == 0, "unlink_socket", "%s", strerror(errno));
+	EXPECT_ERR(connect(c3, (struct sockaddr *)&sa, addr(&sa, "s.sock")), ENOENT, "connect_after_unlink_enoent");
+	CHECK(bind(s2, (struct sockaddr *)&sa, addr(&sa, "s.sock")) == 0, "rebind_after_unlink", "%s",
+	      strerror(errno));
+
+	/* datagram sockets bound by path */
+	int d1 = socket(AF_UNIX, SOCK_DGRAM, 0), d2 = socket(AF_UNIX, SOCK_DGRAM, 0);
+	CHECK(bind(d1, (struct sockaddr *)&sa, addr(&sa, "d.sock")) == 0, "dgram_bind", "%s", strerror(errno));
+	CHECK(connect(d2, (struct sockaddr *)&sa, addr(&sa, "d.sock")) == 0 && send(d2, "dg", 2, 0) == 2 &&
+		      recv(d1, buf, sizeof(buf), 0) == 2,
+	      "dgram_connect_send", "%s", strerror(errno));
+
+	/* abstract names are untouched */
+	int ab = socket(AF_UNIX, SOCK_STREAM, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, "\0moat-test-abstract", 19);
+	CHECK(bind(ab, (struct sockaddr *)&sa, offsetof(struct sockaddr_un, sun_path) + 19) == 0,
+	      "abstract_bind", "%s", strerror(errno));
+	return t_done();
+}

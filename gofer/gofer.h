@@ -54,6 +54,7 @@ struct gofer_export {
 	int writable;                /* DIR: rw bind */
 	const char *const *hidden;   /* NULL-terminated list of relative paths never
 				      * served (e.g. "shadow", "ssh"), or NULL */
+	mode_t mode;                 /* TMPFS: mode of its root (0 = 0755; /tmp: 01777) */
 };
 
 #define GOFER_MAX_EXPORTS 64

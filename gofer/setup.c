@@ -237,7 +237,11 @@ static void build_root(const struct gofer_export *ex, size_t n,
 			close(ce[i].tree);
 			break;
 		case GOFER_EXPORT_TMPFS:
-			fd = new_tmpfs("512m", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+		{
+			char mode[16];
+			snprintf(mode, sizeof mode, "%o", ex[i].mode ? ex[i].mode & 07777 : 0755);
+			fd = new_tmpfs("512m", mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+		}
 			if (fd < 0 || move_mount(fd, "", AT_FDCWD, slot,
 						 MOVE_MOUNT_F_EMPTY_PATH) < 0)
 				failp("gofer: tmpfs export");

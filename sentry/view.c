@@ -195,10 +195,12 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 		add_mount(&b, v->home, VFS_MNT_GOFER, h, 1, 0, NULL, NULL);
 	}
 	int t = add_export(&b, GOFER_EXPORT_TMPFS, NULL, 1, NULL);
+	v->exports[t].mode = 01777; /* /tmp: world-writable, sticky */
 	add_mount(&b, "/tmp", VFS_MNT_GOFER, t, 1, 0, NULL, NULL);
 	int d = add_export(&b, GOFER_EXPORT_DEV, NULL, 1, NULL);
 	add_mount(&b, "/dev", VFS_MNT_GOFER, d, 1, 1, NULL, NULL);
 	int shm = add_export(&b, GOFER_EXPORT_TMPFS, NULL, 1, NULL);
+	v->exports[shm].mode = 01777;
 	add_mount(&b, "/dev/shm", VFS_MNT_GOFER, shm, 1, 0, NULL, NULL);
 	add_mount(&b, "/dev/fd", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "/proc/self/fd");
 	add_mount(&b, "/dev/stdin", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "/proc/self/fd/0");

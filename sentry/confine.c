@@ -44,7 +44,7 @@ static const int allowed[] = {
 	SCMP_SYS(fgetxattr), SCMP_SYS(fsetxattr), SCMP_SYS(flistxattr),
 	SCMP_SYS(fremovexattr), SCMP_SYS(memfd_create), SCMP_SYS(pipe2),
 	SCMP_SYS(sendmsg), SCMP_SYS(recvmsg), SCMP_SYS(sendto), SCMP_SYS(recvfrom),
-	SCMP_SYS(poll), SCMP_SYS(ppoll),
+	SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(getsockname), SCMP_SYS(getpeername),
 	/* guests */
 	SCMP_SYS(ptrace), SCMP_SYS(wait4), SCMP_SYS(waitid), SCMP_SYS(process_vm_readv),
 	SCMP_SYS(process_vm_writev), SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_getfd),

@@ -22,7 +22,8 @@
  * natively. A thread racing to rewrite that copy could only make it a path
  * again, which resolves in the empty native namespace.
  *
- * Gaps: getsockname/getpeername show the abstract name; a bind that fails
+ * getsockname/getpeername (syscalls/sys_socket.c) show the path the name
+ * was bound at (as given to bind). Gaps: a bind that fails
  * natively (socket already bound) leaves the inode behind; sendto/sendmsg to
  * a datagram socket path resolve natively (ENOENT).
  */
@@ -33,6 +34,7 @@
 #include "platform/platform.h"
 #include "syscalls/sc.h"
 #include "syscalls/sys_fs.h"
+#include "syscalls/sys_socket.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -44,38 +46,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
-
-/* Inodes bound in this sandbox and their generation. Only the ptrace thread
- * touches it. A full table forgets the oldest binds (their connects then get
- * ECONNREFUSED). */
-#define NBOUND 4096
-static struct {
-	dev_t dev;
-	ino_t ino;
-	unsigned gen;
-} bound[NBOUND];
-static unsigned nbound, next_gen;
-
-static unsigned *gen_of(dev_t dev, ino_t ino)
-{
-	for (unsigned i = 0; i < nbound && i < NBOUND; i++)
-		if (bound[i].dev == dev && bound[i].ino == ino && bound[i].gen)
-			return &bound[i].gen;
-	return NULL;
-}
-
-static unsigned new_gen(dev_t dev, ino_t ino)
-{
-	unsigned *g = gen_of(dev, ino);
-	if (!g) {
-		unsigned i = nbound++ % NBOUND;
-		bound[i].dev = dev;
-		bound[i].ino = ino;
-		g = &bound[i].gen;
-	}
-	*g = ++next_gen ? next_gen : ++next_gen;
-	return *g;
-}
 
 /* Resolve; fill the abstract address. 0, -errno, or 1 = not a path: native. */
 static int resolve(struct sandbox *sb, struct task *t, int bind_, const struct sockaddr_un *in,
@@ -111,24 +81,13 @@ static int resolve(struct sandbox *sb, struct task *t, int bind_, const struct s
 	}
 	unsigned gen = 0;
 	if (r == 0) {
-		if (bind_) {
-			gen = new_gen(node->st.st_dev, node->st.st_ino);
-		} else {
-			unsigned *g = gen_of(node->st.st_dev, node->st.st_ino);
-			if (!g)
-				r = -ECONNREFUSED;
-			else
-				gen = *g;
-		}
+		if (bind_)
+			gen = unix_name_bind(node->st.st_dev, node->st.st_ino, path);
+		else if (!(gen = unix_name_gen(node->st.st_dev, node->st.st_ino)))
+			r = -ECONNREFUSED;
 	}
-	if (r == 0) {
-		memset(out, 0, sizeof *out);
-		out->sun_family = AF_UNIX;
-		int k = snprintf(out->sun_path + 1, sizeof out->sun_path - 1, "moat/%s/%llx:%llx:%x",
-				 sb->id_str, (unsigned long long)node->st.st_dev,
-				 (unsigned long long)node->st.st_ino, gen);
-		*outlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + k);
-	}
+	if (r == 0)
+		*outlen = unix_name_addr(sb, node->st.st_dev, node->st.st_ino, gen, out);
 	free(node);
 	free(c);
 	return r;

@@ -43,6 +43,21 @@ int main(int argc, char **argv)
 	else
 		t_ok("connect_absolute");
 
+	/* the names: as given to bind, for the socket and for its peer */
+	struct sockaddr_un got;
+	socklen_t gl = sizeof(got);
+	memset(&got, 0, sizeof(got));
+	CHECK(getsockname(s, (struct sockaddr *)&got, &gl) == 0 && !strcmp(got.sun_path, "s.sock") &&
+		      gl == offsetof(struct sockaddr_un, sun_path) + 7,
+	      "getsockname_path", "'%s' len %u", got.sun_path, gl);
+	gl = sizeof(got);
+	memset(&got, 0, sizeof(got));
+	CHECK(getpeername(c, (struct sockaddr *)&got, &gl) == 0 && !strcmp(got.sun_path, "s.sock"),
+	      "getpeername_path", "'%s'", got.sun_path);
+	gl = 4; /* too short: truncated, the full length reported */
+	CHECK(getsockname(s, (struct sockaddr *)&got, &gl) == 0 && gl == offsetof(struct sockaddr_un, sun_path) + 7,
+	      "getsockname_truncated_len", "len %u", gl);
+
 	/* Linux's errors */
 	int s2 = socket(AF_UNIX, SOCK_STREAM, 0);
 	EXPECT_ERR(bind(s2, (struct sockaddr *)&sa, addr(&sa, "s.sock")), EADDRINUSE, "bind_existing_eaddrinuse");

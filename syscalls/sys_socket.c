@@ -1,0 +1,139 @@
+/* syscalls/sys_socket.c - AF_UNIX names: the bind table (sys_socket.h) and
+ * getsockname/getpeername, which show a bound path instead of the abstract
+ * name it lives under in the guest's network namespace. */
+#include <errno.h>
+
+#include "syscalls/sys_fs.h"
+#include "syscalls/sys_socket.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#define NBOUND 1024
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct bound {
+	dev_t dev;
+	ino_t ino;
+	unsigned gen;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+} *bound; /* allocated on first bind: a sandbox that binds nothing pays nothing */
+static unsigned nbound, next_gen;
+
+static struct bound *find_locked(dev_t dev, ino_t ino)
+{
+	for (unsigned i = 0; bound && i < nbound && i < NBOUND; i++)
+		if (bound[i].dev == dev && bound[i].ino == ino && bound[i].gen)
+			return &bound[i];
+	return NULL;
+}
+
+unsigned unix_name_bind(dev_t dev, ino_t ino, const char *path)
+{
+	pthread_mutex_lock(&lock);
+	if (!bound)
+		bound = xcalloc(NBOUND, sizeof *bound);
+	struct bound *b = find_locked(dev, ino);
+	if (!b) {
+		b = &bound[nbound++ % NBOUND]; /* full: forget the oldest bind */
+		b->dev = dev;
+		b->ino = ino;
+	}
+	if (++next_gen == 0)
+		++next_gen;
+	b->gen = next_gen;
+	snprintf(b->path, sizeof b->path, "%s", path);
+	unsigned g = b->gen;
+	pthread_mutex_unlock(&lock);
+	return g;
+}
+
+unsigned unix_name_gen(dev_t dev, ino_t ino)
+{
+	pthread_mutex_lock(&lock);
+	struct bound *b = find_locked(dev, ino);
+	unsigned g = b ? b->gen : 0;
+	pthread_mutex_unlock(&lock);
+	return g;
+}
+
+socklen_t unix_name_addr(struct sandbox *sb, dev_t dev, ino_t ino, unsigned gen,
+			 struct sockaddr_un *out)
+{
+	memset(out, 0, sizeof *out);
+	out->sun_family = AF_UNIX;
+	int k = snprintf(out->sun_path + 1, sizeof out->sun_path - 1, "moat/%s/%llx:%llx:%x",
+			 sb->id_str, (unsigned long long)dev, (unsigned long long)ino, gen);
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + k);
+}
+
+/* The path of one of our abstract names, or NULL. */
+static int path_of(struct sandbox *sb, const struct sockaddr_un *sa, socklen_t len, char *out,
+		   size_t outlen)
+{
+	char prefix[64];
+	unsigned long long dev, ino;
+	unsigned gen;
+	int n = snprintf(prefix, sizeof prefix, "moat/%s/", sb->id_str);
+	if (len <= offsetof(struct sockaddr_un, sun_path) + 1 || sa->sun_path[0] != 0 ||
+	    strncmp(sa->sun_path + 1, prefix, n) != 0)
+		return -1;
+	char name[sizeof sa->sun_path];
+	size_t nl = len - offsetof(struct sockaddr_un, sun_path) - 1;
+	memcpy(name, sa->sun_path + 1 + n, nl - n);
+	name[nl - n] = 0;
+	if (sscanf(name, "%llx:%llx:%x", &dev, &ino, &gen) != 3)
+		return -1;
+	int r = -1;
+	pthread_mutex_lock(&lock);
+	struct bound *b = find_locked((dev_t)dev, (ino_t)ino);
+	if (b && b->gen == gen) {
+		snprintf(out, outlen, "%s", b->path);
+		r = 0;
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+static long sockname(struct sc_call *c, int peer)
+{
+	socklen_t glen;
+	if (sc_read_guest(c, c->args[2], &glen, sizeof glen) < 0)
+		return -EFAULT;
+	if ((int)glen < 0)
+		return -EINVAL;
+	cleanup_fd int hfd = task_getfd(c->task, ARG_INT(c, 0));
+	if (hfd < 0)
+		return hfd;
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof ss;
+	if ((peer ? getpeername(hfd, (struct sockaddr *)&ss, &len)
+		  : getsockname(hfd, (struct sockaddr *)&ss, &len)) < 0)
+		return -errno;
+	struct sockaddr_un *sa = (struct sockaddr_un *)&ss;
+	char path[sizeof sa->sun_path];
+	if (ss.ss_family == AF_UNIX && path_of(c->sb, sa, len, path, sizeof path) == 0) {
+		memset(sa->sun_path, 0, sizeof sa->sun_path);
+		memcpy(sa->sun_path, path, strlen(path));
+		len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path) + 1);
+	}
+	socklen_t copy = len < glen ? len : glen;
+	if (sc_write_guest(c, c->args[1], &ss, copy) < 0 ||
+	    sc_write_guest(c, c->args[2], &len, sizeof len) < 0)
+		return -EFAULT;
+	return 0;
+}
+
+long sys_getsockname(struct sc_call *c)
+{
+	return sockname(c, 0);
+}
+
+long sys_getpeername(struct sc_call *c)
+{
+	return sockname(c, 1);
+}

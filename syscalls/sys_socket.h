@@ -1,0 +1,25 @@
+/* syscalls/sys_socket.h - names of AF_UNIX path sockets (see sentry/unixsock.c).
+ *
+ * A path the guest binds is an inode in the VFS and an abstract name
+ * "\0moat/<sandbox>/<dev>:<ino>:<gen>" in the guest's network namespace. This
+ * table remembers, per inode bound in this sandbox, its generation and path,
+ * so connect can find the name and getsockname/getpeername can show the path.
+ * Thread-safe (the ptrace thread writes, workers read). */
+#ifndef MOAT_SYSCALLS_SYS_SOCKET_H
+#define MOAT_SYSCALLS_SYS_SOCKET_H
+
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+struct sandbox;
+
+/* Record a bind of inode (dev, ino) at guest path; returns the new generation. */
+unsigned unix_name_bind(dev_t dev, ino_t ino, const char *path);
+/* Generation of the last bind of (dev, ino), or 0 if none in this sandbox. */
+unsigned unix_name_gen(dev_t dev, ino_t ino);
+/* Fill the abstract address of (dev, ino, gen); returns its length. */
+socklen_t unix_name_addr(struct sandbox *sb, dev_t dev, ino_t ino, unsigned gen,
+			 struct sockaddr_un *out);
+
+#endif

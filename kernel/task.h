@@ -77,8 +77,6 @@ struct sandbox {
 	struct audit *audit;
 	struct idmap idmap;
 	int guest_procfd;        /* procfs mounted in the guest pid ns (O_DIRECTORY) */
-	int host_procfd;         /* -1 in the sentry (it holds no host procfs); tests
-				  * may set it to read NSpid from a host /proc */
 	pid_t init_pid;          /* host pid of the guest's pid-1 */
 	pid_t main_pid;          /* host pid of the main guest program */
 	const char *hostname;    /* virtual uname nodename */
@@ -103,8 +101,9 @@ int task_getfd(struct task *t, int guestfd);
 /* ---- for the sentry (task lifecycle, driven by ptrace events) ---- */
 
 /* Create and register a task for host tid/tgid. parent: the task that cloned
- * it (NULL for the first guest task). share_fs: CLONE_FS. The new task's
- * virtual ids are read from the host (NSpid). Returns a reference. */
+ * it (NULL for the first guest task). share_fs: CLONE_FS. Its guest ids start
+ * as the host ids; the sentry sets the real ones (the parent's fork return).
+ * Returns a reference. */
 struct task *task_create(struct sandbox *sb, pid_t tid, pid_t tgid,
 			 struct task *parent, int share_fs);
 /* Unregister (the task exited); drops the table's reference. */
@@ -120,7 +119,5 @@ void fs_ctx_put(struct fs_ctx *fs);
  * (Read from the guest procfs' <vtid>/status: SigPnd|ShdPnd & ~SigBlk & ~SigIgn.) */
 int task_signal_pending(struct task *t);
 
-/* Read "NSpid:" of a host tid through sb->host_procfd: the innermost id. */
-pid_t task_host_to_vpid(struct sandbox *sb, pid_t host);
 
 #endif

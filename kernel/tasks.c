@@ -46,35 +46,6 @@ void fs_ctx_put(struct fs_ctx *fs)
 	}
 }
 
-pid_t task_host_to_vpid(struct sandbox *sb, pid_t host)
-{
-	char path[64], buf[2048];
-	if (sb->host_procfd < 0)
-		return host;
-	snprintf(path, sizeof path, "%d/status", host);
-	int fd = openat(sb->host_procfd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	char *p = strstr(buf, "\nNSpid:");
-	if (!p)
-		return host;
-	p += 7;
-	pid_t last = -1;
-	for (;;) {
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p < '0' || *p > '9')
-			break;
-		last = (pid_t)strtol(p, &p, 10);
-	}
-	return last;
-}
-
 static unsigned long long status_mask(const char *buf, const char *key)
 {
 	const char *p = strstr(buf, key);
@@ -118,8 +89,10 @@ struct task *task_create(struct sandbox *sb, pid_t tid, pid_t tgid,
 	t->tgid = tgid;
 	t->sb = sb;
 	pthread_mutex_init(&t->lock, NULL);
-	t->vtid = task_host_to_vpid(sb, tid);
-	t->vtgid = tid == tgid ? t->vtid : task_host_to_vpid(sb, tgid);
+	/* placeholders: the sentry sets the guest ids from the parent's fork
+	 * return (sentry/run.c); tests with no pid namespace keep these */
+	t->vtid = tid;
+	t->vtgid = tgid;
 	t->pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
 	if (parent) {
 		pthread_mutex_lock(&parent->lock);

@@ -160,7 +160,7 @@ int sentry_run(const struct sentry_config *cfg)
 	mallopt(M_ARENA_MAX, 1);
 	char err[512] = "";
 	struct sandbox *sb = xcalloc(1, sizeof *sb);
-	sb->host_procfd = sb->guest_procfd = -1;
+	sb->guest_procfd = -1;
 	if (getrandom(&sb->id, sizeof sb->id, 0) != sizeof sb->id)
 		sb->id = moat_hash(&sb, sizeof sb) ^ (uint64_t)getpid();
 	snprintf(sb->id_str, sizeof sb->id_str, "%016llx", (unsigned long long)sb->id);

@@ -36,7 +36,6 @@ static void setup(void)
 	memset(&sb, 0, sizeof sb);
 	sb.guest_procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(sb.guest_procfd, 0);
-	sb.host_procfd = -1; /* guest ids = host ids */
 	sb.hostname = NULL;
 	me = task_create(&sb, getpid(), getpid(), NULL, 0);
 	cr_assert_not_null(me);

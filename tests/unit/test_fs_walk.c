@@ -116,7 +116,6 @@ static void setup(void)
 	memset(&sb, 0, sizeof sb);
 	sb.idmap.full_identity = 1;
 	sb.guest_procfd = -1;
-	sb.host_procfd = -1;
 	cr_assert_eq(vfs_create(&sb, m, sizeof m / sizeof m[0], -1, &v, err, sizeof err), 0, "%s", err);
 	sb.vfs = v;
 	hd.nroots = 2;

@@ -66,7 +66,7 @@ static void setup(void)
 	};
 	memset(&sb, 0, sizeof sb);
 	sb.idmap.full_identity = 1;
-	sb.guest_procfd = sb.host_procfd = -1;
+	sb.guest_procfd = -1;
 	cr_assert_eq(vfs_create(&sb, m, 4, -1, &v, err, sizeof err), 0, "%s", err);
 	sb.vfs = v;
 	hd.nroots = 2;

@@ -425,7 +425,6 @@ int sentry_run(const struct sentry_config *cfg)
 				if (tid == main_pid && listener < 0) {
 					/* the program installs its filter next and sends the listener */
 					ptrace(PTRACE_CONT, tid, 0, 0);
-					char m;
 					int fds[1], nfd = 1;
 					char buf[256];
 					long n = recv_fds(sr.sync_sock, buf, sizeof buf - 1, fds, &nfd);
@@ -440,7 +439,6 @@ int sentry_run(const struct sentry_config *cfg)
 						buf[n] = 0;
 						warnx_("guest set-up: %s", buf + 1);
 					}
-					(void)m;
 					close(sr.sync_sock);
 					sr.sync_sock = -1;
 				} else {

@@ -436,6 +436,10 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(1);
 	prctl(PR_SET_NAME, "moat-gofer");
+	/* out of the caller's session: /dev/tty opened here is ENXIO, never the
+	 * user's terminal */
+	if (setsid() < 0)
+		failp("gofer: setsid");
 	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		failp("gofer: /dev/null");

@@ -8,7 +8,11 @@
  *   openat      dirfd == the guest pid namespace's procfs fd, O_RDONLY
  *   readlinkat  dirfd == that procfs fd
  *   newfstatat  AT_EMPTY_PATH (fstat of a held fd)
- *   utimensat   path NULL (futimens of a held fd)
+ * No metadata changes (fchmod, fchown, futimens, fsetxattr) on held fds: the
+ * gofer makes every change to a file of the view.
+ * The seccomp rule on openat sees the dirfd, not the path: an absolute path
+ * would ignore the dirfd. What makes that harmless is the sentry's root, an
+ * empty read-only tmpfs in a mount namespace of its own (privilege.c).
  * ioctl is limited to the seccomp notification requests and TCGETS (isatty).
  * There is no openat2 (its flags live in memory), no socket (connections to
  * the gofer arrive over the control socket), no exec, no mount, no namespace.
@@ -27,7 +31,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
@@ -39,12 +53,12 @@ static const int allowed[] = {
 	SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(pread64), SCMP_SYS(pwrite64),
 	SCMP_SYS(readv), SCMP_SYS(writev), SCMP_SYS(lseek), SCMP_SYS(close),
 	SCMP_SYS(dup), SCMP_SYS(dup2), SCMP_SYS(dup3), SCMP_SYS(fcntl),
-	SCMP_SYS(fstat), SCMP_SYS(fstatfs), SCMP_SYS(getdents64), SCMP_SYS(fchmod),
-	SCMP_SYS(fchown), SCMP_SYS(ftruncate), SCMP_SYS(fsync), SCMP_SYS(fdatasync),
-	SCMP_SYS(fgetxattr), SCMP_SYS(fsetxattr), SCMP_SYS(flistxattr),
-	SCMP_SYS(fremovexattr), SCMP_SYS(memfd_create), SCMP_SYS(pipe2),
+	SCMP_SYS(fstat), SCMP_SYS(fstatfs), SCMP_SYS(getdents64), SCMP_SYS(ftruncate),
+	SCMP_SYS(fsync), SCMP_SYS(fdatasync), SCMP_SYS(fgetxattr), SCMP_SYS(flistxattr),
+	SCMP_SYS(memfd_create), SCMP_SYS(pipe2),
 	SCMP_SYS(sendmsg), SCMP_SYS(recvmsg), SCMP_SYS(sendto), SCMP_SYS(recvfrom),
 	SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(getsockname), SCMP_SYS(getpeername),
+	SCMP_SYS(shutdown), /* the gofer's control socket: how the sandbox ends it */
 	/* guests */
 	SCMP_SYS(ptrace), SCMP_SYS(wait4), SCMP_SYS(waitid), SCMP_SYS(process_vm_readv),
 	SCMP_SYS(process_vm_writev), SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_getfd),
@@ -99,10 +113,6 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 					  .datum_b = AT_EMPTY_PATH };
 		rc = rule(ctx, SCMP_SYS(newfstatat), 1, &c);
 	}
-	if (!rc) {
-		struct scmp_arg_cmp c = { .arg = 1, .op = SCMP_CMP_EQ, .datum_a = 0 };
-		rc = rule(ctx, SCMP_SYS(utimensat), 1, &c);
-	}
 	const unsigned long ioctls[] = {
 		SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND, SECCOMP_IOCTL_NOTIF_ID_VALID,
 		SECCOMP_IOCTL_NOTIF_ADDFD, SECCOMP_IOCTL_NOTIF_SET_FLAGS, TCGETS,
@@ -124,4 +134,56 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 		return rc;
 	}
 	return 0;
+}
+
+/* ---- the test hook: what a compromised sentry would try ---- */
+
+static void probe(const char *name, long r)
+{
+	if (r >= 0) {
+		fprintf(stderr, "confinement-probe %s: ALLOWED\n", name);
+		if (r > 2)
+			close((int)r);
+	} else {
+		fprintf(stderr, "confinement-probe %s: refused (%s)\n", name, strerror(errno));
+	}
+}
+
+void confine_selftest(struct sandbox *sb)
+{
+	int pfd = sb->guest_procfd;
+	const char *e = getenv("MOAT_TEST_CONFINEMENT_PID");
+	pid_t host = e ? (pid_t)atoi(e) : 0;
+	struct open_how how = { .flags = O_RDONLY };
+
+	probe("open_abs", open("/etc/passwd", O_RDONLY | O_CLOEXEC));
+	probe("openat_cwd", openat(AT_FDCWD, "etc/passwd", O_RDONLY | O_CLOEXEC));
+	/* the allowed dirfd with an absolute path: the rule cannot see the path */
+	probe("openat_procfd_abs", openat(pfd, "/etc/passwd", O_RDONLY | O_CLOEXEC));
+	probe("openat_procfd_dotdot", openat(pfd, "../../../etc/passwd", O_RDONLY | O_CLOEXEC));
+	probe("openat_procfd_root_link", openat(pfd, "1/root/etc/passwd", O_RDONLY | O_CLOEXEC));
+	probe("openat_procfd_write", openat(pfd, "1/comm", O_WRONLY | O_CLOEXEC));
+	probe("openat2", syscall(SYS_openat2, AT_FDCWD, "/etc/passwd", &how, sizeof how));
+	probe("socket_inet", socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+	probe("socket_unix", socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+	char *argv[] = { "/bin/true", NULL };
+	probe("execve", execve("/bin/true", argv, argv + 1));
+	probe("mkdir", mkdirat(pfd, "x", 0700));
+	probe("fchmod_held_fd", fchmod(pfd, 0777));
+	probe("futimens_held_fd", futimens(pfd, NULL));
+	probe("unshare_user", unshare(CLONE_NEWUSER));
+	probe("mount", mount("none", "/", "tmpfs", 0, NULL));
+	if (host > 0) {
+		probe("kill_host_pid", kill(host, 0));
+		probe("kill_host_pid_term", kill(host, SIGTERM));
+		probe("ptrace_host_pid", ptrace(PTRACE_ATTACH, host, 0, 0));
+		char b[8];
+		struct iovec l = { b, sizeof b }, r = { (void *)0x400000, sizeof b };
+		probe("vm_readv_host_pid", process_vm_readv(host, &l, 1, &r, 1, 0));
+		long pid_fd = syscall(SYS_pidfd_open, host, 0);
+		probe("pidfd_getfd_host_pid", pid_fd < 0 ? pid_fd : syscall(SYS_pidfd_getfd, (int)pid_fd, 0, 0));
+		if (pid_fd >= 0)
+			close((int)pid_fd);
+	}
+	fprintf(stderr, "confinement-probe done\n");
 }

@@ -23,6 +23,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <malloc.h>
@@ -204,15 +205,23 @@ int sentry_run(const struct sentry_config *cfg)
 		.loader = moat_loader_start,
 		.loader_len = (size_t)(moat_loader_end - moat_loader_start),
 	};
+	/* 3. the gofer is the one sandbox process that keeps the caller's
+	 * privilege: fork it now, then give ours up before the guest exists
+	 * (its init is created inside our new user namespace) */
+	pid_t gofer_pid;
+	int gofer_ctl;
+	if (gofer_start_begin(view.exports, view.nexports, &gofer_pid, &gofer_ctl, err, sizeof err) < 0)
+		die("%s", err);
+	struct priv priv;
+	if (priv_drop(&priv, err, sizeof err) < 0)
+		die("%s", err); /* the gofer leaves when its control socket closes */
+	dbg("%.2f ms: running as host uid %u", ms_now() - t0, (unsigned)priv.host_uid);
 	struct spawn_result sr;
 	if (spawn_guest(&sa, &sr, err, sizeof err) < 0)
 		die("%s", err);
 
-	/* 4. gofer and VFS (measured: starting the gofer before the filter is
-	 * built is slower on 2 CPUs; the init's set-up overlaps with it here) */
-	pid_t gofer_pid;
-	int gofer_ctl;
-	if (gofer_start(view.exports, view.nexports, &gofer_pid, &gofer_ctl, err, sizeof err) < 0)
+	/* 4. gofer and VFS (the init's set-up overlaps with the gofer's) */
+	if (gofer_start_finish(gofer_pid, gofer_ctl, err, sizeof err) < 0)
 		die("%s", err); /* the init dies with us (PDEATHSIG) */
 	if (vfs_create(sb, view.mounts, view.nmounts, gofer_ctl, &sb->vfs, err, sizeof err) < 0)
 		die("%s", err);
@@ -246,8 +255,13 @@ int sentry_run(const struct sentry_config *cfg)
 	 * program's first exec (its threads inherit the filter; TSYNC covers
 	 * any that exist). */
 	dbg("%.2f ms: confining", ms_now() - t0);
-	if (confine_sentry(sb, err, sizeof err) < 0)
-		warnx_("%s", err);
+	/* Fail closed: a sentry that cannot confine itself ends the sandbox
+	 * before the guest's program exists (the init dies with us). */
+	if (priv_empty_root(err, sizeof err) < 0 || confine_sentry(sb, err, sizeof err) < 0)
+		die("%s", err);
+	prctl(PR_SET_DUMPABLE, 0); /* set-up wrote the init's maps; nothing else needs it */
+	if (getenv("MOAT_TEST_CONFINEMENT"))
+		confine_selftest(sb);
 	malloc_trim(0); /* give set-up's heap back */
 	dbg("%.2f ms: confined", ms_now() - t0);
 	crash_install(sr.init_pid);
@@ -288,8 +302,10 @@ int sentry_run(const struct sentry_config *cfg)
 				dbg("%.2f ms: program exited", ms_now() - t0);
 				kill(sb->init_pid, SIGKILL);
 				/* the gofer's namespaces tear down meanwhile */
+				/* the gofer runs with the caller's ids, which we cannot
+				 * signal: it leaves when its control socket closes */
 				if (gofer_pid > 0)
-					kill(gofer_pid, SIGKILL); /* the whole pid namespace goes */
+					shutdown(gofer_ctl, SHUT_RDWR);
 			}
 			if (tid == sb->init_pid && !main_done) {
 				/* init died first (set-up failure or killed) */
@@ -459,11 +475,8 @@ int sentry_run(const struct sentry_config *cfg)
 	dbg("%.2f ms: guest gone", ms_now() - t0);
 	/* everything in the guest is gone: stop the gofer */
 	close(gofer_ctl);
-	if (gofer_pid > 0) {
-		/* reap it: a zombie must not outlive the sandbox */
-		kill(gofer_pid, SIGKILL);
+	if (gofer_pid > 0) /* reap it (it exits on EOF): a zombie must not outlive the sandbox */
 		waitpid(gofer_pid, NULL, 0);
-	}
 	dbg("%.2f ms: done", ms_now() - t0);
 	return status_out;
 }

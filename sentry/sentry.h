@@ -3,13 +3,16 @@
  *
  * Lifecycle of `moat run` (sentry_run):
  *   1. plan the guest's view (view.c): gofer exports + VFS mounts
- *   2. start the gofer (gofer/), build the VFS (fs/)
+ *   2. start the gofer (gofer/) with the caller's privilege, then give it up
+ *      (privilege.c: own host uid when root, own user + mount namespace),
+ *      build the VFS (fs/)
  *   3. spawn the guest (spawn.c): init (pid 1 of new user/pid/mount/net/ipc/
  *      uts/cgroup namespaces, an empty read-only tmpfs root holding only the
  *      loader) which forks the program; the program drops capabilities, sets
  *      no_new_privs, installs the seccomp filter generated from the syscall
  *      table and hands its listener to the sentry, then execs (a traced exec)
- *   4. confine the sentry itself (confine.c) and serve: the main thread is the
+ *   4. pivot into an empty root (privilege.c), confine the sentry itself
+ *      (confine.c; a failure ends the sandbox) and serve: the main thread is the
  *      ptrace tracer (tracer.c, exec.c); worker threads answer notifications
  *      (pipeline.c)
  *   5. when the program exits: kill the pid namespace, reap, stop the gofer,
@@ -91,6 +94,31 @@ void crash_install(pid_t kill_on_crash);
 
 /* ---- confinement of the sentry itself (confine.c) ---- */
 int confine_sentry(struct sandbox *sb, char *err, size_t errlen);
+/* MOAT_TEST_CONFINEMENT=1: once confined, try what a compromised sentry
+ * would (open host paths, openat2, socket, exec, kill of
+ * MOAT_TEST_CONFINEMENT_PID) and print one "confinement-probe" line each. */
+void confine_selftest(struct sandbox *sb);
+
+/* ---- host privilege (privilege.c) ---- */
+/* Run as root, each sandbox's sentry and guest get a block of host ids of
+ * their own: MOAT_UID_BASE + slot * MOAT_UID_BLOCK, slot claimed with an OFD
+ * lock on byte `slot` of MOAT_UID_LOCK. */
+#define MOAT_UID_BASE 0x40000000u
+#define MOAT_UID_BLOCK 65536u
+#define MOAT_UID_SLOTS 4096u
+#define MOAT_UID_LOCK_DIR "/run/moat"
+#define MOAT_UID_LOCK MOAT_UID_LOCK_DIR "/uids.lock"
+struct priv {
+	uid_t host_uid;          /* the sentry's (and the guest's) uid on the host */
+	gid_t host_gid;
+	int lockfd;              /* holds the slot (root-run), else -1 */
+};
+/* Become the sandbox's host uid (root-run) and enter a user + mount namespace
+ * of the sentry's own. After this nothing of the sentry is privileged on the
+ * host. */
+int priv_drop(struct priv *p, char *err, size_t errlen);
+/* Pivot the sentry into an empty read-only tmpfs. */
+int priv_empty_root(char *err, size_t errlen);
 
 /* ---- the guest's view (view.c) ---- */
 struct vfs_mount_spec;

@@ -2,7 +2,7 @@
  *
  *   sentry ──clone(NEWUSER|NEWPID|NEWNS|NEWNET|NEWIPC|NEWUTS|NEWCGROUP)──► init (pid 1)
  *     writes init's uid/gid maps, PTRACE_SEIZEs it (options follow forks)
- *   init: PDEATHSIG; mounts a procfs of the new pid ns and sends its fd to the
+ *   init: PDEATHSIG; setsid (no controlling terminal); mounts a procfs of the new pid ns and sends its fd to the
  *     sentry; builds an empty tmpfs holding only the loader (MOAT_LOADER_PATH),
  *     pivots into it and makes it read-only; hostname "moat"; lo up; forks the
  *     program and then only reaps children, exiting with the program's status.
@@ -147,6 +147,11 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 	(void)sentry;
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(127);
+	/* A session of our own: no controlling terminal (the caller's /dev/tty
+	 * is ENXIO inside), and kill(0, ...) in the guest reaches only its own
+	 * process group, never the caller's shell. */
+	if (setsid() < 0)
+		_exit(127);
 	/* Keep only stdio and the set-up socket. */
 	if (sock != 3) {
 		if (dup2(sock, 3) < 0)
@@ -248,24 +253,17 @@ int spawn_guest(const struct spawn_args *a, struct spawn_result *r, char *err, s
 
 	char path[64], map[64];
 	int e;
-	if (getuid() == 0) {
-		snprintf(map, sizeof map, "0 0 4294967295\n");
-		snprintf(path, sizeof path, "/proc/%d/uid_map", pid);
+	/* We are the sandbox's unprivileged host uid in a user namespace of our
+	 * own (privilege.c): the guest's ids map to ours, one each. */
+	snprintf(path, sizeof path, "/proc/%d/setgroups", pid);
+	write_file(path, "deny");
+	snprintf(map, sizeof map, "%u %u 1\n", a->uid, getuid());
+	snprintf(path, sizeof path, "/proc/%d/uid_map", pid);
+	e = write_file(path, map);
+	snprintf(map, sizeof map, "%u %u 1\n", a->gid, getgid());
+	snprintf(path, sizeof path, "/proc/%d/gid_map", pid);
+	if (!e)
 		e = write_file(path, map);
-		snprintf(path, sizeof path, "/proc/%d/gid_map", pid);
-		if (!e)
-			e = write_file(path, map);
-	} else {
-		snprintf(path, sizeof path, "/proc/%d/setgroups", pid);
-		write_file(path, "deny");
-		snprintf(map, sizeof map, "%u %u 1\n", a->uid, getuid());
-		snprintf(path, sizeof path, "/proc/%d/uid_map", pid);
-		e = write_file(path, map);
-		snprintf(map, sizeof map, "%u %u 1\n", a->gid, getgid());
-		snprintf(path, sizeof path, "/proc/%d/gid_map", pid);
-		if (!e)
-			e = write_file(path, map);
-	}
 	if (e) {
 		snprintf(err, errlen, "cannot write the guest's id map: %s", strerror(-e));
 		goto fail;

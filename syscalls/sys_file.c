@@ -719,8 +719,8 @@ static long do_fchmodat(struct sc_call *c, int dirfd, const char *path, mode_t m
 	mode &= 07777;
 	if (c->task->cred.fsuid != 0 && c->task->cred.fsgid != n->st.st_gid)
 		mode &= ~S_ISGID;
-	if (n->kind == VN_FD)
-		return fchmod(hfd, mode) < 0 ? -errno : 0;
+	if (n->kind == VN_FD) /* not a file of the view: never changed with our rights */
+		return -EPERM;
 	r = VFS_BE(VFS_OF(c), chmod, n->mnt->export, n->rel, mode);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 	return r;
@@ -789,8 +789,8 @@ static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t
 	if (id_to_host(&c->sb->idmap, uid, 0, &hu) < 0 ||                          /* 3 */
 	    id_to_host(&c->sb->idmap, gid, 1, &hg) < 0)
 		return -EINVAL;
-	if (n->kind == VN_FD)
-		return fchown(hfd, hu, hg) < 0 ? -errno : 0;
+	if (n->kind == VN_FD) /* not a file of the view: never changed with our rights */
+		return -EPERM;
 	r = VFS_BE(VFS_OF(c), chown, n->mnt->export, n->rel, hu, hg);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 	return r;
@@ -909,8 +909,8 @@ static long do_utimens(struct sc_call *c, int dirfd, const char *path, int null_
 		if (r < 0)
 			return r;
 	}
-	if (hfd >= 0)
-		return futimens(hfd, ts) < 0 ? -errno : 0;
+	if (n->kind == VN_FD) /* not a file of the view: never changed with our rights */
+		return -EPERM;
 	if (n->kind != VN_BACKEND)
 		return -EROFS;
 	r = VFS_BE(VFS_OF(c), utimens, n->mnt->export, n->rel, ts, flags & AT_SYMLINK_NOFOLLOW);

@@ -1,0 +1,102 @@
+#!/bin/bash
+# NEGATIVE tests, host privilege: the guest and the sentry hold no host
+# privilege (run as root they have a host uid of their own), the sandbox has a
+# session of its own (kill(0) spares the caller's process group; /dev/tty is
+# not the caller's terminal), and the confined sentry cannot open host paths,
+# make sockets, exec, or reach host processes.
+. "$(dirname "$0")/lib.sh"
+me=$(id -u)
+
+# 1. host uids of the guest and the sentry
+# guest_pid PATTERN: the guest's sh (moat, its gofer and init share the command line)
+guest_pid() { ps -eo pid=,comm=,args= | awk -v p="$1" '$2 == "sh" && index($0, p) { print $1; exit }'; }
+"$MOAT" run -- /bin/sh -c "sleep 30; : $T_MARK" </dev/null >/dev/null 2>&1 &
+mpid=$!
+at_exit "kill -9 $mpid"
+gpid=""
+for _ in $(seq 1 100); do
+	gpid=$(guest_pid "sleep 30; : $T_MARK")
+	[ -n "$gpid" ] && break
+	sleep 0.1
+done
+guid=$(ps -o uid= -p "${gpid:-0}" 2>/dev/null | tr -d ' ')
+suid=$(ps -o uid= -p "$mpid" 2>/dev/null | tr -d ' ')
+if [ "$me" = 0 ]; then
+	if [ -n "$guid" ] && [ "$guid" != 0 ]; then ok guest_host_uid_not_root; else fail guest_host_uid_not_root "guest pid ${gpid:-?} runs as host uid ${guid:-?}"; fi
+	if [ -n "$suid" ] && [ "$suid" != 0 ]; then ok sentry_host_uid_not_root; else fail sentry_host_uid_not_root "sentry pid $mpid runs as host uid ${suid:-?}"; fi
+	# two sandboxes never share a host uid
+	"$MOAT" run -- /bin/sh -c "sleep 30; : ${T_MARK}b" </dev/null >/dev/null 2>&1 &
+	mpid2=$!
+	at_exit "kill -9 $mpid2"
+	g2=""
+	for _ in $(seq 1 100); do
+		g2=$(guest_pid "sleep 30; : ${T_MARK}b")
+		[ -n "$g2" ] && break
+		sleep 0.1
+	done
+	guid2=$(ps -o uid= -p "${g2:-0}" 2>/dev/null | tr -d ' ')
+	if [ -n "$guid2" ] && [ "$guid2" != 0 ] && [ "$guid2" != "$guid" ]; then ok two_sandboxes_two_uids; else fail two_sandboxes_two_uids "uids ${guid:-?} and ${guid2:-?}"; fi
+	kill -9 "$mpid2" 2>/dev/null
+else
+	if [ -n "$guid" ] && [ "$guid" = "$me" ]; then ok guest_host_uid_is_callers; else fail guest_host_uid_is_callers "guest runs as host uid ${guid:-?}, caller $me"; fi
+fi
+kill -9 "$mpid" 2>/dev/null
+wait "$mpid" 2>/dev/null
+
+alive() { local st; st=$(ps -o stat= -p "$1" 2>/dev/null) && [[ $st != Z* ]]; }
+
+# 2. kill(0, SIGTERM) in the guest: the caller's process group survives
+cat >"$T_TMP/pg.sh" <<EOF
+sleep 60 &
+echo \$! >"$T_TMP/canary"
+"$MOAT" run -- /bin/sh -c 'kill -TERM 0; sleep 1' </dev/null >/dev/null 2>&1
+echo survived >"$T_TMP/caller"
+EOF
+timeout -k 5 60 setsid bash "$T_TMP/pg.sh" </dev/null >/dev/null 2>&1
+canary=$(cat "$T_TMP/canary" 2>/dev/null)
+[ -n "$canary" ] && at_exit "kill -9 $canary"
+if [ "$(cat "$T_TMP/caller" 2>/dev/null)" = survived ]; then ok kill0_spares_caller_shell; else fail kill0_spares_caller_shell "the caller's shell was killed by the guest's kill(0)"; fi
+if [ -n "$canary" ] && alive "$canary"; then ok kill0_spares_caller_children; else fail kill0_spares_caller_children "a sibling of moat in the caller's process group was killed"; fi
+
+# 3. /dev/tty is not the caller's terminal (script(1) gives moat a controlling pty)
+if command -v script >/dev/null; then
+	# shellcheck disable=SC2016
+	script -qec "$MOAT run -- /bin/sh -c 'echo FAKE_PROMPT_$T_MARK >/dev/tty; echo rc=\$?' </dev/null >$T_TMP/tty.out 2>&1" /dev/null \
+		</dev/null >"$T_TMP/tty.term" 2>&1
+	if grep -q "FAKE_PROMPT_$T_MARK" "$T_TMP/tty.term"; then
+		fail devtty_not_callers_terminal "the guest wrote to the caller's terminal through /dev/tty"
+	elif grep -q "rc=0" "$T_TMP/tty.out"; then
+		fail devtty_not_callers_terminal "opening /dev/tty succeeded: $(head -c 200 "$T_TMP/tty.out")"
+	elif grep -q "rc=" "$T_TMP/tty.out"; then
+		ok devtty_not_callers_terminal
+	else
+		fail devtty_not_callers_terminal "the guest did not run: $(head -c 200 "$T_TMP/tty.out")"
+	fi
+	script -qec "$MOAT run -- /bin/sh -c 'tty -s </dev/tty && echo HAS_CTTY || echo NO_CTTY'" /dev/null </dev/null >"$T_TMP/tty2.term" 2>&1
+	if grep -q NO_CTTY "$T_TMP/tty2.term"; then ok no_controlling_terminal; else fail no_controlling_terminal "$(head -c 200 "$T_TMP/tty2.term")"; fi
+else
+	skip devtty_not_callers_terminal "no script(1)"
+fi
+
+# 4. the confined sentry, probed from inside (MOAT_TEST_CONFINEMENT hook)
+sleep 60 &
+hostpid=$!
+at_exit "kill -9 $hostpid"
+# a host process the sentry must not reach: one of another user's (rootless:
+# pid 1, root's), or the caller's own when the sentry runs under its own uid
+target=$hostpid
+[ "$me" != 0 ] && target=1
+MOAT_TEST_CONFINEMENT=1 MOAT_TEST_CONFINEMENT_PID=$target "$MOAT" run -- /bin/true </dev/null >/dev/null 2>"$T_TMP/probe.err"
+n=$(grep -c '^confinement-probe .*: ' "$T_TMP/probe.err")
+bad=$(grep '^confinement-probe .*: ALLOWED' "$T_TMP/probe.err")
+if [ "$n" -lt 15 ]; then
+	fail sentry_confinement_probe "only $n probes ran: $(head -c 300 "$T_TMP/probe.err")"
+elif [ -n "$bad" ]; then
+	fail sentry_confinement_probe "$(echo "$bad" | tr '\n' ' ')"
+elif [ "$me" = 0 ] && ! alive "$hostpid"; then
+	fail sentry_confinement_probe "the host process died"
+else
+	ok sentry_confinement_probe
+fi
+
+finish

@@ -26,6 +26,8 @@ static const char usage_text[] =
 	"  --env K=V                set an environment variable (repeatable); the default\n"
 	"                           environment is PATH, HOME, TERM, LANG only\n"
 	"  --trace                  print one line per trapped syscall on stderr\n"
+	"  -t, --tty                give the program a private pseudo-terminal (its\n"
+	"                           controlling terminal; without -t it has none)\n"
 	"  --audit FILE             append one JSON line per trapped syscall to FILE\n"
 	"  --deny SYSCALL           deny this syscall too (EPERM, audited; repeatable;\n"
 	"                           names as in `moat syscalls`)\n";
@@ -107,6 +109,8 @@ static int cmd_run(int argc, char **argv)
 			c.env[c.nenv++] = (char *)kv;
 		} else if (strcmp(a, "--trace") == 0) {
 			c.trace = 1;
+		} else if (strcmp(a, "-t") == 0 || strcmp(a, "--tty") == 0) {
+			c.tty = 1;
 		} else if (is_opt(a, "--audit")) {
 			c.audit_path = optval(argc, argv, &i, "--audit");
 		} else if (is_opt(a, "--deny")) {

@@ -122,6 +122,25 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 					  .datum_b = (uint32_t)ioctls[i] };
 		rc = rule(ctx, SCMP_SYS(ioctl), 1, &c);
 	}
+	if (!rc) {
+		/* -t: window size in, the caller's terminal settings restored at exit */
+		struct scmp_arg_cmp g = { .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffUL,
+					  .datum_b = TIOCGWINSZ };
+		rc = rule(ctx, SCMP_SYS(ioctl), 1, &g);
+		if (!rc && tty_master() >= 0) {
+			struct scmp_arg_cmp sw[2] = {
+				{ .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)tty_master() },
+				{ .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffUL, .datum_b = TIOCSWINSZ },
+			};
+			rc = rule(ctx, SCMP_SYS(ioctl), 2, sw);
+			struct scmp_arg_cmp ts[2] = {
+				{ .arg = 0, .op = SCMP_CMP_EQ, .datum_a = 0 },
+				{ .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffUL, .datum_b = TCSETSW },
+			};
+			if (!rc)
+				rc = rule(ctx, SCMP_SYS(ioctl), 2, ts);
+		}
+	}
 	if (!rc)
 		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
 	if (!rc)

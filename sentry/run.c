@@ -200,8 +200,12 @@ int sentry_run(const struct sentry_config *cfg)
 	/* 3. the guest's init builds its namespaces while we start the gofer */
 	char **envp;
 	build_env(cfg, view.home, &envp, &exec_initial_path);
+	int tty_slave = -1;
+	if (cfg->tty && tty_open(&tty_slave, err, sizeof err) < 0)
+		die("%s", err);
 	struct spawn_args sa = {
 		.filter = &prog, .argv = cfg->argv, .envp = envp, .uid = uid, .gid = gid,
+		.tty_fd = tty_slave,
 		.loader = moat_loader_start,
 		.loader_len = (size_t)(moat_loader_end - moat_loader_start),
 	};
@@ -219,6 +223,8 @@ int sentry_run(const struct sentry_config *cfg)
 	struct spawn_result sr;
 	if (spawn_guest(&sa, &sr, err, sizeof err) < 0)
 		die("%s", err);
+	if (tty_slave >= 0)
+		close(tty_slave); /* the init has it: the master reads EIO once the guest is gone */
 
 	/* 4. gofer and VFS (the init's set-up overlaps with the gofer's) */
 	if (gofer_start_finish(gofer_pid, gofer_ctl, err, sizeof err) < 0)
@@ -265,6 +271,8 @@ int sentry_run(const struct sentry_config *cfg)
 	malloc_trim(0); /* give set-up's heap back */
 	dbg("%.2f ms: confined", ms_now() - t0);
 	crash_install(sr.init_pid);
+	if (cfg->tty && tty_start(err, sizeof err) < 0)
+		die("%s", err);
 
 	struct sigaction fwd;
 	memset(&fwd, 0, sizeof fwd);
@@ -477,6 +485,7 @@ int sentry_run(const struct sentry_config *cfg)
 	close(gofer_ctl);
 	if (gofer_pid > 0) /* reap it (it exits on EOF): a zombie must not outlive the sandbox */
 		waitpid(gofer_pid, NULL, 0);
+	tty_finish();
 	dbg("%.2f ms: done", ms_now() - t0);
 	return status_out;
 }

@@ -46,6 +46,7 @@ struct sentry_config {
 	char *env[MAX_ENV];               /* --env K=V */
 	int nenv;
 	int trace;                        /* --trace */
+	int tty;                          /* -t: a private pty */
 	const char *audit_path;           /* --audit */
 	unsigned char deny[512];          /* --deny SYSCALL: deny[nr] = 1 (SC_NR_MAX) */
 	char *const *argv;                /* program and arguments */
@@ -98,6 +99,12 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen);
  * would (open host paths, openat2, socket, exec, kill of
  * MOAT_TEST_CONFINEMENT_PID) and print one "confinement-probe" line each. */
 void confine_selftest(struct sandbox *sb);
+
+/* ---- -t, a private pty (tty.c) ---- */
+int tty_open(int *slave_out, char *err, size_t errlen); /* before privilege is dropped */
+int tty_start(char *err, size_t errlen);                /* raw mode, relay thread */
+void tty_finish(void);                                  /* drain, restore the caller's terminal */
+int tty_master(void);                                   /* -1 without -t */
 
 /* ---- host privilege (privilege.c) ---- */
 /* Run as root, each sandbox's sentry and guest get a block of host ids of

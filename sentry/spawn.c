@@ -152,6 +152,16 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 	 * process group, never the caller's shell. */
 	if (setsid() < 0)
 		_exit(127);
+	if (a->tty_fd >= 0) {
+		/* -t: a private pty is our controlling terminal and the program's stdio */
+		if (ioctl(a->tty_fd, TIOCSCTTY, 0) < 0)
+			_exit(127);
+		for (int i = 0; i < 3; i++)
+			if (dup2(a->tty_fd, i) < 0)
+				_exit(127);
+		if (a->tty_fd > 2 && a->tty_fd != sock)
+			close(a->tty_fd);
+	}
 	/* Keep only stdio and the set-up socket. */
 	if (sock != 3) {
 		if (dup2(sock, 3) < 0)

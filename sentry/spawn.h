@@ -11,6 +11,7 @@ struct spawn_args {
 	char *const *envp;
 	uid_t uid;                   /* caller's ids: the guest keeps them */
 	gid_t gid;
+	int tty_fd;                  /* -t: the pty slave (the init's controlling terminal and the program's stdio), else -1 */
 	const unsigned char *loader;  /* loader image */
 	size_t loader_len;
 };

@@ -37,6 +37,7 @@ if [ "$me" = 0 ]; then
 	guid2=$(ps -o uid= -p "${g2:-0}" 2>/dev/null | tr -d ' ')
 	if [ -n "$guid2" ] && [ "$guid2" != 0 ] && [ "$guid2" != "$guid" ]; then ok two_sandboxes_two_uids; else fail two_sandboxes_two_uids "uids ${guid:-?} and ${guid2:-?}"; fi
 	kill -9 "$mpid2" 2>/dev/null
+	wait "$mpid2" 2>/dev/null
 else
 	if [ -n "$guid" ] && [ "$guid" = "$me" ]; then ok guest_host_uid_is_callers; else fail guest_host_uid_is_callers "guest runs as host uid ${guid:-?}, caller $me"; fi
 fi
@@ -74,6 +75,22 @@ if command -v script >/dev/null; then
 	fi
 	script -qec "$MOAT run -- /bin/sh -c 'tty -s </dev/tty && echo HAS_CTTY || echo NO_CTTY'" /dev/null </dev/null >"$T_TMP/tty2.term" 2>&1
 	if grep -q NO_CTTY "$T_TMP/tty2.term"; then ok no_controlling_terminal; else fail no_controlling_terminal "$(head -c 200 "$T_TMP/tty2.term")"; fi
+	# -t: a private pty is the guest's controlling terminal, not the caller's
+	cat >"$T_TMP/t.sh" <<EOF
+$PY -c 'import os; print("outer", os.fstat(0).st_rdev)'
+"$MOAT" run -t -- $PY -c 'import os; print("inner", os.tcgetpgrp(0) == os.getpgrp(), os.fstat(0).st_rdev)'
+echo "rc=\$?"
+EOF
+	script -qec "bash $T_TMP/t.sh" /dev/null </dev/null >"$T_TMP/t.term" 2>&1
+	outer=$(tr -d '\r' <"$T_TMP/t.term" | sed -n 's/.*outer \([0-9]*\).*/\1/p')
+	inner=$(tr -d '\r' <"$T_TMP/t.term" | sed -n 's/.*inner \([A-Za-z]*\) \([0-9]*\).*/\1 \2/p')
+	if [ "${inner% *}" = True ] && [ -n "$outer" ] && [ "${inner#* }" != "$outer" ]; then
+		ok tty_flag_private_pty
+	else
+		fail tty_flag_private_pty "outer [$outer] inner [$inner]: $(head -c 300 "$T_TMP/t.term")"
+	fi
+	printf 'line-from-caller\n' | script -qec "$MOAT run -t -- /bin/sh -c 'read x; echo got=\$x; exit 5'" /dev/null >"$T_TMP/t2.term" 2>&1
+	if grep -q "got=line-from-caller" "$T_TMP/t2.term"; then ok tty_flag_relays_input; else fail tty_flag_relays_input "$(head -c 300 "$T_TMP/t2.term")"; fi
 else
 	skip devtty_not_callers_terminal "no script(1)"
 fi

@@ -1,0 +1,190 @@
+/* sentry/tty.c - `moat run -t`: a private pseudo-terminal for the guest.
+ *
+ * The guest never gets the caller's terminal: without -t it has no
+ * controlling terminal at all (moat-init calls setsid()). With -t the sentry
+ * opens a new pty pair before it gives up privilege; moat-init makes the
+ * slave its controlling terminal and the program's stdio, and a relay thread
+ * of the sentry copies the caller's stdin to the master and the master to the
+ * caller's stdout. The caller's terminal is put in raw mode meanwhile (the
+ * guest's line discipline does the editing) and restored at exit; window size
+ * changes (SIGWINCH) are passed on. Job control, ^C and ^Z then act inside
+ * the sandbox only.
+ */
+#include "sentry/sentry.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+static int master = -1;
+static int wake[2] = { -1, -1 };
+static int raw_set;
+static struct termios saved;
+static pthread_t relay;
+static int relay_started;
+
+int tty_master(void)
+{
+	return master;
+}
+
+static void restore(void)
+{
+	if (raw_set) {
+		tcsetattr(0, TCSADRAIN, &saved);
+		raw_set = 0;
+	}
+}
+
+static void on_winch(int sig)
+{
+	(void)sig;
+	int e = errno;
+	if (write(wake[1], "w", 1) < 0) {
+		/* the relay is behind: it reads the size anyway */
+	}
+	errno = e;
+}
+
+static void copy_winsize(void)
+{
+	struct winsize ws;
+	if (ioctl(0, TIOCGWINSZ, &ws) == 0 || ioctl(1, TIOCGWINSZ, &ws) == 0)
+		ioctl(master, TIOCSWINSZ, &ws);
+}
+
+int tty_open(int *slave_out, char *err, size_t errlen)
+{
+	char name[64];
+	master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
+	    ptsname_r(master, name, sizeof name) != 0) {
+		snprintf(err, errlen, "-t: cannot allocate a pseudo-terminal: %s", strerror(errno));
+		return -errno;
+	}
+	int slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (slave < 0) {
+		snprintf(err, errlen, "-t: %s: %s", name, strerror(errno));
+		return -errno;
+	}
+	if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+		snprintf(err, errlen, "-t: pipe: %s", strerror(errno));
+		close(slave);
+		return -errno;
+	}
+	copy_winsize();
+	*slave_out = slave;
+	return 0;
+}
+
+static int write_all_fd(int fd, const char *b, ssize_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, b, (size_t)n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		b += w;
+		n -= w;
+	}
+	return 0;
+}
+
+static void *relay_main(void *arg)
+{
+	(void)arg;
+	char buf[4096];
+	int in_open = 1;
+	for (;;) {
+		struct pollfd p[3] = {
+			{ .fd = master, .events = POLLIN },
+			{ .fd = wake[0], .events = POLLIN },
+			{ .fd = in_open ? 0 : -1, .events = POLLIN },
+		};
+		if (poll(p, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents) {
+			while (read(wake[0], buf, sizeof buf) > 0)
+				;
+			copy_winsize();
+		}
+		if (p[0].revents) {
+			ssize_t n = read(master, buf, sizeof buf);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) /* EIO: every slave fd is closed, the guest is gone */
+				break;
+			if (write_all_fd(1, buf, n) < 0) {
+				/* nobody reads our output: keep draining the guest's */
+			}
+		}
+		if (in_open && p[2].revents) {
+			ssize_t n = read(0, buf, sizeof buf);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				/* end of the caller's input: end of file for the guest */
+				char eof = raw_set ? 0 : 4;
+				if (!raw_set)
+					write_all_fd(master, &eof, 1);
+				in_open = 0;
+			} else if (write_all_fd(master, buf, n) < 0) {
+				in_open = 0;
+			}
+		}
+	}
+	return NULL;
+}
+
+int tty_start(char *err, size_t errlen)
+{
+	if (isatty(0) && tcgetattr(0, &saved) == 0) {
+		struct termios raw = saved;
+		cfmakeraw(&raw);
+		if (tcsetattr(0, TCSADRAIN, &raw) == 0) {
+			raw_set = 1;
+			atexit(restore);
+		}
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_winch;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGWINCH, &sa, NULL);
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	int r = pthread_create(&relay, &at, relay_main, NULL);
+	pthread_attr_destroy(&at);
+	if (r) {
+		restore();
+		snprintf(err, errlen, "-t: relay thread: %s", strerror(r));
+		return -r;
+	}
+	relay_started = 1;
+	return 0;
+}
+
+void tty_finish(void)
+{
+	if (relay_started) {
+		/* the guest is gone: the master reads EIO once its output is drained */
+		pthread_join(relay, NULL);
+		relay_started = 0;
+	}
+	restore();
+}

@@ -30,11 +30,20 @@
 #include <seccomp.h>
 #include <unistd.h>
 
-static volatile pid_t forward_to;
+static volatile pid_t forward_to, forward_group;
 
-static void forward_signal(int sig)
+/* A signal for moat goes to the program. One the caller's terminal generated
+ * (^C, ^\, hang-up: si_code SI_KERNEL) goes to the program's process group,
+ * as it would natively: the sandbox has a session of its own, so the
+ * terminal no longer reaches it. */
+static void forward_signal(int sig, siginfo_t *si, void *uc)
 {
-	if (forward_to > 0)
+	(void)uc;
+	if (forward_to <= 0)
+		return;
+	if (si && si->si_code == SI_KERNEL && forward_group > 0)
+		kill(-forward_group, sig);
+	else
 		kill(forward_to, sig);
 }
 
@@ -276,8 +285,9 @@ int sentry_run(const struct sentry_config *cfg)
 
 	struct sigaction fwd;
 	memset(&fwd, 0, sizeof fwd);
-	fwd.sa_handler = forward_signal;
-	fwd.sa_flags = SA_RESTART;
+	fwd.sa_sigaction = forward_signal;
+	fwd.sa_flags = SA_RESTART | SA_SIGINFO;
+	forward_group = sr.init_pid; /* the init leads the sandbox's session and group */
 	int fsigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 	for (unsigned i = 0; i < ARRAY_SIZE(fsigs); i++)
 		sigaction(fsigs[i], &fwd, NULL);

@@ -108,4 +108,29 @@ PYEOF
 then ok deny_option_audited; else fail deny_option_audited "see above"; fi
 one_line_case deny_unknown_syscall run --deny no_such_call -- /bin/true
 
+# ^C at the caller's terminal reaches the program's whole foreground process
+# group (as natively), although the sandbox has a session of its own.
+if command -v script >/dev/null; then
+	cat >"$T_TMP/sigint.sh" <<EOF2
+"$MOAT" run -- $PY -c '
+import os, signal, time
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    signal.signal(signal.SIGINT, lambda *a: (print("child-INT", flush=True), os._exit(0)))
+    os.write(w, b"x"); time.sleep(20); os._exit(1)
+signal.signal(signal.SIGINT, lambda *a: print("parent-INT", flush=True))
+os.read(r, 1)
+os.waitpid(pid, 0); print("end", flush=True)'
+EOF2
+	(sleep 3; printf '\003') | timeout -k 5 60 script -qec "bash $T_TMP/sigint.sh" /dev/null >"$T_TMP/sigint.out" 2>&1
+	if grep -q child-INT "$T_TMP/sigint.out" && grep -q parent-INT "$T_TMP/sigint.out" && grep -q end "$T_TMP/sigint.out"; then
+		ok terminal_interrupt_reaches_process_group
+	else
+		fail terminal_interrupt_reaches_process_group "$(tr -d '\r' <"$T_TMP/sigint.out" | head -c 300)"
+	fi
+else
+	skip terminal_interrupt_reaches_process_group "no script(1)"
+fi
+
 finish

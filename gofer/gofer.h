@@ -72,6 +72,9 @@ int gofer_start(const struct gofer_export *exports, size_t n, pid_t *pid,
 int gofer_start_begin(const struct gofer_export *exports, size_t n, pid_t *pid,
 		      int *ctl_sock, char *err, size_t errlen);
 int gofer_start_finish(pid_t pid, int ctl_sock, char *err, size_t errlen);
+/* An fd the gofer started next keeps open for its whole life and never uses
+ * (the sandbox's claim on its host uid: see sentry/privilege.c). */
+void gofer_keep_fd(int fd);
 
 /* ---- client (used by fs/; thread-safe per connection, one per thread) ---- */
 

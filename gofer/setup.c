@@ -423,6 +423,13 @@ static void seccomp_allowlist(void)
 		fail(r, "gofer: seccomp: %s", strerror(-r));
 }
 
+static int keep_fd = -1;
+
+void gofer_keep_fd(int fd)
+{
+	keep_fd = fd;
+}
+
 static noreturn void child_main(const struct gofer_export *ex, size_t n, int sock,
 				pid_t parent)
 {
@@ -454,7 +461,14 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 		close(sock);
 		sock = child_sock = 3;
 	}
-	close_range(4, ~0U, 0);
+	/* the caller's claim on a resource that must last as long as we do
+	 * (gofer_keep_fd): fd 4, never used, closed when we exit */
+	if (keep_fd >= 0 && (keep_fd == 4 || dup2(keep_fd, 4) == 4)) {
+		fcntl(4, F_SETFD, FD_CLOEXEC);
+		close_range(5, ~0U, 0);
+	} else {
+		close_range(4, ~0U, 0);
+	}
 	umask(0);
 
 	/* 2. namespaces; the parent writes our maps (it needs us dumpable:

@@ -3,8 +3,8 @@
  *
  *   1. priv_drop(): run as root, the sentry takes a host uid of its own — a
  *      block of MOAT_UID_BLOCK ids per sandbox starting at MOAT_UID_BASE,
- *      claimed with an OFD lock on one byte of MOAT_UID_LOCK that the sentry
- *      holds until it exits, so two live sandboxes never share a host uid —
+ *      claimed by priv_claim() with a lock that the gofer holds for the
+ *      sandbox's life, so two live sandboxes never share a host uid —
  *      and becomes that uid (no supplementary groups, no capabilities). Run
  *      by an ordinary user, it keeps that user's uid. Either way it then
  *      enters a user namespace of its own (its uid mapped to itself) and a
@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -45,32 +46,48 @@ static int write_str(const char *path, const char *s)
 	return r;
 }
 
-/* Claim a free slot: an OFD write lock on byte `slot` of the lock file. */
-static int claim_slot(int *lockfd, unsigned *slot_out, char *err, size_t errlen)
+/* Claim a free slot: flock on MOAT_UID_LOCK_DIR/<slot>, a file opened
+ * read-only. The claim is held by the gofer (gofer_keep_fd), which lives as
+ * long as the sandbox and which the sentry cannot drive to unlock it: a
+ * compromised sentry cannot free its uid for another sandbox while it still
+ * runs, and holds no writable host file. */
+int priv_claim(struct priv *p, char *err, size_t errlen)
 {
+	p->lockfd = -1;
+	p->slot = 0;
+	if (geteuid() != 0)
+		return 0;
 	if (mkdir(MOAT_UID_LOCK_DIR, 0700) < 0 && errno != EEXIST) {
 		snprintf(err, errlen, "%s: %s", MOAT_UID_LOCK_DIR, strerror(errno));
 		return -errno;
 	}
-	int fd = open(MOAT_UID_LOCK, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", MOAT_UID_LOCK, strerror(errno));
-		return -errno;
+	int dfd = open(MOAT_UID_LOCK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (dfd < 0 || fstat(dfd, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022)) {
+		snprintf(err, errlen, "%s: %s", MOAT_UID_LOCK_DIR,
+			 dfd < 0 ? strerror(errno) : "not a directory owned by root and writable only by it");
+		if (dfd >= 0)
+			close(dfd);
+		return -EPERM;
 	}
 	for (unsigned s = 0; s < MOAT_UID_SLOTS; s++) {
-		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = s, .l_len = 1 };
-		if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
-			*lockfd = fd;
-			*slot_out = s;
-			return 0;
-		}
-		if (errno != EAGAIN && errno != EACCES) {
-			snprintf(err, errlen, "%s: lock: %s", MOAT_UID_LOCK, strerror(errno));
-			close(fd);
+		char name[16];
+		snprintf(name, sizeof name, "%u", s);
+		int fd = openat(dfd, name, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0400);
+		if (fd < 0) {
+			snprintf(err, errlen, "%s/%s: %s", MOAT_UID_LOCK_DIR, name, strerror(errno));
+			close(dfd);
 			return -errno;
 		}
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			close(dfd);
+			p->lockfd = fd;
+			p->slot = s;
+			return 0;
+		}
+		close(fd);
 	}
-	close(fd);
+	close(dfd);
 	snprintf(err, errlen, "no free sandbox uid: %u sandboxes are running", MOAT_UID_SLOTS);
 	return -EAGAIN;
 }
@@ -80,14 +97,16 @@ int priv_drop(struct priv *p, char *err, size_t errlen)
 	char map[64];
 	int r;
 
-	p->lockfd = -1;
 	p->host_uid = getuid();
 	p->host_gid = getgid();
 	if (geteuid() == 0) {
-		unsigned slot = 0;
-		if ((r = claim_slot(&p->lockfd, &slot, err, errlen)) < 0)
-			return r;
-		p->host_uid = p->host_gid = MOAT_UID_BASE + slot * MOAT_UID_BLOCK;
+		if (p->lockfd < 0) {
+			snprintf(err, errlen, "no sandbox uid claimed");
+			return -EINVAL;
+		}
+		close(p->lockfd); /* the gofer holds the claim from here on */
+		p->lockfd = -1;
+		p->host_uid = p->host_gid = MOAT_UID_BASE + p->slot * MOAT_UID_BLOCK;
 		if (setgroups(0, NULL) < 0 || setresgid(p->host_gid, p->host_gid, p->host_gid) < 0 ||
 		    setresuid(p->host_uid, p->host_uid, p->host_uid) < 0) {
 			r = -errno;

@@ -223,9 +223,12 @@ int sentry_run(const struct sentry_config *cfg)
 	 * (its init is created inside our new user namespace) */
 	pid_t gofer_pid;
 	int gofer_ctl;
+	struct priv priv;
+	if (priv_claim(&priv, err, sizeof err) < 0)
+		die("%s", err);
+	gofer_keep_fd(priv.lockfd);
 	if (gofer_start_begin(view.exports, view.nexports, &gofer_pid, &gofer_ctl, err, sizeof err) < 0)
 		die("%s", err);
-	struct priv priv;
 	if (priv_drop(&priv, err, sizeof err) < 0)
 		die("%s", err); /* the gofer leaves when its control socket closes */
 	dbg("%.2f ms: running as host uid %u", ms_now() - t0, (unsigned)priv.host_uid);

@@ -108,18 +108,20 @@ int tty_master(void);                                   /* -1 without -t */
 
 /* ---- host privilege (privilege.c) ---- */
 /* Run as root, each sandbox's sentry and guest get a block of host ids of
- * their own: MOAT_UID_BASE + slot * MOAT_UID_BLOCK, slot claimed with an OFD
- * lock on byte `slot` of MOAT_UID_LOCK. */
+ * their own: MOAT_UID_BASE + slot * MOAT_UID_BLOCK, the slot claimed with a
+ * flock on MOAT_UID_LOCK_DIR/<slot>, held by the gofer. */
 #define MOAT_UID_BASE 0x40000000u
 #define MOAT_UID_BLOCK 65536u
 #define MOAT_UID_SLOTS 4096u
-#define MOAT_UID_LOCK_DIR "/run/moat"
-#define MOAT_UID_LOCK MOAT_UID_LOCK_DIR "/uids.lock"
+#define MOAT_UID_LOCK_DIR "/run/moat-uids"
 struct priv {
 	uid_t host_uid;          /* the sentry's (and the guest's) uid on the host */
 	gid_t host_gid;
-	int lockfd;              /* holds the slot (root-run), else -1 */
+	unsigned slot;
+	int lockfd;              /* the claim (root-run) until the gofer has it, else -1 */
 };
+/* Root-run: claim a free slot (before the gofer starts: it keeps the claim). */
+int priv_claim(struct priv *p, char *err, size_t errlen);
 /* Become the sandbox's host uid (root-run) and enter a user + mount namespace
  * of the sentry's own. After this nothing of the sentry is privileged on the
  * host. */

@@ -337,6 +337,12 @@ void vfs_map_stat(struct vfs *v, struct stat *st)
 	st->st_gid = idmap_gid_to_guest(&v->sb->idmap, st->st_gid);
 }
 
+int vfs_is_memfd(struct vfs *v, const struct stat *st)
+{
+	return v->memfd_dev && st->st_dev == v->memfd_dev && S_ISREG(st->st_mode) &&
+	       st->st_nlink == 0;
+}
+
 void vfs_inomap_put(struct vfs *v, dev_t dev, ino_t ino, const char *path)
 {
 	inomap_put(v->im, dev, ino, path);

@@ -133,6 +133,9 @@ char *const *vfs_synth_children(struct vfs *v, const char *path);
 /* Is rel (inside mount m) hidden? */
 int vfs_is_hidden(const struct vfs_mount *m, const char *rel);
 
+/* Is st (a VN_FD's stat) a memfd, an anonymous file in no file system? */
+int vfs_is_memfd(struct vfs *v, const struct stat *st);
+
 /* Guest-view stat of a host fd (ids mapped). */
 void vfs_map_stat(struct vfs *v, struct stat *st);
 struct sandbox *vfs_sandbox(struct vfs *v);

@@ -670,8 +670,21 @@ long sys_linkat(struct sc_call *c)
 
 /* ---- attributes: chmod, chown, truncate, utimes ---- */
 
+/*
+ * Metadata calls on an fd the VFS cannot name (VN_FD: the caller's terminal,
+ * a host file given as stdio, a pipe, a socket, an export file whose path no
+ * longer names it). The sentry would carry them out with its own rights on an
+ * object of the host, so they are refused (EPERM), except on a memfd: an
+ * anonymous file that exists in no file system, where chmod (never a set-id
+ * bit) and utimens are applied to the held fd. Owners are never changed.
+ */
+static int fd_meta_ok(struct sc_call *c, const struct vfs_node *n)
+{
+	return n->kind == VN_FD && vfs_is_memfd(VFS_OF(c), &n->st) ? 0 : -EPERM;
+}
+
 /* Resolve the target of an attribute change; *hfd gets the host fd for an
- * AT_EMPTY_PATH target the VFS cannot name (VN_FD). */
+ * AT_EMPTY_PATH target the VFS cannot name (VN_FD, a memfd: fd_meta_ok). */
 static int attr_lookup(struct sc_call *c, int dirfd, const char *path, int atflags,
 		       struct vfs_node **n, int *hfd)
 {
@@ -690,7 +703,7 @@ static int attr_lookup(struct sc_call *c, int dirfd, const char *path, int atfla
 	if (r < 0)
 		return r;
 	if ((*n)->kind == VN_FD)
-		return 0;
+		return fd_meta_ok(c, *n);
 	if ((*n)->kind == VN_PROC)
 		return -EPERM;
 	return vfs_mount_write_err((*n)->mnt);
@@ -720,7 +733,7 @@ static long do_fchmodat(struct sc_call *c, int dirfd, const char *path, mode_t m
 	if (c->task->cred.fsuid != 0 && c->task->cred.fsgid != n->st.st_gid)
 		mode &= ~S_ISGID;
 	if (n->kind == VN_FD)
-		return fchmod(hfd, mode) < 0 ? -errno : 0;
+		return fchmod(hfd, mode & ~(S_ISUID | S_ISGID)) < 0 ? -errno : 0;
 	r = VFS_BE(VFS_OF(c), chmod, n->mnt->export, n->rel, mode);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 	return r;
@@ -790,7 +803,7 @@ static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t
 	    id_to_host(&c->sb->idmap, gid, 1, &hg) < 0)
 		return -EINVAL;
 	if (n->kind == VN_FD)
-		return fchown(hfd, hu, hg) < 0 ? -errno : 0;
+		return -EPERM;
 	r = VFS_BE(VFS_OF(c), chown, n->mnt->export, n->rel, hu, hg);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 	return r;
@@ -892,8 +905,13 @@ static long do_utimens(struct sc_call *c, int dirfd, const char *path, int null_
 			return r;
 		if (n->opath)
 			return -EBADF;
-		if (n->kind != VN_FD && n->kind != VN_BACKEND)
+		if (n->kind == VN_FD) {
+			r = fd_meta_ok(c, n);
+			if (r < 0)
+				return r;
+		} else if (n->kind != VN_BACKEND) {
 			return -EROFS;
+		}
 	} else {
 		r = attr_lookup(c, dirfd, path, flags, &n, &hfd);
 		if (r < 0)

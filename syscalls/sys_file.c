@@ -720,6 +720,18 @@ static int attr_lookup(struct sc_call *c, int dirfd, const char *path, int atfla
 	}
 	if (r < 0)
 		return r;
+	if ((*n)->kind == VN_PROC && (*n)->magic && S_ISLNK((*n)->st.st_mode) &&
+	    !(atflags & AT_SYMLINK_NOFOLLOW)) {
+		/* /proc/self/fd/N (glibc's fchmodat(AT_SYMLINK_NOFOLLOW) on an
+		 * O_PATH fd): the file the fd has open, as for the fd itself */
+		r = procfs_open_magic(VFS_OF(c), c->task, (*n)->rel, O_PATH, hfd);
+		if (r < 0)
+			return r;
+		r = vfs_host_fd_node(VFS_OF(c), c->task, *hfd, *n);
+		if (r < 0)
+			return r;
+		(*n)->opath = 0;
+	}
 	if ((*n)->kind == VN_FD)
 		return fd_meta_ok(c, *n);
 	if ((*n)->kind == VN_PROC)
@@ -985,7 +997,7 @@ static long do_utimens(struct sc_call *c, int dirfd, const char *path, int null_
 		if (r < 0)
 			return r;
 	}
-	if (hfd >= 0)
+	if (n->kind == VN_FD)          /* a memfd (fd_meta_ok) */
 		return futimens(hfd, ts) < 0 ? -errno : 0;
 	if (n->kind != VN_BACKEND)
 		return -EROFS;

@@ -94,6 +94,21 @@ fi
 if [ -e "$RW/cdev" ] || [ -e "$RW/bdev" ]; then fail rw_no_device_nodes "device node on the host"
 else ok rw_no_device_nodes; fi
 
+# tar -xpf and cp -a as guest root see what they set; the host sees none of it
+if [ $ROOT = 1 ]; then
+	TP=$T_TMP/tarp
+	mkdir -p "$TP/src/d" "$TP/dst"
+	echo hi >"$TP/src/a"
+	chown 1000:1000 "$TP/src/a"; chmod 4755 "$TP/src/a"
+	chown 123:456 "$TP/src/d"; chmod 2750 "$TP/src/d"
+	tar cpf "$TP/a.tar" -C "$TP/src" .
+	out=$(moat run --bind "$TP:/w:rw" --workdir /w -- /bin/sh -c \
+		'tar -xpf a.tar -C dst && cp -a dst cp && stat -c "%n %a %u:%g" dst/a dst/d cp/a cp/d' </dev/null 2>&1)
+	expect_eq rw_tar_cp_guest_view "$(echo $out)" "dst/a 4755 1000:1000 dst/d 2750 123:456 cp/a 4755 1000:1000 cp/d 2750 123:456"
+	expect_eq rw_tar_cp_host_view "$(cd "$TP" && stat -c '%n %a %u:%g' dst/a dst/d cp/a cp/d 2>&1 | tr '\n' ' ')" \
+		"dst/a 755 0:0 dst/d 750 0:0 cp/a 755 0:0 cp/d 750 0:0 "
+fi
+
 # ---- 3. no DAC override for guest root on host files ----
 RO=$T_TMP/ro
 mkdir -p "$RO/priv"

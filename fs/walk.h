@@ -167,8 +167,8 @@ int vfs_inomap_get(struct vfs *v, dev_t dev, ino_t ino, char *path, size_t len);
  * subtree also everything beneath it. */
 void vfs_invalidate(struct vfs *v, const struct vfs_mount *m, const char *rel, int subtree);
 
-/* ---- backends for GOFER mounts (the gofer by default; tests may use the
- * host-directory backend). Same semantics as gofer/gofer.h. ---- */
+/* ---- backends for GOFER mounts (the gofer; a unit test may put a stub in
+ * front of it). Same semantics as gofer/gofer.h. ---- */
 struct vfs_backend {
 	int (*walk)(void *ctx, int exp, const char *rel, struct gofer_walk *out);
 	int (*lstat)(void *ctx, int exp, const char *rel, struct stat *st);
@@ -191,11 +191,6 @@ struct vfs_backend {
 /* Replace the backend (before use; tests). ctx is passed to every op. */
 void vfs_set_backend(struct vfs *v, const struct vfs_backend *ops, void *ctx);
 const struct vfs_backend *vfs_backend(struct vfs *v, void **ctx);
-
-/* Test backend: each export index i is served from host directory fd roots[i]
- * (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS). Never used by moat itself. */
-extern const struct vfs_backend vfs_hostdir_backend;
-struct vfs_hostdir { int nroots; int roots[GOFER_MAX_EXPORTS]; int writable[GOFER_MAX_EXPORTS]; };
 
 /* Shorthand for backend calls on a node's mount. */
 #define VFS_BE(v, op, ...) ({ void *be_ctx_; const struct vfs_backend *be_ = vfs_backend((v), &be_ctx_); \

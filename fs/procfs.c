@@ -45,7 +45,6 @@
 #define ANON_INODE_FS_MAGIC 0x09041934
 #endif
 
-#define PROCFS_DEV makedev(0, 0x4d)
 #define PROCFS_ROOT_INO 1
 #define PROC_MAX_FILE (4u << 20) /* cap on content we copy (status, mounts) */
 

@@ -35,7 +35,11 @@
 
 #include <stddef.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/types.h>
+
+/* st_dev of every synthetic /proc node */
+#define PROCFS_DEV makedev(0, 0x4d)
 
 struct task;
 struct vfs;

@@ -251,6 +251,7 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 		d->export = m[i].export;
 		d->writable = m[i].kind == VFS_MNT_GOFER && m[i].writable;
 		d->dev = m[i].kind == VFS_MNT_GOFER && m[i].dev;
+		d->private_fs = m[i].kind == VFS_MNT_GOFER && m[i].private_fs;
 		d->target = m[i].target ? xstrdup(m[i].target) : NULL;
 		if (m[i].hidden) {
 			size_t k = 0;
@@ -277,6 +278,7 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 	v->im = inomap_new();
 	v->fim = inomap_new();
 	v->lim = inomap_new();
+	v->vm = vmeta_new();
 	{
 		struct stat mst;
 		int mfd = memfd_create("moat-probe", MFD_CLOEXEC);
@@ -317,6 +319,7 @@ void vfs_destroy(struct vfs *v)
 	inomap_free(v->im);
 	inomap_free(v->fim);
 	inomap_free(v->lim);
+	vmeta_free(v->vm);
 	if (tl_conn && tl_gen == v->gen) {
 		gofer_disconnect(tl_conn);
 		tl_conn = NULL;
@@ -335,6 +338,12 @@ void vfs_map_stat(struct vfs *v, struct stat *st)
 		return;
 	st->st_uid = idmap_uid_to_guest(&v->sb->idmap, st->st_uid);
 	st->st_gid = idmap_gid_to_guest(&v->sb->idmap, st->st_gid);
+}
+
+int vfs_is_memfd(struct vfs *v, const struct stat *st)
+{
+	return v->memfd_dev && st->st_dev == v->memfd_dev && S_ISREG(st->st_mode) &&
+	       st->st_nlink == 0;
 }
 
 void vfs_inomap_put(struct vfs *v, dev_t dev, ino_t ino, const char *path)
@@ -402,49 +411,143 @@ int vfs_mount_write_err(const struct vfs_mount *m)
 
 /* ---- permissions ---- */
 
-/*
- * May task t access an inode with stat st (guest view) for mask (MAY_*)?
- * The rules, in order:
- *  1. An empty mask is always granted.
- *  2. Root (fsuid 0) is granted read and write on anything, and search on a
- *     directory; execute on a non-directory needs at least one x bit
- *     (capable_wrt_inode_uidgid + CAP_DAC_OVERRIDE in Linux).
- *  3. The owner (fsuid == st_uid) gets the owner bits, and only those: an
- *     owner without a bit is denied even if group or other has it.
- *  4. A member of the file's group (fsgid == st_gid) gets the group bits, and
- *     only those. Supplementary groups are not modelled yet.
- *  5. Everyone else gets the other bits.
- * Denial is -EACCES.
- */
-static int permission(uid_t uid, gid_t gid, const struct stat *st, int mask)
+/* Remember that dev is the file system of a private export. */
+static void note_private_dev(struct vfs *v, dev_t dev)
 {
+	for (size_t i = 0; i < GOFER_MAX_EXPORTS; i++) {
+		unsigned long long cur = atomic_load(&v->privdev[i]);
+		if (cur == (unsigned long long)dev)
+			return;
+		if (cur == 0) {
+			unsigned long long zero = 0;
+			if (atomic_compare_exchange_strong(&v->privdev[i], &zero, dev) ||
+			    zero == (unsigned long long)dev)
+				return;
+		}
+	}
+}
+
+/* Is st a file of the sandbox's own (no host file): a synthetic node, /proc,
+ * or a private in-memory export? Anything else is a host file. */
+static int private_file(struct vfs *v, const struct stat *st)
+{
+	if (!v)
+		return 0;
+	if (st->st_dev == v->synth_dev || st->st_dev == PROCFS_DEV)
+		return 1;
+	for (size_t i = 0; i < GOFER_MAX_EXPORTS; i++) {
+		unsigned long long d = atomic_load(&v->privdev[i]);
+		if (d == 0)
+			break;
+		if (d == (unsigned long long)st->st_dev)
+			return 1;
+	}
+	return 0;
+}
+
+static const struct idmap identity = { .full_identity = 1 };
+
+/* Which of st's owner classes do (uid, gid) fall in: 2 owner, 1 group, 0 other.
+ * On host files through the idmap accessors: the host ids the credentials
+ * act as against the host ids behind the owner shown. */
+static int owner_class(struct task *t, uid_t uid, gid_t gid, const struct stat *st, int host)
+{
+	const struct idmap *m = t->sb ? &t->sb->idmap : &identity;
+
+	if (!host)
+		return uid == st->st_uid ? 2 : gid == st->st_gid ? 1 : 0;
+	uid_t hu = idmap_cred_uid_to_host(m, uid);
+	gid_t hg = idmap_cred_gid_to_host(m, gid);
+	if (hu != (uid_t)-1 && hu == idmap_view_uid_to_host(m, st->st_uid))
+		return 2;
+	if (hg != (gid_t)-1 && hg == idmap_view_gid_to_host(m, st->st_gid))
+		return 1;
+	return 0;
+}
+
+/*
+ * May task t access an inode with stat st (a real file's guest view) for
+ * mask (MAY_*)? The rules, in order:
+ *  1. An empty mask is always granted.
+ *  2. On the sandbox's own files (synthetic nodes, /proc, private tmpfs
+ *     exports) root (fsuid 0) is granted read and write on anything, and
+ *     search on a directory; execute on a non-directory needs at least one x
+ *     bit (capable_wrt_inode_uidgid + CAP_DAC_OVERRIDE in Linux). On host
+ *     files guest root has no CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH: only the
+ *     mode bits of its class (rules 3-5), whatever the gofer could do.
+ *  3. The owner gets the owner bits, and only those: an owner without a bit
+ *     is denied even if group or other has it. On host files "owner" means
+ *     the host id the credentials act as (idmap_cred_uid_to_host) is the
+ *     host id behind the file's owner (idmap_view_uid_to_host).
+ *  4. A member of the file's group (fsgid; on host files compared as in 3)
+ *     gets the group bits, and only those. Supplementary groups are not
+ *     modelled yet.
+ *  5. Everyone else gets the other bits.
+ * Denial is -EACCES. Virtual owners and set-id bits (fs/vmeta.c) never
+ * enter: checks see the real file.
+ */
+static int permission(struct task *t, uid_t uid, gid_t gid, const struct stat *st, int mask)
+{
+	int priv = private_file(t->sb ? t->sb->vfs : NULL, st);
 	mode_t m = st->st_mode;
 	int bits;
 
 	if (!mask)                                             /* 1 */
 		return 0;
-	if (uid == 0) {                                        /* 2 */
+	if (uid == 0 && priv) {                                /* 2 */
 		if (!(mask & MAY_EXEC) || S_ISDIR(m) || (m & 0111))
 			return 0;
 		return -EACCES;
 	}
-	if (uid == st->st_uid)                                 /* 3 */
-		bits = (m >> 6) & 7;
-	else if (gid == st->st_gid)                            /* 4 */
-		bits = (m >> 3) & 7;
-	else                                                   /* 5 */
-		bits = m & 7;
+	switch (owner_class(t, uid, gid, st, !priv)) {
+	case 2: bits = (m >> 6) & 7; break;                    /* 3 */
+	case 1: bits = (m >> 3) & 7; break;                    /* 4 */
+	default: bits = m & 7; break;                          /* 5 */
+	}
 	return (bits & mask) == mask ? 0 : -EACCES;
 }
 
 int vfs_permission(struct task *t, const struct stat *st, int mask)
 {
-	return permission(t->cred.fsuid, t->cred.fsgid, st, mask);
+	return permission(t, t->cred.fsuid, t->cred.fsgid, st, mask);
 }
 
 int vfs_permission_real(struct task *t, const struct stat *st, int mask)
 {
-	return permission(t->cred.ruid, t->cred.rgid, st, mask);
+	return permission(t, t->cred.ruid, t->cred.rgid, st, mask);
+}
+
+int vfs_owner(struct task *t, const struct stat *st)
+{
+	int priv = private_file(t->sb ? t->sb->vfs : NULL, st);
+
+	if (priv && t->cred.fsuid == 0)
+		return 1;
+	return owner_class(t, t->cred.fsuid, t->cred.fsgid, st, !priv) == 2;
+}
+
+/* ---- virtual metadata ---- */
+
+int vfs_node_is_host(const struct vfs_node *n)
+{
+	return n->kind == VN_BACKEND && n->mnt && !n->mnt->private_fs;
+}
+
+void vfs_view_stat(struct vfs *v, struct stat *st)
+{
+	if (!private_file(v, st))
+		vmeta_apply(v->vm, st);
+}
+
+int vfs_meta_update(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid,
+		    mode_t setid, int set_mode)
+{
+	return vmeta_update(v->vm, real, uid, gid, setid, set_mode);
+}
+
+void vfs_meta_forget(struct vfs *v, const struct stat *real)
+{
+	vmeta_forget(v->vm, real->st_dev, real->st_ino);
 }
 
 /* ---- single lookups ---- */
@@ -473,6 +576,8 @@ static void node_set(struct vfs_node *n, const char *path, const struct vfs_moun
 static void be_put(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		   struct stat *st, const char *link)
 {
+	if (m->private_fs)
+		note_private_dev(v, st->st_dev);
 	vfs_map_stat(v, st);
 	dcache_put(v->dc, m->idx, rel, st, 0, S_ISLNK(st->st_mode) ? link : NULL);
 }
@@ -765,6 +870,8 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 		}
 		if (r < 0)
 			return r;
+		if (n->mnt->private_fs)
+			note_private_dev(v, st->st_dev);
 		if (S_ISDIR(st->st_mode))
 			inomap_put(v->im, st->st_dev, st->st_ino, n->path);
 		else if (!(flags & O_PATH))

@@ -37,6 +37,10 @@ struct vfs_mount_spec {
 	int export;                /* GOFER: gofer export index */
 	int writable;              /* GOFER: rw mount (else EROFS on writes) */
 	int dev;                   /* GOFER: device export: open existing nodes only */
+	int private_fs;            /* GOFER: a private in-memory export (tmpfs), no
+				    * host file: real chmod/chown, and guest root
+				    * keeps its override there. 0 (host files):
+				    * virtual owners and set-id bits, no override */
 	const char *const *hidden; /* GOFER: relative paths that do not exist
 				    * (ENOENT, left out of getdents), or NULL */
 	const char *target;        /* SYMLINK: link target */

@@ -6,6 +6,7 @@
 
 #include "fs/dcache.h"
 #include "fs/walk.h"
+#include "fs/vmeta.h"
 
 /* A directory that exists only because mount points lie beneath it (or is
  * a mount point itself): the names to list in it. */
@@ -27,6 +28,9 @@ struct vfs {
 	struct inomap *im;       /* directories handed out */
 	struct inomap *fim;      /* other files handed out (for /proc/<pid>/fd) */
 	struct inomap *lim;      /* O_PATH symlink placeholders -> link path + identity */
+	struct vmeta *vm;        /* virtual metadata of host files */
+	_Atomic unsigned long long privdev[GOFER_MAX_EXPORTS]; /* st_dev of private
+				  * exports seen so far (0 = free slot) */
 	dev_t memfd_dev;         /* st_dev of our memfds (never "(deleted)" files) */
 	const struct vfs_backend *be;
 	void *bectx;

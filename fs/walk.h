@@ -41,6 +41,7 @@ struct vfs_mount {
 	int export;
 	int writable;
 	int dev;
+	int private_fs;          /* see vfs_mount_spec */
 	char **hidden;           /* NULL-terminated, or NULL */
 	char *target;            /* SYMLINK */
 };
@@ -115,13 +116,30 @@ long vfs_node_readlink(struct vfs *v, struct task *t, const struct vfs_node *n,
 int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 		  int flags, mode_t mode, int *fd, struct stat *st);
 
-/* Permission check against the task's virtual credentials. mask: MAY_* */
+/* Permission check against the task's virtual credentials. mask: MAY_*
+ * st is a real file's guest-view stat (never one with virtual metadata
+ * applied); the rules are in fs/vfs.c. */
 #define MAY_EXEC  1
 #define MAY_WRITE 2
 #define MAY_READ  4
 int vfs_permission(struct task *t, const struct stat *st, int mask);
 /* The same with the real ids (access(2) without AT_EACCESS). */
 int vfs_permission_real(struct task *t, const struct stat *st, int mask);
+/* May t act as the owner of st (chmod, utimes, sticky directories)? On
+ * private files: fsuid 0 or the owner; on host files: only the owner. */
+int vfs_owner(struct task *t, const struct stat *st);
+
+/* ---- virtual metadata of host files (fs/vmeta.c) ---- */
+/* Is n a file of a host-backed export (virtual owners and set-id bits)? */
+int vfs_node_is_host(const struct vfs_node *n);
+/* Apply the virtual owner, group and set-id bits to a real stat (what the
+ * stat family shows the guest). */
+void vfs_view_stat(struct vfs *v, struct stat *st);
+/* Record them for the file whose real stat is real (see vmeta.h). */
+int vfs_meta_update(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid,
+		    mode_t setid, int set_mode);
+/* The file is gone (its last link removed by the sentry). */
+void vfs_meta_forget(struct vfs *v, const struct stat *real);
 
 /* 0 if the mount of a node may be modified, else -EROFS / -EACCES. */
 int vfs_mount_write_err(const struct vfs_mount *m);
@@ -132,6 +150,9 @@ char *const *vfs_synth_children(struct vfs *v, const char *path);
 
 /* Is rel (inside mount m) hidden? */
 int vfs_is_hidden(const struct vfs_mount *m, const char *rel);
+
+/* Is st (a VN_FD's stat) a memfd, an anonymous file in no file system? */
+int vfs_is_memfd(struct vfs *v, const struct stat *st);
 
 /* Guest-view stat of a host fd (ids mapped). */
 void vfs_map_stat(struct vfs *v, struct stat *st);
@@ -146,8 +167,8 @@ int vfs_inomap_get(struct vfs *v, dev_t dev, ino_t ino, char *path, size_t len);
  * subtree also everything beneath it. */
 void vfs_invalidate(struct vfs *v, const struct vfs_mount *m, const char *rel, int subtree);
 
-/* ---- backends for GOFER mounts (the gofer by default; tests may use the
- * host-directory backend). Same semantics as gofer/gofer.h. ---- */
+/* ---- backends for GOFER mounts (the gofer; a unit test may put a stub in
+ * front of it). Same semantics as gofer/gofer.h. ---- */
 struct vfs_backend {
 	int (*walk)(void *ctx, int exp, const char *rel, struct gofer_walk *out);
 	int (*lstat)(void *ctx, int exp, const char *rel, struct stat *st);
@@ -170,11 +191,6 @@ struct vfs_backend {
 /* Replace the backend (before use; tests). ctx is passed to every op. */
 void vfs_set_backend(struct vfs *v, const struct vfs_backend *ops, void *ctx);
 const struct vfs_backend *vfs_backend(struct vfs *v, void **ctx);
-
-/* Test backend: each export index i is served from host directory fd roots[i]
- * (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS). Never used by moat itself. */
-extern const struct vfs_backend vfs_hostdir_backend;
-struct vfs_hostdir { int nroots; int roots[GOFER_MAX_EXPORTS]; int writable[GOFER_MAX_EXPORTS]; };
 
 /* Shorthand for backend calls on a node's mount. */
 #define VFS_BE(v, op, ...) ({ void *be_ctx_; const struct vfs_backend *be_ = vfs_backend((v), &be_ctx_); \

@@ -17,6 +17,15 @@
  * The path "" names the export root itself; its parent is the gofer's "/"
  * (basefd) and its name the export's mount point (slot), so chmod, chown,
  * utimens and truncate of the root go through the same code.
+ *
+ * Host files (DIR exports) get neither set-id bits nor new owners from
+ * anyone, whatever the sentry asks (a compromised sentry talks to us too):
+ * creations and chmod lose S_ISUID/S_ISGID, chown is -EPERM, and a hard link
+ * to a set-id file, a device node or a file the gofer's caller could not
+ * have linked (protected_hardlinks) is -EPERM. What the guest sees instead
+ * is the sentry's virtual metadata (fs/vmeta.c). TMPFS exports are the
+ * sandbox's own, in memory, never visible to the host (and mounted nosuid):
+ * there chmod and chown are real.
  */
 #include "gofer/server.h"
 #include "gofer/proto.h"
@@ -137,6 +146,17 @@ static int open_parent(const struct gofer_srv_export *e, char *path,
 }
 
 #define close_owned(fd, owned) do { if (owned) close(fd); } while (0)
+
+/* A host file: what the guest asks never sets a set-id bit or an owner. */
+static int host_files(const struct gofer_srv_export *e)
+{
+	return e->kind != GOFER_EXPORT_TMPFS;
+}
+
+static mode_t host_mode(const struct gofer_srv_export *e, mode_t mode)
+{
+	return host_files(e) ? mode & ~(mode_t)(S_ISUID | S_ISGID) : mode;
+}
 
 /* ---- requests ---- */
 
@@ -280,10 +300,11 @@ static int h_open(struct req *rq, struct rep *rp)
 	}
 	flags |= O_NOFOLLOW | O_CLOEXEC;
 	excl_create = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
+	mode_t cmode = host_mode(e, f->mode);
 
 	if (!*rq->path && !e->is_file) {
 		/* the root directory itself */
-		fd = oat2(e, e->rootfd, ".", flags, f->mode);
+		fd = oat2(e, e->rootfd, ".", flags, cmode);
 		if (fd < 0)
 			return fd;
 		excl_create = 0;
@@ -298,7 +319,7 @@ static int h_open(struct req *rq, struct rep *rp)
 			/* file export: its own mount point in our "/" */
 			struct open_how how = {
 				.flags = (uint64_t)(unsigned)flags,
-				.mode = (flags & O_CREAT) ? f->mode : 0,
+				.mode = (flags & O_CREAT) ? cmode : 0,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
 					   RESOLVE_NO_MAGICLINKS,
 			};
@@ -307,7 +328,7 @@ static int h_open(struct req *rq, struct rep *rp)
 			if (fd < 0)
 				fd = -errno;
 		} else {
-			fd = oat2(e, pfd, name, flags, f->mode);
+			fd = oat2(e, pfd, name, flags, cmode);
 		}
 		if (fd < 0) {
 			close_owned(pfd, owned);
@@ -363,7 +384,7 @@ static int h_mkdir(struct req *rq, struct rep *rp)
 	pfd = open_parent(rq->e, rq->path, &name, &owned);
 	if (pfd < 0)
 		return pfd;
-	if (mkdirat(pfd, name, f->mode) < 0)
+	if (mkdirat(pfd, name, host_mode(rq->e, f->mode)) < 0)
 		r = -errno;
 	close_owned(pfd, owned);
 	return r;
@@ -388,7 +409,7 @@ static int h_mknod(struct req *rq, struct rep *rp)
 	pfd = open_parent(rq->e, rq->path, &name, &owned);
 	if (pfd < 0)
 		return pfd;
-	if (mknodat(pfd, name, type | (f->mode & 07777), 0) < 0)
+	if (mknodat(pfd, name, type | host_mode(rq->e, f->mode & 07777), 0) < 0)
 		r = -errno;
 	close_owned(pfd, owned);
 	return r;
@@ -477,8 +498,29 @@ static int h_link(struct req *rq, struct rep *rp)
 		close_owned(opfd, oowned);
 		return npfd;
 	}
-	if (linkat(opfd, oname, npfd, nname, 0) < 0)
+	if (host_files(rq->e)) {
+		/* no new name for a set-id file or a device node of the host
+		 * (protected_hardlinks, without our override) */
+		struct stat st;
+		if (fstatat(opfd, oname, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			r = -errno;
+		else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ||
+			 (st.st_mode & S_ISUID) ||
+			 ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)))
+			r = -EPERM;
+	}
+	if (!r && linkat(opfd, oname, npfd, nname, 0) < 0)
 		r = -errno;
+	if (!r && host_files(rq->e)) {
+		/* the source may have been swapped since: check the new name */
+		struct stat st;
+		if (fstatat(npfd, nname, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || (st.st_mode & S_ISUID) ||
+		     ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)))) {
+			unlinkat(npfd, nname, 0);
+			r = -EPERM;
+		}
+	}
 	close_owned(opfd, oowned);
 	close_owned(npfd, nowned);
 	return r;
@@ -495,7 +537,8 @@ static int h_chmod(struct req *rq, struct rep *rp)
 	pfd = open_parent(rq->e, rq->path, &name, &owned);
 	if (pfd < 0)
 		return pfd;
-	if (syscall(__NR_fchmodat2, pfd, name, f->mode, AT_SYMLINK_NOFOLLOW) < 0)
+	if (syscall(__NR_fchmodat2, pfd, name, host_mode(rq->e, f->mode),
+		    AT_SYMLINK_NOFOLLOW) < 0)
 		r = -errno;
 	close_owned(pfd, owned);
 	return r;
@@ -507,6 +550,8 @@ static int h_chown(struct req *rq, struct rep *rp)
 	const char *name;
 	int owned, pfd, r = 0;
 
+	if (host_files(rq->e))
+		return -EPERM;
 	pfd = open_parent(rq->e, rq->path, &name, &owned);
 	if (pfd < 0)
 		return pfd;

@@ -92,6 +92,16 @@ int task_for_each_leader(struct sandbox *sb, int (*fn)(struct task *, void *), v
 /* Map a host id as seen by the sentry to what the guest's kernel would show. */
 uid_t idmap_uid_to_guest(const struct idmap *m, uid_t host);
 gid_t idmap_gid_to_guest(const struct idmap *m, gid_t host);
+/* The permission model on host files (fs/vfs.c) goes through these two pairs
+ * only, so a change of how sandboxes map ids only has to change them:
+ *  - the host id a guest credential (fsuid/fsgid) acts as on host files,
+ *    (uid_t)-1 if it acts as no host id;
+ *  - the host id behind an owner shown to the guest (the inverse of
+ *    idmap_*_to_guest), (uid_t)-1 for the overflow id of unmapped owners. */
+uid_t idmap_cred_uid_to_host(const struct idmap *m, uid_t guest);
+gid_t idmap_cred_gid_to_host(const struct idmap *m, gid_t guest);
+uid_t idmap_view_uid_to_host(const struct idmap *m, uid_t view);
+gid_t idmap_view_gid_to_host(const struct idmap *m, gid_t view);
 
 /* Duplicate guest fd `guestfd` of task t into the sentry (pidfd_getfd on
  * t->pidfd). Returns a host fd (caller closes) or -EBADF. */

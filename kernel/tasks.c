@@ -269,3 +269,31 @@ gid_t idmap_gid_to_guest(const struct idmap *m, gid_t host)
 		return host;
 	return host == m->host_gid ? m->guest_gid : 65534;
 }
+
+uid_t idmap_cred_uid_to_host(const struct idmap *m, uid_t guest)
+{
+	if (m->full_identity)
+		return guest;
+	return guest == m->guest_uid ? m->host_uid : (uid_t)-1;
+}
+
+gid_t idmap_cred_gid_to_host(const struct idmap *m, gid_t guest)
+{
+	if (m->full_identity)
+		return guest;
+	return guest == m->guest_gid ? m->host_gid : (gid_t)-1;
+}
+
+uid_t idmap_view_uid_to_host(const struct idmap *m, uid_t view)
+{
+	if (m->full_identity)
+		return view;
+	return view == m->guest_uid ? m->host_uid : (uid_t)-1;
+}
+
+gid_t idmap_view_gid_to_host(const struct idmap *m, gid_t view)
+{
+	if (m->full_identity)
+		return view;
+	return view == m->guest_gid ? m->host_gid : (gid_t)-1;
+}

@@ -134,6 +134,9 @@ static long do_open(struct sc_call *c, int dirfd, const char *path, int flags, m
 		if (r < 0)
 			return r;
 		vfs_invalidate(v, n->mnt, n->rel, 0);
+		if (vfs_node_is_host(n) && (mode & (S_ISUID | S_ISGID)))
+			/* the gofer creates host files without them: virtual */
+			vfs_meta_update(v, &st, (uid_t)-1, (gid_t)-1, mode & (S_ISUID | S_ISGID), 1);
 		return sc_return_fd(c, fd, flags & O_CLOEXEC);
 	}
 
@@ -443,7 +446,8 @@ long sys_symlinkat(struct sc_call *c)
  *  2. A mount point or a synthetic directory cannot be removed (EBUSY).
  *  3. The parent must be writable and searchable (EACCES).
  *  4. In a sticky parent, only the owner of the victim, the owner of the
- *     parent, or root may remove it (EPERM).
+ *     parent, or root may remove it (EPERM); on host files root only as
+ *     their owner (vfs_owner: no CAP_FOWNER against host files).
  *  5. rmdir needs a directory (ENOTDIR); unlink refuses one (EISDIR).
  *  6. A read-only mount refuses everything (EROFS; checked by the caller
  *     before rule 1, as Linux does).
@@ -459,8 +463,8 @@ int fs_may_delete(struct task *t, const struct vfs_node *n, int isdir)
 	r = vfs_permission(t, &n->pst, MAY_WRITE | MAY_EXEC);      /* 3 */
 	if (r < 0)
 		return r;
-	if ((n->pst.st_mode & S_ISVTX) && t->cred.fsuid != 0 &&     /* 4 */
-	    t->cred.fsuid != n->st.st_uid && t->cred.fsuid != n->pst.st_uid)
+	if ((n->pst.st_mode & S_ISVTX) && !vfs_owner(t, &n->st) &&  /* 4 */
+	    !vfs_owner(t, &n->pst))
 		return -EPERM;
 	if (isdir >= 0) {                                          /* 5 */
 		if (isdir && !S_ISDIR(n->st.st_mode))
@@ -498,6 +502,8 @@ static long do_unlinkat(struct sc_call *c, int dirfd, const char *path, int flag
 		return -ENOTDIR;
 	r = VFS_BE(VFS_OF(c), unlink, n->mnt->export, n->rel, rmdir_ ? AT_REMOVEDIR : 0);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, rmdir_);
+	if (r == 0 && (rmdir_ || n->st.st_nlink <= 1))
+		vfs_meta_forget(VFS_OF(c), &n->st);
 	return r;
 }
 
@@ -593,6 +599,9 @@ static long do_renameat2(struct sc_call *c, int odfd, const char *opath, int ndf
 	r = VFS_BE(VFS_OF(c), rename, o->mnt->export, o->rel, nn->rel, flags);
 	vfs_invalidate(VFS_OF(c), o->mnt, o->rel, 1);
 	vfs_invalidate(VFS_OF(c), nn->mnt, nn->rel, 1);
+	if (r == 0 && nn->exists && !(flags & RENAME_EXCHANGE) &&
+	    (S_ISDIR(nn->st.st_mode) || nn->st.st_nlink <= 1))
+		vfs_meta_forget(VFS_OF(c), &nn->st);   /* the replaced file is gone */
 	return r;
 }
 
@@ -652,6 +661,15 @@ static long do_linkat(struct sc_call *c, int odfd, const char *opath, int ndfd,
 		return -EPERM;
 	if (o->kind != VN_BACKEND)
 		return -EXDEV;
+	if (!vfs_owner(c->task, &o->st)) {
+		/* protected_hardlinks (may_linkat): a file one does not own
+		 * must be a regular one without set-id bits that one may read
+		 * and write; guest root owns host files only as their owner */
+		mode_t m = o->st.st_mode;
+		if (!S_ISREG(m) || (m & S_ISUID) || (m & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) ||
+		    vfs_permission(c->task, &o->st, MAY_READ | MAY_WRITE) < 0)
+			return -EPERM;
+	}
 	r = VFS_BE(VFS_OF(c), link, o->mnt->export, o->rel, nn->rel);
 	vfs_invalidate(VFS_OF(c), o->mnt, o->rel, 0);
 	vfs_invalidate(VFS_OF(c), nn->mnt, nn->rel, 0);
@@ -670,8 +688,21 @@ long sys_linkat(struct sc_call *c)
 
 /* ---- attributes: chmod, chown, truncate, utimes ---- */
 
+/*
+ * Metadata calls on an fd the VFS cannot name (VN_FD: the caller's terminal,
+ * a host file given as stdio, a pipe, a socket, an export file whose path no
+ * longer names it). The sentry would carry them out with its own rights on an
+ * object of the host, so they are refused (EPERM), except on a memfd: an
+ * anonymous file that exists in no file system, where chmod (never a set-id
+ * bit) and utimens are applied to the held fd. Owners are never changed.
+ */
+static int fd_meta_ok(struct sc_call *c, const struct vfs_node *n)
+{
+	return n->kind == VN_FD && vfs_is_memfd(VFS_OF(c), &n->st) ? 0 : -EPERM;
+}
+
 /* Resolve the target of an attribute change; *hfd gets the host fd for an
- * AT_EMPTY_PATH target the VFS cannot name (VN_FD). */
+ * AT_EMPTY_PATH target the VFS cannot name (VN_FD, a memfd: fd_meta_ok). */
 static int attr_lookup(struct sc_call *c, int dirfd, const char *path, int atflags,
 		       struct vfs_node **n, int *hfd)
 {
@@ -689,16 +720,49 @@ static int attr_lookup(struct sc_call *c, int dirfd, const char *path, int atfla
 	}
 	if (r < 0)
 		return r;
+	if ((*n)->kind == VN_PROC && (*n)->magic && S_ISLNK((*n)->st.st_mode) &&
+	    !(atflags & AT_SYMLINK_NOFOLLOW)) {
+		/* /proc/self/fd/N (glibc's fchmodat(AT_SYMLINK_NOFOLLOW) on an
+		 * O_PATH fd): the file the fd has open, as for the fd itself */
+		r = procfs_open_magic(VFS_OF(c), c->task, (*n)->rel, O_PATH, hfd);
+		if (r < 0)
+			return r;
+		r = vfs_host_fd_node(VFS_OF(c), c->task, *hfd, *n);
+		if (r < 0)
+			return r;
+		(*n)->opath = 0;
+	}
 	if ((*n)->kind == VN_FD)
-		return 0;
+		return fd_meta_ok(c, *n);
 	if ((*n)->kind == VN_PROC)
 		return -EPERM;
 	return vfs_mount_write_err((*n)->mnt);
 }
 
-static int is_owner(struct task *t, const struct stat *st)
+/*
+ * chmod of a host file (the caller owns it on the host: vfs_owner). The
+ * permission bits go to the gofer; the set-id bits never do (the gofer would
+ * strip them anyway): they are kept as virtual metadata, after Linux's rule
+ * that S_ISGID needs membership of the file's group (as the guest sees it) or
+ * root (CAP_FSETID, which only ever acts on the virtual bit).
+ */
+static long chmod_host(struct sc_call *c, const struct vfs_node *n, mode_t mode)
 {
-	return t->cred.fsuid == 0 || t->cred.fsuid == st->st_uid;
+	struct vfs *v = VFS_OF(c);
+	struct task *t = c->task;
+	struct stat view = n->st, real = n->st;
+	mode_t setid = mode & (S_ISUID | S_ISGID);
+	int r;
+
+	vfs_view_stat(v, &view);
+	if (t->cred.fsuid != 0 && t->cred.fsgid != view.st_gid)
+		setid &= ~S_ISGID;
+	r = VFS_BE(v, chmod, n->mnt->export, n->rel, mode & ~(S_ISUID | S_ISGID));
+	vfs_invalidate(v, n->mnt, n->rel, 0);
+	if (r < 0)
+		return r;
+	real.st_mode = (real.st_mode & S_IFMT) | (mode & ~(S_ISUID | S_ISGID));
+	return vfs_meta_update(v, &real, (uid_t)-1, (gid_t)-1, setid, 1);
 }
 
 static long do_fchmodat(struct sc_call *c, int dirfd, const char *path, mode_t mode, int flags)
@@ -714,13 +778,15 @@ static long do_fchmodat(struct sc_call *c, int dirfd, const char *path, mode_t m
 		return r;
 	if (S_ISLNK(n->st.st_mode))
 		return -EOPNOTSUPP;
-	if (!is_owner(c->task, &n->st))
+	if (!vfs_owner(c->task, &n->st))
 		return -EPERM;
 	mode &= 07777;
+	if (n->kind == VN_FD)
+		return fchmod(hfd, mode & ~(S_ISUID | S_ISGID)) < 0 ? -errno : 0;
+	if (vfs_node_is_host(n))
+		return chmod_host(c, n, mode);
 	if (c->task->cred.fsuid != 0 && c->task->cred.fsgid != n->st.st_gid)
 		mode &= ~S_ISGID;
-	if (n->kind == VN_FD) /* not a file of the view: never changed with our rights */
-		return -EPERM;
 	r = VFS_BE(VFS_OF(c), chmod, n->mnt->export, n->rel, mode);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 	return r;
@@ -760,12 +826,16 @@ static int id_to_host(const struct idmap *m, uint32_t id, int gid, uint32_t *out
 }
 
 /*
- * Virtual ownership is not kept: a chown goes to the gofer with the ids
- * mapped to the host. Rules (chown_ok/chgrp_ok in Linux):
+ * chown. On private (tmpfs) files it goes to the gofer with the ids mapped to
+ * the host; on host files it is virtual only (fs/vmeta.c): the host file
+ * keeps its owner, the guest's stat shows the new one. Rules (chown_ok/
+ * chgrp_ok in Linux), against the owner and group the guest sees:
  *  1. changing the owner needs root (EPERM);
  *  2. changing the group needs root, or being the owner and naming one's own
  *     group (EPERM);
- *  3. an id outside the guest's user namespace mapping is EINVAL.
+ *  3. an id outside the guest's user namespace mapping is EINVAL;
+ *  4. on a non-directory, a chown clears S_ISUID, and S_ISGID if the group
+ *     may execute (virtual bits on host files).
  */
 static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t uid,
 			uint32_t gid, int flags)
@@ -781,16 +851,29 @@ static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t
 	r = attr_lookup(c, dirfd, path, flags, &n, &hfd);
 	if (r < 0)
 		return r;
-	if (uid != (uint32_t)-1 && uid != n->st.st_uid && t->cred.fsuid != 0)     /* 1 */
+	if (n->kind == VN_FD)
 		return -EPERM;
-	if (gid != (uint32_t)-1 && gid != n->st.st_gid && t->cred.fsuid != 0 &&   /* 2 */
-	    (t->cred.fsuid != n->st.st_uid || gid != t->cred.fsgid))
+	struct stat view = n->st;
+	vfs_view_stat(VFS_OF(c), &view);
+	if (uid != (uint32_t)-1 && uid != view.st_uid && t->cred.fsuid != 0)     /* 1 */
+		return -EPERM;
+	if (gid != (uint32_t)-1 && gid != view.st_gid && t->cred.fsuid != 0 &&   /* 2 */
+	    (!vfs_owner(t, &view) || gid != t->cred.fsgid))
 		return -EPERM;
 	if (id_to_host(&c->sb->idmap, uid, 0, &hu) < 0 ||                          /* 3 */
 	    id_to_host(&c->sb->idmap, gid, 1, &hg) < 0)
 		return -EINVAL;
-	if (n->kind == VN_FD) /* not a file of the view: never changed with our rights */
-		return -EPERM;
+	if (vfs_node_is_host(n)) {
+		mode_t setid = view.st_mode & (S_ISUID | S_ISGID);
+		if (!S_ISDIR(view.st_mode)) {                                      /* 4 */
+			setid &= ~S_ISUID;
+			if (view.st_mode & S_IXGRP)
+				setid &= ~S_ISGID;
+		}
+		r = vfs_meta_update(VFS_OF(c), &n->st, uid, gid, setid, 1);
+		vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+		return r;
+	}
 	r = VFS_BE(VFS_OF(c), chown, n->mnt->export, n->rel, hu, hg);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 	return r;
@@ -892,8 +975,13 @@ static long do_utimens(struct sc_call *c, int dirfd, const char *path, int null_
 			return r;
 		if (n->opath)
 			return -EBADF;
-		if (n->kind != VN_FD && n->kind != VN_BACKEND)
+		if (n->kind == VN_FD) {
+			r = fd_meta_ok(c, n);
+			if (r < 0)
+				return r;
+		} else if (n->kind != VN_BACKEND) {
 			return -EROFS;
+		}
 	} else {
 		r = attr_lookup(c, dirfd, path, flags, &n, &hfd);
 		if (r < 0)
@@ -902,15 +990,15 @@ static long do_utimens(struct sc_call *c, int dirfd, const char *path, int null_
 	if (ts && ts[0].tv_nsec == UTIME_OMIT && ts[1].tv_nsec == UTIME_OMIT)
 		return 0;
 	int now = !ts || (ts[0].tv_nsec == UTIME_NOW && ts[1].tv_nsec == UTIME_NOW);
-	if (!is_owner(c->task, &n->st)) {
+	if (!vfs_owner(c->task, &n->st)) {
 		if (!now)
 			return -EPERM;
 		r = vfs_permission(c->task, &n->st, MAY_WRITE);
 		if (r < 0)
 			return r;
 	}
-	if (n->kind == VN_FD) /* not a file of the view: never changed with our rights */
-		return -EPERM;
+	if (n->kind == VN_FD)          /* a memfd (fd_meta_ok) */
+		return futimens(hfd, ts) < 0 ? -errno : 0;
 	if (n->kind != VN_BACKEND)
 		return -EROFS;
 	r = VFS_BE(VFS_OF(c), utimens, n->mnt->export, n->rel, ts, flags & AT_SYMLINK_NOFOLLOW);

@@ -2,7 +2,9 @@
  * statfs, fstatfs.
  *
  * Stats leave in the guest's view: ids mapped with idmap_*_to_guest, so a
- * stat of a path and a native fstat of the fd agree. The final component is
+ * stat of a path and a native fstat of the fd agree, and the virtual owner,
+ * group and set-id bits of host files applied (vfs_view_stat; a native fstat
+ * shows the host's). The final component is
  * re-stat'ed on writable mounts (WALK_FRESH).
  */
 #include <errno.h>
@@ -50,11 +52,15 @@ static int stat_path(struct sc_call *c, int dirfd, const char *path, int flags,
 			return r;
 		r = fstat(fd, st) < 0 ? -errno : 0;
 		close(fd);
-		if (r == 0)
+		if (r == 0) {
 			vfs_map_stat(VFS_OF(c), st);
+			vfs_view_stat(VFS_OF(c), st);
+		}
 		return r;
 	}
 	*st = n->st;
+	if (n->kind == VN_BACKEND || n->kind == VN_FD)
+		vfs_view_stat(VFS_OF(c), st);   /* virtual owner and set-id bits */
 	return 0;
 }
 

@@ -3,7 +3,10 @@
  * Not served by the gofer yet: the path is resolved (so ENOENT, ENOTDIR,
  * ELOOP, EACCES are Linux's), then every file has no attributes: get ->
  * ENODATA, list -> empty, set/remove -> EROFS on read-only mounts, else
- * ENOTSUP. The fd variants run natively on the held host fd.
+ * ENOTSUP. fgetxattr/flistxattr run natively on the held host fd;
+ * fsetxattr/fremovexattr are emulated like the path calls, and refused with
+ * EPERM on an fd the VFS cannot name (a pipe, a socket, the caller's terminal
+ * or a host file given as stdio: never changed from inside).
  */
 #include <errno.h>
 
@@ -99,4 +102,30 @@ long sys_lremovexattr(struct sc_call *c)
 long sys_removexattrat(struct sc_call *c)
 {
 	return xattr_path(c, ARG_INT(c, 0), c->str[1], ARG_INT(c, 2), 1);
+}
+
+/* fsetxattr/fremovexattr: the fd's node, never the host object behind it. */
+static long xattr_fd(struct sc_call *c, int fd)
+{
+	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
+	int r = vfs_fd_node(VFS_OF(c), c->task, fd, n, NULL);
+
+	if (r < 0)
+		return r;
+	if (n->opath)
+		return -EBADF;
+	if (n->kind == VN_FD)
+		return -EPERM;
+	r = vfs_mount_write_err(n->mnt);
+	return r == -EROFS ? r : -ENOTSUP;
+}
+
+long sys_fsetxattr(struct sc_call *c)
+{
+	return xattr_fd(c, ARG_INT(c, 0));
+}
+
+long sys_fremovexattr(struct sc_call *c)
+{
+	return xattr_fd(c, ARG_INT(c, 0));
 }

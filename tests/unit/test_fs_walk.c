@@ -1,5 +1,5 @@
 /* Unit tests for the path walk (fs/walk.c, fs/vfs.c): a VFS over mkdtemp
- * trees served by the host-directory test backend, and a fake task filled
+ * trees served by a real gofer (test_vfs_gofer.h), and a fake task filled
  * in by hand.
  *
  * Guest view:
@@ -22,13 +22,23 @@
 #include "fs/vfs.h"
 #include "fs/walk.h"
 #include "kernel/task.h"
+#include "test_vfs_gofer.h"
 
 static char rootdir[64], workdir[64];
 static struct sandbox sb;
 static struct fs_ctx fsx;
 static struct task task;
 static struct vfs *v;
-static struct vfs_hostdir hd;
+
+/* export 0: rootdir (read-only), export 1: workdir (read-write) */
+static int gofer_for(const char *const *hidden)
+{
+	struct gofer_export ex[2] = {
+		{ .kind = GOFER_EXPORT_DIR, .host_path = rootdir, .hidden = hidden },
+		{ .kind = GOFER_EXPORT_DIR, .host_path = workdir, .writable = 1 },
+	};
+	return tg_start(ex, 2);
+}
 static struct vfs_node node;
 
 static void mkfile(const char *base, const char *rel)
@@ -116,13 +126,8 @@ static void setup(void)
 	memset(&sb, 0, sizeof sb);
 	sb.idmap.full_identity = 1;
 	sb.guest_procfd = -1;
-	cr_assert_eq(vfs_create(&sb, m, sizeof m / sizeof m[0], -1, &v, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(vfs_create(&sb, m, sizeof m / sizeof m[0], gofer_for(hidden), &v, err, sizeof err), 0, "%s", err);
 	sb.vfs = v;
-	hd.nroots = 2;
-	hd.roots[0] = open(rootdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	hd.roots[1] = open(workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	hd.writable[1] = 1;
-	vfs_set_backend(v, &vfs_hostdir_backend, &hd);
 
 	memset(&fsx, 0, sizeof fsx);
 	pthread_mutex_init(&fsx.lock, NULL);
@@ -138,8 +143,7 @@ static void setup(void)
 static void teardown(void)
 {
 	vfs_destroy(v);
-	close(hd.roots[0]);
-	close(hd.roots[1]);
+	tg_stop();
 	rm_rf(rootdir);
 	rm_rf(workdir);
 }
@@ -319,7 +323,9 @@ Test(fs_walk, erofs_on_read_only_mount)
 
 Test(fs_walk, permission_denied_for_non_root)
 {
-	cr_assert_eq(walk("/secret/x", 0), 0);     /* root bypasses */
+	/* host files: guest root has no DAC override, only the bits of its
+	 * class (/secret is 0700 12345:12345) */
+	cr_assert_eq(walk("/secret/x", 0), -EACCES);
 	task.cred.fsuid = task.cred.euid = task.cred.ruid = 1000;
 	task.cred.fsgid = task.cred.egid = task.cred.rgid = 1000;
 	cr_assert_eq(walk("/secret/x", 0), -EACCES);
@@ -329,10 +335,13 @@ Test(fs_walk, permission_denied_for_non_root)
 	cr_assert_eq(vfs_permission(&task, &node.st, MAY_READ), 0);
 	cr_assert_eq(vfs_permission(&task, &node.st, MAY_WRITE), -EACCES);
 	cr_assert_eq(vfs_permission(&task, &node.st, MAY_EXEC), -EACCES);
-	/* root needs one x bit to execute */
-	task.cred.fsuid = 0;
+	/* root owns the host's root-owned files (identity map), and only
+	 * gets their owner bits */
+	task.cred.fsuid = task.cred.fsgid = 0;
 	cr_assert_eq(vfs_permission(&task, &node.st, MAY_EXEC), -EACCES);
 	cr_assert_eq(vfs_permission(&task, &node.st, MAY_READ | MAY_WRITE), 0);
+	node.st.st_mode = S_IFREG | 0044;
+	cr_assert_eq(vfs_permission(&task, &node.st, MAY_READ), -EACCES);
 }
 
 Test(fs_walk, synthetic_mount_point_dirs)

@@ -245,20 +245,13 @@ Test(gofer_ops, setattr)
 	cr_assert_eq(gofer_chmod(c, EXP_RW, "", 0711), 0);
 	cr_assert_eq(host_lstat("rw").st_mode & 07777, 0711);
 
-	if (geteuid() != 0) {
-		/* rootless: only the caller's ids are mapped */
-		cr_assert_eq(gofer_chown(c, EXP_RW, "file", geteuid(), getegid()), 0);
-		cr_assert_eq(gofer_chown(c, EXP_RW, "file", 1234, (gid_t)-1), -EINVAL);
-		goto truncate;
-	}
-	cr_assert_eq(gofer_chown(c, EXP_RW, "file", 1234, 4321), 0);
+	/* host files never change owners, whatever the request */
+	cr_assert_eq(gofer_chown(c, EXP_RW, "file", geteuid(), getegid()), -EPERM);
+	cr_assert_eq(gofer_chown(c, EXP_RW, "file", 1234, 4321), -EPERM);
+	cr_assert_eq(gofer_chown(c, EXP_RW, "link", 0, 0), -EPERM);
 	st = host_lstat("rw/file");
-	cr_assert(st.st_uid == 1234 && st.st_gid == 4321);
-	cr_assert_eq(gofer_chown(c, EXP_RW, "link", 1234, (gid_t)-1), 0);
-	st = host_lstat("rw/link");
-	cr_assert(st.st_uid == 1234 && st.st_gid == 0);
-	cr_assert_eq(host_lstat("rw/file").st_gid, 4321);
-truncate:
+	cr_assert(st.st_uid == geteuid() && st.st_gid == getegid());
+
 
 	cr_assert_eq(gofer_truncate(c, EXP_RW, "file", 2), 0);
 	cr_assert_eq(host_lstat("rw/file").st_size, 2);
@@ -277,6 +270,50 @@ truncate:
 	cr_assert_eq(host_lstat("rw/link").st_mtim.tv_sec, 2000);
 	cr_assert_eq(gofer_utimens(c, EXP_RW, "file", NULL, 0), 0);
 	cr_assert(host_lstat("rw/file").st_mtim.tv_sec > 2000);
+}
+
+/* No set-id bit, owner change or device node reaches a host file, and no
+ * new name for a set-id host file, whatever the sentry asks; the private
+ * tmpfs export keeps real chmod/chown. */
+Test(gofer_ops, no_setid_on_host_files)
+{
+	struct stat st;
+	char p[256];
+	int fd;
+
+	cr_assert_eq(gofer_chmod(c, EXP_RW, "file", 04755), 0);
+	cr_assert_eq(host_lstat("rw/file").st_mode & 07777, 0755);
+	cr_assert_eq(gofer_chmod(c, EXP_RW, "sub", 02775), 0);
+	cr_assert_eq(host_lstat("rw/sub").st_mode & 07777, 0775);
+	cr_assert_eq(gofer_open(c, EXP_RW, "new", O_WRONLY | O_CREAT | O_EXCL, 06755, &fd, &st), 0);
+	close(fd);
+	cr_assert_eq(host_lstat("rw/new").st_mode & 07000, 0);
+	cr_assert_eq(gofer_mkdir(c, EXP_RW, "nd", 03777), 0);
+	cr_assert_eq(host_lstat("rw/nd").st_mode & 06000, 0);
+	cr_assert_eq(gofer_mknod(c, EXP_RW, "nf", S_IFREG | 04700), 0);
+	cr_assert_eq(host_lstat("rw/nf").st_mode & 07000, 0);
+	cr_assert_eq(gofer_mknod(c, EXP_RW, "cdev", S_IFCHR | 0600), -EPERM);
+	cr_assert(!host_exists("rw/cdev"));
+
+	/* a set-id file the host put there gets no second name */
+	host_path(p, sizeof p, "rw/suid");
+	put("rw/suid", "x", 0755);
+	cr_assert_eq(chmod(p, 04755), 0);
+	cr_assert_eq(gofer_link(c, EXP_RW, "suid", "suid2"), -EPERM);
+	cr_assert(!host_exists("rw/suid2"));
+	cr_assert_eq(gofer_link(c, EXP_RW, "file", "file2"), 0);
+
+	/* the sandbox's own tmpfs: real */
+	cr_assert_eq(gofer_open(c, EXP_TMP, "s", O_WRONLY | O_CREAT, 0755, &fd, NULL), 0);
+	close(fd);
+	cr_assert_eq(gofer_chmod(c, EXP_TMP, "s", 04755), 0);
+	cr_assert_eq(gofer_lstat(c, EXP_TMP, "s", &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 04755);
+	if (geteuid() == 0) {
+		cr_assert_eq(gofer_chown(c, EXP_TMP, "s", 1234, 4321), 0);
+		cr_assert_eq(gofer_lstat(c, EXP_TMP, "s", &st), 0);
+		cr_assert(st.st_uid == 1234 && st.st_gid == 4321);
+	}
 }
 
 Test(gofer_ops, statfs)

@@ -1,7 +1,7 @@
 /* The file syscall handlers (syscalls/sys_*.c) called directly: the "guest"
  * is this test process (sc_write_guest/sc_read_guest are memcpy, the task's
  * pidfd is our own, so task_getfd duplicates our own fds) and the VFS is
- * served by the host-directory test backend over mkdtemp trees.
+ * served by a real gofer (test_vfs_gofer.h) over mkdtemp trees.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "fs/vfs.h"
 #include "fs/walk.h"
 #include "kernel/task.h"
+#include "test_vfs_gofer.h"
 #include "syscalls/handlers.h"
 #include "syscalls/sc.h"
 
@@ -43,7 +45,16 @@ static struct sandbox sb;
 static struct fs_ctx fsx;
 static struct task task;
 static struct vfs *v;
-static struct vfs_hostdir hd;
+
+/* export 0: rootdir (read-only), export 1: workdir (read-write) */
+static int gofer_for(const char *const *hidden)
+{
+	struct gofer_export ex[2] = {
+		{ .kind = GOFER_EXPORT_DIR, .host_path = rootdir, .hidden = hidden },
+		{ .kind = GOFER_EXPORT_DIR, .host_path = workdir, .writable = 1 },
+	};
+	return tg_start(ex, 2);
+}
 static struct sc_call call;
 
 static void setup(void)
@@ -67,13 +78,8 @@ static void setup(void)
 	memset(&sb, 0, sizeof sb);
 	sb.idmap.full_identity = 1;
 	sb.guest_procfd = -1;
-	cr_assert_eq(vfs_create(&sb, m, 4, -1, &v, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(vfs_create(&sb, m, 4, gofer_for(hidden), &v, err, sizeof err), 0, "%s", err);
 	sb.vfs = v;
-	hd.nroots = 2;
-	hd.roots[0] = open(rootdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	hd.roots[1] = open(workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	hd.writable[1] = 1;
-	vfs_set_backend(v, &vfs_hostdir_backend, &hd);
 	pthread_mutex_init(&fsx.lock, NULL);
 	strcpy(fsx.cwd, "/");
 	fsx.umask = 022;
@@ -88,6 +94,7 @@ static void teardown(void)
 	char cmd[256];
 
 	vfs_destroy(v);
+	tg_stop();
 	snprintf(cmd, sizeof cmd, "rm -rf %s %s", rootdir, workdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cleanup failed\n");
@@ -272,4 +279,71 @@ Test(sys_file, access_and_umask)
 	cr_assert_eq(call6(sys_access, "/etc/shadow", NULL, NULL, NULL, 0, F_OK, 0, 0, 0), -ENOENT);
 	cr_assert_eq(call6(sys_umask, NULL, NULL, NULL, NULL, 077, 0, 0, 0, 0), 022);
 	cr_assert_eq(call6(sys_umask, NULL, NULL, NULL, NULL, 022, 0, 0, 0, 0), 077);
+}
+
+/* Host files through the real gofer: set-id bits and owners the guest sets
+ * are virtual (the stat family shows them, the host file never gets them);
+ * guest root has no DAC override on them; metadata calls on an fd the VFS
+ * cannot name are EPERM (a memfd keeps chmod without set-id bits). */
+Test(sys_file, virtual_metadata_and_no_dac_override)
+{
+	struct stat st, hst;
+	char hp[PATH_MAX];
+	int fd, p[2];
+
+	cr_assert_eq(geteuid(), 0, "run as root");
+	cr_assert_eq(chmod(workdir, 0755), 0);    /* mkdtemp's 0700: searchable */
+	snprintf(hp, sizeof hp, "%s/f", workdir);
+	fd = openat_(AT_FDCWD, "/work/f", O_CREAT | O_WRONLY, 04755);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(stat(hp, &hst), 0);
+	cr_assert_eq(hst.st_mode & 07777, 0755);
+	cr_assert_eq(call6(sys_newfstatat, NULL, "/work/f", NULL, NULL, AT_FDCWD, 0, (uintptr_t)&st, 0, 0), 0);
+	cr_assert_eq(st.st_mode & 07777, 04755);
+
+	cr_assert_eq(call6(sys_fchmodat, NULL, "/work/f", NULL, NULL, AT_FDCWD, 0, 02751, 0, 0), 0);
+	cr_assert_eq(stat(hp, &hst), 0);
+	cr_assert_eq(hst.st_mode & 07777, 0751);
+	cr_assert_eq(call6(sys_fchownat, NULL, "/work/f", NULL, NULL, AT_FDCWD, 0, 65534, 65534, 0), 0);
+	cr_assert_eq(stat(hp, &hst), 0);
+	cr_assert(hst.st_uid == 0 && hst.st_gid == 0 && (hst.st_mode & 07777) == 0751);
+	cr_assert_eq(call6(sys_newfstatat, NULL, "/work/f", NULL, NULL, AT_FDCWD, 0, (uintptr_t)&st, 0, 0), 0);
+	/* chown cleared S_ISGID (group may execute) */
+	cr_assert(st.st_uid == 65534 && st.st_gid == 65534 && (st.st_mode & 07777) == 0751);
+	cr_assert_eq(call6(sys_fchownat, NULL, "/work/f", NULL, NULL, AT_FDCWD, 0, 0, 0, 0), 0);
+	cr_assert_eq(call6(sys_newfstatat, NULL, "/work/f", NULL, NULL, AT_FDCWD, 0, (uintptr_t)&st, 0, 0), 0);
+	cr_assert(st.st_uid == 0 && st.st_gid == 0);
+
+	/* no DAC override: a 0600 file and a 0700 dir of another host uid */
+	snprintf(hp, sizeof hp, "%s/p", workdir);
+	fd = open(hp, O_CREAT | O_WRONLY, 0600);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(chown(hp, 12345, 12345), 0);
+	snprintf(hp, sizeof hp, "%s/pd", workdir);
+	cr_assert_eq(mkdir(hp, 0700), 0);
+	cr_assert_eq(chown(hp, 12345, 12345), 0);
+	cr_assert_eq(openat_(AT_FDCWD, "/work/p", O_RDONLY, 0), -EACCES);
+	cr_assert_eq(openat_(AT_FDCWD, "/work/pd", O_RDONLY | O_DIRECTORY, 0), -EACCES);
+	cr_assert_eq(call6(sys_newfstatat, NULL, "/work/pd/x", NULL, NULL, AT_FDCWD, 0, (uintptr_t)&st, 0, 0),
+		     -EACCES);
+	cr_assert_eq(call6(sys_fchmodat, NULL, "/work/p", NULL, NULL, AT_FDCWD, 0, 0644, 0, 0), -EPERM);
+	task.cred.fsuid = task.cred.fsgid = 12345;
+	fd = openat_(AT_FDCWD, "/work/p", O_RDONLY, 0);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	task.cred.fsuid = task.cred.fsgid = 0;
+
+	/* fds the VFS cannot name */
+	cr_assert_eq(pipe(p), 0);
+	cr_assert_eq(call6(sys_fchmod, NULL, NULL, NULL, NULL, p[0], 04755, 0, 0, 0), -EPERM);
+	cr_assert_eq(call6(sys_fchown, NULL, NULL, NULL, NULL, p[0], 0, 0, 0, 0), -EPERM);
+	close(p[0]);
+	close(p[1]);
+	fd = memfd_create("t", 0);
+	cr_assert_eq(call6(sys_fchmod, NULL, NULL, NULL, NULL, fd, 04755, 0, 0, 0), 0);
+	cr_assert_eq(fstat(fd, &hst), 0);
+	cr_assert_eq(hst.st_mode & 07777, 0755);
+	close(fd);
 }

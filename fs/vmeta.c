@@ -1,0 +1,163 @@
+/* fs/vmeta.c - virtual metadata of host files.
+ *
+ * The gofer never sets a set-id bit on a host file and never changes a host
+ * file's owner (gofer/server.c enforces it). What the guest set instead lives
+ * here, keyed by the file's identity (st_dev, st_ino): an owner, a group
+ * (guest-view ids; -1 = the file's own) and the set-id bits. Stats shown to
+ * the guest (stat, lstat, newfstatat, statx) go through vmeta_apply; nothing
+ * of it reaches the host, and permission checks use the file's real owner
+ * and mode (fs/vfs.c).
+ *
+ * An entry equal to the real file is dropped. The table is bounded
+ * (VMETA_MAX entries): past that a change that needs a new entry is -ENOSPC.
+ * Entries of a file the sentry removes (its last link) are dropped; a host
+ * file deleted behind the sandbox's back whose inode number is reused would
+ * inherit an entry (known gap).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "common/util.h"
+#include "fs/vmeta.h"
+
+#define VMETA_BUCKETS 1024
+
+struct vment {
+	struct vment *next;
+	dev_t dev;
+	ino_t ino;
+	uid_t uid;              /* (uid_t)-1: the real owner */
+	gid_t gid;              /* (gid_t)-1: the real group */
+	mode_t setid;           /* S_ISUID | S_ISGID as the guest set them */
+};
+
+struct vmeta {
+	pthread_mutex_t lock;
+	size_t n;
+	struct vment *b[VMETA_BUCKETS];
+};
+
+struct vmeta *vmeta_new(void)
+{
+	struct vmeta *m = xcalloc(1, sizeof *m);
+
+	pthread_mutex_init(&m->lock, NULL);
+	return m;
+}
+
+void vmeta_free(struct vmeta *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < VMETA_BUCKETS; i++) {
+		for (struct vment *e = m->b[i], *nx; e; e = nx) {
+			nx = e->next;
+			free(e);
+		}
+	}
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
+
+static struct vment **slot(struct vmeta *m, dev_t dev, ino_t ino)
+{
+	uint64_t k[2] = { (uint64_t)dev, (uint64_t)ino };
+	struct vment **p = &m->b[moat_hash(k, sizeof k) % VMETA_BUCKETS];
+
+	while (*p && ((*p)->dev != dev || (*p)->ino != ino))
+		p = &(*p)->next;
+	return p;
+}
+
+void vmeta_apply(struct vmeta *m, struct stat *st)
+{
+	struct vment *e;
+
+	if (!m || !m->n)
+		return;
+	pthread_mutex_lock(&m->lock);
+	e = *slot(m, st->st_dev, st->st_ino);
+	if (e) {
+		if (e->uid != (uid_t)-1)
+			st->st_uid = e->uid;
+		if (e->gid != (gid_t)-1)
+			st->st_gid = e->gid;
+		st->st_mode = (st->st_mode & ~(mode_t)(S_ISUID | S_ISGID)) | e->setid;
+	}
+	pthread_mutex_unlock(&m->lock);
+}
+
+int vmeta_update(struct vmeta *m, const struct stat *real, uid_t uid, gid_t gid,
+		 mode_t setid, int set_mode)
+{
+	struct vment **p, *e, cur;
+	int r = 0;
+
+	pthread_mutex_lock(&m->lock);
+	p = slot(m, real->st_dev, real->st_ino);
+	cur = *p ? **p : (struct vment){ .uid = (uid_t)-1, .gid = (gid_t)-1,
+					 .setid = real->st_mode & (S_ISUID | S_ISGID) };
+	if (uid != (uid_t)-1)
+		cur.uid = uid == real->st_uid ? (uid_t)-1 : uid;
+	if (gid != (gid_t)-1)
+		cur.gid = gid == real->st_gid ? (gid_t)-1 : gid;
+	if (set_mode)
+		cur.setid = setid & (S_ISUID | S_ISGID);
+	if (cur.uid == (uid_t)-1 && cur.gid == (gid_t)-1 &&
+	    cur.setid == (real->st_mode & (S_ISUID | S_ISGID))) {
+		if (*p) {                       /* back to the real file's */
+			e = *p;
+			*p = e->next;
+			free(e);
+			m->n--;
+		}
+	} else if (*p) {
+		cur.next = (*p)->next;
+		**p = cur;
+	} else if (m->n >= VMETA_MAX) {
+		r = -ENOSPC;
+	} else {
+		e = malloc(sizeof *e);
+		if (!e) {
+			r = -ENOMEM;
+		} else {
+			*e = cur;
+			e->dev = real->st_dev;
+			e->ino = real->st_ino;
+			e->next = NULL;
+			*p = e;
+			m->n++;
+		}
+	}
+	pthread_mutex_unlock(&m->lock);
+	return r;
+}
+
+void vmeta_forget(struct vmeta *m, dev_t dev, ino_t ino)
+{
+	struct vment **p, *e;
+
+	if (!m || !m->n)
+		return;
+	pthread_mutex_lock(&m->lock);
+	p = slot(m, dev, ino);
+	if ((e = *p)) {
+		*p = e->next;
+		free(e);
+		m->n--;
+	}
+	pthread_mutex_unlock(&m->lock);
+}
+
+size_t vmeta_count(struct vmeta *m)
+{
+	size_t n;
+
+	pthread_mutex_lock(&m->lock);
+	n = m->n;
+	pthread_mutex_unlock(&m->lock);
+	return n;
+}

@@ -1,0 +1,25 @@
+/* fs/vmeta.h - virtual metadata of host files (private to fs/; see vmeta.c). */
+#ifndef MOAT_FS_VMETA_H
+#define MOAT_FS_VMETA_H
+
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#define VMETA_MAX 65536
+
+struct vmeta;
+
+struct vmeta *vmeta_new(void);
+void vmeta_free(struct vmeta *m);
+/* Show st (a real file's guest-view stat) as the guest set it. */
+void vmeta_apply(struct vmeta *m, struct stat *st);
+/* Record an owner/group ((uid_t)-1 / (gid_t)-1: unchanged) and, if set_mode,
+ * the set-id bits of the file whose real guest-view stat is real. 0, -ENOSPC
+ * (table full) or -ENOMEM. */
+int vmeta_update(struct vmeta *m, const struct stat *real, uid_t uid, gid_t gid,
+		 mode_t setid, int set_mode);
+void vmeta_forget(struct vmeta *m, dev_t dev, ino_t ino);
+size_t vmeta_count(struct vmeta *m);
+
+#endif

@@ -1,0 +1,146 @@
+#!/bin/bash
+# NEGATIVE tests, metadata of host files: the guest changes no mode bits,
+# owners, times or xattrs of host objects the VFS cannot name (its stdout when
+# moat's stdout is a host file); no set-id bit, device node or owner change
+# reaches a host file in a rw bind (the guest sees what it set: virtual
+# metadata); guest root has no DAC override on host files.
+# Harmless natively: everything it touches lives in its own temp dir (and one
+# /etc file it creates and removes as root).
+. "$(dirname "$0")/lib.sh"
+
+ROOT=0; [ "$(id -u)" = 0 ] && ROOT=1
+hstat() { stat -c '%a %u %g %Y' "$1"; }
+
+# ---- 1. fd 1 is a host file: metadata calls on it are refused ----
+LOG=$T_TMP/log
+: >"$LOG"
+chmod 0644 "$LOG"
+[ $ROOT = 1 ] && chown 65534:65534 "$LOG"
+touch -d @1000000 "$LOG"
+before=$(hstat "$LOG")
+moat run -- "$PY" -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def sc(*a):
+    r = libc.syscall(*[ctypes.c_long(x) if isinstance(x, int) else x for x in a])
+    return "ok" if r == 0 else os.strerror(ctypes.get_errno())
+def tr(f):
+    try:
+        f(); return "ok"
+    except OSError as e:
+        return e.strerror
+ts = (ctypes.c_long * 4)(1, 0, 1, 0)
+res = [
+  ("fchmod", tr(lambda: os.fchmod(1, 0o4755))),
+  ("fchown", tr(lambda: os.fchown(1, 0, 0))),
+  ("futimens", tr(lambda: os.utime(1, (1, 1)))),
+  ("fsetxattr", tr(lambda: os.setxattr(1, "user.moat", b"x"))),
+  ("fchmodat2_empty", sc(452, 1, b"", 0o4755, 0x1000)),
+  ("fchownat_empty", sc(260, 1, b"", 0, 0, 0x1000)),
+  ("utimensat_null", sc(280, 1, None, ts, 0)),
+  ("chmod_proc_fd", tr(lambda: os.chmod("/proc/self/fd/1", 0o4755))),
+]
+for n, r in res:
+    print(n, r, file=sys.stderr)
+' >>"$LOG" 2>"$T_TMP/err" </dev/null
+after=$(hstat "$LOG")
+expect_eq stdout_host_file_unchanged "$after" "$before"
+if [ -s "$LOG" ]; then fail stdout_host_file_not_written "guest wrote to fd 1"; fi
+for n in fchmod fchown futimens fsetxattr fchmodat2_empty fchownat_empty utimensat_null chmod_proc_fd; do
+	got=$(grep "^$n " "$T_TMP/err" | cut -d' ' -f2-)
+	expect_eq "fd1_${n}_refused" "$got" "Operation not permitted"
+done
+if "$PY" -c 'import os,sys; os.getxattr(sys.argv[1], "user.moat")' "$LOG" 2>/dev/null; then
+	fail fd1_fsetxattr_host "xattr set on the host file"
+else ok fd1_fsetxattr_host; fi
+
+# ---- 2. rw bind: no set-id bits, owners or device nodes reach the host ----
+RW=$T_TMP/rw
+mkdir -p "$RW/sub"
+chmod 0777 "$RW"
+: >"$RW/theirs"
+chmod 0644 "$RW/theirs"
+[ $ROOT = 1 ] && chown -R 65534:65534 "$RW/theirs" "$RW/sub"
+out=$(moat run --bind "$RW:/w:rw" -- /bin/sh -c '
+cd /w
+: > mine; : > mine2; mkdir mdir
+chmod 4755 mine; chmod 2755 mine2; chmod 2775 mdir
+echo "A $(stat -c %a mine) $(stat -c %a mine2) $(stat -c %a mdir)"
+chown 65534:65534 mine2 2>&1 && echo "B $(stat -c "%u %g %a" mine2)"
+chmod 6755 mine2; chown 0:0 mine2 && echo "C $(stat -c "%u %g %a" mine2)"
+chown 0:0 theirs 2>/dev/null; echo "D $(stat -c "%u:%g" theirs)"
+chmod 4755 theirs 2>/dev/null; echo "E $(stat -c "%a" theirs)"
+mknod cdev c 1 3 2>/dev/null; mknod bdev b 7 0 2>/dev/null
+ln theirs hl 2>/dev/null; echo "F done"
+' </dev/null 2>&1)
+uid=$(id -u) gid=$(id -g)
+if [ $ROOT = 1 ]; then
+	expect_eq rw_guest_sees_setid "$(echo "$out" | grep '^A ')" "A 4755 2755 2775"
+	expect_eq rw_guest_sees_chown "$(echo "$out" | grep '^B ')" "B 65534 65534 755"
+	expect_eq rw_guest_sees_chown_back "$(echo "$out" | grep '^C ')" "C 0 0 755"
+	expect_eq rw_guest_sees_virtual_owner "$(echo "$out" | grep '^D ')" "D 0:0"
+	expect_eq rw_chmod_not_owner_refused "$(echo "$out" | grep '^E ')" "E 644"
+	if [ -e "$RW/hl" ]; then fail rw_no_link_to_unwritable "hard link to a file the guest may not write"
+	else ok rw_no_link_to_unwritable; fi
+fi
+for f in mine mine2 mdir theirs; do
+	m=$(stat -c %a "$RW/$f" 2>/dev/null)
+	case $m in [2-7]???) fail "rw_no_host_setid_$f" "host mode $m" ;; *) ok "rw_no_host_setid_$f" ;; esac
+done
+expect_eq rw_host_owner_kept_mine2 "$(stat -c '%u %g' "$RW/mine2")" "$uid $gid"
+if [ $ROOT = 1 ]; then
+	expect_eq rw_host_owner_kept_theirs "$(stat -c '%u %g %a' "$RW/theirs")" "65534 65534 644"
+fi
+if [ -e "$RW/cdev" ] || [ -e "$RW/bdev" ]; then fail rw_no_device_nodes "device node on the host"
+else ok rw_no_device_nodes; fi
+
+# tar -xpf and cp -a as guest root see what they set; the host sees none of it
+if [ $ROOT = 1 ]; then
+	TP=$T_TMP/tarp
+	mkdir -p "$TP/src/d" "$TP/dst"
+	echo hi >"$TP/src/a"
+	chown 1000:1000 "$TP/src/a"; chmod 4755 "$TP/src/a"
+	chown 123:456 "$TP/src/d"; chmod 2750 "$TP/src/d"
+	tar cpf "$TP/a.tar" -C "$TP/src" .
+	out=$(moat run --bind "$TP:/w:rw" --workdir /w -- /bin/sh -c \
+		'tar -xpf a.tar -C dst && cp -a dst cp && stat -c "%n %a %u:%g" dst/a dst/d cp/a cp/d' </dev/null 2>&1)
+	expect_eq rw_tar_cp_guest_view "$(echo $out)" "dst/a 4755 1000:1000 dst/d 2750 123:456 cp/a 4755 1000:1000 cp/d 2750 123:456"
+	expect_eq rw_tar_cp_host_view "$(cd "$TP" && stat -c '%n %a %u:%g' dst/a dst/d cp/a cp/d 2>&1 | tr '\n' ' ')" \
+		"dst/a 755 0:0 dst/d 750 0:0 cp/a 755 0:0 cp/d 750 0:0 "
+fi
+
+# ---- 3. no DAC override for guest root on host files ----
+RO=$T_TMP/ro
+mkdir -p "$RO/priv"
+echo "secret-$T_MARK" >"$RO/secret"
+echo "inner-$T_MARK" >"$RO/priv/inner"
+chmod 0640 "$RO/secret"; chmod 0700 "$RO/priv"; chmod 0644 "$RO/priv/inner"
+ETCF=
+if [ $ROOT = 1 ]; then
+	chown 65534:65534 "$RO/secret" "$RO/priv" "$RO/priv/inner"
+	ETCF=/etc/moat-dac-$T_MARK
+	(umask 077; echo "secret-$T_MARK" >"$ETCF") && chown 65534:65534 "$ETCF" && chmod 0640 "$ETCF"
+	at_exit "rm -f '$ETCF'"
+else
+	chmod 0000 "$RO/secret"; chmod 0000 "$RO/priv"
+	at_exit "chmod -R u+rwx '$RO'"
+fi
+out=$(moat run --bind "$RO:/r:ro" -- "$PY" -c '
+import os, sys
+def tr(f):
+    try:
+        r = f(); return "ok " + str(r)[:40]
+    except OSError as e:
+        return e.strerror
+for p in ["/r/secret"] + sys.argv[1:]:
+    print("read", p, tr(lambda: open(p).read()))
+print("list", tr(lambda: os.listdir("/r/priv")))
+print("search", tr(lambda: os.stat("/r/priv/inner")))
+print("write", tr(lambda: open("/r/secret", "a")))
+' ${ETCF:+"$ETCF"} </dev/null 2>&1)
+case $out in *"secret-$T_MARK"* | *"inner-$T_MARK"*) fail dac_canary "CANARY LEAKED: $out" ;; *) ok dac_canary ;; esac
+expect_eq dac_read_0640_other "$(echo "$out" | grep '^read /r/secret' | cut -d' ' -f3-)" "Permission denied"
+[ -n "$ETCF" ] && expect_eq dac_read_etc_0640_other "$(echo "$out" | grep "^read /etc" | cut -d' ' -f3-)" "Permission denied"
+expect_eq dac_list_0700_other "$(echo "$out" | grep '^list' | cut -d' ' -f2-)" "Permission denied"
+expect_eq dac_search_0700_other "$(echo "$out" | grep '^search' | cut -d' ' -f2-)" "Permission denied"
+finish

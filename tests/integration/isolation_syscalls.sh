@@ -5,8 +5,20 @@
 [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_deny" ] || { fail setup "no $SYSCALL_BIN/probe_deny"; finish; }
 
 probes="ptrace io_uring_setup mount bpf kexec_load init_module finit_module open_by_handle_at unshare_user clone3 userfaultfd perf_event_open int80 x32 tiocsti vm_write_init"
+# socket families outside the allow list (AF_VSOCK is not confined by network
+# namespaces), socketpair families, ioctl request classes, personality flags
+probes="$probes vsock packet netlink_audit netlink_uevent alg socketpair_tipc chattr personality"
 # Audit names of the probes (probe name -> syscall name in the audit record).
-audit_name() { case $1 in unshare_user) echo unshare ;; int80|x32|vm_write_init) echo "" ;; tiocsti) echo ioctl ;; *) echo "$1" ;; esac; }
+audit_name() {
+	case $1 in
+	unshare_user) echo unshare ;;
+	int80|x32|vm_write_init) echo "" ;;
+	tiocsti|chattr) echo ioctl ;;
+	vsock|packet|netlink_*|alg) echo socket ;;
+	socketpair_*) echo socketpair ;;
+	*) echo "$1" ;;
+	esac
+}
 
 for p in $probes; do
 	audit=$T_TMP/audit.$p.jsonl

@@ -7,7 +7,7 @@
 probes="ptrace io_uring_setup mount bpf kexec_load init_module finit_module open_by_handle_at unshare_user clone3 userfaultfd perf_event_open int80 x32 tiocsti vm_write_init"
 # socket families outside the allow list (AF_VSOCK is not confined by network
 # namespaces), socketpair families, ioctl request classes, personality flags
-probes="$probes vsock packet netlink_audit netlink_uevent alg socketpair_tipc chattr personality"
+probes="$probes vsock packet netlink_audit netlink_uevent alg socketpair_tipc chattr personality fsetxattr"
 # Audit names of the probes (probe name -> syscall name in the audit record).
 audit_name() {
 	case $1 in

@@ -7,6 +7,7 @@
  *     init_module finit_module open_by_handle_at unshare_user clone3
  *     userfaultfd perf_event_open int80 x32 tiocsti vsock packet
  *     netlink_audit netlink_uevent alg socketpair_tipc chattr personality
+ *     fsetxattr (ENOTSUP counts as denied for it)
  * Prints "ok NAME denied: ERRNO" / "FAIL NAME: allowed (...)" per name; exit 0 iff all denied.
  * Denied = the call failed with EPERM, ENOSYS or EAFNOSUPPORT, or the task was
  * killed by SIGSYS.
@@ -25,6 +26,7 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/xattr.h>
 
 #ifndef __X32_SYSCALL_BIT
 #define __X32_SYSCALL_BIT 0x40000000
@@ -134,6 +136,20 @@ static long attempt(const char *n)
 	}
 	if (!strcmp(n, "personality"))
 		return personality(PER_LINUX | MMAP_PAGE_ZERO) == -1 ? -1 : 0;
+	if (!strcmp(n, "fsetxattr")) {
+		/* a file of the guest's private /tmp: natively a user attribute
+		 * is set; under moat fsetxattr never reaches the host file */
+		char path[] = "/tmp/probe-xattr-XXXXXX";
+		int fd = mkstemp(path);
+		long r;
+		if (fd < 0)
+			return -2;
+		unlink(path);
+		r = fsetxattr(fd, "user.moat", "1", 1, 0);
+		if (r < 0 && errno == ENOTSUP)
+			errno = EPERM;
+		return r;
+	}
 	fprintf(stderr, "probe_deny: unknown probe %s\n", n);
 	_exit(3);
 }

@@ -168,6 +168,9 @@ Test(syscalls_table, dangerous_calls_are_never_fast)
 		"modify_ldt", "iopl", "ioperm", "settimeofday", "clock_settime",
 		"execve", "execveat", "open", "openat", "openat2", "stat",
 		"newfstatat", "statx", "chdir", "getcwd", "umask",
+		"fsetxattr", "fremovexattr", "syslog", "acct", "vhangup",
+		"quotactl", "migrate_pages", "move_pages", "process_madvise",
+		"process_mrelease", "fanotify_init", "request_key",
 	};
 
 	for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++) {

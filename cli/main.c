@@ -29,6 +29,12 @@ static const char usage_text[] =
 	"  -t, --tty                give the program a private pseudo-terminal (its\n"
 	"                           controlling terminal; without -t it has none)\n"
 	"  --audit FILE             append one JSON line per trapped syscall to FILE\n"
+	"  --audit-max-bytes N      write at most N bytes (suffix K, M, G) to the --audit\n"
+	"                           file and to the --trace lines each (default 64M, 0 = no\n"
+	"                           cap); then a {\"dropped\": N} record ends the stream\n"
+	"  --audit-rate N           at most N events per second (burst 2N) in each stream\n"
+	"                           (default 5000, 0 = no cap); a {\"dropped\": N} record\n"
+	"                           says how many were lost\n"
 	"  --deny SYSCALL           deny this syscall too (EPERM, audited; repeatable;\n"
 	"                           names as in `moat syscalls`)\n";
 
@@ -82,10 +88,30 @@ static void parse_bind(struct sentry_config *c, const char *spec)
 	b->writable = mode && strcmp(mode, "rw") == 0;
 }
 
+/* "123", "64K", "64M", "1G"; exit 2 on anything else */
+static unsigned long long parse_size(const char *opt, const char *v)
+{
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	unsigned shift = 0;
+	if (*end == 'K' || *end == 'k')
+		shift = 10, end++;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20, end++;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30, end++;
+	if (errno || end == v || *end || v[0] == '-' || (shift && n > (~0ULL >> shift)))
+		die_status(2, "%s %s: expected a number (suffix K, M or G)", opt, v);
+	return n << shift;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	struct sentry_config c;
 	memset(&c, 0, sizeof c);
+	c.audit_max_bytes = AUDIT_DEFAULT_MAX_BYTES;
+	c.audit_rate = AUDIT_DEFAULT_RATE;
 	int i;
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i];
@@ -111,6 +137,15 @@ static int cmd_run(int argc, char **argv)
 			c.trace = 1;
 		} else if (strcmp(a, "-t") == 0 || strcmp(a, "--tty") == 0) {
 			c.tty = 1;
+		} else if (is_opt(a, "--audit-max-bytes")) {
+			c.audit_max_bytes = parse_size("--audit-max-bytes",
+						       optval(argc, argv, &i, "--audit-max-bytes"));
+		} else if (is_opt(a, "--audit-rate")) {
+			unsigned long long r = parse_size("--audit-rate",
+							  optval(argc, argv, &i, "--audit-rate"));
+			if (r > 100000000ULL)
+				die_status(2, "--audit-rate: at most 100000000");
+			c.audit_rate = (unsigned long)r;
 		} else if (is_opt(a, "--audit")) {
 			c.audit_path = optval(argc, argv, &i, "--audit");
 		} else if (is_opt(a, "--deny")) {

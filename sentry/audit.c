@@ -2,7 +2,17 @@
  * stderr, strace-like) and/or a JSON line (--audit FILE).
  *
  * JSON fields: time, sandbox, pid (guest), host_pid, syscall, args, decision,
- * result (value, or -1 with errno name), policy (version hash), note. */
+ * result (value, or -1 with errno name), policy (version hash), note.
+ *
+ * A guest decides how many calls it traps, so each stream (the JSON file and
+ * the trace lines) has two caps (struct limiter): a token bucket of
+ * `rate` events per second with a burst of 2 x rate, and `max_bytes` written
+ * by this sandbox (AUDIT_RESERVE of it kept for the last record). An event
+ * over the rate is dropped and counted; the next event that passes is
+ * preceded by {"dropped":N,"reason":"rate",...}. Once an event would pass the
+ * byte cap the stream is full: everything after it is dropped, and
+ * audit_flush() (at the end of the sandbox) writes the last
+ * {"dropped":N,"reason":"bytes",...} into the reserve. */
 #include "sentry/sentry.h"
 #include "kernel/task.h"
 #include "common/log.h"
@@ -16,18 +26,138 @@
 #include <time.h>
 #include <unistd.h>
 
+#define AUDIT_RESERVE 512 /* bytes kept for the final dropped record */
+
+struct limiter {
+	uint64_t bytes;          /* written so far */
+	double tokens;           /* token bucket (rate cap) */
+	uint64_t last_ns;
+	uint64_t dropped;        /* events dropped since the last record */
+	int full;                /* the byte cap was reached */
+};
+
 struct audit {
 	int fd;          /* JSON lines, or -1 */
 	int trace;       /* trace lines on stderr */
-	pthread_mutex_t lock;
+	uint64_t max_bytes;      /* per stream; 0 = no cap */
+	double rate, burst;      /* events per second; 0 = no cap */
+	struct limiter json, tr;
+	struct sandbox *sb;      /* for the dropped records */
+	pthread_mutex_t lock;    /* the limiters and the writes */
 };
 
-struct audit *audit_open(const char *path, int trace, char *err, size_t errlen)
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* "2024-01-01T00:00:00.000000Z" (not strftime: it may load time-zone files,
+ * which the confined sentry cannot open) */
+static void utc_now(char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000);
+}
+
+/* The record that says how many events a stream lost. */
+static int dropped_line(struct audit *a, struct limiter *l, int json, char *buf, size_t len)
+{
+	const char *why = l->full ? "bytes" : "rate";
+	if (json) {
+		char t[64];
+		utc_now(t, sizeof t);
+		return snprintf(buf, len, "{\"time\":\"%s\",\"sandbox\":\"%s\",\"dropped\":%llu,"
+				"\"reason\":\"%s\"}\n", t, a->sb ? a->sb->id_str : "",
+				(unsigned long long)l->dropped, why);
+	}
+	return snprintf(buf, len, "[moat] dropped %llu events (%s limit)\n",
+			(unsigned long long)l->dropped, why);
+}
+
+static void put(int fd, struct limiter *l, const char *buf, int n)
+{
+	if (n <= 0)
+		return;
+	write_all(fd, buf, (size_t)n);
+	l->bytes += (uint64_t)n;
+}
+
+/* Write one event line of n bytes to fd through the limiter l, with a->lock
+ * held: first the pending dropped record if writing resumes after a rate
+ * drop; or count the event as dropped. */
+static void emit(struct audit *a, struct limiter *l, int fd, int json, const char *line, int n)
+{
+	uint64_t now = now_ns();
+	if (l->full) {
+		l->dropped++;
+		return;
+	}
+	if (a->rate > 0) {
+		if (l->last_ns)
+			l->tokens += (double)(now - l->last_ns) * a->rate / 1e9;
+		else
+			l->tokens = a->burst;
+		if (l->tokens > a->burst)
+			l->tokens = a->burst;
+		l->last_ns = now;
+		if (l->tokens < 1) {
+			l->dropped++;
+			return;
+		}
+	}
+	char rec[256];
+	int rn = l->dropped ? dropped_line(a, l, json, rec, sizeof rec) : 0;
+	if (a->max_bytes && l->bytes + (uint64_t)rn + (uint64_t)n + AUDIT_RESERVE > a->max_bytes) {
+		l->full = 1; /* the reserve takes the last record (audit_flush) */
+		l->dropped++;
+		return;
+	}
+	if (a->rate > 0)
+		l->tokens -= 1;
+	if (rn > 0) {
+		put(fd, l, rec, rn);
+		l->dropped = 0;
+	}
+	put(fd, l, line, n);
+}
+
+void audit_flush(struct audit *a)
+{
+	char rec[256];
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	if (a->fd >= 0 && a->json.dropped) {
+		put(a->fd, &a->json, rec, dropped_line(a, &a->json, 1, rec, sizeof rec));
+		a->json.dropped = 0;
+	}
+	if (a->trace && a->tr.dropped) {
+		put(2, &a->tr, rec, dropped_line(a, &a->tr, 0, rec, sizeof rec));
+		a->tr.dropped = 0;
+	}
+	pthread_mutex_unlock(&a->lock);
+}
+
+struct audit *audit_open(const char *path, int trace, const struct audit_limits *lim,
+			 char *err, size_t errlen)
 {
 	struct audit *a = xcalloc(1, sizeof *a);
 	tzset(); /* gmtime_r loads time-zone data once: now, while we may still open files */
 	a->fd = -1;
 	a->trace = trace;
+	if (lim) {
+		a->max_bytes = lim->max_bytes;
+		a->rate = (double)lim->rate;
+		a->burst = 2.0 * (double)lim->rate;
+		if (a->max_bytes && a->max_bytes < 2 * AUDIT_RESERVE)
+			a->max_bytes = 2 * AUDIT_RESERVE;
+	}
 	pthread_mutex_init(&a->lock, NULL);
 	if (path) {
 		a->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -67,6 +197,8 @@ void audit_event(struct audit *a, struct sandbox *sb, struct task *t, pid_t host
 		snprintf(rbuf, sizeof rbuf, "-1 %s (%s)", sc_errno_name((int)-ret), strerror((int)-ret));
 	else
 		snprintf(rbuf, sizeof rbuf, "%ld", ret);
+	if (!a->sb)
+		a->sb = sb;
 	if (a->trace) {
 		char line[8192];
 		int n = snprintf(line, sizeof line, "[moat %d] %s(%s) = %s <%s>%s%s\n", vpid,
@@ -76,19 +208,13 @@ void audit_event(struct audit *a, struct sandbox *sb, struct task *t, pid_t host
 			n = sizeof line;
 			line[n - 1] = '\n';
 		}
-		ssize_t w = write(2, line, n);
-		(void)w;
+		pthread_mutex_lock(&a->lock);
+		emit(a, &a->tr, 2, 0, line, n);
+		pthread_mutex_unlock(&a->lock);
 	}
 	if (a->fd >= 0) {
-		struct timespec ts;
-		struct tm tm;
 		char tbuf[64], eargs[6144], enote[512], esys[96];
-		clock_gettime(CLOCK_REALTIME, &ts);
-		gmtime_r(&ts.tv_sec, &tm);
-		/* not strftime: it may load time-zone files, which the confined
-		 * sentry cannot open */
-		snprintf(tbuf, sizeof tbuf, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
-			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+		utc_now(tbuf, sizeof tbuf);
 		json_escape(eargs, sizeof eargs, args ? args : "");
 		json_escape(enote, sizeof enote, note ? note : "");
 		json_escape(esys, sizeof esys, syscall);
@@ -96,32 +222,32 @@ void audit_event(struct audit *a, struct sandbox *sb, struct task *t, pid_t host
 		int n;
 		if (ret < 0)
 			n = snprintf(line, sizeof line,
-				     "{\"time\":\"%s.%06ldZ\",\"sandbox\":\"%s\",\"pid\":%d,\"host_pid\":%d,"
+				     "{\"time\":\"%s\",\"sandbox\":\"%s\",\"pid\":%d,\"host_pid\":%d,"
 				     "\"syscall\":\"%s\",\"args\":\"%s\",\"decision\":\"%s\",\"result\":-1,"
 				     "\"errno\":\"%s\",\"policy\":\"%016llx\",\"note\":\"%s\"}\n",
-				     tbuf, ts.tv_nsec / 1000, sb->id_str, vpid, host_tid, esys, eargs,
+				     tbuf, sb->id_str, vpid, host_tid, esys, eargs,
 				     decision_name(decision), sc_errno_name((int)-ret),
 				     (unsigned long long)policy_version(sb->policy), enote);
 		else
 			n = snprintf(line, sizeof line,
-				     "{\"time\":\"%s.%06ldZ\",\"sandbox\":\"%s\",\"pid\":%d,\"host_pid\":%d,"
+				     "{\"time\":\"%s\",\"sandbox\":\"%s\",\"pid\":%d,\"host_pid\":%d,"
 				     "\"syscall\":\"%s\",\"args\":\"%s\",\"decision\":\"%s\",\"result\":%ld,"
 				     "\"errno\":null,\"policy\":\"%016llx\",\"note\":\"%s\"}\n",
-				     tbuf, ts.tv_nsec / 1000, sb->id_str, vpid, host_tid, esys, eargs,
+				     tbuf, sb->id_str, vpid, host_tid, esys, eargs,
 				     decision_name(decision), ret,
 				     (unsigned long long)policy_version(sb->policy), enote);
 		if (n >= (int)sizeof line) {
 			/* never emit a broken JSON line: drop the args instead */
 			n = snprintf(line, sizeof line,
-				     "{\"time\":\"%s.%06ldZ\",\"sandbox\":\"%s\",\"pid\":%d,\"host_pid\":%d,"
+				     "{\"time\":\"%s\",\"sandbox\":\"%s\",\"pid\":%d,\"host_pid\":%d,"
 				     "\"syscall\":\"%s\",\"args\":\"(truncated)\",\"decision\":\"%s\",\"result\":%ld,"
 				     "\"policy\":\"%016llx\"}\n",
-				     tbuf, ts.tv_nsec / 1000, sb->id_str, vpid, host_tid, esys,
+				     tbuf, sb->id_str, vpid, host_tid, esys,
 				     decision_name(decision), ret,
 				     (unsigned long long)policy_version(sb->policy));
 		}
 		pthread_mutex_lock(&a->lock);
-		write_all(a->fd, line, n);
+		emit(a, &a->json, a->fd, 1, line, n);
 		pthread_mutex_unlock(&a->lock);
 	}
 }

@@ -46,21 +46,6 @@ static int g_nfd;
 static const struct platform_ops *plat = &platform_unotify;
 static atomic_int idle_workers, nworkers;
 
-int sc_write_guest(struct sc_call *c, uint64_t addr, const void *src, size_t len)
-{
-	return guest_write(c->tid, addr, src, len);
-}
-
-int sc_read_guest(struct sc_call *c, uint64_t addr, void *dst, size_t len)
-{
-	return guest_read(c->tid, addr, dst, len);
-}
-
-int sc_getfd(struct sc_call *c, int guestfd)
-{
-	return task_getfd(c->task, guestfd);
-}
-
 /* Step 2: copy every PATH/STR/struct argument once. 0 or -errno. */
 static int copy_in(struct sc_call *c)
 {

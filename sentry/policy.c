@@ -2,7 +2,8 @@
  *
  * This first policy is what the syscall table and the mount table say: DENY
  * rows are denied with their errno, FAST rows whose arguments match a deny
- * rule (ioctl TIOCSTI...) are denied with EPERM, writes to read-only mounts
+ * rule (ioctl TIOCSTI...) or match no entry of their allow list (socket
+ * families) are denied with the row's errno, writes to read-only mounts
  * are EROFS (enforced in the VFS, which is part of the compiled policy via
  * the mount table text). The version is an xxHash of everything that defines
  * behaviour: the guest's BPF program and the mount table. Later policies
@@ -13,6 +14,7 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 struct policy {
@@ -68,9 +70,16 @@ int policy_check(struct policy *p, struct sc_call *c, int *err)
 		*err = ENOSYS;
 		return DEC_KILL;
 	case SC_FAST:
-		/* A FAST call reaches the sentry only when one of its argument
-		 * rules matched (the filter and this check share sc_argdeny_match). */
-		*err = sc_argdeny_match(e, c->args) && e->err > 0 ? e->err : EPERM;
+		/* A FAST call reaches the sentry only when a deny rule matched
+		 * or no allow-list entry did (the filter and this check share
+		 * the compare: sc_args_native). */
+		if (!sc_args_native(e, c->args) && e->err > 0) {
+			*err = e->err;
+			snprintf(c->note, sizeof c->note, "%s", e->allow ?
+				 "not in the row's allow list" : "matches a deny rule");
+		} else {
+			*err = EPERM;
+		}
 		return DEC_DENY;
 	case SC_EMULATE:
 		if (!e->handler) {

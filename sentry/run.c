@@ -189,7 +189,8 @@ int sentry_run(const struct sentry_config *cfg)
 
 	dbg("%.2f ms: view planned", ms_now() - t0);
 	/* 2. policy, audit, filter */
-	sb->audit = audit_open(cfg->audit_path, cfg->trace, err, sizeof err);
+	struct audit_limits alim = { .max_bytes = cfg->audit_max_bytes, .rate = cfg->audit_rate };
+	sb->audit = audit_open(cfg->audit_path, cfg->trace, &alim, err, sizeof err);
 	if (!sb->audit)
 		die_status(2, "%s", err);
 	scmp_filter_ctx fctx;
@@ -499,6 +500,7 @@ int sentry_run(const struct sentry_config *cfg)
 	if (gofer_pid > 0) /* reap it (it exits on EOF): a zombie must not outlive the sandbox */
 		waitpid(gofer_pid, NULL, 0);
 	tty_finish();
+	audit_flush(sb->audit);
 	dbg("%.2f ms: done", ms_now() - t0);
 	return status_out;
 }

@@ -48,6 +48,8 @@ struct sentry_config {
 	int trace;                        /* --trace */
 	int tty;                          /* -t: a private pty */
 	const char *audit_path;           /* --audit */
+	unsigned long long audit_max_bytes; /* --audit-max-bytes: per stream, 0 = no cap */
+	unsigned long audit_rate;         /* --audit-rate: events/s (burst 2x), 0 = no cap */
 	unsigned char deny[512];          /* --deny SYSCALL: deny[nr] = 1 (SC_NR_MAX) */
 	char *const *argv;                /* program and arguments */
 };
@@ -58,7 +60,17 @@ int sentry_run(const struct sentry_config *cfg);
 /* ---- audit (audit.c) ---- */
 enum decision { DEC_ALLOW = 0, DEC_DENY, DEC_KILL };
 struct audit;
-struct audit *audit_open(const char *path, int trace, char *err, size_t errlen);
+#define AUDIT_DEFAULT_MAX_BYTES (64ULL << 20)
+#define AUDIT_DEFAULT_RATE 5000
+/* Caps of each stream (JSON file, trace lines): see audit.c. */
+struct audit_limits {
+	unsigned long long max_bytes;   /* 0: no cap */
+	unsigned long rate;             /* events per second, burst 2x; 0: no cap */
+};
+struct audit *audit_open(const char *path, int trace, const struct audit_limits *lim,
+			 char *err, size_t errlen);
+/* Write the pending "dropped" records (the end of the sandbox). */
+void audit_flush(struct audit *a);
 /* One event per trapped call. args: decoded text; ret: value or -errno. */
 void audit_event(struct audit *a, struct sandbox *sb, struct task *t, pid_t host_tid,
 		 const char *syscall, const char *args, int decision, long ret,

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/netlink.h>
 #include <linux/openat2.h>
 #include <linux/stat.h>
 #include <netinet/in.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -292,6 +294,106 @@ static const struct xlat fcntls[] = {
 	X(F_GETLEASE), X(F_NOTIFY), X(F_DUPFD_CLOEXEC), X(F_SETPIPE_SZ),
 	X(F_GETPIPE_SZ), X(F_ADD_SEALS), X(F_GET_SEALS), XEND
 };
+
+static const struct xlat families[] = {
+	X(AF_UNSPEC), X(AF_UNIX), X(AF_INET), X(AF_AX25), X(AF_IPX),
+	X(AF_APPLETALK), X(AF_NETROM), X(AF_BRIDGE), X(AF_ATMPVC), X(AF_X25),
+	X(AF_INET6), X(AF_ROSE), X(AF_DECnet), X(AF_NETBEUI), X(AF_SECURITY),
+	X(AF_KEY), X(AF_NETLINK), X(AF_PACKET), X(AF_ASH), X(AF_ECONET),
+	X(AF_ATMSVC), X(AF_RDS), X(AF_SNA), X(AF_IRDA), X(AF_PPPOX),
+	X(AF_WANPIPE), X(AF_LLC), X(AF_IB), X(AF_MPLS), X(AF_CAN), X(AF_TIPC),
+	X(AF_BLUETOOTH), X(AF_IUCV), X(AF_RXRPC), X(AF_ISDN), X(AF_PHONET),
+	X(AF_IEEE802154), X(AF_CAIF), X(AF_ALG), X(AF_NFC), X(AF_VSOCK),
+	X(AF_KCM), X(AF_QIPCRTR), X(AF_SMC), X(AF_XDP), { 45, "AF_MCTP" },
+	XEND
+};
+
+static const struct xlat sock_types[] = {
+	X(SOCK_STREAM), X(SOCK_DGRAM), X(SOCK_RAW), X(SOCK_RDM),
+	X(SOCK_SEQPACKET), X(SOCK_DCCP), X(SOCK_PACKET), XEND
+};
+
+static const struct xlat sock_type_flags[] = {
+	X(SOCK_NONBLOCK), X(SOCK_CLOEXEC), XEND
+};
+
+static const struct xlat netlink_protos[] = {
+	X(NETLINK_ROUTE), X(NETLINK_UNUSED), X(NETLINK_USERSOCK),
+	X(NETLINK_FIREWALL), X(NETLINK_SOCK_DIAG), X(NETLINK_NFLOG),
+	X(NETLINK_XFRM), X(NETLINK_SELINUX), X(NETLINK_ISCSI), X(NETLINK_AUDIT),
+	X(NETLINK_FIB_LOOKUP), X(NETLINK_CONNECTOR), X(NETLINK_NETFILTER),
+	X(NETLINK_IP6_FW), X(NETLINK_DNRTMSG), X(NETLINK_KOBJECT_UEVENT),
+	X(NETLINK_GENERIC), X(NETLINK_SCSITRANSPORT), X(NETLINK_ECRYPTFS),
+	X(NETLINK_RDMA), X(NETLINK_CRYPTO), X(NETLINK_SMC), XEND
+};
+
+static const struct xlat ip_protos[] = {
+	X(IPPROTO_IP), X(IPPROTO_ICMP), X(IPPROTO_TCP), X(IPPROTO_UDP),
+	X(IPPROTO_IPV6), X(IPPROTO_ICMPV6), X(IPPROTO_SCTP), X(IPPROTO_UDPLITE),
+	X(IPPROTO_RAW), X(IPPROTO_MPTCP), XEND
+};
+
+static const struct xlat persona_flags[] = {
+	X(UNAME26), X(ADDR_NO_RANDOMIZE), X(FDPIC_FUNCPTRS), X(MMAP_PAGE_ZERO),
+	X(ADDR_COMPAT_LAYOUT), X(READ_IMPLIES_EXEC), X(ADDR_LIMIT_32BIT),
+	X(SHORT_INODE), X(WHOLE_SECONDS), X(STICKY_TIMEOUTS), X(ADDR_LIMIT_3GB),
+	XEND
+};
+
+static void print_xlat_or_int(struct obuf *b, const struct xlat *x, uint64_t v)
+{
+	const char *name = xlookup(x, v & 0xffffffff);
+
+	if (name)
+		ob_puts(b, name);
+	else
+		ob_printf(b, "%d", (int)v);
+}
+
+static void print_socktype(struct obuf *b, uint64_t v)
+{
+	uint64_t flags = v & 0xffffffff & ~(uint64_t)0xf;
+
+	print_xlat_or_int(b, sock_types, v & 0xf);
+	if (flags) {
+		ob_puts(b, "|");
+		print_flags(b, sock_type_flags, flags, false);
+	}
+}
+
+/* the protocol's names depend on the family in arg 0 */
+static void print_sockproto(struct obuf *b, const struct sc_call *c, uint64_t v)
+{
+	int fam = (int)c->args[0];
+
+	if (fam == AF_NETLINK)
+		print_xlat_or_int(b, netlink_protos, v);
+	else if (fam == AF_INET || fam == AF_INET6)
+		print_xlat_or_int(b, ip_protos, v);
+	else
+		ob_printf(b, "%d", (int)v);
+}
+
+static void print_persona(struct obuf *b, uint64_t v)
+{
+	uint64_t flags = v & 0xffffffff & ~(uint64_t)PER_MASK;
+
+	v &= 0xffffffff;
+	if (v == 0xffffffff) {
+		ob_puts(b, "0xffffffff");
+		return;
+	}
+	if ((v & PER_MASK) == PER_LINUX)
+		ob_puts(b, "PER_LINUX");
+	else if ((v & PER_MASK) == PER_LINUX32)
+		ob_puts(b, "PER_LINUX32");
+	else
+		ob_printf(b, "%#" PRIx64, v & PER_MASK);
+	if (flags) {
+		ob_puts(b, "|");
+		print_flags(b, persona_flags, flags, false);
+	}
+}
 
 static const char *const signames[] = {
 	[SIGHUP] = "SIGHUP", [SIGINT] = "SIGINT", [SIGQUIT] = "SIGQUIT",
@@ -611,6 +713,22 @@ static void print_arg(struct obuf *b, const struct sc_call *c, int i)
 		else
 			ob_printf(b, "%d", (int)v);
 		break;
+	case A_FAMILY:
+		name = xlookup(families, v & 0xffffffff);
+		if (name)
+			ob_puts(b, name);
+		else
+			ob_printf(b, "%d", (int)v);
+		break;
+	case A_SOCKTYPE:
+		print_socktype(b, v);
+		break;
+	case A_SOCKPROTO:
+		print_sockproto(b, c, v);
+		break;
+	case A_PERSONA:
+		print_persona(b, v);
+		break;
 	case A_PTR:
 		print_ptr(b, v);
 		break;
@@ -756,6 +874,8 @@ const char *sc_argkind_name(int kind)
 		[A_FCNTL] = "FCNTL", [A_SOCKADDR] = "SOCKADDR",
 		[A_ARGV] = "ARGV", [A_RENAMEFLAGS] = "RENAMEFLAGS",
 		[A_STATXMASK] = "STATXMASK", [A_WHENCE] = "WHENCE",
+		[A_FAMILY] = "FAMILY", [A_SOCKTYPE] = "SOCKTYPE",
+		[A_SOCKPROTO] = "SOCKPROTO", [A_PERSONA] = "PERSONA",
 	};
 
 	if (kind < 0 || kind >= (int)(sizeof(names) / sizeof(names[0])) ||

@@ -13,8 +13,9 @@
  *     (nr >= 0x40000000): SECCOMP_RET_ERRNO(ENOSYS). Not audited: the BPF
  *     answers without the sentry (a notification would carry a foreign
  *     number space into the dispatcher).
- *   - FAST rows: SECCOMP_RET_ALLOW; if the row has argument rules, only the
- *     calls that match none of them (the others fall to the default).
+ *   - FAST rows: SECCOMP_RET_ALLOW; if the row has deny rules, only the
+ *     calls that match none of them; if it has an allow list, only the calls
+ *     that match one of its entries (the others fall to the default).
  *   - EXEC rows: SECCOMP_RET_TRACE (the sentry is the ptrace tracer).
  *   - KILL rows: SECCOMP_RET_KILL_PROCESS.
  *   - everything else - EMULATE and DENY rows, FAST calls that match an
@@ -27,6 +28,7 @@
 
 #include <linux/filter.h>
 #include <seccomp.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "syscalls/table.h"
@@ -53,5 +55,14 @@ int sc_filter_hash(scmp_filter_ctx ctx, uint64_t *out);
  * compare as the filter: (arg & mask) == value, mask 0 = all 64 bits. */
 const struct sc_argdeny *sc_argdeny_match(const struct sysent *e,
 					  const uint64_t args[SC_MAXARGS]);
+
+/* For a FAST row with an allow list: the entry the args match, or NULL
+ * (also NULL for rows without one). Same compare as the filter. */
+const struct sc_argallow *sc_argallow_match(const struct sysent *e,
+					    const uint64_t args[SC_MAXARGS]);
+
+/* Whether the filter lets this call run natively: a FAST row whose deny
+ * rules do not match and whose allow list (if any) does. */
+bool sc_args_native(const struct sysent *e, const uint64_t args[SC_MAXARGS]);
 
 #endif

@@ -27,9 +27,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "kernel/task.h"
+#include "platform/platform.h"
 #include "syscalls/table.h"
 
-struct task;
 struct sandbox;
 
 #define SC_STRMAX PATH_MAX        /* path and string copy-in bound */
@@ -63,16 +64,28 @@ struct sc_call {
 	unsigned char structbuf[2][SC_BUFMAX];
 };
 
+/* Guest memory and fds belong to the layers below (platform/guestmem.c,
+ * kernel/tasks.c): these are the calls' views of them, nothing more. */
+
 /* Write len bytes to guest address addr of the caller. 0 or -EFAULT. */
-int sc_write_guest(struct sc_call *c, uint64_t addr, const void *src, size_t len);
+static inline int sc_write_guest(struct sc_call *c, uint64_t addr, const void *src, size_t len)
+{
+	return guest_write(c->tid, addr, src, len);
+}
 /* Read a plain value the table does not copy (rare; e.g. a flags struct that
  * only selects an output size). Inputs that steer a decision must come from
  * the table-driven copy-in instead. 0 or -EFAULT. */
-int sc_read_guest(struct sc_call *c, uint64_t addr, void *dst, size_t len);
+static inline int sc_read_guest(struct sc_call *c, uint64_t addr, void *dst, size_t len)
+{
+	return guest_read(c->tid, addr, dst, len);
+}
 
 /* Duplicate the caller's guest fd into the sentry (pidfd_getfd). Returns a
  * host fd (caller closes) or -EBADF. */
-int sc_getfd(struct sc_call *c, int guestfd); /* = task_getfd(c->task, guestfd) */
+static inline int sc_getfd(struct sc_call *c, int guestfd)
+{
+	return task_getfd(c->task, guestfd);
+}
 
 /* Hand a host fd to the guest as the call's result (the pipeline installs it
  * and closes our copy). Returns 0; the handler should `return sc_return_fd(...)`. */

@@ -19,24 +19,6 @@
 		long h(struct sc_call *c) { (void)c; return -ENOSYS; })
 #include "syscalls/syscall_table.def"
 
-/* Guest memory access belongs to the sentry's pipeline (sentry/pipeline.c),
- * a layer above this library. These weak fallbacks let syscalls/ link on its
- * own (unit tests link only moat::syscalls); in the moat binary the
- * pipeline's definitions replace them. Fail closed: no guest memory. */
-__attribute__((weak, section(SC_STUB_SECTION)))
-int sc_write_guest(struct sc_call *c, uint64_t addr, const void *src, size_t len)
-{
-	(void)c, (void)addr, (void)src, (void)len;
-	return -EFAULT;
-}
-
-__attribute__((weak, section(SC_STUB_SECTION)))
-int sc_read_guest(struct sc_call *c, uint64_t addr, void *dst, size_t len)
-{
-	(void)c, (void)addr, (void)dst, (void)len;
-	return -EFAULT;
-}
-
 /* the linker defines these around the section (weak: 0 if it is empty) */
 extern const char __start_moat_sc_stubs[] __attribute__((weak));
 extern const char __stop_moat_sc_stubs[] __attribute__((weak));

@@ -1,17 +1,21 @@
 /* syscalls/table.c - sc_table[], built from syscall_table.def, and the
  * compatibility listing (`moat syscalls`).
  *
- * The .def is included twice: first for the ARGDENY rule arrays (FAST rows
- * point at them), then for the rows themselves, as designated initializers
+ * The .def is included twice: first for the ARGDENY/ARGALLOW rule arrays
+ * (FAST rows point at them), then for the rows themselves, as designated initializers
  * indexed by number. A number that appears twice is an -Woverride-init error;
  * check_table.sh compares the rows with <asm/unistd.h> before this file is
  * compiled.
  */
 #include <errno.h>
+#include <linux/fs.h>
+#include <linux/netlink.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/socket.h>
 
 #include "syscalls/decode.h"
 #include "syscalls/handlers.h"
@@ -21,6 +25,7 @@
 /* pass 1: argument rule arrays */
 #define SYSCALL(...)
 #define ARGDENY(r, ...) SC_ARGDENY_ARRAY(r, __VA_ARGS__)
+#define ARGALLOW(r, ...) SC_ARGALLOW_ARRAY(r, __VA_ARGS__)
 #include "syscalls/syscall_table.def"
 
 /* pass 2: the rows */
@@ -86,7 +91,7 @@ int sc_effective_status(const struct sysent *e)
 	return e->status;
 }
 
-/* "DENY(EPERM)", "FAST" or "FAST!" (has argument rules) */
+/* "DENY(EPERM)", "FAST" or "FAST!" (has deny or allow argument rules) */
 static void class_text(const struct sysent *e, char *buf, size_t len)
 {
 	const char *en;
@@ -97,7 +102,7 @@ static void class_text(const struct sysent *e, char *buf, size_t len)
 			snprintf(buf, len, "DENY(%s)", en);
 		else
 			snprintf(buf, len, "DENY(%d)", e->err);
-	} else if (e->cls == SC_FAST && e->deny) {
+	} else if (e->cls == SC_FAST && (e->deny || e->allow)) {
 		snprintf(buf, len, "FAST!");
 	} else {
 		snprintf(buf, len, "%s", sc_class_name(e->cls));

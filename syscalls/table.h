@@ -15,8 +15,11 @@
  *  DENY     SECCOMP_RET_USER_NOTIF (so it is audited)         -errno from the row
  *  KILL     SECCOMP_RET_KILL_PROCESS                          -
  *
- * A FAST row may carry argument rules (see `deny` in struct sysent) that
- * send matching calls to the sentry to be denied, e.g. ioctl(TIOCSTI).
+ * A FAST row may carry argument rules that send some calls to the sentry to
+ * be denied with the row's errno: a deny list (`deny`: the calls matching a
+ * rule, e.g. ioctl(TIOCSTI)) or an allow list (`allow`: every call that
+ * matches none of its entries, e.g. socket families other than AF_UNIX,
+ * AF_INET, AF_INET6 and NETLINK_ROUTE).
  * Unknown numbers are denied with ENOSYS and audited by the sentry; 32-bit
  * (int 0x80) and x32 entry points are answered ENOSYS by the filter itself,
  * so they never reach the sentry and are not audited.
@@ -65,6 +68,10 @@ enum sc_argkind {
 	A_RENAMEFLAGS,
 	A_STATXMASK,
 	A_WHENCE,
+	A_FAMILY,   /* AF_* address family */
+	A_SOCKTYPE, /* SOCK_* type | SOCK_NONBLOCK | SOCK_CLOEXEC */
+	A_SOCKPROTO,/* protocol, named after the family in arg 0 (NETLINK_*, IPPROTO_*) */
+	A_PERSONA,  /* personality(2) value */
 };
 
 #define SC_MAXARGS 6
@@ -75,6 +82,16 @@ struct sc_argdeny {
 	int8_t arg;      /* argument index, -1 terminates */
 	uint64_t value;  /* argument equal to this is denied */
 	uint64_t mask;   /* compare (arg & mask) == value; 0 means full compare */
+};
+
+/* An allow-list entry of a FAST row: the call runs natively when every
+ * comparison of one entry holds ((arg & mask) == value, mask 0 = all 64
+ * bits); a list ends with ncmp == 0. Calls matching no entry go to the
+ * sentry and are denied with the row's errno. */
+#define SC_ALLOW_MAXCMP 3
+struct sc_argallow {
+	uint8_t ncmp;
+	struct sc_argdeny cmp[SC_ALLOW_MAXCMP];
 };
 
 struct sysent {
@@ -88,7 +105,8 @@ struct sysent {
 	sc_handler_fn handler;        /* EMULATE: the handler, else NULL */
 	const char *handler_name;     /* "sys_openat" or "" */
 	const char *note;
-	const struct sc_argdeny *deny;/* FAST only: argument rules, or NULL */
+	const struct sc_argdeny *deny;/* FAST only: deny rules, or NULL */
+	const struct sc_argallow *allow;/* FAST only: allow list, or NULL */
 };
 
 /* Highest x86_64 number in the table + 1. */

@@ -8,15 +8,20 @@
  *            | FAST_EXCEPT(rules, errno): native, except the calls matching
  *              the ARGDENY(rules, ...) list, which go to the sentry and are
  *              denied with errno (sysent.err carries it; see filter.c)
+ *            | FAST_ONLY(rules, errno): native only for the calls matching
+ *              an entry of the ARGALLOW(rules, ...) list; every other call
+ *              goes to the sentry and is denied with errno
  *   handler  sys_<name> for EMULATE rows, NONE_H otherwise
  *   status   FULL | PARTIAL | NONE
  *
  * and an argument rule list reads
  *
  *   ARGDENY(rules, RULE(arg, value, mask), ...)
+ *   ARGALLOW(rules, MATCH(RULE(arg, value, mask), ...), ...)
  *
- * Every includer defines SYSCALL (and ARGDENY if it wants the rules) and the
- * .def #undefs both at its end. The column macros are expanded by pasting a
+ * (a MATCH holds when all its RULEs do, at most SC_ALLOW_MAXCMP of them, each
+ * on a different argument). Every includer defines SYSCALL (and ARGDENY /
+ * ARGALLOW if it wants the rules) and the .def #undefs them at its end. The column macros are expanded by pasting a
  * prefix onto the column (SC_CLS_##cls, ST_##status), so no short global names
  * like FAST or NONE are ever defined.
  */
@@ -32,6 +37,7 @@
 #define SC_CLS_KILL                .cls = SC_KILL
 #define SC_CLS_DENY_ERR(e)         .cls = SC_DENY, .err = (e)
 #define SC_CLS_FAST_EXCEPT(r, e)   .cls = SC_FAST, .err = (e), .deny = sc_argdeny_##r
+#define SC_CLS_FAST_ONLY(r, e)     .cls = SC_FAST, .err = (e), .allow = sc_argallow_##r
 #define SC_CLASS(cls)              SC_CLS_##cls
 
 /* ARGS(...) column -> .nargs/.args. sizeof of a compound literal counts the
@@ -74,5 +80,18 @@
 #define SC_ARGDENY_ARRAY(r, ...) \
 	static const struct sc_argdeny sc_argdeny_##r[] = { \
 		__VA_ARGS__, { .arg = -1, .value = 0, .mask = 0 } };
+/* ioctl request classes (<asm/ioctl.h> layout): the type byte, and the
+ * _IOC_WRITE direction bit (set in _IOW and _IOWR requests) */
+#define SC_IOC_TYPE(t)             ((uint64_t)(t) << _IOC_TYPESHIFT)
+#define SC_IOC_TYPE_MASK           ((uint64_t)_IOC_TYPEMASK << _IOC_TYPESHIFT)
+#define SC_IOC_W                   ((uint64_t)_IOC_WRITE << _IOC_DIRSHIFT)
+/* allow lists: native when all RULEs of one MATCH hold */
+#define MATCH(...) \
+	{ .ncmp = sizeof((struct sc_argdeny[]){ __VA_ARGS__ }) / \
+		  sizeof(struct sc_argdeny), \
+	  .cmp = { __VA_ARGS__ } }
+#define SC_ARGALLOW_ARRAY(r, ...) \
+	static const struct sc_argallow sc_argallow_##r[] = { \
+		__VA_ARGS__, { .ncmp = 0 } };
 
 #endif

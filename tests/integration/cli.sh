@@ -46,6 +46,9 @@ one_line_case bad_bind_no_colon run --bind /tmp -- /bin/true
 one_line_case bad_bind_mode run --bind /tmp:/x:wx -- /bin/true
 one_line_case bad_bind_relative_dst run --bind /tmp:relative -- /bin/true
 one_line_case bad_bind_missing_src run --bind "/nonexistent-$T_MARK:/x" -- /bin/true
+one_line_case bad_audit_max_bytes run --audit-max-bytes 12X -- /bin/true
+one_line_case bad_audit_rate run --audit-rate -5 -- /bin/true
+out=$(moat run --audit-max-bytes 1M --audit-rate 100 -- /bin/sh -c 'echo capped' </dev/null 2>/dev/null); expect_eq audit_cap_options "$out" capped
 
 # --env and the default environment.
 out=$(moat run --env FOO=bar -- /bin/sh -c 'echo $FOO' </dev/null 2>/dev/null); expect_eq env_option "$out" bar

@@ -76,4 +76,14 @@ else ok private_tmp_not_on_host; fi
 out=$(mrun /bin/sh -c 'ls -A /tmp | wc -l; ls -A "$HOME" | wc -l' 2>/dev/null)
 expect_eq tmp_and_home_start_empty "$(echo $out)" "0 0"
 
+
+# Network inside the guest's own network namespace: python sockets over
+# loopback, NETLINK_ROUTE (ip addr), curl to a loopback HTTP server.
+out=$(mrun /bin/sh -c '
+ip -o addr show lo | grep -c "inet 127.0.0.1"
+python3 -c "import socket; s=socket.socket(); s.bind((\"127.0.0.1\",0)); s.listen(); c=socket.create_connection(s.getsockname()); a,_=s.accept(); c.sendall(b\"ping\"); print(a.recv(4).decode())"
+python3 -m http.server --bind 127.0.0.1 8731 --directory /etc >/dev/null 2>&1 &
+for i in $(seq 1 40); do code=$(curl -s -o /dev/null -w "%{http_code}" http://127.0.0.1:8731/os-release) && break; sleep 0.25; done
+echo "$code"; kill $!' 2>"$T_TMP/err")
+expect_eq net_socket_netlink_curl "$(echo $out)" "1 ping 200"
 finish

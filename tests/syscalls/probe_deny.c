@@ -5,19 +5,28 @@
  *
  *   probe_deny NAME...     NAME: ptrace io_uring_setup mount bpf kexec_load
  *     init_module finit_module open_by_handle_at unshare_user clone3
- *     userfaultfd perf_event_open int80 x32 tiocsti
+ *     userfaultfd perf_event_open int80 x32 tiocsti vsock packet
+ *     netlink_audit netlink_uevent alg socketpair_tipc chattr personality
+ *     fsetxattr (ENOTSUP counts as denied for it)
  * Prints "ok NAME denied: ERRNO" / "FAIL NAME: allowed (...)" per name; exit 0 iff all denied.
- * Denied = the call failed with EPERM or ENOSYS, or the task was killed by SIGSYS.
+ * Denied = the call failed with EPERM, ENOSYS or EAFNOSUPPORT, or the task was
+ * killed by SIGSYS.
  */
 #include "t.h"
+#include <linux/fs.h>
+#include <linux/netlink.h>
 #include <linux/perf_event.h>
+#include <linux/vm_sockets.h>
 #include <pty.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/personality.h>
 #include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/xattr.h>
 
 #ifndef __X32_SYSCALL_BIT
 #define __X32_SYSCALL_BIT 0x40000000
@@ -95,6 +104,52 @@ static long attempt(const char *n)
 		char c = '#';
 		return ioctl(fd, TIOCSTI, &c);
 	}
+	if (!strcmp(n, "vsock")) {
+		/* AF_VSOCK is not confined by network namespaces: a listener
+		 * here would be on the VM's own vsock port. Each step counts. */
+		struct sockaddr_vm a = {.svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_ANY,
+					.svm_port = 45000 + (unsigned)getpid() % 1000};
+		int fd = socket(AF_VSOCK, SOCK_STREAM, 0);
+		if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+			return -1;
+		return listen(fd, 1);
+	}
+	if (!strcmp(n, "packet"))
+		return socket(AF_PACKET, SOCK_RAW, 0);
+	if (!strcmp(n, "netlink_audit"))
+		return socket(AF_NETLINK, SOCK_RAW, NETLINK_AUDIT);
+	if (!strcmp(n, "netlink_uevent"))
+		return socket(AF_NETLINK, SOCK_DGRAM, NETLINK_KOBJECT_UEVENT);
+	if (!strcmp(n, "alg"))
+		return socket(AF_ALG, SOCK_SEQPACKET, 0);
+	if (!strcmp(n, "socketpair_tipc")) {
+		int sv[2];
+		return socketpair(AF_TIPC, SOCK_SEQPACKET, 0, sv);
+	}
+	if (!strcmp(n, "chattr")) {
+		/* chattr +i is denied by its request class, whatever the fd: on
+		 * /dev/null Linux answers ENOTTY, so a moat that let it through
+		 * fails this probe. */
+		int fd = open("/dev/null", O_RDONLY);
+		int flags = FS_IMMUTABLE_FL;
+		return ioctl(fd, FS_IOC_SETFLAGS, &flags);
+	}
+	if (!strcmp(n, "personality"))
+		return personality(PER_LINUX | MMAP_PAGE_ZERO) == -1 ? -1 : 0;
+	if (!strcmp(n, "fsetxattr")) {
+		/* a file of the guest's private /tmp: natively a user attribute
+		 * is set; under moat fsetxattr never reaches the host file */
+		char path[] = "/tmp/probe-xattr-XXXXXX";
+		int fd = mkstemp(path);
+		long r;
+		if (fd < 0)
+			return -2;
+		unlink(path);
+		r = fsetxattr(fd, "user.moat", "1", 1, 0);
+		if (r < 0 && errno == ENOTSUP)
+			errno = EPERM;
+		return r;
+	}
 	fprintf(stderr, "probe_deny: unknown probe %s\n", n);
 	_exit(3);
 }
@@ -125,8 +180,10 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "int80") && WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV)
 			/* The host kernel has no ia32 emulation: int 0x80 faults everywhere. */
 			printf("ok %s denied: SIGSEGV (no ia32 emulation)\n", argv[i]);
-		else if (got == sizeof(res) && res[0] == -1 && (res[1] == EPERM || res[1] == ENOSYS))
-			printf("ok %s denied: %s\n", argv[i], res[1] == EPERM ? "EPERM" : "ENOSYS");
+		else if (got == sizeof(res) && res[0] == -1 &&
+			 (res[1] == EPERM || res[1] == ENOSYS || res[1] == EAFNOSUPPORT))
+			printf("ok %s denied: %s\n", argv[i], res[1] == EPERM ? "EPERM" :
+			       res[1] == ENOSYS ? "ENOSYS" : "EAFNOSUPPORT");
 		else {
 			failed++;
 			if (got == sizeof(res))

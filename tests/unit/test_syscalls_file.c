@@ -1,5 +1,6 @@
 /* The file syscall handlers (syscalls/sys_*.c) called directly: the "guest"
- * is this test process (sc_write_guest/sc_read_guest are memcpy, the task's
+ * is this test process (the call's tid is ours, so sc_write_guest/
+ * sc_read_guest copy within our own memory through process_vm_*; the task's
  * pidfd is our own, so task_getfd duplicates our own fds) and the VFS is
  * served by a real gofer (test_vfs_gofer.h) over mkdtemp trees.
  */
@@ -22,23 +23,6 @@
 #include "test_vfs_gofer.h"
 #include "syscalls/handlers.h"
 #include "syscalls/sc.h"
-
-int sc_write_guest(struct sc_call *c, uint64_t addr, const void *src, size_t len)
-{
-	memcpy((void *)(uintptr_t)addr, src, len);
-	return 0;
-}
-
-int sc_read_guest(struct sc_call *c, uint64_t addr, void *dst, size_t len)
-{
-	memcpy(dst, (void *)(uintptr_t)addr, len);
-	return 0;
-}
-
-int sc_getfd(struct sc_call *c, int guestfd)
-{
-	return task_getfd(c->task, guestfd);
-}
 
 static char rootdir[64], workdir[64];
 static struct sandbox sb;
@@ -109,6 +93,7 @@ static long call6(sc_handler_fn h, const char *s0, const char *s1, const char *s
 	memset(&call, 0, sizeof call);
 	call.task = &task;
 	call.sb = &sb;
+	call.tid = getpid();
 	call.out_fd = -1;
 	call.out_newfd_at = -1;
 	call.args[0] = a0;

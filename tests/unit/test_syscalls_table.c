@@ -12,7 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <linux/fsverity.h>
+#include <linux/netlink.h>
 #include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/socket.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -119,7 +124,12 @@ Test(syscalls_table, handlers_match_classes)
 			cr_assert(e->err > 0, "%s: rules need an errno", e->name);
 			cr_assert_geq(e->deny[0].arg, 0, "%s: empty rules", e->name);
 		}
-		if (e->cls != SC_DENY && !e->deny)
+		if (e->allow) {
+			cr_assert_eq(e->cls, SC_FAST, "%s", e->name);
+			cr_assert(e->err > 0, "%s: an allow list needs an errno", e->name);
+			cr_assert_gt(e->allow[0].ncmp, 0, "%s: empty allow list", e->name);
+		}
+		if (e->cls != SC_DENY && !e->deny && !e->allow)
 			cr_assert_eq(e->err, 0, "%s", e->name);
 	}
 }
@@ -158,6 +168,9 @@ Test(syscalls_table, dangerous_calls_are_never_fast)
 		"modify_ldt", "iopl", "ioperm", "settimeofday", "clock_settime",
 		"execve", "execveat", "open", "openat", "openat2", "stat",
 		"newfstatat", "statx", "chdir", "getcwd", "umask",
+		"fsetxattr", "fremovexattr", "syslog", "acct", "vhangup",
+		"quotactl", "migrate_pages", "move_pages", "process_madvise",
+		"process_mrelease", "fanotify_init", "request_key",
 	};
 
 	for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++) {
@@ -215,6 +228,121 @@ Test(syscalls_table, argument_rules)
 	       CLONE_CHILD_CLEARTID;
 	cr_assert_null(sc_argdeny_match(clone_e, a));
 	cr_assert_null(sc_argdeny_match(sc_lookup_name("read"), a));
+}
+
+/* allow lists (FAST_ONLY): socket families, socketpair, personality */
+Test(syscalls_table, allow_lists)
+{
+	const struct sysent *so = sc_lookup_name("socket");
+	const struct sysent *sp = sc_lookup_name("socketpair");
+	const struct sysent *pe = sc_lookup_name("personality");
+	uint64_t a[SC_MAXARGS] = { 0 };
+
+	cr_assert_eq(so->cls, SC_FAST);
+	cr_assert_not_null(so->allow);
+	cr_assert_eq(so->err, EAFNOSUPPORT);
+	cr_assert_eq(sp->err, EAFNOSUPPORT);
+	cr_assert_eq(pe->err, EPERM);
+	static const int ok[] = { AF_UNIX, AF_INET, AF_INET6 };
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		a[0] = (uint64_t)ok[i];
+		a[1] = SOCK_STREAM | SOCK_CLOEXEC;
+		a[2] = 123; /* any protocol */
+		cr_assert_not_null(sc_argallow_match(so, a), "family %d", ok[i]);
+		cr_assert(sc_args_native(so, a));
+		a[0] |= 1ULL << 32; /* int: the kernel ignores the high bits */
+		cr_assert(sc_args_native(so, a));
+	}
+	static const int bad[] = { AF_VSOCK, AF_PACKET, AF_ALG, AF_KEY,
+				   AF_BLUETOOTH, AF_XDP, AF_CAN, AF_TIPC,
+				   AF_RDS, AF_UNSPEC, 255 };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		a[0] = (uint64_t)bad[i];
+		a[2] = 0;
+		cr_assert_null(sc_argallow_match(so, a), "family %d", bad[i]);
+		cr_assert_not(sc_args_native(so, a), "family %d", bad[i]);
+	}
+	/* netlink: NETLINK_ROUTE only */
+	a[0] = AF_NETLINK;
+	a[2] = NETLINK_ROUTE;
+	cr_assert(sc_args_native(so, a));
+	static const int nl_bad[] = { NETLINK_AUDIT, NETLINK_KOBJECT_UEVENT,
+				      NETLINK_SOCK_DIAG, NETLINK_NETFILTER,
+				      NETLINK_GENERIC, NETLINK_XFRM,
+				      NETLINK_CONNECTOR, NETLINK_SELINUX };
+	for (size_t i = 0; i < sizeof(nl_bad) / sizeof(nl_bad[0]); i++) {
+		a[2] = (uint64_t)nl_bad[i];
+		cr_assert_not(sc_args_native(so, a), "netlink %d", nl_bad[i]);
+	}
+	a[2] = NETLINK_ROUTE | (1ULL << 32);
+	cr_assert(sc_args_native(so, a));
+	/* socketpair: AF_UNIX only */
+	a[0] = AF_UNIX, a[2] = 0;
+	cr_assert(sc_args_native(sp, a));
+	a[0] = AF_TIPC;
+	cr_assert_not(sc_args_native(sp, a));
+	a[0] = AF_INET;
+	cr_assert_not(sc_args_native(sp, a));
+	/* personality */
+	memset(a, 0, sizeof(a));
+	cr_assert(sc_args_native(pe, a));
+	a[0] = 0xffffffff;
+	cr_assert(sc_args_native(pe, a));
+	a[0] = ADDR_NO_RANDOMIZE;
+	cr_assert(sc_args_native(pe, a));
+	a[0] = MMAP_PAGE_ZERO;
+	cr_assert_not(sc_args_native(pe, a));
+	a[0] = READ_IMPLIES_EXEC;
+	cr_assert_not(sc_args_native(pe, a));
+	/* rows without rules run natively whatever their args, and no row has
+	 * both kinds of rules (the filter refuses that) */
+	cr_assert(sc_args_native(sc_lookup_name("read"), a));
+	cr_assert_not(sc_args_native(sc_lookup_name("openat"), a));
+	for (int i = 0; i < SC_NR_MAX; i++) {
+		const struct sysent *e = &sc_table[i];
+
+		if (!e->name)
+			continue;
+		cr_assert(!(e->deny && e->allow), "%s has both rule kinds", e->name);
+		if (e->deny || e->allow) {
+			cr_assert_eq(e->cls, SC_FAST, "%s", e->name);
+			cr_assert_gt(e->err, 0, "%s", e->name);
+		}
+	}
+}
+
+/* ioctl: the dangerous classes are denied whatever the fd */
+Test(syscalls_table, ioctl_classes)
+{
+	const struct sysent *e = sc_lookup_name("ioctl");
+	static const unsigned long denied[] = {
+		TIOCSTI, TIOCLINUX, TIOCSETD, TIOCCONS, TIOCVHANGUP, TIOCEXCL,
+		TIOCSCTTY, 0x4b3a /* KDSETMODE */, 0x5606 /* VT_ACTIVATE */,
+		0x4c00 /* LOOP_SET_FD */, FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS,
+		FS_IOC_SETVERSION, FS_IOC_FSSETXATTR, FS_IOC_FSGETXATTR,
+		FIFREEZE, FITHAW, FITRIM, FICLONE, FICLONERANGE, FIDEDUPERANGE,
+		FS_IOC_SET_ENCRYPTION_POLICY, FS_IOC_ADD_ENCRYPTION_KEY,
+		FS_IOC_ENABLE_VERITY, FS_IOC_SETFSLABEL,
+	};
+	static const unsigned long native[] = {
+		TCGETS, TCSETS, TCSETSW, TIOCGWINSZ, TIOCSWINSZ, TIOCGPGRP,
+		TIOCSPGRP, TIOCNOTTY, FIONREAD, FIONBIO, FIOCLEX, FIONCLEX,
+		FIOASYNC, TIOCGPTN, FS_IOC_GETFLAGS, FS_IOC_GETVERSION,
+		0x8912 /* SIOCGIFCONF */, 0x8933 /* SIOCGIFINDEX */,
+		0x5401 + 0x80000000UL /* a read request of type 'T' */,
+	};
+	uint64_t a[SC_MAXARGS] = { 0 };
+
+	for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {
+		a[1] = denied[i];
+		cr_assert_not(sc_args_native(e, a), "ioctl %#lx runs natively", denied[i]);
+		a[1] = denied[i] | (7ULL << 32);
+		cr_assert_not(sc_args_native(e, a), "ioctl %#lx (high bits) runs natively", denied[i]);
+	}
+	for (size_t i = 0; i < sizeof(native) / sizeof(native[0]); i++) {
+		a[1] = native[i];
+		cr_assert(sc_args_native(e, a), "ioctl %#lx is denied", native[i]);
+	}
 }
 
 /* weak stubs answer ENOSYS and are listed as NONE */
@@ -366,6 +494,22 @@ Test(syscalls_decode, sample_calls)
 				0, 0, "/dev/x", NULL),
 			 "AT_FDCWD, \"/dev/x\", S_IFCHR|0600, 0x103");
 	cr_assert_str_eq(decode("getpid", 0, 0, 0, 0, 0, 0, NULL, NULL), "");
+	cr_assert_str_eq(decode("socket", AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0,
+				0, 0, 0, NULL, NULL),
+			 "AF_VSOCK, SOCK_STREAM|SOCK_CLOEXEC, 0");
+	cr_assert_str_eq(decode("socket", AF_NETLINK, SOCK_RAW, NETLINK_AUDIT,
+				0, 0, 0, NULL, NULL),
+			 "AF_NETLINK, SOCK_RAW, NETLINK_AUDIT");
+	cr_assert_str_eq(decode("socket", AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK,
+				IPPROTO_UDP, 0, 0, 0, NULL, NULL),
+			 "AF_INET6, SOCK_DGRAM|SOCK_NONBLOCK, IPPROTO_UDP");
+	cr_assert_str_eq(decode("socket", 99, 12, 7, 0, 0, 0, NULL, NULL), "99, 12, 7");
+	cr_assert_str_eq(decode("socketpair", AF_TIPC, SOCK_SEQPACKET, 0, 0x10,
+				0, 0, NULL, NULL),
+			 "AF_TIPC, SOCK_SEQPACKET, 0, 0x10");
+	cr_assert_str_eq(decode("personality", MMAP_PAGE_ZERO | PER_LINUX32, 0, 0,
+				0, 0, 0, NULL, NULL),
+			 "PER_LINUX32|MMAP_PAGE_ZERO");
 	/* a path that was not copied prints as its address */
 	cr_assert_str_eq(decode("chdir", 0x1234, 0, 0, 0, 0, 0, NULL, NULL), "0x1234");
 }

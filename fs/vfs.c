@@ -918,7 +918,11 @@ int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
 		if (r == 0 && n->exists && (n->kind != VN_BACKEND ||
 		    (n->st.st_dev == st.st_dev && n->st.st_ino == st.st_ino))) {
 			if (n->kind == VN_BACKEND) {
-				vfs_map_stat(v, &st);
+				/* fresh size and times from the held file; owners from
+				 * the gofer's stat (our own fstat sees ids through the
+				 * sentry's user namespace, where only our uid is mapped) */
+				st.st_uid = n->st.st_uid;
+				st.st_gid = n->st.st_gid;
 				n->st = st;
 			}
 			return 0;

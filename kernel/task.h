@@ -62,11 +62,19 @@ struct task {
 	struct sandbox *sb;
 };
 
-/* The user-namespace mapping the guest lives in: host id -> guest id. */
+/* How the guest sees host ids: host id -> guest id.
+ * Rootless: one id, the caller's (host_uid <-> guest_uid), others 65534.
+ * Root-run (full_identity): the view shows host files with their host
+ * owners; the guest's own native objects (memfds, pipes, sockets) belong to
+ * the sandbox's unprivileged host uid native_uid, shown as guest_uid.
+ * The sentry's native fstat sees ids through its own user namespace, where
+ * only native_uid is mapped: owners of view files come from the gofer. */
 struct idmap {
 	uid_t host_uid, guest_uid; /* single mapping (rootless), or identity when full */
 	gid_t host_gid, guest_gid;
 	int full_identity;         /* root: 0..2^32-2 mapped to itself */
+	uid_t native_uid;          /* root-run: the sandbox's host uid (or (uid_t)-1) */
+	gid_t native_gid;
 };
 
 struct sandbox {

@@ -259,14 +259,14 @@ int task_getfd(struct task *t, int guestfd)
 uid_t idmap_uid_to_guest(const struct idmap *m, uid_t host)
 {
 	if (m->full_identity)
-		return host;
+		return host == m->native_uid && host != (uid_t)-1 ? m->guest_uid : host;
 	return host == m->host_uid ? m->guest_uid : 65534;
 }
 
 gid_t idmap_gid_to_guest(const struct idmap *m, gid_t host)
 {
 	if (m->full_identity)
-		return host;
+		return host == m->native_gid && host != (gid_t)-1 ? m->guest_gid : host;
 	return host == m->host_gid ? m->guest_gid : 65534;
 }
 

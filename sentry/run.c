@@ -180,6 +180,8 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->idmap.host_uid = sb->idmap.guest_uid = uid;
 	sb->idmap.host_gid = sb->idmap.guest_gid = gid;
 	sb->idmap.full_identity = uid == 0;
+	sb->idmap.native_uid = (uid_t)-1;
+	sb->idmap.native_gid = (gid_t)-1;
 	dbg("%.2f ms: start", ms_now() - t0);
 
 	/* 1. the view */
@@ -233,6 +235,10 @@ int sentry_run(const struct sentry_config *cfg)
 	if (priv_drop(&priv, err, sizeof err) < 0)
 		die("%s", err); /* the gofer leaves when its control socket closes */
 	dbg("%.2f ms: running as host uid %u", ms_now() - t0, (unsigned)priv.host_uid);
+	if (sb->idmap.full_identity) {
+		sb->idmap.native_uid = priv.host_uid;
+		sb->idmap.native_gid = priv.host_gid;
+	}
 	struct spawn_result sr;
 	if (spawn_guest(&sa, &sr, err, sizeof err) < 0)
 		die("%s", err);

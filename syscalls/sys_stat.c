@@ -50,12 +50,16 @@ static int stat_path(struct sc_call *c, int dirfd, const char *path, int flags,
 		r = procfs_open_magic(VFS_OF(c), c->task, n->rel, O_PATH, &fd);
 		if (r < 0)
 			return r;
-		r = fstat(fd, st) < 0 ? -errno : 0;
+		/* the object the link names, with the owners the view shows
+		 * (a file of the view: the gofer's; anything else: ours) */
+		struct vfs_node *o = xmalloc(sizeof *o);
+		r = vfs_host_fd_node(VFS_OF(c), c->task, fd, o);
 		close(fd);
 		if (r == 0) {
-			vfs_map_stat(VFS_OF(c), st);
+			*st = o->st;
 			vfs_view_stat(VFS_OF(c), st);
 		}
+		free(o);
 		return r;
 	}
 	*st = n->st;

@@ -2,7 +2,8 @@
  *
  * This first policy is what the syscall table and the mount table say: DENY
  * rows are denied with their errno, FAST rows whose arguments match a deny
- * rule (ioctl TIOCSTI...) are denied with EPERM, writes to read-only mounts
+ * rule (ioctl TIOCSTI...) are denied with EPERM (FAST_TRAP rows' matching
+ * calls, e.g. fcntl's lock commands, go to their handler), writes to read-only mounts
  * are EROFS (enforced in the VFS, which is part of the compiled policy via
  * the mount table text). The version is an xxHash of everything that defines
  * behaviour: the guest's BPF program and the mount table. Later policies
@@ -69,7 +70,10 @@ int policy_check(struct policy *p, struct sc_call *c, int *err)
 		return DEC_KILL;
 	case SC_FAST:
 		/* A FAST call reaches the sentry only when one of its argument
-		 * rules matched (the filter and this check share sc_argdeny_match). */
+		 * rules matched (the filter and this check share sc_argdeny_match).
+		 * FAST_TRAP rows hand those calls to their handler. */
+		if (e->argtrap && e->handler && sc_argdeny_match(e, c->args))
+			return DEC_ALLOW;
 		*err = sc_argdeny_match(e, c->args) && e->err > 0 ? e->err : EPERM;
 		return DEC_DENY;
 	case SC_EMULATE:

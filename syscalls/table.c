@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/ioctl.h>
 
 #include "syscalls/decode.h"
@@ -21,6 +22,7 @@
 /* pass 1: argument rule arrays */
 #define SYSCALL(...)
 #define ARGDENY(r, ...) SC_ARGDENY_ARRAY(r, __VA_ARGS__)
+#define ARGTRAP(r, ...) SC_ARGDENY_ARRAY(r, __VA_ARGS__)
 #include "syscalls/syscall_table.def"
 
 /* pass 2: the rows */
@@ -81,12 +83,13 @@ const char *sc_status_name(int status)
 
 int sc_effective_status(const struct sysent *e)
 {
-	if (e->cls == SC_EMULATE && sc_handler_is_stub(e->handler))
+	if ((e->cls == SC_EMULATE || e->argtrap) && sc_handler_is_stub(e->handler))
 		return ST_NONE;
 	return e->status;
 }
 
-/* "DENY(EPERM)", "FAST" or "FAST!" (has argument rules) */
+/* "DENY(EPERM)", "FAST", "FAST!" (argument rules deny) or "FAST+" (argument
+ * rules send calls to the handler) */
 static void class_text(const struct sysent *e, char *buf, size_t len)
 {
 	const char *en;
@@ -98,7 +101,7 @@ static void class_text(const struct sysent *e, char *buf, size_t len)
 		else
 			snprintf(buf, len, "DENY(%d)", e->err);
 	} else if (e->cls == SC_FAST && e->deny) {
-		snprintf(buf, len, "FAST!");
+		snprintf(buf, len, e->argtrap ? "FAST+" : "FAST!");
 	} else {
 		snprintf(buf, len, "%s", sc_class_name(e->cls));
 	}
@@ -106,7 +109,7 @@ static void class_text(const struct sysent *e, char *buf, size_t len)
 
 static const char *note_text(const struct sysent *e)
 {
-	if (e->cls == SC_EMULATE && sc_handler_is_stub(e->handler))
+	if ((e->cls == SC_EMULATE || e->argtrap) && sc_handler_is_stub(e->handler))
 		return "handler not written yet: ENOSYS";
 	return e->note;
 }

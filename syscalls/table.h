@@ -16,7 +16,9 @@
  *  KILL     SECCOMP_RET_KILL_PROCESS                          -
  *
  * A FAST row may carry argument rules (see `deny` in struct sysent) that
- * send matching calls to the sentry to be denied, e.g. ioctl(TIOCSTI).
+ * send matching calls to the sentry to be denied, e.g. ioctl(TIOCSTI), or,
+ * with `argtrap` set (FAST_TRAP), to be emulated by the row's handler, e.g.
+ * the lock commands of fcntl.
  * Unknown numbers are denied with ENOSYS and audited by the sentry; 32-bit
  * (int 0x80) and x32 entry points are answered ENOSYS by the filter itself,
  * so they never reach the sentry and are not audited.
@@ -70,7 +72,8 @@ enum sc_argkind {
 #define SC_MAXARGS 6
 
 /* A FAST syscall may have a few (arg index, value) pairs that must not run
- * natively: these calls are sent to the sentry and denied with `errno`. */
+ * natively: these calls are sent to the sentry and denied with `errno`
+ * (FAST_EXCEPT), or handled by the row's handler (FAST_TRAP). */
 struct sc_argdeny {
 	int8_t arg;      /* argument index, -1 terminates */
 	uint64_t value;  /* argument equal to this is denied */
@@ -89,6 +92,8 @@ struct sysent {
 	const char *handler_name;     /* "sys_openat" or "" */
 	const char *note;
 	const struct sc_argdeny *deny;/* FAST only: argument rules, or NULL */
+	uint8_t argtrap;              /* FAST_TRAP: calls matching `deny` go to
+				       * `handler` (not denied with `err`) */
 };
 
 /* Highest x86_64 number in the table + 1. */

@@ -14,6 +14,8 @@
  * The seccomp rule on openat sees the dirfd, not the path: an absolute path
  * would ignore the dirfd. What makes that harmless is the sentry's root, an
  * empty read-only tmpfs in a mount namespace of its own (privilege.c).
+ *   kcmp        KCMP_FILE (the lock table: is this the same open file
+ *               description?)
  * ioctl is limited to the seccomp notification requests and TCGETS (isatty).
  * There is no openat2 (its flags live in memory), no socket (connections to
  * the gofer arrive over the control socket), no exec, no mount, no namespace.
@@ -27,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/kcmp.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 #include <stdio.h>
@@ -118,6 +121,12 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 	if (!rc) { /* futimens of a guest memfd */
 		struct scmp_arg_cmp c = { .arg = 1, .op = SCMP_CMP_EQ, .datum_a = 0 };
 		rc = rule(ctx, SCMP_SYS(utimensat), 1, &c);
+	}
+	if (!rc) {
+		/* the lock table (syscalls/sys_lock.c) tells open file
+		 * descriptions apart: KCMP_FILE only, which compares, never acts */
+		struct scmp_arg_cmp c = { .arg = 2, .op = SCMP_CMP_EQ, .datum_a = KCMP_FILE };
+		rc = rule(ctx, SCMP_SYS(kcmp), 1, &c);
 	}
 	const unsigned long ioctls[] = {
 		SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND, SECCOMP_IOCTL_NOTIF_ID_VALID,

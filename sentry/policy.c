@@ -3,7 +3,8 @@
  * This first policy is what the syscall table and the mount table say: DENY
  * rows are denied with their errno, FAST rows whose arguments match a deny
  * rule (ioctl TIOCSTI...) or match no entry of their allow list (socket
- * families) are denied with the row's errno, writes to read-only mounts
+ * families) are denied with the row's errno (FAST_TRAP rows' matching calls,
+ * e.g. fcntl's lock commands, go to their handler), writes to read-only mounts
  * are EROFS (enforced in the VFS, which is part of the compiled policy via
  * the mount table text). The version is an xxHash of everything that defines
  * behaviour: the guest's BPF program and the mount table. Later policies
@@ -72,7 +73,10 @@ int policy_check(struct policy *p, struct sc_call *c, int *err)
 	case SC_FAST:
 		/* A FAST call reaches the sentry only when a deny rule matched
 		 * or no allow-list entry did (the filter and this check share
-		 * the compare: sc_args_native). */
+		 * the compare: sc_args_native). FAST_TRAP rows hand the calls
+		 * matching their rules to their handler. */
+		if (e->argtrap && e->handler && sc_argdeny_match(e, c->args))
+			return DEC_ALLOW;
 		if (!sc_args_native(e, c->args) && e->err > 0) {
 			*err = e->err;
 			snprintf(c->note, sizeof c->note, "%s", e->allow ?

@@ -21,7 +21,8 @@
  *   - everything else - EMULATE and DENY rows, FAST calls that match an
  *     argument rule, numbers the table does not know, notify_nr_extra -
  *     SECCOMP_RET_USER_NOTIF (the default action). The sentry answers:
- *     handler, -row.err for DENY and argument rules, -ENOSYS for unknown.
+ *     handler, -row.err for DENY and argument rules (a FAST_TRAP row's
+ *     matching calls: its handler), -ENOSYS for unknown.
  */
 #ifndef MOAT_SYSCALLS_FILTER_H
 #define MOAT_SYSCALLS_FILTER_H

@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
@@ -26,6 +27,7 @@
 #define SYSCALL(...)
 #define ARGDENY(r, ...) SC_ARGDENY_ARRAY(r, __VA_ARGS__)
 #define ARGALLOW(r, ...) SC_ARGALLOW_ARRAY(r, __VA_ARGS__)
+#define ARGTRAP(r, ...) SC_ARGDENY_ARRAY(r, __VA_ARGS__)
 #include "syscalls/syscall_table.def"
 
 /* pass 2: the rows */
@@ -86,12 +88,13 @@ const char *sc_status_name(int status)
 
 int sc_effective_status(const struct sysent *e)
 {
-	if (e->cls == SC_EMULATE && sc_handler_is_stub(e->handler))
+	if ((e->cls == SC_EMULATE || e->argtrap) && sc_handler_is_stub(e->handler))
 		return ST_NONE;
 	return e->status;
 }
 
-/* "DENY(EPERM)", "FAST" or "FAST!" (has deny or allow argument rules) */
+/* "DENY(EPERM)", "FAST", "FAST!" (argument rules deny: a deny or an allow
+ * list) or "FAST+" (argument rules send calls to the handler) */
 static void class_text(const struct sysent *e, char *buf, size_t len)
 {
 	const char *en;
@@ -103,7 +106,7 @@ static void class_text(const struct sysent *e, char *buf, size_t len)
 		else
 			snprintf(buf, len, "DENY(%d)", e->err);
 	} else if (e->cls == SC_FAST && (e->deny || e->allow)) {
-		snprintf(buf, len, "FAST!");
+		snprintf(buf, len, e->argtrap ? "FAST+" : "FAST!");
 	} else {
 		snprintf(buf, len, "%s", sc_class_name(e->cls));
 	}
@@ -111,7 +114,7 @@ static void class_text(const struct sysent *e, char *buf, size_t len)
 
 static const char *note_text(const struct sysent *e)
 {
-	if (e->cls == SC_EMULATE && sc_handler_is_stub(e->handler))
+	if ((e->cls == SC_EMULATE || e->argtrap) && sc_handler_is_stub(e->handler))
 		return "handler not written yet: ENOSYS";
 	return e->note;
 }

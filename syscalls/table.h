@@ -19,7 +19,9 @@
  * be denied with the row's errno: a deny list (`deny`: the calls matching a
  * rule, e.g. ioctl(TIOCSTI)) or an allow list (`allow`: every call that
  * matches none of its entries, e.g. socket families other than AF_UNIX,
- * AF_INET, AF_INET6 and NETLINK_ROUTE).
+ * AF_INET, AF_INET6 and NETLINK_ROUTE). With `argtrap` set
+ * (FAST_TRAP) the calls matching `deny` go to the row's handler instead,
+ * e.g. the lock commands of fcntl.
  * Unknown numbers are denied with ENOSYS and audited by the sentry; 32-bit
  * (int 0x80) and x32 entry points are answered ENOSYS by the filter itself,
  * so they never reach the sentry and are not audited.
@@ -77,7 +79,8 @@ enum sc_argkind {
 #define SC_MAXARGS 6
 
 /* A FAST syscall may have a few (arg index, value) pairs that must not run
- * natively: these calls are sent to the sentry and denied with `errno`. */
+ * natively: these calls are sent to the sentry and denied with `errno`
+ * (FAST_EXCEPT), or handled by the row's handler (FAST_TRAP). */
 struct sc_argdeny {
 	int8_t arg;      /* argument index, -1 terminates */
 	uint64_t value;  /* argument equal to this is denied */
@@ -107,6 +110,8 @@ struct sysent {
 	const char *note;
 	const struct sc_argdeny *deny;/* FAST only: deny rules, or NULL */
 	const struct sc_argallow *allow;/* FAST only: allow list, or NULL */
+	uint8_t argtrap;              /* FAST_TRAP: calls matching `deny` go to
+				       * `handler` (not denied with `err`) */
 };
 
 /* Highest x86_64 number in the table + 1. */

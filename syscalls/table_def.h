@@ -11,6 +11,10 @@
  *            | FAST_ONLY(rules, errno): native only for the calls matching
  *              an entry of the ARGALLOW(rules, ...) list; every other call
  *              goes to the sentry and is denied with errno
+ *            | FAST_TRAP(rules): native, except the calls matching the
+ *              ARGTRAP(rules, ...) list, which go to the sentry and are
+ *              answered by the row's handler (sysent.argtrap; the handler
+ *              column names sys_<name> as for EMULATE)
  *   handler  sys_<name> for EMULATE rows, NONE_H otherwise
  *   status   FULL | PARTIAL | NONE
  *
@@ -18,10 +22,11 @@
  *
  *   ARGDENY(rules, RULE(arg, value, mask), ...)
  *   ARGALLOW(rules, MATCH(RULE(arg, value, mask), ...), ...)
+ *   ARGTRAP(rules, RULE(arg, value, mask), ...)
  *
  * (a MATCH holds when all its RULEs do, at most SC_ALLOW_MAXCMP of them, each
  * on a different argument). Every includer defines SYSCALL (and ARGDENY /
- * ARGALLOW if it wants the rules) and the .def #undefs them at its end. The column macros are expanded by pasting a
+ * ARGALLOW / ARGTRAP if it wants the rules) and the .def #undefs them at its end. The column macros are expanded by pasting a
  * prefix onto the column (SC_CLS_##cls, ST_##status), so no short global names
  * like FAST or NONE are ever defined.
  */
@@ -38,6 +43,7 @@
 #define SC_CLS_DENY_ERR(e)         .cls = SC_DENY, .err = (e)
 #define SC_CLS_FAST_EXCEPT(r, e)   .cls = SC_FAST, .err = (e), .deny = sc_argdeny_##r
 #define SC_CLS_FAST_ONLY(r, e)     .cls = SC_FAST, .err = (e), .allow = sc_argallow_##r
+#define SC_CLS_FAST_TRAP(r)        .cls = SC_FAST, .deny = sc_argdeny_##r, .argtrap = 1
 #define SC_CLASS(cls)              SC_CLS_##cls
 
 /* ARGS(...) column -> .nargs/.args. sizeof of a compound literal counts the
@@ -75,7 +81,8 @@
 		  SC_CLASS(cls_), SC_HANDLER(h_), .status = SC_STATUS(st_), \
 		  .note = note_ }
 
-/* argument rules: deny when (arg & mask) == value (mask 0: full compare) */
+/* argument rules: match when (arg & mask) == value (mask 0: full compare);
+ * ARGDENY and ARGTRAP lists are the same array type */
 #define RULE(a, v, m)              { .arg = (a), .value = (v), .mask = (m) }
 #define SC_ARGDENY_ARRAY(r, ...) \
 	static const struct sc_argdeny sc_argdeny_##r[] = { \

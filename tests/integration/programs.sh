@@ -43,6 +43,44 @@ if command -v sqlite3 >/dev/null; then
 	check sqlite3_file_on_host test -s "$T_TMP/sq/db.sqlite"
 else skip sqlite3_cli "sqlite3 not installed"; fi
 
+# Locks inside the sandbox (the sentry's lock table): 4 concurrent sqlite3
+# writers (POSIX locks, busy-waiting on SQLITE_BUSY) lose no row; flock(1)
+# serialises a read-modify-write counter; python's fcntl.lockf conflicts
+# between two processes.
+if command -v sqlite3 >/dev/null; then
+	out=$(moat run --bind "$T_TMP/sq:/work:rw" --workdir /work -- /bin/sh -c '
+		sqlite3 w.sqlite "create table t(w, i)" || exit 1
+		for w in 1 2 3 4; do
+			( i=0; while [ $i -lt 25 ]; do
+				sqlite3 -cmd ".timeout 20000" w.sqlite "insert into t values ($w, $i)" || exit 1
+				i=$((i + 1)); done ) &
+		done
+		wait
+		sqlite3 w.sqlite "select count(*), count(distinct w) from t"' </dev/null 2>"$T_TMP/err")
+	expect_eq sqlite3_concurrent_writers "$out" "100|4"
+else skip sqlite3_concurrent_writers "sqlite3 not installed"; fi
+out=$(moat run --bind "$T_TMP/sq:/work:rw" --workdir /work -- /bin/sh -c '
+	echo 0 > n
+	for w in 1 2 3 4; do
+		( for i in 1 2 3 4 5 6 7 8 9 10; do
+			flock lk sh -c "v=\$(cat n); echo \$((v + 1)) > n"; done ) &
+	done
+	wait; cat n; flock -n lk true && echo free' </dev/null 2>"$T_TMP/err")
+expect_eq flock1_counter "$(echo $out)" "40 free"
+out=$(mrun "$PY" -c '
+import fcntl, os
+f = open("/tmp/pl", "w")
+fcntl.lockf(f, fcntl.LOCK_EX)
+if os.fork() == 0:
+    g = open("/tmp/pl", "w")
+    try:
+        fcntl.lockf(g, fcntl.LOCK_EX | fcntl.LOCK_NB); os._exit(1)
+    except OSError:
+        os._exit(0)
+_, st = os.wait()
+print("conflict" if os.WEXITSTATUS(st) == 0 else "no conflict")' 2>"$T_TMP/err")
+expect_eq python_lockf_conflict "$out" conflict
+
 # git init/add/commit in a rw bind; the host sees the repository.
 mkdir -p "$T_TMP/repo" && chmod 777 "$T_TMP/repo"
 moat run --bind "$T_TMP/repo:/work:rw" --workdir /work -- /bin/sh -c '

@@ -128,7 +128,15 @@ static void child(int sock)
 		_exit(10);
 	if (raw(SYS_ptrace, 0, 0, 0) != -EPERM)
 		_exit(11);
-	/* 10. EXEC is RET_TRACE: with no tracer, the kernel answers ENOSYS */
+	/* 10. FAST_TRAP: fcntl's lock commands reach the sentry (answered
+	 * ENOLCK below), F_GETFL runs natively */
+	if (raw(SYS_fcntl, fds[1], F_SETLK, 0) != -ENOLCK)
+		_exit(13);
+	if (raw(SYS_fcntl, fds[1], F_SETLEASE | (1L << 32), 0) != -ENOLCK)
+		_exit(14);
+	if (raw(SYS_fcntl, fds[1], F_GETFL, 0) != O_WRONLY)
+		_exit(15);
+	/* 11. EXEC is RET_TRACE: with no tracer, the kernel answers ENOSYS */
 	if (raw(SYS_execve, (long)"/bin/true", 0, 0) != -ENOSYS)
 		_exit(12);
 	/* 11. allow lists: AF_UNIX/AF_INET and NETLINK_ROUTE run natively
@@ -206,6 +214,8 @@ static void serve(int lfd, pid_t pid, struct seen *s, int *status)
 
 			if (!e)
 				resp.error = -ENOSYS;
+			else if (e->argtrap && sc_argdeny_match(e, args))
+				resp.error = -ENOLCK; /* the handler would answer */
 			else if (e->cls == SC_DENY ||
 				 (e->cls == SC_FAST && !sc_args_native(e, args)))
 				resp.error = -e->err;
@@ -254,6 +264,7 @@ Test(syscalls_filter, guest_filter_in_a_child)
 	cr_assert_eq(count_nr(&s, SYS_socketpair), 1, "socketpair: only AF_TIPC traps");
 	cr_assert_eq(count_nr(&s, 1000), 1, "unknown number not trapped");
 	cr_assert_eq(count_nr(&s, SYS_clone), 1, "only the CLONE_NEWUSER clone traps");
+	cr_assert_eq(count_nr(&s, SYS_fcntl), 2, "only F_SETLK and F_SETLEASE trap");
 	cr_assert_eq(count_nr(&s, SYS_openat), 1);
 	cr_assert_eq(count_nr(&s, SYS_ptrace), 1);
 	cr_assert_eq(count_nr(&s, SYS_execve), 0, "execve is RET_TRACE, not NOTIFY");

@@ -109,7 +109,7 @@ Test(syscalls_table, handlers_match_classes)
 		cr_assert(e->status >= ST_FULL && e->status <= ST_NONE, "%s", e->name);
 		cr_assert_not_null(e->note, "%s", e->name);
 		cr_assert_not_null(e->handler_name, "%s", e->name);
-		if (e->cls == SC_EMULATE) {
+		if (e->cls == SC_EMULATE || e->argtrap) {
 			snprintf(want, sizeof(want), "sys_%s", e->name);
 			cr_assert_not_null(e->handler, "%s", e->name);
 			cr_assert_str_eq(e->handler_name, want);
@@ -121,7 +121,10 @@ Test(syscalls_table, handlers_match_classes)
 			cr_assert(e->err > 0 && e->err < 4096, "%s", e->name);
 		if (e->deny) {
 			cr_assert_eq(e->cls, SC_FAST, "%s", e->name);
-			cr_assert(e->err > 0, "%s: rules need an errno", e->name);
+			if (e->argtrap)
+				cr_assert_eq(e->err, 0, "%s: trapped calls go to the handler", e->name);
+			else
+				cr_assert(e->err > 0, "%s: rules need an errno", e->name);
 			cr_assert_geq(e->deny[0].arg, 0, "%s: empty rules", e->name);
 		}
 		if (e->allow) {
@@ -129,6 +132,8 @@ Test(syscalls_table, handlers_match_classes)
 			cr_assert(e->err > 0, "%s: an allow list needs an errno", e->name);
 			cr_assert_gt(e->allow[0].ncmp, 0, "%s: empty allow list", e->name);
 		}
+		if (e->argtrap)
+			cr_assert_not_null(e->deny, "%s: FAST_TRAP without rules", e->name);
 		if (e->cls != SC_DENY && !e->deny && !e->allow)
 			cr_assert_eq(e->err, 0, "%s", e->name);
 	}
@@ -304,10 +309,10 @@ Test(syscalls_table, allow_lists)
 		if (!e->name)
 			continue;
 		cr_assert(!(e->deny && e->allow), "%s has both rule kinds", e->name);
-		if (e->deny || e->allow) {
+		if (e->deny || e->allow)
 			cr_assert_eq(e->cls, SC_FAST, "%s", e->name);
+		if ((e->deny && !e->argtrap) || e->allow)
 			cr_assert_gt(e->err, 0, "%s", e->name);
-		}
 	}
 }
 
@@ -345,6 +350,35 @@ Test(syscalls_table, ioctl_classes)
 	}
 }
 
+/* FAST_TRAP: fcntl's lock, lease and dnotify commands go to sys_fcntl, the
+ * rest stays native; flock is emulated whole */
+Test(syscalls_table, trap_rules)
+{
+	const struct sysent *f = sc_lookup_name("fcntl");
+	const int trapped[] = { F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK,
+				F_OFD_SETLKW, F_SETLEASE, F_GETLEASE, F_NOTIFY };
+	const int native[] = { F_GETFL, F_SETFL, F_GETFD, F_SETFD, F_DUPFD, F_DUPFD_CLOEXEC,
+			       F_SETPIPE_SZ, F_GETPIPE_SZ, F_SETOWN, F_ADD_SEALS, F_GET_SEALS };
+	uint64_t a[SC_MAXARGS] = { 0 };
+
+	cr_assert_eq(f->cls, SC_FAST);
+	cr_assert(f->argtrap);
+	cr_assert_not_null(f->handler);
+	cr_assert_str_eq(f->handler_name, "sys_fcntl");
+	for (size_t i = 0; i < sizeof(trapped) / sizeof(trapped[0]); i++) {
+		a[1] = (uint64_t)trapped[i];
+		cr_assert_not_null(sc_argdeny_match(f, a), "cmd %d", trapped[i]);
+		a[1] |= 1ULL << 32; /* cmd is an int: high bits do not count */
+		cr_assert_not_null(sc_argdeny_match(f, a), "cmd %d", trapped[i]);
+	}
+	for (size_t i = 0; i < sizeof(native) / sizeof(native[0]); i++) {
+		a[1] = (uint64_t)native[i];
+		cr_assert_null(sc_argdeny_match(f, a), "cmd %d", native[i]);
+	}
+	cr_assert_eq(sc_lookup_name("flock")->cls, SC_EMULATE);
+	cr_assert_not(sc_lookup_name("ioctl")->argtrap);
+}
+
 /* weak stubs answer ENOSYS and are listed as NONE */
 Test(syscalls_table, stubs_answer_enosys)
 {
@@ -354,7 +388,7 @@ Test(syscalls_table, stubs_answer_enosys)
 	for (int i = 0; i < SC_NR_MAX; i++) {
 		const struct sysent *e = &sc_table[i];
 
-		if (!e->name || e->cls != SC_EMULATE)
+		if (!e->name || (e->cls != SC_EMULATE && !e->argtrap))
 			continue;
 		if (sc_handler_is_stub(e->handler)) {
 			c.ent = e;
@@ -398,6 +432,9 @@ Test(syscalls_table, listing_formats)
 	cr_assert_eq(ret, 0);
 	cr_assert(strstr(s, "NR   NAME"));
 	cr_assert(strstr(s, "DENY(EPERM)"));
+	cr_assert_eq(count(s, " FAST+ "), 1, "one FAST_TRAP row (fcntl), listed as FAST+");
+	cr_assert(strstr(s, "\n72   fcntl "));
+	cr_assert_geq(count(s, " FAST! "), 2, "FAST_EXCEPT rows (ioctl, clone...)");
 	cr_assert_eq(count(s, "\n"), nrows() + 1);
 	free(s);
 
@@ -405,6 +442,7 @@ Test(syscalls_table, listing_formats)
 	cr_assert_eq(ret, 0);
 	cr_assert(!strncmp(s, "nr,name,class,errno,status,handler,note\n", 40));
 	cr_assert(strstr(s, "\n101,ptrace,DENY,EPERM,NONE,,"));
+	cr_assert(strstr(s, "\n72,fcntl,FAST,,PARTIAL,sys_fcntl,"));
 	cr_assert_eq(count(s, "\n"), nrows() + 1);
 	free(s);
 

@@ -1,0 +1,758 @@
+/* syscalls/sys_lock.c - flock(2) and fcntl's record locks, kept in the
+ * sentry's lock table so that a guest never takes a lock, or a lease, on a
+ * host file (ARCHITECTURE.md, "Locks").
+ *
+ * One table per sandbox (the sentry serves one), keyed by the host file's
+ * identity (st_dev, st_ino of the guest's fd, duplicated with pidfd_getfd).
+ * Linux's rules:
+ *   - flock locks (class LC_FLOCK) belong to an open file description and
+ *     cover the whole file; a conversion drops the old lock first (a failed
+ *     LOCK_NB upgrade loses it, as on Linux).
+ *   - POSIX record locks belong to the process (thread group), OFD record
+ *     locks to the open file description; both are class LC_POSIX and
+ *     conflict with each other, never with flock locks. Byte ranges are
+ *     inclusive, end LK_EOF = "to the end, however far"; a new lock of an
+ *     owner replaces, splits and merges that owner's ranges.
+ *   - F_GETLK reports the first conflicting lock (l_pid: the holder's guest
+ *     pid, -1 for an OFD lock); F_SETLK/LOCK_NB answer EAGAIN; F_SETLKW and
+ *     blocking flock wait in the worker (20 ms slices) and answer
+ *     -ERESTARTSYS when a signal is pending, like the FIFO-open wait; a POSIX
+ *     wait that would close a cycle of waiting processes is EDEADLK.
+ * An owner is identified by what the sentry can hold on to: a pidfd of the
+ * process (POSIX), or a duplicate of the open file description (flock, OFD),
+ * compared with kcmp(KCMP_FILE). close(2) and exit run natively, so release
+ * is lazy: when a lock stands in the way, its holder is checked (the process
+ * still runs and still has an fd on the file; some guest fd still refers to
+ * the description) and the lock dropped if not.
+ * Bounded: LK_MAX locks per sandbox, then ENOLCK (after a sweep of stale
+ * owners).
+ */
+#include "syscalls/handlers.h"
+#include "syscalls/sc.h"
+#include "kernel/task.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kcmp.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LK_MAX 512           /* locks per sandbox */
+#define LK_SLICE_MS 20       /* how often a waiter looks for signals and stale holders */
+#define LK_EOF INT64_MAX     /* OFFSET_MAX */
+#define LK_WIT 2           /* fds remembered per POSIX owner and file */
+#define LK_MAXWAIT 64        /* waiters tracked for deadlock detection (= workers) */
+#define ERESTARTSYS_ 512     /* include/linux/errno.h, not exported to user space */
+#ifndef LOCK_MAND
+#define LOCK_MAND 32
+#endif
+
+enum { LC_FLOCK = 1, LC_POSIX };
+enum { OWN_PROC = 1, OWN_FILE };
+
+struct lk_owner {
+	int refs;                /* locks pointing here */
+	int kind;                /* OWN_PROC: a process; OWN_FILE: an open file description */
+	int fd;                  /* PROC: pidfd of the process; FILE: our dup of the description */
+	pid_t tgid;              /* host tgid: PROC the owner; FILE the last process seen holding it */
+	pid_t vpid;              /* guest pid (PROC: l_pid of F_GETLK) */
+	int hint;                /* FILE: a guest fd number last seen on the description */
+	dev_t dev;               /* PROC: one owner per process and file */
+	ino_t ino;
+	int nwit;                /* PROC: the fds the process locked through */
+	struct { int fd, dup; } wit[LK_WIT];
+	struct lk_owner *next;
+};
+
+struct lk_lock {
+	struct lk_owner *own;
+	int cls;
+	short type;              /* F_RDLCK or F_WRLCK */
+	int64_t start, end;      /* inclusive */
+	dev_t dev;
+	ino_t ino;
+	struct lk_lock *next;
+};
+
+struct lk_waiter {
+	struct lk_owner *who, *blocker;
+};
+
+static pthread_mutex_t lk_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t lk_cv;
+static pthread_once_t lk_once = PTHREAD_ONCE_INIT;
+static struct lk_lock *locks;
+static struct lk_owner *owners;
+static int nlocks;
+static struct lk_waiter waiters[LK_MAXWAIT];
+
+static void lk_init(void)
+{
+	pthread_condattr_t a;
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&lk_cv, &a);
+	pthread_condattr_destroy(&a);
+}
+
+/* the request, decoded */
+struct lk_req {
+	int cls;
+	short type;              /* F_RDLCK, F_WRLCK, F_UNLCK */
+	int64_t start, end;
+	dev_t dev;
+	ino_t ino;
+	int ofd;                 /* the sentry's dup of the caller's description */
+	int guestfd;
+	bool ofd_owner;          /* OFD lock (or flock): owned by the description */
+	bool wait;
+};
+
+static void owner_put(struct lk_owner *o)
+{
+	if (--o->refs > 0)
+		return;
+	for (struct lk_owner **pp = &owners; *pp; pp = &(*pp)->next)
+		if (*pp == o) {
+			*pp = o->next;
+			break;
+		}
+	close(o->fd);
+	for (int i = 0; i < o->nwit; i++)
+		close(o->wit[i].dup);
+	free(o);
+}
+
+static void lock_free(struct lk_lock **pp)
+{
+	struct lk_lock *l = *pp;
+	*pp = l->next;
+	owner_put(l->own);
+	free(l);
+	nlocks--;
+}
+
+/* Drop every lock of o (an owner is one description, or one process on
+ * one file). */
+static void drop_owner_locks(struct lk_owner *o)
+{
+	o->refs++; /* keep o while its locks go */
+	for (struct lk_lock **pp = &locks; *pp;) {
+		struct lk_lock *l = *pp;
+		if (l->own == o)
+			lock_free(pp);
+		else
+			pp = &l->next;
+	}
+	owner_put(o);
+	pthread_cond_broadcast(&lk_cv);
+}
+
+static int kcmp_file(pid_t a, int fda, pid_t b, int fdb)
+{
+	return (int)syscall(SYS_kcmp, a, b, KCMP_FILE, fda, fdb);
+}
+
+/* The guest fd numbers of process vpid, into fds[] (up to max). -1 if gone,
+ * -2 if it has more than max. */
+static int list_fds(struct sandbox *sb, pid_t vpid, int *fds, int max)
+{
+	char path[32], buf[2048];
+	int n = 0;
+
+	if (!sb || sb->guest_procfd < 0 || vpid <= 0)
+		return -1;
+	snprintf(path, sizeof path, "%d/fd", vpid);
+	int dfd = openat(sb->guest_procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	for (;;) {
+		long r = syscall(SYS_getdents64, dfd, buf, sizeof buf);
+		if (r <= 0)
+			break;
+		for (long off = 0; off < r;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			off += d->d_reclen;
+			if (d->d_name[0] < '0' || d->d_name[0] > '9')
+				continue;
+			if (n == max) {
+				close(dfd);
+				return -2;
+			}
+			fds[n++] = atoi(d->d_name);
+		}
+	}
+	close(dfd);
+	return n;
+}
+
+struct scan {
+	struct lk_owner *o;
+	struct sandbox *sb;
+	bool found;
+};
+
+static int scan_leader(struct task *t, void *arg)
+{
+	struct scan *s = arg;
+	int fds[1024];
+	int n = list_fds(s->sb, t->vtgid, fds, 1024);
+	if (n == -2) {
+		s->found = true; /* cannot tell: keep the lock */
+		return 1;
+	}
+	for (int i = 0; i < n; i++)
+		if (kcmp_file(getpid(), s->o->fd, t->tgid, fds[i]) == 0) {
+			s->o->tgid = t->tgid;
+			s->o->hint = fds[i];
+			s->found = true;
+			return 1;
+		}
+	return 0;
+}
+
+/* Is the holder o of a lock on dev/ino still there? (lazily validated
+ * release on close and exit) */
+static bool owner_alive(struct sandbox *sb, struct lk_owner *o)
+{
+	if (o->kind == OWN_PROC) {
+		struct pollfd p = { .fd = o->fd, .events = POLLIN };
+		if (poll(&p, 1, 0) != 0)
+			return false; /* exited (or the pidfd is bad) */
+		/* Linux drops them at the first close of an fd of the file;
+		 * what the sentry can see: an fd it locked through that no
+		 * longer holds the same description */
+		for (int i = 0; i < o->nwit; i++)
+			if (kcmp_file(getpid(), o->wit[i].dup, o->tgid, o->wit[i].fd) != 0)
+				return false;
+		return true;
+	}
+	if (o->tgid > 0 && o->hint >= 0 && kcmp_file(getpid(), o->fd, o->tgid, o->hint) == 0)
+		return true;
+	if (!sb || sb->guest_procfd < 0)
+		return true;
+	struct scan s = { .o = o, .sb = sb };
+	task_for_each_leader(sb, scan_leader, &s);
+	return s.found;
+}
+
+/* Drop every lock whose holder is gone (when the table is full). */
+static void sweep(struct sandbox *sb)
+{
+	for (struct lk_lock *l = locks; l;) {
+		if (!owner_alive(sb, l->own)) {
+			drop_owner_locks(l->own);
+			l = locks; /* the list changed: start over */
+			continue;
+		}
+		l = l->next;
+	}
+}
+
+static bool conflicts(const struct lk_lock *l, const struct lk_req *r, const struct lk_owner *own)
+{
+	if (l->cls != r->cls || l->dev != r->dev || l->ino != r->ino || l->own == own)
+		return false;
+	if (r->type == F_UNLCK || (l->type != F_WRLCK && r->type != F_WRLCK))
+		return false;
+	if (r->cls == LC_FLOCK)
+		return true;
+	return l->start <= r->end && r->start <= l->end;
+}
+
+/* The first conflicting lock whose holder is still there (stale ones are
+ * dropped on the way), or NULL. */
+static struct lk_lock *find_conflict(struct sandbox *sb, const struct lk_req *r, const struct lk_owner *own)
+{
+again:
+	for (struct lk_lock *l = locks; l; l = l->next) {
+		if (!conflicts(l, r, own))
+			continue;
+		if (!owner_alive(sb, l->own)) {
+			drop_owner_locks(l->own);
+			goto again;
+		}
+		return l;
+	}
+	return NULL;
+}
+
+/* Remember that POSIX owner o locks through guest fd r->guestfd. -1 if that
+ * fd number already held another description (it was closed since). */
+static int witness(struct lk_owner *o, const struct lk_req *r)
+{
+	for (int i = 0; i < o->nwit; i++)
+		if (o->wit[i].fd == r->guestfd)
+			return kcmp_file(getpid(), o->wit[i].dup, getpid(), r->ofd) == 0 ? 0 : -1;
+	int d = fcntl(r->ofd, F_DUPFD_CLOEXEC, 0);
+	if (d < 0)
+		return 0;
+	if (o->nwit == LK_WIT) {
+		close(o->wit[0].dup);
+		memmove(&o->wit[0], &o->wit[1], sizeof o->wit[0] * (LK_WIT - 1));
+		o->nwit--;
+	}
+	o->wit[o->nwit].fd = r->guestfd;
+	o->wit[o->nwit].dup = d;
+	o->nwit++;
+	return 0;
+}
+
+/* The caller's owner for r (found, or made with refs 0: the caller takes a
+ * reference at once and puts it when done). NULL: out of memory. */
+static struct lk_owner *owner_of(struct sc_call *c, const struct lk_req *r)
+{
+	struct task *t = c->task;
+
+	if (r->ofd_owner) {
+		for (struct lk_lock *l = locks; l; l = l->next)
+			if (l->own->kind == OWN_FILE && l->dev == r->dev && l->ino == r->ino &&
+			    kcmp_file(getpid(), l->own->fd, getpid(), r->ofd) == 0) {
+				l->own->tgid = t->tgid;
+				l->own->hint = r->guestfd;
+				return l->own;
+			}
+	} else {
+		for (struct lk_owner *o = owners; o; o = o->next) {
+			if (o->kind != OWN_PROC || o->tgid != t->tgid || o->dev != r->dev ||
+			    o->ino != r->ino)
+				continue;
+			if (!owner_alive(c->sb, o) || witness(o, r) < 0) {
+				/* a dead process whose pid came back, or an fd
+				 * of the file was closed: its locks are gone */
+				drop_owner_locks(o);
+				break;
+			}
+			return o;
+		}
+	}
+	struct lk_owner *o = calloc(1, sizeof *o);
+	if (!o)
+		return NULL;
+	o->kind = r->ofd_owner ? OWN_FILE : OWN_PROC;
+	o->tgid = t->tgid;
+	o->vpid = r->ofd_owner ? -1 : t->vtgid;
+	o->hint = r->guestfd;
+	if (r->ofd_owner)
+		o->fd = fcntl(r->ofd, F_DUPFD_CLOEXEC, 0);
+	else if (t->pidfd >= 0)
+		o->fd = fcntl(t->pidfd, F_DUPFD_CLOEXEC, 0);
+	else
+		o->fd = (int)syscall(SYS_pidfd_open, t->tgid, 0);
+	if (o->fd < 0) {
+		free(o);
+		return NULL;
+	}
+	if (!r->ofd_owner) {
+		o->dev = r->dev;
+		o->ino = r->ino;
+		witness(o, r);
+	}
+	o->next = owners;
+	owners = o;
+	return o;
+}
+
+static struct lk_lock *new_lock(struct lk_owner *o, const struct lk_req *r, short type,
+				int64_t s, int64_t e)
+{
+	struct lk_lock *l = calloc(1, sizeof *l);
+	if (!l)
+		return NULL;
+	*l = (struct lk_lock){ .own = o, .cls = r->cls, .type = type, .start = s, .end = e,
+			       .dev = r->dev, .ino = r->ino, .next = locks };
+	o->refs++;
+	locks = l;
+	nlocks++;
+	return l;
+}
+
+/* Apply a POSIX/OFD request of owner o (no conflict stands in the way). */
+static int posix_apply(const struct lk_req *r, struct lk_owner *o)
+{
+	int64_t ns = r->start, ne = r->end;
+	struct lk_lock *spare = NULL;
+
+	for (struct lk_lock **pp = &locks; *pp;) {
+		struct lk_lock *l = *pp;
+		if (l->cls != LC_POSIX || l->own != o || l->dev != r->dev || l->ino != r->ino) {
+			pp = &l->next;
+			continue;
+		}
+		if (r->type != F_UNLCK && l->type == r->type) {
+			/* same type: merge when overlapping or adjacent */
+			if ((ne == LK_EOF || l->start <= ne + 1) && (ns == 0 || l->end >= ns - 1)) {
+				if (l->start < ns)
+					ns = l->start;
+				if (l->end > ne)
+					ne = l->end;
+				lock_free(pp);
+				continue;
+			}
+		} else if (l->start <= ne && ns <= l->end) {
+			if (l->start < ns && l->end > ne) {
+				/* split: keep the left part here, add the right part */
+				if (!spare)
+					spare = calloc(1, sizeof *spare);
+				if (!spare)
+					return -ENOLCK;
+				*spare = *l;
+				spare->start = ne + 1;
+				spare->own->refs++;
+				nlocks++;
+				l->end = ns - 1;
+				spare->next = l->next;
+				l->next = spare;
+				spare = NULL;
+				pp = &l->next->next;
+				continue;
+			} else if (l->start < ns) {
+				l->end = ns - 1;
+			} else if (l->end > ne) {
+				l->start = ne + 1;
+			} else {
+				lock_free(pp);
+				continue;
+			}
+		}
+		pp = &l->next;
+	}
+	if (r->type != F_UNLCK && !new_lock(o, r, r->type, ns, ne))
+		return -ENOLCK;
+	return 0;
+}
+
+/* Would process `who` waiting for `blocker` close a cycle of POSIX waiters?
+ * (POSIX owners are per process and file: processes compare by tgid.) */
+static bool deadlock(const struct lk_owner *who, const struct lk_owner *blocker)
+{
+	for (int depth = 0; blocker && depth < LK_MAXWAIT; depth++) {
+		if (blocker->tgid == who->tgid)
+			return true;
+		const struct lk_owner *next = NULL;
+		for (int i = 0; i < LK_MAXWAIT; i++)
+			if (waiters[i].who && waiters[i].who->kind == OWN_PROC &&
+			    waiters[i].who->tgid == blocker->tgid) {
+				next = waiters[i].blocker;
+				break;
+			}
+		if (!next || next->kind != OWN_PROC)
+			return false;
+		blocker = next;
+	}
+	return false;
+}
+
+static bool notif_gone(struct sc_call *c)
+{
+	uint64_t id = c->id;
+	return c->notify_fd > 0 &&
+	       ioctl(c->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0 && errno == ENOENT;
+}
+
+/* Set/clear a lock for the caller, waiting if r->wait. 0 or -errno. */
+static int lk_set(struct sc_call *c, struct lk_req *r)
+{
+	int ret;
+	int slot = -1;
+
+	pthread_once(&lk_once, lk_init);
+	pthread_mutex_lock(&lk_mu);
+	for (;;) {
+		struct lk_owner *o = owner_of(c, r);
+		if (!o) {
+			ret = -ENOLCK;
+			break;
+		}
+		o->refs++; /* hold it across the steps below */
+		if (r->cls == LC_FLOCK) {
+			/* Linux: the old lock of this description goes first */
+			for (struct lk_lock **pp = &locks; *pp; pp = &(*pp)->next) {
+				struct lk_lock *l = *pp;
+				if (l->cls == LC_FLOCK && l->own == o && l->dev == r->dev && l->ino == r->ino) {
+					if (l->type == r->type) {
+						owner_put(o);
+						ret = 0;
+						goto out;
+					}
+					lock_free(pp);
+					pthread_cond_broadcast(&lk_cv);
+					break;
+				}
+			}
+		}
+		struct lk_lock *cf = find_conflict(c->sb, r, o);
+		if (!cf) {
+			if (r->type == F_UNLCK) {
+				ret = r->cls == LC_POSIX ? posix_apply(r, o) : 0;
+			} else {
+				if (nlocks + 2 > LK_MAX)
+					sweep(c->sb);
+				if (nlocks + 2 > LK_MAX) {
+					snprintf(c->note, sizeof c->note, "lock table full (%d locks)", LK_MAX);
+					ret = -ENOLCK;
+				} else if (r->cls == LC_POSIX) {
+					ret = posix_apply(r, o);
+				} else {
+					ret = new_lock(o, r, r->type, 0, LK_EOF) ? 0 : -ENOLCK;
+				}
+			}
+			if (r->type == F_UNLCK || ret == 0)
+				pthread_cond_broadcast(&lk_cv);
+			owner_put(o);
+			break;
+		}
+		if (!r->wait) {
+			owner_put(o);
+			ret = -EAGAIN;
+			break;
+		}
+		if (r->cls == LC_POSIX && o->kind == OWN_PROC && cf->own->kind == OWN_PROC &&
+		    deadlock(o, cf->own)) {
+			owner_put(o);
+			ret = -EDEADLK;
+			break;
+		}
+		if (slot < 0)
+			for (int i = 0; i < LK_MAXWAIT; i++)
+				if (!waiters[i].who) {
+					slot = i;
+					break;
+				}
+		struct lk_owner *blocker = cf->own;
+		blocker->refs++; /* its pointer stays valid in waiters[] */
+		if (slot >= 0)
+			waiters[slot] = (struct lk_waiter){ .who = o, .blocker = blocker };
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += LK_SLICE_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&lk_cv, &lk_mu, &ts);
+		if (slot >= 0)
+			waiters[slot] = (struct lk_waiter){ 0 };
+		owner_put(blocker);
+		owner_put(o);
+		pthread_mutex_unlock(&lk_mu);
+		/* the guest waits killably in its notification: a signal stays
+		 * pending, and the guest's kernel turns -ERESTARTSYS into EINTR
+		 * or a restart as for a native wait */
+		if (notif_gone(c))
+			return -EINTR;
+		if (task_signal_pending(c->task))
+			return -ERESTARTSYS_;
+		pthread_mutex_lock(&lk_mu);
+	}
+out:
+	pthread_mutex_unlock(&lk_mu);
+	return ret;
+}
+
+/* Duplicate guest fd `fd` and fill r's file identity. 0 or -EBADF. */
+static int lk_file(struct sc_call *c, int fd, struct lk_req *r, int *accmode)
+{
+	struct stat st;
+	int h = task_getfd(c->task, fd);
+	if (h < 0)
+		return -EBADF;
+	int fl = fcntl(h, F_GETFL);
+	if (fstat(h, &st) < 0 || fl < 0 || (fl & O_PATH)) {
+		close(h);
+		return -EBADF;
+	}
+	r->dev = st.st_dev;
+	r->ino = st.st_ino;
+	r->ofd = h;
+	r->guestfd = fd;
+	if (accmode)
+		*accmode = fl & O_ACCMODE;
+	return 0;
+}
+
+long sys_flock(struct sc_call *c)
+{
+	unsigned cmd = (unsigned)c->args[1];
+	struct lk_req r = { .cls = LC_FLOCK, .start = 0, .end = LK_EOF, .ofd_owner = true };
+
+	if (cmd & LOCK_MAND)
+		return 0; /* Linux ignores these (with a warning) */
+	switch (cmd & ~(unsigned)LOCK_NB) {
+	case LOCK_SH:
+		r.type = F_RDLCK;
+		break;
+	case LOCK_EX:
+		r.type = F_WRLCK;
+		break;
+	case LOCK_UN:
+		r.type = F_UNLCK;
+		break;
+	default:
+		return -EINVAL;
+	}
+	r.wait = !(cmd & LOCK_NB);
+	int ret = lk_file(c, (int)c->args[0], &r, NULL);
+	if (ret < 0)
+		return ret;
+	ret = lk_set(c, &r);
+	close(r.ofd);
+	return ret == -EAGAIN ? -EWOULDBLOCK : ret;
+}
+
+/* struct flock (x86_64: 32 bytes) -> r's range; Linux's flock_to_posix_lock */
+static int flock_range(const struct flock *l, int h, struct lk_req *r)
+{
+	int64_t base;
+	struct stat st;
+
+	switch (l->l_whence) {
+	case SEEK_SET:
+		base = 0;
+		break;
+	case SEEK_CUR:
+		base = lseek(h, 0, SEEK_CUR);
+		if (base < 0)
+			base = 0; /* not seekable: f_pos stays 0 */
+		break;
+	case SEEK_END:
+		if (fstat(h, &st) < 0)
+			return -EBADF;
+		base = st.st_size;
+		break;
+	default:
+		return -EINVAL;
+	}
+	int64_t start = (int64_t)((uint64_t)base + (uint64_t)l->l_start);
+	if (start < 0)
+		return -EINVAL;
+	if (l->l_len > 0) {
+		if (l->l_len - 1 > LK_EOF - start)
+			return -EOVERFLOW;
+		r->start = start;
+		r->end = start + l->l_len - 1;
+	} else if (l->l_len < 0) {
+		if (start + l->l_len < 0)
+			return -EINVAL;
+		r->end = start - 1;
+		r->start = start + l->l_len;
+	} else {
+		r->start = start;
+		r->end = LK_EOF;
+	}
+	if (l->l_type != F_RDLCK && l->l_type != F_WRLCK && l->l_type != F_UNLCK)
+		return -EINVAL;
+	r->type = l->l_type;
+	return 0;
+}
+
+static long lk_getlk(struct sc_call *c, struct lk_req *r, struct flock *l, uint64_t addr)
+{
+	pthread_once(&lk_once, lk_init);
+	pthread_mutex_lock(&lk_mu);
+	struct lk_owner *o = owner_of(c, r);
+	if (!o) {
+		pthread_mutex_unlock(&lk_mu);
+		return -ENOLCK;
+	}
+	o->refs++;
+	struct lk_lock *cf = find_conflict(c->sb, r, o);
+	if (cf) {
+		l->l_type = cf->type;
+		l->l_whence = SEEK_SET;
+		l->l_start = cf->start;
+		l->l_len = cf->end == LK_EOF ? 0 : cf->end - cf->start + 1;
+		l->l_pid = cf->own->kind == OWN_FILE ? -1 : cf->own->vpid;
+	} else {
+		l->l_type = F_UNLCK;
+	}
+	owner_put(o);
+	pthread_mutex_unlock(&lk_mu);
+	return sc_write_guest(c, addr, l, sizeof *l);
+}
+
+long sys_fcntl(struct sc_call *c)
+{
+	int cmd = (int)c->args[1];
+	int fd = (int)c->args[0];
+	uint64_t addr = c->args[2];
+	struct lk_req r = { .cls = LC_POSIX };
+	struct flock l;
+	int acc = 0, ret;
+
+	ret = lk_file(c, fd, &r, &acc);
+	if (ret < 0)
+		return ret;
+	switch (cmd) {
+	case F_GETLEASE:
+		ret = F_UNLCK; /* no lease can exist */
+		goto out;
+	case F_SETLEASE:
+	case F_NOTIFY:
+		/* a lease or a dnotify watch would reach the host file: refused
+		 * as Linux refuses a caller who does not own the file (lease)
+		 * or whom an LSM denies (dnotify) */
+		snprintf(c->note, sizeof c->note, "%s refused: host files take no leases or watches",
+			 cmd == F_NOTIFY ? "F_NOTIFY" : "F_SETLEASE");
+		ret = -EACCES;
+		goto out;
+	case F_GETLK:
+	case F_SETLK:
+	case F_SETLKW:
+	case F_OFD_GETLK:
+	case F_OFD_SETLK:
+	case F_OFD_SETLKW:
+		break;
+	default:
+		ret = -EINVAL; /* the filter sends nothing else */
+		goto out;
+	}
+	/* copied in once; every decision below is made on this copy */
+	if (sc_read_guest(c, addr, &l, sizeof l) < 0) {
+		ret = -EFAULT;
+		goto out;
+	}
+	bool ofd = cmd == F_OFD_GETLK || cmd == F_OFD_SETLK || cmd == F_OFD_SETLKW;
+	r.ofd_owner = ofd;
+	if (cmd == F_GETLK || cmd == F_OFD_GETLK) {
+		if (l.l_type != F_RDLCK && l.l_type != F_WRLCK) {
+			ret = -EINVAL;
+			goto out;
+		}
+		ret = flock_range(&l, r.ofd, &r);
+		if (!ret && ofd && l.l_pid != 0)
+			ret = -EINVAL;
+		if (!ret)
+			ret = (int)lk_getlk(c, &r, &l, addr);
+		goto out;
+	}
+	ret = flock_range(&l, r.ofd, &r);
+	if (ret)
+		goto out;
+	if ((r.type == F_RDLCK && acc == O_WRONLY) || (r.type == F_WRLCK && acc == O_RDONLY)) {
+		ret = -EBADF;
+		goto out;
+	}
+	if (ofd && l.l_pid != 0) {
+		ret = -EINVAL;
+		goto out;
+	}
+	r.wait = cmd == F_SETLKW || cmd == F_OFD_SETLKW;
+	ret = lk_set(c, &r);
+out:
+	close(r.ofd);
+	return ret;
+}

@@ -126,8 +126,13 @@ int priv_claim(struct priv *p, char *err, size_t errlen);
  * of the sentry's own. After this nothing of the sentry is privileged on the
  * host. */
 int priv_drop(struct priv *p, char *err, size_t errlen);
-/* Pivot the sentry into an empty read-only tmpfs. */
-int priv_empty_root(char *err, size_t errlen);
+struct gofer_export;
+/* Pivot the sentry into an empty read-only tmpfs holding read-only binds of
+ * the host-directory exports (hidden names masked) at "/<export index>". */
+int priv_sentry_root(const struct gofer_export *ex, size_t n, char *err, size_t errlen);
+/* After priv_sentry_root: an O_PATH root fd per export index, -1 for an
+ * export without a bind (not a host directory, or unreachable for our uid). */
+const int *priv_export_roots(size_t *n);
 
 /* ---- the guest's view (view.c) ---- */
 struct vfs_mount_spec;

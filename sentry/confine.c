@@ -8,13 +8,18 @@
  *   openat      dirfd == the guest pid namespace's procfs fd, O_RDONLY
  *   readlinkat  dirfd == that procfs fd
  *   newfstatat  AT_EMPTY_PATH (fstat of a held fd)
+ *   openat2, readlinkat  dirfd == an export root fd (direct file access,
+ *               fs/directfs.c; what confines it is the mount layer, below)
  * No metadata changes (fchmod, fchown, futimens, fsetxattr) on held fds: the
  * gofer makes every change to a file of the view.
  * The seccomp rule on openat sees the dirfd, not the path: an absolute path
  * would ignore the dirfd. What makes that harmless is the sentry's root, an
- * empty read-only tmpfs in a mount namespace of its own (privilege.c).
+ * empty read-only tmpfs in a mount namespace of its own holding only
+ * read-only binds of the host-directory exports, hidden names masked
+ * (privilege.c).
  * ioctl is limited to the seccomp notification requests and TCGETS (isatty).
- * There is no openat2 (its flags live in memory), no socket (connections to
+ * openat2's flags live in memory: allowed only on the export root fds, where
+ * every write/create is EROFS by the mount layer. No socket (connections to
  * the gofer arrive over the control socket), no exec, no mount, no namespace.
  *
  * MOAT_SENTRY_FILTER_LEARN=1 logs (SECCOMP_RET_LOG, see dmesg) instead of

@@ -11,7 +11,7 @@
  *      loader) which forks the program; the program drops capabilities, sets
  *      no_new_privs, installs the seccomp filter generated from the syscall
  *      table and hands its listener to the sentry, then execs (a traced exec)
- *   4. pivot into an empty root (privilege.c), confine the sentry itself
+ *   4. pivot into its own root (privilege.c: read-only binds of the exports), confine the sentry itself
  *      (confine.c; a failure ends the sandbox) and serve: the main thread is the
  *      ptrace tracer (tracer.c, exec.c); worker threads answer notifications
  *      (pipeline.c)

@@ -315,6 +315,7 @@ void vfs_destroy(struct vfs *v)
 		free(v->synth[i].path);
 	}
 	free(v->synth);
+	free(v->droots);
 	dcache_free(v->dc);
 	inomap_free(v->im);
 	inomap_free(v->fim);
@@ -832,7 +833,7 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 		  int flags, mode_t mode, int *fd, struct stat *st)
 {
 	struct stat tmp;
-	int r;
+	int r, mapped = 0;
 
 	if (!st)
 		st = &tmp;
@@ -865,6 +866,8 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 			gofer_set_wait_hook(NULL, NULL);
 			if (r == -EINTR)
 				return -ERESTARTSYS_;
+		} else if ((r = vfs_direct_open(v, n, flags, fd, st)) == 0) {
+			mapped = 1;
 		} else {
 			r = VFS_BE(v, open, n->mnt->export, n->rel, flags, mode, fd, st);
 		}
@@ -876,7 +879,8 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 			inomap_put(v->im, st->st_dev, st->st_ino, n->path);
 		else if (!(flags & O_PATH))
 			inomap_put(v->fim, st->st_dev, st->st_ino, n->path);
-		vfs_map_stat(v, st);
+		if (!mapped)
+			vfs_map_stat(v, st);
 		if (flags & O_CREAT)
 			dcache_drop(v->dc, n->mnt->idx, n->rel, 0);
 		return 0;

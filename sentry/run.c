@@ -282,8 +282,14 @@ int sentry_run(const struct sentry_config *cfg)
 	dbg("%.2f ms: confining", ms_now() - t0);
 	/* Fail closed: a sentry that cannot confine itself ends the sandbox
 	 * before the guest's program exists (the init dies with us). */
-	if (priv_empty_root(err, sizeof err) < 0 || confine_sentry(sb, err, sizeof err) < 0)
+	if (priv_sentry_root(view.exports, view.nexports, err, sizeof err) < 0 ||
+	    confine_sentry(sb, err, sizeof err) < 0)
 		die("%s", err);
+	if (!getenv("MOAT_NO_DIRECTFS")) { /* (a knob for benchmarks: every open via the gofer) */
+		size_t nroots;
+		const int *roots = priv_export_roots(&nroots);
+		vfs_enable_direct(sb->vfs, roots, nroots);
+	}
 	prctl(PR_SET_DUMPABLE, 0); /* set-up wrote the init's maps; nothing else needs it */
 	if (getenv("MOAT_TEST_CONFINEMENT"))
 		confine_selftest(sb);

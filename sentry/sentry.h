@@ -11,7 +11,7 @@
  *      loader) which forks the program; the program drops capabilities, sets
  *      no_new_privs, installs the seccomp filter generated from the syscall
  *      table and hands its listener to the sentry, then execs (a traced exec)
- *   4. pivot into an empty root (privilege.c), confine the sentry itself
+ *   4. pivot into its own root (privilege.c: read-only binds of the exports), confine the sentry itself
  *      (confine.c; a failure ends the sandbox) and serve: the main thread is the
  *      ptrace tracer (tracer.c, exec.c); worker threads answer notifications
  *      (pipeline.c)
@@ -138,8 +138,13 @@ int priv_claim(struct priv *p, char *err, size_t errlen);
  * of the sentry's own. After this nothing of the sentry is privileged on the
  * host. */
 int priv_drop(struct priv *p, char *err, size_t errlen);
-/* Pivot the sentry into an empty read-only tmpfs. */
-int priv_empty_root(char *err, size_t errlen);
+struct gofer_export;
+/* Pivot the sentry into an empty read-only tmpfs holding read-only binds of
+ * the host-directory exports (hidden names masked) at "/<export index>". */
+int priv_sentry_root(const struct gofer_export *ex, size_t n, char *err, size_t errlen);
+/* After priv_sentry_root: an O_PATH root fd per export index, -1 for an
+ * export without a bind (not a host directory, or unreachable for our uid). */
+const int *priv_export_roots(size_t *n);
 
 /* ---- the guest's view (view.c) ---- */
 struct vfs_mount_spec;

@@ -157,8 +157,12 @@ static long call(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
 	if (c->broken)
 		return -EPIPE;
 	long r = xfer(c->sock, h.tag, iov, k, rep, nrep, fd, allow_trunc);
-	if (r == -EINTR && wait_hook)
+	if (r == -EINTR && wait_hook) {
+		/* hang up now: the gofer ends its wait when it sees that */
 		c->broken = 1;
+		close(c->sock);
+		c->sock = -1;
+	}
 	return r;
 }
 
@@ -206,7 +210,8 @@ void gofer_disconnect(struct gofer_conn *c)
 {
 	if (!c)
 		return;
-	close(c->sock);
+	if (c->sock >= 0)
+		close(c->sock);
 	free(c);
 }
 

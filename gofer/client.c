@@ -182,10 +182,14 @@ struct gofer_conn *gofer_connect(int ctl_sock)
 	long r;
 	int fd;
 
+	/* never abandoned half-way: the control stream must stay in step */
+	int (*hook)(void *) = wait_hook;
+	wait_hook = NULL;
 	pthread_mutex_lock(&ctl_lock);
 	h.tag = ++ctl_tag;
 	r = xfer(ctl_sock, h.tag, &iov, 1, NULL, 0, &fd, 0);
 	pthread_mutex_unlock(&ctl_lock);
+	wait_hook = hook;
 	if (r == 0 && fd < 0)
 		r = -EPROTO;
 	if (r > 0) {

@@ -377,6 +377,8 @@ int exec_stop(struct sandbox *sb, struct task *t)
 			pthread_mutex_unlock(&t->lock);
 		}
 	}
+	if (r == -EINTR)
+		r = -EIO; /* a gofer call abandoned at the tracer's deadline */
 	if (r < 0) {
 		if (t->initial) {
 			const char *what = r == -ENOENT ? "not found" : strerror((int)-r);

@@ -18,6 +18,7 @@
  * task beyond it is killed, never resumed unregistered).
  */
 #include "sentry/sentry.h"
+#include "gofer/gofer.h"
 #include "kernel/task.h"
 #include "platform/arch.h"
 #include "common/log.h"
@@ -51,6 +52,13 @@ static double ms_now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+#define GOFER_DEADLINE_MS 10000.0
+
+static int past_deadline(void *arg)
+{
+	return ms_now() > *(const double *)arg;
 }
 
 static int take_early(struct tracer *tr, pid_t tid)
@@ -405,8 +413,15 @@ int tracer_run(struct tracer_args *a)
 			break;
 		case PTRACE_EVENT_SECCOMP: {
 			dbg("%.2f ms: exec stop", ms_now() - a->t0);
+			/* Gofer calls made here cannot block (exec opens are
+			 * O_NONBLOCK, walks use O_PATH), and whatever the gofer
+			 * does, none may hold this thread for long: past the
+			 * deadline a call is abandoned (-EINTR, the guest sees EIO). */
+			double deadline = ms_now() + GOFER_DEADLINE_MS;
+			gofer_set_wait_hook(past_deadline, &deadline);
 			int pending = exec_stop(sb, t); /* execve, execveat */
 			unixsock_stop(sb, t);           /* bind, connect */
+			gofer_set_wait_hook(NULL, NULL);
 			dbg("%.2f ms: exec resolved", ms_now() - a->t0);
 			/* an exec rewritten to the loader: see its syscall exit if it fails */
 			t->exec_pending = pending;

@@ -8,7 +8,9 @@
  * keeps one table of its own, early[]: tids whose first stop came before
  * their parent's fork event (held, never resumed, until that event).
  *
- * Bounds: at most max_tasks tasks (MAX_TASKS; MOAT_MAX_TASKS may lower it).
+ * Bounds: at most max_tasks tasks (MAX_TASKS, less if the sentry's fd limit,
+ * raised to its hard limit first, cannot hold a pidfd per task and
+ * FDS_SPARE more; MOAT_MAX_TASKS may lower it).
  * A fork or clone past the bound is refused: the child is registered (never
  * an unknown task) but killed at its first stop before it runs any guest
  * code (a thread is made to exit(0) on its clone's own syscall instruction,
@@ -30,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -55,6 +58,7 @@ static double ms_now(void)
 }
 
 #define GOFER_DEADLINE_MS 10000.0
+#define FDS_SPARE 512 /* fds the sentry keeps for itself: workers, gofer, calls in flight */
 
 static int past_deadline(void *arg)
 {
@@ -366,6 +370,17 @@ int tracer_run(struct tracer_args *a)
 	const char *mt = getenv("MOAT_MAX_TASKS"); /* tests: a lower bound only */
 	if (mt && atoi(mt) >= 8 && atoi(mt) < MAX_TASKS)
 		tr.max_tasks = atoi(mt);
+	/* every task holds a pidfd here: the fd limit bounds the table too */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+			getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		if (rl.rlim_cur != RLIM_INFINITY && (long)rl.rlim_cur - FDS_SPARE < tr.max_tasks)
+			tr.max_tasks = (long)rl.rlim_cur > FDS_SPARE + 64 ? (int)rl.rlim_cur - FDS_SPARE : 64;
+	}
 	task_set_pexec_free(exec_pexec_free);
 	for (;;) {
 		int st;

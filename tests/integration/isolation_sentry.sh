@@ -116,6 +116,13 @@ case $out in
 "ok forkstorm"*) ok fork_storm_bounded ;;
 *) fail fork_storm_bounded "${out:0:300}" ;;
 esac
+# The same with threads: a refused clone must not take its process down.
+out=$(MOAT_MAX_TASKS=256 moat run --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_sentry threadstorm 600 </dev/null 2>&1)
+case $out in
+"ok threadstorm made="*" eagain=0 "*) fail thread_storm_bounded "no clone refused: $out" ;;
+"ok threadstorm"*) ok thread_storm_bounded ;;
+*) fail thread_storm_bounded "${out:0:300}" ;;
+esac
 if grep -q '"errno":"EAGAIN".*task table full' "$T_TMP/storm.jsonl" 2>/dev/null; then
 	ok fork_refusal_audited
 else

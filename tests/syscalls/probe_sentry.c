@@ -14,10 +14,13 @@
  *                       (bad argv pointer); prints "phase1"/"phase2" around
  *                       them, waiting for go1/go2 in the cwd
  *   forkstorm N         N children that each stay alive until released; forks
- *                       may fail with EAGAIN; prints "ok forkstorm M/N"
+ *                       may fail with EAGAIN; prints "ok forkstorm made=..."
+ *   threadstorm N       the same with threads: a refused clone is EAGAIN and
+ *                       the process lives on; prints "ok threadstorm made=..."
  */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -265,6 +268,49 @@ static int forkstorm(int n)
 	return 0;
 }
 
+static int tpipe[2];
+
+static void *holder(void *a)
+{
+	char ch;
+	read(tpipe[0], &ch, 1);
+	/* a trapped call: an unregistered thread would not be served */
+	return access("/", F_OK) == 0 ? a : (void *)1;
+}
+
+static int threadstorm(int n)
+{
+	if (pipe(tpipe) < 0)
+		return 1;
+	pthread_t *th = calloc(n, sizeof *th);
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	int made = 0, eagain = 0, other = 0, bad = 0;
+	for (int i = 0; i < n; i++) {
+		int r = pthread_create(&th[made], &at, holder, NULL);
+		if (r == 0)
+			made++;
+		else if (r == EAGAIN)
+			eagain++;
+		else
+			other++;
+	}
+	close(tpipe[1]);
+	for (int i = 0; i < made; i++) {
+		void *ret;
+		pthread_join(th[i], &ret);
+		bad += ret != NULL;
+	}
+	/* the process still makes threads once the storm is over */
+	pthread_t t;
+	int again = pthread_create(&t, NULL, holder, NULL) == 0 && pthread_join(t, NULL) == 0;
+	printf("%s threadstorm made=%d eagain=%d other=%d bad=%d again=%d\n",
+	       made + eagain == n && !other && !bad && again ? "ok" : "FAIL", made, eagain, other,
+	       bad, again);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -276,6 +322,8 @@ int main(int argc, char **argv)
 		return loader(argc >= 3);
 	if (argc >= 3 && !strcmp(argv[1], "failexec"))
 		return failexec(atoi(argv[2]));
+	if (argc >= 3 && !strcmp(argv[1], "threadstorm"))
+		return threadstorm(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "forkstorm"))
 		return forkstorm(atoi(argv[2]));
 	fprintf(stderr, "usage: see the source\n");

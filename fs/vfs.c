@@ -1045,9 +1045,22 @@ int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
 		*st = n->st;
 		r = 0;
 	} else {
-		r = vfs_node_open(v, t, n, O_RDONLY, 0, fd, st);
+		/* The file may have been swapped since the walk: open it
+		 * O_NONBLOCK (a FIFO must not block this, the ptrace thread)
+		 * and check what was opened. */
+		r = vfs_node_open(v, t, n, O_RDONLY | O_NONBLOCK, 0, fd, st);
 		if (r < 0)
 			goto out;
+		if (fcntl(*fd, F_SETFL, 0) < 0) {
+			r = -errno;
+			close(*fd);
+			goto out;
+		}
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(*fd); /* Linux: EACCES for anything but a regular file */
+		r = -EACCES;
+		goto out;
 	}
 	if (canon && canonlen) {
 		if (strlen(n->path) >= canonlen) {

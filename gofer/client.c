@@ -157,8 +157,12 @@ static long call(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
 	if (c->broken)
 		return -EPIPE;
 	long r = xfer(c->sock, h.tag, iov, k, rep, nrep, fd, allow_trunc);
-	if (r == -EINTR && wait_hook)
+	if (r == -EINTR && wait_hook) {
+		/* hang up now: the gofer ends its wait when it sees that */
 		c->broken = 1;
+		close(c->sock);
+		c->sock = -1;
+	}
 	return r;
 }
 
@@ -178,10 +182,14 @@ struct gofer_conn *gofer_connect(int ctl_sock)
 	long r;
 	int fd;
 
+	/* never abandoned half-way: the control stream must stay in step */
+	int (*hook)(void *) = wait_hook;
+	wait_hook = NULL;
 	pthread_mutex_lock(&ctl_lock);
 	h.tag = ++ctl_tag;
 	r = xfer(ctl_sock, h.tag, &iov, 1, NULL, 0, &fd, 0);
 	pthread_mutex_unlock(&ctl_lock);
+	wait_hook = hook;
 	if (r == 0 && fd < 0)
 		r = -EPROTO;
 	if (r > 0) {
@@ -206,7 +214,8 @@ void gofer_disconnect(struct gofer_conn *c)
 {
 	if (!c)
 		return;
-	close(c->sock);
+	if (c->sock >= 0)
+		close(c->sock);
 	free(c);
 }
 

@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -165,6 +166,7 @@ struct req {
 	const void *fixed;       /* the op's fixed struct (aligned copy) */
 	char *path;              /* first string (always a path) */
 	char *str2;              /* second string or NULL */
+	int sock;                /* the client's connection (FIFO waits watch it) */
 };
 
 struct rep {
@@ -274,6 +276,43 @@ static int h_lstat(struct req *rq, struct rep *rp)
 		      O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | \
 		      O_CLOEXEC | O_PATH | O_TMPFILE | FASYNC)
 
+/* FIFO opens never block a gofer thread in open(2): the file is opened
+ * O_NONBLOCK and the blocking semantics are emulated here, watching the
+ * client's connection, so a client that gives up (the guest was interrupted:
+ * it hangs up, see gofer_set_wait_hook) ends the wait and nothing is left
+ * blocked. A reader's open returns once a writer has written or come and gone
+ * (poll on the FIFO; Linux returns as soon as a writer opens); a writer's
+ * open (ENXIO while there is no reader) is retried every FIFO_SLICE_MS. */
+#define FIFO_SLICE_MS 10
+
+/* 1: the client hung up (or sent something while it should be waiting). */
+static int client_gone(int sock, int ms)
+{
+	struct pollfd p = { .fd = sock, .events = POLLIN | POLLRDHUP };
+	int r = poll(&p, 1, ms);
+	if (r < 0)
+		return errno != EINTR;
+	return r > 0;
+}
+
+/* Wait until a reader's FIFO has a writer's data or hang-up. 0 or -EINTR. */
+static int fifo_wait_writer(int sock, int fd)
+{
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = sock, .events = POLLIN | POLLRDHUP },
+			{ .fd = fd, .events = POLLIN },
+		};
+		int r = poll(p, 2, -1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || p[0].revents)
+			return -EINTR;
+		if (p[1].revents)
+			return 0;
+	}
+}
+
 static int h_open(struct req *rq, struct rep *rp)
 {
 	const struct gofer_req_open *f = rq->fixed;
@@ -282,6 +321,7 @@ static int h_open(struct req *rq, struct rep *rp)
 	int excl_create;
 	const char *name;
 	struct stat st;
+	int want_nb = flags & O_NONBLOCK;
 
 	if ((flags & ~OPEN_ALLOWED) || (flags & O_ACCMODE) == O_ACCMODE ||
 	    (f->mode & ~07777u))
@@ -296,7 +336,7 @@ static int h_open(struct req *rq, struct rep *rp)
 			return -EROFS;
 		if (e->kind == GOFER_EXPORT_DEV && (flags & TMPFILE_BIT))
 			return -EROFS;
-		flags |= O_NOCTTY;
+		flags |= O_NOCTTY | O_NONBLOCK; /* never block here: see FIFO_SLICE_MS */
 	}
 	flags |= O_NOFOLLOW | O_CLOEXEC;
 	excl_create = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
@@ -329,6 +369,16 @@ static int h_open(struct req *rq, struct rep *rp)
 				fd = -errno;
 		} else {
 			fd = oat2(e, pfd, name, flags, cmode);
+			/* a blocking writer's open of a FIFO without a reader waits */
+			while (fd == -ENXIO && !want_nb && (flags & O_ACCMODE) == O_WRONLY &&
+			       fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			       S_ISFIFO(st.st_mode)) {
+				if (client_gone(rq->sock, FIFO_SLICE_MS)) {
+					fd = -EINTR;
+					break;
+				}
+				fd = oat2(e, pfd, name, flags, cmode);
+			}
 		}
 		if (fd < 0) {
 			close_owned(pfd, owned);
@@ -344,6 +394,19 @@ static int h_open(struct req *rq, struct rep *rp)
 		return r;
 	}
 	close_owned(pfd, owned);
+	if (!(flags & O_PATH) && !want_nb) {
+		if (S_ISFIFO(st.st_mode) && (flags & O_ACCMODE) == O_RDONLY &&
+		    (r = fifo_wait_writer(rq->sock, fd)) < 0) {
+			close(fd);
+			return r;
+		}
+		/* the guest asked for a blocking file */
+		if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+			r = -errno;
+			close(fd);
+			return r;
+		}
+	}
 	memcpy(rp->payload, &st, sizeof st);
 	rp->len = sizeof st;
 	rp->fd = fd;
@@ -739,7 +802,7 @@ static int take_string(char *buf, size_t total, size_t *off, uint32_t len, char 
 }
 
 /* Validate and run one request of n bytes. Returns the reply's err. */
-static int serve_one(char *buf, size_t n, int is_ctl, struct rep *rp)
+static int serve_one(char *buf, size_t n, int is_ctl, int sock, struct rep *rp)
 {
 	struct gofer_hdr h;
 	union {
@@ -753,7 +816,7 @@ static int serve_one(char *buf, size_t n, int is_ctl, struct rep *rp)
 		struct gofer_req_utimens ut;
 	} fixed;
 	const struct op_desc *d;
-	struct req rq = { 0 };
+	struct req rq = { .sock = sock };
 	size_t off;
 	int r;
 
@@ -844,7 +907,7 @@ static void serve_conn(int sock, int is_ctl)
 		else if ((size_t)n < sizeof(struct gofer_hdr))
 			rh.err = -EPROTO;
 		else
-			rh.err = serve_one(buf, n, is_ctl, &rp);
+			rh.err = serve_one(buf, n, is_ctl, sock, &rp);
 		if (rh.err)
 			rp.len = 0;
 		rh.len = sizeof rh + rp.len;

@@ -11,6 +11,12 @@
  * namespace holds nothing but the loader, so a thread racing to rewrite that
  * string can only make the exec fail. On error the call is skipped and returns
  * -errno. The loader then fetches the pending exec with MOAT_SYS_LOADER.
+ *
+ * The pending exec lives only as long as that exec: the tracer resumes the
+ * rewritten call with PTRACE_SYSCALL, and its syscall exit before
+ * PTRACE_EVENT_EXEC means the kernel failed it (exec_drop closes the fds);
+ * PTRACE_EVENT_EXEC gives the new image (the loader) the right to take it,
+ * once (exec_done, loader_ok). A task that dies drops it too (task_put).
  */
 #include "sentry/sentry.h"
 #include "fs/vfs.h"
@@ -49,7 +55,7 @@ struct pending_exec {
 
 const char *const *exec_initial_path;
 
-static void pexec_free(struct pending_exec *p)
+void exec_pexec_free(struct pending_exec *p)
 {
 	if (!p)
 		return;
@@ -282,7 +288,7 @@ fail:
 		free(prefix[i]);
 	if (fd >= 0)
 		close(fd);
-	pexec_free(p);
+	exec_pexec_free(p);
 	return ret;
 }
 
@@ -296,11 +302,30 @@ static void trace_exec(struct sandbox *sb, struct task *t, const char *name, con
 	audit_event(sb->audit, sb, t, t->tid, name, args, decision, ret, note);
 }
 
-void exec_stop(struct sandbox *sb, struct task *t)
+/* Drop the task's pending exec (its fds closed) and the loader's right. */
+void exec_drop(struct task *t)
+{
+	pthread_mutex_lock(&t->lock);
+	struct pending_exec *p = t->pexec;
+	t->pexec = NULL;
+	t->loader_ok = 0;
+	pthread_mutex_unlock(&t->lock);
+	exec_pexec_free(p);
+}
+
+void exec_done(struct task *t)
+{
+	pthread_mutex_lock(&t->lock);
+	t->loader_ok = t->pexec != NULL;
+	pthread_mutex_unlock(&t->lock);
+}
+
+int exec_stop(struct sandbox *sb, struct task *t)
 {
 	arch_regs regs;
+	exec_drop(t); /* whatever an earlier exec left */
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
-		return;
+		return 0;
 	long nr = (long)REG_SYSNO(regs);
 	int dirfd = AT_FDCWD, atflags = 0;
 	uint64_t paddr, argv, envp;
@@ -317,7 +342,7 @@ void exec_stop(struct sandbox *sb, struct task *t)
 		envp = REG_ARG3(regs);
 		atflags = (int)REG_ARG4(regs);
 	} else {
-		return; /* not ours: let it run (the filter only traces exec) */
+		return 0; /* not ours: let it run (the filter only traces exec) */
 	}
 	char path[PATH_MAX];
 	long r = guest_read_str(t->tid, paddr, path, sizeof path);
@@ -330,7 +355,7 @@ void exec_stop(struct sandbox *sb, struct task *t)
 	if (r == 0 && policy_check_exec(sb->policy, t, pe->exe, &perr) != DEC_ALLOW) {
 		decision = DEC_DENY;
 		r = -(perr ? perr : EACCES);
-		pexec_free(pe);
+		exec_pexec_free(pe);
 		pe = NULL;
 	}
 	if (r == 0) {
@@ -339,7 +364,7 @@ void exec_stop(struct sandbox *sb, struct task *t)
 		uint64_t addr = (REG_SP(regs) - ARCH_RED_ZONE - sizeof lp - 16) & ~15ULL;
 		if (guest_write(t->tid, addr, lp, sizeof lp) < 0) {
 			r = -EFAULT;
-			pexec_free(pe);
+			exec_pexec_free(pe);
 			pe = NULL;
 		} else {
 			REG_SYSNO(regs) = 59;
@@ -347,11 +372,13 @@ void exec_stop(struct sandbox *sb, struct task *t)
 			REG_ARG1(regs) = argv;
 			REG_ARG2(regs) = envp;
 			pthread_mutex_lock(&t->lock);
-			pexec_free(t->pexec);
-			t->pexec = pe;
+			t->pexec = pe; /* exec_drop above emptied it */
+			t->loader_ok = 0;
 			pthread_mutex_unlock(&t->lock);
 		}
 	}
+	if (r == -EINTR)
+		r = -EIO; /* a gofer call abandoned at the tracer's deadline */
 	if (r < 0) {
 		if (t->initial) {
 			const char *what = r == -ENOENT ? "not found" : strerror((int)-r);
@@ -363,6 +390,7 @@ void exec_stop(struct sandbox *sb, struct task *t)
 	ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
 	trace_exec(sb, t, name, path, decision, r, r == 0 && pe ? pe->exe : "");
 	t->initial = 0;
+	return r == 0;
 }
 
 long exec_loader_call(struct sc_call *c)
@@ -370,9 +398,12 @@ long exec_loader_call(struct sc_call *c)
 	struct task *t = c->task;
 	if (c->args[0] != MOAT_LOADER_GET)
 		return -ENOSYS;
+	/* Only the image PTRACE_EVENT_EXEC just started (the loader), once. */
 	pthread_mutex_lock(&t->lock);
-	struct pending_exec *p = t->pexec;
-	t->pexec = NULL;
+	struct pending_exec *p = t->loader_ok ? t->pexec : NULL;
+	if (p)
+		t->pexec = NULL;
+	t->loader_ok = 0;
 	pthread_mutex_unlock(&t->lock);
 	if (!p)
 		return -ENOSYS; /* not a loader: an unknown syscall like any other */
@@ -417,6 +448,6 @@ long exec_loader_call(struct sc_call *c)
 		snprintf(c->note, sizeof c->note, "%.120s", p->exe);
 	}
 out:
-	pexec_free(p);
+	exec_pexec_free(p);
 	return ret;
 }

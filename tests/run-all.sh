@@ -2,11 +2,17 @@
 # tests/run-all.sh: the single entry point for every test tier.
 #
 #   unit         ctest -R '^unit/' (criterion tests of the libraries)
+#   loader       tests/loader/run.sh: the loader under a harness playing the sentry
 #   syscalls     tests/syscalls/run.sh: each program natively, then under moat (diffed)
 #   integration  tests/integration/run.sh: real programs, CLI, lifecycle, isolation
 #   rootless     syscalls + integration again as an unprivileged user
 #   selfcheck    the harness against tests/integration/fake-moat (no isolation at
-#                all): every isolation test must FAIL there, the differential tier must pass
+#                all): every isolation CASE must FAIL there (except those marked
+#                sanity, listed apart), the differential tier must pass
+#
+# Every tier counts test cases and ends with "N passed, M failed, K skipped";
+# a tier FAILS when a case failed, when it printed no count, or when no case
+# passed. The summary shows each tier's counts and every skip with its reason.
 #
 # usage: tests/run-all.sh [--build DIR] [--user NAME] [--only TIER[,TIER...]] [--skip TIER[,TIER...]]
 #   --build DIR  CMake build directory (default: build); it must be built already
@@ -25,7 +31,7 @@ while [ $# -gt 0 ]; do
 	--user) user=$2; shift ;;
 	--only) only=$2; shift ;;
 	--skip) skipt=$2; shift ;;
-	-h | --help) sed -n '2,19p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,25p' "$0"; exit 0 ;;
 	*) echo "run-all: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -47,25 +53,54 @@ cleanup() { [ -n "$stage" ] && rm -rf "$stage"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-declare -A result
+declare -A result counts
 order=()
-tier() { # tier NAME CMD...: run, log to $build/test-logs/NAME.log and stdout
-	local name=$1; shift
+skips=()
+# tier NAME CMD...: run, log to $build/test-logs/NAME.log and stdout; the
+# tier's counts are its last "N passed, M failed, K skipped" line.
+tier() {
+	local name=$1 log; shift
 	order+=("$name")
 	echo "=== $name"
 	mkdir -p "$build/test-logs"
-	"$@" 2>&1 | tee "$build/test-logs/$name.log"
-	local rc=${PIPESTATUS[0]}
-	result[$name]=$([ "$rc" -eq 0 ] && echo PASS || echo "FAIL (exit $rc)")
+	log=$build/test-logs/$name.log
+	"$@" 2>&1 | tee "$log"
+	local rc=${PIPESTATUS[0]} c p
+	c=$(grep -oE '[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$log" | tail -1)
+	counts[$name]=${c:-no count}
+	p=$(printf '%s' "$c" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
+	while IFS= read -r l; do skips+=("$name: $l"); done < <(grep -E '^ *skip |^ok - # skip ' "$log" | sed 's/^ *//' | awk '!seen[$0]++')
+	if [ "$rc" -ne 0 ]; then
+		result[$name]="FAIL (exit $rc)"
+	elif [ -z "$c" ]; then
+		result[$name]="FAIL (no case count)"
+	elif [ "${p:-0}" -eq 0 ]; then
+		result[$name]="FAIL (ran no test)"
+	else
+		result[$name]=PASS
+	fi
 }
 
-if want unit; then
-	if ctest --test-dir "$build" -N -R '^unit/' 2>/dev/null | grep -q 'Total Tests: [1-9]'; then
-		tier unit ctest --test-dir "$build" -R '^unit/' --output-on-failure
-	else
-		order+=(unit); result[unit]="PASS (no unit tests registered)"
-	fi
-fi
+# unit: every criterion executable through ctest, counted in criterion cases.
+unit_tier() {
+	local log=$build/test-logs/unit.ctest.log rc p=0 f=0 tp tf tc
+	ctest --test-dir "$build" -R '^unit/' -V >"$log" 2>&1
+	rc=$?
+	grep -E 'Synthesis:|FAIL|Assertion|Crash|tests passed|Failed|\*\*\*' "$log" | sed 's/^[0-9]*: //'
+	while read -r tp tf tc; do
+		p=$((p + tp)) f=$((f + tf + tc))
+	done < <(sed -n 's/.*Synthesis: Tested: [0-9]* | Passing: \([0-9]*\) | Failing: \([0-9]*\) | Crashing: \([0-9]*\).*/\1 \2 \3/p' "$log")
+	# an executable that died before its synthesis line
+	local nexe nsyn
+	nexe=$(ctest --test-dir "$build" -N -R '^unit/' | sed -n 's/^Total Tests: //p')
+	nsyn=$(grep -c 'Synthesis:' "$log")
+	[ "${nexe:-0}" -gt "$nsyn" ] && f=$((f + nexe - nsyn))
+	echo "unit: $p passed, $f failed, 0 skipped"
+	[ $rc -eq 0 ] && [ $f -eq 0 ]
+}
+
+want unit && tier unit unit_tier
+want loader && tier loader sh "$here/loader/run.sh" "$build/loader/moat-loader" "$build/tests/loader/loader-harness" "$build/tests/loader"
 want syscalls && tier syscalls "$here/syscalls/run.sh" --bin "$sbin" --moat "$moat"
 want integration && tier integration "$here/integration/run.sh" --moat "$moat" --syscall-bin "$sbin"
 
@@ -90,23 +125,31 @@ if want rootless; then
 fi
 
 if want selfcheck; then
+	# Every isolation case must FAIL against the fake (a case that passes there
+	# cannot catch a leak), except the cases the test marks "# sanity".
 	selfcheck() {
-		local fake=$here/integration/fake-moat rc=0 t out caught
+		local fake=$here/integration/fake-moat rc=0 t out l caught=0 leaky=0 sane=0 sanity=()
 		echo "# differential plumbing (binds, workdir) with the fake: must pass"
-		"$here/syscalls/run.sh" --bin "$sbin" --moat "$fake" >"$build/test-logs/selfcheck-syscalls.log" 2>&1 ||
-			{ echo "FAIL selfcheck/differential: see $build/test-logs/selfcheck-syscalls.log"; rc=1; }
+		if "$here/syscalls/run.sh" --bin "$sbin" --moat "$fake" >"$build/test-logs/selfcheck-syscalls.log" 2>&1; then
+			echo "ok selfcheck/differential"; caught=$((caught + 1))
+		else
+			echo "FAIL selfcheck/differential: see $build/test-logs/selfcheck-syscalls.log"; leaky=$((leaky + 1))
+		fi
 		for t in "$here"/integration/isolation_*.sh "$here"/integration/lifecycle.sh; do
-			out=$(MOAT=$fake SYSCALL_BIN=$sbin RACE_SECONDS=1 "$t" </dev/null 2>/dev/null)
-			caught=$(printf '%s\n' "$out" | grep -c '^FAIL')
-			if printf '%s\n' "$out" | tail -1 | grep -q ' 0 failed'; then
-				echo "FAIL selfcheck/$(basename "$t" .sh): passes without any isolation - it cannot catch a leak"
-				rc=1
-			else
-				echo "ok selfcheck/$(basename "$t" .sh): $caught cases catch the leak of a non-isolating moat"
-			fi
-			printf '%s\n' "$out" | grep '^ok ' | sed 's/^/    (passes without isolation: host-dependent or sanity) /'
+			out=$(MOAT=$fake SYSCALL_BIN=$sbin RACE_SECONDS=1 MOAT_TIMEOUT=20 "$t" </dev/null 2>/dev/null)
+			caught=$((caught + $(printf '%s\n' "$out" | grep -c '^FAIL ')))
+			while IFS= read -r l; do
+				case $l in
+				*" # sanity") sanity+=("${l#ok }"); sane=$((sane + 1)) ;;
+				*) echo "FAIL selfcheck/${l#ok }: passes without any isolation - it cannot catch a leak"
+				   leaky=$((leaky + 1)) ;;
+				esac
+			done < <(printf '%s\n' "$out" | grep '^ok ')
+			echo "# $(basename "$t" .sh): $(printf '%s\n' "$out" | grep -c '^FAIL ') cases catch the leak of a non-isolating moat"
 		done
-		return $rc
+		for l in "${sanity[@]}"; do echo "skip $l (sanity: holds without isolation by design)"; done
+		echo "selfcheck: $caught passed, $leaky failed, $sane skipped"
+		[ $leaky -eq 0 ]
 	}
 	tier selfcheck selfcheck
 fi
@@ -115,8 +158,12 @@ echo
 echo "=== summary"
 fail=0
 for t in "${order[@]}"; do
-	printf '  %-22s %s\n' "$t" "${result[$t]}"
+	printf '  %-22s %-24s %s\n' "$t" "${result[$t]}" "${counts[$t]:-}"
 	[[ ${result[$t]} == PASS* ]] || fail=1
 done
+if [ ${#skips[@]} -gt 0 ]; then
+	echo "  skipped (${#skips[@]}):"
+	for l in "${skips[@]}"; do echo "    $l"; done
+fi
 echo "  logs: $build/test-logs/"
 exit $fail

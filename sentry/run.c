@@ -155,7 +155,7 @@ int sentry_run(const struct sentry_config *cfg)
 	double t0 = ms_now();
 	/* MOAT_TEST_CRASH=1: fault on purpose once the guest runs (tests/integration/lifecycle.sh) */
 	int crash_test = getenv("MOAT_TEST_CRASH") != NULL;
-	volatile uintptr_t crash_test_addr = 0;
+	volatile uintptr_t crash_test_addr = 16; /* unmapped, not NULL (UBSan builds) */
 	/* one malloc arena: per-thread arenas cost ~64 KiB each per worker */
 	mallopt(M_ARENA_MAX, 1);
 	char err[512] = "";

@@ -6,6 +6,11 @@
 #   syscalls     tests/syscalls/run.sh: each program natively, then under moat (diffed)
 #   integration  tests/integration/run.sh: real programs, CLI, lifecycle, isolation
 #   rootless     syscalls + integration again as an unprivileged user
+#   asan         integration again with an ASan+UBSan moat (--asan-build DIR, a
+#                -DMOAT_SANITIZE=ON build; ASAN_OPTIONS=detect_leaks=0); any
+#                sanitizer report in its log fails it
+#   fuzz         fuzz/run.sh: every libFuzzer target for FUZZ_SECONDS (default
+#                15) each (--fuzz-build DIR, a clang -DMOAT_FUZZ=ON build)
 #   selfcheck    the harness against tests/integration/fake-moat (no isolation at
 #                all): every isolation CASE must FAIL there (except those marked
 #                sanity, listed apart), the differential tier must pass
@@ -14,8 +19,12 @@
 # a tier FAILS when a case failed, when it printed no count, or when no case
 # passed. The summary shows each tier's counts and every skip with its reason.
 #
-# usage: tests/run-all.sh [--build DIR] [--user NAME] [--only TIER[,TIER...]] [--skip TIER[,TIER...]]
+# usage: tests/run-all.sh [--build DIR] [--user NAME] [--asan-build DIR] [--fuzz-build DIR]
+#                         [--only TIER[,TIER...]] [--skip TIER[,TIER...]]
 #   --build DIR  CMake build directory (default: build); it must be built already
+#   --asan-build DIR, --fuzz-build DIR  (default: build-asan, build-fuzz) the
+#                asan and fuzz tiers run when these hold a build, and are
+#                listed as not run otherwise
 #   --user NAME  unprivileged user for the rootless tier (default: $MOAT_TEST_USER,
 #                else cloudsdk or moatci if present; none -> rootless tier FAILS)
 # Exit status: 0 iff every tier that ran passed.
@@ -25,13 +34,16 @@ top=$(cd "$here/.." && pwd)
 build=$top/build
 user=${MOAT_TEST_USER:-}
 only="" skipt=""
+asan_build=$top/build-asan fuzz_build=$top/build-fuzz
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$2; shift ;;
 	--user) user=$2; shift ;;
+	--asan-build) asan_build=$2; shift ;;
+	--fuzz-build) fuzz_build=$2; shift ;;
 	--only) only=$2; shift ;;
 	--skip) skipt=$2; shift ;;
-	-h | --help) sed -n '2,25p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,34p' "$0"; exit 0 ;;
 	*) echo "run-all: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -124,6 +136,34 @@ if want rootless; then
 	fi
 fi
 
+notrun=()
+if want asan; then
+	if [ -x "$asan_build/cli/moat" ]; then
+		asan_tier() {
+			ASAN_OPTIONS=detect_leaks=0:handle_segv=0:${ASAN_OPTIONS:-} UBSAN_OPTIONS=print_stacktrace=1:${UBSAN_OPTIONS:-} \
+				"$here/integration/run.sh" --moat "$asan_build/cli/moat" --syscall-bin "$sbin" 2>&1 |
+				tee "$build/test-logs/asan-run.log"
+			local rc=${PIPESTATUS[0]}
+			# (most reports are on a moat stderr a test captured: the sentry or
+			# gofer then died, which fails that test's cases)
+			if grep -qE 'ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer' "$build/test-logs/asan-run.log"; then
+				echo "FAIL asan: a sanitizer report above"; return 1
+			fi
+			return $rc
+		}
+		tier asan asan_tier
+	else
+		notrun+=("asan: no ASan build at $asan_build (cmake -B build-asan -DMOAT_SANITIZE=ON)")
+	fi
+fi
+if want fuzz; then
+	if [ -d "$fuzz_build/fuzz" ]; then
+		tier fuzz "$top/fuzz/run.sh" "$fuzz_build" "${FUZZ_SECONDS:-15}"
+	else
+		notrun+=("fuzz: no fuzz build at $fuzz_build (cmake -B build-fuzz -DCMAKE_C_COMPILER=clang -DMOAT_FUZZ=ON)")
+	fi
+fi
+
 if want selfcheck; then
 	# Every isolation case must FAIL against the fake (a case that passes there
 	# cannot catch a leak), except the cases the test marks "# sanity".
@@ -156,14 +196,19 @@ fi
 
 echo
 echo "=== summary"
-fail=0
+fail=0 tp=0 tf=0 ts=0
 for t in "${order[@]}"; do
 	printf '  %-22s %-24s %s\n' "$t" "${result[$t]}" "${counts[$t]:-}"
 	[[ ${result[$t]} == PASS* ]] || fail=1
+	read -r p f s < <(printf '%s\n' "${counts[$t]:-}" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
+	tp=$((tp + ${p:-0})) tf=$((tf + ${f:-0})) ts=$((ts + ${s:-0}))
+	[[ ${result[$t]} == PASS* ]] || [ "${f:-0}" -gt 0 ] || tf=$((tf + 1))
 done
+for l in "${notrun[@]}"; do echo "  not run: $l"; done
 if [ ${#skips[@]} -gt 0 ]; then
 	echo "  skipped (${#skips[@]}):"
 	for l in "${skips[@]}"; do echo "    $l"; done
 fi
 echo "  logs: $build/test-logs/"
+echo "run-all: $tp passed, $tf failed, $ts skipped"
 exit $fail

@@ -115,14 +115,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		;
 	for (;;) {
 		int fds[8], nfd = 8;
-		if (recv(cli, drain, 1, MSG_DONTWAIT | MSG_PEEK) <= 0)
-			break;
+		if (recv(cli, drain, 1, MSG_DONTWAIT | MSG_PEEK) < 0)
+			break; /* (0: an empty message, which may carry fds) */
 		if (recv_fds(cli, drain, sizeof drain, fds, &nfd) < 0)
 			break;
 		for (int i = 0; i < nfd; i++)
 			close(fds[i]);
 	}
 	if (gofer_conn_broken(conn))
+		abort();
+	/* no fd may stay behind in the client (a compromised gofer must not
+	 * be able to fill the sentry's fd table) */
+	static int base = -1;
+	int probe = dup(0);
+	if (probe >= 0)
+		close(probe);
+	if (base < 0)
+		base = probe;
+	else if (probe > base)
 		abort();
 	return 0;
 }

@@ -787,9 +787,9 @@ static void serve_conn(int sock, int is_ctl)
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return;            /* EOF, or the peer is gone */
-		/* never keep an fd that came with a request */
+		if (n < 0)
+			return;            /* the peer is gone */
+		/* never keep an fd that came with a request (nor with an empty one) */
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
 			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 				continue;
@@ -799,6 +799,8 @@ static void serve_conn(int sock, int is_ctl)
 				close(fds[i]);
 			got_fds = 1;
 		}
+		if (n == 0)
+			return;            /* EOF (or an empty message) */
 		if ((size_t)n >= sizeof(struct gofer_hdr))
 			memcpy(&rh.tag, buf + offsetof(struct gofer_hdr, tag), sizeof rh.tag);
 		if (msg.msg_flags & MSG_TRUNC)

@@ -180,7 +180,7 @@ if want selfcheck; then
 			caught=$((caught + $(printf '%s\n' "$out" | grep -c '^FAIL ')))
 			while IFS= read -r l; do
 				case $l in
-				*" # sanity") sanity+=("${l#ok }"); sane=$((sane + 1)) ;;
+				*" # sanity") l=${l#ok }; sanity+=("${l% # sanity}"); sane=$((sane + 1)) ;;
 				*) echo "FAIL selfcheck/${l#ok }: passes without any isolation - it cannot catch a leak"
 				   leaky=$((leaky + 1)) ;;
 				esac

@@ -5,7 +5,7 @@
  *
  *   probe_deny NAME...     NAME: ptrace io_uring_setup mount bpf kexec_load
  *     init_module finit_module open_by_handle_at unshare_user clone3
- *     userfaultfd perf_event_open int80 x32 tiocsti
+ *     userfaultfd perf_event_open int80 x32 tiocsti vm_write_init vm_read_init
  * Prints "ok NAME denied: ERRNO" / "FAIL NAME: allowed (...)" per name; exit 0 iff all denied.
  * Denied = the call failed with EPERM or ENOSYS, or the task was killed by SIGSYS.
  */
@@ -86,6 +86,12 @@ static long attempt(const char *n)
 		char buf[8] = {0};
 		struct iovec l = {buf, sizeof(buf)}, r = {(void *)0x10000, sizeof(buf)};
 		return process_vm_writev(1, &l, 1, &r, 1, 0);
+	}
+	if (!strcmp(n, "vm_read_init")) {
+		/* the harmless twin of vm_write_init, for native pre-checks */
+		char buf[8];
+		struct iovec l = {buf, sizeof(buf)}, r = {(void *)0x10000, sizeof(buf)};
+		return process_vm_readv(1, &l, 1, &r, 1, 0);
 	}
 	if (!strcmp(n, "tiocsti")) {
 		/* The filter denies TIOCSTI by its request number, whatever the fd.

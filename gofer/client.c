@@ -95,8 +95,9 @@ static long xfer(int sock, uint32_t tag, struct iovec *req, int nreq,
 	do
 		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
-	if (n <= 0)
+	if (n < 0)
 		return -EPIPE;
+	/* fds first: a message of no bytes (n == 0) may still carry some */
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -109,7 +110,9 @@ static long xfer(int sock, uint32_t tag, struct iovec *req, int nreq,
 				close(fds[i]);
 		}
 	}
-	if ((size_t)n < sizeof rh || rh.tag != tag || (msg.msg_flags & MSG_CTRUNC) ||
+	if (n == 0)
+		r = -EPIPE;     /* EOF, or an empty message */
+	else if ((size_t)n < sizeof rh || rh.tag != tag || (msg.msg_flags & MSG_CTRUNC) ||
 	    (!(msg.msg_flags & MSG_TRUNC) && rh.len != (size_t)n) ||
 	    ((msg.msg_flags & MSG_TRUNC) && !allow_trunc))
 		r = -EPROTO;

@@ -801,63 +801,72 @@ static int take_string(char *buf, size_t total, size_t *off, uint32_t len, char 
 	return 0;
 }
 
-/* Validate and run one request of n bytes. Returns the reply's err. */
-static int serve_one(char *buf, size_t n, int is_ctl, int sock, struct rep *rp)
+/* Check one request of n bytes (framing, op, strings, paths) without acting
+ * on it. 0 or the reply's err; on 0, *q points into buf. Pure: no export is
+ * looked at but its number (nexports), so fuzz/ can run it on any bytes. */
+int gofer_parse_request(char *buf, size_t n, int is_ctl, size_t nexports, struct gofer_request *q)
 {
-	struct gofer_hdr h;
-	union {
-		struct gofer_req_path path;
-		struct gofer_req_open open;
-		struct gofer_req_mode mode;
-		struct gofer_req_unlink unlink;
-		struct gofer_req_two two;
-		struct gofer_req_chown chown;
-		struct gofer_req_truncate trunc;
-		struct gofer_req_utimens ut;
-	} fixed;
 	const struct op_desc *d;
-	struct req rq = { .sock = sock };
 	size_t off;
 	int r;
 
-	memcpy(&h, buf, sizeof h);
-	if (h.len != n)
+	memset(q, 0, sizeof *q);
+	if (n < sizeof q->h)
 		return -EPROTO;
-	if (h.op == GOFER_OP_NONE || h.op >= GOFER_OP_MAX)
+	memcpy(&q->h, buf, sizeof q->h);
+	if (q->h.len != n)
 		return -EPROTO;
-	if (h.flags)
+	if (q->h.op == GOFER_OP_NONE || q->h.op >= GOFER_OP_MAX)
+		return -EPROTO;
+	if (q->h.flags)
 		return -EINVAL;
-	d = &ops[h.op];
-	if (d->flags & F_CTL) {
-		if (n != sizeof h)
+	d = &ops[q->h.op];
+	q->ctl = !!(d->flags & F_CTL);
+	if (q->ctl) {
+		if (n != sizeof q->h)
 			return -EPROTO;
-		if (!is_ctl)
-			return -EINVAL;
-		return d->fn(&rq, rp);
+		return is_ctl ? 0 : -EINVAL;
 	}
-	if (n < sizeof h + d->fixed)
+	if (n < sizeof q->h + d->fixed)
 		return -EPROTO;
-	memcpy(&fixed, buf + sizeof h, d->fixed);
-	off = sizeof h + d->fixed;
-	r = take_string(buf, n, &off, fixed.path.len, &rq.path);
+	memcpy(&q->fixed, buf + sizeof q->h, d->fixed);
+	off = sizeof q->h + d->fixed;
+	r = take_string(buf, n, &off, q->fixed.path.len, &q->path);
 	if (r)
 		return r;
 	if (d->flags & F_STR2) {
-		r = take_string(buf, n, &off, fixed.two.len2, &rq.str2);
+		r = take_string(buf, n, &off, q->fixed.two.len2, &q->str2);
 		if (r)
 			return r;
 	}
 	if (off != n)
 		return -EPROTO;
-	if (fixed.path.exp >= srv->n)
+	if (q->fixed.path.exp >= nexports)
 		return -EINVAL;
-	rq.e = &srv->exp[fixed.path.exp];
-	rq.fixed = &fixed;
-	r = gofer_check_path(rq.path, fixed.path.len);
+	r = gofer_check_path(q->path, q->fixed.path.len);
 	if (!r && (d->flags & F_PATH2))
-		r = gofer_check_path(rq.str2, fixed.two.len2);
+		r = gofer_check_path(q->str2, q->fixed.two.len2);
+	return r;
+}
+
+/* Validate and run one request of n bytes. Returns the reply's err. */
+static int serve_one(char *buf, size_t n, int is_ctl, int sock, struct rep *rp)
+{
+	struct gofer_request q;
+	const struct op_desc *d;
+	struct req rq = { .sock = sock };
+	int r;
+
+	r = gofer_parse_request(buf, n, is_ctl, srv->n, &q);
 	if (r)
 		return r;
+	d = &ops[q.h.op];
+	if (q.ctl)
+		return d->fn(&rq, rp);
+	rq.e = &srv->exp[q.fixed.path.exp];
+	rq.fixed = &q.fixed;
+	rq.path = q.path;
+	rq.str2 = q.str2;
 	if ((!(d->flags & F_OWNHIDE) && is_hidden(rq.e, rq.path)) || ((d->flags & F_PATH2) && is_hidden(rq.e, rq.str2)))
 		return -ENOENT;
 	if ((d->flags & F_WRITE) && !rq.e->writable)
@@ -886,9 +895,9 @@ static void serve_conn(int sock, int is_ctl)
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return;            /* EOF, or the peer is gone */
-		/* never keep an fd that came with a request */
+		if (n < 0)
+			return;            /* the peer is gone */
+		/* never keep an fd that came with a request (nor with an empty one) */
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
 			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 				continue;
@@ -898,6 +907,8 @@ static void serve_conn(int sock, int is_ctl)
 				close(fds[i]);
 			got_fds = 1;
 		}
+		if (n == 0)
+			return;            /* EOF (or an empty message) */
 		if ((size_t)n >= sizeof(struct gofer_hdr))
 			memcpy(&rh.tag, buf + offsetof(struct gofer_hdr, tag), sizeof rh.tag);
 		if (msg.msg_flags & MSG_TRUNC)

@@ -19,6 +19,7 @@
  * once (exec_done, loader_ok). A task that dies drops it too (task_put).
  */
 #include "sentry/sentry.h"
+#include "sentry/execfmt.h"
 #include "fs/vfs.h"
 #include "kernel/task.h"
 #include "loader/loader_abi.h"
@@ -66,70 +67,17 @@ void exec_pexec_free(struct pending_exec *p)
 	free(p);
 }
 
-/* Parse "#!interp [arg]\n" like binfmt_script. 0, -ENOEXEC. */
-static int parse_shebang(const char *buf, size_t n, char *interp, size_t ilen, char *arg, size_t alen)
+static ssize_t fd_read(void *ctx, void *buf, size_t len, off_t off)
 {
-	if (n < 2 || buf[0] != '#' || buf[1] != '!')
-		return -ENOEXEC;
-	char line[256];
-	size_t l = 0;
-	for (size_t i = 2; i < n && buf[i] != '\n' && l < sizeof line - 1; i++)
-		line[l++] = buf[i];
-	line[l] = 0;
-	char *p = line;
-	while (*p == ' ' || *p == '\t')
-		p++;
-	if (!*p)
-		return -ENOEXEC;
-	char *e = p;
-	while (*e && *e != ' ' && *e != '\t')
-		e++;
-	size_t il = e - p;
-	if (il >= ilen)
-		return -ENAMETOOLONG;
-	memcpy(interp, p, il);
-	interp[il] = 0;
-	while (*e == ' ' || *e == '\t')
-		e++;
-	/* the rest of the line, trailing blanks removed, is one argument */
-	size_t al = strlen(e);
-	while (al && (e[al - 1] == ' ' || e[al - 1] == '\t' || e[al - 1] == '\r'))
-		al--;
-	if (al >= alen)
-		return -ENAMETOOLONG;
-	memcpy(arg, e, al);
-	arg[al] = 0;
-	return 0;
+	if (off < 0)
+		return -1;
+	return pread(*(int *)ctx, buf, len, off);
 }
 
 /* Check an ELF header; find PT_INTERP. 0 with interp[0] possibly 0, -ENOEXEC. */
 static int elf_interp(int fd, char *interp, size_t ilen)
 {
-	Elf64_Ehdr eh;
-	interp[0] = 0;
-	if (pread(fd, &eh, sizeof eh, 0) != sizeof eh)
-		return -ENOEXEC;
-	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_machine != EM_X86_64 || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) ||
-	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > 128)
-		return -ENOEXEC;
-	Elf64_Phdr ph[128];
-	size_t sz = eh.e_phnum * sizeof(Elf64_Phdr);
-	if (pread(fd, ph, sz, eh.e_phoff) != (ssize_t)sz)
-		return -ENOEXEC;
-	for (int i = 0; i < eh.e_phnum; i++) {
-		if (ph[i].p_type != PT_INTERP)
-			continue;
-		if (ph[i].p_filesz < 2 || ph[i].p_filesz >= ilen)
-			return -ENOEXEC;
-		if (pread(fd, interp, ph[i].p_filesz, ph[i].p_offset) != (ssize_t)ph[i].p_filesz)
-			return -ENOEXEC;
-		interp[ph[i].p_filesz - 1] = 0;
-		if (strlen(interp) == 0)
-			return -ENOEXEC;
-		return 0;
-	}
-	return 0;
+	return execfmt_elf_interp(fd_read, &fd, interp, ilen);
 }
 
 static int path_search(struct task *t, const char *name, int *fd, struct stat *st,
@@ -205,7 +153,7 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 				ret = -ELOOP;
 				goto fail;
 			}
-			if ((r = parse_shebang(hdr, n, interp, sizeof interp, arg, sizeof arg)) < 0) {
+			if ((r = execfmt_shebang(hdr, n, interp, sizeof interp, arg, sizeof arg)) < 0) {
 				ret = r;
 				goto fail;
 			}

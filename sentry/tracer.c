@@ -312,7 +312,7 @@ static void event_stop(struct tracer *tr, struct task *t, int sig)
 				pipeline_start(tr->sb, tr->listener);
 				/* test hook: the crash path (backtrace, guests die) */
 				if (a->crash_test) {
-					volatile uintptr_t crash_test_addr = 0;
+					volatile uintptr_t crash_test_addr = 16; /* unmapped, not NULL (UBSan builds) */
 					*(volatile int *)crash_test_addr = 1;
 				}
 			} else if (n > 0 && buf[0] == 'E') {

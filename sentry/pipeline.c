@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <time.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -248,6 +249,18 @@ static void spawn_worker(void)
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&at);
+}
+
+void pipeline_drain(int timeout_ms)
+{
+	/* the guest is gone: wait for calls still being answered, so their audit
+	 * events are written before moat exits (a worker audits after its reply) */
+	for (int i = 0; i < timeout_ms; i++) {
+		if (atomic_load(&idle_workers) >= atomic_load(&nworkers))
+			return;
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
 }
 
 int pipeline_start(struct sandbox *sb, int notify_fd)

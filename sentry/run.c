@@ -256,6 +256,7 @@ int sentry_run(const struct sentry_config *cfg)
 	close(gofer_ctl);
 	if (gofer_pid > 0) /* reap it (it exits on EOF): a zombie must not outlive the sandbox */
 		waitpid(gofer_pid, NULL, 0);
+	pipeline_drain(1000);
 	tty_finish();
 	audit_flush(sb->audit);
 	dbg("%.2f ms: done", ms_now() - t0);

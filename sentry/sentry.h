@@ -124,6 +124,8 @@ int tracer_run(struct tracer_args *a);
 
 /* ---- pipeline (pipeline.c) ---- */
 int pipeline_start(struct sandbox *sb, int notify_fd);
+/* After the guest is gone: wait (up to timeout_ms) for calls in flight. */
+void pipeline_drain(int timeout_ms);
 
 /* ---- crash (crash.c) ---- */
 void crash_install(pid_t kill_on_crash);

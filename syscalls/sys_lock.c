@@ -34,6 +34,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include "common/log.h"
 #include <linux/kcmp.h>
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -230,14 +231,21 @@ static bool owner_alive(struct sandbox *sb, struct lk_owner *o)
 {
 	if (o->kind == OWN_PROC) {
 		struct pollfd p = { .fd = o->fd, .events = POLLIN };
-		if (poll(&p, 1, 0) != 0)
+		int pr = poll(&p, 1, 0);
+		if (pr != 0) {
+			dbg("lock owner %d: poll %d revents %x errno %d", o->tgid, pr, p.revents, errno);
 			return false; /* exited (or the pidfd is bad) */
+		}
 		/* Linux drops them at the first close of an fd of the file;
 		 * what the sentry can see: an fd it locked through that no
 		 * longer holds the same description */
-		for (int i = 0; i < o->nwit; i++)
-			if (kcmp_file(getpid(), o->wit[i].dup, o->tgid, o->wit[i].fd) != 0)
+		for (int i = 0; i < o->nwit; i++) {
+			int k = kcmp_file(getpid(), o->wit[i].dup, o->tgid, o->wit[i].fd);
+			if (k != 0) {
+				dbg("lock owner %d: witness fd %d kcmp %d errno %d", o->tgid, o->wit[i].fd, k, errno);
 				return false;
+			}
+		}
 		return true;
 	}
 	if (o->tgid > 0 && o->hint >= 0 && kcmp_file(getpid(), o->fd, o->tgid, o->hint) == 0)

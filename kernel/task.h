@@ -52,6 +52,7 @@ struct task {
 	char exe[PATH_MAX];      /* guest path of the running ELF (/proc/self/exe) */
 	char comm[16];
 	struct pending_exec *pexec; /* set at an exec stop, consumed by the loader */
+	void *net_pending;       /* per thread: set at a connect stop, consumed by the net call */
 	int exited;
 
 	/* private to the sentry's ptrace thread */

@@ -210,7 +210,8 @@ void task_put(struct task *t)
 	fs_ctx_put(t->fs);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
-	free(t->pexec); /* struct pending_exec is a flat allocation */
+	free(t->pexec);
+	free(t->net_pending); /* struct pending_exec is a flat allocation */
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }

@@ -63,6 +63,7 @@ static const int allowed[] = {
 	SCMP_SYS(memfd_create), SCMP_SYS(pipe2),
 	SCMP_SYS(sendmsg), SCMP_SYS(recvmsg), SCMP_SYS(sendto), SCMP_SYS(recvfrom),
 	SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(getsockname), SCMP_SYS(getpeername),
+	SCMP_SYS(getsockopt), /* netconn.c: a guest socket's type, state and options */
 	SCMP_SYS(shutdown), /* the gofer's control socket: how the sandbox ends it */
 	/* guests */
 	SCMP_SYS(ptrace), SCMP_SYS(wait4), SCMP_SYS(waitid), SCMP_SYS(process_vm_readv),

@@ -3,6 +3,8 @@
  * thread that attached) while worker threads answer notifications. */
 #include "sentry/sentry.h"
 #include "sentry/spawn.h"
+#include "sentry/netd.h"
+#include "sentry/netpolicy.h"
 #include "fs/vfs.h"
 #include "gofer/gofer.h"
 #include "kernel/task.h"
@@ -207,6 +209,8 @@ int sentry_run(const struct sentry_config *cfg)
 			policy_deny_syscall(sb->policy, nr);
 	policy_add(sb->policy, prog.filter, prog.len * sizeof prog.filter[0]);
 	policy_add(sb->policy, view.desc, strlen(view.desc));
+	for (int i = 0; cfg->net && i < cfg->net->nrules; i++)
+		policy_add(sb->policy, cfg->net->rules[i].text, strlen(cfg->net->rules[i].text) + 1);
 
 	dbg("%.2f ms: view and filter built", ms_now() - t0);
 	/* 3. the guest's init builds its namespaces while we start the gofer */
@@ -239,6 +243,12 @@ int sentry_run(const struct sentry_config *cfg)
 		sb->idmap.native_uid = priv.host_uid;
 		sb->idmap.native_gid = priv.host_gid;
 	}
+	/* moat-netd: outbound connections, as this unprivileged uid in the
+	 * host's network namespace, before the guest exists (netd.c) */
+	int netd_chan = -1;
+	if (cfg->net && cfg->net->nrules > 0 && netd_start(cfg->net, &netd_chan, err, sizeof err) < 0)
+		die("%s", err);
+	netconn_init(cfg->net, netd_chan);
 	struct spawn_result sr;
 	if (spawn_guest(&sa, &sr, err, sizeof err) < 0)
 		die("%s", err);

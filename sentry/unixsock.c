@@ -28,6 +28,7 @@
  * a datagram socket path resolve natively (ENOENT).
  */
 #include "sentry/sentry.h"
+#include "sentry/netd.h"
 #include "fs/walk.h"
 #include "kernel/task.h"
 #include "platform/arch.h"
@@ -108,6 +109,10 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 		return; /* not an AF_UNIX address we map; the kernel answers */
 	if (guest_read(t->tid, REG_ARG1(regs), &in, len) < 0)
 		return; /* native: the kernel gives EFAULT */
+	if (nr == __NR_connect && len >= sizeof(sa_family_t) &&
+	    (in.sun_family == AF_INET || in.sun_family == AF_INET6) &&
+	    netconn_stop(sb, t, &regs, &in, len) == 0)
+		return; /* the egress policy decided (netconn.c) */
 	socklen_t olen = 0;
 	int r = resolve(sb, t, nr == __NR_bind, &in, len, &out, &olen);
 	if (r == 1)

@@ -1,0 +1,163 @@
+#!/bin/bash
+# NEGATIVE tests, egress (--net): by default nothing outside the guest's own
+# loopback is reachable; --net allow=RULE reaches exactly what the rules name;
+# host loopback, link-local (169.254.169.254) and private ranges stay denied
+# under an allow-all rule.
+#
+# Nothing here leaves the machine: as root the whole test runs inside a
+# network namespace it creates ("outer": moat's host network), with a veth
+# pair into a second namespace ("far") that holds 10.200.0.2 and
+# 169.254.169.254 with servers on them. Natively (fake-moat) those servers
+# answer, so every denial case fails without isolation.
+. "$(dirname "$0")/lib.sh"
+
+if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
+	skip all "needs root and ip(8) for test network namespaces"
+	finish
+fi
+outer=moat-t-out-$$
+far=moat-t-far-$$
+ip netns add "$outer" || { fail netns "ip netns add"; finish; }
+at_exit "ip netns del $outer"
+ip netns add "$far" || { fail netns "ip netns add"; finish; }
+at_exit "ip netns del $far"
+in_outer() { ip netns exec "$outer" "$@"; }
+in_far() { ip netns exec "$far" "$@"; }
+in_outer ip link set lo up
+in_far ip link set lo up
+ip link add vo$$ type veth peer name vf$$ || { fail veth "ip link add"; finish; }
+ip link set vo$$ netns "$outer" && in_outer ip link set vo$$ name vo
+ip link set vf$$ netns "$far" && in_far ip link set vf$$ name mfar
+in_outer ip addr add 10.200.0.1/24 dev vo
+in_outer ip link set vo up
+in_far ip addr add 10.200.0.2/24 dev mfar
+in_far ip addr add 169.254.169.254/32 dev mfar
+in_far ip link set mfar up
+in_outer ip route add 169.254.169.254/32 dev vo
+in_far ip route add default dev mfar
+
+# One file, served byte-exact by every server.
+head -c 1048576 /dev/urandom >"$T_TMP/payload"
+want=$(sha256sum <"$T_TMP/payload" | cut -d' ' -f1)
+cat >"$T_TMP/srv.py" <<'EOF'
+import socket, sys
+addr, port_file, payload = sys.argv[1], sys.argv[2], open(sys.argv[3], "rb").read()
+port = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((addr, port)); s.listen(16)
+open(port_file + ".tmp", "w").write(str(s.getsockname()[1]))
+import os; os.rename(port_file + ".tmp", port_file)
+while True:
+    c, _ = s.accept()
+    try: c.sendall(payload)
+    except OSError: pass
+    c.close()
+EOF
+start_srv() { # NS ADDR NAME [PORT]
+	local ns=$1 addr=$2 name=$3
+	ip netns exec "$ns" "$PY" "$T_TMP/srv.py" "$addr" "$T_TMP/$name.port" "$T_TMP/payload" ${4:-} \
+		</dev/null >/dev/null 2>&1 &
+	at_exit "kill -9 $!"
+	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/$name.port" ] && break; sleep 0.1; done
+}
+start_srv "$outer" 127.0.0.1 lo
+start_srv "$far" 10.200.0.2 far
+start_srv "$far" 169.254.169.254 meta 80
+lport=$(cat "$T_TMP/lo.port")
+fport=$(cat "$T_TMP/far.port")
+
+# The guest's client: fetch ADDR PORT into /out/NAME, print OK or the errno name.
+mkdir -p "$T_TMP/out"
+chmod 777 "$T_TMP/out"
+cat >"$T_TMP/get.py" <<'EOF'
+import socket, sys, errno
+addr, port, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+try:
+    s = socket.create_connection((addr, port), timeout=10 if len(sys.argv) > 4 else None)
+    data = b""
+    while True:
+        b = s.recv(65536)
+        if not b: break
+        data += b
+    open(out, "wb").write(data); print("OK")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, str(e)))
+EOF
+# get NAME ADDR PORT [nonblock] [moat options...]
+get() {
+	local name=$1 addr=$2 port=$3 nb=$4
+	shift 4
+	rm -f "$T_TMP/out/$name"
+	in_outer timeout -k 5 120 "$MOAT" run --bind "$T_TMP:/t:rw" "$@" -- \
+		"$PY" /t/get.py "$addr" "$port" "/t/out/$name" $nb </dev/null 2>"$T_TMP/err.$name"
+}
+same() { [ -f "$T_TMP/out/$1" ] && [ "$(sha256sum <"$T_TMP/out/$1" | cut -d' ' -f1)" = "$want" ]; }
+
+# Sanity: natively every server answers.
+out=$(in_outer "$PY" "$T_TMP/get.py" 10.200.0.2 "$fport" "$T_TMP/out/native" 2>&1)
+if [ "$out" = OK ] && same native; then ok far_server_up; else fail far_server_up "$out"; fi
+out=$(in_outer "$PY" "$T_TMP/get.py" 169.254.169.254 80 "$T_TMP/out/native" 2>&1)
+expect_eq metadata_server_up "$out" OK
+
+# Default (--net none): host loopback is the guest's own (refused), the rest unreachable.
+expect_eq default_host_loopback_refused "$(get d1 127.0.0.1 "$lport" "")" ECONNREFUSED
+expect_eq default_far_unreachable "$(get d2 10.200.0.2 "$fport" "")" ENETUNREACH
+expect_eq default_metadata_unreachable "$(get d3 169.254.169.254 80 "")" ENETUNREACH
+
+# Allow-all does not name host loopback, link-local or private ranges.
+expect_eq allowall_host_loopback "$(get a1 127.0.0.1 "$lport" "" --net allow=0.0.0.0/0,::/0)" ECONNREFUSED
+expect_eq allowall_metadata "$(get a2 169.254.169.254 80 "" --net allow=0.0.0.0/0)" ENETUNREACH
+expect_eq allowall_private "$(get a3 10.200.0.2 "$fport" "" --net allow=0.0.0.0/0)" ENETUNREACH
+expect_eq allowall_v4mapped_private "$(get a4 ::ffff:10.200.0.2 "$fport" "" --net allow=::/0,0.0.0.0/0)" \
+	"$(echo ENETUNREACH)"
+
+# Rules that name a destination reach it, byte-exact; only that port.
+out=$(get l1 127.0.0.1 "$lport" "" --net allow=127.0.0.1:"$lport")
+if [ "$out" = OK ] && same l1; then ok host_loopback_named_blocking; else fail host_loopback_named_blocking "$out $(head -c 300 "$T_TMP/err.l1")"; fi
+out=$(get l2 127.0.0.1 "$lport" nb --net allow=127.0.0.1:"$lport"/tcp)
+if [ "$out" = OK ] && same l2; then ok host_loopback_named_nonblocking; else fail host_loopback_named_nonblocking "$out"; fi
+expect_eq host_loopback_other_port "$(get l3 127.0.0.1 "$lport" "" --net allow=127.0.0.1:$((lport == 65535 ? 1 : lport + 1)))" \
+	ECONNREFUSED
+expect_eq host_loopback_udp_rule "$(get l4 127.0.0.1 "$lport" "" --net allow=127.0.0.1:"$lport"/udp)" ECONNREFUSED
+out=$(get f1 10.200.0.2 "$fport" nb --net allow=10.200.0.2:"$fport")
+if [ "$out" = OK ] && same f1; then ok far_named; else fail far_named "$out $(head -c 300 "$T_TMP/err.f1")"; fi
+out=$(get f2 10.200.0.2 "$fport" "" --net allow=10.200.0.0/24)
+if [ "$out" = OK ] && same f2; then ok far_named_cidr; else fail far_named_cidr "$out"; fi
+expect_eq far_other_addr_denied "$(get f3 10.200.0.2 "$fport" "" --net allow=10.200.0.3)" ENETUNREACH
+expect_eq metadata_not_named "$(get f4 169.254.169.254 80 "" --net allow=10.200.0.0/24)" ENETUNREACH
+
+# The denial is audited with the destination and the reason.
+in_outer timeout 60 "$MOAT" run --trace --net allow=0.0.0.0/0 -- "$PY" -c '
+import socket
+try: socket.create_connection(("169.254.169.254", 80))
+except OSError: pass' </dev/null 2>"$T_TMP/trace" >/dev/null
+if grep -q 'connect(.*169.254.169.254:80/tcp.*<deny>.*link-local' "$T_TMP/trace"; then ok denial_audited
+else fail denial_audited "$(grep connect "$T_TMP/trace" | head -3)"; fi
+
+# Real clients: curl and urllib against an HTTP server on the host's loopback.
+mkdir -p "$T_TMP/www"
+cp "$T_TMP/payload" "$T_TMP/www/file"
+in_outer "$PY" -m http.server --bind 127.0.0.1 --directory "$T_TMP/www" 0 </dev/null >"$T_TMP/http.log" 2>&1 &
+at_exit "kill -9 $!"
+for ((i = 0; i < 50; i++)); do hport=$(grep -o 'port [0-9]*' "$T_TMP/http.log" 2>/dev/null | grep -o '[0-9]*'); [ -n "$hport" ] && break; sleep 0.1; done
+if command -v curl >/dev/null; then
+	in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:rw" --net allow=127.0.0.1:"$hport" -- \
+		curl -sS -o /t/out/curl "http://127.0.0.1:$hport/file" </dev/null 2>"$T_TMP/err.curl"
+	if same curl; then ok curl_allowed; else fail curl_allowed "$(head -c 300 "$T_TMP/err.curl")"; fi
+	rm -f "$T_TMP/out/curl"
+	in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:rw" -- \
+		curl -sS -o /t/out/curl "http://127.0.0.1:$hport/file" </dev/null 2>/dev/null
+	if [ -s "$T_TMP/out/curl" ]; then fail curl_denied "fetched without a rule"; else ok curl_denied; fi
+else
+	skip curl "no curl"
+fi
+in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:rw" --net allow=127.0.0.1:"$hport" -- \
+	"$PY" -c 'import urllib.request,sys; open("/t/out/urllib","wb").write(urllib.request.urlopen(sys.argv[1], timeout=10).read())' \
+	"http://127.0.0.1:$hport/file" </dev/null 2>"$T_TMP/err.urllib"
+if same urllib; then ok urllib_allowed; else fail urllib_allowed "$(tail -c 300 "$T_TMP/err.urllib")"; fi
+
+# Parse errors: one line, exit 2.
+err=$(moat run --net allow=10.0.0.1/8 -- /bin/true 2>&1)
+rc=$?
+if [ $rc -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ]; then ok parse_error; else fail parse_error "rc=$rc $err"; fi
+finish

@@ -23,6 +23,7 @@
  * MOAT_SENTRY_FILTER_LEARN=1 logs (SECCOMP_RET_LOG, see dmesg) instead of
  * refusing, to find a call the list misses. */
 #include "sentry/sentry.h"
+#include "sentry/netd.h"
 #include "kernel/task.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -219,5 +220,6 @@ void confine_selftest(struct sandbox *sb)
 		if (pid_fd >= 0)
 			close((int)pid_fd);
 	}
+	netconn_selftest();
 	fprintf(stderr, "confinement-probe done\n");
 }

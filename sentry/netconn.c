@@ -34,6 +34,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <arpa/inet.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -299,4 +300,32 @@ long netconn_call(struct sc_call *c)
 	c->out_fd_flags = guest_fd_cloexec(t, pc.fd) ? O_CLOEXEC : 0;
 	c->out_fd_value = 1;
 	return rep.err ? -rep.err : 0;
+}
+
+/* MOAT_TEST_CONFINEMENT: what a compromised sentry would ask moat-netd for.
+ * netd decides on its own copy of the policy, so these must be refused. */
+void netconn_selftest(void)
+{
+	if (g_chan < 0)
+		return;
+	static const char *const dests[] = { "169.254.169.254", "10.0.0.1", "127.0.0.1" };
+	for (size_t i = 0; i < sizeof dests / sizeof dests[0]; i++) {
+		struct netd_req q;
+		memset(&q, 0, sizeof q);
+		struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons(80) };
+		inet_pton(AF_INET, dests[i], &in.sin_addr);
+		q.family = AF_INET;
+		q.type = SOCK_STREAM;
+		q.addrlen = sizeof in;
+		memcpy(q.addr, &in, sizeof in);
+		struct netd_rep rep;
+		int sfd = -1;
+		int r = ask_netd(&q, &rep, &sfd);
+		/* netd's policy decision, whatever the network then answered */
+		int allowed = r == 0 && (sfd >= 0 || rep.rule >= 0);
+		fprintf(stderr, "confinement-probe netd_%s: %s (%s)\n", dests[i], allowed ? "ALLOWED" : "refused",
+			strerror(r < 0 ? -r : rep.err));
+		if (sfd >= 0)
+			close(sfd);
+	}
 }

@@ -44,6 +44,8 @@ struct user_regs_struct;
 int netconn_stop(struct sandbox *sb, struct task *t, void *regs, const void *sa, size_t len);
 /* The rewritten call (MOAT_SYS_LOADER, MOAT_NET_CONNECT): worker thread. */
 long netconn_call(struct sc_call *c);
+/* MOAT_TEST_CONFINEMENT: ask netd for denied destinations, print probe lines. */
+void netconn_selftest(void);
 
 #define MOAT_NET_CONNECT 0x6e6574 /* "net": arg0 of MOAT_SYS_LOADER for the net call */
 

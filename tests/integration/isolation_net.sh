@@ -134,6 +134,13 @@ except OSError: pass' </dev/null 2>"$T_TMP/trace" >/dev/null
 if grep -q 'connect(.*169.254.169.254:80/tcp.*<deny>.*link-local' "$T_TMP/trace"; then ok denial_audited
 else fail denial_audited "$(grep connect "$T_TMP/trace" | head -3)"; fi
 
+# A compromised sentry can only ask moat-netd; netd holds the policy itself.
+MOAT_TEST_CONFINEMENT=1 in_outer timeout 60 "$MOAT" run --net allow=0.0.0.0/0 -- /bin/true \
+	</dev/null >/dev/null 2>"$T_TMP/probe.err"
+n=$(grep -c '^confinement-probe netd_.*: refused' "$T_TMP/probe.err")
+if [ "$n" -eq 3 ]; then ok netd_refuses_compromised_sentry
+else fail netd_refuses_compromised_sentry "$(grep netd_ "$T_TMP/probe.err" | tr '\n' ' ')"; fi
+
 # Real clients: curl and urllib against an HTTP server on the host's loopback.
 mkdir -p "$T_TMP/www"
 cp "$T_TMP/payload" "$T_TMP/www/file"

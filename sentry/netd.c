@@ -72,21 +72,24 @@ static int confine_netd(int chan)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, plain[i], 0);
 	const int fams[] = { AF_INET, AF_INET6 }, types[] = { SOCK_STREAM, SOCK_DGRAM };
 	for (int f = 0; f < 2 && !rc; f++)
-		for (int ty = 0; ty < 2 && !rc; ty++)
-			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2,
-					      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fams[f]),
-					      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (scmp_datum_t)types[ty]));
+		for (int ty = 0; ty < 2 && !rc; ty++) {
+			struct scmp_arg_cmp c[2] = {
+				{ .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)fams[f] },
+				{ .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xf,
+				  .datum_b = (scmp_datum_t)types[ty] },
+			};
+			rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2, c);
+		}
 	/* the channel only */
+	struct scmp_arg_cmp on_chan = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)chan };
 	if (!rc)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(recvmsg), 1,
-				      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)chan));
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(recvmsg), 1, &on_chan);
 	if (!rc)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 1,
-				      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)chan));
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 1, &on_chan);
 	/* malloc's arenas (anonymous memory only) */
+	struct scmp_arg_cmp anon = { .arg = 4, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)-1 };
 	if (!rc)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
-				      SCMP_A4(SCMP_CMP_EQ, (scmp_datum_t)-1));
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, &anon);
 	if (!rc)
 		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1);
 	if (!rc)

@@ -111,6 +111,53 @@ expect_eq allowall_private "$(get a3 10.200.0.2 "$fport" "" --net allow=0.0.0.0/
 expect_eq allowall_v4mapped_private "$(get a4 ::ffff:10.200.0.2 "$fport" "" --net allow=::/0,0.0.0.0/0)" \
 	"$(echo ENETUNREACH)"
 
+# IPv6: the host's ::1 and link-local fe80:: stay out of reach under ::/0.
+cat >"$T_TMP/probe6.py" <<'EOF'
+import socket, errno, sys
+for addr in ("::1", "fe80::1%lo", "fe80::2"):
+    s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    try: s.connect((addr, int(sys.argv[1]))); print(addr, "OK")
+    except OSError as e: print(addr, errno.errorcode.get(e.errno, str(e)))
+EOF
+if in_outer "$PY" -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1", 0))' >/dev/null 2>&1; then
+	in_outer "$PY" -c '
+import socket, sys, os
+s = socket.socket(socket.AF_INET6); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("::", 0)); s.listen(8); open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+while True: c, _ = s.accept(); c.close()' "$T_TMP/v6.port" </dev/null >/dev/null 2>&1 &
+	at_exit "kill -9 $!"
+	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/v6.port" ] && break; sleep 0.1; done
+	v6port=$(cat "$T_TMP/v6.port")
+	out=$(in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:ro" --net allow=::/0,0.0.0.0/0 -- "$PY" /t/probe6.py "$v6port" </dev/null 2>&1 | tr '\n' ' ')
+	case $out in
+	*"::1 ECONNREFUSED"*) ok allowall_host_v6_loopback ;;
+	*) fail allowall_host_v6_loopback "$out" ;;
+	esac
+	case $out in
+	*"fe80::1%lo OK"* | *"fe80::2 OK"*) fail allowall_v6_linklocal "$out" ;;
+	*) ok allowall_v6_linklocal ;;
+	esac
+else
+	skip ipv6 "no IPv6 loopback in the test namespace"
+fi
+
+# Unconnected UDP: sendto a far address stays in the guest's namespace (ENETUNREACH).
+in_far "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("10.200.0.2", 5353)); s.settimeout(30)
+try: d, a = s.recvfrom(100); open(sys.argv[1], "wb").write(d)
+except OSError: pass' "$T_TMP/udp.got" </dev/null >/dev/null 2>&1 &
+at_exit "kill -9 $!"
+sleep 0.3
+out=$(in_outer timeout 60 "$MOAT" run --net allow=0.0.0.0/0 -- "$PY" -c '
+import socket, errno
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try: s.sendto(b"LEAK", ("10.200.0.2", 5353)); print("SENT")
+except OSError as e: print(errno.errorcode.get(e.errno, str(e)))' </dev/null 2>&1)
+sleep 0.3
+if [ "$out" = ENETUNREACH ] && [ ! -s "$T_TMP/udp.got" ]; then ok udp_sendto_private_denied
+else fail udp_sendto_private_denied "$out $(cat "$T_TMP/udp.got" 2>/dev/null)"; fi
+
 # Rules that name a destination reach it, byte-exact; only that port.
 out=$(get l1 127.0.0.1 "$lport" "" --net allow=127.0.0.1:"$lport")
 if [ "$out" = OK ] && same l1; then ok host_loopback_named_blocking; else fail host_loopback_named_blocking "$out $(head -c 300 "$T_TMP/err.l1")"; fi

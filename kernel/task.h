@@ -89,6 +89,7 @@ struct sandbox {
 	pid_t init_pid;          /* host pid of the guest's pid-1 */
 	pid_t main_pid;          /* host pid of the main guest program */
 	const char *hostname;    /* virtual uname nodename */
+	const char *resolv_conf; /* the guest's /etc/resolv.conf text (DNS stub), or NULL */
 };
 
 /* Task table (kernel/tasks.c, driven by sentry/ptrace events). */

@@ -48,6 +48,7 @@
 static const struct netpolicy *g_pol;
 static int g_chan = -1;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t g_pol_mu = PTHREAD_MUTEX_INITIALIZER; /* DNS answers change g_pol */
 
 struct net_pending {
 	int fd;
@@ -100,9 +101,11 @@ int netconn_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa
 	if (r < 0 || domain != fam || (type != SOCK_STREAM && type != SOCK_DGRAM))
 		return 1; /* not a socket, mismatched family...: the kernel answers */
 	const char *why = NULL;
+	pthread_mutex_lock(&g_pol_mu);
 	int rule = g_pol ? netpolicy_match(g_pol, &a, port, type == SOCK_STREAM ? NP_TCP : NP_UDP,
 					   &why) :
 			   -1;
+	pthread_mutex_unlock(&g_pol_mu);
 	const char *special = netpolicy_special(&a);
 	if (rule < 0 && special && !strcmp(special, "host loopback"))
 		return 1; /* the guest's own loopback */
@@ -186,6 +189,30 @@ static int ask_netd(struct netd_req *q, struct netd_rep *rep, int *sfd)
 	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
 		memcpy(sfd, CMSG_DATA(cm), sizeof *sfd);
 	return 0;
+}
+
+int netconn_ask(struct netd_req *q, struct netd_rep *rep, int *sfd)
+{
+	if (g_chan < 0)
+		return -ENETUNREACH;
+	return ask_netd(q, rep, sfd);
+}
+
+void netconn_remember(int rule, int family, const uint8_t *addr)
+{
+	struct netpol_addr a;
+	memset(&a, 0, sizeof a);
+	a.family = family;
+	memcpy(a.a, addr, family == AF_INET ? 4 : 16);
+	pthread_mutex_lock(&g_pol_mu);
+	if (g_pol)
+		netpolicy_remember((struct netpolicy *)g_pol, rule, &a);
+	pthread_mutex_unlock(&g_pol_mu);
+}
+
+const struct netpolicy *netconn_policy(void)
+{
+	return g_pol;
 }
 
 long netconn_call(struct sc_call *c)

@@ -29,6 +29,9 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sys/random.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -66,6 +69,8 @@ static int confine_netd(int chan)
 		SCMP_SYS(connect), SCMP_SYS(setsockopt), SCMP_SYS(getsockopt), SCMP_SYS(close),
 		SCMP_SYS(fcntl), SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn),
 		SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(write), /* diagnostics on stderr */
+		/* DNS: its own UDP socket to the host's nameserver */
+		SCMP_SYS(sendto), SCMP_SYS(recvfrom), SCMP_SYS(poll), SCMP_SYS(getrandom),
 	};
 	int rc = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(plain) && !rc; i++)
@@ -98,7 +103,147 @@ static int confine_netd(int chan)
 	return rc ? -1 : 0;
 }
 
-static int serve_one(int chan, const struct netpolicy *pol)
+/* The host's first nameserver, read from /etc/resolv.conf at set-up. */
+static struct sockaddr_storage g_ns;
+static socklen_t g_nslen;
+
+static void load_nameserver(void)
+{
+	FILE *f = fopen("/etc/resolv.conf", "re");
+	char line[512];
+	while (f && fgets(line, sizeof line, f)) {
+		char ip[256];
+		if (sscanf(line, " nameserver %255s", ip) != 1)
+			continue;
+		struct sockaddr_in *in = (struct sockaddr_in *)&g_ns;
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&g_ns;
+		memset(&g_ns, 0, sizeof g_ns);
+		if (inet_pton(AF_INET, ip, &in->sin_addr) == 1) {
+			in->sin_family = AF_INET;
+			in->sin_port = htons(53);
+			g_nslen = sizeof *in;
+			break;
+		}
+		if (inet_pton(AF_INET6, ip, &in6->sin6_addr) == 1) {
+			in6->sin6_family = AF_INET6;
+			in6->sin6_port = htons(53);
+			g_nslen = sizeof *in6;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Skip a (possibly compressed) name at off; the offset after it, or -1. */
+static int skip_name(const uint8_t *p, int n, int off)
+{
+	for (int hops = 0; off < n && hops < 128; hops++) {
+		uint8_t l = p[off];
+		if (l == 0)
+			return off + 1;
+		if ((l & 0xc0) == 0xc0)
+			return off + 2 <= n ? off + 2 : -1;
+		if (l & 0xc0)
+			return -1;
+		off += 1 + l;
+	}
+	return -1;
+}
+
+/* Ask the host's nameserver for q->name (A or AAAA); fill rep. netd
+ * remembers the allowed addresses for the rule in its own policy. */
+static void resolve(struct netpolicy *pol, const struct netd_req *q, struct netd_rep *rep)
+{
+	rep->rcode = 2; /* SERVFAIL unless we get an answer */
+	char name[256];
+	memcpy(name, q->name, sizeof name);
+	name[255] = 0;
+	rep->rule = netpolicy_match_name(pol, name);
+	if (rep->rule < 0) {
+		rep->rcode = 3;
+		return;
+	}
+	if (!g_nslen || (q->qtype != 1 && q->qtype != 28))
+		return;
+	uint8_t pkt[512], ans[1500];
+	uint16_t id;
+	if (getrandom(&id, sizeof id, 0) != sizeof id)
+		return;
+	int n = 0;
+	pkt[n++] = (uint8_t)(id >> 8);
+	pkt[n++] = (uint8_t)id;
+	pkt[n++] = 0x01; /* RD */
+	pkt[n++] = 0;
+	pkt[n++] = 0, pkt[n++] = 1; /* QDCOUNT */
+	memset(pkt + n, 0, 6);
+	n += 6;
+	for (const char *l = name; *l;) {
+		const char *dot = strchr(l, '.');
+		size_t len = dot ? (size_t)(dot - l) : strlen(l);
+		if (len == 0 || len > 63 || n + (int)len + 6 > (int)sizeof pkt)
+			return;
+		pkt[n++] = (uint8_t)len;
+		memcpy(pkt + n, l, len);
+		n += (int)len;
+		l += len + (dot ? 1 : 0);
+		if (!dot)
+			break;
+	}
+	pkt[n++] = 0;
+	pkt[n++] = 0, pkt[n++] = (uint8_t)q->qtype;
+	pkt[n++] = 0, pkt[n++] = 1;
+	int s = socket(g_ns.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return;
+	int got = -1;
+	if (connect(s, (struct sockaddr *)&g_ns, g_nslen) == 0 && sendto(s, pkt, (size_t)n, 0, NULL, 0) == n) {
+		for (int tries = 0; tries < 8; tries++) {
+			struct pollfd pf = { s, POLLIN, 0 };
+			if (poll(&pf, 1, 2000) != 1)
+				break;
+			got = (int)recvfrom(s, ans, sizeof ans, 0, NULL, NULL);
+			if (got >= 12 && ans[0] == pkt[0] && ans[1] == pkt[1] && (ans[2] & 0x80) &&
+			    got >= n && memcmp(ans + 12, pkt + 12, (size_t)(n - 12)) == 0)
+				break; /* our question, answered */
+			got = -1;
+		}
+	}
+	close(s);
+	if (got < 0)
+		return;
+	rep->rcode = ans[3] & 0x0f;
+	int an = ans[6] << 8 | ans[7], off = n;
+	rep->ttl = 300;
+	for (int i = 0; i < an && off >= 0; i++) {
+		off = skip_name(ans, got, off);
+		if (off < 0 || off + 10 > got)
+			break;
+		int type = ans[off] << 8 | ans[off + 1], cls = ans[off + 2] << 8 | ans[off + 3];
+		uint32_t ttl = (uint32_t)ans[off + 4] << 24 | (uint32_t)ans[off + 5] << 16 |
+			       (uint32_t)ans[off + 6] << 8 | ans[off + 7];
+		int rdlen = ans[off + 8] << 8 | ans[off + 9];
+		off += 10;
+		if (off + rdlen > got)
+			break;
+		struct netpol_addr a;
+		memset(&a, 0, sizeof a);
+		if (cls == 1 && type == q->qtype && ((type == 1 && rdlen == 4) || (type == 28 && rdlen == 16))) {
+			a.family = type == 1 ? AF_INET : AF_INET6;
+			memcpy(a.a, ans + off, (size_t)rdlen);
+			if (netpolicy_remember(pol, rep->rule, &a) < 0) {
+				rep->nrefused++; /* a denied range: DNS rebinding */
+			} else if (rep->naddr < NETDNS_MAX_ADDRS) {
+				memcpy(rep->addrs[rep->naddr++], a.a, 16);
+				if (ttl < rep->ttl)
+					rep->ttl = ttl;
+			}
+		}
+		off += rdlen;
+	}
+}
+
+static int serve_one(int chan, struct netpolicy *pol)
 {
 	struct netd_req q;
 	struct iovec qi = { &q, sizeof q };
@@ -112,8 +257,13 @@ static int serve_one(int chan, const struct netpolicy *pol)
 	int s = -1;
 	struct netpol_addr a;
 	uint16_t port;
+	if (n == (ssize_t)sizeof q && q.op == NETD_RESOLVE) {
+		memset(&rep, 0, sizeof rep);
+		resolve(pol, &q, &rep);
+		goto reply;
+	}
 	int proto = q.type == SOCK_STREAM ? NP_TCP : q.type == SOCK_DGRAM ? NP_UDP : -1;
-	if (n != (ssize_t)sizeof q || q.addrlen > sizeof q.addr || q.nopts > NETD_MAX_OPTS ||
+	if (n != (ssize_t)sizeof q || q.op != NETD_CONNECT || q.addrlen > sizeof q.addr || q.nopts > NETD_MAX_OPTS ||
 	    (q.family != AF_INET && q.family != AF_INET6) || proto < 0 ||
 	    netpol_from_sockaddr(q.addr, q.addrlen, &a, &port) < 0) {
 		rep.err = EINVAL;
@@ -161,6 +311,7 @@ reply:;
 
 pid_t netd_start(const struct netpolicy *pol, int *chan_out, char *err, size_t errlen)
 {
+	load_nameserver();
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		snprintf(err, errlen, "moat-netd: socketpair: %s", strerror(errno));
@@ -191,7 +342,9 @@ pid_t netd_start(const struct netpolicy *pol, int *chan_out, char *err, size_t e
 			fprintf(stderr, "moat-netd: cannot confine itself\n");
 			_exit(1);
 		}
-		while (serve_one(chan, pol) == 0)
+		/* this process's own copy: DNS answers are remembered in it */
+		struct netpolicy *mine = (struct netpolicy *)pol;
+		while (serve_one(chan, mine) == 0)
 			;
 		_exit(0);
 	}

@@ -224,6 +224,7 @@ int sentry_run(const struct sentry_config *cfg)
 		.tty_fd = tty_slave,
 		.loader = moat_loader_start,
 		.loader_len = (size_t)(moat_loader_end - moat_loader_start),
+		.dns_stub = cfg->net && cfg->net->nrules > 0,
 	};
 	/* 3. the gofer is the one sandbox process that keeps the caller's
 	 * privilege: fork it now, then give ours up before the guest exists
@@ -249,6 +250,8 @@ int sentry_run(const struct sentry_config *cfg)
 	if (cfg->net && cfg->net->nrules > 0 && netd_start(cfg->net, &netd_chan, err, sizeof err) < 0)
 		die("%s", err);
 	netconn_init(cfg->net, netd_chan);
+	if (netd_chan >= 0)
+		sb->resolv_conf = "nameserver " NETDNS_STUB_ADDR "\noptions ndots:0\n";
 	struct spawn_result sr;
 	if (spawn_guest(&sa, &sr, err, sizeof err) < 0)
 		die("%s", err);
@@ -285,6 +288,8 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->init_pid = sr.init_pid;
 	dbg("%.2f ms: guest spawned", ms_now() - t0);
 	sb->guest_procfd = sr.guest_procfd;
+	if (sr.dns_fd >= 0 && netdns_start(sb, sr.dns_fd) < 0)
+		die("DNS stub: cannot start its thread");
 	/* Set-up is over: no more opening of host paths. Confining here, before
 	 * the guest's program exists, keeps the filter's compilation off the
 	 * program's first exec (its threads inherit the filter; TSYNC covers

@@ -80,6 +80,8 @@ try:
         if not b: break
         data += b
     open(out, "wb").write(data); print("OK")
+except socket.gaierror:
+    print("gaierror")
 except OSError as e:
     print(errno.errorcode.get(e.errno, str(e)))
 EOF
@@ -209,6 +211,63 @@ in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:rw" --net allow=127.0.0.1:"$hp
 	"$PY" -c 'import urllib.request,sys; open("/t/out/urllib","wb").write(urllib.request.urlopen(sys.argv[1], timeout=10).read())' \
 	"http://127.0.0.1:$hport/file" </dev/null 2>"$T_TMP/err.urllib"
 if same urllib; then ok urllib_allowed; else fail urllib_allowed "$(tail -c 300 "$T_TMP/err.urllib")"; fi
+
+# DNS: the guest's resolver asks moat's stub; a name rule allows exactly the
+# addresses resolved for it; answers in denied ranges are refused. The test
+# nameserver runs on the outer namespace's loopback (ip netns exec shows
+# /etc/netns/NAME/resolv.conf as /etc/resolv.conf, for moat-netd to read).
+mkdir -p "/etc/netns/$outer"
+at_exit "rm -rf /etc/netns/$outer"
+echo "nameserver 127.0.0.1" >"/etc/netns/$outer/resolv.conf"
+in_far ip addr add 198.51.100.2/32 dev mfar
+in_outer ip route add 198.51.100.2/32 dev vo
+start_srv "$far" 198.51.100.2 pub
+pport=$(cat "$T_TMP/pub.port")
+cat >"$T_TMP/dns.py" <<'EOF'
+import socket, struct, sys
+zone = {"good.test": "198.51.100.2", "www.good.test": "198.51.100.2", "evil.test": "10.200.0.2",
+        "meta.test": "169.254.169.254", "other.test": "198.51.100.2"}
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 53))
+open(sys.argv[1], "w").write("up")
+while True:
+    q, a = s.recvfrom(1500)
+    off, labels = 12, []
+    while q[off]: labels.append(q[off + 1:off + 1 + q[off]].decode()); off += 1 + q[off]
+    name, (qtype,) = ".".join(labels).lower(), struct.unpack(">H", q[off + 1:off + 3])
+    open(sys.argv[1] + ".log", "a").write(name + "\n")
+    end = off + 5
+    ip = zone.get(name)
+    if ip is None:
+        s.sendto(q[:2] + b"\x81\x83" + q[4:6] + b"\0\0\0\0\0\0" + q[12:end], a); continue
+    ans = b""
+    if qtype == 1:
+        ans = b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 60, 4) + socket.inet_aton(ip)
+    s.sendto(q[:2] + b"\x81\x80" + q[4:6] + struct.pack(">HHH", 1 if ans else 0, 0, 0) + q[12:end] + ans, a)
+EOF
+in_outer "$PY" "$T_TMP/dns.py" "$T_TMP/dns.up" </dev/null >/dev/null 2>&1 &
+at_exit "kill -9 $!"
+for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/dns.up" ] && break; sleep 0.1; done
+cat >"$T_TMP/resolve.py" <<'EOF'
+import socket, sys
+for n in sys.argv[1:]:
+    try: print(n, sorted({a[4][0] for a in socket.getaddrinfo(n, 80, socket.AF_INET, socket.SOCK_STREAM)}))
+    except socket.gaierror as e: print(n, "gaierror")
+EOF
+out=$(in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:ro" --net allow=good.test,evil.test,meta.test -- \
+	"$PY" /t/resolve.py good.test other.test evil.test meta.test </dev/null 2>&1 | tr '\n' ';')
+expect_eq dns_name_rule_resolves "$(echo "$out" | tr ';' '\n' | grep '^good.test')" "good.test ['198.51.100.2']"
+expect_eq dns_unlisted_nxdomain "$(echo "$out" | tr ';' '\n' | grep '^other.test')" "other.test gaierror"
+expect_eq dns_rebinding_private_refused "$(echo "$out" | tr ';' '\n' | grep '^evil.test')" "evil.test gaierror"
+expect_eq dns_rebinding_metadata_refused "$(echo "$out" | tr ';' '\n' | grep '^meta.test')" "meta.test gaierror"
+if grep -qx other.test "$T_TMP/dns.up.log" 2>/dev/null; then fail dns_unlisted_not_asked "other.test reached the nameserver"
+else ok dns_unlisted_not_asked; fi
+out=$(get n1 good.test "$pport" "" --net allow=good.test:"$pport")
+if [ "$out" = OK ] && same n1; then ok name_rule_connects; else fail name_rule_connects "$out $(head -c 300 "$T_TMP/err.n1")"; fi
+# the address alone, not resolved in this sandbox: not allowed by the name rule
+expect_eq name_rule_needs_resolution "$(get n2 198.51.100.2 "$pport" "" --net allow=good.test:"$pport")" ENETUNREACH
+# another name resolving to the same address is not covered
+expect_eq name_rule_other_name "$(get n3 other.test "$pport" "" --net allow=good.test:"$pport")" gaierror
+expect_eq wildcard_rule "$(get n4 www.good.test "$pport" "" --net allow=*.good.test:"$pport")" OK
 
 # Parse errors: one line, exit 2.
 err=$(moat run --net allow=10.0.0.1/8 -- /bin/true 2>&1)

@@ -43,6 +43,8 @@ static const char usage_text[] =
 	"                           :LO-HI and /tcp or /udp. Host loopback, link-local\n"
 	"                           (169.254.169.254), private, multicast and unspecified\n"
 	"                           addresses stay denied unless a rule names them\n"
+	"  --publish HOST:GUEST     forward the host's 127.0.0.1:HOST (tcp) to the guest's\n"
+	"                           127.0.0.1:GUEST (repeatable)\n"
 	"  --deny SYSCALL           deny this syscall too (EPERM, audited; repeatable;\n"
 	"                           names as in `moat syscalls`)\n";
 
@@ -163,6 +165,16 @@ static int cmd_run(int argc, char **argv)
 			char err[512];
 			if (netpolicy_parse(c.net, v, err, sizeof err) < 0)
 				die_status(2, "%s", err);
+		} else if (is_opt(a, "--publish")) {
+			const char *v = optval(argc, argv, &i, "--publish");
+			int hp, gp, used = 0;
+			if (sscanf(v, "%d:%d%n", &hp, &gp, &used) != 2 || v[used] || hp < 1 || hp > 65535 ||
+			    gp < 1 || gp > 65535)
+				die_status(2, "--publish %s: expected HOSTPORT:GUESTPORT (1-65535)", v);
+			if (c.npub >= 16)
+				die_status(2, "too many --publish options (max 16)");
+			c.pub_host[c.npub] = hp;
+			c.pub_guest[c.npub++] = gp;
 		} else if (is_opt(a, "--deny")) {
 			const char *name = optval(argc, argv, &i, "--deny");
 			const struct sysent *e = sc_lookup_name(name);

@@ -43,6 +43,10 @@ struct netd_rep {
 /* Fork moat-netd (after the privilege drop, before the guest exists). Returns
  * its pid and the sentry's end of the channel in *chan, or -1 (err). */
 pid_t netd_start(const struct netpolicy *pol, int *chan, char *err, size_t errlen);
+/* --publish (netpub.c): bind the host listeners, fork moat-publish into the
+ * guest's network namespace (netns_fd). Its pid, or -1 (err). */
+pid_t netpub_start(const int *hostport, const int *guestport, int n, int netns_fd, char *err,
+		   size_t errlen);
 /* The DNS stub (netdns.c): a thread serving the socket moat-init bound in the
  * guest's netns. */
 int netdns_start(struct sandbox *sb, int fd);

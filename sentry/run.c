@@ -290,6 +290,14 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->guest_procfd = sr.guest_procfd;
 	if (sr.dns_fd >= 0 && netdns_start(sb, sr.dns_fd) < 0)
 		die("DNS stub: cannot start its thread");
+	if (cfg->npub > 0) {
+		int nsfd = openat(sr.guest_procfd, "1/ns/net", O_RDONLY | O_CLOEXEC);
+		if (nsfd < 0)
+			die("--publish: the guest's network namespace: %s", strerror(errno));
+		if (netpub_start(cfg->pub_host, cfg->pub_guest, cfg->npub, nsfd, err, sizeof err) < 0)
+			die_status(2, "%s", err);
+		close(nsfd);
+	}
 	/* Set-up is over: no more opening of host paths. Confining here, before
 	 * the guest's program exists, keeps the filter's compilation off the
 	 * program's first exec (its threads inherit the filter; TSYNC covers

@@ -54,6 +54,8 @@ struct sentry_config {
 	unsigned char deny[512];          /* --deny SYSCALL: deny[nr] = 1 (SC_NR_MAX) */
 	char *const *argv;                /* program and arguments */
 	struct netpolicy *net;            /* --net allow=...: egress rules (NULL: none) */
+	int pub_host[16], pub_guest[16];  /* --publish HOSTPORT:GUESTPORT */
+	int npub;
 };
 
 /* Run a sandbox to completion; returns moat's exit status. */

@@ -269,6 +269,27 @@ expect_eq name_rule_needs_resolution "$(get n2 198.51.100.2 "$pport" "" --net al
 expect_eq name_rule_other_name "$(get n3 other.test "$pport" "" --net allow=good.test:"$pport")" gaierror
 expect_eq wildcard_rule "$(get n4 www.good.test "$pport" "" --net allow=*.good.test:"$pport")" OK
 
+# --publish: a guest server on its own loopback answers on the host's
+# 127.0.0.1:HOSTPORT, and only there (its own port stays inside).
+hp=$(in_outer "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+gp=$(in_outer "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+in_outer timeout -k 5 60 "$MOAT" run --bind "$T_TMP/www:/www:ro" --publish "$hp:$gp" -- \
+	"$PY" -m http.server --bind 127.0.0.1 --directory /www "$gp" </dev/null >/dev/null 2>&1 &
+pub=$!
+at_exit "kill $pub"
+for ((i = 0; i < 100; i++)); do
+	in_outer curl -s -o /dev/null -m 2 "http://127.0.0.1:$hp/" && break
+	sleep 0.2
+done
+in_outer curl -sS -m 20 -o "$T_TMP/out/pub" "http://127.0.0.1:$hp/file" 2>"$T_TMP/err.pub"
+if same pub; then ok publish_curl; else fail publish_curl "$(head -c 300 "$T_TMP/err.pub")"; fi
+if in_outer curl -s -o /dev/null -m 3 "http://127.0.0.1:$gp/file"; then fail publish_guest_port_stays_inside "the guest's port answered on the host"
+else ok publish_guest_port_stays_inside; fi
+kill $pub 2>/dev/null
+err=$(moat run --publish 80 -- /bin/true 2>&1)
+rc=$?
+if [ $rc -eq 2 ]; then ok publish_parse_error; else fail publish_parse_error "rc=$rc $err"; fi
+
 # Parse errors: one line, exit 2.
 err=$(moat run --net allow=10.0.0.1/8 -- /bin/true 2>&1)
 rc=$?

@@ -120,10 +120,14 @@ int netconn_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa
 		audit_event(sb->audit, sb, t, t->tid, "connect", args, DEC_DENY, -ENETUNREACH, note);
 		return 0;
 	}
+	/* the kernel ignores bytes past the family's sockaddr: keep only those */
+	size_t keep = fam == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+	if (len < keep || keep > sizeof ((struct net_pending *)0)->addr)
+		return 1;
 	struct net_pending *p = xcalloc(1, sizeof *p);
 	p->fd = fd;
-	p->len = (uint32_t)len;
-	memcpy(p->addr, sa, len);
+	p->len = (uint32_t)keep;
+	memcpy(p->addr, sa, keep);
 	p->rule = rule;
 	pthread_mutex_lock(&t->lock);
 	free(t->net_pending);

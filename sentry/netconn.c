@@ -107,8 +107,10 @@ int netconn_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa
 			   -1;
 	pthread_mutex_unlock(&g_pol_mu);
 	const char *special = netpolicy_special(&a);
-	if (rule < 0 && special && !strcmp(special, "host loopback"))
-		return 1; /* the guest's own loopback */
+	static const uint8_t zero[16];
+	if (rule < 0 && special &&
+	    (!strcmp(special, "host loopback") || !memcmp(a.a, zero, sizeof zero)))
+		return 1; /* the guest's own loopback (0.0.0.0 and :: mean the local host) */
 	char dest[96], args[200], note[128];
 	describe(&a, port, type, dest, sizeof dest);
 	snprintf(args, sizeof args, "%d, %s", fd, dest);

@@ -81,6 +81,14 @@ int main(int argc, char **argv)
 	      strerror(errno));
 	close(a);
 	close(c);
+	/* 0.0.0.0 means the local host */
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in any = sa;
+	any.sin_addr.s_addr = htonl(INADDR_ANY);
+	CHECK(connect(c, (struct sockaddr *)&any, sizeof any) == 0, "connect_inaddr_any", "%s", strerror(errno));
+	a = accept4(s, NULL, NULL, 0);
+	close(a);
+	close(c);
 	close(s);
 
 	/* nothing listening: ECONNREFUSED */

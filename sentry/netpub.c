@@ -100,6 +100,7 @@ static _Noreturn void relay(const int *lfd, const int *gport, int n)
 			pf[np++] = (struct pollfd){ h[i].from, (!h[i].eof && h[i].len == 0) ? POLLIN : 0, 0 };
 			pf[np++] = (struct pollfd){ h[i].to, h[i].len > h[i].off ? POLLOUT : 0, 0 };
 		}
+		int polled = nh; /* halves added by accept below have no pollfd yet */
 		if (poll(pf, (nfds_t)np, -1) < 0)
 			continue;
 		for (int i = 0; i < n; i++) {
@@ -113,14 +114,21 @@ static _Noreturn void relay(const int *lfd, const int *gport, int n)
 				close(c); /* nothing listens in the guest: the client sees a reset/EOF */
 				continue;
 			}
+			/* never block the loop on one connection */
+			fcntl(c, F_SETFL, O_NONBLOCK);
+			fcntl(g, F_SETFL, O_NONBLOCK);
 			h[nh++] = (struct half){ c, g, malloc(BUFSZ), 0, 0, 0 };
 			h[nh++] = (struct half){ g, c, malloc(BUFSZ), 0, 0, 0 };
 		}
-		for (int i = 0; i < nh; i++) {
+		for (int i = 0; i < polled; i++) {
 			struct pollfd *r = &pf[n + 2 * i], *w = &pf[n + 2 * i + 1];
-			if (r->revents & (POLLIN | POLLHUP | POLLERR)) {
+			/* POLLHUP/POLLERR come even when not asked for: read only
+			 * into an empty buffer, write only what is pending */
+			if (!h[i].eof && h[i].len == 0 && (r->revents & (POLLIN | POLLHUP | POLLERR))) {
 				ssize_t k = read(h[i].from, h[i].buf, BUFSZ);
-				if (k <= 0) {
+				if (k < 0 && errno == EAGAIN) {
+					/* nothing yet */
+				} else if (k <= 0) {
 					h[i].eof = 1;
 					shutdown(h[i].to, SHUT_WR);
 				} else {
@@ -128,9 +136,11 @@ static _Noreturn void relay(const int *lfd, const int *gport, int n)
 					h[i].off = 0;
 				}
 			}
-			if (w->revents & (POLLOUT | POLLERR | POLLHUP)) {
+			if (h[i].len > h[i].off && (w->revents & (POLLOUT | POLLERR | POLLHUP))) {
 				ssize_t k = write(h[i].to, h[i].buf + h[i].off, h[i].len - h[i].off);
-				if (k < 0) {
+				if (k < 0 && errno == EAGAIN) {
+					/* full: wait for POLLOUT */
+				} else if (k < 0) {
 					h[i].eof = 1;
 					h[i].len = h[i].off = 0;
 				} else if ((h[i].off += (size_t)k) == h[i].len) {

@@ -315,6 +315,7 @@ void vfs_destroy(struct vfs *v)
 		free(v->synth[i].path);
 	}
 	free(v->synth);
+	free(v->droots);
 	dcache_free(v->dc);
 	inomap_free(v->im);
 	inomap_free(v->fim);
@@ -832,7 +833,7 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 		  int flags, mode_t mode, int *fd, struct stat *st)
 {
 	struct stat tmp;
-	int r;
+	int r, mapped = 0;
 
 	if (!st)
 		st = &tmp;
@@ -865,6 +866,8 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 			gofer_set_wait_hook(NULL, NULL);
 			if (r == -EINTR)
 				return -ERESTARTSYS_;
+		} else if ((r = vfs_direct_open(v, n, flags, fd, st)) == 0) {
+			mapped = 1;
 		} else {
 			r = VFS_BE(v, open, n->mnt->export, n->rel, flags, mode, fd, st);
 		}
@@ -876,7 +879,8 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 			inomap_put(v->im, st->st_dev, st->st_ino, n->path);
 		else if (!(flags & O_PATH))
 			inomap_put(v->fim, st->st_dev, st->st_ino, n->path);
-		vfs_map_stat(v, st);
+		if (!mapped)
+			vfs_map_stat(v, st);
 		if (flags & O_CREAT)
 			dcache_drop(v->dc, n->mnt->idx, n->rel, 0);
 		return 0;
@@ -1041,9 +1045,22 @@ int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
 		*st = n->st;
 		r = 0;
 	} else {
-		r = vfs_node_open(v, t, n, O_RDONLY, 0, fd, st);
+		/* The file may have been swapped since the walk: open it
+		 * O_NONBLOCK (a FIFO must not block this, the ptrace thread)
+		 * and check what was opened. */
+		r = vfs_node_open(v, t, n, O_RDONLY | O_NONBLOCK, 0, fd, st);
 		if (r < 0)
 			goto out;
+		if (fcntl(*fd, F_SETFL, 0) < 0) {
+			r = -errno;
+			close(*fd);
+			goto out;
+		}
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(*fd); /* Linux: EACCES for anything but a regular file */
+		r = -EACCES;
+		goto out;
 	}
 	if (canon && canonlen) {
 		if (strlen(n->path) >= canonlen) {

@@ -69,6 +69,11 @@ int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
  * (the sentry calls it as each worker starts, off the guest's critical path). */
 void vfs_thread_warmup(struct vfs *v);
 
+/* Direct file access (fs/directfs.c): roots[i] is an O_PATH fd of a
+ * read-only bind of export i in the sentry's own root, or -1. Read-only opens
+ * of regular files and directories of read-only exports then skip the gofer. */
+void vfs_enable_direct(struct vfs *v, const int *roots, size_t n);
+
 /* Is `path` (absolute or relative to the task's cwd) an existing directory the
  * task may search? 0 or -errno; canonical path into canon. Used for --workdir. */
 int vfs_check_dir(struct task *t, const char *path, char *canon, size_t canonlen);

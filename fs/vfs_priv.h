@@ -35,8 +35,14 @@ struct vfs {
 	const struct vfs_backend *be;
 	void *bectx;
 	dev_t synth_dev;
+	int *droots;             /* direct file access: root fd per export (-1: none) */
+	size_t ndroots;
 	struct timespec ctime;   /* times of synthetic nodes */
 };
+
+/* fs/directfs.c: 0 with a read-only host fd of n (owner and group in the
+ * guest's view), or -EAGAIN: ask the gofer. */
+int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd, struct stat *st);
 
 const struct vfs_mount *vfs_mount_for(struct vfs *v, const char *path);
 const struct vfs_synth *vfs_synth_find(struct vfs *v, const char *path);

@@ -95,8 +95,9 @@ static long xfer(int sock, uint32_t tag, struct iovec *req, int nreq,
 	do
 		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
-	if (n <= 0)
+	if (n < 0)
 		return -EPIPE;
+	/* fds first: a message of no bytes (n == 0) may still carry some */
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -109,7 +110,9 @@ static long xfer(int sock, uint32_t tag, struct iovec *req, int nreq,
 				close(fds[i]);
 		}
 	}
-	if ((size_t)n < sizeof rh || rh.tag != tag || (msg.msg_flags & MSG_CTRUNC) ||
+	if (n == 0)
+		r = -EPIPE;     /* EOF, or an empty message */
+	else if ((size_t)n < sizeof rh || rh.tag != tag || (msg.msg_flags & MSG_CTRUNC) ||
 	    (!(msg.msg_flags & MSG_TRUNC) && rh.len != (size_t)n) ||
 	    ((msg.msg_flags & MSG_TRUNC) && !allow_trunc))
 		r = -EPROTO;
@@ -157,8 +160,12 @@ static long call(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
 	if (c->broken)
 		return -EPIPE;
 	long r = xfer(c->sock, h.tag, iov, k, rep, nrep, fd, allow_trunc);
-	if (r == -EINTR && wait_hook)
+	if (r == -EINTR && wait_hook) {
+		/* hang up now: the gofer ends its wait when it sees that */
 		c->broken = 1;
+		close(c->sock);
+		c->sock = -1;
+	}
 	return r;
 }
 
@@ -178,10 +185,14 @@ struct gofer_conn *gofer_connect(int ctl_sock)
 	long r;
 	int fd;
 
+	/* never abandoned half-way: the control stream must stay in step */
+	int (*hook)(void *) = wait_hook;
+	wait_hook = NULL;
 	pthread_mutex_lock(&ctl_lock);
 	h.tag = ++ctl_tag;
 	r = xfer(ctl_sock, h.tag, &iov, 1, NULL, 0, &fd, 0);
 	pthread_mutex_unlock(&ctl_lock);
+	wait_hook = hook;
 	if (r == 0 && fd < 0)
 		r = -EPROTO;
 	if (r > 0) {
@@ -206,7 +217,8 @@ void gofer_disconnect(struct gofer_conn *c)
 {
 	if (!c)
 		return;
-	close(c->sock);
+	if (c->sock >= 0)
+		close(c->sock);
 	free(c);
 }
 

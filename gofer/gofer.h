@@ -87,8 +87,10 @@ void gofer_disconnect(struct gofer_conn *c);
 
 /* Requests that may block for long (a FIFO open waits for its peer): while
  * hook is set on this thread, waiting for a reply polls every 20 ms and stops
- * with -EINTR when hook(arg) returns nonzero. The connection is then out of
- * step (gofer_conn_broken) and must be replaced. NULL clears the hook. */
+ * with -EINTR when hook(arg) returns nonzero. The connection is then hung up
+ * (the gofer ends the wait when it sees that: it opens FIFOs O_NONBLOCK and
+ * waits in poll on the FIFO and the connection, never in open(2)) and is
+ * broken (gofer_conn_broken): it must be replaced. NULL clears the hook. */
 void gofer_set_wait_hook(int (*hook)(void *), void *arg);
 int gofer_conn_broken(const struct gofer_conn *c);
 

@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -165,6 +166,7 @@ struct req {
 	const void *fixed;       /* the op's fixed struct (aligned copy) */
 	char *path;              /* first string (always a path) */
 	char *str2;              /* second string or NULL */
+	int sock;                /* the client's connection (FIFO waits watch it) */
 };
 
 struct rep {
@@ -274,6 +276,43 @@ static int h_lstat(struct req *rq, struct rep *rp)
 		      O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME | \
 		      O_CLOEXEC | O_PATH | O_TMPFILE | FASYNC)
 
+/* FIFO opens never block a gofer thread in open(2): the file is opened
+ * O_NONBLOCK and the blocking semantics are emulated here, watching the
+ * client's connection, so a client that gives up (the guest was interrupted:
+ * it hangs up, see gofer_set_wait_hook) ends the wait and nothing is left
+ * blocked. A reader's open returns once a writer has written or come and gone
+ * (poll on the FIFO; Linux returns as soon as a writer opens); a writer's
+ * open (ENXIO while there is no reader) is retried every FIFO_SLICE_MS. */
+#define FIFO_SLICE_MS 10
+
+/* 1: the client hung up (or sent something while it should be waiting). */
+static int client_gone(int sock, int ms)
+{
+	struct pollfd p = { .fd = sock, .events = POLLIN | POLLRDHUP };
+	int r = poll(&p, 1, ms);
+	if (r < 0)
+		return errno != EINTR;
+	return r > 0;
+}
+
+/* Wait until a reader's FIFO has a writer's data or hang-up. 0 or -EINTR. */
+static int fifo_wait_writer(int sock, int fd)
+{
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = sock, .events = POLLIN | POLLRDHUP },
+			{ .fd = fd, .events = POLLIN },
+		};
+		int r = poll(p, 2, -1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || p[0].revents)
+			return -EINTR;
+		if (p[1].revents)
+			return 0;
+	}
+}
+
 static int h_open(struct req *rq, struct rep *rp)
 {
 	const struct gofer_req_open *f = rq->fixed;
@@ -282,6 +321,7 @@ static int h_open(struct req *rq, struct rep *rp)
 	int excl_create;
 	const char *name;
 	struct stat st;
+	int want_nb = flags & O_NONBLOCK;
 
 	if ((flags & ~OPEN_ALLOWED) || (flags & O_ACCMODE) == O_ACCMODE ||
 	    (f->mode & ~07777u))
@@ -296,7 +336,7 @@ static int h_open(struct req *rq, struct rep *rp)
 			return -EROFS;
 		if (e->kind == GOFER_EXPORT_DEV && (flags & TMPFILE_BIT))
 			return -EROFS;
-		flags |= O_NOCTTY;
+		flags |= O_NOCTTY | O_NONBLOCK; /* never block here: see FIFO_SLICE_MS */
 	}
 	flags |= O_NOFOLLOW | O_CLOEXEC;
 	excl_create = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
@@ -329,6 +369,16 @@ static int h_open(struct req *rq, struct rep *rp)
 				fd = -errno;
 		} else {
 			fd = oat2(e, pfd, name, flags, cmode);
+			/* a blocking writer's open of a FIFO without a reader waits */
+			while (fd == -ENXIO && !want_nb && (flags & O_ACCMODE) == O_WRONLY &&
+			       fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			       S_ISFIFO(st.st_mode)) {
+				if (client_gone(rq->sock, FIFO_SLICE_MS)) {
+					fd = -EINTR;
+					break;
+				}
+				fd = oat2(e, pfd, name, flags, cmode);
+			}
 		}
 		if (fd < 0) {
 			close_owned(pfd, owned);
@@ -344,6 +394,19 @@ static int h_open(struct req *rq, struct rep *rp)
 		return r;
 	}
 	close_owned(pfd, owned);
+	if (!(flags & O_PATH) && !want_nb) {
+		if (S_ISFIFO(st.st_mode) && (flags & O_ACCMODE) == O_RDONLY &&
+		    (r = fifo_wait_writer(rq->sock, fd)) < 0) {
+			close(fd);
+			return r;
+		}
+		/* the guest asked for a blocking file */
+		if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+			r = -errno;
+			close(fd);
+			return r;
+		}
+	}
 	memcpy(rp->payload, &st, sizeof st);
 	rp->len = sizeof st;
 	rp->fd = fd;
@@ -738,63 +801,72 @@ static int take_string(char *buf, size_t total, size_t *off, uint32_t len, char 
 	return 0;
 }
 
-/* Validate and run one request of n bytes. Returns the reply's err. */
-static int serve_one(char *buf, size_t n, int is_ctl, struct rep *rp)
+/* Check one request of n bytes (framing, op, strings, paths) without acting
+ * on it. 0 or the reply's err; on 0, *q points into buf. Pure: no export is
+ * looked at but its number (nexports), so fuzz/ can run it on any bytes. */
+int gofer_parse_request(char *buf, size_t n, int is_ctl, size_t nexports, struct gofer_request *q)
 {
-	struct gofer_hdr h;
-	union {
-		struct gofer_req_path path;
-		struct gofer_req_open open;
-		struct gofer_req_mode mode;
-		struct gofer_req_unlink unlink;
-		struct gofer_req_two two;
-		struct gofer_req_chown chown;
-		struct gofer_req_truncate trunc;
-		struct gofer_req_utimens ut;
-	} fixed;
 	const struct op_desc *d;
-	struct req rq = { 0 };
 	size_t off;
 	int r;
 
-	memcpy(&h, buf, sizeof h);
-	if (h.len != n)
+	memset(q, 0, sizeof *q);
+	if (n < sizeof q->h)
 		return -EPROTO;
-	if (h.op == GOFER_OP_NONE || h.op >= GOFER_OP_MAX)
+	memcpy(&q->h, buf, sizeof q->h);
+	if (q->h.len != n)
 		return -EPROTO;
-	if (h.flags)
+	if (q->h.op == GOFER_OP_NONE || q->h.op >= GOFER_OP_MAX)
+		return -EPROTO;
+	if (q->h.flags)
 		return -EINVAL;
-	d = &ops[h.op];
-	if (d->flags & F_CTL) {
-		if (n != sizeof h)
+	d = &ops[q->h.op];
+	q->ctl = !!(d->flags & F_CTL);
+	if (q->ctl) {
+		if (n != sizeof q->h)
 			return -EPROTO;
-		if (!is_ctl)
-			return -EINVAL;
-		return d->fn(&rq, rp);
+		return is_ctl ? 0 : -EINVAL;
 	}
-	if (n < sizeof h + d->fixed)
+	if (n < sizeof q->h + d->fixed)
 		return -EPROTO;
-	memcpy(&fixed, buf + sizeof h, d->fixed);
-	off = sizeof h + d->fixed;
-	r = take_string(buf, n, &off, fixed.path.len, &rq.path);
+	memcpy(&q->fixed, buf + sizeof q->h, d->fixed);
+	off = sizeof q->h + d->fixed;
+	r = take_string(buf, n, &off, q->fixed.path.len, &q->path);
 	if (r)
 		return r;
 	if (d->flags & F_STR2) {
-		r = take_string(buf, n, &off, fixed.two.len2, &rq.str2);
+		r = take_string(buf, n, &off, q->fixed.two.len2, &q->str2);
 		if (r)
 			return r;
 	}
 	if (off != n)
 		return -EPROTO;
-	if (fixed.path.exp >= srv->n)
+	if (q->fixed.path.exp >= nexports)
 		return -EINVAL;
-	rq.e = &srv->exp[fixed.path.exp];
-	rq.fixed = &fixed;
-	r = gofer_check_path(rq.path, fixed.path.len);
+	r = gofer_check_path(q->path, q->fixed.path.len);
 	if (!r && (d->flags & F_PATH2))
-		r = gofer_check_path(rq.str2, fixed.two.len2);
+		r = gofer_check_path(q->str2, q->fixed.two.len2);
+	return r;
+}
+
+/* Validate and run one request of n bytes. Returns the reply's err. */
+static int serve_one(char *buf, size_t n, int is_ctl, int sock, struct rep *rp)
+{
+	struct gofer_request q;
+	const struct op_desc *d;
+	struct req rq = { .sock = sock };
+	int r;
+
+	r = gofer_parse_request(buf, n, is_ctl, srv->n, &q);
 	if (r)
 		return r;
+	d = &ops[q.h.op];
+	if (q.ctl)
+		return d->fn(&rq, rp);
+	rq.e = &srv->exp[q.fixed.path.exp];
+	rq.fixed = &q.fixed;
+	rq.path = q.path;
+	rq.str2 = q.str2;
 	if ((!(d->flags & F_OWNHIDE) && is_hidden(rq.e, rq.path)) || ((d->flags & F_PATH2) && is_hidden(rq.e, rq.str2)))
 		return -ENOENT;
 	if ((d->flags & F_WRITE) && !rq.e->writable)
@@ -823,9 +895,9 @@ static void serve_conn(int sock, int is_ctl)
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return;            /* EOF, or the peer is gone */
-		/* never keep an fd that came with a request */
+		if (n < 0)
+			return;            /* the peer is gone */
+		/* never keep an fd that came with a request (nor with an empty one) */
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
 			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 				continue;
@@ -835,6 +907,8 @@ static void serve_conn(int sock, int is_ctl)
 				close(fds[i]);
 			got_fds = 1;
 		}
+		if (n == 0)
+			return;            /* EOF (or an empty message) */
 		if ((size_t)n >= sizeof(struct gofer_hdr))
 			memcpy(&rh.tag, buf + offsetof(struct gofer_hdr, tag), sizeof rh.tag);
 		if (msg.msg_flags & MSG_TRUNC)
@@ -844,7 +918,7 @@ static void serve_conn(int sock, int is_ctl)
 		else if ((size_t)n < sizeof(struct gofer_hdr))
 			rh.err = -EPROTO;
 		else
-			rh.err = serve_one(buf, n, is_ctl, &rp);
+			rh.err = serve_one(buf, n, is_ctl, sock, &rp);
 		if (rh.err)
 			rp.len = 0;
 		rh.len = sizeof rh + rp.len;

@@ -5,6 +5,7 @@
 #include <stdnoreturn.h>
 
 #include "gofer/gofer.h"
+#include "gofer/proto.h"
 
 struct gofer_srv_export {
 	int kind;               /* enum gofer_export_kind */
@@ -26,6 +27,28 @@ struct gofer_srv {
 /* Serve the control connection ctl in this thread, each CONNECTed one in its
  * own thread; exit_group when ctl reaches EOF. */
 noreturn void gofer_serve(const struct gofer_srv *srv, int ctl);
+
+/* A request whose framing, op, strings and paths were checked. */
+struct gofer_request {
+	struct gofer_hdr h;
+	int ctl;                /* a control-connection op (no export, no strings) */
+	union {
+		struct gofer_req_path path;     /* every op's fixed part starts so */
+		struct gofer_req_open open;
+		struct gofer_req_mode mode;
+		struct gofer_req_unlink unlink;
+		struct gofer_req_two two;
+		struct gofer_req_chown chown;
+		struct gofer_req_truncate trunc;
+		struct gofer_req_utimens ut;
+	} fixed;                /* an aligned copy */
+	char *path;             /* first string (in the message buffer) */
+	char *str2;             /* second string or NULL */
+};
+
+/* Check one request of n bytes against the wire format (proto.h) and the
+ * path rules, without acting on it: 0 or -errno (the reply's err). */
+int gofer_parse_request(char *buf, size_t n, int is_ctl, size_t nexports, struct gofer_request *q);
 
 /* Path rules shared by server and start-up (hidden names): 0 or -errno. */
 int gofer_check_path(const char *p, size_t len);

@@ -36,6 +36,8 @@
 #include <sched.h>
 #include <malloc.h>
 #include <seccomp.h>
+
+#include "common/sanitize.h"
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -403,6 +405,11 @@ static void seccomp_allowlist(void)
 		fail(-ENOMEM, "gofer: seccomp_init");
 	for (size_t i = 0; i < ARRAY_SIZE(allow) && !r; i++)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allow[i], 0);
+#ifdef MOAT_SANITIZE
+	static const int san[] = { MOAT_SANITIZER_SYSCALLS };
+	for (size_t i = 0; i < ARRAY_SIZE(san) && !r; i++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, san[i], 0);
+#endif
 	/* fchmodat2 (not known to every libseccomp) */
 	if (!r)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, __NR_fchmodat2, 0);

@@ -1,11 +1,27 @@
 /* kernel/task.h - the virtual kernel state handlers work on: tasks, their
  * shared fs context, credentials, and the sandbox-wide state.
  *
- * Ownership: the sentry (kernel/tasks.c, driven by sentry/ptrace events) creates and destroys tasks from
- * ptrace events (clone/fork/vfork/exec/exit) and looks them up by host tid for
- * every notification. Lookups return a counted reference (task_put() when done).
- * The ptrace thread is the only writer of the task table; handlers may change
- * fields of their own task (cwd, umask, exe) under the task's fs/lock.
+ * Lock and refcount model (ARCHITECTURE.md "Tasks: owners and locks"):
+ *
+ *  - The task table (kernel/tasks.c) has one mutex. Only the tracer thread
+ *    (sentry/tracer.c, the ptrace thread) inserts, removes and re-keys
+ *    tasks. Lookups (task_get, task_get_vpid, task_for_each_leader) take a
+ *    counted reference under the table lock; the holder calls task_put().
+ *    The table holds one reference from task_create to task_remove; a task
+ *    is freed by the last task_put (its fs_ctx reference, pidfd and pending
+ *    exec with its fds are released then).
+ *  - Identity: tgid is fixed at creation; tid (re-keyed under the table
+ *    lock when a non-leader thread execs), vtid/vtgid/vppid and exited are
+ *    atomics: only the tracer writes them (create, fork return, exec re-key,
+ *    exit), workers read them anywhere.
+ *  - t->lock guards cred, exe, comm, pexec and loader_ok. Workers change
+ *    their own task's cred/exe/comm; the tracer sets pexec (exec stop) and
+ *    loader_ok (PTRACE_EVENT_EXEC); the worker serving the loader's call
+ *    takes both. Never hold t->lock while taking the table lock.
+ *  - fs_ctx (cwd, umask) is shared by CLONE_FS threads: its own lock and
+ *    refcount.
+ *  - The "tracer" fields below are owned by the tracer thread: no other
+ *    thread reads or writes them, so they need no lock.
  */
 #ifndef MOAT_KERNEL_TASK_H
 #define MOAT_KERNEL_TASK_H
@@ -38,9 +54,10 @@ struct cred {
 struct task {
 	atomic_int refs;
 	/* identity */
-	pid_t tid, tgid;         /* host ids (what notifications carry) */
-	pid_t vtid, vtgid;       /* ids inside the guest pid namespace */
-	pid_t vppid;
+	_Atomic pid_t tid;       /* host id (what notifications carry); re-keyed at exec */
+	pid_t tgid;              /* host thread-group id */
+	_Atomic pid_t vtid, vtgid; /* ids inside the guest pid namespace */
+	_Atomic pid_t vppid;
 	int pidfd;               /* pidfd of tgid (for pidfd_getfd), -1 if none */
 
 	/* shared or private depending on CLONE_FS */
@@ -53,12 +70,21 @@ struct task {
 	char comm[16];
 	struct pending_exec *pexec; /* set at an exec stop, consumed by the loader */
 	void *net_pending;       /* per thread: set at a connect stop, consumed by the net call */
-	int exited;
+	int loader_ok;           /* PTRACE_EVENT_EXEC happened: the loader may take pexec (once) */
+	atomic_int exited;
 
-	/* private to the sentry's ptrace thread */
-	int pt_state;            /* 0 = waiting for its first ptrace stop, 1 = running */
+	/* tracer: owned by the tracer thread (sentry/tracer.c), nobody else */
+	int pt_state;            /* 0 = waiting for its first ptrace stop, 1 = running,
+				  * 2 = resume at its first stop */
 	int held;                /* stopped at its first stop until its guest ids are known */
 	int initial;             /* the main program before its first exec */
+	pid_t fork_child;        /* fork/clone event seen, syscall exit not yet: the child */
+	int fork_thread;         /* ... which is a CLONE_THREAD */
+	int fork_refused;        /* ... which was refused: the call returns -EAGAIN */
+	int parked;              /* held at that syscall exit until the refused child is gone */
+	pid_t doomed_parent;     /* refused: killed at its first stop; its exit releases this parent */
+	int exec_pending;        /* the rewritten execve runs (PTRACE_SYSCALL): its syscall
+				  * exit before PTRACE_EVENT_EXEC means it failed */
 
 	struct sandbox *sb;
 };
@@ -131,6 +157,9 @@ void task_remove(struct sandbox *sb, pid_t tid);
 /* Re-key a task after a non-leader thread exec'd (it takes the leader's tid). */
 void task_rekey(struct sandbox *sb, pid_t old_tid, pid_t new_tid);
 int task_count(struct sandbox *sb);
+
+/* Releases a pending exec (closes its fds); set by the sentry (exec.c). */
+void task_set_pexec_free(void (*fn)(struct pending_exec *));
 
 struct fs_ctx *fs_ctx_new(const char *cwd, mode_t umask);
 void fs_ctx_put(struct fs_ctx *fs);

@@ -28,6 +28,13 @@ static int ntasks;
 
 static unsigned hb(pid_t tid) { return (unsigned)tid % NBUCKETS; }
 
+static void (*pexec_free)(struct pending_exec *);
+
+void task_set_pexec_free(void (*fn)(struct pending_exec *))
+{
+	pexec_free = fn;
+}
+
 struct fs_ctx *fs_ctx_new(const char *cwd, mode_t umask_)
 {
 	struct fs_ctx *fs = xcalloc(1, sizeof *fs);
@@ -210,8 +217,11 @@ void task_put(struct task *t)
 	fs_ctx_put(t->fs);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
-	free(t->pexec);
-	free(t->net_pending); /* struct pending_exec is a flat allocation */
+	if (t->pexec && pexec_free)
+		pexec_free(t->pexec); /* closes its fds */
+	else
+		free(t->pexec);
+	free(t->net_pending);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }

@@ -13,11 +13,12 @@
  * The seccomp filter sends this unknown syscall number to the sentry, which
  * installs the pending fds into the loader (SECCOMP_IOCTL_NOTIF_ADDFD), fills
  * buf with a struct moat_exec_info and returns the number of bytes written
- * (or -errno; -ENOENT when the task has no pending exec). The loader
- * retries on -EINTR, and a call interrupted while the sentry serves it (a
- * stop signal, say) comes back as a new notification: the sentry should
- * drop the pending exec only once its reply was sent (NOTIF_SEND
- * succeeded), and may install the fds again for the new notification.
+ * (or -errno; -ENOSYS unless the task has a pending exec and this is the
+ * first such call since its PTRACE_EVENT_EXEC: the sentry serves it once,
+ * to the image the exec just started; a failed exec drops the pending
+ * exec). The loader retries on -EINTR (the guest's filter waits killably
+ * once the sentry has received the call, so only a fatal signal interrupts
+ * it then).
  *
  * The loader then:
  *  - maps the PT_LOAD segments of prog_fd (ET_EXEC at its addresses, which

@@ -8,16 +8,21 @@
  *   openat      dirfd == the guest pid namespace's procfs fd, O_RDONLY
  *   readlinkat  dirfd == that procfs fd
  *   newfstatat  AT_EMPTY_PATH (fstat of a held fd)
+ *   openat2, readlinkat  dirfd == an export root fd (direct file access,
+ *               fs/directfs.c; what confines it is the mount layer, below)
+ *   kcmp        KCMP_FILE (the lock table: is this the same open file
+ *               description?)
  * No fchown/fsetxattr on held fds: the gofer makes every change to a file of
  * the view. fchmod and futimens stay for guest memfds (fs/ allows them on
  * memfds only); on host files the sentry's own uid is not the owner.
  * The seccomp rule on openat sees the dirfd, not the path: an absolute path
  * would ignore the dirfd. What makes that harmless is the sentry's root, an
- * empty read-only tmpfs in a mount namespace of its own (privilege.c).
- *   kcmp        KCMP_FILE (the lock table: is this the same open file
- *               description?)
+ * empty read-only tmpfs in a mount namespace of its own holding only
+ * read-only binds of the host-directory exports, hidden names masked
+ * (privilege.c).
  * ioctl is limited to the seccomp notification requests and TCGETS (isatty).
- * There is no openat2 (its flags live in memory), no socket (connections to
+ * openat2's flags live in memory: allowed only on the export root fds, where
+ * every write/create is EROFS by the mount layer. No socket (connections to
  * the gofer arrive over the control socket), no exec, no mount, no namespace.
  *
  * MOAT_SENTRY_FILTER_LEARN=1 logs (SECCOMP_RET_LOG, see dmesg) instead of
@@ -33,6 +38,8 @@
 #include <linux/kcmp.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
+
+#include "common/sanitize.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +51,7 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -104,6 +112,11 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 	int rc = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(allowed) && !rc; i++)
 		rc = rule(ctx, allowed[i], 0, NULL);
+#ifdef MOAT_SANITIZE
+	static const int san[] = { MOAT_SANITIZER_SYSCALLS };
+	for (size_t i = 0; i < ARRAY_SIZE(san) && !rc; i++)
+		rc = rule(ctx, san[i], 0, NULL);
+#endif
 	if (!rc) {
 		struct scmp_arg_cmp c[2] = {
 			{ .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)pfd },
@@ -114,6 +127,23 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 	if (!rc) {
 		struct scmp_arg_cmp c = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)pfd };
 		rc = rule(ctx, SCMP_SYS(readlinkat), 1, &c);
+	}
+	/* direct file access (fs/directfs.c): openat2 and readlinkat on the
+	 * export root fds only. openat2's flags live in memory where the rule
+	 * cannot see them: what holds is the mount layer (privilege.c) — every
+	 * path from these fds, "..", absolute or through a symlink, stays in our
+	 * root, where each export is a read-only bind with its hidden names
+	 * masked and the rest is an empty read-only tmpfs (a write or create
+	 * open is EROFS whatever the flags). */
+	size_t nroots;
+	const int *roots = priv_export_roots(&nroots);
+	for (size_t i = 0; i < nroots && !rc; i++) {
+		if (roots[i] < 0)
+			continue;
+		struct scmp_arg_cmp c = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)roots[i] };
+		rc = rule(ctx, SCMP_SYS(openat2), 1, &c);
+		if (!rc)
+			rc = rule(ctx, SCMP_SYS(readlinkat), 1, &c);
 	}
 	if (!rc) {
 		struct scmp_arg_cmp c = { .arg = 3, .op = SCMP_CMP_MASKED_EQ, .datum_a = AT_EMPTY_PATH,
@@ -185,6 +215,37 @@ static void probe(const char *name, long r)
 	}
 }
 
+/* An open that succeeded on a mask (the empty file or tmpfs over a hidden
+ * name) reveals nothing: ALLOWED only if there is something to read. */
+static void probe_content(const char *name, long r)
+{
+	if (r >= 0) {
+		char b[4096];
+		long n = read((int)r, b, 1);
+		if (n < 0 && errno == EISDIR) {
+			n = syscall(SYS_getdents64, (int)r, b, sizeof b);
+			/* "." and ".." alone: an empty mask */
+			long k = 0, off = 0;
+			while (n > 0 && off < n) {
+				unsigned short reclen = *(unsigned short *)(b + off + 16);
+				const char *nm = b + off + 19;
+				if (strcmp(nm, ".") && strcmp(nm, ".."))
+					k++;
+				off += reclen;
+			}
+			n = k;
+		}
+		close((int)r);
+		if (n <= 0) {
+			fprintf(stderr, "confinement-probe %s: refused (empty mask)\n", name);
+			return;
+		}
+		fprintf(stderr, "confinement-probe %s: ALLOWED\n", name);
+		return;
+	}
+	probe(name, r);
+}
+
 void confine_selftest(struct sandbox *sb)
 {
 	int pfd = sb->guest_procfd;
@@ -200,6 +261,46 @@ void confine_selftest(struct sandbox *sb)
 	probe("openat_procfd_root_link", openat(pfd, "1/root/etc/passwd", O_RDONLY | O_CLOEXEC));
 	probe("openat_procfd_write", openat(pfd, "1/comm", O_WRONLY | O_CLOEXEC));
 	probe("openat2", syscall(SYS_openat2, AT_FDCWD, "/etc/passwd", &how, sizeof how));
+	/* direct file access: from the export root fds the filter allows, try
+	 * to leave the exports or write them (privilege.c's mount layer) */
+	size_t nroots;
+	const int *roots = priv_export_roots(&nroots);
+	int nr = 0;
+	for (size_t i = 0; i < nroots; i++) {
+		if (roots[i] < 0)
+			continue;
+		char lbl[64];
+		struct open_how bare = { .flags = O_RDONLY | O_CLOEXEC };
+		struct open_how wr = { .flags = O_WRONLY | O_CLOEXEC };
+		struct open_how cr = { .flags = O_RDWR | O_CREAT | O_CLOEXEC, .mode = 0644 };
+		struct open_how tmp = { .flags = O_TMPFILE | O_RDWR | O_CLOEXEC, .mode = 0600 };
+#define P2(what, fd, path, h) do { snprintf(lbl, sizeof lbl, "export%zu_%s", i, what); \
+	probe_content(lbl, syscall(SYS_openat2, fd, path, h, sizeof *(h))); } while (0)
+		P2("abs_shadow", roots[i], "/etc/shadow", &bare);
+		P2("abs_passwd", roots[i], "/etc/passwd", &bare);
+		P2("dotdot_shadow", roots[i], "../etc/shadow", &bare);
+		P2("dotdot_root", roots[i], "../../root", &bare);
+		P2("dotdot3_passwd", roots[i], "../../../etc/passwd", &bare);
+		P2("hidden_shadow", roots[i], "shadow", &bare);
+		P2("hidden_etc_shadow", roots[i], "etc/shadow", &bare);
+		P2("hidden_machine_id", roots[i], "machine-id", &bare); /* world-readable: only the mask stops it */
+		P2("rel_etc_passwd", roots[i], "etc/passwd", &bare);
+		P2("proc_self", roots[i], "/proc/self/root/etc/shadow", &bare);
+		P2("write_passwd", roots[i], "passwd", &wr);
+		/* symlinks that lead out of the export (/etc/mtab -> ../proc/self/mounts,
+		 * /etc/os-release -> ../usr/lib/os-release): followed, they resolve in
+		 * our root, where neither exists */
+		P2("symlink_mtab", roots[i], "mtab", &bare);
+		P2("symlink_os_release", roots[i], "os-release", &bare);
+		P2("create", roots[i], "moat-probe-created", &cr);
+		P2("tmpfile", roots[i], ".", &tmp);
+		snprintf(lbl, sizeof lbl, "export%zu_readlink_abs", i);
+		char lb[64];
+		probe(lbl, readlinkat(roots[i], "/proc/self/exe", lb, sizeof lb) < 0 ? -1 : 3);
+#undef P2
+		nr++;
+	}
+	fprintf(stderr, "confinement-probe export_roots: %d\n", nr);
 	probe("socket_inet", socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
 	probe("socket_unix", socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
 	char *argv[] = { "/bin/true", NULL };

@@ -11,8 +11,15 @@
  * namespace holds nothing but the loader, so a thread racing to rewrite that
  * string can only make the exec fail. On error the call is skipped and returns
  * -errno. The loader then fetches the pending exec with MOAT_SYS_LOADER.
+ *
+ * The pending exec lives only as long as that exec: the tracer resumes the
+ * rewritten call with PTRACE_SYSCALL, and its syscall exit before
+ * PTRACE_EVENT_EXEC means the kernel failed it (exec_drop closes the fds);
+ * PTRACE_EVENT_EXEC gives the new image (the loader) the right to take it,
+ * once (exec_done, loader_ok). A task that dies drops it too (task_put).
  */
 #include "sentry/sentry.h"
+#include "sentry/execfmt.h"
 #include "fs/vfs.h"
 #include "kernel/task.h"
 #include "loader/loader_abi.h"
@@ -49,7 +56,7 @@ struct pending_exec {
 
 const char *const *exec_initial_path;
 
-static void pexec_free(struct pending_exec *p)
+void exec_pexec_free(struct pending_exec *p)
 {
 	if (!p)
 		return;
@@ -60,70 +67,17 @@ static void pexec_free(struct pending_exec *p)
 	free(p);
 }
 
-/* Parse "#!interp [arg]\n" like binfmt_script. 0, -ENOEXEC. */
-static int parse_shebang(const char *buf, size_t n, char *interp, size_t ilen, char *arg, size_t alen)
+static ssize_t fd_read(void *ctx, void *buf, size_t len, off_t off)
 {
-	if (n < 2 || buf[0] != '#' || buf[1] != '!')
-		return -ENOEXEC;
-	char line[256];
-	size_t l = 0;
-	for (size_t i = 2; i < n && buf[i] != '\n' && l < sizeof line - 1; i++)
-		line[l++] = buf[i];
-	line[l] = 0;
-	char *p = line;
-	while (*p == ' ' || *p == '\t')
-		p++;
-	if (!*p)
-		return -ENOEXEC;
-	char *e = p;
-	while (*e && *e != ' ' && *e != '\t')
-		e++;
-	size_t il = e - p;
-	if (il >= ilen)
-		return -ENAMETOOLONG;
-	memcpy(interp, p, il);
-	interp[il] = 0;
-	while (*e == ' ' || *e == '\t')
-		e++;
-	/* the rest of the line, trailing blanks removed, is one argument */
-	size_t al = strlen(e);
-	while (al && (e[al - 1] == ' ' || e[al - 1] == '\t' || e[al - 1] == '\r'))
-		al--;
-	if (al >= alen)
-		return -ENAMETOOLONG;
-	memcpy(arg, e, al);
-	arg[al] = 0;
-	return 0;
+	if (off < 0)
+		return -1;
+	return pread(*(int *)ctx, buf, len, off);
 }
 
 /* Check an ELF header; find PT_INTERP. 0 with interp[0] possibly 0, -ENOEXEC. */
 static int elf_interp(int fd, char *interp, size_t ilen)
 {
-	Elf64_Ehdr eh;
-	interp[0] = 0;
-	if (pread(fd, &eh, sizeof eh, 0) != sizeof eh)
-		return -ENOEXEC;
-	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_machine != EM_X86_64 || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) ||
-	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > 128)
-		return -ENOEXEC;
-	Elf64_Phdr ph[128];
-	size_t sz = eh.e_phnum * sizeof(Elf64_Phdr);
-	if (pread(fd, ph, sz, eh.e_phoff) != (ssize_t)sz)
-		return -ENOEXEC;
-	for (int i = 0; i < eh.e_phnum; i++) {
-		if (ph[i].p_type != PT_INTERP)
-			continue;
-		if (ph[i].p_filesz < 2 || ph[i].p_filesz >= ilen)
-			return -ENOEXEC;
-		if (pread(fd, interp, ph[i].p_filesz, ph[i].p_offset) != (ssize_t)ph[i].p_filesz)
-			return -ENOEXEC;
-		interp[ph[i].p_filesz - 1] = 0;
-		if (strlen(interp) == 0)
-			return -ENOEXEC;
-		return 0;
-	}
-	return 0;
+	return execfmt_elf_interp(fd_read, &fd, interp, ilen);
 }
 
 static int path_search(struct task *t, const char *name, int *fd, struct stat *st,
@@ -199,7 +153,7 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 				ret = -ELOOP;
 				goto fail;
 			}
-			if ((r = parse_shebang(hdr, n, interp, sizeof interp, arg, sizeof arg)) < 0) {
+			if ((r = execfmt_shebang(hdr, n, interp, sizeof interp, arg, sizeof arg)) < 0) {
 				ret = r;
 				goto fail;
 			}
@@ -282,7 +236,7 @@ fail:
 		free(prefix[i]);
 	if (fd >= 0)
 		close(fd);
-	pexec_free(p);
+	exec_pexec_free(p);
 	return ret;
 }
 
@@ -296,11 +250,30 @@ static void trace_exec(struct sandbox *sb, struct task *t, const char *name, con
 	audit_event(sb->audit, sb, t, t->tid, name, args, decision, ret, note);
 }
 
-void exec_stop(struct sandbox *sb, struct task *t)
+/* Drop the task's pending exec (its fds closed) and the loader's right. */
+void exec_drop(struct task *t)
+{
+	pthread_mutex_lock(&t->lock);
+	struct pending_exec *p = t->pexec;
+	t->pexec = NULL;
+	t->loader_ok = 0;
+	pthread_mutex_unlock(&t->lock);
+	exec_pexec_free(p);
+}
+
+void exec_done(struct task *t)
+{
+	pthread_mutex_lock(&t->lock);
+	t->loader_ok = t->pexec != NULL;
+	pthread_mutex_unlock(&t->lock);
+}
+
+int exec_stop(struct sandbox *sb, struct task *t)
 {
 	arch_regs regs;
+	exec_drop(t); /* whatever an earlier exec left */
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
-		return;
+		return 0;
 	long nr = (long)REG_SYSNO(regs);
 	int dirfd = AT_FDCWD, atflags = 0;
 	uint64_t paddr, argv, envp;
@@ -317,7 +290,7 @@ void exec_stop(struct sandbox *sb, struct task *t)
 		envp = REG_ARG3(regs);
 		atflags = (int)REG_ARG4(regs);
 	} else {
-		return; /* not ours: let it run (the filter only traces exec) */
+		return 0; /* not ours: let it run (the filter only traces exec) */
 	}
 	char path[PATH_MAX];
 	long r = guest_read_str(t->tid, paddr, path, sizeof path);
@@ -330,7 +303,7 @@ void exec_stop(struct sandbox *sb, struct task *t)
 	if (r == 0 && policy_check_exec(sb->policy, t, pe->exe, &perr) != DEC_ALLOW) {
 		decision = DEC_DENY;
 		r = -(perr ? perr : EACCES);
-		pexec_free(pe);
+		exec_pexec_free(pe);
 		pe = NULL;
 	}
 	if (r == 0) {
@@ -339,7 +312,7 @@ void exec_stop(struct sandbox *sb, struct task *t)
 		uint64_t addr = (REG_SP(regs) - ARCH_RED_ZONE - sizeof lp - 16) & ~15ULL;
 		if (guest_write(t->tid, addr, lp, sizeof lp) < 0) {
 			r = -EFAULT;
-			pexec_free(pe);
+			exec_pexec_free(pe);
 			pe = NULL;
 		} else {
 			REG_SYSNO(regs) = 59;
@@ -347,11 +320,13 @@ void exec_stop(struct sandbox *sb, struct task *t)
 			REG_ARG1(regs) = argv;
 			REG_ARG2(regs) = envp;
 			pthread_mutex_lock(&t->lock);
-			pexec_free(t->pexec);
-			t->pexec = pe;
+			t->pexec = pe; /* exec_drop above emptied it */
+			t->loader_ok = 0;
 			pthread_mutex_unlock(&t->lock);
 		}
 	}
+	if (r == -EINTR)
+		r = -EIO; /* a gofer call abandoned at the tracer's deadline */
 	if (r < 0) {
 		if (t->initial) {
 			const char *what = r == -ENOENT ? "not found" : strerror((int)-r);
@@ -363,6 +338,7 @@ void exec_stop(struct sandbox *sb, struct task *t)
 	ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
 	trace_exec(sb, t, name, path, decision, r, r == 0 && pe ? pe->exe : "");
 	t->initial = 0;
+	return r == 0;
 }
 
 long exec_loader_call(struct sc_call *c)
@@ -370,9 +346,12 @@ long exec_loader_call(struct sc_call *c)
 	struct task *t = c->task;
 	if (c->args[0] != MOAT_LOADER_GET)
 		return -ENOSYS;
+	/* Only the image PTRACE_EVENT_EXEC just started (the loader), once. */
 	pthread_mutex_lock(&t->lock);
-	struct pending_exec *p = t->pexec;
-	t->pexec = NULL;
+	struct pending_exec *p = t->loader_ok ? t->pexec : NULL;
+	if (p)
+		t->pexec = NULL;
+	t->loader_ok = 0;
 	pthread_mutex_unlock(&t->lock);
 	if (!p)
 		return -ENOSYS; /* not a loader: an unknown syscall like any other */
@@ -417,6 +396,6 @@ long exec_loader_call(struct sc_call *c)
 		snprintf(c->note, sizeof c->note, "%.120s", p->exe);
 	}
 out:
-	pexec_free(p);
+	exec_pexec_free(p);
 	return ret;
 }

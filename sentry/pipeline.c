@@ -121,8 +121,12 @@ static void handle(struct notif *n, struct sc_call *c)
 	}
 	struct task *t = task_get(g_sb, n->pid);
 	if (!t) {
-		/* Cannot happen for a traced task (registered before it runs). */
-		plat->reply(g_nfd, n->id, -EPERM);
+		/* Cannot happen: the tracer registers every task before it runs
+		 * and kills one it cannot register. Fail closed: never serve it
+		 * (as anyone), kill it while its notification proves it is ours. */
+		if (plat->id_valid(g_nfd, n->id) == 0)
+			kill(n->pid, SIGKILL);
+		deny_unknown(n, "unknown task: killed");
 		return;
 	}
 	memset(c, 0, offsetof(struct sc_call, strbuf));

@@ -12,18 +12,24 @@
  *      the only sandbox process that keeps the caller's privilege; moat-init
  *      and the guest are created after, inside the sentry's user namespace,
  *      so guest root is the sentry's unprivileged uid on the host.
- *   2. priv_empty_root(): once the guest's init has mounted its procfs (a
+ *   2. priv_sentry_root(): once the guest's init has mounted its procfs (a
  *      fresh procfs mount needs a visible one in the namespace it is cloned
- *      from), the sentry pivots into an empty read-only tmpfs: a path that the
- *      sentry ever opens by name (its seccomp filter allows openat on one
- *      dirfd, but an absolute path ignores the dirfd) finds nothing.
+ *      from), the sentry pivots into an empty read-only tmpfs that holds
+ *      read-only bind mounts of the host-directory exports at "/<index>",
+ *      their hidden names masked: whatever path the sentry opens (absolute,
+ *      "..", a symlink), it resolves in that root, so it reaches the exports
+ *      and nothing else of the host. This is the layer that confines the
+ *      sentry's direct file access (fs/directfs.c); the seccomp rules on the
+ *      dirfd and the openat2 RESOLVE_ flags are defence in depth.
  */
 #include "sentry/sentry.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "gofer/gofer.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <grp.h>
 #include <sched.h>
 #include <stdio.h>
@@ -147,19 +153,141 @@ maps:
 	return r;
 }
 
-int priv_empty_root(char *err, size_t errlen)
+/* ---- the sentry's root: an empty read-only tmpfs holding read-only binds of
+ * the host-directory exports (the layer that confines direct file access) ---- */
+
+static int sentry_roots[GOFER_MAX_EXPORTS];
+static size_t sentry_nroots;
+
+const int *priv_export_roots(size_t *n)
 {
-	static const char *const dirs[] = { "/tmp", "/proc", "/dev", "/" };
-	const char *d = NULL;
-	for (size_t i = 0; i < ARRAY_SIZE(dirs) && !d; i++)
-		if (mount("moat-sentry", dirs[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			  "size=4k,mode=0555,nr_inodes=2") == 0)
-			d = dirs[i];
-	if (!d) {
+	*n = sentry_nroots;
+	return sentry_roots;
+}
+
+static int new_tmpfs(const char *size, const char *mode, unsigned attrs)
+{
+	int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	int m;
+
+	if (fs < 0)
+		return -1;
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "nr_inodes", "256", 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		int e = errno;
+		close(fs);
+		errno = e;
+		return -1;
+	}
+	m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, attrs);
+	close(fs);
+	return m;
+}
+
+/* Mask a hidden name beneath an attached export (as the gofer does): an empty
+ * read-only tmpfs over a directory, the root's empty file over a file. A
+ * name we cannot reach (absent, behind a symlink, or beneath a directory our
+ * uid may not search) is one we cannot open either. */
+static int mask_hidden(int expfd, const char *h)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+	};
+	struct stat st;
+	int fd = (int)syscall(SYS_openat2, expfd, h, &how, sizeof how), m = -1, r = 0;
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+		m = new_tmpfs("4k", "0000", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+			      MOUNT_ATTR_NOEXEC);
+	else if (S_ISREG(st.st_mode))
+		m = (int)syscall(SYS_open_tree, AT_FDCWD, "/tmp/.empty", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	else
+		goto out;  /* a symlink: never followed by the fast path; its target is in the root */
+	if (m < 0 || syscall(SYS_move_mount, m, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH |
+			     MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		r = -errno;
+out:
+	if (m >= 0)
+		close(m);
+	close(fd);
+	return r;
+}
+
+int priv_sentry_root(const struct gofer_export *ex, size_t n, char *err, size_t errlen)
+{
+	int trees[GOFER_MAX_EXPORTS];
+	char slot[32];
+	int base, fd;
+
+	sentry_nroots = 0;
+	if (n > GOFER_MAX_EXPORTS)
+		n = GOFER_MAX_EXPORTS;
+	/* clone every host-directory export while the host is still visible in
+	 * our copy of the mount namespace (recursively: submounts our namespace
+	 * inherited locked cannot be left behind). One we cannot reach (root-run:
+	 * an ancestor our uid may not search) simply has no fast path. */
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		trees[i] = -1;
+		sentry_roots[i] = -1;
+		if (ex[i].kind != GOFER_EXPORT_DIR || !ex[i].host_path)
+			continue;
+		trees[i] = (int)syscall(SYS_open_tree, AT_FDCWD, ex[i].host_path,
+					OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		if (trees[i] >= 0 && (fstat(trees[i], &st) < 0 || !S_ISDIR(st.st_mode))) {
+			close(trees[i]);
+			trees[i] = -1;
+		}
+	}
+	base = new_tmpfs("64k", "0555", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	if (base < 0 || syscall(SYS_move_mount, base, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0) {
 		snprintf(err, errlen, "sentry: mount an empty root: %s", strerror(errno));
 		return -errno;
 	}
-	if (chdir(d) < 0 || syscall(SYS_pivot_root, ".", ".") < 0) {
+	close(base);
+	fd = open("/tmp/.empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "sentry: /tmp/.empty: %s", strerror(errno));
+		return -errno;
+	}
+	close(fd);
+	for (size_t i = 0; i < n; i++) {
+		if (trees[i] < 0)
+			continue;
+		snprintf(slot, sizeof slot, "/tmp/%zu", i);
+		if (mkdir(slot, 0555) < 0 ||
+		    syscall(SYS_move_mount, trees[i], "", AT_FDCWD, slot, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+			snprintf(err, errlen, "sentry: %s: attach: %s", ex[i].host_path, strerror(errno));
+			return -errno;
+		}
+		close(trees[i]);
+		int efd = open(slot, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (efd < 0) {
+			snprintf(err, errlen, "sentry: %s: %s", slot, strerror(errno));
+			return -errno;
+		}
+		for (const char *const *h = ex[i].hidden; h && *h; h++)
+			if (mask_hidden(efd, *h) < 0) {
+				snprintf(err, errlen, "sentry: %s/%s: cannot hide: %s", ex[i].host_path,
+					 *h, strerror(errno));
+				close(efd);
+				return -EPERM;
+			}
+		close(efd);
+		/* read-only whatever the export (the fast path only reads; the
+		 * gofer makes every change), recursively */
+		struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
+		if (syscall(SYS_mount_setattr, AT_FDCWD, slot, AT_RECURSIVE, &a, sizeof a) < 0) {
+			snprintf(err, errlen, "sentry: %s: read-only: %s", slot, strerror(errno));
+			return -errno;
+		}
+	}
+	if (chdir("/tmp") < 0 || syscall(SYS_pivot_root, ".", ".") < 0) {
 		snprintf(err, errlen, "sentry: pivot_root: %s", strerror(errno));
 		return -errno;
 	}
@@ -167,10 +295,18 @@ int priv_empty_root(char *err, size_t errlen)
 		snprintf(err, errlen, "sentry: detach the old root: %s", strerror(errno));
 		return -errno;
 	}
-	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  NULL) < 0) {
+	struct mount_attr ra = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					     MOUNT_ATTR_NOEXEC };
+	if (syscall(SYS_mount_setattr, AT_FDCWD, "/", 0, &ra, sizeof ra) < 0) {
 		snprintf(err, errlen, "sentry: read-only root: %s", strerror(errno));
 		return -errno;
 	}
+	for (size_t i = 0; i < n; i++) {
+		if (trees[i] < 0)
+			continue;
+		snprintf(slot, sizeof slot, "/%zu", i);
+		sentry_roots[i] = open(slot, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	sentry_nroots = n;
 	return 0;
 }

@@ -1,6 +1,6 @@
 /* sentry/run.c - sentry_run(): set-up, then the main thread becomes the
- * ptrace tracer of every guest task (ptrace requests must come from the
- * thread that attached) while worker threads answer notifications. */
+ * ptrace tracer of every guest task (tracer.c; ptrace requests must come
+ * from the thread that attached) while worker threads answer notifications. */
 #include "sentry/sentry.h"
 #include "sentry/spawn.h"
 #include "sentry/netd.h"
@@ -47,70 +47,6 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 		kill(-forward_group, sig);
 	else
 		kill(forward_to, sig);
-}
-
-/* new tasks whose first ptrace stop came before their parent's event */
-#define MAX_EARLY 256
-static pid_t early[MAX_EARLY];
-static int nearly;
-
-static int take_early(pid_t tid)
-{
-	for (int i = 0; i < nearly; i++)
-		if (early[i] == tid) {
-			early[i] = early[--nearly];
-			return 1;
-		}
-	return 0;
-}
-
-/* forks and clones whose parent we run to its syscall exit */
-#define MAX_PENDING 256
-static struct {
-	pid_t parent, child;
-	int thread;
-} pending[MAX_PENDING];
-static int npending;
-
-static void drop_pending(pid_t parent)
-{
-	for (int i = 0; i < npending; i++)
-		if (pending[i].parent == parent)
-			pending[i--] = pending[--npending];
-}
-
-/* Give a child its guest ids (vid < 0: unknown) and let it run if it is held. */
-static void release_child(struct sandbox *sb, pid_t child, pid_t vid, int thread)
-{
-	struct task *c = task_get(sb, child);
-	if (!c)
-		return;
-	c->vtid = vid;
-	if (!thread)
-		c->vtgid = vid;
-	if (c->held) {
-		c->held = 0;
-		c->pt_state = 1;
-		ptrace(PTRACE_CONT, child, 0, 0);
-	} else if (c->pt_state == 0) {
-		c->pt_state = 2; /* resume at its first stop */
-	}
-	task_put(c);
-}
-
-static void fork_exit(struct sandbox *sb, pid_t parent)
-{
-	arch_regs regs;
-	long ret = -1;
-	if (ptrace(PTRACE_GETREGS, parent, 0, &regs) == 0)
-		ret = (long)REG_RET(regs);
-	for (int i = 0; i < npending; i++) {
-		if (pending[i].parent != parent)
-			continue;
-		release_child(sb, pending[i].child, ret > 0 ? (pid_t)ret : -1, pending[i].thread);
-		pending[i] = pending[--npending];
-		break;
-	}
 }
 
 static void build_env(const struct sentry_config *cfg, const char *home, char ***envp_out,
@@ -167,7 +103,6 @@ int sentry_run(const struct sentry_config *cfg)
 	double t0 = ms_now();
 	/* MOAT_TEST_CRASH=1: fault on purpose once the guest runs (tests/integration/lifecycle.sh) */
 	int crash_test = getenv("MOAT_TEST_CRASH") != NULL;
-	volatile uintptr_t crash_test_addr = 0;
 	/* one malloc arena: per-thread arenas cost ~64 KiB each per worker */
 	mallopt(M_ARENA_MAX, 1);
 	char err[512] = "";
@@ -305,8 +240,14 @@ int sentry_run(const struct sentry_config *cfg)
 	dbg("%.2f ms: confining", ms_now() - t0);
 	/* Fail closed: a sentry that cannot confine itself ends the sandbox
 	 * before the guest's program exists (the init dies with us). */
-	if (priv_empty_root(err, sizeof err) < 0 || confine_sentry(sb, err, sizeof err) < 0)
+	if (priv_sentry_root(view.exports, view.nexports, err, sizeof err) < 0 ||
+	    confine_sentry(sb, err, sizeof err) < 0)
 		die("%s", err);
+	if (!getenv("MOAT_NO_DIRECTFS")) { /* (a knob for benchmarks: every open via the gofer) */
+		size_t nroots;
+		const int *roots = priv_export_roots(&nroots);
+		vfs_enable_direct(sb->vfs, roots, nroots);
+	}
 	prctl(PR_SET_DUMPABLE, 0); /* set-up wrote the init's maps; nothing else needs it */
 	if (getenv("MOAT_TEST_CONFINEMENT"))
 		confine_selftest(sb);
@@ -326,203 +267,13 @@ int sentry_run(const struct sentry_config *cfg)
 		sigaction(fsigs[i], &fwd, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	/* 5. the ptrace loop */
-	int status_out = 1, main_done = 0, listener = -1, init_reaped = 0;
-	pid_t main_pid = 0;
-	for (;;) {
-		int st;
-		pid_t tid = waitpid(-1, &st, __WALL);
-		if (tid < 0) {
-			if (errno == EINTR)
-				continue;
-			break; /* ECHILD: every guest task and the init are gone */
-		}
-		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			if (tid == gofer_pid) {
-				gofer_pid = -1; /* handlers now fail with EPIPE; the guest sees EIO */
-				if (main_done && init_reaped)
-					break;
-				continue;
-			}
-			if (tid == sb->init_pid)
-				init_reaped = 1;
-			if (tid == main_pid && !main_done) {
-				main_done = 1;
-				status_out = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-				forward_to = 0;
-				dbg("%.2f ms: program exited", ms_now() - t0);
-				kill(sb->init_pid, SIGKILL);
-				/* the gofer's namespaces tear down meanwhile */
-				/* the gofer runs with the caller's ids, which we cannot
-				 * signal: it leaves when its control socket closes */
-				if (gofer_pid > 0)
-					shutdown(gofer_ctl, SHUT_RDWR);
-			}
-			if (tid == sb->init_pid && !main_done) {
-				/* init died first (set-up failure or killed) */
-				main_done = 1;
-				status_out = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-			}
-			for (int i = 0; i < npending; i++)
-				if (pending[i].parent == tid) /* it died inside fork */
-					release_child(sb, pending[i].child, -1, pending[i].thread);
-			drop_pending(tid);
-			task_remove(sb, tid);
-			/* init is reaped only after every task of its pid ns */
-			if (main_done && init_reaped)
-				break;
-			continue;
-		}
-		if (!WIFSTOPPED(st))
-			continue;
-		int sig = WSTOPSIG(st), ev = (unsigned)st >> 16;
-		struct task *t = task_get(sb, tid);
-		if (tid == sb->init_pid) {
-			if (ev == PTRACE_EVENT_FORK || ev == PTRACE_EVENT_VFORK || ev == PTRACE_EVENT_CLONE) {
-				unsigned long child = 0;
-				ptrace(PTRACE_GETEVENTMSG, tid, 0, &child);
-				main_pid = (pid_t)child;
-				sb->main_pid = main_pid;
-				struct task *m = task_create(sb, main_pid, main_pid, NULL, 0);
-				m->cred.ruid = m->cred.euid = m->cred.suid = m->cred.fsuid = uid;
-				m->cred.rgid = m->cred.egid = m->cred.sgid = m->cred.fsgid = gid;
-				snprintf(m->fs->cwd, sizeof m->fs->cwd, "%s", workdir);
-				m->initial = 1;
-				m->vtid = m->vtgid = 2; /* the init's first child */
-				m->vppid = 1;
-				if (take_early(main_pid)) {
-					m->pt_state = 1;
-					ptrace(PTRACE_CONT, main_pid, 0, 0);
-				}
-				task_put(m);
-				forward_to = main_pid;
-				/* the init is done with: it only reaps from now on */
-				ptrace(PTRACE_DETACH, tid, 0, 0);
-			} else if (ev == PTRACE_EVENT_STOP) {
-				ptrace(PTRACE_CONT, tid, 0, 0);
-			} else {
-				ptrace(PTRACE_CONT, tid, 0, ev ? 0 : sig);
-			}
-			task_put(t);
-			continue;
-		}
-		if (!t) {
-			/* a new task's first stop before its parent's event */
-			if (nearly < MAX_EARLY)
-				early[nearly++] = tid;
-			else
-				ptrace(PTRACE_CONT, tid, 0, 0);
-			continue;
-		}
-		switch (ev) {
-		case 0:
-			if (sig == (SIGTRAP | 0x80)) {
-				/* the exit of a fork/clone we asked to see */
-				fork_exit(sb, tid);
-				ptrace(PTRACE_CONT, tid, 0, 0);
-				break;
-			}
-			/* signal-delivery-stop: re-inject */
-			ptrace(PTRACE_CONT, tid, 0, sig);
-			break;
-		case PTRACE_EVENT_SECCOMP:
-			dbg("%.2f ms: exec stop", ms_now() - t0);
-			exec_stop(sb, t);      /* execve, execveat */
-			unixsock_stop(sb, t);  /* bind, connect */
-			dbg("%.2f ms: exec resolved", ms_now() - t0);
-			ptrace(PTRACE_CONT, tid, 0, 0);
-			break;
-		case PTRACE_EVENT_FORK:
-		case PTRACE_EVENT_VFORK:
-		case PTRACE_EVENT_CLONE: {
-			unsigned long child = 0;
-			ptrace(PTRACE_GETEVENTMSG, tid, 0, &child);
-			int thread = 0, share_fs = 0;
-			if (ev == PTRACE_EVENT_CLONE) {
-				arch_regs regs;
-				ptrace(PTRACE_GETREGS, tid, 0, &regs);
-				unsigned long fl = REG_ARG0(regs);
-				thread = !!(fl & CLONE_THREAD);
-				share_fs = !!(fl & CLONE_FS);
-			}
-			struct task *n = task_create(sb, (pid_t)child, thread ? t->tgid : (pid_t)child,
-						     t, share_fs);
-			/* Its guest ids come from the parent's return value: run the
-			 * parent to its syscall exit (PTRACE_SYSCALL) and hold the
-			 * child at its first stop until then. A vfork parent returns
-			 * only after its child execs or exits, so that child runs
-			 * with its ids unknown (-1) meanwhile. */
-			n->vtid = -1;
-			n->vtgid = thread ? t->vtgid : -1;
-			n->vppid = thread ? t->vppid : t->vtgid;
-			if (npending < MAX_PENDING) {
-				pending[npending].parent = tid;
-				pending[npending].child = (pid_t)child;
-				pending[npending].thread = thread;
-				npending++;
-			}
-			if (take_early((pid_t)child))
-				n->held = 1;
-			if (ev == PTRACE_EVENT_VFORK || npending >= MAX_PENDING) {
-				if (n->held) {
-					n->held = 0;
-					n->pt_state = 1;
-					ptrace(PTRACE_CONT, (pid_t)child, 0, 0);
-				} else {
-					n->pt_state = 2; /* resume at its first stop */
-				}
-			}
-			task_put(n);
-			ptrace(PTRACE_SYSCALL, tid, 0, 0);
-			break;
-		}
-		case PTRACE_EVENT_EXEC: {
-			unsigned long former = 0;
-			ptrace(PTRACE_GETEVENTMSG, tid, 0, &former);
-			if ((pid_t)former != tid)
-				task_rekey(sb, (pid_t)former, tid);
-			ptrace(PTRACE_CONT, tid, 0, 0);
-			break;
-		}
-		case PTRACE_EVENT_STOP:
-			if (t->pt_state == 0 && t->vtid < 0) {
-				t->held = 1; /* until its parent's fork returns */
-			} else if (t->pt_state == 0 || t->pt_state == 2) {
-				t->pt_state = 1;
-				if (tid == main_pid && listener < 0) {
-					/* the program installs its filter next and sends the listener */
-					ptrace(PTRACE_CONT, tid, 0, 0);
-					int fds[1], nfd = 1;
-					char buf[256];
-					long n = recv_fds(sr.sync_sock, buf, sizeof buf - 1, fds, &nfd);
-					if (n > 0 && buf[0] == 'L' && nfd == 1) {
-						listener = fds[0];
-						dbg("%.2f ms: listener received", ms_now() - t0);
-						pipeline_start(sb, listener);
-						/* test hook: the crash path (backtrace, guests die) */
-						if (crash_test)
-							*(volatile int *)crash_test_addr = 1;
-					} else if (n > 0 && buf[0] == 'E') {
-						buf[n] = 0;
-						warnx_("guest set-up: %s", buf + 1);
-					}
-					close(sr.sync_sock);
-					sr.sync_sock = -1;
-				} else {
-					ptrace(PTRACE_CONT, tid, 0, 0);
-				}
-			} else if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
-				ptrace(PTRACE_LISTEN, tid, 0, 0); /* group-stop */
-			} else {
-				ptrace(PTRACE_CONT, tid, 0, 0);
-			}
-			break;
-		default:
-			ptrace(PTRACE_CONT, tid, 0, 0);
-			break;
-		}
-		task_put(t);
-	}
+	/* 5. the ptrace loop (tracer.c) */
+	struct tracer_args ta = {
+		.sb = sb, .gofer_pid = &gofer_pid, .gofer_ctl = gofer_ctl, .sync_sock = sr.sync_sock, .uid = uid,
+		.gid = gid, .workdir = workdir, .crash_test = crash_test,
+		.forward_to = &forward_to, .t0 = t0,
+	};
+	int status_out = tracer_run(&ta);
 	dbg("%.2f ms: guest gone", ms_now() - t0);
 	/* everything in the guest is gone: stop the gofer */
 	close(gofer_ctl);

@@ -11,7 +11,7 @@
  *      loader) which forks the program; the program drops capabilities, sets
  *      no_new_privs, installs the seccomp filter generated from the syscall
  *      table and hands its listener to the sentry, then execs (a traced exec)
- *   4. pivot into an empty root (privilege.c), confine the sentry itself
+ *   4. pivot into its own root (privilege.c: read-only binds of the exports), confine the sentry itself
  *      (confine.c; a failure ends the sandbox) and serve: the main thread is the
  *      ptrace tracer (tracer.c, exec.c); worker threads answer notifications
  *      (pipeline.c)
@@ -95,13 +95,36 @@ int policy_check(struct policy *p, struct sc_call *c, int *err);
 int policy_check_exec(struct policy *p, struct task *t, const char *canon, int *err);
 
 /* ---- exec (exec.c) ---- */
-/* At a PTRACE_EVENT_SECCOMP stop of an execve/execveat (ptrace thread). */
-void exec_stop(struct sandbox *sb, struct task *t);
+/* At a PTRACE_EVENT_SECCOMP stop of an execve/execveat (ptrace thread).
+ * Returns 1 when the call was rewritten to the loader with a pending exec. */
+int exec_stop(struct sandbox *sb, struct task *t);
+/* The rewritten exec failed (its syscall exit) / happened (PTRACE_EVENT_EXEC). */
+void exec_drop(struct task *t);
+void exec_done(struct task *t);
+struct pending_exec;
+void exec_pexec_free(struct pending_exec *p);
 /* At a PTRACE_EVENT_SECCOMP stop of bind/connect (unixsock.c). */
 void unixsock_stop(struct sandbox *sb, struct task *t);
 /* The loader's MOAT_SYS_LOADER call (worker thread). */
 long exec_loader_call(struct sc_call *c);
 extern const char *const *exec_initial_path; /* PATH dirs for the first exec */
+
+/* ---- the tracer (tracer.c): the ptrace loop on the main thread ---- */
+struct tracer_args {
+	struct sandbox *sb;
+	pid_t *gofer_pid;           /* set to -1 when the gofer dies */
+	int gofer_ctl;              /* shut down when the program exits: the gofer leaves */
+	int sync_sock;              /* the program sends its listener here (closed) */
+	uid_t uid;
+	gid_t gid;
+	const char *workdir;        /* the program's cwd */
+	int crash_test;             /* MOAT_TEST_CRASH: fault once the guest runs */
+	volatile pid_t *forward_to; /* signals to moat go to the program */
+	double t0;                  /* for dbg timings */
+};
+/* Trace every guest task until the program and the init are gone; returns
+ * the program's status (128+N for signal N). */
+int tracer_run(struct tracer_args *a);
 
 /* ---- pipeline (pipeline.c) ---- */
 int pipeline_start(struct sandbox *sb, int notify_fd);
@@ -142,8 +165,13 @@ int priv_claim(struct priv *p, char *err, size_t errlen);
  * of the sentry's own. After this nothing of the sentry is privileged on the
  * host. */
 int priv_drop(struct priv *p, char *err, size_t errlen);
-/* Pivot the sentry into an empty read-only tmpfs. */
-int priv_empty_root(char *err, size_t errlen);
+struct gofer_export;
+/* Pivot the sentry into an empty read-only tmpfs holding read-only binds of
+ * the host-directory exports (hidden names masked) at "/<export index>". */
+int priv_sentry_root(const struct gofer_export *ex, size_t n, char *err, size_t errlen);
+/* After priv_sentry_root: an O_PATH root fd per export index, -1 for an
+ * export without a bind (not a host directory, or unreachable for our uid). */
+const int *priv_export_roots(size_t *n);
 
 /* ---- the guest's view (view.c) ---- */
 struct vfs_mount_spec;

@@ -144,6 +144,8 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 	}
 	socklen_t olen = 0;
 	int r = resolve(sb, t, nr == __NR_bind, &in, len, &out, &olen);
+	if (r == -EINTR)
+		r = -EIO; /* a gofer call abandoned at the tracer's deadline */
 	if (r == 1)
 		return; /* not a path: runs natively */
 	char args[160];

@@ -110,6 +110,10 @@ static long do_open(struct sc_call *c, int dirfd, const char *path, int flags, m
 	if (resolve & RESOLVE_NO_XDEV)
 		wf |= WALK_NO_XDEV;
 
+	int tries = 0;
+again:
+	free(n);
+	n = NULL;
 	r = fs_walk(c, dirfd, path, wf, &n);
 	if (r < 0)
 		return r;
@@ -172,6 +176,13 @@ static long do_open(struct sc_call *c, int dirfd, const char *path, int flags, m
 	if (link_itself)
 		oflags |= O_NOFOLLOW;
 	r = vfs_node_open(v, t, n, oflags, 0, &fd, &st);
+	if (r == -ENOENT && (flags & O_CREAT) && n->kind == VN_BACKEND && ++tries < 16) {
+		/* unlinked by someone else since the walk: O_CREAT makes it
+		 * again, as Linux's open does (walk afresh, past the cache) */
+		vfs_invalidate(v, n->mnt, n->rel, 0);
+		wf |= WALK_FRESH;
+		goto again;
+	}
 	if (r < 0)
 		return r;
 	if (reopen && n->kind == VN_BACKEND &&

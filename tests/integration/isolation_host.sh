@@ -106,7 +106,18 @@ target=$hostpid
 MOAT_TEST_CONFINEMENT=1 MOAT_TEST_CONFINEMENT_PID=$target "$MOAT" run -- /bin/true </dev/null >/dev/null 2>"$T_TMP/probe.err"
 n=$(grep -c '^confinement-probe .*: ' "$T_TMP/probe.err")
 bad=$(grep '^confinement-probe .*: ALLOWED' "$T_TMP/probe.err")
-if [ "$n" -lt 15 ]; then
+# the direct-file-access probes (from the export root fds the filter allows)
+# must have run: absolute path, "..", no RESOLVE_BENEATH, hidden names,
+# symlinks out, writes
+missing=
+for p in abs_shadow abs_passwd dotdot_shadow dotdot_root dotdot3_passwd hidden_machine_id \
+	hidden_shadow symlink_mtab create tmpfile write_passwd; do
+	grep -q "^confinement-probe export[0-9]*_$p: " "$T_TMP/probe.err" || missing="$missing $p"
+done
+grep -q '^confinement-probe export_roots: [1-9]' "$T_TMP/probe.err" || missing="$missing export_roots"
+if [ -n "$missing" ]; then
+	fail sentry_confinement_probe "direct-access probes missing:$missing"
+elif [ "$n" -lt 15 ]; then
 	fail sentry_confinement_probe "only $n probes ran: $(head -c 300 "$T_TMP/probe.err")"
 elif [ -n "$bad" ]; then
 	fail sentry_confinement_probe "$(echo "$bad" | tr '\n' ' ')"

@@ -36,7 +36,8 @@ wait_max() {
 	{ wait "$1"; } 2>/dev/null; rc=$?
 }
 
-# A guest that traps TERM/INT/HUP and reports it.
+# A guest that traps TERM/INT/HUP and reports it. (Forwarding and "nothing
+# left" hold trivially for a program run without any sandbox: sanity cases.)
 for sig in TERM INT HUP; do
 	out=$T_TMP/sig.$sig
 	moat_bg run -- /bin/sh -c "trap 'echo got-$sig; exit 0' $sig; echo ready; while :; do sleep 0.1; done; : $T_MARK" \
@@ -45,9 +46,9 @@ for sig in TERM INT HUP; do
 	for ((i = 0; i < 100; i++)); do grep -q ready "$out" 2>/dev/null && break; sleep 0.1; done
 	kill -$sig $pid
 	wait_max $pid 10
-	if grep -q "got-$sig" "$out" && [ "$rc" -eq 0 ]; then ok "forward_sig$sig"
+	if grep -q "got-$sig" "$out" && [ "$rc" -eq 0 ]; then ok_sanity "forward_sig$sig"
 	else fail "forward_sig$sig" "exit $rc output [$(cat "$out")]"; fi
-	check "no_leftovers_after_sig$sig" gone "$T_MARK" 2
+	SANITY=1 check "no_leftovers_after_sig$sig" gone "$T_MARK" 2
 done
 
 # Normal exit with a background child still running: nothing left.
@@ -62,7 +63,9 @@ sleep 0.3
 before=$(descendants $pid | wc -l)
 kill -9 $pid
 wait_max $pid 5
-if gone "sleep $S\\.3" 2; then ok "kill9_moat_kills_guest"; else fail kill9_moat_kills_guest "still running: $(pgrep -af "sleep $S\\.3")"; fi
+# (Vacuous when moat had no process of its own: then the guest was moat itself.)
+k9sane=""; [ "$before" -gt 0 ] || k9sane=1
+if gone "sleep $S\\.3" 2; then SANITY=$k9sane ok "kill9_moat_kills_guest"; else fail kill9_moat_kills_guest "still running: $(pgrep -af "sleep $S\\.3")"; fi
 [ "$before" -gt 0 ] && ok kill9_had_descendants || fail kill9_had_descendants "moat had no child processes to check"
 
 # The same for a multi-process guest (a pipeline) and kill -9.
@@ -83,6 +86,8 @@ if [ "$rc" -eq 139 ] && grep -q "sentry crashed (signal 11); backtrace:" "$T_TMP
 else
 	fail crash_backtrace "exit $rc stderr [$(head -c 300 "$T_TMP/crash")]"
 fi
-if gone "sleep $S\\.6" 2; then ok crash_kills_guest; else fail crash_kills_guest "$(pgrep -af "sleep $S\\.6")"; fi
+# (Vacuous when the sentry did not crash: only the time-out ended the guest.)
+crsane=""; [ "$rc" -eq 139 ] || crsane=1
+if gone "sleep $S\\.6" 2; then SANITY=$crsane ok crash_kills_guest; else fail crash_kills_guest "$(pgrep -af "sleep $S\\.6")"; fi
 
 finish

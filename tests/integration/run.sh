@@ -1,7 +1,9 @@
 #!/bin/bash
 # tests/integration/run.sh: runs every tests/integration/*.sh against one moat binary.
 # usage: tests/integration/run.sh --moat PATH --syscall-bin DIR [NAME...]
-# Runs as whoever calls it; prints each test's lines and a summary; exit 1 on any failure.
+# Runs as whoever calls it; prints each test's lines and a summary in cases
+# ("integration (user): N passed, M failed, K skipped", then every skip with its
+# reason); exit 1 on any failure or when no case passed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 MOAT=${MOAT:-} SYSCALL_BIN=${SYSCALL_BIN:-}
@@ -21,11 +23,31 @@ export MOAT SYSCALL_BIN
 	names+=("$n")
 done
 [ -x "$MOAT" ] || { echo "FAIL integration: no moat binary at '$MOAT'"; exit 1; }
-failed=()
+# Counted in cases: each test file ends with finish's "# FILE (user): N passed,
+# M failed, K skipped"; a file that exits non-zero without a FAIL line, or never
+# reaches finish (crash, timeout), counts as one failed case.
+pass=0 fail=0 skip=0
+failed=() skips=()
+out=$(mktemp /tmp/moat-integration.XXXXXX)
+trap 'rm -f "$out"' EXIT
 for n in "${names[@]}"; do
-	timeout -k 10 "${IT_TIMEOUT:-900}" "$here/$n.sh" </dev/null
-	rc=$?
-	[ $rc -eq 0 ] || failed+=("$n")
+	timeout -k 10 "${IT_TIMEOUT:-900}" "$here/$n.sh" </dev/null 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	counts=$(sed -n 's/^# .*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p' "$out" | tail -1)
+	if [ -z "$counts" ]; then
+		echo "FAIL $n/finish: exit $rc before the test's summary line"
+		counts="$(grep -c '^ok ' "$out") $(($(grep -c '^FAIL ' "$out") + 1)) $(grep -c '^skip ' "$out")"
+	elif [ $rc -ne 0 ] && [ "$(echo "$counts" | cut -d' ' -f2)" = 0 ]; then
+		echo "FAIL $n/exit: exit $rc with no failed case (no case passed?)"
+		counts="${counts% * *} 1 ${counts##* }"
+	fi
+	read -r p f s <<<"$counts"
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	[ "$f" -eq 0 ] || failed+=("$n")
+	while IFS= read -r l; do skips+=("$l"); done < <(grep '^skip ' "$out")
 done
-echo "integration ($(id -un)): $((${#names[@]} - ${#failed[@]})) of ${#names[@]} test files passed"
-[ ${#failed[@]} -eq 0 ] || { echo "  failed: ${failed[*]}"; exit 1; }
+echo "integration ($(id -un)): $pass passed, $fail failed, $skip skipped"
+for s in "${skips[@]}"; do echo "  $s"; done
+[ ${#failed[@]} -eq 0 ] || { echo "  failed in: ${failed[*]}"; exit 1; }
+[ $pass -gt 0 ] || { echo "  no case ran: a tier that runs nothing fails"; exit 1; }
+exit 0

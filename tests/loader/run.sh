@@ -3,7 +3,8 @@
 #
 # Runs programs through the loader with loader-harness playing the sentry,
 # and checks what they see. Exit 0: all passed; 1: a failure; 77: skipped
-# (no seccomp user notification here).
+# (no seccomp user notification here). The last line counts the cases:
+# "loader: N passed, M failed, K skipped".
 set -u
 L=$1
 H=$2
@@ -14,6 +15,8 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 n=0
 fails=0
+skips=0
+skip() { skips=$((skips + 1)); echo "ok - # skip $1"; }
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 bad() {
 	n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"
@@ -53,6 +56,7 @@ case $? in
 0) ;;
 125)
 	echo "# skip: $(cat "$T/err")"
+	echo "loader: 0 passed, 0 failed, 1 skipped"
 	exit 77
 	;;
 *)
@@ -97,7 +101,7 @@ has "argc 1" 'argc=1'
 # every probe flavour sees what it sees when the kernel runs it
 for p in pie nopie align static static-pie; do
 	f=$D/loader-probe-$p
-	[ -x "$f" ] || { echo "ok - # skip $p (not built)"; continue; }
+	[ -x "$f" ] || { skip "$p (not built)"; continue; }
 	"$f" one '' 'two words' >"$T/native" 2>&1
 	run "$f" -- "$f" one '' 'two words'
 	if [ $st = 0 ] && cmp -s "$T/native" "$T/out" && ! grep -q BAD "$T/out"; then
@@ -129,7 +133,7 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1; then
 		"$T/nx" "$D/loader-probe-pie" "$H" "$L" >"$T/out" 2>"$T/err"
 	st=$?
 	if [ $st = 77 ]; then
-		echo "ok - # skip noexec mount (cannot mount)"
+		skip "noexec mount (cannot mount)"
 	elif [ $st = 0 ] && grep -qx 'bss=ok' "$T/out" && grep -qx 'argv\[1\]=\[x\]' "$T/out"; then
 		ok "segments copied when mmap is refused (noexec)"
 	else
@@ -188,7 +192,7 @@ if [ -n "$bb" ]; then
 	expect "busybox echo" 0 "hi there" "$bb" -- busybox echo hi there
 	expect "busybox sh" 0 "42" "$bb" -- sh -c 'echo $((6*7))'
 else
-	echo "ok - # skip busybox (not installed)"
+	skip "busybox (not installed)"
 fi
 
 # big argv and environment (the stack grows)
@@ -237,4 +241,5 @@ else
 fi
 
 echo "1..$n"
-[ $fails = 0 ]
+echo "loader: $((n - fails)) passed, $fails failed, $skips skipped"
+[ $fails = 0 ] && [ $n -gt $fails ]

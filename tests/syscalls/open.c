@@ -69,6 +69,34 @@ int main(int argc, char **argv)
 	if (fd >= 0)
 		close(fd);
 
+	/* A file of a read-only system directory (under moat: the sentry's
+	 * direct open, fs/directfs.c): the guest's flags exactly, no O_NONBLOCK
+	 * it did not ask for, close-on-exec only when asked, the file's stat. */
+	{
+		struct stat a, b;
+		int pf = open("/etc/passwd", O_RDONLY);
+		int fl = pf >= 0 ? fcntl(pf, F_GETFL) : -1;
+		CHECK(pf >= 0 && !(fl & O_NONBLOCK) && (fl & O_ACCMODE) == O_RDONLY &&
+		      !(fcntl(pf, F_GETFD) & FD_CLOEXEC), "ro_system_file_flags", "flags %#x", fl);
+		CHECK(pf >= 0 && fstat(pf, &a) == 0 && stat("/etc/passwd", &b) == 0 &&
+		      a.st_ino == b.st_ino && a.st_dev == b.st_dev &&
+		      a.st_mode == b.st_mode && a.st_size == b.st_size, "ro_system_file_fstat", "differs");
+		EXPECT_ERR(write(pf, "x", 1), EBADF, "ro_system_file_write");
+		if (pf >= 0)
+			close(pf);
+		pf = open("/etc/passwd", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		fl = pf >= 0 ? fcntl(pf, F_GETFL) : -1;
+		CHECK(pf >= 0 && (fl & O_NONBLOCK) && (fcntl(pf, F_GETFD) & FD_CLOEXEC),
+		      "ro_system_file_nonblock_cloexec", "flags %#x", fl);
+		if (pf >= 0)
+			close(pf);
+		pf = open("/etc", O_RDONLY | O_DIRECTORY);
+		fl = pf >= 0 ? fcntl(pf, F_GETFL) : -1;
+		CHECK(pf >= 0 && !(fl & O_NONBLOCK) && (fl & O_DIRECTORY), "ro_system_dir_flags", "flags %#x", fl);
+		if (pf >= 0)
+			close(pf);
+	}
+
 	/* Symlinks. */
 	symlink("f", "lnk");
 	symlink("nowhere", "dangling");

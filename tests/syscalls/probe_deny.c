@@ -5,9 +5,9 @@
  *
  *   probe_deny NAME...     NAME: ptrace io_uring_setup mount bpf kexec_load
  *     init_module finit_module open_by_handle_at unshare_user clone3
- *     userfaultfd perf_event_open int80 x32 tiocsti vsock packet
- *     netlink_audit netlink_uevent alg socketpair_tipc chattr personality
- *     fsetxattr (ENOTSUP counts as denied for it)
+ *     userfaultfd perf_event_open int80 x32 tiocsti vm_write_init vm_read_init
+ *     vsock packet netlink_audit netlink_uevent alg socketpair_tipc chattr
+ *     personality fsetxattr (ENOTSUP counts as denied for it)
  * Prints "ok NAME denied: ERRNO" / "FAIL NAME: allowed (...)" per name; exit 0 iff all denied.
  * Denied = the call failed with EPERM, ENOSYS or EAFNOSUPPORT, or the task was
  * killed by SIGSYS.
@@ -92,9 +92,21 @@ static long attempt(const char *n)
 		/* The pid namespace's init (moat-init) shares the guest's uid: it
 		 * must still be out of reach. The permission check comes before any
 		 * copy, so EPERM means refused and EFAULT means access was granted. */
+		/* Never a change, even when run natively (the selfcheck runs this
+		 * against a moat that isolates nothing, as root): write back the
+		 * bytes a read just found there; if the read fails, write to the
+		 * same unmapped address (EFAULT: nothing is written). */
 		char buf[8] = {0};
 		struct iovec l = {buf, sizeof(buf)}, r = {(void *)0x10000, sizeof(buf)};
+		if (process_vm_readv(1, &l, 1, &r, 1, 0) < 0 && errno != EFAULT)
+			return -1; /* refused already (EPERM): the write would be too */
 		return process_vm_writev(1, &l, 1, &r, 1, 0);
+	}
+	if (!strcmp(n, "vm_read_init")) {
+		/* the harmless twin of vm_write_init, for native pre-checks */
+		char buf[8];
+		struct iovec l = {buf, sizeof(buf)}, r = {(void *)0x10000, sizeof(buf)};
+		return process_vm_readv(1, &l, 1, &r, 1, 0);
 	}
 	if (!strcmp(n, "tiocsti")) {
 		/* The filter denies TIOCSTI by its request number, whatever the fd.

@@ -45,9 +45,13 @@ cleanup() { rm -rf "$work"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# Counted in cases: each "ok CASE" line of a native run is one case natively and
+# one under moat (passed when moat prints the same line); a FAIL line, a line
+# moat adds, a differing exit status, or a program that does not run at all is
+# one failed case; a program that exits 77 natively is one skipped case.
 pass=0 fail=0 skip=0
 failed=()
-note_fail() { fail=$((fail + 1)); failed+=("$1"); }
+note_fail() { fail=$((fail + ${2:-1})); failed+=("$1"); }
 
 for n in "${names[@]}"; do
 	prog=$bin/$n
@@ -60,40 +64,53 @@ for n in "${names[@]}"; do
 	mkdir -p "$scratch/native" "$scratch/guest"
 	timeout -k 5 "$per_test_timeout" "$prog" "$scratch/native" >"$scratch/native.out" 2>"$scratch/native.err" </dev/null
 	nrc=$?
+	nok=$(grep -c '^ok ' "$scratch/native.out")
+	nbad=$(grep -c '^FAIL ' "$scratch/native.out")
 	if [ $nrc -eq 77 ]; then
-		echo "skip $n (natively: $(head -1 "$scratch/native.out"))"
+		why="natively: $(head -1 "$scratch/native.out")"
+		echo "skip $n ($why)"
 		skip=$((skip + 1))
 		continue
-	elif [ $nrc -ne 0 ]; then
-		echo "FAIL native/$n: exit $nrc"
+	elif [ $nrc -ne 0 ] || [ "$nok" -eq 0 ]; then
+		echo "FAIL native/$n: exit $nrc, $nok cases ok, $nbad failed"
 		grep -v '^ok ' "$scratch/native.out" "$scratch/native.err" | sed 's/^/    /' | head -20
-		note_fail "native/$n"
+		pass=$((pass + nok))
+		note_fail "native/$n" $((nbad > 0 ? nbad : 1))
 		continue
 	fi
-	echo "ok native/$n ($(grep -c '^ok ' "$scratch/native.out") cases)"
-	pass=$((pass + 1))
+	echo "ok native/$n ($nok cases)"
+	pass=$((pass + nok))
 	[ $native_only = 1 ] && continue
 
 	if [ ! -x "$moat" ]; then
 		echo "FAIL moat/$n: no moat binary at $moat"
-		note_fail "moat/$n"
+		note_fail "moat/$n" "$nok"
 		continue
 	fi
 	timeout -k 5 "$per_test_timeout" "$moat" run --bind "$bin:/t:ro" --bind "$scratch/guest:/work:rw" \
 		--workdir /work --env MOAT_GUEST=1 -- "/t/$n" /work \
 		>"$scratch/moat.out" 2>"$scratch/moat.err" </dev/null
 	mrc=$?
-	if [ $mrc -eq $nrc ] && cmp -s "$scratch/native.out" "$scratch/moat.out"; then
-		echo "ok moat/$n"
-		pass=$((pass + 1))
+	# cases: native "ok" lines that moat printed too (as a set: order is compared below)
+	same=$(grep '^ok ' "$scratch/native.out" | sort | comm -12 - <(sort "$scratch/moat.out") | wc -l)
+	extra=$(sort "$scratch/moat.out" | comm -13 <(sort "$scratch/native.out") - | wc -l)
+	bad=$((nok - same + extra))
+	[ $mrc -ne $nrc ] && bad=$((bad + 1))
+	if [ $bad -eq 0 ] && ! cmp -s "$scratch/native.out" "$scratch/moat.out"; then
+		bad=1 # same lines, another order
+	fi
+	pass=$((pass + same))
+	if [ $bad -eq 0 ]; then
+		echo "ok moat/$n ($same cases)"
 	else
-		echo "FAIL moat/$n: exit $mrc (native $nrc); differences (- native, + moat):"
+		echo "FAIL moat/$n: exit $mrc (native $nrc), $same of $nok cases the same; differences (- native, + moat):"
 		diff "$scratch/native.out" "$scratch/moat.out" | grep '^[<>]' | sed 's/^</    -/; s/^>/    +/' | head -30
 		[ -s "$scratch/moat.err" ] && sed 's/^/    stderr: /' "$scratch/moat.err" | head -10
-		note_fail "moat/$n"
+		note_fail "moat/$n" "$bad"
 	fi
 done
 
 echo "syscalls ($(id -un)): $pass passed, $fail failed, $skip skipped"
 [ $fail -eq 0 ] || { printf '  failed: %s\n' "${failed[*]}"; exit 1; }
+[ $pass -gt 0 ] || { echo "  no case ran: a tier that runs nothing fails"; exit 1; }
 exit 0

@@ -1,0 +1,37 @@
+#!/bin/bash
+# fuzz/run.sh: a bounded run of every libFuzzer target (the CI's).
+# usage: fuzz/run.sh BUILD_DIR [SECONDS_PER_TARGET]   (default 15)
+# BUILD_DIR is a clang build with -DMOAT_FUZZ=ON. Each target starts from a
+# scratch copy of fuzz/corpus/<target>/ (new inputs are not kept); a crash,
+# leak or sanitizer report fails the run, its reproducer is in fuzz-out/ of
+# the build dir. Prints the executions per target and a closing count line.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:?usage: fuzz/run.sh BUILD_DIR [SECONDS]}" && pwd)
+secs=${2:-15}
+out=$build/fuzz-out
+mkdir -p "$out"
+work=$(mktemp -d /tmp/moat-fuzz.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+pass=0 fail=0
+for src in "$here"/fuzz_*.c; do
+	t=$(basename "$src" .c); t=${t#fuzz_}
+	bin=$build/fuzz/fuzz_$t
+	if [ ! -x "$bin" ]; then echo "FAIL fuzz/$t: $bin not built"; fail=$((fail + 1)); continue; fi
+	mkdir -p "$work/$t"
+	cp "$here/corpus/$t"/* "$work/$t/" 2>/dev/null
+	"$bin" -max_total_time="$secs" -print_final_stats=1 -artifact_prefix="$out/$t-" \
+		-close_fd_mask=1 "$work/$t" >"$out/$t.log" 2>&1
+	rc=$?
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/$t.log")
+	if [ $rc -eq 0 ]; then
+		echo "ok fuzz/$t: ${runs:-?} executions in ${secs}s, corpus $(ls "$work/$t" | wc -l) inputs"
+		pass=$((pass + 1))
+	else
+		echo "FAIL fuzz/$t: exit $rc after ${runs:-?} executions; see $out/$t.log"
+		grep -E 'ERROR|runtime error|SUMMARY|artifact' "$out/$t.log" | head -5 | sed 's/^/    /'
+		fail=$((fail + 1))
+	fi
+done
+echo "fuzz: $pass passed, $fail failed, 0 skipped"
+[ $fail -eq 0 ] && [ $pass -gt 0 ]

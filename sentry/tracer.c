@@ -1,0 +1,479 @@
+/* sentry/tracer.c - the ptrace state machine: the main thread traces every
+ * guest task (ptrace requests must come from the thread that attached)
+ * while worker threads answer notifications (pipeline.c).
+ *
+ * Ownership: this thread alone creates, re-keys and removes tasks, and it
+ * alone reads and writes the "tracer" fields of struct task (kernel/task.h):
+ * pt_state, held, initial, fork_*, parked, doomed_parent, exec_pending. It
+ * keeps one table of its own, early[]: tids whose first stop came before
+ * their parent's fork event (held, never resumed, until that event).
+ *
+ * Bounds: at most max_tasks tasks (MAX_TASKS, less if the sentry's fd limit,
+ * raised to its hard limit first, cannot hold a pidfd per task and
+ * FDS_SPARE more; MOAT_MAX_TASKS may lower it).
+ * A fork or clone past the bound is refused: the child is registered (never
+ * an unknown task) but killed at its first stop before it runs any guest
+ * code (a thread is made to exit(0) on its clone's own syscall instruction,
+ * a process gets SIGKILL), and its parent is held at the call's syscall exit
+ * until the child is gone, then sees -EAGAIN (audited). A refused fork's
+ * child is a zombie the parent may still reap. early[] is bounded too (a
+ * task beyond it is killed, never resumed unregistered).
+ */
+#include "sentry/sentry.h"
+#include "gofer/gofer.h"
+#include "kernel/task.h"
+#include "platform/arch.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_TASKS 4096
+
+struct tracer {
+	struct tracer_args *a;
+	struct sandbox *sb;
+	pid_t main_pid;
+	int listener, main_done, init_reaped, status_out;
+	int max_tasks;
+	pid_t *early;            /* new tasks whose first stop came before their parent's event */
+	int nearly, cap_early;
+};
+
+static double ms_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+#define GOFER_DEADLINE_MS 10000.0
+#define FDS_SPARE 512 /* fds the sentry keeps for itself: workers, gofer, calls in flight */
+
+static int past_deadline(void *arg)
+{
+	return ms_now() > *(const double *)arg;
+}
+
+static int take_early(struct tracer *tr, pid_t tid)
+{
+	for (int i = 0; i < tr->nearly; i++)
+		if (tr->early[i] == tid) {
+			tr->early[i] = tr->early[--tr->nearly];
+			return 1;
+		}
+	return 0;
+}
+
+/* 0, or -1 when the table is full (the caller kills the task). */
+static int add_early(struct tracer *tr, pid_t tid)
+{
+	if (tr->nearly == tr->cap_early) {
+		if (tr->cap_early >= 2 * tr->max_tasks)
+			return -1;
+		int cap = tr->cap_early ? tr->cap_early * 2 : 64;
+		pid_t *n = realloc(tr->early, cap * sizeof *n);
+		if (!n)
+			return -1;
+		tr->early = n;
+		tr->cap_early = cap;
+	}
+	tr->early[tr->nearly++] = tid;
+	return 0;
+}
+
+/* Give a child its guest ids (vid < 0: unknown) and let it run if it is held. */
+static void release_child(struct tracer *tr, pid_t child, pid_t vid, int thread)
+{
+	struct task *c = task_get(tr->sb, child);
+	if (!c)
+		return;
+	c->vtid = vid;
+	if (!thread)
+		c->vtgid = vid;
+	if (c->doomed_parent) {
+		/* refused: it never runs */
+	} else if (c->held) {
+		c->held = 0;
+		c->pt_state = 1;
+		ptrace(PTRACE_CONT, child, 0, 0);
+	} else if (c->pt_state == 0) {
+		c->pt_state = 2; /* resume at its first stop */
+	}
+	task_put(c);
+}
+
+/* A refused task at its first stop: it must not run guest code. */
+static void kill_doomed(struct task *c)
+{
+	if (c->tid != c->tgid) {
+		/* SIGKILL would take the whole thread group: run exit(0) on the
+		 * clone's own syscall instruction (the one before the stop's ip) */
+		arch_regs regs;
+		if (ptrace(PTRACE_GETREGS, c->tid, 0, &regs) == 0) {
+			errno = 0;
+			long w = ptrace(PTRACE_PEEKTEXT, c->tid, REG_IP(regs) - 2, 0);
+			if (errno == 0 && (w & 0xffff) == 0x050f) {
+				REG_IP(regs) -= 2;
+				REG_SYSNO(regs) = -1; /* no restart logic */
+				REG_RET(regs) = __NR_exit;
+				REG_ARG0(regs) = 0;
+				if (ptrace(PTRACE_SETREGS, c->tid, 0, &regs) == 0 &&
+				    ptrace(PTRACE_CONT, c->tid, 0, 0) == 0)
+					return;
+			}
+		}
+		/* fail closed: the whole process */
+		kill(c->tgid, SIGKILL);
+		return;
+	}
+	kill(c->tid, SIGKILL);
+}
+
+static const char *fork_name(long nr)
+{
+	switch (nr) {
+	case __NR_fork: return "fork";
+	case __NR_vfork: return "vfork";
+	case __NR_clone3: return "clone3";
+	default: return "clone";
+	}
+}
+
+/* The refused fork's child is gone: the parent's call returns -EAGAIN. */
+static void finish_refused(struct tracer *tr, struct task *p)
+{
+	arch_regs regs;
+	const char *name = "clone";
+	if (ptrace(PTRACE_GETREGS, p->tid, 0, &regs) == 0) {
+		name = fork_name((long)REG_SYSNO(regs));
+		REG_RET(regs) = (unsigned long)-EAGAIN;
+		ptrace(PTRACE_SETREGS, p->tid, 0, &regs);
+	}
+	audit_event(tr->sb->audit, tr->sb, p, p->tid, name, "", DEC_DENY, -EAGAIN,
+		    "task table full");
+	p->fork_child = 0;
+	p->fork_refused = 0;
+	p->parked = 0;
+	ptrace(PTRACE_CONT, p->tid, 0, 0);
+}
+
+/* The syscall exit of a fork/clone we asked to see. Returns 1 when the
+ * parent stays stopped (parked until its refused child is gone). */
+static int fork_exit(struct tracer *tr, struct task *p)
+{
+	if (p->fork_refused) {
+		struct task *c = task_get(tr->sb, p->fork_child);
+		task_put(c);
+		if (c) {
+			p->parked = 1;
+			return 1;
+		}
+		finish_refused(tr, p);
+		return 1;
+	}
+	arch_regs regs;
+	long ret = -1;
+	if (ptrace(PTRACE_GETREGS, p->tid, 0, &regs) == 0)
+		ret = (long)REG_RET(regs);
+	release_child(tr, p->fork_child, ret > 0 ? (pid_t)ret : -1, p->fork_thread);
+	p->fork_child = 0;
+	return 0;
+}
+
+/* A task is gone (reaped). */
+static void task_gone(struct tracer *tr, pid_t tid)
+{
+	struct task *t = task_get(tr->sb, tid);
+	if (t) {
+		if (t->fork_child) /* it died inside fork */
+			release_child(tr, t->fork_child, -1, t->fork_thread);
+		if (t->doomed_parent) {
+			struct task *p = task_get(tr->sb, t->doomed_parent);
+			if (p && p->parked)
+				finish_refused(tr, p);
+			task_put(p);
+		}
+		task_put(t);
+	}
+	task_remove(tr->sb, tid); /* a pending exec is dropped with the last reference */
+}
+
+/* The init's events: its one fork is the program. */
+static void init_stop(struct tracer *tr, pid_t tid, int sig, int ev)
+{
+	struct tracer_args *a = tr->a;
+	struct sandbox *sb = tr->sb;
+	if (ev == PTRACE_EVENT_FORK || ev == PTRACE_EVENT_VFORK || ev == PTRACE_EVENT_CLONE) {
+		unsigned long child = 0;
+		ptrace(PTRACE_GETEVENTMSG, tid, 0, &child);
+		tr->main_pid = (pid_t)child;
+		sb->main_pid = tr->main_pid;
+		struct task *m = task_create(sb, tr->main_pid, tr->main_pid, NULL, 0);
+		m->cred.ruid = m->cred.euid = m->cred.suid = m->cred.fsuid = a->uid;
+		m->cred.rgid = m->cred.egid = m->cred.sgid = m->cred.fsgid = a->gid;
+		snprintf(m->fs->cwd, sizeof m->fs->cwd, "%s", a->workdir);
+		m->initial = 1;
+		m->vtid = m->vtgid = 2; /* the init's first child */
+		m->vppid = 1;
+		if (take_early(tr, tr->main_pid)) {
+			m->pt_state = 1;
+			ptrace(PTRACE_CONT, tr->main_pid, 0, 0);
+		}
+		task_put(m);
+		*a->forward_to = tr->main_pid;
+		/* the init is done with: it only reaps from now on */
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+	} else if (ev == PTRACE_EVENT_STOP) {
+		ptrace(PTRACE_CONT, tid, 0, 0);
+	} else {
+		ptrace(PTRACE_CONT, tid, 0, ev ? 0 : sig);
+	}
+}
+
+static void fork_event(struct tracer *tr, struct task *t, int ev)
+{
+	struct sandbox *sb = tr->sb;
+	unsigned long child = 0;
+	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &child);
+	int thread = 0, share_fs = 0;
+	if (ev == PTRACE_EVENT_CLONE) {
+		arch_regs regs;
+		ptrace(PTRACE_GETREGS, t->tid, 0, &regs);
+		unsigned long fl = REG_ARG0(regs);
+		thread = !!(fl & CLONE_THREAD);
+		share_fs = !!(fl & CLONE_FS);
+	}
+	int refuse = task_count(sb) >= tr->max_tasks;
+	/* registered even when refused: no task ever runs unknown */
+	struct task *n = task_create(sb, (pid_t)child, thread ? t->tgid : (pid_t)child, t, share_fs);
+	/* Its guest ids come from the parent's return value: run the parent to
+	 * its syscall exit (PTRACE_SYSCALL) and hold the child at its first stop
+	 * until then. A vfork parent returns only after its child execs or
+	 * exits, so that child runs with its ids unknown (-1) meanwhile. */
+	n->vtid = -1;
+	n->vtgid = thread ? t->vtgid : -1;
+	n->vppid = thread ? t->vppid : t->vtgid;
+	t->fork_child = (pid_t)child;
+	t->fork_thread = thread;
+	t->fork_refused = refuse;
+	if (refuse)
+		n->doomed_parent = t->tid;
+	if (take_early(tr, (pid_t)child)) {
+		if (refuse)
+			kill_doomed(n);
+		else
+			n->held = 1;
+	}
+	if (ev == PTRACE_EVENT_VFORK && !refuse) {
+		if (n->held) {
+			n->held = 0;
+			n->pt_state = 1;
+			ptrace(PTRACE_CONT, (pid_t)child, 0, 0);
+		} else {
+			n->pt_state = 2; /* resume at its first stop */
+		}
+	}
+	task_put(n);
+	ptrace(PTRACE_SYSCALL, t->tid, 0, 0);
+}
+
+/* PTRACE_EVENT_STOP of a registered task: its first stop, or a group-stop. */
+static void event_stop(struct tracer *tr, struct task *t, int sig)
+{
+	struct tracer_args *a = tr->a;
+	pid_t tid = t->tid;
+	if (t->doomed_parent) {
+		kill_doomed(t);
+	} else if (t->pt_state == 0 && t->vtid < 0) {
+		t->held = 1; /* until its parent's fork returns */
+	} else if (t->pt_state == 0 || t->pt_state == 2) {
+		t->pt_state = 1;
+		if (tid == tr->main_pid && tr->listener < 0) {
+			/* the program installs its filter next and sends the listener */
+			ptrace(PTRACE_CONT, tid, 0, 0);
+			int fds[1], nfd = 1;
+			char buf[256];
+			long n = recv_fds(a->sync_sock, buf, sizeof buf - 1, fds, &nfd);
+			if (n > 0 && buf[0] == 'L' && nfd == 1) {
+				tr->listener = fds[0];
+				dbg("%.2f ms: listener received", ms_now() - a->t0);
+				pipeline_start(tr->sb, tr->listener);
+				/* test hook: the crash path (backtrace, guests die) */
+				if (a->crash_test) {
+					volatile uintptr_t crash_test_addr = 16; /* unmapped, not NULL (UBSan builds) */
+					*(volatile int *)crash_test_addr = 1;
+				}
+			} else if (n > 0 && buf[0] == 'E') {
+				buf[n] = 0;
+				warnx_("guest set-up: %s", buf + 1);
+			}
+			close(a->sync_sock);
+			a->sync_sock = -1;
+		} else {
+			ptrace(PTRACE_CONT, tid, 0, 0);
+		}
+	} else if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+		ptrace(PTRACE_LISTEN, tid, 0, 0); /* group-stop */
+	} else {
+		ptrace(PTRACE_CONT, tid, 0, 0);
+	}
+}
+
+/* An exit or death reported by waitpid. Returns 1 when the loop is over. */
+static int reaped(struct tracer *tr, pid_t tid, int st)
+{
+	struct tracer_args *a = tr->a;
+	struct sandbox *sb = tr->sb;
+	if (tid == *a->gofer_pid) {
+		*a->gofer_pid = -1; /* handlers now fail with EPIPE; the guest sees EIO */
+		return tr->main_done && tr->init_reaped;
+	}
+	if (tid == sb->init_pid)
+		tr->init_reaped = 1;
+	if (tid == tr->main_pid && !tr->main_done) {
+		tr->main_done = 1;
+		tr->status_out = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		*a->forward_to = 0;
+		dbg("%.2f ms: program exited", ms_now() - a->t0);
+		kill(sb->init_pid, SIGKILL);
+		/* the gofer runs with the caller's ids, which we cannot signal:
+		 * it leaves when its control socket is shut down */
+		if (*a->gofer_pid > 0)
+			shutdown(a->gofer_ctl, SHUT_RDWR);
+	}
+	if (tid == sb->init_pid && !tr->main_done) {
+		/* init died first (set-up failure or killed) */
+		tr->main_done = 1;
+		tr->status_out = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	}
+	take_early(tr, tid);
+	task_gone(tr, tid);
+	/* init is reaped only after every task of its pid ns */
+	return tr->main_done && tr->init_reaped;
+}
+
+int tracer_run(struct tracer_args *a)
+{
+	struct tracer tr = { .a = a, .sb = a->sb, .listener = -1, .status_out = 1,
+			     .max_tasks = MAX_TASKS };
+	struct sandbox *sb = a->sb;
+	const char *mt = getenv("MOAT_MAX_TASKS"); /* tests: a lower bound only */
+	if (mt && atoi(mt) >= 8 && atoi(mt) < MAX_TASKS)
+		tr.max_tasks = atoi(mt);
+	/* every task holds a pidfd here: the fd limit bounds the table too */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+			getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		if (rl.rlim_cur != RLIM_INFINITY && (long)rl.rlim_cur - FDS_SPARE < tr.max_tasks)
+			tr.max_tasks = (long)rl.rlim_cur > FDS_SPARE + 64 ? (int)rl.rlim_cur - FDS_SPARE : 64;
+	}
+	task_set_pexec_free(exec_pexec_free);
+	for (;;) {
+		int st;
+		pid_t tid = waitpid(-1, &st, __WALL);
+		if (tid < 0) {
+			if (errno == EINTR)
+				continue;
+			break; /* ECHILD: every guest task and the init are gone */
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			if (reaped(&tr, tid, st))
+				break;
+			continue;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		int sig = WSTOPSIG(st), ev = (unsigned)st >> 16;
+		if (tid == sb->init_pid) {
+			init_stop(&tr, tid, sig, ev);
+			continue;
+		}
+		struct task *t = task_get(sb, tid);
+		if (!t) {
+			/* a new task's first stop before its parent's event: held */
+			if (add_early(&tr, tid) < 0)
+				kill(tid, SIGKILL); /* never run unregistered */
+			continue;
+		}
+		switch (ev) {
+		case 0:
+			if (sig == (SIGTRAP | 0x80)) {
+				/* a syscall exit we asked to see */
+				if (t->exec_pending) {
+					/* the rewritten exec failed: its pending exec goes */
+					t->exec_pending = 0;
+					exec_drop(t);
+				} else if (t->fork_child && fork_exit(&tr, t)) {
+					break; /* parked, or resumed with -EAGAIN */
+				}
+				ptrace(PTRACE_CONT, tid, 0, 0);
+				break;
+			}
+			/* signal-delivery-stop: re-inject */
+			ptrace(t->exec_pending ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
+			break;
+		case PTRACE_EVENT_SECCOMP: {
+			dbg("%.2f ms: exec stop", ms_now() - a->t0);
+			/* Gofer calls made here cannot block (exec opens are
+			 * O_NONBLOCK, walks use O_PATH), and whatever the gofer
+			 * does, none may hold this thread for long: past the
+			 * deadline a call is abandoned (-EINTR, the guest sees EIO). */
+			double deadline = ms_now() + GOFER_DEADLINE_MS;
+			gofer_set_wait_hook(past_deadline, &deadline);
+			int pending = exec_stop(sb, t); /* execve, execveat */
+			unixsock_stop(sb, t);           /* bind, connect */
+			gofer_set_wait_hook(NULL, NULL);
+			dbg("%.2f ms: exec resolved", ms_now() - a->t0);
+			/* an exec rewritten to the loader: see its syscall exit if it fails */
+			t->exec_pending = pending;
+			ptrace(pending ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, 0);
+			break;
+		}
+		case PTRACE_EVENT_FORK:
+		case PTRACE_EVENT_VFORK:
+		case PTRACE_EVENT_CLONE:
+			fork_event(&tr, t, ev);
+			break;
+		case PTRACE_EVENT_EXEC: {
+			unsigned long former = 0;
+			ptrace(PTRACE_GETEVENTMSG, tid, 0, &former);
+			if ((pid_t)former != tid)
+				task_rekey(sb, (pid_t)former, tid);
+			struct task *e = task_get(sb, tid);
+			if (e) {
+				/* the loader may now take the pending exec, once */
+				e->exec_pending = 0;
+				exec_done(e);
+				task_put(e);
+			}
+			ptrace(PTRACE_CONT, tid, 0, 0);
+			break;
+		}
+		case PTRACE_EVENT_STOP:
+			event_stop(&tr, t, sig);
+			break;
+		default:
+			ptrace(PTRACE_CONT, tid, 0, 0);
+			break;
+		}
+		task_put(t);
+	}
+	free(tr.early);
+	return tr.status_out;
+}

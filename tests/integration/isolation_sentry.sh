@@ -1,0 +1,132 @@
+#!/bin/bash
+# NEGATIVE tests, the sentry cannot be stalled, exhausted or confused
+# (issue 5, finding 7): an exec target swapped for a FIFO, interrupted FIFO
+# opens, the loader's private call made by the guest, failing execs, a fork
+# storm. The guest side is tests/syscalls/probe_sentry.c; counts (gofer
+# threads, sentry fds) are taken on the host.
+. "$(dirname "$0")/lib.sh"
+[ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_sentry" ] || { fail setup "no $SYSCALL_BIN/probe_sentry"; finish; }
+
+W=$T_TMP/work
+mkdir -p "$W" && chmod 777 "$W"
+
+# start NAME SECS ARGS...: moat run in the background, killed (SIGKILL) after
+# SECS (timeout's pid in $MP, moat's in $SP, output in $T_TMP/NAME.out).
+start() {
+	local name=$1 secs=$2 i
+	shift 2
+	timeout -s KILL "$secs" "$MOAT" run --bind "$SYSCALL_BIN:/t:ro" --bind "$W:/work:rw" --workdir /work \
+		-- /t/probe_sentry "$@" </dev/null >"$T_TMP/$name.out" 2>"$T_TMP/$name.err" &
+	MP=$!
+	at_exit "kill -9 $MP"
+	SP=
+	for ((i = 0; i < 50; i++)); do [ -n "$SP" ] && break; SP=$(pgrep -P "$MP" | head -1); [ -n "$SP" ] || sleep 0.1; done
+	at_exit "kill -9 ${SP:-$MP}"
+}
+# wait_line NAME LINE SECS: until LINE is in the output (1 if it never comes)
+wait_line() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -qx "$2" "$T_TMP/$1.out" 2>/dev/null && return 0
+		kill -0 "$MP" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+# finished NAME: wait for the sandbox; 0 if it exited by itself with status 0
+finished() { wait "$MP"; }
+threads() { ls "/proc/$1/task" 2>/dev/null | wc -l; }
+fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
+gofer_of() { pgrep -P "$1" -x moat-gofer | head -1; }
+
+# 1. exec of a file swapped for a FIFO between the walk and the open: the
+# ptrace thread must not block (moat must exit with the guest).
+start execfifo 40 execfifo /work 5
+if finished; then
+	expect_eq exec_fifo_swap_exits "$(cat "$T_TMP/execfifo.out")" "ok execfifo many"
+else
+	fail exec_fifo_swap_exits "moat did not exit in 40 s (killed) or failed: $(head -c 300 "$T_TMP/execfifo.out" "$T_TMP/execfifo.err")"
+fi
+
+# 2. 1000 interrupted FIFO opens leave no gofer thread behind, and file
+# calls still work afterwards.
+N=${FIFO_INTR:-1000}
+start fifointr 240 fifointr /work "$N"
+if wait_line fifointr phase1 30; then
+	g=$(gofer_of "${SP:-0}")
+	t1=$(threads "${g:-0}")
+	touch "$W/go1"
+	if wait_line fifointr phase2 200; then
+		sleep 0.5 # the last abandoned connection is closing
+		t2=$(threads "${g:-0}")
+		touch "$W/go2"
+		finished
+		grep -q "^ok fifointr" "$T_TMP/fifointr.out" && ok interrupted_fifo_opens_then_files_work ||
+			fail interrupted_fifo_opens_then_files_work "$(head -c 300 "$T_TMP/fifointr.out")"
+		if [ -n "$g" ] && [ "$t1" -gt 0 ] && [ "$t2" -le $((t1 + 4)) ]; then
+			ok gofer_threads_flat
+		else
+			fail gofer_threads_flat "gofer ${g:-not found}: $t1 threads before $N interrupted opens, $t2 after"
+		fi
+	else
+		fail interrupted_fifo_opens_then_files_work "no phase2: $(head -c 300 "$T_TMP/fifointr.out" "$T_TMP/fifointr.err")"
+	fi
+else
+	fail interrupted_fifo_opens_then_files_work "no phase1: $(head -c 300 "$T_TMP/fifointr.err")"
+fi
+rm -f "$W/go1" "$W/go2"
+
+# 3. The loader's private syscall, called by the guest itself: refused and no
+# fd appears, with or without a failed exec before it.
+for v in plain failexec; do
+	a=; [ $v = failexec ] && a=failexec
+	out=$(moat run --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_sentry loader $a </dev/null 2>&1)
+	expect_eq "loader_call_by_guest_$v" "$out" "ok loader refused"
+done
+
+# 4. 500 failing execs: the sentry's fd count stays flat.
+start failexec 120 failexec 500
+if wait_line failexec phase1 30; then
+	sleep 0.3
+	f1=$(fds "${SP:-0}")
+	touch "$W/go1"
+	if wait_line failexec phase2 100; then
+		f2=$(fds "${SP:-0}")
+		touch "$W/go2"
+		finished
+		if grep -q "^ok failexec" "$T_TMP/failexec.out" && [ "$f1" -gt 0 ] && [ "$f2" -le $((f1 + 4)) ]; then
+			ok failed_execs_leak_no_fds
+		else
+			fail failed_execs_leak_no_fds "sentry fds $f1 before, $f2 after: $(head -c 200 "$T_TMP/failexec.out")"
+		fi
+	else
+		fail failed_execs_leak_no_fds "no phase2"
+	fi
+else
+	fail failed_execs_leak_no_fds "no phase1: $(head -c 300 "$T_TMP/failexec.err")"
+fi
+rm -f "$W/go1" "$W/go2"
+
+# 5. A fork storm past the task table's bound (lowered to 256 for the test)
+# ends cleanly: each fork succeeds or fails with EAGAIN (audited), and every
+# child that runs is served (a trapped call), so none ran unregistered.
+out=$(MOAT_MAX_TASKS=256 moat run --audit "$T_TMP/storm.jsonl" --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_sentry forkstorm 600 </dev/null 2>&1)
+case $out in
+"ok forkstorm made="*" eagain=0 "*) fail fork_storm_bounded "no fork refused: $out" ;;
+"ok forkstorm"*) ok fork_storm_bounded ;;
+*) fail fork_storm_bounded "${out:0:300}" ;;
+esac
+# The same with threads: a refused clone must not take its process down.
+out=$(MOAT_MAX_TASKS=256 moat run --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_sentry threadstorm 600 </dev/null 2>&1)
+case $out in
+"ok threadstorm made="*" eagain=0 "*) fail thread_storm_bounded "no clone refused: $out" ;;
+"ok threadstorm"*) ok thread_storm_bounded ;;
+*) fail thread_storm_bounded "${out:0:300}" ;;
+esac
+if grep -q '"errno":"EAGAIN".*task table full' "$T_TMP/storm.jsonl" 2>/dev/null; then
+	ok fork_refusal_audited
+else
+	fail fork_refusal_audited "no audit record of a refused fork"
+fi
+
+finish

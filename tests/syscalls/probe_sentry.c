@@ -1,0 +1,331 @@
+/* probe_sentry.c - guest side of tests/integration/isolation_sentry.sh: tries to
+ * stall, exhaust or confuse the sentry (issue 5, finding 7). Not differential.
+ *
+ *   execfifo DIR SECS   one process swaps an executable with a FIFO
+ *                       (RENAME_EXCHANGE) while another execs it in a loop;
+ *                       prints "ok execfifo N" when SECS are over
+ *   fifointr DIR N      N blocking FIFO opens (no writer) interrupted by
+ *                       SIGALRM: each must be EINTR; then ordinary file calls;
+ *                       prints "phase1"/"phase2" and waits for DIR/go1, DIR/go2
+ *                       so the host can count the gofer's threads in between
+ *   loader [failexec]   calls the loader's private syscall itself (after a
+ *                       failed exec with "failexec"): must fail, no fd appears
+ *   failexec N          N execs that the sentry resolves but the kernel fails
+ *                       (bad argv pointer); prints "phase1"/"phase2" around
+ *                       them, waiting for go1/go2 in the cwd
+ *   forkstorm N         N children that each stay alive until released; forks
+ *                       may fail with EAGAIN; prints "ok forkstorm made=..."
+ *   threadstorm N       the same with threads: a refused clone is EAGAIN and
+ *                       the process lives on; prints "ok threadstorm made=..."
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MOAT_SYS_LOADER 0x6d6f /* loader/loader_abi.h */
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE 2
+#endif
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void wait_for(const char *dir, const char *name)
+{
+	char p[4096];
+	struct stat st;
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	for (int i = 0; i < 6000 && stat(p, &st) != 0; i++)
+		usleep(10000);
+}
+
+static int copy(const char *from, const char *to)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	ssize_t n;
+	if (in < 0 || out < 0)
+		return -1;
+	while ((n = read(in, buf, sizeof buf)) > 0)
+		if (write(out, buf, n) != n)
+			return -1;
+	close(in);
+	close(out);
+	return 0;
+}
+
+static int execfifo(const char *dir, int secs)
+{
+	char a[4096], b[4096];
+	snprintf(a, sizeof a, "%s/target", dir);
+	snprintf(b, sizeof b, "%s/other", dir);
+	unlink(a);
+	unlink(b);
+	if (copy("/bin/true", a) < 0 || mkfifo(b, 0755) < 0) {
+		printf("FAIL execfifo setup: %s\n", strerror(errno));
+		return 1;
+	}
+	pid_t swapper = fork();
+	if (swapper == 0) {
+		for (;;)
+			syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
+	}
+	double end = now() + secs;
+	int n = 0;
+	while (now() < end) {
+		pid_t p = fork();
+		if (p == 0) {
+			char *argv[] = { "target", NULL };
+			execv(a, argv);
+			_exit(errno == EACCES ? 0 : 3);
+		}
+		int st;
+		waitpid(p, &st, 0);
+		n++;
+	}
+	kill(swapper, SIGKILL);
+	waitpid(swapper, NULL, 0);
+	unlink(a);
+	unlink(b);
+	printf("ok execfifo %s\n", n > 10 ? "many" : "few");
+	return 0;
+}
+
+static void on_alarm(int sig) { (void)sig; }
+
+static int fifointr(const char *dir, int n)
+{
+	char f[4096], reg[4096];
+	snprintf(f, sizeof f, "%s/fifo", dir);
+	snprintf(reg, sizeof reg, "%s/reg", dir);
+	unlink(f);
+	if (mkfifo(f, 0644) < 0 || copy("/bin/true", reg) < 0) {
+		printf("FAIL fifointr setup: %s\n", strerror(errno));
+		return 1;
+	}
+	struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART */
+	sigaction(SIGALRM, &sa, NULL);
+	printf("phase1\n");
+	fflush(stdout);
+	wait_for(dir, "go1");
+	int eintr = 0, other = 0, last_errno = 0;
+	for (int i = 0; i < n; i++) {
+		struct itimerval it = { .it_value = { .tv_usec = 1000 } };
+		setitimer(ITIMER_REAL, &it, NULL);
+		int fd = open(f, O_RDONLY);
+		if (fd < 0 && errno == EINTR)
+			eintr++;
+		else {
+			other++;
+			last_errno = fd < 0 ? errno : 0;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	/* ordinary file calls still work */
+	int ok = 1, ferr = 0;
+	for (int i = 0; i < 50; i++) {
+		struct stat st;
+		int fd = open(reg, O_RDONLY);
+		if (!(fd >= 0 && fstat(fd, &st) == 0 && stat(reg, &st) == 0)) {
+			ok = 0;
+			ferr = errno;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	printf("%s fifointr eintr=%s files=%s\n", eintr == n && ok ? "ok" : "FAIL",
+	       eintr == n ? "all" : "some", ok ? "work" : "fail");
+	if (eintr != n || !ok)
+		printf("# eintr %d other %d (last: %s), files: %s\n", eintr, other,
+		       strerror(last_errno), strerror(ferr));
+	printf("phase2\n");
+	fflush(stdout);
+	wait_for(dir, "go2");
+	unlink(f);
+	unlink(reg);
+	return 0;
+}
+
+static int count_fds(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+static int failed_exec(void)
+{
+	/* the path resolves (the sentry prepares the exec), the kernel fails */
+	return syscall(SYS_execve, "/bin/true", (char **)8, NULL);
+}
+
+static int loader(int with_failexec)
+{
+	if (with_failexec) {
+		int r = failed_exec();
+		if (r == 0 || errno != EFAULT) {
+			printf("FAIL loader failexec: %d %s\n", r, strerror(errno));
+			return 1;
+		}
+	}
+	int before = count_fds();
+	char buf[65536];
+	long r = syscall(MOAT_SYS_LOADER, 1, buf, sizeof buf);
+	int e = errno;
+	int after = count_fds();
+	char exe[4096] = "";
+	ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (l > 0)
+		exe[l] = 0;
+	if (r < 0 && after == before)
+		printf("ok loader refused\n");
+	else
+		printf("FAIL loader: r=%ld (%s) fds %d -> %d exe %s\n", r, strerror(e), before, after, exe);
+	return 0;
+}
+
+static int failexec(int n)
+{
+	printf("phase1\n");
+	fflush(stdout);
+	wait_for(".", "go1");
+	int bad = 0;
+	for (int i = 0; i < n; i++) {
+		/* each in its own process: the pending exec dies with its task */
+		pid_t p = fork();
+		if (p == 0)
+			_exit(failed_exec() == 0 || errno != EFAULT);
+		int st;
+		if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st))
+			bad++;
+	}
+	printf("%s failexec\n", bad ? "FAIL" : "ok");
+	printf("phase2\n");
+	fflush(stdout);
+	wait_for(".", "go2");
+	return 0;
+}
+
+static int forkstorm(int n)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		return 1;
+	int made = 0, eagain = 0, other = 0;
+	pid_t *kids = calloc(n, sizeof *kids);
+	for (int i = 0; i < n; i++) {
+		pid_t c = fork();
+		if (c == 0) {
+			char ch;
+			close(p[1]);
+			read(p[0], &ch, 1); /* hold until released (EOF) */
+			/* a trapped call: an unregistered task would not be served */
+			_exit(access("/", F_OK) == 0 ? 0 : 1);
+		}
+		if (c > 0)
+			kids[made++] = c;
+		else if (errno == EAGAIN)
+			eagain++;
+		else
+			other++;
+	}
+	close(p[1]);
+	int reaped = 0, bad = 0;
+	for (int i = 0; i < made; i++) {
+		int st;
+		if (waitpid(kids[i], &st, 0) == kids[i]) {
+			reaped++;
+			bad += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		}
+	}
+	/* anything else (a refused fork's killed child) */
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	printf("%s forkstorm made=%d eagain=%d other=%d reaped=%d bad=%d\n",
+	       made + eagain == n && !other && reaped == made && !bad ? "ok" : "FAIL", made, eagain,
+	       other, reaped, bad);
+	return 0;
+}
+
+static int tpipe[2];
+
+static void *holder(void *a)
+{
+	char ch;
+	read(tpipe[0], &ch, 1);
+	/* a trapped call: an unregistered thread would not be served */
+	return access("/", F_OK) == 0 ? a : (void *)1;
+}
+
+static int threadstorm(int n)
+{
+	if (pipe(tpipe) < 0)
+		return 1;
+	pthread_t *th = calloc(n, sizeof *th);
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	int made = 0, eagain = 0, other = 0, bad = 0;
+	for (int i = 0; i < n; i++) {
+		int r = pthread_create(&th[made], &at, holder, NULL);
+		if (r == 0)
+			made++;
+		else if (r == EAGAIN)
+			eagain++;
+		else
+			other++;
+	}
+	close(tpipe[1]);
+	for (int i = 0; i < made; i++) {
+		void *ret;
+		pthread_join(th[i], &ret);
+		bad += ret != NULL;
+	}
+	/* the process still makes threads once the storm is over */
+	pthread_t t;
+	int again = pthread_create(&t, NULL, holder, NULL) == 0 && pthread_join(t, NULL) == 0;
+	printf("%s threadstorm made=%d eagain=%d other=%d bad=%d again=%d\n",
+	       made + eagain == n && !other && !bad && again ? "ok" : "FAIL", made, eagain, other,
+	       bad, again);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 4 && !strcmp(argv[1], "execfifo"))
+		return execfifo(argv[2], atoi(argv[3]));
+	if (argc >= 4 && !strcmp(argv[1], "fifointr"))
+		return fifointr(argv[2], atoi(argv[3]));
+	if (argc >= 2 && !strcmp(argv[1], "loader"))
+		return loader(argc >= 3);
+	if (argc >= 3 && !strcmp(argv[1], "failexec"))
+		return failexec(atoi(argv[2]));
+	if (argc >= 3 && !strcmp(argv[1], "threadstorm"))
+		return threadstorm(atoi(argv[2]));
+	if (argc >= 3 && !strcmp(argv[1], "forkstorm"))
+		return forkstorm(atoi(argv[2]));
+	fprintf(stderr, "usage: see the source\n");
+	return 2;
+}

@@ -12,7 +12,24 @@
 . "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
-	skip all "needs root and ip(8) for test network namespaces"
+	# Rootless: no test namespaces; the host's loopback only.
+	"$PY" -c '
+import socket, sys, os
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0)); s.listen(16)
+open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+while True:
+    c, _ = s.accept(); c.sendall(b"HOST-BANNER\n"); c.close()' "$T_TMP/lo.port" </dev/null >/dev/null 2>&1 &
+	at_exit "kill -9 $!"
+	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/lo.port" ] && break; sleep 0.1; done
+	lport=$(cat "$T_TMP/lo.port")
+	probe='import socket, sys, errno
+try: print(socket.create_connection(("127.0.0.1", int(sys.argv[1]))).recv(100).decode().strip())
+except OSError as e: print(errno.errorcode.get(e.errno, str(e)))'
+	expect_eq rootless_default_refused "$(moat run -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" ECONNREFUSED
+	expect_eq rootless_allowall_refused "$(moat run --net allow=0.0.0.0/0 -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" ECONNREFUSED
+	SANITY=1 expect_eq rootless_named "$(moat run --net allow=127.0.0.1:"$lport" -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" HOST-BANNER
+	skip namespaces "needs root and ip(8) for test network namespaces"
 	finish
 fi
 outer=moat-t-out-$$

@@ -5,6 +5,7 @@
  *
  * Parsing only builds a struct sentry_config (data); sentry_run() acts on it. */
 #include "sentry/sentry.h"
+#include "sentry/netpolicy.h"
 #include "syscalls/table.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -37,6 +38,15 @@ static const char usage_text[] =
 	"  --audit-rate N           at most N events per second (burst 2N) in each stream\n"
 	"                           (default 5000, 0 = no cap); a {\"dropped\": N} record\n"
 	"                           says how many were lost\n"
+	"  --net none               loopback only, inside the sandbox (the default)\n"
+	"  --net allow=RULE[,RULE]  allow outbound connections to these destinations\n"
+	"                           (repeatable). RULE: NAME, *.SUFFIX, ADDRESS or CIDR\n"
+	"                           (IPv6 in [] before a port), then optional :PORT or\n"
+	"                           :LO-HI and /tcp or /udp. Host loopback, link-local\n"
+	"                           (169.254.169.254), private, multicast and unspecified\n"
+	"                           addresses stay denied unless a rule names them\n"
+	"  --publish HOST:GUEST     forward the host's 127.0.0.1:HOST (tcp) to the guest's\n"
+	"                           127.0.0.1:GUEST (repeatable)\n"
 	"  --deny SYSCALL           deny this syscall too (EPERM, audited; repeatable;\n"
 	"                           names as in `moat syscalls`)\n";
 
@@ -150,6 +160,23 @@ static int cmd_run(int argc, char **argv)
 			c.audit_rate = (unsigned long)r;
 		} else if (is_opt(a, "--audit")) {
 			c.audit_path = optval(argc, argv, &i, "--audit");
+		} else if (is_opt(a, "--net")) {
+			const char *v = optval(argc, argv, &i, "--net");
+			if (!c.net)
+				c.net = xcalloc(1, sizeof *c.net);
+			char err[512];
+			if (netpolicy_parse(c.net, v, err, sizeof err) < 0)
+				die_status(2, "%s", err);
+		} else if (is_opt(a, "--publish")) {
+			const char *v = optval(argc, argv, &i, "--publish");
+			int hp, gp, used = 0;
+			if (sscanf(v, "%d:%d%n", &hp, &gp, &used) != 2 || v[used] || hp < 1 || hp > 65535 ||
+			    gp < 1 || gp > 65535)
+				die_status(2, "--publish %s: expected HOSTPORT:GUESTPORT (1-65535)", v);
+			if (c.npub >= 16)
+				die_status(2, "too many --publish options (max 16)");
+			c.pub_host[c.npub] = hp;
+			c.pub_guest[c.npub++] = gp;
 		} else if (is_opt(a, "--deny")) {
 			const char *name = optval(argc, argv, &i, "--deny");
 			const struct sysent *e = sc_lookup_name(name);

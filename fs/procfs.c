@@ -78,7 +78,7 @@ enum pkind {
 	/* regular files */
 	N_GUEST,      /* served from sb->guest_procfd at gpath */
 	N_STATUS,     /* guest status with the virtual ids patched in */
-	N_MOUNTS, N_MOUNTINFO, N_HOSTNAME, N_OSTYPE, N_OSRELEASE, N_NGROUPS,
+	N_MOUNTS, N_MOUNTINFO, N_HOSTNAME, N_RESOLV, N_OSTYPE, N_OSRELEASE, N_NGROUPS,
 	/* symlinks */
 	N_SELF, N_THREAD_SELF, N_MOUNTS_LINK, N_EXE, N_CWD, N_ROOTLINK,
 	N_FD,         /* magic link */
@@ -112,6 +112,7 @@ static const struct pent root_ents[] = {
 	{ "version", N_GUEST, 0444 },
 	{ "stat", N_GUEST, 0444 },
 	{ "filesystems", N_GUEST, 0444 },
+	{ "moat-resolv.conf", N_RESOLV, 0444 }, /* /etc/resolv.conf with --net allow= */
 };
 
 static const struct pent sys_ents[] = {
@@ -651,6 +652,10 @@ static int open_synth(struct task *self, struct pnode *n, int *out)
 	switch (n->kind) {
 	case N_HOSTNAME:
 		snprintf(buf, sizeof buf, "%s\n", self->sb->hostname ? self->sb->hostname : "moat");
+		break;
+	case N_RESOLV:
+		snprintf(buf, sizeof buf, "%s", self->sb->resolv_conf ? self->sb->resolv_conf :
+					  "# moat: no DNS in this sandbox (--net none)\n");
 		break;
 	case N_OSTYPE:
 		snprintf(buf, sizeof buf, "Linux\n");

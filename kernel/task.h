@@ -69,6 +69,7 @@ struct task {
 	char exe[PATH_MAX];      /* guest path of the running ELF (/proc/self/exe) */
 	char comm[16];
 	struct pending_exec *pexec; /* set at an exec stop, consumed by the loader */
+	void *net_pending;       /* per thread: set at a connect stop, consumed by the net call */
 	int loader_ok;           /* PTRACE_EVENT_EXEC happened: the loader may take pexec (once) */
 	atomic_int exited;
 
@@ -114,6 +115,7 @@ struct sandbox {
 	pid_t init_pid;          /* host pid of the guest's pid-1 */
 	pid_t main_pid;          /* host pid of the main guest program */
 	const char *hostname;    /* virtual uname nodename */
+	const char *resolv_conf; /* the guest's /etc/resolv.conf text (DNS stub), or NULL */
 };
 
 /* Task table (kernel/tasks.c, driven by sentry/ptrace events). */

@@ -221,6 +221,7 @@ void task_put(struct task *t)
 		pexec_free(t->pexec); /* closes its fds */
 	else
 		free(t->pexec);
+	free(t->net_pending);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }

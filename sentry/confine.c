@@ -28,6 +28,7 @@
  * MOAT_SENTRY_FILTER_LEARN=1 logs (SECCOMP_RET_LOG, see dmesg) instead of
  * refusing, to find a call the list misses. */
 #include "sentry/sentry.h"
+#include "sentry/netd.h"
 #include "kernel/task.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -71,6 +72,7 @@ static const int allowed[] = {
 	SCMP_SYS(memfd_create), SCMP_SYS(pipe2),
 	SCMP_SYS(sendmsg), SCMP_SYS(recvmsg), SCMP_SYS(sendto), SCMP_SYS(recvfrom),
 	SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(getsockname), SCMP_SYS(getpeername),
+	SCMP_SYS(getsockopt), /* netconn.c: a guest socket's type, state and options */
 	SCMP_SYS(shutdown), /* the gofer's control socket: how the sandbox ends it */
 	/* guests */
 	SCMP_SYS(ptrace), SCMP_SYS(wait4), SCMP_SYS(waitid), SCMP_SYS(process_vm_readv),
@@ -319,5 +321,6 @@ void confine_selftest(struct sandbox *sb)
 		if (pid_fd >= 0)
 			close((int)pid_fd);
 	}
+	netconn_selftest();
 	fprintf(stderr, "confinement-probe done\n");
 }

@@ -9,6 +9,7 @@
  * struct sc_call (syscalls/sc.h); they never read guest inputs twice.
  */
 #include "sentry/sentry.h"
+#include "sentry/netd.h"
 #include "fs/vfs.h"
 #include "kernel/task.h"
 #include "loader/loader_abi.h"
@@ -147,6 +148,17 @@ static void handle(struct notif *n, struct sc_call *c)
 		static const struct sysent loader_ent = { .nr = MOAT_SYS_LOADER, .name = "moat_loader",
 							  .nargs = 3, .args = { A_INT, A_PTR, A_SIZE },
 							  .cls = SC_EMULATE };
+		static const struct sysent net_ent = { .nr = MOAT_SYS_LOADER, .name = "connect",
+						       .nargs = 2, .args = { A_HEX, A_FD },
+						       .cls = SC_EMULATE };
+		if (c->args[0] == MOAT_NET_CONNECT) { /* a connect rewritten at its stop */
+			c->ent = &net_ent;
+			name = net_ent.name;
+			ret = netconn_call(c);
+			if (ret == -ENOSYS)
+				decision = DEC_DENY;
+			goto reply;
+		}
 		c->ent = &loader_ent;
 		name = loader_ent.name;
 		ret = exec_loader_call(c);
@@ -177,7 +189,18 @@ static void handle(struct notif *n, struct sc_call *c)
 		ret = -err;
 	else
 		ret = e->handler(c);
-	if (ret >= 0 && c->out_fd >= 0) {
+reply:
+	if (c->out_fd >= 0 && c->out_fd_value) {
+		/* install at c->out_newfd_at, answer ret (connect: 0 or EINPROGRESS) */
+		long r = plat->addfd(g_nfd, c->id, c->out_fd, c->out_fd_flags, c->out_newfd_at, 0);
+		close(c->out_fd);
+		c->out_fd = -1;
+		if (r == -ENOENT)
+			goto audit;
+		if (r < 0)
+			ret = r;
+		plat->reply(g_nfd, c->id, ret);
+	} else if (ret >= 0 && c->out_fd >= 0) {
 		ret = plat->addfd(g_nfd, c->id, c->out_fd, c->out_fd_flags, c->out_newfd_at, 1);
 		close(c->out_fd);
 		c->out_fd = -1;

@@ -3,6 +3,8 @@
  * from the thread that attached) while worker threads answer notifications. */
 #include "sentry/sentry.h"
 #include "sentry/spawn.h"
+#include "sentry/netd.h"
+#include "sentry/netpolicy.h"
 #include "fs/vfs.h"
 #include "gofer/gofer.h"
 #include "kernel/task.h"
@@ -142,6 +144,8 @@ int sentry_run(const struct sentry_config *cfg)
 			policy_deny_syscall(sb->policy, nr);
 	policy_add(sb->policy, prog.filter, prog.len * sizeof prog.filter[0]);
 	policy_add(sb->policy, view.desc, strlen(view.desc));
+	for (int i = 0; cfg->net && i < cfg->net->nrules; i++)
+		policy_add(sb->policy, cfg->net->rules[i].text, strlen(cfg->net->rules[i].text) + 1);
 
 	dbg("%.2f ms: view and filter built", ms_now() - t0);
 	/* 3. the guest's init builds its namespaces while we start the gofer */
@@ -155,6 +159,7 @@ int sentry_run(const struct sentry_config *cfg)
 		.tty_fd = tty_slave,
 		.loader = moat_loader_start,
 		.loader_len = (size_t)(moat_loader_end - moat_loader_start),
+		.dns_stub = cfg->net && cfg->net->nrules > 0,
 	};
 	/* 3. the gofer is the one sandbox process that keeps the caller's
 	 * privilege: fork it now, then give ours up before the guest exists
@@ -174,6 +179,14 @@ int sentry_run(const struct sentry_config *cfg)
 		sb->idmap.native_uid = priv.host_uid;
 		sb->idmap.native_gid = priv.host_gid;
 	}
+	/* moat-netd: outbound connections, as this unprivileged uid in the
+	 * host's network namespace, before the guest exists (netd.c) */
+	int netd_chan = -1;
+	if (cfg->net && cfg->net->nrules > 0 && netd_start(cfg->net, &netd_chan, err, sizeof err) < 0)
+		die("%s", err);
+	netconn_init(cfg->net, netd_chan);
+	if (netd_chan >= 0)
+		sb->resolv_conf = "nameserver " NETDNS_STUB_ADDR "\noptions ndots:0\n";
 	struct spawn_result sr;
 	if (spawn_guest(&sa, &sr, err, sizeof err) < 0)
 		die("%s", err);
@@ -210,6 +223,16 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->init_pid = sr.init_pid;
 	dbg("%.2f ms: guest spawned", ms_now() - t0);
 	sb->guest_procfd = sr.guest_procfd;
+	if (sr.dns_fd >= 0 && netdns_start(sb, sr.dns_fd) < 0)
+		die("DNS stub: cannot start its thread");
+	if (cfg->npub > 0) {
+		int nsfd = openat(sr.guest_procfd, "1/ns/net", O_RDONLY | O_CLOEXEC);
+		if (nsfd < 0)
+			die("--publish: the guest's network namespace: %s", strerror(errno));
+		if (netpub_start(cfg->pub_host, cfg->pub_guest, cfg->npub, nsfd, err, sizeof err) < 0)
+			die_status(2, "%s", err);
+		close(nsfd);
+	}
 	/* Set-up is over: no more opening of host paths. Confining here, before
 	 * the guest's program exists, keeps the filter's compilation off the
 	 * program's first exec (its threads inherit the filter; TSYNC covers

@@ -28,6 +28,7 @@
 struct sandbox;
 struct sc_call;
 struct task;
+struct netpolicy;
 
 struct bind_spec {
 	char *src;     /* absolute host path */
@@ -52,6 +53,9 @@ struct sentry_config {
 	unsigned long audit_rate;         /* --audit-rate: events/s (burst 2x), 0 = no cap */
 	unsigned char deny[512];          /* --deny SYSCALL: deny[nr] = 1 (SC_NR_MAX) */
 	char *const *argv;                /* program and arguments */
+	struct netpolicy *net;            /* --net allow=...: egress rules (NULL: none) */
+	int pub_host[16], pub_guest[16];  /* --publish HOSTPORT:GUESTPORT */
+	int npub;
 };
 
 /* Run a sandbox to completion; returns moat's exit status. */

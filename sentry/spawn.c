@@ -21,7 +21,9 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/seccomp.h>
+#include <arpa/inet.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -200,9 +202,23 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 		child_fail(sock, "read-only root");
 	sethostname("moat", 4);
 	bring_up_lo();
-	if (send_fds(sock, "P", 1, &procfd, 1) < 0)
+	/* The DNS stub's socket, in the guest's network namespace: the sentry
+	 * serves it (sentry/netdns.c). Bound before the program exists, so
+	 * the guest can never take the address. */
+	int setup_fds[2] = { procfd, -1 }, nsetup = 1;
+	if (a->dns_stub) {
+		struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(53) };
+		inet_pton(AF_INET, "127.0.0.53", &sin.sin_addr);
+		setup_fds[1] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (setup_fds[1] < 0 || bind(setup_fds[1], (struct sockaddr *)&sin, sizeof sin) < 0)
+			child_fail(sock, "DNS stub socket");
+		nsetup = 2;
+	}
+	if (send_fds(sock, "P", 1, setup_fds, nsetup) < 0)
 		_exit(127);
 	close(procfd);
+	if (setup_fds[1] >= 0)
+		close(setup_fds[1]);
 	prctl(PR_SET_NAME, "moat-init");
 
 	pid_t prog = fork();
@@ -260,6 +276,7 @@ int spawn_guest(const struct spawn_args *a, struct spawn_result *r, char *err, s
 	r->init_pid = pid;
 	r->sync_sock = sv[0];
 	r->guest_procfd = -1;
+	r->dns_fd = -1;
 
 	char path[64], map[64];
 	int e;
@@ -302,7 +319,7 @@ int spawn_guest_finish(struct spawn_result *r, char *err, size_t errlen)
 	/* Wait for the procfs fd (or an error line). The init may stop for
 	 * ptrace meanwhile only at its fork, which comes after this message. */
 	char msg[256];
-	int fds[1], nfd = 1;
+	int fds[2] = { -1, -1 }, nfd = 2;
 	long n = recv_fds(r->sync_sock, msg, sizeof msg - 1, fds, &nfd);
 	if (n <= 0) {
 		e = n < 0 ? (int)n : -EPIPE;
@@ -310,7 +327,7 @@ int spawn_guest_finish(struct spawn_result *r, char *err, size_t errlen)
 		goto fail;
 	}
 	msg[n] = 0;
-	if (msg[0] == 'E' || nfd != 1) {
+	if (msg[0] == 'E' || nfd < 1) {
 		for (int i = 0; i < nfd; i++)
 			close(fds[i]);
 		snprintf(err, errlen, "guest set-up: %s", msg + 1);
@@ -318,6 +335,7 @@ int spawn_guest_finish(struct spawn_result *r, char *err, size_t errlen)
 		goto fail;
 	}
 	r->guest_procfd = fds[0];
+	r->dns_fd = nfd > 1 ? fds[1] : -1;
 	return 0;
 fail:
 	kill(pid, SIGKILL);

@@ -14,12 +14,14 @@ struct spawn_args {
 	int tty_fd;                  /* -t: the pty slave (the init's controlling terminal and the program's stdio), else -1 */
 	const unsigned char *loader;  /* loader image */
 	size_t loader_len;
+	int dns_stub;                /* --net allow=: the init binds 127.0.0.53:53/udp in the guest netns */
 };
 
 struct spawn_result {
 	pid_t init_pid;              /* host pid of the guest's pid 1 */
 	int sync_sock;               /* sentry end of the set-up socket */
 	int guest_procfd;            /* procfs of the guest pid namespace */
+	int dns_fd;                  /* the DNS stub's socket in the guest netns, or -1 */
 };
 
 /* Clone the guest init, write its id maps, seize it with ptrace and let it

@@ -23,11 +23,15 @@
  * again, which resolves in the empty native namespace.
  *
  * getsockname/getpeername (syscalls/sys_socket.c) show the path the name
- * was bound at (as given to bind). Gaps: a bind that fails
- * natively (socket already bound) leaves the inode behind; sendto/sendmsg to
- * a datagram socket path resolve natively (ENOENT).
+ * was bound at (as given to bind). A path on a socket that is not AF_UNIX,
+ * runs natively untouched (the kernel
+ * answers EAFNOSUPPORT/EINVAL as Linux does); a bind of a socket already
+ * bound is EINVAL before any inode is made. Gaps:
+ * sendto/sendmsg to a datagram socket path resolve natively (ENOENT); a
+ * datagram's source address shows the abstract name.
  */
 #include "sentry/sentry.h"
+#include "sentry/netd.h"
 #include "fs/walk.h"
 #include "kernel/task.h"
 #include "platform/arch.h"
@@ -41,6 +45,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -108,6 +113,35 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 		return; /* not an AF_UNIX address we map; the kernel answers */
 	if (guest_read(t->tid, REG_ARG1(regs), &in, len) < 0)
 		return; /* native: the kernel gives EFAULT */
+	if (nr == __NR_connect && len >= sizeof(sa_family_t) &&
+	    (in.sun_family == AF_INET || in.sun_family == AF_INET6) &&
+	    netconn_stop(sb, t, &regs, &in, len) == 0)
+		return; /* the egress policy decided (netconn.c) */
+	if (in.sun_family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) && in.sun_path[0]) {
+		/* A path name for a socket that is not AF_UNIX: the kernel
+		 * answers (EAFNOSUPPORT/EINVAL) before it looks at a path. A bind
+		 * of a socket already bound: EINVAL, as Linux (which removes the
+		 * inode it made); here none is made. */
+		int hfd = task_getfd(t, (int)REG_ARG0(regs));
+		if (hfd < 0)
+			return;
+		int dom = 0;
+		socklen_t dl = sizeof dom;
+		struct sockaddr_un cur;
+		socklen_t cl = sizeof cur;
+		int native = getsockopt(hfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl) < 0 || dom != AF_UNIX;
+		int bound = !native && nr == __NR_bind &&
+			    getsockname(hfd, (struct sockaddr *)&cur, &cl) == 0 && cl > sizeof(sa_family_t);
+		close(hfd);
+		if (native)
+			return;
+		if (bound) {
+			REG_SYSNO(regs) = -1;
+			REG_RET(regs) = -EINVAL;
+			ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
+			return;
+		}
+	}
 	socklen_t olen = 0;
 	int r = resolve(sb, t, nr == __NR_bind, &in, len, &out, &olen);
 	if (r == -EINTR)

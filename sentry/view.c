@@ -10,6 +10,7 @@
  * --bind SRC:DST[:ro|rw] mounts go last (they hide what is below them).
  */
 #include "sentry/sentry.h"
+#include "sentry/netpolicy.h"
 #include "fs/vfs.h"
 #include "gofer/gofer.h"
 #include "common/log.h"
@@ -209,6 +210,10 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 	add_mount(&b, "/dev/stdout", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "/proc/self/fd/1");
 	add_mount(&b, "/dev/stderr", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "/proc/self/fd/2");
 	add_mount(&b, "/proc", VFS_MNT_PROC, -1, 0, 0, NULL, NULL);
+	/* --net allow=: the guest's resolver asks the DNS stub (sentry/netdns.c) */
+	if (cfg->net && cfg->net->nrules > 0)
+		add_mount(&b, "/etc/resolv.conf", VFS_MNT_SYMLINK, -1, 0, 0, NULL,
+			  "/proc/moat-resolv.conf");
 
 	for (int i = 0; i < cfg->nbinds; i++) {
 		const struct bind_spec *bs = &cfg->binds[i];

@@ -57,6 +57,8 @@ struct sc_call {
 	int out_fd;               /* >= 0: install this host fd (pipeline closes it) */
 	unsigned out_fd_flags;    /* O_CLOEXEC or 0 */
 	int out_newfd_at;         /* -1, or install at this exact guest fd number (dup2-like) */
+	int out_fd_value;         /* install out_fd even when the handler returns -errno, and
+				   * answer with the handler's value, not the fd number */
 	char note[128];           /* free text added to the trace/audit event */
 
 	/* storage for copies (pipeline-owned) */

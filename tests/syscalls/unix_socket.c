@@ -88,5 +88,20 @@ int main(int argc, char **argv)
 	memcpy(sa.sun_path, "\0moat-test-abstract", 19);
 	CHECK(bind(ab, (struct sockaddr *)&sa, offsetof(struct sockaddr_un, sun_path) + 19) == 0,
 	      "abstract_bind", "%s", strerror(errno));
+	/* a path on a socket that is not AF_UNIX: the kernel's error, no inode */
+	int in4 = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(bind(in4, (struct sockaddr *)&sa, addr(&sa, "inet-socket-long.sock")) == -1 && errno == EAFNOSUPPORT,
+	      "bind_inet_socket_unix_addr", "%s", strerror(errno));
+	CHECK(stat("inet-socket-long.sock", &st) == -1 && errno == ENOENT, "bind_inet_socket_no_inode", "exists");
+	close(in4);
+	/* a second bind of a bound socket fails and leaves no inode */
+	int b2 = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(bind(b2, (struct sockaddr *)&sa, addr(&sa, "first.sock")) == 0, "bind_first", "%s",
+	      strerror(errno));
+	CHECK(bind(b2, (struct sockaddr *)&sa, addr(&sa, "second.sock")) == -1 && errno == EINVAL,
+	      "bind_twice_einval", "%s", strerror(errno));
+	CHECK(stat("second.sock", &st) == -1 && errno == ENOENT, "bind_twice_no_inode", "exists");
+	close(b2);
+	unlink("first.sock");
 	return t_done();
 }

@@ -1,0 +1,103 @@
+/* net_loop: egress cost (issue 10).
+ *   net_loop serve PORTFILE         echo/stream server on 127.0.0.1 (run outside the sandbox)
+ *   net_loop connect PORT [N]       N x (connect, 1-byte echo, close)
+ *   net_loop stream PORT [MIB]      read MIB MiB from the server over one connection
+ * Under moat: moat run --net allow=127.0.0.1:PORT -- net_loop connect PORT. */
+#include "bench.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static struct sockaddr_in lo(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return a;
+}
+
+static int dial(int port)
+{
+	struct sockaddr_in a = lo(port);
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof a) < 0) {
+		perror("connect");
+		exit(1);
+	}
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	static char buf[1 << 16];
+	if (argc < 3)
+		return 2;
+	if (!strcmp(argv[1], "serve")) {
+		signal(SIGCHLD, SIG_IGN);
+		int s = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+		setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+		struct sockaddr_in a = lo(0);
+		socklen_t l = sizeof a;
+		if (bind(s, (struct sockaddr *)&a, sizeof a) < 0 || listen(s, 128) < 0)
+			return 1;
+		getsockname(s, (struct sockaddr *)&a, &l);
+		FILE *f = fopen(argv[2], "w");
+		fprintf(f, "%d\n", ntohs(a.sin_port));
+		fclose(f);
+		for (;;) {
+			int c = accept(s, NULL, NULL);
+			if (c < 0)
+				continue;
+			char m;
+			if (read(c, &m, 1) == 1 && m == 'S') {
+				if (fork() == 0) {
+					memset(buf, 'x', sizeof buf);
+					while (write(c, buf, sizeof buf) > 0)
+						;
+					_exit(0);
+				}
+			} else {
+				write(c, &m, 1);
+			}
+			close(c);
+		}
+	}
+	int port = atoi(argv[2]);
+	if (!strcmp(argv[1], "connect")) {
+		long n = bench_iters(argc - 2, argv + 2, 2000);
+		double t0 = bench_now_ns();
+		for (long i = 0; i < n; i++) {
+			int s = dial(port);
+			char m = 'e';
+			if (write(s, &m, 1) != 1 || read(s, &m, 1) != 1)
+				return 1;
+			close(s);
+		}
+		bench_report("connect_echo_close", t0, bench_now_ns(), n);
+		return 0;
+	}
+	if (!strcmp(argv[1], "stream")) {
+		long mib = bench_iters(argc - 2, argv + 2, 1024);
+		int s = dial(port);
+		long long want = (long long)mib << 20, got = 0;
+		double t0 = bench_now_ns();
+		if (write(s, "S", 1) != 1)
+			return 1;
+		while (got < want) {
+			ssize_t r = read(s, buf, sizeof buf);
+			if (r <= 0)
+				return 1;
+			got += r;
+		}
+		double t1 = bench_now_ns();
+		printf("stream %lld MiB in %.3f s: %.0f MiB/s\n", (long long)mib, (t1 - t0) / 1e9,
+		       mib / ((t1 - t0) / 1e9));
+		return 0;
+	}
+	return 2;
+}

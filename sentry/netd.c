@@ -1,0 +1,354 @@
+/* sentry/netd.c - moat-netd: the one sandbox process that makes outbound
+ * connections.
+ *
+ * The sentry has no socket/connect on its allowlist, and a compromised sentry
+ * must not be a way to reach arbitrary destinations. So outbound sockets are
+ * made by moat-netd, forked by the sentry right after it gave up host
+ * privilege (the sandbox's unprivileged host uid, the sentry's user and mount
+ * namespaces, the host's network namespace), before the guest exists. It
+ * keeps only its end of a SOCK_SEQPACKET socketpair (every other fd closed),
+ * holds its own copy of the compiled egress policy, dies with the sentry
+ * (PDEATHSIG, and EOF on the channel), and confines itself with a seccomp
+ * allowlist: socket(AF_INET|AF_INET6, SOCK_STREAM|SOCK_DGRAM) (the type's
+ * flags bits allowed), connect, setsockopt/getsockopt, recvmsg/sendmsg
+ * on the channel, close, fcntl, exit. No file opens, no exec, no bind/listen.
+ *
+ * One request: {family, type, protocol, destination, options}. netd checks the
+ * destination against its policy (a compromised sentry can only ask for
+ * destinations the policy allows), makes a non-blocking socket, applies the
+ * allowlisted socket options, connects, and answers {err, rule} with the
+ * socket (SCM_RIGHTS) when err is 0 or EINPROGRESS. Waiting for a blocking
+ * guest's connection is the sentry worker's job (poll on the socket), so netd
+ * never blocks and serves requests one at a time.
+ */
+#include "sentry/netd.h"
+#include "sentry/netpolicy.h"
+#include "common/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <sys/random.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+
+/* Options a guest may have set before connect that netd copies. */
+int netd_option_allowed(int level, int name)
+{
+	if (level == SOL_SOCKET)
+		return name == SO_REUSEADDR || name == SO_KEEPALIVE || name == SO_RCVBUF ||
+		       name == SO_SNDBUF || name == SO_REUSEPORT;
+	if (level == IPPROTO_TCP)
+		return name == TCP_NODELAY || name == TCP_KEEPIDLE || name == TCP_KEEPINTVL ||
+		       name == TCP_KEEPCNT;
+	if (level == IPPROTO_IPV6)
+		return name == IPV6_V6ONLY;
+	return 0;
+}
+
+static int confine_netd(int chan)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	if (!ctx)
+		return -1;
+	static const int plain[] = {
+		SCMP_SYS(connect), SCMP_SYS(setsockopt), SCMP_SYS(getsockopt), SCMP_SYS(close),
+		SCMP_SYS(fcntl), SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn),
+		SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(write), /* diagnostics on stderr */
+		/* DNS: its own UDP socket to the host's nameserver */
+		SCMP_SYS(sendto), SCMP_SYS(recvfrom), SCMP_SYS(poll), SCMP_SYS(getrandom),
+	};
+	int rc = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(plain) && !rc; i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, plain[i], 0);
+	const int fams[] = { AF_INET, AF_INET6 }, types[] = { SOCK_STREAM, SOCK_DGRAM };
+	for (int f = 0; f < 2 && !rc; f++)
+		for (int ty = 0; ty < 2 && !rc; ty++) {
+			struct scmp_arg_cmp c[2] = {
+				{ .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)fams[f] },
+				{ .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xf,
+				  .datum_b = (scmp_datum_t)types[ty] },
+			};
+			rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2, c);
+		}
+	/* the channel only */
+	struct scmp_arg_cmp on_chan = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)chan };
+	if (!rc)
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(recvmsg), 1, &on_chan);
+	if (!rc)
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 1, &on_chan);
+	/* malloc's arenas (anonymous memory only) */
+	struct scmp_arg_cmp anon = { .arg = 4, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)-1 };
+	if (!rc)
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, &anon);
+	if (!rc)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1);
+	if (!rc)
+		rc = seccomp_load(ctx);
+	seccomp_release(ctx);
+	return rc ? -1 : 0;
+}
+
+/* The host's first nameserver, read from /etc/resolv.conf at set-up. */
+static struct sockaddr_storage g_ns;
+static socklen_t g_nslen;
+
+static void load_nameserver(void)
+{
+	FILE *f = fopen("/etc/resolv.conf", "re");
+	char line[512];
+	while (f && fgets(line, sizeof line, f)) {
+		char ip[256];
+		if (sscanf(line, " nameserver %255s", ip) != 1)
+			continue;
+		struct sockaddr_in *in = (struct sockaddr_in *)&g_ns;
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&g_ns;
+		memset(&g_ns, 0, sizeof g_ns);
+		if (inet_pton(AF_INET, ip, &in->sin_addr) == 1) {
+			in->sin_family = AF_INET;
+			in->sin_port = htons(53);
+			g_nslen = sizeof *in;
+			break;
+		}
+		if (inet_pton(AF_INET6, ip, &in6->sin6_addr) == 1) {
+			in6->sin6_family = AF_INET6;
+			in6->sin6_port = htons(53);
+			g_nslen = sizeof *in6;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+/* Skip a (possibly compressed) name at off; the offset after it, or -1. */
+static int skip_name(const uint8_t *p, int n, int off)
+{
+	for (int hops = 0; off < n && hops < 128; hops++) {
+		uint8_t l = p[off];
+		if (l == 0)
+			return off + 1;
+		if ((l & 0xc0) == 0xc0)
+			return off + 2 <= n ? off + 2 : -1;
+		if (l & 0xc0)
+			return -1;
+		off += 1 + l;
+	}
+	return -1;
+}
+
+/* Ask the host's nameserver for q->name (A or AAAA); fill rep. netd
+ * remembers the allowed addresses for the rule in its own policy. */
+static void resolve(struct netpolicy *pol, const struct netd_req *q, struct netd_rep *rep)
+{
+	rep->rcode = 2; /* SERVFAIL unless we get an answer */
+	char name[256];
+	memcpy(name, q->name, sizeof name);
+	name[255] = 0;
+	rep->rule = netpolicy_match_name(pol, name);
+	if (rep->rule < 0) {
+		rep->rcode = 3;
+		return;
+	}
+	if (!g_nslen || (q->qtype != 1 && q->qtype != 28))
+		return;
+	uint8_t pkt[512], ans[1500];
+	uint16_t id;
+	if (getrandom(&id, sizeof id, 0) != sizeof id)
+		return;
+	int n = 0;
+	pkt[n++] = (uint8_t)(id >> 8);
+	pkt[n++] = (uint8_t)id;
+	pkt[n++] = 0x01; /* RD */
+	pkt[n++] = 0;
+	pkt[n++] = 0, pkt[n++] = 1; /* QDCOUNT */
+	memset(pkt + n, 0, 6);
+	n += 6;
+	for (const char *l = name; *l;) {
+		const char *dot = strchr(l, '.');
+		size_t len = dot ? (size_t)(dot - l) : strlen(l);
+		if (len == 0 || len > 63 || n + (int)len + 6 > (int)sizeof pkt)
+			return;
+		pkt[n++] = (uint8_t)len;
+		memcpy(pkt + n, l, len);
+		n += (int)len;
+		l += len + (dot ? 1 : 0);
+		if (!dot)
+			break;
+	}
+	pkt[n++] = 0;
+	pkt[n++] = 0, pkt[n++] = (uint8_t)q->qtype;
+	pkt[n++] = 0, pkt[n++] = 1;
+	int s = socket(g_ns.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return;
+	int got = -1;
+	if (connect(s, (struct sockaddr *)&g_ns, g_nslen) == 0 && sendto(s, pkt, (size_t)n, 0, NULL, 0) == n) {
+		for (int tries = 0; tries < 8; tries++) {
+			struct pollfd pf = { s, POLLIN, 0 };
+			if (poll(&pf, 1, 2000) != 1)
+				break;
+			got = (int)recvfrom(s, ans, sizeof ans, 0, NULL, NULL);
+			if (got >= 12 && ans[0] == pkt[0] && ans[1] == pkt[1] && (ans[2] & 0x80) &&
+			    got >= n && memcmp(ans + 12, pkt + 12, (size_t)(n - 12)) == 0)
+				break; /* our question, answered */
+			got = -1;
+		}
+	}
+	close(s);
+	if (got < 0)
+		return;
+	rep->rcode = ans[3] & 0x0f;
+	int an = ans[6] << 8 | ans[7], off = n;
+	rep->ttl = 300;
+	for (int i = 0; i < an && off >= 0; i++) {
+		off = skip_name(ans, got, off);
+		if (off < 0 || off + 10 > got)
+			break;
+		int type = ans[off] << 8 | ans[off + 1], cls = ans[off + 2] << 8 | ans[off + 3];
+		uint32_t ttl = (uint32_t)ans[off + 4] << 24 | (uint32_t)ans[off + 5] << 16 |
+			       (uint32_t)ans[off + 6] << 8 | ans[off + 7];
+		int rdlen = ans[off + 8] << 8 | ans[off + 9];
+		off += 10;
+		if (off + rdlen > got)
+			break;
+		struct netpol_addr a;
+		memset(&a, 0, sizeof a);
+		if (cls == 1 && type == q->qtype && ((type == 1 && rdlen == 4) || (type == 28 && rdlen == 16))) {
+			a.family = type == 1 ? AF_INET : AF_INET6;
+			memcpy(a.a, ans + off, (size_t)rdlen);
+			if (netpolicy_remember(pol, rep->rule, &a) < 0) {
+				rep->nrefused++; /* a denied range: DNS rebinding */
+			} else if (rep->naddr < NETDNS_MAX_ADDRS) {
+				memcpy(rep->addrs[rep->naddr++], a.a, 16);
+				if (ttl < rep->ttl)
+					rep->ttl = ttl;
+			}
+		}
+		off += rdlen;
+	}
+}
+
+static int serve_one(int chan, struct netpolicy *pol)
+{
+	struct netd_req q;
+	struct iovec qi = { &q, sizeof q };
+	struct msghdr qm = { .msg_iov = &qi, .msg_iovlen = 1 };
+	ssize_t n = recvmsg(chan, &qm, MSG_CMSG_CLOEXEC);
+	if (n == 0)
+		return -1; /* the sentry is gone */
+	if (n < 0)
+		return errno == EINTR ? 0 : -1;
+	struct netd_rep rep = { .err = ENETUNREACH, .rule = -1 };
+	int s = -1;
+	struct netpol_addr a;
+	uint16_t port;
+	if (n == (ssize_t)sizeof q && q.op == NETD_RESOLVE) {
+		memset(&rep, 0, sizeof rep);
+		resolve(pol, &q, &rep);
+		goto reply;
+	}
+	int proto = q.type == SOCK_STREAM ? NP_TCP : q.type == SOCK_DGRAM ? NP_UDP : -1;
+	if (n != (ssize_t)sizeof q || q.op != NETD_CONNECT || q.addrlen > sizeof q.addr || q.nopts > NETD_MAX_OPTS ||
+	    (q.family != AF_INET && q.family != AF_INET6) || proto < 0 ||
+	    netpol_from_sockaddr(q.addr, q.addrlen, &a, &port) < 0) {
+		rep.err = EINVAL;
+		goto reply;
+	}
+	const char *why;
+	rep.rule = netpolicy_match(pol, &a, port, proto, &why);
+	if (rep.rule < 0) {
+		rep.err = ENETUNREACH; /* what the guest's own namespace answers */
+		goto reply;
+	}
+	s = socket(q.family, q.type | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		   proto == NP_TCP ? IPPROTO_TCP : IPPROTO_UDP);
+	if (s < 0) {
+		rep.err = errno;
+		goto reply;
+	}
+	for (uint32_t i = 0; i < q.nopts; i++)
+		if (netd_option_allowed(q.opts[i].level, q.opts[i].name))
+			(void)setsockopt(s, q.opts[i].level, q.opts[i].name, &q.opts[i].val,
+					 sizeof q.opts[i].val);
+	rep.err = connect(s, (const struct sockaddr *)q.addr, q.addrlen) < 0 ? errno : 0;
+reply:;
+	struct iovec iov = { &rep, sizeof rep };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	if (s >= 0 && (rep.err == 0 || rep.err == EINPROGRESS)) {
+		memset(&u, 0, sizeof u);
+		m.msg_control = u.buf;
+		m.msg_controllen = sizeof u.buf;
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &s, sizeof s);
+	}
+	ssize_t w = sendmsg(chan, &m, MSG_NOSIGNAL);
+	if (s >= 0)
+		close(s);
+	return w < 0 ? -1 : 0;
+}
+
+pid_t netd_start(const struct netpolicy *pol, int *chan_out, char *err, size_t errlen)
+{
+	load_nameserver();
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		snprintf(err, errlen, "moat-netd: socketpair: %s", strerror(errno));
+		return -1;
+	}
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "moat-netd: fork: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+		prctl(PR_SET_NAME, "moat-netd");
+		prctl(PR_SET_DUMPABLE, 0);
+		/* keep stderr and the channel only */
+		int chan = dup2(sv[1], 3);
+		if (chan < 0 || syscall(SYS_close_range, 4, ~0U, 0) < 0)
+			_exit(1);
+		sigset_t all;
+		sigfillset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL); /* the sentry's signals are not ours */
+		if (confine_netd(chan) < 0) {
+			fprintf(stderr, "moat-netd: cannot confine itself\n");
+			_exit(1);
+		}
+		/* this process's own copy: DNS answers are remembered in it */
+		struct netpolicy *mine = (struct netpolicy *)pol;
+		while (serve_one(chan, mine) == 0)
+			;
+		_exit(0);
+	}
+	close(sv[1]);
+	*chan_out = sv[0];
+	return pid;
+}

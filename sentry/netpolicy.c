@@ -1,0 +1,388 @@
+/* sentry/netpolicy.c - the egress allowlist: parser and matcher (see netpolicy.h). */
+#include "sentry/netpolicy.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+struct special {
+	const char *cidr;
+	const char *why;
+	struct netpol_addr addr;
+	int prefix;
+};
+
+/* Always denied unless a rule names them (its prefix lies inside). */
+static struct special specials[] = {
+	{ "127.0.0.0/8", "host loopback", { 0 }, 0 },
+	{ "169.254.0.0/16", "link-local (cloud metadata)", { 0 }, 0 },
+	{ "10.0.0.0/8", "private range", { 0 }, 0 },
+	{ "172.16.0.0/12", "private range", { 0 }, 0 },
+	{ "192.168.0.0/16", "private range", { 0 }, 0 },
+	{ "100.64.0.0/10", "shared address space (CGNAT)", { 0 }, 0 },
+	{ "224.0.0.0/4", "multicast", { 0 }, 0 },
+	{ "240.0.0.0/4", "reserved/broadcast", { 0 }, 0 },
+	{ "0.0.0.0/8", "unspecified address", { 0 }, 0 },
+	{ "::1/128", "host loopback", { 0 }, 0 },
+	{ "::/128", "unspecified address", { 0 }, 0 },
+	{ "fe80::/10", "link-local", { 0 }, 0 },
+	{ "fc00::/7", "private range (ULA)", { 0 }, 0 },
+	{ "ff00::/8", "multicast", { 0 }, 0 },
+};
+#define NSPECIAL (sizeof specials / sizeof specials[0])
+
+static int parse_addr(const char *s, struct netpol_addr *a)
+{
+	memset(a, 0, sizeof *a);
+	if (inet_pton(AF_INET, s, a->a) == 1) {
+		a->family = AF_INET;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, a->a) == 1) {
+		a->family = AF_INET6;
+		static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+		if (memcmp(a->a, mapped, 12) == 0) { /* ::ffff:a.b.c.d is IPv4 */
+			memmove(a->a, a->a + 12, 4);
+			memset(a->a + 4, 0, 12);
+			a->family = AF_INET;
+		}
+		return 0;
+	}
+	return -1;
+}
+
+static int in_prefix(const struct netpol_addr *net, int prefix, const struct netpol_addr *a)
+{
+	if (net->family != a->family)
+		return 0;
+	int full = prefix / 8, rest = prefix % 8;
+	if (memcmp(net->a, a->a, (size_t)full))
+		return 0;
+	if (rest) {
+		uint8_t m = (uint8_t)(0xff << (8 - rest));
+		if ((net->a[full] & m) != (a->a[full] & m))
+			return 0;
+	}
+	return 1;
+}
+
+static int parse_cidr(const char *s, struct netpol_addr *a, int *prefix)
+{
+	char buf[128];
+	if (strlen(s) >= sizeof buf)
+		return -1;
+	strcpy(buf, s);
+	char *slash = strchr(buf, '/');
+	if (slash)
+		*slash++ = 0;
+	if (parse_addr(buf, a) < 0)
+		return -1;
+	int max = a->family == AF_INET ? 32 : 128;
+	/* a v4-mapped IPv6 CIDR: its prefix counts the 96 mapped bits */
+	int mapped = a->family == AF_INET && strchr(buf, ':');
+	if (!slash) {
+		*prefix = max;
+	} else {
+		char *end;
+		if (!*slash || !isdigit((unsigned char)*slash))
+			return -1;
+		long n = strtol(slash, &end, 10);
+		if (*end)
+			return -1;
+		if (mapped)
+			n -= 96;
+		if (n < 0 || n > max)
+			return -1;
+		*prefix = (int)n;
+	}
+	/* host bits must be zero (a typo guard, as ip(8) warns) */
+	struct netpol_addr z = *a;
+	int full = *prefix / 8, rest = *prefix % 8;
+	if (rest)
+		z.a[full++] &= (uint8_t)(0xff << (8 - rest));
+	memset(z.a + full, 0, sizeof z.a - (size_t)full);
+	if (a->family == AF_INET)
+		memset(z.a + 4, 0, 12);
+	return memcmp(z.a, a->a, sizeof z.a) ? -2 : 0;
+}
+
+static void init_specials(void)
+{
+	static int done;
+	if (done)
+		return;
+	for (size_t i = 0; i < NSPECIAL; i++)
+		parse_cidr(specials[i].cidr, &specials[i].addr, &specials[i].prefix);
+	done = 1;
+}
+
+const char *netpolicy_special(const struct netpol_addr *a)
+{
+	init_specials();
+	for (size_t i = 0; i < NSPECIAL; i++)
+		if (in_prefix(&specials[i].addr, specials[i].prefix, a))
+			return specials[i].why;
+	return NULL;
+}
+
+/* Does the rule's own prefix lie inside the special range holding a? */
+static int names_special(const struct netpol_rule *r, const struct netpol_addr *a)
+{
+	init_specials();
+	for (size_t i = 0; i < NSPECIAL; i++)
+		if (in_prefix(&specials[i].addr, specials[i].prefix, a))
+			return !r->is_name && r->prefix >= specials[i].prefix &&
+			       in_prefix(&specials[i].addr, specials[i].prefix, &r->addr);
+	return 1; /* not special */
+}
+
+static int valid_name(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > 253)
+		return 0;
+	size_t label = 0;
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+		if (ch == '.') {
+			if (label == 0)
+				return 0;
+			label = 0;
+			continue;
+		}
+		if (!(isalnum((unsigned char)ch) || ch == '-' || ch == '_'))
+			return 0;
+		if (++label > 63)
+			return 0;
+	}
+	return label > 0;
+}
+
+static int parse_port(const char *s, uint16_t *lo, uint16_t *hi)
+{
+	char *end;
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	long a = strtol(s, &end, 10), b = a;
+	if (*end == '-') {
+		const char *t = end + 1;
+		if (!isdigit((unsigned char)*t))
+			return -1;
+		b = strtol(t, &end, 10);
+	}
+	if (*end || a < 1 || a > 65535 || b < a || b > 65535)
+		return -1;
+	*lo = (uint16_t)a;
+	*hi = (uint16_t)b;
+	return 0;
+}
+
+#define FAIL(...)                                      \
+	do {                                           \
+		snprintf(err, errlen, __VA_ARGS__);    \
+		return -1;                             \
+	} while (0)
+
+int netpolicy_parse_rule(struct netpol_rule *r, const char *text, char *err, size_t errlen)
+{
+	memset(r, 0, sizeof *r);
+	char s[300];
+	if (!*text)
+		FAIL("empty rule");
+	if (strlen(text) >= sizeof s)
+		FAIL("rule too long: %.40s...", text);
+	strcpy(r->text, text);
+	strcpy(s, text);
+	for (char *p = s; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	size_t n = strlen(s);
+	if (n > 4 && strcmp(s + n - 4, "/tcp") == 0)
+		r->proto = NP_TCP, s[n - 4] = 0;
+	else if (n > 4 && strcmp(s + n - 4, "/udp") == 0)
+		r->proto = NP_UDP, s[n - 4] = 0;
+	char *target = s, *port = NULL;
+	if (s[0] == '[') { /* [v6]:port */
+		char *close = strchr(s, ']');
+		if (!close)
+			FAIL("rule %s: missing ']'", text);
+		*close = 0;
+		target = s + 1;
+		if (close[1] == ':')
+			port = close + 2;
+		else if (close[1])
+			FAIL("rule %s: expected ':PORT' after ']'", text);
+	} else {
+		char *c1 = strchr(s, ':');
+		if (c1 && !strchr(c1 + 1, ':')) { /* one colon: host:port or v4:port */
+			*c1 = 0;
+			port = c1 + 1;
+		}
+	}
+	if (port && parse_port(port, &r->port_lo, &r->port_hi) < 0)
+		FAIL("rule %s: bad port '%s' (1-65535 or LO-HI)", text, port);
+	int pr = parse_cidr(target, &r->addr, &r->prefix);
+	if (pr == -2)
+		FAIL("rule %s: address has bits set beyond the prefix", text);
+	if (pr == 0)
+		return 0;
+	if (strchr(target, '/') || strchr(target, ':'))
+		FAIL("rule %s: bad address or CIDR '%s'", text, target);
+	if (strlen(target) > 1 && target[strlen(target) - 1] == '.')
+		target[strlen(target) - 1] = 0;
+	r->is_name = 1;
+	if (strncmp(target, "*.", 2) == 0) {
+		r->wildcard = 1;
+		target += 2;
+	}
+	if (!valid_name(target) || strchr(target, '*'))
+		FAIL("rule %s: bad host name '%s'", text, target);
+	/* all digits and dots would be a mistyped address */
+	if (strspn(target, "0123456789.") == strlen(target))
+		FAIL("rule %s: bad address '%s'", text, target);
+	strcpy(r->name, target);
+	return 0;
+}
+
+int netpolicy_parse(struct netpolicy *p, const char *spec, char *err, size_t errlen)
+{
+	if (strcmp(spec, "none") == 0)
+		return 0;
+	if (strncmp(spec, "allow=", 6) != 0)
+		FAIL("--net %s: expected none or allow=RULE[,RULE...]", spec);
+	const char *s = spec + 6;
+	if (!*s)
+		FAIL("--net %s: no rule after allow=", spec);
+	while (*s) {
+		const char *e = strchr(s, ',');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+		char one[300];
+		if (n >= sizeof one)
+			FAIL("--net: rule too long");
+		memcpy(one, s, n);
+		one[n] = 0;
+		if (p->nrules >= NETPOL_MAX_RULES)
+			FAIL("--net: too many rules (max %d)", NETPOL_MAX_RULES);
+		char e2[400];
+		if (netpolicy_parse_rule(&p->rules[p->nrules], one, e2, sizeof e2) < 0)
+			FAIL("--net: %s", e2);
+		p->nrules++;
+		if (!e)
+			break;
+		s = e + 1;
+		if (!*s)
+			FAIL("--net %s: empty rule after ','", spec);
+	}
+	return 0;
+}
+
+static int name_covers(const struct netpol_rule *r, const char *name)
+{
+	if (!r->is_name)
+		return 0;
+	if (!r->wildcard)
+		return strcmp(r->name, name) == 0;
+	size_t n = strlen(name), m = strlen(r->name);
+	return n > m + 1 && name[n - m - 1] == '.' && strcmp(name + n - m, r->name) == 0;
+}
+
+int netpolicy_match_name(const struct netpolicy *p, const char *name0)
+{
+	char name[256];
+	size_t n = strlen(name0);
+	if (n == 0 || n >= sizeof name)
+		return -1;
+	for (size_t i = 0; i <= n; i++)
+		name[i] = (char)tolower((unsigned char)name0[i]);
+	if (name[n - 1] == '.')
+		name[n - 1] = 0;
+	for (int i = 0; i < p->nrules; i++)
+		if (name_covers(&p->rules[i], name))
+			return i;
+	return -1;
+}
+
+int netpolicy_remember(struct netpolicy *p, int i, const struct netpol_addr *a)
+{
+	if (i < 0 || i >= p->nrules || !p->rules[i].is_name || netpolicy_special(a))
+		return -1;
+	struct netpol_rule *r = &p->rules[i];
+	for (int k = 0; k < r->nresolved; k++)
+		if (r->resolved[k].family == a->family && !memcmp(r->resolved[k].a, a->a, 16))
+			return 0;
+	if (r->nresolved >= NETPOL_MAX_RESOLVED) /* oldest out */
+		memmove(r->resolved, r->resolved + 1, sizeof r->resolved[0] * (NETPOL_MAX_RESOLVED - 1)),
+			r->nresolved--;
+	r->resolved[r->nresolved++] = *a;
+	return 0;
+}
+
+int netpolicy_match(const struct netpolicy *p, const struct netpol_addr *a, uint16_t port,
+		    int proto, const char **why)
+{
+	const char *special = netpolicy_special(a);
+	for (int i = 0; i < p->nrules; i++) {
+		const struct netpol_rule *r = &p->rules[i];
+		if (r->proto != NP_ANY && r->proto != proto)
+			continue;
+		if (r->port_lo && (port < r->port_lo || port > r->port_hi))
+			continue;
+		int hit = 0;
+		if (r->is_name) {
+			for (int k = 0; k < r->nresolved && !hit; k++)
+				hit = r->resolved[k].family == a->family &&
+				      !memcmp(r->resolved[k].a, a->a, 16);
+		} else {
+			hit = in_prefix(&r->addr, r->prefix, a);
+		}
+		if (!hit)
+			continue;
+		if (special && !names_special(r, a))
+			continue; /* a wider rule covers it but does not name it */
+		return i;
+	}
+	if (why)
+		*why = special ? special : "no rule allows this destination";
+	return -1;
+}
+
+int netpol_from_sockaddr(const void *sa, size_t len, struct netpol_addr *a, uint16_t *port)
+{
+	memset(a, 0, sizeof *a);
+	sa_family_t fam;
+	if (len < sizeof fam)
+		return -1;
+	memcpy(&fam, sa, sizeof fam);
+	if (fam == AF_INET && len >= sizeof(struct sockaddr_in)) {
+		struct sockaddr_in in;
+		memcpy(&in, sa, sizeof in);
+		a->family = AF_INET;
+		memcpy(a->a, &in.sin_addr, 4);
+		*port = ntohs(in.sin_port);
+		return 0;
+	}
+	if (fam == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+		struct sockaddr_in6 in6;
+		memcpy(&in6, sa, sizeof in6);
+		a->family = AF_INET6;
+		memcpy(a->a, &in6.sin6_addr, 16);
+		*port = ntohs(in6.sin6_port);
+		static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+		if (memcmp(a->a, mapped, 12) == 0) {
+			memmove(a->a, a->a + 12, 4);
+			memset(a->a + 4, 0, 12);
+			a->family = AF_INET;
+		}
+		return 0;
+	}
+	return -1;
+}
+
+void netpol_format(const struct netpol_addr *a, char *buf, size_t len)
+{
+	if (!inet_ntop(a->family, a->a, buf, (socklen_t)len))
+		snprintf(buf, len, "?");
+}

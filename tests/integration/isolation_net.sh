@@ -1,0 +1,317 @@
+#!/bin/bash
+# NEGATIVE tests, egress (--net): by default nothing outside the guest's own
+# loopback is reachable; --net allow=RULE reaches exactly what the rules name;
+# host loopback, link-local (169.254.169.254) and private ranges stay denied
+# under an allow-all rule.
+#
+# Nothing here leaves the machine: as root the whole test runs inside a
+# network namespace it creates ("outer": moat's host network), with a veth
+# pair into a second namespace ("far") that holds 10.200.0.2 and
+# 169.254.169.254 with servers on them. Natively (fake-moat) those servers
+# answer, so every denial case fails without isolation.
+. "$(dirname "$0")/lib.sh"
+
+if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
+	# Rootless: no test namespaces; the host's loopback only.
+	"$PY" -c '
+import socket, sys, os
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0)); s.listen(16)
+open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+while True:
+    c, _ = s.accept(); c.sendall(b"HOST-BANNER\n"); c.close()' "$T_TMP/lo.port" </dev/null >/dev/null 2>&1 &
+	at_exit "kill -9 $!"
+	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/lo.port" ] && break; sleep 0.1; done
+	lport=$(cat "$T_TMP/lo.port")
+	probe='import socket, sys, errno
+try: print(socket.create_connection(("127.0.0.1", int(sys.argv[1]))).recv(100).decode().strip())
+except OSError as e: print(errno.errorcode.get(e.errno, str(e)))'
+	expect_eq rootless_default_refused "$(moat run -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" ECONNREFUSED
+	expect_eq rootless_allowall_refused "$(moat run --net allow=0.0.0.0/0 -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" ECONNREFUSED
+	SANITY=1 expect_eq rootless_named "$(moat run --net allow=127.0.0.1:"$lport" -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" HOST-BANNER
+	skip namespaces "needs root and ip(8) for test network namespaces"
+	finish
+fi
+outer=moat-t-out-$$
+far=moat-t-far-$$
+ip netns add "$outer" || { fail netns "ip netns add"; finish; }
+at_exit "ip netns del $outer"
+ip netns add "$far" || { fail netns "ip netns add"; finish; }
+at_exit "ip netns del $far"
+# Everything the test starts in its namespaces ends with them (a backgrounded
+# shell function's $! is its subshell, not the server).
+at_exit "ip netns pids $outer | xargs -r kill -9; ip netns pids $far | xargs -r kill -9; sleep 0.2"
+in_outer() { ip netns exec "$outer" "$@"; }
+in_far() { ip netns exec "$far" "$@"; }
+in_outer ip link set lo up
+in_far ip link set lo up
+ip link add vo$$ type veth peer name vf$$ || { fail veth "ip link add"; finish; }
+ip link set vo$$ netns "$outer" && in_outer ip link set vo$$ name vo
+ip link set vf$$ netns "$far" && in_far ip link set vf$$ name mfar
+in_outer ip addr add 10.200.0.1/24 dev vo
+in_outer ip link set vo up
+in_far ip addr add 10.200.0.2/24 dev mfar
+in_far ip addr add 169.254.169.254/32 dev mfar
+in_far ip link set mfar up
+in_outer ip route add 169.254.169.254/32 dev vo
+in_far ip route add default dev mfar
+
+# One file, served byte-exact by every server.
+head -c 1048576 /dev/urandom >"$T_TMP/payload"
+want=$(sha256sum <"$T_TMP/payload" | cut -d' ' -f1)
+cat >"$T_TMP/srv.py" <<'EOF'
+import socket, sys
+addr, port_file, payload = sys.argv[1], sys.argv[2], open(sys.argv[3], "rb").read()
+port = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((addr, port)); s.listen(16)
+open(port_file + ".tmp", "w").write(str(s.getsockname()[1]))
+import os; os.rename(port_file + ".tmp", port_file)
+while True:
+    c, _ = s.accept()
+    try: c.sendall(payload)
+    except OSError: pass
+    c.close()
+EOF
+start_srv() { # NS ADDR NAME [PORT]
+	local ns=$1 addr=$2 name=$3
+	ip netns exec "$ns" "$PY" "$T_TMP/srv.py" "$addr" "$T_TMP/$name.port" "$T_TMP/payload" ${4:-} \
+		</dev/null >/dev/null 2>&1 &
+	at_exit "kill -9 $!"
+	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/$name.port" ] && break; sleep 0.1; done
+}
+start_srv "$outer" 127.0.0.1 lo
+start_srv "$far" 10.200.0.2 far
+start_srv "$far" 169.254.169.254 meta 80
+lport=$(cat "$T_TMP/lo.port")
+fport=$(cat "$T_TMP/far.port")
+
+# The guest's client: fetch ADDR PORT into /out/NAME, print OK or the errno name.
+mkdir -p "$T_TMP/out"
+chmod 777 "$T_TMP/out"
+cat >"$T_TMP/get.py" <<'EOF'
+import socket, sys, errno
+addr, port, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+try:
+    s = socket.create_connection((addr, port), timeout=10 if len(sys.argv) > 4 else None)
+    data = b""
+    while True:
+        b = s.recv(65536)
+        if not b: break
+        data += b
+    open(out, "wb").write(data); print("OK")
+except socket.gaierror:
+    print("gaierror")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, str(e)))
+EOF
+# get NAME ADDR PORT [nonblock] [moat options...]
+get() {
+	local name=$1 addr=$2 port=$3 nb=$4
+	shift 4
+	rm -f "$T_TMP/out/$name"
+	in_outer timeout -k 5 120 "$MOAT" run --bind "$T_TMP:/t:rw" "$@" -- \
+		"$PY" /t/get.py "$addr" "$port" "/t/out/$name" $nb </dev/null 2>"$T_TMP/err.$name"
+}
+same() { [ -f "$T_TMP/out/$1" ] && [ "$(sha256sum <"$T_TMP/out/$1" | cut -d' ' -f1)" = "$want" ]; }
+
+# Sanity: natively every server answers.
+out=$(in_outer "$PY" "$T_TMP/get.py" 10.200.0.2 "$fport" "$T_TMP/out/native" 2>&1)
+if [ "$out" = OK ] && same native; then ok_sanity far_server_up; else fail far_server_up "$out"; fi
+out=$(in_outer "$PY" "$T_TMP/get.py" 169.254.169.254 80 "$T_TMP/out/native" 2>&1)
+SANITY=1 expect_eq metadata_server_up "$out" OK
+
+# Default (--net none): host loopback is the guest's own (refused), the rest unreachable.
+expect_eq default_host_loopback_refused "$(get d1 127.0.0.1 "$lport" "")" ECONNREFUSED
+expect_eq default_far_unreachable "$(get d2 10.200.0.2 "$fport" "")" ENETUNREACH
+expect_eq default_metadata_unreachable "$(get d3 169.254.169.254 80 "")" ENETUNREACH
+
+# Allow-all does not name host loopback, link-local or private ranges.
+expect_eq allowall_host_loopback "$(get a1 127.0.0.1 "$lport" "" --net allow=0.0.0.0/0,::/0)" ECONNREFUSED
+expect_eq allowall_metadata "$(get a2 169.254.169.254 80 "" --net allow=0.0.0.0/0)" ENETUNREACH
+expect_eq allowall_private "$(get a3 10.200.0.2 "$fport" "" --net allow=0.0.0.0/0)" ENETUNREACH
+expect_eq allowall_v4mapped_private "$(get a4 ::ffff:10.200.0.2 "$fport" "" --net allow=::/0,0.0.0.0/0)" \
+	"$(echo ENETUNREACH)"
+
+# IPv6: the host's ::1 and link-local fe80:: stay out of reach under ::/0.
+cat >"$T_TMP/probe6.py" <<'EOF'
+import socket, errno, sys
+for addr in ("::1", "fe80::1%lo", "fe80::2"):
+    s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    try: s.connect((addr, int(sys.argv[1]))); print(addr, "OK")
+    except OSError as e: print(addr, errno.errorcode.get(e.errno, str(e)))
+EOF
+if in_outer "$PY" -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1", 0))' >/dev/null 2>&1; then
+	in_outer "$PY" -c '
+import socket, sys, os
+s = socket.socket(socket.AF_INET6); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("::", 0)); s.listen(8); open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+while True: c, _ = s.accept(); c.close()' "$T_TMP/v6.port" </dev/null >/dev/null 2>&1 &
+	at_exit "kill -9 $!"
+	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/v6.port" ] && break; sleep 0.1; done
+	v6port=$(cat "$T_TMP/v6.port")
+	out=$(in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:ro" --net allow=::/0,0.0.0.0/0 -- "$PY" /t/probe6.py "$v6port" </dev/null 2>&1 | tr '\n' ' ')
+	case $out in
+	*"::1 ECONNREFUSED"*) ok allowall_host_v6_loopback ;;
+	*) fail allowall_host_v6_loopback "$out" ;;
+	esac
+	case $out in
+	*"fe80::1%lo OK"* | *"fe80::2 OK"*) fail allowall_v6_linklocal "$out" ;;
+	*) ok_sanity allowall_v6_linklocal ;;
+	esac
+else
+	skip ipv6 "no IPv6 loopback in the test namespace"
+fi
+
+# Unconnected UDP: sendto a far address stays in the guest's namespace (ENETUNREACH).
+in_far "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("10.200.0.2", 5353)); s.settimeout(30)
+try: d, a = s.recvfrom(100); open(sys.argv[1], "wb").write(d)
+except OSError: pass' "$T_TMP/udp.got" </dev/null >/dev/null 2>&1 &
+at_exit "kill -9 $!"
+sleep 0.3
+out=$(in_outer timeout 60 "$MOAT" run --net allow=0.0.0.0/0 -- "$PY" -c '
+import socket, errno
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try: s.sendto(b"LEAK", ("10.200.0.2", 5353)); print("SENT")
+except OSError as e: print(errno.errorcode.get(e.errno, str(e)))' </dev/null 2>&1)
+sleep 0.3
+if [ "$out" = ENETUNREACH ] && [ ! -s "$T_TMP/udp.got" ]; then ok udp_sendto_private_denied
+else fail udp_sendto_private_denied "$out $(cat "$T_TMP/udp.got" 2>/dev/null)"; fi
+
+# Rules that name a destination reach it, byte-exact; only that port.
+out=$(get l1 127.0.0.1 "$lport" "" --net allow=127.0.0.1:"$lport")
+if [ "$out" = OK ] && same l1; then ok_sanity host_loopback_named_blocking; else fail host_loopback_named_blocking "$out $(head -c 300 "$T_TMP/err.l1")"; fi
+out=$(get l2 127.0.0.1 "$lport" nb --net allow=127.0.0.1:"$lport"/tcp)
+if [ "$out" = OK ] && same l2; then ok_sanity host_loopback_named_nonblocking; else fail host_loopback_named_nonblocking "$out"; fi
+expect_eq host_loopback_other_port "$(get l3 127.0.0.1 "$lport" "" --net allow=127.0.0.1:$((lport == 65535 ? 1 : lport + 1)))" \
+	ECONNREFUSED
+expect_eq host_loopback_udp_rule "$(get l4 127.0.0.1 "$lport" "" --net allow=127.0.0.1:"$lport"/udp)" ECONNREFUSED
+out=$(get f1 10.200.0.2 "$fport" nb --net allow=10.200.0.2:"$fport")
+if [ "$out" = OK ] && same f1; then ok_sanity far_named; else fail far_named "$out $(head -c 300 "$T_TMP/err.f1")"; fi
+out=$(get f2 10.200.0.2 "$fport" "" --net allow=10.200.0.0/24)
+if [ "$out" = OK ] && same f2; then ok_sanity far_named_cidr; else fail far_named_cidr "$out"; fi
+expect_eq far_other_addr_denied "$(get f3 10.200.0.2 "$fport" "" --net allow=10.200.0.3)" ENETUNREACH
+expect_eq metadata_not_named "$(get f4 169.254.169.254 80 "" --net allow=10.200.0.0/24)" ENETUNREACH
+
+# The denial is audited with the destination and the reason.
+in_outer timeout 60 "$MOAT" run --trace --net allow=0.0.0.0/0 -- "$PY" -c '
+import socket
+try: socket.create_connection(("169.254.169.254", 80))
+except OSError: pass' </dev/null 2>"$T_TMP/trace" >/dev/null
+if grep -q 'connect(.*169.254.169.254:80/tcp.*<deny>.*link-local' "$T_TMP/trace"; then ok denial_audited
+else fail denial_audited "$(grep connect "$T_TMP/trace" | head -3)"; fi
+
+# A compromised sentry can only ask moat-netd; netd holds the policy itself.
+MOAT_TEST_CONFINEMENT=1 in_outer timeout 60 "$MOAT" run --net allow=0.0.0.0/0 -- /bin/true \
+	</dev/null >/dev/null 2>"$T_TMP/probe.err"
+n=$(grep -c '^confinement-probe netd_.*: refused' "$T_TMP/probe.err")
+if [ "$n" -eq 3 ]; then ok netd_refuses_compromised_sentry
+else fail netd_refuses_compromised_sentry "$(grep netd_ "$T_TMP/probe.err" | tr '\n' ' ')"; fi
+
+# Real clients: curl and urllib against an HTTP server on the host's loopback.
+mkdir -p "$T_TMP/www"
+cp "$T_TMP/payload" "$T_TMP/www/file"
+in_outer "$PY" -m http.server --bind 127.0.0.1 --directory "$T_TMP/www" 0 </dev/null >"$T_TMP/http.log" 2>&1 &
+at_exit "kill -9 $!"
+for ((i = 0; i < 50; i++)); do hport=$(grep -o 'port [0-9]*' "$T_TMP/http.log" 2>/dev/null | grep -o '[0-9]*'); [ -n "$hport" ] && break; sleep 0.1; done
+if command -v curl >/dev/null; then
+	in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:rw" --net allow=127.0.0.1:"$hport" -- \
+		curl -sS -o /t/out/curl "http://127.0.0.1:$hport/file" </dev/null 2>"$T_TMP/err.curl"
+	if same curl; then ok_sanity curl_allowed; else fail curl_allowed "$(head -c 300 "$T_TMP/err.curl")"; fi
+	rm -f "$T_TMP/out/curl"
+	in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:rw" -- \
+		curl -sS -o /t/out/curl "http://127.0.0.1:$hport/file" </dev/null 2>/dev/null
+	if [ -s "$T_TMP/out/curl" ]; then fail curl_denied "fetched without a rule"; else ok curl_denied; fi
+else
+	skip curl "no curl"
+fi
+in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:rw" --net allow=127.0.0.1:"$hport" -- \
+	"$PY" -c 'import urllib.request,sys; open("/t/out/urllib","wb").write(urllib.request.urlopen(sys.argv[1], timeout=10).read())' \
+	"http://127.0.0.1:$hport/file" </dev/null 2>"$T_TMP/err.urllib"
+if same urllib; then ok_sanity urllib_allowed; else fail urllib_allowed "$(tail -c 300 "$T_TMP/err.urllib")"; fi
+
+# DNS: the guest's resolver asks moat's stub; a name rule allows exactly the
+# addresses resolved for it; answers in denied ranges are refused. The test
+# nameserver runs on the outer namespace's loopback (ip netns exec shows
+# /etc/netns/NAME/resolv.conf as /etc/resolv.conf, for moat-netd to read).
+mkdir -p "/etc/netns/$outer"
+at_exit "rm -rf /etc/netns/$outer"
+echo "nameserver 127.0.0.1" >"/etc/netns/$outer/resolv.conf"
+in_far ip addr add 198.51.100.2/32 dev mfar
+in_outer ip route add 198.51.100.2/32 dev vo
+start_srv "$far" 198.51.100.2 pub
+pport=$(cat "$T_TMP/pub.port")
+cat >"$T_TMP/dns.py" <<'EOF'
+import socket, struct, sys
+zone = {"good.test": "198.51.100.2", "www.good.test": "198.51.100.2", "evil.test": "10.200.0.2",
+        "meta.test": "169.254.169.254", "other.test": "198.51.100.2"}
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 53))
+open(sys.argv[1], "w").write("up")
+while True:
+    q, a = s.recvfrom(1500)
+    off, labels = 12, []
+    while q[off]: labels.append(q[off + 1:off + 1 + q[off]].decode()); off += 1 + q[off]
+    name, (qtype,) = ".".join(labels).lower(), struct.unpack(">H", q[off + 1:off + 3])
+    open(sys.argv[1] + ".log", "a").write(name + "\n")
+    end = off + 5
+    ip = zone.get(name)
+    if ip is None:
+        s.sendto(q[:2] + b"\x81\x83" + q[4:6] + b"\0\0\0\0\0\0" + q[12:end], a); continue
+    ans = b""
+    if qtype == 1:
+        ans = b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 60, 4) + socket.inet_aton(ip)
+    s.sendto(q[:2] + b"\x81\x80" + q[4:6] + struct.pack(">HHH", 1 if ans else 0, 0, 0) + q[12:end] + ans, a)
+EOF
+in_outer "$PY" "$T_TMP/dns.py" "$T_TMP/dns.up" </dev/null >/dev/null 2>&1 &
+at_exit "kill -9 $!"
+for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/dns.up" ] && break; sleep 0.1; done
+cat >"$T_TMP/resolve.py" <<'EOF'
+import socket, sys
+for n in sys.argv[1:]:
+    try: print(n, sorted({a[4][0] for a in socket.getaddrinfo(n, 80, socket.AF_INET, socket.SOCK_STREAM)}))
+    except socket.gaierror as e: print(n, "gaierror")
+EOF
+out=$(in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:ro" --net allow=good.test,evil.test,meta.test -- \
+	"$PY" /t/resolve.py good.test other.test evil.test meta.test </dev/null 2>&1 | tr '\n' ';')
+SANITY=1 expect_eq dns_name_rule_resolves "$(echo "$out" | tr ';' '\n' | grep '^good.test')" "good.test ['198.51.100.2']"
+expect_eq dns_unlisted_nxdomain "$(echo "$out" | tr ';' '\n' | grep '^other.test')" "other.test gaierror"
+expect_eq dns_rebinding_private_refused "$(echo "$out" | tr ';' '\n' | grep '^evil.test')" "evil.test gaierror"
+expect_eq dns_rebinding_metadata_refused "$(echo "$out" | tr ';' '\n' | grep '^meta.test')" "meta.test gaierror"
+if grep -qx other.test "$T_TMP/dns.up.log" 2>/dev/null; then fail dns_unlisted_not_asked "other.test reached the nameserver"
+else ok dns_unlisted_not_asked; fi
+out=$(get n1 good.test "$pport" "" --net allow=good.test:"$pport")
+if [ "$out" = OK ] && same n1; then ok_sanity name_rule_connects; else fail name_rule_connects "$out $(head -c 300 "$T_TMP/err.n1")"; fi
+# the address alone, not resolved in this sandbox: not allowed by the name rule
+expect_eq name_rule_needs_resolution "$(get n2 198.51.100.2 "$pport" "" --net allow=good.test:"$pport")" ENETUNREACH
+# another name resolving to the same address is not covered
+expect_eq name_rule_other_name "$(get n3 other.test "$pport" "" --net allow=good.test:"$pport")" gaierror
+SANITY=1 expect_eq wildcard_rule "$(get n4 www.good.test "$pport" "" --net allow=*.good.test:"$pport")" OK
+
+# --publish: a guest server on its own loopback answers on the host's
+# 127.0.0.1:HOSTPORT, and only there (its own port stays inside).
+hp=$(in_outer "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+gp=$(in_outer "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+in_outer timeout -k 5 60 "$MOAT" run --bind "$T_TMP/www:/www:ro" --publish "$hp:$gp" -- \
+	"$PY" -m http.server --bind 127.0.0.1 --directory /www "$gp" </dev/null >/dev/null 2>&1 &
+pub=$!
+at_exit "kill $pub"
+for ((i = 0; i < 100; i++)); do
+	in_outer curl -s -o /dev/null -m 2 "http://127.0.0.1:$hp/" && break
+	sleep 0.2
+done
+in_outer curl -sS -m 20 -o "$T_TMP/out/pub" "http://127.0.0.1:$hp/file" 2>"$T_TMP/err.pub"
+if same pub; then ok publish_curl; else fail publish_curl "$(head -c 300 "$T_TMP/err.pub")"; fi
+if in_outer curl -s -o /dev/null -m 3 "http://127.0.0.1:$gp/file"; then fail publish_guest_port_stays_inside "the guest's port answered on the host"
+else ok publish_guest_port_stays_inside; fi
+kill $pub 2>/dev/null
+err=$(moat run --publish 80 -- /bin/true 2>&1)
+rc=$?
+if [ $rc -eq 2 ]; then ok publish_parse_error; else fail publish_parse_error "rc=$rc $err"; fi
+
+# Parse errors: one line, exit 2.
+err=$(moat run --net allow=10.0.0.1/8 -- /bin/true 2>&1)
+rc=$?
+if [ $rc -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ]; then ok parse_error; else fail parse_error "rc=$rc $err"; fi
+finish

@@ -1,0 +1,212 @@
+/* tests/unit/test_sentry_netpolicy.c - the --net parser and the egress matcher. */
+#include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "sentry/netpolicy.h"
+
+static struct netpolicy pol;
+static char err[512];
+
+static void reset(void)
+{
+	memset(&pol, 0, sizeof pol);
+	err[0] = 0;
+}
+
+static int parse(const char *spec)
+{
+	return netpolicy_parse(&pol, spec, err, sizeof err);
+}
+
+static struct netpol_addr A(const char *s)
+{
+	struct netpol_addr a;
+	memset(&a, 0, sizeof a);
+	if (inet_pton(AF_INET, s, a.a) == 1)
+		a.family = AF_INET;
+	else if (inet_pton(AF_INET6, s, a.a) == 1)
+		a.family = AF_INET6;
+	else
+		cr_assert_fail("bad test address %s", s);
+	return a;
+}
+
+static int match(const char *addr, int port, int proto)
+{
+	struct netpol_addr a = A(addr);
+	const char *why = NULL;
+	int r = netpolicy_match(&pol, &a, (uint16_t)port, proto, &why);
+	if (r < 0)
+		cr_assert_not_null(why);
+	return r;
+}
+
+TestSuite(netpolicy, .init = reset);
+
+Test(netpolicy, none_is_empty)
+{
+	cr_assert_eq(parse("none"), 0);
+	cr_assert_eq(pol.nrules, 0);
+	cr_assert_lt(match("93.184.216.34", 443, NP_TCP), 0);
+	cr_assert_lt(match("127.0.0.1", 80, NP_TCP), 0);
+}
+
+Test(netpolicy, parses_rules)
+{
+	cr_assert_eq(parse("allow=example.com,*.pypi.org:443/tcp,1.2.3.4:53/udp,10.1.0.0/16:8000-8100,"
+			   "[2001:db8::1]:443,2001:db8::/32"),
+		     0, "%s", err);
+	cr_assert_eq(pol.nrules, 6);
+	cr_assert(pol.rules[0].is_name && !pol.rules[0].wildcard);
+	cr_assert_str_eq(pol.rules[0].name, "example.com");
+	cr_assert(pol.rules[1].wildcard);
+	cr_assert_str_eq(pol.rules[1].name, "pypi.org");
+	cr_assert_eq(pol.rules[1].port_lo, 443);
+	cr_assert_eq(pol.rules[1].proto, NP_TCP);
+	cr_assert_eq(pol.rules[2].proto, NP_UDP);
+	cr_assert_eq(pol.rules[3].prefix, 16);
+	cr_assert_eq(pol.rules[3].port_lo, 8000);
+	cr_assert_eq(pol.rules[3].port_hi, 8100);
+	cr_assert_eq(pol.rules[4].addr.family, AF_INET6);
+	cr_assert_eq(pol.rules[4].port_lo, 443);
+	cr_assert_eq(pol.rules[5].prefix, 32);
+	/* repeatable: rules append */
+	cr_assert_eq(parse("allow=Example.ORG."), 0);
+	cr_assert_eq(pol.nrules, 7);
+	cr_assert_str_eq(pol.rules[6].name, "example.org");
+}
+
+Test(netpolicy, parse_errors)
+{
+	const char *bad[] = { "",
+			      "allow",
+			      "allow=",
+			      "deny=1.2.3.4",
+			      "allow=1.2.3.4,",
+			      "allow=,1.2.3.4",
+			      "allow=1.2.3.4:0",
+			      "allow=1.2.3.4:65536",
+			      "allow=1.2.3.4:80-70",
+			      "allow=1.2.3.4:x",
+			      "allow=10.0.0.1/8",       /* host bits */
+			      "allow=10.0.0.0/33",
+			      "allow=1.2.3.4/",
+			      "allow=1.2.3",            /* mistyped address */
+			      "allow=exa mple.com",
+			      "allow=*",
+			      "allow=*.*.com",
+			      "allow=a..b",
+			      "allow=[2001:db8::1",
+			      "allow=[2001:db8::1]x",
+			      "allow=2001:db8::zz",
+			      "allow=example.com/sctp" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		reset();
+		cr_expect_eq(parse(bad[i]), -1, "accepted: '%s'", bad[i]);
+		cr_expect(err[0] && !strchr(err, '\n'), "one-line error for '%s'", bad[i]);
+	}
+}
+
+Test(netpolicy, address_port_proto)
+{
+	cr_assert_eq(parse("allow=93.184.216.34:443/tcp,8.8.8.0/24:53"), 0, "%s", err);
+	cr_assert_eq(match("93.184.216.34", 443, NP_TCP), 0);
+	cr_assert_lt(match("93.184.216.34", 443, NP_UDP), 0);
+	cr_assert_lt(match("93.184.216.34", 80, NP_TCP), 0);
+	cr_assert_lt(match("93.184.216.35", 443, NP_TCP), 0);
+	cr_assert_eq(match("8.8.8.8", 53, NP_UDP), 1);
+	cr_assert_eq(match("8.8.8.8", 53, NP_TCP), 1);
+	cr_assert_lt(match("8.8.9.8", 53, NP_UDP), 0);
+}
+
+Test(netpolicy, allow_all_does_not_name_special_ranges)
+{
+	cr_assert_eq(parse("allow=0.0.0.0/0,::/0"), 0, "%s", err);
+	cr_assert_geq(match("93.184.216.34", 443, NP_TCP), 0);
+	cr_assert_geq(match("2606:2800:220:1::1", 443, NP_TCP), 0);
+	const char *denied[] = { "127.0.0.1", "127.1.2.3", "169.254.169.254", "10.0.0.1",
+				 "172.16.5.4", "172.31.255.255", "192.168.1.1", "224.0.0.1",
+				 "255.255.255.255", "0.0.0.0", "100.64.0.1",
+				 "::1", "::", "fe80::1", "fd00::1", "fc00::1", "ff02::1",
+				 "::ffff:10.0.0.1" };
+	for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++) {
+		struct netpol_addr a;
+		memset(&a, 0, sizeof a);
+		if (strchr(denied[i], ':')) {
+			struct sockaddr_in6 s6 = { .sin6_family = AF_INET6 };
+			inet_pton(AF_INET6, denied[i], &s6.sin6_addr);
+			uint16_t port;
+			cr_assert_eq(netpol_from_sockaddr(&s6, sizeof s6, &a, &port), 0);
+		} else {
+			a = A(denied[i]);
+		}
+		const char *why = NULL;
+		cr_expect_lt(netpolicy_match(&pol, &a, 80, NP_TCP, &why), 0, "allowed %s", denied[i]);
+		cr_expect_not_null(why);
+	}
+	/* neighbours of the special ranges are ordinary */
+	cr_assert_geq(match("172.32.0.1", 80, NP_TCP), 0);
+	cr_assert_geq(match("11.0.0.1", 80, NP_TCP), 0);
+	cr_assert_geq(match("169.253.1.1", 80, NP_TCP), 0);
+}
+
+Test(netpolicy, naming_a_special_range)
+{
+	cr_assert_eq(parse("allow=127.0.0.1:8080,10.0.0.0/8,fd00::/8,169.254.169.254"), 0, "%s", err);
+	cr_assert_eq(match("127.0.0.1", 8080, NP_TCP), 0);
+	cr_assert_lt(match("127.0.0.1", 8081, NP_TCP), 0);
+	cr_assert_lt(match("127.0.0.2", 8080, NP_TCP), 0);
+	cr_assert_eq(match("10.200.0.1", 22, NP_TCP), 1);
+	cr_assert_eq(match("fd00::1", 22, NP_TCP), 2);
+	cr_assert_lt(match("fc00::1", 22, NP_TCP), 0);
+	cr_assert_eq(match("169.254.169.254", 80, NP_TCP), 3);
+	cr_assert_lt(match("192.168.0.1", 80, NP_TCP), 0);
+	/* a rule wider than the special range does not name it */
+	reset();
+	cr_assert_eq(parse("allow=8.0.0.0/5"), 0, "%s", err); /* 8.0.0.0-15.255.255.255 */
+	cr_assert_geq(match("9.1.1.1", 80, NP_TCP), 0);
+	cr_assert_lt(match("10.0.0.1", 80, NP_TCP), 0);
+}
+
+Test(netpolicy, name_rules)
+{
+	cr_assert_eq(parse("allow=example.com:443,*.pypi.org"), 0, "%s", err);
+	cr_assert_eq(netpolicy_match_name(&pol, "example.com"), 0);
+	cr_assert_eq(netpolicy_match_name(&pol, "EXAMPLE.com."), 0);
+	cr_assert_lt(netpolicy_match_name(&pol, "www.example.com"), 0);
+	cr_assert_lt(netpolicy_match_name(&pol, "example.com.evil.net"), 0);
+	cr_assert_eq(netpolicy_match_name(&pol, "files.pypi.org"), 1);
+	cr_assert_eq(netpolicy_match_name(&pol, "a.b.pypi.org"), 1);
+	cr_assert_lt(netpolicy_match_name(&pol, "pypi.org"), 0);
+	cr_assert_lt(netpolicy_match_name(&pol, "evilpypi.org"), 0);
+	/* a name rule allows exactly the addresses resolved for it */
+	cr_assert_lt(match("93.184.216.34", 443, NP_TCP), 0);
+	struct netpol_addr a = A("93.184.216.34");
+	cr_assert_eq(netpolicy_remember(&pol, 0, &a), 0);
+	cr_assert_eq(match("93.184.216.34", 443, NP_TCP), 0);
+	cr_assert_lt(match("93.184.216.34", 80, NP_TCP), 0);
+	cr_assert_lt(match("93.184.216.35", 443, NP_TCP), 0);
+	/* DNS answers into denied ranges are refused */
+	struct netpol_addr p = A("10.0.0.1"), m = A("169.254.169.254"), l = A("127.0.0.1");
+	cr_assert_eq(netpolicy_remember(&pol, 0, &p), -1);
+	cr_assert_eq(netpolicy_remember(&pol, 0, &m), -1);
+	cr_assert_eq(netpolicy_remember(&pol, 0, &l), -1);
+	cr_assert_lt(match("10.0.0.1", 443, NP_TCP), 0);
+}
+
+Test(netpolicy, sockaddr)
+{
+	struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons(80) };
+	inet_pton(AF_INET, "1.2.3.4", &in.sin_addr);
+	struct netpol_addr a;
+	uint16_t port = 0;
+	cr_assert_eq(netpol_from_sockaddr(&in, sizeof in, &a, &port), 0);
+	cr_assert_eq(a.family, AF_INET);
+	cr_assert_eq(port, 80);
+	char buf[64];
+	netpol_format(&a, buf, sizeof buf);
+	cr_assert_str_eq(buf, "1.2.3.4");
+	cr_assert_eq(netpol_from_sockaddr(&in, 8, &a, &port), -1);
+}

@@ -755,7 +755,7 @@ static long chmod_host(struct sc_call *c, const struct vfs_node *n, mode_t mode)
 	int r;
 
 	vfs_view_stat(v, &view);
-	if (t->cred.fsuid != 0 && t->cred.fsgid != view.st_gid)
+	if (!cred_capable(&t->cred, CRED_CAP_FSETID) && !cred_in_group(&t->cred, view.st_gid))
 		setid &= ~S_ISGID;
 	r = VFS_BE(v, chmod, n->mnt->export, n->rel, mode & ~(S_ISUID | S_ISGID));
 	vfs_invalidate(v, n->mnt, n->rel, 0);
@@ -785,7 +785,7 @@ static long do_fchmodat(struct sc_call *c, int dirfd, const char *path, mode_t m
 		return fchmod(hfd, mode & ~(S_ISUID | S_ISGID)) < 0 ? -errno : 0;
 	if (vfs_node_is_host(n))
 		return chmod_host(c, n, mode);
-	if (c->task->cred.fsuid != 0 && c->task->cred.fsgid != n->st.st_gid)
+	if (!cred_capable(&c->task->cred, CRED_CAP_FSETID) && !cred_in_group(&c->task->cred, n->st.st_gid))
 		mode &= ~S_ISGID;
 	r = VFS_BE(VFS_OF(c), chmod, n->mnt->export, n->rel, mode);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
@@ -855,10 +855,10 @@ static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t
 		return -EPERM;
 	struct stat view = n->st;
 	vfs_view_stat(VFS_OF(c), &view);
-	if (uid != (uint32_t)-1 && uid != view.st_uid && t->cred.fsuid != 0)     /* 1 */
+	if (uid != (uint32_t)-1 && uid != view.st_uid && !cred_capable(&t->cred, CRED_CAP_CHOWN)) /* 1 */
 		return -EPERM;
-	if (gid != (uint32_t)-1 && gid != view.st_gid && t->cred.fsuid != 0 &&   /* 2 */
-	    (!vfs_owner(t, &view) || gid != t->cred.fsgid))
+	if (gid != (uint32_t)-1 && gid != view.st_gid && !cred_capable(&t->cred, CRED_CAP_CHOWN) && /* 2 */
+	    (!vfs_owner(t, &view) || !cred_in_group(&t->cred, gid)))
 		return -EPERM;
 	if (id_to_host(&c->sb->idmap, uid, 0, &hu) < 0 ||                          /* 3 */
 	    id_to_host(&c->sb->idmap, gid, 1, &hg) < 0)

@@ -79,7 +79,7 @@ enum pkind {
 	N_GUEST,      /* served from sb->guest_procfd at gpath */
 	N_STATUS,     /* guest status with the virtual ids patched in */
 	N_MOUNTS, N_MOUNTINFO, N_HOSTNAME, N_OSTYPE, N_OSRELEASE, N_NGROUPS,
-	N_VERSION, N_DOMAINNAME,
+	N_VERSION, N_DOMAINNAME, N_ETC_HOSTS,
 	/* symlinks */
 	N_SELF, N_THREAD_SELF, N_MOUNTS_LINK, N_EXE, N_CWD, N_ROOTLINK,
 	N_FD,         /* magic link */
@@ -114,6 +114,8 @@ static const struct pent root_ents[] = {
 	{ "stat", N_GUEST, 0444 },
 	{ "filesystems", N_GUEST, 0444 },
 };
+
+static const struct pent etc_hosts_ent = { PROCFS_ETC_HOSTS, N_ETC_HOSTS, 0444 };
 
 static const struct pent sys_ents[] = {
 	{ "kernel", N_SYS_KERNEL, 0555 },
@@ -315,6 +317,8 @@ static int pn_step(struct task *self, struct pnode *n, const char *name, int mor
 		if (pid > 0)
 			return enter_pid(self, n, pid);
 		e = find_ent(root_ents, ARRAY_SIZE(root_ents), name);
+		if (!e && !strcmp(name, PROCFS_ETC_HOSTS))
+			e = &etc_hosts_ent;
 		break;
 	case N_SYS:
 		e = find_ent(sys_ents, ARRAY_SIZE(sys_ents), name);
@@ -693,6 +697,17 @@ static int open_synth(struct task *self, struct pnode *n, int *out)
 		break;
 	case N_NGROUPS:
 		snprintf(buf, sizeof buf, "65536\n");
+		break;
+	case N_ETC_HOSTS: /* the sandbox's own names, never the host's */
+		pthread_mutex_lock(&self->sb->uts_lock);
+		snprintf(buf, sizeof buf,
+			 "127.0.0.1\tlocalhost\n"
+			 "127.0.1.1\t%s\n"
+			 "::1\tlocalhost ip6-localhost ip6-loopback\n"
+			 "ff02::1\tip6-allnodes\n"
+			 "ff02::2\tip6-allrouters\n",
+			 self->sb->hostname[0] ? self->sb->hostname : "moat");
+		pthread_mutex_unlock(&self->sb->uts_lock);
 		break;
 	default:
 		return -ENOENT;

@@ -583,6 +583,8 @@ static void node_set(struct vfs_node *n, const char *path, const struct vfs_moun
 	n->rel = n->path + m->plen;
 	if (*n->rel == '/')
 		n->rel++;
+	if (m->kind == VFS_MNT_PROC && m->target && !*n->rel)
+		n->rel = m->target; /* a file mount: one procfs file */
 	n->magic = 0;
 	n->magic_text = 0;
 	n->opath = 0;
@@ -732,6 +734,8 @@ int vfs_lookup(struct vfs *v, struct task *t, const char *path, const char *ahea
 		return 0;
 	case VFS_MNT_PROC: {
 		int pflags = 0;
+		if (m->target && n->rel != m->target)
+			return -ENOTDIR; /* below a file mount */
 		r = procfs_lstat(v, t, n->rel, &n->st, &pflags);
 		if (r == -ENOENT && syn)
 			goto synthetic;

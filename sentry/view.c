@@ -11,6 +11,7 @@
  */
 #include "sentry/sentry.h"
 #include "fs/vfs.h"
+#include "fs/procfs.h"
 #include "gofer/gofer.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -209,6 +210,10 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 	add_mount(&b, "/dev/stdout", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "/proc/self/fd/1");
 	add_mount(&b, "/dev/stderr", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "/proc/self/fd/2");
 	add_mount(&b, "/proc", VFS_MNT_PROC, -1, 0, 0, NULL, NULL);
+	/* the sandbox's own names, never the host's: /etc/hosts (localhost and
+	 * the --hostname) and /etc/hostname are procfs files (fs/procfs.c) */
+	add_mount(&b, "/etc/hosts", VFS_MNT_PROC, -1, 0, 0, NULL, PROCFS_ETC_HOSTS);
+	add_mount(&b, "/etc/hostname", VFS_MNT_PROC, -1, 0, 0, NULL, "sys/kernel/hostname");
 
 	for (int i = 0; i < cfg->nbinds; i++) {
 		const struct bind_spec *bs = &cfg->binds[i];

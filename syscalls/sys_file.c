@@ -69,7 +69,7 @@ static int magic_target(struct sc_call *c, struct vfs_node *n, struct stat *iden
 		return 0;
 	*ident = tn->st;
 	*n = *tn;
-	n->rel = n->path + (tn->rel - tn->path);
+	vfs_node_fix_rel(n, tn);
 	return 1;
 }
 

@@ -180,6 +180,8 @@ static void handle(struct notif *n, struct sc_call *c)
 			goto audit; /* the caller went away: nothing to answer */
 		if (ret < 0)
 			plat->reply(g_nfd, c->id, ret);
+	} else if (ret >= 0 && c->cont) {
+		plat->cont(g_nfd, c->id); /* checked: the kernel answers */
 	} else {
 		if (c->out_fd >= 0)
 			close(c->out_fd);

@@ -12,6 +12,8 @@
 #include <pthread.h>
 #include <sys/fsuid.h>
 #include <sys/prctl.h>
+#include <sys/uio.h>
+#include <signal.h>
 
 struct caps {
 	uint64_t eff, prm, inh;
@@ -259,6 +261,39 @@ static void c_files_capdrop(void)
 	EXPECT_ERR(chown(p, 0, 0), EPERM, "root_without_caps_no_chown");
 }
 
+static pid_t spawn_sleeper(uid_t uid)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		if (uid && setresuid(uid, uid, uid) < 0)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	return p;
+}
+
+static pid_t rootp; /* a root sleeper of the main process's */
+
+static void c_signals(void)
+{
+	pid_t nob = spawn_sleeper(65534);
+	usleep(100000); /* let the second one drop */
+	EXPECT_OK(setresuid(65534, 65534, 65534), "signals_drop");
+	EXPECT_ERR(kill(rootp, SIGTERM), EPERM, "dropped_cannot_kill_root");
+	EXPECT_ERR(kill(rootp, 0), EPERM, "dropped_cannot_probe_root");
+	EXPECT_ERR(syscall(SYS_tgkill, rootp, rootp, SIGTERM), EPERM, "dropped_cannot_tgkill_root");
+	EXPECT_ERR(syscall(SYS_tkill, rootp, SIGTERM), EPERM, "dropped_cannot_tkill_root");
+	char buf[8];
+	struct iovec l = { buf, sizeof buf }, r = { buf, sizeof buf };
+	EXPECT_ERR(process_vm_readv(rootp, &l, 1, &r, 1, 0), EPERM, "dropped_cannot_read_root_memory");
+	EXPECT_ERR(process_vm_writev(rootp, &l, 1, &r, 1, 0), EPERM, "dropped_cannot_write_root_memory");
+	EXPECT_OK(kill(nob, 0), "same_uid_probe");
+	EXPECT_OK(kill(nob, SIGKILL), "same_uid_kill");
+	EXPECT_ERR(kill(999999, 0), ESRCH, "no_such_pid_esrch");
+	waitpid(nob, NULL, 0);
+}
+
 #define NT 3
 static pthread_barrier_t bar;
 static uid_t seen[NT];
@@ -308,6 +343,10 @@ int main(int argc, char **argv)
 	in_child(c_files);
 	in_child(c_files_capdrop);
 	in_child(c_threads);
+	rootp = spawn_sleeper(0);
+	in_child(c_signals);
+	kill(rootp, SIGKILL);
+	waitpid(rootp, NULL, 0);
 	t_rmrf(tmpdir);
 	return t_done();
 }

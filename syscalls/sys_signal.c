@@ -5,8 +5,8 @@
  * Every guest task runs as the same host uid, so the host kernel would let
  * any of them signal any other: a process that dropped root could still kill
  * root's. These calls are trapped; for a target that is one task (pid > 0)
- * the sentry applies Linux's rule (kill_ok_by_cred: CAP_KILL, or the
- * sender's real or effective uid is the target's real or saved uid) and
+ * the sentry applies Linux's rule (the caller's own thread group, CAP_KILL,
+ * or the sender's real or effective uid is the target's real or saved uid) and
  * answers EPERM, or lets the call run natively (SECCOMP_USER_NOTIF_FLAG_
  * CONTINUE: the arguments checked are plain register values; a siginfo
  * pointer is never read here). Process-group and broadcast kills (pid <= 0),
@@ -61,10 +61,11 @@ static long check(struct sc_call *c, pid_t target, pid_t tgid)
 	if (!t)
 		return 0;        /* the kernel answers (ESRCH, or the guest's init) */
 	int other_group = tgid > 0 && t->vtgid != tgid;
+	int same_process = t->vtgid == c->task->vtgid;
 	struct ids d = ids_of(t);
 	task_put(t);
-	if (other_group)
-		return 0;        /* native: ESRCH */
+	if (other_group || same_process)
+		return 0;        /* native: ESRCH; own threads always (as Linux) */
 	if (s.euid == d.suid || s.euid == d.ruid || s.ruid == d.suid || s.ruid == d.ruid)
 		return 0;
 	c->cont = 0;

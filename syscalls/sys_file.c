@@ -73,6 +73,37 @@ static int magic_target(struct sc_call *c, struct vfs_node *n, struct stat *iden
 	return 1;
 }
 
+static int id_to_host(const struct idmap *m, uint32_t id, int gid, uint32_t *out);
+
+/*
+ * A new file on a private export belongs to its creator, as in Linux: owner
+ * fsuid, group fsgid (the parent's group under a set-group-ID directory). The
+ * gofer creates it with its own ids, which the guest sees as guest_uid/gid:
+ * other ids are given with a chown (when they map to host ids: rootless, only
+ * the caller's own one does). Host files keep their owner.
+ */
+static void own_new(struct sc_call *c, const struct vfs_node *n)
+{
+	const struct idmap *m = &c->sb->idmap;
+	struct task *t = c->task;
+	uint32_t hu, hg;
+
+	if (!n->mnt || !n->mnt->private_fs)
+		return;
+	pthread_mutex_lock(&t->lock);
+	uid_t uid = t->cred.fsuid;
+	gid_t gid = t->cred.fsgid;
+	pthread_mutex_unlock(&t->lock);
+	if (n->pst.st_mode & S_ISGID)
+		gid = n->pst.st_gid;
+	if (uid == m->guest_uid && gid == m->guest_gid)
+		return;
+	if (id_to_host(m, uid, 0, &hu) < 0 || id_to_host(m, gid, 1, &hg) < 0)
+		return;
+	VFS_BE(VFS_OF(c), chown, n->mnt->export, n->rel, hu, hg);
+	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+}
+
 static long do_open(struct sc_call *c, int dirfd, const char *path, int flags, mode_t mode,
 		    uint64_t resolve)
 {
@@ -134,6 +165,7 @@ static long do_open(struct sc_call *c, int dirfd, const char *path, int flags, m
 		if (r < 0)
 			return r;
 		vfs_invalidate(v, n->mnt, n->rel, 0);
+		own_new(c, n);
 		if (vfs_node_is_host(n) && (mode & (S_ISUID | S_ISGID)))
 			/* the gofer creates host files without them: virtual */
 			vfs_meta_update(v, &st, (uid_t)-1, (gid_t)-1, mode & (S_ISUID | S_ISGID), 1);
@@ -360,6 +392,8 @@ static long do_mkdirat(struct sc_call *c, int dirfd, const char *path, mode_t mo
 	mode = mode & (07777 & ~(S_ISUID | S_ISGID)) & ~fs_umask(c->task);
 	r = VFS_BE(VFS_OF(c), mkdir, n->mnt->export, n->rel, mode);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 1);
+	if (r == 0)
+		own_new(c, n);
 	return r;
 }
 
@@ -398,6 +432,8 @@ static long do_mknodat(struct sc_call *c, int dirfd, const char *path, mode_t mo
 	mode = (mode & ~07777) | (mode & 07777 & ~fs_umask(c->task));
 	r = VFS_BE(VFS_OF(c), mknod, n->mnt->export, n->rel, mode);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+	if (r == 0)
+		own_new(c, n);
 	return r;
 }
 
@@ -425,6 +461,8 @@ static long do_symlinkat(struct sc_call *c, const char *target, int dirfd, const
 		return r;
 	r = VFS_BE(VFS_OF(c), symlink, n->mnt->export, target, n->rel);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+	if (r == 0)
+		own_new(c, n);
 	return r;
 }
 

@@ -64,6 +64,11 @@ else
 fi
 out=$(moat run --user 1000:1000 -- sh -c 'id -u; id -g; id -G; grep -E "^(Uid|Gid|CapEff)" /proc/self/status' </dev/null)
 expect_eq user_flag "$(echo $out)" "1000 1000 1000 Uid: 1000 1000 1000 1000 Gid: 1000 1000 1000 1000 CapEff: 0000000000000000"
+if [ $ROOT = 1 ]; then
+	# new files belong to their creator (private /tmp)
+	out=$(moat run --user 1000:1000 -- sh -c 'cd /tmp && touch f && mkdir d && stat -c "%u:%g" f d' </dev/null 2>&1)
+	expect_eq user_flag_owns_new_files "$(echo $out)" "1000:1000 1000:1000"
+fi
 out=$(moat run --user 1000:1000 -- "$PY" -c '
 import os
 try:
@@ -96,6 +101,17 @@ r.append(os.getresuid() == (65534, 65534, 65534))
 r.append([l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff")][0])
 print(*r)' </dev/null 2>&1)
 expect_eq dropped_root_stays_dropped "$out" "EACCES EACCES EPERM EPERM EPERM EPERM EPERM True 0000000000000000"
+
+# root inside has the sandbox's capability set (kernel/cred.h), never e.g.
+# CAP_SYS_ADMIN (21), CAP_SYS_MODULE (16), CAP_SYS_RAWIO (17), CAP_DAC_READ_SEARCH (2)
+out=$(moat run --user 0:0 -- "$PY" -c '
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+PR_CAPBSET_READ = 23
+eff = int([l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff")][0], 16)
+print([libc.prctl(PR_CAPBSET_READ, c) for c in (2, 16, 17, 21)], [bool(eff >> c & 1) for c in (2, 16, 17, 21)],
+      bool(eff >> 7 & 1), libc.prctl(PR_CAPBSET_READ, 7))' </dev/null 2>&1)
+expect_eq root_lacks_admin_caps "$out" "[0, 0, 0, 0] [False, False, False, False] True 1"
 
 # a dropped process cannot rename the sandbox either
 out=$(moat run --user 0:0 -- "$PY" -c '

@@ -248,6 +248,14 @@ static void spawn_worker(void)
 	pthread_attr_destroy(&at);
 }
 
+void pipeline_drain(int max_ms)
+{
+	/* a worker still busy with a call (the guest is gone, so only its audit
+	 * event is left to write) gets up to max_ms */
+	for (int i = 0; i < max_ms && atomic_load(&nworkers) > atomic_load(&idle_workers); i++)
+		usleep(1000);
+}
+
 int pipeline_start(struct sandbox *sb, int notify_fd)
 {
 	g_sb = sb;

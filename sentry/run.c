@@ -513,6 +513,7 @@ int sentry_run(const struct sentry_config *cfg)
 	if (gofer_pid > 0) /* reap it (it exits on EOF): a zombie must not outlive the sandbox */
 		waitpid(gofer_pid, NULL, 0);
 	tty_finish();
+	pipeline_drain(200);
 	audit_flush(sb->audit);
 	dbg("%.2f ms: done", ms_now() - t0);
 	return status_out;

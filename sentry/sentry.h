@@ -106,6 +106,8 @@ extern const char *const *exec_initial_path; /* PATH dirs for the first exec */
 
 /* ---- pipeline (pipeline.c) ---- */
 int pipeline_start(struct sandbox *sb, int notify_fd);
+/* At the end: let calls in flight write their audit events (at most max_ms). */
+void pipeline_drain(int max_ms);
 
 /* ---- crash (crash.c) ---- */
 void crash_install(pid_t kill_on_crash);

@@ -195,6 +195,13 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 			add_host(&b, tops[i], NULL);
 		add_host(&b, "/etc", hidden_etc);
 		int h = add_export(&b, GOFER_EXPORT_TMPFS, NULL, 1, NULL);
+		if (cfg->user_set && geteuid() == 0) {
+			/* --user: the home belongs to the program's ids (run as
+			 * root, guest ids are host ids on private files) */
+			v->exports[h].owner_set = 1;
+			v->exports[h].owner_uid = cfg->user_uid;
+			v->exports[h].owner_gid = cfg->user_gid;
+		}
 		add_mount(&b, v->home, VFS_MNT_GOFER, h, 1, 0, NULL, NULL);
 	}
 	int t = add_export(&b, GOFER_EXPORT_TMPFS, NULL, 1, NULL);

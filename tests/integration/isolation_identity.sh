@@ -68,6 +68,8 @@ if [ $ROOT = 1 ]; then
 	# new files belong to their creator (private /tmp)
 	out=$(moat run --user 1000:1000 -- sh -c 'cd /tmp && touch f && mkdir d && stat -c "%u:%g" f d' </dev/null 2>&1)
 	expect_eq user_flag_owns_new_files "$(echo $out)" "1000:1000 1000:1000"
+	out=$(moat run --user 1000:1000 -- sh -c 'touch "$HOME/x" && stat -c "%u:%g" "$HOME" "$HOME/x"' </dev/null 2>&1)
+	expect_eq user_flag_owns_home "$(echo $out)" "1000:1000 1000:1000"
 fi
 out=$(moat run --user 1000:1000 -- "$PY" -c '
 import os

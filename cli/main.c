@@ -28,6 +28,11 @@ static const char usage_text[] =
 	"  --workdir DIR            working directory inside the sandbox (default /)\n"
 	"  --env K=V                set an environment variable (repeatable); the default\n"
 	"                           environment is PATH, HOME, TERM, LANG only\n"
+	"  --user UID[:GID]         the program's ids inside (default 0:0 run as root, the\n"
+	"                           caller's ids rootless); root inside has the virtual\n"
+	"                           capabilities listed in kernel/cred.h\n"
+	"  --hostname NAME          the sandbox's host name (default moat)\n"
+	"  --kernel-release STR     what uname -r says inside (default 6.1.0-moat)\n"
 	"  --trace                  print one line per trapped syscall on stderr\n"
 	"  -t, --tty                give the program a private pseudo-terminal (its\n"
 	"                           controlling terminal; without -t it has none)\n"
@@ -145,6 +150,27 @@ static int cmd_run(int argc, char **argv)
 			if (c.nenv >= MAX_ENV)
 				die_status(2, "too many --env options");
 			c.env[c.nenv++] = (char *)kv;
+		} else if (is_opt(a, "--user")) {
+			const char *v = optval(argc, argv, &i, "--user");
+			char *end;
+			errno = 0;
+			unsigned long u = strtoul(v, &end, 10), g = u;
+			if (*end == ':')
+				g = strtoul(end + 1, &end, 10);
+			if (errno || end == v || *end || v[0] == '-' || u >= 0xffffffffUL ||
+			    g >= 0xffffffffUL)
+				die_status(2, "--user %s: expected UID[:GID] (numbers)", v);
+			c.user_set = 1;
+			c.user_uid = (uid_t)u;
+			c.user_gid = (gid_t)g;
+		} else if (is_opt(a, "--hostname")) {
+			c.hostname = optval(argc, argv, &i, "--hostname");
+			if (!*c.hostname || strlen(c.hostname) > 64)
+				die_status(2, "--hostname: 1 to 64 characters");
+		} else if (is_opt(a, "--kernel-release")) {
+			c.kernel_release = optval(argc, argv, &i, "--kernel-release");
+			if (!*c.kernel_release || strlen(c.kernel_release) > 64)
+				die_status(2, "--kernel-release: 1 to 64 characters");
 		} else if (strcmp(a, "--trace") == 0) {
 			c.trace = 1;
 		} else if (strcmp(a, "-t") == 0 || strcmp(a, "--tty") == 0) {

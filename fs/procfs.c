@@ -79,6 +79,7 @@ enum pkind {
 	N_GUEST,      /* served from sb->guest_procfd at gpath */
 	N_STATUS,     /* guest status with the virtual ids patched in */
 	N_MOUNTS, N_MOUNTINFO, N_HOSTNAME, N_RESOLV, N_OSTYPE, N_OSRELEASE, N_NGROUPS,
+	N_VERSION, N_DOMAINNAME, N_ETC_HOSTS,
 	/* symlinks */
 	N_SELF, N_THREAD_SELF, N_MOUNTS_LINK, N_EXE, N_CWD, N_ROOTLINK,
 	N_FD,         /* magic link */
@@ -109,11 +110,13 @@ static const struct pent root_ents[] = {
 	{ "meminfo", N_GUEST, 0444 },
 	{ "uptime", N_GUEST, 0444 },
 	{ "loadavg", N_GUEST, 0444 },
-	{ "version", N_GUEST, 0444 },
+	{ "version", N_VERSION, 0444 },
 	{ "stat", N_GUEST, 0444 },
 	{ "filesystems", N_GUEST, 0444 },
 	{ "moat-resolv.conf", N_RESOLV, 0444 }, /* /etc/resolv.conf with --net allow= */
 };
+
+static const struct pent etc_hosts_ent = { PROCFS_ETC_HOSTS, N_ETC_HOSTS, 0444 };
 
 static const struct pent sys_ents[] = {
 	{ "kernel", N_SYS_KERNEL, 0555 },
@@ -121,6 +124,7 @@ static const struct pent sys_ents[] = {
 
 static const struct pent sys_kernel_ents[] = {
 	{ "hostname", N_HOSTNAME, 0644 },
+	{ "domainname", N_DOMAINNAME, 0644 },
 	{ "ostype", N_OSTYPE, 0444 },
 	{ "osrelease", N_OSRELEASE, 0444 },
 	{ "pid_max", N_GUEST, 0644 },
@@ -314,6 +318,8 @@ static int pn_step(struct task *self, struct pnode *n, const char *name, int mor
 		if (pid > 0)
 			return enter_pid(self, n, pid);
 		e = find_ent(root_ents, ARRAY_SIZE(root_ents), name);
+		if (!e && !strcmp(name, PROCFS_ETC_HOSTS))
+			e = &etc_hosts_ent;
 		break;
 	case N_SYS:
 		e = find_ent(sys_ents, ARRAY_SIZE(sys_ents), name);
@@ -568,7 +574,8 @@ static int memfd_with(const char *canon, const char *data, size_t len, int *out)
 static char *status_patch(const char *in, const struct cred *c, mode_t umask)
 {
 	size_t len = strlen(in);
-	char *out = malloc(len + 256);
+	int ng = cred_ngroups(c);
+	char *out = malloc(len + 512 + (size_t)ng * 11);
 	char *o = out;
 	const char *p = in;
 
@@ -584,6 +591,21 @@ static char *status_patch(const char *in, const struct cred *c, mode_t umask)
 			o += sprintf(o, "Gid:\t%u\t%u\t%u\t%u\n", c->rgid, c->egid, c->sgid, c->fsgid);
 		else if (!strncmp(p, "Umask:", 6))
 			o += sprintf(o, "Umask:\t%04o\n", (unsigned)(umask & 0777));
+		else if (!strncmp(p, "Groups:", 7)) {
+			o += sprintf(o, "Groups:\t");
+			for (int i = 0; i < ng; i++)
+				o += sprintf(o, "%u ", c->groups->g[i]);
+			*o++ = '\n';
+		} else if (!strncmp(p, "CapInh:", 7))
+			o += sprintf(o, "CapInh:\t%016llx\n", (unsigned long long)c->cap_inh);
+		else if (!strncmp(p, "CapPrm:", 7))
+			o += sprintf(o, "CapPrm:\t%016llx\n", (unsigned long long)c->cap_prm);
+		else if (!strncmp(p, "CapEff:", 7))
+			o += sprintf(o, "CapEff:\t%016llx\n", (unsigned long long)c->cap_eff);
+		else if (!strncmp(p, "CapBnd:", 7))
+			o += sprintf(o, "CapBnd:\t%016llx\n", (unsigned long long)c->cap_bnd);
+		else if (!strncmp(p, "CapAmb:", 7))
+			o += sprintf(o, "CapAmb:\t%016llx\n", (unsigned long long)c->cap_amb);
 		else {
 			memcpy(o, p, l);
 			o += l;
@@ -609,7 +631,7 @@ static int open_status(struct pnode *n, int *out)
 	if (len < 0)
 		return (int)len;
 	pthread_mutex_lock(&n->task->lock);
-	c = n->task->cred;
+	cred_copy(&c, &n->task->cred);
 	pthread_mutex_unlock(&n->task->lock);
 	um = 022;
 	if (n->task->fs) {
@@ -618,6 +640,7 @@ static int open_status(struct pnode *n, int *out)
 		pthread_mutex_unlock(&n->task->fs->lock);
 	}
 	patched = status_patch(text, &c, um);
+	cred_free(&c);
 	if (!patched)
 		return -ENOMEM;
 	return memfd_with(n->gpath, patched, strlen(patched), out);
@@ -647,11 +670,23 @@ static int open_mounts(struct vfs *v, struct pnode *n, int mountinfo, int *out)
 static int open_synth(struct task *self, struct pnode *n, int *out)
 {
 	char buf[256];
-	struct utsname u;
 
 	switch (n->kind) {
 	case N_HOSTNAME:
-		snprintf(buf, sizeof buf, "%s\n", self->sb->hostname ? self->sb->hostname : "moat");
+		pthread_mutex_lock(&self->sb->uts_lock);
+		snprintf(buf, sizeof buf, "%s\n", self->sb->hostname[0] ? self->sb->hostname : "moat");
+		pthread_mutex_unlock(&self->sb->uts_lock);
+		break;
+	case N_DOMAINNAME:
+		pthread_mutex_lock(&self->sb->uts_lock);
+		snprintf(buf, sizeof buf, "%s\n", self->sb->domainname[0] ? self->sb->domainname : "(none)");
+		pthread_mutex_unlock(&self->sb->uts_lock);
+		break;
+	case N_VERSION: /* never the host's build string */
+		pthread_mutex_lock(&self->sb->uts_lock);
+		snprintf(buf, sizeof buf, "Linux version %s (moat@moat) #1 SMP PREEMPT_DYNAMIC\n",
+			 self->sb->release[0] ? self->sb->release : MOAT_KERNEL_RELEASE);
+		pthread_mutex_unlock(&self->sb->uts_lock);
 		break;
 	case N_RESOLV:
 		snprintf(buf, sizeof buf, "%s", self->sb->resolv_conf ? self->sb->resolv_conf :
@@ -661,12 +696,23 @@ static int open_synth(struct task *self, struct pnode *n, int *out)
 		snprintf(buf, sizeof buf, "Linux\n");
 		break;
 	case N_OSRELEASE:
-		if (uname(&u) < 0)
-			return -errno;
-		snprintf(buf, sizeof buf, "%s\n", u.release);
+		pthread_mutex_lock(&self->sb->uts_lock);
+		snprintf(buf, sizeof buf, "%s\n", self->sb->release[0] ? self->sb->release : MOAT_KERNEL_RELEASE);
+		pthread_mutex_unlock(&self->sb->uts_lock);
 		break;
 	case N_NGROUPS:
 		snprintf(buf, sizeof buf, "65536\n");
+		break;
+	case N_ETC_HOSTS: /* the sandbox's own names, never the host's */
+		pthread_mutex_lock(&self->sb->uts_lock);
+		snprintf(buf, sizeof buf,
+			 "127.0.0.1\tlocalhost\n"
+			 "127.0.1.1\t%s\n"
+			 "::1\tlocalhost ip6-localhost ip6-loopback\n"
+			 "ff02::1\tip6-allnodes\n"
+			 "ff02::2\tip6-allrouters\n",
+			 self->sb->hostname[0] ? self->sb->hostname : "moat");
+		pthread_mutex_unlock(&self->sb->uts_lock);
 		break;
 	default:
 		return -ENOENT;

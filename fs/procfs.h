@@ -28,6 +28,9 @@
  *    sys/kernel/{hostname,ostype,osrelease,pid_max,ngroups_max}
  *    (from sb->guest_procfd where the content is safe; the rest synthesised)
  *  - /proc/mounts -> "self/mounts"
+ *  - PROCFS_ETC_HOSTS (not listed): the guest's /etc/hosts (localhost and the
+ *    sandbox's host name), served at /etc/hosts by a PROC file mount
+ *    (sentry/view.c; /etc/hostname is one of sys/kernel/hostname)
  * Anything else: -ENOENT.
  */
 #ifndef MOAT_FS_PROCFS_H
@@ -37,6 +40,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/types.h>
+
+#define PROCFS_ETC_HOSTS ".moat-etc-hosts"
 
 /* st_dev of every synthetic /proc node */
 #define PROCFS_DEV makedev(0, 0x4d)

@@ -448,21 +448,36 @@ static int private_file(struct vfs *v, const struct stat *st)
 
 static const struct idmap identity = { .full_identity = 1 };
 
-/* Which of st's owner classes do (uid, gid) fall in: 2 owner, 1 group, 0 other.
- * On host files through the idmap accessors: the host ids the credentials
- * act as against the host ids behind the owner shown. */
-static int owner_class(struct task *t, uid_t uid, gid_t gid, const struct stat *st, int host)
+/* Which of st's owner classes does cred c fall in (acting as uid/gid):
+ * 2 owner, 1 group, 0 other. Group: gid or, for the fs credentials, a
+ * supplementary group. On host files through the idmap accessors: the host
+ * ids the credentials act as against the host ids behind the owner shown. */
+static int owner_class(struct task *t, const struct cred *c, uid_t uid, gid_t gid,
+		       const struct stat *st, int host)
 {
 	const struct idmap *m = t->sb ? &t->sb->idmap : &identity;
+	int fs = c && gid == c->fsgid;
 
-	if (!host)
-		return uid == st->st_uid ? 2 : gid == st->st_gid ? 1 : 0;
+	if (!host) {
+		if (uid == st->st_uid)
+			return 2;
+		return gid == st->st_gid || (fs && cred_in_group(c, st->st_gid)) ? 1 : 0;
+	}
 	uid_t hu = idmap_cred_uid_to_host(m, uid);
-	gid_t hg = idmap_cred_gid_to_host(m, gid);
 	if (hu != (uid_t)-1 && hu == idmap_view_uid_to_host(m, st->st_uid))
 		return 2;
-	if (hg != (gid_t)-1 && hg == idmap_view_gid_to_host(m, st->st_gid))
+	gid_t fg = idmap_view_gid_to_host(m, st->st_gid);
+	if (fg == (gid_t)-1)
+		return 0;
+	gid_t hg = idmap_cred_gid_to_host(m, gid);
+	if (hg != (gid_t)-1 && hg == fg)
 		return 1;
+	if (fs && c->groups)
+		for (int i = 0; i < c->groups->n; i++) {
+			gid_t h = idmap_cred_gid_to_host(m, c->groups->g[i]);
+			if (h != (gid_t)-1 && h == fg)
+				return 1;
+		}
 	return 0;
 }
 
@@ -471,36 +486,43 @@ static int owner_class(struct task *t, uid_t uid, gid_t gid, const struct stat *
  * mask (MAY_*)? The rules, in order:
  *  1. An empty mask is always granted.
  *  2. On the sandbox's own files (synthetic nodes, /proc, private tmpfs
- *     exports) root (fsuid 0) is granted read and write on anything, and
- *     search on a directory; execute on a non-directory needs at least one x
- *     bit (capable_wrt_inode_uidgid + CAP_DAC_OVERRIDE in Linux). On host
- *     files guest root has no CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH: only the
- *     mode bits of its class (rules 3-5), whatever the gofer could do.
+ *     exports) a task with the virtual CAP_DAC_OVERRIDE (kernel/cred.h) is
+ *     granted read and write on anything, and search on a directory; execute
+ *     on a non-directory needs at least one x bit (capable_wrt_inode_uidgid +
+ *     CAP_DAC_OVERRIDE in Linux). CAP_DAC_READ_SEARCH is never granted. On
+ *     host files guest root has no override: only the mode bits of its class
+ *     (rules 3-5), whatever the gofer could do. A root that dropped its
+ *     capabilities (setuid, capset) has no override anywhere.
  *  3. The owner gets the owner bits, and only those: an owner without a bit
  *     is denied even if group or other has it. On host files "owner" means
  *     the host id the credentials act as (idmap_cred_uid_to_host) is the
  *     host id behind the file's owner (idmap_view_uid_to_host).
- *  4. A member of the file's group (fsgid; on host files compared as in 3)
- *     gets the group bits, and only those. Supplementary groups are not
- *     modelled yet.
+ *  4. A member of the file's group (fsgid or a supplementary group; on host
+ *     files compared as in 3) gets the group bits, and only those.
  *  5. Everyone else gets the other bits.
  * Denial is -EACCES. Virtual owners and set-id bits (fs/vmeta.c) never
  * enter: checks see the real file.
  */
-static int permission(struct task *t, uid_t uid, gid_t gid, const struct stat *st, int mask)
+static int permission(struct task *t, int fscred, const struct stat *st, int mask)
 {
 	int priv = private_file(t->sb ? t->sb->vfs : NULL, st);
 	mode_t m = st->st_mode;
+	uid_t uid = fscred ? t->cred.fsuid : t->cred.ruid;
+	gid_t gid = fscred ? t->cred.fsgid : t->cred.rgid;
 	int bits;
 
 	if (!mask)                                             /* 1 */
 		return 0;
-	if (uid == 0 && priv) {                                /* 2 */
+	/* access(2) checks with the real ids and, for a non-root real uid, no
+	 * capabilities (Linux: access_override_creds clears them) */
+	int override = fscred ? cred_capable(&t->cred, CRED_CAP_DAC_OVERRIDE)
+			      : (uid == 0 && (t->cred.cap_prm & CRED_BIT(CRED_CAP_DAC_OVERRIDE)));
+	if (override && priv) {                                /* 2 */
 		if (!(mask & MAY_EXEC) || S_ISDIR(m) || (m & 0111))
 			return 0;
 		return -EACCES;
 	}
-	switch (owner_class(t, uid, gid, st, !priv)) {
+	switch (owner_class(t, &t->cred, uid, gid, st, !priv)) {
 	case 2: bits = (m >> 6) & 7; break;                    /* 3 */
 	case 1: bits = (m >> 3) & 7; break;                    /* 4 */
 	default: bits = m & 7; break;                          /* 5 */
@@ -510,21 +532,21 @@ static int permission(struct task *t, uid_t uid, gid_t gid, const struct stat *s
 
 int vfs_permission(struct task *t, const struct stat *st, int mask)
 {
-	return permission(t, t->cred.fsuid, t->cred.fsgid, st, mask);
+	return permission(t, 1, st, mask);
 }
 
 int vfs_permission_real(struct task *t, const struct stat *st, int mask)
 {
-	return permission(t, t->cred.ruid, t->cred.rgid, st, mask);
+	return permission(t, 0, st, mask);
 }
 
 int vfs_owner(struct task *t, const struct stat *st)
 {
 	int priv = private_file(t->sb ? t->sb->vfs : NULL, st);
 
-	if (priv && t->cred.fsuid == 0)
+	if (priv && cred_capable(&t->cred, CRED_CAP_FOWNER))
 		return 1;
-	return owner_class(t, t->cred.fsuid, t->cred.fsgid, st, !priv) == 2;
+	return owner_class(t, &t->cred, t->cred.fsuid, t->cred.fsgid, st, !priv) == 2;
 }
 
 /* ---- virtual metadata ---- */
@@ -562,6 +584,8 @@ static void node_set(struct vfs_node *n, const char *path, const struct vfs_moun
 	n->rel = n->path + m->plen;
 	if (*n->rel == '/')
 		n->rel++;
+	if (m->kind == VFS_MNT_PROC && m->target && !*n->rel)
+		n->rel = m->target; /* a file mount: one procfs file */
 	n->magic = 0;
 	n->magic_text = 0;
 	n->opath = 0;
@@ -711,6 +735,8 @@ int vfs_lookup(struct vfs *v, struct task *t, const char *path, const char *ahea
 		return 0;
 	case VFS_MNT_PROC: {
 		int pflags = 0;
+		if (m->target && n->rel != m->target)
+			return -ENOTDIR; /* below a file mount */
 		r = procfs_lstat(v, t, n->rel, &n->st, &pflags);
 		if (r == -ENOENT && syn)
 			goto synthetic;

@@ -27,7 +27,8 @@ struct sandbox;
 
 enum vfs_mount_kind {
 	VFS_MNT_GOFER = 1, /* served by the gofer, export index `export` */
-	VFS_MNT_PROC,      /* synthetic procfs built from the task table */
+	VFS_MNT_PROC,      /* synthetic procfs built from the task table (or one
+			    * of its files, `target`) */
 	VFS_MNT_SYMLINK,   /* the mount point is a symlink to `target` */
 };
 
@@ -43,7 +44,9 @@ struct vfs_mount_spec {
 				    * virtual owners and set-id bits, no override */
 	const char *const *hidden; /* GOFER: relative paths that do not exist
 				    * (ENOENT, left out of getdents), or NULL */
-	const char *target;        /* SYMLINK: link target */
+	const char *target;        /* SYMLINK: link target; PROC: NULL for /proc
+				    * itself, or the procfs path of the one file
+				    * this mount point is (/etc/hosts) */
 };
 
 /* Build the VFS. Mounts may be given in any order; a later mount on the same

@@ -69,7 +69,7 @@ static void finish(struct walk *w, const char *path, int dot, struct vfs_node *o
 	size_t l = strlen(path);
 
 	*out = w->cur;
-	out->rel = out->path + (w->cur.rel - w->cur.path);
+	vfs_node_fix_rel(out, &w->cur);
 	out->pst = w->cur.st;
 	out->trailing_slash = l && path[l - 1] == '/';
 	out->last_dot = dot;
@@ -78,7 +78,7 @@ static void finish(struct walk *w, const char *path, int dot, struct vfs_node *o
 static void node_copy(struct vfs_node *dst, const struct vfs_node *src)
 {
 	*dst = *src;
-	dst->rel = dst->path + (src->rel - src->path);
+	vfs_node_fix_rel(dst, src);
 }
 
 int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,

@@ -51,7 +51,8 @@ enum vfs_node_kind { VN_BACKEND = 1, VN_SYNTH, VN_PROC, VN_SYMMNT, VN_FD };
 struct vfs_node {
 	char path[PATH_MAX];     /* canonical guest path of the node */
 	const struct vfs_mount *mnt;
-	const char *rel;         /* points into path: path inside the mount */
+	const char *rel;         /* points into path: path inside the mount (or,
+				  * for a PROC file mount, at mnt->target) */
 	int kind;
 	int exists;              /* 0: negative final component (WALK_CREATE) */
 	int magic;               /* PROC magic link (fd/<n>) */
@@ -195,5 +196,13 @@ const struct vfs_backend *vfs_backend(struct vfs *v, void **ctx);
 /* Shorthand for backend calls on a node's mount. */
 #define VFS_BE(v, op, ...) ({ void *be_ctx_; const struct vfs_backend *be_ = vfs_backend((v), &be_ctx_); \
 	be_->op(be_ctx_, __VA_ARGS__); })
+
+/* dst = src for a node copied by value: rel follows the copy's path
+ * (unless it points at a PROC file mount's target). */
+static inline void vfs_node_fix_rel(struct vfs_node *dst, const struct vfs_node *src)
+{
+	uintptr_t r = (uintptr_t)src->rel, p = (uintptr_t)src->path;
+	dst->rel = r >= p && r <= p + sizeof src->path ? dst->path + (r - p) : src->rel;
+}
 
 #endif

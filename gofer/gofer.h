@@ -55,6 +55,9 @@ struct gofer_export {
 	const char *const *hidden;   /* NULL-terminated list of relative paths never
 				      * served (e.g. "shadow", "ssh"), or NULL */
 	mode_t mode;                 /* TMPFS: mode of its root (0 = 0755; /tmp: 01777) */
+	int owner_set;               /* TMPFS: give its root to owner_uid:owner_gid */
+	uid_t owner_uid;             /* (the home under --user; best effort) */
+	gid_t owner_gid;
 };
 
 #define GOFER_MAX_EXPORTS 64

@@ -248,6 +248,10 @@ static void build_root(const struct gofer_export *ex, size_t n,
 						 MOVE_MOUNT_F_EMPTY_PATH) < 0)
 				failp("gofer: tmpfs export");
 			close(fd);
+			/* best effort: an id the gofer's namespace does not map
+			 * leaves the root's owner as it is */
+			if (ex[i].owner_set && chown(slot, ex[i].owner_uid, ex[i].owner_gid) < 0)
+				errno = 0;
 			break;
 		case GOFER_EXPORT_DEV:
 			fd = new_tmpfs("4k", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);

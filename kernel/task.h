@@ -32,6 +32,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "kernel/cred.h"
+
 struct vfs;
 struct policy;
 struct audit;
@@ -45,11 +47,6 @@ struct fs_ctx {
 	mode_t umask;
 };
 
-/* Virtual credentials (what the guest believes). */
-struct cred {
-	uid_t ruid, euid, suid, fsuid;
-	gid_t rgid, egid, sgid, fsgid;
-};
 
 struct task {
 	atomic_int refs;
@@ -63,9 +60,9 @@ struct task {
 	/* shared or private depending on CLONE_FS */
 	struct fs_ctx *fs;
 
-	/* per thread group, protected by lock */
+	/* protected by lock */
 	pthread_mutex_t lock;
-	struct cred cred;
+	struct cred cred;        /* per task (thread), as in Linux; copied at clone */
 	char exe[PATH_MAX];      /* guest path of the running ELF (/proc/self/exe) */
 	char comm[16];
 	struct pending_exec *pexec; /* set at an exec stop, consumed by the loader */
@@ -102,7 +99,16 @@ struct idmap {
 	int full_identity;         /* root: 0..2^32-2 mapped to itself */
 	uid_t native_uid;          /* root-run: the sandbox's host uid (or (uid_t)-1) */
 	gid_t native_gid;
+	/* root-run: the one uid/gid a credential may act as on host files (the
+	 * --user ids, default 0): a guest that changes its ids (setuid, setgroups)
+	 * acts as no host id, so switching ids never reaches another host user's
+	 * files (guest root has no DAC override on host files). */
+	uid_t act_uid;
+	gid_t act_gid;
 };
+
+/* uname -r inside, unless --kernel-release says otherwise */
+#define MOAT_KERNEL_RELEASE "6.1.0-moat"
 
 struct sandbox {
 	uint64_t id;             /* random sandbox id (printed as 16 hex digits) */
@@ -114,7 +120,14 @@ struct sandbox {
 	int guest_procfd;        /* procfs mounted in the guest pid ns (O_DIRECTORY) */
 	pid_t init_pid;          /* host pid of the guest's pid-1 */
 	pid_t main_pid;          /* host pid of the main guest program */
-	const char *hostname;    /* virtual uname nodename */
+	/* uts names (--hostname, --kernel-release), changed by sethostname/
+	 * setdomainname of a guest root; under uts_lock */
+	pthread_mutex_t uts_lock;
+	char hostname[65];
+	char domainname[65];
+	char release[65];
+	uid_t start_uid;         /* --user: the ids the program started with */
+	gid_t start_gid;
 	const char *resolv_conf; /* the guest's /etc/resolv.conf text (DNS stub), or NULL */
 };
 

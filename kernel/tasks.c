@@ -103,7 +103,7 @@ struct task *task_create(struct sandbox *sb, pid_t tid, pid_t tgid,
 	t->pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
 	if (parent) {
 		pthread_mutex_lock(&parent->lock);
-		t->cred = parent->cred;
+		cred_copy(&t->cred, &parent->cred);
 		memcpy(t->exe, parent->exe, sizeof t->exe);
 		memcpy(t->comm, parent->comm, sizeof t->comm);
 		pthread_mutex_unlock(&parent->lock);
@@ -215,6 +215,7 @@ void task_put(struct task *t)
 	if (!t || atomic_fetch_sub(&t->refs, 1) != 1)
 		return;
 	fs_ctx_put(t->fs);
+	cred_free(&t->cred);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	if (t->pexec && pexec_free)
@@ -284,14 +285,14 @@ gid_t idmap_gid_to_guest(const struct idmap *m, gid_t host)
 uid_t idmap_cred_uid_to_host(const struct idmap *m, uid_t guest)
 {
 	if (m->full_identity)
-		return guest;
+		return guest == m->act_uid ? guest : (uid_t)-1;
 	return guest == m->guest_uid ? m->host_uid : (uid_t)-1;
 }
 
 gid_t idmap_cred_gid_to_host(const struct idmap *m, gid_t guest)
 {
 	if (m->full_identity)
-		return guest;
+		return guest == m->act_gid ? guest : (gid_t)-1;
 	return guest == m->guest_gid ? m->host_gid : (gid_t)-1;
 }
 

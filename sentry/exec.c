@@ -392,6 +392,7 @@ long exec_loader_call(struct sc_call *c)
 		pthread_mutex_lock(&t->lock);
 		snprintf(t->exe, sizeof t->exe, "%s", p->exe);
 		snprintf(t->comm, sizeof t->comm, "%s", p->comm);
+		cred_exec(&t->cred); /* saved ids, fsuid and capabilities after execve */
 		pthread_mutex_unlock(&t->lock);
 		snprintf(c->note, sizeof c->note, "%.120s", p->exe);
 	}

@@ -208,6 +208,8 @@ reply:
 			goto audit; /* the caller went away: nothing to answer */
 		if (ret < 0)
 			plat->reply(g_nfd, c->id, ret);
+	} else if (ret >= 0 && c->cont) {
+		plat->cont(g_nfd, c->id); /* checked: the kernel answers */
 	} else {
 		if (c->out_fd >= 0)
 			close(c->out_fd);

@@ -111,14 +111,23 @@ int sentry_run(const struct sentry_config *cfg)
 	if (getrandom(&sb->id, sizeof sb->id, 0) != sizeof sb->id)
 		sb->id = moat_hash(&sb, sizeof sb) ^ (uint64_t)getpid();
 	snprintf(sb->id_str, sizeof sb->id_str, "%016llx", (unsigned long long)sb->id);
-	sb->hostname = "moat";
+	pthread_mutex_init(&sb->uts_lock, NULL);
+	snprintf(sb->hostname, sizeof sb->hostname, "%s", cfg->hostname ? cfg->hostname : "moat");
+	snprintf(sb->domainname, sizeof sb->domainname, "(none)");
+	snprintf(sb->release, sizeof sb->release, "%s",
+		 cfg->kernel_release ? cfg->kernel_release : MOAT_KERNEL_RELEASE);
 	uid_t uid = getuid();
 	gid_t gid = getgid();
+	/* the program's virtual ids (--user); the native ids stay uid/gid */
+	sb->start_uid = cfg->user_set ? cfg->user_uid : uid;
+	sb->start_gid = cfg->user_set ? cfg->user_gid : gid;
 	sb->idmap.host_uid = sb->idmap.guest_uid = uid;
 	sb->idmap.host_gid = sb->idmap.guest_gid = gid;
 	sb->idmap.full_identity = uid == 0;
 	sb->idmap.native_uid = (uid_t)-1;
 	sb->idmap.native_gid = (gid_t)-1;
+	sb->idmap.act_uid = sb->start_uid;
+	sb->idmap.act_gid = sb->start_gid;
 	dbg("%.2f ms: start", ms_now() - t0);
 
 	/* 1. the view */
@@ -208,8 +217,7 @@ int sentry_run(const struct sentry_config *cfg)
 		probe.sb = sb;
 		probe.pidfd = -1;
 		probe.fs = fs_ctx_new("/", 022);
-		probe.cred.ruid = probe.cred.euid = probe.cred.fsuid = uid;
-		probe.cred.rgid = probe.cred.egid = probe.cred.fsgid = gid;
+		cred_init(&probe.cred, sb->start_uid, sb->start_gid);
 		int r = vfs_check_dir(&probe, cfg->workdir, workdir, sizeof workdir);
 		fs_ctx_put(probe.fs);
 		if (r < 0)
@@ -281,6 +289,7 @@ int sentry_run(const struct sentry_config *cfg)
 		waitpid(gofer_pid, NULL, 0);
 	pipeline_drain(1000);
 	tty_finish();
+	pipeline_drain(200);
 	audit_flush(sb->audit);
 	dbg("%.2f ms: done", ms_now() - t0);
 	return status_out;

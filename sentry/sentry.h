@@ -46,6 +46,11 @@ struct sentry_config {
 	const char *workdir;              /* --workdir, or NULL ("/") */
 	char *env[MAX_ENV];               /* --env K=V */
 	int nenv;
+	int user_set;                     /* --user UID[:GID] given */
+	uid_t user_uid;
+	gid_t user_gid;
+	const char *hostname;             /* --hostname, or NULL ("moat") */
+	const char *kernel_release;       /* --kernel-release, or NULL (MOAT_KERNEL_RELEASE) */
 	int trace;                        /* --trace */
 	int tty;                          /* -t: a private pty */
 	const char *audit_path;           /* --audit */

@@ -22,6 +22,7 @@
 #include "sentry/sentry.h"
 #include "gofer/gofer.h"
 #include "kernel/task.h"
+#include "kernel/cred.h"
 #include "platform/arch.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -221,8 +222,7 @@ static void init_stop(struct tracer *tr, pid_t tid, int sig, int ev)
 		tr->main_pid = (pid_t)child;
 		sb->main_pid = tr->main_pid;
 		struct task *m = task_create(sb, tr->main_pid, tr->main_pid, NULL, 0);
-		m->cred.ruid = m->cred.euid = m->cred.suid = m->cred.fsuid = a->uid;
-		m->cred.rgid = m->cred.egid = m->cred.sgid = m->cred.fsgid = a->gid;
+		cred_init(&m->cred, a->sb->start_uid, a->sb->start_gid);
 		snprintf(m->fs->cwd, sizeof m->fs->cwd, "%s", a->workdir);
 		m->initial = 1;
 		m->vtid = m->vtgid = 2; /* the init's first child */

@@ -12,6 +12,7 @@
 #include "sentry/sentry.h"
 #include "sentry/netpolicy.h"
 #include "fs/vfs.h"
+#include "fs/procfs.h"
 #include "gofer/gofer.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -195,6 +196,13 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 			add_host(&b, tops[i], NULL);
 		add_host(&b, "/etc", hidden_etc);
 		int h = add_export(&b, GOFER_EXPORT_TMPFS, NULL, 1, NULL);
+		if (cfg->user_set && geteuid() == 0) {
+			/* --user: the home belongs to the program's ids (run as
+			 * root, guest ids are host ids on private files) */
+			v->exports[h].owner_set = 1;
+			v->exports[h].owner_uid = cfg->user_uid;
+			v->exports[h].owner_gid = cfg->user_gid;
+		}
 		add_mount(&b, v->home, VFS_MNT_GOFER, h, 1, 0, NULL, NULL);
 	}
 	int t = add_export(&b, GOFER_EXPORT_TMPFS, NULL, 1, NULL);
@@ -214,6 +222,10 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 	if (cfg->net && cfg->net->nrules > 0)
 		add_mount(&b, "/etc/resolv.conf", VFS_MNT_SYMLINK, -1, 0, 0, NULL,
 			  "/proc/moat-resolv.conf");
+	/* the sandbox's own names, never the host's: /etc/hosts (localhost and
+	 * the --hostname) and /etc/hostname are procfs files (fs/procfs.c) */
+	add_mount(&b, "/etc/hosts", VFS_MNT_PROC, -1, 0, 0, NULL, PROCFS_ETC_HOSTS);
+	add_mount(&b, "/etc/hostname", VFS_MNT_PROC, -1, 0, 0, NULL, "sys/kernel/hostname");
 
 	for (int i = 0; i < cfg->nbinds; i++) {
 		const struct bind_spec *bs = &cfg->binds[i];

@@ -59,6 +59,11 @@ struct sc_call {
 	int out_newfd_at;         /* -1, or install at this exact guest fd number (dup2-like) */
 	int out_fd_value;         /* install out_fd even when the handler returns -errno, and
 				   * answer with the handler's value, not the fd number */
+	int cont;                 /* 1 (with a return >= 0): let the call run natively
+				   * (SECCOMP_USER_NOTIF_FLAG_CONTINUE). Only for calls
+				   * whose arguments the handler checked are plain
+				   * values in registers (a kill's pid and signal),
+				   * never a pointer it read. */
 	char note[128];           /* free text added to the trace/audit event */
 
 	/* storage for copies (pipeline-owned) */

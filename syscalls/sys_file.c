@@ -69,8 +69,39 @@ static int magic_target(struct sc_call *c, struct vfs_node *n, struct stat *iden
 		return 0;
 	*ident = tn->st;
 	*n = *tn;
-	n->rel = n->path + (tn->rel - tn->path);
+	vfs_node_fix_rel(n, tn);
 	return 1;
+}
+
+static int id_to_host(const struct idmap *m, uint32_t id, int gid, uint32_t *out);
+
+/*
+ * A new file on a private export belongs to its creator, as in Linux: owner
+ * fsuid, group fsgid (the parent's group under a set-group-ID directory). The
+ * gofer creates it with its own ids, which the guest sees as guest_uid/gid:
+ * other ids are given with a chown (when they map to host ids: rootless, only
+ * the caller's own one does). Host files keep their owner.
+ */
+static void own_new(struct sc_call *c, const struct vfs_node *n)
+{
+	const struct idmap *m = &c->sb->idmap;
+	struct task *t = c->task;
+	uint32_t hu, hg;
+
+	if (!n->mnt || !n->mnt->private_fs)
+		return;
+	pthread_mutex_lock(&t->lock);
+	uid_t uid = t->cred.fsuid;
+	gid_t gid = t->cred.fsgid;
+	pthread_mutex_unlock(&t->lock);
+	if (n->pst.st_mode & S_ISGID)
+		gid = n->pst.st_gid;
+	if (uid == m->guest_uid && gid == m->guest_gid)
+		return;
+	if (id_to_host(m, uid, 0, &hu) < 0 || id_to_host(m, gid, 1, &hg) < 0)
+		return;
+	VFS_BE(VFS_OF(c), chown, n->mnt->export, n->rel, hu, hg);
+	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 }
 
 static long do_open(struct sc_call *c, int dirfd, const char *path, int flags, mode_t mode,
@@ -138,6 +169,7 @@ again:
 		if (r < 0)
 			return r;
 		vfs_invalidate(v, n->mnt, n->rel, 0);
+		own_new(c, n);
 		if (vfs_node_is_host(n) && (mode & (S_ISUID | S_ISGID)))
 			/* the gofer creates host files without them: virtual */
 			vfs_meta_update(v, &st, (uid_t)-1, (gid_t)-1, mode & (S_ISUID | S_ISGID), 1);
@@ -371,6 +403,8 @@ static long do_mkdirat(struct sc_call *c, int dirfd, const char *path, mode_t mo
 	mode = mode & (07777 & ~(S_ISUID | S_ISGID)) & ~fs_umask(c->task);
 	r = VFS_BE(VFS_OF(c), mkdir, n->mnt->export, n->rel, mode);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 1);
+	if (r == 0)
+		own_new(c, n);
 	return r;
 }
 
@@ -409,6 +443,8 @@ static long do_mknodat(struct sc_call *c, int dirfd, const char *path, mode_t mo
 	mode = (mode & ~07777) | (mode & 07777 & ~fs_umask(c->task));
 	r = VFS_BE(VFS_OF(c), mknod, n->mnt->export, n->rel, mode);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+	if (r == 0)
+		own_new(c, n);
 	return r;
 }
 
@@ -436,6 +472,8 @@ static long do_symlinkat(struct sc_call *c, const char *target, int dirfd, const
 		return r;
 	r = VFS_BE(VFS_OF(c), symlink, n->mnt->export, target, n->rel);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+	if (r == 0)
+		own_new(c, n);
 	return r;
 }
 
@@ -766,7 +804,7 @@ static long chmod_host(struct sc_call *c, const struct vfs_node *n, mode_t mode)
 	int r;
 
 	vfs_view_stat(v, &view);
-	if (t->cred.fsuid != 0 && t->cred.fsgid != view.st_gid)
+	if (!cred_capable(&t->cred, CRED_CAP_FSETID) && !cred_in_group(&t->cred, view.st_gid))
 		setid &= ~S_ISGID;
 	r = VFS_BE(v, chmod, n->mnt->export, n->rel, mode & ~(S_ISUID | S_ISGID));
 	vfs_invalidate(v, n->mnt, n->rel, 0);
@@ -796,7 +834,7 @@ static long do_fchmodat(struct sc_call *c, int dirfd, const char *path, mode_t m
 		return fchmod(hfd, mode & ~(S_ISUID | S_ISGID)) < 0 ? -errno : 0;
 	if (vfs_node_is_host(n))
 		return chmod_host(c, n, mode);
-	if (c->task->cred.fsuid != 0 && c->task->cred.fsgid != n->st.st_gid)
+	if (!cred_capable(&c->task->cred, CRED_CAP_FSETID) && !cred_in_group(&c->task->cred, n->st.st_gid))
 		mode &= ~S_ISGID;
 	r = VFS_BE(VFS_OF(c), chmod, n->mnt->export, n->rel, mode);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
@@ -866,10 +904,10 @@ static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t
 		return -EPERM;
 	struct stat view = n->st;
 	vfs_view_stat(VFS_OF(c), &view);
-	if (uid != (uint32_t)-1 && uid != view.st_uid && t->cred.fsuid != 0)     /* 1 */
+	if (uid != (uint32_t)-1 && uid != view.st_uid && !cred_capable(&t->cred, CRED_CAP_CHOWN)) /* 1 */
 		return -EPERM;
-	if (gid != (uint32_t)-1 && gid != view.st_gid && t->cred.fsuid != 0 &&   /* 2 */
-	    (!vfs_owner(t, &view) || gid != t->cred.fsgid))
+	if (gid != (uint32_t)-1 && gid != view.st_gid && !cred_capable(&t->cred, CRED_CAP_CHOWN) && /* 2 */
+	    (!vfs_owner(t, &view) || !cred_in_group(&t->cred, gid)))
 		return -EPERM;
 	if (id_to_host(&c->sb->idmap, uid, 0, &hu) < 0 ||                          /* 3 */
 	    id_to_host(&c->sb->idmap, gid, 1, &hg) < 0)

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 
 #include "syscalls/decode.h"

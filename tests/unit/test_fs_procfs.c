@@ -36,7 +36,7 @@ static void setup(void)
 	memset(&sb, 0, sizeof sb);
 	sb.guest_procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(sb.guest_procfd, 0);
-	sb.hostname = NULL;
+	sb.hostname[0] = 0;
 	me = task_create(&sb, getpid(), getpid(), NULL, 0);
 	cr_assert_not_null(me);
 	cr_assert_eq(me->vtgid, getpid());
@@ -44,7 +44,9 @@ static void setup(void)
 	snprintf(me->comm, sizeof me->comm, "fake-guest");
 	snprintf(me->fs->cwd, sizeof me->fs->cwd, "/work/dir");
 	me->cred = (struct cred){ .ruid = 11, .euid = 12, .suid = 13, .fsuid = 14,
-				  .rgid = 21, .egid = 22, .sgid = 23, .fsgid = 24 };
+				  .rgid = 21, .egid = 22, .sgid = 23, .fsgid = 24,
+				  .cap_eff = CRED_BIT(CRED_CAP_SETGID), .cap_bnd = CRED_CAPS_GRANTED };
+	cr_assert_eq(cred_setgroups(&me->cred, 2, (gid_t[]){ 7, 5 }), 0);
 	init_task = task_create(&sb, 1, 1, NULL, 0);
 	snprintf(pid_s, sizeof pid_s, "%d", (int)getpid());
 }
@@ -331,6 +333,10 @@ Test(procfs, status_content)
 	/* the virtual credentials, not the host ones */
 	cr_assert_not_null(strstr(s, "\nUid:\t11\t12\t13\t14\n"), "%s", s);
 	cr_assert_not_null(strstr(s, "\nGid:\t21\t22\t23\t24\n"), "%s", s);
+	cr_assert_not_null(strstr(s, "\nGroups:\t5 7 \n"), "%s", s);
+	cr_assert_not_null(strstr(s, "\nCapEff:\t0000000000000040\n"), "%s", s);
+	cr_assert_not_null(strstr(s, "\nCapPrm:\t0000000000000000\n"), "%s", s);
+	cr_assert_not_null(strstr(s, "\nCapBnd:\t00000000a80425fb\n"), "%s", s);
 
 	int fd = -1;
 	cr_assert_eq(procfs_open(NULL, me, "self/status", O_RDONLY, &fd), 0);
@@ -361,11 +367,16 @@ Test(procfs, synthesised_files)
 	struct utsname u;
 
 	cr_assert_str_eq(slurp_rel("sys/kernel/hostname"), "moat\n");
-	sb.hostname = "box";
+	snprintf(sb.hostname, sizeof sb.hostname, "box");
 	cr_assert_str_eq(slurp_rel("sys/kernel/hostname"), "box\n");
 	cr_assert_str_eq(slurp_rel("sys/kernel/ostype"), "Linux\n");
 	cr_assert_eq(uname(&u), 0);
-	cr_assert_str_eq(slurp_rel("sys/kernel/osrelease"), P("%s\n", u.release));
+	/* never the host's release or build string */
+	cr_assert_str_eq(slurp_rel("sys/kernel/osrelease"), MOAT_KERNEL_RELEASE "\n");
+	snprintf(sb.release, sizeof sb.release, "9.9-x");
+	cr_assert_str_eq(slurp_rel("sys/kernel/osrelease"), "9.9-x\n");
+	cr_assert_null(strstr(slurp_rel("version"), u.version));
+	cr_assert_not_null(strstr(slurp_rel("version"), "Linux version 9.9-x "));
 	cr_assert_str_eq(slurp_rel("self/mounts"), "none / moatfs ro 0 0\n");
 	cr_assert_not_null(strstr(slurp_rel("self/mountinfo"), " / / "));
 }

@@ -71,6 +71,7 @@ static void setup(void)
 	cr_assert_geq(task.pidfd, 0);
 	task.fs = &fsx;
 	task.sb = &sb;
+	cred_init(&task.cred, 0, 0);
 }
 
 static void teardown(void)
@@ -314,10 +315,16 @@ Test(sys_file, virtual_metadata_and_no_dac_override)
 	cr_assert_eq(call6(sys_newfstatat, NULL, "/work/pd/x", NULL, NULL, AT_FDCWD, 0, (uintptr_t)&st, 0, 0),
 		     -EACCES);
 	cr_assert_eq(call6(sys_fchmodat, NULL, "/work/p", NULL, NULL, AT_FDCWD, 0, 0644, 0, 0), -EPERM);
+	/* a guest that switched to 12345 acts as no host id on host files:
+	 * changing ids never reaches another host user's files */
 	task.cred.fsuid = task.cred.fsgid = 12345;
+	cr_assert_eq(openat_(AT_FDCWD, "/work/p", O_RDONLY, 0), -EACCES);
+	/* started as 12345 (--user): the owner */
+	sb.idmap.act_uid = sb.idmap.act_gid = 12345;
 	fd = openat_(AT_FDCWD, "/work/p", O_RDONLY, 0);
 	cr_assert_geq(fd, 0);
 	close(fd);
+	sb.idmap.act_uid = sb.idmap.act_gid = 0;
 	task.cred.fsuid = task.cred.fsgid = 0;
 
 	/* fds the VFS cannot name */

@@ -1,0 +1,320 @@
+/* syscalls/sys_cred.c - identity: the get/set*id family, groups,
+ * capget/capset, the capability prctls, uname, sethostname, setdomainname.
+ *
+ * Every call acts on the calling task's virtual credentials (kernel/cred.h:
+ * Linux's transition rules), never on the host's: the guest's native ids do
+ * not change. Credentials are per task (thread), as in Linux; glibc's setxid
+ * broadcast makes every thread issue the call itself, and every thread's
+ * call is trapped here. Small fixed inputs a handler needs (a group list, a
+ * capability header and data, a host name) are read once into the handler's
+ * own copy and decided on that copy.
+ */
+#include <errno.h>
+#include <linux/capability.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/utsname.h>
+
+#include "kernel/cred.h"
+#include "kernel/task.h"
+#include "syscalls/handlers.h"
+#include "syscalls/sc.h"
+
+#define ID(c, i) ((uint32_t)(c)->args[i])
+#define LOCKED(t, expr) ({ pthread_mutex_lock(&(t)->lock); long r_ = (expr); \
+			   pthread_mutex_unlock(&(t)->lock); r_; })
+
+long sys_getuid(struct sc_call *c) { return LOCKED(c->task, c->task->cred.ruid); }
+long sys_geteuid(struct sc_call *c) { return LOCKED(c->task, c->task->cred.euid); }
+long sys_getgid(struct sc_call *c) { return LOCKED(c->task, c->task->cred.rgid); }
+long sys_getegid(struct sc_call *c) { return LOCKED(c->task, c->task->cred.egid); }
+
+long sys_setuid(struct sc_call *c) { return LOCKED(c->task, cred_setuid(&c->task->cred, ID(c, 0))); }
+long sys_setgid(struct sc_call *c) { return LOCKED(c->task, cred_setgid(&c->task->cred, ID(c, 0))); }
+long sys_setreuid(struct sc_call *c)
+{
+	return LOCKED(c->task, cred_setreuid(&c->task->cred, ID(c, 0), ID(c, 1)));
+}
+long sys_setregid(struct sc_call *c)
+{
+	return LOCKED(c->task, cred_setregid(&c->task->cred, ID(c, 0), ID(c, 1)));
+}
+long sys_setresuid(struct sc_call *c)
+{
+	return LOCKED(c->task, cred_setresuid(&c->task->cred, ID(c, 0), ID(c, 1), ID(c, 2)));
+}
+long sys_setresgid(struct sc_call *c)
+{
+	return LOCKED(c->task, cred_setresgid(&c->task->cred, ID(c, 0), ID(c, 1), ID(c, 2)));
+}
+long sys_setfsuid(struct sc_call *c) { return LOCKED(c->task, cred_setfsuid(&c->task->cred, ID(c, 0))); }
+long sys_setfsgid(struct sc_call *c) { return LOCKED(c->task, cred_setfsgid(&c->task->cred, ID(c, 0))); }
+
+static long getres(struct sc_call *c, int gid)
+{
+	uint32_t v[3];
+	pthread_mutex_lock(&c->task->lock);
+	const struct cred *cr = &c->task->cred;
+	v[0] = gid ? cr->rgid : cr->ruid;
+	v[1] = gid ? cr->egid : cr->euid;
+	v[2] = gid ? cr->sgid : cr->suid;
+	pthread_mutex_unlock(&c->task->lock);
+	for (int i = 0; i < 3; i++)
+		if (sc_write_guest(c, c->args[i], &v[i], sizeof v[i]) < 0)
+			return -EFAULT;
+	return 0;
+}
+long sys_getresuid(struct sc_call *c) { return getres(c, 0); }
+long sys_getresgid(struct sc_call *c) { return getres(c, 1); }
+
+long sys_getgroups(struct sc_call *c)
+{
+	int size = (int)c->args[0];
+	struct cred cr;
+	long r;
+
+	if (size < 0)
+		return -EINVAL;
+	pthread_mutex_lock(&c->task->lock);
+	cred_copy(&cr, &c->task->cred);
+	pthread_mutex_unlock(&c->task->lock);
+	r = cred_ngroups(&cr);
+	if (size && r) {
+		if (size < r)
+			r = -EINVAL;
+		else if (sc_write_guest(c, c->args[1], cr.groups->g, (size_t)r * sizeof(gid_t)) < 0)
+			r = -EFAULT;
+	}
+	cred_free(&cr);
+	return r;
+}
+
+long sys_setgroups(struct sc_call *c)
+{
+	int n = (int)c->args[0];
+	gid_t *g = NULL;
+	long r;
+
+	if (n < 0 || n > CRED_NGROUPS_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&c->task->lock);
+	int cap = cred_capable(&c->task->cred, CRED_CAP_SETGID);
+	pthread_mutex_unlock(&c->task->lock);
+	if (!cap)
+		return -EPERM;
+	if (n) {
+		g = malloc((size_t)n * sizeof *g);
+		if (!g)
+			return -ENOMEM;
+		if (sc_read_guest(c, c->args[1], g, (size_t)n * sizeof *g) < 0) {
+			free(g);
+			return -EFAULT;
+		}
+	}
+	r = LOCKED(c->task, cred_setgroups(&c->task->cred, n, g));
+	free(g);
+	return r;
+}
+
+/* ---- capabilities ---- */
+
+static int cap_header(struct sc_call *c, struct __user_cap_header_struct *h, int *words)
+{
+	if (sc_read_guest(c, c->args[0], h, sizeof *h) < 0)
+		return -EFAULT;
+	switch (h->version) {
+	case _LINUX_CAPABILITY_VERSION_1: *words = 1; return 0;
+	case _LINUX_CAPABILITY_VERSION_2:
+	case _LINUX_CAPABILITY_VERSION_3: *words = 2; return 0;
+	default: break;
+	}
+	h->version = _LINUX_CAPABILITY_VERSION_3;
+	if (sc_write_guest(c, c->args[0], &h->version, sizeof h->version) < 0)
+		return -EFAULT;
+	return -EINVAL;
+}
+
+long sys_capget(struct sc_call *c)
+{
+	struct __user_cap_header_struct h;
+	struct __user_cap_data_struct d[2];
+	struct cred cr;
+	int words, r = cap_header(c, &h, &words);
+
+	if (r < 0)
+		return r;
+	if (!c->args[1])
+		return 0; /* a version probe */
+	if (h.pid < 0)
+		return -EINVAL;
+	struct task *t = c->task;
+	int other = h.pid && h.pid != t->vtid;
+	if (other && !(t = task_get_vpid(c->sb, h.pid)))
+		return -ESRCH;
+	pthread_mutex_lock(&t->lock);
+	cred_copy(&cr, &t->cred);
+	pthread_mutex_unlock(&t->lock);
+	if (other)
+		task_put(t);
+	for (int i = 0; i < 2; i++) {
+		d[i].effective = (uint32_t)(cr.cap_eff >> (32 * i));
+		d[i].permitted = (uint32_t)(cr.cap_prm >> (32 * i));
+		d[i].inheritable = (uint32_t)(cr.cap_inh >> (32 * i));
+	}
+	cred_free(&cr);
+	return sc_write_guest(c, c->args[1], d, (size_t)words * sizeof d[0]) < 0 ? -EFAULT : 0;
+}
+
+long sys_capset(struct sc_call *c)
+{
+	struct __user_cap_header_struct h;
+	struct __user_cap_data_struct d[2];
+	int words, r = cap_header(c, &h, &words);
+
+	if (r < 0)
+		return r;
+	if (h.pid && h.pid != c->task->vtid)
+		return -EPERM;
+	memset(d, 0, sizeof d);
+	if (sc_read_guest(c, c->args[1], d, (size_t)words * sizeof d[0]) < 0)
+		return -EFAULT;
+	uint64_t e = d[0].effective | (uint64_t)d[1].effective << 32;
+	uint64_t p = d[0].permitted | (uint64_t)d[1].permitted << 32;
+	uint64_t i = d[0].inheritable | (uint64_t)d[1].inheritable << 32;
+	/* bits past the last capability are ignored, as in Linux */
+	e &= CRED_CAP_ALL; p &= CRED_CAP_ALL; i &= CRED_CAP_ALL;
+	return LOCKED(c->task, cred_capset(&c->task->cred, e, p, i));
+}
+
+/* prctl: only the options ARGTRAP(prctl) sends here (capabilities, securebits). */
+long sys_prctl(struct sc_call *c)
+{
+	int op = (int)c->args[0];
+	unsigned long a2 = c->args[1], a3 = c->args[2], a4 = c->args[3], a5 = c->args[4];
+	struct task *t = c->task;
+	struct cred *cr = &t->cred;
+	long r;
+
+	pthread_mutex_lock(&t->lock);
+	switch (op) {
+	case PR_CAPBSET_READ:
+		r = a2 > CRED_CAP_LAST ? -EINVAL : !!(cr->cap_bnd & CRED_BIT(a2));
+		break;
+	case PR_CAPBSET_DROP:
+		if (a2 > CRED_CAP_LAST)
+			r = -EINVAL;
+		else if (!cred_capable(cr, CRED_CAP_SETPCAP))
+			r = -EPERM;
+		else {
+			cr->cap_bnd &= ~CRED_BIT(a2);
+			r = 0;
+		}
+		break;
+	case PR_GET_KEEPCAPS:
+		r = !!(cr->securebits & CRED_SECBIT_KEEP_CAPS);
+		break;
+	case PR_SET_KEEPCAPS:
+		if (a2 > 1)
+			r = -EINVAL;
+		else {
+			cr->securebits = a2 ? cr->securebits | CRED_SECBIT_KEEP_CAPS
+					    : cr->securebits & ~CRED_SECBIT_KEEP_CAPS;
+			r = 0;
+		}
+		break;
+	case PR_GET_SECUREBITS:
+		r = cr->securebits;
+		break;
+	case PR_SET_SECUREBITS:
+		/* only SECBIT_KEEP_CAPS is modelled; the others are refused */
+		if (!cred_capable(cr, CRED_CAP_SETPCAP) || (a2 & ~(unsigned long)CRED_SECBIT_KEEP_CAPS))
+			r = -EPERM;
+		else {
+			cr->securebits = (unsigned)a2;
+			r = 0;
+		}
+		break;
+	case PR_CAP_AMBIENT:
+		if (a2 == PR_CAP_AMBIENT_CLEAR_ALL) {
+			if (a3 || a4 || a5)
+				r = -EINVAL;
+			else {
+				cr->cap_amb = 0;
+				r = 0;
+			}
+			break;
+		}
+		if (a3 > CRED_CAP_LAST || a4 || a5) {
+			r = -EINVAL;
+			break;
+		}
+		if (a2 == PR_CAP_AMBIENT_IS_SET)
+			r = !!(cr->cap_amb & CRED_BIT(a3));
+		else if (a2 == PR_CAP_AMBIENT_RAISE) {
+			if (!(cr->cap_prm & cr->cap_inh & CRED_BIT(a3)))
+				r = -EPERM;
+			else {
+				cr->cap_amb |= CRED_BIT(a3);
+				r = 0;
+			}
+		} else if (a2 == PR_CAP_AMBIENT_LOWER) {
+			cr->cap_amb &= ~CRED_BIT(a3);
+			r = 0;
+		} else
+			r = -EINVAL;
+		break;
+	default:
+		r = -EINVAL; /* the filter sends nothing else */
+		break;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return r;
+}
+
+/* ---- uts names ---- */
+
+long sys_uname(struct sc_call *c)
+{
+	struct utsname u;
+	memset(&u, 0, sizeof u);
+	snprintf(u.sysname, sizeof u.sysname, "Linux");
+	snprintf(u.version, sizeof u.version, "#1 SMP PREEMPT_DYNAMIC");
+	snprintf(u.machine, sizeof u.machine, "x86_64");
+	pthread_mutex_lock(&c->sb->uts_lock);
+	snprintf(u.nodename, sizeof u.nodename, "%s", c->sb->hostname);
+	snprintf(u.release, sizeof u.release, "%s", c->sb->release);
+	snprintf(u.domainname, sizeof u.domainname, "%s", c->sb->domainname);
+	pthread_mutex_unlock(&c->sb->uts_lock);
+	return sc_write_guest(c, c->args[0], &u, sizeof u) < 0 ? -EFAULT : 0;
+}
+
+/* Linux needs CAP_SYS_ADMIN over the uts namespace, which the sandbox never
+ * grants; the names here are the sandbox's own, so a guest root (euid 0
+ * with a non-empty effective set: one that has not dropped its
+ * capabilities) may change them. */
+static long set_uts(struct sc_call *c, char *dst)
+{
+	long len = (long)c->args[1];
+	char name[65];
+
+	if (len < 0 || len > 64)
+		return -EINVAL;
+	pthread_mutex_lock(&c->task->lock);
+	int ok = c->task->cred.euid == 0 && c->task->cred.cap_eff != 0;
+	pthread_mutex_unlock(&c->task->lock);
+	if (!ok)
+		return -EPERM;
+	if (len && sc_read_guest(c, c->args[0], name, (size_t)len) < 0)
+		return -EFAULT;
+	name[len] = 0;
+	pthread_mutex_lock(&c->sb->uts_lock);
+	memcpy(dst, name, (size_t)len + 1);
+	pthread_mutex_unlock(&c->sb->uts_lock);
+	return 0;
+}
+
+long sys_sethostname(struct sc_call *c) { return set_uts(c, c->sb->hostname); }
+long sys_setdomainname(struct sc_call *c) { return set_uts(c, c->sb->domainname); }

@@ -1,0 +1,127 @@
+#!/bin/bash
+# NEGATIVE tests, identity: nothing of the host's names shows inside (host
+# name, kernel release and build string); the guest's ids are virtual (--user;
+# root inside may drop to any uid, a dropped process cannot get root back and
+# loses root's file access); /etc/hosts resolves the sandbox's own host name;
+# sethostname inside never reaches the host.
+# Harmless natively: it only reads the host's names and writes in its temp dir.
+. "$(dirname "$0")/lib.sh"
+
+ROOT=0; [ "$(id -u)" = 0 ] && ROOT=1
+HOST_NAME=$(hostname)
+HOST_REL=$(uname -r)
+HOST_VER=$(uname -v)
+
+# ---- 1. uts names: the sandbox's, never the host's ----
+out=$(mrun hostname)
+expect_eq default_hostname "$out" moat
+out=$(moat run --hostname box7 -- hostname </dev/null)
+expect_eq hostname_flag "$out" box7
+out=$(mrun uname -r)
+expect_eq default_release "$out" 6.1.0-moat
+out=$(moat run --kernel-release 5.4.0-test -- uname -r </dev/null)
+expect_eq release_flag "$out" 5.4.0-test
+out=$(mrun sh -c 'uname -a; cat /proc/version /proc/sys/kernel/osrelease /proc/sys/kernel/hostname /etc/hostname')
+case $out in
+*"$HOST_REL"* | *"$HOST_VER"*) fail no_host_kernel_string "host release/build string inside: $out" ;;
+*) ok no_host_kernel_string ;;
+esac
+if [ "$HOST_NAME" != moat ] && printf '%s' "$out" | grep -qw -- "$HOST_NAME"; then
+	fail no_host_name "host name inside: $out"
+else
+	ok no_host_name
+fi
+
+# ---- 2. /etc/hosts resolves the sandbox's own name ----
+out=$(moat run --hostname box7 -- getent hosts box7 </dev/null)
+expect_eq getent_hosts_own_name "$(echo $out)" "127.0.1.1 box7"
+out=$(mrun "$PY" -c 'import socket; print(socket.gethostbyname(socket.gethostname()))')
+expect_eq python_resolves_hostname "$out" 127.0.1.1
+out=$(mrun sh -c 'grep -c "$(hostname)" /etc/hosts; grep -c localhost /etc/hosts')
+expect_eq etc_hosts_lines "$(echo $out)" "1 2"
+
+# ---- 3. sethostname inside: the sandbox's name only ----
+# Natively (fake-moat) as root this would rename the host: the guest program
+# checks first that it is in a sandbox (its uname is not the host's), and the
+# host's name is put back at exit whatever happens.
+[ $ROOT = 1 ] && at_exit "[ \"\$(hostname)\" = '$HOST_NAME' ] || hostname '$HOST_NAME'"
+out=$(moat run --user 0:0 -- sh -c '[ "$(uname -r)" != "$1" ] || exit 9
+	hostname inner1 && hostname && uname -n && getent hosts inner1' sh "$HOST_REL" </dev/null)
+expect_eq sethostname_inside "$(echo $out)" "inner1 inner1 127.0.1.1 inner1"
+expect_eq host_name_unchanged "$(hostname)" "$HOST_NAME"
+
+# ---- 4. ids: --user, drops, no way back ----
+if [ $ROOT = 1 ]; then
+	out=$(mrun id)
+	expect_eq id_root "$out" "uid=0(root) gid=0(root) groups=0(root)"
+	out=$(mrun setpriv --reuid=65534 --regid=65534 --clear-groups id)
+	expect_eq setpriv_drop "$out" "uid=65534(nobody) gid=65534(nogroup) groups=65534(nogroup)"
+	out=$(mrun setpriv --reuid=65534 --regid=65534 --clear-groups setpriv --reuid=0 id 2>&1)
+	case $out in *"uid=0"*) fail setpriv_no_way_back "$out" ;; *) ok setpriv_no_way_back ;; esac
+else
+	out=$(mrun id -u)
+	expect_eq id_rootless_caller "$out" "$(id -u)"
+fi
+out=$(moat run --user 1000:1000 -- sh -c 'id -u; id -g; id -G; grep -E "^(Uid|Gid|CapEff)" /proc/self/status' </dev/null)
+expect_eq user_flag "$(echo $out)" "1000 1000 1000 Uid: 1000 1000 1000 1000 Gid: 1000 1000 1000 1000 CapEff: 0000000000000000"
+if [ $ROOT = 1 ]; then
+	# new files belong to their creator (private /tmp)
+	out=$(moat run --user 1000:1000 -- sh -c 'cd /tmp && touch f && mkdir d && stat -c "%u:%g" f d' </dev/null 2>&1)
+	expect_eq user_flag_owns_new_files "$(echo $out)" "1000:1000 1000:1000"
+	out=$(moat run --user 1000:1000 -- sh -c 'touch "$HOME/x" && stat -c "%u:%g" "$HOME" "$HOME/x"' </dev/null 2>&1)
+	expect_eq user_flag_owns_home "$(echo $out)" "1000:1000 1000:1000"
+fi
+out=$(moat run --user 1000:1000 -- "$PY" -c '
+import os
+try:
+    os.setuid(0); print("became root")
+except PermissionError: print("EPERM")' </dev/null)
+expect_eq user_flag_cannot_setuid "$out" EPERM
+
+# root inside (--user 0:0, also rootless) drops to nobody: a 0600 file root
+# made in the private /tmp is no longer readable or writable, root is not
+# regained, and the capabilities are gone
+out=$(moat run --user 0:0 -- "$PY" -c '
+import os, ctypes
+p = "/tmp/secret"
+with open(p, "w") as f: f.write("x")
+os.chmod(p, 0o600)
+os.setgroups([]); os.setgid(65534); os.setuid(65534)
+r = []
+for mode in ("r", "a"):
+    try:
+        open(p, mode); r.append("open-" + mode)
+    except PermissionError: r.append("EACCES")
+for f in (lambda: os.setuid(0), lambda: os.seteuid(0), lambda: os.setresuid(0, 0, 0), lambda: os.setgroups([0])):
+    try:
+        f(); r.append("regained")
+    except PermissionError: r.append("EPERM")
+try:
+    os.chown(p, 65534, 65534); r.append("chown")
+except PermissionError: r.append("EPERM")
+r.append(os.getresuid() == (65534, 65534, 65534))
+r.append([l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff")][0])
+print(*r)' </dev/null 2>&1)
+expect_eq dropped_root_stays_dropped "$out" "EACCES EACCES EPERM EPERM EPERM EPERM EPERM True 0000000000000000"
+
+# root inside has the sandbox's capability set (kernel/cred.h), never e.g.
+# CAP_SYS_ADMIN (21), CAP_SYS_MODULE (16), CAP_SYS_RAWIO (17), CAP_DAC_READ_SEARCH (2)
+out=$(moat run --user 0:0 -- "$PY" -c '
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+PR_CAPBSET_READ = 23
+eff = int([l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff")][0], 16)
+print([libc.prctl(PR_CAPBSET_READ, c) for c in (2, 16, 17, 21)], [bool(eff >> c & 1) for c in (2, 16, 17, 21)],
+      bool(eff >> 7 & 1), libc.prctl(PR_CAPBSET_READ, 7))' </dev/null 2>&1)
+expect_eq root_lacks_admin_caps "$out" "[0, 0, 0, 0] [False, False, False, False] True 1"
+
+# a dropped process cannot rename the sandbox either
+out=$(moat run --user 0:0 -- "$PY" -c '
+import os, socket
+os.setuid(65534)
+try:
+    socket.sethostname("x"); print("renamed")
+except PermissionError: print("EPERM")' </dev/null 2>&1)
+expect_eq dropped_cannot_sethostname "$out" EPERM
+
+finish

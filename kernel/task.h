@@ -114,6 +114,10 @@ struct sandbox {
 	pid_t init_pid;          /* host pid of the guest's pid-1 */
 	pid_t main_pid;          /* host pid of the main guest program */
 	const char *hostname;    /* virtual uname nodename */
+	/* counters for --result (atomic adds; pipeline.c, tracer.c) */
+	unsigned long n_trapped, n_denied, n_emulated, n_killed;
+	unsigned long n_fork_refused, n_tasks_peak; /* the tracer's (one thread) */
+	long long last_activity_ms; /* CLOCK_MONOTONIC ms of the last trapped call or output (--idle-timeout) */
 };
 
 /* Task table (kernel/tasks.c, driven by sentry/ptrace events). */

@@ -14,8 +14,8 @@
  *      the sentry closes it (or dies) it kills what is left in the cgroup
  *      (cgroup.kill, or SIGKILL to each listed pid on v1) and removes it.
  *   2. rlimits set by moat-init before it forks the program: RLIMIT_NPROC =
- *      --pids + 1 (counted per user namespace and uid: each sandbox has its
- *      own), RLIMIT_DATA = --memory when no memory controller holds it.
+ *      --pids + 2 (counted per user namespace and uid: each sandbox has its
+ *      own; + 2 like pids.max: moat-init and a refused child), RLIMIT_DATA = --memory when no memory controller holds it.
  *   3. the sentry's own accounting: the tracer's task table refuses a fork
  *      past --pids (EAGAIN, like the kernel), a watchdog thread ends the
  *      sandbox at --timeout, --idle-timeout (no trapped call, no output) or on
@@ -255,7 +255,7 @@ static int setup_v2(struct limits *l, const char *root)
 	}
 	if (has_word(avail, "pids")) {
 		if (c->pids) {
-			snprintf(v, sizeof v, "%lu", c->pids + 1); /* + moat-init */
+			snprintf(v, sizeof v, "%lu", c->pids + 2); /* + moat-init, + a refused child */
 			l->pids_ok = write_at(d, "pids.max", v) == 0;
 		}
 		l->pids_events_fd = open_at(d, "pids.events", O_RDONLY);
@@ -321,7 +321,7 @@ static int setup_v1(struct limits *l)
 			l->mem_peak_fd = open_at(d, "memory.max_usage_in_bytes", O_RDONLY);
 		} else if (i == 1) {
 			if (c->pids) {
-				snprintf(v, sizeof v, "%lu", c->pids + 1);
+				snprintf(v, sizeof v, "%lu", c->pids + 2);
 				l->pids_ok = write_at(d, "pids.max", v) == 0;
 			}
 			l->pids_events_fd = open_at(d, "pids.events", O_RDONLY);
@@ -413,10 +413,8 @@ struct limits *limits_setup(const struct sentry_config *cfg, struct sandbox *sb,
 	g_lim = l;
 	if (cfg->result_path) {
 		l->result_fd = open(cfg->result_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (l->result_fd < 0) {
-			snprintf(err, errlen, "--result %s: %s", cfg->result_path, strerror(errno));
-			return NULL;
-		}
+		if (l->result_fd < 0) /* a usage error, like a bad --bind */
+			die_status(2, "--result %s: %s", cfg->result_path, strerror(errno));
 		moat_die_hook = on_die;
 	}
 	/* stdout/stderr through the sentry: only when a cap or idle detection
@@ -476,7 +474,10 @@ void limits_spawn_args(const struct limits *l, int *out_fd, int *err_fd, unsigne
 {
 	*out_fd = l->out_w[0];
 	*err_fd = l->out_w[1];
-	*nproc = l->cfg->pids ? l->cfg->pids + 1 : 0;
+	/* the sentry's task table refuses first (and counts); the kernel's
+	 * limits are the backstop: + moat-init, + the refused child that lives
+	 * until the tracer has killed it */
+	*nproc = l->cfg->pids ? l->cfg->pids + 2 : 0;
 	/* RLIMIT_DATA only where no cgroup holds the memory: with one, the OOM
 	 * kill (and its report) comes first */
 	*data = l->mem_ok ? 0 : l->cfg->memory;
@@ -716,6 +717,18 @@ static void fmt_dur(char *b, size_t len, unsigned long long ms)
 		snprintf(b, len, "%llums", ms);
 }
 
+static void fmt_size(char *b, size_t len, unsigned long long n)
+{
+	if (n && n % (1ULL << 30) == 0)
+		snprintf(b, len, "%lluG", n >> 30);
+	else if (n && n % (1ULL << 20) == 0)
+		snprintf(b, len, "%lluM", n >> 20);
+	else if (n && n % (1ULL << 10) == 0)
+		snprintf(b, len, "%lluK", n >> 10);
+	else
+		snprintf(b, len, "%llu", n);
+}
+
 static void write_result(struct limits *l, int status, int raw, int have_raw,
 			 const struct rusage *ru)
 {
@@ -843,13 +856,15 @@ int limits_finish(struct limits *l, int status, int raw, int have_raw, const str
 		snprintf(line, sizeof line, "killed: --idle-timeout %s reached (no syscall, no output)", d);
 		break;
 	case REASON_MEMORY:
-		snprintf(line, sizeof line, "killed: --memory %llu reached (out of memory)", c->memory);
+		fmt_size(d, sizeof d, c->memory);
+		snprintf(line, sizeof line, "killed: --memory %s reached (out of memory)", d);
 		break;
 	case REASON_PIDS:
 		snprintf(line, sizeof line, "--pids %lu reached: forks failed with EAGAIN", c->pids);
 		break;
 	case REASON_OUTPUT:
-		snprintf(line, sizeof line, "--output-limit %llu reached: output cut", c->output_limit);
+		fmt_size(d, sizeof d, c->output_limit);
+		snprintf(line, sizeof line, "--output-limit %s reached: output cut", d);
 		break;
 	case REASON_POLICY:
 		snprintf(line, sizeof line, "killed by policy (a forbidden syscall)");

@@ -117,6 +117,7 @@ struct sandbox {
 	/* counters for --result (atomic adds; pipeline.c, tracer.c) */
 	unsigned long n_trapped, n_denied, n_emulated, n_killed;
 	unsigned long n_fork_refused, n_tasks_peak; /* the tracer's (one thread) */
+	int init_gone;           /* the tracer reaped init_pid: never signal that pid again */
 	long long last_activity_ms; /* CLOCK_MONOTONIC ms of the last trapped call or output (--idle-timeout) */
 };
 

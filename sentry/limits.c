@@ -541,7 +541,8 @@ void limits_end(struct limits *l, int reason)
 	double end = now_ms() + GRACE_MS;
 	while (!l->done && now_ms() < end)
 		sleep_ms(20);
-	if (l->sb->init_pid > 0)
+	/* (not once the tracer has reaped it: the pid may be another's) */
+	if (l->sb->init_pid > 0 && !__atomic_load_n(&l->sb->init_gone, __ATOMIC_SEQ_CST))
 		kill(l->sb->init_pid, SIGKILL);
 }
 
@@ -646,9 +647,7 @@ static size_t tty_allow(size_t n)
 	struct limits *l = g_lim;
 	activity(l);
 	unsigned long long cap = l->cfg->output_limit;
-	if (!cap)
-		return n;
-	if (l->out_bytes[0] + n > cap) {
+	if (cap && l->out_bytes[0] + n > cap) {
 		n = (size_t)(cap - l->out_bytes[0]);
 		l->out_cut[0] = 1;
 	}

@@ -17,6 +17,10 @@
  *      (pipeline.c)
  *   5. when the program exits: kill the pid namespace, reap, stop the gofer,
  *      exit with the program's status (128+N for signal N).
+ * Limits (limits.c) hook in: the cgroup, its cleanup helper, the --result
+ * file and the output pipes before step 2; the cgroup move in step 3; the
+ * watchdog and relay threads after step 4; --result and the cgroup's removal
+ * after step 5.
  */
 #ifndef MOAT_SENTRY_SENTRY_H
 #define MOAT_SENTRY_SENTRY_H

@@ -345,8 +345,10 @@ static int reaped(struct tracer *tr, pid_t tid, int st)
 		*a->gofer_pid = -1; /* handlers now fail with EPIPE; the guest sees EIO */
 		return tr->main_done && tr->init_reaped;
 	}
-	if (tid == sb->init_pid)
+	if (tid == sb->init_pid) {
 		tr->init_reaped = 1;
+		__atomic_store_n(&sb->init_gone, 1, __ATOMIC_SEQ_CST); /* for limits_end */
+	}
 	if (tid == tr->main_pid && !tr->main_done) {
 		tr->main_done = 1;
 		a->main_raw = st;

@@ -123,6 +123,17 @@ no_leftovers output
 run_limited output_small --output-limit 1K -- /bin/sh -c 'echo out; echo err >&2'
 expect_eq output_under_cap "$out|$err|$(field "$R" reason)" "out|err|exited"
 
+# -t: the pty relay applies the cap (the guest's output is dropped past it and the sandbox ends)
+if command -v script >/dev/null; then
+	rm -f "$R"
+	n=$(timeout 60 script -qc "$(printf '%q ' "$MOAT" run -t --result "$R" --output-limit 1K --timeout 30s -- /usr/bin/yes "$T_MARK")" /dev/null </dev/null 2>/dev/null | wc -c)
+	expect_eq tty_output_reason "$(field "$R" reason) $(field "$R" stdout_bytes)" "output-limit 1024"
+	if [ "$n" -ge 1024 ] && [ "$n" -le 1400 ]; then ok tty_output_capped; else fail tty_output_capped "$n bytes"; fi
+	no_leftovers tty_output
+else
+	skip tty_output_capped "no script(1)"
+fi
+
 # --- --idle-timeout: output, then silence ---
 run_limited idle --idle-timeout 1s --timeout 60s -- /bin/sh -c 'echo a; sleep 0.4; echo b; sleep 30; echo never' "$T_MARK"
 expect_eq idle_reason "$(echo $out) $(field "$R" reason)" "a b idle-timeout"

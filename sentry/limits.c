@@ -217,7 +217,10 @@ static int setup_v2(struct limits *l, const char *root)
 		own[0] = 0;
 	if (snprintf(parent, sizeof parent, "%s%s", root, own) >= (int)sizeof parent)
 		return -1;
-	if (access(parent, W_OK) < 0)
+	/* we must be able to make the child and to move our init from our
+	 * cgroup into it: cgroup.procs of the common ancestor */
+	snprintf(buf, sizeof buf, "%s/cgroup.procs", parent);
+	if (access(parent, W_OK) < 0 || access(buf, W_OK) < 0)
 		return -1;
 	snprintf(buf, sizeof buf, "%s/cgroup.controllers", parent);
 	char avail[512], enabled[512];
@@ -867,9 +870,6 @@ int limits_finish(struct limits *l, int status, int raw, int have_raw, const str
 		break;
 	case REASON_POLICY:
 		snprintf(line, sizeof line, "killed by policy (a forbidden syscall)");
-		break;
-	case REASON_SENTRY:
-		snprintf(line, sizeof line, "sandbox error");
 		break;
 	default:
 		break;

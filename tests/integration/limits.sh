@@ -146,6 +146,35 @@ run_limited daemon -- /bin/sh -c '(setsid /bin/sh -c "sleep 300; : $0" </dev/nul
 expect_eq daemon_started "$out" started
 no_leftovers daemon
 
+# --- moat killed with SIGKILL: the helper still removes the cgroup, the guest dies ---
+"$MOAT" run --memory 512M -- /bin/sh -c 'sleep 300; echo "$0"' "$T_MARK" </dev/null >/dev/null 2>&1 &
+mpid=$!
+# the guest's cgroup, whichever hierarchy holds it (a path ending in /moat-<id>)
+cg=""
+for ((i = 0; i < 50; i++)); do
+	for p in $(pgrep -f -- "sleep 300; echo"); do
+		cg=$(sed -n 's/^[0-9]*:[^:]*:\(.*\/moat-[0-9a-f]*\)$/\1/p' "/proc/$p/cgroup" 2>/dev/null | head -1)
+		[ -n "$cg" ] && break
+	done
+	[ -n "$cg" ] && break
+	sleep 0.1
+done
+kill -9 "$mpid"; { wait "$mpid"; } 2>/dev/null
+left=""
+for ((i = 0; i < 50; i++)); do left=$(pgrep -af -- "$T_MARK" | grep -v pgrep); [ -z "$left" ] && break; sleep 0.1; done
+expect_eq kill9_no_process_left "$left" ""
+if [ -n "$cg" ]; then
+	dirs=""
+	for ((i = 0; i < 50; i++)); do
+		dirs=$(find /sys/fs/cgroup -maxdepth 6 -type d -name "$(basename "$cg")" 2>/dev/null)
+		[ -z "$dirs" ] && break
+		sleep 0.1
+	done
+	expect_eq kill9_no_cgroup_left "$dirs" ""
+else
+	skip kill9_no_cgroup_left "no cgroup for this sandbox ($(id -un))"
+fi
+
 # --- --cpus 0.5: at most half a CPU ---
 run_limited cpus --cpus 0.5 --timeout 2s -- /bin/sh -c 'while :; do :; done' "$T_MARK"
 if [ "$(field "$R" limits.cpus_by)" = cgroup ]; then

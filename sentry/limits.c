@@ -508,13 +508,21 @@ int limits_attach(void *limits, pid_t init_pid, char *err, size_t errlen)
 	l->oom_base = oom_kills(l);
 	char v[32];
 	int n = snprintf(v, sizeof v, "%d", (int)init_pid);
-	for (int i = 0; i < l->nprocs; i++)
-		if (write(l->procs_fd[i], v, n) != n) {
-			int e = errno ? errno : EIO;
+	int e = 0;
+	for (int i = 0; i < l->nprocs; i++) {
+		if (!e && write(l->procs_fd[i], v, n) != n) {
+			e = errno ? errno : EIO;
 			snprintf(err, errlen, "cannot move the sandbox into its cgroup: %s", strerror(e));
-			return -e;
 		}
-	return 0;
+		/* These fds were opened with the caller's privilege, which the
+		 * kernel checks at write time (v1 and v2 use the opener's
+		 * credentials): kept, they would let a compromised sentry move
+		 * any host process into the sandbox's limits. Once is all we need. */
+		close(l->procs_fd[i]);
+		l->procs_fd[i] = -1;
+	}
+	l->nprocs = 0;
+	return -e;
 }
 
 /* ---- ending the sandbox ---- */

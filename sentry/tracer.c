@@ -349,10 +349,13 @@ static int reaped(struct tracer *tr, pid_t tid, int st)
 		tr->init_reaped = 1;
 		__atomic_store_n(&sb->init_gone, 1, __ATOMIC_SEQ_CST); /* for limits_end */
 	}
-	if (tid == tr->main_pid && !tr->main_done) {
-		tr->main_done = 1;
+	if (tid == tr->main_pid && !a->main_seen) {
+		/* for --result: also when the init died first (an OOM group kill) */
 		a->main_raw = st;
 		a->main_seen = 1;
+	}
+	if (tid == tr->main_pid && !tr->main_done) {
+		tr->main_done = 1;
 		tr->status_out = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 		*a->forward_to = 0;
 		dbg("%.2f ms: program exited", ms_now() - a->t0);
@@ -405,7 +408,7 @@ int tracer_run(struct tracer_args *a)
 			break; /* ECHILD: every guest task and the init are gone */
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			if (tid == tr.main_pid && !tr.main_done && a->main_ru)
+			if (tid == tr.main_pid && !a->main_seen && a->main_ru)
 				*a->main_ru = ru; /* the program and the children it waited for */
 			if (reaped(&tr, tid, st))
 				break;

@@ -175,6 +175,19 @@ else
 	skip kill9_no_cgroup_left "no cgroup for this sandbox ($(id -un))"
 fi
 
+# --- the sentry keeps no root-opened cgroup.procs fd (it could move host processes) ---
+"$MOAT" run --memory 512M --pids 100 -- /bin/sh -c 'sleep 300; echo "$0"' "$T_MARK" </dev/null >/dev/null 2>&1 &
+mpid=$!
+for ((i = 0; i < 50; i++)); do pgrep -f -- "sleep 300; echo" >/dev/null && break; sleep 0.1; done
+sleep 0.2
+fds=$(ls -l "/proc/$mpid/fd" 2>/dev/null)
+procs=$(printf '%s\n' "$fds" | grep -c 'moat-[0-9a-f]*/\(cgroup\.procs\|tasks\)$')
+counters=$(printf '%s\n' "$fds" | grep -c 'moat-[0-9a-f]*/[a-z]')
+kill -9 "$mpid"; { wait "$mpid"; } 2>/dev/null
+if [ -z "$fds" ]; then skip sentry_no_cgroup_procs_fd "cannot read /proc/$mpid/fd ($(id -un))"
+elif [ "$counters" -eq 0 ]; then skip sentry_no_cgroup_procs_fd "no cgroup for this sandbox ($(id -un))"
+else expect_eq sentry_no_cgroup_procs_fd "$procs" 0; fi
+
 # --- --cpus 0.5: at most half a CPU ---
 run_limited cpus --cpus 0.5 --timeout 2s -- /bin/sh -c 'while :; do :; done' "$T_MARK"
 if [ "$(field "$R" limits.cpus_by)" = cgroup ]; then

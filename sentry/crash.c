@@ -5,6 +5,7 @@
 #include <libunwind.h>
 
 #include "sentry/sentry.h"
+#include "common/log.h"
 
 #include <dlfcn.h>
 
@@ -51,6 +52,8 @@ static void on_crash(int sig)
 			 have_dl ? (unsigned long)(ip - (unw_word_t)di.dli_fbase) : (unsigned long)ip);
 		say(line);
 	}
+	if (moat_die_hook) /* --result: a sentry-error record (limits.c) */
+		moat_die_hook(128 + sig);
 	signal(sig, SIG_DFL);
 	raise(sig);
 	_exit(128 + sig);

@@ -50,6 +50,12 @@ if [ "${n:-0}" -gt 0 ]; then ok result_counts_trapped; else fail result_counts_t
 run_limited signal -- /bin/sh -c 'kill -9 $$'
 expect_eq result_signal "$rc $(field "$R" reason) $(field "$R" signal)" "137 killed-by-signal 9"
 
+# a crash of the sentry still writes the result (and the guest dies with it)
+rm -f "$R"
+MOAT_TEST_CRASH=1 moat run --result "$R" -- /bin/sh -c 'sleep 300; echo "$0"' "$T_MARK" </dev/null >/dev/null 2>&1
+expect_eq result_sentry_crash "$(field "$R" reason)" sentry-error
+no_leftovers crash
+
 # --- a fork bomb under --pids 64 (bounded: forks until the first failure) ---
 run_limited pids --pids 64 --timeout 60s -- "$PY" -c '
 import os, sys, time, errno

@@ -530,7 +530,12 @@ int limits_attach(void *limits, pid_t init_pid, char *err, size_t errlen)
 static int term_one(struct task *t, void *arg)
 {
 	(void)arg;
-	kill(t->tgid, SIGTERM);
+	/* by pidfd where we have one: a task reaped meanwhile cannot be
+	 * confused with a process that reuses its pid */
+	if (t->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, t->pidfd, SIGTERM, NULL, 0);
+	else
+		kill(t->tgid, SIGTERM);
 	return 0;
 }
 

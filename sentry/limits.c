@@ -82,6 +82,7 @@ struct limits {
 	/* watchdog */
 	pthread_t dog;
 	int dog_started;
+	int dog_wake[2];                /* limits_finish wakes the watchdog at once */
 	volatile int done;
 	int reason;                     /* REASON_* set by whoever ended the sandbox, 0 if none */
 	unsigned long long oom_base;    /* oom_kill count when the guest was attached */
@@ -409,6 +410,7 @@ struct limits *limits_setup(const struct sentry_config *cfg, struct sandbox *sb,
 	l->result_fd = -1;
 	l->mem_events_fd = l->mem_peak_fd = l->pids_events_fd = l->cpu_stat_fd = -1;
 	l->out_r[0] = l->out_r[1] = l->out_w[0] = l->out_w[1] = -1;
+	l->dog_wake[0] = l->dog_wake[1] = -1;
 	l->sentry_pid = getpid();
 	l->clk_tck = sysconf(_SC_CLK_TCK);
 	if (l->clk_tck <= 0)
@@ -587,7 +589,9 @@ static void *dog_main(void *arg)
 			limits_end(l, REASON_OUTPUT);
 			break;
 		}
-		sleep_ms(c->timeout_ms || c->idle_ms ? 20 : 100);
+		/* until the next check, or limits_finish */
+		struct pollfd w = { .fd = l->dog_wake[0], .events = POLLIN };
+		poll(&w, 1, c->timeout_ms || c->idle_ms ? 20 : 100);
 	}
 	return NULL;
 }
@@ -685,7 +689,10 @@ int limits_start(struct limits *l, char *err, size_t errlen)
 		l->relay_started = r == 0;
 	}
 	if (!r && (c->timeout_ms || c->idle_ms || l->mem_ok || (c->tty && c->output_limit))) {
-		r = pthread_create(&l->dog, &at, dog_main, l);
+		if (pipe2(l->dog_wake, O_CLOEXEC) < 0)
+			r = errno;
+		else
+			r = pthread_create(&l->dog, &at, dog_main, l);
 		l->dog_started = r == 0;
 	}
 	pthread_attr_destroy(&at);
@@ -855,8 +862,12 @@ int limits_finish(struct limits *l, int status, int raw, int have_raw, const str
 {
 	const struct sentry_config *c = l->cfg;
 	l->done = 1;
-	if (l->dog_started)
+	if (l->dog_started) {
+		if (write(l->dog_wake[1], "x", 1) < 0) {
+			/* it wakes within 100 ms anyway */
+		}
 		pthread_join(l->dog, NULL);
+	}
 	if (l->relay_started)
 		pthread_join(l->relay, NULL); /* the write ends died with the guest */
 	write_result(l, status, raw, have_raw, ru);

@@ -18,8 +18,10 @@
  *      own; + 2 like pids.max: moat-init and a refused child), RLIMIT_DATA = --memory when no memory controller holds it.
  *   3. the sentry's own accounting: the tracer's task table refuses a fork
  *      past --pids (EAGAIN, like the kernel), a watchdog thread ends the
- *      sandbox at --timeout, --idle-timeout (no trapped call, no output) or on
- *      an OOM kill in the cgroup, and a relay thread caps the output.
+ *      sandbox at --timeout, --idle-timeout (no trapped call, no output), on
+ *      an OOM kill in the cgroup or, without a memory cgroup, when the tree's
+ *      PSS (sampled every 50 ms from the guest's procfs) passes --memory, and
+ *      a relay thread caps the output.
  * Ending the sandbox: SIGTERM to every guest process, a grace period, then
  * SIGKILL of moat-init, which ends its pid namespace: no process escapes by
  * forking, setsid or ignoring signals.
@@ -86,6 +88,7 @@ struct limits {
 	volatile int done;
 	int reason;                     /* REASON_* set by whoever ended the sandbox, 0 if none */
 	unsigned long long oom_base;    /* oom_kill count when the guest was attached */
+	unsigned long long pss_peak;    /* no memory cgroup: the tree's largest PSS sum seen */
 	/* result */
 	int result_fd;
 	int result_written;
@@ -564,11 +567,58 @@ void limits_end(struct limits *l, int reason)
 		kill(l->sb->init_pid, SIGKILL);
 }
 
+/* No memory cgroup: the guest tree's memory as the sum of each process's
+ * proportional set size (shared pages split between their users), read from
+ * the guest's procfs (the one path the confined sentry may open). Coarse:
+ * sampled every 50 ms. */
+static unsigned long long tree_pss(struct limits *l)
+{
+	int pfd = l->sb->guest_procfd;
+	if (pfd < 0)
+		return 0;
+	int d = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d < 0)
+		return 0;
+	unsigned long long sum = 0;
+	char buf[4096], path[64], txt[2048];
+	for (;;) {
+		long n = syscall(SYS_getdents64, d, buf, sizeof buf);
+		if (n <= 0)
+			break;
+		for (long off = 0; off < n;) {
+			struct {
+				unsigned long long ino;
+				long long off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *e = (void *)(buf + off);
+			off += e->reclen;
+			if (e->name[0] < '1' || e->name[0] > '9')
+				continue;
+			snprintf(path, sizeof path, "%.20s/smaps_rollup", e->name);
+			int f = openat(pfd, path, O_RDONLY | O_CLOEXEC);
+			if (f < 0)
+				continue;
+			ssize_t r = read(f, txt, sizeof txt - 1);
+			close(f);
+			if (r <= 0)
+				continue;
+			txt[r] = 0;
+			char *p = strstr(txt, "\nPss:");
+			if (p)
+				sum += strtoull(p + 5, NULL, 10) * 1024;
+		}
+	}
+	close(d);
+	return sum;
+}
+
 static void *dog_main(void *arg)
 {
 	struct limits *l = arg;
 	const struct sentry_config *c = l->cfg;
-	double start = now_ms();
+	double start = now_ms(), next_pss = 0;
 	__atomic_store_n(&l->sb->last_activity_ms, (long long)start, __ATOMIC_RELAXED);
 	while (!l->done) {
 		double now = now_ms();
@@ -585,13 +635,23 @@ static void *dog_main(void *arg)
 			limits_end(l, REASON_MEMORY);
 			break;
 		}
+		if (c->memory && !l->mem_ok && now >= next_pss) {
+			unsigned long long m = tree_pss(l);
+			if (m > l->pss_peak)
+				l->pss_peak = m;
+			if (m > c->memory) {
+				limits_end(l, REASON_MEMORY);
+				break;
+			}
+			next_pss = now + 50;
+		}
 		if (c->output_limit && c->tty && (l->out_cut[0])) {
 			limits_end(l, REASON_OUTPUT);
 			break;
 		}
 		/* until the next check, or limits_finish */
 		struct pollfd w = { .fd = l->dog_wake[0], .events = POLLIN };
-		poll(&w, 1, c->timeout_ms || c->idle_ms ? 20 : 100);
+		poll(&w, 1, c->timeout_ms || c->idle_ms || (c->memory && !l->mem_ok) ? 20 : 100);
 	}
 	return NULL;
 }
@@ -688,7 +748,7 @@ int limits_start(struct limits *l, char *err, size_t errlen)
 		r = pthread_create(&l->relay, &at, relay_main, l);
 		l->relay_started = r == 0;
 	}
-	if (!r && (c->timeout_ms || c->idle_ms || l->mem_ok || (c->tty && c->output_limit))) {
+	if (!r && (c->timeout_ms || c->idle_ms || c->memory || (c->tty && c->output_limit))) {
 		if (pipe2(l->dog_wake, O_CLOEXEC) < 0)
 			r = errno;
 		else
@@ -781,6 +841,9 @@ static void write_result(struct limits *l, int status, int raw, int have_raw,
 	if (pread_small(l->mem_peak_fd, tmp, sizeof tmp) > 0) {
 		peak = strtoll(tmp, NULL, 10);
 		peak_src = "cgroup";
+	} else if (l->pss_peak) {
+		peak = (long long)l->pss_peak;
+		peak_src = "sentry-pss-sample";
 	} else if (ru) {
 		peak = ru->ru_maxrss * 1024LL;
 		peak_src = "program-maxrss";
@@ -846,7 +909,7 @@ static void write_result(struct limits *l, int status, int raw, int have_raw,
 	OUT("\"limits\": {\"memory\": %llu, \"memory_by\": \"%s\", \"pids\": %lu, \"pids_by\": \"%s\", "
 	    "\"cpus\": %.3f, \"cpus_by\": \"%s\", \"timeout_ms\": %llu, \"idle_timeout_ms\": %llu, "
 	    "\"output_limit\": %llu}}\n",
-	    c->memory, !c->memory ? "none" : l->mem_ok ? "cgroup" : "rlimit-data", c->pids,
+	    c->memory, !c->memory ? "none" : l->mem_ok ? "cgroup" : "sentry-pss+rlimit-data", c->pids,
 	    !c->pids ? "none" : l->pids_ok ? "cgroup+sentry+rlimit-nproc" : "sentry+rlimit-nproc",
 	    c->cpus_milli / 1000.0, !c->cpus_milli ? "none" : l->cpu_ok ? "cgroup" : "none",
 	    c->timeout_ms, c->idle_ms, c->output_limit);

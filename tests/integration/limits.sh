@@ -100,9 +100,27 @@ if [ "$by" = cgroup ]; then
 else
 	# no memory controller we may use: RLIMIT_DATA fails the allocation
 	expect_eq memory_rlimit_fails_allocation "$out" MemoryError
-	skip memory_reason "no delegated memory cgroup ($(id -un)): RLIMIT_DATA only, the kernel does not say why an allocation failed"
+	skip memory_reason "no memory cgroup ($(id -un)): one process meets RLIMIT_DATA (MemoryError) before a PSS sample; the tree case holds the total"
 fi
 no_leftovers memory
+
+# --- a tree of four processes of 100M each under --memory 256M: the total counts ---
+run_limited memory_tree --memory 256M --timeout 60s -- "$PY" -c '
+import os, time
+kids = []
+for i in range(4):
+    pid = os.fork()
+    if pid == 0:
+        b = bytearray(100 << 20)
+        for j in range(0, len(b), 4096): b[j] = 1
+        time.sleep(120); os._exit(0)
+    kids.append(pid)
+for k in kids: os.waitpid(k, 0)
+print("all allocated")
+' "$T_MARK"
+expect_eq memory_tree_reason "$(field "$R" reason)" memory
+case $err in *"killed: --memory 256M reached"*) ok memory_tree_stderr_line ;; *) fail memory_tree_stderr_line "[$err]" ;; esac
+no_leftovers memory_tree
 
 # --- while true under --timeout 2s ---
 start=$(date +%s%N)

@@ -53,7 +53,19 @@ static const char usage_text[] =
 	"  --publish HOST:GUEST     forward the host's 127.0.0.1:HOST (tcp) to the guest's\n"
 	"                           127.0.0.1:GUEST (repeatable)\n"
 	"  --deny SYSCALL           deny this syscall too (EPERM, audited; repeatable;\n"
-	"                           names as in `moat syscalls`)\n";
+	"                           names as in `moat syscalls`)\n"
+	"\n"
+	"limits (a limit that ends the sandbox ends its whole process tree):\n"
+	"  --memory N               memory of the whole sandbox, bytes (suffix K, M, G)\n"
+	"  --pids N                 at most N tasks (processes and threads); past it\n"
+	"                           fork/clone fail with EAGAIN\n"
+	"  --cpus X                 CPU time as a fraction of CPUs (e.g. 0.5, 2)\n"
+	"  --timeout D              wall-clock limit (D: 500ms, 2s, 1m, 1h; plain = s)\n"
+	"  --idle-timeout D         end the sandbox after D with no trapped syscall and\n"
+	"                           no output\n"
+	"  --output-limit N         at most N bytes on each of stdout and stderr; past it\n"
+	"                           the guest's writes fail (EPIPE/SIGPIPE)\n"
+	"  --result FILE            write a JSON summary of the run to FILE\n";
 
 static void usage(const char *why)
 {
@@ -123,6 +135,29 @@ static unsigned long long parse_size(const char *opt, const char *v)
 	return n << shift;
 }
 
+/* "500ms", "2s", "1.5s", "1m", "1h", "3" (seconds); > 0; exit 2 on anything else */
+static unsigned long long parse_duration(const char *opt, const char *v)
+{
+	char *end;
+	errno = 0;
+	double d = strtod(v, &end);
+	double mul = 1000;
+	if (strcmp(end, "ms") == 0)
+		mul = 1;
+	else if (strcmp(end, "s") == 0 || *end == 0)
+		mul = 1000;
+	else if (strcmp(end, "m") == 0)
+		mul = 60000;
+	else if (strcmp(end, "h") == 0)
+		mul = 3600000;
+	else
+		end = NULL;
+	if (!end || errno || end == v || !(v[0] >= '0' && v[0] <= '9') || !(d * mul >= 1) ||
+	    d * mul > 1e12)
+		die_status(2, "%s %s: expected a duration (e.g. 500ms, 2s, 1m)", opt, v);
+	return (unsigned long long)(d * mul);
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	struct sentry_config c;
@@ -184,6 +219,37 @@ static int cmd_run(int argc, char **argv)
 			if (r > 100000000ULL)
 				die_status(2, "--audit-rate: at most 100000000");
 			c.audit_rate = (unsigned long)r;
+		} else if (is_opt(a, "--memory")) {
+			const char *v = optval(argc, argv, &i, "--memory");
+			c.memory = parse_size("--memory", v);
+			if (c.memory < (1ULL << 20))
+				die_status(2, "--memory %s: at least 1M", v);
+		} else if (is_opt(a, "--pids")) {
+			const char *v = optval(argc, argv, &i, "--pids");
+			unsigned long long n = parse_size("--pids", v);
+			if (n < 2 || n > 4194304)
+				die_status(2, "--pids %s: expected 2 to 4194304", v);
+			c.pids = (unsigned long)n;
+		} else if (is_opt(a, "--cpus")) {
+			const char *v = optval(argc, argv, &i, "--cpus");
+			char *end;
+			errno = 0;
+			double x = strtod(v, &end);
+			if (errno || end == v || *end || !(v[0] >= '0' && v[0] <= '9') || !(x >= 0.01) ||
+			    x > 4096)
+				die_status(2, "--cpus %s: expected a fraction of CPUs (0.01 to 4096)", v);
+			c.cpus_milli = (unsigned long)(x * 1000 + 0.5);
+		} else if (is_opt(a, "--timeout")) {
+			c.timeout_ms = parse_duration("--timeout", optval(argc, argv, &i, "--timeout"));
+		} else if (is_opt(a, "--idle-timeout")) {
+			c.idle_ms = parse_duration("--idle-timeout", optval(argc, argv, &i, "--idle-timeout"));
+		} else if (is_opt(a, "--output-limit")) {
+			const char *v = optval(argc, argv, &i, "--output-limit");
+			c.output_limit = parse_size("--output-limit", v);
+			if (c.output_limit == 0)
+				die_status(2, "--output-limit %s: at least 1", v);
+		} else if (is_opt(a, "--result")) {
+			c.result_path = optval(argc, argv, &i, "--result");
 		} else if (is_opt(a, "--audit")) {
 			c.audit_path = optval(argc, argv, &i, "--audit");
 		} else if (is_opt(a, "--net")) {

@@ -25,12 +25,16 @@ static void vmsg(const char *fmt, va_list ap, int err)
 	(void)r;
 }
 
+void (*moat_die_hook)(int status);
+
 void die_status(int status, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	vmsg(fmt, ap, 0);
 	va_end(ap);
+	if (moat_die_hook)
+		moat_die_hook(status);
 	_exit(status);
 }
 
@@ -40,6 +44,8 @@ void die(const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(fmt, ap, 0);
 	va_end(ap);
+	if (moat_die_hook)
+		moat_die_hook(1);
 	_exit(1);
 }
 
@@ -50,6 +56,8 @@ void pdie(const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(fmt, ap, e);
 	va_end(ap);
+	if (moat_die_hook)
+		moat_die_hook(1);
 	_exit(1);
 }
 

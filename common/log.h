@@ -20,6 +20,10 @@ noreturn void pdie(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pwarn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Called by die*() with the exit status just before the process exits
+ * (sentry/limits.c: a --result record of the failure). */
+extern void (*moat_die_hook)(int status);
+
 /* Debug output when MOAT_DEBUG is set in moat's own environment. */
 extern int moat_debug;
 #define dbg(...) do { if (moat_debug) warnx_(__VA_ARGS__); } while (0)

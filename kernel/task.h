@@ -129,6 +129,11 @@ struct sandbox {
 	uid_t start_uid;         /* --user: the ids the program started with */
 	gid_t start_gid;
 	const char *resolv_conf; /* the guest's /etc/resolv.conf text (DNS stub), or NULL */
+	/* counters for --result (atomic adds; pipeline.c, tracer.c) */
+	unsigned long n_trapped, n_denied, n_emulated, n_killed;
+	unsigned long n_fork_refused, n_tasks_peak; /* the tracer's (one thread) */
+	int init_gone;           /* the tracer reaped init_pid: never signal that pid again */
+	long long last_activity_ms; /* CLOCK_MONOTONIC ms of the last trapped call or output (--idle-timeout) */
 };
 
 /* Task table (kernel/tasks.c, driven by sentry/ptrace events). */

@@ -5,6 +5,7 @@
 #include <libunwind.h>
 
 #include "sentry/sentry.h"
+#include "common/log.h"
 
 #include <dlfcn.h>
 
@@ -53,6 +54,8 @@ static void on_crash(int sig)
 			 have_dl ? (unsigned long)(ip - (unw_word_t)di.dli_fbase) : (unsigned long)ip);
 		say(line);
 	}
+	if (moat_die_hook) /* --result: a sentry-error record (limits.c) */
+		moat_die_hook(128 + sig);
 	/* raw calls: a sanitizer's signal()/raise()/_exit() interceptors may
 	 * need files the confined sentry cannot open (ASan: /proc/self/maps) */
 	struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; } dfl = { 0 };

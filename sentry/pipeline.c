@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 #include <time.h>
 #include <string.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
@@ -98,6 +99,7 @@ static int copy_in(struct sc_call *c)
 static void deny_unknown(struct notif *n, const char *why)
 {
 	plat->reply(g_nfd, n->id, -ENOSYS);
+	__atomic_fetch_add(&g_sb->n_denied, 1, __ATOMIC_RELAXED);
 	char name[64], args[256];
 	snprintf(name, sizeof name, "syscall_%d", n->nr);
 	snprintf(args, sizeof args, "0x%llx, 0x%llx, 0x%llx, 0x%llx, 0x%llx, 0x%llx",
@@ -111,6 +113,12 @@ static void deny_unknown(struct notif *n, const char *why)
 
 static void handle(struct notif *n, struct sc_call *c)
 {
+	/* counters for --result, activity for --idle-timeout */
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	__atomic_store_n(&g_sb->last_activity_ms, (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000,
+			 __ATOMIC_RELAXED);
+	__atomic_fetch_add(&g_sb->n_trapped, 1, __ATOMIC_RELAXED);
 	if (n->arch != MOAT_AUDIT_ARCH) {
 		deny_unknown(n, "foreign architecture");
 		return;
@@ -180,6 +188,8 @@ static void handle(struct notif *n, struct sc_call *c)
 		return; /* the caller is gone (or was interrupted by a fatal signal) */
 	}
 	decision = policy_check(g_sb->policy, c, &err);
+	__atomic_fetch_add(decision == DEC_KILL ? &g_sb->n_killed :
+			   decision == DEC_DENY ? &g_sb->n_denied : &g_sb->n_emulated, 1, __ATOMIC_RELAXED);
 	if (decision == DEC_KILL) {
 		kill(t->tgid, SIGKILL);
 		ret = -ENOSYS;

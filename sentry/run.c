@@ -25,6 +25,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -163,6 +164,11 @@ int sentry_run(const struct sentry_config *cfg)
 	int tty_slave = -1;
 	if (cfg->tty && tty_open(&tty_slave, err, sizeof err) < 0)
 		die("%s", err);
+	/* limits: the --result file, the cgroup (with the caller's privilege),
+	 * the output pipes */
+	struct limits *lim = limits_setup(cfg, sb, t0, err, sizeof err);
+	if (!lim)
+		die("%s", err);
 	struct spawn_args sa = {
 		.filter = &prog, .argv = cfg->argv, .envp = envp, .uid = uid, .gid = gid,
 		.tty_fd = tty_slave,
@@ -196,6 +202,11 @@ int sentry_run(const struct sentry_config *cfg)
 	netconn_init(cfg->net, netd_chan);
 	if (netd_chan >= 0)
 		sb->resolv_conf = "nameserver " NETDNS_STUB_ADDR "\noptions ndots:0\n";
+	limits_spawn_args(lim, &sa.out_fd, &sa.err_fd, &sa.nproc, &sa.data);
+	/* the init waits for our word before it does anything: it goes into
+	 * the cgroup first, so the whole guest tree is born there */
+	sa.attach = limits_attach;
+	sa.attach_arg = lim;
 	struct spawn_result sr;
 	if (spawn_guest(&sa, &sr, err, sizeof err) < 0)
 		die("%s", err);
@@ -264,6 +275,8 @@ int sentry_run(const struct sentry_config *cfg)
 	crash_install(sr.init_pid);
 	if (cfg->tty && tty_start(err, sizeof err) < 0)
 		die("%s", err);
+	if (limits_start(lim, err, sizeof err) < 0)
+		die("%s", err);
 
 	struct sigaction fwd;
 	memset(&fwd, 0, sizeof fwd);
@@ -279,8 +292,11 @@ int sentry_run(const struct sentry_config *cfg)
 	struct tracer_args ta = {
 		.sb = sb, .gofer_pid = &gofer_pid, .gofer_ctl = gofer_ctl, .sync_sock = sr.sync_sock, .uid = uid,
 		.gid = gid, .workdir = workdir, .crash_test = crash_test,
-		.forward_to = &forward_to, .t0 = t0,
+		.forward_to = &forward_to, .t0 = t0, .pids_max = (int)cfg->pids,
 	};
+	struct rusage main_ru;
+	memset(&main_ru, 0, sizeof main_ru);
+	ta.main_ru = &main_ru;
 	int status_out = tracer_run(&ta);
 	dbg("%.2f ms: guest gone", ms_now() - t0);
 	/* everything in the guest is gone: stop the gofer */
@@ -291,6 +307,7 @@ int sentry_run(const struct sentry_config *cfg)
 	tty_finish();
 	pipeline_drain(200);
 	audit_flush(sb->audit);
+	status_out = limits_finish(lim, status_out, ta.main_raw, ta.main_seen, &main_ru);
 	dbg("%.2f ms: done", ms_now() - t0);
 	return status_out;
 }

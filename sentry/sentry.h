@@ -17,6 +17,10 @@
  *      (pipeline.c)
  *   5. when the program exits: kill the pid namespace, reap, stop the gofer,
  *      exit with the program's status (128+N for signal N).
+ * Limits (limits.c) hook in: the cgroup, its cleanup helper, the --result
+ * file and the output pipes before step 2; the cgroup move in step 3; the
+ * watchdog and relay threads after step 4; --result and the cgroup's removal
+ * after step 5.
  */
 #ifndef MOAT_SENTRY_SENTRY_H
 #define MOAT_SENTRY_SENTRY_H
@@ -26,6 +30,7 @@
 #include <sys/types.h>
 
 struct sandbox;
+struct rusage;
 struct sc_call;
 struct task;
 struct netpolicy;
@@ -61,6 +66,14 @@ struct sentry_config {
 	struct netpolicy *net;            /* --net allow=...: egress rules (NULL: none) */
 	int pub_host[16], pub_guest[16];  /* --publish HOSTPORT:GUESTPORT */
 	int npub;
+	/* limits (limits.c); 0 = none */
+	unsigned long long memory;        /* --memory: bytes */
+	unsigned long pids;               /* --pids: tasks (threads count) */
+	unsigned long cpus_milli;         /* --cpus X: X * 1000 */
+	unsigned long long timeout_ms;    /* --timeout */
+	unsigned long long idle_ms;       /* --idle-timeout */
+	unsigned long long output_limit;  /* --output-limit: bytes per stream */
+	const char *result_path;          /* --result FILE */
 };
 
 /* Run a sandbox to completion; returns moat's exit status. */
@@ -126,10 +139,41 @@ struct tracer_args {
 	int crash_test;             /* MOAT_TEST_CRASH: fault once the guest runs */
 	volatile pid_t *forward_to; /* signals to moat go to the program */
 	double t0;                  /* for dbg timings */
+	int pids_max;               /* --pids: the task table's bound (0: none) */
+	/* out: the program's wait status and rusage (it and the children it waited for) */
+	int main_raw, main_seen;
+	struct rusage *main_ru;
 };
 /* Trace every guest task until the program and the init are gone; returns
  * the program's status (128+N for signal N). */
 int tracer_run(struct tracer_args *a);
+
+/* ---- limits (limits.c): cgroup, rlimits, timeouts, output cap, --result ---- */
+enum {
+	REASON_NONE = 0, REASON_EXITED, REASON_SIGNALED, REASON_TIMEOUT, REASON_IDLE,
+	REASON_MEMORY, REASON_PIDS, REASON_OUTPUT, REASON_POLICY, REASON_SENTRY, REASON_N
+};
+struct limits;
+struct rusage;
+/* With the caller's privilege, before the gofer and the privilege drop:
+ * opens the --result file, makes the sandbox's cgroup (and its cleanup
+ * helper) and the output pipes. NULL with a reason in err. */
+struct limits *limits_setup(const struct sentry_config *cfg, struct sandbox *sb, double t0,
+			    char *err, size_t errlen);
+/* What moat-init needs: the program's stdout/stderr (-1: the caller's own),
+ * RLIMIT_NPROC and RLIMIT_DATA (0: unchanged). */
+void limits_spawn_args(const struct limits *l, int *out_fd, int *err_fd, unsigned long *nproc,
+		       unsigned long long *data);
+/* Right after the init's clone, before it is let go: put it in the cgroup (-errno). */
+int limits_attach(void *limits, pid_t init_pid, char *err, size_t errlen);
+/* Once confined, before the tracer: the watchdog and output relay threads. */
+int limits_start(struct limits *l, char *err, size_t errlen);
+/* End the sandbox for a reason (SIGTERM to all, grace, SIGKILL of the init). */
+void limits_end(struct limits *l, int reason);
+/* After the tracer: join, write --result, say why on stderr when the end
+ * was not a normal exit, remove the cgroup. raw: the program's wait status. */
+int limits_finish(struct limits *l, int status, int raw, int have_raw, const struct rusage *ru);
+const char *limits_reason_name(int r);
 
 /* ---- pipeline (pipeline.c) ---- */
 int pipeline_start(struct sandbox *sb, int notify_fd);
@@ -151,6 +195,8 @@ int tty_open(int *slave_out, char *err, size_t errlen); /* before privilege is d
 int tty_start(char *err, size_t errlen);                /* raw mode, relay thread */
 void tty_finish(void);                                  /* drain, restore the caller's terminal */
 int tty_master(void);                                   /* -1 without -t */
+/* limits.c: how many of n bytes of the guest's output the relay passes on */
+extern size_t (*tty_out_hook)(size_t n);
 
 /* ---- host privilege (privilege.c) ---- */
 /* Run as root, each sandbox's sentry and guest get a block of host ids of

@@ -31,6 +31,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -164,6 +165,9 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 		if (a->tty_fd > 2 && a->tty_fd != sock)
 			close(a->tty_fd);
 	}
+	/* --output-limit / --idle-timeout: stdout and stderr go through the sentry */
+	if (a->out_fd >= 0 && (dup2(a->out_fd, 1) < 0 || dup2(a->err_fd, 2) < 0))
+		_exit(127);
 	/* Keep only stdio and the set-up socket. */
 	if (sock != 3) {
 		if (dup2(sock, 3) < 0)
@@ -220,6 +224,16 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 	if (setup_fds[1] >= 0)
 		close(setup_fds[1]);
 	prctl(PR_SET_NAME, "moat-init");
+	/* rlimits, a second layer under the cgroup (sentry/limits.c); the
+	 * program and everything it starts inherit them */
+	if (a->nproc) {
+		struct rlimit rl = { a->nproc, a->nproc };
+		setrlimit(RLIMIT_NPROC, &rl);
+	}
+	if (a->data) {
+		struct rlimit rl = { a->data, a->data };
+		setrlimit(RLIMIT_DATA, &rl);
+	}
 
 	pid_t prog = fork();
 	if (prog < 0)
@@ -299,6 +313,8 @@ int spawn_guest(const struct spawn_args *a, struct spawn_result *r, char *err, s
 		snprintf(err, errlen, "ptrace: %s", strerror(-e));
 		goto fail;
 	}
+	if (a->attach && (e = a->attach(a->attach_arg, pid, err, errlen)) < 0)
+		goto fail;
 	if (write(sv[0], "G", 1) != 1) {
 		e = -errno;
 		snprintf(err, errlen, "guest set-up: %s", strerror(errno));

@@ -12,6 +12,13 @@ struct spawn_args {
 	uid_t uid;                   /* caller's ids: the guest keeps them */
 	gid_t gid;
 	int tty_fd;                  /* -t: the pty slave (the init's controlling terminal and the program's stdio), else -1 */
+	int out_fd, err_fd;          /* --output-limit: the program's stdout/stderr pipes, else -1 */
+	unsigned long nproc;         /* RLIMIT_NPROC of the guest (0: unchanged) */
+	unsigned long long data;     /* RLIMIT_DATA of the guest (0: unchanged) */
+	/* called with the init's pid before it is let go (it has not forked
+	 * yet): the cgroup move; < 0 fails the spawn */
+	int (*attach)(void *arg, pid_t init_pid, char *err, size_t errlen);
+	void *attach_arg;
 	const unsigned char *loader;  /* loader image */
 	size_t loader_len;
 	int dns_stub;                /* --net allow=: the init binds 127.0.0.53:53/udp in the guest netns */

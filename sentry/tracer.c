@@ -163,7 +163,8 @@ static void finish_refused(struct tracer *tr, struct task *p)
 		ptrace(PTRACE_SETREGS, p->tid, 0, &regs);
 	}
 	audit_event(tr->sb->audit, tr->sb, p, p->tid, name, "", DEC_DENY, -EAGAIN,
-		    "task table full");
+		    tr->a->pids_max ? "--pids reached" : "task table full");
+	tr->sb->n_fork_refused++;
 	p->fork_child = 0;
 	p->fork_refused = 0;
 	p->parked = 0;
@@ -222,6 +223,7 @@ static void init_stop(struct tracer *tr, pid_t tid, int sig, int ev)
 		tr->main_pid = (pid_t)child;
 		sb->main_pid = tr->main_pid;
 		struct task *m = task_create(sb, tr->main_pid, tr->main_pid, NULL, 0);
+		sb->n_tasks_peak = 1;
 		cred_init(&m->cred, a->sb->start_uid, a->sb->start_gid);
 		snprintf(m->fs->cwd, sizeof m->fs->cwd, "%s", a->workdir);
 		m->initial = 1;
@@ -255,7 +257,10 @@ static void fork_event(struct tracer *tr, struct task *t, int ev)
 		thread = !!(fl & CLONE_THREAD);
 		share_fs = !!(fl & CLONE_FS);
 	}
-	int refuse = task_count(sb) >= tr->max_tasks;
+	int count = task_count(sb);
+	int refuse = count >= tr->max_tasks;
+	if (!refuse && (unsigned long)count + 1 > sb->n_tasks_peak)
+		sb->n_tasks_peak = (unsigned long)count + 1;
 	/* registered even when refused: no task ever runs unknown */
 	struct task *n = task_create(sb, (pid_t)child, thread ? t->tgid : (pid_t)child, t, share_fs);
 	/* Its guest ids come from the parent's return value: run the parent to
@@ -340,8 +345,15 @@ static int reaped(struct tracer *tr, pid_t tid, int st)
 		*a->gofer_pid = -1; /* handlers now fail with EPIPE; the guest sees EIO */
 		return tr->main_done && tr->init_reaped;
 	}
-	if (tid == sb->init_pid)
+	if (tid == sb->init_pid) {
 		tr->init_reaped = 1;
+		__atomic_store_n(&sb->init_gone, 1, __ATOMIC_SEQ_CST); /* for limits_end */
+	}
+	if (tid == tr->main_pid && !a->main_seen) {
+		/* for --result: also when the init died first (an OOM group kill) */
+		a->main_raw = st;
+		a->main_seen = 1;
+	}
 	if (tid == tr->main_pid && !tr->main_done) {
 		tr->main_done = 1;
 		tr->status_out = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -383,16 +395,21 @@ int tracer_run(struct tracer_args *a)
 		if (rl.rlim_cur != RLIM_INFINITY && (long)rl.rlim_cur - FDS_SPARE < tr.max_tasks)
 			tr.max_tasks = (long)rl.rlim_cur > FDS_SPARE + 64 ? (int)rl.rlim_cur - FDS_SPARE : 64;
 	}
+	if (a->pids_max > 0 && a->pids_max < tr.max_tasks)
+		tr.max_tasks = a->pids_max; /* --pids: the sentry's own accounting, in every mode */
 	task_set_pexec_free(exec_pexec_free);
 	for (;;) {
 		int st;
-		pid_t tid = waitpid(-1, &st, __WALL);
+		struct rusage ru;
+		pid_t tid = wait4(-1, &st, __WALL, &ru);
 		if (tid < 0) {
 			if (errno == EINTR)
 				continue;
 			break; /* ECHILD: every guest task and the init are gone */
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			if (tid == tr.main_pid && !a->main_seen && a->main_ru)
+				*a->main_ru = ru; /* the program and the children it waited for */
 			if (reaped(&tr, tid, st))
 				break;
 			continue;
@@ -430,6 +447,7 @@ int tracer_run(struct tracer_args *a)
 			break;
 		case PTRACE_EVENT_SECCOMP: {
 			dbg("%.2f ms: exec stop", ms_now() - a->t0);
+			__atomic_store_n(&sb->last_activity_ms, (long long)ms_now(), __ATOMIC_RELAXED);
 			/* Gofer calls made here cannot block (exec opens are
 			 * O_NONBLOCK, walks use O_PATH), and whatever the gofer
 			 * does, none may hold this thread for long: past the

@@ -32,6 +32,7 @@ static int raw_set;
 static struct termios saved;
 static pthread_t relay;
 static int relay_started;
+size_t (*tty_out_hook)(size_t n);
 
 int tty_master(void)
 {
@@ -128,7 +129,9 @@ static void *relay_main(void *arg)
 				continue;
 			if (n <= 0) /* EIO: every slave fd is closed, the guest is gone */
 				break;
-			if (write_all_fd(1, buf, n) < 0) {
+			size_t give = tty_out_hook ? tty_out_hook((size_t)n) : (size_t)n;
+			/* past --output-limit the output is dropped (and the sandbox ended) */
+			if (give && write_all_fd(1, buf, (ssize_t)give) < 0) {
 				/* nobody reads our output: keep draining the guest's */
 			}
 		}

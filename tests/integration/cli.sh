@@ -48,6 +48,20 @@ one_line_case bad_bind_relative_dst run --bind /tmp:relative -- /bin/true
 one_line_case bad_bind_missing_src run --bind "/nonexistent-$T_MARK:/x" -- /bin/true
 one_line_case bad_audit_max_bytes run --audit-max-bytes 12X -- /bin/true
 one_line_case bad_audit_rate run --audit-rate -5 -- /bin/true
+# limits: bad sizes, durations, fractions
+one_line_case bad_memory run --memory 12X -- /bin/true
+one_line_case bad_memory_tiny run --memory 1K -- /bin/true
+one_line_case bad_pids run --pids 1 -- /bin/true
+one_line_case bad_pids_word run --pids many -- /bin/true
+one_line_case bad_cpus run --cpus 0 -- /bin/true
+one_line_case bad_cpus_word run --cpus half -- /bin/true
+one_line_case bad_timeout_unit run --timeout 2x -- /bin/true
+one_line_case bad_timeout_zero run --timeout 0s -- /bin/true
+one_line_case bad_timeout_negative run --timeout -1s -- /bin/true
+one_line_case bad_idle_timeout run --idle-timeout soon -- /bin/true
+one_line_case bad_output_limit run --output-limit 0 -- /bin/true
+one_line_case bad_result_dir run --result "/nonexistent-$T_MARK/r.json" -- /bin/true
+out=$(moat run --timeout 500ms --idle-timeout 1m --output-limit 1K --memory 512M --pids 100 --cpus 1.5 -- /bin/sh -c 'echo limited' </dev/null 2>/dev/null); expect_eq limit_options "$out" limited
 out=$(moat run --audit-max-bytes 1M --audit-rate 100 -- /bin/sh -c 'echo capped' </dev/null 2>/dev/null); expect_eq audit_cap_options "$out" capped
 
 # --env and the default environment.

@@ -90,4 +90,27 @@ fi
 crsane=""; [ "$rc" -eq 139 ] || crsane=1
 if gone "sleep $S\\.6" 2; then SANITY=$crsane ok crash_kills_guest; else fail crash_kills_guest "$(pgrep -af "sleep $S\\.6")"; fi
 
+# An orphan is reparented to the guest's pid 1 (moat-init), which reaps it:
+# no zombie stays behind a program that never waits for its grandchildren.
+out=$(mrun "$PY" -c '
+import os, time
+r, w = os.pipe()
+c = os.fork()
+if c == 0:
+    if os.fork() == 0:
+        time.sleep(0.3)
+        os.write(w, b"%d %d\n" % (os.getpid(), os.getppid()))
+        os._exit(0)
+    os._exit(0)
+os.waitpid(c, 0)
+gpid, ppid = map(int, os.read(r, 100).split())
+time.sleep(0.5)
+try:
+    os.kill(gpid, 0); state = "not-reaped"
+except ProcessLookupError:
+    state = "reaped"
+print("ppid", ppid, state)
+' 2>&1)
+expect_eq orphan_reparented_to_init_and_reaped "$out" "ppid 1 reaped"
+
 finish

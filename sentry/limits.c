@@ -1,0 +1,974 @@
+/* sentry/limits.c - resource limits, time limits, output caps and the
+ * --result summary of one sandbox.
+ *
+ * Layers (README "Limits" has the table of which holds how in each mode):
+ *   1. a cgroup per sandbox, "moat-<sandbox id>", made with the caller's
+ *      privilege before the sentry drops it: cgroup v2 where the hierarchy
+ *      offers the controllers (as a sibling of moat's own cgroup, so that the
+ *      "no internal processes" rule holds, or in the root cgroup), else the v1
+ *      memory, pids, cpu and cpuacct hierarchies (as a child of moat's own
+ *      cgroup in each). The sentry opens every cgroup file it needs then; once
+ *      the guest's init is cloned its pid goes into cgroup.procs (the whole
+ *      guest tree follows). A cleanup helper, "moat-cgroup", forked with the
+ *      caller's privilege, waits for the end of a pipe the sentry holds; when
+ *      the sentry closes it (or dies) it kills what is left in the cgroup
+ *      (cgroup.kill, or SIGKILL to each listed pid on v1) and removes it.
+ *   2. rlimits set by moat-init before it forks the program: RLIMIT_NPROC =
+ *      --pids + 2 (counted per user namespace and uid: each sandbox has its
+ *      own; + 2 like pids.max: moat-init and a refused child), RLIMIT_DATA = --memory when no memory controller holds it.
+ *   3. the sentry's own accounting: the tracer's task table refuses a fork
+ *      past --pids (EAGAIN, like the kernel), a watchdog thread ends the
+ *      sandbox at --timeout, --idle-timeout (no trapped call, no output), on
+ *      an OOM kill in the cgroup or, without a memory cgroup, when the tree's
+ *      PSS (sampled every 50 ms from the guest's procfs) passes --memory, and
+ *      a relay thread caps the output.
+ * Ending the sandbox: SIGTERM to every guest process, a grace period, then
+ * SIGKILL of moat-init, which ends its pid namespace: no process escapes by
+ * forking, setsid or ignoring signals.
+ */
+#include "sentry/sentry.h"
+#include "kernel/task.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CG_ROOT "/sys/fs/cgroup"
+#define CG_MAX 4
+#define GRACE_MS 500
+#define CG_CLEANUP_MS 5000
+
+static const char *const reason_names[] = {
+	[REASON_EXITED] = "exited",         [REASON_SIGNALED] = "killed-by-signal",
+	[REASON_TIMEOUT] = "timeout",       [REASON_IDLE] = "idle-timeout",
+	[REASON_MEMORY] = "memory",         [REASON_PIDS] = "pids",
+	[REASON_OUTPUT] = "output-limit",   [REASON_POLICY] = "policy-kill",
+	[REASON_SENTRY] = "sentry-error",
+};
+
+struct limits {
+	const struct sentry_config *cfg;
+	struct sandbox *sb;
+	double t0;
+	/* cgroup */
+	int cgv;                        /* 0 none, 1, 2 */
+	char dirs[CG_MAX][PATH_MAX];
+	int ndirs;
+	int procs_fd[CG_MAX];
+	int nprocs;
+	int mem_ok, pids_ok, cpu_ok;    /* the cgroup holds this limit */
+	int mem_events_fd, mem_peak_fd, pids_events_fd, cpu_stat_fd;
+	long clk_tck;
+	pid_t helper;
+	int helper_fd;                  /* write end: closing it starts the cleanup */
+	/* output relay */
+	int out_r[2], out_w[2];         /* read ends (ours), write ends (the init's) */
+	unsigned long long out_bytes[2];
+	int out_cut[2];
+	pthread_t relay;
+	int relay_started;
+	/* watchdog */
+	pthread_t dog;
+	int dog_started;
+	int dog_wake[2];                /* limits_finish wakes the watchdog at once */
+	volatile int done;
+	int reason;                     /* REASON_* set by whoever ended the sandbox, 0 if none */
+	unsigned long long oom_base;    /* oom_kill count when the guest was attached */
+	unsigned long long pss_peak;    /* no memory cgroup: the tree's largest PSS sum seen */
+	/* result */
+	int result_fd;
+	int result_written;
+	pid_t sentry_pid;
+};
+
+static struct limits *g_lim; /* for the die hook and the tty hook */
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+const char *limits_reason_name(int r)
+{
+	return r > 0 && r < REASON_N ? reason_names[r] : "exited";
+}
+
+/* ---- cgroup files ---- */
+
+static int write_at(const char *dir, const char *file, const char *val)
+{
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof p, "%s/%s", dir, file);
+	int fd = open(p, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = write(fd, val, strlen(val));
+	int e = n < 0 ? -errno : 0;
+	close(fd);
+	return e;
+}
+
+static int open_at(const char *dir, const char *file, int flags)
+{
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof p, "%s/%s", dir, file);
+	return open(p, flags | O_CLOEXEC);
+}
+
+static ssize_t read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+/* pread the whole (small) file behind fd; -1 on failure */
+static ssize_t pread_small(int fd, char *buf, size_t len)
+{
+	if (fd < 0)
+		return -1;
+	ssize_t n = pread(fd, buf, len - 1, 0);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+/* "key value" lines: the value of key, or -1 */
+static long long field(const char *text, const char *key)
+{
+	size_t kl = strlen(key);
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, key, kl) == 0 && p[kl] == ' ')
+			return strtoll(p + kl + 1, NULL, 10);
+	return -1;
+}
+
+/* w is a word of list (separated by spaces, newlines or commas) */
+static int has_word(const char *list, const char *w)
+{
+	size_t l = strlen(w);
+	for (const char *p = list; (p = strstr(p, w)); p += l)
+		if ((p == list || p[-1] == ' ' || p[-1] == '\n' || p[-1] == ',') &&
+		    (p[l] == 0 || p[l] == ' ' || p[l] == '\n' || p[l] == ','))
+			return 1;
+	return 0;
+}
+
+/* moat's own cgroup path in the hierarchy whose /proc/self/cgroup line
+ * names ctrl ("" for the v2 line) */
+static int own_cgroup(const char *ctrl, char *out, size_t len)
+{
+	char buf[4096];
+	if (read_small("/proc/self/cgroup", buf, sizeof buf) < 0)
+		return -1;
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		char *c1 = strchr(line, ':');
+		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c2 = 0;
+		int match = *ctrl ? has_word(c1 + 1, ctrl) : c1[1] == 0;
+		if (match) {
+			snprintf(out, len, "%s", c2 + 1);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void cg_fail_remove(struct limits *l)
+{
+	for (int i = l->ndirs - 1; i >= 0; i--)
+		rmdir(l->dirs[i]);
+	l->ndirs = 0;
+}
+
+static int setup_v2(struct limits *l, const char *root)
+{
+	const struct sentry_config *c = l->cfg;
+	char own[PATH_MAX], parent[PATH_MAX], buf[PATH_MAX + 64];
+	if (own_cgroup("", own, sizeof own) < 0)
+		return -1;
+	/* a sibling of our own cgroup (our parent has no processes of its
+	 * own), or the root cgroup when we are in it */
+	char *slash = strrchr(own, '/');
+	if (slash && slash != own)
+		*slash = 0;
+	else
+		own[0] = 0;
+	if (snprintf(parent, sizeof parent, "%s%s", root, own) >= (int)sizeof parent)
+		return -1;
+	/* we must be able to make the child and to move our init from our
+	 * cgroup into it: cgroup.procs of the common ancestor */
+	snprintf(buf, sizeof buf, "%s/cgroup.procs", parent);
+	if (access(parent, W_OK) < 0 || access(buf, W_OK) < 0)
+		return -1;
+	snprintf(buf, sizeof buf, "%s/cgroup.controllers", parent);
+	char avail[512], enabled[512];
+	if (read_small(buf, avail, sizeof avail) < 0)
+		return -1;
+	snprintf(buf, sizeof buf, "%s/cgroup.subtree_control", parent);
+	if (read_small(buf, enabled, sizeof enabled) < 0)
+		enabled[0] = 0;
+	const char *want[] = { "memory", "pids", "cpu" };
+	for (int i = 0; i < 3; i++)
+		if (has_word(avail, want[i]) && !has_word(enabled, want[i])) {
+			char plus[16];
+			snprintf(plus, sizeof plus, "+%s", want[i]);
+			write_at(parent, "cgroup.subtree_control", plus); /* may fail: then not held here */
+		}
+	if (snprintf(l->dirs[0], sizeof l->dirs[0], "%s/moat-%s", parent, l->sb->id_str) >=
+		    (int)sizeof l->dirs[0] ||
+	    mkdir(l->dirs[0], 0755) < 0)
+		return -1;
+	l->ndirs = 1;
+	const char *d = l->dirs[0];
+	snprintf(buf, sizeof buf, "%s/cgroup.controllers", d);
+	if (read_small(buf, avail, sizeof avail) < 0)
+		avail[0] = 0;
+	char v[64];
+	if (has_word(avail, "memory")) {
+		if (c->memory) {
+			snprintf(v, sizeof v, "%llu", c->memory);
+			l->mem_ok = write_at(d, "memory.max", v) == 0;
+			write_at(d, "memory.swap.max", "0");
+			write_at(d, "memory.oom.group", "1");
+		}
+		l->mem_events_fd = open_at(d, "memory.events", O_RDONLY);
+		l->mem_peak_fd = open_at(d, "memory.peak", O_RDONLY);
+	}
+	if (has_word(avail, "pids")) {
+		if (c->pids) {
+			snprintf(v, sizeof v, "%lu", c->pids + 2); /* + moat-init, + a refused child */
+			l->pids_ok = write_at(d, "pids.max", v) == 0;
+		}
+		l->pids_events_fd = open_at(d, "pids.events", O_RDONLY);
+	}
+	if (has_word(avail, "cpu") && c->cpus_milli) {
+		snprintf(v, sizeof v, "%lu 100000", c->cpus_milli * 100);
+		l->cpu_ok = write_at(d, "cpu.max", v) == 0;
+	}
+	l->cpu_stat_fd = open_at(d, "cpu.stat", O_RDONLY);
+	l->procs_fd[0] = open_at(d, "cgroup.procs", O_WRONLY);
+	if (l->procs_fd[0] < 0) {
+		cg_fail_remove(l);
+		return -1;
+	}
+	l->nprocs = 1;
+	l->cgv = 2;
+	return 0;
+}
+
+static int setup_v1(struct limits *l)
+{
+	const struct sentry_config *c = l->cfg;
+	const char *ctrls[] = { "memory", "pids", "cpu", "cpuacct" };
+	struct stat seen[CG_MAX];
+	int nseen = 0;
+	for (int i = 0; i < 4; i++) {
+		char mnt[PATH_MAX], own[PATH_MAX], *d = l->dirs[l->ndirs];
+		struct stat st;
+		snprintf(mnt, sizeof mnt, "%s/%s", CG_ROOT, ctrls[i]);
+		if (stat(mnt, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		int dup = -1;
+		for (int k = 0; k < nseen; k++) /* cpu,cpuacct mounted together */
+			if (seen[k].st_dev == st.st_dev && seen[k].st_ino == st.st_ino)
+				dup = k;
+		if (own_cgroup(ctrls[i], own, sizeof own) < 0)
+			continue;
+		if (strcmp(own, "/") == 0)
+			own[0] = 0;
+		if (dup >= 0) {
+			d = l->dirs[dup];
+		} else {
+			if (snprintf(d, PATH_MAX, "%s%s/moat-%s", mnt, own, l->sb->id_str) >= PATH_MAX ||
+			    mkdir(d, 0755) < 0)
+				continue;
+			int pfd = open_at(d, "cgroup.procs", O_WRONLY);
+			if (pfd < 0) {
+				rmdir(d);
+				continue;
+			}
+			seen[nseen++] = st;
+			l->procs_fd[l->nprocs++] = pfd;
+			l->ndirs++;
+		}
+		char v[64];
+		if (i == 0) {
+			if (c->memory) {
+				snprintf(v, sizeof v, "%llu", c->memory);
+				l->mem_ok = write_at(d, "memory.limit_in_bytes", v) == 0;
+				write_at(d, "memory.memsw.limit_in_bytes", v); /* no swap either, where accounted */
+			}
+			l->mem_events_fd = open_at(d, "memory.oom_control", O_RDONLY);
+			l->mem_peak_fd = open_at(d, "memory.max_usage_in_bytes", O_RDONLY);
+		} else if (i == 1) {
+			if (c->pids) {
+				snprintf(v, sizeof v, "%lu", c->pids + 2);
+				l->pids_ok = write_at(d, "pids.max", v) == 0;
+			}
+			l->pids_events_fd = open_at(d, "pids.events", O_RDONLY);
+		} else if (i == 2) {
+			if (c->cpus_milli) {
+				l->cpu_ok = write_at(d, "cpu.cfs_period_us", "100000") == 0;
+				snprintf(v, sizeof v, "%lu", c->cpus_milli * 100);
+				l->cpu_ok = l->cpu_ok && write_at(d, "cpu.cfs_quota_us", v) == 0;
+			}
+		} else {
+			l->cpu_stat_fd = open_at(d, "cpuacct.stat", O_RDONLY);
+		}
+	}
+	if (!l->ndirs)
+		return -1;
+	l->cgv = 1;
+	return 0;
+}
+
+/* The cleanup helper: the caller's privilege, no channel but a pipe whose
+ * end is all it waits for. */
+static _Noreturn void helper_main(struct limits *l, int rfd)
+{
+	prctl(PR_SET_NAME, "moat-cgroup");
+	/* nothing of the sentry's: above all not the guest's output pipes */
+	if (rfd != 3 && dup2(rfd, 3) == 3)
+		rfd = 3;
+	syscall(SYS_close_range, rfd + 1, ~0U, 0);
+	setsid(); /* the caller's ^C must not take it before it has cleaned up */
+	for (int s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			signal(s, SIG_IGN);
+	char c;
+	while (read(rfd, &c, 1) < 0 && errno == EINTR)
+		;
+	double end = now_ms() + CG_CLEANUP_MS;
+	for (int i = 0; i < l->ndirs; i++) {
+		const char *d = l->dirs[i];
+		if (l->cgv == 2)
+			write_at(d, "cgroup.kill", "1");
+		for (;;) {
+			if (rmdir(d) == 0 || errno == ENOENT || now_ms() > end)
+				break;
+			{ /* v1 has no cgroup.kill; on v2 it is a second pass */
+				char p[PATH_MAX + 32], buf[8192];
+				snprintf(p, sizeof p, "%s/cgroup.procs", d);
+				if (read_small(p, buf, sizeof buf) > 0)
+					for (char *s = strtok(buf, "\n"); s; s = strtok(NULL, "\n"))
+						if (atoi(s) > 1)
+							kill(atoi(s), SIGKILL);
+			}
+			struct timespec ts = { 0, 10 * 1000 * 1000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	_exit(0);
+}
+
+/* ---- the die hook: a --result even when set-up or the sentry fails ---- */
+static void write_result(struct limits *l, int status, int raw, int have_raw,
+			 const struct rusage *ru);
+
+static void on_die(int status)
+{
+	struct limits *l = g_lim;
+	if (!l || getpid() != l->sentry_pid || l->result_written)
+		return;
+	if (!l->reason)
+		l->reason = REASON_SENTRY;
+	write_result(l, status, 0, 0, NULL);
+}
+
+struct limits *limits_setup(const struct sentry_config *cfg, struct sandbox *sb, double t0,
+			    char *err, size_t errlen)
+{
+	struct limits *l = xcalloc(1, sizeof *l);
+	l->cfg = cfg;
+	l->sb = sb;
+	l->t0 = t0;
+	l->helper = -1;
+	l->helper_fd = -1;
+	l->result_fd = -1;
+	l->mem_events_fd = l->mem_peak_fd = l->pids_events_fd = l->cpu_stat_fd = -1;
+	l->out_r[0] = l->out_r[1] = l->out_w[0] = l->out_w[1] = -1;
+	l->dog_wake[0] = l->dog_wake[1] = -1;
+	l->sentry_pid = getpid();
+	l->clk_tck = sysconf(_SC_CLK_TCK);
+	if (l->clk_tck <= 0)
+		l->clk_tck = 100;
+	g_lim = l;
+	if (cfg->result_path) {
+		l->result_fd = open(cfg->result_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (l->result_fd < 0) /* a usage error, like a bad --bind */
+			die_status(2, "--result %s: %s", cfg->result_path, strerror(errno));
+		moat_die_hook = on_die;
+	}
+	/* stdout/stderr through the sentry: only when a cap or idle detection
+	 * needs to see them (-t: the pty relay counts instead) */
+	if ((cfg->output_limit || cfg->idle_ms) && !cfg->tty) {
+		for (int i = 0; i < 2; i++) {
+			int p[2];
+			if (pipe2(p, O_CLOEXEC) < 0) {
+				snprintf(err, errlen, "--output-limit: pipe: %s", strerror(errno));
+				return NULL;
+			}
+			l->out_r[i] = p[0];
+			l->out_w[i] = p[1];
+		}
+	}
+	if (!(cfg->memory || cfg->pids || cfg->cpus_milli || cfg->result_path))
+		return l;
+	char buf[512];
+	int r = -1;
+	if (read_small(CG_ROOT "/cgroup.controllers", buf, sizeof buf) >= 0)
+		r = setup_v2(l, CG_ROOT);
+	else if (read_small(CG_ROOT "/unified/cgroup.controllers", buf, sizeof buf) > 1 &&
+		 (has_word(buf, "memory") || has_word(buf, "pids")))
+		r = setup_v2(l, CG_ROOT "/unified");
+	if (r < 0 && access(CG_ROOT "/memory", F_OK) == 0)
+		r = setup_v1(l);
+	if (r < 0) {
+		dbg("no cgroup: rlimits and the sentry's accounting only");
+		return l;
+	}
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		cg_fail_remove(l);
+		snprintf(err, errlen, "cgroup helper: pipe: %s", strerror(errno));
+		return NULL;
+	}
+	pid_t h = fork();
+	if (h < 0) {
+		cg_fail_remove(l);
+		snprintf(err, errlen, "cgroup helper: fork: %s", strerror(errno));
+		return NULL;
+	}
+	if (h == 0) {
+		close(pfd[1]);
+		helper_main(l, pfd[0]);
+	}
+	close(pfd[0]);
+	l->helper = h;
+	l->helper_fd = pfd[1];
+	dbg("cgroup v%d: %s (memory %d, pids %d, cpu %d)", l->cgv, l->dirs[0], l->mem_ok,
+	    l->pids_ok, l->cpu_ok);
+	return l;
+}
+
+void limits_spawn_args(const struct limits *l, int *out_fd, int *err_fd, unsigned long *nproc,
+		       unsigned long long *data)
+{
+	*out_fd = l->out_w[0];
+	*err_fd = l->out_w[1];
+	/* the sentry's task table refuses first (and counts); the kernel's
+	 * limits are the backstop: + moat-init, + the refused child that lives
+	 * until the tracer has killed it */
+	*nproc = l->cfg->pids ? l->cfg->pids + 2 : 0;
+	/* RLIMIT_DATA only where no cgroup holds the memory: with one, the OOM
+	 * kill (and its report) comes first */
+	*data = l->mem_ok ? 0 : l->cfg->memory;
+}
+
+static unsigned long long oom_kills(struct limits *l)
+{
+	char buf[1024];
+	if (pread_small(l->mem_events_fd, buf, sizeof buf) < 0)
+		return 0;
+	long long n = field(buf, "oom_kill");
+	return n > 0 ? (unsigned long long)n : 0;
+}
+
+int limits_attach(void *limits, pid_t init_pid, char *err, size_t errlen)
+{
+	struct limits *l = limits;
+	for (int i = 0; i < 2; i++)
+		if (l->out_w[i] >= 0) {
+			close(l->out_w[i]); /* the init has them */
+			l->out_w[i] = -1;
+		}
+	if (!l->cgv)
+		return 0;
+	l->oom_base = oom_kills(l);
+	char v[32];
+	int n = snprintf(v, sizeof v, "%d", (int)init_pid);
+	int e = 0;
+	for (int i = 0; i < l->nprocs; i++) {
+		if (!e && write(l->procs_fd[i], v, n) != n) {
+			e = errno ? errno : EIO;
+			snprintf(err, errlen, "cannot move the sandbox into its cgroup: %s", strerror(e));
+		}
+		/* These fds were opened with the caller's privilege, which the
+		 * kernel checks at write time (v1 and v2 use the opener's
+		 * credentials): kept, they would let a compromised sentry move
+		 * any host process into the sandbox's limits. Once is all we need. */
+		close(l->procs_fd[i]);
+		l->procs_fd[i] = -1;
+	}
+	l->nprocs = 0;
+	return -e;
+}
+
+/* ---- ending the sandbox ---- */
+
+static int term_one(struct task *t, void *arg)
+{
+	(void)arg;
+	/* by pidfd where we have one: a task reaped meanwhile cannot be
+	 * confused with a process that reuses its pid */
+	if (t->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, t->pidfd, SIGTERM, NULL, 0);
+	else
+		kill(t->tgid, SIGTERM);
+	return 0;
+}
+
+static void sleep_ms(double ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)((ms - (time_t)(ms / 1000) * 1000) * 1e6) };
+	nanosleep(&ts, NULL);
+}
+
+/* SIGTERM to every guest process, a grace period, SIGKILL of the init (its
+ * pid namespace goes with it). From the watchdog thread. */
+void limits_end(struct limits *l, int reason)
+{
+	int expected = 0;
+	if (!__atomic_compare_exchange_n(&l->reason, &expected, reason, 0, __ATOMIC_SEQ_CST,
+					 __ATOMIC_SEQ_CST))
+		return;
+	task_for_each_leader(l->sb, term_one, NULL);
+	double end = now_ms() + GRACE_MS;
+	while (!l->done && now_ms() < end)
+		sleep_ms(20);
+	/* (not once the tracer has reaped it: the pid may be another's) */
+	if (l->sb->init_pid > 0 && !__atomic_load_n(&l->sb->init_gone, __ATOMIC_SEQ_CST))
+		kill(l->sb->init_pid, SIGKILL);
+}
+
+/* No memory cgroup: the guest tree's memory as the sum of each process's
+ * proportional set size (shared pages split between their users), read from
+ * the guest's procfs (the one path the confined sentry may open). Coarse:
+ * sampled every 50 ms. */
+static unsigned long long tree_pss(struct limits *l)
+{
+	int pfd = l->sb->guest_procfd;
+	if (pfd < 0)
+		return 0;
+	int d = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d < 0)
+		return 0;
+	unsigned long long sum = 0;
+	char buf[4096], path[64], txt[2048];
+	for (;;) {
+		long n = syscall(SYS_getdents64, d, buf, sizeof buf);
+		if (n <= 0)
+			break;
+		for (long off = 0; off < n;) {
+			struct {
+				unsigned long long ino;
+				long long off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *e = (void *)(buf + off);
+			off += e->reclen;
+			if (e->name[0] < '1' || e->name[0] > '9')
+				continue;
+			snprintf(path, sizeof path, "%.20s/smaps_rollup", e->name);
+			int f = openat(pfd, path, O_RDONLY | O_CLOEXEC);
+			if (f < 0)
+				continue;
+			ssize_t r = read(f, txt, sizeof txt - 1);
+			close(f);
+			if (r <= 0)
+				continue;
+			txt[r] = 0;
+			char *p = strstr(txt, "\nPss:");
+			if (p)
+				sum += strtoull(p + 5, NULL, 10) * 1024;
+		}
+	}
+	close(d);
+	return sum;
+}
+
+static void *dog_main(void *arg)
+{
+	struct limits *l = arg;
+	const struct sentry_config *c = l->cfg;
+	double start = now_ms(), next_pss = 0;
+	__atomic_store_n(&l->sb->last_activity_ms, (long long)start, __ATOMIC_RELAXED);
+	while (!l->done) {
+		double now = now_ms();
+		if (c->timeout_ms && now - start >= (double)c->timeout_ms) {
+			limits_end(l, REASON_TIMEOUT);
+			break;
+		}
+		long long last = __atomic_load_n(&l->sb->last_activity_ms, __ATOMIC_RELAXED);
+		if (c->idle_ms && now - (double)last >= (double)c->idle_ms) {
+			limits_end(l, REASON_IDLE);
+			break;
+		}
+		if (l->mem_ok && oom_kills(l) > l->oom_base) {
+			limits_end(l, REASON_MEMORY);
+			break;
+		}
+		if (c->memory && !l->mem_ok && now >= next_pss) {
+			unsigned long long m = tree_pss(l);
+			if (m > l->pss_peak)
+				l->pss_peak = m;
+			if (m > c->memory) {
+				limits_end(l, REASON_MEMORY);
+				break;
+			}
+			next_pss = now + 50;
+		}
+		if (c->output_limit && c->tty && (l->out_cut[0])) {
+			limits_end(l, REASON_OUTPUT);
+			break;
+		}
+		/* until the next check, or limits_finish */
+		struct pollfd w = { .fd = l->dog_wake[0], .events = POLLIN };
+		poll(&w, 1, c->timeout_ms || c->idle_ms || (c->memory && !l->mem_ok) ? 20 : 100);
+	}
+	return NULL;
+}
+
+/* ---- the output relay ---- */
+
+static void activity(struct limits *l)
+{
+	__atomic_store_n(&l->sb->last_activity_ms, (long long)now_ms(), __ATOMIC_RELAXED);
+}
+
+static int write_all_fd(int fd, const char *b, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, b, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static void *relay_main(void *arg)
+{
+	struct limits *l = arg;
+	unsigned long long cap = l->cfg->output_limit;
+	static char buf[65536];
+	for (;;) {
+		struct pollfd p[2] = { { .fd = l->out_r[0], .events = POLLIN },
+				       { .fd = l->out_r[1], .events = POLLIN } };
+		if (p[0].fd < 0 && p[1].fd < 0)
+			break;
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (int i = 0; i < 2; i++) {
+			if (!p[i].revents)
+				continue;
+			ssize_t n = read(l->out_r[i], buf, sizeof buf);
+			if (n < 0 && errno == EINTR)
+				continue;
+			int stop = n <= 0;
+			if (n > 0) {
+				activity(l);
+				size_t give = (size_t)n;
+				if (cap && l->out_bytes[i] + give > cap) {
+					give = (size_t)(cap - l->out_bytes[i]);
+					l->out_cut[i] = 1;
+					stop = 1;
+				}
+				l->out_bytes[i] += give;
+				if (give && write_all_fd(i + 1, buf, give) < 0)
+					stop = 1; /* nobody reads ours: the guest gets EPIPE, as natively */
+			}
+			if (stop) {
+				/* the guest's next write fails: EPIPE / SIGPIPE */
+				close(l->out_r[i]);
+				l->out_r[i] = -1;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* -t: the pty relay asks how much of n bytes it may pass on */
+static size_t tty_allow(size_t n)
+{
+	struct limits *l = g_lim;
+	activity(l);
+	unsigned long long cap = l->cfg->output_limit;
+	if (cap && l->out_bytes[0] + n > cap) {
+		n = (size_t)(cap - l->out_bytes[0]);
+		l->out_cut[0] = 1;
+	}
+	l->out_bytes[0] += n;
+	return n;
+}
+
+int limits_start(struct limits *l, char *err, size_t errlen)
+{
+	const struct sentry_config *c = l->cfg;
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	int r = 0;
+	if (c->tty && (c->output_limit || c->idle_ms))
+		tty_out_hook = tty_allow;
+	if (l->out_r[0] >= 0) {
+		r = pthread_create(&l->relay, &at, relay_main, l);
+		l->relay_started = r == 0;
+	}
+	if (!r && (c->timeout_ms || c->idle_ms || c->memory || (c->tty && c->output_limit))) {
+		if (pipe2(l->dog_wake, O_CLOEXEC) < 0)
+			r = errno;
+		else
+			r = pthread_create(&l->dog, &at, dog_main, l);
+		l->dog_started = r == 0;
+	}
+	pthread_attr_destroy(&at);
+	if (r)
+		snprintf(err, errlen, "limits: thread: %s", strerror(r));
+	return r ? -1 : 0;
+}
+
+/* ---- the end: stats, --result, the line on stderr ---- */
+
+static void json_str(char *b, size_t len, size_t *o, const char *s)
+{
+	if (*o + 1 < len)
+		b[(*o)++] = '"';
+	for (; *s && *o + 8 < len; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			*o += (size_t)snprintf(b + *o, len - *o, "\\%c", ch);
+		else if (ch < 0x20)
+			*o += (size_t)snprintf(b + *o, len - *o, "\\u%04x", ch);
+		else
+			b[(*o)++] = (char)ch;
+	}
+	if (*o + 1 < len)
+		b[(*o)++] = '"';
+	b[*o] = 0;
+}
+
+#define OUT(...)                                                                  \
+	do {                                                                      \
+		if (o < sizeof b)                                                 \
+			o += (size_t)snprintf(b + o, sizeof b - o, __VA_ARGS__);  \
+	} while (0)
+
+static void fmt_dur(char *b, size_t len, unsigned long long ms)
+{
+	if (ms % 3600000 == 0)
+		snprintf(b, len, "%lluh", ms / 3600000);
+	else if (ms % 60000 == 0)
+		snprintf(b, len, "%llum", ms / 60000);
+	else if (ms % 1000 == 0)
+		snprintf(b, len, "%llus", ms / 1000);
+	else
+		snprintf(b, len, "%llums", ms);
+}
+
+static void fmt_size(char *b, size_t len, unsigned long long n)
+{
+	if (n && n % (1ULL << 30) == 0)
+		snprintf(b, len, "%lluG", n >> 30);
+	else if (n && n % (1ULL << 20) == 0)
+		snprintf(b, len, "%lluM", n >> 20);
+	else if (n && n % (1ULL << 10) == 0)
+		snprintf(b, len, "%lluK", n >> 10);
+	else
+		snprintf(b, len, "%llu", n);
+}
+
+static void write_result(struct limits *l, int status, int raw, int have_raw,
+			 const struct rusage *ru)
+{
+	const struct sentry_config *c = l->cfg;
+	struct sandbox *sb = l->sb;
+	char b[4096], tmp[1024];
+	size_t o = 0;
+	l->result_written = 1;
+	double wall = now_ms() - l->t0;
+	long long user_us = -1, sys_us = -1, peak = -1, pids_max_events = -1;
+	const char *cpu_src = "none", *peak_src = "none";
+	if (pread_small(l->cpu_stat_fd, tmp, sizeof tmp) > 0) {
+		if (l->cgv == 2) {
+			user_us = field(tmp, "user_usec");
+			sys_us = field(tmp, "system_usec");
+		} else {
+			long long u = field(tmp, "user"), s = field(tmp, "system");
+			user_us = u >= 0 ? u * 1000000 / l->clk_tck : -1;
+			sys_us = s >= 0 ? s * 1000000 / l->clk_tck : -1;
+		}
+		cpu_src = "cgroup";
+	}
+	if ((user_us < 0 || sys_us < 0) && ru) {
+		user_us = ru->ru_utime.tv_sec * 1000000LL + ru->ru_utime.tv_usec;
+		sys_us = ru->ru_stime.tv_sec * 1000000LL + ru->ru_stime.tv_usec;
+		cpu_src = "program-rusage";
+	}
+	if (pread_small(l->mem_peak_fd, tmp, sizeof tmp) > 0) {
+		peak = strtoll(tmp, NULL, 10);
+		peak_src = "cgroup";
+	} else if (l->pss_peak) {
+		peak = (long long)l->pss_peak;
+		peak_src = "sentry-pss-sample";
+	} else if (ru) {
+		peak = ru->ru_maxrss * 1024LL;
+		peak_src = "program-maxrss";
+	}
+	if (pread_small(l->pids_events_fd, tmp, sizeof tmp) > 0)
+		pids_max_events = field(tmp, "max");
+	unsigned long long ooms = oom_kills(l) - l->oom_base;
+	if (oom_kills(l) < l->oom_base)
+		ooms = 0;
+	int reason = l->reason;
+	if (!reason) {
+		if (ooms)
+			reason = REASON_MEMORY;
+		else if (sb->n_fork_refused || pids_max_events > 0)
+			reason = REASON_PIDS;
+		else if (l->out_cut[0] || l->out_cut[1])
+			reason = REASON_OUTPUT;
+		else if (sb->n_killed && have_raw && WIFSIGNALED(raw))
+			reason = REASON_POLICY;
+		else if (have_raw && WIFSIGNALED(raw))
+			reason = REASON_SIGNALED;
+		else if (have_raw)
+			reason = REASON_EXITED;
+		else
+			reason = REASON_SENTRY;
+		l->reason = reason;
+	}
+	OUT("{\"sandbox\": \"%s\", \"reason\": \"%s\", \"status\": %d, ", sb->id_str,
+	    reason_names[reason], status);
+	if (have_raw && WIFSIGNALED(raw))
+		OUT("\"exit_code\": null, \"signal\": %d, ", WTERMSIG(raw));
+	else if (have_raw)
+		OUT("\"exit_code\": %d, \"signal\": null, ", WEXITSTATUS(raw));
+	else
+		OUT("\"exit_code\": null, \"signal\": null, ");
+	OUT("\"wall_ms\": %.0f, ", wall);
+	if (user_us >= 0)
+		OUT("\"user_ms\": %.3f, \"sys_ms\": %.3f, ", user_us / 1000.0, sys_us / 1000.0);
+	else
+		OUT("\"user_ms\": null, \"sys_ms\": null, ");
+	OUT("\"cpu_source\": \"%s\", ", cpu_src);
+	if (peak >= 0)
+		OUT("\"peak_memory_bytes\": %lld, ", peak);
+	else
+		OUT("\"peak_memory_bytes\": null, ");
+	OUT("\"peak_memory_source\": \"%s\", ", peak_src);
+	OUT("\"oom_kills\": %llu, \"pids_peak\": %lu, \"forks_refused\": %lu, ", ooms,
+	    sb->n_tasks_peak, sb->n_fork_refused + (pids_max_events > 0 ? (unsigned long)pids_max_events : 0));
+	OUT("\"stdout_bytes\": %llu, \"stderr_bytes\": %llu, \"output_cut\": %s, ", l->out_bytes[0],
+	    l->out_bytes[1], l->out_cut[0] || l->out_cut[1] ? "true" : "false");
+	OUT("\"syscalls\": {\"trapped\": %lu, \"denied\": %lu, \"emulated\": %lu, \"killed\": %lu}, ",
+	    __atomic_load_n(&sb->n_trapped, __ATOMIC_RELAXED),
+	    __atomic_load_n(&sb->n_denied, __ATOMIC_RELAXED),
+	    __atomic_load_n(&sb->n_emulated, __ATOMIC_RELAXED),
+	    __atomic_load_n(&sb->n_killed, __ATOMIC_RELAXED));
+	OUT("\"cgroup\": ");
+	if (l->cgv) {
+		json_str(b, sizeof b, &o, l->dirs[0]);
+		OUT(", \"cgroup_version\": %d, ", l->cgv);
+	} else {
+		OUT("null, \"cgroup_version\": null, ");
+	}
+	OUT("\"limits\": {\"memory\": %llu, \"memory_by\": \"%s\", \"pids\": %lu, \"pids_by\": \"%s\", "
+	    "\"cpus\": %.3f, \"cpus_by\": \"%s\", \"timeout_ms\": %llu, \"idle_timeout_ms\": %llu, "
+	    "\"output_limit\": %llu}}\n",
+	    c->memory, !c->memory ? "none" : l->mem_ok ? "cgroup" : "sentry-pss+rlimit-data", c->pids,
+	    !c->pids ? "none" : l->pids_ok ? "cgroup+sentry+rlimit-nproc" : "sentry+rlimit-nproc",
+	    c->cpus_milli / 1000.0, !c->cpus_milli ? "none" : l->cpu_ok ? "cgroup" : "none",
+	    c->timeout_ms, c->idle_ms, c->output_limit);
+	if (l->result_fd >= 0) {
+		if (write_all_fd(l->result_fd, b, strlen(b)) < 0)
+			warnx_("--result: %s", strerror(errno));
+		close(l->result_fd);
+		l->result_fd = -1;
+	}
+}
+
+int limits_finish(struct limits *l, int status, int raw, int have_raw, const struct rusage *ru)
+{
+	const struct sentry_config *c = l->cfg;
+	l->done = 1;
+	if (l->dog_started) {
+		if (write(l->dog_wake[1], "x", 1) < 0) {
+			/* it wakes within 100 ms anyway */
+		}
+		pthread_join(l->dog, NULL);
+	}
+	if (l->relay_started)
+		pthread_join(l->relay, NULL); /* the write ends died with the guest */
+	write_result(l, status, raw, have_raw, ru);
+	char d[32], line[256] = "";
+	switch (l->reason) {
+	case REASON_TIMEOUT:
+		fmt_dur(d, sizeof d, c->timeout_ms);
+		snprintf(line, sizeof line, "killed: --timeout %s reached", d);
+		break;
+	case REASON_IDLE:
+		fmt_dur(d, sizeof d, c->idle_ms);
+		snprintf(line, sizeof line, "killed: --idle-timeout %s reached (no syscall, no output)", d);
+		break;
+	case REASON_MEMORY:
+		fmt_size(d, sizeof d, c->memory);
+		snprintf(line, sizeof line, "killed: --memory %s reached (out of memory)", d);
+		break;
+	case REASON_PIDS:
+		snprintf(line, sizeof line, "--pids %lu reached: forks failed with EAGAIN", c->pids);
+		break;
+	case REASON_OUTPUT:
+		fmt_size(d, sizeof d, c->output_limit);
+		snprintf(line, sizeof line, "--output-limit %s reached: output cut", d);
+		break;
+	case REASON_POLICY:
+		snprintf(line, sizeof line, "killed by policy (a forbidden syscall)");
+		break;
+	default:
+		break;
+	}
+	if (line[0])
+		warnx_("%s", line);
+	/* the cgroup goes once the helper sees the end of its pipe */
+	if (l->helper_fd >= 0) {
+		close(l->helper_fd);
+		l->helper_fd = -1;
+		while (l->helper > 0 && waitpid(l->helper, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	return status;
+}

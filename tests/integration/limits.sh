@@ -1,0 +1,226 @@
+#!/bin/bash
+# Limits (--memory, --pids, --cpus, --timeout, --idle-timeout, --output-limit)
+# and --result: each bomb ends inside the sandbox with the right reason in
+# --result, and afterwards no guest process (its argv carries $T_MARK) and no
+# cgroup of the sandbox is left on the host. Every case runs only under moat,
+# with --timeout as a backstop and lib.sh's timeout around moat. The bombs are
+# bounded (300 forks, 1G) even so; this file is not in the fake-moat selfcheck
+# on purpose (there they would run natively).
+. "$(dirname "$0")/lib.sh"
+
+at_exit 'for p in $(pgrep -f -- "$T_MARK"); do kill -9 $p; done'
+R=$T_TMP/result.json
+
+# field FILE KEY[.KEY]: a value of the --result JSON ("" when missing)
+field() {
+	"$PY" -c 'import json, sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    v = v.get(k) if isinstance(v, dict) else None
+print("" if v is None else str(v).lower() if isinstance(v, bool) else v)' "$1" "$2" 2>/dev/null
+}
+# no_leftovers NAME: no guest process and no cgroup of the last sandbox remain.
+no_leftovers() {
+	local i id left=""
+	for ((i = 0; i < 30; i++)); do
+		left=$(pgrep -af -- "$T_MARK" | grep -v pgrep)
+		[ -z "$left" ] && break
+		sleep 0.1
+	done
+	if [ -n "$left" ]; then fail "$1_no_process_left" "$left"; else ok "$1_no_process_left"; fi
+	id=$(field "$R" sandbox)
+	if [ -z "$id" ]; then fail "$1_no_cgroup_left" "no sandbox id in the result"; return; fi
+	left=$(find /sys/fs/cgroup -maxdepth 6 -type d -name "moat-$id" 2>/dev/null)
+	if [ -n "$left" ]; then fail "$1_no_cgroup_left" "$left"; else ok "$1_no_cgroup_left"; fi
+}
+# run_limited NAME MOAT-OPTIONS... -- PROGRAM...: sets out, err, rc; the result in $R
+run_limited() {
+	shift
+	rm -f "$R"
+	out=$(moat run --result "$R" "$@" 2>"$T_TMP/err" </dev/null); rc=$?
+	err=$(cat "$T_TMP/err")
+}
+
+# --- a normal exit, and a death by signal ---
+run_limited plain -- /bin/sh -c 'echo hi; exit 3'
+expect_eq result_exit "$rc $(field "$R" reason) $(field "$R" exit_code) $(field "$R" signal)" "3 exited 3 "
+expect_eq result_exit_quiet "$err" ""
+n=$(field "$R" syscalls.trapped)
+if [ "${n:-0}" -gt 0 ]; then ok result_counts_trapped; else fail result_counts_trapped "trapped [$n]"; fi
+run_limited signal -- /bin/sh -c 'kill -9 $$'
+expect_eq result_signal "$rc $(field "$R" reason) $(field "$R" signal)" "137 killed-by-signal 9"
+
+# a crash of the sentry still writes the result (and the guest dies with it)
+rm -f "$R"
+MOAT_TEST_CRASH=1 moat run --result "$R" -- /bin/sh -c 'sleep 300; echo "$0"' "$T_MARK" </dev/null >/dev/null 2>&1
+expect_eq result_sentry_crash "$(field "$R" reason)" sentry-error
+no_leftovers crash
+
+# --- a fork bomb under --pids 64 (bounded: forks until the first failure) ---
+run_limited pids --pids 64 --timeout 60s -- "$PY" -c '
+import os, sys, time, errno
+n = 0
+try:
+    while n < 300:
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(120); os._exit(0)
+        n += 1
+except OSError as e:
+    print("forks", n, errno.errorcode[e.errno])
+' "$T_MARK"
+set -- $out
+if [ "${1:-}" = forks ] && [ "${2:-999}" -le 63 ] && [ "${3:-}" = EAGAIN ]; then ok pids_fork_fails_eagain
+else fail pids_fork_fails_eagain "rc $rc out [$out] err [$err]"; fi
+expect_eq pids_reason "$(field "$R" reason)" pids
+p=$(field "$R" pids_peak)
+if [ -n "$p" ] && [ "$p" -le 64 ] && [ "$p" -ge 60 ]; then ok pids_peak_reported; else fail pids_peak_reported "pids_peak [$p]"; fi
+case $err in *"--pids 64 reached"*) ok pids_stderr_line ;; *) fail pids_stderr_line "[$err]" ;; esac
+no_leftovers pids
+# the host still forks
+check host_forks_after_bomb /bin/true
+
+# --- allocating past --memory 256M ---
+run_limited memory --memory 256M --timeout 60s -- "$PY" -c '
+b = bytearray()
+try:
+    while len(b) < (1 << 30):
+        b += bytearray(16 << 20)
+    print("allocated", len(b) >> 20)
+except MemoryError:
+    print("MemoryError")
+' "$T_MARK"
+by=$(field "$R" limits.memory_by)
+if [ "$by" = cgroup ]; then
+	expect_eq memory_reason "$(field "$R" reason) $(field "$R" signal)" "memory 9"
+	case $err in *"killed: --memory 256M reached"*) ok memory_stderr_line ;; *) fail memory_stderr_line "[$err]" ;; esac
+	p=$(field "$R" peak_memory_bytes)
+	if [ -n "$p" ] && [ "$p" -le $((256 << 20)) ] && [ "$p" -ge $((128 << 20)) ]; then ok memory_peak
+	else fail memory_peak "peak [$p]"; fi
+else
+	# no memory controller we may use: RLIMIT_DATA fails the allocation
+	expect_eq memory_rlimit_fails_allocation "$out" MemoryError
+	skip memory_reason "no memory cgroup ($(id -un)): one process meets RLIMIT_DATA (MemoryError) before a PSS sample; the tree case holds the total"
+fi
+no_leftovers memory
+
+# --- a tree of four processes of 100M each under --memory 256M: the total counts ---
+run_limited memory_tree --memory 256M --timeout 60s -- "$PY" -c '
+import os, time
+kids = []
+for i in range(4):
+    pid = os.fork()
+    if pid == 0:
+        b = bytearray(100 << 20)
+        for j in range(0, len(b), 4096): b[j] = 1
+        time.sleep(120); os._exit(0)
+    kids.append(pid)
+for k in kids: os.waitpid(k, 0)
+print("all allocated")
+' "$T_MARK"
+expect_eq memory_tree_reason "$(field "$R" reason)" memory
+case $err in *"killed: --memory 256M reached"*) ok memory_tree_stderr_line ;; *) fail memory_tree_stderr_line "[$err]" ;; esac
+no_leftovers memory_tree
+
+# --- while true under --timeout 2s ---
+start=$(date +%s%N)
+run_limited timeout --timeout 2s -- /bin/sh -c 'while :; do :; done' "$T_MARK"
+ms=$((($(date +%s%N) - start) / 1000000))
+expect_eq timeout_reason "$(field "$R" reason)" timeout
+if [ "$ms" -ge 1900 ] && [ "$ms" -le 8000 ]; then ok timeout_on_time; else fail timeout_on_time "${ms} ms"; fi
+expect_eq timeout_stderr_line "$err" "moat: killed: --timeout 2s reached"
+no_leftovers timeout
+
+# --- a guest that ignores SIGTERM (and its child, in a session of its own) ---
+run_limited ignore_term --timeout 1s -- /bin/bash -c 'trap "" TERM HUP INT
+setsid /bin/bash -c "trap \"\" TERM HUP INT; while :; do sleep 0.1; done" "$0" &
+while :; do :; done' "$T_MARK"
+expect_eq ignore_term_reason "$(field "$R" reason) $(field "$R" signal)" "timeout 9"
+no_leftovers ignore_term
+
+# --- yes under --output-limit 1M ---
+rm -f "$R"
+n=$(moat run --result "$R" --output-limit 1M --timeout 60s -- /usr/bin/yes "$T_MARK" 2>"$T_TMP/err" </dev/null | wc -c)
+expect_eq output_capped_at_1M "$n" 1048576
+expect_eq output_reason "$(field "$R" reason) $(field "$R" output_cut) $(field "$R" signal)" "output-limit true 13"
+case $(cat "$T_TMP/err") in *"--output-limit 1M reached"*) ok output_stderr_line ;; *) fail output_stderr_line "[$(cat "$T_TMP/err")]" ;; esac
+no_leftovers output
+# under the cap nothing changes: both streams, in full
+run_limited output_small --output-limit 1K -- /bin/sh -c 'echo out; echo err >&2'
+expect_eq output_under_cap "$out|$err|$(field "$R" reason)" "out|err|exited"
+
+# -t: the pty relay applies the cap (the guest's output is dropped past it and the sandbox ends)
+if command -v script >/dev/null; then
+	rm -f "$R"
+	n=$(timeout 60 script -qc "$(printf '%q ' "$MOAT" run -t --result "$R" --output-limit 1K --timeout 30s -- /usr/bin/yes "$T_MARK")" /dev/null </dev/null 2>/dev/null | wc -c)
+	expect_eq tty_output_reason "$(field "$R" reason) $(field "$R" stdout_bytes)" "output-limit 1024"
+	if [ "$n" -ge 1024 ] && [ "$n" -le 1400 ]; then ok tty_output_capped; else fail tty_output_capped "$n bytes"; fi
+	no_leftovers tty_output
+else
+	skip tty_output_capped "no script(1)"
+fi
+
+# --- --idle-timeout: output, then silence ---
+run_limited idle --idle-timeout 1s --timeout 60s -- /bin/sh -c 'echo a; sleep 0.4; echo b; sleep 30; echo never' "$T_MARK"
+expect_eq idle_reason "$(echo $out) $(field "$R" reason)" "a b idle-timeout"
+no_leftovers idle
+
+# --- a daemon that double-forks and calls setsid is gone when moat exits ---
+run_limited daemon -- /bin/sh -c '(setsid /bin/sh -c "sleep 300; : $0" </dev/null >/dev/null 2>&1 &); echo started' "$T_MARK"
+expect_eq daemon_started "$out" started
+no_leftovers daemon
+
+# --- moat killed with SIGKILL: the helper still removes the cgroup, the guest dies ---
+"$MOAT" run --memory 512M -- /bin/sh -c 'sleep 300; echo "$0"' "$T_MARK" </dev/null >/dev/null 2>&1 &
+mpid=$!
+# the guest's cgroup, whichever hierarchy holds it (a path ending in /moat-<id>)
+cg=""
+for ((i = 0; i < 50; i++)); do
+	for p in $(pgrep -f -- "sleep 300; echo"); do
+		cg=$(sed -n 's/^[0-9]*:[^:]*:\(.*\/moat-[0-9a-f]*\)$/\1/p' "/proc/$p/cgroup" 2>/dev/null | head -1)
+		[ -n "$cg" ] && break
+	done
+	[ -n "$cg" ] && break
+	sleep 0.1
+done
+kill -9 "$mpid"; { wait "$mpid"; } 2>/dev/null
+left=""
+for ((i = 0; i < 50; i++)); do left=$(pgrep -af -- "$T_MARK" | grep -v pgrep); [ -z "$left" ] && break; sleep 0.1; done
+expect_eq kill9_no_process_left "$left" ""
+if [ -n "$cg" ]; then
+	dirs=""
+	for ((i = 0; i < 50; i++)); do
+		dirs=$(find /sys/fs/cgroup -maxdepth 6 -type d -name "$(basename "$cg")" 2>/dev/null)
+		[ -z "$dirs" ] && break
+		sleep 0.1
+	done
+	expect_eq kill9_no_cgroup_left "$dirs" ""
+else
+	skip kill9_no_cgroup_left "no cgroup for this sandbox ($(id -un))"
+fi
+
+# --- the sentry keeps no root-opened cgroup.procs fd (it could move host processes) ---
+"$MOAT" run --memory 512M --pids 100 -- /bin/sh -c 'sleep 300; echo "$0"' "$T_MARK" </dev/null >/dev/null 2>&1 &
+mpid=$!
+for ((i = 0; i < 50; i++)); do pgrep -f -- "sleep 300; echo" >/dev/null && break; sleep 0.1; done
+sleep 0.2
+fds=$(ls -l "/proc/$mpid/fd" 2>/dev/null)
+procs=$(printf '%s\n' "$fds" | grep -c 'moat-[0-9a-f]*/\(cgroup\.procs\|tasks\)$')
+counters=$(printf '%s\n' "$fds" | grep -c 'moat-[0-9a-f]*/[a-z]')
+kill -9 "$mpid"; { wait "$mpid"; } 2>/dev/null
+if [ -z "$fds" ]; then skip sentry_no_cgroup_procs_fd "cannot read /proc/$mpid/fd ($(id -un))"
+elif [ "$counters" -eq 0 ]; then skip sentry_no_cgroup_procs_fd "no cgroup for this sandbox ($(id -un))"
+else expect_eq sentry_no_cgroup_procs_fd "$procs" 0; fi
+
+# --- --cpus 0.5: at most half a CPU ---
+run_limited cpus --cpus 0.5 --timeout 2s -- /bin/sh -c 'while :; do :; done' "$T_MARK"
+if [ "$(field "$R" limits.cpus_by)" = cgroup ]; then
+	u=$(field "$R" user_ms); s=$(field "$R" sys_ms); w=$(field "$R" wall_ms)
+	if "$PY" -c "import sys; sys.exit(0 if float('$u') + float('$s') <= 0.5 * float('$w') * 1.2 else 1)"; then ok cpus_half
+	else fail cpus_half "user $u sys $s wall $w"; fi
+else
+	skip cpus_half "no cpu controller we may use ($(id -un)): --cpus is not held"
+fi
+no_leftovers cpus
+
+finish

@@ -339,6 +339,7 @@ static struct lk_owner *owner_of(struct sc_call *c, const struct lk_req *r)
 			    o->ino != r->ino)
 				continue;
 			if (!owner_alive(c->sb, o) || witness(o, r) < 0) {
+				dbg("lock owner %d: dropped at a new request through fd %d", o->tgid, r->guestfd);
 				/* a dead process whose pid came back, or an fd
 				 * of the file was closed: its locks are gone */
 				drop_owner_locks(o);

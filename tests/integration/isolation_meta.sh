@@ -61,8 +61,9 @@ chmod 0777 "$RW"
 : >"$RW/theirs"
 chmod 0644 "$RW/theirs"
 [ $ROOT = 1 ] && chown -R 65534:65534 "$RW/theirs" "$RW/sub"
-out=$(moat run --bind "$RW:/w:rw" -- /bin/sh -c '
-cd /w
+# --workdir, not "cd /w": a moat that isolates nothing (fake-moat) then acts
+# on the host directory itself, so the host-side cases below must catch it
+out=$(moat run --bind "$RW:/w:rw" --workdir /w -- /bin/sh -c '
 : > mine; : > mine2; mkdir mdir
 chmod 4755 mine; chmod 2755 mine2; chmod 2775 mdir
 echo "A $(stat -c %a mine) $(stat -c %a mine2) $(stat -c %a mdir)"
@@ -75,19 +76,22 @@ ln theirs hl 2>/dev/null; echo "F done"
 ' </dev/null 2>&1)
 uid=$(id -u) gid=$(id -g)
 if [ $ROOT = 1 ]; then
-	expect_eq rw_guest_sees_setid "$(echo "$out" | grep '^A ')" "A 4755 2755 2775"
-	expect_eq rw_guest_sees_chown "$(echo "$out" | grep '^B ')" "B 65534 65534 755"
-	expect_eq rw_guest_sees_chown_back "$(echo "$out" | grep '^C ')" "C 0 0 755"
-	expect_eq rw_guest_sees_virtual_owner "$(echo "$out" | grep '^D ')" "D 0:0"
-	expect_eq rw_chmod_not_owner_refused "$(echo "$out" | grep '^E ')" "E 644"
+	SANITY=1 expect_eq rw_guest_sees_setid "$(echo "$out" | grep '^A ')" "A 4755 2755 2775"
+	SANITY=1 expect_eq rw_guest_sees_chown "$(echo "$out" | grep '^B ')" "B 65534 65534 755"
+	SANITY=1 expect_eq rw_guest_sees_chown_back "$(echo "$out" | grep '^C ')" "C 0 0 755"
+	SANITY=1 expect_eq rw_guest_sees_virtual_owner "$(echo "$out" | grep '^D ')" "D 0:0"
+	SANITY=1 expect_eq rw_chmod_not_owner_refused "$(echo "$out" | grep '^E ')" "E 644"
 	if [ -e "$RW/hl" ]; then fail rw_no_link_to_unwritable "hard link to a file the guest may not write"
 	else ok rw_no_link_to_unwritable; fi
 fi
 for f in mine mine2 mdir theirs; do
 	m=$(stat -c %a "$RW/$f" 2>/dev/null)
-	case $m in [2-7]???) fail "rw_no_host_setid_$f" "host mode $m" ;; *) ok "rw_no_host_setid_$f" ;; esac
+	# mine2's bits are cleared natively too by the chowns that follow
+	# its chmods: a sanity case
+	case $m in [2-7]???) fail "rw_no_host_setid_$f" "host mode $m" ;;
+	*) if [ $f = mine2 ]; then ok_sanity "rw_no_host_setid_$f"; else ok "rw_no_host_setid_$f"; fi ;; esac
 done
-expect_eq rw_host_owner_kept_mine2 "$(stat -c '%u %g' "$RW/mine2")" "$uid $gid"
+SANITY=1 expect_eq rw_host_owner_kept_mine2 "$(stat -c '%u %g' "$RW/mine2")" "$uid $gid"
 if [ $ROOT = 1 ]; then
 	expect_eq rw_host_owner_kept_theirs "$(stat -c '%u %g %a' "$RW/theirs")" "65534 65534 644"
 fi
@@ -104,7 +108,7 @@ if [ $ROOT = 1 ]; then
 	tar cpf "$TP/a.tar" -C "$TP/src" .
 	out=$(moat run --bind "$TP:/w:rw" --workdir /w -- /bin/sh -c \
 		'tar -xpf a.tar -C dst && cp -a dst cp && stat -c "%n %a %u:%g" dst/a dst/d cp/a cp/d' </dev/null 2>&1)
-	expect_eq rw_tar_cp_guest_view "$(echo $out)" "dst/a 4755 1000:1000 dst/d 2750 123:456 cp/a 4755 1000:1000 cp/d 2750 123:456"
+	SANITY=1 expect_eq rw_tar_cp_guest_view "$(echo $out)" "dst/a 4755 1000:1000 dst/d 2750 123:456 cp/a 4755 1000:1000 cp/d 2750 123:456"
 	expect_eq rw_tar_cp_host_view "$(cd "$TP" && stat -c '%n %a %u:%g' dst/a dst/d cp/a cp/d 2>&1 | tr '\n' ' ')" \
 		"dst/a 755 0:0 dst/d 750 0:0 cp/a 755 0:0 cp/d 750 0:0 "
 fi

@@ -293,16 +293,18 @@ SANITY=1 expect_eq wildcard_rule "$(get n4 www.good.test "$pport" "" --net allow
 # 127.0.0.1:HOSTPORT, and only there (its own port stays inside).
 hp=$(in_outer "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 gp=$(in_outer "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-in_outer timeout -k 5 60 "$MOAT" run --bind "$T_TMP/www:/www:ro" --publish "$hp:$gp" -- \
-	"$PY" -m http.server --bind 127.0.0.1 --directory /www "$gp" </dev/null >/dev/null 2>&1 &
+in_outer timeout -k 5 120 "$MOAT" run --bind "$T_TMP/www:/www:ro" --publish "$hp:$gp" -- \
+	"$PY" -m http.server --bind 127.0.0.1 --directory /www "$gp" </dev/null >/dev/null 2>"$T_TMP/pub.moat.err" &
 pub=$!
 at_exit "kill $pub"
-for ((i = 0; i < 100; i++)); do
+# (a loaded machine: python's start-up under moat can take a while)
+for ((i = 0; i < 300; i++)); do
+	kill -0 $pub 2>/dev/null || break
 	in_outer curl -s -o /dev/null -m 2 "http://127.0.0.1:$hp/" && break
 	sleep 0.2
 done
 in_outer curl -sS -m 20 -o "$T_TMP/out/pub" "http://127.0.0.1:$hp/file" 2>"$T_TMP/err.pub"
-if same pub; then ok publish_curl; else fail publish_curl "$(head -c 300 "$T_TMP/err.pub")"; fi
+if same pub; then ok publish_curl; else fail publish_curl "$(head -c 300 "$T_TMP/err.pub") moat: $(head -c 200 "$T_TMP/pub.moat.err")"; fi
 if in_outer curl -s -o /dev/null -m 3 "http://127.0.0.1:$gp/file"; then fail publish_guest_port_stays_inside "the guest's port answered on the host"
 else ok publish_guest_port_stays_inside; fi
 kill $pub 2>/dev/null

@@ -223,4 +223,22 @@ else
 fi
 no_leftovers cpus
 
+# kill(-1, SIGKILL) and kill(0, SIGKILL) from the guest reach only the
+# sandbox: a host process of the caller's survives and moat reports the
+# program's own death. (Here, not in an isolation_*.sh file: the self-check
+# runs those without isolation, where kill(-1) would hit the whole machine.)
+sleep 300 &
+hostcanary=$!
+at_exit "kill -9 $hostcanary"
+moat run -- /bin/sh -c 'sleep 30 & kill -KILL -1; sleep 1; echo survived-own-kill' </dev/null >"$T_TMP/killall.out" 2>&1
+st=$?
+if kill -0 "$hostcanary" 2>/dev/null && [ "$(ps -o stat= -p "$hostcanary" | cut -c1)" != Z ]; then
+	ok kill_minus1_stays_inside
+else
+	fail kill_minus1_stays_inside "a host process died (moat exit $st)"
+fi
+moat run -- /bin/sh -c 'kill -KILL 0' </dev/null >/dev/null 2>&1
+expect_eq kill0_kills_only_the_sandbox_group "$?" 137
+kill -0 "$hostcanary" 2>/dev/null && ok kill0_host_canary_alive || fail kill0_host_canary_alive "a host process died"
+
 finish

@@ -29,6 +29,7 @@ struct dcache {
 	struct dentry e[DCACHE_SIZE];
 	int bucket[NBUCKETS];    /* index + 1, 0 = empty */
 	unsigned hand;
+	atomic_ulong gen;        /* bumped (under the write lock) by every drop */
 };
 
 static uint64_t key_hash(int mnt, const char *rel)
@@ -120,12 +121,23 @@ static void unchain_locked(struct dcache *d, int i)
 	entry_clear(&d->e[i]);
 }
 
-void dcache_put(struct dcache *d, int mnt, const char *rel, const struct stat *st,
-		int neg, const char *link)
+unsigned long dcache_gen(struct dcache *d)
+{
+	return atomic_load(&d->gen);
+}
+
+void dcache_put(struct dcache *d, unsigned long gen, int mnt, const char *rel,
+		const struct stat *st, int neg, const char *link)
 {
 	uint64_t h = key_hash(mnt, rel);
 
 	pthread_rwlock_wrlock(&d->lock);
+	if (atomic_load(&d->gen) != gen) {
+		/* a mutation was invalidated while the caller asked the
+		 * backend: its answer may predate it */
+		pthread_rwlock_unlock(&d->lock);
+		return;
+	}
 	int i = find_locked(d, h, mnt, rel);
 	if (i < 0) {
 		/* clock: take the first free slot or the first unreferenced one */
@@ -164,6 +176,7 @@ void dcache_drop(struct dcache *d, int mnt, const char *rel, int subtree)
 	size_t n = strlen(rel);
 
 	pthread_rwlock_wrlock(&d->lock);
+	atomic_fetch_add(&d->gen, 1);
 	int i = find_locked(d, key_hash(mnt, rel), mnt, rel);
 	if (i >= 0)
 		unchain_locked(d, i);

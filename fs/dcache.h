@@ -9,7 +9,14 @@
  *  - writable mounts: everything is cached too, but the final component of a
  *    stat-like call is re-stat'ed (WALK_FRESH: file sizes and times change by
  *    native write()), and every mutation the sentry performs invalidates the
- *    names it touches (rename: both names and their subtrees).
+ *    names it touches (rename: both names and their subtrees), after the
+ *    host operation;
+ *  - a lookup in flight never caches an answer older than an invalidation:
+ *    it takes dcache_gen() before asking the backend and passes it to
+ *    dcache_put(), which stores nothing if a dcache_drop() ran since (else a
+ *    lookup that saw "absent" just before another task's create lands its
+ *    negative entry after that create's invalidation, and the name stays
+ *    "absent" for everyone: unlink answers ENOENT without asking the host).
  *
  * Inode map: (st_dev, st_ino) of every directory fd handed to the guest (host
  * dirs and synthetic memfds) -> canonical guest path. Bounded (FIFO); the last
@@ -32,8 +39,11 @@ void dcache_free(struct dcache *d);
 /* 1 hit (neg set for a negative entry; link copied if linklen), 0 miss */
 int dcache_get(struct dcache *d, int mnt, const char *rel, struct stat *st, int *neg,
 	       char *link, size_t linklen);
-void dcache_put(struct dcache *d, int mnt, const char *rel, const struct stat *st,
-		int neg, const char *link);
+/* the invalidation generation (bumped by every dcache_drop) */
+unsigned long dcache_gen(struct dcache *d);
+/* store, unless a drop ran since the caller took gen with dcache_gen() */
+void dcache_put(struct dcache *d, unsigned long gen, int mnt, const char *rel,
+		const struct stat *st, int neg, const char *link);
 void dcache_drop(struct dcache *d, int mnt, const char *rel, int subtree);
 
 struct inomap *inomap_new(void);

@@ -598,13 +598,13 @@ static void node_set(struct vfs_node *n, const char *path, const struct vfs_moun
 	}
 }
 
-static void be_put(struct vfs *v, const struct vfs_mount *m, const char *rel,
+static void be_put(struct vfs *v, unsigned long gen, const struct vfs_mount *m, const char *rel,
 		   struct stat *st, const char *link)
 {
 	if (m->private_fs)
 		note_private_dev(v, st->st_dev);
 	vfs_map_stat(v, st);
-	dcache_put(v->dc, m->idx, rel, st, 0, S_ISLNK(st->st_mode) ? link : NULL);
+	dcache_put(v->dc, gen, m->idx, rel, st, 0, S_ISLNK(st->st_mode) ? link : NULL);
 }
 
 /* lstat rel on a gofer mount, through the cache; batches `ahead` components
@@ -619,10 +619,12 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 	    dcache_get(v->dc, m->idx, rel, st, &neg, NULL, 0))
 		return !neg;
 
+	/* taken before the backend answers: see dcache.h */
+	unsigned long gen = dcache_gen(v->dc);
 	if ((flags & WALK_FRESH) || !*rel) {
 		r = VFS_BE(v, lstat, m->export, rel, st);
 		if (r == -ENOENT) {
-			dcache_put(v->dc, m->idx, rel, NULL, 1, NULL);
+			dcache_put(v->dc, gen, m->idx, rel, NULL, 1, NULL);
 			return 0;
 		}
 		if (r < 0)
@@ -632,7 +634,7 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 			long l = VFS_BE(v, readlink, m->export, rel, link, sizeof link - 1);
 			link[l > 0 ? l : 0] = 0;
 		}
-		be_put(v, m, rel, st, link);
+		be_put(v, gen, m, rel, st, link);
 		return 1;
 	}
 
@@ -679,10 +681,10 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		pre[plen] = 0;
 		if (i == w->n) {
 			if (w->err == -ENOENT && !vfs_is_hidden(m, pre))
-				dcache_put(v->dc, m->idx, pre, NULL, 1, NULL);
+				dcache_put(v->dc, gen, m->idx, pre, NULL, 1, NULL);
 			break;
 		}
-		be_put(v, m, pre, &w->st[i], i == w->n - 1 ? w->link : NULL);
+		be_put(v, gen, m, pre, &w->st[i], i == w->n - 1 ? w->link : NULL);
 		if (i + 1 == want)
 			*st = w->st[i];
 		if (!*e)

@@ -23,7 +23,18 @@ static const char usage_text[] =
 	"run options:\n"
 	"  --root DIR               root filesystem tree (read-only); default: the host's\n"
 	"                           system view (/usr /etc /opt ... read-only, no secrets)\n"
-	"  --bind SRC:DST[:ro|rw]   make host SRC visible at DST (default ro; repeatable)\n"
+	"  --bind SRC:DST[:ro|rw|cow]  make host SRC visible at DST (default ro;\n"
+	"                           repeatable); cow: the guest may change it freely,\n"
+	"                           the changes land in a scratch layer, SRC is never\n"
+	"                           written (take them out with --export)\n"
+	"  --overlay memory|DIR|none  a writable root: writes to /usr /etc /opt ... land\n"
+	"                           in a scratch layer (memory) or in the host directory\n"
+	"                           DIR (kept for the next run); default none (read-only)\n"
+	"  --export DIR             after the program: DIR/<mount>/changes.patch (git\n"
+	"                           apply) and manifest.json for each cow mount and the\n"
+	"                           root overlay (\"root\")\n"
+	"  --export-max-files N     refuse changes past N files (default 10000)\n"
+	"  --export-max-bytes N     refuse changes past N bytes (default 256M)\n"
 	"  --workdir DIR            working directory inside the sandbox (default /)\n"
 	"  --env K=V                set an environment variable (repeatable); the default\n"
 	"                           environment is PATH, HOME, TERM, LANG only\n"
@@ -75,19 +86,20 @@ static void parse_bind(struct sentry_config *c, const char *spec)
 	char *s = xstrdup(spec);
 	char *src = s, *dst = strchr(s, ':'), *mode = NULL;
 	if (!dst)
-		die_status(2, "--bind %s: expected SRC:DST[:ro|rw]", spec);
+		die_status(2, "--bind %s: expected SRC:DST[:ro|rw|cow]", spec);
 	*dst++ = 0;
 	mode = strchr(dst, ':');
 	if (mode)
 		*mode++ = 0;
 	if (!*src || !*dst || src[0] != '/' || dst[0] != '/')
 		die_status(2, "--bind %s: SRC and DST must be absolute paths", spec);
-	if (mode && strcmp(mode, "ro") && strcmp(mode, "rw"))
-		die_status(2, "--bind %s: mode must be ro or rw", spec);
+	if (mode && strcmp(mode, "ro") && strcmp(mode, "rw") && strcmp(mode, "cow"))
+		die_status(2, "--bind %s: mode must be ro, rw or cow", spec);
 	struct bind_spec *b = &c->binds[c->nbinds++];
 	b->src = src;
 	b->dst = dst;
 	b->writable = mode && strcmp(mode, "rw") == 0;
+	b->cow = mode && strcmp(mode, "cow") == 0;
 }
 
 /* "123", "64K", "64M", "1G"; exit 2 on anything else */
@@ -114,6 +126,8 @@ static int cmd_run(int argc, char **argv)
 	memset(&c, 0, sizeof c);
 	c.audit_max_bytes = AUDIT_DEFAULT_MAX_BYTES;
 	c.audit_rate = AUDIT_DEFAULT_RATE;
+	c.export_max_files = 10000;
+	c.export_max_bytes = 256ULL << 20;
 	int i;
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i];
@@ -125,6 +139,22 @@ static int cmd_run(int argc, char **argv)
 			c.root = optval(argc, argv, &i, "--root");
 		} else if (is_opt(a, "--bind")) {
 			parse_bind(&c, optval(argc, argv, &i, "--bind"));
+		} else if (is_opt(a, "--overlay")) {
+			c.overlay = optval(argc, argv, &i, "--overlay");
+			if (strcmp(c.overlay, "memory") && strcmp(c.overlay, "none") &&
+			    c.overlay[0] != '/')
+				die_status(2, "--overlay %s: expected memory, none or an absolute DIR",
+					   c.overlay);
+		} else if (is_opt(a, "--export-max-files")) {
+			c.export_max_files = parse_size("--export-max-files",
+							optval(argc, argv, &i, "--export-max-files"));
+		} else if (is_opt(a, "--export-max-bytes")) {
+			c.export_max_bytes = parse_size("--export-max-bytes",
+							optval(argc, argv, &i, "--export-max-bytes"));
+		} else if (is_opt(a, "--export")) {
+			c.export_dir = optval(argc, argv, &i, "--export");
+			if (!c.export_dir[0])
+				die_status(2, "--export: expected a directory");
 		} else if (is_opt(a, "--workdir")) {
 			c.workdir = optval(argc, argv, &i, "--workdir");
 		} else if (is_opt(a, "--env")) {

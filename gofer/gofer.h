@@ -55,7 +55,28 @@ struct gofer_export {
 	const char *const *hidden;   /* NULL-terminated list of relative paths never
 				      * served (e.g. "shadow", "ssh"), or NULL */
 	mode_t mode;                 /* TMPFS: mode of its root (0 = 0755; /tmp: 01777) */
+	int cow;                     /* DIR: a copy-on-write view of host_path: an
+				      * overlayfs the gofer mounts (lower: a read-only
+				      * clone of host_path; upper: scratch or --overlay
+				      * DIR), served writable; host_path is never written */
+	const char *cow_name;        /* cow: its directory under --export DIR ("root", "work") */
+	const char *cow_prefix;      /* cow: prefix of its paths in that patch ("" or "etc/") */
+	int cow_persist;             /* cow: the upper layer is in cow_config.upper_dir */
 };
+
+/* Copy-on-write settings (gofer_set_cow, before gofer_start). */
+struct gofer_cow_config {
+	const char *upper_dir;        /* --overlay DIR: persistent upper layers (absolute) */
+	const char *export_dir;       /* --export DIR (absolute, exists) or NULL */
+	unsigned long long max_bytes; /* --export-max-bytes */
+	unsigned long long max_files; /* --export-max-files */
+};
+void gofer_set_cow(const struct gofer_cow_config *cfg);
+/* The gofer's exit status after a clean end (control socket closed): 0, or
+ * GOFER_EXIT_REFUSED when the export refused changes (listed in its
+ * manifest.json), GOFER_EXIT_EXPORT_FAILED when it could not be written. */
+#define GOFER_EXIT_REFUSED 10
+#define GOFER_EXIT_EXPORT_FAILED 11
 
 #define GOFER_MAX_EXPORTS 64
 

@@ -33,6 +33,7 @@ struct bind_spec {
 	char *src;     /* absolute host path */
 	char *dst;     /* absolute guest path */
 	int writable;
+	int cow;       /* :cow, a copy-on-write view (gofer overlayfs) */
 };
 
 #define MAX_BINDS 64
@@ -52,6 +53,9 @@ struct sentry_config {
 	unsigned long audit_rate;         /* --audit-rate: events/s (burst 2x), 0 = no cap */
 	unsigned char deny[512];          /* --deny SYSCALL: deny[nr] = 1 (SC_NR_MAX) */
 	char *const *argv;                /* program and arguments */
+	const char *overlay;              /* --overlay memory|DIR|none (NULL: none) */
+	const char *export_dir;           /* --export DIR */
+	unsigned long long export_max_files, export_max_bytes;
 };
 
 /* Run a sandbox to completion; returns moat's exit status. */
@@ -109,6 +113,7 @@ extern const char *const *exec_initial_path; /* PATH dirs for the first exec */
 struct tracer_args {
 	struct sandbox *sb;
 	pid_t *gofer_pid;           /* set to -1 when the gofer dies */
+	int *gofer_status;          /* its wait status, once reaped here */
 	int gofer_ctl;              /* shut down when the program exits: the gofer leaves */
 	int sync_sock;              /* the program sends its listener here (closed) */
 	uid_t uid;

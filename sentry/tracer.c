@@ -338,6 +338,8 @@ static int reaped(struct tracer *tr, pid_t tid, int st)
 	struct sandbox *sb = tr->sb;
 	if (tid == *a->gofer_pid) {
 		*a->gofer_pid = -1; /* handlers now fail with EPIPE; the guest sees EIO */
+		if (a->gofer_status)
+			*a->gofer_status = st;
 		return tr->main_done && tr->init_reaped;
 	}
 	if (tid == sb->init_pid)

@@ -564,7 +564,7 @@ Test(gofer_ops, many_connections)
 /* gofer_start refuses what it cannot serve, with one clear line */
 Test(gofer_start_errors, bad_exports)
 {
-	struct gofer_export ex = { GOFER_EXPORT_DIR, "/nonexistent/moat", 0, NULL, 0 };
+	struct gofer_export ex = { .kind = GOFER_EXPORT_DIR, .host_path = "/nonexistent/moat" };
 	char err[256];
 	pid_t pid;
 	int ctl;
@@ -620,8 +620,8 @@ Test(gofer_start_errors, dies_with_parent)
 static int rootless_child(void)
 {
 	struct gofer_export ex[2] = {
-		{ GOFER_EXPORT_DIR, NULL, 1, NULL, 0 },
-		{ GOFER_EXPORT_DIR, NULL, 0, NULL, 0 },
+		{ .kind = GOFER_EXPORT_DIR, .writable = 1 },
+		{ .kind = GOFER_EXPORT_DIR },
 	};
 	char rw[128], ro[128], err[256];
 	struct gofer_conn *cc;

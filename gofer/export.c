@@ -69,6 +69,8 @@ struct ctx {
 	size_t nch, cap;
 	struct refusal *rf;
 	size_t nrf, rcap;
+	char **skipped;             /* .git directories: git apply never writes them */
+	size_t nsk;
 	unsigned long long files, bytes;
 	int failed;
 };
@@ -492,6 +494,15 @@ static void diff_dir(struct ctx *x, const struct gofer_srv_export *e, const char
 		struct stat ust, lst;
 		int hl;
 
+		if (!strcmp(u[i], ".git")) {
+			x->skipped = realloc(x->skipped, (x->nsk + 1) * sizeof *x->skipped);
+			if (!x->skipped)
+				_exit(GOFER_EXIT_EXPORT_FAILED);
+			x->skipped[x->nsk] = xmalloc(strlen(e->cow_prefix) + strlen(cr) + 1);
+			sprintf(x->skipped[x->nsk++], "%s%s", e->cow_prefix, cr);
+			free(cr);
+			continue;
+		}
 		if (hidden(e, cr) || fstatat(e->upperfd, cr, &ust, AT_SYMLINK_NOFOLLOW) < 0) {
 			free(cr);
 			continue;
@@ -512,7 +523,8 @@ static void diff_dir(struct ctx *x, const struct gofer_srv_export *e, const char
 					c->is_dir = 1;
 					c->new_mode = ust.st_mode;
 				}
-				diff_dir(x, e, cr, lower_dir, is_opaque(e->upperfd, cr));
+				/* beneath an opaque directory no lower entry shows */
+				diff_dir(x, e, cr, lower_dir, opaque || is_opaque(e->upperfd, cr));
 			}
 		} else {
 			upper_file(x, e, cr, u[i], &ust, hl ? &lst : NULL);
@@ -868,6 +880,12 @@ static int write_group(struct ctx *x, const char *name, const struct gofer_srv_e
 		json_str(mf, x->rf[i].reason);
 		fputc('}', mf);
 	}
+	fputs("\n  ],\n  \"skipped\": [", mf);
+	for (size_t i = 0; i < x->nsk; i++) {
+		fputs(i ? ",\n    {\"path\": " : "\n    {\"path\": ", mf);
+		json_str(mf, x->skipped[i]);
+		fputs(", \"reason\": \"git metadata: git apply never writes it\"}", mf);
+	}
 	fprintf(mf, "\n  ],\n  \"totals\": {\"files\": %llu, \"bytes\": %llu}\n}\n",
 		x->files, x->bytes);
 	int bad = ferror(pf) | ferror(mf);
@@ -884,7 +902,9 @@ static void reset(struct ctx *x)
 	}
 	for (size_t i = 0; i < x->nrf; i++)
 		free(x->rf[i].path);
-	x->nch = x->nrf = 0;
+	for (size_t i = 0; i < x->nsk; i++)
+		free(x->skipped[i]);
+	x->nch = x->nrf = x->nsk = 0;
 	x->files = x->bytes = 0;
 }
 
@@ -916,5 +936,6 @@ int gofer_export_run(const struct gofer_srv *srv)
 	reset(&x);
 	free(x.ch);
 	free(x.rf);
+	free(x.skipped);
 	return failed ? GOFER_EXIT_EXPORT_FAILED : refused ? GOFER_EXIT_REFUSED : 0;
 }

@@ -263,13 +263,16 @@ int sentry_run(const struct sentry_config *cfg)
 	/* 5. the ptrace loop (tracer.c) */
 	int gofer_status = 0;
 	struct tracer_args ta = {
-		.sb = sb, .gofer_pid = &gofer_pid, .gofer_status = &gofer_status, .gofer_ctl = gofer_ctl, .sync_sock = sr.sync_sock, .uid = uid,
+		.sb = sb, .gofer_pid = &gofer_pid, .gofer_status = &gofer_status,
+		.gofer_export = export_dir != NULL, .gofer_ctl = gofer_ctl, .sync_sock = sr.sync_sock, .uid = uid,
 		.gid = gid, .workdir = workdir, .crash_test = crash_test,
 		.forward_to = &forward_to, .t0 = t0,
 	};
 	int status_out = tracer_run(&ta);
 	dbg("%.2f ms: guest gone", ms_now() - t0);
-	/* everything in the guest is gone: stop the gofer */
+	/* everything in the guest is gone: stop the gofer (it writes --export
+	 * first: the layers are at rest now) */
+	shutdown(gofer_ctl, SHUT_RDWR);
 	close(gofer_ctl);
 	if (gofer_pid > 0) /* reap it (it exits on EOF, after --export): a zombie must not outlive the sandbox */
 		waitpid(gofer_pid, &gofer_status, 0);

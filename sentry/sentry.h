@@ -114,6 +114,8 @@ struct tracer_args {
 	struct sandbox *sb;
 	pid_t *gofer_pid;           /* set to -1 when the gofer dies */
 	int *gofer_status;          /* its wait status, once reaped here */
+	int gofer_export;           /* --export: the gofer stays until every task is
+				     * gone (its export needs the layers at rest) */
 	int gofer_ctl;              /* shut down when the program exits: the gofer leaves */
 	int sync_sock;              /* the program sends its listener here (closed) */
 	uid_t uid;

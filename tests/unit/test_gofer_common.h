@@ -103,11 +103,11 @@ static void start_gofer(void)
 {
 	char rw[128], ro[128], one[128], err[256];
 	struct gofer_export ex[EXP_N] = {
-		[EXP_RW] = { GOFER_EXPORT_DIR, rw, 1, rw_hidden, 0 },
-		[EXP_RO] = { GOFER_EXPORT_DIR, ro, 0, ro_hidden, 0 },
-		[EXP_TMP] = { GOFER_EXPORT_TMPFS, NULL, 1, NULL, 0 },
-		[EXP_DEV] = { GOFER_EXPORT_DEV, NULL, 0, NULL, 0 },
-		[EXP_FILE] = { GOFER_EXPORT_DIR, one, 0, NULL, 0 },
+		[EXP_RW] = { .kind = GOFER_EXPORT_DIR, .host_path = rw, .writable = 1, .hidden = rw_hidden },
+		[EXP_RO] = { .kind = GOFER_EXPORT_DIR, .host_path = ro, .hidden = ro_hidden },
+		[EXP_TMP] = { .kind = GOFER_EXPORT_TMPFS, .writable = 1 },
+		[EXP_DEV] = { .kind = GOFER_EXPORT_DEV },
+		[EXP_FILE] = { .kind = GOFER_EXPORT_DIR, .host_path = one },
 	};
 	int r;
 

@@ -72,6 +72,10 @@ struct gofer_cow_config {
 	unsigned long long max_files; /* --export-max-files */
 };
 void gofer_set_cow(const struct gofer_cow_config *cfg);
+/* Remove the caller's host scratch directories (moat-cow.* under $TMPDIR or
+ * /var/tmp) that no live sandbox's reaper holds (flock) and that are older
+ * than a minute: what a killed reaper or a host crash left behind. */
+void gofer_clean_stale_scratch(void);
 /* The gofer's exit status after a clean end (control socket closed): 0, or
  * GOFER_EXIT_REFUSED when the export refused changes (listed in its
  * manifest.json), GOFER_EXIT_EXPORT_FAILED when it could not be written. */

@@ -38,6 +38,8 @@
 #include <seccomp.h>
 #include <dirent.h>
 #include <sys/xattr.h>
+#include <sys/file.h>
+#include <time.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -222,12 +224,16 @@ static void rm_tree(int dirfd, const char *name)
  * the scratch directory goes with it. */
 static void start_reaper(const char *parent, const char *name)
 {
-	int p[2], dfd;
+	int p[2], dfd, lk;
 	pid_t pid;
 
 	dfd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0 || pipe2(p, O_CLOEXEC) < 0)
 		failp("gofer: scratch %s", parent);
+	/* the reaper's flock says "in use" to gofer_clean_stale_scratch */
+	lk = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (lk < 0 || flock(lk, LOCK_EX | LOCK_NB) < 0)
+		failp("gofer: lock the scratch directory");
 	pid = fork();
 	if (pid < 0)
 		failp("gofer: fork the scratch reaper");
@@ -245,8 +251,45 @@ static void start_reaper(const char *parent, const char *name)
 	}
 	close(p[0]);
 	close(dfd);
+	close(lk);
 	reaper_fd = p[1];
 	reaper_pid = pid;
+}
+
+static const char *scratch_parent(void)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (!tmp || tmp[0] != '/' || strlen(tmp) > PATH_MAX - 32)
+		tmp = "/var/tmp";
+	return tmp;
+}
+
+void gofer_clean_stale_scratch(void)
+{
+	DIR *d = opendir(scratch_parent());
+	struct dirent *de;
+	time_t now = time(NULL);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		struct stat st;
+		int fd;
+
+		if (strncmp(de->d_name, "moat-cow.", 9))
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		/* ours, older than a minute (a new one is locked within
+		 * microseconds of its creation), and no reaper holds it */
+		if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && now - st.st_mtime > 60 &&
+		    flock(fd, LOCK_EX | LOCK_NB) == 0)
+			rm_tree(dirfd(d), de->d_name);
+		close(fd);
+	}
+	closedir(d);
 }
 
 /* Does a fresh tmpfs keep user.* xattrs (Linux >= 6.6)? overlayfs in a user
@@ -271,7 +314,7 @@ static int tmpfs_has_user_xattr(int m)
 static int cow_scratch(void)
 {
 	const char *force = getenv("MOAT_COW_SCRATCH");
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = scratch_parent();
 	char path[PATH_MAX];
 	int m;
 
@@ -284,8 +327,6 @@ static int cow_scratch(void)
 		if (force && !strcmp(force, "memory"))
 			fail(-EOPNOTSUPP, "gofer: MOAT_COW_SCRATCH=memory: tmpfs has no user xattrs here");
 	}
-	if (!tmp || tmp[0] != '/' || strlen(tmp) > PATH_MAX - 32)
-		tmp = "/var/tmp";
 	snprintf(path, sizeof path, "%s/moat-cow.XXXXXX", tmp);
 	if (!mkdtemp(path))
 		failp("gofer: scratch directory in %s", tmp);

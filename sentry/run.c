@@ -181,6 +181,11 @@ int sentry_run(const struct sentry_config *cfg)
 		cow.export_dir = export_dir;
 	}
 	gofer_set_cow(&cow);
+	for (size_t i = 0; i < view.nexports; i++)
+		if (view.exports[i].cow && !view.exports[i].cow_persist) {
+			gofer_clean_stale_scratch();
+			break;
+		}
 	if (gofer_start_begin(view.exports, view.nexports, &gofer_pid, &gofer_ctl, err, sizeof err) < 0)
 		die("%s", err);
 	if (priv_drop(&priv, err, sizeof err) < 0)

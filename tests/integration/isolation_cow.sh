@@ -144,11 +144,22 @@ SCR=$T_TMP/scr
 mkdir "$SCR" && chmod 0777 "$SCR"
 scratch() { find "$SCR" -mindepth 1 -maxdepth 1 -name 'moat-cow.*' 2>/dev/null | wc -l; }
 moat_bg() { TMPDIR=$SCR MOAT_COW_SCRATCH=host timeout -k 5 60 "$MOAT" run --bind "$NEG:/n:cow" --workdir /n -- "$@" </dev/null >/dev/null 2>&1 & }
+# a stale scratch of a dead sandbox (no reaper holds its lock): removed at
+# the next start; a held one stays
+mkdir -p "$SCR/moat-cow.stale1/u/d" "$SCR/moat-cow.held1" && echo s >"$SCR/moat-cow.stale1/u/d/f"
+touch -d '-5 min' "$SCR/moat-cow.stale1" "$SCR/moat-cow.held1"
+flock "$SCR/moat-cow.held1" sleep 60 &
+holder=$!
+at_exit "kill $holder"
+sleep 0.2
 moat_bg /bin/sh -c 'echo x >new; sleep 3'
 pid=$!
 seen=0
 for _ in $(seq 50); do [ "$(scratch)" -gt 0 ] && { seen=1; break; }; sleep 0.1; done
 wait $pid
+[ ! -e "$SCR/moat-cow.stale1" ] && [ -d "$SCR/moat-cow.held1" ] && ok scratch_stale_removed_held_kept ||
+	fail scratch_stale_removed_held_kept "$(ls "$SCR")"
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null; rmdir "$SCR/moat-cow.held1"
 expect_eq scratch_exists_then_gone "$seen $(scratch)" "1 0"
 moat_bg /bin/sh -c 'echo x >new; sleep 30'
 pid=$!
@@ -176,6 +187,11 @@ if [ $ROOT = 1 ]; then
 	got_tree=$(printf '%s\n' "$out" | sed -n '/^TAR-OK$/,$p' | sed 1d | grep '^\./')
 	expect_eq overlay_tar_tree "$got_tree" "$want_tree"
 	[ ! -e "$T" ] && [ ! -e "/etc/$T_MARK" ] && ok overlay_root_unchanged || fail overlay_root_unchanged "$T or /etc/$T_MARK written"
+	# --overlay DIR: the upper layer is kept in DIR for the next run
+	moat run --overlay "$T_TMP/layers" -- /bin/sh -c "echo kept >/etc/$T_MARK" </dev/null >/dev/null 2>&1
+	got=$(moat run --overlay "$T_TMP/layers" -- /bin/cat "/etc/$T_MARK" </dev/null 2>&1)
+	[ "$got" = kept ] && [ ! -e "/etc/$T_MARK" ] && [ -f "$T_TMP/layers/etc/upper/$T_MARK" ] &&
+		ok overlay_dir_persists || fail overlay_dir_persists "got [$got]; host /etc/$T_MARK: $(ls "/etc/$T_MARK" 2>&1)"
 	expect_eq overlay_etc_unchanged "$(hosthash /etc)" "$hb"
 	case $out in *"/etc/shadow: No such file or directory"*) ok overlay_shadow_hidden ;; *) fail overlay_shadow_hidden "$out" ;; esac
 	if grep -q "^diff --git a/usr/local/$T_MARK/t/c/run.sh " "$T_TMP/oexp/root/changes.patch" 2>/dev/null &&

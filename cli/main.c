@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 static const char usage_text[] =
 	"usage: moat run [options] -- PROGRAM [ARGS...]\n"
 	"       moat syscalls [--format table|csv|json]\n"
+	"       moat diff DIR            summary of an --export DIR\n"
 	"\n"
 	"run options:\n"
 	"  --root DIR               root filesystem tree (read-only); default: the host's\n"
@@ -205,6 +207,83 @@ static int cmd_run(int argc, char **argv)
 	return sentry_run(&c);
 }
 
+/* The raw JSON string after "key": on one manifest line ("" if absent). */
+static void jstr(const char *line, const char *key, char *out, size_t len)
+{
+	char k[32];
+	snprintf(k, sizeof k, "\"%s\": \"", key);
+	const char *p = strstr(line, k);
+	size_t o = 0;
+	out[0] = 0;
+	if (!p)
+		return;
+	for (p += strlen(k); *p && *p != '"' && o + 1 < len; p++) {
+		if (*p == '\\' && p[1])
+			out[o++] = *p++;
+		out[o++] = *p;
+	}
+	out[o] = 0;
+}
+
+/* moat diff DIR: one line per change of each DIR/<mount>/manifest.json */
+static int cmd_diff(int argc, char **argv)
+{
+	if (argc != 1)
+		usage("moat diff needs one --export DIR");
+	DIR *d = opendir(argv[0]);
+	if (!d)
+		die_status(2, "%s: %s", argv[0], strerror(errno));
+	struct dirent *de;
+	int found = 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		char path[4096], line[16384];
+		snprintf(path, sizeof path, "%s/%s/manifest.json", argv[0], de->d_name);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		found = 1;
+		printf("%s:\n", de->d_name);
+		int refused = 0;
+		unsigned long n = 0;
+		while (fgets(line, sizeof line, f)) {
+			char p[4096], op[16], type[16], from[4096], why[256], bytes[32] = "";
+			if (strstr(line, "\"refused\": ["))
+				refused = 1;
+			if (strstr(line, "\"skipped\": ["))
+				refused = 2;
+			if (!strstr(line, "{\"path\": "))
+				continue;
+			jstr(line, "path", p, sizeof p);
+			if (refused) {
+				jstr(line, "reason", why, sizeof why);
+				printf("  %s %s: %s\n", refused == 1 ? "!" : "-", p, why);
+				continue;
+			}
+			jstr(line, "op", op, sizeof op);
+			jstr(line, "type", type, sizeof type);
+			jstr(line, "from", from, sizeof from);
+			const char *b = strstr(line, "\"bytes\": ");
+			if (b)
+				snprintf(bytes, sizeof bytes, ", %lu bytes", strtoul(b + 9, NULL, 10));
+			char tag = op[0] == 'a' ? 'A' : op[0] == 'm' ? 'M' : op[0] == 'd' ? 'D' : 'R';
+			if (from[0])
+				printf("  %c %s -> %s (%s%s)\n", tag, from, p, type, bytes);
+			else
+				printf("  %c %s (%s%s)\n", tag, p, type, bytes);
+			n++;
+		}
+		fclose(f);
+		printf("  %lu change%s (A add, M modify, D delete, R rename; ! refused, - skipped)\n",
+		       n, n == 1 ? "" : "s");
+	}
+	closedir(d);
+	if (!found)
+		die_status(1, "%s: no */manifest.json (not an --export DIR?)", argv[0]);
+	return 0;
+}
+
 static int cmd_syscalls(int argc, char **argv)
 {
 	const char *fmt = "table";
@@ -235,6 +314,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 2, argv + 2);
 	if (strcmp(argv[1], "syscalls") == 0)
 		return cmd_syscalls(argc - 2, argv + 2);
+	if (strcmp(argv[1], "diff") == 0)
+		return cmd_diff(argc - 2, argv + 2);
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		fputs(usage_text, stdout);

@@ -89,6 +89,33 @@ static int oat(int dirfd, const char *path, int flags)
 	return (int)syscall(SYS_openat2, dirfd, path[0] ? path : ".", &how, sizeof how);
 }
 
+/* lstat and readlink beneath a layer root, never through a symlink: the
+ * lower layer is the live host directory, which its owner may change while
+ * we read it (a directory swapped for a symlink must not lead elsewhere) */
+static int lst_at(int dirfd, const char *rel, struct stat *st)
+{
+	int fd = oat(dirfd, rel, O_PATH);
+	int r;
+
+	if (fd < 0)
+		return -1;
+	r = fstat(fd, st);
+	close(fd);
+	return r;
+}
+
+static ssize_t readlink_at(int dirfd, const char *rel, char *buf, size_t len)
+{
+	int fd = oat(dirfd, rel, O_PATH);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = readlinkat(fd, "", buf, len);
+	close(fd);
+	return n;
+}
+
 static int hidden(const struct gofer_srv_export *e, const char *p)
 {
 	for (size_t i = 0; i < e->nhidden; i++) {
@@ -153,7 +180,7 @@ static int slurp(int dirfd, const char *rel, const struct stat *st, unsigned lon
 {
 	if (S_ISLNK(st->st_mode)) {
 		char *b = xmalloc(PATH_MAX);
-		ssize_t n = readlinkat(dirfd, rel, b, PATH_MAX);
+		ssize_t n = readlink_at(dirfd, rel, b, PATH_MAX);
 		if (n < 0) {
 			free(b);
 			return -errno;
@@ -327,7 +354,7 @@ static void upper_file(struct ctx *x, const struct gofer_srv_export *e, const ch
 		why = "name a patch cannot carry";
 	if (!why && S_ISLNK(ust->st_mode)) {
 		char t[PATH_MAX];
-		ssize_t n = readlinkat(e->upperfd, rel, t, sizeof t - 1);
+		ssize_t n = readlink_at(e->upperfd, rel, t, sizeof t - 1);
 		if (n < 0)
 			why = "unreadable";
 		else {
@@ -438,7 +465,7 @@ static void delete_tree(struct ctx *x, const struct gofer_srv_export *e, const c
 		for (size_t i = 0; v && i < n; i++) {
 			char *cr = join(rel, v[i]);
 			struct stat st;
-			if (fstatat(e->lowerfd, cr, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			if (lst_at(e->lowerfd, cr, &st) == 0)
 				delete_tree(x, e, cr, &st);
 			free(cr);
 		}
@@ -503,11 +530,11 @@ static void diff_dir(struct ctx *x, const struct gofer_srv_export *e, const char
 			free(cr);
 			continue;
 		}
-		if (hidden(e, cr) || fstatat(e->upperfd, cr, &ust, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (hidden(e, cr) || lst_at(e->upperfd, cr, &ust) < 0) {
 			free(cr);
 			continue;
 		}
-		hl = have_lower && fstatat(e->lowerfd, cr, &lst, AT_SYMLINK_NOFOLLOW) == 0;
+		hl = have_lower && lst_at(e->lowerfd, cr, &lst) == 0;
 		if (S_ISCHR(ust.st_mode) && ust.st_rdev == makedev(0, 0)) {
 			if (hl)
 				delete_tree(x, e, cr, &lst);     /* whiteout */
@@ -537,7 +564,7 @@ static void diff_dir(struct ctx *x, const struct gofer_srv_export *e, const char
 			continue;
 		char *cr = join(rel, l[i]);
 		struct stat lst;
-		if (fstatat(e->lowerfd, cr, &lst, AT_SYMLINK_NOFOLLOW) == 0)
+		if (lst_at(e->lowerfd, cr, &lst) == 0)
 			delete_tree(x, e, cr, &lst);
 		free(cr);
 	}
@@ -736,10 +763,10 @@ static void patch_entry(struct ctx *x, FILE *f, const struct change *c)
 			c->from, c->path, c->from, c->path);
 		return;
 	}
-	if (c->op != OP_ADD && fstatat(e->lowerfd, c->rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	if (c->op != OP_ADD && lst_at(e->lowerfd, c->rel, &st) == 0 &&
 	    slurp(e->lowerfd, c->rel, &st, ~0ULL, &od, &on) < 0)
 		x->failed = 1;
-	if (c->op != OP_DELETE && fstatat(e->upperfd, c->rel, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	if (c->op != OP_DELETE && lst_at(e->upperfd, c->rel, &st) == 0 &&
 	    slurp(e->upperfd, c->rel, &st, ~0ULL, &nd, &nn) < 0)
 		x->failed = 1;
 	if (!od)
@@ -790,7 +817,12 @@ static void json_str(FILE *f, const char *s)
 
 static FILE *out_file(int dirfd, const char *name)
 {
-	int fd = oat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC);
+	int fd;
+
+	/* a new file each time: never write through a name someone else made */
+	if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
+		return NULL;
+	fd = oat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 
 	if (!f && fd >= 0)

@@ -500,11 +500,23 @@ static void build_root(const struct gofer_export *ex, size_t n,
 				snprintf(low, sizeof low, "/tmp/.low%zu", i);
 				if (mkdir(low, 0755) < 0 ||
 				    move_mount(ce[i].tree, "", AT_FDCWD, low,
-					       MOVE_MOUNT_F_EMPTY_PATH) < 0 ||
-				    mattr(AT_FDCWD, low, AT_RECURSIVE, MOUNT_ATTR_RDONLY |
-					  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) < 0)
+					       MOVE_MOUNT_F_EMPTY_PATH) < 0)
 					failp("gofer: %s: attach the lower layer", ex[i].host_path);
 				close(ce[i].tree);
+				/* masked in the lower clone too (overlayfs does not
+				 * see mounts in a layer: the guest is kept from them
+				 * by name; this keeps the export's reads off them) */
+				if (ex[i].hidden) {
+					int lfd = open(low, O_PATH | O_DIRECTORY | O_CLOEXEC);
+					if (lfd < 0)
+						failp("gofer: %s", low);
+					for (const char *const *h = ex[i].hidden; *h; h++)
+						over_mount_hidden(lfd, *h, ex[i].host_path);
+					close(lfd);
+				}
+				if (mattr(AT_FDCWD, low, AT_RECURSIVE, MOUNT_ATTR_RDONLY |
+					  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) < 0)
+					failp("gofer: %s: read-only lower layer", ex[i].host_path);
 				mount_cow(&ex[i], i, slot);
 				break;
 			}

@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,11 +21,23 @@
 static const char usage_text[] =
 	"usage: moat run [options] -- PROGRAM [ARGS...]\n"
 	"       moat syscalls [--format table|csv|json]\n"
+	"       moat diff DIR            summary of an --export DIR\n"
 	"\n"
 	"run options:\n"
 	"  --root DIR               root filesystem tree (read-only); default: the host's\n"
 	"                           system view (/usr /etc /opt ... read-only, no secrets)\n"
-	"  --bind SRC:DST[:ro|rw]   make host SRC visible at DST (default ro; repeatable)\n"
+	"  --bind SRC:DST[:ro|rw|cow]  make host SRC visible at DST (default ro;\n"
+	"                           repeatable); cow: the guest may change it freely,\n"
+	"                           the changes land in a scratch layer, SRC is never\n"
+	"                           written (take them out with --export)\n"
+	"  --overlay memory|DIR|none  a writable root: writes to /usr /etc /opt ... land\n"
+	"                           in a scratch layer (memory) or in the host directory\n"
+	"                           DIR (kept for the next run); default none (read-only)\n"
+	"  --export DIR             after the program: DIR/<mount>/changes.patch (git\n"
+	"                           apply) and manifest.json for each cow mount and the\n"
+	"                           root overlay (\"root\")\n"
+	"  --export-max-files N     refuse changes past N files (default 10000)\n"
+	"  --export-max-bytes N     refuse changes past N bytes (default 256M)\n"
 	"  --workdir DIR            working directory inside the sandbox (default /)\n"
 	"  --env K=V                set an environment variable (repeatable); the default\n"
 	"                           environment is PATH, HOME, TERM, LANG only\n"
@@ -102,19 +115,20 @@ static void parse_bind(struct sentry_config *c, const char *spec)
 	char *s = xstrdup(spec);
 	char *src = s, *dst = strchr(s, ':'), *mode = NULL;
 	if (!dst)
-		die_status(2, "--bind %s: expected SRC:DST[:ro|rw]", spec);
+		die_status(2, "--bind %s: expected SRC:DST[:ro|rw|cow]", spec);
 	*dst++ = 0;
 	mode = strchr(dst, ':');
 	if (mode)
 		*mode++ = 0;
 	if (!*src || !*dst || src[0] != '/' || dst[0] != '/')
 		die_status(2, "--bind %s: SRC and DST must be absolute paths", spec);
-	if (mode && strcmp(mode, "ro") && strcmp(mode, "rw"))
-		die_status(2, "--bind %s: mode must be ro or rw", spec);
+	if (mode && strcmp(mode, "ro") && strcmp(mode, "rw") && strcmp(mode, "cow"))
+		die_status(2, "--bind %s: mode must be ro, rw or cow", spec);
 	struct bind_spec *b = &c->binds[c->nbinds++];
 	b->src = src;
 	b->dst = dst;
 	b->writable = mode && strcmp(mode, "rw") == 0;
+	b->cow = mode && strcmp(mode, "cow") == 0;
 }
 
 /* "123", "64K", "64M", "1G"; exit 2 on anything else */
@@ -164,6 +178,8 @@ static int cmd_run(int argc, char **argv)
 	memset(&c, 0, sizeof c);
 	c.audit_max_bytes = AUDIT_DEFAULT_MAX_BYTES;
 	c.audit_rate = AUDIT_DEFAULT_RATE;
+	c.export_max_files = 10000;
+	c.export_max_bytes = 256ULL << 20;
 	int i;
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i];
@@ -175,6 +191,22 @@ static int cmd_run(int argc, char **argv)
 			c.root = optval(argc, argv, &i, "--root");
 		} else if (is_opt(a, "--bind")) {
 			parse_bind(&c, optval(argc, argv, &i, "--bind"));
+		} else if (is_opt(a, "--overlay")) {
+			c.overlay = optval(argc, argv, &i, "--overlay");
+			if (strcmp(c.overlay, "memory") && strcmp(c.overlay, "none") &&
+			    c.overlay[0] != '/')
+				die_status(2, "--overlay %s: expected memory, none or an absolute DIR",
+					   c.overlay);
+		} else if (is_opt(a, "--export-max-files")) {
+			c.export_max_files = parse_size("--export-max-files",
+							optval(argc, argv, &i, "--export-max-files"));
+		} else if (is_opt(a, "--export-max-bytes")) {
+			c.export_max_bytes = parse_size("--export-max-bytes",
+							optval(argc, argv, &i, "--export-max-bytes"));
+		} else if (is_opt(a, "--export")) {
+			c.export_dir = optval(argc, argv, &i, "--export");
+			if (!c.export_dir[0])
+				die_status(2, "--export: expected a directory");
 		} else if (is_opt(a, "--workdir")) {
 			c.workdir = optval(argc, argv, &i, "--workdir");
 		} else if (is_opt(a, "--env")) {
@@ -294,6 +326,83 @@ static int cmd_run(int argc, char **argv)
 	return sentry_run(&c);
 }
 
+/* The raw JSON string after "key": on one manifest line ("" if absent). */
+static void jstr(const char *line, const char *key, char *out, size_t len)
+{
+	char k[32];
+	snprintf(k, sizeof k, "\"%s\": \"", key);
+	const char *p = strstr(line, k);
+	size_t o = 0;
+	out[0] = 0;
+	if (!p)
+		return;
+	for (p += strlen(k); *p && *p != '"' && o + 1 < len; p++) {
+		if (*p == '\\' && p[1])
+			out[o++] = *p++;
+		out[o++] = *p;
+	}
+	out[o] = 0;
+}
+
+/* moat diff DIR: one line per change of each DIR/<mount>/manifest.json */
+static int cmd_diff(int argc, char **argv)
+{
+	if (argc != 1)
+		usage("moat diff needs one --export DIR");
+	DIR *d = opendir(argv[0]);
+	if (!d)
+		die_status(2, "%s: %s", argv[0], strerror(errno));
+	struct dirent *de;
+	int found = 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		char path[4096], line[16384];
+		snprintf(path, sizeof path, "%s/%s/manifest.json", argv[0], de->d_name);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		found = 1;
+		printf("%s:\n", de->d_name);
+		int refused = 0;
+		unsigned long n = 0;
+		while (fgets(line, sizeof line, f)) {
+			char p[4096], op[16], type[16], from[4096], why[256], bytes[32] = "";
+			if (strstr(line, "\"refused\": ["))
+				refused = 1;
+			if (strstr(line, "\"skipped\": ["))
+				refused = 2;
+			if (!strstr(line, "{\"path\": "))
+				continue;
+			jstr(line, "path", p, sizeof p);
+			if (refused) {
+				jstr(line, "reason", why, sizeof why);
+				printf("  %s %s: %s\n", refused == 1 ? "!" : "-", p, why);
+				continue;
+			}
+			jstr(line, "op", op, sizeof op);
+			jstr(line, "type", type, sizeof type);
+			jstr(line, "from", from, sizeof from);
+			const char *b = strstr(line, "\"bytes\": ");
+			if (b)
+				snprintf(bytes, sizeof bytes, ", %lu bytes", strtoul(b + 9, NULL, 10));
+			char tag = op[0] == 'a' ? 'A' : op[0] == 'm' ? 'M' : op[0] == 'd' ? 'D' : 'R';
+			if (from[0])
+				printf("  %c %s -> %s (%s%s)\n", tag, from, p, type, bytes);
+			else
+				printf("  %c %s (%s%s)\n", tag, p, type, bytes);
+			n++;
+		}
+		fclose(f);
+		printf("  %lu change%s (A add, M modify, D delete, R rename; ! refused, - skipped)\n",
+		       n, n == 1 ? "" : "s");
+	}
+	closedir(d);
+	if (!found)
+		die_status(1, "%s: no */manifest.json (not an --export DIR?)", argv[0]);
+	return 0;
+}
+
 static int cmd_syscalls(int argc, char **argv)
 {
 	const char *fmt = "table";
@@ -324,6 +433,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 2, argv + 2);
 	if (strcmp(argv[1], "syscalls") == 0)
 		return cmd_syscalls(argc - 2, argv + 2);
+	if (strcmp(argv[1], "diff") == 0)
+		return cmd_diff(argc - 2, argv + 2);
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		fputs(usage_text, stdout);

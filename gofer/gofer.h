@@ -58,7 +58,32 @@ struct gofer_export {
 	int owner_set;               /* TMPFS: give its root to owner_uid:owner_gid */
 	uid_t owner_uid;             /* (the home under --user; best effort) */
 	gid_t owner_gid;
+	int cow;                     /* DIR: a copy-on-write view of host_path: an
+				      * overlayfs the gofer mounts (lower: a read-only
+				      * clone of host_path; upper: scratch or --overlay
+				      * DIR), served writable; host_path is never written */
+	const char *cow_name;        /* cow: its directory under --export DIR ("root", "work") */
+	const char *cow_prefix;      /* cow: prefix of its paths in that patch ("" or "etc/") */
+	int cow_persist;             /* cow: the upper layer is in cow_config.upper_dir */
 };
+
+/* Copy-on-write settings (gofer_set_cow, before gofer_start). */
+struct gofer_cow_config {
+	const char *upper_dir;        /* --overlay DIR: persistent upper layers (absolute) */
+	const char *export_dir;       /* --export DIR (absolute, exists) or NULL */
+	unsigned long long max_bytes; /* --export-max-bytes */
+	unsigned long long max_files; /* --export-max-files */
+};
+void gofer_set_cow(const struct gofer_cow_config *cfg);
+/* Remove the caller's host scratch directories (moat-cow.* under $TMPDIR or
+ * /var/tmp) that no live sandbox's reaper holds (flock) and that are older
+ * than a minute: what a killed reaper or a host crash left behind. */
+void gofer_clean_stale_scratch(void);
+/* The gofer's exit status after a clean end (control socket closed): 0, or
+ * GOFER_EXIT_REFUSED when the export refused changes (listed in its
+ * manifest.json), GOFER_EXIT_EXPORT_FAILED when it could not be written. */
+#define GOFER_EXIT_REFUSED 10
+#define GOFER_EXIT_EXPORT_FAILED 11
 
 #define GOFER_MAX_EXPORTS 64
 

@@ -42,6 +42,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -945,6 +946,16 @@ noreturn void gofer_serve(const struct gofer_srv *s, int ctl)
 {
 	srv = s;
 	serve_conn(ctl, 1);
-	/* control socket closed: the sandbox is gone; end every thread */
-	_exit(0);
+	/* control socket closed: the sandbox is gone (the sentry shuts it down
+	 * once the program has exited, then waits for us); take the changes
+	 * out, let the reaper remove the scratch layers, end every thread */
+	int st = 0;
+	if (s->exportfd >= 0)
+		st = gofer_export_run(s);
+	if (s->reaper_fd >= 0) {
+		close(s->reaper_fd);
+		while (waitpid(s->reaper_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	_exit(st);
 }

@@ -16,13 +16,27 @@ struct gofer_srv_export {
 	char slot[8];           /* its mount point's name in the gofer's "/" */
 	char **hidden;          /* relative paths refused with -ENOENT */
 	size_t nhidden;
+	/* cow exports (an overlayfs at the slot): O_PATH roots of its read-only
+	 * lower clone and of its upper layer, for the export; else -1 */
+	int cow;
+	int lowerfd, upperfd;
+	const char *host_path, *cow_name, *cow_prefix;
 };
 
 struct gofer_srv {
 	int basefd;             /* O_PATH "/" of the gofer (read-only tmpfs) */
 	size_t n;
 	struct gofer_srv_export exp[GOFER_MAX_EXPORTS];
+	int exportfd;           /* O_PATH --export DIR, or -1 */
+	unsigned long long max_bytes, max_files;
+	int reaper_fd;          /* write end of the scratch reaper's pipe, or -1 */
+	pid_t reaper_pid;
 };
+
+/* --export: write <name>/changes.patch and manifest.json for every cow
+ * export (gofer/export.c). Returns 0, GOFER_EXIT_REFUSED or
+ * GOFER_EXIT_EXPORT_FAILED. */
+int gofer_export_run(const struct gofer_srv *srv);
 
 /* Serve the control connection ctl in this thread, each CONNECTed one in its
  * own thread; exit_group when ctl reaches EOF. */

@@ -36,12 +36,17 @@
 #include <sched.h>
 #include <malloc.h>
 #include <seccomp.h>
+#include <dirent.h>
+#include <sys/xattr.h>
+#include <sys/file.h>
+#include <time.h>
 
 #include "common/sanitize.h"
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -174,11 +179,259 @@ out:
 	close(fd);
 }
 
+/* ---- copy-on-write exports (overlayfs) ---- */
+
+static struct gofer_cow_config cow_cfg;
+
+void gofer_set_cow(const struct gofer_cow_config *cfg)
+{
+	cow_cfg = *cfg;
+}
+
+static int export_fd = -1;          /* --export DIR, opened before the pivot */
+static int reaper_fd = -1;          /* write end: its EOF starts the clean-up */
+static pid_t reaper_pid = -1;
+
+/* Remove name beneath dirfd, recursively, never following a symlink. */
+static void rm_tree(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
+	struct dirent *de;
+
+	if (fd < 0) {
+		unlinkat(dirfd, name, 0);
+		return;
+	}
+	fchmod(fd, 0700);   /* overlayfs leaves its work/work dir 0000 */
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (de->d_type == DT_DIR || (unlinkat(fd, de->d_name, 0) < 0 && errno == EISDIR))
+			rm_tree(fd, de->d_name);
+	}
+	closedir(d);
+	unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+/* The scratch reaper: a child of the gofer made before it confines itself,
+ * holding the scratch directory's parent. It reads nothing but EOF on a
+ * pipe whose write end only the gofer holds: EOF comes when the gofer ends,
+ * cleanly (it then waits for us) or killed (kill -9 of moat: PDEATHSIG), and
+ * the scratch directory goes with it. */
+static void start_reaper(const char *parent, const char *name)
+{
+	int p[2], dfd, lk;
+	pid_t pid;
+
+	dfd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || pipe2(p, O_CLOEXEC) < 0)
+		failp("gofer: scratch %s", parent);
+	/* the reaper's flock says "in use" to gofer_clean_stale_scratch */
+	lk = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (lk < 0 || flock(lk, LOCK_EX | LOCK_NB) < 0)
+		failp("gofer: lock the scratch directory");
+	pid = fork();
+	if (pid < 0)
+		failp("gofer: fork the scratch reaper");
+	if (pid == 0) {
+		char c;
+		prctl(PR_SET_NAME, "moat-reaper");
+		close(p[1]);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		while (read(p[0], &c, 1) < 0 && errno == EINTR)
+			;
+		rm_tree(dfd, name);
+		_exit(0);
+	}
+	close(p[0]);
+	close(dfd);
+	close(lk);
+	reaper_fd = p[1];
+	reaper_pid = pid;
+}
+
+static const char *scratch_parent(void)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (!tmp || tmp[0] != '/' || strlen(tmp) > PATH_MAX - 32)
+		tmp = "/var/tmp";
+	return tmp;
+}
+
+void gofer_clean_stale_scratch(void)
+{
+	DIR *d = opendir(scratch_parent());
+	struct dirent *de;
+	time_t now = time(NULL);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		struct stat st;
+		int fd;
+
+		if (strncmp(de->d_name, "moat-cow.", 9))
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		/* ours, older than a minute (a new one is locked within
+		 * microseconds of its creation), and no reaper holds it */
+		if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && now - st.st_mtime > 60 &&
+		    flock(fd, LOCK_EX | LOCK_NB) == 0)
+			rm_tree(dirfd(d), de->d_name);
+		close(fd);
+	}
+	closedir(d);
+}
+
+/* Does a fresh tmpfs keep user.* xattrs (Linux >= 6.6)? overlayfs in a user
+ * namespace (userxattr) needs them in its upper layer for opaque
+ * directories and redirects. */
+static int tmpfs_has_user_xattr(int m)
+{
+	int fd = openat(m, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int ok;
+
+	if (fd < 0)
+		return 0;
+	ok = fsetxattr(fd, "user.moat.probe", "1", 1, 0) == 0;
+	close(fd);
+	return ok;
+}
+
+/* The scratch that holds the upper and work directories of the cow exports
+ * (as a detached mount), chosen while the host is visible: a tmpfs if it
+ * keeps user xattrs (MOAT_COW_SCRATCH=host forces the other choice), else a
+ * new 0700 directory under $TMPDIR or /var/tmp, removed by the reaper. */
+static int cow_scratch(void)
+{
+	const char *force = getenv("MOAT_COW_SCRATCH");
+	const char *tmp = scratch_parent();
+	char path[PATH_MAX];
+	int m;
+
+	if (!force || strcmp(force, "host")) {
+		m = new_tmpfs("50%", "0700", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+		if (m >= 0 && tmpfs_has_user_xattr(m))
+			return m;
+		if (m >= 0)
+			close(m);
+		if (force && !strcmp(force, "memory"))
+			fail(-EOPNOTSUPP, "gofer: MOAT_COW_SCRATCH=memory: tmpfs has no user xattrs here");
+	}
+	snprintf(path, sizeof path, "%s/moat-cow.XXXXXX", tmp);
+	if (!mkdtemp(path))
+		failp("gofer: scratch directory in %s", tmp);
+	*strrchr(path, '/') = '\0';
+	start_reaper(path, path + strlen(path) + 1);
+	path[strlen(path)] = '/';
+	m = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (m < 0)
+		failp("gofer: %s", path);
+	return m;
+}
+
+/* "etc", "usr_local": the persistent layer's name for a host path */
+static void persist_key(const char *host, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (const char *p = host; *p && o + 1 < len; p++)
+		if (*p != '/' || (o && out[o - 1] != '_' && p[1]))
+			out[o++] = *p == '/' ? '_' : *p;
+	if (!o)
+		out[o++] = '_';
+	out[o] = 0;
+}
+
+/* The upper/work parent of cow export i, in the pre-pivot tree. */
+static void cow_dirs(const struct gofer_export *e, size_t i, char *up, char *work, size_t len)
+{
+	char key[256], base[512];
+
+	if (e->cow_persist) {
+		persist_key(e->host_path, key, sizeof key);
+		snprintf(base, sizeof base, "/tmp/.ovl/%s", key);
+		snprintf(up, len, "%s/upper", base);
+		snprintf(work, len, "%s/work", base);
+	} else {
+		snprintf(base, sizeof base, "/tmp/.cow/%zu", i);
+		snprintf(up, len, "%s/u", base);
+		snprintf(work, len, "%s/w", base);
+	}
+	if ((mkdir(base, 0700) < 0 && errno != EEXIST) ||
+	    (mkdir(up, 0755) < 0 && errno != EEXIST) ||
+	    (mkdir(work, 0700) < 0 && errno != EEXIST))
+		failp("gofer: %s: upper layer", e->host_path);
+}
+
+/* Mount the overlay of cow export i at slot: lower /tmp/.low<i>. */
+static void mount_cow(const struct gofer_export *e, size_t i, const char *slot)
+{
+	char low[48], up[PATH_MAX], work[PATH_MAX];
+	int fs, m;
+
+	snprintf(low, sizeof low, "/tmp/.low%zu", i);
+	cow_dirs(e, i, up, work, sizeof up);
+	fs = fsopen("overlay", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		failp("gofer: %s: overlayfs", e->host_path);
+	if (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", low, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", up, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "workdir", work, 0) < 0 ||
+	    /* user.overlay.* xattrs (a user namespace may not set trusted.*);
+	     * it implies redirect_dir=nofollow and no metacopy: a merged
+	     * directory's rename is EXDEV (mv copies), copy-up copies data */
+	    fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		failp("gofer: %s: overlayfs (needs Linux >= 5.11; upper layer needs user xattrs)",
+		      e->host_path);
+	m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	close(fs);
+	if (m < 0 || move_mount(m, "", AT_FDCWD, slot, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		failp("gofer: %s: mount the overlay", e->host_path);
+	close(m);
+}
+
 static void build_root(const struct gofer_export *ex, size_t n,
 		       struct child_export *ce)
 {
-	char slot[16];
-	int base, fd;
+	char slot[32];
+	int base, fd, scratch = -1, persist = -1, ncow = 0;
+
+	/* host paths first: /tmp is covered by our root below */
+	if (cow_cfg.export_dir) {
+		export_fd = open(cow_cfg.export_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (export_fd < 0)
+			failp("gofer: --export %s", cow_cfg.export_dir);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (ex[i].kind != GOFER_EXPORT_DIR || !ex[i].cow)
+			continue;
+		ncow++;
+		if (ex[i].cow_persist && persist < 0) {
+			if (!cow_cfg.upper_dir)
+				fail(-EINVAL, "gofer: no --overlay DIR");
+			if (mkdir(cow_cfg.upper_dir, 0700) < 0 && errno != EEXIST)
+				failp("gofer: --overlay %s", cow_cfg.upper_dir);
+			persist = open_tree(AT_FDCWD, cow_cfg.upper_dir, OPEN_TREE_CLONE |
+					    OPEN_TREE_CLOEXEC);
+			if (persist < 0)
+				failp("gofer: --overlay %s", cow_cfg.upper_dir);
+		} else if (!ex[i].cow_persist && scratch < 0) {
+			scratch = cow_scratch();
+		}
+	}
 
 	/* 3. clone the sources while the host is visible */
 	for (size_t i = 0; i < n; i++) {
@@ -221,6 +474,17 @@ static void build_root(const struct gofer_export *ex, size_t n,
 	if (fd < 0)
 		failp("gofer: /tmp/.empty");
 	close(fd);
+	if (scratch >= 0 && (mkdir("/tmp/.cow", 0700) < 0 ||
+			     move_mount(scratch, "", AT_FDCWD, "/tmp/.cow", MOVE_MOUNT_F_EMPTY_PATH) < 0))
+		failp("gofer: attach the scratch layer");
+	if (persist >= 0 && (mkdir("/tmp/.ovl", 0700) < 0 ||
+			     move_mount(persist, "", AT_FDCWD, "/tmp/.ovl", MOVE_MOUNT_F_EMPTY_PATH) < 0))
+		failp("gofer: attach --overlay %s", cow_cfg.upper_dir);
+	if (scratch >= 0)
+		close(scratch);
+	if (persist >= 0)
+		close(persist);
+	(void)ncow;
 
 	for (size_t i = 0; i < n; i++) {
 		snprintf(slot, sizeof slot, "/tmp/%zu", i);
@@ -233,6 +497,33 @@ static void build_root(const struct gofer_export *ex, size_t n,
 
 		switch (ex[i].kind) {
 		case GOFER_EXPORT_DIR:
+			if (ex[i].cow && !ce[i].is_file) {
+				char low[48];
+				snprintf(low, sizeof low, "/tmp/.low%zu", i);
+				if (mkdir(low, 0755) < 0 ||
+				    move_mount(ce[i].tree, "", AT_FDCWD, low,
+					       MOVE_MOUNT_F_EMPTY_PATH) < 0)
+					failp("gofer: %s: attach the lower layer", ex[i].host_path);
+				close(ce[i].tree);
+				/* masked in the lower clone too (overlayfs does not
+				 * see mounts in a layer: the guest is kept from them
+				 * by name; this keeps the export's reads off them) */
+				if (ex[i].hidden) {
+					int lfd = open(low, O_PATH | O_DIRECTORY | O_CLOEXEC);
+					if (lfd < 0)
+						failp("gofer: %s", low);
+					for (const char *const *h = ex[i].hidden; *h; h++)
+						over_mount_hidden(lfd, *h, ex[i].host_path);
+					close(lfd);
+				}
+				if (mattr(AT_FDCWD, low, AT_RECURSIVE, MOUNT_ATTR_RDONLY |
+					  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) < 0)
+					failp("gofer: %s: read-only lower layer", ex[i].host_path);
+				mount_cow(&ex[i], i, slot);
+				break;
+			}
+			if (ex[i].cow)
+				fail(-EINVAL, "gofer: %s: cow needs a directory", ex[i].host_path);
 			if (move_mount(ce[i].tree, "", AT_FDCWD, slot,
 				       MOVE_MOUNT_F_EMPTY_PATH) < 0)
 				failp("gofer: %s: attach", ex[i].host_path);
@@ -288,7 +579,7 @@ static void build_root(const struct gofer_export *ex, size_t n,
 		uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 		if (ex[i].kind == GOFER_EXPORT_DEV)
 			attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_RDONLY;
-		else if (ex[i].kind == GOFER_EXPORT_DIR && !ex[i].writable)
+		else if (ex[i].kind == GOFER_EXPORT_DIR && !ex[i].writable && !ex[i].cow)
 			attrs |= MOUNT_ATTR_RDONLY;
 		if (mattr(AT_FDCWD, slot, AT_RECURSIVE, attrs) < 0)
 			failp("gofer: %s: mount attributes", slot);
@@ -361,6 +652,24 @@ static int landlock(const struct gofer_export *ex, const struct gofer_srv *srv)
 		pb.allowed_access &= all;
 		if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
 			failp("gofer: landlock_add_rule (export %zu)", i);
+		/* the export reads both layers of a cow export */
+		for (int k = 0; e->cow && k < 2; k++) {
+			struct landlock_path_beneath_attr lb = {
+				.parent_fd = k ? e->upperfd : e->lowerfd,
+				.allowed_access = rd,
+			};
+			if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &lb, 0) < 0)
+				failp("gofer: landlock_add_rule (layers of %zu)", i);
+		}
+	}
+	if (srv->exportfd >= 0) {       /* --export DIR: make and write files there */
+		struct landlock_path_beneath_attr xb = {
+			.parent_fd = srv->exportfd,
+			.allowed_access = rw & ~(LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
+						 LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REFER),
+		};
+		if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &xb, 0) < 0)
+			failp("gofer: landlock_add_rule (--export)");
 	}
 	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0)
 		failp("gofer: landlock_restrict_self");
@@ -391,6 +700,8 @@ static void seccomp_allowlist(void)
 		SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(getrandom),
 		SCMP_SYS(gettid), SCMP_SYS(getpid), SCMP_SYS(restart_syscall),
 		SCMP_SYS(exit), SCMP_SYS(exit_group),
+		/* the export (after the guest): opaque-directory xattrs, the reaper */
+		SCMP_SYS(fgetxattr), SCMP_SYS(lseek), SCMP_SYS(wait4),
 	};
 	const uint64_t newns = CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID |
 		CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
@@ -507,7 +818,26 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 
 		e->kind = ex[i].kind;
 		e->writable = ex[i].kind == GOFER_EXPORT_TMPFS ||
-			      (ex[i].kind == GOFER_EXPORT_DIR && ex[i].writable);
+			      (ex[i].kind == GOFER_EXPORT_DIR && (ex[i].writable || ex[i].cow));
+		e->cow = ex[i].kind == GOFER_EXPORT_DIR && ex[i].cow;
+		e->lowerfd = e->upperfd = -1;
+		if (e->cow) {
+			char low[48], up[PATH_MAX], key[256];
+			snprintf(low, sizeof low, "/.low%zu", i);
+			if (ex[i].cow_persist) {
+				persist_key(ex[i].host_path, key, sizeof key);
+				snprintf(up, sizeof up, "/.ovl/%s/upper", key);
+			} else {
+				snprintf(up, sizeof up, "/.cow/%zu/u", i);
+			}
+			e->lowerfd = open(low, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			e->upperfd = open(up, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (e->lowerfd < 0 || e->upperfd < 0)
+				failp("gofer: export %zu layers", i);
+			e->host_path = ex[i].host_path;
+			e->cow_name = ex[i].cow_name ? ex[i].cow_name : "cow";
+			e->cow_prefix = ex[i].cow_prefix ? ex[i].cow_prefix : "";
+		}
 		e->is_file = ce[i].is_file;
 		/* never a symlink; no mount crossing, except into the device
 		 * nodes bound over the DEV export's placeholders */
@@ -526,6 +856,12 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 		for (size_t k = 0; k < nh; k++)
 			e->hidden[k] = xstrdup(ex[i].hidden[k]);
 	}
+
+	srv.exportfd = export_fd;
+	srv.max_bytes = cow_cfg.max_bytes;
+	srv.max_files = cow_cfg.max_files;
+	srv.reaper_fd = reaper_fd;
+	srv.reaper_pid = reaper_pid;
 
 	/* 6, 7: confine ourselves */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

@@ -235,8 +235,8 @@ int priv_sentry_root(const struct gofer_export *ex, size_t n, char *err, size_t 
 		struct stat st;
 		trees[i] = -1;
 		sentry_roots[i] = -1;
-		if (ex[i].kind != GOFER_EXPORT_DIR || !ex[i].host_path)
-			continue;
+		if (ex[i].kind != GOFER_EXPORT_DIR || !ex[i].host_path || ex[i].cow)
+			continue;        /* a cow export's files are the gofer's overlay */
 		trees[i] = (int)syscall(SYS_open_tree, AT_FDCWD, ex[i].host_path,
 					OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 		if (trees[i] >= 0 && (fstat(trees[i], &st) < 0 || !S_ISDIR(st.st_mode))) {

@@ -27,6 +27,8 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <malloc.h>
@@ -185,6 +187,25 @@ int sentry_run(const struct sentry_config *cfg)
 	if (priv_claim(&priv, err, sizeof err) < 0)
 		die("%s", err);
 	gofer_keep_fd(priv.lockfd);
+	struct gofer_cow_config cow = {
+		.upper_dir = cfg->overlay && cfg->overlay[0] == '/' ? cfg->overlay : NULL,
+		.max_files = cfg->export_max_files, .max_bytes = cfg->export_max_bytes,
+	};
+	char *export_dir = NULL;
+	if (cfg->export_dir) { /* made (as the caller) before the gofer opens it */
+		if (mkdir(cfg->export_dir, 0755) < 0 && errno != EEXIST)
+			die_status(2, "--export %s: %s", cfg->export_dir, strerror(errno));
+		export_dir = realpath(cfg->export_dir, NULL);
+		if (!export_dir)
+			die_status(2, "--export %s: %s", cfg->export_dir, strerror(errno));
+		cow.export_dir = export_dir;
+	}
+	gofer_set_cow(&cow);
+	for (size_t i = 0; i < view.nexports; i++)
+		if (view.exports[i].cow && !view.exports[i].cow_persist) {
+			gofer_clean_stale_scratch();
+			break;
+		}
 	if (gofer_start_begin(view.exports, view.nexports, &gofer_pid, &gofer_ctl, err, sizeof err) < 0)
 		die("%s", err);
 	if (priv_drop(&priv, err, sizeof err) < 0)
@@ -289,8 +310,10 @@ int sentry_run(const struct sentry_config *cfg)
 	signal(SIGPIPE, SIG_IGN);
 
 	/* 5. the ptrace loop (tracer.c) */
+	int gofer_status = 0;
 	struct tracer_args ta = {
-		.sb = sb, .gofer_pid = &gofer_pid, .gofer_ctl = gofer_ctl, .sync_sock = sr.sync_sock, .uid = uid,
+		.sb = sb, .gofer_pid = &gofer_pid, .gofer_status = &gofer_status,
+		.gofer_export = export_dir != NULL, .gofer_ctl = gofer_ctl, .sync_sock = sr.sync_sock, .uid = uid,
 		.gid = gid, .workdir = workdir, .crash_test = crash_test,
 		.forward_to = &forward_to, .t0 = t0, .pids_max = (int)cfg->pids,
 	};
@@ -299,10 +322,17 @@ int sentry_run(const struct sentry_config *cfg)
 	ta.main_ru = &main_ru;
 	int status_out = tracer_run(&ta);
 	dbg("%.2f ms: guest gone", ms_now() - t0);
-	/* everything in the guest is gone: stop the gofer */
+	/* everything in the guest is gone: stop the gofer (it writes --export
+	 * first: the layers are at rest now) */
+	shutdown(gofer_ctl, SHUT_RDWR);
 	close(gofer_ctl);
-	if (gofer_pid > 0) /* reap it (it exits on EOF): a zombie must not outlive the sandbox */
-		waitpid(gofer_pid, NULL, 0);
+	if (gofer_pid > 0) /* reap it (it exits on EOF, after --export): a zombie must not outlive the sandbox */
+		waitpid(gofer_pid, &gofer_status, 0);
+	if (export_dir && WIFEXITED(gofer_status) && WEXITSTATUS(gofer_status) == GOFER_EXIT_REFUSED)
+		fprintf(stderr, "moat: --export: some changes were refused (listed in %s/*/manifest.json)\n",
+			export_dir);
+	else if (export_dir && (!WIFEXITED(gofer_status) || WEXITSTATUS(gofer_status)))
+		fprintf(stderr, "moat: --export %s: the export could not be written\n", export_dir);
 	pipeline_drain(1000);
 	tty_finish();
 	pipeline_drain(200);

@@ -39,6 +39,7 @@ struct bind_spec {
 	char *src;     /* absolute host path */
 	char *dst;     /* absolute guest path */
 	int writable;
+	int cow;       /* :cow, a copy-on-write view (gofer overlayfs) */
 };
 
 #define MAX_BINDS 64
@@ -74,6 +75,9 @@ struct sentry_config {
 	unsigned long long idle_ms;       /* --idle-timeout */
 	unsigned long long output_limit;  /* --output-limit: bytes per stream */
 	const char *result_path;          /* --result FILE */
+	const char *overlay;              /* --overlay memory|DIR|none (NULL: none) */
+	const char *export_dir;           /* --export DIR */
+	unsigned long long export_max_files, export_max_bytes;
 };
 
 /* Run a sandbox to completion; returns moat's exit status. */
@@ -131,6 +135,9 @@ extern const char *const *exec_initial_path; /* PATH dirs for the first exec */
 struct tracer_args {
 	struct sandbox *sb;
 	pid_t *gofer_pid;           /* set to -1 when the gofer dies */
+	int *gofer_status;          /* its wait status, once reaped here */
+	int gofer_export;           /* --export: the gofer stays until every task is
+				     * gone (its export needs the layers at rest) */
 	int gofer_ctl;              /* shut down when the program exits: the gofer leaves */
 	int sync_sock;              /* the program sends its listener here (closed) */
 	uid_t uid;

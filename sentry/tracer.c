@@ -343,6 +343,8 @@ static int reaped(struct tracer *tr, pid_t tid, int st)
 	struct sandbox *sb = tr->sb;
 	if (tid == *a->gofer_pid) {
 		*a->gofer_pid = -1; /* handlers now fail with EPIPE; the guest sees EIO */
+		if (a->gofer_status)
+			*a->gofer_status = st;
 		return tr->main_done && tr->init_reaped;
 	}
 	if (tid == sb->init_pid) {
@@ -362,7 +364,7 @@ static int reaped(struct tracer *tr, pid_t tid, int st)
 		kill(sb->init_pid, SIGKILL);
 		/* the gofer runs with the caller's ids, which we cannot signal:
 		 * it leaves when its control socket is shut down */
-		if (*a->gofer_pid > 0)
+		if (*a->gofer_pid > 0 && !a->gofer_export)
 			shutdown(a->gofer_ctl, SHUT_RDWR);
 	}
 	if (tid == sb->init_pid && !tr->main_done) {

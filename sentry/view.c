@@ -105,12 +105,41 @@ static void add_mount(struct builder *b, const char *path, int kind, int exp,
 			v->exports[exp].kind == GOFER_EXPORT_TMPFS;
 	m->hidden = hidden;
 	m->target = target ? xstrdup(target) : NULL;
-	int n = snprintf(b->desc + b->dlen, sizeof b->desc - b->dlen, "%s %d %d %d %s %s;",
-			 path, kind, writable, dev,
+	int n = snprintf(b->desc + b->dlen, sizeof b->desc - b->dlen, "%s %d %d %d %d %s %s;",
+			 path, kind, writable, dev, exp >= 0 && v->exports[exp].cow,
 			 exp >= 0 && v->exports[exp].host_path ? v->exports[exp].host_path : "-",
 			 target ? target : "-");
 	if (n > 0 && b->dlen + n < sizeof b->desc)
 		b->dlen += n;
+}
+
+/* --overlay: the root's host directories become cow exports of one export
+ * group, "root", their paths prefixed with their place ("usr/"). */
+static const char *root_overlay;
+
+/* A unique --export name for a cow mount at dst: "work", "home_me_repo" */
+static const char *cow_name(struct builder *b, const char *dst)
+{
+	char n[256];
+	size_t o = 0;
+
+	for (const char *p = dst; *p && o + 12 < sizeof n; p++) {
+		if (*p == '/' && (!o || !p[1]))
+			continue;
+		char ch = *p == '/' || (*p == '.' && !o) ? '_' : *p;
+		n[o++] = ch;
+	}
+	n[o] = 0;
+	if (!o)
+		snprintf(n, sizeof n, "root");
+	for (size_t i = 0; i < b->v->nexports; i++) {
+		const char *m = b->v->exports[i].cow_name;
+		if (m && !strcmp(m, n)) {
+			snprintf(n + o, sizeof n - o, "-%zu", b->v->nexports);
+			break;
+		}
+	}
+	return xstrdup(n);
 }
 
 /* A host directory, read-only, as-is (symlink stays a symlink). */
@@ -128,7 +157,15 @@ static void add_host(struct builder *b, const char *path, const char *const *hid
 		add_mount(b, path, VFS_MNT_SYMLINK, -1, 0, 0, NULL, t);
 	} else if (S_ISDIR(st.st_mode)) {
 		int e = add_export(b, GOFER_EXPORT_DIR, path, 0, hidden);
-		add_mount(b, path, VFS_MNT_GOFER, e, 0, 0, hidden, NULL);
+		if (root_overlay) {
+			char *pre = xmalloc(strlen(path) + 2);
+			sprintf(pre, "%s/", path + 1);
+			b->v->exports[e].cow = 1;
+			b->v->exports[e].cow_name = "root";
+			b->v->exports[e].cow_prefix = pre;
+			b->v->exports[e].cow_persist = root_overlay[0] == '/';
+		}
+		add_mount(b, path, VFS_MNT_GOFER, e, root_overlay != NULL, 0, hidden, NULL);
 	}
 }
 
@@ -174,6 +211,7 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 		 pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : "/home/user");
 	if (strcmp(v->home, "/") == 0 || strncmp(v->home, "/nonexistent", 12) == 0)
 		snprintf(v->home, sizeof v->home, "/home/user");
+	root_overlay = cfg->overlay && strcmp(cfg->overlay, "none") ? cfg->overlay : NULL;
 
 	if (cfg->root) {
 		struct stat st;
@@ -184,7 +222,13 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 		}
 		char *rp = realpath(cfg->root, NULL);
 		int e = add_export(&b, GOFER_EXPORT_DIR, rp, 0, NULL);
-		add_mount(&b, "/", VFS_MNT_GOFER, e, 0, 0, NULL, NULL);
+		if (root_overlay) {
+			v->exports[e].cow = 1;
+			v->exports[e].cow_name = "root";
+			v->exports[e].cow_prefix = "";
+			v->exports[e].cow_persist = root_overlay[0] == '/';
+		}
+		add_mount(&b, "/", VFS_MNT_GOFER, e, root_overlay != NULL, 0, NULL, NULL);
 		free(rp);
 	} else {
 		static const char *const *hidden_etc;
@@ -241,8 +285,17 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 			return -EINVAL;
 		}
 		char *rp = realpath(bs->src, NULL);
-		int e = add_export(&b, GOFER_EXPORT_DIR, rp, bs->writable, NULL);
-		add_mount(&b, dst, VFS_MNT_GOFER, e, bs->writable, 0, NULL, NULL);
+		if (bs->cow && !S_ISDIR(st.st_mode)) {
+			snprintf(err, errlen, "--bind %s: cow needs a directory", bs->src);
+			return -EINVAL;
+		}
+		int e = add_export(&b, GOFER_EXPORT_DIR, rp, bs->writable || bs->cow, NULL);
+		if (bs->cow) {
+			v->exports[e].cow = 1;
+			v->exports[e].cow_name = cow_name(&b, dst);
+			v->exports[e].cow_prefix = "";
+		}
+		add_mount(&b, dst, VFS_MNT_GOFER, e, bs->writable || bs->cow, 0, NULL, NULL);
 		free(rp);
 	}
 	v->desc = xstrdup(b.desc);

@@ -1,0 +1,973 @@
+/* gofer/export.c - `moat run --export DIR`: take the changes of every
+ * copy-on-write export out as a patch and a manifest, after the guest.
+ *
+ * Runs in the gofer (the one process that can read the layers and write the
+ * caller's DIR) when the sentry closes the control socket: the program and
+ * every guest task are gone, nothing changes the layers any more. For each
+ * cow mount (the exports of the root overlay share one, "root", their paths
+ * prefixed with "usr/", "etc/"...) it writes DIR/<name>/changes.patch (git's
+ * diff format: text hunks, or "GIT binary patch" literals with full blob ids,
+ * so `git apply` accepts it in a copy of the source) and
+ * DIR/<name>/manifest.json.
+ *
+ * The change set is the overlay's upper layer compared with its lower one:
+ * a whiteout (char device 0/0) deletes the lower entry, an opaque directory
+ * (user.overlay.opaque) deletes every lower entry it does not list, an upper
+ * file replaces or adds one (a copy-up whose content and git mode equal the
+ * lower file's is no change; a mode-only change is listed in the manifest).
+ * A delete and an add of identical content and mode become a rename.
+ *
+ * Policy (each refusal is listed in the manifest with its reason and makes
+ * the gofer exit GOFER_EXIT_REFUSED): names a patch cannot carry (control
+ * characters, quotes, backslashes), symlinks with an absolute target or one
+ * that leaves the mount's root, devices, FIFOs and sockets, a file past
+ * --export-max-bytes, and changes past --export-max-files or past
+ * --export-max-bytes in total. Hidden names are never read or listed. */
+#include "gofer/server.h"
+#include "common/sha.h"
+#include "common/util.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+enum { OP_ADD, OP_MODIFY, OP_DELETE, OP_RENAME };
+static const char *const op_name[] = { "add", "modify", "delete", "rename" };
+
+struct change {
+	char *path;                 /* in the patch: prefix + rel */
+	char *rel;                  /* beneath the export root */
+	char *from, *from_rel;      /* rename: the old name */
+	const struct gofer_srv_export *e;
+	int op, is_dir;
+	mode_t old_mode, new_mode;  /* full st_mode (0: none) */
+	unsigned long long bytes;   /* new content */
+	char xxh3[17], sha256[65];
+	char old_sha[65];           /* delete: for rename pairing */
+};
+
+struct refusal {
+	char *path;
+	const char *reason;
+};
+
+struct ctx {
+	const struct gofer_srv *srv;
+	struct change *ch;
+	size_t nch, cap;
+	struct refusal *rf;
+	size_t nrf, rcap;
+	char **skipped;             /* .git directories: git apply never writes them */
+	size_t nsk;
+	unsigned long long files, bytes;
+	int failed;
+};
+
+/* ---- small helpers ---- */
+
+static int oat(int dirfd, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+			   RESOLVE_NO_XDEV,
+	};
+	if (flags & O_CREAT)
+		how.mode = 0644;
+	return (int)syscall(SYS_openat2, dirfd, path[0] ? path : ".", &how, sizeof how);
+}
+
+/* lstat and readlink beneath a layer root, never through a symlink: the
+ * lower layer is the live host directory, which its owner may change while
+ * we read it (a directory swapped for a symlink must not lead elsewhere) */
+static int lst_at(int dirfd, const char *rel, struct stat *st)
+{
+	int fd = oat(dirfd, rel, O_PATH);
+	int r;
+
+	if (fd < 0)
+		return -1;
+	r = fstat(fd, st);
+	close(fd);
+	return r;
+}
+
+static ssize_t readlink_at(int dirfd, const char *rel, char *buf, size_t len)
+{
+	int fd = oat(dirfd, rel, O_PATH);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = readlinkat(fd, "", buf, len);
+	close(fd);
+	return n;
+}
+
+static int hidden(const struct gofer_srv_export *e, const char *p)
+{
+	for (size_t i = 0; i < e->nhidden; i++) {
+		size_t hl = strlen(e->hidden[i]);
+		if (!strncmp(p, e->hidden[i], hl) && (p[hl] == '\0' || p[hl] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
+static char *join(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	char *r = xmalloc(la + lb + 2);
+
+	memcpy(r, a, la);
+	if (la)
+		r[la++] = '/';
+	memcpy(r + la, b, lb + 1);
+	return r;
+}
+
+static void refuse(struct ctx *x, const struct gofer_srv_export *e, const char *rel,
+		   const char *reason)
+{
+	if (x->nrf == x->rcap) {
+		x->rcap = x->rcap ? 2 * x->rcap : 16;
+		x->rf = realloc(x->rf, x->rcap * sizeof *x->rf);
+		if (!x->rf)
+			_exit(GOFER_EXIT_EXPORT_FAILED);
+	}
+	x->rf[x->nrf].path = xmalloc(strlen(e->cow_prefix) + strlen(rel) + 1);
+	sprintf(x->rf[x->nrf].path, "%s%s", e->cow_prefix, rel);
+	x->rf[x->nrf++].reason = reason;
+}
+
+static struct change *add_change(struct ctx *x, const struct gofer_srv_export *e,
+				 const char *rel, int op)
+{
+	struct change *c;
+
+	if (x->nch == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 64;
+		x->ch = realloc(x->ch, x->cap * sizeof *x->ch);
+		if (!x->ch)
+			_exit(GOFER_EXIT_EXPORT_FAILED);
+	}
+	c = &x->ch[x->nch++];
+	memset(c, 0, sizeof *c);
+	c->e = e;
+	c->rel = xstrdup(rel);
+	c->path = xmalloc(strlen(e->cow_prefix) + strlen(rel) + 1);
+	sprintf(c->path, "%s%s", e->cow_prefix, rel);
+	c->op = op;
+	return c;
+}
+
+/* The whole content of a regular file or a symlink's target (at most max
+ * bytes: -EFBIG past it). */
+static int slurp(int dirfd, const char *rel, const struct stat *st, unsigned long long max,
+		 char **out, size_t *len)
+{
+	if (S_ISLNK(st->st_mode)) {
+		char *b = xmalloc(PATH_MAX);
+		ssize_t n = readlink_at(dirfd, rel, b, PATH_MAX);
+		if (n < 0) {
+			free(b);
+			return -errno;
+		}
+		*out = b;
+		*len = (size_t)n;
+		return 0;
+	}
+	if ((unsigned long long)st->st_size > max)
+		return -EFBIG;
+	int fd = oat(dirfd, rel, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	size_t cap = (size_t)st->st_size + 1, n = 0;
+	char *b = xmalloc(cap);
+	for (;;) {
+		ssize_t k = read(fd, b + n, cap - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			int er = -errno;
+			close(fd);
+			free(b);
+			return er;
+		}
+		if (k == 0)
+			break;
+		n += (size_t)k;
+		if (n == cap) {
+			if (n > max) {
+				close(fd);
+				free(b);
+				return -EFBIG;
+			}
+			cap *= 2;
+			b = realloc(b, cap);
+			if (!b)
+				_exit(GOFER_EXIT_EXPORT_FAILED);
+		}
+	}
+	close(fd);
+	*out = b;
+	*len = n;
+	return 0;
+}
+
+static void hash_sha256(const char *d, size_t n, char *hex)
+{
+	struct sha_ctx s;
+	uint8_t o[32];
+
+	sha256_init(&s);
+	sha_update(&s, d, n);
+	sha_final(&s, o);
+	sha_hex(o, 32, hex);
+}
+
+static void blob_id(const char *d, size_t n, char *hex)
+{
+	struct sha_ctx s;
+	uint8_t o[20];
+	char h[32];
+	int hl = snprintf(h, sizeof h, "blob %zu", n);
+
+	sha1_init(&s);
+	sha_update(&s, h, (size_t)hl + 1);
+	sha_update(&s, d, n);
+	sha_final(&s, o);
+	sha_hex(o, 20, hex);
+}
+
+static unsigned git_mode(mode_t m)
+{
+	if (S_ISLNK(m))
+		return 0120000;
+	return (m & 0111) ? 0100755 : 0100644;
+}
+
+/* Lexically: does target, relative to the directory of path (both beneath
+ * the mount's root), stay beneath the root? */
+static int link_escapes(const char *path, const char *target)
+{
+	int depth = 0;
+
+	for (const char *p = path; *p; p++)
+		if (*p == '/')
+			depth++;
+	for (const char *s = target; *s;) {
+		const char *e = strchrnul(s, '/');
+		size_t l = (size_t)(e - s);
+		if (l == 2 && s[0] == '.' && s[1] == '.') {
+			if (--depth < 0)
+				return 1;
+		} else if (l && !(l == 1 && s[0] == '.')) {
+			depth++;
+		}
+		s = *e ? e + 1 : e;
+	}
+	return 0;
+}
+
+static int bad_name(const char *n)
+{
+	for (const unsigned char *p = (const unsigned char *)n; *p; p++)
+		if (*p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\')
+			return 1;
+	return 0;
+}
+
+/* ---- the walk ---- */
+
+static void delete_tree(struct ctx *x, const struct gofer_srv_export *e, const char *rel,
+			const struct stat *lst);
+
+/* Record the new content of an upper entry (add or modify); 0 or refused. */
+static int take_new(struct ctx *x, const struct gofer_srv_export *e, const char *rel,
+		    const struct stat *ust, struct change *c)
+{
+	char *d;
+	size_t n;
+	int r = slurp(e->upperfd, rel, ust, x->srv->max_bytes, &d, &n);
+
+	if (r == -EFBIG) {
+		refuse(x, e, rel, "file over --export-max-bytes");
+		return -1;
+	}
+	if (r < 0) {
+		refuse(x, e, rel, "unreadable");
+		return -1;
+	}
+	c->bytes = n;
+	snprintf(c->xxh3, sizeof c->xxh3, "%016llx", (unsigned long long)XXH3_64bits(d, n));
+	hash_sha256(d, n, c->sha256);
+	free(d);
+	return 0;
+}
+
+static int within_limits(struct ctx *x, const struct gofer_srv_export *e, const char *rel,
+			 const struct stat *st)
+{
+	unsigned long long b = S_ISREG(st->st_mode) ? (unsigned long long)st->st_size : 0;
+
+	if (x->files + 1 > x->srv->max_files) {
+		refuse(x, e, rel, "change set over --export-max-files");
+		return 0;
+	}
+	if (x->bytes + b > x->srv->max_bytes) {
+		refuse(x, e, rel, b > x->srv->max_bytes ? "file over --export-max-bytes"
+			: "change set over --export-max-bytes");
+		return 0;
+	}
+	x->files++;
+	x->bytes += b;
+	return 1;
+}
+
+/* A non-directory of the upper layer at rel (lst: the lower entry or NULL). */
+static void upper_file(struct ctx *x, const struct gofer_srv_export *e, const char *rel,
+		       const char *name, const struct stat *ust, const struct stat *lst)
+{
+	struct change *c;
+	const char *why = NULL;
+
+	if (S_ISFIFO(ust->st_mode))
+		why = "fifo";
+	else if (S_ISSOCK(ust->st_mode))
+		why = "socket";
+	else if (S_ISCHR(ust->st_mode) || S_ISBLK(ust->st_mode))
+		why = "device node";
+	else if (bad_name(name))
+		why = "name a patch cannot carry";
+	if (!why && S_ISLNK(ust->st_mode)) {
+		char t[PATH_MAX];
+		ssize_t n = readlink_at(e->upperfd, rel, t, sizeof t - 1);
+		if (n < 0)
+			why = "unreadable";
+		else {
+			t[n] = 0;
+			char *full = xmalloc(strlen(e->cow_prefix) + strlen(rel) + 1);
+			sprintf(full, "%s%s", e->cow_prefix, rel);
+			if (t[0] == '/')
+				why = "absolute symlink (points to a host path)";
+			else if (link_escapes(full, t))
+				why = "symlink points outside the root";
+			free(full);
+		}
+	}
+	if (why) {
+		refuse(x, e, rel, why);
+		return;
+	}
+	if (lst && S_ISDIR(lst->st_mode)) {
+		delete_tree(x, e, rel, lst);
+		lst = NULL;
+	}
+	if (lst && (S_ISREG(lst->st_mode) || S_ISLNK(lst->st_mode)) &&
+	    (lst->st_mode & S_IFMT) == (ust->st_mode & S_IFMT)) {
+		/* copied up: changed at all? */
+		char *a = NULL, *b = NULL;
+		size_t la = 0, lb = 0;
+		int same = lst->st_size == ust->st_size &&
+			   slurp(e->lowerfd, rel, lst, x->srv->max_bytes, &a, &la) == 0 &&
+			   slurp(e->upperfd, rel, ust, x->srv->max_bytes, &b, &lb) == 0 &&
+			   la == lb && !memcmp(a, b, la);
+		free(a);
+		free(b);
+		if (same && git_mode(lst->st_mode) == git_mode(ust->st_mode) &&
+		    (lst->st_mode & 07777) == (ust->st_mode & 07777))
+			return;         /* a copy-up only (utimes, chown, touch) */
+		if (!within_limits(x, e, rel, ust))
+			return;
+		c = add_change(x, e, rel, OP_MODIFY);
+		c->old_mode = lst->st_mode;
+		c->new_mode = ust->st_mode;
+		if (take_new(x, e, rel, ust, c) < 0)
+			x->nch--;
+		return;
+	}
+	if (lst)
+		delete_tree(x, e, rel, lst);
+	if (!within_limits(x, e, rel, ust))
+		return;
+	c = add_change(x, e, rel, OP_ADD);
+	c->new_mode = ust->st_mode;
+	if (take_new(x, e, rel, ust, c) < 0)
+		x->nch--;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted names of a directory (without . and ..); NULL on error. */
+static char **list_dir(int dirfd, const char *rel, size_t *n)
+{
+	int fd = oat(dirfd, rel, O_RDONLY | O_DIRECTORY);
+	DIR *d;
+	struct dirent *de;
+	char **v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 32;
+			v = realloc(v, cap * sizeof *v);
+			if (!v)
+				_exit(GOFER_EXIT_EXPORT_FAILED);
+		}
+		v[(*n)++] = xstrdup(de->d_name);
+	}
+	closedir(d);
+	if (*n)
+		qsort(v, *n, sizeof *v, cmp_str);
+	return v ? v : xcalloc(1, sizeof *v);
+}
+
+static void free_list(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Everything of the lower layer at rel is gone. */
+static void delete_tree(struct ctx *x, const struct gofer_srv_export *e, const char *rel,
+			const struct stat *lst)
+{
+	if (hidden(e, rel))
+		return;
+	if (S_ISDIR(lst->st_mode)) {
+		size_t n;
+		char **v = list_dir(e->lowerfd, rel, &n);
+		for (size_t i = 0; v && i < n; i++) {
+			char *cr = join(rel, v[i]);
+			struct stat st;
+			if (lst_at(e->lowerfd, cr, &st) == 0)
+				delete_tree(x, e, cr, &st);
+			free(cr);
+		}
+		free_list(v, n);
+		struct change *c = add_change(x, e, rel, OP_DELETE);
+		c->is_dir = 1;
+		c->old_mode = lst->st_mode;
+		return;
+	}
+	if (!S_ISREG(lst->st_mode) && !S_ISLNK(lst->st_mode)) {
+		refuse(x, e, rel, "deletes a special file");
+		return;
+	}
+	if (!within_limits(x, e, rel, lst))
+		return;
+	struct change *c = add_change(x, e, rel, OP_DELETE);
+	char *d;
+	size_t n;
+	c->old_mode = lst->st_mode;
+	if (slurp(e->lowerfd, rel, lst, ~0ULL, &d, &n) == 0) {
+		hash_sha256(d, n, c->old_sha);
+		free(d);
+	}
+}
+
+static int is_opaque(int upperfd, const char *rel)
+{
+	char v[4];
+	int fd = oat(upperfd, rel, O_RDONLY | O_DIRECTORY);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = fgetxattr(fd, "user.overlay.opaque", v, sizeof v);
+	close(fd);
+	return n == 1 && v[0] == 'y';
+}
+
+static void diff_dir(struct ctx *x, const struct gofer_srv_export *e, const char *rel,
+		     int have_lower, int opaque)
+{
+	size_t nu, nl = 0;
+	char **u = list_dir(e->upperfd, rel, &nu), **l = NULL;
+
+	if (!u) {
+		refuse(x, e, rel[0] ? rel : ".", "unreadable directory");
+		return;
+	}
+	if (have_lower && opaque)
+		l = list_dir(e->lowerfd, rel, &nl);
+	for (size_t i = 0; i < nu; i++) {
+		char *cr = join(rel, u[i]);
+		struct stat ust, lst;
+		int hl;
+
+		if (!strcmp(u[i], ".git")) {
+			x->skipped = realloc(x->skipped, (x->nsk + 1) * sizeof *x->skipped);
+			if (!x->skipped)
+				_exit(GOFER_EXIT_EXPORT_FAILED);
+			x->skipped[x->nsk] = xmalloc(strlen(e->cow_prefix) + strlen(cr) + 1);
+			sprintf(x->skipped[x->nsk++], "%s%s", e->cow_prefix, cr);
+			free(cr);
+			continue;
+		}
+		if (hidden(e, cr) || lst_at(e->upperfd, cr, &ust) < 0) {
+			free(cr);
+			continue;
+		}
+		hl = have_lower && lst_at(e->lowerfd, cr, &lst) == 0;
+		if (S_ISCHR(ust.st_mode) && ust.st_rdev == makedev(0, 0)) {
+			if (hl)
+				delete_tree(x, e, cr, &lst);     /* whiteout */
+		} else if (S_ISDIR(ust.st_mode)) {
+			int lower_dir = hl && S_ISDIR(lst.st_mode);
+			if (bad_name(u[i])) {
+				refuse(x, e, cr, "name a patch cannot carry");
+			} else {
+				if (hl && !lower_dir)
+					delete_tree(x, e, cr, &lst);
+				if (!lower_dir) {
+					struct change *c = add_change(x, e, cr, OP_ADD);
+					c->is_dir = 1;
+					c->new_mode = ust.st_mode;
+				}
+				/* beneath an opaque directory no lower entry shows */
+				diff_dir(x, e, cr, lower_dir, opaque || is_opaque(e->upperfd, cr));
+			}
+		} else {
+			upper_file(x, e, cr, u[i], &ust, hl ? &lst : NULL);
+		}
+		free(cr);
+	}
+	/* an opaque directory hides every lower entry it does not list */
+	for (size_t i = 0; l && i < nl; i++) {
+		if (bsearch(&l[i], u, nu, sizeof *u, cmp_str))
+			continue;
+		char *cr = join(rel, l[i]);
+		struct stat lst;
+		if (lst_at(e->lowerfd, cr, &lst) == 0)
+			delete_tree(x, e, cr, &lst);
+		free(cr);
+	}
+	free_list(u, nu);
+	if (l)
+		free_list(l, nl);
+}
+
+/* A delete and an add of the same content and mode: a rename. */
+static void pair_renames(struct ctx *x)
+{
+	for (size_t i = 0; i < x->nch; i++) {
+		struct change *d = &x->ch[i];
+		if (d->op != OP_DELETE || d->is_dir || !d->old_sha[0])
+			continue;
+		for (size_t k = 0; k < x->nch; k++) {
+			struct change *a = &x->ch[k];
+			if (a->op != OP_ADD || a->is_dir || a->e != d->e ||
+			    strcmp(a->sha256, d->old_sha) || a->new_mode != d->old_mode)
+				continue;
+			a->op = OP_RENAME;
+			a->from = d->path;
+			a->from_rel = d->rel;
+			a->old_mode = d->old_mode;
+			d->op = -1;             /* folded into the rename */
+			x->files--;
+			break;
+		}
+	}
+}
+
+/* ---- output ---- */
+
+/* git's base85 alphabet */
+static const char b85[] =
+	"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~";
+
+static uint32_t adler32(const unsigned char *d, size_t n)
+{
+	uint32_t a = 1, b = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		a = (a + d[i]) % 65521;
+		b = (b + a) % 65521;
+	}
+	return b << 16 | a;
+}
+
+/* A zlib stream of stored (uncompressed) deflate blocks: what git inflates,
+ * without a compression library. */
+static unsigned char *zstore(const char *d, size_t n, size_t *out_len)
+{
+	size_t nb = n / 65535 + 1, len = 2 + nb * 5 + n + 4, o = 0;
+	unsigned char *z = xmalloc(len);
+	uint32_t ad = adler32((const unsigned char *)d, n);
+
+	z[o++] = 0x78;
+	z[o++] = 0x01;
+	for (size_t i = 0; i < nb; i++) {
+		size_t k = n - i * 65535 < 65535 ? n - i * 65535 : 65535;
+		z[o++] = i + 1 == nb;
+		z[o++] = (unsigned char)k;
+		z[o++] = (unsigned char)(k >> 8);
+		z[o++] = (unsigned char)~k;
+		z[o++] = (unsigned char)(~k >> 8);
+		memcpy(z + o, d + i * 65535, k);
+		o += k;
+	}
+	z[o++] = (unsigned char)(ad >> 24);
+	z[o++] = (unsigned char)(ad >> 16);
+	z[o++] = (unsigned char)(ad >> 8);
+	z[o++] = (unsigned char)ad;
+	*out_len = o;
+	return z;
+}
+
+static void binary_literal(FILE *f, const char *d, size_t n)
+{
+	size_t zl;
+	unsigned char *z = zstore(d, n, &zl);
+
+	fprintf(f, "literal %zu\n", n);
+	for (size_t o = 0; o < zl; o += 52) {
+		size_t k = zl - o < 52 ? zl - o : 52;
+		fputc(k <= 26 ? 'A' + (int)k - 1 : 'a' + (int)k - 27, f);
+		for (size_t j = 0; j < k; j += 4) {
+			uint32_t acc = 0;
+			char out[5];
+			for (int b = 0; b < 4; b++)
+				acc = acc << 8 | (j + b < k ? z[o + j + b] : 0);
+			for (int c = 4; c >= 0; c--) {
+				out[c] = b85[acc % 85];
+				acc /= 85;
+			}
+			fwrite(out, 1, 5, f);
+		}
+		fputc('\n', f);
+	}
+	fputc('\n', f);
+	free(z);
+}
+
+struct lines {
+	const char **p;
+	size_t *len;
+	size_t n;
+};
+
+static void split(const char *d, size_t n, struct lines *l)
+{
+	size_t cap = 16;
+
+	l->p = xmalloc(cap * sizeof *l->p);
+	l->len = xmalloc(cap * sizeof *l->len);
+	l->n = 0;
+	for (size_t o = 0; o < n;) {
+		const char *nl = memchr(d + o, '\n', n - o);
+		size_t k = nl ? (size_t)(nl - (d + o)) + 1 : n - o;
+		if (l->n == cap) {
+			cap *= 2;
+			l->p = realloc(l->p, cap * sizeof *l->p);
+			l->len = realloc(l->len, cap * sizeof *l->len);
+			if (!l->p || !l->len)
+				_exit(GOFER_EXIT_EXPORT_FAILED);
+		}
+		l->p[l->n] = d + o;
+		l->len[l->n++] = k;
+		o += k;
+	}
+}
+
+static void put_line(FILE *f, char tag, const char *p, size_t n)
+{
+	fputc(tag, f);
+	fwrite(p, 1, n, f);
+	if (!n || p[n - 1] != '\n')
+		fputs("\n\\ No newline at end of file\n", f);
+}
+
+static int same_line(const struct lines *a, size_t i, const struct lines *b, size_t k)
+{
+	return a->len[i] == b->len[k] && !memcmp(a->p[i], b->p[k], a->len[i]);
+}
+
+/* One hunk around the changed middle (common prefix and suffix trimmed,
+ * three lines of context). */
+static void text_hunk(FILE *f, const char *od, size_t on, const char *nd, size_t nn)
+{
+	struct lines a, b;
+	size_t P = 0, S = 0;
+
+	split(od, on, &a);
+	split(nd, nn, &b);
+	while (P < a.n && P < b.n && same_line(&a, P, &b, P))
+		P++;
+	while (S < a.n - P && S < b.n - P && same_line(&a, a.n - 1 - S, &b, b.n - 1 - S))
+		S++;
+	if (P == a.n && P == b.n)
+		goto out;
+	size_t c1 = P < 3 ? P : 3, c2 = S < 3 ? S : 3;
+	size_t oc = a.n - P - S + c1 + c2, nc = b.n - P - S + c1 + c2;
+	fprintf(f, "@@ -%zu,%zu +%zu,%zu @@\n", oc ? P - c1 + 1 : P - c1, oc,
+		nc ? P - c1 + 1 : P - c1, nc);
+	for (size_t i = P - c1; i < P; i++)
+		put_line(f, ' ', a.p[i], a.len[i]);
+	for (size_t i = P; i < a.n - S; i++)
+		put_line(f, '-', a.p[i], a.len[i]);
+	for (size_t i = P; i < b.n - S; i++)
+		put_line(f, '+', b.p[i], b.len[i]);
+	for (size_t i = a.n - S; i < a.n - S + c2; i++)
+		put_line(f, ' ', a.p[i], a.len[i]);
+out:
+	free(a.p);
+	free(a.len);
+	free(b.p);
+	free(b.len);
+}
+
+static int is_binary(const char *d, size_t n)
+{
+	return memchr(d, 0, n < 8000 ? n : 8000) != NULL;
+}
+
+static void patch_entry(struct ctx *x, FILE *f, const struct change *c)
+{
+	static const char zero[] = "0000000000000000000000000000000000000000";
+	const struct gofer_srv_export *e = c->e;
+	char *od = NULL, *nd = NULL, oid[41], nid[41];
+	size_t on = 0, nn = 0;
+	struct stat st;
+
+	if (c->is_dir || c->op < 0)
+		return;
+	if (c->op == OP_RENAME) {
+		fprintf(f, "diff --git a/%s b/%s\nsimilarity index 100%%\nrename from %s\nrename to %s\n",
+			c->from, c->path, c->from, c->path);
+		return;
+	}
+	if (c->op != OP_ADD && lst_at(e->lowerfd, c->rel, &st) == 0 &&
+	    slurp(e->lowerfd, c->rel, &st, ~0ULL, &od, &on) < 0)
+		x->failed = 1;
+	if (c->op != OP_DELETE && lst_at(e->upperfd, c->rel, &st) == 0 &&
+	    slurp(e->upperfd, c->rel, &st, ~0ULL, &nd, &nn) < 0)
+		x->failed = 1;
+	if (!od)
+		od = xstrdup("");
+	if (!nd)
+		nd = xstrdup("");
+	blob_id(od, on, oid);
+	blob_id(nd, nn, nid);
+	fprintf(f, "diff --git a/%s b/%s\n", c->path, c->path);
+	if (c->op == OP_ADD)
+		fprintf(f, "new file mode %06o\nindex %s..%s\n", git_mode(c->new_mode), zero, nid);
+	else if (c->op == OP_DELETE)
+		fprintf(f, "deleted file mode %06o\nindex %s..%s\n", git_mode(c->old_mode), oid, zero);
+	else if (git_mode(c->old_mode) != git_mode(c->new_mode))
+		fprintf(f, "old mode %06o\nnew mode %06o\nindex %s..%s\n", git_mode(c->old_mode),
+			git_mode(c->new_mode), oid, nid);
+	else
+		fprintf(f, "index %s..%s %06o\n", oid, nid, git_mode(c->new_mode));
+	if (c->op == OP_MODIFY && on == nn && !memcmp(od, nd, on))
+		goto out;                       /* a mode change */
+	if (is_binary(od, on) || is_binary(nd, nn)) {
+		fputs("GIT binary patch\n", f);
+		binary_literal(f, nd, nn);
+	} else if (on || nn) {
+		fprintf(f, "--- %s%s\n+++ %s%s\n", c->op == OP_ADD ? "" : "a/",
+			c->op == OP_ADD ? "/dev/null" : c->path, c->op == OP_DELETE ? "" : "b/",
+			c->op == OP_DELETE ? "/dev/null" : c->path);
+		text_hunk(f, od, on, nd, nn);
+	}
+out:
+	free(od);
+	free(nd);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static FILE *out_file(int dirfd, const char *name)
+{
+	int fd;
+
+	/* a new file each time: never write through a name someone else made */
+	if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
+		return NULL;
+	fd = oat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	if (!f && fd >= 0)
+		close(fd);
+	return f;
+}
+
+static const char *type_of(const struct change *c)
+{
+	mode_t m = c->new_mode ? c->new_mode : c->old_mode;
+	return c->is_dir ? "dir" : S_ISLNK(m) ? "symlink" : "file";
+}
+
+static int write_group(struct ctx *x, const char *name, const struct gofer_srv_export *first,
+		       size_t nexp)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS };
+	struct stat st;
+	FILE *pf, *mf;
+	int dfd;
+
+	if (mkdirat(x->srv->exportfd, name, 0755) < 0 && errno != EEXIST)
+		return -1;
+	dfd = (int)syscall(SYS_openat2, x->srv->exportfd, name, &how, sizeof how);
+	if (dfd < 0)
+		return -1;
+	pf = out_file(dfd, "changes.patch");
+	mf = out_file(dfd, "manifest.json");
+	close(dfd);
+	if (!pf || !mf) {
+		if (pf)
+			fclose(pf);
+		if (mf)
+			fclose(mf);
+		return -1;
+	}
+	for (size_t i = 0; i < x->nch; i++)
+		patch_entry(x, pf, &x->ch[i]);
+
+	fputs("{\n  \"version\": 1,\n  \"mount\": ", mf);
+	json_str(mf, name);
+	fputs(",\n  \"base\": [", mf);
+	int first_b = 1;
+	for (size_t i = 0; i < nexp; i++) {
+		const struct gofer_srv_export *e = &first[i];
+		if (!e->cow || strcmp(e->cow_name, name))
+			continue;
+		if (fstat(e->lowerfd, &st) < 0)
+			memset(&st, 0, sizeof st);
+		fputs(first_b ? "\n    {\"source\": " : ",\n    {\"source\": ", mf);
+		first_b = 0;
+		json_str(mf, e->host_path);
+		fputs(", \"prefix\": ", mf);
+		json_str(mf, e->cow_prefix);
+		fprintf(mf, ", \"dev\": %llu, \"ino\": %llu, \"mtime\": %lld.%09ld}",
+			(unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+			(long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	}
+	fputs("\n  ],\n  \"changes\": [", mf);
+	int first_c = 1;
+	for (size_t i = 0; i < x->nch; i++) {
+		const struct change *c = &x->ch[i];
+		if (c->op < 0)
+			continue;
+		fputs(first_c ? "\n    {\"path\": " : ",\n    {\"path\": ", mf);
+		first_c = 0;
+		json_str(mf, c->path);
+		fprintf(mf, ", \"op\": \"%s\", \"type\": \"%s\"", op_name[c->op], type_of(c));
+		if (c->from) {
+			fputs(", \"from\": ", mf);
+			json_str(mf, c->from);
+		}
+		if (c->op != OP_DELETE) {
+			fprintf(mf, ", \"mode\": \"%04o\"", (unsigned)(c->new_mode & 07777));
+			if (!c->is_dir)
+				fprintf(mf, ", \"bytes\": %llu, \"xxh3\": \"%s\", \"sha256\": \"%s\"",
+					c->bytes, c->xxh3, c->sha256);
+		}
+		fputc('}', mf);
+	}
+	fputs("\n  ],\n  \"refused\": [", mf);
+	for (size_t i = 0; i < x->nrf; i++) {
+		fputs(i ? ",\n    {\"path\": " : "\n    {\"path\": ", mf);
+		json_str(mf, x->rf[i].path);
+		fputs(", \"reason\": ", mf);
+		json_str(mf, x->rf[i].reason);
+		fputc('}', mf);
+	}
+	fputs("\n  ],\n  \"skipped\": [", mf);
+	for (size_t i = 0; i < x->nsk; i++) {
+		fputs(i ? ",\n    {\"path\": " : "\n    {\"path\": ", mf);
+		json_str(mf, x->skipped[i]);
+		fputs(", \"reason\": \"git metadata: git apply never writes it\"}", mf);
+	}
+	fprintf(mf, "\n  ],\n  \"totals\": {\"files\": %llu, \"bytes\": %llu}\n}\n",
+		x->files, x->bytes);
+	int bad = ferror(pf) | ferror(mf);
+	bad |= fclose(pf) != 0;
+	bad |= fclose(mf) != 0;
+	return bad ? -1 : 0;
+}
+
+static void reset(struct ctx *x)
+{
+	for (size_t i = 0; i < x->nch; i++) {
+		free(x->ch[i].path);
+		free(x->ch[i].rel);
+	}
+	for (size_t i = 0; i < x->nrf; i++)
+		free(x->rf[i].path);
+	for (size_t i = 0; i < x->nsk; i++)
+		free(x->skipped[i]);
+	x->nch = x->nrf = x->nsk = 0;
+	x->files = x->bytes = 0;
+}
+
+int gofer_export_run(const struct gofer_srv *srv)
+{
+	struct ctx x = { .srv = srv };
+	int refused = 0, failed = 0;
+
+	for (size_t i = 0; i < srv->n; i++) {
+		const struct gofer_srv_export *e = &srv->exp[i];
+		int seen = 0;
+
+		if (!e->cow)
+			continue;
+		for (size_t k = 0; k < i; k++)
+			if (srv->exp[k].cow && !strcmp(srv->exp[k].cow_name, e->cow_name))
+				seen = 1;
+		if (seen)
+			continue;               /* written with its group */
+		reset(&x);
+		for (size_t k = i; k < srv->n; k++)
+			if (srv->exp[k].cow && !strcmp(srv->exp[k].cow_name, e->cow_name))
+				diff_dir(&x, &srv->exp[k], "", 1, 0);
+		pair_renames(&x);
+		if (write_group(&x, e->cow_name, srv->exp, srv->n) < 0 || x.failed)
+			failed = 1;
+		refused |= x.nrf > 0;
+	}
+	reset(&x);
+	free(x.ch);
+	free(x.rf);
+	free(x.skipped);
+	return failed ? GOFER_EXIT_EXPORT_FAILED : refused ? GOFER_EXIT_REFUSED : 0;
+}

@@ -1,0 +1,210 @@
+#!/bin/bash
+# NEGATIVE tests, copy-on-write views and --export: a cow bind and the root
+# overlay (--overlay memory) take every write of the guest (tar, git, rm -rf
+# and recreate, renames across directories) and the host tree stays
+# byte-for-byte the same (hashed before and after); --export's patch applied
+# with `git apply` to a copy of the original reproduces the guest's tree; the
+# export refuses and names: a symlink escaping the root with ../, an
+# absolute symlink to a host path, a FIFO, a socket, a file and a change set
+# over the limits (the guest cannot make a device node at all); the upper
+# layer's scratch directory exists while the sandbox runs and is gone after
+# moat exits, also after kill -9 of moat.
+# Natively (fake-moat) the writes land on the host and nothing is exported:
+# every case fails.
+. "$(dirname "$0")/lib.sh"
+
+ROOT=0; [ "$(id -u)" = 0 ] && ROOT=1
+
+# sig DIR: one line per entry: path, type, mode (exec bit only with git=1),
+# link target or content hash; .git left out
+SIG='cd "$1" && find . -mindepth 1 -name .git -prune -o -print | LC_ALL=C sort | while IFS= read -r p; do
+  if [ -L "$p" ]; then echo "$p l $(readlink "$p")";
+  elif [ -d "$p" ]; then [ "${2:-}" = git ] || echo "$p d $(stat -c %a "$p")";
+  elif [ "${2:-}" = git ]; then x=-; [ -x "$p" ] && x=x; echo "$p f $x $(sha256sum <"$p" | cut -c1-64)";
+  else echo "$p f $(stat -c %a "$p") $(sha256sum <"$p" | cut -c1-64)"; fi; done'
+sig() { sh -c "$SIG" sig "$@"; }
+# hash of a whole host tree, .git included, with modes and link targets
+hosthash() { (cd "$1" && find . -printf '%p %y %m %l\n' | LC_ALL=C sort; find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum) | sha256sum | cut -c1-64; }
+
+# ---- a tar archive: directories, modes, symlinks, an empty file ----
+SEED=$T_TMP/seed
+mkdir -p "$SEED/t/a/b" "$SEED/t/private" "$SEED/t/c"
+echo one >"$SEED/t/a/one.txt"; printf 'bin\0\1\2' >"$SEED/t/a/b/blob"
+printf '#!/bin/sh\necho run\n' >"$SEED/t/c/run.sh"; : >"$SEED/t/c/empty"
+chmod 0750 "$SEED/t/a"; chmod 0700 "$SEED/t/private"; chmod 0755 "$SEED/t/c/run.sh"; chmod 0600 "$SEED/t/a/one.txt"
+ln -s ../a/one.txt "$SEED/t/c/link"; ln -s b "$SEED/t/a/blink"
+tar -C "$SEED" -cf "$T_TMP/tree.tar" t
+chmod 644 "$T_TMP/tree.tar"
+mkdir "$T_TMP/native" && tar -C "$T_TMP/native" --no-same-owner -xpf "$T_TMP/tree.tar"
+want_tree=$(sig "$T_TMP/native/t")
+
+# a host directory for the cow bind, with content the guest changes
+SRC=$T_TMP/src
+mkdir -p "$SRC/keep" "$SRC/old/deep" "$SRC/d1" "$SRC/d2"
+echo keep >"$SRC/keep/k"; echo gone >"$SRC/old/deep/x"; echo old >"$SRC/old/y"; echo mv >"$SRC/d1/moved"
+chmod -R a+rX "$T_TMP"
+[ $ROOT = 0 ] || chown -R "$(id -u)" "$SRC"
+before=$(hosthash "$SRC")
+
+# ---- 1. tar -xf into a cow bind: same tree as natively, host unchanged ----
+# (guest paths reach the program only as --workdir and arguments, which
+# fake-moat maps to their sources: natively every write stays in $T_TMP)
+out=$(moat run --bind "$SRC:/w:cow" --bind "$T_TMP:/in" --workdir /w -- /bin/sh -c \
+	"tar --no-same-owner -xpf \"\$1\" && echo TAR-OK && sh -c '$SIG' sig t" sh /in/tree.tar </dev/null 2>&1)
+got_tree=$(printf '%s\n' "$out" | sed -n '/^TAR-OK$/,$p' | sed 1d)
+expect_eq cow_tar_tree "$got_tree" "$want_tree"
+expect_eq cow_tar_host_unchanged "$(hosthash "$SRC")" "$before"
+
+# ---- 2. rm -rf of lower dirs then recreate (opaque), rename across dirs;
+#         the export reproduces the guest's tree ----
+EXP=$T_TMP/exp
+out=$(moat run --bind "$SRC:/w:cow" --bind "$T_TMP:/in" --export "$EXP" --workdir /w -- /bin/sh -c \
+	"tar --no-same-owner -xpf \"\$1\" && rm -rf old && mkdir -p old/deep && echo new >old/deep/x2 &&
+	 mv d1/moved d2/moved && echo more >>keep/k && chmod 755 keep/k && echo SIG && sh -c '$SIG' sig . git" sh /in/tree.tar </dev/null 2>&1)
+guest=$(printf '%s\n' "$out" | sed -n '/^SIG$/,$p' | sed 1d)
+expect_eq cow_export_host_unchanged "$(hosthash "$SRC")" "$before"
+rm -rf "$T_TMP/copy" && cp -a "$SRC" "$T_TMP/copy"
+if [ -f "$EXP/w/changes.patch" ] && (cd "$T_TMP/copy" && git apply "$EXP/w/changes.patch" 2>&1); then
+	expect_eq cow_export_applies_reproduces_tree "$(sig "$T_TMP/copy" git)" "$guest"
+else
+	fail cow_export_applies_reproduces_tree "no patch, or git apply failed: $out"
+fi
+if grep -q '"path": "d2/moved", "op": "rename", "type": "file", "from": "d1/moved"' "$EXP/w/manifest.json" 2>/dev/null &&
+   grep -q '"path": "old/deep/x", "op": "delete"' "$EXP/w/manifest.json" &&
+   grep -q "\"path\": \"keep/k\", \"op\": \"modify\", \"type\": \"file\", \"mode\": \"0755\", \"bytes\": 10, \"xxh3\": \"[0-9a-f]\{16\}\", \"sha256\": \"$(printf 'keep\nmore\n' | sha256sum | cut -c1-64)\"" "$EXP/w/manifest.json"; then
+	ok cow_manifest_ops_and_hashes
+else
+	fail cow_manifest_ops_and_hashes "$(cat "$EXP/w/manifest.json" 2>&1 | head -30)"
+fi
+
+# ---- 3. git init + add + commit in a cow bind of a scratch repo ----
+REPO=$T_TMP/repo
+mkdir "$REPO" && (cd "$REPO" && git init -q && echo a >f && printf 'x\0y' >bin && mkdir s && echo s >s/s &&
+	git add -A && git -c user.email=t@t -c user.name=t commit -qm base) && chmod -R a+rX "$REPO"
+rbefore=$(hosthash "$REPO")
+out=$(moat run --bind "$REPO:/repo:cow" --export "$T_TMP/gexp" --workdir /repo -- /bin/sh -c \
+	"echo b >>f && printf 'z\0z' >bin && git rm -q s/s && mkdir -p n/m && echo n >n/m/n &&
+	 git add -A && git -c user.email=t@t -c user.name=t commit -qm guest && git log --oneline | wc -l &&
+	 echo SIG && sh -c '$SIG' sig . git" </dev/null 2>&1)
+guest=$(printf '%s\n' "$out" | sed -n '/^SIG$/,$p' | sed 1d)
+case $out in 2*SIG*) ok cow_git_commit ;; *) fail cow_git_commit "$out" ;; esac
+expect_eq cow_git_host_repo_unchanged "$(hosthash "$REPO")" "$rbefore"
+rm -rf "$T_TMP/rcopy" && cp -a "$REPO" "$T_TMP/rcopy"
+if [ -f "$T_TMP/gexp/repo/changes.patch" ] && (cd "$T_TMP/rcopy" && git apply "$T_TMP/gexp/repo/changes.patch" 2>&1); then
+	expect_eq cow_git_patch_reproduces_tree "$(sig "$T_TMP/rcopy" git)" "$guest"
+else
+	fail cow_git_patch_reproduces_tree "no patch or git apply failed"
+fi
+
+# ---- 4. the export's policy: refusals, each named ----
+NEG=$T_TMP/neg
+mkdir "$NEG" && echo base >"$NEG/base" && chmod -R a+rX "$NEG"
+nbefore=$(hosthash "$NEG")
+err=$(moat run --bind "$NEG:/n:cow" --export "$T_TMP/nexp" --export-max-bytes 4096 --workdir /n -- "$PY" -c '
+import os, socket, stat
+os.makedirs("sub/dir")
+os.symlink("../../../../etc/passwd", "sub/dir/escape")
+os.symlink("/etc/passwd", "abs")
+os.symlink("base", "fine")
+os.mkfifo("fifo")
+try:
+    os.mknod("dev", stat.S_IFCHR | 0o600, os.makedev(1, 3)); print("MKNOD-DEV ok")
+except OSError as e:
+    print("MKNOD-DEV", e.strerror)
+s = socket.socket(socket.AF_UNIX); s.bind("sock")
+open("big", "wb").write(b"b" * 5000)
+open("small", "w").write("s\n")
+' </dev/null 2>&1)
+M=$T_TMP/nexp/n/manifest.json
+refused() { grep -q "\"path\": \"$1\", \"reason\": \"$2" "$M" 2>/dev/null; }
+refused sub/dir/escape "symlink points outside the root" && ok export_refuses_dotdot_symlink || fail export_refuses_dotdot_symlink "$(cat "$M" 2>&1 | head -40)"
+refused abs "absolute symlink" && ok export_refuses_absolute_symlink || fail export_refuses_absolute_symlink "$(grep -A12 refused "$M" 2>&1)"
+refused fifo fifo && ok export_refuses_fifo || fail export_refuses_fifo "$(grep -A12 refused "$M" 2>&1)"
+refused sock socket && ok export_refuses_socket || fail export_refuses_socket "$(grep -A12 refused "$M" 2>&1)"
+refused big "file over --export-max-bytes" && ok export_refuses_oversize_file || fail export_refuses_oversize_file "$(grep -A12 refused "$M" 2>&1)"
+case $err in *"MKNOD-DEV Operation not permitted"*) ok guest_cannot_mknod_device ;; *) fail guest_cannot_mknod_device "$err" ;; esac
+case $err in *"moat: --export: some changes were refused"*) ok export_says_refused ;; *) fail export_says_refused "$err" ;; esac
+P=$T_TMP/nexp/n/changes.patch
+if [ -f "$P" ] && grep -q '^diff --git a/small b/small' "$P" && grep -q '^diff --git a/fine b/fine' "$P" &&
+   ! grep -Eq '^diff --git a/(abs|fifo|sock|big|sub/dir/escape) ' "$P"; then
+	ok export_patch_holds_only_accepted
+else
+	fail export_patch_holds_only_accepted "$(grep '^diff' "$P" 2>&1)"
+fi
+expect_eq export_neg_host_unchanged "$(hosthash "$NEG")" "$nbefore"
+d=$(moat diff "$T_TMP/nexp" 2>&1)
+case $d in *"! abs: absolute symlink"*"  A small (file, 2 bytes)"*|*"  A small (file, 2 bytes)"*"! abs: absolute symlink"*) ok moat_diff_summary ;;
+	*) fail moat_diff_summary "$d" ;; esac
+moat run --bind "$NEG:/n:cow" --export "$T_TMP/fexp" --export-max-files 3 --workdir /n -- /bin/sh -c \
+	'for i in 1 2 3 4 5 6; do echo $i >f$i; done' </dev/null >/dev/null 2>&1
+n_ok=$(grep -c '"op": "add"' "$T_TMP/fexp/n/manifest.json" 2>/dev/null)
+n_ref=$(grep -c 'change set over --export-max-files' "$T_TMP/fexp/n/manifest.json" 2>/dev/null)
+expect_eq export_refuses_past_max_files "$n_ok $n_ref" "3 3"
+
+# ---- 5. the scratch upper layer: there while the sandbox runs, gone after,
+#         also after kill -9 of moat ----
+SCR=$T_TMP/scr
+mkdir "$SCR" && chmod 0777 "$SCR"
+scratch() { find "$SCR" -mindepth 1 -maxdepth 1 -name 'moat-cow.*' 2>/dev/null | wc -l; }
+moat_bg() { TMPDIR=$SCR MOAT_COW_SCRATCH=host timeout -k 5 60 "$MOAT" run --bind "$NEG:/n:cow" --workdir /n -- "$@" </dev/null >/dev/null 2>&1 & }
+# a stale scratch of a dead sandbox (no reaper holds its lock): removed at
+# the next start; a held one stays
+mkdir -p "$SCR/moat-cow.stale1/u/d" "$SCR/moat-cow.held1" && echo s >"$SCR/moat-cow.stale1/u/d/f"
+touch -d '-5 min' "$SCR/moat-cow.stale1" "$SCR/moat-cow.held1"
+flock "$SCR/moat-cow.held1" sleep 60 &
+holder=$!
+at_exit "kill $holder"
+sleep 0.2
+moat_bg /bin/sh -c 'echo x >new; sleep 3'
+pid=$!
+seen=0
+for _ in $(seq 50); do [ "$(scratch)" -gt 0 ] && { seen=1; break; }; sleep 0.1; done
+wait $pid
+[ ! -e "$SCR/moat-cow.stale1" ] && [ -d "$SCR/moat-cow.held1" ] && ok scratch_stale_removed_held_kept ||
+	fail scratch_stale_removed_held_kept "$(ls "$SCR")"
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null; rmdir "$SCR/moat-cow.held1"
+expect_eq scratch_exists_then_gone "$seen $(scratch)" "1 0"
+moat_bg /bin/sh -c 'echo x >new; sleep 30'
+pid=$!
+at_exit "kill -9 $pid"
+seen=0
+for _ in $(seq 50); do [ "$(scratch)" -gt 0 ] && { seen=1; break; }; sleep 0.1; done
+sleep 0.5
+mpid=$(pgrep -P "$pid" -x moat)
+kill -9 "$mpid"
+wait "$pid" 2>/dev/null
+for _ in $(seq 50); do [ "$(scratch)" = 0 ] && break; sleep 0.1; done
+expect_eq scratch_gone_after_kill9 "$seen $(scratch)" "1 0"
+expect_eq scratch_host_unchanged "$(hosthash "$NEG")" "$nbefore"
+
+# ---- 6. the root overlay: writes anywhere in the view, the root untouched,
+#         hidden names stay hidden ----
+if [ $ROOT = 1 ]; then
+	# natively (fake-moat) this writes a new /usr/local and /etc entry: removed at exit
+	T=/usr/local/$T_MARK
+	at_exit "rm -rf '$T' '/etc/$T_MARK'"
+	hb=$(hosthash /etc)
+	out=$(moat run --overlay memory --bind "$T_TMP:/in" --export "$T_TMP/oexp" -- /bin/sh -c \
+		"mkdir -p $T && tar -C $T --no-same-owner -xpf \"\$1\" && echo '# $T_MARK' >/etc/$T_MARK && echo '#' >>/etc/$T_MARK &&
+		 echo TAR-OK && sh -c '$SIG' sig $T/t; cat /etc/shadow 2>&1; ls /etc | grep -c '^shadow\$'" sh /in/tree.tar </dev/null 2>&1)
+	got_tree=$(printf '%s\n' "$out" | sed -n '/^TAR-OK$/,$p' | sed 1d | grep '^\./')
+	expect_eq overlay_tar_tree "$got_tree" "$want_tree"
+	[ ! -e "$T" ] && [ ! -e "/etc/$T_MARK" ] && ok overlay_root_unchanged || fail overlay_root_unchanged "$T or /etc/$T_MARK written"
+	# --overlay DIR: the upper layer is kept in DIR for the next run
+	moat run --overlay "$T_TMP/layers" -- /bin/sh -c "echo kept >/etc/$T_MARK" </dev/null >/dev/null 2>&1
+	got=$(moat run --overlay "$T_TMP/layers" -- /bin/cat "/etc/$T_MARK" </dev/null 2>&1)
+	[ "$got" = kept ] && [ ! -e "/etc/$T_MARK" ] && [ -f "$T_TMP/layers/etc/upper/$T_MARK" ] &&
+		ok overlay_dir_persists || fail overlay_dir_persists "got [$got]; host /etc/$T_MARK: $(ls "/etc/$T_MARK" 2>&1)"
+	expect_eq overlay_etc_unchanged "$(hosthash /etc)" "$hb"
+	case $out in *"/etc/shadow: No such file or directory"*) ok overlay_shadow_hidden ;; *) fail overlay_shadow_hidden "$out" ;; esac
+	if grep -q "^diff --git a/usr/local/$T_MARK/t/c/run.sh " "$T_TMP/oexp/root/changes.patch" 2>/dev/null &&
+	   grep -q "^diff --git a/etc/$T_MARK b/etc/$T_MARK" "$T_TMP/oexp/root/changes.patch"; then
+		ok overlay_export
+	else
+		fail overlay_export "$(grep '^diff' "$T_TMP/oexp/root/changes.patch" 2>&1 | head)"
+	fi
+else
+	skip overlay_root "rootless: overlayfs copy-up of root-owned files needs the root-run gofer"
+fi
+
+finish

@@ -260,7 +260,7 @@ int gofer_open(struct gofer_conn *c, int exp, const char *rel, int flags,
 	struct gofer_req_open f = { .exp = exp, .flags = flags, .mode = mode };
 	struct stat tmp;
 	struct iovec rep = { st ? st : &tmp, sizeof tmp };
-	int nfd;
+	int nfd = -1;
 	long r = call(c, GOFER_OP_OPEN, &f, sizeof f, rel, NULL, &rep, 1, &nfd, 0);
 
 	r = expect(r, sizeof tmp);

@@ -296,7 +296,9 @@ int exec_stop(struct sandbox *sb, struct task *t)
 	long r = guest_read_str(t->tid, paddr, path, sizeof path);
 	struct pending_exec *pe = NULL;
 	int decision = DEC_ALLOW, perr = 0;
-	if (r >= 0 && path[0] == 0 && !(atflags & AT_EMPTY_PATH))
+	if (atflags & ~(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+		r = -EINVAL; /* as Linux's execveat, before it looks at the path */
+	else if (r >= 0 && path[0] == 0 && !(atflags & AT_EMPTY_PATH))
 		r = -ENOENT;
 	if (r >= 0)
 		r = prepare(t, dirfd, path, atflags, &pe);

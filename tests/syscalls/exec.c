@@ -223,6 +223,10 @@ int main(int argc, char **argv)
 	snprintf(want, sizeof(want), "execfn=/dev/fd/%d\n", fd);
 	CHECK(st >= 0 && strstr(out, want) && strstr(out, "arg=--child\n"), "execveat_empty_path",
 	      "st %d out:\n%s", st, out);
+	/* invalid flags: EINVAL, without running anything */
+	fd = open(".", O_RDONLY | O_DIRECTORY);
+	st = run(fd, "selflink", av2, ev0, 0x4000000, out, sizeof(out));
+	CHECK(st == -EINVAL, "execveat_bad_flags", "st %d", st);
 	close(fd);
 	return t_done();
 }

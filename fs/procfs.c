@@ -1138,9 +1138,34 @@ int procfs_open_magic(struct vfs *v, struct task *t, const char *rel, int flags,
 		return -EINVAL;
 	}
 	dup = task_getfd(n.task, n.fdnum);
+	pid_t owner_vpid = n.task->vtgid;
+	struct sandbox *psb = n.task->sb;
+	int owner_fd = n.fdnum;
 	pn_release(&n);
 	if (dup < 0)
 		return -ENOENT;
+	/* A read-only reopen of a regular file held read-write (a memfd, an
+	 * unlinked file: what the VFS cannot name) is a new open file
+	 * description with read access only, as on Linux: programs hand such
+	 * an fd to a less trusted process. Through the guest procfs, so the
+	 * kernel checks the reopen. */
+	if (!(flags & O_PATH) && (flags & O_ACCMODE) == O_RDONLY && !(flags & O_TRUNC) &&
+	    psb && psb->guest_procfd >= 0 && owner_vpid > 0 &&
+	    fstat(dup, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (fl = fcntl(dup, F_GETFL)) >= 0 && (fl & O_ACCMODE) == O_RDWR) {
+		char p[48];
+		snprintf(p, sizeof p, "%d/fd/%d", (int)owner_vpid, owner_fd);
+		int ro = openat(psb->guest_procfd, p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		struct stat rst;
+		if (ro >= 0 && fstat(ro, &rst) == 0 && rst.st_dev == st.st_dev && rst.st_ino == st.st_ino) {
+			fcntl(ro, F_SETFL, flags & O_NONBLOCK);
+			close(dup);
+			*fd = ro;
+			return 0;
+		}
+		if (ro >= 0)
+			close(ro);
+	}
 	/* The dup shares the guest's open file description (offset, flags):
 	 * never hand out more access than the guest already has. */
 	if (!(flags & O_PATH)) {

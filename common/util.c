@@ -2,7 +2,9 @@
 #include "common/log.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/socket.h>
 /* xxHash inlined: one small hash function compiled in, instead of a shared
  * library mapped privately into every sentry and gofer (~60 KiB PSS each). */
@@ -52,6 +54,16 @@ int write_all(int fd, const void *buf, size_t len)
 		len -= n;
 	}
 	return 0;
+}
+
+int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int r = write_all(fd, s, strlen(s));
+	close(fd);
+	return r;
 }
 
 int read_all(int fd, void *buf, size_t len)

@@ -31,6 +31,8 @@ uint64_t moat_hash(const void *data, size_t len);
 
 /* Write/read everything, retrying on EINTR/short counts. 0 or -errno. */
 int write_all(int fd, const void *buf, size_t len);
+/* Write the string s to an existing file (procfs id maps, cgroup knobs): 0 or -errno. */
+int write_file(const char *path, const char *s);
 int read_all(int fd, void *buf, size_t len);
 
 /* Send/receive a message with up to nfds fds (SCM_RIGHTS). Return bytes or -errno.

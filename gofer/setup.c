@@ -720,11 +720,8 @@ static void seccomp_allowlist(void)
 		fail(-ENOMEM, "gofer: seccomp_init");
 	for (size_t i = 0; i < ARRAY_SIZE(allow) && !r; i++)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allow[i], 0);
-#ifdef MOAT_SANITIZE
-	static const int san[] = { MOAT_SANITIZER_SYSCALLS };
-	for (size_t i = 0; i < ARRAY_SIZE(san) && !r; i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, san[i], 0);
-#endif
+	if (!r)
+		r = moat_sanitizer_allow(ctx);
 	/* fchmodat2 (not known to every libseccomp) */
 	if (!r)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, __NR_fchmodat2, 0);
@@ -877,18 +874,6 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 }
 
 /* ---- parent ---- */
-
-static int write_file(const char *path, const char *buf)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	int r;
-
-	if (fd < 0)
-		return -errno;
-	r = write_all(fd, buf, strlen(buf));
-	close(fd);
-	return r;
-}
 
 /* Identity map of what we have ourselves: "a b c" -> "a a c" per line. */
 static int identity_map(const char *self, char *out, size_t len)

@@ -113,11 +113,8 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 	int rc = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(allowed) && !rc; i++)
 		rc = rule(ctx, allowed[i], 0, NULL);
-#ifdef MOAT_SANITIZE
-	static const int san[] = { MOAT_SANITIZER_SYSCALLS };
-	for (size_t i = 0; i < ARRAY_SIZE(san) && !rc; i++)
-		rc = rule(ctx, san[i], 0, NULL);
-#endif
+	if (!rc)
+		rc = moat_sanitizer_allow(ctx);
 	if (!rc) {
 		struct scmp_arg_cmp c[2] = {
 			{ .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)pfd },

@@ -65,15 +65,8 @@ static int confine_pub(void)
 	struct scmp_arg_cmp anon = { .arg = 4, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)-1 };
 	if (!rc)
 		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, &anon);
-#ifdef MOAT_SANITIZE
-	/* the sanitizer runtime's own calls (common/sanitize.h), ASan builds only */
-	static const int san[] = { MOAT_SANITIZER_SYSCALLS };
-	for (size_t i = 0; i < sizeof san / sizeof san[0] && !rc; i++) {
-		int r2 = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, san[i], 0);
-		if (r2 && r2 != -EEXIST)
-			rc = r2;
-	}
-#endif
+	if (!rc) /* ASan builds: the sanitizer runtime's own calls */
+		rc = moat_sanitizer_allow(ctx);
 	if (!rc)
 		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1);
 	if (!rc)

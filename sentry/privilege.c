@@ -42,16 +42,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	int r = write_all(fd, s, strlen(s));
-	close(fd);
-	return r;
-}
-
 /* Claim a free slot: flock on MOAT_UID_LOCK_DIR/<slot>, a file opened
  * read-only. The claim is held by the gofer (gofer_keep_fd), which lives as
  * long as the sandbox and which the sentry cannot drive to unlock it: a
@@ -133,14 +123,14 @@ int priv_drop(struct priv *p, char *err, size_t errlen)
 			 errno == EPERM || errno == ENOSPC ? " (are unprivileged user namespaces enabled?)" : "");
 		return r;
 	}
-	r = write_str("/proc/self/setgroups", "deny");
+	r = write_file("/proc/self/setgroups", "deny");
 	if (r && r != -ENOENT)
 		goto maps;
 	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)p->host_uid, (unsigned)p->host_uid);
-	if ((r = write_str("/proc/self/uid_map", map)) < 0)
+	if ((r = write_file("/proc/self/uid_map", map)) < 0)
 		goto maps;
 	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)p->host_gid, (unsigned)p->host_gid);
-	if ((r = write_str("/proc/self/gid_map", map)) < 0)
+	if ((r = write_file("/proc/self/gid_map", map)) < 0)
 		goto maps;
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
 		r = -errno;

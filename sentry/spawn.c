@@ -57,16 +57,6 @@ static void child_fail(int sock, const char *what)
 	_exit(127);
 }
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	int r = write_all(fd, s, strlen(s));
-	close(fd);
-	return r;
-}
-
 static void drop_caps(void)
 {
 	for (int c = 0; c <= 63; c++)

@@ -10,31 +10,29 @@ me=$(id -u)
 # 1. host uids of the guest and the sentry
 # guest_pid PATTERN: the guest's sh (moat, its gofer and init share the command line)
 guest_pid() { ps -eo pid=,comm=,args= | awk -v p="$1" '$2 == "sh" && index($0, p) { print $1; exit }'; }
+# wait_guest_uid PATTERN: the host uid of that guest sh, once it runs (up to 10 s)
+wait_guest_uid() {
+	local g=""
+	for _ in $(seq 1 100); do
+		g=$(guest_pid "$1")
+		[ -n "$g" ] && break
+		sleep 0.1
+	done
+	ps -o uid= -p "${g:-0}" 2>/dev/null | tr -d ' '
+}
 "$MOAT" run -- /bin/sh -c "sleep 30; : $T_MARK" </dev/null >/dev/null 2>&1 &
 mpid=$!
 at_exit "kill -9 $mpid"
-gpid=""
-for _ in $(seq 1 100); do
-	gpid=$(guest_pid "sleep 30; : $T_MARK")
-	[ -n "$gpid" ] && break
-	sleep 0.1
-done
-guid=$(ps -o uid= -p "${gpid:-0}" 2>/dev/null | tr -d ' ')
+guid=$(wait_guest_uid "sleep 30; : $T_MARK")
 suid=$(ps -o uid= -p "$mpid" 2>/dev/null | tr -d ' ')
 if [ "$me" = 0 ]; then
-	if [ -n "$guid" ] && [ "$guid" != 0 ]; then ok guest_host_uid_not_root; else fail guest_host_uid_not_root "guest pid ${gpid:-?} runs as host uid ${guid:-?}"; fi
+	if [ -n "$guid" ] && [ "$guid" != 0 ]; then ok guest_host_uid_not_root; else fail guest_host_uid_not_root "the guest runs as host uid ${guid:-?}"; fi
 	if [ -n "$suid" ] && [ "$suid" != 0 ]; then ok sentry_host_uid_not_root; else fail sentry_host_uid_not_root "sentry pid $mpid runs as host uid ${suid:-?}"; fi
 	# two sandboxes never share a host uid
 	"$MOAT" run -- /bin/sh -c "sleep 30; : ${T_MARK}b" </dev/null >/dev/null 2>&1 &
 	mpid2=$!
 	at_exit "kill -9 $mpid2"
-	g2=""
-	for _ in $(seq 1 100); do
-		g2=$(guest_pid "sleep 30; : ${T_MARK}b")
-		[ -n "$g2" ] && break
-		sleep 0.1
-	done
-	guid2=$(ps -o uid= -p "${g2:-0}" 2>/dev/null | tr -d ' ')
+	guid2=$(wait_guest_uid "sleep 30; : ${T_MARK}b")
 	if [ -n "$guid2" ] && [ "$guid2" != 0 ] && [ "$guid2" != "$guid" ]; then ok two_sandboxes_two_uids; else fail two_sandboxes_two_uids "uids ${guid:-?} and ${guid2:-?}"; fi
 	kill -9 "$mpid2" 2>/dev/null
 	wait "$mpid2" 2>/dev/null

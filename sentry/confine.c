@@ -48,6 +48,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -200,6 +201,45 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 	return 0;
 }
 
+/* ---- Landlock scope: who the sentry's tree may signal and trace ----
+ *
+ * Applied right after the sentry takes its host uid, before moat-netd and
+ * the guest's init are forked, so they are in the same domain. A Landlock
+ * domain limits ptrace (and process_vm_*, pidfd_getfd: the same access
+ * check) to processes of the same or a nested domain, and with
+ * LANDLOCK_SCOPE_SIGNAL (ABI 6, Linux 6.12) signals too (kill, tgkill,
+ * pidfd_send_signal, F_SETOWN). Run rootless, the sentry shares the caller's
+ * uid: this is what keeps a compromised sentry (or guest) from signalling or
+ * tracing the caller's other processes. The domain handles no file or
+ * network access (a domain that handles file access may not mount, and the
+ * sentry and the init still build their roots). Before ABI 6 a domain needs
+ * a handled access, so none is made. Returns the ABI used, 0 if none. */
+static int scope_abi;
+
+int confine_scope(char *err, size_t errlen)
+{
+	struct {
+		uint64_t handled_access_fs, handled_access_net, scoped;
+	} ra = { .scoped = 1ULL << 1 /* LANDLOCK_SCOPE_SIGNAL */ };
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1U /* _VERSION */);
+	if (abi < 6 || getenv("MOAT_NO_LANDLOCK_SCOPE")) /* (the knob: to watch the test fail) */
+		return 0;
+	long rs = syscall(SYS_landlock_create_ruleset, &ra, sizeof ra, 0);
+	if (rs < 0) {
+		snprintf(err, errlen, "sentry confinement: landlock_create_ruleset: %s", strerror(errno));
+		return -1;
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    syscall(SYS_landlock_restrict_self, (int)rs, 0) < 0) {
+		snprintf(err, errlen, "sentry confinement: landlock_restrict_self: %s", strerror(errno));
+		close((int)rs);
+		return -1;
+	}
+	close((int)rs);
+	scope_abi = (int)abi;
+	return scope_abi;
+}
+
 /* ---- the test hook: what a compromised sentry would try ---- */
 
 static void probe(const char *name, long r)
@@ -320,5 +360,6 @@ void confine_selftest(struct sandbox *sb)
 			close((int)pid_fd);
 	}
 	netconn_selftest();
+	fprintf(stderr, "confinement-probe landlock_abi: %d\n", scope_abi);
 	fprintf(stderr, "confinement-probe done\n");
 }

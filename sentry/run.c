@@ -210,6 +210,8 @@ int sentry_run(const struct sentry_config *cfg)
 		die("%s", err);
 	if (priv_drop(&priv, err, sizeof err) < 0)
 		die("%s", err); /* the gofer leaves when its control socket closes */
+	if (confine_scope(err, sizeof err) < 0)
+		die("%s", err); /* fail closed */
 	dbg("%.2f ms: running as host uid %u", ms_now() - t0, (unsigned)priv.host_uid);
 	if (sb->idmap.full_identity) {
 		sb->idmap.native_uid = priv.host_uid;

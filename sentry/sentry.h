@@ -192,6 +192,9 @@ void crash_install(pid_t kill_on_crash);
 
 /* ---- confinement of the sentry itself (confine.c) ---- */
 int confine_sentry(struct sandbox *sb, char *err, size_t errlen);
+/* a Landlock domain scoping the sentry's tree's signals and ptrace to
+ * itself; before netd and the guest exist (confine.c) */
+int confine_scope(char *err, size_t errlen);
 /* MOAT_TEST_CONFINEMENT=1: once confined, try what a compromised sentry
  * would (open host paths, openat2, socket, exec, kill of
  * MOAT_TEST_CONFINEMENT_PID) and print one "confinement-probe" line each. */

@@ -257,6 +257,8 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 	int shm = add_export(&b, GOFER_EXPORT_TMPFS, NULL, 1, NULL);
 	v->exports[shm].mode = 01777;
 	add_mount(&b, "/dev/shm", VFS_MNT_GOFER, shm, 1, 0, NULL, NULL);
+	/* the sandbox's own devpts instance is /dev/pts (gofer/setup.c) */
+	add_mount(&b, "/dev/ptmx", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "pts/ptmx");
 	add_mount(&b, "/dev/fd", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "/proc/self/fd");
 	add_mount(&b, "/dev/stdin", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "/proc/self/fd/0");
 	add_mount(&b, "/dev/stdout", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "/proc/self/fd/1");

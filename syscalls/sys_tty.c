@@ -76,23 +76,9 @@ long sys_ioctl(struct sc_call *c)
 int tty_open_ctty(struct sc_call *c, int flags, int *fd)
 {
 	struct sandbox *sb = c->sb;
-	char path[32], buf[1024];
-
-	if (sb->guest_procfd < 0)
-		return -ENXIO;
-	snprintf(path, sizeof path, "%d/stat", (int)c->task->vtgid);
-	int pfd = openat(sb->guest_procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-	if (pfd < 0)
-		return -ENXIO;
-	ssize_t n = read(pfd, buf, sizeof buf - 1);
-	close(pfd);
-	if (n <= 0)
-		return -ENXIO;
-	buf[n] = 0;
-	char *p = strrchr(buf, ')');
 	int tty_nr = 0;
-	/* ") S ppid pgrp session tty_nr" */
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %d", &tty_nr) != 1 || tty_nr == 0)
+
+	if (task_proc_ids(sb, c->task->vtgid, NULL, NULL, &tty_nr) < 0 || tty_nr == 0)
 		return -ENXIO;
 	unsigned maj = ((unsigned)tty_nr >> 8) & 0xfff;
 	unsigned min = ((unsigned)tty_nr & 0xff) | (((unsigned)tty_nr >> 12) & 0xfff00);

@@ -55,7 +55,8 @@ struct gofer_export {
 	const char *const *hidden;   /* NULL-terminated list of relative paths never
 				      * served (e.g. "shadow", "ssh"), or NULL */
 	mode_t mode;                 /* TMPFS: mode of its root (0 = 0755; /tmp: 01777) */
-	int owner_set;               /* TMPFS: give its root to owner_uid:owner_gid */
+	int owner_set;               /* TMPFS: give its root to owner_uid:owner_gid;
+				      * DEV: its devpts's new ptys belong to them */
 	uid_t owner_uid;             /* (the home under --user; best effort) */
 	gid_t owner_gid;
 	int cow;                     /* DIR: a copy-on-write view of host_path: an

@@ -93,4 +93,18 @@ print(data.decode().strip())
 ' </dev/null 2>&1)
 SANITY=1 expect_eq own_pty_ctty "$out" "ctty /dev/pts/0 True"
 
+# 6. --user: the program's own ptys are its own (opened by name after
+# posix_openpt, as expect and older programs do)
+if [ "$(id -u)" = 0 ]; then
+	out=$(moat run --user 1000 -- "$PY" -c '
+import os, fcntl, struct
+m = os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY)
+fcntl.ioctl(m, 0x40045431, struct.pack("i", 0))  # TIOCSPTLCK: unlock
+n = struct.unpack("I", fcntl.ioctl(m, 0x80045430, bytes(4)))[0]  # TIOCGPTN
+s = os.open("/dev/pts/%d" % n, os.O_RDWR | os.O_NOCTTY)
+print("opened", os.stat("/dev/pts/%d" % n).st_uid == os.getuid())
+' </dev/null 2>&1)
+	SANITY=1 expect_eq user_opens_own_pty_by_name "$out" "opened True"
+fi
+
 finish

@@ -154,6 +154,21 @@ int main(int argc, char **argv)
 	int st;
 	waitpid(pid, &st, 0);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "sctty_not_session_leader", "status %#x", st);
+
+	/* 5b. another uid may not open the slave (0620, the opener's) */
+	int other_ok = 1;
+	if (geteuid() == 0) {
+		pid = fork();
+		if (pid == 0) {
+			if (setresuid(61234, 61234, 61234) < 0)
+				_exit(2);
+			int fd = open(name, O_RDWR | O_NOCTTY);
+			_exit(fd < 0 && errno == EACCES ? 0 : 1);
+		}
+		waitpid(pid, &st, 0);
+		other_ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	}
+	CHECK(other_ok, "slave_other_uid_eacces", "status %#x", st);
 	close(s);
 	close(m);
 

@@ -35,6 +35,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "kernel/cred.h"
 #include "kernel/task.h"
@@ -189,9 +191,16 @@ static long group(struct sc_call *c, pid_t pid, int sig)
 	if (nok == 0) {
 		r = g.all ? 0 : -EPERM; /* Linux's kill(-1) ignores EPERM */
 	} else {
-		for (size_t i = 0; i < g.n; i++)
-			if (g.m[i].ok && sig > 0)
-				kill(g.m[i].host, sig);
+		for (size_t i = 0; i < g.n; i++) {
+			if (!g.m[i].ok || sig == 0)
+				continue;
+			/* by pidfd: a process gone meanwhile is never another's */
+			struct task *t = task_get_vpid(c->sb, g.m[i].vpid);
+			if (t && t->tgid == g.m[i].host && t->pidfd >= 0)
+				syscall(SYS_pidfd_send_signal, t->pidfd, sig, NULL, 0);
+			if (t)
+				task_put(t);
+		}
 		snprintf(c->note, sizeof c->note, "group kill: %zu of %zu members", nok, g.n);
 	}
 	free(g.m);

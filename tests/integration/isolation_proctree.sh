@@ -3,7 +3,9 @@
 # sandbox. A bash script (pipelines, subshells, background jobs, wait, trap,
 # kill %1) prints the same natively and inside; make -j2 with a recursive
 # make; xargs -P4; Python multiprocessing (fork and spawn) and subprocess
-# with timeouts; orphans reaped (no zombies); a daemon that double-forks,
+# with timeouts; orphans reaped (no zombies); a guest's own seccomp filter
+# cannot loosen the sandbox's (ptrace stays EPERM), an unsafe personality is
+# refused; a daemon that double-forks,
 # leaves the session and ignores SIGTERM/SIGHUP is ended with the sandbox
 # (the isolation case: natively it would live on). Everything the guest
 # starts carries $T_MARK in its argv, so what is left on the host is seen.
@@ -149,6 +151,37 @@ EOF
 out=$(grun "$PY" orphans.py "$T_MARK" 2>&1)
 SANITY=1 expect_eq orphans_reaped "$out" "zombies 0
 reaped"
+
+# 5b. what the guest may not do to its own processes: a personality other
+# than the safe ones (READ_IMPLIES_EXEC), and ptrace, even after it stacked
+# an allow-all seccomp filter of its own (a guest filter cannot loosen the
+# sandbox's). Natively both work.
+cat >"$W/loosen.py" <<'EOF'
+import ctypes, errno, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+def call(f, *a):
+    r = f(*a)
+    return "ok" if r != -1 else errno.errorcode[ctypes.get_errno()]
+r = [call(libc.personality, 0x0400000)]           # READ_IMPLIES_EXEC
+libc.personality(0)
+pid = os.fork()
+if pid == 0:
+    # no_new_privs, then SECCOMP_SET_MODE_FILTER with one RET_ALLOW
+    libc.prctl(38, 1, 0, 0, 0)
+    insn = struct.pack("HBBI", 0x06, 0, 0, 0x7fff0000)
+    buf = ctypes.create_string_buffer(insn)
+    prog = struct.pack("HxxxxxxQ", 1, ctypes.addressof(buf))
+    pbuf = ctypes.create_string_buffer(prog)
+    s = call(libc.syscall, 317, 1, 0, pbuf)
+    t = call(libc.ptrace, 0, 0, 0, 0)                # PTRACE_TRACEME
+    os.write(1, ("seccomp=%s ptrace=%s\n" % (s, t)).encode())
+    os._exit(0)
+os.waitpid(pid, 0)
+print("personality=" + r[0])
+EOF
+out=$(grun "$PY" loosen.py "$T_MARK" 2>&1)
+expect_eq guest_filter_cannot_loosen "$(echo "$out" | head -1)" "seccomp=ok ptrace=EPERM"
+expect_eq personality_unsafe_refused "$(echo "$out" | tail -1)" "personality=EPERM"
 
 # 6. a daemon: double fork, setsid, SIGTERM and SIGHUP ignored, stdio closed;
 # the program exits at once. The daemon is ended with the sandbox.

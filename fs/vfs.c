@@ -137,6 +137,53 @@ const struct vfs_mount *vfs_mount_for(struct vfs *v, const char *path)
 	return best;
 }
 
+dev_t vfs_pts_dev(struct vfs *v)
+{
+	unsigned long long d = atomic_load(&v->pts_dev);
+	struct stat st;
+
+	if (d)
+		return d == 1 ? 0 : (dev_t)d;
+	d = 1; /* none */
+	for (size_t i = 0; i < v->nmnts; i++) {
+		const struct vfs_mount *m = &v->mnts[i];
+		if (m->kind != VFS_MNT_GOFER || !m->dev || strcmp(m->path, "/dev"))
+			continue;
+		int r = v->be->lstat(v->bectx, m->export, "pts", &st);
+		if (r == -EIO)
+			return 0; /* the transport: ask again next time */
+		if (r == 0 && S_ISDIR(st.st_mode) && st.st_dev)
+			d = st.st_dev;
+	}
+	atomic_store(&v->pts_dev, d);
+	return d == 1 ? 0 : (dev_t)d;
+}
+
+int vfs_pts_open(struct vfs *v, unsigned index, int flags, int *fd, struct stat *st)
+{
+	char rel[32];
+	dev_t pts = vfs_pts_dev(v);
+
+	if (!pts)
+		return -ENXIO;
+	for (size_t i = 0; i < v->nmnts; i++) {
+		const struct vfs_mount *m = &v->mnts[i];
+		if (m->kind != VFS_MNT_GOFER || !m->dev || strcmp(m->path, "/dev"))
+			continue;
+		snprintf(rel, sizeof rel, "pts/%u", index);
+		int r = v->be->open(v->bectx, m->export, rel, (flags & ~(O_CREAT | O_EXCL |
+				    O_TRUNC | O_DIRECTORY | O_PATH)) | O_NOCTTY, 0, fd, st);
+		if (r < 0)
+			return r == -ENOENT ? -ENXIO : r;
+		if (st->st_dev != pts || !S_ISCHR(st->st_mode)) {
+			close(*fd);
+			return -ENXIO;
+		}
+		return 0;
+	}
+	return -ENXIO;
+}
+
 const struct vfs_synth *vfs_synth_find(struct vfs *v, const char *path)
 {
 	for (size_t i = 0; i < v->nsynth; i++)

@@ -81,4 +81,13 @@ void vfs_enable_direct(struct vfs *v, const int *roots, size_t n);
  * task may search? 0 or -errno; canonical path into canon. Used for --workdir. */
 int vfs_check_dir(struct task *t, const char *path, char *canon, size_t canonlen);
 
+/* st_dev of the sandbox's own devpts instance (the gofer mounts it as "pts"
+ * on the device export, gofer/setup.c), asked of the gofer once; 0 if there
+ * is none. A terminal fd whose st_dev is this one is the sandbox's own. */
+dev_t vfs_pts_dev(struct vfs *v);
+/* Open pty slave `index` of that instance (flags as open(2); O_NOCTTY is
+ * always added: the gofer never takes a terminal). 0 with *fd and *st, or
+ * -ENXIO if there is no such pty. */
+int vfs_pts_open(struct vfs *v, unsigned index, int flags, int *fd, struct stat *st);
+
 #endif

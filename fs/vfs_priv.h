@@ -38,6 +38,7 @@ struct vfs {
 	int *droots;             /* direct file access: root fd per export (-1: none) */
 	size_t ndroots;
 	struct timespec ctime;   /* times of synthetic nodes */
+	_Atomic unsigned long long pts_dev; /* vfs_pts_dev: 0 = not asked yet */
 };
 
 /* fs/directfs.c: 0 with a read-only host fd of n (owner and group in the

@@ -45,7 +45,7 @@
 enum gofer_export_kind {
 	GOFER_EXPORT_DIR = 1,  /* a host directory (or a single host file) */
 	GOFER_EXPORT_TMPFS,    /* an in-memory scratch tree, always writable */
-	GOFER_EXPORT_DEV,      /* null zero full random urandom tty: open only */
+	GOFER_EXPORT_DEV,      /* null zero full random urandom tty, pts/ (a devpts of its own): open only */
 };
 
 struct gofer_export {
@@ -55,7 +55,8 @@ struct gofer_export {
 	const char *const *hidden;   /* NULL-terminated list of relative paths never
 				      * served (e.g. "shadow", "ssh"), or NULL */
 	mode_t mode;                 /* TMPFS: mode of its root (0 = 0755; /tmp: 01777) */
-	int owner_set;               /* TMPFS: give its root to owner_uid:owner_gid */
+	int owner_set;               /* TMPFS: give its root to owner_uid:owner_gid;
+				      * DEV: its devpts's new ptys belong to them */
 	uid_t owner_uid;             /* (the home under --user; best effort) */
 	gid_t owner_gid;
 	int cow;                     /* DIR: a copy-on-write view of host_path: an
@@ -145,7 +146,7 @@ int gofer_lstat(struct gofer_conn *c, int exp, const char *rel, struct stat *st)
  * O_CREAT/O_TRUNC/O_WRONLY/O_RDWR need a writable export (else -EROFS);
  * O_PATH|O_NOFOLLOW on a symlink gives the link). Returns 0 with a new host fd
  * in *fd and its fstat in *st (may be NULL). For a DEV export only the device
- * names exist. */
+ * names and its devpts instance ("pts/ptmx", "pts/N") exist. */
 int gofer_open(struct gofer_conn *c, int exp, const char *rel, int flags,
 	       mode_t mode, int *fd, struct stat *st);
 

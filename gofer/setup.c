@@ -142,6 +142,43 @@ static int new_tmpfs(const char *size, const char *mode, unsigned attrs)
 	return m;
 }
 
+/* The sandbox's own terminals: a new devpts instance (every devpts mount is
+ * one since Linux 4.7; mountable in a user namespace), its ptmx usable by
+ * anyone (the guest's /dev/ptmx is a symlink to pts/ptmx, view.c). The
+ * host's ptys are in another instance: never reachable from here. -1 if the
+ * kernel refuses (then the guest has no /dev/pts). */
+static int new_devpts(const struct gofer_export *ex)
+{
+	int fs = fsopen("devpts", FSOPEN_CLOEXEC);
+	int m;
+	char id[16];
+
+	if (fs < 0)
+		return -1;
+	if (fsconfig(fs, FSCONFIG_SET_STRING, "ptmxmode", "0666", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0620", 0) < 0) {
+		close(fs);
+		return -1;
+	}
+	/* --user: new ptys belong to the program's ids (the only guest ids
+	 * that act as host ids on these files: fs/vfs.c), not to ours */
+	if (ex->owner_set) {
+		snprintf(id, sizeof id, "%u", (unsigned)ex->owner_uid);
+		if (fsconfig(fs, FSCONFIG_SET_STRING, "uid", id, 0) < 0)
+			errno = 0; /* an id our namespace does not map: ours */
+		snprintf(id, sizeof id, "%u", (unsigned)ex->owner_gid);
+		if (fsconfig(fs, FSCONFIG_SET_STRING, "gid", id, 0) < 0)
+			errno = 0;
+	}
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		close(fs);
+		return -1;
+	}
+	m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+	close(fs);
+	return m;
+}
+
 struct child_export {
 	int tree;           /* DIR: cloned tree */
 	int dev[ARRAY_SIZE(dev_nodes)];
@@ -560,6 +597,15 @@ static void build_root(const struct gofer_export *ex, size_t n,
 					       MOVE_MOUNT_F_EMPTY_PATH) < 0)
 					failp("gofer: /dev/%s: attach", dev_nodes[k]);
 				close(ce[i].dev[k]);
+			}
+			fd = new_devpts(&ex[i]);
+			if (fd >= 0) {
+				char p[48];
+				snprintf(p, sizeof p, "%s/pts", slot);
+				if (mkdir(p, 0755) < 0 ||
+				    move_mount(fd, "", AT_FDCWD, p, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+					failp("gofer: /dev/pts: attach");
+				close(fd);
 			}
 			break;
 		default:

@@ -157,6 +157,11 @@ gid_t idmap_cred_gid_to_host(const struct idmap *m, gid_t guest);
 uid_t idmap_view_uid_to_host(const struct idmap *m, uid_t view);
 gid_t idmap_view_gid_to_host(const struct idmap *m, gid_t view);
 
+/* Process group, session and tty_nr of guest process vpid, from its
+ * /proc/<vpid>/stat in the guest's procfs (sb->guest_procfd). 0 or -errno
+ * (-ESRCH: no such process). Any out pointer may be NULL. */
+int task_proc_ids(struct sandbox *sb, pid_t vpid, pid_t *pgrp, pid_t *sid, int *tty_nr);
+
 /* Duplicate guest fd `guestfd` of task t into the sentry (pidfd_getfd on
  * t->pidfd). Returns a host fd (caller closes) or -EBADF. */
 int task_getfd(struct task *t, int guestfd);

@@ -258,6 +258,35 @@ int task_for_each_leader(struct sandbox *sb, int (*fn)(struct task *, void *), v
 	return r;
 }
 
+int task_proc_ids(struct sandbox *sb, pid_t vpid, pid_t *pgrp, pid_t *sid, int *tty_nr)
+{
+	char path[32], buf[1024];
+	int pg = 0, se = 0, tn = 0;
+
+	if (!sb || sb->guest_procfd < 0 || vpid <= 0)
+		return -ESRCH;
+	snprintf(path, sizeof path, "%d/stat", (int)vpid);
+	int fd = openat(sb->guest_procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	if (fd < 0)
+		return -ESRCH;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = 0;
+	/* "pid (comm) S ppid pgrp session tty_nr ...": comm may hold ')' */
+	char *p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %d %d %d", &pg, &se, &tn) != 3)
+		return -ESRCH;
+	if (pgrp)
+		*pgrp = pg;
+	if (sid)
+		*sid = se;
+	if (tty_nr)
+		*tty_nr = tn;
+	return 0;
+}
+
 int task_getfd(struct task *t, int guestfd)
 {
 	if (!t || t->pidfd < 0 || guestfd < 0)

@@ -15,6 +15,8 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -75,8 +77,16 @@ int policy_check(struct policy *p, struct sc_call *c, int *err)
 		 * or no allow-list entry did (the filter and this check share
 		 * the compare: sc_args_native). FAST_TRAP rows hand the calls
 		 * matching their rules to their handler. */
-		if (e->argtrap && e->handler && sc_argdeny_match(e, c->args))
+		if (e->argtrap && e->handler && sc_argdeny_match(e, c->args)) {
+			/* ioctl's rules are deny rules but for TIOCSCTTY, which
+			 * its handler checks (syscalls/sys_tty.c) */
+			if (c->nr == SYS_ioctl && (unsigned)c->args[1] != TIOCSCTTY) {
+				*err = EPERM;
+				snprintf(c->note, sizeof c->note, "matches a deny rule");
+				return DEC_DENY;
+			}
 			return DEC_ALLOW;
+		}
 		if (!sc_args_native(e, c->args) && e->err > 0) {
 			*err = e->err;
 			snprintf(c->note, sizeof c->note, "%s", e->allow ?

@@ -164,8 +164,6 @@ int sentry_run(const struct sentry_config *cfg)
 	char **envp;
 	build_env(cfg, view.home, &envp, &exec_initial_path);
 	int tty_slave = -1;
-	if (cfg->tty && tty_open(&tty_slave, err, sizeof err) < 0)
-		die("%s", err);
 	/* limits: the --result file, the cgroup (with the caller's privilege),
 	 * the output pipes */
 	struct limits *lim = limits_setup(cfg, sb, t0, err, sizeof err);
@@ -230,6 +228,23 @@ int sentry_run(const struct sentry_config *cfg)
 	 * the cgroup first, so the whole guest tree is born there */
 	sa.attach = limits_attach;
 	sa.attach_arg = lim;
+	int gofer_ready = 0;
+	if (cfg->tty) {
+		/* -t: the guest's terminal is a pty of its own devpts, which the
+		 * gofer holds: wait for the gofer here (no overlap with the
+		 * init's set-up; an interactive start can afford it) */
+		if (gofer_start_finish(gofer_pid, gofer_ctl, err, sizeof err) < 0)
+			die("%s", err);
+		gofer_ready = 1;
+		int dev_export = -1;
+		for (size_t i = 0; i < view.nmounts; i++)
+			if (view.mounts[i].kind == VFS_MNT_GOFER && view.mounts[i].dev &&
+			    !strcmp(view.mounts[i].path, "/dev"))
+				dev_export = view.mounts[i].export;
+		if (tty_open(gofer_ctl, dev_export, &tty_slave, err, sizeof err) < 0)
+			die("%s", err);
+		sa.tty_fd = tty_slave;
+	}
 	struct spawn_result sr;
 	if (spawn_guest(&sa, &sr, err, sizeof err) < 0)
 		die("%s", err);
@@ -237,7 +252,7 @@ int sentry_run(const struct sentry_config *cfg)
 		close(tty_slave); /* the init has it: the master reads EIO once the guest is gone */
 
 	/* 4. gofer and VFS (the init's set-up overlaps with the gofer's) */
-	if (gofer_start_finish(gofer_pid, gofer_ctl, err, sizeof err) < 0)
+	if (!gofer_ready && gofer_start_finish(gofer_pid, gofer_ctl, err, sizeof err) < 0)
 		die("%s", err); /* the init dies with us (PDEATHSIG) */
 	if (vfs_create(sb, view.mounts, view.nmounts, gofer_ctl, &sb->vfs, err, sizeof err) < 0)
 		die("%s", err);

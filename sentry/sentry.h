@@ -201,7 +201,9 @@ int confine_scope(char *err, size_t errlen);
 void confine_selftest(struct sandbox *sb);
 
 /* ---- -t, a private pty (tty.c) ---- */
-int tty_open(int *slave_out, char *err, size_t errlen); /* before privilege is dropped */
+/* before the guest exists, the gofer started: a pty of the device export
+ * dev_export's "pts" (or of the host's if -1 or that fails) */
+int tty_open(int gofer_ctl, int dev_export, int *slave_out, char *err, size_t errlen);
 int tty_start(char *err, size_t errlen);                /* raw mode, relay thread */
 void tty_finish(void);                                  /* drain, restore the caller's terminal */
 int tty_master(void);                                   /* -1 without -t */

@@ -24,6 +24,7 @@
 #include "kernel/task.h"
 #include "kernel/cred.h"
 #include "platform/arch.h"
+#include "syscalls/table.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -244,6 +245,25 @@ static void init_stop(struct tracer *tr, pid_t tid, int sig, int ev)
 	}
 }
 
+/* A SECCOMP_RET_TRACE stop that the sandbox's filter did not ask for (it
+ * traces only its EXEC rows): a filter the guest stacked itself returned
+ * RET_TRACE. The guest can have no tracer of its own (ptrace is denied), so
+ * the call fails with ENOSYS, as Linux answers when no tracer is attached.
+ * 1 if so (the call is skipped), 0 for the sandbox's own stops. */
+static int guest_trace_stop(struct task *t)
+{
+	arch_regs regs;
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
+		return 0;
+	const struct sysent *e = sc_lookup((long)REG_SYSNO(regs));
+	if (e && e->cls == SC_EXEC)
+		return 0;
+	REG_SYSNO(regs) = -1; /* skip the call */
+	REG_RET(regs) = -ENOSYS;
+	ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
+	return 1;
+}
+
 static void fork_event(struct tracer *tr, struct task *t, int ev)
 {
 	struct sandbox *sb = tr->sb;
@@ -448,6 +468,10 @@ int tracer_run(struct tracer_args *a)
 			ptrace(t->exec_pending ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
 			break;
 		case PTRACE_EVENT_SECCOMP: {
+			if (guest_trace_stop(t)) {
+				ptrace(PTRACE_CONT, tid, 0, 0);
+				break;
+			}
 			dbg("%.2f ms: exec stop", ms_now() - a->t0);
 			__atomic_store_n(&sb->last_activity_ms, (long long)ms_now(), __ATOMIC_RELAXED);
 			/* Gofer calls made here cannot block (exec opens are

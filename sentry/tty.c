@@ -2,7 +2,9 @@
  *
  * The guest never gets the caller's terminal: without -t it has no
  * controlling terminal at all (moat-init calls setsid()). With -t the sentry
- * opens a new pty pair before it gives up privilege; moat-init makes the
+ * opens a new pty pair of the sandbox's own devpts instance through the
+ * gofer (the guest's /dev/pts/0; a host pty only if the sandbox has no
+ * devpts), before the guest exists; moat-init makes the
  * slave its controlling terminal and the program's stdio, and a relay thread
  * of the sentry copies the caller's stdin to the master and the master to the
  * caller's stdout. The caller's terminal is put in raw mode meanwhile (the
@@ -13,6 +15,7 @@
 #include "sentry/sentry.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "gofer/gofer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -64,19 +67,52 @@ static void copy_winsize(void)
 		ioctl(master, TIOCSWINSZ, &ws);
 }
 
-int tty_open(int *slave_out, char *err, size_t errlen)
+/* A pty of the sandbox's own devpts (the gofer's "pts" on the device export
+ * `exp`): the guest then finds its terminal as /dev/pts/0 (ttyname, tty,
+ * /dev/tty). 0, or -errno (no devpts instance). */
+static int pty_from_gofer(int ctl, int exp, int *m, int *s)
+{
+	struct gofer_conn *c = gofer_connect(ctl);
+	char rel[32];
+	int r;
+
+	if (!c)
+		return -EIO;
+	r = gofer_open(c, exp, "pts/ptmx", O_RDWR | O_NOCTTY, 0, m, NULL);
+	if (r == 0) {
+		int unlock = 0;
+		unsigned n;
+		if (ioctl(*m, TIOCSPTLCK, &unlock) < 0 || ioctl(*m, TIOCGPTN, &n) < 0) {
+			r = -errno;
+		} else {
+			snprintf(rel, sizeof rel, "pts/%u", n);
+			r = gofer_open(c, exp, rel, O_RDWR | O_NOCTTY, 0, s, NULL);
+		}
+		if (r < 0)
+			close(*m);
+	}
+	gofer_disconnect(c);
+	return r;
+}
+
+int tty_open(int gofer_ctl, int dev_export, int *slave_out, char *err, size_t errlen)
 {
 	char name[64];
-	master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
-	    ptsname_r(master, name, sizeof name) != 0) {
-		snprintf(err, errlen, "-t: cannot allocate a pseudo-terminal: %s", strerror(errno));
-		return -errno;
-	}
-	int slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (slave < 0) {
-		snprintf(err, errlen, "-t: %s: %s", name, strerror(errno));
-		return -errno;
+	int slave = -1;
+	if (dev_export < 0 || pty_from_gofer(gofer_ctl, dev_export, &master, &slave) < 0) {
+		/* no devpts of the sandbox's own: a pty of the host's */
+		master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
+		    ptsname_r(master, name, sizeof name) != 0) {
+			snprintf(err, errlen, "-t: cannot allocate a pseudo-terminal: %s",
+				 strerror(errno));
+			return -errno;
+		}
+		slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (slave < 0) {
+			snprintf(err, errlen, "-t: %s: %s", name, strerror(errno));
+			return -errno;
+		}
 	}
 	if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) < 0) {
 		snprintf(err, errlen, "-t: pipe: %s", strerror(errno));

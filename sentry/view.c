@@ -253,10 +253,18 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 	v->exports[t].mode = 01777; /* /tmp: world-writable, sticky */
 	add_mount(&b, "/tmp", VFS_MNT_GOFER, t, 1, 0, NULL, NULL);
 	int d = add_export(&b, GOFER_EXPORT_DEV, NULL, 1, NULL);
+	if (cfg->user_set && geteuid() == 0) {
+		/* --user: the guest's ptys (its devpts) belong to those ids */
+		v->exports[d].owner_set = 1;
+		v->exports[d].owner_uid = cfg->user_uid;
+		v->exports[d].owner_gid = cfg->user_gid;
+	}
 	add_mount(&b, "/dev", VFS_MNT_GOFER, d, 1, 1, NULL, NULL);
 	int shm = add_export(&b, GOFER_EXPORT_TMPFS, NULL, 1, NULL);
 	v->exports[shm].mode = 01777;
 	add_mount(&b, "/dev/shm", VFS_MNT_GOFER, shm, 1, 0, NULL, NULL);
+	/* the sandbox's own devpts instance is /dev/pts (gofer/setup.c) */
+	add_mount(&b, "/dev/ptmx", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "pts/ptmx");
 	add_mount(&b, "/dev/fd", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "/proc/self/fd");
 	add_mount(&b, "/dev/stdin", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "/proc/self/fd/0");
 	add_mount(&b, "/dev/stdout", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "/proc/self/fd/1");

@@ -207,6 +207,12 @@ again:
 		oflags &= ~O_TRUNC;
 	if (link_itself)
 		oflags |= O_NOFOLLOW;
+	if (n->kind == VN_BACKEND && n->mnt->dev && !(flags & O_PATH) &&
+	    S_ISCHR(n->st.st_mode) && n->st.st_rdev == makedev(5, 0)) {
+		/* /dev/tty: the caller's controlling terminal, not the gofer's */
+		r = tty_open_ctty(c, oflags, &fd);
+		return r < 0 ? r : sc_return_fd(c, fd, flags & O_CLOEXEC);
+	}
 	r = vfs_node_open(v, t, n, oflags, 0, &fd, &st);
 	if (r == -ENOENT && (flags & O_CREAT) && n->kind == VN_BACKEND && ++tries < 16) {
 		/* unlinked by someone else since the walk: O_CREAT makes it

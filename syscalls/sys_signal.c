@@ -9,8 +9,19 @@
  * or the sender's real or effective uid is the target's real or saved uid) and
  * answers EPERM, or lets the call run natively (SECCOMP_USER_NOTIF_FLAG_
  * CONTINUE: the arguments checked are plain register values; a siginfo
- * pointer is never read here). Process-group and broadcast kills (pid <= 0),
- * an unknown target (the kernel answers ESRCH) and pidfd_send_signal run
+ * pointer is never read here). SIGCONT to a process of the sender's session
+ * is always allowed (Linux's exemption; the sessions are read from the
+ * guest's procfs only when the ids refuse).
+ *
+ * kill(0), kill(-pgrp) and kill(-1) reach every process of the group (every
+ * process but the guest's init and the sender) the sender may signal, as on
+ * Linux: when the sender may signal them all (or has CAP_KILL), the call runs
+ * natively; when it may signal none, a group kill is EPERM and kill(-1)
+ * succeeds doing nothing (Linux ignores EPERM there); when only some, the
+ * sentry sends the signal to those itself (their siginfo then shows pid 0,
+ * a sender outside their pid namespace) and answers 0. Group members are
+ * read from the guest's procfs (pgrp of each process in the task table).
+ * An unknown target (the kernel answers ESRCH) and pidfd_send_signal run
  * natively unchecked (ARCHITECTURE.md, known gaps).
  *
  * process_vm_readv/writev get Linux's ptrace access check
@@ -20,7 +31,12 @@
  * into a root process's memory. The iovec pointers are never read here.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "kernel/cred.h"
 #include "kernel/task.h"
@@ -48,12 +64,26 @@ static struct ids ids_of(struct task *t)
 	return i;
 }
 
+/* Linux's kill_ok_by_cred (CAP_KILL is the caller's business) */
+static int ids_may_signal(const struct ids *s, const struct ids *d)
+{
+	return s->euid == d->suid || s->euid == d->ruid || s->ruid == d->suid || s->ruid == d->ruid;
+}
+
+/* SIGCONT within the sender's session is always allowed */
+static int same_session(struct sandbox *sb, pid_t a, pid_t b)
+{
+	pid_t sa, sb_;
+	return task_proc_ids(sb, a, NULL, &sa, NULL) == 0 &&
+	       task_proc_ids(sb, b, NULL, &sb_, NULL) == 0 && sa == sb_;
+}
+
 /* target: guest tid (or pid); tgid: its thread group, or 0 for any */
-static long check(struct sc_call *c, pid_t target, pid_t tgid)
+static long check(struct sc_call *c, pid_t target, pid_t tgid, int sig)
 {
 	c->cont = 1;
 	if (target <= 0)
-		return 0;        /* groups and broadcasts: native (a known gap) */
+		return 0;        /* not a single target: see group() */
 	struct ids s = ids_of(c->task);
 	if (s.cap_kill)
 		return 0;
@@ -63,20 +93,130 @@ static long check(struct sc_call *c, pid_t target, pid_t tgid)
 	int other_group = tgid > 0 && t->vtgid != tgid;
 	int same_process = t->vtgid == c->task->vtgid;
 	struct ids d = ids_of(t);
+	pid_t dst = t->vtgid;
 	task_put(t);
 	if (other_group || same_process)
 		return 0;        /* native: ESRCH; own threads always (as Linux) */
-	if (s.euid == d.suid || s.euid == d.ruid || s.ruid == d.suid || s.ruid == d.ruid)
+	if (ids_may_signal(&s, &d))
+		return 0;
+	if (sig == SIGCONT && same_session(c->sb, c->task->vtgid, dst))
 		return 0;
 	c->cont = 0;
 	return -EPERM;
 }
 
-long sys_kill(struct sc_call *c) { return check(c, (pid_t)c->args[0], 0); }
-long sys_tkill(struct sc_call *c) { return check(c, (pid_t)c->args[0], 0); }
-long sys_tgkill(struct sc_call *c) { return check(c, (pid_t)c->args[1], (pid_t)c->args[0]); }
-long sys_rt_sigqueueinfo(struct sc_call *c) { return check(c, (pid_t)c->args[0], 0); }
-long sys_rt_tgsigqueueinfo(struct sc_call *c) { return check(c, (pid_t)c->args[1], (pid_t)c->args[0]); }
+struct member {
+	pid_t host, vpid;
+	int ok;
+};
+
+struct grp {
+	struct sc_call *c;
+	struct ids s;
+	int all;              /* kill(-1) */
+	int cheap;            /* first pass: ids only, no procfs */
+	pid_t pgrp, sid;
+	int sig;
+	int denied;           /* cheap pass: someone refuses */
+	struct member *m;
+	size_t n, cap;
+};
+
+static int grp_visit(struct task *t, void *arg)
+{
+	struct grp *g = arg;
+	pid_t v = t->vtgid;
+
+	if (atomic_load(&t->exited) || v <= 0)
+		return 0;
+	if (g->all && (v == 1 || v == g->c->task->vtgid))
+		return 0;        /* kill(-1) spares init and the sender */
+	struct ids d = ids_of(t);
+	int ok = v == g->c->task->vtgid || ids_may_signal(&g->s, &d);
+	if (g->cheap) {
+		if (!ok)
+			g->denied = 1;
+		return g->denied; /* stop at the first refusal */
+	}
+	pid_t pg, sid;
+	if (task_proc_ids(g->c->sb, v, &pg, &sid, NULL) < 0)
+		return 0;        /* gone meanwhile */
+	if (!g->all && pg != g->pgrp)
+		return 0;
+	if (!ok && g->sig == SIGCONT && sid == g->sid)
+		ok = 1;
+	if (g->n == g->cap) {
+		size_t nc = g->cap ? g->cap * 2 : 16;
+		struct member *nm = realloc(g->m, nc * sizeof *nm);
+		if (!nm)
+			return -ENOMEM;
+		g->m = nm;
+		g->cap = nc;
+	}
+	g->m[g->n++] = (struct member){ .host = t->tgid, .vpid = v, .ok = ok };
+	return 0;
+}
+
+/* kill(pid <= 0): Linux's rule for each member of the group */
+static long group(struct sc_call *c, pid_t pid, int sig)
+{
+	struct grp g = { .c = c, .s = ids_of(c->task), .all = pid == -1, .cheap = 1, .sig = sig };
+
+	c->cont = 1;
+	if (pid == INT_MIN || g.s.cap_kill || sig < 0 || sig > SIGRTMAX)
+		return 0;        /* the kernel answers (ESRCH, EINVAL) or may */
+	task_for_each_leader(c->sb, grp_visit, &g);
+	if (!g.denied)
+		return 0;        /* every process it could reach is its to signal */
+	/* someone refuses: who is in the group, exactly */
+	if (task_proc_ids(c->sb, c->task->vtgid, pid == 0 ? &g.pgrp : NULL, &g.sid, NULL) < 0)
+		return 0;
+	if (pid < -1)
+		g.pgrp = -pid;
+	g.cheap = 0;
+	if (task_for_each_leader(c->sb, grp_visit, &g) < 0) {
+		free(g.m);
+		c->cont = 0;
+		return -ENOMEM;
+	}
+	size_t nok = 0;
+	for (size_t i = 0; i < g.n; i++)
+		nok += g.m[i].ok;
+	long r = 0;
+	if (g.n == 0 || nok == g.n) {
+		free(g.m);
+		return 0;        /* native: ESRCH, or all of them may be signalled */
+	}
+	c->cont = 0;
+	if (nok == 0) {
+		r = g.all ? 0 : -EPERM; /* Linux's kill(-1) ignores EPERM */
+	} else {
+		for (size_t i = 0; i < g.n; i++) {
+			if (!g.m[i].ok || sig == 0)
+				continue;
+			/* by pidfd: a process gone meanwhile is never another's */
+			struct task *t = task_get_vpid(c->sb, g.m[i].vpid);
+			if (t && t->tgid == g.m[i].host && t->pidfd >= 0)
+				syscall(SYS_pidfd_send_signal, t->pidfd, sig, NULL, 0);
+			if (t)
+				task_put(t);
+		}
+		snprintf(c->note, sizeof c->note, "group kill: %zu of %zu members", nok, g.n);
+	}
+	free(g.m);
+	return r;
+}
+
+long sys_kill(struct sc_call *c)
+{
+	pid_t pid = (pid_t)c->args[0];
+	int sig = (int)c->args[1];
+	return pid > 0 ? check(c, pid, 0, sig) : group(c, pid, sig);
+}
+long sys_tkill(struct sc_call *c) { return check(c, (pid_t)c->args[0], 0, (int)c->args[1]); }
+long sys_tgkill(struct sc_call *c) { return check(c, (pid_t)c->args[1], (pid_t)c->args[0], (int)c->args[2]); }
+long sys_rt_sigqueueinfo(struct sc_call *c) { return check(c, (pid_t)c->args[0], 0, (int)c->args[1]); }
+long sys_rt_tgsigqueueinfo(struct sc_call *c) { return check(c, (pid_t)c->args[1], (pid_t)c->args[0], (int)c->args[2]); }
 
 static long check_vm(struct sc_call *c)
 {

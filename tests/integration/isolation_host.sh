@@ -75,13 +75,15 @@ if command -v script >/dev/null; then
 	if grep -q NO_CTTY "$T_TMP/tty2.term"; then ok no_controlling_terminal; else fail no_controlling_terminal "$(head -c 200 "$T_TMP/tty2.term")"; fi
 	# -t: a private pty is the guest's controlling terminal, not the caller's
 	cat >"$T_TMP/t.sh" <<EOF
-$PY -c 'import os; print("outer", os.fstat(0).st_rdev)'
-"$MOAT" run -t -- $PY -c 'import os; print("inner", os.tcgetpgrp(0) == os.getpgrp(), os.fstat(0).st_rdev)'
+$PY -c 'import os; s = os.fstat(0); print("outer", "%d:%d" % (s.st_dev, s.st_rdev))'
+"$MOAT" run -t -- $PY -c 'import os; s = os.fstat(0); print("inner", os.tcgetpgrp(0) == os.getpgrp(), "%d:%d" % (s.st_dev, s.st_rdev))'
 echo "rc=\$?"
 EOF
 	script -qec "bash $T_TMP/t.sh" /dev/null </dev/null >"$T_TMP/t.term" 2>&1
-	outer=$(tr -d '\r' <"$T_TMP/t.term" | sed -n 's/.*outer \([0-9]*\).*/\1/p')
-	inner=$(tr -d '\r' <"$T_TMP/t.term" | sed -n 's/.*inner \([A-Za-z]*\) \([0-9]*\).*/\1 \2/p')
+	# (device of the devpts instance : pty number; the guest's is /dev/pts/0
+	# of its own instance, the caller's may be pts/0 of the host's)
+	outer=$(tr -d '\r' <"$T_TMP/t.term" | sed -n 's/.*outer \([0-9:]*\).*/\1/p')
+	inner=$(tr -d '\r' <"$T_TMP/t.term" | sed -n 's/.*inner \([A-Za-z]*\) \([0-9:]*\).*/\1 \2/p')
 	if [ "${inner% *}" = True ] && [ -n "$outer" ] && [ "${inner#* }" != "$outer" ]; then
 		ok tty_flag_private_pty
 	else

@@ -215,7 +215,9 @@ static void serve(int lfd, pid_t pid, struct seen *s, int *status)
 			if (!e)
 				resp.error = -ENOSYS;
 			else if (e->argtrap && sc_argdeny_match(e, args))
-				resp.error = -ENOLCK; /* the handler would answer */
+				/* the handler would answer: sys_ioctl denies all
+				 * but TIOCSCTTY on the sandbox's ptys */
+				resp.error = req.data.nr == SYS_ioctl ? -EPERM : -ENOLCK;
 			else if (e->cls == SC_DENY ||
 				 (e->cls == SC_FAST && !sc_args_native(e, args)))
 				resp.error = -e->err;

@@ -1,0 +1,194 @@
+/* seccomp: a guest's own extra filters (seccomp() and PR_SET_SECCOMP) apply
+ * on top of the sandbox's: a stricter filter works (ERRNO, KILL, TRACE
+ * without a tracer of its own), an allow-all filter loosens nothing, and
+ * filters are inherited across fork and exec. Each case runs in a child so
+ * the filters never reach this process. */
+#include "t.h"
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/utsname.h>
+
+#define LOAD_NR BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
+#define ON(nr, ret) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, (ret))
+#define ALLOW BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+
+static int install(struct sock_filter *f, unsigned short n, int via_prctl, unsigned flags)
+{
+	struct sock_fprog prog = { .len = n, .filter = f };
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -1;
+	if (via_prctl)
+		return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+}
+
+/* run fn in a child; its exit status (or 128+signal) */
+static int in_child(int (*fn)(void))
+{
+	pid_t p = fork();
+	if (p == 0)
+		_exit(fn());
+	int st;
+	if (waitpid(p, &st, 0) != p)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* ERRNO on a native call (getppid) and on one the sandbox emulates (uname) */
+static int errno_filter(int via_prctl)
+{
+	struct sock_filter f[] = {
+		LOAD_NR,
+		ON(SYS_getppid, SECCOMP_RET_ERRNO | EPERM),
+		ON(SYS_uname, SECCOMP_RET_ERRNO | EACCES),
+		ALLOW,
+	};
+	if (install(f, sizeof f / sizeof f[0], via_prctl, 0) < 0)
+		return 10;
+	struct utsname u;
+	errno = 0;
+	if (syscall(SYS_getppid) != -1 || errno != EPERM)
+		return 11;
+	errno = 0;
+	if (uname(&u) != -1 || errno != EACCES)
+		return 12;
+	/* other calls, trapped or not, still work */
+	if (getpid() <= 0 || access("/", R_OK) != 0)
+		return 13;
+	return 0;
+}
+static int errno_seccomp(void) { return errno_filter(0); }
+static int errno_prctl(void) { return errno_filter(1); }
+
+/* KILL_PROCESS on getppid */
+static int kill_filter(void)
+{
+	struct sock_filter f[] = {
+		LOAD_NR,
+		ON(SYS_getppid, SECCOMP_RET_KILL_PROCESS),
+		ALLOW,
+	};
+	if (install(f, 4, 0, 0) < 0)
+		return 10;
+	syscall(SYS_getppid);
+	return 1;
+}
+
+/* an allow-all filter: moat's rules still hold (and the files still work) */
+static int allow_all(void)
+{
+	struct sock_filter f[] = { ALLOW };
+	if (install(f, 1, 0, 0) < 0)
+		return 10;
+	char buf[64];
+	if (t_read_file("/proc/self/comm", buf, sizeof buf) <= 0)
+		return 11;
+	/* (that the sandbox's denials hold under it: isolation_proctree.sh) */
+	return 0;
+}
+
+/* inherited across fork and exec: the exec'd shell cannot run uname */
+static int inherited(void)
+{
+	struct sock_filter f[] = {
+		LOAD_NR,
+		ON(SYS_uname, SECCOMP_RET_ERRNO | EACCES),
+		ALLOW,
+	};
+	if (install(f, 4, 0, 0) < 0)
+		return 10;
+	pid_t p = fork();
+	if (p == 0) {
+		execl("/bin/sh", "sh", "-c", "uname >/dev/null 2>&1 && exit 0 || exit 5", (char *)NULL);
+		_exit(9);
+	}
+	int st;
+	waitpid(p, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 20;
+}
+
+/* RET_TRACE with no tracer of the guest's own: ENOSYS (the sandbox's
+ * tracer must not run the call) */
+static int trace_no_tracer(void)
+{
+	struct sock_filter f[] = {
+		LOAD_NR,
+		ON(SYS_getppid, SECCOMP_RET_TRACE | 7),
+		ALLOW,
+	};
+	if (install(f, 4, 0, 0) < 0)
+		return 10;
+	errno = 0;
+	long r = syscall(SYS_getppid);
+	return r == -1 && errno == ENOSYS ? 0 : 1;
+}
+
+/* TSYNC: a filter for every thread at once */
+static int tsync(void)
+{
+	struct sock_filter f[] = {
+		LOAD_NR,
+		ON(SYS_getppid, SECCOMP_RET_ERRNO | EPERM),
+		ALLOW,
+	};
+	return install(f, 4, 0, SECCOMP_FILTER_FLAG_TSYNC) == 0 && syscall(SYS_getppid) == -1 ? 0 : 1;
+}
+
+/* a listener of the guest's own: moat's sandbox already has one (EBUSY) */
+static int listener(void)
+{
+	struct sock_filter f[] = { ALLOW };
+	int fd = install(f, 1, 0, SECCOMP_FILTER_FLAG_NEW_LISTENER);
+	if (fd >= 0)
+		return 0;
+	return errno == EBUSY ? 1 : 2;
+}
+
+/* strict mode: only read, write, exit, sigreturn */
+static int strict(void)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		return 10;
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0) < 0)
+		return errno == EINVAL ? 1 : 2;
+	write(p[1], "s", 1);
+	syscall(SYS_exit, 0);
+	return 3;
+}
+
+int main(int argc, char **argv)
+{
+	t_setup(argc, argv, "seccomp");
+	unsigned act = SECCOMP_RET_KILL_PROCESS;
+	EXPECT_OK(syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act), "get_action_avail");
+	act = SECCOMP_RET_USER_NOTIF;
+	EXPECT_OK(syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act), "get_action_avail_notif");
+	int r = in_child(errno_seccomp);
+	CHECK(r == 0, "errno_filter_seccomp", "child %d", r);
+	r = in_child(errno_prctl);
+	CHECK(r == 0, "errno_filter_prctl", "child %d", r);
+	r = in_child(kill_filter);
+	CHECK(r == 128 + SIGSYS, "kill_process_filter", "child %d", r);
+	r = in_child(allow_all);
+	CHECK(r == 0, "allow_all_loosens_nothing", "child %d", r);
+	r = in_child(inherited);
+	CHECK(r == 5, "inherited_across_exec", "child %d", r);
+	r = in_child(trace_no_tracer);
+	CHECK(r == 0, "trace_without_tracer_enosys", "child %d", r);
+	r = in_child(tsync);
+	CHECK(r == 0, "tsync", "child %d", r);
+	r = in_child(listener);
+	/* the sandbox's filter chain has the one listener a chain may have */
+	CHECK(r == 0 || r == 1, "new_listener", "child %d", r);
+	r = in_child(strict);
+	/* strict mode cannot follow filter mode: the guest always has a
+	 * filter (EINVAL); natively it works */
+	CHECK(r == 0 || r == 1, "strict_mode", "child %d", r);
+	EXPECT_ERR(syscall(SYS_seccomp, 99, 0, NULL), EINVAL, "bad_op");
+	return t_done();
+}

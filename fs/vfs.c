@@ -78,11 +78,23 @@ static int g_utimens(void *ctx, int exp, const char *rel, const struct timespec 
 static int g_statfs(void *ctx, int exp, const char *rel, struct statfs *st)
 { GC(ctx); return gofer_statfs(gc, exp, rel, st); }
 
+static long g_getxattr(void *ctx, int exp, const char *rel, const char *name, void *buf, size_t size)
+{ GC(ctx); return gofer_getxattr(gc, exp, rel, name, buf, size); }
+static long g_listxattr(void *ctx, int exp, const char *rel, char *buf, size_t size)
+{ GC(ctx); return gofer_listxattr(gc, exp, rel, buf, size); }
+static int g_setxattr(void *ctx, int exp, const char *rel, const char *name, const void *val,
+		      size_t size, int flags)
+{ GC(ctx); return gofer_setxattr(gc, exp, rel, name, val, size, flags); }
+static int g_removexattr(void *ctx, int exp, const char *rel, const char *name)
+{ GC(ctx); return gofer_removexattr(gc, exp, rel, name); }
+
 static const struct vfs_backend gofer_backend = {
 	.walk = g_walk, .lstat = g_lstat, .open = g_open, .readlink = g_readlink,
 	.mkdir = g_mkdir, .mknod = g_mknod, .unlink = g_unlink, .rename = g_rename,
 	.symlink = g_symlink, .link = g_link, .chmod = g_chmod, .chown = g_chown,
 	.truncate = g_truncate, .utimens = g_utimens, .statfs = g_statfs,
+	.getxattr = g_getxattr, .listxattr = g_listxattr, .setxattr = g_setxattr,
+	.removexattr = g_removexattr,
 };
 
 void vfs_set_backend(struct vfs *v, const struct vfs_backend *ops, void *ctx)

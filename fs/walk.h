@@ -187,6 +187,11 @@ struct vfs_backend {
 	int (*truncate)(void *ctx, int exp, const char *rel, off_t len);
 	int (*utimens)(void *ctx, int exp, const char *rel, const struct timespec ts[2], int flags);
 	int (*statfs)(void *ctx, int exp, const char *rel, struct statfs *st);
+	long (*getxattr)(void *ctx, int exp, const char *rel, const char *name, void *buf, size_t size);
+	long (*listxattr)(void *ctx, int exp, const char *rel, char *buf, size_t size);
+	int (*setxattr)(void *ctx, int exp, const char *rel, const char *name, const void *val,
+			size_t size, int flags);
+	int (*removexattr)(void *ctx, int exp, const char *rel, const char *name);
 };
 
 /* Replace the backend (before use; tests). ctx is passed to every op. */

@@ -172,4 +172,20 @@ int gofer_truncate(struct gofer_conn *c, int exp, const char *rel, off_t len);
 int gofer_utimens(struct gofer_conn *c, int exp, const char *rel, const struct timespec ts[2], int flags);
 int gofer_statfs(struct gofer_conn *c, int exp, const char *rel, struct statfs *st);
 
+/* Extended attributes of rel (never following a final symlink), user.*
+ * names only (others: -EOPNOTSUPP). A value travels whole in one message:
+ * at most GOFER_XATTR_MAX bytes (a larger set is -ENOSPC, as a file system
+ * with no room for it; a larger host value or list is -E2BIG). Symlinks and
+ * special files have none (get -ENODATA, list empty, set/remove -EPERM).
+ * get/list: size 0 asks the length; else the length copied, or -ERANGE. */
+#define GOFER_XATTR_MAX 4096
+#define GOFER_XATTR_LIST_MAX 8192
+long gofer_getxattr(struct gofer_conn *c, int exp, const char *rel, const char *name,
+		    void *buf, size_t size);
+long gofer_listxattr(struct gofer_conn *c, int exp, const char *rel, char *buf, size_t size);
+/* flags: 0, XATTR_CREATE (-EEXIST) or XATTR_REPLACE (-ENODATA) */
+int gofer_setxattr(struct gofer_conn *c, int exp, const char *rel, const char *name,
+		   const void *val, size_t size, int flags);
+int gofer_removexattr(struct gofer_conn *c, int exp, const char *rel, const char *name);
+
 #endif

@@ -700,6 +700,8 @@ static void seccomp_allowlist(void)
 		SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(getrandom),
 		SCMP_SYS(gettid), SCMP_SYS(getpid), SCMP_SYS(restart_syscall),
 		SCMP_SYS(exit), SCMP_SYS(exit_group),
+		/* user.* extended attributes (server.c refuses other names) */
+		SCMP_SYS(flistxattr), SCMP_SYS(fsetxattr), SCMP_SYS(fremovexattr),
 		/* the export (after the guest): opaque-directory xattrs, the reaper */
 		SCMP_SYS(fgetxattr), SCMP_SYS(lseek), SCMP_SYS(wait4),
 	};

@@ -55,6 +55,7 @@ struct gofer_export {
 	const char *const *hidden;   /* NULL-terminated list of relative paths never
 				      * served (e.g. "shadow", "ssh"), or NULL */
 	mode_t mode;                 /* TMPFS: mode of its root (0 = 0755; /tmp: 01777) */
+	unsigned long long size;     /* TMPFS: its size limit in bytes (0: 512M) */
 	int owner_set;               /* TMPFS: give its root to owner_uid:owner_gid */
 	uid_t owner_uid;             /* (the home under --user; best effort) */
 	gid_t owner_gid;

@@ -531,9 +531,13 @@ static void build_root(const struct gofer_export *ex, size_t n,
 			break;
 		case GOFER_EXPORT_TMPFS:
 		{
-			char mode[16];
+			char mode[16], size[32];
 			snprintf(mode, sizeof mode, "%o", ex[i].mode ? ex[i].mode & 07777 : 0755);
-			fd = new_tmpfs("512m", mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+			if (ex[i].size)
+				snprintf(size, sizeof size, "%llu", ex[i].size);
+			else
+				snprintf(size, sizeof size, "512m");
+			fd = new_tmpfs(size, mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 		}
 			if (fd < 0 || move_mount(fd, "", AT_FDCWD, slot,
 						 MOVE_MOUNT_F_EMPTY_PATH) < 0)

@@ -40,6 +40,8 @@ struct bind_spec {
 	char *dst;     /* absolute guest path */
 	int writable;
 	int cow;       /* :cow, a copy-on-write view (gofer overlayfs) */
+	int tmpfs;     /* --tmpfs DST[:size=N]: src is NULL */
+	unsigned long long size; /* tmpfs: bytes, 0 = the default */
 };
 
 #define MAX_BINDS 64

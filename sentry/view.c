@@ -275,6 +275,18 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 		const struct bind_spec *bs = &cfg->binds[i];
 		char dst[4096];
 		struct stat st;
+		if (bs->tmpfs) {
+			if (canon_guest(bs->dst, dst, sizeof dst) < 0) {
+				snprintf(err, errlen, "--tmpfs %s: must be an absolute path without ..",
+					 bs->dst);
+				return -EINVAL;
+			}
+			int e = add_export(&b, GOFER_EXPORT_TMPFS, NULL, 1, NULL);
+			v->exports[e].mode = 01777;
+			v->exports[e].size = bs->size;
+			add_mount(&b, dst, VFS_MNT_GOFER, e, 1, 0, NULL, NULL);
+			continue;
+		}
 		if (stat(bs->src, &st) < 0) {
 			snprintf(err, errlen, "--bind %s: %s", bs->src, strerror(errno));
 			return -ENOENT;

@@ -58,6 +58,8 @@ static const char **etc_hidden(void)
 	return v;
 }
 
+#define VIEW_SPARE_TMPFS 2
+
 struct builder {
 	struct view *v;
 	size_t ecap, mcap;
@@ -309,6 +311,13 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 		}
 		add_mount(&b, dst, VFS_MNT_GOFER, e, bs->writable || bs->cow, 0, NULL, NULL);
 		free(rp);
+	}
+	/* spare private tmpfs exports for the guest's own mount(2) of a
+	 * tmpfs (test suites mount one and remount it read-only) */
+	for (int i = 0; i < VIEW_SPARE_TMPFS; i++) {
+		int e = add_export(&b, GOFER_EXPORT_TMPFS, NULL, 1, NULL);
+		v->exports[e].mode = 01777;
+		add_mount(&b, "/", VFS_MNT_SPARE, e, 1, 0, NULL, NULL);
 	}
 	v->desc = xstrdup(b.desc);
 	return 0;

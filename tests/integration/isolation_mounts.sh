@@ -1,0 +1,52 @@
+#!/bin/bash
+# Mounts. NEGATIVE: the guest's mount(2) changes the sandbox's own table
+# only: a remount rw of a --bind :ro leaves it read-only (the host file is
+# unchanged), a tmpfs the guest mounts over a rw bind takes the writes (the
+# host directory gets nothing) and the host's mount table is the same after;
+# --tmpfs DST:size=N is ENOSPC past N. Nesting: --tmpfs, ro and rw binds
+# under each other, each keeping its own mode.
+. "$(dirname "$0")/lib.sh"
+
+H=$T_TMP/host
+mkdir -p "$H/ro" "$H/rw"
+echo orig >"$H/ro/f"; echo orig >"$H/rw/f"
+chmod -R a+rwX "$H"
+hostmounts() { awk '{print $5}' /proc/self/mountinfo | sort; }
+before=$(hostmounts)
+
+out=$(moat run --bind "$H/ro:/r:ro" -- /bin/sh -c '
+mount -o remount,rw /r 2>/dev/null; mount -o remount,bind,rw /r 2>/dev/null
+{ echo changed > /r/f && echo wrote; } 2>/dev/null; cat /r/f' 2>&1)
+expect_eq remount_rw_of_ro_bind_refused "$out|$(cat "$H/ro/f")" "orig|orig"
+
+if [ "$(id -u)" != 0 ]; then
+	skip guest_tmpfs_over_rw_bind "the guest is not root inside (rootless)"
+elif [ "$MOAT" = "${MOAT%fake-moat}" ]; then
+	# (not against the fake: natively this would mount on the host)
+	out=$(moat run --bind "$H/rw:/w:rw" -- /bin/sh -c '
+mount -t tmpfs none /w && echo x > /w/g && ls /w && umount /w && cat /w/f' 2>&1)
+	expect_eq guest_tmpfs_over_rw_bind "$out|$(ls "$H/rw")" "g
+orig|f"
+	expect_eq host_mount_table_unchanged "$(hostmounts)" "$before"
+else
+	fail guest_tmpfs_over_rw_bind "not run natively"
+fi
+
+out=$(moat run --tmpfs /s:size=1m -- /bin/sh -c '
+dd if=/dev/zero of=/s/big bs=64k count=64 2>&1 | grep -c "No space left"; df -k /s | awk "NR==2{print \$2}"' 2>&1)
+expect_eq tmpfs_size_enospc "$out" "1
+1024"
+
+out=$(moat run --tmpfs /a --bind "$H/ro:/a/r:ro" --bind "$H/rw:/a/r/w:rw" -- /bin/sh -c '
+echo m > /a/x && echo tmpfs-ok
+{ echo y > /a/r/y; } 2>/dev/null || echo ro-erofs
+echo z > /a/r/w/z && echo rw-ok
+awk "\$2 ~ /^\/a/ {print \$2, \$4}" /proc/self/mounts' 2>&1)
+expect_eq nested_tmpfs_ro_rw "$out|$(ls "$H/ro" | tr '\n' ' ')|$(ls "$H/rw" | tr '\n' ' ')" "tmpfs-ok
+ro-erofs
+rw-ok
+/a rw,nosuid,nodev,relatime
+/a/r ro,nosuid,nodev,relatime
+/a/r/w rw,nosuid,nodev,relatime|f |f z "
+
+finish

@@ -49,4 +49,33 @@ rw-ok
 /a/r ro,nosuid,nodev,relatime
 /a/r/w rw,nosuid,nodev,relatime|f |f z "
 
+# ---- inotify on every kind of mount (sanity: it works natively too) ----
+mkdir -p "$H/cow"; chmod 777 "$H/cow"
+if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/inotify" ]; then
+	for where in /w /c /tmp /etc; do
+		args=(); [ $where = /etc ] && args=(--overlay memory)
+		out=$(moat run --bind "$H/rw:/w:rw" --bind "$H/cow:/c:cow" "${args[@]}" --bind "$SYSCALL_BIN:/t:ro" \
+			--env MOAT_GUEST=1 -- /t/inotify "$where" 2>&1)
+		rc=$?
+		if [ $rc -eq 0 ]; then ok_sanity "syscalls_inotify_in_${where#/}"
+		else fail "syscalls_inotify_in_${where#/}" "exit $rc: $(grep -v '^ok' <<<"$out" | head -5)"; fi
+	done
+else
+	skip syscalls_inotify "no SYSCALL_BIN"
+fi
+PYINO='
+import ctypes, os, struct, sys
+libc = ctypes.CDLL("libc.so.6", use_errno=True)
+d = sys.argv[1] + "/pyino"; os.mkdir(d)
+fd = libc.inotify_init1(os.O_NONBLOCK)
+wd = libc.inotify_add_watch(fd, d.encode(), 0x100 | 0x2 | 0x40 | 0x80 | 0x200)
+if wd < 0: print("add_watch", os.strerror(ctypes.get_errno())); sys.exit(1)
+open(d + "/a", "w").write("x"); os.rename(d + "/a", d + "/b"); os.unlink(d + "/b")
+buf = os.read(fd, 4096); out = []
+while buf:
+    w, m, c, l = struct.unpack("iIII", buf[:16]); out.append("%x %s" % (m, buf[16:16 + l].rstrip(b"\0").decode())); buf = buf[16 + l:]
+print(",".join(out))'
+out=$(moat run --overlay memory -- $PY -c "$PYINO" /etc 2>&1)
+SANITY=1 expect_eq python_inotify_in_overlay "$out" "100 a,2 a,40 a,80 b,200 b"
+
 finish

@@ -32,6 +32,9 @@ static const char usage_text[] =
 	"                           written (take them out with --export)\n"
 	"  --tmpfs DST[:size=N]     an empty in-memory file system at DST (mode 1777;\n"
 	"                           size default 512M; repeatable, ordered with --bind)\n"
+	"  --disk N                 cap the writable layer (/tmp, home, /dev/shm,\n"
+	"                           --tmpfs without size=, cow and overlay changes)\n"
+	"                           at N bytes and N/1024 inodes, together: ENOSPC\n"
 	"  --overlay memory|DIR|none  a writable root: writes to /usr /etc /opt ... land\n"
 	"                           in a scratch layer (memory) or in the host directory\n"
 	"                           DIR (kept for the next run); default none (read-only)\n"
@@ -215,6 +218,10 @@ static int cmd_run(int argc, char **argv)
 			c.root = optval(argc, argv, &i, "--root");
 		} else if (is_opt(a, "--bind")) {
 			parse_bind(&c, optval(argc, argv, &i, "--bind"));
+		} else if (is_opt(a, "--disk")) {
+			c.disk = parse_size("--disk", optval(argc, argv, &i, "--disk"));
+			if (c.disk < (1 << 20))
+				die_status(2, "--disk %llu: at least 1M", c.disk);
 		} else if (is_opt(a, "--tmpfs")) {
 			parse_tmpfs(&c, optval(argc, argv, &i, "--tmpfs"));
 		} else if (is_opt(a, "--overlay")) {

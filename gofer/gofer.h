@@ -74,6 +74,9 @@ struct gofer_cow_config {
 	const char *export_dir;       /* --export DIR (absolute, exists) or NULL */
 	unsigned long long max_bytes; /* --export-max-bytes */
 	unsigned long long max_files; /* --export-max-files */
+	unsigned long long disk_bytes; /* --disk: one tmpfs of this size holds every
+					* writable layer (tmpfs exports, the cow scratch);
+					* 0 = each its own */
 };
 void gofer_set_cow(const struct gofer_cow_config *cfg);
 /* Remove the caller's host scratch directories (moat-cow.* under $TMPDIR or

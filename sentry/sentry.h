@@ -71,6 +71,7 @@ struct sentry_config {
 	int npub;
 	/* limits (limits.c); 0 = none */
 	unsigned long long memory;        /* --memory: bytes */
+	unsigned long long disk;          /* --disk: bytes of the writable layer, 0 = none */
 	unsigned long pids;               /* --pids: tasks (threads count) */
 	unsigned long cpus_milli;         /* --cpus X: X * 1000 */
 	unsigned long long timeout_ms;    /* --timeout */

@@ -54,6 +54,9 @@ mkdir -p "$H/cow"; chmod 777 "$H/cow"
 if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/inotify" ]; then
 	for where in /w /c /tmp /etc; do
 		args=(); [ $where = /etc ] && args=(--overlay memory)
+		if [ $where = /etc ] && [ "$MOAT" != "${MOAT%fake-moat}" ]; then
+			fail syscalls_inotify_in_etc "not run natively (it writes /etc)"; continue
+		fi
 		out=$(moat run --bind "$H/rw:/w:rw" --bind "$H/cow:/c:cow" "${args[@]}" --bind "$SYSCALL_BIN:/t:ro" \
 			--env MOAT_GUEST=1 -- /t/inotify "$where" 2>&1)
 		rc=$?
@@ -75,7 +78,11 @@ buf = os.read(fd, 4096); out = []
 while buf:
     w, m, c, l = struct.unpack("iIII", buf[:16]); out.append("%x %s" % (m, buf[16:16 + l].rstrip(b"\0").decode())); buf = buf[16 + l:]
 print(",".join(out))'
-out=$(moat run --overlay memory -- $PY -c "$PYINO" /etc 2>&1)
-SANITY=1 expect_eq python_inotify_in_overlay "$out" "100 a,2 a,40 a,80 b,200 b"
+if [ "$MOAT" != "${MOAT%fake-moat}" ]; then
+	fail python_inotify_in_overlay "not run natively (it writes /etc)"
+else
+	out=$(moat run --overlay memory -- $PY -c "$PYINO" /etc 2>&1)
+	SANITY=1 expect_eq python_inotify_in_overlay "$out" "100 a,2 a,40 a,80 b,200 b"
+fi
 
 finish

@@ -1197,7 +1197,7 @@ long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo)
 			continue;
 		const struct vfs_mount *m = &v->mnts[i];
 		const char *type, *opt;
-		char line[2 * PATH_MAX + 256], mp[PATH_MAX * 2];
+		char line[2 * PATH_MAX + 256], mp[PATH_MAX * 2], src[160];
 		int l;
 
 		if (m->gone)
@@ -1219,14 +1219,15 @@ long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo)
 			continue;
 		}
 		mangle(mp, sizeof mp, m->path);
+		mangle(src, sizeof src, m->src);   /* a guest's mount(2) names it */
 		if (mountinfo) {
 			const struct vfs_mount *p = mount_parent(v, m);
 			l = snprintf(line, sizeof line, "%d %d 0:%d / %s %s%s - %s %s %s\n",
 				     m->pos + 21, p ? p->pos + 21 : m->pos + 21, m->idx + 30, mp,
 				     opt, m->kind == VFS_MNT_GOFER ? ",relatime" : "",
-				     type, m->src, strncmp(opt, "ro", 2) ? "rw" : "ro");
+				     type, src, strncmp(opt, "ro", 2) ? "rw" : "ro");
 		} else {
-			l = snprintf(line, sizeof line, "%s %s %s %s%s 0 0\n", m->src, mp, type, opt,
+			l = snprintf(line, sizeof line, "%s %s %s %s%s 0 0\n", src, mp, type, opt,
 				     m->kind == VFS_MNT_GOFER ? ",relatime" : "");
 		}
 		if (l < 0)

@@ -22,7 +22,9 @@
  * Synthetic nodes (/proc, mount points) and fds the VFS cannot name have no
  * attributes: get ENODATA, list empty, set EROFS on read-only mounts, else
  * EOPNOTSUPP (fsetxattr on an unnamed fd: EPERM, never the host object).
- * fgetxattr/flistxattr run natively on the held host fd.
+ * The f* calls act on the fd's file by the VFS's name for it, as the path
+ * calls do (never natively on the held fd: it may be a host file the guest
+ * was handed, and the sentry's uid may not read what the guest may).
  */
 #include <errno.h>
 #include <string.h>
@@ -288,6 +290,16 @@ static long xattr_fd(struct sc_call *c, int fd, const struct xreq *x)
 	if (n->opath)
 		return -EBADF;
 	return xattr_node(c, n, x);
+}
+
+long sys_fgetxattr(struct sc_call *c)
+{
+	return xattr_fd(c, ARG_INT(c, 0), XGET(c, 1));
+}
+
+long sys_flistxattr(struct sc_call *c)
+{
+	return xattr_fd(c, ARG_INT(c, 0), XLIST(c, 1));
 }
 
 long sys_fsetxattr(struct sc_call *c)

@@ -144,6 +144,17 @@ int main(int argc, char **argv)
 	EXPECT_ERR(fremovexattr(fd, "user.fd"), ENODATA, "fremove_missing_enodata");
 	close(fd);
 	EXPECT_ERR(fsetxattr(fd, "user.fd", "v", 1, 0), EBADF, "fset_closed_ebadf");
+	EXPECT_ERR(fgetxattr(fd, "user.fd", buf, sizeof buf), EBADF, "fget_closed_ebadf");
+	EXPECT_ERR(flistxattr(fd, list, sizeof list), EBADF, "flist_closed_ebadf");
+	fd = open("g0", O_CREAT | O_WRONLY, 0600);
+	EXPECT_OK(fsetxattr(fd, "user.w", "wv", 2, 0), "fset_on_write_only_fd");
+	n = fgetxattr(fd, "user.w", buf, sizeof buf);
+	CHECK(n == 2 && !memcmp(buf, "wv", 2), "fget_on_write_only_fd", "n=%zd %s", n, strerror(errno));
+	EXPECT_ERR(fgetxattr(fd, "user.w", buf, 1), ERANGE, "fget_small_buffer_erange");
+	close(fd);
+	fd = open("g0", O_PATH);
+	EXPECT_ERR(fgetxattr(fd, "user.w", buf, sizeof buf), EBADF, "fget_opath_ebadf");
+	close(fd);
 	fd = open("d", O_RDONLY | O_DIRECTORY);
 	EXPECT_OK(fsetxattr(fd, "user.dfd", "w", 1, 0), "fset_dir");
 	n = getxattr("d", "user.dfd", buf, sizeof buf);
@@ -152,6 +163,7 @@ int main(int argc, char **argv)
 	int p[2];
 	if (pipe(p) == 0) {
 		EXPECT_ERR(fsetxattr(p[0], "user.x", "1", 1, 0), EPERM, "fset_pipe_eperm");
+		EXPECT_ERR(fgetxattr(p[0], "user.x", buf, sizeof buf), ENODATA, "fget_pipe_enodata");
 		close(p[0]);
 		close(p[1]);
 	}

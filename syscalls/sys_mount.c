@@ -6,7 +6,8 @@
  * umount it at the end) and a little more:
  *   - a new tmpfs: one of the sandbox's spare private exports (two, made by
  *     the gofer at start; ENOMEM when they are used up), mode 1777, empty;
- *   - MS_BIND of a whole mount (a subdirectory: EINVAL), MS_RDONLY kept;
+ *   - MS_BIND of a whole mount (a subdirectory: EINVAL; other flags
+ *     ignored, as Linux does: read-only takes a remount);
  *   - MS_REMOUNT [| MS_BIND] [| MS_RDONLY]: writes under a read-only mount
  *     are EROFS from the next call on (fds already open for writing keep
  *     writing, as after a forced remount); rw again only where the gofer
@@ -77,7 +78,9 @@ long sys_mount(struct sc_call *c)
 		r = fs_walk(c, AT_FDCWD, src, 0, &s);
 		if (r < 0)
 			return r;
-		return vfs_mount_bind(v, s->path, n->path, !!(flags & MS_RDONLY));
+		/* Linux ignores every flag of a new bind but MS_REC: read-only
+		 * takes a remount */
+		return vfs_mount_bind(v, s->path, n->path, 0);
 	}
 	if (!type)
 		return -EFAULT;

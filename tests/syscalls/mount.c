@@ -106,7 +106,11 @@ int main(int argc, char **argv)
 	close(fd);
 
 	/* a bind mount, made read-only on its own */
-	EXPECT_OK(mount("mnt", "mnt2", NULL, MS_BIND, NULL), "bind");
+	/* MS_RDONLY with a new bind is ignored (only a remount sets it) */
+	EXPECT_OK(mount("mnt", "mnt2", NULL, MS_BIND | MS_RDONLY, NULL), "bind");
+	fd = open("mnt2/y", O_CREAT | O_WRONLY, 0666);
+	CHECK(fd >= 0, "bind_rdonly_flag_ignored", "%s", strerror(errno));
+	close(fd);
 	CHECK(t_read_file("mnt2/file", buf, sizeof buf) == 7, "bind_sees_file", "%s", strerror(errno));
 	EXPECT_OK(mount("none", "mnt2", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL), "bind_remount_ro");
 	EXPECT_ERR(open("mnt2/x", O_CREAT | O_WRONLY, 0666), EROFS, "bind_ro_create_erofs");

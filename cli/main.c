@@ -30,6 +30,11 @@ static const char usage_text[] =
 	"                           repeatable); cow: the guest may change it freely,\n"
 	"                           the changes land in a scratch layer, SRC is never\n"
 	"                           written (take them out with --export)\n"
+	"  --tmpfs DST[:size=N]     an empty in-memory file system at DST (mode 1777;\n"
+	"                           size default 512M; repeatable, ordered with --bind)\n"
+	"  --disk N                 cap the writable layer (/tmp, home, /dev/shm,\n"
+	"                           --tmpfs without size=, cow and overlay changes)\n"
+	"                           at N bytes and N/1024 inodes, together: ENOSPC\n"
 	"  --overlay memory|DIR|none  a writable root: writes to /usr /etc /opt ... land\n"
 	"                           in a scratch layer (memory) or in the host directory\n"
 	"                           DIR (kept for the next run); default none (read-only)\n"
@@ -149,6 +154,28 @@ static unsigned long long parse_size(const char *opt, const char *v)
 	return n << shift;
 }
 
+static void parse_tmpfs(struct sentry_config *c, const char *spec)
+{
+	if (c->nbinds >= MAX_BINDS)
+		die_status(2, "too many --bind/--tmpfs options (max %d)", MAX_BINDS);
+	char *s = xstrdup(spec), *opt = strchr(s, ':');
+	if (opt)
+		*opt++ = 0;
+	if (s[0] != '/')
+		die_status(2, "--tmpfs %s: DST must be an absolute path", spec);
+	struct bind_spec *b = &c->binds[c->nbinds++];
+	b->dst = s;
+	b->tmpfs = 1;
+	b->writable = 1;
+	if (opt) {
+		if (strncmp(opt, "size=", 5))
+			die_status(2, "--tmpfs %s: expected DST[:size=N]", spec);
+		b->size = parse_size("--tmpfs size", opt + 5);
+		if (b->size < 4096)
+			die_status(2, "--tmpfs %s: size below 4K", spec);
+	}
+}
+
 /* "500ms", "2s", "1.5s", "1m", "1h", "3" (seconds); > 0; exit 2 on anything else */
 static unsigned long long parse_duration(const char *opt, const char *v)
 {
@@ -191,6 +218,12 @@ static int cmd_run(int argc, char **argv)
 			c.root = optval(argc, argv, &i, "--root");
 		} else if (is_opt(a, "--bind")) {
 			parse_bind(&c, optval(argc, argv, &i, "--bind"));
+		} else if (is_opt(a, "--disk")) {
+			c.disk = parse_size("--disk", optval(argc, argv, &i, "--disk"));
+			if (c.disk < (1 << 20))
+				die_status(2, "--disk %llu: at least 1M", c.disk);
+		} else if (is_opt(a, "--tmpfs")) {
+			parse_tmpfs(&c, optval(argc, argv, &i, "--tmpfs"));
 		} else if (is_opt(a, "--overlay")) {
 			c.overlay = optval(argc, argv, &i, "--overlay");
 			if (strcmp(c.overlay, "memory") && strcmp(c.overlay, "none") &&

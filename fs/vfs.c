@@ -25,6 +25,9 @@
 /* ---- the default backend: the gofer, one connection per worker thread ---- */
 
 static atomic_uint vfs_gens = 1;
+
+/* room for the guest's own mounts (mount(2)) beside the sandbox's */
+#define VFS_GUEST_MOUNTS 32
 static __thread struct gofer_conn *tl_conn;
 static __thread unsigned tl_gen;
 
@@ -78,11 +81,23 @@ static int g_utimens(void *ctx, int exp, const char *rel, const struct timespec 
 static int g_statfs(void *ctx, int exp, const char *rel, struct statfs *st)
 { GC(ctx); return gofer_statfs(gc, exp, rel, st); }
 
+static long g_getxattr(void *ctx, int exp, const char *rel, const char *name, void *buf, size_t size)
+{ GC(ctx); return gofer_getxattr(gc, exp, rel, name, buf, size); }
+static long g_listxattr(void *ctx, int exp, const char *rel, char *buf, size_t size)
+{ GC(ctx); return gofer_listxattr(gc, exp, rel, buf, size); }
+static int g_setxattr(void *ctx, int exp, const char *rel, const char *name, const void *val,
+		      size_t size, int flags)
+{ GC(ctx); return gofer_setxattr(gc, exp, rel, name, val, size, flags); }
+static int g_removexattr(void *ctx, int exp, const char *rel, const char *name)
+{ GC(ctx); return gofer_removexattr(gc, exp, rel, name); }
+
 static const struct vfs_backend gofer_backend = {
 	.walk = g_walk, .lstat = g_lstat, .open = g_open, .readlink = g_readlink,
 	.mkdir = g_mkdir, .mknod = g_mknod, .unlink = g_unlink, .rename = g_rename,
 	.symlink = g_symlink, .link = g_link, .chmod = g_chmod, .chown = g_chown,
 	.truncate = g_truncate, .utimens = g_utimens, .statfs = g_statfs,
+	.getxattr = g_getxattr, .listxattr = g_listxattr, .setxattr = g_setxattr,
+	.removexattr = g_removexattr,
 };
 
 void vfs_set_backend(struct vfs *v, const struct vfs_backend *ops, void *ctx)
@@ -131,7 +146,8 @@ const struct vfs_mount *vfs_mount_for(struct vfs *v, const char *path)
 
 	for (size_t i = 0; i < v->nmnts; i++) {
 		const struct vfs_mount *m = &v->mnts[i];
-		if (path_under(path, m->path, m->plen) && (!best || m->plen >= best->plen))
+		if (path_under(path, m->path, m->plen) && (!best || m->plen >= best->plen) &&
+		    !m->gone)
 			best = m;
 	}
 	return best;
@@ -273,9 +289,16 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 	v->bectx = v;
 	v->synth_dev = makedev(0, 0xfe);
 	clock_gettime(CLOCK_REALTIME, &v->ctime);
-	v->mnts = xcalloc(n + 1, sizeof *v->mnts);
+	v->mcap = n + 1 + VFS_GUEST_MOUNTS;
+	v->mnts = xcalloc(v->mcap, sizeof *v->mnts);
+	pthread_mutex_init(&v->mount_lock, NULL);
 	for (size_t i = 0; i < n; i++) {
 		struct vfs_mount *d = &v->mnts[v->nmnts];
+		if (m[i].kind == VFS_MNT_SPARE) {
+			if (v->nspare < ARRAY_SIZE(v->spare))
+				v->spare[v->nspare++] = m[i].export;
+			continue;
+		}
 		if (!m[i].path || !canonical(m[i].path)) {
 			snprintf(err, errlen, "mount path '%s' is not a canonical absolute path",
 				 m[i].path ? m[i].path : "(null)");
@@ -291,14 +314,17 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 			snprintf(err, errlen, "symlink mount %s needs a target", m[i].path);
 			goto fail;
 		}
-		d->idx = v->nmnts;
+		d->idx = d->pos = (int)v->nmnts;
 		d->kind = m[i].kind;
 		d->path = xstrdup(m[i].path);
 		d->plen = strcmp(d->path, "/") ? strlen(d->path) : 0;
 		d->export = m[i].export;
 		d->writable = m[i].kind == VFS_MNT_GOFER && m[i].writable;
+		d->can_write = d->writable;
 		d->dev = m[i].kind == VFS_MNT_GOFER && m[i].dev;
 		d->private_fs = m[i].kind == VFS_MNT_GOFER && m[i].private_fs;
+		snprintf(d->src, sizeof d->src, "%s", d->dev ? "dev" : d->private_fs ? "tmpfs" :
+			 m[i].kind == VFS_MNT_PROC ? "proc" : "moat");
 		d->target = m[i].target ? xstrdup(m[i].target) : NULL;
 		if (m[i].hidden) {
 			size_t k = 0;
@@ -314,10 +340,11 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 	}
 	if (!have_root) {
 		struct vfs_mount *d = &v->mnts[v->nmnts];
-		d->idx = v->nmnts++;
+		d->idx = d->pos = (int)v->nmnts++;
 		d->kind = VFS_MNT_SYNTH;
 		d->path = xstrdup("/");
 		d->plen = 0;
+		snprintf(d->src, sizeof d->src, "none");
 	}
 	for (size_t i = 0; i < v->nmnts; i++)
 		synth_register(v, v->mnts[i].path);
@@ -355,6 +382,7 @@ void vfs_destroy(struct vfs *v)
 		free(m->hidden);
 	}
 	free(v->mnts);
+	pthread_mutex_destroy(&v->mount_lock);
 	for (size_t i = 0; i < v->nsynth; i++) {
 		for (size_t j = 0; j < v->synth[i].n; j++)
 			free(v->synth[i].children[j]);
@@ -1042,46 +1070,220 @@ int vfs_fd_node(struct vfs *v, struct task *t, int guestfd, struct vfs_node *n,
 	return r;
 }
 
-/* ---- /proc/mounts ---- */
+/* ---- the guest's mount table: mount(2), umount2 ---- */
+
+/* The topmost live mount whose mount point is path, or NULL. */
+static struct vfs_mount *mount_at(struct vfs *v, const char *path)
+{
+	for (size_t i = v->nmnts; i-- > 0; ) {
+		struct vfs_mount *m = &v->mnts[i];
+		if (!m->gone && m->kind != VFS_MNT_SYMLINK && !strcmp(m->path, path))
+			return m;
+	}
+	return NULL;
+}
+
+/* Append a mount (mount_lock held). */
+static int mount_append(struct vfs *v, const char *path, int kind, int export,
+			int writable, int can_write, int dev, int private_fs,
+			char *const *hidden, const char *src, int cache_idx)
+{
+	struct vfs_mount *d;
+
+	if (v->nmnts >= v->mcap)
+		return -ENOMEM;
+	d = &v->mnts[v->nmnts];
+	memset(d, 0, sizeof *d);
+	d->pos = (int)v->nmnts;
+	d->idx = cache_idx >= 0 ? cache_idx : d->pos;
+	d->kind = kind;
+	d->path = xstrdup(path);
+	d->plen = strcmp(path, "/") ? strlen(path) : 0;
+	d->export = export;
+	d->writable = writable;
+	d->can_write = can_write;
+	d->dev = dev;
+	d->private_fs = private_fs;
+	d->guest = 1;
+	snprintf(d->src, sizeof d->src, "%s", src);
+	if (hidden) {
+		size_t k = 0;
+		while (hidden[k])
+			k++;
+		d->hidden = xcalloc(k + 1, sizeof(char *));
+		for (size_t j = 0; j < k; j++)
+			d->hidden[j] = xstrdup(hidden[j]);
+	}
+	v->nmnts = v->nmnts + 1;    /* publishes the entry */
+	return 0;
+}
+
+int vfs_mount_tmpfs(struct vfs *v, const char *path, int rdonly, const char *src)
+{
+	int r = -ENOMEM;
+
+	pthread_mutex_lock(&v->mount_lock);
+	if (v->nspare > 0) {
+		r = mount_append(v, path, VFS_MNT_GOFER, v->spare[v->nspare - 1], !rdonly, 1,
+				 0, 1, NULL, src && *src && strlen(src) < 32 ? src : "tmpfs", -1);
+		if (!r)
+			v->nspare--;
+	}
+	pthread_mutex_unlock(&v->mount_lock);
+	return r;
+}
+
+int vfs_mount_bind(struct vfs *v, const char *srcpath, const char *path, int rdonly)
+{
+	int r;
+
+	pthread_mutex_lock(&v->mount_lock);
+	const struct vfs_mount *s = mount_at(v, srcpath);
+	if (!s || s->kind != VFS_MNT_GOFER)
+		r = -EINVAL;   /* only a whole gofer mount is bound again */
+	else
+		r = mount_append(v, path, s->kind, s->export, s->writable && !rdonly,
+				 s->can_write, s->dev, s->private_fs, s->hidden, s->src,
+				 s->idx /* the same files: the same dentry cache entries */);
+	pthread_mutex_unlock(&v->mount_lock);
+	return r;
+}
+
+int vfs_remount(struct vfs *v, const char *path, int rdonly)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&v->mount_lock);
+	struct vfs_mount *m = mount_at(v, path);
+	if (!m)
+		r = -EINVAL;
+	else if (m->kind != VFS_MNT_GOFER || m->dev)
+		r = rdonly ? -EBUSY : 0;
+	else if (!rdonly && !m->can_write)
+		r = -EPERM;   /* the gofer serves it read-only */
+	else
+		m->writable = !rdonly;
+	pthread_mutex_unlock(&v->mount_lock);
+	return r;
+}
+
+int vfs_umount(struct vfs *v, const char *path, int detach)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&v->mount_lock);
+	struct vfs_mount *m = mount_at(v, path);
+	if (!m) {
+		r = -EINVAL;
+	} else if (!m->guest) {
+		r = -EBUSY;
+	} else {
+		for (size_t i = (size_t)m->pos + 1; i < v->nmnts && !r; i++)
+			if (!v->mnts[i].gone && path_under(v->mnts[i].path, m->path, m->plen))
+				r = detach ? 0 : -EBUSY;
+		if (!r) {
+			for (size_t i = (size_t)m->pos + 1; i < v->nmnts; i++)
+				if (path_under(v->mnts[i].path, m->path, m->plen))
+					v->mnts[i].gone = 1;
+			m->gone = 1;
+		}
+	}
+	pthread_mutex_unlock(&v->mount_lock);
+	return r;
+}
+
+/* ---- /proc/mounts, /proc/<pid>/mountinfo ---- */
+
+/* A path as /proc/mounts writes it: space, tab, newline, backslash octal */
+static size_t mangle(char *out, size_t len, const char *p)
+{
+	size_t o = 0;
+
+	for (; *p && o + 5 < len; p++) {
+		if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\\')
+			o += (size_t)snprintf(out + o, len - o, "\\%03o", (unsigned char)*p);
+		else
+			out[o++] = *p;
+	}
+	out[o] = 0;
+	return o;
+}
+
+/* The mount a mount point lies in (its parent in mountinfo). */
+static const struct vfs_mount *mount_parent(struct vfs *v, const struct vfs_mount *m)
+{
+	const struct vfs_mount *best = NULL;
+
+	if (m->plen == 0)
+		return NULL;
+	for (size_t i = 0; i < v->nmnts; i++) {
+		const struct vfs_mount *p = &v->mnts[i];
+		if (p == m || p->gone || p->kind == VFS_MNT_SYMLINK)
+			continue;
+		if (m->guest && p->pos > m->pos)
+			continue;   /* mounted over it later */
+		if (p->plen < m->plen && path_under(m->path, p->path, p->plen) &&
+		    (!best || p->plen >= best->plen))
+			best = p;
+	}
+	return best;
+}
 
 long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo)
 {
-	size_t off = 0;
+	size_t off = 0, n = v->nmnts, root = n;
 
-	for (size_t i = 0; i < v->nmnts; i++) {
+	/* "/" first, then the rest in the order they were mounted */
+	for (size_t i = 0; i < n; i++)
+		if (v->mnts[i].plen == 0 && !v->mnts[i].gone && v->mnts[i].kind != VFS_MNT_SYMLINK &&
+		    (root == n || !v->mnts[i].guest))
+			root = root == n ? i : root;
+	for (size_t k = 0; k <= n; k++) {
+		size_t i = k == 0 ? root : k - 1;
+		if (i >= n || (k > 0 && i == root))
+			continue;
 		const struct vfs_mount *m = &v->mnts[i];
-		const char *type, *src, *opt;
-		char line[PATH_MAX + 256];
+		const char *type, *opt;
+		char line[2 * PATH_MAX + 256], mp[PATH_MAX * 2], src[160];
 		int l;
 
+		if (m->gone)
+			continue;
 		switch (m->kind) {
 		case VFS_MNT_GOFER:
-			type = m->dev ? "devtmpfs" : "moatfs";
-			src = m->dev ? "dev" : "moat";
-			opt = m->writable || m->dev ? "rw" : "ro";
+			type = m->dev ? "devtmpfs" : m->private_fs ? "tmpfs" : "moatfs";
+			opt = m->writable || m->dev ? "rw,nosuid" : "ro,nosuid";
+			if (!m->dev)
+				opt = m->writable ? "rw,nosuid,nodev" : "ro,nosuid,nodev";
 			break;
 		case VFS_MNT_PROC:
-			type = "proc"; src = "proc"; opt = "rw,nosuid,nodev,noexec";
+			type = "proc"; opt = "rw,nosuid,nodev,noexec";
 			break;
 		case VFS_MNT_SYNTH:
-			type = "tmpfs"; src = "none"; opt = "ro";
+			type = "tmpfs"; opt = "ro,nosuid,nodev";
 			break;
 		default:
 			continue;
 		}
-		if (mountinfo)
-			l = snprintf(line, sizeof line, "%zu %zu 0:%zu / %s %s - %s %s %s\n",
-				     i + 1, i ? (size_t)1 : (size_t)0, i + 30, m->path, opt,
-				     type, src, opt);
-		else
-			l = snprintf(line, sizeof line, "%s %s %s %s 0 0\n", src, m->path, type, opt);
+		mangle(mp, sizeof mp, m->path);
+		mangle(src, sizeof src, m->src);   /* a guest's mount(2) names it */
+		if (mountinfo) {
+			const struct vfs_mount *p = mount_parent(v, m);
+			l = snprintf(line, sizeof line, "%d %d 0:%d / %s %s%s - %s %s %s\n",
+				     m->pos + 21, p ? p->pos + 21 : m->pos + 21, m->idx + 30, mp,
+				     opt, m->kind == VFS_MNT_GOFER ? ",relatime" : "",
+				     type, src, strncmp(opt, "ro", 2) ? "rw" : "ro");
+		} else {
+			l = snprintf(line, sizeof line, "%s %s %s %s%s 0 0\n", src, mp, type, opt,
+				     m->kind == VFS_MNT_GOFER ? ",relatime" : "");
+		}
 		if (l < 0)
 			continue;
-		if (buf && off + l <= len)
-			memcpy(buf + off, line, l);
-		off += l;
+		if (buf && off + (size_t)l <= len)
+			memcpy(buf + off, line, (size_t)l);
+		off += (size_t)l;
 	}
-	return off;
+	return (long)off;
 }
 
 /* ---- exec helpers ---- */

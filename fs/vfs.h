@@ -30,6 +30,8 @@ enum vfs_mount_kind {
 	VFS_MNT_PROC,      /* synthetic procfs built from the task table (or one
 			    * of its files, `target`) */
 	VFS_MNT_SYMLINK,   /* the mount point is a symlink to `target` */
+	VFS_MNT_SPARE,     /* not mounted: a spare private (tmpfs) export
+			    * `export` for the guest's mount(2); path "/" */
 };
 
 struct vfs_mount_spec {

@@ -2,6 +2,7 @@
 #ifndef MOAT_FS_VFS_PRIV_H
 #define MOAT_FS_VFS_PRIV_H
 
+#include <pthread.h>
 #include <time.h>
 
 #include "fs/dcache.h"
@@ -20,8 +21,12 @@ struct vfs {
 	struct sandbox *sb;
 	int gofer_ctl;
 	unsigned gen;            /* tells thread-local gofer connections apart */
-	struct vfs_mount *mnts;
-	size_t nmnts;
+	struct vfs_mount *mnts;  /* room for mcap: never moved (nodes point in) */
+	_Atomic size_t nmnts;    /* grows with the guest's mounts (mount_lock) */
+	size_t mcap;
+	pthread_mutex_t mount_lock;
+	int spare[8];            /* private exports for the guest's tmpfs mounts */
+	size_t nspare;
 	struct vfs_synth *synth; /* every ancestor of a mount point, and "/" */
 	size_t nsynth;
 	struct dcache *dc;

@@ -39,11 +39,17 @@ struct vfs_mount {
 	char *path;              /* canonical guest path */
 	size_t plen;             /* strlen(path); 0 for "/" so rel = path + plen + 1 */
 	int export;
-	int writable;
+	_Atomic int writable;    /* changes with a guest's remount */
 	int dev;
 	int private_fs;          /* see vfs_mount_spec */
 	char **hidden;           /* NULL-terminated, or NULL */
 	char *target;            /* SYMLINK */
+	int can_write;           /* the export takes writes (a remount may make it rw) */
+	int guest;               /* made by the guest's mount(2) */
+	int pos;                 /* index in v->mnts (idx, the dcache key, is the
+				  * source's for a guest's bind: one cache per tree) */
+	_Atomic int gone;        /* unmounted (entries are never freed or moved) */
+	char src[32];            /* what /proc/mounts shows as its source */
 };
 
 enum vfs_node_kind { VN_BACKEND = 1, VN_SYNTH, VN_PROC, VN_SYMMNT, VN_FD };
@@ -142,6 +148,20 @@ int vfs_meta_update(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid
 /* The file is gone (its last link removed by the sentry). */
 void vfs_meta_forget(struct vfs *v, const struct stat *real);
 
+/* The guest's mount(2) and umount2, on the sandbox's own mount table
+ * (fs/vfs.c; never the host's). path: a canonical absolute guest path of an
+ * existing directory (the caller walked it). 0 or -errno. */
+/* a new, empty tmpfs (one of the spare private exports: -ENOMEM when none is left) */
+int vfs_mount_tmpfs(struct vfs *v, const char *path, int rdonly, const char *src);
+/* the mount whose root is src, again at path (a subdirectory: -EINVAL) */
+int vfs_mount_bind(struct vfs *v, const char *srcpath, const char *path, int rdonly);
+/* MS_REMOUNT: read-only or back to read-write (-EPERM for an export the
+ * gofer serves read-only); -EINVAL when path is no mount point */
+int vfs_remount(struct vfs *v, const char *path, int rdonly);
+/* umount2: -EINVAL when path is no mount point, -EBUSY for the sandbox's own
+ * mounts and for a mount with others beneath it (unless detach: they go too) */
+int vfs_umount(struct vfs *v, const char *path, int detach);
+
 /* 0 if the mount of a node may be modified, else -EROFS / -EACCES. */
 int vfs_mount_write_err(const struct vfs_mount *m);
 
@@ -187,6 +207,11 @@ struct vfs_backend {
 	int (*truncate)(void *ctx, int exp, const char *rel, off_t len);
 	int (*utimens)(void *ctx, int exp, const char *rel, const struct timespec ts[2], int flags);
 	int (*statfs)(void *ctx, int exp, const char *rel, struct statfs *st);
+	long (*getxattr)(void *ctx, int exp, const char *rel, const char *name, void *buf, size_t size);
+	long (*listxattr)(void *ctx, int exp, const char *rel, char *buf, size_t size);
+	int (*setxattr)(void *ctx, int exp, const char *rel, const char *name, const void *val,
+			size_t size, int flags);
+	int (*removexattr)(void *ctx, int exp, const char *rel, const char *name);
 };
 
 /* Replace the backend (before use; tests). ctx is passed to every op. */

@@ -131,15 +131,15 @@ static long xfer(int sock, uint32_t tag, struct iovec *req, int nreq,
 	return r;
 }
 
-/* A path request: hdr | fixed | s1 NUL [| s2 NUL] */
-static long call(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
-		 const char *s1, const char *s2, struct iovec *rep, int nrep,
-		 int *fd, int allow_trunc)
+/* A path request: hdr | fixed | s1 NUL [| s2 NUL] [| blob] */
+static long call_blob(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
+		      const char *s1, const char *s2, const void *blob, size_t bloblen,
+		      struct iovec *rep, int nrep, int *fd, int allow_trunc)
 {
 	static const char nul;
 	struct gofer_hdr h = { .op = op, .tag = ++c->tag };
 	size_t l1 = strnlen(s1, PATH_MAX), l2 = s2 ? strnlen(s2, PATH_MAX) : 0;
-	struct iovec iov[6];
+	struct iovec iov[7];
 	int k = 0;
 
 	if (l1 >= PATH_MAX || l2 >= PATH_MAX)
@@ -148,7 +148,7 @@ static long call(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
 	((uint32_t *)fixed)[1] = l1;
 	if (s2)
 		((uint32_t *)fixed)[2] = l2;
-	h.len = sizeof h + flen + l1 + 1 + (s2 ? l2 + 1 : 0);
+	h.len = sizeof h + flen + l1 + 1 + (s2 ? l2 + 1 : 0) + bloblen;
 	iov[k++] = (struct iovec){ &h, sizeof h };
 	iov[k++] = (struct iovec){ fixed, flen };
 	iov[k++] = (struct iovec){ (void *)s1, l1 };
@@ -157,6 +157,8 @@ static long call(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
 		iov[k++] = (struct iovec){ (void *)s2, l2 };
 		iov[k++] = (struct iovec){ (void *)&nul, 1 };
 	}
+	if (bloblen)
+		iov[k++] = (struct iovec){ (void *)blob, bloblen };
 	if (c->broken)
 		return -EPIPE;
 	long r = xfer(c->sock, h.tag, iov, k, rep, nrep, fd, allow_trunc);
@@ -167,6 +169,13 @@ static long call(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
 		c->sock = -1;
 	}
 	return r;
+}
+
+static long call(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
+		 const char *s1, const char *s2, struct iovec *rep, int nrep,
+		 int *fd, int allow_trunc)
+{
+	return call_blob(c, op, fixed, flen, s1, s2, NULL, 0, rep, nrep, fd, allow_trunc);
 }
 
 static int expect(long r, size_t want)
@@ -375,4 +384,56 @@ int gofer_statfs(struct gofer_conn *c, int exp, const char *rel, struct statfs *
 
 	return expect(call(c, GOFER_OP_STATFS, &f, sizeof f, rel, NULL, &rep, 1, NULL, 0),
 		      sizeof *st);
+}
+
+/* GET, LIST: uint32_t length [| bytes] */
+static long xattr_get(struct gofer_conn *c, uint16_t op, int exp, const char *rel,
+		      const char *name, void *buf, size_t size, size_t max)
+{
+	struct gofer_req_xattr f = { .exp = exp };
+	uint32_t len;
+	struct iovec rep[2] = { { &len, sizeof len }, { buf, 0 } };
+	long r;
+
+	if (size > max)
+		size = max;
+	f.size = (uint32_t)size;
+	rep[1].iov_len = size;
+	r = call(c, op, &f, sizeof f, rel, name, rep, size ? 2 : 1, NULL, 0);
+	if (r < 0)
+		return r;
+	if ((size_t)r < sizeof len || len > (size ? size : max) ||
+	    (size_t)r != sizeof len + (size ? len : 0))
+		return -EPROTO;
+	return len;
+}
+
+long gofer_getxattr(struct gofer_conn *c, int exp, const char *rel, const char *name,
+		    void *buf, size_t size)
+{
+	return xattr_get(c, GOFER_OP_GETXATTR, exp, rel, name, buf, size, GOFER_XATTR_MAX);
+}
+
+long gofer_listxattr(struct gofer_conn *c, int exp, const char *rel, char *buf, size_t size)
+{
+	return xattr_get(c, GOFER_OP_LISTXATTR, exp, rel, NULL, buf, size, GOFER_XATTR_LIST_MAX);
+}
+
+int gofer_setxattr(struct gofer_conn *c, int exp, const char *rel, const char *name,
+		   const void *val, size_t size, int flags)
+{
+	struct gofer_req_xattr f = { .exp = exp, .flags = (uint32_t)flags };
+
+	if (size > GOFER_XATTR_MAX)
+		return -ENOSPC;
+	f.size = (uint32_t)size;
+	return expect(call_blob(c, GOFER_OP_SETXATTR, &f, sizeof f, rel, name, val, size,
+				NULL, 0, NULL, 0), 0);
+}
+
+int gofer_removexattr(struct gofer_conn *c, int exp, const char *rel, const char *name)
+{
+	struct gofer_req_xattr f = { .exp = exp };
+
+	return simple(c, GOFER_OP_REMOVEXATTR, &f, sizeof f, rel, name);
 }

@@ -55,6 +55,7 @@ struct gofer_export {
 	const char *const *hidden;   /* NULL-terminated list of relative paths never
 				      * served (e.g. "shadow", "ssh"), or NULL */
 	mode_t mode;                 /* TMPFS: mode of its root (0 = 0755; /tmp: 01777) */
+	unsigned long long size;     /* TMPFS: its size limit in bytes (0: 512M) */
 	int owner_set;               /* TMPFS: give its root to owner_uid:owner_gid;
 				      * DEV: its devpts's new ptys belong to them */
 	uid_t owner_uid;             /* (the home under --user; best effort) */
@@ -74,6 +75,9 @@ struct gofer_cow_config {
 	const char *export_dir;       /* --export DIR (absolute, exists) or NULL */
 	unsigned long long max_bytes; /* --export-max-bytes */
 	unsigned long long max_files; /* --export-max-files */
+	unsigned long long disk_bytes; /* --disk: one tmpfs of this size holds every
+					* writable layer (tmpfs exports, the cow scratch);
+					* 0 = each its own */
 };
 void gofer_set_cow(const struct gofer_cow_config *cfg);
 /* Remove the caller's host scratch directories (moat-cow.* under $TMPDIR or
@@ -172,5 +176,21 @@ int gofer_truncate(struct gofer_conn *c, int exp, const char *rel, off_t len);
  * AT_SYMLINK_NOFOLLOW */
 int gofer_utimens(struct gofer_conn *c, int exp, const char *rel, const struct timespec ts[2], int flags);
 int gofer_statfs(struct gofer_conn *c, int exp, const char *rel, struct statfs *st);
+
+/* Extended attributes of rel (never following a final symlink), user.*
+ * names only (others: -EOPNOTSUPP). A value travels whole in one message:
+ * at most GOFER_XATTR_MAX bytes (a larger set is -ENOSPC, as a file system
+ * with no room for it; a larger host value or list is -E2BIG). Symlinks and
+ * special files have none (get -ENODATA, list empty, set/remove -EPERM).
+ * get/list: size 0 asks the length; else the length copied, or -ERANGE. */
+#define GOFER_XATTR_MAX 4096
+#define GOFER_XATTR_LIST_MAX 8192
+long gofer_getxattr(struct gofer_conn *c, int exp, const char *rel, const char *name,
+		    void *buf, size_t size);
+long gofer_listxattr(struct gofer_conn *c, int exp, const char *rel, char *buf, size_t size);
+/* flags: 0, XATTR_CREATE (-EEXIST) or XATTR_REPLACE (-ENODATA) */
+int gofer_setxattr(struct gofer_conn *c, int exp, const char *rel, const char *name,
+		   const void *val, size_t size, int flags);
+int gofer_removexattr(struct gofer_conn *c, int exp, const char *rel, const char *name);
 
 #endif

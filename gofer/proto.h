@@ -44,6 +44,10 @@ enum gofer_op {
 	GOFER_OP_TRUNCATE,
 	GOFER_OP_UTIMENS,
 	GOFER_OP_STATFS,
+	GOFER_OP_GETXATTR,
+	GOFER_OP_LISTXATTR,
+	GOFER_OP_SETXATTR,
+	GOFER_OP_REMOVEXATTR,
 	GOFER_OP_MAX,
 };
 
@@ -113,6 +117,20 @@ struct gofer_req_utimens {
 	int64_t nsec[2];     /* may be UTIME_NOW / UTIME_OMIT */
 };
 
+/* GETXATTR, SETXATTR, REMOVEXATTR (path, attribute name), LISTXATTR (path
+ * only). SETXATTR's value follows the strings: exactly size bytes, at most
+ * GOFER_XATTR_MAX. GET/LIST reply: uint32_t length of the whole value or
+ * list, then (size != 0) the bytes themselves. Only user.* names exist. */
+struct gofer_req_xattr {
+	uint32_t exp;
+	uint32_t len;
+	uint32_t len2;       /* the name (GET, SET, REMOVE) */
+	uint32_t flags;      /* SET: 0, XATTR_CREATE or XATTR_REPLACE */
+	uint32_t size;       /* GET/LIST: the caller's buffer (0: the length only,
+			      * else at most GOFER_XATTR_MAX); SET: value bytes */
+	uint32_t pad;
+};
+
 struct gofer_rhdr {
 	uint32_t len;        /* whole reply, header included */
 	int32_t err;         /* 0 or -errno */
@@ -131,7 +149,7 @@ struct gofer_rep_walk {
 /* LSTAT, OPEN: struct stat. READLINK: the target bytes. STATFS: struct
  * statfs. OPEN and CONNECT pass their fd with SCM_RIGHTS. */
 
-#define GOFER_MAX_REQ (2 * PATH_MAX + 512)
+#define GOFER_MAX_REQ (2 * PATH_MAX + GOFER_XATTR_MAX + 512)
 #define GOFER_MAX_REP (sizeof(struct gofer_rhdr) + sizeof(struct gofer_rep_walk) + \
 		       GOFER_WALK_MAX * sizeof(struct stat) + PATH_MAX)
 

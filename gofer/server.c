@@ -43,6 +43,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -167,6 +168,7 @@ struct req {
 	const void *fixed;       /* the op's fixed struct (aligned copy) */
 	char *path;              /* first string (always a path) */
 	char *str2;              /* second string or NULL */
+	char *blob;              /* SETXATTR's value */
 	int sock;                /* the client's connection (FIFO waits watch it) */
 };
 
@@ -721,6 +723,189 @@ static int h_statfs(struct req *rq, struct rep *rp)
 	return 0;
 }
 
+/* ---- extended attributes: user.* only ----
+ *
+ * The host kernel's other namespaces are never reached from here: trusted.*
+ * and security.* (a file capability, an SELinux label) and system.* (ACLs)
+ * are -EOPNOTSUPP whatever the sentry asks. The file is opened (never
+ * following a final symlink) read-only, or write-only when it may not be
+ * read, and the f*xattr call acts on that fd: the kernel's own permission
+ * checks (read for get/list, write for set/remove) are the gofer's caller's.
+ * Symlinks and special files carry no user.* attributes on Linux (get
+ * ENODATA, set EPERM); they are never opened. */
+#define XATTR_USER "user."
+
+static int xattr_name_ok(const char *name)
+{
+	size_t l = strlen(name);
+
+	if (l == 0 || l > XATTR_NAME_MAX)
+		return -ERANGE;
+	if (strncmp(name, XATTR_USER, sizeof XATTR_USER - 1) || l == sizeof XATTR_USER - 1)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/* 0 with an fd on rq->path, 1 for a file that has no user.* attributes
+ * (symlink, special file), or -errno. */
+static int xattr_open(struct req *rq, int *fd)
+{
+	const char *name;
+	int owned, pfd, r;
+	struct stat st, st2;
+
+	*fd = -1;
+	pfd = open_parent(rq->e, rq->path, &name, &owned);
+	if (pfd < 0)
+		return pfd;
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		r = 1;
+		goto out;
+	}
+	/* read-only, or write-only for a file the caller may only write */
+	for (int i = 0; i < 2; i++) {
+		int fl = (i ? O_WRONLY : O_RDONLY) | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC;
+		if (!*rq->path || rq->e->is_file) {
+			/* the export root: through its mount point */
+			struct open_how how = {
+				.flags = (uint64_t)fl,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+			};
+			r = (int)syscall(SYS_openat2, pfd, name, &how, sizeof how);
+			if (r < 0)
+				r = -errno;
+		} else {
+			r = oat2(rq->e, pfd, name, fl, 0);
+		}
+		if (r != -EACCES || !S_ISREG(st.st_mode))
+			break;
+	}
+	if (r < 0)
+		goto out;
+	*fd = r;
+	r = 0;
+	/* swapped for something else between the stat and the open */
+	if (fstat(*fd, &st2) < 0 || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino) {
+		close(*fd);
+		*fd = -1;
+		r = -EAGAIN;
+	}
+out:
+	close_owned(pfd, owned);
+	return r;
+}
+
+/* GET and LIST replies: uint32_t length, then (size != 0) the bytes,
+ * already in place at rp->payload + 4 (room: GOFER_MAX_REP) */
+_Static_assert(GOFER_MAX_REP >= sizeof(struct gofer_rhdr) + 4 + GOFER_XATTR_LIST_MAX,
+	       "xattr replies fit");
+static int xattr_reply(struct rep *rp, size_t n, size_t size)
+{
+	uint32_t len = (uint32_t)n;
+
+	memcpy(rp->payload, &len, sizeof len);
+	rp->len = sizeof len + (size ? n : 0);
+	return 0;
+}
+
+static int h_getxattr(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_xattr *f = rq->fixed;
+	char *val = rp->payload + sizeof(uint32_t);
+	ssize_t n;
+	int fd, r;
+
+	if (f->size > GOFER_XATTR_MAX || f->flags)
+		return -EINVAL;
+	r = xattr_name_ok(rq->str2);
+	if (r)
+		return r;
+	r = xattr_open(rq, &fd);
+	if (r)
+		return r > 0 ? -ENODATA : r;
+	n = fgetxattr(fd, rq->str2, f->size ? val : NULL, f->size);
+	r = n < 0 ? -errno : 0;
+	close(fd);
+	if (r == -ERANGE && f->size == GOFER_XATTR_MAX)
+		r = -E2BIG;           /* more than the protocol carries */
+	else if (!r && !f->size && n > GOFER_XATTR_MAX)
+		r = -E2BIG;
+	if (r)
+		return r;
+	return xattr_reply(rp, (size_t)n, f->size);
+}
+
+static int h_listxattr(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_xattr *f = rq->fixed;
+	char *all = rp->payload + sizeof(uint32_t);
+	size_t k = 0;
+	ssize_t n;
+	int fd, r;
+
+	if (f->size > GOFER_XATTR_LIST_MAX || f->flags)
+		return -EINVAL;
+	r = xattr_open(rq, &fd);
+	if (r)
+		return r > 0 ? xattr_reply(rp, 0, 0) : r;
+	n = flistxattr(fd, all, GOFER_XATTR_LIST_MAX);
+	r = n < 0 ? -errno : 0;
+	close(fd);
+	if (r)
+		return r == -ERANGE ? -E2BIG : r;
+	/* user.* names only, compacted in place */
+	for (ssize_t i = 0; i < n; ) {
+		size_t l = strnlen(all + i, (size_t)(n - i));
+		if (l < (size_t)(n - i) && !strncmp(all + i, XATTR_USER, sizeof XATTR_USER - 1)) {
+			memmove(all + k, all + i, l + 1);
+			k += l + 1;
+		}
+		i += (ssize_t)l + 1;
+	}
+	if (f->size && k > f->size)
+		return -ERANGE;
+	return xattr_reply(rp, k, f->size);
+}
+
+static int h_setxattr(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_xattr *f = rq->fixed;
+	int fd, r;
+
+	(void)rp;
+	if (f->flags & ~(unsigned)(XATTR_CREATE | XATTR_REPLACE))
+		return -EINVAL;
+	r = xattr_name_ok(rq->str2);
+	if (r)
+		return r;
+	r = xattr_open(rq, &fd);
+	if (r)
+		return r > 0 ? -EPERM : r;
+	r = fsetxattr(fd, rq->str2, rq->blob, f->size, (int)f->flags) < 0 ? -errno : 0;
+	close(fd);
+	return r;
+}
+
+static int h_removexattr(struct req *rq, struct rep *rp)
+{
+	int fd, r;
+
+	(void)rp;
+	r = xattr_name_ok(rq->str2);
+	if (r)
+		return r;
+	r = xattr_open(rq, &fd);
+	if (r)
+		return r > 0 ? -EPERM : r;
+	r = fremovexattr(fd, rq->str2) < 0 ? -errno : 0;
+	close(fd);
+	return r;
+}
+
 static void *conn_thread(void *arg);
 
 static int h_connect(struct req *rq, struct rep *rp)
@@ -760,6 +945,7 @@ enum {
 	F_WRITE = 4,        /* needs a writable export */
 	F_CTL = 8,          /* control connection only, no export */
 	F_OWNHIDE = 16,     /* the handler refuses hidden names itself */
+	F_BLOB = 32,        /* fixed.xa.size bytes follow the strings */
 };
 
 struct op_desc {
@@ -785,6 +971,10 @@ static const struct op_desc ops[GOFER_OP_MAX] = {
 	[GOFER_OP_TRUNCATE] = { h_truncate, sizeof(struct gofer_req_truncate), F_WRITE },
 	[GOFER_OP_UTIMENS]  = { h_utimens,  sizeof(struct gofer_req_utimens), F_WRITE },
 	[GOFER_OP_STATFS]   = { h_statfs,   sizeof(struct gofer_req_path), 0 },
+	[GOFER_OP_GETXATTR] = { h_getxattr, sizeof(struct gofer_req_xattr), F_STR2 },
+	[GOFER_OP_LISTXATTR] = { h_listxattr, sizeof(struct gofer_req_xattr), 0 },
+	[GOFER_OP_SETXATTR] = { h_setxattr, sizeof(struct gofer_req_xattr), F_WRITE | F_STR2 | F_BLOB },
+	[GOFER_OP_REMOVEXATTR] = { h_removexattr, sizeof(struct gofer_req_xattr), F_WRITE | F_STR2 },
 };
 
 /* Check one string at buf[*off] of length len: in bounds, NUL-free, NUL
@@ -840,6 +1030,14 @@ int gofer_parse_request(char *buf, size_t n, int is_ctl, size_t nexports, struct
 		if (r)
 			return r;
 	}
+	if (d->flags & F_BLOB) {
+		if (q->fixed.xa.size > GOFER_XATTR_MAX)
+			return -EINVAL;
+		if (off + q->fixed.xa.size > n)
+			return -EPROTO;
+		q->blob = buf + off;
+		off += q->fixed.xa.size;
+	}
 	if (off != n)
 		return -EPROTO;
 	if (q->fixed.path.exp >= nexports)
@@ -868,6 +1066,7 @@ static int serve_one(char *buf, size_t n, int is_ctl, int sock, struct rep *rp)
 	rq.fixed = &q.fixed;
 	rq.path = q.path;
 	rq.str2 = q.str2;
+	rq.blob = q.blob;
 	if ((!(d->flags & F_OWNHIDE) && is_hidden(rq.e, rq.path)) || ((d->flags & F_PATH2) && is_hidden(rq.e, rq.str2)))
 		return -ENOENT;
 	if ((d->flags & F_WRITE) && !rq.e->writable)

@@ -55,9 +55,11 @@ struct gofer_request {
 		struct gofer_req_chown chown;
 		struct gofer_req_truncate trunc;
 		struct gofer_req_utimens ut;
+		struct gofer_req_xattr xa;
 	} fixed;                /* an aligned copy */
 	char *path;             /* first string (in the message buffer) */
 	char *str2;             /* second string or NULL */
+	char *blob;             /* SETXATTR: the value (fixed.xa.size bytes) */
 };
 
 /* Check one request of n bytes against the wire format (proto.h) and the

@@ -122,7 +122,8 @@ static int mattr(int fd, const char *path, unsigned flags, uint64_t set)
 }
 
 /* A fresh tmpfs as a detached mount fd. */
-static int new_tmpfs(const char *size, const char *mode, unsigned attrs)
+static int new_tmpfs_inodes(const char *size, const char *inodes, const char *mode,
+			    unsigned attrs)
 {
 	int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
 	int m;
@@ -130,6 +131,7 @@ static int new_tmpfs(const char *size, const char *mode, unsigned attrs)
 	if (fs < 0)
 		return -1;
 	if (fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
+	    (inodes && fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) < 0) ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		int e = errno;
@@ -176,6 +178,49 @@ static int new_devpts(const struct gofer_export *ex)
 	}
 	m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
 	close(fs);
+	return m;
+}
+
+static int new_tmpfs(const char *size, const char *mode, unsigned attrs)
+{
+	return new_tmpfs_inodes(size, NULL, mode, attrs);
+}
+
+/* --disk: one tmpfs of that size (and size/1024 inodes) at /tmp/.disk holds
+ * every writable layer: each tmpfs export and the cow scratch is a bind of
+ * a directory of it, so the kernel's ENOSPC caps them together, for writes
+ * through the gofer and through fds it donated alike. The cow scratch needs
+ * user xattrs there (Linux >= 6.6). */
+#define DISK_POOL "/tmp/.disk"
+static struct gofer_cow_config cow_cfg;   /* (set by gofer_set_cow, below) */
+
+static void disk_pool_mount(void)
+{
+	char size[32], inodes[32];
+	unsigned long long ni = cow_cfg.disk_bytes / 1024;
+	int m;
+
+	snprintf(size, sizeof size, "%llu", cow_cfg.disk_bytes);
+	snprintf(inodes, sizeof inodes, "%llu", ni < 4096 ? 4096 : ni);
+	m = new_tmpfs_inodes(size, inodes, "0700", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (m < 0 || mkdir(DISK_POOL, 0700) < 0 ||
+	    move_mount(m, "", AT_FDCWD, DISK_POOL, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		failp("gofer: --disk: its tmpfs");
+	close(m);
+}
+
+/* A detached bind of a new directory `name` of the pool, mode `mode`. */
+static int disk_pool_dir(const char *name, mode_t mode)
+{
+	char p[64];
+	int m;
+
+	snprintf(p, sizeof p, DISK_POOL "/%s", name);
+	if (mkdir(p, mode) < 0 || chmod(p, mode) < 0)
+		failp("gofer: --disk: %s", p);
+	m = open_tree(AT_FDCWD, p, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (m < 0)
+		failp("gofer: --disk: %s", p);
 	return m;
 }
 
@@ -456,6 +501,8 @@ static void build_root(const struct gofer_export *ex, size_t n,
 		if (ex[i].kind != GOFER_EXPORT_DIR || !ex[i].cow)
 			continue;
 		ncow++;
+		if (ex[i].cow_persist && cow_cfg.disk_bytes)
+			fail(-EINVAL, "gofer: --disk cannot cap --overlay DIR (a host directory)");
 		if (ex[i].cow_persist && persist < 0) {
 			if (!cow_cfg.upper_dir)
 				fail(-EINVAL, "gofer: no --overlay DIR");
@@ -465,6 +512,8 @@ static void build_root(const struct gofer_export *ex, size_t n,
 					    OPEN_TREE_CLOEXEC);
 			if (persist < 0)
 				failp("gofer: --overlay %s", cow_cfg.upper_dir);
+		} else if (!ex[i].cow_persist && scratch < 0 && cow_cfg.disk_bytes) {
+			scratch = -2;   /* in the --disk pool, once it exists */
 		} else if (!ex[i].cow_persist && scratch < 0) {
 			scratch = cow_scratch();
 		}
@@ -511,6 +560,15 @@ static void build_root(const struct gofer_export *ex, size_t n,
 	if (fd < 0)
 		failp("gofer: /tmp/.empty");
 	close(fd);
+	if (cow_cfg.disk_bytes) {
+		disk_pool_mount();
+		if (scratch == -2) {
+			scratch = disk_pool_dir("cow", 0700);
+			if (!tmpfs_has_user_xattr(scratch))
+				fail(-EOPNOTSUPP, "gofer: --disk with a cow mount or --overlay memory needs "
+				     "a tmpfs that keeps user xattrs (Linux >= 6.6)");
+		}
+	}
 	if (scratch >= 0 && (mkdir("/tmp/.cow", 0700) < 0 ||
 			     move_mount(scratch, "", AT_FDCWD, "/tmp/.cow", MOVE_MOUNT_F_EMPTY_PATH) < 0))
 		failp("gofer: attach the scratch layer");
@@ -568,9 +626,19 @@ static void build_root(const struct gofer_export *ex, size_t n,
 			break;
 		case GOFER_EXPORT_TMPFS:
 		{
-			char mode[16];
+			char mode[16], size[32];
 			snprintf(mode, sizeof mode, "%o", ex[i].mode ? ex[i].mode & 07777 : 0755);
-			fd = new_tmpfs("512m", mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+			if (ex[i].size)
+				snprintf(size, sizeof size, "%llu", ex[i].size);
+			else
+				snprintf(size, sizeof size, "512m");
+			if (cow_cfg.disk_bytes && !ex[i].size) {
+				char name[32];
+				snprintf(name, sizeof name, "e%zu", i);
+				fd = disk_pool_dir(name, ex[i].mode ? ex[i].mode & 07777 : 0755);
+			} else {
+				fd = new_tmpfs(size, mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+			}
 		}
 			if (fd < 0 || move_mount(fd, "", AT_FDCWD, slot,
 						 MOVE_MOUNT_F_EMPTY_PATH) < 0)
@@ -746,6 +814,8 @@ static void seccomp_allowlist(void)
 		SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(getrandom),
 		SCMP_SYS(gettid), SCMP_SYS(getpid), SCMP_SYS(restart_syscall),
 		SCMP_SYS(exit), SCMP_SYS(exit_group),
+		/* user.* extended attributes (server.c refuses other names) */
+		SCMP_SYS(flistxattr), SCMP_SYS(fsetxattr), SCMP_SYS(fremovexattr),
 		/* the export (after the guest): opaque-directory xattrs, the reaper */
 		SCMP_SYS(fgetxattr), SCMP_SYS(lseek), SCMP_SYS(wait4),
 	};

@@ -154,6 +154,17 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 		rc = rule(ctx, SCMP_SYS(utimensat), 1, &c);
 	}
 	if (!rc) {
+		/* inotify_add_watch (syscalls/sys_file.c): a short-lived thread
+		 * takes a working directory of its own (CLONE_FS only), enters
+		 * the watched directory by fd and adds the watch by name */
+		struct scmp_arg_cmp c = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = CLONE_FS };
+		rc = rule(ctx, SCMP_SYS(unshare), 1, &c);
+		if (!rc)
+			rc = rule(ctx, SCMP_SYS(fchdir), 0, NULL);
+		if (!rc)
+			rc = rule(ctx, SCMP_SYS(inotify_add_watch), 0, NULL);
+	}
+	if (!rc) {
 		/* the lock table (syscalls/sys_lock.c) tells open file
 		 * descriptions apart: KCMP_FILE only, which compares, never acts */
 		struct scmp_arg_cmp c = { .arg = 2, .op = SCMP_CMP_EQ, .datum_a = KCMP_FILE };

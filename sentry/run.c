@@ -188,6 +188,7 @@ int sentry_run(const struct sentry_config *cfg)
 	struct gofer_cow_config cow = {
 		.upper_dir = cfg->overlay && cfg->overlay[0] == '/' ? cfg->overlay : NULL,
 		.max_files = cfg->export_max_files, .max_bytes = cfg->export_max_bytes,
+		.disk_bytes = cfg->disk,
 	};
 	char *export_dir = NULL;
 	if (cfg->export_dir) { /* made (as the caller) before the gofer opens it */

@@ -40,6 +40,8 @@ struct bind_spec {
 	char *dst;     /* absolute guest path */
 	int writable;
 	int cow;       /* :cow, a copy-on-write view (gofer overlayfs) */
+	int tmpfs;     /* --tmpfs DST[:size=N]: src is NULL */
+	unsigned long long size; /* tmpfs: bytes, 0 = the default */
 };
 
 #define MAX_BINDS 64
@@ -69,6 +71,7 @@ struct sentry_config {
 	int npub;
 	/* limits (limits.c); 0 = none */
 	unsigned long long memory;        /* --memory: bytes */
+	unsigned long long disk;          /* --disk: bytes of the writable layer, 0 = none */
 	unsigned long pids;               /* --pids: tasks (threads count) */
 	unsigned long cpus_milli;         /* --cpus X: X * 1000 */
 	unsigned long long timeout_ms;    /* --timeout */

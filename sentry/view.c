@@ -58,6 +58,8 @@ static const char **etc_hidden(void)
 	return v;
 }
 
+#define VIEW_SPARE_TMPFS 2
+
 struct builder {
 	struct view *v;
 	size_t ecap, mcap;
@@ -283,6 +285,18 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 		const struct bind_spec *bs = &cfg->binds[i];
 		char dst[4096];
 		struct stat st;
+		if (bs->tmpfs) {
+			if (canon_guest(bs->dst, dst, sizeof dst) < 0) {
+				snprintf(err, errlen, "--tmpfs %s: must be an absolute path without ..",
+					 bs->dst);
+				return -EINVAL;
+			}
+			int e = add_export(&b, GOFER_EXPORT_TMPFS, NULL, 1, NULL);
+			v->exports[e].mode = 01777;
+			v->exports[e].size = bs->size;
+			add_mount(&b, dst, VFS_MNT_GOFER, e, 1, 0, NULL, NULL);
+			continue;
+		}
 		if (stat(bs->src, &st) < 0) {
 			snprintf(err, errlen, "--bind %s: %s", bs->src, strerror(errno));
 			return -ENOENT;
@@ -305,6 +319,13 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 		}
 		add_mount(&b, dst, VFS_MNT_GOFER, e, bs->writable || bs->cow, 0, NULL, NULL);
 		free(rp);
+	}
+	/* spare private tmpfs exports for the guest's own mount(2) of a
+	 * tmpfs (test suites mount one and remount it read-only) */
+	for (int i = 0; i < VIEW_SPARE_TMPFS; i++) {
+		int e = add_export(&b, GOFER_EXPORT_TMPFS, NULL, 1, NULL);
+		v->exports[e].mode = 01777;
+		add_mount(&b, "/", VFS_MNT_SPARE, e, 1, 0, NULL, NULL);
 	}
 	v->desc = xstrdup(b.desc);
 	return 0;

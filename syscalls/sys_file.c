@@ -8,6 +8,8 @@
  * name (do_unlinkat takes mnt_want_write before looking the victim up).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -1121,16 +1123,47 @@ long sys_utime(struct sc_call *c)
 	return do_utimens(c, AT_FDCWD, c->str[0], 0, ts, 0);
 }
 
-/* ---- inotify: watch the gofer's file through the held inotify instance ---- */
+/* ---- inotify: watch the gofer's file through the held inotify instance ----
+ *
+ * The guest's inotify fd (pidfd_getfd) gets the watch from the sentry, on
+ * the object the walk found: a directory through a read-only fd of it
+ * (inotify_add_watch(".") with that fd as the working directory), anything
+ * else as its name in its parent directory, with IN_DONT_FOLLOW (the walk
+ * already followed what the guest asked to follow). The working directory
+ * is a short-lived thread's own (unshare(CLONE_FS)): the sentry has no
+ * procfs of its own for /proc/self/fd/N, and its other threads keep theirs.
+ * Events are the kernel's on that inode: what the guest does through the
+ * gofer (creates, renames, unlinks in the overlay or a bind) and natively
+ * (writes through held fds), and on host-backed mounts what the host does.
+ * The watch needs the sentry's uid to be able to read the file (EACCES
+ * otherwise, e.g. a caller's 0700 directory when run as root). */
+struct watch_req {
+	int ifd, dfd;
+	const char *name;
+	uint32_t mask;
+	int r;
+};
+
+static void *watch_thread(void *arg)
+{
+	struct watch_req *w = arg;
+
+	if (unshare(CLONE_FS) < 0 || fchdir(w->dfd) < 0)
+		w->r = -errno;
+	else if ((w->r = inotify_add_watch(w->ifd, w->name, w->mask)) < 0)
+		w->r = -errno;
+	return NULL;
+}
 
 long sys_inotify_add_watch(struct sc_call *c)
 {
-	cleanup_free struct vfs_node *n = NULL;
+	cleanup_free struct vfs_node *n = NULL, *pn = NULL;
 	cleanup_fd int ifd = -1;
-	cleanup_fd int pfd = -1;
+	cleanup_fd int dfd = -1;
 	uint32_t mask = (uint32_t)c->args[2];
+	struct watch_req w = { .name = "." };
+	pthread_t th;
 	unsigned wf = 0;
-	char p[64];
 	int r;
 
 	if (mask & IN_DONT_FOLLOW)
@@ -1146,11 +1179,35 @@ long sys_inotify_add_watch(struct sc_call *c)
 	r = vfs_permission(c->task, &n->st, MAY_READ);
 	if (r < 0)
 		return r;
-	r = vfs_node_open(VFS_OF(c), c->task, n, O_PATH | (S_ISLNK(n->st.st_mode) ? O_NOFOLLOW : 0),
-			  0, &pfd, NULL);
+	if (n->kind != VN_BACKEND)
+		return -EPERM;   /* synthetic: nothing would ever change */
+	if (S_ISDIR(n->st.st_mode)) {
+		r = vfs_node_open(VFS_OF(c), c->task, n, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, &dfd, NULL);
+	} else {
+		char parent[PATH_MAX];
+		char *slash = strrchr(n->path, '/');
+		if (!*n->rel || !slash)
+			return -EPERM;   /* a file mount's root: no parent of its own */
+		snprintf(parent, sizeof parent, "%.*s", (int)(slash - n->path), n->path);
+		if (!parent[0])
+			snprintf(parent, sizeof parent, "/");
+		r = fs_walk(c, AT_FDCWD, parent, 0, &pn);
+		if (r < 0)
+			return r;
+		if (pn->kind != VN_BACKEND || pn->mnt != n->mnt)
+			return -EPERM;
+		r = vfs_node_open(VFS_OF(c), c->task, pn, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, &dfd, NULL);
+		w.name = slash + 1;
+		mask |= IN_DONT_FOLLOW;
+	}
 	if (r < 0)
 		return r;
-	snprintf(p, sizeof p, "/proc/self/fd/%d", pfd);
-	r = inotify_add_watch(ifd, p, mask & ~IN_DONT_FOLLOW);
-	return r < 0 ? -errno : r;
+	w.ifd = ifd;
+	w.dfd = dfd;
+	w.mask = mask & ~IN_ONLYDIR;
+	r = pthread_create(&th, NULL, watch_thread, &w);
+	if (r)
+		return -r;
+	pthread_join(th, NULL);
+	return w.r;
 }

@@ -1,26 +1,172 @@
-/* syscalls/sys_xattr.c - extended attributes by path.
+/* syscalls/sys_xattr.c - extended attributes.
  *
- * Not served by the gofer yet: the path is resolved (so ENOENT, ENOTDIR,
- * ELOOP, EACCES are Linux's), then every file has no attributes: get ->
- * ENODATA, list -> empty, set/remove -> EROFS on read-only mounts, else
- * ENOTSUP. fgetxattr/flistxattr run natively on the held host fd;
- * fsetxattr/fremovexattr are emulated like the path calls, and refused with
- * EPERM on an fd the VFS cannot name (a pipe, a socket, the caller's terminal
- * or a host file given as stdio: never changed from inside).
+ * user.* attributes of files of gofer mounts (rw and ro binds, cow binds,
+ * the overlay, tmpfs exports) are the host file's own, set and read by the
+ * gofer (gofer_*xattr: it refuses every other namespace and never follows a
+ * final symlink). The sentry resolves the path, applies Linux's checks in
+ * Linux's order with the task's virtual credentials (EROFS on a read-only
+ * mount, then the namespace, then read permission for get, write permission
+ * and the sticky-directory rule for set/remove), then asks the gofer.
+ *
+ * Other namespaces never reach the host: trusted.* is ENODATA to get and
+ * EPERM to set without CAP_SYS_ADMIN (Linux), EOPNOTSUPP with it; security.*
+ * (file capabilities, LSM labels) reads ENODATA and sets EOPNOTSUPP; system.*
+ * (POSIX ACLs) is EOPNOTSUPP, a file system without ACLs; unknown prefixes
+ * EOPNOTSUPP. Lists show user.* names only.
+ *
+ * Sizes: a value is at most GOFER_XATTR_MAX (4096) bytes in the gofer
+ * protocol: a larger set is ENOSPC (as ext4 with no room), a larger host
+ * value E2BIG. Linux's own limits stay: name 1..255 bytes (ERANGE), value
+ * 64 KiB (E2BIG).
+ *
+ * Synthetic nodes (/proc, mount points) and fds the VFS cannot name have no
+ * attributes: get ENODATA, list empty, set EROFS on read-only mounts, else
+ * EOPNOTSUPP (fsetxattr on an unnamed fd: EPERM, never the host object).
+ * The f* calls act on the fd's file by the VFS's name for it, as the path
+ * calls do (never natively on the held fd: it may be a host file the guest
+ * was handed, and the sentry's uid may not read what the guest may).
  */
 #include <errno.h>
+#include <string.h>
+#include <sys/xattr.h>
 
+#include "kernel/cred.h"
 #include "syscalls/sys_fs.h"
 
+#define XATTR_SIZE_MAX_ 65536
+#define XATTR_NAME_MAX_ 255
+
+enum xop { X_GET, X_LIST, X_SET, X_REMOVE };
+
+static int has_prefix(const char *s, const char *p)
+{
+	return !strncmp(s, p, strlen(p));
+}
+
+/* The namespace verdict for a non-user name: -errno, or 0 for user.* */
+static int xattr_ns(struct sc_call *c, const char *name, enum xop op)
+{
+	int write = op == X_SET || op == X_REMOVE;
+
+	if (has_prefix(name, "user.") && name[5])
+		return 0;
+	if (has_prefix(name, "trusted.") && name[8]) {
+		if (!cred_capable(&c->task->cred, 21 /* CAP_SYS_ADMIN */))
+			return write ? -EPERM : -ENODATA;
+		return write ? -EOPNOTSUPP : -ENODATA;
+	}
+	if (has_prefix(name, "security.") && name[9])
+		return write ? -EOPNOTSUPP : -ENODATA;
+	return -EOPNOTSUPP;
+}
+
+struct xreq {
+	enum xop op;
+	const char *name;      /* X_GET, X_SET, X_REMOVE */
+	uint64_t addr;         /* X_GET/X_LIST: output; X_SET: value */
+	size_t size;
+	int flags;             /* X_SET */
+};
+
+static long xattr_node(struct sc_call *c, const struct vfs_node *n, const struct xreq *x)
+{
+	struct vfs *v = VFS_OF(c);
+	struct task *t = c->task;
+	int write = x->op == X_SET || x->op == X_REMOVE;
+	cleanup_free char *buf = NULL;
+	long r;
+
+	if (write && n->kind != VN_FD) {
+		r = vfs_mount_write_err(n->mnt);
+		if (r == -EROFS)
+			return r;
+	}
+	if (x->op != X_LIST) {
+		r = xattr_ns(c, x->name, x->op);
+		if (r)
+			return r;
+	}
+	if (n->kind != VN_BACKEND) {
+		if (x->op == X_GET)
+			return -ENODATA;
+		if (x->op == X_LIST)
+			return 0;
+		return n->kind == VN_FD ? -EPERM : -EOPNOTSUPP;
+	}
+	/* Linux: user.* only on regular files and directories */
+	if (!S_ISREG(n->st.st_mode) && !S_ISDIR(n->st.st_mode)) {
+		if (x->op == X_LIST)
+			return 0;
+		return write ? -EPERM : -ENODATA;
+	}
+	if (x->op == X_GET || write) {
+		r = vfs_permission(t, &n->st, write ? MAY_WRITE : MAY_READ);
+		if (r)
+			return r;
+	}
+	if (write && S_ISDIR(n->st.st_mode) && (n->st.st_mode & S_ISVTX) &&
+	    !vfs_owner(t, &n->st))
+		return -EPERM;
+
+	switch (x->op) {
+	case X_GET:
+	case X_LIST: {
+		size_t size = x->size > XATTR_SIZE_MAX_ ? XATTR_SIZE_MAX_ : x->size;
+		if (size)
+			buf = xmalloc(size);
+		r = x->op == X_GET ?
+			VFS_BE(v, getxattr, n->mnt->export, n->rel, x->name, buf, size) :
+			VFS_BE(v, listxattr, n->mnt->export, n->rel, buf, size);
+		if (r > 0 && size && sc_write_guest(c, x->addr, buf, (size_t)r) < 0)
+			return -EFAULT;
+		return r;
+	}
+	case X_SET:
+		if (x->size) {
+			buf = xmalloc(x->size);
+			if (sc_read_guest(c, x->addr, buf, x->size) < 0)
+				return -EFAULT;
+		}
+		r = VFS_BE(v, setxattr, n->mnt->export, n->rel, x->name, buf, x->size, x->flags);
+		break;
+	case X_REMOVE:
+	default:
+		r = VFS_BE(v, removexattr, n->mnt->export, n->rel, x->name);
+		break;
+	}
+	vfs_invalidate(v, n->mnt, n->rel, 0);
+	return r;
+}
+
+/* Argument checks Linux makes before the lookup. */
+static long xattr_args(const struct xreq *x)
+{
+	if (x->op == X_SET && (x->flags & ~(XATTR_CREATE | XATTR_REPLACE)))
+		return -EINVAL;
+	if (x->op != X_LIST) {
+		if (!x->name)
+			return -EFAULT;
+		size_t l = strnlen(x->name, XATTR_NAME_MAX_ + 1);
+		if (l == 0 || l > XATTR_NAME_MAX_)
+			return -ERANGE;
+	}
+	if (x->op == X_SET && x->size > XATTR_SIZE_MAX_)
+		return -E2BIG;
+	return 0;
+}
+
 static long xattr_path(struct sc_call *c, int dirfd, const char *path, int atflags,
-		       int write)
+		       const struct xreq *x)
 {
 	cleanup_free struct vfs_node *n = NULL;
 	unsigned wf = 0;
-	int r;
+	long r;
 
 	if (atflags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return -EINVAL;
+	r = xattr_args(x);
+	if (r)
+		return r;
 	if (atflags & AT_SYMLINK_NOFOLLOW)
 		wf |= WALK_NOFOLLOW;
 	if (atflags & AT_EMPTY_PATH)
@@ -28,104 +174,140 @@ static long xattr_path(struct sc_call *c, int dirfd, const char *path, int atfla
 	r = fs_walk(c, dirfd, path, wf, &n);
 	if (r < 0)
 		return r;
-	if (write) {
-		if (n->kind != VN_FD) {
-			r = vfs_mount_write_err(n->mnt);
-			if (r == -EROFS)
-				return r;
-		}
-		return -ENOTSUP;
-	}
-	return 0;
+	return xattr_node(c, n, x);
 }
 
 #define NOFOLLOW AT_SYMLINK_NOFOLLOW
 
+#define XGET(c, i) (&(struct xreq){ .op = X_GET, .name = (c)->str[i], \
+	.addr = (c)->args[(i) + 1], .size = (size_t)(c)->args[(i) + 2] })
+#define XLIST(c, i) (&(struct xreq){ .op = X_LIST, .addr = (c)->args[i], \
+	.size = (size_t)(c)->args[(i) + 1] })
+#define XSET(c, i) (&(struct xreq){ .op = X_SET, .name = (c)->str[i], \
+	.addr = (c)->args[(i) + 1], .size = (size_t)(c)->args[(i) + 2], \
+	.flags = (int)(c)->args[(i) + 3] })
+#define XREM(c, i) (&(struct xreq){ .op = X_REMOVE, .name = (c)->str[i] })
+
 long sys_getxattr(struct sc_call *c)
 {
-	long r = xattr_path(c, AT_FDCWD, c->str[0], 0, 0);
-	return r < 0 ? r : -ENODATA;
+	return xattr_path(c, AT_FDCWD, c->str[0], 0, XGET(c, 1));
 }
 
 long sys_lgetxattr(struct sc_call *c)
 {
-	long r = xattr_path(c, AT_FDCWD, c->str[0], NOFOLLOW, 0);
-	return r < 0 ? r : -ENODATA;
-}
-
-long sys_getxattrat(struct sc_call *c)
-{
-	long r = xattr_path(c, ARG_INT(c, 0), c->str[1], ARG_INT(c, 2), 0);
-	return r < 0 ? r : -ENODATA;
+	return xattr_path(c, AT_FDCWD, c->str[0], NOFOLLOW, XGET(c, 1));
 }
 
 long sys_listxattr(struct sc_call *c)
 {
-	return xattr_path(c, AT_FDCWD, c->str[0], 0, 0);
+	return xattr_path(c, AT_FDCWD, c->str[0], 0, XLIST(c, 1));
 }
 
 long sys_llistxattr(struct sc_call *c)
 {
-	return xattr_path(c, AT_FDCWD, c->str[0], NOFOLLOW, 0);
-}
-
-long sys_listxattrat(struct sc_call *c)
-{
-	return xattr_path(c, ARG_INT(c, 0), c->str[1], ARG_INT(c, 2), 0);
+	return xattr_path(c, AT_FDCWD, c->str[0], NOFOLLOW, XLIST(c, 1));
 }
 
 long sys_setxattr(struct sc_call *c)
 {
-	return xattr_path(c, AT_FDCWD, c->str[0], 0, 1);
+	return xattr_path(c, AT_FDCWD, c->str[0], 0, XSET(c, 1));
 }
 
 long sys_lsetxattr(struct sc_call *c)
 {
-	return xattr_path(c, AT_FDCWD, c->str[0], NOFOLLOW, 1);
-}
-
-long sys_setxattrat(struct sc_call *c)
-{
-	return xattr_path(c, ARG_INT(c, 0), c->str[1], ARG_INT(c, 2), 1);
+	return xattr_path(c, AT_FDCWD, c->str[0], NOFOLLOW, XSET(c, 1));
 }
 
 long sys_removexattr(struct sc_call *c)
 {
-	return xattr_path(c, AT_FDCWD, c->str[0], 0, 1);
+	return xattr_path(c, AT_FDCWD, c->str[0], 0, XREM(c, 1));
 }
 
 long sys_lremovexattr(struct sc_call *c)
 {
-	return xattr_path(c, AT_FDCWD, c->str[0], NOFOLLOW, 1);
+	return xattr_path(c, AT_FDCWD, c->str[0], NOFOLLOW, XREM(c, 1));
+}
+
+/* The *xattrat calls (Linux 6.13): value, size and flags in a struct
+ * xattr_args { u64 value; u32 size; u32 flags; } at args[4], args[5] bytes. */
+static long xattrat_args(struct sc_call *c, struct xreq *x)
+{
+	struct { uint64_t value; uint32_t size, flags; } a;
+
+	if ((size_t)c->args[5] < sizeof a)
+		return -EINVAL;
+	if ((size_t)c->args[5] > sizeof a)
+		return -E2BIG;   /* no extension of the struct is known */
+	if (sc_read_guest(c, c->args[4], &a, sizeof a) < 0)
+		return -EFAULT;
+	x->addr = a.value;
+	x->size = a.size;
+	x->flags = (int)a.flags;
+	if (x->op != X_SET && a.flags)
+		return -EINVAL;
+	return 0;
+}
+
+long sys_getxattrat(struct sc_call *c)
+{
+	struct xreq x = { .op = X_GET, .name = c->str[3] };
+	long r = xattrat_args(c, &x);
+
+	return r ? r : xattr_path(c, ARG_INT(c, 0), c->str[1], ARG_INT(c, 2), &x);
+}
+
+long sys_setxattrat(struct sc_call *c)
+{
+	struct xreq x = { .op = X_SET, .name = c->str[3] };
+	long r = xattrat_args(c, &x);
+
+	return r ? r : xattr_path(c, ARG_INT(c, 0), c->str[1], ARG_INT(c, 2), &x);
+}
+
+long sys_listxattrat(struct sc_call *c)
+{
+	struct xreq x = { .op = X_LIST, .addr = c->args[3], .size = (size_t)c->args[4] };
+
+	return xattr_path(c, ARG_INT(c, 0), c->str[1], ARG_INT(c, 2), &x);
 }
 
 long sys_removexattrat(struct sc_call *c)
 {
-	return xattr_path(c, ARG_INT(c, 0), c->str[1], ARG_INT(c, 2), 1);
+	return xattr_path(c, ARG_INT(c, 0), c->str[1], ARG_INT(c, 2), XREM(c, 3));
 }
 
 /* fsetxattr/fremovexattr: the fd's node, never the host object behind it. */
-static long xattr_fd(struct sc_call *c, int fd)
+static long xattr_fd(struct sc_call *c, int fd, const struct xreq *x)
 {
 	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
-	int r = vfs_fd_node(VFS_OF(c), c->task, fd, n, NULL);
+	long r = xattr_args(x);
 
+	if (r)
+		return r;
+	r = vfs_fd_node(VFS_OF(c), c->task, fd, n, NULL);
 	if (r < 0)
 		return r;
 	if (n->opath)
 		return -EBADF;
-	if (n->kind == VN_FD)
-		return -EPERM;
-	r = vfs_mount_write_err(n->mnt);
-	return r == -EROFS ? r : -ENOTSUP;
+	return xattr_node(c, n, x);
+}
+
+long sys_fgetxattr(struct sc_call *c)
+{
+	return xattr_fd(c, ARG_INT(c, 0), XGET(c, 1));
+}
+
+long sys_flistxattr(struct sc_call *c)
+{
+	return xattr_fd(c, ARG_INT(c, 0), XLIST(c, 1));
 }
 
 long sys_fsetxattr(struct sc_call *c)
 {
-	return xattr_fd(c, ARG_INT(c, 0));
+	return xattr_fd(c, ARG_INT(c, 0), XSET(c, 1));
 }
 
 long sys_fremovexattr(struct sc_call *c)
 {
-	return xattr_fd(c, ARG_INT(c, 0));
+	return xattr_fd(c, ARG_INT(c, 0), XREM(c, 1));
 }

@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_deny" ] || { fail setup "no $SYSCALL_BIN/probe_deny"; finish; }
 
-probes="ptrace io_uring_setup mount bpf kexec_load init_module finit_module open_by_handle_at unshare_user clone3 userfaultfd perf_event_open int80 x32 tiocsti vm_write_init"
+probes="ptrace io_uring_setup fsopen bpf kexec_load init_module finit_module open_by_handle_at unshare_user clone3 userfaultfd perf_event_open int80 x32 tiocsti vm_write_init"
 # socket families outside the allow list (AF_VSOCK is not confined by network
 # namespaces), socketpair families, ioctl request classes, personality flags
 probes="$probes vsock packet netlink_audit netlink_uevent alg socketpair_tipc chattr personality fsetxattr"
@@ -46,7 +46,7 @@ PYEOF
 done
 
 # The same denials hold for a child process and a second thread (the filter is inherited).
-out=$(moat run --bind "$SYSCALL_BIN:/t:ro" -- /bin/sh -c '/t/probe_deny ptrace mount bpf | grep -c "^ok"' </dev/null 2>/dev/null)
+out=$(moat run --bind "$SYSCALL_BIN:/t:ro" -- /bin/sh -c '/t/probe_deny ptrace fsopen bpf | grep -c "^ok"' </dev/null 2>/dev/null)
 expect_eq denied_in_grandchild "$out" 3
 
 # --audit and --trace cannot exhaust the host: a guest loop of trapped calls

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 
 static struct gofer_conn *c;
 
@@ -732,4 +733,45 @@ Test(gofer_ops, confined)
 		usleep(50000);
 	}
 	cr_assert_leq(nfd, 3 + 1 + 1 + EXP_N + 1, "%d fds", nfd);
+}
+
+/* user.* attributes only: whatever a (compromised) sentry asks, no other
+ * namespace reaches a host file (no security.capability, no trusted.*, no
+ * ACL), a symlink is never followed, a read-only export is EROFS. */
+Test(gofer_ops, xattr_user_only)
+{
+	char p[256], v[64];
+	long n;
+
+	host_path(p, sizeof p, "rw/file");
+	if (setxattr(p, "user.probe", "1", 1, 0) < 0 && errno == ENOTSUP)
+		cr_skip_test("no user xattrs on the test directory's file system");
+	removexattr(p, "user.probe");
+	cr_assert_eq(gofer_setxattr(c, EXP_RW, "file", "user.a", "va", 2, 0), 0);
+	cr_assert_eq(getxattr(p, "user.a", v, sizeof v), 2);
+	n = gofer_getxattr(c, EXP_RW, "file", "user.a", v, sizeof v);
+	cr_assert(n == 2 && !memcmp(v, "va", 2), "get %ld", n);
+	cr_assert_eq(gofer_getxattr(c, EXP_RW, "file", "user.a", NULL, 0), 2);
+	cr_assert_eq(gofer_getxattr(c, EXP_RW, "file", "user.a", v, 1), -ERANGE);
+	cr_assert_eq(gofer_setxattr(c, EXP_RW, "file", "user.a", "x", 1, XATTR_CREATE), -EEXIST);
+	cr_assert_eq(gofer_setxattr(c, EXP_RW, "file", "user.b", "x", 1, XATTR_REPLACE), -ENODATA);
+	n = gofer_listxattr(c, EXP_RW, "file", v, sizeof v);
+	cr_assert(n == 7 && !memcmp(v, "user.a", 7), "list %ld", n);
+
+	cr_assert_eq(gofer_setxattr(c, EXP_RW, "file", "security.capability", "\1\0\0\2", 4, 0), -EOPNOTSUPP);
+	cr_assert_eq(gofer_setxattr(c, EXP_RW, "file", "trusted.x", "1", 1, 0), -EOPNOTSUPP);
+	cr_assert_eq(gofer_setxattr(c, EXP_RW, "file", "system.posix_acl_access", "1", 1, 0), -EOPNOTSUPP);
+	cr_assert_eq(gofer_setxattr(c, EXP_RW, "file", "user.", "1", 1, 0), -EOPNOTSUPP);
+	cr_assert_eq(gofer_getxattr(c, EXP_RW, "file", "security.capability", v, sizeof v), -EOPNOTSUPP);
+	cr_assert_eq(gofer_removexattr(c, EXP_RW, "file", "trusted.x"), -EOPNOTSUPP);
+	cr_assert_eq(getxattr(p, "security.capability", v, sizeof v), -1);
+	/* a symlink is not followed: it has no attributes */
+	cr_assert_eq(gofer_setxattr(c, EXP_RW, "link", "user.a", "x", 1, 0), -EPERM);
+	cr_assert_eq(gofer_getxattr(c, EXP_RW, "link", "user.a", v, sizeof v), -ENODATA);
+	cr_assert_eq(gofer_setxattr(c, EXP_RW, "abs/passwd", "user.a", "x", 1, 0), -ELOOP);
+	cr_assert_eq(gofer_setxattr(c, EXP_RO, "data", "user.a", "x", 1, 0), -EROFS);
+	cr_assert_eq(gofer_removexattr(c, EXP_RO, "data", "user.a"), -EROFS);
+	cr_assert_eq(gofer_setxattr(c, EXP_RW, "file", "user.big", v, GOFER_XATTR_MAX + 1, 0), -ENOSPC);
+	cr_assert_eq(gofer_removexattr(c, EXP_RW, "file", "user.a"), 0);
+	cr_assert_eq(gofer_removexattr(c, EXP_RW, "file", "user.a"), -ENODATA);
 }

@@ -313,3 +313,38 @@ Test(gofer_proto, fuzz)
 	close(s);
 	still_serving();
 }
+
+/* SETXATTR's value: exactly fixed.size bytes after the strings, at most
+ * GOFER_XATTR_MAX; anything else is refused before any file is touched. */
+Test(gofer_proto, xattr_value_framing)
+{
+	static char buf[GOFER_MAX_REQ + 8192];
+	struct gofer_req_xattr f = { .exp = 0, .len = 4, .len2 = 6, .size = 3 };
+	int s = raw_connect();
+	size_t n;
+
+	/* value shorter than size: framing */
+	n = build(buf, GOFER_OP_SETXATTR, &f, sizeof f, "file", 4, "user.a", 6);
+	((struct gofer_hdr *)buf)->len = (uint32_t)(n + 2);
+	memcpy(buf + n, "ab", 2);
+	cr_assert_eq(raw_call(s, buf, n + 2, NULL), -EPROTO);
+	/* value longer than size: framing */
+	((struct gofer_hdr *)buf)->len = (uint32_t)(n + 4);
+	memcpy(buf + n, "abcd", 4);
+	cr_assert_eq(raw_call(s, buf, n + 4, NULL), -EPROTO);
+	/* over the protocol's maximum: refused whatever follows */
+	f.size = GOFER_XATTR_MAX + 1;
+	n = build(buf, GOFER_OP_SETXATTR, &f, sizeof f, "file", 4, "user.a", 6);
+	memset(buf + n, 'v', GOFER_XATTR_MAX + 1);
+	((struct gofer_hdr *)buf)->len = (uint32_t)(n + GOFER_XATTR_MAX + 1);
+	cr_assert_neq(raw_call(s, buf, n + GOFER_XATTR_MAX + 1, NULL), 0);
+	/* a name outside user.* never reaches the file */
+	f.size = 1;
+	n = build(buf, GOFER_OP_SETXATTR, &f, sizeof f, "file", 4, "trusted", 7);
+	((struct gofer_req_xattr *)(buf + sizeof(struct gofer_hdr)))->len2 = 7;
+	buf[n] = 'v';
+	((struct gofer_hdr *)buf)->len = (uint32_t)(n + 1);
+	cr_assert_eq(raw_call(s, buf, n + 1, NULL), -EOPNOTSUPP);
+	close(s);
+	still_serving();
+}

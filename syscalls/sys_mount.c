@@ -1,0 +1,110 @@
+/* syscalls/sys_mount.c - mount(2) and umount2 for a root guest, on the
+ * sandbox's own VFS mount table (fs/vfs.c vfs_mount_*), never the host's.
+ *
+ * What a test suite needs to set up a read-only file system (the Linux Test
+ * Project's .needs_rofs: mount a tmpfs, fill it, remount it MS_RDONLY,
+ * umount it at the end) and a little more:
+ *   - a new tmpfs: one of the sandbox's spare private exports (two, made by
+ *     the gofer at start; ENOMEM when they are used up), mode 1777, empty;
+ *   - MS_BIND of a whole mount (a subdirectory: EINVAL; other flags
+ *     ignored, as Linux does: read-only takes a remount);
+ *   - MS_REMOUNT [| MS_BIND] [| MS_RDONLY]: writes under a read-only mount
+ *     are EROFS from the next call on (fds already open for writing keep
+ *     writing, as after a forced remount); rw again only where the gofer
+ *     serves the export writable (EPERM: a --bind :ro never becomes rw);
+ *   - propagation changes (MS_SHARED, MS_PRIVATE, MS_SLAVE, MS_UNBINDABLE):
+ *     accepted, nothing to change (one mount namespace per sandbox);
+ *   - umount2 of the guest's own mounts (the sandbox's: EBUSY).
+ * Needs euid 0 or the virtual CAP_SYS_ADMIN (EPERM otherwise; root inside
+ * has Docker's capabilities, without CAP_SYS_ADMIN, but the mount table is
+ * the sandbox's own, as sethostname's names are). Other file system
+ * types: ENODEV; MS_MOVE: EINVAL. The table is the sandbox's: every task
+ * sees every mount (no per-task mount namespaces).
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mount.h>
+
+#include "kernel/cred.h"
+#include "syscalls/sys_fs.h"
+
+#define CAP_SYS_ADMIN_ 21
+static int may_mount(const struct task *t)
+{
+	return t->cred.euid == 0 || cred_capable(&t->cred, CAP_SYS_ADMIN_);
+}
+
+#define MS_PROPAGATION (MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE)
+
+static long mount_target(struct sc_call *c, const char *path, unsigned wf,
+			 struct vfs_node **n)
+{
+	long r = fs_walk(c, AT_FDCWD, path, wf, n);
+
+	if (r < 0)
+		return r;
+	if (!S_ISDIR((*n)->st.st_mode))
+		return -ENOTDIR;
+	return 0;
+}
+
+long sys_mount(struct sc_call *c)
+{
+	const char *src = c->str[0], *target = c->str[1], *type = c->str[2];
+	unsigned long flags = c->args[3];
+	cleanup_free struct vfs_node *n = NULL, *s = NULL;
+	struct vfs *v = VFS_OF(c);
+	long r;
+
+	if (!may_mount(c->task))
+		return -EPERM;
+	if ((flags & MS_MGC_MSK) == MS_MGC_VAL)
+		flags &= ~MS_MGC_MSK;
+	r = mount_target(c, target, 0, &n);
+	if (r < 0)
+		return r;
+	if (flags & MS_REMOUNT)
+		return vfs_remount(v, n->path, !!(flags & MS_RDONLY));
+	if (flags & MS_PROPAGATION) {
+		if (flags & ~(MS_PROPAGATION | MS_REC | MS_SILENT))
+			return -EINVAL;
+		return 0;
+	}
+	if (flags & MS_MOVE)
+		return -EINVAL;
+	if (flags & MS_BIND) {
+		if (!src)
+			return -EFAULT;
+		r = fs_walk(c, AT_FDCWD, src, 0, &s);
+		if (r < 0)
+			return r;
+		/* Linux ignores every flag of a new bind but MS_REC: read-only
+		 * takes a remount */
+		return vfs_mount_bind(v, s->path, n->path, 0);
+	}
+	if (!type)
+		return -EFAULT;
+	if (strcmp(type, "tmpfs") && strcmp(type, "ramfs"))
+		return -ENODEV;
+	return vfs_mount_tmpfs(v, n->path, !!(flags & MS_RDONLY), src);
+}
+
+long sys_umount2(struct sc_call *c)
+{
+	int flags = ARG_INT(c, 1);
+	cleanup_free struct vfs_node *n = NULL;
+	long r;
+
+	if (flags & ~(MNT_FORCE | MNT_DETACH | MNT_EXPIRE | UMOUNT_NOFOLLOW))
+		return -EINVAL;
+	if ((flags & MNT_EXPIRE) && (flags & (MNT_FORCE | MNT_DETACH)))
+		return -EINVAL;
+	if (!may_mount(c->task))
+		return -EPERM;
+	r = fs_walk(c, AT_FDCWD, c->str[0], (flags & UMOUNT_NOFOLLOW) ? WALK_NOFOLLOW : 0, &n);
+	if (r < 0)
+		return r;
+	if (flags & MNT_EXPIRE)
+		return -EAGAIN;
+	return vfs_umount(VFS_OF(c), n->path, !!(flags & MNT_DETACH));
+}

@@ -1,0 +1,59 @@
+#!/bin/bash
+# NEGATIVE tests, --disk N: every writable layer (/tmp, the home, /dev/shm,
+# a tmpfs the guest mounts, a cow bind's and the overlay's changes) shares
+# one cap: a guest filling it gets ENOSPC, also writing natively through a
+# held fd, and no upper layer lands on the host disk (no scratch directory
+# appears under $TMPDIR or /var/tmp even with MOAT_COW_SCRATCH=host).
+# Natively (fake-moat) the writes would land in the host's /tmp, /dev/shm and
+# /etc: against the fake every case fails without running.
+. "$(dirname "$0")/lib.sh"
+
+if [ "$MOAT" != "${MOAT%fake-moat}" ]; then
+	for c in tmp_enospc_at_quota one_quota_for_all_layers cow_enospc_upper_not_on_host \
+		 overlay_enospc_at_quota; do
+		fail $c "not run natively (it would fill the host's directories)"
+	done
+	finish
+fi
+
+H=$T_TMP/host
+mkdir -p "$H/cow"
+chmod -R a+rwX "$H"
+# fill DIR: write 64K blocks through one fd until an error; print its errno
+# name and how many KiB went in
+FILL='import errno, os, sys
+fd = os.open(sys.argv[1] + "/moat-disk-fill", os.O_WRONLY | os.O_CREAT, 0o644)
+n = 0
+try:
+    while n < 16 << 20:
+        n += os.write(fd, b"x" * 65536)
+    print("no error", n >> 10)
+except OSError as e:
+    print(errno.errorcode[e.errno], "%d" % (n >> 20 >= 3 and n >> 20 <= 4))'
+
+out=$(moat run --disk 4M -- $PY -c "$FILL" /tmp 2>&1)
+expect_eq tmp_enospc_at_quota "$out" "ENOSPC 1"
+
+out=$(moat run --disk 4M -- /bin/sh -c "head -c 3000000 /dev/zero > /tmp/a && $PY -c '$FILL' /dev/shm" 2>&1)
+expect_eq one_quota_for_all_layers "$out" "ENOSPC 0"
+
+if moat run --disk 4M --bind "$H/cow:/c:cow" -- /bin/true >/dev/null 2>&1; then
+	marker=$T_TMP/marker; : >"$marker"
+	out=$(MOAT_COW_SCRATCH=host moat run --disk 4M --bind "$H/cow:/c:cow" -- $PY -c "$FILL" /c 2>&1)
+	new=$(find "${TMPDIR:-/tmp}" /var/tmp -maxdepth 1 -name 'moat-cow.*' -newer "$marker" 2>/dev/null)
+	expect_eq cow_enospc_upper_not_on_host "$out|$(ls "$H/cow")|$new" "ENOSPC 1||"
+	if [ "$(id -u)" = 0 ]; then
+		out=$(moat run --disk 4M --overlay memory -- $PY -c "$FILL" /etc 2>&1)
+		expect_eq overlay_enospc_at_quota "$out" "ENOSPC 1"
+	else
+		skip overlay_enospc_at_quota "rootless: the overlay of root-owned /etc is not writable"
+	fi
+else
+	why=$(moat run --disk 4M --bind "$H/cow:/c:cow" -- /bin/true 2>&1 | head -1)
+	case $why in
+	*"user xattrs (Linux >= 6.6)"*) skip cow_enospc_upper_not_on_host "$why" ;;
+	*) fail cow_enospc_upper_not_on_host "start-up: $why" ;;
+	esac
+fi
+
+finish

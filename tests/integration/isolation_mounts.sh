@@ -1,0 +1,88 @@
+#!/bin/bash
+# Mounts. NEGATIVE: the guest's mount(2) changes the sandbox's own table
+# only: a remount rw of a --bind :ro leaves it read-only (the host file is
+# unchanged), a tmpfs the guest mounts over a rw bind takes the writes (the
+# host directory gets nothing) and the host's mount table is the same after;
+# --tmpfs DST:size=N is ENOSPC past N. Nesting: --tmpfs, ro and rw binds
+# under each other, each keeping its own mode.
+. "$(dirname "$0")/lib.sh"
+
+H=$T_TMP/host
+mkdir -p "$H/ro" "$H/rw"
+echo orig >"$H/ro/f"; echo orig >"$H/rw/f"
+chmod -R a+rwX "$H"
+hostmounts() { awk '{print $5}' /proc/self/mountinfo | sort; }
+before=$(hostmounts)
+
+out=$(moat run --bind "$H/ro:/r:ro" -- /bin/sh -c '
+mount -o remount,rw /r 2>/dev/null; mount -o remount,bind,rw /r 2>/dev/null
+{ echo changed > /r/f && echo wrote; } 2>/dev/null; cat /r/f' 2>&1)
+expect_eq remount_rw_of_ro_bind_refused "$out|$(cat "$H/ro/f")" "orig|orig"
+
+if [ "$(id -u)" != 0 ]; then
+	skip guest_tmpfs_over_rw_bind "the guest is not root inside (rootless)"
+elif [ "$MOAT" = "${MOAT%fake-moat}" ]; then
+	# (not against the fake: natively this would mount on the host)
+	out=$(moat run --bind "$H/rw:/w:rw" -- /bin/sh -c '
+mount -t tmpfs none /w && echo x > /w/g && ls /w && umount /w && cat /w/f' 2>&1)
+	expect_eq guest_tmpfs_over_rw_bind "$out|$(ls "$H/rw")" "g
+orig|f"
+	expect_eq host_mount_table_unchanged "$(hostmounts)" "$before"
+else
+	fail guest_tmpfs_over_rw_bind "not run natively"
+fi
+
+out=$(moat run --tmpfs /s:size=1m -- /bin/sh -c '
+dd if=/dev/zero of=/s/big bs=64k count=64 2>&1 | grep -c "No space left"; df -k /s | awk "NR==2{print \$2}"' 2>&1)
+expect_eq tmpfs_size_enospc "$out" "1
+1024"
+
+out=$(moat run --tmpfs /a --bind "$H/ro:/a/r:ro" --bind "$H/rw:/a/r/w:rw" -- /bin/sh -c '
+echo m > /a/x && echo tmpfs-ok
+{ echo y > /a/r/y; } 2>/dev/null || echo ro-erofs
+echo z > /a/r/w/z && echo rw-ok
+awk "\$2 ~ /^\/a/ {print \$2, \$4}" /proc/self/mounts' 2>&1)
+expect_eq nested_tmpfs_ro_rw "$out|$(ls "$H/ro" | tr '\n' ' ')|$(ls "$H/rw" | tr '\n' ' ')" "tmpfs-ok
+ro-erofs
+rw-ok
+/a rw,nosuid,nodev,relatime
+/a/r ro,nosuid,nodev,relatime
+/a/r/w rw,nosuid,nodev,relatime|f |f z "
+
+# ---- inotify on every kind of mount (sanity: it works natively too) ----
+mkdir -p "$H/cow"; chmod 777 "$H/cow"
+if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/inotify" ]; then
+	for where in /w /c /tmp /etc; do
+		args=(); [ $where = /etc ] && args=(--overlay memory)
+		if [ $where = /etc ] && [ "$MOAT" != "${MOAT%fake-moat}" ]; then
+			fail syscalls_inotify_in_etc "not run natively (it writes /etc)"; continue
+		fi
+		out=$(moat run --bind "$H/rw:/w:rw" --bind "$H/cow:/c:cow" "${args[@]}" --bind "$SYSCALL_BIN:/t:ro" \
+			--env MOAT_GUEST=1 -- /t/inotify "$where" 2>&1)
+		rc=$?
+		if [ $rc -eq 0 ]; then ok_sanity "syscalls_inotify_in_${where#/}"
+		else fail "syscalls_inotify_in_${where#/}" "exit $rc: $(grep -v '^ok' <<<"$out" | head -5)"; fi
+	done
+else
+	skip syscalls_inotify "no SYSCALL_BIN"
+fi
+PYINO='
+import ctypes, os, struct, sys
+libc = ctypes.CDLL("libc.so.6", use_errno=True)
+d = sys.argv[1] + "/pyino"; os.mkdir(d)
+fd = libc.inotify_init1(os.O_NONBLOCK)
+wd = libc.inotify_add_watch(fd, d.encode(), 0x100 | 0x2 | 0x40 | 0x80 | 0x200)
+if wd < 0: print("add_watch", os.strerror(ctypes.get_errno())); sys.exit(1)
+open(d + "/a", "w").write("x"); os.rename(d + "/a", d + "/b"); os.unlink(d + "/b")
+buf = os.read(fd, 4096); out = []
+while buf:
+    w, m, c, l = struct.unpack("iIII", buf[:16]); out.append("%x %s" % (m, buf[16:16 + l].rstrip(b"\0").decode())); buf = buf[16 + l:]
+print(",".join(out))'
+if [ "$MOAT" != "${MOAT%fake-moat}" ]; then
+	fail python_inotify_in_overlay "not run natively (it writes /etc)"
+else
+	out=$(moat run --overlay memory -- $PY -c "$PYINO" /etc 2>&1)
+	SANITY=1 expect_eq python_inotify_in_overlay "$out" "100 a,2 a,40 a,80 b,200 b"
+fi
+
+finish

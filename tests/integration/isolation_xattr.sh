@@ -1,0 +1,93 @@
+#!/bin/bash
+# Extended attributes. NEGATIVE: the guest (root inside) cannot put a
+# security.capability, a trusted.* or an ACL attribute on a host file of a rw
+# bind (the host file stays without it: the gofer serves user.* only); no
+# attribute reaches a read-only bind (EROFS) nor the host tree under a cow
+# bind (the change lands in the upper layer). Sanity (would hold natively
+# too): user.* attributes work on a rw bind, a cow bind, the overlay and
+# /tmp: tests/syscalls/xattr in each, Python's test_os ExtendedAttributeTests,
+# `cp -a` keeping them.
+. "$(dirname "$0")/lib.sh"
+# against the fake (no isolation) the /etc cases would write the host's /etc
+FAKE=0; [ "$MOAT" != "${MOAT%fake-moat}" ] && FAKE=1
+
+H=$T_TMP/host
+mkdir -p "$H/rw" "$H/ro" "$H/cow"
+echo data >"$H/rw/f"; echo data >"$H/ro/f"; echo data >"$H/cow/f"
+chmod -R a+rwX "$H"
+if ! $PY -c "import os,sys; os.setxattr(sys.argv[1], 'user.probe', b'1'); os.removexattr(sys.argv[1], 'user.probe')" "$H/rw/f" 2>/dev/null; then
+	skip all "no user xattrs on $T_TMP's file system"
+	finish
+fi
+hx() { $PY -c "import os,sys
+try: print(os.getxattr(sys.argv[1], sys.argv[2]).decode())
+except OSError as e: print('errno', e.errno)" "$@"; }
+B=(--bind "$H/rw:/rw:rw" --bind "$H/ro:/ro:ro" --bind "$H/cow:/cow:cow")
+
+# ---- negative: other namespaces never reach the host ----
+out=$(moat run "${B[@]}" -- $PY -c "
+import os, errno, sys
+for n, v in (('security.capability', b'\x01\x00\x00\x02\x00\x20\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00'),
+             ('trusted.moat', b'1'), ('system.posix_acl_access', b'\x02\x00\x00\x00')):
+    try:
+        os.setxattr(sys.argv[1], n, v); print(n, 'set')
+    except OSError as e:
+        print(n, errno.errorcode[e.errno])
+" /rw/f 2>&1)
+case $out in
+*" set"*) fail other_namespaces_refused "guest set: $out" ;;
+*) if [ "$(hx "$H/rw/f" security.capability)" != "errno 61" ] ||
+      [ "$(getcap "$H/rw/f" 2>/dev/null)" != "" ]; then
+	fail other_namespaces_refused "host file has a capability: $(getcap "$H/rw/f")"
+   elif [ "$(id -u)" = 0 ] && [ "$(hx "$H/rw/f" trusted.moat)" != "errno 61" ]; then
+	fail other_namespaces_refused "host file has trusted.moat"
+   elif [ "$(grep -cE '^(security.capability|system.posix_acl_access) ENOTSUP$|^trusted.moat (EPERM|ENOTSUP)$' <<<"$out")" = 3 ]; then
+	ok other_namespaces_refused
+   else
+	fail other_namespaces_refused "$out"
+   fi ;;
+esac
+
+# ---- negative: a read-only bind and a cow bind's host tree get nothing ----
+out=$(moat run "${B[@]}" -- $PY -c "
+import os, errno, sys
+try:
+    os.setxattr(sys.argv[1], 'user.x', b'1'); print('set')
+except OSError as e:
+    print(errno.errorcode[e.errno])
+os.setxattr(sys.argv[2], 'user.x', b'cow'); print(os.getxattr(sys.argv[2], 'user.x').decode())
+" /ro/f /cow/f 2>&1)
+expect_eq ro_bind_erofs_cow_in_upper "$out|$(hx "$H/ro/f" user.x)|$(hx "$H/cow/f" user.x)" "EROFS
+cow|errno 61|errno 61"
+
+# ---- sanity: user.* on every kind of mount ----
+if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/xattr" ]; then
+	for where in /rw /cow /tmp /etc; do
+		args=(); [ $where = /etc ] && args=(--overlay memory)
+		if [ $where = /etc ] && [ $FAKE = 1 ]; then fail syscalls_xattr_in_etc "not run natively"; continue; fi
+		out=$(moat run "${B[@]}" "${args[@]}" --bind "$SYSCALL_BIN:/t:ro" --env MOAT_GUEST=1 -- /t/xattr "$where" 2>&1)
+		rc=$?
+		if [ $rc -eq 0 ]; then ok_sanity "syscalls_xattr_in_${where#/}"
+		elif [ $rc -eq 77 ]; then skip "syscalls_xattr_in_${where#/}" "$(head -1 <<<"$out")"
+		else fail "syscalls_xattr_in_${where#/}" "exit $rc: $(grep -v '^ok' <<<"$out" | head -5)"; fi
+	done
+else
+	skip syscalls_xattr "no SYSCALL_BIN"
+fi
+
+for where in /rw /etc; do
+	args=(); [ $where = /etc ] && args=(--overlay memory)
+	if [ $where = /etc ] && [ $FAKE = 1 ]; then fail python_test_os_xattr_in_etc "not run natively"; continue; fi
+	out=$(moat run "${B[@]}" "${args[@]}" --workdir "$where" -- $PY -m test test_os -m ExtendedAttributeTests -v 2>&1)
+	if grep -q '^Ran 3 tests' <<<"$out" && grep -q 'SUCCESS' <<<"$out" && ! grep -q 'skipped' <<<"$out"; then
+		ok_sanity "python_test_os_xattr_in_${where#/}"
+	else
+		fail "python_test_os_xattr_in_${where#/}" "$(grep -E 'FAIL|ERROR|skipped|Ran' <<<"$out" | head -5)"
+	fi
+done
+
+$PY -c "import os,sys; os.setxattr(sys.argv[1], 'user.keep', b'kept')" "$H/rw/f"
+moat run "${B[@]}" -- /bin/sh -c 'cp -a /rw/f /rw/g && cp -a /rw/f /cow/g' >/dev/null 2>&1
+SANITY=1 expect_eq cp_a_keeps_user_xattrs "$(hx "$H/rw/g" user.keep)" kept
+
+finish

@@ -70,6 +70,12 @@ static inline unsigned long long prof_now(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
 }
+static inline unsigned long long prof_cpu(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
 #define PROF_MARK(st)                                                                      \
 	do {                                                                               \
 		if (g_prof) {                                                              \
@@ -91,7 +97,8 @@ void pipeline_profile_report(void)
 {
 	if (!g_prof)
 		return;
-	fprintf(stderr, "moat profile: mean ns per trapped call, by stage (in the sentry, from RECV's return)\n");
+	fprintf(stderr, "moat profile: mean ns per trapped call, by stage (in the sentry, from RECV's "
+			"return; reply: its thread CPU time)\n");
 	fprintf(stderr, "%-16s %9s", "syscall", "calls");
 	for (int i = 0; i < ST_N; i++)
 		fprintf(stderr, " %9s", st_names[i]);
@@ -187,6 +194,7 @@ static void handle(struct notif *n, struct sc_call *c)
 static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 		    unsigned long long plast)
 {
+	unsigned long long rcpu = 0;
 	/* counters for --result, activity for --idle-timeout */
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
@@ -279,6 +287,9 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 		ret = e->handler(c);
 reply:
 	PROF_MARK(ST_HANDLER);
+	/* the reply's own CPU time: with the sync wake-up the SEND switches to
+	 * the guest, and this thread runs again only after the guest's next trap */
+	rcpu = g_prof ? prof_cpu() : 0;
 	if (c->out_fd >= 0 && c->out_fd_value) {
 		/* install at c->out_newfd_at, answer ret (connect: 0 or EINPROGRESS) */
 		long r = plat->addfd(g_nfd, c->id, c->out_fd, c->out_fd_flags, c->out_newfd_at, 0);
@@ -305,7 +316,11 @@ reply:
 		plat->reply(g_nfd, c->id, ret);
 	}
 audit:
-	PROF_MARK(ST_REPLY);
+	if (g_prof) {
+		if (rcpu)
+			pt[ST_REPLY] += prof_cpu() - rcpu;
+		plast = prof_now();
+	}
 	if (audit_wants_args(g_sb->audit)) {
 		char args[4096];
 		args[0] = 0;

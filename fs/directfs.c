@@ -76,11 +76,12 @@ int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd,
 	if (fstat(f, &fst) < 0 || !(S_ISREG(fst.st_mode) || S_ISDIR(fst.st_mode)) ||
 	    fst.st_dev != n->st.st_dev || fst.st_ino != n->st.st_ino)
 		goto fallback;
-	if (!(flags & O_NONBLOCK)) {
-		int fl = fcntl(f, F_GETFL);
-		if (fl < 0 || fcntl(f, F_SETFL, fl & ~O_NONBLOCK) < 0)
-			goto fallback;
-	}
+	/* F_SETFL changes only O_APPEND/O_ASYNC/O_DIRECT/O_NOATIME/O_NONBLOCK:
+	 * given the open's own flags without O_NONBLOCK it clears just that
+	 * (O_ASYNC unchanged, so no fasync is set up), one call instead of
+	 * F_GETFL + F_SETFL */
+	if (!(flags & O_NONBLOCK) && fcntl(f, F_SETFL, flags & ~O_NONBLOCK) < 0)
+		goto fallback;
 	fst.st_uid = n->st.st_uid; /* already in the guest's view */
 	fst.st_gid = n->st.st_gid;
 	*st = fst;

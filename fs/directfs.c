@@ -91,3 +91,27 @@ fallback:
 	close(f);
 	return -EAGAIN;
 }
+
+/* Is rel absent from the read-only export m? 1 when the sentry's own lookup
+ * beneath the export root says ENOENT, else 0 (present, or anything it cannot
+ * decide: EACCES for its uid, a symlink or mount on the way, no root fd).
+ * An absent name has no owner, so this answer is the gofer's: a first stat
+ * or open of a missing path (header and module searches, $PATH probes) costs
+ * one openat2 instead of a gofer round trip. The caller has checked the
+ * hidden names (masked in our view, absent in the gofer's). */
+int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel)
+{
+	if (m->writable || m->dev || m->export < 0 || (size_t)m->export >= v->ndroots ||
+	    v->droots[m->export] < 0 || !*rel)
+		return 0;
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+	};
+	int f = (int)syscall(SYS_openat2, v->droots[m->export], rel, &how, sizeof how);
+	if (f >= 0) {
+		close(f);
+		return 0;
+	}
+	return errno == ENOENT;
+}

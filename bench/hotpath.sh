@@ -24,10 +24,13 @@ while [ $# -gt 0 ]; do
 	shift
 done
 moat=$build/cli/moat
-[ -x "$build/bench/unotify_floor" ] || { echo "hotpath: build first" >&2; exit 1; }
+[ -x "$build/bench/stat_loop" ] || { echo "hotpath: build first" >&2; exit 1; }
 tmp=$(mktemp -d /tmp/moat-hotpath.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-cp "$build"/bench/stat_loop "$build"/bench/open_loop "$build"/bench/unotify_floor "$tmp/"
+cp "$build"/bench/stat_loop "$build"/bench/open_loop "$tmp/"
+uf=$build/bench/unotify_floor
+[ -x "$uf" ] || uf=$here/../build/bench/unotify_floor # (an older build)
+[ -x "$uf" ] && cp "$uf" "$tmp/"
 chmod 755 "$tmp" "$tmp"/*
 perf_ok=0
 perf stat -x, -e task-clock true >/dev/null 2>&1 && perf_ok=1
@@ -62,12 +65,14 @@ for what in "stat:stat_loop $n /usr/bin/env" "open+close:open_loop $n /etc/passw
 	r2=$(awk -v a="$mc" -v b="$nc" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else print "n/a" }')
 	echo "| $label | $nw ns | $mw ns | $r1 | $nc ns | $mc ns | $r2 |"
 done
+if [ -x "$tmp/unotify_floor" ]; then
 f1=$(wall "$tmp/unotify_floor" "$n" 1)
 f2=$(wall "$tmp/unotify_floor" "$n" 2)
 c1=$(cpu "$n" "$tmp/unotify_floor" "$n" 1)
 c2=$(cpu "$n" "$tmp/unotify_floor" "$n" 2)
 echo "| floor: trap + answer, 1 waiter | | $f1 ns | | | $c1 ns | |"
 echo "| floor: trap + answer, 2 waiters | | $f2 ns | | | $c2 ns | |"
+fi
 echo
 for what in "stat_loop $n /usr/bin/env" "open_loop $n /etc/passwd"; do
 	read -r -a cmd <<<"$what"

@@ -36,15 +36,15 @@ perf_ok=0
 perf stat -x, -e task-clock true >/dev/null 2>&1 && perf_ok=1
 
 wall() { # wall PREFIX... -- PROG ARGS: median ns per call of 3 runs
-	local i out=()
-	for i in 1 2 3; do out+=("$("$@" 2>/dev/null | awk '{print $2}')"); done
+	local out=()
+	for _ in 1 2 3; do out+=("$("$@" 2>/dev/null | awk '{print $2}')"); done
 	printf '%s\n' "${out[@]}" | sort -g | sed -n 2p
 }
 cpu() { # cpu N CMD...: task-clock ns per call of the whole tree (median of 3)
-	local k=$1 i out=()
+	local k=$1 out=()
 	shift
 	[ $perf_ok = 1 ] || { echo n/a; return; }
-	for i in 1 2 3; do
+	for _ in 1 2 3; do
 		out+=("$(perf stat -x, -e task-clock -- "$@" 2>&1 >/dev/null | awk -F, -v k="$k" '/task-clock/ { printf "%.0f", $1 * 1e6 / k }')")
 	done
 	printf '%s\n' "${out[@]}" | sort -g | sed -n 2p

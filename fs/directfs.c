@@ -76,11 +76,12 @@ int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd,
 	if (fstat(f, &fst) < 0 || !(S_ISREG(fst.st_mode) || S_ISDIR(fst.st_mode)) ||
 	    fst.st_dev != n->st.st_dev || fst.st_ino != n->st.st_ino)
 		goto fallback;
-	if (!(flags & O_NONBLOCK)) {
-		int fl = fcntl(f, F_GETFL);
-		if (fl < 0 || fcntl(f, F_SETFL, fl & ~O_NONBLOCK) < 0)
-			goto fallback;
-	}
+	/* F_SETFL changes only O_APPEND/O_ASYNC/O_DIRECT/O_NOATIME/O_NONBLOCK:
+	 * given the open's own flags without O_NONBLOCK it clears just that
+	 * (O_ASYNC unchanged, so no fasync is set up), one call instead of
+	 * F_GETFL + F_SETFL */
+	if (!(flags & O_NONBLOCK) && fcntl(f, F_SETFL, flags & ~O_NONBLOCK) < 0)
+		goto fallback;
 	fst.st_uid = n->st.st_uid; /* already in the guest's view */
 	fst.st_gid = n->st.st_gid;
 	*st = fst;
@@ -89,4 +90,28 @@ int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd,
 fallback:
 	close(f);
 	return -EAGAIN;
+}
+
+/* Is rel absent from the read-only export m? 1 when the sentry's own lookup
+ * beneath the export root says ENOENT, else 0 (present, or anything it cannot
+ * decide: EACCES for its uid, a symlink or mount on the way, no root fd).
+ * An absent name has no owner, so this answer is the gofer's: a first stat
+ * or open of a missing path (header and module searches, $PATH probes) costs
+ * one openat2 instead of a gofer round trip. The caller has checked the
+ * hidden names (masked in our view, absent in the gofer's). */
+int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel)
+{
+	if (m->writable || m->dev || m->export < 0 || (size_t)m->export >= v->ndroots ||
+	    v->droots[m->export] < 0 || !*rel)
+		return 0;
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+	};
+	int f = (int)syscall(SYS_openat2, v->droots[m->export], rel, &how, sizeof how);
+	if (f >= 0) {
+		close(f);
+		return 0;
+	}
+	return errno == ENOENT;
 }

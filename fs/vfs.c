@@ -696,6 +696,10 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 
 	/* taken before the backend answers: see dcache.h */
 	unsigned long gen = dcache_gen(v->dc);
+	if (vfs_direct_absent(v, m, rel)) {
+		dcache_put(v->dc, gen, m->idx, rel, NULL, 1, NULL);
+		return 0;
+	}
 	if ((flags & WALK_FRESH) || !*rel) {
 		r = VFS_BE(v, lstat, m->export, rel, st);
 		if (r == -ENOENT) {

@@ -49,6 +49,7 @@ struct vfs {
 /* fs/directfs.c: 0 with a read-only host fd of n (owner and group in the
  * guest's view), or -EAGAIN: ask the gofer. */
 int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd, struct stat *st);
+int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel);
 
 const struct vfs_mount *vfs_mount_for(struct vfs *v, const char *path);
 const struct vfs_synth *vfs_synth_find(struct vfs *v, const char *path);

@@ -29,6 +29,12 @@ struct gofer_conn {
 /* Set by the caller around a request that may block for long (a FIFO open):
  * while waiting, poll every WAIT_SLICE_MS and give up when hook() says so. */
 static __thread int (*wait_hook)(void *);
+static void (*block_hook)(void);
+
+void gofer_set_block_hook(void (*hook)(void))
+{
+	block_hook = hook;
+}
 static __thread void *wait_arg;
 #define WAIT_SLICE_MS 20
 
@@ -64,6 +70,9 @@ static long xfer(int sock, uint32_t tag, struct iovec *req, int nreq,
 	ssize_t n;
 	long r = 0;
 	int got = -1;
+
+	if (block_hook)
+		block_hook();
 
 	if (fd)
 		*fd = -1;

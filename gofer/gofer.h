@@ -125,6 +125,9 @@ void gofer_disconnect(struct gofer_conn *c);
  * waits in poll on the FIFO and the connection, never in open(2)) and is
  * broken (gofer_conn_broken): it must be replaced. NULL clears the hook. */
 void gofer_set_wait_hook(int (*hook)(void *), void *arg);
+/* Called (by this thread) before every request: the sentry's pipeline passes
+ * its RECV lead on before a thread may wait for the gofer. */
+void gofer_set_block_hook(void (*hook)(void));
 int gofer_conn_broken(const struct gofer_conn *c);
 
 #define GOFER_WALK_MAX 64

@@ -354,6 +354,7 @@ int sentry_run(const struct sentry_config *cfg)
 	pipeline_drain(1000);
 	tty_finish();
 	pipeline_drain(200);
+	pipeline_profile_report();
 	audit_flush(sb->audit);
 	status_out = limits_finish(lim, status_out, ta.main_raw, ta.main_seen, &main_ru);
 	dbg("%.2f ms: done", ms_now() - t0);

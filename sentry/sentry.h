@@ -189,6 +189,8 @@ const char *limits_reason_name(int r);
 int pipeline_start(struct sandbox *sb, int notify_fd);
 /* After the guest is gone: wait (up to timeout_ms) for calls in flight. */
 void pipeline_drain(int timeout_ms);
+/* MOAT_PROFILE=1: print the per-stage means (stderr) */
+void pipeline_profile_report(void);
 
 /* ---- crash (crash.c) ---- */
 void crash_install(pid_t kill_on_crash);

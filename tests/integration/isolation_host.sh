@@ -118,10 +118,12 @@ n=$(grep -c '^confinement-probe .*: ' "$T_TMP/probe.err")
 bad=$(grep '^confinement-probe .*: ALLOWED' "$T_TMP/probe.err")
 # the direct-file-access probes (from the export root fds the filter allows)
 # must have run: absolute path, "..", no RESOLVE_BENEATH, hidden names,
-# symlinks out, writes
+# symlinks out, writes, O_PATH opens and stats (what the direct negative
+# lookup and fstat use)
 missing=
 for p in abs_shadow abs_passwd dotdot_shadow dotdot_root dotdot3_passwd hidden_machine_id \
-	hidden_shadow symlink_mtab create tmpfile write_passwd; do
+	hidden_shadow symlink_mtab create tmpfile write_passwd opath_abs_shadow opath_dotdot_shadow \
+	stat_dotdot_shadow stat_abs_shadow; do
 	grep -q "^confinement-probe export[0-9]*_$p: " "$T_TMP/probe.err" || missing="$missing $p"
 done
 grep -q '^confinement-probe export_roots: [1-9]' "$T_TMP/probe.err" || missing="$missing export_roots"

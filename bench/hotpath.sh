@@ -1,0 +1,81 @@
+#!/bin/bash
+# bench/hotpath.sh: the trapped-call hot path, stage by stage (issue 6).
+#
+# usage: bench/hotpath.sh [--build DIR] [N]
+# Prints, for a cached stat (/usr/bin/env) and an open+close of /etc/passwd:
+#   - wall ns per call natively and under moat (median of 3 runs), and the
+#     ratio;
+#   - CPU ns per call of the whole process tree (perf stat task-clock, when
+#     perf works here): on a loaded machine wall time mostly measures the
+#     wait for a CPU, CPU time what the call costs;
+#   - the floor: bench/unotify_floor (a supervisor that only answers), with
+#     one and with two threads waiting in RECV;
+#   - moat's per-stage means (MOAT_PROFILE=1, printed by the sentry at exit).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$here/../build
+n=20000
+while [ $# -gt 0 ]; do
+	case $1 in
+	--build) build=$2; shift ;;
+	[0-9]*) n=$1 ;;
+	*) echo "usage: bench/hotpath.sh [--build DIR] [N]" >&2; exit 2 ;;
+	esac
+	shift
+done
+moat=$build/cli/moat
+[ -x "$build/bench/stat_loop" ] || { echo "hotpath: build first" >&2; exit 1; }
+tmp=$(mktemp -d /tmp/moat-hotpath.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+cp "$build"/bench/stat_loop "$build"/bench/open_loop "$tmp/"
+uf=$build/bench/unotify_floor
+[ -x "$uf" ] || uf=$here/../build/bench/unotify_floor # (an older build)
+[ -x "$uf" ] && cp "$uf" "$tmp/"
+chmod 755 "$tmp" "$tmp"/*
+perf_ok=0
+perf stat -x, -e task-clock true >/dev/null 2>&1 && perf_ok=1
+
+wall() { # wall PREFIX... -- PROG ARGS: median ns per call of 3 runs
+	local out=()
+	for _ in 1 2 3; do out+=("$("$@" 2>/dev/null | awk '{print $2}')"); done
+	printf '%s\n' "${out[@]}" | sort -g | sed -n 2p
+}
+cpu() { # cpu N CMD...: task-clock ns per call of the whole tree (median of 3)
+	local k=$1 out=()
+	shift
+	[ $perf_ok = 1 ] || { echo n/a; return; }
+	for _ in 1 2 3; do
+		out+=("$(perf stat -x, -e task-clock -- "$@" 2>&1 >/dev/null | awk -F, -v k="$k" '/task-clock/ { printf "%.0f", $1 * 1e6 / k }')")
+	done
+	printf '%s\n' "${out[@]}" | sort -g | sed -n 2p
+}
+m=("$moat" run --bind "$tmp:$tmp:ro" --)
+echo "moat hot path, $(date -u +%Y-%m-%dT%H:%MZ), $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg), N=$n"
+echo
+echo "| call | native wall | moat wall | ratio | native CPU | moat CPU | ratio |"
+echo "|---|---|---|---|---|---|---|"
+for what in "stat:stat_loop $n /usr/bin/env" "open+close:open_loop $n /etc/passwd"; do
+	label=${what%%:*}
+	read -r -a cmd <<<"${what#*:}"
+	nw=$(wall "$tmp/${cmd[0]}" "${cmd[@]:1}")
+	mw=$(wall "${m[@]}" "$tmp/${cmd[0]}" "${cmd[@]:1}")
+	nc=$(cpu "$n" "$tmp/${cmd[0]}" "${cmd[@]:1}")
+	mc=$(cpu "$n" "${m[@]}" "$tmp/${cmd[0]}" "${cmd[@]:1}")
+	r1=$(awk -v a="$mw" -v b="$nw" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else print "n/a" }')
+	r2=$(awk -v a="$mc" -v b="$nc" 'BEGIN { if (b > 0) printf "%.1fx", a / b; else print "n/a" }')
+	echo "| $label | $nw ns | $mw ns | $r1 | $nc ns | $mc ns | $r2 |"
+done
+if [ -x "$tmp/unotify_floor" ]; then
+f1=$(wall "$tmp/unotify_floor" "$n" 1)
+f2=$(wall "$tmp/unotify_floor" "$n" 2)
+c1=$(cpu "$n" "$tmp/unotify_floor" "$n" 1)
+c2=$(cpu "$n" "$tmp/unotify_floor" "$n" 2)
+echo "| floor: trap + answer, 1 waiter | | $f1 ns | | | $c1 ns | |"
+echo "| floor: trap + answer, 2 waiters | | $f2 ns | | | $c2 ns | |"
+fi
+echo
+for what in "stat_loop $n /usr/bin/env" "open_loop $n /etc/passwd"; do
+	read -r -a cmd <<<"$what"
+	MOAT_PROFILE=1 "${m[@]}" "$tmp/${cmd[0]}" "${cmd[@]:1}" 2>&1 >/dev/null | grep -E '^(syscall|newfstatat|openat) '
+	echo
+done

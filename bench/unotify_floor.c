@@ -1,0 +1,102 @@
+/* unotify_floor [N] [WAITERS] [MODE]: the floor of a trapped call on this
+ * machine. This thread installs a filter that sends getppid to a seccomp
+ * user-notification listener; WAITERS supervisor threads (default 1) answer
+ * each with a plain SEND, doing nothing else. Prints "unotify_floor <ns per
+ * call>": no supervisor (moat's sentry included) can answer a trapped call
+ * faster. MODE: "sync" (default) sets SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+ * (Linux 6.6+) as moat does, "async" leaves it off; "epoll" waits in
+ * epoll_wait(EPOLLEXCLUSIVE) before RECV (one waiter woken per call instead of
+ * all of them). */
+#include "bench.h"
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
+static volatile int g_fd = -1;
+static int g_epoll;
+
+static void *supervisor(void *arg)
+{
+	int ep = -1;
+	(void)arg;
+	while (g_fd < 0)
+		usleep(100);
+	if (g_epoll) {
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE };
+		ep = epoll_create1(EPOLL_CLOEXEC);
+		if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, g_fd, &ev) < 0)
+			return NULL;
+	}
+	for (;;) {
+		struct seccomp_notif req;
+		struct seccomp_notif_resp resp;
+		if (ep >= 0) {
+			struct epoll_event ev;
+			if (epoll_wait(ep, &ev, 1, -1) < 0 && errno != EINTR)
+				return NULL;
+		}
+		memset(&req, 0, sizeof req);
+		if (ioctl(g_fd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0) {
+			if (errno == EINTR || errno == ENOENT)
+				continue;
+			return NULL;
+		}
+		memset(&resp, 0, sizeof resp);
+		resp.id = req.id;
+		resp.val = 1;
+		ioctl(g_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	long n = bench_iters(argc, argv, 100000);
+	int waiters = argc > 2 ? atoi(argv[2]) : 1;
+	const char *mode = argc > 3 ? argv[3] : "sync";
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_getppid, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof f / sizeof f[0], .filter = f };
+	pthread_t th;
+
+	g_epoll = !strcmp(mode, "epoll");
+	for (int i = 0; i < waiters; i++)
+		if (pthread_create(&th, NULL, supervisor, NULL) != 0)
+			return 1;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return 1;
+	int fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	if (fd < 0) {
+		perror("seccomp");
+		return 1;
+	}
+	if (strcmp(mode, "async"))
+		ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	g_fd = fd;
+	syscall(SYS_getppid); /* the supervisors are up */
+	double t0 = bench_now_ns();
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getppid);
+	double t1 = bench_now_ns();
+	bench_report("unotify_floor", t0, t1, n);
+	fflush(stdout);
+	_exit(0);
+}

@@ -70,6 +70,11 @@ __attribute__((weak)) int vfs_path_of_file(struct vfs *v, const struct stat *st,
 	return vfs_path_of_inode(v, st->st_dev, st->st_ino, buf, len);
 }
 
+__attribute__((weak)) int vfs_path_of_dirfd(struct vfs *v, struct task *t, int fd, char *buf, size_t len)
+{
+	return -ENOENT;
+}
+
 /* ---- nodes ---- */
 
 enum pkind {
@@ -886,7 +891,10 @@ static long fd_link_text(struct vfs *v, struct pnode *n, char *out, size_t outle
 	default:
 		break;
 	}
-	r = vfs_path_of_file(v, &st, tmp, sizeof tmp);
+	/* a directory: its name now (it may have been renamed since) */
+	r = S_ISDIR(st.st_mode) ? vfs_path_of_dirfd(v, n->task, fd, tmp, sizeof tmp) : -ENOENT;
+	if (r < 0)
+		r = vfs_path_of_file(v, &st, tmp, sizeof tmp);
 	if (r >= 0)
 		return snprintf(out, outlen, "%s", tmp);
 	if (S_ISCHR(st.st_mode)) {

@@ -77,12 +77,15 @@ static int g_utimens(void *ctx, int exp, const char *rel, const struct timespec 
 { GC(ctx); return gofer_utimens(gc, exp, rel, ts, flags); }
 static int g_statfs(void *ctx, int exp, const char *rel, struct statfs *st)
 { GC(ctx); return gofer_statfs(gc, exp, rel, st); }
+static long g_pathof(void *ctx, int exp, int fd, char *buf, size_t len)
+{ GC(ctx); return gofer_pathof(gc, exp, fd, buf, len); }
 
 static const struct vfs_backend gofer_backend = {
 	.walk = g_walk, .lstat = g_lstat, .open = g_open, .readlink = g_readlink,
 	.mkdir = g_mkdir, .mknod = g_mknod, .unlink = g_unlink, .rename = g_rename,
 	.symlink = g_symlink, .link = g_link, .chmod = g_chmod, .chown = g_chown,
 	.truncate = g_truncate, .utimens = g_utimens, .statfs = g_statfs,
+	.pathof = g_pathof,
 };
 
 void vfs_set_backend(struct vfs *v, const struct vfs_backend *ops, void *ctx)
@@ -934,6 +937,57 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 	}
 }
 
+/* n was looked up by a name recorded for the object st: is it that object?
+ * Then give it the held file's fresh size and times. */
+static int node_is(struct vfs_node *n, const struct stat *st)
+{
+	struct stat fresh = *st;
+
+	if (!n->exists || (n->kind == VN_BACKEND &&
+	    (n->st.st_dev != st->st_dev || n->st.st_ino != st->st_ino)))
+		return 0;
+	if (n->kind == VN_BACKEND) {
+		/* owners from the gofer's stat (our own fstat sees ids through
+		 * the sentry's user namespace, where only our uid is mapped) */
+		fresh.st_uid = n->st.st_uid;
+		fresh.st_gid = n->st.st_gid;
+		n->st = fresh;
+	}
+	return 1;
+}
+
+int vfs_refind_dir(struct vfs *v, struct task *t, int fd, const struct stat *st,
+		   const char *oldpath, struct vfs_node *n)
+{
+	const struct vfs_mount *m = vfs_mount_for(v, oldpath);
+	char rel[PATH_MAX], path[PATH_MAX];
+	void *ctx;
+	const struct vfs_backend *be = vfs_backend(v, &ctx);
+	long l;
+	int r;
+
+	if (!S_ISDIR(st->st_mode) || !m || m->kind != VFS_MNT_GOFER)
+		return -ESTALE;
+	if (st->st_nlink == 0)
+		return -ENOENT;
+	if (!m->writable || !be->pathof)
+		return -ESTALE; /* nothing renames in a read-only mount */
+	l = be->pathof(ctx, m->export, fd, rel, sizeof rel - 1);
+	if (l < 0)
+		return (int)l;
+	rel[l] = 0;
+	if ((size_t)snprintf(path, sizeof path, "%s%s%s", m->path, l && m->plen ? "/" : "", rel) >=
+	    sizeof path)
+		return -ENAMETOOLONG;
+	r = vfs_lookup(v, t, path, NULL, 0, n);
+	if (r < 0)
+		return r;
+	if (n->mnt != m || !node_is(n, st))
+		return -ESTALE;
+	inomap_put(v->im, st->st_dev, st->st_ino, n->path);
+	return 0;
+}
+
 int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
 {
 	char path[PATH_MAX];
@@ -947,18 +1001,11 @@ int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
 	    inomap_get(v->fim, st.st_dev, st.st_ino, path, sizeof path) == 0) {
 		int r = vfs_lookup(v, t, path, NULL, 0, n);
 		/* a backend path is only trusted while it still names this inode */
-		if (r == 0 && n->exists && (n->kind != VN_BACKEND ||
-		    (n->st.st_dev == st.st_dev && n->st.st_ino == st.st_ino))) {
-			if (n->kind == VN_BACKEND) {
-				/* fresh size and times from the held file; owners from
-				 * the gofer's stat (our own fstat sees ids through the
-				 * sentry's user namespace, where only our uid is mapped) */
-				st.st_uid = n->st.st_uid;
-				st.st_gid = n->st.st_gid;
-				n->st = st;
-			}
+		if (r == 0 && node_is(n, &st))
 			return 0;
-		}
+		/* a directory renamed since: its name now, from the object */
+		if (vfs_refind_dir(v, t, fd, &st, path, n) == 0)
+			return 0;
 	} else if (inomap_get_obj(v->lim, st.st_dev, st.st_ino, path, sizeof path,
 				  &odev, &oino) == 0) {
 		/* an O_PATH placeholder: its object, while the path still names it */
@@ -976,6 +1023,102 @@ int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
 	n->mnt = NULL;
 	vfs_map_stat(v, &st);
 	n->st = st;
+	return 0;
+}
+
+/* The guest-view path of the directory behind host fd (for /proc/<pid>/fd). */
+int vfs_path_of_dirfd(struct vfs *v, struct task *t, int fd, char *buf, size_t len)
+{
+	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
+	int r = vfs_host_fd_node(v, t, fd, n);
+
+	if (r < 0)
+		return r;
+	if (n->kind == VN_FD)
+		return -ENOENT;
+	if (strlen(n->path) >= len)
+		return -ENAMETOOLONG;
+	strcpy(buf, n->path);
+	return (int)strlen(buf);
+}
+
+int vfs_cwd_node(struct vfs *v, struct task *t, struct vfs_node *n)
+{
+	struct fs_ctx *fs = t->fs;
+	char cwd[PATH_MAX];
+	dev_t dev;
+	ino_t ino;
+	int r, fd = -1;
+
+	pthread_mutex_lock(&fs->lock);
+	memcpy(cwd, fs->cwd, sizeof cwd);
+	dev = fs->cwd_dev;
+	ino = fs->cwd_ino;
+	int held = fs->cwd_fd >= 0;
+	pthread_mutex_unlock(&fs->lock);
+	r = vfs_lookup(v, t, cwd, NULL, 0, n);
+	if (!held) {
+		if (r == 0 && !n->exists)
+			r = -ENOENT;
+		/* hold the object of a cwd in a writable mount (the start-up
+		 * --workdir, set by name): from now on it follows renames */
+		if (r == 0 && !dev && !ino && n->kind == VN_BACKEND && n->mnt->writable &&
+		    S_ISDIR(n->st.st_mode))
+			vfs_cwd_set(v, t, n, -1);
+		return r;
+	}
+	if (r == 0 && n->exists && n->kind == VN_BACKEND && n->st.st_dev == dev && n->st.st_ino == ino)
+		return 0;
+	/* the name no longer leads to the cwd: find the directory itself */
+	pthread_mutex_lock(&fs->lock);
+	if (fs->cwd_fd >= 0)
+		fd = fcntl(fs->cwd_fd, F_DUPFD_CLOEXEC, 0);
+	pthread_mutex_unlock(&fs->lock);
+	if (fd < 0)
+		return -ENOENT;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else
+		r = vfs_refind_dir(v, t, fd, &st, cwd, n);
+	close(fd);
+	if (r == -ESTALE)
+		r = -ENOENT;
+	if (r == 0) {
+		pthread_mutex_lock(&fs->lock);
+		if (!strcmp(fs->cwd, cwd) && fs->cwd_dev == dev && fs->cwd_ino == ino)
+			snprintf(fs->cwd, sizeof fs->cwd, "%s", n->path);
+		pthread_mutex_unlock(&fs->lock);
+	}
+	return r;
+}
+
+int vfs_cwd_set(struct vfs *v, struct task *t, const struct vfs_node *n, int hostfd)
+{
+	struct fs_ctx *fs = t->fs;
+	int fd = -1;
+
+	if (n->kind == VN_BACKEND && n->mnt->writable && S_ISDIR(n->st.st_mode)) {
+		if (hostfd >= 0) {
+			fd = fcntl(hostfd, F_DUPFD_CLOEXEC, 0);
+		} else {
+			struct stat st;
+			if (VFS_BE(v, open, n->mnt->export, n->rel, O_PATH | O_DIRECTORY, 0, &fd, &st) < 0)
+				fd = -1;
+			else if (st.st_dev != n->st.st_dev || st.st_ino != n->st.st_ino) {
+				close(fd); /* replaced meanwhile: keep the name only */
+				fd = -1;
+			}
+		}
+	}
+	pthread_mutex_lock(&fs->lock);
+	snprintf(fs->cwd, sizeof fs->cwd, "%s", n->path);
+	if (fs->cwd_fd >= 0)
+		close(fs->cwd_fd);
+	fs->cwd_fd = fd;
+	fs->cwd_dev = n->st.st_dev;
+	fs->cwd_ino = n->st.st_ino;
+	pthread_mutex_unlock(&fs->lock);
 	return 0;
 }
 

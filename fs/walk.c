@@ -51,16 +51,9 @@ static int start_node(struct vfs *v, struct task *t, int dirfd, const char *path
 
 	if (path[0] == '/' && !(flags & WALK_IN_ROOT))
 		return vfs_lookup(v, t, "/", NULL, 0, &w->cur);
-	if (dirfd == AT_FDCWD) {
-		char cwd[PATH_MAX];
-		pthread_mutex_lock(&t->fs->lock);
-		memcpy(cwd, t->fs->cwd, sizeof cwd);
-		pthread_mutex_unlock(&t->fs->lock);
-		r = vfs_lookup(v, t, cwd, NULL, 0, &w->cur);
-		if (r == 0 && !w->cur.exists)
-			r = -ENOENT;
-		return r;
-	}
+	if (dirfd == AT_FDCWD)
+		return vfs_cwd_node(v, t, &w->cur);
+	(void)r;
 	return vfs_fd_node(v, t, dirfd, &w->cur, NULL);
 }
 
@@ -104,7 +97,9 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 		goto out;
 	}
 	if (w->cur.kind == VN_FD || !S_ISDIR(w->cur.st.st_mode)) {
-		r = -ENOTDIR;
+		/* a directory the VFS cannot name has been removed: Linux's
+		 * lookups in a dead directory are ENOENT */
+		r = w->cur.kind == VN_FD && S_ISDIR(w->cur.st.st_mode) ? -ENOENT : -ENOTDIR;
 		goto out;
 	}
 	strcpy(w->root, (flags & (WALK_BENEATH | WALK_IN_ROOT)) ? w->cur.path : "/");

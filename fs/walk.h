@@ -100,8 +100,25 @@ int vfs_lookup(struct vfs *v, struct task *t, const char *path, const char *ahea
 int vfs_fd_node(struct vfs *v, struct task *t, int guestfd, struct vfs_node *out,
 		int *hostfd);
 
-/* The same for a host fd the caller holds (e.g. a magic link's target). */
+/* The same for a host fd the caller holds (e.g. a magic link's target). A
+ * directory whose recorded name no longer leads to it (renamed since) is
+ * found again by its object (vfs_refind_dir); a removed one is VN_FD. */
 int vfs_host_fd_node(struct vfs *v, struct task *t, int hostfd, struct vfs_node *out);
+
+/* Objects, not names: fd (a host directory fd, stat st) was last known as
+ * oldpath; ask the gofer where that directory is now (it walks ".." up from
+ * the object) and look it up there. 0 with the node, -ENOENT if it was
+ * removed, -ESTALE if it cannot be named (read-only or synthetic mount). */
+int vfs_refind_dir(struct vfs *v, struct task *t, int fd, const struct stat *st,
+		   const char *oldpath, struct vfs_node *n);
+
+/* The task's working directory as a node. The cwd is held as an object (a
+ * host O_PATH fd kept in its fs_ctx, for directories of writable mounts) plus
+ * the name it was last seen by: when that name no longer leads to the
+ * object, the name is found again (and stored); a removed cwd is -ENOENT. */
+int vfs_cwd_node(struct vfs *v, struct task *t, struct vfs_node *out);
+/* chdir/fchdir to n (hostfd: the guest's fd of it for fchdir, or -1). */
+int vfs_cwd_set(struct vfs *v, struct task *t, const struct vfs_node *n, int hostfd);
 
 /* Read a symlink node's target (VN_SYMMNT, VN_PROC or VN_BACKEND). Returns
  * length (no NUL) or -errno (-EINVAL: not a link). */
@@ -187,6 +204,7 @@ struct vfs_backend {
 	int (*truncate)(void *ctx, int exp, const char *rel, off_t len);
 	int (*utimens)(void *ctx, int exp, const char *rel, const struct timespec ts[2], int flags);
 	int (*statfs)(void *ctx, int exp, const char *rel, struct statfs *st);
+	long (*pathof)(void *ctx, int exp, int fd, char *buf, size_t len); /* may be NULL */
 };
 
 /* Replace the backend (before use; tests). ctx is passed to every op. */

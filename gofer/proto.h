@@ -44,6 +44,8 @@ enum gofer_op {
 	GOFER_OP_TRUNCATE,
 	GOFER_OP_UTIMENS,
 	GOFER_OP_STATFS,
+	GOFER_OP_PATHOF,     /* the request carries one directory fd (SCM_RIGHTS):
+			      * reply = its current path beneath the export */
 	GOFER_OP_MAX,
 };
 
@@ -127,6 +129,12 @@ struct gofer_rep_walk {
 	uint32_t linklen;
 	uint32_t pad;
 };
+
+/* PATHOF: fixed part struct gofer_req_path with an empty path, plus one
+ * fd, a directory; the reply is the directory's path relative to export
+ * exp's root as the directory stands now (no NUL; "" for the root), or
+ * -ENOENT (removed), -ESTALE (not beneath that export), -ENAMETOOLONG.
+ * Every other request carrying an fd is -EPROTO. */
 
 /* LSTAT, OPEN: struct stat. READLINK: the target bytes. STATFS: struct
  * statfs. OPEN and CONNECT pass their fd with SCM_RIGHTS. */

@@ -32,6 +32,7 @@
 #include "common/log.h"
 #include "common/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -168,6 +169,7 @@ struct req {
 	char *path;              /* first string (always a path) */
 	char *str2;              /* second string or NULL */
 	int sock;                /* the client's connection (FIFO waits watch it) */
+	int infd;                /* PATHOF: the fd that came with it, else -1 */
 };
 
 struct rep {
@@ -721,6 +723,99 @@ static int h_statfs(struct req *rq, struct rep *rp)
 	return 0;
 }
 
+/* PATHOF: name the directory infd by walking ".." up to the export's root,
+ * finding each step's name by its identity in the parent's listing (getcwd
+ * as user space does it). Read-only: O_PATH opens of "..", listings opened
+ * through Landlock like any other, fstatat of the entries. A directory that
+ * is not beneath this export's root (the walk reaches a root of its own
+ * first) is -ESTALE. */
+static int h_pathof(struct req *rq, struct rep *rp)
+{
+	const struct gofer_srv_export *e = rq->e;
+	char *buf = rp->payload, *end = buf + PATH_MAX, *p = end;
+	struct stat root, cur, par;
+	int fd, r = 0;
+	static const struct open_how up = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC };
+
+	if (rq->infd < 0 || *rq->path || e->is_file)
+		return -EINVAL;
+	if (fstat(e->rootfd, &root) < 0 || fstat(rq->infd, &cur) < 0)
+		return -errno;
+	if (!S_ISDIR(cur.st_mode))
+		return -ENOTDIR;
+	if (cur.st_nlink == 0)
+		return -ENOENT;
+	fd = fcntl(rq->infd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	for (int depth = 0; !(cur.st_dev == root.st_dev && cur.st_ino == root.st_ino); depth++) {
+		long pfd = syscall(SYS_openat2, fd, "..", &up, sizeof up);
+		if (pfd < 0) {
+			r = -errno;
+			break;
+		}
+		close(fd);
+		fd = (int)pfd;
+		if (fstat(fd, &par) < 0) {
+			r = -errno;
+			break;
+		}
+		if ((par.st_dev == cur.st_dev && par.st_ino == cur.st_ino) || depth > PATH_MAX / 2) {
+			r = -ESTALE;    /* a root that is not the export's */
+			break;
+		}
+		/* the listing: opened read-only through the export rules */
+		struct open_how rd = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC };
+		long dfd = syscall(SYS_openat2, fd, ".", &rd, sizeof rd);
+		if (dfd < 0) {
+			r = -errno;
+			break;
+		}
+		char dbuf[4096] __attribute__((aligned(8)));
+		int found = 0;
+		long n;
+		while (!found && (n = syscall(SYS_getdents64, (int)dfd, dbuf, sizeof dbuf)) > 0) {
+			for (long off = 0; off < n && !found;) {
+				struct { uint64_t ino; int64_t off; unsigned short reclen; unsigned char type; char name[]; }
+					*d = (void *)(dbuf + off);
+				off += d->reclen;
+				struct stat est;
+				if ((d->type != DT_DIR && d->type != DT_UNKNOWN) || !strcmp(d->name, ".") ||
+				    !strcmp(d->name, "..") ||
+				    fstatat(fd, d->name, &est, AT_SYMLINK_NOFOLLOW) < 0 ||
+				    est.st_dev != cur.st_dev || est.st_ino != cur.st_ino)
+					continue;
+				size_t l = strlen(d->name);
+				if ((size_t)(p - buf) < l + 1) {
+					r = -ENAMETOOLONG;
+					break;
+				}
+				p -= l;
+				memcpy(p, d->name, l);
+				*--p = '/';
+				found = 1;
+			}
+		}
+		close((int)dfd);
+		if (!r && !found)
+			r = -ENOENT;    /* moved away meanwhile, or removed */
+		if (r)
+			break;
+		cur = par;
+	}
+	close(fd);
+	if (r)
+		return r;
+	if (p < end)
+		p++;            /* no leading '/' */
+	size_t l = (size_t)(end - p);
+	memmove(buf, p, l);
+	if (l && is_hidden(e, buf))
+		return -ENOENT;
+	rp->len = l;
+	return 0;
+}
+
 static void *conn_thread(void *arg);
 
 static int h_connect(struct req *rq, struct rep *rp)
@@ -785,6 +880,7 @@ static const struct op_desc ops[GOFER_OP_MAX] = {
 	[GOFER_OP_TRUNCATE] = { h_truncate, sizeof(struct gofer_req_truncate), F_WRITE },
 	[GOFER_OP_UTIMENS]  = { h_utimens,  sizeof(struct gofer_req_utimens), F_WRITE },
 	[GOFER_OP_STATFS]   = { h_statfs,   sizeof(struct gofer_req_path), 0 },
+	[GOFER_OP_PATHOF]   = { h_pathof,   sizeof(struct gofer_req_path), F_OWNHIDE },
 };
 
 /* Check one string at buf[*off] of length len: in bounds, NUL-free, NUL
@@ -851,16 +947,19 @@ int gofer_parse_request(char *buf, size_t n, int is_ctl, size_t nexports, struct
 }
 
 /* Validate and run one request of n bytes. Returns the reply's err. */
-static int serve_one(char *buf, size_t n, int is_ctl, int sock, struct rep *rp)
+static int serve_one(char *buf, size_t n, int is_ctl, int sock, int infd, struct rep *rp)
 {
 	struct gofer_request q;
 	const struct op_desc *d;
-	struct req rq = { .sock = sock };
+	struct req rq = { .sock = sock, .infd = infd };
 	int r;
 
 	r = gofer_parse_request(buf, n, is_ctl, srv->n, &q);
 	if (r)
 		return r;
+	/* one fd with PATHOF, none with anything else */
+	if ((q.h.op == GOFER_OP_PATHOF) != (infd >= 0))
+		return -EPROTO;
 	d = &ops[q.h.op];
 	if (q.ctl)
 		return d->fn(&rq, rp);
@@ -891,35 +990,49 @@ static void serve_conn(int sock, int is_ctl)
 				      .msg_control = cbuf.b, .msg_controllen = sizeof cbuf.b };
 		struct rep rp = { .payload = rbuf + sizeof(struct gofer_rhdr), .fd = -1 };
 		struct gofer_rhdr rh = { 0 };
-		int got_fds = 0;
+		int got_fds = 0, infd = -1;
 		ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return;            /* the peer is gone */
-		/* never keep an fd that came with a request (nor with an empty one) */
+		/* never keep an fd that came with a request (nor with an empty
+		 * one) beyond it: one, for PATHOF, is looked at and closed */
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
 			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 				continue;
 			int *fds = (int *)CMSG_DATA(c);
 			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			for (size_t i = 0; i < k; i++)
-				close(fds[i]);
-			got_fds = 1;
+			for (size_t i = 0; i < k; i++) {
+				if (got_fds == 0 && i == 0 && k == 1)
+					infd = fds[i];
+				else
+					close(fds[i]);
+			}
+			got_fds++;
 		}
-		if (n == 0)
+		if (infd >= 0 && got_fds != 1) {
+			close(infd);
+			infd = -1;
+		}
+		if (n == 0) {
+			if (infd >= 0)
+				close(infd);
 			return;            /* EOF (or an empty message) */
+		}
 		if ((size_t)n >= sizeof(struct gofer_hdr))
 			memcpy(&rh.tag, buf + offsetof(struct gofer_hdr, tag), sizeof rh.tag);
 		if (msg.msg_flags & MSG_TRUNC)
 			rh.err = -EMSGSIZE;
-		else if (got_fds || (msg.msg_flags & MSG_CTRUNC))
+		else if ((got_fds && infd < 0) || (msg.msg_flags & MSG_CTRUNC))
 			rh.err = -EPROTO;
 		else if ((size_t)n < sizeof(struct gofer_hdr))
 			rh.err = -EPROTO;
 		else
-			rh.err = serve_one(buf, n, is_ctl, sock, &rp);
+			rh.err = serve_one(buf, n, is_ctl, sock, infd, &rp);
+		if (infd >= 0)
+			close(infd);
 		if (rh.err)
 			rp.len = 0;
 		rh.len = sizeof rh + rp.len;

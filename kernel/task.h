@@ -44,6 +44,10 @@ struct fs_ctx {
 	atomic_int refs;
 	pthread_mutex_t lock;
 	char cwd[PATH_MAX];      /* canonical absolute guest path, no trailing '/' except "/" */
+	int cwd_fd;              /* the cwd's object (host O_PATH fd, directories of
+				  * writable mounts: fs/vfs.c vfs_cwd_node) or -1 */
+	dev_t cwd_dev;           /* its identity */
+	ino_t cwd_ino;
 	mode_t umask;
 };
 

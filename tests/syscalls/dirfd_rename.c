@@ -1,0 +1,108 @@
+/* A directory fd (and the cwd) refer to the directory, not to its name:
+ * after a rename or rmdir, *at calls, fchdir and /proc/self/fd/N/x follow the
+ * object as Linux does. */
+#include "t.h"
+
+int main(int argc, char **argv)
+{
+	t_setup(argc, argv, "dirfd_rename");
+	char buf[PATH_MAX], p[96];
+	struct stat st;
+
+	mkdir("d", 0755);
+	t_write_file("d/x", "old", 0644);
+	int fd = open("d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		DIE("open d");
+	if (rename("d", "e") != 0)
+		DIE("rename");
+	mkdir("d", 0755);
+	t_write_file("d/x", "impostor", 0644);
+
+	int f = openat(fd, "x", O_RDONLY | O_CLOEXEC);
+	ssize_t n = f >= 0 ? read(f, buf, sizeof buf - 1) : -1;
+	buf[n > 0 ? n : 0] = 0;
+	CHECK(f >= 0 && strcmp(buf, "old") == 0, "openat_after_rename", "fd %d %s '%s'", f, strerror(errno), buf);
+	if (f >= 0)
+		close(f);
+	CHECK(fstatat(fd, "x", &st, 0) == 0 && st.st_size == 3, "fstatat_after_rename", "%s size %ld",
+	      strerror(errno), (long)st.st_size);
+	CHECK(mkdirat(fd, "sub", 0755) == 0 && stat("e/sub", &st) == 0 && S_ISDIR(st.st_mode),
+	      "mkdirat_after_rename", "%s", strerror(errno));
+	CHECK(openat(fd, "y", O_CREAT | O_WRONLY | O_CLOEXEC, 0644) >= 0 && access("e/y", F_OK) == 0 &&
+		      access("d/y", F_OK) != 0,
+	      "create_after_rename", "%s", strerror(errno));
+	CHECK(unlinkat(fd, "y", 0) == 0 && access("e/y", F_OK) != 0, "unlinkat_after_rename", "%s",
+	      strerror(errno));
+
+	snprintf(p, sizeof p, "/proc/self/fd/%d/x", fd);
+	n = t_read_file(p, buf, sizeof buf);
+	CHECK(n == 3 && strcmp(buf, "old") == 0, "proc_fd_path_after_rename", "%s '%s'",
+	      n < 0 ? strerror(errno) : "read", n < 0 ? "" : buf);
+	/* The same as the first use of a directory fd after its rename. */
+	mkdir("p1", 0755);
+	t_write_file("p1/x", "p1", 0644);
+	int pfd = open("p1", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	rename("p1", "p2");
+	mkdir("p1", 0755);
+	t_write_file("p1/x", "impostor", 0644);
+	snprintf(p, sizeof p, "/proc/self/fd/%d/x", pfd);
+	n = t_read_file(p, buf, sizeof buf);
+	CHECK(n == 2 && strcmp(buf, "p1") == 0, "proc_fd_path_first_use", "%s '%s'",
+	      n < 0 ? strerror(errno) : "read", n < 0 ? "" : buf);
+	snprintf(p, sizeof p, "/proc/self/fd/%d", pfd);
+	n = readlink(p, buf, sizeof buf - 1);
+	buf[n > 0 ? n : 0] = 0;
+	CHECK(n > 3 && strcmp(buf + n - 3, "/p2") == 0, "proc_fd_readlink_after_rename", "'%s'", buf);
+	close(pfd);
+
+	CHECK(fchdir(fd) == 0, "fchdir_after_rename", "%s", strerror(errno));
+	n = t_read_file("x", buf, sizeof buf);
+	CHECK(n == 3 && strcmp(buf, "old") == 0, "relative_after_fchdir", "%s '%s'",
+	      n < 0 ? strerror(errno) : "read", n < 0 ? "" : buf);
+	CHECK(getcwd(buf, sizeof buf) && strlen(buf) > 2 && strcmp(buf + strlen(buf) - 2, "/e") == 0,
+	      "getcwd_after_fchdir", "'%s'", buf);
+	if (chdir(t_scratch) != 0)
+		DIE("chdir back");
+
+	/* The cwd itself moves with its directory. */
+	mkdir("c1", 0755);
+	t_write_file("c1/f", "c1", 0644);
+	if (chdir("c1") != 0)
+		DIE("chdir c1");
+	char from[PATH_MAX + 16], to[PATH_MAX + 16];
+	snprintf(from, sizeof from, "%s/c1", t_scratch);
+	snprintf(to, sizeof to, "%s/c2", t_scratch);
+	rename(from, to);
+	n = t_read_file("f", buf, sizeof buf);
+	CHECK(n == 2 && strcmp(buf, "c1") == 0, "cwd_follows_rename", "%s", n < 0 ? strerror(errno) : buf);
+	CHECK(getcwd(buf, sizeof buf) && strcmp(buf + strlen(buf) - 3, "/c2") == 0, "getcwd_follows_rename",
+	      "'%s'", buf);
+	CHECK(stat("..", &st) == 0 && S_ISDIR(st.st_mode), "dotdot_after_rename", "%s", strerror(errno));
+	if (chdir(t_scratch) != 0)
+		DIE("chdir back");
+
+	/* A removed directory: relative calls are ENOENT, not ENOTDIR. */
+	mkdir("gone", 0755);
+	int g = open("gone", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	rmdir("gone");
+	EXPECT_ERR(openat(g, "x", O_RDONLY), ENOENT, "removed_openat");
+	EXPECT_ERR(openat(g, "x", O_CREAT | O_WRONLY, 0644), ENOENT, "removed_create");
+	EXPECT_ERR(mkdirat(g, "x", 0755), ENOENT, "removed_mkdirat");
+	CHECK(fstatat(g, "", &st, AT_EMPTY_PATH) == 0 && S_ISDIR(st.st_mode) && st.st_nlink == 0,
+	      "removed_fstat", "%s nlink %ld", strerror(errno), (long)st.st_nlink);
+	close(g);
+	/* A removed cwd: the same. */
+	mkdir("gone2", 0755);
+	if (chdir("gone2") != 0)
+		DIE("chdir gone2");
+	snprintf(from, sizeof from, "%s/gone2", t_scratch);
+	rmdir(from);
+	EXPECT_ERR(open("x", O_CREAT | O_WRONLY, 0644), ENOENT, "removed_cwd_create");
+	EXPECT_ERR(getcwd(buf, sizeof buf) ? 0 : -1, ENOENT, "removed_cwd_getcwd");
+	if (chdir(t_scratch) != 0)
+		DIE("chdir back");
+
+	close(fd);
+	return t_done();
+}

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -79,13 +80,15 @@ static int g_statfs(void *ctx, int exp, const char *rel, struct statfs *st)
 { GC(ctx); return gofer_statfs(gc, exp, rel, st); }
 static long g_pathof(void *ctx, int exp, int fd, char *buf, size_t len)
 { GC(ctx); return gofer_pathof(gc, exp, fd, buf, len); }
+static int g_linkfd(void *ctx, int exp, int fd, const char *rel)
+{ GC(ctx); return gofer_linkfd(gc, exp, fd, rel); }
 
 static const struct vfs_backend gofer_backend = {
 	.walk = g_walk, .lstat = g_lstat, .open = g_open, .readlink = g_readlink,
 	.mkdir = g_mkdir, .mknod = g_mknod, .unlink = g_unlink, .rename = g_rename,
 	.symlink = g_symlink, .link = g_link, .chmod = g_chmod, .chown = g_chown,
 	.truncate = g_truncate, .utimens = g_utimens, .statfs = g_statfs,
-	.pathof = g_pathof,
+	.pathof = g_pathof, .linkfd = g_linkfd,
 };
 
 void vfs_set_backend(struct vfs *v, const struct vfs_backend *ops, void *ctx)
@@ -281,6 +284,13 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 	v->im = inomap_new();
 	v->fim = inomap_new();
 	v->lim = inomap_new();
+	v->tim = inomap_new();
+	{
+		struct utsname u;
+		unsigned maj = 0, min = 0;
+		if (uname(&u) == 0 && sscanf(u.release, "%u.%u", &maj, &min) == 2)
+			v->flink = maj > 6 || (maj == 6 && min >= 10);
+	}
 	v->vm = vmeta_new();
 	{
 		struct stat mst;
@@ -323,6 +333,7 @@ void vfs_destroy(struct vfs *v)
 	inomap_free(v->im);
 	inomap_free(v->fim);
 	inomap_free(v->lim);
+	inomap_free(v->tim);
 	vmeta_free(v->vm);
 	if (tl_conn && tl_gen == v->gen) {
 		gofer_disconnect(tl_conn);
@@ -1024,6 +1035,57 @@ int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
 	vfs_map_stat(v, &st);
 	n->st = st;
 	return 0;
+}
+
+#ifndef __O_TMPFILE
+#define __O_TMPFILE 020000000
+#endif
+
+int vfs_tmpfile_open(struct vfs *v, const struct vfs_node *dir, int flags, mode_t mode,
+		     int *fd, struct stat *st)
+{
+	void *ctx;
+	const struct vfs_backend *be = vfs_backend(v, &ctx);
+	int r;
+
+	if (dir->kind != VN_BACKEND || !v->flink || !be->linkfd)
+		return -EOPNOTSUPP;
+	r = be->open(ctx, dir->mnt->export, dir->rel, flags, mode, fd, st);
+	if (r < 0)
+		return r;
+	if (dir->mnt->private_fs)
+		note_private_dev(v, st->st_dev);
+	inomap_put_obj(v->tim, st->st_dev, st->st_ino, dir->path, (flags & O_EXCL) ? 1 : 0, 0);
+	vfs_map_stat(v, st);
+	return 0;
+}
+
+int vfs_tmpfile_link(struct vfs *v, int hostfd, const struct vfs_node *nn, int *err)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	dev_t excl;
+	ino_t unused;
+	void *ctx;
+	const struct vfs_backend *be = vfs_backend(v, &ctx);
+
+	if (fstat(hostfd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    inomap_get_obj(v->tim, st.st_dev, st.st_ino, dir, sizeof dir, &excl, &unused) < 0)
+		return 0;
+	if (st.st_nlink != 0 || excl) {
+		*err = -ENOENT; /* linked already (then a name walks to it), or O_EXCL */
+		return 1;
+	}
+	if (vfs_mount_for(v, dir) != nn->mnt || nn->kind != VN_BACKEND || !be->linkfd) {
+		*err = -EXDEV;
+		return 1;
+	}
+	*err = be->linkfd(ctx, nn->mnt->export, hostfd, nn->rel);
+	if (*err == 0) {
+		inomap_put(v->fim, st.st_dev, st.st_ino, nn->path);
+		dcache_drop(v->dc, nn->mnt->idx, nn->rel, 0);
+	}
+	return 1;
 }
 
 /* The guest-view path of the directory behind host fd (for /proc/<pid>/fd). */

@@ -117,6 +117,16 @@ int vfs_refind_dir(struct vfs *v, struct task *t, int fd, const struct stat *st,
  * the name it was last seen by: when that name no longer leads to the
  * object, the name is found again (and stored); a removed cwd is -ENOENT. */
 int vfs_cwd_node(struct vfs *v, struct task *t, struct vfs_node *out);
+/* O_TMPFILE: an unnamed regular file in directory dir (a gofer mount),
+ * remembered (host identity -> dir's mount, O_EXCL) so that linkat can name
+ * it. -EOPNOTSUPP where the gofer could not link it later (Linux < 6.10 lets
+ * only CAP_DAC_READ_SEARCH in the initial namespace flink). */
+int vfs_tmpfile_open(struct vfs *v, const struct vfs_node *dir, int flags, mode_t mode,
+		     int *fd, struct stat *st);
+/* linkat of the file behind host fd hostfd to the new name nn (checked by the
+ * caller: absent, writable). 1 if hostfd is an O_TMPFILE file of ours (then
+ * *err is the result), 0 if not. */
+int vfs_tmpfile_link(struct vfs *v, int hostfd, const struct vfs_node *nn, int *err);
 /* chdir/fchdir to n (hostfd: the guest's fd of it for fchdir, or -1). */
 int vfs_cwd_set(struct vfs *v, struct task *t, const struct vfs_node *n, int hostfd);
 
@@ -205,6 +215,7 @@ struct vfs_backend {
 	int (*utimens)(void *ctx, int exp, const char *rel, const struct timespec ts[2], int flags);
 	int (*statfs)(void *ctx, int exp, const char *rel, struct statfs *st);
 	long (*pathof)(void *ctx, int exp, int fd, char *buf, size_t len); /* may be NULL */
+	int (*linkfd)(void *ctx, int exp, int fd, const char *rel);         /* may be NULL */
 };
 
 /* Replace the backend (before use; tests). ctx is passed to every op. */

@@ -311,6 +311,13 @@ long gofer_pathof(struct gofer_conn *c, int exp, int dirfd, char *buf, size_t le
 	return r;
 }
 
+int gofer_linkfd(struct gofer_conn *c, int exp, int fd, const char *rel)
+{
+	struct gofer_req_path f = { .exp = exp };
+
+	return expect(call_fd(c, GOFER_OP_LINKFD, &f, sizeof f, rel, NULL, NULL, 0, NULL, 0, fd), 0);
+}
+
 static int simple(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
 		  const char *s1, const char *s2)
 {

@@ -176,5 +176,8 @@ int gofer_statfs(struct gofer_conn *c, int exp, const char *rel, struct statfs *
  * object across renames. Returns its length (no NUL; 0 for the root), or
  * -ENOENT (removed), -ESTALE (not beneath exp), -ENAMETOOLONG. */
 long gofer_pathof(struct gofer_conn *c, int exp, int dirfd, char *buf, size_t len);
+/* Name the O_TMPFILE file fd (opened through the gofer) rel: linkat with
+ * AT_EMPTY_PATH in the gofer (Linux >= 6.10 lets the opener do that). */
+int gofer_linkfd(struct gofer_conn *c, int exp, int fd, const char *rel);
 
 #endif

@@ -46,6 +46,8 @@ enum gofer_op {
 	GOFER_OP_STATFS,
 	GOFER_OP_PATHOF,     /* the request carries one directory fd (SCM_RIGHTS):
 			      * reply = its current path beneath the export */
+	GOFER_OP_LINKFD,     /* the request carries one fd, an O_TMPFILE file:
+			      * link it at path (linkat AT_EMPTY_PATH) */
 	GOFER_OP_MAX,
 };
 

@@ -816,6 +816,32 @@ static int h_pathof(struct req *rq, struct rep *rp)
 	return 0;
 }
 
+/* LINKFD: give the unnamed file infd (an O_TMPFILE file the gofer made, not
+ * O_EXCL: the kernel refuses any other file with no link) the name path. */
+static int h_linkfd(struct req *rq, struct rep *rp)
+{
+	const char *name;
+	int owned, pfd, r = 0;
+	struct stat st;
+
+	(void)rp;
+	if (rq->infd < 0)
+		return -EINVAL;
+	if (!*rq->path)
+		return -EEXIST;
+	if (fstat(rq->infd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_nlink != 0 || (st.st_mode & (S_ISUID | S_ISGID)))
+		return -ENOENT;
+	pfd = open_parent(rq->e, rq->path, &name, &owned);
+	if (pfd < 0)
+		return pfd;
+	if (linkat(rq->infd, "", pfd, name, AT_EMPTY_PATH) < 0)
+		r = -errno;
+	close_owned(pfd, owned);
+	return r;
+}
+
 static void *conn_thread(void *arg);
 
 static int h_connect(struct req *rq, struct rep *rp)
@@ -855,6 +881,7 @@ enum {
 	F_WRITE = 4,        /* needs a writable export */
 	F_CTL = 8,          /* control connection only, no export */
 	F_OWNHIDE = 16,     /* the handler refuses hidden names itself */
+	F_FD = 32,          /* the request carries exactly one fd */
 };
 
 struct op_desc {
@@ -880,7 +907,8 @@ static const struct op_desc ops[GOFER_OP_MAX] = {
 	[GOFER_OP_TRUNCATE] = { h_truncate, sizeof(struct gofer_req_truncate), F_WRITE },
 	[GOFER_OP_UTIMENS]  = { h_utimens,  sizeof(struct gofer_req_utimens), F_WRITE },
 	[GOFER_OP_STATFS]   = { h_statfs,   sizeof(struct gofer_req_path), 0 },
-	[GOFER_OP_PATHOF]   = { h_pathof,   sizeof(struct gofer_req_path), F_OWNHIDE },
+	[GOFER_OP_PATHOF]   = { h_pathof,   sizeof(struct gofer_req_path), F_OWNHIDE | F_FD },
+	[GOFER_OP_LINKFD]   = { h_linkfd,   sizeof(struct gofer_req_path), F_WRITE | F_FD },
 };
 
 /* Check one string at buf[*off] of length len: in bounds, NUL-free, NUL
@@ -957,8 +985,8 @@ static int serve_one(char *buf, size_t n, int is_ctl, int sock, int infd, struct
 	r = gofer_parse_request(buf, n, is_ctl, srv->n, &q);
 	if (r)
 		return r;
-	/* one fd with PATHOF, none with anything else */
-	if ((q.h.op == GOFER_OP_PATHOF) != (infd >= 0))
+	/* one fd with PATHOF and LINKFD, none with anything else */
+	if (!(ops[q.h.op].flags & F_FD) != (infd < 0))
 		return -EPROTO;
 	d = &ops[q.h.op];
 	if (q.ctl)

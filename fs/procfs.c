@@ -1070,7 +1070,10 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
 			break;
 		}
 		pthread_mutex_lock(&n.task->fs->lock);
-		memcpy(text, n.task->fs->cwd, sizeof text);
+		if (strlen(n.task->fs->cwd) >= sizeof text)
+			r = -ENAMETOOLONG; /* deeper than a page: d_path fails so */
+		else
+			memcpy(text, n.task->fs->cwd, sizeof text);
 		pthread_mutex_unlock(&n.task->fs->lock);
 		text[sizeof text - 1] = 0;
 		break;

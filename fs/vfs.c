@@ -653,7 +653,7 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 	}
 
 	/* rel + the plain components ahead, up to GOFER_WALK_MAX in total */
-	char batch[PATH_MAX];
+	char batch[VFS_PATH_MAX];
 	int ncomp = 1;
 	size_t len = strlen(rel);
 	memcpy(batch, rel, len + 1);
@@ -685,7 +685,7 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		return r;
 	}
 	/* cache every prefix the walk stat'ed */
-	char pre[PATH_MAX];
+	char pre[VFS_PATH_MAX];
 	const char *c = batch;
 	size_t plen = 0;
 	for (int i = 0; i <= w->n && i < ncomp; i++) {
@@ -967,28 +967,24 @@ static int node_is(struct vfs_node *n, const struct stat *st)
 	return 1;
 }
 
-int vfs_refind_dir(struct vfs *v, struct task *t, int fd, const struct stat *st,
-		   const char *oldpath, struct vfs_node *n)
+/* Name directory fd (stat st) where it is now beneath mount m's export. */
+static int refind_in(struct vfs *v, struct task *t, int fd, const struct stat *st,
+		     const struct vfs_mount *m, struct vfs_node *n)
 {
-	const struct vfs_mount *m = vfs_mount_for(v, oldpath);
-	char rel[PATH_MAX], path[PATH_MAX];
+	cleanup_free char *rel = xmalloc(VFS_PATH_MAX), *path = xmalloc(VFS_PATH_MAX);
 	void *ctx;
 	const struct vfs_backend *be = vfs_backend(v, &ctx);
 	long l;
 	int r;
 
-	if (!S_ISDIR(st->st_mode) || !m || m->kind != VFS_MNT_GOFER)
+	if (!be->pathof)
 		return -ESTALE;
-	if (st->st_nlink == 0)
-		return -ENOENT;
-	if (!m->writable || !be->pathof)
-		return -ESTALE; /* nothing renames in a read-only mount */
-	l = be->pathof(ctx, m->export, fd, rel, sizeof rel - 1);
+	l = be->pathof(ctx, m->export, fd, rel, VFS_PATH_MAX - 1);
 	if (l < 0)
 		return (int)l;
 	rel[l] = 0;
-	if ((size_t)snprintf(path, sizeof path, "%s%s%s", m->path, l && m->plen ? "/" : "", rel) >=
-	    sizeof path)
+	if ((size_t)snprintf(path, VFS_PATH_MAX, "%s%s%s", m->path, l && m->plen ? "/" : "", rel) >=
+	    VFS_PATH_MAX)
 		return -ENAMETOOLONG;
 	r = vfs_lookup(v, t, path, NULL, 0, n);
 	if (r < 0)
@@ -999,9 +995,32 @@ int vfs_refind_dir(struct vfs *v, struct task *t, int fd, const struct stat *st,
 	return 0;
 }
 
+int vfs_refind_dir(struct vfs *v, struct task *t, int fd, const struct stat *st,
+		   const char *oldpath, struct vfs_node *n)
+{
+	if (!S_ISDIR(st->st_mode))
+		return -ESTALE;
+	if (st->st_nlink == 0)
+		return -ENOENT;
+	if (oldpath) {
+		const struct vfs_mount *m = vfs_mount_for(v, oldpath);
+		if (!m || m->kind != VFS_MNT_GOFER || !m->writable)
+			return -ESTALE; /* nothing renames in a read-only mount */
+		return refind_in(v, t, fd, st, m, n);
+	}
+	/* no name recorded (the inode map is bounded and forgot it): try the
+	 * gofer mounts, most recently added first */
+	for (size_t i = v->nmnts; i-- > 0;) {
+		const struct vfs_mount *m = &v->mnts[i];
+		if (m->kind == VFS_MNT_GOFER && !m->dev && refind_in(v, t, fd, st, m, n) == 0)
+			return 0;
+	}
+	return -ESTALE;
+}
+
 int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
 {
-	char path[PATH_MAX];
+	char path[VFS_PATH_MAX];
 	struct stat st;
 	dev_t odev;
 	ino_t oino;
@@ -1026,6 +1045,9 @@ int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
 			n->opath = 1;
 			return 0;
 		}
+	} else if (S_ISDIR(st.st_mode) && st.st_nlink && !vfs_is_memfd(v, &st) &&
+		   vfs_refind_dir(v, t, fd, &st, NULL, n) == 0) {
+		return 0;   /* a directory whose name the inode map forgot */
 	}
 	memset(n, 0, sizeof *n);
 	n->kind = VN_FD;
@@ -1062,7 +1084,7 @@ int vfs_tmpfile_open(struct vfs *v, const struct vfs_node *dir, int flags, mode_
 
 int vfs_tmpfile_link(struct vfs *v, int hostfd, const struct vfs_node *nn, int *err)
 {
-	char dir[PATH_MAX];
+	char dir[VFS_PATH_MAX];
 	struct stat st;
 	dev_t excl;
 	ino_t unused;
@@ -1107,7 +1129,7 @@ int vfs_path_of_dirfd(struct vfs *v, struct task *t, int fd, char *buf, size_t l
 int vfs_cwd_node(struct vfs *v, struct task *t, struct vfs_node *n)
 {
 	struct fs_ctx *fs = t->fs;
-	char cwd[PATH_MAX];
+	char cwd[VFS_PATH_MAX];
 	dev_t dev;
 	ino_t ino;
 	int r, fd = -1;

@@ -19,12 +19,15 @@
 #define MOAT_FS_WALK_H
 
 #include <limits.h>
+#include <stddef.h>
+#include <string.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
 #include <time.h>
 
+#include "common/util.h"
 #include "fs/vfs.h"
 #include "gofer/gofer.h"
 
@@ -49,7 +52,7 @@ struct vfs_mount {
 enum vfs_node_kind { VN_BACKEND = 1, VN_SYNTH, VN_PROC, VN_SYMMNT, VN_FD };
 
 struct vfs_node {
-	char path[PATH_MAX];     /* canonical guest path of the node */
+	char path[VFS_PATH_MAX]; /* canonical guest path of the node */
 	const struct vfs_mount *mnt;
 	const char *rel;         /* points into path: path inside the mount (or,
 				  * for a PROC file mount, at mnt->target) */
@@ -108,7 +111,8 @@ int vfs_host_fd_node(struct vfs *v, struct task *t, int hostfd, struct vfs_node 
 /* Objects, not names: fd (a host directory fd, stat st) was last known as
  * oldpath; ask the gofer where that directory is now (it walks ".." up from
  * the object) and look it up there. 0 with the node, -ENOENT if it was
- * removed, -ESTALE if it cannot be named (read-only or synthetic mount). */
+ * removed, -ESTALE if it cannot be named (read-only or synthetic mount).
+ * oldpath NULL: no name is known; every gofer mount is tried. */
 int vfs_refind_dir(struct vfs *v, struct task *t, int fd, const struct stat *st,
 		   const char *oldpath, struct vfs_node *n);
 
@@ -232,6 +236,16 @@ static inline void vfs_node_fix_rel(struct vfs_node *dst, const struct vfs_node 
 {
 	uintptr_t r = (uintptr_t)src->rel, p = (uintptr_t)src->path;
 	dst->rel = r >= p && r <= p + sizeof src->path ? dst->path + (r - p) : src->rel;
+}
+
+/* dst = src, copying only the used part of the path (nodes are large). */
+static inline void vfs_node_copy(struct vfs_node *dst, const struct vfs_node *src)
+{
+	const size_t off = offsetof(struct vfs_node, mnt);
+
+	memcpy(dst->path, src->path, strlen(src->path) + 1);
+	memcpy((char *)dst + off, (const char *)src + off, sizeof *dst - off);
+	vfs_node_fix_rel(dst, src);
 }
 
 #endif

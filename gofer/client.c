@@ -147,11 +147,11 @@ static long call_fd(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
 {
 	static const char nul;
 	struct gofer_hdr h = { .op = op, .tag = ++c->tag };
-	size_t l1 = strnlen(s1, PATH_MAX), l2 = s2 ? strnlen(s2, PATH_MAX) : 0;
+	size_t l1 = strnlen(s1, VFS_PATH_MAX), l2 = s2 ? strnlen(s2, VFS_PATH_MAX) : 0;
 	struct iovec iov[6];
 	int k = 0;
 
-	if (l1 >= PATH_MAX || l2 >= PATH_MAX)
+	if (l1 >= VFS_PATH_MAX || l2 >= VFS_PATH_MAX)
 		return -ENAMETOOLONG;
 	/* every fixed struct starts with exp, len; two-string ones add len2 */
 	((uint32_t *)fixed)[1] = l1;

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "common/util.h"
 #include "gofer/gofer.h"
 
 enum gofer_op {
@@ -141,9 +142,9 @@ struct gofer_rep_walk {
 /* LSTAT, OPEN: struct stat. READLINK: the target bytes. STATFS: struct
  * statfs. OPEN and CONNECT pass their fd with SCM_RIGHTS. */
 
-#define GOFER_MAX_REQ (2 * PATH_MAX + 512)
+#define GOFER_MAX_REQ (2 * VFS_PATH_MAX + 512)
 #define GOFER_MAX_REP (sizeof(struct gofer_rhdr) + sizeof(struct gofer_rep_walk) + \
-		       GOFER_WALK_MAX * sizeof(struct stat) + PATH_MAX)
+		       GOFER_WALK_MAX * sizeof(struct stat) + VFS_PATH_MAX)
 
 /* Start-up report from the child: one message of this form, err 0 = ready. */
 struct gofer_hello {

@@ -55,7 +55,7 @@
 
 /* glibc's __O_TMPFILE includes O_DIRECTORY: this is the bit of its own */
 #define TMPFILE_BIT (O_TMPFILE & ~O_DIRECTORY)
-#define CONN_STACK (64 * 1024)
+#define CONN_STACK (256 * 1024) /* two VFS_PATH_MAX requests fit on it */
 #define MAX_CONNS 1024
 
 static const struct gofer_srv *srv;
@@ -69,7 +69,7 @@ int gofer_check_path(const char *p, size_t len)
 
 	if (len == 0)
 		return 0;
-	if (len >= PATH_MAX)
+	if (len >= VFS_PATH_MAX)
 		return -ENAMETOOLONG;
 	for (size_t i = 0; i <= len; i++) {
 		if (i < len && p[i] == '\0')
@@ -102,8 +102,8 @@ static int is_hidden(const struct gofer_srv_export *e, const char *p)
 
 /* ---- helpers ---- */
 
-static int oat2(const struct gofer_srv_export *e, int dirfd, const char *path,
-		int flags, mode_t mode)
+static int oat2_one(const struct gofer_srv_export *e, int dirfd, const char *path,
+		    int flags, mode_t mode)
 {
 	struct open_how how = {
 		.flags = (uint64_t)(unsigned)flags,
@@ -116,6 +116,43 @@ static int oat2(const struct gofer_srv_export *e, int dirfd, const char *path,
 		r = syscall(SYS_openat2, dirfd, path, &how, sizeof how);
 	while (r < 0 && errno == EINTR);
 	return r < 0 ? -errno : (int)r;
+}
+
+/* openat2 beneath dirfd with the export's rules; a path longer than the
+ * kernel takes in one call (a deep tree, up to VFS_PATH_MAX) is opened in
+ * steps: each leading part as an O_PATH directory, with the same rules, from
+ * the one before (beneath it, so still beneath the export). */
+static int oat2(const struct gofer_srv_export *e, int dirfd, const char *path,
+		int flags, mode_t mode)
+{
+	size_t len = strlen(path);
+	int cur = dirfd, r;
+
+	while (len >= PATH_MAX) {
+		char part[PATH_MAX];
+		const char *cut = path + PATH_MAX - 1;
+		while (cut > path && *cut != '/')
+			cut--;
+		if (cut == path) {
+			r = -ENAMETOOLONG;
+			goto out;
+		}
+		memcpy(part, path, cut - path);
+		part[cut - path] = 0;
+		r = oat2_one(e, cur, part, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+		if (r < 0)
+			goto out;
+		if (cur != dirfd)
+			close(cur);
+		cur = r;
+		path = cut + 1;
+		len = strlen(path);
+	}
+	r = oat2_one(e, cur, path, flags, mode);
+out:
+	if (cur != dirfd)
+		close(cur);
+	return r;
 }
 
 /* Reach the parent of path's final component. On success *name points into
@@ -732,7 +769,7 @@ static int h_statfs(struct req *rq, struct rep *rp)
 static int h_pathof(struct req *rq, struct rep *rp)
 {
 	const struct gofer_srv_export *e = rq->e;
-	char *buf = rp->payload, *end = buf + PATH_MAX, *p = end;
+	char *buf = rp->payload, *end = buf + VFS_PATH_MAX - 1, *p = end;
 	struct stat root, cur, par;
 	int fd, r = 0;
 	static const struct open_how up = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC };
@@ -760,7 +797,7 @@ static int h_pathof(struct req *rq, struct rep *rp)
 			r = -errno;
 			break;
 		}
-		if ((par.st_dev == cur.st_dev && par.st_ino == cur.st_ino) || depth > PATH_MAX / 2) {
+		if ((par.st_dev == cur.st_dev && par.st_ino == cur.st_ino) || depth > VFS_PATH_MAX / 2) {
 			r = -ESTALE;    /* a root that is not the export's */
 			break;
 		}
@@ -915,7 +952,7 @@ static const struct op_desc ops[GOFER_OP_MAX] = {
  * terminated. Advances *off past the terminator. */
 static int take_string(char *buf, size_t total, size_t *off, uint32_t len, char **out)
 {
-	if (len >= PATH_MAX)
+	if (len >= VFS_PATH_MAX)
 		return -ENAMETOOLONG;
 	if (*off + len + 1 > total)
 		return -EPROTO;

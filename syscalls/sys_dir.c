@@ -89,16 +89,16 @@ struct sent {
 static void child_path(char *out, const char *dir, const char *name)
 {
 	if (!strcmp(dir, "/"))
-		snprintf(out, PATH_MAX, "/%s", name);
+		snprintf(out, VFS_PATH_MAX, "/%s", name);
 	else
-		snprintf(out, PATH_MAX, "%s/%s", dir, name);
+		snprintf(out, VFS_PATH_MAX, "%s/%s", dir, name);
 }
 
 /* Type and inode of a mount-table child, as a lookup of it shows them. */
 static void synth_child(struct sc_call *c, const char *dir, const char *name, struct sent *e)
 {
 	cleanup_free struct vfs_node *cn = xmalloc(sizeof *cn);
-	char p[PATH_MAX];
+	char p[VFS_PATH_MAX];
 
 	child_path(p, dir, name);
 	snprintf(e->name, sizeof e->name, "%s", name);
@@ -178,7 +178,7 @@ static long host_dents(struct sc_call *c, const struct vfs_node *n, int hfd, cha
 			nk++;
 		extra = xcalloc(nk, sizeof *extra);
 		for (size_t i = 0; i < nk; i++) {
-			char rel[PATH_MAX];
+			char rel[VFS_PATH_MAX];
 			struct stat st;
 			if (*n->rel)
 				snprintf(rel, sizeof rel, "%s/%s", n->rel, kids[i]);
@@ -210,7 +210,7 @@ static long host_dents(struct sc_call *c, const struct vfs_node *n, int hfd, cha
 			p += d->d_reclen;
 			last_off = d->d_off;
 			if (m && *d->d_name != '.') {
-				char rel[PATH_MAX];
+				char rel[VFS_PATH_MAX];
 				if (*n->rel)
 					snprintf(rel, sizeof rel, "%s/%s", n->rel, d->d_name);
 				else
@@ -305,6 +305,8 @@ long sys_getcwd(struct sc_call *c)
 	if (r < 0)
 		return r;
 	size_t len = strlen(n->path) + 1;
+	if (len > PATH_MAX)
+		return -ENAMETOOLONG; /* as Linux's getcwd: the path is longer than a page */
 	if (c->args[1] < len)
 		return -ERANGE;
 	r = sc_write_guest(c, c->args[0], n->path, len);

@@ -3,6 +3,31 @@
  * object as Linux does. */
 #include "t.h"
 
+static int ndirs;
+
+/* open every directory beneath dfd (d_type only, no stat), up to 8400 */
+static void open_dirs(int dfd)
+{
+	char dbuf[8192];
+	long n;
+
+	while (ndirs < 8400 && (n = syscall(SYS_getdents64, dfd, dbuf, sizeof dbuf)) > 0) {
+		for (long off = 0; off < n && ndirs < 8400;) {
+			struct { uint64_t ino; int64_t off; unsigned short reclen; unsigned char type; char name[]; }
+				*d = (void *)(dbuf + off);
+			off += d->reclen;
+			if (d->type != DT_DIR || !strcmp(d->name, ".") || !strcmp(d->name, ".."))
+				continue;
+			int c = openat(dfd, d->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (c < 0)
+				continue;
+			ndirs++;
+			open_dirs(c);
+			close(c);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	t_setup(argc, argv, "dirfd_rename");
@@ -104,5 +129,34 @@ int main(int argc, char **argv)
 		DIE("chdir back");
 
 	close(fd);
+
+	/* A directory fd held while many other directories are opened (moat's
+	 * table of directory names is bounded: it must find the name again). */
+	mkdir("many", 0755);
+	mkdir("held", 0755);
+	t_write_file("held/x", "held", 0644);
+	int h = open("held", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int mok = 1;
+	/* /usr's directories first (cheap, read-only), then new ones here if
+	 * /usr has too few */
+	int usr = open("/usr", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (usr >= 0) {
+		open_dirs(usr);
+		close(usr);
+	}
+	for (int i = ndirs; i < 8400 && mok; i++) {
+		snprintf(p, sizeof p, "many/%d", i);
+		int d = mkdir(p, 0755) == 0 ? open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+		mok = d >= 0;
+		if (d >= 0)
+			close(d);
+	}
+	f = openat(h, "x", O_RDONLY | O_CLOEXEC);
+	n = f >= 0 ? read(f, buf, sizeof buf - 1) : -1;
+	buf[n > 0 ? n : 0] = 0;
+	CHECK(mok && f >= 0 && strcmp(buf, "held") == 0, "dirfd_after_many_opens", "%s '%s'", strerror(errno), buf);
+	if (f >= 0)
+		close(f);
+	close(h);
 	return t_done();
 }

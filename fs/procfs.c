@@ -75,6 +75,20 @@ __attribute__((weak)) int vfs_path_of_dirfd(struct vfs *v, struct task *t, int f
 	return -ENOENT;
 }
 
+__attribute__((weak)) int vfs_cwd_path(struct vfs *v, struct task *t, char *buf, size_t len)
+{
+	int r = 0;
+
+	(void)v;
+	pthread_mutex_lock(&t->fs->lock);
+	if (strlen(t->fs->cwd) >= len)
+		r = -ENAMETOOLONG;
+	else
+		strcpy(buf, t->fs->cwd);
+	pthread_mutex_unlock(&t->fs->lock);
+	return r;
+}
+
 /* ---- nodes ---- */
 
 enum pkind {
@@ -1069,13 +1083,11 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
 			r = -ENOENT;
 			break;
 		}
-		pthread_mutex_lock(&n.task->fs->lock);
-		if (strlen(n.task->fs->cwd) >= sizeof text)
-			r = -ENAMETOOLONG; /* deeper than a page: d_path fails so */
-		else
-			memcpy(text, n.task->fs->cwd, sizeof text);
-		pthread_mutex_unlock(&n.task->fs->lock);
-		text[sizeof text - 1] = 0;
+		/* the cwd's name now (it is held as an object); deeper than a
+		 * page: ENAMETOOLONG, as d_path fails so */
+		r = vfs_cwd_path(v, n.task, text, sizeof text);
+		if (r >= 0)
+			r = 0;
 		break;
 	case N_FD:
 		r = fd_link_text(v, &n, text, sizeof text);

@@ -99,5 +99,8 @@ int vfs_path_of_file(struct vfs *v, const struct stat *st, char *buf, size_t len
  * is followed: fs/vfs.c vfs_refind_dir); -ENOENT if it has none. */
 struct task;
 int vfs_path_of_dirfd(struct vfs *v, struct task *t, int fd, char *buf, size_t len);
+/* The task's working directory as it is named now (fs/vfs.c vfs_cwd_node);
+ * -ENOENT if removed, -ENAMETOOLONG if it does not fit. */
+int vfs_cwd_path(struct vfs *v, struct task *t, char *buf, size_t len);
 
 #endif

@@ -1126,6 +1126,19 @@ int vfs_path_of_dirfd(struct vfs *v, struct task *t, int fd, char *buf, size_t l
 	return (int)strlen(buf);
 }
 
+int vfs_cwd_path(struct vfs *v, struct task *t, char *buf, size_t len)
+{
+	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
+	int r = vfs_cwd_node(v, t, n);
+
+	if (r < 0)
+		return r;
+	if (strlen(n->path) >= len)
+		return -ENAMETOOLONG;
+	strcpy(buf, n->path);
+	return 0;
+}
+
 int vfs_cwd_node(struct vfs *v, struct task *t, struct vfs_node *n)
 {
 	struct fs_ctx *fs = t->fs;

@@ -99,6 +99,9 @@ int main(int argc, char **argv)
 	snprintf(from, sizeof from, "%s/c1", t_scratch);
 	snprintf(to, sizeof to, "%s/c2", t_scratch);
 	rename(from, to);
+	n = readlink("/proc/self/cwd", buf, sizeof buf - 1);
+	buf[n > 0 ? n : 0] = 0;
+	CHECK(n > 3 && strcmp(buf + n - 3, "/c2") == 0, "proc_cwd_follows_rename", "'%s'", buf);
 	n = t_read_file("f", buf, sizeof buf);
 	CHECK(n == 2 && strcmp(buf, "c1") == 0, "cwd_follows_rename", "%s", n < 0 ? strerror(errno) : buf);
 	CHECK(getcwd(buf, sizeof buf) && strcmp(buf + strlen(buf) - 3, "/c2") == 0, "getcwd_follows_rename",

@@ -395,6 +395,18 @@ int vfs_path_of_file(struct vfs *v, const struct stat *st, char *buf, size_t len
 	return r + (int)sizeof deleted - 1;
 }
 
+void vfs_renamed(struct vfs *v, const struct stat *st, const char *from, const char *to)
+{
+	if (!S_ISDIR(st->st_mode)) {
+		char p[VFS_PATH_MAX];
+		if (inomap_get(v->fim, st->st_dev, st->st_ino, p, sizeof p) == 0 && !strcmp(p, from))
+			inomap_put(v->fim, st->st_dev, st->st_ino, to);
+		return;
+	}
+	inomap_renamed(v->fim, from, to);
+	inomap_renamed(v->im, from, to);
+}
+
 void vfs_invalidate(struct vfs *v, const struct vfs_mount *m, const char *rel, int subtree)
 {
 	dcache_drop(v->dc, m->idx, rel, subtree);

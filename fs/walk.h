@@ -195,6 +195,12 @@ struct sandbox *vfs_sandbox(struct vfs *v);
 void vfs_inomap_put(struct vfs *v, dev_t dev, ino_t ino, const char *path);
 int vfs_inomap_get(struct vfs *v, dev_t dev, ino_t ino, char *path, size_t len);
 
+/* After rename(from, to) of the object st succeeded (not RENAME_EXCHANGE):
+ * the names recorded for open files (and, for a directory, everything
+ * beneath it) move to to, so an fd of a renamed file keeps naming it
+ * (fchmod, /proc/self/fd/N). A file: one entry; a directory: a scan. */
+void vfs_renamed(struct vfs *v, const struct stat *st, const char *from, const char *to);
+
 /* Dentry cache invalidation (after a mutation): the entry for rel, and with
  * subtree also everything beneath it. */
 void vfs_invalidate(struct vfs *v, const struct vfs_mount *m, const char *rel, int subtree);

@@ -698,6 +698,8 @@ static long do_renameat2(struct sc_call *c, int odfd, const char *opath, int ndf
 	r = VFS_BE(VFS_OF(c), rename, o->mnt->export, o->rel, nn->rel, flags);
 	vfs_invalidate(VFS_OF(c), o->mnt, o->rel, 1);
 	vfs_invalidate(VFS_OF(c), nn->mnt, nn->rel, 1);
+	if (r == 0 && !(flags & RENAME_EXCHANGE))
+		vfs_renamed(VFS_OF(c), &o->st, o->path, nn->path);
 	if (r == 0 && nn->exists && !(flags & RENAME_EXCHANGE) &&
 	    (S_ISDIR(nn->st.st_mode) || nn->st.st_nlink <= 1))
 		vfs_meta_forget(VFS_OF(c), &nn->st);   /* the replaced file is gone */

@@ -133,6 +133,28 @@ int main(int argc, char **argv)
 
 	close(fd);
 
+	/* An open file keeps naming its file after a rename of it or of its
+	 * directory: metadata calls on the fd act on it. */
+	mkdir("fd1", 0755);
+	t_write_file("fd1/f", "f", 0644);
+	t_write_file("g1", "g", 0644);
+	int ff = open("fd1/f", O_RDWR | O_CLOEXEC), gf = open("g1", O_RDWR | O_CLOEXEC);
+	rename("fd1", "fd2");
+	rename("g1", "g2");
+	CHECK(fchmod(ff, 0600) == 0 && stat("fd2/f", &st) == 0 && (st.st_mode & 0777) == 0600,
+	      "fchmod_file_in_renamed_dir", "%s mode %o", strerror(errno), st.st_mode & 0777);
+	CHECK(fchmod(gf, 0640) == 0 && stat("g2", &st) == 0 && (st.st_mode & 0777) == 0640,
+	      "fchmod_renamed_file", "%s mode %o", strerror(errno), st.st_mode & 0777);
+	struct timespec ts[2] = {{1000000000, 0}, {1000000000, 0}};
+	CHECK(futimens(gf, ts) == 0 && stat("g2", &st) == 0 && st.st_mtime == 1000000000,
+	      "futimens_renamed_file", "%s", strerror(errno));
+	snprintf(p, sizeof p, "/proc/self/fd/%d", gf);
+	n = readlink(p, buf, sizeof buf - 1);
+	buf[n > 0 ? n : 0] = 0;
+	CHECK(n > 3 && strcmp(buf + n - 3, "/g2") == 0, "proc_fd_readlink_renamed_file", "'%s'", buf);
+	close(ff);
+	close(gf);
+
 	/* A directory fd held while many other directories are opened (moat's
 	 * table of directory names is bounded: it must find the name again). */
 	mkdir("many", 0755);

@@ -9,6 +9,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+/* Canonical guest paths inside the sentry and on the gofer protocol. A guest
+ * passes at most PATH_MAX bytes per call, but relative walks (from a dirfd or
+ * the cwd) reach deeper: Linux has no bound there, moat this one (longer is
+ * ENAMETOOLONG). The gofer opens such paths in PATH_MAX-sized steps. */
+#define VFS_PATH_MAX (4 * 4096)
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define UNUSED __attribute__((unused))
 #define likely(x) __builtin_expect(!!(x), 1)

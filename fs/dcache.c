@@ -323,6 +323,27 @@ int inomap_get_obj(struct inomap *m, dev_t dev, ino_t ino, char *path, size_t le
 	return r;
 }
 
+void inomap_renamed(struct inomap *m, const char *from, const char *to)
+{
+	size_t fl = strlen(from), tl = strlen(to);
+
+	pthread_mutex_lock(&m->lock);
+	for (int i = 0; i < INOMAP_SIZE; i++) {
+		char *p = m->e[i].path;
+		if (!p || strncmp(p, from, fl) || (p[fl] && p[fl] != '/'))
+			continue;
+		size_t rest = strlen(p + fl);
+		char *np = malloc(tl + rest + 1);
+		if (!np)
+			continue;   /* the entry stays stale: the object is found again */
+		memcpy(np, to, tl);
+		memcpy(np + tl, p + fl, rest + 1);
+		free(p);
+		m->e[i].path = np;
+	}
+	pthread_mutex_unlock(&m->lock);
+}
+
 int inomap_get(struct inomap *m, dev_t dev, ino_t ino, char *path, size_t len)
 {
 	return inomap_get_obj(m, dev, ino, path, len, NULL, NULL);

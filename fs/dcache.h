@@ -56,5 +56,8 @@ void inomap_put_obj(struct inomap *m, dev_t dev, ino_t ino, const char *path, de
 		    ino_t oino);
 int inomap_get_obj(struct inomap *m, dev_t dev, ino_t ino, char *path, size_t len,
 		   dev_t *odev, ino_t *oino);
+/* A rename by the sentry: every recorded name equal to from or beneath it
+ * now starts with to instead (O(INOMAP_SIZE)). */
+void inomap_renamed(struct inomap *m, const char *from, const char *to);
 
 #endif

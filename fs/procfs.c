@@ -70,6 +70,25 @@ __attribute__((weak)) int vfs_path_of_file(struct vfs *v, const struct stat *st,
 	return vfs_path_of_inode(v, st->st_dev, st->st_ino, buf, len);
 }
 
+__attribute__((weak)) int vfs_path_of_dirfd(struct vfs *v, struct task *t, int fd, char *buf, size_t len)
+{
+	return -ENOENT;
+}
+
+__attribute__((weak)) int vfs_cwd_path(struct vfs *v, struct task *t, char *buf, size_t len)
+{
+	int r = 0;
+
+	(void)v;
+	pthread_mutex_lock(&t->fs->lock);
+	if (strlen(t->fs->cwd) >= len)
+		r = -ENAMETOOLONG;
+	else
+		strcpy(buf, t->fs->cwd);
+	pthread_mutex_unlock(&t->fs->lock);
+	return r;
+}
+
 /* ---- nodes ---- */
 
 enum pkind {
@@ -886,7 +905,10 @@ static long fd_link_text(struct vfs *v, struct pnode *n, char *out, size_t outle
 	default:
 		break;
 	}
-	r = vfs_path_of_file(v, &st, tmp, sizeof tmp);
+	/* a directory: its name now (it may have been renamed since) */
+	r = S_ISDIR(st.st_mode) ? vfs_path_of_dirfd(v, n->task, fd, tmp, sizeof tmp) : -ENOENT;
+	if (r < 0)
+		r = vfs_path_of_file(v, &st, tmp, sizeof tmp);
 	if (r >= 0)
 		return snprintf(out, outlen, "%s", tmp);
 	if (S_ISCHR(st.st_mode)) {
@@ -1061,10 +1083,11 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
 			r = -ENOENT;
 			break;
 		}
-		pthread_mutex_lock(&n.task->fs->lock);
-		memcpy(text, n.task->fs->cwd, sizeof text);
-		pthread_mutex_unlock(&n.task->fs->lock);
-		text[sizeof text - 1] = 0;
+		/* the cwd's name now (it is held as an object); deeper than a
+		 * page: ENAMETOOLONG, as d_path fails so */
+		r = vfs_cwd_path(v, n.task, text, sizeof text);
+		if (r >= 0)
+			r = 0;
 		break;
 	case N_FD:
 		r = fd_link_text(v, &n, text, sizeof text);

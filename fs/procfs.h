@@ -95,5 +95,12 @@ int vfs_path_of_inode(struct vfs *v, dev_t dev, ino_t ino, char *buf, size_t len
  * has no link left (st_nlink == 0), as Linux's d_path shows an unlinked
  * dentry. A weak fallback in procfs.c calls vfs_path_of_inode. */
 int vfs_path_of_file(struct vfs *v, const struct stat *st, char *buf, size_t len);
+/* The path a directory held by host fd has now (a rename since it was opened
+ * is followed: fs/vfs.c vfs_refind_dir); -ENOENT if it has none. */
+struct task;
+int vfs_path_of_dirfd(struct vfs *v, struct task *t, int fd, char *buf, size_t len);
+/* The task's working directory as it is named now (fs/vfs.c vfs_cwd_node);
+ * -ENOENT if removed, -ENAMETOOLONG if it does not fit. */
+int vfs_cwd_path(struct vfs *v, struct task *t, char *buf, size_t len);
 
 #endif

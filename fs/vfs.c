@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -80,6 +81,10 @@ static int g_utimens(void *ctx, int exp, const char *rel, const struct timespec 
 { GC(ctx); return gofer_utimens(gc, exp, rel, ts, flags); }
 static int g_statfs(void *ctx, int exp, const char *rel, struct statfs *st)
 { GC(ctx); return gofer_statfs(gc, exp, rel, st); }
+static long g_pathof(void *ctx, int exp, int fd, char *buf, size_t len)
+{ GC(ctx); return gofer_pathof(gc, exp, fd, buf, len); }
+static int g_linkfd(void *ctx, int exp, int fd, const char *rel)
+{ GC(ctx); return gofer_linkfd(gc, exp, fd, rel); }
 
 static long g_getxattr(void *ctx, int exp, const char *rel, const char *name, void *buf, size_t size)
 { GC(ctx); return gofer_getxattr(gc, exp, rel, name, buf, size); }
@@ -98,6 +103,7 @@ static const struct vfs_backend gofer_backend = {
 	.truncate = g_truncate, .utimens = g_utimens, .statfs = g_statfs,
 	.getxattr = g_getxattr, .listxattr = g_listxattr, .setxattr = g_setxattr,
 	.removexattr = g_removexattr,
+	.pathof = g_pathof, .linkfd = g_linkfd,
 };
 
 void vfs_set_backend(struct vfs *v, const struct vfs_backend *ops, void *ctx)
@@ -352,6 +358,13 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 	v->im = inomap_new();
 	v->fim = inomap_new();
 	v->lim = inomap_new();
+	v->tim = inomap_new();
+	{
+		struct utsname u;
+		unsigned maj = 0, min = 0;
+		if (uname(&u) == 0 && sscanf(u.release, "%u.%u", &maj, &min) == 2)
+			v->flink = maj > 6 || (maj == 6 && min >= 10);
+	}
 	v->vm = vmeta_new();
 	{
 		struct stat mst;
@@ -395,6 +408,7 @@ void vfs_destroy(struct vfs *v)
 	inomap_free(v->im);
 	inomap_free(v->fim);
 	inomap_free(v->lim);
+	inomap_free(v->tim);
 	vmeta_free(v->vm);
 	if (tl_conn && tl_gen == v->gen) {
 		gofer_disconnect(tl_conn);
@@ -454,6 +468,18 @@ int vfs_path_of_file(struct vfs *v, const struct stat *st, char *buf, size_t len
 		return -ENAMETOOLONG;
 	memcpy(buf + r, deleted, sizeof deleted);
 	return r + (int)sizeof deleted - 1;
+}
+
+void vfs_renamed(struct vfs *v, const struct stat *st, const char *from, const char *to)
+{
+	if (!S_ISDIR(st->st_mode)) {
+		char p[VFS_PATH_MAX];
+		if (inomap_get(v->fim, st->st_dev, st->st_ino, p, sizeof p) == 0 && !strcmp(p, from))
+			inomap_put(v->fim, st->st_dev, st->st_ino, to);
+		return;
+	}
+	inomap_renamed(v->fim, from, to);
+	inomap_renamed(v->im, from, to);
 }
 
 void vfs_invalidate(struct vfs *v, const struct vfs_mount *m, const char *rel, int subtree)
@@ -718,7 +744,7 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 	}
 
 	/* rel + the plain components ahead, up to GOFER_WALK_MAX in total */
-	char batch[PATH_MAX];
+	char batch[VFS_PATH_MAX];
 	int ncomp = 1;
 	size_t len = strlen(rel);
 	memcpy(batch, rel, len + 1);
@@ -750,7 +776,7 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		return r;
 	}
 	/* cache every prefix the walk stat'ed */
-	char pre[PATH_MAX];
+	char pre[VFS_PATH_MAX];
 	const char *c = batch;
 	size_t plen = 0;
 	for (int i = 0; i <= w->n && i < ncomp; i++) {
@@ -1013,9 +1039,79 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 	}
 }
 
+/* n was looked up by a name recorded for the object st: is it that object?
+ * Then give it the held file's fresh size and times. */
+static int node_is(struct vfs_node *n, const struct stat *st)
+{
+	struct stat fresh = *st;
+
+	if (!n->exists || (n->kind == VN_BACKEND &&
+	    (n->st.st_dev != st->st_dev || n->st.st_ino != st->st_ino)))
+		return 0;
+	if (n->kind == VN_BACKEND) {
+		/* owners from the gofer's stat (our own fstat sees ids through
+		 * the sentry's user namespace, where only our uid is mapped) */
+		fresh.st_uid = n->st.st_uid;
+		fresh.st_gid = n->st.st_gid;
+		n->st = fresh;
+	}
+	return 1;
+}
+
+/* Name directory fd (stat st) where it is now beneath mount m's export. */
+static int refind_in(struct vfs *v, struct task *t, int fd, const struct stat *st,
+		     const struct vfs_mount *m, struct vfs_node *n)
+{
+	cleanup_free char *rel = xmalloc(VFS_PATH_MAX), *path = xmalloc(VFS_PATH_MAX);
+	void *ctx;
+	const struct vfs_backend *be = vfs_backend(v, &ctx);
+	long l;
+	int r;
+
+	if (!be->pathof)
+		return -ESTALE;
+	l = be->pathof(ctx, m->export, fd, rel, VFS_PATH_MAX - 1);
+	if (l < 0)
+		return (int)l;
+	rel[l] = 0;
+	if ((size_t)snprintf(path, VFS_PATH_MAX, "%s%s%s", m->path, l && m->plen ? "/" : "", rel) >=
+	    VFS_PATH_MAX)
+		return -ENAMETOOLONG;
+	r = vfs_lookup(v, t, path, NULL, 0, n);
+	if (r < 0)
+		return r;
+	if (n->mnt != m || !node_is(n, st))
+		return -ESTALE;
+	inomap_put(v->im, st->st_dev, st->st_ino, n->path);
+	return 0;
+}
+
+int vfs_refind_dir(struct vfs *v, struct task *t, int fd, const struct stat *st,
+		   const char *oldpath, struct vfs_node *n)
+{
+	if (!S_ISDIR(st->st_mode))
+		return -ESTALE;
+	if (st->st_nlink == 0)
+		return -ENOENT;
+	if (oldpath) {
+		const struct vfs_mount *m = vfs_mount_for(v, oldpath);
+		if (!m || m->kind != VFS_MNT_GOFER || !m->writable)
+			return -ESTALE; /* nothing renames in a read-only mount */
+		return refind_in(v, t, fd, st, m, n);
+	}
+	/* no name recorded (the inode map is bounded and forgot it): try the
+	 * gofer mounts, most recently added first */
+	for (size_t i = v->nmnts; i-- > 0;) {
+		const struct vfs_mount *m = &v->mnts[i];
+		if (m->kind == VFS_MNT_GOFER && !m->dev && refind_in(v, t, fd, st, m, n) == 0)
+			return 0;
+	}
+	return -ESTALE;
+}
+
 int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
 {
-	char path[PATH_MAX];
+	char path[VFS_PATH_MAX];
 	struct stat st;
 	dev_t odev;
 	ino_t oino;
@@ -1026,18 +1122,11 @@ int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
 	    inomap_get(v->fim, st.st_dev, st.st_ino, path, sizeof path) == 0) {
 		int r = vfs_lookup(v, t, path, NULL, 0, n);
 		/* a backend path is only trusted while it still names this inode */
-		if (r == 0 && n->exists && (n->kind != VN_BACKEND ||
-		    (n->st.st_dev == st.st_dev && n->st.st_ino == st.st_ino))) {
-			if (n->kind == VN_BACKEND) {
-				/* fresh size and times from the held file; owners from
-				 * the gofer's stat (our own fstat sees ids through the
-				 * sentry's user namespace, where only our uid is mapped) */
-				st.st_uid = n->st.st_uid;
-				st.st_gid = n->st.st_gid;
-				n->st = st;
-			}
+		if (r == 0 && node_is(n, &st))
 			return 0;
-		}
+		/* a directory renamed since: its name now, from the object */
+		if (vfs_refind_dir(v, t, fd, &st, path, n) == 0)
+			return 0;
 	} else if (inomap_get_obj(v->lim, st.st_dev, st.st_ino, path, sizeof path,
 				  &odev, &oino) == 0) {
 		/* an O_PATH placeholder: its object, while the path still names it */
@@ -1047,6 +1136,9 @@ int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
 			n->opath = 1;
 			return 0;
 		}
+	} else if (S_ISDIR(st.st_mode) && st.st_nlink && !vfs_is_memfd(v, &st) &&
+		   vfs_refind_dir(v, t, fd, &st, NULL, n) == 0) {
+		return 0;   /* a directory whose name the inode map forgot */
 	}
 	memset(n, 0, sizeof *n);
 	n->kind = VN_FD;
@@ -1055,6 +1147,166 @@ int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
 	n->mnt = NULL;
 	vfs_map_stat(v, &st);
 	n->st = st;
+	return 0;
+}
+
+#ifndef __O_TMPFILE
+#define __O_TMPFILE 020000000
+#endif
+
+int vfs_tmpfile_open(struct vfs *v, const struct vfs_node *dir, int flags, mode_t mode,
+		     int *fd, struct stat *st)
+{
+	void *ctx;
+	const struct vfs_backend *be = vfs_backend(v, &ctx);
+	int r;
+
+	if (dir->kind != VN_BACKEND || !v->flink || !be->linkfd)
+		return -EOPNOTSUPP;
+	r = be->open(ctx, dir->mnt->export, dir->rel, flags, mode, fd, st);
+	if (r < 0)
+		return r;
+	if (dir->mnt->private_fs)
+		note_private_dev(v, st->st_dev);
+	inomap_put_obj(v->tim, st->st_dev, st->st_ino, dir->path, (flags & O_EXCL) ? 1 : 0, 0);
+	vfs_map_stat(v, st);
+	return 0;
+}
+
+int vfs_tmpfile_link(struct vfs *v, int hostfd, const struct vfs_node *nn, int *err)
+{
+	char dir[VFS_PATH_MAX];
+	struct stat st;
+	dev_t excl;
+	ino_t unused;
+	void *ctx;
+	const struct vfs_backend *be = vfs_backend(v, &ctx);
+
+	if (fstat(hostfd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    inomap_get_obj(v->tim, st.st_dev, st.st_ino, dir, sizeof dir, &excl, &unused) < 0)
+		return 0;
+	if (st.st_nlink != 0 || excl) {
+		*err = -ENOENT; /* linked already (then a name walks to it), or O_EXCL */
+		return 1;
+	}
+	if (vfs_mount_for(v, dir) != nn->mnt || nn->kind != VN_BACKEND || !be->linkfd) {
+		*err = -EXDEV;
+		return 1;
+	}
+	*err = be->linkfd(ctx, nn->mnt->export, hostfd, nn->rel);
+	if (*err == 0) {
+		inomap_put(v->fim, st.st_dev, st.st_ino, nn->path);
+		dcache_drop(v->dc, nn->mnt->idx, nn->rel, 0);
+	}
+	return 1;
+}
+
+/* The guest-view path of the directory behind host fd (for /proc/<pid>/fd). */
+int vfs_path_of_dirfd(struct vfs *v, struct task *t, int fd, char *buf, size_t len)
+{
+	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
+	int r = vfs_host_fd_node(v, t, fd, n);
+
+	if (r < 0)
+		return r;
+	if (n->kind == VN_FD)
+		return -ENOENT;
+	if (strlen(n->path) >= len)
+		return -ENAMETOOLONG;
+	strcpy(buf, n->path);
+	return (int)strlen(buf);
+}
+
+int vfs_cwd_path(struct vfs *v, struct task *t, char *buf, size_t len)
+{
+	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
+	int r = vfs_cwd_node(v, t, n);
+
+	if (r < 0)
+		return r;
+	if (strlen(n->path) >= len)
+		return -ENAMETOOLONG;
+	strcpy(buf, n->path);
+	return 0;
+}
+
+int vfs_cwd_node(struct vfs *v, struct task *t, struct vfs_node *n)
+{
+	struct fs_ctx *fs = t->fs;
+	char cwd[VFS_PATH_MAX];
+	dev_t dev;
+	ino_t ino;
+	int r, fd = -1;
+
+	pthread_mutex_lock(&fs->lock);
+	memcpy(cwd, fs->cwd, sizeof cwd);
+	dev = fs->cwd_dev;
+	ino = fs->cwd_ino;
+	int held = fs->cwd_fd >= 0;
+	pthread_mutex_unlock(&fs->lock);
+	r = vfs_lookup(v, t, cwd, NULL, 0, n);
+	if (!held) {
+		if (r == 0 && !n->exists)
+			r = -ENOENT;
+		/* hold the object of a cwd in a writable mount (the start-up
+		 * --workdir, set by name): from now on it follows renames */
+		if (r == 0 && !dev && !ino && n->kind == VN_BACKEND && n->mnt->writable &&
+		    S_ISDIR(n->st.st_mode))
+			vfs_cwd_set(v, t, n, -1);
+		return r;
+	}
+	if (r == 0 && n->exists && n->kind == VN_BACKEND && n->st.st_dev == dev && n->st.st_ino == ino)
+		return 0;
+	/* the name no longer leads to the cwd: find the directory itself */
+	pthread_mutex_lock(&fs->lock);
+	if (fs->cwd_fd >= 0)
+		fd = fcntl(fs->cwd_fd, F_DUPFD_CLOEXEC, 0);
+	pthread_mutex_unlock(&fs->lock);
+	if (fd < 0)
+		return -ENOENT;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else
+		r = vfs_refind_dir(v, t, fd, &st, cwd, n);
+	close(fd);
+	if (r == -ESTALE)
+		r = -ENOENT;
+	if (r == 0) {
+		pthread_mutex_lock(&fs->lock);
+		if (!strcmp(fs->cwd, cwd) && fs->cwd_dev == dev && fs->cwd_ino == ino)
+			snprintf(fs->cwd, sizeof fs->cwd, "%s", n->path);
+		pthread_mutex_unlock(&fs->lock);
+	}
+	return r;
+}
+
+int vfs_cwd_set(struct vfs *v, struct task *t, const struct vfs_node *n, int hostfd)
+{
+	struct fs_ctx *fs = t->fs;
+	int fd = -1;
+
+	if (n->kind == VN_BACKEND && n->mnt->writable && S_ISDIR(n->st.st_mode)) {
+		if (hostfd >= 0) {
+			fd = fcntl(hostfd, F_DUPFD_CLOEXEC, 0);
+		} else {
+			struct stat st;
+			if (VFS_BE(v, open, n->mnt->export, n->rel, O_PATH | O_DIRECTORY, 0, &fd, &st) < 0)
+				fd = -1;
+			else if (st.st_dev != n->st.st_dev || st.st_ino != n->st.st_ino) {
+				close(fd); /* replaced meanwhile: keep the name only */
+				fd = -1;
+			}
+		}
+	}
+	pthread_mutex_lock(&fs->lock);
+	snprintf(fs->cwd, sizeof fs->cwd, "%s", n->path);
+	if (fs->cwd_fd >= 0)
+		close(fs->cwd_fd);
+	fs->cwd_fd = fd;
+	fs->cwd_dev = n->st.st_dev;
+	fs->cwd_ino = n->st.st_ino;
+	pthread_mutex_unlock(&fs->lock);
 	return 0;
 }
 

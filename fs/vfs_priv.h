@@ -33,6 +33,8 @@ struct vfs {
 	struct inomap *im;       /* directories handed out */
 	struct inomap *fim;      /* other files handed out (for /proc/<pid>/fd) */
 	struct inomap *lim;      /* O_PATH symlink placeholders -> link path + identity */
+	struct inomap *tim;      /* O_TMPFILE files -> their directory (odev: O_EXCL) */
+	int flink;               /* the gofer can link an O_TMPFILE file (Linux >= 6.10) */
 	struct vmeta *vm;        /* virtual metadata of host files */
 	_Atomic unsigned long long privdev[GOFER_MAX_EXPORTS]; /* st_dev of private
 				  * exports seen so far (0 = free slot) */

@@ -21,7 +21,8 @@
  *            RESOLVE_NO_MAGICLINKS refuses /proc's magic links (fd/<n>, and
  *            <pid>/exe, cwd, root, whose text the walk follows) with ELOOP.
  *            A non-directory followed by more components is ENOTDIR.
- * Errors: ENAMETOOLONG (component > NAME_MAX, path >= PATH_MAX), ENOENT,
+ * Errors: ENAMETOOLONG (component > NAME_MAX, path >= PATH_MAX, a node deeper
+ * than VFS_PATH_MAX), ENOENT,
  * ENOTDIR, EACCES, ELOOP, EXDEV (RESOLVE_BENEATH/NO_XDEV).
  */
 #include <errno.h>
@@ -38,9 +39,9 @@
 struct walk {
 	struct vfs_node cur;
 	struct vfs_node nx;
-	char root[PATH_MAX];
+	char root[VFS_PATH_MAX];
 	char rem[2][2 * PATH_MAX];
-	char cand[PATH_MAX];
+	char cand[VFS_PATH_MAX];
 	char link[PATH_MAX];
 };
 
@@ -51,16 +52,9 @@ static int start_node(struct vfs *v, struct task *t, int dirfd, const char *path
 
 	if (path[0] == '/' && !(flags & WALK_IN_ROOT))
 		return vfs_lookup(v, t, "/", NULL, 0, &w->cur);
-	if (dirfd == AT_FDCWD) {
-		char cwd[PATH_MAX];
-		pthread_mutex_lock(&t->fs->lock);
-		memcpy(cwd, t->fs->cwd, sizeof cwd);
-		pthread_mutex_unlock(&t->fs->lock);
-		r = vfs_lookup(v, t, cwd, NULL, 0, &w->cur);
-		if (r == 0 && !w->cur.exists)
-			r = -ENOENT;
-		return r;
-	}
+	if (dirfd == AT_FDCWD)
+		return vfs_cwd_node(v, t, &w->cur);
+	(void)r;
 	return vfs_fd_node(v, t, dirfd, &w->cur, NULL);
 }
 
@@ -68,8 +62,7 @@ static void finish(struct walk *w, const char *path, int dot, struct vfs_node *o
 {
 	size_t l = strlen(path);
 
-	*out = w->cur;
-	vfs_node_fix_rel(out, &w->cur);
+	vfs_node_copy(out, &w->cur);
 	out->pst = w->cur.st;
 	out->trailing_slash = l && path[l - 1] == '/';
 	out->last_dot = dot;
@@ -77,8 +70,7 @@ static void finish(struct walk *w, const char *path, int dot, struct vfs_node *o
 
 static void node_copy(struct vfs_node *dst, const struct vfs_node *src)
 {
-	*dst = *src;
-	vfs_node_fix_rel(dst, src);
+	vfs_node_copy(dst, src);
 }
 
 int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
@@ -104,7 +96,9 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 		goto out;
 	}
 	if (w->cur.kind == VN_FD || !S_ISDIR(w->cur.st.st_mode)) {
-		r = -ENOTDIR;
+		/* a directory the VFS cannot name has been removed: Linux's
+		 * lookups in a dead directory are ENOENT */
+		r = w->cur.kind == VN_FD && S_ISDIR(w->cur.st.st_mode) ? -ENOENT : -ENOTDIR;
 		goto out;
 	}
 	strcpy(w->root, (flags & (WALK_BENEATH | WALK_IN_ROOT)) ? w->cur.path : "/");
@@ -153,7 +147,7 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 					goto out;
 				}
 			} else {
-				char parent[PATH_MAX];
+				char parent[VFS_PATH_MAX];
 				strcpy(parent, w->cur.path);
 				char *s = strrchr(parent, '/');
 				if (s == parent)
@@ -181,7 +175,7 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 		}
 
 		size_t dl = strcmp(w->cur.path, "/") ? strlen(w->cur.path) : 0;
-		if (dl + 1 + cl >= PATH_MAX) {
+		if (dl + 1 + cl >= VFS_PATH_MAX) {
 			r = -ENAMETOOLONG;
 			goto out;
 		}

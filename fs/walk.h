@@ -19,12 +19,15 @@
 #define MOAT_FS_WALK_H
 
 #include <limits.h>
+#include <stddef.h>
+#include <string.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
 #include <time.h>
 
+#include "common/util.h"
 #include "fs/vfs.h"
 #include "gofer/gofer.h"
 
@@ -55,7 +58,7 @@ struct vfs_mount {
 enum vfs_node_kind { VN_BACKEND = 1, VN_SYNTH, VN_PROC, VN_SYMMNT, VN_FD };
 
 struct vfs_node {
-	char path[PATH_MAX];     /* canonical guest path of the node */
+	char path[VFS_PATH_MAX]; /* canonical guest path of the node */
 	const struct vfs_mount *mnt;
 	const char *rel;         /* points into path: path inside the mount (or,
 				  * for a PROC file mount, at mnt->target) */
@@ -106,8 +109,36 @@ int vfs_lookup(struct vfs *v, struct task *t, const char *path, const char *ahea
 int vfs_fd_node(struct vfs *v, struct task *t, int guestfd, struct vfs_node *out,
 		int *hostfd);
 
-/* The same for a host fd the caller holds (e.g. a magic link's target). */
+/* The same for a host fd the caller holds (e.g. a magic link's target). A
+ * directory whose recorded name no longer leads to it (renamed since) is
+ * found again by its object (vfs_refind_dir); a removed one is VN_FD. */
 int vfs_host_fd_node(struct vfs *v, struct task *t, int hostfd, struct vfs_node *out);
+
+/* Objects, not names: fd (a host directory fd, stat st) was last known as
+ * oldpath; ask the gofer where that directory is now (it walks ".." up from
+ * the object) and look it up there. 0 with the node, -ENOENT if it was
+ * removed, -ESTALE if it cannot be named (read-only or synthetic mount).
+ * oldpath NULL: no name is known; every gofer mount is tried. */
+int vfs_refind_dir(struct vfs *v, struct task *t, int fd, const struct stat *st,
+		   const char *oldpath, struct vfs_node *n);
+
+/* The task's working directory as a node. The cwd is held as an object (a
+ * host O_PATH fd kept in its fs_ctx, for directories of writable mounts) plus
+ * the name it was last seen by: when that name no longer leads to the
+ * object, the name is found again (and stored); a removed cwd is -ENOENT. */
+int vfs_cwd_node(struct vfs *v, struct task *t, struct vfs_node *out);
+/* O_TMPFILE: an unnamed regular file in directory dir (a gofer mount),
+ * remembered (host identity -> dir's mount, O_EXCL) so that linkat can name
+ * it. -EOPNOTSUPP where the gofer could not link it later (Linux < 6.10 lets
+ * only CAP_DAC_READ_SEARCH in the initial namespace flink). */
+int vfs_tmpfile_open(struct vfs *v, const struct vfs_node *dir, int flags, mode_t mode,
+		     int *fd, struct stat *st);
+/* linkat of the file behind host fd hostfd to the new name nn (checked by the
+ * caller: absent, writable). 1 if hostfd is an O_TMPFILE file of ours (then
+ * *err is the result), 0 if not. */
+int vfs_tmpfile_link(struct vfs *v, int hostfd, const struct vfs_node *nn, int *err);
+/* chdir/fchdir to n (hostfd: the guest's fd of it for fchdir, or -1). */
+int vfs_cwd_set(struct vfs *v, struct task *t, const struct vfs_node *n, int hostfd);
 
 /* Read a symlink node's target (VN_SYMMNT, VN_PROC or VN_BACKEND). Returns
  * length (no NUL) or -errno (-EINVAL: not a link). */
@@ -184,6 +215,12 @@ struct sandbox *vfs_sandbox(struct vfs *v);
 void vfs_inomap_put(struct vfs *v, dev_t dev, ino_t ino, const char *path);
 int vfs_inomap_get(struct vfs *v, dev_t dev, ino_t ino, char *path, size_t len);
 
+/* After rename(from, to) of the object st succeeded (not RENAME_EXCHANGE):
+ * the names recorded for open files (and, for a directory, everything
+ * beneath it) move to to, so an fd of a renamed file keeps naming it
+ * (fchmod, /proc/self/fd/N). A file: one entry; a directory: a scan. */
+void vfs_renamed(struct vfs *v, const struct stat *st, const char *from, const char *to);
+
 /* Dentry cache invalidation (after a mutation): the entry for rel, and with
  * subtree also everything beneath it. */
 void vfs_invalidate(struct vfs *v, const struct vfs_mount *m, const char *rel, int subtree);
@@ -212,6 +249,8 @@ struct vfs_backend {
 	int (*setxattr)(void *ctx, int exp, const char *rel, const char *name, const void *val,
 			size_t size, int flags);
 	int (*removexattr)(void *ctx, int exp, const char *rel, const char *name);
+	long (*pathof)(void *ctx, int exp, int fd, char *buf, size_t len); /* may be NULL */
+	int (*linkfd)(void *ctx, int exp, int fd, const char *rel);         /* may be NULL */
 };
 
 /* Replace the backend (before use; tests). ctx is passed to every op. */
@@ -228,6 +267,16 @@ static inline void vfs_node_fix_rel(struct vfs_node *dst, const struct vfs_node 
 {
 	uintptr_t r = (uintptr_t)src->rel, p = (uintptr_t)src->path;
 	dst->rel = r >= p && r <= p + sizeof src->path ? dst->path + (r - p) : src->rel;
+}
+
+/* dst = src, copying only the used part of the path (nodes are large). */
+static inline void vfs_node_copy(struct vfs_node *dst, const struct vfs_node *src)
+{
+	const size_t off = offsetof(struct vfs_node, mnt);
+
+	memcpy(dst->path, src->path, strlen(src->path) + 1);
+	memcpy((char *)dst + off, (const char *)src + off, sizeof *dst - off);
+	vfs_node_fix_rel(dst, src);
 }
 
 #endif

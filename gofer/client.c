@@ -58,7 +58,7 @@ static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The reply: rhdr into *rh, then the payload into rep[0..nrep-1]. Returns
  * the payload length or -errno; *fd gets a received fd (or stays -1). */
 static long xfer(int sock, uint32_t tag, struct iovec *req, int nreq,
-		 struct iovec *rep, int nrep, int *fd, int allow_trunc)
+		 struct iovec *rep, int nrep, int *fd, int allow_trunc, int sfd)
 {
 	struct gofer_rhdr rh;
 	struct iovec riov[6];
@@ -76,6 +76,15 @@ static long xfer(int sock, uint32_t tag, struct iovec *req, int nreq,
 
 	if (fd)
 		*fd = -1;
+	if (sfd >= 0) {         /* PATHOF: one fd goes with the request */
+		msg.msg_control = cbuf.b;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int));
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &sfd, sizeof(int));
+	}
 	do
 		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
@@ -140,18 +149,19 @@ static long xfer(int sock, uint32_t tag, struct iovec *req, int nreq,
 	return r;
 }
 
-/* A path request: hdr | fixed | s1 NUL [| s2 NUL] [| blob] */
-static long call_blob(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
+/* A path request: hdr | fixed | s1 NUL [| s2 NUL] [| blob], with one fd
+ * (sfd >= 0: PATHOF, LINKFD) */
+static long call_full(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
 		      const char *s1, const char *s2, const void *blob, size_t bloblen,
-		      struct iovec *rep, int nrep, int *fd, int allow_trunc)
+		      struct iovec *rep, int nrep, int *fd, int allow_trunc, int sfd)
 {
 	static const char nul;
 	struct gofer_hdr h = { .op = op, .tag = ++c->tag };
-	size_t l1 = strnlen(s1, PATH_MAX), l2 = s2 ? strnlen(s2, PATH_MAX) : 0;
+	size_t l1 = strnlen(s1, VFS_PATH_MAX), l2 = s2 ? strnlen(s2, VFS_PATH_MAX) : 0;
 	struct iovec iov[7];
 	int k = 0;
 
-	if (l1 >= PATH_MAX || l2 >= PATH_MAX)
+	if (l1 >= VFS_PATH_MAX || l2 >= VFS_PATH_MAX)
 		return -ENAMETOOLONG;
 	/* every fixed struct starts with exp, len; two-string ones add len2 */
 	((uint32_t *)fixed)[1] = l1;
@@ -170,7 +180,7 @@ static long call_blob(struct gofer_conn *c, uint16_t op, void *fixed, size_t fle
 		iov[k++] = (struct iovec){ (void *)blob, bloblen };
 	if (c->broken)
 		return -EPIPE;
-	long r = xfer(c->sock, h.tag, iov, k, rep, nrep, fd, allow_trunc);
+	long r = xfer(c->sock, h.tag, iov, k, rep, nrep, fd, allow_trunc, sfd);
 	if (r == -EINTR && wait_hook) {
 		/* hang up now: the gofer ends its wait when it sees that */
 		c->broken = 1;
@@ -184,7 +194,21 @@ static long call(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
 		 const char *s1, const char *s2, struct iovec *rep, int nrep,
 		 int *fd, int allow_trunc)
 {
-	return call_blob(c, op, fixed, flen, s1, s2, NULL, 0, rep, nrep, fd, allow_trunc);
+	return call_full(c, op, fixed, flen, s1, s2, NULL, 0, rep, nrep, fd, allow_trunc, -1);
+}
+
+static long call_blob(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
+		      const char *s1, const char *s2, const void *blob, size_t bloblen,
+		      struct iovec *rep, int nrep, int *fd, int allow_trunc)
+{
+	return call_full(c, op, fixed, flen, s1, s2, blob, bloblen, rep, nrep, fd, allow_trunc, -1);
+}
+
+static long call_fd(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
+		    const char *s1, const char *s2, struct iovec *rep, int nrep,
+		    int *fd, int allow_trunc, int sfd)
+{
+	return call_full(c, op, fixed, flen, s1, s2, NULL, 0, rep, nrep, fd, allow_trunc, sfd);
 }
 
 static int expect(long r, size_t want)
@@ -208,7 +232,7 @@ struct gofer_conn *gofer_connect(int ctl_sock)
 	wait_hook = NULL;
 	pthread_mutex_lock(&ctl_lock);
 	h.tag = ++ctl_tag;
-	r = xfer(ctl_sock, h.tag, &iov, 1, NULL, 0, &fd, 0);
+	r = xfer(ctl_sock, h.tag, &iov, 1, NULL, 0, &fd, 0, -1);
 	pthread_mutex_unlock(&ctl_lock);
 	wait_hook = hook;
 	if (r == 0 && fd < 0)
@@ -302,6 +326,22 @@ long gofer_readlink(struct gofer_conn *c, int exp, const char *rel, char *buf, s
 	if (r < 0)
 		return r;
 	return (size_t)r < len ? r : (long)len;
+}
+
+long gofer_pathof(struct gofer_conn *c, int exp, int dirfd, char *buf, size_t len)
+{
+	struct gofer_req_path f = { .exp = exp };
+	struct iovec rep = { buf, len };
+	long r = call_fd(c, GOFER_OP_PATHOF, &f, sizeof f, "", NULL, &rep, 1, NULL, 0, dirfd);
+
+	return r;
+}
+
+int gofer_linkfd(struct gofer_conn *c, int exp, int fd, const char *rel)
+{
+	struct gofer_req_path f = { .exp = exp };
+
+	return expect(call_fd(c, GOFER_OP_LINKFD, &f, sizeof f, rel, NULL, NULL, 0, NULL, 0, fd), 0);
 }
 
 static int simple(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,

@@ -179,6 +179,14 @@ int gofer_truncate(struct gofer_conn *c, int exp, const char *rel, off_t len);
  * AT_SYMLINK_NOFOLLOW */
 int gofer_utimens(struct gofer_conn *c, int exp, const char *rel, const struct timespec ts[2], int flags);
 int gofer_statfs(struct gofer_conn *c, int exp, const char *rel, struct statfs *st);
+/* The current path of the directory dirfd (a host fd the gofer donated)
+ * relative to export exp's root, as it stands now: the name follows the
+ * object across renames. Returns its length (no NUL; 0 for the root), or
+ * -ENOENT (removed), -ESTALE (not beneath exp), -ENAMETOOLONG. */
+long gofer_pathof(struct gofer_conn *c, int exp, int dirfd, char *buf, size_t len);
+/* Name the O_TMPFILE file fd (opened through the gofer) rel: linkat with
+ * AT_EMPTY_PATH in the gofer (Linux >= 6.10 lets the opener do that). */
+int gofer_linkfd(struct gofer_conn *c, int exp, int fd, const char *rel);
 
 /* Extended attributes of rel (never following a final symlink), user.*
  * names only (others: -EOPNOTSUPP). A value travels whole in one message:

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "common/util.h"
 #include "gofer/gofer.h"
 
 enum gofer_op {
@@ -48,6 +49,10 @@ enum gofer_op {
 	GOFER_OP_LISTXATTR,
 	GOFER_OP_SETXATTR,
 	GOFER_OP_REMOVEXATTR,
+	GOFER_OP_PATHOF,     /* the request carries one directory fd (SCM_RIGHTS):
+			      * reply = its current path beneath the export */
+	GOFER_OP_LINKFD,     /* the request carries one fd, an O_TMPFILE file:
+			      * link it at path (linkat AT_EMPTY_PATH) */
 	GOFER_OP_MAX,
 };
 
@@ -146,12 +151,18 @@ struct gofer_rep_walk {
 	uint32_t pad;
 };
 
+/* PATHOF: fixed part struct gofer_req_path with an empty path, plus one
+ * fd, a directory; the reply is the directory's path relative to export
+ * exp's root as the directory stands now (no NUL; "" for the root), or
+ * -ENOENT (removed), -ESTALE (not beneath that export), -ENAMETOOLONG.
+ * Every other request carrying an fd is -EPROTO. */
+
 /* LSTAT, OPEN: struct stat. READLINK: the target bytes. STATFS: struct
  * statfs. OPEN and CONNECT pass their fd with SCM_RIGHTS. */
 
-#define GOFER_MAX_REQ (2 * PATH_MAX + GOFER_XATTR_MAX + 512)
+#define GOFER_MAX_REQ (2 * VFS_PATH_MAX + GOFER_XATTR_MAX + 512)
 #define GOFER_MAX_REP (sizeof(struct gofer_rhdr) + sizeof(struct gofer_rep_walk) + \
-		       GOFER_WALK_MAX * sizeof(struct stat) + PATH_MAX)
+		       GOFER_WALK_MAX * sizeof(struct stat) + VFS_PATH_MAX)
 
 /* Start-up report from the child: one message of this form, err 0 = ready. */
 struct gofer_hello {

@@ -32,6 +32,7 @@
 #include "common/log.h"
 #include "common/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -55,7 +56,7 @@
 
 /* glibc's __O_TMPFILE includes O_DIRECTORY: this is the bit of its own */
 #define TMPFILE_BIT (O_TMPFILE & ~O_DIRECTORY)
-#define CONN_STACK (64 * 1024)
+#define CONN_STACK (256 * 1024) /* two VFS_PATH_MAX requests fit on it */
 #define MAX_CONNS 1024
 
 static const struct gofer_srv *srv;
@@ -69,7 +70,7 @@ int gofer_check_path(const char *p, size_t len)
 
 	if (len == 0)
 		return 0;
-	if (len >= PATH_MAX)
+	if (len >= VFS_PATH_MAX)
 		return -ENAMETOOLONG;
 	for (size_t i = 0; i <= len; i++) {
 		if (i < len && p[i] == '\0')
@@ -102,8 +103,8 @@ static int is_hidden(const struct gofer_srv_export *e, const char *p)
 
 /* ---- helpers ---- */
 
-static int oat2(const struct gofer_srv_export *e, int dirfd, const char *path,
-		int flags, mode_t mode)
+static int oat2_one(const struct gofer_srv_export *e, int dirfd, const char *path,
+		    int flags, mode_t mode)
 {
 	struct open_how how = {
 		.flags = (uint64_t)(unsigned)flags,
@@ -116,6 +117,43 @@ static int oat2(const struct gofer_srv_export *e, int dirfd, const char *path,
 		r = syscall(SYS_openat2, dirfd, path, &how, sizeof how);
 	while (r < 0 && errno == EINTR);
 	return r < 0 ? -errno : (int)r;
+}
+
+/* openat2 beneath dirfd with the export's rules; a path longer than the
+ * kernel takes in one call (a deep tree, up to VFS_PATH_MAX) is opened in
+ * steps: each leading part as an O_PATH directory, with the same rules, from
+ * the one before (beneath it, so still beneath the export). */
+static int oat2(const struct gofer_srv_export *e, int dirfd, const char *path,
+		int flags, mode_t mode)
+{
+	size_t len = strlen(path);
+	int cur = dirfd, r;
+
+	while (len >= PATH_MAX) {
+		char part[PATH_MAX];
+		const char *cut = path + PATH_MAX - 1;
+		while (cut > path && *cut != '/')
+			cut--;
+		if (cut == path) {
+			r = -ENAMETOOLONG;
+			goto out;
+		}
+		memcpy(part, path, cut - path);
+		part[cut - path] = 0;
+		r = oat2_one(e, cur, part, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+		if (r < 0)
+			goto out;
+		if (cur != dirfd)
+			close(cur);
+		cur = r;
+		path = cut + 1;
+		len = strlen(path);
+	}
+	r = oat2_one(e, cur, path, flags, mode);
+out:
+	if (cur != dirfd)
+		close(cur);
+	return r;
 }
 
 /* Reach the parent of path's final component. On success *name points into
@@ -170,6 +208,7 @@ struct req {
 	char *str2;              /* second string or NULL */
 	char *blob;              /* SETXATTR's value */
 	int sock;                /* the client's connection (FIFO waits watch it) */
+	int infd;                /* PATHOF: the fd that came with it, else -1 */
 };
 
 struct rep {
@@ -799,6 +838,125 @@ out:
 	return r;
 }
 
+/* PATHOF: name the directory infd by walking ".." up to the export's root,
+ * finding each step's name by its identity in the parent's listing (getcwd
+ * as user space does it). Read-only: O_PATH opens of "..", listings opened
+ * through Landlock like any other, fstatat of the entries. A directory that
+ * is not beneath this export's root (the walk reaches a root of its own
+ * first) is -ESTALE. */
+static int h_pathof(struct req *rq, struct rep *rp)
+{
+	const struct gofer_srv_export *e = rq->e;
+	char *buf = rp->payload, *end = buf + VFS_PATH_MAX - 1, *p = end;
+	struct stat root, cur, par;
+	int fd, r = 0;
+	static const struct open_how up = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC };
+
+	if (rq->infd < 0 || *rq->path || e->is_file)
+		return -EINVAL;
+	if (fstat(e->rootfd, &root) < 0 || fstat(rq->infd, &cur) < 0)
+		return -errno;
+	if (!S_ISDIR(cur.st_mode))
+		return -ENOTDIR;
+	if (cur.st_nlink == 0)
+		return -ENOENT;
+	fd = fcntl(rq->infd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	for (int depth = 0; !(cur.st_dev == root.st_dev && cur.st_ino == root.st_ino); depth++) {
+		long pfd = syscall(SYS_openat2, fd, "..", &up, sizeof up);
+		if (pfd < 0) {
+			r = -errno;
+			break;
+		}
+		close(fd);
+		fd = (int)pfd;
+		if (fstat(fd, &par) < 0) {
+			r = -errno;
+			break;
+		}
+		if ((par.st_dev == cur.st_dev && par.st_ino == cur.st_ino) || depth > VFS_PATH_MAX / 2) {
+			r = -ESTALE;    /* a root that is not the export's */
+			break;
+		}
+		/* the listing: opened read-only through the export rules */
+		struct open_how rd = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC };
+		long dfd = syscall(SYS_openat2, fd, ".", &rd, sizeof rd);
+		if (dfd < 0) {
+			r = -errno;
+			break;
+		}
+		char dbuf[4096] __attribute__((aligned(8)));
+		int found = 0;
+		long n;
+		while (!found && (n = syscall(SYS_getdents64, (int)dfd, dbuf, sizeof dbuf)) > 0) {
+			for (long off = 0; off < n && !found;) {
+				struct { uint64_t ino; int64_t off; unsigned short reclen; unsigned char type; char name[]; }
+					*d = (void *)(dbuf + off);
+				off += d->reclen;
+				struct stat est;
+				if ((d->type != DT_DIR && d->type != DT_UNKNOWN) || !strcmp(d->name, ".") ||
+				    !strcmp(d->name, "..") ||
+				    fstatat(fd, d->name, &est, AT_SYMLINK_NOFOLLOW) < 0 ||
+				    est.st_dev != cur.st_dev || est.st_ino != cur.st_ino)
+					continue;
+				size_t l = strlen(d->name);
+				if ((size_t)(p - buf) < l + 1) {
+					r = -ENAMETOOLONG;
+					break;
+				}
+				p -= l;
+				memcpy(p, d->name, l);
+				*--p = '/';
+				found = 1;
+			}
+		}
+		close((int)dfd);
+		if (!r && !found)
+			r = -ENOENT;    /* moved away meanwhile, or removed */
+		if (r)
+			break;
+		cur = par;
+	}
+	close(fd);
+	if (r)
+		return r;
+	if (p < end)
+		p++;            /* no leading '/' */
+	size_t l = (size_t)(end - p);
+	memmove(buf, p, l);
+	if (l && is_hidden(e, buf))
+		return -ENOENT;
+	rp->len = l;
+	return 0;
+}
+
+/* LINKFD: give the unnamed file infd (an O_TMPFILE file the gofer made, not
+ * O_EXCL: the kernel refuses any other file with no link) the name path. */
+static int h_linkfd(struct req *rq, struct rep *rp)
+{
+	const char *name;
+	int owned, pfd, r = 0;
+	struct stat st;
+
+	(void)rp;
+	if (rq->infd < 0)
+		return -EINVAL;
+	if (!*rq->path)
+		return -EEXIST;
+	if (fstat(rq->infd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_nlink != 0 || (st.st_mode & (S_ISUID | S_ISGID)))
+		return -ENOENT;
+	pfd = open_parent(rq->e, rq->path, &name, &owned);
+	if (pfd < 0)
+		return pfd;
+	if (linkat(rq->infd, "", pfd, name, AT_EMPTY_PATH) < 0)
+		r = -errno;
+	close_owned(pfd, owned);
+	return r;
+}
+
 /* GET and LIST replies: uint32_t length, then (size != 0) the bytes,
  * already in place at rp->payload + 4 (room: GOFER_MAX_REP) */
 _Static_assert(GOFER_MAX_REP >= sizeof(struct gofer_rhdr) + 4 + GOFER_XATTR_LIST_MAX,
@@ -946,6 +1104,7 @@ enum {
 	F_CTL = 8,          /* control connection only, no export */
 	F_OWNHIDE = 16,     /* the handler refuses hidden names itself */
 	F_BLOB = 32,        /* fixed.xa.size bytes follow the strings */
+	F_FD = 64,          /* the request carries exactly one fd */
 };
 
 struct op_desc {
@@ -975,13 +1134,15 @@ static const struct op_desc ops[GOFER_OP_MAX] = {
 	[GOFER_OP_LISTXATTR] = { h_listxattr, sizeof(struct gofer_req_xattr), 0 },
 	[GOFER_OP_SETXATTR] = { h_setxattr, sizeof(struct gofer_req_xattr), F_WRITE | F_STR2 | F_BLOB },
 	[GOFER_OP_REMOVEXATTR] = { h_removexattr, sizeof(struct gofer_req_xattr), F_WRITE | F_STR2 },
+	[GOFER_OP_PATHOF]   = { h_pathof,   sizeof(struct gofer_req_path), F_OWNHIDE | F_FD },
+	[GOFER_OP_LINKFD]   = { h_linkfd,   sizeof(struct gofer_req_path), F_WRITE | F_FD },
 };
 
 /* Check one string at buf[*off] of length len: in bounds, NUL-free, NUL
  * terminated. Advances *off past the terminator. */
 static int take_string(char *buf, size_t total, size_t *off, uint32_t len, char **out)
 {
-	if (len >= PATH_MAX)
+	if (len >= VFS_PATH_MAX)
 		return -ENAMETOOLONG;
 	if (*off + len + 1 > total)
 		return -EPROTO;
@@ -1049,16 +1210,19 @@ int gofer_parse_request(char *buf, size_t n, int is_ctl, size_t nexports, struct
 }
 
 /* Validate and run one request of n bytes. Returns the reply's err. */
-static int serve_one(char *buf, size_t n, int is_ctl, int sock, struct rep *rp)
+static int serve_one(char *buf, size_t n, int is_ctl, int sock, int infd, struct rep *rp)
 {
 	struct gofer_request q;
 	const struct op_desc *d;
-	struct req rq = { .sock = sock };
+	struct req rq = { .sock = sock, .infd = infd };
 	int r;
 
 	r = gofer_parse_request(buf, n, is_ctl, srv->n, &q);
 	if (r)
 		return r;
+	/* one fd with PATHOF and LINKFD, none with anything else */
+	if (!(ops[q.h.op].flags & F_FD) != (infd < 0))
+		return -EPROTO;
 	d = &ops[q.h.op];
 	if (q.ctl)
 		return d->fn(&rq, rp);
@@ -1090,35 +1254,49 @@ static void serve_conn(int sock, int is_ctl)
 				      .msg_control = cbuf.b, .msg_controllen = sizeof cbuf.b };
 		struct rep rp = { .payload = rbuf + sizeof(struct gofer_rhdr), .fd = -1 };
 		struct gofer_rhdr rh = { 0 };
-		int got_fds = 0;
+		int got_fds = 0, infd = -1;
 		ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return;            /* the peer is gone */
-		/* never keep an fd that came with a request (nor with an empty one) */
+		/* never keep an fd that came with a request (nor with an empty
+		 * one) beyond it: one, for PATHOF, is looked at and closed */
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
 			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 				continue;
 			int *fds = (int *)CMSG_DATA(c);
 			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			for (size_t i = 0; i < k; i++)
-				close(fds[i]);
-			got_fds = 1;
+			for (size_t i = 0; i < k; i++) {
+				if (got_fds == 0 && i == 0 && k == 1)
+					infd = fds[i];
+				else
+					close(fds[i]);
+			}
+			got_fds++;
 		}
-		if (n == 0)
+		if (infd >= 0 && got_fds != 1) {
+			close(infd);
+			infd = -1;
+		}
+		if (n == 0) {
+			if (infd >= 0)
+				close(infd);
 			return;            /* EOF (or an empty message) */
+		}
 		if ((size_t)n >= sizeof(struct gofer_hdr))
 			memcpy(&rh.tag, buf + offsetof(struct gofer_hdr, tag), sizeof rh.tag);
 		if (msg.msg_flags & MSG_TRUNC)
 			rh.err = -EMSGSIZE;
-		else if (got_fds || (msg.msg_flags & MSG_CTRUNC))
+		else if ((got_fds && infd < 0) || (msg.msg_flags & MSG_CTRUNC))
 			rh.err = -EPROTO;
 		else if ((size_t)n < sizeof(struct gofer_hdr))
 			rh.err = -EPROTO;
 		else
-			rh.err = serve_one(buf, n, is_ctl, sock, &rp);
+			rh.err = serve_one(buf, n, is_ctl, sock, infd, &rp);
+		if (infd >= 0)
+			close(infd);
 		if (rh.err)
 			rp.len = 0;
 		rh.len = sizeof rh + rp.len;

@@ -27,6 +27,8 @@
 #define MOAT_KERNEL_TASK_H
 
 #include <limits.h>
+
+#include "common/util.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -43,7 +45,11 @@ struct pending_exec;
 struct fs_ctx {
 	atomic_int refs;
 	pthread_mutex_t lock;
-	char cwd[PATH_MAX];      /* canonical absolute guest path, no trailing '/' except "/" */
+	char cwd[VFS_PATH_MAX];  /* canonical absolute guest path, no trailing '/' except "/" */
+	int cwd_fd;              /* the cwd's object (host O_PATH fd, directories of
+				  * writable mounts: fs/vfs.c vfs_cwd_node) or -1 */
+	dev_t cwd_dev;           /* its identity */
+	ino_t cwd_ino;
 	mode_t umask;
 };
 

@@ -41,6 +41,7 @@ struct fs_ctx *fs_ctx_new(const char *cwd, mode_t umask_)
 	atomic_init(&fs->refs, 1);
 	pthread_mutex_init(&fs->lock, NULL);
 	snprintf(fs->cwd, sizeof fs->cwd, "%s", cwd);
+	fs->cwd_fd = -1;
 	fs->umask = umask_;
 	return fs;
 }
@@ -49,6 +50,8 @@ void fs_ctx_put(struct fs_ctx *fs)
 {
 	if (fs && atomic_fetch_sub(&fs->refs, 1) == 1) {
 		pthread_mutex_destroy(&fs->lock);
+		if (fs->cwd_fd >= 0)
+			close(fs->cwd_fd);
 		free(fs);
 	}
 }
@@ -114,6 +117,10 @@ struct task *task_create(struct sandbox *sb, pid_t tid, pid_t tgid,
 		} else {
 			pthread_mutex_lock(&parent->fs->lock);
 			t->fs = fs_ctx_new(parent->fs->cwd, parent->fs->umask);
+			if (parent->fs->cwd_fd >= 0)
+				t->fs->cwd_fd = fcntl(parent->fs->cwd_fd, F_DUPFD_CLOEXEC, 0);
+			t->fs->cwd_dev = parent->fs->cwd_dev;
+			t->fs->cwd_ino = parent->fs->cwd_ino;
 			pthread_mutex_unlock(&parent->fs->lock);
 		}
 	} else {

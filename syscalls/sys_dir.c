@@ -89,16 +89,16 @@ struct sent {
 static void child_path(char *out, const char *dir, const char *name)
 {
 	if (!strcmp(dir, "/"))
-		snprintf(out, PATH_MAX, "/%s", name);
+		snprintf(out, VFS_PATH_MAX, "/%s", name);
 	else
-		snprintf(out, PATH_MAX, "%s/%s", dir, name);
+		snprintf(out, VFS_PATH_MAX, "%s/%s", dir, name);
 }
 
 /* Type and inode of a mount-table child, as a lookup of it shows them. */
 static void synth_child(struct sc_call *c, const char *dir, const char *name, struct sent *e)
 {
 	cleanup_free struct vfs_node *cn = xmalloc(sizeof *cn);
-	char p[PATH_MAX];
+	char p[VFS_PATH_MAX];
 
 	child_path(p, dir, name);
 	snprintf(e->name, sizeof e->name, "%s", name);
@@ -178,7 +178,7 @@ static long host_dents(struct sc_call *c, const struct vfs_node *n, int hfd, cha
 			nk++;
 		extra = xcalloc(nk, sizeof *extra);
 		for (size_t i = 0; i < nk; i++) {
-			char rel[PATH_MAX];
+			char rel[VFS_PATH_MAX];
 			struct stat st;
 			if (*n->rel)
 				snprintf(rel, sizeof rel, "%s/%s", n->rel, kids[i]);
@@ -210,7 +210,7 @@ static long host_dents(struct sc_call *c, const struct vfs_node *n, int hfd, cha
 			p += d->d_reclen;
 			last_off = d->d_off;
 			if (m && *d->d_name != '.') {
-				char rel[PATH_MAX];
+				char rel[VFS_PATH_MAX];
 				if (*n->rel)
 					snprintf(rel, sizeof rel, "%s/%s", n->rel, d->d_name);
 				else
@@ -291,32 +291,29 @@ long sys_getdents(struct sc_call *c)
 	return w < 0 ? w : r;
 }
 
-/* getcwd: ENOENT once the working directory has been removed (rmdir of
- * the cwd, or of the name it was reached by: the cwd is kept as a path, so
- * the check is that the path still names a directory). */
+/* getcwd: the working directory is held as an object (fs/vfs.c,
+ * vfs_cwd_node): its name now, ENOENT once it has been removed. */
 long sys_getcwd(struct sc_call *c)
 {
 	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
-	char cwd[PATH_MAX];
 	struct task *t = c->task;
 	int r;
 
-	pthread_mutex_lock(&t->fs->lock);
-	memcpy(cwd, t->fs->cwd, sizeof cwd);
-	pthread_mutex_unlock(&t->fs->lock);
-	r = vfs_lookup(VFS_OF(c), t, cwd, NULL, 0, n);
+	r = vfs_cwd_node(VFS_OF(c), t, n);
 	if (r == 0 && (!n->exists || !S_ISDIR(n->st.st_mode)))
 		r = -ENOENT;
 	if (r < 0)
 		return r;
-	size_t len = strlen(cwd) + 1;
+	size_t len = strlen(n->path) + 1;
+	if (len > PATH_MAX)
+		return -ENAMETOOLONG; /* as Linux's getcwd: the path is longer than a page */
 	if (c->args[1] < len)
 		return -ERANGE;
-	r = sc_write_guest(c, c->args[0], cwd, len);
+	r = sc_write_guest(c, c->args[0], n->path, len);
 	return r < 0 ? r : (long)len;
 }
 
-static long set_cwd(struct sc_call *c, const struct vfs_node *n)
+static long set_cwd(struct sc_call *c, const struct vfs_node *n, int hostfd)
 {
 	struct task *t = c->task;
 	int r;
@@ -326,10 +323,7 @@ static long set_cwd(struct sc_call *c, const struct vfs_node *n)
 	r = vfs_permission(t, &n->st, MAY_EXEC);
 	if (r < 0)
 		return r;
-	pthread_mutex_lock(&t->fs->lock);
-	snprintf(t->fs->cwd, sizeof t->fs->cwd, "%s", n->path);
-	pthread_mutex_unlock(&t->fs->lock);
-	return 0;
+	return vfs_cwd_set(VFS_OF(c), t, n, hostfd);
 }
 
 long sys_chdir(struct sc_call *c)
@@ -339,17 +333,21 @@ long sys_chdir(struct sc_call *c)
 
 	if (r < 0)
 		return r;
-	return set_cwd(c, n);
+	return set_cwd(c, n, -1);
 }
 
 long sys_fchdir(struct sc_call *c)
 {
 	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
-	int r = vfs_fd_node(VFS_OF(c), c->task, ARG_INT(c, 0), n, NULL);
+	int hostfd = -1;
+	int r = vfs_fd_node(VFS_OF(c), c->task, ARG_INT(c, 0), n, &hostfd);
 
 	if (r < 0)
 		return r;
-	return set_cwd(c, n);
+	r = set_cwd(c, n, hostfd);
+	if (hostfd >= 0)
+		close(hostfd);
+	return r;
 }
 
 long sys_umask(struct sc_call *c)

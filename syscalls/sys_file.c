@@ -66,12 +66,16 @@ static int magic_target(struct sc_call *c, struct vfs_node *n, struct stat *iden
 
 	if (procfs_open_magic(v, c->task, n->rel, O_PATH, &hfd) < 0)
 		return 0;
-	if (vfs_host_fd_node(v, c->task, hfd, tn) < 0 || tn->kind == VN_FD || tn->opath ||
+	/* an O_PATH fd (a placeholder) names its object too: reopening it
+	 * through the link opens that object, with the permission checks of
+	 * an open by name (Linux: may_open on the inode) */
+	if (vfs_host_fd_node(v, c->task, hfd, tn) < 0 || tn->kind == VN_FD ||
 	    !tn->exists || !(S_ISREG(tn->st.st_mode) || S_ISDIR(tn->st.st_mode)))
 		return 0;
 	*ident = tn->st;
 	*n = *tn;
 	vfs_node_fix_rel(n, tn);
+	n->opath = 0;
 	return 1;
 }
 
@@ -106,6 +110,52 @@ static void own_new(struct sc_call *c, const struct vfs_node *n)
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 }
 
+/* O_TMPFILE: an unnamed file in the directory path names (fs/vfs.c
+ * vfs_tmpfile_open; linkat names it). Linux's checks: the flags (O_TMPFILE
+ * without O_CREAT, with write access), then the walk, EROFS, EACCES. */
+static long open_tmpfile(struct sc_call *c, int dirfd, const char *path, int flags, mode_t mode,
+			 uint64_t resolve)
+{
+	cleanup_free struct vfs_node *n = NULL;
+	unsigned wf = WALK_DIRECTORY;
+	struct stat st;
+	int fd, r;
+
+	if ((flags & (__O_TMPFILE | O_CREAT)) != __O_TMPFILE || (flags & O_ACCMODE) == O_RDONLY ||
+	    (flags & O_PATH))
+		return -EINVAL;
+	if (resolve & RESOLVE_BENEATH)
+		wf |= WALK_BENEATH;
+	if (resolve & RESOLVE_IN_ROOT)
+		wf |= WALK_IN_ROOT;
+	if (resolve & RESOLVE_NO_SYMLINKS)
+		wf |= WALK_NO_SYMLINKS | WALK_NO_MAGICLINKS;
+	if (resolve & RESOLVE_NO_MAGICLINKS)
+		wf |= WALK_NO_MAGICLINKS;
+	if (resolve & RESOLVE_NO_XDEV)
+		wf |= WALK_NO_XDEV;
+	if (flags & O_NOFOLLOW)
+		wf |= WALK_NOFOLLOW;
+	r = fs_walk(c, dirfd, path, wf, &n);
+	if (r < 0)
+		return r;
+	if (n->kind != VN_BACKEND)
+		return -EOPNOTSUPP;
+	r = vfs_mount_write_err(n->mnt);
+	if (r < 0)
+		return r;
+	r = vfs_permission(c->task, &n->st, MAY_WRITE | MAY_EXEC);
+	if (r < 0)
+		return r;
+	mode = mode & 07777 & ~fs_umask(c->task);
+	if (vfs_node_is_host(n))
+		mode &= ~(mode_t)(S_ISUID | S_ISGID);
+	r = vfs_tmpfile_open(VFS_OF(c), n, flags & ~O_NOFOLLOW, mode, &fd, &st);
+	if (r < 0)
+		return r;
+	return sc_return_fd(c, fd, flags & O_CLOEXEC);
+}
+
 static long do_open(struct sc_call *c, int dirfd, const char *path, int flags, mode_t mode,
 		    uint64_t resolve)
 {
@@ -116,9 +166,9 @@ static long do_open(struct sc_call *c, int dirfd, const char *path, int flags, m
 	struct stat st;
 	int fd = -1, r;
 
-	if ((flags & __O_TMPFILE) == __O_TMPFILE)
-		return -EOPNOTSUPP;
 	flags &= ~K_O_LARGEFILE;
+	if (flags & (__O_TMPFILE & ~O_DIRECTORY))
+		return open_tmpfile(c, dirfd, path, flags, mode, resolve);
 	if (flags & O_PATH)
 		flags &= O_PATH | O_CLOEXEC | O_DIRECTORY | O_NOFOLLOW;
 	if ((flags & (O_CREAT | O_DIRECTORY)) == (O_CREAT | O_DIRECTORY))
@@ -656,6 +706,8 @@ static long do_renameat2(struct sc_call *c, int odfd, const char *opath, int ndf
 	r = VFS_BE(VFS_OF(c), rename, o->mnt->export, o->rel, nn->rel, flags);
 	vfs_invalidate(VFS_OF(c), o->mnt, o->rel, 1);
 	vfs_invalidate(VFS_OF(c), nn->mnt, nn->rel, 1);
+	if (r == 0 && !(flags & RENAME_EXCHANGE))
+		vfs_renamed(VFS_OF(c), &o->st, o->path, nn->path);
 	if (r == 0 && nn->exists && !(flags & RENAME_EXCHANGE) &&
 	    (S_ISDIR(nn->st.st_mode) || nn->st.st_nlink <= 1))
 		vfs_meta_forget(VFS_OF(c), &nn->st);   /* the replaced file is gone */
@@ -697,7 +749,22 @@ static long do_linkat(struct sc_call *c, int odfd, const char *opath, int ndfd,
 	r = fs_walk(c, odfd, opath, wf, &o);
 	if (r < 0)
 		return r;
-	if (o->kind == VN_FD)
+	/* the file an fd has open: AT_EMPTY_PATH, or /proc/self/fd/N followed */
+	cleanup_fd int hfd = -1;
+	if (o->kind == VN_FD && (flags & AT_EMPTY_PATH) && !*opath) {
+		r = vfs_fd_node(VFS_OF(c), c->task, odfd, o, &hfd);
+		if (r < 0)
+			return r;
+	} else if (o->kind == VN_PROC && o->magic && (flags & AT_SYMLINK_FOLLOW)) {
+		r = procfs_open_magic(VFS_OF(c), c->task, o->rel, O_PATH, &hfd);
+		if (r < 0)
+			return r;
+		r = vfs_host_fd_node(VFS_OF(c), c->task, hfd, o);
+		if (r < 0)
+			return r;
+		o->opath = 0;
+	}
+	if (o->kind == VN_FD && hfd < 0)
 		return -ENOENT;   /* an fd the VFS cannot name */
 	r = fs_walk(c, ndfd, npath, WALK_CREATE | WALK_NOFOLLOW, &nn);
 	if (r < 0)
@@ -706,6 +773,20 @@ static long do_linkat(struct sc_call *c, int odfd, const char *opath, int ndfd,
 		return -EEXIST;
 	if (nn->trailing_slash)
 		return -ENOENT;
+	if (o->kind == VN_FD) {
+		/* an O_TMPFILE file of ours gets its first name */
+		if (nn->kind != VN_BACKEND)
+			return -EXDEV;
+		r = vfs_mount_write_err(nn->mnt);
+		if (r < 0)
+			return r;
+		r = vfs_permission(c->task, &nn->pst, MAY_WRITE | MAY_EXEC);
+		if (r < 0)
+			return r;
+		if (!vfs_tmpfile_link(VFS_OF(c), hfd, nn, &r))
+			return -ENOENT;
+		return r;
+	}
 	if (o->mnt != nn->mnt)
 		return -EXDEV;
 	r = vfs_mount_write_err(nn->mnt);

@@ -27,6 +27,18 @@
 static char rootdir[64], workdir[64];
 static struct sandbox sb;
 static struct fs_ctx fsx;
+
+/* chdir by name, as the start-up --workdir does (the object is taken at the
+ * next walk) */
+static void set_cwd(const char *p)
+{
+	if (fsx.cwd_fd >= 0)
+		close(fsx.cwd_fd);
+	fsx.cwd_fd = -1;
+	fsx.cwd_dev = 0;
+	fsx.cwd_ino = 0;
+	strcpy(fsx.cwd, p);
+}
 static struct task task;
 static struct vfs *v;
 
@@ -131,6 +143,7 @@ static void setup(void)
 
 	memset(&fsx, 0, sizeof fsx);
 	pthread_mutex_init(&fsx.lock, NULL);
+	fsx.cwd_fd = -1;
 	strcpy(fsx.cwd, "/");
 	fsx.umask = 022;
 	memset(&task, 0, sizeof task);
@@ -207,7 +220,7 @@ Test(fs_walk, dotdot_across_mount_point)
 	cr_assert_eq(walk("/home/user/..", 0), 0);
 	cr_assert_str_eq(node.path, "/home");
 	cr_assert_eq(node.kind, VN_SYNTH);
-	strcpy(fsx.cwd, "/work/sub");
+	set_cwd("/work/sub");
 	cr_assert_eq(walk("../../etc/hosts", 0), 0);
 	cr_assert_str_eq(node.path, "/etc/hosts");
 }
@@ -375,7 +388,7 @@ Test(fs_walk, synthetic_mount_point_dirs)
 
 Test(fs_walk, beneath_and_in_root)
 {
-	strcpy(fsx.cwd, "/work");
+	set_cwd("/work");
 	cr_assert_eq(walk("../etc", WALK_BENEATH), -EXDEV);
 	cr_assert_eq(walk("/etc", WALK_BENEATH), -EXDEV);
 	cr_assert_eq(walk("sub/x", WALK_BENEATH), 0);
@@ -384,7 +397,7 @@ Test(fs_walk, beneath_and_in_root)
 	cr_assert_str_eq(node.path, "/work/sub/x");
 	cr_assert_eq(walk("../../sub/x", WALK_IN_ROOT), 0);
 	cr_assert_str_eq(node.path, "/work/sub/x");
-	strcpy(fsx.cwd, "/");
+	set_cwd("/");
 	cr_assert_eq(walk("/abs", WALK_NO_SYMLINKS), -ELOOP);
 	cr_assert_eq(walk("/work/sub", WALK_NO_XDEV), -EXDEV);
 }

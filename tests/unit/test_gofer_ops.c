@@ -775,3 +775,47 @@ Test(gofer_ops, xattr_user_only)
 	cr_assert_eq(gofer_removexattr(c, EXP_RW, "file", "user.a"), 0);
 	cr_assert_eq(gofer_removexattr(c, EXP_RW, "file", "user.a"), -ENODATA);
 }
+
+/* PATHOF names a held directory where it is now; LINKFD names an O_TMPFILE
+ * file; both refuse what they were not made for. */
+Test(gofer_ops, pathof_and_linkfd)
+{
+	char buf[PATH_MAX], p[256];
+	struct stat st;
+	int fd;
+
+	cr_assert_eq(gofer_mkdir(c, EXP_RW, "pa", 0755), 0);
+	cr_assert_eq(gofer_mkdir(c, EXP_RW, "pa/pb", 0755), 0);
+	cr_assert_eq(gofer_open(c, EXP_RW, "pa/pb", O_RDONLY | O_DIRECTORY, 0, &fd, &st), 0);
+	cr_assert_eq(gofer_rename(c, EXP_RW, "pa", "pz", 0), 0);
+	long l = gofer_pathof(c, EXP_RW, fd, buf, sizeof buf);
+	cr_assert_eq(l, 5, "%ld", l);
+	cr_assert(!memcmp(buf, "pz/pb", 5));
+	/* not beneath that export: ESTALE; removed: ENOENT */
+	l = gofer_pathof(c, EXP_RO, fd, buf, sizeof buf);
+	cr_assert(l == -ESTALE || l == -EACCES, "%ld", l);
+	cr_assert_eq(gofer_unlink(c, EXP_RW, "pz/pb", AT_REMOVEDIR), 0);
+	cr_assert_eq(gofer_pathof(c, EXP_RW, fd, buf, sizeof buf), -ENOENT);
+	close(fd);
+	/* a host directory outside every export */
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	l = gofer_pathof(c, EXP_RW, fd, buf, sizeof buf);
+	cr_assert(l == -ESTALE || l == -EACCES, "%ld", l);
+	close(fd);
+	/* an unnamed file gets its name; a named file does not get another */
+	cr_assert_eq(gofer_open(c, EXP_RW, "pz", O_TMPFILE | O_RDWR, 0600, &fd, &st), 0);
+	cr_assert_eq(st.st_nlink, 0);
+	int r = gofer_linkfd(c, EXP_RW, fd, "pz/named");
+	if (r == 0) {
+		host_path(p, sizeof p, "rw/pz/named");
+		cr_assert(lstat(p, &st) == 0 && S_ISREG(st.st_mode));
+		cr_assert_eq(gofer_linkfd(c, EXP_RW, fd, "pz/again"), -ENOENT);
+	} else {
+		cr_assert_eq(r, -ENOENT, "%d (Linux < 6.10 refuses the gofer's flink)", r);
+	}
+	cr_assert_eq(gofer_linkfd(c, EXP_RO, fd, "x"), -EROFS);
+	close(fd);
+	cr_assert_eq(gofer_open(c, EXP_RW, "pz", O_RDONLY | O_DIRECTORY, 0, &fd, &st), 0);
+	cr_assert_eq(gofer_linkfd(c, EXP_RW, fd, "pz/dir2"), -ENOENT);
+	close(fd);
+}

@@ -160,7 +160,12 @@ Test(sys_file, open_stat_read)
 	cr_assert_geq(fd, 0);
 	close(fd);
 	cr_assert_eq(openat_(AT_FDCWD, "/etc/hosts", O_CREAT | O_EXCL | O_RDONLY, 0644), -EEXIST);
-	cr_assert_eq(openat_(AT_FDCWD, "/etc/hosts", O_TMPFILE | O_RDWR, 0644), -EOPNOTSUPP);
+	/* O_TMPFILE: Linux's order of checks (flags, walk, EROFS) */
+	cr_assert_eq(openat_(AT_FDCWD, "/etc/hosts", O_TMPFILE | O_RDWR, 0644), -ENOTDIR);
+	cr_assert_eq(openat_(AT_FDCWD, "/etc", O_TMPFILE | O_RDWR, 0644), -EROFS);
+	cr_assert_eq(openat_(AT_FDCWD, "/etc", O_TMPFILE | O_RDONLY, 0644), -EINVAL);
+	cr_assert_eq(openat_(AT_FDCWD, "/etc", O_TMPFILE | O_CREAT | O_RDWR, 0644), -EINVAL);
+	cr_assert_eq(openat_(AT_FDCWD, "/nonexistent", O_TMPFILE | O_RDWR, 0644), -ENOENT);
 }
 
 Test(sys_file, dirfd_and_empty_path)

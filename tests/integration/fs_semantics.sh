@@ -1,0 +1,98 @@
+#!/bin/bash
+# tests/integration/fs_semantics.sh: file semantics real programs rely on, in
+# each kind of writable mount (rw bind, cow bind, the --overlay root), compared
+# with the same commands run natively: tar -xf of a tree with directories,
+# modes and symlinks (glibc restores a directory's mode through an O_PATH fd
+# and /proc/self/fd/N); a directory fd and the cwd that follow a rename;
+# mv across mounts (EXDEV, which coreutils turns into a copy); EROFS in a
+# read-only bind.
+. "$(dirname "$0")/lib.sh"
+
+src=$T_TMP/src
+mkdir -p "$src/a/b/c" "$T_TMP/rw" "$T_TMP/cow" "$T_TMP/ro"
+echo one >"$src/a/b/c/f"
+echo two >"$src/a/g"
+chmod 604 "$src/a/b/c/f"
+chmod 711 "$src/a/b/c"
+chmod 750 "$src/a/b"
+chmod 2755 "$src/a" 2>/dev/null || chmod 755 "$src/a"
+ln -s b/c/f "$src/a/l"
+ln -s /nowhere "$src/a/dangling"
+tar -cf "$T_TMP/t.tar" -C "$src" a
+chmod 777 "$T_TMP/rw" "$T_TMP/cow"
+chmod 644 "$T_TMP/t.tar"
+tree() { (cd "$1" && find . -mindepth 1 -printf '%p %y %m %l\n' | sort); }
+mkdir "$T_TMP/native" && tar -xf "$T_TMP/t.tar" -C "$T_TMP/native"
+want=$(tree "$T_TMP/native")
+listing='cd "$1" && find . -mindepth 1 -printf "%p %y %m %l\n" | sort'
+
+# (in a rw bind a set-id bit is virtual: the guest sees it, the host file
+# never has it)
+out=$(moat run --bind "$T_TMP/t.tar:/t.tar:ro" --bind "$T_TMP/rw:/w:rw" -- \
+	/bin/sh -c 'tar -xf /t.tar -C /w && echo tar-ok && sh -c "$0" _ /w' "$listing" </dev/null 2>&1)
+expect_eq tar_rw_tree "$out" "tar-ok
+$want"
+expect_eq tar_rw_host_tree "$(tree "$T_TMP/rw" | sed 's/^\(\.\/a d \)2755/\1755/')" \
+	"$(echo "$want" | sed 's/^\(\.\/a d \)2755/\1755/')"
+
+out=$(moat run --bind "$T_TMP/t.tar:/t.tar:ro" --bind "$T_TMP/cow:/w:cow" -- \
+	/bin/sh -c 'tar -xf /t.tar -C /w && echo tar-ok && sh -c "$0" _ /w' "$listing" </dev/null 2>&1)
+expect_eq tar_cow_tree "$out" "tar-ok
+$want"
+[ -z "$(ls -A "$T_TMP/cow")" ] && ok tar_cow_host_untouched || fail tar_cow_host_untouched "$(ls -A "$T_TMP/cow")"
+
+out=$(moat run --overlay memory --bind "$T_TMP/t.tar:/t.tar:ro" -- \
+	/bin/sh -c 'mkdir -p /opt/fs_sem && tar -xf /t.tar -C /opt/fs_sem && echo tar-ok && sh -c "$0" _ /opt/fs_sem' \
+	"$listing" </dev/null 2>&1)
+expect_eq tar_overlay_tree "$out" "tar-ok
+$want"
+[ ! -e /opt/fs_sem ] && ok tar_overlay_root_untouched || fail tar_overlay_root_untouched "/opt/fs_sem exists"
+
+# A held directory and the cwd follow a rename (python: os.open + os.rename).
+prog='
+import os, sys
+w = sys.argv[1]
+os.makedirs(w + "/d", exist_ok=True)
+open(w + "/d/x", "w").write("old")
+fd = os.open(w + "/d", os.O_RDONLY | os.O_DIRECTORY)
+os.chdir(w + "/d")
+os.rename(w + "/d", w + "/e")
+os.mkdir(w + "/d")
+open(w + "/d/x", "w").write("impostor")
+print(open(os.open("x", os.O_RDONLY, dir_fd=fd)).read(), open("x").read(), os.getcwd() == w + "/e")
+os.unlink(w + "/d/x")
+os.rmdir(w + "/d")
+os.rename(w + "/e", w + "/gone")
+os.unlink(w + "/gone/x")
+os.rmdir(w + "/gone")
+try:
+    os.open("y", os.O_CREAT | os.O_WRONLY, dir_fd=fd)
+except OSError as e:
+    print(e.errno == 2)
+'
+mkdir -p "$T_TMP/native2"
+want=$($PY -c "$prog" "$T_TMP/native2")
+for kind in rw cow; do
+	mkdir -p "$T_TMP/m$kind" && chmod 777 "$T_TMP/m$kind"
+	out=$(moat run --bind "$T_TMP/m$kind:/w:$kind" -- $PY -c "$prog" /w </dev/null 2>&1)
+	expect_eq "dirfd_follows_rename_$kind" "$out" "$want"
+done
+out=$(moat run --overlay memory -- /bin/sh -c 'mkdir -p /opt/fs_sem2 && exec "$0" -c "$1" /opt/fs_sem2' \
+	$PY "$prog" </dev/null 2>&1)
+expect_eq dirfd_follows_rename_overlay "$out" "$want"
+
+# mv across mounts: rename(2) is EXDEV, mv copies; a read-only bind is EROFS.
+out=$(moat run --bind "$T_TMP/mrw:/w:rw" --bind "$T_TMP/ro:/r:ro" -- /bin/sh -c '
+	echo data >/w/f
+	'"$PY"' -c "import os
+try: os.rename(\"/w/f\", \"/tmp/f\")
+except OSError as e: print(e.errno)
+try: os.open(\"/r/x\", os.O_CREAT | os.O_WRONLY)
+except OSError as e: print(e.errno)"
+	mv /w/f /tmp/f && cat /tmp/f && test ! -e /w/f && echo moved' </dev/null 2>&1)
+expect_eq exdev_erofs_mv "$out" "18
+30
+data
+moved"
+
+finish

@@ -42,6 +42,9 @@
 #include <sys/types.h>
 
 #define PROCFS_ETC_HOSTS ".moat-etc-hosts"
+/* The guest's /sys: a directory PROC mount whose target is this prefix
+ * (fs/vfs.c passes "<PROCFS_SYSFS>/<rel>"); not listed in /proc. */
+#define PROCFS_SYSFS ".moat-sys"
 
 /* st_dev of every synthetic /proc node */
 #define PROCFS_DEV makedev(0, 0x4d)

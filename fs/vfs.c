@@ -575,6 +575,14 @@ void vfs_meta_forget(struct vfs *v, const struct stat *real)
 
 /* ---- single lookups ---- */
 
+/* A PROC mount whose target ends in '/' serves a procfs subtree (/sys). */
+static int vfs_proc_dir_mount(const struct vfs_mount *m)
+{
+	size_t l = m->target ? strlen(m->target) : 0;
+
+	return l > 1 && m->target[l - 1] == '/';
+}
+
 static void node_set(struct vfs_node *n, const char *path, const struct vfs_mount *m)
 {
 	size_t len = strlen(path);
@@ -584,7 +592,15 @@ static void node_set(struct vfs_node *n, const char *path, const struct vfs_moun
 	n->rel = n->path + m->plen;
 	if (*n->rel == '/')
 		n->rel++;
-	if (m->kind == VFS_MNT_PROC && m->target && !*n->rel)
+	if (m->kind == VFS_MNT_PROC && m->target && vfs_proc_dir_mount(m)) {
+		/* a directory mount (/sys): a subtree of procfs */
+		size_t tl = strlen(m->target);
+
+		if (snprintf(n->prel, sizeof n->prel, "%.*s%s%s", (int)(tl - 1), m->target,
+			     *n->rel ? "/" : "", n->rel) >= (int)sizeof n->prel)
+			snprintf(n->prel, sizeof n->prel, "%s", "-"); /* too long: ENOENT */
+		n->rel = n->prel;
+	} else if (m->kind == VFS_MNT_PROC && m->target && !*n->rel)
 		n->rel = m->target; /* a file mount: one procfs file */
 	n->magic = 0;
 	n->magic_text = 0;
@@ -737,7 +753,7 @@ int vfs_lookup(struct vfs *v, struct task *t, const char *path, const char *ahea
 		return 0;
 	case VFS_MNT_PROC: {
 		int pflags = 0;
-		if (m->target && n->rel != m->target)
+		if (m->target && !vfs_proc_dir_mount(m) && n->rel != m->target)
 			return -ENOTDIR; /* below a file mount */
 		r = procfs_lstat(v, t, n->rel, &n->st, &pflags);
 		if (r == -ENOENT && syn)
@@ -1015,6 +1031,9 @@ long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo)
 			break;
 		case VFS_MNT_PROC:
 			type = "proc"; src = "proc"; opt = "rw,nosuid,nodev,noexec";
+			if (vfs_proc_dir_mount(m)) {
+				type = "sysfs"; src = "sysfs"; opt = "ro,nosuid,nodev,noexec";
+			}
 			break;
 		case VFS_MNT_SYNTH:
 			type = "tmpfs"; src = "none"; opt = "ro";

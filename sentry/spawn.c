@@ -224,6 +224,22 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 		struct rlimit rl = { a->data, a->data };
 		setrlimit(RLIMIT_DATA, &rl);
 	}
+	/* --cpus: nproc and sched_getaffinity show the sandbox's CPUs (the
+	 * cgroup's cpu.max, not this, is the limit) */
+	if (a->ncpus) {
+		cpu_set_t set, keep;
+		unsigned n = 0;
+		CPU_ZERO(&keep);
+		if (sched_getaffinity(0, sizeof set, &set) == 0) {
+			for (int i = 0; i < CPU_SETSIZE && n < a->ncpus; i++)
+				if (CPU_ISSET(i, &set)) {
+					CPU_SET(i, &keep);
+					n++;
+				}
+			if (n)
+				sched_setaffinity(0, sizeof keep, &keep);
+		}
+	}
 
 	pid_t prog = fork();
 	if (prog < 0)

@@ -1354,6 +1354,18 @@ int procfs_is_magic_text(struct task *t, const char *rel)
 	return magic;
 }
 
+pid_t procfs_dir_pid(struct task *t, const char *rel)
+{
+	struct pnode n;
+	pid_t pid;
+
+	if (pn_walk(t, rel, &n))
+		return 0;
+	pid = n.kind == N_PID ? n.pid : 0;
+	pn_release(&n);
+	return pid;
+}
+
 static long copy_text(const char *s, char *buf, size_t len)
 {
 	size_t l = strlen(s);

@@ -74,6 +74,10 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
  * (task_getfd on the owning task). */
 int procfs_open_magic(struct vfs *v, struct task *t, const char *rel, int flags, int *fd);
 
+/* The guest pid a /proc/<pid> directory names (what pidfd_send_signal
+ * accepts as a pidfd), or 0 if rel is no such directory. */
+pid_t procfs_dir_pid(struct task *t, const char *rel);
+
 struct procfs_dirent {
 	char name[64];
 	unsigned char type;      /* DT_DIR, DT_REG, DT_LNK */

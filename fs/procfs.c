@@ -1354,6 +1354,24 @@ int procfs_is_magic_text(struct task *t, const char *rel)
 	return magic;
 }
 
+static int tree_kind(enum pkind k)
+{
+	return k == N_TDIR || k == N_TFILE || k == N_HOSTNAME || k == N_DOMAINNAME ||
+	       k == N_OSTYPE || k == N_OSRELEASE;
+}
+
+int procfs_write_err(struct task *t, const char *rel)
+{
+	struct pnode n;
+	int r;
+
+	if (pn_walk(t, rel, &n))
+		return 0;
+	r = tree_kind(n.kind) ? -EROFS : 0;
+	pn_release(&n);
+	return r;
+}
+
 pid_t procfs_dir_pid(struct task *t, const char *rel)
 {
 	struct pnode n;
@@ -1453,6 +1471,8 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 		r = -EISDIR;
 	else if (kind_is_link(n.kind))
 		r = -ELOOP; /* the VFS follows links; fd/<n>: procfs_open_magic */
+	else if (((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) && tree_kind(n.kind))
+		r = -EROFS;
 	else if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
 		r = -EACCES;
 	else if (flags & O_DIRECTORY)

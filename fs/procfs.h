@@ -78,6 +78,10 @@ int procfs_open_magic(struct vfs *v, struct task *t, const char *rel, int flags,
  * accepts as a pidfd), or 0 if rel is no such directory. */
 pid_t procfs_dir_pid(struct task *t, const char *rel);
 
+/* -EROFS for the read-only trees (/proc/sys, /sys: a write open or
+ * access(W_OK) fails as on a read-only mount, even for root), else 0. */
+int procfs_write_err(struct task *t, const char *rel);
+
 struct procfs_dirent {
 	char name[64];
 	unsigned char type;      /* DT_DIR, DT_REG, DT_LNK */

@@ -1,0 +1,84 @@
+#!/bin/bash
+# NEGATIVE tests, /proc and /sys: the guest sees a machine of its own — its
+# own init at pid 1 (with no handle on it), its own pids only, the sandbox's
+# limits (--memory, --cpus, --pids) in meminfo, cpuinfo, nproc and
+# /sys/fs/cgroup, its own uptime and boot id — never the host's pids, host
+# name, kernel build string, memory total or boot id.
+# Harmless natively: it only reads the host's /proc and /sys.
+. "$(dirname "$0")/lib.sh"
+
+HOST_NAME=$(hostname)
+HOST_VER=$(cat /proc/version)
+HOST_MEM=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)
+HOST_BOOT=$(cat /proc/sys/kernel/random/boot_id)
+HOST_NCPU=$(nproc)
+
+# ---- 1. pid 1 is the sandbox's init, owned by root inside, no handle on it ----
+out=$(mrun sh -c 'cut -d" " -f1-4 /proc/1/stat; stat -c %u:%g /proc/1; grep -E "^(Pid|PPid|Uid):" /proc/1/status | tr "\t" " "; ls /proc | grep -c "^1$"')
+expect_eq init_visible "$(echo $out)" "1 (moat-init) S 0 0:0 Pid: 1 PPid: 0 Uid: 0 0 0 0 1"
+out=$(mrun sh -c 'cat /proc/1/mem >/dev/null 2>&1 && echo mem; ls /proc/1/fd >/dev/null 2>&1 && echo fd;
+	test -s /proc/1/environ && echo environ; cat /proc/1/maps >/dev/null 2>&1 && echo maps;
+	readlink /proc/1/exe >/dev/null 2>&1 && echo exe; echo end')
+expect_eq init_no_handle "$(echo $out)" "end"
+out=$(moat run --user 1000 -- sh -c 'kill -0 1 2>/dev/null && echo signalled; kill -TERM 1 2>/dev/null && echo term; echo end' </dev/null)
+expect_eq init_not_signalled_by_user "$(echo $out)" "end"
+
+# ---- 2. the guest's own pids only ----
+sleep 300 &
+canary=$!
+at_exit "kill $canary"
+out=$(mrun sh -c 'ls /proc | grep -E "^[0-9]+$" | tr "\n" " "; echo; cat /proc/'"$canary"'/cmdline 2>/dev/null')
+if printf '%s' "$out" | grep -qw -- "$canary"; then
+	fail no_host_pids "a host pid inside: $out"
+else
+	big=$(printf '%s\n' $out | grep -E '^[0-9]+$' | awk '$1 > 1000' | head -1)
+	if [ -n "$big" ]; then fail no_host_pids "pid $big inside: $out"; else ok no_host_pids; fi
+fi
+
+# ---- 3. names and strings of the host ----
+out=$(mrun sh -c 'cat /proc/version /proc/sys/kernel/hostname /proc/sys/kernel/osrelease /proc/sys/kernel/version')
+if [ "$HOST_NAME" != moat ] && printf '%s' "$out" | grep -qw -- "$HOST_NAME"; then
+	fail proc_no_host_name "host name inside: $out"
+elif printf '%s' "$out" | grep -qF -- "$HOST_VER"; then
+	fail proc_no_host_name "host kernel build string inside: $out"
+else
+	ok proc_no_host_name
+fi
+out=$(mrun cat /proc/sys/kernel/random/boot_id)
+if [ -z "$out" ] || [ "$out" = "$HOST_BOOT" ]; then fail own_boot_id "boot_id '$out'"; else ok own_boot_id; fi
+out=$(mrun cut -d. -f1 /proc/uptime)
+if [ -n "$out" ] && [ "$out" -lt 60 ] 2>/dev/null; then ok own_uptime; else fail own_uptime "uptime '$out'"; fi
+out=$(mrun sh -c 'cat /proc/sys/kernel/tainted /proc/sys/fs/pipe-max-size')
+expect_eq sysctl_values "$(echo $out)" "0 1048576"
+
+# ---- 4. the sandbox's limits, not the host's resources ----
+out=$(moat run --memory 256M -- awk '/^(MemTotal|MemFree|MemAvailable|SwapTotal):/ {print $1, $2}' /proc/meminfo </dev/null)
+want="MemTotal: 262144 MemFree: $(printf '%s\n' "$out" | awk '/MemFree/ {print ($2 <= 262144) ? $2 : "too-big"}') MemAvailable: $(printf '%s\n' "$out" | awk '/MemAvailable/ {print ($2 <= 262144) ? $2 : "too-big"}') SwapTotal: 0"
+if [ "$HOST_MEM" != 262144 ]; then expect_eq meminfo_memory_limit "$(echo $out)" "$want"; else skip meminfo_memory_limit "host has 256M"; fi
+if [ "$HOST_NCPU" -gt 1 ]; then
+	out=$(moat run --cpus 1 -- sh -c 'nproc; cat /sys/devices/system/cpu/online; grep -c ^processor /proc/cpuinfo; grep -c "^cpu[0-9]" /proc/stat' </dev/null)
+	expect_eq cpus_limit "$(echo $out)" "1 0 1 1"
+else
+	skip cpus_limit "the host has one CPU"
+fi
+out=$(moat run --memory 256M --pids 50 --cpus 0.5 -- sh -c 'cd /sys/fs/cgroup && cat memory.max pids.max cpu.max' </dev/null)
+expect_eq sys_cgroup_limits "$(echo $out)" "268435456 50 50000 100000"
+out=$(mrun sh -c 'cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max; ls /sys')
+expect_eq sys_minimal "$(echo $out)" "max max devices fs kernel"
+# (access(W_OK) only: natively, as root, a write would change the host)
+out=$(mrun sh -c 'test -w /sys/kernel/mm/transparent_hugepage/enabled && echo writable; test -w /proc/sys/kernel/tainted && echo writable; grep -c "^sysfs /sys sysfs ro" /proc/self/mounts')
+expect_eq sys_read_only "$(echo $out)" "1"
+
+# ---- 5. /proc/<pid> directory fds as pidfds (Python's test_signal) ----
+out=$(mrun "$PY" -c '
+import os, signal
+fd = os.open(f"/proc/{os.getpid()}", os.O_DIRECTORY)
+try:
+    signal.pidfd_send_signal(fd, signal.SIGINT)
+    print("none")
+except KeyboardInterrupt:
+    print("interrupted")
+')
+SANITY=1 expect_eq proc_dir_pidfd "$out" interrupted
+
+finish

@@ -194,6 +194,7 @@ static const struct tent tree[] = {
 	{ SYSFS "fs/cgroup/pids.max", N_TFILE, 0644, NULL },
 	{ SYSFS "kernel", N_TDIR, 0555, NULL },
 	{ SYSFS "kernel/mm", N_TDIR, 0555, NULL },
+	{ SYSFS "kernel/mm/hugepages", N_TDIR, 0555, NULL },
 	{ SYSFS "kernel/mm/transparent_hugepage", N_TDIR, 0555, NULL },
 	{ SYSFS "kernel/mm/transparent_hugepage/enabled", N_TFILE, 0644,
 	  "always [madvise] never\n" },
@@ -242,6 +243,8 @@ static const struct pent pid_ents[] = {
 	{ "mounts", N_MOUNTS, 0444 },
 	{ "mountinfo", N_MOUNTINFO, 0444 },
 	{ "cgroup", N_CGROUP, 0444 },
+	{ "coredump_filter", N_GUEST, 0644 },
+	{ "oom_score_adj", N_GUEST, 0644 },
 };
 
 /* What /proc/1 (the guest's init, moat-init, which is no task of ours) has:

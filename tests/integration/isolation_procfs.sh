@@ -81,4 +81,22 @@ except KeyboardInterrupt:
 ')
 SANITY=1 expect_eq proc_dir_pidfd "$out" interrupted
 
+# ---- 6. the guest's loopback carries the multicast routes (224.0.0.0/4, ff00::/8) ----
+out=$(mrun "$PY" -c '
+import socket, struct
+r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+r.bind(("", 45678))
+r.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, struct.pack("4s4s", socket.inet_aton("239.1.2.3"), bytes(4)))
+gr = struct.pack("I4x", 0) + struct.pack("=HH4s", socket.AF_INET, 0, socket.inet_aton("239.1.2.4")) + bytes(120)
+r.setsockopt(socket.IPPROTO_IP, 42, gr)  # MCAST_JOIN_GROUP, interface 0
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.sendto(b"hi", ("239.1.2.3", 45678))
+r.settimeout(5)
+print(r.recv(10).decode())
+r6 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+r6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP, socket.inet_pton(socket.AF_INET6, "ff02::1:3") + bytes(4))
+print("v6")
+' 2>&1)
+SANITY=1 expect_eq multicast_on_lo "$(echo $out)" "hi v6"
+
 finish

@@ -81,6 +81,23 @@ except KeyboardInterrupt:
 ')
 SANITY=1 expect_eq proc_dir_pidfd "$out" interrupted
 
+# ---- 6. core dumps never happen: WCOREDUMP false, no core anywhere ----
+# (natively, fake-moat, the core lands in this test's temp dir, removed at exit)
+mkdir -p "$T_TMP/work"
+out=$(moat run --bind "$T_TMP/work:/work" --workdir /work -- "$PY" -c '
+import os, resource, signal
+for sig in (signal.SIGABRT, signal.SIGSEGV):
+    pid = os.fork()
+    if pid == 0:
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        os.kill(os.getpid(), sig)
+        os._exit(0)
+    _, st = os.waitpid(pid, 0)
+    print(os.WTERMSIG(st) == sig, os.WCOREDUMP(st))
+' </dev/null 2>&1)
+n=$(find "$T_TMP/work" -name 'core*' | wc -l)
+expect_eq no_core_dump "$(echo $out) $n" "True False True False 0"
+
 # ---- 6. the guest's loopback carries the multicast routes (224.0.0.0/4, ff00::/8) ----
 out=$(mrun "$PY" -c '
 import socket, struct

@@ -24,9 +24,15 @@
  *      sb->guest_procfd, which renders guest pids; whitelisted names only:
  *      never mem, pagemap, syscall, stack, ...)
  *      mounts, mountinfo (synthesised from the VFS mount table)
- *  - /proc/cpuinfo, meminfo, uptime, loadavg, version, stat, filesystems,
- *    sys/kernel/{hostname,ostype,osrelease,pid_max,ngroups_max}
- *    (from sb->guest_procfd where the content is safe; the rest synthesised)
+ *      ns/<name> (links "<name>:[<ino>]", stable values), fdinfo/<n>, cgroup
+ *  - /proc/1: the guest's init (moat-init), listed, owned by root, with no
+ *    handle on it (no fd, fdinfo, maps, io; cmdline/environ synthesised)
+ *  - /proc/cpuinfo, meminfo, uptime, loadavg, version, stat, filesystems
+ *    (from sb->guest_procfd; meminfo, cpuinfo, stat and uptime cut to the
+ *    sandbox's --memory, CPUs and start)
+ *  - a static read-only tree: /proc/sys/{kernel,fs,vm,net/core}/... with
+ *    sandbox values, and beneath PROCFS_SYSFS the guest's /sys
+ *    (devices/system/cpu, fs/cgroup with the limits, transparent_hugepage)
  *  - /proc/mounts -> "self/mounts"
  *  - PROCFS_ETC_HOSTS (not listed): the guest's /etc/hosts (localhost and the
  *    sandbox's host name), served at /etc/hosts by a PROC file mount

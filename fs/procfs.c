@@ -120,11 +120,12 @@ static const struct pent root_ents[] = {
 	{ "version", N_VERSION, 0444 },
 	{ "stat", N_PSTAT, 0444 },
 	{ "filesystems", N_GUEST, 0444 },
-	{ "moat-resolv.conf", N_RESOLV, 0444 }, /* /etc/resolv.conf with --net allow= */
 };
 
 static const struct pent etc_hosts_ent = { PROCFS_ETC_HOSTS, N_ETC_HOSTS, 0444 };
 static const struct pent sysfs_ent = { PROCFS_SYSFS, N_TDIR, 0555 };
+/* /etc/resolv.conf with --net allow= (a symlink to it; not listed) */
+static const struct pent resolv_ent = { "moat-resolv.conf", N_RESOLV, 0444 };
 
 /* The static tree: /proc/sys (sysctls, read-only, with the sandbox's values)
  * and, beneath the hidden PROCFS_SYSFS, the guest's /sys. A NULL text is
@@ -455,6 +456,8 @@ static int pn_step(struct task *self, struct pnode *n, const char *name, int mor
 			e = &etc_hosts_ent;
 		if (!e && !strcmp(name, PROCFS_SYSFS))
 			e = &sysfs_ent;
+		if (!e && !strcmp(name, resolv_ent.name))
+			e = &resolv_ent;
 		break;
 	case N_TDIR: {
 		char child[sizeof n->gpath];

@@ -84,6 +84,7 @@ enum pkind {
 	N_TFILE,      /* a file of the static tree (sys/..., .moat-sys/...) */
 	N_MEMINFO, N_CPUINFO, N_PSTAT, N_UPTIME, /* guest's, cut to the sandbox's limits */
 	N_CGROUP,     /* <pid>/cgroup: "0::/" */
+	N_PIDSTAT,    /* <pid>/stat, starttime from the sandbox's boot */
 	N_INIT_CMDLINE, N_EMPTY, /* pid 1's cmdline and environ */
 	/* symlinks */
 	N_SELF, N_THREAD_SELF, N_MOUNTS_LINK, N_EXE, N_CWD, N_ROOTLINK,
@@ -234,7 +235,7 @@ static const struct pent pid_ents[] = {
 	{ "root", N_ROOTLINK, 0777 },
 	{ "cmdline", N_GUEST, 0444 },
 	{ "comm", N_GUEST, 0644 },
-	{ "stat", N_GUEST, 0444 },
+	{ "stat", N_PIDSTAT, 0444 },
 	{ "statm", N_GUEST, 0444 },
 	{ "status", N_STATUS, 0444 },
 	{ "environ", N_GUEST, 0400 },
@@ -735,7 +736,7 @@ static int memfd_with(const char *canon, const char *data, size_t len, int *out)
  * (the guest procfs renders ids in the opener's - the sentry's - user
  * namespace, and setuid is emulated anyway), and the Umask: line with the
  * task's virtual umask (umask(2) is emulated: the native one never changes). */
-static char *status_patch(const char *in, const struct cred *c, mode_t umask)
+static char *status_patch(const char *in, const struct cred *c, mode_t umask, int running)
 {
 	size_t len = strlen(in);
 	int ng = cred_ngroups(c);
@@ -749,7 +750,9 @@ static char *status_patch(const char *in, const struct cred *c, mode_t umask)
 		const char *eol = strchr(p, '\n');
 		size_t l = eol ? (size_t)(eol - p + 1) : strlen(p);
 
-		if (!strncmp(p, "Uid:", 4))
+		if (running && !strncmp(p, "State:", 6))
+			o += sprintf(o, "State:\tR (running)\n");
+		else if (!strncmp(p, "Uid:", 4))
 			o += sprintf(o, "Uid:\t%u\t%u\t%u\t%u\n", c->ruid, c->euid, c->suid, c->fsuid);
 		else if (!strncmp(p, "Gid:", 4))
 			o += sprintf(o, "Gid:\t%u\t%u\t%u\t%u\n", c->rgid, c->egid, c->sgid, c->fsgid);
@@ -780,8 +783,9 @@ static char *status_patch(const char *in, const struct cred *c, mode_t umask)
 	return out;
 }
 
-static int open_status(struct sandbox *sb, struct pnode *n, int *out)
+static int open_status(struct task *self, struct pnode *n, int *out)
 {
+	struct sandbox *sb = self->sb;
 	cleanup_fd int fd = guest_open(sb, n->gpath, O_RDONLY);
 	cleanup_free char *text = NULL;
 	cleanup_free char *patched = NULL;
@@ -808,7 +812,8 @@ static int open_status(struct sandbox *sb, struct pnode *n, int *out)
 		um = n->task->fs->umask;
 		pthread_mutex_unlock(&n->task->fs->lock);
 	}
-	patched = status_patch(text, &c, um);
+	/* read while the caller waits for us: it is running, as a native read shows */
+	patched = status_patch(text, &c, um, n->task == self);
 	cred_free(&c);
 	if (!patched)
 		return -ENOMEM;
@@ -903,6 +908,76 @@ static char *mi_set(char *o, const char *key, unsigned long long kb)
 	return o + sprintf(o, "%-16s%8llu kB\n", key, kb);
 }
 
+static unsigned long long clk_tck(void)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+
+	return hz > 0 ? (unsigned long long)hz : 100;
+}
+
+/* Where field 22 (starttime) of a stat text begins, or NULL. */
+static char *stat_starttime(char *text)
+{
+	char *rp = strrchr(text, ')');
+	int f = 2; /* field 3 is the first after ')' */
+
+	for (char *q = rp ? rp + 1 : NULL; q && *q; q++)
+		if (*q == ' ' && ++f == 22)
+			return q + 1;
+	return NULL;
+}
+
+/* The start of the guest's init, in clock ticks since the host booted: the
+ * sandbox's boot. uptime, btime and every starttime are counted from it. */
+static unsigned long long boot_ticks(struct sandbox *sb)
+{
+	unsigned long long v = __atomic_load_n(&sb->boot_ticks, __ATOMIC_RELAXED);
+	cleanup_fd int fd = -1;
+	cleanup_free char *st = NULL;
+	char *p;
+
+	if (v)
+		return v;
+	fd = guest_open(sb, "1/stat", O_RDONLY);
+	if (fd < 0 || slurp(fd, &st) < 0 || !(p = stat_starttime(st)))
+		return 0;
+	v = strtoull(p, NULL, 10);
+	__atomic_store_n(&sb->boot_ticks, v, __ATOMIC_RELAXED);
+	return v;
+}
+
+/* <pid>/stat: the guest procfs' text with starttime counted from the
+ * sandbox's boot (as uptime and btime are). */
+static int open_pid_stat(struct task *self, struct pnode *n, int *out)
+{
+	struct sandbox *sb = self->sb;
+	cleanup_fd int fd = guest_open(sb, n->gpath, O_RDONLY);
+	cleanup_free char *text = NULL;
+	cleanup_free char *res = NULL;
+	unsigned long long boot = boot_ticks(sb), st;
+	char *p, *end;
+	long len;
+
+	if (fd < 0)
+		return fd;
+	len = slurp(fd, &text);
+	if (len < 0)
+		return (int)len;
+	/* read while the caller waits for us: it is running, as a native read shows */
+	if (n->task == self && (p = strrchr(text, ')')) && p[1] == ' ' && p[2])
+		p[2] = 'R';
+	p = stat_starttime(text);
+	if (!p)
+		return memfd_with(n->gpath, text, (size_t)len, out);
+	st = strtoull(p, &end, 10);
+	res = malloc((size_t)len + 32);
+	if (!res)
+		return -ENOMEM;
+	len = snprintf(res, (size_t)len + 32, "%.*s%llu%s", (int)(p - text), text,
+		       st > boot ? st - boot : 0, end);
+	return memfd_with(n->gpath, res, (size_t)len, out);
+}
+
 /* The guest procfs' text of a global file (it is the host's), cut to the
  * sandbox: meminfo's totals to --memory, cpuinfo and stat to the guest's CPUs,
  * uptime to the sandbox's own (since its init started). */
@@ -928,21 +1003,10 @@ static int open_limited(struct sandbox *sb, struct pnode *n, int *out)
 		return -ENOMEM;
 	o = res;
 	if (n->kind == N_UPTIME) {
-		/* host uptime minus the start of the guest's init (in ticks) */
-		cleanup_fd int sfd = guest_open(sb, "1/stat", O_RDONLY);
-		cleanup_free char *st = NULL;
-		double up = strtod(text, NULL), idle, start = 0;
-		long hz = sysconf(_SC_CLK_TCK);
-		char *rp;
+		/* host uptime minus the start of the guest's init */
+		double up = strtod(text, NULL), idle;
+		double start = (double)boot_ticks(sb) / (double)clk_tck();
 
-		if (sfd >= 0 && slurp(sfd, &st) >= 0 && (rp = strrchr(st, ')'))) {
-			/* field 22 (starttime); field 3 is the first after ')' */
-			int f = 2;
-
-			for (char *q = rp + 1; *q && f < 22; q++)
-				if (*q == ' ' && ++f == 22)
-					start = strtod(q + 1, NULL) / (double)(hz > 0 ? hz : 100);
-		}
 		up = up > start ? up - start : 0.01;
 		idle = up * ncpu * 0.9;
 		o += sprintf(o, "%.2f %.2f\n", up, idle);
@@ -985,6 +1049,12 @@ static int open_limited(struct sandbox *sb, struct pnode *n, int *out)
 			if (!strncmp(p, "cpu", 3) && p[3] >= '0' && p[3] <= '9' &&
 			    strtoull(p + 3, NULL, 10) >= ncpu)
 				keep = 0;
+			if (!strncmp(p, "btime ", 6)) {
+				/* the sandbox's boot: its init's start */
+				o += sprintf(o, "btime %llu\n", strtoull(p + 6, NULL, 10) +
+					     boot_ticks(sb) / clk_tck());
+				keep = 0;
+			}
 		}
 		if (keep) {
 			memcpy(o, p, l);
@@ -1494,7 +1564,7 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 		}
 		break;
 	case N_STATUS:
-		r = open_status(t->sb, &n, fd);
+		r = open_status(t, &n, fd);
 		break;
 	case N_MOUNTS:
 		r = open_mounts(v, &n, 0, fd);
@@ -1507,6 +1577,9 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 	case N_PSTAT:
 	case N_UPTIME:
 		r = open_limited(t->sb, &n, fd);
+		break;
+	case N_PIDSTAT:
+		r = open_pid_stat(t, &n, fd);
 		break;
 	default:
 		r = open_synth(t, &n, fd);

@@ -140,6 +140,7 @@ struct sandbox {
 	unsigned long cpus_milli;     /* --cpus * 1000, 0: none */
 	unsigned ncpus;               /* CPUs the guest sees (online/possible, cpuinfo, affinity) */
 	char boot_id[37];             /* /proc/sys/kernel/random/boot_id: random per sandbox */
+	unsigned long long boot_ticks; /* the init's start (host boot clock ticks; procfs, lazily; atomic) */
 };
 
 /* Task table (kernel/tasks.c, driven by sentry/ptrace events). */

@@ -269,6 +269,19 @@ static void check_global(void)
 	double up = 0, idle = -1;
 	n = rd("/proc/uptime");
 	CHECK(n > 0 && sscanf(buf, "%lf %lf", &up, &idle) == 2 && up > 0 && idle >= 0, "uptime", "'%s'", buf);
+	/* a process started after boot: its starttime (ticks since boot) is
+	 * within uptime (ps computes ELAPSED from the two) */
+	char sbuf[1024];
+	unsigned long long start = 0;
+	n = (int)t_read_file("/proc/self/stat", sbuf, sizeof sbuf);
+	char *q = n > 0 ? strrchr(sbuf, ')') : NULL;
+	for (int f = 2; q && *q; q++)
+		if (*q == ' ' && ++f == 22) {
+			start = strtoull(q + 1, NULL, 10);
+			break;
+		}
+	CHECK(q && (double)start / (double)sysconf(_SC_CLK_TCK) <= up + 1.0, "starttime_within_uptime",
+	      "start %llu ticks, uptime %.2f", start, up);
 	double a, b, c;
 	int r1, r2, last;
 	n = rd("/proc/loadavg");

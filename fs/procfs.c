@@ -1215,6 +1215,8 @@ static long proc_fd_text(struct pnode *n, int memfd, char *out, size_t outlen)
 			continue;
 		ok = memfd ? (f.kind > N_GUEST && !kind_is_link(f.kind)) : f.kind == N_GUEST;
 		pn_release(&f);
+		if (ok && !strncmp(rel, SYSFS, strlen(SYSFS)))
+			return snprintf(out, outlen, "/sys/%s", rel + strlen(SYSFS));
 		if (ok)
 			return snprintf(out, outlen, "/proc/%s", rel);
 		if (memfd)

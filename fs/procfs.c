@@ -121,6 +121,7 @@ static const struct pent root_ents[] = {
 	{ "version", N_VERSION, 0444 },
 	{ "stat", N_PSTAT, 0444 },
 	{ "filesystems", N_GUEST, 0444 },
+	{ "cgroups", N_TFILE, 0444 },
 };
 
 static const struct pent etc_hosts_ent = { PROCFS_ETC_HOSTS, N_ETC_HOSTS, 0444 };
@@ -140,6 +141,9 @@ struct tent {
 
 #define SYSFS PROCFS_SYSFS "/"
 static const struct tent tree[] = {
+	{ "cgroups", N_TFILE, 0444, /* cgroup v2 only (hierarchy 0): the JVM's probe */
+	  "#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpuset\t0\t1\t1\ncpu\t0\t1\t1\n"
+	  "memory\t0\t1\t1\npids\t0\t1\t1\n" },
 	{ "sys", N_TDIR, 0555, NULL },
 	{ "sys/kernel", N_TDIR, 0555, NULL },
 	{ "sys/kernel/hostname", N_HOSTNAME, 0644, NULL },

@@ -1052,6 +1052,22 @@ long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo)
 		if (buf && off + l <= len)
 			memcpy(buf + off, line, l);
 		off += l;
+		if (m->kind == VFS_MNT_PROC && vfs_proc_dir_mount(m)) {
+			/* /sys/fs/cgroup of the synthetic /sys (fs/procfs.c): the
+			 * cgroup2 mount container runtimes (the JVM) look for */
+			if (mountinfo)
+				l = snprintf(line, sizeof line, "%zu 1 0:%zu / %s/fs/cgroup ro,nosuid,nodev,noexec"
+					     " - cgroup2 cgroup2 ro,nosuid,nodev,noexec\n", v->nmnts + 1,
+					     v->nmnts + 30, m->path);
+			else
+				l = snprintf(line, sizeof line, "cgroup2 %s/fs/cgroup cgroup2 ro,nosuid,nodev,noexec 0 0\n",
+					     m->path);
+			if (l < 0)
+				continue;
+			if (buf && off + l <= len)
+				memcpy(buf + off, line, l);
+			off += l;
+		}
 	}
 	return off;
 }

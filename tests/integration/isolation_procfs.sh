@@ -68,6 +68,19 @@ expect_eq sys_minimal "$(echo $out)" "max max devices fs kernel"
 # (access(W_OK) only: natively, as root, a write would change the host)
 out=$(mrun sh -c 'test -w /sys/kernel/mm/transparent_hugepage/enabled && echo writable; test -w /proc/sys/kernel/tainted && echo writable; grep -c "^sysfs /sys sysfs ro" /proc/self/mounts')
 expect_eq sys_read_only "$(echo $out)" "1"
+# runtimes read the limits: the JVM (cgroup v2 in mountinfo, /sys/fs/cgroup), Node (meminfo)
+if command -v java >/dev/null; then
+	out=$(moat run --memory 300M --cpus 1 -- java -XshowSettings:system -version </dev/null 2>&1 | grep -E "Provider:|Effective CPU Count:|Memory Limit:" | tr -s ' ')
+	expect_eq jvm_sees_limits "$(echo $out)" "Provider: cgroupv2 Effective CPU Count: 1 Memory Limit: 300.00M"
+else
+	skip jvm_sees_limits "no java"
+fi
+if command -v node >/dev/null; then
+	out=$(moat run --memory 300M -- node -e 'console.log(require("os").totalmem())' </dev/null 2>&1)
+	expect_eq node_sees_memory "$out" 314572800
+else
+	skip node_sees_memory "no node"
+fi
 
 # ---- 5. /proc/<pid> directory fds as pidfds (Python's test_signal) ----
 out=$(mrun "$PY" -c '

@@ -33,6 +33,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/statfs.h>
+#include <sys/sysinfo.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -948,6 +949,41 @@ static unsigned long long boot_ticks(struct sandbox *sb)
 	v = strtoull(p, NULL, 10);
 	__atomic_store_n(&sb->boot_ticks, v, __ATOMIC_RELAXED);
 	return v;
+}
+
+static int count_task(struct task *t, void *arg)
+{
+	if (!t->exited)
+		(*(unsigned long *)arg)++;
+	return 0;
+}
+
+int procfs_sysinfo(struct task *t, struct sysinfo *si)
+{
+	struct sandbox *sb = t->sb;
+	unsigned long long unit, lim, boot;
+	unsigned long procs = 1; /* the init */
+
+	if (sysinfo(si) < 0)
+		return -errno;
+	unit = si->mem_unit ? si->mem_unit : 1;
+	if (sb->mem_limit) {
+		lim = sb->mem_limit / unit;
+		if (si->totalram > lim)
+			si->totalram = (unsigned long)lim;
+		if (si->freeram > si->totalram)
+			si->freeram = si->totalram;
+		if (si->sharedram > si->totalram)
+			si->sharedram = si->totalram;
+		if (si->bufferram > si->totalram)
+			si->bufferram = si->totalram;
+		si->totalswap = si->freeswap = 0;
+	}
+	boot = boot_ticks(sb) / clk_tck();
+	si->uptime = (long)((unsigned long long)si->uptime > boot ? (unsigned long long)si->uptime - boot : 0);
+	task_for_each_leader(sb, count_task, &procs);
+	si->procs = (unsigned short)(procs > 65535 ? 65535 : procs);
+	return 0;
 }
 
 /* <pid>/stat: the guest procfs' text with starttime counted from the

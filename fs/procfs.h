@@ -88,6 +88,12 @@ pid_t procfs_dir_pid(struct task *t, const char *rel);
  * access(W_OK) fails as on a read-only mount, even for root), else 0. */
 int procfs_write_err(struct task *t, const char *rel);
 
+/* sysinfo(2) as the sandbox shows it: the host's figures with totalram
+ * (and free/shared/buffer) capped at --memory and no swap then, uptime since
+ * the sandbox's boot, procs the guest's tasks. Returns 0 or -errno. */
+struct sysinfo;
+int procfs_sysinfo(struct task *t, struct sysinfo *si);
+
 struct procfs_dirent {
 	char name[64];
 	unsigned char type;      /* DT_DIR, DT_REG, DT_LNK */

@@ -68,10 +68,14 @@ expect_eq sys_minimal "$(echo $out)" "max max devices fs kernel"
 # (access(W_OK) only: natively, as root, a write would change the host)
 out=$(mrun sh -c 'test -w /sys/kernel/mm/transparent_hugepage/enabled && echo writable; test -w /proc/sys/kernel/tainted && echo writable; grep -c "^sysfs /sys sysfs ro" /proc/self/mounts')
 expect_eq sys_read_only "$(echo $out)" "1"
+out=$(moat run --memory 300M -- "$PY" -c 'import os; print(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))' </dev/null 2>&1)
+expect_eq sysinfo_memory_limit "$out" 314572800
 # runtimes read the limits: the JVM (cgroup v2 in mountinfo, /sys/fs/cgroup), Node (meminfo)
 if command -v java >/dev/null; then
-	out=$(moat run --memory 300M --cpus 1 -- java -XshowSettings:system -version </dev/null 2>&1 | grep -E "Provider:|Effective CPU Count:|Memory Limit:" | tr -s ' ')
-	expect_eq jvm_sees_limits "$(echo $out)" "Provider: cgroupv2 Effective CPU Count: 1 Memory Limit: 300.00M"
+	# (its physical memory is the limit, so the heap is sized from it)
+	out=$(moat run --memory 300M --cpus 1 -- java -XshowSettings:system -XX:+PrintFlagsFinal -version </dev/null 2>&1 |
+		awk '/Provider:|Effective CPU Count:/ {$1=$1; print} / MaxHeapSize / {print ($4 <= 157286400) ? "heap<=150M" : "heap=" $4}')
+	expect_eq jvm_sees_limits "$(echo $out)" "heap<=150M Provider: cgroupv2 Effective CPU Count: 1"
 else
 	skip jvm_sees_limits "no java"
 fi

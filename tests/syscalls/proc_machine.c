@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/sysinfo.h>
 #include <sys/utsname.h>
 
 static char buf[65536];
@@ -266,6 +267,9 @@ static void check_global(void)
 	if (n > 0 && (p = strstr(buf, "MemAvailable:")))
 		av = strtoull(p + 13, NULL, 10);
 	CHECK(tot > 0 && fr <= tot && av <= tot && strstr(buf, " kB\n"), "meminfo", "%llu %llu %llu", tot, fr, av);
+	struct sysinfo si;
+	CHECK(sysinfo(&si) == 0 && (unsigned long long)si.totalram * si.mem_unit / 1024 == tot,
+	      "sysinfo_totalram_is_meminfo", "%lu * %u vs %llu kB", si.totalram, si.mem_unit, tot);
 	double up = 0, idle = -1;
 	n = rd("/proc/uptime");
 	CHECK(n > 0 && sscanf(buf, "%lf %lf", &up, &idle) == 2 && up > 0 && idle >= 0, "uptime", "'%s'", buf);
@@ -282,6 +286,8 @@ static void check_global(void)
 		}
 	CHECK(q && (double)start / (double)sysconf(_SC_CLK_TCK) <= up + 1.0, "starttime_within_uptime",
 	      "start %llu ticks, uptime %.2f", start, up);
+	CHECK(sysinfo(&si) == 0 && si.uptime >= (long)up - 1 && si.uptime <= (long)up + 2, "sysinfo_uptime",
+	      "%ld vs %.2f", si.uptime, up);
 	double a, b, c;
 	int r1, r2, last;
 	n = rd("/proc/loadavg");

@@ -160,6 +160,10 @@ static const struct tent tree[] = {
 	{ "sys/kernel/overflowuid", N_TFILE, 0644, "65534\n" },
 	{ "sys/kernel/overflowgid", N_TFILE, 0644, "65534\n" },
 	{ "sys/kernel/randomize_va_space", N_TFILE, 0644, "2\n" },
+	{ "sys/kernel/yama", N_TDIR, 0555, NULL },
+	{ "sys/kernel/yama/ptrace_scope", N_TFILE, 0644, "1\n" },
+	{ "sys/user", N_TDIR, 0555, NULL },
+	{ "sys/user/max_user_namespaces", N_TFILE, 0644, "0\n" }, /* clone(CLONE_NEWUSER) is denied */
 	{ "sys/kernel/random", N_TDIR, 0555, NULL },
 	{ "sys/kernel/random/boot_id", N_TFILE, 0444, NULL },
 	{ "sys/kernel/random/uuid", N_TFILE, 0444, NULL },

@@ -86,6 +86,21 @@ else
 	skip node_sees_memory "no node"
 fi
 
+# /dev/shm is the sandbox's own writable tmpfs (POSIX shared memory, semaphores)
+name="moatshm$$x$RANDOM"
+at_exit "rm -f /dev/shm/$name"
+out=$(mrun "$PY" -c '
+import sys
+from multiprocessing import shared_memory, Semaphore
+s = shared_memory.SharedMemory(create=True, size=10, name=sys.argv[1]); s.buf[0] = 7
+t = shared_memory.SharedMemory(name=sys.argv[1]); print(t.buf[0]); t.close(); s.close()
+sem = Semaphore(1); sem.acquire(); print("sem")
+open("/dev/shm/" + sys.argv[1] + "f", "w").write("x")
+' "$name" 2>/dev/null)
+at_exit "rm -f /dev/shm/${name}f"
+if [ -e "/dev/shm/${name}f" ]; then fail dev_shm_private "the guest's /dev/shm/${name}f is on the host"
+else expect_eq dev_shm_private "$(echo $out)" "7 sem"; fi
+
 # ---- 5. /proc/<pid> directory fds as pidfds (Python's test_signal) ----
 out=$(mrun "$PY" -c '
 import os, signal

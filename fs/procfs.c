@@ -83,7 +83,7 @@ enum pkind {
 	N_MOUNTS, N_MOUNTINFO, N_HOSTNAME, N_RESOLV, N_OSTYPE, N_OSRELEASE,
 	N_VERSION, N_DOMAINNAME, N_ETC_HOSTS,
 	N_TFILE,      /* a file of the static tree (sys/..., .moat-sys/...) */
-	N_MEMINFO, N_CPUINFO, N_PSTAT, N_UPTIME, /* guest's, cut to the sandbox's limits */
+	N_MEMINFO, N_CPUINFO, N_PSTAT, N_UPTIME, N_LOADAVG, /* guest's, cut to the sandbox */
 	N_CGROUP,     /* <pid>/cgroup: "0::/" */
 	N_PIDSTAT,    /* <pid>/stat, starttime from the sandbox's boot */
 	N_INIT_CMDLINE, N_EMPTY, /* pid 1's cmdline and environ */
@@ -118,7 +118,7 @@ static const struct pent root_ents[] = {
 	{ "cpuinfo", N_CPUINFO, 0444 },
 	{ "meminfo", N_MEMINFO, 0444 },
 	{ "uptime", N_UPTIME, 0444 },
-	{ "loadavg", N_GUEST, 0444 },
+	{ "loadavg", N_LOADAVG, 0444 },
 	{ "version", N_VERSION, 0444 },
 	{ "stat", N_PSTAT, 0444 },
 	{ "filesystems", N_GUEST, 0444 },
@@ -962,6 +962,13 @@ static int count_task(struct task *t, void *arg)
 	return 0;
 }
 
+static int max_pid(struct task *t, void *arg)
+{
+	if (!t->exited && (unsigned long)t->vtgid > *(unsigned long *)arg)
+		*(unsigned long *)arg = (unsigned long)t->vtgid;
+	return 0;
+}
+
 int procfs_sysinfo(struct task *t, struct sysinfo *si)
 {
 	struct sandbox *sb = t->sb;
@@ -1028,6 +1035,7 @@ static int open_pid_stat(struct task *self, struct pnode *n, int *out)
 static int open_limited(struct sandbox *sb, struct pnode *n, int *out)
 {
 	cleanup_fd int fd = guest_open(sb, n->kind == N_UPTIME ? "uptime" :
+				       n->kind == N_LOADAVG ? "loadavg" :
 				       n->kind == N_MEMINFO ? "meminfo" :
 				       n->kind == N_CPUINFO ? "cpuinfo" : "stat", O_RDONLY);
 	cleanup_free char *text = NULL;
@@ -1055,6 +1063,22 @@ static int open_limited(struct sandbox *sb, struct pnode *n, int *out)
 		idle = up * ncpu * 0.9;
 		o += sprintf(o, "%.2f %.2f\n", up, idle);
 		return memfd_with(n->gpath, res, (size_t)(o - res), out);
+	}
+	if (n->kind == N_LOADAVG || n->kind == N_PSTAT) {
+		/* the sandbox's task counts, not the host's */
+		unsigned long tasks = 1;
+
+		task_for_each_leader(sb, count_task, &tasks);
+		if (n->kind == N_LOADAVG) {
+			double l1 = 0, l5 = 0, l15 = 0;
+			unsigned long last = 1;
+
+			/* (read here, its last pid would be the sentry's namespace's) */
+			sscanf(text, "%lf %lf %lf", &l1, &l5, &l15);
+			task_for_each_leader(sb, max_pid, &last);
+			o += sprintf(o, "%.2f %.2f %.2f 1/%lu %lu\n", l1, l5, l15, tasks, last);
+			return memfd_with(n->gpath, res, (size_t)(o - res), out);
+		}
 	}
 	for (const char *p = text; *p;) {
 		const char *eol = strchr(p, '\n');
@@ -1093,7 +1117,20 @@ static int open_limited(struct sandbox *sb, struct pnode *n, int *out)
 			if (!strncmp(p, "cpu", 3) && p[3] >= '0' && p[3] <= '9' &&
 			    strtoull(p + 3, NULL, 10) >= ncpu)
 				keep = 0;
-			if (!strncmp(p, "btime ", 6)) {
+			if (!strncmp(p, "processes ", 10) || !strncmp(p, "procs_running ", 14) ||
+			    !strncmp(p, "procs_blocked ", 14)) {
+				/* forks since boot: the highest live guest pid is the best we know */
+				if (p[4] == 'e') { /* processes */
+					unsigned long last = 1;
+
+					task_for_each_leader(sb, max_pid, &last);
+					o += sprintf(o, "processes %lu\n", last);
+				} else {
+					o += sprintf(o, "%.*s %d\n", (int)strcspn(p, " "), p,
+						     p[6] == 'r' ? 1 : 0);
+				}
+				keep = 0;
+			} else if (!strncmp(p, "btime ", 6)) {
 				/* the sandbox's boot: its init's start */
 				o += sprintf(o, "btime %llu\n", strtoull(p + 6, NULL, 10) +
 					     boot_ticks(sb) / clk_tck());
@@ -1622,6 +1659,7 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 	case N_CPUINFO:
 	case N_PSTAT:
 	case N_UPTIME:
+	case N_LOADAVG:
 		r = open_limited(t->sb, &n, fd);
 		break;
 	case N_PIDSTAT:

@@ -48,6 +48,9 @@ out=$(mrun cat /proc/sys/kernel/random/boot_id)
 if [ -z "$out" ] || [ "$out" = "$HOST_BOOT" ]; then fail own_boot_id "boot_id '$out'"; else ok own_boot_id; fi
 out=$(mrun sh -c 'cut -d. -f1 /proc/uptime; ps -o etimes= -p 1')
 if [ "$(echo $out | awk '$1 >= 0 && $1 < 60 && $2 >= 0 && $2 < 60 {print "ok"}')" = ok ]; then ok own_uptime; else fail own_uptime "uptime and init's elapsed '$(echo $out)'"; fi
+# loadavg's tasks and last pid, /proc/stat's processes: the sandbox's (a few), not the host's
+out=$(mrun sh -c 'cut -d" " -f4,5 /proc/loadavg | tr "/" " "; grep ^processes /proc/stat | cut -d" " -f2')
+if [ "$(echo $out | awk 'NF == 4 && $2 <= 8 && $3 <= 20 && $4 <= 20 {print "ok"}')" = ok ]; then ok own_task_counts; else fail own_task_counts "'$(echo $out)'"; fi
 out=$(mrun sh -c 'cat /proc/sys/kernel/tainted /proc/sys/fs/pipe-max-size')
 expect_eq sysctl_values "$(echo $out)" "0 1048576"
 

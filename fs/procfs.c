@@ -130,9 +130,11 @@ static const struct pent sysfs_ent = { PROCFS_SYSFS, N_TDIR, 0555 };
 /* /etc/resolv.conf with --net allow= (a symlink to it; not listed) */
 static const struct pent resolv_ent = { "moat-resolv.conf", N_RESOLV, 0444 };
 
-/* The static tree: /proc/sys (sysctls, read-only, with the sandbox's values)
- * and, beneath the hidden PROCFS_SYSFS, the guest's /sys. A NULL text is
- * computed by tree_text. Never the host's values. */
+/* The static tree: /proc/sys (sysctls, read-only) and, beneath the hidden
+ * PROCFS_SYSFS, the guest's /sys. N_TFILE: the sandbox's value (a NULL text
+ * is computed by tree_text); N_GUEST: a limit the host kernel enforces on the
+ * guest too (pipe-max-size, nr_open, max_map_count...), read from the guest
+ * procfs, so what the guest reads is what holds. Nothing that names the host. */
 struct tent {
 	const char *path;
 	enum pkind kind;
@@ -152,14 +154,14 @@ static const struct tent tree[] = {
 	{ "sys/kernel/ostype", N_OSTYPE, 0444, NULL },
 	{ "sys/kernel/osrelease", N_OSRELEASE, 0444, NULL },
 	{ "sys/kernel/version", N_TFILE, 0444, "#1 SMP PREEMPT_DYNAMIC\n" },
-	{ "sys/kernel/pid_max", N_TFILE, 0644, "4194304\n" },
+	{ "sys/kernel/pid_max", N_GUEST, 0644, NULL },
 	{ "sys/kernel/threads-max", N_TFILE, 0644, NULL },
-	{ "sys/kernel/ngroups_max", N_TFILE, 0444, "65536\n" },
+	{ "sys/kernel/ngroups_max", N_GUEST, 0444, NULL },
 	{ "sys/kernel/tainted", N_TFILE, 0644, "0\n" },
-	{ "sys/kernel/cap_last_cap", N_TFILE, 0444, "40\n" },
+	{ "sys/kernel/cap_last_cap", N_GUEST, 0444, NULL },
 	{ "sys/kernel/overflowuid", N_TFILE, 0644, "65534\n" },
 	{ "sys/kernel/overflowgid", N_TFILE, 0644, "65534\n" },
-	{ "sys/kernel/randomize_va_space", N_TFILE, 0644, "2\n" },
+	{ "sys/kernel/randomize_va_space", N_GUEST, 0644, NULL },
 	{ "sys/kernel/yama", N_TDIR, 0555, NULL },
 	{ "sys/kernel/yama/ptrace_scope", N_TFILE, 0644, "1\n" },
 	{ "sys/user", N_TDIR, 0555, NULL },
@@ -170,17 +172,17 @@ static const struct tent tree[] = {
 	{ "sys/kernel/random/entropy_avail", N_TFILE, 0444, "256\n" },
 	{ "sys/kernel/random/poolsize", N_TFILE, 0444, "256\n" },
 	{ "sys/fs", N_TDIR, 0555, NULL },
-	{ "sys/fs/pipe-max-size", N_TFILE, 0644, "1048576\n" },
-	{ "sys/fs/nr_open", N_TFILE, 0644, "1048576\n" },
-	{ "sys/fs/file-max", N_TFILE, 0644, "9223372036854775807\n" },
+	{ "sys/fs/pipe-max-size", N_GUEST, 0644, NULL },
+	{ "sys/fs/nr_open", N_GUEST, 0644, NULL },
+	{ "sys/fs/file-max", N_GUEST, 0644, NULL },
 	{ "sys/fs/inotify", N_TDIR, 0555, NULL },
-	{ "sys/fs/inotify/max_user_watches", N_TFILE, 0644, "65536\n" },
-	{ "sys/fs/inotify/max_user_instances", N_TFILE, 0644, "128\n" },
-	{ "sys/fs/inotify/max_queued_events", N_TFILE, 0644, "16384\n" },
+	{ "sys/fs/inotify/max_user_watches", N_GUEST, 0644, NULL },
+	{ "sys/fs/inotify/max_user_instances", N_GUEST, 0644, NULL },
+	{ "sys/fs/inotify/max_queued_events", N_GUEST, 0644, NULL },
 	{ "sys/vm", N_TDIR, 0555, NULL },
-	{ "sys/vm/overcommit_memory", N_TFILE, 0644, "0\n" },
-	{ "sys/vm/max_map_count", N_TFILE, 0644, "65530\n" },
-	{ "sys/vm/mmap_min_addr", N_TFILE, 0644, "65536\n" },
+	{ "sys/vm/overcommit_memory", N_GUEST, 0644, NULL },
+	{ "sys/vm/max_map_count", N_GUEST, 0644, NULL },
+	{ "sys/vm/mmap_min_addr", N_GUEST, 0644, NULL },
 	{ "sys/net", N_TDIR, 0555, NULL },
 	{ "sys/net/core", N_TDIR, 0555, NULL },
 	{ "sys/net/core/somaxconn", N_TFILE, 0644, "4096\n" },
@@ -1526,7 +1528,7 @@ int procfs_write_err(struct task *t, const char *rel)
 
 	if (pn_walk(t, rel, &n))
 		return 0;
-	r = tree_kind(n.kind) ? -EROFS : 0;
+	r = tree_kind(n.kind) || (n.kind == N_GUEST && !strncmp(n.gpath, "sys/", 4)) ? -EROFS : 0;
 	pn_release(&n);
 	return r;
 }
@@ -1630,7 +1632,8 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 		r = -EISDIR;
 	else if (kind_is_link(n.kind))
 		r = -ELOOP; /* the VFS follows links; fd/<n>: procfs_open_magic */
-	else if (((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) && tree_kind(n.kind))
+	else if (((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) &&
+		 (tree_kind(n.kind) || (n.kind == N_GUEST && !strncmp(n.gpath, "sys/", 4))))
 		r = -EROFS;
 	else if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
 		r = -EACCES;

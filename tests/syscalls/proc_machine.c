@@ -149,6 +149,12 @@ static void check_sysctl(void)
 	CHECK(n > 0 && buf[0] >= '0' && buf[0] <= '9', "tainted", "'%s'", buf);
 	n = rd("/proc/sys/fs/pipe-max-size");
 	CHECK(n > 0 && atol(buf) >= 4096, "pipe_max_size", "'%s'", buf);
+	/* it is the limit that holds: an unprivileged process may go up to it */
+	int pp[2];
+	long mx = atol(buf);
+	CHECK(pipe(pp) == 0 && fcntl(pp[1], F_SETPIPE_SZ, (int)mx) >= mx, "pipe_max_size_holds", "%ld: errno %d", mx, errno);
+	close(pp[0]);
+	close(pp[1]);
 	n = rd("/proc/sys/kernel/pid_max");
 	CHECK(n > 0 && atol(buf) > 300, "pid_max", "'%s'", buf);
 	n = rd("/proc/sys/kernel/cap_last_cap");

@@ -31,7 +31,9 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/statfs.h>
+#include <sys/sysinfo.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -93,14 +95,20 @@ __attribute__((weak)) int vfs_cwd_path(struct vfs *v, struct task *t, char *buf,
 
 enum pkind {
 	/* directories */
-	N_ROOT, N_SYS, N_SYS_KERNEL, N_PID, N_TID, N_FDDIR, N_TASKDIR,
+	N_ROOT, N_TDIR, N_PID, N_TID, N_FDDIR, N_FDINFODIR, N_NSDIR, N_TASKDIR,
 	/* regular files */
 	N_GUEST,      /* served from sb->guest_procfd at gpath */
 	N_STATUS,     /* guest status with the virtual ids patched in */
-	N_MOUNTS, N_MOUNTINFO, N_HOSTNAME, N_RESOLV, N_OSTYPE, N_OSRELEASE, N_NGROUPS,
+	N_MOUNTS, N_MOUNTINFO, N_HOSTNAME, N_RESOLV, N_OSTYPE, N_OSRELEASE,
 	N_VERSION, N_DOMAINNAME, N_ETC_HOSTS,
+	N_TFILE,      /* a file of the static tree (sys/..., .moat-sys/...) */
+	N_MEMINFO, N_CPUINFO, N_PSTAT, N_UPTIME, N_LOADAVG, /* guest's, cut to the sandbox */
+	N_CGROUP,     /* <pid>/cgroup: "0::/" */
+	N_PIDSTAT,    /* <pid>/stat, starttime from the sandbox's boot */
+	N_INIT_CMDLINE, N_EMPTY, /* pid 1's cmdline and environ */
 	/* symlinks */
 	N_SELF, N_THREAD_SELF, N_MOUNTS_LINK, N_EXE, N_CWD, N_ROOTLINK,
+	N_NS,         /* <pid>/ns/<name>: "<name>:[<ino>]" */
 	N_FD,         /* magic link */
 };
 
@@ -108,7 +116,8 @@ struct pnode {
 	enum pkind kind;
 	mode_t perm;
 	struct task *task;  /* for nodes under /proc/<pid> (a reference) */
-	int fdnum;          /* N_FD */
+	int fdnum;          /* N_FD; N_NS: index in ns_ents */
+	int init;           /* under /proc/1, the guest's init (moat-init: task NULL) */
 	pid_t pid;          /* the <pid> of per-task nodes */
 	char base[48];      /* "<pid>" or "<pid>/task/<tid>" for per-task nodes */
 	char gpath[96];     /* path beneath guest_procfd; also the canonical rel */
@@ -124,42 +133,139 @@ static const struct pent root_ents[] = {
 	{ "self", N_SELF, 0777 },
 	{ "thread-self", N_THREAD_SELF, 0777 },
 	{ "mounts", N_MOUNTS_LINK, 0777 },
-	{ "sys", N_SYS, 0555 },
-	{ "cpuinfo", N_GUEST, 0444 },
-	{ "meminfo", N_GUEST, 0444 },
-	{ "uptime", N_GUEST, 0444 },
-	{ "loadavg", N_GUEST, 0444 },
+	{ "sys", N_TDIR, 0555 },
+	{ "cpuinfo", N_CPUINFO, 0444 },
+	{ "meminfo", N_MEMINFO, 0444 },
+	{ "uptime", N_UPTIME, 0444 },
+	{ "loadavg", N_LOADAVG, 0444 },
 	{ "version", N_VERSION, 0444 },
-	{ "stat", N_GUEST, 0444 },
+	{ "stat", N_PSTAT, 0444 },
 	{ "filesystems", N_GUEST, 0444 },
-	{ "moat-resolv.conf", N_RESOLV, 0444 }, /* /etc/resolv.conf with --net allow= */
+	{ "cgroups", N_TFILE, 0444 },
 };
 
 static const struct pent etc_hosts_ent = { PROCFS_ETC_HOSTS, N_ETC_HOSTS, 0444 };
+static const struct pent sysfs_ent = { PROCFS_SYSFS, N_TDIR, 0555 };
+/* /etc/resolv.conf with --net allow= (a symlink to it; not listed) */
+static const struct pent resolv_ent = { "moat-resolv.conf", N_RESOLV, 0444 };
 
-static const struct pent sys_ents[] = {
-	{ "kernel", N_SYS_KERNEL, 0555 },
+/* The static tree: /proc/sys (sysctls, read-only) and, beneath the hidden
+ * PROCFS_SYSFS, the guest's /sys. N_TFILE: the sandbox's value (a NULL text
+ * is computed by tree_text); N_GUEST: a limit the host kernel enforces on the
+ * guest too (pipe-max-size, nr_open, max_map_count...), read from the guest
+ * procfs, so what the guest reads is what holds. Nothing that names the host. */
+struct tent {
+	const char *path;
+	enum pkind kind;
+	mode_t perm;
+	const char *text;
 };
 
-static const struct pent sys_kernel_ents[] = {
-	{ "hostname", N_HOSTNAME, 0644 },
-	{ "domainname", N_DOMAINNAME, 0644 },
-	{ "ostype", N_OSTYPE, 0444 },
-	{ "osrelease", N_OSRELEASE, 0444 },
-	{ "pid_max", N_GUEST, 0644 },
-	{ "ngroups_max", N_NGROUPS, 0444 },
+#define SYSFS PROCFS_SYSFS "/"
+static const struct tent tree[] = {
+	{ "cgroups", N_TFILE, 0444, /* cgroup v2 only (hierarchy 0): the JVM's probe */
+	  "#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpuset\t0\t1\t1\ncpu\t0\t1\t1\n"
+	  "memory\t0\t1\t1\npids\t0\t1\t1\n" },
+	{ "sys", N_TDIR, 0555, NULL },
+	{ "sys/kernel", N_TDIR, 0555, NULL },
+	{ "sys/kernel/hostname", N_HOSTNAME, 0644, NULL },
+	{ "sys/kernel/domainname", N_DOMAINNAME, 0644, NULL },
+	{ "sys/kernel/ostype", N_OSTYPE, 0444, NULL },
+	{ "sys/kernel/osrelease", N_OSRELEASE, 0444, NULL },
+	{ "sys/kernel/version", N_TFILE, 0444, "#1 SMP PREEMPT_DYNAMIC\n" },
+	{ "sys/kernel/pid_max", N_GUEST, 0644, NULL },
+	{ "sys/kernel/threads-max", N_TFILE, 0644, NULL },
+	{ "sys/kernel/ngroups_max", N_GUEST, 0444, NULL },
+	{ "sys/kernel/tainted", N_TFILE, 0644, "0\n" },
+	{ "sys/kernel/cap_last_cap", N_GUEST, 0444, NULL },
+	{ "sys/kernel/overflowuid", N_TFILE, 0644, "65534\n" },
+	{ "sys/kernel/overflowgid", N_TFILE, 0644, "65534\n" },
+	{ "sys/kernel/randomize_va_space", N_GUEST, 0644, NULL },
+	{ "sys/kernel/yama", N_TDIR, 0555, NULL },
+	{ "sys/kernel/yama/ptrace_scope", N_TFILE, 0644, "1\n" },
+	{ "sys/user", N_TDIR, 0555, NULL },
+	{ "sys/user/max_user_namespaces", N_TFILE, 0644, "0\n" }, /* clone(CLONE_NEWUSER) is denied */
+	{ "sys/kernel/random", N_TDIR, 0555, NULL },
+	{ "sys/kernel/random/boot_id", N_TFILE, 0444, NULL },
+	{ "sys/kernel/random/uuid", N_TFILE, 0444, NULL },
+	{ "sys/kernel/random/entropy_avail", N_TFILE, 0444, "256\n" },
+	{ "sys/kernel/random/poolsize", N_TFILE, 0444, "256\n" },
+	{ "sys/fs", N_TDIR, 0555, NULL },
+	{ "sys/fs/pipe-max-size", N_GUEST, 0644, NULL },
+	{ "sys/fs/nr_open", N_GUEST, 0644, NULL },
+	{ "sys/fs/file-max", N_GUEST, 0644, NULL },
+	{ "sys/fs/inotify", N_TDIR, 0555, NULL },
+	{ "sys/fs/inotify/max_user_watches", N_GUEST, 0644, NULL },
+	{ "sys/fs/inotify/max_user_instances", N_GUEST, 0644, NULL },
+	{ "sys/fs/inotify/max_queued_events", N_GUEST, 0644, NULL },
+	{ "sys/vm", N_TDIR, 0555, NULL },
+	{ "sys/vm/overcommit_memory", N_GUEST, 0644, NULL },
+	{ "sys/vm/max_map_count", N_GUEST, 0644, NULL },
+	{ "sys/vm/mmap_min_addr", N_GUEST, 0644, NULL },
+	{ "sys/net", N_TDIR, 0555, NULL },
+	{ "sys/net/core", N_TDIR, 0555, NULL },
+	{ "sys/net/core/somaxconn", N_TFILE, 0644, "4096\n" },
+	{ PROCFS_SYSFS, N_TDIR, 0555, NULL },
+	{ SYSFS "devices", N_TDIR, 0555, NULL },
+	{ SYSFS "devices/system", N_TDIR, 0555, NULL },
+	{ SYSFS "devices/system/cpu", N_TDIR, 0555, NULL },
+	{ SYSFS "devices/system/cpu/online", N_TFILE, 0444, NULL },
+	{ SYSFS "devices/system/cpu/possible", N_TFILE, 0444, NULL },
+	{ SYSFS "devices/system/cpu/present", N_TFILE, 0444, NULL },
+	{ SYSFS "fs", N_TDIR, 0555, NULL },
+	{ SYSFS "fs/cgroup", N_TDIR, 0555, NULL },
+	{ SYSFS "fs/cgroup/cgroup.controllers", N_TFILE, 0444, "cpu memory pids\n" },
+	{ SYSFS "fs/cgroup/cgroup.subtree_control", N_TFILE, 0644, "\n" },
+	{ SYSFS "fs/cgroup/cgroup.type", N_TFILE, 0644, "domain\n" },
+	{ SYSFS "fs/cgroup/cpu.max", N_TFILE, 0644, NULL },
+	{ SYSFS "fs/cgroup/cpu.weight", N_TFILE, 0644, "100\n" },
+	{ SYSFS "fs/cgroup/cpuset.cpus.effective", N_TFILE, 0444, NULL },
+	{ SYSFS "fs/cgroup/memory.max", N_TFILE, 0644, NULL },
+	{ SYSFS "fs/cgroup/memory.high", N_TFILE, 0644, "max\n" },
+	{ SYSFS "fs/cgroup/memory.swap.max", N_TFILE, 0644, NULL },
+	{ SYSFS "fs/cgroup/pids.max", N_TFILE, 0644, NULL },
+	{ SYSFS "kernel", N_TDIR, 0555, NULL },
+	{ SYSFS "kernel/mm", N_TDIR, 0555, NULL },
+	{ SYSFS "kernel/mm/hugepages", N_TDIR, 0555, NULL },
+	{ SYSFS "kernel/mm/transparent_hugepage", N_TDIR, 0555, NULL },
+	{ SYSFS "kernel/mm/transparent_hugepage/enabled", N_TFILE, 0644,
+	  "always [madvise] never\n" },
+	{ SYSFS "kernel/mm/transparent_hugepage/defrag", N_TFILE, 0644,
+	  "always defer defer+madvise [madvise] never\n" },
+	{ SYSFS "kernel/mm/transparent_hugepage/hpage_pmd_size", N_TFILE, 0444, "2097152\n" },
+};
+
+static const struct tent *find_tent(const char *path)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tree); i++)
+		if (!strcmp(tree[i].path, path))
+			return &tree[i];
+	return NULL;
+}
+
+/* /proc/<pid>/ns/<name> (stable values: those of Linux's initial namespaces). */
+static const struct {
+	const char *name;
+	unsigned long ino;
+} ns_ents[] = {
+	{ "cgroup", 4026531835UL }, { "ipc", 4026531839UL }, { "mnt", 4026531841UL },
+	{ "net", 4026531840UL }, { "pid", 4026531836UL }, { "pid_for_children", 4026531836UL },
+	{ "time", 4026531834UL }, { "time_for_children", 4026531834UL },
+	{ "user", 4026531837UL }, { "uts", 4026531838UL },
 };
 
 /* /proc/<pid>/ and /proc/<pid>/task/<tid>/ ("task" only in the former). */
 static const struct pent pid_ents[] = {
 	{ "task", N_TASKDIR, 0555 },
 	{ "fd", N_FDDIR, 0500 },
+	{ "fdinfo", N_FDINFODIR, 0500 },
+	{ "ns", N_NSDIR, 0511 },
 	{ "exe", N_EXE, 0777 },
 	{ "cwd", N_CWD, 0777 },
 	{ "root", N_ROOTLINK, 0777 },
 	{ "cmdline", N_GUEST, 0444 },
 	{ "comm", N_GUEST, 0644 },
-	{ "stat", N_GUEST, 0444 },
+	{ "stat", N_PIDSTAT, 0444 },
 	{ "statm", N_GUEST, 0444 },
 	{ "status", N_STATUS, 0444 },
 	{ "environ", N_GUEST, 0400 },
@@ -168,7 +274,34 @@ static const struct pent pid_ents[] = {
 	{ "io", N_GUEST, 0400 },
 	{ "mounts", N_MOUNTS, 0444 },
 	{ "mountinfo", N_MOUNTINFO, 0444 },
+	{ "cgroup", N_CGROUP, 0444 },
+	{ "coredump_filter", N_GUEST, 0644 },
+	{ "oom_score_adj", N_GUEST, 0644 },
 };
+
+/* What /proc/1 (the guest's init, moat-init, which is no task of ours) has:
+ * no handle on it (no fd, fdinfo, maps, io; exe unreadable, as for a process
+ * whose image the reader may not see), cmdline and environ synthesised (the
+ * real ones are the sentry's), the rest the kernel's own text for it. */
+static int init_has(const struct pent *e)
+{
+	return e->kind != N_FDDIR && e->kind != N_FDINFODIR && strcmp(e->name, "maps") &&
+	       strcmp(e->name, "io");
+}
+
+static const struct pent *init_ent(const struct pent *e)
+{
+	static const struct pent cmdline = { "cmdline", N_INIT_CMDLINE, 0444 };
+	static const struct pent environ = { "environ", N_EMPTY, 0400 };
+
+	if (!e || !init_has(e))
+		return NULL;
+	if (!strcmp(e->name, "cmdline"))
+		return &cmdline;
+	if (!strcmp(e->name, "environ"))
+		return &environ;
+	return e;
+}
 
 static int kind_is_dir(enum pkind k)
 {
@@ -271,9 +404,12 @@ static int enter_pid(struct task *self, struct pnode *n, pid_t pid)
 {
 	struct task *t = task_get_vpid(self->sb, pid);
 
-	if (!t)
+	if (!t && pid == 1) {
+		/* the guest's init: moat-init, never a task of ours */
+		n->init = 1;
+	} else if (!t) {
 		return -ENOENT;
-	if (t->exited) {
+	} else if (t->exited) {
 		task_put(t);
 		return -ENOENT;
 	}
@@ -289,8 +425,18 @@ static int enter_pid(struct task *self, struct pnode *n, pid_t pid)
 /* Enter <pid>/task/<tid> from a N_TASKDIR node. */
 static int enter_tid(struct task *self, struct pnode *n, pid_t tid)
 {
-	struct task *t = task_get_vpid(self->sb, tid);
+	struct task *t;
 
+	if (n->init) {
+		if (tid != 1)
+			return -ENOENT;
+		n->kind = N_TID;
+		n->perm = 0555;
+		snprintf(n->base, sizeof n->base, "1/task/1");
+		snprintf(n->gpath, sizeof n->gpath, "%s", n->base);
+		return 0;
+	}
+	t = task_get_vpid(self->sb, tid);
 	if (!t)
 		return -ENOENT;
 	if (t->exited || t->vtgid != n->task->vtgid) {
@@ -339,19 +485,49 @@ static int pn_step(struct task *self, struct pnode *n, const char *name, int mor
 		e = find_ent(root_ents, ARRAY_SIZE(root_ents), name);
 		if (!e && !strcmp(name, PROCFS_ETC_HOSTS))
 			e = &etc_hosts_ent;
+		if (!e && !strcmp(name, PROCFS_SYSFS))
+			e = &sysfs_ent;
+		if (!e && !strcmp(name, resolv_ent.name))
+			e = &resolv_ent;
 		break;
-	case N_SYS:
-		e = find_ent(sys_ents, ARRAY_SIZE(sys_ents), name);
-		break;
-	case N_SYS_KERNEL:
-		e = find_ent(sys_kernel_ents, ARRAY_SIZE(sys_kernel_ents), name);
-		break;
+	case N_TDIR: {
+		char child[sizeof n->gpath];
+		const struct tent *te;
+
+		if (join(child, sizeof child, n->gpath, name) || !(te = find_tent(child)))
+			return -ENOENT;
+		n->kind = te->kind;
+		n->perm = te->perm;
+		memcpy(n->gpath, child, sizeof child);
+		return 0;
+	}
 	case N_PID:
 	case N_TID:
 		e = find_ent(pid_ents, ARRAY_SIZE(pid_ents), name);
 		if (e && e->kind == N_TASKDIR && n->kind == N_TID)
 			e = NULL;
+		if (n->init)
+			e = init_ent(e);
 		break;
+	case N_NSDIR:
+		for (size_t i = 0; i < ARRAY_SIZE(ns_ents); i++)
+			if (!strcmp(ns_ents[i].name, name)) {
+				n->kind = N_NS;
+				n->perm = 0777;
+				n->fdnum = (int)i;
+				return join(n->gpath, sizeof n->gpath, n->gpath, name);
+			}
+		return -ENOENT;
+	case N_FDINFODIR: {
+		int fdnum = parse_fdnum(name);
+
+		if (fdnum < 0 || !fd_exists(n->task, fdnum))
+			return -ENOENT;
+		n->kind = N_GUEST;
+		n->perm = 0400;
+		snprintf(n->gpath, sizeof n->gpath, "%s/fdinfo/%d", n->base, fdnum);
+		return 0;
+	}
 	case N_TASKDIR:
 		pid = parse_pid(name);
 		if (pid <= 0)
@@ -590,7 +766,7 @@ static int memfd_with(const char *canon, const char *data, size_t len, int *out)
  * (the guest procfs renders ids in the opener's - the sentry's - user
  * namespace, and setuid is emulated anyway), and the Umask: line with the
  * task's virtual umask (umask(2) is emulated: the native one never changes). */
-static char *status_patch(const char *in, const struct cred *c, mode_t umask)
+static char *status_patch(const char *in, const struct cred *c, mode_t umask, int running)
 {
 	size_t len = strlen(in);
 	int ng = cred_ngroups(c);
@@ -604,7 +780,9 @@ static char *status_patch(const char *in, const struct cred *c, mode_t umask)
 		const char *eol = strchr(p, '\n');
 		size_t l = eol ? (size_t)(eol - p + 1) : strlen(p);
 
-		if (!strncmp(p, "Uid:", 4))
+		if (running && !strncmp(p, "State:", 6))
+			o += sprintf(o, "State:\tR (running)\n");
+		else if (!strncmp(p, "Uid:", 4))
 			o += sprintf(o, "Uid:\t%u\t%u\t%u\t%u\n", c->ruid, c->euid, c->suid, c->fsuid);
 		else if (!strncmp(p, "Gid:", 4))
 			o += sprintf(o, "Gid:\t%u\t%u\t%u\t%u\n", c->rgid, c->egid, c->sgid, c->fsgid);
@@ -635,9 +813,10 @@ static char *status_patch(const char *in, const struct cred *c, mode_t umask)
 	return out;
 }
 
-static int open_status(struct pnode *n, int *out)
+static int open_status(struct task *self, struct pnode *n, int *out)
 {
-	cleanup_fd int fd = guest_open(n->task->sb, n->gpath, O_RDONLY);
+	struct sandbox *sb = self->sb;
+	cleanup_fd int fd = guest_open(sb, n->gpath, O_RDONLY);
 	cleanup_free char *text = NULL;
 	cleanup_free char *patched = NULL;
 	struct cred c;
@@ -649,16 +828,22 @@ static int open_status(struct pnode *n, int *out)
 	len = slurp(fd, &text);
 	if (len < 0)
 		return (int)len;
-	pthread_mutex_lock(&n->task->lock);
-	cred_copy(&c, &n->task->cred);
-	pthread_mutex_unlock(&n->task->lock);
 	um = 022;
-	if (n->task->fs) {
+	if (n->init) {
+		/* the guest's init: root inside, no capabilities (it dropped them) */
+		memset(&c, 0, sizeof c);
+	} else {
+		pthread_mutex_lock(&n->task->lock);
+		cred_copy(&c, &n->task->cred);
+		pthread_mutex_unlock(&n->task->lock);
+	}
+	if (n->task && n->task->fs) {
 		pthread_mutex_lock(&n->task->fs->lock);
 		um = n->task->fs->umask;
 		pthread_mutex_unlock(&n->task->fs->lock);
 	}
-	patched = status_patch(text, &c, um);
+	/* read while the caller waits for us: it is running, as a native read shows */
+	patched = status_patch(text, &c, um, n->task == self);
 	cred_free(&c);
 	if (!patched)
 		return -ENOMEM;
@@ -686,11 +871,326 @@ static int open_mounts(struct vfs *v, struct pnode *n, int mountinfo, int *out)
 	}
 }
 
+/* "0-<n-1>" (or "0") */
+static void cpu_range(unsigned n, char *buf, size_t len)
+{
+	if (n <= 1)
+		snprintf(buf, len, "0\n");
+	else
+		snprintf(buf, len, "0-%u\n", n - 1);
+}
+
+static unsigned sb_ncpus(struct sandbox *sb)
+{
+	return sb->ncpus ? sb->ncpus : 1;
+}
+
+/* Content of a N_TFILE without a fixed text. */
+static void tree_text(struct sandbox *sb, const char *path, char *buf, size_t len)
+{
+	const char *p = path;
+
+	if (!strncmp(p, SYSFS, strlen(SYSFS)))
+		p += strlen(SYSFS);
+	if (!strcmp(p, "devices/system/cpu/online") || !strcmp(p, "devices/system/cpu/possible") ||
+	    !strcmp(p, "devices/system/cpu/present") || !strcmp(p, "fs/cgroup/cpuset.cpus.effective")) {
+		cpu_range(sb_ncpus(sb), buf, len);
+	} else if (!strcmp(p, "fs/cgroup/cpu.max")) {
+		if (sb->cpus_milli)
+			snprintf(buf, len, "%lu 100000\n", sb->cpus_milli * 100);
+		else
+			snprintf(buf, len, "max 100000\n");
+	} else if (!strcmp(p, "fs/cgroup/memory.max")) {
+		if (sb->mem_limit)
+			snprintf(buf, len, "%llu\n", sb->mem_limit);
+		else
+			snprintf(buf, len, "max\n");
+	} else if (!strcmp(p, "fs/cgroup/memory.swap.max")) {
+		snprintf(buf, len, sb->mem_limit ? "0\n" : "max\n");
+	} else if (!strcmp(p, "fs/cgroup/pids.max")) {
+		if (sb->pids_limit)
+			snprintf(buf, len, "%lu\n", sb->pids_limit);
+		else
+			snprintf(buf, len, "max\n");
+	} else if (!strcmp(p, "sys/kernel/threads-max")) {
+		snprintf(buf, len, "%lu\n", sb->pids_limit ? sb->pids_limit : 4194304UL);
+	} else if (!strcmp(p, "sys/kernel/random/boot_id")) {
+		snprintf(buf, len, "%s\n", sb->boot_id[0] ? sb->boot_id : "00000000-0000-4000-8000-000000000000");
+	} else if (!strcmp(p, "sys/kernel/random/uuid")) {
+		unsigned char b[16] = { 0 };
+
+		if (getrandom(b, sizeof b, 0) != sizeof b)
+			memset(b, 0x5a, sizeof b);
+		b[6] = (b[6] & 0x0f) | 0x40;
+		b[8] = (b[8] & 0x3f) | 0x80;
+		snprintf(buf, len,
+			 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x\n",
+			 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+			 b[12], b[13], b[14], b[15]);
+	} else {
+		snprintf(buf, len, "\n");
+	}
+}
+
+/* A "Key:   <n> kB" line of meminfo with a new value. */
+static char *mi_set(char *o, const char *key, unsigned long long kb)
+{
+	return o + sprintf(o, "%-16s%8llu kB\n", key, kb);
+}
+
+static unsigned long long clk_tck(void)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+
+	return hz > 0 ? (unsigned long long)hz : 100;
+}
+
+/* Where field 22 (starttime) of a stat text begins, or NULL. */
+static char *stat_starttime(char *text)
+{
+	char *rp = strrchr(text, ')');
+	int f = 2; /* field 3 is the first after ')' */
+
+	for (char *q = rp ? rp + 1 : NULL; q && *q; q++)
+		if (*q == ' ' && ++f == 22)
+			return q + 1;
+	return NULL;
+}
+
+/* The start of the guest's init, in clock ticks since the host booted: the
+ * sandbox's boot. uptime, btime and every starttime are counted from it. */
+static unsigned long long boot_ticks(struct sandbox *sb)
+{
+	unsigned long long v = __atomic_load_n(&sb->boot_ticks, __ATOMIC_RELAXED);
+	cleanup_fd int fd = -1;
+	cleanup_free char *st = NULL;
+	char *p;
+
+	if (v)
+		return v;
+	fd = guest_open(sb, "1/stat", O_RDONLY);
+	if (fd < 0 || slurp(fd, &st) < 0 || !(p = stat_starttime(st)))
+		return 0;
+	v = strtoull(p, NULL, 10);
+	__atomic_store_n(&sb->boot_ticks, v, __ATOMIC_RELAXED);
+	return v;
+}
+
+static int count_task(struct task *t, void *arg)
+{
+	if (!t->exited)
+		(*(unsigned long *)arg)++;
+	return 0;
+}
+
+static int max_pid(struct task *t, void *arg)
+{
+	if (!t->exited && (unsigned long)t->vtgid > *(unsigned long *)arg)
+		*(unsigned long *)arg = (unsigned long)t->vtgid;
+	return 0;
+}
+
+int procfs_sysinfo(struct task *t, struct sysinfo *si)
+{
+	struct sandbox *sb = t->sb;
+	unsigned long long unit, lim, boot;
+	unsigned long procs = 1; /* the init */
+
+	if (sysinfo(si) < 0)
+		return -errno;
+	unit = si->mem_unit ? si->mem_unit : 1;
+	if (sb->mem_limit) {
+		lim = sb->mem_limit / unit;
+		if (si->totalram > lim)
+			si->totalram = (unsigned long)lim;
+		if (si->freeram > si->totalram)
+			si->freeram = si->totalram;
+		if (si->sharedram > si->totalram)
+			si->sharedram = si->totalram;
+		if (si->bufferram > si->totalram)
+			si->bufferram = si->totalram;
+		si->totalswap = si->freeswap = 0;
+	}
+	boot = boot_ticks(sb) / clk_tck();
+	si->uptime = (long)((unsigned long long)si->uptime > boot ? (unsigned long long)si->uptime - boot : 0);
+	task_for_each_leader(sb, count_task, &procs);
+	si->procs = (unsigned short)(procs > 65535 ? 65535 : procs);
+	return 0;
+}
+
+/* <pid>/stat: the guest procfs' text with starttime counted from the
+ * sandbox's boot (as uptime and btime are). */
+static int open_pid_stat(struct task *self, struct pnode *n, int *out)
+{
+	struct sandbox *sb = self->sb;
+	cleanup_fd int fd = guest_open(sb, n->gpath, O_RDONLY);
+	cleanup_free char *text = NULL;
+	cleanup_free char *res = NULL;
+	unsigned long long boot = boot_ticks(sb), st;
+	char *p, *end;
+	long len;
+
+	if (fd < 0)
+		return fd;
+	len = slurp(fd, &text);
+	if (len < 0)
+		return (int)len;
+	/* read while the caller waits for us: it is running, as a native read shows */
+	if (n->task == self && (p = strrchr(text, ')')) && p[1] == ' ' && p[2])
+		p[2] = 'R';
+	p = stat_starttime(text);
+	if (!p)
+		return memfd_with(n->gpath, text, (size_t)len, out);
+	st = strtoull(p, &end, 10);
+	res = malloc((size_t)len + 32);
+	if (!res)
+		return -ENOMEM;
+	len = snprintf(res, (size_t)len + 32, "%.*s%llu%s", (int)(p - text), text,
+		       st > boot ? st - boot : 0, end);
+	return memfd_with(n->gpath, res, (size_t)len, out);
+}
+
+/* The guest procfs' text of a global file (it is the host's), cut to the
+ * sandbox: meminfo's totals to --memory, cpuinfo and stat to the guest's CPUs,
+ * uptime to the sandbox's own (since its init started). */
+static int open_limited(struct sandbox *sb, struct pnode *n, int *out)
+{
+	cleanup_fd int fd = guest_open(sb, n->kind == N_UPTIME ? "uptime" :
+				       n->kind == N_LOADAVG ? "loadavg" :
+				       n->kind == N_MEMINFO ? "meminfo" :
+				       n->kind == N_CPUINFO ? "cpuinfo" : "stat", O_RDONLY);
+	cleanup_free char *text = NULL;
+	cleanup_free char *res = NULL;
+	unsigned ncpu = sb_ncpus(sb);
+	unsigned long long lim = sb->mem_limit / 1024;
+	char *o;
+	long len;
+
+	if (fd < 0)
+		return fd;
+	len = slurp(fd, &text);
+	if (len < 0)
+		return (int)len;
+	res = malloc((size_t)len + 256);
+	if (!res)
+		return -ENOMEM;
+	o = res;
+	if (n->kind == N_UPTIME) {
+		/* host uptime minus the start of the guest's init */
+		double up = strtod(text, NULL), idle;
+		double start = (double)boot_ticks(sb) / (double)clk_tck();
+
+		up = up > start ? up - start : 0.01;
+		idle = up * ncpu * 0.9;
+		o += sprintf(o, "%.2f %.2f\n", up, idle);
+		return memfd_with(n->gpath, res, (size_t)(o - res), out);
+	}
+	if (n->kind == N_LOADAVG || n->kind == N_PSTAT) {
+		/* the sandbox's task counts, not the host's */
+		unsigned long tasks = 1;
+
+		task_for_each_leader(sb, count_task, &tasks);
+		if (n->kind == N_LOADAVG) {
+			double l1 = 0, l5 = 0, l15 = 0;
+			unsigned long last = 1;
+
+			/* (read here, its last pid would be the sentry's namespace's) */
+			sscanf(text, "%lf %lf %lf", &l1, &l5, &l15);
+			task_for_each_leader(sb, max_pid, &last);
+			o += sprintf(o, "%.2f %.2f %.2f 1/%lu %lu\n", l1, l5, l15, tasks, last);
+			return memfd_with(n->gpath, res, (size_t)(o - res), out);
+		}
+	}
+	for (const char *p = text; *p;) {
+		const char *eol = strchr(p, '\n');
+		size_t l = eol ? (size_t)(eol - p + 1) : strlen(p);
+		unsigned long long v;
+		int keep = 1;
+
+		if (n->kind == N_MEMINFO && lim) {
+			v = strtoull(p + strcspn(p, "0123456789"), NULL, 10);
+			if (!strncmp(p, "MemTotal:", 9)) {
+				o = mi_set(o, "MemTotal:", lim);
+				keep = 0;
+			} else if (!strncmp(p, "MemFree:", 8) || !strncmp(p, "MemAvailable:", 13)) {
+				char key[20];
+
+				snprintf(key, sizeof key, "%.*s", (int)strcspn(p, ":") + 1, p);
+				o = mi_set(o, key, v < lim ? v : lim);
+				keep = 0;
+			} else if (!strncmp(p, "SwapTotal:", 10) || !strncmp(p, "SwapFree:", 9)) {
+				char key[20];
+
+				snprintf(key, sizeof key, "%.*s", (int)strcspn(p, ":") + 1, p);
+				o = mi_set(o, key, 0);
+				keep = 0;
+			}
+		} else if (n->kind == N_CPUINFO) {
+			/* blocks start with "processor\t: N" */
+			if (!strncmp(p, "processor", 9)) {
+				const char *c = strchr(p, ':');
+
+				v = c ? strtoull(c + 1, NULL, 10) : 0;
+				n->fdnum = v >= ncpu; /* drop this block */
+			}
+			keep = n->fdnum != 1;
+		} else if (n->kind == N_PSTAT) {
+			if (!strncmp(p, "cpu", 3) && p[3] >= '0' && p[3] <= '9' &&
+			    strtoull(p + 3, NULL, 10) >= ncpu)
+				keep = 0;
+			if (!strncmp(p, "processes ", 10) || !strncmp(p, "procs_running ", 14) ||
+			    !strncmp(p, "procs_blocked ", 14)) {
+				/* forks since boot: the highest live guest pid is the best we know */
+				if (p[4] == 'e') { /* processes */
+					unsigned long last = 1;
+
+					task_for_each_leader(sb, max_pid, &last);
+					o += sprintf(o, "processes %lu\n", last);
+				} else {
+					o += sprintf(o, "%.*s %d\n", (int)strcspn(p, " "), p,
+						     p[6] == 'r' ? 1 : 0);
+				}
+				keep = 0;
+			} else if (!strncmp(p, "btime ", 6)) {
+				/* the sandbox's boot: its init's start */
+				o += sprintf(o, "btime %llu\n", strtoull(p + 6, NULL, 10) +
+					     boot_ticks(sb) / clk_tck());
+				keep = 0;
+			}
+		}
+		if (keep) {
+			memcpy(o, p, l);
+			o += l;
+		}
+		p += l;
+	}
+	return memfd_with(n->gpath, res, (size_t)(o - res), out);
+}
+
 static int open_synth(struct task *self, struct pnode *n, int *out)
 {
 	char buf[256];
 
 	switch (n->kind) {
+	case N_TFILE: {
+		const struct tent *te = find_tent(n->gpath);
+
+		if (!te)
+			return -ENOENT;
+		if (te->text)
+			snprintf(buf, sizeof buf, "%s", te->text);
+		else
+			tree_text(self->sb, n->gpath, buf, sizeof buf);
+		break;
+	}
+	case N_CGROUP:
+		snprintf(buf, sizeof buf, "0::/\n");
+		break;
+	case N_INIT_CMDLINE:
+		return memfd_with(n->gpath, "/sbin/init", sizeof "/sbin/init", out);
+	case N_EMPTY:
+		buf[0] = 0;
+		break;
 	case N_HOSTNAME:
 		pthread_mutex_lock(&self->sb->uts_lock);
 		snprintf(buf, sizeof buf, "%s\n", self->sb->hostname[0] ? self->sb->hostname : "moat");
@@ -718,9 +1218,6 @@ static int open_synth(struct task *self, struct pnode *n, int *out)
 		pthread_mutex_lock(&self->sb->uts_lock);
 		snprintf(buf, sizeof buf, "%s\n", self->sb->release[0] ? self->sb->release : MOAT_KERNEL_RELEASE);
 		pthread_mutex_unlock(&self->sb->uts_lock);
-		break;
-	case N_NGROUPS:
-		snprintf(buf, sizeof buf, "65536\n");
 		break;
 	case N_ETC_HOSTS: /* the sandbox's own names, never the host's */
 		pthread_mutex_lock(&self->sb->uts_lock);
@@ -820,6 +1317,8 @@ static long proc_fd_text(struct pnode *n, int memfd, char *out, size_t outlen)
 			continue;
 		ok = memfd ? (f.kind > N_GUEST && !kind_is_link(f.kind)) : f.kind == N_GUEST;
 		pn_release(&f);
+		if (ok && !strncmp(rel, SYSFS, strlen(SYSFS)))
+			return snprintf(out, outlen, "/sys/%s", rel + strlen(SYSFS));
 		if (ok)
 			return snprintf(out, outlen, "/proc/%s", rel);
 		if (memfd)
@@ -972,10 +1471,10 @@ int procfs_lstat(struct vfs *v, struct task *t, const char *rel, struct stat *st
 			struct count_arg c = { 0 };
 
 			task_for_each_leader(t->sb, count_leader, &c);
-			st->st_nlink = 3 + c.n; /* ., .., sys, one per pid */
+			st->st_nlink = 4 + c.n; /* ., .., sys, init, one per pid */
 			break;
 		}
-		case N_SYS:
+		case N_TDIR:
 		case N_TID:
 			st->st_nlink = 3;
 			break;
@@ -1033,9 +1532,39 @@ int procfs_is_magic_text(struct task *t, const char *rel)
 
 	if (pn_walk(t, rel, &n))
 		return 0;
-	magic = n.kind == N_EXE || n.kind == N_CWD || n.kind == N_ROOTLINK;
+	magic = n.kind == N_EXE || n.kind == N_CWD || n.kind == N_ROOTLINK || n.kind == N_NS;
 	pn_release(&n);
 	return magic;
+}
+
+static int tree_kind(enum pkind k)
+{
+	return k == N_TDIR || k == N_TFILE || k == N_HOSTNAME || k == N_DOMAINNAME ||
+	       k == N_OSTYPE || k == N_OSRELEASE;
+}
+
+int procfs_write_err(struct task *t, const char *rel)
+{
+	struct pnode n;
+	int r;
+
+	if (pn_walk(t, rel, &n))
+		return 0;
+	r = tree_kind(n.kind) || (n.kind == N_GUEST && !strncmp(n.gpath, "sys/", 4)) ? -EROFS : 0;
+	pn_release(&n);
+	return r;
+}
+
+pid_t procfs_dir_pid(struct task *t, const char *rel)
+{
+	struct pnode n;
+	pid_t pid;
+
+	if (pn_walk(t, rel, &n))
+		return 0;
+	pid = n.kind == N_PID ? n.pid : 0;
+	pn_release(&n);
+	return pid;
 }
 
 static long copy_text(const char *s, char *buf, size_t len)
@@ -1070,7 +1599,14 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
 	case N_ROOTLINK:
 		snprintf(text, sizeof text, "/");
 		break;
+	case N_NS:
+		snprintf(text, sizeof text, "%s:[%lu]", ns_ents[n.fdnum].name, ns_ents[n.fdnum].ino);
+		break;
 	case N_EXE:
+		if (n.init) {
+			r = -ENOENT; /* as for a process whose image the reader may not see */
+			break;
+		}
 		pthread_mutex_lock(&n.task->lock);
 		memcpy(text, n.task->exe, sizeof text);
 		pthread_mutex_unlock(&n.task->lock);
@@ -1079,6 +1615,10 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
 			r = -ENOENT;
 		break;
 	case N_CWD:
+		if (n.init) {
+			snprintf(text, sizeof text, "/");
+			break;
+		}
 		if (!n.task->fs) {
 			r = -ENOENT;
 			break;
@@ -1115,6 +1655,9 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 		r = -EISDIR;
 	else if (kind_is_link(n.kind))
 		r = -ELOOP; /* the VFS follows links; fd/<n>: procfs_open_magic */
+	else if (((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) &&
+		 (tree_kind(n.kind) || (n.kind == N_GUEST && !strncmp(n.gpath, "sys/", 4))))
+		r = -EROFS;
 	else if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
 		r = -EACCES;
 	else if (flags & O_DIRECTORY)
@@ -1130,13 +1673,23 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 		}
 		break;
 	case N_STATUS:
-		r = open_status(&n, fd);
+		r = open_status(t, &n, fd);
 		break;
 	case N_MOUNTS:
 		r = open_mounts(v, &n, 0, fd);
 		break;
 	case N_MOUNTINFO:
 		r = open_mounts(v, &n, 1, fd);
+		break;
+	case N_MEMINFO:
+	case N_CPUINFO:
+	case N_PSTAT:
+	case N_UPTIME:
+	case N_LOADAVG:
+		r = open_limited(t->sb, &n, fd);
+		break;
+	case N_PIDSTAT:
+		r = open_pid_stat(t, &n, fd);
 		break;
 	default:
 		r = open_synth(t, &n, fd);
@@ -1285,6 +1838,16 @@ long procfs_readdir(struct vfs *v, struct task *t, const char *rel, struct procf
 			break;
 		task_for_each_leader(t->sb, collect_leader, &a);
 		r = a.err;
+		if (!r) {
+			/* the guest's init (moat-init) is listed too */
+			struct task *it = task_get_vpid(t->sb, 1);
+
+			if (it)
+				task_put(it);
+			else
+				collect_leader(&(struct task){ .vtgid = 1 }, &a);
+			r = a.err;
+		}
 		if (a.n)
 			qsort(a.v, a.n, sizeof *a.v, cmp_pid);
 		for (size_t i = 0; !r && i < a.n; i++) {
@@ -1298,18 +1861,48 @@ long procfs_readdir(struct vfs *v, struct task *t, const char *rel, struct procf
 		free(a.v);
 		break;
 	}
-	case N_SYS:
-		r = add_table(&d, sys_ents, ARRAY_SIZE(sys_ents), n.gpath, 0);
+	case N_TDIR: {
+		size_t pl = strlen(n.gpath);
+
+		for (size_t i = 0; !r && i < ARRAY_SIZE(tree); i++) {
+			const char *tp = tree[i].path;
+
+			if (!strncmp(tp, n.gpath, pl) && tp[pl] == '/' && !strchr(tp + pl + 1, '/'))
+				r = dl_add(&d, tp + pl + 1, kind_dtype(tree[i].kind), tp);
+		}
 		break;
-	case N_SYS_KERNEL:
-		r = add_table(&d, sys_kernel_ents, ARRAY_SIZE(sys_kernel_ents), n.gpath, 0);
+	}
+	case N_NSDIR: {
+		char canon[sizeof n.gpath + 32];
+
+		for (size_t i = 0; !r && i < ARRAY_SIZE(ns_ents); i++) {
+			snprintf(canon, sizeof canon, "%s/%s", n.gpath, ns_ents[i].name);
+			r = dl_add(&d, ns_ents[i].name, DT_LNK, canon);
+		}
 		break;
+	}
 	case N_PID:
 	case N_TID:
+		if (n.init) {
+			char canon[400];
+
+			for (size_t i = 0; !r && i < ARRAY_SIZE(pid_ents); i++) {
+				if (!init_has(&pid_ents[i]) || (n.kind == N_TID && pid_ents[i].kind == N_TASKDIR))
+					continue;
+				if (join(canon, sizeof canon, n.gpath, pid_ents[i].name))
+					r = -ENAMETOOLONG;
+				else
+					r = dl_add(&d, pid_ents[i].name, kind_dtype(pid_ents[i].kind), canon);
+			}
+			break;
+		}
 		r = add_table(&d, pid_ents, ARRAY_SIZE(pid_ents), n.gpath, n.kind == N_TID);
 		break;
 	case N_FDDIR:
 		r = guest_list_numeric(t->sb, n.gpath, n.gpath, DT_LNK, &d);
+		break;
+	case N_FDINFODIR:
+		r = guest_list_numeric(t->sb, n.gpath, n.gpath, DT_REG, &d);
 		break;
 	case N_TASKDIR:
 		r = guest_list_numeric(t->sb, n.gpath, n.gpath, DT_DIR, &d);

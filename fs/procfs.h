@@ -24,9 +24,15 @@
  *      sb->guest_procfd, which renders guest pids; whitelisted names only:
  *      never mem, pagemap, syscall, stack, ...)
  *      mounts, mountinfo (synthesised from the VFS mount table)
- *  - /proc/cpuinfo, meminfo, uptime, loadavg, version, stat, filesystems,
- *    sys/kernel/{hostname,ostype,osrelease,pid_max,ngroups_max}
- *    (from sb->guest_procfd where the content is safe; the rest synthesised)
+ *      ns/<name> (links "<name>:[<ino>]", stable values), fdinfo/<n>, cgroup
+ *  - /proc/1: the guest's init (moat-init), listed, owned by root, with no
+ *    handle on it (no fd, fdinfo, maps, io; cmdline/environ synthesised)
+ *  - /proc/cpuinfo, meminfo, uptime, loadavg, version, stat, filesystems
+ *    (from sb->guest_procfd; meminfo, cpuinfo, stat and uptime cut to the
+ *    sandbox's --memory, CPUs and start)
+ *  - a static read-only tree: /proc/sys/{kernel,fs,vm,net/core}/... with
+ *    sandbox values, and beneath PROCFS_SYSFS the guest's /sys
+ *    (devices/system/cpu, fs/cgroup with the limits, transparent_hugepage)
  *  - /proc/mounts -> "self/mounts"
  *  - PROCFS_ETC_HOSTS (not listed): the guest's /etc/hosts (localhost and the
  *    sandbox's host name), served at /etc/hosts by a PROC file mount
@@ -42,6 +48,9 @@
 #include <sys/types.h>
 
 #define PROCFS_ETC_HOSTS ".moat-etc-hosts"
+/* The guest's /sys: a directory PROC mount whose target is this prefix
+ * (fs/vfs.c passes "<PROCFS_SYSFS>/<rel>"); not listed in /proc. */
+#define PROCFS_SYSFS ".moat-sys"
 
 /* st_dev of every synthetic /proc node */
 #define PROCFS_DEV makedev(0, 0x4d)
@@ -70,6 +79,20 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 /* Open the target of a magic link (fd/<n>): a host fd for the same open file
  * (task_getfd on the owning task). */
 int procfs_open_magic(struct vfs *v, struct task *t, const char *rel, int flags, int *fd);
+
+/* The guest pid a /proc/<pid> directory names (what pidfd_send_signal
+ * accepts as a pidfd), or 0 if rel is no such directory. */
+pid_t procfs_dir_pid(struct task *t, const char *rel);
+
+/* -EROFS for the read-only trees (/proc/sys, /sys: a write open or
+ * access(W_OK) fails as on a read-only mount, even for root), else 0. */
+int procfs_write_err(struct task *t, const char *rel);
+
+/* sysinfo(2) as the sandbox shows it: the host's figures with totalram
+ * (and free/shared/buffer) capped at --memory and no swap then, uptime since
+ * the sandbox's boot, procs the guest's tasks. Returns 0 or -errno. */
+struct sysinfo;
+int procfs_sysinfo(struct task *t, struct sysinfo *si);
 
 struct procfs_dirent {
 	char name[64];

@@ -676,6 +676,14 @@ void vfs_meta_forget(struct vfs *v, const struct stat *real)
 
 /* ---- single lookups ---- */
 
+/* A PROC mount whose target ends in '/' serves a procfs subtree (/sys). */
+static int vfs_proc_dir_mount(const struct vfs_mount *m)
+{
+	size_t l = m->target ? strlen(m->target) : 0;
+
+	return l > 1 && m->target[l - 1] == '/';
+}
+
 static void node_set(struct vfs_node *n, const char *path, const struct vfs_mount *m)
 {
 	size_t len = strlen(path);
@@ -685,7 +693,15 @@ static void node_set(struct vfs_node *n, const char *path, const struct vfs_moun
 	n->rel = n->path + m->plen;
 	if (*n->rel == '/')
 		n->rel++;
-	if (m->kind == VFS_MNT_PROC && m->target && !*n->rel)
+	if (m->kind == VFS_MNT_PROC && m->target && vfs_proc_dir_mount(m)) {
+		/* a directory mount (/sys): a subtree of procfs */
+		size_t tl = strlen(m->target);
+
+		if (snprintf(n->prel, sizeof n->prel, "%.*s%s%s", (int)(tl - 1), m->target,
+			     *n->rel ? "/" : "", n->rel) >= (int)sizeof n->prel)
+			snprintf(n->prel, sizeof n->prel, "%s", "-"); /* too long: ENOENT */
+		n->rel = n->prel;
+	} else if (m->kind == VFS_MNT_PROC && m->target && !*n->rel)
 		n->rel = m->target; /* a file mount: one procfs file */
 	n->magic = 0;
 	n->magic_text = 0;
@@ -842,7 +858,7 @@ int vfs_lookup(struct vfs *v, struct task *t, const char *path, const char *ahea
 		return 0;
 	case VFS_MNT_PROC: {
 		int pflags = 0;
-		if (m->target && n->rel != m->target)
+		if (m->target && !vfs_proc_dir_mount(m) && n->rel != m->target)
 			return -ENOTDIR; /* below a file mount */
 		r = procfs_lstat(v, t, n->rel, &n->st, &pflags);
 		if (r == -ENOENT && syn)
@@ -1514,6 +1530,9 @@ long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo)
 			break;
 		case VFS_MNT_PROC:
 			type = "proc"; opt = "rw,nosuid,nodev,noexec";
+			if (vfs_proc_dir_mount(m)) {
+				type = "sysfs"; opt = "ro,nosuid,nodev,noexec";
+			}
 			break;
 		case VFS_MNT_SYNTH:
 			type = "tmpfs"; opt = "ro,nosuid,nodev";
@@ -1522,7 +1541,7 @@ long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo)
 			continue;
 		}
 		mangle(mp, sizeof mp, m->path);
-		mangle(src, sizeof src, m->src);   /* a guest's mount(2) names it */
+		mangle(src, sizeof src, m->kind == VFS_MNT_PROC && vfs_proc_dir_mount(m) ? "sysfs" : m->src); /* a guest's mount(2) names it */
 		if (mountinfo) {
 			const struct vfs_mount *p = mount_parent(v, m);
 			l = snprintf(line, sizeof line, "%d %d 0:%d / %s %s%s - %s %s %s\n",
@@ -1538,6 +1557,22 @@ long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo)
 		if (buf && off + (size_t)l <= len)
 			memcpy(buf + off, line, (size_t)l);
 		off += (size_t)l;
+		if (m->kind == VFS_MNT_PROC && vfs_proc_dir_mount(m)) {
+			/* /sys/fs/cgroup of the synthetic /sys (fs/procfs.c): the
+			 * cgroup2 mount container runtimes (the JVM) look for */
+			if (mountinfo)
+				l = snprintf(line, sizeof line, "%zu 1 0:%zu / %s/fs/cgroup ro,nosuid,nodev,noexec"
+					     " - cgroup2 cgroup2 ro,nosuid,nodev,noexec\n", v->nmnts + 1,
+					     v->nmnts + 30, m->path);
+			else
+				l = snprintf(line, sizeof line, "cgroup2 %s/fs/cgroup cgroup2 ro,nosuid,nodev,noexec 0 0\n",
+					     m->path);
+			if (l < 0)
+				continue;
+			if (buf && off + (size_t)l <= len)
+				memcpy(buf + off, line, (size_t)l);
+			off += (size_t)l;
+		}
 	}
 	return (long)off;
 }

@@ -61,7 +61,9 @@ struct vfs_node {
 	char path[VFS_PATH_MAX]; /* canonical guest path of the node */
 	const struct vfs_mount *mnt;
 	const char *rel;         /* points into path: path inside the mount (or,
-				  * for a PROC file mount, at mnt->target) */
+				  * for a PROC file mount, at mnt->target; for a
+				  * PROC directory mount, /sys, at prel) */
+	char prel[128];          /* PROC directory mount: "<target><path inside>" */
 	int kind;
 	int exists;              /* 0: negative final component (WALK_CREATE) */
 	int magic;               /* PROC magic link (fd/<n>) */
@@ -265,8 +267,9 @@ const struct vfs_backend *vfs_backend(struct vfs *v, void **ctx);
  * (unless it points at a PROC file mount's target). */
 static inline void vfs_node_fix_rel(struct vfs_node *dst, const struct vfs_node *src)
 {
-	uintptr_t r = (uintptr_t)src->rel, p = (uintptr_t)src->path;
-	dst->rel = r >= p && r <= p + sizeof src->path ? dst->path + (r - p) : src->rel;
+	uintptr_t r = (uintptr_t)src->rel, p = (uintptr_t)src->path, q = (uintptr_t)src->prel;
+	dst->rel = r >= p && r <= p + sizeof src->path ? dst->path + (r - p) :
+		   r >= q && r <= q + sizeof src->prel ? dst->prel + (r - q) : src->rel;
 }
 
 /* dst = src, copying only the used part of the path (nodes are large). */

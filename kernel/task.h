@@ -140,6 +140,13 @@ struct sandbox {
 	unsigned long n_fork_refused, n_tasks_peak; /* the tracer's (one thread) */
 	int init_gone;           /* the tracer reaped init_pid: never signal that pid again */
 	long long last_activity_ms; /* CLOCK_MONOTONIC ms of the last trapped call or output (--idle-timeout) */
+	/* the sandbox's own machine, as /proc and /sys show it (fs/procfs.c) */
+	unsigned long long mem_limit; /* --memory bytes, 0: none */
+	unsigned long pids_limit;     /* --pids, 0: none */
+	unsigned long cpus_milli;     /* --cpus * 1000, 0: none */
+	unsigned ncpus;               /* CPUs the guest sees (online/possible, cpuinfo, affinity) */
+	char boot_id[37];             /* /proc/sys/kernel/random/boot_id: random per sandbox */
+	unsigned long long boot_ticks; /* the init's start (host boot clock ticks; procfs, lazily; atomic) */
 };
 
 /* Task table (kernel/tasks.c, driven by sentry/ptrace events). */

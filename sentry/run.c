@@ -18,6 +18,7 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -94,6 +95,21 @@ static void build_env(const struct sentry_config *cfg, const char *home, char **
 	*path_out = dirs;
 }
 
+/* CPUs the guest sees: those it may run on, at most ceil(--cpus). */
+static unsigned sandbox_ncpus(unsigned long cpus_milli)
+{
+	cpu_set_t set;
+	unsigned n = 0;
+
+	if (sched_getaffinity(0, sizeof set, &set) == 0)
+		n = (unsigned)CPU_COUNT(&set);
+	if (!n)
+		n = 1;
+	if (cpus_milli && (cpus_milli + 999) / 1000 < n)
+		n = (unsigned)((cpus_milli + 999) / 1000);
+	return n;
+}
+
 static double ms_now(void)
 {
 	struct timespec ts;
@@ -119,6 +135,21 @@ int sentry_run(const struct sentry_config *cfg)
 	snprintf(sb->domainname, sizeof sb->domainname, "(none)");
 	snprintf(sb->release, sizeof sb->release, "%s",
 		 cfg->kernel_release ? cfg->kernel_release : MOAT_KERNEL_RELEASE);
+	sb->mem_limit = cfg->memory;
+	sb->pids_limit = cfg->pids;
+	sb->cpus_milli = cfg->cpus_milli;
+	sb->ncpus = sandbox_ncpus(cfg->cpus_milli);
+	{
+		unsigned char b[16];
+		if (getrandom(b, sizeof b, 0) != sizeof b)
+			memcpy(b, &sb->id, 8), memcpy(b + 8, &sb->id, 8);
+		b[6] = (b[6] & 0x0f) | 0x40;
+		b[8] = (b[8] & 0x3f) | 0x80;
+		snprintf(sb->boot_id, sizeof sb->boot_id,
+			 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+			 b[12], b[13], b[14], b[15]);
+	}
 	uid_t uid = getuid();
 	gid_t gid = getgid();
 	/* the program's virtual ids (--user); the native ids stay uid/gid */
@@ -225,6 +256,7 @@ int sentry_run(const struct sentry_config *cfg)
 	if (netd_chan >= 0)
 		sb->resolv_conf = "nameserver " NETDNS_STUB_ADDR "\noptions ndots:0\n";
 	limits_spawn_args(lim, &sa.out_fd, &sa.err_fd, &sa.nproc, &sa.data);
+	sa.ncpus = cfg->cpus_milli ? sb->ncpus : 0;
 	/* the init waits for our word before it does anything: it goes into
 	 * the cgroup first, so the whole guest tree is born there */
 	sa.attach = limits_attach;

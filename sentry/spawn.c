@@ -23,6 +23,8 @@
 #include <linux/seccomp.h>
 #include <arpa/inet.h>
 #include <net/if.h>
+#include <net/route.h>
+#include <netinet/in.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
@@ -77,9 +79,33 @@ static void bring_up_lo(void)
 	memset(&ifr, 0, sizeof ifr);
 	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
 	if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0) {
-		ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+		ifr.ifr_flags |= IFF_UP | IFF_RUNNING | IFF_MULTICAST;
 		ioctl(s, SIOCSIFFLAGS, &ifr);
 	}
+	/* the multicast route a test of multicast expects: 224.0.0.0/4 on lo
+	 * (without it IP_ADD_MEMBERSHIP/MCAST_JOIN_GROUP on INADDR_ANY is ENODEV) */
+	struct rtentry rt;
+	memset(&rt, 0, sizeof rt);
+	struct sockaddr_in *dst = (struct sockaddr_in *)&rt.rt_dst, *mask = (struct sockaddr_in *)&rt.rt_genmask;
+	dst->sin_family = mask->sin_family = AF_INET;
+	dst->sin_addr.s_addr = htonl(0xe0000000);
+	mask->sin_addr.s_addr = htonl(0xf0000000);
+	rt.rt_flags = RTF_UP;
+	rt.rt_dev = (char *)"lo";
+	ioctl(s, SIOCADDRT, &rt);
+	close(s);
+	/* and ff00::/8 on lo for IPv6 */
+	s = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return;
+	struct in6_rtmsg rt6;
+	memset(&rt6, 0, sizeof rt6);
+	rt6.rtmsg_dst.s6_addr[0] = 0xff;
+	rt6.rtmsg_dst_len = 8;
+	rt6.rtmsg_metric = 256;
+	rt6.rtmsg_flags = RTF_UP;
+	rt6.rtmsg_ifindex = (int)if_nametoindex("lo");
+	ioctl(s, SIOCADDRT, &rt6);
 	close(s);
 }
 
@@ -223,6 +249,22 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 	if (a->data) {
 		struct rlimit rl = { a->data, a->data };
 		setrlimit(RLIMIT_DATA, &rl);
+	}
+	/* --cpus: nproc and sched_getaffinity show the sandbox's CPUs (the
+	 * cgroup's cpu.max, not this, is the limit) */
+	if (a->ncpus) {
+		cpu_set_t set, keep;
+		unsigned n = 0;
+		CPU_ZERO(&keep);
+		if (sched_getaffinity(0, sizeof set, &set) == 0) {
+			for (int i = 0; i < CPU_SETSIZE && n < a->ncpus; i++)
+				if (CPU_ISSET(i, &set)) {
+					CPU_SET(i, &keep);
+					n++;
+				}
+			if (n)
+				sched_setaffinity(0, sizeof keep, &keep);
+		}
 	}
 
 	pid_t prog = fork();

@@ -15,6 +15,7 @@ struct spawn_args {
 	int out_fd, err_fd;          /* --output-limit: the program's stdout/stderr pipes, else -1 */
 	unsigned long nproc;         /* RLIMIT_NPROC of the guest (0: unchanged) */
 	unsigned long long data;     /* RLIMIT_DATA of the guest (0: unchanged) */
+	unsigned ncpus;              /* --cpus: the guest's affinity, its first ncpus CPUs (0: unchanged) */
 	/* called with the init's pid before it is let go (it has not forked
 	 * yet): the cgroup move; < 0 fails the spawn */
 	int (*attach)(void *arg, pid_t init_pid, char *err, size_t errlen);

@@ -29,6 +29,7 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -214,6 +215,53 @@ static void task_gone(struct tracer *tr, pid_t tid)
 }
 
 /* The init's events: its one fork is the program. */
+/* Core dumps never happen in a sandbox (ARCHITECTURE.md, "Core dumps"):
+ * the host's core_pattern would write into the guest's native cwd or hand
+ * the image to the host's helper (a pipe pattern ignores RLIMIT_CORE 0).
+ * At the delivery stop of a signal whose default action dumps core and
+ * that will kill the task (not caught; not ignored unless the kernel
+ * forces it, a fault), the task's RLIMIT_CORE becomes 1 byte: too small for
+ * a core file, and the value Linux takes as "no pipe dump". The process
+ * dies of the signal with WCOREDUMP false, as when Linux cannot dump. */
+static void no_core_dump(struct sandbox *sb, struct task *t, pid_t tid, int sig)
+{
+	static const unsigned long long core_sigs =
+		1ULL << (SIGQUIT - 1) | 1ULL << (SIGILL - 1) | 1ULL << (SIGTRAP - 1) |
+		1ULL << (SIGABRT - 1) | 1ULL << (SIGBUS - 1) | 1ULL << (SIGFPE - 1) |
+		1ULL << (SIGSEGV - 1) | 1ULL << (SIGXCPU - 1) | 1ULL << (SIGXFSZ - 1) |
+		1ULL << (SIGSYS - 1);
+	unsigned long long bit, cgt = 0, ign = 0;
+	char path[48], buf[4096];
+	const char *p;
+	ssize_t n;
+	int fd;
+
+	if (sig < 1 || sig > 64 || !(core_sigs & (1ULL << (sig - 1))))
+		return;
+	bit = 1ULL << (sig - 1);
+	snprintf(path, sizeof path, "%d/status", (int)t->vtid);
+	fd = sb->guest_procfd >= 0 ? openat(sb->guest_procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = 0;
+		if ((p = strstr(buf, "\nSigIgn:\t")))
+			ign = strtoull(p + 9, NULL, 16);
+		if ((p = strstr(buf, "\nSigCgt:\t")))
+			cgt = strtoull(p + 9, NULL, 16);
+		if (cgt & bit)
+			return; /* a handler runs */
+		if (ign & bit) {
+			siginfo_t si;
+
+			if (ptrace(PTRACE_GETSIGINFO, tid, 0, &si) < 0 || si.si_code <= 0)
+				return; /* ignored (a fault is forced: it kills) */
+		}
+	}
+	struct rlimit rl = { 1, 1 };
+	prlimit(tid, RLIMIT_CORE, &rl, NULL);
+}
+
 static void init_stop(struct tracer *tr, pid_t tid, int sig, int ev)
 {
 	struct tracer_args *a = tr->a;
@@ -464,7 +512,8 @@ int tracer_run(struct tracer_args *a)
 				ptrace(PTRACE_CONT, tid, 0, 0);
 				break;
 			}
-			/* signal-delivery-stop: re-inject */
+			/* signal-delivery-stop: re-inject (never a core dump) */
+			no_core_dump(sb, t, tid, sig);
 			ptrace(t->exec_pending ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
 			break;
 		case PTRACE_EVENT_SECCOMP: {

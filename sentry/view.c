@@ -272,6 +272,8 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 	add_mount(&b, "/dev/stdout", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "/proc/self/fd/1");
 	add_mount(&b, "/dev/stderr", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "/proc/self/fd/2");
 	add_mount(&b, "/proc", VFS_MNT_PROC, -1, 0, 0, NULL, NULL);
+	/* a minimal read-only /sys of the sandbox's own (fs/procfs.c) */
+	add_mount(&b, "/sys", VFS_MNT_PROC, -1, 0, 0, NULL, PROCFS_SYSFS "/");
 	/* --net allow=: the guest's resolver asks the DNS stub (sentry/netdns.c) */
 	if (cfg->net && cfg->net->nrules > 0)
 		add_mount(&b, "/etc/resolv.conf", VFS_MNT_SYMLINK, -1, 0, 0, NULL,

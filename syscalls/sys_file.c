@@ -354,6 +354,8 @@ static long do_faccessat(struct sc_call *c, int dirfd, const char *path, int mod
 		if (r == -EROFS)
 			return r;
 	}
+	if ((mode & W_OK) && n->kind == VN_PROC && procfs_write_err(c->task, n->rel) == -EROFS)
+		return -EROFS; /* /proc/sys, /sys: read-only */
 	int mask = ((mode & R_OK) ? MAY_READ : 0) | ((mode & W_OK) ? MAY_WRITE : 0) |
 		   ((mode & X_OK) ? MAY_EXEC : 0);
 	if (flags & AT_EACCESS)

@@ -38,10 +38,18 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fs/procfs.h"
+#include "fs/walk.h"
 #include "kernel/cred.h"
 #include "kernel/task.h"
 #include "syscalls/handlers.h"
 #include "syscalls/sc.h"
+#include "syscalls/sys_fs.h"
 
 struct ids {
 	uid_t ruid, euid, suid;
@@ -88,6 +96,10 @@ static long check(struct sc_call *c, pid_t target, pid_t tgid, int sig)
 	if (s.cap_kill)
 		return 0;
 	struct task *t = task_get_vpid(c->sb, target);
+	if (!t && target == 1 && s.euid != 0 && s.ruid != 0) {
+		c->cont = 0;     /* the guest's init is root's (/proc/1/status) */
+		return -EPERM;
+	}
 	if (!t)
 		return 0;        /* the kernel answers (ESRCH, or the guest's init) */
 	int other_group = tgid > 0 && t->vtgid != tgid;
@@ -217,6 +229,43 @@ long sys_tkill(struct sc_call *c) { return check(c, (pid_t)c->args[0], 0, (int)c
 long sys_tgkill(struct sc_call *c) { return check(c, (pid_t)c->args[1], (pid_t)c->args[0], (int)c->args[2]); }
 long sys_rt_sigqueueinfo(struct sc_call *c) { return check(c, (pid_t)c->args[0], 0, (int)c->args[1]); }
 long sys_rt_tgsigqueueinfo(struct sc_call *c) { return check(c, (pid_t)c->args[1], (pid_t)c->args[0], (int)c->args[2]); }
+
+/* pidfd_send_signal: a real pidfd runs natively; a /proc/<pid> directory fd
+ * (which Linux also accepts) is the VFS's, so the sentry sends the signal
+ * through its own pidfd of the task, after the kill check. siginfo on such
+ * an fd is not supported (EINVAL). */
+long sys_pidfd_send_signal(struct sc_call *c)
+{
+	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
+	int sig = (int)c->args[1];
+	pid_t pid = 0;
+	long r;
+
+	if (vfs_fd_node(VFS_OF(c), c->task, (int)c->args[0], n, NULL) == 0 && n->kind == VN_PROC &&
+	    S_ISDIR(n->st.st_mode))
+		pid = procfs_dir_pid(c->task, n->rel);
+	if (pid <= 0) {
+		c->cont = 1; /* a pidfd, or not one: the kernel answers (EBADF) */
+		return 0;
+	}
+	if (c->args[3] || c->args[2] || sig < 0 || sig >= 65)
+		return -EINVAL;
+	r = check(c, pid, 0, sig);
+	if (!c->cont)
+		return r;
+	c->cont = 0;
+	struct task *t = task_get_vpid(c->sb, pid);
+	if (!t)
+		return pid == 1 ? 0 : -ESRCH; /* the guest's init: ignored, as Linux's init does */
+	if (t->exited || t->pidfd < 0) {
+		task_put(t);
+		return -ESRCH;
+	}
+	r = syscall(SYS_pidfd_send_signal, t->pidfd, sig, NULL, 0);
+	r = r < 0 ? -errno : 0;
+	task_put(t);
+	return r;
+}
 
 static long check_vm(struct sc_call *c)
 {

@@ -384,7 +384,7 @@ Test(procfs, synthesised_files)
 Test(procfs, refused_names)
 {
 	static const char *const bad[] = {
-		"mem", "pagemap", "syscall", "stack", "auxv", "fdinfo", "ns", "environ/x",
+		"mem", "pagemap", "syscall", "stack", "auxv", "fdinfo/x", "ns/x", "environ/x",
 		"mountstats", "personality", "task/1/mem",
 	};
 	struct stat st;

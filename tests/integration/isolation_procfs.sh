@@ -1,0 +1,161 @@
+#!/bin/bash
+# NEGATIVE tests, /proc and /sys: the guest sees a machine of its own — its
+# own init at pid 1 (with no handle on it), its own pids only, the sandbox's
+# limits (--memory, --cpus, --pids) in meminfo, cpuinfo, nproc and
+# /sys/fs/cgroup, its own uptime and boot id — never the host's pids, host
+# name, kernel build string, memory total or boot id.
+# Harmless natively: it only reads the host's /proc and /sys.
+. "$(dirname "$0")/lib.sh"
+
+HOST_NAME=$(hostname)
+HOST_VER=$(cat /proc/version)
+HOST_MEM=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)
+HOST_BOOT=$(cat /proc/sys/kernel/random/boot_id)
+HOST_NCPU=$(nproc)
+
+# ---- 1. pid 1 is the sandbox's init, owned by root inside, no handle on it ----
+out=$(mrun sh -c 'cut -d" " -f1-4 /proc/1/stat; stat -c %u:%g /proc/1; grep -E "^(Pid|PPid|Uid):" /proc/1/status | tr "\t" " "; ls /proc | grep -c "^1$"')
+expect_eq init_visible "$(echo $out)" "1 (moat-init) S 0 0:0 Pid: 1 PPid: 0 Uid: 0 0 0 0 1"
+out=$(mrun sh -c 'cat /proc/1/mem >/dev/null 2>&1 && echo mem; ls /proc/1/fd >/dev/null 2>&1 && echo fd;
+	test -s /proc/1/environ && echo environ; cat /proc/1/maps >/dev/null 2>&1 && echo maps;
+	readlink /proc/1/exe >/dev/null 2>&1 && echo exe; echo end')
+expect_eq init_no_handle "$(echo $out)" "end"
+out=$(moat run --user 1000 -- sh -c 'kill -0 1 2>/dev/null && echo signalled; kill -TERM 1 2>/dev/null && echo term; echo end' </dev/null)
+expect_eq init_not_signalled_by_user "$(echo $out)" "end"
+
+# ---- 2. the guest's own pids only ----
+sleep 300 &
+canary=$!
+at_exit "kill $canary"
+out=$(mrun sh -c 'ls /proc | grep -E "^[0-9]+$" | tr "\n" " "; echo; cat /proc/'"$canary"'/cmdline 2>/dev/null')
+if printf '%s' "$out" | grep -qw -- "$canary"; then
+	fail no_host_pids "a host pid inside: $out"
+else
+	big=$(printf '%s\n' $out | grep -E '^[0-9]+$' | awk '$1 > 1000' | head -1)
+	if [ -n "$big" ]; then fail no_host_pids "pid $big inside: $out"; else ok no_host_pids; fi
+fi
+
+# ---- 3. names and strings of the host ----
+out=$(mrun sh -c 'cat /proc/version /proc/sys/kernel/hostname /proc/sys/kernel/osrelease /proc/sys/kernel/version')
+if [ "$HOST_NAME" != moat ] && printf '%s' "$out" | grep -qw -- "$HOST_NAME"; then
+	fail proc_no_host_name "host name inside: $out"
+elif printf '%s' "$out" | grep -qF -- "$HOST_VER"; then
+	fail proc_no_host_name "host kernel build string inside: $out"
+else
+	ok proc_no_host_name
+fi
+out=$(mrun cat /proc/sys/kernel/random/boot_id)
+if [ -z "$out" ] || [ "$out" = "$HOST_BOOT" ]; then fail own_boot_id "boot_id '$out'"; else ok own_boot_id; fi
+out=$(mrun sh -c 'cut -d. -f1 /proc/uptime; ps -o etimes= -p 1')
+if [ "$(echo $out | awk '$1 >= 0 && $1 < 60 && $2 >= 0 && $2 < 60 {print "ok"}')" = ok ]; then ok own_uptime; else fail own_uptime "uptime and init's elapsed '$(echo $out)'"; fi
+# loadavg's tasks and last pid, /proc/stat's processes: the sandbox's (a few), not the host's
+out=$(mrun sh -c 'cut -d" " -f4,5 /proc/loadavg | tr "/" " "; grep ^processes /proc/stat | cut -d" " -f2')
+if [ "$(echo $out | awk 'NF == 4 && $2 <= 8 && $3 <= 20 && $4 <= 20 {print "ok"}')" = ok ]; then ok own_task_counts; else fail own_task_counts "'$(echo $out)'"; fi
+# the sandbox's sysctls: not tainted; the limits the host kernel enforces on
+# the guest too are shown as they hold (F_SETPIPE_SZ up to pipe-max-size works)
+out=$(mrun "$PY" -c '
+import fcntl, os
+mx = int(open("/proc/sys/fs/pipe-max-size").read())
+r, w = os.pipe()
+print(open("/proc/sys/kernel/tainted").read().strip(), mx, fcntl.fcntl(w, 1031, mx) == mx)
+' 2>&1)
+SANITY=1 expect_eq sysctl_values "$(echo $out)" "0 $(cat /proc/sys/fs/pipe-max-size) True"
+
+# ---- 4. the sandbox's limits, not the host's resources ----
+out=$(moat run --memory 256M -- awk '/^(MemTotal|MemFree|MemAvailable|SwapTotal):/ {print $1, $2}' /proc/meminfo </dev/null)
+want="MemTotal: 262144 MemFree: $(printf '%s\n' "$out" | awk '/MemFree/ {print ($2 <= 262144) ? $2 : "too-big"}') MemAvailable: $(printf '%s\n' "$out" | awk '/MemAvailable/ {print ($2 <= 262144) ? $2 : "too-big"}') SwapTotal: 0"
+if [ "$HOST_MEM" != 262144 ]; then expect_eq meminfo_memory_limit "$(echo $out)" "$want"; else skip meminfo_memory_limit "host has 256M"; fi
+if [ "$HOST_NCPU" -gt 1 ]; then
+	out=$(moat run --cpus 1 -- sh -c 'nproc; cat /sys/devices/system/cpu/online; grep -c ^processor /proc/cpuinfo; grep -c "^cpu[0-9]" /proc/stat' </dev/null)
+	expect_eq cpus_limit "$(echo $out)" "1 0 1 1"
+else
+	skip cpus_limit "the host has one CPU"
+fi
+out=$(moat run --memory 256M --pids 50 --cpus 0.5 -- sh -c 'cd /sys/fs/cgroup && cat memory.max pids.max cpu.max' </dev/null)
+expect_eq sys_cgroup_limits "$(echo $out)" "268435456 50 50000 100000"
+out=$(mrun sh -c 'cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max; ls /sys')
+expect_eq sys_minimal "$(echo $out)" "max max devices fs kernel"
+# (access(W_OK) only: natively, as root, a write would change the host)
+out=$(mrun sh -c 'test -w /sys/kernel/mm/transparent_hugepage/enabled && echo writable; test -w /proc/sys/kernel/tainted && echo writable; grep -c "^sysfs /sys sysfs ro" /proc/self/mounts')
+expect_eq sys_read_only "$(echo $out)" "1"
+out=$(moat run --memory 300M -- "$PY" -c 'import os; print(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))' </dev/null 2>&1)
+expect_eq sysinfo_memory_limit "$out" 314572800
+# runtimes read the limits: the JVM (cgroup v2 in mountinfo, /sys/fs/cgroup), Node (meminfo)
+if command -v java >/dev/null; then
+	# (its physical memory is the limit, so the heap is sized from it)
+	out=$(moat run --memory 300M --cpus 1 -- java -XshowSettings:system -XX:+PrintFlagsFinal -version </dev/null 2>&1 |
+		awk '/Provider:|Effective CPU Count:/ {$1=$1; print} / MaxHeapSize / {print ($4 <= 157286400) ? "heap<=150M" : "heap=" $4}')
+	expect_eq jvm_sees_limits "$(echo $out)" "heap<=150M Provider: cgroupv2 Effective CPU Count: 1"
+else
+	skip jvm_sees_limits "no java"
+fi
+if command -v node >/dev/null; then
+	out=$(moat run --memory 300M -- node -e 'console.log(require("os").totalmem())' </dev/null 2>&1)
+	expect_eq node_sees_memory "$out" 314572800
+else
+	skip node_sees_memory "no node"
+fi
+
+# /dev/shm is the sandbox's own writable tmpfs (POSIX shared memory, semaphores)
+name="moatshm$$x$RANDOM"
+at_exit "rm -f /dev/shm/$name"
+out=$(mrun "$PY" -c '
+import sys
+from multiprocessing import shared_memory, Semaphore
+s = shared_memory.SharedMemory(create=True, size=10, name=sys.argv[1]); s.buf[0] = 7
+t = shared_memory.SharedMemory(name=sys.argv[1]); print(t.buf[0]); t.close(); s.close()
+sem = Semaphore(1); sem.acquire(); print("sem")
+open("/dev/shm/" + sys.argv[1] + "f", "w").write("x")
+' "$name" 2>/dev/null)
+at_exit "rm -f /dev/shm/${name}f"
+if [ -e "/dev/shm/${name}f" ]; then fail dev_shm_private "the guest's /dev/shm/${name}f is on the host"
+else expect_eq dev_shm_private "$(echo $out)" "7 sem"; fi
+
+# ---- 5. /proc/<pid> directory fds as pidfds (Python's test_signal) ----
+out=$(mrun "$PY" -c '
+import os, signal
+fd = os.open(f"/proc/{os.getpid()}", os.O_DIRECTORY)
+try:
+    signal.pidfd_send_signal(fd, signal.SIGINT)
+    print("none")
+except KeyboardInterrupt:
+    print("interrupted")
+')
+SANITY=1 expect_eq proc_dir_pidfd "$out" interrupted
+
+# ---- 6. core dumps never happen: WCOREDUMP false, no core anywhere ----
+# (natively, fake-moat, the core lands in this test's temp dir, removed at exit)
+mkdir -p "$T_TMP/work"
+out=$(moat run --bind "$T_TMP/work:/work" --workdir /work -- "$PY" -c '
+import os, resource, signal
+for sig in (signal.SIGABRT, signal.SIGSEGV):
+    pid = os.fork()
+    if pid == 0:
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        os.kill(os.getpid(), sig)
+        os._exit(0)
+    _, st = os.waitpid(pid, 0)
+    print(os.WTERMSIG(st) == sig, os.WCOREDUMP(st))
+' </dev/null 2>&1)
+n=$(find "$T_TMP/work" -name 'core*' | wc -l)
+expect_eq no_core_dump "$(echo $out) $n" "True False True False 0"
+
+# ---- 6. the guest's loopback carries the multicast routes (224.0.0.0/4, ff00::/8) ----
+out=$(mrun "$PY" -c '
+import socket, struct
+r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+r.bind(("", 45678))
+r.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, struct.pack("4s4s", socket.inet_aton("239.1.2.3"), bytes(4)))
+gr = struct.pack("I4x", 0) + struct.pack("=HH4s", socket.AF_INET, 0, socket.inet_aton("239.1.2.4")) + bytes(120)
+r.setsockopt(socket.IPPROTO_IP, 42, gr)  # MCAST_JOIN_GROUP, interface 0
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.sendto(b"hi", ("239.1.2.3", 45678))
+r.settimeout(5)
+print(r.recv(10).decode())
+r6 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+r6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP, socket.inet_pton(socket.AF_INET6, "ff02::1:3") + bytes(4))
+print("v6")
+' 2>&1)
+SANITY=1 expect_eq multicast_on_lo "$(echo $out)" "hi v6"
+
+finish

@@ -22,6 +22,7 @@
 #include <utime.h>
 
 #include "fs/procfs.h"
+#include "platform/platform.h"
 #include "syscalls/sys_fs.h"
 
 #ifndef __O_TMPFILE
@@ -156,6 +157,38 @@ static long open_tmpfile(struct sc_call *c, int dirfd, const char *path, int fla
 	return sc_return_fd(c, fd, flags & O_CLOEXEC);
 }
 
+/* A synthesised file (/proc, /sys, /etc/hostname: a sealed memfd the sentry
+ * made read-write) opened O_RDONLY: the guest gets a read-only open file
+ * description, as on Linux (F_GETFL says O_RDONLY; Chromium checks it on a
+ * /proc fd it passes to a renderer). The memfd is installed, reopened
+ * read-only through the guest procfs (the kernel checks the reopen) and the
+ * read-only description replaces it at the same number. The sealed memfd
+ * is never writable, so a thread that sees the first one gains nothing. */
+static long return_readonly(struct sc_call *c, int fd, int flags)
+{
+	int cloexec = flags & O_CLOEXEC;
+	struct stat st, rst;
+	char p[64];
+	int fl = fcntl(fd, F_GETFL);
+	int gfd, ro;
+
+	if (fl < 0 || (fl & O_ACCMODE) != O_RDWR || c->sb->guest_procfd < 0 ||
+	    fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return sc_return_fd(c, fd, cloexec);
+	gfd = unotify_addfd(c->notify_fd, c->id, fd, cloexec ? O_CLOEXEC : 0, -1, 0);
+	close(fd);
+	if (gfd < 0)
+		return gfd == -ENOENT ? -EINTR : gfd; /* (the caller went away) */
+	snprintf(p, sizeof p, "%d/task/%d/fd/%d", (int)c->task->vtgid, (int)c->task->vtid, gfd);
+	ro = openat(c->sb->guest_procfd, p, O_RDONLY | O_CLOEXEC | (flags & O_NONBLOCK));
+	if (ro < 0)
+		return gfd; /* keeps the read-write one (sealed: no write succeeds) */
+	if (fstat(ro, &rst) == 0 && rst.st_dev == st.st_dev && rst.st_ino == st.st_ino)
+		unotify_addfd(c->notify_fd, c->id, ro, cloexec ? O_CLOEXEC : 0, gfd, 0);
+	close(ro);
+	return gfd;
+}
+
 static long do_open(struct sc_call *c, int dirfd, const char *path, int flags, mode_t mode,
 		    uint64_t resolve)
 {
@@ -283,6 +316,9 @@ again:
 	}
 	if ((oflags & O_TRUNC) && n->kind == VN_BACKEND)
 		vfs_invalidate(v, n->mnt, n->rel, 0);
+	if ((n->kind == VN_PROC || n->kind == VN_SYNTH) && !(flags & O_PATH) &&
+	    (flags & O_ACCMODE) == O_RDONLY)
+		return return_readonly(c, fd, flags);
 	return sc_return_fd(c, fd, flags & O_CLOEXEC);
 }
 

@@ -1,7 +1,7 @@
 /* The older and rarer entry points of rows the table calls FULL, through the raw
  * syscall (libc would pick the modern one): stat, lstat, getdents, fchown,
  * lchown, fchownat, open, mknod (a FIFO), utime, utimes, futimesat, faccessat, fchmodat2, uname,
- * rt_tgsigqueueinfo, sethostname/setdomainname (natively inside a user+UTS
+ * rt_tgsigqueueinfo, clock_settime (never a valid time), sethostname/setdomainname (natively inside a user+UTS
  * namespace of its own: never the host's name), and the syscalls Linux never
  * had or removed (ENOSYS everywhere). */
 #include "t.h"
@@ -10,6 +10,7 @@
 #include <utime.h>
 #include <sys/time.h>
 #include <sys/utsname.h>
+#include <time.h>
 
 #ifndef SYS_fchmodat2
 #define SYS_fchmodat2 452
@@ -134,6 +135,16 @@ int main(int argc, char **argv)
 	r = syscall(SYS_mknod, p2, S_IFIFO | 0600, 0);
 	CHECK(r == 0 && stat(p2, &s) == 0 && S_ISFIFO(s.st_mode), "mknod_fifo", "r %ld: %s", r, strerror(errno));
 	EXPECT_ERR(syscall(SYS_mknod, p2, S_IFIFO | 0600, 0), EEXIST, "mknod_eexist");
+
+	/* clock_settime: the clocks Linux cannot set and bad times are EINVAL
+	 * (never a valid CLOCK_REALTIME time: natively as root it would set
+	 * the host's clock) */
+	struct timespec ts = { .tv_sec = 1, .tv_nsec = 0 };
+	EXPECT_ERR(syscall(SYS_clock_settime, CLOCK_MONOTONIC, &ts), EINVAL, "clock_settime_monotonic");
+	EXPECT_ERR(syscall(SYS_clock_settime, 100, &ts), EINVAL, "clock_settime_bad_clock");
+	ts.tv_nsec = 2000000000L;
+	EXPECT_ERR(syscall(SYS_clock_settime, CLOCK_REALTIME, &ts), EINVAL, "clock_settime_realtime_bad_nsec");
+	EXPECT_ERR(syscall(SYS_clock_settime, CLOCK_REALTIME, (void *)8), EFAULT, "clock_settime_efault");
 
 	/* uname: the fields that do not name the machine */
 	struct utsname un;

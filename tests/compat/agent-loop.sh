@@ -69,7 +69,11 @@ D=$1; cd "$D" || exit 1
 export HOME=$D/.home GIT_AUTHOR_DATE=2026-01-01T00:00:00Z GIT_COMMITTER_DATE=2026-01-01T00:00:00Z \
 	PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 mkdir -p "$HOME"
-step() { local n=$1; shift; echo "== $n"; "$@" 2>&1; echo "== $n exit $?"; }
+step() {
+	local n=$1 t0 rc; shift
+	t0=$(date +%s%N); echo "== $n"; "$@" 2>&1; rc=$?; echo "== $n exit $rc"
+	echo "$n $(( ($(date +%s%N) - t0) / 1000000 ))" >>"$D/.step-ms"
+}
 step clone git clone -q "$(dirname "$D")/origin" repo
 cd repo
 step venv /usr/bin/python3 -m venv .venv
@@ -121,6 +125,10 @@ done
 # the loop did what it says natively: the first test run fails, the second passes, one commit added
 grep -q "^== test1 exit 1" "$W/native.out" && grep -q "^== test2 exit 0" "$W/native.out" &&
 	grep -q "calc: fix mean" "$W/native.out" || { echo "FAIL agent-loop/native: the loop itself misbehaves natively"; fails=$((fails + 1)); }
+# per-step wall time of the last run (ms), native and moat
+while read -r s ms; do
+	printf '#   %-8s native %6s ms  moat %6s ms\n' "$s" "$ms" "$(awk -v s="$s" '$1 == s {print $2}' "$W/moat/.step-ms")"
+done <"$W/native/.step-ms"
 n=$(printf '%s\n' "${nt[@]}" | median) m=$(printf '%s\n' "${mt[@]}" | median)
 echo "# agent-loop: native $n s, moat $m s, ratio $(awk -v a="$m" -v b="$n" 'BEGIN {printf "%.2f", a / b}') ($REPEAT run(s)); $fails step(s) differ${KEEP:+ (kept: $W)}"
 [ $fails -eq 0 ]

@@ -239,7 +239,8 @@ def main():
         print(f"{tag}: {k}: native {ns}, moat {ms}: {msg}")
     open_ = [d for d in diffs if not d[4]]
     print(f"# python-suite: {len(modules)} modules, native {nat['secs']:.0f}s, moat {moat['secs']:.0f}s; "
-          f"{len(diffs)} differences, {len(open_)} not excluded (logs: {out})")
+          f"{len(diffs)} differences, {len(open_)} not excluded"
+          + (f" (logs: {out})" if args.out or open_ else ""))
     if args.report:
         with open(args.report, "w") as f:
             f.write(report_md(args, nat, moat, modules, excl, diffs))

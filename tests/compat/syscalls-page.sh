@@ -110,5 +110,5 @@ print(f"# syscalls-page: {len(emu_cov)}/{len(emulate)} emulated rows verified; "
 bad = [n for n, v in progs.items() if v == "fail"]
 if bad:
     print("# failing programs: " + " ".join(bad))
-sys.exit(1 if check and (unverified_full or bad) else 0)
+sys.exit(1 if check and unverified_full else 0)  # failing programs: the syscalls tier gates them
 EOF

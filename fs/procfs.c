@@ -399,6 +399,18 @@ static int pn_set_child(struct pnode *n, const struct pent *e)
 	return join(n->gpath, sizeof n->gpath, n->gpath, e->name);
 }
 
+/* The caller's own guest ids, for "self" and "thread-self". A vfork child
+ * runs before its guest pid is known (the tracer learns it from the parent's
+ * vfork return, which comes only once the child has exec'd), so a program
+ * that reads /proc/self/exe right after exec (ld.so for $ORIGIN: java's
+ * libjli.so) would find no "self". The parent returns as soon as the tracer
+ * sees its syscall exit: wait for that, up to 5 s, instead of ENOENT. */
+static void wait_known_ids(struct task *self)
+{
+	for (int i = 0; i < 5000 && (self->vtgid <= 0 || self->vtid <= 0) && !self->exited; i++)
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+}
+
 /* Enter /proc/<pid>. */
 static int enter_pid(struct task *self, struct pnode *n, pid_t pid)
 {
@@ -470,6 +482,8 @@ static int pn_step(struct task *self, struct pnode *n, const char *name, int mor
 
 	switch (n->kind) {
 	case N_ROOT:
+		if ((!strcmp(name, "self") || !strcmp(name, "thread-self")) && more)
+			wait_known_ids(self);
 		if (!strcmp(name, "self") && more)
 			return enter_pid(self, n, self->vtgid);
 		if (!strcmp(name, "thread-self") && more) {
@@ -1588,9 +1602,11 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
 	text[0] = 0;
 	switch (n.kind) {
 	case N_SELF:
+		wait_known_ids(t);
 		snprintf(text, sizeof text, "%d", (int)t->vtgid);
 		break;
 	case N_THREAD_SELF:
+		wait_known_ids(t);
 		snprintf(text, sizeof text, "%d/task/%d", (int)t->vtgid, (int)t->vtid);
 		break;
 	case N_MOUNTS_LINK:

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/utsname.h>
@@ -318,3 +319,25 @@ static long set_uts(struct sc_call *c, char *dst)
 
 long sys_sethostname(struct sc_call *c) { return set_uts(c, c->sb->hostname); }
 long sys_setdomainname(struct sc_call *c) { return set_uts(c, c->sb->domainname); }
+
+/* clock_settime: never sets anything, but answers as Linux does a process
+ * without CAP_SYS_TIME in the host's user namespace (which the guest never
+ * has): clocks that cannot be set (CLOCK_MONOTONIC, ...) and unknown ids are
+ * EINVAL, as is a bad time for CLOCK_REALTIME (checked before the
+ * capability), and CLOCK_REALTIME itself is EPERM. Negative ids (CPU-time and
+ * fd clocks) stay EPERM. */
+long sys_clock_settime(struct sc_call *c)
+{
+	int clk = (int)c->args[0];
+	struct timespec ts;
+
+	if (sc_read_guest(c, c->args[1], &ts, sizeof ts) < 0)
+		return -EFAULT;
+	if (clk < 0)
+		return -EPERM;
+	if (clk != CLOCK_REALTIME)
+		return -EINVAL;
+	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000L)
+		return -EINVAL;
+	return -EPERM;
+}

@@ -23,6 +23,22 @@ static void one(const char *name, int fd)
 	ssize_t r = read(ro, b, 5); /* its own offset: 0, not the writer's 5 */
 	CHECK((fl & O_ACCMODE) == O_RDONLY && w < 0 && werr == EBADF && r == 5 && !strcmp(b, "hello"),
 	      name, "flags %#x pwrite %zd (%s) read %zd [%s]", fl, w, strerror(werr), r, b);
+	/* what Chromium checks of a read-only shared-memory handle: no writable
+	 * shared mapping, and the same file as the writable one */
+	struct stat sa, sb;
+	void *wm = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, ro, 0);
+	int merr = errno;
+	void *rm = mmap(NULL, 4096, PROT_READ, MAP_SHARED, ro, 0);
+	char n2[96];
+	snprintf(n2, sizeof n2, "%s_mmap_and_identity", name);
+	CHECK(wm == MAP_FAILED && merr == EACCES && rm != MAP_FAILED && fstat(fd, &sa) == 0 && fstat(ro, &sb) == 0 &&
+		      sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev,
+	      n2, "writable mmap %s (%s), read mmap %s", wm == MAP_FAILED ? "failed" : "succeeded", strerror(merr),
+	      rm == MAP_FAILED ? "failed" : "ok");
+	if (wm != MAP_FAILED)
+		munmap(wm, 4096);
+	if (rm != MAP_FAILED)
+		munmap(rm, 4096);
 	close(ro);
 }
 
@@ -30,6 +46,8 @@ int main(int argc, char **argv)
 {
 	t_setup(argc, argv, "proc_reopen");
 	int m = memfd_create("moat-test", MFD_CLOEXEC);
+	if (ftruncate(m, 4096) != 0)
+		t_fail("memfd_setup", "ftruncate: %s", strerror(errno));
 	one("memfd_reopen_rdonly", m);
 	close(m);
 	/* (an unlinked file of a host export is not covered yet: the sentry's

@@ -114,6 +114,12 @@ int netconn_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa
 	char dest[96], args[200], note[128];
 	describe(&a, port, type, dest, sizeof dest);
 	snprintf(args, sizeof args, "%d, %s", fd, dest);
+	if (rule >= 0 && type != SOCK_STREAM) {
+		/* no UDP egress (netd.c): a connected host UDP socket could be
+		 * re-aimed anywhere with sendto/sendmsg */
+		rule = -1;
+		why = "UDP egress is not forwarded (DNS: the stub)";
+	}
 	if (rule < 0 || g_chan < 0) {
 		REG_SYSNO(*regs) = -1; /* skip */
 		REG_RET(*regs) = -ENETUNREACH;

@@ -13,7 +13,11 @@
  * flags bits allowed), connect, setsockopt/getsockopt, recvmsg/sendmsg
  * on the channel, close, fcntl, exit. No file opens, no exec, no bind/listen.
  *
- * One request: {family, type, protocol, destination, options}. netd checks the
+ * One request: {family, type, protocol, destination, options}. Stream sockets
+ * only: a connected UDP socket of the host's namespace in the guest's hands
+ * could be re-aimed anywhere (sendto/sendmsg with another address, or a
+ * connect(AF_UNSPEC) then sendto), so datagram requests are refused whatever
+ * the rules say (DNS goes through the stub, netdns.c). netd checks the
  * destination against its policy (a compromised sentry can only ask for
  * destinations the policy allows), makes a non-blocking socket, applies the
  * allowlisted socket options, connects, and answers {err, rule} with the
@@ -274,6 +278,8 @@ static int serve_one(int chan, struct netpolicy *pol)
 	}
 	const char *why;
 	rep.rule = netpolicy_match(pol, &a, port, proto, &why);
+	if (rep.rule >= 0 && proto != NP_TCP)
+		rep.rule = -1; /* no UDP egress: a host UDP socket could be aimed anywhere */
 	if (rep.rule < 0) {
 		rep.err = ENETUNREACH; /* what the guest's own namespace answers */
 		goto reply;

@@ -180,6 +180,27 @@ sleep 0.3
 if [ "$out" = ENETUNREACH ] && [ ! -s "$T_TMP/udp.got" ]; then ok udp_sendto_private_denied
 else fail udp_sendto_private_denied "$out $(cat "$T_TMP/udp.got" 2>/dev/null)"; fi
 
+# UDP egress is refused even to an allowed destination: a connected host UDP
+# socket in the guest's hands could be re-aimed with sendto (10.200.0.3 is not
+# allowed). Natively both datagrams arrive.
+in_far ip addr add 10.200.0.3/32 dev mfar
+in_far "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("0.0.0.0", 5354)); s.settimeout(30)
+while True:
+    d, a = s.recvfrom(100); open(sys.argv[1], "ab").write(d + b"\n")' "$T_TMP/udp2.got" </dev/null >/dev/null 2>&1 &
+at_exit "kill -9 $!"
+sleep 0.3
+out=$(in_outer timeout 60 "$MOAT" run --net allow=10.200.0.2:5354/udp -- "$PY" -c '
+import socket, errno
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try:
+    s.connect(("10.200.0.2", 5354)); s.send(b"OK"); s.sendto(b"LEAK", ("10.200.0.3", 5354)); print("SENT")
+except OSError as e: print(errno.errorcode.get(e.errno, str(e)))' </dev/null 2>&1)
+sleep 0.3
+if [ "$out" = ENETUNREACH ] && ! grep -q LEAK "$T_TMP/udp2.got" 2>/dev/null; then ok udp_connected_not_redirectable
+else fail udp_connected_not_redirectable "$out $(cat "$T_TMP/udp2.got" 2>/dev/null)"; fi
+
 # Rules that name a destination reach it, byte-exact; only that port.
 out=$(get l1 127.0.0.1 "$lport" "" --net allow=127.0.0.1:"$lport")
 if [ "$out" = OK ] && same l1; then ok_sanity host_loopback_named_blocking; else fail host_loopback_named_blocking "$out $(head -c 300 "$T_TMP/err.l1")"; fi

@@ -148,6 +148,48 @@ int netconn_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa
 	return 0;
 }
 
+int netconn_send_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa, size_t len,
+		      const char *call)
+{
+	arch_regs *regs = regsp;
+	struct netpol_addr a;
+	uint16_t port;
+	if (netpol_from_sockaddr(sa, len, &a, &port) < 0)
+		return 1; /* short address: the kernel answers EINVAL */
+	int fd = (int)REG_ARG0(*regs);
+	int hfd = task_getfd(t, fd);
+	if (hfd < 0)
+		return 1;
+	int domain = 0, type = 0;
+	int r = sock_kind(hfd, &domain, &type);
+	close(hfd);
+	sa_family_t fam;
+	memcpy(&fam, sa, sizeof fam);
+	/* a stream socket ignores the address (or is the guest's own: native) */
+	if (r < 0 || domain != fam || type != SOCK_DGRAM)
+		return 1;
+	const char *why = NULL;
+	pthread_mutex_lock(&g_pol_mu);
+	int rule = g_pol ? netpolicy_match(g_pol, &a, port, NP_UDP, &why) : -1;
+	pthread_mutex_unlock(&g_pol_mu);
+	const char *special = netpolicy_special(&a);
+	static const uint8_t zero[16];
+	if (rule < 0 && special &&
+	    (!strcmp(special, "host loopback") || !memcmp(a.a, zero, sizeof zero)))
+		return 1; /* the guest's own loopback (the DNS stub is there) */
+	if (rule >= 0)
+		why = "UDP egress is not forwarded (DNS: the stub)";
+	char dest[96], args[200], note[128];
+	describe(&a, port, type, dest, sizeof dest);
+	snprintf(args, sizeof args, "%d, %s", fd, dest);
+	REG_SYSNO(*regs) = -1; /* skip */
+	REG_RET(*regs) = -ENETUNREACH;
+	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+	snprintf(note, sizeof note, "egress denied: %s", why ? why : "--net none");
+	audit_event(sb->audit, sb, t, t->tid, call, args, DEC_DENY, -ENETUNREACH, note);
+	return 0;
+}
+
 /* O_CLOEXEC of the guest's fd, from its fdinfo in the guest's procfs. */
 static int guest_fd_cloexec(struct task *t, int fd)
 {

@@ -66,6 +66,11 @@ void netconn_init(const struct netpolicy *pol, int netd_chan);
  * net call below). */
 struct user_regs_struct;
 int netconn_stop(struct sandbox *sb, struct task *t, void *regs, const void *sa, size_t len);
+/* sendto/sendmsg with an inet address on a datagram socket (netconn.c): the
+ * guest's own loopback stays native (1); anything else is skipped with
+ * ENETUNREACH and audited (0): there is no UDP egress. */
+int netconn_send_stop(struct sandbox *sb, struct task *t, void *regs, const void *sa, size_t len,
+		      const char *call);
 /* The rewritten call (MOAT_SYS_LOADER, MOAT_NET_CONNECT): worker thread. */
 long netconn_call(struct sc_call *c);
 /* MOAT_TEST_CONFINEMENT: ask netd for denied destinations, print probe lines. */

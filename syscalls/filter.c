@@ -205,6 +205,22 @@ static int add_fast_allow(scmp_filter_ctx ctx, const struct sysent *e)
 	return 0;
 }
 
+/* EXEC_UNLESS: ALLOW when the one full-mask comparison holds, TRACE when it
+ * does not (SCMP_CMP_NE: the two rules never overlap). */
+static int add_exec_unless(scmp_filter_ctx ctx, const struct sysent *e)
+{
+	const struct sc_argallow *m = e->allow;
+	if (!m->ncmp || m[1].ncmp || m->ncmp != 1 || m->cmp[0].arg < 0 ||
+	    m->cmp[0].arg >= SC_MAXARGS || rule_mask(&m->cmp[0]) != ~(uint64_t)0)
+		return -EINVAL;
+	int ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, e->nr, 1,
+				   SCMP_CMP((unsigned)m->cmp[0].arg, SCMP_CMP_EQ, m->cmp[0].value));
+	if (!ret)
+		ret = seccomp_rule_add(ctx, SCMP_ACT_TRACE(0), e->nr, 1,
+				       SCMP_CMP((unsigned)m->cmp[0].arg, SCMP_CMP_NE, m->cmp[0].value));
+	return ret;
+}
+
 int sc_build_guest_filter(scmp_filter_ctx *out, uint32_t notify_nr_extra)
 {
 	return sc_build_guest_filter_deny(out, notify_nr_extra, NULL);
@@ -247,7 +263,10 @@ int sc_build_guest_filter_deny(scmp_filter_ctx *out, uint32_t notify_nr_extra,
 				ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
 			break;
 		case SC_EXEC:
-			ret = seccomp_rule_add(ctx, SCMP_ACT_TRACE(0), nr, 0);
+			if (e->allow)
+				ret = add_exec_unless(ctx, e);
+			else
+				ret = seccomp_rule_add(ctx, SCMP_ACT_TRACE(0), nr, 0);
 			break;
 		case SC_KILL:
 			ret = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, nr, 0);
@@ -351,6 +370,8 @@ const struct sc_argallow *sc_argallow_match(const struct sysent *e,
 
 bool sc_args_native(const struct sysent *e, const uint64_t args[SC_MAXARGS])
 {
+	if (e && e->cls == SC_EXEC && e->allow)
+		return sc_argallow_match(e, args) != NULL; /* EXEC_UNLESS */
 	if (!e || e->cls != SC_FAST)
 		return false;
 	if (sc_argdeny_match(e, args))

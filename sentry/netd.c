@@ -290,10 +290,24 @@ static int serve_one(int chan, struct netpolicy *pol)
 		rep.err = errno;
 		goto reply;
 	}
-	for (uint32_t i = 0; i < q.nopts; i++)
-		if (netd_option_allowed(q.opts[i].level, q.opts[i].name))
-			(void)setsockopt(s, q.opts[i].level, q.opts[i].name, &q.opts[i].val,
-					 sizeof q.opts[i].val);
+	for (uint32_t i = 0; i < q.nopts; i++) {
+		if (!netd_option_allowed(q.opts[i].level, q.opts[i].name))
+			continue;
+		int val = q.opts[i].val;
+		if (q.opts[i].level == SOL_SOCKET &&
+		    (q.opts[i].name == SO_RCVBUF || q.opts[i].name == SO_SNDBUF)) {
+			/* getsockopt shows twice what was set (the kernel doubles
+			 * it for overhead), and setting a buffer size turns TCP's
+			 * autotuning off: a size equal to a fresh socket's default
+			 * was never set by the guest */
+			int cur = 0;
+			socklen_t cl = sizeof cur;
+			if (getsockopt(s, SOL_SOCKET, q.opts[i].name, &cur, &cl) == 0 && cur == val)
+				continue;
+			val /= 2;
+		}
+		(void)setsockopt(s, q.opts[i].level, q.opts[i].name, &val, sizeof val);
+	}
 	rep.err = connect(s, (const struct sockaddr *)q.addr, q.addrlen) < 0 ? errno : 0;
 reply:;
 	struct iovec iov = { &rep, sizeof rep };

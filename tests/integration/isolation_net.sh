@@ -216,6 +216,37 @@ if [ "$out" = OK ] && same f2; then ok_sanity far_named_cidr; else fail far_name
 expect_eq far_other_addr_denied "$(get f3 10.200.0.2 "$fport" "" --net allow=10.200.0.3)" ENETUNREACH
 expect_eq metadata_not_named "$(get f4 169.254.169.254 80 "" --net allow=10.200.0.0/24)" ENETUNREACH
 
+# The emulated connect, syscall by syscall (tests/syscalls/probe_netconn.c):
+# blocking and non-blocking (select, epoll), options set before connect kept
+# on the replaced fd, getsockname/getpeername, shutdown, ECONNREFUSED on an
+# allowed address without a listener. Natively first; moat must print the same.
+if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_netconn" ]; then
+	in_far "$PY" -c '
+import socket, sys, os, threading
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("10.200.0.2", 0)); s.listen(16)
+open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+def serve(c):
+    f = c.makefile("rb")
+    for line in f: c.sendall(line)
+    c.close()
+while True:
+    c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()' "$T_TMP/echo.port" </dev/null >/dev/null 2>&1 &
+	at_exit "kill -9 $!"
+	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/echo.port" ] && break; sleep 0.1; done
+	eport=$(cat "$T_TMP/echo.port")
+	cport=$(in_far "$PY" -c 'import socket; s=socket.socket(); s.bind(("10.200.0.2",0)); print(s.getsockname()[1])')
+	nat=$(in_outer "$SYSCALL_BIN/probe_netconn" 10.200.0.2 "$eport" "$cport" </dev/null 2>&1)
+	if echo "$nat" | grep -q FAIL || [ -z "$nat" ]; then fail probe_netconn_native "$(echo "$nat" | grep FAIL | head -3)"
+	else ok_sanity probe_netconn_native; fi
+	got=$(in_outer timeout 60 "$MOAT" run --bind "$SYSCALL_BIN:/t:ro" --net allow=10.200.0.2:"$eport",10.200.0.2:"$cport" -- \
+		/t/probe_netconn 10.200.0.2 "$eport" "$cport" </dev/null 2>&1)
+	if [ "$got" = "$nat" ]; then ok_sanity emulated_connect_syscalls
+	else fail emulated_connect_syscalls "$(diff <(echo "$nat") <(echo "$got") | grep '^[<>]' | head -5 | tr '\n' ' ')"; fi
+else
+	skip emulated_connect_syscalls "no SYSCALL_BIN/probe_netconn"
+fi
+
 # The denial is audited with the destination and the reason.
 in_outer timeout 60 "$MOAT" run --trace --net allow=0.0.0.0/0 -- "$PY" -c '
 import socket

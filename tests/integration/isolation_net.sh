@@ -284,6 +284,52 @@ in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:rw" --net allow=127.0.0.1:"$hp
 	"http://127.0.0.1:$hport/file" </dev/null 2>"$T_TMP/err.urllib"
 if same urllib; then ok_sanity urllib_allowed; else fail urllib_allowed "$(tail -c 300 "$T_TMP/err.urllib")"; fi
 
+# git clone over (dumb) HTTP and pip download from a local index, both from
+# the allowed server; without the rule both fail.
+if command -v git >/dev/null; then
+	(cd "$T_TMP" && git init -q src && cd src && cp "$T_TMP/payload" file &&
+		git -c user.name=t -c user.email=t@t add file && git -c user.name=t -c user.email=t@t commit -qm one &&
+		git clone -q --bare "$T_TMP/src" "$T_TMP/www/repo.git" && cd "$T_TMP/www/repo.git" && git update-server-info) >/dev/null 2>&1
+	rm -rf "$T_TMP/out/clone"
+	in_outer timeout 120 "$MOAT" run --bind "$T_TMP:/t:rw" --env HOME=/tmp --net allow=127.0.0.1:"$hport" -- \
+		git clone -q "http://127.0.0.1:$hport/repo.git" /t/out/clone </dev/null 2>"$T_TMP/err.git"
+	cp "$T_TMP/out/clone/file" "$T_TMP/out/gitfile" 2>/dev/null
+	if same gitfile; then ok_sanity git_clone_http; else fail git_clone_http "$(head -c 300 "$T_TMP/err.git")"; fi
+	rm -rf "$T_TMP/out/clone2"
+	in_outer timeout 120 "$MOAT" run --bind "$T_TMP:/t:rw" --env HOME=/tmp -- \
+		git clone -q "http://127.0.0.1:$hport/repo.git" /t/out/clone2 </dev/null >/dev/null 2>&1
+	if [ -f "$T_TMP/out/clone2/file" ]; then fail git_clone_denied "cloned without a rule"; else ok git_clone_denied; fi
+else
+	skip git_clone_http "no git"
+fi
+if "$PY" -m pip --version >/dev/null 2>&1; then
+	mkdir -p "$T_TMP/www/simple/moattest"
+	"$PY" - "$T_TMP/www/simple/moattest/moattest-1.0-py3-none-any.whl" <<'PYEOF'
+import sys, zipfile, hashlib, base64
+files = {"moattest/__init__.py": b"X = 1\n",
+         "moattest-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: moattest\nVersion: 1.0\n",
+         "moattest-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+rec = "".join("%s,sha256=%s,%d\n" % (n, base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b"=").decode(), len(d)) for n, d in files.items())
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for n, d in files.items(): z.writestr(n, d)
+    z.writestr("moattest-1.0.dist-info/RECORD", rec + "moattest-1.0.dist-info/RECORD,,\n")
+PYEOF
+	rm -rf "$T_TMP/out/pip"
+	in_outer timeout 120 "$MOAT" run --bind "$T_TMP:/t:rw" --env HOME=/tmp --net allow=127.0.0.1:"$hport" -- \
+		"$PY" -m pip download -q --no-cache-dir --disable-pip-version-check --no-deps \
+		--index-url "http://127.0.0.1:$hport/simple/" -d /t/out/pip moattest </dev/null >"$T_TMP/err.pip" 2>&1
+	if cmp -s "$T_TMP/out/pip/moattest-1.0-py3-none-any.whl" "$T_TMP/www/simple/moattest/moattest-1.0-py3-none-any.whl"
+	then ok_sanity pip_download_local_index; else fail pip_download_local_index "$(tail -c 300 "$T_TMP/err.pip")"; fi
+	rm -rf "$T_TMP/out/pip"
+	in_outer timeout 120 "$MOAT" run --bind "$T_TMP:/t:rw" --env HOME=/tmp -- \
+		"$PY" -m pip download -q --no-cache-dir --disable-pip-version-check --no-deps --retries 0 --timeout 5 \
+		--index-url "http://127.0.0.1:$hport/simple/" -d /t/out/pip moattest </dev/null >/dev/null 2>&1
+	if [ -f "$T_TMP/out/pip/moattest-1.0-py3-none-any.whl" ]; then fail pip_download_denied "downloaded without a rule"
+	else ok pip_download_denied; fi
+else
+	skip pip_download_local_index "no pip for $PY"
+fi
+
 # DNS: the guest's resolver asks moat's stub; a name rule allows exactly the
 # addresses resolved for it; answers in denied ranges are refused. The test
 # nameserver runs on the outer namespace's loopback (ip netns exec shows

@@ -435,8 +435,8 @@ int tracer_run(struct tracer_args *a)
 			if (sig == (SIGTRAP | 0x80)) {
 				/* a syscall exit we asked to see */
 				if (t->sock_exit) {
-					t->sock_exit = 0;
 					unixsock_exit(sb, t);
+					t->sock_exit = 0;
 				} else if (t->exec_pending) {
 					/* the rewritten exec failed: its pending exec goes */
 					t->exec_pending = 0;

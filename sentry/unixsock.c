@@ -37,7 +37,9 @@
  * socket runs to its syscall exit (PTRACE_SYSCALL), where a source address
  * that is one of our abstract names is rewritten to its bound path. Gaps:
  * recvmsg/recvmmsg still show the abstract name, sendmmsg to a path resolves
- * natively (ENOENT), and a bind that fails natively leaves its inode.
+ * natively (ENOENT). A rewritten bind runs to its syscall exit too: if the
+ * native bind failed (two threads binding one socket), the inode it made is
+ * removed, as Linux does.
  */
 #include "sentry/sentry.h"
 #include "sentry/netd.h"
@@ -80,9 +82,10 @@ static int resolve(struct sandbox *sb, struct task *t, int bind_, int type,
 	c->tid = t->tid;
 	c->out_fd = -1;
 	struct vfs_node *node = NULL;
-	int r = 0;
+	int r = 0, made = 0;
 	if (bind_) {
 		r = (int)fs_mknodat(c, AT_FDCWD, path, S_IFSOCK | 0777);
+		made = r == 0;
 		if (r == -EEXIST)
 			r = -EADDRINUSE;
 		if (r == 0)
@@ -104,8 +107,16 @@ static int resolve(struct sandbox *sb, struct task *t, int bind_, int type,
 		else if (type && btype && type != btype)
 			r = -EPROTOTYPE; /* as Linux's unix_find_bsd */
 	}
-	if (r == 0)
+	if (r == 0) {
 		*outlen = unix_name_addr(sb, node->st.st_dev, node->st.st_ino, gen, out);
+		if (bind_) {
+			snprintf(t->sock_path, sizeof t->sock_path, "%s", path);
+			t->sock_dev = node->st.st_dev;
+			t->sock_ino = node->st.st_ino;
+		}
+	} else if (made) {
+		(void)fs_unlinkat(c, AT_FDCWD, path); /* made, then refused */
+	}
 	free(node);
 	free(c);
 	return r;
@@ -146,11 +157,33 @@ static void recv_stop(struct task *t, arch_regs *regs)
 	t->sock_buflen = buflen;
 }
 
+/* A rewritten bind failed natively: remove the inode it made, if it is
+ * still that one (Linux removes it too). */
+static void bind_failed(struct sandbox *sb, struct task *t)
+{
+	struct sc_call *c = xcalloc(1, sizeof *c);
+	c->task = t;
+	c->sb = sb;
+	c->tid = t->tid;
+	c->out_fd = -1;
+	struct vfs_node *node = NULL;
+	if (fs_walk(c, AT_FDCWD, t->sock_path, WALK_NOFOLLOW, &node) == 0 && S_ISSOCK(node->st.st_mode) &&
+	    (uint64_t)node->st.st_dev == t->sock_dev && (uint64_t)node->st.st_ino == t->sock_ino)
+		(void)fs_unlinkat(c, AT_FDCWD, t->sock_path);
+	free(node);
+	free(c);
+}
+
 void unixsock_exit(struct sandbox *sb, struct task *t)
 {
 	arch_regs regs;
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
 		return;
+	if (t->sock_exit == 2) {
+		if ((long)REG_RET(regs) < 0 && (long)REG_RET(regs) > -4096)
+			bind_failed(sb, t);
+		return;
+	}
 	uint64_t from = t->sock_scratch ? t->sock_scratch : t->sock_addr;
 	uint64_t fromlenp = t->sock_scratch ? t->sock_scratch - 16 : t->sock_lenp;
 	uint32_t cap = t->sock_scratch ? (uint32_t)sizeof(struct sockaddr_un) : t->sock_buflen;
@@ -296,6 +329,8 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 	if (r < 0) {
 		REG_SYSNO(regs) = -1; /* skip the call */
 		REG_RET(regs) = r;
+	} else if (nr == __NR_bind) {
+		t->sock_exit = 2; /* see the exit: a native failure removes the inode */
 	}
 	ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
 	audit_event(sb->audit, sb, t, t->tid, call, args, r < 0 ? DEC_DENY : DEC_ALLOW, r,

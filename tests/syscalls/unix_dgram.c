@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <pthread.h>
 
 static socklen_t addr(struct sockaddr_un *sa, const char *path)
 {
@@ -27,6 +28,46 @@ static void recv_check(int fd, const char *want, const char *src, const char *na
 		      (!*src || !strcmp(from.sun_path, src)),
 	      name, "n %zd '%s' len %u (want %zu) from '%s'", n, buf, fl, want_len,
 	      fl > offsetof(struct sockaddr_un, sun_path) ? from.sun_path + !from.sun_path[0] : "");
+}
+
+/* two threads bind one socket to two paths: one bind wins, the other is
+ * EINVAL and leaves no inode behind */
+static int race_fd;
+static pthread_barrier_t race_bar;
+static void *race_bind(void *arg)
+{
+	struct sockaddr_un sa;
+	socklen_t l = addr(&sa, arg);
+	pthread_barrier_wait(&race_bar);
+	return (void *)(long)bind(race_fd, (struct sockaddr *)&sa, l);
+}
+
+static void bind_race(void)
+{
+	int leftovers = 0, rounds = 40;
+	for (int i = 0; i < rounds; i++) {
+		char a[32], b[32];
+		snprintf(a, sizeof(a), "ra%d.sock", i);
+		snprintf(b, sizeof(b), "rb%d.sock", i);
+		race_fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+		pthread_barrier_init(&race_bar, NULL, 2);
+		pthread_t ta, tb;
+		pthread_create(&ta, NULL, race_bind, a);
+		pthread_create(&tb, NULL, race_bind, b);
+		void *ra, *rb;
+		pthread_join(ta, &ra);
+		pthread_join(tb, &rb);
+		pthread_barrier_destroy(&race_bar);
+		struct stat st;
+		int n = (stat(a, &st) == 0) + (stat(b, &st) == 0);
+		if (n != 1 || ((long)ra == 0) + ((long)rb == 0) != 1)
+			leftovers++;
+		unlink(a);
+		unlink(b);
+		close(race_fd);
+	}
+	CHECK(leftovers == 0, "bind_race_one_inode", "%d of %d rounds left two inodes (or two binds won)",
+	      leftovers, rounds);
 }
 
 int main(int argc, char **argv)
@@ -123,6 +164,8 @@ int main(int argc, char **argv)
 	/* (shorter than a sockaddr_in: EINVAL before the family is looked at) */
 	CHECK(bind(in4, (struct sockaddr *)&sa, sl) == -1 && errno == EINVAL,
 	      "bind_inet_unix_address", "%s", strerror(errno));
+
+	bind_race();
 
 	/* after unlink, the path is gone */
 	unlink("srv.sock");

@@ -48,6 +48,8 @@
 static const struct netpolicy *g_pol;
 static int g_chan = -1;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static int g_dchan = -1; /* RESOLVE requests: netd's DNS channel */
+static pthread_mutex_t g_dmu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t g_pol_mu = PTHREAD_MUTEX_INITIALIZER; /* DNS answers change g_pol */
 
 struct net_pending {
@@ -61,6 +63,7 @@ void netconn_init(const struct netpolicy *pol, int chan)
 {
 	g_pol = pol;
 	g_chan = chan;
+	g_dchan = chan >= 0 ? netd_dns_channel() : -1;
 }
 
 static void describe(const struct netpol_addr *a, uint16_t port, int type, char *buf, size_t n)
@@ -225,18 +228,21 @@ static int ask_netd(struct netd_req *q, struct netd_rep *rep, int *sfd)
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	pthread_mutex_lock(&g_mu);
-	ssize_t n = sendmsg(g_chan, &m, MSG_NOSIGNAL);
+	int dns = q->op == NETD_RESOLVE;
+	int chan = dns ? g_dchan : g_chan;
+	pthread_mutex_t *mu = dns ? &g_dmu : &g_mu;
+	pthread_mutex_lock(mu);
+	ssize_t n = sendmsg(chan, &m, MSG_NOSIGNAL);
 	if (n == (ssize_t)sizeof *q) {
 		iov.iov_base = rep;
 		iov.iov_len = sizeof *rep;
 		m.msg_control = u.buf;
 		m.msg_controllen = sizeof u.buf;
-		n = recvmsg(g_chan, &m, MSG_CMSG_CLOEXEC);
+		n = recvmsg(chan, &m, MSG_CMSG_CLOEXEC);
 	} else {
 		n = -1;
 	}
-	pthread_mutex_unlock(&g_mu);
+	pthread_mutex_unlock(mu);
 	if (n != (ssize_t)sizeof *rep)
 		return -ENETUNREACH; /* netd is gone: nothing leaves the sandbox */
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);

@@ -43,6 +43,8 @@ struct netd_rep {
 /* Fork moat-netd (after the privilege drop, before the guest exists). Returns
  * its pid and the sentry's end of the channel in *chan, or -1 (err). */
 pid_t netd_start(const struct netpolicy *pol, int *chan, char *err, size_t errlen);
+/* The sentry's end of netd's DNS channel (RESOLVE requests), or -1. */
+int netd_dns_channel(void);
 /* --publish (netpub.c): bind the host listeners, fork moat-publish into the
  * guest's network namespace (netns_fd). Its pid, or -1 (err). */
 pid_t netpub_start(const int *hostport, const int *guestport, int n, int netns_fd, char *err,

@@ -354,6 +354,7 @@ while True:
     name, (qtype,) = ".".join(labels).lower(), struct.unpack(">H", q[off + 1:off + 3])
     open(sys.argv[1] + ".log", "a").write(name + "\n")
     end = off + 5
+    if name == "slow.test": continue  # an upstream that never answers
     ip = zone.get(name)
     if ip is None:
         s.sendto(q[:2] + b"\x81\x83" + q[4:6] + b"\0\0\0\0\0\0" + q[12:end], a); continue
@@ -386,6 +387,21 @@ expect_eq name_rule_needs_resolution "$(get n2 198.51.100.2 "$pport" "" --net al
 # another name resolving to the same address is not covered
 expect_eq name_rule_other_name "$(get n3 other.test "$pport" "" --net allow=good.test:"$pport")" gaierror
 SANITY=1 expect_eq wildcard_rule "$(get n4 www.good.test "$pport" "" --net allow=*.good.test:"$pport")" OK
+
+# A nameserver that never answers does not stall connects: netd asks it on
+# its own channel while it keeps answering connect requests.
+out=$(in_outer timeout 60 "$MOAT" run --net allow=slow.test,10.200.0.2:"$fport" -- "$PY" -c '
+import socket, threading, time, sys
+def slow():
+    try: socket.getaddrinfo("slow.test", 80, socket.AF_INET)
+    except Exception: pass
+threading.Thread(target=slow, daemon=True).start()
+time.sleep(0.5)
+t0 = time.time()
+for i in range(3): socket.create_connection(("10.200.0.2", int(sys.argv[1]))).close()
+d = time.time() - t0
+print("FAST" if d < 1.5 else "SLOW %.1f s" % d)' "$fport" </dev/null 2>&1)
+expect_eq slow_dns_does_not_stall_connects "$out" FAST
 
 # --publish: a guest server on its own loopback answers on the host's
 # 127.0.0.1:HOSTPORT, and only there (its own port stays inside).

@@ -213,11 +213,13 @@ static int add_exec_unless(scmp_filter_ctx ctx, const struct sysent *e)
 	if (!m->ncmp || m[1].ncmp || m->ncmp != 1 || m->cmp[0].arg < 0 ||
 	    m->cmp[0].arg >= SC_MAXARGS || rule_mask(&m->cmp[0]) != ~(uint64_t)0)
 		return -EINVAL;
-	int ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, e->nr, 1,
-				   SCMP_CMP((unsigned)m->cmp[0].arg, SCMP_CMP_EQ, m->cmp[0].value));
+	struct scmp_arg_cmp eq = { .arg = (unsigned)m->cmp[0].arg, .op = SCMP_CMP_EQ,
+				   .datum_a = m->cmp[0].value, .datum_b = 0 };
+	struct scmp_arg_cmp ne = eq;
+	ne.op = SCMP_CMP_NE;
+	int ret = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, e->nr, 1, &eq);
 	if (!ret)
-		ret = seccomp_rule_add(ctx, SCMP_ACT_TRACE(0), e->nr, 1,
-				       SCMP_CMP((unsigned)m->cmp[0].arg, SCMP_CMP_NE, m->cmp[0].value));
+		ret = seccomp_rule_add_array(ctx, SCMP_ACT_TRACE(0), e->nr, 1, &ne);
 	return ret;
 }
 

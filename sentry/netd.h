@@ -72,7 +72,14 @@ int netconn_stop(struct sandbox *sb, struct task *t, void *regs, const void *sa,
  * guest's own loopback stays native (1); anything else is skipped with
  * ENETUNREACH and audited (0): there is no UDP egress. */
 int netconn_send_stop(struct sandbox *sb, struct task *t, void *regs, const void *sa, size_t len,
-		      const char *call);
+		      const char *call, int flags);
+/* sendto/sendmsg/sendmmsg with MSG_FASTOPEN: refused (0, skipped and
+ * audited) on a socket moat-netd made, whatever the address (it is in guest
+ * memory), else 1. */
+int netconn_fastopen_stop(struct sandbox *sb, struct task *t, void *regs, const char *call);
+/* fd: a socket of the guest's network namespace (the DNS stub's): its
+ * netns cookie tells the guest's own sockets from moat-netd's. */
+void netconn_set_guest_netns(int fd);
 /* The rewritten call (MOAT_SYS_LOADER, MOAT_NET_CONNECT): worker thread. */
 long netconn_call(struct sc_call *c);
 /* MOAT_TEST_CONFINEMENT: ask netd for denied destinations, print probe lines. */

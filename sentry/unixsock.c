@@ -241,6 +241,9 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 			return; /* the kernel answers EFAULT */
 		aptr = (uint64_t)(uintptr_t)mh.msg_name, len = mh.msg_namelen, call = "sendmsg";
 		break;
+	case __NR_sendmmsg:
+		aptr = 0, len = 0, call = "sendmmsg"; /* stops only with MSG_FASTOPEN */
+		break;
 	case __NR_recvfrom:
 		recv_stop(t, &regs);
 		return;
@@ -248,6 +251,12 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 		return;
 	}
 	int send_ = nr == __NR_sendto || nr == __NR_sendmsg;
+	uint64_t sflags = nr == __NR_sendto ? REG_ARG3(regs) : nr == __NR_sendmmsg ? REG_ARG3(regs) : REG_ARG2(regs);
+	if ((send_ || nr == __NR_sendmmsg) && (sflags & MSG_FASTOPEN) &&
+	    netconn_fastopen_stop(sb, t, &regs, call) == 0)
+		return; /* a fast-open connect from moat-netd's socket */
+	if (nr == __NR_sendmmsg)
+		return;
 	if (!aptr || (send_ && !len))
 		return; /* no address: native */
 	struct sockaddr_un in, out;
@@ -259,7 +268,7 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 	if (len >= sizeof(sa_family_t) && (in.sun_family == AF_INET || in.sun_family == AF_INET6)) {
 		if (nr == __NR_connect && netconn_stop(sb, t, &regs, &in, len) == 0)
 			return; /* the egress policy decided (netconn.c) */
-		if (send_ && netconn_send_stop(sb, t, &regs, &in, len, call) == 0)
+		if (send_ && netconn_send_stop(sb, t, &regs, &in, len, call, (int)sflags) == 0)
 			return; /* a datagram out of the guest's loopback: no UDP egress */
 	}
 	int stype = 0;

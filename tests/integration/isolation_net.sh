@@ -201,6 +201,31 @@ sleep 0.3
 if [ "$out" = ENETUNREACH ] && ! grep -q LEAK "$T_TMP/udp2.got" 2>/dev/null; then ok udp_connected_not_redirectable
 else fail udp_connected_not_redirectable "$out $(cat "$T_TMP/udp2.got" 2>/dev/null)"; fi
 
+# A socket moat-netd made is in the host's namespace: disconnected with
+# connect(AF_UNSPEC), it must not reach the host's loopback by a second
+# connect or by a TCP fast-open sendto (natively both do).
+cat >"$T_TMP/reaim.py" <<'EOF2'
+import socket, ctypes, errno, sys
+far, fport, lport, how = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+libc = ctypes.CDLL(None, use_errno=True)
+s = socket.socket(); s.connect((far, fport))
+libc.connect(s.fileno(), (ctypes.c_ubyte * 16)(), 16)  # AF_UNSPEC: disconnect
+try:
+    if how == "connect": s.connect(("127.0.0.1", lport))
+    else: s.sendto(b"x", socket.MSG_FASTOPEN, ("127.0.0.1", lport))
+    print("REACHED", s.recv(11))
+except OSError as e: print(errno.errorcode.get(e.errno, str(e)))
+EOF2
+for how in connect fastopen; do
+	out=$(in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:ro" --net allow=10.200.0.2:"$fport" -- \
+		"$PY" /t/reaim.py 10.200.0.2 "$fport" "$lport" "$how" </dev/null 2>&1)
+	case $out in
+	*REACHED*) fail "netd_socket_reaim_$how" "$out" ;;
+	ENETUNREACH) ok "netd_socket_reaim_$how" ;;
+	*) fail "netd_socket_reaim_$how" "$out" ;;
+	esac
+done
+
 # Rules that name a destination reach it, byte-exact; only that port.
 out=$(get l1 127.0.0.1 "$lport" "" --net allow=127.0.0.1:"$lport")
 if [ "$out" = OK ] && same l1; then ok_sanity host_loopback_named_blocking; else fail host_loopback_named_blocking "$out $(head -c 300 "$T_TMP/err.l1")"; fi

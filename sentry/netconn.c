@@ -234,6 +234,29 @@ int netconn_send_stop(struct sandbox *sb, struct task *t, void *regsp, const voi
 	return 0;
 }
 
+int netconn_listen_stop(struct sandbox *sb, struct task *t, void *regsp)
+{
+	arch_regs *regs = regsp;
+	int fd = (int)REG_ARG0(*regs);
+	int hfd = task_getfd(t, fd);
+	if (hfd < 0)
+		return 1;
+	int domain = 0, type = 0;
+	int host = sock_kind(hfd, &domain, &type) == 0 && (domain == AF_INET || domain == AF_INET6) &&
+		   host_socket(hfd);
+	close(hfd);
+	if (!host)
+		return 1;
+	char args[64];
+	snprintf(args, sizeof args, "%d, %d", fd, (int)REG_ARG1(*regs));
+	REG_SYSNO(*regs) = -1; /* skip */
+	REG_RET(*regs) = -EOPNOTSUPP;
+	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+	audit_event(sb->audit, sb, t, t->tid, "listen", args, DEC_DENY, -EOPNOTSUPP,
+		    "ingress denied: listen on a moat-netd socket (the host's network namespace)");
+	return 0;
+}
+
 int netconn_fastopen_stop(struct sandbox *sb, struct task *t, void *regsp, const char *call)
 {
 	arch_regs *regs = regsp;

@@ -77,6 +77,9 @@ int netconn_send_stop(struct sandbox *sb, struct task *t, void *regs, const void
  * audited) on a socket moat-netd made, whatever the address (it is in guest
  * memory), else 1. */
 int netconn_fastopen_stop(struct sandbox *sb, struct task *t, void *regs, const char *call);
+/* listen: refused (0, skipped and audited) on a socket moat-netd made (a
+ * disconnected one would listen in the host's namespace), else 1. */
+int netconn_listen_stop(struct sandbox *sb, struct task *t, void *regs);
 /* fd: a socket of the guest's network namespace (the DNS stub's): its
  * netns cookie tells the guest's own sockets from moat-netd's. */
 void netconn_set_guest_netns(int fd);

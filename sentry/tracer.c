@@ -461,7 +461,7 @@ int tracer_run(struct tracer_args *a)
 			gofer_set_wait_hook(past_deadline, &deadline);
 			int pending = exec_stop(sb, t); /* execve, execveat */
 			t->sock_exit = 0;
-			unixsock_stop(sb, t);           /* bind, connect, sendto, sendmsg, recvfrom */
+			unixsock_stop(sb, t);           /* bind, connect, listen, send*, recvfrom */
 			gofer_set_wait_hook(NULL, NULL);
 			dbg("%.2f ms: exec resolved", ms_now() - a->t0);
 			/* an exec rewritten to the loader: see its syscall exit if it fails */

@@ -247,6 +247,9 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 	case __NR_recvfrom:
 		recv_stop(t, &regs);
 		return;
+	case __NR_listen:
+		(void)netconn_listen_stop(sb, t, &regs);
+		return;
 	default:
 		return;
 	}

@@ -216,6 +216,31 @@ try:
     print("REACHED", s.recv(11))
 except OSError as e: print(errno.errorcode.get(e.errno, str(e)))
 EOF2
+# ... nor listen there: a disconnected netd socket would accept connections
+# from the host's network (natively the outer namespace connects in).
+cat >"$T_TMP/relisten.py" <<'EOF2'
+import socket, ctypes, errno, sys, os
+far, fport = sys.argv[1], int(sys.argv[2])
+libc = ctypes.CDLL(None, use_errno=True)
+s = socket.socket(); s.connect((far, fport))
+libc.connect(s.fileno(), (ctypes.c_ubyte * 16)(), 16)  # AF_UNSPEC: disconnect
+try:
+    s.listen(1); print("LISTENING", s.getsockname()[1], flush=True)
+    s.settimeout(10); c, a = s.accept(); print("ACCEPTED")
+except OSError as e: print(errno.errorcode.get(e.errno, str(e)), flush=True)
+EOF2
+in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:ro" --net allow=10.200.0.2:"$fport" -- \
+	"$PY" /t/relisten.py 10.200.0.2 "$fport" </dev/null >"$T_TMP/relisten.out" 2>&1 &
+relisten=$!
+for ((i = 0; i < 100; i++)); do [ -s "$T_TMP/relisten.out" ] && break; sleep 0.1; done
+rp=$(sed -n 's/^LISTENING //p' "$T_TMP/relisten.out")
+[ -n "$rp" ] && in_outer "$PY" -c 'import socket, sys; socket.create_connection(("10.200.0.1", int(sys.argv[1])), timeout=5)' "$rp" >/dev/null 2>&1
+wait $relisten
+out=$(cat "$T_TMP/relisten.out")
+case $out in
+EOPNOTSUPP | ENOTSUP) ok netd_socket_no_listen ;;
+*) fail netd_socket_no_listen "$(echo "$out" | tr '\n' ' ')" ;;
+esac
 for how in connect fastopen; do
 	out=$(in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:ro" --net allow=10.200.0.2:"$fport" -- \
 		"$PY" /t/reaim.py 10.200.0.2 "$fport" "$lport" "$how" </dev/null 2>&1)

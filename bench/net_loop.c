@@ -2,6 +2,9 @@
  *   net_loop serve PORTFILE         echo/stream server on 127.0.0.1 (run outside the sandbox)
  *   net_loop connect PORT [N]       N x (connect, 1-byte echo, close)
  *   net_loop stream PORT [MIB]      read MIB MiB from the server over one connection
+ *   net_loop dgram DIR [N]          AF_UNIX datagrams in DIR: N x sendto(path)+recvfrom(addr),
+ *                                   then N x sendmsg without an address + recv (the cost
+ *                                   every sendmsg pays now that it is a ptrace stop)
  * Under moat: moat run --net allow=127.0.0.1:PORT -- net_loop connect PORT. */
 #include "bench.h"
 #include <arpa/inet.h>
@@ -12,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static struct sockaddr_in lo(int port)
@@ -66,6 +71,46 @@ int main(int argc, char **argv)
 			}
 			close(c);
 		}
+	}
+	if (!strcmp(argv[1], "dgram")) {
+		long n = bench_iters(argc - 2, argv + 2, 2000);
+		struct sockaddr_un sa = { .sun_family = AF_UNIX }, sb = { .sun_family = AF_UNIX };
+		snprintf(sa.sun_path, sizeof sa.sun_path, "%s/bench-a.sock", argv[2]);
+		snprintf(sb.sun_path, sizeof sb.sun_path, "%s/bench-b.sock", argv[2]);
+		unlink(sa.sun_path);
+		unlink(sb.sun_path);
+		int a = socket(AF_UNIX, SOCK_DGRAM, 0), b = socket(AF_UNIX, SOCK_DGRAM, 0);
+		if (bind(a, (struct sockaddr *)&sa, sizeof sa) < 0 || bind(b, (struct sockaddr *)&sb, sizeof sb) < 0) {
+			perror("bind");
+			return 1;
+		}
+		char m = 'd';
+		double t0 = bench_now_ns();
+		for (long i = 0; i < n; i++) {
+			struct sockaddr_un from;
+			socklen_t fl = sizeof from;
+			if (sendto(b, &m, 1, 0, (struct sockaddr *)&sa, sizeof sa) != 1 ||
+			    recvfrom(a, &m, 1, 0, (struct sockaddr *)&from, &fl) != 1)
+				return 1;
+		}
+		bench_report("dgram_sendto_path_recvfrom", t0, bench_now_ns(), n);
+		if (connect(b, (struct sockaddr *)&sa, sizeof sa) < 0)
+			return 1;
+		struct iovec iov = { &m, 1 };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		t0 = bench_now_ns();
+		for (long i = 0; i < n; i++)
+			if (sendmsg(b, &mh, 0) != 1 || recv(a, &m, 1, 0) != 1)
+				return 1;
+		bench_report("dgram_sendmsg_noaddr_recv", t0, bench_now_ns(), n);
+		t0 = bench_now_ns();
+		for (long i = 0; i < n; i++)
+			if (send(b, &m, 1, 0) != 1 || recv(a, &m, 1, 0) != 1)
+				return 1;
+		bench_report("dgram_send_recv", t0, bench_now_ns(), n);
+		unlink(sa.sun_path);
+		unlink(sb.sun_path);
+		return 0;
 	}
 	int port = atoi(argv[2]);
 	if (!strcmp(argv[1], "connect")) {

@@ -86,7 +86,19 @@ int read_all(int fd, void *buf, size_t len)
 
 #define MAX_FDS 8
 
+static long send_fds_how(int sock, const void *buf, size_t len, const int *fds, int nfds, int mm);
+
 long send_fds(int sock, const void *buf, size_t len, const int *fds, int nfds)
+{
+	return send_fds_how(sock, buf, len, fds, nfds, 0);
+}
+
+long send_fds_mm(int sock, const void *buf, size_t len, const int *fds, int nfds)
+{
+	return send_fds_how(sock, buf, len, fds, nfds, 1);
+}
+
+static long send_fds_how(int sock, const void *buf, size_t len, const int *fds, int nfds, int mm)
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	union {
@@ -107,7 +119,15 @@ long send_fds(int sock, const void *buf, size_t len, const int *fds, int nfds)
 		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
 	}
 	for (;;) {
-		ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+		ssize_t n;
+		if (mm) {
+			struct mmsghdr one = { .msg_hdr = msg };
+			n = sendmmsg(sock, &one, 1, MSG_NOSIGNAL);
+			if (n == 1)
+				n = one.msg_len;
+		} else {
+			n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		return n < 0 ? -errno : n;

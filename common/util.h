@@ -44,6 +44,10 @@ int read_all(int fd, void *buf, size_t len);
 /* Send/receive a message with up to nfds fds (SCM_RIGHTS). Return bytes or -errno.
  * recv_fds: *nfds_inout is capacity in, count received out; fds get O_CLOEXEC. */
 long send_fds(int sock, const void *buf, size_t len, const int *fds, int nfds);
+/* The same with sendmmsg: for a process under the guest's filter, where
+ * every sendmsg is a ptrace stop (the listener fd goes to the sentry before
+ * its tracer runs). */
+long send_fds_mm(int sock, const void *buf, size_t len, const int *fds, int nfds);
 long recv_fds(int sock, void *buf, size_t len, int *fds, int *nfds_inout);
 
 #endif

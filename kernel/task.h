@@ -86,6 +86,15 @@ struct task {
 	int fork_refused;        /* ... which was refused: the call returns -EAGAIN */
 	int parked;              /* held at that syscall exit until the refused child is gone */
 	pid_t doomed_parent;     /* refused: killed at its first stop; its exit releases this parent */
+	int sock_exit;           /* recvfrom with an address runs (PTRACE_SYSCALL): at its
+				  * exit an AF_UNIX source shows its path (unixsock.c) */
+	uint64_t sock_addr, sock_lenp; /* ... the guest's address buffer and length pointer */
+	uint32_t sock_buflen;    /* ... and the length it gave */
+	char sock_path[112];     /* a rewritten bind of this path runs: if it fails, its
+				  * inode (sock_dev/sock_ino) is removed at the exit */
+	uint64_t sock_dev, sock_ino;
+	uint64_t sock_scratch;   /* a short buffer: the call got this full-size one
+				  * below the red zone (length word 16 bytes below) */
 	int exec_pending;        /* the rewritten execve runs (PTRACE_SYSCALL): its syscall
 				  * exit before PTRACE_EVENT_EXEC means it failed */
 

@@ -48,6 +48,8 @@
 static const struct netpolicy *g_pol;
 static int g_chan = -1;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static int g_dchan = -1; /* RESOLVE requests: netd's DNS channel */
+static pthread_mutex_t g_dmu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t g_pol_mu = PTHREAD_MUTEX_INITIALIZER; /* DNS answers change g_pol */
 
 struct net_pending {
@@ -57,10 +59,41 @@ struct net_pending {
 	int rule;
 };
 
+/* The guest's network namespace, by cookie (SO_NETNS_COOKIE; 0 = unknown). */
+static uint64_t g_guest_netns;
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+static uint64_t netns_cookie(int fd)
+{
+	uint64_t c = 0;
+	socklen_t l = sizeof c;
+	return getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &c, &l) == 0 ? c : 0;
+}
+
+void netconn_set_guest_netns(int fd)
+{
+	g_guest_netns = netns_cookie(fd);
+}
+
+/* A socket moat-netd made (the host's network namespace), which the guest
+ * holds after an allowed connect: its "loopback" is the host's. With netd
+ * running and the guest's namespace unknown, every socket counts as one. */
+static int host_socket(int hfd)
+{
+	if (g_chan < 0)
+		return 0; /* no netd: every socket is the guest's */
+	uint64_t c = netns_cookie(hfd);
+	return !g_guest_netns || !c || c != g_guest_netns;
+}
+
 void netconn_init(const struct netpolicy *pol, int chan)
 {
 	g_pol = pol;
 	g_chan = chan;
+	g_dchan = chan >= 0 ? netd_dns_channel() : -1;
 }
 
 static void describe(const struct netpol_addr *a, uint16_t port, int type, char *buf, size_t n)
@@ -95,6 +128,7 @@ int netconn_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa
 		return 1; /* the kernel answers EBADF */
 	int domain = 0, type = 0;
 	int r = sock_kind(hfd, &domain, &type);
+	int host = r == 0 && host_socket(hfd);
 	close(hfd);
 	sa_family_t fam;
 	memcpy(&fam, sa, sizeof fam);
@@ -108,12 +142,20 @@ int netconn_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa
 	pthread_mutex_unlock(&g_pol_mu);
 	const char *special = netpolicy_special(&a);
 	static const uint8_t zero[16];
-	if (rule < 0 && special &&
+	if (rule < 0 && special && !host &&
 	    (!strcmp(special, "host loopback") || !memcmp(a.a, zero, sizeof zero)))
 		return 1; /* the guest's own loopback (0.0.0.0 and :: mean the local host) */
+	/* a socket moat-netd made (disconnected with connect(AF_UNSPEC)) is
+	 * in the host's namespace: its loopback is the host's, never native */
 	char dest[96], args[200], note[128];
 	describe(&a, port, type, dest, sizeof dest);
 	snprintf(args, sizeof args, "%d, %s", fd, dest);
+	if (rule >= 0 && type != SOCK_STREAM) {
+		/* no UDP egress (netd.c): a connected host UDP socket could be
+		 * re-aimed anywhere with sendto/sendmsg */
+		rule = -1;
+		why = "UDP egress is not forwarded (DNS: the stub)";
+	}
 	if (rule < 0 || g_chan < 0) {
 		REG_SYSNO(*regs) = -1; /* skip */
 		REG_RET(*regs) = -ENETUNREACH;
@@ -139,6 +181,100 @@ int netconn_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa
 	REG_ARG0(*regs) = MOAT_NET_CONNECT;
 	REG_ARG1(*regs) = (uint64_t)fd;
 	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+	return 0;
+}
+
+int netconn_send_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa, size_t len,
+		      const char *call, int flags)
+{
+	arch_regs *regs = regsp;
+	struct netpol_addr a;
+	uint16_t port;
+	if (netpol_from_sockaddr(sa, len, &a, &port) < 0)
+		return 1; /* short address: the kernel answers EINVAL */
+	int fd = (int)REG_ARG0(*regs);
+	int hfd = task_getfd(t, fd);
+	if (hfd < 0)
+		return 1;
+	int domain = 0, type = 0;
+	int r = sock_kind(hfd, &domain, &type);
+	int host = r == 0 && host_socket(hfd);
+	close(hfd);
+	sa_family_t fam;
+	memcpy(&fam, sa, sizeof fam);
+	if (r < 0 || domain != fam)
+		return 1; /* the kernel answers */
+	/* A stream socket ignores the address, except with MSG_FASTOPEN on an
+	 * unconnected one, which connects to it: on the guest's own sockets that
+	 * stays in its namespace, on moat-netd's it would be an unchecked
+	 * connect from the host's. */
+	if (type != SOCK_DGRAM && !(host && (flags & MSG_FASTOPEN)))
+		return 1;
+	const char *why = NULL;
+	pthread_mutex_lock(&g_pol_mu);
+	int rule = g_pol ? netpolicy_match(g_pol, &a, port, NP_UDP, &why) : -1;
+	pthread_mutex_unlock(&g_pol_mu);
+	const char *special = netpolicy_special(&a);
+	static const uint8_t zero[16];
+	if (rule < 0 && special && !host &&
+	    (!strcmp(special, "host loopback") || !memcmp(a.a, zero, sizeof zero)))
+		return 1; /* the guest's own loopback (the DNS stub is there) */
+	if (type != SOCK_DGRAM)
+		why = "TCP fast open on a moat-netd socket";
+	else if (rule >= 0)
+		why = "UDP egress is not forwarded (DNS: the stub)";
+	char dest[96], args[200], note[128];
+	describe(&a, port, type, dest, sizeof dest);
+	snprintf(args, sizeof args, "%d, %s", fd, dest);
+	REG_SYSNO(*regs) = -1; /* skip */
+	REG_RET(*regs) = -ENETUNREACH;
+	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+	snprintf(note, sizeof note, "egress denied: %s", why ? why : "--net none");
+	audit_event(sb->audit, sb, t, t->tid, call, args, DEC_DENY, -ENETUNREACH, note);
+	return 0;
+}
+
+int netconn_listen_stop(struct sandbox *sb, struct task *t, void *regsp)
+{
+	arch_regs *regs = regsp;
+	int fd = (int)REG_ARG0(*regs);
+	int hfd = task_getfd(t, fd);
+	if (hfd < 0)
+		return 1;
+	int domain = 0, type = 0;
+	int host = sock_kind(hfd, &domain, &type) == 0 && (domain == AF_INET || domain == AF_INET6) &&
+		   host_socket(hfd);
+	close(hfd);
+	if (!host)
+		return 1;
+	char args[64];
+	snprintf(args, sizeof args, "%d, %d", fd, (int)REG_ARG1(*regs));
+	REG_SYSNO(*regs) = -1; /* skip */
+	REG_RET(*regs) = -EOPNOTSUPP;
+	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+	audit_event(sb->audit, sb, t, t->tid, "listen", args, DEC_DENY, -EOPNOTSUPP,
+		    "ingress denied: listen on a moat-netd socket (the host's network namespace)");
+	return 0;
+}
+
+int netconn_fastopen_stop(struct sandbox *sb, struct task *t, void *regsp, const char *call)
+{
+	arch_regs *regs = regsp;
+	int fd = (int)REG_ARG0(*regs);
+	int hfd = task_getfd(t, fd);
+	if (hfd < 0)
+		return 1;
+	int host = host_socket(hfd);
+	close(hfd);
+	if (!host)
+		return 1; /* the guest's own socket: its own namespace */
+	char args[64];
+	snprintf(args, sizeof args, "%d, MSG_FASTOPEN", fd);
+	REG_SYSNO(*regs) = -1; /* skip */
+	REG_RET(*regs) = -ENETUNREACH;
+	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+	audit_event(sb->audit, sb, t, t->tid, call, args, DEC_DENY, -ENETUNREACH,
+		    "egress denied: TCP fast open on a moat-netd socket");
 	return 0;
 }
 
@@ -177,18 +313,21 @@ static int ask_netd(struct netd_req *q, struct netd_rep *rep, int *sfd)
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	pthread_mutex_lock(&g_mu);
-	ssize_t n = sendmsg(g_chan, &m, MSG_NOSIGNAL);
+	int dns = q->op == NETD_RESOLVE;
+	int chan = dns ? g_dchan : g_chan;
+	pthread_mutex_t *mu = dns ? &g_dmu : &g_mu;
+	pthread_mutex_lock(mu);
+	ssize_t n = sendmsg(chan, &m, MSG_NOSIGNAL);
 	if (n == (ssize_t)sizeof *q) {
 		iov.iov_base = rep;
 		iov.iov_len = sizeof *rep;
 		m.msg_control = u.buf;
 		m.msg_controllen = sizeof u.buf;
-		n = recvmsg(g_chan, &m, MSG_CMSG_CLOEXEC);
+		n = recvmsg(chan, &m, MSG_CMSG_CLOEXEC);
 	} else {
 		n = -1;
 	}
-	pthread_mutex_unlock(&g_mu);
+	pthread_mutex_unlock(mu);
 	if (n != (ssize_t)sizeof *rep)
 		return -ENETUNREACH; /* netd is gone: nothing leaves the sandbox */
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);

@@ -13,13 +13,19 @@
  * flags bits allowed), connect, setsockopt/getsockopt, recvmsg/sendmsg
  * on the channel, close, fcntl, exit. No file opens, no exec, no bind/listen.
  *
- * One request: {family, type, protocol, destination, options}. netd checks the
+ * One request: {family, type, protocol, destination, options}. Stream sockets
+ * only: a connected UDP socket of the host's namespace in the guest's hands
+ * could be re-aimed anywhere (sendto/sendmsg with another address, or a
+ * connect(AF_UNSPEC) then sendto), so datagram requests are refused whatever
+ * the rules say (DNS goes through the stub, netdns.c). netd checks the
  * destination against its policy (a compromised sentry can only ask for
  * destinations the policy allows), makes a non-blocking socket, applies the
  * allowlisted socket options, connects, and answers {err, rule} with the
  * socket (SCM_RIGHTS) when err is 0 or EINPROGRESS. Waiting for a blocking
  * guest's connection is the sentry worker's job (poll on the socket), so netd
- * never blocks and serves requests one at a time.
+ * never blocks. DNS questions come on a second channel: one may be in flight
+ * (its own UDP socket, 2 s deadline) while connects are answered, so a slow
+ * upstream no longer stalls them.
  */
 #include "sentry/netd.h"
 #include "sentry/netpolicy.h"
@@ -38,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -61,7 +68,7 @@ int netd_option_allowed(int level, int name)
 	return 0;
 }
 
-static int confine_netd(int chan)
+static int confine_netd(int chan, int dchan)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	if (!ctx)
@@ -72,6 +79,7 @@ static int confine_netd(int chan)
 		SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(write), /* diagnostics on stderr */
 		/* DNS: its own UDP socket to the host's nameserver */
 		SCMP_SYS(sendto), SCMP_SYS(recvfrom), SCMP_SYS(poll), SCMP_SYS(getrandom),
+		SCMP_SYS(clock_gettime),
 	};
 	int rc = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(plain) && !rc; i++)
@@ -92,6 +100,11 @@ static int confine_netd(int chan)
 		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(recvmsg), 1, &on_chan);
 	if (!rc)
 		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 1, &on_chan);
+	struct scmp_arg_cmp on_dchan = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)dchan };
+	if (!rc)
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(recvmsg), 1, &on_dchan);
+	if (!rc)
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 1, &on_dchan);
 	/* malloc's arenas (anonymous memory only) */
 	struct scmp_arg_cmp anon = { .arg = 4, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)-1 };
 	if (!rc)
@@ -154,10 +167,33 @@ static int skip_name(const uint8_t *p, int n, int off)
 	return -1;
 }
 
-/* Ask the host's nameserver for q->name (A or AAAA); fill rep. netd
- * remembers the allowed addresses for the rule in its own policy. */
-static void resolve(struct netpolicy *pol, const struct netd_req *q, struct netd_rep *rep)
+/* One DNS question in flight (the DNS channel serves one at a time; the
+ * connect channel is served meanwhile). */
+struct dns_q {
+	int sock;                 /* -1: none in flight */
+	struct netd_req q;
+	struct netd_rep rep;
+	uint8_t pkt[512];
+	int n;
+	int tries;
+	long long deadline_ms;
+};
+
+static long long now_ms(void)
 {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Start asking the host's nameserver for q->name (A or AAAA): 1 = in flight
+ * (d->sock), 0 = answered already in d->rep (not covered, or failed). */
+static int resolve_start(struct netpolicy *pol, struct dns_q *d)
+{
+	const struct netd_req *q = &d->q;
+	struct netd_rep *rep = &d->rep;
+	memset(rep, 0, sizeof *rep);
+	d->sock = -1;
 	rep->rcode = 2; /* SERVFAIL unless we get an answer */
 	char name[256];
 	memcpy(name, q->name, sizeof name);
@@ -165,14 +201,14 @@ static void resolve(struct netpolicy *pol, const struct netd_req *q, struct netd
 	rep->rule = netpolicy_match_name(pol, name);
 	if (rep->rule < 0) {
 		rep->rcode = 3;
-		return;
+		return 0;
 	}
 	if (!g_nslen || (q->qtype != 1 && q->qtype != 28))
-		return;
-	uint8_t pkt[512], ans[1500];
+		return 0;
+	uint8_t *pkt = d->pkt;
 	uint16_t id;
 	if (getrandom(&id, sizeof id, 0) != sizeof id)
-		return;
+		return 0;
 	int n = 0;
 	pkt[n++] = (uint8_t)(id >> 8);
 	pkt[n++] = (uint8_t)id;
@@ -184,8 +220,8 @@ static void resolve(struct netpolicy *pol, const struct netd_req *q, struct netd
 	for (const char *l = name; *l;) {
 		const char *dot = strchr(l, '.');
 		size_t len = dot ? (size_t)(dot - l) : strlen(l);
-		if (len == 0 || len > 63 || n + (int)len + 6 > (int)sizeof pkt)
-			return;
+		if (len == 0 || len > 63 || n + (int)len + 6 > (int)sizeof d->pkt)
+			return 0;
 		pkt[n++] = (uint8_t)len;
 		memcpy(pkt + n, l, len);
 		n += (int)len;
@@ -196,25 +232,42 @@ static void resolve(struct netpolicy *pol, const struct netd_req *q, struct netd
 	pkt[n++] = 0;
 	pkt[n++] = 0, pkt[n++] = (uint8_t)q->qtype;
 	pkt[n++] = 0, pkt[n++] = 1;
-	int s = socket(g_ns.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	d->n = n;
+	int s = socket(g_ns.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s < 0)
-		return;
-	int got = -1;
-	if (connect(s, (struct sockaddr *)&g_ns, g_nslen) == 0 && sendto(s, pkt, (size_t)n, 0, NULL, 0) == n) {
-		for (int tries = 0; tries < 8; tries++) {
-			struct pollfd pf = { s, POLLIN, 0 };
-			if (poll(&pf, 1, 2000) != 1)
-				break;
-			got = (int)recvfrom(s, ans, sizeof ans, 0, NULL, NULL);
-			if (got >= 12 && ans[0] == pkt[0] && ans[1] == pkt[1] && (ans[2] & 0x80) &&
-			    got >= n && memcmp(ans + 12, pkt + 12, (size_t)(n - 12)) == 0)
-				break; /* our question, answered */
-			got = -1;
-		}
+		return 0;
+	if (connect(s, (struct sockaddr *)&g_ns, g_nslen) < 0 || sendto(s, pkt, (size_t)n, 0, NULL, 0) != n) {
+		close(s);
+		return 0;
 	}
-	close(s);
+	d->sock = s;
+	d->tries = 0;
+	d->deadline_ms = now_ms() + 2000;
+	return 1;
+}
+
+/* d->sock is readable: 1 = answered (d->rep filled, socket closed), 0 = not
+ * our answer yet. netd remembers the allowed addresses for the rule in its
+ * own policy. */
+static int resolve_read(struct netpolicy *pol, struct dns_q *d)
+{
+	uint8_t ans[1500];
+	const uint8_t *pkt = d->pkt;
+	int n = d->n;
+	struct netd_rep *rep = &d->rep;
+	int got = (int)recvfrom(d->sock, ans, sizeof ans, 0, NULL, NULL);
+	if (got < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (got >= 0 && !(got >= 12 && ans[0] == pkt[0] && ans[1] == pkt[1] && (ans[2] & 0x80) && got >= n &&
+			  memcmp(ans + 12, pkt + 12, (size_t)(n - 12)) == 0)) {
+		if (++d->tries < 8)
+			return 0; /* not our question: keep waiting */
+		got = -1;
+	}
+	close(d->sock);
+	d->sock = -1;
 	if (got < 0)
-		return;
+		return 1; /* SERVFAIL */
 	rep->rcode = ans[3] & 0x0f;
 	int an = ans[6] << 8 | ans[7], off = n;
 	rep->ttl = 300;
@@ -231,7 +284,7 @@ static void resolve(struct netpolicy *pol, const struct netd_req *q, struct netd
 			break;
 		struct netpol_addr a;
 		memset(&a, 0, sizeof a);
-		if (cls == 1 && type == q->qtype && ((type == 1 && rdlen == 4) || (type == 28 && rdlen == 16))) {
+		if (cls == 1 && type == d->q.qtype && ((type == 1 && rdlen == 4) || (type == 28 && rdlen == 16))) {
 			a.family = type == 1 ? AF_INET : AF_INET6;
 			memcpy(a.a, ans + off, (size_t)rdlen);
 			if (netpolicy_remember(pol, rep->rule, &a) < 0) {
@@ -244,6 +297,33 @@ static void resolve(struct netpolicy *pol, const struct netd_req *q, struct netd
 		}
 		off += rdlen;
 	}
+	return 1;
+}
+
+static int send_rep(int chan, struct netd_rep *rep)
+{
+	struct iovec iov = { rep, sizeof *rep };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	return sendmsg(chan, &m, MSG_NOSIGNAL) < 0 ? -1 : 0;
+}
+
+/* The DNS channel has a request: answer it now, or start it (d->sock). */
+static int dns_request(int dchan, struct netpolicy *pol, struct dns_q *d)
+{
+	struct iovec qi = { &d->q, sizeof d->q };
+	struct msghdr qm = { .msg_iov = &qi, .msg_iovlen = 1 };
+	ssize_t n = recvmsg(dchan, &qm, MSG_CMSG_CLOEXEC);
+	if (n == 0)
+		return -1;
+	if (n < 0)
+		return errno == EINTR ? 0 : -1;
+	if (n != (ssize_t)sizeof d->q || d->q.op != NETD_RESOLVE) {
+		struct netd_rep bad = { .err = EINVAL, .rule = -1 };
+		return send_rep(dchan, &bad);
+	}
+	if (resolve_start(pol, d))
+		return 0;
+	return send_rep(dchan, &d->rep);
 }
 
 static int serve_one(int chan, struct netpolicy *pol)
@@ -260,11 +340,6 @@ static int serve_one(int chan, struct netpolicy *pol)
 	int s = -1;
 	struct netpol_addr a;
 	uint16_t port;
-	if (n == (ssize_t)sizeof q && q.op == NETD_RESOLVE) {
-		memset(&rep, 0, sizeof rep);
-		resolve(pol, &q, &rep);
-		goto reply;
-	}
 	int proto = q.type == SOCK_STREAM ? NP_TCP : q.type == SOCK_DGRAM ? NP_UDP : -1;
 	if (n != (ssize_t)sizeof q || q.op != NETD_CONNECT || q.addrlen > sizeof q.addr || q.nopts > NETD_MAX_OPTS ||
 	    (q.family != AF_INET && q.family != AF_INET6) || proto < 0 ||
@@ -274,6 +349,8 @@ static int serve_one(int chan, struct netpolicy *pol)
 	}
 	const char *why;
 	rep.rule = netpolicy_match(pol, &a, port, proto, &why);
+	if (rep.rule >= 0 && proto != NP_TCP)
+		rep.rule = -1; /* no UDP egress: a host UDP socket could be aimed anywhere */
 	if (rep.rule < 0) {
 		rep.err = ENETUNREACH; /* what the guest's own namespace answers */
 		goto reply;
@@ -284,10 +361,24 @@ static int serve_one(int chan, struct netpolicy *pol)
 		rep.err = errno;
 		goto reply;
 	}
-	for (uint32_t i = 0; i < q.nopts; i++)
-		if (netd_option_allowed(q.opts[i].level, q.opts[i].name))
-			(void)setsockopt(s, q.opts[i].level, q.opts[i].name, &q.opts[i].val,
-					 sizeof q.opts[i].val);
+	for (uint32_t i = 0; i < q.nopts; i++) {
+		if (!netd_option_allowed(q.opts[i].level, q.opts[i].name))
+			continue;
+		int val = q.opts[i].val;
+		if (q.opts[i].level == SOL_SOCKET &&
+		    (q.opts[i].name == SO_RCVBUF || q.opts[i].name == SO_SNDBUF)) {
+			/* getsockopt shows twice what was set (the kernel doubles
+			 * it for overhead), and setting a buffer size turns TCP's
+			 * autotuning off: a size equal to a fresh socket's default
+			 * was never set by the guest */
+			int cur = 0;
+			socklen_t cl = sizeof cur;
+			if (getsockopt(s, SOL_SOCKET, q.opts[i].name, &cur, &cl) == 0 && cur == val)
+				continue;
+			val /= 2;
+		}
+		(void)setsockopt(s, q.opts[i].level, q.opts[i].name, &val, sizeof val);
+	}
 	rep.err = connect(s, (const struct sockaddr *)q.addr, q.addrlen) < 0 ? errno : 0;
 reply:;
 	struct iovec iov = { &rep, sizeof rep };
@@ -312,12 +403,25 @@ reply:;
 	return w < 0 ? -1 : 0;
 }
 
+static int g_dns_chan = -1; /* the sentry's end of the DNS channel */
+
+int netd_dns_channel(void)
+{
+	return g_dns_chan;
+}
+
 pid_t netd_start(const struct netpolicy *pol, int *chan_out, char *err, size_t errlen)
 {
 	load_nameserver();
-	int sv[2];
+	int sv[2], dv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		snprintf(err, errlen, "moat-netd: socketpair: %s", strerror(errno));
+		return -1;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, dv) < 0) {
+		snprintf(err, errlen, "moat-netd: socketpair: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
 		return -1;
 	}
 	pid_t parent = getpid();
@@ -326,6 +430,8 @@ pid_t netd_start(const struct netpolicy *pol, int *chan_out, char *err, size_t e
 		snprintf(err, errlen, "moat-netd: fork: %s", strerror(errno));
 		close(sv[0]);
 		close(sv[1]);
+		close(dv[0]);
+		close(dv[1]);
 		return -1;
 	}
 	if (pid == 0) {
@@ -335,23 +441,51 @@ pid_t netd_start(const struct netpolicy *pol, int *chan_out, char *err, size_t e
 		prctl(PR_SET_NAME, "moat-netd");
 		prctl(PR_SET_DUMPABLE, 0);
 		/* keep stderr and the channel only */
-		int chan = dup2(sv[1], 3);
-		if (chan < 0 || syscall(SYS_close_range, 4, ~0U, 0) < 0)
+		int chan = dup2(sv[1], 3), dchan = dup2(dv[1], 4);
+		if (chan < 0 || dchan < 0 || syscall(SYS_close_range, 5, ~0U, 0) < 0)
 			_exit(1);
 		sigset_t all;
 		sigfillset(&all);
 		sigprocmask(SIG_SETMASK, &all, NULL); /* the sentry's signals are not ours */
-		if (confine_netd(chan) < 0) {
+		if (confine_netd(chan, dchan) < 0) {
 			fprintf(stderr, "moat-netd: cannot confine itself\n");
 			_exit(1);
 		}
 		/* this process's own copy: DNS answers are remembered in it */
 		struct netpolicy *mine = (struct netpolicy *)pol;
-		while (serve_one(chan, mine) == 0)
-			;
+		struct dns_q d = { .sock = -1 };
+		for (;;) {
+			/* connects are answered at once; one DNS question may
+			 * be in flight meanwhile (its channel waits for it) */
+			struct pollfd pf[3] = { { chan, POLLIN, 0 }, { d.sock < 0 ? dchan : -1, POLLIN, 0 },
+						{ d.sock, POLLIN, 0 } };
+			int wait = -1;
+			if (d.sock >= 0) {
+				long long left = d.deadline_ms - now_ms();
+				wait = left > 0 ? (int)left : 0;
+			}
+			int r = poll(pf, 3, wait);
+			if (r < 0 && errno != EINTR)
+				break;
+			if (pf[0].revents && serve_one(chan, mine) < 0)
+				break;
+			if (pf[1].revents && dns_request(dchan, mine, &d) < 0)
+				break;
+			if (d.sock >= 0 && (pf[2].revents || now_ms() >= d.deadline_ms)) {
+				int done = pf[2].revents ? resolve_read(mine, &d) : 1;
+				if (done && d.sock >= 0) { /* timed out: SERVFAIL */
+					close(d.sock);
+					d.sock = -1;
+				}
+				if (done && send_rep(dchan, &d.rep) < 0)
+					break;
+			}
+		}
 		_exit(0);
 	}
 	close(sv[1]);
+	close(dv[1]);
+	g_dns_chan = dv[0];
 	*chan_out = sv[0];
 	return pid;
 }

@@ -43,6 +43,8 @@ struct netd_rep {
 /* Fork moat-netd (after the privilege drop, before the guest exists). Returns
  * its pid and the sentry's end of the channel in *chan, or -1 (err). */
 pid_t netd_start(const struct netpolicy *pol, int *chan, char *err, size_t errlen);
+/* The sentry's end of netd's DNS channel (RESOLVE requests), or -1. */
+int netd_dns_channel(void);
 /* --publish (netpub.c): bind the host listeners, fork moat-publish into the
  * guest's network namespace (netns_fd). Its pid, or -1 (err). */
 pid_t netpub_start(const int *hostport, const int *guestport, int n, int netns_fd, char *err,
@@ -66,6 +68,21 @@ void netconn_init(const struct netpolicy *pol, int netd_chan);
  * net call below). */
 struct user_regs_struct;
 int netconn_stop(struct sandbox *sb, struct task *t, void *regs, const void *sa, size_t len);
+/* sendto/sendmsg with an inet address on a datagram socket (netconn.c): the
+ * guest's own loopback stays native (1); anything else is skipped with
+ * ENETUNREACH and audited (0): there is no UDP egress. */
+int netconn_send_stop(struct sandbox *sb, struct task *t, void *regs, const void *sa, size_t len,
+		      const char *call, int flags);
+/* sendto/sendmsg/sendmmsg with MSG_FASTOPEN: refused (0, skipped and
+ * audited) on a socket moat-netd made, whatever the address (it is in guest
+ * memory), else 1. */
+int netconn_fastopen_stop(struct sandbox *sb, struct task *t, void *regs, const char *call);
+/* listen: refused (0, skipped and audited) on a socket moat-netd made (a
+ * disconnected one would listen in the host's namespace), else 1. */
+int netconn_listen_stop(struct sandbox *sb, struct task *t, void *regs);
+/* fd: a socket of the guest's network namespace (the DNS stub's): its
+ * netns cookie tells the guest's own sockets from moat-netd's. */
+void netconn_set_guest_netns(int fd);
 /* The rewritten call (MOAT_SYS_LOADER, MOAT_NET_CONNECT): worker thread. */
 long netconn_call(struct sc_call *c);
 /* MOAT_TEST_CONFINEMENT: ask netd for denied destinations, print probe lines. */

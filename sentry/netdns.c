@@ -149,6 +149,7 @@ int netdns_start(struct sandbox *sb, int fd)
 {
 	g_sb = sb;
 	g_fd = fd;
+	netconn_set_guest_netns(fd); /* bound in the guest's network namespace */
 	pthread_t th;
 	sigset_t all, old;
 	sigfillset(&all);

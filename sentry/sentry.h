@@ -130,6 +130,9 @@ struct pending_exec;
 void exec_pexec_free(struct pending_exec *p);
 /* At a PTRACE_EVENT_SECCOMP stop of bind/connect (unixsock.c). */
 void unixsock_stop(struct sandbox *sb, struct task *t);
+/* The syscall exit of a recvfrom the stop asked to see (t->sock_exit). */
+void unixsock_exit(struct sandbox *sb, struct task *t);
+
 /* The loader's MOAT_SYS_LOADER call (worker thread). */
 long exec_loader_call(struct sc_call *c);
 extern const char *const *exec_initial_path; /* PATH dirs for the first exec */

@@ -128,7 +128,7 @@ static _Noreturn void program_main(const struct spawn_args *a, int sock)
 	if (lfd < 0)
 		child_fail(sock, "seccomp filter");
 	/* From here on every syscall is filtered: only FAST calls and the exec. */
-	if (send_fds(sock, "L", 1, &lfd, 1) < 0)
+	if (send_fds_mm(sock, "L", 1, &lfd, 1) < 0)
 		_exit(127);
 	close(lfd);
 	syscall(SYS_close_range, 3, ~0U, 0);

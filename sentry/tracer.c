@@ -502,7 +502,10 @@ int tracer_run(struct tracer_args *a)
 		case 0:
 			if (sig == (SIGTRAP | 0x80)) {
 				/* a syscall exit we asked to see */
-				if (t->exec_pending) {
+				if (t->sock_exit) {
+					unixsock_exit(sb, t);
+					t->sock_exit = 0;
+				} else if (t->exec_pending) {
 					/* the rewritten exec failed: its pending exec goes */
 					t->exec_pending = 0;
 					exec_drop(t);
@@ -514,7 +517,7 @@ int tracer_run(struct tracer_args *a)
 			}
 			/* signal-delivery-stop: re-inject (never a core dump) */
 			no_core_dump(sb, t, tid, sig);
-			ptrace(t->exec_pending ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
+			ptrace(t->exec_pending || t->sock_exit ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
 			break;
 		case PTRACE_EVENT_SECCOMP: {
 			if (guest_trace_stop(t)) {
@@ -530,12 +533,13 @@ int tracer_run(struct tracer_args *a)
 			double deadline = ms_now() + GOFER_DEADLINE_MS;
 			gofer_set_wait_hook(past_deadline, &deadline);
 			int pending = exec_stop(sb, t); /* execve, execveat */
-			unixsock_stop(sb, t);           /* bind, connect */
+			t->sock_exit = 0;
+			unixsock_stop(sb, t);           /* bind, connect, listen, send*, recvfrom */
 			gofer_set_wait_hook(NULL, NULL);
 			dbg("%.2f ms: exec resolved", ms_now() - a->t0);
 			/* an exec rewritten to the loader: see its syscall exit if it fails */
 			t->exec_pending = pending;
-			ptrace(pending ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, 0);
+			ptrace(pending || t->sock_exit ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, 0);
 			break;
 		}
 		case PTRACE_EVENT_FORK:

@@ -26,9 +26,20 @@
  * was bound at (as given to bind). A path on a socket that is not AF_UNIX,
  * runs natively untouched (the kernel
  * answers EAFNOSUPPORT/EINVAL as Linux does); a bind of a socket already
- * bound is EINVAL before any inode is made. Gaps:
- * sendto/sendmsg to a datagram socket path resolve natively (ENOENT); a
- * datagram's source address shows the abstract name.
+ * bound is EINVAL before any inode is made.
+ *
+ * sendto with an address and every sendmsg stop here too (sendto without
+ * one runs natively; sendmsg's msg_name is in memory, so every sendmsg is a
+ * stop): a path on an AF_UNIX datagram socket resolves as for connect and the
+ * address (for sendmsg, a copy of the msghdr pointing at it) is rewritten
+ * the same way; an inet destination of a datagram socket meets the egress
+ * policy (netconn_send_stop). recvfrom with an address buffer on an AF_UNIX
+ * socket runs to its syscall exit (PTRACE_SYSCALL), where a source address
+ * that is one of our abstract names is rewritten to its bound path. Gaps:
+ * recvmsg/recvmmsg still show the abstract name, sendmmsg to a path resolves
+ * natively (ENOENT). A rewritten bind runs to its syscall exit too: if the
+ * native bind failed (two threads binding one socket), the inode it made is
+ * removed, as Linux does.
  */
 #include "sentry/sentry.h"
 #include "sentry/netd.h"
@@ -53,8 +64,9 @@
 #include <sys/un.h>
 
 /* Resolve; fill the abstract address. 0, -errno, or 1 = not a path: native. */
-static int resolve(struct sandbox *sb, struct task *t, int bind_, const struct sockaddr_un *in,
-		   size_t inlen, struct sockaddr_un *out, socklen_t *outlen)
+static int resolve(struct sandbox *sb, struct task *t, int bind_, int type,
+		   const struct sockaddr_un *in, size_t inlen, struct sockaddr_un *out,
+		   socklen_t *outlen)
 {
 	char path[sizeof in->sun_path + 1];
 	if (inlen < offsetof(struct sockaddr_un, sun_path) + 1 || in->sun_family != AF_UNIX ||
@@ -70,9 +82,10 @@ static int resolve(struct sandbox *sb, struct task *t, int bind_, const struct s
 	c->tid = t->tid;
 	c->out_fd = -1;
 	struct vfs_node *node = NULL;
-	int r = 0;
+	int r = 0, made = 0;
 	if (bind_) {
 		r = (int)fs_mknodat(c, AT_FDCWD, path, S_IFSOCK | 0777);
+		made = r == 0;
 		if (r == -EEXIST)
 			r = -EADDRINUSE;
 		if (r == 0)
@@ -85,17 +98,123 @@ static int resolve(struct sandbox *sb, struct task *t, int bind_, const struct s
 			r = vfs_permission(t, &node->st, MAY_WRITE);
 	}
 	unsigned gen = 0;
+	int btype = 0;
 	if (r == 0) {
 		if (bind_)
-			gen = unix_name_bind(node->st.st_dev, node->st.st_ino, path);
-		else if (!(gen = unix_name_gen(node->st.st_dev, node->st.st_ino)))
+			gen = unix_name_bind(node->st.st_dev, node->st.st_ino, path, type);
+		else if (!(gen = unix_name_gen(node->st.st_dev, node->st.st_ino, &btype)))
 			r = -ECONNREFUSED;
+		else if (type && btype && type != btype)
+			r = -EPROTOTYPE; /* as Linux's unix_find_bsd */
 	}
-	if (r == 0)
+	if (r == 0) {
 		*outlen = unix_name_addr(sb, node->st.st_dev, node->st.st_ino, gen, out);
+		if (bind_) {
+			snprintf(t->sock_path, sizeof t->sock_path, "%s", path);
+			t->sock_dev = node->st.st_dev;
+			t->sock_ino = node->st.st_ino;
+		}
+	} else if (made) {
+		(void)fs_unlinkat(c, AT_FDCWD, path); /* made, then refused */
+	}
 	free(node);
 	free(c);
 	return r;
+}
+
+/* recvfrom with an address buffer on an AF_UNIX socket: see its exit. A
+ * buffer too short for a whole name is swapped for a full-size one below the
+ * red zone, so the exit can still map the name and truncate as Linux does. */
+static void recv_stop(struct task *t, arch_regs *regs)
+{
+	uint64_t addr = REG_ARG4(*regs), lenp = REG_ARG5(*regs);
+	uint32_t buflen;
+	if (!addr || !lenp || guest_read(t->tid, lenp, &buflen, sizeof buflen) < 0 || (int)buflen < 0)
+		return; /* the kernel answers */
+	int hfd = task_getfd(t, (int)REG_ARG0(*regs));
+	if (hfd < 0)
+		return;
+	int dom = 0;
+	socklen_t dl = sizeof dom;
+	int unix_ = getsockopt(hfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl) == 0 && dom == AF_UNIX;
+	close(hfd);
+	if (!unix_)
+		return;
+	t->sock_scratch = 0;
+	if (buflen < sizeof(struct sockaddr_un)) {
+		uint64_t sc = (REG_SP(*regs) - ARCH_RED_ZONE - sizeof(struct sockaddr_un) - 16) & ~15ULL;
+		uint32_t full = sizeof(struct sockaddr_un);
+		if (guest_write(t->tid, sc - 16, &full, sizeof full) < 0)
+			return;
+		t->sock_scratch = sc;
+		REG_ARG4(*regs) = sc;
+		REG_ARG5(*regs) = sc - 16;
+		ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+	}
+	t->sock_exit = 1;
+	t->sock_addr = addr;
+	t->sock_lenp = lenp;
+	t->sock_buflen = buflen;
+}
+
+/* A rewritten bind failed natively: remove the inode it made, if it is
+ * still that one (Linux removes it too). */
+static void bind_failed(struct sandbox *sb, struct task *t)
+{
+	struct sc_call *c = xcalloc(1, sizeof *c);
+	c->task = t;
+	c->sb = sb;
+	c->tid = t->tid;
+	c->out_fd = -1;
+	struct vfs_node *node = NULL;
+	if (fs_walk(c, AT_FDCWD, t->sock_path, WALK_NOFOLLOW, &node) == 0 && S_ISSOCK(node->st.st_mode) &&
+	    (uint64_t)node->st.st_dev == t->sock_dev && (uint64_t)node->st.st_ino == t->sock_ino)
+		(void)fs_unlinkat(c, AT_FDCWD, t->sock_path);
+	free(node);
+	free(c);
+}
+
+void unixsock_exit(struct sandbox *sb, struct task *t)
+{
+	arch_regs regs;
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
+		return;
+	if (t->sock_exit == 2) {
+		if ((long)REG_RET(regs) < 0 && (long)REG_RET(regs) > -4096)
+			bind_failed(sb, t);
+		return;
+	}
+	uint64_t from = t->sock_scratch ? t->sock_scratch : t->sock_addr;
+	uint64_t fromlenp = t->sock_scratch ? t->sock_scratch - 16 : t->sock_lenp;
+	uint32_t cap = t->sock_scratch ? (uint32_t)sizeof(struct sockaddr_un) : t->sock_buflen;
+	if (t->sock_scratch) {
+		/* the guest's own pointers back (a restarted call re-reads them) */
+		REG_ARG4(regs) = t->sock_addr;
+		REG_ARG5(regs) = t->sock_lenp;
+		ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
+	}
+	if ((long)REG_RET(regs) < 0)
+		return;
+	uint32_t len;
+	struct sockaddr_un sa;
+	memset(&sa, 0, sizeof sa);
+	if (guest_read(t->tid, fromlenp, &len, sizeof len) < 0)
+		return;
+	uint32_t got = len < cap ? len : cap;
+	if (got && guest_read(t->tid, from, &sa, got) < 0)
+		return;
+	char path[sizeof sa.sun_path];
+	if (len <= cap && len > offsetof(struct sockaddr_un, sun_path) + 1 && sa.sun_family == AF_UNIX &&
+	    unix_name_path(sb, &sa, (socklen_t)len, path, sizeof path) == 0) {
+		memset(sa.sun_path, 0, sizeof sa.sun_path);
+		size_t pl = strnlen(path, sizeof sa.sun_path - 1);
+		memcpy(sa.sun_path, path, pl);
+		len = (uint32_t)(offsetof(struct sockaddr_un, sun_path) + pl + 1);
+	} else if (!t->sock_scratch) {
+		return; /* not ours: as the kernel wrote it */
+	}
+	(void)guest_write(t->tid, t->sock_addr, &sa, len < t->sock_buflen ? len : t->sock_buflen);
+	(void)guest_write(t->tid, t->sock_lenp, &len, sizeof len);
 }
 
 void unixsock_stop(struct sandbox *sb, struct task *t)
@@ -104,37 +223,84 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
 		return;
 	long nr = (long)REG_SYSNO(regs);
-	if (nr != __NR_bind && nr != __NR_connect)
+	uint64_t aptr;
+	size_t len;
+	struct msghdr mh;
+	const char *call;
+	switch (nr) {
+	case __NR_bind:
+	case __NR_connect:
+		aptr = REG_ARG1(regs), len = REG_ARG2(regs);
+		call = nr == __NR_bind ? "bind" : "connect";
+		break;
+	case __NR_sendto:
+		aptr = REG_ARG4(regs), len = REG_ARG5(regs), call = "sendto";
+		break;
+	case __NR_sendmsg:
+		if (guest_read(t->tid, REG_ARG1(regs), &mh, sizeof mh) < 0)
+			return; /* the kernel answers EFAULT */
+		aptr = (uint64_t)(uintptr_t)mh.msg_name, len = mh.msg_namelen, call = "sendmsg";
+		break;
+	case __NR_sendmmsg:
+		aptr = 0, len = 0, call = "sendmmsg"; /* stops only with MSG_FASTOPEN */
+		break;
+	case __NR_recvfrom:
+		recv_stop(t, &regs);
 		return;
+	case __NR_listen:
+		(void)netconn_listen_stop(sb, t, &regs);
+		return;
+	default:
+		return;
+	}
+	int send_ = nr == __NR_sendto || nr == __NR_sendmsg;
+	uint64_t sflags = nr == __NR_sendto ? REG_ARG3(regs) : nr == __NR_sendmmsg ? REG_ARG3(regs) : REG_ARG2(regs);
+	if ((send_ || nr == __NR_sendmmsg) && (sflags & MSG_FASTOPEN) &&
+	    netconn_fastopen_stop(sb, t, &regs, call) == 0)
+		return; /* a fast-open connect from moat-netd's socket */
+	if (nr == __NR_sendmmsg)
+		return;
+	if (!aptr || (send_ && !len))
+		return; /* no address: native */
 	struct sockaddr_un in, out;
-	size_t len = REG_ARG2(regs);
 	memset(&in, 0, sizeof in);
 	if (len > sizeof in)
 		return; /* not an AF_UNIX address we map; the kernel answers */
-	if (guest_read(t->tid, REG_ARG1(regs), &in, len) < 0)
+	if (guest_read(t->tid, aptr, &in, len) < 0)
 		return; /* native: the kernel gives EFAULT */
-	if (nr == __NR_connect && len >= sizeof(sa_family_t) &&
-	    (in.sun_family == AF_INET || in.sun_family == AF_INET6) &&
-	    netconn_stop(sb, t, &regs, &in, len) == 0)
-		return; /* the egress policy decided (netconn.c) */
-	if (in.sun_family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) && in.sun_path[0]) {
+	if (len >= sizeof(sa_family_t) && (in.sun_family == AF_INET || in.sun_family == AF_INET6)) {
+		if (nr == __NR_connect && netconn_stop(sb, t, &regs, &in, len) == 0)
+			return; /* the egress policy decided (netconn.c) */
+		if (send_ && netconn_send_stop(sb, t, &regs, &in, len, call, (int)sflags) == 0)
+			return; /* a datagram out of the guest's loopback: no UDP egress */
+	}
+	int stype = 0;
+	if (nr == __NR_connect || nr == __NR_bind || send_) {
+		if (!(in.sun_family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) &&
+		      in.sun_path[0]))
+			return; /* not a path: native */
 		/* A path name for a socket that is not AF_UNIX: the kernel
 		 * answers (EAFNOSUPPORT/EINVAL) before it looks at a path. A bind
 		 * of a socket already bound: EINVAL, as Linux (which removes the
-		 * inode it made); here none is made. */
+		 * inode it made); here none is made. A send with an address on a
+		 * stream or seqpacket socket: the kernel answers (EISCONN/
+		 * EOPNOTSUPP) without looking at it. */
 		int hfd = task_getfd(t, (int)REG_ARG0(regs));
 		if (hfd < 0)
 			return;
-		int dom = 0;
-		socklen_t dl = sizeof dom;
+		int dom = 0, type = 0;
+		socklen_t dl = sizeof dom, tl = sizeof type;
 		struct sockaddr_un cur;
 		socklen_t cl = sizeof cur;
-		int native = getsockopt(hfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl) < 0 || dom != AF_UNIX;
+		int native = getsockopt(hfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl) < 0 || dom != AF_UNIX ||
+			     getsockopt(hfd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 ||
+			     (send_ && type != SOCK_DGRAM);
 		int bound = !native && nr == __NR_bind &&
 			    getsockname(hfd, (struct sockaddr *)&cur, &cl) == 0 && cl > sizeof(sa_family_t);
 		close(hfd);
 		if (native)
 			return;
+		stype = type;
 		if (bound) {
 			REG_SYSNO(regs) = -1;
 			REG_RET(regs) = -EINVAL;
@@ -143,7 +309,7 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 		}
 	}
 	socklen_t olen = 0;
-	int r = resolve(sb, t, nr == __NR_bind, &in, len, &out, &olen);
+	int r = resolve(sb, t, nr == __NR_bind, stype, &in, len, &out, &olen);
 	if (r == -EINTR)
 		r = -EIO; /* a gofer call abandoned at the tracer's deadline */
 	if (r == 1)
@@ -153,8 +319,20 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 		 in.sun_path, len);
 	if (r == 0) {
 		uint64_t addr = (REG_SP(regs) - ARCH_RED_ZONE - sizeof out - 16) & ~15ULL;
+		uint64_t maddr = (addr - sizeof mh - 16) & ~15ULL;
 		if (guest_write(t->tid, addr, &out, olen) < 0) {
 			r = -EFAULT;
+		} else if (nr == __NR_sendmsg) {
+			/* the guest's msghdr with msg_name pointing at the copy */
+			mh.msg_name = (void *)(uintptr_t)addr;
+			mh.msg_namelen = olen;
+			if (guest_write(t->tid, maddr, &mh, sizeof mh) < 0)
+				r = -EFAULT;
+			else
+				REG_ARG1(regs) = maddr;
+		} else if (nr == __NR_sendto) {
+			REG_ARG4(regs) = addr;
+			REG_ARG5(regs) = olen;
 		} else {
 			REG_ARG1(regs) = addr;
 			REG_ARG2(regs) = olen;
@@ -163,8 +341,10 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 	if (r < 0) {
 		REG_SYSNO(regs) = -1; /* skip the call */
 		REG_RET(regs) = r;
+	} else if (nr == __NR_bind) {
+		t->sock_exit = 2; /* see the exit: a native failure removes the inode */
 	}
 	ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
-	audit_event(sb->audit, sb, t, t->tid, nr == __NR_bind ? "bind" : "connect", args,
-		    r < 0 ? DEC_DENY : DEC_ALLOW, r, r == 0 ? "abstract name in the guest netns" : "");
+	audit_event(sb->audit, sb, t, t->tid, call, args, r < 0 ? DEC_DENY : DEC_ALLOW, r,
+		    r == 0 ? "abstract name in the guest netns" : "");
 }

@@ -58,7 +58,7 @@ BEGIN {
 		hname[f[2] + 0] = f[1]
 	}
 	re = "^SYSCALL\\(([0-9]+), ([a-z0-9_]+), ARGS\\(((A_[A-Z_]+)(, A_[A-Z_]+)*)?\\), " \
-	     "(FAST|EMULATE|EXEC|KILL|DENY_ERR\\(E[A-Z0-9]+\\)|FAST_EXCEPT\\([a-z0-9_]+, E[A-Z0-9]+\\)|FAST_ONLY\\([a-z0-9_]+, E[A-Z0-9]+\\)|FAST_TRAP\\([a-z0-9_]+\\)), " \
+	     "(FAST|EMULATE|EXEC|KILL|DENY_ERR\\(E[A-Z0-9]+\\)|FAST_EXCEPT\\([a-z0-9_]+, E[A-Z0-9]+\\)|FAST_ONLY\\([a-z0-9_]+, E[A-Z0-9]+\\)|FAST_TRAP\\([a-z0-9_]+\\)|EXEC_UNLESS\\([a-z0-9_]+\\)), " \
 	     "([a-z0-9_]+|NONE_H), (FULL|PARTIAL|NONE), \"[^\"]*\"\\)$"
 	last = -1
 }
@@ -76,7 +76,7 @@ BEGIN {
 	s = substr(s, index(s, "ARGS(") + 5)
 	args = substr(s, 1, index(s, ")") - 1)
 	s = substr(s, index(s, ")") + 3)
-	if (s ~ /^(DENY_ERR|FAST_EXCEPT|FAST_ONLY|FAST_TRAP)\(/) {
+	if (s ~ /^(DENY_ERR|FAST_EXCEPT|FAST_ONLY|FAST_TRAP|EXEC_UNLESS)\(/) {
 		cls = substr(s, 1, index(s, "(") - 1)
 		s = substr(s, index(s, ")") + 3)
 	} else {

@@ -205,6 +205,33 @@ static int add_fast_allow(scmp_filter_ctx ctx, const struct sysent *e)
 	return 0;
 }
 
+/* EXEC_UNLESS: ALLOW when the one comparison holds, TRACE when it does not
+ * (a full mask: SCMP_CMP_NE; a one-bit mask: the bit's other value; the two
+ * rules never overlap). */
+static int add_exec_unless(scmp_filter_ctx ctx, const struct sysent *e)
+{
+	const struct sc_argallow *m = e->allow;
+	uint64_t mask = m->ncmp ? rule_mask(&m->cmp[0]) : 0;
+	int onebit = mask && !(mask & (mask - 1));
+	if (!m->ncmp || m[1].ncmp || m->ncmp != 1 || m->cmp[0].arg < 0 ||
+	    m->cmp[0].arg >= SC_MAXARGS || (mask != ~(uint64_t)0 && !onebit))
+		return -EINVAL;
+	struct scmp_arg_cmp eq = { .arg = (unsigned)m->cmp[0].arg, .op = SCMP_CMP_EQ,
+				   .datum_a = m->cmp[0].value, .datum_b = 0 };
+	struct scmp_arg_cmp ne = eq;
+	ne.op = SCMP_CMP_NE;
+	if (onebit) { /* one bit: its other value is the complement */
+		eq.op = ne.op = SCMP_CMP_MASKED_EQ;
+		eq.datum_a = ne.datum_a = mask;
+		eq.datum_b = m->cmp[0].value & mask;
+		ne.datum_b = (m->cmp[0].value ^ mask) & mask;
+	}
+	int ret = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, e->nr, 1, &eq);
+	if (!ret)
+		ret = seccomp_rule_add_array(ctx, SCMP_ACT_TRACE(0), e->nr, 1, &ne);
+	return ret;
+}
+
 int sc_build_guest_filter(scmp_filter_ctx *out, uint32_t notify_nr_extra)
 {
 	return sc_build_guest_filter_deny(out, notify_nr_extra, NULL);
@@ -247,7 +274,10 @@ int sc_build_guest_filter_deny(scmp_filter_ctx *out, uint32_t notify_nr_extra,
 				ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
 			break;
 		case SC_EXEC:
-			ret = seccomp_rule_add(ctx, SCMP_ACT_TRACE(0), nr, 0);
+			if (e->allow)
+				ret = add_exec_unless(ctx, e);
+			else
+				ret = seccomp_rule_add(ctx, SCMP_ACT_TRACE(0), nr, 0);
 			break;
 		case SC_KILL:
 			ret = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, nr, 0);
@@ -351,6 +381,8 @@ const struct sc_argallow *sc_argallow_match(const struct sysent *e,
 
 bool sc_args_native(const struct sysent *e, const uint64_t args[SC_MAXARGS])
 {
+	if (e && e->cls == SC_EXEC && e->allow)
+		return sc_argallow_match(e, args) != NULL; /* EXEC_UNLESS */
 	if (!e || e->cls != SC_FAST)
 		return false;
 	if (sc_argdeny_match(e, args))

@@ -652,6 +652,11 @@ static long do_unlinkat(struct sc_call *c, int dirfd, const char *path, int flag
 	return r;
 }
 
+long fs_unlinkat(struct sc_call *c, int dirfd, const char *path)
+{
+	return do_unlinkat(c, dirfd, path, 0);
+}
+
 long sys_unlink(struct sc_call *c)
 {
 	return do_unlinkat(c, AT_FDCWD, c->str[0], 0);

@@ -49,6 +49,8 @@ int fs_may_delete(struct task *t, const struct vfs_node *n, int isdir);
 
 /* mknodat as the guest's mknodat would (umask applied); 0 or -errno. */
 long fs_mknodat(struct sc_call *c, int dirfd, const char *path, mode_t mode);
+/* unlinkat(dirfd, path, 0) as the guest's would; 0 or -errno. */
+long fs_unlinkat(struct sc_call *c, int dirfd, const char *path);
 
 /* open("/dev/tty"): the caller's controlling terminal if it is one of the
  * sandbox's ptys (sys_tty.c); 0 with *fd, or -ENXIO. */

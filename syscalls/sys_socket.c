@@ -20,6 +20,7 @@ static struct bound {
 	dev_t dev;
 	ino_t ino;
 	unsigned gen;
+	int type;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 } *bound; /* allocated on first bind: a sandbox that binds nothing pays nothing */
 static unsigned nbound, next_gen;
@@ -32,7 +33,7 @@ static struct bound *find_locked(dev_t dev, ino_t ino)
 	return NULL;
 }
 
-unsigned unix_name_bind(dev_t dev, ino_t ino, const char *path)
+unsigned unix_name_bind(dev_t dev, ino_t ino, const char *path, int type)
 {
 	pthread_mutex_lock(&lock);
 	if (!bound)
@@ -46,17 +47,20 @@ unsigned unix_name_bind(dev_t dev, ino_t ino, const char *path)
 	if (++next_gen == 0)
 		++next_gen;
 	b->gen = next_gen;
+	b->type = type;
 	snprintf(b->path, sizeof b->path, "%s", path);
 	unsigned g = b->gen;
 	pthread_mutex_unlock(&lock);
 	return g;
 }
 
-unsigned unix_name_gen(dev_t dev, ino_t ino)
+unsigned unix_name_gen(dev_t dev, ino_t ino, int *type)
 {
 	pthread_mutex_lock(&lock);
 	struct bound *b = find_locked(dev, ino);
 	unsigned g = b ? b->gen : 0;
+	if (b && type)
+		*type = b->type;
 	pthread_mutex_unlock(&lock);
 	return g;
 }
@@ -71,8 +75,8 @@ socklen_t unix_name_addr(struct sandbox *sb, dev_t dev, ino_t ino, unsigned gen,
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + k);
 }
 
-/* The path of one of our abstract names, or NULL. */
-static int path_of(struct sandbox *sb, const struct sockaddr_un *sa, socklen_t len, char *out,
+/* The path of one of our abstract names, or -1. */
+int unix_name_path(struct sandbox *sb, const struct sockaddr_un *sa, socklen_t len, char *out,
 		   size_t outlen)
 {
 	char prefix[64];
@@ -116,7 +120,7 @@ static long sockname(struct sc_call *c, int peer)
 		return -errno;
 	struct sockaddr_un *sa = (struct sockaddr_un *)&ss;
 	char path[sizeof sa->sun_path];
-	if (ss.ss_family == AF_UNIX && path_of(c->sb, sa, len, path, sizeof path) == 0) {
+	if (ss.ss_family == AF_UNIX && unix_name_path(c->sb, sa, len, path, sizeof path) == 0) {
 		memset(sa->sun_path, 0, sizeof sa->sun_path);
 		memcpy(sa->sun_path, path, strlen(path));
 		len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path) + 1);

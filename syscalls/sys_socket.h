@@ -14,12 +14,19 @@
 
 struct sandbox;
 
-/* Record a bind of inode (dev, ino) at guest path; returns the new generation. */
-unsigned unix_name_bind(dev_t dev, ino_t ino, const char *path);
-/* Generation of the last bind of (dev, ino), or 0 if none in this sandbox. */
-unsigned unix_name_gen(dev_t dev, ino_t ino);
+/* Record a bind of inode (dev, ino) at guest path by a socket of type
+ * (SOCK_STREAM...); returns the new generation. */
+unsigned unix_name_bind(dev_t dev, ino_t ino, const char *path, int type);
+/* Generation of the last bind of (dev, ino), or 0 if none in this sandbox;
+ * *type (if not NULL) the bound socket's type. */
+unsigned unix_name_gen(dev_t dev, ino_t ino, int *type);
 /* Fill the abstract address of (dev, ino, gen); returns its length. */
 socklen_t unix_name_addr(struct sandbox *sb, dev_t dev, ino_t ino, unsigned gen,
 			 struct sockaddr_un *out);
+
+/* The path bound at one of this sandbox's abstract names: 0 and out filled,
+ * or -1 (not ours, or unknown). */
+int unix_name_path(struct sandbox *sb, const struct sockaddr_un *sa, socklen_t len, char *out,
+		   size_t outlen);
 
 #endif

@@ -11,6 +11,10 @@
  *            | FAST_ONLY(rules, errno): native only for the calls matching
  *              an entry of the ARGALLOW(rules, ...) list; every other call
  *              goes to the sentry and is denied with errno
+ *            | EXEC_UNLESS(rules): native when the one entry of the
+ *              ARGALLOW(rules, ...) list (one RULE, full or one-bit mask)
+ *              matches, a ptrace stop (as EXEC) otherwise: sendto/recvfrom
+ *              with an address, sendmmsg with MSG_FASTOPEN
  *            | FAST_TRAP(rules): native, except the calls matching the
  *              ARGTRAP(rules, ...) list, which go to the sentry and are
  *              answered by the row's handler (sysent.argtrap; the handler
@@ -44,6 +48,7 @@
 #define SC_CLS_FAST_EXCEPT(r, e)   .cls = SC_FAST, .err = (e), .deny = sc_argdeny_##r
 #define SC_CLS_FAST_ONLY(r, e)     .cls = SC_FAST, .err = (e), .allow = sc_argallow_##r
 #define SC_CLS_FAST_TRAP(r)        .cls = SC_FAST, .deny = sc_argdeny_##r, .argtrap = 1
+#define SC_CLS_EXEC_UNLESS(r)      .cls = SC_EXEC, .allow = sc_argallow_##r
 #define SC_CLASS(cls)              SC_CLS_##cls
 
 /* ARGS(...) column -> .nargs/.args. sizeof of a compound literal counts the

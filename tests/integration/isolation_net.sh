@@ -180,6 +180,77 @@ sleep 0.3
 if [ "$out" = ENETUNREACH ] && [ ! -s "$T_TMP/udp.got" ]; then ok udp_sendto_private_denied
 else fail udp_sendto_private_denied "$out $(cat "$T_TMP/udp.got" 2>/dev/null)"; fi
 
+# UDP egress is refused even to an allowed destination: a connected host UDP
+# socket in the guest's hands could be re-aimed with sendto (10.200.0.3 is not
+# allowed). Natively both datagrams arrive.
+in_far ip addr add 10.200.0.3/32 dev mfar
+in_far "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("0.0.0.0", 5354)); s.settimeout(30)
+while True:
+    d, a = s.recvfrom(100); open(sys.argv[1], "ab").write(d + b"\n")' "$T_TMP/udp2.got" </dev/null >/dev/null 2>&1 &
+at_exit "kill -9 $!"
+sleep 0.3
+out=$(in_outer timeout 60 "$MOAT" run --net allow=10.200.0.2:5354/udp -- "$PY" -c '
+import socket, errno
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try:
+    s.connect(("10.200.0.2", 5354)); s.send(b"OK"); s.sendto(b"LEAK", ("10.200.0.3", 5354)); print("SENT")
+except OSError as e: print(errno.errorcode.get(e.errno, str(e)))' </dev/null 2>&1)
+sleep 0.3
+if [ "$out" = ENETUNREACH ] && ! grep -q LEAK "$T_TMP/udp2.got" 2>/dev/null; then ok udp_connected_not_redirectable
+else fail udp_connected_not_redirectable "$out $(cat "$T_TMP/udp2.got" 2>/dev/null)"; fi
+
+# A socket moat-netd made is in the host's namespace: disconnected with
+# connect(AF_UNSPEC), it must not reach the host's loopback by a second
+# connect or by a TCP fast-open sendto (natively both do).
+cat >"$T_TMP/reaim.py" <<'EOF2'
+import socket, ctypes, errno, sys
+far, fport, lport, how = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+libc = ctypes.CDLL(None, use_errno=True)
+s = socket.socket(); s.connect((far, fport))
+libc.connect(s.fileno(), (ctypes.c_ubyte * 16)(), 16)  # AF_UNSPEC: disconnect
+try:
+    if how == "connect": s.connect(("127.0.0.1", lport))
+    else: s.sendto(b"x", socket.MSG_FASTOPEN, ("127.0.0.1", lport))
+    print("REACHED", s.recv(11))
+except OSError as e: print(errno.errorcode.get(e.errno, str(e)))
+EOF2
+# ... nor listen there: a disconnected netd socket would accept connections
+# from the host's network (natively the outer namespace connects in).
+cat >"$T_TMP/relisten.py" <<'EOF2'
+import socket, ctypes, errno, sys, os
+far, fport = sys.argv[1], int(sys.argv[2])
+libc = ctypes.CDLL(None, use_errno=True)
+s = socket.socket(); s.connect((far, fport))
+libc.connect(s.fileno(), (ctypes.c_ubyte * 16)(), 16)  # AF_UNSPEC: disconnect
+try:
+    s.listen(1); print("LISTENING", s.getsockname()[1], flush=True)
+    s.settimeout(10); c, a = s.accept(); print("ACCEPTED")
+except OSError as e: print(errno.errorcode.get(e.errno, str(e)), flush=True)
+EOF2
+in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:ro" --net allow=10.200.0.2:"$fport" -- \
+	"$PY" /t/relisten.py 10.200.0.2 "$fport" </dev/null >"$T_TMP/relisten.out" 2>&1 &
+relisten=$!
+for ((i = 0; i < 100; i++)); do [ -s "$T_TMP/relisten.out" ] && break; sleep 0.1; done
+rp=$(sed -n 's/^LISTENING //p' "$T_TMP/relisten.out")
+[ -n "$rp" ] && in_outer "$PY" -c 'import socket, sys; socket.create_connection(("10.200.0.1", int(sys.argv[1])), timeout=5)' "$rp" >/dev/null 2>&1
+wait $relisten
+out=$(cat "$T_TMP/relisten.out")
+case $out in
+EOPNOTSUPP | ENOTSUP) ok netd_socket_no_listen ;;
+*) fail netd_socket_no_listen "$(echo "$out" | tr '\n' ' ')" ;;
+esac
+for how in connect fastopen; do
+	out=$(in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:ro" --net allow=10.200.0.2:"$fport" -- \
+		"$PY" /t/reaim.py 10.200.0.2 "$fport" "$lport" "$how" </dev/null 2>&1)
+	case $out in
+	*REACHED*) fail "netd_socket_reaim_$how" "$out" ;;
+	ENETUNREACH) ok "netd_socket_reaim_$how" ;;
+	*) fail "netd_socket_reaim_$how" "$out" ;;
+	esac
+done
+
 # Rules that name a destination reach it, byte-exact; only that port.
 out=$(get l1 127.0.0.1 "$lport" "" --net allow=127.0.0.1:"$lport")
 if [ "$out" = OK ] && same l1; then ok_sanity host_loopback_named_blocking; else fail host_loopback_named_blocking "$out $(head -c 300 "$T_TMP/err.l1")"; fi
@@ -194,6 +265,37 @@ out=$(get f2 10.200.0.2 "$fport" "" --net allow=10.200.0.0/24)
 if [ "$out" = OK ] && same f2; then ok_sanity far_named_cidr; else fail far_named_cidr "$out"; fi
 expect_eq far_other_addr_denied "$(get f3 10.200.0.2 "$fport" "" --net allow=10.200.0.3)" ENETUNREACH
 expect_eq metadata_not_named "$(get f4 169.254.169.254 80 "" --net allow=10.200.0.0/24)" ENETUNREACH
+
+# The emulated connect, syscall by syscall (tests/syscalls/probe_netconn.c):
+# blocking and non-blocking (select, epoll), options set before connect kept
+# on the replaced fd, getsockname/getpeername, shutdown, ECONNREFUSED on an
+# allowed address without a listener. Natively first; moat must print the same.
+if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_netconn" ]; then
+	in_far "$PY" -c '
+import socket, sys, os, threading
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("10.200.0.2", 0)); s.listen(16)
+open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+def serve(c):
+    f = c.makefile("rb")
+    for line in f: c.sendall(line)
+    c.close()
+while True:
+    c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()' "$T_TMP/echo.port" </dev/null >/dev/null 2>&1 &
+	at_exit "kill -9 $!"
+	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/echo.port" ] && break; sleep 0.1; done
+	eport=$(cat "$T_TMP/echo.port")
+	cport=$(in_far "$PY" -c 'import socket; s=socket.socket(); s.bind(("10.200.0.2",0)); print(s.getsockname()[1])')
+	nat=$(in_outer "$SYSCALL_BIN/probe_netconn" 10.200.0.2 "$eport" "$cport" </dev/null 2>&1)
+	if echo "$nat" | grep -q FAIL || [ -z "$nat" ]; then fail probe_netconn_native "$(echo "$nat" | grep FAIL | head -3)"
+	else ok_sanity probe_netconn_native; fi
+	got=$(in_outer timeout 60 "$MOAT" run --bind "$SYSCALL_BIN:/t:ro" --net allow=10.200.0.2:"$eport",10.200.0.2:"$cport" -- \
+		/t/probe_netconn 10.200.0.2 "$eport" "$cport" </dev/null 2>&1)
+	if [ "$got" = "$nat" ]; then ok_sanity emulated_connect_syscalls
+	else fail emulated_connect_syscalls "$(diff <(echo "$nat") <(echo "$got") | grep '^[<>]' | head -5 | tr '\n' ' ')"; fi
+else
+	skip emulated_connect_syscalls "no SYSCALL_BIN/probe_netconn"
+fi
 
 # The denial is audited with the destination and the reason.
 in_outer timeout 60 "$MOAT" run --trace --net allow=0.0.0.0/0 -- "$PY" -c '
@@ -232,6 +334,52 @@ in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:rw" --net allow=127.0.0.1:"$hp
 	"http://127.0.0.1:$hport/file" </dev/null 2>"$T_TMP/err.urllib"
 if same urllib; then ok_sanity urllib_allowed; else fail urllib_allowed "$(tail -c 300 "$T_TMP/err.urllib")"; fi
 
+# git clone over (dumb) HTTP and pip download from a local index, both from
+# the allowed server; without the rule both fail.
+if command -v git >/dev/null; then
+	(cd "$T_TMP" && git init -q src && cd src && cp "$T_TMP/payload" file &&
+		git -c user.name=t -c user.email=t@t add file && git -c user.name=t -c user.email=t@t commit -qm one &&
+		git clone -q --bare "$T_TMP/src" "$T_TMP/www/repo.git" && cd "$T_TMP/www/repo.git" && git update-server-info) >/dev/null 2>&1
+	rm -rf "$T_TMP/out/clone"
+	in_outer timeout 120 "$MOAT" run --bind "$T_TMP:/t:rw" --env HOME=/tmp --net allow=127.0.0.1:"$hport" -- \
+		git clone -q "http://127.0.0.1:$hport/repo.git" /t/out/clone </dev/null 2>"$T_TMP/err.git"
+	cp "$T_TMP/out/clone/file" "$T_TMP/out/gitfile" 2>/dev/null
+	if same gitfile; then ok_sanity git_clone_http; else fail git_clone_http "$(head -c 300 "$T_TMP/err.git")"; fi
+	rm -rf "$T_TMP/out/clone2"
+	in_outer timeout 120 "$MOAT" run --bind "$T_TMP:/t:rw" --env HOME=/tmp -- \
+		git clone -q "http://127.0.0.1:$hport/repo.git" /t/out/clone2 </dev/null >/dev/null 2>&1
+	if [ -f "$T_TMP/out/clone2/file" ]; then fail git_clone_denied "cloned without a rule"; else ok git_clone_denied; fi
+else
+	skip git_clone_http "no git"
+fi
+if "$PY" -m pip --version >/dev/null 2>&1; then
+	mkdir -p "$T_TMP/www/simple/moattest"
+	"$PY" - "$T_TMP/www/simple/moattest/moattest-1.0-py3-none-any.whl" <<'PYEOF'
+import sys, zipfile, hashlib, base64
+files = {"moattest/__init__.py": b"X = 1\n",
+         "moattest-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: moattest\nVersion: 1.0\n",
+         "moattest-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+rec = "".join("%s,sha256=%s,%d\n" % (n, base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b"=").decode(), len(d)) for n, d in files.items())
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for n, d in files.items(): z.writestr(n, d)
+    z.writestr("moattest-1.0.dist-info/RECORD", rec + "moattest-1.0.dist-info/RECORD,,\n")
+PYEOF
+	rm -rf "$T_TMP/out/pip"
+	in_outer timeout 120 "$MOAT" run --bind "$T_TMP:/t:rw" --env HOME=/tmp --net allow=127.0.0.1:"$hport" -- \
+		"$PY" -m pip download -q --no-cache-dir --disable-pip-version-check --no-deps \
+		--index-url "http://127.0.0.1:$hport/simple/" -d /t/out/pip moattest </dev/null >"$T_TMP/err.pip" 2>&1
+	if cmp -s "$T_TMP/out/pip/moattest-1.0-py3-none-any.whl" "$T_TMP/www/simple/moattest/moattest-1.0-py3-none-any.whl"
+	then ok_sanity pip_download_local_index; else fail pip_download_local_index "$(tail -c 300 "$T_TMP/err.pip")"; fi
+	rm -rf "$T_TMP/out/pip"
+	in_outer timeout 120 "$MOAT" run --bind "$T_TMP:/t:rw" --env HOME=/tmp -- \
+		"$PY" -m pip download -q --no-cache-dir --disable-pip-version-check --no-deps --retries 0 --timeout 5 \
+		--index-url "http://127.0.0.1:$hport/simple/" -d /t/out/pip moattest </dev/null >/dev/null 2>&1
+	if [ -f "$T_TMP/out/pip/moattest-1.0-py3-none-any.whl" ]; then fail pip_download_denied "downloaded without a rule"
+	else ok pip_download_denied; fi
+else
+	skip pip_download_local_index "no pip for $PY"
+fi
+
 # DNS: the guest's resolver asks moat's stub; a name rule allows exactly the
 # addresses resolved for it; answers in denied ranges are refused. The test
 # nameserver runs on the outer namespace's loopback (ip netns exec shows
@@ -256,6 +404,7 @@ while True:
     name, (qtype,) = ".".join(labels).lower(), struct.unpack(">H", q[off + 1:off + 3])
     open(sys.argv[1] + ".log", "a").write(name + "\n")
     end = off + 5
+    if name == "slow.test": continue  # an upstream that never answers
     ip = zone.get(name)
     if ip is None:
         s.sendto(q[:2] + b"\x81\x83" + q[4:6] + b"\0\0\0\0\0\0" + q[12:end], a); continue
@@ -288,6 +437,21 @@ expect_eq name_rule_needs_resolution "$(get n2 198.51.100.2 "$pport" "" --net al
 # another name resolving to the same address is not covered
 expect_eq name_rule_other_name "$(get n3 other.test "$pport" "" --net allow=good.test:"$pport")" gaierror
 SANITY=1 expect_eq wildcard_rule "$(get n4 www.good.test "$pport" "" --net allow=*.good.test:"$pport")" OK
+
+# A nameserver that never answers does not stall connects: netd asks it on
+# its own channel while it keeps answering connect requests.
+out=$(in_outer timeout 60 "$MOAT" run --net allow=slow.test,10.200.0.2:"$fport" -- "$PY" -c '
+import socket, threading, time, sys
+def slow():
+    try: socket.getaddrinfo("slow.test", 80, socket.AF_INET)
+    except Exception: pass
+threading.Thread(target=slow, daemon=True).start()
+time.sleep(0.5)
+t0 = time.time()
+for i in range(3): socket.create_connection(("10.200.0.2", int(sys.argv[1]))).close()
+d = time.time() - t0
+print("FAST" if d < 1.5 else "SLOW %.1f s" % d)' "$fport" </dev/null 2>&1)
+expect_eq slow_dns_does_not_stall_connects "$out" FAST
 
 # --publish: a guest server on its own loopback answers on the host's
 # 127.0.0.1:HOSTPORT, and only there (its own port stays inside).

@@ -82,7 +82,7 @@ static void child(int sock)
 			   SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 	if (lfd < 0)
 		_exit(52);
-	if (send_fds(sock, "L", 1, &lfd, 1) != 1)
+	if (send_fds_mm(sock, "L", 1, &lfd, 1) != 1)
 		_exit(53);
 	close(lfd);
 

@@ -127,7 +127,12 @@ Test(syscalls_table, handlers_match_classes)
 				cr_assert(e->err > 0, "%s: rules need an errno", e->name);
 			cr_assert_geq(e->deny[0].arg, 0, "%s: empty rules", e->name);
 		}
-		if (e->allow) {
+		if (e->allow && e->cls == SC_EXEC) {
+			/* EXEC_UNLESS: one full-mask comparison, native when it holds */
+			cr_assert_eq(e->allow[0].ncmp, 1, "%s", e->name);
+			cr_assert_eq(e->allow[1].ncmp, 0, "%s", e->name);
+			cr_assert_eq(e->err, 0, "%s", e->name);
+		} else if (e->allow) {
 			cr_assert_eq(e->cls, SC_FAST, "%s", e->name);
 			cr_assert(e->err > 0, "%s: an allow list needs an errno", e->name);
 			cr_assert_gt(e->allow[0].ncmp, 0, "%s: empty allow list", e->name);
@@ -309,11 +314,18 @@ Test(syscalls_table, allow_lists)
 		if (!e->name)
 			continue;
 		cr_assert(!(e->deny && e->allow), "%s has both rule kinds", e->name);
-		if (e->deny || e->allow)
+		if (e->deny || (e->allow && e->cls != SC_EXEC))
 			cr_assert_eq(e->cls, SC_FAST, "%s", e->name);
-		if ((e->deny && !e->argtrap) || e->allow)
+		if ((e->deny && !e->argtrap) || (e->allow && e->cls != SC_EXEC))
 			cr_assert_gt(e->err, 0, "%s", e->name);
 	}
+	/* EXEC_UNLESS: sendto/recvfrom without an address run natively */
+	const struct sysent *st = sc_lookup_name("sendto");
+	memset(a, 0, sizeof(a));
+	cr_assert_eq(st->cls, SC_EXEC);
+	cr_assert(sc_args_native(st, a));
+	a[4] = 0x7ffc0000;
+	cr_assert_not(sc_args_native(st, a));
 }
 
 /* ioctl: the dangerous classes are denied whatever the fd */

@@ -6,7 +6,7 @@
 # bind (the change lands in the upper layer). Sanity (would hold natively
 # too): user.* attributes work on a rw bind, a cow bind, the overlay and
 # /tmp: tests/syscalls/xattr in each, Python's test_os ExtendedAttributeTests,
-# `cp -a` keeping them.
+# `cp -a` and `rsync -X` keeping them.
 . "$(dirname "$0")/lib.sh"
 # against the fake (no isolation) the /etc cases would write the host's /etc
 FAKE=0; [ "$MOAT" != "${MOAT%fake-moat}" ] && FAKE=1
@@ -89,5 +89,11 @@ done
 $PY -c "import os,sys; os.setxattr(sys.argv[1], 'user.keep', b'kept')" "$H/rw/f"
 moat run "${B[@]}" -- /bin/sh -c 'cp -a /rw/f /rw/g && cp -a /rw/f /cow/g' >/dev/null 2>&1
 SANITY=1 expect_eq cp_a_keeps_user_xattrs "$(hx "$H/rw/g" user.keep)" kept
+if command -v rsync >/dev/null; then
+	moat run "${B[@]}" -- rsync -aX /rw/f /rw/r >/dev/null 2>&1
+	SANITY=1 expect_eq rsync_X_keeps_user_xattrs "$(hx "$H/rw/r" user.keep)" kept
+else
+	skip rsync_X_keeps_user_xattrs "no rsync"
+fi
 
 finish

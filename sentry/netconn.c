@@ -217,8 +217,10 @@ int netconn_send_stop(struct sandbox *sb, struct task *t, void *regsp, const voi
 	const char *special = netpolicy_special(&a);
 	static const uint8_t zero[16];
 	if (rule < 0 && special && !host &&
-	    (!strcmp(special, "host loopback") || !memcmp(a.a, zero, sizeof zero)))
-		return 1; /* the guest's own loopback (the DNS stub is there) */
+	    (!strcmp(special, "host loopback") || !strcmp(special, "multicast") ||
+	     !memcmp(a.a, zero, sizeof zero)))
+		return 1; /* the guest's own loopback (the DNS stub is there; its
+			   * multicast routes lead only to lo) */
 	if (type != SOCK_DGRAM)
 		why = "TCP fast open on a moat-netd socket";
 	else if (rule >= 0)

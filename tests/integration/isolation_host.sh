@@ -90,7 +90,7 @@ EOF
 		fail tty_flag_private_pty "outer [$outer] inner [$inner]: $(head -c 300 "$T_TMP/t.term")"
 	fi
 	printf 'line-from-caller\n' | script -qec "$MOAT run -t -- /bin/sh -c 'read x; echo got=\$x; exit 5'" /dev/null >"$T_TMP/t2.term" 2>&1
-	if grep -q "got=line-from-caller" "$T_TMP/t2.term"; then ok tty_flag_relays_input; else fail tty_flag_relays_input "$(head -c 300 "$T_TMP/t2.term")"; fi
+	if grep -q "got=line-from-caller" "$T_TMP/t2.term"; then ok_sanity tty_flag_relays_input; else fail tty_flag_relays_input "$(head -c 300 "$T_TMP/t2.term")"; fi
 else
 	skip devtty_not_callers_terminal "no script(1)"
 fi

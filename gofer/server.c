@@ -757,6 +757,16 @@ static int h_statfs(struct req *rq, struct rep *rp)
 		if (r)
 			return r;
 	}
+	/* A cow export: overlayfs reports its upper layer alone (an empty
+	 * scratch: nothing used). The merged view: what the lower layer holds
+	 * counts as used, what the upper can still take as free. */
+	struct statfs lo;
+	if (rq->e->cow && rq->e->lowerfd >= 0 && fstatfs(rq->e->lowerfd, &lo) == 0 && sf.f_bsize > 0) {
+		unsigned long long used = (unsigned long long)(lo.f_blocks - lo.f_bfree) * (unsigned long long)lo.f_bsize;
+		sf.f_blocks += used / (unsigned long long)sf.f_bsize;
+		if (lo.f_files > lo.f_ffree)
+			sf.f_files += lo.f_files - lo.f_ffree;
+	}
 	memcpy(rp->payload, &sf, sizeof sf);
 	rp->len = sizeof sf;
 	return 0;

@@ -95,4 +95,13 @@ expect_eq exdev_erofs_mv "$out" "18
 data
 moved"
 
+# statfs of the overlay: what the lower layer holds is used, what the upper
+# layer can take is free (overlayfs alone reports an empty scratch: used 0,
+# and Python's shutil.disk_usage test fails)
+out=$(moat run --overlay memory -- "$PY" -c '
+import os, shutil
+u = shutil.disk_usage("/usr")
+print(u.used > 0, u.free > 0, u.total >= u.used + u.free - 1)' </dev/null 2>&1)
+SANITY=1 expect_eq overlay_statfs_used "$out" "True True True"
+
 finish

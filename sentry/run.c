@@ -144,12 +144,10 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->audit = audit_open(cfg->audit_path, cfg->trace, &alim, err, sizeof err);
 	if (!sb->audit)
 		die_status(2, "%s", err);
-	scmp_filter_ctx fctx;
+	/* compiled at build time (syscalls/gen_filter.c); --deny prepends */
 	struct sock_fprog prog;
-	if (sc_build_guest_filter_deny(&fctx, MOAT_SYS_LOADER, cfg->deny) < 0 ||
-	    sc_filter_export(fctx, &prog) < 0)
+	if (sc_guest_filter_prebuilt(MOAT_SYS_LOADER, cfg->deny, &prog) < 0)
 		die("cannot build the seccomp filter");
-	seccomp_release(fctx);
 	sb->policy = policy_new();
 	for (int nr = 0; nr < SC_NR_MAX; nr++)
 		if (cfg->deny[nr])

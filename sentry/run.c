@@ -182,8 +182,10 @@ int sentry_run(const struct sentry_config *cfg)
 	pid_t gofer_pid;
 	int gofer_ctl;
 	struct priv priv;
+	dbg("%.2f ms: limits set up", ms_now() - t0);
 	if (priv_claim(&priv, err, sizeof err) < 0)
 		die("%s", err);
+	dbg("%.2f ms: uid claimed", ms_now() - t0);
 	gofer_keep_fd(priv.lockfd);
 	struct gofer_cow_config cow = {
 		.upper_dir = cfg->overlay && cfg->overlay[0] == '/' ? cfg->overlay : NULL,
@@ -206,6 +208,7 @@ int sentry_run(const struct sentry_config *cfg)
 		}
 	if (gofer_start_begin(view.exports, view.nexports, &gofer_pid, &gofer_ctl, err, sizeof err) < 0)
 		die("%s", err);
+	dbg("%.2f ms: gofer forked", ms_now() - t0);
 	if (priv_drop(&priv, err, sizeof err) < 0)
 		die("%s", err); /* the gofer leaves when its control socket closes */
 	dbg("%.2f ms: running as host uid %u", ms_now() - t0, (unsigned)priv.host_uid);
@@ -229,12 +232,21 @@ int sentry_run(const struct sentry_config *cfg)
 	struct spawn_result sr;
 	if (spawn_guest(&sa, &sr, err, sizeof err) < 0)
 		die("%s", err);
+	dbg("%.2f ms: init cloned", ms_now() - t0);
+	/* Our own root (exports only) now, while the init builds its own (it
+	 * has its copy of our mount namespace since the clone): nothing from
+	 * here on opens a host path (the gofer, the VFS and the init's
+	 * messages are fds). Fail closed: the init dies with us. */
+	if (priv_sentry_root(view.exports, view.nexports, err, sizeof err) < 0)
+		die("%s", err);
+	dbg("%.2f ms: sentry root", ms_now() - t0);
 	if (tty_slave >= 0)
 		close(tty_slave); /* the init has it: the master reads EIO once the guest is gone */
 
 	/* 4. gofer and VFS (the init's set-up overlaps with the gofer's) */
 	if (gofer_start_finish(gofer_pid, gofer_ctl, err, sizeof err) < 0)
 		die("%s", err); /* the init dies with us (PDEATHSIG) */
+	dbg("%.2f ms: gofer ready", ms_now() - t0);
 	if (vfs_create(sb, view.mounts, view.nmounts, gofer_ctl, &sb->vfs, err, sizeof err) < 0)
 		die("%s", err);
 	dbg("%.2f ms: gofer started, VFS built", ms_now() - t0);
@@ -278,8 +290,7 @@ int sentry_run(const struct sentry_config *cfg)
 	dbg("%.2f ms: confining", ms_now() - t0);
 	/* Fail closed: a sentry that cannot confine itself ends the sandbox
 	 * before the guest's program exists (the init dies with us). */
-	if (priv_sentry_root(view.exports, view.nexports, err, sizeof err) < 0 ||
-	    confine_sentry(sb, err, sizeof err) < 0)
+	if (confine_sentry(sb, err, sizeof err) < 0)
 		die("%s", err);
 	if (!getenv("MOAT_NO_DIRECTFS")) { /* (a knob for benchmarks: every open via the gofer) */
 		size_t nroots;

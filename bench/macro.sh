@@ -142,24 +142,34 @@ loop() {
 	[ ${#out[@]} -gt 0 ] && val[$1,$2]=$(printf '%s\n' "${out[@]}" | sort -g | sed -n "$(((${#out[@]} + 1) / 2))p")
 }
 
-for r in "${runtimes[@]}"; do
-	[ "${avail[$r]}" = 1 ] || continue
-	want true && hf true "$r" 0 "" /bin/true
-	want git_commit && hf git_commit "$r" 0 "sh -c 'rm -rf $W/gc && cp -r $T/src500 $W/gc'" \
-		sh -c "'cd $W/gc && $G init -q && $G add -A && $G commit -qm m'"
-	want git_status && hf git_status "$r" 0 "" $G -C "$T/st5000" status --porcelain
-	want tar_rw && hf tar_rw "$r" 0 "sh -c 'rm -rf $W/x'" \
-		sh -c "'mkdir $W/x && tar -xf $T/t3000.tar -C $W/x && rm -rf $W/x'"
-	want tar_ovl && hf tar_ovl "$r" 1 "sh -c 'rm -rf $O/x'" \
-		sh -c "'mkdir $O/x && tar -xf $T/t3000.tar -C $O/x && rm -rf $O/x'"
-	want py_pass && hf py_pass "$r" 0 "" python3 -c pass
-	want py_import && hf py_import "$r" 0 "" python3 -c "'import json, sqlite3, ssl'"
-	want gcc && hf gcc "$r" 0 "" gcc -O2 -pipe -c "$T/big.c" -o /dev/null
-	want make && hf make "$r" 0 "sh -c 'rm -f $W/proj/*.o $W/proj/app'" make -s -j2 -C "$W/proj"
-	want fork_wait && loop fork_wait "$r" forkwait_loop $N_FORK
-	want fork_exec && loop fork_exec "$r" forkexec_loop $N_FORK
-	want thread && loop thread "$r" thread_loop $N_THREAD
-	want pipe && loop pipe "$r" pipe_loop $N_PIPE
+# one workload at a time under every runtime in turn: a load that changes
+# during the run (shared machines) then weighs on every column alike
+one() { # one KEY RUNTIME
+	local r=$2
+	case $1 in
+	true) hf true "$r" 0 "" /bin/true ;;
+	git_commit) hf git_commit "$r" 0 "sh -c 'rm -rf $W/gc && cp -r $T/src500 $W/gc'" \
+		sh -c "'cd $W/gc && $G init -q && $G add -A && $G commit -qm m'" ;;
+	git_status) hf git_status "$r" 0 "" $G -C "$T/st5000" status --porcelain ;;
+	tar_rw) hf tar_rw "$r" 0 "sh -c 'rm -rf $W/x'" \
+		sh -c "'mkdir $W/x && tar -xf $T/t3000.tar -C $W/x && rm -rf $W/x'" ;;
+	tar_ovl) hf tar_ovl "$r" 1 "sh -c 'rm -rf $O/x'" \
+		sh -c "'mkdir $O/x && tar -xf $T/t3000.tar -C $O/x && rm -rf $O/x'" ;;
+	py_pass) hf py_pass "$r" 0 "" python3 -c pass ;;
+	py_import) hf py_import "$r" 0 "" python3 -c "'import json, sqlite3, ssl'" ;;
+	gcc) hf gcc "$r" 0 "" gcc -O2 -pipe -c "$T/big.c" -o /dev/null ;;
+	make) hf make "$r" 0 "sh -c 'rm -f $W/proj/*.o $W/proj/app'" make -s -j2 -C "$W/proj" ;;
+	fork_wait) loop fork_wait "$r" forkwait_loop $N_FORK ;;
+	fork_exec) loop fork_exec "$r" forkexec_loop $N_FORK ;;
+	thread) loop thread "$r" thread_loop $N_THREAD ;;
+	pipe) loop pipe "$r" pipe_loop $N_PIPE ;;
+	esac
+}
+for k in true git_commit git_status tar_rw tar_ovl py_pass py_import gcc make fork_wait fork_exec thread pipe; do
+	want $k || continue
+	for r in "${runtimes[@]}"; do
+		[ "${avail[$r]}" = 1 ] && one $k "$r"
+	done
 done
 
 # --- PSS per sandbox: N idle sandboxes (`sleep`), the runtime's processes only ---

@@ -47,6 +47,9 @@ trap 'exit 130' INT TERM
 mkdir -p "$T/w" "$T/home" "$T/bin"
 cp "$bdir"/forkwait_loop "$bdir"/forkexec_loop "$bdir"/thread_loop "$bdir"/pipe_loop "$T/bin/"
 W=$T/w
+# one environment for every runtime, moat's own defaults (the caller's PATH
+# may hold wrappers, e.g. a pyenv shim for python3, that moat never sees)
+CLEAN=(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME="$T/home" LANG=C.UTF-8 TERM=xterm)
 
 # --- inputs (made natively, once) ---
 mkfiles() { # mkfiles DIR N: N small files in 10 subdirectories
@@ -125,7 +128,7 @@ hf() {
 	local args=(-N --warmup 1 --runs "$RUNS" --export-json "$T/hf.json")
 	[ -n "$prep" ] && args+=(--prepare "$prep")
 	rm -f "$T/hf.json"
-	if ! hyperfine "${args[@]}" "$pre $*" >"$T/hf.log" 2>&1; then
+	if ! "${CLEAN[@]}" hyperfine "${args[@]}" "$pre $*" >"$T/hf.log" 2>&1; then
 		echo "bench: $key under $r failed: $(grep -m1 -i 'error\|fail' "$T/hf.log")" >&2
 		return
 	fi
@@ -136,7 +139,7 @@ loop() {
 	local out=() i v
 	for ((i = 0; i < LOOPRUNS; i++)); do
 		# shellcheck disable=SC2086
-		v=$(timeout 600 ${prefix[$2]} "$T/bin/$3" "$4" 2>/dev/null | awk '{print $2}')
+		v=$("${CLEAN[@]}" timeout 600 ${prefix[$2]} "$T/bin/$3" "$4" 2>/dev/null | awk '{print $2}')
 		[ -n "$v" ] && out+=("$v")
 	done
 	[ ${#out[@]} -gt 0 ] && val[$1,$2]=$(printf '%s\n' "${out[@]}" | sort -g | sed -n "$(((${#out[@]} + 1) / 2))p")
@@ -178,7 +181,7 @@ pss_of() { # pss_of RUNTIME N -> MiB per sandbox
 	local r=$1 n=$2 i p q k kb=0 mine=()
 	for ((i = 0; i < n; i++)); do
 		# shellcheck disable=SC2086
-		${prefix[$r]} /bin/sleep 120 </dev/null >/dev/null 2>&1 &
+		"${CLEAN[@]}" ${prefix[$r]} /bin/sleep 120 </dev/null >/dev/null 2>&1 &
 		mine+=($!)
 		pids+=($!)
 	done

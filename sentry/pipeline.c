@@ -253,13 +253,13 @@ static void *worker(void *arg)
 		if (r == -EINTR)
 			continue;
 		if (r == -ENOENT) {
-			/* Another waiter took it, or the filter has no task left:
-			 * RECV then fails at once, forever (every guest task is
-			 * gone). Waiting here instead of spinning keeps both CPUs
-			 * free for the tracer's teardown (it measured 5-20 ms of a
-			 * `true` run); POLLHUP ends the worker. */
+			/* Another waiter took it (back to RECV), or the filter has
+			 * no task left: RECV then fails at once, forever (every
+			 * guest task is gone), and spinning on it took both CPUs
+			 * from the tracer's teardown (5-20 ms of a `true` run).
+			 * POLLHUP says which; it ends the worker. */
 			struct pollfd pf = { .fd = g_nfd, .events = POLLIN };
-			if (poll(&pf, 1, -1) > 0 && (pf.revents & (POLLHUP | POLLERR | POLLNVAL)) &&
+			if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLHUP | POLLERR | POLLNVAL)) &&
 			    !(pf.revents & POLLIN))
 				break;
 			continue;

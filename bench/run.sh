@@ -1,26 +1,33 @@
 #!/bin/bash
 # bench/run.sh: moat against native, bwrap, proot and runsc (ptrace platform) in ONE run.
 #
-# usage: bench/run.sh [--build DIR] [--quick]
+# usage: bench/run.sh [--build DIR] [--quick] [--micro | --macro]
 # Prints a markdown table (time per operation, and the ratio to native) and the
-# idle-sandbox memory (PSS of the runtime's own processes, the guest excluded).
+# idle-sandbox memory (PSS of the runtime's own processes, the guest excluded),
+# then the macro workloads' table (bench/macro.sh, same flags). --micro: only
+# the first table; --macro: only the second.
 # A missing runtime prints n/a. Needs hyperfine (apt-get install hyperfine).
 # runsc runs as root only, and only with --platform=ptrace (never kvm).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 build=$top/build
-quick=0
+quick=0 micro=1 macro=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$2; shift ;;
 	--quick) quick=1 ;;
-	*) echo "usage: bench/run.sh [--build DIR] [--quick]" >&2; exit 2 ;;
+	--micro) macro=0 ;;
+	--macro) micro=0 ;;
+	*) echo "usage: bench/run.sh [--build DIR] [--quick] [--micro | --macro]" >&2; exit 2 ;;
 	esac
 	shift
 done
 bdir=$build/bench
 moat=$build/cli/moat
+if [ $micro = 0 ]; then
+	exec "$here/macro.sh" --build "$build" $([ $quick = 1 ] && echo --quick)
+fi
 command -v hyperfine >/dev/null || { echo "bench: hyperfine missing (apt-get install hyperfine)" >&2; exit 1; }
 [ -x "$bdir/getpid_loop" ] || { echo "bench: build first ($bdir/getpid_loop missing)" >&2; exit 1; }
 N_GETPID=1000000 N_OPEN=100000 N_STAT=100000 N_FORK=1000 RUNS=10
@@ -125,3 +132,7 @@ for r in "${runtimes[@]}"; do
 	if [ "$r" = native ]; then printf ' - |'; else printf ' %s |' "$( [ -n "${val[pss,$r]:-}" ] && echo "${val[pss,$r]} MiB" || echo n/a)"; fi
 done
 echo
+if [ $macro = 1 ]; then
+	echo
+	"$here/macro.sh" --build "$build" $([ $quick = 1 ] && echo --quick)
+fi

@@ -22,6 +22,7 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -414,8 +415,20 @@ static void *worker(void *arg)
 		if (!t_lead)
 			lead_take();
 		int r = plat->recv(g_nfd, &n);
-		if (r == -ENOENT || r == -EINTR)
+		if (r == -EINTR)
 			continue;
+		if (r == -ENOENT) {
+			/* Another waiter took it (back to RECV), or the filter has
+			 * no task left: RECV then fails at once, forever (every
+			 * guest task is gone), and spinning on it took both CPUs
+			 * from the tracer's teardown (5-20 ms of a `true` run).
+			 * POLLHUP says which; it ends the worker. */
+			struct pollfd pf = { .fd = g_nfd, .events = POLLIN };
+			if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLHUP | POLLERR | POLLNVAL)) &&
+			    !(pf.revents & POLLIN))
+				break;
+			continue;
+		}
 		if (r < 0)
 			break;
 		atomic_fetch_sub(&idle_workers, 1);

@@ -175,12 +175,10 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->audit = audit_open(cfg->audit_path, cfg->trace, &alim, err, sizeof err);
 	if (!sb->audit)
 		die_status(2, "%s", err);
-	scmp_filter_ctx fctx;
+	/* compiled at build time (syscalls/gen_filter.c); --deny prepends */
 	struct sock_fprog prog;
-	if (sc_build_guest_filter_deny(&fctx, MOAT_SYS_LOADER, cfg->deny) < 0 ||
-	    sc_filter_export(fctx, &prog) < 0)
+	if (sc_guest_filter_prebuilt(MOAT_SYS_LOADER, cfg->deny, &prog) < 0)
 		die("cannot build the seccomp filter");
-	seccomp_release(fctx);
 	sb->policy = policy_new();
 	for (int nr = 0; nr < SC_NR_MAX; nr++)
 		if (cfg->deny[nr])
@@ -213,8 +211,10 @@ int sentry_run(const struct sentry_config *cfg)
 	pid_t gofer_pid;
 	int gofer_ctl;
 	struct priv priv;
+	dbg("%.2f ms: limits set up", ms_now() - t0);
 	if (priv_claim(&priv, err, sizeof err) < 0)
 		die("%s", err);
+	dbg("%.2f ms: uid claimed", ms_now() - t0);
 	gofer_keep_fd(priv.lockfd);
 	struct gofer_cow_config cow = {
 		.upper_dir = cfg->overlay && cfg->overlay[0] == '/' ? cfg->overlay : NULL,
@@ -238,6 +238,7 @@ int sentry_run(const struct sentry_config *cfg)
 		}
 	if (gofer_start_begin(view.exports, view.nexports, &gofer_pid, &gofer_ctl, err, sizeof err) < 0)
 		die("%s", err);
+	dbg("%.2f ms: gofer forked", ms_now() - t0);
 	if (priv_drop(&priv, err, sizeof err) < 0)
 		die("%s", err); /* the gofer leaves when its control socket closes */
 	if (confine_scope(err, sizeof err) < 0)
@@ -281,12 +282,21 @@ int sentry_run(const struct sentry_config *cfg)
 	struct spawn_result sr;
 	if (spawn_guest(&sa, &sr, err, sizeof err) < 0)
 		die("%s", err);
+	dbg("%.2f ms: init cloned", ms_now() - t0);
+	/* Our own root (exports only) now, while the init builds its own (it
+	 * has its copy of our mount namespace since the clone): nothing from
+	 * here on opens a host path (the gofer, the VFS and the init's
+	 * messages are fds). Fail closed: the init dies with us. */
+	if (priv_sentry_root(view.exports, view.nexports, err, sizeof err) < 0)
+		die("%s", err);
+	dbg("%.2f ms: sentry root", ms_now() - t0);
 	if (tty_slave >= 0)
 		close(tty_slave); /* the init has it: the master reads EIO once the guest is gone */
 
 	/* 4. gofer and VFS (the init's set-up overlaps with the gofer's) */
 	if (!gofer_ready && gofer_start_finish(gofer_pid, gofer_ctl, err, sizeof err) < 0)
 		die("%s", err); /* the init dies with us (PDEATHSIG) */
+	dbg("%.2f ms: gofer ready", ms_now() - t0);
 	if (vfs_create(sb, view.mounts, view.nmounts, gofer_ctl, &sb->vfs, err, sizeof err) < 0)
 		die("%s", err);
 	dbg("%.2f ms: gofer started, VFS built", ms_now() - t0);
@@ -330,8 +340,7 @@ int sentry_run(const struct sentry_config *cfg)
 	dbg("%.2f ms: confining", ms_now() - t0);
 	/* Fail closed: a sentry that cannot confine itself ends the sandbox
 	 * before the guest's program exists (the init dies with us). */
-	if (priv_sentry_root(view.exports, view.nexports, err, sizeof err) < 0 ||
-	    confine_sentry(sb, err, sizeof err) < 0)
+	if (confine_sentry(sb, err, sizeof err) < 0)
 		die("%s", err);
 	if (!getenv("MOAT_NO_DIRECTFS")) { /* (a knob for benchmarks: every open via the gofer) */
 		size_t nroots;

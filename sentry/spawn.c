@@ -1,8 +1,8 @@
 /* sentry/spawn.c - the guest's birth.
  *
- *   sentry ──clone(NEWUSER|NEWPID|NEWNS|NEWNET|NEWIPC|NEWUTS|NEWCGROUP)──► init (pid 1)
+ *   sentry ──clone(NEWUSER|NEWPID|NEWNS|NEWIPC|NEWUTS|NEWCGROUP)──► init (pid 1)
  *     writes init's uid/gid maps, PTRACE_SEIZEs it (options follow forks)
- *   init: PDEATHSIG; setsid (no controlling terminal); mounts a procfs of the new pid ns and sends its fd to the
+ *   init: PDEATHSIG; unshare(NEWNET) (in parallel with the sentry); setsid (no controlling terminal); mounts a procfs of the new pid ns and sends its fd to the
  *     sentry; builds an empty tmpfs holding only the loader (MOAT_LOADER_PATH),
  *     pivots into it and makes it read-only; hostname "moat"; lo up; forks the
  *     program and then only reaps children, exiting with the program's status.
@@ -166,6 +166,13 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 	(void)sentry;
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(127);
+	/* The network namespace is ours to make (we have every capability in
+	 * our new user namespace, which then owns it, as with CLONE_NEWNET):
+	 * its set-up (~0.5 ms of the kernel's) runs here, beside the sentry's,
+	 * instead of inside the sentry's clone call. Nothing before this line
+	 * touches the network. */
+	if (unshare(CLONE_NEWNET) < 0)
+		child_fail(sock, "network namespace");
 	/* A session of our own: no controlling terminal (the caller's /dev/tty
 	 * is ENXIO inside), and kill(0, ...) in the guest reaches only its own
 	 * process group, never the caller's shell. */
@@ -303,7 +310,8 @@ int spawn_guest(const struct spawn_args *a, struct spawn_result *r, char *err, s
 		return -errno;
 	}
 	pid_t me = getpid();
-	long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC |
+	/* CLONE_NEWNET: the init unshares it itself (init_main) */
+	long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC |
 		     CLONE_NEWUTS | CLONE_NEWCGROUP | SIGCHLD;
 	pid_t pid = (pid_t)syscall(SYS_clone, flags, 0, NULL, NULL, 0);
 	if (pid < 0) {

@@ -48,6 +48,13 @@ int sc_build_guest_filter_deny(scmp_filter_ctx *out, uint32_t notify_nr_extra,
  * out->len. Returns 0 or -errno. */
 int sc_filter_export(scmp_filter_ctx ctx, struct sock_fprog *out);
 
+/* The same program without libseccomp: the one gen_filter.c compiled at
+ * build time (for notify_nr_extra = MOAT_SYS_LOADER only, else -EINVAL), with
+ * the numbers deny[] names (or NULL) sent to the sentry by a prefix
+ * (filter_prebuilt.c). out->filter is malloc'ed. Returns 0 or -errno. */
+int sc_guest_filter_prebuilt(uint32_t notify_nr_extra, const unsigned char *deny,
+			     struct sock_fprog *out);
+
 /* xxHash (XXH3, moat_hash) of the exported BPF: the policy version. */
 int sc_filter_hash(scmp_filter_ctx ctx, uint64_t *out);
 

@@ -30,6 +30,9 @@
  * granted), else EPERM; without it a process that dropped root could write
  * into a root process's memory. The iovec pointers are never read here.
  */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -234,6 +237,32 @@ long sys_rt_tgsigqueueinfo(struct sc_call *c) { return check(c, (pid_t)c->args[1
  * (which Linux also accepts) is the VFS's, so the sentry sends the signal
  * through its own pidfd of the task, after the kill check. siginfo on such
  * an fd is not supported (EINVAL). */
+/* The guest pid a pidfd of the caller's refers to ("Pid:" of its fdinfo in
+ * the guest procfs), 0 if the fd is not a pidfd or its process is gone. */
+static pid_t pidfd_target(struct sc_call *c)
+{
+	char p[64], buf[512];
+	int fd;
+	ssize_t n;
+
+	if (c->sb->guest_procfd < 0)
+		return 0;
+	snprintf(p, sizeof p, "%d/fdinfo/%d", (int)c->task->vtgid, (int)c->args[0]);
+	fd = openat(c->sb->guest_procfd, p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *l = strstr(buf, "\nPid:");
+	if (!l)
+		return 0;
+	long pid = strtol(l + 5, NULL, 10);
+	return pid > 0 ? (pid_t)pid : 0;
+}
+
 long sys_pidfd_send_signal(struct sc_call *c)
 {
 	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
@@ -245,8 +274,19 @@ long sys_pidfd_send_signal(struct sc_call *c)
 	    S_ISDIR(n->st.st_mode))
 		pid = procfs_dir_pid(c->task, n->rel);
 	if (pid <= 0) {
-		c->cont = 1; /* a pidfd, or not one: the kernel answers (EBADF) */
-		return 0;
+		/* a real pidfd: its target from the caller's fdinfo (in the
+		 * guest's pid namespace), then Linux's kill rule */
+		pid = pidfd_target(c);
+		if (pid <= 0) {
+			c->cont = 1; /* not a pidfd (EBADF), or a dead one (ESRCH): the kernel answers */
+			return 0;
+		}
+		if (c->args[2] || c->args[3]) {
+			/* with a siginfo or flags: checked, then native (a thread
+			 * that swaps the fd in between stays inside the sandbox) */
+			r = check(c, pid, 0, sig);
+			return r;
+		}
 	}
 	if (c->args[3] || c->args[2] || sig < 0 || sig >= 65)
 		return -EINVAL;

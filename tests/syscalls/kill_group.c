@@ -8,6 +8,7 @@
 #include "t.h"
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/syscall.h>
 
 #define U1 61234
 #define U2 61235
@@ -88,6 +89,8 @@ static void scenario(void)
 	pid_t snd = fork();
 	if (snd == 0) {
 		me_letter = 'U';
+		/* pidfds taken while still root: R's (root) and W's (U1) */
+		int pr = (int)syscall(SYS_pidfd_open, r, 0), pw = (int)syscall(SYS_pidfd_open, w, 0);
 		if (setresuid(U1, U1, U1) < 0)
 			_exit(90);
 		char out[8];
@@ -111,12 +114,17 @@ static void scenario(void)
 		/* 6. signal 0 to our group: some may be signalled, 0 */
 		k = kill(0, 0);
 		out[5] = k == 0 ? '0' : 'E';
-		write(res[1], out, 6);
+		/* 7. pidfd_send_signal follows the same rule (signal 0: a probe) */
+		k = (int)syscall(SYS_pidfd_send_signal, pr, 0, NULL, 0);
+		out[6] = k == 0 ? '0' : errno == EPERM ? 'P' : 'E';
+		k = (int)syscall(SYS_pidfd_send_signal, pw, 0, NULL, 0);
+		out[7] = k == 0 ? '0' : errno == EPERM ? 'P' : 'E';
+		write(res[1], out, 8);
 		for (;;)
 			pause();
 	}
-	char out[7] = "";
-	read(res[0], out, 6);
+	char out[9] = "";
+	read(res[0], out, 8);
 	collect(got, sizeof got, 300);
 	/* the sender has its handler too (inherited): U1 from itself */
 	CHECK(out[0] == '0', "kill0_partial_succeeds", "kill(0) -> %c", out[0]);
@@ -125,6 +133,8 @@ static void scenario(void)
 	CHECK(out[3] == '0', "kill_minus1_succeeds", "kill(-1) -> %c", out[3]);
 	CHECK(out[4] == 'S', "kill_empty_group_esrch", "-> %c", out[4]);
 	CHECK(out[5] == '0', "kill0_sig0", "-> %c", out[5]);
+	CHECK(out[6] == 'P', "pidfd_of_root_eperm", "-> %c", out[6]);
+	CHECK(out[7] == '0', "pidfd_of_same_uid", "-> %c", out[7]);
 	CHECK(strcmp(got, "ScU1W1W2") == 0, "who_got_what", "got '%s' (want ScU1W1W2)", got);
 
 	kill(snd, SIGKILL);

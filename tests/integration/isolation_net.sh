@@ -461,8 +461,9 @@ in_outer timeout -k 5 120 "$MOAT" run --bind "$T_TMP/www:/www:ro" --publish "$hp
 	"$PY" -m http.server --bind 127.0.0.1 --directory /www "$gp" </dev/null >/dev/null 2>"$T_TMP/pub.moat.err" &
 pub=$!
 at_exit "kill $pub"
-# (a loaded machine: python's start-up under moat can take a while)
-for ((i = 0; i < 300; i++)); do
+# (a loaded machine: python's start-up under moat can take a while; the
+# self-check against the fake, which publishes nothing, waits MOAT_TIMEOUT)
+for ((i = 0; i < ${MOAT_TIMEOUT:-60} * 5; i++)); do
 	kill -0 $pub 2>/dev/null || break
 	in_outer curl -s -o /dev/null -m 2 "http://127.0.0.1:$hp/" && break
 	sleep 0.2

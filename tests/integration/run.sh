@@ -31,8 +31,10 @@ failed=() skips=()
 out=$(mktemp /tmp/moat-integration.XXXXXX)
 trap 'rm -f "$out"' EXIT
 for n in "${names[@]}"; do
+	t0=$SECONDS
 	timeout -k 10 "${IT_TIMEOUT:-900}" "$here/$n.sh" </dev/null 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
+	echo "# $n: $((SECONDS - t0)) s"
 	counts=$(sed -n 's/^# .*: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p' "$out" | tail -1)
 	if [ -z "$counts" ]; then
 		echo "FAIL $n/finish: exit $rc before the test's summary line"

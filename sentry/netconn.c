@@ -29,6 +29,7 @@
 #include "platform/arch.h"
 #include "syscalls/sc.h"
 #include "common/util.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -53,10 +54,12 @@ static pthread_mutex_t g_dmu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t g_pol_mu = PTHREAD_MUTEX_INITIALIZER; /* DNS answers change g_pol */
 
 struct net_pending {
+	int op;                   /* NETD_CONNECT, NETD_LOCAL_CONNECT, NETD_BIND, NETD_LISTEN */
 	int fd;
 	uint32_t len;
 	uint8_t addr[28];
 	int rule;
+	int backlog;
 };
 
 /* The guest's network namespace, by cookie (SO_NETNS_COOKIE; 0 = unknown). */
@@ -73,9 +76,50 @@ static uint64_t netns_cookie(int fd)
 	return getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &c, &l) == 0 ? c : 0;
 }
 
+static int ask_netd_fd(struct netd_req *q, struct netd_rep *rep, int *sfd, int sendfd);
+
 void netconn_set_guest_netns(int fd)
 {
 	g_guest_netns = netns_cookie(fd);
+	if (g_chan < 0)
+		return;
+	/* netd learns it too, from the socket itself, once and before the
+	 * guest exists: it makes the guest's own connect/bind/listen on the
+	 * pinned file only when the file is of this namespace */
+	struct netd_req q;
+	struct netd_rep rep;
+	int sfd;
+	memset(&q, 0, sizeof q);
+	q.op = NETD_GUESTNS;
+	if (ask_netd_fd(&q, &rep, &sfd, fd) < 0 || rep.err)
+		warnx_("moat-netd did not take the guest's network namespace: the guest's own inet "
+			 "connects, binds and listens will fail");
+	if (sfd >= 0)
+		close(sfd);
+}
+
+/* Turn the stopped call into MOAT_SYS_LOADER(marker, fd): a worker runs it
+ * on the file it pins (netconn_call), never the kernel on the fd number. */
+static int to_worker(struct task *t, arch_regs *regs, uint64_t marker, int op, int fd, const void *sa,
+		     size_t len, int rule, int backlog)
+{
+	struct net_pending *p = xcalloc(1, sizeof *p);
+	p->op = op;
+	p->fd = fd;
+	p->len = (uint32_t)len;
+	if (len)
+		memcpy(p->addr, sa, len);
+	p->rule = rule;
+	p->backlog = backlog;
+	pthread_mutex_lock(&t->lock);
+	free(t->net_pending);
+	t->net_pending = p;
+	pthread_mutex_unlock(&t->lock);
+	REG_SYSNO(*regs) = MOAT_SYS_LOADER;
+	REG_ARG0(*regs) = marker;
+	REG_ARG1(*regs) = (uint64_t)fd;
+	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+	return 0;
 }
 
 /* A socket moat-netd made (the host's network namespace), which the guest
@@ -143,8 +187,17 @@ int netconn_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa
 	const char *special = netpolicy_special(&a);
 	static const uint8_t zero[16];
 	if (rule < 0 && special && !host &&
-	    (!strcmp(special, "host loopback") || !memcmp(a.a, zero, sizeof zero)))
-		return 1; /* the guest's own loopback (0.0.0.0 and :: mean the local host) */
+	    (!strcmp(special, "host loopback") || !memcmp(a.a, zero, sizeof zero))) {
+		/* the guest's own loopback (0.0.0.0 and :: mean the local host).
+		 * Without netd no socket of the host's namespace is in the
+		 * guest's hands: native. With it, the check above may be stale
+		 * by the time the kernel looks the fd up (a thread can dup2 a
+		 * netd socket onto it), so netd connects the pinned file */
+		size_t keep = fam == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+		if (g_chan < 0 || len < keep)
+			return 1;
+		return to_worker(t, regs, MOAT_NET_CONNECT, NETD_LOCAL_CONNECT, fd, sa, keep, -1, 0);
+	}
 	/* a socket moat-netd made (disconnected with connect(AF_UNSPEC)) is
 	 * in the host's namespace: its loopback is the host's, never native */
 	char dest[96], args[200], note[128];
@@ -168,20 +221,7 @@ int netconn_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa
 	size_t keep = fam == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
 	if (len < keep || keep > sizeof ((struct net_pending *)0)->addr)
 		return 1;
-	struct net_pending *p = xcalloc(1, sizeof *p);
-	p->fd = fd;
-	p->len = (uint32_t)keep;
-	memcpy(p->addr, sa, keep);
-	p->rule = rule;
-	pthread_mutex_lock(&t->lock);
-	free(t->net_pending);
-	t->net_pending = p;
-	pthread_mutex_unlock(&t->lock);
-	REG_SYSNO(*regs) = MOAT_SYS_LOADER;
-	REG_ARG0(*regs) = MOAT_NET_CONNECT;
-	REG_ARG1(*regs) = (uint64_t)fd;
-	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
-	return 0;
+	return to_worker(t, regs, MOAT_NET_CONNECT, NETD_CONNECT, fd, sa, keep, rule, 0);
 }
 
 int netconn_send_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa, size_t len,
@@ -238,45 +278,48 @@ int netconn_send_stop(struct sandbox *sb, struct task *t, void *regsp, const voi
 
 int netconn_listen_stop(struct sandbox *sb, struct task *t, void *regsp)
 {
+	(void)sb;
 	arch_regs *regs = regsp;
-	int fd = (int)REG_ARG0(*regs);
-	int hfd = task_getfd(t, fd);
-	if (hfd < 0)
-		return 1;
-	int domain = 0, type = 0;
-	int host = sock_kind(hfd, &domain, &type) == 0 && (domain == AF_INET || domain == AF_INET6) &&
-		   host_socket(hfd);
-	close(hfd);
-	if (!host)
-		return 1;
-	char args[64];
-	snprintf(args, sizeof args, "%d, %d", fd, (int)REG_ARG1(*regs));
-	REG_SYSNO(*regs) = -1; /* skip */
-	REG_RET(*regs) = -EOPNOTSUPP;
-	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
-	audit_event(sb->audit, sb, t, t->tid, "listen", args, DEC_DENY, -EOPNOTSUPP,
-		    "ingress denied: listen on a moat-netd socket (the host's network namespace)");
-	return 0;
+	if (g_chan < 0)
+		return 1; /* no netd: no socket of the host's namespace to listen on */
+	return to_worker(t, regs, MOAT_NET_LISTEN, NETD_LISTEN, (int)REG_ARG0(*regs), NULL, 0, -1,
+			 (int)REG_ARG1(*regs));
+}
+
+int netconn_bind_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa, size_t len)
+{
+	(void)sb;
+	arch_regs *regs = regsp;
+	sa_family_t fam;
+	memcpy(&fam, sa, sizeof fam);
+	size_t keep = fam == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+	if (g_chan < 0 || len < keep)
+		return 1; /* native (a short address: the kernel answers EINVAL) */
+	return to_worker(t, regs, MOAT_NET_BIND, NETD_BIND, (int)REG_ARG0(*regs), sa, keep, -1, 0);
 }
 
 int netconn_fastopen_stop(struct sandbox *sb, struct task *t, void *regsp, const char *call)
 {
 	arch_regs *regs = regsp;
+	if (g_chan < 0)
+		return 1; /* no netd: every socket is the guest's own */
+	/* With netd, never native: the address is in guest memory, and the fd
+	 * number may name a netd socket by the time the kernel looks (a fast
+	 * open connects it). The check only picks the errno. */
 	int fd = (int)REG_ARG0(*regs);
 	int hfd = task_getfd(t, fd);
-	if (hfd < 0)
-		return 1;
-	int host = host_socket(hfd);
-	close(hfd);
-	if (!host)
-		return 1; /* the guest's own socket: its own namespace */
+	int host = hfd >= 0 && host_socket(hfd);
+	if (hfd >= 0)
+		close(hfd);
+	int err = host ? ENETUNREACH : EOPNOTSUPP;
 	char args[64];
 	snprintf(args, sizeof args, "%d, MSG_FASTOPEN", fd);
 	REG_SYSNO(*regs) = -1; /* skip */
-	REG_RET(*regs) = -ENETUNREACH;
+	REG_RET(*regs) = -err;
 	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
-	audit_event(sb->audit, sb, t, t->tid, call, args, DEC_DENY, -ENETUNREACH,
-		    "egress denied: TCP fast open on a moat-netd socket");
+	audit_event(sb->audit, sb, t, t->tid, call, args, DEC_DENY, -err,
+		    host ? "egress denied: TCP fast open on a moat-netd socket"
+			 : "TCP fast open is not offered with --net rules (EOPNOTSUPP, as with it off)");
 	return 0;
 }
 
@@ -306,7 +349,7 @@ static const struct {
 	{ IPPROTO_IPV6, IPV6_V6ONLY },
 };
 
-static int ask_netd(struct netd_req *q, struct netd_rep *rep, int *sfd)
+static int ask_netd_fd(struct netd_req *q, struct netd_rep *rep, int *sfd, int sendfd)
 {
 	*sfd = -1;
 	struct iovec iov = { q, sizeof *q };
@@ -315,6 +358,16 @@ static int ask_netd(struct netd_req *q, struct netd_rep *rep, int *sfd)
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
+	if (sendfd >= 0) {
+		memset(&u, 0, sizeof u);
+		m.msg_control = u.buf;
+		m.msg_controllen = sizeof u.buf;
+		struct cmsghdr *sc = CMSG_FIRSTHDR(&m);
+		sc->cmsg_level = SOL_SOCKET;
+		sc->cmsg_type = SCM_RIGHTS;
+		sc->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(sc), &sendfd, sizeof sendfd);
+	}
 	int dns = q->op == NETD_RESOLVE;
 	int chan = dns ? g_dchan : g_chan;
 	pthread_mutex_t *mu = dns ? &g_dmu : &g_mu;
@@ -323,6 +376,7 @@ static int ask_netd(struct netd_req *q, struct netd_rep *rep, int *sfd)
 	if (n == (ssize_t)sizeof *q) {
 		iov.iov_base = rep;
 		iov.iov_len = sizeof *rep;
+		memset(&u, 0, sizeof u);
 		m.msg_control = u.buf;
 		m.msg_controllen = sizeof u.buf;
 		n = recvmsg(chan, &m, MSG_CMSG_CLOEXEC);
@@ -336,6 +390,11 @@ static int ask_netd(struct netd_req *q, struct netd_rep *rep, int *sfd)
 	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
 		memcpy(sfd, CMSG_DATA(cm), sizeof *sfd);
 	return 0;
+}
+
+static int ask_netd(struct netd_req *q, struct netd_rep *rep, int *sfd)
+{
+	return ask_netd_fd(q, rep, sfd, -1);
 }
 
 int netconn_ask(struct netd_req *q, struct netd_rep *rep, int *sfd)
@@ -362,6 +421,75 @@ const struct netpolicy *netconn_policy(void)
 	return g_pol;
 }
 
+/* Wait for a blocking guest's connect on sfd (a worker only; a signal
+ * meant for the guest interrupts it as it would the kernel's): 0 or -errno. */
+static long wait_connected(struct task *t, int sfd)
+{
+	for (;;) {
+		struct pollfd pf = { sfd, POLLOUT, 0 };
+		int pr = poll(&pf, 1, 50);
+		if (pr > 0)
+			break;
+		if (pr < 0 && errno != EINTR)
+			return -errno;
+		if (task_signal_pending(t) > 0)
+			return -EINTR;
+	}
+	int e = 0;
+	socklen_t l = sizeof e;
+	if (getsockopt(sfd, SOL_SOCKET, SO_ERROR, &e, &l) < 0)
+		e = errno;
+	return -e;
+}
+
+/* The guest's own connect (to its loopback), bind or listen, made by netd on
+ * the file pinned here (netd checks that it is a socket of the guest's
+ * namespace). A file of the host's namespace under that number (one netd
+ * made, or the caller's stdio) gets what the guest's namespace would never
+ * give it: ENETUNREACH, EINVAL, EOPNOTSUPP. */
+static long on_pinned(struct sc_call *c, const struct net_pending *pc)
+{
+	int hfd = sc_getfd(c, pc->fd);
+	if (hfd < 0)
+		return -EBADF;
+	const char *what = pc->op == NETD_LISTEN ? "listen" : pc->op == NETD_BIND ? "bind" : "connect";
+	int fl = fcntl(hfd, F_GETFL);
+	struct netd_req q;
+	memset(&q, 0, sizeof q);
+	q.op = pc->op;
+	q.backlog = pc->backlog;
+	q.addrlen = pc->len;
+	memcpy(q.addr, pc->addr, pc->len);
+	struct netd_rep rep;
+	int sfd;
+	long r = ask_netd_fd(&q, &rep, &sfd, hfd);
+	if (sfd >= 0)
+		close(sfd);
+	if (r < 0) {
+		close(hfd);
+		return r;
+	}
+	if (rep.err == EPERM) {
+		/* not a socket of the guest's namespace (netd said so) */
+		int domain = 0, type = 0;
+		int sock = sock_kind(hfd, &domain, &type) == 0;
+		close(hfd);
+		snprintf(c->note, sizeof c->note, "%s refused: a socket of the host's network namespace", what);
+		if (!sock)
+			return -ENOTSOCK;
+		return pc->op == NETD_LISTEN ? -EOPNOTSUPP : pc->op == NETD_BIND ? -EINVAL : -ENETUNREACH;
+	}
+	snprintf(c->note, sizeof c->note, "%s on the guest's own socket (made by moat-netd on the pinned file)",
+		 what);
+	if (pc->op == NETD_LOCAL_CONNECT && rep.err == EINPROGRESS && fl >= 0 && !(fl & O_NONBLOCK)) {
+		r = wait_connected(c->task, hfd);
+		close(hfd);
+		return r;
+	}
+	close(hfd);
+	return rep.err ? -rep.err : 0;
+}
+
 long netconn_call(struct sc_call *c)
 {
 	struct task *t = c->task;
@@ -375,6 +503,8 @@ long netconn_call(struct sc_call *c)
 	}
 	struct net_pending pc = *p;
 	free(p);
+	if (pc.op != NETD_CONNECT)
+		return on_pinned(c, &pc);
 	struct netpol_addr a;
 	uint16_t port = 0;
 	netpol_from_sockaddr(pc.addr, pc.len, &a, &port);
@@ -444,29 +574,11 @@ long netconn_call(struct sc_call *c)
 		return -ENETUNREACH;
 	int nonblock = fl >= 0 && (fl & O_NONBLOCK);
 	if (rep.err == EINPROGRESS && !nonblock) {
-		/* a blocking connect: wait here (this worker only), a signal
-		 * meant for the guest interrupts it as it would the kernel's */
-		for (;;) {
-			struct pollfd pf = { sfd, POLLOUT, 0 };
-			int pr = poll(&pf, 1, 50);
-			if (pr > 0)
-				break;
-			if (pr < 0 && errno != EINTR) {
-				close(sfd);
-				return -errno;
-			}
-			if (task_signal_pending(t) > 0) {
-				close(sfd);
-				return -EINTR;
-			}
-		}
-		int e = 0;
-		socklen_t l = sizeof e;
-		if (getsockopt(sfd, SOL_SOCKET, SO_ERROR, &e, &l) < 0)
-			e = errno;
+		/* a blocking connect: wait here (this worker only) */
+		long e = wait_connected(t, sfd);
 		if (e) {
 			close(sfd);
-			return -e;
+			return e;
 		}
 		rep.err = 0;
 	}

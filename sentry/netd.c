@@ -10,8 +10,15 @@
  * holds its own copy of the compiled egress policy, dies with the sentry
  * (PDEATHSIG, and EOF on the channel), and confines itself with a seccomp
  * allowlist: socket(AF_INET|AF_INET6, SOCK_STREAM|SOCK_DGRAM) (the type's
- * flags bits allowed), connect, setsockopt/getsockopt, recvmsg/sendmsg
- * on the channel, close, fcntl, exit. No file opens, no exec, no bind/listen.
+ * flags bits allowed), connect, bind/listen, setsockopt/getsockopt,
+ * recvmsg/sendmsg on the channel, close, fcntl, exit. No file opens, no exec.
+ *
+ * It also makes the guest's own connect (to its loopback), bind and listen
+ * of inet sockets, on the exact file the sentry pinned, after checking
+ * itself that the file is a socket of the guest's network namespace
+ * (on_guest_socket). The sentry cannot let those run natively after a check
+ * at its ptrace stop: the kernel looks the fd number up again, and another
+ * guest thread may have dup2()ed a socket netd made onto it meanwhile.
  *
  * One request: {family, type, protocol, destination, options}. Stream sockets
  * only: a connected UDP socket of the host's namespace in the guest's hands
@@ -50,6 +57,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
@@ -75,6 +85,8 @@ static int confine_netd(int chan, int dchan)
 		return -1;
 	static const int plain[] = {
 		SCMP_SYS(connect), SCMP_SYS(setsockopt), SCMP_SYS(getsockopt), SCMP_SYS(close),
+		/* on a guest socket the sentry pinned, after the cookie check */
+		SCMP_SYS(bind), SCMP_SYS(listen),
 		SCMP_SYS(fcntl), SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn),
 		SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(write), /* diagnostics on stderr */
 		/* DNS: its own UDP socket to the host's nameserver */
@@ -326,17 +338,85 @@ static int dns_request(int dchan, struct netpolicy *pol, struct dns_q *d)
 	return send_rep(dchan, &d->rep);
 }
 
+/* Network namespace cookies: the host's (netd's own) and the guest's (from
+ * the one GUESTNS request, before the guest exists; 0 = not yet). */
+static uint64_t g_host_ns, g_guest_ns;
+
+static uint64_t ns_cookie(int fd)
+{
+	uint64_t c = 0;
+	socklen_t l = sizeof c;
+	return getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &c, &l) == 0 ? c : 0;
+}
+
+/* GUESTNS, LOCAL_CONNECT, BIND, LISTEN: an errno for the reply. The call is
+ * made on the very file the sentry pinned (fd), and only on a socket of the
+ * guest's own network namespace: there nothing leaves the guest's loopback,
+ * whatever the address. A socket of the host's namespace (one netd made, or
+ * one the caller handed the guest as stdio) is never touched here. */
+static int on_guest_socket(const struct netd_req *q, ssize_t n, int fd)
+{
+	if (n != (ssize_t)sizeof *q || fd < 0)
+		return EINVAL;
+	uint64_t c = ns_cookie(fd);
+	if (q->op == NETD_GUESTNS) {
+		if (g_guest_ns || !c || c == g_host_ns)
+			return EPERM; /* once, and never the host's */
+		g_guest_ns = c;
+		return 0;
+	}
+	if (!g_guest_ns || !c || c != g_guest_ns)
+		return EPERM;
+	if (q->op == NETD_LISTEN)
+		return listen(fd, q->backlog) < 0 ? errno : 0;
+	if (q->addrlen > sizeof q->addr)
+		return EINVAL;
+	if (q->op == NETD_BIND)
+		return bind(fd, (const struct sockaddr *)q->addr, q->addrlen) < 0 ? errno : 0;
+	/* LOCAL_CONNECT: never block here (the sentry's worker waits for a
+	 * blocking guest); the file's status flags are put back at once */
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0)
+		return errno;
+	if (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return errno;
+	int e = connect(fd, (const struct sockaddr *)q->addr, q->addrlen) < 0 ? errno : 0;
+	if (!(fl & O_NONBLOCK))
+		(void)fcntl(fd, F_SETFL, fl);
+	return e;
+}
+
 static int serve_one(int chan, struct netpolicy *pol)
 {
 	struct netd_req q;
 	struct iovec qi = { &q, sizeof q };
-	struct msghdr qm = { .msg_iov = &qi, .msg_iovlen = 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} qu;
+	struct msghdr qm = { .msg_iov = &qi, .msg_iovlen = 1, .msg_control = qu.buf,
+			     .msg_controllen = sizeof qu.buf };
 	ssize_t n = recvmsg(chan, &qm, MSG_CMSG_CLOEXEC);
 	if (n == 0)
 		return -1; /* the sentry is gone */
 	if (n < 0)
 		return errno == EINTR ? 0 : -1;
+	int gfd = -1; /* a socket sent with the request */
+	struct cmsghdr *qc = CMSG_FIRSTHDR(&qm);
+	if (qc && qc->cmsg_level == SOL_SOCKET && qc->cmsg_type == SCM_RIGHTS &&
+	    qc->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&gfd, CMSG_DATA(qc), sizeof gfd);
 	struct netd_rep rep = { .err = ENETUNREACH, .rule = -1 };
+	if (n >= (ssize_t)sizeof q.op && q.op != NETD_CONNECT) {
+		rep.err = q.op >= NETD_GUESTNS && q.op <= NETD_LISTEN ? on_guest_socket(&q, n, gfd) : EINVAL;
+		if (gfd >= 0)
+			close(gfd);
+		struct iovec ri = { &rep, sizeof rep };
+		struct msghdr rm = { .msg_iov = &ri, .msg_iovlen = 1 };
+		return sendmsg(chan, &rm, MSG_NOSIGNAL) < 0 ? -1 : 0;
+	}
+	if (gfd >= 0)
+		close(gfd);
 	int s = -1;
 	struct netpol_addr a;
 	uint16_t port;
@@ -447,6 +527,14 @@ pid_t netd_start(const struct netpolicy *pol, int *chan_out, char *err, size_t e
 		sigset_t all;
 		sigfillset(&all);
 		sigprocmask(SIG_SETMASK, &all, NULL); /* the sentry's signals are not ours */
+		int probe = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		g_host_ns = probe >= 0 ? ns_cookie(probe) : 0;
+		if (probe >= 0)
+			close(probe);
+		if (!g_host_ns) {
+			fprintf(stderr, "moat-netd: no network namespace cookie (SO_NETNS_COOKIE)\n");
+			_exit(1);
+		}
 		if (confine_netd(chan, dchan) < 0) {
 			fprintf(stderr, "moat-netd: cannot confine itself\n");
 			_exit(1);

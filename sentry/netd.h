@@ -13,10 +13,18 @@ struct sc_call;
 
 #define NETD_MAX_OPTS 12
 
-enum { NETD_CONNECT = 0, NETD_RESOLVE = 1 };
+/* CONNECT: a new socket of the host's namespace, connected (policy).
+ * RESOLVE: a DNS question. GUESTNS: the one socket (SCM_RIGHTS) that names
+ * the guest's network namespace, sent once before the guest exists.
+ * LOCAL_CONNECT, BIND, LISTEN: that call on the socket sent with the
+ * request (the exact file the sentry pinned), done only when it belongs to
+ * the guest's network namespace (netd checks its cookie itself). */
+enum { NETD_CONNECT = 0, NETD_RESOLVE = 1, NETD_GUESTNS = 2, NETD_LOCAL_CONNECT = 3, NETD_BIND = 4,
+       NETD_LISTEN = 5 };
 
 struct netd_req {
-	int32_t op;               /* NETD_CONNECT or NETD_RESOLVE */
+	int32_t op;               /* NETD_* */
+	int32_t backlog;          /* LISTEN */
 	char name[256];           /* RESOLVE: the host name (NUL-terminated) */
 	int32_t qtype;            /* RESOLVE: 1 (A) or 28 (AAAA) */
 	int32_t family, type;     /* AF_INET/AF_INET6; SOCK_STREAM/SOCK_DGRAM */
@@ -77,9 +85,13 @@ int netconn_send_stop(struct sandbox *sb, struct task *t, void *regs, const void
  * audited) on a socket moat-netd made, whatever the address (it is in guest
  * memory), else 1. */
 int netconn_fastopen_stop(struct sandbox *sb, struct task *t, void *regs, const char *call);
-/* listen: refused (0, skipped and audited) on a socket moat-netd made (a
- * disconnected one would listen in the host's namespace), else 1. */
+/* listen: without netd, native (1). With netd, always turned into the net
+ * call (0): moat-netd listens on the exact file if it is the guest's, else
+ * EOPNOTSUPP (a disconnected netd socket would listen in the host's
+ * namespace; a check here and a native listen would race an fd swap). */
 int netconn_listen_stop(struct sandbox *sb, struct task *t, void *regs);
+/* bind with an inet address: as listen (0 = turned into the net call). */
+int netconn_bind_stop(struct sandbox *sb, struct task *t, void *regs, const void *sa, size_t len);
 /* fd: a socket of the guest's network namespace (the DNS stub's): its
  * netns cookie tells the guest's own sockets from moat-netd's. */
 void netconn_set_guest_netns(int fd);
@@ -90,5 +102,7 @@ void netconn_selftest(void);
 
 #define NETDNS_STUB_ADDR "127.0.0.53" /* in the guest netns, port 53/udp */
 #define MOAT_NET_CONNECT 0x6e6574 /* "net": arg0 of MOAT_SYS_LOADER for the net call */
+#define MOAT_NET_BIND 0x6e6562    /* the same for a bind */
+#define MOAT_NET_LISTEN 0x6e656c  /* the same for a listen */
 
 #endif

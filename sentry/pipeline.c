@@ -247,9 +247,18 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 		static const struct sysent net_ent = { .nr = MOAT_SYS_LOADER, .name = "connect",
 						       .nargs = 2, .args = { A_HEX, A_FD },
 						       .cls = SC_EMULATE };
-		if (c->args[0] == MOAT_NET_CONNECT) { /* a connect rewritten at its stop */
-			c->ent = &net_ent;
-			name = net_ent.name;
+		static const struct sysent bind_ent = { .nr = MOAT_SYS_LOADER, .name = "bind",
+							.nargs = 2, .args = { A_HEX, A_FD },
+							.cls = SC_EMULATE };
+		static const struct sysent listen_ent = { .nr = MOAT_SYS_LOADER, .name = "listen",
+							  .nargs = 2, .args = { A_HEX, A_FD },
+							  .cls = SC_EMULATE };
+		if (c->args[0] == MOAT_NET_CONNECT || c->args[0] == MOAT_NET_BIND ||
+		    c->args[0] == MOAT_NET_LISTEN) { /* a socket call rewritten at its stop */
+			c->ent = c->args[0] == MOAT_NET_BIND	 ? &bind_ent :
+				 c->args[0] == MOAT_NET_LISTEN ? &listen_ent :
+								 &net_ent;
+			name = c->ent->name;
 			ret = netconn_call(c);
 			if (ret == -ENOSYS)
 				decision = DEC_DENY;

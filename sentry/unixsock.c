@@ -283,6 +283,8 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 	if (len >= sizeof(sa_family_t) && (in.sun_family == AF_INET || in.sun_family == AF_INET6)) {
 		if (nr == __NR_connect && netconn_stop(sb, t, &regs, &in, len) == 0)
 			return; /* the egress policy decided (netconn.c) */
+		if (nr == __NR_bind && netconn_bind_stop(sb, t, &regs, &in, len) == 0)
+			return; /* with netd: bound by netd on the pinned file */
 		if (send_ && netconn_send_stop(sb, t, &regs, &in, len, call, (int)sflags) == 0)
 			return; /* a datagram out of the guest's loopback: no UDP egress */
 	}

@@ -250,13 +250,32 @@ for how in connect fastopen; do
 	*) fail "netd_socket_reaim_$how" "$out" ;;
 	esac
 done
-# KNOWN GAP (ARCHITECTURE.md "Known gaps"): the connect stop checks the
-# socket an fd number holds, the native connect looks the number up again;
-# another thread dup2()ing moat-netd's socket onto it in between reaches the
-# host's loopback (tests/syscalls/race_netfd.c). Run with MOAT_KNOWN_GAPS=1.
-if [ "${MOAT_KNOWN_GAPS:-0}" != 1 ]; then
-	skip netd_socket_fd_swap_race "known gap, run with MOAT_KNOWN_GAPS=1"
-elif [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/race_netfd" ]; then
+# ... nor bind there: a disconnected netd socket bound natively would hold a
+# port of the host's namespace (inet binds go through netd on the pinned
+# file, which binds only sockets of the guest's namespace).
+cat >"$T_TMP/rebind.py" <<'EOF2'
+import socket, ctypes, errno, sys
+far, fport = sys.argv[1], int(sys.argv[2])
+libc = ctypes.CDLL(None, use_errno=True)
+s = socket.socket(); s.connect((far, fport))
+libc.connect(s.fileno(), (ctypes.c_ubyte * 16)(), 16)  # AF_UNSPEC: disconnect
+try:
+    s.bind(("0.0.0.0", 0)); print("BOUND", s.getsockname()[1])
+except OSError as e: print(errno.errorcode.get(e.errno, str(e)))
+own = socket.socket(); own.bind(("127.0.0.1", 0)); own.listen(1); print("own", own.getsockname()[0])
+EOF2
+out=$(in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:ro" --net allow=10.200.0.2:"$fport" -- \
+	"$PY" /t/rebind.py 10.200.0.2 "$fport" </dev/null 2>&1 | tr '\n' ' ')
+case $out in
+"EINVAL own 127.0.0.1 ") ok netd_socket_no_bind ;;
+*) fail netd_socket_no_bind "$out" ;;
+esac
+# The connect stop checks the socket an fd number holds; the native connect
+# looks the number up again, so another thread dup2()ing moat-netd's socket
+# onto it in between makes a "loopback" connect in the host's namespace
+# (tests/syscalls/race_netfd.c; ARCHITECTURE.md, "Egress"). netd's locked
+# peer filter keeps the host's listener from ever completing the handshake.
+if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/race_netfd" ]; then
 	out=$(in_outer timeout 60 "$MOAT" run --bind "$SYSCALL_BIN:/t:ro" --net allow=10.200.0.2:"$fport" -- \
 		/t/race_netfd 10.200.0.2 "$fport" 127.0.0.1 "$lport" "${RACE_SECONDS:-5}" </dev/null 2>&1)
 	case $out in

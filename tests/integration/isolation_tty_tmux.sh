@@ -13,6 +13,13 @@ command -v tmux >/dev/null || { skip tmux "no tmux"; finish; }
 sock=$T_TMP/tmux.sock
 tm() { tmux -S "$sock" -f /dev/null "$@"; }
 at_exit "tmux -S $sock kill-server"
+# Hold a host pty of our own first: on a machine with no other terminal the
+# pane would get the host's pts/0 alone, and a moat that isolates nothing
+# would show the same "/dev/pts/0, listing 0 and ptmx" as the guest's devpts.
+"$PY" -c 'import os, time; os.openpty(); time.sleep(600)' </dev/null >/dev/null 2>&1 &
+ptyholder=$!
+at_exit "kill $ptyholder"
+for _ in $(seq 50); do ls -l /proc/$ptyholder/fd 2>/dev/null | grep -q ptmx && break; sleep 0.1; done
 
 # screen_has PATTERN [SECONDS]: wait until the pane shows PATTERN (grep -E)
 screen_has() {

@@ -1,7 +1,6 @@
 /*
- * race_netfd: the fd-number TOCTOU probe of the egress policy (KNOWN GAP).
- * NOT a differential test: run by tests/integration/isolation_net.sh only
- * with MOAT_KNOWN_GAPS=1, as it fails under moat today.
+ * race_netfd: the fd-number TOCTOU probe of the egress policy.
+ * NOT a differential test: run by tests/integration/isolation_net.sh.
  *
  *   race_netfd ALLOWED_IP ALLOWED_PORT TARGET_IP TARGET_PORT [SECONDS]
  *
@@ -15,11 +14,17 @@
  * number up again when the thread resumes. One thread here swaps fd T
  * between a fresh socket of the guest's own and moat-netd's socket (dup2)
  * while the main thread connects T to TARGET: when the swap lands between
- * the check and the native connect, the host's loopback answers.
+ * the check and the native connect, the connect runs on moat-netd's socket
+ * in the host's namespace. That race is not closed (ARCHITECTURE.md,
+ * "Egress"); what holds is netd's locked peer filter on the socket: the
+ * host's listener's SYN-ACK never gets in, so no handshake completes.
+ * SO_SNDTIMEO bounds each such connect (natively it would take minutes).
  *
  * Prints "REACHED" and exits 1 if a connect to TARGET succeeded (the guest's
  * own loopback has no listener there, so success means the host's), else
- * "not reached" and exits 0. Exit 2: set-up failed (the allowed connect).
+ * "not reached" and exits 0, with how many connects timed out (those ran
+ * on moat-netd's socket: the race was won, the filter held). Exit 2: set-up
+ * failed (the allowed connect).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,13 +80,15 @@ int main(int argc, char **argv)
 		perror("race_netfd: allowed connect");
 		return 2;
 	}
+	struct timeval tv = { .tv_sec = 0, .tv_usec = 300000 };
+	(void)setsockopt(hostfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 	struct sockaddr unspec = { .sa_family = AF_UNSPEC };
 	(void)connect(hostfd, &unspec, sizeof unspec); /* disconnect moat-netd's socket */
 	pthread_t th;
 	if (pthread_create(&th, NULL, flipper, NULL) != 0)
 		return 2;
 	time_t end = time(NULL) + secs;
-	long tries = 0, denied = 0;
+	long tries = 0, denied = 0, timedout = 0;
 	int reached = 0;
 	while (!reached && time(NULL) < end) {
 		tries++;
@@ -88,10 +96,12 @@ int main(int argc, char **argv)
 			reached = 1;
 		else if (errno == ENETUNREACH)
 			denied++;
+		else if (errno == EINPROGRESS || errno == EALREADY || errno == ETIMEDOUT)
+			timedout++;
 	}
 	atomic_store(&stop, 1);
 	pthread_join(th, NULL);
-	printf("%s after %ld connects (%ld denied at the stop)\n", reached ? "REACHED" : "not reached", tries,
-	       denied);
+	printf("%s after %ld connects (%ld denied at the stop, %ld on moat-netd's socket without an answer)\n",
+	       reached ? "REACHED" : "not reached", tries, denied, timedout);
 	return reached;
 }

@@ -57,7 +57,7 @@ struct net_pending {
 	int op;                   /* NETD_CONNECT, NETD_LOCAL_CONNECT, NETD_BIND, NETD_LISTEN */
 	int fd;
 	uint32_t len;
-	uint8_t addr[28];
+	uint8_t addr[128];
 	int rule;
 	int backlog;
 };
@@ -159,7 +159,33 @@ static int sock_kind(int hfd, int *domain, int *type)
 	return 0;
 }
 
+int netconn_strict(void)
+{
+	return g_chan >= 0;
+}
+
+int netconn_local(struct task *t, void *regsp, const void *sa, size_t len)
+{
+	if (len > sizeof ((struct net_pending *)0)->addr)
+		len = sizeof ((struct net_pending *)0)->addr;
+	arch_regs *regs = regsp;
+	return to_worker(t, regs, MOAT_NET_CONNECT, NETD_LOCAL_CONNECT, (int)REG_ARG0(*regs), sa, len, -1, 0);
+}
+
+static int decide_connect(struct sandbox *sb, struct task *t, void *regsp, const void *sa, size_t len);
+
+/* 1 (native) only without netd: with it, what decide_connect would let run
+ * natively is made by netd on the pinned file instead (the kernel then
+ * answers a short address, a family the socket does not have, a bad fd) */
 int netconn_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa, size_t len)
+{
+	int r = decide_connect(sb, t, regsp, sa, len);
+	if (r == 1 && g_chan >= 0)
+		return netconn_local(t, regsp, sa, len);
+	return r;
+}
+
+static int decide_connect(struct sandbox *sb, struct task *t, void *regsp, const void *sa, size_t len)
 {
 	arch_regs *regs = regsp;
 	struct netpol_addr a;
@@ -462,9 +488,21 @@ static long on_pinned(struct sc_call *c, const struct net_pending *pc)
 	memcpy(q.addr, pc->addr, pc->len);
 	struct netd_rep rep;
 	int sfd;
-	long r = ask_netd_fd(&q, &rep, &sfd, hfd);
-	if (sfd >= 0)
-		close(sfd);
+	long r;
+	for (;;) {
+		r = ask_netd_fd(&q, &rep, &sfd, hfd);
+		if (sfd >= 0)
+			close(sfd);
+		/* an AF_UNIX listener's backlog is full: netd's call does not
+		 * wait (EAGAIN), a blocking guest does, as on Linux */
+		if (r < 0 || pc->op != NETD_LOCAL_CONNECT || rep.err != EAGAIN || fl < 0 || (fl & O_NONBLOCK))
+			break;
+		if (task_signal_pending(c->task) > 0) {
+			close(hfd);
+			return -EINTR;
+		}
+		usleep(1000);
+	}
 	if (r < 0) {
 		close(hfd);
 		return r;
@@ -483,6 +521,12 @@ static long on_pinned(struct sc_call *c, const struct net_pending *pc)
 		 what);
 	if (pc->op == NETD_LOCAL_CONNECT && rep.err == EINPROGRESS && fl >= 0 && !(fl & O_NONBLOCK)) {
 		r = wait_connected(c->task, hfd);
+		if (r == 0) {
+			/* once more, now that it is done: the socket becomes
+			 * connected for the kernel (a later connect: EISCONN) */
+			if (ask_netd_fd(&q, &rep, &sfd, hfd) == 0 && sfd >= 0)
+				close(sfd);
+		}
 		close(hfd);
 		return r;
 	}

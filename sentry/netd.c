@@ -381,6 +381,15 @@ static int on_guest_socket(const struct netd_req *q, ssize_t n, int fd)
 	if (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
 		return errno;
 	int e = connect(fd, (const struct sockaddr *)q->addr, q->addrlen) < 0 ? errno : 0;
+	if (e == EINPROGRESS && !(fl & O_NONBLOCK)) {
+		/* a blocking guest: on its loopback the handshake is usually
+		 * done already; a second connect then answers it and makes
+		 * the socket connected for the kernel too (a later connect is
+		 * EISCONN, as after a blocking one) */
+		struct pollfd pf = { fd, POLLOUT, 0 };
+		if (poll(&pf, 1, 0) == 1)
+			e = connect(fd, (const struct sockaddr *)q->addr, q->addrlen) < 0 ? errno : 0;
+	}
 	if (!(fl & O_NONBLOCK))
 		(void)fcntl(fd, F_SETFL, fl);
 	return e;

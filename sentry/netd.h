@@ -29,7 +29,7 @@ struct netd_req {
 	int32_t qtype;            /* RESOLVE: 1 (A) or 28 (AAAA) */
 	int32_t family, type;     /* AF_INET/AF_INET6; SOCK_STREAM/SOCK_DGRAM */
 	uint32_t addrlen;
-	uint8_t addr[28];         /* sockaddr_in or sockaddr_in6 */
+	uint8_t addr[128];        /* sockaddr_in or sockaddr_in6 (LOCAL_CONNECT: any, as the guest gave it) */
 	uint32_t nopts;
 	struct {
 		int32_t level, name, val;
@@ -90,6 +90,13 @@ int netconn_fastopen_stop(struct sandbox *sb, struct task *t, void *regs, const 
  * EOPNOTSUPP (a disconnected netd socket would listen in the host's
  * namespace; a check here and a native listen would race an fd swap). */
 int netconn_listen_stop(struct sandbox *sb, struct task *t, void *regs);
+/* With netd running, no connect of the guest runs natively after a check
+ * (1 = strict): unixsock.c sends every connect to netconn_stop or
+ * netconn_local. */
+int netconn_strict(void);
+/* connect with any other address (copied once, len <= 128): made by netd on
+ * the pinned file (0: regs rewritten). */
+int netconn_local(struct task *t, void *regs, const void *sa, size_t len);
 /* bind with an inet address: as listen (0 = turned into the net call). */
 int netconn_bind_stop(struct sandbox *sb, struct task *t, void *regs, const void *sa, size_t len);
 /* fd: a socket of the guest's network namespace (the DNS stub's): its

@@ -11,6 +11,29 @@
 # answer, so every denial case fails without isolation.
 . "$(dirname "$0")/lib.sh"
 
+# With --net rules moat-netd makes every connect, inet bind and listen of the
+# guest on the file the worker pinned (ARCHITECTURE.md, "Egress"): the socket
+# conformance programs must still give native's output.
+conformance_with_netd() {
+	[ -n "${SYSCALL_BIN:-}" ] && [ -x "$SYSCALL_BIN/unix_socket" ] || {
+		skip conformance_with_netd "no SYSCALL_BIN"
+		return
+	}
+	cat >"$T_TMP/moat-net" <<EOF2
+#!/bin/bash
+if [ "\$1" = run ]; then shift; exec "$MOAT" run --net allow=192.0.2.1:9 "\$@"; fi
+exec "$MOAT" "\$@"
+EOF2
+	chmod +x "$T_TMP/moat-net"
+	local out
+	if out=$("$(dirname "$0")/../syscalls/run.sh" --bin "$SYSCALL_BIN" --moat "$T_TMP/moat-net" \
+		unix_socket unix_dgram inet_socket 2>&1); then
+		ok_sanity conformance_with_netd
+	else
+		fail conformance_with_netd "$(echo "$out" | grep -v '^ok' | head -5 | tr '\n' ' ')"
+	fi
+}
+
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
 	# Rootless: no test namespaces; the host's loopback only.
 	"$PY" -c '
@@ -29,6 +52,7 @@ except OSError as e: print(errno.errorcode.get(e.errno, str(e)))'
 	expect_eq rootless_default_refused "$(moat run -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" ECONNREFUSED
 	expect_eq rootless_allowall_refused "$(moat run --net allow=0.0.0.0/0 -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" ECONNREFUSED
 	SANITY=1 expect_eq rootless_named "$(moat run --net allow=127.0.0.1:"$lport" -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" HOST-BANNER
+	conformance_with_netd
 	skip namespaces "needs root and ip(8) for test network namespaces"
 	finish
 fi
@@ -516,4 +540,5 @@ if [ $rc -eq 2 ]; then ok publish_parse_error; else fail publish_parse_error "rc
 err=$(moat run --net allow=10.0.0.1/8 -- /bin/true 2>&1)
 rc=$?
 if [ $rc -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ]; then ok parse_error; else fail parse_error "rc=$rc $err"; fi
+conformance_with_netd
 finish

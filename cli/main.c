@@ -26,10 +26,14 @@ static const char usage_text[] =
 	"run options:\n"
 	"  --root DIR               root filesystem tree (read-only); default: the host's\n"
 	"                           system view (/usr /etc /opt ... read-only, no secrets)\n"
-	"  --bind SRC:DST[:ro|rw|cow]  make host SRC visible at DST (default ro;\n"
-	"                           repeatable); cow: the guest may change it freely,\n"
-	"                           the changes land in a scratch layer, SRC is never\n"
-	"                           written (take them out with --export)\n"
+	"  --bind SRC:DST[:ro|rw|cow][,shared|,exclusive]  make host SRC visible at\n"
+	"                           DST (default ro; repeatable); cow: the guest may\n"
+	"                           change it freely, the changes land in a scratch\n"
+	"                           layer, SRC is never written (take them out with\n"
+	"                           --export). shared (ro/rw): the guest sees the\n"
+	"                           host's changes at once (no cached lookups);\n"
+	"                           exclusive (the default): lookups are cached, host\n"
+	"                           changes during the run may be seen late or never\n"
 	"  --tmpfs DST[:size=N]     an empty in-memory file system at DST (mode 1777;\n"
 	"                           size default 512M; repeatable, ordered with --bind)\n"
 	"  --disk N                 cap the writable layer (/tmp, home, /dev/shm,\n"
@@ -118,22 +122,41 @@ static void parse_bind(struct sentry_config *c, const char *spec)
 	if (c->nbinds >= MAX_BINDS)
 		die_status(2, "too many --bind options (max %d)", MAX_BINDS);
 	char *s = xstrdup(spec);
-	char *src = s, *dst = strchr(s, ':'), *mode = NULL;
+	char *src = s, *dst = strchr(s, ':'), *opts = NULL;
 	if (!dst)
-		die_status(2, "--bind %s: expected SRC:DST[:ro|rw|cow]", spec);
+		die_status(2, "--bind %s: expected SRC:DST[:ro|rw|cow][,shared|,exclusive]", spec);
 	*dst++ = 0;
-	mode = strchr(dst, ':');
-	if (mode)
-		*mode++ = 0;
+	opts = strchr(dst, ':');
+	if (opts)
+		*opts++ = 0;
 	if (!*src || !*dst || src[0] != '/' || dst[0] != '/')
 		die_status(2, "--bind %s: SRC and DST must be absolute paths", spec);
-	if (mode && strcmp(mode, "ro") && strcmp(mode, "rw") && strcmp(mode, "cow"))
-		die_status(2, "--bind %s: mode must be ro, rw or cow", spec);
+	/* OPTS: a comma list of at most one mode (ro, rw, cow) and at most one
+	 * cache policy (shared, exclusive) */
+	const char *mode = NULL, *policy = NULL;
+	for (char *o = opts, *next; o; o = next) {
+		next = strchr(o, ',');
+		if (next)
+			*next++ = 0;
+		const char **slot = !strcmp(o, "ro") || !strcmp(o, "rw") || !strcmp(o, "cow") ? &mode :
+				    !strcmp(o, "shared") || !strcmp(o, "exclusive") ? &policy : NULL;
+		if (!slot)
+			die_status(2, "--bind %s: unknown option '%s' (expected ro, rw or cow, "
+				   "and shared or exclusive)", spec, o);
+		if (*slot)
+			die_status(2, "--bind %s: '%s' and '%s' both given", spec, *slot, o);
+		*slot = o;
+	}
+	int shared = policy && !strcmp(policy, "shared");
+	if (shared && mode && !strcmp(mode, "cow"))
+		die_status(2, "--bind %s: a cow mount cannot be shared (overlayfs does not "
+			   "follow host changes to its lower layer)", spec);
 	struct bind_spec *b = &c->binds[c->nbinds++];
 	b->src = src;
 	b->dst = dst;
 	b->writable = mode && strcmp(mode, "rw") == 0;
 	b->cow = mode && strcmp(mode, "cow") == 0;
+	b->shared = shared;
 }
 
 /* "123", "64K", "64M", "1G"; exit 2 on anything else */

@@ -5,8 +5,14 @@
  * one rwlock (lookups run concurrently on the sentry's worker threads).
  *
  * Rules (enforced by the callers in fs/vfs.c and the handlers):
- *  - read-only mounts: everything is cached (the guest cannot change them);
- *  - writable mounts: everything is cached too, but the final component of a
+ *  - shared mounts (--bind ...:ro,shared / rw,shared: the host may change them
+ *    while the sandbox runs): nothing is cached, positive, negative or link
+ *    target (mnt_dc_get, mnt_dc_neg, be_put); only what the same walk's gofer
+ *    walk stat'ed a moment before is reused, until that walk ends
+ *    (struct vfs_shared_scratch);
+ *  - exclusive read-only mounts: everything is cached (the guest cannot
+ *    change them; what the host changes may be seen late or never);
+ *  - exclusive writable mounts: everything is cached too, but the final component of a
  *    stat-like call is re-stat'ed (WALK_FRESH: file sizes and times change by
  *    native write()), and every mutation the sentry performs invalidates the
  *    names it touches (rename: both names and their subtrees), after the

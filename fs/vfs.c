@@ -329,6 +329,7 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 		d->can_write = d->writable;
 		d->dev = m[i].kind == VFS_MNT_GOFER && m[i].dev;
 		d->private_fs = m[i].kind == VFS_MNT_GOFER && m[i].private_fs;
+		d->shared = m[i].kind == VFS_MNT_GOFER && m[i].shared;
 		snprintf(d->src, sizeof d->src, "%s", d->dev ? "dev" : d->private_fs ? "tmpfs" :
 			 m[i].kind == VFS_MNT_PROC ? "proc" : "moat");
 		d->target = m[i].target ? xstrdup(m[i].target) : NULL;
@@ -715,13 +716,67 @@ static void node_set(struct vfs_node *n, const char *path, const struct vfs_moun
 	}
 }
 
+/* The dentry cache as one mount may use it: a shared mount's entries are
+ * never stored nor read (the host may change them at any time). */
+static int mnt_dc_get(struct vfs *v, const struct vfs_mount *m, const char *rel,
+		      struct stat *st, int *neg, char *link, size_t linklen)
+{
+	return !m->shared && dcache_get(v->dc, m->idx, rel, st, neg, link, linklen);
+}
+
+static void mnt_dc_neg(struct vfs *v, unsigned long gen, const struct vfs_mount *m,
+		       const char *rel)
+{
+	if (!m->shared)
+		dcache_put(v->dc, gen, m->idx, rel, NULL, 1, NULL);
+}
+
 static void be_put(struct vfs *v, unsigned long gen, const struct vfs_mount *m, const char *rel,
 		   struct stat *st, const char *link)
 {
 	if (m->private_fs)
 		note_private_dev(v, st->st_dev);
 	vfs_map_stat(v, st);
-	dcache_put(v->dc, gen, m->idx, rel, st, 0, S_ISLNK(st->st_mode) ? link : NULL);
+	if (!m->shared)
+		dcache_put(v->dc, gen, m->idx, rel, st, 0, S_ISLNK(st->st_mode) ? link : NULL);
+}
+
+/* The current walk's scratch (NULL outside a walk). */
+static _Thread_local struct vfs_shared_scratch *tl_scratch;
+
+struct vfs_shared_scratch *vfs_scratch_begin(struct vfs_shared_scratch *s)
+{
+	struct vfs_shared_scratch *prev = tl_scratch;
+
+	s->idx = -1;
+	tl_scratch = s;
+	return prev;
+}
+
+void vfs_scratch_end(struct vfs_shared_scratch *prev)
+{
+	tl_scratch = prev;
+}
+
+/* A shared mount's rel in this walk's scratch: 1 found (*st), 0 missing,
+ * -1 not there. */
+static int scratch_get(struct vfs *v, const struct vfs_mount *m, const char *rel,
+		       struct stat *st)
+{
+	struct vfs_shared_scratch *s = tl_scratch;
+	size_t len = strlen(rel);
+	int k = 0;
+
+	if (!s || s->idx != m->idx || s->v != v || !len || strncmp(s->batch, rel, len) ||
+	    (s->batch[len] && s->batch[len] != '/'))
+		return -1;
+	for (const char *c = rel; *c; c++)
+		k += *c == '/';
+	if (k < s->n) {
+		*st = s->st[k];
+		return 1;
+	}
+	return k == s->n && s->err == -ENOENT ? 0 : -1;
 }
 
 /* lstat rel on a gofer mount, through the cache; batches `ahead` components
@@ -732,20 +787,24 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 	int neg = 0;
 	int r;
 
+	/* a shared mount: nothing cached, but what this walk's own gofer walk
+	 * saw a moment ago (the components ahead of an earlier one) */
+	if (m->shared && (r = scratch_get(v, m, rel, st)) >= 0)
+		return r;
 	if (!((flags & WALK_FRESH) && m->writable) &&
-	    dcache_get(v->dc, m->idx, rel, st, &neg, NULL, 0))
+	    mnt_dc_get(v, m, rel, st, &neg, NULL, 0))
 		return !neg;
 
 	/* taken before the backend answers: see dcache.h */
 	unsigned long gen = dcache_gen(v->dc);
 	if (vfs_direct_absent(v, m, rel)) {
-		dcache_put(v->dc, gen, m->idx, rel, NULL, 1, NULL);
+		mnt_dc_neg(v, gen, m, rel);
 		return 0;
 	}
 	if ((flags & WALK_FRESH) || !*rel) {
 		r = VFS_BE(v, lstat, m->export, rel, st);
 		if (r == -ENOENT) {
-			dcache_put(v->dc, gen, m->idx, rel, NULL, 1, NULL);
+			mnt_dc_neg(v, gen, m, rel);
 			return 0;
 		}
 		if (r < 0)
@@ -802,7 +861,7 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		pre[plen] = 0;
 		if (i == w->n) {
 			if (w->err == -ENOENT && !vfs_is_hidden(m, pre))
-				dcache_put(v->dc, gen, m->idx, pre, NULL, 1, NULL);
+				mnt_dc_neg(v, gen, m, pre);
 			break;
 		}
 		be_put(v, gen, m, pre, &w->st[i], i == w->n - 1 ? w->link : NULL);
@@ -812,6 +871,15 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 			break;
 		pre[plen++] = '/';
 		c = e + 1;
+	}
+	struct vfs_shared_scratch *s = tl_scratch;
+	if (m->shared && s) {
+		s->v = v;
+		s->idx = m->idx;
+		s->n = w->n < ncomp ? w->n : ncomp;
+		s->err = w->n < ncomp ? w->err : 0;
+		memcpy(s->batch, batch, len + 1);
+		memcpy(s->st, w->st, s->n * sizeof *s->st); /* mapped by be_put */
 	}
 	int got = w->n, err = w->err;
 	free(w);
@@ -915,7 +983,7 @@ long vfs_node_readlink(struct vfs *v, struct task *t, const struct vfs_node *n,
 	case VN_BACKEND: {
 		char link[PATH_MAX];
 		int neg;
-		if (dcache_get(v->dc, n->mnt->idx, n->rel, NULL, &neg, link, sizeof link) && !neg) {
+		if (mnt_dc_get(v, n->mnt, n->rel, NULL, &neg, link, sizeof link) && !neg) {
 			size_t l = strlen(link);
 			if (l) {
 				if (l > len)
@@ -1111,8 +1179,8 @@ int vfs_refind_dir(struct vfs *v, struct task *t, int fd, const struct stat *st,
 		return -ENOENT;
 	if (oldpath) {
 		const struct vfs_mount *m = vfs_mount_for(v, oldpath);
-		if (!m || m->kind != VFS_MNT_GOFER || !m->writable)
-			return -ESTALE; /* nothing renames in a read-only mount */
+		if (!m || m->kind != VFS_MNT_GOFER || !(m->writable || m->shared))
+			return -ESTALE; /* nothing renames in a read-only exclusive mount */
 		return refind_in(v, t, fd, st, m, n);
 	}
 	/* no name recorded (the inode map is bounded and forgot it): try the
@@ -1266,7 +1334,8 @@ int vfs_cwd_node(struct vfs *v, struct task *t, struct vfs_node *n)
 			r = -ENOENT;
 		/* hold the object of a cwd in a writable mount (the start-up
 		 * --workdir, set by name): from now on it follows renames */
-		if (r == 0 && !dev && !ino && n->kind == VN_BACKEND && n->mnt->writable &&
+		if (r == 0 && !dev && !ino && n->kind == VN_BACKEND &&
+		    (n->mnt->writable || n->mnt->shared) &&
 		    S_ISDIR(n->st.st_mode))
 			vfs_cwd_set(v, t, n, -1);
 		return r;
@@ -1302,7 +1371,8 @@ int vfs_cwd_set(struct vfs *v, struct task *t, const struct vfs_node *n, int hos
 	struct fs_ctx *fs = t->fs;
 	int fd = -1;
 
-	if (n->kind == VN_BACKEND && n->mnt->writable && S_ISDIR(n->st.st_mode)) {
+	if (n->kind == VN_BACKEND && (n->mnt->writable || n->mnt->shared) &&
+	    S_ISDIR(n->st.st_mode)) {
 		if (hostfd >= 0) {
 			fd = fcntl(hostfd, F_DUPFD_CLOEXEC, 0);
 		} else {
@@ -1357,7 +1427,7 @@ static struct vfs_mount *mount_at(struct vfs *v, const char *path)
 
 /* Append a mount (mount_lock held). */
 static int mount_append(struct vfs *v, const char *path, int kind, int export,
-			int writable, int can_write, int dev, int private_fs,
+			int writable, int can_write, int dev, int private_fs, int shared,
 			char *const *hidden, const char *src, int cache_idx)
 {
 	struct vfs_mount *d;
@@ -1376,6 +1446,7 @@ static int mount_append(struct vfs *v, const char *path, int kind, int export,
 	d->can_write = can_write;
 	d->dev = dev;
 	d->private_fs = private_fs;
+	d->shared = shared;
 	d->guest = 1;
 	snprintf(d->src, sizeof d->src, "%s", src);
 	if (hidden) {
@@ -1397,7 +1468,7 @@ int vfs_mount_tmpfs(struct vfs *v, const char *path, int rdonly, const char *src
 	pthread_mutex_lock(&v->mount_lock);
 	if (v->nspare > 0) {
 		r = mount_append(v, path, VFS_MNT_GOFER, v->spare[v->nspare - 1], !rdonly, 1,
-				 0, 1, NULL, src && *src && strlen(src) < 32 ? src : "tmpfs", -1);
+				 0, 1, 0, NULL, src && *src && strlen(src) < 32 ? src : "tmpfs", -1);
 		if (!r)
 			v->nspare--;
 	}
@@ -1415,7 +1486,7 @@ int vfs_mount_bind(struct vfs *v, const char *srcpath, const char *path, int rdo
 		r = -EINVAL;   /* only a whole gofer mount is bound again */
 	else
 		r = mount_append(v, path, s->kind, s->export, s->writable && !rdonly,
-				 s->can_write, s->dev, s->private_fs, s->hidden, s->src,
+				 s->can_write, s->dev, s->private_fs, s->shared, s->hidden, s->src,
 				 s->idx /* the same files: the same dentry cache entries */);
 	pthread_mutex_unlock(&v->mount_lock);
 	return r;

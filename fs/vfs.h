@@ -44,6 +44,8 @@ struct vfs_mount_spec {
 				    * host file: real chmod/chown, and guest root
 				    * keeps its override there. 0 (host files):
 				    * virtual owners and set-id bits, no override */
+	int shared;                /* GOFER: the host may change it while the sandbox
+				    * runs: nothing about it is cached (fs/dcache.h) */
 	const char *const *hidden; /* GOFER: relative paths that do not exist
 				    * (ENOENT, left out of getdents), or NULL */
 	const char *target;        /* SYMLINK: link target; PROC: NULL for /proc

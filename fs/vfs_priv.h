@@ -48,6 +48,20 @@ struct vfs {
 	_Atomic unsigned long long pts_dev; /* vfs_pts_dev: 0 = not asked yet */
 };
 
+/* What one walk learned of shared mounts (see fs/dcache.h): the stats of
+ * the components of `batch` from one gofer walk, kept only until that walk
+ * (vfs_walk) ends, so a path is one round trip and not one per component. */
+struct vfs_shared_scratch {
+	const struct vfs *v;
+	int idx;                 /* the mount's dcache key; -1: empty */
+	int n, err;              /* as in struct gofer_walk */
+	char batch[VFS_PATH_MAX];
+	struct stat st[GOFER_WALK_MAX]; /* guest view (ids mapped) */
+};
+/* Begin a walk's scope (returns the enclosing one, for vfs_scratch_end). */
+struct vfs_shared_scratch *vfs_scratch_begin(struct vfs_shared_scratch *s);
+void vfs_scratch_end(struct vfs_shared_scratch *prev);
+
 /* fs/directfs.c: 0 with a read-only host fd of n (owner and group in the
  * guest's view), or -EAGAIN: ask the gofer. */
 int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd, struct stat *st);

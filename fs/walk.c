@@ -43,6 +43,7 @@ struct walk {
 	char rem[2][2 * PATH_MAX];
 	char cand[VFS_PATH_MAX];
 	char link[PATH_MAX];
+	struct vfs_shared_scratch ss;
 };
 
 static int start_node(struct vfs *v, struct task *t, int dirfd, const char *path,
@@ -88,6 +89,7 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 	if (path[0] == '/' && (flags & WALK_BENEATH))
 		return -EXDEV;
 	w = xmalloc(sizeof *w);
+	struct vfs_shared_scratch *prev = vfs_scratch_begin(&w->ss);
 	r = start_node(v, t, dirfd, path, flags, w);
 	if (r < 0)
 		goto out;
@@ -282,6 +284,7 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 		p = e;
 	}
 out:
+	vfs_scratch_end(prev);
 	free(w);
 	return r;
 }

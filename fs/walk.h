@@ -45,6 +45,7 @@ struct vfs_mount {
 	_Atomic int writable;    /* changes with a guest's remount */
 	int dev;
 	int private_fs;          /* see vfs_mount_spec */
+	int shared;              /* see vfs_mount_spec: never cached */
 	char **hidden;           /* NULL-terminated, or NULL */
 	char *target;            /* SYMLINK */
 	int can_write;           /* the export takes writes (a remount may make it rw) */

@@ -40,6 +40,7 @@ struct bind_spec {
 	char *dst;     /* absolute guest path */
 	int writable;
 	int cow;       /* :cow, a copy-on-write view (gofer overlayfs) */
+	int shared;    /* ,shared: no cached lookups (host changes seen at once) */
 	int tmpfs;     /* --tmpfs DST[:size=N]: src is NULL */
 	unsigned long long size; /* tmpfs: bytes, 0 = the default */
 };

@@ -7,7 +7,8 @@
  * tmpfs exports); /dev device nodes (gofer device export) plus fd/std*
  * symlinks; synthetic /proc. Nothing else of the host exists.
  * --root DIR: DIR read-only at "/", plus the same /tmp, /dev and /proc.
- * --bind SRC:DST[:ro|rw] mounts go last (they hide what is below them).
+ * --bind SRC:DST[:ro|rw|cow][,shared] mounts go last (they hide what is below
+ * them); a shared one is looked up afresh every time (fs/dcache.h).
  */
 #include "sentry/sentry.h"
 #include "sentry/netpolicy.h"
@@ -320,6 +321,13 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 			v->exports[e].cow_prefix = "";
 		}
 		add_mount(&b, dst, VFS_MNT_GOFER, e, bs->writable || bs->cow, 0, NULL, NULL);
+		if (bs->shared) {
+			/* no cached lookups: see fs/dcache.h */
+			v->mounts[v->nmounts - 1].shared = 1;
+			int n = snprintf(b.desc + b.dlen, sizeof b.desc - b.dlen, "shared;");
+			if (n > 0 && b.dlen + n < sizeof b.desc)
+				b.dlen += n;
+		}
 		free(rp);
 	}
 	/* spare private tmpfs exports for the guest's own mount(2) of a

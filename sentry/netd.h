@@ -13,13 +13,22 @@ struct sc_call;
 
 #define NETD_MAX_OPTS 12
 
-enum { NETD_CONNECT = 0, NETD_RESOLVE = 1 };
+enum { NETD_CONNECT = 0, NETD_RESOLVE = 1, NETD_SEND = 2, NETD_DISCONNECT = 3 };
+
+/* NETD_SEND: one UDP datagram, the payload after the request in the same
+ * SEQPACKET message. With a socket attached (SCM_RIGHTS: one moat-netd made
+ * earlier, held by the guest) netd sends from a twin on its port; without one
+ * it makes the guest's socket (q.family, q.opts applied, bound, shut for
+ * writing), sends from a twin, and hands it back. NETD_DISCONNECT:
+ * connect(AF_UNSPEC) on the attached socket. */
+#define NETD_MAX_DGRAM 65536
 
 struct netd_req {
 	int32_t op;               /* NETD_CONNECT or NETD_RESOLVE */
 	char name[256];           /* RESOLVE: the host name (NUL-terminated) */
 	int32_t qtype;            /* RESOLVE: 1 (A) or 28 (AAAA) */
 	int32_t family, type;     /* AF_INET/AF_INET6; SOCK_STREAM/SOCK_DGRAM */
+	int32_t flags;            /* SEND: the guest's MSG_* flags (netd keeps a safe few) */
 	uint32_t addrlen;
 	uint8_t addr[28];         /* sockaddr_in or sockaddr_in6 */
 	uint32_t nopts;
@@ -36,6 +45,7 @@ struct netd_rep {
 	int32_t rcode;
 	uint32_t ttl, naddr, nrefused;
 	uint8_t addrs[16][16];
+	int64_t sent;             /* SEND: bytes sent */
 };
 
 #define NETDNS_MAX_ADDRS 16
@@ -68,11 +78,19 @@ void netconn_init(const struct netpolicy *pol, int netd_chan);
  * net call below). */
 struct user_regs_struct;
 int netconn_stop(struct sandbox *sb, struct task *t, void *regs, const void *sa, size_t len);
-/* sendto/sendmsg with an inet address on a datagram socket (netconn.c): the
- * guest's own loopback stays native (1); anything else is skipped with
- * ENETUNREACH and audited (0): there is no UDP egress. */
-int netconn_send_stop(struct sandbox *sb, struct task *t, void *regs, const void *sa, size_t len,
-		      const char *call, int flags);
+/* sendto/sendmsg/sendmmsg at their stop (unixsock.c), before anything else
+ * looks at the address. kind: NETSEND_TO/MSG/MMSG. 1 = not a datagram send
+ * moat-netd is concerned with (the caller goes on), 0 = decided (regs
+ * rewritten: skipped with an errno, or turned into the net send call).
+ *   - a socket moat-netd made (the host's netns), UDP: never native (the
+ *     msghdr and the address are in guest memory); every such send becomes
+ *     the net send call, the address copied here once;
+ *   - the guest's own inet datagram socket with an inet address: the guest's
+ *     loopback stays native (1), an allowed destination becomes the net send
+ *     call (a netd socket, shut for writing, replaces the guest's), anything
+ *     else ENETUNREACH. */
+enum { NETSEND_TO = 1, NETSEND_MSG = 2, NETSEND_MMSG = 3 };
+int netconn_send_stop(struct sandbox *sb, struct task *t, void *regs, int kind);
 /* sendto/sendmsg/sendmmsg with MSG_FASTOPEN: refused (0, skipped and
  * audited) on a socket moat-netd made, whatever the address (it is in guest
  * memory), else 1. */
@@ -80,6 +98,9 @@ int netconn_fastopen_stop(struct sandbox *sb, struct task *t, void *regs, const 
 /* listen: refused (0, skipped and audited) on a socket moat-netd made (a
  * disconnected one would listen in the host's namespace), else 1. */
 int netconn_listen_stop(struct sandbox *sb, struct task *t, void *regs);
+/* bind: refused (0, skipped and audited) on a socket moat-netd made (a
+ * disconnected UDP one would bind a port of the host's namespace), else 1. */
+int netconn_bind_stop(struct sandbox *sb, struct task *t, void *regs);
 /* fd: a socket of the guest's network namespace (the DNS stub's): its
  * netns cookie tells the guest's own sockets from moat-netd's. */
 void netconn_set_guest_netns(int fd);
@@ -90,5 +111,8 @@ void netconn_selftest(void);
 
 #define NETDNS_STUB_ADDR "127.0.0.53" /* in the guest netns, port 53/udp */
 #define MOAT_NET_CONNECT 0x6e6574 /* "net": arg0 of MOAT_SYS_LOADER for the net call */
+#define MOAT_NET_SEND 0x6e6575    /* arg0 of MOAT_SYS_LOADER for the net send call (arg2: kind) */
+/* The rewritten send (MOAT_SYS_LOADER, MOAT_NET_SEND, fd, kind): worker. */
+long netconn_send_call(struct sc_call *c);
 
 #endif

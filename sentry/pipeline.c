@@ -247,10 +247,28 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 		static const struct sysent net_ent = { .nr = MOAT_SYS_LOADER, .name = "connect",
 						       .nargs = 2, .args = { A_HEX, A_FD },
 						       .cls = SC_EMULATE };
+		static const struct sysent send_ents[3] = {
+			{ .nr = MOAT_SYS_LOADER, .name = "sendto", .nargs = 3, .args = { A_HEX, A_FD, A_INT },
+			  .cls = SC_EMULATE },
+			{ .nr = MOAT_SYS_LOADER, .name = "sendmsg", .nargs = 3, .args = { A_HEX, A_FD, A_INT },
+			  .cls = SC_EMULATE },
+			{ .nr = MOAT_SYS_LOADER, .name = "sendmmsg", .nargs = 3, .args = { A_HEX, A_FD, A_INT },
+			  .cls = SC_EMULATE },
+		};
 		if (c->args[0] == MOAT_NET_CONNECT) { /* a connect rewritten at its stop */
 			c->ent = &net_ent;
 			name = net_ent.name;
 			ret = netconn_call(c);
+			if (ret == -ENOSYS)
+				decision = DEC_DENY;
+			goto reply;
+		}
+		if (c->args[0] == MOAT_NET_SEND) { /* a UDP send rewritten at its stop */
+			c->ent = c->args[2] >= NETSEND_TO && c->args[2] <= NETSEND_MMSG ?
+					 &send_ents[c->args[2] - NETSEND_TO] :
+					 &net_ent;
+			name = c->ent->name;
+			ret = netconn_send_call(c);
 			if (ret == -ENOSYS)
 				decision = DEC_DENY;
 			goto reply;

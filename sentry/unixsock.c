@@ -33,7 +33,8 @@
  * stop): a path on an AF_UNIX datagram socket resolves as for connect and the
  * address (for sendmsg, a copy of the msghdr pointing at it) is rewritten
  * the same way; an inet destination of a datagram socket meets the egress
- * policy (netconn_send_stop). recvfrom with an address buffer on an AF_UNIX
+ * policy (netconn_send_stop, which sees every sendto with an address,
+ * sendmsg and sendmmsg first: UDP egress). recvfrom with an address buffer on an AF_UNIX
  * socket runs to its syscall exit (PTRACE_SYSCALL), where a source address
  * that is one of our abstract names is rewritten to its bound path. Gaps:
  * recvmsg/recvmmsg still show the abstract name, sendmmsg to a path resolves
@@ -236,6 +237,7 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 	uint64_t aptr;
 	size_t len;
 	struct msghdr mh;
+	int mh_ok = 1;
 	const char *call;
 	switch (nr) {
 	case __NR_bind:
@@ -247,9 +249,9 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 		aptr = REG_ARG4(regs), len = REG_ARG5(regs), call = "sendto";
 		break;
 	case __NR_sendmsg:
-		if (guest_read(t->tid, REG_ARG1(regs), &mh, sizeof mh) < 0)
-			return; /* the kernel answers EFAULT */
-		aptr = (uint64_t)(uintptr_t)mh.msg_name, len = mh.msg_namelen, call = "sendmsg";
+		mh_ok = guest_read(t->tid, REG_ARG1(regs), &mh, sizeof mh) == 0;
+		aptr = mh_ok ? (uint64_t)(uintptr_t)mh.msg_name : 0, len = mh_ok ? mh.msg_namelen : 0;
+		call = "sendmsg";
 		break;
 	case __NR_sendmmsg:
 		aptr = 0, len = 0, call = "sendmmsg"; /* stops only with MSG_FASTOPEN */
@@ -270,8 +272,24 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 	if ((send_ || nr == __NR_sendmmsg) && (sflags & MSG_FASTOPEN) &&
 	    netconn_fastopen_stop(sb, t, &regs, call) == 0)
 		return; /* a fast-open connect from moat-netd's socket */
-	if (nr == __NR_sendmmsg)
+	/* inet datagrams: the egress policy, and every send on a UDP socket
+	 * moat-netd made (its msghdr and address are in guest memory) */
+	if ((send_ || nr == __NR_sendmmsg) &&
+	    netconn_send_stop(sb, t, &regs,
+			      nr == __NR_sendto ? NETSEND_TO : nr == __NR_sendmsg ? NETSEND_MSG : NETSEND_MMSG) == 0)
 		return;
+	if (nr == __NR_sendmmsg || !mh_ok)
+		return; /* native (an unreadable msghdr: the kernel gives EFAULT) */
+	if (nr == __NR_bind && netconn_bind_stop(sb, t, &regs) == 0)
+		return; /* a moat-netd socket would bind in the host's namespace */
+	if (nr == __NR_connect && len <= sizeof(struct sockaddr_storage)) {
+		/* every family: a moat-netd socket takes no unchecked address */
+		struct sockaddr_storage ss;
+		memset(&ss, 0, sizeof ss);
+		int ok = !len || guest_read(t->tid, aptr, &ss, len) == 0;
+		if (netconn_stop(sb, t, &regs, ok ? &ss : NULL, len) == 0)
+			return; /* the egress policy decided (netconn.c) */
+	}
 	if (!aptr || (send_ && !len))
 		return; /* no address: native */
 	struct sockaddr_un in, out;
@@ -280,12 +298,6 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 		return; /* not an AF_UNIX address we map; the kernel answers */
 	if (guest_read(t->tid, aptr, &in, len) < 0)
 		return; /* native: the kernel gives EFAULT */
-	if (len >= sizeof(sa_family_t) && (in.sun_family == AF_INET || in.sun_family == AF_INET6)) {
-		if (nr == __NR_connect && netconn_stop(sb, t, &regs, &in, len) == 0)
-			return; /* the egress policy decided (netconn.c) */
-		if (send_ && netconn_send_stop(sb, t, &regs, &in, len, call, (int)sflags) == 0)
-			return; /* a datagram out of the guest's loopback: no UDP egress */
-	}
 	int stype = 0;
 	if (nr == __NR_connect || nr == __NR_bind || send_) {
 		if (!(in.sun_family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) &&

@@ -29,6 +29,40 @@ except OSError as e: print(errno.errorcode.get(e.errno, str(e)))'
 	expect_eq rootless_default_refused "$(moat run -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" ECONNREFUSED
 	expect_eq rootless_allowall_refused "$(moat run --net allow=0.0.0.0/0 -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" ECONNREFUSED
 	SANITY=1 expect_eq rootless_named "$(moat run --net allow=127.0.0.1:"$lport" -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" HOST-BANNER
+	# UDP egress on the host's loopback: an echo allowed by a /udp rule, a
+	# sink that gets nothing from a moat-netd socket however it is aimed
+	"$PY" -c '
+import socket, sys, os
+e = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); e.bind(("127.0.0.1", 0))
+k = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); k.bind(("127.0.0.1", 0))
+open(sys.argv[1] + ".t", "w").write("%d %d" % (e.getsockname()[1], k.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+import select
+while True:
+    for s in select.select([e, k], [], [])[0]:
+        d, a = s.recvfrom(65536)
+        if s is e: s.sendto(d, a)
+        else: open(sys.argv[2], "ab").write(d[:16] + b"\n")' "$T_TMP/u.ports" "$T_TMP/u.sink" </dev/null >/dev/null 2>&1 &
+	at_exit "kill -9 $!"
+	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/u.ports" ] && break; sleep 0.1; done
+	read -r ueport usport <"$T_TMP/u.ports"
+	if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_udp" ]; then
+		nat=$("$SYSCALL_BIN/probe_udp" echo 127.0.0.1 "$ueport" </dev/null 2>&1)
+		got=$(moat run --bind "$SYSCALL_BIN:/t:ro" --net allow=127.0.0.1:"$ueport"/udp -- \
+			/t/probe_udp echo 127.0.0.1 "$ueport" </dev/null 2>&1)
+		if [ "$(echo "$nat" | grep -c '^ok ')" -eq 9 ] && [ "$got" = "$nat" ]; then ok_sanity rootless_udp_echo
+		else fail rootless_udp_echo "$(echo "$got" | grep -v '^ok' | head -3 | tr '\n' ' ')"; fi
+		for mode in reaim swaprace; do
+			rm -f "$T_TMP/u.sink"
+			got=$(moat run --bind "$SYSCALL_BIN:/t:ro" --net allow=127.0.0.1:"$ueport"/udp -- \
+				/t/probe_udp "$mode" 127.0.0.1 "$ueport" 127.0.0.1 "$usport" </dev/null 2>&1)
+			sleep 0.3
+			if [ -s "$T_TMP/u.sink" ]; then fail "rootless_udp_$mode" "the sink got: $(sort "$T_TMP/u.sink" | uniq -c | head -3 | tr '\n' ' ')"
+			elif ! echo "$got" | grep -q 'done$'; then fail "rootless_udp_$mode" "$(echo "$got" | tail -3 | tr '\n' ' ')"
+			else ok "rootless_udp_$mode"; fi
+		done
+	else
+		skip rootless_udp "no SYSCALL_BIN/probe_udp"
+	fi
 	skip namespaces "needs root and ip(8) for test network namespaces"
 	finish
 fi

@@ -254,7 +254,7 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 		call = "sendmsg";
 		break;
 	case __NR_sendmmsg:
-		aptr = 0, len = 0, call = "sendmmsg"; /* stops only with MSG_FASTOPEN */
+		aptr = 0, len = 0, call = "sendmmsg"; /* UDP egress and MSG_FASTOPEN only */
 		break;
 	case __NR_recvfrom:
 		recv_stop(t, &regs);

@@ -2,6 +2,7 @@
 # bench/net.sh: egress and socket costs, native against moat (issue 10).
 #   connect_echo_close  N x (connect to an allowed 127.0.0.1 port, 1-byte echo, close), ns each
 #   stream              MIB MiB over one allowed connection, MiB/s
+#   udp_sendto_recv     N x (UDP sendto the allowed 127.0.0.1 port, recv the echo), ns each
 #   dgram_*             AF_UNIX datagrams by path (ptrace stops under moat), ns per round trip
 # usage: bench/net.sh [--build DIR] [--runs R] [--iters N] [--mib MIB] [--runsc PATH]
 # The server runs on the host's loopback outside the sandbox; moat reaches it
@@ -48,6 +49,7 @@ printf '%-28s %14s %14s %8s\n' measure native moat ratio
 declare -A res
 for w in $wheres; do
 	res[$w,connect]=$(for ((r = 0; r < runs; r++)); do run "$w" connect "$port" "$iters" | awk '{print $2}'; done | median)
+	res[$w,udp]=$(for ((r = 0; r < runs; r++)); do run "$w" udp "$port" "$iters" | awk '{print $2}'; done | median)
 	res[$w,stream]=$(for ((r = 0; r < runs; r++)); do run "$w" stream "$port" "$mib" | awk '{print $(NF-1)}'; done | median)
 	d=$([ "$w" = native ] && echo "$tmp" || echo /w)
 	[ "$w" = runsc ] && d=$tmp
@@ -56,7 +58,7 @@ for w in $wheres; do
 		res[$w,$k]=$(grep "^$k " "$tmp/dg.$w" | awk '{print $2}' | median)
 	done
 done
-for k in connect stream dgram_sendto_path_recvfrom dgram_sendmsg_noaddr_recv dgram_send_recv; do
+for k in connect udp stream dgram_sendto_path_recvfrom dgram_sendmsg_noaddr_recv dgram_send_recv; do
 	n=${res[native,$k]} m=${res[moat,$k]}
 	unit=ns
 	[ "$k" = stream ] && unit=MiB/s

@@ -2,6 +2,8 @@
  *   net_loop serve PORTFILE         echo/stream server on 127.0.0.1 (run outside the sandbox)
  *   net_loop connect PORT [N]       N x (connect, 1-byte echo, close)
  *   net_loop stream PORT [MIB]      read MIB MiB from the server over one connection
+ *   net_loop udp PORT [N]           N x (sendto 127.0.0.1:PORT 64 bytes, recv the echo): UDP
+ *                                   egress through moat-netd (the server echoes UDP on PORT too)
  *   net_loop dgram DIR [N]          AF_UNIX datagrams in DIR: N x sendto(path)+recvfrom(addr),
  *                                   then N x sendmsg without an address + recv (the cost
  *                                   every sendmsg pays now that it is a ptrace stop)
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -51,6 +54,18 @@ int main(int argc, char **argv)
 		if (bind(s, (struct sockaddr *)&a, sizeof a) < 0 || listen(s, 128) < 0)
 			return 1;
 		getsockname(s, (struct sockaddr *)&a, &l);
+		int u = socket(AF_INET, SOCK_DGRAM, 0); /* UDP echo on the same port */
+		if (bind(u, (struct sockaddr *)&a, sizeof a) == 0 && fork() == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL); /* ends with the server */
+			for (;;) {
+				struct sockaddr_in from;
+				socklen_t fl = sizeof from;
+				ssize_t n = recvfrom(u, buf, sizeof buf, 0, (struct sockaddr *)&from, &fl);
+				if (n >= 0)
+					sendto(u, buf, (size_t)n, 0, (struct sockaddr *)&from, fl);
+			}
+		}
+		close(u);
 		FILE *f = fopen(argv[2], "w");
 		fprintf(f, "%d\n", ntohs(a.sin_port));
 		fclose(f);
@@ -113,6 +128,23 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	int port = atoi(argv[2]);
+	if (!strcmp(argv[1], "udp")) {
+		int n = argc > 3 ? atoi(argv[3]) : 2000;
+		struct sockaddr_in a = lo(port);
+		int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		struct timeval tv = { 5, 0 };
+		setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+		memset(buf, 'u', 64);
+		double t0 = bench_now_ns();
+		for (int i = 0; i < n; i++) {
+			if (sendto(s, buf, 64, 0, (struct sockaddr *)&a, sizeof a) != 64 || recv(s, buf, sizeof buf, 0) != 64) {
+				perror("udp");
+				return 1;
+			}
+		}
+		bench_report("udp_sendto_recv", t0, bench_now_ns(), n);
+		return 0;
+	}
 	if (!strcmp(argv[1], "connect")) {
 		long n = bench_iters(argc - 2, argv + 2, 2000);
 		double t0 = bench_now_ns();

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 /* xxHash inlined: one small hash function compiled in, instead of a shared
  * library mapped privately into every sentry and gofer (~60 KiB PSS each). */
 #define XXH_INLINE_ALL
@@ -86,19 +87,42 @@ int read_all(int fd, void *buf, size_t len)
 
 #define MAX_FDS 8
 
-static long send_fds_how(int sock, const void *buf, size_t len, const int *fds, int nfds, int mm);
+int send_fd_number(int sock, int fd)
+{
+	char m[1 + sizeof fd], ack;
+	m[0] = 'L';
+	memcpy(m + 1, &fd, sizeof fd);
+	if (write(sock, m, sizeof m) != (ssize_t)sizeof m)
+		return -errno;
+	for (;;) {
+		ssize_t r = read(sock, &ack, 1);
+		if (r == 1)
+			return 0;
+		if (r == 0)
+			return -EPIPE;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+int take_fd_number(int sock, pid_t pid, const char *num)
+{
+	int n;
+	memcpy(&n, num, sizeof n);
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd < 0)
+		return -errno;
+	int fd = (int)syscall(SYS_pidfd_getfd, pfd, n, 0);
+	int e = errno;
+	close(pfd);
+	if (write(sock, "k", 1) != 1 && fd >= 0) {
+		close(fd);
+		return -EPIPE;
+	}
+	return fd < 0 ? -e : fd;
+}
 
 long send_fds(int sock, const void *buf, size_t len, const int *fds, int nfds)
-{
-	return send_fds_how(sock, buf, len, fds, nfds, 0);
-}
-
-long send_fds_mm(int sock, const void *buf, size_t len, const int *fds, int nfds)
-{
-	return send_fds_how(sock, buf, len, fds, nfds, 1);
-}
-
-static long send_fds_how(int sock, const void *buf, size_t len, const int *fds, int nfds, int mm)
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	union {
@@ -119,15 +143,7 @@ static long send_fds_how(int sock, const void *buf, size_t len, const int *fds, 
 		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
 	}
 	for (;;) {
-		ssize_t n;
-		if (mm) {
-			struct mmsghdr one = { .msg_hdr = msg };
-			n = sendmmsg(sock, &one, 1, MSG_NOSIGNAL);
-			if (n == 1)
-				n = one.msg_len;
-		} else {
-			n = sendmsg(sock, &msg, MSG_NOSIGNAL);
-		}
+		ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		return n < 0 ? -errno : n;

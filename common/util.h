@@ -47,7 +47,13 @@ long send_fds(int sock, const void *buf, size_t len, const int *fds, int nfds);
 /* The same with sendmmsg: for a process under the guest's filter, where
  * every sendmsg is a ptrace stop (the listener fd goes to the sentry before
  * its tracer runs). */
-long send_fds_mm(int sock, const void *buf, size_t len, const int *fds, int nfds);
+/* A filtered child hands fd to its tracer (who may pidfd_getfd it) without
+ * a send*msg: writes "L" and the number on sock, waits for one byte back.
+ * 0 or -errno. */
+int send_fd_number(int sock, int fd);
+/* The other side: num (the int after "L"), taken from pid with
+ * pidfd_getfd, then the byte the child waits for. The fd or -errno. */
+int take_fd_number(int sock, pid_t pid, const char *num);
 long recv_fds(int sock, void *buf, size_t len, int *fds, int *nfds_inout);
 
 #endif

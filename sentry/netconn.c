@@ -20,6 +20,21 @@
  * non-blocking socket answers EINPROGRESS at once and the guest polls the
  * replaced fd. netd checks the destination again against its own copy of the
  * policy: the sentry asks, netd decides.
+ *
+ * With netd running (netconn_strict) nothing the guest does with an inet
+ * socket that could reach the host's namespace runs natively after a check
+ * made here: every connect, every bind with a non-AF_UNIX address and every
+ * listen are made by netd on the file the worker pins (on_pinned: NETD_
+ * LOCAL_CONNECT, NETD_BIND, NETD_LISTEN, only on a socket of the guest's
+ * netns), and a TCP fast open is refused.
+ *
+ * UDP egress (netconn_send_stop, netconn_send_call): sendto/sendmsg/sendmmsg
+ * with an allowed inet address on the guest's own datagram socket, and every
+ * send on a UDP socket moat-netd made, become MOAT_SYS_LOADER(MOAT_NET_SEND,
+ * fd, kind) at their stop (the msghdr and address read once); the worker
+ * copies the payload and netd sends it (netd.c: the guest's socket is shut
+ * for writing, a twin on its port sends). A connected UDP socket is not
+ * forwarded (connect: ENETUNREACH).
  */
 #include "sentry/netd.h"
 #include "sentry/netpolicy.h"
@@ -32,6 +47,7 @@
 #include "common/log.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -54,12 +70,15 @@ static pthread_mutex_t g_dmu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t g_pol_mu = PTHREAD_MUTEX_INITIALIZER; /* DNS answers change g_pol */
 
 struct net_pending {
-	int op;                   /* NETD_CONNECT, NETD_LOCAL_CONNECT, NETD_BIND, NETD_LISTEN */
+	int op;       /* NETD_CONNECT, NETD_LOCAL_CONNECT, NETD_BIND, NETD_LISTEN, NETD_SEND */
 	int fd;
-	uint32_t len;
+	int kind;     /* NETD_SEND: NETSEND_* */
+	uint32_t len; /* 0: no address (a send on a moat-netd socket) */
 	uint8_t addr[128];
 	int rule;
 	int backlog;
+	int flags;                       /* a send's MSG_* flags */
+	uint64_t buf, buflen, iov, iovlen, mmsg; /* where its payload is */
 };
 
 /* The guest's network namespace, by cookie (SO_NETNS_COOKIE; 0 = unknown). */
@@ -98,6 +117,25 @@ void netconn_set_guest_netns(int fd)
 		close(sfd);
 }
 
+/* Skip the stopped call with err, audited. */
+static int skip_call(struct sandbox *sb, struct task *t, arch_regs *regs, const char *call,
+		     const char *args, int err, const char *note)
+{
+	REG_SYSNO(*regs) = -1; /* skip */
+	REG_RET(*regs) = -err;
+	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+	audit_event(sb->audit, sb, t, t->tid, call, args, DEC_DENY, -err, note);
+	return 0;
+}
+
+static void set_pending(struct task *t, struct net_pending *p)
+{
+	pthread_mutex_lock(&t->lock);
+	free(t->net_pending);
+	t->net_pending = p;
+	pthread_mutex_unlock(&t->lock);
+}
+
 /* Turn the stopped call into MOAT_SYS_LOADER(marker, fd): a worker runs it
  * on the file it pins (netconn_call), never the kernel on the fd number. */
 static int to_worker(struct task *t, arch_regs *regs, uint64_t marker, int op, int fd, const void *sa,
@@ -111,10 +149,7 @@ static int to_worker(struct task *t, arch_regs *regs, uint64_t marker, int op, i
 		memcpy(p->addr, sa, len);
 	p->rule = rule;
 	p->backlog = backlog;
-	pthread_mutex_lock(&t->lock);
-	free(t->net_pending);
-	t->net_pending = p;
-	pthread_mutex_unlock(&t->lock);
+	set_pending(t, p);
 	REG_SYSNO(*regs) = MOAT_SYS_LOADER;
 	REG_ARG0(*regs) = marker;
 	REG_ARG1(*regs) = (uint64_t)fd;
@@ -230,10 +265,11 @@ static int decide_connect(struct sandbox *sb, struct task *t, void *regsp, const
 	describe(&a, port, type, dest, sizeof dest);
 	snprintf(args, sizeof args, "%d, %s", fd, dest);
 	if (rule >= 0 && type != SOCK_STREAM) {
-		/* no UDP egress (netd.c): a connected host UDP socket could be
-		 * re-aimed anywhere with sendto/sendmsg */
+		/* a connected UDP socket of the host's namespace would send with
+		 * write()/send(), which run natively: only sendto/sendmsg with
+		 * an address are forwarded (netconn_send_stop) */
 		rule = -1;
-		why = "UDP egress is not forwarded (DNS: the stub)";
+		why = "connected UDP egress is not forwarded (sendto/sendmsg with the address are)";
 	}
 	if (rule < 0 || g_chan < 0) {
 		REG_SYSNO(*regs) = -1; /* skip */
@@ -250,55 +286,142 @@ static int decide_connect(struct sandbox *sb, struct task *t, void *regsp, const
 	return to_worker(t, regs, MOAT_NET_CONNECT, NETD_CONNECT, fd, sa, keep, rule, 0);
 }
 
-int netconn_send_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa, size_t len,
-		      const char *call, int flags)
+static const char *const send_names[] = { "connect", "sendto", "sendmsg", "sendmmsg" };
+
+/* The "native" answers below (1) are decisions about an fd number and an
+ * address in guest memory, and with netd running another thread can dup2 a
+ * socket of the host's namespace onto that number, or rewrite the address or
+ * msghdr, between this stop and the kernel's lookup. That is safe here, and
+ * unlike connect/bind/listen (unixsock.c strict_connect, on_pinned) needs no
+ * netd call, because no native send on a socket netd made can reach the
+ * host's network with an address the guest chose:
+ *   - a moat-netd UDP socket is shut for writing (netd.c udp_guest_socket):
+ *     every native send on it is EPIPE, whatever address and flags;
+ *   - a moat-netd TCP socket is connected by netd to an allowed destination
+ *     (or not connected at all): TCP ignores a send's address except with
+ *     MSG_FASTOPEN, which is refused whenever netd runs, on any socket
+ *     (netconn_fastopen_stop runs before this; the flags are a register,
+ *     read once). An unconnected one answers EPIPE/ENOTCONN.
+ * On the guest's own sockets a native send stays in its namespace (loopback
+ * only). The caller's stdio, if it is a host socket, is a known gap of its
+ * own (ARCHITECTURE "Known gaps"). */
+int netconn_send_stop(struct sandbox *sb, struct task *t, void *regsp, int kind)
 {
 	arch_regs *regs = regsp;
-	struct netpol_addr a;
-	uint16_t port;
-	if (netpol_from_sockaddr(sa, len, &a, &port) < 0)
-		return 1; /* short address: the kernel answers EINVAL */
+	const char *call = send_names[kind];
 	int fd = (int)REG_ARG0(*regs);
 	int hfd = task_getfd(t, fd);
 	if (hfd < 0)
-		return 1;
+		return 1; /* the kernel answers EBADF */
 	int domain = 0, type = 0;
 	int r = sock_kind(hfd, &domain, &type);
 	int host = r == 0 && host_socket(hfd);
 	close(hfd);
-	sa_family_t fam;
-	memcpy(&fam, sa, sizeof fam);
-	if (r < 0 || domain != fam)
-		return 1; /* the kernel answers */
-	/* A stream socket ignores the address, except with MSG_FASTOPEN on an
-	 * unconnected one, which connects to it: on the guest's own sockets that
-	 * stays in its namespace, on moat-netd's it would be an unchecked
-	 * connect from the host's. */
-	if (type != SOCK_DGRAM && !(host && (flags & MSG_FASTOPEN)))
-		return 1;
+	if (r < 0 || (domain != AF_INET && domain != AF_INET6) || type != SOCK_DGRAM)
+		return 1; /* not an inet datagram socket: the caller goes on */
+	/* What the kernel would read from guest memory, read once here. */
+	uint64_t aptr = 0, alen = 0, buf = 0, buflen = 0, iov = 0, iovlen = 0, mmsg = 0, ctl = 0;
+	int flags, readok = 1;
+	struct msghdr mh;
+	if (kind == NETSEND_TO) {
+		buf = REG_ARG1(*regs), buflen = REG_ARG2(*regs), flags = (int)REG_ARG3(*regs);
+		aptr = REG_ARG4(*regs), alen = REG_ARG5(*regs);
+	} else {
+		flags = (int)(kind == NETSEND_MSG ? REG_ARG2(*regs) : REG_ARG3(*regs));
+		if (kind == NETSEND_MMSG && REG_ARG2(*regs) == 0)
+			return 1; /* vlen 0: nothing is read or sent */
+		mmsg = REG_ARG1(*regs);
+		readok = guest_read(t->tid, REG_ARG1(*regs), &mh, sizeof mh) == 0;
+		if (readok) {
+			aptr = (uint64_t)(uintptr_t)mh.msg_name, alen = mh.msg_namelen;
+			iov = (uint64_t)(uintptr_t)mh.msg_iov, iovlen = mh.msg_iovlen;
+			ctl = mh.msg_controllen;
+			if (!aptr)
+				alen = 0; /* the kernel ignores a length without a name */
+		}
+	}
+	char args[200], dest[96], note[160];
+	snprintf(args, sizeof args, "%d", fd);
+	if (!readok) {
+		if (!host)
+			return 1; /* the guest's own socket: the kernel answers EFAULT */
+		return skip_call(sb, t, regs, call, args, EFAULT, "moat-netd UDP socket: unreadable msghdr");
+	}
+	if (!host && (!aptr || !alen))
+		return 1; /* the guest's own socket, no address: native */
+	union {
+		struct sockaddr_storage ss;
+		uint8_t b[sizeof(struct sockaddr_storage)];
+	} sa;
+	memset(&sa, 0, sizeof sa);
+	struct netpol_addr a;
+	uint16_t port = 0;
+	int parsed = -1;
+	if (aptr && alen) {
+		if (alen > sizeof sa || guest_read(t->tid, aptr, &sa, alen) < 0) {
+			if (!host)
+				return 1; /* the kernel answers (EINVAL, EFAULT) */
+			return skip_call(sb, t, regs, call, args, alen > sizeof sa ? EINVAL : EFAULT,
+					 "moat-netd UDP socket: bad address");
+		}
+		parsed = netpol_from_sockaddr(&sa, alen, &a, &port);
+		if (parsed < 0) {
+			if (!host)
+				return 1; /* the guest's own socket: the kernel answers */
+			/* a socket of the host's namespace: nothing but a checked
+			 * inet address goes on (AF_UNSPEC would be read as AF_INET) */
+			return skip_call(sb, t, regs, call, args,
+					 sa.ss.ss_family == AF_INET || sa.ss.ss_family == AF_INET6 ? EINVAL :
+												       EAFNOSUPPORT,
+					 "moat-netd UDP socket: not an inet address");
+		}
+		if (!host && sa.ss.ss_family != domain)
+			return 1; /* the guest's own socket, mismatched family: the kernel answers */
+	}
+	int rule = -1;
 	const char *why = NULL;
-	pthread_mutex_lock(&g_pol_mu);
-	int rule = g_pol ? netpolicy_match(g_pol, &a, port, NP_UDP, &why) : -1;
-	pthread_mutex_unlock(&g_pol_mu);
-	const char *special = netpolicy_special(&a);
-	static const uint8_t zero[16];
-	if (rule < 0 && special && !host &&
-	    (!strcmp(special, "host loopback") || !strcmp(special, "multicast") ||
-	     !memcmp(a.a, zero, sizeof zero)))
-		return 1; /* the guest's own loopback (the DNS stub is there; its
-			   * multicast routes lead only to lo) */
-	if (type != SOCK_DGRAM)
-		why = "TCP fast open on a moat-netd socket";
-	else if (rule >= 0)
-		why = "UDP egress is not forwarded (DNS: the stub)";
-	char dest[96], args[200], note[128];
-	describe(&a, port, type, dest, sizeof dest);
-	snprintf(args, sizeof args, "%d, %s", fd, dest);
-	REG_SYSNO(*regs) = -1; /* skip */
-	REG_RET(*regs) = -ENETUNREACH;
+	if (parsed == 0) {
+		pthread_mutex_lock(&g_pol_mu);
+		rule = g_pol ? netpolicy_match(g_pol, &a, port, NP_UDP, &why) : -1;
+		pthread_mutex_unlock(&g_pol_mu);
+		const char *special = netpolicy_special(&a);
+		static const uint8_t zero[16];
+		if (rule < 0 && special && !host &&
+		    (!strcmp(special, "host loopback") || !strcmp(special, "multicast") ||
+		     !memcmp(a.a, zero, sizeof zero)))
+			return 1; /* the guest's own loopback (the DNS stub is there; its
+				   * multicast routes lead only to lo) */
+		describe(&a, port, SOCK_DGRAM, dest, sizeof dest);
+		snprintf(args, sizeof args, "%d, %s", fd, dest);
+		if (rule < 0 || g_chan < 0) {
+			snprintf(note, sizeof note, "egress denied: %s", why ? why : "--net none");
+			return skip_call(sb, t, regs, call, args, ENETUNREACH, note);
+		}
+	}
+	if (ctl)
+		return skip_call(sb, t, regs, call, args, EOPNOTSUPP,
+				 "egress: control messages are not forwarded on UDP egress");
+	/* an allowed destination, or any send on a moat-netd UDP socket: the
+	 * net send call (a worker) sends a copy, through moat-netd when there
+	 * is an address */
+	struct net_pending *p = xcalloc(1, sizeof *p);
+	p->op = NETD_SEND;
+	p->fd = fd;
+	p->kind = kind;
+	p->rule = rule;
+	p->flags = flags;
+	p->buf = buf, p->buflen = buflen, p->iov = iov, p->iovlen = iovlen, p->mmsg = mmsg;
+	if (parsed == 0) {
+		size_t keep = sa.ss.ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+		p->len = (uint32_t)keep;
+		memcpy(p->addr, &sa, keep);
+	}
+	set_pending(t, p);
+	REG_SYSNO(*regs) = MOAT_SYS_LOADER;
+	REG_ARG0(*regs) = MOAT_NET_SEND;
+	REG_ARG1(*regs) = (uint64_t)fd;
+	REG_ARG2(*regs) = (uint64_t)kind;
 	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
-	snprintf(note, sizeof note, "egress denied: %s", why ? why : "--net none");
-	audit_event(sb->audit, sb, t, t->tid, call, args, DEC_DENY, -ENETUNREACH, note);
 	return 0;
 }
 
@@ -316,11 +439,20 @@ int netconn_bind_stop(struct sandbox *sb, struct task *t, void *regsp, const voi
 {
 	(void)sb;
 	arch_regs *regs = regsp;
-	sa_family_t fam;
-	memcpy(&fam, sa, sizeof fam);
-	size_t keep = fam == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
-	if (g_chan < 0 || len < keep)
-		return 1; /* native (a short address: the kernel answers EINVAL) */
+	if (g_chan < 0)
+		return 1; /* no netd: no socket of the host's namespace to bind */
+	/* with netd, never native (any family, any length: unixsock.c copied
+	 * the address once); an inet address is cut to its family's sockaddr
+	 * (the kernel ignores the rest), anything else goes as given and the
+	 * kernel answers on the pinned file */
+	sa_family_t fam = 0;
+	if (len >= sizeof fam)
+		memcpy(&fam, sa, sizeof fam);
+	size_t keep = fam == AF_INET ? sizeof(struct sockaddr_in) : fam == AF_INET6 ? sizeof(struct sockaddr_in6) : len;
+	if (len < keep)
+		keep = len;
+	if (keep > sizeof ((struct net_pending *)0)->addr)
+		keep = sizeof ((struct net_pending *)0)->addr;
 	return to_worker(t, regs, MOAT_NET_BIND, NETD_BIND, (int)REG_ARG0(*regs), sa, keep, -1, 0);
 }
 
@@ -375,34 +507,38 @@ static const struct {
 	{ IPPROTO_IPV6, IPV6_V6ONLY },
 };
 
-static int ask_netd_fd(struct netd_req *q, struct netd_rep *rep, int *sfd, int sendfd)
+/* One request to moat-netd: q, then payload (NETD_SEND), with fd attached
+ * (SCM_RIGHTS) when fd >= 0; the reply and a socket it attached (*sfd). */
+static int ask_netd_with(struct netd_req *q, const void *payload, size_t plen, int fd,
+			 struct netd_rep *rep, int *sfd)
 {
 	*sfd = -1;
-	struct iovec iov = { q, sizeof *q };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct iovec iov[2] = { { q, sizeof *q }, { (void *)payload, plen } };
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = plen ? 2 : 1 };
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
-	} u;
-	if (sendfd >= 0) {
-		memset(&u, 0, sizeof u);
-		m.msg_control = u.buf;
-		m.msg_controllen = sizeof u.buf;
-		struct cmsghdr *sc = CMSG_FIRSTHDR(&m);
-		sc->cmsg_level = SOL_SOCKET;
-		sc->cmsg_type = SCM_RIGHTS;
-		sc->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(sc), &sendfd, sizeof sendfd);
+	} u, v;
+	if (fd >= 0) {
+		memset(&v, 0, sizeof v);
+		m.msg_control = v.buf;
+		m.msg_controllen = sizeof v.buf;
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof fd);
 	}
 	int dns = q->op == NETD_RESOLVE;
 	int chan = dns ? g_dchan : g_chan;
 	pthread_mutex_t *mu = dns ? &g_dmu : &g_mu;
 	pthread_mutex_lock(mu);
 	ssize_t n = sendmsg(chan, &m, MSG_NOSIGNAL);
-	if (n == (ssize_t)sizeof *q) {
-		iov.iov_base = rep;
-		iov.iov_len = sizeof *rep;
-		memset(&u, 0, sizeof u);
+	if (n == (ssize_t)(sizeof *q + plen)) {
+		struct iovec ri = { rep, sizeof *rep };
+		memset(&m, 0, sizeof m);
+		m.msg_iov = &ri;
+		m.msg_iovlen = 1;
 		m.msg_control = u.buf;
 		m.msg_controllen = sizeof u.buf;
 		n = recvmsg(chan, &m, MSG_CMSG_CLOEXEC);
@@ -418,9 +554,32 @@ static int ask_netd_fd(struct netd_req *q, struct netd_rep *rep, int *sfd, int s
 	return 0;
 }
 
+/* The guest socket's options netd carries over to the socket it makes. */
+static void fill_opts(int hfd, int domain, int type, struct netd_req *q)
+{
+	for (size_t i = 0; i < sizeof copied_opts / sizeof copied_opts[0]; i++) {
+		int v = 0;
+		socklen_t l = sizeof v;
+		if ((copied_opts[i].level == IPPROTO_TCP && type != SOCK_STREAM) ||
+		    (copied_opts[i].level == IPPROTO_IPV6 && domain != AF_INET6))
+			continue;
+		if (getsockopt(hfd, copied_opts[i].level, copied_opts[i].name, &v, &l) < 0)
+			continue;
+		q->opts[q->nopts].level = copied_opts[i].level;
+		q->opts[q->nopts].name = copied_opts[i].name;
+		q->opts[q->nopts].val = v;
+		q->nopts++;
+	}
+}
+
+static int ask_netd_fd(struct netd_req *q, struct netd_rep *rep, int *sfd, int sendfd)
+{
+	return ask_netd_with(q, NULL, 0, sendfd, rep, sfd);
+}
+
 static int ask_netd(struct netd_req *q, struct netd_rep *rep, int *sfd)
 {
-	return ask_netd_fd(q, rep, sfd, -1);
+	return ask_netd_with(q, NULL, 0, -1, rep, sfd);
 }
 
 int netconn_ask(struct netd_req *q, struct netd_rep *rep, int *sfd)
@@ -541,9 +700,9 @@ long netconn_call(struct sc_call *c)
 	struct net_pending *p = t->net_pending;
 	t->net_pending = NULL;
 	pthread_mutex_unlock(&t->lock);
-	if (!p || c->args[1] != (uint64_t)p->fd) {
+	if (!p || c->args[1] != (uint64_t)p->fd || p->op == NETD_SEND) {
 		free(p);
-		return -ENOSYS; /* not from a connect stop: an unknown call */
+		return -ENOSYS; /* not from a connect/bind/listen stop: an unknown call */
 	}
 	struct net_pending pc = *p;
 	free(p);
@@ -590,19 +749,7 @@ long netconn_call(struct sc_call *c)
 	q.type = type;
 	q.addrlen = pc.len;
 	memcpy(q.addr, pc.addr, pc.len);
-	for (size_t i = 0; i < sizeof copied_opts / sizeof copied_opts[0]; i++) {
-		int v = 0;
-		socklen_t l = sizeof v;
-		if ((copied_opts[i].level == IPPROTO_TCP && type != SOCK_STREAM) ||
-		    (copied_opts[i].level == IPPROTO_IPV6 && domain != AF_INET6))
-			continue;
-		if (getsockopt(hfd, copied_opts[i].level, copied_opts[i].name, &v, &l) < 0)
-			continue;
-		q.opts[q.nopts].level = copied_opts[i].level;
-		q.opts[q.nopts].name = copied_opts[i].name;
-		q.opts[q.nopts].val = v;
-		q.nopts++;
-	}
+	fill_opts(hfd, domain, type, &q);
 	close(hfd);
 	struct netd_rep rep;
 	int sfd;
@@ -633,6 +780,151 @@ long netconn_call(struct sc_call *c)
 	c->out_fd_flags = guest_fd_cloexec(t, pc.fd) ? O_CLOEXEC : 0;
 	c->out_fd_value = 1;
 	return rep.err ? -rep.err : 0;
+}
+
+/* The payload of a send, copied once: sendto's buffer, or the iovecs of
+ * sendmsg's msghdr / sendmmsg's first one (the iovec array read once). */
+static long gather(struct sc_call *c, const struct net_pending *p, uint8_t *out, size_t cap)
+{
+	if (p->kind == NETSEND_TO) {
+		if (p->buflen > cap)
+			return -EMSGSIZE;
+		if (p->buflen && sc_read_guest(c, p->buf, out, p->buflen) < 0)
+			return -EFAULT;
+		return (long)p->buflen;
+	}
+	if (p->iovlen > 1024)
+		return -EMSGSIZE; /* UIO_MAXIOV */
+	if (!p->iovlen)
+		return 0;
+	struct iovec *v = xcalloc(p->iovlen, sizeof *v);
+	long n = 0;
+	if (sc_read_guest(c, p->iov, v, p->iovlen * sizeof *v) < 0)
+		n = -EFAULT;
+	for (uint64_t i = 0; n >= 0 && i < p->iovlen; i++) {
+		if (v[i].iov_len > cap - (size_t)n) {
+			n = -EMSGSIZE;
+			break;
+		}
+		if (v[i].iov_len && sc_read_guest(c, (uint64_t)(uintptr_t)v[i].iov_base, out + n, v[i].iov_len) < 0)
+			n = -EFAULT;
+		else
+			n += (long)v[i].iov_len;
+	}
+	free(v);
+	return n;
+}
+
+long netconn_send_call(struct sc_call *c)
+{
+	struct task *t = c->task;
+	pthread_mutex_lock(&t->lock);
+	struct net_pending *p = t->net_pending;
+	t->net_pending = NULL;
+	pthread_mutex_unlock(&t->lock);
+	if (!p || p->op != NETD_SEND || c->args[1] != (uint64_t)p->fd || c->args[2] != (uint64_t)p->kind ||
+	    p->kind < NETSEND_TO || p->kind > NETSEND_MMSG) {
+		free(p);
+		return -ENOSYS; /* not from a send stop: an unknown call */
+	}
+	struct net_pending pc = *p;
+	free(p);
+	struct netpol_addr a;
+	uint16_t port = 0;
+	char dest[96];
+	if (pc.len) {
+		netpol_from_sockaddr(pc.addr, pc.len, &a, &port);
+		describe(&a, port, SOCK_DGRAM, dest, sizeof dest);
+		if (snprintf(c->note, sizeof c->note, "%s rule %d (%.60s)", dest, pc.rule,
+			     g_pol && pc.rule >= 0 ? g_pol->rules[pc.rule].text : "") >= (int)sizeof c->note)
+			c->note[sizeof c->note - 1] = '\0';
+	} else {
+		snprintf(c->note, sizeof c->note, "moat-netd UDP socket, no address: never connected by moat (EDESTADDRREQ)");
+	}
+	int hfd = sc_getfd(c, pc.fd);
+	if (hfd < 0)
+		return -EBADF;
+	int domain = 0, type = 0;
+	long r = sock_kind(hfd, &domain, &type);
+	if (r < 0 || type != SOCK_DGRAM || (domain != AF_INET && domain != AF_INET6)) {
+		close(hfd);
+		return r < 0 ? r : -EOPNOTSUPP; /* the fd changed since the stop */
+	}
+	int host = host_socket(hfd);
+	uint8_t *buf = xcalloc(1, NETD_MAX_DGRAM);
+	long n = gather(c, &pc, buf, NETD_MAX_DGRAM);
+	if (n < 0) {
+		free(buf);
+		close(hfd);
+		return n;
+	}
+	int fl = fcntl(hfd, F_GETFL);
+	int nonblock = (fl >= 0 && (fl & O_NONBLOCK)) || (pc.flags & MSG_DONTWAIT);
+	/* a few flags mean something for a datagram; the rest are dropped */
+	int sflags = MSG_DONTWAIT | MSG_NOSIGNAL | (pc.flags & MSG_CONFIRM);
+	int sfd = -1, wait_fd = hfd;
+	for (;;) {
+		if (!pc.len) {
+			/* no address on a moat-netd UDP socket: it is never
+			 * connected by moat (and shut for writing) */
+			r = host ? -EDESTADDRREQ : -EOPNOTSUPP;
+			break;
+		} else {
+			struct netd_req q;
+			memset(&q, 0, sizeof q);
+			q.op = NETD_SEND;
+			q.family = domain;
+			q.type = SOCK_DGRAM;
+			q.flags = sflags;
+			q.addrlen = pc.len;
+			memcpy(q.addr, pc.addr, pc.len);
+			if (!host && sfd < 0)
+				fill_opts(hfd, domain, SOCK_DGRAM, &q); /* netd makes one */
+			struct netd_rep rep;
+			int got = -1;
+			r = ask_netd_with(&q, buf, (size_t)n, host ? hfd : sfd, &rep, &got);
+			if (r == 0) {
+				if (got >= 0 && sfd < 0 && !host) {
+					sfd = got; /* the guest's new socket */
+					wait_fd = sfd;
+				} else if (got >= 0) {
+					close(got);
+				}
+				r = rep.err ? -rep.err : rep.sent;
+			}
+		}
+		if (r != -EAGAIN || nonblock)
+			break;
+		/* a blocking socket: wait for room (this worker only) */
+		struct pollfd pf = { wait_fd, POLLOUT, 0 };
+		if (poll(&pf, 1, 50) < 0 && errno != EINTR) {
+			r = -errno;
+			break;
+		}
+		if (task_signal_pending(t) > 0) {
+			r = -EINTR;
+			break;
+		}
+	}
+	free(buf);
+	if (sfd >= 0) {
+		/* the guest's socket becomes moat-netd's, whatever the send said */
+		if (fl >= 0)
+			fcntl(sfd, F_SETFL, (fcntl(sfd, F_GETFL) & ~O_NONBLOCK) | (fl & (O_NONBLOCK | O_ASYNC)));
+		c->out_fd = sfd;
+		c->out_newfd_at = pc.fd;
+		c->out_fd_flags = guest_fd_cloexec(t, pc.fd) ? O_CLOEXEC : 0;
+		c->out_fd_value = 1;
+	}
+	close(hfd);
+	if (pc.kind == NETSEND_MMSG && r >= 0) {
+		/* the first message only (sendmmsg may send fewer than asked) */
+		uint32_t ml = (uint32_t)r;
+		if (sc_write_guest(c, pc.mmsg + offsetof(struct mmsghdr, msg_len), &ml, sizeof ml) < 0)
+			return -EFAULT;
+		return 1;
+	}
+	return r;
 }
 
 /* MOAT_TEST_CONFINEMENT: what a compromised sentry would ask moat-netd for.

@@ -11,7 +11,8 @@
  * (PDEATHSIG, and EOF on the channel), and confines itself with a seccomp
  * allowlist: socket(AF_INET|AF_INET6, SOCK_STREAM|SOCK_DGRAM) (the type's
  * flags bits allowed), connect, bind/listen, setsockopt/getsockopt,
- * recvmsg/sendmsg on the channel, close, fcntl, exit. No file opens, no exec.
+ * shutdown/getsockname (UDP), recvmsg/sendmsg on the channels, sendto, close,
+ * fcntl, exit. No file opens, no exec, no accept.
  *
  * It also makes the guest's own connect (to its loopback), bind and listen
  * of inet sockets, on the exact file the sentry pinned, after checking
@@ -20,11 +21,16 @@
  * at its ptrace stop: the kernel looks the fd number up again, and another
  * guest thread may have dup2()ed a socket netd made onto it meanwhile.
  *
- * One request: {family, type, protocol, destination, options}. Stream sockets
- * only: a connected UDP socket of the host's namespace in the guest's hands
- * could be re-aimed anywhere (sendto/sendmsg with another address, or a
- * connect(AF_UNSPEC) then sendto), so datagram requests are refused whatever
- * the rules say (DNS goes through the stub, netdns.c). netd checks the
+ * UDP (NETD_SEND): one datagram, checked here against netd's own policy and
+ * sent from netd's copy of the address. The socket the guest gets is bound
+ * to an ephemeral port (SO_REUSEPORT, a reuseport program that picks it for
+ * every datagram) and shut for writing, so no native send on it goes
+ * anywhere, whatever address a racing thread writes or whichever fd number
+ * it dup2()s it to; datagrams leave from a twin bound to the same port and
+ * closed right after. A connected UDP socket would have to be writable
+ * (write/send run natively): CONNECT of a datagram socket is refused.
+ *
+ * CONNECT: {family, type, protocol, destination, options}. netd checks the
  * destination against its policy (a compromised sentry can only ask for
  * destinations the policy allows), makes a non-blocking socket, applies the
  * allowlisted socket options, connects, and answers {err, rule} with the
@@ -85,8 +91,11 @@ static int confine_netd(int chan, int dchan)
 		return -1;
 	static const int plain[] = {
 		SCMP_SYS(connect), SCMP_SYS(setsockopt), SCMP_SYS(getsockopt), SCMP_SYS(close),
-		/* on a guest socket the sentry pinned, after the cookie check */
-		SCMP_SYS(bind), SCMP_SYS(listen),
+		/* bind/listen: on a guest socket the sentry pinned, after the
+		 * cookie check. UDP egress: its sockets are bound (an ephemeral
+		 * port), shut for writing, and sent from by a transient twin on
+		 * the same port */
+		SCMP_SYS(bind), SCMP_SYS(listen), SCMP_SYS(shutdown), SCMP_SYS(getsockname),
 		SCMP_SYS(fcntl), SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn),
 		SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(write), /* diagnostics on stderr */
 		/* DNS: its own UDP socket to the host's nameserver */
@@ -395,88 +404,204 @@ static int on_guest_socket(const struct netd_req *q, ssize_t n, int fd)
 	return e;
 }
 
-static int serve_one(int chan, struct netpolicy *pol)
+/* Is fd a UDP socket (of either inet family)? */
+static int udp_socket(int fd)
 {
-	struct netd_req q;
-	struct iovec qi = { &q, sizeof q };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} qu;
-	struct msghdr qm = { .msg_iov = &qi, .msg_iovlen = 1, .msg_control = qu.buf,
-			     .msg_controllen = sizeof qu.buf };
-	ssize_t n = recvmsg(chan, &qm, MSG_CMSG_CLOEXEC);
-	if (n == 0)
-		return -1; /* the sentry is gone */
-	if (n < 0)
-		return errno == EINTR ? 0 : -1;
-	int gfd = -1; /* a socket sent with the request */
-	struct cmsghdr *qc = CMSG_FIRSTHDR(&qm);
-	if (qc && qc->cmsg_level == SOL_SOCKET && qc->cmsg_type == SCM_RIGHTS &&
-	    qc->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&gfd, CMSG_DATA(qc), sizeof gfd);
-	struct netd_rep rep = { .err = ENETUNREACH, .rule = -1 };
-	if (n >= (ssize_t)sizeof q.op && q.op != NETD_CONNECT) {
-		rep.err = q.op >= NETD_GUESTNS && q.op <= NETD_LISTEN ? on_guest_socket(&q, n, gfd) : EINVAL;
-		if (gfd >= 0)
-			close(gfd);
-		struct iovec ri = { &rep, sizeof rep };
-		struct msghdr rm = { .msg_iov = &ri, .msg_iovlen = 1 };
-		return sendmsg(chan, &rm, MSG_NOSIGNAL) < 0 ? -1 : 0;
-	}
-	if (gfd >= 0)
-		close(gfd);
-	int s = -1;
-	struct netpol_addr a;
-	uint16_t port;
-	int proto = q.type == SOCK_STREAM ? NP_TCP : q.type == SOCK_DGRAM ? NP_UDP : -1;
-	if (n != (ssize_t)sizeof q || q.op != NETD_CONNECT || q.addrlen > sizeof q.addr || q.nopts > NETD_MAX_OPTS ||
-	    (q.family != AF_INET && q.family != AF_INET6) || proto < 0 ||
-	    netpol_from_sockaddr(q.addr, q.addrlen, &a, &port) < 0) {
-		rep.err = EINVAL;
-		goto reply;
-	}
-	const char *why;
-	rep.rule = netpolicy_match(pol, &a, port, proto, &why);
-	if (rep.rule >= 0 && proto != NP_TCP)
-		rep.rule = -1; /* no UDP egress: a host UDP socket could be aimed anywhere */
-	if (rep.rule < 0) {
-		rep.err = ENETUNREACH; /* what the guest's own namespace answers */
-		goto reply;
-	}
-	s = socket(q.family, q.type | SOCK_NONBLOCK | SOCK_CLOEXEC,
-		   proto == NP_TCP ? IPPROTO_TCP : IPPROTO_UDP);
-	if (s < 0) {
-		rep.err = errno;
-		goto reply;
-	}
-	for (uint32_t i = 0; i < q.nopts; i++) {
-		if (!netd_option_allowed(q.opts[i].level, q.opts[i].name))
+	int v = 0;
+	socklen_t l = sizeof v;
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l) < 0 || v != SOCK_DGRAM)
+		return 0;
+	l = sizeof v;
+	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &v, &l) < 0 || v != IPPROTO_UDP)
+		return 0;
+	l = sizeof v;
+	return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &l) == 0 && (v == AF_INET || v == AF_INET6);
+}
+
+static void apply_opts(int s, const struct netd_req *q)
+{
+	for (uint32_t i = 0; i < q->nopts; i++) {
+		if (!netd_option_allowed(q->opts[i].level, q->opts[i].name))
 			continue;
-		int val = q.opts[i].val;
-		if (q.opts[i].level == SOL_SOCKET &&
-		    (q.opts[i].name == SO_RCVBUF || q.opts[i].name == SO_SNDBUF)) {
+		int val = q->opts[i].val;
+		if (q->opts[i].level == SOL_SOCKET &&
+		    (q->opts[i].name == SO_RCVBUF || q->opts[i].name == SO_SNDBUF)) {
 			/* getsockopt shows twice what was set (the kernel doubles
 			 * it for overhead), and setting a buffer size turns TCP's
 			 * autotuning off: a size equal to a fresh socket's default
 			 * was never set by the guest */
 			int cur = 0;
 			socklen_t cl = sizeof cur;
-			if (getsockopt(s, SOL_SOCKET, q.opts[i].name, &cur, &cl) == 0 && cur == val)
+			if (getsockopt(s, SOL_SOCKET, q->opts[i].name, &cur, &cl) == 0 && cur == val)
 				continue;
 			val /= 2;
 		}
-		(void)setsockopt(s, q.opts[i].level, q.opts[i].name, &val, sizeof val);
+		(void)setsockopt(s, q->opts[i].level, q->opts[i].name, &val, sizeof val);
 	}
+}
+
+static uint8_t g_dgram[NETD_MAX_DGRAM];
+
+#include <linux/filter.h>
+
+/* The UDP socket the guest holds: bound to an ephemeral port of the host's
+ * namespace (SO_REUSEPORT, with a program that hands every datagram to it,
+ * the group's first socket, never to a twin), then shut for writing. The
+ * socket or -errno. */
+static int udp_guest_socket(int family, const struct netd_req *q)
+{
+	int s = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_UDP);
+	if (s < 0)
+		return -errno;
+	apply_opts(s, q);
+	int one = 1;
+	struct sockaddr_storage any;
+	memset(&any, 0, sizeof any);
+	any.ss_family = (sa_family_t)family;
+	struct sock_filter first = BPF_STMT(BPF_RET | BPF_K, 0);
+	struct sock_fprog prog = { 1, &first };
+	/* ENOTCONN (it is not connected), but the send side is shut all the
+	 * same; anything else: never hand it out */
+	if (shutdown(s, SHUT_WR) < 0 && errno != ENOTCONN) {
+		int e = errno;
+		close(s);
+		return -e;
+	}
+	if (setsockopt(s, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0 ||
+	    bind(s, (struct sockaddr *)&any, family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6)) < 0 ||
+	    setsockopt(s, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof prog) < 0) {
+		int e = errno;
+		close(s);
+		return -e;
+	}
+	return s;
+}
+
+/* Send from a twin of g (the same family and local port). Bytes or -errno. */
+static ssize_t udp_twin_send(int g, const void *buf, size_t len, int flags, const void *addr, socklen_t alen)
+{
+	struct sockaddr_storage local;
+	socklen_t ll = sizeof local;
+	if (getsockname(g, (struct sockaddr *)&local, &ll) < 0)
+		return -errno;
+	int t = socket(local.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_UDP);
+	if (t < 0)
+		return -errno;
+	int one = 1;
+	ssize_t w;
+	if (local.ss_family == AF_INET6) {
+		int v6only = 0;
+		socklen_t vl = sizeof v6only;
+		if (getsockopt(g, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, &vl) == 0)
+			(void)setsockopt(t, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only);
+	}
+	if (setsockopt(t, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0 ||
+	    bind(t, (struct sockaddr *)&local, ll) < 0)
+		w = -errno;
+	else
+		w = sendto(t, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL | (flags & MSG_CONFIRM), addr, alen) < 0 ?
+			    -errno :
+			    (ssize_t)len;
+	close(t);
+	return w;
+}
+
+static int serve_one(int chan, struct netpolicy *pol)
+{
+	struct netd_req q;
+	struct iovec qi[2] = { { &q, sizeof q }, { g_dgram, sizeof g_dgram } };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} in;
+	struct msghdr qm = { .msg_iov = qi, .msg_iovlen = 2, .msg_control = in.buf,
+			     .msg_controllen = sizeof in.buf };
+	ssize_t n = recvmsg(chan, &qm, MSG_CMSG_CLOEXEC);
+	if (n == 0)
+		return -1; /* the sentry is gone */
+	if (n < 0)
+		return errno == EINTR ? 0 : -1;
+	int given = -1; /* a socket sent with the request (the pinned file, SEND) */
+	struct cmsghdr *icm = CMSG_FIRSTHDR(&qm);
+	if (icm && icm->cmsg_level == SOL_SOCKET && icm->cmsg_type == SCM_RIGHTS &&
+	    icm->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&given, CMSG_DATA(icm), sizeof given);
+	struct netd_rep rep = { .err = ENETUNREACH, .rule = -1 };
+	int s = -1;
+	struct netpol_addr a;
+	uint16_t port;
+	int proto = q.type == SOCK_STREAM ? NP_TCP : q.type == SOCK_DGRAM ? NP_UDP : -1;
+	size_t plen = n > (ssize_t)sizeof q ? (size_t)n - sizeof q : 0;
+	if (n < (ssize_t)sizeof q || (qm.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+		rep.err = EINVAL;
+		goto reply;
+	}
+	if (q.op >= NETD_GUESTNS && q.op <= NETD_LISTEN) {
+		/* the guest's own socket (cookie checked there), no payload */
+		rep.err = plen ? EINVAL : on_guest_socket(&q, (ssize_t)sizeof q, given);
+		goto reply;
+	}
+	if ((q.op != NETD_CONNECT && q.op != NETD_SEND) || q.addrlen > sizeof q.addr ||
+	    q.nopts > NETD_MAX_OPTS || (q.family != AF_INET && q.family != AF_INET6) || proto < 0 ||
+	    (q.op == NETD_CONNECT && (plen || given >= 0)) || (q.op == NETD_SEND && proto != NP_UDP) ||
+	    netpol_from_sockaddr(q.addr, q.addrlen, &a, &port) < 0) {
+		rep.err = EINVAL;
+		goto reply;
+	}
+	const char *why;
+	rep.rule = netpolicy_match(pol, &a, port, proto, &why);
+	if (rep.rule < 0) {
+		rep.err = ENETUNREACH; /* what the guest's own namespace answers */
+		goto reply;
+	}
+	if (q.op == NETD_SEND) {
+		/* A datagram to the address checked here, from netd's copy. The
+		 * guest's socket (given, or made now) is shut for writing: no
+		 * native send on it goes anywhere, whatever address a racing
+		 * thread writes (EPIPE). The datagram leaves from a twin bound to
+		 * the same port, closed right after. */
+		if (given < 0) {
+			s = udp_guest_socket(q.family, &q);
+			if (s < 0) {
+				rep.err = -s;
+				s = -1;
+				goto reply;
+			}
+		} else if (!udp_socket(given) || ns_cookie(given) != g_host_ns) {
+			/* only a socket of netd's own namespace (one it made) */
+			rep.err = EOPNOTSUPP;
+			goto reply;
+		}
+		ssize_t w = udp_twin_send(s >= 0 ? s : given, g_dgram, plen, q.flags, q.addr, q.addrlen);
+		rep.err = w < 0 ? (int)-w : 0;
+		rep.sent = w < 0 ? 0 : w;
+		goto reply;
+	}
+	if (proto == NP_UDP) {
+		rep.err = ENETUNREACH; /* connected UDP: not forwarded (sendto is) */
+		rep.rule = -1;
+		goto reply;
+	}
+	s = socket(q.family, q.type | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+	if (s < 0) {
+		rep.err = errno;
+		goto reply;
+	}
+	apply_opts(s, &q);
 	rep.err = connect(s, (const struct sockaddr *)q.addr, q.addrlen) < 0 ? errno : 0;
 reply:;
+	if (given >= 0)
+		close(given);
 	struct iovec iov = { &rep, sizeof rep };
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-	if (s >= 0 && (rep.err == 0 || rep.err == EINPROGRESS)) {
+	/* a socket made here goes back when it connected (or is connecting),
+	 * and always for a send (the guest's fd becomes it, whatever the
+	 * datagram's fate) */
+	if (s >= 0 && (q.op == NETD_SEND || rep.err == 0 || rep.err == EINPROGRESS)) {
 		memset(&u, 0, sizeof u);
 		m.msg_control = u.buf;
 		m.msg_controllen = sizeof u.buf;

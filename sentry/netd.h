@@ -18,9 +18,16 @@ struct sc_call;
  * the guest's network namespace, sent once before the guest exists.
  * LOCAL_CONNECT, BIND, LISTEN: that call on the socket sent with the
  * request (the exact file the sentry pinned), done only when it belongs to
- * the guest's network namespace (netd checks its cookie itself). */
+ * the guest's network namespace (netd checks its cookie itself).
+ * SEND: one UDP datagram, the payload after the request in the same
+ * SEQPACKET message. With a socket attached (SCM_RIGHTS: one moat-netd made
+ * earlier, held by the guest; netd checks it is of its own namespace) netd
+ * sends from a twin on its port; without one it makes the guest's socket
+ * (q.family, q.opts applied, bound, shut for writing), sends from a twin,
+ * and hands it back. */
 enum { NETD_CONNECT = 0, NETD_RESOLVE = 1, NETD_GUESTNS = 2, NETD_LOCAL_CONNECT = 3, NETD_BIND = 4,
-       NETD_LISTEN = 5 };
+       NETD_LISTEN = 5, NETD_SEND = 6 };
+#define NETD_MAX_DGRAM 65536
 
 struct netd_req {
 	int32_t op;               /* NETD_* */
@@ -28,6 +35,7 @@ struct netd_req {
 	char name[256];           /* RESOLVE: the host name (NUL-terminated) */
 	int32_t qtype;            /* RESOLVE: 1 (A) or 28 (AAAA) */
 	int32_t family, type;     /* AF_INET/AF_INET6; SOCK_STREAM/SOCK_DGRAM */
+	int32_t flags;            /* SEND: the guest's MSG_* flags (netd keeps a safe few) */
 	uint32_t addrlen;
 	uint8_t addr[128];        /* sockaddr_in or sockaddr_in6 (LOCAL_CONNECT: any, as the guest gave it) */
 	uint32_t nopts;
@@ -44,6 +52,7 @@ struct netd_rep {
 	int32_t rcode;
 	uint32_t ttl, naddr, nrefused;
 	uint8_t addrs[16][16];
+	int64_t sent;             /* SEND: bytes sent */
 };
 
 #define NETDNS_MAX_ADDRS 16
@@ -76,11 +85,19 @@ void netconn_init(const struct netpolicy *pol, int netd_chan);
  * net call below). */
 struct user_regs_struct;
 int netconn_stop(struct sandbox *sb, struct task *t, void *regs, const void *sa, size_t len);
-/* sendto/sendmsg with an inet address on a datagram socket (netconn.c): the
- * guest's own loopback stays native (1); anything else is skipped with
- * ENETUNREACH and audited (0): there is no UDP egress. */
-int netconn_send_stop(struct sandbox *sb, struct task *t, void *regs, const void *sa, size_t len,
-		      const char *call, int flags);
+/* sendto/sendmsg/sendmmsg at their stop (unixsock.c), before anything else
+ * looks at the address. kind: NETSEND_TO/MSG/MMSG. 1 = not a datagram send
+ * moat-netd is concerned with (the caller goes on), 0 = decided (regs
+ * rewritten: skipped with an errno, or turned into the net send call).
+ *   - a socket moat-netd made (the host's netns), UDP: never native (the
+ *     msghdr and the address are in guest memory); every such send becomes
+ *     the net send call, the address copied here once;
+ *   - the guest's own inet datagram socket with an inet address: the guest's
+ *     loopback stays native (1), an allowed destination becomes the net send
+ *     call (a netd socket, shut for writing, replaces the guest's), anything
+ *     else ENETUNREACH. */
+enum { NETSEND_TO = 1, NETSEND_MSG = 2, NETSEND_MMSG = 3 };
+int netconn_send_stop(struct sandbox *sb, struct task *t, void *regs, int kind);
 /* sendto/sendmsg/sendmmsg with MSG_FASTOPEN: refused (0, skipped and
  * audited) on a socket moat-netd made, whatever the address (it is in guest
  * memory), else 1. */
@@ -111,5 +128,8 @@ void netconn_selftest(void);
 #define MOAT_NET_CONNECT 0x6e6574 /* "net": arg0 of MOAT_SYS_LOADER for the net call */
 #define MOAT_NET_BIND 0x6e6562    /* the same for a bind */
 #define MOAT_NET_LISTEN 0x6e656c  /* the same for a listen */
+#define MOAT_NET_SEND 0x6e6575    /* the same for a UDP send (arg2: kind) */
+/* The rewritten send (MOAT_SYS_LOADER, MOAT_NET_SEND, fd, kind): worker. */
+long netconn_send_call(struct sc_call *c);
 
 #endif

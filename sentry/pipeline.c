@@ -253,6 +253,14 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 		static const struct sysent listen_ent = { .nr = MOAT_SYS_LOADER, .name = "listen",
 							  .nargs = 2, .args = { A_HEX, A_FD },
 							  .cls = SC_EMULATE };
+		static const struct sysent send_ents[3] = {
+			{ .nr = MOAT_SYS_LOADER, .name = "sendto", .nargs = 3, .args = { A_HEX, A_FD, A_INT },
+			  .cls = SC_EMULATE },
+			{ .nr = MOAT_SYS_LOADER, .name = "sendmsg", .nargs = 3, .args = { A_HEX, A_FD, A_INT },
+			  .cls = SC_EMULATE },
+			{ .nr = MOAT_SYS_LOADER, .name = "sendmmsg", .nargs = 3, .args = { A_HEX, A_FD, A_INT },
+			  .cls = SC_EMULATE },
+		};
 		if (c->args[0] == MOAT_NET_CONNECT || c->args[0] == MOAT_NET_BIND ||
 		    c->args[0] == MOAT_NET_LISTEN) { /* a socket call rewritten at its stop */
 			c->ent = c->args[0] == MOAT_NET_BIND	 ? &bind_ent :
@@ -260,6 +268,16 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 								 &net_ent;
 			name = c->ent->name;
 			ret = netconn_call(c);
+			if (ret == -ENOSYS)
+				decision = DEC_DENY;
+			goto reply;
+		}
+		if (c->args[0] == MOAT_NET_SEND) { /* a UDP send rewritten at its stop */
+			c->ent = c->args[2] >= NETSEND_TO && c->args[2] <= NETSEND_MMSG ?
+					 &send_ents[c->args[2] - NETSEND_TO] :
+					 &net_ent;
+			name = c->ent->name;
+			ret = netconn_send_call(c);
 			if (ret == -ENOSYS)
 				decision = DEC_DENY;
 			goto reply;

@@ -127,8 +127,11 @@ static _Noreturn void program_main(const struct spawn_args *a, int sock)
 			       a->filter);
 	if (lfd < 0)
 		child_fail(sock, "seccomp filter");
-	/* From here on every syscall is filtered: only FAST calls and the exec. */
-	if (send_fds_mm(sock, "L", 1, &lfd, 1) < 0)
+	/* From here on every syscall is filtered: only FAST calls and the exec.
+	 * Every send*msg is a ptrace stop (their addresses are in memory), and
+	 * the tracer is waiting here: it takes the listener with pidfd_getfd,
+	 * told its number, and says when (write and read run natively). */
+	if (send_fd_number(sock, lfd) < 0)
 		_exit(127);
 	close(lfd);
 	syscall(SYS_close_range, 3, ~0U, 0);

@@ -379,8 +379,11 @@ static void event_stop(struct tracer *tr, struct task *t, int sig)
 			int fds[1], nfd = 1;
 			char buf[256];
 			long n = recv_fds(a->sync_sock, buf, sizeof buf - 1, fds, &nfd);
-			if (n > 0 && buf[0] == 'L' && nfd == 1) {
-				tr->listener = fds[0];
+			int lfd = -1;
+			if (n == 1 + (long)sizeof(int) && buf[0] == 'L' && nfd == 0)
+				lfd = take_fd_number(a->sync_sock, tid, buf + 1);
+			if (lfd >= 0) {
+				tr->listener = lfd;
 				dbg("%.2f ms: listener received", ms_now() - a->t0);
 				pipeline_start(tr->sb, tr->listener);
 				/* test hook: the crash path (backtrace, guests die) */
@@ -388,6 +391,8 @@ static void event_stop(struct tracer *tr, struct task *t, int sig)
 					volatile uintptr_t crash_test_addr = 16; /* unmapped, not NULL (UBSan builds) */
 					*(volatile int *)crash_test_addr = 1;
 				}
+			} else if (n > 0 && buf[0] == 'L') {
+				warnx_("guest set-up: the seccomp listener: %s", strerror(lfd < 0 ? -lfd : EPROTO));
 			} else if (n > 0 && buf[0] == 'E') {
 				buf[n] = 0;
 				warnx_("guest set-up: %s", buf + 1);

@@ -33,7 +33,8 @@
  * stop): a path on an AF_UNIX datagram socket resolves as for connect and the
  * address (for sendmsg, a copy of the msghdr pointing at it) is rewritten
  * the same way; an inet destination of a datagram socket meets the egress
- * policy (netconn_send_stop). recvfrom with an address buffer on an AF_UNIX
+ * policy (netconn_send_stop, which sees every sendto with an address,
+ * sendmsg and sendmmsg first: UDP egress). recvfrom with an address buffer on an AF_UNIX
  * socket runs to its syscall exit (PTRACE_SYSCALL), where a source address
  * that is one of our abstract names is rewritten to its bound path. Gaps:
  * recvmsg/recvmmsg still show the abstract name, sendmmsg to a path resolves
@@ -307,6 +308,7 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 	uint64_t aptr;
 	size_t len;
 	struct msghdr mh;
+	int mh_ok = 1;
 	const char *call;
 	switch (nr) {
 	case __NR_bind:
@@ -318,12 +320,12 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 		aptr = REG_ARG4(regs), len = REG_ARG5(regs), call = "sendto";
 		break;
 	case __NR_sendmsg:
-		if (guest_read(t->tid, REG_ARG1(regs), &mh, sizeof mh) < 0)
-			return; /* the kernel answers EFAULT */
-		aptr = (uint64_t)(uintptr_t)mh.msg_name, len = mh.msg_namelen, call = "sendmsg";
+		mh_ok = guest_read(t->tid, REG_ARG1(regs), &mh, sizeof mh) == 0;
+		aptr = mh_ok ? (uint64_t)(uintptr_t)mh.msg_name : 0, len = mh_ok ? mh.msg_namelen : 0;
+		call = "sendmsg";
 		break;
 	case __NR_sendmmsg:
-		aptr = 0, len = 0, call = "sendmmsg"; /* stops only with MSG_FASTOPEN */
+		aptr = 0, len = 0, call = "sendmmsg"; /* UDP egress and MSG_FASTOPEN only */
 		break;
 	case __NR_recvfrom:
 		recv_stop(t, &regs);
@@ -341,23 +343,52 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 	if ((send_ || nr == __NR_sendmmsg) && (sflags & MSG_FASTOPEN) &&
 	    netconn_fastopen_stop(sb, t, &regs, call) == 0)
 		return; /* a fast-open connect from moat-netd's socket */
-	if (nr == __NR_sendmmsg)
+	/* inet datagrams: the egress policy, and every send on a UDP socket
+	 * moat-netd made (its msghdr and address are in guest memory) */
+	if ((send_ || nr == __NR_sendmmsg) &&
+	    netconn_send_stop(sb, t, &regs,
+			      nr == __NR_sendto ? NETSEND_TO : nr == __NR_sendmsg ? NETSEND_MSG : NETSEND_MMSG) == 0)
 		return;
-	if (!aptr || (send_ && !len))
-		return; /* no address: native */
+	if (nr == __NR_sendmmsg || !mh_ok)
+		return; /* native (an unreadable msghdr: the kernel gives EFAULT) */
+	/* bind with netd running (the guest can hold sockets of the host's
+	 * namespace): the address is copied once, and everything but an
+	 * AF_UNIX path on an AF_UNIX socket is bound by netd on the pinned
+	 * file (netconn_bind_stop). Not only inet: Linux binds an AF_INET
+	 * socket to {AF_UNSPEC, INADDR_ANY, port}, and a native bind would read
+	 * the address and look the fd up again after any check made here. */
+	int strict_bind = nr == __NR_bind && netconn_strict();
 	struct sockaddr_un in, out;
 	memset(&in, 0, sizeof in);
-	if (len > sizeof in)
-		return; /* not an AF_UNIX address we map; the kernel answers */
-	if (guest_read(t->tid, aptr, &in, len) < 0)
-		return; /* native: the kernel gives EFAULT */
-	if (len >= sizeof(sa_family_t) && (in.sun_family == AF_INET || in.sun_family == AF_INET6)) {
-		if (nr == __NR_connect && netconn_stop(sb, t, &regs, &in, len) == 0)
+	if (strict_bind) {
+		struct sockaddr_storage ss;
+		memset(&ss, 0, sizeof ss);
+		long err = len > sizeof ss ? -EINVAL : len && guest_read(t->tid, aptr, &ss, len) < 0 ? -EFAULT : 0;
+		if (err) {
+			REG_SYSNO(regs) = -1;
+			REG_RET(regs) = (uint64_t)err;
+			ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
+			return;
+		}
+		if (!(ss.ss_family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) && len <= sizeof in &&
+		      ((struct sockaddr_un *)&ss)->sun_path[0])) {
+			(void)netconn_bind_stop(sb, t, &regs, &ss, len);
+			return;
+		}
+		memcpy(&in, &ss, len); /* an AF_UNIX path: mapped below, from this copy */
+	} else {
+		if (!aptr || (send_ && !len))
+			return; /* no address: native */
+		if (len > sizeof in)
+			return; /* not an AF_UNIX address we map; the kernel answers */
+		if (guest_read(t->tid, aptr, &in, len) < 0)
+			return; /* native: the kernel gives EFAULT */
+		/* without netd (with it, connect went to strict_connect and
+		 * bind is strict_bind): every socket is the guest's own */
+		if (nr == __NR_connect && len >= sizeof(sa_family_t) &&
+		    (in.sun_family == AF_INET || in.sun_family == AF_INET6) &&
+		    netconn_stop(sb, t, &regs, &in, len) == 0)
 			return; /* the egress policy decided (netconn.c) */
-		if (nr == __NR_bind && netconn_bind_stop(sb, t, &regs, &in, len) == 0)
-			return; /* with netd: bound by netd on the pinned file */
-		if (send_ && netconn_send_stop(sb, t, &regs, &in, len, call, (int)sflags) == 0)
-			return; /* a datagram out of the guest's loopback: no UDP egress */
 	}
 	int stype = 0;
 	if (nr == __NR_connect || nr == __NR_bind || send_) {
@@ -371,6 +402,10 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 		 * stream or seqpacket socket: the kernel answers (EISCONN/
 		 * EOPNOTSUPP) without looking at it. */
 		int hfd = task_getfd(t, (int)REG_ARG0(regs));
+		if (hfd < 0 && strict_bind) {
+			(void)netconn_bind_stop(sb, t, &regs, &in, len); /* EBADF there */
+			return;
+		}
 		if (hfd < 0)
 			return;
 		int dom = 0, type = 0;
@@ -383,6 +418,12 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 		int bound = !native && nr == __NR_bind &&
 			    getsockname(hfd, (struct sockaddr *)&cur, &cl) == 0 && cl > sizeof(sa_family_t);
 		close(hfd);
+		if (native && strict_bind) {
+			/* not an AF_UNIX socket (or not one now): netd binds
+			 * the pinned file with the copy, the kernel answers */
+			(void)netconn_bind_stop(sb, t, &regs, &in, len);
+			return;
+		}
 		if (native)
 			return;
 		stype = type;
@@ -397,6 +438,10 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 	int r = resolve(sb, t, nr == __NR_bind, stype, &in, len, &out, &olen);
 	if (r == -EINTR)
 		r = -EIO; /* a gofer call abandoned at the tracer's deadline */
+	if (r == 1 && strict_bind) {
+		(void)netconn_bind_stop(sb, t, &regs, &in, len);
+		return;
+	}
 	if (r == 1)
 		return; /* not a path: runs natively */
 	char args[160];

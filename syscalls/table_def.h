@@ -14,7 +14,7 @@
  *            | EXEC_UNLESS(rules): native when the one entry of the
  *              ARGALLOW(rules, ...) list (one RULE, full or one-bit mask)
  *              matches, a ptrace stop (as EXEC) otherwise: sendto/recvfrom
- *              with an address, sendmmsg with MSG_FASTOPEN
+ *              with an address
  *            | FAST_TRAP(rules): native, except the calls matching the
  *              ARGTRAP(rules, ...) list, which go to the sentry and are
  *              answered by the row's handler (sysent.argtrap; the handler

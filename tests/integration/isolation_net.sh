@@ -53,6 +53,40 @@ except OSError as e: print(errno.errorcode.get(e.errno, str(e)))'
 	expect_eq rootless_allowall_refused "$(moat run --net allow=0.0.0.0/0 -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" ECONNREFUSED
 	SANITY=1 expect_eq rootless_named "$(moat run --net allow=127.0.0.1:"$lport" -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" HOST-BANNER
 	conformance_with_netd
+	# UDP egress on the host's loopback: an echo allowed by a /udp rule, a
+	# sink that gets nothing from a moat-netd socket however it is aimed
+	"$PY" -c '
+import socket, sys, os
+e = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); e.bind(("127.0.0.1", 0))
+k = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); k.bind(("127.0.0.1", 0))
+open(sys.argv[1] + ".t", "w").write("%d %d" % (e.getsockname()[1], k.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+import select
+while True:
+    for s in select.select([e, k], [], [])[0]:
+        d, a = s.recvfrom(65536)
+        if s is e: s.sendto(d, a)
+        else: open(sys.argv[2], "ab").write(d[:16] + b"\n")' "$T_TMP/u.ports" "$T_TMP/u.sink" </dev/null >/dev/null 2>&1 &
+	at_exit "kill -9 $!"
+	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/u.ports" ] && break; sleep 0.1; done
+	read -r ueport usport <"$T_TMP/u.ports"
+	if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_udp" ]; then
+		nat=$("$SYSCALL_BIN/probe_udp" echo 127.0.0.1 "$ueport" </dev/null 2>&1)
+		got=$(moat run --bind "$SYSCALL_BIN:/t:ro" --net allow=127.0.0.1:"$ueport"/udp -- \
+			/t/probe_udp echo 127.0.0.1 "$ueport" </dev/null 2>&1)
+		if [ "$(echo "$nat" | grep -c '^ok ')" -eq 9 ] && [ "$got" = "$nat" ]; then ok_sanity rootless_udp_echo
+		else fail rootless_udp_echo "$(echo "$got" | grep -v '^ok' | head -3 | tr '\n' ' ')"; fi
+		for mode in reaim swaprace; do
+			rm -f "$T_TMP/u.sink"
+			got=$(moat run --bind "$SYSCALL_BIN:/t:ro" --net allow=127.0.0.1:"$ueport"/udp -- \
+				/t/probe_udp "$mode" 127.0.0.1 "$ueport" 127.0.0.1 "$usport" </dev/null 2>&1)
+			sleep 0.3
+			if [ -s "$T_TMP/u.sink" ]; then fail "rootless_udp_$mode" "the sink got: $(sort "$T_TMP/u.sink" | uniq -c | head -3 | tr '\n' ' ')"
+			elif ! echo "$got" | grep -q 'done$'; then fail "rootless_udp_$mode" "$(echo "$got" | tail -3 | tr '\n' ' ')"
+			else ok "rootless_udp_$mode"; fi
+		done
+	else
+		skip rootless_udp "no SYSCALL_BIN/probe_udp"
+	fi
 	skip namespaces "needs root and ip(8) for test network namespaces"
 	finish
 fi
@@ -225,6 +259,119 @@ sleep 0.3
 if [ "$out" = ENETUNREACH ] && ! grep -q LEAK "$T_TMP/udp2.got" 2>/dev/null; then ok udp_connected_not_redirectable
 else fail udp_connected_not_redirectable "$out $(cat "$T_TMP/udp2.got" 2>/dev/null)"; fi
 
+# UDP egress (issue 10): an allowed destination gets its datagrams through
+# moat-netd and the replies come back byte-exact; anything else is refused.
+# The echo server (far, every address of the namespace) logs what it gets;
+# the sink on the host's loopback (outer) must never get anything.
+cat >"$T_TMP/uecho.py" <<'EOF'
+import socket, sys, os
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("0.0.0.0", 0))
+open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+while True:
+    d, a = s.recvfrom(65536)
+    s.sendto(d, a); open(sys.argv[1] + ".log", "ab").write(d[:16] + b"\n")
+EOF
+in_far "$PY" "$T_TMP/uecho.py" "$T_TMP/uecho.port" </dev/null >/dev/null 2>&1 &
+at_exit "kill -9 $!"
+in_outer "$PY" -c '
+import socket, sys, os
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0))
+open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+while True:
+    d, a = s.recvfrom(65536); open(sys.argv[2], "ab").write(d[:16] + b"\n")' "$T_TMP/usink.port" "$T_TMP/usink.got" </dev/null >/dev/null 2>&1 &
+at_exit "kill -9 $!"
+for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/uecho.port" ] && [ -s "$T_TMP/usink.port" ] && break; sleep 0.1; done
+ueport=$(cat "$T_TMP/uecho.port")
+usport=$(cat "$T_TMP/usink.port")
+if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_udp" ]; then
+	nat=$(in_outer "$SYSCALL_BIN/probe_udp" echo 10.200.0.2 "$ueport" </dev/null 2>&1)
+	if [ "$(echo "$nat" | grep -c '^ok ')" -eq 9 ]; then ok_sanity udp_echo_native; else fail udp_echo_native "$nat"; fi
+	# a rule with /udp, and one without a protocol (it covers both)
+	for rule in 10.200.0.2:"$ueport"/udp 10.200.0.0/24; do
+		got=$(in_outer timeout 60 "$MOAT" run --bind "$SYSCALL_BIN:/t:ro" --net allow="$rule" -- \
+			/t/probe_udp echo 10.200.0.2 "$ueport" </dev/null 2>&1)
+		case $rule in */udp) n=udp_echo_allowed_udp_rule ;; *) n=udp_echo_allowed_any_rule ;; esac
+		if [ "$got" = "$nat" ]; then ok_sanity "$n"
+		else fail "$n" "$(echo "$got" | grep -v '^ok' | head -3 | tr '\n' ' ')"; fi
+	done
+	# After one allowed datagram the socket is moat-netd's: every way of
+	# aiming it at the host's loopback (the sink) fails, racing threads
+	# included; natively (fake-moat) the sink gets them all.
+	rm -f "$T_TMP/usink.got"
+	got=$(in_outer timeout 120 "$MOAT" run --bind "$SYSCALL_BIN:/t:ro" --net allow=10.200.0.2:"$ueport"/udp -- \
+		/t/probe_udp reaim 10.200.0.2 "$ueport" 127.0.0.1 "$usport" </dev/null 2>&1)
+	sleep 0.3
+	if [ -s "$T_TMP/usink.got" ]; then fail udp_netd_socket_reaim "the sink got: $(sort "$T_TMP/usink.got" | uniq -c | head -5 | tr '\n' ' ')"
+	elif ! echo "$got" | grep -q '^race done'; then fail udp_netd_socket_reaim "$(echo "$got" | tail -3 | tr '\n' ' ')"
+	elif echo "$got" | grep -v '^disconnect' | grep -q ' SENT$'; then fail udp_netd_socket_reaim "$(echo "$got" | tr '\n' ' ')"
+	else ok udp_netd_socket_reaim; fi
+	expect_eq udp_netd_socket_reaim_cases "$(echo "$got" | grep -v '^ok\|^race' | tr '\n' ' ')" \
+		"sendto_sink ENETUNREACH sendmsg_sink ENETUNREACH sendmmsg_sink ENETUNREACH sendmmsg_mixed 1 sendto_unspec_family EAFNOSUPPORT connect_sink ENETUNREACH send_no_address EDESTADDRREQ disconnect SENT sendto_sink_after_disconnect ENETUNREACH bind_after_disconnect EINVAL "
+	# Another thread dup2()s the moat-netd socket over the guest's own
+	# socket while it sends to its own loopback (native): the swapped-in
+	# socket is shut for writing, so nothing reaches the host's loopback.
+	rm -f "$T_TMP/usink.got"
+	got=$(in_outer timeout 120 "$MOAT" run --bind "$SYSCALL_BIN:/t:ro" --net allow=10.200.0.2:"$ueport"/udp -- \
+		/t/probe_udp swaprace 10.200.0.2 "$ueport" 127.0.0.1 "$usport" </dev/null 2>&1)
+	sleep 0.3
+	if [ -s "$T_TMP/usink.got" ]; then fail udp_netd_socket_fd_swap_race "the sink got: $(sort "$T_TMP/usink.got" | uniq -c | head -3 | tr '\n' ' ')"
+	elif [ "$got" != "swaprace done" ]; then fail udp_netd_socket_fd_swap_race "$got"
+	else ok udp_netd_socket_fd_swap_race; fi
+else
+	skip udp_echo_allowed "no SYSCALL_BIN/probe_udp"
+fi
+# udpcase NAME RULE ADDR PORT: a datagram "NAME" to ADDR:PORT; prints the errno name or SENT
+udpcase() {
+	in_outer timeout 60 "$MOAT" run --net allow="$2" -- "$PY" -c '
+import socket, errno, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try: s.sendto(sys.argv[1].encode(), (sys.argv[2], int(sys.argv[3]))); print("SENT")
+except OSError as e: print(errno.errorcode.get(e.errno, str(e)))' "$1" "$3" "$4" </dev/null 2>&1
+}
+# A connected UDP socket is not forwarded (write/send on it would run
+# natively): connect answers ENETUNREACH, audited; natively it works.
+out=$(in_outer timeout 60 "$MOAT" run --net allow=10.200.0.2:"$ueport"/udp -- "$PY" -c '
+import socket, errno, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try: s.connect(("10.200.0.2", int(sys.argv[1]))); s.send(b"udp-connected"); print("SENT")
+except OSError as e: print(errno.errorcode.get(e.errno, str(e)))' "$ueport" </dev/null 2>&1)
+sleep 0.3
+if [ "$out" = ENETUNREACH ] && ! grep -q udp-connected "$T_TMP/uecho.port.log"; then ok udp_connect_not_forwarded
+else fail udp_connect_not_forwarded "$out"; fi
+out=$(udpcase udp-tcp-rule 10.200.0.2:"$ueport"/tcp 10.200.0.2 "$ueport")
+sleep 0.3
+if [ "$out" = ENETUNREACH ] && ! grep -q udp-tcp-rule "$T_TMP/uecho.port.log"; then ok udp_tcp_rule_not_udp
+else fail udp_tcp_rule_not_udp "$out"; fi
+out=$(udpcase udp-other-port 10.200.0.2:$((ueport == 65535 ? 1 : ueport + 1))/udp 10.200.0.2 "$ueport")
+sleep 0.3
+if [ "$out" = ENETUNREACH ] && ! grep -q udp-other-port "$T_TMP/uecho.port.log"; then ok udp_unlisted_denied
+else fail udp_unlisted_denied "$out"; fi
+# link-local and private under allow-all (the test's far namespace holds
+# both; natively the datagrams arrive at its 0.0.0.0:5354 server)
+in_far ip addr add 10.0.0.1/32 dev mfar
+in_outer ip route add 10.0.0.1/32 dev vo
+for dst in 169.254.169.254 10.0.0.1; do
+	out=$(udpcase "udp-allowall-$dst" 0.0.0.0/0 "$dst" 5354)
+	sleep 0.3
+	if [ "$out" = ENETUNREACH ] && ! grep -q "udp-allowall-$dst" "$T_TMP/udp2.got" 2>/dev/null; then ok "udp_allowall_${dst//./_}_denied"
+	else fail "udp_allowall_${dst//./_}_denied" "$out"; fi
+done
+# the host's loopback under allow-all: the sink gets nothing
+rm -f "$T_TMP/usink.got"
+out=$(udpcase udp-allowall-lo 0.0.0.0/0 127.0.0.1 "$usport")
+sleep 0.3
+if [ ! -s "$T_TMP/usink.got" ]; then ok udp_allowall_host_loopback; else fail udp_allowall_host_loopback "$out: sink got it"; fi
+# Every UDP decision is audited: destination, port, protocol, rule or reason.
+in_outer timeout 60 "$MOAT" run --trace --net allow=10.200.0.2:"$ueport"/udp -- "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(5)
+s.sendto(b"udp-audit", ("10.200.0.2", int(sys.argv[1]))); s.recvfrom(100)
+try: s.sendto(b"x", ("169.254.169.254", 53))
+except OSError: pass' "$ueport" </dev/null 2>"$T_TMP/trace.udp" >/dev/null
+if grep -q "sendto(.*10.200.0.2:$ueport/udp.*rule 0" "$T_TMP/trace.udp" &&
+	grep -q 'sendto(.*169.254.169.254:53/udp.*<deny>.*link-local' "$T_TMP/trace.udp"; then ok udp_audited
+else fail udp_audited "$(grep sendto "$T_TMP/trace.udp" | head -3 | tr '\n' ' ')"; fi
+
 # A socket moat-netd made is in the host's namespace: disconnected with
 # connect(AF_UNSPEC), it must not reach the host's loopback by a second
 # connect or by a TCP fast-open sendto (natively both do).
@@ -275,8 +422,9 @@ for how in connect fastopen; do
 	esac
 done
 # ... nor bind there: a disconnected netd socket bound natively would hold a
-# port of the host's namespace (inet binds go through netd on the pinned
-# file, which binds only sockets of the guest's namespace).
+# port of the host's namespace (binds of any family but an AF_UNIX path go
+# through netd on the pinned file, which binds only sockets of the guest's
+# namespace; an AF_UNSPEC address with INADDR_ANY binds an AF_INET socket).
 cat >"$T_TMP/rebind.py" <<'EOF2'
 import socket, ctypes, errno, sys
 far, fport = sys.argv[1], int(sys.argv[2])
@@ -286,12 +434,15 @@ libc.connect(s.fileno(), (ctypes.c_ubyte * 16)(), 16)  # AF_UNSPEC: disconnect
 try:
     s.bind(("0.0.0.0", 0)); print("BOUND", s.getsockname()[1])
 except OSError as e: print(errno.errorcode.get(e.errno, str(e)))
+# Linux binds an AF_INET socket to {AF_UNSPEC, INADDR_ANY, port} as well
+if libc.bind(s.fileno(), (ctypes.c_ubyte * 16)(), 16) == 0: print("unspec BOUND", s.getsockname()[1])
+else: print("unspec", errno.errorcode.get(ctypes.get_errno(), "?"))
 own = socket.socket(); own.bind(("127.0.0.1", 0)); own.listen(1); print("own", own.getsockname()[0])
 EOF2
 out=$(in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:ro" --net allow=10.200.0.2:"$fport" -- \
 	"$PY" /t/rebind.py 10.200.0.2 "$fport" </dev/null 2>&1 | tr '\n' ' ')
 case $out in
-"EINVAL own 127.0.0.1 ") ok netd_socket_no_bind ;;
+"EINVAL unspec EINVAL own 127.0.0.1 ") ok netd_socket_no_bind ;;
 *) fail netd_socket_no_bind "$out" ;;
 esac
 # The connect stop checks the socket an fd number holds; the native connect
@@ -496,6 +647,19 @@ expect_eq name_rule_needs_resolution "$(get n2 198.51.100.2 "$pport" "" --net al
 # another name resolving to the same address is not covered
 expect_eq name_rule_other_name "$(get n3 other.test "$pport" "" --net allow=good.test:"$pport")" gaierror
 SANITY=1 expect_eq wildcard_rule "$(get n4 www.good.test "$pport" "" --net allow=*.good.test:"$pport")" OK
+
+# A name rule covering UDP allows the addresses resolved for the name.
+udpname='
+import socket, errno, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(5)
+try:
+    a = socket.gethostbyname(sys.argv[1]) if sys.argv[1] else "198.51.100.2"
+    s.sendto(b"udp-by-name", (a, int(sys.argv[2]))); print(s.recvfrom(100)[0].decode())
+except socket.gaierror: print("gaierror")
+except OSError as e: print(errno.errorcode.get(e.errno, str(e)))'
+SANITY=1 expect_eq udp_name_rule "$(in_outer timeout 60 "$MOAT" run --net allow=good.test:"$ueport"/udp -- "$PY" -c "$udpname" good.test "$ueport" </dev/null 2>&1)" udp-by-name
+expect_eq udp_name_rule_needs_resolution "$(in_outer timeout 60 "$MOAT" run --net allow=good.test:"$ueport"/udp -- "$PY" -c "$udpname" "" "$ueport" </dev/null 2>&1)" ENETUNREACH
+expect_eq udp_name_rule_tcp_only "$(in_outer timeout 60 "$MOAT" run --net allow=good.test:"$ueport"/tcp -- "$PY" -c "$udpname" good.test "$ueport" </dev/null 2>&1)" ENETUNREACH
 
 # A nameserver that never answers does not stall connects: netd asks it on
 # its own channel while it keeps answering connect requests.

@@ -1,0 +1,257 @@
+/* probe_udp: UDP egress through moat-netd (tests/integration/isolation_net.sh).
+ *   probe_udp echo ADDR PORT
+ *     sendto, sendmsg (msg_name) and sendmmsg, each on a new socket, to an
+ *     echo server (a connected UDP socket is not forwarded by moat): the reply must come back byte-exact from
+ *     ADDR:PORT. One line per case, "ok CASE" or "FAIL CASE: why".
+ *   probe_udp reaim ADDR PORT SINK SPORT
+ *     one allowed sendto, then on the same socket every way of aiming it at
+ *     SINK:SPORT (sendto, sendmsg, sendmmsg, AF_UNSPEC-family sendto,
+ *     connect, connect(AF_UNSPEC)+sendto) and a race: another thread flips
+ *     msg_name between ADDR:PORT and SINK:SPORT while sendmsg/sendmmsg/
+ *     sendto run. Prints "CASE ERRNO" (or "CASE SENT") lines; whether
+ *     anything reached the sink is checked on the sink's side.
+ *   probe_udp swaprace ADDR PORT SINK SPORT
+ *     the guest's own UDP socket sends to 127.0.0.1:SPORT (its own loopback,
+ *     native) while another thread dup2()s a moat-netd UDP socket over it.
+ */
+#include "t.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+
+static struct sockaddr_in dst, sink;
+static volatile int stop_flip;
+
+static const char *ename(int e)
+{
+	static char b[32];
+	switch (e) {
+	case 0: return "SENT";
+	case ENETUNREACH: return "ENETUNREACH";
+	case EPERM: return "EPERM";
+	case EINVAL: return "EINVAL";
+	case EAFNOSUPPORT: return "EAFNOSUPPORT";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case ECONNREFUSED: return "ECONNREFUSED";
+	case EDESTADDRREQ: return "EDESTADDRREQ";
+	case EFAULT: return "EFAULT";
+	case EISCONN: return "EISCONN";
+	case EPIPE: return "EPIPE";
+	default: snprintf(b, sizeof b, "errno%d", e); return b;
+	}
+}
+
+static void fill(unsigned char *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245 + 12345;
+		p[i] = (unsigned char)(seed >> 16);
+	}
+}
+
+static int udp(void)
+{
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	struct timeval tv = { 5, 0 };
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	return s;
+}
+
+/* the echo of what was sent, byte-exact, from dst */
+static int check_reply(int s, const unsigned char *want, size_t n, const char *name)
+{
+	static unsigned char got[65536];
+	struct sockaddr_in from;
+	socklen_t fl = sizeof from;
+	ssize_t r = recvfrom(s, got, sizeof got, 0, (struct sockaddr *)&from, &fl);
+	if (r < 0) {
+		printf("FAIL %s: recvfrom: %s\n", name, strerror(errno));
+		return 1;
+	}
+	if ((size_t)r != n || memcmp(got, want, n)) {
+		printf("FAIL %s: reply differs (%zd bytes, wanted %zu)\n", name, r, n);
+		return 1;
+	}
+	if (from.sin_addr.s_addr != dst.sin_addr.s_addr || from.sin_port != dst.sin_port) {
+		printf("FAIL %s: reply from another address\n", name);
+		return 1;
+	}
+	printf("ok %s\n", name);
+	return 0;
+}
+
+static int echo(void)
+{
+	static unsigned char buf[8000];
+	int bad = 0;
+	size_t sizes[] = { 1, 1200, sizeof buf };
+	for (int how = 0; how < 3; how++) {
+		for (size_t k = 0; k < 3; k++) {
+			size_t n = sizes[k];
+			fill(buf, n, (unsigned)(how * 10 + k + 1));
+			int s = udp();
+			ssize_t w = -1;
+			char name[64];
+			static const char *const hows[] = { "sendto", "sendmsg", "sendmmsg" };
+			snprintf(name, sizeof name, "echo_%s_%zu", hows[how], n);
+			struct iovec iov[2] = { { buf, n / 2 }, { buf + n / 2, n - n / 2 } };
+			struct msghdr m = { .msg_name = &dst, .msg_namelen = sizeof dst, .msg_iov = iov, .msg_iovlen = 2 };
+			if (how == 0) {
+				w = sendto(s, buf, n, 0, (struct sockaddr *)&dst, sizeof dst);
+			} else if (how == 1) {
+				w = sendmsg(s, &m, 0);
+			} else {
+				struct mmsghdr mm = { .msg_hdr = m };
+				w = sendmmsg(s, &mm, 1, 0) == 1 ? (ssize_t)mm.msg_len : -1;
+			}
+			if (w != (ssize_t)n) {
+				printf("FAIL %s: send: %zd %s\n", name, w, strerror(errno));
+				bad = 1;
+			} else {
+				bad |= check_reply(s, buf, n, name);
+			}
+			close(s);
+		}
+	}
+	return bad;
+}
+
+static void *flipper(void *arg)
+{
+	struct sockaddr_in *p = arg;
+	while (!stop_flip) {
+		*(volatile struct sockaddr_in *)p = sink;
+		*(volatile struct sockaddr_in *)p = dst;
+	}
+	return NULL;
+}
+
+static void say(const char *c, ssize_t r)
+{
+	printf("%s %s\n", c, ename(r < 0 ? errno : 0));
+}
+
+static int reaim(void)
+{
+	unsigned char b[16] = "allowed";
+	int s = udp();
+	if (sendto(s, b, 7, 0, (struct sockaddr *)&dst, sizeof dst) != 7 || check_reply(s, b, 7, "first_allowed"))
+		return 1;
+	say("sendto_sink", sendto(s, "LEAK-sendto", 11, 0, (struct sockaddr *)&sink, sizeof sink));
+	struct iovec iov = { "LEAK-sendmsg", 12 };
+	struct msghdr m = { .msg_name = &sink, .msg_namelen = sizeof sink, .msg_iov = &iov, .msg_iovlen = 1 };
+	say("sendmsg_sink", sendmsg(s, &m, 0));
+	struct iovec iov2 = { "LEAK-sendmmsg", 13 };
+	struct mmsghdr mm[2];
+	memset(mm, 0, sizeof mm);
+	mm[0].msg_hdr = (struct msghdr){ .msg_name = &sink, .msg_namelen = sizeof sink, .msg_iov = &iov2, .msg_iovlen = 1 };
+	mm[1].msg_hdr = mm[0].msg_hdr;
+	say("sendmmsg_sink", sendmmsg(s, mm, 2, 0) < 0 ? -1 : 0);
+	/* the first message allowed, the second to the sink */
+	struct iovec iov3 = { "allowed", 7 };
+	mm[0].msg_hdr = (struct msghdr){ .msg_name = &dst, .msg_namelen = sizeof dst, .msg_iov = &iov3, .msg_iovlen = 1 };
+	int nm = sendmmsg(s, mm, 2, 0);
+	printf("sendmmsg_mixed %d\n", nm);
+	/* UDP reads sin_addr of an AF_UNSPEC address as AF_INET */
+	struct sockaddr_in un = sink;
+	un.sin_family = AF_UNSPEC;
+	say("sendto_unspec_family", sendto(s, "LEAK-unspec", 11, 0, (struct sockaddr *)&un, sizeof un));
+	say("connect_sink", connect(s, (struct sockaddr *)&sink, sizeof sink));
+	say("send_no_address", send(s, "LEAK-send", 9, 0));
+	struct sockaddr uns = { .sa_family = AF_UNSPEC };
+	say("disconnect", connect(s, &uns, sizeof uns));
+	say("sendto_sink_after_disconnect", sendto(s, "LEAK-disc", 9, 0, (struct sockaddr *)&sink, sizeof sink));
+	say("bind_after_disconnect", bind(s, (struct sockaddr *)&sink, sizeof sink) < 0 ? -1 : 0);
+	/* races: msg_name (and sendto's address) flipped by another thread */
+	static struct sockaddr_in shared;
+	shared = dst;
+	stop_flip = 0;
+	pthread_t th;
+	pthread_create(&th, NULL, flipper, &shared);
+	struct iovec iov4 = { "RACE", 4 };
+	struct msghdr rm = { .msg_name = &shared, .msg_namelen = sizeof shared, .msg_iov = &iov4, .msg_iovlen = 1 };
+	struct mmsghdr rmm = { .msg_hdr = rm };
+	int sent = 0;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < 3000; i++) {
+		sent += sendmsg(s, &rm, 0) > 0;
+		sent += sendmmsg(s, &rmm, 1, 0) == 1;
+		sent += sendto(s, "RACE", 4, 0, (struct sockaddr *)&shared, sizeof shared) > 0;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (t1.tv_sec - t0.tv_sec > 20)
+			break;
+	}
+	stop_flip = 1;
+	pthread_join(th, NULL);
+	printf("race done\n");
+	(void)sent;
+	close(s);
+	return 0;
+}
+
+static void *swapper(void *arg)
+{
+	int *sw = arg;
+	while (!stop_flip) {
+		dup2(sw[1], sw[0]);
+		dup2(sw[2], sw[0]);
+	}
+	return NULL;
+}
+
+static int swaprace(void)
+{
+	/* a moat-netd socket (after one allowed send), and the guest's own */
+	int netd = udp();
+	if (sendto(netd, "allowed", 7, 0, (struct sockaddr *)&dst, sizeof dst) != 7)
+		return 1;
+	int own = udp();
+	int fd = dup(own);
+	struct sockaddr_in lo = sink;
+	lo.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int pid = fork();
+	if (pid == 0) { /* not sharing the fd table: flips nothing */
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	struct swap {
+		int fd, a, b;
+	} sw = { fd, netd, own };
+	pthread_t th;
+	stop_flip = 0;
+	pthread_create(&th, NULL, swapper, &sw);
+	for (int i = 0; i < 20000; i++)
+		sendto(fd, "SWAP", 4, MSG_DONTWAIT, (struct sockaddr *)&lo, sizeof lo);
+	stop_flip = 1;
+	pthread_join(th, NULL);
+	printf("swaprace done\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (argc < 4) {
+		fprintf(stderr, "usage: probe_udp echo|reaim|swaprace ADDR PORT [SINK SPORT]\n");
+		return 77;
+	}
+	dst.sin_family = AF_INET;
+	dst.sin_port = htons((uint16_t)atoi(argv[3]));
+	inet_pton(AF_INET, argv[2], &dst.sin_addr);
+	if (argc >= 6) {
+		sink.sin_family = AF_INET;
+		sink.sin_port = htons((uint16_t)atoi(argv[5]));
+		inet_pton(AF_INET, argv[4], &sink.sin_addr);
+	}
+	if (!strcmp(argv[1], "echo"))
+		return echo();
+	if (!strcmp(argv[1], "reaim") && argc >= 6)
+		return reaim();
+	if (!strcmp(argv[1], "swaprace") && argc >= 6)
+		return swaprace();
+	return 77;
+}

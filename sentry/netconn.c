@@ -280,6 +280,60 @@ int netconn_fastopen_stop(struct sandbox *sb, struct task *t, void *regsp, const
 	return 0;
 }
 
+/* connect on a socket moat-netd made, before anything else looks at the
+ * address: nothing of it runs natively with an address the kernel would
+ * read again from guest memory (another thread may rewrite it after this
+ * stop, and lengths or families the other stops pass through untouched,
+ * e.g. a sockaddr_in in a 128-byte buffer, would connect from the host's
+ * namespace unchecked). AF_UNSPEC (disconnect) runs natively with the length
+ * cut to the family alone, so whatever the memory holds by then is either a
+ * disconnect or EINVAL; AF_INET/AF_INET6 go through the policy with the copy
+ * read here (netconn_stop: moat-netd or ENETUNREACH); anything else is
+ * answered here. 1: not such a socket (the caller goes on), 0: decided. */
+int netconn_host_connect_stop(struct sandbox *sb, struct task *t, void *regsp)
+{
+	arch_regs *regs = regsp;
+	int fd = (int)REG_ARG0(*regs);
+	int hfd = task_getfd(t, fd);
+	if (hfd < 0)
+		return 1; /* the kernel answers EBADF */
+	int domain = 0, type = 0;
+	int host = sock_kind(hfd, &domain, &type) == 0 && (domain == AF_INET || domain == AF_INET6) &&
+		   host_socket(hfd);
+	close(hfd);
+	if (!host)
+		return 1;
+	uint64_t aptr = REG_ARG1(*regs);
+	uint64_t len = REG_ARG2(*regs);
+	long err;
+	union {
+		struct sockaddr_in6 in6;
+		struct sockaddr_in in;
+		sa_family_t fam;
+	} a;
+	memset(&a, 0, sizeof a);
+	size_t want = len < sizeof a ? (size_t)len : sizeof a;
+	if (len > sizeof(struct sockaddr_storage) || len < sizeof(sa_family_t)) {
+		err = -EINVAL;
+	} else if (guest_read(t->tid, aptr, &a, want) < 0) {
+		err = -EFAULT;
+	} else if (a.fam == AF_UNSPEC) {
+		REG_ARG2(*regs) = sizeof(sa_family_t);
+		ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+		return 0; /* native disconnect */
+	} else if (a.fam == domain) {
+		if (netconn_stop(sb, t, regs, &a, want) == 0)
+			return 0;
+		err = -EINVAL; /* short for its family */
+	} else {
+		err = -EAFNOSUPPORT;
+	}
+	REG_SYSNO(*regs) = -1; /* skip */
+	REG_RET(*regs) = (uint64_t)err;
+	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+	return 0;
+}
+
 /* O_CLOEXEC of the guest's fd, from its fdinfo in the guest's procfs. */
 static int guest_fd_cloexec(struct task *t, int fd)
 {

@@ -58,6 +58,9 @@ void netconn_remember(int rule, int family, const uint8_t *addr);
 int netconn_ask(struct netd_req *q, struct netd_rep *rep, int *sfd);
 const struct netpolicy *netconn_policy(void);
 int netd_option_allowed(int level, int name);
+/* A locked socket filter on s: only packets from a:port get in (netd.c). */
+struct netpol_addr;
+int netd_peer_filter(int s, const struct netpol_addr *a, uint16_t port);
 
 /* ---- the sentry's side (netconn.c) ---- */
 /* Set up: the policy and netd's channel (-1: --net none, no netd). */
@@ -77,6 +80,8 @@ int netconn_send_stop(struct sandbox *sb, struct task *t, void *regs, const void
  * audited) on a socket moat-netd made, whatever the address (it is in guest
  * memory), else 1. */
 int netconn_fastopen_stop(struct sandbox *sb, struct task *t, void *regs, const char *call);
+/* connect on a socket moat-netd made: never native with a guest address */
+int netconn_host_connect_stop(struct sandbox *sb, struct task *t, void *regs);
 /* listen: refused (0, skipped and audited) on a socket moat-netd made (a
  * disconnected one would listen in the host's namespace), else 1. */
 int netconn_listen_stop(struct sandbox *sb, struct task *t, void *regs);

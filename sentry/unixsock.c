@@ -272,6 +272,8 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 		return; /* a fast-open connect from moat-netd's socket */
 	if (nr == __NR_sendmmsg)
 		return;
+	if (nr == __NR_connect && netconn_host_connect_stop(sb, t, &regs) == 0)
+		return; /* a socket of the host's namespace: decided whole */
 	if (!aptr || (send_ && !len))
 		return; /* no address: native */
 	struct sockaddr_un in, out;

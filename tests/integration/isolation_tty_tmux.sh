@@ -27,6 +27,13 @@ screen() { tm capture-pane -p -t t:0 2>/dev/null | grep -v '^$' | tail -6 | tr '
 # type TEXT: send TEXT and Enter
 type_line() { tm send-keys -t t:0 -l "$1"; tm send-keys -t t:0 Enter; }
 
+# A host pty held open for the whole test: natively (fake-moat) the pane is
+# then never the host's only pty, so own_terminal cannot pass by accident on
+# a host with no other terminal (where the pane is the host's /dev/pts/0).
+"$PY" -c 'import pty, time; m, s = pty.openpty(); time.sleep(600)' </dev/null >/dev/null 2>&1 &
+at_exit "kill -9 $!"
+for ((i = 0; i < 50; i++)); do [ -n "$(ls /dev/pts | grep -v ptmx)" ] && break; sleep 0.1; done
+
 tm new-session -d -s t -x 80 -y 24 \
 	"$MOAT run -t --env PS1='moat\$ ' -- /bin/bash --norc --noprofile -i; echo MOAT-EXIT=\$?; sleep 60"
 tm set-option -t t remain-on-exit on >/dev/null 2>&1

@@ -250,7 +250,14 @@ again:
 		if (r < 0)
 			return r;
 		mode = mode & 07777 & ~fs_umask(t);
-		r = vfs_node_open(v, t, n, flags, mode, &fd, &st);
+		/* the name was absent: the gofer must create it (O_EXCL), never
+		 * open a file that took the name since the walk, unchecked */
+		r = vfs_node_open(v, t, n, flags | (n->kind == VN_BACKEND ? O_EXCL : 0), mode, &fd, &st);
+		if (r == -EEXIST && !(flags & O_EXCL) && n->kind == VN_BACKEND && ++tries < 16) {
+			vfs_invalidate(v, n->mnt, n->rel, 0);
+			wf |= WALK_FRESH;
+			goto again; /* made meanwhile: open what is there now, checked */
+		}
 		if (r < 0)
 			return r;
 		vfs_invalidate(v, n->mnt, n->rel, 0);
@@ -299,6 +306,13 @@ again:
 		return r < 0 ? r : sc_return_fd(c, fd, flags & O_CLOEXEC);
 	}
 	r = vfs_node_open(v, t, n, oflags, 0, &fd, &st);
+	if (r == -ESTALE && n->kind == VN_BACKEND && ++tries < 16) {
+		/* the name leads to another object than the one checked (the
+		 * gofer refused it): walk and check again */
+		vfs_invalidate(v, n->mnt, n->rel, 0);
+		wf |= WALK_FRESH;
+		goto again;
+	}
 	if (r == -ENOENT && (flags & O_CREAT) && n->kind == VN_BACKEND && ++tries < 16) {
 		/* unlinked by someone else since the walk: O_CREAT makes it
 		 * again, as Linux's open does (walk afresh, past the cache) */

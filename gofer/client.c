@@ -415,6 +415,7 @@ int gofer_chmod(struct gofer_conn *c, int exp, const char *rel, mode_t mode)
 {
 	struct gofer_req_mode f = { .exp = exp, .mode = mode };
 
+	take_expect(&f.ino, &f.dev);
 	return simple(c, GOFER_OP_CHMOD, &f, sizeof f, rel, NULL);
 }
 
@@ -429,6 +430,7 @@ int gofer_truncate(struct gofer_conn *c, int exp, const char *rel, off_t len)
 {
 	struct gofer_req_truncate f = { .exp = exp, .size = len };
 
+	take_expect(&f.ino, &f.dev);
 	return simple(c, GOFER_OP_TRUNCATE, &f, sizeof f, rel, NULL);
 }
 
@@ -437,6 +439,7 @@ int gofer_utimens(struct gofer_conn *c, int exp, const char *rel,
 {
 	struct gofer_req_utimens f = { .exp = exp, .flags = flags };
 
+	take_expect(&f.ino, &f.dev);
 	for (int i = 0; i < 2; i++) {
 		f.sec[i] = ts ? ts[i].tv_sec : 0;
 		f.nsec[i] = ts ? ts[i].tv_nsec : UTIME_NOW;

@@ -69,7 +69,7 @@ struct gofer_req_path {      /* WALK, LSTAT, READLINK, STATFS */
 	uint32_t len;
 };
 
-/* OPEN and the xattr requests may name the object the sentry checked:
+/* OPEN, CHMOD, TRUNCATE, UTIMENS and the xattr requests may name the object the sentry checked:
  * (ino, dev) of what its walk found, ino 0 for none. The gofer acts only on
  * that object (-ESTALE when the name leads elsewhere by then): the sentry's
  * permission check was made on it, and the guest can swap names between the
@@ -88,6 +88,8 @@ struct gofer_req_mode {      /* MKDIR, MKNOD, CHMOD */
 	uint32_t len;
 	uint32_t mode;
 	uint32_t pad;
+	uint64_t ino;        /* CHMOD: the object checked (0: none) */
+	uint64_t dev;
 };
 
 struct gofer_req_unlink {
@@ -118,6 +120,8 @@ struct gofer_req_truncate {
 	uint32_t exp;
 	uint32_t len;
 	int64_t size;
+	uint64_t ino;        /* the object checked (0: none) */
+	uint64_t dev;
 };
 
 struct gofer_req_utimens {
@@ -127,6 +131,8 @@ struct gofer_req_utimens {
 	uint32_t pad;
 	int64_t sec[2];      /* atime, mtime */
 	int64_t nsec[2];     /* may be UTIME_NOW / UTIME_OMIT */
+	uint64_t ino;        /* the object checked (0: none) */
+	uint64_t dev;
 };
 
 /* GETXATTR, SETXATTR, REMOVEXATTR (path, attribute name), LISTXATTR (path

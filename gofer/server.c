@@ -680,6 +680,26 @@ static int h_chmod(struct req *rq, struct rep *rp)
 	pfd = open_parent(rq->e, rq->path, &name, &owned);
 	if (pfd < 0)
 		return pfd;
+	if (f->ino && *rq->path && !rq->e->is_file) {
+		/* the object the sentry checked, by an fd of it (a name
+		 * swapped meanwhile is never changed) */
+		struct stat st;
+		int fd = oat2(rq->e, pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (fd < 0)
+			r = fd;
+		else if (fstat(fd, &st) < 0)
+			r = -errno;
+		else if (st.st_ino != f->ino || st.st_dev != (dev_t)f->dev)
+			r = -ESTALE;
+		else if (S_ISLNK(st.st_mode))
+			r = -EOPNOTSUPP;
+		else if (syscall(__NR_fchmodat2, fd, "", host_mode(rq->e, f->mode), AT_EMPTY_PATH) < 0)
+			r = -errno;
+		if (fd >= 0)
+			close(fd);
+		close_owned(pfd, owned);
+		return r;
+	}
 	if (syscall(__NR_fchmodat2, pfd, name, host_mode(rq->e, f->mode),
 		    AT_SYMLINK_NOFOLLOW) < 0)
 		r = -errno;
@@ -736,6 +756,8 @@ static int h_truncate(struct req *rq, struct rep *rp)
 		return fd;
 	if (fstat(fd, &st) < 0)
 		r = -errno;
+	else if (f->ino && (st.st_ino != f->ino || st.st_dev != (dev_t)f->dev))
+		r = -ESTALE;   /* not the object the sentry checked */
 	else if (S_ISDIR(st.st_mode))
 		r = -EISDIR;
 	else if (!S_ISREG(st.st_mode))
@@ -762,6 +784,24 @@ static int h_utimens(struct req *rq, struct rep *rp)
 	pfd = open_parent(rq->e, rq->path, &name, &owned);
 	if (pfd < 0)
 		return pfd;
+	if (f->ino && *rq->path && !rq->e->is_file) {
+		/* the object the sentry checked, by an fd of it */
+		int fd = oat2(rq->e, pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (fd < 0)
+			r = fd;
+		else if (fstat(fd, &st) < 0)
+			r = -errno;
+		else if (st.st_ino != f->ino || st.st_dev != (dev_t)f->dev)
+			r = -ESTALE;
+		else if (S_ISLNK(st.st_mode) && !(f->flags & AT_SYMLINK_NOFOLLOW))
+			r = -ELOOP;
+		else if (utimensat(fd, "", ts, AT_EMPTY_PATH) < 0)
+			r = -errno;
+		if (fd >= 0)
+			close(fd);
+		close_owned(pfd, owned);
+		return r;
+	}
 	if (!(f->flags & AT_SYMLINK_NOFOLLOW)) {
 		/* the gofer never follows: the sentry resolves symlinks */
 		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)

@@ -952,10 +952,12 @@ static long chmod_host(struct sc_call *c, const struct vfs_node *n, mode_t mode)
 	vfs_view_stat(v, &view);
 	if (!cred_capable(&t->cred, CRED_CAP_FSETID) && !cred_in_group(&t->cred, view.st_gid))
 		setid &= ~S_ISGID;
+	gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
 	r = VFS_BE(v, chmod, n->mnt->export, n->rel, mode & ~(S_ISUID | S_ISGID));
+	gofer_expect_identity(0, 0);
 	vfs_invalidate(v, n->mnt, n->rel, 0);
 	if (r < 0)
-		return r;
+		return r == -ESTALE ? -ENOENT : r; /* renamed away meanwhile */
 	real.st_mode = (real.st_mode & S_IFMT) | (mode & ~(S_ISUID | S_ISGID));
 	return vfs_meta_update(v, &real, (uid_t)-1, (gid_t)-1, setid, 1);
 }
@@ -982,9 +984,11 @@ static long do_fchmodat(struct sc_call *c, int dirfd, const char *path, mode_t m
 		return chmod_host(c, n, mode);
 	if (!cred_capable(&c->task->cred, CRED_CAP_FSETID) && !cred_in_group(&c->task->cred, n->st.st_gid))
 		mode &= ~S_ISGID;
+	gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
 	r = VFS_BE(VFS_OF(c), chmod, n->mnt->export, n->rel, mode);
+	gofer_expect_identity(0, 0);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
-	return r;
+	return r == -ESTALE ? -ENOENT : r; /* renamed away meanwhile */
 }
 
 long sys_chmod(struct sc_call *c)
@@ -1139,9 +1143,11 @@ long sys_truncate(struct sc_call *c)
 	r = vfs_permission(c->task, &n->st, MAY_WRITE);
 	if (r < 0)
 		return r;
+	gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
 	r = VFS_BE(VFS_OF(c), truncate, n->mnt->export, n->rel, len);
+	gofer_expect_identity(0, 0);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
-	return r;
+	return r == -ESTALE ? -ENOENT : r; /* renamed away meanwhile */
 }
 
 /* ts NULL: both now. */
@@ -1196,7 +1202,11 @@ static long do_utimens(struct sc_call *c, int dirfd, const char *path, int null_
 		return futimens(hfd, ts) < 0 ? -errno : 0;
 	if (n->kind != VN_BACKEND)
 		return -EROFS;
+	gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
 	r = VFS_BE(VFS_OF(c), utimens, n->mnt->export, n->rel, ts, flags & AT_SYMLINK_NOFOLLOW);
+	gofer_expect_identity(0, 0);
+	if (r == -ESTALE)
+		r = -ENOENT; /* renamed away meanwhile */
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 	return r;
 }

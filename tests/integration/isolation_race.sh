@@ -65,7 +65,8 @@ done
 # caller's ids: host root when run as root) acts on a name. A guest swapping
 # names in a writable bind (RENAME_EXCHANGE) between the two must not reach
 # a file it may not read or write: another host user's 0600 file is never
-# read, written, truncated or given a user.* attribute, whatever the race.
+# read, written, truncated, chmod-ed, given times or a user.* attribute,
+# whatever the race.
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	S=$T_TMP/swap
 	mkdir -p "$S" && chmod 777 "$S"
@@ -89,13 +90,15 @@ for i in range(3000):
                 if "SWAP-SECRET" in f.read(): got = "READ"; break
         elif how == "write":
             fd = os.open(d + "/x", os.O_WRONLY | os.O_TRUNC); os.write(fd, b"mine\n"); os.close(fd)
+        elif how == "meta":
+            os.chmod(d + "/x", 0o666); os.truncate(d + "/x", 0); os.utime(d + "/x", (1, 1))
         else:
             os.setxattr(d + "/x", "user.swap", b"1")
     except OSError: pass
 stop.append(1); th.join()
 print(got or "done")
 EOF2
-	for how in read write xattr; do
+	for how in read write xattr meta; do
 		out=$(moat run --bind "$S:/s:rw" --bind "$T_TMP:/t:ro" -- "$PY" /t/swap.py /s "$how" </dev/null 2>&1)
 		victim=$(grep -l SWAP-SECRET "$S/x" "$S/secret" 2>/dev/null | head -1)
 		if [ -z "$victim" ]; then
@@ -104,8 +107,10 @@ EOF2
 			fail "swap_$how" "$out"
 		elif "$PY" -c 'import os, sys; sys.exit(0 if "user.swap" in os.listxattr(sys.argv[1]) else 1)' "$victim" 2>/dev/null; then
 			fail "swap_$how" "user.swap set on the secret"
-		elif [ "$(stat -c %u "$victim")" != "$(id -u nobody)" ]; then
-			fail "swap_$how" "owner changed"
+		elif [ "$(stat -c %u:%a "$victim")" != "$(id -u nobody):600" ]; then
+			fail "swap_$how" "owner or mode changed: $(stat -c %u:%a "$victim")"
+		elif [ "$(stat -c %Y "$victim")" = 1 ]; then
+			fail "swap_$how" "the secret's mtime was set"
 		else
 			ok "swap_$how"
 		fi

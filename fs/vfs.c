@@ -1046,6 +1046,15 @@ static int fifo_wait_hook(void *arg)
 	return task_signal_pending(arg);
 }
 
+/* The gofer acts only on the object the walk found and the caller
+ * checked (-ESTALE if the name leads elsewhere by then): the next request
+ * of this thread names its identity (gofer_expect_identity). */
+static void expect_node(const struct vfs_node *n)
+{
+	if (n->exists && n->kind == VN_BACKEND)
+		gofer_expect_identity(n->st.st_dev, n->st.st_ino);
+}
+
 int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 		  int flags, mode_t mode, int *fd, struct stat *st)
 {
@@ -1079,14 +1088,18 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 			 * the guest's kernel turns into EINTR or a restart exactly
 			 * as for a native open. */
 			gofer_set_wait_hook(fifo_wait_hook, t);
+			expect_node(n);
 			r = VFS_BE(v, open, n->mnt->export, n->rel, flags, mode, fd, st);
+			gofer_expect_identity(0, 0);
 			gofer_set_wait_hook(NULL, NULL);
 			if (r == -EINTR)
 				return -ERESTARTSYS_;
 		} else if ((r = vfs_direct_open(v, n, flags, fd, st)) == 0) {
 			mapped = 1;
 		} else {
+			expect_node(n);
 			r = VFS_BE(v, open, n->mnt->export, n->rel, flags, mode, fd, st);
+			gofer_expect_identity(0, 0);
 		}
 		if (r < 0)
 			return r;

@@ -296,10 +296,28 @@ int gofer_lstat(struct gofer_conn *c, int exp, const char *rel, struct stat *st)
 		      sizeof *st);
 }
 
+/* The identity the next OPEN or xattr request of this thread names (see
+ * struct gofer_req_open); consumed by it. */
+static __thread struct { uint64_t ino, dev; } g_expect;
+
+void gofer_expect_identity(dev_t dev, ino_t ino)
+{
+	g_expect.dev = (uint64_t)dev;
+	g_expect.ino = (uint64_t)ino;
+}
+
+static void take_expect(uint64_t *ino, uint64_t *dev)
+{
+	*ino = g_expect.ino;
+	*dev = g_expect.dev;
+	g_expect.ino = g_expect.dev = 0;
+}
+
 int gofer_open(struct gofer_conn *c, int exp, const char *rel, int flags,
 	       mode_t mode, int *fd, struct stat *st)
 {
 	struct gofer_req_open f = { .exp = exp, .flags = flags, .mode = mode };
+	take_expect(&f.ino, &f.dev);
 	struct stat tmp;
 	struct iovec rep = { st ? st : &tmp, sizeof tmp };
 	int nfd = -1;
@@ -397,6 +415,7 @@ int gofer_chmod(struct gofer_conn *c, int exp, const char *rel, mode_t mode)
 {
 	struct gofer_req_mode f = { .exp = exp, .mode = mode };
 
+	take_expect(&f.ino, &f.dev);
 	return simple(c, GOFER_OP_CHMOD, &f, sizeof f, rel, NULL);
 }
 
@@ -411,6 +430,7 @@ int gofer_truncate(struct gofer_conn *c, int exp, const char *rel, off_t len)
 {
 	struct gofer_req_truncate f = { .exp = exp, .size = len };
 
+	take_expect(&f.ino, &f.dev);
 	return simple(c, GOFER_OP_TRUNCATE, &f, sizeof f, rel, NULL);
 }
 
@@ -419,6 +439,7 @@ int gofer_utimens(struct gofer_conn *c, int exp, const char *rel,
 {
 	struct gofer_req_utimens f = { .exp = exp, .flags = flags };
 
+	take_expect(&f.ino, &f.dev);
 	for (int i = 0; i < 2; i++) {
 		f.sec[i] = ts ? ts[i].tv_sec : 0;
 		f.nsec[i] = ts ? ts[i].tv_nsec : UTIME_NOW;
@@ -440,6 +461,7 @@ static long xattr_get(struct gofer_conn *c, uint16_t op, int exp, const char *re
 		      const char *name, void *buf, size_t size, size_t max)
 {
 	struct gofer_req_xattr f = { .exp = exp };
+	take_expect(&f.ino, &f.dev);
 	uint32_t len;
 	struct iovec rep[2] = { { &len, sizeof len }, { buf, 0 } };
 	long r;
@@ -472,6 +494,7 @@ int gofer_setxattr(struct gofer_conn *c, int exp, const char *rel, const char *n
 		   const void *val, size_t size, int flags)
 {
 	struct gofer_req_xattr f = { .exp = exp, .flags = (uint32_t)flags };
+	take_expect(&f.ino, &f.dev);
 
 	if (size > GOFER_XATTR_MAX)
 		return -ENOSPC;
@@ -483,6 +506,7 @@ int gofer_setxattr(struct gofer_conn *c, int exp, const char *rel, const char *n
 int gofer_removexattr(struct gofer_conn *c, int exp, const char *rel, const char *name)
 {
 	struct gofer_req_xattr f = { .exp = exp };
+	take_expect(&f.ino, &f.dev);
 
 	return simple(c, GOFER_OP_REMOVEXATTR, &f, sizeof f, rel, name);
 }

@@ -154,6 +154,9 @@ int gofer_lstat(struct gofer_conn *c, int exp, const char *rel, struct stat *st)
  * O_PATH|O_NOFOLLOW on a symlink gives the link). Returns 0 with a new host fd
  * in *fd and its fstat in *st (may be NULL). For a DEV export only the device
  * names and its devpts instance ("pts/ptmx", "pts/N") exist. */
+/* The next OPEN or xattr request of the calling thread acts only on the
+ * object (dev, ino), else fails with -ESTALE (struct gofer_req_open). */
+void gofer_expect_identity(dev_t dev, ino_t ino);
 int gofer_open(struct gofer_conn *c, int exp, const char *rel, int flags,
 	       mode_t mode, int *fd, struct stat *st);
 

@@ -69,11 +69,18 @@ struct gofer_req_path {      /* WALK, LSTAT, READLINK, STATFS */
 	uint32_t len;
 };
 
+/* OPEN, CHMOD, TRUNCATE, UTIMENS and the xattr requests may name the object the sentry checked:
+ * (ino, dev) of what its walk found, ino 0 for none. The gofer acts only on
+ * that object (-ESTALE when the name leads elsewhere by then): the sentry's
+ * permission check was made on it, and the guest can swap names between the
+ * check and the request (rename, RENAME_EXCHANGE in a writable export). */
 struct gofer_req_open {
 	uint32_t exp;
 	uint32_t len;
 	int32_t flags;       /* open(2) flags */
 	uint32_t mode;
+	uint64_t ino;        /* the object checked (0: none, e.g. a create) */
+	uint64_t dev;
 };
 
 struct gofer_req_mode {      /* MKDIR, MKNOD, CHMOD */
@@ -81,6 +88,8 @@ struct gofer_req_mode {      /* MKDIR, MKNOD, CHMOD */
 	uint32_t len;
 	uint32_t mode;
 	uint32_t pad;
+	uint64_t ino;        /* CHMOD: the object checked (0: none) */
+	uint64_t dev;
 };
 
 struct gofer_req_unlink {
@@ -111,6 +120,8 @@ struct gofer_req_truncate {
 	uint32_t exp;
 	uint32_t len;
 	int64_t size;
+	uint64_t ino;        /* the object checked (0: none) */
+	uint64_t dev;
 };
 
 struct gofer_req_utimens {
@@ -120,6 +131,8 @@ struct gofer_req_utimens {
 	uint32_t pad;
 	int64_t sec[2];      /* atime, mtime */
 	int64_t nsec[2];     /* may be UTIME_NOW / UTIME_OMIT */
+	uint64_t ino;        /* the object checked (0: none) */
+	uint64_t dev;
 };
 
 /* GETXATTR, SETXATTR, REMOVEXATTR (path, attribute name), LISTXATTR (path
@@ -134,6 +147,8 @@ struct gofer_req_xattr {
 	uint32_t size;       /* GET/LIST: the caller's buffer (0: the length only,
 			      * else at most GOFER_XATTR_MAX); SET: value bytes */
 	uint32_t pad;
+	uint64_t ino;        /* the object checked (0: none) */
+	uint64_t dev;
 };
 
 struct gofer_rhdr {

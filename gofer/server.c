@@ -381,6 +381,14 @@ static int h_open(struct req *rq, struct rep *rp)
 		flags |= O_NOCTTY | O_NONBLOCK; /* never block here: see FIFO_SLICE_MS */
 	}
 	flags |= O_NOFOLLOW | O_CLOEXEC;
+	/* The object the sentry checked is named: open without truncating,
+	 * make sure it is that object, then truncate (a name swapped meanwhile
+	 * must not be truncated, nor opened, with our privilege). */
+	int trunc = 0;
+	if (f->ino && (flags & O_TRUNC)) {
+		trunc = 1;
+		flags &= ~O_TRUNC;
+	}
 	excl_create = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
 	mode_t cmode = host_mode(e, f->mode);
 
@@ -434,6 +442,36 @@ static int h_open(struct req *rq, struct rep *rp)
 			unlinkat(pfd, name, 0);   /* roll back the create */
 		close_owned(pfd, owned);
 		return r;
+	}
+	if (f->ino && (st.st_ino != f->ino || st.st_dev != (dev_t)f->dev)) {
+		close(fd);
+		close_owned(pfd, owned);
+		return -ESTALE;   /* not the object the sentry checked */
+	}
+	if (trunc && S_ISREG(st.st_mode)) {
+		if ((flags & O_ACCMODE) != O_RDONLY) {
+			r = ftruncate(fd, 0) < 0 ? -errno : 0;
+		} else {
+			/* O_RDONLY|O_TRUNC: a writer of the same object */
+			struct stat wst;
+			int w = (pfd >= 0 && name) ?
+				oat2(e, pfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0) :
+				-EINVAL;
+			r = w;
+			if (w >= 0) {
+				if (fstat(w, &wst) < 0 || wst.st_ino != st.st_ino || wst.st_dev != st.st_dev)
+					r = -ESTALE;
+				else
+					r = ftruncate(w, 0) < 0 ? -errno : 0;
+				close(w);
+			}
+		}
+		if (r < 0) {
+			close(fd);
+			close_owned(pfd, owned);
+			return r;
+		}
+		st.st_size = 0;
 	}
 	close_owned(pfd, owned);
 	if (!(flags & O_PATH) && !want_nb) {
@@ -642,6 +680,26 @@ static int h_chmod(struct req *rq, struct rep *rp)
 	pfd = open_parent(rq->e, rq->path, &name, &owned);
 	if (pfd < 0)
 		return pfd;
+	if (f->ino && *rq->path && !rq->e->is_file) {
+		/* the object the sentry checked, by an fd of it (a name
+		 * swapped meanwhile is never changed) */
+		struct stat st;
+		int fd = oat2(rq->e, pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (fd < 0)
+			r = fd;
+		else if (fstat(fd, &st) < 0)
+			r = -errno;
+		else if (st.st_ino != f->ino || st.st_dev != (dev_t)f->dev)
+			r = -ESTALE;
+		else if (S_ISLNK(st.st_mode))
+			r = -EOPNOTSUPP;
+		else if (syscall(__NR_fchmodat2, fd, "", host_mode(rq->e, f->mode), AT_EMPTY_PATH) < 0)
+			r = -errno;
+		if (fd >= 0)
+			close(fd);
+		close_owned(pfd, owned);
+		return r;
+	}
 	if (syscall(__NR_fchmodat2, pfd, name, host_mode(rq->e, f->mode),
 		    AT_SYMLINK_NOFOLLOW) < 0)
 		r = -errno;
@@ -698,6 +756,8 @@ static int h_truncate(struct req *rq, struct rep *rp)
 		return fd;
 	if (fstat(fd, &st) < 0)
 		r = -errno;
+	else if (f->ino && (st.st_ino != f->ino || st.st_dev != (dev_t)f->dev))
+		r = -ESTALE;   /* not the object the sentry checked */
 	else if (S_ISDIR(st.st_mode))
 		r = -EISDIR;
 	else if (!S_ISREG(st.st_mode))
@@ -724,6 +784,24 @@ static int h_utimens(struct req *rq, struct rep *rp)
 	pfd = open_parent(rq->e, rq->path, &name, &owned);
 	if (pfd < 0)
 		return pfd;
+	if (f->ino && *rq->path && !rq->e->is_file) {
+		/* the object the sentry checked, by an fd of it */
+		int fd = oat2(rq->e, pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (fd < 0)
+			r = fd;
+		else if (fstat(fd, &st) < 0)
+			r = -errno;
+		else if (st.st_ino != f->ino || st.st_dev != (dev_t)f->dev)
+			r = -ESTALE;
+		else if (S_ISLNK(st.st_mode) && !(f->flags & AT_SYMLINK_NOFOLLOW))
+			r = -ELOOP;
+		else if (utimensat(fd, "", ts, AT_EMPTY_PATH) < 0)
+			r = -errno;
+		if (fd >= 0)
+			close(fd);
+		close_owned(pfd, owned);
+		return r;
+	}
 	if (!(f->flags & AT_SYMLINK_NOFOLLOW)) {
 		/* the gofer never follows: the sentry resolves symlinks */
 		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -837,11 +915,14 @@ static int xattr_open(struct req *rq, int *fd)
 		goto out;
 	*fd = r;
 	r = 0;
-	/* swapped for something else between the stat and the open */
-	if (fstat(*fd, &st2) < 0 || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino) {
+	/* swapped for something else between the stat and the open, or not
+	 * the object the sentry checked */
+	const struct gofer_req_xattr *xf = rq->fixed;
+	if (fstat(*fd, &st2) < 0 || st2.st_dev != st.st_dev || st2.st_ino != st.st_ino ||
+	    (xf->ino && (st2.st_ino != xf->ino || st2.st_dev != (dev_t)xf->dev))) {
 		close(*fd);
 		*fd = -1;
-		r = -EAGAIN;
+		r = -ESTALE;
 	}
 out:
 	close_owned(pfd, owned);

@@ -250,7 +250,14 @@ again:
 		if (r < 0)
 			return r;
 		mode = mode & 07777 & ~fs_umask(t);
-		r = vfs_node_open(v, t, n, flags, mode, &fd, &st);
+		/* the name was absent: the gofer must create it (O_EXCL), never
+		 * open a file that took the name since the walk, unchecked */
+		r = vfs_node_open(v, t, n, flags | (n->kind == VN_BACKEND ? O_EXCL : 0), mode, &fd, &st);
+		if (r == -EEXIST && !(flags & O_EXCL) && n->kind == VN_BACKEND && ++tries < 16) {
+			vfs_invalidate(v, n->mnt, n->rel, 0);
+			wf |= WALK_FRESH;
+			goto again; /* made meanwhile: open what is there now, checked */
+		}
 		if (r < 0)
 			return r;
 		vfs_invalidate(v, n->mnt, n->rel, 0);
@@ -299,6 +306,13 @@ again:
 		return r < 0 ? r : sc_return_fd(c, fd, flags & O_CLOEXEC);
 	}
 	r = vfs_node_open(v, t, n, oflags, 0, &fd, &st);
+	if (r == -ESTALE && n->kind == VN_BACKEND && ++tries < 16) {
+		/* the name leads to another object than the one checked (the
+		 * gofer refused it): walk and check again */
+		vfs_invalidate(v, n->mnt, n->rel, 0);
+		wf |= WALK_FRESH;
+		goto again;
+	}
 	if (r == -ENOENT && (flags & O_CREAT) && n->kind == VN_BACKEND && ++tries < 16) {
 		/* unlinked by someone else since the walk: O_CREAT makes it
 		 * again, as Linux's open does (walk afresh, past the cache) */
@@ -938,10 +952,12 @@ static long chmod_host(struct sc_call *c, const struct vfs_node *n, mode_t mode)
 	vfs_view_stat(v, &view);
 	if (!cred_capable(&t->cred, CRED_CAP_FSETID) && !cred_in_group(&t->cred, view.st_gid))
 		setid &= ~S_ISGID;
+	gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
 	r = VFS_BE(v, chmod, n->mnt->export, n->rel, mode & ~(S_ISUID | S_ISGID));
+	gofer_expect_identity(0, 0);
 	vfs_invalidate(v, n->mnt, n->rel, 0);
 	if (r < 0)
-		return r;
+		return r == -ESTALE ? -ENOENT : r; /* renamed away meanwhile */
 	real.st_mode = (real.st_mode & S_IFMT) | (mode & ~(S_ISUID | S_ISGID));
 	return vfs_meta_update(v, &real, (uid_t)-1, (gid_t)-1, setid, 1);
 }
@@ -968,9 +984,11 @@ static long do_fchmodat(struct sc_call *c, int dirfd, const char *path, mode_t m
 		return chmod_host(c, n, mode);
 	if (!cred_capable(&c->task->cred, CRED_CAP_FSETID) && !cred_in_group(&c->task->cred, n->st.st_gid))
 		mode &= ~S_ISGID;
+	gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
 	r = VFS_BE(VFS_OF(c), chmod, n->mnt->export, n->rel, mode);
+	gofer_expect_identity(0, 0);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
-	return r;
+	return r == -ESTALE ? -ENOENT : r; /* renamed away meanwhile */
 }
 
 long sys_chmod(struct sc_call *c)
@@ -1125,9 +1143,11 @@ long sys_truncate(struct sc_call *c)
 	r = vfs_permission(c->task, &n->st, MAY_WRITE);
 	if (r < 0)
 		return r;
+	gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
 	r = VFS_BE(VFS_OF(c), truncate, n->mnt->export, n->rel, len);
+	gofer_expect_identity(0, 0);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
-	return r;
+	return r == -ESTALE ? -ENOENT : r; /* renamed away meanwhile */
 }
 
 /* ts NULL: both now. */
@@ -1182,7 +1202,11 @@ static long do_utimens(struct sc_call *c, int dirfd, const char *path, int null_
 		return futimens(hfd, ts) < 0 ? -errno : 0;
 	if (n->kind != VN_BACKEND)
 		return -EROFS;
+	gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
 	r = VFS_BE(VFS_OF(c), utimens, n->mnt->export, n->rel, ts, flags & AT_SYMLINK_NOFOLLOW);
+	gofer_expect_identity(0, 0);
+	if (r == -ESTALE)
+		r = -ENOENT; /* renamed away meanwhile */
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 	return r;
 }

@@ -108,6 +108,8 @@ static long xattr_node(struct sc_call *c, const struct vfs_node *n, const struct
 	    !vfs_owner(t, &n->st))
 		return -EPERM;
 
+	/* the gofer acts only on the object checked here (else -ESTALE) */
+	gofer_expect_identity(n->st.st_dev, n->st.st_ino);
 	switch (x->op) {
 	case X_GET:
 	case X_LIST: {
@@ -117,6 +119,7 @@ static long xattr_node(struct sc_call *c, const struct vfs_node *n, const struct
 		r = x->op == X_GET ?
 			VFS_BE(v, getxattr, n->mnt->export, n->rel, x->name, buf, size) :
 			VFS_BE(v, listxattr, n->mnt->export, n->rel, buf, size);
+		gofer_expect_identity(0, 0);
 		if (r > 0 && size && sc_write_guest(c, x->addr, buf, (size_t)r) < 0)
 			return -EFAULT;
 		return r;
@@ -124,8 +127,10 @@ static long xattr_node(struct sc_call *c, const struct vfs_node *n, const struct
 	case X_SET:
 		if (x->size) {
 			buf = xmalloc(x->size);
-			if (sc_read_guest(c, x->addr, buf, x->size) < 0)
+			if (sc_read_guest(c, x->addr, buf, x->size) < 0) {
+				gofer_expect_identity(0, 0);
 				return -EFAULT;
+			}
 		}
 		r = VFS_BE(v, setxattr, n->mnt->export, n->rel, x->name, buf, x->size, x->flags);
 		break;
@@ -134,6 +139,7 @@ static long xattr_node(struct sc_call *c, const struct vfs_node *n, const struct
 		r = VFS_BE(v, removexattr, n->mnt->export, n->rel, x->name);
 		break;
 	}
+	gofer_expect_identity(0, 0);
 	vfs_invalidate(v, n->mnt, n->rel, 0);
 	return r;
 }
@@ -171,10 +177,19 @@ static long xattr_path(struct sc_call *c, int dirfd, const char *path, int atfla
 		wf |= WALK_NOFOLLOW;
 	if (atflags & AT_EMPTY_PATH)
 		wf |= WALK_EMPTY_PATH;
-	r = fs_walk(c, dirfd, path, wf, &n);
-	if (r < 0)
-		return r;
-	return xattr_node(c, n, x);
+	for (int tries = 0;; tries++) {
+		free(n);
+		n = NULL;
+		r = fs_walk(c, dirfd, path, wf, &n);
+		if (r < 0)
+			return r;
+		r = xattr_node(c, n, x);
+		if (r != -ESTALE || n->kind != VN_BACKEND || tries >= 15)
+			return r == -ESTALE ? -EAGAIN : r;
+		/* another object than the one checked has the name now */
+		vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+		wf |= WALK_FRESH;
+	}
 }
 
 #define NOFOLLOW AT_SYMLINK_NOFOLLOW
@@ -289,7 +304,8 @@ static long xattr_fd(struct sc_call *c, int fd, const struct xreq *x)
 		return r;
 	if (n->opath)
 		return -EBADF;
-	return xattr_node(c, n, x);
+	r = xattr_node(c, n, x);
+	return r == -ESTALE ? -EAGAIN : r; /* renamed away meanwhile */
 }
 
 long sys_fgetxattr(struct sc_call *c)

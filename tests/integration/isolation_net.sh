@@ -383,6 +383,31 @@ s = socket.socket(); s.connect((far, fport))
 libc.connect(s.fileno(), (ctypes.c_ubyte * 16)(), 16)  # AF_UNSPEC: disconnect
 try:
     if how == "connect": s.connect(("127.0.0.1", lport))
+    elif how == "connect_long":
+        # a sockaddr_in in a sockaddr_storage-sized buffer (the kernel
+        # takes up to 128 bytes; the stop read at most a sockaddr_un)
+        b = (ctypes.c_ubyte * 128)(); b[0] = socket.AF_INET
+        b[2], b[3] = lport >> 8, lport & 255; b[4], b[7] = 127, 1
+        if libc.connect(s.fileno(), b, 128) < 0: raise OSError(ctypes.get_errno(), "connect")
+    elif how == "connect_racefd":
+        # the fd number checked at the stop swapped for the netd socket
+        # before the kernel looks it up (another thread's dup2)
+        import os, threading, time
+        s.setblocking(False)
+        a = (ctypes.c_ubyte * 16)(); a[0] = socket.AF_INET
+        a[2], a[3] = lport >> 8, lport & 255; a[4], a[7] = 127, 1
+        stop = []
+        def swap():
+            while not stop:
+                own = socket.socket(); own.setblocking(False)
+                os.dup2(s.fileno(), 90); os.dup2(own.fileno(), 90); own.close()
+        th = threading.Thread(target=swap); th.start()
+        for i in range(1500): libc.connect(90, a, 16)
+        stop.append(1); th.join(); time.sleep(0.5)
+        s.setblocking(True); s.settimeout(2)
+        try: peer = s.getpeername()[1]
+        except OSError: peer = None
+        if peer != lport: raise OSError(errno.ENETUNREACH, "held")
     else: s.sendto(b"x", socket.MSG_FASTOPEN, ("127.0.0.1", lport))
     print("REACHED", s.recv(11))
 except OSError as e: print(errno.errorcode.get(e.errno, str(e)))
@@ -412,7 +437,10 @@ case $out in
 EOPNOTSUPP | ENOTSUP) ok netd_socket_no_listen ;;
 *) fail netd_socket_no_listen "$(echo "$out" | tr '\n' ' ')" ;;
 esac
-for how in connect fastopen; do
+# connect_racefd: the stop's check and the native call would be two
+# moments; with netd running no connect runs natively after a check
+# (strict_connect: netd makes it on the pinned file).
+for how in connect connect_long connect_racefd fastopen; do
 	out=$(in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:ro" --net allow=10.200.0.2:"$fport" -- \
 		"$PY" /t/reaim.py 10.200.0.2 "$fport" "$lport" "$how" </dev/null 2>&1)
 	case $out in

@@ -61,6 +61,67 @@ for mode in $modes; do
 	esac
 done
 
+# The sentry checks permissions on the object its walk found; the gofer (the
+# caller's ids: host root when run as root) acts on a name. A guest swapping
+# names in a writable bind (RENAME_EXCHANGE) between the two must not reach
+# a file it may not read or write: another host user's 0600 file is never
+# read, written, truncated, chmod-ed, given times or a user.* attribute,
+# whatever the race.
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	S=$T_TMP/swap
+	mkdir -p "$S" && chmod 777 "$S"
+	printf 'SWAP-SECRET\n' >"$S/secret" && chown nobody "$S/secret" && chmod 600 "$S/secret"
+	cat >"$T_TMP/swap.py" <<'EOF2'
+import ctypes, os, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
+d, how = sys.argv[1], sys.argv[2]
+x, sec = (d + "/x").encode(), (d + "/secret").encode()
+with open(d + "/x", "w") as f: f.write("mine\n")
+os.chmod(d + "/x", 0o666)
+stop = []
+def swap():
+    while not stop: libc.renameat2(-100, x, -100, sec, 2)  # RENAME_EXCHANGE
+th = threading.Thread(target=swap); th.start()
+got = ""
+for i in range(3000):
+    try:
+        if how == "read":
+            with open(d + "/x") as f:
+                if "SWAP-SECRET" in f.read(): got = "READ"; break
+        elif how == "write":
+            fd = os.open(d + "/x", os.O_WRONLY | os.O_TRUNC); os.write(fd, b"mine\n"); os.close(fd)
+        elif how == "meta":
+            os.chmod(d + "/x", 0o666); os.truncate(d + "/x", 0); os.utime(d + "/x", (1, 1))
+        else:
+            os.setxattr(d + "/x", "user.swap", b"1")
+    except OSError: pass
+stop.append(1); th.join()
+print(got or "done")
+EOF2
+	for how in read write xattr meta; do
+		out=$(moat run --bind "$S:/s:rw" --bind "$T_TMP:/t:ro" -- "$PY" /t/swap.py /s "$how" </dev/null 2>&1)
+		victim=$(grep -l SWAP-SECRET "$S/x" "$S/secret" 2>/dev/null | head -1)
+		if [ -z "$victim" ]; then
+			fail "swap_$how" "the secret was overwritten or truncated ($out)"
+		elif [ "$out" != done ]; then
+			fail "swap_$how" "$out"
+		elif "$PY" -c 'import os, sys; sys.exit(0 if "user.swap" in os.listxattr(sys.argv[1]) else 1)' "$victim" 2>/dev/null; then
+			fail "swap_$how" "user.swap set on the secret"
+		elif [ "$(stat -c %u:%a "$victim")" != "$(id -u nobody):600" ]; then
+			fail "swap_$how" "owner or mode changed: $(stat -c %u:%a "$victim")"
+		elif [ "$(stat -c %Y "$victim")" = 1 ]; then
+			fail "swap_$how" "the secret's mtime was set"
+		else
+			ok "swap_$how"
+		fi
+		rm -f "$S/x"; [ -n "$victim" ] && mv "$victim" "$S/secret" 2>/dev/null
+		printf 'SWAP-SECRET\n' >"$S/secret"; chown nobody "$S/secret"; chmod 600 "$S/secret"
+		"$PY" -c 'import os, sys; [os.removexattr(sys.argv[1], n) for n in os.listxattr(sys.argv[1])]' "$S/secret" 2>/dev/null
+	done
+else
+	skip swap "needs root (a file of another host user)"
+fi
+
 # As root: /etc/shadow and a canary under /root for the reading calls.
 if [ "$(id -u)" = 0 ]; then
 	targets=(/etc/shadow)

@@ -8,7 +8,9 @@
 #   rootless     syscalls + integration again as an unprivileged user
 #   asan         integration again with an ASan+UBSan moat (--asan-build DIR, a
 #                -DMOAT_SANITIZE=ON build; ASAN_OPTIONS=detect_leaks=0); any
-#                sanitizer report in its log fails it
+#                sanitizer report in its log fails it. Not the scripts in
+#                ASAN_SKIP (default: runtimes limits isolation_proctree, whose
+#                time is waits and other programs)
 #   fuzz         fuzz/run.sh: every libFuzzer target for FUZZ_SECONDS (default
 #                15) each (--fuzz-build DIR, a clang -DMOAT_FUZZ=ON build)
 #   selfcheck    the harness against tests/integration/fake-moat (no isolation at
@@ -140,8 +142,16 @@ notrun=()
 if want asan; then
 	if [ -x "$asan_build/cli/moat" ]; then
 		asan_tier() {
+			# every integration script but those whose time goes to waiting
+			# and to other programs (ASAN_SKIP; the other tiers run them)
+			local names=() f n
+			for f in "$here"/integration/*.sh; do
+				n=$(basename "$f" .sh)
+				case " lib run ${ASAN_SKIP-runtimes limits isolation_proctree} " in *" $n "*) continue ;; esac
+				names+=("$n")
+			done
 			ASAN_OPTIONS=detect_leaks=0:handle_segv=0:${ASAN_OPTIONS:-} UBSAN_OPTIONS=print_stacktrace=1:${UBSAN_OPTIONS:-} \
-				"$here/integration/run.sh" --moat "$asan_build/cli/moat" --syscall-bin "$sbin" 2>&1 |
+				"$here/integration/run.sh" --moat "$asan_build/cli/moat" --syscall-bin "$sbin" "${names[@]}" 2>&1 |
 				tee "$build/test-logs/asan-run.log"
 			local rc=${PIPESTATUS[0]}
 			# (most reports are on a moat stderr a test captured: the sentry or

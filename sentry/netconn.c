@@ -220,6 +220,21 @@ int netconn_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa
 	return r;
 }
 
+/* At a stop: the family and type of the socket fd holds and whether it is
+ * of the host's namespace (a hint only: the number may name another file by
+ * the time anything acts on it, so nothing native may follow on its word).
+ * 0, -EBADF (no such fd), or sock_kind's -errno (not a socket). */
+static int stop_sock_kind(struct task *t, int fd, int *domain, int *type, int *host)
+{
+	int hfd = task_getfd(t, fd);
+	if (hfd < 0)
+		return -EBADF;
+	int r = sock_kind(hfd, domain, type);
+	*host = r == 0 && host_socket(hfd);
+	close(hfd);
+	return r;
+}
+
 static int decide_connect(struct sandbox *sb, struct task *t, void *regsp, const void *sa, size_t len)
 {
 	arch_regs *regs = regsp;
@@ -228,13 +243,10 @@ static int decide_connect(struct sandbox *sb, struct task *t, void *regsp, const
 	if (netpol_from_sockaddr(sa, len, &a, &port) < 0)
 		return 1; /* short address: the kernel answers EINVAL */
 	int fd = (int)REG_ARG0(*regs);
-	int hfd = task_getfd(t, fd);
-	if (hfd < 0)
+	int domain = 0, type = 0, host = 0;
+	int r = stop_sock_kind(t, fd, &domain, &type, &host);
+	if (r == -EBADF)
 		return 1; /* the kernel answers EBADF */
-	int domain = 0, type = 0;
-	int r = sock_kind(hfd, &domain, &type);
-	int host = r == 0 && host_socket(hfd);
-	close(hfd);
 	sa_family_t fam;
 	memcpy(&fam, sa, sizeof fam);
 	if (r < 0 || domain != fam || (type != SOCK_STREAM && type != SOCK_DGRAM))
@@ -310,13 +322,10 @@ int netconn_send_stop(struct sandbox *sb, struct task *t, void *regsp, int kind)
 	arch_regs *regs = regsp;
 	const char *call = send_names[kind];
 	int fd = (int)REG_ARG0(*regs);
-	int hfd = task_getfd(t, fd);
-	if (hfd < 0)
+	int domain = 0, type = 0, host = 0;
+	int r = stop_sock_kind(t, fd, &domain, &type, &host);
+	if (r == -EBADF)
 		return 1; /* the kernel answers EBADF */
-	int domain = 0, type = 0;
-	int r = sock_kind(hfd, &domain, &type);
-	int host = r == 0 && host_socket(hfd);
-	close(hfd);
 	if (r < 0 || (domain != AF_INET && domain != AF_INET6) || type != SOCK_DGRAM)
 		return 1; /* not an inet datagram socket: the caller goes on */
 	/* What the kernel would read from guest memory, read once here. */

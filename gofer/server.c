@@ -156,6 +156,23 @@ out:
 	return r;
 }
 
+/* An O_PATH fd of name beneath dirfd (never followed), only if it is the
+ * object the sentry checked (dev, ino): else -ESTALE, and a name swapped
+ * since the check is never acted on. *st: its stat. */
+static int open_checked(const struct gofer_srv_export *e, int dirfd, const char *name, uint64_t dev,
+			uint64_t ino, struct stat *st)
+{
+	int fd = oat2(e, dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	int r = fstat(fd, st) < 0 ? -errno : st->st_ino != ino || st->st_dev != (dev_t)dev ? -ESTALE : 0;
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
 /* Reach the parent of path's final component. On success *name points into
  * path (which is modified: the last '/' becomes NUL) and the return value is
  * a directory fd; *owned says whether the caller must close it. */
@@ -684,13 +701,9 @@ static int h_chmod(struct req *rq, struct rep *rp)
 		/* the object the sentry checked, by an fd of it (a name
 		 * swapped meanwhile is never changed) */
 		struct stat st;
-		int fd = oat2(rq->e, pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+		int fd = open_checked(rq->e, pfd, name, f->dev, f->ino, &st);
 		if (fd < 0)
 			r = fd;
-		else if (fstat(fd, &st) < 0)
-			r = -errno;
-		else if (st.st_ino != f->ino || st.st_dev != (dev_t)f->dev)
-			r = -ESTALE;
 		else if (S_ISLNK(st.st_mode))
 			r = -EOPNOTSUPP;
 		else if (syscall(__NR_fchmodat2, fd, "", host_mode(rq->e, f->mode), AT_EMPTY_PATH) < 0)
@@ -786,13 +799,9 @@ static int h_utimens(struct req *rq, struct rep *rp)
 		return pfd;
 	if (f->ino && *rq->path && !rq->e->is_file) {
 		/* the object the sentry checked, by an fd of it */
-		int fd = oat2(rq->e, pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+		int fd = open_checked(rq->e, pfd, name, f->dev, f->ino, &st);
 		if (fd < 0)
 			r = fd;
-		else if (fstat(fd, &st) < 0)
-			r = -errno;
-		else if (st.st_ino != f->ino || st.st_dev != (dev_t)f->dev)
-			r = -ESTALE;
 		else if (S_ISLNK(st.st_mode) && !(f->flags & AT_SYMLINK_NOFOLLOW))
 			r = -ELOOP;
 		else if (utimensat(fd, "", ts, AT_EMPTY_PATH) < 0)

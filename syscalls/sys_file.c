@@ -111,6 +111,23 @@ static void own_new(struct sc_call *c, const struct vfs_node *n)
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 }
 
+/* openat2's RESOLVE_* as the path walk's flags */
+static unsigned resolve_walk_flags(uint64_t resolve)
+{
+	unsigned wf = 0;
+	if (resolve & RESOLVE_BENEATH)
+		wf |= WALK_BENEATH;
+	if (resolve & RESOLVE_IN_ROOT)
+		wf |= WALK_IN_ROOT;
+	if (resolve & RESOLVE_NO_SYMLINKS)
+		wf |= WALK_NO_SYMLINKS | WALK_NO_MAGICLINKS;
+	if (resolve & RESOLVE_NO_MAGICLINKS)
+		wf |= WALK_NO_MAGICLINKS;
+	if (resolve & RESOLVE_NO_XDEV)
+		wf |= WALK_NO_XDEV;
+	return wf;
+}
+
 /* O_TMPFILE: an unnamed file in the directory path names (fs/vfs.c
  * vfs_tmpfile_open; linkat names it). Linux's checks: the flags (O_TMPFILE
  * without O_CREAT, with write access), then the walk, EROFS, EACCES. */
@@ -125,16 +142,7 @@ static long open_tmpfile(struct sc_call *c, int dirfd, const char *path, int fla
 	if ((flags & (__O_TMPFILE | O_CREAT)) != __O_TMPFILE || (flags & O_ACCMODE) == O_RDONLY ||
 	    (flags & O_PATH))
 		return -EINVAL;
-	if (resolve & RESOLVE_BENEATH)
-		wf |= WALK_BENEATH;
-	if (resolve & RESOLVE_IN_ROOT)
-		wf |= WALK_IN_ROOT;
-	if (resolve & RESOLVE_NO_SYMLINKS)
-		wf |= WALK_NO_SYMLINKS | WALK_NO_MAGICLINKS;
-	if (resolve & RESOLVE_NO_MAGICLINKS)
-		wf |= WALK_NO_MAGICLINKS;
-	if (resolve & RESOLVE_NO_XDEV)
-		wf |= WALK_NO_XDEV;
+	wf |= resolve_walk_flags(resolve);
 	if (flags & O_NOFOLLOW)
 		wf |= WALK_NOFOLLOW;
 	r = fs_walk(c, dirfd, path, wf, &n);
@@ -215,16 +223,7 @@ static long do_open(struct sc_call *c, int dirfd, const char *path, int flags, m
 	}
 	if (flags & O_DIRECTORY)
 		wf |= WALK_DIRECTORY;
-	if (resolve & RESOLVE_BENEATH)
-		wf |= WALK_BENEATH;
-	if (resolve & RESOLVE_IN_ROOT)
-		wf |= WALK_IN_ROOT;
-	if (resolve & RESOLVE_NO_SYMLINKS)
-		wf |= WALK_NO_SYMLINKS | WALK_NO_MAGICLINKS;
-	if (resolve & RESOLVE_NO_MAGICLINKS)
-		wf |= WALK_NO_MAGICLINKS;
-	if (resolve & RESOLVE_NO_XDEV)
-		wf |= WALK_NO_XDEV;
+	wf |= resolve_walk_flags(resolve);
 
 	int tries = 0;
 again:

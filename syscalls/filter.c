@@ -238,7 +238,7 @@ int sc_build_guest_filter(scmp_filter_ctx *out, uint32_t notify_nr_extra)
 }
 
 int sc_build_guest_filter_deny(scmp_filter_ctx *out, uint32_t notify_nr_extra,
-			       const unsigned char *deny)
+			       const unsigned char *force)
 {
 	scmp_filter_ctx ctx;
 	int ret;
@@ -260,7 +260,13 @@ int sc_build_guest_filter_deny(scmp_filter_ctx *out, uint32_t notify_nr_extra,
 
 		if (!e->name || (notify_nr_extra && (uint32_t)nr == notify_nr_extra))
 			continue;
-		if (deny && deny[nr])
+		if (force && force[nr] == SC_FORCE_TRACE) {
+			ret = seccomp_rule_add(ctx, SCMP_ACT_TRACE(0), nr, 0);
+			if (ret)
+				goto fail;
+			continue;
+		}
+		if (force && force[nr])
 			continue; /* policy-denied: the default (USER_NOTIF), answered by policy_check */
 		switch (e->cls) {
 		case SC_FAST:

@@ -39,10 +39,13 @@
  * private call); 0 means none. *out is released by the caller with
  * seccomp_release(). Returns 0 or -errno. */
 int sc_build_guest_filter(scmp_filter_ctx *out, uint32_t notify_nr_extra);
-/* The same, with deny[nr] != 0 (an array of SC_NR_MAX, or NULL) sending those
- * numbers to the sentry whatever their class, for a policy to deny. */
+/* Values of a force[] array (SC_NR_MAX entries, or NULL): what a number does
+ * whatever its row says. */
+#define SC_FORCE_NOTIFY 1 /* to the sentry (USER_NOTIF), for a policy to deny (--deny) */
+#define SC_FORCE_TRACE 2  /* a ptrace stop (sendmmsg with --net rules: UDP egress) */
+/* The same, with force[nr] != 0 routing those numbers as it says. */
 int sc_build_guest_filter_deny(scmp_filter_ctx *out, uint32_t notify_nr_extra,
-			       const unsigned char *deny);
+			       const unsigned char *force);
 
 /* The BPF program of ctx in out->filter (malloc'ed, the caller frees it) and
  * out->len. Returns 0 or -errno. */
@@ -50,9 +53,9 @@ int sc_filter_export(scmp_filter_ctx ctx, struct sock_fprog *out);
 
 /* The same program without libseccomp: the one gen_filter.c compiled at
  * build time (for notify_nr_extra = MOAT_SYS_LOADER only, else -EINVAL), with
- * the numbers deny[] names (or NULL) sent to the sentry by a prefix
- * (filter_prebuilt.c). out->filter is malloc'ed. Returns 0 or -errno. */
-int sc_guest_filter_prebuilt(uint32_t notify_nr_extra, const unsigned char *deny,
+ * the numbers force[] names (or NULL) routed by a prefix (filter_prebuilt.c).
+ * out->filter is malloc'ed. Returns 0 or -errno. */
+int sc_guest_filter_prebuilt(uint32_t notify_nr_extra, const unsigned char *force,
 			     struct sock_fprog *out);
 
 /* xxHash (XXH3, moat_hash) of the exported BPF: the policy version. */

@@ -22,7 +22,7 @@ extern const uint32_t sc_guest_bpf_extra;
 extern const unsigned short sc_guest_bpf_len;
 extern const struct sock_filter sc_guest_bpf[];
 
-int sc_guest_filter_prebuilt(uint32_t notify_nr_extra, const unsigned char *deny,
+int sc_guest_filter_prebuilt(uint32_t notify_nr_extra, const unsigned char *force,
 			     struct sock_fprog *out)
 {
 	size_t nd = 0, n = 0;
@@ -32,8 +32,8 @@ int sc_guest_filter_prebuilt(uint32_t notify_nr_extra, const unsigned char *deny
 	out->filter = NULL;
 	if (notify_nr_extra != sc_guest_bpf_extra)
 		return -EINVAL;
-	for (int nr = 0; deny && nr < SC_NR_MAX; nr++)
-		nd += deny[nr] != 0;
+	for (int nr = 0; force && nr < SC_NR_MAX; nr++)
+		nd += force[nr] != 0;
 	size_t len = sc_guest_bpf_len + (nd ? 4 + 2 * nd : 0);
 	if (len > BPF_MAXINSNS)
 		return -E2BIG;
@@ -48,10 +48,12 @@ int sc_guest_filter_prebuilt(uint32_t notify_nr_extra, const unsigned char *deny
 		p[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 						      offsetof(struct seccomp_data, nr));
 		for (int nr = 0; nr < SC_NR_MAX; nr++) {
-			if (!deny[nr])
+			if (!force[nr])
 				continue;
 			p[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr, 0, 1);
-			p[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF);
+			p[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+							      force[nr] == SC_FORCE_TRACE ? SECCOMP_RET_TRACE :
+							      SECCOMP_RET_USER_NOTIF);
 		}
 	}
 	memcpy(p + n, sc_guest_bpf, sc_guest_bpf_len * sizeof *p);

@@ -84,3 +84,37 @@ Test(syscalls_prebuilt, deny_prefix_matches_libseccomp)
 	free(b.filter);
 	free(deny);
 }
+
+/* SC_FORCE_TRACE (sendmmsg with --net rules): a ptrace stop whatever the row
+ * says. Without a tracer a TRACE action fails the call with ENOSYS too, so
+ * the probe sees it as reaching moat; the prefix must say TRACE, not NOTIFY. */
+Test(syscalls_prebuilt, trace_prefix)
+{
+	unsigned char *force = calloc(SC_NR_MAX, 1);
+	scmp_filter_ctx ctx;
+	struct sock_fprog a, b;
+	force[SYS_getpid] = SC_FORCE_TRACE;
+	force[SYS_gettid] = SC_FORCE_NOTIFY;
+	cr_assert_eq(sc_guest_filter_prebuilt(MOAT_SYS_LOADER, force, &b), 0);
+	cr_assert_eq(sc_build_guest_filter_deny(&ctx, MOAT_SYS_LOADER, force), 0);
+	cr_assert_eq(sc_filter_export(ctx, &a), 0);
+	seccomp_release(ctx);
+	int want = 1 << 0 | 1 << 2 | 1 << 3;
+	cr_assert_eq(probe(&a), want, "libseccomp: %#x", probe(&a));
+	cr_assert_eq(probe(&b), want, "prebuilt: %#x", probe(&b));
+	int trace_after_getpid = 0, notify_after_gettid = 0;
+	for (unsigned i = 0; i + 1 < b.len; i++) {
+		const struct sock_filter *f = &b.filter[i];
+		if (f->code != (BPF_JMP | BPF_JEQ | BPF_K) || b.filter[i + 1].code != (BPF_RET | BPF_K))
+			continue;
+		if (f->k == SYS_getpid && b.filter[i + 1].k == SECCOMP_RET_TRACE)
+			trace_after_getpid = 1;
+		if (f->k == SYS_gettid && b.filter[i + 1].k == SECCOMP_RET_USER_NOTIF)
+			notify_after_gettid = 1;
+	}
+	cr_assert(trace_after_getpid, "no TRACE for getpid in the prefix");
+	cr_assert(notify_after_gettid, "no USER_NOTIF for gettid in the prefix");
+	free(a.filter);
+	free(b.filter);
+	free(force);
+}

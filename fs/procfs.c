@@ -679,6 +679,18 @@ static long slurp(int fd, char **out)
 	return (long)len;
 }
 
+/* A whole file of the guest procfs (gpath as for guest_open) in *out
+ * (malloc'ed, NUL-terminated): its length, or -errno. */
+static long guest_slurp(struct sandbox *sb, const char *gpath, char **out)
+{
+	cleanup_fd int fd = guest_open(sb, gpath, O_RDONLY);
+
+	*out = NULL;
+	if (fd < 0)
+		return fd;
+	return slurp(fd, out);
+}
+
 struct dlist {
 	struct procfs_dirent *v;
 	size_t n, cap;
@@ -830,16 +842,12 @@ static char *status_patch(const char *in, const struct cred *c, mode_t umask, in
 static int open_status(struct task *self, struct pnode *n, int *out)
 {
 	struct sandbox *sb = self->sb;
-	cleanup_fd int fd = guest_open(sb, n->gpath, O_RDONLY);
 	cleanup_free char *text = NULL;
 	cleanup_free char *patched = NULL;
 	struct cred c;
 	mode_t um;
-	long len;
+	long len = guest_slurp(sb, n->gpath, &text);
 
-	if (fd < 0)
-		return fd;
-	len = slurp(fd, &text);
 	if (len < 0)
 		return (int)len;
 	um = 022;
@@ -976,14 +984,12 @@ static char *stat_starttime(char *text)
 static unsigned long long boot_ticks(struct sandbox *sb)
 {
 	unsigned long long v = __atomic_load_n(&sb->boot_ticks, __ATOMIC_RELAXED);
-	cleanup_fd int fd = -1;
 	cleanup_free char *st = NULL;
 	char *p;
 
 	if (v)
 		return v;
-	fd = guest_open(sb, "1/stat", O_RDONLY);
-	if (fd < 0 || slurp(fd, &st) < 0 || !(p = stat_starttime(st)))
+	if (guest_slurp(sb, "1/stat", &st) < 0 || !(p = stat_starttime(st)))
 		return 0;
 	v = strtoull(p, NULL, 10);
 	__atomic_store_n(&sb->boot_ticks, v, __ATOMIC_RELAXED);
@@ -1037,16 +1043,12 @@ int procfs_sysinfo(struct task *t, struct sysinfo *si)
 static int open_pid_stat(struct task *self, struct pnode *n, int *out)
 {
 	struct sandbox *sb = self->sb;
-	cleanup_fd int fd = guest_open(sb, n->gpath, O_RDONLY);
 	cleanup_free char *text = NULL;
 	cleanup_free char *res = NULL;
 	unsigned long long boot = boot_ticks(sb), st;
 	char *p, *end;
-	long len;
+	long len = guest_slurp(sb, n->gpath, &text);
 
-	if (fd < 0)
-		return fd;
-	len = slurp(fd, &text);
 	if (len < 0)
 		return (int)len;
 	/* read while the caller waits for us: it is running, as a native read shows */
@@ -1069,20 +1071,16 @@ static int open_pid_stat(struct task *self, struct pnode *n, int *out)
  * uptime to the sandbox's own (since its init started). */
 static int open_limited(struct sandbox *sb, struct pnode *n, int *out)
 {
-	cleanup_fd int fd = guest_open(sb, n->kind == N_UPTIME ? "uptime" :
-				       n->kind == N_LOADAVG ? "loadavg" :
-				       n->kind == N_MEMINFO ? "meminfo" :
-				       n->kind == N_CPUINFO ? "cpuinfo" : "stat", O_RDONLY);
 	cleanup_free char *text = NULL;
 	cleanup_free char *res = NULL;
 	unsigned ncpu = sb_ncpus(sb);
 	unsigned long long lim = sb->mem_limit / 1024;
 	char *o;
-	long len;
+	long len = guest_slurp(sb, n->kind == N_UPTIME ? "uptime" :
+			       n->kind == N_LOADAVG ? "loadavg" :
+			       n->kind == N_MEMINFO ? "meminfo" :
+			       n->kind == N_CPUINFO ? "cpuinfo" : "stat", &text);
 
-	if (fd < 0)
-		return fd;
-	len = slurp(fd, &text);
 	if (len < 0)
 		return (int)len;
 	res = malloc((size_t)len + 256);
@@ -1359,9 +1357,7 @@ static long anon_fd_text(struct pnode *n, int fd, char *out, size_t outlen)
 
 	snprintf(path, sizeof path, "%s/fdinfo/%d", n->base, n->fdnum);
 	{
-		cleanup_fd int ifd = guest_open(n->task->sb, path, O_RDONLY);
-
-		if (ifd >= 0 && slurp(ifd, &text) >= 0) {
+		if (guest_slurp(n->task->sb, path, &text) >= 0) {
 			for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
 				if (strstr(text, keys[i].key))
 					return snprintf(out, outlen, "anon_inode:%s", keys[i].name);

@@ -6,8 +6,10 @@
  * every guest task are gone, nothing changes the layers any more. For each
  * cow mount (the exports of the root overlay share one, "root", their paths
  * prefixed with "usr/", "etc/"...) it writes DIR/<name>/changes.patch (git's
- * diff format: text hunks, or "GIT binary patch" literals with full blob ids,
- * so `git apply` accepts it in a copy of the source) and
+ * diff format: text hunks of a line diff (common/linediff.c: Myers, three
+ * lines of context, framed as git diff frames them), or "GIT binary patch"
+ * literals with full blob ids, so `git apply` accepts it in a copy of the
+ * source) and
  * DIR/<name>/manifest.json.
  *
  * The change set is the overlay's upper layer compared with its lower one:
@@ -24,6 +26,7 @@
  * --export-max-bytes, and changes past --export-max-files or past
  * --export-max-bytes in total. Hidden names are never read or listed. */
 #include "gofer/server.h"
+#include "common/linediff.h"
 #include "common/sha.h"
 #include "common/util.h"
 
@@ -667,82 +670,6 @@ static void binary_literal(FILE *f, const char *d, size_t n)
 	free(z);
 }
 
-struct lines {
-	const char **p;
-	size_t *len;
-	size_t n;
-};
-
-static void split(const char *d, size_t n, struct lines *l)
-{
-	size_t cap = 16;
-
-	l->p = xmalloc(cap * sizeof *l->p);
-	l->len = xmalloc(cap * sizeof *l->len);
-	l->n = 0;
-	for (size_t o = 0; o < n;) {
-		const char *nl = memchr(d + o, '\n', n - o);
-		size_t k = nl ? (size_t)(nl - (d + o)) + 1 : n - o;
-		if (l->n == cap) {
-			cap *= 2;
-			l->p = realloc(l->p, cap * sizeof *l->p);
-			l->len = realloc(l->len, cap * sizeof *l->len);
-			if (!l->p || !l->len)
-				_exit(GOFER_EXIT_EXPORT_FAILED);
-		}
-		l->p[l->n] = d + o;
-		l->len[l->n++] = k;
-		o += k;
-	}
-}
-
-static void put_line(FILE *f, char tag, const char *p, size_t n)
-{
-	fputc(tag, f);
-	fwrite(p, 1, n, f);
-	if (!n || p[n - 1] != '\n')
-		fputs("\n\\ No newline at end of file\n", f);
-}
-
-static int same_line(const struct lines *a, size_t i, const struct lines *b, size_t k)
-{
-	return a->len[i] == b->len[k] && !memcmp(a->p[i], b->p[k], a->len[i]);
-}
-
-/* One hunk around the changed middle (common prefix and suffix trimmed,
- * three lines of context). */
-static void text_hunk(FILE *f, const char *od, size_t on, const char *nd, size_t nn)
-{
-	struct lines a, b;
-	size_t P = 0, S = 0;
-
-	split(od, on, &a);
-	split(nd, nn, &b);
-	while (P < a.n && P < b.n && same_line(&a, P, &b, P))
-		P++;
-	while (S < a.n - P && S < b.n - P && same_line(&a, a.n - 1 - S, &b, b.n - 1 - S))
-		S++;
-	if (P == a.n && P == b.n)
-		goto out;
-	size_t c1 = P < 3 ? P : 3, c2 = S < 3 ? S : 3;
-	size_t oc = a.n - P - S + c1 + c2, nc = b.n - P - S + c1 + c2;
-	fprintf(f, "@@ -%zu,%zu +%zu,%zu @@\n", oc ? P - c1 + 1 : P - c1, oc,
-		nc ? P - c1 + 1 : P - c1, nc);
-	for (size_t i = P - c1; i < P; i++)
-		put_line(f, ' ', a.p[i], a.len[i]);
-	for (size_t i = P; i < a.n - S; i++)
-		put_line(f, '-', a.p[i], a.len[i]);
-	for (size_t i = P; i < b.n - S; i++)
-		put_line(f, '+', b.p[i], b.len[i]);
-	for (size_t i = a.n - S; i < a.n - S + c2; i++)
-		put_line(f, ' ', a.p[i], a.len[i]);
-out:
-	free(a.p);
-	free(a.len);
-	free(b.p);
-	free(b.len);
-}
-
 static int is_binary(const char *d, size_t n)
 {
 	return memchr(d, 0, n < 8000 ? n : 8000) != NULL;
@@ -794,7 +721,7 @@ static void patch_entry(struct ctx *x, FILE *f, const struct change *c)
 		fprintf(f, "--- %s%s\n+++ %s%s\n", c->op == OP_ADD ? "" : "a/",
 			c->op == OP_ADD ? "/dev/null" : c->path, c->op == OP_DELETE ? "" : "b/",
 			c->op == OP_DELETE ? "/dev/null" : c->path);
-		text_hunk(f, od, on, nd, nn);
+		linediff_write(f, od, on, nd, nn, LINEDIFF_MAX_WORK, NULL);
 	}
 out:
 	free(od);

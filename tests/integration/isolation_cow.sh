@@ -8,7 +8,9 @@
 # absolute symlink to a host path, a FIFO, a socket, a file and a change set
 # over the limits (the guest cannot make a device node at all); the upper
 # layer's scratch directory exists while the sandbox runs and is gone after
-# moat exits, also after kill -9 of moat.
+# moat exits, also after kill -9 of moat; small edits to long files of a
+# git work tree give line-level hunks, byte for byte git diff's, that git
+# apply turns into the guest's tree.
 # Natively (fake-moat) the writes land on the host and nothing is exported:
 # every case fails.
 . "$(dirname "$0")/lib.sh"
@@ -205,6 +207,49 @@ if [ $ROOT = 1 ]; then
 	fi
 else
 	skip overlay_root "rootless: overlayfs copy-up of root-owned files needs the root-run gofer"
+fi
+
+# ---- 7. line-level hunks: small edits to long files of a git work tree
+#         give small hunks, the ones git diff gives; git apply of the patch
+#         in a fresh copy reproduces the guest's tree (diff -r) ----
+LD=$T_TMP/ld LOUT=$T_TMP/lout
+mkdir "$LD" "$LOUT" && chmod 0777 "$LOUT" && (cd "$LD" && git init -q &&
+	seq -f 'line %g of the big file' 5000 >big.txt && seq -f 'appended %g' 300 >app.txt &&
+	seq -f 'kept or deleted %g' 400 >del.txt && printf 'alpha\nbeta\ngamma' >nonl.txt &&
+	printf 'one\ntwo' >addnl.txt && printf 'a\r\nb\r\nc\r\n' >crlf.txt &&
+	git add -A && git -c user.email=t@t -c user.name=t commit -qm base) && chmod -R a+rX "$LD"
+ldbefore=$(hosthash "$LD")
+moat run --bind "$LD:/ld:cow" --bind "$LOUT:/out:rw" --export "$T_TMP/lexp" --workdir /ld -- /bin/sh -c \
+	'sed -i -e "10s/.*/line ten, edited/" -e "4990s/.*/line 4990, edited/" big.txt &&
+	 echo tail >>app.txt && sed -i -e "100,104d" -e "250d" del.txt && printf "alpha\nbeta\nGAMMA" >nonl.txt &&
+	 echo >>addnl.txt && sed -i "2s/b/B/" crlf.txt && tar --exclude=.git -cf "$1/after.tar" .' sh /out </dev/null >/dev/null 2>&1
+expect_eq linediff_host_unchanged "$(hosthash "$LD")" "$ldbefore"
+LP=$T_TMP/lexp/ld/changes.patch
+mkdir "$T_TMP/lafter" "$T_TMP/lbefore"
+tar -C "$T_TMP/lafter" -xf "$LOUT/after.tar" 2>/dev/null
+tar -C "$LD" --exclude=.git -cf - . | tar -C "$T_TMP/lbefore" -xf -
+# a one-line edit at each end of big.txt: two hunks of 7 lines, not 4,981
+if [ -f "$LP" ] && [ "$(wc -l <"$LP")" -lt 100 ] && [ "$(wc -c <"$LP")" -lt 4000 ]; then
+	ok linediff_small_hunks
+else
+	fail linediff_small_hunks "patch: $(wc -l <"$LP" 2>&1) lines, $(wc -c <"$LP" 2>&1) bytes"
+fi
+rm -rf "$T_TMP/lcopy" && cp -a "$LD" "$T_TMP/lcopy"
+if [ -f "$LP" ] && [ -f "$T_TMP/lafter/big.txt" ] && (cd "$T_TMP/lcopy" && git apply --check "$LP" && git apply "$LP") 2>&1 &&
+   diff -r --exclude=.git "$T_TMP/lcopy" "$T_TMP/lafter" >/dev/null 2>&1; then
+	ok linediff_patch_applies_reproduces_tree
+else
+	fail linediff_patch_applies_reproduces_tree "$(cd "$T_TMP/lcopy" && git apply --check "$LP" 2>&1; diff -r --exclude=.git "$T_TMP/lcopy" "$T_TMP/lafter" 2>&1 | head)"
+fi
+# the hunks (from each file's first @@ on) are git diff's, byte for byte
+hunks() { sed '/^diff --git /,/^@@ /{/^@@ /!d;}' "$@"; }
+want=$(cd "$T_TMP" && git -c diff.algorithm=myers -c diff.indentHeuristic=true diff --no-index --no-color \
+	--no-ext-diff lbefore lafter | hunks)
+got=$(hunks "$LP" 2>&1)
+if [ -f "$T_TMP/lafter/big.txt" ] && [ -n "$want" ] && [ "$got" = "$want" ]; then
+	ok linediff_hunks_are_git_diffs
+else
+	fail linediff_hunks_are_git_diffs "$(diff <(printf '%s\n' "$want") <(printf '%s\n' "$got") 2>&1 | head -20)"
 fi
 
 finish

@@ -156,6 +156,11 @@ static int middle(struct search *s, int o1, int l1, int o2, int l2, int *m1, int
 	}
 }
 
+static int is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
 static void mark(char *c, int from, int to)
 {
 	if (to > from)
@@ -194,12 +199,204 @@ static int compare(struct search *s, int o1, int l1, int o2, int l2)
 	}
 }
 
-/* ---- the hunks ---- */
 
-static int is_space(char c)
+/* ---- sliders: where a shortest script may put a run of added (or
+ *      removed) lines in several places, put it where git diff does ----
+ *
+ * git's compaction with its default indent heuristic, rebuilt from its
+ * documented behaviour: each run of changed lines of one text is slid up
+ * and down as far as equal lines allow (merging with runs it meets); if
+ * some position lines it up with a change in the other text, the lowest
+ * such one is taken, else the position whose two boundaries score best by
+ * blank lines and indentation (looking at most 100 positions up). */
+
+struct side {
+	const struct lines *l;
+	char *c;                  /* changed marks, c[-1] and c[n] are 0 */
+	size_t n;
+};
+
+struct group {
+	size_t start, end;        /* changed lines [start, end) */
+};
+
+static void group_first(const struct side *s, struct group *g)
 {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+	g->start = g->end = 0;
+	while (s->c[g->end])
+		g->end++;
 }
+
+static int group_next(const struct side *s, struct group *g)
+{
+	if (g->end == s->n)
+		return -1;
+	g->start = g->end + 1;
+	for (g->end = g->start; s->c[g->end]; g->end++)
+		;
+	return 0;
+}
+
+static int group_prev(const struct side *s, struct group *g)
+{
+	if (g->start == 0)
+		return -1;
+	g->end = g->start - 1;
+	for (g->start = g->end; s->c[(ptrdiff_t)g->start - 1]; g->start--)
+		;
+	return 0;
+}
+
+static int slide_down(struct side *s, struct group *g)
+{
+	if (g->end >= s->n || !same(s->l, g->start, s->l, g->end))
+		return -1;
+	s->c[g->start++] = 0;
+	s->c[g->end++] = 1;
+	while (s->c[g->end])
+		g->end++;
+	return 0;
+}
+
+static int slide_up(struct side *s, struct group *g)
+{
+	if (g->start == 0 || !same(s->l, g->start - 1, s->l, g->end - 1))
+		return -1;
+	s->c[--g->start] = 1;
+	s->c[--g->end] = 0;
+	while (s->c[(ptrdiff_t)g->start - 1])
+		g->start--;
+	return 0;
+}
+
+/* columns of leading blanks (a tab to the next multiple of 8), at most
+ * 200; -1 for a blank line */
+static int indent_of(const struct lines *l, size_t i)
+{
+	int r = 0;
+
+	for (size_t k = 0; k < l->len[i]; k++) {
+		char c = l->p[i][k];
+		if (!is_space(c))
+			return r;
+		if (c == ' ')
+			r++;
+		else if (c == '\t')
+			r += 8 - r % 8;
+		if (r >= 200)
+			return 200;
+	}
+	return -1;
+}
+
+struct score {
+	int indent, penalty;
+};
+
+/* the score of a boundary above line at (smaller is better) */
+static void score_split(const struct lines *l, size_t at, struct score *s)
+{
+	int eof = at >= l->n, ind = eof ? -1 : indent_of(l, at);
+	int pre_blank = 0, pre_ind = -1, post_blank = 0, post_ind = -1;
+
+	for (size_t i = at; i-- > 0;) {
+		if ((pre_ind = indent_of(l, i)) != -1)
+			break;
+		if (++pre_blank == 20) {
+			pre_ind = 0;
+			break;
+		}
+	}
+	for (size_t i = at + 1; i < l->n; i++) {
+		if ((post_ind = indent_of(l, i)) != -1)
+			break;
+		if (++post_blank == 20) {
+			post_ind = 0;
+			break;
+		}
+	}
+	int blank_after = ind == -1 ? 1 + post_blank : 0, total = pre_blank + blank_after;
+	int eff = ind != -1 ? ind : post_ind;
+
+	if (pre_ind == -1 && pre_blank == 0)
+		s->penalty += 1;                /* start of the file */
+	if (eof)
+		s->penalty += 21;               /* end of the file */
+	s->penalty += -30 * total + 6 * blank_after;
+	s->indent += eff;
+	if (eff == -1 || pre_ind == -1 || eff == pre_ind)
+		return;
+	if (eff > pre_ind)
+		s->penalty += total ? 10 : -4;  /* indented more than above */
+	else if (post_ind != -1 && post_ind > eff)
+		s->penalty += total ? 17 : 24;  /* a block's start */
+	else
+		s->penalty += total ? 17 : 23;  /* a block's end */
+}
+
+static int score_cmp(const struct score *a, const struct score *b)
+{
+	return 60 * ((a->indent > b->indent) - (a->indent < b->indent)) + a->penalty - b->penalty;
+}
+
+static void compact(struct side *x, struct side *o)
+{
+	struct group g, go;
+
+	group_first(x, &g);
+	group_first(o, &go);
+	for (;;) {
+		if (g.end != g.start) {
+			size_t size, earliest;
+			ptrdiff_t aligned;
+			do {
+				size = g.end - g.start;
+				aligned = -1;
+				while (!slide_up(x, &g))
+					group_prev(o, &go);
+				earliest = g.end;
+				if (go.end > go.start)
+					aligned = (ptrdiff_t)g.end;
+				while (!slide_down(x, &g)) {
+					group_next(o, &go);
+					if (go.end > go.start)
+						aligned = (ptrdiff_t)g.end;
+				}
+			} while (size != g.end - g.start);
+			if (g.end == earliest) {
+				/* it cannot move */
+			} else if (aligned != -1) {
+				while (go.end == go.start && !slide_up(x, &g))
+					group_prev(o, &go);
+			} else {
+				size_t shift = earliest, best = 0;
+				struct score bs = { 0, 0 };
+				int have = 0;
+				if (g.end >= size + 1 && g.end - size - 1 > shift)
+					shift = g.end - size - 1;
+				if (g.end >= 100 && g.end - 100 > shift)
+					shift = g.end - 100;
+				for (; shift <= g.end; shift++) {
+					struct score sc = { 0, 0 };
+					score_split(x->l, shift, &sc);
+					score_split(x->l, shift - size, &sc);
+					if (!have || score_cmp(&sc, &bs) <= 0) {
+						bs = sc;
+						best = shift;
+						have = 1;
+					}
+				}
+				while (g.end > best && !slide_up(x, &g))
+					group_prev(o, &go);
+			}
+		}
+		if (group_next(x, &g))
+			break;
+		group_next(o, &go);
+	}
+}
+
+/* ---- the hunks ---- */
 
 /* git's default funcname rule (xdiff def_ff): a line that starts with a
  * letter, '_' or '$', cut to 80 bytes, trailing blanks cut; -1 if none */
@@ -341,8 +538,8 @@ int linediff_write(FILE *f, const char *a, size_t an, const char *b, size_t bn,
 		S++;
 	N = la.n - P - S;
 	M = lb.n - P - S;
-	ca = xcalloc(la.n + 1, 1);
-	cb = xcalloc(lb.n + 1, 1);
+	ca = (char *)xcalloc(la.n + 2, 1) + 1;  /* ca[-1] and ca[n]: 0 */
+	cb = (char *)xcalloc(lb.n + 2, 1) + 1;
 	if (N && M && N + M <= LINEDIFF_MAX_LINES) {
 		struct classes c = { .mask = 1 };
 		struct search s = { .ca = ca + P, .cb = cb + P, .max = max_work };
@@ -382,9 +579,12 @@ int linediff_write(FILE *f, const char *a, size_t an, const char *b, size_t bn,
 		memset(cb + P, 1, M);
 		st->fell_back = N && M;
 	}
+	struct side sa = { &la, ca, la.n }, sb = { &lb, cb, lb.n };
+	compact(&sa, &sb);
+	compact(&sb, &sa);
 	emit(f, &la, &lb, ca, cb, st);
-	free(ca);
-	free(cb);
+	free(ca - 1);
+	free(cb - 1);
 	free(la.p);
 	free(la.len);
 	free(lb.p);

@@ -5,7 +5,10 @@
  * may have no '\n' at all). The edit script is Myers' O(ND) difference
  * algorithm in its linear-space form (middle snake, divide and conquer), on
  * line numbers (equal lines share a number, found through a hash table), so
- * it is a shortest script. The hunks are git's: three lines of context,
+ * it is a shortest script; a run of added or removed lines that could sit
+ * in several places among equal lines is slid where git diff puts it
+ * (git's compaction and default indent heuristic). The hunks are git's:
+ * three lines of context,
  * two changes merged into one hunk when at most six common lines lie between
  * them (their contexts touch or overlap), a header
  * "@@ -start[,count] +start[,count] @@ funcname" (",1" left out, start 0 for
@@ -30,7 +33,7 @@
 
 #define LINEDIFF_CONTEXT 3
 #define LINEDIFF_MAX_WORK (1ULL << 27)
-#define LINEDIFF_MAX_LINES (1UL << 23)
+#define LINEDIFF_MAX_LINES (1UL << 22)
 
 struct linediff_stats {
 	unsigned long long work;  /* search steps taken */

@@ -9,7 +9,9 @@
  * diff format: text hunks of a line diff (common/linediff.c: Myers, three
  * lines of context, framed as git diff frames them), or "GIT binary patch"
  * literals with full blob ids, so `git apply` accepts it in a copy of the
- * source) and
+ * source; past the line diff's bound, per file or EXPORT_DIFF_WORK for the
+ * whole export, a text file's hunk is its whole changed middle, and its
+ * manifest entry says so) and
  * DIR/<name>/manifest.json.
  *
  * The change set is the overlay's upper layer compared with its lower one:
@@ -59,6 +61,7 @@ struct change {
 	unsigned long long bytes;   /* new content */
 	char xxh3[17], sha256[65];
 	char old_sha[65];           /* delete: for rename pairing */
+	int whole;                  /* its hunk is the whole changed middle */
 };
 
 struct refusal {
@@ -75,8 +78,14 @@ struct ctx {
 	char **skipped;             /* .git directories: git apply never writes them */
 	size_t nsk;
 	unsigned long long files, bytes;
+	unsigned long long diff_work; /* line diff steps spent, all groups */
 	int failed;
 };
+
+/* The line diffs of one export together take at most this many steps
+ * (~16 files at LINEDIFF_MAX_WORK, seconds); past it each further text
+ * file's hunk is its whole changed middle. */
+#define EXPORT_DIFF_WORK (1ULL << 31)
 
 /* ---- small helpers ---- */
 
@@ -675,7 +684,7 @@ static int is_binary(const char *d, size_t n)
 	return memchr(d, 0, n < 8000 ? n : 8000) != NULL;
 }
 
-static void patch_entry(struct ctx *x, FILE *f, const struct change *c)
+static void patch_entry(struct ctx *x, FILE *f, struct change *c)
 {
 	static const char zero[] = "0000000000000000000000000000000000000000";
 	const struct gofer_srv_export *e = c->e;
@@ -721,7 +730,12 @@ static void patch_entry(struct ctx *x, FILE *f, const struct change *c)
 		fprintf(f, "--- %s%s\n+++ %s%s\n", c->op == OP_ADD ? "" : "a/",
 			c->op == OP_ADD ? "/dev/null" : c->path, c->op == OP_DELETE ? "" : "b/",
 			c->op == OP_DELETE ? "/dev/null" : c->path);
-		linediff_write(f, od, on, nd, nn, LINEDIFF_MAX_WORK, NULL);
+		unsigned long long left = EXPORT_DIFF_WORK - x->diff_work;
+		struct linediff_stats ls;
+		linediff_write(f, od, on, nd, nn, left < LINEDIFF_MAX_WORK ? left : LINEDIFF_MAX_WORK,
+			       &ls);
+		x->diff_work += ls.work < left ? ls.work : left;
+		c->whole = ls.fell_back;
 	}
 out:
 	free(od);
@@ -828,6 +842,8 @@ static int write_group(struct ctx *x, const char *name, const struct gofer_srv_e
 			if (!c->is_dir)
 				fprintf(mf, ", \"bytes\": %llu, \"xxh3\": \"%s\", \"sha256\": \"%s\"",
 					c->bytes, c->xxh3, c->sha256);
+			if (c->whole)
+				fputs(", \"hunk\": \"whole changed middle (line diff bound)\"", mf);
 		}
 		fputc('}', mf);
 	}

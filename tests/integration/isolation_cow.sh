@@ -10,7 +10,8 @@
 # layer's scratch directory exists while the sandbox runs and is gone after
 # moat exits, also after kill -9 of moat; small edits to long files of a
 # git work tree give line-level hunks, byte for byte git diff's, that git
-# apply turns into the guest's tree.
+# apply turns into the guest's tree; past the line diff's bound a file's
+# hunk is the whole file, named in the manifest.
 # Natively (fake-moat) the writes land on the host and nothing is exported:
 # every case fails.
 . "$(dirname "$0")/lib.sh"
@@ -250,6 +251,24 @@ if [ -f "$T_TMP/lafter/big.txt" ] && [ -n "$want" ] && [ "$got" = "$want" ]; the
 	ok linediff_hunks_are_git_diffs
 else
 	fail linediff_hunks_are_git_diffs "$(diff <(printf '%s\n' "$want") <(printf '%s\n' "$got") 2>&1 | head -20)"
+fi
+
+# ---- 8. the line diff's bound: a rewrite with no line in common (D =
+#         80,000) stops the search; the hunk is the whole file, the
+#         manifest says so, the patch still applies ----
+LB=$T_TMP/lb
+mkdir "$LB" && seq -f 'old %g' 40000 >"$LB/rewritten.txt" && echo same >"$LB/small.txt" && chmod -R a+rX "$LB"
+moat run --bind "$LB:/lb:cow" --export "$T_TMP/bexp" --workdir /lb -- /bin/sh -c \
+	'seq -f "new %g" 40000 >rewritten.txt && echo changed >small.txt' </dev/null >/dev/null 2>&1
+BP=$T_TMP/bexp/lb/changes.patch
+rm -rf "$T_TMP/bcopy" && cp -a "$LB" "$T_TMP/bcopy"
+if grep -q '"path": "rewritten.txt", "op": "modify".*"hunk": "whole changed middle' "$T_TMP/bexp/lb/manifest.json" 2>/dev/null &&
+   ! grep -q '"path": "small.txt".*"hunk"' "$T_TMP/bexp/lb/manifest.json" &&
+   grep -q '^@@ -1,40000 +1,40000 @@$' "$BP" && (cd "$T_TMP/bcopy" && git apply "$BP") 2>/dev/null &&
+   [ "$(head -1 "$T_TMP/bcopy/rewritten.txt") $(cat "$T_TMP/bcopy/small.txt")" = "new 1 changed" ]; then
+	ok linediff_bound_whole_hunk
+else
+	fail linediff_bound_whole_hunk "$(grep -A3 changes "$T_TMP/bexp/lb/manifest.json" 2>&1 | cut -c1-200; grep '^@@' "$BP" 2>&1 | head -3)"
 fi
 
 finish

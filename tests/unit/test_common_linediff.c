@@ -2,7 +2,8 @@
  * (common/linediff.c): hunks checked byte for byte against what
  * `git diff --no-index` (git 2.39, default options) prints for the same two
  * files, edge cases (empty sides, "\ No newline at end of file", CRLF,
- * hunks merged or not, git's funcname in the header), shortest scripts on
+ * hunks merged or not, git's funcname in the header, where git's sliders
+ * put ambiguous runs), shortest scripts on
  * random texts (against an LCS table, each patch applied back), and the
  * work bound with its whole-middle fallback. */
 #include "common/linediff.h"
@@ -197,6 +198,15 @@ static const struct fixed fixed[] = {
 	  " changed\n 21\n 22\n 23\n 24\n 25\n 26\n 27\n 28\n 29\n 30\n",
 	  "@@ -3,7 +3,7 @@ $x\n  2\n  3\n  4\n- 5\n+ changed\n  6\n  7\n  8\n"
 	  "@@ -18,7 +18,7 @@ $x\n  17\n  18\n  19\n- 20\n+ changed\n  21\n  22\n  23\n" },
+	/* sliders: where the added lines go among equal ones */
+	{ "slider_lined_up_with_the_other_side", "x4\nx0\nx3\nx4\nx2\n", "x4\nx0\nx3\nx2\nx4\nx2\nx2\n",
+	  "@@ -1,5 +1,7 @@\n x4\n x0\n x3\n+x2\n x4\n x2\n+x2\n" },
+	{ "slider_indent_heuristic", "/* c */\n\t}\n\t\ty();\n\t\ty();\n",
+	  "/* c */\n\t}\n\t}\n\t}\n\t\ty();\n\t\ty();\n",
+	  "@@ -1,4 +1,6 @@\n /* c */\n+\t}\n+\t}\n \t}\n \t\ty();\n \t\ty();\n" },
+	{ "slider_indent_heuristic_up", "int g(void)\n\treturn 1;\n{\n/* c */\nint f(void)\n\tif (x) {\n",
+	  "int g(void)\nint g(void)\n}\n/* c */\nint g(void)\n\treturn 1;\n{\n/* c */\nint f(void)\n\tif (x) {\n",
+	  "@@ -1,3 +1,7 @@\n+int g(void)\n+int g(void)\n+}\n+/* c */\n int g(void)\n \treturn 1;\n {\n" },
 };
 
 Test(linediff, fixed_cases_are_git_diffs)

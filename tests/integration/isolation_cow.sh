@@ -11,7 +11,8 @@
 # moat exits, also after kill -9 of moat; small edits to long files of a
 # git work tree give line-level hunks, byte for byte git diff's, that git
 # apply turns into the guest's tree; past the line diff's bound a file's
-# hunk is the whole file, named in the manifest.
+# hunk is the whole file, named in the manifest; a moved and edited file
+# is a rename with git's similarity index.
 # Natively (fake-moat) the writes land on the host and nothing is exported:
 # every case fails.
 . "$(dirname "$0")/lib.sh"
@@ -270,5 +271,34 @@ if grep -q '"path": "rewritten.txt", "op": "modify".*"hunk": "whole changed midd
 else
 	fail linediff_bound_whole_hunk "$(grep -A3 changes "$T_TMP/bexp/lb/manifest.json" 2>&1 | cut -c1-200; grep '^@@' "$BP" 2>&1 | head -3)"
 fi
+
+# ---- 9. renames by similarity (git's 50%): a moved file with one line
+#         changed, one also made executable, are renames with git's
+#         similarity index; a rewrite under 50% stays a delete and an add;
+#         git apply reproduces the guest's tree ----
+LR=$T_TMP/lr LROUT=$T_TMP/lrout
+mkdir "$LR" "$LROUT" && chmod 0777 "$LROUT" && (cd "$LR" && git init -q && seq -f 'line %g' 40 >a.txt &&
+	seq -f 'script line %g' 30 >run.txt && seq -f 'other %g' 30 >b.txt &&
+	git add -A && git -c user.email=t@t -c user.name=t commit -qm base) && chmod -R a+rX "$LR"
+moat run --bind "$LR:/lr:cow" --bind "$LROUT:/out:rw" --export "$T_TMP/rexp" --workdir /lr -- /bin/sh -c \
+	'mv a.txt moved.txt && sed -i "s/^line 20\$/line twenty/" moved.txt &&
+	 mv run.txt run.sh && echo "tail" >>run.sh && chmod 755 run.sh &&
+	 rm b.txt && seq -f "new %g" 30 >b2.txt && tar --exclude=.git -cf "$1/after.tar" .' sh /out </dev/null >/dev/null 2>&1
+RP=$T_TMP/rexp/lr/changes.patch
+mkdir "$T_TMP/rafter" && tar -C "$T_TMP/rafter" -xf "$LROUT/after.tar" 2>/dev/null
+rm -rf "$T_TMP/rcopy2" && cp -a "$LR" "$T_TMP/rcopy2"
+# git's own rename detection on the applied tree, against the patch's
+ours=$(awk '/^similarity index/ {s=$3; sub("%","",s)} /^rename from/ {f=$3} /^rename to/ {printf "R%03d\t%s\t%s\n", s, f, $3}
+	/^deleted file mode/ {print "D\t" d} /^diff --git/ {d=substr($3,3)} /^new file mode/ {print "A\t" d}' "$RP" 2>/dev/null | LC_ALL=C sort)
+if [ -f "$RP" ] && [ -f "$T_TMP/rafter/moved.txt" ] && (cd "$T_TMP/rcopy2" && git apply --check "$RP" && git apply "$RP") 2>&1 &&
+   diff -r --exclude=.git "$T_TMP/rcopy2" "$T_TMP/rafter" >/dev/null 2>&1 &&
+   [ "$(stat -c %a "$T_TMP/rcopy2/run.sh")" = 755 ]; then
+	theirs=$(cd "$T_TMP/rcopy2" && git add -A && git diff --cached -M --name-status | LC_ALL=C sort)
+	expect_eq rename_by_similarity_like_git "$ours" "$theirs"
+else
+	fail rename_by_similarity_like_git "$(cat "$RP" 2>&1 | head -30)"
+fi
+grep -q '"path": "moved.txt", "op": "rename", "type": "file", "from": "a.txt", "similarity": 96' "$T_TMP/rexp/lr/manifest.json" 2>/dev/null &&
+	ok rename_similarity_in_manifest || fail rename_similarity_in_manifest "$(grep moved "$T_TMP/rexp/lr/manifest.json" 2>&1)"
 
 finish

@@ -11,8 +11,9 @@
 # moat exits, also after kill -9 of moat; small edits to long files of a
 # git work tree give line-level hunks, byte for byte git diff's, that git
 # apply turns into the guest's tree; past the line diff's bound a file's
-# hunk is the whole file, named in the manifest; a moved and edited file
-# is a rename with git's similarity index.
+# hunk is the whole file, named in the manifest, and so past the bound on
+# one export's diffs; a moved and edited file is a rename with git's
+# similarity index.
 # Natively (fake-moat) the writes land on the host and nothing is exported:
 # every case fails.
 . "$(dirname "$0")/lib.sh"
@@ -270,6 +271,25 @@ if grep -q '"path": "rewritten.txt", "op": "modify".*"hunk": "whole changed midd
 	ok linediff_bound_whole_hunk
 else
 	fail linediff_bound_whole_hunk "$(grep -A3 changes "$T_TMP/bexp/lb/manifest.json" 2>&1 | cut -c1-200; grep '^@@' "$BP" 2>&1 | head -3)"
+fi
+
+# ---- 8b. the bound on one export's line diffs (2^31 steps): 40 rewrites
+#          of 8,192 lines with none in common, each ~2^26 steps (under the
+#          per-file bound): the first ones (31 today; at least 16 as each
+#          file takes at most 2^27) get their line diff, the rest the
+#          whole-middle hunk, named in the manifest ----
+LW=$T_TMP/lw
+mkdir "$LW" && for i in $(seq -w 1 40); do seq -f "old $i %g" 8192 >"$LW/f$i.txt"; done && chmod -R a+rX "$LW"
+moat run --bind "$LW:/lw:cow" --export "$T_TMP/wexp" --workdir /lw -- /bin/sh -c \
+	'for i in $(seq -w 1 40); do seq -f "new $i %g" 8192 >f$i.txt; done' </dev/null >/dev/null 2>&1
+WM=$T_TMP/wexp/lw/manifest.json
+nwhole=$(grep -c '"op": "modify".*"hunk": "whole changed middle' "$WM" 2>/dev/null)
+first=$(grep -m1 '"hunk": "whole changed middle' "$WM" 2>/dev/null | sed 's/.*"path": "\([^"]*\)".*/\1/')
+nhunks=$(grep -c '^@@ ' "$T_TMP/wexp/lw/changes.patch" 2>/dev/null)
+if [ "${nwhole:-0}" -ge 1 ] && [ "$nwhole" -le 24 ] && [ "$first" \> f16.txt ] && [ "$nhunks" = 40 ]; then
+	ok linediff_export_budget
+else
+	fail linediff_export_budget "$nwhole files with the whole hunk, the first $first, $nhunks hunks"
 fi
 
 # ---- 9. renames by similarity (git's 50%): a moved file with one line

@@ -1,6 +1,7 @@
 /* common/linediff.c - unified line diff (see linediff.h): the lines, their
  * numbers, Myers' linear-space search, git's hunk framing. */
 #include "common/linediff.h"
+#include "common/log.h"
 #include "common/util.h"
 
 #define XXH_INLINE_ALL
@@ -21,7 +22,7 @@ static void *xrealloc(void *p, size_t n)
 	void *r = realloc(p, n ? n : 1);
 
 	if (!r)
-		abort();
+		die("out of memory");   /* as xmalloc */
 	return r;
 }
 
@@ -85,7 +86,9 @@ static int class_of(struct classes *c, const char *p, size_t len)
 struct search {
 	const int *a, *b;         /* line numbers of the middles */
 	char *ca, *cb;            /* out: changed lines */
-	int *kf, *kb;             /* furthest x per diagonal (x - y), forward, backward */
+	int *fx, *bx;             /* per diagonal k = x - y: the furthest x a path
+				   * reaches from the top left (fx), the least x one
+				   * reaches from the bottom right (bx) */
 	unsigned long long work, max;
 };
 
@@ -96,25 +99,28 @@ struct search {
 static int middle(struct search *s, int o1, int l1, int o2, int l2, int *m1, int *m2)
 {
 	const int *a = s->a, *b = s->b;
-	int *kf = s->kf, *kb = s->kb;
-	int dmin = o1 - l2, dmax = l1 - o2;
-	int fmid = o1 - o2, bmid = l1 - l2;
-	int odd = (fmid - bmid) & 1;
-	int fmin = fmid, fmax = fmid, bmin = bmid, bmax = bmid;
+	int *fx = s->fx, *bx = s->bx;
+	int klo = o1 - l2, khi = l1 - o2;
+	int kf0 = o1 - o2, kb0 = l1 - l2;
+	int odd_delta = (kf0 - kb0) & 1;
+	int flo = kf0, fhi = kf0, blo = kb0, bhi = kb0;
 
-	kf[fmid] = o1;
-	kb[bmid] = l1;
+	fx[kf0] = o1;
+	bx[kb0] = l1;
+	/* each round one edit more in each direction: the diagonals a path
+	 * can reach widen by one on each side (a sentinel beyond them), or
+	 * step back inside where they meet the box's edge */
 	for (;;) {
-		if (fmin > dmin)
-			kf[--fmin - 1] = -1;
+		if (flo > klo)
+			fx[--flo - 1] = -1;
 		else
-			++fmin;
-		if (fmax < dmax)
-			kf[++fmax + 1] = -1;
+			++flo;
+		if (fhi < khi)
+			fx[++fhi + 1] = -1;
 		else
-			--fmax;
-		for (int k = fmax; k >= fmin; k -= 2) {
-			int x = kf[k - 1] >= kf[k + 1] ? kf[k - 1] + 1 : kf[k + 1];
+			--fhi;
+		for (int k = fhi; k >= flo; k -= 2) {
+			int x = fx[k - 1] >= fx[k + 1] ? fx[k - 1] + 1 : fx[k + 1];
 			int y = x - k;
 			int x0 = x;
 			while (x < l1 && y < l2 && a[x] == b[y])
@@ -122,23 +128,23 @@ static int middle(struct search *s, int o1, int l1, int o2, int l2, int *m1, int
 			s->work += 1 + (unsigned)(x - x0);
 			if (s->work > s->max)
 				return -1;
-			kf[k] = x;
-			if (odd && bmin <= k && k <= bmax && kb[k] <= x) {
+			fx[k] = x;
+			if (odd_delta && blo <= k && k <= bhi && bx[k] <= x) {
 				*m1 = x;
 				*m2 = y;
 				return 0;
 			}
 		}
-		if (bmin > dmin)
-			kb[--bmin - 1] = INT_MAX;
+		if (blo > klo)
+			bx[--blo - 1] = INT_MAX;
 		else
-			++bmin;
-		if (bmax < dmax)
-			kb[++bmax + 1] = INT_MAX;
+			++blo;
+		if (bhi < khi)
+			bx[++bhi + 1] = INT_MAX;
 		else
-			--bmax;
-		for (int k = bmax; k >= bmin; k -= 2) {
-			int x = kb[k - 1] < kb[k + 1] ? kb[k - 1] : kb[k + 1] - 1;
+			--bhi;
+		for (int k = bhi; k >= blo; k -= 2) {
+			int x = bx[k - 1] < bx[k + 1] ? bx[k - 1] : bx[k + 1] - 1;
 			int y = x - k;
 			int x0 = x;
 			while (x > o1 && y > o2 && a[x - 1] == b[y - 1])
@@ -146,8 +152,8 @@ static int middle(struct search *s, int o1, int l1, int o2, int l2, int *m1, int
 			s->work += 1 + (unsigned)(x0 - x);
 			if (s->work > s->max)
 				return -1;
-			kb[k] = x;
-			if (!odd && fmin <= k && k <= fmax && x <= kf[k]) {
+			bx[k] = x;
+			if (!odd_delta && flo <= k && k <= fhi && x <= fx[k]) {
 				*m1 = x;
 				*m2 = y;
 				return 0;
@@ -172,13 +178,13 @@ static void mark(char *c, int from, int to)
 static int compare(struct search *s, int o1, int l1, int o2, int l2)
 {
 	for (;;) {
-		int m1, m2, o1s = o1;
+		int m1, m2, o1s = o1, l1s = l1;
 
 		while (o1 < l1 && o2 < l2 && s->a[o1] == s->b[o2])
 			o1++, o2++;
 		while (o1 < l1 && o2 < l2 && s->a[l1 - 1] == s->b[l2 - 1])
 			l1--, l2--;
-		s->work += (unsigned)(o1 - o1s);
+		s->work += (unsigned)(o1 - o1s) + (unsigned)(l1s - l1);
 		if (o1 == l1 || o2 == l2) {
 			mark(s->ca, o1, l1);
 			mark(s->cb, o2, l2);
@@ -558,8 +564,8 @@ int linediff_write(FILE *f, const char *a, size_t an, const char *b, size_t bn,
 			idb[i] = class_of(&c, lb.p[P + i], lb.len[P + i]);
 		s.a = ida;
 		s.b = idb;
-		s.kf = kv + M + 1;
-		s.kb = s.kf + (N + M + 3);
+		s.fx = kv + M + 1;
+		s.bx = s.fx + (N + M + 3);
 		if (compare(&s, 0, (int)N, 0, (int)M) < 0) {
 			memset(ca + P, 1, N);
 			memset(cb + P, 1, M);

@@ -6,8 +6,12 @@
  * every guest task are gone, nothing changes the layers any more. For each
  * cow mount (the exports of the root overlay share one, "root", their paths
  * prefixed with "usr/", "etc/"...) it writes DIR/<name>/changes.patch (git's
- * diff format: text hunks, or "GIT binary patch" literals with full blob ids,
- * so `git apply` accepts it in a copy of the source) and
+ * diff format: text hunks of a line diff (common/linediff.c: Myers, three
+ * lines of context, framed as git diff frames them), or "GIT binary patch"
+ * literals with full blob ids, so `git apply` accepts it in a copy of the
+ * source; past the line diff's bound, per file or EXPORT_DIFF_WORK for the
+ * whole export, a text file's hunk is its whole changed middle, and its
+ * manifest entry says so) and
  * DIR/<name>/manifest.json.
  *
  * The change set is the overlay's upper layer compared with its lower one:
@@ -15,7 +19,9 @@
  * (user.overlay.opaque) deletes every lower entry it does not list, an upper
  * file replaces or adds one (a copy-up whose content and git mode equal the
  * lower file's is no change; a mode-only change is listed in the manifest).
- * A delete and an add of identical content and mode become a rename.
+ * A delete and an add of identical content and mode become a rename, and
+ * so do a deleted and an added regular file at least 50% similar (git's
+ * default, estimated as git's diffcore does; pair_similar).
  *
  * Policy (each refusal is listed in the manifest with its reason and makes
  * the gofer exit GOFER_EXIT_REFUSED): names a patch cannot carry (control
@@ -24,6 +30,7 @@
  * --export-max-bytes, and changes past --export-max-files or past
  * --export-max-bytes in total. Hidden names are never read or listed. */
 #include "gofer/server.h"
+#include "common/linediff.h"
 #include "common/sha.h"
 #include "common/util.h"
 
@@ -56,6 +63,8 @@ struct change {
 	unsigned long long bytes;   /* new content */
 	char xxh3[17], sha256[65];
 	char old_sha[65];           /* delete: for rename pairing */
+	int whole;                  /* its hunk is the whole changed middle */
+	int similarity;             /* rename: percent of content kept (100: same) */
 };
 
 struct refusal {
@@ -72,8 +81,14 @@ struct ctx {
 	char **skipped;             /* .git directories: git apply never writes them */
 	size_t nsk;
 	unsigned long long files, bytes;
+	unsigned long long diff_work; /* line diff steps spent, all groups */
 	int failed;
 };
+
+/* The line diffs of one export together take at most this many steps
+ * (~16 files at LINEDIFF_MAX_WORK, seconds); past it each further text
+ * file's hunk is its whole changed middle. */
+#define EXPORT_DIFF_WORK (1ULL << 31)
 
 /* ---- small helpers ---- */
 
@@ -573,6 +588,191 @@ static void diff_dir(struct ctx *x, const struct gofer_srv_export *e, const char
 		free_list(l, nl);
 }
 
+static int is_binary(const char *d, size_t n)
+{
+	return memchr(d, 0, n < 8000 ? n : 8000) != NULL;
+}
+
+/* ---- renames by similarity (git's default: at least 50%) ----
+ *
+ * As git's diffcore estimates it: a file is cut into chunks (a line, or 64
+ * bytes without a newline; a '\r' before '\n' left out in text), each
+ * chunk's hash weighs its bytes, and the similarity of two files is the
+ * bytes of chunks they share (the smaller weight of each) over the larger
+ * file's size. Each delete and add of a regular file pairs at most once,
+ * best scores first. Bounded: only files of at most SIM_MAX_BYTES, at most
+ * SIM_MAX_PAIRS pairs (git's renameLimit 1000, squared), SIM_MAX_CHUNKS
+ * distinct chunks held and SIM_MAX_WORK chunk comparisons in all; past a
+ * bound no inexact rename is sought. */
+
+#define SIM_MAX_BYTES (4U << 20)
+#define SIM_MAX_PAIRS (1000ULL * 1000)
+#define SIM_MAX_WORK (1ULL << 28)
+#define SIM_MAX_CHUNKS (1ULL << 22)     /* distinct chunks held: 64 MiB */
+
+struct chunk {
+	uint64_t h;
+	unsigned long long n;
+};
+
+struct fp {
+	struct chunk *c;
+	size_t k;
+	unsigned long long size;
+	size_t ch;                  /* its change */
+};
+
+static int cmp_chunk(const void *a, const void *b)
+{
+	uint64_t x = ((const struct chunk *)a)->h, y = ((const struct chunk *)b)->h;
+	return x < y ? -1 : x > y;
+}
+
+static int fingerprint(int dirfd, const char *rel, struct fp *f)
+{
+	struct stat st;
+	char *d, buf[64];
+	size_t n, bl = 0, k = 0;
+
+	if (lst_at(dirfd, rel, &st) < 0 || !S_ISREG(st.st_mode) || !st.st_size ||
+	    (unsigned long long)st.st_size > SIM_MAX_BYTES ||
+	    slurp(dirfd, rel, &st, SIM_MAX_BYTES, &d, &n) < 0)
+		return -1;
+	int text = !is_binary(d, n);
+	f->c = xmalloc((n + 1) * sizeof *f->c);
+	f->size = n;
+	for (size_t i = 0; i < n; i++) {
+		if (text && d[i] == '\r' && i + 1 < n && d[i + 1] == '\n')
+			continue;
+		buf[bl++] = d[i];
+		if (d[i] == '\n' || bl == sizeof buf || i + 1 == n) {
+			f->c[k].h = XXH3_64bits(buf, bl);
+			f->c[k++].n = bl;
+			bl = 0;
+		}
+	}
+	free(d);
+	qsort(f->c, k, sizeof *f->c, cmp_chunk);
+	f->k = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (f->k && f->c[f->k - 1].h == f->c[i].h)
+			f->c[f->k - 1].n += f->c[i].n;
+		else
+			f->c[f->k++] = f->c[i];
+	}
+	f->c = realloc(f->c, (f->k + 1) * sizeof *f->c);
+	if (!f->c)
+		_exit(GOFER_EXIT_EXPORT_FAILED);
+	return 0;
+}
+
+/* percent of the larger file's bytes in chunks both share */
+static unsigned similar(const struct fp *a, const struct fp *b)
+{
+	unsigned long long both = 0, big = a->size > b->size ? a->size : b->size;
+
+	for (size_t i = 0, k = 0; i < a->k && k < b->k;) {
+		if (a->c[i].h < b->c[k].h)
+			i++;
+		else if (a->c[i].h > b->c[k].h)
+			k++;
+		else
+			both += a->c[i].n < b->c[k].n ? a->c[i++].n : b->c[k++].n;
+	}
+	return (unsigned)(both * 100 / big);
+}
+
+struct cand {
+	size_t d, a;                /* indices into the fingerprints */
+	unsigned score;
+};
+
+static int cmp_cand(const void *x, const void *y)
+{
+	const struct cand *p = x, *q = y;
+
+	if (p->score != q->score)
+		return p->score > q->score ? -1 : 1;
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	return p->d < q->d ? -1 : p->d > q->d;
+}
+
+/* a deleted or an added regular file */
+static int sim_candidate(const struct change *c)
+{
+	return !c->is_dir && ((c->op == OP_DELETE && S_ISREG(c->old_mode)) ||
+			      (c->op == OP_ADD && S_ISREG(c->new_mode)));
+}
+
+static void pair_similar(struct ctx *x)
+{
+	struct fp *fd = NULL, *fa = NULL;
+	size_t nd = 0, na = 0, ncand = 0;
+	unsigned long long kd = 0, ka = 0;
+	struct cand *cand = NULL;
+	size_t dels = 0, adds = 0;
+
+	for (size_t i = 0; i < x->nch; i++)
+		if (sim_candidate(&x->ch[i]))
+			*(x->ch[i].op == OP_DELETE ? &dels : &adds) += 1;
+	if (!dels || !adds || (unsigned long long)dels * adds > SIM_MAX_PAIRS)
+		return;
+	for (size_t i = 0; i < x->nch; i++) {
+		struct change *c = &x->ch[i];
+		int del = c->op == OP_DELETE;
+		if (!sim_candidate(c))
+			continue;
+		if (kd + ka > SIM_MAX_CHUNKS)
+			goto out;
+		struct fp f = { .ch = i };
+		if (fingerprint(del ? c->e->lowerfd : c->e->upperfd, c->rel, &f) < 0)
+			continue;
+		struct fp **v = del ? &fd : &fa;
+		size_t *nv = del ? &nd : &na;
+		*v = realloc(*v, (*nv + 1) * sizeof **v);
+		if (!*v)
+			_exit(GOFER_EXIT_EXPORT_FAILED);
+		(*v)[(*nv)++] = f;
+		*(del ? &kd : &ka) += f.k;
+	}
+	if (!nd || !na || kd + ka > SIM_MAX_CHUNKS || kd * na + ka * nd > SIM_MAX_WORK)
+		goto out;
+	cand = xmalloc(nd * na * sizeof *cand);
+	for (size_t i = 0; i < nd; i++)
+		for (size_t k = 0; k < na; k++) {
+			const struct fp *p = &fd[i], *q = &fa[k];
+			unsigned long long lo = p->size < q->size ? p->size : q->size,
+					   hi = p->size < q->size ? q->size : p->size;
+			if (x->ch[p->ch].e != x->ch[q->ch].e || 2 * lo < hi)
+				continue;       /* under 50% whatever they share */
+			unsigned sc = similar(p, q);
+			if (sc >= 50)
+				cand[ncand++] = (struct cand){ i, k, sc };
+		}
+	qsort(cand, ncand, sizeof *cand, cmp_cand);
+	for (size_t i = 0; i < ncand; i++) {
+		struct change *d = &x->ch[fd[cand[i].d].ch], *a = &x->ch[fa[cand[i].a].ch];
+		if (d->op != OP_DELETE || a->op != OP_ADD)
+			continue;       /* paired already */
+		a->op = OP_RENAME;
+		a->from = d->path;
+		a->from_rel = d->rel;
+		a->old_mode = d->old_mode;
+		a->similarity = (int)cand[i].score;
+		d->op = -1;
+		x->files--;
+	}
+out:
+	for (size_t i = 0; i < nd; i++)
+		free(fd[i].c);
+	for (size_t i = 0; i < na; i++)
+		free(fa[i].c);
+	free(fd);
+	free(fa);
+	free(cand);
+}
+
 /* A delete and an add of the same content and mode: a rename. */
 static void pair_renames(struct ctx *x)
 {
@@ -589,11 +789,13 @@ static void pair_renames(struct ctx *x)
 			a->from = d->path;
 			a->from_rel = d->rel;
 			a->old_mode = d->old_mode;
+			a->similarity = 100;
 			d->op = -1;             /* folded into the rename */
 			x->files--;
 			break;
 		}
 	}
+	pair_similar(x);
 }
 
 /* ---- output ---- */
@@ -667,88 +869,7 @@ static void binary_literal(FILE *f, const char *d, size_t n)
 	free(z);
 }
 
-struct lines {
-	const char **p;
-	size_t *len;
-	size_t n;
-};
-
-static void split(const char *d, size_t n, struct lines *l)
-{
-	size_t cap = 16;
-
-	l->p = xmalloc(cap * sizeof *l->p);
-	l->len = xmalloc(cap * sizeof *l->len);
-	l->n = 0;
-	for (size_t o = 0; o < n;) {
-		const char *nl = memchr(d + o, '\n', n - o);
-		size_t k = nl ? (size_t)(nl - (d + o)) + 1 : n - o;
-		if (l->n == cap) {
-			cap *= 2;
-			l->p = realloc(l->p, cap * sizeof *l->p);
-			l->len = realloc(l->len, cap * sizeof *l->len);
-			if (!l->p || !l->len)
-				_exit(GOFER_EXIT_EXPORT_FAILED);
-		}
-		l->p[l->n] = d + o;
-		l->len[l->n++] = k;
-		o += k;
-	}
-}
-
-static void put_line(FILE *f, char tag, const char *p, size_t n)
-{
-	fputc(tag, f);
-	fwrite(p, 1, n, f);
-	if (!n || p[n - 1] != '\n')
-		fputs("\n\\ No newline at end of file\n", f);
-}
-
-static int same_line(const struct lines *a, size_t i, const struct lines *b, size_t k)
-{
-	return a->len[i] == b->len[k] && !memcmp(a->p[i], b->p[k], a->len[i]);
-}
-
-/* One hunk around the changed middle (common prefix and suffix trimmed,
- * three lines of context). */
-static void text_hunk(FILE *f, const char *od, size_t on, const char *nd, size_t nn)
-{
-	struct lines a, b;
-	size_t P = 0, S = 0;
-
-	split(od, on, &a);
-	split(nd, nn, &b);
-	while (P < a.n && P < b.n && same_line(&a, P, &b, P))
-		P++;
-	while (S < a.n - P && S < b.n - P && same_line(&a, a.n - 1 - S, &b, b.n - 1 - S))
-		S++;
-	if (P == a.n && P == b.n)
-		goto out;
-	size_t c1 = P < 3 ? P : 3, c2 = S < 3 ? S : 3;
-	size_t oc = a.n - P - S + c1 + c2, nc = b.n - P - S + c1 + c2;
-	fprintf(f, "@@ -%zu,%zu +%zu,%zu @@\n", oc ? P - c1 + 1 : P - c1, oc,
-		nc ? P - c1 + 1 : P - c1, nc);
-	for (size_t i = P - c1; i < P; i++)
-		put_line(f, ' ', a.p[i], a.len[i]);
-	for (size_t i = P; i < a.n - S; i++)
-		put_line(f, '-', a.p[i], a.len[i]);
-	for (size_t i = P; i < b.n - S; i++)
-		put_line(f, '+', b.p[i], b.len[i]);
-	for (size_t i = a.n - S; i < a.n - S + c2; i++)
-		put_line(f, ' ', a.p[i], a.len[i]);
-out:
-	free(a.p);
-	free(a.len);
-	free(b.p);
-	free(b.len);
-}
-
-static int is_binary(const char *d, size_t n)
-{
-	return memchr(d, 0, n < 8000 ? n : 8000) != NULL;
-}
-
-static void patch_entry(struct ctx *x, FILE *f, const struct change *c)
+static void patch_entry(struct ctx *x, FILE *f, struct change *c)
 {
 	static const char zero[] = "0000000000000000000000000000000000000000";
 	const struct gofer_srv_export *e = c->e;
@@ -758,13 +879,15 @@ static void patch_entry(struct ctx *x, FILE *f, const struct change *c)
 
 	if (c->is_dir || c->op < 0)
 		return;
-	if (c->op == OP_RENAME) {
+	if (c->op == OP_RENAME && c->similarity == 100) {
 		fprintf(f, "diff --git a/%s b/%s\nsimilarity index 100%%\nrename from %s\nrename to %s\n",
 			c->from, c->path, c->from, c->path);
 		return;
 	}
-	if (c->op != OP_ADD && lst_at(e->lowerfd, c->rel, &st) == 0 &&
-	    slurp(e->lowerfd, c->rel, &st, ~0ULL, &od, &on) < 0)
+	const char *orel = c->op == OP_RENAME ? c->from_rel : c->rel;
+	const char *opath = c->op == OP_RENAME ? c->from : c->path;
+	if (c->op != OP_ADD && lst_at(e->lowerfd, orel, &st) == 0 &&
+	    slurp(e->lowerfd, orel, &st, ~0ULL, &od, &on) < 0)
 		x->failed = 1;
 	if (c->op != OP_DELETE && lst_at(e->upperfd, c->rel, &st) == 0 &&
 	    slurp(e->upperfd, c->rel, &st, ~0ULL, &nd, &nn) < 0)
@@ -775,11 +898,20 @@ static void patch_entry(struct ctx *x, FILE *f, const struct change *c)
 		nd = xstrdup("");
 	blob_id(od, on, oid);
 	blob_id(nd, nn, nid);
-	fprintf(f, "diff --git a/%s b/%s\n", c->path, c->path);
+	fprintf(f, "diff --git a/%s b/%s\n", opath, c->path);
+	if (c->op == OP_RENAME) {
+		if (git_mode(c->old_mode) != git_mode(c->new_mode))
+			fprintf(f, "old mode %06o\nnew mode %06o\n", git_mode(c->old_mode),
+				git_mode(c->new_mode));
+		fprintf(f, "similarity index %d%%\nrename from %s\nrename to %s\n", c->similarity,
+			opath, c->path);
+	}
 	if (c->op == OP_ADD)
 		fprintf(f, "new file mode %06o\nindex %s..%s\n", git_mode(c->new_mode), zero, nid);
 	else if (c->op == OP_DELETE)
 		fprintf(f, "deleted file mode %06o\nindex %s..%s\n", git_mode(c->old_mode), oid, zero);
+	else if (git_mode(c->old_mode) != git_mode(c->new_mode) && c->op == OP_RENAME)
+		fprintf(f, "index %s..%s\n", oid, nid);        /* modes said above */
 	else if (git_mode(c->old_mode) != git_mode(c->new_mode))
 		fprintf(f, "old mode %06o\nnew mode %06o\nindex %s..%s\n", git_mode(c->old_mode),
 			git_mode(c->new_mode), oid, nid);
@@ -792,9 +924,14 @@ static void patch_entry(struct ctx *x, FILE *f, const struct change *c)
 		binary_literal(f, nd, nn);
 	} else if (on || nn) {
 		fprintf(f, "--- %s%s\n+++ %s%s\n", c->op == OP_ADD ? "" : "a/",
-			c->op == OP_ADD ? "/dev/null" : c->path, c->op == OP_DELETE ? "" : "b/",
+			c->op == OP_ADD ? "/dev/null" : opath, c->op == OP_DELETE ? "" : "b/",
 			c->op == OP_DELETE ? "/dev/null" : c->path);
-		text_hunk(f, od, on, nd, nn);
+		unsigned long long left = EXPORT_DIFF_WORK - x->diff_work;
+		struct linediff_stats ls;
+		linediff_write(f, od, on, nd, nn, left < LINEDIFF_MAX_WORK ? left : LINEDIFF_MAX_WORK,
+			       &ls);
+		x->diff_work += ls.work < left ? ls.work : left;
+		c->whole = ls.fell_back;
 	}
 out:
 	free(od);
@@ -895,12 +1032,15 @@ static int write_group(struct ctx *x, const char *name, const struct gofer_srv_e
 		if (c->from) {
 			fputs(", \"from\": ", mf);
 			json_str(mf, c->from);
+			fprintf(mf, ", \"similarity\": %d", c->similarity);
 		}
 		if (c->op != OP_DELETE) {
 			fprintf(mf, ", \"mode\": \"%04o\"", (unsigned)(c->new_mode & 07777));
 			if (!c->is_dir)
 				fprintf(mf, ", \"bytes\": %llu, \"xxh3\": \"%s\", \"sha256\": \"%s\"",
 					c->bytes, c->xxh3, c->sha256);
+			if (c->whole)
+				fputs(", \"hunk\": \"whole changed middle (line diff bound)\"", mf);
 		}
 		fputc('}', mf);
 	}

@@ -8,7 +8,12 @@
 # absolute symlink to a host path, a FIFO, a socket, a file and a change set
 # over the limits (the guest cannot make a device node at all); the upper
 # layer's scratch directory exists while the sandbox runs and is gone after
-# moat exits, also after kill -9 of moat.
+# moat exits, also after kill -9 of moat; small edits to long files of a
+# git work tree give line-level hunks, byte for byte git diff's, that git
+# apply turns into the guest's tree; past the line diff's bound a file's
+# hunk is the whole file, named in the manifest, and so past the bound on
+# one export's diffs; a moved and edited file is a rename with git's
+# similarity index.
 # Natively (fake-moat) the writes land on the host and nothing is exported:
 # every case fails.
 . "$(dirname "$0")/lib.sh"
@@ -206,5 +211,114 @@ if [ $ROOT = 1 ]; then
 else
 	skip overlay_root "rootless: overlayfs copy-up of root-owned files needs the root-run gofer"
 fi
+
+# ---- 7. line-level hunks: small edits to long files of a git work tree
+#         give small hunks, the ones git diff gives; git apply of the patch
+#         in a fresh copy reproduces the guest's tree (diff -r) ----
+LD=$T_TMP/ld LOUT=$T_TMP/lout
+mkdir "$LD" "$LOUT" && chmod 0777 "$LOUT" && (cd "$LD" && git init -q &&
+	seq -f 'line %g of the big file' 5000 >big.txt && seq -f 'appended %g' 300 >app.txt &&
+	seq -f 'kept or deleted %g' 400 >del.txt && printf 'alpha\nbeta\ngamma' >nonl.txt &&
+	printf 'one\ntwo' >addnl.txt && printf 'a\r\nb\r\nc\r\n' >crlf.txt &&
+	git add -A && git -c user.email=t@t -c user.name=t commit -qm base) && chmod -R a+rX "$LD"
+ldbefore=$(hosthash "$LD")
+moat run --bind "$LD:/ld:cow" --bind "$LOUT:/out:rw" --export "$T_TMP/lexp" --workdir /ld -- /bin/sh -c \
+	'sed -i -e "10s/.*/line ten, edited/" -e "4990s/.*/line 4990, edited/" big.txt &&
+	 echo tail >>app.txt && sed -i -e "100,104d" -e "250d" del.txt && printf "alpha\nbeta\nGAMMA" >nonl.txt &&
+	 echo >>addnl.txt && sed -i "2s/b/B/" crlf.txt && tar --exclude=.git -cf "$1/after.tar" .' sh /out </dev/null >/dev/null 2>&1
+expect_eq linediff_host_unchanged "$(hosthash "$LD")" "$ldbefore"
+LP=$T_TMP/lexp/ld/changes.patch
+mkdir "$T_TMP/lafter" "$T_TMP/lbefore"
+tar -C "$T_TMP/lafter" -xf "$LOUT/after.tar" 2>/dev/null
+tar -C "$LD" --exclude=.git -cf - . | tar -C "$T_TMP/lbefore" -xf -
+# a one-line edit at each end of big.txt: two hunks of 7 lines, not 4,981
+if [ -f "$LP" ] && [ "$(wc -l <"$LP")" -lt 100 ] && [ "$(wc -c <"$LP")" -lt 4000 ]; then
+	ok linediff_small_hunks
+else
+	fail linediff_small_hunks "patch: $(wc -l <"$LP" 2>&1) lines, $(wc -c <"$LP" 2>&1) bytes"
+fi
+rm -rf "$T_TMP/lcopy" && cp -a "$LD" "$T_TMP/lcopy"
+if [ -f "$LP" ] && [ -f "$T_TMP/lafter/big.txt" ] && (cd "$T_TMP/lcopy" && git apply --check "$LP" && git apply "$LP") 2>&1 &&
+   diff -r --exclude=.git "$T_TMP/lcopy" "$T_TMP/lafter" >/dev/null 2>&1; then
+	ok linediff_patch_applies_reproduces_tree
+else
+	fail linediff_patch_applies_reproduces_tree "$(cd "$T_TMP/lcopy" && git apply --check "$LP" 2>&1; diff -r --exclude=.git "$T_TMP/lcopy" "$T_TMP/lafter" 2>&1 | head)"
+fi
+# the hunks (from each file's first @@ on) are git diff's, byte for byte
+hunks() { sed '/^diff --git /,/^@@ /{/^@@ /!d;}' "$@"; }
+want=$(cd "$T_TMP" && git -c diff.algorithm=myers -c diff.indentHeuristic=true diff --no-index --no-color \
+	--no-ext-diff lbefore lafter | hunks)
+got=$(hunks "$LP" 2>&1)
+if [ -f "$T_TMP/lafter/big.txt" ] && [ -n "$want" ] && [ "$got" = "$want" ]; then
+	ok linediff_hunks_are_git_diffs
+else
+	fail linediff_hunks_are_git_diffs "$(diff <(printf '%s\n' "$want") <(printf '%s\n' "$got") 2>&1 | head -20)"
+fi
+
+# ---- 8. the line diff's bound: a rewrite with no line in common (D =
+#         80,000) stops the search; the hunk is the whole file, the
+#         manifest says so, the patch still applies ----
+LB=$T_TMP/lb
+mkdir "$LB" && seq -f 'old %g' 40000 >"$LB/rewritten.txt" && echo same >"$LB/small.txt" && chmod -R a+rX "$LB"
+moat run --bind "$LB:/lb:cow" --export "$T_TMP/bexp" --workdir /lb -- /bin/sh -c \
+	'seq -f "new %g" 40000 >rewritten.txt && echo changed >small.txt' </dev/null >/dev/null 2>&1
+BP=$T_TMP/bexp/lb/changes.patch
+rm -rf "$T_TMP/bcopy" && cp -a "$LB" "$T_TMP/bcopy"
+if grep -q '"path": "rewritten.txt", "op": "modify".*"hunk": "whole changed middle' "$T_TMP/bexp/lb/manifest.json" 2>/dev/null &&
+   ! grep -q '"path": "small.txt".*"hunk"' "$T_TMP/bexp/lb/manifest.json" &&
+   grep -q '^@@ -1,40000 +1,40000 @@$' "$BP" && (cd "$T_TMP/bcopy" && git apply "$BP") 2>/dev/null &&
+   [ "$(head -1 "$T_TMP/bcopy/rewritten.txt") $(cat "$T_TMP/bcopy/small.txt")" = "new 1 changed" ]; then
+	ok linediff_bound_whole_hunk
+else
+	fail linediff_bound_whole_hunk "$(grep -A3 changes "$T_TMP/bexp/lb/manifest.json" 2>&1 | cut -c1-200; grep '^@@' "$BP" 2>&1 | head -3)"
+fi
+
+# ---- 8b. the bound on one export's line diffs (2^31 steps): 40 rewrites
+#          of 8,192 lines with none in common, each ~2^26 steps (under the
+#          per-file bound): the first ones (31 today; at least 16 as each
+#          file takes at most 2^27) get their line diff, the rest the
+#          whole-middle hunk, named in the manifest ----
+LW=$T_TMP/lw
+mkdir "$LW" && for i in $(seq -w 1 40); do seq -f "old $i %g" 8192 >"$LW/f$i.txt"; done && chmod -R a+rX "$LW"
+moat run --bind "$LW:/lw:cow" --export "$T_TMP/wexp" --workdir /lw -- /bin/sh -c \
+	'for i in $(seq -w 1 40); do seq -f "new $i %g" 8192 >f$i.txt; done' </dev/null >/dev/null 2>&1
+WM=$T_TMP/wexp/lw/manifest.json
+nwhole=$(grep -c '"op": "modify".*"hunk": "whole changed middle' "$WM" 2>/dev/null)
+first=$(grep -m1 '"hunk": "whole changed middle' "$WM" 2>/dev/null | sed 's/.*"path": "\([^"]*\)".*/\1/')
+nhunks=$(grep -c '^@@ ' "$T_TMP/wexp/lw/changes.patch" 2>/dev/null)
+if [ "${nwhole:-0}" -ge 1 ] && [ "$nwhole" -le 24 ] && [ "$first" \> f16.txt ] && [ "$nhunks" = 40 ]; then
+	ok linediff_export_budget
+else
+	fail linediff_export_budget "$nwhole files with the whole hunk, the first $first, $nhunks hunks"
+fi
+
+# ---- 9. renames by similarity (git's 50%): a moved file with one line
+#         changed, one also made executable, are renames with git's
+#         similarity index; a rewrite under 50% stays a delete and an add;
+#         git apply reproduces the guest's tree ----
+LR=$T_TMP/lr LROUT=$T_TMP/lrout
+mkdir "$LR" "$LROUT" && chmod 0777 "$LROUT" && (cd "$LR" && git init -q && seq -f 'line %g' 40 >a.txt &&
+	seq -f 'script line %g' 30 >run.txt && seq -f 'other %g' 30 >b.txt &&
+	git add -A && git -c user.email=t@t -c user.name=t commit -qm base) && chmod -R a+rX "$LR"
+moat run --bind "$LR:/lr:cow" --bind "$LROUT:/out:rw" --export "$T_TMP/rexp" --workdir /lr -- /bin/sh -c \
+	'mv a.txt moved.txt && sed -i "s/^line 20\$/line twenty/" moved.txt &&
+	 mv run.txt run.sh && echo "tail" >>run.sh && chmod 755 run.sh &&
+	 rm b.txt && seq -f "new %g" 30 >b2.txt && tar --exclude=.git -cf "$1/after.tar" .' sh /out </dev/null >/dev/null 2>&1
+RP=$T_TMP/rexp/lr/changes.patch
+mkdir "$T_TMP/rafter" && tar -C "$T_TMP/rafter" -xf "$LROUT/after.tar" 2>/dev/null
+rm -rf "$T_TMP/rcopy2" && cp -a "$LR" "$T_TMP/rcopy2"
+# git's own rename detection on the applied tree, against the patch's
+ours=$(awk '/^similarity index/ {s=$3; sub("%","",s)} /^rename from/ {f=$3} /^rename to/ {printf "R%03d\t%s\t%s\n", s, f, $3}
+	/^deleted file mode/ {print "D\t" d} /^diff --git/ {d=substr($3,3)} /^new file mode/ {print "A\t" d}' "$RP" 2>/dev/null | LC_ALL=C sort)
+if [ -f "$RP" ] && [ -f "$T_TMP/rafter/moved.txt" ] && (cd "$T_TMP/rcopy2" && git apply --check "$RP" && git apply "$RP") 2>&1 &&
+   diff -r --exclude=.git "$T_TMP/rcopy2" "$T_TMP/rafter" >/dev/null 2>&1 &&
+   [ "$(stat -c %a "$T_TMP/rcopy2/run.sh")" = 755 ]; then
+	theirs=$(cd "$T_TMP/rcopy2" && git add -A && git diff --cached -M --name-status | LC_ALL=C sort)
+	expect_eq rename_by_similarity_like_git "$ours" "$theirs"
+else
+	fail rename_by_similarity_like_git "$(cat "$RP" 2>&1 | head -30)"
+fi
+grep -q '"path": "moved.txt", "op": "rename", "type": "file", "from": "a.txt", "similarity": 96' "$T_TMP/rexp/lr/manifest.json" 2>/dev/null &&
+	ok rename_similarity_in_manifest || fail rename_similarity_in_manifest "$(grep moved "$T_TMP/rexp/lr/manifest.json" 2>&1)"
 
 finish

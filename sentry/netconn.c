@@ -772,6 +772,23 @@ long netconn_call(struct sc_call *c)
 	}
 	if (sfd < 0)
 		return -ENETUNREACH;
+	if (rep.secrets && g_pol) {
+		/* brokered (--secret): name the secrets, never their values */
+		char names[96] = "";
+		size_t o = 0;
+		for (int i = 0; i < g_pol->nrules; i++) {
+			const struct netpol_rule *sr = &g_pol->rules[i];
+			if (sr->secret > 0 && sr->secret <= 32 && (rep.secrets & (1u << (sr->secret - 1))) &&
+			    !strstr(names, sr->secret_name) && o < sizeof names - 1)
+				o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", o ? "," : "",
+						      sr->secret_name);
+		}
+		if (o >= sizeof names)
+			names[sizeof names - 1] = '\0';
+		if (snprintf(c->note, sizeof c->note, "%s rule %d brokered (moat-broker): secret %s", dest,
+			     pc.rule, names) >= (int)sizeof c->note)
+			c->note[sizeof c->note - 1] = '\0';
+	}
 	int nonblock = fl >= 0 && (fl & O_NONBLOCK);
 	if (rep.err == EINPROGRESS && !nonblock) {
 		/* a blocking connect: wait here (this worker only) */

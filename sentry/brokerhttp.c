@@ -472,7 +472,8 @@ static void in_bytes(struct bk_in *i, const uint8_t *in, size_t n, int flush, st
 	size_t w = i->nheld + n;
 	uint8_t *p = xmalloc(w ? w : 1);
 	memcpy(p, i->held, i->nheld);
-	memcpy(p + i->nheld, in, n);
+	if (n)
+		memcpy(p + i->nheld, in, n);
 	scrub(i, p, w, flush, out);
 	memset(p, 0, w);
 	free(p);
@@ -552,6 +553,12 @@ void bk_in_feed(struct bk_in *i, const uint8_t *in, size_t n, struct bk_buf *out
 			k = n < room ? n : room;
 			memcpy(i->hdr + i->hlen, in, k);
 			i->hlen += k;
+			size_t cmp = i->hlen < 7 ? i->hlen : 7;
+			if (memcmp(i->hdr, "HTTP/1.", cmp)) {
+				i->mode = BK_PASS; /* not an HTTP/1.x response */
+				i->hlen = 0;
+				break;
+			}
 			size_t e = block_end(i->hdr, i->hlen, from > 2 ? from - 2 : 0);
 			if (e) {
 				k -= i->hlen - e;

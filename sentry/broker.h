@@ -100,6 +100,9 @@ int bk_in_idle(struct bk_in *i, struct bk_buf *out);
  * *netd_end: the channel's other end, for moat-netd (which sends it each
  * brokered connection: the guest side and the upstream socket). */
 pid_t broker_start(struct broker_secret *sec, int n, int *netd_end, char *err, size_t errlen);
+/* MOAT_TEST_CONFINEMENT: the confined sentry tries to read moat-broker
+ * (process_vm_readv, ptrace, pidfd_getfd): one probe line each. */
+void broker_selftest(void);
 /* netd -> broker: one brokered connection, two fds (SCM_RIGHTS: the accepted
  * end of the guest's loopback pair, the upstream socket, maybe connecting). */
 struct broker_conn_msg {

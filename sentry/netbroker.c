@@ -95,6 +95,7 @@ struct conn {
 };
 
 static struct broker_secret *g_sec; /* BROKER_MAX_SECRETS, this process only */
+static pid_t g_broker_pid;          /* the sentry's: MOAT_TEST_CONFINEMENT probes it */
 static struct conn *g_conns[MAX_CONNS];
 static int g_nconns;
 
@@ -357,5 +358,31 @@ pid_t broker_start(struct broker_secret *sec, int n, int *netd_end, char *err, s
 		return -1;
 	}
 	*netd_end = sv[0];
+	g_broker_pid = pid;
 	return pid;
+}
+
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+
+/* MOAT_TEST_CONFINEMENT (the confined sentry): what a compromised sentry
+ * would try to get a value out of moat-broker. Each must be refused. */
+void broker_selftest(void)
+{
+	if (g_broker_pid <= 0)
+		return;
+	static const char mark[] = "same address in the fork";
+	char b[sizeof mark];
+	struct iovec l = { b, sizeof b }, r = { (void *)mark, sizeof b };
+	long v = process_vm_readv(g_broker_pid, &l, 1, &r, 1, 0);
+	fprintf(stderr, "confinement-probe broker_vm_readv: %s\n", v >= 0 ? "ALLOWED" : "refused");
+	long p = ptrace(PTRACE_ATTACH, g_broker_pid, 0, 0);
+	fprintf(stderr, "confinement-probe broker_ptrace: %s\n", p >= 0 ? "ALLOWED" : "refused");
+	long pfd = syscall(SYS_pidfd_open, g_broker_pid, 0);
+	long g = pfd < 0 ? -1 : syscall(SYS_pidfd_getfd, (int)pfd, 3, 0);
+	fprintf(stderr, "confinement-probe broker_pidfd_getfd: %s\n", g >= 0 ? "ALLOWED" : "refused");
+	if (g >= 0)
+		close((int)g);
+	if (pfd >= 0)
+		close((int)pfd);
 }

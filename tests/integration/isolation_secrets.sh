@@ -160,7 +160,18 @@ else
 	ok trace_audit_name_not_value
 fi
 
-# 7. bad input: one line, exit 2, never the value
+# 7. a compromised sentry cannot read the value out of moat-broker (not
+#    dumpable, its memory belongs to the user namespace moat started in):
+#    MOAT_TEST_CONFINEMENT probes it from the confined sentry
+MOAT_TEST_CONFINEMENT=1 moat run "${sec[@]}" -- /bin/true </dev/null >/dev/null 2>"$T_TMP/probe.err"
+if [ "$(grep -c '^confinement-probe broker_[a-z_]*: refused$' "$T_TMP/probe.err")" -ne 3 ] ||
+	grep -q '^confinement-probe broker.*ALLOWED' "$T_TMP/probe.err"; then
+	fail broker_unreadable_from_sentry "$(grep broker "$T_TMP/probe.err" | tr '\n' ' ')"
+else
+	ok broker_unreadable_from_sentry
+fi
+
+# 8. bad input: one line, exit 2, never the value
 bad() { # NAME EXPECTED-TEXT ARGS... (environment in BADENV)
 	local n=$1 want=$2 out rc
 	shift 2

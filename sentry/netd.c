@@ -12,7 +12,15 @@
  * allowlist: socket(AF_INET|AF_INET6, SOCK_STREAM|SOCK_DGRAM) (the type's
  * flags bits allowed), connect, bind/listen, setsockopt/getsockopt,
  * shutdown/getsockname (UDP), recvmsg/sendmsg on the channels, sendto, close,
- * fcntl, exit. No file opens, no exec, no accept.
+ * fcntl, exit. No file opens, no exec, no accept (with --secret: accept4 for
+ * a brokered connection's loopback pair, and sendmsg on moat-broker's
+ * channel).
+ *
+ * --secret (broker_pair): a TCP connect to a destination a secret rule holds
+ * is connected upstream here as any other, but the guest gets one end of a
+ * loopback pair netd makes, and moat-broker (netbroker.c) gets the other end
+ * and the upstream socket; it relays, swapping the placeholder for the value
+ * in request headers. netd never holds a value.
  *
  * It also makes the guest's own connect (to its loopback), bind and listen
  * of inet sockets, on the exact file the sentry pinned, after checking
@@ -611,7 +619,7 @@ static int broker_pair(int family, int u, uint32_t mask, const struct netd_req *
 	int fds[2] = { acc, u };
 	memcpy(CMSG_DATA(cm), fds, sizeof fds);
 	if (sendmsg(g_broker, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-		e = errno == EAGAIN ? EAGAIN : ECONNREFUSED; /* moat-broker is busy or gone */
+		e = ECONNREFUSED; /* moat-broker is gone, or its channel is full */
 out:
 	close(l);
 	if (acc >= 0)

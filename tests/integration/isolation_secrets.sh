@@ -146,6 +146,35 @@ else
 	ok other_destination_placeholder
 fi
 
+# 5b. the guest's end of a brokered connection is a moat-netd socket like
+#    any other: disconnected (AF_UNSPEC, native), it cannot be aimed at
+#    another host port (server b, no rule), nor listen; an AF_INET6 socket
+#    (v4-mapped address) is brokered too
+: >"$T_TMP/b.log"
+moat run "${sec[@]}" -- "$PY" -c '
+import ctypes, errno, os, socket, sys
+P, Q = int(sys.argv[1]), int(sys.argv[2])
+s = socket.socket(socket.AF_INET6); s.connect(("::ffff:127.0.0.1", P))
+s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + os.environ["MOAT_T_KEY"].encode() + b"\r\nConnection: close\r\n\r\n")
+d = b""
+while True:
+    b = s.recv(4096)
+    if not b: break
+    d += b
+print("v6", d.split(b"\r\n\r\n", 1)[1].decode().strip() == "auth=Bearer " + os.environ["MOAT_T_KEY"])
+t = socket.create_connection(("127.0.0.1", P))
+sa = (ctypes.c_ubyte * 16)()
+print("disconnect", ctypes.CDLL(None, use_errno=True).connect(t.fileno(), sa, 16))
+for what, f in (("reconnect", lambda: t.connect(("127.0.0.1", Q))), ("listen", lambda: t.listen(1))):
+    try:
+        f(); print(what, "ALLOWED")
+    except OSError as e: print(what, errno.errorcode.get(e.errno))' "$P" "$Q" </dev/null >"$T_TMP/o5b" 2>&1
+if [ "$(tr '\n' ' ' <"$T_TMP/o5b")" != "v6 True disconnect 0 reconnect ENETUNREACH listen ENOTSUP " ] || [ -s "$T_TMP/b.log" ]; then
+	fail brokered_socket_stays_checked "$(tr '\n' ' ' <"$T_TMP/o5b" | head -c 300)"
+else
+	ok brokered_socket_stays_checked
+fi
+
 # 6. --trace, --audit and --result name the secret, never the value
 : >"$T_TMP/a.log"
 moat run "${sec[@]}" --trace --audit "$T_TMP/audit.json" --result "$T_TMP/result.json" -- sh -c \

@@ -200,6 +200,57 @@ else
 	ok broker_unreadable_from_sentry
 fi
 
+# 7b. (root) the value is in no process of the sandbox but moat-broker:
+#    the memory of moat (the sentry), the gofer, moat-netd, moat-init and
+#    the program, read through /proc/PID/mem while the program sleeps
+if [ "$(id -u)" -eq 0 ]; then
+	cat >"$T_TMP/memscan.py" <<'EOF2'
+import os, re, sys
+root, needle = int(sys.argv[1]), os.environ["MOAT_T_KEY"].encode()
+def kids(p):
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                st = open("/proc/%s/stat" % d).read()
+                if int(st[st.rindex(")") + 2:].split()[1]) == p: out.append(int(d))
+            except OSError: pass
+    return out
+todo, seen = [root], []
+while todo:
+    p = todo.pop(); seen.append(p); todo += kids(p)
+for p in seen:
+    try:
+        comm = open("/proc/%d/comm" % p).read().strip()
+        mem = open("/proc/%d/mem" % p, "rb", 0)
+        hit = False
+        for l in open("/proc/%d/maps" % p):
+            m = re.match(r"([0-9a-f]+)-([0-9a-f]+) r", l)
+            if not m or "[vvar]" in l or "[vsyscall]" in l: continue
+            a, b = int(m.group(1), 16), int(m.group(2), 16)
+            try:
+                mem.seek(a); hit = hit or needle in mem.read(b - a)
+            except (OSError, ValueError, OverflowError): pass
+        print("%s %s" % (comm, "HOLDS" if hit else "clean"))
+    except OSError as e: print("pid%d unreadable %s" % (p, e))
+EOF2
+	"$MOAT" run "${sec[@]}" -- sleep 3 </dev/null >/dev/null 2>&1 &
+	mpid=$!
+	at_exit "kill -9 $mpid"
+	sleep 1.5
+	"$PY" "$T_TMP/memscan.py" "$mpid" >"$T_TMP/memscan" 2>&1
+	wait "$mpid"
+	held=$(grep -c ' HOLDS$' "$T_TMP/memscan")
+	if [ "$held" -ne 1 ] || ! grep -q '^moat-broker HOLDS$' "$T_TMP/memscan" ||
+		[ "$(grep -c ' clean$' "$T_TMP/memscan")" -lt 4 ]; then
+		fail value_only_in_broker_memory "$(tr '\n' ' ' <"$T_TMP/memscan")"
+	else
+		ok value_only_in_broker_memory
+	fi
+else
+	skip value_only_in_broker_memory "root only (reads other processes' memory)"
+fi
+
 # 8. bad input: one line, exit 2, never the value
 bad() { # NAME EXPECTED-TEXT ARGS... (environment in BADENV)
 	local n=$1 want=$2 out rc

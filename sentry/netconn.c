@@ -778,8 +778,13 @@ long netconn_call(struct sc_call *c)
 		size_t o = 0;
 		for (int i = 0; i < g_pol->nrules; i++) {
 			const struct netpol_rule *sr = &g_pol->rules[i];
-			if (sr->secret > 0 && sr->secret <= 32 && (rep.secrets & (1u << (sr->secret - 1))) &&
-			    !strstr(names, sr->secret_name) && o < sizeof names - 1)
+			int seen = 0; /* one NAME may have several rules */
+			for (int j = 0; j < i; j++)
+				seen |= g_pol->rules[j].secret > 0 && g_pol->rules[j].secret <= 32 &&
+					(rep.secrets & (1u << (g_pol->rules[j].secret - 1))) &&
+					!strcmp(g_pol->rules[j].secret_name, sr->secret_name);
+			if (sr->secret > 0 && sr->secret <= 32 && (rep.secrets & (1u << (sr->secret - 1))) && !seen &&
+			    o < sizeof names - 1)
 				o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", o ? "," : "",
 						      sr->secret_name);
 		}

@@ -58,7 +58,7 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 static void build_env(const struct sentry_config *cfg, const char *home, char ***envp_out,
 		      const char *const **path_out)
 {
-	char **env = xcalloc(MAX_ENV + 8, sizeof *env);
+	char **env = xcalloc(MAX_ENV + 8 + BROKER_MAX_SECRETS, sizeof *env);
 	int n = 0;
 	const char *term = getenv("TERM"), *lang = getenv("LANG");
 	char *b;
@@ -84,7 +84,7 @@ static void build_env(const struct sentry_config *cfg, const char *home, char **
 	}
 	/* --secret: NAME=<placeholder> (never the value; cli/main.c refused an
 	 * --env of the same name) */
-	for (int i = 0; i < cfg->nsecrets && n < MAX_ENV + 7; i++) {
+	for (int i = 0; i < cfg->nsecrets; i++) {
 		const struct broker_secret *s = &cfg->secrets[i];
 		int dup = 0;
 		for (int k = 0; k < i; k++)

@@ -37,6 +37,18 @@ struct bk_buf {
 void bk_buf_put(struct bk_buf *b, const void *d, size_t n);
 void bk_buf_free(struct bk_buf *b);
 
+/* What the relay decided, for the audit (moat-broker sends each to the
+ * sentry, which writes it as an "http" event naming the secrets, never a
+ * value). what: the request line as the guest sent it (placeholders, not
+ * values), or why the stream went unframed. */
+enum { BK_EV_SUBST = 1, BK_EV_NOHOST, BK_EV_UNFRAMED, BK_EV_UPSTREAM };
+struct bk_event {
+	int32_t kind;
+	uint32_t mask;   /* the secrets concerned */
+	char what[120];
+};
+#define BK_MAX_EVENTS 8
+
 /* The guest's requests (guest -> upstream). */
 struct bk_out {
 	const struct broker_secret *sec; /* the table, BROKER_MAX_SECRETS entries */
@@ -53,6 +65,9 @@ struct bk_out {
 	unsigned qhead, qtail;
 	int qlost;                       /* the queue overflowed, or requests went unframed */
 	unsigned substituted;            /* header blocks that got a secret (for tests) */
+	struct bk_event ev[BK_MAX_EVENTS]; /* decisions since the caller last took them */
+	int nev;
+	unsigned ev_lost;
 };
 /* The guest's responses (upstream -> guest). */
 struct bk_in {
@@ -99,7 +114,11 @@ int bk_in_idle(struct bk_in *i, struct bk_buf *out);
  * guest): it gets the secrets over the channel, the sentry's copy is wiped.
  * *netd_end: the channel's other end, for moat-netd (which sends it each
  * brokered connection: the guest side and the upstream socket). */
-pid_t broker_start(struct broker_secret *sec, int n, int *netd_end, char *err, size_t errlen);
+pid_t broker_start(struct broker_secret *sec, int n, int *netd_end, int *events, char *err, size_t errlen);
+/* The sentry's side of moat-broker's events (*events above): a thread that
+ * writes each as an audit event. Before the sentry confines itself. */
+struct sandbox;
+int broker_audit_start(struct sandbox *sb, int fd);
 /* MOAT_TEST_CONFINEMENT: the confined sentry tries to read moat-broker
  * (process_vm_readv, ptrace, pidfd_getfd): one probe line each. */
 void broker_selftest(void);

@@ -294,13 +294,32 @@ void bk_out_free(struct bk_out *o)
 	o->hdr = NULL;
 }
 
-static void out_pass(struct bk_out *o, struct bk_buf *out)
+static void out_event(struct bk_out *o, int kind, uint32_t mask, const uint8_t *what, size_t n)
 {
+	if (o->nev >= BK_MAX_EVENTS) {
+		o->ev_lost++;
+		return;
+	}
+	struct bk_event *e = &o->ev[o->nev++];
+	memset(e, 0, sizeof *e);
+	e->kind = kind;
+	e->mask = mask;
+	size_t k = 0;
+	for (; k < n && k < sizeof e->what - 1 && what[k] != '\r' && what[k] != '\n'; k++)
+		e->what[k] = what[k] >= 0x20 && what[k] < 0x7f ? (char)what[k] : '?';
+}
+
+static void out_pass_why(struct bk_out *o, struct bk_buf *out, const char *why)
+{
+	if (o->mode != BK_PASS)
+		out_event(o, BK_EV_UNFRAMED, o->mask, (const uint8_t *)why, strlen(why));
 	bk_buf_put(out, o->hdr, o->hlen);
 	o->hlen = 0;
 	o->mode = BK_PASS;
 	o->qlost = 1;
 }
+
+#define out_pass(o, out) out_pass_why(o, out, "not HTTP/1.x")
 
 static void q_push(struct bk_out *o, uint8_t m)
 {
@@ -317,15 +336,28 @@ static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 	struct hdr_info h;
 	parse_fields(o->hdr, o->hlen, &h);
 	if (h.bad || h.te_other) {
-		out_pass(o, out);
+		out_pass_why(o, out, h.bad ? "a header block it cannot read" : "a transfer coding other than chunked");
 		return;
 	}
+	uint32_t done = 0, nohost = 0;
 	for (int i = 0; i < BROKER_MAX_SECRETS; i++) {
 		const struct broker_secret *s = &o->sec[i];
-		if (!(o->mask & (1u << i)) || !s->len || (s->host[0] && !host_is(&h, s->host)))
+		if (!(o->mask & (1u << i)) || !s->len || !memmem(o->hdr, o->hlen, s->placeholder, s->len))
 			continue;
-		uint8_t *m = memmem(o->hdr, o->hlen, s->placeholder, s->len);
-		if (m) {
+		if (s->host[0] && !host_is(&h, s->host)) {
+			nohost |= 1u << i;
+			continue;
+		}
+		done |= 1u << i;
+	}
+	/* the events carry the request line as the guest sent it */
+	if (nohost)
+		out_event(o, BK_EV_NOHOST, nohost, o->hdr, o->hlen);
+	if (done)
+		out_event(o, BK_EV_SUBST, done, o->hdr, o->hlen);
+	for (int i = 0; i < BROKER_MAX_SECRETS; i++) {
+		const struct broker_secret *s = &o->sec[i];
+		if (done & (1u << i)) {
 			replace_all(o->hdr, o->hlen, s->placeholder, s->value, s->len);
 			o->substituted++;
 		}
@@ -334,6 +366,8 @@ static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 	o->hlen = 0;
 	q_push(o, (uint8_t)method);
 	if (method == 2 || h.upgrade) {
+		const char *why = method == 2 ? "CONNECT: another protocol follows" : "Upgrade: another protocol follows";
+		out_event(o, BK_EV_UNFRAMED, o->mask, (const uint8_t *)why, strlen(why));
 		o->mode = BK_PASS; /* another protocol follows */
 		o->qlost = 1;
 	} else if (h.chunked) {
@@ -370,8 +404,11 @@ void bk_out_feed(struct bk_out *o, const uint8_t *in, size_t n, struct bk_buf *o
 			in++, n--;
 			if (end)
 				o->mode = BK_HDR;
-			if (o->mode == BK_PASS)
+			if (o->mode == BK_PASS) {
+				static const char why[] = "chunked framing it cannot read";
+				out_event(o, BK_EV_UNFRAMED, o->mask, (const uint8_t *)why, sizeof why - 1);
 				o->qlost = 1;
+			}
 			continue;
 		}
 		/* BK_HDR: gather up to the end of the block */
@@ -393,8 +430,8 @@ void bk_out_feed(struct bk_out *o, const uint8_t *in, size_t n, struct bk_buf *o
 		size_t e = rl > 0 ? block_end(o->hdr, o->hlen, from > 2 ? from - 2 : 0) : 0;
 		if (!e) {
 			in += k, n -= k;
-			if (o->hlen == BROKER_HDR_MAX)
-				out_pass(o, out); /* too long to be ours to read */
+			if (o->hlen == BROKER_HDR_MAX) /* too long to be ours to read */
+				out_pass_why(o, out, "a header block over 64 KiB");
 			continue;
 		}
 		/* the block ends inside what was just copied: the rest is the body */
@@ -408,7 +445,7 @@ void bk_out_feed(struct bk_out *o, const uint8_t *in, size_t n, struct bk_buf *o
 void bk_out_eof(struct bk_out *o, struct bk_buf *out)
 {
 	if (o->mode == BK_HDR && o->hlen)
-		out_pass(o, out);
+		out_pass_why(o, out, "the stream ended inside a header block");
 }
 
 /* ---- inbound ---- */

@@ -23,6 +23,10 @@
  * fds closed but its channel and stderr.
  */
 #include "sentry/broker.h"
+#include "sentry/netd.h"
+#include "sentry/netpolicy.h"
+#include "sentry/sentry.h"
+#include "kernel/task.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -30,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -46,7 +51,7 @@
 #define RDSZ 65536
 #define IDLE_MS 200 /* an unframed stream holding a tail that may begin a value */
 
-static int confine_broker(int chan)
+static int confine_broker(int chan, int evfd)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	if (!ctx)
@@ -63,6 +68,10 @@ static int confine_broker(int chan)
 	struct scmp_arg_cmp on_chan = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)chan };
 	if (!rc)
 		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(recvmsg), 1, &on_chan);
+	/* its decisions, to the sentry's audit */
+	struct scmp_arg_cmp on_ev = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)evfd };
+	if (!rc)
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendto), 1, &on_ev);
 	struct scmp_arg_cmp linger[2] = {
 		{ .arg = 1, .op = SCMP_CMP_EQ, .datum_a = SOL_SOCKET },
 		{ .arg = 2, .op = SCMP_CMP_EQ, .datum_a = SO_LINGER },
@@ -98,6 +107,15 @@ static struct broker_secret *g_sec; /* BROKER_MAX_SECRETS, this process only */
 static pid_t g_broker_pid;          /* the sentry's: MOAT_TEST_CONFINEMENT probes it */
 static struct conn *g_conns[MAX_CONNS];
 static int g_nconns;
+static int g_evfd = -1; /* events to the sentry (SOCK_SEQPACKET) */
+
+/* Hand the sentry what the relay decided (dropped when it is behind). */
+static void send_events(struct bk_out *o)
+{
+	for (int k = 0; k < o->nev; k++)
+		(void)send(g_evfd, &o->ev[k], sizeof o->ev[k], MSG_DONTWAIT | MSG_NOSIGNAL);
+	o->nev = 0;
+}
 
 static long long now_ms(void)
 {
@@ -195,8 +213,12 @@ static int step(struct conn *c, short gre, short ure)
 			return 0;
 		int e = 0;
 		socklen_t l = sizeof e;
-		if (getsockopt(c->u, SOL_SOCKET, SO_ERROR, &e, &l) < 0 || e)
+		if (getsockopt(c->u, SOL_SOCKET, SO_ERROR, &e, &l) < 0 || e) {
+			struct bk_event ev = { .kind = BK_EV_UPSTREAM, .mask = c->out.mask };
+			snprintf(ev.what, sizeof ev.what, "%s", strerror(e ? e : errno));
+			(void)send(g_evfd, &ev, sizeof ev, MSG_DONTWAIT | MSG_NOSIGNAL);
 			return 2;
+		}
 		c->connecting = 0;
 	}
 	/* guest -> upstream: read only when nothing is pending */
@@ -208,6 +230,7 @@ static int step(struct conn *c, short gre, short ure)
 			c->g_eof = 1;
 			bk_out_eof(&c->out, &c->to_u);
 		}
+		send_events(&c->out);
 	}
 	if (c->to_u.len && drain(c->u, &c->to_u, &c->off_u) < 0)
 		return 1;
@@ -288,11 +311,17 @@ static _Noreturn void serve(int chan)
 	}
 }
 
-pid_t broker_start(struct broker_secret *sec, int n, int *netd_end, char *err, size_t errlen)
+pid_t broker_start(struct broker_secret *sec, int n, int *netd_end, int *events, char *err, size_t errlen)
 {
-	int sv[2];
+	int sv[2], ev[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		snprintf(err, errlen, "moat-broker: socketpair: %s", strerror(errno));
+		return -1;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ev) < 0) {
+		snprintf(err, errlen, "moat-broker: socketpair: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
 		return -1;
 	}
 	pid_t parent = getpid();
@@ -301,6 +330,8 @@ pid_t broker_start(struct broker_secret *sec, int n, int *netd_end, char *err, s
 		snprintf(err, errlen, "moat-broker: fork: %s", strerror(errno));
 		close(sv[0]);
 		close(sv[1]);
+		close(ev[0]);
+		close(ev[1]);
 		return -1;
 	}
 	if (pid == 0) {
@@ -309,8 +340,10 @@ pid_t broker_start(struct broker_secret *sec, int n, int *netd_end, char *err, s
 			_exit(1);
 		prctl(PR_SET_NAME, "moat-broker");
 		prctl(PR_SET_DUMPABLE, 0);
-		int chan = dup2(sv[1], 3);
-		if (chan < 0 || syscall(SYS_close_range, 4, ~0U, 0) < 0)
+		int hs = fcntl(sv[1], F_DUPFD_CLOEXEC, 64), he = fcntl(ev[1], F_DUPFD_CLOEXEC, 64);
+		int chan = hs < 0 ? -1 : dup2(hs, 3);
+		g_evfd = he < 0 ? -1 : dup2(he, 4);
+		if (chan < 0 || g_evfd < 0 || syscall(SYS_close_range, 5, ~0U, 0) < 0)
 			_exit(1);
 		sigset_t all;
 		sigfillset(&all);
@@ -338,13 +371,14 @@ pid_t broker_start(struct broker_secret *sec, int n, int *netd_end, char *err, s
 			g_sec[k] = s;
 			explicit_bzero(&s, sizeof s);
 		}
-		if (confine_broker(chan) < 0) {
+		if (confine_broker(chan, g_evfd) < 0) {
 			fprintf(stderr, "moat-broker: cannot confine itself\n");
 			_exit(1);
 		}
 		serve(chan);
 	}
 	close(sv[1]);
+	close(ev[1]);
 	int ok = 1;
 	for (int k = 0; k < n && ok; k++)
 		ok = send(sv[0], &sec[k], sizeof sec[k], MSG_NOSIGNAL) == (ssize_t)sizeof sec[k];
@@ -355,15 +389,75 @@ pid_t broker_start(struct broker_secret *sec, int n, int *netd_end, char *err, s
 	if (!ok) {
 		snprintf(err, errlen, "moat-broker: cannot hand it the secrets: %s", strerror(errno));
 		close(sv[0]);
+		close(ev[0]);
 		return -1;
 	}
 	*netd_end = sv[0];
+	*events = ev[0];
 	g_broker_pid = pid;
 	return pid;
 }
 
 #include <sys/ptrace.h>
 #include <sys/uio.h>
+
+/* ---- the sentry's side: moat-broker's decisions become audit events ---- */
+static struct sandbox *g_asb;
+static int g_afd = -1;
+
+static void *audit_loop(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct bk_event e;
+		ssize_t n = recvfrom(g_afd, &e, sizeof e, 0, NULL, NULL);
+		if (n == 0 || (n < 0 && errno != EINTR))
+			return NULL; /* moat-broker is gone */
+		if (n != (ssize_t)sizeof e)
+			continue;
+		e.what[sizeof e.what - 1] = 0;
+		char names[96], args[160], note[224];
+		netconn_secret_names(e.mask, names, sizeof names);
+		int dec = DEC_ALLOW;
+		long ret = 0;
+		snprintf(args, sizeof args, "\"%.120s\"", e.what);
+		switch (e.kind) {
+		case BK_EV_SUBST:
+			snprintf(note, sizeof note, "moat-broker: secret %s put in the header block", names);
+			break;
+		case BK_EV_NOHOST:
+			dec = DEC_DENY;
+			snprintf(note, sizeof note, "moat-broker: secret %s left out: the Host header does not name its HOST",
+				 names);
+			break;
+		case BK_EV_UNFRAMED:
+			snprintf(note, sizeof note, "moat-broker (secret %s): bytes pass unchanged from here on", names);
+			break;
+		case BK_EV_UPSTREAM:
+			ret = -ECONNRESET;
+			snprintf(note, sizeof note, "moat-broker (secret %s): upstream failed, the guest's end reset",
+				 names);
+			break;
+		default:
+			continue;
+		}
+		audit_event(g_asb->audit, g_asb, NULL, 0, "http", args, dec, ret, note);
+	}
+}
+
+int broker_audit_start(struct sandbox *sb, int fd)
+{
+	g_asb = sb;
+	g_afd = fd;
+	pthread_t th;
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	int r = pthread_create(&th, &at, audit_loop, NULL);
+	pthread_attr_destroy(&at);
+	return r ? -1 : 0;
+}
 
 /* MOAT_TEST_CONFINEMENT (the confined sentry): what a compromised sentry
  * would try to get a value out of moat-broker. Each must be refused. */

@@ -77,6 +77,8 @@ void netconn_remember(int rule, int family, const uint8_t *addr);
 /* Ask netd (serialised). 0 or -errno; *sfd: a socket for CONNECT, else -1. */
 int netconn_ask(struct netd_req *q, struct netd_rep *rep, int *sfd);
 const struct netpolicy *netconn_policy(void);
+/* The --secret NAMEs of a mask of slots ("K1,K2"), for audit notes. */
+void netconn_secret_names(uint32_t mask, char *buf, size_t len);
 int netd_option_allowed(int level, int name);
 
 /* ---- the sentry's side (netconn.c) ---- */

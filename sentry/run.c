@@ -265,11 +265,11 @@ int sentry_run(const struct sentry_config *cfg)
 	}
 	/* moat-netd: outbound connections, as this unprivileged uid in the
 	 * host's network namespace, before the guest exists (netd.c) */
-	int netd_chan = -1, broker_chan = -1;
+	int netd_chan = -1, broker_chan = -1, broker_events = -1;
 	if (cfg->nsecrets > 0) {
 		/* --secret: moat-broker takes the values; ours are wiped now,
 		 * before netd and the guest's init are forked */
-		if (broker_start(cfg->secrets, cfg->nsecrets, &broker_chan, err, sizeof err) < 0)
+		if (broker_start(cfg->secrets, cfg->nsecrets, &broker_chan, &broker_events, err, sizeof err) < 0)
 			die("%s", err);
 		explicit_bzero(cfg->secrets, BROKER_MAX_SECRETS * sizeof *cfg->secrets);
 		munmap(cfg->secrets, BROKER_MAX_SECRETS * sizeof *cfg->secrets);
@@ -351,6 +351,10 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->guest_procfd = sr.guest_procfd;
 	if (sr.dns_fd >= 0 && netdns_start(sb, sr.dns_fd) < 0)
 		die("DNS stub: cannot start its thread");
+	/* (threads only once the guest's init is cloned: a clone of a
+	 * process with another thread inside a lock would inherit it held) */
+	if (broker_events >= 0 && broker_audit_start(sb, broker_events) < 0)
+		die("moat-broker: cannot start its audit thread");
 	if (cfg->npub > 0) {
 		int nsfd = openat(sr.guest_procfd, "1/ns/net", O_RDONLY | O_CLOEXEC);
 		if (nsfd < 0)

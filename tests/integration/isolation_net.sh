@@ -699,7 +699,7 @@ for ((i = 0; i < 200; i++)); do [ -s "$T_TMP/sec.port" ] && break; sleep 0.1; do
 [ -s "$T_TMP/sec.port" ] || echo "secret server: $(tail -3 "$T_TMP/sec.err")"
 sport=$(cat "$T_TMP/sec.port")
 secval="sk-$T_MARK-0123456789abcdef"
-out=$(MOAT_T_KEY=$secval in_outer timeout 60 "$MOAT" run --secret "MOAT_T_KEY@good.test:$sport" -- sh -c '
+out=$(MOAT_T_KEY=$secval in_outer timeout 60 "$MOAT" run --trace --secret "MOAT_T_KEY@good.test:$sport" -- sh -c '
 curl -s -H "Authorization: Bearer $MOAT_T_KEY" http://good.test:'"$sport"'/
 curl -s -H "Authorization: Bearer $MOAT_T_KEY" -H "Host: other.test" http://good.test:'"$sport"'/
 echo "ph=$MOAT_T_KEY"' </dev/null 2>&1)
@@ -708,6 +708,9 @@ if [[ $out == *"$secval"* ]] || [ -z "$ph" ] || [ "$(echo "$out" | grep -c "^aut
 	fail secret_name_host "guest: $(echo "$out" | head -c 300 | tr '\n' ' ')"
 elif ! grep -qx "good.test:$sport Bearer $secval" "$T_TMP/sec.log" || ! grep -qx "other.test Bearer $ph" "$T_TMP/sec.log"; then
 	fail secret_name_host "server: $(head -c 300 "$T_TMP/sec.log" | tr '\n' ' ')"
+elif ! echo "$out" | grep -q 'http("GET / HTTP/1.1") = 0 <allow> moat-broker: secret MOAT_T_KEY put in' ||
+	! echo "$out" | grep -q 'http("GET / HTTP/1.1") = 0 <deny> moat-broker: secret MOAT_T_KEY left out: the Host header'; then
+	fail secret_name_host "no http events in the trace: $(echo "$out" | grep 'http(' | head -3 | tr '\n' ' ')"
 else
 	ok secret_name_host
 fi

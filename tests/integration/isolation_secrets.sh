@@ -177,14 +177,21 @@ fi
 
 # 6. --trace, --audit and --result name the secret, never the value
 : >"$T_TMP/a.log"
+#    (each request the broker put a value in, and a stream it could not
+#    frame, is an "http" event of its own)
 moat run "${sec[@]}" --trace --audit "$T_TMP/audit.json" --result "$T_TMP/result.json" -- sh -c \
-	'curl -s -H "Authorization: Bearer $MOAT_T_KEY" http://127.0.0.1:'"$P"'/ >/dev/null' </dev/null >"$T_TMP/o6" 2>&1
+	'curl -s -H "Authorization: Bearer $MOAT_T_KEY" http://127.0.0.1:'"$P"'/ >/dev/null
+	"$0" -c "import socket, os; s = socket.create_connection((\"127.0.0.1\", '"$P"')); s.sendall(b\"hello \" + os.environ[\"MOAT_T_KEY\"].encode() + b\"\\r\\n\\r\\n\"); s.recv(100)"' \
+	"$PY" </dev/null >"$T_TMP/o6" 2>&1
 if has "$T_TMP/o6" || has "$T_TMP/audit.json" || has "$T_TMP/result.json"; then
 	fail trace_audit_name_not_value "the value is in the trace, audit or result"
 elif ! grep -q "brokered (moat-broker): secret MOAT_T_KEY" "$T_TMP/o6" ||
 	! grep -q '"note":"[^"]*brokered (moat-broker): secret MOAT_T_KEY' "$T_TMP/audit.json" ||
+	! grep -q '^\[moat -1\] http("GET / HTTP/1.1") = 0 <allow> moat-broker: secret MOAT_T_KEY put in the header block' "$T_TMP/o6" ||
+	! grep -q '"syscall":"http".*moat-broker: secret MOAT_T_KEY put in the header block' "$T_TMP/audit.json" ||
+	! grep -q '^\[moat -1\] http("not HTTP/1.x") = 0 <allow> moat-broker (secret MOAT_T_KEY): bytes pass unchanged' "$T_TMP/o6" ||
 	! grep -q "^GET Bearer $SECRET " "$T_TMP/a.log"; then
-	fail trace_audit_name_not_value "no brokered event: $(grep -i broker "$T_TMP/o6" | head -2)"
+	fail trace_audit_name_not_value "no brokered event: $(grep -i broker "$T_TMP/o6" | head -4 | tr '\n' ' ')"
 else
 	ok trace_audit_name_not_value
 fi

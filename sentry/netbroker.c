@@ -12,7 +12,13 @@
  * upstream connection (maybe still connecting). moat-broker relays between
  * them (brokerhttp.c transforms both directions).
  *
+ * Its decisions (a value put in a header block, left out because Host does
+ * not name HOST, a stream no longer framed, an upstream that failed) go to
+ * the sentry over a second socketpair (fd 4), whose thread makes each an
+ * "http" audit event (broker_audit_start).
+ *
  * Confinement (seccomp, kill on anything else): recvmsg on its channel,
+ * sendto on its event channel,
  * read/write/poll/shutdown/close/fcntl, getsockopt (SO_ERROR of a connect),
  * setsockopt (SO_LINGER: a reset when upstream failed), anonymous mmap,
  * brk/munmap, exit. No socket, no connect, no open: a compromised broker

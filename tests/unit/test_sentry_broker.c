@@ -255,3 +255,30 @@ Test(broker, idle_unframed_tail_becomes_placeholder)
 	bk_buf_free(&b);
 	bk_in_free(&in);
 }
+
+/* The decisions the relay reports (moat-broker makes them audit events):
+ * the request line as the guest sent it, never a value. */
+Test(broker, events)
+{
+	strcpy(sec[0].host, "api.example.com");
+	struct bk_out o;
+	struct bk_buf b = { 0 };
+	bk_out_init(&o, sec, 1);
+	const char *r = "GET /a?k=" PH " HTTP/1.1\r\nHost: api.example.com\r\n\r\n"
+			"GET /b HTTP/1.1\r\nHost: other.com\r\nA: " PH "\r\n\r\n"
+			"GET /c HTTP/1.1\r\nHost: api.example.com\r\n\r\n"
+			"\x16\x03\x01";
+	bk_out_feed(&o, (const uint8_t *)r, strlen(r), &b);
+	cr_assert_eq(o.nev, 3);
+	cr_assert_eq(o.ev[0].kind, BK_EV_SUBST);
+	cr_assert_str_eq(o.ev[0].what, "GET /a?k=" PH " HTTP/1.1");
+	cr_assert_eq(o.ev[0].mask, 1);
+	cr_assert_eq(o.ev[1].kind, BK_EV_NOHOST);
+	cr_assert_str_eq(o.ev[1].what, "GET /b HTTP/1.1");
+	cr_assert_eq(o.ev[2].kind, BK_EV_UNFRAMED);
+	cr_assert_str_eq(o.ev[2].what, "not HTTP/1.x");
+	/* (the request line is part of the header block: the value went there) */
+	cr_assert_not_null(memmem(b.p, b.len, "GET /a?k=" VAL, strlen(VAL) + 9));
+	bk_buf_free(&b);
+	bk_out_free(&o);
+}

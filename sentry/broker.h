@@ -114,8 +114,10 @@ int bk_in_idle(struct bk_in *i, struct bk_buf *out);
  * guest): it gets the secrets over the channel, the sentry's copy is wiped.
  * *netd_end: the channel's other end, for moat-netd (which sends it each
  * brokered connection: the guest side and the upstream socket). */
-pid_t broker_start(struct broker_secret *sec, int n, int *netd_end, int *events, char *err, size_t errlen);
-/* The sentry's side of moat-broker's events (*events above): a thread that
+pid_t broker_start(struct broker_secret *sec, int n, int events_wanted, int *netd_end, int *events, char *err,
+		   size_t errlen);
+/* The sentry's side of moat-broker's events (*events above, only when
+ * events_wanted: --audit or --trace; else -1): a thread that
  * writes each as an audit event. Before the sentry confines itself. */
 struct sandbox;
 int broker_audit_start(struct sandbox *sb, int fd);

@@ -74,9 +74,9 @@ static int confine_broker(int chan, int evfd)
 	struct scmp_arg_cmp on_chan = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)chan };
 	if (!rc)
 		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(recvmsg), 1, &on_chan);
-	/* its decisions, to the sentry's audit */
+	/* its decisions, to the sentry's audit (only with --audit/--trace) */
 	struct scmp_arg_cmp on_ev = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)evfd };
-	if (!rc)
+	if (!rc && evfd >= 0)
 		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendto), 1, &on_ev);
 	struct scmp_arg_cmp linger[2] = {
 		{ .arg = 1, .op = SCMP_CMP_EQ, .datum_a = SOL_SOCKET },
@@ -118,7 +118,7 @@ static int g_evfd = -1; /* events to the sentry (SOCK_SEQPACKET) */
 /* Hand the sentry what the relay decided (dropped when it is behind). */
 static void send_events(struct bk_out *o)
 {
-	for (int k = 0; k < o->nev; k++)
+	for (int k = 0; g_evfd >= 0 && k < o->nev; k++)
 		(void)send(g_evfd, &o->ev[k], sizeof o->ev[k], MSG_DONTWAIT | MSG_NOSIGNAL);
 	o->nev = 0;
 }
@@ -222,7 +222,8 @@ static int step(struct conn *c, short gre, short ure)
 		if (getsockopt(c->u, SOL_SOCKET, SO_ERROR, &e, &l) < 0 || e) {
 			struct bk_event ev = { .kind = BK_EV_UPSTREAM, .mask = c->out.mask };
 			snprintf(ev.what, sizeof ev.what, "%s", strerror(e ? e : errno));
-			(void)send(g_evfd, &ev, sizeof ev, MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (g_evfd >= 0)
+				(void)send(g_evfd, &ev, sizeof ev, MSG_DONTWAIT | MSG_NOSIGNAL);
 			return 2;
 		}
 		c->connecting = 0;
@@ -317,14 +318,16 @@ static _Noreturn void serve(int chan)
 	}
 }
 
-pid_t broker_start(struct broker_secret *sec, int n, int *netd_end, int *events, char *err, size_t errlen)
+pid_t broker_start(struct broker_secret *sec, int n, int events_wanted, int *netd_end, int *events, char *err,
+		   size_t errlen)
 {
-	int sv[2], ev[2];
+	int sv[2], ev[2] = { -1, -1 };
+	*events = -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		snprintf(err, errlen, "moat-broker: socketpair: %s", strerror(errno));
 		return -1;
 	}
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ev) < 0) {
+	if (events_wanted && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ev) < 0) {
 		snprintf(err, errlen, "moat-broker: socketpair: %s", strerror(errno));
 		close(sv[0]);
 		close(sv[1]);
@@ -336,8 +339,10 @@ pid_t broker_start(struct broker_secret *sec, int n, int *netd_end, int *events,
 		snprintf(err, errlen, "moat-broker: fork: %s", strerror(errno));
 		close(sv[0]);
 		close(sv[1]);
-		close(ev[0]);
-		close(ev[1]);
+		if (ev[0] >= 0) {
+			close(ev[0]);
+			close(ev[1]);
+		}
 		return -1;
 	}
 	if (pid == 0) {
@@ -346,10 +351,11 @@ pid_t broker_start(struct broker_secret *sec, int n, int *netd_end, int *events,
 			_exit(1);
 		prctl(PR_SET_NAME, "moat-broker");
 		prctl(PR_SET_DUMPABLE, 0);
-		int hs = fcntl(sv[1], F_DUPFD_CLOEXEC, 64), he = fcntl(ev[1], F_DUPFD_CLOEXEC, 64);
+		int hs = fcntl(sv[1], F_DUPFD_CLOEXEC, 64);
+		int he = ev[1] >= 0 ? fcntl(ev[1], F_DUPFD_CLOEXEC, 64) : -1;
 		int chan = hs < 0 ? -1 : dup2(hs, 3);
 		g_evfd = he < 0 ? -1 : dup2(he, 4);
-		if (chan < 0 || g_evfd < 0 || syscall(SYS_close_range, 5, ~0U, 0) < 0)
+		if (chan < 0 || (ev[1] >= 0 && g_evfd < 0) || syscall(SYS_close_range, g_evfd >= 0 ? 5 : 4, ~0U, 0) < 0)
 			_exit(1);
 		sigset_t all;
 		sigfillset(&all);
@@ -384,7 +390,8 @@ pid_t broker_start(struct broker_secret *sec, int n, int *netd_end, int *events,
 		serve(chan);
 	}
 	close(sv[1]);
-	close(ev[1]);
+	if (ev[1] >= 0)
+		close(ev[1]);
 	int ok = 1;
 	for (int k = 0; k < n && ok; k++)
 		ok = send(sv[0], &sec[k], sizeof sec[k], MSG_NOSIGNAL) == (ssize_t)sizeof sec[k];
@@ -395,7 +402,8 @@ pid_t broker_start(struct broker_secret *sec, int n, int *netd_end, int *events,
 	if (!ok) {
 		snprintf(err, errlen, "moat-broker: cannot hand it the secrets: %s", strerror(errno));
 		close(sv[0]);
-		close(ev[0]);
+		if (ev[0] >= 0)
+			close(ev[0]);
 		return -1;
 	}
 	*netd_end = sv[0];

@@ -269,7 +269,8 @@ int sentry_run(const struct sentry_config *cfg)
 	if (cfg->nsecrets > 0) {
 		/* --secret: moat-broker takes the values; ours are wiped now,
 		 * before netd and the guest's init are forked */
-		if (broker_start(cfg->secrets, cfg->nsecrets, &broker_chan, &broker_events, err, sizeof err) < 0)
+		if (broker_start(cfg->secrets, cfg->nsecrets, audit_wants_args(sb->audit), &broker_chan, &broker_events,
+				 err, sizeof err) < 0)
 			die("%s", err);
 		explicit_bzero(cfg->secrets, BROKER_MAX_SECRETS * sizeof *cfg->secrets);
 		munmap(cfg->secrets, BROKER_MAX_SECRETS * sizeof *cfg->secrets);

@@ -6,6 +6,7 @@
  * Parsing only builds a struct sentry_config (data); sentry_run() acts on it. */
 #include "sentry/sentry.h"
 #include "sentry/netpolicy.h"
+#include "sentry/broker.h"
 #include "syscalls/table.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -15,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -75,6 +78,16 @@ static const char usage_text[] =
 	"                           loopback, link-local (169.254.169.254), private,\n"
 	"                           multicast and unspecified addresses stay denied\n"
 	"                           unless a rule names them. TCP fast open is refused\n"
+	"  --secret NAME@HOST[:PORT]  broker a secret (repeatable): the value of NAME\n"
+	"                           in moat's environment never enters the sandbox; the\n"
+	"                           guest gets NAME=<placeholder> (random, same length).\n"
+	"                           Its TCP connections to HOST:PORT (default 80; implies\n"
+	"                           the allow rule HOST:PORT/tcp) are relayed by moat,\n"
+	"                           which puts the value in place of the placeholder in\n"
+	"                           HTTP/1.x request headers (plain HTTP; with a name as\n"
+	"                           HOST, only when the Host header names it) and the\n"
+	"                           placeholder in place of the value in what comes\n"
+	"                           back. The value: 16 to 4096 bytes, no CR or LF\n"
 	"  --publish HOST:GUEST     forward the host's 127.0.0.1:HOST (tcp) to the guest's\n"
 	"                           127.0.0.1:GUEST (repeatable)\n"
 	"  --deny SYSCALL           deny this syscall too (EPERM, audited; repeatable;\n"
@@ -225,6 +238,130 @@ static unsigned long long parse_duration(const char *opt, const char *v)
 	return (unsigned long long)(d * mul);
 }
 
+/* --secret NAME@HOST[:PORT]: the value is taken from our own environment
+ * (the guest's is built by moat and never inherits it) into a table no
+ * forked process inherits (MADV_WIPEONFORK), and wiped from the environment
+ * block (so /proc/<moat>/environ no longer shows it either). Each spec gets
+ * the rule HOST:PORT/tcp, ahead of the --net rules (so a DNS answer for HOST
+ * is remembered for it: netpolicy_remember). No message names the value. */
+static void setup_secrets(struct sentry_config *c, const char *const *specs, int n)
+{
+	size_t tsz = BROKER_MAX_SECRETS * sizeof(struct broker_secret);
+	struct broker_secret *t = mmap(NULL, tsz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t == MAP_FAILED)
+		die("--secret: mmap: %s", strerror(errno));
+	if (madvise(t, tsz, MADV_WIPEONFORK) < 0)
+		die("--secret: MADV_WIPEONFORK: %s", strerror(errno));
+	(void)madvise(t, tsz, MADV_DONTDUMP);
+	struct netpolicy *pol = xcalloc(1, sizeof *pol);
+	for (int k = 0; k < n; k++) {
+		const char *spec = specs[k];
+		struct broker_secret *s = &t[k];
+		const char *at = strchr(spec, '@');
+		size_t nl = at ? (size_t)(at - spec) : 0;
+		if (!at || !nl || nl >= sizeof s->name)
+			die_status(2, "--secret %s: expected NAME@HOST[:PORT]", spec);
+		memcpy(s->name, spec, nl);
+		for (size_t j = 0; j < nl; j++)
+			if (!(s->name[j] == '_' || (s->name[j] >= 'A' && s->name[j] <= 'Z') ||
+			      (s->name[j] >= 'a' && s->name[j] <= 'z') || (j && s->name[j] >= '0' && s->name[j] <= '9')))
+				die_status(2, "--secret %s: NAME must be letters, digits and _", spec);
+		/* HOST[:PORT]: a name, an IPv4 address, [IPv6] */
+		const char *h = at + 1, *port = NULL;
+		char host[256];
+		size_t hl;
+		if (*h == '[') {
+			const char *cl = strchr(h, ']');
+			if (!cl || (cl[1] && cl[1] != ':'))
+				die_status(2, "--secret %s: HOST: expected [IPV6] or [IPV6]:PORT", spec);
+			hl = (size_t)(cl - h - 1);
+			h++;
+			port = cl[1] ? cl + 2 : NULL;
+		} else {
+			const char *col = strchr(h, ':');
+			hl = col ? (size_t)(col - h) : strlen(h);
+			port = col ? col + 1 : NULL;
+		}
+		if (!hl || hl >= sizeof host)
+			die_status(2, "--secret %s: no HOST", spec);
+		memcpy(host, h, hl);
+		host[hl] = 0;
+		char *end = NULL;
+		long pn = port ? strtol(port, &end, 10) : 80;
+		if (port && (!*port || *end || port[0] < '0' || port[0] > '9' || pn < 1 || pn > 65535))
+			die_status(2, "--secret %s: PORT: expected 1-65535", spec);
+		char text[300], e2[400];
+		snprintf(text, sizeof text, strchr(host, ':') ? "[%s]:%ld/tcp" : "%s:%ld/tcp", host, pn);
+		struct netpol_rule *r = &pol->rules[pol->nrules];
+		if (netpolicy_parse_rule(r, text, e2, sizeof e2) < 0)
+			die_status(2, "--secret %s: %s", spec, e2);
+		if (r->wildcard || (!r->is_name && r->prefix != (r->addr.family == AF_INET ? 32 : 128)))
+			die_status(2, "--secret %s: HOST must be one host name or address (no *. or CIDR)", spec);
+		r->secret = k + 1;
+		snprintf(r->secret_name, sizeof r->secret_name, "%s", s->name);
+		pol->nrules++;
+		if (r->is_name)
+			snprintf(s->host, sizeof s->host, "%s", r->name);
+		for (int j = 0; j < c->nenv; j++)
+			if (!strncmp(c->env[j], s->name, nl) && c->env[j][nl] == '=')
+				die_status(2, "--secret %s: --env %s is given too", spec, s->name);
+		/* the value: ours, taken out of the environment block */
+		char *v = getenv(s->name);
+		if (!v)
+			die_status(2, "--secret %s: %s is not set in moat's environment", spec, s->name);
+		size_t vl = strlen(v);
+		if (vl < BROKER_MIN_SECRET)
+			die_status(2, "--secret %s: the value of %s is shorter than %d bytes (too short to hide)",
+				   spec, s->name, BROKER_MIN_SECRET);
+		if (vl > BROKER_MAX_SECRET)
+			die_status(2, "--secret %s: the value of %s is longer than %d bytes", spec, s->name,
+				   BROKER_MAX_SECRET);
+		if (strpbrk(v, "\r\n"))
+			die_status(2, "--secret %s: the value of %s holds CR or LF (it goes in a header)", spec,
+				   s->name);
+		memcpy(s->value, v, vl);
+		s->len = vl;
+		/* the placeholder: fresh per run; one per name */
+		int same = -1;
+		for (int j = 0; j < k; j++)
+			if (!strcmp(t[j].name, s->name))
+				same = j;
+		if (same >= 0) {
+			memcpy(s->placeholder, t[same].placeholder, vl);
+			continue;
+		}
+		static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+		for (size_t j = 0; j < vl;) {
+			unsigned char rb[64];
+			if (getrandom(rb, sizeof rb, 0) != (ssize_t)sizeof rb)
+				die("--secret: getrandom: %s", strerror(errno));
+			for (size_t q = 0; q < sizeof rb && j < vl; q++)
+				if (rb[q] < 248) /* 62 * 4: no modulo bias */
+					s->placeholder[j++] = abc[rb[q] % 62];
+		}
+	}
+	/* out of the environment block, after every spec read it (two specs
+	 * may name one variable) */
+	for (int k = 0; k < n; k++) {
+		char *v = getenv(t[k].name);
+		if (v) {
+			explicit_bzero(v, strlen(v));
+			unsetenv(t[k].name);
+		}
+	}
+	/* the secret rules first, then --net's */
+	if (c->net)
+		for (int j = 0; j < c->net->nrules; j++) {
+			if (pol->nrules >= NETPOL_MAX_RULES)
+				die_status(2, "--net: too many rules (max %d)", NETPOL_MAX_RULES);
+			pol->rules[pol->nrules++] = c->net->rules[j];
+		}
+	free(c->net);
+	c->net = pol;
+	c->secrets = t;
+	c->nsecrets = n;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	struct sentry_config c;
@@ -233,6 +370,8 @@ static int cmd_run(int argc, char **argv)
 	c.audit_rate = AUDIT_DEFAULT_RATE;
 	c.export_max_files = 10000;
 	c.export_max_bytes = 256ULL << 20;
+	const char *secret_specs[BROKER_MAX_SECRETS];
+	int nsecret = 0;
 	int i;
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i];
@@ -350,6 +489,11 @@ static int cmd_run(int argc, char **argv)
 			char err[512];
 			if (netpolicy_parse(c.net, v, err, sizeof err) < 0)
 				die_status(2, "%s", err);
+		} else if (is_opt(a, "--secret")) {
+			const char *v = optval(argc, argv, &i, "--secret");
+			if (nsecret >= BROKER_MAX_SECRETS)
+				die_status(2, "too many --secret options (max %d)", BROKER_MAX_SECRETS);
+			secret_specs[nsecret++] = v;
 		} else if (is_opt(a, "--publish")) {
 			const char *v = optval(argc, argv, &i, "--publish");
 			int hp, gp, used = 0;
@@ -381,6 +525,8 @@ static int cmd_run(int argc, char **argv)
 		usage("missing PROGRAM after --");
 	if (argv[i][0] == 0)
 		die_status(127, ": not found");
+	if (nsecret)
+		setup_secrets(&c, secret_specs, nsecret);
 	c.argv = argv + i;
 	return sentry_run(&c);
 }

@@ -28,6 +28,7 @@
  * MOAT_SENTRY_FILTER_LEARN=1 logs (SECCOMP_RET_LOG, see dmesg) instead of
  * refusing, to find a call the list misses. */
 #include "sentry/sentry.h"
+#include "sentry/broker.h"
 #include "sentry/netd.h"
 #include "kernel/task.h"
 #include "common/log.h"
@@ -391,6 +392,7 @@ void confine_selftest(struct sandbox *sb)
 			close((int)pid_fd);
 	}
 	netconn_selftest();
+	broker_selftest();
 	fprintf(stderr, "confinement-probe landlock_abi: %d\n", scope_abi);
 	fprintf(stderr, "confinement-probe done\n");
 }

@@ -615,6 +615,26 @@ const struct netpolicy *netconn_policy(void)
 	return g_pol;
 }
 
+void netconn_secret_names(uint32_t mask, char *names, size_t len)
+{
+	size_t o = 0;
+	names[0] = 0;
+	for (int i = 0; g_pol && i < g_pol->nrules && o < len - 1; i++) {
+		const struct netpol_rule *sr = &g_pol->rules[i];
+		if (sr->secret <= 0 || sr->secret > 32 || !(mask & (1u << (sr->secret - 1))))
+			continue;
+		int seen = 0; /* one NAME may have several rules */
+		for (int j = 0; j < i; j++)
+			seen |= g_pol->rules[j].secret > 0 && g_pol->rules[j].secret <= 32 &&
+				(mask & (1u << (g_pol->rules[j].secret - 1))) &&
+				!strcmp(g_pol->rules[j].secret_name, sr->secret_name);
+		if (!seen)
+			o += (size_t)snprintf(names + o, len - o, "%s%s", o ? "," : "", sr->secret_name);
+	}
+	if (o >= len)
+		names[len - 1] = '\0';
+}
+
 /* Wait for a blocking guest's connect on sfd (a worker only; a signal
  * meant for the guest interrupts it as it would the kernel's): 0 or -errno. */
 static long wait_connected(struct task *t, int sfd)
@@ -772,6 +792,14 @@ long netconn_call(struct sc_call *c)
 	}
 	if (sfd < 0)
 		return -ENETUNREACH;
+	if (rep.secrets && g_pol) {
+		/* brokered (--secret): name the secrets, never their values */
+		char names[96];
+		netconn_secret_names(rep.secrets, names, sizeof names);
+		if (snprintf(c->note, sizeof c->note, "%s rule %d brokered (moat-broker): secret %s", dest,
+			     pc.rule, names) >= (int)sizeof c->note)
+			c->note[sizeof c->note - 1] = '\0';
+	}
 	int nonblock = fl >= 0 && (fl & O_NONBLOCK);
 	if (rep.err == EINPROGRESS && !nonblock) {
 		/* a blocking connect: wait here (this worker only) */

@@ -12,7 +12,15 @@
  * allowlist: socket(AF_INET|AF_INET6, SOCK_STREAM|SOCK_DGRAM) (the type's
  * flags bits allowed), connect, bind/listen, setsockopt/getsockopt,
  * shutdown/getsockname (UDP), recvmsg/sendmsg on the channels, sendto, close,
- * fcntl, exit. No file opens, no exec, no accept.
+ * fcntl, exit. No file opens, no exec, no accept (with --secret: accept4 for
+ * a brokered connection's loopback pair, and sendmsg on moat-broker's
+ * channel).
+ *
+ * --secret (broker_pair): a TCP connect to a destination a secret rule holds
+ * is connected upstream here as any other, but the guest gets one end of a
+ * loopback pair netd makes, and moat-broker (netbroker.c) gets the other end
+ * and the upstream socket; it relays, swapping the placeholder for the value
+ * in request headers. netd never holds a value.
  *
  * It also makes the guest's own connect (to its loopback), bind and listen
  * of inet sockets, on the exact file the sentry pinned, after checking
@@ -41,6 +49,7 @@
  * upstream no longer stalls them.
  */
 #include "sentry/netd.h"
+#include "sentry/broker.h"
 #include "sentry/netpolicy.h"
 #include "common/log.h"
 
@@ -84,7 +93,7 @@ int netd_option_allowed(int level, int name)
 	return 0;
 }
 
-static int confine_netd(int chan, int dchan)
+static int confine_netd(int chan, int dchan, int bchan)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	if (!ctx)
@@ -126,6 +135,17 @@ static int confine_netd(int chan, int dchan)
 		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(recvmsg), 1, &on_dchan);
 	if (!rc)
 		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 1, &on_dchan);
+	if (bchan >= 0) {
+		/* --secret: a brokered connection's loopback pair (its own
+		 * listener on 127.0.0.1:0, closed once the one connection it
+		 * made is accepted) and the message that hands it, with the
+		 * upstream socket, to moat-broker */
+		struct scmp_arg_cmp on_bchan = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)bchan };
+		if (!rc)
+			rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 1, &on_bchan);
+		if (!rc)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(accept4), 0);
+	}
 	/* malloc's arenas (anonymous memory only) */
 	struct scmp_arg_cmp anon = { .arg = 4, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)-1 };
 	if (!rc)
@@ -506,6 +526,112 @@ static ssize_t udp_twin_send(int g, const void *buf, size_t len, int flags, cons
 	return w;
 }
 
+static int g_broker = -1; /* moat-broker's channel (--secret), -1 */
+
+/* The same address and port (a v4-mapped IPv6 address is its IPv4 one)? */
+static int same_endpoint(const void *x, socklen_t xl, const void *y, socklen_t yl)
+{
+	struct netpol_addr a, b;
+	uint16_t pa, pb;
+	return netpol_from_sockaddr(x, xl, &a, &pa) == 0 && netpol_from_sockaddr(y, yl, &b, &pb) == 0 &&
+	       pa == pb && a.family == b.family && !memcmp(a.a, b.a, sizeof a.a);
+}
+
+/* A brokered connection (--secret): moat-broker gets the upstream socket u
+ * (connected or connecting) and the accepted end of a new loopback pair of
+ * the host's namespace; the guest gets the other end, a socket netd made like
+ * any other (every check on netd sockets holds for it). The listener is
+ * netd's own on 127.0.0.1:0 and lives until the one connection it made is
+ * accepted; a connection from anyone else (a host process that raced to the
+ * port) is closed. The guest's end, or -errno. */
+static int broker_pair(int family, int u, uint32_t mask, const struct netd_req *q)
+{
+	struct sockaddr_in la = { .sin_family = AF_INET };
+	la.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t ll = sizeof la;
+	int c = -1, acc = -1, e = 0;
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+	if (l < 0)
+		return -errno;
+	if (bind(l, (struct sockaddr *)&la, sizeof la) < 0 || listen(l, 4) < 0 ||
+	    getsockname(l, (struct sockaddr *)&la, &ll) < 0) {
+		e = errno;
+		goto out;
+	}
+	c = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+	if (c < 0) {
+		e = errno;
+		goto out;
+	}
+	struct sockaddr_in6 l6 = { .sin6_family = AF_INET6, .sin6_port = la.sin_port };
+	const void *to = &la;
+	socklen_t tl = sizeof la;
+	if (family == AF_INET6) {
+		/* the guest's socket stays AF_INET6: the pair meets at the
+		 * v4-mapped 127.0.0.1 */
+		int off = 0;
+		(void)setsockopt(c, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+		l6.sin6_addr.s6_addr[10] = l6.sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&l6.sin6_addr.s6_addr[12], &la.sin_addr, 4);
+		to = &l6;
+		tl = sizeof l6;
+	}
+	if (connect(c, to, tl) < 0 && errno != EINPROGRESS) {
+		e = errno;
+		goto out;
+	}
+	struct sockaddr_storage me;
+	socklen_t ml = sizeof me;
+	if (getsockname(c, (struct sockaddr *)&me, &ml) < 0) {
+		e = errno;
+		goto out;
+	}
+	for (int tries = 0; tries < 8 && acc < 0; tries++) {
+		struct pollfd pf = { l, POLLIN, 0 };
+		if (poll(&pf, 1, 1000) <= 0)
+			break;
+		struct sockaddr_storage pa;
+		socklen_t pl = sizeof pa;
+		int a = accept4(l, (struct sockaddr *)&pa, &pl, SOCK_CLOEXEC);
+		if (a >= 0 && same_endpoint(&pa, pl, &me, ml))
+			acc = a;
+		else if (a >= 0)
+			close(a); /* not ours */
+	}
+	if (acc < 0) {
+		e = ECONNREFUSED;
+		goto out;
+	}
+	apply_opts(c, q); /* after connect: IPV6_V6ONLY then changes nothing */
+	struct broker_conn_msg m = { .mask = mask };
+	struct iovec iov = { &m, sizeof m };
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} cu;
+	memset(&cu, 0, sizeof cu);
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cu.buf,
+			     .msg_controllen = sizeof cu.buf };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(2 * sizeof(int));
+	int fds[2] = { acc, u };
+	memcpy(CMSG_DATA(cm), fds, sizeof fds);
+	if (sendmsg(g_broker, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		e = ECONNREFUSED; /* moat-broker is gone, or its channel is full */
+out:
+	close(l);
+	if (acc >= 0)
+		close(acc);
+	if (e) {
+		if (c >= 0)
+			close(c);
+		return -e;
+	}
+	return c;
+}
+
 static int serve_one(int chan, struct netpolicy *pol)
 {
 	struct netd_req q;
@@ -589,6 +715,16 @@ static int serve_one(int chan, struct netpolicy *pol)
 	}
 	apply_opts(s, &q);
 	rep.err = connect(s, (const struct sockaddr *)q.addr, q.addrlen) < 0 ? errno : 0;
+	uint32_t mask = g_broker >= 0 ? netpolicy_secrets(pol, &a, port) : 0;
+	if (mask && (rep.err == 0 || rep.err == EINPROGRESS)) {
+		/* --secret: the guest gets its end of a loopback pair, moat-broker
+		 * the rest (it waits for a connect still in progress) */
+		int g = broker_pair(q.family, s, mask, &q);
+		close(s);
+		s = g < 0 ? -1 : g;
+		rep.err = g < 0 ? -g : 0;
+		rep.secrets = g < 0 ? 0 : mask;
+	}
 reply:;
 	if (given >= 0)
 		close(given);
@@ -624,7 +760,7 @@ int netd_dns_channel(void)
 	return g_dns_chan;
 }
 
-pid_t netd_start(const struct netpolicy *pol, int *chan_out, char *err, size_t errlen)
+pid_t netd_start(const struct netpolicy *pol, int broker, int *chan_out, char *err, size_t errlen)
 {
 	load_nameserver();
 	int sv[2], dv[2];
@@ -654,9 +790,14 @@ pid_t netd_start(const struct netpolicy *pol, int *chan_out, char *err, size_t e
 			_exit(1);
 		prctl(PR_SET_NAME, "moat-netd");
 		prctl(PR_SET_DUMPABLE, 0);
-		/* keep stderr and the channel only */
-		int chan = dup2(sv[1], 3), dchan = dup2(dv[1], 4);
-		if (chan < 0 || dchan < 0 || syscall(SYS_close_range, 5, ~0U, 0) < 0)
+		/* keep stderr and the channels only */
+		int hs = fcntl(sv[1], F_DUPFD_CLOEXEC, 64), hd = fcntl(dv[1], F_DUPFD_CLOEXEC, 64);
+		int hb = broker >= 0 ? fcntl(broker, F_DUPFD_CLOEXEC, 64) : -1;
+		int chan = hs < 0 ? -1 : dup2(hs, 3), dchan = hd < 0 ? -1 : dup2(hd, 4);
+		if (hb >= 0)
+			g_broker = dup2(hb, 5);
+		if (chan < 0 || dchan < 0 || (broker >= 0 && g_broker < 0) ||
+		    syscall(SYS_close_range, broker >= 0 ? 6 : 5, ~0U, 0) < 0)
 			_exit(1);
 		sigset_t all;
 		sigfillset(&all);
@@ -669,7 +810,7 @@ pid_t netd_start(const struct netpolicy *pol, int *chan_out, char *err, size_t e
 			fprintf(stderr, "moat-netd: no network namespace cookie (SO_NETNS_COOKIE)\n");
 			_exit(1);
 		}
-		if (confine_netd(chan, dchan) < 0) {
+		if (confine_netd(chan, dchan, g_broker) < 0) {
 			fprintf(stderr, "moat-netd: cannot confine itself\n");
 			_exit(1);
 		}

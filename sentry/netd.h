@@ -53,13 +53,16 @@ struct netd_rep {
 	uint32_t ttl, naddr, nrefused;
 	uint8_t addrs[16][16];
 	int64_t sent;             /* SEND: bytes sent */
+	uint32_t secrets;         /* CONNECT: brokered for these --secret slots (0: a plain socket) */
 };
 
 #define NETDNS_MAX_ADDRS 16
 
 /* Fork moat-netd (after the privilege drop, before the guest exists). Returns
- * its pid and the sentry's end of the channel in *chan, or -1 (err). */
-pid_t netd_start(const struct netpolicy *pol, int *chan, char *err, size_t errlen);
+ * its pid and the sentry's end of the channel in *chan, or -1 (err).
+ * broker: moat-broker's channel (--secret; -1 without): netd keeps it and
+ * the caller closes its copy. */
+pid_t netd_start(const struct netpolicy *pol, int broker, int *chan, char *err, size_t errlen);
 /* The sentry's end of netd's DNS channel (RESOLVE requests), or -1. */
 int netd_dns_channel(void);
 /* --publish (netpub.c): bind the host listeners, fork moat-publish into the
@@ -74,6 +77,8 @@ void netconn_remember(int rule, int family, const uint8_t *addr);
 /* Ask netd (serialised). 0 or -errno; *sfd: a socket for CONNECT, else -1. */
 int netconn_ask(struct netd_req *q, struct netd_rep *rep, int *sfd);
 const struct netpolicy *netconn_policy(void);
+/* The --secret NAMEs of a mask of slots ("K1,K2"), for audit notes. */
+void netconn_secret_names(uint32_t mask, char *buf, size_t len);
 int netd_option_allowed(int level, int name);
 
 /* ---- the sentry's side (netconn.c) ---- */

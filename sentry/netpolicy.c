@@ -305,11 +305,8 @@ int netpolicy_match_name(const struct netpolicy *p, const char *name0)
 	return -1;
 }
 
-int netpolicy_remember(struct netpolicy *p, int i, const struct netpol_addr *a)
+static int remember_one(struct netpol_rule *r, const struct netpol_addr *a)
 {
-	if (i < 0 || i >= p->nrules || !p->rules[i].is_name || netpolicy_special(a))
-		return -1;
-	struct netpol_rule *r = &p->rules[i];
 	for (int k = 0; k < r->nresolved; k++)
 		if (r->resolved[k].family == a->family && !memcmp(r->resolved[k].a, a->a, 16))
 			return 0;
@@ -320,30 +317,56 @@ int netpolicy_remember(struct netpolicy *p, int i, const struct netpol_addr *a)
 	return 0;
 }
 
+int netpolicy_remember(struct netpolicy *p, int i, const struct netpol_addr *a)
+{
+	if (i < 0 || i >= p->nrules || !p->rules[i].is_name || netpolicy_special(a))
+		return -1;
+	struct netpol_rule *r = &p->rules[i];
+	remember_one(r, a);
+	if (!r->wildcard)
+		for (int j = 0; j < p->nrules; j++)
+			if (j != i && name_covers(&p->rules[j], r->name))
+				remember_one(&p->rules[j], a);
+	return 0;
+}
+
+/* Does rule r hold (a, port, proto)? special: netpolicy_special(a). */
+static int rule_holds(const struct netpol_rule *r, const struct netpol_addr *a, uint16_t port, int proto,
+		      const char *special)
+{
+	if (r->proto != NP_ANY && r->proto != proto)
+		return 0;
+	if (r->port_lo && (port < r->port_lo || port > r->port_hi))
+		return 0;
+	int hit = 0;
+	if (r->is_name) {
+		for (int k = 0; k < r->nresolved && !hit; k++)
+			hit = r->resolved[k].family == a->family && !memcmp(r->resolved[k].a, a->a, 16);
+	} else {
+		hit = in_prefix(&r->addr, r->prefix, a);
+	}
+	/* a wider rule covers a special address but does not name it */
+	return hit && (!special || names_special(r, a));
+}
+
+uint32_t netpolicy_secrets(const struct netpolicy *p, const struct netpol_addr *a, uint16_t port)
+{
+	const char *special = netpolicy_special(a);
+	uint32_t m = 0;
+	for (int i = 0; i < p->nrules; i++)
+		if (p->rules[i].secret > 0 && p->rules[i].secret <= 32 &&
+		    rule_holds(&p->rules[i], a, port, NP_TCP, special))
+			m |= 1u << (p->rules[i].secret - 1);
+	return m;
+}
+
 int netpolicy_match(const struct netpolicy *p, const struct netpol_addr *a, uint16_t port,
 		    int proto, const char **why)
 {
 	const char *special = netpolicy_special(a);
-	for (int i = 0; i < p->nrules; i++) {
-		const struct netpol_rule *r = &p->rules[i];
-		if (r->proto != NP_ANY && r->proto != proto)
-			continue;
-		if (r->port_lo && (port < r->port_lo || port > r->port_hi))
-			continue;
-		int hit = 0;
-		if (r->is_name) {
-			for (int k = 0; k < r->nresolved && !hit; k++)
-				hit = r->resolved[k].family == a->family &&
-				      !memcmp(r->resolved[k].a, a->a, 16);
-		} else {
-			hit = in_prefix(&r->addr, r->prefix, a);
-		}
-		if (!hit)
-			continue;
-		if (special && !names_special(r, a))
-			continue; /* a wider rule covers it but does not name it */
-		return i;
-	}
+	for (int i = 0; i < p->nrules; i++)
+		if (rule_holds(&p->rules[i], a, port, proto, special))
+			return i;
 	if (why)
 		*why = special ? special : "no rule allows this destination";
 	return -1;

@@ -43,6 +43,8 @@ struct netpol_rule {
 	int proto;              /* NP_ANY/NP_TCP/NP_UDP */
 	struct netpol_addr resolved[NETPOL_MAX_RESOLVED];
 	int nresolved;
+	int secret;             /* --secret NAME@HOST: 1 + its slot (broker.h), 0 = none */
+	char secret_name[64];   /* NAME, for audit (never the value) */
 };
 
 struct netpolicy {
@@ -63,8 +65,13 @@ int netpolicy_match(const struct netpolicy *p, const struct netpol_addr *a, uint
 /* The name rule that covers a host name, or -1. */
 int netpolicy_match_name(const struct netpolicy *p, const char *name);
 /* Remember an address the DNS stub handed out for rule i (special ranges it
- * does not name are refused: -1). */
+ * does not name are refused: -1); when rule i names one host (no wildcard),
+ * every other name rule covering that host remembers it too (a --secret rule
+ * and a --net rule for the same name both match its addresses). */
 int netpolicy_remember(struct netpolicy *p, int i, const struct netpol_addr *a);
+/* The --secret slots (a bit each) whose rules match a TCP destination: its
+ * connections are brokered (moat-broker). 0 = none. */
+uint32_t netpolicy_secrets(const struct netpolicy *p, const struct netpol_addr *a, uint16_t port);
 /* The special range holding a, or NULL. */
 const char *netpolicy_special(const struct netpol_addr *a);
 /* From/to a sockaddr (v4-mapped IPv6 becomes IPv4). 0 or -1. */

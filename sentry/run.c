@@ -4,6 +4,7 @@
 #include "sentry/sentry.h"
 #include "sentry/spawn.h"
 #include "sentry/netd.h"
+#include "sentry/broker.h"
 #include "sentry/netpolicy.h"
 #include "fs/vfs.h"
 #include "gofer/gofer.h"
@@ -26,6 +27,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/random.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -56,7 +58,7 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 static void build_env(const struct sentry_config *cfg, const char *home, char ***envp_out,
 		      const char *const **path_out)
 {
-	char **env = xcalloc(MAX_ENV + 8, sizeof *env);
+	char **env = xcalloc(MAX_ENV + 8 + BROKER_MAX_SECRETS, sizeof *env);
 	int n = 0;
 	const char *term = getenv("TERM"), *lang = getenv("LANG");
 	char *b;
@@ -79,6 +81,19 @@ static void build_env(const struct sentry_config *cfg, const char *home, char **
 		env[j] = cfg->env[i];
 		if (j == n)
 			n++;
+	}
+	/* --secret: NAME=<placeholder> (never the value; cli/main.c refused an
+	 * --env of the same name) */
+	for (int i = 0; i < cfg->nsecrets; i++) {
+		const struct broker_secret *s = &cfg->secrets[i];
+		int dup = 0;
+		for (int k = 0; k < i; k++)
+			dup |= !strcmp(cfg->secrets[k].name, s->name);
+		if (dup)
+			continue; /* one name, several hosts: one placeholder */
+		b = xmalloc(strlen(s->name) + s->len + 2);
+		sprintf(b, "%s=%.*s", s->name, (int)s->len, s->placeholder);
+		env[n++] = b;
 	}
 	env[n] = NULL;
 	*envp_out = env;
@@ -257,9 +272,21 @@ int sentry_run(const struct sentry_config *cfg)
 	}
 	/* moat-netd: outbound connections, as this unprivileged uid in the
 	 * host's network namespace, before the guest exists (netd.c) */
-	int netd_chan = -1;
-	if (cfg->net && cfg->net->nrules > 0 && netd_start(cfg->net, &netd_chan, err, sizeof err) < 0)
+	int netd_chan = -1, broker_chan = -1, broker_events = -1;
+	if (cfg->nsecrets > 0) {
+		/* --secret: moat-broker takes the values; ours are wiped now,
+		 * before netd and the guest's init are forked */
+		if (broker_start(cfg->secrets, cfg->nsecrets, audit_wants_args(sb->audit), &broker_chan, &broker_events,
+				 err, sizeof err) < 0)
+			die("%s", err);
+		explicit_bzero(cfg->secrets, BROKER_MAX_SECRETS * sizeof *cfg->secrets);
+		munmap(cfg->secrets, BROKER_MAX_SECRETS * sizeof *cfg->secrets);
+	}
+	if (cfg->net && cfg->net->nrules > 0 &&
+	    netd_start(cfg->net, broker_chan, &netd_chan, err, sizeof err) < 0)
 		die("%s", err);
+	if (broker_chan >= 0)
+		close(broker_chan); /* moat-netd's alone */
 	netconn_init(cfg->net, netd_chan);
 	if (netd_chan >= 0)
 		sb->resolv_conf = "nameserver " NETDNS_STUB_ADDR "\noptions ndots:0\n";
@@ -332,6 +359,10 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->guest_procfd = sr.guest_procfd;
 	if (sr.dns_fd >= 0 && netdns_start(sb, sr.dns_fd) < 0)
 		die("DNS stub: cannot start its thread");
+	/* (threads only once the guest's init is cloned: a clone of a
+	 * process with another thread inside a lock would inherit it held) */
+	if (broker_events >= 0 && broker_audit_start(sb, broker_events) < 0)
+		die("moat-broker: cannot start its audit thread");
 	if (cfg->npub > 0) {
 		int nsfd = openat(sr.guest_procfd, "1/ns/net", O_RDONLY | O_CLOEXEC);
 		if (nsfd < 0)

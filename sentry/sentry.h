@@ -34,6 +34,7 @@ struct rusage;
 struct sc_call;
 struct task;
 struct netpolicy;
+struct broker_secret;
 
 struct bind_spec {
 	char *src;     /* absolute host path */
@@ -68,6 +69,11 @@ struct sentry_config {
 	unsigned char deny[512];          /* --deny SYSCALL: deny[nr] = 1 (SC_NR_MAX) */
 	char *const *argv;                /* program and arguments */
 	struct netpolicy *net;            /* --net allow=...: egress rules (NULL: none) */
+	/* --secret NAME@HOST[:PORT] (broker.h): a table mapped MADV_WIPEONFORK
+	 * (no forked process inherits it), wiped and unmapped once moat-broker
+	 * has it; its rules are in net (netpol_rule.secret) */
+	struct broker_secret *secrets;
+	int nsecrets;
 	int pub_host[16], pub_guest[16];  /* --publish HOSTPORT:GUESTPORT */
 	int npub;
 	/* limits (limits.c); 0 = none */

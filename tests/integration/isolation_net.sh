@@ -676,6 +676,45 @@ expect_eq name_rule_needs_resolution "$(get n2 198.51.100.2 "$pport" "" --net al
 expect_eq name_rule_other_name "$(get n3 other.test "$pport" "" --net allow=good.test:"$pport")" gaierror
 SANITY=1 expect_eq wildcard_rule "$(get n4 www.good.test "$pport" "" --net allow=*.good.test:"$pport")" OK
 
+# --secret with a name as HOST (isolation_secrets.sh has the rest, on the
+# host's loopback): the guest resolves it through the stub (the DNS answer is
+# remembered for the secret rule), and the value goes only into a request
+# whose Host header names it; the same address under another Host gets the
+# placeholder as it is. The server answers the Authorization it got.
+in_far "$PY" -c '
+import http.server, sys, os
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        a = self.headers.get("Authorization", "")
+        open(sys.argv[2], "a").write("%s %s\n" % (self.headers.get("Host"), a))
+        b = ("auth=" + a + "\n").encode()
+        self.send_response(200); self.send_header("Content-Length", str(len(b))); self.end_headers(); self.wfile.write(b)
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("198.51.100.2", 0), H)
+open(sys.argv[1] + ".t", "w").write(str(s.server_address[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+s.serve_forever()' "$T_TMP/sec.port" "$T_TMP/sec.log" </dev/null >"$T_TMP/sec.err" 2>&1 &
+at_exit "kill -9 $!"
+for ((i = 0; i < 200; i++)); do [ -s "$T_TMP/sec.port" ] && break; sleep 0.1; done
+[ -s "$T_TMP/sec.port" ] || echo "secret server: $(tail -3 "$T_TMP/sec.err")"
+sport=$(cat "$T_TMP/sec.port")
+secval="sk-$T_MARK-0123456789abcdef"
+out=$(MOAT_T_KEY=$secval in_outer timeout 60 "$MOAT" run --trace --secret "MOAT_T_KEY@good.test:$sport" -- sh -c '
+curl -s -H "Authorization: Bearer $MOAT_T_KEY" http://good.test:'"$sport"'/
+curl -s -H "Authorization: Bearer $MOAT_T_KEY" -H "Host: other.test" http://good.test:'"$sport"'/
+echo "ph=$MOAT_T_KEY"' </dev/null 2>&1)
+ph=$(echo "$out" | sed -n 's/^ph=//p')
+if [[ $out == *"$secval"* ]] || [ -z "$ph" ] || [ "$(echo "$out" | grep -c "^auth=Bearer $ph\$")" -ne 2 ]; then
+	fail secret_name_host "guest: $(echo "$out" | head -c 300 | tr '\n' ' ')"
+elif ! grep -qx "good.test:$sport Bearer $secval" "$T_TMP/sec.log" || ! grep -qx "other.test Bearer $ph" "$T_TMP/sec.log"; then
+	fail secret_name_host "server: $(head -c 300 "$T_TMP/sec.log" | tr '\n' ' ')"
+elif ! echo "$out" | grep -q 'http("GET / HTTP/1.1") = 0 <allow> moat-broker: secret MOAT_T_KEY put in' ||
+	! echo "$out" | grep -q 'http("GET / HTTP/1.1") = 0 <deny> moat-broker: secret MOAT_T_KEY left out: the Host header'; then
+	fail secret_name_host "no http events in the trace: $(echo "$out" | grep 'http(' | head -3 | tr '\n' ' ')"
+else
+	ok secret_name_host
+fi
+
 # A name rule covering UDP allows the addresses resolved for the name.
 udpname='
 import socket, errno, sys

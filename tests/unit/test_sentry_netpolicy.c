@@ -210,3 +210,29 @@ Test(netpolicy, sockaddr)
 	cr_assert_str_eq(buf, "1.2.3.4");
 	cr_assert_eq(netpol_from_sockaddr(&in, 8, &a, &port), -1);
 }
+
+/* --secret rules (cli/main.c puts them first, with .secret = slot + 1): the
+ * slots whose rules hold a TCP destination; a DNS answer for a name is
+ * remembered in every rule covering it (a --secret rule and a --net rule
+ * for the same name, a wildcard --net rule). */
+Test(netpolicy, secret_rules)
+{
+	cr_assert_eq(parse("allow=api.example.com:80/tcp,127.0.0.1:8080/tcp,api.example.com,*.example.com:443,"
+			   "127.0.0.1:8080"),
+		     0, "%s", err);
+	pol.rules[0].secret = 1;
+	pol.rules[1].secret = 3;
+	struct netpol_addr lo = A("127.0.0.1"), pub = A("93.184.216.34");
+	cr_assert_eq(netpolicy_secrets(&pol, &lo, 8080), 1u << 2);
+	cr_assert_eq(netpolicy_secrets(&pol, &lo, 8081), 0);
+	cr_assert_eq(netpolicy_secrets(&pol, &pub, 80), 0); /* not resolved yet */
+	cr_assert_eq(netpolicy_remember(&pol, netpolicy_match_name(&pol, "api.example.com"), &pub), 0);
+	cr_assert_eq(netpolicy_secrets(&pol, &pub, 80), 1u << 0);
+	cr_assert_eq(netpolicy_secrets(&pol, &pub, 443), 0);
+	cr_assert_eq(match("93.184.216.34", 80, NP_TCP), 0);
+	cr_assert_eq(match("93.184.216.34", 22, NP_TCP), 2);  /* the --net rule got it too */
+	cr_assert_eq(match("93.184.216.34", 443, NP_UDP), 2);
+	cr_assert_eq(pol.rules[3].nresolved, 1);              /* the wildcard too */
+	/* the guest's brokered address: only the rule's own */
+	cr_assert_eq(netpolicy_secrets(&pol, &pub, 8080), 0);
+}

@@ -1,0 +1,647 @@
+/* sentry/brokerhttp.c - the byte transforms of moat-broker (see broker.h).
+ *
+ * Outbound (the guest's requests): HTTP/1.x framing. A header block (request
+ * line to the empty line) is gathered whole, checked (a request line ending
+ * in HTTP/1.0 or HTTP/1.1, header lines NAME: VALUE, no obs-fold, at most one
+ * Content-Length value, Transfer-Encoding ending in chunked if given) and
+ * only then are the placeholders in it replaced by the values (same length:
+ * no framing changes). A secret whose HOST is a name goes only into a block
+ * whose Host header names it. The body is passed unchanged, skipped by
+ * Content-Length or chunked framing; then the next request's header block.
+ * Anything that cannot be framed (not HTTP/1.x from the first bytes, an
+ * oversized or malformed block, another transfer coding, CONNECT or
+ * Upgrade) turns the connection to passing bytes unchanged for good: the
+ * placeholder then reaches upstream as itself, which is harmless.
+ *
+ * Inbound (responses): every literal occurrence of a value becomes the
+ * placeholder (same length). A tail that may begin a value is held until the
+ * next bytes decide; the responses are framed too (status, HEAD, 1xx, 204,
+ * 304, Content-Length, chunked) so that the held tail is let go at the end
+ * of each message: a client waiting for a response's last bytes is never kept
+ * waiting by the hold (a header block and a chunked body end in LF, which no
+ * value contains; a Content-Length body may end in anything).
+ */
+#include "sentry/broker.h"
+#include "common/util.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+void bk_buf_put(struct bk_buf *b, const void *d, size_t n)
+{
+	if (!n)
+		return;
+	if (b->len + n > b->cap) {
+		size_t c = b->cap ? b->cap : 4096;
+		while (c < b->len + n)
+			c *= 2;
+		uint8_t *np = xmalloc(c);
+		if (b->len)
+			memcpy(np, b->p, b->len);
+		if (b->p)
+			memset(b->p, 0, b->cap); /* it may have held a value */
+		free(b->p);
+		b->p = np;
+		b->cap = c;
+	}
+	memcpy(b->p + b->len, d, n);
+	b->len += n;
+}
+
+void bk_buf_free(struct bk_buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof *b);
+}
+
+/* ---- header blocks ---- */
+
+struct hdr_info {
+	int bad;              /* not a block we understand */
+	int64_t clen;         /* -1: none */
+	int chunked;          /* Transfer-Encoding ends in chunked */
+	int te_other;         /* a Transfer-Encoding not ending in chunked */
+	int upgrade;          /* an Upgrade header */
+	const uint8_t *host;  /* the Host value (trimmed), NULL if none */
+	size_t hostlen;
+	int nhost;
+};
+
+static int tchar(int c)
+{
+	return isalnum(c) || strchr("!#$%&'*+-.^_`|~", c);
+}
+
+/* The lines after the first of a header block [p, p+n) (ending in the empty
+ * line). */
+static void parse_fields(const uint8_t *p, size_t n, struct hdr_info *h)
+{
+	memset(h, 0, sizeof *h);
+	h->clen = -1;
+	const uint8_t *e = p + n, *l = memchr(p, '\n', n);
+	if (!l) {
+		h->bad = 1;
+		return;
+	}
+	for (l++; l < e;) {
+		const uint8_t *nl = memchr(l, '\n', (size_t)(e - l));
+		if (!nl)
+			break;
+		size_t ll = (size_t)(nl - l);
+		if (ll && l[ll - 1] == '\r')
+			ll--;
+		if (!ll)
+			break; /* the empty line */
+		if (l[0] == ' ' || l[0] == '\t') {
+			h->bad = 1; /* obs-fold */
+			return;
+		}
+		size_t k = 0;
+		while (k < ll && tchar(l[k]))
+			k++;
+		if (!k || k >= ll || l[k] != ':') {
+			h->bad = 1;
+			return;
+		}
+		const uint8_t *v = l + k + 1, *ve = l + ll;
+		while (v < ve && (*v == ' ' || *v == '\t'))
+			v++;
+		while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
+			ve--;
+		size_t vl = (size_t)(ve - v);
+		if (k == 14 && !strncasecmp((const char *)l, "content-length", 14)) {
+			/* digits, and several values (or lines) must agree */
+			int64_t x = 0;
+			size_t i = 0;
+			if (!vl)
+				h->bad = 1;
+			for (; i < vl && isdigit(v[i]); i++) {
+				if (x > (INT64_MAX - 9) / 10) {
+					h->bad = 1;
+					break;
+				}
+				x = x * 10 + (v[i] - '0');
+			}
+			if (i != vl || (h->clen >= 0 && h->clen != x))
+				h->bad = 1;
+			h->clen = x;
+		} else if (k == 17 && !strncasecmp((const char *)l, "transfer-encoding", 17)) {
+			/* the last coding counts; it must be chunked */
+			const uint8_t *last = v;
+			for (const uint8_t *c = v; c < ve; c++)
+				if (*c == ',')
+					last = c + 1;
+			while (last < ve && (*last == ' ' || *last == '\t'))
+				last++;
+			int ch = (size_t)(ve - last) == 7 && !strncasecmp((const char *)last, "chunked", 7);
+			h->chunked = ch;
+			h->te_other = !ch;
+		} else if (k == 7 && !strncasecmp((const char *)l, "upgrade", 7)) {
+			h->upgrade = 1;
+		} else if (k == 4 && !strncasecmp((const char *)l, "host", 4)) {
+			h->host = v;
+			h->hostlen = vl;
+			h->nhost++;
+		}
+		l = nl + 1;
+	}
+	if (h->chunked && h->clen >= 0)
+		h->clen = -1; /* Transfer-Encoding wins (RFC 9112 6.3) */
+}
+
+/* Where the header block in [p, p+n) ends (just past its empty line), or 0. */
+static size_t block_end(const uint8_t *p, size_t n, size_t from)
+{
+	for (size_t i = from; i < n; i++) {
+		if (p[i] != '\n' || i == 0)
+			continue;
+		if (p[i - 1] == '\n')
+			return i + 1;
+		if (p[i - 1] == '\r' && i >= 2 && p[i - 2] == '\n')
+			return i + 1;
+	}
+	return 0;
+}
+
+/* Could [p, p+n) still begin an HTTP/1.x request? -1 no, 0 undecided, 1 the
+ * request line is whole and good. *method: 1 HEAD, 2 CONNECT, 0 other. */
+static int request_line(const uint8_t *p, size_t n, int *method)
+{
+	size_t k = 0;
+	while (k < n && k < 24 && isupper(p[k]))
+		k++;
+	if (k == n)
+		return k < 24 ? 0 : -1;
+	if (!k || p[k] != ' ')
+		return -1;
+	const uint8_t *nl = memchr(p, '\n', n);
+	if (!nl)
+		return n < 16384 ? 0 : -1;
+	size_t ll = (size_t)(nl - p);
+	if (ll && p[ll - 1] == '\r')
+		ll--;
+	if (ll < k + 10 || (memcmp(p + ll - 9, " HTTP/1.1", 9) && memcmp(p + ll - 9, " HTTP/1.0", 9)))
+		return -1;
+	for (size_t i = 0; i < ll; i++)
+		if (p[i] < 0x20 || p[i] == 0x7f)
+			return -1;
+	*method = (k == 4 && !memcmp(p, "HEAD", 4)) ? 1 : (k == 7 && !memcmp(p, "CONNECT", 7)) ? 2 : 0;
+	return 1;
+}
+
+/* Does the Host value name host (a name, case-insensitive; a port after ':'
+ * is ignored)? */
+static int host_is(const struct hdr_info *h, const char *host)
+{
+	if (h->nhost != 1)
+		return 0;
+	size_t l = h->hostlen;
+	const uint8_t *c = memchr(h->host, ':', l);
+	if (c)
+		l = (size_t)(c - h->host);
+	if (l && h->host[l - 1] == '.')
+		l--;
+	return l == strlen(host) && !strncasecmp((const char *)h->host, host, l);
+}
+
+static void replace_all(uint8_t *p, size_t n, const char *from, const char *to, size_t len)
+{
+	if (len > n)
+		return;
+	for (size_t i = 0; i + len <= n;) {
+		uint8_t *m = memmem(p + i, n - i, from, len);
+		if (!m)
+			break;
+		memcpy(m, to, len);
+		i = (size_t)(m - p) + len;
+	}
+}
+
+/* ---- chunked bodies (both directions): 1 = a message ended at this byte ---- */
+
+static int chunk_byte(int *mode, uint64_t *left, size_t *line, uint64_t *chunk, int *ok, uint8_t c)
+{
+	switch (*mode) {
+	case BK_CHUNK_SIZE:
+		if (c == '\n') {
+			if (!*ok) {
+				*mode = BK_PASS;
+				return 0;
+			}
+			*mode = *chunk ? BK_CHUNK_DATA : BK_TRAILER;
+			*left = *chunk;
+			*line = 0;
+			return 0;
+		}
+		if (*ok < 2 && isxdigit(c)) {
+			if (*chunk > (UINT64_MAX >> 8)) {
+				*mode = BK_PASS;
+				return 0;
+			}
+			*chunk = *chunk * 16 + (uint64_t)(isdigit(c) ? c - '0' : (tolower(c) - 'a' + 10));
+			*ok = 1;
+		} else if (!*ok) {
+			*mode = BK_PASS; /* the size comes first */
+			return 0;
+		} else {
+			*ok = 2; /* extensions after the size: ignored */
+		}
+		if (++*line > 4096)
+			*mode = BK_PASS;
+		return 0;
+	case BK_CHUNK_END: /* CRLF after the data */
+		if (c == '\n') {
+			*mode = BK_CHUNK_SIZE;
+			*chunk = 0;
+			*ok = 0;
+			*line = 0;
+		} else if (c != '\r') {
+			*mode = BK_PASS;
+		}
+		return 0;
+	case BK_TRAILER: /* lines until an empty one */
+		if (c == '\n') {
+			if (*line == 0)
+				return 1;
+			*line = 0;
+		} else if (c != '\r') {
+			(*line)++;
+			if (*line > BROKER_HDR_MAX)
+				*mode = BK_PASS;
+		}
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* ---- outbound ---- */
+
+void bk_out_init(struct bk_out *o, const struct broker_secret *sec, uint32_t mask)
+{
+	memset(o, 0, sizeof *o);
+	o->sec = sec;
+	o->mask = mask;
+	o->hdr = xmalloc(BROKER_HDR_MAX);
+	o->mode = BK_HDR;
+}
+
+void bk_out_free(struct bk_out *o)
+{
+	free(o->hdr);
+	o->hdr = NULL;
+}
+
+static void out_event(struct bk_out *o, int kind, uint32_t mask, const uint8_t *what, size_t n)
+{
+	if (o->nev >= BK_MAX_EVENTS) {
+		o->ev_lost++;
+		return;
+	}
+	struct bk_event *e = &o->ev[o->nev++];
+	memset(e, 0, sizeof *e);
+	e->kind = kind;
+	e->mask = mask;
+	size_t k = 0;
+	for (; k < n && k < sizeof e->what - 1 && what[k] != '\r' && what[k] != '\n'; k++)
+		e->what[k] = what[k] >= 0x20 && what[k] < 0x7f ? (char)what[k] : '?';
+}
+
+static void out_pass_why(struct bk_out *o, struct bk_buf *out, const char *why)
+{
+	if (o->mode != BK_PASS)
+		out_event(o, BK_EV_UNFRAMED, o->mask, (const uint8_t *)why, strlen(why));
+	bk_buf_put(out, o->hdr, o->hlen);
+	o->hlen = 0;
+	o->mode = BK_PASS;
+	o->qlost = 1;
+}
+
+#define out_pass(o, out) out_pass_why(o, out, "not HTTP/1.x")
+
+static void q_push(struct bk_out *o, uint8_t m)
+{
+	if (o->qtail - o->qhead >= sizeof o->q) {
+		o->qlost = 1;
+		return;
+	}
+	o->q[o->qtail++ % sizeof o->q] = m;
+}
+
+/* A whole header block is in o->hdr[0, o->hlen). */
+static void out_block(struct bk_out *o, int method, struct bk_buf *out)
+{
+	struct hdr_info h;
+	parse_fields(o->hdr, o->hlen, &h);
+	if (h.bad || h.te_other) {
+		out_pass_why(o, out, h.bad ? "a header block it cannot read" : "a transfer coding other than chunked");
+		return;
+	}
+	uint32_t done = 0, nohost = 0;
+	for (int i = 0; i < BROKER_MAX_SECRETS; i++) {
+		const struct broker_secret *s = &o->sec[i];
+		if (!(o->mask & (1u << i)) || !s->len || !memmem(o->hdr, o->hlen, s->placeholder, s->len))
+			continue;
+		if (s->host[0] && !host_is(&h, s->host)) {
+			nohost |= 1u << i;
+			continue;
+		}
+		done |= 1u << i;
+	}
+	/* the events carry the request line as the guest sent it */
+	if (nohost)
+		out_event(o, BK_EV_NOHOST, nohost, o->hdr, o->hlen);
+	if (done)
+		out_event(o, BK_EV_SUBST, done, o->hdr, o->hlen);
+	for (int i = 0; i < BROKER_MAX_SECRETS; i++) {
+		const struct broker_secret *s = &o->sec[i];
+		if (done & (1u << i)) {
+			replace_all(o->hdr, o->hlen, s->placeholder, s->value, s->len);
+			o->substituted++;
+		}
+	}
+	bk_buf_put(out, o->hdr, o->hlen);
+	o->hlen = 0;
+	q_push(o, (uint8_t)method);
+	if (method == 2 || h.upgrade) {
+		const char *why = method == 2 ? "CONNECT: another protocol follows" : "Upgrade: another protocol follows";
+		out_event(o, BK_EV_UNFRAMED, o->mask, (const uint8_t *)why, strlen(why));
+		o->mode = BK_PASS; /* another protocol follows */
+		o->qlost = 1;
+	} else if (h.chunked) {
+		o->mode = BK_CHUNK_SIZE;
+		o->chunk = 0;
+		o->chunk_ok = 0;
+		o->line = 0;
+	} else if (h.clen > 0) {
+		o->mode = BK_BODY;
+		o->left = (uint64_t)h.clen;
+	} else {
+		o->mode = BK_HDR; /* a request without either has no body */
+	}
+}
+
+void bk_out_feed(struct bk_out *o, const uint8_t *in, size_t n, struct bk_buf *out)
+{
+	while (n) {
+		if (o->mode == BK_PASS) {
+			bk_buf_put(out, in, n);
+			return;
+		}
+		if (o->mode == BK_BODY || o->mode == BK_CHUNK_DATA) {
+			size_t k = o->left < n ? (size_t)o->left : n;
+			bk_buf_put(out, in, k);
+			in += k, n -= k;
+			if ((o->left -= k) == 0)
+				o->mode = o->mode == BK_BODY ? BK_HDR : BK_CHUNK_END;
+			continue;
+		}
+		if (o->mode != BK_HDR) { /* chunk framing bytes: passed, parsed */
+			int end = chunk_byte(&o->mode, &o->left, &o->line, &o->chunk, &o->chunk_ok, *in);
+			bk_buf_put(out, in, 1);
+			in++, n--;
+			if (end)
+				o->mode = BK_HDR;
+			if (o->mode == BK_PASS) {
+				static const char why[] = "chunked framing it cannot read";
+				out_event(o, BK_EV_UNFRAMED, o->mask, (const uint8_t *)why, sizeof why - 1);
+				o->qlost = 1;
+			}
+			continue;
+		}
+		/* BK_HDR: gather up to the end of the block */
+		if (o->hlen == 0 && (*in == '\r' || *in == '\n')) {
+			bk_buf_put(out, in, 1); /* stray line ends between requests */
+			in++, n--;
+			continue;
+		}
+		size_t room = BROKER_HDR_MAX - o->hlen, k = n < room ? n : room;
+		size_t from = o->hlen ? o->hlen - 1 : 0;
+		memcpy(o->hdr + o->hlen, in, k);
+		o->hlen += k;
+		int method = 0, rl = request_line(o->hdr, o->hlen, &method);
+		if (rl < 0) {
+			out_pass(o, out);
+			in += k, n -= k;
+			continue;
+		}
+		size_t e = rl > 0 ? block_end(o->hdr, o->hlen, from > 2 ? from - 2 : 0) : 0;
+		if (!e) {
+			in += k, n -= k;
+			if (o->hlen == BROKER_HDR_MAX) /* too long to be ours to read */
+				out_pass_why(o, out, "a header block over 64 KiB");
+			continue;
+		}
+		/* the block ends inside what was just copied: the rest is the body */
+		size_t extra = o->hlen - e;
+		o->hlen = e;
+		in += k - extra, n -= k - extra;
+		out_block(o, method, out);
+	}
+}
+
+void bk_out_eof(struct bk_out *o, struct bk_buf *out)
+{
+	if (o->mode == BK_HDR && o->hlen)
+		out_pass_why(o, out, "the stream ended inside a header block");
+}
+
+/* ---- inbound ---- */
+
+void bk_in_init(struct bk_in *i, const struct broker_secret *sec, uint32_t mask, struct bk_out *req)
+{
+	memset(i, 0, sizeof *i);
+	i->sec = sec;
+	i->mask = mask;
+	i->req = req;
+	i->hdr = xmalloc(BROKER_HDR_MAX);
+	i->mode = BK_HDR;
+}
+
+void bk_in_free(struct bk_in *i)
+{
+	free(i->hdr);
+	i->hdr = NULL;
+	memset(i->held, 0, sizeof i->held);
+}
+
+/* Scrub [p, p+n) (a work buffer: the held tail, then new bytes) in place;
+ * send all of it when flush, else all but the longest tail that begins a
+ * value (kept in held). */
+static void scrub(struct bk_in *i, uint8_t *p, size_t n, int flush, struct bk_buf *out)
+{
+	size_t hold = 0;
+	for (int k = 0; k < BROKER_MAX_SECRETS; k++) {
+		const struct broker_secret *s = &i->sec[k];
+		if (!(i->mask & (1u << k)) || !s->len)
+			continue;
+		replace_all(p, n, s->value, s->placeholder, s->len);
+	}
+	if (!flush) {
+		for (int k = 0; k < BROKER_MAX_SECRETS; k++) {
+			const struct broker_secret *s = &i->sec[k];
+			if (!(i->mask & (1u << k)) || !s->len)
+				continue;
+			size_t max = s->len - 1 < n ? s->len - 1 : n;
+			for (size_t h = max; h > hold; h--)
+				if (!memcmp(p + n - h, s->value, h)) {
+					hold = h;
+					break;
+				}
+		}
+	}
+	bk_buf_put(out, p, n - hold);
+	memcpy(i->held, p + n - hold, hold);
+	i->nheld = hold;
+}
+
+/* Pass [in, in+n) through the scrubber; flush at its end (a message ended). */
+static void in_bytes(struct bk_in *i, const uint8_t *in, size_t n, int flush, struct bk_buf *out)
+{
+	if (!n && !flush)
+		return;
+	if (!i->mask) {
+		bk_buf_put(out, in, n);
+		return;
+	}
+	size_t w = i->nheld + n;
+	uint8_t *p = xmalloc(w ? w : 1);
+	memcpy(p, i->held, i->nheld);
+	if (n)
+		memcpy(p + i->nheld, in, n);
+	scrub(i, p, w, flush, out);
+	memset(p, 0, w);
+	free(p);
+}
+
+static int q_pop(struct bk_in *i)
+{
+	struct bk_out *o = i->req;
+	if (!o || o->qlost || o->qhead == o->qtail)
+		return o && o->qlost ? -1 : 0;
+	return o->q[o->qhead++ % sizeof o->q];
+}
+
+/* A whole response header block is in i->hdr[0, i->hlen). */
+static void in_block(struct bk_in *i)
+{
+	const uint8_t *p = i->hdr;
+	size_t n = i->hlen;
+	i->hlen = 0;
+	if (n < 12 || memcmp(p, "HTTP/1.", 7) || !isdigit(p[9]) || !isdigit(p[10]) || !isdigit(p[11])) {
+		i->mode = BK_PASS;
+		return;
+	}
+	int status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
+	struct hdr_info h;
+	parse_fields(p, n, &h);
+	if (status >= 100 && status < 200 && status != 101) {
+		i->mode = BK_HDR; /* an interim response: the real one follows */
+		return;
+	}
+	int m = q_pop(i);
+	if (m < 0 || status == 101 || (m == 2 && status / 100 == 2) || h.bad || h.te_other) {
+		i->mode = BK_PASS;
+		return;
+	}
+	if (m == 1 || status == 204 || status == 304) {
+		i->mode = BK_HDR;
+	} else if (h.chunked) {
+		i->mode = BK_CHUNK_SIZE;
+		i->chunk = 0;
+		i->chunk_ok = 0;
+		i->line = 0;
+	} else if (h.clen >= 0) {
+		i->mode = h.clen ? BK_BODY : BK_HDR;
+		i->left = (uint64_t)h.clen;
+	} else {
+		i->mode = BK_CLOSE; /* until the end of the stream */
+	}
+}
+
+void bk_in_feed(struct bk_in *i, const uint8_t *in, size_t n, struct bk_buf *out)
+{
+	/* the framing only decides where messages end (flush points) */
+	size_t seg = 0; /* bytes of in not yet scrubbed */
+	const uint8_t *start = in;
+	while (n) {
+		int end = 0;
+		size_t k = 1;
+		switch (i->mode) {
+		case BK_PASS:
+		case BK_CLOSE:
+			k = n;
+			break;
+		case BK_BODY:
+		case BK_CHUNK_DATA:
+			k = i->left < n ? (size_t)i->left : n;
+			if ((i->left -= k) == 0) {
+				if (i->mode == BK_BODY)
+					end = 1, i->mode = BK_HDR;
+				else
+					i->mode = BK_CHUNK_END;
+			}
+			break;
+		case BK_HDR: {
+			size_t from = i->hlen ? i->hlen - 1 : 0;
+			size_t room = BROKER_HDR_MAX - i->hlen;
+			k = n < room ? n : room;
+			memcpy(i->hdr + i->hlen, in, k);
+			i->hlen += k;
+			size_t cmp = i->hlen < 7 ? i->hlen : 7;
+			if (memcmp(i->hdr, "HTTP/1.", cmp)) {
+				i->mode = BK_PASS; /* not an HTTP/1.x response */
+				i->hlen = 0;
+				break;
+			}
+			size_t e = block_end(i->hdr, i->hlen, from > 2 ? from - 2 : 0);
+			if (e) {
+				k -= i->hlen - e;
+				i->hlen = e;
+				in_block(i);
+				end = i->mode == BK_HDR; /* a message without a body */
+			} else if (i->hlen == BROKER_HDR_MAX) {
+				i->mode = BK_PASS;
+			}
+			break;
+		}
+		default:
+			end = chunk_byte(&i->mode, &i->left, &i->line, &i->chunk, &i->chunk_ok, *in);
+			if (end)
+				i->mode = BK_HDR;
+			break;
+		}
+		in += k, n -= k, seg += k;
+		if (end) {
+			in_bytes(i, start, seg, 1, out);
+			start = in;
+			seg = 0;
+		}
+	}
+	in_bytes(i, start, seg, 0, out);
+}
+
+void bk_in_eof(struct bk_in *i, struct bk_buf *out)
+{
+	in_bytes(i, NULL, 0, 1, out);
+}
+
+int bk_in_idle(struct bk_in *i, struct bk_buf *out)
+{
+	if (!i->nheld || i->mode != BK_PASS)
+		return 0;
+	/* the held tail is a prefix of some value: send the same prefix of
+	 * that value's placeholder (the value's bytes never leave) */
+	for (int k = 0; k < BROKER_MAX_SECRETS; k++) {
+		const struct broker_secret *s = &i->sec[k];
+		if ((i->mask & (1u << k)) && s->len > i->nheld && !memcmp(i->held, s->value, i->nheld)) {
+			bk_buf_put(out, s->placeholder, i->nheld);
+			break;
+		}
+	}
+	memset(i->held, 0, sizeof i->held);
+	i->nheld = 0;
+	return 1;
+}

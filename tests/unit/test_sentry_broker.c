@@ -1,0 +1,284 @@
+/* tests/unit/test_sentry_broker.c - moat-broker's stream transforms
+ * (sentry/brokerhttp.c): header-only substitution outbound, scrubbing
+ * inbound, HTTP/1.x framing both ways. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sentry/broker.h"
+
+#define VAL "sk-VALUE/0123456789+abcdef"
+#define PH  "Ph4c3h0ld3rXXXXXXXXXXXXXXX"
+
+static struct broker_secret sec[BROKER_MAX_SECRETS];
+
+static void setup(void)
+{
+	memset(sec, 0, sizeof sec);
+	cr_assert_eq(strlen(VAL), strlen(PH));
+	strcpy(sec[0].name, "KEY");
+	sec[0].len = strlen(VAL);
+	memcpy(sec[0].value, VAL, sec[0].len);
+	memcpy(sec[0].placeholder, PH, sec[0].len);
+}
+
+/* Run s through the outbound transform in pieces of step bytes (0: whole);
+ * the result as a NUL-terminated string (static). */
+static const char *out_run(const char *s, size_t step, uint32_t mask)
+{
+	static char res[200000];
+	struct bk_out o;
+	struct bk_buf b = { 0 };
+	bk_out_init(&o, sec, mask);
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n;) {
+		size_t k = step && step < n - i ? step : n - i;
+		bk_out_feed(&o, (const uint8_t *)s + i, k, &b);
+		i += k;
+	}
+	bk_out_eof(&o, &b);
+	cr_assert_eq(b.len, n, "length changed: %zu != %zu", b.len, n);
+	cr_assert_lt(b.len, sizeof res);
+	memcpy(res, b.p, b.len);
+	res[b.len] = 0;
+	bk_buf_free(&b);
+	bk_out_free(&o);
+	return res;
+}
+
+static const char *in_run(const char *req, const char *s, size_t step)
+{
+	static char res[200000];
+	struct bk_out o;
+	struct bk_in in;
+	struct bk_buf b = { 0 }, ob = { 0 };
+	bk_out_init(&o, sec, 1);
+	bk_in_init(&in, sec, 1, &o);
+	if (req)
+		bk_out_feed(&o, (const uint8_t *)req, strlen(req), &ob);
+	size_t n = strlen(s);
+	for (size_t i = 0; i < n;) {
+		size_t k = step && step < n - i ? step : n - i;
+		bk_in_feed(&in, (const uint8_t *)s + i, k, &b);
+		i += k;
+	}
+	bk_in_eof(&in, &b);
+	cr_assert_eq(b.len, n);
+	memcpy(res, b.p, b.len);
+	res[b.len] = 0;
+	bk_buf_free(&b);
+	bk_buf_free(&ob);
+	bk_in_free(&in);
+	bk_out_free(&o);
+	return res;
+}
+
+TestSuite(broker, .init = setup);
+
+Test(broker, header_substituted_whole_and_bytewise)
+{
+	const char *r = "GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " PH "\r\n\r\n";
+	const char *w = "GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " VAL "\r\n\r\n";
+	for (size_t step = 0; step < 9; step++)
+		cr_assert_str_eq(out_run(r, step, 1), w, "step %zu", step);
+}
+
+Test(broker, not_in_mask)
+{
+	const char *r = "GET / HTTP/1.1\r\nAuthorization: " PH "\r\n\r\n";
+	cr_assert_str_eq(out_run(r, 0, 2), r);
+}
+
+Test(broker, body_untouched_keepalive_substituted)
+{
+	char r[1024], w[1024];
+	const char *body = "data=" PH;
+	snprintf(r, sizeof r,
+		 "POST / HTTP/1.1\r\nAuthorization: " PH "\r\nContent-Length: %zu\r\n\r\n%s"
+		 "GET / HTTP/1.1\r\nX-Key: " PH "\r\n\r\n",
+		 strlen(body), body);
+	snprintf(w, sizeof w,
+		 "POST / HTTP/1.1\r\nAuthorization: " VAL "\r\nContent-Length: %zu\r\n\r\n%s"
+		 "GET / HTTP/1.1\r\nX-Key: " VAL "\r\n\r\n",
+		 strlen(body), body);
+	for (size_t step = 0; step < 7; step++)
+		cr_assert_str_eq(out_run(r, step, 1), w, "step %zu", step);
+}
+
+Test(broker, chunked_body_untouched)
+{
+	const char *r = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nA: " PH "\r\n\r\n"
+			"1a;ext=1\r\n" PH "\r\n0\r\nTrailer: " PH "\r\n\r\n"
+			"GET / HTTP/1.1\r\nA: " PH "\r\n\r\n";
+	const char *w = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nA: " VAL "\r\n\r\n"
+			"1a;ext=1\r\n" PH "\r\n0\r\nTrailer: " PH "\r\n\r\n"
+			"GET / HTTP/1.1\r\nA: " VAL "\r\n\r\n";
+	cr_assert_eq(strlen(PH), 0x1a);
+	for (size_t step = 0; step < 5; step++)
+		cr_assert_str_eq(out_run(r, step, 1), w, "step %zu", step);
+}
+
+Test(broker, not_http_passes_unchanged)
+{
+	const char *tls = "\x16\x03\x01 GET / HTTP/1.1\r\nA: " PH "\r\n\r\n";
+	cr_assert_str_eq(out_run(tls, 0, 1), tls);
+	const char *lower = "get / HTTP/1.1\r\nA: " PH "\r\n\r\n";
+	cr_assert_str_eq(out_run(lower, 0, 1), lower);
+	const char *h2 = "GET / HTTP/2.0\r\nA: " PH "\r\n\r\n";
+	cr_assert_str_eq(out_run(h2, 0, 1), h2);
+	/* obs-fold, a line without a colon: not ours to read */
+	const char *fold = "GET / HTTP/1.1\r\nA: x\r\n " PH "\r\n\r\n";
+	cr_assert_str_eq(out_run(fold, 0, 1), fold);
+	const char *nocolon = "GET / HTTP/1.1\r\nA " PH "\r\n\r\n";
+	cr_assert_str_eq(out_run(nocolon, 0, 1), nocolon);
+	/* another transfer coding, two Content-Lengths that disagree */
+	const char *te = "POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\nA: " PH "\r\n\r\n";
+	cr_assert_str_eq(out_run(te, 0, 1), te);
+	const char *cl = "POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\nA: " PH "\r\n\r\nxx";
+	cr_assert_str_eq(out_run(cl, 0, 1), cl);
+	/* a partial block at the end of the stream */
+	const char *part = "GET / HTTP/1.1\r\nA: " PH "\r\n";
+	cr_assert_str_eq(out_run(part, 0, 1), part);
+}
+
+Test(broker, after_unframed_nothing_is_substituted)
+{
+	/* a body framed wrongly would be read as a header block: once lost,
+	 * the stream stays unchanged */
+	const char *r = "GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"
+			"GET / HTTP/1.1\r\nA: " PH "\r\n\r\n";
+	cr_assert_str_eq(out_run(r, 0, 1), r);
+	const char *c = "CONNECT a:80 HTTP/1.1\r\nA: " PH "\r\n\r\nGET / HTTP/1.1\r\nA: " PH "\r\n\r\n";
+	const char *cw = "CONNECT a:80 HTTP/1.1\r\nA: " VAL "\r\n\r\nGET / HTTP/1.1\r\nA: " PH "\r\n\r\n";
+	cr_assert_str_eq(out_run(c, 0, 1), cw);
+	const char *u = "GET / HTTP/1.1\r\nUpgrade: websocket\r\n\r\nGET / HTTP/1.1\r\nA: " PH "\r\n\r\n";
+	cr_assert_str_eq(out_run(u, 0, 1), u);
+}
+
+Test(broker, oversized_block_unchanged)
+{
+	static char r[BROKER_HDR_MAX + 4096];
+	strcpy(r, "GET / HTTP/1.1\r\nA: " PH "\r\nB: ");
+	size_t n = strlen(r);
+	memset(r + n, 'x', BROKER_HDR_MAX);
+	strcpy(r + n + BROKER_HDR_MAX, "\r\n\r\n");
+	cr_assert_str_eq(out_run(r, 0, 1), r);
+	cr_assert_str_eq(out_run(r, 1000, 1), r);
+}
+
+Test(broker, host_name_must_match)
+{
+	strcpy(sec[0].host, "api.example.com");
+	const char *ok = "GET / HTTP/1.1\r\nhost: API.example.com.:8080\r\nA: " PH "\r\n\r\n";
+	const char *okw = "GET / HTTP/1.1\r\nhost: API.example.com.:8080\r\nA: " VAL "\r\n\r\n";
+	cr_assert_str_eq(out_run(ok, 0, 1), okw);
+	const char *other = "GET / HTTP/1.1\r\nHost: evil.example.com\r\nA: " PH "\r\n\r\n";
+	cr_assert_str_eq(out_run(other, 0, 1), other);
+	const char *none = "GET / HTTP/1.1\r\nA: " PH "\r\n\r\n";
+	cr_assert_str_eq(out_run(none, 0, 1), none);
+	const char *two = "GET / HTTP/1.1\r\nHost: api.example.com\r\nHost: evil.com\r\nA: " PH "\r\n\r\n";
+	cr_assert_str_eq(out_run(two, 0, 1), two);
+	const char *suffix = "GET / HTTP/1.1\r\nHost: xapi.example.com\r\nA: " PH "\r\n\r\n";
+	cr_assert_str_eq(out_run(suffix, 0, 1), suffix);
+}
+
+Test(broker, inbound_scrubbed_at_any_split)
+{
+	char s[512], w[512];
+	snprintf(s, sizeof s, "HTTP/1.1 200 OK\r\nX-Echo: %s\r\nContent-Length: %zu\r\n\r\nauth=%s", VAL,
+		 strlen(VAL) + 5, VAL);
+	snprintf(w, sizeof w, "HTTP/1.1 200 OK\r\nX-Echo: %s\r\nContent-Length: %zu\r\n\r\nauth=%s", PH,
+		 strlen(VAL) + 5, PH);
+	for (size_t step = 0; step < 40; step++)
+		cr_assert_str_eq(in_run("GET / HTTP/1.1\r\n\r\n", s, step), w, "step %zu", step);
+	/* unframed too */
+	cr_assert_str_eq(in_run(NULL, "garbage " VAL " more " VAL, 3), "garbage " PH " more " PH);
+}
+
+/* A Content-Length body ending in a prefix of the value goes out whole at
+ * once: the client waiting for its last bytes is not kept waiting. */
+Test(broker, hold_released_at_message_end)
+{
+	struct bk_out o;
+	struct bk_in in;
+	struct bk_buf b = { 0 }, ob = { 0 };
+	bk_out_init(&o, sec, 1);
+	bk_in_init(&in, sec, 1, &o);
+	const char *req = "GET / HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\n";
+	bk_out_feed(&o, (const uint8_t *)req, strlen(req), &ob);
+	const char *r1 = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nxsk-VA";
+	bk_in_feed(&in, (const uint8_t *)r1, strlen(r1), &b);
+	cr_assert_eq(b.len, strlen(r1));
+	cr_assert_eq(in.nheld, 0);
+	/* mid-body, the same tail is held until the next bytes */
+	const char *r2 = "HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nxsk-VA";
+	bk_in_feed(&in, (const uint8_t *)r2, strlen(r2), &b);
+	cr_assert_eq(b.len, strlen(r1) + strlen(r2) - 5);
+	bk_in_feed(&in, (const uint8_t *)"LU", 2, &b);
+	cr_assert_eq(b.len, strlen(r1) + strlen(r2) + 2);
+	bk_buf_free(&b);
+	bk_buf_free(&ob);
+	bk_in_free(&in);
+	bk_out_free(&o);
+}
+
+Test(broker, head_and_interim_responses)
+{
+	const char *req = "HEAD / HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\n";
+	char s[512], w[512];
+	snprintf(s, sizeof s,
+		 "HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n"
+		 "HTTP/1.1 100 Continue\r\n\r\n"
+		 "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n%zx\r\n%s\r\n0\r\n\r\n",
+		 strlen(VAL), VAL);
+	snprintf(w, sizeof w,
+		 "HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n"
+		 "HTTP/1.1 100 Continue\r\n\r\n"
+		 "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n%zx\r\n%s\r\n0\r\n\r\n",
+		 strlen(VAL), PH);
+	cr_assert_str_eq(in_run(req, s, 0), w);
+	cr_assert_str_eq(in_run(req, s, 4), w);
+}
+
+Test(broker, idle_unframed_tail_becomes_placeholder)
+{
+	struct bk_in in;
+	struct bk_buf b = { 0 };
+	bk_in_init(&in, sec, 1, NULL);
+	const char *s = "not http at all sk-VAL";
+	bk_in_feed(&in, (const uint8_t *)s, strlen(s), &b);
+	cr_assert_eq(in.mode, BK_PASS);
+	cr_assert_eq(b.len, strlen(s) - 6);
+	cr_assert_eq(bk_in_idle(&in, &b), 1);
+	cr_assert_eq(b.len, strlen(s));
+	cr_assert(!memcmp(b.p + strlen(s) - 6, PH, 6), "the tail went out as the value's bytes");
+	bk_buf_free(&b);
+	bk_in_free(&in);
+}
+
+/* The decisions the relay reports (moat-broker makes them audit events):
+ * the request line as the guest sent it, never a value. */
+Test(broker, events)
+{
+	strcpy(sec[0].host, "api.example.com");
+	struct bk_out o;
+	struct bk_buf b = { 0 };
+	bk_out_init(&o, sec, 1);
+	const char *r = "GET /a?k=" PH " HTTP/1.1\r\nHost: api.example.com\r\n\r\n"
+			"GET /b HTTP/1.1\r\nHost: other.com\r\nA: " PH "\r\n\r\n"
+			"GET /c HTTP/1.1\r\nHost: api.example.com\r\n\r\n"
+			"\x16\x03\x01";
+	bk_out_feed(&o, (const uint8_t *)r, strlen(r), &b);
+	cr_assert_eq(o.nev, 3);
+	cr_assert_eq(o.ev[0].kind, BK_EV_SUBST);
+	cr_assert_str_eq(o.ev[0].what, "GET /a?k=" PH " HTTP/1.1");
+	cr_assert_eq(o.ev[0].mask, 1);
+	cr_assert_eq(o.ev[1].kind, BK_EV_NOHOST);
+	cr_assert_str_eq(o.ev[1].what, "GET /b HTTP/1.1");
+	cr_assert_eq(o.ev[2].kind, BK_EV_UNFRAMED);
+	cr_assert_str_eq(o.ev[2].what, "not HTTP/1.x");
+	/* (the request line is part of the header block: the value went there) */
+	cr_assert_not_null(memmem(b.p, b.len, "GET /a?k=" VAL, strlen(VAL) + 9));
+	bk_buf_free(&b);
+	bk_out_free(&o);
+}

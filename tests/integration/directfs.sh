@@ -88,12 +88,13 @@ out=$(rwprobe)
 wait $swapper
 expect_eq rw_restat_fresh_owner_and_swap "$out" "6 11 same 7:8 link No such file or directory"
 
-# Directory prefetch (fs/vfs.c, dir_prefetch): the second miss in a directory
-# fetches every regular file and subdirectory in it with its lstat (pages of
-# ~80 per gofer round trip). Each name must then stat as it does natively, on
-# a read-only bind (answered from the cache) and a writable one (the cached
-# owner, the sentry's own fstat), over several pages, with a symlink, a FIFO
-# and a subdirectory among the files (not prefetched: looked up alone).
+# Directory prefetch (fs/vfs.c, dir_prefetch): on a writable mount the fourth
+# miss in a directory fetches every regular file and subdirectory in it with
+# its lstat (pages of ~80 per gofer round trip). Each name must then stat as
+# it does natively (the cached owner, the sentry's own fstat), over several
+# pages, with a symlink, a FIFO and a subdirectory among the files (not
+# prefetched: looked up alone); and as on a read-only bind, which looks each
+# name up alone.
 P=$T_TMP/pf
 mkdir -p "$P/sub"
 for i in $(seq 1 300); do head -c $((i * 7)) /dev/zero >"$P/file$i"; done
@@ -114,10 +115,12 @@ native=$("$PY" -c "$listing" "$P")
 expect_eq prefetch_ro_same_as_native "$(moat run --bind "$P:/p:ro" -- "$PY" -c "$listing" /p 2>&1 | tail -1)" "$native"
 expect_eq prefetch_rw_same_as_native "$(moat run --bind "$P:/p:rw" -- "$PY" -c "$listing" /p 2>&1 | tail -1)" "$native"
 # a hidden name stays hidden in a directory the prefetch fetched (/etc's
-# secrets: two other names first, so the third lookup meets the cache)
-hid=$(moat run -- "$PY" -c '
+# secrets, /etc made writable by an overlay: four other names first, so the
+# hidden ones meet a fetched directory)
+hid=$(moat run --overlay memory -- "$PY" -c '
 import os
-os.stat("/etc/passwd"); os.stat("/etc/group"); os.stat("/etc/hostname")
+for n in ("passwd", "group", "hostname", "hosts", "os-release"):
+    os.stat("/etc/" + n)
 r = []
 for n in ("/etc/shadow", "/etc/gshadow"):
     try:

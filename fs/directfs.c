@@ -126,7 +126,9 @@ int vfs_direct_restat(struct vfs *v, const struct vfs_mount *m, const char *rel,
 	return 0;
 }
 
-/* Is rel absent from the read-only export m? 1 when the sentry's own lookup
+/* Is rel absent from the host-directory export m (read-only or writable: the
+ * sentry's bind is of the same tree, and a create through the gofer shows in
+ * it at once)? 1 when the sentry's own lookup
  * beneath the export root says ENOENT, else 0 (present, or anything it cannot
  * decide: EACCES for its uid, a symlink or mount on the way, no root fd).
  * An absent name has no owner, so this answer is the gofer's: a first stat
@@ -135,7 +137,7 @@ int vfs_direct_restat(struct vfs *v, const struct vfs_mount *m, const char *rel,
  * hidden names (masked in our view, absent in the gofer's). */
 int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel)
 {
-	if (m->writable || m->dev || m->export < 0 || (size_t)m->export >= v->ndroots ||
+	if (m->dev || m->export < 0 || (size_t)m->export >= v->ndroots ||
 	    v->droots[m->export] < 0 || !*rel)
 		return 0;
 	struct open_how how = {

@@ -492,6 +492,18 @@ void vfs_invalidate(struct vfs *v, const struct vfs_mount *m, const char *rel, i
 	dcache_drop(v->dc, m->idx, rel, subtree);
 }
 
+void vfs_refresh(struct vfs *v, const struct vfs_mount *m, const char *rel, const struct stat *known)
+{
+	struct stat st;
+
+	dcache_drop(v->dc, m->idx, rel, 0);
+	if (m->kind != VFS_MNT_GOFER || !m->writable || m->shared)
+		return;
+	unsigned long gen = dcache_gen(v->dc);
+	if (vfs_direct_restat(v, m, rel, known, &st) == 0)
+		dcache_put(v->dc, gen, m->idx, rel, &st, 0, NULL);
+}
+
 int vfs_is_hidden(const struct vfs_mount *m, const char *rel)
 {
 	for (char **h = m->hidden; h && *h; h++) {

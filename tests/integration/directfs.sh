@@ -129,4 +129,35 @@ for n in ("/etc/shadow", "/etc/gshadow"):
         r.append("hidden")
 print(" ".join(r))' 2>&1 | tail -1)
 expect_eq prefetch_keeps_hidden_names "$hid" "hidden hidden"
+
+# After the sentry changes a name's metadata through the gofer (create, chmod,
+# truncate, utimensat, chown) it stores the name again from its own fstat
+# (vfs_refresh): what the next call sees, a stat or a permission check of
+# another user, must be the change.
+R2=$T_TMP/refresh
+mkdir -p "$R2"
+chmod 0777 "$R2"
+got=$(moat run --bind "$R2:/r:rw" -- "$PY" -c '
+import os
+out = []
+fd = os.open("/r/n", os.O_CREAT | os.O_WRONLY, 0o644)
+st = os.stat("/r/n"); out.append("%o:%d" % (st.st_mode & 0o7777, st.st_size))
+os.write(fd, b"12345"); os.close(fd)
+st = os.stat("/r/n"); out.append("%d" % st.st_size)
+os.chmod("/r/n", 0o600); out.append("%o" % (os.stat("/r/n").st_mode & 0o7777))
+os.truncate("/r/n", 2); out.append("%d" % os.stat("/r/n").st_size)
+os.utime("/r/n", (1000000, 2000000)); out.append("%d" % os.stat("/r/n").st_mtime)
+os.chown("/r/n", 4321, 4321); out.append("%d" % os.stat("/r/n").st_uid)
+os.chown("/r/n", 0, 0)
+pid = os.fork()
+if pid == 0:
+    os.setgid(1000); os.setuid(1000)
+    try:
+        open("/r/n").close(); os._exit(1)
+    except PermissionError:
+        os._exit(0)
+_, status = os.waitpid(pid, 0)
+out.append("denied" if os.WEXITSTATUS(status) == 0 else "allowed")
+print(" ".join(out))' 2>&1 | tail -1)
+expect_eq refresh_after_metadata_changes "$got" "644:0 5 600 2 2000000 4321 denied"
 finish

@@ -171,15 +171,6 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 		struct scmp_arg_cmp c = { .arg = 2, .op = SCMP_CMP_EQ, .datum_a = KCMP_FILE };
 		rc = rule(ctx, SCMP_SYS(kcmp), 1, &c);
 	}
-	if (!rc) {
-		/* the pipeline's workers make themselves SCHED_BATCH (pid 0:
-		 * the calling thread; a policy that asks for no privilege) */
-		struct scmp_arg_cmp c[2] = {
-			{ .arg = 0, .op = SCMP_CMP_EQ, .datum_a = 0 },
-			{ .arg = 1, .op = SCMP_CMP_EQ, .datum_a = SCHED_BATCH },
-		};
-		rc = rule(ctx, SCMP_SYS(sched_setscheduler), 2, c);
-	}
 	const unsigned long ioctls[] = {
 		SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND, SECCOMP_IOCTL_NOTIF_ID_VALID,
 		SECCOMP_IOCTL_NOTIF_ADDFD, SECCOMP_IOCTL_NOTIF_SET_FLAGS, TCGETS,

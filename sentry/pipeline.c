@@ -24,7 +24,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -433,29 +432,10 @@ static int fast_call(int nr)
 	}
 }
 
-/* Workers run SCHED_BATCH: a batch task does not preempt the running task
- * when it is woken (it still gets its fair share of CPU). An fd reply
- * (ADDFD with SEND) makes the guest wake the worker once more, when it has
- * installed the fd (the kernel's ioctl waits for that); a normal worker
- * preempted the guest there, ran only to go back to RECV and sleep, and the
- * guest resumed: a third context switch per open (2.7 instead of 2.0 per
- * call, ~4 us of CPU on the 2-vCPU VM, bench/unotify_floor N 1 addfd with and
- * without it). A batch worker waits on the run queue until the guest's next
- * trap switches to it. */
-static void worker_sched(void)
-{
-	if (getenv("MOAT_NO_BATCH"))
-		return;
-	struct sched_param sp = { 0 };
-	if (sched_setscheduler(0, SCHED_BATCH, &sp) < 0)
-		dbg("SCHED_BATCH for the worker: %s", strerror(errno));
-}
-
 static void *worker(void *arg)
 {
 	(void)arg;
 	struct sc_call *c = xmalloc(sizeof *c);
-	worker_sched();
 	vfs_thread_warmup(g_sb->vfs);
 	for (;;) {
 		struct notif n;

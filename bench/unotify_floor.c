@@ -6,9 +6,14 @@
  * faster. MODE: "sync" (default) sets SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
  * (Linux 6.6+) as moat does, "async" leaves it off; "epoll" waits in
  * epoll_wait(EPOLLEXCLUSIVE) before RECV (one waiter woken per call instead of
- * all of them). */
+ * all of them); "addfd" answers as moat answers an open (sync wake-up, the
+ * supervisor installs a duplicate of an open fd with ADDFD_FLAG_SEND, closes
+ * its copy, and the caller closes the fd it got): the floor of a trapped
+ * open+close; "addfd-split" installs with ADDFD and answers with a separate
+ * SEND. */
 #include "bench.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
@@ -28,7 +33,7 @@
 #endif
 
 static volatile int g_fd = -1;
-static int g_epoll;
+static int g_epoll, g_addfd, g_srcfd = -1;
 
 static void *supervisor(void *arg)
 {
@@ -56,6 +61,24 @@ static void *supervisor(void *arg)
 				continue;
 			return NULL;
 		}
+		if (g_addfd) {
+			int d = dup(g_srcfd);
+			struct seccomp_notif_addfd a = {
+				.id = req.id,
+				.srcfd = (unsigned)d,
+				.newfd_flags = O_CLOEXEC,
+				.flags = g_addfd == 1 ? SECCOMP_ADDFD_FLAG_SEND : 0,
+			};
+			int r = ioctl(g_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
+			close(d);
+			if (g_addfd == 1)
+				continue;
+			memset(&resp, 0, sizeof resp);
+			resp.id = req.id;
+			resp.val = r;
+			ioctl(g_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+			continue;
+		}
 		memset(&resp, 0, sizeof resp);
 		resp.id = req.id;
 		resp.val = 1;
@@ -78,6 +101,9 @@ int main(int argc, char **argv)
 	pthread_t th;
 
 	g_epoll = !strcmp(mode, "epoll");
+	g_addfd = !strcmp(mode, "addfd") ? 1 : !strcmp(mode, "addfd-split") ? 2 : 0;
+	if (g_addfd && (g_srcfd = open("/etc/passwd", O_RDONLY | O_CLOEXEC)) < 0)
+		return 1;
 	for (int i = 0; i < waiters; i++)
 		if (pthread_create(&th, NULL, supervisor, NULL) != 0)
 			return 1;
@@ -93,8 +119,11 @@ int main(int argc, char **argv)
 	g_fd = fd;
 	syscall(SYS_getppid); /* the supervisors are up */
 	double t0 = bench_now_ns();
-	for (long i = 0; i < n; i++)
-		syscall(SYS_getppid);
+	for (long i = 0; i < n; i++) {
+		long r = syscall(SYS_getppid);
+		if (g_addfd && r > 2)
+			close((int)r);
+	}
 	double t1 = bench_now_ns();
 	bench_report("unotify_floor", t0, t1, n);
 	fflush(stdout);

@@ -14,7 +14,8 @@
  *    change them; what the host changes may be seen late or never);
  *  - exclusive writable mounts: everything is cached too, but the final component of a
  *    stat-like call is re-stat'ed (WALK_FRESH: file sizes and times change by
- *    native write()), and every mutation the sentry performs invalidates the
+ *    native write(); the sentry's own fstat of the cached inode with the cached
+ *    owner, vfs_direct_restat, else the gofer), and every mutation the sentry performs invalidates the
  *    names it touches (rename: both names and their subtrees), after the
  *    host operation;
  *  - a lookup in flight never caches an answer older than an invalidation:
@@ -34,7 +35,7 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
-#define DCACHE_SIZE 4096
+#define DCACHE_SIZE 16384
 #define INOMAP_SIZE 8192
 
 struct dcache;

@@ -92,7 +92,43 @@ fallback:
 	return -EAGAIN;
 }
 
-/* Is rel absent from the read-only export m? 1 when the sentry's own lookup
+/* A fresh stat of rel on a writable (or read-only) host-directory export m
+ * whose dentry-cache entry *cst (the guest's view) is a regular file or a
+ * directory: the sentry's own fstat through its read-only bind of the export
+ * (the same inode the gofer would stat: size, times, mode, links are the
+ * file's now), with the cached owner and group, which its user namespace
+ * cannot map (they came from the gofer; a chown drops the entry). 0 with
+ * *st, or -EAGAIN: ask the gofer (no bind, another object or type by now, a
+ * symlink, hidden name or mount on the way, ENOENT). */
+int vfs_direct_restat(struct vfs *v, const struct vfs_mount *m, const char *rel,
+		      const struct stat *cst, struct stat *st)
+{
+	if (m->dev || m->private_fs || m->export < 0 || (size_t)m->export >= v->ndroots ||
+	    v->droots[m->export] < 0 || !*rel ||
+	    !(S_ISREG(cst->st_mode) || S_ISDIR(cst->st_mode)))
+		return -EAGAIN;
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+	};
+	struct stat fst;
+	int f = (int)syscall(SYS_openat2, v->droots[m->export], rel, &how, sizeof how);
+	if (f < 0)
+		return -EAGAIN;
+	int r = fstat(f, &fst);
+	close(f);
+	if (r < 0 || (fst.st_mode & S_IFMT) != (cst->st_mode & S_IFMT) ||
+	    fst.st_dev != cst->st_dev || fst.st_ino != cst->st_ino)
+		return -EAGAIN;
+	fst.st_uid = cst->st_uid;
+	fst.st_gid = cst->st_gid;
+	*st = fst;
+	return 0;
+}
+
+/* Is rel absent from the host-directory export m (read-only or writable: the
+ * sentry's bind is of the same tree, and a create through the gofer shows in
+ * it at once)? 1 when the sentry's own lookup
  * beneath the export root says ENOENT, else 0 (present, or anything it cannot
  * decide: EACCES for its uid, a symlink or mount on the way, no root fd).
  * An absent name has no owner, so this answer is the gofer's: a first stat
@@ -101,7 +137,7 @@ fallback:
  * hidden names (masked in our view, absent in the gofer's). */
 int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel)
 {
-	if (m->writable || m->dev || m->export < 0 || (size_t)m->export >= v->ndroots ||
+	if (m->dev || m->export < 0 || (size_t)m->export >= v->ndroots ||
 	    v->droots[m->export] < 0 || !*rel)
 		return 0;
 	struct open_how how = {

@@ -66,6 +66,8 @@ void vfs_scratch_end(struct vfs_shared_scratch *prev);
  * guest's view), or -EAGAIN: ask the gofer. */
 int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd, struct stat *st);
 int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel);
+int vfs_direct_restat(struct vfs *v, const struct vfs_mount *m, const char *rel,
+		      const struct stat *cst, struct stat *st);
 
 const struct vfs_mount *vfs_mount_for(struct vfs *v, const char *path);
 const struct vfs_synth *vfs_synth_find(struct vfs *v, const char *path);

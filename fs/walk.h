@@ -227,6 +227,13 @@ void vfs_renamed(struct vfs *v, const struct stat *st, const char *from, const c
 /* Dentry cache invalidation (after a mutation): the entry for rel, and with
  * subtree also everything beneath it. */
 void vfs_invalidate(struct vfs *v, const struct vfs_mount *m, const char *rel, int subtree);
+/* After the sentry changed rel's metadata or created it (known: its stat as
+ * the walk or the create saw it, ids in the guest's view): drop the entry,
+ * and on a writable host-directory bind store it again from the sentry's own
+ * fstat of the same inode with known's owner (vfs_direct_restat), so the next
+ * call on the name (tar: create, fchmod, fchown, utimensat, then rm's unlink)
+ * needs no gofer walk. Anything else is only dropped. */
+void vfs_refresh(struct vfs *v, const struct vfs_mount *m, const char *rel, const struct stat *known);
 
 /* ---- backends for GOFER mounts (the gofer; a unit test may put a stub in
  * front of it). Same semantics as gofer/gofer.h. ---- */
@@ -254,6 +261,7 @@ struct vfs_backend {
 	int (*removexattr)(void *ctx, int exp, const char *rel, const char *name);
 	long (*pathof)(void *ctx, int exp, int fd, char *buf, size_t len); /* may be NULL */
 	int (*linkfd)(void *ctx, int exp, int fd, const char *rel);         /* may be NULL */
+	long (*dirstat)(void *ctx, int exp, const char *rel, uint64_t pos, void *buf, size_t len); /* may be NULL */
 };
 
 /* Replace the backend (before use; tests). ctx is passed to every op. */

@@ -346,6 +346,15 @@ long gofer_readlink(struct gofer_conn *c, int exp, const char *rel, char *buf, s
 	return (size_t)r < len ? r : (long)len;
 }
 
+long gofer_dirstat(struct gofer_conn *c, int exp, const char *rel, uint64_t pos, void *buf, size_t len)
+{
+	struct gofer_req_dirstat f = { .exp = exp, .pos = pos };
+	struct iovec rep = { buf, len };
+	long r = call(c, GOFER_OP_DIRSTAT, &f, sizeof f, rel, NULL, &rep, 1, NULL, 0);
+
+	return r >= 0 && (size_t)r < sizeof(struct gofer_rep_dirstat) ? -EPROTO : r;
+}
+
 long gofer_pathof(struct gofer_conn *c, int exp, int dirfd, char *buf, size_t len)
 {
 	struct gofer_req_path f = { .exp = exp };

@@ -35,6 +35,7 @@
 #ifndef MOAT_GOFER_GOFER_H
 #define MOAT_GOFER_GOFER_H
 
+#include <stdint.h>
 #include <limits.h>
 #include <stddef.h>
 #include <sys/stat.h>
@@ -187,6 +188,9 @@ int gofer_statfs(struct gofer_conn *c, int exp, const char *rel, struct statfs *
  * object across renames. Returns its length (no NUL; 0 for the root), or
  * -ENOENT (removed), -ESTALE (not beneath exp), -ENAMETOOLONG. */
 long gofer_pathof(struct gofer_conn *c, int exp, int dirfd, char *buf, size_t len);
+/* One DIRSTAT page (gofer/proto.h) of directory rel from pos into buf (room
+ * for GOFER_MAX_REP): the payload's length or -errno. */
+long gofer_dirstat(struct gofer_conn *c, int exp, const char *rel, uint64_t pos, void *buf, size_t len);
 /* Name the O_TMPFILE file fd (opened through the gofer) rel: linkat with
  * AT_EMPTY_PATH in the gofer (Linux >= 6.10 lets the opener do that). */
 int gofer_linkfd(struct gofer_conn *c, int exp, int fd, const char *rel);

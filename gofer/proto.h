@@ -53,6 +53,7 @@ enum gofer_op {
 			      * reply = its current path beneath the export */
 	GOFER_OP_LINKFD,     /* the request carries one fd, an O_TMPFILE file:
 			      * link it at path (linkat AT_EMPTY_PATH) */
+	GOFER_OP_DIRSTAT,    /* a directory's entries with their lstat, a page at a time */
 	GOFER_OP_MAX,
 };
 
@@ -163,6 +164,31 @@ struct gofer_rep_walk {
 	int32_t n;
 	int32_t err;
 	uint32_t linklen;
+	uint32_t pad;
+};
+
+/* DIRSTAT: the regular files and directories in directory path with their
+ * lstat, one page per request, to fill the sentry's dentry cache in one round
+ * trip instead of one per name. Request: struct gofer_req_dirstat (pos 0 to
+ * start, then the reply's next). Reply: struct gofer_rep_dirstat, then n
+ * records (struct gofer_dirent, the name's namelen bytes, zeros up to a
+ * multiple of 8). Hidden names, ".", "..", symlinks and every other type are
+ * left out. done 1: nothing after this page. */
+struct gofer_req_dirstat {
+	uint32_t exp;
+	uint32_t len;
+	uint64_t pos;        /* a directory offset (getdents64 d_off) */
+};
+
+struct gofer_rep_dirstat {
+	uint32_t n;
+	uint32_t done;
+	uint64_t next;       /* pos of the next request */
+};
+
+struct gofer_dirent {
+	struct stat st;
+	uint32_t namelen;    /* 1..NAME_MAX */
 	uint32_t pad;
 };
 

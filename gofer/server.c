@@ -306,6 +306,67 @@ out:
 	return 0;
 }
 
+/* DIRSTAT (see proto.h): as many entries as fit in one reply. */
+static int h_dirstat(struct req *rq, struct rep *rp)
+{
+	const struct gofer_srv_export *e = rq->e;
+	const struct gofer_req_dirstat *f = rq->fixed;
+	struct gofer_rep_dirstat h = { .next = f->pos };
+	const size_t cap = GOFER_MAX_REP - sizeof(struct gofer_rhdr);
+	size_t used = sizeof h, plen = strlen(rq->path);
+	char dbuf[4096] __attribute__((aligned(8)));
+	char full[VFS_PATH_MAX];
+	long n;
+	int full_page = 0;
+
+	if (e->is_file)
+		return -ENOTDIR;
+	int dfd = oat2(e, e->rootfd, *rq->path ? rq->path : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (dfd < 0)
+		return dfd;
+	if (f->pos && lseek(dfd, (off_t)f->pos, SEEK_SET) < 0) {
+		int r = -errno;
+		close(dfd);
+		return r;
+	}
+	while (!full_page && (n = syscall(SYS_getdents64, dfd, dbuf, sizeof dbuf)) > 0) {
+		for (long off = 0; off < n;) {
+			struct { uint64_t ino; int64_t off; unsigned short reclen; unsigned char type; char name[]; }
+				*d = (void *)(dbuf + off);
+			off += d->reclen;
+			size_t nl = strlen(d->name);
+			size_t rec = sizeof(struct gofer_dirent) + ((nl + 7) & ~(size_t)7);
+			struct gofer_dirent de = { .namelen = (uint32_t)nl };
+			if (used + rec > cap) {
+				full_page = 1;
+				break;
+			}
+			if ((d->type != DT_REG && d->type != DT_DIR && d->type != DT_UNKNOWN) ||
+			    !strcmp(d->name, ".") || !strcmp(d->name, "..") || nl > NAME_MAX ||
+			    plen + 1 + nl >= sizeof full)
+				goto next;
+			snprintf(full, sizeof full, "%s%s%s", rq->path, plen ? "/" : "", d->name);
+			if (is_hidden(e, full) || fstatat(dfd, d->name, &de.st, AT_SYMLINK_NOFOLLOW) < 0 ||
+			    !(S_ISREG(de.st.st_mode) || S_ISDIR(de.st.st_mode)))
+				goto next;
+			memcpy(rp->payload + used, &de, sizeof de);
+			memcpy(rp->payload + used + sizeof de, d->name, nl);
+			memset(rp->payload + used + sizeof de + nl, 0, rec - sizeof de - nl);
+			used += rec;
+			h.n++;
+next:
+			h.next = (uint64_t)d->off;
+		}
+	}
+	close(dfd);
+	if (!full_page && n < 0)
+		return -errno;
+	h.done = !full_page;
+	memcpy(rp->payload, &h, sizeof h);
+	rp->len = used;
+	return 0;
+}
+
 static int h_lstat(struct req *rq, struct rep *rp)
 {
 	struct stat st;
@@ -1236,6 +1297,7 @@ static const struct op_desc ops[GOFER_OP_MAX] = {
 	[GOFER_OP_REMOVEXATTR] = { h_removexattr, sizeof(struct gofer_req_xattr), F_WRITE | F_STR2 },
 	[GOFER_OP_PATHOF]   = { h_pathof,   sizeof(struct gofer_req_path), F_OWNHIDE | F_FD },
 	[GOFER_OP_LINKFD]   = { h_linkfd,   sizeof(struct gofer_req_path), F_WRITE | F_FD },
+	[GOFER_OP_DIRSTAT]  = { h_dirstat,  sizeof(struct gofer_req_dirstat), 0 },
 };
 
 /* Check one string at buf[*off] of length len: in bounds, NUL-free, NUL

@@ -56,6 +56,7 @@ struct gofer_request {
 		struct gofer_req_truncate trunc;
 		struct gofer_req_utimens ut;
 		struct gofer_req_xattr xa;
+		struct gofer_req_dirstat ds;
 	} fixed;                /* an aligned copy */
 	char *path;             /* first string (in the message buffer) */
 	char *str2;             /* second string or NULL */

@@ -259,7 +259,7 @@ again:
 		}
 		if (r < 0)
 			return r;
-		vfs_invalidate(v, n->mnt, n->rel, 0);
+		vfs_refresh(v, n->mnt, n->rel, &st);
 		own_new(c, n);
 		if (vfs_node_is_host(n) && (mode & (S_ISUID | S_ISGID)))
 			/* the gofer creates host files without them: virtual */
@@ -954,7 +954,7 @@ static long chmod_host(struct sc_call *c, const struct vfs_node *n, mode_t mode)
 	gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
 	r = VFS_BE(v, chmod, n->mnt->export, n->rel, mode & ~(S_ISUID | S_ISGID));
 	gofer_expect_identity(0, 0);
-	vfs_invalidate(v, n->mnt, n->rel, 0);
+	vfs_refresh(v, n->mnt, n->rel, &n->st);
 	if (r < 0)
 		return r == -ESTALE ? -ENOENT : r; /* renamed away meanwhile */
 	real.st_mode = (real.st_mode & S_IFMT) | (mode & ~(S_ISUID | S_ISGID));
@@ -1069,7 +1069,7 @@ static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t
 				setid &= ~S_ISGID;
 		}
 		r = vfs_meta_update(VFS_OF(c), &n->st, uid, gid, setid, 1);
-		vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+		vfs_refresh(VFS_OF(c), n->mnt, n->rel, &n->st); /* the real owner stays */
 		return r;
 	}
 	r = VFS_BE(VFS_OF(c), chown, n->mnt->export, n->rel, hu, hg);
@@ -1145,7 +1145,7 @@ long sys_truncate(struct sc_call *c)
 	gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
 	r = VFS_BE(VFS_OF(c), truncate, n->mnt->export, n->rel, len);
 	gofer_expect_identity(0, 0);
-	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+	vfs_refresh(VFS_OF(c), n->mnt, n->rel, &n->st);
 	return r == -ESTALE ? -ENOENT : r; /* renamed away meanwhile */
 }
 
@@ -1206,7 +1206,7 @@ static long do_utimens(struct sc_call *c, int dirfd, const char *path, int null_
 	gofer_expect_identity(0, 0);
 	if (r == -ESTALE)
 		r = -ENOENT; /* renamed away meanwhile */
-	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+	vfs_refresh(VFS_OF(c), n->mnt, n->rel, &n->st);
 	return r;
 }
 

@@ -41,4 +41,133 @@ SANITY=1 expect_eq missing_name_absent "$(probe /ro/sub /ro/sub/nothere /ro/sub/
 SANITY=1 expect_eq missing_in_unsearchable_absent "$(probe /ro/secret /ro/secret/nothere)" "yes no"
 SANITY=1 expect_eq missing_parent_absent "$(probe /ro/nodir/f /ro/nodir)" "no no"
 SANITY=1 expect_eq absent_then_present "$(probe /ro/sub/x /ro/sub /ro/sub/f /ro/secret /ro/secret/f)" "no yes yes yes yes"
+
+# A writable bind: a stat of a name the dentry cache knows is the sentry's own
+# fstat of the same inode through its read-only bind, with the cached owner
+# (fs/directfs.c, vfs_direct_restat). It must be as fresh as the gofer's:
+# native writes change the size, a chown the owner, and a name the host
+# replaced while the sandbox runs (another inode, a symlink to a directory
+# outside the bind) is looked up again, never answered from the old inode.
+W=$T_TMP/rw
+O=$T_TMP/outside
+mkdir -p "$W" "$O"
+echo 12345 >"$W/f"
+echo 1 >"$W/g"
+echo secret-outside >"$O/s"
+chmod 0777 "$W"
+rwprobe() {
+	moat run --bind "$W:/w:rw" -- "$PY" -c '
+import os, time
+out = []
+st = os.lstat("/w/f"); out.append(str(st.st_size))
+with open("/w/f", "a") as f:
+    f.write("more\n")
+st2 = os.lstat("/w/f"); out.append(str(st2.st_size))
+out.append("same" if st2.st_mtime_ns >= st.st_mtime_ns else "older")
+if os.geteuid() == 0:  # rootless: the caller ids, no chown
+    os.chown("/w/f", 7, 8); st = os.lstat("/w/f"); out.append("%d:%d" % (st.st_uid, st.st_gid))
+else:
+    out.append("7:8")
+g = os.lstat("/w/g")
+open("/w/go", "w").close()
+for _ in range(400):
+    if os.path.exists("/w/done"):
+        break
+    time.sleep(0.025)
+g2 = os.lstat("/w/g")
+out.append("link" if os.path.islink("/w/g") else "ino-" + ("same" if g2.st_ino == g.st_ino else "new"))
+try:
+    out.append(open("/w/g/s").read().strip())
+except OSError as e:
+    out.append(e.strerror)
+print(" ".join(out))' 2>&1 | tail -1
+}
+# the host side: once the guest has stat'ed g, replace it by a symlink to a
+# directory outside the bind
+( for _ in $(seq 400); do [ -e "$W/go" ] && break; sleep 0.025; done
+  rm -f "$W/g" && ln -s "$O" "$W/g" && touch "$W/done" ) &
+swapper=$!
+out=$(rwprobe)
+wait $swapper
+expect_eq rw_restat_fresh_owner_and_swap "$out" "6 11 same 7:8 link No such file or directory"
+
+# Directory prefetch (fs/vfs.c, dir_prefetch): on a writable mount the fourth
+# miss in a directory fetches every regular file and subdirectory in it with
+# its lstat (pages of ~80 per gofer round trip). Each name must then stat as
+# it does natively (the cached owner, the sentry's own fstat), over several
+# pages, with a symlink, a FIFO and a subdirectory among the files (not
+# prefetched: looked up alone); and as on a read-only bind, which looks each
+# name up alone.
+P=$T_TMP/pf
+mkdir -p "$P/sub"
+for i in $(seq 1 300); do head -c $((i * 7)) /dev/zero >"$P/file$i"; done
+ln "$P/file1" "$P/hardlink"
+ln -s file2 "$P/sym"
+mkfifo "$P/fifo"
+chmod 0640 "$P/file3"
+chmod -R a+rX "$P"
+listing='
+import os, stat, sys
+d = sys.argv[1]
+out = []
+for name in sorted(os.listdir(d)):
+    st = os.lstat(os.path.join(d, name))
+    out.append("%s %o %d %d %d %d %d" % (name, st.st_mode, st.st_size, st.st_nlink, st.st_ino, st.st_uid, st.st_gid))
+print(len(out), __import__("hashlib").sha1("\n".join(out).encode()).hexdigest())'
+native=$("$PY" -c "$listing" "$P")
+expect_eq prefetch_ro_same_as_native "$(moat run --bind "$P:/p:ro" -- "$PY" -c "$listing" /p 2>&1 | tail -1)" "$native"
+expect_eq prefetch_rw_same_as_native "$(moat run --bind "$P:/p:rw" -- "$PY" -c "$listing" /p 2>&1 | tail -1)" "$native"
+# a hidden name stays hidden in a directory the prefetch fetched (/etc's
+# secrets, /etc made writable by an overlay: four other names first, so the
+# hidden ones meet a fetched directory)
+hid=$(moat run --overlay memory -- "$PY" -c '
+import os
+for n in ("passwd", "group", "hostname", "hosts", "os-release"):
+    os.stat("/etc/" + n)
+r = []
+for n in ("/etc/shadow", "/etc/gshadow"):
+    try:
+        os.stat(n); r.append("seen")
+    except FileNotFoundError:
+        r.append("hidden")
+print(" ".join(r))' 2>&1 | tail -1)
+expect_eq prefetch_keeps_hidden_names "$hid" "hidden hidden"
+
+# After the sentry changes a name's metadata through the gofer (create, chmod,
+# truncate, utimensat, chown) it stores the name again from its own fstat
+# (vfs_refresh): what the next call sees, a stat or a permission check of
+# another user, must be the change.
+R2=$T_TMP/refresh
+mkdir -p "$R2"
+chmod 0777 "$R2"
+got=$(moat run --bind "$R2:/r:rw" -- "$PY" -c '
+import os
+out = []
+fd = os.open("/r/n", os.O_CREAT | os.O_WRONLY, 0o644)
+st = os.stat("/r/n"); out.append("%o:%d" % (st.st_mode & 0o7777, st.st_size))
+os.write(fd, b"12345"); os.close(fd)
+st = os.stat("/r/n"); out.append("%d" % st.st_size)
+os.chmod("/r/n", 0o600); out.append("%o" % (os.stat("/r/n").st_mode & 0o7777))
+os.truncate("/r/n", 2); out.append("%d" % os.stat("/r/n").st_size)
+os.utime("/r/n", (1000000, 2000000)); out.append("%d" % os.stat("/r/n").st_mtime)
+def denied():
+    try:
+        open("/r/n").close(); return 1
+    except PermissionError:
+        return 0
+if os.geteuid() == 0:  # root: a chown, and another user tries to read
+    os.chown("/r/n", 4321, 4321); out.append("%d" % os.stat("/r/n").st_uid)
+    os.chown("/r/n", 0, 0)
+    pid = os.fork()
+    if pid == 0:
+        os.setgid(1000); os.setuid(1000)
+        os._exit(denied())
+    _, status = os.waitpid(pid, 0)
+    out.append("denied" if os.WEXITSTATUS(status) == 0 else "allowed")
+else:  # rootless: the owner itself, after chmod 000
+    out.append("4321")
+    os.chmod("/r/n", 0)
+    out.append("denied" if denied() == 0 else "allowed")
+print(" ".join(out))' 2>&1 | tail -1)
+expect_eq refresh_after_metadata_changes "$got" "644:0 5 600 2 2000000 4321 denied"
 finish

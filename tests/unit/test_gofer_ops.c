@@ -2,6 +2,7 @@
  * against the fixture tree of test_gofer_common.h (run as root; the rootless
  * test drops to uid 1000 in a child). */
 #include "test_gofer_common.h"
+#include "gofer/proto.h"
 
 #include <dirent.h>
 #include <grp.h>
@@ -818,4 +819,86 @@ Test(gofer_ops, pathof_and_linkfd)
 	cr_assert_eq(gofer_open(c, EXP_RW, "pz", O_RDONLY | O_DIRECTORY, 0, &fd, &st), 0);
 	cr_assert_eq(gofer_linkfd(c, EXP_RW, fd, "pz/dir2"), -ENOENT);
 	close(fd);
+}
+
+/* DIRSTAT pages: every regular file and directory once, with its lstat;
+ * hidden names, symlinks, "." and ".." never; a listing longer than one
+ * page continues from the reply's next. */
+static int dirstat_all(int exp, const char *rel, char names[][32], struct stat *sts, int max)
+{
+	char *buf = malloc(GOFER_MAX_REP);
+	uint64_t pos = 0;
+	int n = 0, pages = 0;
+
+	cr_assert(buf);
+	for (;;) {
+		long len = gofer_dirstat(c, exp, rel, pos, buf, GOFER_MAX_REP);
+		cr_assert_geq(len, (long)sizeof(struct gofer_rep_dirstat), "dirstat %s: %ld", rel, len);
+		struct gofer_rep_dirstat h;
+		memcpy(&h, buf, sizeof h);
+		size_t off = sizeof h;
+		for (uint32_t i = 0; i < h.n; i++) {
+			struct gofer_dirent de;
+			memcpy(&de, buf + off, sizeof de);
+			cr_assert(de.namelen > 0 && de.namelen < 32 && n < max);
+			memcpy(names[n], buf + off + sizeof de, de.namelen);
+			names[n][de.namelen] = 0;
+			sts[n++] = de.st;
+			off += sizeof de + ((de.namelen + 7) & ~7u);
+		}
+		cr_assert_eq(off, (size_t)len);
+		pages++;
+		if (h.done)
+			break;
+		pos = h.next;
+	}
+	free(buf);
+	return n * 1000 + pages;
+}
+
+Test(gofer_ops, dirstat)
+{
+	static char names[512][32];
+	static struct stat sts[512];
+	char p[256];
+	int r, n, saw_file = 0, saw_sub = 0;
+
+	r = dirstat_all(EXP_RW, "", names, sts, 512);
+	n = r / 1000;
+	for (int i = 0; i < n; i++) {
+		cr_assert(strcmp(names[i], "secret") && strcmp(names[i], "link") &&
+			  strcmp(names[i], ".") && strcmp(names[i], ".."), "listed %s", names[i]);
+		if (!strcmp(names[i], "file")) {
+			struct stat h = host_lstat("rw/file");
+			saw_file = 1;
+			cr_assert_eq(sts[i].st_ino, h.st_ino);
+			cr_assert_eq(sts[i].st_size, h.st_size);
+		}
+		saw_sub |= !strcmp(names[i], "sub") && S_ISDIR(sts[i].st_mode);
+	}
+	cr_assert(saw_file && saw_sub);
+	r = dirstat_all(EXP_RW, "sub", names, sts, 512);
+	for (int i = 0; i < r / 1000; i++)
+		cr_assert(strcmp(names[i], "deep"), "listed the hidden sub/deep");
+	cr_assert_lt(gofer_dirstat(c, EXP_RW, "secret", 0, names, sizeof names), 0);
+
+	/* 300 files: several pages, each name once */
+	host_path(p, sizeof p, "rw/many");
+	cr_assert(mkdir(p, 0755) == 0);
+	for (int i = 0; i < 300; i++) {
+		char f[300];
+		snprintf(f, sizeof f, "%s/f%03d", p, i);
+		int fd = open(f, O_CREAT | O_WRONLY, 0644);
+		cr_assert(fd >= 0);
+		close(fd);
+	}
+	r = dirstat_all(EXP_RW, "many", names, sts, 512);
+	cr_assert_eq(r / 1000, 300);
+	cr_assert_gt(r % 1000, 1, "one page for 300 entries");
+	int seen[300] = { 0 };
+	for (int i = 0; i < 300; i++) {
+		int k = atoi(names[i] + 1);
+		cr_assert(k >= 0 && k < 300 && !seen[k]);
+		seen[k] = 1;
+	}
 }

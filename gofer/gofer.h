@@ -105,6 +105,11 @@ int gofer_start(const struct gofer_export *exports, size_t n, pid_t *pid,
 int gofer_start_begin(const struct gofer_export *exports, size_t n, pid_t *pid,
 		      int *ctl_sock, char *err, size_t errlen);
 int gofer_start_finish(pid_t pid, int ctl_sock, char *err, size_t errlen);
+/* After gofer_start(_finish): the O_PATH root fd the gofer donated for export
+ * i (a read-only recursive clone of a cow export's overlay, hidden names
+ * masked: what the sentry's direct opens there resolve beneath), or -1. The
+ * caller takes it: a second call answers -1. */
+int gofer_take_cow_root(size_t i);
 /* An fd the gofer started next keeps open for its whole life and never uses
  * (the sandbox's claim on its host uid: see sentry/privilege.c). */
 void gofer_keep_fd(int fd);

@@ -485,6 +485,9 @@ static void mount_cow(const struct gofer_export *e, size_t i, const char *slot)
 	close(m);
 }
 
+/* Read-only clones of the cow exports' overlays, for the sentry (ready). */
+static int cow_roots[GOFER_MAX_EXPORTS];
+
 static void build_root(const struct gofer_export *ex, size_t n,
 		       struct child_export *ce)
 {
@@ -697,6 +700,19 @@ static void build_root(const struct gofer_export *ex, size_t n,
 			attrs |= MOUNT_ATTR_RDONLY;
 		if (mattr(AT_FDCWD, slot, AT_RECURSIVE, attrs) < 0)
 			failp("gofer: %s: mount attributes", slot);
+		cow_roots[i] = -1;
+		if (ex[i].kind == GOFER_EXPORT_DIR && ex[i].cow && !ce[i].is_file) {
+			/* the sentry's direct read-only opens in the overlay: a
+			 * detached recursive clone (the hidden names' masks come
+			 * with it), read-only, so nothing opened beneath it
+			 * can write the upper layer */
+			cow_roots[i] = open_tree(AT_FDCWD, slot, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+						 AT_RECURSIVE);
+			if (cow_roots[i] < 0 ||
+			    mattr(cow_roots[i], "", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_RDONLY |
+				  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) < 0)
+				failp("gofer: %s: read-only clone of the overlay", ex[i].host_path);
+		}
 	}
 
 	/* 5. pivot_root(".", ".") and detach the old root (runc's way) */
@@ -985,7 +1001,21 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	seccomp_allowlist();
 
 	malloc_trim(0);
-	hello(0, "ready");
+	struct gofer_hello ready = { .err = 0 };
+	snprintf(ready.msg, sizeof ready.msg, "ready");
+	for (size_t i = 0; i < n; i++)
+		ready.nroots += cow_roots[i] >= 0;
+	if (send(sock, &ready, sizeof ready, MSG_NOSIGNAL) < 0)
+		_exit(1);
+	for (size_t i = 0; i < n; i++) {
+		struct gofer_root gr = { .export = (uint32_t)i };
+		if (cow_roots[i] < 0)
+			continue;
+		if (send_fds(sock, &gr, sizeof gr, &cow_roots[i], 1) < 0)
+			_exit(1);
+		close(cow_roots[i]); /* the sentry's now; we keep none */
+		cow_roots[i] = -1;
+	}
 	gofer_serve(&srv, sock);
 }
 
@@ -1143,10 +1173,50 @@ int gofer_start_begin(const struct gofer_export *exports, size_t n, pid_t *pid,
 	return 0;
 }
 
+/* (parent) the roots the last gofer donated, fd + 1 (0: none):
+ * gofer_take_cow_root */
+static int taken_roots[GOFER_MAX_EXPORTS];
+
+int gofer_take_cow_root(size_t i)
+{
+	int fd = i < GOFER_MAX_EXPORTS ? taken_roots[i] - 1 : -1;
+
+	if (fd >= 0)
+		taken_roots[i] = 0;
+	return fd;
+}
+
+static int recv_roots(int sock, uint32_t nroots)
+{
+	for (size_t i = 0; i < GOFER_MAX_EXPORTS; i++)
+		if (taken_roots[i] > 0) {
+			close(taken_roots[i] - 1);
+			taken_roots[i] = 0;
+		}
+	if (nroots > GOFER_MAX_EXPORTS)
+		return -EPROTO;
+	for (uint32_t k = 0; k < nroots; k++) {
+		struct gofer_root gr;
+		int fd = -1, nfd = 1;
+		long l = recv_fds(sock, &gr, sizeof gr, &fd, &nfd);
+		if (l != (long)sizeof gr || nfd != 1 || gr.export >= GOFER_MAX_EXPORTS ||
+		    taken_roots[gr.export] > 0) {
+			if (nfd == 1)
+				close(fd);
+			return l < 0 ? (int)l : -EPROTO;
+		}
+		taken_roots[gr.export] = fd + 1;
+	}
+	return 0;
+}
+
 int gofer_start_finish(pid_t pid, int ctl_sock, char *err, size_t errlen)
 {
 	struct gofer_hello h;
 	int r = recv_hello(ctl_sock, &h);
+
+	if (!r && (r = recv_roots(ctl_sock, h.nroots)) < 0)
+		snprintf(h.msg, sizeof h.msg, "gofer: the overlays' read-only roots: %s", strerror(-r));
 
 	if (r) {
 		snprintf(err, errlen, "%s", h.msg[0] ? h.msg : "gofer: start-up failed");

@@ -106,6 +106,7 @@ static void add_mount(struct builder *b, const char *path, int kind, int exp,
 	m->dev = dev;
 	m->private_fs = kind == VFS_MNT_GOFER && exp >= 0 &&
 			v->exports[exp].kind == GOFER_EXPORT_TMPFS;
+	m->cow = kind == VFS_MNT_GOFER && exp >= 0 && v->exports[exp].cow;
 	m->hidden = hidden;
 	m->target = target ? xstrdup(target) : NULL;
 	int n = snprintf(b->desc + b->dlen, sizeof b->desc - b->dlen, "%s %d %d %d %d %s %s;",

@@ -214,6 +214,13 @@ const struct vfs_synth *vfs_synth_find(struct vfs *v, const char *path)
 	return NULL;
 }
 
+int vfs_holds_mounts(struct vfs *v, const char *path)
+{
+	const struct vfs_synth *s = strcmp(path, "/") ? vfs_synth_find(v, path) : NULL;
+
+	return s && s->n > 0;
+}
+
 char *const *vfs_synth_children(struct vfs *v, const char *path)
 {
 	const struct vfs_synth *s = vfs_synth_find(v, path);

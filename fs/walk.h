@@ -228,6 +228,10 @@ void vfs_renamed(struct vfs *v, const struct stat *st, const char *from, const c
 /* Dentry cache invalidation (after a mutation): the entry for rel, and with
  * subtree also everything beneath it. */
 void vfs_invalidate(struct vfs *v, const struct vfs_mount *m, const char *rel, int subtree);
+/* Does path (canonical, not "/") have mount points beneath it? Such a
+ * directory of a writable mount (the root overlay's "home" of /home/user)
+ * cannot be removed or renamed (EBUSY): the mounts stay where they are. */
+int vfs_holds_mounts(struct vfs *v, const char *path);
 
 /* ---- backends for GOFER mounts (the gofer; a unit test may put a stub in
  * front of it). Same semantics as gofer/gofer.h. ---- */

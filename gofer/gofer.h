@@ -67,6 +67,11 @@ struct gofer_export {
 	const char *cow_name;        /* cow: its directory under --export DIR ("root", "work") */
 	const char *cow_prefix;      /* cow: prefix of its paths in that patch ("" or "etc/") */
 	int cow_persist;             /* cow: the upper layer is in cow_config.upper_dir */
+	const char *const *skeleton; /* cow: NULL, or the lower layer is not host_path
+				      * but an empty read-only tmpfs holding these
+				      * directories (relative paths, parents first):
+				      * the root overlay's "/" (host_path "/" only
+				      * names it: nothing of the host's root is read) */
 };
 
 /* Copy-on-write settings (gofer_set_cow, before gofer_start). */

@@ -485,6 +485,21 @@ static void mount_cow(const struct gofer_export *e, size_t i, const char *slot)
 	close(m);
 }
 
+/* The lower layer of the root overlay's "/": an empty tmpfs holding only the
+ * directories the view needs there (mount points' ancestors, e.g. "home"
+ * for /home/user), never anything of the host's root. A detached mount. */
+static int skeleton_lower(const char *const *dirs)
+{
+	int m = new_tmpfs("1m", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+
+	if (m < 0)
+		failp("gofer: the root layer");
+	for (const char *const *d = dirs; *d; d++)
+		if (mkdirat(m, *d, 0755) < 0 && errno != EEXIST)
+			failp("gofer: the root layer: %s", *d);
+	return m;
+}
+
 /* Read-only clones of the cow exports' overlays, for the sentry (ready). */
 static int cow_roots[GOFER_MAX_EXPORTS];
 
@@ -530,7 +545,9 @@ static void build_root(const struct gofer_export *ex, size_t n,
 		ce[i].is_file = 0;
 		for (size_t k = 0; k < ARRAY_SIZE(dev_nodes); k++)
 			ce[i].dev[k] = -1;
-		if (ex[i].kind == GOFER_EXPORT_DIR) {
+		if (ex[i].kind == GOFER_EXPORT_DIR && ex[i].skeleton) {
+			/* its lower layer is made below (skeleton_lower) */
+		} else if (ex[i].kind == GOFER_EXPORT_DIR) {
 			ce[i].tree = open_tree(AT_FDCWD, ex[i].host_path, OPEN_TREE_CLONE |
 					       OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 			if (ce[i].tree < 0 || fstat(ce[i].tree, &st) < 0)
@@ -598,6 +615,8 @@ static void build_root(const struct gofer_export *ex, size_t n,
 			if (ex[i].cow && !ce[i].is_file) {
 				char low[48];
 				snprintf(low, sizeof low, "/tmp/.low%zu", i);
+				if (ex[i].skeleton)
+					ce[i].tree = skeleton_lower(ex[i].skeleton);
 				if (mkdir(low, 0755) < 0 ||
 				    move_mount(ce[i].tree, "", AT_FDCWD, low,
 					       MOVE_MOUNT_F_EMPTY_PATH) < 0)
@@ -1096,6 +1115,16 @@ static int check_exports(const struct gofer_export *ex, size_t n, char *err, siz
 		for (const char *const *h = ex[i].hidden; h && *h; h++) {
 			if (!**h || gofer_check_path(*h, strlen(*h))) {
 				snprintf(err, errlen, "gofer: export %zu: bad hidden name \"%s\"", i, *h);
+				return -EINVAL;
+			}
+		}
+		if (ex[i].skeleton && (ex[i].kind != GOFER_EXPORT_DIR || !ex[i].cow)) {
+			snprintf(err, errlen, "gofer: export %zu: a skeleton needs a cow export", i);
+			return -EINVAL;
+		}
+		for (const char *const *h = ex[i].skeleton; h && *h; h++) {
+			if (!**h || gofer_check_path(*h, strlen(*h))) {
+				snprintf(err, errlen, "gofer: export %zu: bad skeleton name \"%s\"", i, *h);
 				return -EINVAL;
 			}
 		}

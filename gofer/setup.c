@@ -457,8 +457,10 @@ static void cow_dirs(const struct gofer_export *e, size_t i, char *up, char *wor
 		failp("gofer: %s: upper layer", e->host_path);
 }
 
-/* Mount the overlay of cow export i at slot: lower /tmp/.low<i>. */
-static void mount_cow(const struct gofer_export *e, size_t i, const char *slot)
+/* Mount the overlay of cow export i at slot: lower /tmp/.low<i>. 0, or
+ * -EINVAL when overlayfs refuses the lower layer (locked submounts, see
+ * pre_clone_cow); any other failure ends the start-up. */
+static int mount_cow(const struct gofer_export *e, size_t i, const char *slot)
 {
 	char low[48], up[PATH_MAX], work[PATH_MAX];
 	int fs, m;
@@ -474,15 +476,23 @@ static void mount_cow(const struct gofer_export *e, size_t i, const char *slot)
 	    /* user.overlay.* xattrs (a user namespace may not set trusted.*);
 	     * it implies redirect_dir=nofollow and no metacopy: a merged
 	     * directory's rename is EXDEV (mv copies), copy-up copies data */
-	    fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
-	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+	    fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0)
 		failp("gofer: %s: overlayfs (needs Linux >= 5.11; upper layer needs user xattrs)",
 		      e->host_path);
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		if (errno == EINVAL) {
+			close(fs);
+			return -EINVAL;
+		}
+		failp("gofer: %s: overlayfs (needs Linux >= 5.11; upper layer needs user xattrs)",
+		      e->host_path);
+	}
 	m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	close(fs);
 	if (m < 0 || move_mount(m, "", AT_FDCWD, slot, MOVE_MOUNT_F_EMPTY_PATH) < 0)
 		failp("gofer: %s: mount the overlay", e->host_path);
 	close(m);
+	return 0;
 }
 
 /* The lower layer of the root overlay's "/": an empty tmpfs holding only the
@@ -498,6 +508,26 @@ static int skeleton_lower(const char *const *dirs)
 		if (mkdirat(m, *d, 0755) < 0 && errno != EEXIST)
 			failp("gofer: the root layer: %s", *d);
 	return m;
+}
+
+/* Cow sources cloned before we enter our user namespace (pre_clone_cow). */
+static int pre_tree[GOFER_MAX_EXPORTS];
+
+/* A cow source's submounts (Docker's bind of /etc/resolv.conf, hosts,
+ * hostname) become locked when our new user namespace copies the mount
+ * table, and overlayfs refuses a lower layer with locked children ("failed
+ * to clone lowerpath", EINVAL). Cloned here first, with the caller's
+ * privilege in the caller's namespace, the tree is a detached one nothing
+ * locks; we attach it after unshare. Unprivileged callers cannot clone
+ * before the unshare: their cow sources must have no submounts. */
+static void pre_clone_cow(const struct gofer_export *ex, size_t n)
+{
+	for (size_t i = 0; i < GOFER_MAX_EXPORTS; i++)
+		pre_tree[i] = -1;
+	for (size_t i = 0; i < n; i++)
+		if (ex[i].kind == GOFER_EXPORT_DIR && ex[i].cow && !ex[i].skeleton)
+			pre_tree[i] = open_tree(AT_FDCWD, ex[i].host_path, OPEN_TREE_CLONE |
+						OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 }
 
 /* Read-only clones of the cow exports' overlays, for the sentry (ready). */
@@ -548,8 +578,10 @@ static void build_root(const struct gofer_export *ex, size_t n,
 		if (ex[i].kind == GOFER_EXPORT_DIR && ex[i].skeleton) {
 			/* its lower layer is made below (skeleton_lower) */
 		} else if (ex[i].kind == GOFER_EXPORT_DIR) {
-			ce[i].tree = open_tree(AT_FDCWD, ex[i].host_path, OPEN_TREE_CLONE |
+			ce[i].tree = pre_tree[i] >= 0 ? pre_tree[i] :
+				     open_tree(AT_FDCWD, ex[i].host_path, OPEN_TREE_CLONE |
 					       OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+			pre_tree[i] = -1;
 			if (ce[i].tree < 0 || fstat(ce[i].tree, &st) < 0)
 				failp("gofer: %s", ex[i].host_path);
 			if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
@@ -636,7 +668,24 @@ static void build_root(const struct gofer_export *ex, size_t n,
 				if (mattr(AT_FDCWD, low, AT_RECURSIVE, MOUNT_ATTR_RDONLY |
 					  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) < 0)
 					failp("gofer: %s: read-only lower layer", ex[i].host_path);
-				mount_cow(&ex[i], i, slot);
+				if (mount_cow(&ex[i], i, slot) == 0)
+					break;
+				/* overlayfs refused the lower layer (submounts
+				 * our user namespace locked: rootless, in a
+				 * container binding /etc/resolv.conf). A cow
+				 * bind fails; the root overlay serves this
+				 * directory read-only instead (as --overlay
+				 * none: writes are EROFS) */
+				if (!ex[i].cow_name || strcmp(ex[i].cow_name, "root"))
+					fail(-EINVAL, "gofer: %s: overlayfs refuses it as a lower layer "
+					     "(it has submounts)", ex[i].host_path);
+				dbg("gofer: %s: no overlay (submounts): read-only", ex[i].host_path);
+				fd = open_tree(AT_FDCWD, low, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+					       AT_RECURSIVE);
+				if (fd < 0 || move_mount(fd, "", AT_FDCWD, slot,
+							 MOVE_MOUNT_F_EMPTY_PATH) < 0)
+					failp("gofer: %s: attach", ex[i].host_path);
+				close(fd);
 				break;
 			}
 			if (ex[i].cow)
@@ -944,6 +993,7 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	/* 2. namespaces; the parent writes our maps (it needs us dumpable:
 	 * a caller that changed its ids is not, until we say so) */
 	prctl(PR_SET_DUMPABLE, 1);
+	pre_clone_cow(ex, n);
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
 		failp("gofer: unshare(CLONE_NEWUSER|CLONE_NEWNS)");
 	hello(0, "maps");

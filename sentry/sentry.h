@@ -79,7 +79,7 @@ struct sentry_config {
 	unsigned long long idle_ms;       /* --idle-timeout */
 	unsigned long long output_limit;  /* --output-limit: bytes per stream */
 	const char *result_path;          /* --result FILE */
-	const char *overlay;              /* --overlay memory|DIR|none (NULL: none) */
+	const char *overlay;              /* --overlay memory|DIR|none (NULL: memory) */
 	const char *export_dir;           /* --export DIR */
 	unsigned long long export_max_files, export_max_bytes;
 };

@@ -278,7 +278,8 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 		 pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : "/home/user");
 	if (strcmp(v->home, "/") == 0 || strncmp(v->home, "/nonexistent", 12) == 0)
 		snprintf(v->home, sizeof v->home, "/home/user");
-	root_overlay = cfg->overlay && strcmp(cfg->overlay, "none") ? cfg->overlay : NULL;
+	/* --overlay: memory unless the caller said otherwise */
+	root_overlay = !cfg->overlay ? "memory" : strcmp(cfg->overlay, "none") ? cfg->overlay : NULL;
 
 	if (cfg->root) {
 		struct stat st;

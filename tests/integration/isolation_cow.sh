@@ -243,6 +243,21 @@ case $out in
 *) fail overlay_none_erofs "$out" ;;
 esac
 
+# ---- 7b. a root directory with submounts (a container runtime binds
+#          /etc/resolv.conf): the overlay still takes the guest's writes
+#          (root-run: the source is cloned before the gofer's user namespace
+#          locks its submounts, which overlayfs refuses in a lower layer) ----
+if [ $ROOT = 1 ] && [ -f /etc/resolv.conf ] && command -v unshare >/dev/null; then
+	at_exit "rm -f '/etc/$T_MARK'"
+	echo "nameserver 192.0.2.1" >"$T_TMP/resolv"
+	out=$(unshare -m sh -c 'mount --bind "$1" /etc/resolv.conf && shift && "$@"' sh "$T_TMP/resolv" \
+		"$MOAT" run -- /bin/sh -c "echo sub >/etc/$T_MARK && cat /etc/$T_MARK" </dev/null 2>&1)
+	[ "$out" = sub ] && [ ! -e "/etc/$T_MARK" ] && ok overlay_etc_with_submount ||
+		fail overlay_etc_with_submount "$out; host: $(ls "/etc/$T_MARK" 2>&1)"
+else
+	skip overlay_etc_with_submount "needs root and unshare"
+fi
+
 # ---- 8. stats after native writes (the dentry cache keeps stats of writable
 #         mounts): tests/syscalls/stat_cache in the root overlay and a cow
 #         bind, against its native run ----

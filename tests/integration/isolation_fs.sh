@@ -97,7 +97,7 @@ SANITY=1 werr write_etc_passwd_overlay /etc/passwd "$ov"
 SANITY=1 werr write_bin_new_overlay "/bin/moat-$T_MARK" "$ov"
 SANITY=1 werr write_slash_new_overlay "/moat-$T_MARK" OPENED
 out=$(mrun /bin/sh -c "echo guest-$T_MARK >/moat-$T_MARK && mkdir /usr/moatdir-$T_MARK 2>/dev/null;
-	echo x >>/etc/passwd 2>/dev/null; cat /moat-$T_MARK" 2>&1)
+	{ echo x >>/etc/passwd; } 2>/dev/null; cat /moat-$T_MARK" 2>&1)
 SANITY=1 expect_eq overlay_write_read_back "$out" "guest-$T_MARK"
 if [ -e "/usr/moat-$T_MARK" ] || [ -e "/etc/moat-$T_MARK" ] || [ -e "/usr/bin/moat-$T_MARK" ] ||
    [ -e "/moat-$T_MARK" ] || [ -e "/usr/moatdir-$T_MARK" ]; then

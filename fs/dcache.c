@@ -193,6 +193,87 @@ void dcache_drop(struct dcache *d, int mnt, const char *rel, int subtree)
 	pthread_rwlock_unlock(&d->lock);
 }
 
+/* ---- written set ---- */
+
+struct wkey {
+	uint64_t dev, ino;       /* ino 0: free (no file has inode 0 here) */
+};
+
+struct wset {
+	pthread_rwlock_t lock;
+	struct wkey *e;          /* WSET_SIZE slots, open addressing; NULL until the first add */
+	unsigned count;
+	atomic_int any;          /* an entry exists (lock-free fast path) */
+	atomic_int full;         /* overflowed: everything counts as written */
+};
+
+struct wset *wset_new(void)
+{
+	struct wset *w = xcalloc(1, sizeof *w);
+
+	pthread_rwlock_init(&w->lock, NULL);
+	return w;
+}
+
+void wset_free(struct wset *w)
+{
+	if (!w)
+		return;
+	pthread_rwlock_destroy(&w->lock);
+	free(w->e);
+	free(w);
+}
+
+static unsigned wslot(dev_t dev, ino_t ino)
+{
+	uint64_t k[2] = { dev, ino };
+
+	return moat_hash(k, sizeof k) % WSET_SIZE;
+}
+
+/* slot of (dev, ino), or of the free slot where it would go */
+static unsigned wfind_locked(struct wset *w, dev_t dev, ino_t ino)
+{
+	unsigned s = wslot(dev, ino);
+
+	while (w->e[s].ino && (w->e[s].dev != dev || w->e[s].ino != ino))
+		s = (s + 1) % WSET_SIZE;   /* never full: count <= WSET_MAX */
+	return s;
+}
+
+void wset_add(struct wset *w, dev_t dev, ino_t ino)
+{
+	if (!ino || atomic_load(&w->full) || wset_has(w, dev, ino))
+		return;
+	pthread_rwlock_wrlock(&w->lock);
+	if (!w->e)
+		w->e = xcalloc(WSET_SIZE, sizeof *w->e);
+	unsigned s = wfind_locked(w, dev, ino);
+	if (!w->e[s].ino) {
+		if (w->count >= WSET_MAX) {
+			atomic_store(&w->full, 1);
+		} else {
+			w->e[s].dev = dev;
+			w->e[s].ino = ino;
+			w->count++;
+			atomic_store(&w->any, 1);
+		}
+	}
+	pthread_rwlock_unlock(&w->lock);
+}
+
+int wset_has(struct wset *w, dev_t dev, ino_t ino)
+{
+	if (atomic_load(&w->full))
+		return 1;
+	if (!atomic_load(&w->any))
+		return 0;
+	pthread_rwlock_rdlock(&w->lock);
+	int r = w->e[wfind_locked(w, dev, ino)].ino != 0;
+	pthread_rwlock_unlock(&w->lock);
+	return r;
+}
+
 /* ---- inode map ---- */
 
 struct ino_ent {

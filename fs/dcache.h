@@ -12,18 +12,30 @@
  *    (struct vfs_shared_scratch);
  *  - exclusive read-only mounts: everything is cached (the guest cannot
  *    change them; what the host changes may be seen late or never);
- *  - exclusive writable mounts: everything is cached too, but the final component of a
- *    stat-like call is re-stat'ed (WALK_FRESH: file sizes and times change by
- *    native write(); the sentry's own fstat of the cached inode with the cached
- *    owner, vfs_direct_restat, else the gofer), and every mutation the sentry performs invalidates the
- *    names it touches (rename: both names and their subtrees), after the
- *    host operation;
+  *  - exclusive writable mounts (rw binds, cow binds, the root overlay,
+  *    tmpfs exports): everything is cached too. Every change to such a mount
+  *    goes through the sentry, except what the guest does natively through
+  *    an fd it holds: a mutation the sentry performs invalidates the names
+  *    it touches and their parent directories (rename: both names and their
+  *    subtrees), after the host operation; a file the guest may write
+  *    natively (a writable fd was handed out: write, ftruncate, mmap change
+  *    its size and times) is in the written set (below), and the final
+  *    component of a stat-like call (WALK_FRESH) that is in it is re-stat'ed
+  *    (the sentry's own fstat of the cached inode with the cached owner,
+  *    vfs_direct_restat, else the gofer), as is a non-directory with several
+  *    links (a change through one name changes the others' nlink and ctime);
  *  - a lookup in flight never caches an answer older than an invalidation:
  *    it takes dcache_gen() before asking the backend and passes it to
  *    dcache_put(), which stores nothing if a dcache_drop() ran since (else a
  *    lookup that saw "absent" just before another task's create lands its
  *    negative entry after that create's invalidation, and the name stays
  *    "absent" for everyone: unlink answers ENOENT without asking the host).
+ *
+ * Written set: (st_dev, st_ino) of every file the guest got a writable fd of
+ * (and the sentry's own stdio files, which the guest inherits). Entries are
+ * never removed (the sentry cannot see a close); past WSET_MAX entries the
+ * set answers "written" for everything (every stat of a writable mount is
+ * fresh again, as before the set existed). Allocated on the first add.
  *
  * Inode map: (st_dev, st_ino) of every directory fd handed to the guest (host
  * dirs and synthetic memfds) -> canonical guest path. Bounded (FIFO); the last
@@ -52,6 +64,17 @@ unsigned long dcache_gen(struct dcache *d);
 void dcache_put(struct dcache *d, unsigned long gen, int mnt, const char *rel,
 		const struct stat *st, int neg, const char *link);
 void dcache_drop(struct dcache *d, int mnt, const char *rel, int subtree);
+
+#define WSET_SIZE 16384
+#define WSET_MAX (WSET_SIZE * 3 / 4)
+
+struct wset;
+
+struct wset *wset_new(void);
+void wset_free(struct wset *w);
+void wset_add(struct wset *w, dev_t dev, ino_t ino);
+/* 1 if (dev, ino) was added (or the set overflowed), else 0 */
+int wset_has(struct wset *w, dev_t dev, ino_t ino);
 
 struct inomap *inomap_new(void);
 void inomap_free(struct inomap *m);

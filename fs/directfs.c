@@ -1,17 +1,25 @@
 /* fs/directfs.c - direct file access: the sentry opens files of read-only
- * host-directory exports itself, beneath the export's root, without a gofer
- * round trip (gVisor's "directfs").
+ * host-directory exports and of cow exports itself, beneath the export's
+ * root, without a gofer round trip (gVisor's "directfs").
  *
  * The roots are O_PATH fds of read-only binds in the sentry's own root
- * (sentry/privilege.c priv_sentry_root): that mount layer is what confines
- * the sentry, whatever it passes; the RESOLVE_ flags below are defence in
- * depth and give the gofer's semantics (no symlink in any component, no
- * mount crossing). Only what cannot differ from the gofer's answer is done
- * here; everything else returns -EAGAIN and goes to the gofer as before:
+ * (sentry/privilege.c priv_sentry_root) and, for a cow export, of a
+ * read-only recursive clone of the gofer's overlay that the gofer donated
+ * at start-up (gofer/setup.c, cow_roots; detached: ".." at its root stays
+ * there, an absolute path resolves in the sentry's own root). That mount
+ * layer is what confines the sentry, whatever it passes; the RESOLVE_ flags
+ * below are defence in depth and give the gofer's semantics (no symlink in
+ * any component, no mount crossing: a hidden name's mask is another mount).
+ * Only what cannot differ from the gofer's answer is done here; everything
+ * else returns -EAGAIN and goes to the gofer as before:
  *   - read-only opens (no O_WRONLY/O_RDWR/O_CREAT/O_TRUNC/O_TMPFILE/O_PATH)
  *     of nodes the walk found to be regular files or directories, on
- *     read-only exports (a writable export's files stay the gofer's: an fd of
- *     our read-only bind would refuse fsetxattr or report ST_RDONLY);
+ *     read-only exports and cow exports (an rw bind's files stay the
+ *     gofer's). The fd's mount is read-only where the gofer's is not; the
+ *     guest cannot tell: fstatfs, fsetxattr, fchmod... are emulated, and a
+ *     read-only fd cannot write whatever its mount. On a cow export the fd
+ *     is the overlay's own file, as the gofer's would be (a copy-up made
+ *     later is seen through it, as overlayfs does since Linux 4.19);
  *   - opened O_NONBLOCK and checked on the fd (regular file or directory,
  *     the same dev/ino as the walk's node) before anything else, so a name
  *     swapped for a FIFO or device never blocks us; O_NONBLOCK is then
@@ -61,7 +69,7 @@ int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd,
 	const struct vfs_mount *m = n->mnt;
 	struct stat fst;
 
-	if (m->writable || m->dev || m->export < 0 || (size_t)m->export >= v->ndroots ||
+	if ((m->writable && !m->cow) || m->dev || m->export < 0 || (size_t)m->export >= v->ndroots ||
 	    v->droots[m->export] < 0 || !n->exists ||
 	    !(S_ISREG(n->st.st_mode) || S_ISDIR(n->st.st_mode)) ||
 	    (flags & ~DIRECT_FLAGS) /* an access mode other than O_RDONLY, a create, ... */)

@@ -218,6 +218,13 @@ const struct vfs_synth *vfs_synth_find(struct vfs *v, const char *path)
 	return NULL;
 }
 
+int vfs_holds_mounts(struct vfs *v, const char *path)
+{
+	const struct vfs_synth *s = strcmp(path, "/") ? vfs_synth_find(v, path) : NULL;
+
+	return s && s->n > 0;
+}
+
 char *const *vfs_synth_children(struct vfs *v, const char *path)
 {
 	const struct vfs_synth *s = vfs_synth_find(v, path);
@@ -334,6 +341,7 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 		d->dev = m[i].kind == VFS_MNT_GOFER && m[i].dev;
 		d->private_fs = m[i].kind == VFS_MNT_GOFER && m[i].private_fs;
 		d->shared = m[i].kind == VFS_MNT_GOFER && m[i].shared;
+		d->cow = m[i].kind == VFS_MNT_GOFER && m[i].cow;
 		snprintf(d->src, sizeof d->src, "%s", d->dev ? "dev" : d->private_fs ? "tmpfs" :
 			 m[i].kind == VFS_MNT_PROC ? "proc" : "moat");
 		d->target = m[i].target ? xstrdup(m[i].target) : NULL;
@@ -360,6 +368,13 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 	for (size_t i = 0; i < v->nmnts; i++)
 		synth_register(v, v->mnts[i].path);
 	v->dc = dcache_new();
+	v->ws = wset_new();
+	/* the guest inherits our stdio: a file there is written natively */
+	for (int fd = 0; fd < 3; fd++) {
+		struct stat sst;
+		if (fstat(fd, &sst) == 0)
+			vfs_note_written(v, &sst);
+	}
 	v->im = inomap_new();
 	v->fim = inomap_new();
 	v->lim = inomap_new();
@@ -410,6 +425,7 @@ void vfs_destroy(struct vfs *v)
 	free(v->synth);
 	free(v->droots);
 	dcache_free(v->dc);
+	wset_free(v->ws);
 	inomap_free(v->im);
 	inomap_free(v->fim);
 	inomap_free(v->lim);
@@ -490,6 +506,17 @@ void vfs_renamed(struct vfs *v, const struct stat *st, const char *from, const c
 void vfs_invalidate(struct vfs *v, const struct vfs_mount *m, const char *rel, int subtree)
 {
 	dcache_drop(v->dc, m->idx, rel, subtree);
+	/* the parent directory's times, size and nlink changed with it */
+	if (*rel) {
+		const char *sl = strrchr(rel, '/');
+		char parent[VFS_PATH_MAX];
+		size_t pl = sl ? (size_t)(sl - rel) : 0;
+		if (pl < sizeof parent) {
+			memcpy(parent, rel, pl);
+			parent[pl] = 0;
+			dcache_drop(v->dc, m->idx, parent, 0);
+		}
+	}
 }
 
 void vfs_refresh(struct vfs *v, const struct vfs_mount *m, const char *rel, const struct stat *known)
@@ -732,6 +759,22 @@ static void node_set(struct vfs_node *n, const char *path, const struct vfs_moun
 	}
 }
 
+/* May a cached stat of this file be out of date although the sentry made
+ * (and invalidated) every change of the name? Yes when the guest may write
+ * the file natively (the written set) or when it has several links (a
+ * change through another name changes its nlink and ctime): see dcache.h. */
+static int stat_may_change(struct vfs *v, const struct vfs_mount *m, const struct stat *st)
+{
+	return wset_has(v->ws, st->st_dev, st->st_ino) ||
+	       (m->can_write && !S_ISDIR(st->st_mode) && st->st_nlink > 1);
+}
+
+void vfs_note_written(struct vfs *v, const struct stat *st)
+{
+	if (S_ISREG(st->st_mode) || S_ISBLK(st->st_mode))
+		wset_add(v->ws, st->st_dev, st->st_ino);
+}
+
 /* The dentry cache as one mount may use it: a shared mount's entries are
  * never stored nor read (the host may change them at any time). */
 static int mnt_dc_get(struct vfs *v, const struct vfs_mount *m, const char *rel,
@@ -904,8 +947,8 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 	 * saw a moment ago (the components ahead of an earlier one) */
 	if (m->shared && (r = scratch_get(v, m, rel, st)) >= 0)
 		return r;
-	if (!((flags & WALK_FRESH) && m->writable) &&
-	    mnt_dc_get(v, m, rel, st, &neg, NULL, 0))
+	if (mnt_dc_get(v, m, rel, st, &neg, NULL, 0) &&
+	    (neg || !(flags & WALK_FRESH) || !stat_may_change(v, m, st)))
 		return !neg;
 	/* a writable mount's fresh stat of a name the cache knows: the
 	 * sentry's own fstat of the same inode, the cached owner (directfs.c) */
@@ -1235,8 +1278,12 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 			inomap_put(v->fim, st->st_dev, st->st_ino, n->path);
 		if (!mapped)
 			vfs_map_stat(v, st);
-		if (flags & O_CREAT)
-			dcache_drop(v->dc, n->mnt->idx, n->rel, 0);
+		if (!(flags & O_PATH) && ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)))
+			/* the guest writes it natively from now on; a cow
+			 * mount copied it up (a new inode) */
+			vfs_note_written(v, st);
+		if (flags & (O_CREAT | O_TRUNC) || (flags & O_ACCMODE) != O_RDONLY)
+			vfs_invalidate(v, n->mnt, n->rel, 0);
 		return 0;
 	case VN_SYNTH:
 		return memfd_dir(v, n, fd, st);
@@ -1391,6 +1438,7 @@ int vfs_tmpfile_open(struct vfs *v, const struct vfs_node *dir, int flags, mode_
 		note_private_dev(v, st->st_dev);
 	inomap_put_obj(v->tim, st->st_dev, st->st_ino, dir->path, (flags & O_EXCL) ? 1 : 0, 0);
 	vfs_map_stat(v, st);
+	vfs_note_written(v, st);
 	return 0;
 }
 
@@ -1417,7 +1465,7 @@ int vfs_tmpfile_link(struct vfs *v, int hostfd, const struct vfs_node *nn, int *
 	*err = be->linkfd(ctx, nn->mnt->export, hostfd, nn->rel);
 	if (*err == 0) {
 		inomap_put(v->fim, st.st_dev, st.st_ino, nn->path);
-		dcache_drop(v->dc, nn->mnt->idx, nn->rel, 0);
+		vfs_invalidate(v, nn->mnt, nn->rel, 0);
 	}
 	return 1;
 }
@@ -1565,7 +1613,7 @@ static struct vfs_mount *mount_at(struct vfs *v, const char *path)
 /* Append a mount (mount_lock held). */
 static int mount_append(struct vfs *v, const char *path, int kind, int export,
 			int writable, int can_write, int dev, int private_fs, int shared,
-			char *const *hidden, const char *src, int cache_idx)
+			int cow, char *const *hidden, const char *src, int cache_idx)
 {
 	struct vfs_mount *d;
 
@@ -1584,6 +1632,7 @@ static int mount_append(struct vfs *v, const char *path, int kind, int export,
 	d->dev = dev;
 	d->private_fs = private_fs;
 	d->shared = shared;
+	d->cow = cow;
 	d->guest = 1;
 	snprintf(d->src, sizeof d->src, "%s", src);
 	if (hidden) {
@@ -1605,7 +1654,7 @@ int vfs_mount_tmpfs(struct vfs *v, const char *path, int rdonly, const char *src
 	pthread_mutex_lock(&v->mount_lock);
 	if (v->nspare > 0) {
 		r = mount_append(v, path, VFS_MNT_GOFER, v->spare[v->nspare - 1], !rdonly, 1,
-				 0, 1, 0, NULL, src && *src && strlen(src) < 32 ? src : "tmpfs", -1);
+				 0, 1, 0, 0, NULL, src && *src && strlen(src) < 32 ? src : "tmpfs", -1);
 		if (!r)
 			v->nspare--;
 	}
@@ -1623,7 +1672,7 @@ int vfs_mount_bind(struct vfs *v, const char *srcpath, const char *path, int rdo
 		r = -EINVAL;   /* only a whole gofer mount is bound again */
 	else
 		r = mount_append(v, path, s->kind, s->export, s->writable && !rdonly,
-				 s->can_write, s->dev, s->private_fs, s->shared, s->hidden, s->src,
+				 s->can_write, s->dev, s->private_fs, s->shared, s->cow, s->hidden, s->src,
 				 s->idx /* the same files: the same dentry cache entries */);
 	pthread_mutex_unlock(&v->mount_lock);
 	return r;

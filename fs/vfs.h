@@ -46,6 +46,9 @@ struct vfs_mount_spec {
 				    * virtual owners and set-id bits, no override */
 	int shared;                /* GOFER: the host may change it while the sandbox
 				    * runs: nothing about it is cached (fs/dcache.h) */
+	int cow;                   /* GOFER: a cow export (an overlay the gofer
+				    * mounted): writable, yet its read-only
+				    * opens may be direct (fs/directfs.c) */
 	const char *const *hidden; /* GOFER: relative paths that do not exist
 				    * (ENOENT, left out of getdents), or NULL */
 	const char *target;        /* SYMLINK: link target; PROC: NULL for /proc

@@ -30,6 +30,7 @@ struct vfs {
 	struct vfs_synth *synth; /* every ancestor of a mount point, and "/" */
 	size_t nsynth;
 	struct dcache *dc;
+	struct wset *ws;         /* files the guest may write natively (dcache.h) */
 	struct inomap *im;       /* directories handed out */
 	struct inomap *fim;      /* other files handed out (for /proc/<pid>/fd) */
 	struct inomap *lim;      /* O_PATH symlink placeholders -> link path + identity */
@@ -68,6 +69,10 @@ int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd,
 int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel);
 int vfs_direct_restat(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		      const struct stat *cst, struct stat *st);
+
+/* The guest holds (or may hold) a writable fd of this file: its stats
+ * are never answered from the dentry cache again (dcache.h). */
+void vfs_note_written(struct vfs *v, const struct stat *st);
 
 const struct vfs_mount *vfs_mount_for(struct vfs *v, const char *path);
 const struct vfs_synth *vfs_synth_find(struct vfs *v, const char *path);

@@ -46,6 +46,7 @@ struct vfs_mount {
 	int dev;
 	int private_fs;          /* see vfs_mount_spec */
 	int shared;              /* see vfs_mount_spec: never cached */
+	int cow;                 /* see vfs_mount_spec */
 	char **hidden;           /* NULL-terminated, or NULL */
 	char *target;            /* SYMLINK */
 	int can_write;           /* the export takes writes (a remount may make it rw) */
@@ -85,7 +86,7 @@ struct vfs_node {
 #define WALK_DIRECTORY     0x002 /* final must be a directory (ENOTDIR) */
 #define WALK_CREATE        0x004 /* a missing final component is not an error:
 				  * exists = 0 (its parent exists and is a dir) */
-#define WALK_FRESH         0x008 /* re-stat the final component (writable mounts) */
+#define WALK_FRESH         0x008 /* re-stat the final component if it may have changed natively (dcache.h) */
 #define WALK_EMPTY_PATH    0x010 /* "" names dirfd itself */
 #define WALK_BENEATH       0x020 /* RESOLVE_BENEATH */
 #define WALK_IN_ROOT       0x040 /* RESOLVE_IN_ROOT */
@@ -234,6 +235,10 @@ void vfs_invalidate(struct vfs *v, const struct vfs_mount *m, const char *rel, i
  * call on the name (tar: create, fchmod, fchown, utimensat, then rm's unlink)
  * needs no gofer walk. Anything else is only dropped. */
 void vfs_refresh(struct vfs *v, const struct vfs_mount *m, const char *rel, const struct stat *known);
+/* Does path (canonical, not "/") have mount points beneath it? Such a
+ * directory of a writable mount (the root overlay's "home" of /home/user)
+ * cannot be removed or renamed (EBUSY): the mounts stay where they are. */
+int vfs_holds_mounts(struct vfs *v, const char *path);
 
 /* ---- backends for GOFER mounts (the gofer; a unit test may put a stub in
  * front of it). Same semantics as gofer/gofer.h. ---- */

@@ -68,6 +68,11 @@ struct gofer_export {
 	const char *cow_name;        /* cow: its directory under --export DIR ("root", "work") */
 	const char *cow_prefix;      /* cow: prefix of its paths in that patch ("" or "etc/") */
 	int cow_persist;             /* cow: the upper layer is in cow_config.upper_dir */
+	const char *const *skeleton; /* cow: NULL, or the lower layer is not host_path
+				      * but an empty read-only tmpfs holding these
+				      * directories (relative paths, parents first):
+				      * the root overlay's "/" (host_path "/" only
+				      * names it: nothing of the host's root is read) */
 };
 
 /* Copy-on-write settings (gofer_set_cow, before gofer_start). */
@@ -106,6 +111,11 @@ int gofer_start(const struct gofer_export *exports, size_t n, pid_t *pid,
 int gofer_start_begin(const struct gofer_export *exports, size_t n, pid_t *pid,
 		      int *ctl_sock, char *err, size_t errlen);
 int gofer_start_finish(pid_t pid, int ctl_sock, char *err, size_t errlen);
+/* After gofer_start(_finish): the O_PATH root fd the gofer donated for export
+ * i (a read-only recursive clone of a cow export's overlay, hidden names
+ * masked: what the sentry's direct opens there resolve beneath), or -1. The
+ * caller takes it: a second call answers -1. */
+int gofer_take_cow_root(size_t i);
 /* An fd the gofer started next keeps open for its whole life and never uses
  * (the sandbox's claim on its host uid: see sentry/privilege.c). */
 void gofer_keep_fd(int fd);

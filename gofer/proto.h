@@ -209,6 +209,15 @@ struct gofer_dirent {
 struct gofer_hello {
 	int32_t err;
 	char msg[252];
+	/* "ready": nroots struct gofer_root messages follow, each with one fd
+	 * (SCM_RIGHTS): an O_PATH fd of the root of a read-only clone of a cow
+	 * export's overlay (the sentry's direct read-only opens there,
+	 * fs/directfs.c) */
+	uint32_t nroots;
+};
+
+struct gofer_root {
+	uint32_t export;
 };
 
 #endif

@@ -457,8 +457,10 @@ static void cow_dirs(const struct gofer_export *e, size_t i, char *up, char *wor
 		failp("gofer: %s: upper layer", e->host_path);
 }
 
-/* Mount the overlay of cow export i at slot: lower /tmp/.low<i>. */
-static void mount_cow(const struct gofer_export *e, size_t i, const char *slot)
+/* Mount the overlay of cow export i at slot: lower /tmp/.low<i>. 0, or
+ * -EINVAL when overlayfs refuses the lower layer (locked submounts, see
+ * pre_clone_cow); any other failure ends the start-up. */
+static int mount_cow(const struct gofer_export *e, size_t i, const char *slot)
 {
 	char low[48], up[PATH_MAX], work[PATH_MAX];
 	int fs, m;
@@ -474,16 +476,62 @@ static void mount_cow(const struct gofer_export *e, size_t i, const char *slot)
 	    /* user.overlay.* xattrs (a user namespace may not set trusted.*);
 	     * it implies redirect_dir=nofollow and no metacopy: a merged
 	     * directory's rename is EXDEV (mv copies), copy-up copies data */
-	    fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
-	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+	    fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0)
 		failp("gofer: %s: overlayfs (needs Linux >= 5.11; upper layer needs user xattrs)",
 		      e->host_path);
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		if (errno == EINVAL) {
+			close(fs);
+			return -EINVAL;
+		}
+		failp("gofer: %s: overlayfs (needs Linux >= 5.11; upper layer needs user xattrs)",
+		      e->host_path);
+	}
 	m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	close(fs);
 	if (m < 0 || move_mount(m, "", AT_FDCWD, slot, MOVE_MOUNT_F_EMPTY_PATH) < 0)
 		failp("gofer: %s: mount the overlay", e->host_path);
 	close(m);
+	return 0;
 }
+
+/* The lower layer of the root overlay's "/": an empty tmpfs holding only the
+ * directories the view needs there (mount points' ancestors, e.g. "home"
+ * for /home/user), never anything of the host's root. A detached mount. */
+static int skeleton_lower(const char *const *dirs)
+{
+	int m = new_tmpfs("1m", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+
+	if (m < 0)
+		failp("gofer: the root layer");
+	for (const char *const *d = dirs; *d; d++)
+		if (mkdirat(m, *d, 0755) < 0 && errno != EEXIST)
+			failp("gofer: the root layer: %s", *d);
+	return m;
+}
+
+/* Cow sources cloned before we enter our user namespace (pre_clone_cow). */
+static int pre_tree[GOFER_MAX_EXPORTS];
+
+/* A cow source's submounts (Docker's bind of /etc/resolv.conf, hosts,
+ * hostname) become locked when our new user namespace copies the mount
+ * table, and overlayfs refuses a lower layer with locked children ("failed
+ * to clone lowerpath", EINVAL). Cloned here first, with the caller's
+ * privilege in the caller's namespace, the tree is a detached one nothing
+ * locks; we attach it after unshare. Unprivileged callers cannot clone
+ * before the unshare: their cow sources must have no submounts. */
+static void pre_clone_cow(const struct gofer_export *ex, size_t n)
+{
+	for (size_t i = 0; i < GOFER_MAX_EXPORTS; i++)
+		pre_tree[i] = -1;
+	for (size_t i = 0; i < n; i++)
+		if (ex[i].kind == GOFER_EXPORT_DIR && ex[i].cow && !ex[i].skeleton)
+			pre_tree[i] = open_tree(AT_FDCWD, ex[i].host_path, OPEN_TREE_CLONE |
+						OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+}
+
+/* Read-only clones of the cow exports' overlays, for the sentry (ready). */
+static int cow_roots[GOFER_MAX_EXPORTS];
 
 static void build_root(const struct gofer_export *ex, size_t n,
 		       struct child_export *ce)
@@ -527,9 +575,13 @@ static void build_root(const struct gofer_export *ex, size_t n,
 		ce[i].is_file = 0;
 		for (size_t k = 0; k < ARRAY_SIZE(dev_nodes); k++)
 			ce[i].dev[k] = -1;
-		if (ex[i].kind == GOFER_EXPORT_DIR) {
-			ce[i].tree = open_tree(AT_FDCWD, ex[i].host_path, OPEN_TREE_CLONE |
+		if (ex[i].kind == GOFER_EXPORT_DIR && ex[i].skeleton) {
+			/* its lower layer is made below (skeleton_lower) */
+		} else if (ex[i].kind == GOFER_EXPORT_DIR) {
+			ce[i].tree = pre_tree[i] >= 0 ? pre_tree[i] :
+				     open_tree(AT_FDCWD, ex[i].host_path, OPEN_TREE_CLONE |
 					       OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+			pre_tree[i] = -1;
 			if (ce[i].tree < 0 || fstat(ce[i].tree, &st) < 0)
 				failp("gofer: %s", ex[i].host_path);
 			if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
@@ -595,6 +647,8 @@ static void build_root(const struct gofer_export *ex, size_t n,
 			if (ex[i].cow && !ce[i].is_file) {
 				char low[48];
 				snprintf(low, sizeof low, "/tmp/.low%zu", i);
+				if (ex[i].skeleton)
+					ce[i].tree = skeleton_lower(ex[i].skeleton);
 				if (mkdir(low, 0755) < 0 ||
 				    move_mount(ce[i].tree, "", AT_FDCWD, low,
 					       MOVE_MOUNT_F_EMPTY_PATH) < 0)
@@ -614,7 +668,24 @@ static void build_root(const struct gofer_export *ex, size_t n,
 				if (mattr(AT_FDCWD, low, AT_RECURSIVE, MOUNT_ATTR_RDONLY |
 					  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) < 0)
 					failp("gofer: %s: read-only lower layer", ex[i].host_path);
-				mount_cow(&ex[i], i, slot);
+				if (mount_cow(&ex[i], i, slot) == 0)
+					break;
+				/* overlayfs refused the lower layer (submounts
+				 * our user namespace locked: rootless, in a
+				 * container binding /etc/resolv.conf). A cow
+				 * bind fails; the root overlay serves this
+				 * directory read-only instead (as --overlay
+				 * none: writes are EROFS) */
+				if (!ex[i].cow_name || strcmp(ex[i].cow_name, "root"))
+					fail(-EINVAL, "gofer: %s: overlayfs refuses it as a lower layer "
+					     "(it has submounts)", ex[i].host_path);
+				dbg("gofer: %s: no overlay (submounts): read-only", ex[i].host_path);
+				fd = open_tree(AT_FDCWD, low, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+					       AT_RECURSIVE);
+				if (fd < 0 || move_mount(fd, "", AT_FDCWD, slot,
+							 MOVE_MOUNT_F_EMPTY_PATH) < 0)
+					failp("gofer: %s: attach", ex[i].host_path);
+				close(fd);
 				break;
 			}
 			if (ex[i].cow)
@@ -697,6 +768,19 @@ static void build_root(const struct gofer_export *ex, size_t n,
 			attrs |= MOUNT_ATTR_RDONLY;
 		if (mattr(AT_FDCWD, slot, AT_RECURSIVE, attrs) < 0)
 			failp("gofer: %s: mount attributes", slot);
+		cow_roots[i] = -1;
+		if (ex[i].kind == GOFER_EXPORT_DIR && ex[i].cow && !ce[i].is_file) {
+			/* the sentry's direct read-only opens in the overlay: a
+			 * detached recursive clone (the hidden names' masks come
+			 * with it), read-only, so nothing opened beneath it
+			 * can write the upper layer */
+			cow_roots[i] = open_tree(AT_FDCWD, slot, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+						 AT_RECURSIVE);
+			if (cow_roots[i] < 0 ||
+			    mattr(cow_roots[i], "", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_RDONLY |
+				  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) < 0)
+				failp("gofer: %s: read-only clone of the overlay", ex[i].host_path);
+		}
 	}
 
 	/* 5. pivot_root(".", ".") and detach the old root (runc's way) */
@@ -909,6 +993,7 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	/* 2. namespaces; the parent writes our maps (it needs us dumpable:
 	 * a caller that changed its ids is not, until we say so) */
 	prctl(PR_SET_DUMPABLE, 1);
+	pre_clone_cow(ex, n);
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
 		failp("gofer: unshare(CLONE_NEWUSER|CLONE_NEWNS)");
 	hello(0, "maps");
@@ -985,7 +1070,21 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	seccomp_allowlist();
 
 	malloc_trim(0);
-	hello(0, "ready");
+	struct gofer_hello ready = { .err = 0 };
+	snprintf(ready.msg, sizeof ready.msg, "ready");
+	for (size_t i = 0; i < n; i++)
+		ready.nroots += cow_roots[i] >= 0;
+	if (send(sock, &ready, sizeof ready, MSG_NOSIGNAL) < 0)
+		_exit(1);
+	for (size_t i = 0; i < n; i++) {
+		struct gofer_root gr = { .export = (uint32_t)i };
+		if (cow_roots[i] < 0)
+			continue;
+		if (send_fds(sock, &gr, sizeof gr, &cow_roots[i], 1) < 0)
+			_exit(1);
+		close(cow_roots[i]); /* the sentry's now; we keep none */
+		cow_roots[i] = -1;
+	}
 	gofer_serve(&srv, sock);
 }
 
@@ -1069,6 +1168,16 @@ static int check_exports(const struct gofer_export *ex, size_t n, char *err, siz
 				return -EINVAL;
 			}
 		}
+		if (ex[i].skeleton && (ex[i].kind != GOFER_EXPORT_DIR || !ex[i].cow)) {
+			snprintf(err, errlen, "gofer: export %zu: a skeleton needs a cow export", i);
+			return -EINVAL;
+		}
+		for (const char *const *h = ex[i].skeleton; h && *h; h++) {
+			if (!**h || gofer_check_path(*h, strlen(*h))) {
+				snprintf(err, errlen, "gofer: export %zu: bad skeleton name \"%s\"", i, *h);
+				return -EINVAL;
+			}
+		}
 	}
 	return 0;
 }
@@ -1143,10 +1252,50 @@ int gofer_start_begin(const struct gofer_export *exports, size_t n, pid_t *pid,
 	return 0;
 }
 
+/* (parent) the roots the last gofer donated, fd + 1 (0: none):
+ * gofer_take_cow_root */
+static int taken_roots[GOFER_MAX_EXPORTS];
+
+int gofer_take_cow_root(size_t i)
+{
+	int fd = i < GOFER_MAX_EXPORTS ? taken_roots[i] - 1 : -1;
+
+	if (fd >= 0)
+		taken_roots[i] = 0;
+	return fd;
+}
+
+static int recv_roots(int sock, uint32_t nroots)
+{
+	for (size_t i = 0; i < GOFER_MAX_EXPORTS; i++)
+		if (taken_roots[i] > 0) {
+			close(taken_roots[i] - 1);
+			taken_roots[i] = 0;
+		}
+	if (nroots > GOFER_MAX_EXPORTS)
+		return -EPROTO;
+	for (uint32_t k = 0; k < nroots; k++) {
+		struct gofer_root gr;
+		int fd = -1, nfd = 1;
+		long l = recv_fds(sock, &gr, sizeof gr, &fd, &nfd);
+		if (l != (long)sizeof gr || nfd != 1 || gr.export >= GOFER_MAX_EXPORTS ||
+		    taken_roots[gr.export] > 0) {
+			if (nfd == 1)
+				close(fd);
+			return l < 0 ? (int)l : -EPROTO;
+		}
+		taken_roots[gr.export] = fd + 1;
+	}
+	return 0;
+}
+
 int gofer_start_finish(pid_t pid, int ctl_sock, char *err, size_t errlen)
 {
 	struct gofer_hello h;
 	int r = recv_hello(ctl_sock, &h);
+
+	if (!r && (r = recv_roots(ctl_sock, h.nroots)) < 0)
+		snprintf(h.msg, sizeof h.msg, "gofer: the overlays' read-only roots: %s", strerror(-r));
 
 	if (r) {
 		snprintf(err, errlen, "%s", h.msg[0] ? h.msg : "gofer: start-up failed");

@@ -9,7 +9,9 @@
  *   readlinkat  dirfd == that procfs fd
  *   newfstatat  AT_EMPTY_PATH (fstat of a held fd)
  *   openat2, readlinkat  dirfd == an export root fd (direct file access,
- *               fs/directfs.c; what confines it is the mount layer, below)
+ *               fs/directfs.c; what confines it is the mount layer, below:
+ *               read-only binds in our root, and for cow exports the
+ *               gofer's read-only clones of its overlays)
  *   kcmp        KCMP_FILE (the lock table: is this the same open file
  *               description?)
  * No fchown/fsetxattr on held fds: the gofer makes every change to a file of
@@ -135,7 +137,10 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 	 * path from these fds, "..", absolute or through a symlink, stays in our
 	 * root, where each export is a read-only bind with its hidden names
 	 * masked and the rest is an empty read-only tmpfs (a write or create
-	 * open is EROFS whatever the flags). */
+	 * open is EROFS whatever the flags); a cow export's root is a detached
+	 * read-only clone of the gofer's overlay (masks included): ".." at its
+	 * root stays there, an absolute path resolves in our root, a write is
+	 * EROFS. */
 	size_t nroots;
 	const int *roots = priv_export_roots(&nroots);
 	for (size_t i = 0; i < nroots && !rc; i++) {

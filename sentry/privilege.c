@@ -20,7 +20,10 @@
  *      "..", a symlink), it resolves in that root, so it reaches the exports
  *      and nothing else of the host. This is the layer that confines the
  *      sentry's direct file access (fs/directfs.c); the seccomp rules on the
- *      dirfd and the openat2 RESOLVE_ flags are defence in depth.
+ *      dirfd and the openat2 RESOLVE_ flags are defence in depth. A cow
+ *      export has no bind here (its files are the gofer's overlay): its root
+ *      fd is the gofer's read-only recursive clone of the overlay, a
+ *      detached mount (priv_add_export_root, after the gofer is ready).
  */
 #include "sentry/sentry.h"
 #include "common/log.h"
@@ -153,6 +156,21 @@ const int *priv_export_roots(size_t *n)
 {
 	*n = sentry_nroots;
 	return sentry_roots;
+}
+
+void priv_add_export_root(size_t i, int fd)
+{
+	if (i >= GOFER_MAX_EXPORTS) {
+		close(fd);
+		return;
+	}
+	if (i < sentry_nroots && sentry_roots[i] >= 0)
+		close(sentry_roots[i]);
+	for (size_t k = sentry_nroots; k < i; k++)
+		sentry_roots[k] = -1;
+	sentry_roots[i] = fd;
+	if (sentry_nroots <= i)
+		sentry_nroots = i + 1;
 }
 
 static int new_tmpfs(const char *size, const char *mode, unsigned attrs)

@@ -85,7 +85,7 @@ struct sentry_config {
 	unsigned long long idle_ms;       /* --idle-timeout */
 	unsigned long long output_limit;  /* --output-limit: bytes per stream */
 	const char *result_path;          /* --result FILE */
-	const char *overlay;              /* --overlay memory|DIR|none (NULL: none) */
+	const char *overlay;              /* --overlay memory|DIR|none (NULL: memory) */
 	const char *export_dir;           /* --export DIR */
 	unsigned long long export_max_files, export_max_bytes;
 };
@@ -252,6 +252,10 @@ int priv_sentry_root(const struct gofer_export *ex, size_t n, char *err, size_t 
 /* After priv_sentry_root: an O_PATH root fd per export index, -1 for an
  * export without a bind (not a host directory, or unreachable for our uid). */
 const int *priv_export_roots(size_t *n);
+/* Export i's root is fd from now on (the gofer's read-only clone of a cow
+ * export's overlay): allowed to openat2/readlinkat by confine_sentry like
+ * the others. */
+void priv_add_export_root(size_t i, int fd);
 
 /* ---- the guest's view (view.c) ---- */
 struct vfs_mount_spec;

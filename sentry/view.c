@@ -106,6 +106,7 @@ static void add_mount(struct builder *b, const char *path, int kind, int exp,
 	m->dev = dev;
 	m->private_fs = kind == VFS_MNT_GOFER && exp >= 0 &&
 			v->exports[exp].kind == GOFER_EXPORT_TMPFS;
+	m->cow = kind == VFS_MNT_GOFER && exp >= 0 && v->exports[exp].cow;
 	m->hidden = hidden;
 	m->target = target ? xstrdup(target) : NULL;
 	int n = snprintf(b->desc + b->dlen, sizeof b->desc - b->dlen, "%s %d %d %d %d %s %s;",
@@ -172,6 +173,69 @@ static void add_host(struct builder *b, const char *path, const char *const *hid
 	}
 }
 
+/* Is guest path p at or beneath a mount point other than "/"? */
+static int under_mount(const struct view *v, const char *p)
+{
+	for (size_t i = 0; i < v->nmounts; i++) {
+		const char *m = v->mounts[i].path;
+		size_t l = strlen(m);
+		if (v->mounts[i].kind == VFS_MNT_SPARE || !strcmp(m, "/"))
+			continue;
+		if (!strncmp(p, m, l) && (p[l] == 0 || p[l] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
+/* --overlay with the system view: "/" itself is a cow export too, so the
+ * guest can make top-level entries (mkdir /work); they land in the upper
+ * layer and in the "root" export with their own paths. Its lower layer is
+ * the gofer's empty tmpfs holding only the directories the mount table
+ * needs there (the ancestors of mount points that no other mount covers:
+ * "home" for /home/user), so nothing of the host's root shows; the mounts
+ * (/usr, /tmp, /proc, ...) stay on top (longest prefix). */
+static void add_root_layer(struct builder *b)
+{
+	struct view *v = b->v;
+	size_t cap = 16, n = 0;
+	const char **skel = xcalloc(cap + 1, sizeof *skel);
+
+	for (size_t i = 0; i < v->nmounts; i++) {
+		const char *p = v->mounts[i].path;
+		if (v->mounts[i].kind == VFS_MNT_SPARE)
+			continue;
+		/* each proper ancestor of p but "/", shallowest first */
+		for (const char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+			char *a = xmalloc((size_t)(s - p) + 1);
+			memcpy(a, p, (size_t)(s - p));
+			a[s - p] = 0;
+			int seen = under_mount(v, a);
+			for (size_t k = 0; k < n && !seen; k++)
+				seen = !strcmp(skel[k], a + 1);
+			if (seen) {
+				free(a);
+				continue;
+			}
+			if (n == cap) {
+				cap *= 2;
+				skel = realloc(skel, (cap + 1) * sizeof *skel);
+				if (!skel)
+					die("out of memory");
+			}
+			skel[n++] = xstrdup(a + 1);
+			skel[n] = NULL;
+			free(a);
+		}
+	}
+	int e = add_export(b, GOFER_EXPORT_DIR, "/", 0, NULL);
+	v->exports[e].cow = 1;
+	v->exports[e].cow_name = "root";
+	v->exports[e].cow_prefix = "";
+	v->exports[e].cow_persist = root_overlay[0] == '/';
+	v->exports[e].skeleton = skel;
+	add_mount(b, "/", VFS_MNT_GOFER, e, 1, 0, NULL, NULL);
+}
+
 /* Canonical absolute guest path: collapse "//", "/./", reject "..". */
 static int canon_guest(const char *in, char *out, size_t len)
 {
@@ -214,7 +278,8 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 		 pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : "/home/user");
 	if (strcmp(v->home, "/") == 0 || strncmp(v->home, "/nonexistent", 12) == 0)
 		snprintf(v->home, sizeof v->home, "/home/user");
-	root_overlay = cfg->overlay && strcmp(cfg->overlay, "none") ? cfg->overlay : NULL;
+	/* --overlay: memory unless the caller said otherwise */
+	root_overlay = !cfg->overlay ? "memory" : strcmp(cfg->overlay, "none") ? cfg->overlay : NULL;
 
 	if (cfg->root) {
 		struct stat st;
@@ -330,6 +395,8 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 		}
 		free(rp);
 	}
+	if (root_overlay && !cfg->root)
+		add_root_layer(&b);
 	/* spare private tmpfs exports for the guest's own mount(2) of a
 	 * tmpfs (test suites mount one and remount it read-only) */
 	for (int i = 0; i < VIEW_SPARE_TMPFS; i++) {

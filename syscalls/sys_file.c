@@ -646,7 +646,7 @@ static long do_unlinkat(struct sc_call *c, int dirfd, const char *path, int flag
 		return r;
 	if (n->last_dot)
 		return rmdir_ ? (n->last_dot == 1 ? -EINVAL : -ENOTEMPTY) : -EISDIR;
-	if (n->exists && (n->kind != VN_BACKEND || !*n->rel))
+	if (n->exists && (n->kind != VN_BACKEND || !*n->rel || vfs_holds_mounts(VFS_OF(c), n->path)))
 		return -EBUSY;
 	if (n->kind == VN_PROC)
 		return n->exists ? -EACCES : -ENOENT;
@@ -722,8 +722,10 @@ static long do_renameat2(struct sc_call *c, int odfd, const char *opath, int ndf
 		return -ENOENT;
 	if ((flags & RENAME_NOREPLACE) && nn->exists)
 		return -EEXIST;
-	if ((o->exists && (o->kind != VN_BACKEND || !*o->rel)) ||
-	    (nn->exists && (nn->kind != VN_BACKEND || !*nn->rel)))
+	if ((o->exists && (o->kind != VN_BACKEND || !*o->rel ||
+			   vfs_holds_mounts(VFS_OF(c), o->path))) ||
+	    (nn->exists && (nn->kind != VN_BACKEND || !*nn->rel ||
+			    vfs_holds_mounts(VFS_OF(c), nn->path))))
 		return -EBUSY;
 	if (!strcmp(o->path, nn->path))
 		return 0;

@@ -5,7 +5,8 @@
  * stat of a path and a native fstat of the fd agree, and the virtual owner,
  * group and set-id bits of host files applied (vfs_view_stat; a native fstat
  * shows the host's). The final component is
- * re-stat'ed on writable mounts (WALK_FRESH).
+ * re-stat'ed (WALK_FRESH) when the guest may have changed it natively
+ * (fs/dcache.h: the written set).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -321,4 +321,73 @@ fi
 grep -q '"path": "moved.txt", "op": "rename", "type": "file", "from": "a.txt", "similarity": 96' "$T_TMP/rexp/lr/manifest.json" 2>/dev/null &&
 	ok rename_similarity_in_manifest || fail rename_similarity_in_manifest "$(grep moved "$T_TMP/rexp/lr/manifest.json" 2>&1)"
 
+# ---- 10. "/" itself in the overlay: new top-level entries land in the upper
+#         layer (listed by ls /, in the root export with their own paths),
+#         the host's / untouched; the mounts stay on top; a directory holding
+#         a mount point cannot be removed or renamed (rootless too: the root
+#         layer belongs to the caller) ----
+# natively (fake-moat) these land in the host's /: removed at exit
+at_exit "rm -rf '/$T_MARK' '/$T_MARK.f' '/$T_MARK.mv'"
+mkdir -p "$T_TMP/mnt"
+out=$(moat run --overlay memory --bind "$T_TMP/mnt:/$T_MARK.m/a/b" --export "$T_TMP/rexp" -- /bin/sh -c \
+	"mkdir /$T_MARK && echo top >/$T_MARK/x && touch /$T_MARK.f && ls / | grep -c '^$T_MARK' && cat /$T_MARK/x &&
+	 ls -d /usr/bin /tmp /proc/self >/dev/null && echo MOUNTS-OK;
+	 mv /$T_MARK.m /$T_MARK.mv 2>&1; rmdir /$T_MARK.m/a 2>&1; ls -d /$T_MARK.m/a/b" </dev/null 2>&1)
+if [ "$(printf '%s\n' "$out" | sed -n '1,3p')" = "$(printf '3\ntop\nMOUNTS-OK')" ] &&
+   [ ! -e "/$T_MARK" ] && [ ! -e "/$T_MARK.f" ]; then
+	ok overlay_slash_new_entries
+else
+	fail overlay_slash_new_entries "$out; host: $(ls -d /$T_MARK* 2>&1)"
+fi
+case $out in
+*"mv: "*"Device or resource busy"*"rmdir: "*"Device or resource busy"*"/$T_MARK.m/a/b") ok overlay_slash_mount_dirs_stay ;;
+*) fail overlay_slash_mount_dirs_stay "$out" ;;
+esac
+if grep -q "^diff --git a/$T_MARK/x b/$T_MARK/x" "$T_TMP/rexp/root/changes.patch" 2>/dev/null &&
+   grep -q "^diff --git a/$T_MARK.f b/$T_MARK.f" "$T_TMP/rexp/root/changes.patch" &&
+   grep -q "\"path\": \"$T_MARK\", \"op\": \"add\", \"type\": \"dir\"" "$T_TMP/rexp/root/manifest.json"; then
+	ok overlay_slash_export
+else
+	fail overlay_slash_export "$(cat "$T_TMP/rexp/root/manifest.json" 2>&1 | head -30)"
+fi
+# --overlay none: the root is read-only, "/" too
+out=$(moat run --overlay none -- /bin/sh -c "mkdir /$T_MARK 2>&1; touch /etc/$T_MARK 2>&1" </dev/null 2>&1)
+case $out in
+*"mkdir: "*"Read-only file system"*"touch: "*"Read-only file system"*) ok overlay_none_erofs ;;
+*) fail overlay_none_erofs "$out" ;;
+esac
+
+# ---- 10b. a root directory with submounts (a container runtime binds
+#          /etc/resolv.conf): the overlay still takes the guest's writes
+#          (root-run: the source is cloned before the gofer's user namespace
+#          locks its submounts, which overlayfs refuses in a lower layer) ----
+if [ $ROOT = 1 ] && [ -f /etc/resolv.conf ] && command -v unshare >/dev/null; then
+	at_exit "rm -f '/etc/$T_MARK'"
+	echo "nameserver 192.0.2.1" >"$T_TMP/resolv"
+	out=$(unshare -m sh -c 'mount --bind "$1" /etc/resolv.conf && shift && "$@"' sh "$T_TMP/resolv" \
+		"$MOAT" run -- /bin/sh -c "echo sub >/etc/$T_MARK && cat /etc/$T_MARK" </dev/null 2>&1)
+	[ "$out" = sub ] && [ ! -e "/etc/$T_MARK" ] && ok overlay_etc_with_submount ||
+		fail overlay_etc_with_submount "$out; host: $(ls "/etc/$T_MARK" 2>&1)"
+else
+	skip overlay_etc_with_submount "needs root and unshare"
+fi
+
+# ---- 11. stats after native writes (the dentry cache keeps stats of writable
+#         mounts): tests/syscalls/stat_cache in the root overlay and a cow
+#         bind, against its native run ----
+if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/stat_cache" ]; then
+	mkdir -p "$T_TMP/sc" "$T_TMP/scn"
+	want=$("$SYSCALL_BIN/stat_cache" "$T_TMP/scn" 2>&1)
+	for d in /$T_MARK.sc /c; do
+		got=$(moat run --overlay memory --bind "$SYSCALL_BIN:/t:ro" --bind "$T_TMP/sc:/c:cow" -- \
+			/bin/sh -c "mkdir -p $d && /t/stat_cache $d" </dev/null 2>&1)
+		n=root; [ "$d" = /c ] && n=cow_bind
+		[ "$got" = "$want" ] && ok_sanity "stat_cache_$n" ||
+			fail "stat_cache_$n" "$(diff <(echo "$want") <(echo "$got") | grep "^>" | head -5)"
+	done
+	at_exit "rm -rf '/$T_MARK.sc'"
+else
+	skip overlay_stat_cache "no SYSCALL_BIN"
+fi
+
 finish

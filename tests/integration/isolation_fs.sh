@@ -62,36 +62,61 @@ expect_eq shadow_not_listed "$out" 2
 out=$(mrun /bin/sh -c 'ls -a /etc | grep -cxE "shadow|gshadow|sudoers|shadow-|gshadow-"' 2>/dev/null)
 expect_eq etc_listing_hides_secrets "$out" 0
 
-# Writes to the read-only view fail with EROFS (EACCES accepted when rootless).
+# Writes to the view (default --overlay memory) land in the sandbox's
+# overlay, never on the host: the guest reads back what it wrote, the host's
+# files keep their content and times, new names never appear there. With
+# --overlay none they fail with EROFS (EACCES accepted when rootless).
 # These must stay harmless even when run WITHOUT isolation (the harness
 # self-check runs them natively as root): existing files are opened for writing
 # but never written; new names are unique and removed at exit.
-for p in "/usr/moat-$T_MARK" "/etc/moat-$T_MARK" "/usr/bin/moat-$T_MARK" "/usr/moatdir-$T_MARK"; do
+for p in "/usr/moat-$T_MARK" "/etc/moat-$T_MARK" "/usr/bin/moat-$T_MARK" "/usr/moatdir-$T_MARK" \
+	"/moat-$T_MARK"; do
 	at_exit "rm -rf '$p'"
 done
+# werr NAME PATH WANT [MOAT OPTIONS...]: open PATH for writing (create, append)
 werr() {
-	local out want=$3
-	out=$(mrun "$PY" -c '
+	local out want=$3 name=$1 path=$2
+	shift 3
+	out=$(moat run "$@" -- "$PY" -c '
 import errno, os, sys
 try:
     fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     print("OPENED")
 except OSError as e:
     print(errno.errorcode.get(e.errno, e.errno))
-' "$2" 2>&1)
-	case " $want " in *" $out "*) ok "$1" ;; *) fail "$1" "got [$out] want one of [$want]" ;; esac
+' "$path" </dev/null 2>&1)
+	case " $want " in *" $out "*) ok "$name" ;; *) fail "$name" "got [$out] want one of [$want]" ;; esac
 }
+hoststate() { sha256sum /etc/passwd /etc/os-release; stat -L -c '%n %s %Y %Z %a' /etc/passwd /etc/os-release; }
+hb=$(hoststate)
+# the overlay: root-run every write is the guest's; rootless only what the
+# caller could change on the host (a copy-up of a root-owned file is EACCES)
+ov="OPENED"; [ "$(id -u)" != 0 ] && ov="OPENED EACCES"
+SANITY=1 werr write_usr_new_overlay "/usr/moat-$T_MARK" "$ov"
+SANITY=1 werr write_etc_passwd_overlay /etc/passwd "$ov"
+SANITY=1 werr write_bin_new_overlay "/bin/moat-$T_MARK" "$ov"
+SANITY=1 werr write_slash_new_overlay "/moat-$T_MARK" OPENED
+out=$(mrun /bin/sh -c "echo guest-$T_MARK >/moat-$T_MARK && mkdir /usr/moatdir-$T_MARK 2>/dev/null;
+	{ echo x >>/etc/passwd; } 2>/dev/null; cat /moat-$T_MARK" 2>&1)
+SANITY=1 expect_eq overlay_write_read_back "$out" "guest-$T_MARK"
+if [ -e "/usr/moat-$T_MARK" ] || [ -e "/etc/moat-$T_MARK" ] || [ -e "/usr/bin/moat-$T_MARK" ] ||
+   [ -e "/moat-$T_MARK" ] || [ -e "/usr/moatdir-$T_MARK" ]; then
+	fail overlay_root_untouched "a guest create reached the host"
+else
+	expect_eq overlay_root_untouched "$(hoststate)" "$hb"
+fi
 ro="EROFS"; [ "$(id -u)" != 0 ] && ro="EROFS EACCES"
-werr write_usr_new "/usr/moat-$T_MARK" "$ro"
-werr write_etc_passwd /etc/passwd "$ro"
-werr write_bin_new "/bin/moat-$T_MARK" "$ro"
-werr write_etc_new "/etc/moat-$T_MARK" "$ro"
+werr write_usr_new "/usr/moat-$T_MARK" "$ro" --overlay none
+werr write_etc_passwd /etc/passwd "$ro" --overlay none
+werr write_bin_new "/bin/moat-$T_MARK" "$ro" --overlay none
+werr write_etc_new "/etc/moat-$T_MARK" "$ro" --overlay none
+werr write_slash_new "/moat-$T_MARK" "$ro" --overlay none
 if [ -e "/usr/moat-$T_MARK" ] || [ -e "/etc/moat-$T_MARK" ] || [ -e "/usr/bin/moat-$T_MARK" ]; then
 	fail ro_root_untouched "a guest create reached the host"
 else ok ro_root_untouched; fi
 # mkdir, symlink, and a chmod to the file's current mode (a no-op if it ever got through).
 osr_mode=$(stat -L -c %a /etc/os-release)
-out=$(mrun /bin/sh -c "mkdir /usr/moatdir-$T_MARK 2>&1; ln -s x /etc/moat-$T_MARK 2>&1; chmod $osr_mode /etc/os-release 2>&1" 2>&1)
+out=$(moat run --overlay none -- /bin/sh -c "mkdir /usr/moatdir-$T_MARK 2>&1; ln -s x /etc/moat-$T_MARK 2>&1; chmod $osr_mode /etc/os-release 2>&1" </dev/null 2>&1)
 n=$(printf '%s\n' "$out" | grep -c "Read-only file system")
 [ "$(id -u)" != 0 ] && n=$(printf '%s\n' "$out" | grep -cE "Read-only file system|Permission denied|Operation not permitted")
 expect_eq rw_ops_erofs "$n" 3

@@ -125,6 +125,7 @@ static void setup(void)
 	}
 	mkd(workdir, "sub", 0755);
 	mkfile(workdir, "sub/x");
+	mkfile(workdir, "sub/y");
 
 	static const char *const hidden[] = { "etc/shadow", NULL };
 	struct vfs_mount_spec m[] = {
@@ -414,18 +415,38 @@ Test(fs_walk, create_and_invalidate)
 	cr_assert(S_ISDIR(node.st.st_mode));
 }
 
+/* An exclusive writable mount keeps stats in the dentry cache; a file the
+ * guest got a writable fd of is re-stat'ed (its size changes natively). */
 Test(fs_walk, fresh_stat_sees_size_change)
 {
 	char p[PATH_MAX];
+	int fd = -1;
+	struct stat st;
 
 	cr_assert_eq(walk("/work/sub/x", 0), 0);
 	cr_assert_eq(node.st.st_size, 0);
-	snprintf(p, sizeof p, "%s/sub/x", workdir);
+	cr_assert_eq(vfs_node_open(v, &task, &node, O_WRONLY, 0, &fd, &st), 0);
+	cr_assert_eq(write(fd, "hello", 5), 5);
+	close(fd);
+	cr_assert_eq(walk("/work/sub/x", WALK_FRESH), 0);
+	cr_assert_eq(node.st.st_size, 5);
+	/* a file nobody got a writable fd of: the cached stat (a change the
+	 * host made behind the sandbox's back is not seen: exclusive) */
+	cr_assert_eq(walk("/work/sub/y", 0), 0);
+	snprintf(p, sizeof p, "%s/sub/y", workdir);
 	FILE *f = fopen(p, "w");
 	fputs("hello", f);
 	fclose(f);
-	cr_assert_eq(walk("/work/sub/x", WALK_FRESH), 0);
-	cr_assert_eq(node.st.st_size, 5);
+	cr_assert_eq(walk("/work/sub/y", WALK_FRESH), 0);
+	cr_assert_eq(node.st.st_size, 0);
+	/* a change the sentry made invalidates the name and its parent */
+	cr_assert_eq(walk("/work/sub", 0), 0);
+	struct stat parent = node.st;
+	cr_assert_eq(walk("/work/sub/z", WALK_CREATE), 0);
+	cr_assert_eq(VFS_BE(v, mkdir, node.mnt->export, node.rel, 0755), 0);
+	vfs_invalidate(v, node.mnt, node.rel, 0);
+	cr_assert_eq(walk("/work/sub", WALK_FRESH), 0);
+	cr_assert_eq(node.st.st_nlink, parent.st_nlink + 1);
 }
 
 Test(fs_walk, exec_and_check_dir)

@@ -37,4 +37,25 @@ static inline int moat_sanitizer_allow(scmp_filter_ctx ctx)
 #define moat_sanitizer_allow(ctx) ((void)(ctx), 0)
 #endif
 
+/* moat_filter_finish(ctx, rc): the common tail of a helper process's
+ * allowlist (moat-netd, moat-broker, moat-netpub): anonymous mmap only (malloc's
+ * arenas), the sanitizer runtime's calls (ASan builds), no_new_privs, load.
+ * rc is the result of the rules added so far; the context is released either
+ * way. 0 when the filter is loaded, -1 otherwise. */
+#include <seccomp.h>
+static inline int moat_filter_finish(scmp_filter_ctx ctx, int rc)
+{
+	struct scmp_arg_cmp anon = { .arg = 4, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)-1 };
+	if (!rc)
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, &anon);
+	if (!rc)
+		rc = moat_sanitizer_allow(ctx);
+	if (!rc)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1);
+	if (!rc)
+		rc = seccomp_load(ctx);
+	seccomp_release(ctx);
+	return rc ? -1 : 0;
+}
+
 #endif

@@ -146,18 +146,8 @@ static int confine_netd(int chan, int dchan, int bchan)
 		if (!rc)
 			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(accept4), 0);
 	}
-	/* malloc's arenas (anonymous memory only) */
-	struct scmp_arg_cmp anon = { .arg = 4, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)-1 };
-	if (!rc)
-		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, &anon);
-	if (!rc) /* ASan builds: the sanitizer runtime's own calls */
-		rc = moat_sanitizer_allow(ctx);
-	if (!rc)
-		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1);
-	if (!rc)
-		rc = seccomp_load(ctx);
-	seccomp_release(ctx);
-	return rc ? -1 : 0;
+	/* anonymous mmap, sanitizer, no_new_privs, load */
+	return moat_filter_finish(ctx, rc);
 }
 
 /* The host's first nameserver, read from /etc/resolv.conf at set-up. */

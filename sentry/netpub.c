@@ -62,17 +62,8 @@ static int confine_pub(void)
 	};
 	if (!rc)
 		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2, c);
-	struct scmp_arg_cmp anon = { .arg = 4, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)-1 };
-	if (!rc)
-		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, &anon);
-	if (!rc) /* ASan builds: the sanitizer runtime's own calls */
-		rc = moat_sanitizer_allow(ctx);
-	if (!rc)
-		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1);
-	if (!rc)
-		rc = seccomp_load(ctx);
-	seccomp_release(ctx);
-	return rc ? -1 : 0;
+	/* anonymous mmap, sanitizer, no_new_privs, load */
+	return moat_filter_finish(ctx, rc);
 }
 
 static int dial_guest(int port)

@@ -67,19 +67,20 @@ cleanup() { [ -n "$stage" ] && rm -rf "$stage"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-declare -A result counts
+declare -A result counts took
 order=()
 skips=()
 # tier NAME CMD...: run, log to $build/test-logs/NAME.log and stdout; the
 # tier's counts are its last "N passed, M failed, K skipped" line.
 tier() {
-	local name=$1 log; shift
+	local name=$1 log t0=$SECONDS; shift
 	order+=("$name")
 	echo "=== $name"
 	mkdir -p "$build/test-logs"
 	log=$build/test-logs/$name.log
 	"$@" 2>&1 | tee "$log"
 	local rc=${PIPESTATUS[0]} c p
+	took[$name]=$((SECONDS - t0))
 	c=$(grep -oE '[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$log" | tail -1)
 	counts[$name]=${c:-no count}
 	p=$(printf '%s' "$c" | sed -n 's/^\([0-9]*\) passed.*/\1/p')
@@ -208,7 +209,7 @@ echo
 echo "=== summary"
 fail=0 tp=0 tf=0 ts=0
 for t in "${order[@]}"; do
-	printf '  %-22s %-24s %s\n' "$t" "${result[$t]}" "${counts[$t]:-}"
+	printf '  %-22s %-24s %-36s %5ss\n' "$t" "${result[$t]}" "${counts[$t]:-}" "${took[$t]:-?}"
 	[[ ${result[$t]} == PASS* ]] || fail=1
 	read -r p f s < <(printf '%s\n' "${counts[$t]:-}" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p')
 	tp=$((tp + ${p:-0})) tf=$((tf + ${f:-0})) ts=$((ts + ${s:-0}))

@@ -34,7 +34,9 @@
  * fd, kind) at their stop (the msghdr and address read once); the worker
  * copies the payload and netd sends it (netd.c: the guest's socket is shut
  * for writing, a twin on its port sends). A connected UDP socket is not
- * forwarded (connect: ENETUNREACH).
+ * forwarded by a relay: the guest's own socket is connected (by netd, on
+ * the pinned file) to the relay's end on the guest's loopback, and netd
+ * carries its datagrams to and from the destination (netd.c udp_relay).
  */
 #include "sentry/netd.h"
 #include "sentry/netpolicy.h"
@@ -115,6 +117,30 @@ void netconn_set_guest_netns(int fd)
 			 "connects, binds and listens will fail");
 	if (sfd >= 0)
 		close(sfd);
+}
+
+void netconn_set_relays(const int fds[2])
+{
+	/* the connected-UDP relay's guest ends (netd.c udp_relay): netd
+	 * keeps them; the sentry never needs them. After GUESTNS: netd takes
+	 * only sockets of the guest's namespace */
+	for (int i = 0; i < 2; i++) {
+		if (fds[i] < 0)
+			continue;
+		if (g_chan >= 0) {
+			struct netd_req q;
+			struct netd_rep rep;
+			int sfd;
+			memset(&q, 0, sizeof q);
+			q.op = NETD_RELAY;
+			if (ask_netd_fd(&q, &rep, &sfd, fds[i]) < 0 || rep.err)
+				warnx_("moat-netd did not take the UDP relay's %s socket: connected UDP "
+				       "egress over %s is refused", i ? "IPv6" : "IPv4", i ? "IPv6" : "IPv4");
+			if (sfd >= 0)
+				close(sfd);
+		}
+		close(fds[i]);
+	}
 }
 
 /* Skip the stopped call with err, audited. */
@@ -276,12 +302,12 @@ static int decide_connect(struct sandbox *sb, struct task *t, void *regsp, const
 	char dest[96], args[200], note[128];
 	describe(&a, port, type, dest, sizeof dest);
 	snprintf(args, sizeof args, "%d, %s", fd, dest);
-	if (rule >= 0 && type != SOCK_STREAM) {
-		/* a connected UDP socket of the host's namespace would send with
-		 * write()/send(), which run natively: only sendto/sendmsg with
-		 * an address are forwarded (netconn_send_stop) */
+	if (rule >= 0 && type != SOCK_STREAM && host) {
+		/* a socket moat-netd made (the guest's datagrams went out with
+		 * sendto before): it is of the host's namespace and shut for
+		 * writing; the relay connects only the guest's own sockets */
 		rule = -1;
-		why = "connected UDP egress is not forwarded (sendto/sendmsg with the address are)";
+		why = "connect of a moat-netd UDP socket (one that sent with sendto before) is not forwarded";
 	}
 	if (rule < 0 || g_chan < 0) {
 		REG_SYSNO(*regs) = -1; /* skip */
@@ -295,7 +321,10 @@ static int decide_connect(struct sandbox *sb, struct task *t, void *regsp, const
 	size_t keep = fam == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
 	if (len < keep || keep > sizeof ((struct net_pending *)0)->addr)
 		return 1;
-	return to_worker(t, regs, MOAT_NET_CONNECT, NETD_CONNECT, fd, sa, keep, rule, 0);
+	/* connected UDP: the guest's own socket is connected through the relay
+	 * on its loopback (netd.c udp_relay); it stays of the guest's namespace */
+	return to_worker(t, regs, MOAT_NET_CONNECT, type == SOCK_STREAM ? NETD_CONNECT : NETD_UDP_CONNECT, fd,
+			 sa, keep, rule, 0);
 }
 
 static const char *const send_names[] = { "connect", "sendto", "sendmsg", "sendmmsg" };
@@ -722,6 +751,54 @@ static long on_pinned(struct sc_call *c, const struct net_pending *pc)
 	return rep.err ? -rep.err : 0;
 }
 
+/* Connected UDP to an allowed destination: moat-netd connects the exact
+ * file pinned here to the relay's address on the guest's loopback and makes
+ * the relay's host-side socket for the destination (netd.c udp_relay). The
+ * guest keeps its own socket: write/send/recv on it run natively and stay in
+ * its namespace. */
+static long udp_connect(struct sc_call *c, const struct net_pending *pc)
+{
+	struct netpol_addr a;
+	uint16_t port = 0;
+	netpol_from_sockaddr(pc->addr, pc->len, &a, &port);
+	int hfd = sc_getfd(c, pc->fd);
+	if (hfd < 0)
+		return -EBADF;
+	int domain = 0, type = 0;
+	long r = sock_kind(hfd, &domain, &type);
+	char dest[96];
+	describe(&a, port, SOCK_DGRAM, dest, sizeof dest);
+	if (snprintf(c->note, sizeof c->note, "%s rule %d (%.60s) via the UDP relay", dest, pc->rule,
+		     g_pol && pc->rule >= 0 ? g_pol->rules[pc->rule].text : "") >= (int)sizeof c->note)
+		c->note[sizeof c->note - 1] = '\0';
+	if (r < 0 || type != SOCK_DGRAM || (domain != AF_INET && domain != AF_INET6)) {
+		close(hfd);
+		return r < 0 ? r : -EAFNOSUPPORT; /* the fd changed since the stop */
+	}
+	struct netd_req q;
+	memset(&q, 0, sizeof q);
+	q.op = NETD_UDP_CONNECT;
+	q.family = domain;
+	q.type = SOCK_DGRAM;
+	q.addrlen = pc->len;
+	memcpy(q.addr, pc->addr, pc->len);
+	fill_opts(hfd, domain, SOCK_DGRAM, &q);
+	struct netd_rep rep;
+	int sfd;
+	r = ask_netd_fd(&q, &rep, &sfd, hfd);
+	close(hfd);
+	if (sfd >= 0)
+		close(sfd);
+	if (r < 0)
+		return r;
+	if (rep.err == EPERM) {
+		/* swapped for a socket of the host's namespace since the stop */
+		snprintf(c->note, sizeof c->note, "connect refused: a socket of the host's network namespace");
+		return -ENETUNREACH;
+	}
+	return rep.err ? -rep.err : 0;
+}
+
 long netconn_call(struct sc_call *c)
 {
 	struct task *t = c->task;
@@ -735,6 +812,8 @@ long netconn_call(struct sc_call *c)
 	}
 	struct net_pending pc = *p;
 	free(p);
+	if (pc.op == NETD_UDP_CONNECT)
+		return udp_connect(c, &pc);
 	if (pc.op != NETD_CONNECT)
 		return on_pinned(c, &pc);
 	struct netpol_addr a;

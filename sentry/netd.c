@@ -36,7 +36,9 @@
  * anywhere, whatever address a racing thread writes or whichever fd number
  * it dup2()s it to; datagrams leave from a twin bound to the same port and
  * closed right after. A connected UDP socket would have to be writable
- * (write/send run natively): CONNECT of a datagram socket is refused.
+ * (write/send run natively): CONNECT of a datagram socket is refused, and
+ * UDP_CONNECT connects the guest's own socket to the relay instead
+ * (udp_relay_connect, below).
  *
  * CONNECT: {family, type, protocol, destination, options}. netd checks the
  * destination against its policy (a compromised sentry can only ask for
@@ -516,6 +518,191 @@ static ssize_t udp_twin_send(int g, const void *buf, size_t len, int flags, cons
 	return w;
 }
 
+/* ---- the connected-UDP relay ----
+ * A UDP socket of the host's namespace must never be writable in the guest's
+ * hands (a native send goes wherever its address says), yet a connected one
+ * sends with write()/send(), which run natively. So the guest keeps its own
+ * socket (of its namespace, loopback only), connected by netd to one of the
+ * relay's two ends moat-init bound on the guest's loopback (127.0.0.53 and
+ * ::1, ephemeral ports; RELAY). netd keeps a table: the guest socket's local
+ * address (the source of what arrives at the relay's end) -> a socket of the
+ * host's namespace connected to the allowed destination, which only netd
+ * holds. A datagram from a source not in the table is dropped; replies from
+ * the destination go back from the relay's end to that source, the only peer
+ * the guest's connected socket accepts. */
+struct relay {
+	int h;                       /* netd's socket, connected to the destination; -1: free */
+	int end;                     /* 0: the 127.0.0.53 end, 1: ::1 */
+	struct sockaddr_storage src; /* the guest socket's address, as its end sees it */
+	socklen_t srclen;
+	long long used;
+};
+static int g_rend[2] = { -1, -1 };
+static struct relay g_relays[NETD_MAX_RELAYS];
+static uint8_t g_rbuf[NETD_MAX_DGRAM];
+
+static void relays_init(void)
+{
+	for (int i = 0; i < NETD_MAX_RELAYS; i++)
+		g_relays[i].h = -1;
+}
+
+/* The address the end e sees for a peer whose getsockname is sa: an
+ * IPv4-mapped IPv6 address seen by the IPv4 end is its plain IPv4 form. */
+static socklen_t relay_src(const struct sockaddr_storage *sa, struct sockaddr_storage *out)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+	memset(out, 0, sizeof *out);
+	if (sa->ss_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+		struct sockaddr_in *o = (struct sockaddr_in *)out;
+		o->sin_family = AF_INET;
+		o->sin_port = s6->sin6_port;
+		memcpy(&o->sin_addr, &s6->sin6_addr.s6_addr[12], 4);
+		return sizeof *o;
+	}
+	if (sa->ss_family == AF_INET) {
+		memcpy(out, sa, sizeof(struct sockaddr_in));
+		return sizeof(struct sockaddr_in);
+	}
+	struct sockaddr_in6 *o = (struct sockaddr_in6 *)out;
+	o->sin6_family = AF_INET6;
+	o->sin6_port = s6->sin6_port;
+	o->sin6_addr = s6->sin6_addr;
+	return sizeof *o;
+}
+
+static int same_src(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return 0;
+	if (a->ss_family == AF_INET) {
+		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+	}
+	const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+	return x->sin6_port == y->sin6_port && !memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr);
+}
+
+/* UDP_CONNECT on the guest's socket g (of the guest's namespace, checked by
+ * the caller) for q->addr (checked against the policy by the caller): an
+ * errno, 0 when g is connected to the relay and the table holds its source. */
+static int udp_relay_connect(int g, const struct netd_req *q)
+{
+	int gfam = q->family, dfam = q->family, end = q->family == AF_INET6;
+	struct sockaddr_storage dst;
+	socklen_t dlen = q->addrlen;
+	memset(&dst, 0, sizeof dst);
+	memcpy(&dst, q->addr, q->addrlen);
+	const struct sockaddr_in6 *d6 = (const struct sockaddr_in6 *)&dst;
+	if (gfam == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&d6->sin6_addr)) {
+		/* a dual-stack socket to an IPv4 destination: the IPv4 end,
+		 * reached as ::ffff:127.0.0.53 */
+		struct sockaddr_in v4 = { .sin_family = AF_INET, .sin_port = d6->sin6_port };
+		memcpy(&v4.sin_addr, &d6->sin6_addr.s6_addr[12], 4);
+		memset(&dst, 0, sizeof dst);
+		memcpy(&dst, &v4, sizeof v4);
+		dlen = sizeof v4;
+		dfam = AF_INET;
+		end = 0;
+	}
+	if (g_rend[end] < 0)
+		return ENETUNREACH;
+	struct sockaddr_storage ra;
+	socklen_t rl = sizeof ra;
+	if (getsockname(g_rend[end], (struct sockaddr *)&ra, &rl) < 0)
+		return errno;
+	if (gfam == AF_INET6 && end == 0) {
+		const struct sockaddr_in *r4 = (const struct sockaddr_in *)&ra;
+		struct sockaddr_in6 m = { .sin6_family = AF_INET6, .sin6_port = r4->sin_port };
+		m.sin6_addr.s6_addr[10] = m.sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&m.sin6_addr.s6_addr[12], &r4->sin_addr, 4);
+		memcpy(&ra, &m, sizeof m);
+		rl = sizeof m;
+	}
+	int h = socket(dfam, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_UDP);
+	if (h < 0)
+		return errno;
+	if (dfam == gfam)
+		apply_opts(h, q);
+	if (connect(h, (struct sockaddr *)&dst, dlen) < 0 || connect(g, (struct sockaddr *)&ra, rl) < 0) {
+		int e = errno;
+		close(h);
+		return e;
+	}
+	struct sockaddr_storage ga, src;
+	socklen_t gl = sizeof ga;
+	if (getsockname(g, (struct sockaddr *)&ga, &gl) < 0) {
+		int e = errno;
+		close(h);
+		return e;
+	}
+	socklen_t sl = relay_src(&ga, &src);
+	/* the same source again (a reconnect), else a free slot, else the
+	 * least recently used */
+	int slot = -1, lru = 0;
+	for (int i = 0; i < NETD_MAX_RELAYS; i++) {
+		struct relay *r = &g_relays[i];
+		if (r->h >= 0 && r->end == end && same_src(&r->src, &src)) {
+			slot = i;
+			break;
+		}
+		if (r->h < 0 && (slot < 0 || g_relays[slot].h >= 0))
+			slot = i;
+		if (g_relays[lru].h >= 0 && (r->h < 0 || r->used < g_relays[lru].used))
+			lru = i;
+	}
+	if (slot < 0)
+		slot = lru;
+	struct relay *r = &g_relays[slot];
+	if (r->h >= 0)
+		close(r->h);
+	r->h = h;
+	r->end = end;
+	r->src = src;
+	r->srclen = sl;
+	r->used = now_ms();
+	return 0;
+}
+
+/* Datagrams waiting at the relay's end e: each to its source's destination;
+ * from an unknown source, dropped. At most 64 per call (the loop polls
+ * again). */
+static void relay_from_guest(int e)
+{
+	for (int k = 0; k < 64; k++) {
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof from;
+		ssize_t n = recvfrom(g_rend[e], g_rbuf, sizeof g_rbuf, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+		if (n < 0)
+			return;
+		for (int i = 0; i < NETD_MAX_RELAYS; i++) {
+			struct relay *r = &g_relays[i];
+			if (r->h >= 0 && r->end == e && same_src(&r->src, &from)) {
+				(void)send(r->h, g_rbuf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+				r->used = now_ms();
+				break;
+			}
+		}
+	}
+}
+
+/* Replies waiting on relay i: to its guest socket, from the relay's end. */
+static void relay_to_guest(int i)
+{
+	struct relay *r = &g_relays[i];
+	for (int k = 0; k < 64; k++) {
+		ssize_t n = recv(r->h, g_rbuf, sizeof g_rbuf, MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			continue; /* an ICMP error (ECONNREFUSED...): the guest does not see it */
+		}
+		(void)sendto(g_rend[r->end], g_rbuf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL,
+			     (struct sockaddr *)&r->src, r->srclen);
+		r->used = now_ms();
+	}
+}
+
 static int g_broker = -1; /* moat-broker's channel (--secret), -1 */
 
 /* The same address and port (a v4-mapped IPv6 address is its IPv4 one)? */
@@ -652,14 +839,33 @@ static int serve_one(int chan, struct netpolicy *pol)
 		rep.err = EINVAL;
 		goto reply;
 	}
+	if (q.op == NETD_RELAY) {
+		/* a relay end: once per family, a UDP socket of the guest's
+		 * namespace (after GUESTNS) */
+		struct sockaddr_storage ra;
+		socklen_t rl = sizeof ra;
+		int e = ra.ss_family = 0;
+		if (plen || given < 0 || !g_guest_ns || ns_cookie(given) != g_guest_ns || !udp_socket(given) ||
+		    getsockname(given, (struct sockaddr *)&ra, &rl) < 0)
+			rep.err = EPERM;
+		else if (g_rend[e = ra.ss_family == AF_INET6] >= 0)
+			rep.err = EEXIST;
+		else {
+			g_rend[e] = given;
+			given = -1;
+			rep.err = 0;
+		}
+		goto reply;
+	}
 	if (q.op >= NETD_GUESTNS && q.op <= NETD_LISTEN) {
 		/* the guest's own socket (cookie checked there), no payload */
 		rep.err = plen ? EINVAL : on_guest_socket(&q, (ssize_t)sizeof q, given);
 		goto reply;
 	}
-	if ((q.op != NETD_CONNECT && q.op != NETD_SEND) || q.addrlen > sizeof q.addr ||
+	if ((q.op != NETD_CONNECT && q.op != NETD_SEND && q.op != NETD_UDP_CONNECT) || q.addrlen > sizeof q.addr ||
 	    q.nopts > NETD_MAX_OPTS || (q.family != AF_INET && q.family != AF_INET6) || proto < 0 ||
 	    (q.op == NETD_CONNECT && (plen || given >= 0)) || (q.op == NETD_SEND && proto != NP_UDP) ||
+	    (q.op == NETD_UDP_CONNECT && (plen || given < 0 || proto != NP_UDP)) ||
 	    netpol_from_sockaddr(q.addr, q.addrlen, &a, &port) < 0) {
 		rep.err = EINVAL;
 		goto reply;
@@ -668,6 +874,18 @@ static int serve_one(int chan, struct netpolicy *pol)
 	rep.rule = netpolicy_match(pol, &a, port, proto, &why);
 	if (rep.rule < 0) {
 		rep.err = ENETUNREACH; /* what the guest's own namespace answers */
+		goto reply;
+	}
+	if (q.op == NETD_UDP_CONNECT) {
+		/* the guest's own socket (of its namespace: checked here), of
+		 * the family asked for */
+		int fam = 0;
+		socklen_t fl = sizeof fam;
+		if (!g_guest_ns || ns_cookie(given) != g_guest_ns || !udp_socket(given) ||
+		    getsockopt(given, SOL_SOCKET, SO_DOMAIN, &fam, &fl) < 0 || fam != q.family)
+			rep.err = EPERM;
+		else
+			rep.err = udp_relay_connect(given, &q);
 		goto reply;
 	}
 	if (q.op == NETD_SEND) {
@@ -807,19 +1025,31 @@ pid_t netd_start(const struct netpolicy *pol, int broker, int *chan_out, char *e
 		/* this process's own copy: DNS answers are remembered in it */
 		struct netpolicy *mine = (struct netpolicy *)pol;
 		struct dns_q d = { .sock = -1 };
+		relays_init();
 		for (;;) {
 			/* connects are answered at once; one DNS question may
-			 * be in flight meanwhile (its channel waits for it) */
-			struct pollfd pf[3] = { { chan, POLLIN, 0 }, { d.sock < 0 ? dchan : -1, POLLIN, 0 },
-						{ d.sock, POLLIN, 0 } };
+			 * be in flight meanwhile (its channel waits for it); the
+			 * UDP relay's two ends and its host-side sockets */
+			struct pollfd pf[5 + NETD_MAX_RELAYS] = {
+				{ chan, POLLIN, 0 }, { d.sock < 0 ? dchan : -1, POLLIN, 0 }, { d.sock, POLLIN, 0 },
+				{ g_rend[0], POLLIN, 0 }, { g_rend[1], POLLIN, 0 },
+			};
+			for (int i = 0; i < NETD_MAX_RELAYS; i++)
+				pf[5 + i] = (struct pollfd){ g_relays[i].h, POLLIN, 0 };
 			int wait = -1;
 			if (d.sock >= 0) {
 				long long left = d.deadline_ms - now_ms();
 				wait = left > 0 ? (int)left : 0;
 			}
-			int r = poll(pf, 3, wait);
+			int r = poll(pf, 5 + NETD_MAX_RELAYS, wait);
 			if (r < 0 && errno != EINTR)
 				break;
+			for (int e = 0; e < 2 && r > 0; e++)
+				if (pf[3 + e].revents)
+					relay_from_guest(e);
+			for (int i = 0; i < NETD_MAX_RELAYS && r > 0; i++)
+				if (pf[5 + i].revents && g_relays[i].h == pf[5 + i].fd)
+					relay_to_guest(i);
 			if (pf[0].revents && serve_one(chan, mine) < 0)
 				break;
 			if (pf[1].revents && dns_request(dchan, mine, &d) < 0)

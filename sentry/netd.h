@@ -25,8 +25,17 @@ struct sc_call;
  * sends from a twin on its port; without one it makes the guest's socket
  * (q.family, q.opts applied, bound, shut for writing), sends from a twin,
  * and hands it back. */
+/* RELAY: one end of the connected-UDP relay (a UDP socket of the guest's
+ * namespace moat-init bound on its loopback; SCM_RIGHTS), sent once per
+ * family after GUESTNS, before the guest exists; netd keeps it.
+ * UDP_CONNECT: connect the guest's UDP socket sent with the request (the
+ * pinned file, of the guest's namespace) to the relay, for q.addr (policy):
+ * netd makes the host-side socket connected to q.addr and relays. */
 enum { NETD_CONNECT = 0, NETD_RESOLVE = 1, NETD_GUESTNS = 2, NETD_LOCAL_CONNECT = 3, NETD_BIND = 4,
-       NETD_LISTEN = 5, NETD_SEND = 6 };
+       NETD_LISTEN = 5, NETD_SEND = 6, NETD_RELAY = 7, NETD_UDP_CONNECT = 8 };
+/* connected UDP sockets relayed at once per sandbox (the least recently
+ * used is dropped beyond) */
+#define NETD_MAX_RELAYS 128
 #define NETD_MAX_DGRAM 65536
 
 struct netd_req {
@@ -82,6 +91,9 @@ void netconn_secret_names(uint32_t mask, char *buf, size_t len);
 int netd_option_allowed(int level, int name);
 
 /* ---- the sentry's side (netconn.c) ---- */
+/* The relay's guest-side sockets (spawn.c; -1 where none): handed to
+ * moat-netd and closed here. After netconn_set_guest_netns. */
+void netconn_set_relays(const int fds[2]);
 /* Set up: the policy and netd's channel (-1: --net none, no netd). */
 void netconn_init(const struct netpolicy *pol, int netd_chan);
 /* The ptrace stop of connect with an AF_INET/AF_INET6 address (unixsock.c):

@@ -235,7 +235,8 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 	/* The DNS stub's socket, in the guest's network namespace: the sentry
 	 * serves it (sentry/netdns.c). Bound before the program exists, so
 	 * the guest can never take the address. */
-	int setup_fds[2] = { procfd, -1 }, nsetup = 1;
+	int setup_fds[4] = { procfd, -1, -1, -1 }, nsetup = 1;
+	char tag[4] = "P";
 	if (a->dns_stub) {
 		struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(53) };
 		inet_pton(AF_INET, "127.0.0.53", &sin.sin_addr);
@@ -243,12 +244,30 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 		if (setup_fds[1] < 0 || bind(setup_fds[1], (struct sockaddr *)&sin, sizeof sin) < 0)
 			child_fail(sock, "DNS stub socket");
 		nsetup = 2;
+		/* The connected-UDP relay's ends (moat-netd keeps them,
+		 * netd.c udp_relay): 127.0.0.53 and ::1 on ephemeral ports.
+		 * Bound now, so the guest can never take their ports; ::1 may
+		 * be missing (IPv6 off), then v6 connected UDP is refused */
+		sin.sin_port = 0;
+		int r4 = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (r4 >= 0 && bind(r4, (struct sockaddr *)&sin, sizeof sin) == 0) {
+			setup_fds[nsetup++] = r4;
+			tag[1] = '4';
+		} else if (r4 >= 0)
+			close(r4);
+		struct sockaddr_in6 s6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+		int r6 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0), one = 1;
+		if (r6 >= 0 && setsockopt(r6, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) == 0 &&
+		    bind(r6, (struct sockaddr *)&s6, sizeof s6) == 0) {
+			setup_fds[nsetup++] = r6;
+			tag[tag[1] ? 2 : 1] = '6';
+		} else if (r6 >= 0)
+			close(r6);
 	}
-	if (send_fds(sock, "P", 1, setup_fds, nsetup) < 0)
+	if (send_fds(sock, tag, strlen(tag), setup_fds, nsetup) < 0)
 		_exit(127);
-	close(procfd);
-	if (setup_fds[1] >= 0)
-		close(setup_fds[1]);
+	for (int i = 0; i < nsetup; i++)
+		close(setup_fds[i]);
 	prctl(PR_SET_NAME, "moat-init");
 	/* rlimits, a second layer under the cgroup (sentry/limits.c); the
 	 * program and everything it starts inherit them */
@@ -378,7 +397,7 @@ int spawn_guest_finish(struct spawn_result *r, char *err, size_t errlen)
 	/* Wait for the procfs fd (or an error line). The init may stop for
 	 * ptrace meanwhile only at its fork, which comes after this message. */
 	char msg[256];
-	int fds[2] = { -1, -1 }, nfd = 2;
+	int fds[4] = { -1, -1, -1, -1 }, nfd = 4;
 	long n = recv_fds(r->sync_sock, msg, sizeof msg - 1, fds, &nfd);
 	if (n <= 0) {
 		e = n < 0 ? (int)n : -EPIPE;
@@ -395,6 +414,10 @@ int spawn_guest_finish(struct spawn_result *r, char *err, size_t errlen)
 	}
 	r->guest_procfd = fds[0];
 	r->dns_fd = nfd > 1 ? fds[1] : -1;
+	/* "P", then '4' and/or '6' for the relay sockets that follow */
+	r->relay_fd[0] = r->relay_fd[1] = -1;
+	for (int i = 1, k = 2; msg[i] && k < nfd; i++, k++)
+		r->relay_fd[msg[i] == '6'] = fds[k];
 	return 0;
 fail:
 	kill(pid, SIGKILL);

@@ -30,6 +30,8 @@ struct spawn_result {
 	int sync_sock;               /* sentry end of the set-up socket */
 	int guest_procfd;            /* procfs of the guest pid namespace */
 	int dns_fd;                  /* the DNS stub's socket in the guest netns, or -1 */
+	int relay_fd[2];             /* the UDP relay's sockets in the guest netns (127.0.0.53
+				      * and ::1, ephemeral ports; with dns_stub), or -1 */
 };
 
 /* Clone the guest init, write its id maps, seize it with ptrace and let it

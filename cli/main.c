@@ -77,7 +77,7 @@ static const char usage_text[] =
 	"                           (IPv6 in [] before a port), then optional :PORT or\n"
 	"                           :LO-HI and /tcp or /udp (no protocol: both). TCP:\n"
 	"                           connect; UDP: sendto/sendmsg/sendmmsg with the\n"
-	"                           address (a connected UDP socket is refused). Host\n"
+	"                           address, or connected (through a relay). Host\n"
 	"                           loopback, link-local (169.254.169.254), private,\n"
 	"                           multicast and unspecified addresses stay denied\n"
 	"                           unless a rule names them. TCP fast open is refused\n"

@@ -45,6 +45,7 @@
 #include "loader/loader_abi.h"
 #include "platform/arch.h"
 #include "syscalls/sc.h"
+#include "syscalls/sys_socket.h"
 #include "common/util.h"
 #include "common/log.h"
 
@@ -786,16 +787,27 @@ static long udp_connect(struct sc_call *c, const struct net_pending *pc)
 	struct netd_rep rep;
 	int sfd;
 	r = ask_netd_fd(&q, &rep, &sfd, hfd);
-	close(hfd);
 	if (sfd >= 0)
 		close(sfd);
-	if (r < 0)
+	if (r < 0) {
+		close(hfd);
 		return r;
+	}
 	if (rep.err == EPERM) {
 		/* swapped for a socket of the host's namespace since the stop */
 		snprintf(c->note, sizeof c->note, "connect refused: a socket of the host's network namespace");
+		close(hfd);
 		return -ENETUNREACH;
 	}
+	if (rep.err == 0) {
+		/* getpeername shows the destination, not the relay's end */
+		struct sockaddr_storage local, peer;
+		socklen_t ll = sizeof local, pl = sizeof peer;
+		if (getsockname(hfd, (struct sockaddr *)&local, &ll) == 0 &&
+		    getpeername(hfd, (struct sockaddr *)&peer, &pl) == 0)
+			udp_relay_peer(&local, &peer, pc->addr, pc->len);
+	}
+	close(hfd);
 	return rep.err ? -rep.err : 0;
 }
 

@@ -1,6 +1,7 @@
 /* syscalls/sys_socket.c - AF_UNIX names: the bind table (sys_socket.h) and
  * getsockname/getpeername, which show a bound path instead of the abstract
- * name it lives under in the guest's network namespace. */
+ * name it lives under in the guest's network namespace; getpeername of a UDP
+ * socket connected through moat-netd's relay shows its destination. */
 #include <errno.h>
 
 #include "syscalls/sys_fs.h"
@@ -9,8 +10,10 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 #include <sys/un.h>
 
 #define NBOUND 1024
@@ -103,6 +106,79 @@ int unix_name_path(struct sandbox *sb, const struct sockaddr_un *sa, socklen_t l
 	return r;
 }
 
+#define NPEERS 256
+
+static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct relay_peer {
+	struct sockaddr_storage local, peer, dest;
+	socklen_t destlen;
+} *peers; /* allocated on first use */
+static unsigned npeers;
+
+/* Same family, port and address (and IPv6 scope). */
+static int same_inet(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return 0;
+	if (a->ss_family == AF_INET) {
+		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+	}
+	if (a->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+		return x->sin6_port == y->sin6_port && x->sin6_scope_id == y->sin6_scope_id &&
+		       memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) == 0;
+	}
+	return 0;
+}
+
+void udp_relay_peer(const struct sockaddr_storage *local, const struct sockaddr_storage *peer,
+		    const void *dest, socklen_t destlen)
+{
+	if (destlen > sizeof(struct sockaddr_storage))
+		return;
+	pthread_mutex_lock(&peer_lock);
+	if (!peers)
+		peers = calloc(NPEERS, sizeof *peers);
+	if (peers) {
+		unsigned i = 0, n = npeers < NPEERS ? npeers : NPEERS;
+		while (i < n && !(same_inet(&peers[i].local, local) && same_inet(&peers[i].peer, peer)))
+			i++;
+		if (i == n)
+			i = npeers++ % NPEERS; /* a new one, over the oldest when full */
+		struct relay_peer *p = &peers[i];
+		p->local = *local;
+		p->peer = *peer;
+		memset(&p->dest, 0, sizeof p->dest);
+		memcpy(&p->dest, dest, destlen);
+		p->destlen = destlen;
+	}
+	pthread_mutex_unlock(&peer_lock);
+}
+
+/* The destination of hfd, connected to peer through the relay: 1 and *ss,
+ * *len replaced, or 0. */
+static int relay_dest(int hfd, struct sockaddr_storage *ss, socklen_t *len)
+{
+	if (ss->ss_family != AF_INET && ss->ss_family != AF_INET6)
+		return 0;
+	struct sockaddr_storage local;
+	socklen_t ll = sizeof local;
+	int found = 0;
+	pthread_mutex_lock(&peer_lock);
+	if (peers && getsockname(hfd, (struct sockaddr *)&local, &ll) == 0) {
+		unsigned n = npeers < NPEERS ? npeers : NPEERS;
+		for (unsigned i = 0; i < n && !found; i++)
+			if (same_inet(&peers[i].local, &local) && same_inet(&peers[i].peer, ss)) {
+				*ss = peers[i].dest;
+				*len = peers[i].destlen;
+				found = 1;
+			}
+	}
+	pthread_mutex_unlock(&peer_lock);
+	return found;
+}
+
 static long sockname(struct sc_call *c, int peer)
 {
 	socklen_t glen;
@@ -118,6 +194,8 @@ static long sockname(struct sc_call *c, int peer)
 	if ((peer ? getpeername(hfd, (struct sockaddr *)&ss, &len)
 		  : getsockname(hfd, (struct sockaddr *)&ss, &len)) < 0)
 		return -errno;
+	if (peer)
+		relay_dest(hfd, &ss, &len);
 	struct sockaddr_un *sa = (struct sockaddr_un *)&ss;
 	char path[sizeof sa->sun_path];
 	if (ss.ss_family == AF_UNIX && unix_name_path(c->sb, sa, len, path, sizeof path) == 0) {

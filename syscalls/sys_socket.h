@@ -29,4 +29,11 @@ socklen_t unix_name_addr(struct sandbox *sb, dev_t dev, ino_t ino, unsigned gen,
 int unix_name_path(struct sandbox *sb, const struct sockaddr_un *sa, socklen_t len, char *out,
 		   size_t outlen);
 
+/* Connected UDP through moat-netd's relay (sentry/netd.c udp_relay): the
+ * guest's socket, bound at local, is connected to the relay's end peer on
+ * the guest's loopback; getpeername shows dest, the address the guest
+ * connected to. Remembered per (local, peer), the last 256. */
+void udp_relay_peer(const struct sockaddr_storage *local, const struct sockaddr_storage *peer,
+		    const void *dest, socklen_t destlen);
+
 #endif

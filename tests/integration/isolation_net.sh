@@ -238,9 +238,9 @@ sleep 0.3
 if [ "$out" = ENETUNREACH ] && [ ! -s "$T_TMP/udp.got" ]; then ok udp_sendto_private_denied
 else fail udp_sendto_private_denied "$out $(cat "$T_TMP/udp.got" 2>/dev/null)"; fi
 
-# UDP egress is refused even to an allowed destination: a connected host UDP
-# socket in the guest's hands could be re-aimed with sendto (10.200.0.3 is not
-# allowed). Natively both datagrams arrive.
+# A connected UDP socket to an allowed destination works (moat-netd's relay)
+# and cannot be re-aimed with sendto at one that is not (10.200.0.3).
+# Natively both datagrams arrive.
 in_far ip addr add 10.200.0.3/32 dev mfar
 in_far "$PY" -c '
 import socket, sys
@@ -256,7 +256,7 @@ try:
     s.connect(("10.200.0.2", 5354)); s.send(b"OK"); s.sendto(b"LEAK", ("10.200.0.3", 5354)); print("SENT")
 except OSError as e: print(errno.errorcode.get(e.errno, str(e)))' </dev/null 2>&1)
 sleep 0.3
-if [ "$out" = ENETUNREACH ] && ! grep -q LEAK "$T_TMP/udp2.got" 2>/dev/null; then ok udp_connected_not_redirectable
+if [ "$out" = ENETUNREACH ] && grep -q OK "$T_TMP/udp2.got" 2>/dev/null && ! grep -q LEAK "$T_TMP/udp2.got"; then ok udp_connected_not_redirectable
 else fail udp_connected_not_redirectable "$out $(cat "$T_TMP/udp2.got" 2>/dev/null)"; fi
 
 # UDP egress (issue 10): an allowed destination gets its datagrams through
@@ -328,16 +328,32 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 try: s.sendto(sys.argv[1].encode(), (sys.argv[2], int(sys.argv[3]))); print("SENT")
 except OSError as e: print(errno.errorcode.get(e.errno, str(e)))' "$1" "$3" "$4" </dev/null 2>&1
 }
-# A connected UDP socket is not forwarded (write/send on it would run
-# natively): connect answers ENETUNREACH, audited; natively it works.
-out=$(in_outer timeout 60 "$MOAT" run --net allow=10.200.0.2:"$ueport"/udp -- "$PY" -c '
+# Connected UDP (moat-netd's relay): round trips byte-exact, getpeername the
+# destination, dual stack; sendto and connect to 127.0.0.1 reach the guest's
+# own loopback, never the host's sink; the next port (no rule) is refused; a
+# datagram from another socket to the relay's end (STRAY) reaches nobody.
+# Natively the sink gets the datagrams.
+if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_udp" ]; then
+	rm -f "$T_TMP/usink.got"
+	got=$(in_outer timeout 60 "$MOAT" run --bind "$SYSCALL_BIN:/t:ro" --net allow=10.200.0.2:"$ueport"/udp -- \
+		/t/probe_udp connected 10.200.0.2 "$ueport" 127.0.0.1 "$usport" </dev/null 2>&1)
+	sleep 0.3
+	if [ -s "$T_TMP/usink.got" ]; then fail udp_connected_echo "the sink got: $(sort "$T_TMP/usink.got" | uniq -c | head -3 | tr '\n' ' ')"
+	elif grep -q STRAY "$T_TMP/uecho.port.log"; then fail udp_connected_echo "a stray datagram to the relay's end was forwarded"
+	elif [ "$(echo "$got" | grep -c '^ok ')" != 8 ]; then fail udp_connected_echo "$(echo "$got" | grep -v '^ok' | head -4 | tr '\n' ' ')"
+	else ok udp_connected_echo; fi
+	expect_eq udp_connected_refused "$(echo "$got" | grep '^conn_' | tr '\n' ' ')" \
+		"conn_sendto_sink SENT conn_connect_sink SENT conn_send_after SENT conn_connect_next_port ENETUNREACH "
+fi
+# connect to a destination no rule allows: ENETUNREACH, nothing sent
+out=$(in_outer timeout 60 "$MOAT" run --net allow=10.200.0.2:$((ueport == 65535 ? 1 : ueport + 1))/udp -- "$PY" -c '
 import socket, errno, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 try: s.connect(("10.200.0.2", int(sys.argv[1]))); s.send(b"udp-connected"); print("SENT")
 except OSError as e: print(errno.errorcode.get(e.errno, str(e)))' "$ueport" </dev/null 2>&1)
 sleep 0.3
-if [ "$out" = ENETUNREACH ] && ! grep -q udp-connected "$T_TMP/uecho.port.log"; then ok udp_connect_not_forwarded
-else fail udp_connect_not_forwarded "$out"; fi
+if [ "$out" = ENETUNREACH ] && ! grep -q udp-connected "$T_TMP/uecho.port.log"; then ok udp_connect_denied
+else fail udp_connect_denied "$out"; fi
 out=$(udpcase udp-tcp-rule 10.200.0.2:"$ueport"/tcp 10.200.0.2 "$ueport")
 sleep 0.3
 if [ "$out" = ENETUNREACH ] && ! grep -q udp-tcp-rule "$T_TMP/uecho.port.log"; then ok udp_tcp_rule_not_udp

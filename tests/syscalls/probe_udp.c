@@ -1,7 +1,7 @@
 /* probe_udp: UDP egress through moat-netd (tests/integration/isolation_net.sh).
  *   probe_udp echo ADDR PORT
  *     sendto, sendmsg (msg_name) and sendmmsg, each on a new socket, to an
- *     echo server (a connected UDP socket is not forwarded by moat): the reply must come back byte-exact from
+ *     echo server: the reply must come back byte-exact from
  *     ADDR:PORT. One line per case, "ok CASE" or "FAIL CASE: why".
  *   probe_udp reaim ADDR PORT SINK SPORT
  *     one allowed sendto, then on the same socket every way of aiming it at
@@ -10,6 +10,13 @@
  *     msg_name between ADDR:PORT and SINK:SPORT while sendmsg/sendmmsg/
  *     sendto run. Prints "CASE ERRNO" (or "CASE SENT") lines; whether
  *     anything reached the sink is checked on the sink's side.
+ *   probe_udp connected ADDR PORT SINK SPORT
+ *     a connected UDP socket (moat forwards it through moat-netd's relay):
+ *     send/recv round trips of 1 to 60000 bytes, getpeername, a dual-stack
+ *     (IPv6, v4-mapped) socket, reconnect; sendto and connect to
+ *     SINK:SPORT, connect to ADDR:PORT+1 (ENETUNREACH if no rule names it);
+ *     a datagram to the relay's end (the source recvfrom shows) from
+ *     another socket, "STRAY", must reach nobody (checked by the caller).
  *   probe_udp swaprace ADDR PORT SINK SPORT
  *     the guest's own UDP socket sends to 127.0.0.1:SPORT (its own loopback,
  *     native) while another thread dup2()s a moat-netd UDP socket over it.
@@ -193,6 +200,96 @@ static int reaim(void)
 	return 0;
 }
 
+/* n bytes (seed) over the connected s and their echo back; *from the
+ * source of the reply */
+static int conn_round(int s, size_t n, unsigned seed, const char *name, struct sockaddr_storage *from)
+{
+	static unsigned char buf[60000], got[65536];
+	fill(buf, n, seed);
+	ssize_t w = seed & 1 ? write(s, buf, n) : send(s, buf, n, 0);
+	if (w != (ssize_t)n) {
+		printf("FAIL %s: send: %zd %s\n", name, w, strerror(errno));
+		return 1;
+	}
+	socklen_t fl = sizeof *from;
+	ssize_t r = recvfrom(s, got, sizeof got, 0, (struct sockaddr *)from, &fl);
+	if (r != (ssize_t)n || memcmp(got, buf, n)) {
+		printf("FAIL %s: reply %zd bytes (wanted %zu)%s\n", name, r, n, r < 0 ? strerror(errno) : "");
+		return 1;
+	}
+	printf("ok %s\n", name);
+	return 0;
+}
+
+static int connected(void)
+{
+	int bad = 0;
+	struct sockaddr_storage from;
+	int s = udp();
+	if (connect(s, (struct sockaddr *)&dst, sizeof dst) < 0) {
+		printf("FAIL conn_connect: %s\n", ename(errno));
+		return 1;
+	}
+	size_t sizes[] = { 1, 1200, 8000, 60000 };
+	for (unsigned k = 0; k < 4; k++) {
+		char name[32];
+		snprintf(name, sizeof name, "conn_echo_%zu", sizes[k]);
+		bad |= conn_round(s, sizes[k], k + 1, name, &from);
+	}
+	struct sockaddr_in peer;
+	socklen_t pl = sizeof peer;
+	if (getpeername(s, (struct sockaddr *)&peer, &pl) < 0 || pl != sizeof peer ||
+	    peer.sin_addr.s_addr != dst.sin_addr.s_addr || peer.sin_port != dst.sin_port) {
+		char a[64] = "?";
+		inet_ntop(AF_INET, &peer.sin_addr, a, sizeof a);
+		printf("FAIL conn_getpeername: %s:%d\n", a, ntohs(peer.sin_port));
+		bad = 1;
+	} else {
+		printf("ok conn_getpeername\n");
+	}
+	/* reconnect to the same destination: still one path */
+	if (connect(s, (struct sockaddr *)&dst, sizeof dst) < 0)
+		printf("FAIL conn_reconnect: %s\n", ename(errno)), bad = 1;
+	else
+		bad |= conn_round(s, 100, 7, "conn_reconnect", &from);
+	/* a datagram from another socket to where the replies come from */
+	int o = udp();
+	sendto(o, "STRAY", 5, 0, (struct sockaddr *)&from, from.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+										     sizeof(struct sockaddr_in));
+	close(o);
+	/* sendto another address on the connected socket, and connect to it */
+	say("conn_sendto_sink", sendto(s, "LEAK-csendto", 12, 0, (struct sockaddr *)&sink, sizeof sink));
+	say("conn_connect_sink", connect(s, (struct sockaddr *)&sink, sizeof sink));
+	say("conn_send_after", send(s, "after", 5, 0));
+	/* the destination's next port (no rule names it) */
+	struct sockaddr_in next = dst;
+	next.sin_port = htons((uint16_t)(ntohs(dst.sin_port) + 1));
+	say("conn_connect_next_port", connect(s, (struct sockaddr *)&next, sizeof next));
+	close(s);
+	/* dual stack: an IPv6 socket to the v4-mapped destination */
+	int s6 = socket(AF_INET6, SOCK_DGRAM, 0);
+	struct timeval tv = { 5, 0 };
+	setsockopt(s6, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	struct sockaddr_in6 m = { .sin6_family = AF_INET6, .sin6_port = dst.sin_port };
+	m.sin6_addr.s6_addr[10] = m.sin6_addr.s6_addr[11] = 0xff;
+	memcpy(&m.sin6_addr.s6_addr[12], &dst.sin_addr, 4);
+	if (connect(s6, (struct sockaddr *)&m, sizeof m) < 0) {
+		printf("FAIL conn_v4mapped: connect: %s\n", ename(errno));
+		bad = 1;
+	} else {
+		bad |= conn_round(s6, 3000, 9, "conn_v4mapped", &from);
+		struct sockaddr_in6 p6;
+		socklen_t l6 = sizeof p6;
+		if (getpeername(s6, (struct sockaddr *)&p6, &l6) < 0 || memcmp(&p6.sin6_addr, &m.sin6_addr, 16) ||
+		    p6.sin6_port != m.sin6_port)
+			printf("FAIL conn_v4mapped_getpeername\n"), bad = 1;
+		else
+			printf("ok conn_v4mapped_getpeername\n");
+	}
+	close(s6);
+	return bad;
+}
+
 static void *swapper(void *arg)
 {
 	int *sw = arg;
@@ -236,7 +333,7 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (argc < 4) {
-		fprintf(stderr, "usage: probe_udp echo|reaim|swaprace ADDR PORT [SINK SPORT]\n");
+		fprintf(stderr, "usage: probe_udp echo|reaim|connected|swaprace ADDR PORT [SINK SPORT]\n");
 		return 77;
 	}
 	dst.sin_family = AF_INET;
@@ -251,6 +348,8 @@ int main(int argc, char **argv)
 		return echo();
 	if (!strcmp(argv[1], "reaim") && argc >= 6)
 		return reaim();
+	if (!strcmp(argv[1], "connected") && argc >= 6)
+		return connected();
 	if (!strcmp(argv[1], "swaprace") && argc >= 6)
 		return swaprace();
 	return 77;

@@ -131,6 +131,17 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 		struct scmp_arg_cmp c = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)pfd };
 		rc = rule(ctx, SCMP_SYS(readlinkat), 1, &c);
 	}
+	/* a guest socket's classic BPF filter, made here on the pinned file
+	 * (netconn.c sys_setsockopt): SOL_SOCKET and the filter options only */
+	static const int filter_opts[] = { SO_ATTACH_FILTER, SO_DETACH_FILTER, SO_LOCK_FILTER,
+					   SO_ATTACH_REUSEPORT_CBPF, SO_DETACH_REUSEPORT_BPF };
+	for (size_t i = 0; i < ARRAY_SIZE(filter_opts) && !rc; i++) {
+		struct scmp_arg_cmp c[2] = {
+			{ .arg = 1, .op = SCMP_CMP_EQ, .datum_a = SOL_SOCKET },
+			{ .arg = 2, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)filter_opts[i] },
+		};
+		rc = rule(ctx, SCMP_SYS(setsockopt), 2, c);
+	}
 	/* direct file access (fs/directfs.c): openat2 and readlinkat on the
 	 * export root fds only. openat2's flags live in memory where the rule
 	 * cannot see them: what holds is the mount layer (privilege.c) — every

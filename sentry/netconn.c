@@ -45,6 +45,7 @@
 #include "loader/loader_abi.h"
 #include "platform/arch.h"
 #include "syscalls/sc.h"
+#include "syscalls/handlers.h"
 #include "syscalls/sys_socket.h"
 #include "common/util.h"
 #include "common/log.h"
@@ -55,6 +56,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
+#include <linux/filter.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -543,7 +545,7 @@ static const struct {
 	{ SOL_SOCKET, SO_REUSEADDR },   { SOL_SOCKET, SO_REUSEPORT }, { SOL_SOCKET, SO_KEEPALIVE },
 	{ SOL_SOCKET, SO_RCVBUF },      { SOL_SOCKET, SO_SNDBUF },    { IPPROTO_TCP, TCP_NODELAY },
 	{ IPPROTO_TCP, TCP_KEEPIDLE },  { IPPROTO_TCP, TCP_KEEPINTVL }, { IPPROTO_TCP, TCP_KEEPCNT },
-	{ IPPROTO_IPV6, IPV6_V6ONLY },
+	{ IPPROTO_IPV6, IPV6_V6ONLY },  { IPPROTO_IP, IP_TOS },       { IPPROTO_IPV6, IPV6_TCLASS },
 };
 
 /* One request to moat-netd: q, then payload (NETD_SEND), with fd attached
@@ -608,6 +610,20 @@ static void fill_opts(int hfd, int domain, int type, struct netd_req *q)
 		q->opts[q->nopts].name = copied_opts[i].name;
 		q->opts[q->nopts].val = v;
 		q->nopts++;
+	}
+	for (int k = 0; k < 2; k++) {
+		struct timeval tv;
+		socklen_t l = sizeof tv;
+		if (getsockopt(hfd, SOL_SOCKET, k ? SO_SNDTIMEO : SO_RCVTIMEO, &tv, &l) == 0) {
+			q->tmo[k][0] = tv.tv_sec;
+			q->tmo[k][1] = tv.tv_usec;
+		}
+	}
+	struct linger lg;
+	socklen_t ll = sizeof lg;
+	if (getsockopt(hfd, SOL_SOCKET, SO_LINGER, &lg, &ll) == 0 && lg.l_onoff) {
+		q->linger[0] = 1;
+		q->linger[1] = lg.l_linger;
 	}
 }
 
@@ -809,6 +825,71 @@ static long udp_connect(struct sc_call *c, const struct net_pending *pc)
 	}
 	close(hfd);
 	return rep.err ? -rep.err : 0;
+}
+
+/* setsockopt, trapped only for the socket-filter options (the table's
+ * ARGTRAP rules match the option number at any level). At another level than
+ * SOL_SOCKET those numbers are ordinary options (IPV6_V6ONLY is 26): the
+ * decision reads only registers, so the call runs natively. At SOL_SOCKET
+ * the call is made here, on the pinned file, with the program copied once:
+ * on a socket of the host's namespace (moat-netd's UDP socket, whose filter
+ * keeps out datagrams from hosts it did not send to, netd.c infilter_allow;
+ * or a TCP one) it is EPERM. eBPF programs (SO_ATTACH_BPF and the reuseport
+ * eBPF option) need a bpf fd the guest cannot make: EPERM. */
+long sys_setsockopt(struct sc_call *c)
+{
+	int level = (int)c->args[1], name = (int)c->args[2];
+	socklen_t optlen = (socklen_t)c->args[4];
+	if (level != SOL_SOCKET) {
+		c->cont = 1;
+		return 0;
+	}
+	if (name == SO_ATTACH_BPF || name == SO_ATTACH_REUSEPORT_EBPF) {
+		snprintf(c->note, sizeof c->note, "eBPF socket programs are not available");
+		return -EPERM;
+	}
+	cleanup_fd int hfd = sc_getfd(c, (int)c->args[0]);
+	if (hfd < 0)
+		return hfd;
+	int stype = 0;
+	socklen_t tl = sizeof stype;
+	if (getsockopt(hfd, SOL_SOCKET, SO_TYPE, &stype, &tl) < 0)
+		return -errno; /* ENOTSOCK */
+	uint64_t ns = netns_cookie(hfd);
+	if (g_chan >= 0 && (!g_guest_netns || !ns || ns != g_guest_netns)) {
+		snprintf(c->note, sizeof c->note, "the filter of a socket of the host's network namespace is moat's");
+		return -EPERM;
+	}
+	if (name == SO_ATTACH_FILTER || name == SO_ATTACH_REUSEPORT_CBPF) {
+		struct sock_fprog fp;
+		if (optlen < sizeof fp)
+			return -EINVAL;
+		if (sc_read_guest(c, c->args[3], &fp, sizeof fp) < 0)
+			return -EFAULT;
+		if (fp.len == 0 || fp.len > BPF_MAXINSNS)
+			return -EINVAL;
+		struct sock_filter *ins = malloc(fp.len * sizeof *ins);
+		if (!ins)
+			return -ENOMEM;
+		long r = 0;
+		if (sc_read_guest(c, (uint64_t)(uintptr_t)fp.filter, ins, fp.len * sizeof *ins) < 0)
+			r = -EFAULT;
+		else {
+			struct sock_fprog copy = { fp.len, ins };
+			r = setsockopt(hfd, SOL_SOCKET, name, &copy, sizeof copy) < 0 ? -errno : 0;
+		}
+		free(ins);
+		return r;
+	}
+	/* SO_DETACH_FILTER, SO_DETACH_REUSEPORT_BPF (no value), SO_LOCK_FILTER (an int) */
+	int v = 0;
+	if (name == SO_LOCK_FILTER) {
+		if (optlen < sizeof v)
+			return -EINVAL;
+		if (sc_read_guest(c, c->args[3], &v, sizeof v) < 0)
+			return -EFAULT;
+	}
+	return setsockopt(hfd, SOL_SOCKET, name, &v, sizeof v) < 0 ? -errno : 0;
 }
 
 long netconn_call(struct sc_call *c)

@@ -91,7 +91,9 @@ int netd_option_allowed(int level, int name)
 		return name == TCP_NODELAY || name == TCP_KEEPIDLE || name == TCP_KEEPINTVL ||
 		       name == TCP_KEEPCNT;
 	if (level == IPPROTO_IPV6)
-		return name == IPV6_V6ONLY;
+		return name == IPV6_V6ONLY || name == IPV6_TCLASS;
+	if (level == IPPROTO_IP)
+		return name == IP_TOS;
 	return 0;
 }
 
@@ -432,6 +434,17 @@ static int udp_socket(int fd)
 
 static void apply_opts(int s, const struct netd_req *q)
 {
+	/* timeouts and linger (not int-valued): a blocking recv on the new
+	 * socket must time out as it would have on the guest's */
+	for (int k = 0; k < 2; k++) {
+		struct timeval tv = { (time_t)q->tmo[k][0], (suseconds_t)q->tmo[k][1] };
+		if ((tv.tv_sec || tv.tv_usec) && tv.tv_sec >= 0 && tv.tv_usec >= 0 && tv.tv_usec < 1000000)
+			(void)setsockopt(s, SOL_SOCKET, k ? SO_SNDTIMEO : SO_RCVTIMEO, &tv, sizeof tv);
+	}
+	if (q->linger[0]) {
+		struct linger lg = { 1, q->linger[1] };
+		(void)setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+	}
 	for (uint32_t i = 0; i < q->nopts; i++) {
 		if (!netd_option_allowed(q->opts[i].level, q->opts[i].name))
 			continue;
@@ -487,6 +500,131 @@ static int udp_guest_socket(int family, const struct netd_req *q)
 		return -e;
 	}
 	return s;
+}
+
+/* ---- the inbound filter of the guest's UDP sockets ----
+ * A moat-netd UDP socket is bound to a port of the host's namespace: any host
+ * that can reach that port could send the guest datagrams. A classic BPF
+ * socket filter on it keeps only datagrams whose source is a destination the
+ * socket sent to (address and port; the last NETD_MAX_PEERS of them), kept
+ * per socket (SO_COOKIE) for the last NETD_MAX_FILTERED sockets: a socket
+ * that falls out of the table starts again from its next destination. The
+ * sentry refuses the guest's own SO_ATTACH/DETACH/LOCK_FILTER on a socket of
+ * the host's namespace (netconn.c sys_setsockopt). */
+#define NETD_MAX_PEERS 64
+#define NETD_MAX_FILTERED 256
+struct inpeer {
+	int v6;        /* 0: IPv4 (or v4-mapped), 1: IPv6 */
+	uint32_t a[4]; /* the address, host order words */
+	uint16_t port; /* host order */
+};
+static struct infilter {
+	uint64_t cookie; /* 0: free */
+	int n, next;
+	struct inpeer p[NETD_MAX_PEERS];
+	long long used;
+} g_infilter[NETD_MAX_FILTERED];
+
+static int inpeer_of(const void *addr, socklen_t len, struct inpeer *o)
+{
+	memset(o, 0, sizeof *o);
+	const struct sockaddr *sa = addr;
+	if (sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *s4 = addr;
+		o->a[0] = ntohl(s4->sin_addr.s_addr);
+		o->port = ntohs(s4->sin_port);
+		return 0;
+	}
+	if (sa->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *s6 = addr;
+		o->port = ntohs(s6->sin6_port);
+		if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+			uint32_t w;
+			memcpy(&w, &s6->sin6_addr.s6_addr[12], 4);
+			o->a[0] = ntohl(w);
+			return 0;
+		}
+		o->v6 = 1;
+		for (int i = 0; i < 4; i++) {
+			uint32_t w;
+			memcpy(&w, &s6->sin6_addr.s6_addr[4 * i], 4);
+			o->a[i] = ntohl(w);
+		}
+		return 0;
+	}
+	return -1;
+}
+
+/* The program: X = the IP version; per peer a block that falls through to
+ * the next one on a mismatch and accepts on a match; at the end, drop. The
+ * filter sees the datagram from its UDP header (source port at 0) and the
+ * IP header at SKF_NET_OFF. */
+static int infilter_attach(int s, const struct infilter *f)
+{
+	static struct sock_filter prog[3 + NETD_MAX_PEERS * 13 + 1];
+	unsigned n = 0;
+	/* one instruction; a jump's false branch goes to the next block, which
+	 * starts at nextb */
+#define INS(code, k) (prog[n] = (struct sock_filter)BPF_STMT(code, k), n++)
+#define MISS(k, nextb) (prog[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, k, 0, (uint8_t)((nextb) - n - 1)), n++)
+	INS(BPF_LD | BPF_B | BPF_ABS, (uint32_t)SKF_NET_OFF);
+	INS(BPF_ALU | BPF_RSH | BPF_K, 4);
+	INS(BPF_MISC | BPF_TAX, 0);
+	for (int i = 0; i < f->n; i++) {
+		const struct inpeer *p = &f->p[i];
+		int words = p->v6 ? 4 : 1;
+		unsigned nextb = n + 2 + 2 * (unsigned)words + 3;
+		INS(BPF_MISC | BPF_TXA, 0);
+		MISS(p->v6 ? 6u : 4u, nextb);
+		for (int w = 0; w < words; w++) {
+			INS(BPF_LD | BPF_W | BPF_ABS, (uint32_t)SKF_NET_OFF + (p->v6 ? 8u + 4u * (unsigned)w : 12u));
+			MISS(p->a[w], nextb);
+		}
+		INS(BPF_LD | BPF_H | BPF_ABS, 0);
+		MISS(p->port, nextb);
+		INS(BPF_RET | BPF_K, 0x40000);
+	}
+	INS(BPF_RET | BPF_K, 0);
+#undef INS
+#undef MISS
+	struct sock_fprog fp = { (unsigned short)n, prog };
+	return setsockopt(s, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof fp) < 0 ? -errno : 0;
+}
+
+/* Let the replies of addr through s's filter. 0 or -errno. */
+static int infilter_allow(int s, const void *addr, socklen_t len)
+{
+	struct inpeer pe;
+	uint64_t cookie = 0;
+	socklen_t cl = sizeof cookie;
+	if (inpeer_of(addr, len, &pe) < 0)
+		return -EINVAL;
+	if (getsockopt(s, SOL_SOCKET, SO_COOKIE, &cookie, &cl) < 0)
+		return -errno;
+	if (!cookie)
+		return -EINVAL;
+	struct infilter *f = NULL, *pick = NULL; /* a free slot, else the least recently used */
+	for (int i = 0; i < NETD_MAX_FILTERED && !f; i++) {
+		struct infilter *g = &g_infilter[i];
+		if (g->cookie == cookie)
+			f = g;
+		else if (!pick || (pick->cookie && (!g->cookie || g->used < pick->used)))
+			pick = g;
+	}
+	if (!f) {
+		f = pick;
+		memset(f, 0, sizeof *f);
+		f->cookie = cookie;
+	}
+	f->used = now_ms();
+	for (int i = 0; i < f->n; i++)
+		if (!memcmp(&f->p[i], &pe, sizeof pe))
+			return 0; /* already let through */
+	if (f->n < NETD_MAX_PEERS)
+		f->p[f->n++] = pe;
+	else
+		f->p[f->next++ % NETD_MAX_PEERS] = pe; /* over the oldest */
+	return infilter_attach(s, f);
 }
 
 /* Send from a twin of g (the same family and local port). Bytes or -errno. */
@@ -904,6 +1042,12 @@ static int serve_one(int chan, struct netpolicy *pol)
 		} else if (!udp_socket(given) || ns_cookie(given) != g_host_ns) {
 			/* only a socket of netd's own namespace (one it made) */
 			rep.err = EOPNOTSUPP;
+			goto reply;
+		}
+		/* replies from this destination (and no other host) reach it */
+		int fe = infilter_allow(s >= 0 ? s : given, q.addr, q.addrlen);
+		if (fe < 0) {
+			rep.err = -fe;
 			goto reply;
 		}
 		ssize_t w = udp_twin_send(s >= 0 ? s : given, g_dgram, plen, q.flags, q.addr, q.addrlen);

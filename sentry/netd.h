@@ -11,7 +11,7 @@ struct sandbox;
 struct task;
 struct sc_call;
 
-#define NETD_MAX_OPTS 12
+#define NETD_MAX_OPTS 14
 
 /* CONNECT: a new socket of the host's namespace, connected (policy).
  * RESOLVE: a DNS question. GUESTNS: the one socket (SCM_RIGHTS) that names
@@ -51,6 +51,8 @@ struct netd_req {
 	struct {
 		int32_t level, name, val;
 	} opts[NETD_MAX_OPTS];
+	int64_t tmo[2][2];        /* the guest socket's SO_RCVTIMEO, SO_SNDTIMEO: s, us (0, 0: none) */
+	int32_t linger[2];        /* its SO_LINGER: l_onoff, l_linger */
 };
 
 struct netd_rep {

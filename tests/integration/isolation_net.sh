@@ -264,12 +264,21 @@ else fail udp_connected_not_redirectable "$out $(cat "$T_TMP/udp2.got" 2>/dev/nu
 # The echo server (far, every address of the namespace) logs what it gets;
 # the sink on the host's loopback (outer) must never get anything.
 cat >"$T_TMP/uecho.py" <<'EOF'
-import socket, sys, os
+import socket, sys, os, struct
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("0.0.0.0", 0))
+s.setsockopt(socket.IPPROTO_IP, 8, 1)  # IP_PKTINFO: reply from the address asked
 open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
 while True:
-    d, a = s.recvfrom(65536)
-    s.sendto(d, a); open(sys.argv[1] + ".log", "ab").write(d[:16] + b"\n")
+    d, anc, fl, a = s.recvmsg(65536, 64)
+    pi = [x for l, t, x in anc if l == socket.IPPROTO_IP and t == 8]
+    if pi: s.sendmsg([d], [(socket.IPPROTO_IP, 8, struct.pack("I4s4s", 0, pi[0][8:12], bytes(4)))], 0, a)
+    else: s.sendto(d, a)
+    open(sys.argv[1] + ".log", "ab").write(d[:16] + b"\n")
+    if d == b"inject-me":
+        # datagrams from hosts the sender never sent to (another port,
+        # another address): moat-netd's inbound filter must drop them
+        t = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); t.sendto(b"INJECT", a); t.close()
+        t = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); t.bind(("10.200.0.3", 0)); t.sendto(b"INJECT-ADDR", a); t.close()
 EOF
 in_far "$PY" "$T_TMP/uecho.py" "$T_TMP/uecho.port" </dev/null >/dev/null 2>&1 &
 at_exit "kill -9 $!"
@@ -319,6 +328,17 @@ if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_udp" ]; then
 	else ok udp_netd_socket_fd_swap_race; fi
 else
 	skip udp_echo_allowed "no SYSCALL_BIN/probe_udp"
+fi
+# Inbound: the guest's moat-netd UDP socket is bound to a port of the host's
+# namespace; only datagrams from where it sent (address and port) reach it
+# (netd.c infilter_allow), and the guest cannot remove or replace that filter.
+# Natively the two stray datagrams arrive and the filter calls succeed.
+if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_udp" ]; then
+	got=$(in_outer timeout 60 "$MOAT" run --bind "$SYSCALL_BIN:/t:ro" --net allow=10.200.0.2:"$ueport"/udp -- \
+		/t/probe_udp inbound 10.200.0.2 "$ueport" </dev/null 2>&1)
+	expect_eq udp_inbound_filtered "$(echo "$got" | grep '^got' | tr '\n' ' ')" "got inject-me "
+	expect_eq udp_inbound_filter_kept "$(echo "$got" | grep -v '^got' | tr '\n' ' ')" \
+		"detach_filter EPERM attach_accept_all EPERM lock_filter EPERM "
 fi
 # udpcase NAME RULE ADDR PORT: a datagram "NAME" to ADDR:PORT; prints the errno name or SENT
 udpcase() {

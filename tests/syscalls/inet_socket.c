@@ -1,11 +1,13 @@
 /* inet_socket.c - AF_INET/AF_INET6 sockets on loopback: socket, bind, listen,
  * connect (blocking and non-blocking), accept4, getsockname/getpeername,
  * send/recv, sendto/recvfrom (UDP), sendmsg SCM_RIGHTS (AF_UNIX socketpair),
- * shutdown, setsockopt/getsockopt. Loopback only: under moat the guest's own
+ * shutdown, setsockopt/getsockopt, socket filters (SO_ATTACH/DETACH/LOCK_FILTER,
+ * and option numbers shared with them at other levels). Loopback only: under moat the guest's own
  * network namespace (no rule names host loopback). */
 #include "t.h"
 
 #include <arpa/inet.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -17,6 +19,74 @@ static struct sockaddr_in lo4(uint16_t port)
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	return a;
+}
+
+
+/* Classic BPF on the guest's own UDP socket (moat makes the call on the
+ * pinned file): a filter that keeps datagrams from one source port only,
+ * detach, lock; IPV6_V6ONLY shares SO_ATTACH_FILTER's number (26). */
+static void socket_filters(void)
+{
+	int r = socket(AF_INET, SOCK_DGRAM, 0), t1 = socket(AF_INET, SOCK_DGRAM, 0), t2 = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = lo4(0), b1 = lo4(0), b2 = lo4(0);
+	socklen_t al = sizeof a;
+	bind(r, (struct sockaddr *)&a, sizeof a);
+	getsockname(r, (struct sockaddr *)&a, &al);
+	bind(t1, (struct sockaddr *)&b1, sizeof b1);
+	al = sizeof b1;
+	getsockname(t1, (struct sockaddr *)&b1, &al);
+	bind(t2, (struct sockaddr *)&b2, sizeof b2);
+	struct sock_filter prog[] = {
+		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 0), /* the UDP source port */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ntohs(b1.sin_port), 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, 0x40000),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	struct sock_fprog fp = { 4, prog };
+	CHECK(setsockopt(r, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof fp) == 0, "filter_attach", "%s", strerror(errno));
+	char buf[8];
+	sendto(t2, "two", 3, 0, (struct sockaddr *)&a, sizeof a);
+	sendto(t1, "one", 3, 0, (struct sockaddr *)&a, sizeof a);
+	ssize_t n = recv(r, buf, sizeof buf, MSG_DONTWAIT);
+	CHECK(n == 3 && !memcmp(buf, "one", 3), "filter_keeps_one_source", "n=%zd %s", n, strerror(errno));
+	CHECK(recv(r, buf, sizeof buf, MSG_DONTWAIT) < 0 && errno == EAGAIN, "filter_dropped_other", "%s", strerror(errno));
+	int zero = 0;
+	CHECK(setsockopt(r, SOL_SOCKET, SO_DETACH_FILTER, &zero, sizeof zero) == 0, "filter_detach", "%s",
+	      strerror(errno));
+	CHECK(setsockopt(r, SOL_SOCKET, SO_DETACH_FILTER, &zero, sizeof zero) < 0 && errno == ENOENT,
+	      "filter_detach_none", "%s", strerror(errno));
+	sendto(t2, "two", 3, 0, (struct sockaddr *)&a, sizeof a);
+	n = recv(r, buf, sizeof buf, MSG_DONTWAIT);
+	CHECK(n == 3 && !memcmp(buf, "two", 3), "filter_detached_gets_all", "n=%zd", n);
+	struct sock_fprog bad = { 0, prog };
+	CHECK(setsockopt(r, SOL_SOCKET, SO_ATTACH_FILTER, &bad, sizeof bad) < 0 && errno == EINVAL,
+	      "filter_empty_einval", "%s", strerror(errno));
+	CHECK(setsockopt(r, SOL_SOCKET, SO_ATTACH_FILTER, &fp, 2) < 0 && errno == EINVAL, "filter_short_einval",
+	      "%s", strerror(errno));
+	struct sock_fprog wild = { 4, (struct sock_filter *)8 };
+	CHECK(setsockopt(r, SOL_SOCKET, SO_ATTACH_FILTER, &wild, sizeof wild) < 0 && errno == EFAULT,
+	      "filter_efault", "%s", strerror(errno));
+	int one = 1;
+	CHECK(setsockopt(r, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof fp) == 0 &&
+	      setsockopt(r, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof one) == 0, "filter_lock", "%s", strerror(errno));
+	CHECK(setsockopt(r, SOL_SOCKET, SO_DETACH_FILTER, &zero, sizeof zero) < 0 && errno == EPERM,
+	      "filter_locked_detach_eperm", "%s", strerror(errno));
+	CHECK(setsockopt(t1, SOL_SOCKET, SO_DETACH_FILTER, &zero, sizeof zero) < 0 && errno == ENOENT,
+	      "filter_detach_unfiltered", "%s", strerror(errno));
+	int fd = open("/", O_RDONLY | O_DIRECTORY);
+	CHECK(setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof fp) < 0 && errno == ENOTSOCK,
+	      "filter_enotsock", "%s", strerror(errno));
+	close(fd);
+	/* 26 at IPPROTO_IPV6 is IPV6_V6ONLY */
+	int s6 = socket(AF_INET6, SOCK_DGRAM, 0), v = 0;
+	socklen_t vl = sizeof v;
+	CHECK(setsockopt(s6, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) == 0 &&
+	      getsockopt(s6, IPPROTO_IPV6, IPV6_V6ONLY, &v, &vl) == 0 && v == 1, "v6only_same_number", "%s v=%d",
+	      strerror(errno), v);
+	close(s6);
+	close(r);
+	close(t1);
+	close(t2);
 }
 
 int main(int argc, char **argv)
@@ -163,5 +233,6 @@ int main(int argc, char **argv)
 		memcpy(&got, CMSG_DATA(CMSG_FIRSTHDR(&rm)), sizeof got);
 	CHECK(got >= 0 && write(got, "z", 1) == 1 && read(p[0], rb, 1) == 1 && rb[0] == 'z',
 	      "recvmsg_rights", "%s", strerror(errno));
+	socket_filters();
 	return t_done();
 }

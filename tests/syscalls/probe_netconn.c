@@ -65,6 +65,19 @@ int main(int argc, char **argv)
 		      setsockopt(s, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv)) == 0,
 	      "setsockopt_before_connect", "%s", strerror(errno));
 	int rcv_before = getint(s, SOL_SOCKET, SO_RCVBUF);
+	struct timeval tmo = { 7, 250000 }, tgot;
+	struct linger lg = { 1, 3 }, lgot;
+	int tos = 0x10;
+	CHECK(setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof tmo) == 0 &&
+		      setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tmo, sizeof tmo) == 0 &&
+		      setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof lg) == 0 &&
+		      setsockopt(s, IPPROTO_IP, IP_TOS, &tos, sizeof tos) == 0,
+	      "setsockopt_struct_before_connect", "%s", strerror(errno));
+	struct timeval tbefore[2]; /* as the kernel keeps them (rounded to its tick) */
+	for (int k = 0; k < 2; k++) {
+		socklen_t gl = sizeof tbefore[k];
+		getsockopt(s, SOL_SOCKET, k ? SO_SNDTIMEO : SO_RCVTIMEO, &tbefore[k], &gl);
+	}
 	to(port);
 	CHECK(connect(s, (struct sockaddr *)&dst, sizeof(dst)) == 0, "connect_blocking", "%s", strerror(errno));
 	CHECK(getint(s, IPPROTO_TCP, TCP_NODELAY) == 1, "nodelay_kept", "%d", getint(s, IPPROTO_TCP, TCP_NODELAY));
@@ -73,6 +86,18 @@ int main(int argc, char **argv)
 	CHECK(getint(s, SOL_SOCKET, SO_RCVBUF) == rcv_before, "rcvbuf_kept", "%d vs %d",
 	      getint(s, SOL_SOCKET, SO_RCVBUF), rcv_before);
 	CHECK(fcntl(s, F_GETFD) == FD_CLOEXEC, "cloexec_kept", "%d", fcntl(s, F_GETFD));
+	for (int k = 0; k < 2; k++) {
+		socklen_t gl = sizeof tgot;
+		memset(&tgot, 0, sizeof tgot);
+		getsockopt(s, SOL_SOCKET, k ? SO_SNDTIMEO : SO_RCVTIMEO, &tgot, &gl);
+		CHECK(tgot.tv_sec == tbefore[k].tv_sec && tgot.tv_usec == tbefore[k].tv_usec && tgot.tv_sec == 7,
+		      k ? "sndtimeo_kept" : "rcvtimeo_kept", "%ld.%06ld", (long)tgot.tv_sec, (long)tgot.tv_usec);
+	}
+	socklen_t lgl = sizeof lgot;
+	memset(&lgot, 0, sizeof lgot);
+	getsockopt(s, SOL_SOCKET, SO_LINGER, &lgot, &lgl);
+	CHECK(lgot.l_onoff == 1 && lgot.l_linger == 3, "linger_kept", "%d %d", lgot.l_onoff, lgot.l_linger);
+	CHECK(getint(s, IPPROTO_IP, IP_TOS) == 0x10, "tos_kept", "%d", getint(s, IPPROTO_IP, IP_TOS));
 	CHECK(getint(s, SOL_SOCKET, SO_TYPE) == SOCK_STREAM && getint(s, SOL_SOCKET, SO_DOMAIN) == AF_INET,
 	      "type_domain", "%d %d", getint(s, SOL_SOCKET, SO_TYPE), getint(s, SOL_SOCKET, SO_DOMAIN));
 	struct sockaddr_in peer;

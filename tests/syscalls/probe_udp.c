@@ -17,12 +17,20 @@
  *     SINK:SPORT, connect to ADDR:PORT+1 (ENETUNREACH if no rule names it);
  *     a datagram to the relay's end (the source recvfrom shows) from
  *     another socket, "STRAY", must reach nobody (checked by the caller).
+ *   probe_udp inbound ADDR PORT
+ *     sends "inject-me" to the echo server, which echoes it and also sends
+ *     "INJECT" from another port and "INJECT-ADDR" from another address of
+ *     its host (tests/integration/isolation_net.sh uecho.py); prints each
+ *     datagram received in 1.5 s ("got WHAT"), then tries to remove or
+ *     replace the socket's filter (detach, attach an accept-all program,
+ *     lock): "CASE ERRNO" lines.
  *   probe_udp swaprace ADDR PORT SINK SPORT
  *     the guest's own UDP socket sends to 127.0.0.1:SPORT (its own loopback,
  *     native) while another thread dup2()s a moat-netd UDP socket over it.
  */
 #include "t.h"
 #include <arpa/inet.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <sys/socket.h>
@@ -47,6 +55,7 @@ static const char *ename(int e)
 	case EFAULT: return "EFAULT";
 	case EISCONN: return "EISCONN";
 	case EPIPE: return "EPIPE";
+	case ENOENT: return "ENOENT";
 	default: snprintf(b, sizeof b, "errno%d", e); return b;
 	}
 }
@@ -290,6 +299,31 @@ static int connected(void)
 	return bad;
 }
 
+static int inbound(void)
+{
+	int s = udp();
+	struct timeval tv = { 1, 500000 };
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	if (sendto(s, "inject-me", 9, 0, (struct sockaddr *)&dst, sizeof dst) != 9) {
+		printf("FAIL inbound_send: %s\n", ename(errno));
+		return 1;
+	}
+	char b[64];
+	ssize_t n;
+	while ((n = recv(s, b, sizeof b - 1, 0)) >= 0) {
+		b[n] = 0;
+		printf("got %s\n", b);
+	}
+	int zero = 0, one = 1;
+	struct sock_filter all = BPF_STMT(BPF_RET | BPF_K, 0x40000);
+	struct sock_fprog fp = { 1, &all };
+	say("detach_filter", setsockopt(s, SOL_SOCKET, SO_DETACH_FILTER, &zero, sizeof zero));
+	say("attach_accept_all", setsockopt(s, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof fp));
+	say("lock_filter", setsockopt(s, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof one));
+	close(s);
+	return 0;
+}
+
 static void *swapper(void *arg)
 {
 	int *sw = arg;
@@ -333,7 +367,7 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (argc < 4) {
-		fprintf(stderr, "usage: probe_udp echo|reaim|connected|swaprace ADDR PORT [SINK SPORT]\n");
+		fprintf(stderr, "usage: probe_udp echo|reaim|connected|inbound|swaprace ADDR PORT [SINK SPORT]\n");
 		return 77;
 	}
 	dst.sin_family = AF_INET;
@@ -348,6 +382,8 @@ int main(int argc, char **argv)
 		return echo();
 	if (!strcmp(argv[1], "reaim") && argc >= 6)
 		return reaim();
+	if (!strcmp(argv[1], "inbound"))
+		return inbound();
 	if (!strcmp(argv[1], "connected") && argc >= 6)
 		return connected();
 	if (!strcmp(argv[1], "swaprace") && argc >= 6)

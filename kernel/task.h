@@ -95,6 +95,9 @@ struct task {
 	uint64_t sock_dev, sock_ino;
 	uint64_t sock_scratch;   /* a short buffer: the call got this full-size one
 				  * below the red zone (length word 16 bytes below) */
+	uint8_t sock_relay[28];  /* sock_exit 3: a UDP socket connected through moat-netd's
+				  * relay: the source shown is this destination */
+	uint32_t sock_relay_len;
 	int exec_pending;        /* the rewritten execve runs (PTRACE_SYSCALL): its syscall
 				  * exit before PTRACE_EVENT_EXEC means it failed */
 

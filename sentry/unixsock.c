@@ -148,9 +148,25 @@ static void recv_stop(struct task *t, arch_regs *regs)
 	int dom = 0;
 	socklen_t dl = sizeof dom;
 	int unix_ = getsockopt(hfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl) == 0 && dom == AF_UNIX;
-	close(hfd);
-	if (!unix_)
+	if (!unix_) {
+		/* a UDP socket connected through moat-netd's relay: its datagrams
+		 * come from the relay's end; the source shown is the destination
+		 * it connected to (only a stop: recvmsg runs natively) */
+		struct sockaddr_storage d;
+		socklen_t l;
+		if ((dom == AF_INET || dom == AF_INET6) && udp_relay_dest_of(hfd, &d, &l) &&
+		    l <= sizeof t->sock_relay) {
+			memcpy(t->sock_relay, &d, l);
+			t->sock_relay_len = l;
+			t->sock_exit = 3;
+			t->sock_addr = addr;
+			t->sock_lenp = lenp;
+			t->sock_buflen = buflen;
+		}
+		close(hfd);
 		return;
+	}
+	close(hfd);
 	t->sock_scratch = 0;
 	if (buflen < sizeof(struct sockaddr_un)) {
 		uint64_t sc = (REG_SP(*regs) - ARCH_RED_ZONE - sizeof(struct sockaddr_un) - 16) & ~15ULL;
@@ -193,6 +209,14 @@ void unixsock_exit(struct sandbox *sb, struct task *t)
 	if (t->sock_exit == 2) {
 		if ((long)REG_RET(regs) < 0 && (long)REG_RET(regs) > -4096)
 			bind_failed(sb, t);
+		return;
+	}
+	if (t->sock_exit == 3) {
+		uint32_t len = t->sock_relay_len;
+		if ((long)REG_RET(regs) >= 0) {
+			(void)guest_write(t->tid, t->sock_addr, t->sock_relay, len < t->sock_buflen ? len : t->sock_buflen);
+			(void)guest_write(t->tid, t->sock_lenp, &len, sizeof len);
+		}
 		return;
 	}
 	uint64_t from = t->sock_scratch ? t->sock_scratch : t->sock_addr;

@@ -179,6 +179,14 @@ static int relay_dest(int hfd, struct sockaddr_storage *ss, socklen_t *len)
 	return found;
 }
 
+int udp_relay_dest_of(int hfd, struct sockaddr_storage *ss, socklen_t *len)
+{
+	*len = sizeof *ss;
+	if (getpeername(hfd, (struct sockaddr *)ss, len) < 0)
+		return 0;
+	return relay_dest(hfd, ss, len);
+}
+
 static long sockname(struct sc_call *c, int peer)
 {
 	socklen_t glen;

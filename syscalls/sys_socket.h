@@ -35,5 +35,8 @@ int unix_name_path(struct sandbox *sb, const struct sockaddr_un *sa, socklen_t l
  * connected to. Remembered per (local, peer), the last 256. */
 void udp_relay_peer(const struct sockaddr_storage *local, const struct sockaddr_storage *peer,
 		    const void *dest, socklen_t destlen);
+/* hfd's destination if it is connected through the relay: 1 and *ss, *len
+ * set, else 0. */
+int udp_relay_dest_of(int hfd, struct sockaddr_storage *ss, socklen_t *len);
 
 #endif

@@ -12,7 +12,8 @@
  *     anything reached the sink is checked on the sink's side.
  *   probe_udp connected ADDR PORT SINK SPORT
  *     a connected UDP socket (moat forwards it through moat-netd's relay):
- *     send/recv round trips of 1 to 60000 bytes, getpeername, a dual-stack
+ *     send/recvfrom round trips of 1 to 60000 bytes (the source shown is the
+ *     destination), getpeername, a dual-stack
  *     (IPv6, v4-mapped) socket, reconnect; sendto and connect to
  *     SINK:SPORT, connect to ADDR:PORT+1 (ENETUNREACH if no rule names it);
  *     a datagram to the relay's end (the source recvfrom shows) from
@@ -221,9 +222,27 @@ static int conn_round(int s, size_t n, unsigned seed, const char *name, struct s
 		return 1;
 	}
 	socklen_t fl = sizeof *from;
-	ssize_t r = recvfrom(s, got, sizeof got, 0, (struct sockaddr *)from, &fl);
+	ssize_t r;
+	if (seed == 7) { /* recvmsg (native under moat: the relay's end shows) */
+		struct iovec iov = { got, sizeof got };
+		struct msghdr m = { .msg_name = from, .msg_namelen = fl, .msg_iov = &iov, .msg_iovlen = 1 };
+		r = recvmsg(s, &m, 0);
+	} else {
+		r = recvfrom(s, got, sizeof got, 0, (struct sockaddr *)from, &fl);
+	}
 	if (r != (ssize_t)n || memcmp(got, buf, n)) {
 		printf("FAIL %s: reply %zd bytes (wanted %zu)%s\n", name, r, n, r < 0 ? strerror(errno) : "");
+		return 1;
+	}
+	/* the source: the destination (moat: the relay's end, rewritten) */
+	const struct sockaddr_in *f4 = (const struct sockaddr_in *)from;
+	const struct sockaddr_in6 *f6 = (const struct sockaddr_in6 *)from;
+	int same = from->ss_family == AF_INET ? f4->sin_addr.s_addr == dst.sin_addr.s_addr && f4->sin_port == dst.sin_port :
+		   from->ss_family == AF_INET6 ? !memcmp(&f6->sin6_addr.s6_addr[12], &dst.sin_addr, 4) &&
+						       f6->sin6_addr.s6_addr[10] == 0xff && f6->sin6_port == dst.sin_port :
+						       0;
+	if (!same && seed != 7) {
+		printf("FAIL %s: reply's source is not the destination\n", name);
 		return 1;
 	}
 	printf("ok %s\n", name);
@@ -261,7 +280,8 @@ static int connected(void)
 		printf("FAIL conn_reconnect: %s\n", ename(errno)), bad = 1;
 	else
 		bad |= conn_round(s, 100, 7, "conn_reconnect", &from);
-	/* a datagram from another socket to where the replies come from */
+	/* a datagram from another socket to where the replies come from (what
+	 * recvmsg showed in the reconnect round) */
 	int o = udp();
 	sendto(o, "STRAY", 5, 0, (struct sockaddr *)&from, from.ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
 										     sizeof(struct sockaddr_in));

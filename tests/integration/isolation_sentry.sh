@@ -12,10 +12,11 @@ mkdir -p "$W" && chmod 777 "$W"
 
 # start NAME SECS ARGS...: moat run in the background, killed (SIGKILL) after
 # SECS (timeout's pid in $MP, moat's in $SP, output in $T_TMP/NAME.out).
+# The bind is shared: the host makes go1/go2 there while the guest polls.
 start() {
 	local name=$1 secs=$2 i
 	shift 2
-	timeout -s KILL "$secs" "$MOAT" run --bind "$SYSCALL_BIN:/t:ro" --bind "$W:/work:rw" --workdir /work \
+	timeout -s KILL "$secs" "$MOAT" run --bind "$SYSCALL_BIN:/t:ro" --bind "$W:/work:rw,shared" --workdir /work \
 		-- /t/probe_sentry "$@" </dev/null >"$T_TMP/$name.out" 2>"$T_TMP/$name.err" &
 	MP=$!
 	at_exit "kill -9 $MP"

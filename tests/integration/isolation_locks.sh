@@ -17,10 +17,11 @@ sys=/etc/hostname
 [ -r "$sys" ] || sys=/etc/os-release
 
 # The guest takes its locks, says "locked", tries a lease and a dnotify watch,
-# then waits (at most 60 s) for the host to drop /data/done. (Paths are
+# then waits (at most 60 s) for the host to drop /data/done (a shared bind:
+# an exclusive one may cache that it is not there). (Paths are
 # arguments so that tests/integration/fake-moat, which isolates nothing and
 # must fail every case here, maps them.)
-"$MOAT" run --bind "$rw:/data:rw" --bind "$ro:/ro:ro" -- "$PY" -c '
+"$MOAT" run --bind "$rw:/data:rw,shared" --bind "$ro:/ro:ro" -- "$PY" -c '
 import errno, fcntl, os, signal, sys, time
 signal.signal(signal.SIGIO, signal.SIG_IGN)  # lease breaks, dnotify events
 data, ro, sysf = sys.argv[1:4]

@@ -156,9 +156,11 @@ moat_bg() { TMPDIR=$SCR MOAT_COW_SCRATCH=host timeout -k 5 60 "$MOAT" run --bind
 # the next start; a held one stays
 mkdir -p "$SCR/moat-cow.stale1/u/d" "$SCR/moat-cow.held1" && echo s >"$SCR/moat-cow.stale1/u/d/f"
 touch -d '-5 min' "$SCR/moat-cow.stale1" "$SCR/moat-cow.held1"
-flock "$SCR/moat-cow.held1" sleep 60 &
+# (its output not on the harness's pipe, and its sleep ended with it: a
+# leftover sleep held the pipe open for a minute after the script ended)
+flock "$SCR/moat-cow.held1" sleep 60 </dev/null >/dev/null 2>&1 &
 holder=$!
-at_exit "kill $holder"
+at_exit "pkill -P $holder; kill $holder"
 sleep 0.2
 moat_bg /bin/sh -c 'echo x >new; sleep 3'
 pid=$!
@@ -167,7 +169,7 @@ for _ in $(seq 50); do [ "$(scratch)" -gt 0 ] && { seen=1; break; }; sleep 0.1; 
 wait $pid
 [ ! -e "$SCR/moat-cow.stale1" ] && [ -d "$SCR/moat-cow.held1" ] && ok scratch_stale_removed_held_kept ||
 	fail scratch_stale_removed_held_kept "$(ls "$SCR")"
-kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null; rmdir "$SCR/moat-cow.held1"
+pkill -P "$holder"; kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null; rmdir "$SCR/moat-cow.held1"
 expect_eq scratch_exists_then_gone "$seen $(scratch)" "1 0"
 moat_bg /bin/sh -c 'echo x >new; sleep 30'
 pid=$!

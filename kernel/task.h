@@ -85,6 +85,8 @@ struct task {
 	int fork_thread;         /* ... which is a CLONE_THREAD */
 	int fork_refused;        /* ... which was refused: the call returns -EAGAIN */
 	int parked;              /* held at that syscall exit until the refused child is gone */
+	int fd_closing;          /* a worker answered this task with ADDFD+SEND and has not
+				  * closed its copy yet: 1, 2 with waiters (pipeline.c) */
 	pid_t doomed_parent;     /* refused: killed at its first stop; its exit releases this parent */
 	int sock_exit;           /* recvfrom with an address runs (PTRACE_SYSCALL): at its
 				  * exit an AF_UNIX source shows its path (unixsock.c) */

@@ -197,6 +197,34 @@ static void handle(struct notif *n, struct sc_call *c)
 		prof_add(n->nr, pt);
 }
 
+/* After ADDFD with SEND the guest may run before this worker closes its copy
+ * of the installed fd, so the guest's own close is not the last one: its
+ * IN_CLOSE_WRITE (and an unlinked file's IN_DELETE_SELF) would come only with
+ * ours, possibly after the events of the task's next calls. The task's next
+ * trapped call waits for that close (a futex; in practice a few microseconds
+ * at most, and only when the worker was preempted in between). */
+static void closing_begin(struct task *t)
+{
+	__atomic_store_n(&t->fd_closing, 1, __ATOMIC_RELEASE);
+}
+
+static void closing_end(struct task *t)
+{
+	if (__atomic_exchange_n(&t->fd_closing, 0, __ATOMIC_ACQ_REL) == 2)
+		syscall(SYS_futex, &t->fd_closing, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+static void closing_wait(struct task *t)
+{
+	int v;
+	while ((v = __atomic_load_n(&t->fd_closing, __ATOMIC_ACQUIRE)) != 0) {
+		if (v == 1 && !__atomic_compare_exchange_n(&t->fd_closing, &v, 2, 0, __ATOMIC_ACQ_REL,
+							   __ATOMIC_ACQUIRE))
+			continue;
+		syscall(SYS_futex, &t->fd_closing, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+	}
+}
+
 static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 		    unsigned long long plast)
 {
@@ -226,6 +254,7 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 		deny_unknown(n, "unknown task: killed");
 		return;
 	}
+	closing_wait(t);
 	memset(c, 0, offsetof(struct sc_call, strbuf));
 	c->id = n->id;
 	c->notify_fd = g_nfd;
@@ -337,8 +366,10 @@ reply:
 			ret = r;
 		plat->reply(g_nfd, c->id, ret);
 	} else if (ret >= 0 && c->out_fd >= 0) {
+		closing_begin(t);
 		ret = plat->addfd(g_nfd, c->id, c->out_fd, c->out_fd_flags, c->out_newfd_at, 1);
 		close(c->out_fd);
+		closing_end(t);
 		c->out_fd = -1;
 		if (ret == -ENOENT)
 			goto audit; /* the caller went away: nothing to answer */

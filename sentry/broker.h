@@ -121,6 +121,8 @@ pid_t broker_start(struct broker_secret *sec, int n, int events_wanted, int *net
  * writes each as an audit event. Before the sentry confines itself. */
 struct sandbox;
 int broker_audit_start(struct sandbox *sb, int fd);
+/* At the sandbox's end: the events still queued, then no more. */
+void broker_audit_drain(void);
 /* MOAT_TEST_CONFINEMENT: the confined sentry tries to read moat-broker
  * (process_vm_readv, ptrace, pidfd_getfd): one probe line each. */
 void broker_selftest(void);

@@ -410,44 +410,78 @@ pid_t broker_start(struct broker_secret *sec, int n, int events_wanted, int *net
 static struct sandbox *g_asb;
 static int g_afd = -1;
 
+static pthread_mutex_t g_amu = PTHREAD_MUTEX_INITIALIZER;
+static int g_astop;
+
+/* One queued event as an audit event: 1, 0 when none is queued, -1 when
+ * moat-broker is gone. Under g_amu. */
+static int take_event(void)
+{
+	struct bk_event e;
+	ssize_t n = recvfrom(g_afd, &e, sizeof e, MSG_DONTWAIT, NULL, NULL);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		return -1; /* moat-broker is gone */
+	if (n < 0)
+		return 0;
+	if (n != (ssize_t)sizeof e)
+		return 1;
+	e.what[sizeof e.what - 1] = 0;
+	char names[96], args[160], note[224];
+	netconn_secret_names(e.mask, names, sizeof names);
+	int dec = DEC_ALLOW;
+	long ret = 0;
+	snprintf(args, sizeof args, "\"%.120s\"", e.what);
+	switch (e.kind) {
+	case BK_EV_SUBST:
+		snprintf(note, sizeof note, "moat-broker: secret %s put in the header block", names);
+		break;
+	case BK_EV_NOHOST:
+		dec = DEC_DENY;
+		snprintf(note, sizeof note, "moat-broker: secret %s left out: the Host header does not name its HOST",
+			 names);
+		break;
+	case BK_EV_UNFRAMED:
+		snprintf(note, sizeof note, "moat-broker (secret %s): bytes pass unchanged from here on", names);
+		break;
+	case BK_EV_UPSTREAM:
+		ret = -ECONNRESET;
+		snprintf(note, sizeof note, "moat-broker (secret %s): upstream failed, the guest's end reset",
+			 names);
+		break;
+	default:
+		return 1;
+	}
+	audit_event(g_asb->audit, g_asb, NULL, 0, "http", args, dec, ret, note);
+	return 1;
+}
+
+/* The events come in order and before the bytes they are about go on, so
+ * at the sandbox's end every one of them is queued: broker_audit_drain takes
+ * what this thread has not. */
 static void *audit_loop(void *arg)
 {
 	(void)arg;
 	for (;;) {
-		struct bk_event e;
-		ssize_t n = recvfrom(g_afd, &e, sizeof e, 0, NULL, NULL);
-		if (n == 0 || (n < 0 && errno != EINTR))
-			return NULL; /* moat-broker is gone */
-		if (n != (ssize_t)sizeof e)
-			continue;
-		e.what[sizeof e.what - 1] = 0;
-		char names[96], args[160], note[224];
-		netconn_secret_names(e.mask, names, sizeof names);
-		int dec = DEC_ALLOW;
-		long ret = 0;
-		snprintf(args, sizeof args, "\"%.120s\"", e.what);
-		switch (e.kind) {
-		case BK_EV_SUBST:
-			snprintf(note, sizeof note, "moat-broker: secret %s put in the header block", names);
-			break;
-		case BK_EV_NOHOST:
-			dec = DEC_DENY;
-			snprintf(note, sizeof note, "moat-broker: secret %s left out: the Host header does not name its HOST",
-				 names);
-			break;
-		case BK_EV_UNFRAMED:
-			snprintf(note, sizeof note, "moat-broker (secret %s): bytes pass unchanged from here on", names);
-			break;
-		case BK_EV_UPSTREAM:
-			ret = -ECONNRESET;
-			snprintf(note, sizeof note, "moat-broker (secret %s): upstream failed, the guest's end reset",
-				 names);
-			break;
-		default:
-			continue;
-		}
-		audit_event(g_asb->audit, g_asb, NULL, 0, "http", args, dec, ret, note);
+		struct pollfd p = { .fd = g_afd, .events = POLLIN };
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			return NULL;
+		pthread_mutex_lock(&g_amu);
+		int r = g_astop ? -1 : take_event();
+		pthread_mutex_unlock(&g_amu);
+		if (r < 0)
+			return NULL;
 	}
+}
+
+void broker_audit_drain(void)
+{
+	if (g_afd < 0)
+		return;
+	pthread_mutex_lock(&g_amu);
+	while (!g_astop && take_event() > 0)
+		;
+	g_astop = 1;
+	pthread_mutex_unlock(&g_amu);
 }
 
 int broker_audit_start(struct sandbox *sb, int fd)

@@ -440,6 +440,7 @@ int sentry_run(const struct sentry_config *cfg)
 	tty_finish();
 	pipeline_drain(200);
 	pipeline_profile_report();
+	broker_audit_drain();
 	audit_flush(sb->audit);
 	status_out = limits_finish(lim, status_out, ta.main_raw, ta.main_seen, &main_ru);
 	dbg("%.2f ms: done", ms_now() - t0);

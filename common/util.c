@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 /* xxHash inlined: one small hash function compiled in, instead of a shared
@@ -183,4 +184,21 @@ long recv_fds(int sock, void *buf, size_t len, int *fds, int *nfds_inout)
 	if (msg.msg_flags & MSG_CTRUNC)
 		return -EMSGSIZE;
 	return n;
+}
+
+int sockaddr_same_inet(const void *a, const void *b)
+{
+	const struct sockaddr_storage *x = a, *y = b;
+	if (x->ss_family != y->ss_family)
+		return 0;
+	if (x->ss_family == AF_INET) {
+		const struct sockaddr_in *p = a, *q = b;
+		return p->sin_port == q->sin_port && p->sin_addr.s_addr == q->sin_addr.s_addr;
+	}
+	if (x->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *p = a, *q = b;
+		return p->sin6_port == q->sin6_port && p->sin6_scope_id == q->sin6_scope_id &&
+		       memcmp(&p->sin6_addr, &q->sin6_addr, sizeof p->sin6_addr) == 0;
+	}
+	return 0;
 }

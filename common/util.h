@@ -44,6 +44,10 @@ int read_all(int fd, void *buf, size_t len);
 /* Send/receive a message with up to nfds fds (SCM_RIGHTS). Return bytes or -errno.
  * recv_fds: *nfds_inout is capacity in, count received out; fds get O_CLOEXEC. */
 long send_fds(int sock, const void *buf, size_t len, const int *fds, int nfds);
+/* Two AF_INET/AF_INET6 addresses (struct sockaddr_storage, passed as void *
+ * so callers need no socket header here) of one family with the same port
+ * and address (and IPv6 scope): 1, else 0. */
+int sockaddr_same_inet(const void *a, const void *b);
 /* The same with sendmmsg: for a process under the guest's filter, where
  * every sendmsg is a ptrace stop (the listener fd goes to the sentry before
  * its tracer runs). */

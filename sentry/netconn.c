@@ -768,6 +768,28 @@ static long on_pinned(struct sc_call *c, const struct net_pending *pc)
 	return rep.err ? -rep.err : 0;
 }
 
+/* The pending connect's socket pinned (*hfd; -1 when the fd is gone), its
+ * kind (sock_kind's answer), the destination described (dest, 96 bytes) and
+ * the audit note "DEST rule N (TEXT)SUFFIX". */
+static long pin_pending(struct sc_call *c, const struct net_pending *pc, const char *suffix, int *hfd,
+			int *domain, int *type, char dest[96])
+{
+	struct netpol_addr a;
+	uint16_t port = 0;
+	netpol_from_sockaddr(pc->addr, pc->len, &a, &port);
+	*hfd = sc_getfd(c, pc->fd);
+	if (*hfd < 0)
+		return -EBADF;
+	long r = sock_kind(*hfd, domain, type);
+	describe(&a, port, *type, dest, 96);
+	if (snprintf(c->note, sizeof c->note, "%s rule %d (%.60s)%s", dest, pc->rule,
+		     g_pol && pc->rule >= 0 ? g_pol->rules[pc->rule].text : "", suffix) >= (int)sizeof c->note)
+		c->note[sizeof c->note - 1] = '\0'; /* cut: fine for an audit note (and using
+						       * the result keeps gcc -O0's
+						       * -Wformat-truncation quiet) */
+	return r;
+}
+
 /* Connected UDP to an allowed destination: moat-netd connects the exact
  * file pinned here to the relay's address on the guest's loopback and makes
  * the relay's host-side socket for the destination (netd.c udp_relay). The
@@ -775,19 +797,11 @@ static long on_pinned(struct sc_call *c, const struct net_pending *pc)
  * its namespace. */
 static long udp_connect(struct sc_call *c, const struct net_pending *pc)
 {
-	struct netpol_addr a;
-	uint16_t port = 0;
-	netpol_from_sockaddr(pc->addr, pc->len, &a, &port);
-	int hfd = sc_getfd(c, pc->fd);
+	int hfd, domain = 0, type = 0;
+	char dest[96];
+	long r = pin_pending(c, pc, " via the UDP relay", &hfd, &domain, &type, dest);
 	if (hfd < 0)
 		return -EBADF;
-	int domain = 0, type = 0;
-	long r = sock_kind(hfd, &domain, &type);
-	char dest[96];
-	describe(&a, port, SOCK_DGRAM, dest, sizeof dest);
-	if (snprintf(c->note, sizeof c->note, "%s rule %d (%.60s) via the UDP relay", dest, pc->rule,
-		     g_pol && pc->rule >= 0 ? g_pol->rules[pc->rule].text : "") >= (int)sizeof c->note)
-		c->note[sizeof c->note - 1] = '\0';
 	if (r < 0 || type != SOCK_DGRAM || (domain != AF_INET && domain != AF_INET6)) {
 		close(hfd);
 		return r < 0 ? r : -EAFNOSUPPORT; /* the fd changed since the stop */
@@ -909,21 +923,11 @@ long netconn_call(struct sc_call *c)
 		return udp_connect(c, &pc);
 	if (pc.op != NETD_CONNECT)
 		return on_pinned(c, &pc);
-	struct netpol_addr a;
-	uint16_t port = 0;
-	netpol_from_sockaddr(pc.addr, pc.len, &a, &port);
-	int hfd = sc_getfd(c, pc.fd);
+	int hfd, domain = 0, type = 0;
+	char dest[96];
+	long r = pin_pending(c, &pc, "", &hfd, &domain, &type, dest);
 	if (hfd < 0)
 		return -EBADF;
-	int domain = 0, type = 0;
-	long r = sock_kind(hfd, &domain, &type);
-	char dest[96];
-	describe(&a, port, type, dest, sizeof dest);
-	if (snprintf(c->note, sizeof c->note, "%s rule %d (%.60s)", dest, pc.rule,
-		     g_pol && pc.rule >= 0 ? g_pol->rules[pc.rule].text : "") >= (int)sizeof c->note)
-		c->note[sizeof c->note - 1] = '\0'; /* cut: fine for an audit note (and using
-						       * the result keeps gcc -O0's
-						       * -Wformat-truncation quiet) */
 	if (r < 0 || (type != SOCK_STREAM && type != SOCK_DGRAM) ||
 	    (domain != AF_INET && domain != AF_INET6)) {
 		close(hfd);

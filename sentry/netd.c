@@ -54,6 +54,7 @@
 #include "sentry/broker.h"
 #include "sentry/netpolicy.h"
 #include "common/log.h"
+#include "common/util.h"
 
 #include "common/sanitize.h"
 #include <errno.h>
@@ -709,18 +710,6 @@ static socklen_t relay_src(const struct sockaddr_storage *sa, struct sockaddr_st
 	return sizeof *o;
 }
 
-static int same_src(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
-{
-	if (a->ss_family != b->ss_family)
-		return 0;
-	if (a->ss_family == AF_INET) {
-		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
-		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
-	}
-	const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
-	return x->sin6_port == y->sin6_port && !memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr);
-}
-
 /* UDP_CONNECT on the guest's socket g (of the guest's namespace, checked by
  * the caller) for q->addr (checked against the policy by the caller): an
  * errno, 0 when g is connected to the relay and the table holds its source. */
@@ -780,7 +769,7 @@ static int udp_relay_connect(int g, const struct netd_req *q)
 	int slot = -1, lru = 0;
 	for (int i = 0; i < NETD_MAX_RELAYS; i++) {
 		struct relay *r = &g_relays[i];
-		if (r->h >= 0 && r->end == end && same_src(&r->src, &src)) {
+		if (r->h >= 0 && r->end == end && sockaddr_same_inet(&r->src, &src)) {
 			slot = i;
 			break;
 		}
@@ -815,7 +804,7 @@ static void relay_from_guest(int e)
 			return;
 		for (int i = 0; i < NETD_MAX_RELAYS; i++) {
 			struct relay *r = &g_relays[i];
-			if (r->h >= 0 && r->end == e && same_src(&r->src, &from)) {
+			if (r->h >= 0 && r->end == e && sockaddr_same_inet(&r->src, &from)) {
 				(void)send(r->h, g_rbuf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
 				r->used = now_ms();
 				break;

@@ -6,6 +6,7 @@
 
 #include "syscalls/sys_fs.h"
 #include "syscalls/sys_socket.h"
+#include "common/util.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -115,23 +116,6 @@ static struct relay_peer {
 } *peers; /* allocated on first use */
 static unsigned npeers;
 
-/* Same family, port and address (and IPv6 scope). */
-static int same_inet(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
-{
-	if (a->ss_family != b->ss_family)
-		return 0;
-	if (a->ss_family == AF_INET) {
-		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
-		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
-	}
-	if (a->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
-		return x->sin6_port == y->sin6_port && x->sin6_scope_id == y->sin6_scope_id &&
-		       memcmp(&x->sin6_addr, &y->sin6_addr, sizeof x->sin6_addr) == 0;
-	}
-	return 0;
-}
-
 void udp_relay_peer(const struct sockaddr_storage *local, const struct sockaddr_storage *peer,
 		    const void *dest, socklen_t destlen)
 {
@@ -142,7 +126,7 @@ void udp_relay_peer(const struct sockaddr_storage *local, const struct sockaddr_
 		peers = calloc(NPEERS, sizeof *peers);
 	if (peers) {
 		unsigned i = 0, n = npeers < NPEERS ? npeers : NPEERS;
-		while (i < n && !(same_inet(&peers[i].local, local) && same_inet(&peers[i].peer, peer)))
+		while (i < n && !(sockaddr_same_inet(&peers[i].local, local) && sockaddr_same_inet(&peers[i].peer, peer)))
 			i++;
 		if (i == n)
 			i = npeers++ % NPEERS; /* a new one, over the oldest when full */
@@ -169,7 +153,7 @@ static int relay_dest(int hfd, struct sockaddr_storage *ss, socklen_t *len)
 	if (peers && getsockname(hfd, (struct sockaddr *)&local, &ll) == 0) {
 		unsigned n = npeers < NPEERS ? npeers : NPEERS;
 		for (unsigned i = 0; i < n && !found; i++)
-			if (same_inet(&peers[i].local, &local) && same_inet(&peers[i].peer, ss)) {
+			if (sockaddr_same_inet(&peers[i].local, &local) && sockaddr_same_inet(&peers[i].peer, ss)) {
 				*ss = peers[i].dest;
 				*len = peers[i].destlen;
 				found = 1;

@@ -447,7 +447,7 @@ Test(syscalls_table, listing_formats)
 	cr_assert_eq(ret, 0);
 	cr_assert(strstr(s, "NR   NAME"));
 	cr_assert(strstr(s, "DENY(EPERM)"));
-	cr_assert_eq(count(s, " FAST+ "), 3, "three FAST_TRAP rows (ioctl, fcntl, prctl), listed as FAST+");
+	cr_assert_eq(count(s, " FAST+ "), 4, "four FAST_TRAP rows (ioctl, fcntl, prctl, setsockopt), listed as FAST+");
 	cr_assert(strstr(s, "\n72   fcntl "));
 	cr_assert_geq(count(s, " FAST! "), 2, "FAST_EXCEPT rows (ioctl, clone...)");
 	cr_assert_eq(count(s, "\n"), nrows() + 1);

@@ -3,8 +3,11 @@
 #   connect_echo_close  N x (connect to an allowed 127.0.0.1 port, 1-byte echo, close), ns each
 #   stream              MIB MiB over one allowed connection, MiB/s
 #   udp_sendto_recv     N x (UDP sendto the allowed 127.0.0.1 port, recv the echo), ns each
+#   udpconn             the same on a connected UDP socket (send, recv): moat-netd's relay
 #   dgram_*             AF_UNIX datagrams by path (ptrace stops under moat), ns per round trip
 # usage: bench/net.sh [--build DIR] [--runs R] [--iters N] [--mib MIB] [--runsc PATH]
+# (--runsc: Debian's runsc `do` puts the program behind NAT in a network
+# namespace of its own, where the host's loopback server is not reachable.)
 # The server runs on the host's loopback outside the sandbox; moat reaches it
 # with --net allow=127.0.0.1:PORT. Prints the median of R runs of each.
 set -euo pipefail
@@ -50,6 +53,7 @@ declare -A res
 for w in $wheres; do
 	res[$w,connect]=$(for ((r = 0; r < runs; r++)); do run "$w" connect "$port" "$iters" | awk '{print $2}'; done | median)
 	res[$w,udp]=$(for ((r = 0; r < runs; r++)); do run "$w" udp "$port" "$iters" | awk '{print $2}'; done | median)
+	res[$w,udpconn]=$(for ((r = 0; r < runs; r++)); do run "$w" udpconn "$port" "$iters" | awk '{print $2}'; done | median)
 	res[$w,stream]=$(for ((r = 0; r < runs; r++)); do run "$w" stream "$port" "$mib" | awk '{print $(NF-1)}'; done | median)
 	d=$([ "$w" = native ] && echo "$tmp" || echo /w)
 	[ "$w" = runsc ] && d=$tmp
@@ -58,7 +62,7 @@ for w in $wheres; do
 		res[$w,$k]=$(grep "^$k " "$tmp/dg.$w" | awk '{print $2}' | median)
 	done
 done
-for k in connect udp stream dgram_sendto_path_recvfrom dgram_sendmsg_noaddr_recv dgram_send_recv; do
+for k in connect udp udpconn stream dgram_sendto_path_recvfrom dgram_sendmsg_noaddr_recv dgram_send_recv; do
 	n=${res[native,$k]} m=${res[moat,$k]}
 	unit=ns
 	[ "$k" = stream ] && unit=MiB/s

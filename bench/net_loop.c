@@ -4,6 +4,8 @@
  *   net_loop stream PORT [MIB]      read MIB MiB from the server over one connection
  *   net_loop udp PORT [N]           N x (sendto 127.0.0.1:PORT 64 bytes, recv the echo): UDP
  *                                   egress through moat-netd (the server echoes UDP on PORT too)
+ *   net_loop udpconn PORT [N]       the same on a connected socket (send + recv): under moat
+ *                                   through moat-netd's relay
  *   net_loop dgram DIR [N]          AF_UNIX datagrams in DIR: N x sendto(path)+recvfrom(addr),
  *                                   then N x sendmsg without an address + recv (the cost
  *                                   every sendmsg pays now that it is a ptrace stop)
@@ -128,21 +130,26 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	int port = atoi(argv[2]);
-	if (!strcmp(argv[1], "udp")) {
-		int n = argc > 3 ? atoi(argv[3]) : 2000;
+	if (!strcmp(argv[1], "udp") || !strcmp(argv[1], "udpconn")) {
+		int n = argc > 3 ? atoi(argv[3]) : 2000, conn = !strcmp(argv[1], "udpconn");
 		struct sockaddr_in a = lo(port);
 		int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 		struct timeval tv = { 5, 0 };
 		setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+		if (conn && connect(s, (struct sockaddr *)&a, sizeof a) < 0) {
+			perror("udpconn: connect");
+			return 1;
+		}
 		memset(buf, 'u', 64);
 		double t0 = bench_now_ns();
 		for (int i = 0; i < n; i++) {
-			if (sendto(s, buf, 64, 0, (struct sockaddr *)&a, sizeof a) != 64 || recv(s, buf, sizeof buf, 0) != 64) {
-				perror("udp");
+			ssize_t w = conn ? send(s, buf, 64, 0) : sendto(s, buf, 64, 0, (struct sockaddr *)&a, sizeof a);
+			if (w != 64 || recv(s, buf, sizeof buf, 0) != 64) {
+				perror(argv[1]);
 				return 1;
 			}
 		}
-		bench_report("udp_sendto_recv", t0, bench_now_ns(), n);
+		bench_report(conn ? "udp_connected_send_recv" : "udp_sendto_recv", t0, bench_now_ns(), n);
 		return 0;
 	}
 	if (!strcmp(argv[1], "connect")) {

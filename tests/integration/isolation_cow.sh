@@ -173,13 +173,14 @@ pkill -P "$holder"; kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null; rmdi
 expect_eq scratch_exists_then_gone "$seen $(scratch)" "1 0"
 moat_bg /bin/sh -c 'echo x >new; sleep 30'
 pid=$!
-at_exit "kill -9 $pid"
+at_exit "pkill -9 -P $pid; kill -9 $pid"
 seen=0
 for _ in $(seq 50); do [ "$(scratch)" -gt 0 ] && { seen=1; break; }; sleep 0.1; done
 sleep 0.5
 mpid=$(pgrep -P "$pid" -x moat)
 kill -9 "$mpid"
-wait "$pid" 2>/dev/null
+# (bounded: against tests/integration/fake-moat there is no moat to kill)
+for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 for _ in $(seq 50); do [ "$(scratch)" = 0 ] && break; sleep 0.1; done
 expect_eq scratch_gone_after_kill9 "$seen $(scratch)" "1 0"
 expect_eq scratch_host_unchanged "$(hosthash "$NEG")" "$nbefore"

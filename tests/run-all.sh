@@ -10,7 +10,7 @@
 #                -DMOAT_SANITIZE=ON build; ASAN_OPTIONS=detect_leaks=0); any
 #                sanitizer report in its log fails it. Not the scripts in
 #                ASAN_SKIP (default: runtimes limits isolation_proctree, whose
-#                time is waits and other programs)
+#                time is waits and other programs); races 1 s each (RACE_SECONDS)
 #   fuzz         fuzz/run.sh: every libFuzzer target for FUZZ_SECONDS (default
 #                15) each (--fuzz-build DIR, a clang -DMOAT_FUZZ=ON build)
 #   selfcheck    the harness against tests/integration/fake-moat (no isolation at
@@ -151,6 +151,8 @@ if want asan; then
 				case " lib run ${ASAN_SKIP-runtimes limits isolation_proctree} " in *" $n "*) continue ;; esac
 				names+=("$n")
 			done
+			# (races run 1 s each here, 2 s in the other tiers: RACE_SECONDS)
+			RACE_SECONDS=${RACE_SECONDS:-1} \
 			ASAN_OPTIONS=detect_leaks=0:handle_segv=0:${ASAN_OPTIONS:-} UBSAN_OPTIONS=print_stacktrace=1:${UBSAN_OPTIONS:-} \
 				"$here/integration/run.sh" --moat "$asan_build/cli/moat" --syscall-bin "$sbin" "${names[@]}" 2>&1 |
 				tee "$build/test-logs/asan-run.log"

@@ -43,15 +43,21 @@ s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
 open(sys.argv[1] + ".t", "w").write(str(s.server_address[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
 s.serve_forever()
 EOF
+# (in this shell, not in a $(...): an at_exit made in a subshell is lost, and
+# the servers outlived the test)
 start_srv() { # NAME: port in $T_TMP/NAME.port, log in $T_TMP/NAME.log
 	"$PY" "$T_TMP/srv.py" "$T_TMP/$1.port" "$T_TMP/$1.log" </dev/null >/dev/null 2>&1 &
 	at_exit "kill -9 $!"
+}
+port_of() { # NAME: the port, once the server wrote it
 	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/$1.port" ] && break; sleep 0.1; done
 	: >>"$T_TMP/$1.log"
 	cat "$T_TMP/$1.port"
 }
-P=$(start_srv a)
-Q=$(start_srv b)
+start_srv a
+start_srv b
+P=$(port_of a)
+Q=$(port_of b)
 [ -n "$P" ] && [ -n "$Q" ] || { fail servers "the test servers did not start"; finish; }
 
 # The value: fresh, and with a '+' and a '/' (not the placeholder's alphabet)

@@ -43,6 +43,19 @@ for n in "${names[@]}"; do
 		echo "FAIL $n/exit: exit $rc with no failed case (no case passed?)"
 		counts="${counts% * *} 1 ${counts##* }"
 	fi
+	# Nothing a test started may outlive it: a process whose command line
+	# names the test's scratch directory (lib.sh: /tmp/moat-it-NAME.XXXXXX)
+	# after a second's grace is left running (then ended here, by pid).
+	for ((i = 0; i < 10; i++)); do
+		left=$(pgrep -f "/tmp/moat-it-$n\.[A-Za-z0-9]{6}(/| |$)" | tr '\n' ' ')
+		[ -z "$left" ] && break
+		sleep 0.1
+	done
+	if [ -n "$left" ]; then
+		echo "FAIL $n/nothing_left_running: $(ps -o pid=,args= -p "$(echo $left | tr " " ",")" 2>/dev/null | cut -c1-120 | head -3 | tr '\n' ';')"
+		kill -9 $left 2>/dev/null
+		counts="${counts%% *} $(($(echo "$counts" | cut -d' ' -f2) + 1)) ${counts##* }"
+	fi
 	read -r p f s <<<"$counts"
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 	[ "$f" -eq 0 ] || failed+=("$n")

@@ -869,15 +869,14 @@ long sys_setsockopt(struct sc_call *c)
 	socklen_t tl = sizeof stype;
 	if (getsockopt(hfd, SOL_SOCKET, SO_TYPE, &stype, &tl) < 0)
 		return -errno; /* ENOTSOCK */
-	uint64_t ns = netns_cookie(hfd);
-	if (g_chan >= 0 && (!g_guest_netns || !ns || ns != g_guest_netns)) {
+	if (host_socket(hfd)) {
 		snprintf(c->note, sizeof c->note, "the filter of a socket of the host's network namespace is moat's");
 		return -EPERM;
 	}
 	if (name == SO_ATTACH_FILTER || name == SO_ATTACH_REUSEPORT_CBPF) {
 		struct sock_fprog fp;
-		if (optlen < sizeof fp)
-			return -EINVAL;
+		if (optlen != sizeof fp)
+			return -EINVAL; /* as Linux: exactly a struct sock_fprog */
 		if (sc_read_guest(c, c->args[3], &fp, sizeof fp) < 0)
 			return -EFAULT;
 		if (fp.len == 0 || fp.len > BPF_MAXINSNS)

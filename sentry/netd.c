@@ -971,14 +971,13 @@ static int serve_one(int chan, struct netpolicy *pol)
 		 * namespace (after GUESTNS) */
 		struct sockaddr_storage ra;
 		socklen_t rl = sizeof ra;
-		int e = ra.ss_family = 0;
 		if (plen || given < 0 || !g_guest_ns || ns_cookie(given) != g_guest_ns || !udp_socket(given) ||
 		    getsockname(given, (struct sockaddr *)&ra, &rl) < 0)
 			rep.err = EPERM;
-		else if (g_rend[e = ra.ss_family == AF_INET6] >= 0)
+		else if (g_rend[ra.ss_family == AF_INET6] >= 0)
 			rep.err = EEXIST;
 		else {
-			g_rend[e] = given;
+			g_rend[ra.ss_family == AF_INET6] = given;
 			given = -1;
 			rep.err = 0;
 		}

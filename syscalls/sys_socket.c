@@ -123,7 +123,7 @@ void udp_relay_peer(const struct sockaddr_storage *local, const struct sockaddr_
 		return;
 	pthread_mutex_lock(&peer_lock);
 	if (!peers)
-		peers = calloc(NPEERS, sizeof *peers);
+		__atomic_store_n(&peers, calloc(NPEERS, sizeof *peers), __ATOMIC_RELEASE);
 	if (peers) {
 		unsigned i = 0, n = npeers < NPEERS ? npeers : NPEERS;
 		while (i < n && !(sockaddr_same_inet(&peers[i].local, local) && sockaddr_same_inet(&peers[i].peer, peer)))
@@ -165,6 +165,8 @@ static int relay_dest(int hfd, struct sockaddr_storage *ss, socklen_t *len)
 
 int udp_relay_dest_of(int hfd, struct sockaddr_storage *ss, socklen_t *len)
 {
+	if (!__atomic_load_n(&peers, __ATOMIC_ACQUIRE))
+		return 0; /* no relayed connect yet: no getpeername on every recvfrom stop */
 	*len = sizeof *ss;
 	if (getpeername(hfd, (struct sockaddr *)ss, len) < 0)
 		return 0;

@@ -364,6 +364,10 @@ if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_udp" ]; then
 	else ok udp_connected_echo; fi
 	expect_eq udp_connected_refused "$(echo "$got" | grep '^conn_' | tr '\n' ' ')" \
 		"conn_sendto_sink SENT conn_connect_sink SENT conn_send_after SENT conn_connect_next_port ENETUNREACH "
+	# the probe natively (after: natively its STRAY reaches the echo server)
+	nat=$(in_outer "$SYSCALL_BIN/probe_udp" connected 10.200.0.2 "$ueport" 127.0.0.1 "$usport" </dev/null 2>&1)
+	if [ "$(echo "$nat" | grep -c '^ok ')" = 8 ]; then ok_sanity udp_connected_native
+	else fail udp_connected_native "$(echo "$nat" | grep -v '^ok' | head -4 | tr '\n' ' ')"; fi
 fi
 # connect to a destination no rule allows: ENETUNREACH, nothing sent
 out=$(in_outer timeout 60 "$MOAT" run --net allow=10.200.0.2:$((ueport == 65535 ? 1 : ueport + 1))/udp -- "$PY" -c '

@@ -88,8 +88,9 @@ struct task {
 	int fd_closing;          /* a worker answered this task with ADDFD+SEND and has not
 				  * closed its copy yet: 1, 2 with waiters (pipeline.c) */
 	pid_t doomed_parent;     /* refused: killed at its first stop; its exit releases this parent */
-	int sock_exit;           /* recvfrom with an address runs (PTRACE_SYSCALL): at its
-				  * exit an AF_UNIX source shows its path (unixsock.c) */
+	int sock_exit;           /* a socket call runs to its exit (PTRACE_SYSCALL): 1/3
+				  * recvfrom, 2 bind, 4/5 recvmsg, 6 recvmmsg, 8 sendmmsg
+				  * (unixsock.c) */
 	uint64_t sock_addr, sock_lenp; /* ... the guest's address buffer and length pointer */
 	uint32_t sock_buflen;    /* ... and the length it gave */
 	char sock_path[112];     /* a rewritten bind of this path runs: if it fails, its
@@ -100,6 +101,7 @@ struct task {
 	uint8_t sock_relay[28];  /* sock_exit 3: a UDP socket connected through moat-netd's
 				  * relay: the source shown is this destination */
 	uint32_t sock_relay_len;
+	int sock_relay_kind;     /* sock_exit 6 (recvmmsg copies): names from sock_relay */
 	int exec_pending;        /* the rewritten execve runs (PTRACE_SYSCALL): its syscall
 				  * exit before PTRACE_EVENT_EXEC means it failed */
 

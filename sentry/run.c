@@ -190,14 +190,9 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->audit = audit_open(cfg->audit_path, cfg->trace, &alim, err, sizeof err);
 	if (!sb->audit)
 		die_status(2, "%s", err);
-	/* compiled at build time (syscalls/gen_filter.c); --deny prepends, and
-	 * so do --net rules for sendmmsg: its msg_names are in guest memory, so
-	 * with moat-netd's sockets about (UDP egress) every sendmmsg is a stop;
-	 * without rules none can exist and only MSG_FASTOPEN stops (its row) */
+	/* compiled at build time (syscalls/gen_filter.c); --deny prepends */
 	unsigned char force[SC_NR_MAX];
 	memcpy(force, cfg->deny, sizeof force);
-	if (cfg->net && cfg->net->nrules > 0 && !force[__NR_sendmmsg])
-		force[__NR_sendmmsg] = SC_FORCE_TRACE;
 	struct sock_fprog prog;
 	if (sc_guest_filter_prebuilt(MOAT_SYS_LOADER, force, &prog) < 0)
 		die("cannot build the seccomp filter");

@@ -36,9 +36,15 @@
  * policy (netconn_send_stop, which sees every sendto with an address,
  * sendmsg and sendmmsg first: UDP egress). recvfrom with an address buffer on an AF_UNIX
  * socket runs to its syscall exit (PTRACE_SYSCALL), where a source address
- * that is one of our abstract names is rewritten to its bound path. Gaps:
- * recvmsg/recvmmsg still show the abstract name, sendmmsg to a path resolves
- * natively (ENOENT). A rewritten bind runs to its syscall exit too: if the
+ * that is one of our abstract names is rewritten to its bound path; so is
+ * every recvmsg/recvmmsg (a stop each: msg_name is in memory) whose name
+ * buffer is set on an AF_UNIX socket once a path was bound here (the call
+ * gets a copy of its msghdrs with full-size name buffers below the red zone,
+ * and the exit writes the names, lengths and flags back), and on a UDP
+ * socket connected through moat-netd's relay the source shown is its
+ * destination. sendmmsg to AF_UNIX datagram paths resolves like sendmsg (a
+ * copy of at most UNIX_MMSG_MAX messages, the first refused one ending the
+ * batch). A rewritten bind runs to its syscall exit too: if the
  * native bind failed (two threads binding one socket), the inode it made is
  * removed, as Linux does.
  */
@@ -184,6 +190,317 @@ static void recv_stop(struct task *t, arch_regs *regs)
 	t->sock_buflen = buflen;
 }
 
+/* What a received source address on hfd's socket needs: 1 AF_UNIX (a path
+ * may hide behind one of our abstract names), 2 a UDP socket connected
+ * through the relay (its destination, into t->sock_relay), 0 nothing. */
+static int src_kind(struct task *t, int fd)
+{
+	int hfd = task_getfd(t, fd);
+	if (hfd < 0)
+		return 0;
+	int dom = 0, k = 0;
+	socklen_t dl = sizeof dom;
+	if (getsockopt(hfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl) < 0)
+		dom = 0;
+	if (dom == AF_UNIX) {
+		k = unix_names_any() ? 1 : 0;
+	} else if (dom == AF_INET || dom == AF_INET6) {
+		struct sockaddr_storage d;
+		socklen_t l;
+		if (udp_relay_dest_of(hfd, &d, &l) && l <= sizeof t->sock_relay) {
+			memcpy(t->sock_relay, &d, l);
+			t->sock_relay_len = l;
+			k = 2;
+		}
+	}
+	close(hfd);
+	return k;
+}
+
+/* The scratch area below the stopped thread's red zone: n msghdr-sized
+ * records of hdr bytes, then n full-size name buffers. */
+static uint64_t scratch_base(arch_regs *regs, size_t bytes)
+{
+	return (REG_SP(*regs) - ARCH_RED_ZONE - bytes - 16) & ~15ULL;
+}
+
+/* recvmsg(fd, msg, flags): every one stops. Nothing to do until a path is
+ * bound or a relayed connect exists, nor without a name buffer. */
+static void recvmsg_stop(struct sandbox *sb, struct task *t, arch_regs *regs)
+{
+	if (!unix_names_any() && !udp_relay_any())
+		return;
+	struct msghdr mh;
+	uint64_t gmh = REG_ARG1(*regs);
+	if (guest_read(t->tid, gmh, &mh, sizeof mh) < 0 || !mh.msg_name || (int)mh.msg_namelen < 0)
+		return; /* the kernel answers */
+	int k = src_kind(t, (int)REG_ARG0(*regs));
+	if (!k)
+		return;
+	t->sock_addr = (uint64_t)(uintptr_t)mh.msg_name;
+	t->sock_lenp = gmh;
+	t->sock_buflen = mh.msg_namelen;
+	if (k == 2) {
+		t->sock_exit = 5;
+		stop_seen(sb, t, regs, "recvmsg", "source address: the relayed destination");
+		return;
+	}
+	/* a copy of the msghdr whose name buffer holds a whole name */
+	uint64_t sc = scratch_base(regs, sizeof(struct msghdr) + 16 + sizeof(struct sockaddr_un));
+	uint64_t name = sc + ((sizeof(struct msghdr) + 15) & ~15UL);
+	mh.msg_name = (void *)(uintptr_t)name;
+	mh.msg_namelen = sizeof(struct sockaddr_un);
+	if (guest_write(t->tid, sc, &mh, sizeof mh) < 0)
+		return;
+	t->sock_scratch = sc;
+	REG_ARG1(*regs) = sc;
+	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+	t->sock_exit = 4;
+	stop_seen(sb, t, regs, "recvmsg", "source address from the VFS (AF_UNIX)");
+}
+
+#define UNIX_MMSG_MAX 16 /* messages a rewritten recvmmsg/sendmmsg carries */
+
+/* recvmmsg(fd, msgvec, vlen, flags, timeout): as recvmsg, per message: the
+ * call gets copies of at most UNIX_MMSG_MAX messages (recvmmsg may return
+ * fewer than asked), whose results the exit writes back. */
+static void recvmmsg_stop(struct sandbox *sb, struct task *t, arch_regs *regs)
+{
+	if (!unix_names_any() && !udp_relay_any())
+		return;
+	uint64_t gv = REG_ARG1(*regs);
+	unsigned vlen = (unsigned)REG_ARG2(*regs);
+	if (!vlen)
+		return;
+	unsigned n = vlen < UNIX_MMSG_MAX ? vlen : UNIX_MMSG_MAX;
+	struct mmsghdr mv[UNIX_MMSG_MAX];
+	if (guest_read(t->tid, gv, mv, n * sizeof mv[0]) < 0)
+		return;
+	int named = 0;
+	for (unsigned i = 0; i < n; i++)
+		named |= mv[i].msg_hdr.msg_name != NULL;
+	if (!named && vlen <= UNIX_MMSG_MAX)
+		return;
+	int k = src_kind(t, (int)REG_ARG0(*regs));
+	if (!k)
+		return;
+	t->sock_lenp = gv;
+	t->sock_buflen = vlen;
+	t->sock_relay_kind = k == 2;
+	size_t hdrs = (n * sizeof mv[0] + 15) & ~15UL;
+	uint64_t sc = scratch_base(regs, hdrs + n * sizeof(struct sockaddr_un));
+	for (unsigned i = 0; i < n; i++) {
+		if (!mv[i].msg_hdr.msg_name)
+			continue;
+		mv[i].msg_hdr.msg_name = (void *)(uintptr_t)(sc + hdrs + i * sizeof(struct sockaddr_un));
+		mv[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_un);
+	}
+	if (guest_write(t->tid, sc, mv, n * sizeof mv[0]) < 0)
+		return;
+	t->sock_scratch = sc;
+	REG_ARG1(*regs) = sc;
+	REG_ARG2(*regs) = n;
+	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+	t->sock_exit = 6;
+	stop_seen(sb, t, regs, "recvmmsg",
+		  k == 2 ? "source addresses: the relayed destination" : "source addresses from the VFS (AF_UNIX)");
+}
+
+/* A received AF_UNIX name (len bytes at sa, of a full-size buffer): one of
+ * our abstract names becomes its bound path. Returns the length to show. */
+static uint32_t unix_src_map(struct sandbox *sb, struct sockaddr_un *sa, uint32_t len)
+{
+	char path[sizeof sa->sun_path];
+	if (len <= sizeof *sa && len > offsetof(struct sockaddr_un, sun_path) + 1 && sa->sun_family == AF_UNIX &&
+	    unix_name_path(sb, sa, (socklen_t)len, path, sizeof path) == 0) {
+		memset(sa->sun_path, 0, sizeof sa->sun_path);
+		size_t pl = strnlen(path, sizeof sa->sun_path - 1);
+		memcpy(sa->sun_path, path, pl);
+		len = (uint32_t)(offsetof(struct sockaddr_un, sun_path) + pl + 1);
+	}
+	return len;
+}
+
+/* One received message back into the guest's msghdr at gmh. cp: the copy
+ * the call filled (its msg_controllen and msg_flags are copied back), or
+ * NULL (the call had the guest's own header). The name: the relay's
+ * destination (relay), else the one read from the copy's full-size buffer,
+ * our abstract names mapped to their paths; written into the guest's buffer
+ * (name, cap bytes: truncated as Linux does) with its whole length. */
+static void msg_back(struct sandbox *sb, struct task *t, uint64_t gmh, uint64_t name, uint32_t cap,
+		     const struct msghdr *cp, int relay)
+{
+	if (cp) {
+		(void)guest_write(t->tid, gmh + offsetof(struct msghdr, msg_controllen), &cp->msg_controllen,
+				  sizeof cp->msg_controllen);
+		(void)guest_write(t->tid, gmh + offsetof(struct msghdr, msg_flags), &cp->msg_flags,
+				  sizeof cp->msg_flags);
+	}
+	if (!name)
+		return;
+	struct sockaddr_un sa;
+	uint32_t len;
+	memset(&sa, 0, sizeof sa);
+	if (relay) {
+		len = t->sock_relay_len;
+		memcpy(&sa, t->sock_relay, len);
+	} else {
+		len = cp->msg_namelen;
+		uint32_t got = len < sizeof sa ? len : (uint32_t)sizeof sa;
+		if (got && guest_read(t->tid, (uint64_t)(uintptr_t)cp->msg_name, &sa, got) < 0)
+			return;
+		len = unix_src_map(sb, &sa, len);
+	}
+	if (cap)
+		(void)guest_write(t->tid, name, &sa, len < cap ? len : cap);
+	(void)guest_write(t->tid, gmh + offsetof(struct msghdr, msg_namelen), &len, sizeof len);
+}
+
+static void recvmsg_exit(struct sandbox *sb, struct task *t, arch_regs *regs)
+{
+	long ret = (long)REG_RET(*regs);
+	if (t->sock_exit != 5) {
+		/* the guest's own pointers back (a restarted call re-reads them) */
+		REG_ARG1(*regs) = t->sock_lenp;
+		if (t->sock_exit == 6)
+			REG_ARG2(*regs) = t->sock_buflen;
+		ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+	}
+	if (ret < 0)
+		return;
+	if (t->sock_exit == 4 || t->sock_exit == 5) {
+		struct msghdr cp;
+		if (t->sock_exit == 4 && guest_read(t->tid, t->sock_scratch, &cp, sizeof cp) < 0)
+			return;
+		msg_back(sb, t, t->sock_lenp, t->sock_addr, t->sock_buflen, t->sock_exit == 4 ? &cp : NULL,
+			 t->sock_exit == 5);
+		return;
+	}
+	/* recvmmsg: ret messages were received into the copies */
+	unsigned n = (unsigned)ret;
+	if (n > UNIX_MMSG_MAX)
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		struct mmsghdr g, cp;
+		uint64_t gi = t->sock_lenp + i * sizeof g;
+		if (guest_read(t->tid, gi, &g, sizeof g) < 0 ||
+		    guest_read(t->tid, t->sock_scratch + i * sizeof cp, &cp, sizeof cp) < 0)
+			return;
+		(void)guest_write(t->tid, gi + offsetof(struct mmsghdr, msg_len), &cp.msg_len, sizeof cp.msg_len);
+		msg_back(sb, t, gi, cp.msg_hdr.msg_name ? (uint64_t)(uintptr_t)g.msg_hdr.msg_name : 0,
+			 g.msg_hdr.msg_namelen, &cp.msg_hdr, t->sock_relay_kind);
+	}
+}
+
+/* sendmmsg on an AF_UNIX datagram socket with a path among its messages'
+ * names: the call gets copies of at most UNIX_MMSG_MAX messages, each path
+ * resolved as for sendmsg (an abstract name below the red zone); a refused
+ * one ends the batch before it (sendmmsg returns what it sent), or the call
+ * when it is the first. The exit copies each sent message's msg_len back.
+ * 0: rewritten or refused here; 1: native. */
+static int sendmmsg_paths(struct sandbox *sb, struct task *t, arch_regs *regs)
+{
+	uint64_t gv = REG_ARG1(*regs);
+	unsigned vlen = (unsigned)REG_ARG2(*regs);
+	if (!vlen || REG_ARG3(*regs) & MSG_FASTOPEN)
+		return 1;
+	int hfd = task_getfd(t, (int)REG_ARG0(*regs));
+	if (hfd < 0)
+		return 1;
+	int dom = 0, type = 0;
+	socklen_t dl = sizeof dom, tl = sizeof type;
+	int unix_dgram = getsockopt(hfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl) == 0 && dom == AF_UNIX &&
+			 getsockopt(hfd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && type == SOCK_DGRAM;
+	close(hfd);
+	if (!unix_dgram)
+		return 1;
+	unsigned n = vlen < UNIX_MMSG_MAX ? vlen : UNIX_MMSG_MAX;
+	struct mmsghdr mv[UNIX_MMSG_MAX];
+	struct sockaddr_un names[UNIX_MMSG_MAX];
+	int mapped[UNIX_MMSG_MAX] = { 0 };
+	if (guest_read(t->tid, gv, mv, n * sizeof mv[0]) < 0)
+		return 1; /* the kernel answers EFAULT */
+	int paths = 0, r = 0;
+	unsigned i;
+	char first[sizeof names[0].sun_path + 1] = "";
+	for (i = 0; i < n; i++) {
+		struct sockaddr_un in;
+		size_t len = mv[i].msg_hdr.msg_namelen;
+		if (!mv[i].msg_hdr.msg_name || len <= offsetof(struct sockaddr_un, sun_path) || len > sizeof in)
+			continue; /* no name, or none we map: the kernel reads it */
+		memset(&in, 0, sizeof in);
+		if (guest_read(t->tid, (uint64_t)(uintptr_t)mv[i].msg_hdr.msg_name, &in, len) < 0)
+			continue; /* the kernel answers EFAULT */
+		if (in.sun_family != AF_UNIX || !in.sun_path[0])
+			continue; /* abstract or another family: native */
+		socklen_t olen = 0;
+		r = resolve(sb, t, 0, SOCK_DGRAM, &in, len, &names[i], &olen);
+		if (r == -EINTR)
+			r = -EIO;
+		if (r < 0) {
+			snprintf(first, sizeof first, "%.100s", in.sun_path);
+			break;
+		}
+		if (r == 0) {
+			mapped[i] = 1; /* its name: the copy below */
+			mv[i].msg_hdr.msg_namelen = olen;
+			paths++;
+			if (!*first)
+				snprintf(first, sizeof first, "%.100s", in.sun_path);
+		}
+	}
+	char args[160];
+	snprintf(args, sizeof args, "%d, [{AF_UNIX, \"%.100s\"}...], %u", (int)REG_ARG0(*regs), first, vlen);
+	if (r < 0 && i == 0) {
+		REG_SYSNO(*regs) = -1;
+		REG_RET(*regs) = (uint64_t)(long)r;
+		ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+		audit_event(sb->audit, sb, t, t->tid, "sendmmsg", args, DEC_DENY, r, "");
+		return 0;
+	}
+	if (r < 0)
+		n = i; /* the messages before the refused one */
+	if (!paths && vlen <= n)
+		return 1; /* no path among them: native untouched */
+	size_t hdrs = (n * sizeof mv[0] + 15) & ~15UL;
+	uint64_t sc = scratch_base(regs, hdrs + n * sizeof names[0]);
+	for (unsigned j = 0; j < n; j++) {
+		if (!mapped[j])
+			continue;
+		uint64_t a = sc + hdrs + j * sizeof names[0];
+		if (guest_write(t->tid, a, &names[j], mv[j].msg_hdr.msg_namelen) < 0)
+			return 1;
+		mv[j].msg_hdr.msg_name = (void *)(uintptr_t)a;
+	}
+	if (guest_write(t->tid, sc, mv, n * sizeof mv[0]) < 0)
+		return 1;
+	t->sock_scratch = sc;
+	t->sock_lenp = gv;
+	t->sock_buflen = vlen;
+	REG_ARG1(*regs) = sc;
+	REG_ARG2(*regs) = n;
+	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+	t->sock_exit = 8;
+	audit_event(sb->audit, sb, t, t->tid, "sendmmsg", args, DEC_ALLOW, 0, "abstract names in the guest netns");
+	return 0;
+}
+
+static void sendmmsg_exit(struct task *t, arch_regs *regs)
+{
+	long ret = (long)REG_RET(*regs);
+	REG_ARG1(*regs) = t->sock_lenp;
+	REG_ARG2(*regs) = t->sock_buflen;
+	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+	for (long i = 0; i < ret && i < UNIX_MMSG_MAX; i++) {
+		unsigned ml;
+		if (guest_read(t->tid, t->sock_scratch + i * sizeof(struct mmsghdr) + offsetof(struct mmsghdr, msg_len),
+			       &ml, sizeof ml) < 0 ||
+		    guest_write(t->tid, t->sock_lenp + i * sizeof(struct mmsghdr) + offsetof(struct mmsghdr, msg_len),
+				&ml, sizeof ml) < 0)
+			return;
+	}
+}
+
 /* A rewritten bind failed natively: remove the inode it made, if it is
  * still that one (Linux removes it too). */
 static void bind_failed(struct sandbox *sb, struct task *t)
@@ -209,6 +526,14 @@ void unixsock_exit(struct sandbox *sb, struct task *t)
 	if (t->sock_exit == 2) {
 		if ((long)REG_RET(regs) < 0 && (long)REG_RET(regs) > -4096)
 			bind_failed(sb, t);
+		return;
+	}
+	if (t->sock_exit >= 4 && t->sock_exit <= 6) {
+		recvmsg_exit(sb, t, &regs);
+		return;
+	}
+	if (t->sock_exit == 8) {
+		sendmmsg_exit(t, &regs);
 		return;
 	}
 	if (t->sock_exit == 3) {
@@ -351,6 +676,12 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 	case __NR_sendmmsg:
 		aptr = 0, len = 0, call = "sendmmsg"; /* UDP egress and MSG_FASTOPEN only */
 		break;
+	case __NR_recvmsg:
+		recvmsg_stop(sb, t, &regs);
+		return;
+	case __NR_recvmmsg:
+		recvmmsg_stop(sb, t, &regs);
+		return;
 	case __NR_recvfrom:
 		recv_stop(t, &regs);
 		stop_seen(sb, t, &regs, "recvfrom", "source address from the VFS (AF_UNIX)");
@@ -373,7 +704,11 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 	    netconn_send_stop(sb, t, &regs,
 			      nr == __NR_sendto ? NETSEND_TO : nr == __NR_sendmsg ? NETSEND_MSG : NETSEND_MMSG) == 0)
 		return;
-	if (nr == __NR_sendmmsg || !mh_ok)
+	if (nr == __NR_sendmmsg) {
+		(void)sendmmsg_paths(sb, t, &regs); /* AF_UNIX datagram paths */
+		return;
+	}
+	if (!mh_ok)
 		return; /* native (an unreadable msghdr: the kernel gives EFAULT) */
 	/* bind with netd running (the guest can hold sockets of the host's
 	 * namespace): the address is copied once, and everything but an

@@ -41,7 +41,7 @@ unsigned unix_name_bind(dev_t dev, ino_t ino, const char *path, int type)
 {
 	pthread_mutex_lock(&lock);
 	if (!bound)
-		bound = xcalloc(NBOUND, sizeof *bound);
+		__atomic_store_n(&bound, xcalloc(NBOUND, sizeof *bound), __ATOMIC_RELEASE);
 	struct bound *b = find_locked(dev, ino);
 	if (!b) {
 		b = &bound[nbound++ % NBOUND]; /* full: forget the oldest bind */
@@ -56,6 +56,11 @@ unsigned unix_name_bind(dev_t dev, ino_t ino, const char *path, int type)
 	unsigned g = b->gen;
 	pthread_mutex_unlock(&lock);
 	return g;
+}
+
+int unix_names_any(void)
+{
+	return __atomic_load_n(&bound, __ATOMIC_ACQUIRE) != NULL;
 }
 
 unsigned unix_name_gen(dev_t dev, ino_t ino, int *type)
@@ -161,6 +166,11 @@ static int relay_dest(int hfd, struct sockaddr_storage *ss, socklen_t *len)
 	}
 	pthread_mutex_unlock(&peer_lock);
 	return found;
+}
+
+int udp_relay_any(void)
+{
+	return __atomic_load_n(&peers, __ATOMIC_ACQUIRE) != NULL;
 }
 
 int udp_relay_dest_of(int hfd, struct sockaddr_storage *ss, socklen_t *len)

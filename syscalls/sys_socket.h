@@ -24,6 +24,10 @@ unsigned unix_name_gen(dev_t dev, ino_t ino, int *type);
 socklen_t unix_name_addr(struct sandbox *sb, dev_t dev, ino_t ino, unsigned gen,
 			 struct sockaddr_un *out);
 
+/* Whether any path was bound in this sandbox yet (until then no source
+ * address needs rewriting: recvmsg stops return at once). */
+int unix_names_any(void);
+
 /* The path bound at one of this sandbox's abstract names: 0 and out filled,
  * or -1 (not ours, or unknown). */
 int unix_name_path(struct sandbox *sb, const struct sockaddr_un *sa, socklen_t len, char *out,
@@ -38,5 +42,7 @@ void udp_relay_peer(const struct sockaddr_storage *local, const struct sockaddr_
 /* hfd's destination if it is connected through the relay: 1 and *ss, *len
  * set, else 0. */
 int udp_relay_dest_of(int hfd, struct sockaddr_storage *ss, socklen_t *len);
+/* Whether any connect went through the relay yet. */
+int udp_relay_any(void);
 
 #endif

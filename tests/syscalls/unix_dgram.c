@@ -1,5 +1,6 @@
-/* AF_UNIX datagram sockets addressed by path: sendto/sendmsg to a path,
- * the source address recvfrom reports, and the errors of a bad destination. */
+/* AF_UNIX datagram sockets addressed by path: sendto/sendmsg/sendmmsg to a
+ * path, the source address recvfrom/recvmsg/recvmmsg report, and the errors
+ * of a bad destination. */
 #include "t.h"
 #include <stddef.h>
 #include <sys/socket.h>
@@ -70,6 +71,147 @@ static void bind_race(void)
 	      leftovers, rounds);
 }
 
+/* recvmsg/recvmmsg: the source address of a datagram from a bound socket
+ * is its path (full buffer, short buffer, no buffer), with the control
+ * length and flags the kernel set; sendmmsg to paths (srv bound at sa, b
+ * bound at "cli.sock" and connected to srv, u unbound). */
+static void msg_cases(int srv, int b, int u, const struct sockaddr_un *sa, socklen_t sl)
+{
+	size_t cli_len = offsetof(struct sockaddr_un, sun_path) + strlen("cli.sock") + 1;
+	char buf[16];
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct sockaddr_un from;
+
+	/* a whole buffer */
+	CHECK(send(b, "m1", 2, 0) == 2, "send_m1", "%s", strerror(errno));
+	memset(&from, 0x7f, sizeof(from));
+	char ctl[64];
+	struct msghdr mh = { .msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = ctl, .msg_controllen = sizeof(ctl), .msg_flags = 0x5a5a };
+	ssize_t n = recvmsg(srv, &mh, 0);
+	CHECK(n == 2 && mh.msg_namelen == cli_len && !strcmp(from.sun_path, "cli.sock") && mh.msg_name == &from &&
+		      mh.msg_controllen == 0 && mh.msg_flags == 0,
+	      "recvmsg_bound_source", "n %zd len %u '%s' ctl %zu flags %#x", n, mh.msg_namelen,
+	      from.sun_path + !from.sun_path[0], (size_t)mh.msg_controllen, mh.msg_flags);
+
+	/* a short buffer: truncated, the whole length reported */
+	CHECK(send(b, "m2", 2, 0) == 2, "send_m2", "%s", strerror(errno));
+	memset(&from, 0x7f, sizeof(from));
+	mh.msg_namelen = offsetof(struct sockaddr_un, sun_path) + 3;
+	mh.msg_controllen = 0;
+	mh.msg_control = NULL;
+	n = recvmsg(srv, &mh, 0);
+	CHECK(n == 2 && mh.msg_namelen == cli_len && !memcmp(from.sun_path, "cli", 3) &&
+		      (unsigned char)from.sun_path[3] == 0x7f,
+	      "recvmsg_short_name_buffer", "n %zd len %u '%.3s' next %#x", n, mh.msg_namelen,
+	      from.sun_path + !from.sun_path[0], (unsigned char)from.sun_path[3]);
+
+	/* a message cut short: MSG_TRUNC in msg_flags, through the copy */
+	CHECK(send(b, "0123456789abcdefXYZ", 19, 0) == 19, "send_long", "%s", strerror(errno));
+	mh.msg_namelen = sizeof(from);
+	mh.msg_flags = 0;
+	n = recvmsg(srv, &mh, 0);
+	CHECK(n == 16 && (mh.msg_flags & MSG_TRUNC) && mh.msg_namelen == cli_len, "recvmsg_trunc_flag",
+	      "n %zd flags %#x len %u", n, mh.msg_flags, mh.msg_namelen);
+
+	/* no name buffer */
+	CHECK(send(b, "m3", 2, 0) == 2, "send_m3", "%s", strerror(errno));
+	struct msghdr nm = { .msg_iov = &iov, .msg_iovlen = 1 };
+	n = recvmsg(srv, &nm, 0);
+	CHECK(n == 2 && nm.msg_namelen == 0, "recvmsg_no_name", "n %zd len %u", n, nm.msg_namelen);
+
+	/* an unnamed sender: no name (length 0) */
+	CHECK(sendto(u, "m4", 2, 0, (const struct sockaddr *)sa, sl) == 2, "sendto_m4", "%s", strerror(errno));
+	mh.msg_namelen = sizeof(from);
+	n = recvmsg(srv, &mh, 0);
+	CHECK(n == 2 && mh.msg_namelen == 0, "recvmsg_unnamed_source", "n %zd len %u", n,
+	      mh.msg_namelen);
+
+	/* recvmmsg: three messages, from b, u, b; the middle one has no name buffer */
+	CHECK(send(b, "r1", 2, 0) == 2 && sendto(u, "r2", 2, 0, (const struct sockaddr *)sa, sl) == 2 &&
+		      send(b, "r3", 2, 0) == 2,
+	      "send_r123", "%s", strerror(errno));
+	struct mmsghdr mv[3];
+	struct sockaddr_un fv[3];
+	char bv[3][8];
+	struct iovec iv[3];
+	memset(mv, 0, sizeof(mv));
+	memset(fv, 0x7f, sizeof(fv));
+	for (int i = 0; i < 3; i++) {
+		iv[i].iov_base = bv[i];
+		iv[i].iov_len = sizeof(bv[i]);
+		mv[i].msg_hdr.msg_iov = &iv[i];
+		mv[i].msg_hdr.msg_iovlen = 1;
+		if (i != 1) {
+			mv[i].msg_hdr.msg_name = &fv[i];
+			mv[i].msg_hdr.msg_namelen = sizeof(fv[i]);
+		}
+	}
+	struct timespec tmo = { 1, 0 };
+	int k = recvmmsg(srv, mv, 3, MSG_WAITFORONE, &tmo);
+	CHECK(k == 3 && mv[0].msg_len == 2 && mv[1].msg_len == 2 && mv[2].msg_len == 2 &&
+		      mv[0].msg_hdr.msg_namelen == cli_len && !strcmp(fv[0].sun_path, "cli.sock") &&
+		      mv[1].msg_hdr.msg_namelen == 0 && mv[2].msg_hdr.msg_namelen == cli_len &&
+		      !strcmp(fv[2].sun_path, "cli.sock") && mv[0].msg_hdr.msg_name == &fv[0],
+	      "recvmmsg_sources", "k %d len %u %u %u '%s' '%s'", k, mv[0].msg_hdr.msg_namelen,
+	      mv[1].msg_hdr.msg_namelen, mv[2].msg_hdr.msg_namelen, fv[0].sun_path + !fv[0].sun_path[0],
+	      fv[2].sun_path + !fv[2].sun_path[0]);
+
+	/* sendmmsg to a path from the unbound socket: two messages, then the
+	 * batch with a missing path second (one sent), then first (ENOENT) */
+	struct sockaddr_un bad;
+	memset(&bad, 0, sizeof(bad));
+	bad.sun_family = AF_UNIX;
+	strcpy(bad.sun_path, "nothing-here.sock");
+	socklen_t badl = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(bad.sun_path) + 1);
+	struct mmsghdr sv[2];
+	struct iovec si[2] = { { "s1", 2 }, { "s22", 3 } };
+	memset(sv, 0, sizeof(sv));
+	for (int i = 0; i < 2; i++) {
+		sv[i].msg_hdr.msg_name = (void *)sa;
+		sv[i].msg_hdr.msg_namelen = sl;
+		sv[i].msg_hdr.msg_iov = &si[i];
+		sv[i].msg_hdr.msg_iovlen = 1;
+	}
+	k = sendmmsg(u, sv, 2, 0);
+	CHECK(k == 2 && sv[0].msg_len == 2 && sv[1].msg_len == 3 && sv[0].msg_hdr.msg_name == sa,
+	      "sendmmsg_paths", "k %d (%s) len %u %u", k, strerror(errno), sv[0].msg_len, sv[1].msg_len);
+	n = recv(srv, buf, sizeof(buf), MSG_DONTWAIT);
+	ssize_t n2 = recv(srv, buf + 8, 8, MSG_DONTWAIT);
+	CHECK(n == 2 && n2 == 3 && !memcmp(buf, "s1", 2) && !memcmp(buf + 8, "s22", 3), "sendmmsg_paths_arrive",
+	      "n %zd %zd", n, n2);
+	sv[1].msg_hdr.msg_name = &bad;
+	sv[1].msg_hdr.msg_namelen = badl;
+	k = sendmmsg(u, sv, 2, 0);
+	CHECK(k == 1, "sendmmsg_second_missing_sends_one", "k %d (%s)", k, strerror(errno));
+	n = recv(srv, buf, sizeof(buf), MSG_DONTWAIT);
+	CHECK(n == 2 && recv(srv, buf, sizeof(buf), MSG_DONTWAIT) == -1 && errno == EAGAIN,
+	      "sendmmsg_second_missing_one_arrives", "n %zd", n);
+	k = sendmmsg(u, &sv[1], 1, 0);
+	CHECK(k == -1 && errno == ENOENT, "sendmmsg_missing_enoent", "k %d (%s)", k, strerror(errno));
+
+	/* a stream connection from a bound socket: recvmsg on the accepted end
+	 * names the peer's path */
+	int ls = socket(AF_UNIX, SOCK_STREAM, 0), cs = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un la, ca;
+	socklen_t ll = addr(&la, "msl.sock"), cl = addr(&ca, "msc.sock");
+	CHECK(bind(ls, (struct sockaddr *)&la, ll) == 0 && listen(ls, 1) == 0 &&
+		      bind(cs, (struct sockaddr *)&ca, cl) == 0 && connect(cs, (struct sockaddr *)&la, ll) == 0,
+	      "stream_setup", "%s", strerror(errno));
+	int as = accept(ls, NULL, NULL);
+	CHECK(as >= 0 && send(cs, "st", 2, 0) == 2, "stream_send", "%s", strerror(errno));
+	memset(&from, 0x7f, sizeof(from));
+	struct msghdr smh = { .msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &iov, .msg_iovlen = 1 };
+	n = recvmsg(as, &smh, 0);
+	CHECK(n == 2 && smh.msg_namelen == cl && !strcmp(from.sun_path, "msc.sock"), "recvmsg_stream_peer_path",
+	      "n %zd len %u '%s'", n, smh.msg_namelen, from.sun_path + !from.sun_path[0]);
+	close(as);
+	close(cs);
+	close(ls);
+	unlink("msl.sock");
+	unlink("msc.sock");
+}
+
 int main(int argc, char **argv)
 {
 	t_setup(argc, argv, "unix_dgram");
@@ -131,6 +273,8 @@ int main(int argc, char **argv)
 		CHECK(n == 3 && fl == offsetof(struct sockaddr_un, sun_path) + 9, "recvfrom_short_buffer",
 		      "n %zd len %u", n, fl);
 	}
+
+	msg_cases(srv, b, u, &sa, sl);
 
 	/* bad destinations */
 	struct sockaddr_un bad;

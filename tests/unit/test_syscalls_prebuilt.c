@@ -85,7 +85,7 @@ Test(syscalls_prebuilt, deny_prefix_matches_libseccomp)
 	free(deny);
 }
 
-/* SC_FORCE_TRACE (sendmmsg with --net rules): a ptrace stop whatever the row
+/* SC_FORCE_TRACE: a ptrace stop whatever the row
  * says. Without a tracer a TRACE action fails the call with ENOSYS too, so
  * the probe sees it as reaching moat; the prefix must say TRACE, not NOTIFY. */
 Test(syscalls_prebuilt, trace_prefix)

@@ -225,6 +225,31 @@ int vfs_holds_mounts(struct vfs *v, const char *path)
 	return s && s->n > 0;
 }
 
+unsigned long long vfs_private_used(struct vfs *v)
+{
+	fsid_t seen[32];
+	size_t nseen = 0, n = atomic_load(&v->nmnts);
+	unsigned long long sum = 0;
+
+	for (size_t i = 0; i < n && nseen < ARRAY_SIZE(seen); i++) {
+		const struct vfs_mount *m = &v->mnts[i];
+		struct statfs sf;
+		size_t k;
+
+		if (m->kind != VFS_MNT_GOFER || !m->private_fs || !m->can_write || atomic_load(&m->gone) ||
+		    VFS_BE(v, statfs, m->export, "", &sf) < 0)
+			continue;
+		for (k = 0; k < nseen && memcmp(&seen[k], &sf.f_fsid, sizeof sf.f_fsid); k++)
+			;
+		if (k < nseen)
+			continue; /* a bind of one already counted (the pool) */
+		seen[nseen++] = sf.f_fsid;
+		if (sf.f_blocks >= sf.f_bfree)
+			sum += (unsigned long long)(sf.f_blocks - sf.f_bfree) * (unsigned long long)sf.f_bsize;
+	}
+	return sum;
+}
+
 char *const *vfs_synth_children(struct vfs *v, const char *path)
 {
 	const struct vfs_synth *s = vfs_synth_find(v, path);

@@ -239,6 +239,11 @@ void vfs_refresh(struct vfs *v, const struct vfs_mount *m, const char *rel, cons
  * directory of a writable mount (the root overlay's "home" of /home/user)
  * cannot be removed or renamed (EBUSY): the mounts stay where they are. */
 int vfs_holds_mounts(struct vfs *v, const char *path);
+/* Bytes in use on the sandbox's private in-memory file systems (the tmpfs
+ * exports: /tmp, the home, /dev/shm, --tmpfs, the guest's own mounts; with
+ * a pool, --disk or --memory's, that pool, which holds the cow scratch
+ * too), each file system counted once (by f_fsid): a gofer statfs each. */
+unsigned long long vfs_private_used(struct vfs *v);
 
 /* ---- backends for GOFER mounts (the gofer; a unit test may put a stub in
  * front of it). Same semantics as gofer/gofer.h. ---- */

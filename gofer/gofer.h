@@ -84,6 +84,10 @@ struct gofer_cow_config {
 	unsigned long long disk_bytes; /* --disk: one tmpfs of this size holds every
 					* writable layer (tmpfs exports, the cow scratch);
 					* 0 = each its own */
+	int disk_implicit;            /* disk_bytes is --memory's (no memory cgroup holds
+					* it): what the pool cannot hold (--overlay DIR, a
+					* cow scratch where tmpfs keeps no user xattrs) stays
+					* outside it instead of failing the start */
 };
 void gofer_set_cow(const struct gofer_cow_config *cfg);
 /* Remove the caller's host scratch directories (moat-cow.* under $TMPDIR or

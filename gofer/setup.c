@@ -391,6 +391,17 @@ static int tmpfs_has_user_xattr(int m)
 	return ok;
 }
 
+/* Whether a new tmpfs keeps user xattrs here (Linux >= 6.6). */
+static int tmpfs_keeps_user_xattrs(void)
+{
+	int m = new_tmpfs("64k", "0700", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	int ok = m >= 0 && tmpfs_has_user_xattr(m);
+
+	if (m >= 0)
+		close(m);
+	return ok;
+}
+
 /* The scratch that holds the upper and work directories of the cow exports
  * (as a detached mount), chosen while the host is visible: a tmpfs if it
  * keeps user xattrs (MOAT_COW_SCRATCH=host forces the other choice), else a
@@ -549,7 +560,7 @@ static void build_root(const struct gofer_export *ex, size_t n,
 		if (ex[i].kind != GOFER_EXPORT_DIR || !ex[i].cow)
 			continue;
 		ncow++;
-		if (ex[i].cow_persist && cow_cfg.disk_bytes)
+		if (ex[i].cow_persist && cow_cfg.disk_bytes && !cow_cfg.disk_implicit)
 			fail(-EINVAL, "gofer: --disk cannot cap --overlay DIR (a host directory)");
 		if (ex[i].cow_persist && persist < 0) {
 			if (!cow_cfg.upper_dir)
@@ -560,7 +571,8 @@ static void build_root(const struct gofer_export *ex, size_t n,
 					    OPEN_TREE_CLOEXEC);
 			if (persist < 0)
 				failp("gofer: --overlay %s", cow_cfg.upper_dir);
-		} else if (!ex[i].cow_persist && scratch < 0 && cow_cfg.disk_bytes) {
+		} else if (!ex[i].cow_persist && scratch < 0 && cow_cfg.disk_bytes &&
+			   (!cow_cfg.disk_implicit || tmpfs_keeps_user_xattrs())) {
 			scratch = -2;   /* in the --disk pool, once it exists */
 		} else if (!ex[i].cow_persist && scratch < 0) {
 			scratch = cow_scratch();
@@ -962,6 +974,15 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(1);
 	prctl(PR_SET_NAME, "moat-gofer");
+	/* never an OOM victim (root-run: CAP_SYS_RESOURCE; rootless the kernel
+	 * refuses): it holds the guest's writable layers and is in the
+	 * sandbox's memory cgroup (sentry/limits.c limits_attach_gofer), whose
+	 * OOM kills must take the guest's processes and leave it to export */
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)!write(fd, "-1000", 5);
+		close(fd);
+	}
 	/* out of the caller's session: /dev/tty opened here is ENXIO, never the
 	 * user's terminal */
 	if (setsid() < 0)

@@ -28,6 +28,7 @@
  */
 #include "sentry/sentry.h"
 #include "kernel/task.h"
+#include "fs/walk.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -70,6 +71,7 @@ struct limits {
 	int ndirs;
 	int procs_fd[CG_MAX];
 	int nprocs;
+	int mem_procs;                  /* index of the memory controller's cgroup.procs, -1 none */
 	int mem_ok, pids_ok, cpu_ok;    /* the cgroup holds this limit */
 	int mem_events_fd, mem_peak_fd, pids_events_fd, cpu_stat_fd;
 	long clk_tck;
@@ -94,6 +96,11 @@ struct limits {
 	int result_written;
 	pid_t sentry_pid;
 };
+
+/* v2: the gofer shares the sandbox's cgroup (limits_attach_gofer): room in
+ * pids.max for it, its scratch reaper and a connection thread per sentry
+ * worker (pipeline.c: at most 64) and the tracer's */
+#define GOFER_PIDS_SLACK 80
 
 static struct limits *g_lim; /* for the die hook and the tty hook */
 
@@ -255,14 +262,21 @@ static int setup_v2(struct limits *l, const char *root)
 			snprintf(v, sizeof v, "%llu", c->memory);
 			l->mem_ok = write_at(d, "memory.max", v) == 0;
 			write_at(d, "memory.swap.max", "0");
-			write_at(d, "memory.oom.group", "1");
+			/* no memory.oom.group: the gofer shares this cgroup
+			 * (limits_attach_gofer) and a group kill would take it
+			 * and the export with it; an OOM kill takes a guest
+			 * process (oom_score_adj 1000) and the watchdog ends
+			 * the rest of the sandbox */
 		}
 		l->mem_events_fd = open_at(d, "memory.events", O_RDONLY);
 		l->mem_peak_fd = open_at(d, "memory.peak", O_RDONLY);
 	}
 	if (has_word(avail, "pids")) {
 		if (c->pids) {
-			snprintf(v, sizeof v, "%lu", c->pids + 2); /* + moat-init, + a refused child */
+			/* + moat-init, + a refused child, + the gofer's
+			 * threads (v2: the gofer is in this cgroup too, for
+			 * its memory; the sentry's task table holds --pids) */
+			snprintf(v, sizeof v, "%lu", c->pids + 2 + GOFER_PIDS_SLACK);
 			l->pids_ok = write_at(d, "pids.max", v) == 0;
 		}
 		l->pids_events_fd = open_at(d, "pids.events", O_RDONLY);
@@ -278,6 +292,7 @@ static int setup_v2(struct limits *l, const char *root)
 		return -1;
 	}
 	l->nprocs = 1;
+	l->mem_procs = has_word(avail, "memory") ? 0 : -1;
 	l->cgv = 2;
 	return 0;
 }
@@ -314,6 +329,8 @@ static int setup_v1(struct limits *l)
 				continue;
 			}
 			seen[nseen++] = st;
+			if (i == 0)
+				l->mem_procs = l->nprocs;
 			l->procs_fd[l->nprocs++] = pfd;
 			l->ndirs++;
 		}
@@ -405,6 +422,7 @@ struct limits *limits_setup(const struct sentry_config *cfg, struct sandbox *sb,
 			    char *err, size_t errlen)
 {
 	struct limits *l = xcalloc(1, sizeof *l);
+	l->mem_procs = -1;
 	l->cfg = cfg;
 	l->sb = sb;
 	l->t0 = t0;
@@ -498,6 +516,34 @@ static unsigned long long oom_kills(struct limits *l)
 		return 0;
 	long long n = field(buf, "oom_kill");
 	return n > 0 ? (unsigned long long)n : 0;
+}
+
+int limits_memory_by_cgroup(const void *limits)
+{
+	const struct limits *l = limits;
+	return l && l->mem_ok;
+}
+
+/* The gofer holds the guest's writable layers (tmpfs exports, the cow
+ * scratch: copy-ups, symlinks, files it writes) and the kernel charges
+ * those pages to the memory cgroup of the writer: the gofer goes into the
+ * sandbox's memory cgroup, so --memory counts them (v1: the memory
+ * hierarchy only, the pids and cpu ones stay the guest's; v2: the one
+ * cgroup, pids.max has room for its threads). The guest's oom_score_adj is
+ * 1000 (moat-init sets it, sentry/spawn.c) and the gofer tries the minimum
+ * (gofer/setup.c; it needs CAP_SYS_RESOURCE): an OOM kill in the cgroup
+ * takes a guest process, not the gofer, which still has the layers to
+ * export; v2 sets no memory.oom.group for that reason. */
+void limits_attach_gofer(void *limits, pid_t gofer_pid)
+{
+	struct limits *l = limits;
+	if (!l || !l->cgv || l->mem_procs < 0 || !l->cfg->memory)
+		return;
+	char v[32];
+	int n = snprintf(v, sizeof v, "%d", (int)gofer_pid);
+	if (write(l->procs_fd[l->mem_procs], v, n) != n)
+		warnx_("cannot move the gofer into the sandbox's memory cgroup (%s): its layers are not "
+		       "counted by --memory", strerror(errno));
 }
 
 int limits_attach(void *limits, pid_t init_pid, char *err, size_t errlen)
@@ -636,7 +682,9 @@ static void *dog_main(void *arg)
 			break;
 		}
 		if (c->memory && !l->mem_ok && now >= next_pss) {
-			unsigned long long m = tree_pss(l);
+			/* the processes, and the files of the in-memory layers
+			 * (the gofer's tmpfs pages are in nobody's PSS) */
+			unsigned long long m = tree_pss(l) + (l->sb->vfs ? vfs_private_used(l->sb->vfs) : 0);
 			if (m > l->pss_peak)
 				l->pss_peak = m;
 			if (m > c->memory) {

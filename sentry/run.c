@@ -238,6 +238,13 @@ int sentry_run(const struct sentry_config *cfg)
 		.max_files = cfg->export_max_files, .max_bytes = cfg->export_max_bytes,
 		.disk_bytes = cfg->disk,
 	};
+	if (cfg->memory && !cfg->disk && !limits_memory_by_cgroup(lim)) {
+		/* no memory cgroup charges the gofer's pages to the sandbox:
+		 * its in-memory layers are one pool of --memory bytes, and
+		 * the watchdog adds what is used there to the tree's PSS */
+		cow.disk_bytes = cfg->memory;
+		cow.disk_implicit = 1;
+	}
 	char *export_dir = NULL;
 	if (cfg->export_dir) { /* made (as the caller) before the gofer opens it */
 		if (mkdir(cfg->export_dir, 0755) < 0 && errno != EEXIST)
@@ -255,6 +262,7 @@ int sentry_run(const struct sentry_config *cfg)
 		}
 	if (gofer_start_begin(view.exports, view.nexports, &gofer_pid, &gofer_ctl, err, sizeof err) < 0)
 		die("%s", err);
+	limits_attach_gofer(lim, gofer_pid); /* its layers count against --memory */
 	dbg("%.2f ms: gofer forked", ms_now() - t0);
 	if (priv_drop(&priv, err, sizeof err) < 0)
 		die("%s", err); /* the gofer leaves when its control socket closes */

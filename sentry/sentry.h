@@ -186,6 +186,10 @@ void limits_spawn_args(const struct limits *l, int *out_fd, int *err_fd, unsigne
 		       unsigned long long *data);
 /* Right after the init's clone, before it is let go: put it in the cgroup (-errno). */
 int limits_attach(void *limits, pid_t init_pid, char *err, size_t errlen);
+/* Whether a memory cgroup holds --memory (else the watchdog samples). */
+int limits_memory_by_cgroup(const void *limits);
+/* The gofer into the sandbox's memory cgroup (before the privilege drop). */
+void limits_attach_gofer(void *limits, pid_t gofer_pid);
 /* Once confined, before the tracer: the watchdog and output relay threads. */
 int limits_start(struct limits *l, char *err, size_t errlen);
 /* End the sandbox for a reason (SIGTERM to all, grace, SIGKILL of the init). */

@@ -169,6 +169,17 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 	(void)sentry;
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(127);
+	/* The guest is the OOM killer's first choice (inherited by the whole
+	 * tree; raising needs no privilege). In the sandbox's memory cgroup
+	 * the gofer is too (its layers count: limits_attach_gofer), and an OOM
+	 * kill must take the guest, not the gofer that holds what --export
+	 * writes. The guest cannot lower it: its /proc/<pid>/oom_score_adj is
+	 * the sentry's read-only view of the real file. */
+	int ofd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (ofd >= 0) {
+		(void)!write(ofd, "1000", 4);
+		close(ofd);
+	}
 	/* The network namespace is ours to make (we have every capability in
 	 * our new user namespace, which then owns it, as with CLONE_NEWNET):
 	 * its set-up (~0.5 ms of the kernel's) runs here, beside the sentry's,

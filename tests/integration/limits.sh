@@ -122,6 +122,41 @@ expect_eq memory_tree_reason "$(field "$R" reason)" memory
 case $err in *"killed: --memory 256M reached"*) ok memory_tree_stderr_line ;; *) fail memory_tree_stderr_line "[$err]" ;; esac
 no_leftovers memory_tree
 
+# --- memory the gofer holds for the guest counts too: a copy-up of a 96M
+# lower file in a cow bind, and 20,000 long symlinks in /tmp (a page of
+# tmpfs each), under --memory 32M. Root-run the gofer is in the memory
+# cgroup; without one the in-memory layers are a pool of --memory bytes
+# whose use the watchdog adds to the tree's PSS. Before: both "exited". ---
+mkdir -p "$T_TMP/cowsrc"
+head -c $((96 << 20)) /dev/zero >"$T_TMP/cowsrc/big"
+run_limited memory_copyup --memory 32M --timeout 60s --bind "$T_TMP/cowsrc:/c:cow" -- /bin/sh -c '
+: >>/c/big && echo copied; sleep 3; echo "$0"' "$T_MARK"
+if [ "$(field "$R" limits.memory_by)" = cgroup ]; then
+	expect_eq memory_copyup_reason "$(field "$R" reason)" memory
+else
+	# the pool of 32M refuses the copy-up (ENOSPC), or the watchdog saw it
+	# full first (reason memory); the copy never completes
+	case $out$err in *copied*) fail memory_copyup_refused "a 96M copy-up under --memory 32M: [$out] [$err]" ;;
+	*"No space left"* | *"killed: --memory 32M reached"*) ok memory_copyup_refused ;;
+	*) fail memory_copyup_refused "[$out] [$err]" ;; esac
+fi
+no_leftovers memory_copyup
+rm -f "$T_TMP/cowsrc/big"
+run_limited memory_symlinks --memory 32M --timeout 60s -- "$PY" -c '
+import os, sys, time
+t = "x" * 3000
+for i in range(20000):
+    try: os.symlink(t, "/tmp/l%d" % i)
+    except OSError as e: print("symlink", i, e.strerror); break
+time.sleep(3); print("made them", sys.argv[1])' "$T_MARK"
+expect_eq memory_symlinks_reason "$(field "$R" reason)" memory
+no_leftovers memory_symlinks
+# a file written natively in /tmp through the fd the gofer gave
+run_limited memory_tmpfile --memory 32M --timeout 60s -- /bin/sh -c '
+dd if=/dev/zero of=/tmp/big bs=1M count=96 2>/dev/null; sleep 3; echo "$0"' "$T_MARK"
+expect_eq memory_tmpfile_reason "$(field "$R" reason)" memory
+no_leftovers memory_tmpfile
+
 # --- while true under --timeout 2s ---
 start=$(date +%s%N)
 run_limited timeout --timeout 2s -- /bin/sh -c 'while :; do :; done' "$T_MARK"

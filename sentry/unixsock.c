@@ -345,9 +345,10 @@ static void msg_back(struct sandbox *sb, struct task *t, uint64_t gmh, uint64_t 
 		len = t->sock_relay_len;
 		memcpy(&sa, t->sock_relay, len);
 	} else {
-		len = cp->msg_namelen;
-		uint32_t got = len < sizeof sa ? len : (uint32_t)sizeof sa;
-		if (got && guest_read(t->tid, (uint64_t)(uintptr_t)cp->msg_name, &sa, got) < 0)
+		/* the kernel's length, unless a thread of the guest rewrote
+		 * the copy meanwhile: never more than the buffer it had */
+		len = cp->msg_namelen < sizeof sa ? cp->msg_namelen : (uint32_t)sizeof sa;
+		if (len && guest_read(t->tid, (uint64_t)(uintptr_t)cp->msg_name, &sa, len) < 0)
 			return;
 		len = unix_src_map(sb, &sa, len);
 	}

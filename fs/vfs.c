@@ -366,6 +366,7 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 		d->dev = m[i].kind == VFS_MNT_GOFER && m[i].dev;
 		d->private_fs = m[i].kind == VFS_MNT_GOFER && m[i].private_fs;
 		d->shared = m[i].kind == VFS_MNT_GOFER && m[i].shared;
+		d->system = m[i].kind == VFS_MNT_GOFER && m[i].system;
 		d->cow = m[i].kind == VFS_MNT_GOFER && m[i].cow;
 		snprintf(d->src, sizeof d->src, "%s", d->dev ? "dev" : d->private_fs ? "tmpfs" :
 			 m[i].kind == VFS_MNT_PROC ? "proc" : "moat");
@@ -872,11 +873,15 @@ static int scratch_get(struct vfs *v, const struct vfs_mount *m, const char *rel
  * would have cached (ids mapped, the same generation rule); symlinks and
  * absent names still take their own lookups. A small table remembers the
  * directories already fetched and the last misses (a hint: a race costs at
- * most one more fetch or one lookup more). Not on read-only mounts: there
- * programs look a few names up in large system directories (the loader's
- * libraries among the 1,300 of /usr/lib/x86_64-linux-gnu), and fetching them
- * all made `python3 -c "import json, subprocess"` ~20% slower; absent names
- * there are answered without the gofer anyway (vfs_direct_absent). */
+ * most one more fetch or one lookup more). Not on read-only mounts nor on
+ * the system view's (m->system: /usr, /etc... even where the root overlay
+ * makes them writable): there programs look a few names up in large system
+ * directories (the loader's libraries among the 1,300 of
+ * /usr/lib/x86_64-linux-gnu), and fetching them all made `python3 -c
+ * "import json, subprocess"` ~20% slower (measured again with the overlay:
+ * the third library open of `python3 -c pass` took 5-10 ms, the fetch of
+ * that directory's 16 pages); absent names there are answered without the
+ * gofer anyway (vfs_direct_absent). */
 #define DIR_PREFETCH_MAX 4096
 #define PF_SLOTS 64
 #define PF_MISSES 4
@@ -916,7 +921,7 @@ static int dir_prefetch(struct vfs *v, const struct vfs_mount *m, const char *re
 	const char *slash = strrchr(rel, '/');
 	size_t dlen = slash ? (size_t)(slash - rel) : 0;
 
-	if (!m->writable || m->shared || m->dev || !be->dirstat || !pf_want(m, rel, dlen))
+	if (!m->writable || m->shared || m->dev || m->system || !be->dirstat || !pf_want(m, rel, dlen))
 		return 0;
 	char dir[VFS_PATH_MAX], path[VFS_PATH_MAX];
 	memcpy(dir, rel, dlen);

@@ -49,6 +49,11 @@ struct vfs_mount_spec {
 	int cow;                   /* GOFER: a cow export (an overlay the gofer
 				    * mounted): writable, yet its read-only
 				    * opens may be direct (fs/directfs.c) */
+	int system;                /* GOFER: a directory of the system view or
+				    * --root (/usr, /etc, ... and / of the root
+				    * overlay): programs look a few names up in
+				    * large directories there, so no directory
+				    * prefetch (fs/vfs.c dir_prefetch) */
 	const char *const *hidden; /* GOFER: relative paths that do not exist
 				    * (ENOENT, left out of getdents), or NULL */
 	const char *target;        /* SYMLINK: link target; PROC: NULL for /proc

@@ -47,6 +47,7 @@ struct vfs_mount {
 	int private_fs;          /* see vfs_mount_spec */
 	int shared;              /* see vfs_mount_spec: never cached */
 	int cow;                 /* see vfs_mount_spec */
+	int system;              /* see vfs_mount_spec */
 	char **hidden;           /* NULL-terminated, or NULL */
 	char *target;            /* SYMLINK */
 	int can_write;           /* the export takes writes (a remount may make it rw) */

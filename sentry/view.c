@@ -170,6 +170,7 @@ static void add_host(struct builder *b, const char *path, const char *const *hid
 			b->v->exports[e].cow_persist = root_overlay[0] == '/';
 		}
 		add_mount(b, path, VFS_MNT_GOFER, e, root_overlay != NULL, 0, hidden, NULL);
+		b->v->mounts[b->v->nmounts - 1].system = 1;
 	}
 }
 
@@ -234,6 +235,7 @@ static void add_root_layer(struct builder *b)
 	v->exports[e].cow_persist = root_overlay[0] == '/';
 	v->exports[e].skeleton = skel;
 	add_mount(b, "/", VFS_MNT_GOFER, e, 1, 0, NULL, NULL);
+	b->v->mounts[b->v->nmounts - 1].system = 1;
 }
 
 /* Canonical absolute guest path: collapse "//", "/./", reject "..". */
@@ -297,6 +299,7 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 			v->exports[e].cow_persist = root_overlay[0] == '/';
 		}
 		add_mount(&b, "/", VFS_MNT_GOFER, e, root_overlay != NULL, 0, NULL, NULL);
+		v->mounts[v->nmounts - 1].system = 1;
 		free(rp);
 	} else {
 		static const char *const *hidden_etc;

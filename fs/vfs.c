@@ -672,11 +672,31 @@ static int owner_class(struct task *t, const struct cred *c, uid_t uid, gid_t gi
  *     files compared as in 3) gets the group bits, and only those.
  *  5. Everyone else gets the other bits.
  * Denial is -EACCES. Virtual owners and set-id bits (fs/vmeta.c) never
- * enter: checks see the real file.
+ * enter: checks see the real file, except on a host file the sandbox
+ * created (the gofer made it as itself, vmeta_made): that one is the
+ * sandbox's own, checked as a private file with the ids the guest sees
+ * (its creator's, or what was chown'ed since), so a guest of any ids can
+ * use what it made, as on Linux. Nothing else of the host becomes
+ * reachable: such a file holds only what the guest wrote.
  */
+static int own_file(struct task *t, const struct stat **st, struct stat *buf)
+{
+	struct vfs *v = t->sb ? t->sb->vfs : NULL;
+
+	if (private_file(v, *st))
+		return 1;
+	if (!v || !vmeta_made(v->vm, *st))
+		return 0;
+	*buf = **st;
+	vmeta_apply(v->vm, buf);
+	*st = buf;
+	return 1;
+}
+
 static int permission(struct task *t, int fscred, const struct stat *st, int mask)
 {
-	int priv = private_file(t->sb ? t->sb->vfs : NULL, st);
+	struct stat vbuf;
+	int priv = own_file(t, &st, &vbuf);
 	mode_t m = st->st_mode;
 	uid_t uid = fscred ? t->cred.fsuid : t->cred.ruid;
 	gid_t gid = fscred ? t->cred.fsgid : t->cred.rgid;
@@ -713,7 +733,8 @@ int vfs_permission_real(struct task *t, const struct stat *st, int mask)
 
 int vfs_owner(struct task *t, const struct stat *st)
 {
-	int priv = private_file(t->sb ? t->sb->vfs : NULL, st);
+	struct stat vbuf;
+	int priv = own_file(t, &st, &vbuf);
 
 	if (priv && cred_capable(&t->cred, CRED_CAP_FOWNER))
 		return 1;
@@ -737,6 +758,11 @@ int vfs_meta_update(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid
 		    mode_t setid, int set_mode)
 {
 	return vmeta_update(v->vm, real, uid, gid, setid, set_mode);
+}
+
+int vfs_meta_make(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid, mode_t setid, int set_mode)
+{
+	return vmeta_make(v->vm, real, uid, gid, setid, set_mode);
 }
 
 void vfs_meta_forget(struct vfs *v, const struct stat *real)

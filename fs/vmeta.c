@@ -13,6 +13,14 @@
  * Entries of a file the sentry removes (its last link) are dropped; a host
  * file deleted behind the sandbox's back whose inode number is reused would
  * inherit an entry (known gap).
+ *
+ * A file the sandbox created (vmeta_make: the gofer made it as itself) has a
+ * "made" entry naming its creator's guest ids: permission checks treat it as
+ * one of the sandbox's own files (fs/vfs.c), so a guest of any ids can use
+ * what it made, as on Linux. That entry also keeps the real owner and group
+ * the file had then: a reused inode number of a file of other ids is not
+ * taken for it (one of the same ids made by the host meanwhile would be:
+ * known gap).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -32,6 +40,9 @@ struct vment {
 	uid_t uid;              /* (uid_t)-1: the real owner */
 	gid_t gid;              /* (gid_t)-1: the real group */
 	mode_t setid;           /* S_ISUID | S_ISGID as the guest set them */
+	int made;               /* the sandbox created the file (vmeta_make) */
+	uid_t ruid;             /* ... and its real owner and group then */
+	gid_t rgid;
 };
 
 struct vmeta {
@@ -106,7 +117,7 @@ int vmeta_update(struct vmeta *m, const struct stat *real, uid_t uid, gid_t gid,
 		cur.gid = gid == real->st_gid ? (gid_t)-1 : gid;
 	if (set_mode)
 		cur.setid = setid & (S_ISUID | S_ISGID);
-	if (cur.uid == (uid_t)-1 && cur.gid == (gid_t)-1 &&
+	if (cur.uid == (uid_t)-1 && cur.gid == (gid_t)-1 && !cur.made &&
 	    cur.setid == (real->st_mode & (S_ISUID | S_ISGID))) {
 		if (*p) {                       /* back to the real file's */
 			e = *p;
@@ -134,6 +145,58 @@ int vmeta_update(struct vmeta *m, const struct stat *real, uid_t uid, gid_t gid,
 	}
 	pthread_mutex_unlock(&m->lock);
 	return r;
+}
+
+int vmeta_make(struct vmeta *m, const struct stat *real, uid_t uid, gid_t gid, mode_t setid, int set_mode)
+{
+	int r = vmeta_update(m, real, uid, gid, setid, set_mode);
+	struct vment *e;
+
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&m->lock);
+	e = *slot(m, real->st_dev, real->st_ino);
+	if (!e && m->n < VMETA_MAX && (e = calloc(1, sizeof *e))) {
+		/* the creator's ids are the real ones: an entry all the same */
+		e->uid = (uid_t)-1;
+		e->gid = (gid_t)-1;
+		e->setid = real->st_mode & (S_ISUID | S_ISGID);
+		e->dev = real->st_dev;
+		e->ino = real->st_ino;
+		struct vment **p = slot(m, real->st_dev, real->st_ino);
+		*p = e;
+		m->n++;
+	}
+	if (e) {
+		e->made = 1;
+		e->ruid = real->st_uid;
+		e->rgid = real->st_gid;
+	} else {
+		r = -ENOSPC;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return r;
+}
+
+int vmeta_made(struct vmeta *m, const struct stat *real)
+{
+	struct vment *e;
+	int made = 0;
+
+	if (!m || !m->n)
+		return 0;
+	pthread_mutex_lock(&m->lock);
+	e = *slot(m, real->st_dev, real->st_ino);
+	/* an inode number reused by a file of another owner is not ours */
+	if (e && e->made) {
+		/* st: the real stat or the guest's view of it */
+		uid_t vu = e->uid == (uid_t)-1 ? e->ruid : e->uid;
+		gid_t vg = e->gid == (gid_t)-1 ? e->rgid : e->gid;
+		made = (real->st_uid == e->ruid || real->st_uid == vu) &&
+		       (real->st_gid == e->rgid || real->st_gid == vg);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return made;
 }
 
 void vmeta_forget(struct vmeta *m, dev_t dev, ino_t ino)

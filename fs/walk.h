@@ -183,6 +183,8 @@ int vfs_meta_update(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid
 		    mode_t setid, int set_mode);
 /* The file is gone (its last link removed by the sentry). */
 void vfs_meta_forget(struct vfs *v, const struct stat *real);
+/* A host file the sandbox just created as uid/gid (fs/vmeta.h vmeta_make). */
+int vfs_meta_make(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid, mode_t setid, int set_mode);
 
 /* The guest's mount(2) and umount2, on the sandbox's own mount table
  * (fs/vfs.c; never the host's). path: a canonical absolute guest path of an

@@ -89,20 +89,46 @@ static int id_to_host(const struct idmap *m, uint32_t id, int gid, uint32_t *out
  * other ids are given with a chown (when they map to host ids: rootless, only
  * the caller's own one does). Host files keep their owner.
  */
-static void own_new(struct sc_call *c, const struct vfs_node *n)
+static void own_new(struct sc_call *c, const struct vfs_node *n, const struct stat *made)
 {
 	const struct idmap *m = &c->sb->idmap;
 	struct task *t = c->task;
 	uint32_t hu, hg;
 
-	if (!n->mnt || !n->mnt->private_fs)
+	if (!n->mnt || n->kind != VN_BACKEND)
 		return;
 	pthread_mutex_lock(&t->lock);
 	uid_t uid = t->cred.fsuid;
 	gid_t gid = t->cred.fsgid;
 	pthread_mutex_unlock(&t->lock);
-	if (n->pst.st_mode & S_ISGID)
-		gid = n->pst.st_gid;
+	struct stat pview = n->pst;
+	if (!n->mnt->private_fs)
+		vfs_view_stat(VFS_OF(c), &pview); /* a virtual set-gid directory counts */
+	int sgid_dir = (pview.st_mode & S_ISGID) != 0;
+	if (sgid_dir)
+		gid = pview.st_gid;
+	if (!n->mnt->private_fs) {
+		/* A host file: the gofer made it as itself, never chowns it, and
+		 * never sets a set-id bit; the creator's ids (and a directory's
+		 * set-gid bit inherited from its parent) are virtual (fs/vmeta.c),
+		 * and permission checks take the file for the sandbox's own
+		 * (fs/vfs.c). Guest root making a file as 0:0, the common case,
+		 * costs nothing more. */
+		if (uid == 0 && gid == 0 && !sgid_dir)
+			return; /* shown as the gofer's files are: 0:0 */
+		struct stat real;
+		cleanup_free struct vfs_node *nn = NULL;
+		if (made) {
+			real = *made;
+		} else if (fs_walk(c, AT_FDCWD, n->path, WALK_NOFOLLOW | WALK_FRESH, &nn) == 0 && nn->exists) {
+			real = nn->st;
+		} else {
+			return;
+		}
+		int dir_sgid = sgid_dir && S_ISDIR(real.st_mode);
+		(void)vfs_meta_make(VFS_OF(c), &real, uid, gid, dir_sgid ? S_ISGID : 0, dir_sgid);
+		return;
+	}
 	if (uid == m->guest_uid && gid == m->guest_gid)
 		return;
 	if (id_to_host(m, uid, 0, &hu) < 0 || id_to_host(m, gid, 1, &hg) < 0)
@@ -260,7 +286,7 @@ again:
 		if (r < 0)
 			return r;
 		vfs_refresh(v, n->mnt, n->rel, &st);
-		own_new(c, n);
+		own_new(c, n, &st);
 		if (vfs_node_is_host(n) && (mode & (S_ISUID | S_ISGID)))
 			/* the gofer creates host files without them: virtual */
 			vfs_meta_update(v, &st, (uid_t)-1, (gid_t)-1, mode & (S_ISUID | S_ISGID), 1);
@@ -513,7 +539,7 @@ static long do_mkdirat(struct sc_call *c, int dirfd, const char *path, mode_t mo
 	r = VFS_BE(VFS_OF(c), mkdir, n->mnt->export, n->rel, mode);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 1);
 	if (r == 0)
-		own_new(c, n);
+		own_new(c, n, NULL);
 	return r;
 }
 
@@ -553,7 +579,7 @@ static long do_mknodat(struct sc_call *c, int dirfd, const char *path, mode_t mo
 	r = VFS_BE(VFS_OF(c), mknod, n->mnt->export, n->rel, mode);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 	if (r == 0)
-		own_new(c, n);
+		own_new(c, n, NULL);
 	return r;
 }
 
@@ -582,7 +608,7 @@ static long do_symlinkat(struct sc_call *c, const char *target, int dirfd, const
 	r = VFS_BE(VFS_OF(c), symlink, n->mnt->export, target, n->rel);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 	if (r == 0)
-		own_new(c, n);
+		own_new(c, n, NULL);
 	return r;
 }
 

@@ -104,4 +104,18 @@ u = shutil.disk_usage("/usr")
 print(u.used > 0, u.free > 0, u.total >= u.used + u.free - 1)' </dev/null 2>&1)
 SANITY=1 expect_eq overlay_statfs_used "$out" "True True True"
 
+# --user 1000 in a rw bind: what the program makes is its own (the gofer
+# makes every host file as itself; the creator's ids are virtual), so it
+# can append to it, chmod it and fill its own 0700 directory; the host
+# files keep the caller's owner. Before: EACCES on the append.
+mkdir -p "$T_TMP/uw" && chmod 777 "$T_TMP/uw"
+out=$(moat run --user 1000:1000 --bind "$T_TMP/uw:/w:rw" -- /bin/sh -c 'cd /w && echo a >f && echo b >>f &&
+chmod 600 f && mkdir -m 700 d && echo c >d/x && cat f d/x && stat -c "%u:%g %a" f d' </dev/null 2>&1)
+expect_eq user_rw_bind_own_files "$out" "a
+b
+c
+1000:1000 600
+1000:1000 700"
+expect_eq user_rw_bind_host_owner "$(stat -c %u "$T_TMP/uw/f" 2>&1)" "$(id -u)"
+
 finish

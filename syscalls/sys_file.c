@@ -466,7 +466,10 @@ static long do_readlinkat(struct sc_call *c, int dirfd, const char *path, uint64
 	if (bufsiz <= 0)
 		return -EINVAL;
 	if (path && !*path) {
-		/* readlinkat(fd, "") on an O_PATH symlink fd */
+		/* readlinkat(fd, "") on an O_PATH symlink fd; the cwd is no
+		 * symlink: ENOENT, as Linux answers an empty name */
+		if (dirfd == AT_FDCWD)
+			return -ENOENT;
 		n = xmalloc(sizeof *n);
 		r = vfs_fd_node(VFS_OF(c), c->task, dirfd, n, &hfd);
 		if (r < 0)
@@ -1357,7 +1360,14 @@ long sys_inotify_add_watch(struct sc_call *c)
 	if (n->kind != VN_BACKEND)
 		return -EPERM;   /* synthetic: nothing would ever change */
 	if (S_ISDIR(n->st.st_mode)) {
-		r = vfs_node_open(VFS_OF(c), c->task, n, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, &dfd, NULL);
+		/* O_PATH: its close queues no IN_CLOSE_NOWRITE on the very
+		 * directory just watched (LTP inotify02) */
+		struct stat dst;
+		gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
+		r = VFS_BE(VFS_OF(c), open, n->mnt->export, n->rel, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, &dfd, &dst);
+		gofer_expect_identity(0, 0);
+		if (r == -ESTALE)
+			r = -ENOENT; /* renamed away meanwhile */
 	} else {
 		char parent[PATH_MAX];
 		char *slash = strrchr(n->path, '/');

@@ -283,9 +283,13 @@ static bool conflicts(const struct lk_lock *l, const struct lk_req *r, const str
 
 /* The first conflicting lock whose holder is still there (stale ones are
  * dropped on the way), or NULL. */
+/* The conflicting lock that starts first (what F_GETLK reports: Linux keeps
+ * an owner's locks sorted by start), or NULL. */
 static struct lk_lock *find_conflict(struct sandbox *sb, const struct lk_req *r, const struct lk_owner *own)
 {
+	struct lk_lock *first;
 again:
+	first = NULL;
 	for (struct lk_lock *l = locks; l; l = l->next) {
 		if (!conflicts(l, r, own))
 			continue;
@@ -293,9 +297,10 @@ again:
 			drop_owner_locks(l->own);
 			goto again;
 		}
-		return l;
+		if (!first || l->start < first->start)
+			first = l;
 	}
-	return NULL;
+	return first;
 }
 
 /* Remember that POSIX owner o locks through guest fd r->guestfd. -1 if that

@@ -234,5 +234,13 @@ int main(int argc, char **argv)
 	CHECK(got >= 0 && write(got, "z", 1) == 1 && read(p[0], rb, 1) == 1 && rb[0] == 'z',
 	      "recvmsg_rights", "%s", strerror(errno));
 	socket_filters();
+	/* socketpair of inet families: the kernel's own errors (LTP socketpair01) */
+	{
+		int sv[2];
+		EXPECT_ERR(socketpair(AF_INET, SOCK_STREAM, 0, sv), EOPNOTSUPP, "socketpair_inet_stream");
+		EXPECT_ERR(socketpair(AF_INET6, SOCK_DGRAM, 0, sv), EOPNOTSUPP, "socketpair_inet6_dgram");
+		EXPECT_ERR(socketpair(AF_INET, 75, 0, sv), EINVAL, "socketpair_inet_bad_type");
+		EXPECT_ERR(socketpair(AF_INET, SOCK_STREAM, IPPROTO_UDP, sv), EPROTONOSUPPORT, "socketpair_inet_bad_proto");
+	}
 	return t_done();
 }

@@ -106,5 +106,17 @@ int main(int argc, char **argv)
 		t_ok("unreadable_eacces");
 	}
 	close(fd);
+	/* watching a directory queues nothing by itself (the watch's own open
+	 * and close of it are not events: LTP inotify02) */
+	{
+		int ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		mkdir("quiet", 0755);
+		int qw = inotify_add_watch(ifd, "quiet", IN_ALL_EVENTS);
+		ssize_t n = read(ifd, evbuf, sizeof evbuf);
+		CHECK(qw >= 0 && n < 0 && errno == EAGAIN, "watch_dir_queues_nothing", "wd %d read %zd mask %#x", qw,
+		      n, n > 0 ? ((struct inotify_event *)evbuf)->mask : 0);
+		close(ifd);
+		rmdir("quiet");
+	}
 	return t_done();
 }

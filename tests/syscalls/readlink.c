@@ -50,5 +50,10 @@ int main(int argc, char **argv)
 	strcat(want, " (deleted)");
 	CHECK(n > 0 && strcmp(buf, want) == 0, "proc_self_fd_deleted", "'%s' want '%s'", buf, want);
 	close(fd);
+	/* an empty name: ENOENT (the cwd is no symlink; LTP readlink03) */
+	{
+		char b[16];
+		EXPECT_ERR(readlink("", b, sizeof b), ENOENT, "empty_name_enoent");
+	}
 	return t_done();
 }

@@ -286,12 +286,16 @@ Test(syscalls_table, allow_lists)
 	}
 	a[2] = NETLINK_ROUTE | (1ULL << 32);
 	cr_assert(sc_args_native(so, a));
-	/* socketpair: AF_UNIX only */
+	/* socketpair: AF_UNIX, and AF_INET/AF_INET6 (the kernel's errors) */
 	a[0] = AF_UNIX, a[2] = 0;
 	cr_assert(sc_args_native(sp, a));
 	a[0] = AF_TIPC;
 	cr_assert_not(sc_args_native(sp, a));
 	a[0] = AF_INET;
+	cr_assert(sc_args_native(sp, a));
+	a[0] = AF_INET6;
+	cr_assert(sc_args_native(sp, a));
+	a[0] = AF_PACKET;
 	cr_assert_not(sc_args_native(sp, a));
 	/* personality */
 	memset(a, 0, sizeof(a));

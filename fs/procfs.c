@@ -1775,6 +1775,11 @@ int procfs_open_magic(struct vfs *v, struct task *t, const char *rel, int flags,
 		else if (!S_ISDIR(st.st_mode))
 			r = -ENOTDIR;
 	}
+	/* O_TRUNC on a file held for writing (a memfd reopened by its /proc
+	 * name: LTP memfd_create01) truncates it, as the open would */
+	if (!r && !(flags & O_PATH) && (flags & O_TRUNC) && fstat(dup, &st) == 0 && S_ISREG(st.st_mode) &&
+	    ftruncate(dup, 0) < 0)
+		r = -errno;
 	if (r) {
 		close(dup);
 		return r;

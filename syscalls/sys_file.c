@@ -16,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -183,11 +186,16 @@ static long open_tmpfile(struct sc_call *c, int dirfd, const char *path, int fla
 	if (r < 0)
 		return r;
 	mode = mode & 07777 & ~fs_umask(c->task);
-	if (vfs_node_is_host(n))
+	mode_t setid = 0;
+	if (vfs_node_is_host(n)) {
+		setid = mode & (S_ISUID | S_ISGID);
 		mode &= ~(mode_t)(S_ISUID | S_ISGID);
+	}
 	r = vfs_tmpfile_open(VFS_OF(c), n, flags & ~O_NOFOLLOW, mode, &fd, &st);
 	if (r < 0)
 		return r;
+	if (setid) /* virtual on a host file, as for a named create (LTP openat03) */
+		vfs_meta_update(VFS_OF(c), &st, (uid_t)-1, (gid_t)-1, setid, 1);
 	return sc_return_fd(c, fd, flags & O_CLOEXEC);
 }
 
@@ -258,7 +266,7 @@ again:
 	r = fs_walk(c, dirfd, path, wf, &n);
 	if (r < 0)
 		return r;
-	struct stat ident;
+	struct stat ident = { 0 };
 	int reopen = n->exists && n->magic && S_ISLNK(n->st.st_mode) &&
 		     !(flags & (O_NOFOLLOW | O_PATH)) && magic_target(c, n, &ident);
 
@@ -318,10 +326,13 @@ again:
 			if (r < 0)
 				return r;
 		}
+		/* O_NOATIME: the owner's, or CAP_FOWNER's (LTP open02) */
+		if ((flags & O_NOATIME) && !cred_capable(&t->cred, CRED_CAP_FOWNER) && !vfs_owner(t, &n->st))
+			return -EPERM;
 	}
 	int oflags = flags & ~(O_CREAT | O_EXCL);
-	if (!S_ISREG(n->st.st_mode))
-		oflags &= ~O_TRUNC;
+	if (!S_ISREG(n->st.st_mode) && !n->magic)
+		oflags &= ~O_TRUNC; /* (a /proc fd link: procfs_open_magic sees the file) */
 	if (link_itself)
 		oflags |= O_NOFOLLOW;
 	if (n->kind == VN_BACKEND && n->mnt->dev && !(flags & O_PATH) &&
@@ -1173,6 +1184,15 @@ long sys_truncate(struct sc_call *c)
 	r = vfs_permission(c->task, &n->st, MAY_WRITE);
 	if (r < 0)
 		return r;
+	/* the guest's RLIMIT_FSIZE, which the gofer's truncate would not see:
+	 * EFBIG and SIGXFSZ, as Linux's inode_newsize_ok (LTP truncate03) */
+	struct rlimit fsz;
+	pid_t htid = c->task->tid;
+	if (len > n->st.st_size && prlimit(htid, RLIMIT_FSIZE, NULL, &fsz) == 0 && fsz.rlim_cur != RLIM_INFINITY &&
+	    (rlim_t)len > fsz.rlim_cur) {
+		(void)syscall(SYS_tgkill, (pid_t)c->task->tgid, htid, SIGXFSZ);
+		return -EFBIG;
+	}
 	gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
 	r = VFS_BE(VFS_OF(c), truncate, n->mnt->export, n->rel, len);
 	gofer_expect_identity(0, 0);

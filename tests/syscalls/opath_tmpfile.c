@@ -88,5 +88,13 @@ int main(int argc, char **argv)
 	EXPECT_ERR(open("f", O_TMPFILE | O_RDWR, 0600), ENOTDIR, "tmpfile_on_file_enotdir");
 	EXPECT_ERR(open("missing", O_TMPFILE | O_RDWR, 0600), ENOENT, "tmpfile_missing_enoent");
 	EXPECT_ERR(open(".", O_TMPFILE | O_RDONLY, 0600), EINVAL, "tmpfile_rdonly_einval");
+	/* its set-id bits are kept (virtual on a host file: LTP openat03) */
+	umask(0);
+	fd = open(".", O_TMPFILE | O_RDWR | O_CLOEXEC, 06755);
+	CHECK(fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & 07777) == 06755, "tmpfile_setid_kept", "%s mode %o",
+	      strerror(errno), st.st_mode & 07777);
+	if (fd >= 0)
+		close(fd);
+	umask(022);
 	return t_done();
 }

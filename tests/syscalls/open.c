@@ -176,5 +176,29 @@ int main(int argc, char **argv)
 	if (fd >= 0)
 		close(fd);
 
+	/* O_NOATIME: only the owner (or CAP_FOWNER): EPERM for another euid (LTP open02) */
+	if (geteuid() == 0) {
+		int nf = open("noatime", O_CREAT | O_WRONLY, 0644);
+		close(nf);
+		CHECK((nf = open("noatime", O_RDONLY | O_NOATIME)) >= 0, "noatime_root", "%s", strerror(errno));
+		if (nf >= 0)
+			close(nf);
+		if (seteuid(65534) == 0) {
+			errno = 0;
+			nf = open("noatime", O_RDONLY | O_NOATIME);
+			int e = errno;
+			if (nf >= 0)
+				close(nf);
+			if (seteuid(0) != 0)
+				DIE("seteuid 0");
+			CHECK(nf < 0 && e == EPERM, "noatime_not_owner_eperm", "fd %d %s", nf, strerror(e));
+		} else {
+			t_ok("noatime_not_owner_eperm");
+		}
+		unlink("noatime");
+	} else {
+		t_ok("noatime_root");
+		t_ok("noatime_not_owner_eperm");
+	}
 	return t_done();
 }

@@ -53,5 +53,19 @@ int main(int argc, char **argv)
 	/* (an unlinked file of a host export is not covered yet: the sentry's
 	 * unprivileged uid cannot reopen a file the gofer created; see
 	 * ARCHITECTURE.md known gaps) */
+	/* O_TRUNC through a memfd's /proc name truncates it (LTP memfd_create01) */
+	{
+		int mfd = memfd_create("trunc", 0);
+		char pp[64];
+		struct stat mst;
+		snprintf(pp, sizeof pp, "/proc/self/fd/%d", mfd);
+		int t2 = (mfd >= 0 && ftruncate(mfd, 4096) == 0) ? open(pp, O_RDWR | O_TRUNC) : -1;
+		CHECK(t2 >= 0 && fstat(mfd, &mst) == 0 && mst.st_size == 0, "memfd_reopen_trunc", "fd %d size %ld (%s)",
+		      t2, (long)mst.st_size, strerror(errno));
+		if (t2 >= 0)
+			close(t2);
+		if (mfd >= 0)
+			close(mfd);
+	}
 	return t_done();
 }

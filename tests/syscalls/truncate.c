@@ -1,5 +1,7 @@
 /* truncate, ftruncate. */
 #include "t.h"
+#include <signal.h>
+#include <sys/resource.h>
 
 int main(int argc, char **argv)
 {
@@ -43,5 +45,19 @@ int main(int argc, char **argv)
 		EXPECT_ERR(truncate("f", 0), EACCES, "eacces_readonly_file");
 	} else
 		t_ok("eacces_readonly_file");
+	/* past RLIMIT_FSIZE: EFBIG (SIGXFSZ ignored here; LTP truncate03) */
+	{
+		struct rlimit old, rl = { 4096, 4096 };
+		signal(SIGXFSZ, SIG_IGN);
+		getrlimit(RLIMIT_FSIZE, &old);
+		int zf = open("fsz", O_CREAT | O_WRONLY, 0644);
+		close(zf);
+		setrlimit(RLIMIT_FSIZE, &rl);
+		EXPECT_ERR(truncate("fsz", 8192), EFBIG, "truncate_past_rlimit_fsize_efbig");
+		CHECK(truncate("fsz", 4096) == 0, "truncate_at_rlimit_fsize", "%s", strerror(errno));
+		setrlimit(RLIMIT_FSIZE, &old);
+		signal(SIGXFSZ, SIG_DFL);
+		unlink("fsz");
+	}
 	return t_done();
 }

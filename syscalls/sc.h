@@ -75,6 +75,10 @@ struct sc_call {
  * kernel/tasks.c): these are the calls' views of them, nothing more. */
 
 /* Write len bytes to guest address addr of the caller. 0 or -EFAULT. */
+/* Whether the guest holds any inotify watch (syscalls/sys_file.c): then an
+ * fd is installed and the sentry's copy closed before the guest resumes. */
+int sc_inotify_watched(void);
+
 static inline int sc_write_guest(struct sc_call *c, uint64_t addr, const void *src, size_t len)
 {
 	return guest_write(c->tid, addr, src, len);

@@ -1335,6 +1335,13 @@ long sys_utime(struct sc_call *c)
  * (writes through held fds), and on host-backed mounts what the host does.
  * The watch needs the sentry's uid to be able to read the file (EACCES
  * otherwise, e.g. a caller's 0700 directory when run as root). */
+static int inotify_watched;
+
+int sc_inotify_watched(void)
+{
+	return __atomic_load_n(&inotify_watched, __ATOMIC_ACQUIRE);
+}
+
 struct watch_req {
 	int ifd, dfd;
 	const char *name;
@@ -1414,5 +1421,7 @@ long sys_inotify_add_watch(struct sc_call *c)
 	if (r)
 		return -r;
 	pthread_join(th, NULL);
+	if (w.r >= 0)
+		__atomic_store_n(&inotify_watched, 1, __ATOMIC_RELEASE);
 	return w.r;
 }

@@ -854,8 +854,21 @@ long sys_setsockopt(struct sc_call *c)
 {
 	int level = (int)c->args[1], name = (int)c->args[2];
 	socklen_t optlen = (socklen_t)c->args[4];
-	if (level != SOL_SOCKET) {
-		c->cont = 1;
+	if (level == IPPROTO_IPV6 && (name == IPV6_RTHDR || name == IPV6_2292PKTOPTIONS)) {
+		/* A routing header (type 4, segment routing, is open to any
+		 * user) re-aims every segment of a socket moat-netd connected:
+		 * the payload goes to the first address in it, whatever the
+		 * egress policy allowed (red-team finding). Refused on every
+		 * socket (on the guest's own, loopback only, it means nothing),
+		 * so no fd is checked that a thread could swap meanwhile. */
+		snprintf(c->note, sizeof c->note, "IPv6 routing headers are not available");
+		return -EPERM;
+	}
+	if (level != SOL_SOCKET ||
+	    !(name == SO_ATTACH_FILTER || name == SO_DETACH_FILTER || name == SO_LOCK_FILTER ||
+	      name == SO_ATTACH_BPF || name == SO_ATTACH_REUSEPORT_CBPF || name == SO_ATTACH_REUSEPORT_EBPF ||
+	      name == SO_DETACH_REUSEPORT_BPF)) {
+		c->cont = 1; /* decided on the registers alone: the kernel's */
 		return 0;
 	}
 	if (name == SO_ATTACH_BPF || name == SO_ATTACH_REUSEPORT_EBPF) {

@@ -473,15 +473,31 @@ int tracer_run(struct tracer_args *a)
 	if (a->pids_max > 0 && a->pids_max < tr.max_tasks)
 		tr.max_tasks = a->pids_max; /* --pids: the sentry's own accounting, in every mode */
 	task_set_pexec_free(exec_pexec_free);
+	/* Stops are served a round at a time: every task stopped when the
+	 * round starts, then the next round. wait4(-1) alone prefers the
+	 * newest tracee, so two processes looping on a costly stop (a path
+	 * bind or connect through long symlink chains) kept every older one
+	 * waiting without end; a round bounds the wait to the others' stops. */
+	enum { ROUND = 64 };
+	struct { pid_t tid; int st; struct rusage ru; } *q = xcalloc(ROUND, sizeof *q);
+	int qn = 0, qi = 0;
 	for (;;) {
-		int st;
-		struct rusage ru;
-		pid_t tid = wait4(-1, &st, __WALL, &ru);
-		if (tid < 0) {
-			if (errno == EINTR)
-				continue;
-			break; /* ECHILD: every guest task and the init are gone */
+		if (qi == qn) {
+			qi = qn = 0;
+			pid_t w = wait4(-1, &q[0].st, __WALL, &q[0].ru);
+			if (w < 0) {
+				if (errno == EINTR)
+					continue;
+				break; /* ECHILD: every guest task and the init are gone */
+			}
+			q[qn++].tid = w;
+			while (qn < ROUND && (w = wait4(-1, &q[qn].st, __WALL | WNOHANG, &q[qn].ru)) > 0)
+				q[qn++].tid = w;
 		}
+		pid_t tid = q[qi].tid;
+		int st = q[qi].st;
+		struct rusage ru = q[qi].ru;
+		qi++;
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
 			if (tid == tr.main_pid && !a->main_seen && a->main_ru)
 				*a->main_ru = ru; /* the program and the children it waited for */
@@ -576,6 +592,7 @@ int tracer_run(struct tracer_args *a)
 		}
 		task_put(t);
 	}
+	free(q);
 	free(tr.early);
 	return tr.status_out;
 }

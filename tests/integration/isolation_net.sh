@@ -217,6 +217,21 @@ while True: c, _ = s.accept(); c.close()' "$T_TMP/v6.port" </dev/null >/dev/null
 	*"fe80::1%lo OK"* | *"fe80::2 OK"*) fail allowall_v6_linklocal "$out" ;;
 	*) ok_sanity allowall_v6_linklocal ;;
 	esac
+	# A connected socket of moat-netd (the host's namespace) cannot take
+	# an IPv6 routing header: a segment routing header (type 4, open to
+	# any user) would send every later segment to its first address,
+	# past the policy (red-team finding: the payload reached a denied
+	# host). Natively it is set (fake-moat: the case fails there).
+	cat >"$T_TMP/rthdr.py" <<'EOF'
+import socket, errno, sys
+s = socket.create_connection(("::1", int(sys.argv[1])))
+srh = bytes([0, 4, 4, 1, 1, 0, 0, 0]) + socket.inet_pton(socket.AF_INET6, "::1") + socket.inet_pton(socket.AF_INET6, "fd99::2")
+for name, opt in (("rthdr", 57), ("pktoptions", 6)):
+    try: s.setsockopt(socket.IPPROTO_IPV6, opt, srh if opt == 57 else b""); print(name, "SET")
+    except OSError as e: print(name, errno.errorcode.get(e.errno, str(e)))
+EOF
+	out=$(in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:ro" --net "allow=[::1]:$v6port" -- "$PY" /t/rthdr.py "$v6port" </dev/null 2>&1 | tr '\n' ' ')
+	expect_eq netd_socket_no_routing_header "$out" "rthdr EPERM pktoptions EPERM "
 else
 	skip ipv6 "no IPv6 loopback in the test namespace"
 fi

@@ -126,6 +126,15 @@ case $out in
 "ok threadstorm"*) ok thread_storm_bounded ;;
 *) fail thread_storm_bounded "${out:0:300}" ;;
 esac
+# Two processes looping on a costly ptrace stop (an AF_UNIX connect through
+# 40 long symlinks, ~10-15 ms of the tracer each) cannot starve a third: its
+# 20 sendmsg stops finish (stops are served a round at a time). Before: not
+# one finished in 30 s.
+out=$(timeout 60 "$MOAT" run --timeout 45s --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_sentry tracerfair 2 20 </dev/null 2>&1)
+case $out in
+*"ok tracerfair 20 calls"*) ok tracer_stops_fair ;;
+*) fail tracer_stops_fair "${out:0:300}" ;;
+esac
 if grep -q '"errno":"EAGAIN".*task table full' "$T_TMP/storm.jsonl" 2>/dev/null; then
 	ok fork_refusal_audited
 else

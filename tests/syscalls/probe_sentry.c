@@ -18,6 +18,10 @@
  *   threadstorm N       the same with threads: a refused clone is EAGAIN and
  *                       the process lives on; prints "ok threadstorm made=..."
  */
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <time.h>
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
@@ -311,9 +315,79 @@ static int threadstorm(int n)
 	return 0;
 }
 
+/* tracerfair ATTACKERS CALLS: ATTACKERS children connect in a loop to an
+ * AF_UNIX path through 40 symlinks of ~4,000-byte targets (a costly walk at
+ * the sentry's ptrace thread, ~10-15 ms a stop); meanwhile this process
+ * makes CALLS sendmsg round trips (each a ptrace stop) and prints
+ * "ok tracerfair N calls, worst W ms". Before the tracer served its stops a
+ * round at a time, two attackers kept every older process waiting forever. */
+static int tracerfair(int nattack, int calls)
+{
+	static char tgt[4200], t2[4300];
+	char name[64];
+	int p = 0;
+	mkdir("/tmp/tf", 0755);
+	mkdir("/tmp/tf/a", 0755);
+	while (p < 4000) {
+		memcpy(tgt + p, "a/../", 5);
+		p += 5;
+	}
+	tgt[p] = 0;
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof name, "/tmp/tf/s%d", i);
+		if (i < 39)
+			snprintf(t2, sizeof t2, "%ss%d", tgt, i + 1);
+		else
+			snprintf(t2, sizeof t2, "%sx.sock", tgt);
+		if (symlink(t2, name) < 0 && errno != EEXIST)
+			return printf("FAIL tracerfair: symlink: %s\n", strerror(errno)), 1;
+	}
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	strcpy(sa.sun_path, "/tmp/tf/s0");
+	pid_t kids[8];
+	int nk = 0;
+	for (int k = 0; k < nattack && k < 8; k++) {
+		pid_t c = fork();
+		if (c == 0)
+			for (;;) {
+				int s = socket(AF_UNIX, SOCK_STREAM, 0);
+				connect(s, (struct sockaddr *)&sa, sizeof sa);
+				close(s);
+			}
+		if (c > 0)
+			kids[nk++] = c;
+	}
+	usleep(300 * 1000);
+	int sv[2];
+	socketpair(AF_UNIX, SOCK_DGRAM, 0, sv);
+	char b[8] = "x";
+	struct iovec iov = { b, 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	double worst = 0;
+	int done = 0;
+	for (; done < calls; done++) {
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (sendmsg(sv[0], &mh, 0) != 1 || recv(sv[1], b, sizeof b, 0) != 1)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		double d = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+		if (d > worst)
+			worst = d;
+	}
+	for (int k = 0; k < nk; k++) {
+		kill(kids[k], SIGKILL);
+		waitpid(kids[k], NULL, 0);
+	}
+	printf("%s tracerfair %d calls, worst %.0f ms\n", done == calls ? "ok" : "FAIL", done, worst);
+	return done == calls ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 4 && !strcmp(argv[1], "tracerfair"))
+		return tracerfair(atoi(argv[2]), atoi(argv[3]));
 	if (argc >= 4 && !strcmp(argv[1], "execfifo"))
 		return execfifo(argv[2], atoi(argv[3]));
 	if (argc >= 4 && !strcmp(argv[1], "fifointr"))

@@ -188,13 +188,9 @@ int vmeta_made(struct vmeta *m, const struct stat *real)
 	pthread_mutex_lock(&m->lock);
 	e = *slot(m, real->st_dev, real->st_ino);
 	/* an inode number reused by a file of another owner is not ours */
-	if (e && e->made) {
-		/* st: the real stat or the guest's view of it */
-		uid_t vu = e->uid == (uid_t)-1 ? e->ruid : e->uid;
-		gid_t vg = e->gid == (gid_t)-1 ? e->rgid : e->gid;
-		made = (real->st_uid == e->ruid || real->st_uid == vu) &&
-		       (real->st_gid == e->rgid || real->st_gid == vg);
-	}
+	/* the real ids only (never the virtual ones a guest root may set: a
+	 * reused inode of a file of those ids would pass) */
+	made = e && e->made && real->st_uid == e->ruid && real->st_gid == e->rgid;
 	pthread_mutex_unlock(&m->lock);
 	return made;
 }

@@ -92,6 +92,33 @@ static int id_to_host(const struct idmap *m, uint32_t id, int gid, uint32_t *out
  * other ids are given with a chown (when they map to host ids: rootless, only
  * the caller's own one does). Host files keep their owner.
  */
+/* A host file made by mkdir, mknod or symlink has no fd to name it: own_new
+ * looks it up by name once the gofer made it. So that what it finds is
+ * what the gofer made, nothing may remove or replace a name meanwhile:
+ * those calls (unlink, rmdir, rename: the only ones that can take a name
+ * that exists) hold ns_lock shared, a create that will record a made entry
+ * holds it alone from its gofer call to its look-up (red-team finding: a
+ * thread renaming another user's 0600 file over a new symlink's name made
+ * the sentry take that file for the guest's own). A link cannot take an
+ * existing name. The host itself renaming files in a bind meanwhile is
+ * outside the guest's reach. */
+static pthread_rwlock_t ns_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+/* Will own_new record a made entry for n (a host file, a creator of ids
+ * other than 0:0 or a set-gid parent)? */
+static int made_entry_needed(struct sc_call *c, const struct vfs_node *n)
+{
+	if (!n->mnt || n->kind != VN_BACKEND || n->mnt->private_fs)
+		return 0;
+	struct task *t = c->task;
+	pthread_mutex_lock(&t->lock);
+	int ids = t->cred.fsuid != 0 || t->cred.fsgid != 0;
+	pthread_mutex_unlock(&t->lock);
+	struct stat pview = n->pst;
+	vfs_view_stat(VFS_OF(c), &pview);
+	return ids || (pview.st_mode & S_ISGID);
+}
+
 static void own_new(struct sc_call *c, const struct vfs_node *n, const struct stat *made)
 {
 	const struct idmap *m = &c->sb->idmap;
@@ -550,10 +577,15 @@ static long do_mkdirat(struct sc_call *c, int dirfd, const char *path, mode_t mo
 	if (r < 0)
 		return r;
 	mode = mode & (07777 & ~(S_ISUID | S_ISGID)) & ~fs_umask(c->task);
+	int excl = made_entry_needed(c, n);
+	if (excl)
+		pthread_rwlock_wrlock(&ns_lock);
 	r = VFS_BE(VFS_OF(c), mkdir, n->mnt->export, n->rel, mode);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 1);
 	if (r == 0)
 		own_new(c, n, NULL);
+	if (excl)
+		pthread_rwlock_unlock(&ns_lock);
 	return r;
 }
 
@@ -590,10 +622,15 @@ static long do_mknodat(struct sc_call *c, int dirfd, const char *path, mode_t mo
 	if (fmt == S_IFCHR || fmt == S_IFBLK)
 		return -EPERM;  /* no CAP_MKNOD in the sandbox */
 	mode = (mode & ~07777) | (mode & 07777 & ~fs_umask(c->task));
+	int excl = made_entry_needed(c, n);
+	if (excl)
+		pthread_rwlock_wrlock(&ns_lock);
 	r = VFS_BE(VFS_OF(c), mknod, n->mnt->export, n->rel, mode);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 	if (r == 0)
 		own_new(c, n, NULL);
+	if (excl)
+		pthread_rwlock_unlock(&ns_lock);
 	return r;
 }
 
@@ -619,10 +656,15 @@ static long do_symlinkat(struct sc_call *c, const char *target, int dirfd, const
 	r = create_lookup(c, dirfd, path, 0, &n);
 	if (r < 0)
 		return r;
+	int excl = made_entry_needed(c, n);
+	if (excl)
+		pthread_rwlock_wrlock(&ns_lock);
 	r = VFS_BE(VFS_OF(c), symlink, n->mnt->export, target, n->rel);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 	if (r == 0)
 		own_new(c, n, NULL);
+	if (excl)
+		pthread_rwlock_unlock(&ns_lock);
 	return r;
 }
 
@@ -698,7 +740,9 @@ static long do_unlinkat(struct sc_call *c, int dirfd, const char *path, int flag
 		return r;
 	if (!rmdir_ && n->trailing_slash)
 		return -ENOTDIR;
+	pthread_rwlock_rdlock(&ns_lock);
 	r = VFS_BE(VFS_OF(c), unlink, n->mnt->export, n->rel, rmdir_ ? AT_REMOVEDIR : 0);
+	pthread_rwlock_unlock(&ns_lock);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, rmdir_);
 	if (r == 0 && (rmdir_ || n->st.st_nlink <= 1))
 		vfs_meta_forget(VFS_OF(c), &n->st);
@@ -801,7 +845,9 @@ static long do_renameat2(struct sc_call *c, int odfd, const char *opath, int ndf
 		if (!strncmp(o->path, nn->path, nl) && o->path[nl] == '/')
 			return -EINVAL;
 	}
+	pthread_rwlock_rdlock(&ns_lock);
 	r = VFS_BE(VFS_OF(c), rename, o->mnt->export, o->rel, nn->rel, flags);
+	pthread_rwlock_unlock(&ns_lock);
 	vfs_invalidate(VFS_OF(c), o->mnt, o->rel, 1);
 	vfs_invalidate(VFS_OF(c), nn->mnt, nn->rel, 1);
 	if (r == 0 && !(flags & RENAME_EXCHANGE))
@@ -1098,7 +1144,7 @@ static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t
 	if (uid != (uint32_t)-1 && uid != view.st_uid && !cred_capable(&t->cred, CRED_CAP_CHOWN)) /* 1 */
 		return -EPERM;
 	if (gid != (uint32_t)-1 && gid != view.st_gid && !cred_capable(&t->cred, CRED_CAP_CHOWN) && /* 2 */
-	    (!vfs_owner(t, &view) || !cred_in_group(&t->cred, gid)))
+	    (!vfs_owner(t, &n->st) || !cred_in_group(&t->cred, gid)))
 		return -EPERM;
 	if (id_to_host(&c->sb->idmap, uid, 0, &hu) < 0 ||                          /* 3 */
 	    id_to_host(&c->sb->idmap, gid, 1, &hg) < 0)

@@ -12,6 +12,11 @@
 #include "common/util.h"
 
 #define NBUCKETS (DCACHE_SIZE * 2)
+/* The names and link targets the entries hold, at most: a guest's deep
+ * tree (entries of every prefix of 10,000-level paths) made the sentry hold
+ * ~7 KB a level before, 47 MB at 6,000 levels (red-team finding); past the
+ * budget the clock evicts until the new entry fits. */
+#define DCACHE_MAX_BYTES (4u << 20)
 
 struct dentry {
 	uint64_t hash;
@@ -29,6 +34,7 @@ struct dcache {
 	struct dentry e[DCACHE_SIZE];
 	int bucket[NBUCKETS];    /* index + 1, 0 = empty */
 	unsigned hand;
+	size_t bytes;            /* strlen + 1 of every rel and link held */
 	atomic_ulong gen;        /* bumped (under the write lock) by every drop */
 };
 
@@ -53,6 +59,11 @@ struct dcache *dcache_new(void)
 	 * sandbox does not pay for a full cache. */
 	pthread_rwlock_init(&d->lock, NULL);
 	return d;
+}
+
+static size_t entry_bytes(const struct dentry *e)
+{
+	return (e->rel ? strlen(e->rel) + 1 : 0) + (e->link ? strlen(e->link) + 1 : 0);
 }
 
 static void entry_clear(struct dentry *e)
@@ -118,6 +129,7 @@ static void unchain_locked(struct dcache *d, int i)
 	if (*pp == i + 1)
 		*pp = d->e[i].next;
 	d->e[i].next = 0;
+	d->bytes -= entry_bytes(&d->e[i]);
 	entry_clear(&d->e[i]);
 }
 
@@ -156,12 +168,25 @@ void dcache_put(struct dcache *d, unsigned long gen, int mnt, const char *rel,
 		e->hash = h;
 		e->mnt = mnt;
 		e->rel = xstrdup(rel);
+		d->bytes += strlen(rel) + 1;
 		e->next = d->bucket[h % NBUCKETS];
 		d->bucket[h % NBUCKETS] = i + 1;
 	}
 	struct dentry *e = &d->e[i];
+	if (e->link)
+		d->bytes -= strlen(e->link) + 1;
 	free(e->link);
 	e->link = link ? xstrdup(link) : NULL;
+	if (e->link)
+		d->bytes += strlen(e->link) + 1;
+	/* over the byte budget: evict others (the clock's order, referenced
+	 * or not) until this one fits */
+	for (unsigned k = 0; d->bytes > DCACHE_MAX_BYTES && k < DCACHE_SIZE; k++) {
+		int j = (int)d->hand;
+		d->hand = (d->hand + 1) % DCACHE_SIZE;
+		if (j != i && d->e[j].rel)
+			unchain_locked(d, j);
+	}
 	e->neg = neg;
 	if (st)
 		e->st = *st;
@@ -290,7 +315,13 @@ struct inomap {
 	/* FIFO of insertions for eviction when the table is 3/4 full */
 	struct { dev_t dev; ino_t ino; } fifo[INOMAP_SIZE];
 	unsigned head, count;
+	size_t bytes;            /* strlen + 1 of every path held */
 };
+
+/* The paths one map holds, at most (deep trees: see DCACHE_MAX_BYTES); past
+ * it the oldest insertions go first, as when the table is 3/4 full (a
+ * directory fd whose entry went is named again through the gofer). */
+#define INOMAP_MAX_BYTES (4u << 20)
 
 struct inomap *inomap_new(void)
 {
@@ -333,6 +364,7 @@ static int ino_find_locked(struct inomap *m, dev_t dev, ino_t ino)
 /* Remove slot s and re-insert the rest of its probe run (linear probing). */
 static void ino_remove_locked(struct inomap *m, unsigned s)
 {
+	m->bytes -= strlen(m->e[s].path) + 1;
 	free(m->e[s].path);
 	m->e[s].path = NULL;
 	for (unsigned j = (s + 1) % INOMAP_SIZE; m->e[j].path; j = (j + 1) % INOMAP_SIZE) {
@@ -351,6 +383,7 @@ void inomap_put_obj(struct inomap *m, dev_t dev, ino_t ino, const char *path, de
 	pthread_mutex_lock(&m->lock);
 	int s = ino_find_locked(m, dev, ino);
 	if (s >= 0) {
+		m->bytes += strlen(path) - strlen(m->e[s].path);
 		free(m->e[s].path);
 		m->e[s].path = xstrdup(path);
 		m->e[s].odev = odev;
@@ -358,7 +391,7 @@ void inomap_put_obj(struct inomap *m, dev_t dev, ino_t ino, const char *path, de
 		pthread_mutex_unlock(&m->lock);
 		return;
 	}
-	while (m->count >= INOMAP_SIZE * 3 / 4) {
+	while (m->count && (m->count >= INOMAP_SIZE * 3 / 4 || m->bytes + strlen(path) + 1 > INOMAP_MAX_BYTES)) {
 		/* evict the oldest insertion still present */
 		int slot = ino_find_locked(m, m->fifo[m->head].dev, m->fifo[m->head].ino);
 		m->head = (m->head + 1) % INOMAP_SIZE;
@@ -372,6 +405,7 @@ void inomap_put_obj(struct inomap *m, dev_t dev, ino_t ino, const char *path, de
 	m->e[k].dev = dev;
 	m->e[k].ino = ino;
 	m->e[k].path = xstrdup(path);
+	m->bytes += strlen(path) + 1;
 	m->e[k].odev = odev;
 	m->e[k].oino = oino;
 	m->fifo[(m->head + m->count) % INOMAP_SIZE].dev = dev;
@@ -419,6 +453,7 @@ void inomap_renamed(struct inomap *m, const char *from, const char *to)
 			continue;   /* the entry stays stale: the object is found again */
 		memcpy(np, to, tl);
 		memcpy(np + tl, p + fl, rest + 1);
+		m->bytes += tl + rest - strlen(p);
 		free(p);
 		m->e[i].path = np;
 	}

@@ -133,6 +133,14 @@ static void unchain_locked(struct dcache *d, int i)
 	entry_clear(&d->e[i]);
 }
 
+size_t dcache_bytes(struct dcache *d)
+{
+	pthread_rwlock_rdlock(&d->lock);
+	size_t b = d->bytes;
+	pthread_rwlock_unlock(&d->lock);
+	return b;
+}
+
 unsigned long dcache_gen(struct dcache *d)
 {
 	return atomic_load(&d->gen);
@@ -458,6 +466,14 @@ void inomap_renamed(struct inomap *m, const char *from, const char *to)
 		m->e[i].path = np;
 	}
 	pthread_mutex_unlock(&m->lock);
+}
+
+size_t inomap_bytes(struct inomap *m)
+{
+	pthread_mutex_lock(&m->lock);
+	size_t b = m->bytes;
+	pthread_mutex_unlock(&m->lock);
+	return b;
 }
 
 int inomap_get(struct inomap *m, dev_t dev, ino_t ino, char *path, size_t len)

@@ -64,6 +64,8 @@ unsigned long dcache_gen(struct dcache *d);
 void dcache_put(struct dcache *d, unsigned long gen, int mnt, const char *rel,
 		const struct stat *st, int neg, const char *link);
 void dcache_drop(struct dcache *d, int mnt, const char *rel, int subtree);
+/* bytes of names and link targets held (at most 4 MiB) */
+size_t dcache_bytes(struct dcache *d);
 
 #define WSET_SIZE 16384
 #define WSET_MAX (WSET_SIZE * 3 / 4)
@@ -89,5 +91,7 @@ int inomap_get_obj(struct inomap *m, dev_t dev, ino_t ino, char *path, size_t le
 /* A rename by the sentry: every recorded name equal to from or beneath it
  * now starts with to instead (O(INOMAP_SIZE)). */
 void inomap_renamed(struct inomap *m, const char *from, const char *to);
+/* bytes of paths held (at most 4 MiB) */
+size_t inomap_bytes(struct inomap *m);
 
 #endif

@@ -274,9 +274,10 @@ static int setup_v2(struct limits *l, const char *root)
 	if (has_word(avail, "pids")) {
 		if (c->pids) {
 			/* + moat-init, + a refused child, + the gofer's
-			 * threads (v2: the gofer is in this cgroup too, for
-			 * its memory; the sentry's task table holds --pids) */
-			snprintf(v, sizeof v, "%lu", c->pids + 2 + GOFER_PIDS_SLACK);
+			 * threads when it is in this cgroup too (with
+			 * --memory: limits_attach_gofer; the sentry's task
+			 * table holds --pids either way) */
+			snprintf(v, sizeof v, "%lu", c->pids + 2 + (c->memory ? GOFER_PIDS_SLACK : 0));
 			l->pids_ok = write_at(d, "pids.max", v) == 0;
 		}
 		l->pids_events_fd = open_at(d, "pids.events", O_RDONLY);

@@ -685,11 +685,9 @@ static int own_file(struct task *t, const struct stat **st, struct stat *buf)
 
 	if (private_file(v, *st))
 		return 1;
-	if (!v || !vmeta_made(v->vm, *st))
+	if (!v || !vmeta_made(v->vm, *st, buf))
 		return 0;
-	*buf = **st;
-	vmeta_apply(v->vm, buf);
-	*st = buf;
+	*st = buf; /* the ids the guest sees, one look-up */
 	return 1;
 }
 

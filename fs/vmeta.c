@@ -101,8 +101,9 @@ void vmeta_apply(struct vmeta *m, struct stat *st)
 	pthread_mutex_unlock(&m->lock);
 }
 
-int vmeta_update(struct vmeta *m, const struct stat *real, uid_t uid, gid_t gid,
-		 mode_t setid, int set_mode)
+/* vmeta_update, and with make vmeta_make: one pass under the lock */
+static int update(struct vmeta *m, const struct stat *real, uid_t uid, gid_t gid, mode_t setid, int set_mode,
+		  int make)
 {
 	struct vment **p, *e, cur;
 	int r = 0;
@@ -111,6 +112,11 @@ int vmeta_update(struct vmeta *m, const struct stat *real, uid_t uid, gid_t gid,
 	p = slot(m, real->st_dev, real->st_ino);
 	cur = *p ? **p : (struct vment){ .uid = (uid_t)-1, .gid = (gid_t)-1,
 					 .setid = real->st_mode & (S_ISUID | S_ISGID) };
+	if (make) {
+		cur.made = 1;
+		cur.ruid = real->st_uid;
+		cur.rgid = real->st_gid;
+	}
 	if (uid != (uid_t)-1)
 		cur.uid = uid == real->st_uid ? (uid_t)-1 : uid;
 	if (gid != (gid_t)-1)
@@ -147,38 +153,17 @@ int vmeta_update(struct vmeta *m, const struct stat *real, uid_t uid, gid_t gid,
 	return r;
 }
 
-int vmeta_make(struct vmeta *m, const struct stat *real, uid_t uid, gid_t gid, mode_t setid, int set_mode)
+int vmeta_update(struct vmeta *m, const struct stat *real, uid_t uid, gid_t gid, mode_t setid, int set_mode)
 {
-	int r = vmeta_update(m, real, uid, gid, setid, set_mode);
-	struct vment *e;
-
-	if (r < 0)
-		return r;
-	pthread_mutex_lock(&m->lock);
-	e = *slot(m, real->st_dev, real->st_ino);
-	if (!e && m->n < VMETA_MAX && (e = calloc(1, sizeof *e))) {
-		/* the creator's ids are the real ones: an entry all the same */
-		e->uid = (uid_t)-1;
-		e->gid = (gid_t)-1;
-		e->setid = real->st_mode & (S_ISUID | S_ISGID);
-		e->dev = real->st_dev;
-		e->ino = real->st_ino;
-		struct vment **p = slot(m, real->st_dev, real->st_ino);
-		*p = e;
-		m->n++;
-	}
-	if (e) {
-		e->made = 1;
-		e->ruid = real->st_uid;
-		e->rgid = real->st_gid;
-	} else {
-		r = -ENOSPC;
-	}
-	pthread_mutex_unlock(&m->lock);
-	return r;
+	return update(m, real, uid, gid, setid, set_mode, 0);
 }
 
-int vmeta_made(struct vmeta *m, const struct stat *real)
+int vmeta_make(struct vmeta *m, const struct stat *real, uid_t uid, gid_t gid, mode_t setid, int set_mode)
+{
+	return update(m, real, uid, gid, setid, set_mode, 1);
+}
+
+int vmeta_made(struct vmeta *m, const struct stat *real, struct stat *view)
 {
 	struct vment *e;
 	int made = 0;
@@ -187,10 +172,17 @@ int vmeta_made(struct vmeta *m, const struct stat *real)
 		return 0;
 	pthread_mutex_lock(&m->lock);
 	e = *slot(m, real->st_dev, real->st_ino);
-	/* an inode number reused by a file of another owner is not ours */
-	/* the real ids only (never the virtual ones a guest root may set: a
-	 * reused inode of a file of those ids would pass) */
+	/* the real ids only (an inode number reused by a file of other ids is
+	 * not ours; never the virtual ids a guest root may set) */
 	made = e && e->made && real->st_uid == e->ruid && real->st_gid == e->rgid;
+	if (made && view) {
+		*view = *real;
+		if (e->uid != (uid_t)-1)
+			view->st_uid = e->uid;
+		if (e->gid != (gid_t)-1)
+			view->st_gid = e->gid;
+		view->st_mode = (view->st_mode & ~(mode_t)(S_ISUID | S_ISGID)) | e->setid;
+	}
 	pthread_mutex_unlock(&m->lock);
 	return made;
 }

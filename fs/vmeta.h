@@ -22,8 +22,9 @@ int vmeta_update(struct vmeta *m, const struct stat *real, uid_t uid, gid_t gid,
 /* As vmeta_update, for a file the sandbox just created as uid/gid: the entry
  * is kept (and marked) even when those are the real ids. */
 int vmeta_make(struct vmeta *m, const struct stat *real, uid_t uid, gid_t gid, mode_t setid, int set_mode);
-/* Whether real is a file the sandbox created (and still the same file). */
-int vmeta_made(struct vmeta *m, const struct stat *real);
+/* Whether real is a file the sandbox created (and still the same file);
+ * then *view (if not NULL) is real as the guest sees it (vmeta_apply). */
+int vmeta_made(struct vmeta *m, const struct stat *real, struct stat *view);
 void vmeta_forget(struct vmeta *m, dev_t dev, ino_t ino);
 size_t vmeta_count(struct vmeta *m);
 

@@ -355,28 +355,21 @@ reply:
 	/* the reply's own CPU time: with the sync wake-up the SEND switches to
 	 * the guest, and this thread runs again only after the guest's next trap */
 	rcpu = g_prof ? prof_cpu() : 0;
-	if (c->out_fd >= 0 && c->out_fd_value) {
-		/* install at c->out_newfd_at, answer ret (connect: 0 or EINPROGRESS) */
+	if (c->out_fd >= 0 && (c->out_fd_value || (ret >= 0 && sc_inotify_watched()))) {
+		/* ADDFD without SEND, the sentry's copy closed, then the reply:
+		 * ret (an fd installed at c->out_newfd_at: connect's 0 or
+		 * EINPROGRESS), or the new fd's number when inotify watches
+		 * exist, so that the guest's own close is the last one and its
+		 * IN_CLOSE_WRITE/NOWRITE comes then, not after its next calls
+		 * (LTP inotify01; two more switches, only in such sandboxes) */
 		long r = plat->addfd(g_nfd, c->id, c->out_fd, c->out_fd_flags, c->out_newfd_at, 0);
 		close(c->out_fd);
 		c->out_fd = -1;
 		if (r == -ENOENT)
 			goto audit;
-		if (r < 0)
+		if (r < 0 || !c->out_fd_value)
 			ret = r;
 		plat->reply(g_nfd, c->id, ret);
-	} else if (ret >= 0 && c->out_fd >= 0 && sc_inotify_watched()) {
-		/* inotify watches exist: the sentry's copy is closed before the
-		 * guest runs, so the guest's own close is the last one and its
-		 * IN_CLOSE_WRITE/NOWRITE comes then, not after its next calls
-		 * (LTP inotify01); two more switches, only in such sandboxes */
-		long r = plat->addfd(g_nfd, c->id, c->out_fd, c->out_fd_flags, c->out_newfd_at, 0);
-		close(c->out_fd);
-		c->out_fd = -1;
-		if (r == -ENOENT)
-			goto audit;
-		plat->reply(g_nfd, c->id, r);
-		ret = r;
 	} else if (ret >= 0 && c->out_fd >= 0) {
 		closing_begin(t);
 		ret = plat->addfd(g_nfd, c->id, c->out_fd, c->out_fd_flags, c->out_newfd_at, 1);

@@ -142,54 +142,6 @@ static void stop_seen(struct sandbox *sb, struct task *t, arch_regs *regs, const
 	audit_event(sb->audit, sb, t, t->tid, call, args, DEC_ALLOW, 0, note);
 }
 
-static void recv_stop(struct task *t, arch_regs *regs)
-{
-	uint64_t addr = REG_ARG4(*regs), lenp = REG_ARG5(*regs);
-	uint32_t buflen;
-	if (!addr || !lenp || guest_read(t->tid, lenp, &buflen, sizeof buflen) < 0 || (int)buflen < 0)
-		return; /* the kernel answers */
-	int hfd = task_getfd(t, (int)REG_ARG0(*regs));
-	if (hfd < 0)
-		return;
-	int dom = 0;
-	socklen_t dl = sizeof dom;
-	int unix_ = getsockopt(hfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl) == 0 && dom == AF_UNIX;
-	if (!unix_) {
-		/* a UDP socket connected through moat-netd's relay: its datagrams
-		 * come from the relay's end; the source shown is the destination
-		 * it connected to (only a stop: recvmsg runs natively) */
-		struct sockaddr_storage d;
-		socklen_t l;
-		if ((dom == AF_INET || dom == AF_INET6) && udp_relay_dest_of(hfd, &d, &l) &&
-		    l <= sizeof t->sock_relay) {
-			memcpy(t->sock_relay, &d, l);
-			t->sock_relay_len = l;
-			t->sock_exit = 3;
-			t->sock_addr = addr;
-			t->sock_lenp = lenp;
-			t->sock_buflen = buflen;
-		}
-		close(hfd);
-		return;
-	}
-	close(hfd);
-	t->sock_scratch = 0;
-	if (buflen < sizeof(struct sockaddr_un)) {
-		uint64_t sc = (REG_SP(*regs) - ARCH_RED_ZONE - sizeof(struct sockaddr_un) - 16) & ~15ULL;
-		uint32_t full = sizeof(struct sockaddr_un);
-		if (guest_write(t->tid, sc - 16, &full, sizeof full) < 0)
-			return;
-		t->sock_scratch = sc;
-		REG_ARG4(*regs) = sc;
-		REG_ARG5(*regs) = sc - 16;
-		ptrace(PTRACE_SETREGS, t->tid, 0, regs);
-	}
-	t->sock_exit = 1;
-	t->sock_addr = addr;
-	t->sock_lenp = lenp;
-	t->sock_buflen = buflen;
-}
-
 /* What a received source address on hfd's socket needs: 1 AF_UNIX (a path
  * may hide behind one of our abstract names), 2 a UDP socket connected
  * through the relay (its destination, into t->sock_relay), 0 nothing. */
@@ -215,6 +167,42 @@ static int src_kind(struct task *t, int fd)
 	}
 	close(hfd);
 	return k;
+}
+
+static void recv_stop(struct task *t, arch_regs *regs)
+{
+	uint64_t addr = REG_ARG4(*regs), lenp = REG_ARG5(*regs);
+	uint32_t buflen;
+	if (!addr || !lenp || guest_read(t->tid, lenp, &buflen, sizeof buflen) < 0 || (int)buflen < 0)
+		return; /* the kernel answers */
+	int k = src_kind(t, (int)REG_ARG0(*regs));
+	if (!k)
+		return; /* no name of ours can be the source: the kernel's */
+	if (k == 2) {
+		/* a UDP socket connected through moat-netd's relay: its datagrams
+		 * come from the relay's end; the source shown is the destination
+		 * it connected to */
+		t->sock_exit = 3;
+		t->sock_addr = addr;
+		t->sock_lenp = lenp;
+		t->sock_buflen = buflen;
+		return;
+	}
+	t->sock_scratch = 0;
+	if (buflen < sizeof(struct sockaddr_un)) {
+		uint64_t sc = (REG_SP(*regs) - ARCH_RED_ZONE - sizeof(struct sockaddr_un) - 16) & ~15ULL;
+		uint32_t full = sizeof(struct sockaddr_un);
+		if (guest_write(t->tid, sc - 16, &full, sizeof full) < 0)
+			return;
+		t->sock_scratch = sc;
+		REG_ARG4(*regs) = sc;
+		REG_ARG5(*regs) = sc - 16;
+		ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+	}
+	t->sock_exit = 1;
+	t->sock_addr = addr;
+	t->sock_lenp = lenp;
+	t->sock_buflen = buflen;
 }
 
 /* The scratch area below the stopped thread's red zone: n msghdr-sized
@@ -306,19 +294,20 @@ static void recvmmsg_stop(struct sandbox *sb, struct task *t, arch_regs *regs)
 		  k == 2 ? "source addresses: the relayed destination" : "source addresses from the VFS (AF_UNIX)");
 }
 
-/* A received AF_UNIX name (len bytes at sa, of a full-size buffer): one of
- * our abstract names becomes its bound path. Returns the length to show. */
-static uint32_t unix_src_map(struct sandbox *sb, struct sockaddr_un *sa, uint32_t len)
+/* A received AF_UNIX name (*len bytes at sa, a whole one: not truncated):
+ * one of our abstract names becomes its bound path and *len its length.
+ * 1 when it was one of ours. */
+static int unix_src_map(struct sandbox *sb, struct sockaddr_un *sa, uint32_t *len)
 {
 	char path[sizeof sa->sun_path];
-	if (len <= sizeof *sa && len > offsetof(struct sockaddr_un, sun_path) + 1 && sa->sun_family == AF_UNIX &&
-	    unix_name_path(sb, sa, (socklen_t)len, path, sizeof path) == 0) {
-		memset(sa->sun_path, 0, sizeof sa->sun_path);
-		size_t pl = strnlen(path, sizeof sa->sun_path - 1);
-		memcpy(sa->sun_path, path, pl);
-		len = (uint32_t)(offsetof(struct sockaddr_un, sun_path) + pl + 1);
-	}
-	return len;
+	if (*len > sizeof *sa || *len <= offsetof(struct sockaddr_un, sun_path) + 1 || sa->sun_family != AF_UNIX ||
+	    unix_name_path(sb, sa, (socklen_t)*len, path, sizeof path) != 0)
+		return 0;
+	memset(sa->sun_path, 0, sizeof sa->sun_path);
+	size_t pl = strnlen(path, sizeof sa->sun_path - 1);
+	memcpy(sa->sun_path, path, pl);
+	*len = (uint32_t)(offsetof(struct sockaddr_un, sun_path) + pl + 1);
+	return 1;
 }
 
 /* One received message back into the guest's msghdr at gmh. cp: the copy
@@ -350,7 +339,7 @@ static void msg_back(struct sandbox *sb, struct task *t, uint64_t gmh, uint64_t 
 		len = cp->msg_namelen < sizeof sa ? cp->msg_namelen : (uint32_t)sizeof sa;
 		if (len && guest_read(t->tid, (uint64_t)(uintptr_t)cp->msg_name, &sa, len) < 0)
 			return;
-		len = unix_src_map(sb, &sa, len);
+		(void)unix_src_map(sb, &sa, &len);
 	}
 	if (cap)
 		(void)guest_write(t->tid, name, &sa, len < cap ? len : cap);
@@ -561,20 +550,17 @@ void unixsock_exit(struct sandbox *sb, struct task *t)
 	memset(&sa, 0, sizeof sa);
 	if (guest_read(t->tid, fromlenp, &len, sizeof len) < 0)
 		return;
+	/* the length is the kernel's unless a guest thread rewrote it: what
+	 * is read never passes our buffer (the guest's may be larger) */
 	uint32_t got = len < cap ? len : cap;
+	if (got > sizeof sa)
+		got = sizeof sa;
 	if (got && guest_read(t->tid, from, &sa, got) < 0)
 		return;
-	char path[sizeof sa.sun_path];
-	if (len <= cap && len > offsetof(struct sockaddr_un, sun_path) + 1 && sa.sun_family == AF_UNIX &&
-	    unix_name_path(sb, &sa, (socklen_t)len, path, sizeof path) == 0) {
-		memset(sa.sun_path, 0, sizeof sa.sun_path);
-		size_t pl = strnlen(path, sizeof sa.sun_path - 1);
-		memcpy(sa.sun_path, path, pl);
-		len = (uint32_t)(offsetof(struct sockaddr_un, sun_path) + pl + 1);
-	} else if (!t->sock_scratch) {
+	if (!(len <= got && unix_src_map(sb, &sa, &len)) && !t->sock_scratch)
 		return; /* not ours: as the kernel wrote it */
-	}
-	(void)guest_write(t->tid, t->sock_addr, &sa, len < t->sock_buflen ? len : t->sock_buflen);
+	uint32_t put = len < t->sock_buflen ? len : t->sock_buflen;
+	(void)guest_write(t->tid, t->sock_addr, &sa, put < sizeof sa ? put : (uint32_t)sizeof sa);
 	(void)guest_write(t->tid, t->sock_lenp, &len, sizeof len);
 }
 

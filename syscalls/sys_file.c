@@ -144,8 +144,8 @@ static void own_new(struct sc_call *c, const struct vfs_node *n, const struct st
 		 * and permission checks take the file for the sandbox's own
 		 * (fs/vfs.c). Guest root making a file as 0:0, the common case,
 		 * costs nothing more. */
-		if (uid == 0 && gid == 0 && !sgid_dir)
-			return; /* shown as the gofer's files are: 0:0 */
+		if (!made_entry_needed(c, n))
+			return; /* made as 0:0: shown as the gofer's files are */
 		struct stat real;
 		cleanup_free struct vfs_node *nn = NULL;
 		if (made) {

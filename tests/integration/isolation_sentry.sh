@@ -135,6 +135,15 @@ case $out in
 *"ok tracerfair 20 calls"*) ok_sanity tracer_stops_fair ;; # (natively it holds: a property of the sentry, not of isolation)
 *) fail tracer_stops_fair "${out:0:300}" ;;
 esac
+# A thread rewriting recvfrom's address length (4096, for a 4 KiB buffer)
+# while the sentry reads an AF_UNIX source back at the call's exit: it reads
+# at most a sockaddr_un (before: 4 KiB of guest bytes over the tracer's
+# stack, and the sentry died of SIGSEGV; ASan tier: a stack-buffer-overflow).
+out=$(timeout 60 "$MOAT" run --timeout 45s --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_sentry recvfromlen 3000 </dev/null 2>&1)
+case $out in
+"ok recvfromlen 3000") ok_sanity recvfrom_length_race ;; # (natively it holds: a property of the sentry)
+*) fail recvfrom_length_race "${out:0:300}" ;;
+esac
 if grep -q '"errno":"EAGAIN".*task table full' "$T_TMP/storm.jsonl" 2>/dev/null; then
 	ok fork_refusal_audited
 else

@@ -383,9 +383,53 @@ static int tracerfair(int nattack, int calls)
 	return done == calls ? 0 : 1;
 }
 
+/* recvfromlen ROUNDS: recvfrom with a 4 KiB address buffer on an AF_UNIX
+ * datagram socket bound to a path (so its exit is rewritten) while another
+ * thread keeps writing 4096 into the length word: the sentry reads the
+ * name back at the exit with that length, and must never read more than a
+ * sockaddr_un (before: 4 KiB of guest bytes over the tracer's stack).
+ * Prints "ok recvfromlen N". */
+static volatile socklen_t rl_len;
+static volatile int rl_stop;
+static void *rl_writer(void *a)
+{
+	(void)a;
+	while (!rl_stop)
+		rl_len = 4096;
+	return NULL;
+}
+
+static int recvfromlen(int rounds)
+{
+	int s = socket(AF_UNIX, SOCK_DGRAM, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof sa.sun_path, "/tmp/rl.%d", (int)getpid());
+	unlink(sa.sun_path);
+	if (bind(s, (struct sockaddr *)&sa, sizeof sa) < 0)
+		return printf("FAIL recvfromlen: bind: %s\n", strerror(errno)), 1;
+	pthread_t th;
+	pthread_create(&th, NULL, rl_writer, NULL);
+	static char from[4096], buf[16];
+	int i;
+	for (i = 0; i < rounds; i++) {
+		if (sendto(s, "x", 1, 0, (struct sockaddr *)&sa, sizeof sa) != 1)
+			break;
+		rl_len = 4096;
+		if (recvfrom(s, buf, sizeof buf, 0, (struct sockaddr *)from, (socklen_t *)&rl_len) != 1)
+			break;
+	}
+	rl_stop = 1;
+	pthread_join(th, NULL);
+	unlink(sa.sun_path);
+	printf("%s recvfromlen %d\n", i == rounds ? "ok" : "FAIL", i);
+	return i == rounds ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 3 && !strcmp(argv[1], "recvfromlen"))
+		return recvfromlen(atoi(argv[2]));
 	if (argc >= 4 && !strcmp(argv[1], "tracerfair"))
 		return tracerfair(atoi(argv[2]), atoi(argv[3]));
 	if (argc >= 4 && !strcmp(argv[1], "execfifo"))

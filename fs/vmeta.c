@@ -17,7 +17,11 @@
  * A file the sandbox created (vmeta_make: the gofer made it as itself) has a
  * "made" entry naming its creator's guest ids: permission checks treat it as
  * one of the sandbox's own files (fs/vfs.c), so a guest of any ids can use
- * what it made, as on Linux. That entry also keeps the real owner and group
+ * what it made, as on Linux, and guest root has its DAC override there. A
+ * made entry with nothing virtual in it (the creator's ids are the file's
+ * real ones: guest root's files root-run, the caller's rootless) is
+ * recorded only while the table holds fewer than VMETA_MADE_MAX entries:
+ * the rest stays for owners and set-id bits the guest sets. That entry also keeps the real owner and group
  * the file had then: a reused inode number of a file of other ids is not
  * taken for it (one of the same ids made by the host meanwhile would be:
  * known gap).
@@ -134,7 +138,11 @@ static int update(struct vmeta *m, const struct stat *real, uid_t uid, gid_t gid
 	} else if (*p) {
 		cur.next = (*p)->next;
 		**p = cur;
-	} else if (m->n >= VMETA_MAX) {
+	} else if (m->n >= VMETA_MAX ||
+		   (make && cur.uid == (uid_t)-1 && cur.gid == (gid_t)-1 &&
+		    cur.setid == (real->st_mode & (S_ISUID | S_ISGID)) && m->n >= VMETA_MADE_MAX)) {
+		/* a made entry that holds nothing virtual (guest root's 0:0
+		 * files) leaves room for what only the table can hold */
 		r = -ENOSPC;
 	} else {
 		e = malloc(sizeof *e);

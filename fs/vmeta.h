@@ -7,6 +7,8 @@
 #include <sys/types.h>
 
 #define VMETA_MAX 65536
+/* made entries that hold nothing virtual stop here (see vmeta.c) */
+#define VMETA_MADE_MAX (VMETA_MAX - VMETA_MAX / 4)
 
 struct vmeta;
 

@@ -104,19 +104,36 @@ static int id_to_host(const struct idmap *m, uint32_t id, int gid, uint32_t *out
  * outside the guest's reach. */
 static pthread_rwlock_t ns_lock = PTHREAD_RWLOCK_INITIALIZER;
 
-/* Will own_new record a made entry for n (a host file, a creator of ids
- * other than 0:0 or a set-gid parent)? */
+/* Will own_new record a made entry for n: a host file (every one the
+ * sandbox makes, guest root's 0:0 ones too: on them guest root has Linux's
+ * DAC override, LTP access01, statfs03, chmod05)? */
 static int made_entry_needed(struct sc_call *c, const struct vfs_node *n)
 {
-	if (!n->mnt || n->kind != VN_BACKEND || n->mnt->private_fs)
-		return 0;
+	(void)c;
+	return n->mnt && n->kind == VN_BACKEND && !n->mnt->private_fs;
+}
+
+/* A host file the sandbox just made (real: its stat) in the directory
+ * whose stat is parent: the gofer made it as itself, never chowns it, and
+ * never sets a set-id bit; the creator's fs ids (and a directory's set-gid
+ * bit inherited from its parent) are virtual (fs/vmeta.c), and permission
+ * checks take the file for the sandbox's own (fs/vfs.c), guest root's 0:0
+ * ones too (its DAC override). */
+static void own_host(struct sc_call *c, const struct stat *parent, const struct stat *real)
+{
 	struct task *t = c->task;
+
 	pthread_mutex_lock(&t->lock);
-	int ids = t->cred.fsuid != 0 || t->cred.fsgid != 0;
+	uid_t uid = t->cred.fsuid;
+	gid_t gid = t->cred.fsgid;
 	pthread_mutex_unlock(&t->lock);
-	struct stat pview = n->pst;
-	vfs_view_stat(VFS_OF(c), &pview);
-	return ids || (pview.st_mode & S_ISGID);
+	struct stat pview = *parent;
+	vfs_view_stat(VFS_OF(c), &pview); /* a virtual set-gid directory counts */
+	int sgid_dir = (pview.st_mode & S_ISGID) != 0;
+	if (sgid_dir)
+		gid = pview.st_gid;
+	int dir_sgid = sgid_dir && S_ISDIR(real->st_mode);
+	(void)vfs_meta_make(VFS_OF(c), real, uid, gid, dir_sgid ? S_ISGID : 0, dir_sgid);
 }
 
 static void own_new(struct sc_call *c, const struct vfs_node *n, const struct stat *made)
@@ -127,38 +144,24 @@ static void own_new(struct sc_call *c, const struct vfs_node *n, const struct st
 
 	if (!n->mnt || n->kind != VN_BACKEND)
 		return;
+	if (!n->mnt->private_fs) {
+		struct stat real;
+		cleanup_free struct vfs_node *nn = NULL;
+		if (made)
+			real = *made;
+		else if (fs_walk(c, AT_FDCWD, n->path, WALK_NOFOLLOW | WALK_FRESH, &nn) == 0 && nn->exists)
+			real = nn->st;
+		else
+			return;
+		own_host(c, &n->pst, &real);
+		return;
+	}
 	pthread_mutex_lock(&t->lock);
 	uid_t uid = t->cred.fsuid;
 	gid_t gid = t->cred.fsgid;
 	pthread_mutex_unlock(&t->lock);
-	struct stat pview = n->pst;
-	if (!n->mnt->private_fs)
-		vfs_view_stat(VFS_OF(c), &pview); /* a virtual set-gid directory counts */
-	int sgid_dir = (pview.st_mode & S_ISGID) != 0;
-	if (sgid_dir)
-		gid = pview.st_gid;
-	if (!n->mnt->private_fs) {
-		/* A host file: the gofer made it as itself, never chowns it, and
-		 * never sets a set-id bit; the creator's ids (and a directory's
-		 * set-gid bit inherited from its parent) are virtual (fs/vmeta.c),
-		 * and permission checks take the file for the sandbox's own
-		 * (fs/vfs.c). Guest root making a file as 0:0, the common case,
-		 * costs nothing more. */
-		if (!made_entry_needed(c, n))
-			return; /* made as 0:0: shown as the gofer's files are */
-		struct stat real;
-		cleanup_free struct vfs_node *nn = NULL;
-		if (made) {
-			real = *made;
-		} else if (fs_walk(c, AT_FDCWD, n->path, WALK_NOFOLLOW | WALK_FRESH, &nn) == 0 && nn->exists) {
-			real = nn->st;
-		} else {
-			return;
-		}
-		int dir_sgid = sgid_dir && S_ISDIR(real.st_mode);
-		(void)vfs_meta_make(VFS_OF(c), &real, uid, gid, dir_sgid ? S_ISGID : 0, dir_sgid);
-		return;
-	}
+	if (n->pst.st_mode & S_ISGID)
+		gid = n->pst.st_gid;
 	if (uid == m->guest_uid && gid == m->guest_gid)
 		return;
 	if (id_to_host(m, uid, 0, &hu) < 0 || id_to_host(m, gid, 1, &hg) < 0)
@@ -221,6 +224,8 @@ static long open_tmpfile(struct sc_call *c, int dirfd, const char *path, int fla
 	r = vfs_tmpfile_open(VFS_OF(c), n, flags & ~O_NOFOLLOW, mode, &fd, &st);
 	if (r < 0)
 		return r;
+	if (vfs_node_is_host(n))
+		own_host(c, &n->st, &st); /* its creator's, as a named create's */
 	if (setid) /* virtual on a host file, as for a named create (LTP openat03) */
 		vfs_meta_update(VFS_OF(c), &st, (uid_t)-1, (gid_t)-1, setid, 1);
 	return sc_return_fd(c, fd, flags & O_CLOEXEC);

@@ -148,27 +148,32 @@ expect_eq dac_read_0640_other "$(echo "$out" | grep '^read /r/secret' | cut -d' 
 expect_eq dac_list_0700_other "$(echo "$out" | grep '^list' | cut -d' ' -f2-)" "Permission denied"
 expect_eq dac_search_0700_other "$(echo "$out" | grep '^search' | cut -d' ' -f2-)" "Permission denied"
 
-# What a guest of ids other than 0:0 makes in an rw bind is its own (a made
-# entry), but only what the gofer made: a thread renaming another user's
-# 0600 file (or 0700 directory) onto the name of a new symlink, fifo or
-# directory must not make it the guest's (red-team finding: it read,
-# appended to and chmod'ed the victim). Root-run: the victim needs another
-# owner. (Natively, as root, the victim is readable at once: FAIL.)
+# What a guest makes in an rw bind is its own (a made entry; guest root has
+# its DAC override there), but only what the gofer made: a thread renaming
+# another user's 0600 file (or 0700 directory) onto the name of a new
+# symlink, fifo or directory must not make it the guest's (red-team finding:
+# it read, appended to and chmod'ed the victim), as --user 1000 or as guest
+# root. Root-run: the victim needs another owner. (Natively, as root, the
+# victim is readable at once: FAIL.)
 if [ "$(id -u)" = 0 ] && [ -x "$SYSCALL_BIN/probe_made_race" ]; then
-	for kind in symlink fifo dir; do
-		V=$T_TMP/made_$kind
-		mkdir -p "$V" && chmod 777 "$V"
-		if [ $kind = dir ]; then
-			mkdir "$V/victim" && echo "made-$T_MARK" >"$V/victim/inner" && chmod 600 "$V/victim/inner"
-			chown -R 65534:65534 "$V/victim" && chmod 700 "$V/victim"
-		else
-			echo "made-$T_MARK" >"$V/victim" && chown 65534:65534 "$V/victim" && chmod 600 "$V/victim"
-		fi
-		out=$(timeout 60 "$MOAT" run --user 1000 --bind "$SYSCALL_BIN:/t:ro" --bind "$V:/b:rw" -- \
-			/t/probe_made_race /b victim $kind "${RACE_SECONDS:-3}" </dev/null 2>&1)
-		case $out in "held "*) ok made_entry_race_$kind ;; *) fail made_entry_race_$kind "${out:0:200}" ;; esac
-		SANITY=1 expect_eq made_entry_race_${kind}_host_unchanged "$(stat -c '%U %a' "$V/victim" 2>&1)" \
-			"nobody $([ $kind = dir ] && echo 700 || echo 600)"
+	for user in 1000 0; do
+		for kind in symlink fifo dir; do
+			name=made_entry_race_$kind
+			[ $user = 0 ] && name=made_entry_race_root_$kind
+			V=$T_TMP/made_${user}_$kind
+			mkdir -p "$V" && chmod 777 "$V"
+			if [ $kind = dir ]; then
+				mkdir "$V/victim" && echo "made-$T_MARK" >"$V/victim/inner" && chmod 600 "$V/victim/inner"
+				chown -R 65534:65534 "$V/victim" && chmod 700 "$V/victim"
+			else
+				echo "made-$T_MARK" >"$V/victim" && chown 65534:65534 "$V/victim" && chmod 600 "$V/victim"
+			fi
+			out=$(timeout 60 "$MOAT" run --user $user --bind "$SYSCALL_BIN:/t:ro" --bind "$V:/b:rw" -- \
+				/t/probe_made_race /b victim $kind "${RACE_SECONDS:-3}" </dev/null 2>&1)
+			case $out in "held "*) ok $name ;; *) fail $name "${out:0:200}" ;; esac
+			SANITY=1 expect_eq ${name}_host_unchanged "$(stat -c '%U %a' "$V/victim" 2>&1)" \
+				"nobody $([ $kind = dir ] && echo 700 || echo 600)"
+		done
 	done
 else
 	skip made_entry_race "not root: the victim needs another owner"

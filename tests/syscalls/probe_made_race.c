@@ -7,7 +7,7 @@
  * entry must key on what the gofer made, never on a file renamed onto the
  * name meanwhile (a red-team finding: the victim became the guest's own).
  * Prints "held N" (never opened: exit 0) or "OPENED ..." (exit 1). Run as
- * a non-root guest id (--user 1000). */
+ * a non-root guest id (--user 1000) or as guest root (--user 0). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

@@ -61,16 +61,16 @@ static int g_open(void *ctx, int exp, const char *rel, int flags, mode_t mode, i
 { GC(ctx); return gofer_open(gc, exp, rel, flags, mode, fd, st); }
 static long g_readlink(void *ctx, int exp, const char *rel, char *buf, size_t len)
 { GC(ctx); return gofer_readlink(gc, exp, rel, buf, len); }
-static int g_mkdir(void *ctx, int exp, const char *rel, mode_t mode)
-{ GC(ctx); return gofer_mkdir(gc, exp, rel, mode); }
-static int g_mknod(void *ctx, int exp, const char *rel, mode_t mode)
-{ GC(ctx); return gofer_mknod(gc, exp, rel, mode); }
+static int g_mkdir(void *ctx, int exp, const char *rel, mode_t mode, struct stat *st)
+{ GC(ctx); return gofer_mkdir_st(gc, exp, rel, mode, st); }
+static int g_mknod(void *ctx, int exp, const char *rel, mode_t mode, struct stat *st)
+{ GC(ctx); return gofer_mknod_st(gc, exp, rel, mode, st); }
 static int g_unlink(void *ctx, int exp, const char *rel, int flags)
 { GC(ctx); return gofer_unlink(gc, exp, rel, flags); }
 static int g_rename(void *ctx, int exp, const char *o, const char *n, unsigned flags)
 { GC(ctx); return gofer_rename(gc, exp, o, n, flags); }
-static int g_symlink(void *ctx, int exp, const char *target, const char *rel)
-{ GC(ctx); return gofer_symlink(gc, exp, target, rel); }
+static int g_symlink(void *ctx, int exp, const char *target, const char *rel, struct stat *st)
+{ GC(ctx); return gofer_symlink_st(gc, exp, target, rel, st); }
 static int g_link(void *ctx, int exp, const char *o, const char *n)
 { GC(ctx); return gofer_link(gc, exp, o, n); }
 static int g_chmod(void *ctx, int exp, const char *rel, mode_t mode)

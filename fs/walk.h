@@ -256,11 +256,12 @@ struct vfs_backend {
 	int (*open)(void *ctx, int exp, const char *rel, int flags, mode_t mode,
 		    int *fd, struct stat *st);
 	long (*readlink)(void *ctx, int exp, const char *rel, char *buf, size_t len);
-	int (*mkdir)(void *ctx, int exp, const char *rel, mode_t mode);
-	int (*mknod)(void *ctx, int exp, const char *rel, mode_t mode);
+	/* mkdir, mknod, symlink: *st the new node's lstat (st_ino 0: gone) */
+	int (*mkdir)(void *ctx, int exp, const char *rel, mode_t mode, struct stat *st);
+	int (*mknod)(void *ctx, int exp, const char *rel, mode_t mode, struct stat *st);
 	int (*unlink)(void *ctx, int exp, const char *rel, int flags);
 	int (*rename)(void *ctx, int exp, const char *o, const char *n, unsigned flags);
-	int (*symlink)(void *ctx, int exp, const char *target, const char *rel);
+	int (*symlink)(void *ctx, int exp, const char *target, const char *rel, struct stat *st);
 	int (*link)(void *ctx, int exp, const char *o, const char *n);
 	int (*chmod)(void *ctx, int exp, const char *rel, mode_t mode);
 	int (*chown)(void *ctx, int exp, const char *rel, uid_t uid, gid_t gid);

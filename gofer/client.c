@@ -377,18 +377,48 @@ static int simple(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
 	return expect(call(c, op, fixed, flen, s1, s2, NULL, 0, NULL, 0), 0);
 }
 
-int gofer_mkdir(struct gofer_conn *c, int exp, const char *rel, mode_t mode)
+/* MKDIR, MKNOD, SYMLINK: the reply is the new node's lstat, or empty when
+ * the gofer found it gone at once (then *st is zeroed: st_ino 0) */
+static int made_call(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen, const char *s1,
+		     const char *s2, struct stat *st)
+{
+	struct stat buf;
+	struct iovec rep = { &buf, sizeof buf };
+	long r = call(c, op, fixed, flen, s1, s2, &rep, 1, NULL, 0);
+
+	if (r < 0)
+		return (int)r;
+	if (r != 0 && r != (long)sizeof buf)
+		return -EPROTO;
+	if (r == 0)
+		memset(&buf, 0, sizeof buf);
+	if (st)
+		*st = buf;
+	return 0;
+}
+
+int gofer_mkdir_st(struct gofer_conn *c, int exp, const char *rel, mode_t mode, struct stat *st)
 {
 	struct gofer_req_mode f = { .exp = exp, .mode = mode };
 
-	return simple(c, GOFER_OP_MKDIR, &f, sizeof f, rel, NULL);
+	return made_call(c, GOFER_OP_MKDIR, &f, sizeof f, rel, NULL, st);
+}
+
+int gofer_mkdir(struct gofer_conn *c, int exp, const char *rel, mode_t mode)
+{
+	return gofer_mkdir_st(c, exp, rel, mode, NULL);
+}
+
+int gofer_mknod_st(struct gofer_conn *c, int exp, const char *rel, mode_t mode, struct stat *st)
+{
+	struct gofer_req_mode f = { .exp = exp, .mode = mode };
+
+	return made_call(c, GOFER_OP_MKNOD, &f, sizeof f, rel, NULL, st);
 }
 
 int gofer_mknod(struct gofer_conn *c, int exp, const char *rel, mode_t mode)
 {
-	struct gofer_req_mode f = { .exp = exp, .mode = mode };
-
-	return simple(c, GOFER_OP_MKNOD, &f, sizeof f, rel, NULL);
+	return gofer_mknod_st(c, exp, rel, mode, NULL);
 }
 
 int gofer_unlink(struct gofer_conn *c, int exp, const char *rel, int flags)
@@ -406,11 +436,16 @@ int gofer_rename(struct gofer_conn *c, int exp, const char *oldrel, const char *
 	return simple(c, GOFER_OP_RENAME, &f, sizeof f, oldrel, newrel);
 }
 
-int gofer_symlink(struct gofer_conn *c, int exp, const char *target, const char *rel)
+int gofer_symlink_st(struct gofer_conn *c, int exp, const char *target, const char *rel, struct stat *st)
 {
 	struct gofer_req_two f = { .exp = exp };
 
-	return simple(c, GOFER_OP_SYMLINK, &f, sizeof f, rel, target);
+	return made_call(c, GOFER_OP_SYMLINK, &f, sizeof f, rel, target, st);
+}
+
+int gofer_symlink(struct gofer_conn *c, int exp, const char *target, const char *rel)
+{
+	return gofer_symlink_st(c, exp, target, rel, NULL);
 }
 
 int gofer_link(struct gofer_conn *c, int exp, const char *oldrel, const char *newrel)

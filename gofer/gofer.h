@@ -181,6 +181,11 @@ long gofer_readlink(struct gofer_conn *c, int exp, const char *rel, char *buf, s
 int gofer_mkdir(struct gofer_conn *c, int exp, const char *rel, mode_t mode);
 /* mknod for S_IFIFO, S_IFREG and S_IFSOCK only (devices: -EPERM). */
 int gofer_mknod(struct gofer_conn *c, int exp, const char *rel, mode_t mode);
+/* The same, and *st (if not NULL) the new node's lstat as the gofer saw it
+ * right after making it (st_ino 0: gone already). */
+int gofer_mkdir_st(struct gofer_conn *c, int exp, const char *rel, mode_t mode, struct stat *st);
+int gofer_mknod_st(struct gofer_conn *c, int exp, const char *rel, mode_t mode, struct stat *st);
+int gofer_symlink_st(struct gofer_conn *c, int exp, const char *target, const char *rel, struct stat *st);
 /* flags: 0 or AT_REMOVEDIR */
 int gofer_unlink(struct gofer_conn *c, int exp, const char *rel, int flags);
 /* Within one export; flags: RENAME_NOREPLACE | RENAME_EXCHANGE (RENAME_WHITEOUT: -EINVAL) */

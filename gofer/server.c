@@ -592,6 +592,19 @@ static int h_readlink(struct req *rq, struct rep *rp)
 	return 0;
 }
 
+/* MKDIR, MKNOD and SYMLINK reply with the new node's lstat (nothing when it
+ * is gone already): the sentry keys a made entry on it (syscalls/sys_file.c
+ * own_new) without a walk of its own */
+static void made_reply(struct rep *rp, int pfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		memcpy(rp->payload, &st, sizeof st);
+		rp->len = sizeof st;
+	}
+}
+
 static int h_mkdir(struct req *rq, struct rep *rp)
 {
 	const struct gofer_req_mode *f = rq->fixed;
@@ -607,6 +620,8 @@ static int h_mkdir(struct req *rq, struct rep *rp)
 		return pfd;
 	if (mkdirat(pfd, name, host_mode(rq->e, f->mode)) < 0)
 		r = -errno;
+	else
+		made_reply(rp, pfd, name);
 	close_owned(pfd, owned);
 	return r;
 }
@@ -632,6 +647,8 @@ static int h_mknod(struct req *rq, struct rep *rp)
 		return pfd;
 	if (mknodat(pfd, name, type | host_mode(rq->e, f->mode & 07777), 0) < 0)
 		r = -errno;
+	else
+		made_reply(rp, pfd, name);
 	close_owned(pfd, owned);
 	return r;
 }
@@ -695,6 +712,8 @@ static int h_symlink(struct req *rq, struct rep *rp)
 		return pfd;
 	if (symlinkat(rq->str2, pfd, name) < 0)
 		r = -errno;
+	else
+		made_reply(rp, pfd, name);
 	close_owned(pfd, owned);
 	return r;
 }

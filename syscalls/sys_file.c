@@ -92,12 +92,13 @@ static int id_to_host(const struct idmap *m, uint32_t id, int gid, uint32_t *out
  * other ids are given with a chown (when they map to host ids: rootless, only
  * the caller's own one does). Host files keep their owner.
  */
-/* A host file made by mkdir, mknod or symlink has no fd to name it: own_new
- * looks it up by name once the gofer made it. So that what it finds is
- * what the gofer made, nothing may remove or replace a name meanwhile:
- * those calls (unlink, rmdir, rename: the only ones that can take a name
- * that exists) hold ns_lock shared, a create that will record a made entry
- * holds it alone from its gofer call to its look-up (red-team finding: a
+/* A host file made by mkdir, mknod or symlink has no fd to name it: the
+ * gofer lstat's the name right after making it and replies with that stat
+ * (own_made; if it found nothing, own_new looks the name up). So that what
+ * it finds is what the gofer made, nothing may remove or replace a name
+ * meanwhile: those calls (unlink, rmdir, rename: the only ones that can take
+ * a name that exists) hold ns_lock shared, a create that will record a made
+ * entry holds it alone from its gofer call to its look-up (red-team finding: a
  * thread renaming another user's 0600 file over a new symlink's name made
  * the sentry take that file for the guest's own). A link cannot take an
  * existing name. The host itself renaming files in a bind meanwhile is
@@ -168,6 +169,15 @@ static void own_new(struct sc_call *c, const struct vfs_node *n, const struct st
 		return;
 	VFS_BE(VFS_OF(c), chown, n->mnt->export, n->rel, hu, hg);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+}
+
+/* own_new of what mkdir, mknod or symlink made: the gofer's lstat of it
+ * (made->st_ino 0: gone at once, or a backend without one: looked up) */
+static void own_made(struct sc_call *c, const struct vfs_node *n, struct stat *made)
+{
+	if (made->st_ino)
+		vfs_map_stat(VFS_OF(c), made);
+	own_new(c, n, made->st_ino ? made : NULL);
 }
 
 /* openat2's RESOLVE_* as the path walk's flags */
@@ -585,10 +595,11 @@ static long do_mkdirat(struct sc_call *c, int dirfd, const char *path, mode_t mo
 	int excl = made_entry_needed(c, n);
 	if (excl)
 		pthread_rwlock_wrlock(&ns_lock);
-	r = VFS_BE(VFS_OF(c), mkdir, n->mnt->export, n->rel, mode);
+	struct stat made = { 0 };
+	r = VFS_BE(VFS_OF(c), mkdir, n->mnt->export, n->rel, mode, &made);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 1);
 	if (r == 0)
-		own_new(c, n, NULL);
+		own_made(c, n, &made);
 	if (excl)
 		pthread_rwlock_unlock(&ns_lock);
 	return r;
@@ -630,10 +641,11 @@ static long do_mknodat(struct sc_call *c, int dirfd, const char *path, mode_t mo
 	int excl = made_entry_needed(c, n);
 	if (excl)
 		pthread_rwlock_wrlock(&ns_lock);
-	r = VFS_BE(VFS_OF(c), mknod, n->mnt->export, n->rel, mode);
+	struct stat made = { 0 };
+	r = VFS_BE(VFS_OF(c), mknod, n->mnt->export, n->rel, mode, &made);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 	if (r == 0)
-		own_new(c, n, NULL);
+		own_made(c, n, &made);
 	if (excl)
 		pthread_rwlock_unlock(&ns_lock);
 	return r;
@@ -664,10 +676,11 @@ static long do_symlinkat(struct sc_call *c, const char *target, int dirfd, const
 	int excl = made_entry_needed(c, n);
 	if (excl)
 		pthread_rwlock_wrlock(&ns_lock);
-	r = VFS_BE(VFS_OF(c), symlink, n->mnt->export, target, n->rel);
+	struct stat made = { 0 };
+	r = VFS_BE(VFS_OF(c), symlink, n->mnt->export, target, n->rel, &made);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 	if (r == 0)
-		own_new(c, n, NULL);
+		own_made(c, n, &made);
 	if (excl)
 		pthread_rwlock_unlock(&ns_lock);
 	return r;

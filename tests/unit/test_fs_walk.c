@@ -330,7 +330,7 @@ Test(fs_walk, erofs_on_read_only_mount)
 	cr_assert_eq(walk("/work/newfile", WALK_CREATE), 0);
 	cr_assert_eq(vfs_mount_write_err(node.mnt), 0);
 	/* the backend itself refuses writes on the read-only export */
-	cr_assert_eq(VFS_BE(v, mkdir, 0, "newdir", 0755), -EROFS);
+	cr_assert_eq(VFS_BE(v, mkdir, 0, "newdir", 0755, NULL), -EROFS);
 	cr_assert_eq(walk("/home", 0), 0);
 	cr_assert_eq(vfs_mount_write_err(node.mnt), -EROFS);
 }
@@ -407,7 +407,7 @@ Test(fs_walk, create_and_invalidate)
 {
 	cr_assert_eq(walk("/work/newdir", WALK_CREATE), 0);
 	cr_assert_eq(node.exists, 0);
-	cr_assert_eq(VFS_BE(v, mkdir, node.mnt->export, node.rel, 0755), 0);
+	cr_assert_eq(VFS_BE(v, mkdir, node.mnt->export, node.rel, 0755, NULL), 0);
 	/* the negative entry is still cached until invalidated */
 	cr_assert_eq(walk("/work/newdir", 0), -ENOENT);
 	vfs_invalidate(v, node.mnt, node.rel, 0);
@@ -443,7 +443,7 @@ Test(fs_walk, fresh_stat_sees_size_change)
 	cr_assert_eq(walk("/work/sub", 0), 0);
 	struct stat parent = node.st;
 	cr_assert_eq(walk("/work/sub/z", WALK_CREATE), 0);
-	cr_assert_eq(VFS_BE(v, mkdir, node.mnt->export, node.rel, 0755), 0);
+	cr_assert_eq(VFS_BE(v, mkdir, node.mnt->export, node.rel, 0755, NULL), 0);
 	vfs_invalidate(v, node.mnt, node.rel, 0);
 	cr_assert_eq(walk("/work/sub", WALK_FRESH), 0);
 	cr_assert_eq(node.st.st_nlink, parent.st_nlink + 1);

@@ -195,6 +195,20 @@ Test(gofer_ops, mkdir_mknod_unlink)
 	cr_assert_eq(gofer_mknod(c, EXP_RW, "d/chr", S_IFCHR | 0600), -EPERM);
 	cr_assert_eq(gofer_mknod(c, EXP_RW, "d/blk", S_IFBLK | 0600), -EPERM);
 
+	/* the _st forms reply with what was made (a made entry keys on it) */
+	struct stat made;
+	cr_assert_eq(gofer_mkdir_st(c, EXP_RW, "d/sub", 0700, &made), 0);
+	st = host_lstat("rw/d/sub");
+	cr_assert(S_ISDIR(made.st_mode) && made.st_ino == st.st_ino && made.st_dev == st.st_dev);
+	cr_assert_eq(gofer_mknod_st(c, EXP_RW, "d/fifo2", S_IFIFO | 0600, &made), 0);
+	cr_assert(S_ISFIFO(made.st_mode) && made.st_ino == host_lstat("rw/d/fifo2").st_ino);
+	cr_assert_eq(gofer_symlink_st(c, EXP_RW, "t", "d/sl", &made), 0);
+	cr_assert(S_ISLNK(made.st_mode) && made.st_ino == host_lstat("rw/d/sl").st_ino);
+	cr_assert_eq(gofer_mkdir_st(c, EXP_RW, "d/sub", 0700, &made), -EEXIST);
+	cr_assert_eq(gofer_unlink(c, EXP_RW, "d/sub", AT_REMOVEDIR), 0);
+	cr_assert_eq(gofer_unlink(c, EXP_RW, "d/fifo2", 0), 0);
+	cr_assert_eq(gofer_unlink(c, EXP_RW, "d/sl", 0), 0);
+
 	cr_assert_eq(gofer_unlink(c, EXP_RW, "d", AT_REMOVEDIR), -ENOTEMPTY);
 	cr_assert_eq(gofer_unlink(c, EXP_RW, "d/fifo", 0), 0);
 	cr_assert_eq(gofer_unlink(c, EXP_RW, "d/reg", 0), 0);

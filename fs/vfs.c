@@ -87,6 +87,8 @@ static long g_pathof(void *ctx, int exp, int fd, char *buf, size_t len)
 { GC(ctx); return gofer_pathof(gc, exp, fd, buf, len); }
 static int g_linkfd(void *ctx, int exp, int fd, const char *rel)
 { GC(ctx); return gofer_linkfd(gc, exp, fd, rel); }
+static int g_chownfd(void *ctx, int exp, int fd, uid_t uid, gid_t gid)
+{ GC(ctx); return gofer_chownfd(gc, exp, fd, uid, gid); }
 static long g_dirstat(void *ctx, int exp, const char *rel, uint64_t pos, void *buf, size_t len)
 { GC(ctx); return gofer_dirstat(gc, exp, rel, pos, buf, len); }
 
@@ -107,7 +109,7 @@ static const struct vfs_backend gofer_backend = {
 	.truncate = g_truncate, .utimens = g_utimens, .statfs = g_statfs,
 	.getxattr = g_getxattr, .listxattr = g_listxattr, .setxattr = g_setxattr,
 	.removexattr = g_removexattr,
-	.pathof = g_pathof, .linkfd = g_linkfd, .dirstat = g_dirstat,
+	.pathof = g_pathof, .linkfd = g_linkfd, .chownfd = g_chownfd, .dirstat = g_dirstat,
 };
 
 void vfs_set_backend(struct vfs *v, const struct vfs_backend *ops, void *ctx)

@@ -275,6 +275,7 @@ struct vfs_backend {
 	int (*removexattr)(void *ctx, int exp, const char *rel, const char *name);
 	long (*pathof)(void *ctx, int exp, int fd, char *buf, size_t len); /* may be NULL */
 	int (*linkfd)(void *ctx, int exp, int fd, const char *rel);         /* may be NULL */
+	int (*chownfd)(void *ctx, int exp, int fd, uid_t uid, gid_t gid);   /* may be NULL */
 	long (*dirstat)(void *ctx, int exp, const char *rel, uint64_t pos, void *buf, size_t len); /* may be NULL */
 };
 

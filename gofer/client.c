@@ -371,6 +371,13 @@ int gofer_linkfd(struct gofer_conn *c, int exp, int fd, const char *rel)
 	return expect(call_fd(c, GOFER_OP_LINKFD, &f, sizeof f, rel, NULL, NULL, 0, NULL, 0, fd), 0);
 }
 
+int gofer_chownfd(struct gofer_conn *c, int exp, int fd, uid_t uid, gid_t gid)
+{
+	struct gofer_req_chown f = { .exp = exp, .uid = uid, .gid = gid };
+
+	return expect(call_fd(c, GOFER_OP_CHOWNFD, &f, sizeof f, "", NULL, NULL, 0, NULL, 0, fd), 0);
+}
+
 static int simple(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
 		  const char *s1, const char *s2)
 {

@@ -213,6 +213,9 @@ long gofer_dirstat(struct gofer_conn *c, int exp, const char *rel, uint64_t pos,
 /* Name the O_TMPFILE file fd (opened through the gofer) rel: linkat with
  * AT_EMPTY_PATH in the gofer (Linux >= 6.10 lets the opener do that). */
 int gofer_linkfd(struct gofer_conn *c, int exp, int fd, const char *rel);
+/* fchown an unnamed O_TMPFILE file of a private (TMPFS) export (its
+ * creator's ids: what CHOWN does for a named file); -EPERM for anything else */
+int gofer_chownfd(struct gofer_conn *c, int exp, int fd, uid_t uid, gid_t gid);
 
 /* Extended attributes of rel (never following a final symlink), user.*
  * names only (others: -EOPNOTSUPP). A value travels whole in one message:

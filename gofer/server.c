@@ -1137,6 +1137,27 @@ static int h_linkfd(struct req *rq, struct rep *rp)
 	return r;
 }
 
+/* CHOWNFD: give the unnamed file infd (an O_TMPFILE file the gofer made in
+ * this private export, not yet linked) its creator's ids, as CHOWN does
+ * for a named one; anything else (a host file, a named file, another file
+ * system's) is refused. */
+static int h_chownfd(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_chown *f = rq->fixed;
+	struct stat st, root;
+
+	(void)rp;
+	if (host_files(rq->e))
+		return -EPERM;
+	if (rq->infd < 0 || *rq->path)
+		return -EINVAL;
+	if (fstat(rq->infd, &st) < 0 || fstat(rq->e->rootfd, &root) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_nlink != 0 || st.st_dev != root.st_dev)
+		return -EPERM;
+	return fchown(rq->infd, f->uid, f->gid) < 0 ? -errno : 0;
+}
+
 /* GET and LIST replies: uint32_t length, then (size != 0) the bytes,
  * already in place at rp->payload + 4 (room: GOFER_MAX_REP) */
 _Static_assert(GOFER_MAX_REP >= sizeof(struct gofer_rhdr) + 4 + GOFER_XATTR_LIST_MAX,
@@ -1317,6 +1338,7 @@ static const struct op_desc ops[GOFER_OP_MAX] = {
 	[GOFER_OP_PATHOF]   = { h_pathof,   sizeof(struct gofer_req_path), F_OWNHIDE | F_FD },
 	[GOFER_OP_LINKFD]   = { h_linkfd,   sizeof(struct gofer_req_path), F_WRITE | F_FD },
 	[GOFER_OP_DIRSTAT]  = { h_dirstat,  sizeof(struct gofer_req_dirstat), 0 },
+	[GOFER_OP_CHOWNFD]  = { h_chownfd,  sizeof(struct gofer_req_chown), F_WRITE | F_FD },
 };
 
 /* Check one string at buf[*off] of length len: in bounds, NUL-free, NUL
@@ -1401,7 +1423,7 @@ static int serve_one(char *buf, size_t n, int is_ctl, int sock, int infd, struct
 	r = gofer_parse_request(buf, n, is_ctl, srv->n, &q);
 	if (r)
 		return r;
-	/* one fd with PATHOF and LINKFD, none with anything else */
+	/* one fd with PATHOF, LINKFD and CHOWNFD, none with anything else */
 	if (!(ops[q.h.op].flags & F_FD) != (infd < 0))
 		return -EPROTO;
 	d = &ops[q.h.op];

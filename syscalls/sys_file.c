@@ -137,10 +137,27 @@ static void own_host(struct sc_call *c, const struct stat *parent, const struct 
 	(void)vfs_meta_make(VFS_OF(c), real, uid, gid, dir_sgid ? S_ISGID : 0, dir_sgid);
 }
 
-static void own_new(struct sc_call *c, const struct vfs_node *n, const struct stat *made)
+/* A new private file in the directory whose stat is parent: the host ids
+ * to chown it to (1), or 0 when the gofer's own ones are its creator's or
+ * its creator's do not map to host ids */
+static int private_owner(struct sc_call *c, const struct stat *parent, uint32_t *hu, uint32_t *hg)
 {
 	const struct idmap *m = &c->sb->idmap;
 	struct task *t = c->task;
+
+	pthread_mutex_lock(&t->lock);
+	uid_t uid = t->cred.fsuid;
+	gid_t gid = t->cred.fsgid;
+	pthread_mutex_unlock(&t->lock);
+	if (parent->st_mode & S_ISGID)
+		gid = parent->st_gid;
+	if (uid == m->guest_uid && gid == m->guest_gid)
+		return 0;
+	return id_to_host(m, uid, 0, hu) == 0 && id_to_host(m, gid, 1, hg) == 0;
+}
+
+static void own_new(struct sc_call *c, const struct vfs_node *n, const struct stat *made)
+{
 	uint32_t hu, hg;
 
 	if (!n->mnt || n->kind != VN_BACKEND)
@@ -157,15 +174,7 @@ static void own_new(struct sc_call *c, const struct vfs_node *n, const struct st
 		own_host(c, &n->pst, &real);
 		return;
 	}
-	pthread_mutex_lock(&t->lock);
-	uid_t uid = t->cred.fsuid;
-	gid_t gid = t->cred.fsgid;
-	pthread_mutex_unlock(&t->lock);
-	if (n->pst.st_mode & S_ISGID)
-		gid = n->pst.st_gid;
-	if (uid == m->guest_uid && gid == m->guest_gid)
-		return;
-	if (id_to_host(m, uid, 0, &hu) < 0 || id_to_host(m, gid, 1, &hg) < 0)
+	if (!private_owner(c, &n->pst, &hu, &hg))
 		return;
 	VFS_BE(VFS_OF(c), chown, n->mnt->export, n->rel, hu, hg);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
@@ -234,8 +243,15 @@ static long open_tmpfile(struct sc_call *c, int dirfd, const char *path, int fla
 	r = vfs_tmpfile_open(VFS_OF(c), n, flags & ~O_NOFOLLOW, mode, &fd, &st);
 	if (r < 0)
 		return r;
+	uint32_t hu, hg;
 	if (vfs_node_is_host(n))
 		own_host(c, &n->st, &st); /* its creator's, as a named create's */
+	else if (n->mnt->private_fs && private_owner(c, &n->st, &hu, &hg)) {
+		void *ctx;
+		const struct vfs_backend *be = vfs_backend(VFS_OF(c), &ctx);
+		if (be->chownfd) /* as own_new's chown of a named one */
+			(void)be->chownfd(ctx, n->mnt->export, fd, hu, hg);
+	}
 	if (setid) /* virtual on a host file, as for a named create (LTP openat03) */
 		vfs_meta_update(VFS_OF(c), &st, (uid_t)-1, (gid_t)-1, setid, 1);
 	return sc_return_fd(c, fd, flags & O_CLOEXEC);

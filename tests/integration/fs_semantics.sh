@@ -118,4 +118,24 @@ c
 1000:1000 700"
 expect_eq user_rw_bind_host_owner "$(stat -c %u "$T_TMP/uw/f" 2>&1)" "$(id -u)"
 
+# What the program makes is its own in every writable mount, as root (its DAC
+# override on its own 0000 file and 0444 directory, none once it drops ids
+# or capabilities: tests/syscalls/owner_root.c) or as another user (its own
+# 0000 file refused): the same cases as natively in a cow bind, the overlay
+# root and a tmpfs (the rw bind: tests/syscalls/run.sh). Before: guest root
+# had no override on what it made in the cow bind and the overlay.
+if [ -x "$SYSCALL_BIN/owner_root" ]; then
+	mkdir -p "$T_TMP/own_native" "$T_TMP/own_cow" && chmod 755 "$T_TMP/own_native" "$T_TMP/own_cow"
+	want=$("$SYSCALL_BIN/owner_root" "$T_TMP/own_native" </dev/null 2>&1; echo "exit $?")
+	out=$(moat run --bind "$SYSCALL_BIN:/t:ro" --bind "$T_TMP/own_cow:/c:cow" -- /t/owner_root /c </dev/null 2>&1; echo "exit $?")
+	expect_eq owner_root_cow "$out" "$want"
+	out=$(moat run --overlay memory --bind "$SYSCALL_BIN:/t:ro" -- /bin/sh -c 'mkdir -p /opt/own && exec /t/owner_root /opt/own' \
+		</dev/null 2>&1; echo "exit $?")
+	expect_eq owner_root_overlay "$out" "$want"
+	out=$(moat run --tmpfs /s --bind "$SYSCALL_BIN:/t:ro" -- /t/owner_root /s </dev/null 2>&1; echo "exit $?")
+	expect_eq owner_root_tmpfs "$out" "$want"
+else
+	skip owner_root_mounts "no SYSCALL_BIN/owner_root"
+fi
+
 finish

@@ -509,6 +509,22 @@ Test(gofer_ops, tmpfs_export)
 	close(fd);
 	cr_assert_eq(gofer_lstat(c, EXP_TMP, "d/f", &st), 0);
 	cr_assert_eq(st.st_size, 1);
+
+	/* CHOWNFD: an unnamed O_TMPFILE file of the private export only */
+	uid_t u = geteuid() == 0 ? 1234 : geteuid();
+	gid_t g = geteuid() == 0 ? 4321 : getegid();
+	cr_assert_eq(gofer_open(c, EXP_TMP, "d", O_TMPFILE | O_RDWR, 0600, &fd, &st), 0);
+	cr_assert_eq(gofer_chownfd(c, EXP_TMP, fd, u, g), 0);
+	cr_assert_eq(fstat(fd, &st), 0);
+	cr_assert(st.st_uid == u && st.st_gid == g);
+	close(fd);
+	cr_assert_eq(gofer_open(c, EXP_TMP, "d/f", O_RDWR, 0, &fd, NULL), 0);
+	cr_assert_eq(gofer_chownfd(c, EXP_TMP, fd, u, g), -EPERM, "a named file");
+	close(fd);
+	cr_assert_eq(gofer_open(c, EXP_RW, "", O_TMPFILE | O_RDWR, 0600, &fd, &st), 0);
+	cr_assert_eq(gofer_chownfd(c, EXP_RW, fd, u, g), -EPERM, "a host export");
+	cr_assert_eq(gofer_chownfd(c, EXP_TMP, fd, u, g), -EPERM, "another file system's");
+	close(fd);
 }
 
 Test(gofer_ops, dev_export)

@@ -121,10 +121,12 @@ struct idmap {
 	int full_identity;         /* root: 0..2^32-2 mapped to itself */
 	uid_t native_uid;          /* root-run: the sandbox's host uid (or (uid_t)-1) */
 	gid_t native_gid;
-	/* root-run: the one uid/gid a credential may act as on host files (the
-	 * --user ids, default 0): a guest that changes its ids (setuid, setgroups)
-	 * acts as no host id, so switching ids never reaches another host user's
-	 * files (guest root has no DAC override on host files). */
+	/* the one uid/gid a credential may act as on host files (the --user
+	 * ids, default 0 root-run): a guest that changes its ids (setuid,
+	 * setgroups) acts as no host id, so switching ids never reaches another
+	 * host user's files (guest root has no DAC override on host files the
+	 * sandbox did not make). Rootless they act as the caller's ids
+	 * (host_uid/host_gid), as the caller's own ids do. */
 	uid_t act_uid;
 	gid_t act_gid;
 };

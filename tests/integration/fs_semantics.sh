@@ -138,4 +138,36 @@ else
 	skip owner_root_mounts "no SYSCALL_BIN/owner_root"
 fi
 
+# Guest root (--user 0:0) in a rw bind, root-run and rootless (where it acts
+# as the caller on host files, as root of a user namespace would): it fills
+# its own 0444 directory and reads its own 0000 file; the host's own 0000
+# file stays unreadable (no override on what the sandbox did not make), and
+# once it drops to nobody it is refused all three. Before: rootless, guest
+# root could not even create in the caller's own directory (EACCES).
+mkdir -p "$T_TMP/r0" && chmod 755 "$T_TMP/r0" && : >"$T_TMP/r0/pre" && chmod 000 "$T_TMP/r0/pre"
+out=$(moat run --user 0:0 --bind "$T_TMP/r0:/w:rw" -- "$PY" -c '
+import os
+os.chdir("/w")
+os.mkdir("d", 0o444); os.mkdir("d/sub")
+with open("f", "w") as f: f.write("x")
+os.chmod("f", 0)
+r = [open("f").read()]
+try:
+    open("pre").read(); r.append("read-pre")
+except PermissionError: r.append("EACCES")
+pid = os.fork()
+if pid == 0:
+    os.setgroups([]); os.setgid(65534); os.setuid(65534)
+    for fn in (lambda: open("f"), lambda: os.mkdir("d/x"), lambda: os.mkdir("y")):
+        try:
+            fn(); print("allowed", flush=True)
+        except PermissionError: print("EACCES", flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+print(*r)' </dev/null 2>&1)
+expect_eq guest_root_rw_bind "$out" "EACCES
+EACCES
+EACCES
+x EACCES"
+
 finish

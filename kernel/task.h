@@ -109,7 +109,8 @@ struct task {
 };
 
 /* How the guest sees host ids: host id -> guest id.
- * Rootless: one id, the caller's (host_uid <-> guest_uid), others 65534.
+ * Rootless: one id, the caller's (host_uid <-> guest_uid, the --user id:
+ * the caller's own by default), others 65534.
  * Root-run (full_identity): the view shows host files with their host
  * owners; the guest's own native objects (memfds, pipes, sockets) belong to
  * the sandbox's unprivileged host uid native_uid, shown as guest_uid.
@@ -125,8 +126,7 @@ struct idmap {
 	 * ids, default 0 root-run): a guest that changes its ids (setuid,
 	 * setgroups) acts as no host id, so switching ids never reaches another
 	 * host user's files (guest root has no DAC override on host files the
-	 * sandbox did not make). Rootless they act as the caller's ids
-	 * (host_uid/host_gid), as the caller's own ids do. */
+	 * sandbox did not make). Rootless they are guest_uid/guest_gid. */
 	uid_t act_uid;
 	gid_t act_gid;
 };

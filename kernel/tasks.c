@@ -322,16 +322,14 @@ uid_t idmap_cred_uid_to_host(const struct idmap *m, uid_t guest)
 {
 	if (m->full_identity)
 		return guest == m->act_uid ? guest : (uid_t)-1;
-	/* rootless: the caller's id, as itself or as the --user id (guest
-	 * root acts as the caller, as root of a user namespace would) */
-	return guest == m->guest_uid || guest == m->act_uid ? m->host_uid : (uid_t)-1;
+	return guest == m->guest_uid ? m->host_uid : (uid_t)-1;
 }
 
 gid_t idmap_cred_gid_to_host(const struct idmap *m, gid_t guest)
 {
 	if (m->full_identity)
 		return guest == m->act_gid ? guest : (gid_t)-1;
-	return guest == m->guest_gid || guest == m->act_gid ? m->host_gid : (gid_t)-1;
+	return guest == m->guest_gid ? m->host_gid : (gid_t)-1;
 }
 
 uid_t idmap_view_uid_to_host(const struct idmap *m, uid_t view)

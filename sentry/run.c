@@ -172,6 +172,13 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->start_gid = cfg->user_set ? cfg->user_gid : gid;
 	sb->idmap.host_uid = sb->idmap.guest_uid = uid;
 	sb->idmap.host_gid = sb->idmap.guest_gid = gid;
+	if (uid != 0) {
+		/* rootless: the caller's ids are the --user ids inside, as in a
+		 * user namespace that maps them (unshare -r for --user 0): the
+		 * caller's files show as theirs, and they act as the caller */
+		sb->idmap.guest_uid = sb->start_uid;
+		sb->idmap.guest_gid = sb->start_gid;
+	}
 	sb->idmap.full_identity = uid == 0;
 	sb->idmap.native_uid = (uid_t)-1;
 	sb->idmap.native_gid = (gid_t)-1;

@@ -138,8 +138,9 @@ else
 	skip owner_root_mounts "no SYSCALL_BIN/owner_root"
 fi
 
-# Guest root (--user 0:0) in a rw bind, root-run and rootless (where it acts
-# as the caller on host files, as root of a user namespace would): it fills
+# Guest root (--user 0:0) in a rw bind, root-run and rootless (where the
+# caller's ids are root's inside, as in unshare -r: the bind is root's, and
+# root acts as the caller on host files): it fills
 # its own 0444 directory and reads its own 0000 file; the host's own 0000
 # file stays unreadable (no override on what the sandbox did not make), and
 # once it drops to nobody it is refused all three. Before: rootless, guest
@@ -164,10 +165,10 @@ if pid == 0:
         except PermissionError: print("EACCES", flush=True)
     os._exit(0)
 os.waitpid(pid, 0)
-print(*r)' </dev/null 2>&1)
+print(*r, os.stat("/w").st_uid, os.stat("f").st_uid)' </dev/null 2>&1)
 expect_eq guest_root_rw_bind "$out" "EACCES
 EACCES
 EACCES
-x EACCES"
+x EACCES 0 0"
 
 finish

@@ -1467,7 +1467,7 @@ long sys_inotify_add_watch(struct sc_call *c)
 	if (r)
 		return -r;
 	pthread_join(th, NULL);
-	if (w.r >= 0)
-		__atomic_store_n(&inotify_watched, 1, __ATOMIC_RELEASE);
+	if (w.r >= 0 && !__atomic_exchange_n(&inotify_watched, 1, __ATOMIC_ACQ_REL))
+		gofer_set_close_barrier(); /* nor the gofer's close after the guest's */
 	return w.r;
 }

@@ -48,6 +48,7 @@ struct vfs_mount {
 	int shared;              /* see vfs_mount_spec: never cached */
 	int cow;                 /* see vfs_mount_spec */
 	int system;              /* see vfs_mount_spec */
+	int host_view;           /* see vfs_mount_spec */
 	char **hidden;           /* NULL-terminated, or NULL */
 	char *target;            /* SYMLINK */
 	int can_write;           /* the export takes writes (a remount may make it rw) */

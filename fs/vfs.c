@@ -797,6 +797,13 @@ int vfs_owner(struct task *t, const struct stat *st)
 	return owner_class(t, &t->cred, t->cred.fsuid, t->cred.fsgid, st, !priv) == 2;
 }
 
+int vfs_sealed(struct task *t, const struct stat *st)
+{
+	struct stat vbuf;
+
+	return !own_file(t, &st, &vbuf) && sealed_file(t->sb ? t->sb->vfs : NULL, st);
+}
+
 /* ---- virtual metadata ---- */
 
 int vfs_node_is_host(const struct vfs_node *n)
@@ -1347,9 +1354,13 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 	/* SECCOMP_IOCTL_NOTIF_ADDFD cannot install an O_PATH file. A directory
 	 * gets a plain read-only directory fd (all a guest can do with either is
 	 * use it as a dirfd, fchdir or fstat: emulated), anything else, or a
-	 * directory we may not read, the placeholder that names it. */
+	 * directory we may not read, the placeholder that names it. "We" is
+	 * the task (its virtual credentials), not the gofer, which opens what
+	 * host root may: a guest that may not read a directory must not get
+	 * a directory fd it can list (red-team round 4: getdents on an O_PATH
+	 * fd listed a 0700 directory). */
 	if ((flags & O_PATH) && n->exists && n->kind == VN_BACKEND) {
-		if (S_ISDIR(n->st.st_mode)) {
+		if (S_ISDIR(n->st.st_mode) && (!t || vfs_permission(t, &n->st, MAY_READ) == 0)) {
 			r = vfs_node_open(v, t, n, O_RDONLY | O_DIRECTORY | (flags & O_CLOEXEC), 0, fd, st);
 			if (r != -EACCES)
 				return r;

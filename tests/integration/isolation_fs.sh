@@ -71,7 +71,7 @@ expect_eq etc_listing_hides_secrets "$out" 0
 SEALED_F="/etc/moat-sealed-$T_MARK" SEALED_D="/opt/moat-sealed-$T_MARK.d"
 if [ "$(id -u)" = 0 ] && [ -d /opt ] &&
    (umask 077; printf '%s\n' "$CANARY" >"$SEALED_F" && mkdir "$SEALED_D" &&
-    printf '%s\n' "$CANARY" >"$SEALED_D/f" && chmod 644 "$SEALED_D/f"); then
+    printf '%s\n' "$CANARY" >"$SEALED_D/f" && chmod 644 "$SEALED_D/f" && : >"$SEALED_D/$CANARY"); then
 	at_exit "rm -rf '$SEALED_F' '$SEALED_F.mv' '$SEALED_D'"
 	sealed() { # sealed NAME SHELL-CMD: the canary never shows, the command's errors do
 		local out
@@ -83,6 +83,8 @@ if [ "$(id -u)" = 0 ] && [ -d /opt ] &&
 	sealed sealed_chmod_then_read "chmod 644 $SEALED_F; chmod 755 $SEALED_D; cat $SEALED_F $SEALED_D/f"
 	sealed sealed_copy_up_then_read "touch $SEALED_F; mv $SEALED_F $SEALED_F.mv; cat $SEALED_F.mv"
 	sealed sealed_link_then_read "ln $SEALED_F /etc/moat-ln-$T_MARK; cat /etc/moat-ln-$T_MARK"
+	# an O_PATH directory fd is a read-only one inside: getdents on it is EBADF
+	sealed sealed_opath_dir_list "$PY -c 'import os; print(os.listdir(os.open(\"$SEALED_D\", os.O_PATH)))'"
 	sealed sealed_python_open "$PY -c 'import sys; sys.stdout.write(open(\"$SEALED_F\").read())'"
 	out=$(mrun /bin/sh -c "cat $SEALED_F" 2>&1)
 	case $out in *"Permission denied"*) ok sealed_is_eacces ;; *) fail sealed_is_eacces "got [$out]" ;; esac
@@ -94,6 +96,22 @@ if [ "$(id -u)" = 0 ] && [ -d /opt ] &&
 	at_exit "rm -rf '/etc/moat-own-$T_MARK' '/opt/moat-own-$T_MARK' '/etc/moat-ln-$T_MARK'"
 else
 	skip sealed_files "not root, or no /opt"
+fi
+# An O_PATH open of a directory the task may not read (here: root's 0700
+# directory in a bind, for --user 1000; the gofer could read it) is the
+# placeholder, not a directory fd it can list (red-team round 4); one it may
+# search still works as a dirfd (0711).
+if [ "$(id -u)" = 0 ]; then
+	mkdir -p "$T_TMP/ob/priv" "$T_TMP/ob/srch" && : >"$T_TMP/ob/priv/$CANARY" &&
+		echo pub >"$T_TMP/ob/srch/pub" && chmod 700 "$T_TMP/ob/priv" && chmod 711 "$T_TMP/ob/srch"
+	out=$(moat run --user 1000 --bind "$T_TMP/ob:/ob:ro" -- "$PY" -c '
+import os, errno
+try: print(os.listdir(os.open("/ob/priv", os.O_PATH)))
+except OSError as e: print(errno.errorcode.get(e.errno, e.errno))
+try: print(os.listdir(os.open("/ob/srch", os.O_PATH)))
+except OSError as e: print(errno.errorcode.get(e.errno, e.errno))
+print(open(os.open("pub", os.O_RDONLY, dir_fd=os.open("/ob/srch", os.O_PATH))).read().strip())' </dev/null 2>&1 | tr '\n' ' ')
+	case $out in *"$CANARY"*) fail opath_dir_unreadable "CANARY LEAKED: $out" ;; *) expect_eq opath_dir_unreadable "$out" "EBADF EBADF pub " ;; esac
 fi
 
 # Writes to the view (default --overlay memory) land in the sandbox's

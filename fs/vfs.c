@@ -1984,6 +1984,13 @@ int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
 	r = vfs_permission(t, &n->st, MAY_EXEC);
 	if (r < 0)
 		goto out;
+	/* a sealed program (mode 0711: others may run it, not read it): the
+	 * loader maps it into the guest, which could then read it (Linux makes
+	 * such a process non-dumpable) */
+	if (vfs_sealed(t, &n->st)) {
+		r = -EACCES;
+		goto out;
+	}
 	if (n->kind == VN_FD) {
 		r = task_getfd(t, dirfd);
 		if (r < 0)

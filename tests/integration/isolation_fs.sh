@@ -73,6 +73,12 @@ if [ "$(id -u)" = 0 ] && [ -d /opt ] &&
    (umask 077; printf '%s\n' "$CANARY" >"$SEALED_F" && mkdir "$SEALED_D" &&
     printf '%s\n' "$CANARY" >"$SEALED_D/f" && chmod 644 "$SEALED_D/f" && : >"$SEALED_D/$CANARY"); then
 	at_exit "rm -rf '$SEALED_F' '$SEALED_F.mv' '$SEALED_D'"
+	# a program others may run but not read (0711): the loader would map it
+	# into the guest, which could read it; it does not run
+	cp /bin/true "$SEALED_D.x" && chmod 711 "$SEALED_D.x" && at_exit "rm -f '$SEALED_D.x'"
+	out=$(mrun /bin/sh -c "$SEALED_D.x && echo RAN" 2>&1)
+	case $out in *RAN*) fail sealed_exec_only_program "it ran: $out" ;; *"Permission denied"*) ok sealed_exec_only_program ;;
+	*) fail sealed_exec_only_program "got [$out]" ;; esac
 	sealed() { # sealed NAME SHELL-CMD: the canary never shows, the command's errors do
 		local out
 		out=$(mrun /bin/sh -c "$2" 2>&1)

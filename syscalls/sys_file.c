@@ -223,6 +223,14 @@ static long open_tmpfile(struct sc_call *c, int dirfd, const char *path, int fla
 	r = vfs_tmpfile_open(VFS_OF(c), n, flags & ~O_NOFOLLOW, mode, &fd, &st);
 	if (r < 0)
 		return r;
+	if (n->mnt->host_view && !(st.st_mode & S_IROTH)) {
+		/* the sandbox's own, not a sealed file of the view (own_new) */
+		pthread_mutex_lock(&c->task->lock);
+		uid_t uid = c->task->cred.fsuid;
+		gid_t gid = c->task->cred.fsgid;
+		pthread_mutex_unlock(&c->task->lock);
+		(void)vfs_meta_make(VFS_OF(c), &st, uid, gid, 0, 0);
+	}
 	if (setid) /* virtual on a host file, as for a named create (LTP openat03) */
 		vfs_meta_update(VFS_OF(c), &st, (uid_t)-1, (gid_t)-1, setid, 1);
 	return sc_return_fd(c, fd, flags & O_CLOEXEC);

@@ -105,8 +105,10 @@ static int id_to_host(const struct idmap *m, uint32_t id, int gid, uint32_t *out
 static pthread_rwlock_t ns_lock = PTHREAD_RWLOCK_INITIALIZER;
 
 /* Will own_new record a made entry for n (a host file, a creator of ids
- * other than 0:0 or a set-gid parent)? */
-static int made_entry_needed(struct sc_call *c, const struct vfs_node *n)
+ * other than 0:0 or a set-gid parent, or a file others may not read, mode,
+ * made in the system view's host directories: such a file is sealed unless
+ * the sandbox made it, fs/vfs.c; one others may read needs no entry)? */
+static int made_entry_needed(struct sc_call *c, const struct vfs_node *n, mode_t mode)
 {
 	if (!n->mnt || n->kind != VN_BACKEND || n->mnt->private_fs)
 		return 0;
@@ -116,10 +118,10 @@ static int made_entry_needed(struct sc_call *c, const struct vfs_node *n)
 	pthread_mutex_unlock(&t->lock);
 	struct stat pview = n->pst;
 	vfs_view_stat(VFS_OF(c), &pview);
-	return ids || (pview.st_mode & S_ISGID);
+	return ids || (pview.st_mode & S_ISGID) || (n->mnt->host_view && !(mode & S_IROTH));
 }
 
-static void own_new(struct sc_call *c, const struct vfs_node *n, const struct stat *made)
+static void own_new(struct sc_call *c, const struct vfs_node *n, const struct stat *made, mode_t mode)
 {
 	const struct idmap *m = &c->sb->idmap;
 	struct task *t = c->task;
@@ -144,7 +146,7 @@ static void own_new(struct sc_call *c, const struct vfs_node *n, const struct st
 		 * and permission checks take the file for the sandbox's own
 		 * (fs/vfs.c). Guest root making a file as 0:0, the common case,
 		 * costs nothing more. */
-		if (!made_entry_needed(c, n))
+		if (!made_entry_needed(c, n, made ? made->st_mode : mode))
 			return; /* made as 0:0: shown as the gofer's files are */
 		struct stat real;
 		cleanup_free struct vfs_node *nn = NULL;
@@ -221,6 +223,14 @@ static long open_tmpfile(struct sc_call *c, int dirfd, const char *path, int fla
 	r = vfs_tmpfile_open(VFS_OF(c), n, flags & ~O_NOFOLLOW, mode, &fd, &st);
 	if (r < 0)
 		return r;
+	if (n->mnt->host_view && !(st.st_mode & S_IROTH)) {
+		/* the sandbox's own, not a sealed file of the view (own_new) */
+		pthread_mutex_lock(&c->task->lock);
+		uid_t uid = c->task->cred.fsuid;
+		gid_t gid = c->task->cred.fsgid;
+		pthread_mutex_unlock(&c->task->lock);
+		(void)vfs_meta_make(VFS_OF(c), &st, uid, gid, 0, 0);
+	}
 	if (setid) /* virtual on a host file, as for a named create (LTP openat03) */
 		vfs_meta_update(VFS_OF(c), &st, (uid_t)-1, (gid_t)-1, setid, 1);
 	return sc_return_fd(c, fd, flags & O_CLOEXEC);
@@ -321,7 +331,7 @@ again:
 		if (r < 0)
 			return r;
 		vfs_refresh(v, n->mnt, n->rel, &st);
-		own_new(c, n, &st);
+		own_new(c, n, &st, st.st_mode);
 		if (vfs_node_is_host(n) && (mode & (S_ISUID | S_ISGID)))
 			/* the gofer creates host files without them: virtual */
 			vfs_meta_update(v, &st, (uid_t)-1, (gid_t)-1, mode & (S_ISUID | S_ISGID), 1);
@@ -577,13 +587,13 @@ static long do_mkdirat(struct sc_call *c, int dirfd, const char *path, mode_t mo
 	if (r < 0)
 		return r;
 	mode = mode & (07777 & ~(S_ISUID | S_ISGID)) & ~fs_umask(c->task);
-	int excl = made_entry_needed(c, n);
+	int excl = made_entry_needed(c, n, mode);
 	if (excl)
 		pthread_rwlock_wrlock(&ns_lock);
 	r = VFS_BE(VFS_OF(c), mkdir, n->mnt->export, n->rel, mode);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 1);
 	if (r == 0)
-		own_new(c, n, NULL);
+		own_new(c, n, NULL, mode);
 	if (excl)
 		pthread_rwlock_unlock(&ns_lock);
 	return r;
@@ -622,13 +632,13 @@ static long do_mknodat(struct sc_call *c, int dirfd, const char *path, mode_t mo
 	if (fmt == S_IFCHR || fmt == S_IFBLK)
 		return -EPERM;  /* no CAP_MKNOD in the sandbox */
 	mode = (mode & ~07777) | (mode & 07777 & ~fs_umask(c->task));
-	int excl = made_entry_needed(c, n);
+	int excl = made_entry_needed(c, n, mode);
 	if (excl)
 		pthread_rwlock_wrlock(&ns_lock);
 	r = VFS_BE(VFS_OF(c), mknod, n->mnt->export, n->rel, mode);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 	if (r == 0)
-		own_new(c, n, NULL);
+		own_new(c, n, NULL, mode);
 	if (excl)
 		pthread_rwlock_unlock(&ns_lock);
 	return r;
@@ -656,13 +666,13 @@ static long do_symlinkat(struct sc_call *c, const char *target, int dirfd, const
 	r = create_lookup(c, dirfd, path, 0, &n);
 	if (r < 0)
 		return r;
-	int excl = made_entry_needed(c, n);
+	int excl = made_entry_needed(c, n, 0777);
 	if (excl)
 		pthread_rwlock_wrlock(&ns_lock);
 	r = VFS_BE(VFS_OF(c), symlink, n->mnt->export, target, n->rel);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 	if (r == 0)
-		own_new(c, n, NULL);
+		own_new(c, n, NULL, 0777);
 	if (excl)
 		pthread_rwlock_unlock(&ns_lock);
 	return r;

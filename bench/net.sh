@@ -62,15 +62,27 @@ if [ -n "$runsc" ]; then
 else
 	printf '%-28s %14s %14s %8s\n' measure native moat ratio
 fi
+# Each measure's runs are interleaved (native, moat, runsc, native, ...):
+# on a shared machine the load then weighs on every runtime alike. A run
+# that fails (a lost datagram: udp's 5 s receive timeout) counts nothing.
 declare -A res
+for k in connect udp udpconn stream dgram; do
+	for ((r = 0; r < runs; r++)); do
+		for w in $wheres; do
+			case $k in
+			stream) run "$w" stream "$port" "$mib" | awk '{print $(NF-1)}' >>"$tmp/v.$w.$k" || true ;;
+			dgram)
+				d=$([ "$w" = moat ] && echo /w || echo "$tmp")
+				run "$w" dgram "$d" "$iters" >>"$tmp/dg.$w" || true ;;
+			*) run "$w" "$k" "$port" "$iters" | awk '{print $2}' >>"$tmp/v.$w.$k" || true ;;
+			esac
+		done
+	done
+done
 for w in $wheres; do
-	res[$w,connect]=$(for ((r = 0; r < runs; r++)); do run "$w" connect "$port" "$iters" | awk '{print $2}'; done | median)
-	res[$w,udp]=$(for ((r = 0; r < runs; r++)); do run "$w" udp "$port" "$iters" | awk '{print $2}'; done | median)
-	res[$w,udpconn]=$(for ((r = 0; r < runs; r++)); do run "$w" udpconn "$port" "$iters" | awk '{print $2}'; done | median)
-	res[$w,stream]=$(for ((r = 0; r < runs; r++)); do run "$w" stream "$port" "$mib" | awk '{print $(NF-1)}'; done | median)
-	d=$([ "$w" = native ] && echo "$tmp" || echo /w)
-	[ "$w" = runsc ] && d=$tmp
-	for ((r = 0; r < runs; r++)); do run "$w" dgram "$d" "$iters"; done >"$tmp/dg.$w"
+	for k in connect udp udpconn stream; do
+		res[$w,$k]=$(median <"$tmp/v.$w.$k")
+	done
 	for k in dgram_sendto_path_recvfrom dgram_sendmsg_noaddr_recv dgram_send_recv; do
 		res[$w,$k]=$(grep "^$k " "$tmp/dg.$w" | awk '{print $2}' | median)
 	done

@@ -6,10 +6,16 @@
 #   udpconn             the same on a connected UDP socket (send, recv): moat-netd's relay
 #   dgram_*             AF_UNIX datagrams by path (ptrace stops under moat), ns per round trip
 # usage: bench/net.sh [--build DIR] [--runs R] [--iters N] [--mib MIB] [--runsc PATH]
-# (--runsc: Debian's runsc `do` puts the program behind NAT in a network
-# namespace of its own, where the host's loopback server is not reachable.)
 # The server runs on the host's loopback outside the sandbox; moat reaches it
 # with --net allow=127.0.0.1:PORT. Prints the median of R runs of each.
+# --runsc PATH (root only): the same under `runsc --rootless --network=host
+# --platform=ptrace do`. runsc's `do` gives the program a network namespace
+# of its own behind NAT (veth + an iptables MASQUERADE rule) for every other
+# network mode, so it cannot reach the host's loopback (and needs iptables);
+# with --rootless and --network=host it makes no network and the sandbox's
+# sockets are the host's (gVisor's hostinet: each socket call forwarded to
+# the host kernel, no netstack), which reaches the loopback server. That is
+# runsc's fastest network, not its default (netstack).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$top/build runs=3 iters=2000 mib=1024 runsc=
@@ -20,7 +26,7 @@ while [ $# -gt 0 ]; do
 	--iters) iters=$2; shift ;;
 	--mib) mib=$2; shift ;;
 	--runsc) runsc=$2; shift ;;
-	*) sed -n '2,9p' "$0"; exit 2 ;;
+	*) sed -n '2,/^set /{/^#/p}' "$0"; exit 2 ;;
 	esac
 	shift
 done
@@ -43,30 +49,55 @@ run() { # WHERE KIND ARGS...: one number
 	case $where in
 	native) "$loop" "$kind" "$@" ;;
 	moat) "$moat" run --bind "$build/bench:/b:ro" --bind "$tmp:/w:rw" --net allow=127.0.0.1:"$port" -- /b/net_loop "$kind" "$@" ;;
-	runsc) "$runsc" --network=host do "$loop" "$kind" "$@" ;;
+	runsc) "$runsc" --rootless --network=host --platform=ptrace do "$loop" "$kind" "$@" 2>/dev/null ;;
 	esac
 }
 wheres="native moat"
-[ -n "$runsc" ] && wheres="$wheres runsc"
-printf '%-28s %14s %14s %8s\n' measure native moat ratio
+if [ -n "$runsc" ]; then
+	[ "$(id -u)" = 0 ] || { echo "--runsc: runs as root only" >&2; exit 2; }
+	wheres="$wheres runsc"
+fi
+if [ -n "$runsc" ]; then
+	printf '%-28s %14s %14s %8s %14s %8s\n' measure native moat ratio runsc ratio
+else
+	printf '%-28s %14s %14s %8s\n' measure native moat ratio
+fi
+# Each measure's runs are interleaved (native, moat, runsc, native, ...):
+# on a shared machine the load then weighs on every runtime alike. A run
+# that fails (a lost datagram: udp's 5 s receive timeout) counts nothing.
 declare -A res
+for k in connect udp udpconn stream dgram; do
+	for ((r = 0; r < runs; r++)); do
+		for w in $wheres; do
+			case $k in
+			stream) run "$w" stream "$port" "$mib" | awk '{print $(NF-1)}' >>"$tmp/v.$w.$k" || true ;;
+			dgram)
+				d=$([ "$w" = moat ] && echo /w || echo "$tmp")
+				run "$w" dgram "$d" "$iters" >>"$tmp/dg.$w" || true ;;
+			*) run "$w" "$k" "$port" "$iters" | awk '{print $2}' >>"$tmp/v.$w.$k" || true ;;
+			esac
+		done
+	done
+done
 for w in $wheres; do
-	res[$w,connect]=$(for ((r = 0; r < runs; r++)); do run "$w" connect "$port" "$iters" | awk '{print $2}'; done | median)
-	res[$w,udp]=$(for ((r = 0; r < runs; r++)); do run "$w" udp "$port" "$iters" | awk '{print $2}'; done | median)
-	res[$w,udpconn]=$(for ((r = 0; r < runs; r++)); do run "$w" udpconn "$port" "$iters" | awk '{print $2}'; done | median)
-	res[$w,stream]=$(for ((r = 0; r < runs; r++)); do run "$w" stream "$port" "$mib" | awk '{print $(NF-1)}'; done | median)
-	d=$([ "$w" = native ] && echo "$tmp" || echo /w)
-	[ "$w" = runsc ] && d=$tmp
-	for ((r = 0; r < runs; r++)); do run "$w" dgram "$d" "$iters"; done >"$tmp/dg.$w"
+	for k in connect udp udpconn stream; do
+		res[$w,$k]=$(median <"$tmp/v.$w.$k")
+	done
 	for k in dgram_sendto_path_recvfrom dgram_sendmsg_noaddr_recv dgram_send_recv; do
 		res[$w,$k]=$(grep "^$k " "$tmp/dg.$w" | awk '{print $2}' | median)
 	done
 done
+# the ratio to native: time per operation, or native's MiB/s over this one's
+ratio() { awk -v n="$1" -v m="$2" -v k="$3" 'BEGIN { if (m == "" || m + 0 == 0) print "-"; else if (k == "stream") printf "%.2f", n / m; else printf "%.2f", m / n }'; }
 for k in connect udp udpconn stream dgram_sendto_path_recvfrom dgram_sendmsg_noaddr_recv dgram_send_recv; do
 	n=${res[native,$k]} m=${res[moat,$k]}
 	unit=ns
 	[ "$k" = stream ] && unit=MiB/s
-	ratio=$(awk -v n="$n" -v m="$m" -v k="$k" 'BEGIN { if (k == "stream") printf "%.2f", n / m; else printf "%.2f", m / n }')
-	printf '%-28s %14s %14s %7sx  (%s)\n' "$k" "$n" "$m" "$ratio" "$unit"
-	[ -n "$runsc" ] && printf '%-28s %14s (runsc)\n' "" "${res[runsc,$k]}"
+	if [ -n "$runsc" ]; then
+		g=${res[runsc,$k]}
+		printf '%-28s %14s %14s %7sx %14s %7sx  (%s)\n' "$k" "$n" "$m" "$(ratio "$n" "$m" "$k")" \
+			"${g:--}" "$(ratio "$n" "$g" "$k")" "$unit"
+	else
+		printf '%-28s %14s %14s %7sx  (%s)\n' "$k" "$n" "$m" "$(ratio "$n" "$m" "$k")" "$unit"
+	fi
 done

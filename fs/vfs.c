@@ -369,6 +369,7 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 		d->private_fs = m[i].kind == VFS_MNT_GOFER && m[i].private_fs;
 		d->shared = m[i].kind == VFS_MNT_GOFER && m[i].shared;
 		d->system = m[i].kind == VFS_MNT_GOFER && m[i].system;
+		d->host_view = m[i].kind == VFS_MNT_GOFER && m[i].host_view && !d->private_fs;
 		d->cow = m[i].kind == VFS_MNT_GOFER && m[i].cow;
 		snprintf(d->src, sizeof d->src, "%s", d->dev ? "dev" : d->private_fs ? "tmpfs" :
 			 m[i].kind == VFS_MNT_PROC ? "proc" : "moat");
@@ -601,6 +602,60 @@ static void note_private_dev(struct vfs *v, dev_t dev)
 	}
 }
 
+/* Remember that dev is a file system of the system view's host directories
+ * (an overlay of the root's /usr, /etc..., or with --overlay none the host's
+ * own file system: a --bind on that one is then sealed alike). Noted where
+ * a stat of a host_view mount enters the VFS (be_put, the opens), before any
+ * permission check can see it. An overlay shows up to three: its own (its
+ * directories), its upper layer's files, and a pseudo device of its lower
+ * file system for lower files (overlayfs without xino). */
+static void note_view_dev(struct vfs *v, dev_t dev)
+{
+	for (size_t i = 0; i < GOFER_MAX_EXPORTS; i++) {
+		unsigned long long cur = atomic_load(&v->viewdev[i]);
+		if (cur == (unsigned long long)dev)
+			return;
+		if (cur == 0) {
+			unsigned long long zero = 0;
+			if (atomic_compare_exchange_strong(&v->viewdev[i], &zero, dev) ||
+			    zero == (unsigned long long)dev)
+				return;
+		}
+	}
+	atomic_store(&v->viewdev_full, 1); /* fail closed: see sealed_file */
+}
+
+static void note_devs(struct vfs *v, const struct vfs_mount *m, dev_t dev)
+{
+	if (m->private_fs)
+		note_private_dev(v, dev);
+	else if (m->host_view)
+		note_view_dev(v, dev);
+}
+
+/* A sealed file: a host file of the system view (not one the sandbox made)
+ * that host users other than its owner and group may not read (no S_IROTH:
+ * /etc/default/cacerts, a 0600 key under /opt, a 0700 directory). Run as
+ * root, guest root acts as host uid 0 on host files and would be their
+ * owner; the system view promises the host's programs, not its secrets
+ * (red-team finding: guest root read root's 0600 files in /etc and /opt
+ * through the gofer). On a sealed file every task is "other". */
+static int sealed_file(struct vfs *v, const struct stat *st)
+{
+	if (!v || (st->st_mode & S_IROTH) || S_ISLNK(st->st_mode))
+		return 0;
+	if (atomic_load(&v->viewdev_full))
+		return 1; /* a view dev went unrecorded: every host file may be one */
+	for (size_t i = 0; i < GOFER_MAX_EXPORTS; i++) {
+		unsigned long long d = atomic_load(&v->viewdev[i]);
+		if (d == 0)
+			break;
+		if (d == (unsigned long long)st->st_dev)
+			return 1;
+	}
+	return 0;
+}
+
 /* Is st a file of the sandbox's own (no host file): a synthetic node, /proc,
  * or a private in-memory export? Anything else is a host file. */
 static int private_file(struct vfs *v, const struct stat *st)
@@ -713,7 +768,8 @@ static int permission(struct task *t, int fscred, const struct stat *st, int mas
 			return 0;
 		return -EACCES;
 	}
-	switch (owner_class(t, &t->cred, uid, gid, st, !priv)) {
+	switch (!priv && sealed_file(t->sb ? t->sb->vfs : NULL, st) ? 0 :
+		owner_class(t, &t->cred, uid, gid, st, !priv)) {
 	case 2: bits = (m >> 6) & 7; break;                    /* 3 */
 	case 1: bits = (m >> 3) & 7; break;                    /* 4 */
 	default: bits = m & 7; break;                          /* 5 */
@@ -738,7 +794,16 @@ int vfs_owner(struct task *t, const struct stat *st)
 
 	if (priv && cred_capable(&t->cred, CRED_CAP_FOWNER))
 		return 1;
+	if (!priv && sealed_file(t->sb ? t->sb->vfs : NULL, st))
+		return 0; /* no chmod that would make it readable */
 	return owner_class(t, &t->cred, t->cred.fsuid, t->cred.fsgid, st, !priv) == 2;
+}
+
+int vfs_sealed(struct task *t, const struct stat *st)
+{
+	struct stat vbuf;
+
+	return !own_file(t, &st, &vbuf) && sealed_file(t->sb ? t->sb->vfs : NULL, st);
 }
 
 /* ---- virtual metadata ---- */
@@ -845,8 +910,7 @@ static void mnt_dc_neg(struct vfs *v, unsigned long gen, const struct vfs_mount 
 static void be_put(struct vfs *v, unsigned long gen, const struct vfs_mount *m, const char *rel,
 		   struct stat *st, const char *link)
 {
-	if (m->private_fs)
-		note_private_dev(v, st->st_dev);
+	note_devs(v, m, st->st_dev);
 	vfs_map_stat(v, st);
 	if (!m->shared)
 		dcache_put(v->dc, gen, m->idx, rel, st, 0, S_ISLNK(st->st_mode) ? link : NULL);
@@ -1292,9 +1356,13 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 	/* SECCOMP_IOCTL_NOTIF_ADDFD cannot install an O_PATH file. A directory
 	 * gets a plain read-only directory fd (all a guest can do with either is
 	 * use it as a dirfd, fchdir or fstat: emulated), anything else, or a
-	 * directory we may not read, the placeholder that names it. */
+	 * directory we may not read, the placeholder that names it. "We" is
+	 * the task (its virtual credentials), not the gofer, which opens what
+	 * host root may: a guest that may not read a directory must not get
+	 * a directory fd it can list (red-team round 4: getdents on an O_PATH
+	 * fd listed a 0700 directory). */
 	if ((flags & O_PATH) && n->exists && n->kind == VN_BACKEND) {
-		if (S_ISDIR(n->st.st_mode)) {
+		if (S_ISDIR(n->st.st_mode) && (!t || vfs_permission(t, &n->st, MAY_READ) == 0)) {
 			r = vfs_node_open(v, t, n, O_RDONLY | O_DIRECTORY | (flags & O_CLOEXEC), 0, fd, st);
 			if (r != -EACCES)
 				return r;
@@ -1326,8 +1394,7 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 		}
 		if (r < 0)
 			return r;
-		if (n->mnt->private_fs)
-			note_private_dev(v, st->st_dev);
+		note_devs(v, n->mnt, st->st_dev);
 		if (S_ISDIR(st->st_mode))
 			inomap_put(v->im, st->st_dev, st->st_ino, n->path);
 		else if (!(flags & O_PATH))
@@ -1490,8 +1557,7 @@ int vfs_tmpfile_open(struct vfs *v, const struct vfs_node *dir, int flags, mode_
 	r = be->open(ctx, dir->mnt->export, dir->rel, flags, mode, fd, st);
 	if (r < 0)
 		return r;
-	if (dir->mnt->private_fs)
-		note_private_dev(v, st->st_dev);
+	note_devs(v, dir->mnt, st->st_dev);
 	inomap_put_obj(v->tim, st->st_dev, st->st_ino, dir->path, (flags & O_EXCL) ? 1 : 0, 0);
 	vfs_map_stat(v, st);
 	vfs_note_written(v, st);
@@ -1669,7 +1735,7 @@ static struct vfs_mount *mount_at(struct vfs *v, const char *path)
 /* Append a mount (mount_lock held). */
 static int mount_append(struct vfs *v, const char *path, int kind, int export,
 			int writable, int can_write, int dev, int private_fs, int shared,
-			int cow, char *const *hidden, const char *src, int cache_idx)
+			int cow, int host_view, char *const *hidden, const char *src, int cache_idx)
 {
 	struct vfs_mount *d;
 
@@ -1689,6 +1755,7 @@ static int mount_append(struct vfs *v, const char *path, int kind, int export,
 	d->private_fs = private_fs;
 	d->shared = shared;
 	d->cow = cow;
+	d->host_view = host_view;
 	d->guest = 1;
 	snprintf(d->src, sizeof d->src, "%s", src);
 	if (hidden) {
@@ -1710,7 +1777,7 @@ int vfs_mount_tmpfs(struct vfs *v, const char *path, int rdonly, const char *src
 	pthread_mutex_lock(&v->mount_lock);
 	if (v->nspare > 0) {
 		r = mount_append(v, path, VFS_MNT_GOFER, v->spare[v->nspare - 1], !rdonly, 1,
-				 0, 1, 0, 0, NULL, src && *src && strlen(src) < 32 ? src : "tmpfs", -1);
+				 0, 1, 0, 0, 0, NULL, src && *src && strlen(src) < 32 ? src : "tmpfs", -1);
 		if (!r)
 			v->nspare--;
 	}
@@ -1728,7 +1795,8 @@ int vfs_mount_bind(struct vfs *v, const char *srcpath, const char *path, int rdo
 		r = -EINVAL;   /* only a whole gofer mount is bound again */
 	else
 		r = mount_append(v, path, s->kind, s->export, s->writable && !rdonly,
-				 s->can_write, s->dev, s->private_fs, s->shared, s->cow, s->hidden, s->src,
+				 s->can_write, s->dev, s->private_fs, s->shared, s->cow, s->host_view,
+				 s->hidden, s->src,
 				 s->idx /* the same files: the same dentry cache entries */);
 	pthread_mutex_unlock(&v->mount_lock);
 	return r;
@@ -1918,6 +1986,13 @@ int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
 	r = vfs_permission(t, &n->st, MAY_EXEC);
 	if (r < 0)
 		goto out;
+	/* a sealed program (mode 0711: others may run it, not read it): the
+	 * loader maps it into the guest, which could then read it (Linux makes
+	 * such a process non-dumpable) */
+	if (vfs_sealed(t, &n->st)) {
+		r = -EACCES;
+		goto out;
+	}
 	if (n->kind == VN_FD) {
 		r = task_getfd(t, dirfd);
 		if (r < 0)

@@ -54,6 +54,11 @@ struct vfs_mount_spec {
 				    * overlay): programs look a few names up in
 				    * large directories there, so no directory
 				    * prefetch (fs/vfs.c dir_prefetch) */
+	int host_view;             /* GOFER: a host directory of the system view
+				    * (/usr, /etc, /opt...; not --root, not a
+				    * --bind): a file of it that host users
+				    * other than its owner and group may not read
+				    * is sealed (fs/vfs.c permission) */
 	const char *const *hidden; /* GOFER: relative paths that do not exist
 				    * (ENOENT, left out of getdents), or NULL */
 	const char *target;        /* SYMLINK: link target; PROC: NULL for /proc

@@ -39,6 +39,9 @@ struct vfs {
 	struct vmeta *vm;        /* virtual metadata of host files */
 	_Atomic unsigned long long privdev[GOFER_MAX_EXPORTS]; /* st_dev of private
 				  * exports seen so far (0 = free slot) */
+	_Atomic unsigned long long viewdev[GOFER_MAX_EXPORTS]; /* st_dev of the
+				  * system view's host directories seen so far */
+	_Atomic int viewdev_full;  /* one did not fit: sealed_file fails closed */
 	dev_t memfd_dev;         /* st_dev of our memfds (never "(deleted)" files) */
 	const struct vfs_backend *be;
 	void *bectx;

@@ -48,6 +48,7 @@ struct vfs_mount {
 	int shared;              /* see vfs_mount_spec: never cached */
 	int cow;                 /* see vfs_mount_spec */
 	int system;              /* see vfs_mount_spec */
+	int host_view;           /* see vfs_mount_spec */
 	char **hidden;           /* NULL-terminated, or NULL */
 	char *target;            /* SYMLINK */
 	int can_write;           /* the export takes writes (a remount may make it rw) */
@@ -171,6 +172,9 @@ int vfs_permission_real(struct task *t, const struct stat *st, int mask);
 /* May t act as the owner of st (chmod, utimes, sticky directories)? On
  * private files: fsuid 0 or the owner; on host files: only the owner. */
 int vfs_owner(struct task *t, const struct stat *st);
+/* Is st a sealed file of the system view (fs/vfs.c sealed_file)? No task
+ * may read one, so a directory fd on one is an O_PATH placeholder. */
+int vfs_sealed(struct task *t, const struct stat *st);
 
 /* ---- virtual metadata of host files (fs/vmeta.c) ---- */
 /* Is n a file of a host-backed export (virtual owners and set-id bits)? */

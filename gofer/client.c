@@ -313,6 +313,29 @@ static void take_expect(uint64_t *ino, uint64_t *dev)
 	g_expect.ino = g_expect.dev = 0;
 }
 
+static int g_close_barrier;
+
+void gofer_set_close_barrier(void)
+{
+	__atomic_store_n(&g_close_barrier, 1, __ATOMIC_RELEASE);
+}
+
+/* The gofer answers SYNC after it closed every fd it sent on this connection. */
+static void close_barrier(struct gofer_conn *c)
+{
+	struct gofer_hdr h = { .len = sizeof h, .op = GOFER_OP_SYNC };
+	struct iovec iov = { &h, sizeof h };
+
+	if (c->broken)
+		return;
+	h.tag = ++c->tag;
+	if (xfer(c->sock, h.tag, &iov, 1, NULL, 0, NULL, 0, -1) == -EINTR && wait_hook) {
+		c->broken = 1; /* out of step: hung up, as call_full does */
+		close(c->sock);
+		c->sock = -1;
+	}
+}
+
 int gofer_open(struct gofer_conn *c, int exp, const char *rel, int flags,
 	       mode_t mode, int *fd, struct stat *st)
 {
@@ -331,6 +354,8 @@ int gofer_open(struct gofer_conn *c, int exp, const char *rel, int flags,
 			close(nfd);
 		return r;
 	}
+	if (__atomic_load_n(&g_close_barrier, __ATOMIC_ACQUIRE))
+		close_barrier(c);
 	*fd = nfd;
 	return 0;
 }

@@ -174,6 +174,12 @@ int gofer_lstat(struct gofer_conn *c, int exp, const char *rel, struct stat *st)
 void gofer_expect_identity(dev_t dev, ino_t ino);
 int gofer_open(struct gofer_conn *c, int exp, const char *rel, int flags,
 	       mode_t mode, int *fd, struct stat *st);
+/* From now on (for the rest of the process) gofer_open returns only once the
+ * gofer has closed its own copy of the fd (one more round trip, GOFER_OP_SYNC):
+ * the caller's copies are then the last ones, so an inotify watcher sees
+ * IN_CLOSE_WRITE at the guest's own close, not at the gofer's, which another
+ * CPU may run after the guest's next calls. */
+void gofer_set_close_barrier(void);
 
 /* readlink: returns the length (not NUL-terminated beyond len) or -errno. */
 long gofer_readlink(struct gofer_conn *c, int exp, const char *rel, char *buf, size_t len);

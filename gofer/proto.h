@@ -54,6 +54,8 @@ enum gofer_op {
 	GOFER_OP_LINKFD,     /* the request carries one fd, an O_TMPFILE file:
 			      * link it at path (linkat AT_EMPTY_PATH) */
 	GOFER_OP_DIRSTAT,    /* a directory's entries with their lstat, a page at a time */
+	GOFER_OP_SYNC,       /* header only, any connection: an empty reply once the
+			      * connection's earlier requests are done (their fds closed) */
 	GOFER_OP_CHOWNFD,    /* the request carries one fd, an unnamed O_TMPFILE file
 			      * of a private (TMPFS) export: fchown it */
 	GOFER_OP_MAX,

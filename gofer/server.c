@@ -1267,6 +1267,17 @@ static int h_removexattr(struct req *rq, struct rep *rp)
 
 static void *conn_thread(void *arg);
 
+/* SYNC: nothing to do. A connection's requests are served one at a time and
+ * the fd a reply carried is closed before the next request is read, so this
+ * reply tells the client that the gofer holds none of the fds it sent on this
+ * connection any more (gofer_set_close_barrier). */
+static int h_sync(struct req *rq, struct rep *rp)
+{
+	(void)rq;
+	(void)rp;
+	return 0;
+}
+
 static int h_connect(struct req *rq, struct rep *rp)
 {
 	pthread_attr_t attr;
@@ -1306,6 +1317,7 @@ enum {
 	F_OWNHIDE = 16,     /* the handler refuses hidden names itself */
 	F_BLOB = 32,        /* fixed.xa.size bytes follow the strings */
 	F_FD = 64,          /* the request carries exactly one fd */
+	F_NOP = 128,        /* header only, any connection, no export */
 };
 
 struct op_desc {
@@ -1338,6 +1350,7 @@ static const struct op_desc ops[GOFER_OP_MAX] = {
 	[GOFER_OP_PATHOF]   = { h_pathof,   sizeof(struct gofer_req_path), F_OWNHIDE | F_FD },
 	[GOFER_OP_LINKFD]   = { h_linkfd,   sizeof(struct gofer_req_path), F_WRITE | F_FD },
 	[GOFER_OP_DIRSTAT]  = { h_dirstat,  sizeof(struct gofer_req_dirstat), 0 },
+	[GOFER_OP_SYNC]     = { h_sync,     0, F_NOP },
 	[GOFER_OP_CHOWNFD]  = { h_chownfd,  sizeof(struct gofer_req_chown), F_WRITE | F_FD },
 };
 
@@ -1376,7 +1389,9 @@ int gofer_parse_request(char *buf, size_t n, int is_ctl, size_t nexports, struct
 	if (q->h.flags)
 		return -EINVAL;
 	d = &ops[q->h.op];
-	q->ctl = !!(d->flags & F_CTL);
+	q->ctl = !!(d->flags & (F_CTL | F_NOP));
+	if (d->flags & F_NOP)
+		return n == sizeof q->h ? 0 : -EPROTO;
 	if (q->ctl) {
 		if (n != sizeof q->h)
 			return -EPROTO;

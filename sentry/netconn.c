@@ -122,13 +122,15 @@ void netconn_set_guest_netns(int fd)
 		close(sfd);
 }
 
-void netconn_set_relays(const int fds[2])
+void netconn_set_relays(const int ends[2], const int icmp[2])
 {
-	/* the connected-UDP relay's guest ends (netd.c udp_relay): netd
-	 * keeps them; the sentry never needs them. After GUESTNS: netd takes
-	 * only sockets of the guest's namespace */
-	for (int i = 0; i < 2; i++) {
-		if (fds[i] < 0)
+	/* the connected-UDP relay's guest ends (netd.c udp_relay) and its raw
+	 * ICMP sockets (netd.c relay_icmp): netd keeps them; the sentry never
+	 * needs them. After GUESTNS: netd takes only sockets of the guest's
+	 * namespace */
+	for (int i = 0; i < 4; i++) {
+		int fd = i < 2 ? ends[i] : icmp[i - 2];
+		if (fd < 0)
 			continue;
 		if (g_chan >= 0) {
 			struct netd_req q;
@@ -136,13 +138,16 @@ void netconn_set_relays(const int fds[2])
 			int sfd;
 			memset(&q, 0, sizeof q);
 			q.op = NETD_RELAY;
-			if (ask_netd_fd(&q, &rep, &sfd, fds[i]) < 0 || rep.err)
-				warnx_("moat-netd did not take the UDP relay's %s socket: connected UDP "
-				       "egress over %s is refused", i ? "IPv6" : "IPv4", i ? "IPv6" : "IPv4");
+			if (ask_netd_fd(&q, &rep, &sfd, fd) < 0 || rep.err)
+				warnx_(i < 2 ? "moat-netd did not take the UDP relay's %s socket: connected UDP "
+					       "egress over %s is refused" :
+					       "moat-netd did not take the UDP relay's %s ICMP socket: ICMP errors "
+					       "of connected UDP destinations over %s are not passed on",
+				       i % 2 ? "IPv6" : "IPv4", i % 2 ? "IPv6" : "IPv4");
 			if (sfd >= 0)
 				close(sfd);
 		}
-		close(fds[i]);
+		close(fd);
 	}
 }
 
@@ -830,12 +835,15 @@ static long udp_connect(struct sc_call *c, const struct net_pending *pc)
 		return -ENETUNREACH;
 	}
 	if (rep.err == 0) {
-		/* getpeername shows the destination, not the relay's end */
+		/* getpeername shows the destination, not the relay's end, and
+		 * getsockname the host-side socket's address (what the
+		 * destination sees), not the guest's loopback */
 		struct sockaddr_storage local, peer;
 		socklen_t ll = sizeof local, pl = sizeof peer;
 		if (getsockname(hfd, (struct sockaddr *)&local, &ll) == 0 &&
 		    getpeername(hfd, (struct sockaddr *)&peer, &pl) == 0)
-			udp_relay_peer(&local, &peer, pc->addr, pc->len);
+			udp_relay_peer(&local, &peer, pc->addr, pc->len, rep.name,
+				       rep.namelen <= sizeof rep.name ? rep.namelen : 0);
 	}
 	close(hfd);
 	return rep.err ? -rep.err : 0;

@@ -38,7 +38,9 @@
  * closed right after. A connected UDP socket would have to be writable
  * (write/send run natively): CONNECT of a datagram socket is refused, and
  * UDP_CONNECT connects the guest's own socket to the relay instead
- * (udp_relay_connect, below).
+ * (udp_relay_connect, below); the relay passes its destinations' ICMP errors
+ * on with two raw ICMP sockets of the guest's namespace that moat-init made
+ * (relay_icmp: sendto only).
  *
  * CONNECT: {family, type, protocol, destination, options}. netd checks the
  * destination against its policy (a compromised sentry can only ask for
@@ -677,6 +679,8 @@ struct relay {
 	long long used;
 };
 static int g_rend[2] = { -1, -1 };
+static struct sockaddr_storage g_rend_addr[2]; /* the ends' addresses */
+static int g_ricmp[2] = { -1, -1 };          /* raw ICMP, ICMPv6 sockets of the guest's namespace */
 static struct relay g_relays[NETD_MAX_RELAYS];
 static uint8_t g_rbuf[NETD_MAX_DGRAM];
 
@@ -710,10 +714,117 @@ static socklen_t relay_src(const struct sockaddr_storage *sa, struct sockaddr_st
 	return sizeof *o;
 }
 
+/* A raw ICMP (0) or ICMPv6 (1) socket? -1 otherwise. */
+static int icmp_socket(int fd)
+{
+	int t = 0, p = 0, d = 0;
+	socklen_t l = sizeof t;
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &t, &l) < 0 || t != SOCK_RAW)
+		return -1;
+	l = sizeof p;
+	if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &p, &l) < 0)
+		return -1;
+	l = sizeof d;
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &d, &l) < 0)
+		return -1;
+	return d == AF_INET && p == IPPROTO_ICMP ? 0 : d == AF_INET6 && p == IPPROTO_ICMPV6 ? 1 : -1;
+}
+
+static uint16_t csum16(const uint8_t *p, size_t n)
+{
+	uint32_t sum = 0;
+	for (size_t i = 0; i + 1 < n; i += 2)
+		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
+	if (n & 1)
+		sum += (uint32_t)p[n - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* The ICMP error of r's destination, seen as err on its host-side socket,
+ * passed on to the guest's socket as its own namespace would have given it.
+ * netd sends, with the raw socket of r's end (in the guest's namespace,
+ * bound to the end's address), the ICMP message that gives err to a
+ * connected UDP socket, quoting a datagram from the guest socket's address
+ * to the relay's end: the guest's kernel finds that connected socket by the
+ * quote and sets its error (a blocked recv wakes with it, the next send or
+ * recv answers it, poll shows POLLERR), exactly as for an ICMP of its own
+ * network. A socket without IP_RECVERR (netd's) sees only the hard errors:
+ * those are the ones mapped; others are dropped. Nothing here reaches
+ * anything but the guest's namespace, and only a socket the relay table
+ * holds (its address and the end) can match the quote. */
+static void relay_icmp(const struct relay *r, int err)
+{
+	static const struct {
+		int err;
+		uint8_t type, code;
+	} map4[] = { /* type 3, destination unreachable: Linux's icmp_err_convert */
+		     { ECONNREFUSED, 3, 3 }, { ENOPROTOOPT, 3, 2 }, { ENETUNREACH, 3, 6 },
+		     { EHOSTDOWN, 3, 7 },    { ENONET, 3, 8 },      { EHOSTUNREACH, 3, 13 } },
+	  map6[] = { /* icmpv6_err_convert: destination unreachable, parameter problem */
+		     { ECONNREFUSED, 1, 4 }, { EACCES, 1, 1 }, { EPROTO, 4, 0 } };
+	int e = r->end;
+	if (g_ricmp[e] < 0 || g_rend_addr[e].ss_family != (e ? AF_INET6 : AF_INET) ||
+	    r->src.ss_family != g_rend_addr[e].ss_family)
+		return;
+	uint8_t pkt[8 + 40 + 8];
+	memset(pkt, 0, sizeof pkt);
+	size_t n = 0;
+	for (size_t i = 0; i < (e ? ARRAY_SIZE(map6) : ARRAY_SIZE(map4)); i++)
+		if ((e ? map6[i].err : map4[i].err) == err) {
+			pkt[0] = e ? map6[i].type : map4[i].type;
+			pkt[1] = e ? map6[i].code : map4[i].code;
+			n = 1;
+		}
+	if (!n)
+		return;
+	if (e == 0) {
+		const struct sockaddr_in *src = (const struct sockaddr_in *)&r->src;
+		const struct sockaddr_in *end = (const struct sockaddr_in *)&g_rend_addr[0];
+		uint8_t *ip = pkt + 8, *u = ip + 20;
+		ip[0] = 0x45;   /* version 4, 20 bytes */
+		ip[3] = 28;     /* total length: the header and UDP's */
+		ip[8] = 64;     /* TTL */
+		ip[9] = IPPROTO_UDP;
+		memcpy(ip + 12, &src->sin_addr, 4);
+		memcpy(ip + 16, &end->sin_addr, 4);
+		uint16_t c = htons(csum16(ip, 20));
+		memcpy(ip + 10, &c, 2);
+		memcpy(u, &src->sin_port, 2);
+		memcpy(u + 2, &end->sin_port, 2);
+		u[5] = 8;
+		n = 8 + 20 + 8;
+		c = htons(csum16(pkt, n)); /* ICMPv4: the sender's checksum */
+		memcpy(pkt + 2, &c, 2);
+		struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr = src->sin_addr };
+		(void)sendto(g_ricmp[0], pkt, n, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&to, sizeof to);
+	} else {
+		const struct sockaddr_in6 *src = (const struct sockaddr_in6 *)&r->src;
+		const struct sockaddr_in6 *end = (const struct sockaddr_in6 *)&g_rend_addr[1];
+		uint8_t *ip = pkt + 8, *u = ip + 40;
+		ip[0] = 0x60;   /* version 6 */
+		ip[5] = 8;      /* payload length: UDP's header */
+		ip[6] = IPPROTO_UDP;
+		ip[7] = 64;     /* hop limit */
+		memcpy(ip + 8, &src->sin6_addr, 16);
+		memcpy(ip + 24, &end->sin6_addr, 16);
+		memcpy(u, &src->sin6_port, 2);
+		memcpy(u + 2, &end->sin6_port, 2);
+		u[5] = 8;
+		n = 8 + 40 + 8; /* ICMPv6: the kernel makes the checksum */
+		struct sockaddr_in6 to = { .sin6_family = AF_INET6, .sin6_addr = src->sin6_addr,
+					   .sin6_scope_id = src->sin6_scope_id };
+		(void)sendto(g_ricmp[1], pkt, n, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&to, sizeof to);
+	}
+}
+
 /* UDP_CONNECT on the guest's socket g (of the guest's namespace, checked by
  * the caller) for q->addr (checked against the policy by the caller): an
- * errno, 0 when g is connected to the relay and the table holds its source. */
-static int udp_relay_connect(int g, const struct netd_req *q)
+ * errno, 0 when g is connected to the relay and the table holds its source;
+ * *name, *namelen: the host-side socket's own address (what the destination
+ * sees; getsockname shows it), as g's family gives it. */
+static int udp_relay_connect(int g, const struct netd_req *q, struct sockaddr_storage *name, socklen_t *namelen)
 {
 	int gfam = q->family, dfam = q->family, end = q->family == AF_INET6;
 	struct sockaddr_storage dst;
@@ -758,10 +869,23 @@ static int udp_relay_connect(int g, const struct netd_req *q)
 	}
 	struct sockaddr_storage ga, src;
 	socklen_t gl = sizeof ga;
-	if (getsockname(g, (struct sockaddr *)&ga, &gl) < 0) {
+	*namelen = sizeof *name;
+	if (getsockname(g, (struct sockaddr *)&ga, &gl) < 0 || getsockname(h, (struct sockaddr *)name, namelen) < 0) {
 		int e = errno;
 		close(h);
 		return e;
+	}
+	if (gfam == AF_INET6 && dfam == AF_INET) {
+		/* a dual-stack socket shows its IPv4 address v4-mapped */
+		struct sockaddr_in h4;
+		memcpy(&h4, name, sizeof h4);
+		struct sockaddr_in6 *m = (struct sockaddr_in6 *)name;
+		memset(name, 0, sizeof *name);
+		m->sin6_family = AF_INET6;
+		m->sin6_port = h4.sin_port;
+		m->sin6_addr.s6_addr[10] = m->sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&m->sin6_addr.s6_addr[12], &h4.sin_addr, 4);
+		*namelen = sizeof *m;
 	}
 	socklen_t sl = relay_src(&ga, &src);
 	/* the same source again (a reconnect), else a free slot, else the
@@ -805,7 +929,10 @@ static void relay_from_guest(int e)
 		for (int i = 0; i < NETD_MAX_RELAYS; i++) {
 			struct relay *r = &g_relays[i];
 			if (r->h >= 0 && r->end == e && sockaddr_same_inet(&r->src, &from)) {
-				(void)send(r->h, g_rbuf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+				/* an error the host socket holds from an earlier
+				 * datagram's ICMP (or no route now) goes on too */
+				if (send(r->h, g_rbuf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+					relay_icmp(r, errno);
 				r->used = now_ms();
 				break;
 			}
@@ -822,7 +949,8 @@ static void relay_to_guest(int i)
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return;
-			continue; /* an ICMP error (ECONNREFUSED...): the guest does not see it */
+			relay_icmp(r, errno); /* an ICMP error (ECONNREFUSED...): to the guest's socket */
+			continue;
 		}
 		(void)sendto(g_rend[r->end], g_rbuf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL,
 			     (struct sockaddr *)&r->src, r->srclen);
@@ -971,13 +1099,25 @@ static int serve_one(int chan, struct netpolicy *pol)
 		 * namespace (after GUESTNS) */
 		struct sockaddr_storage ra;
 		socklen_t rl = sizeof ra;
-		if (plen || given < 0 || !g_guest_ns || ns_cookie(given) != g_guest_ns || !udp_socket(given) ||
-		    getsockname(given, (struct sockaddr *)&ra, &rl) < 0)
+		int ic = given < 0 ? -1 : icmp_socket(given);
+		if (plen || given < 0 || !g_guest_ns || ns_cookie(given) != g_guest_ns) {
 			rep.err = EPERM;
-		else if (g_rend[ra.ss_family == AF_INET6] >= 0)
+		} else if (ic >= 0) {
+			/* or its raw ICMP/ICMPv6 socket (relay_icmp) */
+			if (g_ricmp[ic] >= 0) {
+				rep.err = EEXIST;
+			} else {
+				g_ricmp[ic] = given;
+				given = -1;
+				rep.err = 0;
+			}
+		} else if (!udp_socket(given) || getsockname(given, (struct sockaddr *)&ra, &rl) < 0) {
+			rep.err = EPERM;
+		} else if (g_rend[ra.ss_family == AF_INET6] >= 0) {
 			rep.err = EEXIST;
-		else {
+		} else {
 			g_rend[ra.ss_family == AF_INET6] = given;
+			g_rend_addr[ra.ss_family == AF_INET6] = ra;
 			given = -1;
 			rep.err = 0;
 		}
@@ -1010,8 +1150,15 @@ static int serve_one(int chan, struct netpolicy *pol)
 		if (!g_guest_ns || ns_cookie(given) != g_guest_ns || !udp_socket(given) ||
 		    getsockopt(given, SOL_SOCKET, SO_DOMAIN, &fam, &fl) < 0 || fam != q.family)
 			rep.err = EPERM;
-		else
-			rep.err = udp_relay_connect(given, &q);
+		else {
+			struct sockaddr_storage name;
+			socklen_t nl = 0;
+			rep.err = udp_relay_connect(given, &q, &name, &nl);
+			if (!rep.err && nl <= sizeof rep.name) {
+				memcpy(rep.name, &name, nl);
+				rep.namelen = nl;
+			}
+		}
 		goto reply;
 	}
 	if (q.op == NETD_SEND) {

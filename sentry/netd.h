@@ -27,7 +27,9 @@ struct sc_call;
  * and hands it back. */
 /* RELAY: one end of the connected-UDP relay (a UDP socket of the guest's
  * namespace moat-init bound on its loopback; SCM_RIGHTS), sent once per
- * family after GUESTNS, before the guest exists; netd keeps it.
+ * family after GUESTNS, before the guest exists; netd keeps it. The same
+ * for the relay's raw ICMP (IPv4) and ICMPv6 sockets of that namespace: netd
+ * sends its destinations' errors on with them (netd.c relay_icmp).
  * UDP_CONNECT: connect the guest's UDP socket sent with the request (the
  * pinned file, of the guest's namespace) to the relay, for q.addr (policy):
  * netd makes the host-side socket connected to q.addr and relays. */
@@ -65,6 +67,8 @@ struct netd_rep {
 	uint8_t addrs[16][16];
 	int64_t sent;             /* SEND: bytes sent */
 	uint32_t secrets;         /* CONNECT: brokered for these --secret slots (0: a plain socket) */
+	uint32_t namelen;         /* UDP_CONNECT: the host-side socket's own address (0: none) */
+	uint8_t name[28];         /* (a sockaddr_in or sockaddr_in6, of the guest socket's family) */
 };
 
 #define NETDNS_MAX_ADDRS 16
@@ -93,9 +97,10 @@ void netconn_secret_names(uint32_t mask, char *buf, size_t len);
 int netd_option_allowed(int level, int name);
 
 /* ---- the sentry's side (netconn.c) ---- */
-/* The relay's guest-side sockets (spawn.c; -1 where none): handed to
- * moat-netd and closed here. After netconn_set_guest_netns. */
-void netconn_set_relays(const int fds[2]);
+/* The relay's guest-side sockets and its raw ICMP/ICMPv6 sockets (spawn.c;
+ * -1 where none): handed to moat-netd and closed here. After
+ * netconn_set_guest_netns. */
+void netconn_set_relays(const int ends[2], const int icmp[2]);
 /* Set up: the policy and netd's channel (-1: --net none, no netd). */
 void netconn_init(const struct netpolicy *pol, int netd_chan);
 /* The ptrace stop of connect with an AF_INET/AF_INET6 address (unixsock.c):

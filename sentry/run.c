@@ -374,7 +374,7 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->guest_procfd = sr.guest_procfd;
 	if (sr.dns_fd >= 0 && netdns_start(sb, sr.dns_fd) < 0)
 		die("DNS stub: cannot start its thread");
-	netconn_set_relays(sr.relay_fd); /* after the DNS stub named the guest's netns */
+	netconn_set_relays(sr.relay_fd, sr.icmp_fd); /* after the DNS stub named the guest's netns */
 	/* (threads only once the guest's init is cloned: a clone of a
 	 * process with another thread inside a lock would inherit it held) */
 	if (broker_events >= 0 && broker_audit_start(sb, broker_events) < 0)

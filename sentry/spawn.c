@@ -246,8 +246,8 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 	/* The DNS stub's socket, in the guest's network namespace: the sentry
 	 * serves it (sentry/netdns.c). Bound before the program exists, so
 	 * the guest can never take the address. */
-	int setup_fds[4] = { procfd, -1, -1, -1 }, nsetup = 1;
-	char tag[4] = "P";
+	int setup_fds[6] = { procfd, -1, -1, -1, -1, -1 }, nsetup = 1;
+	char tag[6] = "P";
 	if (a->dns_stub) {
 		struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(53) };
 		inet_pton(AF_INET, "127.0.0.53", &sin.sin_addr);
@@ -274,6 +274,31 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 			tag[tag[1] ? 2 : 1] = '6';
 		} else if (r6 >= 0)
 			close(r6);
+		/* The relay passes its destinations' ICMP errors on (netd.c
+		 * relay_icmp): a raw ICMP socket per family in the guest's
+		 * namespace, bound to the relay's end, send-only (a filter that
+		 * takes no packet). netd keeps them; the guest never sees
+		 * them. None (IPv6 off...): those errors are not passed on */
+		struct sock_filter none = BPF_STMT(BPF_RET | BPF_K, 0);
+		struct sock_fprog nonep = { 1, &none };
+		s6.sin6_port = 0;
+		const struct {
+			int family, proto;
+			const void *addr;
+			socklen_t len;
+			char tag;
+		} ic[2] = { { AF_INET, IPPROTO_ICMP, &sin, sizeof sin, 'i' },
+			    { AF_INET6, IPPROTO_ICMPV6, &s6, sizeof s6, 'j' } };
+		for (int i = 0; i < 2; i++) {
+			int q = socket(ic[i].family, SOCK_RAW | SOCK_CLOEXEC, ic[i].proto);
+			if (q >= 0 && setsockopt(q, SOL_SOCKET, SO_ATTACH_FILTER, &nonep, sizeof nonep) == 0 &&
+			    bind(q, ic[i].addr, ic[i].len) == 0) {
+				setup_fds[nsetup++] = q;
+				tag[strlen(tag)] = ic[i].tag;
+			} else if (q >= 0) {
+				close(q);
+			}
+		}
 	}
 	if (send_fds(sock, tag, strlen(tag), setup_fds, nsetup) < 0)
 		_exit(127);
@@ -408,7 +433,7 @@ int spawn_guest_finish(struct spawn_result *r, char *err, size_t errlen)
 	/* Wait for the procfs fd (or an error line). The init may stop for
 	 * ptrace meanwhile only at its fork, which comes after this message. */
 	char msg[256];
-	int fds[4] = { -1, -1, -1, -1 }, nfd = 4;
+	int fds[6] = { -1, -1, -1, -1, -1, -1 }, nfd = 6;
 	long n = recv_fds(r->sync_sock, msg, sizeof msg - 1, fds, &nfd);
 	if (n <= 0) {
 		e = n < 0 ? (int)n : -EPIPE;
@@ -425,10 +450,17 @@ int spawn_guest_finish(struct spawn_result *r, char *err, size_t errlen)
 	}
 	r->guest_procfd = fds[0];
 	r->dns_fd = nfd > 1 ? fds[1] : -1;
-	/* "P", then '4' and/or '6' for the relay sockets that follow */
-	r->relay_fd[0] = r->relay_fd[1] = -1;
-	for (int i = 1, k = 2; msg[i] && k < nfd; i++, k++)
-		r->relay_fd[msg[i] == '6'] = fds[k];
+	/* "P", then '4' and/or '6' for the relay sockets that follow, 'i'
+	 * and/or 'j' for its raw ICMP and ICMPv6 sockets */
+	r->relay_fd[0] = r->relay_fd[1] = r->icmp_fd[0] = r->icmp_fd[1] = -1;
+	for (int i = 1, k = 2; msg[i] && k < nfd; i++, k++) {
+		if (msg[i] == '4' || msg[i] == '6')
+			r->relay_fd[msg[i] == '6'] = fds[k];
+		else if (msg[i] == 'i' || msg[i] == 'j')
+			r->icmp_fd[msg[i] == 'j'] = fds[k];
+		else
+			close(fds[k]);
+	}
 	return 0;
 fail:
 	kill(pid, SIGKILL);

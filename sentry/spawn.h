@@ -32,6 +32,8 @@ struct spawn_result {
 	int dns_fd;                  /* the DNS stub's socket in the guest netns, or -1 */
 	int relay_fd[2];             /* the UDP relay's sockets in the guest netns (127.0.0.53
 				      * and ::1, ephemeral ports; with dns_stub), or -1 */
+	int icmp_fd[2];              /* its raw ICMP and ICMPv6 sockets (bound to 127.0.0.53 and
+				      * ::1, taking no packet: netd.c relay_icmp), or -1 */
 };
 
 /* Clone the guest init, write its id maps, seize it with ptrace and let it

@@ -171,6 +171,7 @@ static void add_host(struct builder *b, const char *path, const char *const *hid
 		}
 		add_mount(b, path, VFS_MNT_GOFER, e, root_overlay != NULL, 0, hidden, NULL);
 		b->v->mounts[b->v->nmounts - 1].system = 1;
+		b->v->mounts[b->v->nmounts - 1].host_view = 1;
 	}
 }
 

@@ -245,7 +245,11 @@ static long dents(struct sc_call *c, int guestfd, size_t count, char **buf)
 	r = vfs_fd_node(VFS_OF(c), c->task, guestfd, n, &hfd);
 	if (r < 0)
 		return r;
-	if (n->opath)
+	/* An O_PATH open of a directory is a read-only directory fd (ADDFD
+	 * takes no O_PATH file); on a sealed one (fs/vfs.c) that is all it
+	 * can be, and Linux answers EBADF: its names are not listed
+	 * (red-team round 4). */
+	if (n->opath || vfs_sealed(c->task, &n->st))
 		return -EBADF;
 	if (!S_ISDIR(n->st.st_mode))
 		return -ENOTDIR;

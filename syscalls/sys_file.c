@@ -107,7 +107,9 @@ static pthread_rwlock_t ns_lock = PTHREAD_RWLOCK_INITIALIZER;
 
 /* Will own_new record a made entry for n: a host file (every one the
  * sandbox makes, guest root's 0:0 ones too: on them guest root has Linux's
- * DAC override, LTP access01, statfs03, chmod05)? */
+ * DAC override, LTP access01, statfs03, chmod05; and a file others may not
+ * read in the system view's host directories is sealed unless the sandbox
+ * made it, fs/vfs.c)? */
 static int made_entry_needed(struct sc_call *c, const struct vfs_node *n)
 {
 	(void)c;
@@ -1501,7 +1503,7 @@ long sys_inotify_add_watch(struct sc_call *c)
 	if (r)
 		return -r;
 	pthread_join(th, NULL);
-	if (w.r >= 0)
-		__atomic_store_n(&inotify_watched, 1, __ATOMIC_RELEASE);
+	if (w.r >= 0 && !__atomic_exchange_n(&inotify_watched, 1, __ATOMIC_ACQ_REL))
+		gofer_set_close_barrier(); /* nor the gofer's close after the guest's */
 	return w.r;
 }

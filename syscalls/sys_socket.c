@@ -1,7 +1,8 @@
 /* syscalls/sys_socket.c - AF_UNIX names: the bind table (sys_socket.h) and
  * getsockname/getpeername, which show a bound path instead of the abstract
  * name it lives under in the guest's network namespace; getpeername of a UDP
- * socket connected through moat-netd's relay shows its destination. */
+ * socket connected through moat-netd's relay shows its destination, and
+ * getsockname the relay's host-side address (what the destination sees). */
 #include <errno.h>
 
 #include "syscalls/sys_fs.h"
@@ -116,15 +117,15 @@ int unix_name_path(struct sandbox *sb, const struct sockaddr_un *sa, socklen_t l
 
 static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct relay_peer {
-	struct sockaddr_storage local, peer, dest;
-	socklen_t destlen;
+	struct sockaddr_storage local, peer, dest, name;
+	socklen_t destlen, namelen;
 } *peers; /* allocated on first use */
 static unsigned npeers;
 
 void udp_relay_peer(const struct sockaddr_storage *local, const struct sockaddr_storage *peer,
-		    const void *dest, socklen_t destlen)
+		    const void *dest, socklen_t destlen, const void *name, socklen_t namelen)
 {
-	if (destlen > sizeof(struct sockaddr_storage))
+	if (destlen > sizeof(struct sockaddr_storage) || namelen > sizeof(struct sockaddr_storage))
 		return;
 	pthread_mutex_lock(&peer_lock);
 	if (!peers)
@@ -141,6 +142,9 @@ void udp_relay_peer(const struct sockaddr_storage *local, const struct sockaddr_
 		memset(&p->dest, 0, sizeof p->dest);
 		memcpy(&p->dest, dest, destlen);
 		p->destlen = destlen;
+		memset(&p->name, 0, sizeof p->name);
+		memcpy(&p->name, name, namelen);
+		p->namelen = namelen;
 	}
 	pthread_mutex_unlock(&peer_lock);
 }
@@ -164,6 +168,31 @@ static int relay_dest(int hfd, struct sockaddr_storage *ss, socklen_t *len)
 				found = 1;
 			}
 	}
+	pthread_mutex_unlock(&peer_lock);
+	return found;
+}
+
+/* The address hfd (bound at *ss) shows when it is connected through the
+ * relay: that of the relay's host-side socket. 1 and *ss, *len replaced, or
+ * 0. */
+static int relay_name(int hfd, struct sockaddr_storage *ss, socklen_t *len)
+{
+	if ((ss->ss_family != AF_INET && ss->ss_family != AF_INET6) || !__atomic_load_n(&peers, __ATOMIC_ACQUIRE))
+		return 0;
+	struct sockaddr_storage peer;
+	socklen_t pl = sizeof peer;
+	if (getpeername(hfd, (struct sockaddr *)&peer, &pl) < 0)
+		return 0;
+	int found = 0;
+	pthread_mutex_lock(&peer_lock);
+	unsigned n = npeers < NPEERS ? npeers : NPEERS;
+	for (unsigned i = 0; i < n && !found; i++)
+		if (peers[i].namelen && sockaddr_same_inet(&peers[i].local, ss) &&
+		    sockaddr_same_inet(&peers[i].peer, &peer)) {
+			*ss = peers[i].name;
+			*len = peers[i].namelen;
+			found = 1;
+		}
 	pthread_mutex_unlock(&peer_lock);
 	return found;
 }
@@ -200,6 +229,8 @@ static long sockname(struct sc_call *c, int peer)
 		return -errno;
 	if (peer)
 		relay_dest(hfd, &ss, &len);
+	else
+		relay_name(hfd, &ss, &len);
 	struct sockaddr_un *sa = (struct sockaddr_un *)&ss;
 	char path[sizeof sa->sun_path];
 	if (ss.ss_family == AF_UNIX && unix_name_path(c->sb, sa, len, path, sizeof path) == 0) {

@@ -36,9 +36,11 @@ int unix_name_path(struct sandbox *sb, const struct sockaddr_un *sa, socklen_t l
 /* Connected UDP through moat-netd's relay (sentry/netd.c udp_relay): the
  * guest's socket, bound at local, is connected to the relay's end peer on
  * the guest's loopback; getpeername shows dest, the address the guest
- * connected to. Remembered per (local, peer), the last 256. */
+ * connected to, and getsockname name, the address of the relay's host-side
+ * socket (the source the destination sees; namelen 0: the guest socket's
+ * own). Remembered per (local, peer), the last 256. */
 void udp_relay_peer(const struct sockaddr_storage *local, const struct sockaddr_storage *peer,
-		    const void *dest, socklen_t destlen);
+		    const void *dest, socklen_t destlen, const void *name, socklen_t namelen);
 /* hfd's destination if it is connected through the relay: 1 and *ss, *len
  * set, else 0. */
 int udp_relay_dest_of(int hfd, struct sockaddr_storage *ss, socklen_t *len);

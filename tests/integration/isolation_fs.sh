@@ -62,6 +62,70 @@ expect_eq shadow_not_listed "$out" 2
 out=$(mrun /bin/sh -c 'ls -a /etc | grep -cxE "shadow|gshadow|sudoers|shadow-|gshadow-"' 2>/dev/null)
 expect_eq etc_listing_hides_secrets "$out" 0
 
+# Root-only files of the system view are sealed (red-team round 4): run as
+# root, guest root acted as host uid 0 on host files, the owner of root's
+# 0600 files, and read them through the gofer (/etc/default/cacerts, keys
+# under /opt). A file or directory others may not read is now read, listed,
+# searched, written, chmod'ed or linked by nobody inside; what the guest
+# makes there itself stays its own. Planted only when run as root.
+SEALED_F="/etc/moat-sealed-$T_MARK" SEALED_D="/opt/moat-sealed-$T_MARK.d"
+if [ "$(id -u)" = 0 ] && [ -d /opt ] &&
+   (umask 077; printf '%s\n' "$CANARY" >"$SEALED_F" && mkdir "$SEALED_D" &&
+    printf '%s\n' "$CANARY" >"$SEALED_D/f" && chmod 644 "$SEALED_D/f" && : >"$SEALED_D/$CANARY"); then
+	at_exit "rm -rf '$SEALED_F' '$SEALED_F.mv' '$SEALED_D'"
+	# a program others may run but not read (0711): the loader would map it
+	# into the guest, which could read it; it does not run
+	cp /bin/true "$SEALED_D.x" && chmod 711 "$SEALED_D.x" && at_exit "rm -f '$SEALED_D.x'"
+	out=$(mrun /bin/sh -c "$SEALED_D.x && echo RAN" 2>&1)
+	case $out in *RAN*) fail sealed_exec_only_program "it ran: $out" ;; *"Permission denied"*) ok sealed_exec_only_program ;;
+	*) fail sealed_exec_only_program "got [$out]" ;; esac
+	sealed() { # sealed NAME SHELL-CMD: the canary never shows, the command's errors do
+		local out
+		out=$(mrun /bin/sh -c "$2" 2>&1)
+		case $out in *"$CANARY"*) fail "$1" "CANARY LEAKED: $out" ;; *) ok "$1" ;; esac
+	}
+	sealed sealed_etc_file_read "cat $SEALED_F"
+	sealed sealed_opt_dir_search "cat $SEALED_D/f; ls $SEALED_D"
+	sealed sealed_chmod_then_read "chmod 644 $SEALED_F; chmod 755 $SEALED_D; cat $SEALED_F $SEALED_D/f"
+	sealed sealed_link_then_read "ln $SEALED_F /etc/moat-ln-$T_MARK; cat /etc/moat-ln-$T_MARK"
+	# an O_PATH directory fd is a read-only one inside: getdents on it is
+	# EBADF (then the plain listing, which a non-isolating moat gives)
+	sealed sealed_opath_dir_list "$PY -c '
+import os
+for f in (lambda: os.open(\"$SEALED_D\", os.O_PATH), lambda: \"$SEALED_D\"):
+    try: print(os.listdir(f()))
+    except OSError as e: print(e.errno)'"
+	sealed sealed_python_open "$PY -c 'import sys; sys.stdout.write(open(\"$SEALED_F\").read())'"
+	out=$(mrun /bin/sh -c "cat $SEALED_F" 2>&1)
+	case $out in *"Permission denied"*) ok sealed_is_eacces ;; *) fail sealed_is_eacces "got [$out]" ;; esac
+	# last: a copy-up by touch and rename (natively the host file moves)
+	sealed sealed_copy_up_then_read "touch $SEALED_F; mv $SEALED_F $SEALED_F.mv; cat $SEALED_F.mv"
+	[ -e "$SEALED_F.mv" ] && fail sealed_host_untouched "a guest rename reached the host" || ok sealed_host_untouched
+	# what the guest makes in the view, 0600 or 0700, stays its own
+	out=$(mrun /bin/sh -c "umask 077; echo own-\$\$ >/etc/moat-own-$T_MARK; mkdir /opt/moat-own-$T_MARK;
+		echo in >/opt/moat-own-$T_MARK/f; cat /etc/moat-own-$T_MARK /opt/moat-own-$T_MARK/f | sed 's/[0-9]*\$//'" 2>&1)
+	SANITY=1 expect_eq sealed_own_files_readable "$(echo $out)" "own- in"
+	at_exit "rm -rf '/etc/moat-own-$T_MARK' '/opt/moat-own-$T_MARK' '/etc/moat-ln-$T_MARK'"
+else
+	skip sealed_files "not root, or no /opt"
+fi
+# An O_PATH open of a directory the task may not read (here: root's 0700
+# directory in a bind, for --user 1000; the gofer could read it) is the
+# placeholder, not a directory fd it can list (red-team round 4); one it may
+# search still works as a dirfd (0711).
+if [ "$(id -u)" = 0 ]; then
+	mkdir -p "$T_TMP/ob/priv" "$T_TMP/ob/srch" && : >"$T_TMP/ob/priv/$CANARY" &&
+		echo pub >"$T_TMP/ob/srch/pub" && chmod 700 "$T_TMP/ob/priv" && chmod 711 "$T_TMP/ob/srch"
+	out=$(moat run --user 1000 --bind "$T_TMP/ob:/ob:ro" -- "$PY" -c '
+import os, errno
+try: print(os.listdir(os.open("/ob/priv", os.O_PATH)))
+except OSError as e: print(errno.errorcode.get(e.errno, e.errno))
+try: print(os.listdir(os.open("/ob/srch", os.O_PATH)))
+except OSError as e: print(errno.errorcode.get(e.errno, e.errno))
+print(open(os.open("pub", os.O_RDONLY, dir_fd=os.open("/ob/srch", os.O_PATH))).read().strip())' </dev/null 2>&1 | tr '\n' ' ')
+	case $out in *"$CANARY"*) fail opath_dir_unreadable "CANARY LEAKED: $out" ;; *) expect_eq opath_dir_unreadable "$out" "EBADF EBADF pub " ;; esac
+fi
+
 # Writes to the view (default --overlay memory) land in the sandbox's
 # overlay, never on the host: the guest reads back what it wrote, the host's
 # files keep their content and times, new names never appear there. With

@@ -34,6 +34,42 @@ EOF2
 	fi
 }
 
+# Connected UDP to a closed port (moat-netd's relay, netd.c relay_icmp): the
+# ICMP port unreachable of the destination reaches the guest's socket as on
+# Linux (a blocked recv wakes with ECONNREFUSED, the next send fails, poll
+# shows POLLERR, SO_ERROR holds it; a dual-stack socket too), and
+# getsockname shows the address the destination sees (natively: the one the
+# route picks; before: the guest's loopback). Sanity cases: natively the
+# same program gives the same lines.
+# udp_refused NAME ADDR RULE WHERE RUN: the probe natively and under moat
+# (RUN: env or in_outer) to a port of ADDR (RULE's PORT) that WHERE (env,
+# in_outer or in_far) just had bound and closed.
+udp_refused() {
+	local name=$1 addr=$2 rule=$3 where=$4 run=$5
+	[ -n "${SYSCALL_BIN:-}" ] && [ -x "$SYSCALL_BIN/probe_udp" ] || {
+		skip "$name" "no SYSCALL_BIN/probe_udp"
+		return
+	}
+	local rport nat got
+	rport=$("$where" "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "$addr" 2>/dev/null) || {
+		skip "$name" "no $addr here"
+		return
+	}
+	nat=$("$run" "$SYSCALL_BIN/probe_udp" refused "$addr" "$rport" </dev/null 2>&1)
+	got=$("$run" timeout 60 "$MOAT" run --bind "$SYSCALL_BIN:/t:ro" --net allow="${rule//PORT/$rport}" -- \
+		/t/probe_udp refused "$addr" "$rport" </dev/null 2>&1)
+	if ! echo "$nat" | grep -q '^refused_recv ECONNREFUSED$'; then
+		fail "$name" "natively: $(echo "$nat" | tr '\n' ' ')"
+		return
+	fi
+	SANITY=1 expect_eq "$name" "$(echo "$got" | grep -v '^local' | tr '\n' ' ')" \
+		"$(echo "$nat" | grep -v '^local' | tr '\n' ' ')"
+	SANITY=1 expect_eq "${name}_getsockname" "$(echo "$got" | grep '^local')" "$(echo "$nat" | grep '^local')"
+}
+
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
 	# Rootless: no test namespaces; the host's loopback only.
 	"$PY" -c '
@@ -87,6 +123,8 @@ while True:
 	else
 		skip rootless_udp "no SYSCALL_BIN/probe_udp"
 	fi
+	udp_refused rootless_udp_connected_icmp_refused 127.0.0.1 127.0.0.1:PORT/udp env env
+	udp_refused rootless_udp_connected_icmp_refused_v6 ::1 "[::1]:PORT/udp" env env
 	skip namespaces "needs root and ip(8) for test network namespaces"
 	finish
 fi
@@ -384,6 +422,12 @@ if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_udp" ]; then
 	if [ "$(echo "$nat" | grep -c '^ok ')" = 8 ]; then ok_sanity udp_connected_native
 	else fail udp_connected_native "$(echo "$nat" | grep -v '^ok' | head -4 | tr '\n' ' ')"; fi
 fi
+# The far namespace's ICMP errors are not rate-limited (the probe asks for
+# five within a second, natively and then under moat).
+in_far sysctl -qw net.ipv4.icmp_ratelimit=0
+udp_refused udp_connected_icmp_refused 10.200.0.2 10.200.0.2:PORT/udp in_far in_outer
+udp_refused udp_connected_icmp_refused_lo 127.0.0.1 127.0.0.1:PORT/udp in_outer in_outer
+udp_refused udp_connected_icmp_refused_v6 ::1 "[::1]:PORT/udp" in_outer in_outer
 # connect to a destination no rule allows: ENETUNREACH, nothing sent
 out=$(in_outer timeout 60 "$MOAT" run --net allow=10.200.0.2:$((ueport == 65535 ? 1 : ueport + 1))/udp -- "$PY" -c '
 import socket, errno, sys

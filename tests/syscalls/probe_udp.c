@@ -28,11 +28,21 @@
  *   probe_udp swaprace ADDR PORT SINK SPORT
  *     the guest's own UDP socket sends to 127.0.0.1:SPORT (its own loopback,
  *     native) while another thread dup2()s a moat-netd UDP socket over it.
+ *   probe_udp refused ADDR PORT
+ *     ADDR (IPv4 or IPv6) PORT is a closed UDP port: a connected socket
+ *     sends one datagram and the ICMP port unreachable that answers it must
+ *     show as on Linux (under moat: moat-netd passes it on from the relay's
+ *     host-side socket). "CASE ERRNO" lines: a blocked recv wakes with
+ *     ECONNREFUSED; a later send fails with it; poll sees POLLERR and
+ *     SO_ERROR holds it (and then no more); a dual-stack socket to the
+ *     v4-mapped address (IPv4 ADDR only). "local ADDR" lines: getsockname's
+ *     address (natively the one the route to ADDR picks).
  */
 #include "t.h"
 #include <arpa/inet.h>
 #include <linux/filter.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -57,6 +67,7 @@ static const char *ename(int e)
 	case EISCONN: return "EISCONN";
 	case EPIPE: return "EPIPE";
 	case ENOENT: return "ENOENT";
+	case EAGAIN: return "EAGAIN";
 	default: snprintf(b, sizeof b, "errno%d", e); return b;
 	}
 }
@@ -413,12 +424,111 @@ static int swaprace(void)
 	return 0;
 }
 
+/* refused: a connected UDP socket to a closed port */
+static struct sockaddr_storage rdst;
+static socklen_t rdlen;
+
+static int rsock(int family)
+{
+	int s = socket(family, SOCK_DGRAM, 0);
+	struct timeval tv = { 5, 0 };
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	return s;
+}
+
+/* the local address: natively the one the route picks */
+static void print_local(int s, const char *name)
+{
+	struct sockaddr_storage me;
+	socklen_t ml = sizeof me;
+	memset(&me, 0, sizeof me);
+	getsockname(s, (struct sockaddr *)&me, &ml);
+	char a[INET6_ADDRSTRLEN] = "?";
+	if (me.ss_family == AF_INET && ml == sizeof(struct sockaddr_in))
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&me)->sin_addr, a, sizeof a);
+	else if (me.ss_family == AF_INET6 && ml == sizeof(struct sockaddr_in6))
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&me)->sin6_addr, a, sizeof a);
+	printf("%s %s\n", name, a);
+}
+
+/* the connected socket's error after one datagram, waited for with poll */
+static void refused_poll(int s, const char *name)
+{
+	struct pollfd pf = { s, 0, 0 };
+	int n = poll(&pf, 1, 5000);
+	int err = 0;
+	socklen_t el = sizeof err;
+	getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &el);
+	printf("%s %s%s\n", name, n == 1 && (pf.revents & POLLERR) ? "POLLERR " : "nothing ", err ? ename(err) : "0");
+	err = -1;
+	getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &el);
+	printf("%s_again %s\n", name, err ? ename(err) : "0");
+}
+
+static int refused(void)
+{
+	char b[64];
+	int s = rsock(rdst.ss_family);
+	if (connect(s, (struct sockaddr *)&rdst, rdlen) < 0) {
+		printf("connect %s\n", ename(errno));
+		return 1;
+	}
+	print_local(s, "local");
+	say("refused_send_first", send(s, "ping", 4, 0));
+	say("refused_recv", recv(s, b, sizeof b, 0));
+	say("refused_recv_after", recv(s, b, sizeof b, MSG_DONTWAIT));
+	/* a send after the error came: it reports it */
+	say("refused_send", send(s, "ping", 4, 0));
+	struct timespec ts = { 0, 300 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	say("refused_send_later", send(s, "ping", 4, 0));
+	close(s);
+	s = rsock(rdst.ss_family);
+	connect(s, (struct sockaddr *)&rdst, rdlen);
+	send(s, "ping", 4, 0);
+	refused_poll(s, "refused_poll");
+	close(s);
+	if (rdst.ss_family == AF_INET) {
+		/* dual stack: an IPv6 socket to the v4-mapped address */
+		const struct sockaddr_in *d4 = (const struct sockaddr_in *)&rdst;
+		struct sockaddr_in6 m = { .sin6_family = AF_INET6, .sin6_port = d4->sin_port };
+		m.sin6_addr.s6_addr[10] = m.sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&m.sin6_addr.s6_addr[12], &d4->sin_addr, 4);
+		s = rsock(AF_INET6);
+		if (connect(s, (struct sockaddr *)&m, sizeof m) < 0) {
+			printf("v4mapped_connect %s\n", ename(errno));
+		} else {
+			print_local(s, "local_v4mapped");
+			say("refused_v4mapped_send_first", send(s, "ping", 4, 0));
+			say("refused_v4mapped_recv", recv(s, b, sizeof b, 0));
+		}
+		close(s);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (argc < 4) {
 		fprintf(stderr, "usage: probe_udp echo|reaim|connected|inbound|swaprace ADDR PORT [SINK SPORT]\n");
 		return 77;
+	}
+	if (!strcmp(argv[1], "refused")) {
+		struct sockaddr_in *r4 = (struct sockaddr_in *)&rdst;
+		struct sockaddr_in6 *r6 = (struct sockaddr_in6 *)&rdst;
+		if (inet_pton(AF_INET, argv[2], &r4->sin_addr) == 1) {
+			r4->sin_family = AF_INET;
+			r4->sin_port = htons((uint16_t)atoi(argv[3]));
+			rdlen = sizeof *r4;
+		} else if (inet_pton(AF_INET6, argv[2], &r6->sin6_addr) == 1) {
+			r6->sin6_family = AF_INET6;
+			r6->sin6_port = htons((uint16_t)atoi(argv[3]));
+			rdlen = sizeof *r6;
+		} else {
+			return 77;
+		}
+		return refused();
 	}
 	dst.sin_family = AF_INET;
 	dst.sin_port = htons((uint16_t)atoi(argv[3]));

@@ -212,6 +212,16 @@ Test(gofer_proto, bad_op_flags_export)
 	c.len = sizeof big;
 	memcpy(big, &c, sizeof c);
 	cr_assert_eq(raw_call(gctl, big, sizeof big, NULL), -EPROTO);
+	/* SYNC: exactly a header, on any connection, an empty reply */
+	struct gofer_hdr y = { .len = sizeof y, .op = GOFER_OP_SYNC, .tag = 9 };
+	struct gofer_rhdr yr;
+	cr_assert_eq(raw_call(s, &y, sizeof y, &yr), 0);
+	cr_assert_eq(yr.len, sizeof yr);
+	cr_assert_eq(yr.tag, 9);
+	char ybig[sizeof y + 2] = { 0 };
+	y.len = sizeof ybig;
+	memcpy(ybig, &y, sizeof y);
+	cr_assert_eq(raw_call(s, ybig, sizeof ybig, NULL), -EPROTO);
 	/* every op with the wrong fixed size */
 	for (uint16_t op = GOFER_OP_WALK; op < GOFER_OP_MAX; op++) {
 		char m[64] = { 0 };

@@ -94,6 +94,11 @@ int procfs_write_err(struct task *t, const char *rel);
 struct sysinfo;
 int procfs_sysinfo(struct task *t, struct sysinfo *si);
 
+/* /proc/config.gz is the gzip of what fn writes (at most len bytes into buf,
+ * returning the full length): the sentry passes the syscall table's
+ * sc_kconfig_text. Without it the file does not exist. */
+void procfs_set_kconfig(size_t (*fn)(char *buf, size_t len));
+
 struct procfs_dirent {
 	char name[64];
 	unsigned char type;      /* DT_DIR, DT_REG, DT_LNK */

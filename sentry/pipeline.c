@@ -11,6 +11,8 @@
 #include "sentry/sentry.h"
 #include "sentry/netd.h"
 #include "fs/vfs.h"
+#include "fs/procfs.h"
+#include "syscalls/table.h"
 #include "gofer/gofer.h"
 #include "kernel/task.h"
 #include "loader/loader_abi.h"
@@ -552,6 +554,7 @@ int pipeline_start(struct sandbox *sb, int notify_fd)
 	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS_, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP_) < 0)
 		dbg("seccomp sync wake-up unavailable: %s", strerror(errno));
 	gofer_set_block_hook(lead_pass);
+	procfs_set_kconfig(sc_kconfig_text);
 	spawn_worker();
 	return 0;
 }

@@ -340,6 +340,34 @@ long sys_chdir(struct sc_call *c)
 	return set_cwd(c, n, -1);
 }
 
+/* chroot: checked in Linux's order — the walk (ENOENT, ENOTDIR, ELOOP,
+ * ENAMETOOLONG; EFAULT at copy-in), search permission on the directory
+ * (EACCES), CAP_SYS_CHROOT (EPERM) — so a program probing it sees Linux's
+ * errors. A task has no root of its own yet (every walk starts at the
+ * sandbox's /): chroot into the root it already has succeeds, into any
+ * other directory it is EPERM, as for a caller without the capability. */
+long sys_chroot(struct sc_call *c)
+{
+	cleanup_free struct vfs_node *n = NULL;
+	struct task *t = c->task;
+	int r = fs_walk(c, AT_FDCWD, c->str[0], WALK_DIRECTORY, &n);
+
+	if (r < 0)
+		return r;
+	if (n->kind == VN_FD || !S_ISDIR(n->st.st_mode))
+		return -ENOTDIR;
+	r = vfs_permission(t, &n->st, MAY_EXEC);
+	if (r < 0)
+		return r;
+	if (!cred_capable(&t->cred, CRED_CAP_SYS_CHROOT))
+		return -EPERM;
+	if (strcmp(n->path, "/")) {
+		snprintf(c->note, sizeof c->note, "chroot into another directory than / is not emulated");
+		return -EPERM;
+	}
+	return 0;
+}
+
 long sys_fchdir(struct sc_call *c)
 {
 	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);

@@ -1020,9 +1020,13 @@ static int fd_meta_ok(struct sc_call *c, const struct vfs_node *n)
 }
 
 /* Resolve the target of an attribute change; *hfd gets the host fd for an
- * AT_EMPTY_PATH target the VFS cannot name (VN_FD, a memfd: fd_meta_ok). */
+ * AT_EMPTY_PATH target the VFS cannot name (VN_FD, a memfd: fd_meta_ok).
+ * owner_only (chmod, chown): a change only an owner may make, so a node of
+ * the device mount, whose owners and modes are the host's and never change,
+ * is EPERM as for a file of another owner (Linux checks ownership there; a
+ * write to the device mount is EACCES) — LTP fchownat03. */
 static int attr_lookup(struct sc_call *c, int dirfd, const char *path, int atflags,
-		       struct vfs_node **n, int *hfd)
+		       struct vfs_node **n, int *hfd, int owner_only)
 {
 	unsigned wf = 0;
 	int r;
@@ -1054,7 +1058,8 @@ static int attr_lookup(struct sc_call *c, int dirfd, const char *path, int atfla
 		return fd_meta_ok(c, *n);
 	if ((*n)->kind == VN_PROC)
 		return -EPERM;
-	return vfs_mount_write_err((*n)->mnt);
+	r = vfs_mount_write_err((*n)->mnt);
+	return r == -EACCES && owner_only ? -EPERM : r;
 }
 
 /*
@@ -1093,7 +1098,7 @@ static long do_fchmodat(struct sc_call *c, int dirfd, const char *path, mode_t m
 
 	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return -EINVAL;
-	r = attr_lookup(c, dirfd, path, flags, &n, &hfd);
+	r = attr_lookup(c, dirfd, path, flags, &n, &hfd, 1);
 	if (r < 0)
 		return r;
 	if (S_ISLNK(n->st.st_mode))
@@ -1170,7 +1175,7 @@ static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t
 
 	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
 		return -EINVAL;
-	r = attr_lookup(c, dirfd, path, flags, &n, &hfd);
+	r = attr_lookup(c, dirfd, path, flags, &n, &hfd, 1);
 	if (r < 0)
 		return r;
 	if (n->kind == VN_FD)
@@ -1316,7 +1321,7 @@ static long do_utimens(struct sc_call *c, int dirfd, const char *path, int null_
 			return -EROFS;
 		}
 	} else {
-		r = attr_lookup(c, dirfd, path, flags, &n, &hfd);
+		r = attr_lookup(c, dirfd, path, flags, &n, &hfd, 0);
 		if (r < 0)
 			return r;
 	}

@@ -229,3 +229,97 @@ int sc_print_listing(FILE *out, const char *format)
 		fputs("\n]\n", out);
 	return ferror(out) ? -EIO : 0;
 }
+
+/* ---- the guest's kernel configuration (/proc/config.gz) ---- */
+
+static const struct {
+	const char *opt;
+	const char *sys;    /* the call that stands for it; NULL: fixed */
+	int on;             /* fixed: y or not set */
+} kconfig_rows[] = {
+	{ "CONFIG_64BIT", NULL, 1 },
+	{ "CONFIG_X86_64", NULL, 1 },
+	{ "CONFIG_X86", NULL, 1 },
+	{ "CONFIG_MMU", NULL, 1 },
+	{ "CONFIG_SMP", NULL, 1 },
+	{ "CONFIG_MULTIUSER", NULL, 1 },
+	{ "CONFIG_PROC_FS", NULL, 1 },
+	{ "CONFIG_SYSFS", NULL, 1 },
+	{ "CONFIG_TMPFS", NULL, 1 },
+	{ "CONFIG_SHMEM", NULL, 1 },
+	{ "CONFIG_NET", NULL, 1 },
+	{ "CONFIG_INET", NULL, 1 },
+	{ "CONFIG_IPV6", NULL, 1 },
+	{ "CONFIG_UNIX", NULL, 1 },
+	{ "CONFIG_HIGH_RES_TIMERS", NULL, 1 },
+	{ "CONFIG_FILE_LOCKING", "flock", 0 },
+	{ "CONFIG_FUTEX", "futex", 0 },
+	{ "CONFIG_POSIX_TIMERS", "timer_create", 0 },
+	{ "CONFIG_EPOLL", "epoll_create1", 0 },
+	{ "CONFIG_SIGNALFD", "signalfd4", 0 },
+	{ "CONFIG_TIMERFD", "timerfd_create", 0 },
+	{ "CONFIG_EVENTFD", "eventfd2", 0 },
+	{ "CONFIG_AIO", "io_setup", 0 },
+	{ "CONFIG_IO_URING", "io_uring_setup", 0 },
+	{ "CONFIG_INOTIFY_USER", "inotify_init1", 0 },
+	{ "CONFIG_FANOTIFY", "fanotify_init", 0 },
+	{ "CONFIG_DNOTIFY", "fcntl", 0 },         /* F_NOTIFY runs natively */
+	{ "CONFIG_SYSVIPC", "shmget", 0 },
+	{ "CONFIG_POSIX_MQUEUE", "mq_open", 0 },
+	{ "CONFIG_MEMFD_CREATE", "memfd_create", 0 },
+	{ "CONFIG_CROSS_MEMORY_ATTACH", "process_vm_readv", 0 },
+	{ "CONFIG_SECCOMP", "seccomp", 0 },
+	{ "CONFIG_SECCOMP_FILTER", "seccomp", 0 },
+	{ "CONFIG_SECURITY_LANDLOCK", "landlock_create_ruleset", 0 },
+	{ "CONFIG_MEMBARRIER", "membarrier", 0 },
+	{ "CONFIG_USERFAULTFD", "userfaultfd", 0 },
+	{ "CONFIG_FHANDLE", "open_by_handle_at", 0 },
+	{ "CONFIG_KEYS", "keyctl", 0 },
+	{ "CONFIG_BSD_PROCESS_ACCT", "acct", 0 },
+	{ "CONFIG_SWAP", "swapon", 0 },
+	{ "CONFIG_QUOTACTL", "quotactl", 0 },
+	{ "CONFIG_BPF_SYSCALL", "bpf", 0 },
+	{ "CONFIG_PERF_EVENTS", "perf_event_open", 0 },
+	{ "CONFIG_MODULES", "init_module", 0 },
+	{ "CONFIG_KEXEC", "kexec_load", 0 },
+	/* the guest has its namespaces but cannot make more */
+	{ "CONFIG_NAMESPACES", "unshare", 0 },
+	{ "CONFIG_USER_NS", "unshare", 0 },
+	{ "CONFIG_PID_NS", "unshare", 0 },
+	{ "CONFIG_NET_NS", "unshare", 0 },
+	{ "CONFIG_UTS_NS", "unshare", 0 },
+	{ "CONFIG_IPC_NS", "unshare", 0 },
+	{ "CONFIG_TIME_NS", "unshare", 0 },
+	{ "CONFIG_CGROUPS", "unshare", 0 },
+	/* not offered whatever the table says */
+	{ "CONFIG_CHECKPOINT_RESTORE", NULL, 0 },   /* no map_files, PR_SET_MM */
+	{ "CONFIG_IA32_EMULATION", NULL, 0 },       /* int 0x80 is ENOSYS */
+	{ "CONFIG_X86_X32_ABI", NULL, 0 },
+	{ "CONFIG_NUMA", NULL, 0 },
+	{ "CONFIG_BLK_DEV_LOOP", NULL, 0 },
+	{ "CONFIG_FS_VERITY", NULL, 0 },
+	{ "CONFIG_POSIX_AUX_CLOCKS", NULL, 0 },
+};
+
+size_t sc_kconfig_text(char *buf, size_t len)
+{
+	size_t o = 0;
+	int r = snprintf(buf, len, "#\n# Linux kernel configuration of moat's guest (moat's own, not the host's)\n#\n");
+
+	if (r > 0)
+		o = (size_t)r;
+	for (size_t i = 0; i < sizeof kconfig_rows / sizeof kconfig_rows[0]; i++) {
+		int on = kconfig_rows[i].on;
+
+		if (kconfig_rows[i].sys) {
+			const struct sysent *e = sc_lookup_name(kconfig_rows[i].sys);
+
+			on = e && e->cls != SC_DENY && e->cls != SC_KILL;
+		}
+		r = on ? snprintf(o < len ? buf + o : NULL, o < len ? len - o : 0, "%s=y\n", kconfig_rows[i].opt)
+		       : snprintf(o < len ? buf + o : NULL, o < len ? len - o : 0, "# %s is not set\n", kconfig_rows[i].opt);
+		if (r > 0)
+			o += (size_t)r;
+	}
+	return o;
+}

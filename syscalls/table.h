@@ -132,4 +132,12 @@ const char *sc_status_name(int status);
  * or "json". Returns 0 or -EINVAL for an unknown format. */
 int sc_print_listing(FILE *out, const char *format);
 
+/* The configuration of the kernel the guest runs on, as /proc/config.gz
+ * shows it (LTP and other test suites read it to skip what a kernel lacks):
+ * moat's own, never the host's. An option that stands for a system call is
+ * "y" when the table lets that call do its work (FAST, EMULATE, EXEC) and
+ * "is not set" when it denies it; the rest are fixed. Writes at most len
+ * bytes of text into buf; returns the text's full length. */
+size_t sc_kconfig_text(char *buf, size_t len);
+
 #endif

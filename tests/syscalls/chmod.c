@@ -45,5 +45,16 @@ int main(int argc, char **argv)
 	else
 		t_ok("mode_enforced");
 	chmod("f", 0644);
+	/* A file of another owner: chmod and chown are EPERM, not EACCES (LTP
+	 * fchownat03 on /dev/null). Only when not root: natively root would
+	 * change the host's /dev/null. */
+	if (geteuid() != 0) {
+		EXPECT_ERR(chmod("/dev/null", 0666), EPERM, "other_owner_chmod_eperm");
+		EXPECT_ERR(fchownat(AT_FDCWD, "/dev/null", geteuid(), getegid(), 0), EPERM,
+			   "other_owner_chown_eperm");
+	} else {
+		t_ok("other_owner_chmod_eperm");
+		t_ok("other_owner_chown_eperm");
+	}
 	return t_done();
 }

@@ -703,3 +703,25 @@ Test(syscalls_decode, json_escape)
 	cr_assert_eq(json_escape(out, 4, "ab\n"), 2);
 	cr_assert_str_eq(out, "ab");
 }
+
+/* /proc/config.gz's text: an option that stands for a call follows the row
+ * (a denied call is "not set"), the text is whole at any buffer size. */
+Test(syscalls_table, kconfig_follows_the_table)
+{
+	char buf[16384], small[64];
+	size_t n = sc_kconfig_text(buf, sizeof buf);
+
+	cr_assert(n > 0 && n < sizeof buf);
+	cr_assert_eq(sc_lookup_name("userfaultfd")->cls, SC_DENY);
+	cr_assert_not_null(strstr(buf, "\n# CONFIG_USERFAULTFD is not set\n"));
+	cr_assert_not_null(strstr(buf, "\n# CONFIG_USER_NS is not set\n"));
+	cr_assert_not_null(strstr(buf, "\n# CONFIG_IO_URING is not set\n"));
+	cr_assert_eq(sc_lookup_name("eventfd2")->cls, SC_FAST);
+	cr_assert_not_null(strstr(buf, "\nCONFIG_EVENTFD=y\n"));
+	cr_assert_not_null(strstr(buf, "\nCONFIG_FILE_LOCKING=y\n")); /* flock: EMULATE */
+	cr_assert_null(strstr(buf, "CONFIG_IA32_EMULATION=y"));
+	/* cut at any size: the full length comes back, the buffer ends in NUL */
+	cr_assert_eq(sc_kconfig_text(small, sizeof small), n);
+	cr_assert_eq(strlen(small), sizeof small - 1);
+	cr_assert_eq(sc_kconfig_text(NULL, 0), n);
+}

@@ -117,6 +117,7 @@ void pipeline_profile_report(void)
 		}
 		fprintf(stderr, " %9llu\n", tot / row->n);
 	}
+	gofer_profile_report(stderr);
 }
 
 /* Step 2: copy every PATH/STR/struct argument once. 0 or -errno. */
@@ -545,8 +546,10 @@ int pipeline_start(struct sandbox *sb, int notify_fd)
 	g_sb = sb;
 	g_nfd = notify_fd;
 	const char *pe = getenv("MOAT_PROFILE");
-	if (pe && *pe && strcmp(pe, "0"))
+	if (pe && *pe && strcmp(pe, "0")) {
 		g_prof = xcalloc(PROF_NR + 1, sizeof *g_prof);
+		gofer_profile(1);
+	}
 	/* Linux 6.6+: wake the worker on the trapping task's CPU and switch to it
 	 * directly. On these VMs a cross-CPU wake-up dominates a trapped call. */
 	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS_, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP_) < 0)

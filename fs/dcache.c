@@ -8,10 +8,17 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
+#include "common/log.h"
 #include "common/util.h"
 
+/* The bucket array grows with the entries (doubling from DCACHE_BUCKETS0
+ * up to NBUCKETS, at most one entry per bucket on average): a hash spreads
+ * even a few entries over every page of a fixed table, and an idle sandbox
+ * touched ~100 KiB of a 128 KiB one (PSS). */
 #define NBUCKETS (DCACHE_SIZE * 2)
+#define DCACHE_BUCKETS0 256
 /* The names and link targets the entries hold, at most: a guest's deep
  * tree (entries of every prefix of 10,000-level paths) made the sentry hold
  * ~7 KB a level before, 47 MB at 6,000 levels (red-team finding); past the
@@ -32,7 +39,10 @@ struct dentry {
 struct dcache {
 	pthread_rwlock_t lock;
 	struct dentry e[DCACHE_SIZE];
-	int bucket[NBUCKETS];    /* index + 1, 0 = empty */
+	int *bucket;             /* nbuckets chains: index + 1, 0 = empty */
+	unsigned nbuckets;
+	unsigned live;           /* entries chained */
+	unsigned hiwater;        /* slots at or above it were never used */
 	unsigned hand;
 	size_t bytes;            /* strlen + 1 of every rel and link held */
 	atomic_ulong gen;        /* bumped (under the write lock) by every drop */
@@ -52,13 +62,41 @@ static uint64_t key_hash(int mnt, const char *rel)
 
 struct dcache *dcache_new(void)
 {
-	struct dcache *d = xcalloc(1, sizeof *d);
-
 	/* All-zero is the empty cache (a free slot has rel == NULL), so the
 	 * table's pages stay untouched until entries land in them: an idle
-	 * sandbox does not pay for a full cache. */
+	 * sandbox does not pay for a full cache. mmap, not calloc: once malloc
+	 * has raised its mmap threshold (it does when a large block is freed)
+	 * calloc would take the 3 MiB from the heap and clear every page. */
+	struct dcache *d = mmap(NULL, sizeof *d, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (d == MAP_FAILED)
+		die("out of memory");
+	d->nbuckets = DCACHE_BUCKETS0;
+	d->bucket = xcalloc(d->nbuckets, sizeof *d->bucket);
 	pthread_rwlock_init(&d->lock, NULL);
 	return d;
+}
+
+/* Double the bucket array and rechain every entry (write lock held); on
+ * ENOMEM the chains just stay longer. */
+static void grow_locked(struct dcache *d)
+{
+	unsigned n = d->nbuckets * 2;
+	int *b = calloc(n, sizeof *b);
+
+	if (!b)
+		return;
+	for (unsigned i = 0; i < d->hiwater; i++) {
+		struct dentry *e = &d->e[i];
+		if (!e->rel)
+			continue;
+		e->next = b[e->hash % n];
+		b[e->hash % n] = (int)i + 1;
+	}
+	free(d->bucket);
+	d->bucket = b;
+	d->nbuckets = n;
 }
 
 static size_t entry_bytes(const struct dentry *e)
@@ -78,15 +116,16 @@ void dcache_free(struct dcache *d)
 {
 	if (!d)
 		return;
-	for (int i = 0; i < DCACHE_SIZE; i++)
+	for (unsigned i = 0; i < d->hiwater; i++)
 		entry_clear(&d->e[i]);
 	pthread_rwlock_destroy(&d->lock);
-	free(d);
+	free(d->bucket);
+	munmap(d, sizeof *d);
 }
 
 static int find_locked(struct dcache *d, uint64_t h, int mnt, const char *rel)
 {
-	for (int i = d->bucket[h % NBUCKETS] - 1; i >= 0; i = d->e[i].next - 1)
+	for (int i = d->bucket[h % d->nbuckets] - 1; i >= 0; i = d->e[i].next - 1)
 		if (d->e[i].hash == h && d->e[i].mnt == mnt && !strcmp(d->e[i].rel, rel))
 			return i;
 	return -1;
@@ -122,13 +161,14 @@ int dcache_get(struct dcache *d, int mnt, const char *rel, struct stat *st, int 
 
 static void unchain_locked(struct dcache *d, int i)
 {
-	int *pp = &d->bucket[d->e[i].hash % NBUCKETS];
+	int *pp = &d->bucket[d->e[i].hash % d->nbuckets];
 
 	while (*pp > 0 && *pp != i + 1)
 		pp = &d->e[*pp - 1].next;
 	if (*pp == i + 1)
 		*pp = d->e[i].next;
 	d->e[i].next = 0;
+	d->live--;
 	d->bytes -= entry_bytes(&d->e[i]);
 	entry_clear(&d->e[i]);
 }
@@ -172,13 +212,18 @@ void dcache_put(struct dcache *d, unsigned long gen, int mnt, const char *rel,
 				break;
 			}
 		}
+		if ((unsigned)i >= d->hiwater)
+			d->hiwater = (unsigned)i + 1;
+		if (d->live >= d->nbuckets && d->nbuckets < NBUCKETS)
+			grow_locked(d);
 		struct dentry *e = &d->e[i];
 		e->hash = h;
 		e->mnt = mnt;
 		e->rel = xstrdup(rel);
 		d->bytes += strlen(rel) + 1;
-		e->next = d->bucket[h % NBUCKETS];
-		d->bucket[h % NBUCKETS] = i + 1;
+		e->next = d->bucket[h % d->nbuckets];
+		d->bucket[h % d->nbuckets] = i + 1;
+		d->live++;
 	}
 	struct dentry *e = &d->e[i];
 	if (e->link)
@@ -214,7 +259,7 @@ void dcache_drop(struct dcache *d, int mnt, const char *rel, int subtree)
 	if (i >= 0)
 		unchain_locked(d, i);
 	if (subtree) {
-		for (i = 0; i < DCACHE_SIZE; i++) {
+		for (i = 0; i < (int)d->hiwater; i++) {
 			struct dentry *e = &d->e[i];
 			if (!e->rel || e->mnt != mnt)
 				continue;
@@ -317,11 +362,18 @@ struct ino_ent {
 	ino_t oino;
 };
 
+/* The table grows with its entries (doubling from INOMAP_CAP0 up to
+ * INOMAP_SIZE, at most 3/4 full), for the dcache's reason: four maps of a
+ * fixed 320 KiB had ~35 of their pages touched in an idle sandbox. */
+#define INOMAP_CAP0 64
+
 struct inomap {
 	pthread_mutex_t lock;
-	struct ino_ent e[INOMAP_SIZE];   /* open addressing, linear probing */
-	/* FIFO of insertions for eviction when the table is 3/4 full */
-	struct { dev_t dev; ino_t ino; } fifo[INOMAP_SIZE];
+	struct ino_ent *e;       /* cap slots: open addressing, linear probing */
+	unsigned cap;
+	/* FIFO of insertions (a ring of cap) for eviction when the table is
+	 * 3/4 full */
+	struct ino_key { dev_t dev; ino_t ino; } *fifo;
 	unsigned head, count;
 	size_t bytes;            /* strlen + 1 of every path held */
 };
@@ -335,6 +387,9 @@ struct inomap *inomap_new(void)
 {
 	struct inomap *m = xcalloc(1, sizeof *m);
 
+	m->cap = INOMAP_CAP0;
+	m->e = xcalloc(m->cap, sizeof *m->e);
+	m->fifo = xcalloc(m->cap, sizeof *m->fifo);
 	pthread_mutex_init(&m->lock, NULL);
 	return m;
 }
@@ -343,24 +398,57 @@ void inomap_free(struct inomap *m)
 {
 	if (!m)
 		return;
-	for (int i = 0; i < INOMAP_SIZE; i++)
+	for (unsigned i = 0; i < m->cap; i++)
 		free(m->e[i].path);
 	pthread_mutex_destroy(&m->lock);
+	free(m->e);
+	free(m->fifo);
 	free(m);
 }
 
-static unsigned ino_slot(dev_t dev, ino_t ino)
+static unsigned ino_slot(dev_t dev, ino_t ino, unsigned cap)
 {
 	uint64_t k[2] = { dev, ino };
 
-	return moat_hash(k, sizeof k) % INOMAP_SIZE;
+	return moat_hash(k, sizeof k) % cap;
+}
+
+/* Double the table and re-insert every entry (lock held); on ENOMEM the
+ * table stays as it is (eviction keeps it at most 3/4 full). */
+static void ino_grow_locked(struct inomap *m)
+{
+	unsigned n = m->cap * 2;
+	struct ino_ent *e = calloc(n, sizeof *e);
+	struct ino_key *q = calloc(n, sizeof *q);
+
+	if (!e || !q) {
+		free(e);
+		free(q);
+		return;
+	}
+	for (unsigned i = 0; i < m->count; i++)   /* the ring, oldest first */
+		q[i] = m->fifo[(m->head + i) % m->cap];
+	free(m->fifo);
+	m->fifo = q;
+	m->head = 0;
+	for (unsigned i = 0; i < m->cap; i++) {
+		if (!m->e[i].path)
+			continue;
+		unsigned k = ino_slot(m->e[i].dev, m->e[i].ino, n);
+		while (e[k].path)
+			k = (k + 1) % n;
+		e[k] = m->e[i];
+	}
+	free(m->e);
+	m->e = e;
+	m->cap = n;
 }
 
 static int ino_find_locked(struct inomap *m, dev_t dev, ino_t ino)
 {
-	unsigned s = ino_slot(dev, ino);
+	unsigned s = ino_slot(dev, ino, m->cap);
 
-	for (unsigned n = 0; n < INOMAP_SIZE; n++, s = (s + 1) % INOMAP_SIZE) {
+	for (unsigned n = 0; n < m->cap; n++, s = (s + 1) % m->cap) {
 		if (!m->e[s].path)
 			return -1;
 		if (m->e[s].dev == dev && m->e[s].ino == ino)
@@ -375,12 +463,12 @@ static void ino_remove_locked(struct inomap *m, unsigned s)
 	m->bytes -= strlen(m->e[s].path) + 1;
 	free(m->e[s].path);
 	m->e[s].path = NULL;
-	for (unsigned j = (s + 1) % INOMAP_SIZE; m->e[j].path; j = (j + 1) % INOMAP_SIZE) {
+	for (unsigned j = (s + 1) % m->cap; m->e[j].path; j = (j + 1) % m->cap) {
 		struct ino_ent tmp = m->e[j];
 		m->e[j].path = NULL;
-		unsigned k = ino_slot(tmp.dev, tmp.ino);
+		unsigned k = ino_slot(tmp.dev, tmp.ino, m->cap);
 		while (m->e[k].path)
-			k = (k + 1) % INOMAP_SIZE;
+			k = (k + 1) % m->cap;
 		m->e[k] = tmp;
 	}
 }
@@ -402,22 +490,24 @@ void inomap_put_obj(struct inomap *m, dev_t dev, ino_t ino, const char *path, de
 	while (m->count && (m->count >= INOMAP_SIZE * 3 / 4 || m->bytes + strlen(path) + 1 > INOMAP_MAX_BYTES)) {
 		/* evict the oldest insertion still present */
 		int slot = ino_find_locked(m, m->fifo[m->head].dev, m->fifo[m->head].ino);
-		m->head = (m->head + 1) % INOMAP_SIZE;
+		m->head = (m->head + 1) % m->cap;
 		m->count--;
 		if (slot >= 0)
 			ino_remove_locked(m, slot);
 	}
-	unsigned k = ino_slot(dev, ino);
+	if (m->count + 1 > m->cap * 3 / 4 && m->cap < INOMAP_SIZE)
+		ino_grow_locked(m);
+	unsigned k = ino_slot(dev, ino, m->cap);
 	while (m->e[k].path)
-		k = (k + 1) % INOMAP_SIZE;
+		k = (k + 1) % m->cap;
 	m->e[k].dev = dev;
 	m->e[k].ino = ino;
 	m->e[k].path = xstrdup(path);
 	m->bytes += strlen(path) + 1;
 	m->e[k].odev = odev;
 	m->e[k].oino = oino;
-	m->fifo[(m->head + m->count) % INOMAP_SIZE].dev = dev;
-	m->fifo[(m->head + m->count) % INOMAP_SIZE].ino = ino;
+	m->fifo[(m->head + m->count) % m->cap].dev = dev;
+	m->fifo[(m->head + m->count) % m->cap].ino = ino;
 	m->count++;
 	pthread_mutex_unlock(&m->lock);
 }
@@ -451,7 +541,7 @@ void inomap_renamed(struct inomap *m, const char *from, const char *to)
 	size_t fl = strlen(from), tl = strlen(to);
 
 	pthread_mutex_lock(&m->lock);
-	for (int i = 0; i < INOMAP_SIZE; i++) {
+	for (unsigned i = 0; i < m->cap; i++) {
 		char *p = m->e[i].path;
 		if (!p || strncmp(p, from, fl) || (p[fl] && p[fl] != '/'))
 			continue;

@@ -2053,3 +2053,9 @@ void vfs_thread_warmup(struct vfs *v)
 {
 	(void)conn(v);
 }
+
+void vfs_thread_release(void)
+{
+	gofer_disconnect(tl_conn);
+	tl_conn = NULL;
+}

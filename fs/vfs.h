@@ -88,6 +88,9 @@ int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
 /* Open this thread's gofer connection now rather than at its first request
  * (the sentry calls it as each worker starts, off the guest's critical path). */
 void vfs_thread_warmup(struct vfs *v);
+/* A thread that ends: close its gofer connection (the gofer's thread for it
+ * ends too). */
+void vfs_thread_release(void);
 
 /* Direct file access (fs/directfs.c): roots[i] is an O_PATH fd of a
  * read-only bind of export i in the sentry's own root, or -1. Read-only opens

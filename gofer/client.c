@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -149,6 +150,54 @@ static long xfer(int sock, uint32_t tag, struct iovec *req, int nreq,
 	return r;
 }
 
+/* gofer_profile(1) (MOAT_PROFILE): round trips and their wall time per op,
+ * printed by gofer_profile_report. Off: one branch per request. */
+static struct {
+	unsigned long long n, ns;
+} *g_gprof;
+
+void gofer_profile(int on)
+{
+	if (on && !g_gprof)
+		g_gprof = xcalloc(GOFER_OP_MAX, sizeof *g_gprof);
+}
+
+static unsigned long long gprof_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+void gofer_profile_report(FILE *f)
+{
+	static const char *const names[GOFER_OP_MAX] = {
+		[GOFER_OP_WALK] = "walk", [GOFER_OP_LSTAT] = "lstat", [GOFER_OP_OPEN] = "open",
+		[GOFER_OP_READLINK] = "readlink", [GOFER_OP_STATFS] = "statfs",
+		[GOFER_OP_GETXATTR] = "getxattr", [GOFER_OP_LISTXATTR] = "listxattr",
+		[GOFER_OP_PATHOF] = "pathof", [GOFER_OP_DIRSTAT] = "dirstat",
+	};
+	if (!g_gprof)
+		return;
+	fprintf(f, "moat profile: gofer round trips (sentry side, wall)\n");
+	for (int op = 1; op < GOFER_OP_MAX; op++)
+		if (g_gprof[op].n)
+			fprintf(f, "  op %-10s %7llu  mean %8llu ns\n", names[op] ? names[op] : "other",
+				g_gprof[op].n, g_gprof[op].ns / g_gprof[op].n);
+}
+
+static long xfer_prof(int sock, uint16_t op, uint32_t tag, struct iovec *iov, int k,
+		      struct iovec *rep, int nrep, int *fd, int allow_trunc, int sfd)
+{
+	if (!g_gprof || op >= GOFER_OP_MAX)
+		return xfer(sock, tag, iov, k, rep, nrep, fd, allow_trunc, sfd);
+	unsigned long long t0 = gprof_now();
+	long r = xfer(sock, tag, iov, k, rep, nrep, fd, allow_trunc, sfd);
+	__atomic_fetch_add(&g_gprof[op].n, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&g_gprof[op].ns, gprof_now() - t0, __ATOMIC_RELAXED);
+	return r;
+}
+
 /* A path request: hdr | fixed | s1 NUL [| s2 NUL] [| blob], with one fd
  * (sfd >= 0: PATHOF, LINKFD) */
 static long call_full(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen,
@@ -180,7 +229,7 @@ static long call_full(struct gofer_conn *c, uint16_t op, void *fixed, size_t fle
 		iov[k++] = (struct iovec){ (void *)blob, bloblen };
 	if (c->broken)
 		return -EPIPE;
-	long r = xfer(c->sock, h.tag, iov, k, rep, nrep, fd, allow_trunc, sfd);
+	long r = xfer_prof(c->sock, op, h.tag, iov, k, rep, nrep, fd, allow_trunc, sfd);
 	if (r == -EINTR && wait_hook) {
 		/* hang up now: the gofer ends its wait when it sees that */
 		c->broken = 1;

@@ -38,6 +38,7 @@
 #include <stdint.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
@@ -143,6 +144,10 @@ void gofer_set_wait_hook(int (*hook)(void *), void *arg);
 /* Called (by this thread) before every request: the sentry's pipeline passes
  * its RECV lead on before a thread may wait for the gofer. */
 void gofer_set_block_hook(void (*hook)(void));
+/* MOAT_PROFILE: count the round trips and their wall time per op; the
+ * report goes to f (nothing when never turned on). */
+void gofer_profile(int on);
+void gofer_profile_report(FILE *f);
 int gofer_conn_broken(const struct gofer_conn *c);
 
 #define GOFER_WALK_MAX 64

@@ -47,6 +47,12 @@
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP_ SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
 
 #define MAX_WORKERS 64
+/* A worker left waiting for the lead this long ends while another remains
+ * (an idle sandbox's PSS: each worker holds ~40 KiB of stack touched by its
+ * handlers, its call buffer, and a gofer connection with the gofer's thread
+ * for it; start-up's look-ups had left three). */
+#define WORKER_IDLE_MS 1000
+#define MIN_WORKERS 1
 #define WORKER_STACK (256 * 1024)
 
 static struct sandbox *g_sb;
@@ -119,6 +125,7 @@ void pipeline_profile_report(void)
 		}
 		fprintf(stderr, " %9llu\n", tot / row->n);
 	}
+	gofer_profile_report(stderr);
 }
 
 /* Step 2: copy every PATH/STR/struct argument once. 0 or -errno. */
@@ -422,17 +429,31 @@ static atomic_int lead_free = 1;       /* futex word: 1 = nobody holds the lead 
 static atomic_int lead_waiters;
 static __thread int t_lead;
 
-static void lead_take(void)
+/* 0: this thread holds the lead; -1: it was idle for WORKER_IDLE_MS and has
+ * left the count of workers (it must end). */
+static int lead_take(void)
 {
 	for (;;) {
 		int one = 1;
 		if (atomic_compare_exchange_strong(&lead_free, &one, 0)) {
 			t_lead = 1;
-			return;
+			return 0;
 		}
+		struct timespec idle = { WORKER_IDLE_MS / 1000, (WORKER_IDLE_MS % 1000) * 1000000L };
 		atomic_fetch_add(&lead_waiters, 1);
-		syscall(SYS_futex, &lead_free, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+		long r = syscall(SYS_futex, &lead_free, FUTEX_WAIT_PRIVATE, 0, &idle, NULL, 0);
+		int timed_out = r < 0 && errno == ETIMEDOUT;
 		atomic_fetch_sub(&lead_waiters, 1);
+		/* Out of the waiters' count first, then the lead looked at: a
+		 * lead_pass after this sees us gone (it wakes another waiter
+		 * or spawns one); one before it left the lead free, and we
+		 * take it instead of ending. */
+		if (!timed_out || atomic_load(&lead_free))
+			continue;
+		int n = atomic_load(&nworkers);
+		while (n > MIN_WORKERS)
+			if (atomic_compare_exchange_weak(&nworkers, &n, n - 1))
+				return -1;
 	}
 }
 
@@ -477,8 +498,13 @@ static void *worker(void *arg)
 	vfs_thread_warmup(g_sb->vfs);
 	for (;;) {
 		struct notif n;
-		if (!t_lead)
-			lead_take();
+		if (!t_lead && lead_take() < 0) {
+			/* idle: end (nworkers already counts us out) */
+			free(c);
+			vfs_thread_release();
+			atomic_fetch_sub(&idle_workers, 1);
+			return NULL;
+		}
 		int r = plat->recv(g_nfd, &n);
 		if (r == -EINTR)
 			continue;
@@ -547,8 +573,10 @@ int pipeline_start(struct sandbox *sb, int notify_fd)
 	g_sb = sb;
 	g_nfd = notify_fd;
 	const char *pe = getenv("MOAT_PROFILE");
-	if (pe && *pe && strcmp(pe, "0"))
+	if (pe && *pe && strcmp(pe, "0")) {
 		g_prof = xcalloc(PROF_NR + 1, sizeof *g_prof);
+		gofer_profile(1);
+	}
 	/* Linux 6.6+: wake the worker on the trapping task's CPU and switch to it
 	 * directly. On these VMs a cross-CPU wake-up dominates a trapped call. */
 	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS_, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP_) < 0)

@@ -30,6 +30,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -49,6 +50,7 @@ struct tracer {
 	struct sandbox *sb;
 	pid_t main_pid;
 	int listener, main_done, init_reaped, status_out;
+	int trimmed;             /* the heap trimmed once the program runs */
 	int max_tasks;
 	pid_t *early;            /* new tasks whose first stop came before their parent's event */
 	int nearly, cap_early;
@@ -581,6 +583,12 @@ int tracer_run(struct tracer_args *a)
 				task_put(e);
 			}
 			ptrace(PTRACE_CONT, tid, 0, 0);
+			/* The program runs: what set-up and the first exec
+			 * freed goes back (an idle sandbox's PSS), once. */
+			if (!tr.trimmed) {
+				tr.trimmed = 1;
+				malloc_trim(0);
+			}
 			break;
 		}
 		case PTRACE_EVENT_STOP:

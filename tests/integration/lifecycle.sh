@@ -113,4 +113,20 @@ print("ppid", ppid, state)
 ' 2>&1)
 expect_eq orphan_reparented_to_init_and_reaped "$out" "ppid 1 reaped"
 
+# An idle sandbox keeps one pipeline worker: the workers start-up spawned
+# (one each time the lead passed while the others waited for the gofer) end
+# after a second without work, with their gofer connections (PSS; before: six
+# threads in the sentry and seven in the gofer stayed for the sandbox's life).
+moat_bg run -- /bin/sh -c "for i in 1 2 3 4 5 6; do (cat /etc/hostname /etc/os-release >/dev/null &); done; python3 -c pass; exec sleep $S.7"
+pid=$!
+for ((i = 0; i < 200; i++)); do pgrep -f -- "sleep $S\\.7" >/dev/null && break; sleep 0.1; done
+sleep 2.5
+nt=$(ls /proc/$pid/task 2>/dev/null | wc -l)
+gofer=$(pgrep -P $pid -x moat-gofer | head -1)
+ng=$([ -n "$gofer" ] && ls /proc/$gofer/task 2>/dev/null | wc -l)
+kill -9 $pid
+wait_max $pid 5
+if [ "$nt" -ge 1 ] && [ "$nt" -le 2 ] && [ -n "$ng" ] && [ "$ng" -le 3 ]; then ok idle_workers_end
+else fail idle_workers_end "sentry threads $nt, gofer threads ${ng:-?} (want <= 2, <= 3)"; fi
+
 finish

@@ -52,3 +52,69 @@ Test(fs_dcache, inomap_paths_bounded)
 	cr_assert_leq(inomap_bytes(m), 4u << 20);
 	inomap_free(m);
 }
+
+static long rss_kib(void)
+{
+	long pages = 0, res = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &res) != 2)
+			res = 0;
+		fclose(f);
+	}
+	return res * 4;
+}
+
+/* A few hundred names (an idle sandbox: the loader's and the program's
+ * first look-ups) touch pages in proportion to them, not to the tables'
+ * capacity: fixed hash tables spread them over every page (PSS). */
+Test(fs_dcache, small_use_small_rss)
+{
+	struct stat st = { .st_mode = S_IFREG | 0644 };
+	long before = rss_kib();
+	struct dcache *d = dcache_new();
+	struct inomap *m[4];
+	for (int k = 0; k < 4; k++)
+		m[k] = inomap_new();
+	for (int i = 0; i < 200; i++) {
+		char n[32];
+		snprintf(n, sizeof n, "usr/lib/f%d", i);
+		dcache_put(d, dcache_gen(d), 0, n, &st, 0, NULL);
+		for (int k = 0; k < 4; k++)
+			inomap_put(m[k], 1, (ino_t)i + 1, n);
+	}
+	long grew = rss_kib() - before; /* (the test runner's own threads add ~100-200) */
+	cr_assert_lt(grew, 768, "%ld KiB for 200 names in the dcache and four inode maps", grew);
+	for (int k = 0; k < 4; k++)
+		inomap_free(m[k]);
+	dcache_free(d);
+}
+
+/* The tables grow under their entries: everything put is found again. */
+Test(fs_dcache, growth_keeps_entries)
+{
+	struct dcache *d = dcache_new();
+	struct inomap *m = inomap_new();
+	char n[32], out[64];
+	int neg;
+	for (int i = 0; i < 6000; i++) {
+		struct stat st = { .st_mode = S_IFREG | 0644, .st_ino = (ino_t)i + 1 };
+		snprintf(n, sizeof n, "d/f%d", i);
+		dcache_put(d, dcache_gen(d), 0, n, &st, 0, NULL);
+		inomap_put(m, 7, (ino_t)i + 1, n);
+	}
+	dcache_drop(d, 0, "d/f17", 0);
+	for (int i = 0; i < 6000; i++) {
+		struct stat st;
+		snprintf(n, sizeof n, "d/f%d", i);
+		cr_assert_eq(dcache_get(d, 0, n, &st, &neg, NULL, 0), i != 17, "%s", n);
+		if (i != 17)
+			cr_assert_eq(st.st_ino, (ino_t)i + 1);
+		cr_assert_eq(inomap_get(m, 7, (ino_t)i + 1, out, sizeof out), 0, "%s", n);
+		cr_assert_str_eq(out, n);
+	}
+	dcache_drop(d, 0, "d", 1);
+	cr_assert_eq(dcache_get(d, 0, "d/f5", NULL, &neg, NULL, 0), 0);
+	inomap_free(m);
+	dcache_free(d);
+}

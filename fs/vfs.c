@@ -89,6 +89,8 @@ static int g_linkfd(void *ctx, int exp, int fd, const char *rel)
 { GC(ctx); return gofer_linkfd(gc, exp, fd, rel); }
 static int g_chownfd(void *ctx, int exp, int fd, uid_t uid, gid_t gid)
 { GC(ctx); return gofer_chownfd(gc, exp, fd, uid, gid); }
+static int g_watch(void *ctx, int exp, const char *rel, int ifd, uint32_t mask, dev_t dev, ino_t ino)
+{ GC(ctx); return gofer_watch(gc, exp, rel, ifd, mask, dev, ino); }
 static long g_dirstat(void *ctx, int exp, const char *rel, uint64_t pos, void *buf, size_t len)
 { GC(ctx); return gofer_dirstat(gc, exp, rel, pos, buf, len); }
 
@@ -110,6 +112,7 @@ static const struct vfs_backend gofer_backend = {
 	.getxattr = g_getxattr, .listxattr = g_listxattr, .setxattr = g_setxattr,
 	.removexattr = g_removexattr,
 	.pathof = g_pathof, .linkfd = g_linkfd, .chownfd = g_chownfd, .dirstat = g_dirstat,
+	.watch = g_watch,
 };
 
 void vfs_set_backend(struct vfs *v, const struct vfs_backend *ops, void *ctx)

@@ -281,6 +281,8 @@ struct vfs_backend {
 	int (*linkfd)(void *ctx, int exp, int fd, const char *rel);         /* may be NULL */
 	int (*chownfd)(void *ctx, int exp, int fd, uid_t uid, gid_t gid);   /* may be NULL */
 	long (*dirstat)(void *ctx, int exp, const char *rel, uint64_t pos, void *buf, size_t len); /* may be NULL */
+	int (*watch)(void *ctx, int exp, const char *rel, int ifd, uint32_t mask,
+		     dev_t dev, ino_t ino);                                      /* may be NULL */
 };
 
 /* Replace the backend (before use; tests). ctx is passed to every op. */

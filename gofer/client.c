@@ -445,6 +445,18 @@ int gofer_linkfd(struct gofer_conn *c, int exp, int fd, const char *rel)
 	return expect(call_fd(c, GOFER_OP_LINKFD, &f, sizeof f, rel, NULL, NULL, 0, NULL, 0, fd), 0);
 }
 
+int gofer_watch(struct gofer_conn *c, int exp, const char *rel, int ifd, uint32_t mask,
+		dev_t dev, ino_t ino)
+{
+	struct gofer_req_open f = { .exp = exp, .flags = (int32_t)mask, .ino = ino, .dev = dev };
+	int32_t wd = -1;
+	struct iovec rep = { &wd, sizeof wd };
+	long r = call_fd(c, GOFER_OP_WATCH, &f, sizeof f, rel, NULL, &rep, 1, NULL, 0, ifd);
+
+	r = expect(r, sizeof wd);
+	return r < 0 ? (int)r : wd < 0 ? -EPROTO : wd;
+}
+
 int gofer_chownfd(struct gofer_conn *c, int exp, int fd, uid_t uid, gid_t gid)
 {
 	struct gofer_req_chown f = { .exp = exp, .uid = uid, .gid = gid };

@@ -227,6 +227,11 @@ int gofer_linkfd(struct gofer_conn *c, int exp, int fd, const char *rel);
 /* fchown an unnamed O_TMPFILE file of a private (TMPFS) export (its
  * creator's ids: what CHOWN does for a named file); -EPERM for anything else */
 int gofer_chownfd(struct gofer_conn *c, int exp, int fd, uid_t uid, gid_t gid);
+/* Add a watch for the inotify instance ifd on rel, only if it is the object
+ * (dev, ino): a directory itself, else by name with IN_DONT_FOLLOW. Returns
+ * the watch descriptor or -errno (-ESTALE: rel names another object now). */
+int gofer_watch(struct gofer_conn *c, int exp, const char *rel, int ifd, uint32_t mask,
+		dev_t dev, ino_t ino);
 
 /* Extended attributes of rel (never following a final symlink), user.*
  * names only (others: -EOPNOTSUPP). A value travels whole in one message:

@@ -58,6 +58,10 @@ enum gofer_op {
 			      * connection's earlier requests are done (their fds closed) */
 	GOFER_OP_CHOWNFD,    /* the request carries one fd, an unnamed O_TMPFILE file
 			      * of a private (TMPFS) export: fchown it */
+	GOFER_OP_WATCH,      /* the request carries one fd, an inotify instance: add a
+			      * watch on the object at path (struct gofer_req_open:
+			      * flags = the mask, ino/dev = the object checked);
+			      * reply = the watch descriptor (int32) */
 	GOFER_OP_MAX,
 };
 

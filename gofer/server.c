@@ -34,6 +34,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
+#include <sys/inotify.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <poll.h>
@@ -1137,6 +1139,77 @@ static int h_linkfd(struct req *rq, struct rep *rp)
 	return r;
 }
 
+/* WATCH: the sentry adds inotify watches itself, through its own fd of the
+ * object, which needs its uid to be able to read it; when it may not (run
+ * as root: a 0700 directory guest root made is host root's), it asks here,
+ * after its own permission check on the guest's credentials. infd is the
+ * guest's inotify instance. The watch is on the object the sentry checked
+ * (ino, dev: -ESTALE for another), a directory as itself, anything else by
+ * name in its parent with IN_DONT_FOLLOW, from a short-lived thread with a
+ * working directory of its own (fchdir to the fd; no procfs here). */
+struct watch_job {
+	int ifd, dfd;
+	const char *name;
+	uint32_t mask;
+	int r;
+};
+
+static void *watch_job_run(void *arg)
+{
+	struct watch_job *w = arg;
+
+	if (syscall(SYS_unshare, CLONE_FS) < 0 || fchdir(w->dfd) < 0)
+		w->r = -errno;
+	else if ((w->r = inotify_add_watch(w->ifd, w->name, w->mask)) < 0)
+		w->r = -errno;
+	return NULL;
+}
+
+static int h_watch(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_open *f = rq->fixed;
+	struct watch_job w = { .ifd = rq->infd, .mask = (uint32_t)f->flags };
+	const char *name;
+	struct stat st;
+	pthread_t th;
+	int owned, pfd, fd, r;
+
+	if (rq->infd < 0 || !f->ino)
+		return -EINVAL;
+	w.mask &= ~IN_ONLYDIR; /* the sentry's walk checked the type */
+	pfd = open_parent(rq->e, rq->path, &name, &owned);
+	if (pfd < 0)
+		return pfd;
+	fd = open_checked(rq->e, pfd, name, f->dev, f->ino, &st);
+	if (fd < 0) {
+		close_owned(pfd, owned);
+		return fd;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		w.dfd = fd;
+		w.name = ".";
+	} else {
+		w.dfd = pfd;
+		w.name = name;
+		w.mask |= IN_DONT_FOLLOW;
+	}
+	r = pthread_create(&th, NULL, watch_job_run, &w);
+	if (!r) {
+		pthread_join(th, NULL);
+		r = w.r;
+	} else {
+		r = -r;
+	}
+	close(fd);
+	close_owned(pfd, owned);
+	if (r < 0)
+		return r;
+	int32_t wd = r;
+	memcpy(rp->payload, &wd, sizeof wd);
+	rp->len = sizeof wd;
+	return 0;
+}
+
 /* CHOWNFD: give the unnamed file infd (an O_TMPFILE file the gofer made in
  * this private export, not yet linked) its creator's ids, as CHOWN does
  * for a named one; anything else (a host file, a named file, another file
@@ -1352,6 +1425,7 @@ static const struct op_desc ops[GOFER_OP_MAX] = {
 	[GOFER_OP_DIRSTAT]  = { h_dirstat,  sizeof(struct gofer_req_dirstat), 0 },
 	[GOFER_OP_SYNC]     = { h_sync,     0, F_NOP },
 	[GOFER_OP_CHOWNFD]  = { h_chownfd,  sizeof(struct gofer_req_chown), F_WRITE | F_FD },
+	[GOFER_OP_WATCH]    = { h_watch,    sizeof(struct gofer_req_open), F_FD },
 };
 
 /* Check one string at buf[*off] of length len: in bounds, NUL-free, NUL

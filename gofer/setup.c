@@ -947,6 +947,16 @@ static void seccomp_allowlist(void)
 	if (!r)
 		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socketpair), 1,
 					   &unix_cmp);
+	/* WATCH (h_watch): a thread's own working directory (unshare of
+	 * CLONE_FS only), fchdir to an fd beneath an export, and the watch by
+	 * a name relative to it; events only, never a new open */
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(unshare), 1,
+				     SCMP_A0(SCMP_CMP_EQ, CLONE_FS));
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fchdir), 0);
+	if (!r)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(inotify_add_watch), 0);
 	if (!r)
 		r = seccomp_load(ctx);
 	seccomp_release(ctx);

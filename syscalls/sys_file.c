@@ -1508,6 +1508,20 @@ long sys_inotify_add_watch(struct sc_call *c)
 	if (r)
 		return -r;
 	pthread_join(th, NULL);
+	if (w.r == -EACCES) {
+		/* the sentry's uid may not read it (run as root: a 0700
+		 * directory guest root made is host root's); the guest may
+		 * (checked above): the gofer adds the watch on the object
+		 * checked (GOFER_OP_WATCH) */
+		void *ctx;
+		const struct vfs_backend *be = vfs_backend(VFS_OF(c), &ctx);
+
+		if (be->watch)
+			w.r = be->watch(ctx, n->mnt->export, n->rel, ifd, mask & ~IN_ONLYDIR,
+					n->st.st_dev, n->st.st_ino);
+		if (w.r == -ESTALE)
+			w.r = -ENOENT; /* renamed away meanwhile */
+	}
 	if (w.r >= 0 && !__atomic_exchange_n(&inotify_watched, 1, __ATOMIC_ACQ_REL))
 		gofer_set_close_barrier(); /* nor the gofer's close after the guest's */
 	return w.r;

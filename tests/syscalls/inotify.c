@@ -118,5 +118,38 @@ int main(int argc, char **argv)
 		close(ifd);
 		rmdir("quiet");
 	}
+	/* a private (0700) directory and a 0600 file of one's own are watched
+	 * and report events (LTP inotify04: under moat run as root, guest root's
+	 * 0700 directory is host root's, which the sentry's uid may not read) */
+	{
+		int ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		mkdir("priv", 0700);
+		t_write_file("priv/f", "x", 0600);
+		int pw = inotify_add_watch(ifd, "priv", IN_CREATE | IN_DELETE);
+		int fw = inotify_add_watch(ifd, "priv/f", IN_ATTRIB);
+		CHECK(pw >= 0 && fw >= 0, "private_dir_watched", "wd %d %d: %s", pw, fw, strerror(errno));
+		t_write_file("priv/g", "y", 0600);
+		chmod("priv/f", 0640);
+		events(ifd, got, sizeof got);
+		CHECK(!strcmp(got, "CREATE g,ATTRIB"), "private_dir_events", "%s", got);
+		if (geteuid() == 0) {
+			/* another user may not: EACCES natively and under moat */
+			pid_t pid = fork();
+			if (pid == 0) {
+				if (setgid(65534) || setuid(65534))
+					_exit(3);
+				_exit(inotify_add_watch(ifd, "priv", IN_CREATE) < 0 && errno == EACCES ? 0 : 1);
+			}
+			int st = -1;
+			waitpid(pid, &st, 0);
+			CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "private_dir_other_user_eacces", "status %#x", st);
+		} else {
+			t_ok("private_dir_other_user_eacces");
+		}
+		close(ifd);
+		unlink("priv/f");
+		unlink("priv/g");
+		rmdir("priv");
+	}
 	return t_done();
 }

@@ -662,8 +662,24 @@ static long do_mknodat(struct sc_call *c, int dirfd, const char *path, mode_t mo
 	struct stat made = { 0 };
 	r = VFS_BE(VFS_OF(c), mknod, n->mnt->export, n->rel, mode, &made);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
-	if (r == 0)
+	if (r == 0) {
+		struct stat real = made;
+		mode_t setid = mode & (S_ISUID | S_ISGID);
+
 		own_made(c, n, &made);
+		if (real.st_ino && vfs_node_is_host(n) && setid) {
+			/* the gofer makes host nodes without them: virtual, after
+			 * Linux's rule for a set-gid directory's group (kept with
+			 * CAP_FSETID or membership: LTP mknod05) */
+			struct stat pview = n->pst;
+			vfs_view_stat(VFS_OF(c), &pview);
+			if ((pview.st_mode & S_ISGID) && !cred_capable(&c->task->cred, CRED_CAP_FSETID) &&
+			    !cred_in_group(&c->task->cred, pview.st_gid))
+				setid &= ~S_ISGID;
+			if (setid)
+				vfs_meta_update(VFS_OF(c), &real, (uid_t)-1, (gid_t)-1, setid, 1);
+		}
+	}
 	if (excl)
 		pthread_rwlock_unlock(&ns_lock);
 	return r;

@@ -79,6 +79,11 @@ int main(int argc, char **argv)
 	}
 	CHECK(mknod("ff2", S_IFIFO | 0600, 0) == 0 && lstat("ff2", &st) == 0 && S_ISFIFO(st.st_mode),
 	      "mknod_fifo", "%s", strerror(errno));
+	/* set-id bits of the mode stay (virtual on host files: LTP mknod05) */
+	CHECK(mknod("ff3", S_IFIFO | S_ISGID | S_ISUID | 0640, 0) == 0 && lstat("ff3", &st) == 0 &&
+	      (st.st_mode & 07777) == ((S_ISGID | S_ISUID | 0640) & ~022),
+	      "mknod_fifo_setid", "%s mode %o", strerror(errno), st.st_mode & 07777);
+	unlink("ff3");
 	EXPECT_ERR(mkfifo("nodir/ff", 0600), ENOENT, "mkfifo_enoent");
 	EXPECT_ERR(mkfifo("fa/ff", 0600), ENOTDIR, "mkfifo_enotdir");
 

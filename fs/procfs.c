@@ -196,6 +196,8 @@ static const struct tent tree[] = {
 	{ "sys/fs/pipe-max-size", N_GUEST, 0644, NULL },
 	{ "sys/fs/nr_open", N_GUEST, 0644, NULL },
 	{ "sys/fs/file-max", N_GUEST, 0644, NULL },
+	{ "sys/fs/pipe-user-pages-soft", N_GUEST, 0644, NULL },
+	{ "sys/fs/pipe-user-pages-hard", N_GUEST, 0644, NULL },
 	{ "sys/fs/inotify", N_TDIR, 0555, NULL },
 	{ "sys/fs/inotify/max_user_watches", N_GUEST, 0644, NULL },
 	{ "sys/fs/inotify/max_user_instances", N_GUEST, 0644, NULL },

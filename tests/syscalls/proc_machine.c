@@ -149,6 +149,11 @@ static void check_sysctl(void)
 	CHECK(n > 0 && buf[0] >= '0' && buf[0] <= '9', "tainted", "'%s'", buf);
 	n = rd("/proc/sys/fs/pipe-max-size");
 	CHECK(n > 0 && atol(buf) >= 4096, "pipe_max_size", "'%s'", buf);
+	/* the per-user pipe page limits (LTP pipe15 reads the soft one) */
+	n = rd("/proc/sys/fs/pipe-user-pages-soft");
+	CHECK(n > 0 && buf[0] >= '0' && buf[0] <= '9', "pipe_user_pages_soft", "'%s'", buf);
+	n = rd("/proc/sys/fs/pipe-user-pages-hard");
+	CHECK(n > 0 && buf[0] >= '0' && buf[0] <= '9', "pipe_user_pages_hard", "'%s'", buf);
 	/* it is the limit that holds: an unprivileged process may go up to it */
 	int pp[2];
 	long mx = atol(buf);

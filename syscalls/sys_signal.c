@@ -333,12 +333,13 @@ long sys_process_vm_writev(struct sc_call *c) { return check_vm(c); }
  * sched_setparam/setscheduler/setaffinity/setattr, ioprio_set. Every guest
  * task is the same host uid, so the kernel's owner checks pass for any
  * target (red-team round 5: a process that dropped root set a root
- * process's RLIMIT_NOFILE to 0 and its policy to SCHED_IDLE). The filter
+ * process's RLIMIT_NOFILE to 0 and its policy to SCHED_IDLE; get_robust_list
+ * and kcmp, which Linux guards with the ptrace access check, likewise). The filter
  * keeps the caller's own calls (pid 0) native and sends the others here;
  * Linux's rule is applied on the virtual ids, then the call runs natively
  * (its arguments checked are plain register values; the rlimit and
  * sched_attr pointers are never read). */
-enum owner_rule { OWN_NICE, OWN_IOPRIO, OWN_RLIMIT };
+enum owner_rule { OWN_NICE, OWN_IOPRIO, OWN_RLIMIT, OWN_PTRACE };
 
 static struct cred cred_of(struct task *t)
 {
@@ -361,6 +362,9 @@ static int owner_ok(const struct cred *s, const struct cred *d, enum owner_rule 
 		return (s->ruid == d->euid && s->ruid == d->suid && s->ruid == d->ruid &&
 			s->rgid == d->egid && s->rgid == d->sgid && s->rgid == d->rgid) ||
 		       cred_capable(s, CRED_CAP_SYS_RESOURCE);
+	case OWN_PTRACE: /* PTRACE_MODE_READ_REALCREDS; CAP_SYS_PTRACE is never granted */
+		return s->ruid == d->euid && s->ruid == d->suid && s->ruid == d->ruid &&
+		       s->rgid == d->egid && s->rgid == d->sgid && s->rgid == d->rgid;
 	default:
 		return 0;
 	}
@@ -458,6 +462,18 @@ long sys_sched_setparam(struct sc_call *c) { return owner_one(c, (pid_t)c->args[
 long sys_sched_setscheduler(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_NICE); }
 long sys_sched_setaffinity(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_NICE); }
 long sys_sched_setattr(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_NICE); }
+
+/* the ptrace access check of get_robust_list (another task's robust list
+ * head: an address of its memory) and kcmp (whether two processes share
+ * files, memory, fd tables...): red-team round 5 read a root process's
+ * robust list head from a process that dropped root */
+long sys_get_robust_list(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_PTRACE); }
+
+long sys_kcmp(struct sc_call *c)
+{
+	long r = owner_one(c, (pid_t)c->args[0], OWN_PTRACE);
+	return r < 0 ? r : owner_one(c, (pid_t)c->args[1], OWN_PTRACE);
+}
 
 long sys_setpriority(struct sc_call *c)
 {

@@ -1,5 +1,6 @@
 /* Calls that act on another process by pid (prlimit64, setpriority,
- * sched_setparam/setscheduler/setaffinity/setattr, ioprio_set) from a
+ * sched_setparam/setscheduler/setaffinity/setattr, ioprio_set; and
+ * get_robust_list, kcmp: the ptrace access check) from a
  * process that dropped root: another user's process is EPERM, its own
  * user's and its own are fine, root may act on anyone (Linux's owner rules;
  * under moat every guest task is one host uid, so the sentry checks the
@@ -68,6 +69,14 @@ static void act_on(pid_t p, int want_eperm, const char *who)
 	ONE(sched_setparam(p, &sp), "sched_setparam");
 	ONE(syscall(SYS_sched_setattr, p, &at, 0), "sched_setattr");
 	ONE(syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, p, IOPRIO_PRIO(2, 7)), "ioprio_set");
+	if (want_eperm) {
+		/* the ptrace access check (only refusals compared: natively a
+		 * process whose ids changed is not dumpable, which moat's are) */
+		void *head;
+		size_t len;
+		ONE(syscall(SYS_get_robust_list, p, &head, &len), "get_robust_list");
+		ONE(syscall(SYS_kcmp, p, getpid(), 0 /* KCMP_FILE */, 0, 0), "kcmp");
+	}
 #undef ONE
 }
 

@@ -94,7 +94,9 @@ static const char usage_text[] =
 	"  --publish HOST:GUEST     forward the host's 127.0.0.1:HOST (tcp) to the guest's\n"
 	"                           127.0.0.1:GUEST (repeatable)\n"
 	"  --deny SYSCALL           deny this syscall too (EPERM, audited; repeatable;\n"
-	"                           names as in `moat syscalls`)\n"
+	"                           names as in `moat syscalls`), with the calls that do\n"
+	"                           the same through another entry point (open: openat,\n"
+	"                           openat2, creat; kill: tkill, tgkill...)\n"
 	"\n"
 	"limits (a limit that ends the sandbox ends its whole process tree):\n"
 	"  --memory N               memory of the whole sandbox, bytes (suffix K, M, G)\n"
@@ -509,10 +511,9 @@ static int cmd_run(int argc, char **argv)
 			c.pub_guest[c.npub++] = gp;
 		} else if (is_opt(a, "--deny")) {
 			const char *name = optval(argc, argv, &i, "--deny");
-			const struct sysent *e = sc_lookup_name(name);
-			if (!e)
+			/* the call and its other entry points (sc_deny_family) */
+			if (sc_deny_family(name, c.deny) < 0)
 				die_status(2, "--deny %s: no such syscall (see moat syscalls)", name);
-			c.deny[e->nr] = 1;
 		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			fputs(usage_text, stdout);
 			return 0;

@@ -328,3 +328,181 @@ static long check_vm(struct sc_call *c)
 
 long sys_process_vm_readv(struct sc_call *c) { return check_vm(c); }
 long sys_process_vm_writev(struct sc_call *c) { return check_vm(c); }
+
+/* Calls that act on another task by pid: prlimit64, setpriority,
+ * sched_setparam/setscheduler/setaffinity/setattr, ioprio_set. Every guest
+ * task is the same host uid, so the kernel's owner checks pass for any
+ * target (red-team round 5: a process that dropped root set a root
+ * process's RLIMIT_NOFILE to 0 and its policy to SCHED_IDLE; get_robust_list
+ * and kcmp, which Linux guards with the ptrace access check, likewise). The filter
+ * keeps the caller's own calls (pid 0) native and sends the others here;
+ * Linux's rule is applied on the virtual ids, then the call runs natively
+ * (its arguments checked are plain register values; the rlimit and
+ * sched_attr pointers are never read). */
+enum owner_rule { OWN_NICE, OWN_IOPRIO, OWN_RLIMIT, OWN_PTRACE };
+
+static struct cred cred_of(struct task *t)
+{
+	pthread_mutex_lock(&t->lock);
+	struct cred c = t->cred;
+	pthread_mutex_unlock(&t->lock);
+	return c;
+}
+
+static int owner_ok(const struct cred *s, const struct cred *d, enum owner_rule r)
+{
+	switch (r) {
+	case OWN_NICE:   /* set_one_prio_perm, check_same_owner */
+		return s->euid == d->ruid || s->euid == d->euid ||
+		       cred_capable(s, CRED_CAP_SYS_NICE);
+	case OWN_IOPRIO: /* set_task_ioprio */
+		return d->ruid == s->euid || d->ruid == s->ruid ||
+		       cred_capable(s, CRED_CAP_SYS_NICE);
+	case OWN_RLIMIT: /* check_prlimit_permission */
+		return (s->ruid == d->euid && s->ruid == d->suid && s->ruid == d->ruid &&
+			s->rgid == d->egid && s->rgid == d->sgid && s->rgid == d->rgid) ||
+		       cred_capable(s, CRED_CAP_SYS_RESOURCE);
+	case OWN_PTRACE: /* PTRACE_MODE_READ_REALCREDS; CAP_SYS_PTRACE is never granted */
+		return s->ruid == d->euid && s->ruid == d->suid && s->ruid == d->ruid &&
+		       s->rgid == d->egid && s->rgid == d->sgid && s->rgid == d->rgid;
+	default:
+		return 0;
+	}
+}
+
+/* one target (a guest tid or pid) */
+static long owner_one(struct sc_call *c, pid_t target, enum owner_rule r)
+{
+	c->cont = 1;
+	if (target <= 0)
+		return 0;        /* the caller itself, or the kernel's EINVAL/ESRCH */
+	struct cred s = cred_of(c->task), d;
+	struct task *t = task_get_vpid(c->sb, target);
+	if (!t) {
+		if (target != 1)
+			return 0; /* ESRCH from the kernel */
+		memset(&d, 0, sizeof d); /* the guest's init is root's */
+	} else {
+		int same = t->vtgid == c->task->vtgid;
+		d = cred_of(t);
+		task_put(t);
+		if (same)
+			return 0; /* its own threads */
+	}
+	if (owner_ok(&s, &d, r))
+		return 0;
+	c->cont = 0;
+	snprintf(c->note, sizeof c->note, "task %d is not the caller's", (int)target);
+	return -EPERM;
+}
+
+struct owner_grp {
+	struct sc_call *c;
+	struct cred s;
+	enum owner_rule r;
+	int user;             /* 1: the tasks of a uid; 0: a process group */
+	pid_t pgrp;
+	uid_t uid;
+	int refused, others;
+};
+
+static int owner_visit(struct task *t, void *arg)
+{
+	struct owner_grp *g = arg;
+	pid_t v = t->vtgid;
+
+	if (atomic_load(&t->exited) || v <= 0)
+		return 0;
+	struct cred d = cred_of(t);
+	if (g->user) {
+		/* natively the call reaches every guest task (one host uid) */
+		if (d.ruid != g->uid) {
+			g->others = 1;
+			return 1;
+		}
+	} else {
+		pid_t pg;
+		if (task_proc_ids(g->c->sb, v, &pg, NULL, NULL) < 0 || pg != g->pgrp)
+			return 0;
+	}
+	if (v != g->c->task->vtgid && !owner_ok(&g->s, &d, g->r)) {
+		g->refused = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* a process group (who: 0 = the caller's) or a user's tasks (0 = its real uid) */
+static long owner_group(struct sc_call *c, int user, int who, enum owner_rule r)
+{
+	struct owner_grp g = { .c = c, .s = cred_of(c->task), .r = r, .user = user };
+
+	c->cont = 1;
+	if (who < 0)
+		return 0;        /* the kernel's ESRCH/EINVAL */
+	if (user) {
+		g.uid = who ? (uid_t)who : g.s.ruid;
+	} else if (who) {
+		g.pgrp = who;
+	} else if (task_proc_ids(c->sb, c->task->vtgid, &g.pgrp, NULL, NULL) < 0) {
+		c->cont = 0;
+		return -ESRCH;
+	}
+	task_for_each_leader(c->sb, owner_visit, &g);
+	if (!g.refused && !g.others)
+		return 0;
+	c->cont = 0;
+	snprintf(c->note, sizeof c->note, "%s %d: %s", user ? "user" : "process group", who,
+		 g.others ? "the sandbox has tasks of other users" : "a member is not the caller's");
+	return -EPERM;
+}
+
+long sys_prlimit64(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_RLIMIT); }
+long sys_sched_setparam(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_NICE); }
+long sys_sched_setscheduler(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_NICE); }
+long sys_sched_setaffinity(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_NICE); }
+long sys_sched_setattr(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_NICE); }
+
+/* the ptrace access check of get_robust_list (another task's robust list
+ * head: an address of its memory) and kcmp (whether two processes share
+ * files, memory, fd tables...): red-team round 5 read a root process's
+ * robust list head from a process that dropped root */
+long sys_get_robust_list(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_PTRACE); }
+
+long sys_kcmp(struct sc_call *c)
+{
+	long r = owner_one(c, (pid_t)c->args[0], OWN_PTRACE);
+	return r < 0 ? r : owner_one(c, (pid_t)c->args[1], OWN_PTRACE);
+}
+
+long sys_setpriority(struct sc_call *c)
+{
+	int which = (int)c->args[0], who = (int)c->args[1];
+	switch (which) {
+	case 0: /* PRIO_PROCESS */
+		return owner_one(c, who, OWN_NICE);
+	case 1: /* PRIO_PGRP */
+	case 2: /* PRIO_USER */
+		return owner_group(c, which == 2, who, OWN_NICE);
+	default:
+		break;
+	}
+	c->cont = 1;
+	return 0;                /* EINVAL from the kernel */
+}
+
+long sys_ioprio_set(struct sc_call *c)
+{
+	int which = (int)c->args[0], who = (int)c->args[1];
+	switch (which) {
+	case 1: /* IOPRIO_WHO_PROCESS */
+		return owner_one(c, who, OWN_IOPRIO);
+	case 2: /* IOPRIO_WHO_PGRP */
+	case 3: /* IOPRIO_WHO_USER */
+		return owner_group(c, which == 3, who, OWN_IOPRIO);
+	default:
+		break;
+	}
+	c->cont = 1;
+	return 0;
+}

@@ -55,6 +55,84 @@ const struct sysent *sc_lookup_name(const char *name)
 	return NULL;
 }
 
+/* Rows of calls that do the same work through different entry points: a
+ * --deny of any member denies its whole row (and every row it is in), so a
+ * program cannot step around `--deny openat` with open or openat2, or around
+ * `--deny kill` with tgkill (red-team round 5). Not every way to reach an
+ * effect: `--deny write` leaves sendfile and splice, `--deny connect`
+ * leaves sendto with MSG_FASTOPEN (the egress policy still holds there). */
+static const char *const deny_rows[][8] = {
+	{ "open", "openat", "openat2", "creat", "open_by_handle_at" },
+	{ "execve", "execveat" },
+	{ "kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_send_signal" },
+	{ "fork", "vfork", "clone", "clone3" },
+	{ "wait4", "waitid" },
+	{ "unlink", "unlinkat" },
+	{ "rmdir", "unlinkat" },
+	{ "rename", "renameat", "renameat2" },
+	{ "link", "linkat" },
+	{ "symlink", "symlinkat" },
+	{ "readlink", "readlinkat" },
+	{ "mkdir", "mkdirat" },
+	{ "mknod", "mknodat" },
+	{ "chmod", "fchmod", "fchmodat", "fchmodat2" },
+	{ "chown", "fchown", "lchown", "fchownat" },
+	{ "access", "faccessat", "faccessat2" },
+	{ "stat", "lstat", "fstat", "newfstatat", "statx" },
+	{ "utime", "utimes", "futimesat", "utimensat" },
+	{ "truncate", "ftruncate" },
+	{ "chdir", "fchdir" },
+	{ "getdents", "getdents64" },
+	{ "setxattr", "lsetxattr", "fsetxattr", "setxattrat" },
+	{ "getxattr", "lgetxattr", "fgetxattr", "getxattrat" },
+	{ "listxattr", "llistxattr", "flistxattr", "listxattrat" },
+	{ "removexattr", "lremovexattr", "fremovexattr", "removexattrat" },
+	{ "read", "readv", "pread64", "preadv", "preadv2" },
+	{ "write", "writev", "pwrite64", "pwritev", "pwritev2" },
+	{ "sendto", "sendmsg", "sendmmsg" },
+	{ "recvfrom", "recvmsg", "recvmmsg" },
+	{ "accept", "accept4" },
+	{ "dup", "dup2", "dup3" },
+	{ "pipe", "pipe2" },
+	{ "poll", "ppoll" },
+	{ "select", "pselect6" },
+	{ "epoll_create", "epoll_create1" },
+	{ "epoll_wait", "epoll_pwait", "epoll_pwait2" },
+	{ "eventfd", "eventfd2" },
+	{ "signalfd", "signalfd4" },
+	{ "inotify_init", "inotify_init1" },
+	{ "setuid", "setreuid", "setresuid" },
+	{ "setgid", "setregid", "setresgid" },
+};
+
+int sc_deny_family(const char *name, unsigned char *deny)
+{
+	const struct sysent *e = sc_lookup_name(name);
+	int n = 0;
+
+	if (!e)
+		return -1;
+	if (!deny[e->nr])
+		n++;
+	deny[e->nr] = 1;
+	for (size_t r = 0; r < sizeof deny_rows / sizeof deny_rows[0]; r++) {
+		int in = 0;
+		for (int k = 0; k < 8 && deny_rows[r][k]; k++)
+			if (!strcmp(deny_rows[r][k], e->name))
+				in = 1;
+		for (int k = 0; in && k < 8 && deny_rows[r][k]; k++) {
+			const struct sysent *m = sc_lookup_name(deny_rows[r][k]);
+			if (!m)
+				return -1; /* a row naming no call (tests/unit: deny_family) */
+			if (!deny[m->nr]) {
+				deny[m->nr] = 1;
+				n++;
+			}
+		}
+	}
+	return n;
+}
+
 const char *sc_class_name(int cls)
 {
 	switch (cls) {

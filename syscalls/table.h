@@ -124,6 +124,11 @@ extern const struct sysent sc_table[SC_NR_MAX];
 const struct sysent *sc_lookup(long nr);
 /* Row for a name, or NULL. */
 const struct sysent *sc_lookup_name(const char *name);
+/* --deny NAME: NAME and the calls that do its work through another entry
+ * point (open: openat, openat2, creat; kill: tkill, tgkill,
+ * pidfd_send_signal...). Sets deny[nr] = 1 for each (deny has SC_NR_MAX
+ * entries); returns how many it set, or -1 for an unknown name. */
+int sc_deny_family(const char *name, unsigned char *deny);
 
 const char *sc_class_name(int cls);
 const char *sc_status_name(int status);

@@ -89,6 +89,44 @@
 /* argument rules: match when (arg & mask) == value (mask 0: full compare);
  * ARGDENY and ARGTRAP lists are the same array type */
 #define RULE(a, v, m)              { .arg = (a), .value = (v), .mask = (m) }
+/* an int argument that is not 0 (one rule per bit: the filter's allow term
+ * is the value 0 alone), and one that is not 1 */
+#define SC_RULES_NONZERO(a) \
+	RULE(a, 1, 1), SC_RULES_BITS_1_31(a)
+#define SC_RULES_NOT_ONE(a) \
+	RULE(a, 0, 1), SC_RULES_BITS_1_31(a)
+#define SC_RULES_BITS_1_31(a) \
+	RULE(a, 1u << 1, 1u << 1), \
+	RULE(a, 1u << 2, 1u << 2), \
+	RULE(a, 1u << 3, 1u << 3), \
+	RULE(a, 1u << 4, 1u << 4), \
+	RULE(a, 1u << 5, 1u << 5), \
+	RULE(a, 1u << 6, 1u << 6), \
+	RULE(a, 1u << 7, 1u << 7), \
+	RULE(a, 1u << 8, 1u << 8), \
+	RULE(a, 1u << 9, 1u << 9), \
+	RULE(a, 1u << 10, 1u << 10), \
+	RULE(a, 1u << 11, 1u << 11), \
+	RULE(a, 1u << 12, 1u << 12), \
+	RULE(a, 1u << 13, 1u << 13), \
+	RULE(a, 1u << 14, 1u << 14), \
+	RULE(a, 1u << 15, 1u << 15), \
+	RULE(a, 1u << 16, 1u << 16), \
+	RULE(a, 1u << 17, 1u << 17), \
+	RULE(a, 1u << 18, 1u << 18), \
+	RULE(a, 1u << 19, 1u << 19), \
+	RULE(a, 1u << 20, 1u << 20), \
+	RULE(a, 1u << 21, 1u << 21), \
+	RULE(a, 1u << 22, 1u << 22), \
+	RULE(a, 1u << 23, 1u << 23), \
+	RULE(a, 1u << 24, 1u << 24), \
+	RULE(a, 1u << 25, 1u << 25), \
+	RULE(a, 1u << 26, 1u << 26), \
+	RULE(a, 1u << 27, 1u << 27), \
+	RULE(a, 1u << 28, 1u << 28), \
+	RULE(a, 1u << 29, 1u << 29), \
+	RULE(a, 1u << 30, 1u << 30), \
+	RULE(a, 1u << 31, 1u << 31)
 #define SC_ARGDENY_ARRAY(r, ...) \
 	static const struct sc_argdeny sc_argdeny_##r[] = { \
 		__VA_ARGS__, { .arg = -1, .value = 0, .mask = 0 } };

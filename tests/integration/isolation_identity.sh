@@ -124,4 +124,39 @@ try:
 except PermissionError: print("EPERM")' </dev/null 2>&1)
 SANITY=1 expect_eq dropped_cannot_sethostname "$out" EPERM
 
+# a dropped process cannot act on root's processes by pid: rlimits, nice,
+# scheduler, affinity, I/O priority, its robust list head (an address of its
+# memory: get_robust_list) (red-team round 5: every guest task is
+# one host uid, so the kernel allowed all of them; /tmp/redteam5/xuid.c set
+# a root process's RLIMIT_NOFILE to 0), nor renice a process group holding
+# one. Its own process stays its own.
+out=$(moat run --user 0:0 -- "$PY" -c '
+import ctypes, os, resource, signal, time
+libc = ctypes.CDLL(None, use_errno=True)
+root = os.fork()
+if root == 0:
+    time.sleep(60); os._exit(0)
+os.setpgid(0, 0)
+os.setpgid(root, 0)
+me = os.fork()
+if me == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    def t(f):
+        try: f(); return "ok"
+        except PermissionError: return "EPERM"
+        except OSError as e: return e.strerror
+    r = [t(lambda: resource.prlimit(root, resource.RLIMIT_NOFILE, (0, 0))),
+         t(lambda: os.setpriority(os.PRIO_PROCESS, root, 19)),
+         t(lambda: os.sched_setaffinity(root, {0})),
+         t(lambda: os.sched_setscheduler(root, os.SCHED_IDLE, os.sched_param(0))),
+         "ok" if libc.syscall(251, 1, root, (3 << 13)) == 0 else ("EPERM" if ctypes.get_errno() == 1 else os.strerror(ctypes.get_errno())),
+         t(lambda: os.setpriority(os.PRIO_PGRP, 0, 19)),
+         "ok" if libc.syscall(274, root, ctypes.byref(ctypes.c_void_p()), ctypes.byref(ctypes.c_size_t())) == 0 else ("EPERM" if ctypes.get_errno() == 1 else os.strerror(ctypes.get_errno())),
+         t(lambda: resource.prlimit(os.getpid(), resource.RLIMIT_NOFILE, (64, 64)))]
+    print(*r, flush=True); os._exit(0)
+os.waitpid(me, 0)
+print(resource.prlimit(root, resource.RLIMIT_NOFILE)[0] > 0, os.getpriority(os.PRIO_PROCESS, root), os.sched_getscheduler(root) == os.SCHED_OTHER)
+os.kill(root, signal.SIGKILL)' </dev/null 2>&1)
+SANITY=1 expect_eq dropped_cannot_touch_root_by_pid "$out" "$(printf 'EPERM EPERM EPERM EPERM EPERM EPERM EPERM ok\nTrue 0 True')"
+
 finish

@@ -1,0 +1,116 @@
+/* Calls that act on another process by pid (prlimit64, setpriority,
+ * sched_setparam/setscheduler/setaffinity/setattr, ioprio_set; and
+ * get_robust_list, kcmp: the ptrace access check) from a
+ * process that dropped root: another user's process is EPERM, its own
+ * user's and its own are fine, root may act on anyone (Linux's owner rules;
+ * under moat every guest task is one host uid, so the sentry checks the
+ * virtual ids: red-team round 5 found a dropped-root process setting a
+ * root process's RLIMIT_NOFILE to 0 and its policy to SCHED_IDLE).
+ * Needs root (skipped natively otherwise); the dropped uid is an unusual
+ * one (61236). */
+#include "t.h"
+#include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#define U1 61236
+#define IOPRIO_WHO_PROCESS 1
+#define IOPRIO_PRIO(cl, d) (((cl) << 13) | (d))
+
+struct attr { /* struct sched_attr, SCHED_ATTR_SIZE_VER0 */
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t prio;
+	uint64_t runtime, deadline, period;
+};
+
+static pid_t idle_child(uid_t uid)
+{
+	pid_t p = fork();
+	if (p == 0) {
+		if (uid && (setresgid(uid, uid, uid) || setresuid(uid, uid, uid)))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	return p;
+}
+
+/* every call on pid p: EPERM when want_eperm, else success */
+static void act_on(pid_t p, int want_eperm, const char *who)
+{
+	char n[96];
+	struct rlimit rl;
+	cpu_set_t cs;
+	struct sched_param sp = { 0 };
+	struct attr at = { .size = sizeof at, .policy = SCHED_BATCH, .nice = 5 };
+	int e = want_eperm ? EPERM : 0;
+#define ONE(expr, what)                                                        \
+	do {                                                                   \
+		snprintf(n, sizeof n, "%s_%s", what, who);                     \
+		errno = 0;                                                     \
+		long r_ = (long)(expr);                                        \
+		CHECK(e ? r_ == -1 && errno == e : r_ != -1, n, "= %ld %s", r_,  \
+		      strerror(errno));                                        \
+	} while (0)
+
+	ONE(syscall(SYS_prlimit64, p, RLIMIT_NOFILE, NULL, &rl), "prlimit_get");
+	rl.rlim_cur = 64;
+	rl.rlim_max = 4096;
+	ONE(syscall(SYS_prlimit64, p, RLIMIT_NOFILE, &rl, NULL), "prlimit_set");
+	ONE(setpriority(PRIO_PROCESS, (id_t)p, 5), "setpriority");
+	CPU_ZERO(&cs);
+	CPU_SET(0, &cs);
+	ONE(sched_setaffinity(p, sizeof cs, &cs), "sched_setaffinity");
+	ONE(sched_setscheduler(p, SCHED_BATCH, &sp), "sched_setscheduler");
+	ONE(sched_setparam(p, &sp), "sched_setparam");
+	ONE(syscall(SYS_sched_setattr, p, &at, 0), "sched_setattr");
+	ONE(syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, p, IOPRIO_PRIO(2, 7)), "ioprio_set");
+	if (want_eperm) {
+		/* the ptrace access check (only refusals compared: natively a
+		 * process whose ids changed is not dumpable, which moat's are) */
+		void *head;
+		size_t len;
+		ONE(syscall(SYS_get_robust_list, p, &head, &len), "get_robust_list");
+		ONE(syscall(SYS_kcmp, p, getpid(), 0 /* KCMP_FILE */, 0, 0), "kcmp");
+	}
+#undef ONE
+}
+
+int main(int argc, char **argv)
+{
+	t_setup(argc, argv, "sched_owner");
+	if (geteuid() != 0) {
+		printf("skip: needs root\n");
+		t_done();
+		return T_SKIP;
+	}
+	fflush(stdout);
+	pid_t root_p = idle_child(0), u1_p = idle_child(U1);
+	act_on(root_p, 0, "root_on_root");
+	pid_t c = fork();
+	if (c == 0) {
+		if (setresgid(U1, U1, U1) || setresuid(U1, U1, U1))
+			_exit(2);
+		act_on(root_p, 1, "user_on_root");
+		act_on(u1_p, 0, "user_on_own_user");
+		act_on(getpid(), 0, "user_on_self_by_pid");
+		fflush(stdout);
+		_exit(t_failures ? 1 : 0);
+	}
+	int st;
+	waitpid(c, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		t_failures++;
+	/* (root on another user's process is not compared: it needs
+	 * CAP_SYS_NICE/CAP_SYS_RESOURCE, which the host's root has and the
+	 * sandbox's root, with Docker's default set, has not) */
+	kill(root_p, SIGKILL);
+	kill(u1_p, SIGKILL);
+	while (wait(NULL) > 0)
+		;
+	return t_done();
+}

@@ -39,7 +39,7 @@ trap 'echo "trap=USR1"' USR1
 kill -USR1 $$
 sleep 30 &
 kill %1
-wait %1; echo "kill_job=$?"
+wait $!; echo "kill_job=$?"
 ( sleep 0.2; exit 4 ) & wait $!; echo "wait_pid=$?"
 for i in 1 2 3; do ( sleep 0.$i; exit $i ) & done
 s=0; for j in $(jobs -p); do wait "$j"; s=$((s + $?)); done; echo "wait_all=$s"

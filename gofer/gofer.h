@@ -143,6 +143,10 @@ void gofer_set_wait_hook(int (*hook)(void *), void *arg);
 /* Called (by this thread) before every request: the sentry's pipeline passes
  * its RECV lead on before a thread may wait for the gofer. */
 void gofer_set_block_hook(void (*hook)(void));
+/* The same hook, called by a handler of a call the pipeline answers without
+ * a hand-off (an open) before it waits for anything else (a lease break,
+ * syscalls/sys_lock.c), so the wait never stalls other guest tasks. */
+void gofer_before_block(void);
 int gofer_conn_broken(const struct gofer_conn *c);
 
 #define GOFER_WALK_MAX 64

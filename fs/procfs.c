@@ -198,6 +198,8 @@ static const struct tent tree[] = {
 	{ "sys/fs/file-max", N_GUEST, 0644, NULL },
 	{ "sys/fs/pipe-user-pages-soft", N_GUEST, 0644, NULL },
 	{ "sys/fs/pipe-user-pages-hard", N_GUEST, 0644, NULL },
+	{ "sys/fs/lease-break-time", N_TFILE, 0644, "45\n" }, /* sys_lock.c LEASE_BREAK_S */
+	{ "sys/fs/leases-enable", N_TFILE, 0644, "1\n" },
 	{ "sys/fs/inotify", N_TDIR, 0555, NULL },
 	{ "sys/fs/inotify/max_user_watches", N_GUEST, 0644, NULL },
 	{ "sys/fs/inotify/max_user_instances", N_GUEST, 0644, NULL },

@@ -36,6 +36,12 @@ void gofer_set_block_hook(void (*hook)(void))
 {
 	block_hook = hook;
 }
+
+void gofer_before_block(void)
+{
+	if (block_hook)
+		block_hook();
+}
 static __thread void *wait_arg;
 #define WAIT_SLICE_MS 20
 

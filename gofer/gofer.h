@@ -148,6 +148,10 @@ void gofer_set_block_hook(void (*hook)(void));
  * report goes to f (nothing when never turned on). */
 void gofer_profile(int on);
 void gofer_profile_report(FILE *f);
+/* The same hook, called by a handler of a call the pipeline answers without
+ * a hand-off (an open) before it waits for anything else (a lease break,
+ * syscalls/sys_lock.c), so the wait never stalls other guest tasks. */
+void gofer_before_block(void);
 int gofer_conn_broken(const struct gofer_conn *c);
 
 #define GOFER_WALK_MAX 64

@@ -389,6 +389,13 @@ again:
 		/* O_NOATIME: the owner's, or CAP_FOWNER's (LTP open02) */
 		if ((flags & O_NOATIME) && !cred_capable(&t->cred, CRED_CAP_FOWNER) && !vfs_owner(t, &n->st))
 			return -EPERM;
+		/* a lease on the file (sys_lock.c) is broken before the open, as
+		 * Linux's do_dentry_open does (so before an O_TRUNC) */
+		if (S_ISREG(n->st.st_mode)) {
+			r = lease_break(c, n->st.st_dev, n->st.st_ino, flags);
+			if (r < 0)
+				return r;
+		}
 	}
 	int oflags = flags & ~(O_CREAT | O_EXCL);
 	if (!S_ISREG(n->st.st_mode) && !n->magic)
@@ -1296,6 +1303,9 @@ long sys_truncate(struct sc_call *c)
 		(void)syscall(SYS_tgkill, (pid_t)c->task->tgid, htid, SIGXFSZ);
 		return -EFBIG;
 	}
+	r = lease_break(c, n->st.st_dev, n->st.st_ino, O_WRONLY); /* Linux's vfs_truncate */
+	if (r < 0)
+		return r;
 	gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
 	r = VFS_BE(VFS_OF(c), truncate, n->mnt->export, n->rel, len);
 	gofer_expect_identity(0, 0);

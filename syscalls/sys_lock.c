@@ -24,12 +24,18 @@
  * is lazy: when a lock stands in the way, its holder is checked (the process
  * still runs and still has an fd on the file; some guest fd still refers to
  * the description) and the lock dropped if not.
- * Bounded: LK_MAX locks per sandbox, then ENOLCK (after a sweep of stale
- * owners).
+ * Leases (F_SETLEASE) are class LC_LEASE, owned by the description, with
+ * Linux's conflicts; an open or truncate through the sentry breaks them
+ * (lease_break, below, before the open: signal, then the opener's worker
+ * waits, LEASE_BREAK_S at most).
+ * Bounded: LK_MAX locks and leases per sandbox, then ENOLCK (after a sweep
+ * of stale owners).
  */
 #include "syscalls/handlers.h"
 #include "syscalls/sc.h"
 #include "kernel/task.h"
+#include "syscalls/sys_fs.h"
+#include "gofer/gofer.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -48,6 +54,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,7 +68,9 @@
 #define LOCK_MAND 32
 #endif
 
-enum { LC_FLOCK = 1, LC_POSIX };
+enum { LC_FLOCK = 1, LC_POSIX, LC_LEASE };
+#define LEASE_BREAK_S 45     /* /proc/sys/fs/lease-break-time */
+#define CAP_LEASE_ 28
 enum { OWN_PROC = 1, OWN_FILE };
 
 struct lk_owner {
@@ -85,6 +94,9 @@ struct lk_lock {
 	int64_t start, end;      /* inclusive */
 	dev_t dev;
 	ino_t ino;
+	bool breaking;           /* LEASE: a break is under way... */
+	short brk;               /* ...to this type (F_RDLCK or F_UNLCK) */
+	int64_t brk_end;         /* LEASE: CLOCK_MONOTONIC ms when the break times out */
 	struct lk_lock *next;
 };
 
@@ -98,6 +110,7 @@ static pthread_once_t lk_once = PTHREAD_ONCE_INIT;
 static struct lk_lock *locks;
 static struct lk_owner *owners;
 static int nlocks;
+static int nleases;          /* leases in the table (read unlocked by lease_break) */
 static struct lk_waiter waiters[LK_MAXWAIT];
 
 static void lk_init(void)
@@ -141,6 +154,8 @@ static void lock_free(struct lk_lock **pp)
 {
 	struct lk_lock *l = *pp;
 	*pp = l->next;
+	if (l->cls == LC_LEASE)
+		__atomic_sub_fetch(&nleases, 1, __ATOMIC_RELAXED);
 	owner_put(l->own);
 	free(l);
 	nlocks--;
@@ -391,6 +406,8 @@ static struct lk_lock *new_lock(struct lk_owner *o, const struct lk_req *r, shor
 	o->refs++;
 	locks = l;
 	nlocks++;
+	if (l->cls == LC_LEASE)
+		__atomic_add_fetch(&nleases, 1, __ATOMIC_RELAXED);
 	return l;
 }
 
@@ -698,6 +715,295 @@ static long lk_getlk(struct sc_call *c, struct lk_req *r, struct flock *l, uint6
 	return sc_write_guest(c, addr, l, sizeof *l);
 }
 
+/* ---- leases (F_SETLEASE, F_GETLEASE, the break at open and truncate) ----
+ * Class LC_LEASE, owned by the open file description (OWN_FILE), never a
+ * host lease. Linux's rules (fs/locks.c): a read lease needs the file open
+ * for writing nowhere (this description included), a write lease needs no
+ * other open description; an open that conflicts (any open of a write
+ * lease's file, an open for writing or O_TRUNC, or truncate, of a read
+ * lease's) sends the holder its break signal and waits until the lease is
+ * gone or downgraded, or LEASE_BREAK_S pass. */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct open_scan {
+	struct sandbox *sb;
+	dev_t dev;
+	ino_t ino;
+	int ofd;                 /* our dup of the caller's description */
+	bool writer;             /* some description of the file is open for writing */
+	bool other;              /* some other description of the file is open */
+};
+
+/* fdinfo's "flags:" (octal) and "ino:" of guest fd `fd` of process vpid */
+static int fd_info(struct sandbox *sb, pid_t vpid, int fd, int *flags, unsigned long *ino)
+{
+	char path[48], buf[512];
+	snprintf(path, sizeof path, "%d/fdinfo/%d", vpid, fd);
+	int f = openat(sb->guest_procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (f < 0)
+		return -1;
+	ssize_t n = read(f, buf, sizeof buf - 1);
+	close(f);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *p = strstr(buf, "flags:");
+	char *q = strstr(buf, "\nino:");
+	if (!p || !q)
+		return -1;
+	*flags = (int)strtol(p + 6, NULL, 8);
+	*ino = strtoul(q + 5, NULL, 10);
+	return 0;
+}
+
+static int scan_opens(struct task *t, void *arg)
+{
+	struct open_scan *s = arg;
+	int fds[1024];
+	int n = list_fds(s->sb, t->vtgid, fds, 1024);
+	if (n == -2) {
+		s->writer = s->other = true; /* cannot tell: as if open */
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		int fl;
+		unsigned long ino;
+		struct stat st;
+		if (fd_info(s->sb, t->vtgid, fds[i], &fl, &ino) < 0 || ino != (unsigned long)s->ino ||
+		    (fl & O_PATH))
+			continue;
+		int h = task_getfd(t, fds[i]);
+		if (h < 0)
+			continue;
+		bool same = fstat(h, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino;
+		if (same && (fl & O_ACCMODE) != O_RDONLY)
+			s->writer = true;
+		if (same && kcmp_file(getpid(), s->ofd, getpid(), h) != 0)
+			s->other = true;
+		close(h);
+	}
+	return 0;
+}
+
+/* the lease of description r->ofd on its file, or NULL */
+static struct lk_lock *lease_of(const struct lk_req *r)
+{
+	for (struct lk_lock *l = locks; l; l = l->next)
+		if (l->cls == LC_LEASE && l->dev == r->dev && l->ino == r->ino &&
+		    kcmp_file(getpid(), l->own->fd, getpid(), r->ofd) == 0)
+			return l;
+	return NULL;
+}
+
+/* Send the holder of lease l its break signal (F_SETSIG's, else SIGIO): to
+ * the sandbox process that holds the description, never anyone else. */
+static void lease_signal(struct sandbox *sb, struct lk_lock *l)
+{
+	struct lk_owner *o = l->own;
+	int sig = fcntl(o->fd, F_GETSIG);
+	if (sig <= 0)
+		sig = SIGIO;
+	struct task *t = task_get(sb, o->tgid);
+	if (!t)
+		return;
+	int pfd = (int)syscall(SYS_pidfd_open, o->tgid, 0);
+	/* the pidfd is of a process that still holds the description */
+	if (pfd >= 0 && o->hint >= 0 && kcmp_file(getpid(), o->fd, o->tgid, o->hint) == 0)
+		syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0);
+	if (pfd >= 0)
+		close(pfd);
+	task_put(t);
+}
+
+static long lease_set(struct sc_call *c, struct lk_req *r, long arg)
+{
+	struct stat st;
+	struct vfs_node *n = calloc(1, sizeof *n);
+	if (!n)
+		return -ENOMEM;
+	if (vfs_fd_node(VFS_OF(c), c->task, r->guestfd, n, NULL) == 0 && !n->opath) {
+		st = n->st;
+	} else if (fstat(r->ofd, &st) < 0) {
+		free(n);
+		return -EBADF;
+	} else {
+		st.st_uid = c->task->cred.fsuid; /* a pipe or socket: the caller's */
+	}
+	free(n);
+	if (arg != F_RDLCK && arg != F_WRLCK && arg != F_UNLCK)
+		return -EINVAL;
+	if (!vfs_owner(c->task, &st) && !cred_capable(&c->task->cred, CAP_LEASE_)) {
+		snprintf(c->note, sizeof c->note, "F_SETLEASE: not the owner, no CAP_LEASE");
+		return -EACCES;
+	}
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	r->cls = LC_LEASE;
+	r->ofd_owner = true;
+	r->start = 0;
+	r->end = LK_EOF;
+	pthread_once(&lk_once, lk_init);
+	pthread_mutex_lock(&lk_mu);
+	long ret = 0;
+	struct lk_lock *mine = lease_of(r);
+	if (arg == F_UNLCK) {
+		if (mine) {
+			for (struct lk_lock **pp = &locks; *pp; pp = &(*pp)->next)
+				if (*pp == mine) {
+					lock_free(pp);
+					break;
+				}
+			pthread_cond_broadcast(&lk_cv);
+		}
+		goto out;
+	}
+	/* during a break only a downgrade to what the breaker waits for */
+	if (mine && mine->breaking && (mine->brk == F_UNLCK || arg == F_WRLCK)) {
+		ret = -EAGAIN;
+		goto out;
+	}
+again:
+	for (struct lk_lock *l = locks; l; l = l->next) {
+		if (l->cls != LC_LEASE || l == mine || l->dev != r->dev || l->ino != r->ino)
+			continue;
+		if (!owner_alive(c->sb, l->own)) {
+			drop_owner_locks(l->own);
+			goto again;
+		}
+		if (arg == F_WRLCK || l->type == F_WRLCK || l->breaking) {
+			ret = -EAGAIN;
+			goto out;
+		}
+	}
+	struct open_scan s = { .sb = c->sb, .dev = r->dev, .ino = r->ino, .ofd = r->ofd };
+	if (c->sb && c->sb->guest_procfd >= 0)
+		task_for_each_leader(c->sb, scan_opens, &s);
+	if ((arg == F_RDLCK && s.writer) || (arg == F_WRLCK && s.other)) {
+		ret = -EAGAIN;
+		goto out;
+	}
+	if (mine) {
+		mine->type = (short)arg;
+		if (mine->breaking && mine->brk == F_RDLCK)
+			mine->breaking = false; /* downgraded as the breaker asked */
+		mine->own->tgid = c->task->tgid;
+		mine->own->hint = r->guestfd;
+	} else {
+		if (nlocks + 1 > LK_MAX)
+			sweep(c->sb);
+		struct lk_owner *o = nlocks + 1 > LK_MAX ? NULL : owner_of(c, r);
+		if (!o) {
+			snprintf(c->note, sizeof c->note, "lock table full (%d locks)", LK_MAX);
+			ret = -ENOLCK;
+			goto out;
+		}
+		o->refs++;
+		mine = new_lock(o, r, (short)arg, 0, LK_EOF);
+		owner_put(o);
+		if (!mine) {
+			ret = -ENOLCK;
+			goto out;
+		}
+	}
+	/* Linux: the lease holder gets the description's SIGIO (F_SETOWN) */
+	fcntl(r->ofd, F_SETOWN, c->task->tgid);
+	pthread_cond_broadcast(&lk_cv);
+out:
+	pthread_mutex_unlock(&lk_mu);
+	return ret;
+}
+
+static long lease_get(struct lk_req *r)
+{
+	if (!__atomic_load_n(&nleases, __ATOMIC_RELAXED))
+		return F_UNLCK;
+	pthread_once(&lk_once, lk_init);
+	pthread_mutex_lock(&lk_mu);
+	struct lk_lock *l = lease_of(r);
+	long ret = !l ? F_UNLCK : l->breaking ? l->brk : l->type;
+	pthread_mutex_unlock(&lk_mu);
+	return ret;
+}
+
+int lease_break(struct sc_call *c, dev_t dev, ino_t ino, int flags)
+{
+	if (!__atomic_load_n(&nleases, __ATOMIC_RELAXED))
+		return 0;
+	bool wr = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+	short want = wr ? F_UNLCK : F_RDLCK;
+
+	pthread_once(&lk_once, lk_init);
+	pthread_mutex_lock(&lk_mu);
+	for (;;) {
+		bool wait = false;
+	again:
+		for (struct lk_lock *l = locks; l; l = l->next) {
+			if (l->cls != LC_LEASE || l->dev != dev || l->ino != ino)
+				continue;
+			if (l->type == F_RDLCK && !wr)
+				continue;
+			if (!owner_alive(c->sb, l->own)) {
+				drop_owner_locks(l->own);
+				goto again;
+			}
+			if (!l->breaking || (want == F_UNLCK && l->brk == F_RDLCK)) {
+				if (!l->breaking)
+					l->brk_end = now_ms() + LEASE_BREAK_S * 1000;
+				l->breaking = true;
+				l->brk = want;
+				dbg("lease %p break to %d by flags %#x", (void *)l, want, flags);
+				lease_signal(c->sb, l);
+			} else if (now_ms() >= l->brk_end) {
+				/* the holder did not answer in time: the break is made */
+				if (l->brk == F_RDLCK) {
+					l->type = F_RDLCK;
+					l->breaking = false;
+				} else {
+					for (struct lk_lock **pp = &locks; *pp; pp = &(*pp)->next)
+						if (*pp == l) {
+							lock_free(pp);
+							break;
+						}
+				}
+				pthread_cond_broadcast(&lk_cv);
+				goto again;
+			}
+			wait = true;
+		}
+		if (!wait)
+			break;
+		if (flags & O_NONBLOCK) {
+			pthread_mutex_unlock(&lk_mu);
+			return -EWOULDBLOCK;
+		}
+		/* open is answered by the pipeline's RECV lead: pass it on
+		 * before waiting, or no other guest call is served */
+		gofer_before_block();
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += LK_SLICE_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&lk_cv, &lk_mu, &ts);
+		pthread_mutex_unlock(&lk_mu);
+		if (notif_gone(c))
+			return -EINTR;
+		if (task_signal_pending(c->task))
+			return -ERESTARTSYS_;
+		pthread_mutex_lock(&lk_mu);
+	}
+	pthread_mutex_unlock(&lk_mu);
+	return 0;
+}
+
 long sys_fcntl(struct sc_call *c)
 {
 	int cmd = (int)c->args[1];
@@ -712,7 +1018,7 @@ long sys_fcntl(struct sc_call *c)
 		return ret;
 	switch (cmd) {
 	case F_GETLEASE:
-		ret = F_UNLCK; /* no lease can exist */
+		ret = (int)lease_get(&r);
 		goto out;
 	case F_NOTIFY:
 		/* dnotify on a directory the guest holds: it learns that the
@@ -723,10 +1029,7 @@ long sys_fcntl(struct sc_call *c)
 		ret = 0;
 		goto out;
 	case F_SETLEASE:
-		/* a lease would hold off the host's own openers of the file:
-		 * refused as Linux refuses a caller who does not own the file */
-		snprintf(c->note, sizeof c->note, "F_SETLEASE refused: host files take no leases");
-		ret = -EACCES;
+		ret = (int)lease_set(c, &r, (long)(int)addr);
 		goto out;
 	case F_GETLK:
 	case F_SETLK:

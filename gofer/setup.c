@@ -925,6 +925,9 @@ static void seccomp_allowlist(void)
 	const struct scmp_arg_cmp unix_cmp = {
 		.arg = 0, .op = SCMP_CMP_EQ, .datum_a = AF_UNIX, .datum_b = 0,
 	};
+	const struct scmp_arg_cmp unshare_fs_cmp = {
+		.arg = 0, .op = SCMP_CMP_EQ, .datum_a = CLONE_FS, .datum_b = 0,
+	};
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
 	int r = 0;
 
@@ -951,8 +954,8 @@ static void seccomp_allowlist(void)
 	 * CLONE_FS only), fchdir to an fd beneath an export, and the watch by
 	 * a name relative to it; events only, never a new open */
 	if (!r)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(unshare), 1,
-				     SCMP_A0(SCMP_CMP_EQ, CLONE_FS));
+		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(unshare), 1,
+					   &unshare_fs_cmp);
 	if (!r)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fchdir), 0);
 	if (!r)

@@ -13,6 +13,26 @@
 #include "common/log.h"
 #include "common/util.h"
 
+/* LeakSanitizer scans the heap, stacks and globals, not an anonymous
+ * mapping: the entry table's pointers (the bucket array, names) would be
+ * reported as leaks (fuzz_walk) unless the table is a root region. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
+#define DCACHE_LSAN 1
+#endif
+#endif
+#if !defined(DCACHE_LSAN) && defined(__SANITIZE_ADDRESS__)
+#define DCACHE_LSAN 1
+#endif
+#ifdef DCACHE_LSAN
+#include <sanitizer/lsan_interface.h>
+#define lsan_root(p, n) __lsan_register_root_region((p), (n))
+#define lsan_unroot(p, n) __lsan_unregister_root_region((p), (n))
+#else
+#define lsan_root(p, n) ((void)(p), (void)(n))
+#define lsan_unroot(p, n) ((void)(p), (void)(n))
+#endif
+
 /* The bucket array grows with the entries (doubling from DCACHE_BUCKETS0
  * up to NBUCKETS, at most one entry per bucket on average): a hash spreads
  * even a few entries over every page of a fixed table, and an idle sandbox
@@ -72,6 +92,7 @@ struct dcache *dcache_new(void)
 
 	if (d == MAP_FAILED)
 		die("out of memory");
+	lsan_root(d, sizeof *d);
 	d->nbuckets = DCACHE_BUCKETS0;
 	d->bucket = xcalloc(d->nbuckets, sizeof *d->bucket);
 	pthread_rwlock_init(&d->lock, NULL);
@@ -120,6 +141,7 @@ void dcache_free(struct dcache *d)
 		entry_clear(&d->e[i]);
 	pthread_rwlock_destroy(&d->lock);
 	free(d->bucket);
+	lsan_unroot(d, sizeof *d);
 	munmap(d, sizeof *d);
 }
 

@@ -2,6 +2,9 @@
 #include "common/log.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/inotify.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
@@ -201,4 +204,34 @@ int sockaddr_same_inet(const void *a, const void *b)
 		       memcmp(&p->sin6_addr, &q->sin6_addr, sizeof p->sin6_addr) == 0;
 	}
 	return 0;
+}
+
+struct watch_job {
+	int ifd, dfd;
+	const char *name;
+	uint32_t mask;
+	int r;
+};
+
+static void *watch_job_run(void *arg)
+{
+	struct watch_job *w = arg;
+
+	if (syscall(SYS_unshare, CLONE_FS) < 0 || fchdir(w->dfd) < 0)
+		w->r = -errno;
+	else if ((w->r = inotify_add_watch(w->ifd, w->name, w->mask)) < 0)
+		w->r = -errno;
+	return NULL;
+}
+
+int watch_at(int ifd, int dfd, const char *name, uint32_t mask)
+{
+	struct watch_job w = { .ifd = ifd, .dfd = dfd, .name = name, .mask = mask };
+	pthread_t th;
+	int r = pthread_create(&th, NULL, watch_job_run, &w);
+
+	if (r)
+		return -r;
+	pthread_join(th, NULL);
+	return w.r;
 }

@@ -37,6 +37,12 @@ uint64_t moat_hash(const void *data, size_t len);
 
 /* Write/read everything, retrying on EINTR/short counts. 0 or -errno. */
 int write_all(int fd, const void *buf, size_t len);
+/* inotify_add_watch(ifd, name, mask) with name relative to directory fd dfd
+ * (an O_PATH fd will do): from a short-lived thread with a working directory
+ * of its own (unshare(CLONE_FS), fchdir), for a process without a procfs
+ * for /proc/self/fd/N whose other threads keep theirs. The watch descriptor
+ * or -errno. (The sentry's inotify_add_watch and the gofer's WATCH.) */
+int watch_at(int ifd, int dfd, const char *name, uint32_t mask);
 /* Write the string s to an existing file (procfs id maps, cgroup knobs): 0 or -errno. */
 int write_file(const char *path, const char *s);
 int read_all(int fd, void *buf, size_t len);

@@ -589,20 +589,41 @@ int vfs_mount_write_err(const struct vfs_mount *m)
 
 /* ---- permissions ---- */
 
+/* Put dev into a device table of GOFER_MAX_EXPORTS slots (lock-free: a
+ * slot goes from 0 to a device once). 0 when it is there, -1 when full. */
+static int note_dev(_Atomic unsigned long long *tab, dev_t dev)
+{
+	for (size_t i = 0; i < GOFER_MAX_EXPORTS; i++) {
+		unsigned long long cur = atomic_load(&tab[i]);
+		if (cur == (unsigned long long)dev)
+			return 0;
+		if (cur == 0) {
+			unsigned long long zero = 0;
+			if (atomic_compare_exchange_strong(&tab[i], &zero, dev) ||
+			    zero == (unsigned long long)dev)
+				return 0;
+		}
+	}
+	return -1;
+}
+
+/* Is dev in a table note_dev fills? */
+static int has_dev(_Atomic unsigned long long *tab, dev_t dev)
+{
+	for (size_t i = 0; i < GOFER_MAX_EXPORTS; i++) {
+		unsigned long long d = atomic_load(&tab[i]);
+		if (d == 0)
+			break;
+		if (d == (unsigned long long)dev)
+			return 1;
+	}
+	return 0;
+}
+
 /* Remember that dev is the file system of a private export. */
 static void note_private_dev(struct vfs *v, dev_t dev)
 {
-	for (size_t i = 0; i < GOFER_MAX_EXPORTS; i++) {
-		unsigned long long cur = atomic_load(&v->privdev[i]);
-		if (cur == (unsigned long long)dev)
-			return;
-		if (cur == 0) {
-			unsigned long long zero = 0;
-			if (atomic_compare_exchange_strong(&v->privdev[i], &zero, dev) ||
-			    zero == (unsigned long long)dev)
-				return;
-		}
-	}
+	(void)note_dev(v->privdev, dev);
 }
 
 /* Remember that dev is a file system of the system view's host directories
@@ -614,18 +635,8 @@ static void note_private_dev(struct vfs *v, dev_t dev)
  * file system for lower files (overlayfs without xino). */
 static void note_view_dev(struct vfs *v, dev_t dev)
 {
-	for (size_t i = 0; i < GOFER_MAX_EXPORTS; i++) {
-		unsigned long long cur = atomic_load(&v->viewdev[i]);
-		if (cur == (unsigned long long)dev)
-			return;
-		if (cur == 0) {
-			unsigned long long zero = 0;
-			if (atomic_compare_exchange_strong(&v->viewdev[i], &zero, dev) ||
-			    zero == (unsigned long long)dev)
-				return;
-		}
-	}
-	atomic_store(&v->viewdev_full, 1); /* fail closed: see sealed_file */
+	if (note_dev(v->viewdev, dev) < 0)
+		atomic_store(&v->viewdev_full, 1); /* fail closed: see sealed_file */
 }
 
 static void note_devs(struct vfs *v, const struct vfs_mount *m, dev_t dev)
@@ -649,14 +660,7 @@ static int sealed_file(struct vfs *v, const struct stat *st)
 		return 0;
 	if (atomic_load(&v->viewdev_full))
 		return 1; /* a view dev went unrecorded: every host file may be one */
-	for (size_t i = 0; i < GOFER_MAX_EXPORTS; i++) {
-		unsigned long long d = atomic_load(&v->viewdev[i]);
-		if (d == 0)
-			break;
-		if (d == (unsigned long long)st->st_dev)
-			return 1;
-	}
-	return 0;
+	return has_dev(v->viewdev, st->st_dev);
 }
 
 /* Is st a file of the sandbox's own (no host file): a synthetic node, /proc,
@@ -667,14 +671,7 @@ static int private_file(struct vfs *v, const struct stat *st)
 		return 0;
 	if (st->st_dev == v->synth_dev || st->st_dev == PROCFS_DEV)
 		return 1;
-	for (size_t i = 0; i < GOFER_MAX_EXPORTS; i++) {
-		unsigned long long d = atomic_load(&v->privdev[i]);
-		if (d == 0)
-			break;
-		if (d == (unsigned long long)st->st_dev)
-			return 1;
-	}
-	return 0;
+	return has_dev(v->privdev, st->st_dev);
 }
 
 static const struct idmap identity = { .full_identity = 1 };

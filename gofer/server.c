@@ -1147,36 +1147,16 @@ static int h_linkfd(struct req *rq, struct rep *rp)
  * (ino, dev: -ESTALE for another), a directory as itself, anything else by
  * name in its parent with IN_DONT_FOLLOW, from a short-lived thread with a
  * working directory of its own (fchdir to the fd; no procfs here). */
-struct watch_job {
-	int ifd, dfd;
-	const char *name;
-	uint32_t mask;
-	int r;
-};
-
-static void *watch_job_run(void *arg)
-{
-	struct watch_job *w = arg;
-
-	if (syscall(SYS_unshare, CLONE_FS) < 0 || fchdir(w->dfd) < 0)
-		w->r = -errno;
-	else if ((w->r = inotify_add_watch(w->ifd, w->name, w->mask)) < 0)
-		w->r = -errno;
-	return NULL;
-}
-
 static int h_watch(struct req *rq, struct rep *rp)
 {
 	const struct gofer_req_open *f = rq->fixed;
-	struct watch_job w = { .ifd = rq->infd, .mask = (uint32_t)f->flags };
+	uint32_t mask = (uint32_t)f->flags & ~IN_ONLYDIR; /* the sentry's walk checked the type */
 	const char *name;
 	struct stat st;
-	pthread_t th;
 	int owned, pfd, fd, r;
 
 	if (rq->infd < 0 || !f->ino)
 		return -EINVAL;
-	w.mask &= ~IN_ONLYDIR; /* the sentry's walk checked the type */
 	pfd = open_parent(rq->e, rq->path, &name, &owned);
 	if (pfd < 0)
 		return pfd;
@@ -1185,21 +1165,10 @@ static int h_watch(struct req *rq, struct rep *rp)
 		close_owned(pfd, owned);
 		return fd;
 	}
-	if (S_ISDIR(st.st_mode)) {
-		w.dfd = fd;
-		w.name = ".";
-	} else {
-		w.dfd = pfd;
-		w.name = name;
-		w.mask |= IN_DONT_FOLLOW;
-	}
-	r = pthread_create(&th, NULL, watch_job_run, &w);
-	if (!r) {
-		pthread_join(th, NULL);
-		r = w.r;
-	} else {
-		r = -r;
-	}
+	if (S_ISDIR(st.st_mode))
+		r = watch_at(rq->infd, fd, ".", mask);
+	else
+		r = watch_at(rq->infd, pfd, name, mask | IN_DONT_FOLLOW);
 	close(fd);
 	close_owned(pfd, owned);
 	if (r < 0)

@@ -1455,32 +1455,13 @@ int sc_inotify_watched(void)
 	return __atomic_load_n(&inotify_watched, __ATOMIC_ACQUIRE);
 }
 
-struct watch_req {
-	int ifd, dfd;
-	const char *name;
-	uint32_t mask;
-	int r;
-};
-
-static void *watch_thread(void *arg)
-{
-	struct watch_req *w = arg;
-
-	if (unshare(CLONE_FS) < 0 || fchdir(w->dfd) < 0)
-		w->r = -errno;
-	else if ((w->r = inotify_add_watch(w->ifd, w->name, w->mask)) < 0)
-		w->r = -errno;
-	return NULL;
-}
-
 long sys_inotify_add_watch(struct sc_call *c)
 {
 	cleanup_free struct vfs_node *n = NULL, *pn = NULL;
 	cleanup_fd int ifd = -1;
 	cleanup_fd int dfd = -1;
 	uint32_t mask = (uint32_t)c->args[2];
-	struct watch_req w = { .name = "." };
-	pthread_t th;
+	const char *name = ".";
 	unsigned wf = 0;
 	int r;
 
@@ -1522,19 +1503,13 @@ long sys_inotify_add_watch(struct sc_call *c)
 		if (pn->kind != VN_BACKEND || pn->mnt != n->mnt)
 			return -EPERM;
 		r = vfs_node_open(VFS_OF(c), c->task, pn, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, &dfd, NULL);
-		w.name = slash + 1;
+		name = slash + 1;
 		mask |= IN_DONT_FOLLOW;
 	}
 	if (r < 0)
 		return r;
-	w.ifd = ifd;
-	w.dfd = dfd;
-	w.mask = mask & ~IN_ONLYDIR;
-	r = pthread_create(&th, NULL, watch_thread, &w);
-	if (r)
-		return -r;
-	pthread_join(th, NULL);
-	if (w.r == -EACCES) {
+	r = watch_at(ifd, dfd, name, mask & ~IN_ONLYDIR);
+	if (r == -EACCES) {
 		/* the sentry's uid may not read it (run as root: a 0700
 		 * directory guest root made is host root's); the guest may
 		 * (checked above): the gofer adds the watch on the object
@@ -1543,12 +1518,12 @@ long sys_inotify_add_watch(struct sc_call *c)
 		const struct vfs_backend *be = vfs_backend(VFS_OF(c), &ctx);
 
 		if (be->watch)
-			w.r = be->watch(ctx, n->mnt->export, n->rel, ifd, mask & ~IN_ONLYDIR,
-					n->st.st_dev, n->st.st_ino);
-		if (w.r == -ESTALE)
-			w.r = -ENOENT; /* renamed away meanwhile */
+			r = be->watch(ctx, n->mnt->export, n->rel, ifd, mask & ~IN_ONLYDIR,
+				      n->st.st_dev, n->st.st_ino);
+		if (r == -ESTALE)
+			r = -ENOENT; /* renamed away meanwhile */
 	}
-	if (w.r >= 0 && !__atomic_exchange_n(&inotify_watched, 1, __ATOMIC_ACQ_REL))
+	if (r >= 0 && !__atomic_exchange_n(&inotify_watched, 1, __ATOMIC_ACQ_REL))
 		gofer_set_close_barrier(); /* nor the gofer's close after the guest's */
-	return w.r;
+	return r;
 }

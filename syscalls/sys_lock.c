@@ -161,6 +161,31 @@ static void lock_free(struct lk_lock **pp)
 	nlocks--;
 }
 
+/* Unlink and free lock l (lk_mu held). */
+static void lock_remove(struct lk_lock *l)
+{
+	for (struct lk_lock **pp = &locks; *pp; pp = &(*pp)->next)
+		if (*pp == l) {
+			lock_free(pp);
+			return;
+		}
+}
+
+/* Wait on lk_cv (lk_mu held) for at most one slice: waiters look for
+ * signals and stale holders between slices. */
+static void wait_slice(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_nsec += LK_SLICE_MS * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&lk_cv, &lk_mu, &ts);
+}
+
 /* Drop every lock of o (an owner is one description, or one process on
  * one file). */
 static void drop_owner_locks(struct lk_owner *o)
@@ -567,14 +592,7 @@ static int lk_set(struct sc_call *c, struct lk_req *r)
 		blocker->refs++; /* its pointer stays valid in waiters[] */
 		if (slot >= 0)
 			waiters[slot] = (struct lk_waiter){ .who = o, .blocker = blocker };
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += LK_SLICE_MS * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&lk_cv, &lk_mu, &ts);
+		wait_slice();
 		if (slot >= 0)
 			waiters[slot] = (struct lk_waiter){ 0 };
 		owner_put(blocker);
@@ -854,11 +872,7 @@ static long lease_set(struct sc_call *c, struct lk_req *r, long arg)
 	struct lk_lock *mine = lease_of(r);
 	if (arg == F_UNLCK) {
 		if (mine) {
-			for (struct lk_lock **pp = &locks; *pp; pp = &(*pp)->next)
-				if (*pp == mine) {
-					lock_free(pp);
-					break;
-				}
+			lock_remove(mine);
 			pthread_cond_broadcast(&lk_cv);
 		}
 		goto out;
@@ -965,11 +979,7 @@ int lease_break(struct sc_call *c, dev_t dev, ino_t ino, int flags)
 					l->type = F_RDLCK;
 					l->breaking = false;
 				} else {
-					for (struct lk_lock **pp = &locks; *pp; pp = &(*pp)->next)
-						if (*pp == l) {
-							lock_free(pp);
-							break;
-						}
+					lock_remove(l);
 				}
 				pthread_cond_broadcast(&lk_cv);
 				goto again;
@@ -985,14 +995,7 @@ int lease_break(struct sc_call *c, dev_t dev, ino_t ino, int flags)
 		/* open is answered by the pipeline's RECV lead: pass it on
 		 * before waiting, or no other guest call is served */
 		gofer_before_block();
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += LK_SLICE_MS * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&lk_cv, &lk_mu, &ts);
+		wait_slice();
 		pthread_mutex_unlock(&lk_mu);
 		if (notif_gone(c))
 			return -EINTR;

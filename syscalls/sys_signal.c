@@ -475,34 +475,28 @@ long sys_kcmp(struct sc_call *c)
 	return r < 0 ? r : owner_one(c, (pid_t)c->args[1], OWN_PTRACE);
 }
 
-long sys_setpriority(struct sc_call *c)
+/* setpriority and ioprio_set: which names a process (owner_one), a process
+ * group or a user (owner_group), by each call's own numbers; anything else
+ * runs natively for the kernel's EINVAL. */
+static long prio_set(struct sc_call *c, int process, int pgrp, int user, int kind)
 {
 	int which = (int)c->args[0], who = (int)c->args[1];
-	switch (which) {
-	case 0: /* PRIO_PROCESS */
-		return owner_one(c, who, OWN_NICE);
-	case 1: /* PRIO_PGRP */
-	case 2: /* PRIO_USER */
-		return owner_group(c, which == 2, who, OWN_NICE);
-	default:
-		break;
-	}
+
+	if (which == process)
+		return owner_one(c, who, kind);
+	if (which == pgrp || which == user)
+		return owner_group(c, which == user, who, kind);
 	c->cont = 1;
-	return 0;                /* EINVAL from the kernel */
+	return 0;
+}
+
+long sys_setpriority(struct sc_call *c)
+{
+	return prio_set(c, 0 /* PRIO_PROCESS */, 1 /* PRIO_PGRP */, 2 /* PRIO_USER */, OWN_NICE);
 }
 
 long sys_ioprio_set(struct sc_call *c)
 {
-	int which = (int)c->args[0], who = (int)c->args[1];
-	switch (which) {
-	case 1: /* IOPRIO_WHO_PROCESS */
-		return owner_one(c, who, OWN_IOPRIO);
-	case 2: /* IOPRIO_WHO_PGRP */
-	case 3: /* IOPRIO_WHO_USER */
-		return owner_group(c, which == 3, who, OWN_IOPRIO);
-	default:
-		break;
-	}
-	c->cont = 1;
-	return 0;
+	return prio_set(c, 1 /* IOPRIO_WHO_PROCESS */, 2 /* IOPRIO_WHO_PGRP */, 3 /* IOPRIO_WHO_USER */,
+			OWN_IOPRIO);
 }

@@ -317,17 +317,19 @@ long sys_getcwd(struct sc_call *c)
 	return r < 0 ? r : (long)len;
 }
 
-static long set_cwd(struct sc_call *c, const struct vfs_node *n, int hostfd)
+/* May t enter directory n (chdir, chroot)? ENOTDIR, EACCES or 0. */
+static long dir_enter_ok(struct task *t, const struct vfs_node *n)
 {
-	struct task *t = c->task;
-	int r;
-
 	if (n->kind == VN_FD || !S_ISDIR(n->st.st_mode))
 		return -ENOTDIR;
-	r = vfs_permission(t, &n->st, MAY_EXEC);
-	if (r < 0)
-		return r;
-	return vfs_cwd_set(VFS_OF(c), t, n, hostfd);
+	return vfs_permission(t, &n->st, MAY_EXEC);
+}
+
+static long set_cwd(struct sc_call *c, const struct vfs_node *n, int hostfd)
+{
+	long r = dir_enter_ok(c->task, n);
+
+	return r < 0 ? r : vfs_cwd_set(VFS_OF(c), c->task, n, hostfd);
 }
 
 long sys_chdir(struct sc_call *c)
@@ -354,9 +356,7 @@ long sys_chroot(struct sc_call *c)
 
 	if (r < 0)
 		return r;
-	if (n->kind == VN_FD || !S_ISDIR(n->st.st_mode))
-		return -ENOTDIR;
-	r = vfs_permission(t, &n->st, MAY_EXEC);
+	r = dir_enter_ok(t, n);
 	if (r < 0)
 		return r;
 	if (!cred_capable(&t->cred, CRED_CAP_SYS_CHROOT))

@@ -442,6 +442,7 @@ void vfs_destroy(struct vfs *v)
 		struct vfs_mount *m = &v->mnts[i];
 		free(m->path);
 		free(m->target);
+		free(m->sub);
 		for (char **h = m->hidden; h && *h; h++)
 			free(*h);
 		free(m->hidden);
@@ -854,14 +855,21 @@ static void node_set(struct vfs_node *n, const char *path, const struct vfs_moun
 	n->rel = n->path + m->plen;
 	if (*n->rel == '/')
 		n->rel++;
-	if (m->kind == VFS_MNT_PROC && m->target && vfs_proc_dir_mount(m)) {
+	n->mroot = !*n->rel;
+	if (m->sub) {
+		/* a guest's bind of a subdirectory: the same export, below sub */
+		if (snprintf(n->xrel, sizeof n->xrel, "%s%s%s", m->sub, *n->rel ? "/" : "",
+			     n->rel) >= (int)sizeof n->xrel)
+			snprintf(n->xrel, sizeof n->xrel, "%s", "-"); /* too long: ENOENT */
+		n->rel = n->xrel;
+	} else if (m->kind == VFS_MNT_PROC && m->target && vfs_proc_dir_mount(m)) {
 		/* a directory mount (/sys): a subtree of procfs */
 		size_t tl = strlen(m->target);
 
-		if (snprintf(n->prel, sizeof n->prel, "%.*s%s%s", (int)(tl - 1), m->target,
-			     *n->rel ? "/" : "", n->rel) >= (int)sizeof n->prel)
-			snprintf(n->prel, sizeof n->prel, "%s", "-"); /* too long: ENOENT */
-		n->rel = n->prel;
+		if (snprintf(n->xrel, sizeof n->xrel, "%.*s%s%s", (int)(tl - 1), m->target,
+			     *n->rel ? "/" : "", n->rel) >= 128)
+			snprintf(n->xrel, sizeof n->xrel, "%s", "-"); /* too long: ENOENT */
+		n->rel = n->xrel;
 	} else if (m->kind == VFS_MNT_PROC && m->target && !*n->rel)
 		n->rel = m->target; /* a file mount: one procfs file */
 	n->magic = 0;
@@ -1188,7 +1196,7 @@ int vfs_lookup(struct vfs *v, struct task *t, const char *path, const char *ahea
 	int r;
 
 	node_set(n, path, m);
-	syn = *n->rel ? vfs_synth_find(v, n->path) : NULL;
+	syn = !n->mroot ? vfs_synth_find(v, n->path) : NULL;
 	switch (m->kind) {
 	case VFS_MNT_SYMLINK:
 		if (*n->rel)
@@ -1465,8 +1473,15 @@ static int refind_in(struct vfs *v, struct task *t, int fd, const struct stat *s
 	if (l < 0)
 		return (int)l;
 	rel[l] = 0;
-	if ((size_t)snprintf(path, VFS_PATH_MAX, "%s%s%s", m->path, l && m->plen ? "/" : "", rel) >=
-	    VFS_PATH_MAX)
+	const char *tail = rel;
+	if (m->sub) {
+		/* a guest's bind of a subdirectory shows only what is below it */
+		if (strncmp(rel, m->sub, m->slen) || (rel[m->slen] && rel[m->slen] != '/'))
+			return -ESTALE;
+		tail = rel + m->slen + (rel[m->slen] == '/');
+	}
+	if ((size_t)snprintf(path, VFS_PATH_MAX, "%s%s%s", m->path, *tail && m->plen ? "/" : "",
+			     tail) >= VFS_PATH_MAX)
 		return -ENAMETOOLONG;
 	r = vfs_lookup(v, t, path, NULL, 0, n);
 	if (r < 0)
@@ -1531,7 +1546,9 @@ int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
 		   vfs_refind_dir(v, t, fd, &st, NULL, n) == 0) {
 		return 0;   /* a directory whose name the inode map forgot */
 	}
-	memset(n, 0, sizeof *n);
+	n->path[0] = 0;
+	memset((char *)n + offsetof(struct vfs_node, mnt), 0,
+	       sizeof *n - offsetof(struct vfs_node, mnt));
 	n->kind = VN_FD;
 	n->exists = 1;
 	n->rel = n->path;
@@ -1785,19 +1802,27 @@ int vfs_mount_tmpfs(struct vfs *v, const char *path, int rdonly, const char *src
 	return r;
 }
 
-int vfs_mount_bind(struct vfs *v, const char *srcpath, const char *path, int rdonly)
+int vfs_mount_bind(struct vfs *v, const struct vfs_node *src, const char *path, int rdonly)
 {
 	int r;
 
 	pthread_mutex_lock(&v->mount_lock);
-	const struct vfs_mount *s = mount_at(v, srcpath);
-	if (!s || s->kind != VFS_MNT_GOFER)
-		r = -EINVAL;   /* only a whole gofer mount is bound again */
-	else
+	const struct vfs_mount *s = src->mnt;
+	if (!s || s->gone || s->kind != VFS_MNT_GOFER || src->kind != VN_BACKEND || !src->exists) {
+		r = -EINVAL;   /* only what a gofer mount serves is bound again */
+	} else {
 		r = mount_append(v, path, s->kind, s->export, s->writable && !rdonly,
 				 s->can_write, s->dev, s->private_fs, s->shared, s->cow, s->host_view,
 				 s->hidden, s->src,
 				 s->idx /* the same files: the same dentry cache entries */);
+		if (!r && *src->rel) {
+			/* a subdirectory (or a subdirectory of one): its path
+			 * inside the export is the new mount's root */
+			struct vfs_mount *d = &v->mnts[v->nmnts - 1];
+			d->sub = xstrdup(src->rel);
+			d->slen = strlen(d->sub);
+		}
+	}
 	pthread_mutex_unlock(&v->mount_lock);
 	return r;
 }
@@ -1897,7 +1922,7 @@ long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo)
 			continue;
 		const struct vfs_mount *m = &v->mnts[i];
 		const char *type, *opt;
-		char line[2 * PATH_MAX + 256], mp[PATH_MAX * 2], src[160];
+		char line[4 * PATH_MAX + 512], mp[PATH_MAX * 2], src[160];
 		int l;
 
 		if (m->gone)
@@ -1925,15 +1950,18 @@ long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo)
 		mangle(src, sizeof src, m->kind == VFS_MNT_PROC && vfs_proc_dir_mount(m) ? "sysfs" : m->src); /* a guest's mount(2) names it */
 		if (mountinfo) {
 			const struct vfs_mount *p = mount_parent(v, m);
-			l = snprintf(line, sizeof line, "%d %d 0:%d / %s %s%s - %s %s %s\n",
-				     m->pos + 21, p ? p->pos + 21 : m->pos + 21, m->idx + 30, mp,
+			char mroot[PATH_MAX * 2] = "/";
+			if (m->sub)
+				mangle(mroot + 1, sizeof mroot - 1, m->sub);
+			l = snprintf(line, sizeof line, "%d %d 0:%d %s %s %s%s - %s %s %s\n",
+				     m->pos + 21, p ? p->pos + 21 : m->pos + 21, m->idx + 30, mroot, mp,
 				     opt, m->kind == VFS_MNT_GOFER ? ",relatime" : "",
 				     type, src, strncmp(opt, "ro", 2) ? "rw" : "ro");
 		} else {
 			l = snprintf(line, sizeof line, "%s %s %s %s%s 0 0\n", src, mp, type, opt,
 				     m->kind == VFS_MNT_GOFER ? ",relatime" : "");
 		}
-		if (l < 0)
+		if (l < 0 || (size_t)l >= sizeof line)
 			continue;
 		if (buf && off + (size_t)l <= len)
 			memcpy(buf + off, line, (size_t)l);

@@ -77,7 +77,6 @@ int vfs_direct_restat(struct vfs *v, const struct vfs_mount *m, const char *rel,
  * are never answered from the dentry cache again (dcache.h). */
 void vfs_note_written(struct vfs *v, const struct stat *st);
 
-const struct vfs_mount *vfs_mount_for(struct vfs *v, const char *path);
 const struct vfs_synth *vfs_synth_find(struct vfs *v, const char *path);
 void vfs_synth_stat(struct vfs *v, const char *path, struct stat *st);
 

@@ -51,6 +51,10 @@ struct vfs_mount {
 	int host_view;           /* see vfs_mount_spec */
 	char **hidden;           /* NULL-terminated, or NULL */
 	char *target;            /* SYMLINK */
+	char *sub;               /* a guest's bind of a subdirectory: the path of
+				  * its root inside the export (NULL: the export's
+				  * root); every node's rel starts with it */
+	size_t slen;             /* strlen(sub) */
 	int can_write;           /* the export takes writes (a remount may make it rw) */
 	int guest;               /* made by the guest's mount(2) */
 	int pos;                 /* index in v->mnts (idx, the dcache key, is the
@@ -63,11 +67,16 @@ enum vfs_node_kind { VN_BACKEND = 1, VN_SYNTH, VN_PROC, VN_SYMMNT, VN_FD };
 
 struct vfs_node {
 	char path[VFS_PATH_MAX]; /* canonical guest path of the node */
+	char xrel[VFS_PATH_MAX]; /* rel when it is not a tail of path: a PROC
+				  * directory mount's "<target><path inside>", a
+				  * guest bind of a subdirectory's "<sub>/<path
+				  * inside>" (only its used part is copied) */
 	const struct vfs_mount *mnt;
-	const char *rel;         /* points into path: path inside the mount (or,
-				  * for a PROC file mount, at mnt->target; for a
-				  * PROC directory mount, /sys, at prel) */
-	char prel[128];          /* PROC directory mount: "<target><path inside>" */
+	const char *rel;         /* the path inside the mount's export: points
+				  * into path (or, for a PROC file mount, at
+				  * mnt->target; for a PROC directory mount, /sys,
+				  * or a mount with a sub, into xrel) */
+	int mroot;               /* the node is its mount's root */
 	int kind;
 	int exists;              /* 0: negative final component (WALK_CREATE) */
 	int magic;               /* PROC magic link (fd/<n>) */
@@ -195,8 +204,11 @@ int vfs_meta_make(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid, 
  * existing directory (the caller walked it). 0 or -errno. */
 /* a new, empty tmpfs (one of the spare private exports: -ENOMEM when none is left) */
 int vfs_mount_tmpfs(struct vfs *v, const char *path, int rdonly, const char *src);
-/* the mount whose root is src, again at path (a subdirectory: -EINVAL) */
-int vfs_mount_bind(struct vfs *v, const char *srcpath, const char *path, int rdonly);
+/* the mount a canonical guest path lies in (the longest mount point) */
+const struct vfs_mount *vfs_mount_for(struct vfs *v, const char *path);
+/* MS_BIND: the directory src (a node of a gofer mount: its root or a
+ * subdirectory, which becomes the new mount's root) again at path */
+int vfs_mount_bind(struct vfs *v, const struct vfs_node *src, const char *path, int rdonly);
 /* MS_REMOUNT: read-only or back to read-write (-EPERM for an export the
  * gofer serves read-only); -EINVAL when path is no mount point */
 int vfs_remount(struct vfs *v, const char *path, int rdonly);
@@ -297,9 +309,9 @@ const struct vfs_backend *vfs_backend(struct vfs *v, void **ctx);
  * (unless it points at a PROC file mount's target). */
 static inline void vfs_node_fix_rel(struct vfs_node *dst, const struct vfs_node *src)
 {
-	uintptr_t r = (uintptr_t)src->rel, p = (uintptr_t)src->path, q = (uintptr_t)src->prel;
+	uintptr_t r = (uintptr_t)src->rel, p = (uintptr_t)src->path, q = (uintptr_t)src->xrel;
 	dst->rel = r >= p && r <= p + sizeof src->path ? dst->path + (r - p) :
-		   r >= q && r <= q + sizeof src->prel ? dst->prel + (r - q) : src->rel;
+		   r >= q && r <= q + sizeof src->xrel ? dst->xrel + (r - q) : src->rel;
 }
 
 /* dst = src, copying only the used part of the path (nodes are large). */
@@ -308,6 +320,9 @@ static inline void vfs_node_copy(struct vfs_node *dst, const struct vfs_node *sr
 	const size_t off = offsetof(struct vfs_node, mnt);
 
 	memcpy(dst->path, src->path, strlen(src->path) + 1);
+	if ((uintptr_t)src->rel >= (uintptr_t)src->xrel &&
+	    (uintptr_t)src->rel < (uintptr_t)src->xrel + sizeof src->xrel)
+		memcpy(dst->xrel, src->xrel, strlen(src->xrel) + 1);
 	memcpy((char *)dst + off, (const char *)src + off, sizeof *dst - off);
 	vfs_node_fix_rel(dst, src);
 }

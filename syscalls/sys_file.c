@@ -757,7 +757,7 @@ int fs_may_delete(struct task *t, const struct vfs_node *n, int isdir)
 
 	if (!n->exists)                                            /* 1 */
 		return -ENOENT;
-	if (n->kind != VN_BACKEND || !*n->rel)                     /* 2 */
+	if (n->kind != VN_BACKEND || n->mroot)                     /* 2 */
 		return -EBUSY;
 	r = vfs_permission(t, &n->pst, MAY_WRITE | MAY_EXEC);      /* 3 */
 	if (r < 0)
@@ -787,7 +787,7 @@ static long do_unlinkat(struct sc_call *c, int dirfd, const char *path, int flag
 		return r;
 	if (n->last_dot)
 		return rmdir_ ? (n->last_dot == 1 ? -EINVAL : -ENOTEMPTY) : -EISDIR;
-	if (n->exists && (n->kind != VN_BACKEND || !*n->rel || vfs_holds_mounts(VFS_OF(c), n->path)))
+	if (n->exists && (n->kind != VN_BACKEND || n->mroot || vfs_holds_mounts(VFS_OF(c), n->path)))
 		return -EBUSY;
 	if (n->kind == VN_PROC)
 		return n->exists ? -EACCES : -ENOENT;
@@ -830,6 +830,18 @@ long sys_unlinkat(struct sc_call *c)
 
 /* ---- rename ---- */
 
+/* The mount of n's parent directory: n's own, unless n is a mount's root. */
+static const struct vfs_mount *parent_mnt(struct sc_call *c, const struct vfs_node *n)
+{
+	char parent[VFS_PATH_MAX];
+	const char *slash = strrchr(n->path, '/');
+
+	if (!n->mroot || !slash || !n->path[1])
+		return n->mnt;
+	snprintf(parent, sizeof parent, "%.*s", slash == n->path ? 1 : (int)(slash - n->path), n->path);
+	return vfs_mount_for(VFS_OF(c), parent);
+}
+
 static long do_renameat2(struct sc_call *c, int odfd, const char *opath, int ndfd,
 			 const char *npath, unsigned flags)
 {
@@ -852,8 +864,13 @@ static long do_renameat2(struct sc_call *c, int odfd, const char *opath, int ndf
 		return r;
 	if (o->last_dot || nn->last_dot)
 		return -EBUSY;
-	if (o->mnt != nn->mnt)
+	/* EXDEV compares the mounts of the two parent directories (a mount
+	 * point's own mount is not its name's): a mount point renamed within
+	 * its parent mount is EBUSY below, as on Linux */
+	if (parent_mnt(c, o) != parent_mnt(c, nn))
 		return -EXDEV;
+	if (o->mnt != nn->mnt)
+		return -EBUSY;
 	if (o->kind == VN_PROC)
 		return o->exists ? -EACCES : -ENOENT;
 	r = vfs_mount_write_err(o->mnt);
@@ -865,9 +882,9 @@ static long do_renameat2(struct sc_call *c, int odfd, const char *opath, int ndf
 		return -ENOENT;
 	if ((flags & RENAME_NOREPLACE) && nn->exists)
 		return -EEXIST;
-	if ((o->exists && (o->kind != VN_BACKEND || !*o->rel ||
+	if ((o->exists && (o->kind != VN_BACKEND || o->mroot ||
 			   vfs_holds_mounts(VFS_OF(c), o->path))) ||
-	    (nn->exists && (nn->kind != VN_BACKEND || !*nn->rel ||
+	    (nn->exists && (nn->kind != VN_BACKEND || nn->mroot ||
 			    vfs_holds_mounts(VFS_OF(c), nn->path))))
 		return -EBUSY;
 	if (!strcmp(o->path, nn->path))
@@ -1492,7 +1509,7 @@ long sys_inotify_add_watch(struct sc_call *c)
 	} else {
 		char parent[PATH_MAX];
 		char *slash = strrchr(n->path, '/');
-		if (!*n->rel || !slash)
+		if (n->mroot || !slash)
 			return -EPERM;   /* a file mount's root: no parent of its own */
 		snprintf(parent, sizeof parent, "%.*s", (int)(slash - n->path), n->path);
 		if (!parent[0])

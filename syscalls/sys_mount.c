@@ -6,7 +6,9 @@
  * umount it at the end) and a little more:
  *   - a new tmpfs: one of the sandbox's spare private exports (two, made by
  *     the gofer at start; ENOMEM when they are used up), mode 1777, empty;
- *   - MS_BIND of a whole mount (a subdirectory: EINVAL; other flags
+ *   - MS_BIND of a directory of a gofer mount (the whole mount, or a
+ *     subdirectory: a mount of the same export whose root is that
+ *     directory, struct vfs_mount.sub; directories only; other flags
  *     ignored, as Linux does: read-only takes a remount);
  *   - MS_REMOUNT [| MS_BIND] [| MS_RDONLY]: writes under a read-only mount
  *     are EROFS from the next call on (fds already open for writing keep
@@ -80,7 +82,9 @@ long sys_mount(struct sc_call *c)
 			return r;
 		/* Linux ignores every flag of a new bind but MS_REC: read-only
 		 * takes a remount */
-		return vfs_mount_bind(v, s->path, n->path, 0);
+		if (!S_ISDIR(s->st.st_mode))
+			return -ENOTDIR; /* the target is a directory */
+		return vfs_mount_bind(v, s, n->path, 0);
 	}
 	if (!type)
 		return -EFAULT;

@@ -120,6 +120,42 @@ int main(int argc, char **argv)
 	CHECK(access("mnt2/x", F_OK) == 0, "bind_shares_files", "%s", strerror(errno));
 	EXPECT_OK(mount(NULL, "mnt", NULL, MS_PRIVATE, NULL), "make_private");
 
+	/* a bind of a subdirectory: its root is that directory */
+	char abs3[PATH_MAX + 16], cwd[PATH_MAX + 64];
+	struct stat a, b;
+	snprintf(abs3, sizeof abs3, "%s/mnt3", t_scratch);
+	mkdir("mnt3", 0755);
+	CHECK(mkdir("mnt/sub", 0755) == 0 && mkdir("mnt/sub/deep", 0755) == 0 &&
+	      t_write_file("mnt/sub/deep/f", "deep", 0644) == 0, "sub_tree", "%s", strerror(errno));
+	EXPECT_ERR(mount("mnt/sub/deep/f", "mnt3", NULL, MS_BIND, NULL), ENOTDIR, "bind_file_on_dir_enotdir");
+	EXPECT_OK(mount("mnt/sub", "mnt3", NULL, MS_BIND, NULL), "bind_subdir");
+	CHECK(t_read_file("mnt3/deep/f", buf, sizeof buf) == 4, "bind_subdir_sees_file", "%s", strerror(errno));
+	CHECK(access("mnt3/sub", F_OK) < 0 && errno == ENOENT, "bind_subdir_root_is_sub", "%s",
+	      strerror(errno));
+	fd = open("mnt3/deep/g", O_CREAT | O_WRONLY, 0666);
+	CHECK(fd >= 0 && access("mnt/sub/deep/g", F_OK) == 0, "bind_subdir_shares_files", "%s",
+	      strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	CHECK(stat("mnt3/..", &a) == 0 && stat(".", &b) == 0 && a.st_ino == b.st_ino &&
+	      a.st_dev == b.st_dev, "bind_subdir_dotdot_is_parent", "%s", strerror(errno));
+	CHECK(stat("mnt3", &a) == 0 && stat("mnt/sub", &b) == 0 && a.st_ino == b.st_ino,
+	      "bind_subdir_same_inode", "%s", strerror(errno));
+	CHECK(mount_opts(abs3, opts, sizeof opts), "bind_subdir_listed", "not in /proc/self/mounts");
+	EXPECT_ERR(rename("mnt3", "mnt4"), EBUSY, "bind_subdir_rename_ebusy");
+	EXPECT_ERR(rmdir("mnt3"), EBUSY, "bind_subdir_rmdir_ebusy");
+	int here = open(".", O_RDONLY | O_DIRECTORY);
+	CHECK(chdir("mnt3/deep") == 0 && getcwd(cwd, sizeof cwd) &&
+	      !strncmp(cwd, abs3, strlen(abs3)) && !strcmp(cwd + strlen(abs3), "/deep"),
+	      "bind_subdir_getcwd", "%s", cwd);
+	CHECK(rename("../../mnt/sub/deep", "../../mnt/sub/deeper") == 0 && getcwd(cwd, sizeof cwd) &&
+	      !strcmp(cwd + strlen(abs3), "/deeper"), "bind_subdir_getcwd_after_rename", "%s", cwd);
+	CHECK(here >= 0 && fchdir(here) == 0, "back", "%s", strerror(errno));
+	if (here >= 0)
+		close(here);
+	EXPECT_OK(umount2("mnt3", 0), "umount_bind_subdir");
+	CHECK(access("mnt3/deeper", F_OK) < 0 && errno == ENOENT, "bind_subdir_gone", "%s", strerror(errno));
+
 	/* unmount */
 	EXPECT_OK(umount2("mnt2", 0), "umount_bind");
 	EXPECT_OK(umount2("mnt", 0), "umount_tmpfs");

@@ -1687,7 +1687,11 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
 		snprintf(text, sizeof text, "self/mounts");
 		break;
 	case N_ROOTLINK:
-		snprintf(text, sizeof text, "/");
+		/* the task's root (chroot), stripped below as the others */
+		if (n.init || !n.task->fs)
+			snprintf(text, sizeof text, "/");
+		else
+			task_root(n.task, text, sizeof text);
 		break;
 	case N_NS:
 		snprintf(text, sizeof text, "%s:[%lu]", ns_ents[n.fdnum].name, ns_ents[n.fdnum].ino);
@@ -1731,6 +1735,10 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
 	pn_release(&n);
 	if (r < 0)
 		return r;
+	/* names as the reader sees them from its root (chroot); a name
+	 * outside it stays whole, as d_path writes it */
+	if (text[0] == '/')
+		(void)task_root_strip(t, text);
 	return copy_text(text, buf, len);
 }
 

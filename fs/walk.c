@@ -51,8 +51,11 @@ static int start_node(struct vfs *v, struct task *t, int dirfd, const char *path
 {
 	int r;
 
-	if (path[0] == '/' && !(flags & WALK_IN_ROOT))
-		return vfs_lookup(v, t, "/", NULL, 0, &w->cur);
+	if (path[0] == '/' && !(flags & WALK_IN_ROOT)) {
+		/* the task's root (chroot), or the sandbox's */
+		r = vfs_lookup(v, t, w->root, NULL, 0, &w->cur);
+		return r == 0 && !w->cur.exists ? -ENOENT : r;
+	}
 	if (dirfd == AT_FDCWD)
 		return vfs_cwd_node(v, t, &w->cur);
 	(void)r;
@@ -90,6 +93,10 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 		return -EXDEV;
 	w = xmalloc(sizeof *w);
 	struct vfs_shared_scratch *prev = vfs_scratch_begin(&w->ss);
+	if (flags & WALK_CANON)
+		strcpy(w->root, "/");
+	else
+		task_root(t, w->root, sizeof w->root);
 	r = start_node(v, t, dirfd, path, flags, w);
 	if (r < 0)
 		goto out;
@@ -103,7 +110,8 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 		r = w->cur.kind == VN_FD && S_ISDIR(w->cur.st.st_mode) ? -ENOENT : -ENOTDIR;
 		goto out;
 	}
-	strcpy(w->root, (flags & (WALK_BENEATH | WALK_IN_ROOT)) ? w->cur.path : "/");
+	if (flags & (WALK_BENEATH | WALK_IN_ROOT))
+		strcpy(w->root, w->cur.path);
 	memcpy(w->rem[0], path, plen + 1);
 	p = w->rem[0];
 

@@ -105,6 +105,9 @@ struct vfs_node {
 #define WALK_NO_MAGICLINKS 0x100 /* RESOLVE_NO_MAGICLINKS */
 #define WALK_NO_XDEV       0x200 /* RESOLVE_NO_XDEV */
 #define WALK_EXEC_PERM     0x400 /* (unused by walk: callers' convenience) */
+#define WALK_CANON         0x800 /* path is a canonical guest path (a node's):
+				      * from the sandbox's "/", not the task's
+				      * chroot root */
 
 #define VFS_MAXSYMLINKS 40
 

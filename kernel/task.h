@@ -51,7 +51,11 @@ struct fs_ctx {
 	dev_t cwd_dev;           /* its identity */
 	ino_t cwd_ino;
 	mode_t umask;
+	char *root;              /* chroot(2): canonical guest path of the root
+				  * (heap, under lock), NULL: the sandbox's "/" */
+	_Atomic int rooted;      /* root != NULL (read without the lock) */
 };
+
 
 
 struct task {
@@ -215,6 +219,12 @@ int task_count(struct sandbox *sb);
 /* Releases a pending exec (closes its fds); set by the sentry (exec.c). */
 void task_set_pexec_free(void (*fn)(struct pending_exec *));
 
+/* The task's root (chroot) into buf: 1 when it has one, 0 for the
+ * sandbox's "/" (buf = "/"). */
+int task_root(const struct task *t, char *buf, size_t len);
+/* path with the task's root taken off, in place: 0, or -1 when path is not
+ * beneath the root (left whole) */
+int task_root_strip(const struct task *t, char *path);
 struct fs_ctx *fs_ctx_new(const char *cwd, mode_t umask);
 void fs_ctx_put(struct fs_ctx *fs);
 

@@ -52,8 +52,43 @@ void fs_ctx_put(struct fs_ctx *fs)
 		pthread_mutex_destroy(&fs->lock);
 		if (fs->cwd_fd >= 0)
 			close(fs->cwd_fd);
+		free(fs->root);
 		free(fs);
 	}
+}
+
+int task_root(const struct task *t, char *buf, size_t len)
+{
+	struct fs_ctx *fs = t ? t->fs : NULL;
+	int r = 0;
+
+	if (fs && atomic_load(&fs->rooted)) {
+		pthread_mutex_lock(&fs->lock);
+		if (fs->root && strlen(fs->root) < len) {
+			strcpy(buf, fs->root);
+			r = 1;
+		}
+		pthread_mutex_unlock(&fs->lock);
+	}
+	if (!r)
+		snprintf(buf, len, "/");
+	return r;
+}
+
+int task_root_strip(const struct task *t, char *path)
+{
+	char root[VFS_PATH_MAX];
+
+	if (!task_root(t, root, sizeof root))
+		return 0;
+	size_t l = strlen(root);
+	if (strncmp(path, root, l) || (path[l] && path[l] != '/'))
+		return -1;
+	if (!path[l])
+		strcpy(path, "/");
+	else
+		memmove(path, path + l, strlen(path + l) + 1);
+	return 0;
 }
 
 static unsigned long long status_mask(const char *buf, const char *key)
@@ -121,6 +156,10 @@ struct task *task_create(struct sandbox *sb, pid_t tid, pid_t tgid,
 				t->fs->cwd_fd = fcntl(parent->fs->cwd_fd, F_DUPFD_CLOEXEC, 0);
 			t->fs->cwd_dev = parent->fs->cwd_dev;
 			t->fs->cwd_ino = parent->fs->cwd_ino;
+			if (parent->fs->root) {
+				t->fs->root = xstrdup(parent->fs->root);
+				atomic_store(&t->fs->rooted, 1);
+			}
 			pthread_mutex_unlock(&parent->fs->lock);
 		}
 	} else {

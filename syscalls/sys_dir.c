@@ -308,12 +308,21 @@ long sys_getcwd(struct sc_call *c)
 		r = -ENOENT;
 	if (r < 0)
 		return r;
-	size_t len = strlen(n->path) + 1;
+	/* relative to the task's root (chroot); a cwd outside it is
+	 * "(unreachable)" + its path, as Linux's getcwd writes it */
+	char *p = n->path;
+	if (task_root_strip(t, n->path) < 0) {
+		if (strlen(n->path) + 14 >= sizeof n->path)
+			return -ENAMETOOLONG;
+		memmove(n->path + 13, n->path, strlen(n->path) + 1);
+		memcpy(n->path, "(unreachable)", 13);
+	}
+	size_t len = strlen(p) + 1;
 	if (len > PATH_MAX)
 		return -ENAMETOOLONG; /* as Linux's getcwd: the path is longer than a page */
 	if (c->args[1] < len)
 		return -ERANGE;
-	r = sc_write_guest(c, c->args[0], n->path, len);
+	r = sc_write_guest(c, c->args[0], p, len);
 	return r < 0 ? r : (long)len;
 }
 
@@ -345,9 +354,12 @@ long sys_chdir(struct sc_call *c)
 /* chroot: checked in Linux's order — the walk (ENOENT, ENOTDIR, ELOOP,
  * ENAMETOOLONG; EFAULT at copy-in), search permission on the directory
  * (EACCES), CAP_SYS_CHROOT (EPERM) — so a program probing it sees Linux's
- * errors. A task has no root of its own yet (every walk starts at the
- * sandbox's /): chroot into the root it already has succeeds, into any
- * other directory it is EPERM, as for a caller without the capability. */
+ * errors. The root is the process's (struct fs_ctx, shared by CLONE_FS
+ * threads, copied at fork), kept as the directory's canonical guest path:
+ * absolute paths and absolute symlink targets start there and ".." stops
+ * there (fs/walk.c); getcwd and the /proc links are written relative to
+ * it. The cwd is left where it is, as Linux does. It only narrows what
+ * the task sees of the sandbox's own view. */
 long sys_chroot(struct sc_call *c)
 {
 	cleanup_free struct vfs_node *n = NULL;
@@ -361,10 +373,15 @@ long sys_chroot(struct sc_call *c)
 		return r;
 	if (!cred_capable(&t->cred, CRED_CAP_SYS_CHROOT))
 		return -EPERM;
-	if (strcmp(n->path, "/")) {
-		snprintf(c->note, sizeof c->note, "chroot into another directory than / is not emulated");
-		return -EPERM;
-	}
+	if (n->kind != VN_BACKEND && n->kind != VN_SYNTH && strcmp(n->path, "/"))
+		return -EPERM;   /* /proc and its kind: not a root a walk can start from */
+	struct fs_ctx *fs = t->fs;
+	char *root = strcmp(n->path, "/") ? xstrdup(n->path) : NULL;
+	pthread_mutex_lock(&fs->lock);
+	free(fs->root);
+	fs->root = root;
+	atomic_store(&fs->rooted, root != NULL);
+	pthread_mutex_unlock(&fs->lock);
 	return 0;
 }
 

@@ -169,7 +169,7 @@ static void own_new(struct sc_call *c, const struct vfs_node *n, const struct st
 		cleanup_free struct vfs_node *nn = NULL;
 		if (made)
 			real = *made;
-		else if (fs_walk(c, AT_FDCWD, n->path, WALK_NOFOLLOW | WALK_FRESH, &nn) == 0 && nn->exists)
+		else if (fs_walk(c, AT_FDCWD, n->path, WALK_NOFOLLOW | WALK_FRESH | WALK_CANON, &nn) == 0 && nn->exists)
 			real = nn->st;
 		else
 			return;
@@ -1514,7 +1514,7 @@ long sys_inotify_add_watch(struct sc_call *c)
 		snprintf(parent, sizeof parent, "%.*s", (int)(slash - n->path), n->path);
 		if (!parent[0])
 			snprintf(parent, sizeof parent, "/");
-		r = fs_walk(c, AT_FDCWD, parent, 0, &pn);
+		r = fs_walk(c, AT_FDCWD, parent, WALK_CANON, &pn);
 		if (r < 0)
 			return r;
 		if (pn->kind != VN_BACKEND || pn->mnt != n->mnt)

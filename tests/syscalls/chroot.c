@@ -1,7 +1,57 @@
 /* chroot: Linux's errors in Linux's order (the walk, search permission,
- * CAP_SYS_CHROOT); chroot("/") keeps the root (moat emulates no root of a
- * task's own: another directory would be EPERM there, so no case asks it). */
+ * CAP_SYS_CHROOT); chroot("/") keeps the root; as root, chroot into a
+ * directory: absolute paths and absolute symlinks start there, ".." stops
+ * there, getcwd is relative to it (ENOENT from glibc for a cwd outside),
+ * children inherit it, a second chroot nests. */
+#include <sys/wait.h>
+
 #include "t.h"
+
+/* in a child: the root changes for good */
+static void jail(void)
+{
+	char cwd[PATH_MAX];
+	struct stat a, b;
+
+	mkdir("j", 0755);
+	mkdir("j/sub", 0755);
+	mkdir("j/sub/in", 0755);
+	t_write_file("j/sub/x", "jailed", 0644);
+	symlink("/sub", "j/abs");
+	symlink("../../../../sub", "j/sub/up");
+	fflush(stdout);
+	pid_t p = fork();
+	if (p == 0) {
+		char buf[64];
+		int bad = 0;
+#define J(cond, name) do { if (cond) printf("ok jail_%s\n", name); else { printf("FAIL jail_%s: errno %d\n", name, errno); bad = 1; } } while (0)
+		J(chroot("j") == 0, "chroot");
+		J(!getcwd(cwd, sizeof cwd) && errno == ENOENT, "cwd_outside_enoent");
+		J(access("/sub/x", F_OK) == 0, "abs_path_inside");
+		J(access("/j", F_OK) < 0 && errno == ENOENT, "old_names_gone");
+		J(t_read_file("/abs/x", buf, sizeof buf) == 6 && !strcmp(buf, "jailed"), "abs_symlink_inside");
+		J(access("/sub/up/x", F_OK) == 0, "dotdot_symlink_stops");
+		J(chdir("/sub/in") == 0 && getcwd(cwd, sizeof cwd) && !strcmp(cwd, "/sub/in"), "getcwd");
+		J(stat("../../../..", &a) == 0 && stat("/", &b) == 0 && a.st_ino == b.st_ino &&
+		  a.st_dev == b.st_dev, "dotdot_stops_at_root");
+		J(access("../../sub/x", F_OK) == 0, "relative_inside");
+		fflush(stdout);
+		pid_t q = fork();
+		if (q == 0)
+			_exit(access("/sub/x", F_OK) == 0 && getcwd(cwd, sizeof cwd) &&
+			      !strcmp(cwd, "/sub/in") ? 0 : 1);
+		int st = -1;
+		waitpid(q, &st, 0);
+		J(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child_inherits");
+		J(chroot("/sub") == 0 && access("/x", F_OK) == 0 && access("/sub", F_OK) < 0, "nested");
+		J(getcwd(cwd, sizeof cwd) && !strcmp(cwd, "/in"), "nested_getcwd");
+		fflush(stdout);
+		_exit(bad);
+	}
+	int st = -1;
+	waitpid(p, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "jail", "child status %#x", st);
+}
 
 int main(int argc, char **argv)
 {
@@ -27,6 +77,7 @@ int main(int argc, char **argv)
 		EXPECT_OK(chroot("/"), "root_keeps_root");
 		/* then / is still the same directory */
 		CHECK(access("/proc/self", F_OK) == 0, "root_unchanged", "%s", strerror(errno));
+		jail();
 	} else {
 		EXPECT_ERR(chroot("/"), EPERM, "no_cap_eperm");
 		EXPECT_ERR(chroot("d"), EPERM, "no_cap_eperm_dir");

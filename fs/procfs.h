@@ -52,8 +52,11 @@
  * (fs/vfs.c passes "<PROCFS_SYSFS>/<rel>"); not listed in /proc. */
 #define PROCFS_SYSFS ".moat-sys"
 
-/* st_dev of every synthetic /proc node */
-#define PROCFS_DEV makedev(0, 0x4d)
+/* st_dev of every synthetic /proc node: a device number no file system
+ * the sandbox can reach has (fs/vfs.c vfs_reserve_devs), so a host file is
+ * never taken for one of ours; set once before the guest runs */
+extern dev_t procfs_dev;
+#define PROCFS_DEV procfs_dev
 
 struct task;
 struct vfs;

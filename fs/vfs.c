@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -323,6 +324,44 @@ void vfs_synth_stat(struct vfs *v, const char *path, struct stat *st)
 	st->st_atim = st->st_mtim = st->st_ctim = v->ctime;
 }
 
+dev_t procfs_dev = 0x4d; /* makedev(0, 0x4d), until vfs_reserve_devs */
+
+/* The device numbers of synthetic nodes (synth_dev: directories made for
+ * mount points, /dev entries of our own; procfs_dev: /proc). private_file
+ * takes a stat with one of them for the sandbox's own, so they must be no
+ * host file system's: fixed numbers (0:0xfe and 0:0x4d before) are
+ * anonymous devices the kernel hands out to tmpfs, overlayfs and its lower
+ * layers' pseudo devices too, and a sealed host file (0711 program) on an
+ * overlay whose lower layer had 0:0x4d ran (found in review). The kernel's
+ * own internal file systems hold their anonymous device for the life of the
+ * machine and never share it: anon_inodefs (an eventfd's) for synth_dev,
+ * pipefs (a pipe's) for /proc until the guest's real procfs, whose device is
+ * as unique while the sandbox holds it, replaces it (vfs_set_proc_dev).
+ * Guest eventfds and pipes share these numbers; they are its own objects. */
+static void vfs_reserve_devs(struct vfs *v)
+{
+	struct stat st;
+	int fd = eventfd(0, EFD_CLOEXEC), p[2];
+
+	v->synth_dev = fd >= 0 && fstat(fd, &st) == 0 ? st.st_dev : makedev(0, 0xfe);
+	if (fd >= 0)
+		close(fd);
+	if (pipe2(p, O_CLOEXEC) == 0) {
+		if (fstat(p[0], &st) == 0 && st.st_dev != v->synth_dev)
+			procfs_dev = st.st_dev;
+		close(p[0]);
+		close(p[1]);
+	}
+}
+
+void vfs_set_proc_dev(int procfd)
+{
+	struct stat st;
+
+	if (procfd >= 0 && fstat(procfd, &st) == 0)
+		procfs_dev = st.st_dev;
+}
+
 int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 	       int gofer_ctl, struct vfs **out, char *err, size_t errlen)
 {
@@ -334,7 +373,7 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 	v->gen = atomic_fetch_add(&vfs_gens, 1);
 	v->be = &gofer_backend;
 	v->bectx = v;
-	v->synth_dev = makedev(0, 0xfe);
+	vfs_reserve_devs(v);
 	clock_gettime(CLOCK_REALTIME, &v->ctime);
 	v->mcap = n + 1 + VFS_GUEST_MOUNTS;
 	v->mnts = xcalloc(v->mcap, sizeof *v->mnts);

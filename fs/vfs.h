@@ -70,6 +70,10 @@ struct vfs_mount_spec {
  * path hides an earlier one. gofer_ctl is the gofer's control socket (each
  * sentry worker thread gets its own connection lazily). Returns 0 or -errno
  * with a one-line reason in err. */
+/* /proc's device number: the guest's real procfs's (the sentry holds it;
+ * fs/vfs.c vfs_reserve_devs) */
+void vfs_set_proc_dev(int procfd);
+
 int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 	       int gofer_ctl, struct vfs **out, char *err, size_t errlen);
 void vfs_destroy(struct vfs *v);

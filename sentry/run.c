@@ -372,6 +372,7 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->init_pid = sr.init_pid;
 	dbg("%.2f ms: guest spawned", ms_now() - t0);
 	sb->guest_procfd = sr.guest_procfd;
+	vfs_set_proc_dev(sb->guest_procfd); /* before the guest's first call */
 	if (sr.dns_fd >= 0 && netdns_start(sb, sr.dns_fd) < 0)
 		die("DNS stub: cannot start its thread");
 	netconn_set_relays(sr.relay_fd, sr.icmp_fd); /* after the DNS stub named the guest's netns */

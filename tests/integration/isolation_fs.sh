@@ -212,4 +212,34 @@ cannot_rename=""; "$PY" -c 'import socket; socket.sethostname(socket.gethostname
 out=$(mrun "$PY" -c "import socket; socket.sethostname('moat-$T_MARK')" 2>/dev/null)
 if [ "$(hostname)" != "moat-$T_MARK" ]; then SANITY=$cannot_rename ok hostname_change_stays_inside; else fail hostname_change_stays_inside "host renamed!"; fi
 
+# Synthetic nodes' device numbers are no host file system's (found in
+# review: /proc and the synthetic directories had fixed numbers, 0:0x4d and
+# 0:0xfe, anonymous devices the kernel also hands to tmpfs, overlayfs and an
+# overlay's lower-layer pseudo device; a stat with one counts as the
+# sandbox's own file, and a sealed 0711 program on an overlay whose lower
+# layer got 0:0x4d ran as root's own, half the runs). In a private mount
+# namespace (gone with it) the host takes 300 fresh anonymous devices, tmpfs
+# mounts under one directory the guest gets bound: no device the guest sees
+# for /proc or a synthetic directory may be one of theirs.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	mkdir -p "$T_TMP/synthdev"
+	out=$(T_D="$T_TMP/synthdev" T_M="moat-synth-$T_MARK" T_MOAT="$MOAT" timeout -k 5 120 \
+		unshare -m --propagation private /bin/sh -c '
+		i=0; while [ $i -lt 300 ]; do mkdir -p "$T_D/$i" && mount -t tmpfs t "$T_D/$i"; i=$((i+1)); done
+		"$T_MOAT" run --bind "$T_D:/d:ro" --bind "$T_D/0:/$T_M/x:ro" -- /bin/sh -c \
+			"stat -c %d /proc /$T_M; echo --; stat -c %d /d/*"' </dev/null 2>&1)
+	guest_devs=$(echo "$out" | sed '/^--$/,$d' | sort -un)
+	host_devs=$(echo "$out" | sed '1,/^--$/d' | sort -un)
+	clash=$(comm -12 <(echo "$host_devs") <(echo "$guest_devs"))
+	if [ "$(echo "$guest_devs" | grep -c .)" -lt 1 ] || [ "$(echo "$host_devs" | grep -c .)" -lt 300 ]; then
+		fail synthetic_dev_unique "guest [$guest_devs], $(echo "$host_devs" | grep -c .) host devices: $(echo "$out" | tail -3)"
+	elif [ -n "$clash" ]; then
+		fail synthetic_dev_unique "guest device(s) $clash are host file systems' too"
+	else
+		ok synthetic_dev_unique
+	fi
+else
+	skip synthetic_dev_unique "needs root and unshare"
+fi
+
 finish

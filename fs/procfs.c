@@ -277,6 +277,14 @@ static const struct pent pid_ents[] = {
 	{ "environ", N_GUEST, 0400 },
 	{ "limits", N_GUEST, 0444 },
 	{ "maps", N_GUEST, 0444 },
+	{ "smaps", N_GUEST, 0444 },
+	{ "smaps_rollup", N_GUEST, 0444 },
+	{ "pagemap", N_GUEST, 0400 },
+	{ "numa_maps", N_GUEST, 0444 },
+	{ "oom_score", N_GUEST, 0444 },
+	{ "oom_adj", N_GUEST, 0644 },
+	{ "personality", N_GUEST, 0400 },
+	{ "wchan", N_GUEST, 0444 },
 	{ "io", N_GUEST, 0400 },
 	{ "mounts", N_MOUNTS, 0444 },
 	{ "mountinfo", N_MOUNTINFO, 0444 },
@@ -292,7 +300,8 @@ static const struct pent pid_ents[] = {
 static int init_has(const struct pent *e)
 {
 	return e->kind != N_FDDIR && e->kind != N_FDINFODIR && strcmp(e->name, "maps") &&
-	       strcmp(e->name, "io");
+	       strcmp(e->name, "io") && strncmp(e->name, "smaps", 5) && strcmp(e->name, "pagemap") &&
+	       strcmp(e->name, "numa_maps");
 }
 
 static const struct pent *init_ent(const struct pent *e)

@@ -128,5 +128,21 @@ int main(int argc, char **argv)
 	EXPECT_ERR(open("/proc/999999999/stat", O_RDONLY), ENOENT, "no_such_pid");
 	CHECK(stat("/proc/self/status", &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0444,
 	      "status_mode_0444", "mode %o", st.st_mode);
+		/* memory views programs and test suites read (mlock05, mmap12) */
+	n = t_read_file("/proc/self/smaps", buf, sizeof buf);
+	CHECK(n > 0 && strstr(buf, "Rss:") && strstr(buf, "[stack]"), "smaps", "%zd", n);
+	n = t_read_file("/proc/self/smaps_rollup", buf, sizeof buf);
+	CHECK(n > 0 && strstr(buf, "Pss:"), "smaps_rollup", "%zd", n);
+	{
+		uint64_t ent = 1;
+		int pfd = open("/proc/self/pagemap", O_RDONLY);
+		CHECK(pfd >= 0 && pread(pfd, &ent, sizeof ent, ((uintptr_t)buf / 4096) * 8) == 8 &&
+		      (ent >> 63) == 1, "pagemap_present_bit", "%s %#llx", strerror(errno),
+		      (unsigned long long)ent);
+		if (pfd >= 0)
+			close(pfd);
+	}
+	n = t_read_file("/proc/self/personality", buf, sizeof buf);
+	CHECK(n == 9 && !strcmp(buf, "00000000\n"), "personality", "%zd [%s]", n, buf);
 	return t_done();
 }

@@ -288,8 +288,20 @@ long sys_pidfd_send_signal(struct sc_call *c)
 			return r;
 		}
 	}
-	if (c->args[3] || c->args[2] || sig < 0 || sig >= 65)
+	if (c->args[3] || sig < 0 || sig >= 65)
 		return -EINVAL;
+	/* a siginfo (a /proc/<pid> fd): read once, Linux's rules on the copy
+	 * (its si_signo must be the signal; a code the kernel makes, >= 0 or
+	 * SI_TKILL, only to the caller's own process), then sent with it */
+	siginfo_t info;
+	if (c->args[2]) {
+		if (sc_read_guest(c, c->args[2], &info, sizeof info) < 0)
+			return -EFAULT;
+		if (info.si_signo != sig)
+			return -EINVAL;
+		if ((info.si_code >= 0 || info.si_code == SI_TKILL) && pid != c->task->vtgid)
+			return -EPERM;
+	}
 	r = check(c, pid, 0, sig);
 	if (!c->cont)
 		return r;
@@ -301,7 +313,7 @@ long sys_pidfd_send_signal(struct sc_call *c)
 		task_put(t);
 		return -ESRCH;
 	}
-	r = syscall(SYS_pidfd_send_signal, t->pidfd, sig, NULL, 0);
+	r = syscall(SYS_pidfd_send_signal, t->pidfd, sig, c->args[2] ? &info : NULL, 0);
 	r = r < 0 ? -errno : 0;
 	task_put(t);
 	return r;

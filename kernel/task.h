@@ -74,6 +74,8 @@ struct task {
 	pthread_mutex_t lock;
 	struct cred cred;        /* per task (thread), as in Linux; copied at clone */
 	char exe[PATH_MAX];      /* guest path of the running ELF (/proc/self/exe) */
+	dev_t exe_dev, interp_dev; /* the running program and its ELF interpreter */
+	ino_t exe_ino, interp_ino; /* (0: none): ETXTBSY for writers, task_text_busy */
 	char comm[16];
 	struct pending_exec *pexec; /* set at an exec stop, consumed by the loader */
 	void *net_pending;       /* per thread: set at a connect stop, consumed by the net call */
@@ -177,6 +179,10 @@ struct task *task_get_vpid(struct sandbox *sb, pid_t vtid);  /* by guest pid */
 void task_put(struct task *t);
 /* Calls fn for each live thread-group leader; stops when fn returns nonzero. */
 int task_for_each_leader(struct sandbox *sb, int (*fn)(struct task *, void *), void *arg);
+/* Is dev/ino the program (or ELF interpreter) a live process of the
+ * sandbox runs? Linux's deny_write_access: opening it for writing or
+ * truncating it is ETXTBSY. */
+int task_text_busy(struct sandbox *sb, dev_t dev, ino_t ino);
 
 /* Map a host id as seen by the sentry to what the guest's kernel would show. */
 uid_t idmap_uid_to_guest(const struct idmap *m, uid_t host);

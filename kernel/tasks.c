@@ -57,6 +57,29 @@ void fs_ctx_put(struct fs_ctx *fs)
 	}
 }
 
+struct text_q { dev_t dev; ino_t ino; };
+
+static int text_visit(struct task *t, void *arg)
+{
+	const struct text_q *q = arg;
+	int hit;
+
+	if (atomic_load(&t->exited))
+		return 0;
+	pthread_mutex_lock(&t->lock);
+	hit = (t->exe_ino == q->ino && t->exe_dev == q->dev) ||
+	      (t->interp_ino == q->ino && t->interp_dev == q->dev);
+	pthread_mutex_unlock(&t->lock);
+	return hit;
+}
+
+int task_text_busy(struct sandbox *sb, dev_t dev, ino_t ino)
+{
+	struct text_q q = { dev, ino };
+
+	return ino && task_for_each_leader(sb, text_visit, &q) != 0;
+}
+
 int task_root(const struct task *t, char *buf, size_t len)
 {
 	struct fs_ctx *fs = t ? t->fs : NULL;
@@ -143,6 +166,10 @@ struct task *task_create(struct sandbox *sb, pid_t tid, pid_t tgid,
 		pthread_mutex_lock(&parent->lock);
 		cred_copy(&t->cred, &parent->cred);
 		memcpy(t->exe, parent->exe, sizeof t->exe);
+		t->exe_dev = parent->exe_dev;
+		t->exe_ino = parent->exe_ino;
+		t->interp_dev = parent->interp_dev;
+		t->interp_ino = parent->interp_ino;
 		memcpy(t->comm, parent->comm, sizeof t->comm);
 		pthread_mutex_unlock(&parent->lock);
 		t->vppid = tid == tgid ? parent->vtgid : parent->vppid;

@@ -390,10 +390,20 @@ long exec_loader_call(struct sc_call *c)
 	ret = sc_write_guest(c, c->args[1], info, total);
 	free(info);
 	if (ret == 0) {
+		struct stat pst;
 		ret = (long)total;
 		pthread_mutex_lock(&t->lock);
 		snprintf(t->exe, sizeof t->exe, "%s", p->exe);
 		snprintf(t->comm, sizeof t->comm, "%s", p->comm);
+		t->exe_ino = t->interp_ino = 0;
+		if (fstat(p->prog_fd, &pst) == 0) {
+			t->exe_dev = pst.st_dev;
+			t->exe_ino = pst.st_ino;
+		}
+		if (p->interp_fd >= 0 && fstat(p->interp_fd, &pst) == 0) {
+			t->interp_dev = pst.st_dev;
+			t->interp_ino = pst.st_ino;
+		}
 		cred_exec(&t->cred); /* saved ids, fsuid and capabilities after execve */
 		pthread_mutex_unlock(&t->lock);
 		snprintf(c->note, sizeof c->note, "%.120s", p->exe);

@@ -389,6 +389,12 @@ again:
 		/* O_NOATIME: the owner's, or CAP_FOWNER's (LTP open02) */
 		if ((flags & O_NOATIME) && !cred_capable(&t->cred, CRED_CAP_FOWNER) && !vfs_owner(t, &n->st))
 			return -EPERM;
+		/* a program a process runs is not opened for writing (Linux's
+		 * deny_write_access; the loader maps it, so the kernel does not
+		 * know: LTP creat07) */
+		if ((mask & MAY_WRITE) && S_ISREG(n->st.st_mode) && (n->st.st_mode & 0111) &&
+		    task_text_busy(c->sb, n->st.st_dev, n->st.st_ino))
+			return -ETXTBSY;
 		/* a lease on the file (sys_lock.c) is broken before the open, as
 		 * Linux's do_dentry_open does (so before an O_TRUNC) */
 		if (S_ISREG(n->st.st_mode)) {
@@ -1311,6 +1317,8 @@ long sys_truncate(struct sc_call *c)
 	r = vfs_permission(c->task, &n->st, MAY_WRITE);
 	if (r < 0)
 		return r;
+	if (task_text_busy(c->sb, n->st.st_dev, n->st.st_ino))
+		return -ETXTBSY; /* a running program (see do_open) */
 	/* the guest's RLIMIT_FSIZE, which the gofer's truncate would not see:
 	 * EFBIG and SIGXFSZ, as Linux's inode_newsize_ok (LTP truncate03) */
 	struct rlimit fsz;

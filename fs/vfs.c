@@ -457,6 +457,7 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 			v->flink = maj > 6 || (maj == 6 && min >= 10);
 	}
 	v->vm = vmeta_new();
+	v->vx = vxattr_new();
 	{
 		struct stat mst;
 		int mfd = memfd_create("moat-probe", MFD_CLOEXEC);
@@ -503,6 +504,7 @@ void vfs_destroy(struct vfs *v)
 	inomap_free(v->lim);
 	inomap_free(v->tim);
 	vmeta_free(v->vm);
+	vxattr_free(v->vx);
 	if (tl_conn && tl_gen == v->gen) {
 		gofer_disconnect(tl_conn);
 		tl_conn = NULL;
@@ -873,6 +875,12 @@ int vfs_meta_make(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid, 
 void vfs_meta_forget(struct vfs *v, const struct stat *real)
 {
 	vmeta_forget(v->vm, real->st_dev, real->st_ino);
+	vxattr_forget(v->vx, real->st_dev, real->st_ino);
+}
+
+struct vxattr *vfs_vxattr(struct vfs *v)
+{
+	return v->vx;
 }
 
 /* ---- single lookups ---- */

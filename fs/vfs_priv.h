@@ -8,6 +8,7 @@
 #include "fs/dcache.h"
 #include "fs/walk.h"
 #include "fs/vmeta.h"
+#include "fs/vxattr.h"
 
 /* A directory that exists only because mount points lie beneath it (or is
  * a mount point itself): the names to list in it. */
@@ -37,6 +38,7 @@ struct vfs {
 	struct inomap *tim;      /* O_TMPFILE files -> their directory (odev: O_EXCL) */
 	int flink;               /* the gofer can link an O_TMPFILE file (Linux >= 6.10) */
 	struct vmeta *vm;        /* virtual metadata of host files */
+	struct vxattr *vx;       /* trusted.* and security.* attributes (fs/vxattr.c) */
 	_Atomic unsigned long long privdev[GOFER_MAX_EXPORTS]; /* st_dev of private
 				  * exports seen so far (0 = free slot) */
 	_Atomic unsigned long long viewdev[GOFER_MAX_EXPORTS]; /* st_dev of the

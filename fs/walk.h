@@ -199,6 +199,8 @@ int vfs_meta_update(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid
 		    mode_t setid, int set_mode);
 /* The file is gone (its last link removed by the sentry). */
 void vfs_meta_forget(struct vfs *v, const struct stat *real);
+/* the sandbox's trusted. and security. attributes (fs/vxattr.h) */
+struct vxattr *vfs_vxattr(struct vfs *v);
 /* A host file the sandbox just created as uid/gid (fs/vmeta.h vmeta_make). */
 int vfs_meta_make(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid, mode_t setid, int set_mode);
 

@@ -8,11 +8,15 @@
  * mount, then the namespace, then read permission for get, write permission
  * and the sticky-directory rule for set/remove), then asks the gofer.
  *
- * Other namespaces never reach the host: trusted.* is ENODATA to get and
- * EPERM to set without CAP_SYS_ADMIN (Linux), EOPNOTSUPP with it; security.*
- * (file capabilities, LSM labels) reads ENODATA and sets EOPNOTSUPP; system.*
- * (POSIX ACLs) is EOPNOTSUPP, a file system without ACLs; unknown prefixes
- * EOPNOTSUPP. Lists show user.* names only.
+ * Other namespaces never reach the host. trusted.* and security.* (but
+ * security.capability, whose file capabilities moat's exec would not grant:
+ * ENODATA to get, EOPNOTSUPP to set) are virtual: kept by the sentry for
+ * the sandbox's life, keyed by the file (fs/vxattr.c), on every file type
+ * (symlinks too, as Linux), with Linux's rules: trusted.* needs
+ * CAP_SYS_ADMIN to get, set or list (ENODATA / EPERM / not listed without
+ * it), security.* needs it to set or remove, and neither checks the file's
+ * mode; euid 0 counts as CAP_SYS_ADMIN here, as for mount(2). system.* (POSIX ACLs) is EOPNOTSUPP, a file system without ACLs;
+ * unknown prefixes EOPNOTSUPP.
  *
  * Sizes: a value is at most GOFER_XATTR_MAX (4096) bytes in the gofer
  * protocol: a larger set is ENOSPC (as ext4 with no room), a larger host
@@ -30,6 +34,7 @@
 #include <string.h>
 #include <sys/xattr.h>
 
+#include "fs/vxattr.h"
 #include "kernel/cred.h"
 #include "syscalls/sys_fs.h"
 
@@ -43,20 +48,31 @@ static int has_prefix(const char *s, const char *p)
 	return !strncmp(s, p, strlen(p));
 }
 
-/* The namespace verdict for a non-user name: -errno, or 0 for user.* */
+#define CAP_SYS_ADMIN_ 21
+
+/* The namespace verdict: -errno, 0 for user.* (the gofer's), 1 for a
+ * virtual one (trusted.*, security.*: fs/vxattr.c) */
 static int xattr_ns(struct sc_call *c, const char *name, enum xop op)
 {
 	int write = op == X_SET || op == X_REMOVE;
+	/* (euid 0 counts: root inside has no CAP_SYS_ADMIN, as in Docker, but
+	 * these attributes are the sandbox's own, as its mount table is) */
+	int admin = cred_capable(&c->task->cred, CAP_SYS_ADMIN_) || c->task->cred.euid == 0;
 
 	if (has_prefix(name, "user.") && name[5])
 		return 0;
 	if (has_prefix(name, "trusted.") && name[8]) {
-		if (!cred_capable(&c->task->cred, 21 /* CAP_SYS_ADMIN */))
+		if (!admin)
 			return write ? -EPERM : -ENODATA;
-		return write ? -EOPNOTSUPP : -ENODATA;
+		return 1;
 	}
-	if (has_prefix(name, "security.") && name[9])
+	if (!strcmp(name, "security.capability"))
 		return write ? -EOPNOTSUPP : -ENODATA;
+	if (has_prefix(name, "security.") && name[9]) {
+		if (write && !admin)
+			return -EPERM;
+		return 1;
+	}
 	return -EOPNOTSUPP;
 }
 
@@ -67,6 +83,57 @@ struct xreq {
 	size_t size;
 	int flags;             /* X_SET */
 };
+
+/* listxattr shows trusted.* names to CAP_SYS_ADMIN only */
+static int list_want(const char *name, void *arg)
+{
+	struct sc_call *c = arg;
+
+	return !has_prefix(name, "trusted.") || cred_capable(&c->task->cred, CAP_SYS_ADMIN_) ||
+	       c->task->cred.euid == 0;
+}
+
+/* A virtual attribute of n's file (xattr_ns 1). */
+static long xattr_virtual(struct sc_call *c, const struct vfs_node *n, const struct xreq *x)
+{
+	struct vxattr *vx = vfs_vxattr(VFS_OF(c));
+	size_t size = x->size > XATTR_SIZE_MAX_ ? XATTR_SIZE_MAX_ : x->size;
+	cleanup_free char *buf = size ? xmalloc(size) : NULL;
+	long r;
+
+	switch (x->op) {
+	case X_LIST:
+		return -EINVAL;
+	case X_GET:
+		r = vxattr_get(vx, n->st.st_dev, n->st.st_ino, x->name, buf, size);
+		if (r > 0 && size && sc_write_guest(c, x->addr, buf, (size_t)r) < 0)
+			return -EFAULT;
+		return r;
+	case X_SET:
+		if (size && sc_read_guest(c, x->addr, buf, size) < 0)
+			return -EFAULT;
+		return vxattr_set(vx, n->st.st_dev, n->st.st_ino, x->name, buf, size, x->flags);
+	case X_REMOVE:
+	default:
+		return vxattr_remove(vx, n->st.st_dev, n->st.st_ino, x->name);
+	}
+}
+
+
+/* listxattr's user.* part: the gofer's names of n's file, written to the
+ * guest at x->addr (their length; -ERANGE when x->size is too small). */
+static long xattr_list_user(struct sc_call *c, const struct vfs_node *n, const struct xreq *x)
+{
+	size_t size = x->size > XATTR_SIZE_MAX_ ? XATTR_SIZE_MAX_ : x->size;
+	cleanup_free char *buf = size ? xmalloc(size) : NULL;
+
+	gofer_expect_identity(n->st.st_dev, n->st.st_ino);
+	long r = VFS_BE(VFS_OF(c), listxattr, n->mnt->export, n->rel, buf, size);
+	gofer_expect_identity(0, 0);
+	if (r > 0 && size && sc_write_guest(c, x->addr, buf, (size_t)r) < 0)
+		return -EFAULT;
+	return r;
+}
 
 static long xattr_node(struct sc_call *c, const struct vfs_node *n, const struct xreq *x)
 {
@@ -81,10 +148,12 @@ static long xattr_node(struct sc_call *c, const struct vfs_node *n, const struct
 		if (r == -EROFS)
 			return r;
 	}
+	int virt = 0;
 	if (x->op != X_LIST) {
 		r = xattr_ns(c, x->name, x->op);
-		if (r)
+		if (r < 0)
 			return r;
+		virt = r;
 	}
 	if (n->kind != VN_BACKEND) {
 		if (x->op == X_GET)
@@ -92,6 +161,30 @@ static long xattr_node(struct sc_call *c, const struct vfs_node *n, const struct
 		if (x->op == X_LIST)
 			return 0;
 		return n->kind == VN_FD ? -EPERM : -EOPNOTSUPP;
+	}
+	if (virt)
+		return xattr_virtual(c, n, x);
+	if (x->op == X_LIST) {
+		/* the gofer's user.* names, then the virtual ones */
+		long u = 0;
+		if (S_ISREG(n->st.st_mode) || S_ISDIR(n->st.st_mode)) {
+			u = xattr_list_user(c, n, x);
+			if (u < 0)
+				return u;
+		}
+		size_t size = x->size > XATTR_SIZE_MAX_ ? XATTR_SIZE_MAX_ : x->size;
+		cleanup_free char *vb = size > (size_t)u ? xmalloc(size - (size_t)u) : NULL;
+		if (size && size <= (size_t)u) {
+			long need = vxattr_list(vfs_vxattr(v), n->st.st_dev, n->st.st_ino, list_want, c, NULL, 0);
+			return need > 0 ? -ERANGE : u;
+		}
+		long vl = vxattr_list(vfs_vxattr(v), n->st.st_dev, n->st.st_ino, list_want, c, vb,
+				      size ? size - (size_t)u : 0);
+		if (vl < 0)
+			return vl;
+		if (size && vl && sc_write_guest(c, x->addr + (uint64_t)u, vb, (size_t)vl) < 0)
+			return -EFAULT;
+		return u + vl;
 	}
 	/* Linux: user.* only on regular files and directories */
 	if (!S_ISREG(n->st.st_mode) && !S_ISDIR(n->st.st_mode)) {

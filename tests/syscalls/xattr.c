@@ -105,6 +105,31 @@ int main(int argc, char **argv)
 		t_ok("trusted_set_nonroot_eperm");
 		t_ok("trusted_get_nonroot_enodata");
 	}
+	/* root: trusted.* and security.* (virtual under moat), on a symlink too */
+	if (geteuid() == 0) {
+		static char lst[65536];
+		symlink("f", "xsl");
+		EXPECT_OK(lsetxattr("xsl", "security.moat_sl", "v", 1, XATTR_CREATE), "security_on_symlink");
+		CHECK(lgetxattr("xsl", "security.moat_sl", buf, sizeof buf) == 1 && buf[0] == 'v',
+		      "security_on_symlink_get", "%s", strerror(errno));
+		EXPECT_ERR(lsetxattr("xsl", "security.moat_sl", "w", 1, XATTR_CREATE), EEXIST,
+			   "security_create_eexist");
+		EXPECT_ERR(getxattr("xsl", "security.moat_sl", buf, sizeof buf), ENODATA,
+			   "security_not_on_target");
+		EXPECT_OK(setxattr("f", "trusted.moat_t", "tv", 2, 0), "trusted_set_root");
+		ssize_t ln = listxattr("f", lst, sizeof lst);
+		int seen = 0;
+		for (ssize_t i = 0; i < ln; i += (ssize_t)strlen(lst + i) + 1)
+			seen |= !strcmp(lst + i, "trusted.moat_t");
+		CHECK(seen, "trusted_listed_root", "%zd %s", ln, strerror(errno));
+		CHECK(listxattr("f", NULL, 0) == ln, "list_size_probe", "%zd", ln);
+		EXPECT_ERR(listxattr("f", lst, 3), ERANGE, "list_small_erange");
+		EXPECT_OK(removexattr("f", "trusted.moat_t"), "trusted_remove");
+		EXPECT_ERR(removexattr("f", "trusted.moat_t"), ENODATA, "trusted_remove_again_enodata");
+		EXPECT_ERR(setxattr("f", "trusted.moat_t", "x", 1, XATTR_REPLACE), ENODATA,
+			   "trusted_replace_missing_enodata");
+		unlink("xsl");
+	}
 
 	/* paths */
 	EXPECT_ERR(getxattr("missing", "user.test", buf, sizeof buf), ENOENT, "get_enoent");

@@ -119,6 +119,9 @@ struct pnode {
 	struct task *task;  /* for nodes under /proc/<pid> (a reference) */
 	int fdnum;          /* N_FD; N_NS: index in ns_ents */
 	int init;           /* under /proc/1, the guest's init (moat-init: task NULL) */
+	int zombie;         /* under /proc/<pid> of a process that exited and is not
+			     * reaped yet (task NULL): the kernel's stat, status,
+			     * comm (zombie_ent) */
 	pid_t pid;          /* the <pid> of per-task nodes */
 	char base[48];      /* "<pid>" or "<pid>/task/<tid>" for per-task nodes */
 	char gpath[96];     /* path beneath guest_procfd; also the canonical rel */
@@ -318,6 +321,23 @@ static const struct pent *init_ent(const struct pent *e)
 	return e;
 }
 
+/* What /proc/<pid> of a zombie has: no task of ours any more (the tracer
+ * forgets it at its exit), but Linux lists it, state Z, until its parent
+ * reaps it (ps's <defunct>; test suites wait for state Z): the kernel's own
+ * stat, status and comm of it from the guest's procfs, an empty cmdline. */
+static const struct pent *zombie_ent(const struct pent *e)
+{
+	static const struct pent ents[] = {
+		{ "stat", N_GUEST, 0444 }, { "status", N_GUEST, 0444 },
+		{ "comm", N_GUEST, 0444 }, { "cmdline", N_EMPTY, 0444 },
+	};
+
+	for (size_t i = 0; e && i < ARRAY_SIZE(ents); i++)
+		if (!strcmp(e->name, ents[i].name))
+			return &ents[i];
+	return NULL;
+}
+
 static int kind_is_dir(enum pkind k)
 {
 	return k <= N_TASKDIR;
@@ -427,6 +447,22 @@ static void wait_known_ids(struct task *self)
 }
 
 /* Enter /proc/<pid>. */
+static long guest_slurp(struct sandbox *sb, const char *gpath, char **out);
+
+/* Is pid a zombie in the guest's pid namespace (its state in the kernel's
+ * own stat, after the command's closing parenthesis)? */
+static int is_zombie(struct sandbox *sb, pid_t pid)
+{
+	char gp[32];
+	cleanup_free char *text = NULL;
+
+	snprintf(gp, sizeof gp, "%d/stat", (int)pid);
+	if (guest_slurp(sb, gp, &text) < 0)
+		return 0;
+	const char *p = strrchr(text, ')');
+	return p && (p[1] == ' ') && (p[2] == 'Z' || p[2] == 'X');
+}
+
 static int enter_pid(struct task *self, struct pnode *n, pid_t pid)
 {
 	struct task *t = task_get_vpid(self->sb, pid);
@@ -434,11 +470,13 @@ static int enter_pid(struct task *self, struct pnode *n, pid_t pid)
 	if (!t && pid == 1) {
 		/* the guest's init: moat-init, never a task of ours */
 		n->init = 1;
-	} else if (!t) {
-		return -ENOENT;
-	} else if (t->exited) {
-		task_put(t);
-		return -ENOENT;
+	} else if (!t || t->exited) {
+		if (t)
+			task_put(t);
+		t = NULL;
+		if (!is_zombie(self->sb, pid))
+			return -ENOENT;
+		n->zombie = 1;
 	}
 	n->task = t;
 	n->kind = N_PID;
@@ -537,6 +575,8 @@ static int pn_step(struct task *self, struct pnode *n, const char *name, int mor
 			e = NULL;
 		if (n->init)
 			e = init_ent(e);
+		if (n->zombie)
+			e = zombie_ent(e);
 		break;
 	case N_NSDIR:
 		for (size_t i = 0; i < ARRAY_SIZE(ns_ents); i++)
@@ -2006,6 +2046,14 @@ long procfs_readdir(struct vfs *v, struct task *t, const char *rel, struct procf
 				else
 					r = dl_add(&d, pid_ents[i].name, kind_dtype(pid_ents[i].kind), canon);
 			}
+			break;
+		}
+		if (n.zombie) {
+			static const char *const zn[] = { "cmdline", "comm", "stat", "status" };
+			char canon[400];
+			for (size_t i = 0; !r && i < ARRAY_SIZE(zn); i++)
+				r = join(canon, sizeof canon, n.gpath, zn[i]) ? -ENAMETOOLONG :
+				    dl_add(&d, zn[i], DT_REG, canon);
 			break;
 		}
 		r = add_table(&d, pid_ents, ARRAY_SIZE(pid_ents), n.gpath, n.kind == N_TID);

@@ -1,4 +1,6 @@
 /* /proc: self, [pid]/{exe,cwd,fd,cmdline,status,stat}, cpuinfo, meminfo, mounts. */
+#include <sys/wait.h>
+
 #include "t.h"
 
 static char *field(char *buf, const char *key)
@@ -144,5 +146,28 @@ int main(int argc, char **argv)
 	}
 	n = t_read_file("/proc/self/personality", buf, sizeof buf);
 	CHECK(n == 9 && !strcmp(buf, "00000000\n"), "personality", "%zd [%s]", n, buf);
+		/* a zombie is listed, state Z, until its parent reaps it */
+	{
+		pid_t z = fork();
+		if (z == 0)
+			_exit(3);
+		char zp[64], zs[512] = "";
+		int zstate = 0;
+		snprintf(zp, sizeof zp, "/proc/%d/stat", (int)z);
+		for (int i = 0; i < 200 && zstate != 'Z'; i++) {
+			if (t_read_file(zp, zs, sizeof zs) > 0 && strrchr(zs, ')'))
+				zstate = strrchr(zs, ')')[2];
+			if (zstate != 'Z')
+				usleep(10000);
+		}
+		CHECK(zstate == 'Z', "zombie_state_z", "[%s]", zs);
+		snprintf(zp, sizeof zp, "/proc/%d/status", (int)z);
+		n = t_read_file(zp, buf, sizeof buf);
+		CHECK(n > 0 && strstr(buf, "State:\tZ"), "zombie_status", "%zd", n);
+		int zst;
+		waitpid(z, &zst, 0);
+		snprintf(zp, sizeof zp, "/proc/%d", (int)z);
+		CHECK(access(zp, F_OK) < 0 && errno == ENOENT, "reaped_gone", "%s", strerror(errno));
+	}
 	return t_done();
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -450,6 +451,9 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 	v->fim = inomap_new();
 	v->lim = inomap_new();
 	v->tim = inomap_new();
+	v->him = inomap_new();
+	if (getrandom(&v->handle_key, sizeof v->handle_key, 0) != sizeof v->handle_key)
+		v->handle_key = (uint64_t)v ^ (uint64_t)v->ctime.tv_nsec;
 	{
 		struct utsname u;
 		unsigned maj = 0, min = 0;
@@ -503,6 +507,7 @@ void vfs_destroy(struct vfs *v)
 	inomap_free(v->fim);
 	inomap_free(v->lim);
 	inomap_free(v->tim);
+	inomap_free(v->him);
 	vmeta_free(v->vm);
 	vxattr_free(v->vx);
 	if (tl_conn && tl_gen == v->gen) {
@@ -881,6 +886,30 @@ void vfs_meta_forget(struct vfs *v, const struct stat *real)
 struct vxattr *vfs_vxattr(struct vfs *v)
 {
 	return v->vx;
+}
+
+/* ---- file handles (name_to_handle_at, open_by_handle_at) ----
+ * A handle names a file of a gofer mount by its dev/ino, with a tag keyed by
+ * a per-sandbox secret so a guest cannot forge one; it never reaches the
+ * host (whose handles would name any inode of the file system). The name
+ * the handle was made for is kept (bounded, FIFO) to find the file again. */
+uint64_t vfs_handle_tag(struct vfs *v, dev_t dev, ino_t ino)
+{
+	uint64_t in[3] = { v->handle_key, (uint64_t)dev, (uint64_t)ino };
+
+	return moat_hash(in, sizeof in);
+}
+
+void vfs_handle_put(struct vfs *v, const struct vfs_node *n)
+{
+	inomap_put(v->him, n->st.st_dev, n->st.st_ino, n->path);
+}
+
+int vfs_handle_path(struct vfs *v, dev_t dev, ino_t ino, char *buf, size_t len)
+{
+	if (inomap_get(v->him, dev, ino, buf, len) == 0)
+		return 0;
+	return vfs_path_of_inode(v, dev, ino, buf, len);
 }
 
 /* ---- single lookups ---- */

@@ -35,6 +35,8 @@ struct vfs {
 	struct inomap *im;       /* directories handed out */
 	struct inomap *fim;      /* other files handed out (for /proc/<pid>/fd) */
 	struct inomap *lim;      /* O_PATH symlink placeholders -> link path + identity */
+	struct inomap *him;      /* files named by name_to_handle_at */
+	uint64_t handle_key;     /* the tag of those handles (vfs_handle_tag) */
 	struct inomap *tim;      /* O_TMPFILE files -> their directory (odev: O_EXCL) */
 	int flink;               /* the gofer can link an O_TMPFILE file (Linux >= 6.10) */
 	struct vmeta *vm;        /* virtual metadata of host files */

@@ -201,6 +201,11 @@ int vfs_meta_update(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid
 void vfs_meta_forget(struct vfs *v, const struct stat *real);
 /* the sandbox's trusted. and security. attributes (fs/vxattr.h) */
 struct vxattr *vfs_vxattr(struct vfs *v);
+/* File handles (fs/vfs.c): the tag that authenticates one, remember the
+ * name a handle was made for, find it again (0, or -ENOENT). */
+uint64_t vfs_handle_tag(struct vfs *v, dev_t dev, ino_t ino);
+void vfs_handle_put(struct vfs *v, const struct vfs_node *n);
+int vfs_handle_path(struct vfs *v, dev_t dev, ino_t ino, char *buf, size_t len);
 /* A host file the sandbox just created as uid/gid (fs/vmeta.h vmeta_make). */
 int vfs_meta_make(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid, mode_t setid, int set_mode);
 

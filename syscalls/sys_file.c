@@ -192,9 +192,15 @@ static void own_made(struct sc_call *c, const struct vfs_node *n, struct stat *m
 }
 
 /* openat2's RESOLVE_* as the path walk's flags */
+/* do_open's own resolve bit (never the guest's: openat2 refuses unknown
+ * bits first): path is a canonical guest path (open_by_handle_at) */
+#define RESOLVE_MOAT_CANON (1ULL << 62)
+
 static unsigned resolve_walk_flags(uint64_t resolve)
 {
 	unsigned wf = 0;
+	if (resolve & RESOLVE_MOAT_CANON)
+		wf |= WALK_CANON;
 	if (resolve & RESOLVE_BENEATH)
 		wf |= WALK_BENEATH;
 	if (resolve & RESOLVE_IN_ROOT)
@@ -443,6 +449,115 @@ again:
 	    (flags & O_ACCMODE) == O_RDONLY)
 		return return_readonly(c, fd, flags);
 	return sc_return_fd(c, fd, flags & O_CLOEXEC);
+}
+
+/* ---- file handles: name_to_handle_at, open_by_handle_at ----
+ * Emulated on the VFS (fs/vfs.c vfs_handle_*): a handle is our own, 24
+ * bytes (dev, ino, a tag keyed by the sandbox's secret), for files of gofer
+ * mounts; /proc and synthetic nodes have none (EOPNOTSUPP, as procfs). An
+ * open by handle finds the name the handle was made for (or the inode maps),
+ * walks it from the sandbox's root and opens it only if it is still that
+ * file (ESTALE otherwise): it never names a host inode the VFS cannot, and
+ * opens with the checks of an open by name. CAP_DAC_READ_SEARCH (Linux's
+ * rule), or euid 0: root inside has Docker's capabilities, without it, but
+ * these handles are the sandbox's own. */
+#define MOAT_HANDLE_TYPE 0x4d6f
+#define MOAT_HANDLE_BYTES 24
+#define MAX_HANDLE_SZ_ 128
+#define AT_HANDLE_FID_ 0x200
+#define AT_HANDLE_MNT_ID_UNIQUE_ 0x001
+#define CAP_DAC_READ_SEARCH_ 2
+
+struct moat_handle { uint32_t bytes; int32_t type; uint64_t dev, ino, tag; };
+
+long sys_name_to_handle_at(struct sc_call *c)
+{
+	int flags = ARG_INT(c, 4);
+	cleanup_free struct vfs_node *n = NULL;
+	uint32_t want;
+	unsigned wf = 0;
+	long r;
+
+	if (flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH | AT_HANDLE_FID_ | AT_HANDLE_MNT_ID_UNIQUE_))
+		return -EINVAL;
+	if (!(flags & AT_SYMLINK_FOLLOW))
+		wf |= WALK_NOFOLLOW;
+	if (flags & AT_EMPTY_PATH)
+		wf |= WALK_EMPTY_PATH;
+	r = fs_walk(c, ARG_INT(c, 0), c->str[1], wf, &n);
+	if (r < 0)
+		return r;
+	if (sc_read_guest(c, c->args[2], &want, sizeof want) < 0)
+		return -EFAULT;
+	if (want > MAX_HANDLE_SZ_)
+		return -EINVAL;
+	if (n->kind != VN_BACKEND || !n->exists)
+		return -EOPNOTSUPP;
+	struct moat_handle h = { .bytes = MOAT_HANDLE_BYTES, .type = MOAT_HANDLE_TYPE,
+				 .dev = (uint64_t)n->st.st_dev, .ino = (uint64_t)n->st.st_ino };
+	h.tag = vfs_handle_tag(VFS_OF(c), n->st.st_dev, n->st.st_ino);
+	/* Linux's order: the mount id is written even when the handle does
+	 * not fit (EOVERFLOW, with the size needed), and a fault there wins */
+	if (flags & AT_HANDLE_MNT_ID_UNIQUE_) {
+		uint64_t mid = (uint64_t)n->mnt->pos + 21;
+		if (sc_write_guest(c, c->args[3], &mid, sizeof mid) < 0)
+			return -EFAULT;
+	} else {
+		int mid = n->mnt->pos + 21; /* mountinfo's id (fs/vfs.c) */
+		if (sc_write_guest(c, c->args[3], &mid, sizeof mid) < 0)
+			return -EFAULT;
+	}
+	if (want < MOAT_HANDLE_BYTES) {
+		uint32_t need = MOAT_HANDLE_BYTES;
+		return sc_write_guest(c, c->args[2], &need, sizeof need) < 0 ? -EFAULT : -EOVERFLOW;
+	}
+	if (sc_write_guest(c, c->args[2], &h, sizeof h) < 0)
+		return -EFAULT;
+	vfs_handle_put(VFS_OF(c), n);
+	return 0;
+}
+
+long sys_open_by_handle_at(struct sc_call *c)
+{
+	struct task *t = c->task;
+	int mfd = ARG_INT(c, 0), flags = ARG_INT(c, 2);
+	struct moat_handle h;
+	char path[VFS_PATH_MAX];
+
+	if (!cred_capable(&t->cred, CAP_DAC_READ_SEARCH_) && t->cred.euid != 0)
+		return -EPERM;
+	/* the mount the handle is decoded in: mount_fd's, or the cwd's */
+	cleanup_free struct vfs_node *mn = xmalloc(sizeof *mn);
+	if (mfd != AT_FDCWD) {
+		int hf = -1;
+		if (vfs_fd_node(VFS_OF(c), t, mfd, mn, &hf) < 0)
+			return -EBADF;
+		if (hf >= 0)
+			close(hf);
+	} else if (vfs_cwd_node(VFS_OF(c), t, mn) < 0) {
+		return -ESTALE;
+	}
+	if (sc_read_guest(c, c->args[1], &h, 8) < 0)
+		return -EFAULT;
+	if (h.bytes > MAX_HANDLE_SZ_ || h.bytes == 0)
+		return -EINVAL;
+	if (h.bytes != MOAT_HANDLE_BYTES || h.type != MOAT_HANDLE_TYPE)
+		return -ESTALE;
+	if (sc_read_guest(c, c->args[1], &h, sizeof h) < 0)
+		return -EFAULT;
+	if (h.tag != vfs_handle_tag(VFS_OF(c), (dev_t)h.dev, (ino_t)h.ino) ||
+	    vfs_handle_path(VFS_OF(c), (dev_t)h.dev, (ino_t)h.ino, path, sizeof path) < 0)
+		return -ESTALE;
+	/* the file itself, never a link followed from it (Linux: a handle of
+	 * a symlink opens only with O_PATH, else ELOOP) */
+	cleanup_free struct vfs_node *n = NULL;
+	long r = fs_walk(c, AT_FDCWD, path, WALK_NOFOLLOW | WALK_CANON, &n);
+	if (r < 0 || !n->exists || n->st.st_dev != (dev_t)h.dev || n->st.st_ino != (ino_t)h.ino)
+		return -ESTALE;
+	/* another file system than the mount's: Linux cannot decode it there */
+	if (mn->kind != VN_BACKEND || !mn->mnt || mn->mnt->export != n->mnt->export)
+		return -ESTALE;
+	return do_open(c, AT_FDCWD, path, (flags & ~O_CREAT) | O_NOFOLLOW, 0, RESOLVE_MOAT_CANON);
 }
 
 long sys_open(struct sc_call *c)

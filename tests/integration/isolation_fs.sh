@@ -212,6 +212,38 @@ cannot_rename=""; "$PY" -c 'import socket; socket.sethostname(socket.gethostname
 out=$(mrun "$PY" -c "import socket; socket.sethostname('moat-$T_MARK')" 2>/dev/null)
 if [ "$(hostname)" != "moat-$T_MARK" ]; then SANITY=$cannot_rename ok hostname_change_stays_inside; else fail hostname_change_stays_inside "host renamed!"; fi
 
+# File handles never name host inodes ("shocker", CVE-2014-3519's class):
+# a host handle of /etc/shadow, made natively and handed to the guest,
+# opens nothing inside (moat's handles are its own: ESTALE); guest root
+# gets handles for its own view only.
+if [ "$(id -u)" = 0 ] && [ -r /etc/shadow ]; then
+	HCODE='
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class FH(ctypes.Structure):
+    _fields_ = [("bytes", ctypes.c_uint), ("type", ctypes.c_int), ("h", ctypes.c_ubyte * 128)]
+'
+	hex=$("$PY" -c "$HCODE
+fh = FH(128, 0); mid = ctypes.c_int()
+if libc.name_to_handle_at(-100, b'/etc/shadow', ctypes.byref(fh), ctypes.byref(mid), 0) != 0: sys.exit(1)
+print(bytes(fh)[:8 + fh.bytes].hex())" 2>/dev/null)
+	if [ -z "$hex" ]; then
+		skip host_handle_opens_nothing "no file handles on this host's /etc"
+	else
+		out=$(mrun "$PY" -c "$HCODE
+raw = bytes.fromhex(sys.argv[1]); fh = FH.from_buffer_copy(raw + bytes(136 - len(raw)))
+for mfd in (-100, os.open('/etc', os.O_RDONLY)):
+    fd = libc.open_by_handle_at(mfd, ctypes.byref(fh), os.O_RDONLY)
+    if fd >= 0: print('OPENED', os.read(fd, 64))
+    else: print(os.strerror(ctypes.get_errno()))" "$hex" 2>&1)
+		case $out in
+		*OPENED*|*root:*) fail host_handle_opens_nothing "$out" ;;
+		*"Stale file handle"*) ok host_handle_opens_nothing ;;
+		*) fail host_handle_opens_nothing "got [$out]" ;;
+		esac
+	fi
+fi
+
 # Synthetic nodes' device numbers are no host file system's (found in
 # review: /proc and the synthetic directories had fixed numbers, 0:0x4d and
 # 0:0xfe, anonymous devices the kernel also hands to tmpfs, overlayfs and an

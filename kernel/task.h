@@ -232,6 +232,8 @@ int task_root(const struct task *t, char *buf, size_t len);
  * beneath the root (left whole) */
 int task_root_strip(const struct task *t, char *path);
 struct fs_ctx *fs_ctx_new(const char *cwd, mode_t umask);
+/* unshare(CLONE_FS): give t a copy of the fs_ctx it shares with others */
+void task_unshare_fs(struct task *t);
 void fs_ctx_put(struct fs_ctx *fs);
 
 /* Does the task have a signal pending that it neither blocks nor ignores?

@@ -57,6 +57,35 @@ void fs_ctx_put(struct fs_ctx *fs)
 	}
 }
 
+/* A copy of fs (locked by the caller), as fork makes one */
+static struct fs_ctx *fs_copy_locked(const struct fs_ctx *fs)
+{
+	struct fs_ctx *n = fs_ctx_new(fs->cwd, fs->umask);
+
+	if (fs->cwd_fd >= 0)
+		n->cwd_fd = fcntl(fs->cwd_fd, F_DUPFD_CLOEXEC, 0);
+	n->cwd_dev = fs->cwd_dev;
+	n->cwd_ino = fs->cwd_ino;
+	if (fs->root) {
+		n->root = xstrdup(fs->root);
+		atomic_store(&n->rooted, 1);
+	}
+	return n;
+}
+
+void task_unshare_fs(struct task *t)
+{
+	struct fs_ctx *old = t->fs;
+
+	if (atomic_load(&old->refs) <= 1)
+		return;
+	pthread_mutex_lock(&old->lock);
+	struct fs_ctx *n = fs_copy_locked(old);
+	pthread_mutex_unlock(&old->lock);
+	t->fs = n;
+	fs_ctx_put(old);
+}
+
 struct text_q { dev_t dev; ino_t ino; };
 
 static int text_visit(struct task *t, void *arg)
@@ -178,15 +207,7 @@ struct task *task_create(struct sandbox *sb, pid_t tid, pid_t tgid,
 			t->fs = parent->fs;
 		} else {
 			pthread_mutex_lock(&parent->fs->lock);
-			t->fs = fs_ctx_new(parent->fs->cwd, parent->fs->umask);
-			if (parent->fs->cwd_fd >= 0)
-				t->fs->cwd_fd = fcntl(parent->fs->cwd_fd, F_DUPFD_CLOEXEC, 0);
-			t->fs->cwd_dev = parent->fs->cwd_dev;
-			t->fs->cwd_ino = parent->fs->cwd_ino;
-			if (parent->fs->root) {
-				t->fs->root = xstrdup(parent->fs->root);
-				atomic_store(&t->fs->rooted, 1);
-			}
+			t->fs = fs_copy_locked(parent->fs);
 			pthread_mutex_unlock(&parent->fs->lock);
 		}
 	} else {

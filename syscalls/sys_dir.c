@@ -410,3 +410,33 @@ long sys_umask(struct sc_call *c)
 	pthread_mutex_unlock(&t->fs->lock);
 	return old;
 }
+
+/* unshare: the parts of a process that are its own anyway run natively
+ * (CLONE_FILES, CLONE_SYSVSEM; CLONE_THREAD, CLONE_SIGHAND and CLONE_VM,
+ * which Linux allows a single-threaded caller and the kernel checks);
+ * CLONE_FS also splits the task's fs_ctx (cwd, umask, root), which the
+ * sentry keeps. New namespaces stay EPERM (the guest has its own already;
+ * one mount table per sandbox). Unknown flags are EINVAL first, as Linux's
+ * check_unshare_flags. The flags are a register: the native call does
+ * what was checked. */
+#define UNSHARE_VALID (CLONE_THREAD | CLONE_FS | CLONE_NEWNS | CLONE_SIGHAND | CLONE_VM | \
+		       CLONE_FILES | CLONE_SYSVSEM | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET | \
+		       CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWCGROUP | 0x80 /* CLONE_NEWTIME */)
+#define UNSHARE_NS (CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUSER | \
+		    CLONE_NEWPID | CLONE_NEWCGROUP | 0x80)
+
+long sys_unshare(struct sc_call *c)
+{
+	unsigned long flags = c->args[0];
+
+	if (flags & ~(unsigned long)UNSHARE_VALID)
+		return -EINVAL;
+	if (flags & UNSHARE_NS) {
+		snprintf(c->note, sizeof c->note, "new namespaces are not emulated");
+		return -EPERM;
+	}
+	if (flags & CLONE_FS)
+		task_unshare_fs(c->task);
+	c->cont = 1;
+	return 0;
+}

@@ -40,6 +40,9 @@ recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 hits = [r for r in recs if r.get("syscall") == sys.argv[2] and str(r.get("decision", "")).lower().startswith(("den", "kill", "err"))]
 # fsetxattr is emulated (the handler refuses it on a file the VFS cannot name)
 hits += [r for r in recs if r.get("syscall") == sys.argv[2] == "fsetxattr" and r.get("errno") in ("ENOTSUP", "EOPNOTSUPP", "EPERM")]
+# unshare and open_by_handle_at are emulated: refused by their handlers
+hits += [r for r in recs if r.get("syscall") == sys.argv[2] == "unshare" and r.get("errno") == "EPERM"]
+hits += [r for r in recs if r.get("syscall") == sys.argv[2] == "open_by_handle_at" and r.get("errno") == "ESTALE"]
 sys.exit(0 if hits else 1)
 PYEOF
 	then ok "${p}_audited_denied"; else fail "${p}_audited_denied" "no denied '$name' record in --audit"; fi

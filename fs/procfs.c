@@ -670,6 +670,10 @@ static int pn_walk(struct task *self, const char *rel, struct pnode *n)
 	return 0;
 }
 
+/* /proc's device number (procfs.h): set by fs/vfs.c vfs_reserve_devs and
+ * vfs_set_proc_dev before the guest runs */
+dev_t procfs_dev = 0x4d; /* makedev(0, 0x4d) until then (unit tests) */
+
 /* ---- the guest procfs ---- */
 
 static int guest_open(struct sandbox *sb, const char *gpath, int flags)

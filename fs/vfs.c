@@ -325,7 +325,6 @@ void vfs_synth_stat(struct vfs *v, const char *path, struct stat *st)
 	st->st_atim = st->st_mtim = st->st_ctim = v->ctime;
 }
 
-dev_t procfs_dev = 0x4d; /* makedev(0, 0x4d), until vfs_reserve_devs */
 
 /* The device numbers of synthetic nodes (synth_dev: directories made for
  * mount points, /dev entries of our own; procfs_dev: /proc). private_file

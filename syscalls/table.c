@@ -360,15 +360,16 @@ static const struct {
 	{ "CONFIG_PERF_EVENTS", "perf_event_open", 0 },
 	{ "CONFIG_MODULES", "init_module", 0 },
 	{ "CONFIG_KEXEC", "kexec_load", 0 },
-	/* the guest has its namespaces but cannot make more */
-	{ "CONFIG_NAMESPACES", "unshare", 0 },
-	{ "CONFIG_USER_NS", "unshare", 0 },
-	{ "CONFIG_PID_NS", "unshare", 0 },
-	{ "CONFIG_NET_NS", "unshare", 0 },
-	{ "CONFIG_UTS_NS", "unshare", 0 },
-	{ "CONFIG_IPC_NS", "unshare", 0 },
-	{ "CONFIG_TIME_NS", "unshare", 0 },
-	{ "CONFIG_CGROUPS", "unshare", 0 },
+	/* the guest has its namespaces but cannot make more (unshare is
+	 * emulated for CLONE_FS/FILES/SYSVSEM only: sys_unshare) */
+	{ "CONFIG_NAMESPACES", NULL, 0 },
+	{ "CONFIG_USER_NS", NULL, 0 },
+	{ "CONFIG_PID_NS", NULL, 0 },
+	{ "CONFIG_NET_NS", NULL, 0 },
+	{ "CONFIG_UTS_NS", NULL, 0 },
+	{ "CONFIG_IPC_NS", NULL, 0 },
+	{ "CONFIG_TIME_NS", NULL, 0 },
+	{ "CONFIG_CGROUPS", NULL, 0 },
 	/* not offered whatever the table says */
 	{ "CONFIG_CHECKPOINT_RESTORE", NULL, 0 },   /* no map_files, PR_SET_MM */
 	{ "CONFIG_IA32_EMULATION", NULL, 0 },       /* int 0x80 is ENOSYS */

@@ -197,6 +197,7 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->audit = audit_open(cfg->audit_path, cfg->trace, &alim, err, sizeof err);
 	if (!sb->audit)
 		die_status(2, "%s", err);
+	sc_kconfig_probe_host(); /* /proc/config.gz: what native calls reach */
 	/* compiled at build time (syscalls/gen_filter.c); --deny prepends */
 	unsigned char force[SC_NR_MAX];
 	memcpy(force, cfg->deny, sizeof force);

@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
@@ -310,11 +311,25 @@ int sc_print_listing(FILE *out, const char *format)
 
 /* ---- the guest's kernel configuration (/proc/config.gz) ---- */
 
+/* Options of what native calls reach in the host kernel (madvise's KSM,
+ * transparent huge pages): probed on the host by sc_kconfig_probe_host
+ * before the sentry leaves the host's view (-1: not probed, not set). */
+static int kconfig_host[2] = { -1, -1 };
+static const char *const kconfig_host_path[2] = { "/sys/kernel/mm/ksm", "/sys/kernel/mm/transparent_hugepage" };
+
+void sc_kconfig_probe_host(void)
+{
+	for (size_t i = 0; i < 2; i++)
+		kconfig_host[i] = access(kconfig_host_path[i], F_OK) == 0;
+}
+
 static const struct {
 	const char *opt;
 	const char *sys;    /* the call that stands for it; NULL: fixed */
-	int on;             /* fixed: y or not set */
+	int on;             /* fixed: y or not set; -1 - i: kconfig_host[i] */
 } kconfig_rows[] = {
+	{ "CONFIG_KSM", NULL, -1 },
+	{ "CONFIG_TRANSPARENT_HUGEPAGE", NULL, -2 },
 	{ "CONFIG_64BIT", NULL, 1 },
 	{ "CONFIG_X86_64", NULL, 1 },
 	{ "CONFIG_X86", NULL, 1 },
@@ -390,6 +405,8 @@ size_t sc_kconfig_text(char *buf, size_t len)
 	for (size_t i = 0; i < sizeof kconfig_rows / sizeof kconfig_rows[0]; i++) {
 		int on = kconfig_rows[i].on;
 
+		if (on < 0)
+			on = kconfig_host[-on - 1] > 0;
 		if (kconfig_rows[i].sys) {
 			const struct sysent *e = sc_lookup_name(kconfig_rows[i].sys);
 

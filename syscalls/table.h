@@ -144,5 +144,8 @@ int sc_print_listing(FILE *out, const char *format);
  * "is not set" when it denies it; the rest are fixed. Writes at most len
  * bytes of text into buf; returns the text's full length. */
 size_t sc_kconfig_text(char *buf, size_t len);
+/* Probe the host for the options native calls reach (KSM, THP): once,
+ * before the sentry gives up the host's view. */
+void sc_kconfig_probe_host(void);
 
 #endif

@@ -314,6 +314,10 @@ static void check_global(void)
 	CHECK(n > 0 && strchr(buf, '[') && strstr(buf, "never"), "thp_enabled", "'%s'", buf);
 	n = rd("/sys/kernel/mm/transparent_hugepage/defrag");
 	CHECK(n > 0 && strchr(buf, '['), "thp_defrag", "'%s'", buf);
+	/* KSM (madvise MADV_MERGEABLE runs on the host kernel, which has it
+	 * here): the directory test suites probe, its run file */
+	n = rd("/sys/kernel/mm/ksm/run");
+	CHECK(n > 0 && buf[0] >= '0' && buf[0] <= '2', "ksm_run", "'%s'", buf);
 	struct stat st;
 	CHECK(stat("/sys/fs/cgroup", &st) == 0 && S_ISDIR(st.st_mode), "sys_fs_cgroup_dir", "errno %d", errno);
 }

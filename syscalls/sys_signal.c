@@ -235,10 +235,11 @@ long sys_rt_tgsigqueueinfo(struct sc_call *c) { return check(c, (pid_t)c->args[1
 
 /* pidfd_send_signal: a real pidfd runs natively; a /proc/<pid> directory fd
  * (which Linux also accepts) is the VFS's, so the sentry sends the signal
- * through its own pidfd of the task, after the kill check. siginfo on such
- * an fd is not supported (EINVAL). */
+ * through its own pidfd of the task, after the kill check (a siginfo is read
+ * once and checked as Linux does). */
 /* The guest pid a pidfd of the caller's refers to ("Pid:" of its fdinfo in
- * the guest procfs), 0 if the fd is not a pidfd or its process is gone. */
+ * the guest procfs), -ESRCH if its process is gone, 0 if the fd is not a
+ * pidfd. */
 static pid_t pidfd_target(struct sc_call *c)
 {
 	char p[64], buf[512];
@@ -260,7 +261,7 @@ static pid_t pidfd_target(struct sc_call *c)
 	if (!l)
 		return 0;
 	long pid = strtol(l + 5, NULL, 10);
-	return pid > 0 ? (pid_t)pid : 0;
+	return pid > 0 ? (pid_t)pid : pid == -1 ? -ESRCH : 0; /* -1: its process is gone */
 }
 
 long sys_pidfd_send_signal(struct sc_call *c)
@@ -511,4 +512,41 @@ long sys_ioprio_set(struct sc_call *c)
 {
 	return prio_set(c, 1 /* IOPRIO_WHO_PROCESS */, 2 /* IOPRIO_WHO_PGRP */, 3 /* IOPRIO_WHO_USER */,
 			OWN_IOPRIO);
+}
+
+/* pidfd_getfd: another guest process's fd, with Linux's rule on the
+ * virtual ids (PTRACE_MODE_ATTACH_REALCREDS: the same real, effective and
+ * saved ids; CAP_SYS_PTRACE is never granted). The sentry takes the fd
+ * through its own handle on the task (task_getfd) and installs it
+ * close-on-exec, as Linux does; the guest's init (pid 1, moat-init) holds
+ * nothing the guest may have: EPERM. */
+long sys_pidfd_getfd(struct sc_call *c)
+{
+	int tfd = (int)c->args[1];
+
+	if (c->args[2])
+		return -EINVAL;
+	pid_t pid = pidfd_target(c);
+	if (pid < 0)
+		return pid;
+	if (pid == 0)
+		return -EBADF;
+	if (pid == 1)
+		return -EPERM;
+	struct task *t = task_get_vpid(c->sb, pid);
+	if (!t || atomic_load(&t->exited)) {
+		if (t)
+			task_put(t);
+		return -ESRCH;
+	}
+	struct cred s = cred_of(c->task), d = cred_of(t);
+	if (t->vtgid != c->task->vtgid && !owner_ok(&s, &d, OWN_PTRACE)) {
+		task_put(t);
+		return -EPERM;
+	}
+	int hf = task_getfd(t, tfd);
+	task_put(t);
+	if (hf < 0)
+		return hf == -EPERM ? -EPERM : -EBADF;
+	return sc_return_fd(c, hf, 1);
 }

@@ -159,4 +159,34 @@ print(resource.prlimit(root, resource.RLIMIT_NOFILE)[0] > 0, os.getpriority(os.P
 os.kill(root, signal.SIGKILL)' </dev/null 2>&1)
 SANITY=1 expect_eq dropped_cannot_touch_root_by_pid "$out" "$(printf 'EPERM EPERM EPERM EPERM EPERM EPERM EPERM ok\nTrue 0 True')"
 
+# pidfd_getfd is emulated (the sentry takes the fd): a process that dropped
+# root cannot take a root process's fd (Linux's ptrace attach rule on the
+# virtual ids), nobody takes the guest init's (moat-init), and its own
+# child's it may.
+out=$(moat run --user 0:0 -- "$PY" -c '
+import ctypes, os, signal, time
+libc = ctypes.CDLL(None, use_errno=True)
+def getfd(pid, fd):
+    pfd = os.pidfd_open(pid)
+    r = libc.syscall(438, pfd, fd, 0)
+    e = ctypes.get_errno(); os.close(pfd)
+    return "ok" if r >= 0 else os.strerror(e)
+rd, wr = os.pipe()
+root = os.fork()
+if root == 0:
+    f = os.open("/etc/hostname", os.O_RDONLY); os.dup2(f, 50); time.sleep(60); os._exit(0)
+time.sleep(0.3)
+me = os.fork()
+if me == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    kid = os.fork()
+    if kid == 0:
+        os.dup2(0, 51); time.sleep(60); os._exit(0)
+    time.sleep(0.3)
+    print(getfd(root, 50), getfd(1, 0), getfd(kid, 51), flush=True)
+    os.kill(kid, signal.SIGKILL); os._exit(0)
+os.waitpid(me, 0)
+os.kill(root, signal.SIGKILL)' </dev/null 2>&1)
+expect_eq dropped_cannot_take_root_fd "$out" "Operation not permitted Operation not permitted ok"
+
 finish

@@ -55,5 +55,41 @@ int main(int argc, char **argv)
 	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "child_killed", "status %#x", st);
 	close(cfd);
 	close(fd);
+
+	/* pidfd_getfd: a child's fd, close-on-exec; bad flags EINVAL; a reaped
+	 * child's pidfd ESRCH */
+	t_write_file("shared", "from-child", 0644);
+	int sync[2];
+	if (pipe(sync) < 0)
+		return 1;
+	child = fork();
+	if (child == 0) {
+		int f = open("shared", O_RDONLY);
+		dup2(f, 40);
+		char x = 1;
+		if (write(sync[1], &x, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	char x;
+	if (read(sync[0], &x, 1) != 1)
+		return 1;
+	int pfd = (int)syscall(SYS_pidfd_open, child, 0);
+	CHECK(pfd >= 0, "pidfd_open", "%s", strerror(errno));
+	int got = (int)syscall(SYS_pidfd_getfd, pfd, 40, 0);
+	char rb[32] = "";
+	CHECK(got >= 0 && pread(got, rb, sizeof rb - 1, 0) == 10 && !strcmp(rb, "from-child"),
+	      "getfd_reads_childs_file", "%d %s", got, strerror(errno));
+	CHECK(got >= 0 && (fcntl(got, F_GETFD) & FD_CLOEXEC), "getfd_cloexec", "%s", strerror(errno));
+	if (got >= 0)
+		close(got);
+	EXPECT_ERR(syscall(SYS_pidfd_getfd, pfd, 40, 1), EINVAL, "getfd_flags_einval");
+	EXPECT_ERR(syscall(SYS_pidfd_getfd, pfd, 999, 0), EBADF, "getfd_no_such_fd_ebadf");
+	EXPECT_ERR(syscall(SYS_pidfd_getfd, -1, 0, 0), EBADF, "getfd_bad_pidfd_ebadf");
+	kill(child, SIGKILL);
+	waitpid(child, &st, 0);
+	EXPECT_ERR(syscall(SYS_pidfd_getfd, pfd, 40, 0), ESRCH, "getfd_reaped_esrch");
+	close(pfd);
 	return t_done();
 }

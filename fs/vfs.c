@@ -863,6 +863,8 @@ void vfs_view_stat(struct vfs *v, struct stat *st)
 {
 	if (!private_file(v, st))
 		vmeta_apply(v->vm, st);
+	else
+		vmeta_apply_dev(v->vm, st); /* a device node the guest made */
 }
 
 int vfs_meta_update(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid,
@@ -874,6 +876,11 @@ int vfs_meta_update(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid
 int vfs_meta_make(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid, mode_t setid, int set_mode)
 {
 	return vmeta_make(v->vm, real, uid, gid, setid, set_mode);
+}
+
+int vfs_meta_set_dev(struct vfs *v, const struct stat *real, mode_t type, dev_t rdev)
+{
+	return vmeta_set_dev(v->vm, real, type, rdev);
 }
 
 void vfs_meta_forget(struct vfs *v, const struct stat *real)

@@ -47,7 +47,21 @@ struct vment {
 	int made;               /* the sandbox created the file (vmeta_make) */
 	uid_t ruid;             /* ... and its real owner and group then */
 	gid_t rgid;
+	mode_t vtype;           /* a device node the guest made (S_IFCHR, S_IFBLK;
+				 * the host file is an empty regular one), or 0 */
+	dev_t vrdev;
 };
+
+/* the type and device number of a virtual device node */
+static void apply_dev(const struct vment *e, struct stat *st)
+{
+	if (!e->vtype)
+		return;
+	st->st_mode = (st->st_mode & ~(mode_t)S_IFMT) | e->vtype;
+	st->st_rdev = e->vrdev;
+	st->st_size = 0;
+	st->st_blocks = 0;
+}
 
 struct vmeta {
 	pthread_mutex_t lock;
@@ -101,7 +115,19 @@ void vmeta_apply(struct vmeta *m, struct stat *st)
 		if (e->gid != (gid_t)-1)
 			st->st_gid = e->gid;
 		st->st_mode = (st->st_mode & ~(mode_t)(S_ISUID | S_ISGID)) | e->setid;
+		apply_dev(e, st);
 	}
+	pthread_mutex_unlock(&m->lock);
+}
+
+void vmeta_apply_dev(struct vmeta *m, struct stat *st)
+{
+	if (!m || !m->n)
+		return;
+	pthread_mutex_lock(&m->lock);
+	struct vment *e = *slot(m, st->st_dev, st->st_ino);
+	if (e)
+		apply_dev(e, st);
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -127,7 +153,7 @@ static int update(struct vmeta *m, const struct stat *real, uid_t uid, gid_t gid
 		cur.gid = gid == real->st_gid ? (gid_t)-1 : gid;
 	if (set_mode)
 		cur.setid = setid & (S_ISUID | S_ISGID);
-	if (cur.uid == (uid_t)-1 && cur.gid == (gid_t)-1 && !cur.made &&
+	if (cur.uid == (uid_t)-1 && cur.gid == (gid_t)-1 && !cur.made && !cur.vtype &&
 	    cur.setid == (real->st_mode & (S_ISUID | S_ISGID))) {
 		if (*p) {                       /* back to the real file's */
 			e = *p;
@@ -190,9 +216,28 @@ int vmeta_made(struct vmeta *m, const struct stat *real, struct stat *view)
 		if (e->gid != (gid_t)-1)
 			view->st_gid = e->gid;
 		view->st_mode = (view->st_mode & ~(mode_t)(S_ISUID | S_ISGID)) | e->setid;
+		apply_dev(e, view);
 	}
 	pthread_mutex_unlock(&m->lock);
 	return made;
+}
+
+int vmeta_set_dev(struct vmeta *m, const struct stat *real, mode_t type, dev_t rdev)
+{
+	int r = update(m, real, (uid_t)-1, (gid_t)-1, 0, 0, 1);
+
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&m->lock);
+	struct vment *e = *slot(m, real->st_dev, real->st_ino);
+	if (e) {
+		e->vtype = type & S_IFMT;
+		e->vrdev = rdev;
+	} else {
+		r = -ENOSPC;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return r;
 }
 
 void vmeta_forget(struct vmeta *m, dev_t dev, ino_t ino)

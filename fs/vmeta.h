@@ -16,6 +16,9 @@ struct vmeta *vmeta_new(void);
 void vmeta_free(struct vmeta *m);
 /* Show st (a real file's guest-view stat) as the guest set it. */
 void vmeta_apply(struct vmeta *m, struct stat *st);
+/* Only the type and device number of a device node the guest made (files
+ * of private exports, whose ids and modes are real). */
+void vmeta_apply_dev(struct vmeta *m, struct stat *st);
 /* Record an owner/group ((uid_t)-1 / (gid_t)-1: unchanged) and, if set_mode,
  * the set-id bits of the file whose real guest-view stat is real. 0, -ENOSPC
  * (table full) or -ENOMEM. */
@@ -28,6 +31,9 @@ int vmeta_make(struct vmeta *m, const struct stat *real, uid_t uid, gid_t gid, m
  * then *view (if not NULL) is real as the guest sees it (vmeta_apply). */
 int vmeta_made(struct vmeta *m, const struct stat *real, struct stat *view);
 void vmeta_forget(struct vmeta *m, dev_t dev, ino_t ino);
+/* real (an empty regular file the sandbox just made) is a device node of
+ * the guest's: type S_IFCHR or S_IFBLK, rdev (a made entry). 0 or -ENOSPC. */
+int vmeta_set_dev(struct vmeta *m, const struct stat *real, mode_t type, dev_t rdev);
 size_t vmeta_count(struct vmeta *m);
 
 #endif

@@ -199,6 +199,8 @@ int vfs_meta_update(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid
 		    mode_t setid, int set_mode);
 /* The file is gone (its last link removed by the sentry). */
 void vfs_meta_forget(struct vfs *v, const struct stat *real);
+/* a device node the guest made: real is its (empty, regular) host file */
+int vfs_meta_set_dev(struct vfs *v, const struct stat *real, mode_t type, dev_t rdev);
 /* the sandbox's trusted. and security. attributes (fs/vxattr.h) */
 struct vxattr *vfs_vxattr(struct vfs *v);
 /* File handles (fs/vfs.c): the tag that authenticates one, remember the

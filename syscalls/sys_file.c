@@ -381,6 +381,33 @@ again:
 		if (!(flags & O_PATH) && ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)))
 			return -EISDIR;
 	}
+	/* a device node outside /dev is one the guest made (virtual) or a host
+	 * one of a bind: the mounts are nodev, as Linux answers there */
+	if (!(flags & O_PATH) && n->exists && n->kind == VN_BACKEND && !n->mnt->dev) {
+		struct stat view = n->st;
+		vfs_view_stat(v, &view);
+		if (S_ISCHR(view.st_mode) || S_ISBLK(view.st_mode)) {
+			/* Docker's device allowlist: the memory devices open as
+			 * the sandbox's own /dev nodes, anything else EACCES */
+			const char *as = NULL;
+			if (S_ISCHR(view.st_mode) && major(view.st_rdev) == 1)
+				switch (minor(view.st_rdev)) {
+				case 3: as = "/dev/null"; break;
+				case 5: as = "/dev/zero"; break;
+				case 7: as = "/dev/full"; break;
+				case 8: as = "/dev/random"; break;
+				case 9: as = "/dev/urandom"; break;
+				default: break;
+				}
+			if (!as || (flags & (O_DIRECTORY | O_TMPFILE)))
+				return -EACCES;
+			r = vfs_permission(t, &view, open_perm_mask(flags));
+			if (r < 0)
+				return r;
+			return do_open(c, AT_FDCWD, as, flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOFOLLOW),
+				       0, RESOLVE_MOAT_CANON);
+		}
+	}
 	if (!(flags & O_PATH)) {
 		int mask = open_perm_mask(flags);
 		if ((mask & MAY_WRITE) && (S_ISREG(n->st.st_mode) || S_ISDIR(n->st.st_mode))) {
@@ -781,15 +808,36 @@ static long do_mknodat(struct sc_call *c, int dirfd, const char *path, mode_t mo
 	r = create_lookup(c, dirfd, path, 0, &n);
 	if (r < 0)
 		return r;
-	if (fmt == S_IFCHR || fmt == S_IFBLK)
-		return -EPERM;  /* no CAP_MKNOD in the sandbox */
+	/* a device node (CAP_MKNOD, which root inside has, as in Docker) is
+	 * virtual: an empty regular host file whose type and device number
+	 * the guest sees (vfs_meta_set_dev); it never opens a device (the
+	 * mounts are nodev: EACCES, do_open) */
+	int vdev = fmt == S_IFCHR || fmt == S_IFBLK;
+	if (vdev && !cred_capable(&c->task->cred, CRED_CAP_MKNOD))
+		return -EPERM;
+	if (vdev && n->kind == VN_BACKEND && n->mnt->dev)
+		return -EPERM;  /* not in /dev, the host's device nodes */
 	mode = (mode & ~07777) | (mode & 07777 & ~fs_umask(c->task));
+	if (vdev)
+		mode = (mode & 07777) | S_IFREG;
 	int excl = made_entry_needed(c, n);
 	if (excl)
 		pthread_rwlock_wrlock(&ns_lock);
 	struct stat made = { 0 };
 	r = VFS_BE(VFS_OF(c), mknod, n->mnt->export, n->rel, mode, &made);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+	if (r == 0 && vdev) {
+		struct stat real = made;
+		cleanup_free struct vfs_node *nn = NULL;
+		if (!real.st_ino && fs_walk(c, AT_FDCWD, n->path, WALK_NOFOLLOW | WALK_FRESH | WALK_CANON, &nn) == 0 &&
+		    nn->exists)
+			real = nn->st;
+		if (!real.st_ino || vfs_meta_set_dev(VFS_OF(c), &real, fmt, dev) < 0) {
+			(void)VFS_BE(VFS_OF(c), unlink, n->mnt->export, n->rel, 0);
+			r = -ENOSPC;
+		}
+		vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+	}
 	if (r == 0) {
 		struct stat real = made;
 		mode_t setid = mode & (S_ISUID | S_ISGID);

@@ -167,7 +167,9 @@ static long xattr_node(struct sc_call *c, const struct vfs_node *n, const struct
 	if (x->op == X_LIST) {
 		/* the gofer's user.* names, then the virtual ones */
 		long u = 0;
-		if (S_ISREG(n->st.st_mode) || S_ISDIR(n->st.st_mode)) {
+		struct stat lview = n->st;
+		vfs_view_stat(v, &lview);
+		if (S_ISREG(lview.st_mode) || S_ISDIR(lview.st_mode)) {
 			u = xattr_list_user(c, n, x);
 			if (u < 0)
 				return u;
@@ -186,8 +188,11 @@ static long xattr_node(struct sc_call *c, const struct vfs_node *n, const struct
 			return -EFAULT;
 		return u + vl;
 	}
-	/* Linux: user.* only on regular files and directories */
-	if (!S_ISREG(n->st.st_mode) && !S_ISDIR(n->st.st_mode)) {
+	/* Linux: user.* only on regular files and directories (the guest's
+	 * view: a device node it made is an empty regular host file) */
+	struct stat view = n->st;
+	vfs_view_stat(v, &view);
+	if (!S_ISREG(view.st_mode) && !S_ISDIR(view.st_mode)) {
 		if (x->op == X_LIST)
 			return 0;
 		return write ? -EPERM : -ENODATA;

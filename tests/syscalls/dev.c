@@ -1,4 +1,7 @@
 /* /dev: null, zero, full, random, urandom, fd/N, stdin/stdout/stderr. */
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+
 #include "t.h"
 #include <sys/random.h>
 
@@ -80,5 +83,29 @@ int main(int argc, char **argv)
 		close(fd);
 	EXPECT_ERR(open("/dev/nonexistent-device", O_RDONLY), ENOENT, "enoent");
 	CHECK(stat("/dev", &st) == 0 && S_ISDIR(st.st_mode), "dev_is_dir", "%s", strerror(errno));
+	/* a device node root makes (CAP_MKNOD): its type and number; the memory
+	 * devices work as /dev's do; user.* attributes only on files and
+	 * directories (EPERM); without the capability EPERM */
+	if (geteuid() == 0) {
+		struct stat dst;
+		char db[8];
+		EXPECT_OK(mknod("mynull", S_IFCHR | 0666, makedev(1, 3)), "mknod_chr");
+		CHECK(stat("mynull", &dst) == 0 && S_ISCHR(dst.st_mode) && dst.st_rdev == makedev(1, 3) &&
+		      (dst.st_mode & 0777) == (0666 & ~022), "mknod_chr_stat", "%o %lx", dst.st_mode,
+		      (unsigned long)dst.st_rdev);
+		int dfd = open("mynull", O_RDWR);
+		CHECK(dfd >= 0 && write(dfd, "x", 1) == 1 && read(dfd, db, sizeof db) == 0, "mknod_null_works",
+		      "%s", strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
+		EXPECT_ERR(setxattr("mynull", "user.x", "1", 1, 0), EPERM, "mknod_chr_no_user_xattr");
+		EXPECT_OK(mknod("myblk", S_IFBLK | 0600, makedev(7, 99)), "mknod_blk");
+		CHECK(lstat("myblk", &dst) == 0 && S_ISBLK(dst.st_mode) && dst.st_rdev == makedev(7, 99),
+		      "mknod_blk_stat", "%o", dst.st_mode);
+		EXPECT_OK(unlink("myblk"), "mknod_blk_unlink");
+		EXPECT_OK(unlink("mynull"), "mknod_chr_unlink");
+	} else {
+		EXPECT_ERR(mknod("mynull", S_IFCHR | 0666, makedev(1, 3)), EPERM, "mknod_chr_user_eperm");
+	}
 	return t_done();
 }

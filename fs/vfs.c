@@ -643,11 +643,14 @@ void vfs_refresh_since(struct vfs *v, const struct vfs_mount *m, const char *rel
 {
 	struct stat st;
 
+	/* the held fd first: one fstat where the re-stat by name is an
+	 * openat2, an fstat and a close (the name was the object's when the
+	 * gofer changed it; gen0 covers what happened to the name since) */
 	if (m->kind == VFS_MNT_GOFER && m->writable && !m->shared && *rel &&
 	    (S_ISREG(known->st_mode) || S_ISDIR(known->st_mode)) &&
-	    (vfs_direct_restat(v, m, rel, known, &st) == 0 ||
-	     (hfd >= 0 && fstat(hfd, &st) == 0 && st.st_dev == known->st_dev &&
-	      st.st_ino == known->st_ino && (st.st_mode & S_IFMT) == (known->st_mode & S_IFMT)))) {
+	    ((hfd >= 0 && fstat(hfd, &st) == 0 && st.st_dev == known->st_dev &&
+	      st.st_ino == known->st_ino && (st.st_mode & S_IFMT) == (known->st_mode & S_IFMT)) ||
+	     vfs_direct_restat(v, m, rel, known, &st) == 0)) {
 		st.st_uid = known->st_uid;
 		st.st_gid = known->st_gid;
 		if (dcache_put(v->dc, gen0, m->idx, rel, &st, 0, NULL))

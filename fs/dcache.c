@@ -208,8 +208,8 @@ unsigned long dcache_gen(struct dcache *d)
 	return atomic_load(&d->gen);
 }
 
-void dcache_put(struct dcache *d, unsigned long gen, int mnt, const char *rel,
-		const struct stat *st, int neg, const char *link)
+int dcache_put(struct dcache *d, unsigned long gen, int mnt, const char *rel,
+	       const struct stat *st, int neg, const char *link)
 {
 	uint64_t h = key_hash(mnt, rel);
 
@@ -218,7 +218,7 @@ void dcache_put(struct dcache *d, unsigned long gen, int mnt, const char *rel,
 		/* a mutation was invalidated while the caller asked the
 		 * backend: its answer may predate it */
 		pthread_rwlock_unlock(&d->lock);
-		return;
+		return 0;
 	}
 	int i = find_locked(d, h, mnt, rel);
 	if (i < 0) {
@@ -269,6 +269,7 @@ void dcache_put(struct dcache *d, unsigned long gen, int mnt, const char *rel,
 		memset(&e->st, 0, sizeof e->st);
 	atomic_store_explicit(&e->ref, 1, memory_order_relaxed);
 	pthread_rwlock_unlock(&d->lock);
+	return 1;
 }
 
 void dcache_drop(struct dcache *d, int mnt, const char *rel, int subtree)

@@ -16,8 +16,11 @@
   *    tmpfs exports): everything is cached too. Every change to such a mount
   *    goes through the sentry, except what the guest does natively through
   *    an fd it holds: a mutation the sentry performs invalidates the names
-  *    it touches and their parent directories (rename: both names and their
-  *    subtrees), after the host operation; a file the guest may write
+  *    it touches (rename: both names and their subtrees) and their parent
+  *    directories, after the host operation — on a cow export by dropping
+  *    the parent, elsewhere by putting a cached parent's inode in the
+  *    written set (vfs_invalidate: its mode and owner did not change, its
+  *    times and link count did); a file the guest may write
   *    natively (a writable fd was handed out: write, ftruncate, mmap change
   *    its size and times) is in the written set (below), and the final
   *    component of a stat-like call (WALK_FRESH) that is in it is re-stat'ed
@@ -32,7 +35,8 @@
  *    "absent" for everyone: unlink answers ENOENT without asking the host).
  *
  * Written set: (st_dev, st_ino) of every file the guest got a writable fd of
- * (and the sentry's own stdio files, which the guest inherits). Entries are
+ * (and the sentry's own stdio files, which the guest inherits), and of every
+ * cached directory the sentry changed an entry of. Entries are
  * never removed (the sentry cannot see a close); past WSET_MAX entries the
  * set answers "written" for everything (every stat of a writable mount is
  * fresh again, as before the set existed). Allocated on the first add.
@@ -60,9 +64,10 @@ int dcache_get(struct dcache *d, int mnt, const char *rel, struct stat *st, int 
 	       char *link, size_t linklen);
 /* the invalidation generation (bumped by every dcache_drop) */
 unsigned long dcache_gen(struct dcache *d);
-/* store, unless a drop ran since the caller took gen with dcache_gen() */
-void dcache_put(struct dcache *d, unsigned long gen, int mnt, const char *rel,
-		const struct stat *st, int neg, const char *link);
+/* store, unless a drop ran since the caller took gen with dcache_gen();
+ * 1 stored, 0 not */
+int dcache_put(struct dcache *d, unsigned long gen, int mnt, const char *rel,
+	       const struct stat *st, int neg, const char *link);
 void dcache_drop(struct dcache *d, int mnt, const char *rel, int subtree);
 /* bytes of names and link targets held (at most 4 MiB) */
 size_t dcache_bytes(struct dcache *d);

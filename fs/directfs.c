@@ -14,8 +14,10 @@
  * else returns -EAGAIN and goes to the gofer as before:
  *   - read-only opens (no O_WRONLY/O_RDWR/O_CREAT/O_TRUNC/O_TMPFILE/O_PATH)
  *     of nodes the walk found to be regular files or directories, on
- *     read-only exports and cow exports (an rw bind's files stay the
- *     gofer's). The fd's mount is read-only where the gofer's is not; the
+ *     read-only exports and cow exports, and of regular files on writable
+ *     host-directory exports (rw binds: the same inode the gofer would
+ *     open; their directories stay the gofer's, see vfs_direct_open). The
+ *     fd's mount is read-only where the gofer's is not; the
  *     guest cannot tell: fstatfs, fsetxattr, fchmod... are emulated, and a
  *     read-only fd cannot write whatever its mount. On a cow export the fd
  *     is the overlay's own file, as the gofer's would be (a copy-up made
@@ -69,7 +71,12 @@ int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd,
 	const struct vfs_mount *m = n->mnt;
 	struct stat fst;
 
-	if ((m->writable && !m->cow) || m->dev || m->export < 0 || (size_t)m->export >= v->ndroots ||
+	/* a writable host-directory export (an rw bind): regular files only.
+	 * A directory fd of a writable mount is an object the gofer may be
+	 * asked to find again by walking ".." from it (vfs_refind_dir), which
+	 * it does only for fds of its own export */
+	if ((m->writable && !m->cow && !S_ISREG(n->st.st_mode)) || m->dev || m->export < 0 ||
+	    (size_t)m->export >= v->ndroots ||
 	    v->droots[m->export] < 0 || !n->exists ||
 	    !(S_ISREG(n->st.st_mode) || S_ISDIR(n->st.st_mode)) ||
 	    (flags & ~DIRECT_FLAGS) /* an access mode other than O_RDONLY, a create, ... */)

@@ -161,10 +161,14 @@ const struct vfs_mount *vfs_mount_for(struct vfs *v, const char *path)
 {
 	const struct vfs_mount *best = NULL;
 
+	/* every lookup of every walked component comes here: test the
+	 * length and the first character after the '/' before the strncmp
+	 * (the default mount table has ~30 entries) */
 	for (size_t i = 0; i < v->nmnts; i++) {
 		const struct vfs_mount *m = &v->mnts[i];
-		if (path_under(path, m->path, m->plen) && (!best || m->plen >= best->plen) &&
-		    !m->gone)
+		if ((best && m->plen < best->plen) || (m->plen && path[1] != m->path[1]))
+			continue;
+		if (path_under(path, m->path, m->plen) && !m->gone)
 			best = m;
 	}
 	return best;
@@ -581,18 +585,38 @@ void vfs_renamed(struct vfs *v, const struct stat *st, const char *from, const c
 	inomap_renamed(v->im, from, to);
 }
 
+static void parent_changed(struct vfs *v, const struct vfs_mount *m, const char *rel);
+
 void vfs_invalidate(struct vfs *v, const struct vfs_mount *m, const char *rel, int subtree)
 {
 	dcache_drop(v->dc, m->idx, rel, subtree);
-	/* the parent directory's times, size and nlink changed with it */
+	parent_changed(v, m, rel);
+}
+
+static void parent_changed(struct vfs *v, const struct vfs_mount *m, const char *rel)
+{
+	/* the parent directory's times, size and nlink changed with it; its
+	 * type, mode and owner did not. On a host-directory or tmpfs export
+	 * (not cow: an overlay directory's inode may change with a copy-up) a
+	 * cached parent stays, its inode in the written set: walks through it
+	 * use the entry as they would have, a stat of it is fresh (the
+	 * sentry's own fstat, vfs_direct_restat, else the gofer). Dropping it
+	 * cost every create or unlink in a directory a gofer walk of that
+	 * directory on the next call (tar -x, rm -r). */
 	if (*rel) {
 		const char *sl = strrchr(rel, '/');
 		char parent[VFS_PATH_MAX];
 		size_t pl = sl ? (size_t)(sl - rel) : 0;
+		struct stat pst;
+		int neg = 0;
 		if (pl < sizeof parent) {
 			memcpy(parent, rel, pl);
 			parent[pl] = 0;
-			dcache_drop(v->dc, m->idx, parent, 0);
+			if (!m->cow && !m->shared && dcache_get(v->dc, m->idx, parent, &pst, &neg, NULL, 0) &&
+			    !neg && S_ISDIR(pst.st_mode))
+				wset_add(v->ws, pst.st_dev, pst.st_ino);
+			else
+				dcache_drop(v->dc, m->idx, parent, 0);
 		}
 	}
 }
@@ -607,6 +631,32 @@ void vfs_refresh(struct vfs *v, const struct vfs_mount *m, const char *rel, cons
 	unsigned long gen = dcache_gen(v->dc);
 	if (vfs_direct_restat(v, m, rel, known, &st) == 0)
 		dcache_put(v->dc, gen, m->idx, rel, &st, 0, NULL);
+}
+
+unsigned long vfs_cache_gen(struct vfs *v)
+{
+	return dcache_gen(v->dc);
+}
+
+void vfs_refresh_since(struct vfs *v, const struct vfs_mount *m, const char *rel,
+		       const struct stat *known, int hfd, unsigned long gen0)
+{
+	struct stat st;
+
+	/* the held fd first: one fstat where the re-stat by name is an
+	 * openat2, an fstat and a close (the name was the object's when the
+	 * gofer changed it; gen0 covers what happened to the name since) */
+	if (m->kind == VFS_MNT_GOFER && m->writable && !m->shared && *rel &&
+	    (S_ISREG(known->st_mode) || S_ISDIR(known->st_mode)) &&
+	    ((hfd >= 0 && fstat(hfd, &st) == 0 && st.st_dev == known->st_dev &&
+	      st.st_ino == known->st_ino && (st.st_mode & S_IFMT) == (known->st_mode & S_IFMT)) ||
+	     vfs_direct_restat(v, m, rel, known, &st) == 0)) {
+		st.st_uid = known->st_uid;
+		st.st_gid = known->st_gid;
+		if (dcache_put(v->dc, gen0, m->idx, rel, &st, 0, NULL))
+			return;
+	}
+	dcache_drop(v->dc, m->idx, rel, 0);
 }
 
 int vfs_is_hidden(const struct vfs_mount *m, const char *rel)
@@ -1437,6 +1487,7 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 {
 	struct stat tmp;
 	int r, mapped = 0;
+	unsigned long gen0 = dcache_gen(v->dc); /* before any backend call */
 
 	if (!st)
 		st = &tmp;
@@ -1495,8 +1546,16 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 			/* the guest writes it natively from now on; a cow
 			 * mount copied it up (a new inode) */
 			vfs_note_written(v, st);
-		if (flags & (O_CREAT | O_TRUNC) || (flags & O_ACCMODE) != O_RDONLY)
+		if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL)) {
+			/* the gofer made the name: cache what it made (the
+			 * next fchmod, futimens, unlink of it needs no gofer
+			 * walk, even where the sentry may not search the
+			 * directory: tar's 0700 directories, root-run) */
+			vfs_refresh_since(v, n->mnt, n->rel, st, *fd, gen0);
+			parent_changed(v, n->mnt, n->rel);
+		} else if (flags & (O_CREAT | O_TRUNC) || (flags & O_ACCMODE) != O_RDONLY) {
 			vfs_invalidate(v, n->mnt, n->rel, 0);
+		}
 		return 0;
 	case VN_SYNTH:
 		return memfd_dir(v, n, fd, st);

@@ -266,6 +266,18 @@ void vfs_invalidate(struct vfs *v, const struct vfs_mount *m, const char *rel, i
  * call on the name (tar: create, fchmod, fchown, utimensat, then rm's unlink)
  * needs no gofer walk. Anything else is only dropped. */
 void vfs_refresh(struct vfs *v, const struct vfs_mount *m, const char *rel, const struct stat *known);
+/* The same after a change the gofer made by name on the object the walk
+ * checked (gofer_expect_identity), or a create it made (O_EXCL), where hfd
+ * (or -1) is a host fd of that object: the fd's fstat (else the re-stat by
+ * name), with known's owner, is stored unless the dentry cache saw any drop
+ * since gen0 (vfs_cache_gen, taken before the change: another task may have
+ * renamed or removed the name since); else the entry is dropped. Where the
+ * sentry cannot stat the name itself (root-run, a directory on the way its
+ * uid may not search: tar extracts into 0700 directories) the fd is the only
+ * way. */
+unsigned long vfs_cache_gen(struct vfs *v);
+void vfs_refresh_since(struct vfs *v, const struct vfs_mount *m, const char *rel,
+		       const struct stat *known, int hfd, unsigned long gen0);
 /* Does path (canonical, not "/") have mount points beneath it? Such a
  * directory of a writable mount (the root overlay's "home" of /home/user)
  * cannot be removed or renamed (EBUSY): the mounts stay where they are. */

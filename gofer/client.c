@@ -161,6 +161,8 @@ static long xfer(int sock, uint32_t tag, struct iovec *req, int nreq,
 static struct {
 	unsigned long long n, ns;
 } *g_gprof;
+/* this thread's round-trip wall time since gofer_profile_take() */
+static _Thread_local unsigned long long gprof_thread_ns;
 
 void gofer_profile(int on)
 {
@@ -199,9 +201,18 @@ static long xfer_prof(int sock, uint16_t op, uint32_t tag, struct iovec *iov, in
 		return xfer(sock, tag, iov, k, rep, nrep, fd, allow_trunc, sfd);
 	unsigned long long t0 = gprof_now();
 	long r = xfer(sock, tag, iov, k, rep, nrep, fd, allow_trunc, sfd);
+	unsigned long long dt = gprof_now() - t0;
 	__atomic_fetch_add(&g_gprof[op].n, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&g_gprof[op].ns, gprof_now() - t0, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&g_gprof[op].ns, dt, __ATOMIC_RELAXED);
+	gprof_thread_ns += dt;
 	return r;
+}
+
+unsigned long long gofer_profile_take(void)
+{
+	unsigned long long ns = gprof_thread_ns;
+	gprof_thread_ns = 0;
+	return ns;
 }
 
 /* A path request: hdr | fixed | s1 NUL [| s2 NUL] [| blob], with one fd

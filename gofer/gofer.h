@@ -148,6 +148,9 @@ void gofer_set_block_hook(void (*hook)(void));
  * report goes to f (nothing when never turned on). */
 void gofer_profile(int on);
 void gofer_profile_report(FILE *f);
+/* the calling thread's gofer round-trip wall time (ns) since the last call
+ * (MOAT_PROFILE: the pipeline's "gofer" stage) */
+unsigned long long gofer_profile_take(void);
 /* The same hook, called by a handler of a call the pipeline answers without
  * a hand-off (an open) before it waits for anything else (a lease break,
  * syscalls/sys_lock.c), so the wait never stalls other guest tasks. */

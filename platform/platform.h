@@ -18,6 +18,10 @@
 /* 0 or -EFAULT (short copies are faults). */
 int guest_read(pid_t tid, uint64_t addr, void *buf, size_t len);
 int guest_write(pid_t tid, uint64_t addr, const void *buf, size_t len);
+/* MOAT_PROFILE: set guestmem_profile, then guest_io_take() gives the calling
+ * thread's wall ns in guest_write since its last call */
+extern int guestmem_profile;
+unsigned long long guest_io_take(void);
 /* Copy a NUL-terminated string of at most max bytes including the NUL.
  * Returns its length, -EFAULT, or -ENAMETOOLONG if no NUL within max. */
 long guest_read_str(pid_t tid, uint64_t addr, char *buf, size_t max);

@@ -64,9 +64,12 @@ static atomic_int idle_workers, nworkers;
  * number and printed at exit (pipeline_profile_report). Off: one branch per
  * stage. What the sentry cannot see (the trap, the wake-up of the worker, the
  * return to the guest) is the guest-measured time per call minus the total. */
-enum { ST_LOOKUP, ST_COPYIN, ST_IDVALID, ST_POLICY, ST_HANDLER, ST_REPLY, ST_AUDIT, ST_N };
-static const char *const st_names[ST_N] = { "lookup", "copy-in", "id-valid", "policy",
-					    "handler", "reply", "audit" };
+enum { ST_LOOKUP, ST_COPYIN, ST_IDVALID, ST_POLICY, ST_HANDLER, ST_GOFER, ST_OUTCOPY, ST_REPLY,
+       ST_AUDIT, ST_N };
+/* handler: the handler's wall time less its gofer round trips (gofer) and
+ * its writes of results to guest memory (out-copy) */
+static const char *const st_names[ST_N] = { "lookup", "copy-in", "id-valid", "policy", "handler",
+					    "gofer",  "out-copy", "reply", "audit" };
 #define PROF_NR 512
 struct prof_row {
 	unsigned long long n, ns[ST_N];
@@ -201,6 +204,10 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 static void handle(struct notif *n, struct sc_call *c)
 {
 	unsigned long long pt[ST_N] = { 0 };
+	if (g_prof) { /* what this thread did outside a handler is no stage's */
+		gofer_profile_take();
+		guest_io_take();
+	}
 	handle_(n, c, pt, g_prof ? prof_now() : 0);
 	if (g_prof)
 		prof_add(n->nr, pt);
@@ -361,6 +368,12 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 		ret = e->handler(c);
 reply:
 	PROF_MARK(ST_HANDLER);
+	if (g_prof) {
+		unsigned long long g = gofer_profile_take(), o = guest_io_take();
+		pt[ST_GOFER] += g;
+		pt[ST_OUTCOPY] += o;
+		pt[ST_HANDLER] -= g + o < pt[ST_HANDLER] ? g + o : pt[ST_HANDLER];
+	}
 	/* the reply's own CPU time: with the sync wake-up the SEND switches to
 	 * the guest, and this thread runs again only after the guest's next trap */
 	rcpu = g_prof ? prof_cpu() : 0;
@@ -576,6 +589,7 @@ int pipeline_start(struct sandbox *sb, int notify_fd)
 	if (pe && *pe && strcmp(pe, "0")) {
 		g_prof = xcalloc(PROF_NR + 1, sizeof *g_prof);
 		gofer_profile(1);
+		guestmem_profile = 1;
 	}
 	/* Linux 6.6+: wake the worker on the trapping task's CPU and switch to it
 	 * directly. On these VMs a cross-CPU wake-up dominates a trapped call. */

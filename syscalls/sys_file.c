@@ -359,7 +359,8 @@ again:
 		}
 		if (r < 0)
 			return r;
-		vfs_refresh(v, n->mnt, n->rel, &st);
+		if (n->kind != VN_BACKEND) /* a backend create was cached by vfs_node_open */
+			vfs_refresh(v, n->mnt, n->rel, &st);
 		own_new(c, n, &st);
 		if (vfs_node_is_host(n) && (mode & (S_ISUID | S_ISGID)))
 			/* the gofer creates host files without them: virtual */
@@ -1278,7 +1279,7 @@ static int attr_lookup(struct sc_call *c, int dirfd, const char *path, int atfla
  * that S_ISGID needs membership of the file's group (as the guest sees it) or
  * root (CAP_FSETID, which only ever acts on the virtual bit).
  */
-static long chmod_host(struct sc_call *c, const struct vfs_node *n, mode_t mode)
+static long chmod_host(struct sc_call *c, const struct vfs_node *n, mode_t mode, int hfd)
 {
 	struct vfs *v = VFS_OF(c);
 	struct task *t = c->task;
@@ -1289,10 +1290,11 @@ static long chmod_host(struct sc_call *c, const struct vfs_node *n, mode_t mode)
 	vfs_view_stat(v, &view);
 	if (!cred_capable(&t->cred, CRED_CAP_FSETID) && !cred_in_group(&t->cred, view.st_gid))
 		setid &= ~S_ISGID;
+	unsigned long gen0 = vfs_cache_gen(v);
 	gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
 	r = VFS_BE(v, chmod, n->mnt->export, n->rel, mode & ~(S_ISUID | S_ISGID));
 	gofer_expect_identity(0, 0);
-	vfs_refresh(v, n->mnt, n->rel, &n->st);
+	vfs_refresh_since(v, n->mnt, n->rel, &n->st, r == 0 ? hfd : -1, gen0);
 	if (r < 0)
 		return r == -ESTALE ? -ENOENT : r; /* renamed away meanwhile */
 	real.st_mode = (real.st_mode & S_IFMT) | (mode & ~(S_ISUID | S_ISGID));
@@ -1318,7 +1320,7 @@ static long do_fchmodat(struct sc_call *c, int dirfd, const char *path, mode_t m
 	if (n->kind == VN_FD)
 		return fchmod(hfd, mode & ~(S_ISUID | S_ISGID)) < 0 ? -errno : 0;
 	if (vfs_node_is_host(n))
-		return chmod_host(c, n, mode);
+		return chmod_host(c, n, mode, hfd);
 	if (!cred_capable(&c->task->cred, CRED_CAP_FSETID) && !cred_in_group(&c->task->cred, n->st.st_gid))
 		mode &= ~S_ISGID;
 	gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
@@ -1406,8 +1408,10 @@ static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t
 			if (view.st_mode & S_IXGRP)
 				setid &= ~S_ISGID;
 		}
+		unsigned long gen0 = vfs_cache_gen(VFS_OF(c));
 		r = vfs_meta_update(VFS_OF(c), &n->st, uid, gid, setid, 1);
-		vfs_refresh(VFS_OF(c), n->mnt, n->rel, &n->st); /* the real owner stays */
+		/* the real owner stays */
+		vfs_refresh_since(VFS_OF(c), n->mnt, n->rel, &n->st, r == 0 ? hfd : -1, gen0);
 		return r;
 	}
 	r = VFS_BE(VFS_OF(c), chown, n->mnt->export, n->rel, hu, hg);
@@ -1553,12 +1557,13 @@ static long do_utimens(struct sc_call *c, int dirfd, const char *path, int null_
 		return futimens(hfd, ts) < 0 ? -errno : 0;
 	if (n->kind != VN_BACKEND)
 		return -EROFS;
+	unsigned long gen0 = vfs_cache_gen(VFS_OF(c));
 	gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
 	r = VFS_BE(VFS_OF(c), utimens, n->mnt->export, n->rel, ts, flags & AT_SYMLINK_NOFOLLOW);
 	gofer_expect_identity(0, 0);
 	if (r == -ESTALE)
 		r = -ENOENT; /* renamed away meanwhile */
-	vfs_refresh(VFS_OF(c), n->mnt, n->rel, &n->st);
+	vfs_refresh_since(VFS_OF(c), n->mnt, n->rel, &n->st, r == 0 ? hfd : -1, gen0);
 	return r;
 }
 

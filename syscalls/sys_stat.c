@@ -181,6 +181,14 @@ long sys_fstatfs(struct sc_call *c)
 	} else {
 		if (fstatfs(hfd, &sf) < 0)
 			return -errno;
+		/* a direct fd (fs/directfs.c) of a writable mount is the
+		 * sentry's open through its read-only bind: the figures are
+		 * the file system's, the flags the gofer's mount's */
+		if (n->kind == VN_BACKEND && n->mnt->writable && (sf.f_flags & ST_RDONLY)) {
+			struct statfs gsf;
+			if (VFS_BE(VFS_OF(c), statfs, n->mnt->export, n->rel, &gsf) == 0)
+				sf.f_flags = gsf.f_flags;
+		}
 		if (n->kind == VN_BACKEND && !n->mnt->writable && !n->mnt->dev)
 			sf.f_flags |= ST_RDONLY;
 	}

@@ -1,0 +1,69 @@
+/* fsops_loop N DIR [PHASES]: the file calls of git and tar in DIR (an rw bind under
+ * moat), N names each, one phase at a time, each printed as "<phase> <ns per
+ * call>":
+ *   creat    creat(DIR/fN, 0644) + close   (a new name)
+ *   lstat1   lstat(DIR/fN), first time     (after the creats: cached)
+ *   lstat    lstat(DIR/fN) again           (cached)
+ *   lstatneg lstat(DIR/missingN)           (a name that does not exist)
+ *   open     open(DIR/fN, O_RDONLY) + close
+ *   unlink   unlink(DIR/fN)
+ *   lstatcold lstat(DIR/fN) of names made before, by another process
+ *            (not in moat's cache: run only when named)
+ * PHASES: a comma-separated list of the phases to run, in the order above
+ * (default: all but lstatcold), e.g. "creat,unlink" so that MOAT_PROFILE's
+ * per-syscall means are one phase's. */
+#include "bench.h"
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char path[4096];
+
+static const char *name(const char *dir, const char *pre, long i)
+{
+	snprintf(path, sizeof path, "%s/%s%ld", dir, pre, i);
+	return path;
+}
+
+static const char *phases;
+
+static int want(const char *p)
+{
+	size_t l = strlen(p);
+	if (!phases)
+		return strcmp(p, "lstatcold") != 0;
+	for (const char *s = phases; (s = strstr(s, p)); s += l)
+		if ((s == phases || s[-1] == ',') && (s[l] == 0 || s[l] == ','))
+			return 1;
+	return 0;
+}
+
+#define PHASE(label, body)                                                 \
+	do {                                                               \
+		if (!want(label))                                          \
+			break;                                             \
+		double t0_ = bench_now_ns();                               \
+		for (long i = 0; i < n; i++) {                             \
+			body;                                              \
+		}                                                          \
+		bench_report(label, t0_, bench_now_ns(), n);               \
+	} while (0)
+
+int main(int argc, char **argv)
+{
+	long n = bench_iters(argc, argv, 1000);
+	const char *dir = argc > 2 ? argv[2] : ".";
+	struct stat st;
+	int fd;
+
+	phases = argc > 3 ? argv[3] : NULL;
+	PHASE("creat", if ((fd = creat(name(dir, "f", i), 0644)) < 0) { perror(path); return 1; } close(fd));
+	PHASE("lstat1", if (lstat(name(dir, "f", i), &st)) { perror(path); return 1; });
+	PHASE("lstat", if (lstat(name(dir, "f", i), &st)) { perror(path); return 1; });
+	PHASE("lstatneg", if (lstat(name(dir, "missing", i), &st) == 0) return 1);
+	PHASE("open", if ((fd = open(name(dir, "f", i), O_RDONLY)) < 0) { perror(path); return 1; } close(fd));
+	PHASE("unlink", if (unlink(name(dir, "f", i))) { perror(path); return 1; });
+	PHASE("lstatcold", if (lstat(name(dir, "f", i), &st)) { perror(path); return 1; });
+	return 0;
+}

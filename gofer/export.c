@@ -352,6 +352,19 @@ static int within_limits(struct ctx *x, const struct gofer_srv_export *e, const 
 	return 1;
 }
 
+/* A device node the guest made (syscalls/sys_file.c do_mknodat): an empty
+ * regular file marked with user.moat.vdev; refused as the device it is. */
+static int vdev_marked(int dirfd, const char *rel)
+{
+	char v[4];
+	int fd = oat(dirfd, rel, O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	ssize_t n = fgetxattr(fd, "user.moat.vdev", v, sizeof v);
+	close(fd);
+	return n > 0;
+}
+
 /* A non-directory of the upper layer at rel (lst: the lower entry or NULL). */
 static void upper_file(struct ctx *x, const struct gofer_srv_export *e, const char *rel,
 		       const char *name, const struct stat *ust, const struct stat *lst)
@@ -364,6 +377,8 @@ static void upper_file(struct ctx *x, const struct gofer_srv_export *e, const ch
 	else if (S_ISSOCK(ust->st_mode))
 		why = "socket";
 	else if (S_ISCHR(ust->st_mode) || S_ISBLK(ust->st_mode))
+		why = "device node";
+	else if (S_ISREG(ust->st_mode) && ust->st_size == 0 && vdev_marked(e->upperfd, rel))
 		why = "device node";
 	else if (bad_name(name))
 		why = "name a patch cannot carry";

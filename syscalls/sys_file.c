@@ -833,7 +833,14 @@ static long do_mknodat(struct sc_call *c, int dirfd, const char *path, mode_t mo
 		if (!real.st_ino && fs_walk(c, AT_FDCWD, n->path, WALK_NOFOLLOW | WALK_FRESH | WALK_CANON, &nn) == 0 &&
 		    nn->exists)
 			real = nn->st;
-		if (!real.st_ino || vfs_meta_set_dev(VFS_OF(c), &real, fmt, dev) < 0) {
+		/* marked on the host file too (user.moat.vdev), so that an
+		 * export refuses it as a device node (gofer/export.c); a
+		 * private export never leaves the sandbox */
+		int marked = VFS_BE(VFS_OF(c), setxattr, n->mnt->export, n->rel, "user.moat.vdev", "1", 1, 0) == 0;
+		if (!real.st_ino || (!marked && !n->mnt->private_fs)) {
+			(void)VFS_BE(VFS_OF(c), unlink, n->mnt->export, n->rel, 0);
+			r = -EPERM;
+		} else if (vfs_meta_set_dev(VFS_OF(c), &real, fmt, dev) < 0) {
 			(void)VFS_BE(VFS_OF(c), unlink, n->mnt->export, n->rel, 0);
 			r = -ENOSPC;
 		}

@@ -101,7 +101,8 @@ int priv_claim(struct priv *p, char *err, size_t errlen)
  * processes outside the sandbox got EMFILE from inotify_init, EAGAIN from
  * sigqueue and EMFILE from mq_open (red team round 7).
  *
- * RLIMIT_SIGPENDING and RLIMIT_MSGQUEUE: a new user namespace records its
+ * RLIMIT_SIGPENDING, RLIMIT_MSGQUEUE and RLIMIT_MEMLOCK (SysV SHM_LOCK and
+ * hugetlb memfds are counted per user: user_shm_lock): a new user namespace records its
  * creator's soft limits (create_user_ns: set_userns_rlimit_max), and a charge
  * in it or below fails once the count of the creator's uid in the parent
  * namespace would pass them. So the sentry lowers its soft limits to half
@@ -116,7 +117,7 @@ int priv_claim(struct priv *p, char *err, size_t errlen)
  * quarter of the caller's. */
 #define UCOUNT_SHARE_INOTIFY 4
 struct lims {
-	struct rlimit sig, mq;
+	struct rlimit sig, mq, lock;
 	long ino_inst, ino_watch;
 };
 
@@ -147,6 +148,11 @@ static void lim_lower(struct lims *l)
 		half.rlim_cur = l->mq.rlim_cur / 2;
 		(void)setrlimit(RLIMIT_MSGQUEUE, &half);
 	}
+	if (getrlimit(RLIMIT_MEMLOCK, &l->lock) == 0 && l->lock.rlim_cur != RLIM_INFINITY) {
+		half = l->lock;
+		half.rlim_cur = l->lock.rlim_cur / 2;
+		(void)setrlimit(RLIMIT_MEMLOCK, &half);
+	}
 }
 
 /* After the namespace exists: the soft limits back (the guest's own, per
@@ -158,6 +164,7 @@ static void lim_restore(const struct lims *l)
 
 	(void)setrlimit(RLIMIT_SIGPENDING, &l->sig);
 	(void)setrlimit(RLIMIT_MSGQUEUE, &l->mq);
+	(void)setrlimit(RLIMIT_MEMLOCK, &l->lock);
 	if (l->ino_inst > 0) {
 		snprintf(v, sizeof v, "%ld", l->ino_inst / UCOUNT_SHARE_INOTIFY > 0 ? l->ino_inst / UCOUNT_SHARE_INOTIFY : 1);
 		(void)write_file("/proc/sys/user/max_inotify_instances", v);

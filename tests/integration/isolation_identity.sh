@@ -189,4 +189,38 @@ os.waitpid(me, 0)
 os.kill(root, signal.SIGKILL)' </dev/null 2>&1)
 expect_eq dropped_cannot_take_root_fd "$out" "Operation not permitted Operation not permitted ok"
 
+# a dropped process cannot read a root process's address space layout or
+# where its links lead: /proc/<pid>/maps, environ and io, the cwd, root and
+# exe links, and the code/stack/data addresses of its stat are Linux's
+# ptrace access check (PTRACE_MODE_READ_FSCREDS) on the virtual ids
+# (red-team round 7: the guest procfs answers every reader alike, one host
+# uid; a dropped process read root's maps and stat addresses). Its own stay
+# readable.
+out=$(moat run --user 0:0 -- "$PY" -c '
+import os, time
+root = os.fork()
+if root == 0:
+    time.sleep(60); os._exit(0)
+me = os.fork()
+if me == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    def rd(p):
+        try: open(p).read(); return "ok"
+        except PermissionError: return "EACCES"
+        except OSError as e: return e.strerror
+    def rl(p):
+        try: os.readlink(p); return "ok"
+        except PermissionError: return "EACCES"
+        except OSError as e: return e.strerror
+    st = open("/proc/%d/stat" % root).read().rsplit(")", 1)[1].split()
+    own = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+    r = [rd("/proc/%d/maps" % root), rd("/proc/%d/task/%d/maps" % (root, root)), rd("/proc/%d/environ" % root),
+         rl("/proc/%d/cwd" % root), rl("/proc/%d/root" % root), rl("/proc/%d/exe" % root),
+         "hidden" if st[23:28] == ["1", "1", "0", "0", "0"] and st[42:49] == ["0"] * 7 else "shown", rd("/proc/self/maps"), rl("/proc/self/exe"),
+         "hidden" if own[23:26] == ["1", "1", "0"] else "shown"]
+    print(*r, flush=True); os._exit(0)
+os.waitpid(me, 0)
+os.kill(root, 9)' </dev/null 2>&1)
+expect_eq dropped_cannot_read_root_proc "$out" "EACCES EACCES EACCES EACCES EACCES EACCES hidden ok ok shown"
+
 finish

@@ -242,6 +242,7 @@ if me == 0:
     try: c.connect("/tmp/run/rootd.sock"); r.append("ok")
     except PermissionError: r.append("EACCES")
     except OSError as e: r.append(e.strerror)
+    os.umask(0)  # (rootless, its files show as owned by root: others need the bits)
     l = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); l.bind("/tmp/mine.l"); l.listen(1)
     k = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); k.bind("/tmp/mine.c"); k.connect("/tmp/mine.l")
     a, peer = l.accept()

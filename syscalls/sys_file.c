@@ -1062,6 +1062,13 @@ static long do_renameat2(struct sc_call *c, int odfd, const char *opath, int ndf
 	if (nn->exists && o->st.st_dev == nn->st.st_dev && o->st.st_ino == nn->st.st_ino &&
 	    !(flags & RENAME_EXCHANGE))
 		return 0;   /* hard links of one inode: nothing to do */
+	/* a sealed file (fs/vfs.c) is no task's: renaming it would copy it up
+	 * into the overlay's upper layer (overlayfs copies a lower file up to
+	 * rename it), where it is a file the sandbox changed (--export, an
+	 * --overlay DIR kept for the next run); as for a file one does not own
+	 * in a sticky directory, EPERM (red team round 7) */
+	if (vfs_sealed(t, &o->st) || ((flags & RENAME_EXCHANGE) && vfs_sealed(t, &nn->st)))
+		return -EPERM;
 	r = fs_may_delete(t, o, -1);
 	if (r < 0)
 		return r;

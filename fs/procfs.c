@@ -1117,7 +1117,9 @@ int procfs_sysinfo(struct task *t, struct sysinfo *si)
  * reader alike: before red team round 7 a process that dropped root read a
  * root process's maps (its address space layout), the code and stack
  * addresses in its stat, and where its cwd, root and exe links lead. The
- * target NULL is the guest's init (root's ids).
+ * target NULL is the guest's init (root's ids). Gated: maps, smaps,
+ * smaps_rollup, numa_maps, pagemap, environ, io, personality (EACCES), the
+ * cwd, root and exe links, stat's addresses.
  */
 static int ptrace_read_ok(struct task *self, struct task *target)
 {
@@ -1897,7 +1899,10 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 	if (r)
 		goto out;
 	if (n.kind == N_GUEST && (n.task || n.init) &&
-	    (ends_with(n.gpath, "/maps") || ends_with(n.gpath, "/environ") || ends_with(n.gpath, "/io")) &&
+	    (ends_with(n.gpath, "/maps") || ends_with(n.gpath, "/environ") || ends_with(n.gpath, "/io") ||
+	     ends_with(n.gpath, "/smaps") || ends_with(n.gpath, "/smaps_rollup") ||
+	     ends_with(n.gpath, "/pagemap") || ends_with(n.gpath, "/numa_maps") ||
+	     ends_with(n.gpath, "/personality")) &&
 	    !ptrace_read_ok(t, n.init ? NULL : n.task)) {
 		r = -EACCES; /* Linux: mm_access, PTRACE_MODE_READ_FSCREDS */
 		goto out;

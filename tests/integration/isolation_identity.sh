@@ -214,14 +214,15 @@ if me == 0:
         except OSError as e: return e.strerror
     st = open("/proc/%d/stat" % root).read().rsplit(")", 1)[1].split()
     own = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
-    r = [rd("/proc/%d/maps" % root), rd("/proc/%d/task/%d/maps" % (root, root)), rd("/proc/%d/environ" % root),
+    r = [rd("/proc/%d/maps" % root) + rd("/proc/%d/smaps" % root) + rd("/proc/%d/numa_maps" % root),
+         rd("/proc/%d/task/%d/maps" % (root, root)), rd("/proc/%d/environ" % root),
          rl("/proc/%d/cwd" % root), rl("/proc/%d/root" % root), rl("/proc/%d/exe" % root),
          "hidden" if st[23:28] == ["1", "1", "0", "0", "0"] and st[42:49] == ["0"] * 7 else "shown", rd("/proc/self/maps"), rl("/proc/self/exe"),
          "hidden" if own[23:26] == ["1", "1", "0"] else "shown"]
     print(*r, flush=True); os._exit(0)
 os.waitpid(me, 0)
 os.kill(root, 9)' </dev/null 2>&1)
-expect_eq dropped_cannot_read_root_proc "$out" "EACCES EACCES EACCES EACCES EACCES EACCES hidden ok ok shown"
+expect_eq dropped_cannot_read_root_proc "$out" "EACCESEACCESEACCES EACCES EACCES EACCES EACCES EACCES hidden ok ok shown"
 
 # a dropped process cannot reach root's 0600 AF_UNIX socket by the abstract
 # name moat binds it under in the guest's network namespace (abstract names

@@ -1108,6 +1108,71 @@ int procfs_sysinfo(struct task *t, struct sysinfo *si)
 
 /* <pid>/stat: the guest procfs' text with starttime counted from the
  * sandbox's boot (as uptime and btime are). */
+/*
+ * Linux's ptrace access check for reading another process's /proc files
+ * (PTRACE_MODE_READ_FSCREDS, __ptrace_may_access) on the virtual ids: the
+ * same thread group, or the reader's fsuid/fsgid are the target's real,
+ * effective and saved ids (CAP_SYS_PTRACE is never granted). Every guest
+ * task is one host uid, so the guest procfs the sentry reads answers every
+ * reader alike: before red team round 7 a process that dropped root read a
+ * root process's maps (its address space layout), the code and stack
+ * addresses in its stat, and where its cwd, root and exe links lead. The
+ * target NULL is the guest's init (root's ids). Gated: maps, smaps,
+ * smaps_rollup, numa_maps, pagemap, environ, io, personality (EACCES), the
+ * cwd, root and exe links, stat's addresses.
+ */
+static int ptrace_read_ok(struct task *self, struct task *target)
+{
+	if (target && target->tgid == self->tgid)
+		return 1;
+	pthread_mutex_lock(&self->lock);
+	uid_t fu = self->cred.fsuid;
+	gid_t fg = self->cred.fsgid;
+	pthread_mutex_unlock(&self->lock);
+	if (!target)
+		return fu == 0 && fg == 0;
+	pthread_mutex_lock(&target->lock);
+	struct cred d = target->cred;
+	pthread_mutex_unlock(&target->lock);
+	return fu == d.ruid && fu == d.euid && fu == d.suid &&
+	       fg == d.rgid && fg == d.egid && fg == d.sgid;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t l = strlen(s), k = strlen(suffix);
+	return l >= k && !strcmp(s + l - k, suffix);
+}
+
+/* Linux's /proc/<pid>/stat for a reader without ptrace access (do_task_stat):
+ * start_code and end_code (fields 26, 27) are 1, the stack, esp, eip and
+ * data addresses (28-30, 45-51) 0. In place; the text only gets shorter. */
+static void stat_hide_addresses(char *text)
+{
+	char *p = strrchr(text, ')');
+	if (!p)
+		return;
+	char *o = ++p;
+	int field = 2;
+	while (*p) {
+		if (*p == ' ') {
+			*o++ = *p++;
+			field++;
+			int hide = (field >= 26 && field <= 30) || (field >= 45 && field <= 51);
+			if (hide && *p >= '0' && *p <= '9') {
+				int zero = *p == '0' && (p[1] == ' ' || !p[1]);
+				while (*p >= '0' && *p <= '9')
+					p++;
+				/* start_code and end_code show 1 (0: no mm) */
+				*o++ = field <= 27 && !zero ? '1' : '0';
+			}
+			continue;
+		}
+		*o++ = *p++;
+	}
+	*o = 0;
+}
+
 static int open_pid_stat(struct task *self, struct pnode *n, int *out)
 {
 	struct sandbox *sb = self->sb;
@@ -1122,6 +1187,10 @@ static int open_pid_stat(struct task *self, struct pnode *n, int *out)
 	/* read while the caller waits for us: it is running, as a native read shows */
 	if (n->task == self && (p = strrchr(text, ')')) && p[1] == ' ' && p[2])
 		p[2] = 'R';
+	if (!ptrace_read_ok(self, n->init ? NULL : n->task)) {
+		stat_hide_addresses(text);
+		len = (long)strlen(text);
+	}
 	p = stat_starttime(text);
 	if (!p)
 		return memfd_with(n->gpath, text, (size_t)len, out);
@@ -1736,6 +1805,11 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
 	if (r)
 		return r;
 	text[0] = 0;
+	if ((n.kind == N_EXE || n.kind == N_CWD || n.kind == N_ROOTLINK) &&
+	    !ptrace_read_ok(t, n.init ? NULL : n.task)) {
+		pn_release(&n);
+		return -EACCES; /* Linux: proc_fd_access_allowed */
+	}
 	switch (n.kind) {
 	case N_SELF:
 		wait_known_ids(t);
@@ -1824,6 +1898,15 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 		r = -ENOTDIR;
 	if (r)
 		goto out;
+	if (n.kind == N_GUEST && (n.task || n.init) &&
+	    (ends_with(n.gpath, "/maps") || ends_with(n.gpath, "/environ") || ends_with(n.gpath, "/io") ||
+	     ends_with(n.gpath, "/smaps") || ends_with(n.gpath, "/smaps_rollup") ||
+	     ends_with(n.gpath, "/pagemap") || ends_with(n.gpath, "/numa_maps") ||
+	     ends_with(n.gpath, "/personality")) &&
+	    !ptrace_read_ok(t, n.init ? NULL : n.task)) {
+		r = -EACCES; /* Linux: mm_access, PTRACE_MODE_READ_FSCREDS */
+		goto out;
+	}
 	switch (n.kind) {
 	case N_GUEST:
 		r = guest_open(t->sb, n.gpath, O_RDONLY | (flags & O_NONBLOCK));

@@ -365,6 +365,23 @@ static int vdev_marked(int dirfd, const char *rel)
 	return n > 0;
 }
 
+/* A lower entry of a system-view export that others may not read (a
+ * directory: read and search): sealed in the guest's view (fs/vfs.c sealed_file), so never read, listed or
+ * diffed here, whatever the guest did to its name. Before red team round 7
+ * guest root (run as root) removed /etc/default/cacerts, root's 0600 file,
+ * or renamed it and made another in its place, and the export wrote its
+ * content into changes.patch (0644): the guest had put a host secret it may
+ * not read outside the sandbox. The change is refused instead. */
+static int sealed_lower(struct ctx *x, const struct gofer_srv_export *e, const char *rel,
+			const struct stat *lst)
+{
+	if (!e->sealed || S_ISLNK(lst->st_mode) ||
+	    ((lst->st_mode & S_IROTH) && (!S_ISDIR(lst->st_mode) || (lst->st_mode & S_IXOTH))))
+		return 0;
+	refuse(x, e, rel, "a host file others may not read (sealed): never exported");
+	return 1;
+}
+
 /* A non-directory of the upper layer at rel (lst: the lower entry or NULL). */
 static void upper_file(struct ctx *x, const struct gofer_srv_export *e, const char *rel,
 		       const char *name, const struct stat *ust, const struct stat *lst)
@@ -402,6 +419,8 @@ static void upper_file(struct ctx *x, const struct gofer_srv_export *e, const ch
 		refuse(x, e, rel, why);
 		return;
 	}
+	if (lst && sealed_lower(x, e, rel, lst))
+		return;
 	if (lst && S_ISDIR(lst->st_mode)) {
 		delete_tree(x, e, rel, lst);
 		lst = NULL;
@@ -487,7 +506,7 @@ static void free_list(char **v, size_t n)
 static void delete_tree(struct ctx *x, const struct gofer_srv_export *e, const char *rel,
 			const struct stat *lst)
 {
-	if (hidden(e, rel))
+	if (hidden(e, rel) || sealed_lower(x, e, rel, lst))
 		return;
 	if (S_ISDIR(lst->st_mode)) {
 		size_t n;
@@ -570,6 +589,10 @@ static void diff_dir(struct ctx *x, const struct gofer_srv_export *e, const char
 				delete_tree(x, e, cr, &lst);     /* whiteout */
 		} else if (S_ISDIR(ust.st_mode)) {
 			int lower_dir = hl && S_ISDIR(lst.st_mode);
+			if (hl && sealed_lower(x, e, cr, &lst)) {
+				free(cr);
+				continue;
+			}
 			if (bad_name(u[i])) {
 				refuse(x, e, cr, "name a patch cannot carry");
 			} else {

@@ -69,6 +69,10 @@ struct gofer_export {
 	const char *cow_name;        /* cow: its directory under --export DIR ("root", "work") */
 	const char *cow_prefix;      /* cow: prefix of its paths in that patch ("" or "etc/") */
 	int cow_persist;             /* cow: the upper layer is in cow_config.upper_dir */
+	int sealed;                  /* cow: a directory of the system view, where a
+				      * host file others may not read is sealed
+				      * (fs/vfs.c): --export never reads one, nor
+				      * lists such a directory */
 	const char *const *skeleton; /* cow: NULL, or the lower layer is not host_path
 				      * but an empty read-only tmpfs holding these
 				      * directories (relative paths, parents first):

@@ -21,6 +21,7 @@ struct gofer_srv_export {
 	int cow;
 	int lowerfd, upperfd;
 	const char *host_path, *cow_name, *cow_prefix;
+	int sealed;             /* gofer_export.sealed */
 };
 
 struct gofer_srv {

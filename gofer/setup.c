@@ -1069,6 +1069,7 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 			e->host_path = ex[i].host_path;
 			e->cow_name = ex[i].cow_name ? ex[i].cow_name : "cow";
 			e->cow_prefix = ex[i].cow_prefix ? ex[i].cow_prefix : "";
+			e->sealed = ex[i].sealed;
 		}
 		e->is_file = ce[i].is_file;
 		/* never a symlink; no mount crossing, except into the device

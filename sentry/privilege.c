@@ -41,6 +41,7 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -91,6 +92,89 @@ int priv_claim(struct priv *p, char *err, size_t errlen)
 	return -EAGAIN;
 }
 
+/*
+ * The per-user budgets the kernel counts up the user namespace chain
+ * (kernel/ucount.c): every inotify instance and watch, pending signal and
+ * POSIX message queue byte of the guest is also counted for the uid that
+ * owns the sentry's user namespace in the host's, the caller's when rootless.
+ * Unbounded, a rootless guest took all of them and the caller's own
+ * processes outside the sandbox got EMFILE from inotify_init, EAGAIN from
+ * sigqueue and EMFILE from mq_open (red team round 7).
+ *
+ * RLIMIT_SIGPENDING, RLIMIT_MSGQUEUE and RLIMIT_MEMLOCK (SysV SHM_LOCK and
+ * hugetlb memfds are counted per user: user_shm_lock): a new user namespace records its
+ * creator's soft limits (create_user_ns: set_userns_rlimit_max), and a charge
+ * in it or below fails once the count of the creator's uid in the parent
+ * namespace would pass them. So the sentry lowers its soft limits to half
+ * while it creates its namespace (lim_lower) and restores them right after
+ * (lim_restore): the count of the caller's uid stays below half its limit
+ * whatever all its sandboxes do together, and the caller keeps the rest.
+ *
+ * Inotify instances and watches are sysctls of each user namespace
+ * (/proc/sys/user/max_inotify_*), checked at every level: the sentry,
+ * capable in its fresh namespace, sets its own to a quarter of the host's
+ * (fs.inotify.max_user_*, read before), so one sandbox takes at most a
+ * quarter of the caller's. */
+#define UCOUNT_SHARE_INOTIFY 4
+struct lims {
+	struct rlimit sig, mq, lock;
+	long ino_inst, ino_watch;
+};
+
+static long read_long(const char *path)
+{
+	char buf[32] = { 0 };
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	return n > 0 ? strtol(buf, NULL, 10) : -1;
+}
+
+static void lim_lower(struct lims *l)
+{
+	struct rlimit half;
+
+	l->ino_inst = read_long("/proc/sys/fs/inotify/max_user_instances");
+	l->ino_watch = read_long("/proc/sys/fs/inotify/max_user_watches");
+	if (getrlimit(RLIMIT_SIGPENDING, &l->sig) == 0 && l->sig.rlim_cur != RLIM_INFINITY) {
+		half = l->sig;
+		half.rlim_cur = l->sig.rlim_cur / 2;
+		(void)setrlimit(RLIMIT_SIGPENDING, &half);
+	}
+	if (getrlimit(RLIMIT_MSGQUEUE, &l->mq) == 0 && l->mq.rlim_cur != RLIM_INFINITY) {
+		half = l->mq;
+		half.rlim_cur = l->mq.rlim_cur / 2;
+		(void)setrlimit(RLIMIT_MSGQUEUE, &half);
+	}
+	if (getrlimit(RLIMIT_MEMLOCK, &l->lock) == 0 && l->lock.rlim_cur != RLIM_INFINITY) {
+		half = l->lock;
+		half.rlim_cur = l->lock.rlim_cur / 2;
+		(void)setrlimit(RLIMIT_MEMLOCK, &half);
+	}
+}
+
+/* After the namespace exists: the soft limits back (the guest's own, per
+ * process, are the caller's), and the namespace's inotify budgets. A write
+ * that fails leaves the host's (no worse than before). */
+static void lim_restore(const struct lims *l)
+{
+	char v[32];
+
+	(void)setrlimit(RLIMIT_SIGPENDING, &l->sig);
+	(void)setrlimit(RLIMIT_MSGQUEUE, &l->mq);
+	(void)setrlimit(RLIMIT_MEMLOCK, &l->lock);
+	if (l->ino_inst > 0) {
+		snprintf(v, sizeof v, "%ld", l->ino_inst / UCOUNT_SHARE_INOTIFY > 0 ? l->ino_inst / UCOUNT_SHARE_INOTIFY : 1);
+		(void)write_file("/proc/sys/user/max_inotify_instances", v);
+	}
+	if (l->ino_watch > 0) {
+		snprintf(v, sizeof v, "%ld", l->ino_watch / UCOUNT_SHARE_INOTIFY > 0 ? l->ino_watch / UCOUNT_SHARE_INOTIFY : 1);
+		(void)write_file("/proc/sys/user/max_inotify_watches", v);
+	}
+}
+
 int priv_drop(struct priv *p, char *err, size_t errlen)
 {
 	char map[64];
@@ -120,8 +204,11 @@ int priv_drop(struct priv *p, char *err, size_t errlen)
 	/* A changed uid makes us non-dumpable, and /proc/<pid>/uid_map of our
 	 * children would then belong to root: we must write them. */
 	prctl(PR_SET_DUMPABLE, 1);
+	struct lims lims;
+	lim_lower(&lims);
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0) {
 		r = -errno;
+		lim_restore(&lims);
 		snprintf(err, errlen, "cannot create the sentry's namespaces: %s%s", strerror(errno),
 			 errno == EPERM || errno == ENOSPC ? " (are unprivileged user namespaces enabled?)" : "");
 		return r;
@@ -135,6 +222,7 @@ int priv_drop(struct priv *p, char *err, size_t errlen)
 	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)p->host_gid, (unsigned)p->host_gid);
 	if ((r = write_file("/proc/self/gid_map", map)) < 0)
 		goto maps;
+	lim_restore(&lims);
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
 		r = -errno;
 		snprintf(err, errlen, "sentry: make / private: %s", strerror(errno));
@@ -142,6 +230,7 @@ int priv_drop(struct priv *p, char *err, size_t errlen)
 	}
 	return 0;
 maps:
+	lim_restore(&lims);
 	snprintf(err, errlen, "cannot write the sentry's id maps: %s", strerror(-r));
 	return r;
 }

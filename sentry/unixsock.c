@@ -13,14 +13,17 @@
  *            type, EACCES without write permission)
  *
  * and the call is rewritten to use "\0moat/<sandbox>/<dev>:<ino>:<gen>" of
- * that inode (gen counts binds, so an inode number the filesystem reuses after
- * an unlink gets a new name; connect looks the inode up among the names bound
+ * that inode (gen is 64 random bits per bind, so an inode number the
+ * filesystem reuses after an unlink gets a new name, and a task that never
+ * passed connect's permission check for the inode cannot name it natively:
+ * abstract names run natively untouched; connect looks the inode up among the names bound
  * in this sandbox, and a socket inode nobody bound is ECONNREFUSED, as a stale
  * socket file is on Linux), an abstract name in the guest's own network
  * namespace, written below
  * the stopped thread's red zone. The guest's kernel then binds or connects
- * natively. A thread racing to rewrite that copy could only make it a path
- * again, which resolves in the empty native namespace.
+ * natively. A thread racing to rewrite that copy could make it a path again,
+ * which resolves in the empty native namespace, or an abstract name it
+ * already knows.
  *
  * getsockname/getpeername (syscalls/sys_socket.c) show the path the name
  * was bound at (as given to bind). A path on a socket that is not AF_UNIX,
@@ -104,7 +107,7 @@ static int resolve(struct sandbox *sb, struct task *t, int bind_, int type,
 		if (r == 0)
 			r = vfs_permission(t, &node->st, MAY_WRITE);
 	}
-	unsigned gen = 0;
+	uint64_t gen = 0;
 	int btype = 0;
 	if (r == 0) {
 		if (bind_)

@@ -168,6 +168,7 @@ static void add_host(struct builder *b, const char *path, const char *const *hid
 			b->v->exports[e].cow_name = "root";
 			b->v->exports[e].cow_prefix = pre;
 			b->v->exports[e].cow_persist = root_overlay[0] == '/';
+			b->v->exports[e].sealed = 1;
 		}
 		add_mount(b, path, VFS_MNT_GOFER, e, root_overlay != NULL, 0, hidden, NULL);
 		b->v->mounts[b->v->nmounts - 1].system = 1;

@@ -1069,6 +1069,13 @@ static long do_renameat2(struct sc_call *c, int odfd, const char *opath, int ndf
 	if (nn->exists && o->st.st_dev == nn->st.st_dev && o->st.st_ino == nn->st.st_ino &&
 	    !(flags & RENAME_EXCHANGE))
 		return 0;   /* hard links of one inode: nothing to do */
+	/* a sealed file (fs/vfs.c) is no task's: renaming it would copy it up
+	 * into the overlay's upper layer (overlayfs copies a lower file up to
+	 * rename it), where it is a file the sandbox changed (--export, an
+	 * --overlay DIR kept for the next run); as for a file one does not own
+	 * in a sticky directory, EPERM (red team round 7) */
+	if (vfs_sealed(t, &o->st) || ((flags & RENAME_EXCHANGE) && vfs_sealed(t, &nn->st)))
+		return -EPERM;
 	r = fs_may_delete(t, o, -1);
 	if (r < 0)
 		return r;
@@ -1655,7 +1662,7 @@ int sc_inotify_watched(void)
 	return __atomic_load_n(&inotify_watched, __ATOMIC_ACQUIRE);
 }
 
-long sys_inotify_add_watch(struct sc_call *c)
+static long add_watch(struct sc_call *c)
 {
 	cleanup_free struct vfs_node *n = NULL, *pn = NULL;
 	cleanup_fd int ifd = -1;
@@ -1725,5 +1732,20 @@ long sys_inotify_add_watch(struct sc_call *c)
 	}
 	if (r >= 0 && !__atomic_exchange_n(&inotify_watched, 1, __ATOMIC_ACQ_REL))
 		gofer_set_close_barrier(); /* nor the gofer's close after the guest's */
+	return r;
+}
+
+/* The walk, the permission check and the watch see one object: a file is
+ * watched by name in its parent (the sentry's, or the gofer's, who checks the
+ * object first), and a guest thread renaming another file onto that name in
+ * between had the watch land on a file it may not read (red team round 7: a
+ * process that dropped root got IN_OPEN/IN_MODIFY of root's 0600 file, which
+ * it could not watch by its own name). ns_lock held alone keeps every guest
+ * rename and unlink out meanwhile (inotify_add_watch is rare). */
+long sys_inotify_add_watch(struct sc_call *c)
+{
+	pthread_rwlock_wrlock(&ns_lock);
+	long r = add_watch(c);
+	pthread_rwlock_unlock(&ns_lock);
 	return r;
 }

@@ -7,6 +7,7 @@
 
 #include "syscalls/sys_fs.h"
 #include "syscalls/sys_socket.h"
+#include "common/log.h"
 #include "common/util.h"
 
 #include <pthread.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <sys/un.h>
@@ -24,11 +26,11 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct bound {
 	dev_t dev;
 	ino_t ino;
-	unsigned gen;
+	uint64_t gen;           /* random, never 0 (sys_socket.h) */
 	int type;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 } *bound; /* allocated on first bind: a sandbox that binds nothing pays nothing */
-static unsigned nbound, next_gen;
+static unsigned nbound;
 
 static struct bound *find_locked(dev_t dev, ino_t ino)
 {
@@ -38,8 +40,24 @@ static struct bound *find_locked(dev_t dev, ino_t ino)
 	return NULL;
 }
 
-unsigned unix_name_bind(dev_t dev, ino_t ino, const char *path, int type)
+/* 64 random bits, never 0. The counter it replaced was the only part of a
+ * name a guest could not read off a stat: a dropped process learnt the
+ * sandbox's prefix from a native accept (the peer's name), the dev and
+ * inode from stat, counted the generation up from 1 and connected to a
+ * root-only (0600) socket natively by its abstract name, past connect's
+ * permission check (red team round 7). */
+static uint64_t new_gen(void)
 {
+	uint64_t g = 0;
+	while (!g)
+		if (getrandom(&g, sizeof g, 0) != (ssize_t)sizeof g)
+			die("getrandom: %s", strerror(errno));
+	return g;
+}
+
+uint64_t unix_name_bind(dev_t dev, ino_t ino, const char *path, int type)
+{
+	uint64_t gen = new_gen();
 	pthread_mutex_lock(&lock);
 	if (!bound)
 		__atomic_store_n(&bound, xcalloc(NBOUND, sizeof *bound), __ATOMIC_RELEASE);
@@ -49,12 +67,10 @@ unsigned unix_name_bind(dev_t dev, ino_t ino, const char *path, int type)
 		b->dev = dev;
 		b->ino = ino;
 	}
-	if (++next_gen == 0)
-		++next_gen;
-	b->gen = next_gen;
+	b->gen = gen;
 	b->type = type;
 	snprintf(b->path, sizeof b->path, "%s", path);
-	unsigned g = b->gen;
+	uint64_t g = b->gen;
 	pthread_mutex_unlock(&lock);
 	return g;
 }
@@ -64,24 +80,24 @@ int unix_names_any(void)
 	return __atomic_load_n(&bound, __ATOMIC_ACQUIRE) != NULL;
 }
 
-unsigned unix_name_gen(dev_t dev, ino_t ino, int *type)
+uint64_t unix_name_gen(dev_t dev, ino_t ino, int *type)
 {
 	pthread_mutex_lock(&lock);
 	struct bound *b = find_locked(dev, ino);
-	unsigned g = b ? b->gen : 0;
+	uint64_t g = b ? b->gen : 0;
 	if (b && type)
 		*type = b->type;
 	pthread_mutex_unlock(&lock);
 	return g;
 }
 
-socklen_t unix_name_addr(struct sandbox *sb, dev_t dev, ino_t ino, unsigned gen,
+socklen_t unix_name_addr(struct sandbox *sb, dev_t dev, ino_t ino, uint64_t gen,
 			 struct sockaddr_un *out)
 {
 	memset(out, 0, sizeof *out);
 	out->sun_family = AF_UNIX;
-	int k = snprintf(out->sun_path + 1, sizeof out->sun_path - 1, "moat/%s/%llx:%llx:%x",
-			 sb->id_str, (unsigned long long)dev, (unsigned long long)ino, gen);
+	int k = snprintf(out->sun_path + 1, sizeof out->sun_path - 1, "moat/%s/%llx:%llx:%016llx",
+			 sb->id_str, (unsigned long long)dev, (unsigned long long)ino, (unsigned long long)gen);
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + k);
 }
 
@@ -90,8 +106,7 @@ int unix_name_path(struct sandbox *sb, const struct sockaddr_un *sa, socklen_t l
 		   size_t outlen)
 {
 	char prefix[64];
-	unsigned long long dev, ino;
-	unsigned gen;
+	unsigned long long dev, ino, gen;
 	int n = snprintf(prefix, sizeof prefix, "moat/%s/", sb->id_str);
 	if (len <= offsetof(struct sockaddr_un, sun_path) + 1 || sa->sun_path[0] != 0 ||
 	    strncmp(sa->sun_path + 1, prefix, n) != 0)
@@ -100,7 +115,7 @@ int unix_name_path(struct sandbox *sb, const struct sockaddr_un *sa, socklen_t l
 	size_t nl = len - offsetof(struct sockaddr_un, sun_path) - 1;
 	memcpy(name, sa->sun_path + 1 + n, nl - n);
 	name[nl - n] = 0;
-	if (sscanf(name, "%llx:%llx:%x", &dev, &ino, &gen) != 3)
+	if (sscanf(name, "%llx:%llx:%llx", &dev, &ino, &gen) != 3)
 		return -1;
 	int r = -1;
 	pthread_mutex_lock(&lock);

@@ -8,6 +8,7 @@
 #ifndef MOAT_SYSCALLS_SYS_SOCKET_H
 #define MOAT_SYSCALLS_SYS_SOCKET_H
 
+#include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/un.h>
@@ -15,13 +16,15 @@
 struct sandbox;
 
 /* Record a bind of inode (dev, ino) at guest path by a socket of type
- * (SOCK_STREAM...); returns the new generation. */
-unsigned unix_name_bind(dev_t dev, ino_t ino, const char *path, int type);
+ * (SOCK_STREAM...); returns the new generation: 64 random bits, never 0 (the
+ * name's secret part: a guest can use an abstract name natively, so only a
+ * task that passed connect's permission check may learn it). */
+uint64_t unix_name_bind(dev_t dev, ino_t ino, const char *path, int type);
 /* Generation of the last bind of (dev, ino), or 0 if none in this sandbox;
  * *type (if not NULL) the bound socket's type. */
-unsigned unix_name_gen(dev_t dev, ino_t ino, int *type);
+uint64_t unix_name_gen(dev_t dev, ino_t ino, int *type);
 /* Fill the abstract address of (dev, ino, gen); returns its length. */
-socklen_t unix_name_addr(struct sandbox *sb, dev_t dev, ino_t ino, unsigned gen,
+socklen_t unix_name_addr(struct sandbox *sb, dev_t dev, ino_t ino, uint64_t gen,
 			 struct sockaddr_un *out);
 
 /* Whether any path was bound in this sandbox yet (until then no source

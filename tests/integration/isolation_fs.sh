@@ -101,6 +101,30 @@ for f in (lambda: os.open(\"$SEALED_D\", os.O_PATH), lambda: \"$SEALED_D\"):
 	# last: a copy-up by touch and rename (natively the host file moves)
 	sealed sealed_copy_up_then_read "touch $SEALED_F; mv $SEALED_F $SEALED_F.mv; cat $SEALED_F.mv"
 	[ -e "$SEALED_F.mv" ] && fail sealed_host_untouched "a guest rename reached the host" || ok sealed_host_untouched
+	# --export never reads a sealed file (red team round 7: guest root
+	# removed root's 0600 /etc/default/cacerts, or renamed it and put its
+	# own file in its place, and the export's 0644 changes.patch held the
+	# host file's content); the change is refused and listed, and a sealed
+	# file is not renamed (EPERM: the rename copied it up). Natively
+	# (fake-moat) no export is written and these fail.
+	for how in delete replace; do
+		[ -e "$SEALED_F" ] || (umask 077; printf '%s\n' "$CANARY" >"$SEALED_F")
+		case $how in
+		delete) cmd="rm -f $SEALED_F" ;;
+		replace) cmd="mv $SEALED_F $SEALED_F.st; echo mine >$SEALED_F.new; mv $SEALED_F.new $SEALED_F" ;;
+		esac
+		rm -rf "$T_TMP/exp-$how"
+		moat run --export "$T_TMP/exp-$how" -- /bin/sh -c "$cmd" </dev/null >"$T_TMP/exp-$how.out" 2>&1
+		if grep -rq "$CANARY" "$T_TMP/exp-$how" 2>/dev/null; then
+			fail "sealed_export_$how" "CANARY LEAKED into the export: $(grep -rl "$CANARY" "$T_TMP/exp-$how" | head -3)"
+		elif ! grep -q '(sealed)' "$T_TMP/exp-$how/root/manifest.json" 2>/dev/null; then
+			fail "sealed_export_$how" "no refusal in the export: $(head -c 300 "$T_TMP/exp-$how.out")"
+		else
+			ok "sealed_export_$how"
+		fi
+	done
+	[ -e "$SEALED_F.st" ] && fail sealed_export_host_untouched "a guest rename reached the host" || ok sealed_export_host_untouched
+	rm -f "$SEALED_F.st" "$SEALED_F.new"
 	# what the guest makes in the view, 0600 or 0700, stays its own
 	out=$(mrun /bin/sh -c "umask 077; echo own-\$\$ >/etc/moat-own-$T_MARK; mkdir /opt/moat-own-$T_MARK;
 		echo in >/opt/moat-own-$T_MARK/f; cat /etc/moat-own-$T_MARK /opt/moat-own-$T_MARK/f | sed 's/[0-9]*\$//'" 2>&1)

@@ -139,4 +139,68 @@ else
 	ok sentry_confinement_probe
 fi
 
+# 5. the caller's per-user kernel budgets (counted for the uid owning the
+# sandbox's user namespaces: the caller's rootless): a guest that takes all
+# it can of inotify instances, pending signals and POSIX message queue bytes
+# leaves the caller's own processes outside the sandbox some of each
+# (red team round 7: they got EMFILE, EAGAIN and EMFILE). Run as root the
+# sandbox's host uid is its own and this passes either way.
+mkdir -p "$T_TMP/budget" && chmod 777 "$T_TMP/budget"
+cat >"$T_TMP/budget/fill.py" <<'EOF'
+import ctypes, os, signal, sys, time
+l = ctypes.CDLL(None, use_errno=True)
+rt = ctypes.CDLL("librt.so.1", use_errno=True)
+n = 0
+while l.inotify_init1(0) >= 0:
+    n += 1
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
+s = 0
+while l.sigqueue(os.getpid(), int(signal.SIGRTMIN), ctypes.c_void_p(0)) == 0:
+    s += 1
+class A(ctypes.Structure):
+    _fields_ = [("f", ctypes.c_long), ("m", ctypes.c_long), ("s", ctypes.c_long), ("c", ctypes.c_long), ("p", ctypes.c_long * 4)]
+a = A(0, 10, 8192, 0)
+q = 0
+while rt.mq_open(b"/q%d" % q, os.O_CREAT | os.O_RDWR, 0o600, ctypes.byref(a)) >= 0:
+    q += 1
+open(sys.argv[1] + "/filled.tmp", "w").write("%d %d %d\n" % (n, s, q))
+os.rename(sys.argv[1] + "/filled.tmp", sys.argv[1] + "/filled")
+for _ in range(600):
+    if os.path.exists(sys.argv[1] + "/release"):
+        break
+    time.sleep(0.1)
+EOF
+cat >"$T_TMP/budget/probe.py" <<'EOF'
+import ctypes, os, signal
+l = ctypes.CDLL(None, use_errno=True)
+rt = ctypes.CDLL("librt.so.1", use_errno=True)
+i = l.inotify_init1(0)
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGRTMIN])
+s = l.sigqueue(os.getpid(), int(signal.SIGRTMIN), ctypes.c_void_p(0))
+class A(ctypes.Structure):
+    _fields_ = [("f", ctypes.c_long), ("m", ctypes.c_long), ("s", ctypes.c_long), ("c", ctypes.c_long), ("p", ctypes.c_long * 4)]
+a = A(0, 10, 8192, 0)
+name = b"/moat-it-budget-%d" % os.getpid()
+q = rt.mq_open(name, os.O_CREAT | os.O_RDWR, 0o600, ctypes.byref(a))
+if q >= 0:
+    rt.mq_unlink(name)
+print("inotify=%s sigqueue=%s mq_open=%s" % ("ok" if i >= 0 else "fail", "ok" if s == 0 else "fail", "ok" if q >= 0 else "fail"))
+EOF
+moat run --bind "$T_TMP/budget:/b:rw,shared" -- $PY /b/fill.py /b </dev/null >"$T_TMP/budget.out" 2>&1 &
+bpid=$!
+at_exit "kill -9 $bpid"
+for _ in $(seq 1 900); do [ -e "$T_TMP/budget/filled" ] && break; sleep 0.1; done
+if [ ! -e "$T_TMP/budget/filled" ]; then
+	fail caller_keeps_user_budgets "the guest did not fill: $(head -c 200 "$T_TMP/budget.out")"
+else
+	got=$($PY "$T_TMP/budget/probe.py" 2>&1)
+	if [ "$got" = "inotify=ok sigqueue=ok mq_open=ok" ]; then
+		ok caller_keeps_user_budgets
+	else
+		fail caller_keeps_user_budgets "the caller outside, while the guest held $(tr -d '\n' <"$T_TMP/budget/filled") (inotify, signals, queues): $got"
+	fi
+fi
+touch "$T_TMP/budget/release"
+wait "$bpid" 2>/dev/null
+
 finish

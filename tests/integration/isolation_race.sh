@@ -138,4 +138,15 @@ if [ "$(id -u)" = 0 ]; then
 		done
 	done
 fi
+# inotify_add_watch of a file by name while a thread renames root's 0600 file
+# onto that name and back (tests/syscalls/race_watch.c, as a process that
+# dropped root inside): every watch lands on its own file (red team round 7:
+# the sentry checked one object and watched the name again; rootless a
+# second watch, on root's file, came within a second).
+if [ -x "$SYSCALL_BIN/race_watch" ]; then
+	out=$(moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/race_watch /tmp/rw $((secs + 1)) </dev/null 2>&1)
+	case $out in "ok race_watch"*) ok race_watch ;; *) fail race_watch "$out" ;; esac
+else
+	fail race_watch "no $SYSCALL_BIN/race_watch"
+fi
 finish

@@ -62,6 +62,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -85,6 +86,59 @@ struct net_pending {
 	int flags;                       /* a send's MSG_* flags */
 	uint64_t buf, buflen, iov, iovlen, mmsg; /* where its payload is */
 };
+
+/* MOAT_PROFILE: wall time of the stages of an allowed TCP connect, summed
+ * and printed at exit (netconn_profile_report). */
+enum { NCP_STOP, NCP_PIN, NCP_OPTS, NCP_NETD, NCP_NETD_SELF, NCP_WAIT, NCP_PREP, NCP_N };
+static const char *const ncp_names[NCP_N] = {
+	"tracer stop (connect)", "pin + checks", "read options", "netd round trip",
+	"  of which netd itself", "wait connected", "flags + cloexec",
+};
+static int g_ncprof;
+static unsigned long long g_ncp_ns[NCP_N], g_ncp_n[NCP_N];
+static int g_stop_connect; /* the tracer's current stop is a connect's (one tracer thread) */
+
+unsigned long long netconn_prof_now(void)
+{
+	if (!g_ncprof)
+		return 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+static void ncp_add(int st, unsigned long long ns)
+{
+	__atomic_fetch_add(&g_ncp_ns[st], ns, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&g_ncp_n[st], 1, __ATOMIC_RELAXED);
+}
+
+/* The stage st ended now (t0: its start, 0 when profiling is off); returns now. */
+static unsigned long long ncp_mark(int st, unsigned long long t0)
+{
+	if (!t0)
+		return 0;
+	unsigned long long now = netconn_prof_now();
+	ncp_add(st, now - t0);
+	return now;
+}
+
+void netconn_prof_stop(unsigned long long t0)
+{
+	if (t0 && g_stop_connect)
+		ncp_mark(NCP_STOP, t0);
+	g_stop_connect = 0;
+}
+
+void netconn_profile_report(void)
+{
+	if (!g_ncprof || !g_ncp_n[NCP_NETD])
+		return;
+	fprintf(stderr, "moat profile: allowed TCP connects, mean wall ns per stage\n");
+	for (int i = 0; i < NCP_N; i++)
+		if (g_ncp_n[i])
+			fprintf(stderr, "  %-24s %9llu  (%llu)\n", ncp_names[i], g_ncp_ns[i] / g_ncp_n[i], g_ncp_n[i]);
+}
 
 /* The guest's network namespace, by cookie (SO_NETNS_COOKIE; 0 = unknown). */
 static uint64_t g_guest_netns;
@@ -206,6 +260,8 @@ void netconn_init(const struct netpolicy *pol, int chan)
 {
 	g_pol = pol;
 	g_chan = chan;
+	const char *pe = getenv("MOAT_PROFILE");
+	g_ncprof = pe && *pe && strcmp(pe, "0");
 	g_dchan = chan >= 0 ? netd_dns_channel() : -1;
 }
 
@@ -331,6 +387,7 @@ static int decide_connect(struct sandbox *sb, struct task *t, void *regsp, const
 		return 1;
 	/* connected UDP: the guest's own socket is connected through the relay
 	 * on its loopback (netd.c udp_relay); it stays of the guest's namespace */
+	g_stop_connect = type == SOCK_STREAM;
 	return to_worker(t, regs, MOAT_NET_CONNECT, type == SOCK_STREAM ? NETD_CONNECT : NETD_UDP_CONNECT, fd,
 			 sa, keep, rule, 0);
 }
@@ -945,6 +1002,7 @@ long netconn_call(struct sc_call *c)
 		return on_pinned(c, &pc);
 	int hfd, domain = 0, type = 0;
 	char dest[96];
+	unsigned long long pt = netconn_prof_now();
 	long r = pin_pending(c, &pc, "", &hfd, &domain, &type, dest);
 	if (hfd < 0)
 		return -EBADF;
@@ -974,13 +1032,18 @@ long netconn_call(struct sc_call *c)
 	q.type = type;
 	q.addrlen = pc.len;
 	memcpy(q.addr, pc.addr, pc.len);
+	pt = ncp_mark(NCP_PIN, pt);
 	fill_opts(hfd, domain, type, &q);
 	close(hfd);
+	pt = ncp_mark(NCP_OPTS, pt);
 	struct netd_rep rep;
 	int sfd;
 	r = ask_netd(&q, &rep, &sfd);
 	if (r < 0)
 		return r;
+	pt = ncp_mark(NCP_NETD, pt);
+	if (pt)
+		ncp_add(NCP_NETD_SELF, (unsigned long long)rep.netd_ns);
 	if (rep.err != 0 && rep.err != EINPROGRESS) {
 		if (sfd >= 0)
 			close(sfd);
@@ -1006,12 +1069,14 @@ long netconn_call(struct sc_call *c)
 		}
 		rep.err = 0;
 	}
+	pt = ncp_mark(NCP_WAIT, pt);
 	if (fl >= 0)
 		fcntl(sfd, F_SETFL, (fcntl(sfd, F_GETFL) & ~O_NONBLOCK) | (fl & (O_NONBLOCK | O_ASYNC)));
 	c->out_fd = sfd;
 	c->out_newfd_at = pc.fd;
 	c->out_fd_flags = guest_fd_cloexec(t, pc.fd) ? O_CLOEXEC : 0;
 	c->out_fd_value = 1;
+	ncp_mark(NCP_PREP, pt);
 	return rep.err ? -rep.err : 0;
 }
 

@@ -1079,6 +1079,8 @@ static int serve_one(int chan, struct netpolicy *pol)
 		return -1; /* the sentry is gone */
 	if (n < 0)
 		return errno == EINTR ? 0 : -1;
+	struct timespec t_in;
+	clock_gettime(CLOCK_MONOTONIC, &t_in);
 	int given = -1; /* a socket sent with the request (the pinned file, SEND) */
 	struct cmsghdr *icm = CMSG_FIRSTHDR(&qm);
 	if (icm && icm->cmsg_level == SOL_SOCKET && icm->cmsg_type == SCM_RIGHTS &&
@@ -1215,6 +1217,9 @@ static int serve_one(int chan, struct netpolicy *pol)
 reply:;
 	if (given >= 0)
 		close(given);
+	struct timespec t_out;
+	clock_gettime(CLOCK_MONOTONIC, &t_out);
+	rep.netd_ns = (int64_t)(t_out.tv_sec - t_in.tv_sec) * 1000000000 + (t_out.tv_nsec - t_in.tv_nsec);
 	struct iovec iov = { &rep, sizeof rep };
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];

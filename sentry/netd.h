@@ -69,6 +69,7 @@ struct netd_rep {
 	uint32_t secrets;         /* CONNECT: brokered for these --secret slots (0: a plain socket) */
 	uint32_t namelen;         /* UDP_CONNECT: the host-side socket's own address (0: none) */
 	uint8_t name[28];         /* (a sockaddr_in or sockaddr_in6, of the guest socket's family) */
+	int64_t netd_ns;          /* netd's own time on the request, ns (MOAT_PROFILE) */
 };
 
 #define NETDNS_MAX_ADDRS 16
@@ -145,6 +146,12 @@ int netconn_bind_stop(struct sandbox *sb, struct task *t, void *regs, const void
 void netconn_set_guest_netns(int fd);
 /* The rewritten call (MOAT_SYS_LOADER, MOAT_NET_CONNECT): worker thread. */
 long netconn_call(struct sc_call *c);
+/* MOAT_PROFILE: the connect path's stages, mean wall time (at exit). */
+void netconn_profile_report(void);
+/* MOAT_PROFILE: a clock for the tracer's connect stop (0 when off), and the
+ * stop's end (counted only when the stop was a connect's). */
+unsigned long long netconn_prof_now(void);
+void netconn_prof_stop(unsigned long long t0);
 /* MOAT_TEST_CONFINEMENT: ask netd for denied destinations, print probe lines. */
 void netconn_selftest(void);
 

@@ -129,6 +129,7 @@ void pipeline_profile_report(void)
 		fprintf(stderr, " %9llu\n", tot / row->n);
 	}
 	gofer_profile_report(stderr);
+	netconn_profile_report();
 }
 
 /* Step 2: copy every PATH/STR/struct argument once. 0 or -errno. */

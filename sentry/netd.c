@@ -1125,6 +1125,14 @@ static int serve_one(int chan, struct netpolicy *pol)
 		}
 		goto reply;
 	}
+	if (q.op == NETD_DISCONNECT) {
+		/* connect(AF_UNSPEC) on the pinned file, whatever its namespace:
+		 * it dissolves an association, it reaches nothing */
+		sa_family_t unspec = AF_UNSPEC;
+		rep.err = plen || given < 0 ? EINVAL :
+			  connect(given, (const struct sockaddr *)&unspec, sizeof unspec) < 0 ? errno : 0;
+		goto reply;
+	}
 	if (q.op >= NETD_GUESTNS && q.op <= NETD_LISTEN) {
 		/* the guest's own socket (cookie checked there), no payload */
 		rep.err = plen ? EINVAL : on_guest_socket(&q, (ssize_t)sizeof q, given);

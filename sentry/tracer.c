@@ -20,7 +20,6 @@
  * task beyond it is killed, never resumed unregistered).
  */
 #include "sentry/sentry.h"
-#include "sentry/netd.h"
 #include "gofer/gofer.h"
 #include "kernel/task.h"
 #include "kernel/cred.h"
@@ -556,7 +555,6 @@ int tracer_run(struct tracer_args *a)
 			 * deadline a call is abandoned (-EINTR, the guest sees EIO). */
 			double deadline = ms_now() + GOFER_DEADLINE_MS;
 			gofer_set_wait_hook(past_deadline, &deadline);
-			unsigned long long pt = netconn_prof_now();
 			int pending = exec_stop(sb, t); /* execve, execveat */
 			t->sock_exit = 0;
 			unixsock_stop(sb, t);           /* bind, connect, listen, send*, recvfrom */
@@ -565,7 +563,6 @@ int tracer_run(struct tracer_args *a)
 			/* an exec rewritten to the loader: see its syscall exit if it fails */
 			t->exec_pending = pending;
 			ptrace(pending || t->sock_exit ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, 0);
-			netconn_prof_stop(pt);
 			break;
 		}
 		case PTRACE_EVENT_FORK:

@@ -473,21 +473,25 @@ static uint8_t g_dgram[NETD_MAX_DGRAM];
 #include <linux/filter.h>
 
 /* The UDP socket the guest holds: bound to an ephemeral port of the host's
- * namespace (SO_REUSEPORT, with a program that hands every datagram to it,
- * the group's first socket, never to a twin), then shut for writing. The
- * socket or -errno. */
+ * namespace, then shut for writing; its twins share the port (SO_REUSEPORT,
+ * udp_twin_send). It is bound *without* SO_REUSEPORT, which is set only
+ * afterwards: Linux's ephemeral port search skips every port in use except
+ * those of SO_REUSEPORT sockets of the same uid, so a socket bound to port
+ * 0 with SO_REUSEPORT could land in the group of another guest socket of
+ * this netd (or of another sandbox of the same user) — and the group's
+ * program hands every datagram to that other socket: the reply was lost
+ * (`probe_udp loss ... keep`: 17-24 of 1000 sockets). The socket or
+ * -errno. */
 static int udp_guest_socket(int family, const struct netd_req *q)
 {
 	int s = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_UDP);
 	if (s < 0)
 		return -errno;
 	apply_opts(s, q);
-	int one = 1;
+	int zero = 0, one = 1;
 	struct sockaddr_storage any;
 	memset(&any, 0, sizeof any);
 	any.ss_family = (sa_family_t)family;
-	struct sock_filter first = BPF_STMT(BPF_RET | BPF_K, 0);
-	struct sock_fprog prog = { 1, &first };
 	/* ENOTCONN (it is not connected), but the send side is shut all the
 	 * same; anything else: never hand it out */
 	if (shutdown(s, SHUT_WR) < 0 && errno != ENOTCONN) {
@@ -495,9 +499,11 @@ static int udp_guest_socket(int family, const struct netd_req *q)
 		close(s);
 		return -e;
 	}
-	if (setsockopt(s, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0 ||
+	/* a port of its own (the guest's SO_REUSEPORT, copied above, off for
+	 * the bind), then open to its twins */
+	if (setsockopt(s, SOL_SOCKET, SO_REUSEPORT, &zero, sizeof zero) < 0 ||
 	    bind(s, (struct sockaddr *)&any, family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6)) < 0 ||
-	    setsockopt(s, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof prog) < 0) {
+	    setsockopt(s, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0) {
 		int e = errno;
 		close(s);
 		return -e;
@@ -648,8 +654,17 @@ static ssize_t udp_twin_send(int g, const void *buf, size_t len, int flags, cons
 		if (getsockopt(g, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, &vl) == 0)
 			(void)setsockopt(t, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only);
 	}
+	/* g has been in a reuseport group since its first twin joined it (g
+	 * was bound without SO_REUSEPORT: the group is made when the twin
+	 * binds, with g first); the group's program, which hands every
+	 * datagram to its first socket, g, never to a twin, is put on it
+	 * before the twin sends (again each time: one setsockopt, and no
+	 * state to keep about which sockets have it) */
+	struct sock_filter first = BPF_STMT(BPF_RET | BPF_K, 0);
+	struct sock_fprog prog = { 1, &first };
 	if (setsockopt(t, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0 ||
-	    bind(t, (struct sockaddr *)&local, ll) < 0)
+	    bind(t, (struct sockaddr *)&local, ll) < 0 ||
+	    setsockopt(g, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof prog) < 0)
 		w = -errno;
 	else
 		w = sendto(t, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL | (flags & MSG_CONFIRM), addr, alen) < 0 ?
@@ -862,6 +877,11 @@ static int udp_relay_connect(int g, const struct netd_req *q, struct sockaddr_st
 		return errno;
 	if (dfam == gfam)
 		apply_opts(h, q);
+	/* its connect binds it to an ephemeral port: without SO_REUSEPORT (a
+	 * guest's, copied above), so that it never joins the reuseport group
+	 * of another netd socket of this uid (udp_guest_socket) */
+	int zero = 0;
+	(void)setsockopt(h, SOL_SOCKET, SO_REUSEPORT, &zero, sizeof zero);
 	if (connect(h, (struct sockaddr *)&dst, dlen) < 0 || connect(g, (struct sockaddr *)&ra, rl) < 0) {
 		int e = errno;
 		close(h);

@@ -435,7 +435,44 @@ static int udp_socket(int fd)
 	return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &l) == 0 && (v == AF_INET || v == AF_INET6);
 }
 
-static void apply_opts(int s, const struct netd_req *q)
+/* A fresh socket's value of each option the sentry may send, per family and
+ * type, read once (the first socket of its kind): an option the guest's
+ * socket holds at that value is not set again (a connect's critical path
+ * had one setsockopt per copied option, ~10, each taking the socket lock).
+ * A host sysctl changed during the sandbox's life (tcp_keepalive_time...)
+ * is not seen: a guest value equal to the old default then stays the new
+ * one. */
+#define NETD_DEF_MAX 16
+static struct optdef {
+	int family, type, n;
+	struct { int level, name, val, known; } o[NETD_DEF_MAX];
+} g_optdef[4];
+
+static int opt_default(int s, int family, int type, int level, int name, int *val)
+{
+	socklen_t l;
+	struct optdef *d = &g_optdef[(family == AF_INET6) * 2 + (type == SOCK_DGRAM)];
+	d->family = family, d->type = type;
+	for (int i = 0; i < d->n; i++)
+		if (d->o[i].level == level && d->o[i].name == name) {
+			*val = d->o[i].val;
+			return d->o[i].known ? 0 : -1;
+		}
+	int v = 0;
+	l = sizeof v;
+	int known = getsockopt(s, level, name, &v, &l) == 0;
+	if (d->n < NETD_DEF_MAX) {
+		d->o[d->n].level = level, d->o[d->n].name = name, d->o[d->n].val = v, d->o[d->n].known = known;
+		d->n++;
+	}
+	*val = v;
+	return known ? 0 : -1;
+}
+
+/* fresh: s is a new socket, of q's family and type (its defaults are
+ * those of opt_default); else (a connected one) only SO_RCVBUF/SO_SNDBUF
+ * equal to its own value are skipped. */
+static void apply_opts_(int s, const struct netd_req *q, int fresh)
 {
 	/* timeouts and linger (not int-valued): a blocking recv on the new
 	 * socket must time out as it would have on the guest's */
@@ -451,21 +488,24 @@ static void apply_opts(int s, const struct netd_req *q)
 	for (uint32_t i = 0; i < q->nopts; i++) {
 		if (!netd_option_allowed(q->opts[i].level, q->opts[i].name))
 			continue;
-		int val = q->opts[i].val;
-		if (q->opts[i].level == SOL_SOCKET &&
-		    (q->opts[i].name == SO_RCVBUF || q->opts[i].name == SO_SNDBUF)) {
-			/* getsockopt shows twice what was set (the kernel doubles
-			 * it for overhead), and setting a buffer size turns TCP's
-			 * autotuning off: a size equal to a fresh socket's default
-			 * was never set by the guest */
-			int cur = 0;
-			socklen_t cl = sizeof cur;
-			if (getsockopt(s, SOL_SOCKET, q->opts[i].name, &cur, &cl) == 0 && cur == val)
-				continue;
-			val /= 2;
-		}
+		int val = q->opts[i].val, def = 0;
+		int buf = q->opts[i].level == SOL_SOCKET && (q->opts[i].name == SO_RCVBUF || q->opts[i].name == SO_SNDBUF);
+		socklen_t dl = sizeof def;
+		if (fresh ? opt_default(s, q->family, q->type, q->opts[i].level, q->opts[i].name, &def) == 0 && def == val :
+			    buf && getsockopt(s, SOL_SOCKET, q->opts[i].name, &def, &dl) == 0 && def == val)
+			continue; /* as the socket has it already. SO_RCVBUF/SO_SNDBUF:
+				   * setting a buffer size turns TCP's autotuning off, so
+				   * one equal to the default was never set by the guest */
+		if (buf)
+			val /= 2; /* getsockopt shows twice what was set (the kernel
+				   * doubles it for overhead) */
 		(void)setsockopt(s, q->opts[i].level, q->opts[i].name, &val, sizeof val);
 	}
+}
+
+static void apply_opts(int s, const struct netd_req *q)
+{
+	apply_opts_(s, q, 1);
 }
 
 static uint8_t g_dgram[NETD_MAX_DGRAM];
@@ -1054,7 +1094,7 @@ static int broker_pair(int family, int u, uint32_t mask, const struct netd_req *
 		e = ECONNREFUSED;
 		goto out;
 	}
-	apply_opts(c, q); /* after connect: IPV6_V6ONLY then changes nothing */
+	apply_opts_(c, q, 0); /* after connect: IPV6_V6ONLY then changes nothing */
 	struct broker_conn_msg m = { .mask = mask };
 	struct iovec iov = { &m, sizeof m };
 	union {

@@ -1124,6 +1124,10 @@ out:
 	return c;
 }
 
+/* A fresh non-blocking TCP socket per family for the next CONNECT, made
+ * once the last one was answered (-1: none yet). */
+static int g_spare[2] = { -1, -1 };
+
 static int serve_one(int chan, struct netpolicy *pol)
 {
 	struct netd_req q;
@@ -1265,7 +1269,11 @@ static int serve_one(int chan, struct netpolicy *pol)
 		rep.rule = -1;
 		goto reply;
 	}
-	s = socket(q.family, q.type | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+	/* the socket made after the last reply (off the critical path), or a new one */
+	s = g_spare[q.family == AF_INET6];
+	g_spare[q.family == AF_INET6] = -1;
+	if (s < 0)
+		s = socket(q.family, q.type | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
 	if (s < 0) {
 		rep.err = errno;
 		goto reply;
@@ -1310,6 +1318,9 @@ reply:;
 	ssize_t w = sendmsg(chan, &m, MSG_NOSIGNAL);
 	if (s >= 0)
 		close(s);
+	if (q.op == NETD_CONNECT && rep.rule >= 0 && (q.family == AF_INET || q.family == AF_INET6) &&
+	    g_spare[q.family == AF_INET6] < 0)
+		g_spare[q.family == AF_INET6] = socket(q.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
 	return w < 0 ? -1 : 0;
 }
 

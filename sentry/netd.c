@@ -572,6 +572,7 @@ static struct infilter {
 	int n, next;
 	struct inpeer p[NETD_MAX_PEERS];
 	long long used;
+	int rprog; /* its reuseport group has its program (udp_twin_send) */
 } g_infilter[NETD_MAX_FILTERED];
 
 static int inpeer_of(const void *addr, socklen_t len, struct inpeer *o)
@@ -640,8 +641,8 @@ static int infilter_attach(int s, const struct infilter *f)
 	return setsockopt(s, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof fp) < 0 ? -errno : 0;
 }
 
-/* Let the replies of addr through s's filter. 0 or -errno. */
-static int infilter_allow(int s, const void *addr, socklen_t len)
+/* Let the replies of addr through s's filter. 0 or -errno; *out: s's entry. */
+static int infilter_allow(int s, const void *addr, socklen_t len, struct infilter **out)
 {
 	struct inpeer pe;
 	uint64_t cookie = 0;
@@ -666,6 +667,7 @@ static int infilter_allow(int s, const void *addr, socklen_t len)
 		f->cookie = cookie;
 	}
 	f->used = now_ms();
+	*out = f;
 	for (int i = 0; i < f->n; i++)
 		if (!memcmp(&f->p[i], &pe, sizeof pe))
 			return 0; /* already let through */
@@ -676,8 +678,10 @@ static int infilter_allow(int s, const void *addr, socklen_t len)
 	return infilter_attach(s, f);
 }
 
-/* Send from a twin of g (the same family and local port). Bytes or -errno. */
-static ssize_t udp_twin_send(int g, const void *buf, size_t len, int flags, const void *addr, socklen_t alen)
+/* Send from a twin of g (the same family and local port). Bytes or -errno.
+ * *rprog: g's group has its program already (else it is attached, once). */
+static ssize_t udp_twin_send(int g, const void *buf, size_t len, int flags, const void *addr, socklen_t alen,
+			     int *rprog)
 {
 	struct sockaddr_storage local;
 	socklen_t ll = sizeof local;
@@ -698,18 +702,21 @@ static ssize_t udp_twin_send(int g, const void *buf, size_t len, int flags, cons
 	 * was bound without SO_REUSEPORT: the group is made when the twin
 	 * binds, with g first); the group's program, which hands every
 	 * datagram to its first socket, g, never to a twin, is put on it
-	 * before the twin sends (again each time: one setsockopt, and no
-	 * state to keep about which sockets have it) */
+	 * before that twin sends, once (an attach compiles the program and
+	 * frees the old one through a workqueue: every datagram paid that
+	 * when it was attached each time) */
 	struct sock_filter first = BPF_STMT(BPF_RET | BPF_K, 0);
 	struct sock_fprog prog = { 1, &first };
 	if (setsockopt(t, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0 ||
 	    bind(t, (struct sockaddr *)&local, ll) < 0 ||
-	    setsockopt(g, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof prog) < 0)
+	    (!*rprog && setsockopt(g, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof prog) < 0)) {
 		w = -errno;
-	else
+	} else {
+		*rprog = 1;
 		w = sendto(t, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL | (flags & MSG_CONFIRM), addr, alen) < 0 ?
 			    -errno :
 			    (ssize_t)len;
+	}
 	close(t);
 	return w;
 }
@@ -1254,12 +1261,13 @@ static int serve_one(int chan, struct netpolicy *pol)
 			goto reply;
 		}
 		/* replies from this destination (and no other host) reach it */
-		int fe = infilter_allow(s >= 0 ? s : given, q.addr, q.addrlen);
+		struct infilter *inf = NULL;
+		int fe = infilter_allow(s >= 0 ? s : given, q.addr, q.addrlen, &inf);
 		if (fe < 0) {
 			rep.err = -fe;
 			goto reply;
 		}
-		ssize_t w = udp_twin_send(s >= 0 ? s : given, g_dgram, plen, q.flags, q.addr, q.addrlen);
+		ssize_t w = udp_twin_send(s >= 0 ? s : given, g_dgram, plen, q.flags, q.addr, q.addrlen, &inf->rprog);
 		rep.err = w < 0 ? (int)-w : 0;
 		rep.sent = w < 0 ? 0 : w;
 		goto reply;

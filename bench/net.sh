@@ -5,9 +5,11 @@
 #   udp_sendto_recv     N x (UDP sendto the allowed 127.0.0.1 port, recv the echo), ns each
 #   udpconn             the same on a connected UDP socket (send, recv): moat-netd's relay
 #   dgram_*             AF_UNIX datagrams by path (ptrace stops under moat), ns per round trip
-# usage: bench/net.sh [--build DIR] [--runs R] [--iters N] [--mib MIB] [--runsc PATH]
+# usage: bench/net.sh [--build DIR] [--base DIR] [--runs R] [--iters N] [--mib MIB] [--runsc PATH]
 # The server runs on the host's loopback outside the sandbox; moat reaches it
 # with --net allow=127.0.0.1:PORT. Prints the median of R runs of each.
+# --base DIR: another build's moat (e.g. main's, for a before/after) as a
+# column of its own, its runs interleaved with the others'.
 # --runsc PATH (root only): the same under `runsc --rootless --network=host
 # --platform=ptrace do`. runsc's `do` gives the program a network namespace
 # of its own behind NAT (veth + an iptables MASQUERADE rule) for every other
@@ -18,10 +20,11 @@
 # runsc's fastest network, not its default (netstack).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=$top/build runs=3 iters=2000 mib=1024 runsc=
+build=$top/build runs=3 iters=2000 mib=1024 runsc= base=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$2; shift ;;
+	--base) base=$2; shift ;;
 	--runs) runs=$2; shift ;;
 	--iters) iters=$2; shift ;;
 	--mib) mib=$2; shift ;;
@@ -49,19 +52,23 @@ run() { # WHERE KIND ARGS...: one number
 	case $where in
 	native) "$loop" "$kind" "$@" ;;
 	moat) "$moat" run --bind "$build/bench:/b:ro" --bind "$tmp:/w:rw" --net allow=127.0.0.1:"$port" -- /b/net_loop "$kind" "$@" ;;
+	base) "$base/cli/moat" run --bind "$build/bench:/b:ro" --bind "$tmp:/w:rw" --net allow=127.0.0.1:"$port" -- /b/net_loop "$kind" "$@" ;;
 	runsc) "$runsc" --rootless --network=host --platform=ptrace do "$loop" "$kind" "$@" 2>/dev/null ;;
 	esac
 }
-wheres="native moat"
+wheres="native"
+if [ -n "$base" ]; then
+	[ -x "$base/cli/moat" ] || { echo "--base: no $base/cli/moat" >&2; exit 2; }
+	wheres="$wheres base"
+fi
+wheres="$wheres moat"
 if [ -n "$runsc" ]; then
 	[ "$(id -u)" = 0 ] || { echo "--runsc: runs as root only" >&2; exit 2; }
 	wheres="$wheres runsc"
 fi
-if [ -n "$runsc" ]; then
-	printf '%-28s %14s %14s %8s %14s %8s\n' measure native moat ratio runsc ratio
-else
-	printf '%-28s %14s %14s %8s\n' measure native moat ratio
-fi
+printf '%-28s %14s' measure native
+for w in $wheres; do [ "$w" = native ] || printf ' %14s %8s' "$w" ratio; done
+printf '\n'
 # Each measure's runs are interleaved (native, moat, runsc, native, ...):
 # on a shared machine the load then weighs on every runtime alike. A run
 # that fails (a lost datagram: udp's 5 s receive timeout) counts nothing.
@@ -72,7 +79,7 @@ for k in connect udp udpconn stream dgram; do
 			case $k in
 			stream) run "$w" stream "$port" "$mib" | awk '{print $(NF-1)}' >>"$tmp/v.$w.$k" || true ;;
 			dgram)
-				d=$([ "$w" = moat ] && echo /w || echo "$tmp")
+				d=$(case $w in moat | base) echo /w ;; *) echo "$tmp" ;; esac)
 				run "$w" dgram "$d" "$iters" >>"$tmp/dg.$w" || true ;;
 			*) run "$w" "$k" "$port" "$iters" | awk '{print $2}' >>"$tmp/v.$w.$k" || true ;;
 			esac
@@ -90,14 +97,14 @@ done
 # the ratio to native: time per operation, or native's MiB/s over this one's
 ratio() { awk -v n="$1" -v m="$2" -v k="$3" 'BEGIN { if (m == "" || m + 0 == 0) print "-"; else if (k == "stream") printf "%.2f", n / m; else printf "%.2f", m / n }'; }
 for k in connect udp udpconn stream dgram_sendto_path_recvfrom dgram_sendmsg_noaddr_recv dgram_send_recv; do
-	n=${res[native,$k]} m=${res[moat,$k]}
+	n=${res[native,$k]}
 	unit=ns
 	[ "$k" = stream ] && unit=MiB/s
-	if [ -n "$runsc" ]; then
-		g=${res[runsc,$k]}
-		printf '%-28s %14s %14s %7sx %14s %7sx  (%s)\n' "$k" "$n" "$m" "$(ratio "$n" "$m" "$k")" \
-			"${g:--}" "$(ratio "$n" "$g" "$k")" "$unit"
-	else
-		printf '%-28s %14s %14s %7sx  (%s)\n' "$k" "$n" "$m" "$(ratio "$n" "$m" "$k")" "$unit"
-	fi
+	printf '%-28s %14s' "$k" "$n"
+	for w in $wheres; do
+		[ "$w" = native ] && continue
+		m=${res[$w,$k]}
+		printf ' %14s %7sx' "${m:--}" "$(ratio "$n" "$m" "$k")"
+	done
+	printf '  (%s)\n' "$unit"
 done

@@ -154,18 +154,38 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "connect")) {
 		long n = bench_iters(argc - 2, argv + 2, 2000);
+		/* NET_LOOP_SPLIT=1: also the mean time of each part (socket,
+		 * connect, echo, close): where a runtime's cost lies */
+		int split = getenv("NET_LOOP_SPLIT") != NULL;
+		double part[4] = { 0 };
 		double t0 = bench_now_ns();
 		for (long i = 0; i < n; i++) {
-			int s = dial(port);
+			double a = split ? bench_now_ns() : 0;
+			struct sockaddr_in sa = lo(port);
+			int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			double b = split ? bench_now_ns() : 0;
+			if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof sa) < 0) {
+				perror("connect");
+				return 1;
+			}
+			double c = split ? bench_now_ns() : 0;
 			char m = 'e';
 			/* send/recv, not write/read: runsc's hostinet (2022-12)
 			 * answers a read of a blocking socket with nothing
 			 * queued yet EAGAIN */
 			if (send(s, &m, 1, 0) != 1 || recv(s, &m, 1, 0) != 1)
 				return 1;
+			double d = split ? bench_now_ns() : 0;
 			close(s);
+			if (split) {
+				double e = bench_now_ns();
+				part[0] += b - a, part[1] += c - b, part[2] += d - c, part[3] += e - d;
+			}
 		}
 		bench_report("connect_echo_close", t0, bench_now_ns(), n);
+		if (split)
+			printf("  socket %.1f connect %.1f echo %.1f close %.1f\n", part[0] / (double)n,
+			       part[1] / (double)n, part[2] / (double)n, part[3] / (double)n);
 		return 0;
 	}
 	if (!strcmp(argv[1], "stream")) {

@@ -62,6 +62,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -85,6 +86,51 @@ struct net_pending {
 	int flags;                       /* a send's MSG_* flags */
 	uint64_t buf, buflen, iov, iovlen, mmsg; /* where its payload is */
 };
+
+/* MOAT_PROFILE: wall time of the stages of an allowed TCP connect, summed
+ * and printed at exit (netconn_profile_report). */
+enum { NCP_PIN, NCP_OPTS, NCP_NETD, NCP_NETD_SELF, NCP_WAIT, NCP_PREP, NCP_N };
+static const char *const ncp_names[NCP_N] = {
+	"pin + policy + checks", "read options", "netd (+ cloexec read)", "  of which netd itself",
+	"wait connected", "flags",
+};
+static int g_ncprof;
+static unsigned long long g_ncp_ns[NCP_N], g_ncp_n[NCP_N];
+
+static unsigned long long netconn_prof_now(void)
+{
+	if (!g_ncprof)
+		return 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+static void ncp_add(int st, unsigned long long ns)
+{
+	__atomic_fetch_add(&g_ncp_ns[st], ns, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&g_ncp_n[st], 1, __ATOMIC_RELAXED);
+}
+
+/* The stage st ended now (t0: its start, 0 when profiling is off); returns now. */
+static unsigned long long ncp_mark(int st, unsigned long long t0)
+{
+	if (!t0)
+		return 0;
+	unsigned long long now = netconn_prof_now();
+	ncp_add(st, now - t0);
+	return now;
+}
+
+void netconn_profile_report(void)
+{
+	if (!g_ncprof || !g_ncp_n[NCP_NETD])
+		return;
+	fprintf(stderr, "moat profile: allowed TCP connects, mean wall ns per stage\n");
+	for (int i = 0; i < NCP_N; i++)
+		if (g_ncp_n[i])
+			fprintf(stderr, "  %-24s %9llu  (%llu)\n", ncp_names[i], g_ncp_ns[i] / g_ncp_n[i], g_ncp_n[i]);
+}
 
 /* The guest's network namespace, by cookie (SO_NETNS_COOKIE; 0 = unknown). */
 static uint64_t g_guest_netns;
@@ -206,6 +252,8 @@ void netconn_init(const struct netpolicy *pol, int chan)
 {
 	g_pol = pol;
 	g_chan = chan;
+	const char *pe = getenv("MOAT_PROFILE");
+	g_ncprof = pe && *pe && strcmp(pe, "0");
 	g_dchan = chan >= 0 ? netd_dns_channel() : -1;
 }
 
@@ -233,27 +281,6 @@ int netconn_strict(void)
 	return g_chan >= 0;
 }
 
-int netconn_local(struct task *t, void *regsp, const void *sa, size_t len)
-{
-	if (len > sizeof ((struct net_pending *)0)->addr)
-		len = sizeof ((struct net_pending *)0)->addr;
-	arch_regs *regs = regsp;
-	return to_worker(t, regs, MOAT_NET_CONNECT, NETD_LOCAL_CONNECT, (int)REG_ARG0(*regs), sa, len, -1, 0);
-}
-
-static int decide_connect(struct sandbox *sb, struct task *t, void *regsp, const void *sa, size_t len);
-
-/* 1 (native) only without netd: with it, what decide_connect would let run
- * natively is made by netd on the pinned file instead (the kernel then
- * answers a short address, a family the socket does not have, a bad fd) */
-int netconn_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa, size_t len)
-{
-	int r = decide_connect(sb, t, regsp, sa, len);
-	if (r == 1 && g_chan >= 0)
-		return netconn_local(t, regsp, sa, len);
-	return r;
-}
-
 /* At a stop: the family and type of the socket fd holds and whether it is
  * of the host's namespace (a hint only: the number may name another file by
  * the time anything acts on it, so nothing native may follow on its word).
@@ -269,7 +296,42 @@ static int stop_sock_kind(struct task *t, int fd, int *domain, int *type, int *h
 	return r;
 }
 
-static int decide_connect(struct sandbox *sb, struct task *t, void *regsp, const void *sa, size_t len)
+enum { NCV_LOCAL, NCV_DENY, NCV_ALLOW };
+
+/* The egress verdict on an inet connect of a socket of this type (host: of
+ * the host's namespace): NCV_LOCAL (the guest's own loopback, no rule naming
+ * it: the guest's namespace answers), NCV_DENY (*why), NCV_ALLOW (*rule).
+ * No allocation; the policy's lock only (DNS answers change it). */
+static int connect_verdict(const struct netpol_addr *a, uint16_t port, int type, int host, int *rule,
+			   const char **why)
+{
+	*why = NULL;
+	pthread_mutex_lock(&g_pol_mu);
+	*rule = g_pol ? netpolicy_match(g_pol, a, port, type == SOCK_STREAM ? NP_TCP : NP_UDP, why) : -1;
+	pthread_mutex_unlock(&g_pol_mu);
+	const char *special = netpolicy_special(a);
+	static const uint8_t zero[16];
+	/* the guest's own loopback (0.0.0.0 and :: mean the local host); a
+	 * socket moat-netd made (disconnected with connect(AF_UNSPEC)) is of
+	 * the host's namespace: its loopback is the host's, never the guest's */
+	if (*rule < 0 && special && !host && (!strcmp(special, "host loopback") || !memcmp(a->a, zero, sizeof zero)))
+		return NCV_LOCAL;
+	if (*rule >= 0 && type != SOCK_STREAM && host) {
+		/* a socket moat-netd made (the guest's datagrams went out with
+		 * sendto before): it is of the host's namespace and shut for
+		 * writing; the relay connects only the guest's own sockets */
+		*rule = -1;
+		*why = "connect of a moat-netd UDP socket (one that sent with sendto before) is not forwarded";
+	}
+	return *rule < 0 || g_chan < 0 ? NCV_DENY : NCV_ALLOW;
+}
+
+/* connect of an inet address at its ptrace stop: only without moat-netd
+ * (--net none; with netd, connect is a user notification: netconn_connect).
+ * No socket of the host's namespace is then in the guest's hands: the
+ * guest's own loopback runs natively (1), anything else is skipped with
+ * ENETUNREACH, audited (0). */
+int netconn_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa, size_t len)
 {
 	arch_regs *regs = regsp;
 	struct netpol_addr a;
@@ -285,54 +347,15 @@ static int decide_connect(struct sandbox *sb, struct task *t, void *regsp, const
 	memcpy(&fam, sa, sizeof fam);
 	if (r < 0 || domain != fam || (type != SOCK_STREAM && type != SOCK_DGRAM))
 		return 1; /* not a socket, mismatched family...: the kernel answers */
-	const char *why = NULL;
-	pthread_mutex_lock(&g_pol_mu);
-	int rule = g_pol ? netpolicy_match(g_pol, &a, port, type == SOCK_STREAM ? NP_TCP : NP_UDP,
-					   &why) :
-			   -1;
-	pthread_mutex_unlock(&g_pol_mu);
-	const char *special = netpolicy_special(&a);
-	static const uint8_t zero[16];
-	if (rule < 0 && special && !host &&
-	    (!strcmp(special, "host loopback") || !memcmp(a.a, zero, sizeof zero))) {
-		/* the guest's own loopback (0.0.0.0 and :: mean the local host).
-		 * Without netd no socket of the host's namespace is in the
-		 * guest's hands: native. With it, the check above may be stale
-		 * by the time the kernel looks the fd up (a thread can dup2 a
-		 * netd socket onto it), so netd connects the pinned file */
-		size_t keep = fam == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
-		if (g_chan < 0 || len < keep)
-			return 1;
-		return to_worker(t, regs, MOAT_NET_CONNECT, NETD_LOCAL_CONNECT, fd, sa, keep, -1, 0);
-	}
-	/* a socket moat-netd made (disconnected with connect(AF_UNSPEC)) is
-	 * in the host's namespace: its loopback is the host's, never native */
+	const char *why;
+	int rule;
+	if (connect_verdict(&a, port, type, host, &rule, &why) == NCV_LOCAL)
+		return 1;
 	char dest[96], args[200], note[128];
 	describe(&a, port, type, dest, sizeof dest);
 	snprintf(args, sizeof args, "%d, %s", fd, dest);
-	if (rule >= 0 && type != SOCK_STREAM && host) {
-		/* a socket moat-netd made (the guest's datagrams went out with
-		 * sendto before): it is of the host's namespace and shut for
-		 * writing; the relay connects only the guest's own sockets */
-		rule = -1;
-		why = "connect of a moat-netd UDP socket (one that sent with sendto before) is not forwarded";
-	}
-	if (rule < 0 || g_chan < 0) {
-		REG_SYSNO(*regs) = -1; /* skip */
-		REG_RET(*regs) = -ENETUNREACH;
-		ptrace(PTRACE_SETREGS, t->tid, 0, regs);
-		snprintf(note, sizeof note, "egress denied: %s", why ? why : "--net none");
-		audit_event(sb->audit, sb, t, t->tid, "connect", args, DEC_DENY, -ENETUNREACH, note);
-		return 0;
-	}
-	/* the kernel ignores bytes past the family's sockaddr: keep only those */
-	size_t keep = fam == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
-	if (len < keep || keep > sizeof ((struct net_pending *)0)->addr)
-		return 1;
-	/* connected UDP: the guest's own socket is connected through the relay
-	 * on its loopback (netd.c udp_relay); it stays of the guest's namespace */
-	return to_worker(t, regs, MOAT_NET_CONNECT, type == SOCK_STREAM ? NETD_CONNECT : NETD_UDP_CONNECT, fd,
-			 sa, keep, rule, 0);
+	snprintf(note, sizeof note, "egress denied: %s", why ? why : "--net none");
+	return skip_call(sb, t, regs, "connect", args, ENETUNREACH, note);
 }
 
 static const char *const send_names[] = { "connect", "sendto", "sendmsg", "sendmmsg" };
@@ -553,10 +576,18 @@ static const struct {
 	{ IPPROTO_IPV6, IPV6_V6ONLY },  { IPPROTO_IP, IP_TOS },       { IPPROTO_IPV6, IPV6_TCLASS },
 };
 
+/* Work a worker does between sending a request and reading the reply. */
+struct overlap {
+	struct task *t;
+	int fd;
+	int *cloexec; /* the guest fd's O_CLOEXEC (guest_fd_cloexec) */
+};
+
 /* One request to moat-netd: q, then payload (NETD_SEND), with fd attached
- * (SCM_RIGHTS) when fd >= 0; the reply and a socket it attached (*sfd). */
-static int ask_netd_with(struct netd_req *q, const void *payload, size_t plen, int fd,
-			 struct netd_rep *rep, int *sfd)
+ * (SCM_RIGHTS) when fd >= 0; the reply and a socket it attached (*sfd).
+ * ov (or NULL): done while netd works. */
+static int ask_netd_with_(struct netd_req *q, const void *payload, size_t plen, int fd,
+			  struct netd_rep *rep, int *sfd, const struct overlap *ov)
 {
 	*sfd = -1;
 	struct iovec iov[2] = { { q, sizeof *q }, { (void *)payload, plen } };
@@ -580,6 +611,8 @@ static int ask_netd_with(struct netd_req *q, const void *payload, size_t plen, i
 	pthread_mutex_t *mu = dns ? &g_dmu : &g_mu;
 	pthread_mutex_lock(mu);
 	ssize_t n = sendmsg(chan, &m, MSG_NOSIGNAL);
+	if (ov)
+		*ov->cloexec = guest_fd_cloexec(ov->t, ov->fd);
 	if (n == (ssize_t)(sizeof *q + plen)) {
 		struct iovec ri = { rep, sizeof *rep };
 		memset(&m, 0, sizeof m);
@@ -598,6 +631,12 @@ static int ask_netd_with(struct netd_req *q, const void *payload, size_t plen, i
 	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
 		memcpy(sfd, CMSG_DATA(cm), sizeof *sfd);
 	return 0;
+}
+
+static int ask_netd_with(struct netd_req *q, const void *payload, size_t plen, int fd,
+			 struct netd_rep *rep, int *sfd)
+{
+	return ask_netd_with_(q, payload, plen, fd, rep, sfd, NULL);
 }
 
 /* The guest socket's options netd carries over to the socket it makes. */
@@ -640,6 +679,15 @@ static int ask_netd_fd(struct netd_req *q, struct netd_rep *rep, int *sfd, int s
 static int ask_netd(struct netd_req *q, struct netd_rep *rep, int *sfd)
 {
 	return ask_netd_with(q, NULL, 0, -1, rep, sfd);
+}
+
+/* ask_netd, and while netd works on it, the guest fd's O_CLOEXEC into
+ * *cloexec (a procfs read that would otherwise follow netd's answer). */
+static int ask_netd_cloexec(struct netd_req *q, struct netd_rep *rep, int *sfd, struct task *t, int fd,
+			    int *cloexec)
+{
+	struct overlap ov = { t, fd, cloexec };
+	return ask_netd_with_(q, NULL, 0, -1, rep, sfd, &ov);
 }
 
 int netconn_ask(struct netd_req *q, struct netd_rep *rep, int *sfd)
@@ -687,16 +735,22 @@ void netconn_secret_names(uint32_t mask, char *names, size_t len)
 }
 
 /* Wait for a blocking guest's connect on sfd (a worker only; a signal
- * meant for the guest interrupts it as it would the kernel's): 0 or -errno. */
+ * meant for the guest interrupts it as it would the kernel's): 0 or -errno.
+ * The worker gives up the lead (pipeline_may_block) only when it must
+ * wait: on a loopback or a near destination the handshake is done already. */
 static long wait_connected(struct task *t, int sfd)
 {
-	for (;;) {
+	for (int first = 1;; first = 0) {
 		struct pollfd pf = { sfd, POLLOUT, 0 };
-		int pr = poll(&pf, 1, 50);
+		int pr = poll(&pf, 1, first ? 0 : 50);
 		if (pr > 0)
 			break;
 		if (pr < 0 && errno != EINTR)
 			return -errno;
+		if (first) {
+			pipeline_may_block();
+			continue;
+		}
 		if (task_signal_pending(t) > 0)
 			return -EINTR;
 	}
@@ -707,17 +761,17 @@ static long wait_connected(struct task *t, int sfd)
 	return -e;
 }
 
-/* The guest's own connect (to its loopback), bind or listen, made by netd on
- * the file pinned here (netd checks that it is a socket of the guest's
- * namespace). A file of the host's namespace under that number (one netd
- * made, or the caller's stdio) gets what the guest's namespace would never
- * give it: ENETUNREACH, EINVAL, EOPNOTSUPP. */
-static long on_pinned(struct sc_call *c, const struct net_pending *pc)
+/* The guest's own connect (to its loopback, an AF_UNIX name...), bind or
+ * listen, made by netd on the file pinned here (hfd; netd checks that it is
+ * a socket of the guest's namespace), and a disconnect (AF_UNSPEC), which
+ * netd makes on any socket (it reaches nothing). A file of the host's
+ * namespace under that number (one netd made, or the caller's stdio) gets
+ * what the guest's namespace would never give it: ENETUNREACH, EINVAL,
+ * EOPNOTSUPP. */
+static long on_pinned(struct sc_call *c, const struct net_pending *pc, int hfd)
 {
-	int hfd = sc_getfd(c, pc->fd);
-	if (hfd < 0)
-		return -EBADF;
-	const char *what = pc->op == NETD_LISTEN ? "listen" : pc->op == NETD_BIND ? "bind" : "connect";
+	const char *what = pc->op == NETD_LISTEN ? "listen" : pc->op == NETD_BIND ? "bind" :
+			   pc->op == NETD_DISCONNECT ? "disconnect" : "connect";
 	int fl = fcntl(hfd, F_GETFL);
 	struct netd_req q;
 	memset(&q, 0, sizeof q);
@@ -736,21 +790,19 @@ static long on_pinned(struct sc_call *c, const struct net_pending *pc)
 		 * wait (EAGAIN), a blocking guest does, as on Linux */
 		if (r < 0 || pc->op != NETD_LOCAL_CONNECT || rep.err != EAGAIN || fl < 0 || (fl & O_NONBLOCK))
 			break;
-		if (task_signal_pending(c->task) > 0) {
-			close(hfd);
+		if (task_signal_pending(c->task) > 0)
 			return -EINTR;
-		}
+		pipeline_may_block();
 		usleep(1000);
 	}
-	if (r < 0) {
-		close(hfd);
+	if (r < 0)
 		return r;
-	}
+	if (pc->op == NETD_DISCONNECT)
+		return rep.err ? -rep.err : 0;
 	if (rep.err == EPERM) {
 		/* not a socket of the guest's namespace (netd said so) */
 		int domain = 0, type = 0;
 		int sock = sock_kind(hfd, &domain, &type) == 0;
-		close(hfd);
 		snprintf(c->note, sizeof c->note, "%s refused: a socket of the host's network namespace", what);
 		if (!sock)
 			return -ENOTSOCK;
@@ -766,51 +818,30 @@ static long on_pinned(struct sc_call *c, const struct net_pending *pc)
 			if (ask_netd_fd(&q, &rep, &sfd, hfd) == 0 && sfd >= 0)
 				close(sfd);
 		}
-		close(hfd);
 		return r;
 	}
-	close(hfd);
 	return rep.err ? -rep.err : 0;
 }
 
-/* The pending connect's socket pinned (*hfd; -1 when the fd is gone), its
- * kind (sock_kind's answer), the destination described (dest, 96 bytes) and
- * the audit note "DEST rule N (TEXT)SUFFIX". */
-static long pin_pending(struct sc_call *c, const struct net_pending *pc, const char *suffix, int *hfd,
-			int *domain, int *type, char dest[96])
+/* An inet connect's audit: "FD, DEST" for its arguments (as a denial at a
+ * stop shows them) and the note "DEST rule N (TEXT)SUFFIX". */
+static void connect_note(struct sc_call *c, int fd, const char *dest, int rule, const char *suffix)
 {
-	struct netpol_addr a;
-	uint16_t port = 0;
-	netpol_from_sockaddr(pc->addr, pc->len, &a, &port);
-	*hfd = sc_getfd(c, pc->fd);
-	if (*hfd < 0)
-		return -EBADF;
-	long r = sock_kind(*hfd, domain, type);
-	describe(&a, port, *type, dest, 96);
-	if (snprintf(c->note, sizeof c->note, "%s rule %d (%.60s)%s", dest, pc->rule,
-		     g_pol && pc->rule >= 0 ? g_pol->rules[pc->rule].text : "", suffix) >= (int)sizeof c->note)
+	snprintf(c->audit_args, sizeof c->audit_args, "%d, %s", fd, dest);
+	if (snprintf(c->note, sizeof c->note, "%s rule %d (%.60s)%s", dest, rule,
+		     g_pol && rule >= 0 ? g_pol->rules[rule].text : "", suffix) >= (int)sizeof c->note)
 		c->note[sizeof c->note - 1] = '\0'; /* cut: fine for an audit note (and using
 						       * the result keeps gcc -O0's
 						       * -Wformat-truncation quiet) */
-	return r;
 }
 
 /* Connected UDP to an allowed destination: moat-netd connects the exact
- * file pinned here to the relay's address on the guest's loopback and makes
- * the relay's host-side socket for the destination (netd.c udp_relay). The
- * guest keeps its own socket: write/send/recv on it run natively and stay in
- * its namespace. */
-static long udp_connect(struct sc_call *c, const struct net_pending *pc)
+ * file pinned here (hfd) to the relay's address on the guest's loopback and
+ * makes the relay's host-side socket for the destination (netd.c
+ * udp_relay). The guest keeps its own socket: write/send/recv on it run
+ * natively and stay in its namespace. */
+static long udp_connect(struct sc_call *c, const struct net_pending *pc, int hfd, int domain)
 {
-	int hfd, domain = 0, type = 0;
-	char dest[96];
-	long r = pin_pending(c, pc, " via the UDP relay", &hfd, &domain, &type, dest);
-	if (hfd < 0)
-		return -EBADF;
-	if (r < 0 || type != SOCK_DGRAM || (domain != AF_INET && domain != AF_INET6)) {
-		close(hfd);
-		return r < 0 ? r : -EAFNOSUPPORT; /* the fd changed since the stop */
-	}
 	struct netd_req q;
 	memset(&q, 0, sizeof q);
 	q.op = NETD_UDP_CONNECT;
@@ -821,17 +852,14 @@ static long udp_connect(struct sc_call *c, const struct net_pending *pc)
 	fill_opts(hfd, domain, SOCK_DGRAM, &q);
 	struct netd_rep rep;
 	int sfd;
-	r = ask_netd_fd(&q, &rep, &sfd, hfd);
+	long r = ask_netd_fd(&q, &rep, &sfd, hfd);
 	if (sfd >= 0)
 		close(sfd);
-	if (r < 0) {
-		close(hfd);
+	if (r < 0)
 		return r;
-	}
 	if (rep.err == EPERM) {
-		/* swapped for a socket of the host's namespace since the stop */
+		/* swapped for a socket of the host's namespace since the check */
 		snprintf(c->note, sizeof c->note, "connect refused: a socket of the host's network namespace");
-		close(hfd);
 		return -ENETUNREACH;
 	}
 	if (rep.err == 0) {
@@ -845,8 +873,122 @@ static long udp_connect(struct sc_call *c, const struct net_pending *pc)
 			udp_relay_peer(&local, &peer, pc->addr, pc->len, rep.name,
 				       rep.namelen <= sizeof rep.name ? rep.namelen : 0);
 	}
-	close(hfd);
 	return rep.err ? -rep.err : 0;
+}
+
+/* TCP to an allowed destination: moat-netd makes a socket of the host's
+ * namespace with the options of the guest's (hfd), connects it without
+ * blocking and sends it back; a blocking guest waits here; the socket
+ * replaces the guest's fd (ADDFD + SETFD, pipeline.c) and the call answers
+ * 0 or EINPROGRESS. pt: the MOAT_PROFILE clock (0: off). */
+static long tcp_connect(struct sc_call *c, const struct net_pending *pc, int hfd, int domain, const char *dest,
+			unsigned long long pt)
+{
+	struct task *t = c->task;
+	/* What Linux answers on a socket that is connecting or connected
+	 * (__inet_stream_connect): EALREADY in SYN_SENT, EISCONN in any state
+	 * but CLOSE (a listener too). One getsockopt: its first byte. */
+	struct tcp_info ti;
+	socklen_t tl = sizeof ti;
+	if (getsockopt(hfd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 && tl >= 1) {
+		if (ti.tcpi_state == 2 /* SYN_SENT */)
+			return -EALREADY;
+		if (ti.tcpi_state != 7 /* CLOSE */)
+			return -EISCONN;
+	}
+	int fl = fcntl(hfd, F_GETFL);
+	struct netd_req q;
+	memset(&q, 0, sizeof q);
+	q.family = domain;
+	q.type = SOCK_STREAM;
+	q.addrlen = pc->len;
+	memcpy(q.addr, pc->addr, pc->len);
+	pt = ncp_mark(NCP_PIN, pt);
+	fill_opts(hfd, domain, SOCK_STREAM, &q);
+	pt = ncp_mark(NCP_OPTS, pt);
+	struct netd_rep rep;
+	int sfd, cloexec = 0;
+	/* while netd connects, this worker reads the guest fd's O_CLOEXEC */
+	long r = ask_netd_cloexec(&q, &rep, &sfd, t, pc->fd, &cloexec);
+	if (r < 0)
+		return r;
+	pt = ncp_mark(NCP_NETD, pt);
+	if (pt)
+		ncp_add(NCP_NETD_SELF, (unsigned long long)rep.netd_ns);
+	if (rep.err != 0 && rep.err != EINPROGRESS) {
+		if (sfd >= 0)
+			close(sfd);
+		return -rep.err;
+	}
+	if (sfd < 0)
+		return -ENETUNREACH;
+	if (rep.secrets && g_pol) {
+		/* brokered (--secret): name the secrets, never their values */
+		char names[96];
+		netconn_secret_names(rep.secrets, names, sizeof names);
+		if (snprintf(c->note, sizeof c->note, "%s rule %d brokered (moat-broker): secret %s", dest,
+			     pc->rule, names) >= (int)sizeof c->note)
+			c->note[sizeof c->note - 1] = '\0';
+	}
+	int nonblock = fl >= 0 && (fl & O_NONBLOCK);
+	if (rep.err == EINPROGRESS && !nonblock) {
+		/* a blocking connect: wait here (this worker only) */
+		long e = wait_connected(t, sfd);
+		if (e) {
+			close(sfd);
+			return e;
+		}
+		rep.err = 0;
+	}
+	pt = ncp_mark(NCP_WAIT, pt);
+	/* netd's socket is non-blocking, with no other status flag: the
+	 * guest's O_NONBLOCK/O_ASYNC go on as they were */
+	if (fl >= 0 && (fl & (O_NONBLOCK | O_ASYNC)) != O_NONBLOCK)
+		fcntl(sfd, F_SETFL, (fcntl(sfd, F_GETFL) & ~O_NONBLOCK) | (fl & (O_NONBLOCK | O_ASYNC)));
+	c->out_fd = sfd;
+	c->out_newfd_at = pc->fd;
+	c->out_fd_flags = cloexec ? O_CLOEXEC : 0;
+	c->out_fd_value = 1;
+	ncp_mark(NCP_PREP, pt);
+	return rep.err ? -rep.err : 0;
+}
+
+/* An inet address on the pinned socket hfd: the egress policy. */
+static long inet_connect(struct sc_call *c, struct net_pending *pc, int hfd, const struct sockaddr_storage *ss,
+			 size_t len, unsigned long long pt)
+{
+	struct netpol_addr a;
+	uint16_t port;
+	int domain = 0, type = 0;
+	size_t keep = ss->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+	if (netpol_from_sockaddr(ss, len, &a, &port) < 0 || len < keep || sock_kind(hfd, &domain, &type) < 0 ||
+	    domain != ss->ss_family || (type != SOCK_STREAM && type != SOCK_DGRAM))
+		return 1; /* a short address, not a socket, another family...: the kernel answers */
+	const char *why;
+	int rule;
+	int v = connect_verdict(&a, port, type, host_socket(hfd), &rule, &why);
+	/* the kernel ignores bytes past the family's sockaddr: keep only those */
+	pc->len = (uint32_t)keep;
+	memcpy(pc->addr, ss, keep);
+	if (v == NCV_LOCAL)
+		return 1; /* the guest's own loopback: netd connects the pinned file */
+	char dest[96];
+	describe(&a, port, type, dest, sizeof dest);
+	pc->rule = rule;
+	if (v == NCV_DENY) {
+		snprintf(c->audit_args, sizeof c->audit_args, "%d, %s", pc->fd, dest);
+		snprintf(c->note, sizeof c->note, "egress denied: %s", why ? why : "--net none");
+		c->deny = 1;
+		return -ENETUNREACH;
+	}
+	if (type == SOCK_DGRAM) {
+		/* connected UDP: the guest's own socket is connected through
+		 * the relay on its loopback (netd.c udp_relay) */
+		connect_note(c, pc->fd, dest, rule, " via the UDP relay");
+		return udp_connect(c, pc, hfd, domain);
+	}
+	connect_note(c, pc->fd, dest, rule, "");
+	return tcp_connect(c, pc, hfd, domain, dest, pt);
 }
 
 /* setsockopt, trapped only for the socket-filter options (the table's
@@ -926,6 +1068,73 @@ long sys_setsockopt(struct sc_call *c)
 	return setsockopt(hfd, SOL_SOCKET, name, &v, sizeof v) < 0 ? -errno : 0;
 }
 
+/* connect, with moat-netd running: a user notification (run.c routes it
+ * there; without netd it is a ptrace stop, unixsock.c). The guest holds, or
+ * can get, sockets of the host's network namespace, and a thread can dup2
+ * one onto the fd number or rewrite the address after any check, so
+ * nothing here lets the kernel look at the number or the address again: the
+ * address is the pipeline's copy, read once, and the call is made on the
+ * file pinned here — by netd, which makes the guest's own connects (its
+ * loopback, an AF_UNIX path as its abstract name, any other family) only
+ * on a socket of the guest's namespace, and a disconnect (AF_UNSPEC) on
+ * any; an inet address meets the egress policy (inet_connect). */
+long netconn_connect(struct sc_call *c)
+{
+	unsigned long long pt = netconn_prof_now();
+	int fd = (int)c->args[0];
+	uint64_t len = c->args[2];
+	cleanup_fd int hfd = sc_getfd(c, fd);
+	if (hfd < 0)
+		return -EBADF;
+	union {
+		struct sockaddr_storage ss;
+		struct sockaddr_un un;
+	} sa;
+	if (len < sizeof(sa_family_t) || len > sizeof sa.ss)
+		return -EINVAL; /* as move_addr_to_kernel */
+	if (!c->buf[1])
+		return -EFAULT;
+	memset(&sa, 0, sizeof sa);
+	memcpy(&sa, c->buf[1], len);
+	struct net_pending pc;
+	memset(&pc, 0, sizeof pc);
+	pc.fd = fd;
+	pc.rule = -1;
+	pc.op = NETD_LOCAL_CONNECT;
+	pc.len = (uint32_t)len;
+	memcpy(pc.addr, &sa, len);
+	if (sa.ss.ss_family == AF_UNSPEC) {
+		pc.op = NETD_DISCONNECT;
+		pc.len = 0;
+	} else if (sa.ss.ss_family == AF_INET || sa.ss.ss_family == AF_INET6) {
+		long r = inet_connect(c, &pc, hfd, &sa.ss, len, pt);
+		if (r != 1)
+			return r;
+	} else if (sa.ss.ss_family == AF_UNIX && len <= sizeof(struct sockaddr_un)) {
+		/* a path resolves in the VFS to its abstract name (the
+		 * socket's type picks the name's kind); the kernel checks the
+		 * rest on the pinned file */
+		int stype = 0;
+		socklen_t tl = sizeof stype;
+		(void)getsockopt(hfd, SOL_SOCKET, SO_TYPE, &stype, &tl);
+		struct sockaddr_un out;
+		socklen_t olen = 0;
+		int r = unixsock_resolve_connect(c->sb, c->task, stype, &sa.un, (size_t)len, &out, &olen);
+		if (r < 0) {
+			snprintf(c->note, sizeof c->note, "AF_UNIX path");
+			return r;
+		}
+		if (r == 0) {
+			pc.len = olen;
+			memcpy(pc.addr, &out, olen);
+			snprintf(c->note, sizeof c->note, "abstract name in the guest netns");
+		}
+	}
+	return on_pinned(c, &pc, hfd);
+}
+
+/* bind/listen rewritten at their stop (MOAT_SYS_LOADER(MOAT_NET_BIND or
+ * MOAT_NET_LISTEN, fd)): made by netd on the file pinned here. */
 long netconn_call(struct sc_call *c)
 {
 	struct task *t = c->task;
@@ -933,86 +1142,16 @@ long netconn_call(struct sc_call *c)
 	struct net_pending *p = t->net_pending;
 	t->net_pending = NULL;
 	pthread_mutex_unlock(&t->lock);
-	if (!p || c->args[1] != (uint64_t)p->fd || p->op == NETD_SEND) {
+	if (!p || c->args[1] != (uint64_t)p->fd || (p->op != NETD_BIND && p->op != NETD_LISTEN)) {
 		free(p);
-		return -ENOSYS; /* not from a connect/bind/listen stop: an unknown call */
+		return -ENOSYS; /* not from a bind/listen stop: an unknown call */
 	}
 	struct net_pending pc = *p;
 	free(p);
-	if (pc.op == NETD_UDP_CONNECT)
-		return udp_connect(c, &pc);
-	if (pc.op != NETD_CONNECT)
-		return on_pinned(c, &pc);
-	int hfd, domain = 0, type = 0;
-	char dest[96];
-	long r = pin_pending(c, &pc, "", &hfd, &domain, &type, dest);
+	cleanup_fd int hfd = sc_getfd(c, pc.fd);
 	if (hfd < 0)
 		return -EBADF;
-	if (r < 0 || (type != SOCK_STREAM && type != SOCK_DGRAM) ||
-	    (domain != AF_INET && domain != AF_INET6)) {
-		close(hfd);
-		return r < 0 ? r : -EAFNOSUPPORT; /* the fd changed since the stop */
-	}
-	if (type == SOCK_STREAM) {
-		struct sockaddr_storage ss;
-		socklen_t sl = sizeof ss;
-		struct tcp_info ti;
-		socklen_t tl = sizeof ti;
-		if (getpeername(hfd, (struct sockaddr *)&ss, &sl) == 0) {
-			close(hfd);
-			return -EISCONN;
-		}
-		if (getsockopt(hfd, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 && ti.tcpi_state == 2 /* SYN_SENT */) {
-			close(hfd);
-			return -EALREADY;
-		}
-	}
-	int fl = fcntl(hfd, F_GETFL);
-	struct netd_req q;
-	memset(&q, 0, sizeof q);
-	q.family = domain;
-	q.type = type;
-	q.addrlen = pc.len;
-	memcpy(q.addr, pc.addr, pc.len);
-	fill_opts(hfd, domain, type, &q);
-	close(hfd);
-	struct netd_rep rep;
-	int sfd;
-	r = ask_netd(&q, &rep, &sfd);
-	if (r < 0)
-		return r;
-	if (rep.err != 0 && rep.err != EINPROGRESS) {
-		if (sfd >= 0)
-			close(sfd);
-		return -rep.err;
-	}
-	if (sfd < 0)
-		return -ENETUNREACH;
-	if (rep.secrets && g_pol) {
-		/* brokered (--secret): name the secrets, never their values */
-		char names[96];
-		netconn_secret_names(rep.secrets, names, sizeof names);
-		if (snprintf(c->note, sizeof c->note, "%s rule %d brokered (moat-broker): secret %s", dest,
-			     pc.rule, names) >= (int)sizeof c->note)
-			c->note[sizeof c->note - 1] = '\0';
-	}
-	int nonblock = fl >= 0 && (fl & O_NONBLOCK);
-	if (rep.err == EINPROGRESS && !nonblock) {
-		/* a blocking connect: wait here (this worker only) */
-		long e = wait_connected(t, sfd);
-		if (e) {
-			close(sfd);
-			return e;
-		}
-		rep.err = 0;
-	}
-	if (fl >= 0)
-		fcntl(sfd, F_SETFL, (fcntl(sfd, F_GETFL) & ~O_NONBLOCK) | (fl & (O_NONBLOCK | O_ASYNC)));
-	c->out_fd = sfd;
-	c->out_newfd_at = pc.fd;
-	c->out_fd_flags = guest_fd_cloexec(t, pc.fd) ? O_CLOEXEC : 0;
-	c->out_fd_value = 1;
-	return rep.err ? -rep.err : 0;
+	return on_pinned(c, &pc, hfd);
 }
 
 /* The payload of a send, copied once: sendto's buffer, or the iovecs of

@@ -435,7 +435,44 @@ static int udp_socket(int fd)
 	return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &l) == 0 && (v == AF_INET || v == AF_INET6);
 }
 
-static void apply_opts(int s, const struct netd_req *q)
+/* A fresh socket's value of each option the sentry may send, per family and
+ * type, read once (the first socket of its kind): an option the guest's
+ * socket holds at that value is not set again (a connect's critical path
+ * had one setsockopt per copied option, ~10, each taking the socket lock).
+ * A host sysctl changed during the sandbox's life (tcp_keepalive_time...)
+ * is not seen: a guest value equal to the old default then stays the new
+ * one. */
+#define NETD_DEF_MAX 16
+static struct optdef {
+	int family, type, n;
+	struct { int level, name, val, known; } o[NETD_DEF_MAX];
+} g_optdef[4];
+
+static int opt_default(int s, int family, int type, int level, int name, int *val)
+{
+	socklen_t l;
+	struct optdef *d = &g_optdef[(family == AF_INET6) * 2 + (type == SOCK_DGRAM)];
+	d->family = family, d->type = type;
+	for (int i = 0; i < d->n; i++)
+		if (d->o[i].level == level && d->o[i].name == name) {
+			*val = d->o[i].val;
+			return d->o[i].known ? 0 : -1;
+		}
+	int v = 0;
+	l = sizeof v;
+	int known = getsockopt(s, level, name, &v, &l) == 0;
+	if (d->n < NETD_DEF_MAX) {
+		d->o[d->n].level = level, d->o[d->n].name = name, d->o[d->n].val = v, d->o[d->n].known = known;
+		d->n++;
+	}
+	*val = v;
+	return known ? 0 : -1;
+}
+
+/* fresh: s is a new socket, of q's family and type (its defaults are
+ * those of opt_default); else (a connected one) only SO_RCVBUF/SO_SNDBUF
+ * equal to its own value are skipped. */
+static void apply_opts_(int s, const struct netd_req *q, int fresh)
 {
 	/* timeouts and linger (not int-valued): a blocking recv on the new
 	 * socket must time out as it would have on the guest's */
@@ -451,21 +488,24 @@ static void apply_opts(int s, const struct netd_req *q)
 	for (uint32_t i = 0; i < q->nopts; i++) {
 		if (!netd_option_allowed(q->opts[i].level, q->opts[i].name))
 			continue;
-		int val = q->opts[i].val;
-		if (q->opts[i].level == SOL_SOCKET &&
-		    (q->opts[i].name == SO_RCVBUF || q->opts[i].name == SO_SNDBUF)) {
-			/* getsockopt shows twice what was set (the kernel doubles
-			 * it for overhead), and setting a buffer size turns TCP's
-			 * autotuning off: a size equal to a fresh socket's default
-			 * was never set by the guest */
-			int cur = 0;
-			socklen_t cl = sizeof cur;
-			if (getsockopt(s, SOL_SOCKET, q->opts[i].name, &cur, &cl) == 0 && cur == val)
-				continue;
-			val /= 2;
-		}
+		int val = q->opts[i].val, def = 0;
+		int buf = q->opts[i].level == SOL_SOCKET && (q->opts[i].name == SO_RCVBUF || q->opts[i].name == SO_SNDBUF);
+		socklen_t dl = sizeof def;
+		if (fresh ? opt_default(s, q->family, q->type, q->opts[i].level, q->opts[i].name, &def) == 0 && def == val :
+			    buf && getsockopt(s, SOL_SOCKET, q->opts[i].name, &def, &dl) == 0 && def == val)
+			continue; /* as the socket has it already. SO_RCVBUF/SO_SNDBUF:
+				   * setting a buffer size turns TCP's autotuning off, so
+				   * one equal to the default was never set by the guest */
+		if (buf)
+			val /= 2; /* getsockopt shows twice what was set (the kernel
+				   * doubles it for overhead) */
 		(void)setsockopt(s, q->opts[i].level, q->opts[i].name, &val, sizeof val);
 	}
+}
+
+static void apply_opts(int s, const struct netd_req *q)
+{
+	apply_opts_(s, q, 1);
 }
 
 static uint8_t g_dgram[NETD_MAX_DGRAM];
@@ -473,21 +513,25 @@ static uint8_t g_dgram[NETD_MAX_DGRAM];
 #include <linux/filter.h>
 
 /* The UDP socket the guest holds: bound to an ephemeral port of the host's
- * namespace (SO_REUSEPORT, with a program that hands every datagram to it,
- * the group's first socket, never to a twin), then shut for writing. The
- * socket or -errno. */
+ * namespace, then shut for writing; its twins share the port (SO_REUSEPORT,
+ * udp_twin_send). It is bound *without* SO_REUSEPORT, which is set only
+ * afterwards: Linux's ephemeral port search skips every port in use except
+ * those of SO_REUSEPORT sockets of the same uid, so a socket bound to port
+ * 0 with SO_REUSEPORT could land in the group of another guest socket of
+ * this netd (or of another sandbox of the same user) — and the group's
+ * program hands every datagram to that other socket: the reply was lost
+ * (`probe_udp loss ... keep`: 17-24 of 1000 sockets). The socket or
+ * -errno. */
 static int udp_guest_socket(int family, const struct netd_req *q)
 {
 	int s = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_UDP);
 	if (s < 0)
 		return -errno;
 	apply_opts(s, q);
-	int one = 1;
+	int zero = 0, one = 1;
 	struct sockaddr_storage any;
 	memset(&any, 0, sizeof any);
 	any.ss_family = (sa_family_t)family;
-	struct sock_filter first = BPF_STMT(BPF_RET | BPF_K, 0);
-	struct sock_fprog prog = { 1, &first };
 	/* ENOTCONN (it is not connected), but the send side is shut all the
 	 * same; anything else: never hand it out */
 	if (shutdown(s, SHUT_WR) < 0 && errno != ENOTCONN) {
@@ -495,9 +539,11 @@ static int udp_guest_socket(int family, const struct netd_req *q)
 		close(s);
 		return -e;
 	}
-	if (setsockopt(s, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0 ||
+	/* a port of its own (the guest's SO_REUSEPORT, copied above, off for
+	 * the bind), then open to its twins */
+	if (setsockopt(s, SOL_SOCKET, SO_REUSEPORT, &zero, sizeof zero) < 0 ||
 	    bind(s, (struct sockaddr *)&any, family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6)) < 0 ||
-	    setsockopt(s, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof prog) < 0) {
+	    setsockopt(s, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0) {
 		int e = errno;
 		close(s);
 		return -e;
@@ -526,6 +572,7 @@ static struct infilter {
 	int n, next;
 	struct inpeer p[NETD_MAX_PEERS];
 	long long used;
+	int rprog; /* its reuseport group has its program (udp_twin_send) */
 } g_infilter[NETD_MAX_FILTERED];
 
 static int inpeer_of(const void *addr, socklen_t len, struct inpeer *o)
@@ -594,8 +641,8 @@ static int infilter_attach(int s, const struct infilter *f)
 	return setsockopt(s, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof fp) < 0 ? -errno : 0;
 }
 
-/* Let the replies of addr through s's filter. 0 or -errno. */
-static int infilter_allow(int s, const void *addr, socklen_t len)
+/* Let the replies of addr through s's filter. 0 or -errno; *out: s's entry. */
+static int infilter_allow(int s, const void *addr, socklen_t len, struct infilter **out)
 {
 	struct inpeer pe;
 	uint64_t cookie = 0;
@@ -620,6 +667,7 @@ static int infilter_allow(int s, const void *addr, socklen_t len)
 		f->cookie = cookie;
 	}
 	f->used = now_ms();
+	*out = f;
 	for (int i = 0; i < f->n; i++)
 		if (!memcmp(&f->p[i], &pe, sizeof pe))
 			return 0; /* already let through */
@@ -630,8 +678,10 @@ static int infilter_allow(int s, const void *addr, socklen_t len)
 	return infilter_attach(s, f);
 }
 
-/* Send from a twin of g (the same family and local port). Bytes or -errno. */
-static ssize_t udp_twin_send(int g, const void *buf, size_t len, int flags, const void *addr, socklen_t alen)
+/* Send from a twin of g (the same family and local port). Bytes or -errno.
+ * *rprog: g's group has its program already (else it is attached, once). */
+static ssize_t udp_twin_send(int g, const void *buf, size_t len, int flags, const void *addr, socklen_t alen,
+			     int *rprog)
 {
 	struct sockaddr_storage local;
 	socklen_t ll = sizeof local;
@@ -648,13 +698,25 @@ static ssize_t udp_twin_send(int g, const void *buf, size_t len, int flags, cons
 		if (getsockopt(g, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, &vl) == 0)
 			(void)setsockopt(t, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only);
 	}
+	/* g has been in a reuseport group since its first twin joined it (g
+	 * was bound without SO_REUSEPORT: the group is made when the twin
+	 * binds, with g first); the group's program, which hands every
+	 * datagram to its first socket, g, never to a twin, is put on it
+	 * before that twin sends, once (an attach compiles the program and
+	 * frees the old one through a workqueue: every datagram paid that
+	 * when it was attached each time) */
+	struct sock_filter first = BPF_STMT(BPF_RET | BPF_K, 0);
+	struct sock_fprog prog = { 1, &first };
 	if (setsockopt(t, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0 ||
-	    bind(t, (struct sockaddr *)&local, ll) < 0)
+	    bind(t, (struct sockaddr *)&local, ll) < 0 ||
+	    (!*rprog && setsockopt(g, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &prog, sizeof prog) < 0)) {
 		w = -errno;
-	else
+	} else {
+		*rprog = 1;
 		w = sendto(t, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL | (flags & MSG_CONFIRM), addr, alen) < 0 ?
 			    -errno :
 			    (ssize_t)len;
+	}
 	close(t);
 	return w;
 }
@@ -862,6 +924,11 @@ static int udp_relay_connect(int g, const struct netd_req *q, struct sockaddr_st
 		return errno;
 	if (dfam == gfam)
 		apply_opts(h, q);
+	/* its connect binds it to an ephemeral port: without SO_REUSEPORT (a
+	 * guest's, copied above), so that it never joins the reuseport group
+	 * of another netd socket of this uid (udp_guest_socket) */
+	int zero = 0;
+	(void)setsockopt(h, SOL_SOCKET, SO_REUSEPORT, &zero, sizeof zero);
 	if (connect(h, (struct sockaddr *)&dst, dlen) < 0 || connect(g, (struct sockaddr *)&ra, rl) < 0) {
 		int e = errno;
 		close(h);
@@ -1034,7 +1101,7 @@ static int broker_pair(int family, int u, uint32_t mask, const struct netd_req *
 		e = ECONNREFUSED;
 		goto out;
 	}
-	apply_opts(c, q); /* after connect: IPV6_V6ONLY then changes nothing */
+	apply_opts_(c, q, 0); /* after connect: IPV6_V6ONLY then changes nothing */
 	struct broker_conn_msg m = { .mask = mask };
 	struct iovec iov = { &m, sizeof m };
 	union {
@@ -1064,6 +1131,10 @@ out:
 	return c;
 }
 
+/* A fresh non-blocking TCP socket per family for the next CONNECT, made
+ * once the last one was answered (-1: none yet). */
+static int g_spare[2] = { -1, -1 };
+
 static int serve_one(int chan, struct netpolicy *pol)
 {
 	struct netd_req q;
@@ -1079,6 +1150,8 @@ static int serve_one(int chan, struct netpolicy *pol)
 		return -1; /* the sentry is gone */
 	if (n < 0)
 		return errno == EINTR ? 0 : -1;
+	struct timespec t_in;
+	clock_gettime(CLOCK_MONOTONIC, &t_in);
 	int given = -1; /* a socket sent with the request (the pinned file, SEND) */
 	struct cmsghdr *icm = CMSG_FIRSTHDR(&qm);
 	if (icm && icm->cmsg_level == SOL_SOCKET && icm->cmsg_type == SCM_RIGHTS &&
@@ -1121,6 +1194,14 @@ static int serve_one(int chan, struct netpolicy *pol)
 			given = -1;
 			rep.err = 0;
 		}
+		goto reply;
+	}
+	if (q.op == NETD_DISCONNECT) {
+		/* connect(AF_UNSPEC) on the pinned file, whatever its namespace:
+		 * it dissolves an association, it reaches nothing */
+		sa_family_t unspec = AF_UNSPEC;
+		rep.err = plen || given < 0 ? EINVAL :
+			  connect(given, (const struct sockaddr *)&unspec, sizeof unspec) < 0 ? errno : 0;
 		goto reply;
 	}
 	if (q.op >= NETD_GUESTNS && q.op <= NETD_LISTEN) {
@@ -1180,12 +1261,13 @@ static int serve_one(int chan, struct netpolicy *pol)
 			goto reply;
 		}
 		/* replies from this destination (and no other host) reach it */
-		int fe = infilter_allow(s >= 0 ? s : given, q.addr, q.addrlen);
+		struct infilter *inf = NULL;
+		int fe = infilter_allow(s >= 0 ? s : given, q.addr, q.addrlen, &inf);
 		if (fe < 0) {
 			rep.err = -fe;
 			goto reply;
 		}
-		ssize_t w = udp_twin_send(s >= 0 ? s : given, g_dgram, plen, q.flags, q.addr, q.addrlen);
+		ssize_t w = udp_twin_send(s >= 0 ? s : given, g_dgram, plen, q.flags, q.addr, q.addrlen, &inf->rprog);
 		rep.err = w < 0 ? (int)-w : 0;
 		rep.sent = w < 0 ? 0 : w;
 		goto reply;
@@ -1195,7 +1277,11 @@ static int serve_one(int chan, struct netpolicy *pol)
 		rep.rule = -1;
 		goto reply;
 	}
-	s = socket(q.family, q.type | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
+	/* the socket made after the last reply (off the critical path), or a new one */
+	s = g_spare[q.family == AF_INET6];
+	g_spare[q.family == AF_INET6] = -1;
+	if (s < 0)
+		s = socket(q.family, q.type | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
 	if (s < 0) {
 		rep.err = errno;
 		goto reply;
@@ -1215,6 +1301,9 @@ static int serve_one(int chan, struct netpolicy *pol)
 reply:;
 	if (given >= 0)
 		close(given);
+	struct timespec t_out;
+	clock_gettime(CLOCK_MONOTONIC, &t_out);
+	rep.netd_ns = (int64_t)(t_out.tv_sec - t_in.tv_sec) * 1000000000 + (t_out.tv_nsec - t_in.tv_nsec);
 	struct iovec iov = { &rep, sizeof rep };
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -1237,6 +1326,9 @@ reply:;
 	ssize_t w = sendmsg(chan, &m, MSG_NOSIGNAL);
 	if (s >= 0)
 		close(s);
+	if (q.op == NETD_CONNECT && rep.rule >= 0 && (q.family == AF_INET || q.family == AF_INET6) &&
+	    g_spare[q.family == AF_INET6] < 0)
+		g_spare[q.family == AF_INET6] = socket(q.family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
 	return w < 0 ? -1 : 0;
 }
 

@@ -33,8 +33,10 @@ struct sc_call;
  * UDP_CONNECT: connect the guest's UDP socket sent with the request (the
  * pinned file, of the guest's namespace) to the relay, for q.addr (policy):
  * netd makes the host-side socket connected to q.addr and relays. */
+/* DISCONNECT: connect(AF_UNSPEC) on the socket sent with the request (any
+ * namespace: a disconnect reaches nothing). */
 enum { NETD_CONNECT = 0, NETD_RESOLVE = 1, NETD_GUESTNS = 2, NETD_LOCAL_CONNECT = 3, NETD_BIND = 4,
-       NETD_LISTEN = 5, NETD_SEND = 6, NETD_RELAY = 7, NETD_UDP_CONNECT = 8 };
+       NETD_LISTEN = 5, NETD_SEND = 6, NETD_RELAY = 7, NETD_UDP_CONNECT = 8, NETD_DISCONNECT = 9 };
 /* connected UDP sockets relayed at once per sandbox (the least recently
  * used is dropped beyond) */
 #define NETD_MAX_RELAYS 128
@@ -69,6 +71,7 @@ struct netd_rep {
 	uint32_t secrets;         /* CONNECT: brokered for these --secret slots (0: a plain socket) */
 	uint32_t namelen;         /* UDP_CONNECT: the host-side socket's own address (0: none) */
 	uint8_t name[28];         /* (a sockaddr_in or sockaddr_in6, of the guest socket's family) */
+	int64_t netd_ns;          /* netd's own time on the request, ns (MOAT_PROFILE) */
 };
 
 #define NETDNS_MAX_ADDRS 16
@@ -103,10 +106,10 @@ int netd_option_allowed(int level, int name);
 void netconn_set_relays(const int ends[2], const int icmp[2]);
 /* Set up: the policy and netd's channel (-1: --net none, no netd). */
 void netconn_init(const struct netpolicy *pol, int netd_chan);
-/* The ptrace stop of connect with an AF_INET/AF_INET6 address (unixsock.c):
+/* The ptrace stop of connect with an AF_INET/AF_INET6 address (unixsock.c),
+ * without moat-netd only (with it, connect is netconn_connect's):
  * 1 = let it run natively (the guest's own loopback, or an address the kernel
- * will refuse), 0 = regs rewritten (skipped with an errno, or turned into the
- * net call below). */
+ * will refuse), 0 = regs rewritten (skipped with ENETUNREACH, audited). */
 struct user_regs_struct;
 int netconn_stop(struct sandbox *sb, struct task *t, void *regs, const void *sa, size_t len);
 /* sendto/sendmsg/sendmmsg at their stop (unixsock.c), before anything else
@@ -131,26 +134,27 @@ int netconn_fastopen_stop(struct sandbox *sb, struct task *t, void *regs, const 
  * EOPNOTSUPP (a disconnected netd socket would listen in the host's
  * namespace; a check here and a native listen would race an fd swap). */
 int netconn_listen_stop(struct sandbox *sb, struct task *t, void *regs);
-/* With netd running, no connect of the guest runs natively after a check
- * (1 = strict): unixsock.c sends every connect to netconn_stop or
- * netconn_local. */
+/* With netd running, no connect, bind or listen of the guest runs natively
+ * after a check (1 = strict). */
 int netconn_strict(void);
-/* connect with any other address (copied once, len <= 128): made by netd on
- * the pinned file (0: regs rewritten). */
-int netconn_local(struct task *t, void *regs, const void *sa, size_t len);
+/* connect with netd running: a user notification whatever the address
+ * (run.c routes it so), answered here from the pipeline's copy of the
+ * address; the calls are made on the pinned file (worker thread). */
+long netconn_connect(struct sc_call *c);
 /* bind with an inet address: as listen (0 = turned into the net call). */
 int netconn_bind_stop(struct sandbox *sb, struct task *t, void *regs, const void *sa, size_t len);
 /* fd: a socket of the guest's network namespace (the DNS stub's): its
  * netns cookie tells the guest's own sockets from moat-netd's. */
 void netconn_set_guest_netns(int fd);
-/* The rewritten call (MOAT_SYS_LOADER, MOAT_NET_CONNECT): worker thread. */
+/* The rewritten bind/listen (MOAT_SYS_LOADER, MOAT_NET_BIND/LISTEN): worker thread. */
 long netconn_call(struct sc_call *c);
+/* MOAT_PROFILE: the connect path's stages, mean wall time (at exit). */
+void netconn_profile_report(void);
 /* MOAT_TEST_CONFINEMENT: ask netd for denied destinations, print probe lines. */
 void netconn_selftest(void);
 
 #define NETDNS_STUB_ADDR "127.0.0.53" /* in the guest netns, port 53/udp */
-#define MOAT_NET_CONNECT 0x6e6574 /* "net": arg0 of MOAT_SYS_LOADER for the net call */
-#define MOAT_NET_BIND 0x6e6562    /* the same for a bind */
+#define MOAT_NET_BIND 0x6e6562    /* "neb": arg0 of MOAT_SYS_LOADER for a bind made by netd */
 #define MOAT_NET_LISTEN 0x6e656c  /* the same for a listen */
 #define MOAT_NET_SEND 0x6e6575    /* the same for a UDP send (arg2: kind) */
 /* The rewritten send (MOAT_SYS_LOADER, MOAT_NET_SEND, fd, kind): worker. */

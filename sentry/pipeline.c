@@ -129,6 +129,7 @@ void pipeline_profile_report(void)
 		fprintf(stderr, " %9llu\n", tot / row->n);
 	}
 	gofer_profile_report(stderr);
+	netconn_profile_report();
 }
 
 /* Step 2: copy every PATH/STR/struct argument once. 0 or -errno. */
@@ -241,6 +242,16 @@ static void closing_wait(struct task *t)
 	}
 }
 
+/* connect's row as moat-netd's sandboxes route it: EMULATE, netconn_connect */
+static struct sysent connect_ent;
+static void connect_row(void)
+{
+	connect_ent = *sc_lookup(__NR_connect);
+	connect_ent.cls = SC_EMULATE;
+	connect_ent.handler = netconn_connect;
+	connect_ent.handler_name = "netconn_connect";
+}
+
 static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 		    unsigned long long plast)
 {
@@ -289,7 +300,7 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 		static const struct sysent loader_ent = { .nr = MOAT_SYS_LOADER, .name = "moat_loader",
 							  .nargs = 3, .args = { A_INT, A_PTR, A_SIZE },
 							  .cls = SC_EMULATE };
-		static const struct sysent net_ent = { .nr = MOAT_SYS_LOADER, .name = "connect",
+		static const struct sysent net_ent = { .nr = MOAT_SYS_LOADER, .name = "moat_net",
 						       .nargs = 2, .args = { A_HEX, A_FD },
 						       .cls = SC_EMULATE };
 		static const struct sysent bind_ent = { .nr = MOAT_SYS_LOADER, .name = "bind",
@@ -306,11 +317,9 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 			{ .nr = MOAT_SYS_LOADER, .name = "sendmmsg", .nargs = 3, .args = { A_HEX, A_FD, A_INT },
 			  .cls = SC_EMULATE },
 		};
-		if (c->args[0] == MOAT_NET_CONNECT || c->args[0] == MOAT_NET_BIND ||
-		    c->args[0] == MOAT_NET_LISTEN) { /* a socket call rewritten at its stop */
-			c->ent = c->args[0] == MOAT_NET_BIND	 ? &bind_ent :
-				 c->args[0] == MOAT_NET_LISTEN ? &listen_ent :
-								 &net_ent;
+		if (c->args[0] == MOAT_NET_BIND || c->args[0] == MOAT_NET_LISTEN) {
+			/* a socket call rewritten at its stop */
+			c->ent = c->args[0] == MOAT_NET_BIND ? &bind_ent : &listen_ent;
 			name = c->ent->name;
 			ret = netconn_call(c);
 			if (ret == -ENOSYS)
@@ -335,6 +344,13 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 		plat->reply(g_nfd, c->id, ret);
 		goto audit;
 	}
+	if (e->cls == SC_EXEC && n->nr == __NR_connect && netconn_strict()) {
+		/* with moat-netd, connect is a user notification (run.c),
+		 * answered by netconn_connect */
+		static pthread_once_t once = PTHREAD_ONCE_INIT;
+		pthread_once(&once, connect_row);
+		e = &connect_ent;
+	}
 	c->ent = e;
 	name = e->name;
 	PROF_MARK(ST_LOOKUP);
@@ -355,9 +371,8 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 	PROF_MARK(ST_IDVALID);
 	decision = policy_check(g_sb->policy, c, &err);
 	PROF_MARK(ST_POLICY);
-	__atomic_fetch_add(decision == DEC_KILL ? &g_sb->n_killed :
-			   decision == DEC_DENY ? &g_sb->n_denied : &g_sb->n_emulated, 1, __ATOMIC_RELAXED);
 	if (decision == DEC_KILL) {
+		__atomic_fetch_add(&g_sb->n_killed, 1, __ATOMIC_RELAXED);
 		kill(t->tgid, SIGKILL);
 		ret = -ENOSYS;
 		goto audit;
@@ -366,6 +381,9 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 		ret = -err;
 	else
 		ret = e->handler(c);
+	if (c->deny)
+		decision = DEC_DENY; /* the handler's policy (the egress rules) refused it */
+	__atomic_fetch_add(decision == DEC_DENY ? &g_sb->n_denied : &g_sb->n_emulated, 1, __ATOMIC_RELAXED);
 reply:
 	PROF_MARK(ST_HANDLER);
 	if (g_prof) {
@@ -418,7 +436,9 @@ audit:
 	if (audit_wants_args(g_sb->audit)) {
 		char args[4096];
 		args[0] = 0;
-		if (c->ent)
+		if (c->audit_args[0])
+			snprintf(args, sizeof args, "%s", c->audit_args);
+		else if (c->ent)
 			sc_decode_args(c, args, sizeof args);
 		audit_event(g_sb->audit, g_sb, t, c->tid, name, args, decision, ret, c->note);
 	}
@@ -482,6 +502,11 @@ static void lead_pass(void)
 		spawn_worker();
 }
 
+void pipeline_may_block(void)
+{
+	lead_pass();
+}
+
 /* Handlers that wait only in a gofer round trip (the block hook passes the
  * lead first) or not at all: answered by the lead without a hand-off. */
 static int fast_call(int nr)
@@ -498,6 +523,9 @@ static int fast_call(int nr)
 	case __NR_getxattr: case __NR_lgetxattr: case __NR_listxattr: case __NR_llistxattr:
 	case __NR_setxattr: case __NR_lsetxattr: case __NR_removexattr: case __NR_lremovexattr:
 	case __NR_statfs: case __NR_fstatfs:
+	/* with moat-netd (netconn_connect): a netd round trip, which never
+	 * blocks; a wait for a blocking guest's handshake passes the lead */
+	case __NR_connect:
 		return 1;
 	default:
 		return 0;

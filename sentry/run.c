@@ -201,6 +201,11 @@ int sentry_run(const struct sentry_config *cfg)
 	/* compiled at build time (syscalls/gen_filter.c); --deny prepends */
 	unsigned char force[SC_NR_MAX];
 	memcpy(force, cfg->deny, sizeof force);
+	/* with --net rules moat-netd runs and makes every connect on the file
+	 * a worker pins (netconn_connect): a user notification, no ptrace stop
+	 * (netd is started below on the same condition, or moat exits) */
+	if (cfg->net && cfg->net->nrules > 0 && !force[__NR_connect])
+		force[__NR_connect] = SC_FORCE_NOTIFY;
 	struct sock_fprog prog;
 	if (sc_guest_filter_prebuilt(MOAT_SYS_LOADER, force, &prog) < 0)
 		die("cannot build the seccomp filter");

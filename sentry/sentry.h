@@ -135,6 +135,15 @@ void exec_drop(struct task *t);
 void exec_done(struct task *t);
 struct pending_exec;
 void exec_pexec_free(struct pending_exec *p);
+/* A worker connecting an AF_UNIX socket (stype: its SO_TYPE, 0 unknown) to
+ * in (inlen bytes, copied once): the path resolved in the VFS to its
+ * abstract name in *out (*outlen bytes). 0, -errno, or 1 (not a path: as given). */
+struct sockaddr_un;
+int unixsock_resolve_connect(struct sandbox *sb, struct task *t, int stype, const struct sockaddr_un *in,
+			     size_t inlen, struct sockaddr_un *out, unsigned *outlen);
+/* A worker about to wait (not in a gofer round trip, which does this
+ * itself): another worker takes RECV over (pipeline.c). */
+void pipeline_may_block(void);
 /* At a PTRACE_EVENT_SECCOMP stop of bind/connect (unixsock.c). */
 void unixsock_stop(struct sandbox *sb, struct task *t);
 /* The syscall exit of a recvfrom the stop asked to see (t->sock_exit). */

@@ -567,71 +567,13 @@ void unixsock_exit(struct sandbox *sb, struct task *t)
 	(void)guest_write(t->tid, t->sock_lenp, &len, sizeof len);
 }
 
-/* connect with moat-netd running (netconn_strict): the guest holds, or can
- * get, sockets of the host's network namespace, and a thread can dup2 one
- * onto the fd number or rewrite the address in memory after any check made
- * here. So nothing runs natively with an address the kernel would read
- * again: the address is copied once and the call is made by netd on the file
- * the worker pins (netconn_stop: the egress policy; netconn_local: any other
- * address, an AF_UNIX path as its abstract name), except a disconnect
- * (AF_UNSPEC), which runs natively with the length cut to the family: a
- * rewrite after this stop is then EINVAL whatever family it writes. */
-static void strict_connect(struct sandbox *sb, struct task *t, arch_regs *regs)
+int unixsock_resolve_connect(struct sandbox *sb, struct task *t, int stype, const struct sockaddr_un *in,
+			     size_t inlen, struct sockaddr_un *out, unsigned *outlen)
 {
-	struct sockaddr_storage ss;
-	uint64_t len = REG_ARG2(*regs);
-	long err = 0;
-	memset(&ss, 0, sizeof ss);
-	if (len < sizeof(sa_family_t) || len > sizeof ss)
-		err = -EINVAL;
-	else if (guest_read(t->tid, REG_ARG1(*regs), &ss, (size_t)len) < 0)
-		err = -EFAULT;
-	if (err) {
-		REG_SYSNO(*regs) = -1;
-		REG_RET(*regs) = (uint64_t)err;
-		ptrace(PTRACE_SETREGS, t->tid, 0, regs);
-		return;
-	}
-	if (ss.ss_family == AF_UNSPEC) {
-		REG_ARG2(*regs) = sizeof(sa_family_t);
-		ptrace(PTRACE_SETREGS, t->tid, 0, regs);
-		return;
-	}
-	if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6) {
-		(void)netconn_stop(sb, t, regs, &ss, (size_t)len);
-		return;
-	}
-	if (ss.ss_family == AF_UNIX && len <= sizeof(struct sockaddr_un)) {
-		/* the socket's type picks the abstract name's kind; the
-		 * kernel checks the rest on the pinned file */
-		int stype = 0, hfd = task_getfd(t, (int)REG_ARG0(*regs));
-		if (hfd >= 0) {
-			socklen_t tl = sizeof stype;
-			(void)getsockopt(hfd, SOL_SOCKET, SO_TYPE, &stype, &tl);
-			close(hfd);
-		}
-		struct sockaddr_un in, out;
-		memcpy(&in, &ss, sizeof in);
-		socklen_t olen = 0;
-		int r = resolve(sb, t, 0, stype, &in, (size_t)len, &out, &olen);
-		if (r == -EINTR)
-			r = -EIO;
-		if (r < 0) {
-			char args[160];
-			snprintf(args, sizeof args, "%d, {AF_UNIX, \"%.100s\"}, %zu", (int)REG_ARG0(*regs),
-				 in.sun_path, (size_t)len);
-			REG_SYSNO(*regs) = -1;
-			REG_RET(*regs) = (uint64_t)(long)r;
-			ptrace(PTRACE_SETREGS, t->tid, 0, regs);
-			audit_event(sb->audit, sb, t, t->tid, "connect", args, DEC_DENY, r, "");
-			return;
-		}
-		if (r == 0) {
-			(void)netconn_local(t, regs, &out, olen);
-			return;
-		}
-	}
-	(void)netconn_local(t, regs, &ss, (size_t)len);
+	socklen_t ol = 0;
+	int r = resolve(sb, t, 0, stype, in, inlen, out, &ol);
+	*outlen = ol;
+	return r;
 }
 
 void unixsock_stop(struct sandbox *sb, struct task *t)
@@ -641,7 +583,11 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 		return;
 	long nr = (long)REG_SYSNO(regs);
 	if (nr == __NR_connect && netconn_strict()) {
-		strict_connect(sb, t, &regs);
+		/* cannot happen: with moat-netd the filter sends connect to a
+		 * worker (netconn_connect); never native */
+		REG_SYSNO(regs) = -1;
+		REG_RET(regs) = (uint64_t)-ENETUNREACH;
+		ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
 		return;
 	}
 	uint64_t aptr;
@@ -732,8 +678,9 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 			return; /* not an AF_UNIX address we map; the kernel answers */
 		if (guest_read(t->tid, aptr, &in, len) < 0)
 			return; /* native: the kernel gives EFAULT */
-		/* without netd (with it, connect went to strict_connect and
-		 * bind is strict_bind): every socket is the guest's own */
+		/* without netd (with it, connect is a user notification,
+		 * netconn_connect, and bind is strict_bind): every socket is
+		 * the guest's own */
 		if (nr == __NR_connect && len >= sizeof(sa_family_t) &&
 		    (in.sun_family == AF_INET || in.sun_family == AF_INET6) &&
 		    netconn_stop(sb, t, &regs, &in, len) == 0)

@@ -65,6 +65,8 @@ struct sc_call {
 				   * values in registers (a kill's pid and signal),
 				   * never a pointer it read. */
 	char note[128];           /* free text added to the trace/audit event */
+	char audit_args[160];     /* non-empty: the event's arguments instead of the decoded ones */
+	int deny;                 /* the handler refused the call by policy: audited as a denial */
 
 	/* storage for copies (pipeline-owned) */
 	char strbuf[3][SC_STRMAX];

@@ -120,6 +120,16 @@ while True:
 			elif ! echo "$got" | grep -q 'done$'; then fail "rootless_udp_$mode" "$(echo "$got" | tail -3 | tr '\n' ' ')"
 			else ok "rootless_udp_$mode"; fi
 		done
+		# many UDP sockets at once, each a first datagram: none lost
+		# (the root tier's udp_many_sockets_no_loss; here every rootless
+		# sandbox of this user shares the uid whose reuseport groups an
+		# ephemeral bind could join)
+		nat=$("$SYSCALL_BIN/probe_udp" loss 127.0.0.1 "$ueport" 800 300 keep </dev/null 2>&1)
+		got=$(moat run --bind "$SYSCALL_BIN:/t:ro" --net allow=127.0.0.1:"$ueport"/udp -- \
+			/t/probe_udp loss 127.0.0.1 "$ueport" 800 300 keep </dev/null 2>&1)
+		if [ "$nat" != "lost 0 of 800" ]; then fail rootless_udp_many_sockets_no_loss "natively: $nat"
+		elif [ "$got" = "$nat" ]; then ok rootless_udp_many_sockets_no_loss
+		else fail rootless_udp_many_sockets_no_loss "$got"; fi
 	else
 		skip rootless_udp "no SYSCALL_BIN/probe_udp"
 	fi
@@ -379,6 +389,19 @@ if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_udp" ]; then
 	if [ -s "$T_TMP/usink.got" ]; then fail udp_netd_socket_fd_swap_race "the sink got: $(sort "$T_TMP/usink.got" | uniq -c | head -3 | tr '\n' ' ')"
 	elif [ "$got" != "swaprace done" ]; then fail udp_netd_socket_fd_swap_race "$got"
 	else ok udp_netd_socket_fd_swap_race; fi
+	# Many unconnected UDP sockets open at once, each sending its first
+	# datagram (moat-netd makes its socket) and waiting 300 ms for the
+	# echo: none may be lost. moat-netd's sockets were bound to port 0
+	# with SO_REUSEPORT, and Linux's ephemeral search does not skip the
+	# ports of same-uid reuseport sockets: ~2% joined another guest
+	# socket's group, whose program gave it their replies (lost 17-24 of
+	# 1000; netd.c udp_guest_socket).
+	nat=$(in_outer "$SYSCALL_BIN/probe_udp" loss 10.200.0.2 "$ueport" 800 300 keep </dev/null 2>&1)
+	got=$(in_outer timeout 120 "$MOAT" run --bind "$SYSCALL_BIN:/t:ro" --net allow=10.200.0.2:"$ueport"/udp -- \
+		/t/probe_udp loss 10.200.0.2 "$ueport" 800 300 keep </dev/null 2>&1)
+	if [ "$nat" != "lost 0 of 800" ]; then fail udp_many_sockets_no_loss "natively: $nat"
+	elif [ "$got" = "$nat" ]; then ok udp_many_sockets_no_loss
+	else fail udp_many_sockets_no_loss "$got"; fi
 else
 	skip udp_echo_allowed "no SYSCALL_BIN/probe_udp"
 fi
@@ -807,8 +830,10 @@ if [[ $out == *"$secval"* ]] || [ -z "$ph" ] || [ "$(echo "$out" | grep -c "^aut
 	fail secret_name_host "guest: $(echo "$out" | head -c 300 | tr '\n' ' ')"
 elif ! grep -qx "good.test:$sport Bearer $secval" "$T_TMP/sec.log" || ! grep -qx "other.test Bearer $ph" "$T_TMP/sec.log"; then
 	fail secret_name_host "server: $(head -c 300 "$T_TMP/sec.log" | tr '\n' ' ')"
-elif ! echo "$out" | grep -q 'http("GET / HTTP/1.1") = 0 <allow> moat-broker: secret MOAT_T_KEY put in' ||
-	! echo "$out" | grep -q 'http("GET / HTTP/1.1") = 0 <deny> moat-broker: secret MOAT_T_KEY left out: the Host header'; then
+elif ! grep -q 'http("GET / HTTP/1.1") = 0 <allow> moat-broker: secret MOAT_T_KEY put in' <<<"$out" ||
+	! grep -q 'http("GET / HTTP/1.1") = 0 <deny> moat-broker: secret MOAT_T_KEY left out: the Host header' <<<"$out"; then
+	# (a here-string: with pipefail, `echo "$out" | grep -q` failed when
+	# grep quit at its match before echo had written everything: SIGPIPE)
 	fail secret_name_host "no http events in the trace: $(echo "$out" | grep 'http(' | head -3 | tr '\n' ' ')"
 else
 	ok secret_name_host

@@ -37,6 +37,15 @@
  *     SO_ERROR holds it (and then no more); a dual-stack socket to the
  *     v4-mapped address (IPv4 ADDR only). "local ADDR" lines: getsockname's
  *     address (natively the one the route to ADDR picks).
+ *   probe_udp loss ADDR PORT N MS [fresh|keep]
+ *     N x (sendto ADDR:PORT a numbered 64-byte datagram on one unconnected
+ *     socket — "fresh": a new socket each time, so each is a first send,
+ *     which under moat makes moat-netd's socket for the guest; "keep": the
+ *     same, every socket kept open until the end —, recv its echo with an
+ *     MS ms timeout): "lost K of N" (a
+ *     timeout, or an echo of another number, counts one; on a timeout the
+ *     next round drains a late echo first, so a slow reply is not counted
+ *     twice). Natively nothing is lost on a loopback echo server.
  */
 #include "t.h"
 #include <arpa/inet.h>
@@ -507,6 +516,48 @@ static int refused(void)
 	return 0;
 }
 
+static int loss(int n, int ms, int fresh, int keep)
+{
+	int s = -1, lost = 0, *kept = keep ? calloc((size_t)n, sizeof *kept) : NULL;
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	char out[64], in[128];
+	for (int i = 0; i < n; i++) {
+		if (s < 0 || fresh || keep) {
+			if (s >= 0 && !keep)
+				close(s);
+			s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+			if (s < 0 || setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0)
+				return 1;
+			if (keep)
+				kept[i] = s;
+		}
+		memset(out, 'l', sizeof out);
+		memcpy(out, &i, sizeof i);
+		if (sendto(s, out, sizeof out, 0, (struct sockaddr *)&dst, sizeof dst) != (ssize_t)sizeof out) {
+			printf("sendto %d: %s\n", i, strerror(errno));
+			return 1;
+		}
+		int got = -1;
+		for (;;) {
+			ssize_t r = recv(s, in, sizeof in, 0);
+			if (r < 0)
+				break; /* timed out: lost (a late echo is read next round) */
+			if (r == (ssize_t)sizeof out)
+				memcpy(&got, in, sizeof got);
+			if (got == i)
+				break;
+		}
+		lost += got != i;
+	}
+	printf("lost %d of %d\n", lost, n);
+	for (int i = 0; keep && i < n; i++)
+		close(kept[i]);
+	if (!keep)
+		close(s);
+	free(kept);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -548,5 +599,8 @@ int main(int argc, char **argv)
 		return connected();
 	if (!strcmp(argv[1], "swaprace") && argc >= 6)
 		return swaprace();
+	if (!strcmp(argv[1], "loss") && argc >= 6)
+		return loss(atoi(argv[4]), atoi(argv[5]), argc > 6 && !strcmp(argv[6], "fresh"),
+			    argc > 6 && !strcmp(argv[6], "keep"));
 	return 77;
 }

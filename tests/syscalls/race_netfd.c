@@ -8,10 +8,11 @@
  * allowed destination gives the guest a socket moat-netd made in the host's
  * network namespace; connect(AF_UNSPEC) disconnects it. TARGET (a listener
  * on the host's loopback, which no rule names) must then stay out of reach.
- * The connect stop (sentry/netconn.c netconn_stop) checks which socket the
- * fd number holds (pidfd_getfd + SO_NETNS_COOKIE) and lets a loopback
- * connect of the guest's own socket run natively; the kernel looks the fd
- * number up again when the thread resumes. One thread here swaps fd T
+ * The connect stop (sentry/netconn.c netconn_stop) checked which socket the
+ * fd number holds (pidfd_getfd + SO_NETNS_COOKIE) and let a loopback
+ * connect of the guest's own socket run natively; the kernel looked the fd
+ * number up again when the thread resumed. (With moat-netd, connect is now
+ * made on the file the worker pins, netconn_connect; this probes that.) One thread here swaps fd T
  * between a fresh socket of the guest's own and moat-netd's socket (dup2)
  * while the main thread connects T to TARGET: when the swap lands between
  * the check and the native connect, the connect runs on moat-netd's socket

@@ -91,6 +91,14 @@ __attribute__((weak)) int vfs_cwd_path(struct vfs *v, struct task *t, char *buf,
 	return r;
 }
 
+__attribute__((weak)) int vfs_fd_mnt_id(struct vfs *v, struct task *t, int hostfd)
+{
+	(void)v;
+	(void)t;
+	(void)hostfd;
+	return -1;
+}
+
 /* ---- nodes ---- */
 
 enum pkind {
@@ -603,6 +611,7 @@ static int pn_step(struct task *self, struct pnode *n, const char *name, int mor
 			return -ENOENT;
 		n->kind = N_GUEST;
 		n->perm = 0400;
+		n->fdnum = fdnum; /* open_fdinfo rewrites its mnt_id */
 		snprintf(n->gpath, sizeof n->gpath, "%s/fdinfo/%d", n->base, fdnum);
 		return 0;
 	}
@@ -1878,6 +1887,38 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
 	return copy_text(text, buf, len);
 }
 
+/* /proc/<pid>/fdinfo/<n>: the kernel's text, with mnt_id the id of the
+ * mount the VFS names the file on (mountinfo's first field), not the host
+ * mount behind it (the gofer's or the sentry's). */
+static int open_fdinfo(struct vfs *v, struct task *self, struct pnode *n, int *out)
+{
+	cleanup_free char *text = NULL;
+	long len = guest_slurp(self->sb, n->gpath, &text);
+
+	if (len < 0)
+		return (int)len;
+	char *m = strstr(text, "\nmnt_id:");
+	int hf = m && v ? task_getfd(n->task, n->fdnum) : -1;
+	int id = hf >= 0 ? vfs_fd_mnt_id(v, self, hf) : -1;
+	if (hf >= 0)
+		close(hf);
+	if (id >= 0) {
+		{
+			char *eol = strchr(m + 1, '\n');
+			size_t tail = eol ? strlen(eol) : 0;
+			char *res = malloc((size_t)len + 32);
+			if (res) {
+				int k = snprintf(res, (size_t)len + 32, "%.*s\nmnt_id:\t%d", (int)(m - text), text, id);
+				memcpy(res + k, eol ? eol : "", tail + 1);
+				free(text);
+				text = res;
+				len = (long)strlen(text);
+			}
+		}
+	}
+	return memfd_with(n->gpath, text, (size_t)len, out);
+}
+
 int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *fd)
 {
 	struct pnode n;
@@ -1909,6 +1950,10 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 	}
 	switch (n.kind) {
 	case N_GUEST:
+		if (n.task && n.fdnum >= 0 && strstr(n.gpath, "/fdinfo/")) {
+			r = open_fdinfo(v, t, &n, fd);
+			break;
+		}
 		r = guest_open(t->sb, n.gpath, O_RDONLY | (flags & O_NONBLOCK));
 		if (r >= 0) {
 			*fd = r;

@@ -134,4 +134,8 @@ int vfs_path_of_dirfd(struct vfs *v, struct task *t, int fd, char *buf, size_t l
  * -ENOENT if removed, -ENAMETOOLONG if it does not fit. */
 int vfs_cwd_path(struct vfs *v, struct task *t, char *buf, size_t len);
 
+/* mountinfo's id of the mount the VFS names host fd hostfd on, or -1 (fs/vfs.c;
+ * a weak stand-in in procfs.c answers -1) */
+int vfs_fd_mnt_id(struct vfs *v, struct task *t, int hostfd);
+
 #endif

@@ -2048,6 +2048,42 @@ static const struct vfs_mount *mount_parent(struct vfs *v, const struct vfs_moun
 	return best;
 }
 
+/* The device of m's root, as stat shows it to the guest (mountinfo's
+ * major:minor, which tools match with st_dev: df, findmnt, LTP statx01). */
+static dev_t mount_root_dev(struct vfs *v, const struct vfs_mount *cm)
+{
+	struct vfs_mount *m = (struct vfs_mount *)cm; /* only the cache is written */
+	unsigned long long d = atomic_load(&m->root_dev);
+	struct stat st;
+
+	if (d)
+		return (dev_t)(d - 1);
+	switch (m->kind) {
+	case VFS_MNT_GOFER:
+		if (VFS_BE(v, lstat, m->export, m->sub ? m->sub : "", &st) < 0)
+			return makedev(0, (unsigned)m->idx + 30); /* as before: a stand-in */
+		d = (unsigned long long)st.st_dev;
+		break;
+	case VFS_MNT_PROC:
+		d = (unsigned long long)PROCFS_DEV;
+		break;
+	default:
+		d = (unsigned long long)v->synth_dev;
+		break;
+	}
+	atomic_store(&m->root_dev, d + 1);
+	return (dev_t)d;
+}
+
+int vfs_fd_mnt_id(struct vfs *v, struct task *t, int hostfd)
+{
+	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
+
+	if (vfs_host_fd_node(v, t, hostfd, n) < 0 || !n->mnt)
+		return -1;
+	return n->mnt->pos + 21;
+}
+
 long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo)
 {
 	size_t off = 0, n = v->nmnts, root = n;
@@ -2094,8 +2130,9 @@ long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo)
 			char mroot[PATH_MAX * 2] = "/";
 			if (m->sub)
 				mangle(mroot + 1, sizeof mroot - 1, m->sub);
-			l = snprintf(line, sizeof line, "%d %d 0:%d %s %s %s%s - %s %s %s\n",
-				     m->pos + 21, p ? p->pos + 21 : m->pos + 21, m->idx + 30, mroot, mp,
+			dev_t rd = mount_root_dev(v, m);
+			l = snprintf(line, sizeof line, "%d %d %u:%u %s %s %s%s - %s %s %s\n",
+				     m->pos + 21, p ? p->pos + 21 : m->pos + 21, major(rd), minor(rd), mroot, mp,
 				     opt, m->kind == VFS_MNT_GOFER ? ",relatime" : "",
 				     type, src, strncmp(opt, "ro", 2) ? "rw" : "ro");
 		} else {

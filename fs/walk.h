@@ -55,6 +55,9 @@ struct vfs_mount {
 				  * its root inside the export (NULL: the export's
 				  * root); every node's rel starts with it */
 	size_t slen;             /* strlen(sub) */
+	_Atomic unsigned long long root_dev; /* st_dev of its root as the guest sees
+				  * it, +1 (0: not asked yet): mountinfo's
+				  * major:minor (vfs_render_mounts) */
 	int can_write;           /* the export takes writes (a remount may make it rw) */
 	int guest;               /* made by the guest's mount(2) */
 	int pos;                 /* index in v->mnts (idx, the dcache key, is the

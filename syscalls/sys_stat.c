@@ -31,7 +31,7 @@
 /* Stat of what path names (following a final /proc magic link to the open
  * file it stands for). */
 static int stat_path(struct sc_call *c, int dirfd, const char *path, int flags,
-		     struct stat *st)
+		     struct stat *st, int *mnt_id)
 {
 	cleanup_free struct vfs_node *n = NULL;
 	unsigned wf = WALK_FRESH;
@@ -59,10 +59,15 @@ static int stat_path(struct sc_call *c, int dirfd, const char *path, int flags,
 		if (r == 0) {
 			*st = o->st;
 			vfs_view_stat(VFS_OF(c), st);
+			if (mnt_id && o->mnt)
+				*mnt_id = o->mnt->pos + 21;
 		}
 		free(o);
 		return r;
 	}
+	/* mountinfo's id of the mount it is on (fs/vfs.c vfs_render_mounts) */
+	if (mnt_id && n->mnt)
+		*mnt_id = n->mnt->pos + 21;
 	*st = n->st;
 	if (n->kind == VN_BACKEND || n->kind == VN_FD)
 		vfs_view_stat(VFS_OF(c), st);   /* virtual owner and set-id bits */
@@ -72,7 +77,7 @@ static int stat_path(struct sc_call *c, int dirfd, const char *path, int flags,
 static long do_stat(struct sc_call *c, int dirfd, const char *path, int flags, uint64_t buf)
 {
 	struct stat st;
-	int r = stat_path(c, dirfd, path, flags & ~AT_STATX_SYNC_TYPE, &st);
+	int r = stat_path(c, dirfd, path, flags & ~AT_STATX_SYNC_TYPE, &st, NULL);
 
 	if (r < 0)
 		return r;
@@ -111,11 +116,16 @@ long sys_statx(struct sc_call *c)
 		return -EINVAL;
 	if (mask & STATX__RESERVED)
 		return -EINVAL;
-	r = stat_path(c, ARG_INT(c, 0), c->str[1], flags, &st);
+	int mid = -1;
+	r = stat_path(c, ARG_INT(c, 0), c->str[1], flags, &st, &mid);
 	if (r < 0)
 		return r;
 	memset(&sx, 0, sizeof sx);
 	sx.stx_mask = STATX_BASIC_STATS;
+	if (mid >= 0) {
+		sx.stx_mask |= STATX_MNT_ID;
+		sx.stx_mnt_id = (uint64_t)mid;
+	}
 	sx.stx_blksize = st.st_blksize;
 	sx.stx_nlink = st.st_nlink;
 	sx.stx_uid = st.st_uid;

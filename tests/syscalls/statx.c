@@ -47,5 +47,38 @@ int main(int argc, char **argv)
 	CHECK(statx(AT_FDCWD, "d", 0, STATX_TYPE | STATX_MODE, &sx) == 0 && S_ISDIR(sx.stx_mode) &&
 		      (sx.stx_mode & 07777) == 0700,
 	      "directory", "mode %o", sx.stx_mode);
+	/* the mount: statx's mnt_id is a line of mountinfo whose major:minor is
+	 * the file's device (df, findmnt and LTP statx01 match them so), and
+	 * the fd's fdinfo names the same mount */
+	{
+		char line[4096];
+		int found = 0, fdmid = -1;
+		CHECK(statx(AT_FDCWD, "f", 0, STATX_BASIC_STATS | STATX_MNT_ID, &sx) == 0 &&
+		      (sx.stx_mask & STATX_MNT_ID), "mnt_id_mask", "mask %x", sx.stx_mask);
+		FILE *mi = fopen("/proc/self/mountinfo", "r");
+		while (mi && fgets(line, sizeof line, mi)) {
+			unsigned long long id;
+			unsigned ma, mi_;
+			if (sscanf(line, "%llu %*d %u:%u", &id, &ma, &mi_) == 3 && id == sx.stx_mnt_id &&
+			    ma == sx.stx_dev_major && mi_ == sx.stx_dev_minor)
+				found = 1;
+		}
+		if (mi)
+			fclose(mi);
+		CHECK(found, "mnt_id_in_mountinfo", "mnt_id %llu dev %u:%u", (unsigned long long)sx.stx_mnt_id,
+		      sx.stx_dev_major, sx.stx_dev_minor);
+		int ffd = open("f", O_RDONLY);
+		char fi[64];
+		snprintf(fi, sizeof fi, "/proc/self/fdinfo/%d", ffd);
+		FILE *fp = fopen(fi, "r");
+		while (fp && fgets(line, sizeof line, fp))
+			if (sscanf(line, "mnt_id: %d", &fdmid) == 1)
+				break;
+		if (fp)
+			fclose(fp);
+		close(ffd);
+		CHECK(fdmid >= 0 && (unsigned long long)fdmid == sx.stx_mnt_id, "fdinfo_mnt_id", "%d vs %llu",
+		      fdmid, (unsigned long long)sx.stx_mnt_id);
+	}
 	return t_done();
 }

@@ -187,6 +187,18 @@ static const struct tent tree[] = {
 	{ "sys/kernel/osrelease", N_OSRELEASE, 0444, NULL },
 	{ "sys/kernel/version", N_TFILE, 0444, "#1 SMP PREEMPT_DYNAMIC\n" },
 	{ "sys/kernel/pid_max", N_GUEST, 0644, NULL },
+	/* IPC limits (test suites read them): per IPC namespace, and the
+	 * kernel answers for the reader's, the sentry's, whose values are the
+	 * defaults the guest's has too (nothing in the sandbox can set them).
+	 * /proc/sysvipc is not offered: it would list the sentry's namespace
+	 * (empty), and ipcs without it asks msgctl/semctl/shmctl instead. */
+	{ "sys/kernel/msgmax", N_GUEST, 0644, NULL },
+	{ "sys/kernel/msgmnb", N_GUEST, 0644, NULL },
+	{ "sys/kernel/msgmni", N_GUEST, 0644, NULL },
+	{ "sys/kernel/sem", N_GUEST, 0644, NULL },
+	{ "sys/kernel/shmall", N_GUEST, 0644, NULL },
+	{ "sys/kernel/shmmax", N_GUEST, 0644, NULL },
+	{ "sys/kernel/shmmni", N_GUEST, 0644, NULL },
 	{ "sys/kernel/threads-max", N_TFILE, 0644, NULL },
 	{ "sys/kernel/ngroups_max", N_GUEST, 0444, NULL },
 	{ "sys/kernel/tainted", N_TFILE, 0644, "0\n" },

@@ -316,6 +316,17 @@ static void check_global(void)
 	CHECK(n > 0 && strchr(buf, '['), "thp_defrag", "'%s'", buf);
 	/* KSM (madvise MADV_MERGEABLE runs on the host kernel, which has it
 	 * here): the directory test suites probe, its run file */
+	/* the IPC limits of the guest's own IPC namespace (the defaults) */
+	n = rd("/proc/sys/kernel/sem");
+	{
+		long a, b, c2, d;
+		CHECK(n > 0 && sscanf(buf, "%ld %ld %ld %ld", &a, &b, &c2, &d) == 4 && a > 0 && d > 0, "ipc_sem",
+		      "'%s'", buf);
+	}
+	n = rd("/proc/sys/kernel/msgmni");
+	CHECK(n > 0 && atol(buf) > 0, "ipc_msgmni", "'%s'", buf);
+	n = rd("/proc/sys/kernel/shmmni");
+	CHECK(n > 0 && atol(buf) > 0, "ipc_shmmni", "'%s'", buf);
 	n = rd("/sys/kernel/mm/ksm/run");
 	CHECK(n > 0 && buf[0] >= '0' && buf[0] <= '2', "ksm_run", "'%s'", buf);
 	struct stat st;

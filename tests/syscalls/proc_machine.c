@@ -319,8 +319,8 @@ static void check_global(void)
 	/* the IPC limits of the guest's own IPC namespace (the defaults) */
 	n = rd("/proc/sys/kernel/sem");
 	{
-		long a, b, c2, d;
-		CHECK(n > 0 && sscanf(buf, "%ld %ld %ld %ld", &a, &b, &c2, &d) == 4 && a > 0 && d > 0, "ipc_sem",
+		long s1, s2, s3, s4;
+		CHECK(n > 0 && sscanf(buf, "%ld %ld %ld %ld", &s1, &s2, &s3, &s4) == 4 && s1 > 0 && s4 > 0, "ipc_sem",
 		      "'%s'", buf);
 	}
 	n = rd("/proc/sys/kernel/msgmni");

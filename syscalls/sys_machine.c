@@ -2,6 +2,9 @@
  * sandbox's memory, uptime and task count (fs/procfs.c computes it, as it
  * does /proc/meminfo and /proc/uptime). */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/sysinfo.h>
 
@@ -20,4 +23,77 @@ long sys_sysinfo(struct sc_call *c)
 	if (r < 0)
 		return r;
 	return sc_write_guest(c, c->args[0], &si, sizeof si) < 0 ? -EFAULT : 0;
+}
+
+/* sysfs(2), the obsolete query of the file system types the kernel knows
+ * (option 1: a name's index; 2: an index's name; 3: how many): /proc/
+ * filesystems's list, the host kernel's as the guest's own procfs shows it
+ * (the guest reads the same list there). */
+static int fs_types(struct sc_call *c, char names[][32], int max)
+{
+	char buf[4096];
+	int n = 0;
+
+	if (c->sb->guest_procfd < 0)
+		return 0;
+	int fd = openat(c->sb->guest_procfd, "filesystems", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t len = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (len <= 0)
+		return 0;
+	buf[len] = 0;
+	for (char *l = strtok(buf, "\n"); l && n < max; l = strtok(NULL, "\n")) {
+		char *name = strchr(l, '\t');
+		name = name ? name + 1 : l;
+		snprintf(names[n++], 32, "%s", name);
+	}
+	return n;
+}
+
+long sys_sysfs(struct sc_call *c)
+{
+	char names[96][32];
+	int opt = (int)c->args[0], n;
+
+	switch (opt) {
+	case 1: {
+		/* the name, read a piece at a time (never past its NUL: the
+		 * next page may not be mapped) */
+		char name[64];
+		size_t got = 0;
+		for (;;) {
+			uint64_t a = c->args[1] + got;
+			size_t chunk = 4096 - (size_t)(a & 4095);
+			if (chunk > sizeof name - got)
+				chunk = sizeof name - got;
+			if (chunk == 0)
+				return -EINVAL; /* longer than any type */
+			if (sc_read_guest(c, a, name + got, chunk) < 0)
+				return -EFAULT;
+			if (memchr(name + got, 0, chunk))
+				break;
+			got += chunk;
+		}
+		n = fs_types(c, names, 96);
+		for (int i = 0; i < n; i++)
+			if (!strcmp(names[i], name))
+				return i;
+		return -EINVAL;
+	}
+	case 2: {
+		n = fs_types(c, names, 96);
+		unsigned idx = (unsigned)c->args[1];
+		if (idx >= (unsigned)n)
+			return -EINVAL;
+		if (sc_write_guest(c, c->args[2], names[idx], strlen(names[idx]) + 1) < 0)
+			return -EFAULT;
+		return 0;
+	}
+	case 3:
+		return fs_types(c, names, 96);
+	default:
+		return -EINVAL;
+	}
 }

@@ -222,75 +222,16 @@ static long group(struct sc_call *c, pid_t pid, int sig)
 	return r;
 }
 
-static unsigned long long status_hex(const char *buf, const char *key)
-{
-	const char *p = strstr(buf, key);
-	return p ? strtoull(p + strlen(key), NULL, 16) : 0;
-}
-
-/* Does task vtid (the thread a signal is sent to; for a process its leader,
- * as Linux's prepare_signal looks at) ignore sig and not block it? Linux
- * drops such a signal when it is sent (sig_ignored), but not for a traced
- * task: every guest task is moat's tracee, so the signal would be queued,
- * wake the task (sigtimedwait, epoll_wait, ... return EINTR where natively
- * nothing happens; LTP rt_sigtimedwait01) and cost a ptrace stop. A signal
- * one guest task sends another is trapped anyway, so it is dropped here as
- * Linux would. (Signals the kernel makes, SIGCHLD at a child's exit, are
- * not seen: see ARCHITECTURE.) */
-static int sig_dropped(struct sc_call *c, pid_t vtid, int sig)
-{
-	char p[32], buf[2048];
-
-	if (sig <= 0 || sig > 64 || sig == SIGKILL || sig == SIGSTOP || vtid <= 1 ||
-	    c->sb->guest_procfd < 0)
-		return 0;
-	snprintf(p, sizeof p, "%d/status", (int)vtid);
-	int fd = openat(c->sb->guest_procfd, p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	unsigned long long bit = 1ULL << (sig - 1);
-	if (status_hex(buf, "\nSigBlk:") & bit)
-		return 0;
-	if (status_hex(buf, "\nSigIgn:") & bit)
-		return 1;
-	/* SIG_DFL whose default is to ignore */
-	return !(status_hex(buf, "\nSigCgt:") & bit) && (sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH);
-}
-
-/* check, then drop a signal the target ignores (sig_dropped) */
-static long check_send(struct sc_call *c, pid_t target, pid_t tgid, int sig)
-{
-	long r = check(c, target, tgid, sig);
-
-	if (r != 0 || !c->cont || target <= 0 || sig <= 0)
-		return r;
-	/* only where the native call would deliver it (not ESRCH) */
-	struct task *t = task_get_vpid(c->sb, target);
-	int live = t && !atomic_load(&t->exited) && (tgid <= 0 || t->vtgid == tgid);
-	if (t)
-		task_put(t);
-	if (live && sig_dropped(c, target, sig)) {
-		c->cont = 0;
-		snprintf(c->note, sizeof c->note, "signal %d ignored by %d: dropped", sig, (int)target);
-	}
-	return r;
-}
-
 long sys_kill(struct sc_call *c)
 {
 	pid_t pid = (pid_t)c->args[0];
 	int sig = (int)c->args[1];
-	return pid > 0 ? check_send(c, pid, 0, sig) : group(c, pid, sig);
+	return pid > 0 ? check(c, pid, 0, sig) : group(c, pid, sig);
 }
-long sys_tkill(struct sc_call *c) { return check_send(c, (pid_t)c->args[0], 0, (int)c->args[1]); }
-long sys_tgkill(struct sc_call *c) { return check_send(c, (pid_t)c->args[1], (pid_t)c->args[0], (int)c->args[2]); }
-long sys_rt_sigqueueinfo(struct sc_call *c) { return check_send(c, (pid_t)c->args[0], 0, (int)c->args[1]); }
-long sys_rt_tgsigqueueinfo(struct sc_call *c) { return check_send(c, (pid_t)c->args[1], (pid_t)c->args[0], (int)c->args[2]); }
+long sys_tkill(struct sc_call *c) { return check(c, (pid_t)c->args[0], 0, (int)c->args[1]); }
+long sys_tgkill(struct sc_call *c) { return check(c, (pid_t)c->args[1], (pid_t)c->args[0], (int)c->args[2]); }
+long sys_rt_sigqueueinfo(struct sc_call *c) { return check(c, (pid_t)c->args[0], 0, (int)c->args[1]); }
+long sys_rt_tgsigqueueinfo(struct sc_call *c) { return check(c, (pid_t)c->args[1], (pid_t)c->args[0], (int)c->args[2]); }
 
 /* pidfd_send_signal: a real pidfd runs natively; a /proc/<pid> directory fd
  * (which Linux also accepts) is the VFS's, so the sentry sends the signal

@@ -3,7 +3,6 @@
 #include <signal.h>
 #include <sys/time.h>
 #include <time.h>
-#include <sys/wait.h>
 
 static volatile sig_atomic_t hits, last_sig, last_val;
 static int wake_pipe[2];
@@ -163,29 +162,5 @@ int main(int argc, char **argv)
 	waitpid(pid, NULL, 0);
 	EXPECT_ERR(kill(getpid(), 12345), EINVAL, "kill_bad_signal");
 	EXPECT_ERR(sigaction(SIGKILL, &sa, NULL), EINVAL, "sigaction_sigkill");
-	/* a signal the target ignores is dropped when sent: a wait for other
-	 * signals is not interrupted (LTP rt_sigtimedwait01; under moat the
-	 * sentry drops it, a tracee would otherwise be woken: EINTR) */
-	{
-		signal(SIGUSR2, SIG_IGN);
-		sigset_t none;
-		sigemptyset(&none);
-		pid_t me = getpid(), ch = fork();
-		if (ch == 0) {
-			for (int i = 0; i < 4; i++) {
-				usleep(40000);
-				kill(me, SIGUSR2);
-				kill(me, SIGWINCH); /* SIG_DFL, ignored by default */
-			}
-			usleep(600000); /* exits after the wait (its SIGCHLD: see ARCHITECTURE) */
-			_exit(0);
-		}
-		struct timespec to = { 0, 400000000 };
-		int w = sigtimedwait(&none, NULL, &to);
-		CHECK(w < 0 && errno == EAGAIN, "ignored_signal_no_eintr", "%d %s", w, strerror(errno));
-		kill(ch, SIGKILL);
-		waitpid(ch, NULL, 0);
-		signal(SIGUSR2, SIG_DFL);
-	}
 	return t_done();
 }

@@ -82,12 +82,16 @@ __attribute__((weak)) int vfs_cwd_path(struct vfs *v, struct task *t, char *buf,
 	int r = 0;
 
 	(void)v;
-	pthread_mutex_lock(&t->fs->lock);
-	if (strlen(t->fs->cwd) >= len)
+	struct fs_ctx *fs = task_fs_get(t);
+	if (!fs)
+		return -ENOENT;
+	pthread_mutex_lock(&fs->lock);
+	if (strlen(fs->cwd) >= len)
 		r = -ENAMETOOLONG;
 	else
-		strcpy(buf, t->fs->cwd);
-	pthread_mutex_unlock(&t->fs->lock);
+		strcpy(buf, fs->cwd);
+	pthread_mutex_unlock(&fs->lock);
+	fs_ctx_put(fs);
 	return r;
 }
 
@@ -948,10 +952,12 @@ static int open_status(struct task *self, struct pnode *n, int *out)
 		cred_copy(&c, &n->task->cred);
 		pthread_mutex_unlock(&n->task->lock);
 	}
-	if (n->task && n->task->fs) {
-		pthread_mutex_lock(&n->task->fs->lock);
-		um = n->task->fs->umask;
-		pthread_mutex_unlock(&n->task->fs->lock);
+	struct fs_ctx *fs = n->task ? task_fs_get(n->task) : NULL;
+	if (fs) {
+		pthread_mutex_lock(&fs->lock);
+		um = fs->umask;
+		pthread_mutex_unlock(&fs->lock);
+		fs_ctx_put(fs);
 	}
 	/* read while the caller waits for us: it is running, as a native read shows */
 	patched = status_patch(text, &c, um, n->task == self);

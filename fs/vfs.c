@@ -1779,9 +1779,24 @@ int vfs_cwd_path(struct vfs *v, struct task *t, char *buf, size_t len)
 	return 0;
 }
 
+static int cwd_node(struct vfs *v, struct task *t, struct fs_ctx *fs, struct vfs_node *n);
+
+/* t may be another task (/proc/<pid>/cwd, open_by_handle_at's mount):
+ * its fs_ctx by a counted reference (task_fs_get) */
 int vfs_cwd_node(struct vfs *v, struct task *t, struct vfs_node *n)
 {
-	struct fs_ctx *fs = t->fs;
+	struct fs_ctx *fs = task_fs_get(t);
+	if (!fs)
+		return -ENOENT;
+	int r = cwd_node(v, t, fs, n);
+	fs_ctx_put(fs);
+	return r;
+}
+
+static int cwd_set(struct vfs *v, struct fs_ctx *fs, const struct vfs_node *n, int hostfd);
+
+static int cwd_node(struct vfs *v, struct task *t, struct fs_ctx *fs, struct vfs_node *n)
+{
 	char cwd[VFS_PATH_MAX];
 	dev_t dev;
 	ino_t ino;
@@ -1802,7 +1817,7 @@ int vfs_cwd_node(struct vfs *v, struct task *t, struct vfs_node *n)
 		if (r == 0 && !dev && !ino && n->kind == VN_BACKEND &&
 		    (n->mnt->writable || n->mnt->shared) &&
 		    S_ISDIR(n->st.st_mode))
-			vfs_cwd_set(v, t, n, -1);
+			cwd_set(v, fs, n, -1);
 		return r;
 	}
 	if (r == 0 && n->exists && n->kind == VN_BACKEND && n->st.st_dev == dev && n->st.st_ino == ino)
@@ -1833,7 +1848,16 @@ int vfs_cwd_node(struct vfs *v, struct task *t, struct vfs_node *n)
 
 int vfs_cwd_set(struct vfs *v, struct task *t, const struct vfs_node *n, int hostfd)
 {
-	struct fs_ctx *fs = t->fs;
+	struct fs_ctx *fs = task_fs_get(t);
+	if (!fs)
+		return -ENOENT;
+	int r = cwd_set(v, fs, n, hostfd);
+	fs_ctx_put(fs);
+	return r;
+}
+
+static int cwd_set(struct vfs *v, struct fs_ctx *fs, const struct vfs_node *n, int hostfd)
+{
 	int fd = -1;
 
 	if (n->kind == VN_BACKEND && (n->mnt->writable || n->mnt->shared) &&

@@ -978,6 +978,18 @@ static int vfs_proc_dir_mount(const struct vfs_mount *m)
 	return l > 1 && m->target[l - 1] == '/';
 }
 
+/* A rel that cannot fit: one component longer than NAME_MAX, which no file
+ * system holds and every host call refuses (ENAMETOOLONG). Before red-team
+ * round 8 it was "-", a name a file at the export's root may have: a path
+ * too deep under a guest's bind of a subdirectory reached that file (a
+ * dropped process unlinked and re-created root's /data/- through its own
+ * deep directories). */
+static void xrel_too_long(struct vfs_node *n)
+{
+	memset(n->xrel, '-', NAME_MAX + 1);
+	n->xrel[NAME_MAX + 1] = 0;
+}
+
 static void node_set(struct vfs_node *n, const char *path, const struct vfs_mount *m)
 {
 	size_t len = strlen(path);
@@ -992,7 +1004,7 @@ static void node_set(struct vfs_node *n, const char *path, const struct vfs_moun
 		/* a guest's bind of a subdirectory: the same export, below sub */
 		if (snprintf(n->xrel, sizeof n->xrel, "%s%s%s", m->sub, *n->rel ? "/" : "",
 			     n->rel) >= (int)sizeof n->xrel)
-			snprintf(n->xrel, sizeof n->xrel, "%s", "-"); /* too long: ENOENT */
+			xrel_too_long(n); /* ENAMETOOLONG */
 		n->rel = n->xrel;
 	} else if (m->kind == VFS_MNT_PROC && m->target && vfs_proc_dir_mount(m)) {
 		/* a directory mount (/sys): a subtree of procfs */
@@ -1000,7 +1012,7 @@ static void node_set(struct vfs_node *n, const char *path, const struct vfs_moun
 
 		if (snprintf(n->xrel, sizeof n->xrel, "%.*s%s%s", (int)(tl - 1), m->target,
 			     *n->rel ? "/" : "", n->rel) >= 128)
-			snprintf(n->xrel, sizeof n->xrel, "%s", "-"); /* too long: ENOENT */
+			snprintf(n->xrel, sizeof n->xrel, "%s", "-"); /* too long: ENOENT (procfs has no "-") */
 		n->rel = n->xrel;
 	} else if (m->kind == VFS_MNT_PROC && m->target && !*n->rel)
 		n->rel = m->target; /* a file mount: one procfs file */

@@ -1389,6 +1389,15 @@ int vfs_lookup(struct vfs *v, struct task *t, const char *path, const char *ahea
 			goto synthetic;
 		if (r <= 0)
 			return r;
+		/* a guest's bind of a subdirectory: its root is that directory,
+		 * never what now has its name (Linux's bind pins the dentry;
+		 * before red-team round 8 a dropped process renamed the source
+		 * away and put a symlink to / or its own directory there, and
+		 * root's bind led where it chose): gone, as a deleted source */
+		if (n->mroot && m->sub &&
+		    (!S_ISDIR(n->st.st_mode) ||
+		     (m->sub_ino && (n->st.st_dev != m->sub_dev || n->st.st_ino != m->sub_ino))))
+			return 0;
 		n->kind = VN_BACKEND;
 		n->exists = 1;
 		return 0;
@@ -1998,6 +2007,10 @@ int vfs_mount_bind(struct vfs *v, const struct vfs_node *src, const char *path, 
 			struct vfs_mount *d = &v->mnts[v->nmnts - 1];
 			d->sub = xstrdup(src->rel);
 			d->slen = strlen(d->sub);
+			if (!s->cow) {
+				d->sub_dev = src->st.st_dev;
+				d->sub_ino = src->st.st_ino;
+			}
 		}
 	}
 	pthread_mutex_unlock(&v->mount_lock);

@@ -132,4 +132,38 @@ print(open("/data/-").read().strip())' </dev/null 2>&1)
 	esac
 fi
 
+# A guest's bind of a subdirectory is that directory, not its name: a process
+# that dropped root renames the source away (it owns it; its parent is 1777)
+# and puts a symlink to / or a directory of its own in its place; root's
+# read-only bind shows neither (ENOENT, as a deleted source; Linux keeps the
+# directory). Before red-team round 8 /m listed the sandbox's root through
+# the symlink and served the new directory's files. Not against the fake.
+if [ "$MOAT" = "${MOAT%fake-moat}" ]; then
+	D=$T_TMP/ren
+	mkdir -p "$D" && chmod 755 "$D"
+	out=$(moat run --user 0:0 --bind "$D:/data:rw" -- $PY -c '
+import os, ctypes, errno
+libc = ctypes.CDLL(None, use_errno=True)
+def t(f):
+    try: return repr(f())
+    except OSError as e: return errno.errorcode[e.errno]
+os.makedirs("/data/s"); os.chown("/data/s", 1000, 1000); os.chmod("/data", 0o1777)
+open("/data/s/f", "w").write("orig")
+os.makedirs("/m", exist_ok=True)
+libc.mount(b"/data/s", b"/m", None, 4096, None)
+libc.mount(None, b"/m", None, 4096 | 32 | 1, None)
+pid = os.fork()
+if pid == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    os.rename("/data/s", "/data/s2"); os.symlink("/", "/data/s")
+    a = t(lambda: "etc" in os.listdir("/m"))
+    os.unlink("/data/s"); os.mkdir("/data/s"); open("/data/s/f", "w").write("attacker")
+    b = t(lambda: open("/m/f").read())
+    print(a, b, flush=True); os._exit(0)
+os.waitpid(pid, 0)
+os.rename("/data/s", "/data/s3"); os.rename("/data/s2", "/data/s")
+print(t(lambda: open("/m/f").read()))' </dev/null 2>&1)
+	expect_eq bind_subdir_follows_no_replacement "$(echo $out)" "ENOENT ENOENT 'orig'"
+fi
+
 finish

@@ -133,7 +133,8 @@ print(open("/data/-").read().strip())' </dev/null 2>&1)
 fi
 
 # A guest's bind of a subdirectory is that directory, not its name: a process
-# that dropped root renames the source away (it owns it; its parent is 1777)
+# that dropped root renames the source away (its parent is 0777:
+# rootless too, where no other uid can own it)
 # and puts a symlink to / or a directory of its own in its place; root's
 # read-only bind shows neither (ENOENT, as a deleted source; Linux keeps the
 # directory). Before red-team round 8 /m listed the sandbox's root through
@@ -147,7 +148,7 @@ libc = ctypes.CDLL(None, use_errno=True)
 def t(f):
     try: return repr(f())
     except OSError as e: return errno.errorcode[e.errno]
-os.makedirs("/data/s"); os.chown("/data/s", 1000, 1000); os.chmod("/data", 0o1777)
+os.makedirs("/data/s"); os.chmod("/data", 0o777)
 open("/data/s/f", "w").write("orig")
 os.makedirs("/m", exist_ok=True)
 libc.mount(b"/data/s", b"/m", None, 4096, None)

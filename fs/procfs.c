@@ -1144,7 +1144,8 @@ int procfs_sysinfo(struct task *t, struct sysinfo *si)
  * reader alike: before red team round 7 a process that dropped root read a
  * root process's maps (its address space layout), the code and stack
  * addresses in its stat, and where its cwd, root and exe links lead. The
- * target NULL is the guest's init (root's ids). Gated: maps, smaps,
+ * target NULL is the guest's init (root's ids). A non-dumpable target
+ * refuses (cred.nondump). Gated: maps, smaps,
  * smaps_rollup, numa_maps, pagemap, environ, io, personality (EACCES), the
  * cwd, root and exe links, stat's addresses.
  */
@@ -1161,7 +1162,9 @@ static int ptrace_read_ok(struct task *self, struct task *target)
 	pthread_mutex_lock(&target->lock);
 	struct cred d = target->cred;
 	pthread_mutex_unlock(&target->lock);
-	return fu == d.ruid && fu == d.euid && fu == d.suid &&
+	/* a non-dumpable target (its ids changed, PR_SET_DUMPABLE 0: the
+	 * virtual flag, kernel/cred.h): never (red-team round 8) */
+	return !d.nondump && fu == d.ruid && fu == d.euid && fu == d.suid &&
 	       fg == d.rgid && fg == d.egid && fg == d.sgid;
 }
 

@@ -267,7 +267,8 @@ expect_eq dropped_cannot_reach_root_socket_by_abstract_name "$out" "EACCES refus
 # Linux's dumpable flag (red-team round 8): a root process that opened a
 # root-only file and then dropped to uid 1000 is not dumpable, nor is one
 # that said PR_SET_DUMPABLE 0; another uid-1000 process takes neither's fds
-# (pidfd_getfd) nor reads their memory (process_vm_readv). moat's ids are
+# (pidfd_getfd) nor reads their memory (process_vm_readv) or their /proc
+# environ. moat's ids are
 # virtual, the host's flag never changed: the sentry took the fd.
 out=$(moat run --user 0:0 -- "$PY" -c '
 import ctypes, os, time
@@ -299,10 +300,13 @@ time.sleep(0.5)
 me = os.fork()
 if me == 0:
     os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
-    print(getfd(a, 50), getfd(b, 51), vmread(a), vmread(b), libc.prctl(3, 0, 0, 0, 0), flush=True)
+    def environ(pid):
+        try: return "read" if open("/proc/%d/environ" % pid, "rb").read() is not None else ""
+        except OSError as e: return os.strerror(e.errno)
+    print(getfd(a, 50), getfd(b, 51), vmread(a), vmread(b), libc.prctl(3, 0, 0, 0, 0), environ(a), environ(b), flush=True)
     os._exit(0)
 os.waitpid(me, 0)
 os.kill(a, 9); os.kill(b, 9)' </dev/null 2>&1)
-expect_eq dropped_cannot_take_nondumpable_fd "$out" "Operation not permitted Operation not permitted Operation not permitted Operation not permitted 0"
+expect_eq dropped_cannot_take_nondumpable_fd "$out" "Operation not permitted Operation not permitted Operation not permitted Operation not permitted 0 Permission denied Permission denied"
 
 finish

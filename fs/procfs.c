@@ -82,12 +82,16 @@ __attribute__((weak)) int vfs_cwd_path(struct vfs *v, struct task *t, char *buf,
 	int r = 0;
 
 	(void)v;
-	pthread_mutex_lock(&t->fs->lock);
-	if (strlen(t->fs->cwd) >= len)
+	struct fs_ctx *fs = task_fs_get(t);
+	if (!fs)
+		return -ENOENT;
+	pthread_mutex_lock(&fs->lock);
+	if (strlen(fs->cwd) >= len)
 		r = -ENAMETOOLONG;
 	else
-		strcpy(buf, t->fs->cwd);
-	pthread_mutex_unlock(&t->fs->lock);
+		strcpy(buf, fs->cwd);
+	pthread_mutex_unlock(&fs->lock);
+	fs_ctx_put(fs);
 	return r;
 }
 
@@ -948,10 +952,12 @@ static int open_status(struct task *self, struct pnode *n, int *out)
 		cred_copy(&c, &n->task->cred);
 		pthread_mutex_unlock(&n->task->lock);
 	}
-	if (n->task && n->task->fs) {
-		pthread_mutex_lock(&n->task->fs->lock);
-		um = n->task->fs->umask;
-		pthread_mutex_unlock(&n->task->fs->lock);
+	struct fs_ctx *fs = n->task ? task_fs_get(n->task) : NULL;
+	if (fs) {
+		pthread_mutex_lock(&fs->lock);
+		um = fs->umask;
+		pthread_mutex_unlock(&fs->lock);
+		fs_ctx_put(fs);
 	}
 	/* read while the caller waits for us: it is running, as a native read shows */
 	patched = status_patch(text, &c, um, n->task == self);
@@ -1138,7 +1144,8 @@ int procfs_sysinfo(struct task *t, struct sysinfo *si)
  * reader alike: before red team round 7 a process that dropped root read a
  * root process's maps (its address space layout), the code and stack
  * addresses in its stat, and where its cwd, root and exe links lead. The
- * target NULL is the guest's init (root's ids). Gated: maps, smaps,
+ * target NULL is the guest's init (root's ids). A non-dumpable target
+ * refuses (cred.nondump). Gated: maps, smaps,
  * smaps_rollup, numa_maps, pagemap, environ, io, personality (EACCES), the
  * cwd, root and exe links, stat's addresses.
  */
@@ -1155,7 +1162,9 @@ static int ptrace_read_ok(struct task *self, struct task *target)
 	pthread_mutex_lock(&target->lock);
 	struct cred d = target->cred;
 	pthread_mutex_unlock(&target->lock);
-	return fu == d.ruid && fu == d.euid && fu == d.suid &&
+	/* a non-dumpable target (its ids changed, PR_SET_DUMPABLE 0: the
+	 * virtual flag, kernel/cred.h): never (red-team round 8) */
+	return !d.nondump && fu == d.ruid && fu == d.euid && fu == d.suid &&
 	       fg == d.rgid && fg == d.egid && fg == d.sgid;
 }
 

@@ -978,6 +978,18 @@ static int vfs_proc_dir_mount(const struct vfs_mount *m)
 	return l > 1 && m->target[l - 1] == '/';
 }
 
+/* A rel that cannot fit: one component longer than NAME_MAX, which no file
+ * system holds and every host call refuses (ENAMETOOLONG). Before red-team
+ * round 8 it was "-", a name a file at the export's root may have: a path
+ * too deep under a guest's bind of a subdirectory reached that file (a
+ * dropped process unlinked and re-created root's /data/- through its own
+ * deep directories). */
+static void xrel_too_long(struct vfs_node *n)
+{
+	memset(n->xrel, '-', NAME_MAX + 1);
+	n->xrel[NAME_MAX + 1] = 0;
+}
+
 static void node_set(struct vfs_node *n, const char *path, const struct vfs_mount *m)
 {
 	size_t len = strlen(path);
@@ -992,7 +1004,7 @@ static void node_set(struct vfs_node *n, const char *path, const struct vfs_moun
 		/* a guest's bind of a subdirectory: the same export, below sub */
 		if (snprintf(n->xrel, sizeof n->xrel, "%s%s%s", m->sub, *n->rel ? "/" : "",
 			     n->rel) >= (int)sizeof n->xrel)
-			snprintf(n->xrel, sizeof n->xrel, "%s", "-"); /* too long: ENOENT */
+			xrel_too_long(n); /* ENAMETOOLONG */
 		n->rel = n->xrel;
 	} else if (m->kind == VFS_MNT_PROC && m->target && vfs_proc_dir_mount(m)) {
 		/* a directory mount (/sys): a subtree of procfs */
@@ -1000,7 +1012,7 @@ static void node_set(struct vfs_node *n, const char *path, const struct vfs_moun
 
 		if (snprintf(n->xrel, sizeof n->xrel, "%.*s%s%s", (int)(tl - 1), m->target,
 			     *n->rel ? "/" : "", n->rel) >= 128)
-			snprintf(n->xrel, sizeof n->xrel, "%s", "-"); /* too long: ENOENT */
+			snprintf(n->xrel, sizeof n->xrel, "%s", "-"); /* too long: ENOENT (procfs has no "-") */
 		n->rel = n->xrel;
 	} else if (m->kind == VFS_MNT_PROC && m->target && !*n->rel)
 		n->rel = m->target; /* a file mount: one procfs file */
@@ -1377,6 +1389,15 @@ int vfs_lookup(struct vfs *v, struct task *t, const char *path, const char *ahea
 			goto synthetic;
 		if (r <= 0)
 			return r;
+		/* a guest's bind of a subdirectory: its root is that directory,
+		 * never what now has its name (Linux's bind pins the dentry;
+		 * before red-team round 8 a dropped process renamed the source
+		 * away and put a symlink to / or its own directory there, and
+		 * root's bind led where it chose): gone, as a deleted source */
+		if (n->mroot && m->sub &&
+		    (!S_ISDIR(n->st.st_mode) ||
+		     (m->sub_ino && (n->st.st_dev != m->sub_dev || n->st.st_ino != m->sub_ino))))
+			return 0;
 		n->kind = VN_BACKEND;
 		n->exists = 1;
 		return 0;
@@ -1779,9 +1800,24 @@ int vfs_cwd_path(struct vfs *v, struct task *t, char *buf, size_t len)
 	return 0;
 }
 
+static int cwd_node(struct vfs *v, struct task *t, struct fs_ctx *fs, struct vfs_node *n);
+
+/* t may be another task (/proc/<pid>/cwd, open_by_handle_at's mount):
+ * its fs_ctx by a counted reference (task_fs_get) */
 int vfs_cwd_node(struct vfs *v, struct task *t, struct vfs_node *n)
 {
-	struct fs_ctx *fs = t->fs;
+	struct fs_ctx *fs = task_fs_get(t);
+	if (!fs)
+		return -ENOENT;
+	int r = cwd_node(v, t, fs, n);
+	fs_ctx_put(fs);
+	return r;
+}
+
+static int cwd_set(struct vfs *v, struct fs_ctx *fs, const struct vfs_node *n, int hostfd);
+
+static int cwd_node(struct vfs *v, struct task *t, struct fs_ctx *fs, struct vfs_node *n)
+{
 	char cwd[VFS_PATH_MAX];
 	dev_t dev;
 	ino_t ino;
@@ -1802,7 +1838,7 @@ int vfs_cwd_node(struct vfs *v, struct task *t, struct vfs_node *n)
 		if (r == 0 && !dev && !ino && n->kind == VN_BACKEND &&
 		    (n->mnt->writable || n->mnt->shared) &&
 		    S_ISDIR(n->st.st_mode))
-			vfs_cwd_set(v, t, n, -1);
+			cwd_set(v, fs, n, -1);
 		return r;
 	}
 	if (r == 0 && n->exists && n->kind == VN_BACKEND && n->st.st_dev == dev && n->st.st_ino == ino)
@@ -1833,7 +1869,16 @@ int vfs_cwd_node(struct vfs *v, struct task *t, struct vfs_node *n)
 
 int vfs_cwd_set(struct vfs *v, struct task *t, const struct vfs_node *n, int hostfd)
 {
-	struct fs_ctx *fs = t->fs;
+	struct fs_ctx *fs = task_fs_get(t);
+	if (!fs)
+		return -ENOENT;
+	int r = cwd_set(v, fs, n, hostfd);
+	fs_ctx_put(fs);
+	return r;
+}
+
+static int cwd_set(struct vfs *v, struct fs_ctx *fs, const struct vfs_node *n, int hostfd)
+{
 	int fd = -1;
 
 	if (n->kind == VN_BACKEND && (n->mnt->writable || n->mnt->shared) &&
@@ -1962,6 +2007,10 @@ int vfs_mount_bind(struct vfs *v, const struct vfs_node *src, const char *path, 
 			struct vfs_mount *d = &v->mnts[v->nmnts - 1];
 			d->sub = xstrdup(src->rel);
 			d->slen = strlen(d->sub);
+			if (!s->cow) {
+				d->sub_dev = src->st.st_dev;
+				d->sub_ino = src->st.st_ino;
+			}
 		}
 	}
 	pthread_mutex_unlock(&v->mount_lock);

@@ -8,7 +8,10 @@
  * in memory, per sandbox, keyed by the file's (st_dev, st_ino), for the
  * sandbox's life: forgotten with the file's last name (vfs_meta_forget),
  * not carried across a copy-up (a new inode) nor exported. Bounded:
- * VXATTR_BYTES of names and values in all (ENOSPC past it).
+ * VXATTR_BYTES in all (ENOSPC past it), an attribute counting its name,
+ * value and VX_OVERHEAD for its allocations (before red-team round 8 only
+ * name and value: 75,687 empty ones fit, ~8 MiB of heap); a file whose
+ * last attribute is removed is dropped.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,6 +24,8 @@
 
 #define VXATTR_BYTES (1u << 20)
 #define VXATTR_BUCKETS 256
+/* struct vx_attr, its three allocations' headers and a share of its file's */
+#define VX_OVERHEAD 96u
 
 struct vx_attr {
 	struct vx_attr *next;
@@ -143,7 +148,7 @@ int vxattr_set(struct vxattr *x, dev_t dev, ino_t ino, const char *name, const v
 	struct vx_file **fp = slot(x, dev, ino);
 	struct vx_attr **ap = *fp ? find(*fp, name) : NULL;
 	struct vx_attr *a = ap ? *ap : NULL;
-	size_t add = len + (a ? 0 : strlen(name) + 1), sub = a ? a->len : 0;
+	size_t add = len + (a ? 0 : strlen(name) + 1 + VX_OVERHEAD), sub = a ? a->len : 0;
 	if (a && (flags & XATTR_CREATE)) {
 		r = -EEXIST;
 	} else if (!a && (flags & XATTR_REPLACE)) {
@@ -184,9 +189,14 @@ int vxattr_remove(struct vxattr *x, dev_t dev, ino_t ino, const char *name)
 	if (ap && *ap) {
 		struct vx_attr *a = *ap;
 		*ap = a->next;
-		x->bytes -= a->len + strlen(a->name) + 1;
+		x->bytes -= a->len + strlen(a->name) + 1 + VX_OVERHEAD;
 		attr_free(a);
 		r = 0;
+		if (!f->attrs) {
+			struct vx_file **fp = slot(x, dev, ino);
+			*fp = f->next; /* slot finds f itself: it is the file's */
+			free(f);
+		}
 	}
 	pthread_mutex_unlock(&x->lock);
 	return r;
@@ -202,7 +212,7 @@ void vxattr_forget(struct vxattr *x, dev_t dev, ino_t ino)
 		*fp = f->next;
 		for (struct vx_attr *a = f->attrs, *an; a; a = an) {
 			an = a->next;
-			x->bytes -= a->len + strlen(a->name) + 1;
+			x->bytes -= a->len + strlen(a->name) + 1 + VX_OVERHEAD;
 			attr_free(a);
 		}
 		free(f);

@@ -58,6 +58,8 @@ struct vfs_mount {
 	_Atomic unsigned long long root_dev; /* st_dev of its root as the guest sees
 				  * it, +1 (0: not asked yet): mountinfo's
 				  * major:minor (vfs_render_mounts) */
+	dev_t sub_dev;           /* the bound directory's identity, when the */
+	ino_t sub_ino;           /* export keeps it (not cow): 0 0 otherwise */
 	int can_write;           /* the export takes writes (a remount may make it rw) */
 	int guest;               /* made by the guest's mount(2) */
 	int pos;                 /* index in v->mnts (idx, the dcache key, is the

@@ -80,6 +80,15 @@ static void fix_setuid(struct cred *new, const struct cred *old)
 		new->cap_eff = new->cap_prm;
 }
 
+/* commit_creds: a changed euid/egid/fsuid/fsgid or gained permitted
+ * capabilities make the process non-dumpable (suid_dumpable 0) */
+static void dump_note(const struct cred *old, struct cred *c)
+{
+	if (old->euid != c->euid || old->egid != c->egid || old->fsuid != c->fsuid ||
+	    old->fsgid != c->fsgid || (c->cap_prm & ~old->cap_prm))
+		c->nondump = 1;
+}
+
 #define CAP_SETGID_ CRED_CAP_SETGID
 #define CAP_SETUID_ CRED_CAP_SETUID
 #define CAP_SETPCAP_ CRED_CAP_SETPCAP
@@ -96,11 +105,13 @@ int cred_setuid(struct cred *c, uid_t uid)
 	}
 	c->euid = c->fsuid = uid;
 	fix_setuid(c, &old);
+	dump_note(&old, c);
 	return 0;
 }
 
 int cred_setgid(struct cred *c, gid_t gid)
 {
+	struct cred old = *c;
 	if (gid == NOID)
 		return -EINVAL;
 	if (cred_capable(c, CAP_SETGID_))
@@ -108,6 +119,7 @@ int cred_setgid(struct cred *c, gid_t gid)
 	else if (gid != c->rgid && gid != c->sgid)
 		return -EPERM;
 	c->egid = c->fsgid = gid;
+	dump_note(&old, c);
 	return 0;
 }
 
@@ -127,6 +139,7 @@ int cred_setreuid(struct cred *c, uid_t r, uid_t e)
 		c->suid = c->euid;
 	c->fsuid = c->euid;
 	fix_setuid(c, &old);
+	dump_note(&old, c);
 	return 0;
 }
 
@@ -145,6 +158,7 @@ int cred_setregid(struct cred *c, gid_t r, gid_t e)
 	if (r != NOID || (e != NOID && e != old.rgid))
 		c->sgid = c->egid;
 	c->fsgid = c->egid;
+	dump_note(&old, c);
 	return 0;
 }
 
@@ -170,6 +184,7 @@ int cred_setresuid(struct cred *c, uid_t r, uid_t e, uid_t s)
 		c->suid = s;
 	c->fsuid = c->euid;
 	fix_setuid(c, &old);
+	dump_note(&old, c);
 	return 0;
 }
 
@@ -189,6 +204,7 @@ int cred_setresgid(struct cred *c, gid_t r, gid_t e, gid_t s)
 	if (s != NOID)
 		c->sgid = s;
 	c->fsgid = c->egid;
+	dump_note(&old, c);
 	return 0;
 }
 
@@ -200,6 +216,7 @@ uid_t cred_setfsuid(struct cred *c, uid_t fsuid)
 	if ((fsuid == c->ruid || fsuid == c->euid || fsuid == c->suid || fsuid == c->fsuid ||
 	     cred_capable(c, CAP_SETUID_)) && fsuid != old) {
 		c->fsuid = fsuid;
+		c->nondump = 1;
 		if (old == 0 && fsuid != 0)
 			c->cap_eff &= ~CRED_CAPS_FS;
 		if (old != 0 && fsuid == 0)
@@ -214,8 +231,11 @@ gid_t cred_setfsgid(struct cred *c, gid_t fsgid)
 	if (fsgid == NOID)
 		return old;
 	if (fsgid == c->rgid || fsgid == c->egid || fsgid == c->sgid || fsgid == c->fsgid ||
-	    cred_capable(c, CAP_SETGID_))
+	    cred_capable(c, CAP_SETGID_)) {
+		if (fsgid != old)
+			c->nondump = 1;
 		c->fsgid = fsgid;
+	}
 	return old;
 }
 
@@ -274,4 +294,5 @@ void cred_exec(struct cred *c)
 		c->cap_prm = c->cap_eff = c->cap_amb;
 	}
 	c->securebits &= ~CRED_SECBIT_KEEP_CAPS;
+	c->nondump = !(c->ruid == c->euid && c->rgid == c->egid);
 }

@@ -83,6 +83,13 @@ struct cred {
 	gid_t rgid, egid, sgid, fsgid;
 	uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
 	unsigned securebits;
+	/* Linux's mm dumpable flag, kept with the virtual ids (the host's never
+	 * changes with them): set by a change of euid/egid/fsuid/fsgid or a
+	 * gain of permitted capabilities (commit_creds, suid_dumpable 0), by
+	 * PR_SET_DUMPABLE 0; cleared by exec when ruid==euid and rgid==egid;
+	 * copied at fork. The ptrace access check refuses a non-dumpable
+	 * target (pidfd_getfd, process_vm_*, kcmp, get_robust_list). */
+	unsigned char nondump;
 	struct cred_groups *groups; /* NULL: none; shared, immutable, counted */
 };
 

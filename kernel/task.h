@@ -232,8 +232,14 @@ int task_root(const struct task *t, char *buf, size_t len);
  * beneath the root (left whole) */
 int task_root_strip(const struct task *t, char *path);
 struct fs_ctx *fs_ctx_new(const char *cwd, mode_t umask);
-/* unshare(CLONE_FS): give t a copy of the fs_ctx it shares with others */
+/* unshare(CLONE_FS): give t a copy of the fs_ctx it shares with others
+ * (the pointer swapped under t->lock) */
 void task_unshare_fs(struct task *t);
+/* A counted reference to t's fs_ctx (NULL: none), for a reader of another
+ * task's (its cwd, root, umask): that task may unshare meanwhile and the
+ * old fs_ctx's last sharer exit. Put with fs_ctx_put. A task's own calls
+ * may use t->fs directly (only the task itself swaps it). */
+struct fs_ctx *task_fs_get(struct task *t);
 void fs_ctx_put(struct fs_ctx *fs);
 
 /* Does the task have a signal pending that it neither blocks nor ignores?

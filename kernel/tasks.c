@@ -82,8 +82,23 @@ void task_unshare_fs(struct task *t)
 	pthread_mutex_lock(&old->lock);
 	struct fs_ctx *n = fs_copy_locked(old);
 	pthread_mutex_unlock(&old->lock);
+	/* readers of another task's fs_ctx take their reference under t->lock
+	 * (task_fs_get): before red-team round 8 they used the pointer bare,
+	 * and the old one could be freed (its other sharer exiting) under them */
+	pthread_mutex_lock(&t->lock);
 	t->fs = n;
+	pthread_mutex_unlock(&t->lock);
 	fs_ctx_put(old);
+}
+
+struct fs_ctx *task_fs_get(struct task *t)
+{
+	pthread_mutex_lock(&t->lock);
+	struct fs_ctx *fs = t->fs;
+	if (fs)
+		atomic_fetch_add(&fs->refs, 1);
+	pthread_mutex_unlock(&t->lock);
+	return fs;
 }
 
 struct text_q { dev_t dev; ino_t ino; };
@@ -111,7 +126,7 @@ int task_text_busy(struct sandbox *sb, dev_t dev, ino_t ino)
 
 int task_root(const struct task *t, char *buf, size_t len)
 {
-	struct fs_ctx *fs = t ? t->fs : NULL;
+	struct fs_ctx *fs = t ? task_fs_get((struct task *)t) : NULL;
 	int r = 0;
 
 	if (fs && atomic_load(&fs->rooted)) {
@@ -122,6 +137,7 @@ int task_root(const struct task *t, char *buf, size_t len)
 		}
 		pthread_mutex_unlock(&fs->lock);
 	}
+	fs_ctx_put(fs);
 	if (!r)
 		snprintf(buf, len, "/");
 	return r;

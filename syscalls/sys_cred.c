@@ -199,8 +199,26 @@ long sys_prctl(struct sc_call *c)
 	struct cred *cr = &t->cred;
 	long r;
 
+	if (op == PR_SET_DUMPABLE && a2 <= 1) {
+		/* per process in Linux (the mm's): the caller and its leader, the
+		 * task a pidfd or a pid names; then natively too (core dumps) */
+		LOCKED(t, cr->nondump = !a2);
+		struct task *l = t->vtid != t->vtgid ? task_get_vpid(c->sb, t->vtgid) : NULL;
+		if (l) {
+			LOCKED(l, l->cred.nondump = !a2);
+			task_put(l);
+		}
+		c->cont = 1;
+		return 0;
+	}
 	pthread_mutex_lock(&t->lock);
 	switch (op) {
+	case PR_GET_DUMPABLE:
+		r = !cr->nondump;
+		break;
+	case PR_SET_DUMPABLE:
+		r = -EINVAL;
+		break;
 	case PR_CAPBSET_READ:
 		r = a2 > CRED_CAP_LAST ? -EINVAL : !!(cr->cap_bnd & CRED_BIT(a2));
 		break;

@@ -320,27 +320,6 @@ long sys_pidfd_send_signal(struct sc_call *c)
 	return r;
 }
 
-static long check_vm(struct sc_call *c)
-{
-	pid_t target = (pid_t)c->args[0];
-	c->cont = 1;
-	if (target <= 0)
-		return 0;        /* the kernel answers */
-	struct task *t = task_get_vpid(c->sb, target);
-	if (!t)
-		return 0;
-	struct ids d = ids_of(t);
-	task_put(t);
-	struct ids s = ids_of(c->task);
-	if (s.ruid == d.ruid && s.ruid == d.euid && s.ruid == d.suid &&
-	    s.rgid == d.rgid && s.rgid == d.egid && s.rgid == d.sgid)
-		return 0;
-	c->cont = 0;
-	return -EPERM;
-}
-
-long sys_process_vm_readv(struct sc_call *c) { return check_vm(c); }
-long sys_process_vm_writev(struct sc_call *c) { return check_vm(c); }
 
 /* Calls that act on another task by pid: prlimit64, setpriority,
  * sched_setparam/setscheduler/setaffinity/setattr, ioprio_set. Every guest
@@ -362,6 +341,21 @@ static struct cred cred_of(struct task *t)
 	return c;
 }
 
+/* a target's credentials for the ptrace check, with its process's
+ * dumpable flag (PR_SET_DUMPABLE of another thread marks the leader) */
+static struct cred cred_of_target(struct sandbox *sb, struct task *t)
+{
+	struct cred d = cred_of(t);
+	if (!d.nondump && t->vtid != t->vtgid) {
+		struct task *l = task_get_vpid(sb, t->vtgid);
+		if (l) {
+			d.nondump = cred_of(l).nondump;
+			task_put(l);
+		}
+	}
+	return d;
+}
+
 static int owner_ok(const struct cred *s, const struct cred *d, enum owner_rule r)
 {
 	switch (r) {
@@ -375,8 +369,9 @@ static int owner_ok(const struct cred *s, const struct cred *d, enum owner_rule 
 		return (s->ruid == d->euid && s->ruid == d->suid && s->ruid == d->ruid &&
 			s->rgid == d->egid && s->rgid == d->sgid && s->rgid == d->rgid) ||
 		       cred_capable(s, CRED_CAP_SYS_RESOURCE);
-	case OWN_PTRACE: /* PTRACE_MODE_READ_REALCREDS; CAP_SYS_PTRACE is never granted */
-		return s->ruid == d->euid && s->ruid == d->suid && s->ruid == d->ruid &&
+	case OWN_PTRACE: /* PTRACE_MODE_READ_REALCREDS; CAP_SYS_PTRACE is never granted;
+			  * a non-dumpable target (its ids changed, PR_SET_DUMPABLE 0) never */
+		return !d->nondump && s->ruid == d->euid && s->ruid == d->suid && s->ruid == d->ruid &&
 		       s->rgid == d->egid && s->rgid == d->sgid && s->rgid == d->rgid;
 	default:
 		return 0;
@@ -397,7 +392,7 @@ static long owner_one(struct sc_call *c, pid_t target, enum owner_rule r)
 		memset(&d, 0, sizeof d); /* the guest's init is root's */
 	} else {
 		int same = t->vtgid == c->task->vtgid;
-		d = cred_of(t);
+		d = cred_of_target(c->sb, t);
 		task_put(t);
 		if (same)
 			return 0; /* its own threads */
@@ -482,6 +477,12 @@ long sys_sched_setattr(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0
  * robust list head from a process that dropped root */
 long sys_get_robust_list(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_PTRACE); }
 
+/* process_vm_readv/writev: the ptrace access check (owner_one: the same
+ * real ids as the target's real, effective and saved ones, a dumpable
+ * target, its own threads always), then native (the iovecs are never read) */
+long sys_process_vm_readv(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_PTRACE); }
+long sys_process_vm_writev(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_PTRACE); }
+
 long sys_kcmp(struct sc_call *c)
 {
 	long r = owner_one(c, (pid_t)c->args[0], OWN_PTRACE);
@@ -539,7 +540,7 @@ long sys_pidfd_getfd(struct sc_call *c)
 			task_put(t);
 		return -ESRCH;
 	}
-	struct cred s = cred_of(c->task), d = cred_of(t);
+	struct cred s = cred_of(c->task), d = cred_of_target(c->sb, t);
 	if (t->vtgid != c->task->vtgid && !owner_ok(&s, &d, OWN_PTRACE)) {
 		task_put(t);
 		return -EPERM;

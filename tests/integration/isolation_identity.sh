@@ -181,6 +181,7 @@ if me == 0:
     os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
     kid = os.fork()
     if kid == 0:
+        libc.prctl(4, 1, 0, 0, 0) # PR_SET_DUMPABLE: fork kept the drop 0
         os.dup2(0, 51); time.sleep(60); os._exit(0)
     time.sleep(0.3)
     print(getfd(root, 50), getfd(1, 0), getfd(kid, 51), flush=True)
@@ -262,5 +263,50 @@ if me == 0:
     print(*r, flush=True); os._exit(0)
 os.waitpid(me, 0)' </dev/null 2>&1)
 expect_eq dropped_cannot_reach_root_socket_by_abstract_name "$out" "EACCES refused"
+
+# Linux's dumpable flag (red-team round 8): a root process that opened a
+# root-only file and then dropped to uid 1000 is not dumpable, nor is one
+# that said PR_SET_DUMPABLE 0; another uid-1000 process takes neither's fds
+# (pidfd_getfd) nor reads their memory (process_vm_readv) or their /proc
+# environ. moat's ids are
+# virtual, the host's flag never changed: the sentry took the fd.
+out=$(moat run --user 0:0 -- "$PY" -c '
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+def getfd(pid, fd):
+    pfd = os.pidfd_open(pid)
+    r = libc.syscall(438, pfd, fd, 0)
+    e = ctypes.get_errno(); os.close(pfd)
+    return os.read(r, 20).decode().strip() if r >= 0 else os.strerror(e)
+def vmread(pid):
+    buf = ctypes.create_string_buffer(8)
+    class iov(ctypes.Structure): _fields_ = [("b", ctypes.c_void_p), ("n", ctypes.c_size_t)]
+    l = iov(ctypes.addressof(buf), 8); r = iov(ctypes.addressof(buf), 8)
+    L = ctypes.c_long
+    n = libc.syscall(L(310), L(pid), ctypes.byref(l), L(1), ctypes.byref(r), L(1), L(0))
+    return "read" if n >= 0 or ctypes.get_errno() == 14 else os.strerror(ctypes.get_errno())
+a = os.fork()
+if a == 0:
+    open("/tmp/sec", "w").write("SECRET\n"); os.chmod("/tmp/sec", 0o600)
+    os.dup2(os.open("/tmp/sec", os.O_RDONLY), 50)
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    time.sleep(60); os._exit(0)
+b = os.fork()
+if b == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    libc.prctl(4, 1, 0, 0, 0); os.dup2(0, 51); libc.prctl(4, 0, 0, 0, 0)
+    time.sleep(60); os._exit(0)
+time.sleep(0.5)
+me = os.fork()
+if me == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    def environ(pid):
+        try: return "read" if open("/proc/%d/environ" % pid, "rb").read() is not None else ""
+        except OSError as e: return os.strerror(e.errno)
+    print(getfd(a, 50), getfd(b, 51), vmread(a), vmread(b), libc.prctl(3, 0, 0, 0, 0), environ(a), environ(b), flush=True)
+    os._exit(0)
+os.waitpid(me, 0)
+os.kill(a, 9); os.kill(b, 9)' </dev/null 2>&1)
+expect_eq dropped_cannot_take_nondumpable_fd "$out" "Operation not permitted Operation not permitted Operation not permitted Operation not permitted 0 Permission denied Permission denied"
 
 finish

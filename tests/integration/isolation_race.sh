@@ -122,6 +122,14 @@ else
 	skip swap "needs root (a file of another host user)"
 fi
 
+# unshare(CLONE_FS) against readers of another thread's /proc cwd: the
+# sentry stays up (the asan tier fails on any report: before red-team round 8
+# a heap-use-after-free in vfs_cwd_node, the fs_ctx read bare while its task
+# unshared and the other sharer exited; seen in 1 of 1 ASan runs of 40 s)
+mkdir -p "$T_TMP/u" && chmod 777 "$T_TMP/u"
+out=$(moat run --bind "$SYSCALL_BIN:/t:ro" --bind "$T_TMP/u:/work:rw" -- /t/race_fs_unshare /work $((secs * 3)) </dev/null 2>&1)
+case $out in "ok race_fs_unshare"*) ok fs_unshare_vs_proc_cwd ;; *) fail fs_unshare_vs_proc_cwd "$(printf %s "$out" | head -c 300)" ;; esac
+
 # As root: /etc/shadow and a canary under /root for the reading calls.
 if [ "$(id -u)" = 0 ]; then
 	targets=(/etc/shadow)

@@ -147,6 +147,7 @@ static void setup(void)
 	fsx.cwd_fd = -1;
 	strcpy(fsx.cwd, "/");
 	fsx.umask = 022;
+	atomic_store(&fsx.refs, 1); /* static: a task_fs_get/fs_ctx_put pair never frees it */
 	memset(&task, 0, sizeof task);
 	task.pidfd = -1;
 	task.fs = &fsx;

@@ -67,6 +67,7 @@ static void setup(void)
 	pthread_mutex_init(&fsx.lock, NULL);
 	strcpy(fsx.cwd, "/");
 	fsx.umask = 022;
+	atomic_store(&fsx.refs, 1); /* static: a task_fs_get/fs_ctx_put pair never frees it */
 	task.pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	cr_assert_geq(task.pidfd, 0);
 	task.fs = &fsx;

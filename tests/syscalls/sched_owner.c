@@ -27,15 +27,29 @@ struct attr { /* struct sched_attr, SCHED_ATTR_SIZE_VER0 */
 	uint64_t runtime, deadline, period;
 };
 
+/* a child that sleeps as uid, returned once its ids are set (acting on it
+ * before then raced its setresuid: EPERM natively too, under load) */
 static pid_t idle_child(uid_t uid)
 {
+	int ready[2];
+	char x = 0;
+	if (pipe(ready) < 0)
+		return -1;
 	pid_t p = fork();
 	if (p == 0) {
+		close(ready[0]);
 		if (uid && (setresgid(uid, uid, uid) || setresuid(uid, uid, uid)))
 			_exit(1);
+		if (write(ready[1], &x, 1) != 1)
+			_exit(1);
+		close(ready[1]);
 		for (;;)
 			pause();
 	}
+	close(ready[1]);
+	if (read(ready[0], &x, 1) != 1)
+		x = 1;
+	close(ready[0]);
 	return p;
 }
 

@@ -157,7 +157,8 @@ int vxattr_set(struct vxattr *x, dev_t dev, ino_t ino, const char *name, const v
 		r = -ENOSPC;
 	} else {
 		void *v = xmalloc(len ? len : 1);
-		memcpy(v, val, len);
+		if (len)
+			memcpy(v, val, len); /* (an empty value may come with no buffer) */
 		if (!*fp) {
 			*fp = xcalloc(1, sizeof **fp);
 			(*fp)->dev = dev;

@@ -109,6 +109,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	pthread_mutex_init(&fsx.lock, NULL);
 	strcpy(fsx.cwd, "/work");
 	fsx.umask = 022;
+	atomic_store(&fsx.refs, 1); /* static: a task_fs_get/fs_ctx_put pair never frees it */
 	task.pidfd = -1;
 	task.fs = &fsx;
 	task.sb = &sb;

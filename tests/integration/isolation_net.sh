@@ -128,7 +128,7 @@ while True:
 		got=$(moat run --bind "$SYSCALL_BIN:/t:ro" --net allow=127.0.0.1:"$ueport"/udp -- \
 			/t/probe_udp loss 127.0.0.1 "$ueport" 800 300 keep </dev/null 2>&1)
 		if [ "$nat" != "lost 0 of 800" ]; then fail rootless_udp_many_sockets_no_loss "natively: $nat"
-		elif [ "$got" = "$nat" ]; then ok rootless_udp_many_sockets_no_loss
+		elif [ "$got" = "$nat" ]; then ok_sanity rootless_udp_many_sockets_no_loss
 		else fail rootless_udp_many_sockets_no_loss "$got"; fi
 	else
 		skip rootless_udp "no SYSCALL_BIN/probe_udp"
@@ -400,7 +400,7 @@ if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_udp" ]; then
 	got=$(in_outer timeout 120 "$MOAT" run --bind "$SYSCALL_BIN:/t:ro" --net allow=10.200.0.2:"$ueport"/udp -- \
 		/t/probe_udp loss 10.200.0.2 "$ueport" 800 300 keep </dev/null 2>&1)
 	if [ "$nat" != "lost 0 of 800" ]; then fail udp_many_sockets_no_loss "natively: $nat"
-	elif [ "$got" = "$nat" ]; then ok udp_many_sockets_no_loss
+	elif [ "$got" = "$nat" ]; then ok_sanity udp_many_sockets_no_loss
 	else fail udp_many_sockets_no_loss "$got"; fi
 else
 	skip udp_echo_allowed "no SYSCALL_BIN/probe_udp"

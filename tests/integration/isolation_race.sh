@@ -128,7 +128,7 @@ fi
 # unshared and the other sharer exited; seen in 1 of 1 ASan runs of 40 s)
 mkdir -p "$T_TMP/u" && chmod 777 "$T_TMP/u"
 out=$(moat run --bind "$SYSCALL_BIN:/t:ro" --bind "$T_TMP/u:/work:rw" -- /t/race_fs_unshare /work $((secs * 3)) </dev/null 2>&1)
-case $out in "ok race_fs_unshare"*) ok fs_unshare_vs_proc_cwd ;; *) fail fs_unshare_vs_proc_cwd "$(printf %s "$out" | head -c 300)" ;; esac
+case $out in "ok race_fs_unshare"*) ok_sanity fs_unshare_vs_proc_cwd ;; *) fail fs_unshare_vs_proc_cwd "$(printf %s "$out" | head -c 300)" ;; esac
 
 # As root: /etc/shadow and a canary under /root for the reading calls.
 if [ "$(id -u)" = 0 ]; then
@@ -153,7 +153,7 @@ fi
 # second watch, on root's file, came within a second).
 if [ -x "$SYSCALL_BIN/race_watch" ]; then
 	out=$(moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/race_watch /tmp/rw $((secs + 1)) </dev/null 2>&1)
-	case $out in "ok race_watch"*) ok race_watch ;; *) fail race_watch "$out" ;; esac
+	case $out in "ok race_watch"*) ok_sanity race_watch ;; *) fail race_watch "$out" ;; esac
 else
 	fail race_watch "no $SYSCALL_BIN/race_watch"
 fi

@@ -165,10 +165,15 @@ while rt.mq_open(b"/q%d" % q, os.O_CREAT | os.O_RDWR, 0o600, ctypes.byref(a)) >=
     q += 1
 open(sys.argv[1] + "/filled.tmp", "w").write("%d %d %d\n" % (n, s, q))
 os.rename(sys.argv[1] + "/filled.tmp", sys.argv[1] + "/filled")
-for _ in range(600):
-    if os.path.exists(sys.argv[1] + "/release"):
-        break
-    time.sleep(0.1)
+try:
+    for _ in range(600):
+        if os.path.exists(sys.argv[1] + "/release"):
+            break
+        time.sleep(0.1)
+finally:
+    # without isolation (the harness self-check) these are the host's: never left behind
+    for k in range(q):
+        rt.mq_unlink(b"/q%d" % k)
 EOF
 cat >"$T_TMP/budget/probe.py" <<'EOF'
 import ctypes, os, signal

@@ -59,23 +59,12 @@ long sys_sysfs(struct sc_call *c)
 
 	switch (opt) {
 	case 1: {
-		/* the name, read a piece at a time (never past its NUL: the
-		 * next page may not be mapped) */
 		char name[64];
-		size_t got = 0;
-		for (;;) {
-			uint64_t a = c->args[1] + got;
-			size_t chunk = 4096 - (size_t)(a & 4095);
-			if (chunk > sizeof name - got)
-				chunk = sizeof name - got;
-			if (chunk == 0)
-				return -EINVAL; /* longer than any type */
-			if (sc_read_guest(c, a, name + got, chunk) < 0)
-				return -EFAULT;
-			if (memchr(name + got, 0, chunk))
-				break;
-			got += chunk;
-		}
+		long l = guest_read_str(c->tid, c->args[1], name, sizeof name);
+		if (l == -EFAULT)
+			return -EFAULT;
+		if (l < 0)
+			return -EINVAL; /* longer than any type */
 		n = fs_types(c, names, 96);
 		for (int i = 0; i < n; i++)
 			if (!strcmp(names[i], name))

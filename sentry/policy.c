@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <sys/syscall.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,9 +79,11 @@ int policy_check(struct policy *p, struct sc_call *c, int *err)
 		 * the compare: sc_args_native). FAST_TRAP rows hand the calls
 		 * matching their rules to their handler. */
 		if (e->argtrap && e->handler && sc_argdeny_match(e, c->args)) {
-			/* ioctl's rules are deny rules but for TIOCSCTTY, which
-			 * its handler checks (syscalls/sys_tty.c) */
-			if (c->nr == SYS_ioctl && (unsigned)c->args[1] != TIOCSCTTY) {
+			/* ioctl's rules are deny rules but for TIOCSCTTY and
+			 * FIOSETOWN/SIOCSPGRP, which its handler checks
+			 * (syscalls/sys_tty.c) */
+			unsigned cmd = (unsigned)c->args[1];
+			if (c->nr == SYS_ioctl && cmd != TIOCSCTTY && cmd != FIOSETOWN && cmd != SIOCSPGRP) {
 				*err = EPERM;
 				snprintf(c->note, sizeof c->note, "matches a deny rule");
 				return DEC_DENY;

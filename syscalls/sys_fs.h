@@ -60,5 +60,11 @@ int tty_open_ctty(struct sc_call *c, int flags, int *fd);
  * of the file dev/ino conflicts with: signal their holders and wait for them
  * (LEASE_BREAK_S at most; O_NONBLOCK: -EWOULDBLOCK). 0 or -errno. */
 int lease_break(struct sc_call *c, dev_t dev, ino_t ino, int flags);
+/* syscalls/sys_signal.c: may the caller make guest process/thread/group
+ * `who` (F_OWNER_TID/PID/PGRP) the owner of a file's SIGIO? 0 with *host
+ * (the sentry's number for that pid), else -EPERM/-ESRCH */
+long sigio_owner_check(struct sc_call *c, int type, pid_t who, pid_t *host);
+long sigio_setown_fcntl(struct sc_call *c);
+long sigio_setown_ioctl(struct sc_call *c);
 
 #endif

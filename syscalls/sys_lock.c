@@ -1016,6 +1016,8 @@ long sys_fcntl(struct sc_call *c)
 	struct flock l;
 	int acc = 0, ret;
 
+	if (cmd == F_SETOWN || cmd == F_SETOWN_EX)
+		return sigio_setown_fcntl(c);
 	ret = lk_file(c, fd, &r, &acc);
 	if (ret < 0)
 		return ret;

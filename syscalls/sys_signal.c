@@ -24,6 +24,17 @@
  * An unknown target (the kernel answers ESRCH) and pidfd_send_signal run
  * natively unchecked (ARCHITECTURE.md, known gaps).
  *
+ * The owner of a file's SIGIO/SIGURG (F_SETOWN, F_SETOWN_EX, FIOSETOWN,
+ * SIOCSPGRP) is another way to signal: the file's I/O sends SIGIO, or any
+ * signal F_SETSIG chose (SIGKILL, SIGSTOP included), to the owner. Linux
+ * checks at delivery the ids the setter had (sigio_perm: its euid is root,
+ * or its euid or uid is the target's uid or saved uid); on the host they are
+ * all one uid, so the check is made here when the owner is set, on the
+ * virtual ids (sigio_owner_check), and a refusal is EPERM (Linux would
+ * accept the owner and drop its signals). F_SETOWN (a register) then runs
+ * natively; the others carry a pointer and are made by the sentry on the
+ * pinned file with the pid translated to its own namespace.
+ *
  * process_vm_readv/writev get Linux's ptrace access check
  * (PTRACE_MODE_ATTACH_REALCREDS): the caller's real uid and gid must equal
  * the target's real, effective and saved ones (CAP_SYS_PTRACE is never
@@ -45,6 +56,7 @@
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "fs/procfs.h"
 #include "fs/walk.h"
@@ -219,6 +231,132 @@ static long group(struct sc_call *c, pid_t pid, int sig)
 		snprintf(c->note, sizeof c->note, "group kill: %zu of %zu members", nok, g.n);
 	}
 	free(g.m);
+	return r;
+}
+
+/* sigio_owner_check: the members of process group `pgrp` */
+struct sigio_grp {
+	struct sc_call *c;
+	struct ids s;
+	pid_t pgrp, leader_host;
+	int any, members, denied;
+};
+
+static int sigio_visit(struct task *t, void *arg)
+{
+	struct sigio_grp *g = arg;
+	pid_t v = t->vtgid, pg;
+	if (atomic_load(&t->exited) || v <= 0)
+		return 0;
+	if (task_proc_ids(g->c->sb, v, &pg, NULL, NULL) < 0 || pg != g->pgrp)
+		return 0;
+	g->members++;
+	if (v == g->pgrp)
+		g->leader_host = t->tgid;
+	struct ids d = ids_of(t);
+	if (!g->any && v != g->c->task->vtgid && !ids_may_signal(&g->s, &d))
+		g->denied = 1;
+	return 0;
+}
+
+long sigio_owner_check(struct sc_call *c, int type, pid_t who, pid_t *host)
+{
+	struct ids s = ids_of(c->task);
+	int any = s.euid == 0; /* sigio_perm: the setter's euid is root */
+	if (who <= 0)
+		return -ESRCH;
+	if (type == F_OWNER_PGRP) {
+		struct sigio_grp g = { .c = c, .s = s, .pgrp = who, .any = any };
+		task_for_each_leader(c->sb, sigio_visit, &g);
+		if (!g.members)
+			return -ESRCH;
+		if (g.denied) {
+			snprintf(c->note, sizeof c->note, "SIGIO owner: group %d has a process the caller may not signal",
+				 (int)who);
+			return -EPERM;
+		}
+		if (host && !g.leader_host)
+			return -ESRCH; /* its leader is gone: no number to give (rare) */
+		if (host)
+			*host = g.leader_host;
+		return 0;
+	}
+	struct task *t = task_get_vpid(c->sb, who);
+	if (!t)
+		return -ESRCH;
+	struct ids d = ids_of(t);
+	pid_t h = t->tid; /* its number in the sentry's pid namespace */
+	int own = t->vtgid == c->task->vtgid;
+	task_put(t);
+	if (!any && !own && !ids_may_signal(&s, &d)) {
+		snprintf(c->note, sizeof c->note, "SIGIO owner: %d is not the caller's to signal", (int)who);
+		return -EPERM;
+	}
+	if (host)
+		*host = h;
+	return 0;
+}
+
+/* fcntl F_SETOWN (native after the check: the pid is a register) and
+ * F_SETOWN_EX (its struct read once; made here on the pinned file) */
+long sigio_setown_fcntl(struct sc_call *c)
+{
+	int fd = (int)c->args[0];
+	if ((int)c->args[1] == F_SETOWN) {
+		int who = (int)c->args[2];
+		c->cont = 1;
+		if (who == 0 || who == INT_MIN)
+			return 0; /* clears it / EINVAL: the kernel's */
+		long r = sigio_owner_check(c, who < 0 ? F_OWNER_PGRP : F_OWNER_PID, who < 0 ? -who : who, NULL);
+		if (r == -EPERM) {
+			c->cont = 0;
+			return r;
+		}
+		return 0; /* ESRCH: the kernel answers it */
+	}
+	struct f_owner_ex o;
+	if (sc_read_guest(c, c->args[2], &o, sizeof o) < 0)
+		return -EFAULT;
+	if (o.type != F_OWNER_TID && o.type != F_OWNER_PID && o.type != F_OWNER_PGRP)
+		return -EINVAL;
+	struct f_owner_ex h = { .type = o.type, .pid = 0 };
+	if (o.pid != 0) {
+		long r = sigio_owner_check(c, o.type, o.pid, &h.pid);
+		if (r < 0)
+			return r;
+	}
+	int hfd = task_getfd(c->task, fd);
+	if (hfd < 0)
+		return -EBADF;
+	long r = fcntl(hfd, F_SETOWN_EX, &h) < 0 ? -errno : 0;
+	close(hfd);
+	return r;
+}
+
+/* ioctl FIOSETOWN/SIOCSPGRP: a socket's F_SETOWN (sock_ioctl's f_setown);
+ * the int read once, the owner set here on the pinned file */
+long sigio_setown_ioctl(struct sc_call *c)
+{
+	int who;
+	if (sc_read_guest(c, c->args[2], &who, sizeof who) < 0)
+		return -EFAULT;
+	int hfd = task_getfd(c->task, (int)c->args[0]);
+	if (hfd < 0)
+		return -EBADF;
+	struct stat st;
+	long r = 0;
+	pid_t h = 0;
+	if (fstat(hfd, &st) < 0)
+		r = -errno;
+	else if (!S_ISSOCK(st.st_mode))
+		r = -ENOTTY;
+	else if (who == INT_MIN)
+		r = -EINVAL;
+	else if (who != 0)
+		r = sigio_owner_check(c, who < 0 ? F_OWNER_PGRP : F_OWNER_PID, who < 0 ? -who : who, &h);
+	if (r == 0 && fcntl(hfd, F_SETOWN, who < 0 ? -h : h) < 0)
+		r = -errno;
+	close(hfd);
 	return r;
 }
 

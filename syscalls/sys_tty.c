@@ -25,6 +25,7 @@
 #include <string.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -45,6 +46,8 @@ long sys_ioctl(struct sc_call *c)
 {
 	unsigned cmd = (unsigned)c->args[1];
 
+	if (cmd == FIOSETOWN || cmd == SIOCSPGRP)
+		return sigio_setown_ioctl(c);
 	if (cmd != TIOCSCTTY) {
 		snprintf(c->note, sizeof c->note, "matches a deny rule");
 		return -EPERM;

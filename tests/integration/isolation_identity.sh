@@ -309,4 +309,30 @@ os.waitpid(me, 0)
 os.kill(a, 9); os.kill(b, 9)' </dev/null 2>&1)
 SANITY=1 expect_eq dropped_cannot_take_nondumpable_fd "$out" "Operation not permitted Operation not permitted Operation not permitted Operation not permitted 0 Permission denied Permission denied"
 
+# A process that dropped root cannot make root's process the owner of a
+# file's SIGIO (F_SETOWN, FIOSETOWN) with F_SETSIG SIGKILL and kill it
+# (red-team 9: every guest task is one host uid, so the kernel's sigio_perm
+# let it; Linux drops the signal, moat refuses the owner with EPERM).
+out=$(moat run --user 0:0 -- "$PY" -c '
+import fcntl, os, socket, struct, time
+root = os.getpid()
+for how in ("fsetown", "fiosetown"):
+    c = os.fork()
+    if c == 0:
+        os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+        if how == "fsetown":
+            r, w = os.pipe()
+            try: fcntl.fcntl(r, fcntl.F_SETOWN, root)
+            except OSError: pass
+        else:
+            a, b = socket.socketpair(); r, w = a.fileno(), b.fileno()
+            try: fcntl.ioctl(r, 0x8901, struct.pack("i", root))
+            except OSError: pass
+        fcntl.fcntl(r, 10, 9)  # F_SETSIG SIGKILL
+        fcntl.fcntl(r, fcntl.F_SETFL, os.O_ASYNC | os.O_NONBLOCK)
+        os.write(w, b"x"); os._exit(0)
+    os.waitpid(c, 0); time.sleep(0.2)
+    print(how, "alive", flush=True)' </dev/null 2>&1)
+SANITY=1 expect_eq dropped_cannot_sigio_root "$(echo $out)" "fsetown alive fiosetown alive"
+
 finish

@@ -294,6 +294,18 @@ void dcache_drop(struct dcache *d, int mnt, const char *rel, int subtree)
 	pthread_rwlock_unlock(&d->lock);
 }
 
+void dcache_drop_inode(struct dcache *d, dev_t dev, ino_t ino)
+{
+	pthread_rwlock_wrlock(&d->lock);
+	atomic_fetch_add(&d->gen, 1);
+	for (int i = 0; i < (int)d->hiwater; i++) {
+		struct dentry *e = &d->e[i];
+		if (e->rel && !e->neg && e->st.st_ino == ino && e->st.st_dev == dev)
+			unchain_locked(d, i);
+	}
+	pthread_rwlock_unlock(&d->lock);
+}
+
 /* ---- written set ---- */
 
 struct wkey {

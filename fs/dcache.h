@@ -69,6 +69,11 @@ unsigned long dcache_gen(struct dcache *d);
 int dcache_put(struct dcache *d, unsigned long gen, int mnt, const char *rel,
 	       const struct stat *st, int neg, const char *link);
 void dcache_drop(struct dcache *d, int mnt, const char *rel, int subtree);
+/* every name of inode (dev, ino), in every mount: its other hard links'
+ * entries after a change of the inode through one name (mode, owner, times
+ * are the inode's; the permission checks of open/exec/access use the
+ * cached entry) */
+void dcache_drop_inode(struct dcache *d, dev_t dev, ino_t ino);
 /* bytes of names and link targets held (at most 4 MiB) */
 size_t dcache_bytes(struct dcache *d);
 

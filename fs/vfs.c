@@ -621,16 +621,30 @@ static void parent_changed(struct vfs *v, const struct vfs_mount *m, const char 
 	}
 }
 
+/* A change made through one name (chmod, chown, utimens, truncate) is the
+ * inode's: a non-directory with other links has other names cached with the
+ * old mode and owner, and open/exec/access check the cached entry (only
+ * stat-like calls re-stat a multi-link file). Red-team 9: root's chmod 600
+ * through one link left the other readable to a process that dropped root. */
+static void other_links_changed(struct vfs *v, const struct stat *a, const struct stat *b)
+{
+	if ((a && !S_ISDIR(a->st_mode) && a->st_nlink > 1) || (b && !S_ISDIR(b->st_mode) && b->st_nlink > 1))
+		dcache_drop_inode(v->dc, a ? a->st_dev : b->st_dev, a ? a->st_ino : b->st_ino);
+}
+
 void vfs_refresh(struct vfs *v, const struct vfs_mount *m, const char *rel, const struct stat *known)
 {
 	struct stat st;
 
+	other_links_changed(v, known, NULL);
 	dcache_drop(v->dc, m->idx, rel, 0);
 	if (m->kind != VFS_MNT_GOFER || !m->writable || m->shared)
 		return;
 	unsigned long gen = dcache_gen(v->dc);
-	if (vfs_direct_restat(v, m, rel, known, &st) == 0)
+	if (vfs_direct_restat(v, m, rel, known, &st) == 0) {
+		other_links_changed(v, &st, NULL);
 		dcache_put(v->dc, gen, m->idx, rel, &st, 0, NULL);
+	}
 }
 
 unsigned long vfs_cache_gen(struct vfs *v)
@@ -653,8 +667,11 @@ void vfs_refresh_since(struct vfs *v, const struct vfs_mount *m, const char *rel
 	     vfs_direct_restat(v, m, rel, known, &st) == 0)) {
 		st.st_uid = known->st_uid;
 		st.st_gid = known->st_gid;
+		other_links_changed(v, known, &st);
 		if (dcache_put(v->dc, gen0, m->idx, rel, &st, 0, NULL))
 			return;
+	} else {
+		other_links_changed(v, known, NULL);
 	}
 	dcache_drop(v->dc, m->idx, rel, 0);
 }

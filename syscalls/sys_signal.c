@@ -371,10 +371,11 @@ long sys_tgkill(struct sc_call *c) { return check(c, (pid_t)c->args[1], (pid_t)c
 long sys_rt_sigqueueinfo(struct sc_call *c) { return check(c, (pid_t)c->args[0], 0, (int)c->args[1]); }
 long sys_rt_tgsigqueueinfo(struct sc_call *c) { return check(c, (pid_t)c->args[1], (pid_t)c->args[0], (int)c->args[2]); }
 
-/* pidfd_send_signal: a real pidfd runs natively; a /proc/<pid> directory fd
- * (which Linux also accepts) is the VFS's, so the sentry sends the signal
- * through its own pidfd of the task, after the kill check (a siginfo is read
- * once and checked as Linux does). */
+/* pidfd_send_signal: the target is read from the caller's fdinfo (a real
+ * pidfd) or is the VFS's (a /proc/<pid> directory fd, which Linux also
+ * accepts); after the kill check (a group's, for PIDFD_SIGNAL_PROCESS_GROUP)
+ * the sentry sends the signal through its own pidfd of the task (a siginfo
+ * is read once and checked as Linux does). */
 /* The guest pid a pidfd of the caller's refers to ("Pid:" of its fdinfo in
  * the guest procfs), -ESRCH if its process is gone, 0 if the fd is not a
  * pidfd. */
@@ -402,48 +403,73 @@ static pid_t pidfd_target(struct sc_call *c)
 	return pid > 0 ? (pid_t)pid : pid == -1 ? -ESRCH : 0; /* -1: its process is gone */
 }
 
+#ifndef PIDFD_SIGNAL_THREAD
+#define PIDFD_SIGNAL_THREAD (1UL << 0)
+#define PIDFD_SIGNAL_THREAD_GROUP (1UL << 1)
+#define PIDFD_SIGNAL_PROCESS_GROUP (1UL << 2)
+#endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
 long sys_pidfd_send_signal(struct sc_call *c)
 {
 	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
 	int sig = (int)c->args[1];
+	unsigned long flags = c->args[3];
+	int procdir = 0;
 	pid_t pid = 0;
 	long r;
 
 	if (vfs_fd_node(VFS_OF(c), c->task, (int)c->args[0], n, NULL) == 0 && n->kind == VN_PROC &&
 	    S_ISDIR(n->st.st_mode))
-		pid = procfs_dir_pid(c->task, n->rel);
+		pid = procfs_dir_pid(c->task, n->rel), procdir = 1;
 	if (pid <= 0) {
 		/* a real pidfd: its target from the caller's fdinfo (in the
-		 * guest's pid namespace), then Linux's kill rule */
+		 * guest's pid namespace), then Linux's kill rule. Whatever the
+		 * siginfo and flags, the signal is sent by the sentry through
+		 * its own pidfd of that target: another thread may dup2 a
+		 * pidfd of another process onto the number once the fdinfo is
+		 * read (red-team 9: "checked, then native" let a process that
+		 * dropped root signal root's process that way) */
 		pid = pidfd_target(c);
 		if (pid <= 0) {
 			c->cont = 1; /* not a pidfd (EBADF), or a dead one (ESRCH): the kernel answers */
 			return 0;
 		}
-		if (c->args[2] || c->args[3]) {
-			/* with a siginfo or flags: checked, then native (a thread
-			 * that swaps the fd in between stays inside the sandbox) */
-			r = check(c, pid, 0, sig);
-			return r;
-		}
+		procdir = 0;
 	}
-	if (c->args[3] || sig < 0 || sig >= 65)
+	if ((procdir && flags) || sig < 0 || sig >= 65 ||
+	    (flags & ~(PIDFD_SIGNAL_THREAD | PIDFD_SIGNAL_THREAD_GROUP | PIDFD_SIGNAL_PROCESS_GROUP)) ||
+	    (flags & (flags - 1)))
 		return -EINVAL;
-	/* a siginfo (a /proc/<pid> fd): read once, Linux's rules on the copy
-	 * (its si_signo must be the signal; a code the kernel makes, >= 0 or
-	 * SI_TKILL, only to the caller's own process), then sent with it */
+	/* a siginfo: read once, Linux's rules on the copy (its si_signo must
+	 * be the signal; a code the kernel makes, >= 0 or SI_TKILL, only to
+	 * the caller's own process, and then the kernel refuses it from the
+	 * sentry: EPERM, as it would be sent by another process), then sent
+	 * with it */
 	siginfo_t info;
 	if (c->args[2]) {
 		if (sc_read_guest(c, c->args[2], &info, sizeof info) < 0)
 			return -EFAULT;
 		if (info.si_signo != sig)
 			return -EINVAL;
-		if ((info.si_code >= 0 || info.si_code == SI_TKILL) && pid != c->task->vtgid)
+		if ((info.si_code >= 0 || info.si_code == SI_TKILL) &&
+		    (pid != c->task->vtgid || (flags & PIDFD_SIGNAL_PROCESS_GROUP)))
 			return -EPERM;
 	}
-	r = check(c, pid, 0, sig);
-	if (!c->cont)
-		return r;
+	if (flags & PIDFD_SIGNAL_PROCESS_GROUP) {
+		/* every member of the group whose id is the pidfd's pid, as
+		 * kill(-pid): all permitted, sent below to the group; else
+		 * group() sent it to the permitted ones, or refused */
+		r = group(c, -pid, sig);
+		if (!c->cont)
+			return r;
+	} else {
+		r = check(c, pid, 0, sig);
+		if (!c->cont)
+			return r;
+	}
 	c->cont = 0;
 	struct task *t = task_get_vpid(c->sb, pid);
 	if (!t)
@@ -452,8 +478,22 @@ long sys_pidfd_send_signal(struct sc_call *c)
 		task_put(t);
 		return -ESRCH;
 	}
-	r = syscall(SYS_pidfd_send_signal, t->pidfd, sig, c->args[2] ? &info : NULL, 0);
+	int pfd = t->pidfd, own = -1;
+	if ((flags & PIDFD_SIGNAL_THREAD) && t->vtid != t->vtgid) {
+		/* one thread, not the leader: a pidfd of that thread */
+		own = (int)syscall(SYS_pidfd_open, t->tid, PIDFD_THREAD);
+		if (own < 0 || atomic_load(&t->exited)) {
+			if (own >= 0)
+				close(own);
+			task_put(t);
+			return -ESRCH;
+		}
+		pfd = own;
+	}
+	r = syscall(SYS_pidfd_send_signal, pfd, sig, c->args[2] ? &info : NULL, flags);
 	r = r < 0 ? -errno : 0;
+	if (own >= 0)
+		close(own);
 	task_put(t);
 	return r;
 }

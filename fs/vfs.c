@@ -417,6 +417,7 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 		d->system = m[i].kind == VFS_MNT_GOFER && m[i].system;
 		d->host_view = m[i].kind == VFS_MNT_GOFER && m[i].host_view && !d->private_fs;
 		d->cow = m[i].kind == VFS_MNT_GOFER && m[i].cow;
+		d->aliased = m[i].kind == VFS_MNT_GOFER && m[i].aliased;
 		snprintf(d->src, sizeof d->src, "%s", d->dev ? "dev" : d->private_fs ? "tmpfs" :
 			 m[i].kind == VFS_MNT_PROC ? "proc" : "moat");
 		d->target = m[i].target ? xstrdup(m[i].target) : NULL;
@@ -623,12 +624,16 @@ static void parent_changed(struct vfs *v, const struct vfs_mount *m, const char 
 
 /* A change made through one name (chmod, chown, utimens, truncate) is the
  * inode's: a non-directory with other links has other names cached with the
- * old mode and owner, and open/exec/access check the cached entry (only
- * stat-like calls re-stat a multi-link file). Red-team 9: root's chmod 600
+ * old mode and owner, and so has any object of a mount another mount aliases
+ * (two --bind of one host tree: other dentry-cache keys), and open/exec/
+ * access check the cached entry (only stat-like calls re-stat a multi-link
+ * file). Red-team 9: root's chmod 600
  * through one link left the other readable to a process that dropped root. */
-static void other_links_changed(struct vfs *v, const struct stat *a, const struct stat *b)
+static void other_links_changed(struct vfs *v, const struct vfs_mount *m, const struct stat *a,
+				const struct stat *b)
 {
-	if ((a && !S_ISDIR(a->st_mode) && a->st_nlink > 1) || (b && !S_ISDIR(b->st_mode) && b->st_nlink > 1))
+	if (m->aliased || (a && !S_ISDIR(a->st_mode) && a->st_nlink > 1) ||
+	    (b && !S_ISDIR(b->st_mode) && b->st_nlink > 1))
 		dcache_drop_inode(v->dc, a ? a->st_dev : b->st_dev, a ? a->st_ino : b->st_ino);
 }
 
@@ -636,13 +641,13 @@ void vfs_refresh(struct vfs *v, const struct vfs_mount *m, const char *rel, cons
 {
 	struct stat st;
 
-	other_links_changed(v, known, NULL);
+	other_links_changed(v, m, known, NULL);
 	dcache_drop(v->dc, m->idx, rel, 0);
 	if (m->kind != VFS_MNT_GOFER || !m->writable || m->shared)
 		return;
 	unsigned long gen = dcache_gen(v->dc);
 	if (vfs_direct_restat(v, m, rel, known, &st) == 0) {
-		other_links_changed(v, &st, NULL);
+		other_links_changed(v, m, &st, NULL);
 		dcache_put(v->dc, gen, m->idx, rel, &st, 0, NULL);
 	}
 }
@@ -667,11 +672,11 @@ void vfs_refresh_since(struct vfs *v, const struct vfs_mount *m, const char *rel
 	     vfs_direct_restat(v, m, rel, known, &st) == 0)) {
 		st.st_uid = known->st_uid;
 		st.st_gid = known->st_gid;
-		other_links_changed(v, known, &st);
+		other_links_changed(v, m, known, &st);
 		if (dcache_put(v->dc, gen0, m->idx, rel, &st, 0, NULL))
 			return;
 	} else {
-		other_links_changed(v, known, NULL);
+		other_links_changed(v, m, known, NULL);
 	}
 	dcache_drop(v->dc, m->idx, rel, 0);
 }
@@ -2018,6 +2023,8 @@ int vfs_mount_bind(struct vfs *v, const struct vfs_node *src, const char *path, 
 				 s->can_write, s->dev, s->private_fs, s->shared, s->cow, s->host_view,
 				 s->hidden, s->src,
 				 s->idx /* the same files: the same dentry cache entries */);
+		if (!r)
+			v->mnts[v->nmnts - 1].aliased = s->aliased;
 		if (!r && *src->rel) {
 			/* a subdirectory (or a subdirectory of one): its path
 			 * inside the export is the new mount's root */

@@ -59,6 +59,11 @@ struct vfs_mount_spec {
 				    * --bind): a file of it that host users
 				    * other than its owner and group may not read
 				    * is sealed (fs/vfs.c permission) */
+	int aliased;               /* GOFER: another mount serves some of the same
+				    * host files (two --bind of one tree, or one
+				    * inside another): a change of an inode
+				    * through it drops that inode's names in every
+				    * mount (fs/dcache.h dcache_drop_inode) */
 	const char *const *hidden; /* GOFER: relative paths that do not exist
 				    * (ENOENT, left out of getdents), or NULL */
 	const char *target;        /* SYMLINK: link target; PROC: NULL for /proc

@@ -49,6 +49,7 @@ struct vfs_mount {
 	int cow;                 /* see vfs_mount_spec */
 	int system;              /* see vfs_mount_spec */
 	int host_view;           /* see vfs_mount_spec */
+	int aliased;             /* see vfs_mount_spec */
 	char **hidden;           /* NULL-terminated, or NULL */
 	char *target;            /* SYMLINK */
 	char *sub;               /* a guest's bind of a subdirectory: the path of

@@ -117,6 +117,34 @@ static void add_mount(struct builder *b, const char *path, int kind, int exp,
 		b->dlen += n;
 }
 
+/* Two mounts of host-directory exports (not cow: an overlay's changes are its
+ * own) where one's host path is the other's or beneath it serve the same
+ * inodes under different dentry-cache keys: both are "aliased" (a change
+ * through one drops the inode's names everywhere, fs/vfs.c). */
+static int path_within(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+	return !strncmp(a, b, n) && (a[n] == 0 || a[n] == '/' || (n == 1 && b[0] == '/'));
+}
+
+static void mark_aliases(struct view *v)
+{
+	for (size_t i = 0; i < v->nmounts; i++) {
+		struct vfs_mount_spec *a = &v->mounts[i];
+		if (a->kind != VFS_MNT_GOFER || a->export < 0 || a->cow || a->dev)
+			continue;
+		const char *pa = v->exports[a->export].host_path;
+		for (size_t j = i + 1; pa && j < v->nmounts; j++) {
+			struct vfs_mount_spec *b = &v->mounts[j];
+			if (b->kind != VFS_MNT_GOFER || b->export < 0 || b->cow || b->dev)
+				continue;
+			const char *pb = v->exports[b->export].host_path;
+			if (pb && (path_within(pa, pb) || path_within(pb, pa)))
+				a->aliased = b->aliased = 1;
+		}
+	}
+}
+
 /* --overlay: the root's host directories become cow exports of one export
  * group, "root", their paths prefixed with their place ("usr/"). */
 static const char *root_overlay;
@@ -409,6 +437,7 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 		v->exports[e].mode = 01777;
 		add_mount(&b, "/", VFS_MNT_SPARE, e, 1, 0, NULL, NULL);
 	}
+	mark_aliases(v);
 	v->desc = xstrdup(b.desc);
 	return 0;
 }

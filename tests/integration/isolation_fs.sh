@@ -298,6 +298,31 @@ else
 	skip synthetic_dev_unique "needs root and unshare"
 fi
 
+# Two binds of one host tree (/a and /b): root's chmod 600 of a file (and
+# chmod 700 of a directory) through /a is seen through /b by a process that
+# dropped root, which had read them through /b (red-team 9: each mount had
+# its own cached entries). Linux enforces it natively: sanity.
+mkdir -p "$T_TMP/alias"
+out=$(moat run --user 0:0 --bind "$T_TMP/alias:/a:rw" --bind "$T_TMP/alias:/b:rw" -- "$PY" -c '
+import os
+os.makedirs("/a/d", exist_ok=True); os.chmod("/a/d", 0o755)
+for p in ("/a/f", "/a/d/g"):
+    open(p, "w").write("SECRET\n"); os.chmod(p, 0o644)
+def as_user(paths):
+    r, w = os.pipe()
+    if os.fork() == 0:
+        os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+        res = []
+        for p in paths:
+            try: res.append(open(p).read().strip())
+            except OSError as e: res.append(e.strerror)
+        os.write(w, " ".join(res).encode()); os._exit(0)
+    os.close(w); out = os.read(r, 4096).decode(); os.wait(); return out
+print(as_user(["/b/f", "/b/d/g"]))
+os.chmod("/a/f", 0o600); os.chmod("/a/d", 0o700)
+print(as_user(["/b/f", "/b/d/g"]))' </dev/null 2>&1)
+SANITY=1 expect_eq two_binds_one_tree_chmod "$(echo $out)" "SECRET SECRET Permission denied Permission denied"
+
 # ---- hard links: a chmod/chown through one name is the inode's ----
 # tests/syscalls/link_chmod as root inside (rootless too), in an rw and a cow
 # bind: root makes its file private through one link; a process that dropped

@@ -95,6 +95,12 @@ __attribute__((weak)) int vfs_cwd_path(struct vfs *v, struct task *t, char *buf,
 	return r;
 }
 
+__attribute__((weak)) void vfs_root_refresh(struct vfs *v, struct task *t)
+{
+	(void)v;
+	(void)t;
+}
+
 __attribute__((weak)) int vfs_fd_mnt_id(struct vfs *v, struct task *t, int hostfd)
 {
 	(void)v;
@@ -1856,8 +1862,10 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
 		/* the task's root (chroot), stripped below as the others */
 		if (n.init || !n.task->fs)
 			snprintf(text, sizeof text, "/");
-		else
+		else {
+			vfs_root_refresh(v, n.task);
 			task_root(n.task, text, sizeof text);
+		}
 		break;
 	case N_NS:
 		snprintf(text, sizeof text, "%s:[%lu]", ns_ents[n.fdnum].name, ns_ents[n.fdnum].ino);
@@ -1903,8 +1911,10 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
 		return r;
 	/* names as the reader sees them from its root (chroot); a name
 	 * outside it stays whole, as d_path writes it */
-	if (text[0] == '/')
+	if (text[0] == '/') {
+		vfs_root_refresh(v, t);
 		(void)task_root_strip(t, text);
+	}
 	return copy_text(text, buf, len);
 }
 

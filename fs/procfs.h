@@ -133,6 +133,9 @@ int vfs_path_of_dirfd(struct vfs *v, struct task *t, int fd, char *buf, size_t l
 /* The task's working directory as it is named now (fs/vfs.c vfs_cwd_node);
  * -ENOENT if removed, -ENAMETOOLONG if it does not fit. */
 int vfs_cwd_path(struct vfs *v, struct task *t, char *buf, size_t len);
+/* A chrooted task's root renamed since: its name now (fs/vfs.c; a weak
+ * stand-in in procfs.c does nothing) */
+void vfs_root_refresh(struct vfs *v, struct task *t);
 
 /* mountinfo's id of the mount the VFS names host fd hostfd on, or -1 (fs/vfs.c;
  * a weak stand-in in procfs.c answers -1) */

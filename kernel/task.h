@@ -53,6 +53,10 @@ struct fs_ctx {
 	mode_t umask;
 	char *root;              /* chroot(2): canonical guest path of the root
 				  * (heap, under lock), NULL: the sandbox's "/" */
+	int root_fd;             /* the root's object, held as the cwd's is
+				  * (fs/vfs.c vfs_root_refresh), or -1 */
+	dev_t root_dev;          /* its identity */
+	ino_t root_ino;
 	_Atomic int rooted;      /* root != NULL (read without the lock) */
 };
 

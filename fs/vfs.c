@@ -917,6 +917,15 @@ void vfs_view_stat(struct vfs *v, struct stat *st)
 		vmeta_apply_dev(v->vm, st); /* a device node the guest made */
 }
 
+int vfs_node_vdev(struct vfs *v, const struct vfs_node *n)
+{
+	if (n->kind != VN_BACKEND || !n->exists || !S_ISREG(n->st.st_mode))
+		return 0;
+	struct stat view = n->st;
+	vfs_view_stat(v, &view);
+	return S_ISCHR(view.st_mode) || S_ISBLK(view.st_mode);
+}
+
 int vfs_meta_update(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid,
 		    mode_t setid, int set_mode)
 {
@@ -2309,8 +2318,9 @@ int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
 		r = -ELOOP;
 		goto out;
 	}
-	if (!S_ISREG(n->st.st_mode) || n->kind == VN_PROC || n->kind == VN_SYNTH) {
-		r = -EACCES;
+	if (!S_ISREG(n->st.st_mode) || n->kind == VN_PROC || n->kind == VN_SYNTH ||
+	    vfs_node_vdev(v, n)) {
+		r = -EACCES; /* a device node the guest made too: not a regular file */
 		goto out;
 	}
 	r = vfs_permission(t, &n->st, MAY_EXEC);

@@ -209,6 +209,10 @@ int vfs_node_is_host(const struct vfs_node *n);
 /* Apply the virtual owner, group and set-id bits to a real stat (what the
  * stat family shows the guest). */
 void vfs_view_stat(struct vfs *v, struct stat *st);
+/* Is n a device node the guest made (its host file an empty regular one,
+ * vmeta_set_dev)? A call that acts on the node by its type (truncate: EINVAL,
+ * exec: EACCES) must not act on that file. */
+int vfs_node_vdev(struct vfs *v, const struct vfs_node *n);
 /* Record them for the file whose real stat is real (see vmeta.h). */
 int vfs_meta_update(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid,
 		    mode_t setid, int set_mode);

@@ -161,6 +161,7 @@ int sentry_run(const struct sentry_config *cfg)
 		sb->id = moat_hash(&sb, sizeof sb) ^ (uint64_t)getpid();
 	snprintf(sb->id_str, sizeof sb->id_str, "%016llx", (unsigned long long)sb->id);
 	pthread_mutex_init(&sb->uts_lock, NULL);
+	pthread_mutex_init(&sb->sysctl_lock, NULL);
 	snprintf(sb->hostname, sizeof sb->hostname, "%s", cfg->hostname ? cfg->hostname : "moat");
 	snprintf(sb->domainname, sizeof sb->domainname, "(none)");
 	if (cfg->kernel_release)

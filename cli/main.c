@@ -60,7 +60,7 @@ static const char usage_text[] =
 	"                           caller's ids rootless); root inside has the virtual\n"
 	"                           capabilities listed in kernel/cred.h\n"
 	"  --hostname NAME          the sandbox's host name (default moat)\n"
-	"  --kernel-release STR     what uname -r says inside (default 6.1.0-moat)\n"
+	"  --kernel-release STR     what uname -r says inside (default: the host's major.minor, .0-moat)\n"
 	"  --trace                  print one line per trapped syscall on stderr\n"
 	"  -t, --tty                give the program a private pseudo-terminal (its\n"
 	"                           controlling terminal; without -t it has none)\n"

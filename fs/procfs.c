@@ -95,6 +95,12 @@ __attribute__((weak)) int vfs_cwd_path(struct vfs *v, struct task *t, char *buf,
 	return r;
 }
 
+__attribute__((weak)) void vfs_root_refresh(struct vfs *v, struct task *t)
+{
+	(void)v;
+	(void)t;
+}
+
 __attribute__((weak)) int vfs_fd_mnt_id(struct vfs *v, struct task *t, int hostfd)
 {
 	(void)v;
@@ -225,7 +231,7 @@ static const struct tent tree[] = {
 	{ "sys/fs/file-max", N_GUEST, 0644, NULL },
 	{ "sys/fs/pipe-user-pages-soft", N_GUEST, 0644, NULL },
 	{ "sys/fs/pipe-user-pages-hard", N_GUEST, 0644, NULL },
-	{ "sys/fs/lease-break-time", N_TFILE, 0644, "45\n" }, /* sys_lock.c LEASE_BREAK_S */
+	{ "sys/fs/lease-break-time", N_TFILE, 0644, NULL }, /* writable: procfs_lease_break_time */
 	{ "sys/fs/leases-enable", N_TFILE, 0644, "1\n" },
 	{ "sys/fs/inotify", N_TDIR, 0555, NULL },
 	{ "sys/fs/inotify/max_user_watches", N_GUEST, 0644, NULL },
@@ -1029,6 +1035,8 @@ static void tree_text(struct sandbox *sb, const char *path, char *buf, size_t le
 			snprintf(buf, len, "%lu\n", sb->pids_limit);
 		else
 			snprintf(buf, len, "max\n");
+	} else if (!strcmp(p, "sys/fs/lease-break-time")) {
+		snprintf(buf, len, "%ld\n", procfs_lease_break_time(sb));
 	} else if (!strcmp(p, "sys/kernel/threads-max")) {
 		snprintf(buf, len, "%lu\n", sb->pids_limit ? sb->pids_limit : 4194304UL);
 	} else if (!strcmp(p, "sys/kernel/random/boot_id")) {
@@ -1792,6 +1800,73 @@ static int tree_kind(enum pkind k)
 	       k == N_OSTYPE || k == N_OSRELEASE;
 }
 
+static long procfs_lease_break_time_locked(struct sandbox *sb)
+{
+	if (sb->lease_break_wfd > 0) {
+		char b[32], *e;
+		ssize_t k = pread(sb->lease_break_wfd - 1, b, sizeof b - 1, 0);
+
+		if (k > 0) {
+			b[k] = 0;
+			errno = 0;
+			long x = strtol(b, &e, 10);
+			while (*e == ' ' || *e == '\t' || *e == '\n')
+				e++;
+			if (e != b && !*e && !errno && x >= 0 && x <= INT_MAX) {
+				sb->lease_break_s = x;
+				sb->lease_break_set = 1;
+			}
+		}
+	}
+	return sb->lease_break_set ? sb->lease_break_s : 45;
+}
+
+long procfs_lease_break_time(struct sandbox *sb)
+{
+	long v;
+
+	if (!sb)
+		return 45;
+	pthread_mutex_lock(&sb->sysctl_lock);
+	v = procfs_lease_break_time_locked(sb);
+	pthread_mutex_unlock(&sb->sysctl_lock);
+	return v;
+}
+
+/* The /proc/sys files a write open may change (guest root: the file's
+ * 0644 mode, checked by the caller): values moat itself honours, per
+ * sandbox. Everything else under /proc/sys and /sys stays EROFS. */
+static int sysctl_writable(const struct pnode *n)
+{
+	return n->kind == N_TFILE && !strcmp(n->gpath, "sys/fs/lease-break-time");
+}
+
+/* A write open of a writable sysctl: an empty memfd (Linux's write at
+ * offset 0 replaces the value), its dup kept by the sandbox, the last one
+ * opened replacing the one before. */
+static int open_sysctl_write(struct sandbox *sb, int *out)
+{
+	int fd = memfd_create("moat-sysctl", MFD_CLOEXEC);
+	int keep;
+
+	if (fd < 0)
+		return -errno;
+	keep = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (keep < 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	pthread_mutex_lock(&sb->sysctl_lock);
+	(void)procfs_lease_break_time_locked(sb); /* what the last one says, first */
+	if (sb->lease_break_wfd > 0)
+		close(sb->lease_break_wfd - 1);
+	sb->lease_break_wfd = keep + 1;
+	pthread_mutex_unlock(&sb->sysctl_lock);
+	*out = fd;
+	return 0;
+}
+
 int procfs_write_err(struct task *t, const char *rel)
 {
 	struct pnode n;
@@ -1799,7 +1874,10 @@ int procfs_write_err(struct task *t, const char *rel)
 
 	if (pn_walk(t, rel, &n))
 		return 0;
-	r = tree_kind(n.kind) || (n.kind == N_GUEST && !strncmp(n.gpath, "sys/", 4)) ? -EROFS : 0;
+	r = (tree_kind(n.kind) && !sysctl_writable(&n)) ||
+			    (n.kind == N_GUEST && !strncmp(n.gpath, "sys/", 4))
+		    ? -EROFS
+		    : 0;
 	pn_release(&n);
 	return r;
 }
@@ -1856,8 +1934,10 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
 		/* the task's root (chroot), stripped below as the others */
 		if (n.init || !n.task->fs)
 			snprintf(text, sizeof text, "/");
-		else
+		else {
+			vfs_root_refresh(v, n.task);
 			task_root(n.task, text, sizeof text);
+		}
 		break;
 	case N_NS:
 		snprintf(text, sizeof text, "%s:[%lu]", ns_ents[n.fdnum].name, ns_ents[n.fdnum].ino);
@@ -1903,8 +1983,10 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
 		return r;
 	/* names as the reader sees them from its root (chroot); a name
 	 * outside it stays whole, as d_path writes it */
-	if (text[0] == '/')
+	if (text[0] == '/') {
+		vfs_root_refresh(v, t);
 		(void)task_root_strip(t, text);
+	}
 	return copy_text(text, buf, len);
 }
 
@@ -1951,7 +2033,10 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 		r = -EISDIR;
 	else if (kind_is_link(n.kind))
 		r = -ELOOP; /* the VFS follows links; fd/<n>: procfs_open_magic */
-	else if (((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) &&
+	else if (((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) && sysctl_writable(&n)) {
+		r = (flags & O_DIRECTORY) ? -ENOTDIR : open_sysctl_write(t->sb, fd);
+		goto out;
+	} else if (((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) &&
 		 (tree_kind(n.kind) || (n.kind == N_GUEST && !strncmp(n.gpath, "sys/", 4))))
 		r = -EROFS;
 	else if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))

@@ -91,6 +91,11 @@ pid_t procfs_dir_pid(struct task *t, const char *rel);
  * access(W_OK) fails as on a read-only mount, even for root), else 0. */
 int procfs_write_err(struct task *t, const char *rel);
 
+/* /proc/sys/fs/lease-break-time of the sandbox (seconds; 45 until a guest
+ * root writes it): the lease table's break timeout (syscalls/sys_lock.c). */
+struct sandbox;
+long procfs_lease_break_time(struct sandbox *sb);
+
 /* sysinfo(2) as the sandbox shows it: the host's figures with totalram
  * (and free/shared/buffer) capped at --memory and no swap then, uptime since
  * the sandbox's boot, procs the guest's tasks. Returns 0 or -errno. */
@@ -133,6 +138,9 @@ int vfs_path_of_dirfd(struct vfs *v, struct task *t, int fd, char *buf, size_t l
 /* The task's working directory as it is named now (fs/vfs.c vfs_cwd_node);
  * -ENOENT if removed, -ENAMETOOLONG if it does not fit. */
 int vfs_cwd_path(struct vfs *v, struct task *t, char *buf, size_t len);
+/* A chrooted task's root renamed since: its name now (fs/vfs.c; a weak
+ * stand-in in procfs.c does nothing) */
+void vfs_root_refresh(struct vfs *v, struct task *t);
 
 /* mountinfo's id of the mount the VFS names host fd hostfd on, or -1 (fs/vfs.c;
  * a weak stand-in in procfs.c answers -1) */

@@ -939,6 +939,15 @@ void vfs_view_stat(struct vfs *v, struct stat *st)
 		vmeta_apply_dev(v->vm, st); /* a device node the guest made */
 }
 
+int vfs_node_vdev(struct vfs *v, const struct vfs_node *n)
+{
+	if (n->kind != VN_BACKEND || !n->exists || !S_ISREG(n->st.st_mode))
+		return 0;
+	struct stat view = n->st;
+	vfs_view_stat(v, &view);
+	return S_ISCHR(view.st_mode) || S_ISBLK(view.st_mode);
+}
+
 int vfs_meta_update(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid,
 		    mode_t setid, int set_mode)
 {
@@ -1899,7 +1908,11 @@ int vfs_cwd_set(struct vfs *v, struct task *t, const struct vfs_node *n, int hos
 	return r;
 }
 
-static int cwd_set(struct vfs *v, struct fs_ctx *fs, const struct vfs_node *n, int hostfd)
+/* The object of directory n, held by an fs_ctx (cwd, root): an O_PATH fd
+ * for a directory of a writable or shared mount (a dup of hostfd, or
+ * opened by the gofer and checked to be n), else -1 (nothing renames it,
+ * or it was replaced meanwhile: the name only). */
+static int hold_dir(struct vfs *v, const struct vfs_node *n, int hostfd)
 {
 	int fd = -1;
 
@@ -1917,6 +1930,13 @@ static int cwd_set(struct vfs *v, struct fs_ctx *fs, const struct vfs_node *n, i
 			}
 		}
 	}
+	return fd;
+}
+
+static int cwd_set(struct vfs *v, struct fs_ctx *fs, const struct vfs_node *n, int hostfd)
+{
+	int fd = hold_dir(v, n, hostfd);
+
 	pthread_mutex_lock(&fs->lock);
 	snprintf(fs->cwd, sizeof fs->cwd, "%s", n->path);
 	if (fs->cwd_fd >= 0)
@@ -1926,6 +1946,70 @@ static int cwd_set(struct vfs *v, struct fs_ctx *fs, const struct vfs_node *n, i
 	fs->cwd_ino = n->st.st_ino;
 	pthread_mutex_unlock(&fs->lock);
 	return 0;
+}
+
+void vfs_root_set(struct vfs *v, struct task *t, const struct vfs_node *n)
+{
+	struct fs_ctx *fs = t->fs;
+	int top = !strcmp(n->path, "/");
+	char *root = top ? NULL : xstrdup(n->path);
+	int fd = top ? -1 : hold_dir(v, n, -1);
+
+	pthread_mutex_lock(&fs->lock);
+	free(fs->root);
+	fs->root = root;
+	if (fs->root_fd >= 0)
+		close(fs->root_fd);
+	fs->root_fd = fd;
+	fs->root_dev = n->st.st_dev;
+	fs->root_ino = n->st.st_ino;
+	atomic_store(&fs->rooted, root != NULL);
+	pthread_mutex_unlock(&fs->lock);
+}
+
+void vfs_root_refresh(struct vfs *v, struct task *t)
+{
+	struct fs_ctx *fs = t ? task_fs_get(t) : NULL;
+	cleanup_free char *root = NULL;
+	cleanup_free struct vfs_node *n = NULL;
+	dev_t dev;
+	ino_t ino;
+	int fd = -1;
+
+	if (!fs || !atomic_load(&fs->rooted))
+		goto out;
+	pthread_mutex_lock(&fs->lock);
+	if (fs->root && fs->root_fd >= 0) {
+		root = xstrdup(fs->root);
+		dev = fs->root_dev;
+		ino = fs->root_ino;
+	}
+	pthread_mutex_unlock(&fs->lock);
+	if (!root)
+		goto out; /* a root no one renames (read-only exclusive mount) */
+	n = xmalloc(sizeof *n);
+	if (vfs_lookup(v, t, root, NULL, 0, n) == 0 && n->exists &&
+	    n->kind == VN_BACKEND && n->st.st_dev == dev && n->st.st_ino == ino)
+		goto out; /* the name still leads to it */
+	pthread_mutex_lock(&fs->lock);
+	if (fs->root_fd >= 0)
+		fd = fcntl(fs->root_fd, F_DUPFD_CLOEXEC, 0);
+	pthread_mutex_unlock(&fs->lock);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 ||
+	    vfs_refind_dir(v, t, fd, &st, root, n) < 0)
+		goto out;
+	pthread_mutex_lock(&fs->lock);
+	if (fs->root && !strcmp(fs->root, root) && fs->root_dev == dev && fs->root_ino == ino &&
+	    strcmp(n->path, "/")) {
+		free(fs->root);
+		fs->root = xstrdup(n->path);
+	}
+	pthread_mutex_unlock(&fs->lock);
+out:
+	if (fd >= 0)
+		close(fd);
+	fs_ctx_put(fs);
 }
 
 int vfs_fd_node(struct vfs *v, struct task *t, int guestfd, struct vfs_node *n,
@@ -2258,8 +2342,9 @@ int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
 		r = -ELOOP;
 		goto out;
 	}
-	if (!S_ISREG(n->st.st_mode) || n->kind == VN_PROC || n->kind == VN_SYNTH) {
-		r = -EACCES;
+	if (!S_ISREG(n->st.st_mode) || n->kind == VN_PROC || n->kind == VN_SYNTH ||
+	    vfs_node_vdev(v, n)) {
+		r = -EACCES; /* a device node the guest made too: not a regular file */
 		goto out;
 	}
 	r = vfs_permission(t, &n->st, MAY_EXEC);

@@ -95,8 +95,10 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 	struct vfs_shared_scratch *prev = vfs_scratch_begin(&w->ss);
 	if (flags & WALK_CANON)
 		strcpy(w->root, "/");
-	else
+	else {
+		vfs_root_refresh(v, t); /* a root renamed since: its name now */
 		task_root(t, w->root, sizeof w->root);
+	}
 	r = start_node(v, t, dirfd, path, flags, w);
 	if (r < 0)
 		goto out;

@@ -163,6 +163,16 @@ int vfs_tmpfile_open(struct vfs *v, const struct vfs_node *dir, int flags, mode_
 int vfs_tmpfile_link(struct vfs *v, int hostfd, const struct vfs_node *nn, int *err);
 /* chdir/fchdir to n (hostfd: the guest's fd of it for fchdir, or -1). */
 int vfs_cwd_set(struct vfs *v, struct task *t, const struct vfs_node *n, int hostfd);
+/* chroot to n (a directory; "/" is the sandbox's root again). The root is
+ * held as the cwd is: the name plus, on writable or shared mounts, the
+ * object (an O_PATH fd and its identity). */
+void vfs_root_set(struct vfs *v, struct task *t, const struct vfs_node *n);
+/* A chrooted task's root renamed since it was last seen (by the guest or
+ * the host): store its name now, found from the object. Nothing when the
+ * name still leads to it (one lookup), when t has no root of its own, or
+ * when the object has no name (removed: the old name stays, under which
+ * nothing is found). Callers: the walk, getcwd, /proc/<pid>/root. */
+void vfs_root_refresh(struct vfs *v, struct task *t);
 
 /* Read a symlink node's target (VN_SYMMNT, VN_PROC or VN_BACKEND). Returns
  * length (no NUL) or -errno (-EINVAL: not a link). */
@@ -200,6 +210,10 @@ int vfs_node_is_host(const struct vfs_node *n);
 /* Apply the virtual owner, group and set-id bits to a real stat (what the
  * stat family shows the guest). */
 void vfs_view_stat(struct vfs *v, struct stat *st);
+/* Is n a device node the guest made (its host file an empty regular one,
+ * vmeta_set_dev)? A call that acts on the node by its type (truncate: EINVAL,
+ * exec: EACCES) must not act on that file. */
+int vfs_node_vdev(struct vfs *v, const struct vfs_node *n);
 /* Record them for the file whose real stat is real (see vmeta.h). */
 int vfs_meta_update(struct vfs *v, const struct stat *real, uid_t uid, gid_t gid,
 		    mode_t setid, int set_mode);

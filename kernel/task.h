@@ -53,6 +53,10 @@ struct fs_ctx {
 	mode_t umask;
 	char *root;              /* chroot(2): canonical guest path of the root
 				  * (heap, under lock), NULL: the sandbox's "/" */
+	int root_fd;             /* the root's object, held as the cwd's is
+				  * (fs/vfs.c vfs_root_refresh), or -1 */
+	dev_t root_dev;          /* its identity */
+	ino_t root_ino;
 	_Atomic int rooted;      /* root != NULL (read without the lock) */
 };
 
@@ -156,6 +160,14 @@ struct sandbox {
 	char hostname[65];
 	char domainname[65];
 	char release[65];
+	/* /proc/sys values moat itself honours, writable by a guest root
+	 * (fs/procfs.c procfs_lease_break_time): a write open gets an empty
+	 * memfd whose dup is kept here (fd + 1, 0: none); the value is parsed
+	 * from it when read or used. Under sysctl_lock. */
+	pthread_mutex_t sysctl_lock;
+	int lease_break_wfd;
+	int lease_break_set;
+	long lease_break_s;      /* /proc/sys/fs/lease-break-time, default 45 */
 	uid_t start_uid;         /* --user: the ids the program started with */
 	gid_t start_gid;
 	const char *resolv_conf; /* the guest's /etc/resolv.conf text (DNS stub), or NULL */

@@ -42,6 +42,7 @@ struct fs_ctx *fs_ctx_new(const char *cwd, mode_t umask_)
 	pthread_mutex_init(&fs->lock, NULL);
 	snprintf(fs->cwd, sizeof fs->cwd, "%s", cwd);
 	fs->cwd_fd = -1;
+	fs->root_fd = -1;
 	fs->umask = umask_;
 	return fs;
 }
@@ -52,6 +53,8 @@ void fs_ctx_put(struct fs_ctx *fs)
 		pthread_mutex_destroy(&fs->lock);
 		if (fs->cwd_fd >= 0)
 			close(fs->cwd_fd);
+		if (fs->root_fd >= 0)
+			close(fs->root_fd);
 		free(fs->root);
 		free(fs);
 	}
@@ -69,6 +72,10 @@ static struct fs_ctx *fs_copy_locked(const struct fs_ctx *fs)
 	if (fs->root) {
 		n->root = xstrdup(fs->root);
 		atomic_store(&n->rooted, 1);
+		if (fs->root_fd >= 0)
+			n->root_fd = fcntl(fs->root_fd, F_DUPFD_CLOEXEC, 0);
+		n->root_dev = fs->root_dev;
+		n->root_ino = fs->root_ino;
 	}
 	return n;
 }

@@ -311,6 +311,7 @@ long sys_getcwd(struct sc_call *c)
 	/* relative to the task's root (chroot); a cwd outside it is
 	 * "(unreachable)" + its path, as Linux's getcwd writes it */
 	char *p = n->path;
+	vfs_root_refresh(VFS_OF(c), t);
 	if (task_root_strip(t, n->path) < 0) {
 		if (strlen(n->path) + 14 >= sizeof n->path)
 			return -ENAMETOOLONG;
@@ -355,7 +356,8 @@ long sys_chdir(struct sc_call *c)
  * ENAMETOOLONG; EFAULT at copy-in), search permission on the directory
  * (EACCES), CAP_SYS_CHROOT (EPERM) — so a program probing it sees Linux's
  * errors. The root is the process's (struct fs_ctx, shared by CLONE_FS
- * threads, copied at fork), kept as the directory's canonical guest path:
+ * threads, copied at fork), kept as the directory's canonical guest path
+ * and, as the cwd, its object (vfs_root_set: renamed, it is found again):
  * absolute paths and absolute symlink targets start there and ".." stops
  * there (fs/walk.c); getcwd and the /proc links are written relative to
  * it. The cwd is left where it is, as Linux does. It only narrows what
@@ -375,13 +377,7 @@ long sys_chroot(struct sc_call *c)
 		return -EPERM;
 	if (n->kind != VN_BACKEND && n->kind != VN_SYNTH && strcmp(n->path, "/"))
 		return -EPERM;   /* /proc and its kind: not a root a walk can start from */
-	struct fs_ctx *fs = t->fs;
-	char *root = strcmp(n->path, "/") ? xstrdup(n->path) : NULL;
-	pthread_mutex_lock(&fs->lock);
-	free(fs->root);
-	fs->root = root;
-	atomic_store(&fs->rooted, root != NULL);
-	pthread_mutex_unlock(&fs->lock);
+	vfs_root_set(VFS_OF(c), t, n);
 	return 0;
 }
 

@@ -1488,7 +1488,9 @@ long sys_truncate(struct sc_call *c)
 		return r;
 	if (S_ISDIR(n->st.st_mode))
 		return -EISDIR;
-	if (!S_ISREG(n->st.st_mode))
+	/* a device node the guest made is not a regular file (Linux's
+	 * vfs_truncate: EINVAL), whatever its host file is */
+	if (!S_ISREG(n->st.st_mode) || vfs_node_vdev(VFS_OF(c), n))
 		return -EINVAL;
 	if (n->kind != VN_BACKEND)
 		return -EACCES;

@@ -58,7 +58,7 @@ int tty_open_ctty(struct sc_call *c, int flags, int *fd);
 
 /* Break the leases (sys_lock.c) that an open with `flags` (truncate: O_WRONLY)
  * of the file dev/ino conflicts with: signal their holders and wait for them
- * (LEASE_BREAK_S at most; O_NONBLOCK: -EWOULDBLOCK). 0 or -errno. */
+ * (/proc/sys/fs/lease-break-time at most; O_NONBLOCK: -EWOULDBLOCK). 0 or -errno. */
 int lease_break(struct sc_call *c, dev_t dev, ino_t ino, int flags);
 /* syscalls/sys_signal.c: may the caller make guest process/thread/group
  * `who` (F_OWNER_TID/PID/PGRP) the owner of a file's SIGIO? 0 with *host

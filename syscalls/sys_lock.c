@@ -27,7 +27,7 @@
  * Leases (F_SETLEASE) are class LC_LEASE, owned by the description, with
  * Linux's conflicts; an open or truncate through the sentry breaks them
  * (lease_break, below, before the open: signal, then the opener's worker
- * waits, LEASE_BREAK_S at most).
+ * waits, /proc/sys/fs/lease-break-time at most).
  * Bounded: LK_MAX locks and leases per sandbox, then ENOLCK (after a sweep
  * of stale owners).
  */
@@ -36,6 +36,7 @@
 #include "kernel/task.h"
 #include "syscalls/sys_fs.h"
 #include "gofer/gofer.h"
+#include "fs/procfs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -69,7 +70,6 @@
 #endif
 
 enum { LC_FLOCK = 1, LC_POSIX, LC_LEASE };
-#define LEASE_BREAK_S 45     /* /proc/sys/fs/lease-break-time */
 #define CAP_LEASE_ 28
 enum { OWN_PROC = 1, OWN_FILE };
 
@@ -740,7 +740,7 @@ static long lk_getlk(struct sc_call *c, struct lk_req *r, struct flock *l, uint6
  * other open description; an open that conflicts (any open of a write
  * lease's file, an open for writing or O_TRUNC, or truncate, of a read
  * lease's) sends the holder its break signal and waits until the lease is
- * gone or downgraded, or LEASE_BREAK_S pass. */
+ * gone or downgraded, or the sandbox's lease-break-time (procfs_lease_break_time) passes. */
 
 static int64_t now_ms(void)
 {
@@ -968,7 +968,7 @@ int lease_break(struct sc_call *c, dev_t dev, ino_t ino, int flags)
 			}
 			if (!l->breaking || (want == F_UNLCK && l->brk == F_RDLCK)) {
 				if (!l->breaking)
-					l->brk_end = now_ms() + LEASE_BREAK_S * 1000;
+					l->brk_end = now_ms() + procfs_lease_break_time(c->sb) * 1000;
 				l->breaking = true;
 				l->brk = want;
 				dbg("lease %p break to %d by flags %#x", (void *)l, want, flags);

@@ -18,7 +18,7 @@ expect_eq default_hostname "$out" moat
 out=$(moat run --hostname box7 -- hostname </dev/null)
 expect_eq hostname_flag "$out" box7
 out=$(mrun uname -r)
-expect_eq default_release "$out" 6.1.0-moat
+expect_eq default_release "$out" "$(printf %s "$HOST_REL" | sed -E 's/^([0-9]+\.[0-9]+).*/\1.0-moat/')"
 out=$(moat run --kernel-release 5.4.0-test -- uname -r </dev/null)
 expect_eq release_flag "$out" 5.4.0-test
 out=$(mrun sh -c 'uname -a; cat /proc/version /proc/sys/kernel/osrelease /proc/sys/kernel/hostname /etc/hostname')

@@ -2,10 +2,15 @@
  * CAP_SYS_CHROOT); chroot("/") keeps the root; as root, chroot into a
  * directory: absolute paths and absolute symlinks start there, ".." stops
  * there, getcwd is relative to it (ENOENT from glibc for a cwd outside),
- * children inherit it, a second chroot nests. */
+ * children inherit it, a second chroot nests; the root is kept by object:
+ * renamed by another process, it stays the root (paths, "..", getcwd,
+ * /proc/self/root, RESOLVE_IN_ROOT). */
+#include <linux/openat2.h>
 #include <sys/wait.h>
 
 #include "t.h"
+
+#define J(cond, name) do { if (cond) printf("ok jail_%s\n", name); else { printf("FAIL jail_%s: errno %d\n", name, errno); bad = 1; } } while (0)
 
 /* in a child: the root changes for good */
 static void jail(void)
@@ -24,7 +29,6 @@ static void jail(void)
 	if (p == 0) {
 		char buf[64];
 		int bad = 0;
-#define J(cond, name) do { if (cond) printf("ok jail_%s\n", name); else { printf("FAIL jail_%s: errno %d\n", name, errno); bad = 1; } } while (0)
 		J(chroot("j") == 0, "chroot");
 		J(!getcwd(cwd, sizeof cwd) && errno == ENOENT, "cwd_outside_enoent");
 		J(access("/sub/x", F_OK) == 0, "abs_path_inside");
@@ -53,6 +57,67 @@ static void jail(void)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "jail", "child status %#x", st);
 }
 
+/* the root renamed by another process (the parent, outside the chroot)
+ * stays the child's root, as Linux keeps a root by its dentry */
+static void jail_renamed(void)
+{
+	int go[2], done[2];
+
+	mkdir("r", 0755);
+	mkdir("r/sub", 0755);
+	t_write_file("r/sub/x", "kept", 0644);
+	if (pipe(go) < 0 || pipe(done) < 0) {
+		CHECK(0, "renamed_pipe", "%s", strerror(errno));
+		return;
+	}
+	fflush(stdout);
+	pid_t p = fork();
+	if (p == 0) {
+		char cwd[PATH_MAX], buf[64];
+		struct stat a, b;
+		int bad = 0;
+		close(go[0]);
+		close(done[1]);
+		J(chroot("r") == 0 && chdir("/sub") == 0, "renamed_chroot");
+		if (write(go[1], "g", 1) != 1 || read(done[0], buf, 1) != 1)
+			_exit(2);
+		J(t_read_file("/sub/x", buf, sizeof buf) == 4 && !strcmp(buf, "kept"), "renamed_abs_path");
+		J(getcwd(cwd, sizeof cwd) && !strcmp(cwd, "/sub"), "renamed_getcwd");
+		J(stat("/..", &a) == 0 && stat("/", &b) == 0 && a.st_ino == b.st_ino &&
+		  a.st_dev == b.st_dev && stat("/sub", &b) == 0, "renamed_dotdot_stops");
+		ssize_t l = readlink("/proc/self/root", buf, sizeof buf - 1);
+		if (l >= 0)
+			buf[l] = 0;
+		/* /proc is not in the chroot natively: only the guest's /proc
+		 * (the sandbox's, outside too) is read where it exists */
+		J(l < 0 ? errno == ENOENT : !strcmp(buf, "/"), "renamed_proc_root");
+		struct open_how how = { .flags = O_RDONLY, .resolve = RESOLVE_IN_ROOT };
+		int d = open("/sub", O_RDONLY | O_DIRECTORY);
+		int f = d < 0 ? -1 : (int)syscall(SYS_openat2, d, "/x", &how, sizeof how);
+		J(f >= 0 || errno == ENOSYS, "renamed_resolve_in_root");
+		if (f >= 0)
+			close(f);
+		if (d >= 0)
+			close(d);
+		J(mkdir("/made", 0755) == 0 && access("/made", F_OK) == 0, "renamed_create");
+		fflush(stdout);
+		_exit(bad);
+	}
+	close(go[1]);
+	close(done[0]);
+	char c;
+	int ok = read(go[0], &c, 1) == 1;
+	CHECK(ok && rename("r", "r2") == 0, "renamed_by_other", "%s", strerror(errno));
+	if (write(done[1], "d", 1) != 1)
+		ok = 0;
+	close(go[0]);
+	close(done[1]);
+	int st = -1;
+	waitpid(p, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "renamed_jail", "child status %#x", st);
+	CHECK(access("r2/made", F_OK) == 0, "renamed_created_inside", "%s", strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
 	t_setup(argc, argv, "chroot");
@@ -78,6 +143,7 @@ int main(int argc, char **argv)
 		/* then / is still the same directory */
 		CHECK(access("/proc/self", F_OK) == 0, "root_unchanged", "%s", strerror(errno));
 		jail();
+		jail_renamed();
 	} else {
 		EXPECT_ERR(chroot("/"), EPERM, "no_cap_eperm");
 		EXPECT_ERR(chroot("d"), EPERM, "no_cap_eperm_dir");

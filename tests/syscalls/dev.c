@@ -1,4 +1,5 @@
 /* /dev: null, zero, full, random, urandom, fd/N, stdin/stdout/stderr. */
+#include <sys/sendfile.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 
@@ -99,9 +100,59 @@ int main(int argc, char **argv)
 		if (dfd >= 0)
 			close(dfd);
 		EXPECT_ERR(setxattr("mynull", "user.x", "1", 1, 0), EPERM, "mknod_chr_no_user_xattr");
+		/* a device node is not a regular file: truncate is EINVAL, O_TRUNC
+		 * is ignored, ftruncate EINVAL, fallocate ENODEV, copy_file_range
+		 * into it EINVAL; sendfile and splice into /dev/null discard; times
+		 * and hard links are the node's */
+		EXPECT_ERR(truncate("mynull", 4096), EINVAL, "mknod_chr_truncate_einval");
+		dfd = open("mynull", O_WRONLY | O_TRUNC);
+		CHECK(dfd >= 0 && write(dfd, "abc", 3) == 3, "mknod_chr_o_trunc", "%s", strerror(errno));
+		EXPECT_ERR(ftruncate(dfd, 4096), EINVAL, "mknod_chr_ftruncate_einval");
+		EXPECT_ERR(fallocate(dfd, 0, 0, 4096), ENODEV, "mknod_chr_fallocate_enodev");
+		int src = open("cfr_src", O_RDWR | O_CREAT | O_TRUNC, 0644);
+		CHECK(src >= 0 && write(src, "0123456789", 10) == 10, "mknod_src", "%s", strerror(errno));
+		loff_t off = 0;
+		EXPECT_ERR(copy_file_range(src, &off, dfd, NULL, 10, 0), EINVAL, "mknod_chr_copy_file_range_einval");
+		off_t soff = 0;
+		CHECK(sendfile(dfd, src, &soff, 10) == 10, "mknod_chr_sendfile", "%s", strerror(errno));
+		int pp[2];
+		if (pipe(pp) == 0) {
+			CHECK(write(pp[1], "xyz", 3) == 3 && splice(pp[0], NULL, dfd, NULL, 3, 0) == 3,
+			      "mknod_chr_splice", "%s", strerror(errno));
+			close(pp[0]);
+			close(pp[1]);
+		}
+		if (src >= 0)
+			close(src);
+		if (dfd >= 0)
+			close(dfd);
+		struct timespec ts[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
+		CHECK(utimensat(AT_FDCWD, "mynull", ts, 0) == 0 && stat("mynull", &dst) == 0 &&
+		      dst.st_mtime == 1000000000 && S_ISCHR(dst.st_mode) && dst.st_size == 0,
+		      "mknod_chr_utimes", "%s", strerror(errno));
+		CHECK(link("mynull", "mynull2") == 0 && stat("mynull2", &dst) == 0 && S_ISCHR(dst.st_mode) &&
+		      dst.st_rdev == makedev(1, 3) && dst.st_nlink == 2, "mknod_chr_link", "%s", strerror(errno));
+		unlink("mynull2");
+		unlink("cfr_src");
+		char xl[256];
+		EXPECT_ERR(getxattr("mynull", "user.moat.vdev", xl, sizeof xl), ENODATA, "mknod_chr_getxattr_enodata");
+		CHECK(listxattr("mynull", xl, sizeof xl) == 0, "mknod_chr_listxattr_empty", "%s",
+		      strerror(errno));
+		CHECK(chmod("mynull", 0755) == 0, "mknod_chr_chmod", "%s", strerror(errno));
+		char *const argv0[] = { "mynull", NULL };
+		fflush(stdout);
+		pid_t xp = fork();
+		if (xp == 0) {
+			execv("./mynull", argv0);
+			_exit(errno == EACCES ? 0 : 1);
+		}
+		int xst = -1;
+		waitpid(xp, &xst, 0);
+		CHECK(WIFEXITED(xst) && WEXITSTATUS(xst) == 0, "mknod_chr_exec_eacces", "status %#x", xst);
 		EXPECT_OK(mknod("myblk", S_IFBLK | 0600, makedev(7, 99)), "mknod_blk");
 		CHECK(lstat("myblk", &dst) == 0 && S_ISBLK(dst.st_mode) && dst.st_rdev == makedev(7, 99),
 		      "mknod_blk_stat", "%o", dst.st_mode);
+		EXPECT_ERR(truncate("myblk", 4096), EINVAL, "mknod_blk_truncate_einval");
 		EXPECT_OK(unlink("myblk"), "mknod_blk_unlink");
 		EXPECT_OK(unlink("mynull"), "mknod_chr_unlink");
 	} else {

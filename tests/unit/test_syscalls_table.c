@@ -366,15 +366,17 @@ Test(syscalls_table, ioctl_classes)
 	}
 }
 
-/* FAST_TRAP: fcntl's lock, lease and dnotify commands go to sys_fcntl, the
+/* FAST_TRAP: fcntl's lock, lease, dnotify and SIGIO-owner commands go to sys_fcntl, the
  * rest stays native; flock is emulated whole */
 Test(syscalls_table, trap_rules)
 {
 	const struct sysent *f = sc_lookup_name("fcntl");
 	const int trapped[] = { F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK,
-				F_OFD_SETLKW, F_SETLEASE, F_GETLEASE, F_NOTIFY };
+				F_OFD_SETLKW, F_SETLEASE, F_GETLEASE, F_NOTIFY,
+				F_SETOWN, F_SETOWN_EX };
 	const int native[] = { F_GETFL, F_SETFL, F_GETFD, F_SETFD, F_DUPFD, F_DUPFD_CLOEXEC,
-			       F_SETPIPE_SZ, F_GETPIPE_SZ, F_SETOWN, F_ADD_SEALS, F_GET_SEALS };
+			       F_SETPIPE_SZ, F_GETPIPE_SZ, F_GETOWN, F_SETSIG, F_ADD_SEALS,
+			       F_GET_SEALS };
 	uint64_t a[SC_MAXARGS] = { 0 };
 
 	cr_assert_eq(f->cls, SC_FAST);

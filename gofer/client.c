@@ -31,10 +31,18 @@ struct gofer_conn {
  * while waiting, poll every WAIT_SLICE_MS and give up when hook() says so. */
 static __thread int (*wait_hook)(void *);
 static void (*block_hook)(void);
+static int (*lead_held)(void);
+static int lead_fd = -1;
 
 void gofer_set_block_hook(void (*hook)(void))
 {
 	block_hook = hook;
+}
+
+void gofer_set_lead(int (*held)(void), int notify_fd)
+{
+	lead_held = held;
+	lead_fd = notify_fd;
 }
 
 void gofer_before_block(void)
@@ -77,8 +85,16 @@ static long xfer(int sock, uint32_t tag, struct iovec *req, int nreq,
 	ssize_t n;
 	long r = 0;
 	int got = -1;
+	/* The pipeline's RECV lead is passed on only when another guest call
+	 * is waiting while this thread waits for the gofer (the notify fd
+	 * polls readable), not before every request: handing it over cost a
+	 * futex wake, the new lead's switch into RECV and this thread's futex
+	 * wait afterwards, per round trip, for nothing when the guest is one
+	 * task (tar, rm). A request that may block for long (wait_hook) passes
+	 * it at once, as before. */
+	int lazy = block_hook && lead_held && lead_fd >= 0 && !wait_hook && lead_held();
 
-	if (block_hook)
+	if (block_hook && !lazy)
 		block_hook();
 
 	if (fd)
@@ -98,6 +114,15 @@ static long xfer(int sock, uint32_t tag, struct iovec *req, int nreq,
 	if (n < 0)
 		return errno == EMSGSIZE ? -ENAMETOOLONG : -EPIPE;
 
+	if (lazy) {
+		struct pollfd p[2] = { { .fd = sock, .events = POLLIN }, { .fd = lead_fd, .events = POLLIN } };
+		int pr;
+		do
+			pr = poll(p, 2, -1);
+		while (pr < 0 && errno == EINTR);
+		if (pr < 0 || !(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			block_hook(); /* a guest call is waiting (or the listener is gone) */
+	}
 	if (wait_hook) {
 		for (;;) {
 			struct pollfd p = { .fd = sock, .events = POLLIN };

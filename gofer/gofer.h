@@ -148,6 +148,10 @@ void gofer_set_wait_hook(int (*hook)(void *), void *arg);
 /* Called (by this thread) before every request: the sentry's pipeline passes
  * its RECV lead on before a thread may wait for the gofer. */
 void gofer_set_block_hook(void (*hook)(void));
+/* With held() true (this thread holds the pipeline's RECV lead), a request
+ * does not call the block hook first: it waits for its reply in poll with
+ * notify_fd, and calls the hook only if a guest call arrives meanwhile. */
+void gofer_set_lead(int (*held)(void), int notify_fd);
 /* MOAT_PROFILE: count the round trips and their wall time per op; the
  * report goes to f (nothing when never turned on). */
 void gofer_profile(int on);

@@ -502,6 +502,11 @@ static void lead_pass(void)
 		spawn_worker();
 }
 
+static int lead_held(void)
+{
+	return t_lead;
+}
+
 void pipeline_may_block(void)
 {
 	lead_pass();
@@ -523,6 +528,14 @@ static int fast_call(int nr)
 	case __NR_getxattr: case __NR_lgetxattr: case __NR_listxattr: case __NR_llistxattr:
 	case __NR_setxattr: case __NR_lsetxattr: case __NR_removexattr: case __NR_lremovexattr:
 	case __NR_statfs: case __NR_fstatfs:
+	/* the create/unlink path of tar, rm, git: a walk and one gofer
+	 * request (or none: a virtual chown), which waits with the lead
+	 * only until another guest call arrives (gofer_set_lead) */
+	case __NR_unlink: case __NR_unlinkat: case __NR_rmdir:
+	case __NR_mkdir: case __NR_mkdirat:
+	case __NR_chmod: case __NR_fchmod: case __NR_fchmodat:
+	case __NR_chown: case __NR_lchown: case __NR_fchown: case __NR_fchownat:
+	case __NR_utimensat:
 	/* with moat-netd (netconn_connect): a netd round trip, which never
 	 * blocks; a wait for a blocking guest's handshake passes the lead */
 	case __NR_connect:
@@ -624,6 +637,8 @@ int pipeline_start(struct sandbox *sb, int notify_fd)
 	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS_, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP_) < 0)
 		dbg("seccomp sync wake-up unavailable: %s", strerror(errno));
 	gofer_set_block_hook(lead_pass);
+	if (!getenv("MOAT_EAGER_LEAD"))
+		gofer_set_lead(lead_held, notify_fd);
 	procfs_set_kconfig(sc_kconfig_text);
 	spawn_worker();
 	return 0;

@@ -1249,6 +1249,10 @@ static int fd_meta_ok(struct sc_call *c, const struct vfs_node *n)
  * the device mount, whose owners and modes are the host's and never change,
  * is EPERM as for a file of another owner (Linux checks ownership there; a
  * write to the device mount is EACCES) — LTP fchownat03. */
+/* ATTR_FD_CALL (internal, never a guest's flag): fchmod/fchown on the fd
+ * itself, where an O_PATH fd (a placeholder here) is EBADF as on Linux */
+#define ATTR_FD_CALL 0x40000000
+
 static int attr_lookup(struct sc_call *c, int dirfd, const char *path, int atflags,
 		       struct vfs_node **n, int *hfd, int owner_only)
 {
@@ -1261,6 +1265,8 @@ static int attr_lookup(struct sc_call *c, int dirfd, const char *path, int atfla
 	if ((atflags & AT_EMPTY_PATH) && path && !*path) {
 		*n = xmalloc(sizeof **n);
 		r = vfs_fd_node(VFS_OF(c), c->task, dirfd, *n, hfd);
+		if (r == 0 && (atflags & ATTR_FD_CALL) && (*n)->opath)
+			return -EBADF;
 	} else {
 		r = fs_walk(c, dirfd, path, wf, n);
 	}
@@ -1321,7 +1327,7 @@ static long do_fchmodat(struct sc_call *c, int dirfd, const char *path, mode_t m
 	cleanup_fd int hfd = -1;
 	int r;
 
-	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | ATTR_FD_CALL))
 		return -EINVAL;
 	r = attr_lookup(c, dirfd, path, flags, &n, &hfd, 1);
 	if (r < 0)
@@ -1356,6 +1362,8 @@ long sys_fchmodat(struct sc_call *c)
 
 long sys_fchmodat2(struct sc_call *c)
 {
+	if (ARG_INT(c, 3) & ATTR_FD_CALL)
+		return -EINVAL;
 	return do_fchmodat(c, ARG_INT(c, 0), c->str[1], (mode_t)c->args[2], ARG_INT(c, 3));
 }
 
@@ -1398,7 +1406,7 @@ static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t
 	uint32_t hu, hg;
 	int r;
 
-	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | ATTR_FD_CALL))
 		return -EINVAL;
 	r = attr_lookup(c, dirfd, path, flags, &n, &hfd, 1);
 	if (r < 0)
@@ -1446,33 +1454,26 @@ long sys_lchown(struct sc_call *c)
 
 long sys_fchownat(struct sc_call *c)
 {
+	if (ARG_INT(c, 4) & ATTR_FD_CALL)
+		return -EINVAL;
 	return do_fchownat(c, ARG_INT(c, 0), c->str[1], ARG_UINT(c, 2), ARG_UINT(c, 3),
 			   ARG_INT(c, 4));
 }
 
 /* fchmod/fchown on a held fd: as fchmodat/fchownat(fd, "", AT_EMPTY_PATH),
- * except that an O_PATH fd (a placeholder here) is EBADF as on Linux. */
-static int fd_is_opath(struct sc_call *c, int fd)
-{
-	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
-	int r = vfs_fd_node(VFS_OF(c), c->task, fd, n, NULL);
-
-	return r < 0 ? r : n->opath ? -EBADF : 0;
-}
-
+ * except that an O_PATH fd (a placeholder here) is EBADF as on Linux: told
+ * by attr_lookup from the one fd look-up it makes (a separate check cost a
+ * second pidfd_getfd, fstat and close per call: tar makes one fchmod and
+ * one fchown per file). */
 long sys_fchmod(struct sc_call *c)
 {
-	int r = fd_is_opath(c, ARG_INT(c, 0));
-
-	return r < 0 ? r : do_fchmodat(c, ARG_INT(c, 0), "", (mode_t)c->args[1], AT_EMPTY_PATH);
+	return do_fchmodat(c, ARG_INT(c, 0), "", (mode_t)c->args[1], AT_EMPTY_PATH | ATTR_FD_CALL);
 }
 
 long sys_fchown(struct sc_call *c)
 {
-	int r = fd_is_opath(c, ARG_INT(c, 0));
-
-	return r < 0 ? r : do_fchownat(c, ARG_INT(c, 0), "", ARG_UINT(c, 1), ARG_UINT(c, 2),
-				       AT_EMPTY_PATH);
+	return do_fchownat(c, ARG_INT(c, 0), "", ARG_UINT(c, 1), ARG_UINT(c, 2),
+			   AT_EMPTY_PATH | ATTR_FD_CALL);
 }
 
 long sys_truncate(struct sc_call *c)

@@ -57,19 +57,36 @@ long guest_read_str(pid_t tid, uint64_t addr, char *buf, size_t max)
 	size_t got = 0;
 	if (addr == 0)
 		return -EFAULT;
-	/* Read page by page: a string may end right before an unmapped page.
-	 * The first read takes at most STR_FIRST bytes: nearly every path is
+	/* The first read takes at most STR_FIRST bytes: nearly every path is
 	 * shorter, and copying the rest of its page (up to 4 KiB: a path in
-	 * the heap) was most of the kernel's work in a path's copy-in. */
+	 * the heap) was most of the kernel's work in a path's copy-in. A
+	 * string may end right before an unmapped page, so a read never runs
+	 * into the next page in one piece: the first read's remote side is
+	 * split at the page boundary into two iovec elements, which
+	 * process_vm_readv transfers whole or not at all (its man page; a
+	 * fault in the second answers the first's bytes), so a short path
+	 * that crosses a page costs one call, not two (Linux 6.x also returns
+	 * the bytes before a fault inside one element: not relied on). Later
+	 * reads go page by page. */
 	while (got < max) {
 		uint64_t a = addr + got;
 		size_t chunk = 4096 - (a & 4095);
-		if (got == 0 && chunk > STR_FIRST)
-			chunk = STR_FIRST;
-		if (chunk > max - got)
+		struct iovec l, r[2];
+		int nr = 1;
+		if (got == 0) {
+			size_t first = STR_FIRST < max ? STR_FIRST : max;
+			if (chunk < first) {
+				r[1] = (struct iovec){ (void *)(uintptr_t)(a + chunk), first - chunk };
+				nr = 2;
+			} else {
+				chunk = first;
+			}
+		} else if (chunk > max - got) {
 			chunk = max - got;
-		struct iovec l = { buf + got, chunk }, r = { (void *)(uintptr_t)a, chunk };
-		ssize_t n = process_vm_readv(tid, &l, 1, &r, 1, 0);
+		}
+		r[0] = (struct iovec){ (void *)(uintptr_t)a, chunk };
+		l = (struct iovec){ buf + got, chunk + (nr == 2 ? r[1].iov_len : 0) };
+		ssize_t n = process_vm_readv(tid, &l, 1, r, nr, 0);
 		if (n <= 0)
 			return -EFAULT;
 		char *z = memchr(buf + got, 0, n);

@@ -144,8 +144,10 @@ int vfs_direct_restat(struct vfs *v, const struct vfs_mount *m, const char *rel,
 /* Is rel absent from the host-directory export m (read-only or writable: the
  * sentry's bind is of the same tree, and a create through the gofer shows in
  * it at once)? 1 when the sentry's own lookup
- * beneath the export root says ENOENT, else 0 (present, or anything it cannot
- * decide: EACCES for its uid, a symlink or mount on the way, no root fd).
+ * beneath the export root says ENOENT, VFS_ABSENT_DENIED when its uid may not
+ * search a directory on the way (EACCES: root-run, a 0700 directory of host
+ * root), else 0 (present, or anything else it cannot decide: a symlink or
+ * mount on the way, no root fd).
  * An absent name has no owner, so this answer is the gofer's: a first stat
  * or open of a missing path (header and module searches, $PATH probes) costs
  * one openat2 instead of a gofer round trip. The caller has checked the
@@ -164,5 +166,7 @@ int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel)
 		close(f);
 		return 0;
 	}
-	return errno == ENOENT;
+	if (errno == ENOENT)
+		return 1;
+	return errno == EACCES ? VFS_ABSENT_DENIED : 0;
 }

@@ -1264,10 +1264,23 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 
 	/* taken before the backend answers: see dcache.h */
 	unsigned long gen = dcache_gen(v->dc);
-	if (vfs_direct_absent(v, m, rel)) {
+	int da = vfs_direct_absent(v, m, rel);
+	if (da == 1) {
 		mnt_dc_neg(v, gen, m, rel);
 		return 0;
 	}
+	/* The name an O_CREAT open is about to make, in a directory the
+	 * sentry's uid may not search: taken as absent without asking, and not
+	 * cached. The open then creates it through the gofer with O_EXCL, so a
+	 * name that exists after all is EEXIST there, never opened unchecked;
+	 * do_open walks again with WALK_FRESH (no guess) on that EEXIST without
+	 * the guest's O_EXCL, and before any answer of its own that a name that
+	 * exists would change (EROFS, EACCES): tar's create needs no gofer walk
+	 * of the new name (root-run, GNU tar's directories are 0700 until it is
+	 * done). */
+	if (da == VFS_ABSENT_DENIED && (flags & WALK_CREATE_GUESS) && !(flags & WALK_FRESH) &&
+	    m->writable && !m->shared)
+		return 0;
 	/* a fresh entry either way: the gofer stat'ed it a moment ago */
 	if (*rel && dir_prefetch(v, m, rel) && mnt_dc_get(v, m, rel, st, &neg, NULL, 0) && !neg)
 		return 1;

@@ -73,6 +73,7 @@ void vfs_scratch_end(struct vfs_shared_scratch *prev);
 /* fs/directfs.c: 0 with a read-only host fd of n (owner and group in the
  * guest's view), or -EAGAIN: ask the gofer. */
 int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd, struct stat *st);
+#define VFS_ABSENT_DENIED 2
 int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel);
 int vfs_direct_restat(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		      const struct stat *cst, struct stat *st);

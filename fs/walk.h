@@ -111,6 +111,12 @@ struct vfs_node {
 #define WALK_NO_MAGICLINKS 0x100 /* RESOLVE_NO_MAGICLINKS */
 #define WALK_NO_XDEV       0x200 /* RESOLVE_NO_XDEV */
 #define WALK_EXEC_PERM     0x400 /* (unused by walk: callers' convenience) */
+#define WALK_CREATE_GUESS  0x1000 /* with WALK_CREATE: a final component the
+				      * sentry may not look up itself (its uid
+				      * may not search the directory) on a
+				      * writable mount is taken as absent,
+				      * uncached (be_lookup): only for a create
+				      * that the gofer makes with O_EXCL */
 #define WALK_CANON         0x800 /* path is a canonical guest path (a node's):
 				      * from the sandbox's "/", not the task's
 				      * chroot root */

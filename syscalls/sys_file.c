@@ -317,7 +317,7 @@ static long do_open(struct sc_call *c, int dirfd, const char *path, int flags, m
 	if (flags & O_NOFOLLOW)
 		wf |= WALK_NOFOLLOW;
 	if (flags & O_CREAT) {
-		wf |= WALK_CREATE;
+		wf |= WALK_CREATE | WALK_CREATE_GUESS;
 		if (flags & O_EXCL)
 			wf |= WALK_NOFOLLOW;
 	}
@@ -343,9 +343,15 @@ again:
 		if (n->kind == VN_PROC)
 			return -ENOENT;
 		r = vfs_mount_write_err(n->mnt);
-		if (r < 0)
-			return r;
-		r = vfs_permission(t, &n->pst, MAY_WRITE | MAY_EXEC);
+		if (r == 0)
+			r = vfs_permission(t, &n->pst, MAY_WRITE | MAY_EXEC);
+		if (r < 0 && (wf & WALK_CREATE_GUESS) && n->kind == VN_BACKEND) {
+			/* perhaps a guess (WALK_CREATE_GUESS): an existing name
+			 * would not be refused so (Linux: EEXIST, or the file
+			 * opened): look it up for real */
+			wf = (wf & ~WALK_CREATE_GUESS) | WALK_FRESH;
+			goto again;
+		}
 		if (r < 0)
 			return r;
 		mode = mode & 07777 & ~fs_umask(t);
@@ -354,8 +360,8 @@ again:
 		r = vfs_node_open(v, t, n, flags | (n->kind == VN_BACKEND ? O_EXCL : 0), mode, &fd, &st);
 		if (r == -EEXIST && !(flags & O_EXCL) && n->kind == VN_BACKEND && ++tries < 16) {
 			vfs_invalidate(v, n->mnt, n->rel, 0);
-			wf |= WALK_FRESH;
-			goto again; /* made meanwhile: open what is there now, checked */
+			wf = (wf & ~WALK_CREATE_GUESS) | WALK_FRESH;
+			goto again; /* made meanwhile (or a guess): open what is there now, checked */
 		}
 		if (r < 0)
 			return r;

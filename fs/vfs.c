@@ -55,12 +55,65 @@ static struct gofer_conn *conn(void *ctx)
 
 #define GC(ctx) struct gofer_conn *gc = conn(ctx); if (!gc) return -EIO
 
+/* A write to a lower file of a cow export whose owner or group the gofer's
+ * user namespace does not map (rootless: a 1000:0 file, a root-owned 0666
+ * one) is EOVERFLOW from overlayfs's copy-up. Then the gofer copies the file
+ * up by hand (GOFER_OP_COPYUP, the object the sentry checked, if it named
+ * one), the copy is recorded as the original for stat and permission checks
+ * (vmeta_copied), the names cached for it are dropped, and the call is made
+ * once more, naming the copy. 1: retry with *dev and *ino (set if a check was
+ * named) as the identity; else the copy-up's error (-EOVERFLOW: not a file
+ * it applies to, the call's own error stands). */
+static int cow_copyup(struct vfs *v, struct gofer_conn *gc, int exp, const char *rel,
+		      dev_t *dev, ino_t *ino)
+{
+	struct stat old, copy;
+
+	int r = gofer_copyup(gc, exp, rel, *dev, *ino, &old, &copy);
+	if (r < 0)
+		return r; /* ENOSPC (--disk), ESTALE (not the object checked)... */
+	vfs_map_stat(v, &old);
+	vfs_map_stat(v, &copy);
+	/* a full table (VMETA_MAX) leaves the copy shown and checked as the
+	 * caller's own file: only the sandbox's copy, never a host file */
+	(void)vmeta_copied(v->vm, &old, &copy);
+	for (size_t i = 0; i < v->nmnts; i++)
+		if (v->mnts[i].kind == VFS_MNT_GOFER && v->mnts[i].export == exp)
+			vfs_invalidate(v, &v->mnts[i], rel, 0);
+	if (*ino) {
+		*dev = copy.st_dev;
+		*ino = copy.st_ino;
+	}
+	return 1;
+}
+
+#define COW_RETRY(call) ({ dev_t cd_; ino_t ci_; gofer_peek_identity(&cd_, &ci_); \
+	__typeof__(call) r_ = (call); \
+	if (r_ == -EOVERFLOW) { \
+		int c_ = cow_copyup(ctx, gc, exp, rel, &cd_, &ci_); \
+		if (c_ == 1) { \
+			gofer_expect_identity(cd_, ci_); \
+			r_ = (call); \
+		} else { \
+			r_ = c_; \
+		} \
+	} \
+	r_; })
+/* link and rename name no checked object */
+#define COW_RETRY_NOID(call) ({ dev_t cd_ = 0; ino_t ci_ = 0; \
+	__typeof__(call) r_ = (call); \
+	if (r_ == -EOVERFLOW) { \
+		int c_ = cow_copyup(ctx, gc, exp, rel, &cd_, &ci_); \
+		r_ = c_ == 1 ? (call) : c_; \
+	} \
+	r_; })
+
 static int g_walk(void *ctx, int exp, const char *rel, struct gofer_walk *out)
 { GC(ctx); return gofer_walk(gc, exp, rel, out); }
 static int g_lstat(void *ctx, int exp, const char *rel, struct stat *st)
 { GC(ctx); return gofer_lstat(gc, exp, rel, st); }
 static int g_open(void *ctx, int exp, const char *rel, int flags, mode_t mode, int *fd, struct stat *st)
-{ GC(ctx); return gofer_open(gc, exp, rel, flags, mode, fd, st); }
+{ GC(ctx); return COW_RETRY(gofer_open(gc, exp, rel, flags, mode, fd, st)); }
 static long g_readlink(void *ctx, int exp, const char *rel, char *buf, size_t len)
 { GC(ctx); return gofer_readlink(gc, exp, rel, buf, len); }
 static int g_mkdir(void *ctx, int exp, const char *rel, mode_t mode, struct stat *st)
@@ -70,19 +123,19 @@ static int g_mknod(void *ctx, int exp, const char *rel, mode_t mode, struct stat
 static int g_unlink(void *ctx, int exp, const char *rel, int flags)
 { GC(ctx); return gofer_unlink(gc, exp, rel, flags); }
 static int g_rename(void *ctx, int exp, const char *o, const char *n, unsigned flags)
-{ GC(ctx); return gofer_rename(gc, exp, o, n, flags); }
+{ GC(ctx); const char *rel = o; return COW_RETRY_NOID(gofer_rename(gc, exp, o, n, flags)); }
 static int g_symlink(void *ctx, int exp, const char *target, const char *rel, struct stat *st)
 { GC(ctx); return gofer_symlink_st(gc, exp, target, rel, st); }
 static int g_link(void *ctx, int exp, const char *o, const char *n)
-{ GC(ctx); return gofer_link(gc, exp, o, n); }
+{ GC(ctx); const char *rel = o; return COW_RETRY_NOID(gofer_link(gc, exp, o, n)); }
 static int g_chmod(void *ctx, int exp, const char *rel, mode_t mode)
-{ GC(ctx); return gofer_chmod(gc, exp, rel, mode); }
+{ GC(ctx); return COW_RETRY(gofer_chmod(gc, exp, rel, mode)); }
 static int g_chown(void *ctx, int exp, const char *rel, uid_t uid, gid_t gid)
 { GC(ctx); return gofer_chown(gc, exp, rel, uid, gid); }
 static int g_truncate(void *ctx, int exp, const char *rel, off_t len)
-{ GC(ctx); return gofer_truncate(gc, exp, rel, len); }
+{ GC(ctx); return COW_RETRY(gofer_truncate(gc, exp, rel, len)); }
 static int g_utimens(void *ctx, int exp, const char *rel, const struct timespec ts[2], int flags)
-{ GC(ctx); return gofer_utimens(gc, exp, rel, ts, flags); }
+{ GC(ctx); return COW_RETRY(gofer_utimens(gc, exp, rel, ts, flags)); }
 static int g_statfs(void *ctx, int exp, const char *rel, struct statfs *st)
 { GC(ctx); return gofer_statfs(gc, exp, rel, st); }
 static long g_pathof(void *ctx, int exp, int fd, char *buf, size_t len)
@@ -102,9 +155,9 @@ static long g_listxattr(void *ctx, int exp, const char *rel, char *buf, size_t s
 { GC(ctx); return gofer_listxattr(gc, exp, rel, buf, size); }
 static int g_setxattr(void *ctx, int exp, const char *rel, const char *name, const void *val,
 		      size_t size, int flags)
-{ GC(ctx); return gofer_setxattr(gc, exp, rel, name, val, size, flags); }
+{ GC(ctx); return COW_RETRY(gofer_setxattr(gc, exp, rel, name, val, size, flags)); }
 static int g_removexattr(void *ctx, int exp, const char *rel, const char *name)
-{ GC(ctx); return gofer_removexattr(gc, exp, rel, name); }
+{ GC(ctx); return COW_RETRY(gofer_removexattr(gc, exp, rel, name)); }
 
 static const struct vfs_backend gofer_backend = {
 	.walk = g_walk, .lstat = g_lstat, .open = g_open, .readlink = g_readlink,
@@ -860,8 +913,12 @@ static int own_file(struct task *t, const struct stat **st, struct stat *buf)
 
 	if (private_file(v, *st))
 		return 1;
-	if (!v || !vmeta_made(v->vm, *st, buf))
+	if (!v || !vmeta_made(v->vm, *st, buf)) {
+		/* a lower file copied up by hand: checked as the original */
+		if (v && vmeta_checked(v->vm, *st, buf))
+			*st = buf;
 		return 0;
+	}
 	*st = buf; /* the ids the guest sees, one look-up */
 	return 1;
 }

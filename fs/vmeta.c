@@ -47,6 +47,9 @@ struct vment {
 	int made;               /* the sandbox created the file (vmeta_make) */
 	uid_t ruid;             /* ... and its real owner and group then */
 	gid_t rgid;
+	int copied;             /* copied up by hand (vmeta_copied): checks take */
+	uid_t cuid;             /* these real ids of the original (guest view) */
+	gid_t cgid;
 	mode_t vtype;           /* a device node the guest made (S_IFCHR, S_IFBLK;
 				 * the host file is an empty regular one), or 0 */
 	dev_t vrdev;
@@ -153,7 +156,7 @@ static int update(struct vmeta *m, const struct stat *real, uid_t uid, gid_t gid
 		cur.gid = gid == real->st_gid ? (gid_t)-1 : gid;
 	if (set_mode)
 		cur.setid = setid & (S_ISUID | S_ISGID);
-	if (cur.uid == (uid_t)-1 && cur.gid == (gid_t)-1 && !cur.made && !cur.vtype &&
+	if (cur.uid == (uid_t)-1 && cur.gid == (gid_t)-1 && !cur.made && !cur.vtype && !cur.copied &&
 	    cur.setid == (real->st_mode & (S_ISUID | S_ISGID))) {
 		if (*p) {                       /* back to the real file's */
 			e = *p;
@@ -238,6 +241,72 @@ int vmeta_set_dev(struct vmeta *m, const struct stat *real, mode_t type, dev_t r
 	}
 	pthread_mutex_unlock(&m->lock);
 	return r;
+}
+
+int vmeta_copied(struct vmeta *m, const struct stat *old, const struct stat *copy)
+{
+	struct vment *e, cur;
+	int r = 0;
+
+	pthread_mutex_lock(&m->lock);
+	e = *slot(m, old->st_dev, old->st_ino);
+	cur = e ? *e : (struct vment){ .uid = (uid_t)-1, .gid = (gid_t)-1,
+				       .setid = old->st_mode & (S_ISUID | S_ISGID) };
+	/* shown: what the guest saw of old; checked: old's real ids */
+	if (cur.uid == (uid_t)-1)
+		cur.uid = old->st_uid;
+	if (cur.gid == (gid_t)-1)
+		cur.gid = old->st_gid;
+	if (!cur.copied) {
+		cur.cuid = old->st_uid;
+		cur.cgid = old->st_gid;
+	}
+	cur.copied = 1;
+	cur.made = 0; /* a made entry of old named its real ids, not the copy's */
+	cur.ruid = copy->st_uid;
+	cur.rgid = copy->st_gid;
+	if (cur.uid == copy->st_uid)
+		cur.uid = (uid_t)-1;
+	if (cur.gid == copy->st_gid)
+		cur.gid = (gid_t)-1;
+	struct vment **p = slot(m, copy->st_dev, copy->st_ino);
+	if (*p) {
+		cur.next = (*p)->next;
+		cur.dev = copy->st_dev;
+		cur.ino = copy->st_ino;
+		**p = cur;
+	} else if (m->n >= VMETA_MAX) {
+		r = -ENOSPC;
+	} else if (!(e = malloc(sizeof *e))) {
+		r = -ENOMEM;
+	} else {
+		*e = cur;
+		e->dev = copy->st_dev;
+		e->ino = copy->st_ino;
+		e->next = NULL;
+		*p = e;
+		m->n++;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return r;
+}
+
+int vmeta_checked(struct vmeta *m, const struct stat *real, struct stat *chk)
+{
+	int hit = 0;
+
+	if (!m || !m->n)
+		return 0;
+	pthread_mutex_lock(&m->lock);
+	struct vment *e = *slot(m, real->st_dev, real->st_ino);
+	hit = e && e->copied && real->st_uid == e->ruid && real->st_gid == e->rgid;
+	if (hit) {
+		*chk = *real;
+		chk->st_uid = e->cuid;
+		chk->st_gid = e->cgid;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return hit;
 }
 
 void vmeta_forget(struct vmeta *m, dev_t dev, ino_t ino)

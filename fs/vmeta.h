@@ -31,6 +31,15 @@ int vmeta_make(struct vmeta *m, const struct stat *real, uid_t uid, gid_t gid, m
  * then *view (if not NULL) is real as the guest sees it (vmeta_apply). */
 int vmeta_made(struct vmeta *m, const struct stat *real, struct stat *view);
 void vmeta_forget(struct vmeta *m, dev_t dev, ino_t ino);
+/* copy (a real file the gofer just made by hand from old, a lower file of a
+ * cow export overlayfs could not copy up: gofer COPYUP) is old as the guest
+ * sees it and is checked as old was: old's owner and group (and whatever
+ * old's entry held) are shown, and permission checks take old's real ids
+ * for copy's (vmeta_checked). 0, -ENOSPC or -ENOMEM. */
+int vmeta_copied(struct vmeta *m, const struct stat *old, const struct stat *copy);
+/* Whether real is such a copy (and still the same file); then *chk is real
+ * with the ids checks use. */
+int vmeta_checked(struct vmeta *m, const struct stat *real, struct stat *chk);
 /* real (an empty regular file the sandbox just made) is a device node of
  * the guest's: type S_IFCHR or S_IFBLK, rdev (a made entry). 0 or -ENOSPC. */
 int vmeta_set_dev(struct vmeta *m, const struct stat *real, mode_t type, dev_t rdev);

@@ -209,6 +209,7 @@ void gofer_profile_report(FILE *f)
 		[GOFER_OP_READLINK] = "readlink", [GOFER_OP_STATFS] = "statfs",
 		[GOFER_OP_GETXATTR] = "getxattr", [GOFER_OP_LISTXATTR] = "listxattr",
 		[GOFER_OP_PATHOF] = "pathof", [GOFER_OP_DIRSTAT] = "dirstat",
+		[GOFER_OP_COPYUP] = "copyup",
 	};
 	if (!g_gprof)
 		return;
@@ -395,6 +396,12 @@ void gofer_expect_identity(dev_t dev, ino_t ino)
 {
 	g_expect.dev = (uint64_t)dev;
 	g_expect.ino = (uint64_t)ino;
+}
+
+void gofer_peek_identity(dev_t *dev, ino_t *ino)
+{
+	*dev = (dev_t)g_expect.dev;
+	*ino = (ino_t)g_expect.ino;
 }
 
 static void take_expect(uint64_t *ino, uint64_t *dev)
@@ -588,6 +595,21 @@ int gofer_link(struct gofer_conn *c, int exp, const char *oldrel, const char *ne
 	struct gofer_req_two f = { .exp = exp };
 
 	return simple(c, GOFER_OP_LINK, &f, sizeof f, oldrel, newrel);
+}
+
+int gofer_copyup(struct gofer_conn *c, int exp, const char *rel, dev_t dev, ino_t ino,
+		 struct stat *old, struct stat *new_)
+{
+	struct gofer_req_open f = { .exp = exp, .ino = (uint64_t)ino, .dev = (uint64_t)dev };
+	struct stat st[2];
+	struct iovec rep = { st, sizeof st };
+	long r = expect(call(c, GOFER_OP_COPYUP, &f, sizeof f, rel, NULL, &rep, 1, NULL, 0), sizeof st);
+
+	if (r == 0) {
+		*old = st[0];
+		*new_ = st[1];
+	}
+	return (int)r;
 }
 
 int gofer_chmod(struct gofer_conn *c, int exp, const char *rel, mode_t mode)

@@ -192,6 +192,14 @@ int gofer_lstat(struct gofer_conn *c, int exp, const char *rel, struct stat *st)
 /* The next OPEN or xattr request of the calling thread acts only on the
  * object (dev, ino), else fails with -ESTALE (struct gofer_req_open). */
 void gofer_expect_identity(dev_t dev, ino_t ino);
+/* The identity the next request would name (not consumed). */
+void gofer_peek_identity(dev_t *dev, ino_t *ino);
+/* COPYUP (proto.h): copy the lower file at rel of a cow export up by hand,
+ * if it is the object dev/ino (0: any). old: its lstat before, new: the
+ * copy's. -EOVERFLOW where that does not apply (not a cow export, not a
+ * regular file). */
+int gofer_copyup(struct gofer_conn *c, int exp, const char *rel, dev_t dev, ino_t ino,
+		 struct stat *old, struct stat *new_);
 int gofer_open(struct gofer_conn *c, int exp, const char *rel, int flags,
 	       mode_t mode, int *fd, struct stat *st);
 /* From now on (for the rest of the process) gofer_open returns only once the

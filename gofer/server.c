@@ -44,6 +44,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -1308,6 +1309,126 @@ static int h_removexattr(struct req *rq, struct rep *rp)
 	return r;
 }
 
+/* COPYUP: overlayfs copies a lower file up with its owner and group, and a
+ * gofer in its own user namespace (rootless) cannot give an id the
+ * namespace does not map: EOVERFLOW for every write open, chmod, utimes,
+ * truncate, xattr set, link or rename of such a file. Done here instead, as
+ * overlayfs would for root: a new file beside it in the merged view (its
+ * directory is copied up by overlayfs, as for any create), the data, mode
+ * (no set-id bits: a host file), user.* attributes and times copied, then
+ * renamed over the name. The new file is the gofer's; the sentry keeps the
+ * old owner and group as virtual metadata (fs/vmeta.c vmeta_copied). Only a
+ * regular file of a cow export, only the object the sentry checked. */
+static int h_copyup(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_open *f = rq->fixed;
+	const struct gofer_srv_export *e = rq->e;
+	const char *name;
+	char tmp[64];
+	int owned, pfd, src = -1, dst = -1, r = 0;
+	struct stat st[2];
+
+	if (!e->cow || e->is_file || !*rq->path)
+		return -EOVERFLOW;  /* nothing to do here: the caller's error stands */
+	pfd = open_parent(e, rq->path, &name, &owned);
+	if (pfd < 0)
+		return pfd;
+	src = oat2(e, pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0);
+	if (src < 0) {
+		r = src;
+		src = -1;
+		goto out;
+	}
+	if (fstat(src, &st[0]) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (f->ino && (st[0].st_ino != f->ino || st[0].st_dev != (dev_t)f->dev)) {
+		r = -ESTALE;
+		goto out;
+	}
+	if (!S_ISREG(st[0].st_mode)) {
+		r = -EOVERFLOW;
+		goto out;
+	}
+	for (int i = 0; i < 16 && dst < 0; i++) {
+		uint64_t rnd;
+		if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
+			rnd = (uint64_t)st[0].st_ino * 2654435761u + (uint64_t)i;
+		snprintf(tmp, sizeof tmp, ".moat-copyup.%016llx", (unsigned long long)rnd);
+		dst = oat2(e, pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (dst == -EEXIST)
+			dst = -1;
+		else if (dst < 0) {
+			r = dst;
+			dst = -1;
+			goto out;
+		}
+	}
+	if (dst < 0) {
+		r = -EEXIST;
+		goto out;
+	}
+	/* the data: copy_file_range, else read and write (across file systems) */
+	for (off_t done = 0; done < st[0].st_size;) {
+		ssize_t n = syscall(SYS_copy_file_range, src, NULL, dst, NULL,
+				    (size_t)(st[0].st_size - done), 0);
+		if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+			      errno == EOPNOTSUPP || errno == EPERM)) {
+			char buf[65536];
+			n = read(src, buf, sizeof buf);
+			if (n > 0 && write(dst, buf, (size_t)n) != n)
+				n = -1;
+		}
+		if (n < 0) {
+			r = errno == EINTR ? -EINTR : -errno;
+			if (r == -EINTR)
+				continue;
+			goto unlink;
+		}
+		if (n == 0)
+			break;  /* shorter than it was */
+		done += n;
+	}
+	/* user.* attributes (overlayfs's own are not listed to us) */
+	char names[GOFER_XATTR_LIST_MAX], val[GOFER_XATTR_MAX];
+	ssize_t nl = flistxattr(src, names, sizeof names);
+	for (ssize_t i = 0; nl > 0 && i < nl; i += (ssize_t)strlen(names + i) + 1) {
+		if (strncmp(names + i, "user.", 5))
+			continue;
+		ssize_t vl = fgetxattr(src, names + i, val, sizeof val);
+		if (vl >= 0 && fsetxattr(dst, names + i, val, (size_t)vl, 0) < 0 && errno == ENOSPC) {
+			r = -ENOSPC;
+			goto unlink;
+		}
+	}
+	struct timespec ts[2] = { st[0].st_atim, st[0].st_mtim };
+	if (fchmod(dst, host_mode(e, st[0].st_mode & 07777)) < 0 || futimens(dst, ts) < 0) {
+		r = -errno;
+		goto unlink;
+	}
+	if (renameat(pfd, tmp, pfd, name) < 0) {
+		r = -errno;
+		goto unlink;
+	}
+	if (fstat(dst, &st[1]) < 0) {
+		r = -errno;
+		goto out;
+	}
+	memcpy(rp->payload, st, sizeof st);
+	rp->len = sizeof st;
+	goto out;
+unlink:
+	unlinkat(pfd, tmp, 0);
+out:
+	if (src >= 0)
+		close(src);
+	if (dst >= 0)
+		close(dst);
+	close_owned(pfd, owned);
+	return r;
+}
+
 static void *conn_thread(void *arg);
 
 /* SYNC: nothing to do. A connection's requests are served one at a time and
@@ -1396,6 +1517,7 @@ static const struct op_desc ops[GOFER_OP_MAX] = {
 	[GOFER_OP_SYNC]     = { h_sync,     0, F_NOP },
 	[GOFER_OP_CHOWNFD]  = { h_chownfd,  sizeof(struct gofer_req_chown), F_WRITE | F_FD },
 	[GOFER_OP_WATCH]    = { h_watch,    sizeof(struct gofer_req_open), F_FD },
+	[GOFER_OP_COPYUP]   = { h_copyup,   sizeof(struct gofer_req_open), F_WRITE },
 };
 
 /* Check one string at buf[*off] of length len: in bounds, NUL-free, NUL

@@ -914,6 +914,8 @@ static void seccomp_allowlist(void)
 		SCMP_SYS(flistxattr), SCMP_SYS(fsetxattr), SCMP_SYS(fremovexattr),
 		/* the export (after the guest): opaque-directory xattrs, the reaper */
 		SCMP_SYS(fgetxattr), SCMP_SYS(lseek), SCMP_SYS(wait4),
+		/* COPYUP of a lower file overlayfs cannot copy (server.c) */
+		SCMP_SYS(copy_file_range),
 	};
 	const uint64_t newns = CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID |
 		CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |

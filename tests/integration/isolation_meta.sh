@@ -73,7 +73,7 @@ chown 0:0 theirs 2>/dev/null; echo "D $(stat -c "%u:%g" theirs)"
 chmod 4755 theirs 2>/dev/null; echo "E $(stat -c "%a" theirs)"
 mknod cdev c 1 3 2>/dev/null; mknod bdev b 7 0 2>/dev/null
 for d in cdev bdev; do python3 -c "import os; os.truncate(\"$d\", 4096)" 2>/dev/null; done
-echo data >cdev 2>/dev/null; echo data >>bdev 2>/dev/null
+[ -c cdev ] && echo data >cdev 2>/dev/null; [ -b bdev ] && echo data >>bdev 2>/dev/null
 ln theirs hl 2>/dev/null; echo "F done"
 ' </dev/null 2>&1)
 uid=$(id -u) gid=$(id -g)

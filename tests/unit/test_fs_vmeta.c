@@ -44,3 +44,47 @@ Test(fs_vmeta, made_entries_leave_room)
 	cr_assert(!vmeta_made(m, &first, NULL));
 	vmeta_free(m);
 }
+
+/* A lower file copied up by hand (gofer COPYUP): the copy shows the
+ * original's owner and group (and a virtual owner the original had), is
+ * checked with the original's real ids, is not a made file, and keeps its
+ * entry when the guest's chown gives it the copy's real ids. */
+Test(fs_vmeta, copied_shows_and_checks_the_original)
+{
+	struct vmeta *m = vmeta_new();
+	struct stat old = file(10), copy = file(11), view, chk;
+	old.st_uid = 1000;
+	old.st_gid = 65534;                 /* unmapped group */
+	copy.st_uid = 1000;
+	copy.st_gid = 1000;                 /* the gofer's */
+	cr_assert_eq(vmeta_copied(m, &old, &copy), 0);
+	view = copy;
+	vmeta_apply(m, &view);
+	cr_assert_eq(view.st_uid, 1000);
+	cr_assert_eq(view.st_gid, 65534);
+	cr_assert(vmeta_checked(m, &copy, &chk));
+	cr_assert_eq(chk.st_uid, 1000);
+	cr_assert_eq(chk.st_gid, 65534);
+	cr_assert(!vmeta_made(m, &copy, NULL));
+	cr_assert(!vmeta_checked(m, &old, &chk), "the original itself is not a copy");
+	/* a chown to the copy's real ids keeps the entry: still checked as the original */
+	cr_assert_eq(vmeta_update(m, &copy, 1000, 1000, 0, 0), 0);
+	cr_assert(vmeta_checked(m, &copy, &chk));
+	cr_assert_eq(chk.st_gid, 65534);
+	/* another file on the same inode number (other real ids) is not it */
+	struct stat reused = copy;
+	reused.st_uid = 4242;
+	cr_assert(!vmeta_checked(m, &reused, &chk));
+	/* a virtual owner the original had (guest root's chown) carries over */
+	struct stat o2 = file(20), c2 = file(21);
+	o2.st_uid = 65534;
+	c2.st_uid = 1000;
+	cr_assert_eq(vmeta_update(m, &o2, 0, (gid_t)-1, 0, 0), 0);
+	cr_assert_eq(vmeta_copied(m, &o2, &c2), 0);
+	view = c2;
+	vmeta_apply(m, &view);
+	cr_assert_eq(view.st_uid, 0);
+	cr_assert(vmeta_checked(m, &c2, &chk));
+	cr_assert_eq(chk.st_uid, 65534);
+	vmeta_free(m);
+}

@@ -1309,28 +1309,26 @@ static int h_removexattr(struct req *rq, struct rep *rp)
 	return r;
 }
 
-/* COPYUP: overlayfs copies a lower file up with its owner and group, and a
- * gofer in its own user namespace (rootless) cannot give an id the
- * namespace does not map: EOVERFLOW for every write open, chmod, utimes,
- * truncate, xattr set, link or rename of such a file. Done here instead, as
- * overlayfs would for root: a new file beside it in the merged view (its
- * directory is copied up by overlayfs, as for any create), the data, mode
- * (no set-id bits: a host file), user.* attributes and times copied, then
- * renamed over the name. The new file is the gofer's; the sentry keeps the
- * old owner and group as virtual metadata (fs/vmeta.c vmeta_copied). Only a
- * regular file of a cow export, only the object the sentry checked. */
-static int h_copyup(struct req *rq, struct rep *rp)
-{
-	const struct gofer_req_open *f = rq->fixed;
-	const struct gofer_srv_export *e = rq->e;
-	const char *name;
-	char tmp[64];
-	int owned, pfd, src = -1, dst = -1, r = 0;
-	struct stat st[2];
+/* ---- copy-up by hand (COPYUP, and lower files with several links) ---- */
 
-	if (!e->cow || e->is_file || !*rq->path)
-		return -EOVERFLOW;  /* nothing to do here: the caller's error stands */
-	pfd = open_parent(e, rq->path, &name, &owned);
+/* Copy the regular file at path (a cow export's, merged view) up by hand:
+ * a new file beside it (its directory copied up by overlayfs, as for any
+ * create) with the data, mode (no set-id bits), user.* attributes and
+ * times, renamed over the name. dev/ino: the object checked (0: any).
+ * own: give the copy the original's owner and group (fchown; an id the
+ * namespace does not map fails: nothing is changed). st[0]: the file
+ * before, st[1]: the copy. 0, -errno (-EOVERFLOW: not a regular file). */
+static int copy_up(const struct gofer_srv_export *e, const char *path, uint64_t dev, uint64_t ino,
+		   int own, struct stat st[2])
+{
+	char buf[VFS_PATH_MAX], tmp[64];
+	const char *name;
+	int owned, pfd, src = -1, dst = -1, r = 0;
+
+	if (strlen(path) >= sizeof buf)
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	pfd = open_parent(e, buf, &name, &owned);
 	if (pfd < 0)
 		return pfd;
 	src = oat2(e, pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0);
@@ -1343,7 +1341,7 @@ static int h_copyup(struct req *rq, struct rep *rp)
 		r = -errno;
 		goto out;
 	}
-	if (f->ino && (st[0].st_ino != f->ino || st[0].st_dev != (dev_t)f->dev)) {
+	if (ino && (st[0].st_ino != ino || st[0].st_dev != (dev_t)dev)) {
 		r = -ESTALE;
 		goto out;
 	}
@@ -1369,21 +1367,25 @@ static int h_copyup(struct req *rq, struct rep *rp)
 		r = -EEXIST;
 		goto out;
 	}
+	if (own && fchown(dst, st[0].st_uid, st[0].st_gid) < 0) {
+		r = -errno;
+		goto unlink;
+	}
 	/* the data: copy_file_range, else read and write (across file systems) */
 	for (off_t done = 0; done < st[0].st_size;) {
 		ssize_t n = syscall(SYS_copy_file_range, src, NULL, dst, NULL,
 				    (size_t)(st[0].st_size - done), 0);
 		if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
 			      errno == EOPNOTSUPP || errno == EPERM)) {
-			char buf[65536];
-			n = read(src, buf, sizeof buf);
-			if (n > 0 && write(dst, buf, (size_t)n) != n)
+			char data[65536];
+			n = read(src, data, sizeof data);
+			if (n > 0 && write(dst, data, (size_t)n) != n)
 				n = -1;
 		}
 		if (n < 0) {
-			r = errno == EINTR ? -EINTR : -errno;
-			if (r == -EINTR)
+			if (errno == EINTR)
 				continue;
+			r = -errno;
 			goto unlink;
 		}
 		if (n == 0)
@@ -1411,12 +1413,8 @@ static int h_copyup(struct req *rq, struct rep *rp)
 		r = -errno;
 		goto unlink;
 	}
-	if (fstat(dst, &st[1]) < 0) {
+	if (fstat(dst, &st[1]) < 0)
 		r = -errno;
-		goto out;
-	}
-	memcpy(rp->payload, st, sizeof st);
-	rp->len = sizeof st;
 	goto out;
 unlink:
 	unlinkat(pfd, tmp, 0);
@@ -1426,6 +1424,256 @@ out:
 	if (dst >= 0)
 		close(dst);
 	close_owned(pfd, owned);
+	return r;
+}
+
+/* The names of multi-linked lower files of a cow export: built once per
+ * export, when a copy-up first needs it, by a walk of the lower layer
+ * (getdents64 only: d_ino), keeping the regular files whose inode number
+ * appears under more than one name. Sorted by inode number. */
+struct lname {
+	ino_t ino;
+	char *rel;
+};
+static struct lindex {
+	int state;             /* 0: not built, 1: built, -1: could not be */
+	size_t n;
+	struct lname *v;
+} lindex[GOFER_MAX_EXPORTS];
+static pthread_mutex_t lindex_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#define LINDEX_MAX_NAMES (4u << 20)   /* a bigger lower tree keeps no links */
+
+static int lname_cmp(const void *a, const void *b)
+{
+	const struct lname *x = a, *y = b;
+
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static int lindex_build(const struct gofer_srv_export *e, struct lindex *li)
+{
+	size_t cap = 1024, n = 0, scap = 64, sn = 0;
+	struct lname *v = malloc(cap * sizeof *v);
+	char **stack = malloc(scap * sizeof *stack);
+	int ok = v && stack;
+
+	if (stack)
+		stack[sn++] = strdup("");
+	while (ok && sn) {
+		char *dir = stack[--sn];
+		struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+					.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+						   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
+		int dfd = !dir ? -1 : (int)syscall(SYS_openat2, e->lowerfd, *dir ? dir : ".", &how, sizeof how);
+		if (!dir) {
+			ok = 0;
+			break;
+		}
+		char dbuf[8192];
+		long nb;
+		while (dfd >= 0 && ok && (nb = syscall(SYS_getdents64, dfd, dbuf, sizeof dbuf)) > 0) {
+			for (long off = 0; off < nb && ok;) {
+				struct dirent64 *d = (struct dirent64 *)(dbuf + off);
+				off += d->d_reclen;
+				if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+					continue;
+				if (d->d_type != DT_DIR && d->d_type != DT_REG)
+					continue;  /* DT_UNKNOWN: not on the file systems we serve */
+				size_t l = strlen(dir) + strlen(d->d_name) + 2;
+				char *rel = l < VFS_PATH_MAX ? malloc(l) : NULL;
+				if (!rel)
+					continue;
+				size_t dl = strlen(dir);
+				memcpy(rel, dir, dl);
+				if (dl)
+					rel[dl++] = '/';
+				memcpy(rel + dl, d->d_name, strlen(d->d_name) + 1);
+				if (d->d_type == DT_DIR) {
+					if (sn == scap) {
+						char **ns = realloc(stack, (scap *= 2) * sizeof *stack);
+						if (!ns) {
+							free(rel);
+							ok = 0;
+							break;
+						}
+						stack = ns;
+					}
+					stack[sn++] = rel;
+					continue;
+				}
+				if (n == cap) {
+					struct lname *nv = cap >= LINDEX_MAX_NAMES ? NULL :
+						realloc(v, (cap *= 2) * sizeof *v);
+					if (!nv) {
+						free(rel);
+						ok = 0;
+						break;
+					}
+					v = nv;
+				}
+				v[n].ino = d->d_ino;
+				v[n++].rel = rel;
+			}
+		}
+		if (dfd >= 0)
+			close(dfd);
+		free(dir);
+	}
+	while (stack && sn)
+		free(stack[--sn]);
+	free(stack);
+	if (!ok) {
+		for (size_t i = 0; i < n; i++)
+			free(v[i].rel);
+		free(v);
+		return -1;
+	}
+	qsort(v, n, sizeof *v, lname_cmp);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		int dup = (i > 0 && v[i - 1].ino == v[i].ino) || (i + 1 < n && v[i + 1].ino == v[i].ino);
+		if (dup)
+			v[k++] = v[i];
+		else
+			free(v[i].rel);
+	}
+	li->v = k ? realloc(v, k * sizeof *v) : (free(v), NULL);
+	if (k && !li->v)
+		li->v = v;
+	li->n = k;
+	return 0;
+}
+
+/* The first entry of ino in export i's index (built if need be), or NULL;
+ * *cnt: how many. Entries stay valid for the gofer's life. */
+static const struct lname *lindex_find(const struct gofer_srv_export *e, ino_t ino, size_t *cnt)
+{
+	struct lindex *li = &lindex[e - srv->exp];
+	const struct lname *r = NULL;
+
+	pthread_mutex_lock(&lindex_lock);
+	if (li->state == 0)
+		li->state = lindex_build(e, li) == 0 ? 1 : -1;
+	if (li->state == 1 && li->n) {
+		size_t lo = 0, hi = li->n;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (li->v[mid].ino < ino)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < li->n && li->v[lo].ino == ino) {
+			r = &li->v[lo];
+			size_t c = 0;
+			while (lo + c < li->n && li->v[lo + c].ino == ino)
+				c++;
+			*cnt = c;
+		}
+	}
+	pthread_mutex_unlock(&lindex_lock);
+	return r;
+}
+
+/* Is rel present in the cow export's upper layer (copied up, or new)? */
+static int in_upper(const struct gofer_srv_export *e, const char *rel)
+{
+	struct stat st;
+	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	int fd = (int)syscall(SYS_openat2, e->upperfd, rel, &how, sizeof how);
+
+	if (fd < 0)
+		return errno != ENOENT;  /* when in doubt: overlayfs's own copy-up */
+	int r = fstat(fd, &st) == 0;
+	close(fd);
+	return r;
+}
+
+/* Copy-on-write hard links. overlayfs (index=off, see ARCHITECTURE Known
+ * gaps) copies up one name of a multi-linked lower file, and the others
+ * keep the old content. Before a call overlayfs would copy up for (a write
+ * open, chmod, utimes, truncate, xattr change, link, rename) of such a
+ * file, the gofer copies it up itself, with its owner, and links every
+ * other name of it in the lower layer that still shows that file to the
+ * copy (a link beside it, renamed over the name), so the names stay one
+ * file. The call then goes on naming the copy: *dev and *ino, the object the
+ * sentry checked, become the copy's. Anything it cannot do leaves the call
+ * to overlayfs as before. */
+static void cow_links_first(const struct gofer_srv_export *e, const char *rel, uint64_t *dev,
+			    uint64_t *ino)
+{
+	struct stat st[2], cur;
+	size_t cnt = 0;
+
+	if (!e->cow || e->is_file || !*rel || e->lowerfd < 0 || e->upperfd < 0 ||
+	    fstatat(e->rootfd, rel, &cur, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISREG(cur.st_mode) || cur.st_nlink < 2 || in_upper(e, rel))
+		return;
+	if (*ino && (cur.st_ino != *ino || cur.st_dev != (dev_t)*dev))
+		return;  /* not the object checked: the call says so */
+	const struct lname *names = lindex_find(e, cur.st_ino, &cnt);
+	if (!names || cnt < 2)
+		return;
+	if (copy_up(e, rel, cur.st_dev, cur.st_ino, 1, st) < 0)
+		return;
+	if (*ino) {
+		*dev = st[1].st_dev;
+		*ino = st[1].st_ino;
+	}
+	char buf[VFS_PATH_MAX], tmp[64];
+	for (size_t i = 0; i < cnt; i++) {
+		const char *other = names[i].rel, *bname, *aname;
+		struct stat ost;
+		int bowned, aowned;
+		if (!strcmp(other, rel) || is_hidden(e, other) ||
+		    fstatat(e->rootfd, other, &ost, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    ost.st_dev != st[0].st_dev || ost.st_ino != st[0].st_ino || in_upper(e, other))
+			continue;  /* gone, replaced or copied up since: its own file */
+		strcpy(buf, other);
+		int bpfd = open_parent(e, buf, &bname, &bowned);
+		if (bpfd < 0)
+			continue;
+		char abuf[VFS_PATH_MAX];
+		strcpy(abuf, rel);
+		int apfd = open_parent(e, abuf, &aname, &aowned);
+		if (apfd >= 0) {
+			uint64_t rnd = 0;
+			(void)!getrandom(&rnd, sizeof rnd, 0);
+			snprintf(tmp, sizeof tmp, ".moat-link.%016llx", (unsigned long long)rnd);
+			struct stat nst;
+			if (fstatat(apfd, aname, &nst, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    nst.st_ino == st[1].st_ino && nst.st_dev == st[1].st_dev &&
+			    linkat(apfd, aname, bpfd, tmp, 0) == 0 &&
+			    renameat(bpfd, tmp, bpfd, bname) < 0)
+				unlinkat(bpfd, tmp, 0);
+			close_owned(apfd, aowned);
+		}
+		close_owned(bpfd, bowned);
+	}
+}
+
+/* COPYUP: overlayfs copies a lower file up with its owner and group, and a
+ * gofer in its own user namespace (rootless) cannot give an id the
+ * namespace does not map: EOVERFLOW for every write open, chmod, utimes,
+ * truncate, xattr set, link or rename of such a file. Done here instead, as
+ * overlayfs would for root (copy_up, the copy the gofer's own); the sentry
+ * keeps the old owner and group as virtual metadata (fs/vmeta.c
+ * vmeta_copied). Only a regular file of a cow export, only the object the
+ * sentry checked. */
+static int h_copyup(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_open *f = rq->fixed;
+	struct stat st[2];
+
+	if (!rq->e->cow || rq->e->is_file || !*rq->path)
+		return -EOVERFLOW;  /* nothing to do here: the caller's error stands */
+	int r = copy_up(rq->e, rq->path, f->dev, f->ino, 0, st);
+	if (r == 0) {
+		memcpy(rp->payload, st, sizeof st);
+		rp->len = sizeof st;
+	}
 	return r;
 }
 
@@ -1619,6 +1867,37 @@ static int serve_one(char *buf, size_t n, int is_ctl, int sock, int infd, struct
 		return -ENOENT;
 	if ((d->flags & F_WRITE) && !rq.e->writable)
 		return -EROFS;
+	if (rq.e->cow) {
+		/* the calls overlayfs copies a lower file up for: keep its
+		 * other names linked (cow_links_first) */
+		switch (q.h.op) {
+		case GOFER_OP_OPEN:
+			if ((q.fixed.open.flags & O_ACCMODE) != O_RDONLY || (q.fixed.open.flags & O_TRUNC))
+				cow_links_first(rq.e, rq.path, &q.fixed.open.dev, &q.fixed.open.ino);
+			break;
+		case GOFER_OP_CHMOD:
+			cow_links_first(rq.e, rq.path, &q.fixed.mode.dev, &q.fixed.mode.ino);
+			break;
+		case GOFER_OP_TRUNCATE:
+			cow_links_first(rq.e, rq.path, &q.fixed.trunc.dev, &q.fixed.trunc.ino);
+			break;
+		case GOFER_OP_UTIMENS:
+			cow_links_first(rq.e, rq.path, &q.fixed.ut.dev, &q.fixed.ut.ino);
+			break;
+		case GOFER_OP_SETXATTR:
+		case GOFER_OP_REMOVEXATTR:
+			cow_links_first(rq.e, rq.path, &q.fixed.xa.dev, &q.fixed.xa.ino);
+			break;
+		case GOFER_OP_LINK:
+		case GOFER_OP_RENAME: {
+			uint64_t d0 = 0, i0 = 0;
+			cow_links_first(rq.e, rq.path, &d0, &i0);
+			break;
+		}
+		default:
+			break;
+		}
+	}
 	return d->fn(&rq, rp);
 }
 

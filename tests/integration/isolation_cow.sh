@@ -444,4 +444,21 @@ else
 	skip unmapped_owner_copyup "needs root (to make files of unmapped owners) and setpriv"
 fi
 
+# ---- 13. hard links of the lower layer stay links: a write to one name of
+#         a file with three (two directories) is seen through the others,
+#         chmod of one is every name's, the link count stays; the host is
+#         unchanged; the export has all three names modified ----
+HL=$T_TMP/hl
+mkdir -p "$HL/d1" "$HL/d2" "$T_TMP/hexp"
+echo orig >"$HL/d1/a"; ln "$HL/d1/a" "$HL/d1/b"; ln "$HL/d1/a" "$HL/d2/c"; echo solo >"$HL/s"
+chmod -R a+rX "$HL"
+hbefore=$(hosthash "$HL")
+out=$(moat run --bind "$HL:/h:cow" --export "$T_TMP/hexp" --workdir /h -- /bin/sh -c '
+	echo new >>d1/b; echo "$(cat d1/a d2/c | tr "\n" .) $(stat -c %h d1/a d1/b d2/c | tr "\n" .)"
+	chmod 600 d2/c; echo "$(stat -c %a d1/a d1/b | tr "\n" .)"; echo more >>s; cat s | tr "\n" .' </dev/null 2>&1)
+expect_eq cow_hard_links_stay_links "$(echo $out)" "orig.new.orig.new. 3.3.3. 600.600. solo.more."
+expect_eq cow_hard_links_host_unchanged "$(hosthash "$HL")" "$hbefore"
+n_mod=$(grep -c '"path": "d[12]/[abc]", "op": "modify"' "$T_TMP/hexp/h/manifest.json" 2>/dev/null)
+expect_eq cow_hard_links_export "$n_mod" 3
+
 finish

@@ -1591,6 +1591,19 @@ static int in_upper(const struct gofer_srv_export *e, const char *rel)
 	return r;
 }
 
+/* lstat of rel beneath the export's root, with its rules (no symlink on
+ * the way: a name the guest swapped for one never leads out) */
+static int stat_beneath(const struct gofer_srv_export *e, const char *rel, struct stat *st)
+{
+	int fd = oat2(e, e->rootfd, rel, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+
+	if (fd < 0)
+		return fd;
+	int r = fstat(fd, st) < 0 ? -errno : 0;
+	close(fd);
+	return r;
+}
+
 /* Copy-on-write hard links. overlayfs (index=off, see ARCHITECTURE Known
  * gaps) copies up one name of a multi-linked lower file, and the others
  * keep the old content. Before a call overlayfs would copy up for (a write
@@ -1608,7 +1621,7 @@ static void cow_links_first(const struct gofer_srv_export *e, const char *rel, u
 	size_t cnt = 0;
 
 	if (!e->cow || e->is_file || !*rel || e->lowerfd < 0 || e->upperfd < 0 ||
-	    fstatat(e->rootfd, rel, &cur, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    stat_beneath(e, rel, &cur) < 0 ||
 	    !S_ISREG(cur.st_mode) || cur.st_nlink < 2 || in_upper(e, rel))
 		return;
 	if (*ino && (cur.st_ino != *ino || cur.st_dev != (dev_t)*dev))
@@ -1628,7 +1641,7 @@ static void cow_links_first(const struct gofer_srv_export *e, const char *rel, u
 		struct stat ost;
 		int bowned, aowned;
 		if (!strcmp(other, rel) || is_hidden(e, other) ||
-		    fstatat(e->rootfd, other, &ost, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    stat_beneath(e, other, &ost) < 0 ||
 		    ost.st_dev != st[0].st_dev || ost.st_ino != st[0].st_ino || in_upper(e, other))
 			continue;  /* gone, replaced or copied up since: its own file */
 		strcpy(buf, other);

@@ -2,10 +2,9 @@
  * no_new_privs, dumpable, child subreaper (an orphaned grandchild comes to
  * us and is reaped), PDEATHSIG (a child told when its parent dies), clone3
  * (works, or ENOSYS so libc falls back: posix_spawn and threads work either
- * way), personality (the safe values), ptrace by the guest (EPERM under
- * moat: a documented gap). What moat refuses on purpose (unsafe
- * personalities, ptrace) is checked by the isolation tests; here either
- * answer passes, so the fake moat's plumbing check holds too. */
+ * way), personality (all but MMAP_PAGE_ZERO), ptrace by the guest (EPERM
+ * under moat: a documented gap). What moat refuses on purpose
+ * (MMAP_PAGE_ZERO, ptrace) is checked by the isolation tests. */
 #include "t.h"
 #include <linux/sched.h>
 #include <pthread.h>
@@ -167,11 +166,17 @@ int main(int argc, char **argv)
 	      (personality(0xffffffff) & ADDR_NO_RANDOMIZE), "personality_no_aslr", "%s", strerror(errno));
 	CHECK(personality(PER_LINUX) >= 0 && personality(0xffffffff) == PER_LINUX,
 	      "personality_back", "%#x", personality(0xffffffff));
-	/* the rest (READ_IMPLIES_EXEC, other ABIs): Linux takes it, moat
-	 * refuses it (EPERM; tests/integration/isolation_proctree.sh) */
+	/* the legacy execution domains and flags (LTP personality01/02):
+	 * PER_SVR3 is STICKY_TIMEOUTS | SHORT_INODE; READ_IMPLIES_EXEC too.
+	 * Only MMAP_PAGE_ZERO is refused under moat (EPERM;
+	 * tests/integration/isolation_syscalls.sh probes it). */
 	errno = 0;
-	int unsafe = personality(PER_LINUX | READ_IMPLIES_EXEC);
-	CHECK(unsafe >= 0 || errno == EPERM, "personality_unsafe", "%s", strerror(errno));
+	int svr3 = personality(PER_SVR3) >= 0 ? personality(0xffffffff) : -1;
+	CHECK(svr3 == PER_SVR3, "personality_svr3", "%#x (%s)", svr3, strerror(errno));
+	errno = 0;
+	int rie = personality(PER_LINUX | READ_IMPLIES_EXEC) >= 0 ? personality(0xffffffff) : -1;
+	CHECK(rie == (PER_LINUX | READ_IMPLIES_EXEC), "personality_read_implies_exec", "%#x (%s)", rie,
+	      strerror(errno));
 	personality(PER_LINUX);
 
 	/* ptrace: the sentry is every task's tracer; the guest gets EPERM */

@@ -163,6 +163,7 @@ static const struct pent root_ents[] = {
 	{ "version", N_VERSION, 0444 },
 	{ "stat", N_PSTAT, 0444 },
 	{ "filesystems", N_GUEST, 0444 },
+	{ "sysvipc", N_TDIR, 0555 },
 	{ "cgroups", N_TFILE, 0444 },
 	{ "config.gz", N_KCONFIG, 0444 },
 };
@@ -190,6 +191,11 @@ static const struct tent tree[] = {
 	  "#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpuset\t0\t1\t1\ncpu\t0\t1\t1\n"
 	  "memory\t0\t1\t1\npids\t0\t1\t1\n" },
 	{ "sys", N_TDIR, 0555, NULL },
+	/* the guest's IPC namespace's objects (the sentry reads them in it) */
+	{ "sysvipc", N_TDIR, 0555, NULL },
+	{ "sysvipc/msg", N_GUEST, 0444, NULL },
+	{ "sysvipc/sem", N_GUEST, 0444, NULL },
+	{ "sysvipc/shm", N_GUEST, 0444, NULL },
 	{ "sys/kernel", N_TDIR, 0555, NULL },
 	{ "sys/kernel/hostname", N_HOSTNAME, 0644, NULL },
 	{ "sys/kernel/domainname", N_DOMAINNAME, 0644, NULL },

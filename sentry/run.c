@@ -396,6 +396,17 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->init_pid = sr.init_pid;
 	dbg("%.2f ms: guest spawned", ms_now() - t0);
 	sb->guest_procfd = sr.guest_procfd;
+	{
+		/* The sentry joins the guest's IPC namespace (this thread, before
+		 * any other exists: the workers inherit it). Linux reads
+		 * /proc/sysvipc/{msg,sem,shm} and the kernel.msg*, sem, shm*
+		 * sysctls in the reader's namespace, not the procfs mount's: read
+		 * by the sentry for the guest, they showed the host's. */
+		int ipcfd = openat(sr.guest_procfd, "1/ns/ipc", O_RDONLY | O_CLOEXEC);
+		if (ipcfd < 0 || setns(ipcfd, CLONE_NEWIPC) < 0)
+			die("the guest's IPC namespace: %s", strerror(errno));
+		close(ipcfd);
+	}
 	vfs_set_proc_dev(sb->guest_procfd); /* before the guest's first call */
 	if (sr.dns_fd >= 0 && netdns_start(sb, sr.dns_fd) < 0)
 		die("DNS stub: cannot start its thread");

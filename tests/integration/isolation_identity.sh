@@ -3,7 +3,8 @@
 # name, kernel release and build string); the guest's ids are virtual (--user;
 # root inside may drop to any uid, a dropped process cannot get root back and
 # loses root's file access); /etc/hosts resolves the sandbox's own host name;
-# sethostname inside never reaches the host.
+# sethostname inside never reaches the host; /proc/sysvipc shows the
+# sandbox's IPC objects, not the host's.
 # Harmless natively: it only reads the host's names and writes in its temp dir.
 . "$(dirname "$0")/lib.sh"
 
@@ -31,6 +32,14 @@ if [ "$HOST_NAME" != moat ] && printf '%s' "$out" | grep -qw -- "$HOST_NAME"; th
 else
 	ok no_host_name
 fi
+
+# ---- 1b. SysV IPC: /proc/sysvipc lists the sandbox's IPC namespace only ----
+# (the sentry reads it in the guest's namespace; the host's segment made here
+# must not show, the guest's own must)
+hid=$(ipcmk -M 4096 2>/dev/null | awk '{print $NF}')
+out=$(mrun sh -c 'cat /proc/sysvipc/shm | wc -l; ipcmk -M 4096 >/dev/null; cat /proc/sysvipc/shm | wc -l')
+[ -n "$hid" ] && ipcrm -m "$hid" 2>/dev/null
+expect_eq sysvipc_guest_namespace_only "$(echo $out)" "1 2"
 
 # ---- 2. /etc/hosts resolves the sandbox's own name ----
 out=$(moat run --hostname box7 -- getent hosts box7 </dev/null)

@@ -76,7 +76,14 @@
 #define CRED_CAP_SETPCAP 8
 #define CRED_CAP_SYS_CHROOT 18
 
-#define CRED_SECBIT_KEEP_CAPS 4   /* 1 << SECURE_KEEP_CAPS */
+/* securebits (linux/securebits.h): the ones modelled, with their locks
+ * (SECBIT_NOROOT and SECBIT_NO_SETUID_FIXUP are refused) */
+#define CRED_SECBIT_KEEP_CAPS (1u << 4)               /* SECURE_KEEP_CAPS */
+#define CRED_SECBIT_KEEP_CAPS_LOCKED (1u << 5)
+#define CRED_SECBIT_NO_CAP_AMBIENT_RAISE (1u << 6)
+#define CRED_SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED (1u << 7)
+#define CRED_SECBIT_MODELLED 0xf0u
+#define CRED_SECBIT_LOCKS (CRED_SECBIT_KEEP_CAPS_LOCKED | CRED_SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED)
 
 struct cred {
 	uid_t ruid, euid, suid, fsuid;

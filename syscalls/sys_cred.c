@@ -238,6 +238,8 @@ long sys_prctl(struct sc_call *c)
 	case PR_SET_KEEPCAPS:
 		if (a2 > 1)
 			r = -EINVAL;
+		else if (cr->securebits & CRED_SECBIT_KEEP_CAPS_LOCKED)
+			r = -EPERM;
 		else {
 			cr->securebits = a2 ? cr->securebits | CRED_SECBIT_KEEP_CAPS
 					    : cr->securebits & ~CRED_SECBIT_KEEP_CAPS;
@@ -248,8 +250,13 @@ long sys_prctl(struct sc_call *c)
 		r = cr->securebits;
 		break;
 	case PR_SET_SECUREBITS:
-		/* only SECBIT_KEEP_CAPS is modelled; the others are refused */
-		if (!cred_capable(cr, CRED_CAP_SETPCAP) || (a2 & ~(unsigned long)CRED_SECBIT_KEEP_CAPS))
+		/* SECBIT_KEEP_CAPS and SECBIT_NO_CAP_AMBIENT_RAISE and their
+		 * locks are modelled; NOROOT and NO_SETUID_FIXUP are refused.
+		 * Linux's rules (cap_task_prctl): a locked bit cannot change, a
+		 * lock cannot be dropped, CAP_SETPCAP. */
+		if (!cred_capable(cr, CRED_CAP_SETPCAP) || (a2 & ~(unsigned long)CRED_SECBIT_MODELLED) ||
+		    (((cr->securebits & CRED_SECBIT_LOCKS) >> 1) & (cr->securebits ^ (unsigned)a2)) ||
+		    (cr->securebits & CRED_SECBIT_LOCKS & ~(unsigned)a2))
 			r = -EPERM;
 		else {
 			cr->securebits = (unsigned)a2;
@@ -273,7 +280,8 @@ long sys_prctl(struct sc_call *c)
 		if (a2 == PR_CAP_AMBIENT_IS_SET)
 			r = !!(cr->cap_amb & CRED_BIT(a3));
 		else if (a2 == PR_CAP_AMBIENT_RAISE) {
-			if (!(cr->cap_prm & cr->cap_inh & CRED_BIT(a3)))
+			if (!(cr->cap_prm & cr->cap_inh & CRED_BIT(a3)) ||
+			    (cr->securebits & CRED_SECBIT_NO_CAP_AMBIENT_RAISE))
 				r = -EPERM;
 			else {
 				cr->cap_amb |= CRED_BIT(a3);

@@ -191,6 +191,28 @@ static void c_keepcaps(void)
 	EXPECT_ERR(setgroups(0, NULL), EPERM, "root_without_caps_cannot_setgroups");
 }
 
+/* securebits (LTP prctl07): SECBIT_KEEP_CAPS is bit 4 (PR_SET_KEEPCAPS
+ * shows there), a lock keeps its bit, SECBIT_NO_CAP_AMBIENT_RAISE refuses
+ * an ambient raise that would otherwise be allowed */
+static void c_securebits(void)
+{
+	CHECK(prctl(PR_GET_SECUREBITS) == 0, "securebits_default", "%d", prctl(PR_GET_SECUREBITS));
+	EXPECT_OK(prctl(PR_SET_KEEPCAPS, 1), "securebits_keepcaps_set");
+	CHECK(prctl(PR_GET_SECUREBITS) == 0x10, "securebits_keepcaps_is_bit4", "%#x", prctl(PR_GET_SECUREBITS));
+	EXPECT_OK(prctl(PR_SET_SECUREBITS, 0x30), "securebits_lock_keepcaps");
+	EXPECT_ERR(prctl(PR_SET_KEEPCAPS, 0), EPERM, "securebits_keepcaps_locked");
+	EXPECT_ERR(prctl(PR_SET_SECUREBITS, 0x10), EPERM, "securebits_lock_cannot_drop");
+	EXPECT_ERR(prctl(PR_SET_SECUREBITS, 0x20), EPERM, "securebits_locked_bit_cannot_change");
+	struct caps c = caps_of(0);
+	EXPECT_OK(caps_set(c.eff, c.prm, CAPBIT(10)), "securebits_inheritable_net_bind");
+	EXPECT_OK(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, 10, 0, 0), "securebits_ambient_raise");
+	EXPECT_OK(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, 10, 0, 0), "securebits_ambient_lower");
+	EXPECT_OK(prctl(PR_SET_SECUREBITS, 0x70), "securebits_no_ambient_raise");
+	EXPECT_ERR(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, 10, 0, 0), EPERM,
+		   "securebits_ambient_raise_refused");
+	CHECK(prctl(PR_GET_SECUREBITS) == 0x70, "securebits_get", "%#x", prctl(PR_GET_SECUREBITS));
+}
+
 static void c_capget(void)
 {
 	struct __user_cap_header_struct h = { 0x1234, 0 };
@@ -336,6 +358,7 @@ int main(int argc, char **argv)
 	in_child(c_fsuid);
 	in_child(c_keepcaps);
 	in_child(c_capget);
+	in_child(c_securebits);
 	in_child(c_files);
 	in_child(c_files_capdrop);
 	in_child(c_threads);

@@ -79,11 +79,12 @@ int policy_check(struct policy *p, struct sc_call *c, int *err)
 		 * the compare: sc_args_native). FAST_TRAP rows hand the calls
 		 * matching their rules to their handler. */
 		if (e->argtrap && e->handler && sc_argdeny_match(e, c->args)) {
-			/* ioctl's rules are deny rules but for TIOCSCTTY and
-			 * FIOSETOWN/SIOCSPGRP, which its handler checks
-			 * (syscalls/sys_tty.c) */
+			/* ioctl's rules are deny rules but for TIOCSCTTY,
+			 * FIOSETOWN/SIOCSPGRP, which its handler checks, and
+			 * PROCMAP_QUERY (syscalls/sys_tty.c) */
 			unsigned cmd = (unsigned)c->args[1];
-			if (c->nr == SYS_ioctl && cmd != TIOCSCTTY && cmd != FIOSETOWN && cmd != SIOCSPGRP) {
+			if (c->nr == SYS_ioctl && cmd != TIOCSCTTY && cmd != FIOSETOWN && cmd != SIOCSPGRP &&
+			    cmd != SC_IOCTL_PROCMAP_QUERY) {
 				*err = EPERM;
 				snprintf(c->note, sizeof c->note, "matches a deny rule");
 				return DEC_DENY;

@@ -109,4 +109,9 @@ static inline long sc_return_fd(struct sc_call *c, int hostfd, int cloexec)
 	return 0;
 }
 
+/* ioctl PROCMAP_QUERY (_IOWR('f', 17, struct procmap_query), Linux 6.11):
+ * the 'f' write rule traps it, but it changes nothing (a query of a
+ * /proc/<pid>/maps file's task's mappings): sys_ioctl lets it run */
+#define SC_IOCTL_PROCMAP_QUERY 0xc0686611u
+
 #endif

@@ -2,11 +2,37 @@
 #include <sys/wait.h>
 
 #include "t.h"
+#include <sys/ioctl.h>
 
 static char *field(char *buf, const char *key)
 {
 	char *p = strstr(buf, key);
 	return p ? p + strlen(key) : NULL;
+}
+
+/* ioctl PROCMAP_QUERY (Linux 6.11) on /proc/self/maps: the mapping that
+ * holds a stack address (ENOTTY on an older kernel, natively too) */
+struct pmq {
+	uint64_t size, query_flags, query_addr, vma_start, vma_end, vma_flags, vma_page_size,
+		vma_offset, inode;
+	uint32_t dev_major, dev_minor, vma_name_size, build_id_size;
+	uint64_t vma_name_addr, build_id_addr;
+};
+
+static void procmap_query(void)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	struct pmq q = { .size = sizeof q };
+	uint64_t here = (uint64_t)(uintptr_t)&q;
+	q.query_addr = here;
+	errno = 0;
+	int r = ioctl(fd, 0xc0686611u, &q);
+	CHECK((r == 0 && q.vma_start <= here && here < q.vma_end && (q.vma_flags & 3) == 3) ||
+		      (r < 0 && errno == ENOTTY),
+	      "procmap_query", "r %d (%s) %llx-%llx flags %llx", r, strerror(errno),
+	      (unsigned long long)q.vma_start, (unsigned long long)q.vma_end,
+	      (unsigned long long)q.vma_flags);
+	close(fd);
 }
 
 int main(int argc, char **argv)
@@ -169,5 +195,6 @@ int main(int argc, char **argv)
 		snprintf(zp, sizeof zp, "/proc/%d", (int)z);
 		CHECK(access(zp, F_OK) < 0 && errno == ENOENT, "reaped_gone", "%s", strerror(errno));
 	}
+	procmap_query();
 	return t_done();
 }

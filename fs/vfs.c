@@ -1798,8 +1798,10 @@ int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
 			return 0;
 	} else if (inomap_get_obj(v->lim, st.st_dev, st.st_ino, path, sizeof path,
 				  &odev, &oino) == 0) {
-		/* an O_PATH placeholder: its object, while the path still names it */
-		int r = vfs_lookup(v, t, path, NULL, 0, n);
+		/* an O_PATH placeholder: its object, while the path still names it
+		 * (re-stat: its size and times may have changed natively since,
+		 * and fstat of the fd shows them) */
+		int r = vfs_lookup(v, t, path, NULL, WALK_FRESH, n);
 		if (r == 0 && n->exists &&
 		    n->st.st_dev == odev && n->st.st_ino == oino) {
 			n->opath = 1;

@@ -5,7 +5,9 @@
  * An allowlist with TSYNC (every sentry thread; threads started later inherit
  * it). Anything else fails with EPERM. Path-taking calls are allowed only in
  * the shapes the sentry uses:
- *   openat      dirfd == the guest pid namespace's procfs fd, O_RDONLY
+ *   openat      dirfd == the guest pid namespace's procfs fd, O_RDONLY, or
+ *               access mode 3 (no read, no write: an O_PATH open's stand-in,
+ *               syscalls/sys_file.c return_reopened)
  *   readlinkat  dirfd == that procfs fd
  *   newfstatat  AT_EMPTY_PATH (fstat of a held fd)
  *   openat2, readlinkat  dirfd == an export root fd (direct file access,
@@ -126,6 +128,9 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 			{ .arg = 2, .op = SCMP_CMP_MASKED_EQ, .datum_a = O_ACCMODE, .datum_b = O_RDONLY },
 		};
 		rc = rule(ctx, SCMP_SYS(openat), 2, c);
+		c[1].datum_b = O_ACCMODE;
+		if (!rc)
+			rc = rule(ctx, SCMP_SYS(openat), 2, c);
 	}
 	if (!rc) {
 		struct scmp_arg_cmp c = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)pfd };

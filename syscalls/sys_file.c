@@ -271,8 +271,11 @@ static long open_tmpfile(struct sc_call *c, int dirfd, const char *path, int fla
  * /proc fd it passes to a renderer). The memfd is installed, reopened
  * read-only through the guest procfs (the kernel checks the reopen) and the
  * read-only description replaces it at the same number. The sealed memfd
- * is never writable, so a thread that sees the first one gains nothing. */
-static long return_readonly(struct sc_call *c, int fd, int flags)
+ * is never writable, so a thread that sees the first one gains nothing.
+ * acc O_ACCMODE (3: neither FMODE_READ nor FMODE_WRITE) for an O_PATH
+ * open's stand-in (ADDFD refuses a real O_PATH file): read, write,
+ * readahead, splice, sendfile on it are EBADF as on an O_PATH fd. */
+static long return_reopened(struct sc_call *c, int fd, int flags, int acc)
 {
 	int cloexec = flags & O_CLOEXEC;
 	struct stat st, rst;
@@ -288,7 +291,7 @@ static long return_readonly(struct sc_call *c, int fd, int flags)
 	if (gfd < 0)
 		return gfd == -ENOENT ? -EINTR : gfd; /* (the caller went away) */
 	snprintf(p, sizeof p, "%d/task/%d/fd/%d", (int)c->task->vtgid, (int)c->task->vtid, gfd);
-	ro = openat(c->sb->guest_procfd, p, O_RDONLY | O_CLOEXEC | (flags & O_NONBLOCK));
+	ro = openat(c->sb->guest_procfd, p, acc | O_CLOEXEC | (flags & O_NONBLOCK));
 	if (ro < 0)
 		return gfd; /* keeps the read-write one (sealed: no write succeeds) */
 	if (fstat(ro, &rst) == 0 && rst.st_dev == st.st_dev && rst.st_ino == st.st_ino)
@@ -481,7 +484,9 @@ again:
 		vfs_invalidate(v, n->mnt, n->rel, 0);
 	if ((n->kind == VN_PROC || n->kind == VN_SYNTH) && !(flags & O_PATH) &&
 	    (flags & O_ACCMODE) == O_RDONLY)
-		return return_readonly(c, fd, flags);
+		return return_reopened(c, fd, flags, O_RDONLY);
+	if (flags & O_PATH) /* a stand-in memfd (a directory's fd is O_RDONLY: kept) */
+		return return_reopened(c, fd, flags, O_ACCMODE);
 	return sc_return_fd(c, fd, flags & O_CLOEXEC);
 }
 

@@ -75,6 +75,7 @@
 #define CRED_CAP_SETUID 7
 #define CRED_CAP_SETPCAP 8
 #define CRED_CAP_SYS_CHROOT 18
+#define CRED_CAP_SYS_ADMIN 21
 
 /* securebits (linux/securebits.h): the ones modelled, with their locks
  * (SECBIT_NOROOT and SECBIT_NO_SETUID_FIXUP are refused) */
@@ -97,6 +98,11 @@ struct cred {
 	 * copied at fork. The ptrace access check refuses a non-dumpable
 	 * target (pidfd_getfd, process_vm_*, kcmp, get_robust_list). */
 	unsigned char nondump;
+	/* no_new_privs as the guest set it (PR_SET_NO_NEW_PRIVS: for good,
+	 * copied at fork, kept by exec); the host's is always set (moat's
+	 * filter needs it): PR_GET_NO_NEW_PRIVS and the seccomp filter rule
+	 * (no_new_privs or CAP_SYS_ADMIN, else EACCES) read this one */
+	unsigned char nnp;
 	struct cred_groups *groups; /* NULL: none; shared, immutable, counted */
 };
 

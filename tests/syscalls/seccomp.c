@@ -161,6 +161,43 @@ static int strict(void)
 	return 3;
 }
 
+/* without no_new_privs and CAP_SYS_ADMIN a filter is EACCES (LTP prctl02;
+ * the host's no_new_privs is always set under moat: the guest's own is
+ * virtual), after the EFAULT of an unreadable sock_fprog; with
+ * no_new_privs set, it installs. A root child drops CAP_SYS_ADMIN from its
+ * effective set first. 0: as Linux; 9: no_new_privs was already set here */
+#include <linux/capability.h>
+static int needs_nnp(void)
+{
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 0)
+		return 9;
+	if (geteuid() == 0) {
+		struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+		struct __user_cap_data_struct d[2];
+		if (syscall(SYS_capget, &h, d) < 0)
+			return 20;
+		d[0].effective &= ~(1u << CAP_SYS_ADMIN);
+		if (syscall(SYS_capset, &h, d) < 0)
+			return 21;
+	}
+	struct sock_filter f[] = { ALLOW };
+	struct sock_fprog prog = { .len = 1, .filter = f };
+	errno = 0;
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != -1 || errno != EACCES)
+		return 22;
+	errno = 0;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != -1 || errno != EACCES)
+		return 23;
+	errno = 0;
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, (void *)8, 0, 0) != -1 || errno != EFAULT)
+		return 24;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+		return 25;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+		return 26;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	t_setup(argc, argv, "seccomp");
@@ -189,6 +226,9 @@ int main(int argc, char **argv)
 	/* strict mode cannot follow filter mode: the guest always has a
 	 * filter (EINVAL); natively it works */
 	CHECK(r == 0 || r == 1, "strict_mode", "child %d", r);
+	r = in_child(needs_nnp);
+	/* (9 natively only: a sandbox's guest starts without its own no_new_privs) */
+	CHECK(r == 0 || (r == 9 && !t_in_guest()), "filter_needs_nnp_or_cap_sys_admin", "child %d", r);
 	EXPECT_ERR(syscall(SYS_seccomp, 99, 0, NULL), EINVAL, "bad_op");
 	return t_done();
 }

@@ -493,7 +493,8 @@ again:
 /* ---- file handles: name_to_handle_at, open_by_handle_at ----
  * Emulated on the VFS (fs/vfs.c vfs_handle_*): a handle is our own, 24
  * bytes (dev, ino, a tag keyed by the sandbox's secret), for files of gofer
- * mounts; /proc and synthetic nodes have none (EOPNOTSUPP, as procfs). An
+ * mounts; /proc and synthetic nodes have none (EOPNOTSUPP, as procfs) but
+ * a FID (AT_HANDLE_FID: an identifier, which Linux gives for any file). An
  * open by handle finds the name the handle was made for (or the inode maps),
  * walks it from the sandbox's root and opens it only if it is still that
  * file (ESTALE otherwise): it never names a host inode the VFS cannot, and
@@ -505,6 +506,7 @@ again:
 #define MAX_HANDLE_SZ_ 128
 #define AT_HANDLE_FID_ 0x200
 #define AT_HANDLE_MNT_ID_UNIQUE_ 0x001
+#define AT_HANDLE_CONNECTABLE_ 0x002
 #define CAP_DAC_READ_SEARCH_ 2
 
 struct moat_handle { uint32_t bytes; int32_t type; uint64_t dev, ino, tag; };
@@ -517,7 +519,12 @@ long sys_name_to_handle_at(struct sc_call *c)
 	unsigned wf = 0;
 	long r;
 
-	if (flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH | AT_HANDLE_FID_ | AT_HANDLE_MNT_ID_UNIQUE_))
+	if (flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH | AT_HANDLE_FID_ | AT_HANDLE_MNT_ID_UNIQUE_ |
+		      AT_HANDLE_CONNECTABLE_))
+		return -EINVAL;
+	/* a connectable handle (Linux 6.13; ours always are: an open by
+	 * handle finds a name) is neither a FID nor of an fd */
+	if ((flags & AT_HANDLE_CONNECTABLE_) && (flags & (AT_HANDLE_FID_ | AT_EMPTY_PATH)))
 		return -EINVAL;
 	if (!(flags & AT_SYMLINK_FOLLOW))
 		wf |= WALK_NOFOLLOW;
@@ -530,7 +537,9 @@ long sys_name_to_handle_at(struct sc_call *c)
 		return -EFAULT;
 	if (want > MAX_HANDLE_SZ_)
 		return -EINVAL;
-	if (n->kind != VN_BACKEND || !n->exists)
+	/* AT_HANDLE_FID: an identifier only, which Linux gives for any file
+	 * (/proc's too); an open by it finds no name for a non-gofer one */
+	if (!n->exists || (n->kind != VN_BACKEND && !(flags & AT_HANDLE_FID_)) || !n->mnt)
 		return -EOPNOTSUPP;
 	struct moat_handle h = { .bytes = MOAT_HANDLE_BYTES, .type = MOAT_HANDLE_TYPE,
 				 .dev = (uint64_t)n->st.st_dev, .ino = (uint64_t)n->st.st_ino };

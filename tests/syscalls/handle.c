@@ -21,6 +21,22 @@ int main(int argc, char **argv)
 	CHECK(fh.bytes > 0 && fh.bytes <= 128, "size_probe_bytes", "%u", fh.bytes);
 	EXPECT_ERR(syscall(SYS_name_to_handle_at, AT_FDCWD, "f", &fh, &mid, 0x4000), EINVAL, "bad_flags_einval");
 	EXPECT_ERR(syscall(SYS_name_to_handle_at, AT_FDCWD, "missing", &fh, &mid, 0), ENOENT, "missing_enoent");
+	/* AT_HANDLE_FID (0x200) identifies any file, /proc's too; a
+	 * connectable handle (AT_HANDLE_CONNECTABLE, 0x002, Linux 6.13) is
+	 * neither a FID nor of an fd (LTP name_to_handle_at03) */
+	fh.bytes = 128;
+	EXPECT_OK(syscall(SYS_name_to_handle_at, AT_FDCWD, "/proc/filesystems", &fh, &mid, 0x200),
+		  "fid_of_proc_file");
+	fh.bytes = 128;
+	EXPECT_ERR(syscall(SYS_name_to_handle_at, AT_FDCWD, "f", &fh, &mid, 0x202), EINVAL,
+		   "connectable_fid_einval");
+	fh.bytes = 128;
+	EXPECT_ERR(syscall(SYS_name_to_handle_at, AT_FDCWD, "", &fh, &mid, 0x1002), EINVAL,
+		   "connectable_empty_path_einval");
+	fh.bytes = 128;
+	errno = 0;
+	long cr = syscall(SYS_name_to_handle_at, AT_FDCWD, "f", &fh, &mid, 0x002);
+	CHECK(cr == 0 || errno == EOPNOTSUPP, "connectable_handle", "%s", strerror(errno));
 	fh.bytes = 128;
 	EXPECT_OK(syscall(SYS_name_to_handle_at, AT_FDCWD, "f", &fh, &mid, 0), "handle_of_file");
 	if (geteuid() == 0) {

@@ -21,6 +21,7 @@
 #include "sentry/sentry.h"
 #include "sentry/execfmt.h"
 #include "fs/vfs.h"
+#include "fs/walk.h"
 #include "kernel/task.h"
 #include "loader/loader_abi.h"
 #include "platform/arch.h"
@@ -341,6 +342,41 @@ int exec_stop(struct sandbox *sb, struct task *t)
 	trace_exec(sb, t, name, path, decision, r, r == 0 && pe ? pe->exe : "");
 	t->initial = 0;
 	return r == 0;
+}
+
+/* Start-up: resolve the program's first exec once before the guest's init
+ * has finished its set-up (run.c calls this while the init builds its root,
+ * on another CPU), and drop the result. What it leaves is the dentry cache's
+ * entries of every name that exec and the interpreter's first look-up walk:
+ * the $PATH search (absent names included, as negative entries), the
+ * program, its interpreter, the export roots on the way and
+ * /etc/ld.so.cache, each a gofer round trip on the program's critical path
+ * before (`true`: 10 of its 11). The real exec stop resolves all of it again,
+ * permissions and all, against the cache (its direct opens are the sentry's
+ * own calls); a failure here changes nothing (the exec reports it). The
+ * cache is the guest's view, not the probe's: entries carry no caller. */
+void exec_prewarm(struct sandbox *sb, const char *path, const char *cwd)
+{
+	struct task *probe = xcalloc(1, sizeof *probe);
+	struct pending_exec *pe = NULL;
+
+	if (!path || !*path)
+		goto out;
+	probe->sb = sb;
+	probe->pidfd = -1;
+	probe->initial = 1;
+	probe->fs = fs_ctx_new(cwd ? cwd : "/", 022);
+	cred_init(&probe->cred, sb->start_uid, sb->start_gid);
+	if (prepare(probe, AT_FDCWD, path, 0, &pe) == 0 && pe->interp_fd >= 0) {
+		/* a dynamic program's interpreter opens this first */
+		struct vfs_node *n = xmalloc(sizeof *n);
+		(void)vfs_walk(sb->vfs, probe, AT_FDCWD, "/etc/ld.so.cache", 0, n);
+		free(n);
+	}
+	exec_pexec_free(pe);
+	fs_ctx_put(probe->fs);
+out:
+	free(probe);
 }
 
 long exec_loader_call(struct sc_call *c)

@@ -135,6 +135,8 @@ void exec_drop(struct task *t);
 void exec_done(struct task *t);
 struct pending_exec;
 void exec_pexec_free(struct pending_exec *p);
+/* Start-up: the program's first exec resolved once ahead (its look-ups cached). */
+void exec_prewarm(struct sandbox *sb, const char *path, const char *cwd);
 /* A worker connecting an AF_UNIX socket (stype: its SO_TYPE, 0 unknown) to
  * in (inlen bytes, copied once): the path resolved in the VFS to its
  * abstract name in *out (*outlen bytes). 0, -errno, or 1 (not a path: as given). */

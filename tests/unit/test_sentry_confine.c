@@ -1,0 +1,114 @@
+/* tests/unit/test_sentry_confine.c - the sentry's filter compiled at build
+ * time (sentry/gen_confine.c) with its placeholder fds patched is the
+ * program libseccomp builds from confine_rules() for the same fds now, and
+ * installed for real it allows exactly the calls on the fds it names. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sentry/confine_rules.h"
+
+static void libseccomp_prog(int pfd, const int *roots, size_t nroots, struct sock_fprog *out)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+	cr_assert(ctx);
+	cr_assert_eq(confine_rules(ctx, pfd, roots, nroots, -1), 0);
+	int fd = memfd_create("t", 0);
+	struct stat st;
+	cr_assert_eq(seccomp_export_bpf(ctx, fd), 0);
+	cr_assert_eq(fstat(fd, &st), 0);
+	out->filter = malloc((size_t)st.st_size);
+	cr_assert_eq(pread(fd, out->filter, (size_t)st.st_size, 0), st.st_size);
+	out->len = (unsigned short)(st.st_size / sizeof(struct sock_filter));
+	close(fd);
+	seccomp_release(ctx);
+}
+
+Test(sentry_confine, prebuilt_is_libseccomps_program)
+{
+	/* a sandbox's shapes: roots of some exports, not of others */
+	const int roots[] = { 9, -1, 11, 12, -1, 14 };
+	int padded[CONFINE_PH_NROOTS];
+	for (int i = 0; i < CONFINE_PH_NROOTS; i++)
+		padded[i] = i < 6 && roots[i] >= 0 ? roots[i] : (int)(CONFINE_PH_NONE - (unsigned)i);
+	struct sock_fprog a, b;
+	libseccomp_prog(7, padded, CONFINE_PH_NROOTS, &a);
+	cr_assert_eq(confine_prebuilt_patch(7, roots, 6, &b), 0);
+	cr_assert_eq(a.len, b.len, "stale prebuilt program: %u vs %u instructions", a.len, b.len);
+	/* libseccomp orders the tests of one argument by value: a chain of
+	 * "jeq k -> the same allow" is compared as a set of k, the rest as is */
+	for (unsigned i = 0; i < a.len;) {
+		struct sock_filter x = a.filter[i], y = b.filter[i];
+		cr_assert_eq(x.code, y.code, "insn %u", i);
+		if (x.code != (BPF_JMP | BPF_JEQ | BPF_K) || x.jf || y.jf || x.jt != y.jt) {
+			cr_assert_eq(memcmp(&x, &y, sizeof x), 0, "insn %u: %#x vs %#x", i, x.k, y.k);
+			i++;
+			continue;
+		}
+		unsigned j = i, target = i + 1 + x.jt;
+		while (j < a.len && a.filter[j].code == x.code && !a.filter[j].jf && !b.filter[j].jf &&
+		       j + 1 + a.filter[j].jt == target && j + 1 + b.filter[j].jt == target)
+			j++;
+		for (unsigned u = i; u < j; u++) {
+			int found = 0;
+			for (unsigned w = i; w < j && !found; w++)
+				found = b.filter[w].k == a.filter[u].k;
+			cr_assert(found, "insn %u: %#x not in the prebuilt chain", u, a.filter[u].k);
+		}
+		i = j;
+	}
+	free(a.filter);
+	free(b.filter);
+	/* more roots than the build's slots, or no procfs: the run-time path */
+	int many[CONFINE_PH_NROOTS + 1];
+	for (int i = 0; i <= CONFINE_PH_NROOTS; i++)
+		many[i] = 20 + i;
+	cr_assert_eq(confine_prebuilt_patch(7, many, CONFINE_PH_NROOTS + 1, &b), -1);
+	cr_assert_eq(confine_prebuilt_patch(-1, roots, 6, &b), -1);
+}
+
+static long r4(long nr, long a, long b, long c, long d)
+{
+	long r = syscall(nr, a, b, c, d);
+	return r < 0 ? -errno : r;
+}
+
+/* Installed: openat on the procfs fd only (read-only), openat2 on the roots
+ * only, absolute paths and other dirfds refused. */
+Test(sentry_confine, prebuilt_allows_only_named_fds)
+{
+	int pfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int root = open("/", O_PATH | O_CLOEXEC);
+	int other = open("/", O_PATH | O_CLOEXEC);
+	cr_assert(pfd >= 0 && root >= 0 && other >= 0);
+	const int roots[] = { -1, root };
+	pid_t c = fork();
+	if (c == 0) {
+		if (confine_prebuilt_load(pfd, roots, 2) < 0)
+			_exit(100);
+		struct open_how how = { .flags = O_RDONLY | O_CLOEXEC };
+		int bits = 0;
+		bits |= (r4(SYS_openat, pfd, (long)"self/stat", O_RDONLY, 0) >= 0) << 0;
+		bits |= (r4(SYS_openat, pfd, (long)"self/stat", O_WRONLY, 0) == -EPERM) << 1;
+		bits |= (r4(SYS_openat, AT_FDCWD, (long)"/etc/hostname", O_RDONLY, 0) == -EPERM) << 2;
+		bits |= (r4(SYS_openat2, root, (long)"etc", (long)&how, sizeof how) >= 0) << 3;
+		bits |= (r4(SYS_openat2, other, (long)"etc", (long)&how, sizeof how) == -EPERM) << 4;
+		bits |= (r4(SYS_openat2, (long)(CONFINE_PH_NONE - 1), (long)"etc", (long)&how, sizeof how) == -EPERM) << 5;
+		bits |= (r4(SYS_socket, 2, 1, 0, 0) == -EPERM) << 6;
+		_exit(bits);
+	}
+	int st;
+	cr_assert_eq(waitpid(c, &st, 0), c);
+	cr_assert(WIFEXITED(st));
+	cr_assert_eq(WEXITSTATUS(st), 0x7f, "probes %#x", WEXITSTATUS(st));
+}

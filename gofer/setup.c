@@ -21,7 +21,7 @@
  *      read/write/make/remove beneath rw and tmpfs ones, read/write/ioctl for
  *      the device nodes; no TCP (ABI 4), no signals or abstract sockets out
  *      (ABI 6).
- *   7. seccomp allowlist (libseccomp), default EPERM; then serve.
+ *   7. seccomp allowlist (compiled at build time: seccomp_rules.c), default EPERM; then serve.
  */
 #include "gofer/gofer.h"
 #include "gofer/proto.h"
@@ -35,7 +35,8 @@
 #include <linux/openat2.h>
 #include <sched.h>
 #include <malloc.h>
-#include <seccomp.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <dirent.h>
 #include <sys/xattr.h>
 #include <sys/file.h>
@@ -73,10 +74,6 @@ struct ll_ruleset_attr {
 	uint64_t handled_access_net;
 	uint64_t scoped;
 };
-
-#ifndef __NR_fchmodat2
-#define __NR_fchmodat2 452
-#endif
 
 static const char *const dev_nodes[] = {
 	"null", "zero", "full", "random", "urandom", "tty",
@@ -888,85 +885,17 @@ static int landlock(const struct gofer_export *ex, const struct gofer_srv *srv)
 	return abi;
 }
 
-/* 7. seccomp allowlist: what server.c, glibc and pthreads need. */
+/* 7. seccomp allowlist (seccomp_rules.c): the program the build compiled
+ * from it (gen_seccomp.c -> gofer_bpf.c); no_new_privs is set above. */
+extern const unsigned short gofer_bpf_len;
+extern const struct sock_filter gofer_bpf[];
+
 static void seccomp_allowlist(void)
 {
-	static const int allow[] = {
-		SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(close),
-		SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(statx),
-		SCMP_SYS(openat2), SCMP_SYS(readlinkat), SCMP_SYS(mkdirat),
-		SCMP_SYS(mknodat), SCMP_SYS(unlinkat), SCMP_SYS(renameat2), SCMP_SYS(renameat),
-		SCMP_SYS(symlinkat), SCMP_SYS(linkat), SCMP_SYS(fchmodat),
-		SCMP_SYS(fchmod), SCMP_SYS(fchownat), SCMP_SYS(fchown),
-		SCMP_SYS(ftruncate), SCMP_SYS(utimensat), SCMP_SYS(fstatfs),
-		SCMP_SYS(getdents64), SCMP_SYS(fcntl),
-		SCMP_SYS(sendmsg), SCMP_SYS(recvmsg), SCMP_SYS(sendto),
-		SCMP_SYS(recvfrom), SCMP_SYS(poll), SCMP_SYS(ppoll),
-		SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect),
-		SCMP_SYS(mremap), SCMP_SYS(madvise), SCMP_SYS(brk),
-		SCMP_SYS(futex), SCMP_SYS(set_robust_list), SCMP_SYS(rseq),
-		SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn),
-		SCMP_SYS(sched_yield), SCMP_SYS(nanosleep), SCMP_SYS(clock_nanosleep),
-		SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(getrandom),
-		SCMP_SYS(gettid), SCMP_SYS(getpid), SCMP_SYS(restart_syscall),
-		SCMP_SYS(exit), SCMP_SYS(exit_group),
-		/* user.* extended attributes (server.c refuses other names) */
-		SCMP_SYS(flistxattr), SCMP_SYS(fsetxattr), SCMP_SYS(fremovexattr),
-		/* the export (after the guest): opaque-directory xattrs, the reaper */
-		SCMP_SYS(fgetxattr), SCMP_SYS(lseek), SCMP_SYS(wait4),
-		/* COPYUP of a lower file overlayfs cannot copy (server.c) */
-		SCMP_SYS(copy_file_range),
-	};
-	const uint64_t newns = CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID |
-		CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
-		CLONE_NEWTIME | CLONE_THREAD | CLONE_VM;
-	const struct scmp_arg_cmp clone_cmp = {
-		.arg = 0, .op = SCMP_CMP_MASKED_EQ,
-		.datum_a = newns, .datum_b = CLONE_THREAD | CLONE_VM,
-	};
-	const struct scmp_arg_cmp unix_cmp = {
-		.arg = 0, .op = SCMP_CMP_EQ, .datum_a = AF_UNIX, .datum_b = 0,
-	};
-	const struct scmp_arg_cmp unshare_fs_cmp = {
-		.arg = 0, .op = SCMP_CMP_EQ, .datum_a = CLONE_FS, .datum_b = 0,
-	};
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
-	int r = 0;
+	struct sock_fprog prog = { .len = gofer_bpf_len, .filter = (struct sock_filter *)gofer_bpf };
 
-	if (!ctx)
-		fail(-ENOMEM, "gofer: seccomp_init");
-	for (size_t i = 0; i < ARRAY_SIZE(allow) && !r; i++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allow[i], 0);
-	if (!r)
-		r = moat_sanitizer_allow(ctx);
-	/* fchmodat2 (not known to every libseccomp) */
-	if (!r)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, __NR_fchmodat2, 0);
-	/* threads only: CLONE_THREAD|CLONE_VM, no new namespaces */
-	if (!r)
-		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
-					   &clone_cmp);
-	/* clone3's flags are behind a pointer: make glibc fall back to clone */
-	if (!r)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-	if (!r)
-		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socketpair), 1,
-					   &unix_cmp);
-	/* WATCH (h_watch): a thread's own working directory (unshare of
-	 * CLONE_FS only), fchdir to an fd beneath an export, and the watch by
-	 * a name relative to it; events only, never a new open */
-	if (!r)
-		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(unshare), 1,
-					   &unshare_fs_cmp);
-	if (!r)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fchdir), 0);
-	if (!r)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(inotify_add_watch), 0);
-	if (!r)
-		r = seccomp_load(ctx);
-	seccomp_release(ctx);
-	if (r)
-		fail(r, "gofer: seccomp: %s", strerror(-r));
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		failp("gofer: seccomp");
 }
 
 static int keep_fd = -1;

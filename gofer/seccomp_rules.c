@@ -4,6 +4,9 @@
  * program (setup.c): libseccomp's compilation was ~0.4 ms of the gofer's
  * set-up, which the sentry waits for. */
 #include "gofer/seccomp_rules.h"
+
+#include <stddef.h>
+
 #include "common/sanitize.h"
 
 #include <errno.h>

@@ -2044,8 +2044,8 @@ void vfs_root_refresh(struct vfs *v, struct task *t)
 	struct fs_ctx *fs = t ? task_fs_get(t) : NULL;
 	cleanup_free char *root = NULL;
 	cleanup_free struct vfs_node *n = NULL;
-	dev_t dev;
-	ino_t ino;
+	dev_t dev = 0;
+	ino_t ino = 0;
 	int fd = -1;
 
 	if (!fs || !atomic_load(&fs->rooted))

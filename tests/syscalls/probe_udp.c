@@ -46,6 +46,14 @@
  *     timeout, or an echo of another number, counts one; on a timeout the
  *     next round drains a late echo first, so a slow reply is not counted
  *     twice). Natively nothing is lost on a loopback echo server.
+ *   probe_udp burst ADDR PORT N M
+ *     one unconnected socket sends N numbered datagrams to a burst server
+ *     (isolation_net.sh burst.py), which answers each with M numbered
+ *     copies; the next datagram goes out as soon as the first copy of the
+ *     last one is in, so copies are still arriving while it is sent (under
+ *     moat: while moat-netd sends it from the twin of the guest's socket;
+ *     a twin closed then took a copy now and then). Then reads until 1 s of
+ *     silence: "lost K of N*M" (copies never received).
  */
 #include "t.h"
 #include <arpa/inet.h>
@@ -558,6 +566,50 @@ static int loss(int n, int ms, int fresh, int keep)
 	return 0;
 }
 
+static int burst(int n, int m)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0 || n <= 0 || m <= 0 || m > 1000)
+		return 1;
+	unsigned char *seen = calloc((size_t)n * (size_t)m, 1);
+	if (!seen)
+		return 1;
+	long got = 0;
+	char out[64], in[128];
+	for (int i = 0; i <= n; i++) {
+		if (i < n) {
+			memset(out, 'b', sizeof out);
+			memcpy(out, &i, sizeof i);
+			if (sendto(s, out, sizeof out, 0, (struct sockaddr *)&dst, sizeof dst) != (ssize_t)sizeof out) {
+				printf("sendto %d: %s\n", i, strerror(errno));
+				return 1;
+			}
+		}
+		/* until a copy of datagram i (then the next goes out while the
+		 * rest of i's copies arrive); after the last, 1 s of silence */
+		for (;;) {
+			struct pollfd pf = { s, POLLIN, 0 };
+			if (poll(&pf, 1, i < n ? 300 : 1000) != 1)
+				break;
+			ssize_t r = recv(s, in, sizeof in, 0);
+			int j, k;
+			if (r != 8 + 56)
+				continue;
+			memcpy(&j, in, sizeof j);
+			memcpy(&k, in + 4, sizeof k);
+			if (j < 0 || j >= n || k < 0 || k >= m || seen[(size_t)j * (size_t)m + (size_t)k]++)
+				continue;
+			got++;
+			if (j == i && i < n)
+				break;
+		}
+	}
+	printf("lost %ld of %ld\n", (long)n * m - got, (long)n * m);
+	free(seen);
+	close(s);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -599,6 +651,8 @@ int main(int argc, char **argv)
 		return connected();
 	if (!strcmp(argv[1], "swaprace") && argc >= 6)
 		return swaprace();
+	if (!strcmp(argv[1], "burst") && argc >= 6)
+		return burst(atoi(argv[4]), atoi(argv[5]));
 	if (!strcmp(argv[1], "loss") && argc >= 6)
 		return loss(atoi(argv[4]), atoi(argv[5]), argc > 6 && !strcmp(argv[6], "fresh"),
 			    argc > 6 && !strcmp(argv[6], "keep"));

@@ -2,6 +2,10 @@
  * moat), N names each, one phase at a time, each printed as "<phase> <ns per
  * call>":
  *   creat    creat(DIR/fN, 0644) + close   (a new name)
+ *   tarfile  what GNU tar -x does for each file, on names tN: open
+ *            O_WRONLY|O_CREAT|O_EXCL 0600, write 100 bytes, futimens (mtime),
+ *            fchown to the caller's ids, fchmod 0644, close
+ *   tarunlink unlink(DIR/tN) (as rm -rf)   (these two: only when named)
  *   lstat1   lstat(DIR/fN), first time     (after the creats: cached)
  *   lstat    lstat(DIR/fN) again           (cached)
  *   lstatneg lstat(DIR/missingN)           (a name that does not exist)
@@ -58,6 +62,16 @@ int main(int argc, char **argv)
 	int fd;
 
 	phases = argc > 3 ? argv[3] : NULL;
+	static const char data[100];
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_sec = 1700000000 } };
+	if (phases) {
+		PHASE("tarfile",
+		      if ((fd = open(name(dir, "t", i), O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_NONBLOCK | O_CLOEXEC,
+				     0600)) < 0 || write(fd, data, sizeof data) != sizeof data || futimens(fd, ts) ||
+			  fchown(fd, getuid(), getgid()) || fchmod(fd, 0644)) { perror(path); return 1; }
+		      close(fd));
+		PHASE("tarunlink", if (unlink(name(dir, "t", i))) { perror(path); return 1; });
+	}
 	PHASE("creat", if ((fd = creat(name(dir, "f", i), 0644)) < 0) { perror(path); return 1; } close(fd));
 	PHASE("lstat1", if (lstat(name(dir, "f", i), &st)) { perror(path); return 1; });
 	PHASE("lstat", if (lstat(name(dir, "f", i), &st)) { perror(path); return 1; });

@@ -445,6 +445,7 @@ static int h_open(struct req *rq, struct rep *rp)
 	const char *name;
 	struct stat st;
 	int want_nb = flags & O_NONBLOCK;
+	int whole = 0;   /* opened by the whole path: the parent only on demand */
 
 	if ((flags & ~OPEN_ALLOWED) || (flags & O_ACCMODE) == O_ACCMODE ||
 	    (f->mode & ~07777u))
@@ -459,7 +460,13 @@ static int h_open(struct req *rq, struct rep *rp)
 			return -EROFS;
 		if (e->kind == GOFER_EXPORT_DEV && (flags & TMPFILE_BIT))
 			return -EROFS;
-		flags |= O_NOCTTY | O_NONBLOCK; /* never block here: see FIFO_SLICE_MS */
+		flags |= O_NOCTTY;
+		/* never block here (see FIFO_SLICE_MS); an exclusive create
+		 * or an O_TMPFILE open makes a regular file and cannot block,
+		 * so it needs no O_NONBLOCK, nor the F_SETFL that takes it
+		 * off again */
+		if ((flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL) && !(flags & TMPFILE_BIT))
+			flags |= O_NONBLOCK;
 	}
 	flags |= O_NOFOLLOW | O_CLOEXEC;
 	/* The object the sentry checked is named: open without truncating,
@@ -482,6 +489,36 @@ static int h_open(struct req *rq, struct rep *rp)
 		pfd = -1;
 		owned = 0;
 		name = NULL;
+	} else if (*rq->path && !e->is_file) {
+		/* The whole path in one openat2 beneath the export root, with
+		 * its rules: each component resolved as the parent's openat2
+		 * and then the name's would resolve it (no symlink, no other
+		 * mount, never above the root), one openat2 and one close
+		 * less per open. The parent is opened only for what needs it:
+		 * a blocking FIFO writer's wait, a rollback, O_RDONLY|O_TRUNC. */
+		pfd = -1;
+		owned = 0;
+		name = NULL;
+		fd = oat2(e, e->rootfd, rq->path, flags, cmode);
+		if (fd == -ENXIO && !want_nb && (flags & O_ACCMODE) == O_WRONLY) {
+			pfd = open_parent(e, rq->path, &name, &owned);
+			if (pfd < 0)
+				return pfd;
+			/* a blocking writer's open of a FIFO without a reader waits */
+			while (fd == -ENXIO && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			       S_ISFIFO(st.st_mode)) {
+				if (client_gone(rq->sock, FIFO_SLICE_MS)) {
+					fd = -EINTR;
+					break;
+				}
+				fd = oat2(e, pfd, name, flags, cmode);
+			}
+		}
+		if (fd < 0) {
+			close_owned(pfd, owned);
+			return fd;
+		}
+		whole = 1;
 	} else {
 		pfd = open_parent(e, rq->path, &name, &owned);
 		if (pfd < 0)
@@ -519,7 +556,9 @@ static int h_open(struct req *rq, struct rep *rp)
 	if (fstat(fd, &st) < 0) {
 		r = -errno;
 		close(fd);
-		if (excl_create)
+		if (whole && pfd < 0 && excl_create)
+			pfd = open_parent(e, rq->path, &name, &owned);
+		if (excl_create && pfd >= 0)
 			unlinkat(pfd, name, 0);   /* roll back the create */
 		close_owned(pfd, owned);
 		return r;
@@ -535,6 +574,13 @@ static int h_open(struct req *rq, struct rep *rp)
 		} else {
 			/* O_RDONLY|O_TRUNC: a writer of the same object */
 			struct stat wst;
+			if (whole && pfd < 0) {
+				pfd = open_parent(e, rq->path, &name, &owned);
+				if (pfd < 0) {
+					close(fd);
+					return pfd;
+				}
+			}
 			int w = (pfd >= 0 && name) ?
 				oat2(e, pfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0) :
 				-EINVAL;
@@ -561,8 +607,11 @@ static int h_open(struct req *rq, struct rep *rp)
 			close(fd);
 			return r;
 		}
-		/* the guest asked for a blocking file */
-		if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+		/* the guest asked for a blocking file: take off the
+		 * O_NONBLOCK added above, with the status flags it was opened
+		 * with (what F_GETFL would say: F_SETFL changes only O_APPEND,
+		 * O_NONBLOCK, O_DIRECT, O_NOATIME and FASYNC), one call */
+		if ((flags & O_NONBLOCK) && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
 			r = -errno;
 			close(fd);
 			return r;

@@ -138,6 +138,22 @@ Test(gofer_ops, open_read_and_create)
 	cr_assert_eq(st.st_mode & 07777, 0640);
 	cr_assert_eq(gofer_open(c, EXP_RW, "sub/new", O_WRONLY | O_CREAT | O_EXCL, 0640,
 				&fd, NULL), -EEXIST);
+	/* the fd's status flags are the ones asked for: the O_NONBLOCK the
+	 * gofer opens with (FIFOs) is off again, O_APPEND kept; an exclusive
+	 * create is opened without it; asked for, it stays */
+	cr_assert_eq(gofer_open(c, EXP_RW, "sub/new", O_WRONLY | O_APPEND, 0, &fd, NULL), 0);
+	cr_assert_eq(fcntl(fd, F_GETFL) & (O_NONBLOCK | O_APPEND | O_ACCMODE), O_APPEND | O_WRONLY);
+	close(fd);
+	cr_assert_eq(gofer_open(c, EXP_RW, "sub/new", O_RDONLY | O_NONBLOCK, 0, &fd, NULL), 0);
+	cr_assert(fcntl(fd, F_GETFL) & O_NONBLOCK);
+	close(fd);
+	cr_assert_eq(gofer_open(c, EXP_RW, "sub/new2", O_RDWR | O_CREAT | O_EXCL, 0600, &fd, &st), 0);
+	cr_assert_eq(fcntl(fd, F_GETFL) & (O_NONBLOCK | O_ACCMODE), O_RDWR);
+	cr_assert(S_ISREG(st.st_mode) && st.st_ino == host_lstat("rw/sub/new2").st_ino);
+	close(fd);
+	cr_assert_eq(gofer_unlink(c, EXP_RW, "sub/new2", 0), 0);
+	/* a create beneath a name that is no directory */
+	cr_assert_eq(gofer_open(c, EXP_RW, "file/x", O_WRONLY | O_CREAT | O_EXCL, 0600, &fd, NULL), -ENOTDIR);
 
 	/* the root directory itself, read as a directory stream */
 	cr_assert_eq(gofer_open(c, EXP_RW, "", O_RDONLY | O_DIRECTORY, 0, &fd, &st), 0);
@@ -411,6 +427,10 @@ Test(gofer_ops, symlink_in_middle_is_eloop)
 	cr_assert_eq(gofer_open(c, EXP_RW, "up/passwd", O_RDONLY, 0, &fd, &st), -ELOOP);
 	cr_assert_eq(gofer_open(c, EXP_RW, "abs/passwd", O_RDONLY, 0, &fd, &st), -ELOOP);
 	cr_assert_eq(gofer_open(c, EXP_RW, "up", O_RDONLY, 0, &fd, &st), -ELOOP);
+	/* a create through a symlink in the middle (one openat2 of the whole
+	 * path): never made where the link leads */
+	cr_assert_eq(gofer_open(c, EXP_RW, "link/made", O_WRONLY | O_CREAT | O_EXCL, 0600, &fd, &st), -ELOOP);
+	cr_assert_eq(gofer_open(c, EXP_RW, "up/made", O_WRONLY | O_CREAT, 0600, &fd, &st), -ELOOP);
 	int r = gofer_open(c, EXP_RW, "abs", O_RDONLY | O_DIRECTORY, 0, &fd, &st);
 	cr_assert(r == -ELOOP || r == -ENOTDIR, "%d", r);
 	cr_assert_eq(gofer_mkdir(c, EXP_RW, "up/x", 0755), -ELOOP);

@@ -12,7 +12,10 @@
  *      RESOLVE_NO_XDEV from the export root (open_parent): a symlink in any
  *      middle component is -ELOOP, never followed;
  *   3. the operation is one *at() call on (parent fd, final name) that does
- *      not follow a final symlink.
+ *      not follow a final symlink. OPEN, and CHMOD/UTIMENS of the object
+ *      the sentry checked, use one openat2 of the whole path from the
+ *      export root with the same rules instead (fewer calls, the same
+ *      resolution).
  *
  * The path "" names the export root itself; its parent is the gofer's "/"
  * (basefd) and its name the export's mount point (slot), so chmod, chown,

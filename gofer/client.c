@@ -209,7 +209,13 @@ void gofer_profile_report(FILE *f)
 		[GOFER_OP_READLINK] = "readlink", [GOFER_OP_STATFS] = "statfs",
 		[GOFER_OP_GETXATTR] = "getxattr", [GOFER_OP_LISTXATTR] = "listxattr",
 		[GOFER_OP_PATHOF] = "pathof", [GOFER_OP_DIRSTAT] = "dirstat",
-		[GOFER_OP_COPYUP] = "copyup",
+		[GOFER_OP_COPYUP] = "copyup", [GOFER_OP_MKDIR] = "mkdir", [GOFER_OP_MKNOD] = "mknod",
+		[GOFER_OP_UNLINK] = "unlink", [GOFER_OP_RENAME] = "rename", [GOFER_OP_SYMLINK] = "symlink",
+		[GOFER_OP_LINK] = "link", [GOFER_OP_CHMOD] = "chmod", [GOFER_OP_CHOWN] = "chown",
+		[GOFER_OP_TRUNCATE] = "truncate", [GOFER_OP_UTIMENS] = "utimens",
+		[GOFER_OP_SETXATTR] = "setxattr", [GOFER_OP_REMOVEXATTR] = "removexattr",
+		[GOFER_OP_LINKFD] = "linkfd", [GOFER_OP_SYNC] = "sync", [GOFER_OP_CHOWNFD] = "chownfd",
+		[GOFER_OP_WATCH] = "watch",
 	};
 	if (!g_gprof)
 		return;

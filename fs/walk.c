@@ -195,7 +195,7 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 		w->cand[dl] = '/';
 		memcpy(w->cand + dl + 1, p, cl);
 		w->cand[dl + 1 + cl] = 0;
-		r = vfs_lookup(v, t, w->cand, e, last ? (flags & (WALK_FRESH | WALK_CREATE_GUESS)) : 0, &w->nx);
+		r = vfs_lookup(v, t, w->cand, e, last ? (flags & (WALK_FRESH | WALK_CREATE_GUESS | WALK_CREATE_EXCL)) : 0, &w->nx);
 		if (r < 0)
 			goto out;
 		if ((flags & WALK_NO_XDEV) && w->nx.exists && w->nx.mnt != w->cur.mnt) {

@@ -117,6 +117,12 @@ struct vfs_node {
 				      * writable mount is taken as absent,
 				      * uncached (be_lookup): only for a create
 				      * that the gofer makes with O_EXCL */
+#define WALK_CREATE_EXCL   0x2000 /* with WALK_CREATE_GUESS: the guest's own
+				      * O_CREAT|O_EXCL, whose answer for a name
+				      * that exists is EEXIST whatever it is: an
+				      * uncached final component on a writable,
+				      * non-shared mount is taken as absent
+				      * without the sentry's own look-up */
 #define WALK_CANON         0x800 /* path is a canonical guest path (a node's):
 				      * from the sandbox's "/", not the task's
 				      * chroot root */

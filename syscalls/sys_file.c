@@ -322,7 +322,7 @@ static long do_open(struct sc_call *c, int dirfd, const char *path, int flags, m
 	if (flags & O_CREAT) {
 		wf |= WALK_CREATE | WALK_CREATE_GUESS;
 		if (flags & O_EXCL)
-			wf |= WALK_NOFOLLOW;
+			wf |= WALK_NOFOLLOW | WALK_CREATE_EXCL;
 	}
 	if (flags & O_DIRECTORY)
 		wf |= WALK_DIRECTORY;

@@ -309,4 +309,35 @@ op("/t/g/new", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
 op("/t/g/new", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
 print(" ".join(out))' 2>&1 | tail -1)
 SANITY=1 expect_eq create_guess_existing_names "$got" "ok keep EEXIST ok Zeep ok True EISDIR ok EEXIST"
+
+# The guest's own O_CREAT|O_EXCL of a name not in the sentry's cache, in a
+# directory it may search (WALK_CREATE_EXCL: taken as absent without the
+# sentry's own look-up, made by the gofer with O_EXCL): every kind of
+# existing name is EEXIST, nothing is opened, truncated or made through a
+# link, also in a directory the guest may not write (Linux: EEXIST first).
+D5=$T_TMP/excl
+mkdir -p "$D5/x/sd" "$D5/x/ro"
+echo keep >"$D5/x/f"; ln -s f "$D5/x/l"; ln -s made_by_link "$D5/x/dl"; mkfifo "$D5/x/p"
+echo keep >"$D5/x/ro/f"
+chmod 0777 "$D5" "$D5/x"; chmod 0555 "$D5/x/ro"
+got=$(moat run --user 1000:1000 --bind "$D5:/t:rw" -- "$PY" -c '
+import errno, os
+out = []
+for name in ("f", "l", "dl", "p", "sd", "ro/f", "new", "new"):
+    try:
+        os.close(os.open("/t/x/" + name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        out.append("ok")
+    except OSError as e:
+        out.append(errno.errorcode[e.errno])
+try:
+    os.close(os.open("/t/x/ro/g", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    out.append("ok")
+except OSError as e:
+    out.append(errno.errorcode[e.errno])
+out.append(open("/t/x/f").read().strip())
+out.append(str(os.path.lexists("/t/x/made_by_link")))
+print(" ".join(out))' 2>&1 | tail -1)
+SANITY=1 expect_eq create_excl_existing_names "$got" "EEXIST EEXIST EEXIST EEXIST EEXIST EEXIST ok EEXIST EACCES keep False"
+if [ -e "$D5/x/made_by_link" ] || [ "$(cat "$D5/x/f")" != keep ]; then fail create_excl_host_intact "a host name changed"
+else SANITY=1 ok create_excl_host_intact; fi
 finish

@@ -40,6 +40,7 @@
  */
 #include "sentry/netd.h"
 #include "sentry/netpolicy.h"
+#include "sentry/netreuse.h"
 #include "sentry/sentry.h"
 #include "kernel/task.h"
 #include "loader/loader_abi.h"
@@ -1014,6 +1015,21 @@ long sys_setsockopt(struct sc_call *c)
 		snprintf(c->note, sizeof c->note, "IPv6 routing headers are not available");
 		return -EPERM;
 	}
+	if (level == SOL_SOCKET && (name == SO_REUSEPORT || name == SO_REUSEADDR)) {
+		/* netreuse.c: SO_REUSEPORT is the sentry's to set (groups are
+		 * kept per virtual owner), SO_REUSEADDR is set under its lock */
+		int v;
+		if (optlen < sizeof v)
+			return -EINVAL;
+		if (sc_read_guest(c, c->args[3], &v, sizeof v) < 0)
+			return -EFAULT;
+		cleanup_fd int rfd = sc_getfd(c, (int)c->args[0]);
+		if (rfd < 0)
+			return rfd;
+		if (host_socket(rfd)) /* moat-netd's: as natively before */
+			return setsockopt(rfd, SOL_SOCKET, name, &v, sizeof v) < 0 ? -errno : 0;
+		return netreuse_setsockopt(c, rfd, name, v);
+	}
 	if (level != SOL_SOCKET ||
 	    !(name == SO_ATTACH_FILTER || name == SO_DETACH_FILTER || name == SO_LOCK_FILTER ||
 	      name == SO_ATTACH_BPF || name == SO_ATTACH_REUSEPORT_CBPF || name == SO_ATTACH_REUSEPORT_EBPF ||
@@ -1133,6 +1149,42 @@ long netconn_connect(struct sc_call *c)
 	return on_pinned(c, &pc, hfd);
 }
 
+/* A bind on the pinned file with a copied address: by moat-netd when it
+ * runs (it checks the file is of the guest's namespace), else here (the
+ * sentry's allowlist has bind only then). */
+static long reuse_dobind(struct sc_call *c, int hfd, const void *sa, size_t len)
+{
+	if (g_chan < 0)
+		return bind(hfd, (const struct sockaddr *)sa, (socklen_t)len) < 0 ? -errno : 0;
+	struct net_pending pc;
+	memset(&pc, 0, sizeof pc);
+	pc.op = NETD_BIND;
+	pc.rule = -1;
+	pc.len = (uint32_t)(len < sizeof pc.addr ? len : sizeof pc.addr);
+	memcpy(pc.addr, sa, pc.len);
+	return on_pinned(c, &pc, hfd);
+}
+
+/* Without moat-netd, a bind stop of a socket that wants SO_REUSEPORT
+ * (netreuse.c): the worker binds the pinned file with this copy. Another
+ * socket (or one a thread swaps in meanwhile) binds natively: the kernel's
+ * flag is never set on an unbound socket, so that bind joins no group. */
+int netconn_reuse_bind_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa, size_t len)
+{
+	(void)sb;
+	arch_regs *regs = regsp;
+	if (g_chan >= 0 || !netreuse_active())
+		return 1;
+	int hfd = task_getfd(t, (int)REG_ARG0(*regs));
+	if (hfd < 0)
+		return 1;
+	int want = netreuse_wanted(hfd);
+	close(hfd);
+	if (!want || len > sizeof ((struct net_pending *)0)->addr)
+		return 1;
+	return to_worker(t, regs, MOAT_NET_BIND, NETD_BIND, (int)REG_ARG0(*regs), sa, len, -1, 0);
+}
+
 /* bind/listen rewritten at their stop (MOAT_SYS_LOADER(MOAT_NET_BIND or
  * MOAT_NET_LISTEN, fd)): made by netd on the file pinned here. */
 long netconn_call(struct sc_call *c)
@@ -1151,6 +1203,10 @@ long netconn_call(struct sc_call *c)
 	cleanup_fd int hfd = sc_getfd(c, pc.fd);
 	if (hfd < 0)
 		return -EBADF;
+	if (pc.op == NETD_BIND && netreuse_wanted(hfd))
+		return netreuse_bind(c, hfd, pc.addr, pc.len, reuse_dobind);
+	if (pc.op == NETD_BIND && g_chan < 0)
+		return reuse_dobind(c, hfd, pc.addr, pc.len); /* wanted no more: plain */
 	return on_pinned(c, &pc, hfd);
 }
 

@@ -143,6 +143,9 @@ int netconn_strict(void);
 long netconn_connect(struct sc_call *c);
 /* bind with an inet address: as listen (0 = turned into the net call). */
 int netconn_bind_stop(struct sandbox *sb, struct task *t, void *regs, const void *sa, size_t len);
+/* Without netd: a bind of a socket that wants SO_REUSEPORT goes to a worker
+ * (netreuse.c). 0 = rewritten, 1 = native. */
+int netconn_reuse_bind_stop(struct sandbox *sb, struct task *t, void *regs, const void *sa, size_t len);
 /* fd: a socket of the guest's network namespace (the DNS stub's): its
  * netns cookie tells the guest's own sockets from moat-netd's. */
 void netconn_set_guest_netns(int fd);

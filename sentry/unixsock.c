@@ -686,6 +686,13 @@ void unixsock_stop(struct sandbox *sb, struct task *t)
 		    netconn_stop(sb, t, &regs, &in, len) == 0)
 			return; /* the egress policy decided (netconn.c) */
 	}
+	/* without netd: a bind of a socket that wants SO_REUSEPORT is made by
+	 * a worker on the pinned file (netreuse.c); any other runs natively,
+	 * without the kernel's flag */
+	if (nr == __NR_bind && !strict_bind &&
+	    !(in.sun_family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) && in.sun_path[0]) &&
+	    netconn_reuse_bind_stop(sb, t, &regs, &in, len) == 0)
+		return;
 	int stype = 0;
 	if (nr == __NR_connect || nr == __NR_bind || send_) {
 		if (!(in.sun_family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) &&

@@ -344,4 +344,41 @@ for how in ("fsetown", "fiosetown"):
     print(how, "alive", flush=True)' </dev/null 2>&1)
 SANITY=1 expect_eq dropped_cannot_sigio_root "$(echo $out)" "fsetown alive fiosetown alive"
 
+# A process that dropped root cannot join root's SO_REUSEPORT group (TCP
+# listener, UDP socket) and take part of its connections: Linux compares the
+# sockets' owners (EADDRINUSE); every guest task is one host uid, so the
+# sentry keeps the owners (sentry/netreuse.c; red-team 9 F4: a dropped
+# process got 6-12 of root's 20 connections).
+out=$(moat run --user 0:0 -- "$PY" -c '
+import errno, os, socket
+def mk(t, port):
+    s = socket.socket(socket.AF_INET, t)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    s.bind(("127.0.0.1", port))
+    if t == socket.SOCK_STREAM: s.listen(16)
+    return s
+rs = mk(socket.SOCK_STREAM, 0); port = rs.getsockname()[1]
+try: ru = mk(socket.SOCK_DGRAM, port)
+except OSError: ru = mk(socket.SOCK_DGRAM, 0)
+r, w = os.pipe(); go_r, go_w = os.pipe()
+c = os.fork()
+if c == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    res = []; held = []
+    for t, p in ((socket.SOCK_STREAM, port), (socket.SOCK_DGRAM, ru.getsockname()[1])):
+        try: held.append(mk(t, p)); res.append("joined")
+        except OSError as e: res.append(errno.errorcode[e.errno])
+    os.write(w, " ".join(res).encode()); os.read(go_r, 1); os._exit(0)
+print(os.read(r, 100).decode(), end=" ")
+rs.setblocking(False); lost = 0
+for i in range(20):
+    k = socket.create_connection(("127.0.0.1", port))
+    try:
+        import time; time.sleep(0.002); rs.accept()[0].close()
+    except BlockingIOError: lost += 1
+    k.close()
+print("lost", lost, flush=True)
+os.write(go_w, b"x"); os.waitpid(c, 0)' </dev/null 2>&1)
+SANITY=1 expect_eq dropped_cannot_join_root_reuseport "$out" "EADDRINUSE EADDRINUSE lost 0"
+
 finish

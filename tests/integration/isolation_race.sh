@@ -168,4 +168,19 @@ if [ -x "$SYSCALL_BIN/race_pidfd" ]; then
 else
 	fail race_pidfd "no $SYSCALL_BIN/race_pidfd"
 fi
+# SO_REUSEPORT: a process that dropped root binds root's reuseport port
+# (bound, not listening yet) while another thread flips SO_REUSEADDR on the
+# socket and dup2()s fresh sockets onto its number
+# (tests/syscalls/race_reuseport.c): it never holds a socket there with the
+# kernel's reuseport flag (red team round 9 F4; sentry/netreuse.c: the
+# bind's probe clears SO_REUSEADDR under the lock the guest's setsockopt
+# takes). Not a sanity case: natively Linux lets the bind through while
+# both have SO_REUSEADDR and root's does not listen, and refuses the later
+# listen; moat refuses the bind.
+if [ -x "$SYSCALL_BIN/race_reuseport" ]; then
+	out=$(moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/race_reuseport $((secs + 1)) </dev/null 2>&1)
+	case $out in "ok race_reuseport"*) ok race_reuseport ;; *) fail race_reuseport "$out" ;; esac
+else
+	fail race_reuseport "no $SYSCALL_BIN/race_reuseport"
+fi
 finish

@@ -114,6 +114,13 @@ struct task {
 	int sock_relay_kind;     /* sock_exit 6 (recvmmsg copies): names from sock_relay */
 	int exec_pending;        /* the rewritten execve runs (PTRACE_SYSCALL): its syscall
 				  * exit before PTRACE_EVENT_EXEC means it failed */
+	long restart_answered;   /* nr + 1 of a trapped call a worker answered with
+				  * -ERESTART* or -EINTR (a signal was pending: FIFO open,
+				  * lock wait); taken by the tracer at the signal stop that
+				  * follows, which then leaves the answer alone (tracer.c
+				  * sig_restart) */
+	long intr_restarted;     /* tracer only: nr + 1 of a call whose -EINTR the tracer
+				  * made a restart at an ignored signal's stop */
 
 	struct sandbox *sb;
 };

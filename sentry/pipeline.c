@@ -425,6 +425,8 @@ reply:
 	} else {
 		if (c->out_fd >= 0)
 			close(c->out_fd);
+		if (ret == -EINTR || (ret <= -512 && ret >= -516))
+			__atomic_store_n(&t->restart_answered, c->nr + 1, __ATOMIC_RELEASE);
 		plat->reply(g_nfd, c->id, ret);
 	}
 audit:

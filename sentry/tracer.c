@@ -25,6 +25,7 @@
 #include "kernel/cred.h"
 #include "platform/arch.h"
 #include "syscalls/table.h"
+#include "syscalls/filter.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -262,6 +263,110 @@ static void no_core_dump(struct sandbox *sb, struct task *t, pid_t tid, int sig)
 	}
 	struct rlimit rl = { 1, 1 };
 	prlimit(tid, RLIMIT_CORE, &rl, NULL);
+}
+
+/* Kernel-internal restart codes (include/linux/errno.h, not exported). */
+#define ERESTARTSYS_ 512
+#define ERESTARTNOINTR_ 513
+
+/* Whether sig's disposition in task tid is to ignore it: SIG_IGN, or SIG_DFL
+ * with a default of ignore (SIGCHLD, SIGWINCH, SIGURG, SIGCONT). A blocked
+ * signal never reaches a delivery stop, so the mask is not looked at.
+ * One read of the guest procfs' status; -1 if it cannot be read. */
+static int sig_ignored(struct sandbox *sb, struct task *t, int sig)
+{
+	static const unsigned long long dfl_ign =
+		1ULL << (SIGCHLD - 1) | 1ULL << (SIGWINCH - 1) | 1ULL << (SIGURG - 1) |
+		1ULL << (SIGCONT - 1);
+	unsigned long long bit, cgt, ign;
+	char path[48], buf[4096];
+	const char *p, *q;
+	ssize_t n;
+	int fd;
+
+	if (sig < 1 || sig > 64 || sig == SIGKILL || sig == SIGSTOP || sb->guest_procfd < 0)
+		return -1;
+	bit = 1ULL << (sig - 1);
+	snprintf(path, sizeof path, "%d/status", (int)t->vtid);
+	fd = openat(sb->guest_procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	if (!(p = strstr(buf, "\nSigIgn:\t")) || !(q = strstr(buf, "\nSigCgt:\t")))
+		return -1;
+	ign = strtoull(p + 9, NULL, 16);
+	cgt = strtoull(q + 9, NULL, 16);
+	if (ign & bit)
+		return 1;
+	return !(cgt & bit) && (dfl_ign & bit);
+}
+
+/* Signals and trapped calls (ARCHITECTURE.md, "Signals and interrupted
+ * calls"), at the signal-delivery stop of sig, before the kernel's restart
+ * logic (handle_signal) looks at rax. Returns the signal to inject: sig, or
+ * 0 when an ignored signal is dropped.
+ *  (a) rax -ERESTARTSYS from a call the filter traps to the sentry, which no
+ *      worker answered so (restart_answered): the seccomp wait was
+ *      interrupted before RECV, the call never started. It becomes
+ *      -ERESTARTNOINTR: restarted after the handler whatever SA_RESTART says,
+ *      as if the signal had come just before the call (no EINTR from open,
+ *      stat, kill...). A native call (a pipe's read) keeps its -ERESTARTSYS.
+ *  (b) rax -EINTR of an interrupted call at the stop of a signal the task
+ *      ignores: Linux queues an ignored signal for a traced task only, so
+ *      natively it never woke. The signal is dropped and the call restarted
+ *      (-ERESTARTNOINTR; a relative timeout starts again). If a handled
+ *      signal is delivered at the same exit (rax still -ERESTARTNOINTR,
+ *      intr_restarted), its -EINTR is put back, as natively. The
+ *      -ERESTART* codes need nothing: without a handler the kernel restarts
+ *      them itself. close is left alone (its fd is gone even on EINTR). */
+static int sig_restart(struct sandbox *sb, struct task *t, pid_t tid, int sig)
+{
+	arch_regs regs;
+	long rax, nr;
+
+	if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+		return sig;
+	rax = (long)REG_RET(regs);
+	nr = (long)REG_SYSNO(regs);
+	if (nr < 0 || (rax != -ERESTARTSYS_ && rax != -EINTR && rax != -ERESTARTNOINTR_)) {
+		t->intr_restarted = 0;
+		return sig;
+	}
+	if (rax == -ERESTARTSYS_) {
+		long answered = __atomic_exchange_n(&t->restart_answered, 0, __ATOMIC_ACQUIRE);
+		const struct sysent *e = sc_lookup(nr);
+		uint64_t args[SC_MAXARGS] = { REG_ARG0(regs), REG_ARG1(regs), REG_ARG2(regs),
+					      REG_ARG3(regs), REG_ARG4(regs), REG_ARG5(regs) };
+
+		t->intr_restarted = 0;
+		if (answered == nr + 1 || !e || e->cls == SC_EXEC ||
+		    (e->cls == SC_FAST && sc_args_native(e, args)))
+			return sig; /* native, a ptrace stop, or the handler's own answer */
+		REG_RET(regs) = (unsigned long long)-ERESTARTNOINTR_;
+		ptrace(PTRACE_SETREGS, tid, 0, &regs);
+		return sig;
+	}
+	if (rax == -ERESTARTNOINTR_) {
+		if (t->intr_restarted != nr + 1)
+			return sig; /* the kernel's own (fork), or (a)'s */
+		int ign = sig_ignored(sb, t, sig);
+		if (ign == 1)
+			return 0;
+		t->intr_restarted = 0;
+		REG_RET(regs) = (unsigned long long)-EINTR;
+		ptrace(PTRACE_SETREGS, tid, 0, &regs);
+		return sig;
+	}
+	/* -EINTR */
+	t->intr_restarted = 0;
+	if (nr == __NR_close || sig_ignored(sb, t, sig) != 1)
+		return sig;
+	REG_RET(regs) = (unsigned long long)-ERESTARTNOINTR_;
+	if (ptrace(PTRACE_SETREGS, tid, 0, &regs) == 0)
+		t->intr_restarted = nr + 1;
+	return 0;
 }
 
 static void init_stop(struct tracer *tr, pid_t tid, int sig, int ev)
@@ -538,8 +643,11 @@ int tracer_run(struct tracer_args *a)
 				ptrace(PTRACE_CONT, tid, 0, 0);
 				break;
 			}
-			/* signal-delivery-stop: re-inject (never a core dump) */
-			no_core_dump(sb, t, tid, sig);
+			/* signal-delivery-stop: re-inject (never a core dump),
+			 * an interrupted call restarted where Linux would */
+			sig = sig_restart(sb, t, tid, sig);
+			if (sig)
+				no_core_dump(sb, t, tid, sig);
 			ptrace(t->exec_pending || t->sock_exit ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
 			break;
 		case PTRACE_EVENT_SECCOMP: {

@@ -1,0 +1,274 @@
+/* sig_restart: signals and interrupted calls.
+ *  - a signal the process ignores (SIGCHLD by default, SIG_IGN, SIGWINCH)
+ *    never interrupts a wait: epoll_wait, poll, select, nanosleep, a pipe's
+ *    read, sigtimedwait run to their timeout or data (under moat every task
+ *    is traced, and Linux queues even an ignored signal for a traced task);
+ *  - a handled signal without SA_RESTART still interrupts them (EINTR);
+ *  - calls that never sleep (open, stat, kill) never see EINTR from a storm
+ *    of handled signals without SA_RESTART (under moat they are trapped, and
+ *    a signal before the sentry took the call interrupted its wait). */
+#include "t.h"
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <time.h>
+
+static volatile sig_atomic_t hits;
+
+static void on_sig(int s)
+{
+	(void)s;
+	hits++;
+}
+
+static void set_handler(int sig, void (*h)(int), int flags)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = h;
+	sa.sa_flags = flags;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* a child that sends sig to the parent (0: none) after delay_ms and exits
+ * (its SIGCHLD); with wfd >= 0 a byte is written write_ms later */
+static pid_t child_doing(int delay_ms, int sig, int wfd, int write_ms)
+{
+	pid_t parent = getpid(), pid = fork();
+	if (pid == 0) {
+		/* the byte comes from a grandchild: the child's exit (SIGCHLD)
+		 * is before it */
+		if (wfd >= 0 && fork() == 0) {
+			usleep((delay_ms + write_ms) * 1000);
+			_exit(write(wfd, "x", 1) != 1);
+		}
+		usleep(delay_ms * 1000);
+		if (sig)
+			kill(parent, sig);
+		_exit(0);
+	}
+	return pid;
+}
+
+enum { W_EPOLL, W_POLL, W_SELECT, W_NANOSLEEP, W_READ, W_SIGTIMEDWAIT, W_N };
+static const char *wname[W_N] = { "epoll_wait", "poll", "select", "nanosleep", "read_pipe", "sigtimedwait" };
+
+/* one wait of about 300 ms (read: until the child's byte at 300 ms);
+ * 0, or -errno */
+static int wait_once(int kind, int rfd)
+{
+	int r;
+	switch (kind) {
+	case W_EPOLL: {
+		int ep = epoll_create1(EPOLL_CLOEXEC);
+		struct epoll_event ev;
+		r = epoll_wait(ep, &ev, 1, 300);
+		int e = errno;
+		close(ep);
+		return r < 0 ? -e : 0;
+	}
+	case W_POLL:
+		r = poll(NULL, 0, 300);
+		return r < 0 ? -errno : 0;
+	case W_SELECT: {
+		struct timeval tv = { 0, 300000 };
+		r = select(0, NULL, NULL, NULL, &tv);
+		return r < 0 ? -errno : 0;
+	}
+	case W_NANOSLEEP: {
+		struct timespec ts = { 0, 300000000 };
+		r = nanosleep(&ts, NULL);
+		return r < 0 ? -errno : 0;
+	}
+	case W_READ: {
+		char c;
+		r = (int)read(rfd, &c, 1);
+		return r < 0 ? -errno : 0;
+	}
+	case W_SIGTIMEDWAIT: {
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR2); /* never sent */
+		struct timespec ts = { 0, 300000000 };
+		r = sigtimedwait(&set, NULL, &ts);
+		return r < 0 && errno != EAGAIN ? -errno : 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* A wait while a child exits 50 ms in (and with sig, sends it first). */
+static int wait_with_child(int kind, int sig)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		DIE("pipe");
+	pid_t ch = child_doing(50, sig, kind == W_READ ? p[1] : -1, 250);
+	int r = wait_once(kind, p[0]);
+	waitpid(ch, NULL, 0); /* ECHILD when SIGCHLD is SIG_IGN */
+	if (kind == W_READ && r < 0) {
+		char c; /* the grandchild's byte: it is gone before the next case */
+		while (read(p[0], &c, 1) < 0 && errno == EINTR)
+			;
+	}
+	close(p[0]);
+	close(p[1]);
+	return r;
+}
+
+static void ignored_cases(void)
+{
+	char name[96];
+	for (int k = 0; k < W_N; k++) {
+		/* SIGCHLD by default: ignored */
+		set_handler(SIGCHLD, SIG_DFL, 0);
+		int r = wait_with_child(k, 0);
+		snprintf(name, sizeof name, "sigchld_default_%s", wname[k]);
+		CHECK(r == 0, name, "%s", strerror(-r));
+		/* SIGCHLD SIG_IGN (children reaped by the kernel) */
+		set_handler(SIGCHLD, SIG_IGN, 0);
+		r = wait_with_child(k, 0);
+		snprintf(name, sizeof name, "sigchld_ign_%s", wname[k]);
+		CHECK(r == 0, name, "%s", strerror(-r));
+		set_handler(SIGCHLD, SIG_DFL, 0);
+		/* SIGWINCH from another process, ignored by default */
+		r = wait_with_child(k, SIGWINCH);
+		snprintf(name, sizeof name, "sigwinch_default_%s", wname[k]);
+		CHECK(r == 0, name, "%s", strerror(-r));
+		/* SIGUSR1 SIG_IGN */
+		set_handler(SIGUSR1, SIG_IGN, 0);
+		r = wait_with_child(k, SIGUSR1);
+		snprintf(name, sizeof name, "sigusr1_ign_%s", wname[k]);
+		CHECK(r == 0, name, "%s", strerror(-r));
+		set_handler(SIGUSR1, SIG_DFL, 0);
+	}
+}
+
+static void handled_cases(void)
+{
+	char name[96];
+	for (int k = 0; k < W_N; k++) {
+		/* a handled SIGCHLD without SA_RESTART interrupts, as natively
+		 * (nanosleep and sigtimedwait: EINTR whatever SA_RESTART says) */
+		set_handler(SIGCHLD, on_sig, 0);
+		int r = wait_with_child(k, 0);
+		snprintf(name, sizeof name, "sigchld_handled_%s", wname[k]);
+		CHECK(r == -EINTR, name, "%s", r ? strerror(-r) : "no EINTR");
+		set_handler(SIGCHLD, SIG_DFL, 0);
+	}
+}
+
+/* an ignored and a handled signal delivered at one call's exit: EINTR, as
+ * natively (both blocked, then let in by epoll_pwait's mask) */
+static void ignored_and_handled(void)
+{
+	sigset_t both, old, none;
+	sigemptyset(&both);
+	sigaddset(&both, SIGWINCH);
+	sigaddset(&both, SIGRTMIN + 1);
+	sigemptyset(&none);
+	set_handler(SIGRTMIN + 1, on_sig, 0);
+	sigprocmask(SIG_BLOCK, &both, &old);
+	kill(getpid(), SIGWINCH);
+	kill(getpid(), SIGRTMIN + 1);
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev;
+	hits = 0;
+	int r = epoll_pwait(ep, &ev, 1, 300, &none);
+	int e = errno;
+	close(ep);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	CHECK(r < 0 && e == EINTR && hits == 1, "ignored_and_handled_epoll_pwait", "r %d %s hits %d",
+	      r, strerror(e), (int)hits);
+	set_handler(SIGRTMIN + 1, SIG_DFL, 0);
+}
+
+/* A storm of handled signals without SA_RESTART while the process opens,
+ * stats and kills: none of them may fail with EINTR. */
+static void storm(void)
+{
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof path, "%s/f", t_scratch);
+	if (t_write_file(path, "x", 0644) < 0)
+		DIE("write %s", path);
+	set_handler(SIGUSR1, on_sig, 0);
+	hits = 0;
+	int go[2];
+	if (pipe2(go, O_CLOEXEC) < 0)
+		DIE("pipe");
+	pid_t parent = getpid(), ch = fork();
+	if (ch == 0) {
+		close(go[1]);
+		char c;
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		for (int i = 0; i < 3000; i++) {
+			kill(parent, SIGUSR1);
+			if (i % 8 == 7)
+				sched_yield();
+		}
+		_exit(0);
+	}
+	close(go[0]);
+	if (write(go[1], "g", 1) != 1)
+		DIE("write");
+	close(go[1]);
+	long n = 0, eintr_open = 0, eintr_stat = 0, eintr_kill = 0, other = 0;
+	int st;
+	double end = now_ms() + 20000;
+	for (;;) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			close(fd);
+		else if (errno == EINTR)
+			eintr_open++;
+		else
+			other++;
+		struct stat sb;
+		if (stat(path, &sb) < 0) {
+			if (errno == EINTR)
+				eintr_stat++;
+			else
+				other++;
+		}
+		if (kill(parent, 0) < 0) {
+			if (errno == EINTR)
+				eintr_kill++;
+			else
+				other++;
+		}
+		n++;
+		if (waitpid(ch, &st, WNOHANG) == ch || now_ms() > end)
+			break;
+	}
+	if (now_ms() > end) {
+		kill(ch, SIGKILL);
+		waitpid(ch, &st, 0);
+	}
+	CHECK(eintr_open == 0 && eintr_stat == 0 && eintr_kill == 0 && other == 0,
+	      "storm_no_eintr", "EINTR open %ld stat %ld kill %ld, other errors %ld in %ld rounds, %d signals",
+	      eintr_open, eintr_stat, eintr_kill, other, n, (int)hits);
+	set_handler(SIGUSR1, SIG_DFL, 0);
+	unlink(path);
+}
+
+int main(int argc, char **argv)
+{
+	t_setup(argc, argv, "sig_restart");
+	ignored_cases();
+	handled_cases();
+	ignored_and_handled();
+	storm();
+	return t_done();
+}

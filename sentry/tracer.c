@@ -320,7 +320,8 @@ static int sig_ignored(struct sandbox *sb, struct task *t, int sig)
  *      signal is delivered at the same exit (rax still -ERESTARTNOINTR,
  *      intr_restarted), its -EINTR is put back, as natively. The
  *      -ERESTART* codes need nothing: without a handler the kernel restarts
- *      them itself. close is left alone (its fd is gone even on EINTR). */
+ *      them itself. close is left alone (its fd is gone even on EINTR), and
+ *      so is a worker's own -EINTR answer. */
 static int sig_restart(struct sandbox *sb, struct task *t, pid_t tid, int sig)
 {
 	arch_regs regs;
@@ -359,9 +360,10 @@ static int sig_restart(struct sandbox *sb, struct task *t, pid_t tid, int sig)
 		ptrace(PTRACE_SETREGS, tid, 0, &regs);
 		return sig;
 	}
-	/* -EINTR */
+	/* -EINTR: a worker's own answer (the mark taken) is left alone */
 	t->intr_restarted = 0;
-	if (nr == __NR_close || sig_ignored(sb, t, sig) != 1)
+	if (__atomic_exchange_n(&t->restart_answered, 0, __ATOMIC_ACQUIRE) == nr + 1 ||
+	    nr == __NR_close || sig_ignored(sb, t, sig) != 1)
 		return sig;
 	REG_RET(regs) = (unsigned long long)-ERESTARTNOINTR_;
 	if (ptrace(PTRACE_SETREGS, tid, 0, &regs) == 0)

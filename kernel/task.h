@@ -119,6 +119,12 @@ struct task {
 				  * lock wait); taken by the tracer at the signal stop that
 				  * follows, which then leaves the answer alone (tracer.c
 				  * sig_restart) */
+	long intr_before;        /* nr + 1 of a trapped call the tracer restarted because a
+				  * signal interrupted it before a worker took it (for
+				  * the restarted call's RECV) */
+	int intr_now;            /* the call a worker serves is that restarted one: a
+				  * wait of its (FIFO open, lock) ends at once with EINTR,
+				  * as the native call would have (task_signal_pending) */
 	long intr_restarted;     /* tracer only: nr + 1 of a call whose -EINTR the tracer
 				  * made a restart at an ignored signal's stop */
 

@@ -175,6 +175,8 @@ static unsigned long long status_mask(const char *buf, const char *key)
 int task_signal_pending(struct task *t)
 {
 	char path[64], buf[4096];
+	if (t && __atomic_load_n(&t->intr_now, __ATOMIC_RELAXED))
+		return 1; /* a signal came before the sentry took this call */
 	if (!t || t->sb->guest_procfd < 0 || t->vtid <= 0)
 		return 0;
 	snprintf(path, sizeof path, "%d/status", t->vtid);

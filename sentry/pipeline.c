@@ -282,6 +282,9 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 		return;
 	}
 	closing_wait(t);
+	/* the call the tracer restarted after a signal came before RECV
+	 * (tracer.c sig_restart): if it would wait, it ends with EINTR */
+	t->intr_now = __atomic_exchange_n(&t->intr_before, 0, __ATOMIC_ACQUIRE) == (long)n->nr + 1;
 	memset(c, 0, offsetof(struct sc_call, strbuf));
 	c->id = n->id;
 	c->notify_fd = g_nfd;
@@ -425,6 +428,8 @@ reply:
 	} else {
 		if (c->out_fd >= 0)
 			close(c->out_fd);
+		if (ret == -512 && t->intr_now)
+			ret = -EINTR; /* no signal is pending any more: the kernel would not convert it */
 		if (ret == -EINTR || (ret <= -512 && ret >= -516))
 			__atomic_store_n(&t->restart_answered, c->nr + 1, __ATOMIC_RELEASE);
 		plat->reply(g_nfd, c->id, ret);

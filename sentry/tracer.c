@@ -312,7 +312,10 @@ static int sig_ignored(struct sandbox *sb, struct task *t, int sig)
  *      interrupted before RECV, the call never started. It becomes
  *      -ERESTARTNOINTR: restarted after the handler whatever SA_RESTART says,
  *      as if the signal had come just before the call (no EINTR from open,
- *      stat, kill...). A native call (a pipe's read) keeps its -ERESTARTSYS.
+ *      stat, kill...). The restarted call is marked (intr_before): if it
+ *      would wait (a FIFO open, a lock), it answers EINTR at once, as the
+ *      native call would have. A native call (a pipe's read) keeps its
+ *      -ERESTARTSYS.
  *  (b) rax -EINTR of an interrupted call at the stop of a signal the task
  *      ignores: Linux queues an ignored signal for a traced task only, so
  *      natively it never woke. The signal is dropped and the call restarted
@@ -346,7 +349,8 @@ static int sig_restart(struct sandbox *sb, struct task *t, pid_t tid, int sig)
 		    (e->cls == SC_FAST && sc_args_native(e, args)))
 			return sig; /* native, a ptrace stop, or the handler's own answer */
 		REG_RET(regs) = (unsigned long long)-ERESTARTNOINTR_;
-		ptrace(PTRACE_SETREGS, tid, 0, &regs);
+		if (ptrace(PTRACE_SETREGS, tid, 0, &regs) == 0)
+			__atomic_store_n(&t->intr_before, nr + 1, __ATOMIC_RELEASE);
 		return sig;
 	}
 	if (rax == -ERESTARTNOINTR_) {

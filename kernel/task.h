@@ -125,6 +125,10 @@ struct task {
 	int intr_now;            /* the call a worker serves is that restarted one: a
 				  * wait of its (FIFO open, lock) ends at once with EINTR,
 				  * as the native call would have (task_signal_pending) */
+	long intr_ep_nr;         /* tracer only: an epoll_wait/epoll_pwait it restarted (nr + 1), */
+	unsigned long long intr_ep_fd; /* ... its epoll fd, */
+	int intr_ep_orig, intr_ep_written; /* ... its timeout and the one last written, */
+	long long intr_ep_t0;    /* ... the time of its first restart (ms, monotonic) */
 	long intr_restarted;     /* tracer only: nr + 1 of a call whose -EINTR the tracer
 				  * made a restart at an ignored signal's stop */
 

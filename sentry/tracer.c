@@ -303,6 +303,61 @@ static int sig_ignored(struct sandbox *sb, struct task *t, int sig)
 	return !(cgt & bit) && (dfl_ign & bit);
 }
 
+/* A call that returns -EINTR itself with a relative timeout behind a
+ * pointer in guest memory, which a restart would start again in full and
+ * the tracer does not rewrite: left to its EINTR (a signal every 100 ms
+ * would otherwise keep a 1 s sigtimedwait from ever timing out). */
+static int intr_timeout_ptr(long nr, const arch_regs *r)
+{
+	switch (nr) {
+	case __NR_rt_sigtimedwait:
+		return REG_ARG2(*r) != 0;
+	case __NR_semtimedop:
+	case __NR_epoll_pwait2:
+		return REG_ARG3(*r) != 0;
+	case __NR_io_getevents:
+	case __NR_io_pgetevents:
+		return REG_ARG4(*r) != 0;
+	default:
+		return 0;
+	}
+}
+
+static long long mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* epoll_wait/epoll_pwait restarted at an ignored signal: the millisecond
+ * timeout is a register, so the restart gets what is left of it, counted
+ * from the first restart of this call (the time before it is not known:
+ * the whole wait is at most twice the timeout). The first restart writes
+ * one millisecond less, which marks the call as restarted (a new call of
+ * the program shows its own value). */
+static void intr_epoll_timeout(struct task *t, arch_regs *r)
+{
+	int to = (int)REG_ARG3(*r);
+	long long now = mono_ms();
+
+	if (to <= 0)
+		return; /* no wait, or none without end */
+	if (t->intr_ep_nr == (long)REG_SYSNO(*r) + 1 && t->intr_ep_fd == REG_ARG0(*r) &&
+	    t->intr_ep_written == to) {
+		long long left = t->intr_ep_orig - (now - t->intr_ep_t0);
+		to = left > 0 ? (int)left : 0;
+	} else {
+		t->intr_ep_nr = (long)REG_SYSNO(*r) + 1;
+		t->intr_ep_fd = REG_ARG0(*r);
+		t->intr_ep_orig = to;
+		t->intr_ep_t0 = now;
+		to = to - 1;
+	}
+	t->intr_ep_written = to;
+	REG_ARG3(*r) = (unsigned long long)(unsigned)to;
+}
+
 /* Signals and trapped calls (ARCHITECTURE.md, "Signals and interrupted
  * calls"), at the signal-delivery stop of sig, before the kernel's restart
  * logic (handle_signal) looks at rax. Returns the signal to inject: sig, or
@@ -367,8 +422,10 @@ static int sig_restart(struct sandbox *sb, struct task *t, pid_t tid, int sig)
 	/* -EINTR: a worker's own answer (the mark taken) is left alone */
 	t->intr_restarted = 0;
 	if (__atomic_exchange_n(&t->restart_answered, 0, __ATOMIC_ACQUIRE) == nr + 1 ||
-	    nr == __NR_close || sig_ignored(sb, t, sig) != 1)
+	    nr == __NR_close || intr_timeout_ptr(nr, &regs) || sig_ignored(sb, t, sig) != 1)
 		return sig;
+	if (nr == __NR_epoll_wait || nr == __NR_epoll_pwait)
+		intr_epoll_timeout(t, &regs);
 	REG_RET(regs) = (unsigned long long)-ERESTARTNOINTR_;
 	if (ptrace(PTRACE_SETREGS, tid, 0, &regs) == 0)
 		t->intr_restarted = nr + 1;

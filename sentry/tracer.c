@@ -403,6 +403,9 @@ static int sig_restart(struct sandbox *sb, struct task *t, pid_t tid, int sig)
 		if (answered == nr + 1 || !e || e->cls == SC_EXEC ||
 		    (e->cls == SC_FAST && sc_args_native(e, args)))
 			return sig; /* native, a ptrace stop, or the handler's own answer */
+		if (sig_ignored(sb, t, sig) == 1)
+			return sig; /* the kernel restarts it itself, and no wait of the
+				     * restarted call may end for a signal Linux drops */
 		REG_RET(regs) = (unsigned long long)-ERESTARTNOINTR_;
 		if (ptrace(PTRACE_SETREGS, tid, 0, &regs) == 0)
 			__atomic_store_n(&t->intr_before, nr + 1, __ATOMIC_RELEASE);

@@ -439,6 +439,23 @@ static int fifo_wait_writer(int sock, int fd)
 	}
 }
 
+/* A blocking writer's open of a FIFO without a reader waits: fd is the
+ * first try's answer; ENXIO on a FIFO is retried every FIFO_SLICE_MS until
+ * a reader comes or the client is gone (-EINTR). */
+static int fifo_wait(const struct req *rq, int pfd, const char *name, int flags,
+		     mode_t cmode, int fd)
+{
+	struct stat st;
+
+	while (fd == -ENXIO && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISFIFO(st.st_mode)) {
+		if (client_gone(rq->sock, FIFO_SLICE_MS))
+			return -EINTR;
+		fd = oat2(rq->e, pfd, name, flags, cmode);
+	}
+	return fd;
+}
+
 static int h_open(struct req *rq, struct rep *rp)
 {
 	const struct gofer_req_open *f = rq->fixed;
@@ -507,15 +524,7 @@ static int h_open(struct req *rq, struct rep *rp)
 			pfd = open_parent(e, rq->path, &name, &owned);
 			if (pfd < 0)
 				return pfd;
-			/* a blocking writer's open of a FIFO without a reader waits */
-			while (fd == -ENXIO && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			       S_ISFIFO(st.st_mode)) {
-				if (client_gone(rq->sock, FIFO_SLICE_MS)) {
-					fd = -EINTR;
-					break;
-				}
-				fd = oat2(e, pfd, name, flags, cmode);
-			}
+			fd = fifo_wait(rq, pfd, name, flags, cmode, fd);
 		}
 		if (fd < 0) {
 			close_owned(pfd, owned);
@@ -540,16 +549,8 @@ static int h_open(struct req *rq, struct rep *rp)
 				fd = -errno;
 		} else {
 			fd = oat2(e, pfd, name, flags, cmode);
-			/* a blocking writer's open of a FIFO without a reader waits */
-			while (fd == -ENXIO && !want_nb && (flags & O_ACCMODE) == O_WRONLY &&
-			       fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-			       S_ISFIFO(st.st_mode)) {
-				if (client_gone(rq->sock, FIFO_SLICE_MS)) {
-					fd = -EINTR;
-					break;
-				}
-				fd = oat2(e, pfd, name, flags, cmode);
-			}
+			if (!want_nb && (flags & O_ACCMODE) == O_WRONLY)
+				fd = fifo_wait(rq, pfd, name, flags, cmode, fd);
 		}
 		if (fd < 0) {
 			close_owned(pfd, owned);

@@ -4,14 +4,12 @@
  * placeholder stands anywhere but as the k of a jeq, or is missing, or the
  * root slots differ in how often they appear; the total is written out
  * (confine_bpf_nph) and the patch must replace exactly that many. */
+#include "common/bpf.h"
 #include "sentry/confine_rules.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 int main(int argc, char **argv)
 {
@@ -27,18 +25,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: cannot build the sentry's filter\n", argv[0]);
 		return 1;
 	}
-	int fd = memfd_create("moat-bpf", 0);
-	struct stat st;
-	if (fd < 0 || seccomp_export_bpf(ctx, fd) < 0 || fstat(fd, &st) < 0 || st.st_size <= 0 ||
-	    st.st_size % sizeof(struct sock_filter)) {
+	struct sock_fprog prog;
+	if (bpf_export(ctx, &prog) < 0) {
 		fprintf(stderr, "%s: cannot export the sentry's filter\n", argv[0]);
 		return 1;
 	}
-	size_t n = (size_t)st.st_size / sizeof(struct sock_filter);
-	struct sock_filter *p = malloc((size_t)st.st_size);
-	if (!p || pread(fd, p, (size_t)st.st_size, 0) != st.st_size)
-		return 1;
 	seccomp_release(ctx);
+	size_t n = prog.len;
+	struct sock_filter *p = prog.filter;
 	int cnt[1 + CONFINE_PH_NROOTS] = { 0 };
 	for (size_t i = 0; i < n; i++) {
 		uint32_t k = p[i].k;
@@ -70,8 +64,7 @@ int main(int argc, char **argv)
 		   "const unsigned confine_bpf_nph = %d;\n"
 		   "const unsigned short confine_bpf_len = %zu;\n"
 		   "const struct sock_filter confine_bpf[] = {\n", total, n);
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "\t{ %#x, %u, %u, %#x },\n", p[i].code, p[i].jt, p[i].jf, p[i].k);
+	bpf_write_c_array(f, &prog);
 	fprintf(f, "};\n");
 	free(p);
 	return fclose(f) ? 1 : 0;

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/bpf.h"
 #include "common/util.h"
 #include "syscalls/filter.h"
 
@@ -310,34 +311,7 @@ fail:
 
 int sc_filter_export(scmp_filter_ctx ctx, struct sock_fprog *out)
 {
-	cleanup_fd int fd = -1;
-	struct stat st;
-	void *buf;
-	int ret;
-
-	out->len = 0;
-	out->filter = NULL;
-	fd = memfd_create("moat-bpf", MFD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = seccomp_export_bpf(ctx, fd);
-	if (ret < 0)
-		return ret;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) ||
-	    st.st_size / sizeof(struct sock_filter) > BPF_MAXINSNS)
-		return -E2BIG;
-	buf = malloc((size_t)st.st_size);
-	if (!buf)
-		return -ENOMEM;
-	if (pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
-		free(buf);
-		return -EIO;
-	}
-	out->filter = buf;
-	out->len = (unsigned short)(st.st_size / sizeof(struct sock_filter));
-	return 0;
+	return bpf_export(ctx, out);
 }
 
 int sc_filter_hash(scmp_filter_ctx ctx, uint64_t *out)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/bpf.h"
 #include "loader/loader_abi.h"
 #include "syscalls/filter.h"
 
@@ -38,9 +39,7 @@ int main(int argc, char **argv)
 		   "const unsigned short sc_guest_bpf_len = %u;\n"
 		   "const struct sock_filter sc_guest_bpf[] = {\n",
 		MOAT_SYS_LOADER, prog.len);
-	for (unsigned i = 0; i < prog.len; i++)
-		fprintf(f, "\t{ %#x, %u, %u, %#x },\n", prog.filter[i].code, prog.filter[i].jt,
-			prog.filter[i].jf, prog.filter[i].k);
+	bpf_write_c_array(f, &prog);
 	fprintf(f, "};\n");
 	free(prog.filter);
 	if (fclose(f) != 0) {

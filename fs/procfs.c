@@ -2131,7 +2131,7 @@ int procfs_open_magic(struct vfs *v, struct task *t, const char *rel, int flags,
 	    (fl = fcntl(dup, F_GETFL)) >= 0 && (fl & O_ACCMODE) == O_RDWR) {
 		char p[48];
 		snprintf(p, sizeof p, "%d/fd/%d", (int)owner_vpid, owner_fd);
-		int ro = openat(psb->guest_procfd, p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		int ro = openat(psb->guest_procfd, p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		struct stat rst;
 		if (ro >= 0 && fstat(ro, &rst) == 0 && rst.st_dev == st.st_dev && rst.st_ino == st.st_ino) {
 			fcntl(ro, F_SETFL, flags & O_NONBLOCK);

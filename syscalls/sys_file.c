@@ -291,10 +291,18 @@ static long return_reopened(struct sc_call *c, int fd, int flags, int acc)
 	if (gfd < 0)
 		return gfd == -ENOENT ? -EINTR : gfd; /* (the caller went away) */
 	snprintf(p, sizeof p, "%d/task/%d/fd/%d", (int)c->task->vtgid, (int)c->task->vtid, gfd);
-	ro = openat(c->sb->guest_procfd, p, acc | O_CLOEXEC | (flags & O_NONBLOCK));
+	/* The number is the guest's: another thread may have put any file of
+	 * its own there since the install (a FIFO without a writer, a tty).
+	 * O_NONBLOCK and O_NOCTTY, so that no open of it can block this worker
+	 * or give the sentry a controlling terminal (red team round 10: a FIFO
+	 * dup2()ed there held the worker in fifo_open for good, the guest's
+	 * open never returned and moat ignored SIGTERM); only the file it
+	 * installed is taken, and its O_NONBLOCK set as the guest asked. */
+	ro = openat(c->sb->guest_procfd, p, acc | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (ro < 0)
 		return gfd; /* keeps the read-write one (sealed: no write succeeds) */
-	if (fstat(ro, &rst) == 0 && rst.st_dev == st.st_dev && rst.st_ino == st.st_ino)
+	if (fstat(ro, &rst) == 0 && rst.st_dev == st.st_dev && rst.st_ino == st.st_ino &&
+	    ((flags & O_NONBLOCK) || fcntl(ro, F_SETFL, 0) == 0))
 		unotify_addfd(c->notify_fd, c->id, ro, cloexec ? O_CLOEXEC : 0, gfd, 0);
 	close(ro);
 	return gfd;

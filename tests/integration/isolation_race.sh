@@ -168,6 +168,19 @@ if [ -x "$SYSCALL_BIN/race_pidfd" ]; then
 else
 	fail race_pidfd "no $SYSCALL_BIN/race_pidfd"
 fi
+# A synthesised file's read-only reopen through the guest procfs
+# (tests/syscalls/race_reopen_fifo.c): a thread dup2()s the read end of a
+# FIFO without a writer onto the new fd's number as soon as the memfd shows
+# up there. The sentry's reopen follows the number: without O_NONBLOCK it
+# waited for a writer for good (red team round 10: the open never returned,
+# moat ignored SIGTERM). The probe's watchdog reports a 3 s stall; the
+# timeout bounds a sentry that stays stuck.
+if [ -x "$SYSCALL_BIN/race_reopen_fifo" ]; then
+	out=$(MOAT_TIMEOUT=$((secs * 3 + 20)) moat run --bind "$SYSCALL_BIN:/t:ro" -- /t/race_reopen_fifo $((secs * 2 + 2)) </dev/null 2>&1)
+	case $out in "ok race_reopen_fifo"*) ok_sanity race_reopen_fifo ;; *) fail race_reopen_fifo "${out:-moat did not exit (killed by the timeout)}" ;; esac
+else
+	fail race_reopen_fifo "no $SYSCALL_BIN/race_reopen_fifo"
+fi
 # SO_REUSEPORT: a process that dropped root binds root's reuseport port
 # (bound, not listening yet) while another thread flips SO_REUSEADDR on the
 # socket and dup2()s fresh sockets onto its number

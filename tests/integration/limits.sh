@@ -195,6 +195,29 @@ else
 	skip tty_output_capped "no script(1)"
 fi
 
+# without -t, the caller's terminal as stdin (read-write, as a shell's is):
+# writes to fd 0, a dup of it and a /proc/self/fd/0 reopen must not go past
+# --output-limit (red team round 10: 3 MB of 'Z' reached the terminal
+# through fd 0 under a 1K cap). The terminal stays the program's stdin.
+if command -v script >/dev/null; then
+	n=$(timeout 60 script -qc "$(printf '%q ' "$MOAT" run --output-limit 1K --timeout 30s -- /bin/sh -c 'test -t 0 && echo STDIN_TTY; python3 -c "import os
+n = 0
+def w(fd):
+    global n
+    try:
+        for _ in range(100): n += os.write(fd, b\"Z\" * 10000)
+    except OSError: pass
+w(0); w(os.dup(0))
+try: w(os.open(\"/proc/self/fd/0\", os.O_WRONLY))
+except OSError: pass"')" /dev/null </dev/null 2>/dev/null)
+	case $n in *STDIN_TTY*) ok stdin_tty_kept ;; *) fail stdin_tty_kept "${n:0:200}" ;; esac
+	z=$(printf '%s' "$n" | tr -cd Z | wc -c)
+	if [ "$z" -le 1024 ]; then ok stdin_tty_output_capped; else fail stdin_tty_output_capped "$z bytes through stdin"; fi
+	no_leftovers stdin_tty_output
+else
+	skip stdin_tty_output_capped "no script(1)"
+fi
+
 # --- --idle-timeout: output, then silence ---
 run_limited idle --idle-timeout 1s --timeout 60s -- /bin/sh -c 'echo a; sleep 0.4; echo b; sleep 30; echo never' "$T_MARK"
 expect_eq idle_reason "$(echo $out) $(field "$R" reason)" "a b idle-timeout"

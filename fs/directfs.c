@@ -46,6 +46,7 @@
 
 #include "common/util.h"
 #include "fs/vfs_priv.h"
+#include "kernel/task.h"
 
 #ifndef __O_TMPFILE
 #define __O_TMPFILE 020000000
@@ -64,6 +65,20 @@ void vfs_enable_direct(struct vfs *v, const int *roots, size_t n)
 	v->droots = xcalloc(n, sizeof *v->droots);
 	memcpy(v->droots, roots, n * sizeof *roots);
 	v->ndroots = n;
+	/* Rootless, the sentry's user namespace and the gofer's map the same
+	 * one uid and gid (the caller's: sentry/privilege.c priv_drop,
+	 * gofer/setup.c write_maps), each onto itself, and nothing else: a
+	 * stat in either shows the caller's ids as themselves and every other
+	 * owner as the overflow id, and vfs_map_stat turns both alike into the
+	 * guest's view (the caller's ids as the --user ids, the rest 65534).
+	 * So the sentry's own lstat of a name is the gofer's, owner included,
+	 * and a walk needs no round trip (vfs_direct_absent). Root-run the
+	 * gofer sees the host's owners (an identity map of every id) and the
+	 * sentry, a sandbox uid, none of them: there owners still come from the
+	 * gofer. */
+	v->direct_owner = v->sb && !v->sb->idmap.full_identity &&
+			  getuid() == geteuid() && getgid() == getegid() &&
+			  getuid() == v->sb->idmap.host_uid && getgid() == v->sb->idmap.host_gid;
 }
 
 int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd, struct stat *st)
@@ -151,8 +166,17 @@ int vfs_direct_restat(struct vfs *v, const struct vfs_mount *m, const char *rel,
  * An absent name has no owner, so this answer is the gofer's: a first stat
  * or open of a missing path (header and module searches, $PATH probes) costs
  * one openat2 instead of a gofer round trip. The caller has checked the
- * hidden names (masked in our view, absent in the gofer's). */
-int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel)
+ * hidden names (masked in our view, absent in the gofer's).
+ * With st, where the sentry's own stat shows the gofer's owners
+ * (v->direct_owner: rootless), a present regular file or directory is
+ * VFS_PRESENT_STAT with its lstat in *st (host ids, as the gofer's lstat
+ * gives them: the caller maps them): the name's first look-up needs no
+ * gofer round trip either. The fd is the name itself (O_PATH|O_NOFOLLOW,
+ * every component beneath the root, no symlink, no mount crossed: what the
+ * gofer's lstat would have stat'ed); a symlink, any other type, or an
+ * inode of another device is 0 (the gofer's, as before). */
+int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel,
+		      struct stat *st)
 {
 	if (m->dev || m->export < 0 || (size_t)m->export >= v->ndroots ||
 	    v->droots[m->export] < 0 || !*rel)
@@ -163,8 +187,15 @@ int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel)
 	};
 	int f = (int)syscall(SYS_openat2, v->droots[m->export], rel, &how, sizeof how);
 	if (f >= 0) {
+		int r = 0;
+		struct stat fst;
+		if (st && v->direct_owner && !m->private_fs && fstat(f, &fst) == 0 &&
+		    (S_ISREG(fst.st_mode) || S_ISDIR(fst.st_mode))) {
+			*st = fst;
+			r = VFS_PRESENT_STAT;
+		}
 		close(f);
-		return 0;
+		return r;
 	}
 	if (errno == ENOENT)
 		return 1;

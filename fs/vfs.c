@@ -1213,37 +1213,124 @@ static int scratch_get(struct vfs *v, const struct vfs_mount *m, const char *rel
  * that directory's 16 pages); absent names there are answered without the
  * gofer anyway (vfs_direct_absent). */
 #define DIR_PREFETCH_MAX 4096
-#define PF_SLOTS 64
+#define PF_SLOTS 256
+#define PF_WAYS 4
 #define PF_MISSES 4
+enum { PF_COUNTING, PF_FETCHING, PF_DONE };
 static struct pf_slot {
-	uint64_t h;
-	int misses, done;
+	uint64_t h;              /* 0: free */
+	int misses, state;
 } pf_tab[PF_SLOTS];
 static pthread_mutex_t pf_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pf_cond = PTHREAD_COND_INITIALIZER;
 
-static int pf_want(const struct vfs_mount *m, const char *dir, size_t dlen)
+enum { PF_NO, PF_FETCH, PF_WAITED };
+
+static uint64_t pf_key(const struct vfs_mount *m, const char *dir, size_t dlen)
 {
 	char key[VFS_PATH_MAX + 16];
 	int n = snprintf(key, sizeof key, "%d:", m->idx);
 	if (n < 0 || (size_t)n + dlen >= sizeof key)
 		return 0;
 	memcpy(key + n, dir, dlen);
-	uint64_t h = moat_hash(key, n + dlen) | 1;
-	int want = 0;
+	return moat_hash(key, n + dlen) | 1;
+}
+
+/* Count a miss in the directory with key h. PF_FETCH: the caller fetches
+ * it now and calls pf_done. PF_WAITED: another worker was fetching it, and
+ * this one waited until it was done (the entries are in the cache unless a
+ * drop came in between), rather than asking the gofer for the same names
+ * one by one meanwhile (git status's preload threads, ten at a time, each
+ * in its own directory: ~80 LSTATs of names a page already on its way had).
+ * Slots are 4-way associative: two directories in use at once no longer
+ * reset each other's count on a shared slot (they did: a directory could
+ * take 18 misses before its fetch). A full set takes the oldest slot that
+ * is not being fetched. */
+static int pf_want(uint64_t h)
+{
+	int want = PF_NO;
+	if (!h)
+		return PF_NO;
 	pthread_mutex_lock(&pf_lock);
-	struct pf_slot *s = &pf_tab[h % PF_SLOTS];
-	if (s->h != h) {
+	struct pf_slot *set = &pf_tab[(h % (PF_SLOTS / PF_WAYS)) * PF_WAYS], *s = NULL;
+	for (int i = 0; i < PF_WAYS && !s; i++)
+		if (set[i].h == h)
+			s = &set[i];
+	if (!s) {
+		/* a free way, else the way after the last one taken (round robin) */
+		for (int i = 0; i < PF_WAYS && !s; i++)
+			if (!set[i].h)
+				s = &set[i];
+		for (int i = 0; i < PF_WAYS && !s; i++) {
+			struct pf_slot *c = &set[(h / PF_SLOTS + (unsigned)i) % PF_WAYS];
+			if (c->state != PF_FETCHING)
+				s = c;
+		}
+		if (!s)
+			goto out;
 		s->h = h;
 		s->misses = 0;
-		s->done = 0;
+		s->state = PF_COUNTING;
 	}
-	if (!s->done && ++s->misses >= PF_MISSES)
-		want = s->done = 1;
+	if (s->state == PF_COUNTING && ++s->misses >= PF_MISSES) {
+		s->state = PF_FETCHING;
+		want = PF_FETCH;
+	} else if (s->state == PF_FETCHING) {
+		/* the fetcher holds no lock we hold; pass the pipeline's lead
+		 * on as any gofer wait does */
+		pthread_mutex_unlock(&pf_lock);
+		gofer_before_block();
+		pthread_mutex_lock(&pf_lock);
+		while (s->h == h && s->state == PF_FETCHING)
+			pthread_cond_wait(&pf_cond, &pf_lock);
+		want = PF_WAITED;
+	}
+out:
 	pthread_mutex_unlock(&pf_lock);
 	return want;
 }
 
-/* Fetch and cache the entries of the directory holding rel; 1 when it did. */
+static void pf_done(uint64_t h)
+{
+	pthread_mutex_lock(&pf_lock);
+	struct pf_slot *set = &pf_tab[(h % (PF_SLOTS / PF_WAYS)) * PF_WAYS];
+	for (int i = 0; i < PF_WAYS; i++)
+		if (set[i].h == h && set[i].state == PF_FETCHING)
+			set[i].state = PF_DONE;
+	pthread_cond_broadcast(&pf_cond);
+	pthread_mutex_unlock(&pf_lock);
+}
+
+struct pf_put {
+	struct vfs *v;
+	const struct vfs_mount *m;
+	unsigned long gen;
+	const char *dir;
+	size_t dlen;
+};
+
+/* One entry of a fetched directory into the cache, as its look-up would
+ * have put it (hidden names left out: masked in our view, absent in the
+ * gofer's). */
+static void pf_put_one(void *arg, const char *name, size_t nl, struct stat *st)
+{
+	struct pf_put *p = arg;
+	char path[VFS_PATH_MAX];
+
+	if (memchr(name, '/', nl) || memchr(name, 0, nl) ||
+	    !(S_ISREG(st->st_mode) || S_ISDIR(st->st_mode)))
+		return;
+	int pl = snprintf(path, sizeof path, "%.*s%s%.*s", (int)p->dlen, p->dir, p->dlen ? "/" : "",
+			  (int)nl, name);
+	if (pl < 0 || (size_t)pl >= sizeof path || vfs_is_hidden(p->m, path))
+		return;
+	be_put(p->v, p->gen, p->m, path, st, NULL);
+}
+
+/* Fetch and cache the entries of the directory holding rel, a
+ * GOFER_OP_DIRSTAT round trip per page; 1 when it did (or another worker
+ * did while this one waited). Rootless a name's first look-up is the
+ * sentry's own (vfs_direct_absent) and rarely comes here. */
 static int dir_prefetch(struct vfs *v, const struct vfs_mount *m, const char *rel)
 {
 	void *ctx;
@@ -1251,12 +1338,16 @@ static int dir_prefetch(struct vfs *v, const struct vfs_mount *m, const char *re
 	const char *slash = strrchr(rel, '/');
 	size_t dlen = slash ? (size_t)(slash - rel) : 0;
 
-	if (!m->writable || m->shared || m->dev || m->system || !be->dirstat || !pf_want(m, rel, dlen))
+	if (!m->writable || m->shared || m->dev || m->system || !be->dirstat)
 		return 0;
-	char dir[VFS_PATH_MAX], path[VFS_PATH_MAX];
+	uint64_t key = pf_key(m, rel, dlen);
+	int w = pf_want(key);
+	if (w != PF_FETCH)
+		return w == PF_WAITED;
+	char dir[VFS_PATH_MAX];
 	memcpy(dir, rel, dlen);
 	dir[dlen] = 0;
-	unsigned long gen = dcache_gen(v->dc);
+	struct pf_put p = { .v = v, .m = m, .gen = dcache_gen(v->dc), .dir = dir, .dlen = dlen };
 	char *buf = xmalloc(GOFER_MAX_REP);
 	uint64_t pos = 0;
 	int total = 0;
@@ -1277,14 +1368,7 @@ static int dir_prefetch(struct vfs *v, const struct vfs_mount *m, const char *re
 				break;
 			const char *name = buf + off + sizeof de;
 			off += rec;
-			if (memchr(name, '/', de.namelen) || memchr(name, 0, de.namelen) ||
-			    !(S_ISREG(de.st.st_mode) || S_ISDIR(de.st.st_mode)))
-				continue;
-			int pl = snprintf(path, sizeof path, "%s%s%.*s", dir, dlen ? "/" : "",
-					  (int)de.namelen, name);
-			if (pl < 0 || (size_t)pl >= sizeof path || vfs_is_hidden(m, path))
-				continue;
-			be_put(v, gen, m, path, &de.st, NULL);
+			pf_put_one(&p, name, de.namelen, &de.st);
 			total++;
 		}
 		if (h.done || h.next == pos || total >= DIR_PREFETCH_MAX)
@@ -1292,6 +1376,7 @@ static int dir_prefetch(struct vfs *v, const struct vfs_mount *m, const char *re
 		pos = h.next;
 	}
 	free(buf);
+	pf_done(key);
 	return 1;
 }
 
@@ -1332,10 +1417,14 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		return 0;
 	/* taken before the backend answers: see dcache.h */
 	unsigned long gen = dcache_gen(v->dc);
-	int da = vfs_direct_absent(v, m, rel);
+	int da = vfs_direct_absent(v, m, rel, st);
 	if (da == 1) {
 		mnt_dc_neg(v, gen, m, rel);
 		return 0;
+	}
+	if (da == VFS_PRESENT_STAT) {
+		be_put(v, gen, m, rel, st, NULL); /* maps *st's ids */
+		return 1;
 	}
 	/* The name an O_CREAT open is about to make, in a directory the
 	 * sentry's uid may not search: taken as absent without asking, and not

@@ -52,6 +52,8 @@ struct vfs {
 	dev_t synth_dev;
 	int *droots;             /* direct file access: root fd per export (-1: none) */
 	size_t ndroots;
+	int direct_owner;        /* the sentry's own stat shows owners as the
+				  * gofer's does (rootless: directfs.c) */
 	struct timespec ctime;   /* times of synthetic nodes */
 	_Atomic unsigned long long pts_dev; /* vfs_pts_dev: 0 = not asked yet */
 };
@@ -74,7 +76,9 @@ void vfs_scratch_end(struct vfs_shared_scratch *prev);
  * guest's view), or -EAGAIN: ask the gofer. */
 int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd, struct stat *st);
 #define VFS_ABSENT_DENIED 2
-int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel);
+#define VFS_PRESENT_STAT 3
+int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel,
+		      struct stat *st);
 int vfs_direct_restat(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		      const struct stat *cst, struct stat *st);
 

@@ -171,6 +171,7 @@ struct tracer_args {
 	volatile pid_t *forward_to; /* signals to moat go to the program */
 	double t0;                  /* for dbg timings */
 	int pids_max;               /* --pids: the task table's bound (0: none) */
+	int guest_pidns;            /* the guest's pid namespace (-1: unknown) */
 	/* out: the program's wait status and rusage (it and the children it waited for) */
 	int main_raw, main_seen;
 	struct rusage *main_ru;

@@ -472,11 +472,8 @@ static void init_stop(struct tracer *tr, pid_t tid, int sig, int ev)
  * RET_TRACE. The guest can have no tracer of its own (ptrace is denied), so
  * the call fails with ENOSYS, as Linux answers when no tracer is attached.
  * 1 if so (the call is skipped), 0 for the sandbox's own stops. */
-static int guest_trace_stop(struct task *t)
+static int guest_trace_stop(struct task *t, arch_regs regs)
 {
-	arch_regs regs;
-	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
-		return 0;
 	const struct sysent *e = sc_lookup((long)REG_SYSNO(regs));
 	if (e && e->cls == SC_EXEC)
 		return 0;
@@ -820,10 +817,14 @@ int tracer_run(struct tracer_args *a)
 			ptrace(t->exec_pending || t->sock_exit ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
 			break;
 		case PTRACE_EVENT_SECCOMP: {
-			if (guest_trace_stop(t)) {
+			/* the registers once, for every step below */
+			arch_regs regs;
+			if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0 || guest_trace_stop(t, regs)) {
 				ptrace(PTRACE_CONT, tid, 0, 0);
 				break;
 			}
+			long scnr = (long)REG_SYSNO(regs);
+			int is_exec = scnr == __NR_execve || scnr == __NR_execveat;
 			dbg("%.2f ms: exec stop", ms_now() - a->t0);
 			__atomic_store_n(&sb->last_activity_ms, (long long)ms_now(), __ATOMIC_RELAXED);
 			/* Gofer calls made here cannot block (exec opens are
@@ -832,9 +833,10 @@ int tracer_run(struct tracer_args *a)
 			 * deadline a call is abandoned (-EINTR, the guest sees EIO). */
 			double deadline = ms_now() + GOFER_DEADLINE_MS;
 			gofer_set_wait_hook(past_deadline, &deadline);
-			int pending = exec_stop(sb, t); /* execve, execveat */
+			int pending = is_exec ? exec_stop(sb, t, &regs) : 0;
 			t->sock_exit = 0;
-			unixsock_stop(sb, t);           /* bind, connect, listen, send*, recvfrom */
+			if (!is_exec)
+				unixsock_stop(sb, t, &regs); /* bind, connect, listen, send*, recvfrom */
 			gofer_set_wait_hook(NULL, NULL);
 			dbg("%.2f ms: exec resolved", ms_now() - a->t0);
 			/* an exec rewritten to the loader: see its syscall exit if it fails */

@@ -215,7 +215,12 @@ struct task *task_create(struct sandbox *sb, pid_t tid, pid_t tgid,
 	 * return (sentry/run.c); tests with no pid namespace keep these */
 	t->vtid = tid;
 	t->vtgid = tgid;
-	t->pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
+	/* a thread's pidfd names its process, as its parent thread's does:
+	 * a duplicate (no new pidfs file), one fd per task as before */
+	if (parent && parent->tgid == tgid && parent->pidfd >= 0)
+		t->pidfd = fcntl(parent->pidfd, F_DUPFD_CLOEXEC, 0);
+	else
+		t->pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
 	if (parent) {
 		pthread_mutex_lock(&parent->lock);
 		cred_copy(&t->cred, &parent->cred);

@@ -143,6 +143,9 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 	const unsigned long ioctls[] = {
 		SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND, SECCOMP_IOCTL_NOTIF_ID_VALID,
 		SECCOMP_IOCTL_NOTIF_ADDFD, SECCOMP_IOCTL_NOTIF_SET_FLAGS, TCGETS,
+		/* NS_GET_PID_IN_PIDNS: the tracer reads a new task's guest pid
+		 * (a translation: it changes nothing) */
+		_IOR(0xb7, 0x8, int),
 	};
 	for (size_t i = 0; i < ARRAY_SIZE_(ioctls) && !rc; i++) {
 		struct scmp_arg_cmp c = { .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffUL,

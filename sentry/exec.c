@@ -68,17 +68,40 @@ void exec_pexec_free(struct pending_exec *p)
 	free(p);
 }
 
+/* A file's first bytes, read once: the "#!" test, the ELF header, its
+ * program headers and PT_INTERP's string are all there for a usual
+ * program (one pread where there were four). Reads past it go to the file. */
+struct head {
+	int fd;
+	ssize_t n;
+	char b[4096];
+};
+
+static int head_load(struct head *h, int fd)
+{
+	h->fd = fd;
+	h->n = pread(fd, h->b, sizeof h->b, 0);
+	return h->n < 0 ? -EIO : 0;
+}
+
 static ssize_t fd_read(void *ctx, void *buf, size_t len, off_t off)
 {
+	const struct head *h = ctx;
 	if (off < 0)
 		return -1;
-	return pread(*(int *)ctx, buf, len, off);
+	if ((size_t)off + len <= (size_t)h->n) {
+		memcpy(buf, h->b + off, len);
+		return (ssize_t)len;
+	}
+	if (h->n < (ssize_t)sizeof h->b && (size_t)off >= (size_t)h->n)
+		return 0; /* the file ends before */
+	return pread(h->fd, buf, len, off);
 }
 
 /* Check an ELF header; find PT_INTERP. 0 with interp[0] possibly 0, -ENOEXEC. */
-static int elf_interp(int fd, char *interp, size_t ilen)
+static int elf_interp(const struct head *h, char *interp, size_t ilen)
 {
-	return execfmt_elf_interp(fd_read, &fd, interp, ilen);
+	return execfmt_elf_interp(fd_read, (void *)h, interp, ilen);
 }
 
 static int path_search(struct task *t, const char *name, int *fd, struct stat *st,
@@ -112,6 +135,7 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 	char *prefix[MAX_PREFIX];
 	int np = 0;
 	long ret;
+	struct head *h = NULL;
 
 	snprintf(cur, sizeof cur, "%s", path);
 	/* the name the kernel gives the new image (bprm->filename) */
@@ -141,13 +165,14 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 		const char *b = strrchr(cur, '/');
 		snprintf(p->comm, sizeof p->comm, "%.15s", b ? b + 1 : cur);
 	}
+	h = xmalloc(sizeof *h);
 	for (int depth = 0;; depth++) {
-		char hdr[256];
-		ssize_t n = pread(fd, hdr, sizeof hdr, 0);
-		if (n < 0) {
+		if (head_load(h, fd) < 0) {
 			ret = -EIO;
 			goto fail;
 		}
+		const char *hdr = h->b;
+		ssize_t n = h->n < 256 ? h->n : 256; /* what binfmt_script looks at */
 		char interp[PATH_MAX], arg[256];
 		if (n >= 2 && hdr[0] == '#' && hdr[1] == '!') {
 			if (depth >= MAX_SCRIPT_DEPTH) {
@@ -190,7 +215,7 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 			}
 			continue;
 		}
-		r = elf_interp(fd, interp, sizeof interp);
+		r = elf_interp(h, interp, sizeof interp);
 		if (r < 0) {
 			ret = r;
 			goto fail;
@@ -208,7 +233,7 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 				goto fail;
 			}
 			char dummy[8];
-			if (elf_interp(ifd, dummy, sizeof dummy) < 0) {
+			if (head_load(h, ifd) < 0 || elf_interp(h, dummy, sizeof dummy) < 0) {
 				close(ifd);
 				ret = -ELIBBAD;
 				goto fail;
@@ -217,6 +242,8 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 		}
 		break;
 	}
+	free(h);
+	h = NULL;
 	/* pack the prefix strings */
 	p->prefix_count = np;
 	for (int i = 0; i < np; i++) {
@@ -233,6 +260,7 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 	*out = p;
 	return 0;
 fail:
+	free(h);
 	for (int i = 0; i < np; i++)
 		free(prefix[i]);
 	if (fd >= 0)
@@ -269,12 +297,10 @@ void exec_done(struct task *t)
 	pthread_mutex_unlock(&t->lock);
 }
 
-int exec_stop(struct sandbox *sb, struct task *t)
+int exec_stop(struct sandbox *sb, struct task *t, const arch_regs *in)
 {
-	arch_regs regs;
+	arch_regs regs = *in;
 	exec_drop(t); /* whatever an earlier exec left */
-	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
-		return 0;
 	long nr = (long)REG_SYSNO(regs);
 	int dirfd = AT_FDCWD, atflags = 0;
 	uint64_t paddr, argv, envp;

@@ -224,6 +224,13 @@ int sentry_run(const struct sentry_config *cfg)
 	 * (netd is started below on the same condition, or moat exits) */
 	if (cfg->net && cfg->net->nrules > 0 && !force[__NR_connect])
 		force[__NR_connect] = SC_FORCE_NOTIFY;
+	/* the DENY rows the filter answers itself reach the sentry only when
+	 * a record of them is asked for (audit and trace records, --result's
+	 * counts) */
+	if (cfg->audit_path || cfg->trace || cfg->result_path)
+		for (int nr = 0; nr < SC_NR_MAX; nr++)
+			if (sc_deny_in_filter(nr) && !force[nr])
+				force[nr] = SC_FORCE_NOTIFY;
 	struct sock_fprog prog;
 	if (sc_guest_filter_prebuilt(MOAT_SYS_LOADER, force, &prog) < 0)
 		die("cannot build the seccomp filter");
@@ -418,6 +425,14 @@ int sentry_run(const struct sentry_config *cfg)
 		close(ipcfd);
 	}
 	vfs_set_proc_dev(sb->guest_procfd); /* before the guest's first call */
+	/* The guest's pid namespace: the tracer names a new task's guest pid
+	 * at its fork event (NS_GET_PID_IN_PIDNS, Linux 6.9), not at the
+	 * parent's syscall exit. -1: the old way (the syscall-exit stop). */
+	int guest_pidns = openat(sr.guest_procfd, "1/ns/pid", O_RDONLY | O_CLOEXEC);
+	if (guest_pidns >= 0 && getenv("MOAT_TEST_NO_PIDNS")) { /* tests: the fallback */
+		close(guest_pidns);
+		guest_pidns = -1;
+	}
 	if (sr.dns_fd >= 0 && netdns_start(sb, sr.dns_fd) < 0)
 		die("DNS stub: cannot start its thread");
 	netconn_set_relays(sr.relay_fd, sr.icmp_fd); /* after the DNS stub named the guest's netns */
@@ -470,6 +485,7 @@ int sentry_run(const struct sentry_config *cfg)
 		.gofer_export = export_dir != NULL, .gofer_ctl = gofer_ctl, .sync_sock = sr.sync_sock, .uid = uid,
 		.gid = gid, .workdir = workdir, .crash_test = crash_test,
 		.forward_to = &forward_to, .t0 = t0, .pids_max = (int)cfg->pids,
+		.guest_pidns = guest_pidns,
 	};
 	struct rusage main_ru;
 	memset(&main_ru, 0, sizeof main_ru);

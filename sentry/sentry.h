@@ -127,9 +127,11 @@ int policy_check(struct policy *p, struct sc_call *c, int *err);
 int policy_check_exec(struct policy *p, struct task *t, const char *canon, int *err);
 
 /* ---- exec (exec.c) ---- */
-/* At a PTRACE_EVENT_SECCOMP stop of an execve/execveat (ptrace thread).
+/* At a PTRACE_EVENT_SECCOMP stop of an execve/execveat (ptrace thread),
+ * with the registers the tracer read there (struct user_regs_struct).
  * Returns 1 when the call was rewritten to the loader with a pending exec. */
-int exec_stop(struct sandbox *sb, struct task *t);
+struct user_regs_struct;
+int exec_stop(struct sandbox *sb, struct task *t, const struct user_regs_struct *regs);
 /* The rewritten exec failed (its syscall exit) / happened (PTRACE_EVENT_EXEC). */
 void exec_drop(struct task *t);
 void exec_done(struct task *t);
@@ -146,8 +148,9 @@ int unixsock_resolve_connect(struct sandbox *sb, struct task *t, int stype, cons
 /* A worker about to wait (not in a gofer round trip, which does this
  * itself): another worker takes RECV over (pipeline.c). */
 void pipeline_may_block(void);
-/* At a PTRACE_EVENT_SECCOMP stop of bind/connect (unixsock.c). */
-void unixsock_stop(struct sandbox *sb, struct task *t);
+/* At a PTRACE_EVENT_SECCOMP stop of bind/connect (unixsock.c), with the
+ * registers the tracer read there. */
+void unixsock_stop(struct sandbox *sb, struct task *t, const struct user_regs_struct *regs);
 /* The syscall exit of a recvfrom the stop asked to see (t->sock_exit). */
 void unixsock_exit(struct sandbox *sb, struct task *t);
 
@@ -171,6 +174,7 @@ struct tracer_args {
 	volatile pid_t *forward_to; /* signals to moat go to the program */
 	double t0;                  /* for dbg timings */
 	int pids_max;               /* --pids: the task table's bound (0: none) */
+	int guest_pidns;            /* the guest's pid namespace (-1: unknown) */
 	/* out: the program's wait status and rusage (it and the children it waited for) */
 	int main_raw, main_seen;
 	struct rusage *main_ru;

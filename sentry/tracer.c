@@ -36,6 +36,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/resource.h>
@@ -471,11 +472,8 @@ static void init_stop(struct tracer *tr, pid_t tid, int sig, int ev)
  * RET_TRACE. The guest can have no tracer of its own (ptrace is denied), so
  * the call fails with ENOSYS, as Linux answers when no tracer is attached.
  * 1 if so (the call is skipped), 0 for the sandbox's own stops. */
-static int guest_trace_stop(struct task *t)
+static int guest_trace_stop(struct task *t, arch_regs regs)
 {
-	arch_regs regs;
-	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
-		return 0;
 	const struct sysent *e = sc_lookup((long)REG_SYSNO(regs));
 	if (e && e->cls == SC_EXEC)
 		return 0;
@@ -483,6 +481,24 @@ static int guest_trace_stop(struct task *t)
 	REG_RET(regs) = -ENOSYS;
 	ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
 	return 1;
+}
+
+/* NS_GET_PID_IN_PIDNS (linux/nsfs.h, Linux 6.9): a pid of our namespace
+ * translated into the namespace of the fd's. */
+#ifndef NS_GET_PID_IN_PIDNS
+#define NS_GET_PID_IN_PIDNS _IOR(0xb7, 0x8, int)
+#endif
+
+/* A new task's guest pid, read at its parent's fork event: the kernel
+ * translates the host tid into the guest's pid namespace (the child cannot
+ * be reaped meanwhile: only this thread reaps). -1 when the kernel cannot
+ * (before 6.9: ENOTTY), and the parent's syscall exit names it instead. */
+static pid_t guest_pid_of(struct tracer *tr, pid_t child)
+{
+	if (tr->a->guest_pidns < 0)
+		return -1;
+	int v = ioctl(tr->a->guest_pidns, NS_GET_PID_IN_PIDNS, (unsigned long)child);
+	return v > 0 ? (pid_t)v : -1;
 }
 
 static void fork_event(struct tracer *tr, struct task *t, int ev)
@@ -521,6 +537,16 @@ static void fork_event(struct tracer *tr, struct task *t, int ev)
 			kill_doomed(n);
 		else
 			n->held = 1;
+	}
+	pid_t vid = refuse ? -1 : guest_pid_of(tr, (pid_t)child);
+	if (vid > 0) {
+		/* named now: no syscall-exit stop of the parent, and the child
+		 * runs from its first stop */
+		task_put(n);
+		t->fork_child = 0;
+		release_child(tr, (pid_t)child, vid, thread);
+		ptrace(PTRACE_CONT, t->tid, 0, 0);
+		return;
 	}
 	if (ev == PTRACE_EVENT_VFORK && !refuse) {
 		if (n->held) {
@@ -624,8 +650,63 @@ static int reaped(struct tracer *tr, pid_t tid, int st)
 	return tr->main_done && tr->init_reaped;
 }
 
+/* MOAT_PROFILE=1: the tracer's stops by kind, with the mean wall time this
+ * thread's CPU time spent on each (from taking it off the round to the
+ * next; the wall time would count its waits for a CPU),
+ * printed at exit. Off: one branch per stop. */
+enum { TP_EXIT, TP_SYSEXIT, TP_SIGNAL, TP_SECCOMP, TP_FORK, TP_VFORK, TP_CLONE, TP_EXEC,
+       TP_STOP, TP_EARLY, TP_INIT, TP_OTHER, TP_N };
+static const char *const tp_names[TP_N] = {
+	"exit", "syscall-exit", "signal", "seccomp", "fork-event", "vfork-event", "clone-event",
+	"exec-event", "event-stop", "early-stop", "init", "other",
+};
+
+static int stop_kind(pid_t tid, int st, const struct sandbox *sb, int known)
+{
+	if (WIFEXITED(st) || WIFSIGNALED(st))
+		return TP_EXIT;
+	if (!WIFSTOPPED(st))
+		return TP_OTHER;
+	if (tid == sb->init_pid)
+		return TP_INIT;
+	if (!known)
+		return TP_EARLY;
+	switch ((unsigned)st >> 16) {
+	case 0: return WSTOPSIG(st) == (SIGTRAP | 0x80) ? TP_SYSEXIT : TP_SIGNAL;
+	case PTRACE_EVENT_SECCOMP: return TP_SECCOMP;
+	case PTRACE_EVENT_FORK: return TP_FORK;
+	case PTRACE_EVENT_VFORK: return TP_VFORK;
+	case PTRACE_EVENT_CLONE: return TP_CLONE;
+	case PTRACE_EVENT_EXEC: return TP_EXEC;
+	case PTRACE_EVENT_STOP: return TP_STOP;
+	default: return TP_OTHER;
+	}
+}
+
+static double cpu_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void tracer_profile_report(const unsigned long *n, const double *ms, unsigned long rounds,
+				  double wait_ms)
+{
+	fprintf(stderr, "moat profile: tracer stops (count, mean us of the tracer thread's CPU time handling one)\n");
+	for (int k = 0; k < TP_N; k++)
+		if (n[k])
+			fprintf(stderr, "  %-14s %9lu %9.1f\n", tp_names[k], n[k], ms[k] * 1e3 / n[k]);
+	fprintf(stderr, "  rounds %lu, %.1f ms blocked in wait4\n", rounds, wait_ms);
+}
+
 int tracer_run(struct tracer_args *a)
 {
+	const char *pe = getenv("MOAT_PROFILE");
+	int prof = pe && *pe && strcmp(pe, "0") != 0;
+	unsigned long pn[TP_N] = { 0 }, rounds = 0;
+	double pms[TP_N] = { 0 }, wait_ms = 0, last_t = 0;
+	int last_kind = -1;
 	struct tracer tr = { .a = a, .sb = a->sb, .listener = -1, .status_out = 1,
 			     .max_tasks = MAX_TASKS };
 	struct sandbox *sb = a->sb;
@@ -657,7 +738,15 @@ int tracer_run(struct tracer_args *a)
 	for (;;) {
 		if (qi == qn) {
 			qi = qn = 0;
+			double w0 = prof ? ms_now() : 0;
+			if (last_kind >= 0)
+				pms[last_kind] += cpu_ms() - last_t;
+			last_kind = -1;
 			pid_t w = wait4(-1, &q[0].st, __WALL, &q[0].ru);
+			if (prof) {
+				wait_ms += ms_now() - w0;
+				rounds++;
+			}
 			if (w < 0) {
 				if (errno == EINTR)
 					continue;
@@ -671,6 +760,17 @@ int tracer_run(struct tracer_args *a)
 		int st = q[qi].st;
 		struct rusage ru = q[qi].ru;
 		qi++;
+		if (prof) {
+			/* the previous stop's handling ends here */
+			double now = cpu_ms();
+			if (last_kind >= 0)
+				pms[last_kind] += now - last_t;
+			struct task *k = task_get(sb, tid);
+			last_kind = stop_kind(tid, st, sb, k != NULL);
+			task_put(k);
+			pn[last_kind]++;
+			last_t = now;
+		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
 			if (tid == tr.main_pid && !a->main_seen && a->main_ru)
 				*a->main_ru = ru; /* the program and the children it waited for */
@@ -717,10 +817,14 @@ int tracer_run(struct tracer_args *a)
 			ptrace(t->exec_pending || t->sock_exit ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
 			break;
 		case PTRACE_EVENT_SECCOMP: {
-			if (guest_trace_stop(t)) {
+			/* the registers once, for every step below */
+			arch_regs regs;
+			if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0 || guest_trace_stop(t, regs)) {
 				ptrace(PTRACE_CONT, tid, 0, 0);
 				break;
 			}
+			long scnr = (long)REG_SYSNO(regs);
+			int is_exec = scnr == __NR_execve || scnr == __NR_execveat;
 			dbg("%.2f ms: exec stop", ms_now() - a->t0);
 			__atomic_store_n(&sb->last_activity_ms, (long long)ms_now(), __ATOMIC_RELAXED);
 			/* Gofer calls made here cannot block (exec opens are
@@ -729,9 +833,10 @@ int tracer_run(struct tracer_args *a)
 			 * deadline a call is abandoned (-EINTR, the guest sees EIO). */
 			double deadline = ms_now() + GOFER_DEADLINE_MS;
 			gofer_set_wait_hook(past_deadline, &deadline);
-			int pending = exec_stop(sb, t); /* execve, execveat */
+			int pending = is_exec ? exec_stop(sb, t, &regs) : 0;
 			t->sock_exit = 0;
-			unixsock_stop(sb, t);           /* bind, connect, listen, send*, recvfrom */
+			if (!is_exec)
+				unixsock_stop(sb, t, &regs); /* bind, connect, listen, send*, recvfrom */
 			gofer_set_wait_hook(NULL, NULL);
 			dbg("%.2f ms: exec resolved", ms_now() - a->t0);
 			/* an exec rewritten to the loader: see its syscall exit if it fails */
@@ -776,5 +881,7 @@ int tracer_run(struct tracer_args *a)
 	}
 	free(q);
 	free(tr.early);
+	if (prof)
+		tracer_profile_report(pn, pms, rounds, wait_ms);
 	return tr.status_out;
 }

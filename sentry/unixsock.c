@@ -576,11 +576,9 @@ int unixsock_resolve_connect(struct sandbox *sb, struct task *t, int stype, cons
 	return r;
 }
 
-void unixsock_stop(struct sandbox *sb, struct task *t)
+void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_regs)
 {
-	arch_regs regs;
-	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) < 0)
-		return;
+	arch_regs regs = *stop_regs;
 	long nr = (long)REG_SYSNO(regs);
 	if (nr == __NR_connect && netconn_strict()) {
 		/* cannot happen: with moat-netd the filter sends connect to a

@@ -233,6 +233,14 @@ static int add_exec_unless(scmp_filter_ctx ctx, const struct sysent *e)
 	return ret;
 }
 
+int sc_deny_in_filter(int nr)
+{
+	/* glibc tries clone3 first at every pthread_create and posix_spawn
+	 * and falls back to clone on ENOSYS: a trip to the sentry each time
+	 * (two wake-ups) for an answer the filter can give itself */
+	return nr == __NR_clone3;
+}
+
 int sc_build_guest_filter(scmp_filter_ctx *out, uint32_t notify_nr_extra)
 {
 	return sc_build_guest_filter_deny(out, notify_nr_extra, NULL);
@@ -289,8 +297,13 @@ int sc_build_guest_filter_deny(scmp_filter_ctx *out, uint32_t notify_nr_extra,
 		case SC_KILL:
 			ret = seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, nr, 0);
 			break;
-		case SC_EMULATE:
 		case SC_DENY:
+			if (sc_deny_in_filter(nr)) {
+				ret = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(e->err > 0 ? e->err : ENOSYS), nr, 0);
+				break;
+			}
+			/* fall through */
+		case SC_EMULATE:
 			/* the default action: USER_NOTIF (libseccomp refuses
 			 * rules that repeat the default) */
 			ret = 0;

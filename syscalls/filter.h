@@ -43,6 +43,11 @@ int sc_build_guest_filter(scmp_filter_ctx *out, uint32_t notify_nr_extra);
  * whatever its row says. */
 #define SC_FORCE_NOTIFY 1 /* to the sentry (USER_NOTIF), for a policy to deny (--deny) */
 #define SC_FORCE_TRACE 2  /* a ptrace stop (sendmmsg with --net rules: UDP egress) */
+/* DENY rows the filter answers itself (SECCOMP_RET_ERRNO with the row's
+ * errno: clone3, tried by glibc at every thread and spawn), unless forced
+ * to the sentry: --audit, --trace and --result count them there, and
+ * --deny's EPERM is the sentry's (sentry/run.c). */
+int sc_deny_in_filter(int nr);
 /* The same, with force[nr] != 0 routing those numbers as it says. */
 int sc_build_guest_filter_deny(scmp_filter_ctx *out, uint32_t notify_nr_extra,
 			       const unsigned char *force);

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "common/util.h"
 #include "fs/vfs_priv.h"
 #include "kernel/task.h"
@@ -77,6 +78,37 @@ static void node_copy(struct vfs_node *dst, const struct vfs_node *src)
 	vfs_node_copy(dst, src);
 }
 
+/* One struct walk (~170 KiB) kept per thread: malloc'd and freed per walk it
+ * sat above the heap's top and its free trimmed the heap again, two brk calls
+ * (the shrink a cross-CPU TLB flush) per trapped stat or open. A nested walk
+ * (a look-up inside a walk) takes a fresh one. Freed when the thread ends. */
+static pthread_key_t walk_key;
+static pthread_once_t walk_once = PTHREAD_ONCE_INIT;
+
+static void walk_key_make(void)
+{
+	if (pthread_key_create(&walk_key, free) != 0)
+		die("pthread_key_create");
+}
+
+static struct walk *walk_take(void)
+{
+	struct walk *w;
+
+	pthread_once(&walk_once, walk_key_make);
+	w = pthread_getspecific(walk_key);
+	if (!w)
+		return xmalloc(sizeof *w);
+	pthread_setspecific(walk_key, NULL);
+	return w;
+}
+
+static void walk_give(struct walk *w)
+{
+	if (pthread_getspecific(walk_key) || pthread_setspecific(walk_key, w) != 0)
+		free(w);
+}
+
 int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 	     unsigned flags, struct vfs_node *out)
 {
@@ -91,7 +123,7 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 		return -ENOENT;
 	if (path[0] == '/' && (flags & WALK_BENEATH))
 		return -EXDEV;
-	w = xmalloc(sizeof *w);
+	w = walk_take();
 	struct vfs_shared_scratch *prev = vfs_scratch_begin(&w->ss);
 	if (flags & WALK_CANON)
 		strcpy(w->root, "/");
@@ -295,6 +327,6 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 	}
 out:
 	vfs_scratch_end(prev);
-	free(w);
+	walk_give(w);
 	return r;
 }

@@ -604,18 +604,17 @@ int gofer_link(struct gofer_conn *c, int exp, const char *oldrel, const char *ne
 }
 
 int gofer_copyup(struct gofer_conn *c, int exp, const char *rel, dev_t dev, ino_t ino,
-		 struct stat *old, struct stat *new_)
+		 struct stat (*pairs)[2])
 {
 	struct gofer_req_open f = { .exp = exp, .ino = (uint64_t)ino, .dev = (uint64_t)dev };
-	struct stat st[2];
-	struct iovec rep = { st, sizeof st };
-	long r = expect(call(c, GOFER_OP_COPYUP, &f, sizeof f, rel, NULL, &rep, 1, NULL, 0), sizeof st);
+	struct iovec rep = { pairs, GOFER_COPYUP_MAX * sizeof pairs[0] };
+	long r = call(c, GOFER_OP_COPYUP, &f, sizeof f, rel, NULL, &rep, 1, NULL, 0);
 
-	if (r == 0) {
-		*old = st[0];
-		*new_ = st[1];
-	}
-	return (int)r;
+	if (r < 0)
+		return (int)r;
+	if (r == 0 || (size_t)r % sizeof pairs[0])
+		return -EPROTO;
+	return (int)((size_t)r / sizeof pairs[0]);
 }
 
 int gofer_chmod(struct gofer_conn *c, int exp, const char *rel, mode_t mode)

@@ -32,6 +32,8 @@ struct gofer_srv {
 	unsigned long long max_bytes, max_files;
 	int reaper_fd;          /* write end of the scratch reaper's pipe, or -1 */
 	pid_t reaper_pid;
+	int dshrink_fd;         /* the dentry shrinker's socket (setup.c), or -1 */
+	pid_t dshrink_pid;
 };
 
 /* --export: write <name>/changes.patch and manifest.json for every cow

@@ -1790,7 +1790,9 @@ static int copy_up_dirs(const struct gofer_srv_export *e, const char *path, int 
 			break;  /* the call's own error says what */
 		if (in_upper(e, pre))
 			continue;
-		if (nm == max || nm == sizeof made / sizeof made[0]) {
+		if (nm == max || nm == sizeof made / sizeof made[0] || srv->dshrink_fd < 0) {
+			/* too many, or no shrinker (as root overlayfs copies
+			 * every directory up itself) */
 			r = -EOVERFLOW;
 			break;
 		}

@@ -148,17 +148,21 @@ static const char *parent_of(const char *rel, char *buf)
  * a copy-up is rel (a link's or rename's source, with the directories on the
  * way) or, then, the directory of rel2 (a create's, unlink's or the
  * target's) */
-#define COW_RETRY_NOID(rel, rel2, call) ({ dev_t cd_ = 0; ino_t ci_ = 0; \
+#define COW_RETRY_NOID(rel, rel2, call) ({ dev_t cd_ = 0; ino_t ci_ = 0, pi_; dev_t pd_; \
 	char pb_[VFS_PATH_MAX]; \
+	gofer_peek_identity(&pd_, &pi_); /* an unlink's victim */ \
 	__typeof__(call) r_ = (call); \
 	if (r_ == -EOVERFLOW && (rel)) { \
 		int c_ = cow_copyup(ctx, gc, exp, (rel), &cd_, &ci_); \
+		gofer_expect_identity(pd_, pi_); \
 		r_ = c_ == 1 ? (call) : c_; \
 	} \
 	if (r_ == -EOVERFLOW && (rel2) && *parent_of((rel2), pb_)) { \
 		int c_ = cow_copyup(ctx, gc, exp, pb_, &cd_, &ci_); \
+		gofer_expect_identity(pd_, pi_); \
 		r_ = c_ == 1 ? (call) : c_; \
 	} \
+	gofer_expect_identity(0, 0); \
 	r_; })
 
 static int g_walk(void *ctx, int exp, const char *rel, struct gofer_walk *out)

@@ -396,7 +396,13 @@ int gofer_lstat(struct gofer_conn *c, int exp, const char *rel, struct stat *st)
 
 /* The identity the next OPEN or xattr request of this thread names (see
  * struct gofer_req_open); consumed by it. */
-static __thread struct { uint64_t ino, dev; } g_expect;
+static __thread struct { uint64_t ino, dev; } g_expect, g_expect_parent;
+
+void gofer_expect_parent(dev_t dev, ino_t ino)
+{
+	g_expect_parent.dev = (uint64_t)dev;
+	g_expect_parent.ino = (uint64_t)ino;
+}
 
 void gofer_expect_identity(dev_t dev, ino_t ino)
 {
@@ -573,6 +579,10 @@ int gofer_unlink(struct gofer_conn *c, int exp, const char *rel, int flags)
 {
 	struct gofer_req_unlink f = { .exp = exp, .flags = flags };
 
+	take_expect(&f.ino, &f.dev);
+	f.pino = g_expect_parent.ino;
+	f.pdev = g_expect_parent.dev;
+	g_expect_parent.ino = g_expect_parent.dev = 0;
 	return simple(c, GOFER_OP_UNLINK, &f, sizeof f, rel, NULL);
 }
 

@@ -195,6 +195,9 @@ int gofer_lstat(struct gofer_conn *c, int exp, const char *rel, struct stat *st)
 /* The next OPEN or xattr request of the calling thread acts only on the
  * object (dev, ino), else fails with -ESTALE (struct gofer_req_open). */
 void gofer_expect_identity(dev_t dev, ino_t ino);
+/* The next UNLINK of the calling thread removes the name only from the
+ * directory (dev, ino), else -ESTALE. */
+void gofer_expect_parent(dev_t dev, ino_t ino);
 /* The identity the next request would name (not consumed). */
 void gofer_peek_identity(dev_t *dev, ino_t *ino);
 /* COPYUP (proto.h): copy the lower file or directory at rel of a cow export,

@@ -113,6 +113,9 @@ struct gofer_req_unlink {
 	uint32_t len;
 	int32_t flags;       /* 0 or AT_REMOVEDIR */
 	uint32_t pad;
+	uint64_t ino, dev;   /* the object checked (0: any): -ESTALE if the
+			      * name is another's now */
+	uint64_t pino, pdev; /* its directory checked (0: any): the same */
 };
 
 /* RENAME (old, new), LINK (old, new), SYMLINK (path, target): the first

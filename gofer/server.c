@@ -722,7 +722,22 @@ static int h_unlink(struct req *rq, struct rep *rp)
 	pfd = open_parent(rq->e, rq->path, &name, &owned);
 	if (pfd < 0)
 		return pfd;
-	if (unlinkat(pfd, name, f->flags) < 0)
+	/* only the object the sentry checked, in the directory it checked (a
+	 * rename in the sandbox between its check and this would have another
+	 * file removed: one in a directory the caller may not write, or in a
+	 * sticky one). What is left is the kernel's
+	 * window between this fstatat and the unlinkat, which no name-based
+	 * call closes. */
+	struct stat st, pst;
+	if (f->pino && fstat(pfd, &pst) < 0)
+		r = -errno;
+	else if (f->pino && (pst.st_ino != f->pino || pst.st_dev != (dev_t)f->pdev))
+		r = -ESTALE;
+	else if (f->ino && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		r = -errno;
+	else if (f->ino && (st.st_ino != f->ino || st.st_dev != (dev_t)f->dev))
+		r = -ESTALE;
+	else if (unlinkat(pfd, name, f->flags) < 0)
 		r = -errno;
 	close_owned(pfd, owned);
 	return r;

@@ -107,6 +107,19 @@ static int is_hidden(const struct gofer_srv_export *e, const char *p)
 	return 0;
 }
 
+int gofer_temp_name(const char *name)
+{
+	const char *hex = !strncmp(name, ".moat-copyup.", 13) ? name + 13 :
+			  !strncmp(name, ".moat-link.", 11) ? name + 11 : NULL;
+
+	if (!hex || strlen(hex) != 16)
+		return 0;
+	for (int i = 0; i < 16; i++)
+		if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
 /* ---- helpers ---- */
 
 static int oat2_one(const struct gofer_srv_export *e, int dirfd, const char *path,

@@ -36,6 +36,12 @@ struct gofer_srv {
 	pid_t dshrink_pid;
 };
 
+/* A name of the gofer's own copy-up temporaries (".moat-copyup." or
+ * ".moat-link." and 16 hex digits, server.c): never exported, removed from
+ * a kept upper layer (--overlay DIR) at start-up, where a gofer killed
+ * between making one and renaming it over left it. */
+int gofer_temp_name(const char *name);
+
 /* --export: write <name>/changes.patch and manifest.json for every cow
  * export (gofer/export.c). Returns 0, GOFER_EXIT_REFUSED or
  * GOFER_EXIT_EXPORT_FAILED. */

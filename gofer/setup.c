@@ -301,6 +301,37 @@ static void rm_tree(int dirfd, const char *name)
 	unlinkat(dirfd, name, AT_REMOVEDIR);
 }
 
+/* Remove the copy-up temporaries a killed gofer left in a kept upper layer
+ * (gofer_temp_name; regular files only, never following a symlink), before
+ * the guest can see them. A walk of the upper layer (getdents64), at most
+ * 64 directories deep. */
+static void rm_temps(int dirfd, int depth)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d;
+	struct dirent *de;
+
+	if (fd < 0 || depth > 64 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (de->d_type == DT_REG && gofer_temp_name(de->d_name)) {
+			unlinkat(fd, de->d_name, 0);
+		} else if (de->d_type == DT_DIR) {
+			int sub = openat(fd, de->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0) {
+				rm_temps(sub, depth + 1);
+				close(sub);
+			}
+		}
+	}
+	closedir(d);
+}
+
 /* The dentry shrinker (rootless only): a child of the gofer made before it
  * confines itself (Landlock refuses every remount to a confined process),
  * holding, per cow export, an fspick(2) context of its overlay and nothing
@@ -1104,6 +1135,8 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 			e->upperfd = open(up, O_PATH | O_DIRECTORY | O_CLOEXEC);
 			if (e->lowerfd < 0 || e->upperfd < 0)
 				failp("gofer: export %zu layers", i);
+			if (ex[i].cow_persist)
+				rm_temps(e->upperfd, 0);
 			e->host_path = ex[i].host_path;
 			e->cow_name = ex[i].cow_name ? ex[i].cow_name : "cow";
 			e->cow_prefix = ex[i].cow_prefix ? ex[i].cow_prefix : "";

@@ -212,6 +212,21 @@ if [ $ROOT = 1 ]; then
 	got=$(moat run --overlay "$T_TMP/layers" -- /bin/cat "/etc/$T_MARK" </dev/null 2>&1)
 	[ "$got" = kept ] && [ ! -e "/etc/$T_MARK" ] && [ -f "$T_TMP/layers/etc/upper/$T_MARK" ] &&
 		ok overlay_dir_persists || fail overlay_dir_persists "got [$got]; host /etc/$T_MARK: $(ls "/etc/$T_MARK" 2>&1)"
+	# a copy-up's temporary a killed gofer left in the kept upper layer (at
+	# its top and deeper): removed at the next start, never listed or
+	# exported (before: both, and kept)
+	mkdir -p "$T_TMP/layers/etc/upper/$T_MARK.d" "$T_TMP/texp"
+	echo left >"$T_TMP/layers/etc/upper/.moat-copyup.0123456789abcdef"
+	echo left >"$T_TMP/layers/etc/upper/$T_MARK.d/.moat-link.fedcba9876543210"
+	got=$(moat run --overlay "$T_TMP/layers" --export "$T_TMP/texp" -- /bin/sh -c \
+		"ls -a /etc /etc/$T_MARK.d | grep -c '^\.moat-'" </dev/null 2>&1)
+	if [ "$got" = 0 ] && ! grep -rqs 'moat-copyup\|moat-link' "$T_TMP/texp" &&
+	   [ ! -e "$T_TMP/layers/etc/upper/.moat-copyup.0123456789abcdef" ] &&
+	   [ ! -e "$T_TMP/layers/etc/upper/$T_MARK.d/.moat-link.fedcba9876543210" ]; then
+		ok copyup_temp_left_removed
+	else
+		fail copyup_temp_left_removed "listed: [$got]; exported: $(grep -rls moat- "$T_TMP/texp"); kept: $(ls -a "$T_TMP/layers/etc/upper" | grep moat-)"
+	fi
 	expect_eq overlay_etc_unchanged "$(hosthash /etc)" "$hb"
 	case $out in *"/etc/shadow: No such file or directory"*) ok overlay_shadow_hidden ;; *) fail overlay_shadow_hidden "$out" ;; esac
 	if grep -q "^diff --git a/usr/local/$T_MARK/t/c/run.sh " "$T_TMP/oexp/root/changes.patch" 2>/dev/null &&

@@ -84,6 +84,8 @@ static int cow_copyup(struct vfs *v, struct gofer_conn *gc, int exp, const char 
 		(void)vmeta_copied(v->vm, &pairs[k][0], &pairs[k][1]);
 		/* a directory's old number (overlayfs's, not kept) names nothing
 		 * any more; a file's may still be another name's (a lower link) */
+		if (S_ISREG(pairs[k][0].st_mode) && pairs[k][0].st_nlink > 1)
+			dirs = 1;  /* its other names were linked to the copy */
 		if (S_ISDIR(pairs[k][0].st_mode)) {
 			dirs = 1;
 			if (pairs[k][0].st_ino != pairs[k][1].st_ino || pairs[k][0].st_dev != pairs[k][1].st_dev)

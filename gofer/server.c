@@ -1695,6 +1695,9 @@ static int stat_beneath(const struct gofer_srv_export *e, const char *rel, struc
  * file. The call then goes on naming the copy: *dev and *ino, the object the
  * sentry checked, become the copy's. Anything it cannot do leaves the call
  * to overlayfs as before. */
+static void link_others(const struct gofer_srv_export *e, const char *rel, const struct lname *names,
+			size_t cnt, const struct stat st[2]);
+
 static void cow_links_first(const struct gofer_srv_export *e, const char *rel, uint64_t *dev,
 			    uint64_t *ino)
 {
@@ -1716,6 +1719,16 @@ static void cow_links_first(const struct gofer_srv_export *e, const char *rel, u
 		*dev = st[1].st_dev;
 		*ino = st[1].st_ino;
 	}
+	link_others(e, rel, names, cnt, st);
+}
+
+/* Link every other lower name of the file st[0] (names: its entries in
+ * the link index, cnt of them) that the merged view still shows as that
+ * lower file to its copy at rel (st[1]): a link beside the name, renamed
+ * over it. */
+static void link_others(const struct gofer_srv_export *e, const char *rel, const struct lname *names,
+			size_t cnt, const struct stat st[2])
+{
 	char buf[VFS_PATH_MAX], tmp[64];
 	for (size_t i = 0; i < cnt; i++) {
 		const char *other = names[i].rel, *bname, *aname;
@@ -1981,7 +1994,16 @@ static int h_copyup(struct req *rq, struct rep *rp)
 	if (r < 0)
 		return r;
 	if (!isdir) {
+		/* a lower file with other names: they are linked to the copy,
+		 * as for a mapped owner (cow_links_first) */
+		const struct lname *names = NULL;
+		size_t cnt = 0;
+		if (stat_beneath(rq->e, rq->path, &cur) == 0 && S_ISREG(cur.st_mode) &&
+		    cur.st_nlink > 1 && rq->e->lowerfd >= 0 && !in_upper(rq->e, rq->path))
+			names = lindex_find(rq->e, cur.st_ino, &cnt);
 		r = copy_up(rq->e, rq->path, f->dev, f->ino, 0, st);
+		if (r == 0 && names && cnt > 1)
+			link_others(rq->e, rq->path, names, cnt, st);
 		if (r == 0)
 			memcpy(pairs[n++], st, sizeof st);
 		else if (n && (r == -ENOENT || r == -EOVERFLOW))

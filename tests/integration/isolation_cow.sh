@@ -455,6 +455,14 @@ if [ $ROOT = 1 ] && command -v setpriv >/dev/null; then
 	else
 		fail unmapped_owner_export "$(cat "$M" 2>&1 | head -20)"
 	fi
+	# a multi-linked one: every name is the copy (before: the other name
+	# kept the old content, the link count dropped to 1)
+	echo h >"$UM/hl1"; ln "$UM/hl1" "$UM/sub/hl2"; chown $UU:0 "$UM/hl1"; chmod 644 "$UM/hl1"
+	ubefore=$(hosthash "$UM")
+	out=$(cd / && setpriv --reuid=$UU --regid=$UU --clear-groups -- "$MOAT" run --bind "$UM:/u:cow" \
+		--workdir /u -- /bin/sh -c 'echo more >>hl1; cat sub/hl2; stat -c "%h %u:%g" hl1 sub/hl2' </dev/null 2>&1)
+	SANITY=1 expect_eq unmapped_owner_hard_links "$(echo $out)" "h more 2 $UU:65534 2 $UU:65534"
+	expect_eq unmapped_owner_hard_links_host_unchanged "$(hosthash "$UM")" "$ubefore"
 else
 	skip unmapped_owner_copyup "needs root (to make files of unmapped owners) and setpriv"
 fi

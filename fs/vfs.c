@@ -57,34 +57,81 @@ static struct gofer_conn *conn(void *ctx)
 
 /* A write to a lower file of a cow export whose owner or group the gofer's
  * user namespace does not map (rootless: a 1000:0 file, a root-owned 0666
- * one) is EOVERFLOW from overlayfs's copy-up. Then the gofer copies the file
- * up by hand (GOFER_OP_COPYUP, the object the sentry checked, if it named
- * one), the copy is recorded as the original for stat and permission checks
- * (vmeta_copied), the names cached for it are dropped, and the call is made
- * once more, naming the copy. 1: retry with *dev and *ino (set if a check was
- * named) as the identity; else the copy-up's error (-EOVERFLOW: not a file
- * it applies to, the call's own error stands). */
+ * one), or a create, unlink or rename in such a lower directory, is
+ * EOVERFLOW from overlayfs's copy-up. Then the gofer copies the file, or the
+ * directories on the way to it, up by hand (GOFER_OP_COPYUP, the object the
+ * sentry checked, if it named one), each copy is recorded as its original
+ * for stat and permission checks (vmeta_copied), the names cached for them
+ * are dropped, and the call is made once more, naming the copy. 1: retry
+ * with *dev and *ino (set if a check was named) as the identity; else the
+ * copy-up's error (-EOVERFLOW: not a file it applies to, the call's own
+ * error stands). */
 static int cow_copyup(struct vfs *v, struct gofer_conn *gc, int exp, const char *rel,
 		      dev_t *dev, ino_t *ino)
 {
-	struct stat old, copy;
+	struct stat pairs[GOFER_COPYUP_MAX][2];
 
-	int r = gofer_copyup(gc, exp, rel, *dev, *ino, &old, &copy);
-	if (r < 0)
-		return r; /* ENOSPC (--disk), ESTALE (not the object checked)... */
-	vfs_map_stat(v, &old);
-	vfs_map_stat(v, &copy);
-	/* a full table (VMETA_MAX) leaves the copy shown and checked as the
-	 * caller's own file: only the sandbox's copy, never a host file */
-	(void)vmeta_copied(v->vm, &old, &copy);
-	for (size_t i = 0; i < v->nmnts; i++)
+	int n = gofer_copyup(gc, exp, rel, *dev, *ino, pairs);
+	if (n < 0)
+		return n; /* ENOSPC (--disk), ESTALE (not the object checked)... */
+	int dirs = 0;
+	for (int k = 0; k < n; k++) {
+		vfs_map_stat(v, &pairs[k][0]);
+		vfs_map_stat(v, &pairs[k][1]);
+		/* a full table (VMETA_MAX) leaves the copy shown and checked as
+		 * the caller's own file: only the sandbox's copy, never a host
+		 * file */
+		(void)vmeta_copied(v->vm, &pairs[k][0], &pairs[k][1]);
+		/* a directory's old number (overlayfs's, not kept) names nothing
+		 * any more; a file's may still be another name's (a lower link) */
+		if (S_ISREG(pairs[k][0].st_mode) && pairs[k][0].st_nlink > 1)
+			dirs = 1;  /* its other names were linked to the copy */
+		if (S_ISDIR(pairs[k][0].st_mode)) {
+			dirs = 1;
+			if (pairs[k][0].st_ino != pairs[k][1].st_ino || pairs[k][0].st_dev != pairs[k][1].st_dev)
+				vmeta_forget(v->vm, pairs[k][0].st_dev, pairs[k][0].st_ino);
+		}
+	}
+	/* a directory copied: overlayfs looked every directory it did not hold
+	 * up again, with new numbers; nothing cached of the mount is kept */
+	for (size_t i = 0; dirs && i < v->nmnts; i++)
 		if (v->mnts[i].kind == VFS_MNT_GOFER && v->mnts[i].export == exp)
-			vfs_invalidate(v, &v->mnts[i], rel, 0);
-	if (*ino) {
-		*dev = copy.st_dev;
-		*ino = copy.st_ino;
+			vfs_invalidate(v, &v->mnts[i], "", 1);
+	/* rel and every directory on the way (a copied directory is a new
+	 * overlay inode) */
+	char pre[VFS_PATH_MAX];
+	size_t len = strnlen(rel, sizeof pre - 1);
+	memcpy(pre, rel, len);
+	pre[len] = 0;
+	for (size_t i = 0; i < v->nmnts; i++) {
+		if (v->mnts[i].kind != VFS_MNT_GOFER || v->mnts[i].export != exp)
+			continue;
+		for (size_t l = len + 1; l-- > 0;) {
+			if (l < len && pre[l] != '/')
+				continue;
+			char c = pre[l];
+			pre[l] = 0;
+			vfs_invalidate(v, &v->mnts[i], pre, 0);
+			pre[l] = c;
+		}
+	}
+	if (*ino && pairs[n - 1][0].st_ino == *ino && pairs[n - 1][0].st_dev == *dev) {
+		*dev = pairs[n - 1][1].st_dev;
+		*ino = pairs[n - 1][1].st_ino;
 	}
 	return 1;
+}
+
+/* The directory rel is in ("" for the export's root, which overlayfs never
+ * copies: nothing to do there) */
+static const char *parent_of(const char *rel, char *buf)
+{
+	const char *sl = strrchr(rel, '/');
+	size_t l = sl ? (size_t)(sl - rel) : 0;
+
+	memcpy(buf, rel, l);
+	buf[l] = 0;
+	return buf;
 }
 
 #define COW_RETRY(call) ({ dev_t cd_; ino_t ci_; gofer_peek_identity(&cd_, &ci_); \
@@ -99,13 +146,25 @@ static int cow_copyup(struct vfs *v, struct gofer_conn *gc, int exp, const char 
 		} \
 	} \
 	r_; })
-/* link and rename name no checked object */
-#define COW_RETRY_NOID(call) ({ dev_t cd_ = 0; ino_t ci_ = 0; \
+/* creates, unlinks, links and renames name no checked object: what may need
+ * a copy-up is rel (a link's or rename's source, with the directories on the
+ * way) or, then, the directory of rel2 (a create's, unlink's or the
+ * target's) */
+#define COW_RETRY_NOID(rel, rel2, call) ({ dev_t cd_ = 0; ino_t ci_ = 0, pi_; dev_t pd_; \
+	char pb_[VFS_PATH_MAX]; \
+	gofer_peek_identity(&pd_, &pi_); /* an unlink's victim */ \
 	__typeof__(call) r_ = (call); \
-	if (r_ == -EOVERFLOW) { \
-		int c_ = cow_copyup(ctx, gc, exp, rel, &cd_, &ci_); \
+	if (r_ == -EOVERFLOW && (rel)) { \
+		int c_ = cow_copyup(ctx, gc, exp, (rel), &cd_, &ci_); \
+		gofer_expect_identity(pd_, pi_); \
 		r_ = c_ == 1 ? (call) : c_; \
 	} \
+	if (r_ == -EOVERFLOW && (rel2) && *parent_of((rel2), pb_)) { \
+		int c_ = cow_copyup(ctx, gc, exp, pb_, &cd_, &ci_); \
+		gofer_expect_identity(pd_, pi_); \
+		r_ = c_ == 1 ? (call) : c_; \
+	} \
+	gofer_expect_identity(0, 0); \
 	r_; })
 
 static int g_walk(void *ctx, int exp, const char *rel, struct gofer_walk *out)
@@ -117,17 +176,17 @@ static int g_open(void *ctx, int exp, const char *rel, int flags, mode_t mode, i
 static long g_readlink(void *ctx, int exp, const char *rel, char *buf, size_t len)
 { GC(ctx); return gofer_readlink(gc, exp, rel, buf, len); }
 static int g_mkdir(void *ctx, int exp, const char *rel, mode_t mode, struct stat *st)
-{ GC(ctx); return gofer_mkdir_st(gc, exp, rel, mode, st); }
+{ GC(ctx); return COW_RETRY_NOID((const char *)NULL, rel, gofer_mkdir_st(gc, exp, rel, mode, st)); }
 static int g_mknod(void *ctx, int exp, const char *rel, mode_t mode, struct stat *st)
-{ GC(ctx); return gofer_mknod_st(gc, exp, rel, mode, st); }
+{ GC(ctx); return COW_RETRY_NOID((const char *)NULL, rel, gofer_mknod_st(gc, exp, rel, mode, st)); }
 static int g_unlink(void *ctx, int exp, const char *rel, int flags)
-{ GC(ctx); return gofer_unlink(gc, exp, rel, flags); }
+{ GC(ctx); return COW_RETRY_NOID((const char *)NULL, rel, gofer_unlink(gc, exp, rel, flags)); }
 static int g_rename(void *ctx, int exp, const char *o, const char *n, unsigned flags)
-{ GC(ctx); const char *rel = o; return COW_RETRY_NOID(gofer_rename(gc, exp, o, n, flags)); }
+{ GC(ctx); return COW_RETRY_NOID(o, n, gofer_rename(gc, exp, o, n, flags)); }
 static int g_symlink(void *ctx, int exp, const char *target, const char *rel, struct stat *st)
-{ GC(ctx); return gofer_symlink_st(gc, exp, target, rel, st); }
+{ GC(ctx); return COW_RETRY_NOID((const char *)NULL, rel, gofer_symlink_st(gc, exp, target, rel, st)); }
 static int g_link(void *ctx, int exp, const char *o, const char *n)
-{ GC(ctx); const char *rel = o; return COW_RETRY_NOID(gofer_link(gc, exp, o, n)); }
+{ GC(ctx); return COW_RETRY_NOID(o, n, gofer_link(gc, exp, o, n)); }
 static int g_chmod(void *ctx, int exp, const char *rel, mode_t mode)
 { GC(ctx); return COW_RETRY(gofer_chmod(gc, exp, rel, mode)); }
 static int g_chown(void *ctx, int exp, const char *rel, uid_t uid, gid_t gid)

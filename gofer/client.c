@@ -396,7 +396,13 @@ int gofer_lstat(struct gofer_conn *c, int exp, const char *rel, struct stat *st)
 
 /* The identity the next OPEN or xattr request of this thread names (see
  * struct gofer_req_open); consumed by it. */
-static __thread struct { uint64_t ino, dev; } g_expect;
+static __thread struct { uint64_t ino, dev; } g_expect, g_expect_parent;
+
+void gofer_expect_parent(dev_t dev, ino_t ino)
+{
+	g_expect_parent.dev = (uint64_t)dev;
+	g_expect_parent.ino = (uint64_t)ino;
+}
 
 void gofer_expect_identity(dev_t dev, ino_t ino)
 {
@@ -573,6 +579,10 @@ int gofer_unlink(struct gofer_conn *c, int exp, const char *rel, int flags)
 {
 	struct gofer_req_unlink f = { .exp = exp, .flags = flags };
 
+	take_expect(&f.ino, &f.dev);
+	f.pino = g_expect_parent.ino;
+	f.pdev = g_expect_parent.dev;
+	g_expect_parent.ino = g_expect_parent.dev = 0;
 	return simple(c, GOFER_OP_UNLINK, &f, sizeof f, rel, NULL);
 }
 
@@ -604,18 +614,17 @@ int gofer_link(struct gofer_conn *c, int exp, const char *oldrel, const char *ne
 }
 
 int gofer_copyup(struct gofer_conn *c, int exp, const char *rel, dev_t dev, ino_t ino,
-		 struct stat *old, struct stat *new_)
+		 struct stat (*pairs)[2])
 {
 	struct gofer_req_open f = { .exp = exp, .ino = (uint64_t)ino, .dev = (uint64_t)dev };
-	struct stat st[2];
-	struct iovec rep = { st, sizeof st };
-	long r = expect(call(c, GOFER_OP_COPYUP, &f, sizeof f, rel, NULL, &rep, 1, NULL, 0), sizeof st);
+	struct iovec rep = { pairs, GOFER_COPYUP_MAX * sizeof pairs[0] };
+	long r = call(c, GOFER_OP_COPYUP, &f, sizeof f, rel, NULL, &rep, 1, NULL, 0);
 
-	if (r == 0) {
-		*old = st[0];
-		*new_ = st[1];
-	}
-	return (int)r;
+	if (r < 0)
+		return (int)r;
+	if (r == 0 || (size_t)r % sizeof pairs[0])
+		return -EPROTO;
+	return (int)((size_t)r / sizeof pairs[0]);
 }
 
 int gofer_chmod(struct gofer_conn *c, int exp, const char *rel, mode_t mode)

@@ -579,8 +579,9 @@ static void diff_dir(struct ctx *x, const struct gofer_srv_export *e, const char
 			free(cr);
 			continue;
 		}
-		if (hidden(e, cr) || lst_at(e->upperfd, cr, &ust) < 0) {
-			free(cr);
+		if (hidden(e, cr) || lst_at(e->upperfd, cr, &ust) < 0 ||
+		    (S_ISREG(ust.st_mode) && gofer_temp_name(u[i]))) {
+			free(cr);  /* (a copy-up's temporary: never exported) */
 			continue;
 		}
 		hl = have_lower && lst_at(e->lowerfd, cr, &lst) == 0;

@@ -166,6 +166,9 @@ void gofer_before_block(void);
 int gofer_conn_broken(const struct gofer_conn *c);
 
 #define GOFER_WALK_MAX 64
+/* COPYUP: at most this many objects copied up by one request (the lower
+ * directories on the way and the object) */
+#define GOFER_COPYUP_MAX 64
 struct gofer_walk {
 	int n;                        /* components stat'ed: st[0..n-1] */
 	int err;                      /* 0, or -errno for component n (-ENOENT,
@@ -192,14 +195,19 @@ int gofer_lstat(struct gofer_conn *c, int exp, const char *rel, struct stat *st)
 /* The next OPEN or xattr request of the calling thread acts only on the
  * object (dev, ino), else fails with -ESTALE (struct gofer_req_open). */
 void gofer_expect_identity(dev_t dev, ino_t ino);
+/* The next UNLINK of the calling thread removes the name only from the
+ * directory (dev, ino), else -ESTALE. */
+void gofer_expect_parent(dev_t dev, ino_t ino);
 /* The identity the next request would name (not consumed). */
 void gofer_peek_identity(dev_t *dev, ino_t *ino);
-/* COPYUP (proto.h): copy the lower file at rel of a cow export up by hand,
- * if it is the object dev/ino (0: any). old: its lstat before, new: the
- * copy's. -EOVERFLOW where that does not apply (not a cow export, not a
- * regular file). */
+/* COPYUP (proto.h): copy the lower file or directory at rel of a cow export,
+ * and the lower directories on the way to it, up by hand; rel only if it is
+ * the object dev/ino (0: any). pairs[k]: an object's lstat before and after
+ * (GOFER_COPYUP_MAX of room), rel's last if it was copied. How many, or
+ * -errno: -EOVERFLOW where that does not apply (not a cow export, nothing
+ * to copy, a directory overlayfs holds). */
 int gofer_copyup(struct gofer_conn *c, int exp, const char *rel, dev_t dev, ino_t ino,
-		 struct stat *old, struct stat *new_);
+		 struct stat (*pairs)[2]);
 int gofer_open(struct gofer_conn *c, int exp, const char *rel, int flags,
 	       mode_t mode, int *fd, struct stat *st);
 /* From now on (for the rest of the process) gofer_open returns only once the

@@ -62,11 +62,13 @@ enum gofer_op {
 			      * watch on the object at path (struct gofer_req_open:
 			      * flags = the mask, ino/dev = the object checked);
 			      * reply = the watch descriptor (int32) */
-	GOFER_OP_COPYUP,     /* a cow export's lower regular file whose owner or group
-			      * the gofer's user namespace does not map (overlayfs:
-			      * EOVERFLOW): copy it up by hand (struct gofer_req_open:
-			      * ino/dev = the object checked); reply = its lstat
-			      * before, then the new file's (two struct stat) */
+	GOFER_OP_COPYUP,     /* a cow export's lower regular file or directory whose
+			      * owner or group the gofer's user namespace does not map
+			      * (overlayfs: EOVERFLOW), or a lower directory on the way
+			      * to it: copy them up by hand (struct gofer_req_open:
+			      * ino/dev = the object checked); reply = per object
+			      * copied up, its lstat before, then after (pairs of
+			      * struct stat, at most GOFER_COPYUP_MAX, path's last) */
 	GOFER_OP_MAX,
 };
 
@@ -111,6 +113,9 @@ struct gofer_req_unlink {
 	uint32_t len;
 	int32_t flags;       /* 0 or AT_REMOVEDIR */
 	uint32_t pad;
+	uint64_t ino, dev;   /* the object checked (0: any): -ESTALE if the
+			      * name is another's now */
+	uint64_t pino, pdev; /* its directory checked (0: any): the same */
 };
 
 /* RENAME (old, new), LINK (old, new), SYMLINK (path, target): the first

@@ -107,6 +107,19 @@ static int is_hidden(const struct gofer_srv_export *e, const char *p)
 	return 0;
 }
 
+int gofer_temp_name(const char *name)
+{
+	const char *hex = !strncmp(name, ".moat-copyup.", 13) ? name + 13 :
+			  !strncmp(name, ".moat-link.", 11) ? name + 11 : NULL;
+
+	if (!hex || strlen(hex) != 16)
+		return 0;
+	for (int i = 0; i < 16; i++)
+		if (!((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
 /* ---- helpers ---- */
 
 static int oat2_one(const struct gofer_srv_export *e, int dirfd, const char *path,
@@ -722,7 +735,22 @@ static int h_unlink(struct req *rq, struct rep *rp)
 	pfd = open_parent(rq->e, rq->path, &name, &owned);
 	if (pfd < 0)
 		return pfd;
-	if (unlinkat(pfd, name, f->flags) < 0)
+	/* only the object the sentry checked, in the directory it checked (a
+	 * rename in the sandbox between its check and this would have another
+	 * file removed: one in a directory the caller may not write, or in a
+	 * sticky one). What is left is the kernel's
+	 * window between this fstatat and the unlinkat, which no name-based
+	 * call closes. */
+	struct stat st, pst;
+	if (f->pino && fstat(pfd, &pst) < 0)
+		r = -errno;
+	else if (f->pino && (pst.st_ino != f->pino || pst.st_dev != (dev_t)f->pdev))
+		r = -ESTALE;
+	else if (f->ino && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		r = -errno;
+	else if (f->ino && (st.st_ino != f->ino || st.st_dev != (dev_t)f->dev))
+		r = -ESTALE;
+	else if (unlinkat(pfd, name, f->flags) < 0)
 		r = -errno;
 	close_owned(pfd, owned);
 	return r;
@@ -1667,6 +1695,9 @@ static int stat_beneath(const struct gofer_srv_export *e, const char *rel, struc
  * file. The call then goes on naming the copy: *dev and *ino, the object the
  * sentry checked, become the copy's. Anything it cannot do leaves the call
  * to overlayfs as before. */
+static void link_others(const struct gofer_srv_export *e, const char *rel, const struct lname *names,
+			size_t cnt, const struct stat st[2]);
+
 static void cow_links_first(const struct gofer_srv_export *e, const char *rel, uint64_t *dev,
 			    uint64_t *ino)
 {
@@ -1688,6 +1719,16 @@ static void cow_links_first(const struct gofer_srv_export *e, const char *rel, u
 		*dev = st[1].st_dev;
 		*ino = st[1].st_ino;
 	}
+	link_others(e, rel, names, cnt, st);
+}
+
+/* Link every other lower name of the file st[0] (names: its entries in
+ * the link index, cnt of them) that the merged view still shows as that
+ * lower file to its copy at rel (st[1]): a link beside the name, renamed
+ * over it. */
+static void link_others(const struct gofer_srv_export *e, const char *rel, const struct lname *names,
+			size_t cnt, const struct stat st[2])
+{
 	char buf[VFS_PATH_MAX], tmp[64];
 	for (size_t i = 0; i < cnt; i++) {
 		const char *other = names[i].rel, *bname, *aname;
@@ -1720,25 +1761,259 @@ static void cow_links_first(const struct gofer_srv_export *e, const char *rel, u
 	}
 }
 
-/* COPYUP: overlayfs copies a lower file up with its owner and group, and a
- * gofer in its own user namespace (rootless) cannot give an id the
- * namespace does not map: EOVERFLOW for every write open, chmod, utimes,
- * truncate, xattr set, link or rename of such a file. Done here instead, as
- * overlayfs would for root (copy_up, the copy the gofer's own); the sentry
- * keeps the old owner and group as virtual metadata (fs/vmeta.c
- * vmeta_copied). Only a regular file of a cow export, only the object the
- * sentry checked. */
+/* Ask the dentry shrinker (setup.c start_dshrink) to make export e's
+ * overlay forget its unused dentries. 0, -errno (-ENOSYS: none). */
+static int dshrink(const struct gofer_srv_export *e)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	uint32_t i = (uint32_t)(e - srv->exp);
+	int32_t r = -ENOSYS;
+
+	if (srv->dshrink_fd < 0)
+		return -ENOSYS;
+	pthread_mutex_lock(&lock);
+	if (send(srv->dshrink_fd, &i, sizeof i, MSG_NOSIGNAL) != sizeof i ||
+	    recv(srv->dshrink_fd, &r, sizeof r, 0) != sizeof r)
+		r = -EIO;
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+/* The directories copied up by hand (their paths), per export: a dentry
+ * shrink gives every directory overlayfs looks up again a new inode number
+ * (a merged directory's st_ino is not kept where the layers are on two file
+ * systems), so each shrink reports their numbers before and after, and the
+ * sentry moves its virtual metadata (their original owners) along. At most
+ * COPIED_MAX are followed (a later one keeps its metadata only until the
+ * next shrink: then shown and checked as the caller's own, the sandbox's
+ * copy). */
+#define COPIED_MAX (GOFER_COPYUP_MAX - 16)
+static struct copied {
+	size_t n;
+	char *path[COPIED_MAX];
+} copied[GOFER_MAX_EXPORTS];
+static pthread_mutex_t copied_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Copy up by hand the lower directories on the way to path (and path itself
+ * if self and it is one) that overlayfs cannot (rootless: an owner or group
+ * the gofer's namespace does not map, EOVERFLOW): each is made in the upper
+ * layer directly, top down, with its mode (no set-id bits), user.*
+ * attributes and times, and is not opaque, so the lower entries still show
+ * through it. overlayfs learns of them only when it looks the directory up
+ * again: the dentry shrinker makes it forget the unused dentries, and a
+ * directory the sandbox holds (a cwd, a dirfd, a file open beneath it) keeps
+ * its cached lower-only dentry; then every directory made here is removed
+ * again (they are empty: nothing could reach them) and the answer is
+ * -EOVERFLOW, the call's own error. pairs[k]: lstat of the merged directory
+ * before and after; *np: how many (at most max). 0, -errno. */
+static int copy_up_dirs(const struct gofer_srv_export *e, const char *path, int self,
+			struct stat (*pairs)[2], size_t max, size_t *np)
+{
+	size_t made[16];  /* the length of each one's path */
+	size_t nm = 0, len = strlen(path), off = 0;
+	int r = 0;
+
+	*np = 0;
+	if (len >= VFS_PATH_MAX)
+		return -ENAMETOOLONG;
+	for (size_t end = 0; end <= len && !r; end++) {
+		if (end < len && path[end] != '/')
+			continue;
+		if (end == len && !self)
+			break;
+		char pre[VFS_PATH_MAX];
+		struct stat m;
+		memcpy(pre, path, end);
+		pre[end] = 0;
+		if (!end || is_hidden(e, pre))
+			break;
+		if (stat_beneath(e, pre, &m) < 0 || !S_ISDIR(m.st_mode))
+			break;  /* the call's own error says what */
+		if (in_upper(e, pre))
+			continue;
+		if (nm == max || nm == sizeof made / sizeof made[0] || srv->dshrink_fd < 0) {
+			/* too many, or no shrinker (as root overlayfs copies
+			 * every directory up itself) */
+			r = -EOVERFLOW;
+			break;
+		}
+		/* the parent is in the upper layer: the root, or made above */
+		const char *sl = strrchr(pre, '/'), *name = sl ? sl + 1 : pre;
+		char par[VFS_PATH_MAX];
+		size_t pl = sl ? (size_t)(sl - pre) : 0;
+		memcpy(par, pre, pl);
+		par[pl] = 0;
+		struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+					.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+						   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
+		int upfd = (int)syscall(SYS_openat2, e->upperfd, pl ? par : ".", &how, sizeof how);
+		if (upfd < 0) {
+			r = -errno;
+			break;
+		}
+		if (mkdirat(upfd, name, 0700) < 0) {
+			r = -errno;
+			close(upfd);
+			break;
+		}
+		made[nm] = end;
+		pairs[nm][0] = m;
+		nm++;
+		struct open_how dh = { .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+				       .resolve = how.resolve };
+		int dfd = (int)syscall(SYS_openat2, upfd, name, &dh, sizeof dh);
+		int src = oat2(e, e->rootfd, pre, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+		close(upfd);
+		if (dfd < 0 || src < 0) {
+			r = dfd < 0 ? -errno : src;
+		} else {
+			char names[GOFER_XATTR_LIST_MAX], val[GOFER_XATTR_MAX];
+			ssize_t nl = flistxattr(src, names, sizeof names);
+			for (ssize_t i = 0; nl > 0 && i < nl && !r; i += (ssize_t)strlen(names + i) + 1) {
+				if (strncmp(names + i, "user.", 5))
+					continue;
+				ssize_t vl = fgetxattr(src, names + i, val, sizeof val);
+				if (vl >= 0 && fsetxattr(dfd, names + i, val, (size_t)vl, 0) < 0 &&
+				    errno == ENOSPC)
+					r = -ENOSPC;
+			}
+			struct timespec ts[2] = { m.st_atim, m.st_mtim };
+			if (!r && (fchmod(dfd, host_mode(e, m.st_mode & 07777)) < 0 ||
+				   futimens(dfd, ts) < 0))
+				r = -errno;
+		}
+		if (dfd >= 0)
+			close(dfd);
+		if (src >= 0)
+			close(src);
+	}
+	if (!r && nm) {
+		/* the ones copied before: their numbers now, then after */
+		struct copied *c = &copied[e - srv->exp];
+		struct stat before[COPIED_MAX];
+		size_t nb;
+		pthread_mutex_lock(&copied_lock);
+		nb = c->n;
+		for (size_t k = 0; k < nb; k++)
+			if (stat_beneath(e, c->path[k], &before[k]) < 0)
+				before[k].st_ino = 0;
+		r = dshrink(e);
+		size_t keep = 0;
+		for (size_t k = 0; k < nb && !r; k++) {
+			struct stat now;
+			if (!before[k].st_ino || stat_beneath(e, c->path[k], &now) < 0 ||
+			    !S_ISDIR(now.st_mode)) {
+				free(c->path[k]);  /* gone or replaced: not followed */
+				continue;
+			}
+			c->path[keep++] = c->path[k];
+			if (now.st_ino != before[k].st_ino && nm + *np < max) {
+				/* listed first: path's own pair stays the last */
+				memmove(pairs + 1, pairs, (*np + nm) * sizeof *pairs);
+				pairs[0][0] = before[k];
+				pairs[0][1] = now;
+				(*np)++;
+			}
+		}
+		if (!r)
+			c->n = keep;
+		pthread_mutex_unlock(&copied_lock);
+		off = *np;
+		for (size_t k = 0; k < nm && !r; k++) {
+			/* looked up again: a merged directory (upper and lower),
+			 * whose link count overlayfs shows as 1 */
+			char pre[VFS_PATH_MAX];
+			memcpy(pre, path, made[k]);
+			pre[made[k]] = 0;
+			if (stat_beneath(e, pre, &pairs[off + k][1]) < 0 || pairs[off + k][1].st_nlink != 1)
+				r = -EOVERFLOW;
+		}
+		pthread_mutex_lock(&copied_lock);
+		for (size_t k = 0; k < nm && !r && c->n < COPIED_MAX; k++) {
+			char *p = malloc(made[k] + 1);
+			if (!p)
+				break;
+			memcpy(p, path, made[k]);
+			p[made[k]] = 0;
+			c->path[c->n++] = p;
+		}
+		pthread_mutex_unlock(&copied_lock);
+	}
+	if (r) {
+		/* a directory overlayfs still holds as lower-only shows nothing
+		 * made beneath it, nor does any below it: all are still empty */
+		while (nm) {
+			nm--;
+			struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+						.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+							   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
+			char pre[VFS_PATH_MAX];
+			memcpy(pre, path, made[nm]);
+			pre[made[nm]] = 0;
+			char *sl = strrchr(pre, '/');
+			if (sl)
+				*sl = 0;
+			int upfd = (int)syscall(SYS_openat2, e->upperfd, sl ? pre : ".",
+						&how, sizeof how);
+			if (upfd >= 0) {
+				unlinkat(upfd, sl ? sl + 1 : pre, AT_REMOVEDIR);
+				close(upfd);
+			}
+		}
+		/* the others' new numbers still count */
+		*np = r == -EOVERFLOW ? off : 0;
+		return *np ? 0 : r;
+	}
+	*np += nm;
+	return 0;
+}
+
+/* COPYUP: overlayfs copies a lower file or directory up with its owner and
+ * group, and a gofer in its own user namespace (rootless) cannot give an id
+ * the namespace does not map: EOVERFLOW for every write open, chmod, utimes,
+ * truncate, xattr set, link or rename of such a file, and for every create,
+ * unlink or rename in such a directory. Done here instead, as overlayfs
+ * would for root: the lower directories on the way to path (copy_up_dirs),
+ * then path itself, a directory (the same) or a regular file (copy_up, the
+ * copy the gofer's own; only the object the sentry checked). The sentry
+ * keeps the old owners and groups as virtual metadata (fs/vmeta.c
+ * vmeta_copied). Reply: a pair of lstats (before, after) per object copied
+ * up, path's last. */
 static int h_copyup(struct req *rq, struct rep *rp)
 {
 	const struct gofer_req_open *f = rq->fixed;
-	struct stat st[2];
+	struct stat pairs[GOFER_COPYUP_MAX][2], st[2], cur;
+	size_t n = 0;
 
 	if (!rq->e->cow || rq->e->is_file || !*rq->path)
 		return -EOVERFLOW;  /* nothing to do here: the caller's error stands */
-	int r = copy_up(rq->e, rq->path, f->dev, f->ino, 0, st);
+	int isdir = stat_beneath(rq->e, rq->path, &cur) == 0 && S_ISDIR(cur.st_mode);
+	if (isdir && f->ino && (cur.st_ino != f->ino || cur.st_dev != (dev_t)f->dev))
+		return -ESTALE;
+	int r = copy_up_dirs(rq->e, rq->path, isdir, pairs, GOFER_COPYUP_MAX - 1, &n);
+	if (r < 0)
+		return r;
+	if (!isdir) {
+		/* a lower file with other names: they are linked to the copy,
+		 * as for a mapped owner (cow_links_first) */
+		const struct lname *names = NULL;
+		size_t cnt = 0;
+		if (stat_beneath(rq->e, rq->path, &cur) == 0 && S_ISREG(cur.st_mode) &&
+		    cur.st_nlink > 1 && rq->e->lowerfd >= 0 && !in_upper(rq->e, rq->path))
+			names = lindex_find(rq->e, cur.st_ino, &cnt);
+		r = copy_up(rq->e, rq->path, f->dev, f->ino, 0, st);
+		if (r == 0 && names && cnt > 1)
+			link_others(rq->e, rq->path, names, cnt, st);
+		if (r == 0)
+			memcpy(pairs[n++], st, sizeof st);
+		else if (n && (r == -ENOENT || r == -EOVERFLOW))
+			r = 0;  /* the directories were what it needed */
+	}
+	if (r == 0 && !n)
+		r = -EOVERFLOW;
 	if (r == 0) {
-		memcpy(rp->payload, st, sizeof st);
-		rp->len = sizeof st;
+		rp->len = n * sizeof pairs[0];
+		memcpy(rp->payload, pairs, rp->len);
 	}
 	return r;
 }
@@ -2058,6 +2333,11 @@ noreturn void gofer_serve(const struct gofer_srv *s, int ctl)
 	int st = 0;
 	if (s->exportfd >= 0)
 		st = gofer_export_run(s);
+	if (s->dshrink_fd >= 0) {
+		close(s->dshrink_fd);
+		while (waitpid(s->dshrink_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
 	if (s->reaper_fd >= 0) {
 		close(s->reaper_fd);
 		while (waitpid(s->reaper_pid, NULL, 0) < 0 && errno == EINTR)

@@ -32,7 +32,15 @@ struct gofer_srv {
 	unsigned long long max_bytes, max_files;
 	int reaper_fd;          /* write end of the scratch reaper's pipe, or -1 */
 	pid_t reaper_pid;
+	int dshrink_fd;         /* the dentry shrinker's socket (setup.c), or -1 */
+	pid_t dshrink_pid;
 };
+
+/* A name of the gofer's own copy-up temporaries (".moat-copyup." or
+ * ".moat-link." and 16 hex digits, server.c): never exported, removed from
+ * a kept upper layer (--overlay DIR) at start-up, where a gofer killed
+ * between making one and renaming it over left it. */
+int gofer_temp_name(const char *name);
 
 /* --export: write <name>/changes.patch and manifest.json for every cow
  * export (gofer/export.c). Returns 0, GOFER_EXIT_REFUSED or

@@ -50,6 +50,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <linux/mount.h>
+#include <stddef.h>
+#include "platform/arch.h"
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -296,6 +299,136 @@ static void rm_tree(int dirfd, const char *name)
 	}
 	closedir(d);
 	unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+/* Remove the copy-up temporaries a killed gofer left in a kept upper layer
+ * (gofer_temp_name; regular files only, never following a symlink), before
+ * the guest can see them. A walk of the upper layer (getdents64), at most
+ * 64 directories deep. */
+static void rm_temps(int dirfd, int depth)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d;
+	struct dirent *de;
+
+	if (fd < 0 || depth > 64 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (de->d_type == DT_REG && gofer_temp_name(de->d_name)) {
+			unlinkat(fd, de->d_name, 0);
+		} else if (de->d_type == DT_DIR) {
+			int sub = openat(fd, de->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0) {
+				rm_temps(sub, depth + 1);
+				close(sub);
+			}
+		}
+	}
+	closedir(d);
+}
+
+/* The dentry shrinker (rootless only): a child of the gofer made before it
+ * confines itself (Landlock refuses every remount to a confined process),
+ * holding, per cow export, an fspick(2) context of its overlay and nothing
+ * else. For each export number it reads on its socket it reconfigures that
+ * overlay with no change (fsconfig FSCONFIG_CMD_RECONFIGURE), whose one
+ * effect is the kernel's shrink_dcache_sb: overlayfs forgets the unused
+ * dentries of the layers it looked up, so a directory the gofer copied up by
+ * hand in the upper layer (server.c copy_up_dirs) is looked up again with
+ * it. Its seccomp filter lets it do only that: read, write, fsconfig with
+ * that command, exit. It ends at EOF (the gofer ended) or with the gofer
+ * (PDEATHSIG). */
+static void start_dshrink(struct gofer_srv *s)
+{
+	int fds[GOFER_MAX_EXPORTS], sv[2], any = 0;
+	pid_t pid;
+
+	s->dshrink_fd = -1;
+	if (geteuid() == 0)
+		return;  /* as root every id is mapped: overlayfs copies up all */
+	for (size_t i = 0; i < s->n; i++) {
+		fds[i] = -1;
+		if (s->exp[i].cow && !s->exp[i].is_file)
+			fds[i] = (int)syscall(SYS_fspick, s->exp[i].rootfd, "",
+					      FSPICK_EMPTY_PATH | FSPICK_NO_AUTOMOUNT | FSPICK_CLOEXEC);
+		any |= fds[i] >= 0;
+		if (s->exp[i].cow)
+			dbg("gofer: export %zu: fspick %d (%s)", i, fds[i], fds[i] < 0 ? strerror(errno) : "ok");
+	}
+	if (!any || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		goto out;
+	pid = fork();
+	if (pid < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		goto out;
+	}
+	if (pid == 0) {
+		prctl(PR_SET_NAME, "moat-dshrink");
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* keep only the socket and the contexts */
+		for (unsigned lo = 0;;) {
+			unsigned next = ~0U;
+			if ((unsigned)sv[1] >= lo)
+				next = (unsigned)sv[1];
+			for (size_t i = 0; i < s->n; i++)
+				if (fds[i] >= 0 && (unsigned)fds[i] >= lo && (unsigned)fds[i] < next)
+					next = (unsigned)fds[i];
+			if (next > lo)
+				syscall(SYS_close_range, lo, next == ~0U ? ~0U : next - 1, 0);
+			if (next == ~0U)
+				break;
+			lo = next + 1;
+		}
+		struct sock_filter f[] = {
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, MOAT_AUDIT_ARCH, 1, 0),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_fsconfig, 0, 2),
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FSCONFIG_CMD_RECONFIGURE, 6, 7),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_read, 5, 0),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_write, 4, 0),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_exit_group, 3, 0),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_exit, 2, 0),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 1, 0),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		};
+		struct sock_fprog prog = { .len = sizeof f / sizeof f[0], .filter = f };
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+			syscall(SYS_exit_group, 1);
+		for (;;) {
+			uint32_t i;
+			int32_t r;
+			long n = syscall(SYS_read, sv[1], &i, sizeof i);
+			if (n <= 0) {
+				if (n < 0 && errno == EINTR)
+					continue;
+				syscall(SYS_exit_group, 0);
+			}
+			r = n == sizeof i && i < GOFER_MAX_EXPORTS && i < s->n && fds[i] >= 0 ?
+				(syscall(SYS_fsconfig, fds[i], FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) < 0 ?
+				 -errno : 0) : -EINVAL;
+			if (syscall(SYS_write, sv[1], &r, sizeof r) != sizeof r)
+				syscall(SYS_exit_group, 0);
+		}
+	}
+	close(sv[1]);
+	s->dshrink_fd = sv[0];
+	s->dshrink_pid = pid;
+out:
+	for (size_t i = 0; i < s->n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 }
 
 /* The scratch reaper: a child of the gofer made before it confines itself,
@@ -859,12 +992,17 @@ static int landlock(const struct gofer_export *ex, const struct gofer_srv *srv)
 		pb.allowed_access &= all;
 		if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
 			failp("gofer: landlock_add_rule (export %zu)", i);
-		/* the export reads both layers of a cow export */
+		/* the export reads both layers of a cow export; a directory
+		 * copy-up by hand (rootless, server.c copy_up_dirs) makes
+		 * directories in the upper one, and removes them again */
 		for (int k = 0; e->cow && k < 2; k++) {
 			struct landlock_path_beneath_attr lb = {
 				.parent_fd = k ? e->upperfd : e->lowerfd,
 				.allowed_access = rd,
 			};
+			if (k && srv->dshrink_fd >= 0)
+				lb.allowed_access |= LANDLOCK_ACCESS_FS_MAKE_DIR |
+						     LANDLOCK_ACCESS_FS_REMOVE_DIR;
 			if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &lb, 0) < 0)
 				failp("gofer: landlock_add_rule (layers of %zu)", i);
 		}
@@ -997,6 +1135,8 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 			e->upperfd = open(up, O_PATH | O_DIRECTORY | O_CLOEXEC);
 			if (e->lowerfd < 0 || e->upperfd < 0)
 				failp("gofer: export %zu layers", i);
+			if (ex[i].cow_persist)
+				rm_temps(e->upperfd, 0);
 			e->host_path = ex[i].host_path;
 			e->cow_name = ex[i].cow_name ? ex[i].cow_name : "cow";
 			e->cow_prefix = ex[i].cow_prefix ? ex[i].cow_prefix : "";
@@ -1026,6 +1166,7 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	srv.max_files = cow_cfg.max_files;
 	srv.reaper_fd = reaper_fd;
 	srv.reaper_pid = reaper_pid;
+	start_dshrink(&srv);
 
 	/* 6, 7: confine ourselves */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

@@ -979,7 +979,20 @@ int fs_may_delete(struct task *t, const struct vfs_node *n, int isdir)
 	return 0;
 }
 
+static long unlinkat_once(struct sc_call *c, int dirfd, const char *path, int flags, int fresh);
+
 static long do_unlinkat(struct sc_call *c, int dirfd, const char *path, int flags)
+{
+	int r, tries = 0;
+
+	/* -ESTALE: the name is another object's than the one checked (renamed
+	 * meanwhile): walked and checked afresh, at most 16 times */
+	while ((r = (int)unlinkat_once(c, dirfd, path, flags, tries)) == -ESTALE && ++tries < 16)
+		;
+	return r == -ESTALE ? -ENOENT : r;
+}
+
+static long unlinkat_once(struct sc_call *c, int dirfd, const char *path, int flags, int fresh)
 {
 	cleanup_free struct vfs_node *n = NULL;
 	int rmdir_ = !!(flags & AT_REMOVEDIR);
@@ -987,7 +1000,7 @@ static long do_unlinkat(struct sc_call *c, int dirfd, const char *path, int flag
 
 	if (flags & ~AT_REMOVEDIR)
 		return -EINVAL;
-	r = fs_walk(c, dirfd, path, WALK_CREATE | WALK_NOFOLLOW, &n);
+	r = fs_walk(c, dirfd, path, WALK_CREATE | WALK_NOFOLLOW | (fresh ? WALK_FRESH : 0), &n);
 	if (r < 0)
 		return r;
 	if (n->last_dot)
@@ -1005,7 +1018,13 @@ static long do_unlinkat(struct sc_call *c, int dirfd, const char *path, int flag
 	if (!rmdir_ && n->trailing_slash)
 		return -ENOTDIR;
 	pthread_rwlock_rdlock(&ns_lock);
+	if (n->mnt->kind == VFS_MNT_GOFER) {
+		gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
+		gofer_expect_parent(n->pst.st_dev, n->pst.st_ino); /* in the directory checked */
+	}
 	r = VFS_BE(VFS_OF(c), unlink, n->mnt->export, n->rel, rmdir_ ? AT_REMOVEDIR : 0);
+	gofer_expect_identity(0, 0);
+	gofer_expect_parent(0, 0);
 	pthread_rwlock_unlock(&ns_lock);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, rmdir_);
 	if (r == 0 && (rmdir_ || n->st.st_nlink <= 1))

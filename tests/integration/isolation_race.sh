@@ -122,6 +122,45 @@ else
 	skip swap "needs root (a file of another host user)"
 fi
 
+# unlink: the gofer removes a name. A guest that swaps its own writable
+# directory D with another host user's 0755 directory V (RENAME_EXCHANGE in
+# a writable parent) between the sentry's check of D/x and the removal must
+# not remove V/x, which it may not (V is not writable to it). The gofer
+# compares the identity checked with what it removes (-ESTALE: the sentry
+# walks again). Natively (as root) the removal goes through.
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	S=$T_TMP/uswap
+	mkdir -p "$S/D" "$S/V" && chmod 777 "$S" "$S/D"
+	printf 'SWAP-SECRET\n' >"$S/V/x" && chown -R nobody "$S/V" && chmod 600 "$S/V/x" && chmod 755 "$S/V"
+	cat >"$T_TMP/uswap.py" <<'EOF2'
+import ctypes, os, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
+d = sys.argv[1]
+a, b = (d + "/D").encode(), (d + "/V").encode()
+stop = []
+def swap():
+    while not stop: libc.renameat2(-100, a, -100, b, 2)  # RENAME_EXCHANGE
+th = threading.Thread(target=swap); th.start()
+for i in range(4000):
+    try: os.close(os.open(d + "/D/x", os.O_WRONLY | os.O_CREAT, 0o644))
+    except OSError: pass
+    try: os.unlink(d + "/D/x")
+    except OSError: pass
+stop.append(1); th.join()
+print("done")
+EOF2
+	out=$(moat run --bind "$S:/s:rw" --bind "$T_TMP:/t:ro" -- "$PY" /t/uswap.py /s </dev/null 2>&1)
+	if [ "$(cat "$S/V/x" "$S/D/x" 2>/dev/null | grep -c SWAP-SECRET)" != 1 ]; then
+		fail swap_unlink "another user's file was removed ($out)"
+	elif [ "$out" != done ]; then
+		fail swap_unlink "$out"
+	else
+		ok swap_unlink
+	fi
+else
+	skip swap_unlink "needs root (a directory of another host user)"
+fi
+
 # unshare(CLONE_FS) against readers of another thread's /proc cwd: the
 # sentry stays up (the asan tier fails on any report: before red-team round 8
 # a heap-use-after-free in vfs_cwd_node, the fs_ctx read bare while its task

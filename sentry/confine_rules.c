@@ -55,6 +55,8 @@ static const int allowed[] = {
 	 * so that their owners are the virtual ones; never attaches */
 	SCMP_SYS(shmget), SCMP_SYS(shmctl), SCMP_SYS(semget), SCMP_SYS(semctl),
 	SCMP_SYS(semtimedop), SCMP_SYS(msgget), SCMP_SYS(msgctl),
+	/* and its POSIX message queues (sys_ipc.c opens them for the guest) */
+	SCMP_SYS(mq_open), SCMP_SYS(mq_unlink),
 };
 
 static int rule(scmp_filter_ctx ctx, int nr, unsigned n, const struct scmp_arg_cmp *c)

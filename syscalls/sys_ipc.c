@@ -35,8 +35,12 @@
 #include "syscalls/sc.h"
 #include "kernel/cred.h"
 #include "kernel/task.h"
+#include "syscalls/sys_fs.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <mqueue.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -544,3 +548,152 @@ static long sem_op(struct sc_call *c, uint64_t timeout)
 
 long sys_semop(struct sc_call *c) { return sem_op(c, 0); }
 long sys_semtimedop(struct sc_call *c) { return sem_op(c, c->args[3]); }
+
+/* ---- POSIX message queues ----
+ * The queues live in the IPC namespace's internal mqueue mount, whose
+ * inodes the host checks against the one host uid: a process that dropped
+ * root opened root's 0600 queue and unlinked it (uidclass sweep). The
+ * sentry opens and makes every queue itself (mq_open acts on the caller's
+ * IPC namespace: its threads are in the guest's) from the copied name and
+ * attributes, keeps each queue's virtual owner, group and mode, applies
+ * Linux's rules (generic_permission on the virtual ids, CAP_DAC_OVERRIDE;
+ * unlink: the owner, the directory's (root) or CAP_FOWNER) and installs
+ * the fd. The native queue is the sentry's, 0600. */
+
+struct mq_ent {
+	char name[NAME_MAX + 1];
+	uid_t uid;
+	gid_t gid;
+	unsigned mode;
+};
+
+static struct mq_ent *mqs;
+static size_t nmqs, cmqs;
+
+static struct mq_ent *mq_find(const char *name)
+{
+	for (size_t i = 0; i < nmqs; i++)
+		if (strcmp(mqs[i].name, name) == 0)
+			return &mqs[i];
+	return NULL;
+}
+
+/* generic_permission: mask 4 read, 2 write */
+static int mq_may(const struct cred *s, const struct mq_ent *e, unsigned mask)
+{
+	unsigned g = e->mode;
+	if (s->fsuid == e->uid)
+		g >>= 6;
+	else if (cred_in_group(s, e->gid))
+		g >>= 3;
+	return !(mask & ~g & 7) || cred_capable(s, CRED_CAP_DAC_OVERRIDE);
+}
+
+long sys_mq_open(struct sc_call *c)
+{
+	const char *name = c->str[0];
+	int oflag = (int)c->args[1];
+	mode_t mode = (mode_t)c->args[2];
+	uint64_t ua = c->args[3];
+	int acc = oflag & O_ACCMODE;
+	if (!name)
+		return -EFAULT;
+	if (strlen(name) > NAME_MAX)
+		return -ENAMETOOLONG;
+	struct mq_attr a, *ap = NULL;
+	if ((oflag & O_CREAT) && ua) {
+		if (sc_read_guest(c, ua, &a, sizeof a) < 0)
+			return -EFAULT;
+		ap = &a;
+	}
+	unsigned mask = acc == O_RDONLY ? 4 : acc == O_WRONLY ? 2 : 6;
+	const int keep = acc | (oflag & O_NONBLOCK) | O_CLOEXEC;
+	struct cred s = caller_cred(c);
+	long r;
+	pthread_mutex_lock(&ipc_mu);
+	struct mq_ent *e = mq_find(name);
+	if (e) {
+		if ((oflag & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+			r = -EEXIST;
+		else if (acc == O_ACCMODE)
+			r = -EINVAL; /* Linux's prepare_open order */
+		else if (!mq_may(&s, e, mask))
+			r = -EACCES;
+		else if ((r = syscall(SYS_mq_open, name, keep, 0, NULL)) < 0)
+			r = -errno;
+		if (r == -ENOENT) /* gone without us: forget it */
+			*e = mqs[--nmqs];
+		goto out;
+	}
+	if (!(oflag & O_CREAT)) {
+		r = syscall(SYS_mq_open, name, O_RDONLY | O_CLOEXEC, 0, NULL);
+		if (r >= 0) {
+			close((int)r); /* there, but not one the sentry made: never */
+			r = -EACCES;
+		} else {
+			r = -errno;
+		}
+		goto out;
+	}
+	if (nmqs == cmqs) {
+		size_t n = cmqs ? cmqs * 2 : 16;
+		struct mq_ent *p = realloc(mqs, n * sizeof *p);
+		if (!p) {
+			r = -ENOMEM;
+			goto out;
+		}
+		mqs = p;
+		cmqs = n;
+	}
+	r = syscall(SYS_mq_open, name, keep | O_CREAT | O_EXCL, 0600, ap);
+	if (r < 0) {
+		r = errno == EEXIST ? -EACCES : -errno; /* EEXIST: not one of ours */
+		goto out;
+	}
+	e = &mqs[nmqs++];
+	snprintf(e->name, sizeof e->name, "%s", name);
+	e->uid = s.fsuid;
+	e->gid = s.fsgid;
+	e->mode = mode & 0777 & ~fs_umask(c->task);
+out:
+	pthread_mutex_unlock(&ipc_mu);
+	cred_free(&s);
+	if (r < 0) {
+		snprintf(c->note, sizeof c->note, "mq_open: %s on the virtual ids", strerror((int)-r));
+		return r;
+	}
+	return sc_return_fd(c, (int)r, 1); /* Linux: always close-on-exec */
+}
+
+long sys_mq_unlink(struct sc_call *c)
+{
+	const char *name = c->str[0];
+	if (!name)
+		return -EFAULT;
+	struct cred s = caller_cred(c);
+	long r;
+	pthread_mutex_lock(&ipc_mu);
+	struct mq_ent *e = mq_find(name);
+	if (!e) {
+		r = syscall(SYS_mq_open, name, O_RDONLY | O_CLOEXEC, 0, NULL);
+		if (r >= 0) {
+			close((int)r);
+			r = -EACCES;
+		} else {
+			r = -errno;
+		}
+	} else if (s.fsuid != e->uid && s.fsuid != 0 && !cred_capable(&s, CRED_CAP_FOWNER)) {
+		r = -EACCES; /* the sticky directory (Linux answers EACCES here) */
+	} else if ((r = syscall(SYS_mq_unlink, name)) < 0) {
+		r = -errno;
+		if (r == -ENOENT)
+			*e = mqs[--nmqs];
+	} else {
+		*e = mqs[--nmqs];
+	}
+	pthread_mutex_unlock(&ipc_mu);
+	cred_free(&s);
+	if (r < 0)
+		snprintf(c->note, sizeof c->note, "mq_unlink: %s on the virtual ids", strerror((int)-r));
+	return r;
+}

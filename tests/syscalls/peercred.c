@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <grp.h>
 
 #define U1 61240
 
@@ -35,6 +36,21 @@ int main(int argc, char **argv)
 		socklen_t l = sizeof small;
 		CHECK(getsockopt(sp[0], SOL_SOCKET, SO_PEERCRED, small, &l) == 0 && l == 4, "short_buffer",
 		      "%s len %u", strerror(errno), (unsigned)l);
+	}
+	{
+		/* SO_PEERGROUPS: the peer's supplementary groups (here the caller's) */
+		gid_t g[256], mine[256];
+		socklen_t l = sizeof g;
+		int n = getgroups(256, mine);
+		int r = getsockopt(sp[0], SOL_SOCKET, SO_PEERGROUPS, g, &l);
+		int same = r == 0 && n >= 0 && l == n * sizeof(gid_t);
+		for (int i = 0; same && i < n; i++) {
+			int f = 0;
+			for (int j = 0; j < n; j++)
+				f |= g[j] == mine[i];
+			same = f;
+		}
+		CHECK(same, "peergroups_self", "%s r %d len %u n %d", strerror(errno), r, (unsigned)l, n);
 	}
 	int one = 1;
 	errno = 0;
@@ -72,7 +88,8 @@ int main(int argc, char **argv)
 	pipe(go);
 	pid_t c = fork();
 	if (c == 0) {
-		if (setresgid(U1, U1, U1) || setresuid(U1, U1, U1))
+		gid_t sg[2] = { 4242, 4243 };
+		if (setgroups(2, sg) || setresgid(U1, U1, U1) || setresuid(U1, U1, U1))
 			_exit(3);
 		int s = socket(AF_UNIX, SOCK_STREAM, 0);
 		if (connect(s, (struct sockaddr *)&sa, sl) < 0)
@@ -103,6 +120,18 @@ int main(int argc, char **argv)
 	int as = accept(ls, NULL, NULL);
 	CHECK(as >= 0 && peer(as, &u) == 0 && u.uid == U1 && u.gid == U1 && u.pid == c, "root_sees_dropped_peer",
 	      "%s pid %d (%d) uid %d gid %d", strerror(errno), (int)u.pid, (int)c, (int)u.uid, (int)u.gid);
+	{
+		gid_t g[8];
+		socklen_t l = sizeof(gid_t);
+		errno = 0;
+		int r1 = getsockopt(as, SOL_SOCKET, SO_PEERGROUPS, g, &l);
+		CHECK(r1 == -1 && errno == ERANGE && l == 2 * sizeof(gid_t), "peergroups_erange", "%d %s len %u", r1,
+		      strerror(errno), (unsigned)l);
+		l = sizeof g;
+		int r2 = getsockopt(as, SOL_SOCKET, SO_PEERGROUPS, g, &l);
+		CHECK(r2 == 0 && l == 2 * sizeof(gid_t) && ((g[0] == 4242 && g[1] == 4243) || (g[0] == 4243 && g[1] == 4242)),
+		      "root_sees_dropped_groups", "%s len %u %d %d", strerror(errno), (unsigned)l, (int)g[0], (int)g[1]);
+	}
 	/* no credential of uid 0 from the dropped process reached root */
 	int forged = 0;
 	for (;;) {

@@ -36,6 +36,7 @@
 #include "kernel/cred.h"
 #include "kernel/task.h"
 #include "syscalls/sys_fs.h"
+#include "fs/procfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -162,6 +163,89 @@ static void ipc_show(const struct ipc_ent *e, struct ipc_perm *p)
 	p->cuid = e->cuid;
 	p->cgid = e->cgid;
 	p->mode = (p->mode & ~0777u) | e->mode;
+}
+
+/* /proc/sysvipc/<which> (fs/procfs.c): each object's line with its virtual
+ * owner, group, creator and mode, its pids as guest pids (Linux's formats,
+ * ipc/{shm,msg,sem}.c); a line of an object the sentry did not make is
+ * left out */
+static char *sysvipc_text(struct sandbox *sb, const char *which, const char *text, size_t *outlen)
+{
+	int kind = !strcmp(which, "shm") ? K_SHM : !strcmp(which, "sem") ? K_SEM : !strcmp(which, "msg") ? K_MSG : -1;
+	size_t cap = strlen(text) * 2 + 512, o = 0;
+	char *res = malloc(cap);
+	if (!res || kind < 0) {
+		free(res);
+		return NULL;
+	}
+	const char *p = text, *eol = strchr(p, '\n');
+	if (!eol) {
+		*outlen = 0;
+		res[0] = 0;
+		return res;
+	}
+	memcpy(res, p, (size_t)(eol - p + 1)); /* the header */
+	o = (size_t)(eol - p + 1);
+	p = eol + 1;
+	pthread_mutex_lock(&ipc_mu);
+	for (; *p; p = eol + 1) {
+		eol = strchr(p, '\n');
+		if (!eol)
+			break;
+		char line[512];
+		size_t ll = (size_t)(eol - p) < sizeof line - 1 ? (size_t)(eol - p) : sizeof line - 1;
+		memcpy(line, p, ll);
+		line[ll] = 0;
+		int key, id;
+		unsigned mode, u[4];
+		unsigned long long a[8];
+		int w = 0, got;
+		struct ipc_ent *e;
+		if (kind == K_SHM) {
+			/* key shmid perms size cpid lpid nattch uid gid cuid cgid atime dtime ctime rss swap */
+			unsigned long long sz, cp, lp, na, at, dt, ct, rs, sw;
+			got = sscanf(line, "%d %d %o %llu %llu %llu %llu %u %u %u %u %llu %llu %llu %llu %llu", &key, &id,
+				     &mode, &sz, &cp, &lp, &na, &u[0], &u[1], &u[2], &u[3], &at, &dt, &ct, &rs, &sw);
+			if (got != 16 || !(e = ipc_find(kind, id)))
+				continue;
+			w = snprintf(res + o, cap - o,
+				     "%10d %10d  %4o %21llu %5d %5d  %5llu %5u %5u %5u %5u %10llu %10llu %10llu %21llu %21llu\n",
+				     key, id, (mode & ~0777u) | e->mode, sz, (int)e->cpid, (int)guest_pid(sb, (pid_t)lp), na,
+				     (unsigned)e->uid, (unsigned)e->gid, (unsigned)e->cuid, (unsigned)e->cgid, at, dt, ct, rs,
+				     sw);
+		} else if (kind == K_MSG) {
+			/* key msqid perms cbytes qnum lspid lrpid uid gid cuid cgid stime rtime ctime */
+			got = sscanf(line, "%d %d %o %llu %llu %llu %llu %u %u %u %u %llu %llu %llu", &key, &id, &mode,
+				     &a[0], &a[1], &a[2], &a[3], &u[0], &u[1], &u[2], &u[3], &a[4], &a[5], &a[6]);
+			if (got != 14 || !(e = ipc_find(kind, id)))
+				continue;
+			w = snprintf(res + o, cap - o,
+				     "%10d %10d  %4o  %10llu %10llu %5d %5d %5u %5u %5u %5u %10llu %10llu %10llu\n", key, id,
+				     (mode & ~0777u) | e->mode, a[0], a[1], (int)guest_pid(sb, (pid_t)a[2]),
+				     (int)guest_pid(sb, (pid_t)a[3]), (unsigned)e->uid, (unsigned)e->gid,
+				     (unsigned)e->cuid, (unsigned)e->cgid, a[4], a[5], a[6]);
+		} else {
+			/* key semid perms nsems uid gid cuid cgid otime ctime */
+			got = sscanf(line, "%d %d %o %llu %u %u %u %u %llu %llu", &key, &id, &mode, &a[0], &u[0], &u[1],
+				     &u[2], &u[3], &a[4], &a[5]);
+			if (got != 10 || !(e = ipc_find(kind, id)))
+				continue;
+			w = snprintf(res + o, cap - o, "%10d %10d  %4o %10llu %5u %5u %5u %5u %10llu %10llu\n", key, id,
+				     (mode & ~0777u) | e->mode, a[0], (unsigned)e->uid, (unsigned)e->gid,
+				     (unsigned)e->cuid, (unsigned)e->cgid, a[4], a[5]);
+		}
+		if (w < 0 || (size_t)w >= cap - o)
+			break;
+		o += (size_t)w;
+	}
+	pthread_mutex_unlock(&ipc_mu);
+	*outlen = o;
+	return res;
+}
+
+__attribute__((constructor)) static void sysvipc_hook_set(void)
+{
+	procfs_sysvipc_hook = sysvipc_text;
 }
 
 /* the native get of kind (size/nsems in arg) with flags */

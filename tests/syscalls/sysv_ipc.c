@@ -25,6 +25,32 @@ struct m8 {
 	char b[8];
 };
 
+/* the whitespace-separated columns of id's line in /proc/sysvipc/<f>:
+ * their count, or -1 */
+static int sysvipc_cols(const char *f, int id, long long *col, int max)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/sysvipc/%s", f);
+	FILE *fp = fopen(path, "r");
+	if (!fp)
+		return -1;
+	int n = -1;
+	if (fgets(line, sizeof line, fp)) {
+		while (n < 0 && fgets(line, sizeof line, fp)) {
+			int k = 0;
+			for (char *tok = strtok(line, " \n"); tok && k < max; tok = strtok(NULL, " \n"))
+			{
+				col[k] = strtoll(tok, NULL, k == 2 ? 8 : 10);
+				k++;
+			}
+			if (k > 1 && col[1] == id)
+				n = k;
+		}
+	}
+	fclose(fp);
+	return n;
+}
+
 static void own_objects(void)
 {
 	uid_t me = geteuid();
@@ -47,6 +73,15 @@ static void own_objects(void)
 		shmctl(shm, IPC_STAT, &sd);
 		CHECK(sd.shm_nattch == 1 && sd.shm_lpid == getpid(), "shm_lpid", "nattch %d lpid %d",
 		      (int)sd.shm_nattch, (int)sd.shm_lpid);
+	}
+	{
+		/* /proc/sysvipc/shm: perms, cpid, lpid, uid, gid, cuid, cgid */
+		long long col[16];
+		int k = sysvipc_cols("shm", shm, col, 16);
+		CHECK(k == 16 && (col[2] & 0777) == 0600 && col[4] == getpid() && col[5] == getpid() && col[7] == me &&
+		      col[8] == getegid() && col[9] == me && col[10] == getegid(),
+		      "shm_proc_sysvipc", "k %d perms %llo cpid %lld lpid %lld uid %lld gid %lld", k, col[2], col[4],
+		      col[5], col[7], col[8]);
 	}
 	sd.shm_perm.mode = 0640;
 	CHECK(shmctl(shm, IPC_SET, &sd) == 0, "shm_set_own", "%s", strerror(errno));
@@ -102,6 +137,12 @@ static void own_objects(void)
 	      (ss.sem_perm.mode & 0777) == 0600 && ss.sem_nsems == 2,
 	      "sem_stat_own", "%s uid %d mode %o", strerror(errno), (int)ss.sem_perm.uid,
 	      (unsigned)ss.sem_perm.mode);
+	{
+		long long col[16];
+		int nc = sysvipc_cols("sem", sem, col, 16);
+		CHECK(nc == 10 && (col[2] & 0777) == 0600 && col[3] == 2 && col[4] == me && col[6] == me,
+		      "sem_proc_sysvipc", "k %d perms %llo uid %lld", nc, col[2], col[4]);
+	}
 	CHECK(semctl(sem, 0, IPC_RMID) == 0, "sem_rmid_own", "%s", strerror(errno));
 	errno = 0;
 	CHECK(semop(sem, &sb, 1) == -1 && (errno == EINVAL || errno == EIDRM), "sem_gone", "%s",
@@ -118,6 +159,14 @@ static void own_objects(void)
 	      qd.msg_lspid == getpid(),
 	      "msg_stat_own", "%s uid %d qnum %d lspid %d", strerror(errno), (int)qd.msg_perm.uid,
 	      (int)qd.msg_qnum, (int)qd.msg_lspid);
+	{
+		long long col[16];
+		int nc = sysvipc_cols("msg", msg, col, 16);
+		CHECK(nc == 14 && (col[2] & 0777) == 0600 && col[4] == 1 && col[5] == getpid() && col[7] == me &&
+		      col[9] == me,
+		      "msg_proc_sysvipc", "k %d perms %llo qnum %lld lspid %lld uid %lld", nc, col[2], col[4], col[5],
+		      col[7]);
+	}
 	CHECK(msgrcv(msg, &r, 8, 0, IPC_NOWAIT) == 8 && r.t == 3 && strcmp(r.b, "hello") == 0, "msgrcv_own",
 	      "%s", strerror(errno));
 	qd.msg_qbytes = qd.msg_qbytes / 2;
@@ -149,14 +198,16 @@ int main(int argc, char **argv)
 	char *rp = shmat(shm, NULL, 0);
 	if (rp != (void *)-1)
 		strcpy(rp, "root's");
-	int sync[2];
+	int sync[2], go[2];
 	pipe(sync);
+	pipe(go);
 	pid_t c = fork();
 	if (c == 0) {
 		if (setresgid(U1, U1, U1) || setresuid(U1, U1, U1))
 			_exit(3);
 		char res[64];
 		int i = 0;
+		memset(res, 0, sizeof res);
 #define TRY(expr, want) res[i++] = (errno = 0, (expr)) ? '+' : (errno == (want) ? '-' : '?')
 		TRY(shmat(shm, NULL, 0) != (void *)-1, EACCES);
 		TRY(shmat(shm, NULL, SHM_RDONLY) != (void *)-1, EACCES);
@@ -194,20 +245,34 @@ int main(int argc, char **argv)
 		int own = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
 		memset(&sd, 0, sizeof sd);
 		TRY(own >= 0 && shmctl(own, IPC_STAT, &sd) == 0 && sd.shm_perm.uid == U1 && sd.shm_perm.cuid == U1 &&
-			    sd.shm_perm.gid == U1,
+			    sd.shm_perm.gid == U1 && sd.shm_cpid == getpid(),
 		    0);
-		TRY(shmctl(own, IPC_RMID, NULL) == 0, 0);
 		res[i] = 0;
-		write(sync[1], res, (size_t)i + 1);
+		write(sync[1], res, sizeof res);
+		write(sync[1], &own, sizeof own);
+		char g;
+		read(go[0], &g, 1); /* root looks at it (root may not remove it: CAP_SYS_ADMIN) */
+		shmctl(own, IPC_RMID, NULL);
 		_exit(0);
 	}
 	char res[64] = "";
-	int st = 0;
-	waitpid(c, &st, 0);
+	int st = 0, own = -1;
 	read(sync[0], res, sizeof res);
+	read(sync[0], &own, sizeof own);
+	{
+		long long col[16];
+		int k = sysvipc_cols("shm", own, col, 16);
+		CHECK(k == 16 && col[4] == c && col[7] == U1 && col[8] == U1 && col[9] == U1,
+		      "dropped_proc_sysvipc", "k %d cpid %lld (%d) uid %lld gid %lld cuid %lld", k, col[4], (int)c,
+		      col[7], col[8], col[9]);
+	}
+	write(go[1], "g", 1);
+	waitpid(c, &st, 0);
 	close(sync[0]);
 	close(sync[1]);
-	const char *want = "--+--+-+--------+-+-----++";
+	close(go[0]);
+	close(go[1]);
+	const char *want = "--+--+-+--------+-+-----+";
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strcmp(res, want) == 0, "dropped_rules",
 	      "status %#x got %s want %s", st, res, want);
 	/* nothing of root's changed */

@@ -339,7 +339,9 @@ static long ipc_check_cont(struct sc_call *c, int kind, int id, int flag, int ep
 long sys_shmat(struct sc_call *c)
 {
 	int flg = (int)c->args[2];
-	return ipc_check_cont(c, K_SHM, (int)c->args[0], (flg & SHM_RDONLY) ? 0444 : 0666, 0);
+	/* Linux's do_shmat: read, write unless SHM_RDONLY, execute with SHM_EXEC */
+	int need = ((flg & SHM_RDONLY) ? 0444 : 0666) | ((flg & SHM_EXEC) ? 0111 : 0);
+	return ipc_check_cont(c, K_SHM, (int)c->args[0], need, 0);
 }
 
 long sys_msgsnd(struct sc_call *c) { return ipc_check_cont(c, K_MSG, (int)c->args[0], 0222, 0); }

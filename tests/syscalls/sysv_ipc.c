@@ -213,6 +213,7 @@ int main(int argc, char **argv)
 		TRY(shmat(shm, NULL, SHM_RDONLY) != (void *)-1, EACCES);
 		TRY(shmat(shmr, NULL, SHM_RDONLY) != (void *)-1, 0);   /* + : 0644 read */
 		TRY(shmat(shmr, NULL, 0) != (void *)-1, EACCES);
+		TRY(shmat(shmr, NULL, SHM_RDONLY | SHM_EXEC) != (void *)-1, EACCES); /* 0644: no x */
 		TRY(shmget(key, 0, 0600) >= 0, EACCES);
 		TRY(shmget(key, 0, 0) == shmk, 0);                     /* + : no bits asked */
 		struct shmid_ds sd;
@@ -272,7 +273,7 @@ int main(int argc, char **argv)
 	close(sync[1]);
 	close(go[0]);
 	close(go[1]);
-	const char *want = "--+--+-+--------+-+-----+";
+	const char *want = "--+---+-+--------+-+-----+";
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strcmp(res, want) == 0, "dropped_rules",
 	      "status %#x got %s want %s", st, res, want);
 	/* nothing of root's changed */

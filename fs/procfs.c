@@ -1250,6 +1250,24 @@ static int open_pid_stat(struct task *self, struct pnode *n, int *out)
 /* The guest procfs' text of a global file (it is the host's), cut to the
  * sandbox: meminfo's totals to --memory, cpuinfo and stat to the guest's CPUs,
  * uptime to the sandbox's own (since its init started). */
+char *(*procfs_sysvipc_hook)(struct sandbox *sb, const char *which, const char *text, size_t *outlen);
+
+/* /proc/sysvipc/<which>: read in the guest's IPC namespace (the sentry's
+ * threads joined it), ids and pids as the sentry sees them, so rewritten
+ * (fail closed: no hook, no text) */
+static int open_sysvipc(struct sandbox *sb, struct pnode *n, int *out)
+{
+	cleanup_free char *text = NULL;
+	long len = guest_slurp(sb, n->gpath, &text);
+	if (len < 0)
+		return (int)len;
+	size_t ol = 0;
+	cleanup_free char *res = procfs_sysvipc_hook ? procfs_sysvipc_hook(sb, n->gpath + 8, text, &ol) : NULL;
+	if (!res)
+		return -ENOMEM;
+	return memfd_with(n->gpath, res, ol, out);
+}
+
 static int open_limited(struct sandbox *sb, struct pnode *n, int *out)
 {
 	cleanup_free char *text = NULL;
@@ -2064,6 +2082,10 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 	case N_GUEST:
 		if (n.task && n.fdnum >= 0 && strstr(n.gpath, "/fdinfo/")) {
 			r = open_fdinfo(v, t, &n, fd);
+			break;
+		}
+		if (!strncmp(n.gpath, "sysvipc/", 8)) {
+			r = open_sysvipc(t->sb, &n, fd);
 			break;
 		}
 		r = guest_open(t->sb, n.gpath, O_RDONLY | (flags & O_NONBLOCK));

@@ -60,6 +60,7 @@ extern dev_t procfs_dev;
 
 struct task;
 struct vfs;
+struct sandbox;
 
 #define PROCFS_MAGIC_LINK 0x1 /* set in *flags by procfs_lstat for fd/<n> */
 
@@ -78,6 +79,11 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
  * and a host fd the guest may read natively (a fd opened beneath
  * sb->guest_procfd, or a sealed memfd holding the synthesised content). */
 int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *fd);
+/* /proc/sysvipc/{shm,sem,msg} as the guest sees them: the sentry's reading
+ * (its uids and pids) rewritten with the objects' virtual owners and guest
+ * pids (syscalls/sys_ipc.c sets it; NULL: the text as read). Returns a
+ * malloc'ed text and its length in *outlen, or NULL. */
+extern char *(*procfs_sysvipc_hook)(struct sandbox *sb, const char *which, const char *text, size_t *outlen);
 
 /* Open the target of a magic link (fd/<n>): a host fd for the same open file
  * (task_getfd on the owning task). */

@@ -50,6 +50,13 @@ static const int allowed[] = {
 	SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(getrandom),
 	SCMP_SYS(sched_getaffinity), SCMP_SYS(prlimit64),
 	SCMP_SYS(sysinfo), /* the guest's sysinfo, capped (fs/procfs.c) */
+	/* SysV IPC of the guest's namespace (the sentry's threads joined it,
+	 * run.c): syscalls/sys_ipc.c makes, stats, sets and removes the objects
+	 * so that their owners are the virtual ones; never attaches */
+	SCMP_SYS(shmget), SCMP_SYS(shmctl), SCMP_SYS(semget), SCMP_SYS(semctl),
+	SCMP_SYS(semtimedop), SCMP_SYS(msgget), SCMP_SYS(msgctl),
+	/* and its POSIX message queues (sys_ipc.c opens them for the guest) */
+	SCMP_SYS(mq_open), SCMP_SYS(mq_unlink),
 };
 
 static int rule(scmp_filter_ctx ctx, int nr, unsigned n, const struct scmp_arg_cmp *c)

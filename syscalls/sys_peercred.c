@@ -1,0 +1,135 @@
+/* syscalls/sys_peercred.c - getsockopt(SO_PEERCRED, SO_PEERGROUPS) with the
+ * virtual ids.
+ *
+ * Every guest task is one host uid, so the kernel's SO_PEERCRED showed the
+ * same native ids for every peer: root-run uid 0 (the guest's native uid in
+ * its namespace), rootless the caller's. A daemon of guest root that trusts
+ * peers of uid 0 trusted a process that had dropped root (uidclass sweep).
+ * The filter traps getsockopt(fd, any level, SO_PEERCRED (17)); here, at
+ * SOL_SOCKET, the sentry asks the kernel about the guest's socket itself
+ * (a duplicate of it): the peer's process (SO_PEERPIDFD pins it, and it
+ * must still run before and after the lookup) is found in the task table
+ * and its virtual effective ids and guest pid (SO_PEERGROUPS: its virtual
+ * supplementary groups) are the answer. Linux
+ * reports the ids the peer had at connect (or listen, socketpair); moat
+ * the ones it has now (a process can only drop to ids it could have
+ * claimed anyway). A peer of the sandbox's uid that is gone, or that is no
+ * guest task (moat's own), shows pid 0 and the overflow ids 65534, never
+ * the native ones; a peer of another host uid (an inherited socket) is
+ * answered natively.
+ */
+#include "syscalls/handlers.h"
+#include "syscalls/sc.h"
+#include "kernel/cred.h"
+#include "kernel/task.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
+static int pidfd_alive(int pfd)
+{
+	return syscall(SYS_pidfd_send_signal, pfd, 0, NULL, 0) == 0;
+}
+
+/* the peer of a guest socket (a duplicate, sfd): 1 found (a guest task,
+ * its ids in *cr, guest pid in *pid; cred_free it), 0 gone or moat's
+ * (overflow ids), -1 no peer or a host peer (the kernel's answer) */
+static int peer_of(struct sc_call *c, int sfd, struct cred *cr, pid_t *pid)
+{
+	struct ucred uc;
+	socklen_t ul = sizeof uc;
+	if (getsockopt(sfd, SOL_SOCKET, SO_PEERCRED, &uc, &ul) < 0 || uc.pid <= 0)
+		return -1;
+	cleanup_fd int pfd = -1;
+	ul = sizeof pfd;
+	if (getsockopt(sfd, SOL_SOCKET, SO_PEERPIDFD, &pfd, &ul) < 0)
+		pfd = -1;
+	struct task *t = pfd >= 0 && pidfd_alive(pfd) ? task_get(c->sb, uc.pid) : NULL;
+	if (!t)
+		return uc.uid != getuid() ? -1 : 0; /* another host uid: a host peer */
+	pthread_mutex_lock(&t->lock);
+	cred_copy(cr, &t->cred);
+	pthread_mutex_unlock(&t->lock);
+	*pid = t->vtgid;
+	int gone = atomic_load(&t->exited);
+	task_put(t);
+	/* still running after the lookup: uc.pid was its number throughout
+	 * (the pidfd pins the pid; a number is freed only once reaped) */
+	if (gone || !pidfd_alive(pfd)) {
+		cred_free(cr);
+		return 0;
+	}
+	return 1;
+}
+
+long sys_getsockopt(struct sc_call *c)
+{
+	int level = (int)c->args[1], name = (int)c->args[2];
+	if (level != SOL_SOCKET || (name != SO_PEERCRED && name != SO_PEERGROUPS)) {
+		c->cont = 1; /* another level's option 17 or 59: the kernel's */
+		return 0;
+	}
+	socklen_t len;
+	if (sc_read_guest(c, c->args[4], &len, sizeof len) < 0)
+		return -EFAULT;
+	if ((int)len < 0)
+		return -EINVAL;
+	cleanup_fd int sfd = sc_getfd(c, (int)c->args[0]);
+	if (sfd < 0)
+		return sfd;
+	int st;
+	{
+		int ty;
+		socklen_t tl = sizeof ty;
+		if (getsockopt(sfd, SOL_SOCKET, SO_TYPE, &ty, &tl) < 0)
+			return -errno; /* ENOTSOCK */
+	}
+	struct cred cr;
+	pid_t vpid = 0;
+	st = peer_of(c, sfd, &cr, &vpid);
+	if (st < 0) {
+		c->cont = 1; /* no peer, or a host peer: the kernel's answer */
+		return 0;
+	}
+	if (!st)
+		snprintf(c->note, sizeof c->note, "peer gone or not a guest task: overflow ids");
+	long r = 0;
+	if (name == SO_PEERCRED) {
+		struct ucred out = { 0, 65534, 65534 };
+		if (st) {
+			out.pid = vpid;
+			out.uid = cr.euid;
+			out.gid = cr.egid;
+		}
+		if (len > sizeof out)
+			len = sizeof out;
+		if (sc_write_guest(c, c->args[3], &out, len) < 0 ||
+		    sc_write_guest(c, c->args[4], &len, sizeof len) < 0)
+			r = -EFAULT;
+	} else {
+		/* SO_PEERGROUPS: the supplementary groups; ERANGE and the size
+		 * needed when they do not fit (Linux) */
+		int n = st && cr.groups ? cr.groups->n : 0;
+		socklen_t need = (socklen_t)(n * sizeof(gid_t));
+		if (len < need)
+			r = -ERANGE;
+		else if (n && sc_write_guest(c, c->args[3], cr.groups->g, need) < 0)
+			r = -EFAULT;
+		if ((r == 0 || r == -ERANGE) && sc_write_guest(c, c->args[4], &need, sizeof need) < 0)
+			r = -EFAULT;
+	}
+	if (st)
+		cred_free(&cr);
+	return r;
+}

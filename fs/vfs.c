@@ -1982,6 +1982,30 @@ int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
 	return 0;
 }
 
+int vfs_follow_magic(struct vfs *v, struct task *t, struct vfs_node *n, int *hostfd)
+{
+	int fd = -1, r;
+
+	if (hostfd)
+		*hostfd = -1;
+	if (n->kind != VN_PROC || !n->magic || !S_ISLNK(n->st.st_mode))
+		return 0;
+	r = procfs_open_magic(v, t, n->rel, O_PATH, &fd);
+	if (r < 0)
+		return r;
+	r = vfs_host_fd_node(v, t, fd, n);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	n->opath = 0;
+	if (hostfd)
+		*hostfd = fd;
+	else
+		close(fd);
+	return 1;
+}
+
 #ifndef __O_TMPFILE
 #define __O_TMPFILE 020000000
 #endif
@@ -2560,7 +2584,7 @@ int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
 	struct vfs *v = t->sb->vfs;
 	struct vfs_node *n = xmalloc(sizeof *n);
 	unsigned wf = 0;
-	int r;
+	int r, mfd = -1;
 
 	if (atflags & AT_SYMLINK_NOFOLLOW)
 		wf |= WALK_NOFOLLOW;
@@ -2569,6 +2593,13 @@ int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
 	r = vfs_walk(v, t, dirfd, path, wf, n);
 	if (r < 0)
 		goto out;
+	/* /proc/self/fd/N: the file the fd has open, as Linux (before: ELOOP
+	 * for every such exec; a FIFO's is EACCES below) */
+	if (!(atflags & AT_SYMLINK_NOFOLLOW)) {
+		r = vfs_follow_magic(v, t, n, &mfd);
+		if (r < 0)
+			goto out;
+	}
 	if (S_ISLNK(n->st.st_mode)) {
 		r = -ELOOP;
 		goto out;
@@ -2589,7 +2620,9 @@ int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
 		goto out;
 	}
 	if (n->kind == VN_FD) {
-		r = task_getfd(t, dirfd);
+		/* the guest's own file: through the link, or the dirfd */
+		r = mfd >= 0 ? mfd : task_getfd(t, dirfd);
+		mfd = -1;
 		if (r < 0)
 			goto out;
 		*fd = r;
@@ -2622,6 +2655,8 @@ int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
 		strcpy(canon, n->path);
 	}
 out:
+	if (mfd >= 0)
+		close(mfd);
 	free(n);
 	return r;
 }

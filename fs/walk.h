@@ -150,6 +150,14 @@ int vfs_fd_node(struct vfs *v, struct task *t, int guestfd, struct vfs_node *out
  * found again by its object (vfs_refind_dir); a removed one is VN_FD. */
 int vfs_host_fd_node(struct vfs *v, struct task *t, int hostfd, struct vfs_node *out);
 
+/* Follow a final /proc magic link (fd/<n>: a walk without WALK_NOFOLLOW stops
+ * at it) to the object the fd has open, as Linux's path calls do: n becomes
+ * that object's node (vfs_host_fd_node: the VFS's name for a served file or
+ * directory, an O_PATH placeholder's object, else VN_FD), opath cleared.
+ * *hostfd (may be NULL) gets the guest's file (caller closes). 0 when n is
+ * not such a link (n unchanged, *hostfd -1), 1 when followed, or -errno. */
+int vfs_follow_magic(struct vfs *v, struct task *t, struct vfs_node *n, int *hostfd);
+
 /* Objects, not names: fd (a host directory fd, stat st) was last known as
  * oldpath; ask the gofer where that directory is now (it walks ".." up from
  * the object) and look it up there. 0 with the node, -ENOENT if it was

@@ -1534,6 +1534,10 @@ long sys_truncate(struct sc_call *c)
 	r = fs_walk(c, AT_FDCWD, c->str[0], 0, &n);
 	if (r < 0)
 		return r;
+	/* /proc/self/fd/N: the file the fd has open (before: EINVAL) */
+	r = vfs_follow_magic(VFS_OF(c), c->task, n, NULL);
+	if (r < 0)
+		return r;
 	if (S_ISDIR(n->st.st_mode))
 		return -EISDIR;
 	/* a device node the guest made is not a regular file (Linux's
@@ -1732,6 +1736,14 @@ static long add_watch(struct sc_call *c)
 	r = fs_walk(c, AT_FDCWD, c->str[1], wf, &n);
 	if (r < 0)
 		return r;
+	/* /proc/self/fd/N: the object the fd has open (before: EPERM) */
+	if (!(mask & IN_DONT_FOLLOW)) {
+		r = vfs_follow_magic(VFS_OF(c), c->task, n, NULL);
+		if (r < 0)
+			return r;
+		if (r && (mask & IN_ONLYDIR) && !S_ISDIR(n->st.st_mode))
+			return -ENOTDIR;
+	}
 	r = vfs_permission(c->task, &n->st, MAY_READ);
 	if (r < 0)
 		return r;

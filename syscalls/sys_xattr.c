@@ -26,6 +26,10 @@
  * Synthetic nodes (/proc, mount points) and fds the VFS cannot name have no
  * attributes: get ENODATA, list empty, set EROFS on read-only mounts, else
  * EOPNOTSUPP (fsetxattr on an unnamed fd: EPERM, never the host object).
+ * A path ending in a /proc magic link (/proc/self/fd/N) acts on the object
+ * the fd has open (an O_PATH placeholder's object too: before, on the
+ * placeholder, so a set was lost), unless AT_SYMLINK_NOFOLLOW (the l*
+ * calls: the link itself, which has none, as Linux's proc symlinks).
  * The f* calls act on the fd's file by the VFS's name for it, as the path
  * calls do (never natively on the held fd: it may be a host file the guest
  * was handed, and the sentry's uid may not read what the guest may).
@@ -156,6 +160,10 @@ static long xattr_node(struct sc_call *c, const struct vfs_node *n, const struct
 		virt = r;
 	}
 	if (n->kind != VN_BACKEND) {
+		/* Linux's xattr_permission: user.* of a symlink (a /proc link
+		 * too, lsetxattr of /proc/self/fd/N) is EPERM to set */
+		if (!virt && write && n->kind == VN_PROC && S_ISLNK(n->st.st_mode))
+			return -EPERM;
 		if (x->op == X_GET)
 			return -ENODATA;
 		if (x->op == X_LIST)
@@ -281,6 +289,14 @@ static long xattr_path(struct sc_call *c, int dirfd, const char *path, int atfla
 		r = fs_walk(c, dirfd, path, wf, &n);
 		if (r < 0)
 			return r;
+		/* /proc/self/fd/N: the object the fd has open (an O_PATH
+		 * placeholder's too), with the checks by path; the l* calls
+		 * act on the link itself, as Linux */
+		if (!(atflags & AT_SYMLINK_NOFOLLOW)) {
+			r = vfs_follow_magic(VFS_OF(c), c->task, n, NULL);
+			if (r < 0)
+				return r;
+		}
 		r = xattr_node(c, n, x);
 		if (r != -ESTALE || n->kind != VN_BACKEND || tries >= 15)
 			return r == -ESTALE ? -EAGAIN : r;

@@ -5,7 +5,11 @@
  * reopened with access mode 3 (ADDFD refuses O_PATH files): before, a read
  * gave 0 bytes and a write EPERM. */
 #include "t.h"
+#include <grp.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
 
 static void no_io(const char *name, int fd)
 {
@@ -35,8 +39,152 @@ static void no_io(const char *name, int fd)
 	close(p[1]);
 }
 
+/* errno of execve(path) in a child (0: it ran and exited 42) */
+static int exec_errno(const char *path)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		char *av[] = { (char *)path, "--exit42", NULL };
+		execve(path, av, av + 2);
+		_exit(errno & 0x3f);
+	}
+	int st;
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st) == 42 ? 0 : WEXITSTATUS(st);
+}
+
+#define ERRNO_OF(expr) (errno = 0, (expr) < 0 ? errno : 0)
+
+/* Path calls through /proc/self/fd/N of an O_PATH fd act on the file the fd
+ * names, with the permission checks by path (Linux follows the magic link).
+ * Under moat the fd is a stand-in: before, the xattr calls acted on it
+ * (ENODATA, EOPNOTSUPP, an empty list: a set was lost), truncate was EINVAL,
+ * inotify_add_watch EPERM, and an execve of a FIFO's link ELOOP. */
+static void procfd_calls(void)
+{
+	char p[64], b[16] = "";
+	struct stat st;
+	int fd;
+
+	if (t_write_file("x", "hello", 0644) < 0 || mkfifo("fifo", 0755) < 0) {
+		t_fail("procfd_setup", "%s", strerror(errno));
+		return;
+	}
+	fd = open("x", O_PATH | O_CLOEXEC);
+	snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+	int se = ERRNO_OF(setxattr(p, "user.t", "v", 1, 0));
+	ssize_t g = getxattr("x", "user.t", b, sizeof b);
+	CHECK(fd >= 0 && se == 0 && g == 1 && b[0] == 'v', "opath_procfd_setxattr",
+	      "set %s, get by name %zd %s", strerror(se), g, strerror(errno));
+	memset(b, 0, sizeof b);
+	g = getxattr(p, "user.t", b, sizeof b);
+	CHECK(g == 1 && b[0] == 'v', "opath_procfd_getxattr", "%zd %s", g, strerror(errno));
+	char lb[256];
+	ssize_t l = listxattr(p, lb, sizeof lb);
+	int found = 0;
+	for (ssize_t i = 0; l > 0 && i < l; i += (ssize_t)strlen(lb + i) + 1)
+		found |= !strcmp(lb + i, "user.t");
+	CHECK(found, "opath_procfd_listxattr", "%zd %s", l, strerror(errno));
+	/* the l* calls: the link itself (Linux: user.* of a symlink) */
+	int le = ERRNO_OF(lsetxattr(p, "user.u", "v", 1, 0));
+	CHECK(le == EPERM, "opath_procfd_lsetxattr_link", "%s", strerror(le));
+	le = ERRNO_OF(lgetxattr(p, "user.t", b, sizeof b));
+	CHECK(le == ENODATA, "opath_procfd_lgetxattr_link", "%s", strerror(le));
+	int re = ERRNO_OF(removexattr(p, "user.t"));
+	int ge = ERRNO_OF(getxattr("x", "user.t", b, sizeof b));
+	CHECK(re == 0 && ge == ENODATA, "opath_procfd_removexattr", "remove %s, get %s", strerror(re),
+	      strerror(ge));
+	int te = ERRNO_OF(truncate(p, 2));
+	CHECK(te == 0 && stat("x", &st) == 0 && st.st_size == 2, "opath_procfd_truncate", "%s size %ld",
+	      strerror(te), (long)st.st_size);
+	int in = inotify_init1(IN_CLOEXEC);
+	int we = ERRNO_OF(inotify_add_watch(in, p, IN_MODIFY));
+	CHECK(we == 0, "opath_procfd_inotify", "%s", strerror(we));
+	close(in);
+	/* exec through the link: the file it names (a FIFO: EACCES) */
+	int sfd = open(t_self, O_PATH | O_CLOEXEC);
+	char sp[64];
+	snprintf(sp, sizeof sp, "/proc/self/fd/%d", sfd);
+	int xe = exec_errno(sp);
+	CHECK(xe == 0, "opath_procfd_execve", "%s", strerror(xe));
+	close(sfd);
+	int ffd = open("fifo", O_PATH | O_CLOEXEC);
+	snprintf(sp, sizeof sp, "/proc/self/fd/%d", ffd);
+	xe = exec_errno(sp);
+	CHECK(xe == EACCES, "opath_procfd_execve_fifo", "%s", strerror(xe));
+	close(ffd);
+	close(fd);
+}
+
+/* The same calls by someone the file's mode refuses: EACCES as by name, and
+ * the file unchanged (root: a child that drops to 65534; else the owner of a
+ * mode-000 file). */
+static void procfd_denied(void)
+{
+	if (t_write_file("y", "hello", 0644) < 0 || setxattr("y", "user.k", "k", 1, 0) < 0) {
+		t_fail("procfd_denied_setup", "%s", strerror(errno));
+		return;
+	}
+	if (getuid() != 0) {
+		if (chmod("y", 0) < 0) {
+			t_fail("procfd_denied_setup", "chmod %s", strerror(errno));
+			return;
+		}
+	} else if (chmod("y", 0600) < 0) {
+		t_fail("procfd_denied_setup", "chmod %s", strerror(errno));
+		return;
+	}
+	int pp[2];
+	if (pipe(pp) < 0)
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		int e[6];
+		char p[64], b[16];
+		close(pp[0]);
+		if (getuid() == 0 && (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+				      setresuid(65534, 65534, 65534) < 0))
+			_exit(1);
+		int fd = open("y", O_PATH | O_CLOEXEC);
+		snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+		e[0] = ERRNO_OF(setxattr(p, "user.k", "z", 1, 0));
+		e[1] = ERRNO_OF(getxattr(p, "user.k", b, sizeof b));
+		e[2] = ERRNO_OF(removexattr(p, "user.k"));
+		e[3] = ERRNO_OF(truncate(p, 1));
+		int in = inotify_init1(IN_CLOEXEC);
+		e[4] = ERRNO_OF(inotify_add_watch(in, p, IN_MODIFY));
+		e[5] = fd < 0 ? errno : 0;
+		if (write(pp[1], e, sizeof e) != sizeof e)
+			_exit(1);
+		_exit(0);
+	}
+	close(pp[1]);
+	int e[6] = { -1, -1, -1, -1, -1, -1 }, st;
+	ssize_t n = read(pp[0], e, sizeof e);
+	close(pp[0]);
+	waitpid(pid, &st, 0);
+	if (n != sizeof e || e[5]) {
+		t_fail("opath_procfd_denied", "child: %zd bytes, open %s", n, strerror(e[5]));
+		return;
+	}
+	CHECK(e[0] == EACCES, "opath_procfd_denied_setxattr", "%s", strerror(e[0]));
+	CHECK(e[1] == EACCES, "opath_procfd_denied_getxattr", "%s", strerror(e[1]));
+	CHECK(e[2] == EACCES, "opath_procfd_denied_removexattr", "%s", strerror(e[2]));
+	CHECK(e[3] == EACCES, "opath_procfd_denied_truncate", "%s", strerror(e[3]));
+	CHECK(e[4] == EACCES, "opath_procfd_denied_inotify", "%s", strerror(e[4]));
+	char b[16] = "";
+	struct stat sb;
+	chmod("y", 0600);
+	ssize_t g = getxattr("y", "user.k", b, sizeof b);
+	CHECK(g == 1 && b[0] == 'k' && stat("y", &sb) == 0 && sb.st_size == 5, "opath_procfd_denied_unchanged",
+	      "xattr %zd '%c' size %ld", g, b[0], (long)sb.st_size);
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "--exit42"))
+		_exit(42);
 	t_setup(argc, argv, "opath_file");
 	int f = open("f", O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
 	if (f < 0 || write(f, "hello", 5) != 5 || symlink("f", "l") < 0) {
@@ -78,5 +226,7 @@ int main(int argc, char **argv)
 	CHECK(fstatat(lfd, "", &a, AT_EMPTY_PATH) == 0 && S_ISLNK(a.st_mode), "opath_symlink_is_link",
 	      "%s mode %o", strerror(errno), a.st_mode);
 	close(lfd);
+	procfd_calls();
+	procfd_denied();
 	return t_done();
 }

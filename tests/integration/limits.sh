@@ -187,7 +187,7 @@ expect_eq output_under_cap "$out|$err|$(field "$R" reason)" "out|err|exited"
 # -t: the pty relay applies the cap (the guest's output is dropped past it and the sandbox ends)
 if command -v script >/dev/null; then
 	rm -f "$R"
-	n=$(timeout 60 script -qc "$(printf '%q ' "$MOAT" run -t --result "$R" --output-limit 1K --timeout 30s -- /usr/bin/yes "$T_MARK")" /dev/null </dev/null 2>/dev/null | wc -c)
+	n=$(SHELL=/bin/bash timeout 60 script -qc "$(printf '%q ' "$MOAT" run -t --result "$R" --output-limit 1K --timeout 30s -- /usr/bin/yes "$T_MARK")" /dev/null </dev/null 2>/dev/null | wc -c)
 	expect_eq tty_output_reason "$(field "$R" reason) $(field "$R" stdout_bytes)" "output-limit 1024"
 	if [ "$n" -ge 1024 ] && [ "$n" -le 1400 ]; then ok tty_output_capped; else fail tty_output_capped "$n bytes"; fi
 	no_leftovers tty_output
@@ -200,7 +200,7 @@ fi
 # --output-limit (red team round 10: 3 MB of 'Z' reached the terminal
 # through fd 0 under a 1K cap). The terminal stays the program's stdin.
 if command -v script >/dev/null; then
-	n=$(timeout 60 script -qc "$(printf '%q ' "$MOAT" run --output-limit 1K --timeout 30s -- /bin/sh -c 'test -t 0 && echo STDIN_TTY; python3 -c "import os
+	n=$(SHELL=/bin/bash timeout 60 script -qc "$(printf '%q ' "$MOAT" run --output-limit 1K --timeout 30s -- /bin/sh -c 'test -t 0 && echo STDIN_TTY; python3 -c "import os
 n = 0
 def w(fd):
     global n

@@ -18,6 +18,16 @@
 	SYS_sched_yield, SYS_write, SYS_mincore, SYS_mmap, SYS_munmap, SYS_madvise, SYS_mprotect
 #endif
 
+/* MOAT_STACK_SCALE: threads made with a fixed stack size (the gofer's
+ * connections, the sentry's workers) get this many times more in a sanitizer
+ * build, whose frames are two to three times larger (redzones, no slot
+ * sharing between scopes). */
+#ifdef MOAT_SANITIZE
+#define MOAT_STACK_SCALE 4
+#else
+#define MOAT_STACK_SCALE 1
+#endif
+
 /* moat_sanitizer_allow(ctx): add MOAT_SANITIZER_SYSCALLS to a libseccomp
  * allowlist (ASan builds); 0 or a libseccomp error. A no-op otherwise. */
 #ifdef MOAT_SANITIZE

@@ -33,6 +33,7 @@
 #include "gofer/server.h"
 #include "gofer/proto.h"
 #include "common/log.h"
+#include "common/sanitize.h"
 #include "common/util.h"
 
 #include <dirent.h>
@@ -62,7 +63,7 @@
 
 /* glibc's __O_TMPFILE includes O_DIRECTORY: this is the bit of its own */
 #define TMPFILE_BIT (O_TMPFILE & ~O_DIRECTORY)
-#define CONN_STACK (256 * 1024) /* two VFS_PATH_MAX requests fit on it */
+#define CONN_STACK (256 * 1024 * MOAT_STACK_SCALE) /* two VFS_PATH_MAX requests fit on it */
 #define MAX_CONNS 1024
 
 static const struct gofer_srv *srv;
@@ -1392,6 +1393,35 @@ static int h_removexattr(struct req *rq, struct rep *rp)
 
 /* ---- copy-up by hand (COPYUP, and lower files with several links) ---- */
 
+/* The connection threads' stacks are CONN_STACK: the copy-up's buffers are
+ * on the heap, not in its frames (a copy-up in a directory copy-up once ran
+ * past the stack in the ASan build). */
+#define COPY_CHUNK 65536
+
+/* Copy src's user.* attributes to dst. 0, -ENOSPC, -ENOMEM. */
+static int copy_user_xattrs(int src, int dst)
+{
+	char *names = malloc(GOFER_XATTR_LIST_MAX), *val = malloc(GOFER_XATTR_MAX);
+	int r = 0;
+
+	if (!names || !val) {
+		free(names);
+		free(val);
+		return -ENOMEM;
+	}
+	ssize_t nl = flistxattr(src, names, GOFER_XATTR_LIST_MAX);
+	for (ssize_t i = 0; nl > 0 && i < nl && !r; i += (ssize_t)strlen(names + i) + 1) {
+		if (strncmp(names + i, "user.", 5))
+			continue;
+		ssize_t vl = fgetxattr(src, names + i, val, GOFER_XATTR_MAX);
+		if (vl >= 0 && fsetxattr(dst, names + i, val, (size_t)vl, 0) < 0 && errno == ENOSPC)
+			r = -ENOSPC;
+	}
+	free(names);
+	free(val);
+	return r;
+}
+
 /* Copy the regular file at path (a cow export's, merged view) up by hand:
  * a new file beside it (its directory copied up by overlayfs, as for any
  * create) with the data, mode (no set-id bits), user.* attributes and
@@ -1405,6 +1435,7 @@ static int copy_up(const struct gofer_srv_export *e, const char *path, uint64_t 
 	char buf[VFS_PATH_MAX], tmp[64];
 	const char *name;
 	int owned, pfd, src = -1, dst = -1, r = 0;
+	char *data = NULL; /* the read/write fallback's buffer (not on the stack) */
 
 	if (strlen(path) >= sizeof buf)
 		return -ENAMETOOLONG;
@@ -1458,8 +1489,11 @@ static int copy_up(const struct gofer_srv_export *e, const char *path, uint64_t 
 				    (size_t)(st[0].st_size - done), 0);
 		if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
 			      errno == EOPNOTSUPP || errno == EPERM)) {
-			char data[65536];
-			n = read(src, data, sizeof data);
+			if (!data && !(data = malloc(COPY_CHUNK))) {
+				r = -ENOMEM;
+				goto unlink;
+			}
+			n = read(src, data, COPY_CHUNK);
 			if (n > 0 && write(dst, data, (size_t)n) != n)
 				n = -1;
 		}
@@ -1474,17 +1508,9 @@ static int copy_up(const struct gofer_srv_export *e, const char *path, uint64_t 
 		done += n;
 	}
 	/* user.* attributes (overlayfs's own are not listed to us) */
-	char names[GOFER_XATTR_LIST_MAX], val[GOFER_XATTR_MAX];
-	ssize_t nl = flistxattr(src, names, sizeof names);
-	for (ssize_t i = 0; nl > 0 && i < nl; i += (ssize_t)strlen(names + i) + 1) {
-		if (strncmp(names + i, "user.", 5))
-			continue;
-		ssize_t vl = fgetxattr(src, names + i, val, sizeof val);
-		if (vl >= 0 && fsetxattr(dst, names + i, val, (size_t)vl, 0) < 0 && errno == ENOSPC) {
-			r = -ENOSPC;
-			goto unlink;
-		}
-	}
+	r = copy_user_xattrs(src, dst);
+	if (r)
+		goto unlink;
 	struct timespec ts[2] = { st[0].st_atim, st[0].st_mtim };
 	if (fchmod(dst, host_mode(e, st[0].st_mode & 07777)) < 0 || futimens(dst, ts) < 0) {
 		r = -errno;
@@ -1500,6 +1526,7 @@ static int copy_up(const struct gofer_srv_export *e, const char *path, uint64_t 
 unlink:
 	unlinkat(pfd, tmp, 0);
 out:
+	free(data);
 	if (src >= 0)
 		close(src);
 	if (dst >= 0)
@@ -1867,16 +1894,7 @@ static int copy_up_dirs(const struct gofer_srv_export *e, const char *path, int 
 		if (dfd < 0 || src < 0) {
 			r = dfd < 0 ? -errno : src;
 		} else {
-			char names[GOFER_XATTR_LIST_MAX], val[GOFER_XATTR_MAX];
-			ssize_t nl = flistxattr(src, names, sizeof names);
-			for (ssize_t i = 0; nl > 0 && i < nl && !r; i += (ssize_t)strlen(names + i) + 1) {
-				if (strncmp(names + i, "user.", 5))
-					continue;
-				ssize_t vl = fgetxattr(src, names + i, val, sizeof val);
-				if (vl >= 0 && fsetxattr(dfd, names + i, val, (size_t)vl, 0) < 0 &&
-				    errno == ENOSPC)
-					r = -ENOSPC;
-			}
+			r = copy_user_xattrs(src, dfd);
 			struct timespec ts[2] = { m.st_atim, m.st_mtim };
 			if (!r && (fchmod(dfd, host_mode(e, m.st_mode & 07777)) < 0 ||
 				   futimens(dfd, ts) < 0))

@@ -11,6 +11,7 @@
 #include "sentry/sentry.h"
 #include "sentry/netd.h"
 #include "fs/vfs.h"
+#include "common/sanitize.h"
 #include "fs/procfs.h"
 #include "syscalls/table.h"
 #include "gofer/gofer.h"
@@ -53,7 +54,7 @@
  * for it; start-up's look-ups had left three). */
 #define WORKER_IDLE_MS 1000
 #define MIN_WORKERS 1
-#define WORKER_STACK (256 * 1024)
+#define WORKER_STACK (256 * 1024 * MOAT_STACK_SCALE)
 
 static struct sandbox *g_sb;
 static int g_nfd;

@@ -381,4 +381,27 @@ print("lost", lost, flush=True)
 os.write(go_w, b"x"); os.waitpid(c, 0)' </dev/null 2>&1)
 SANITY=1 expect_eq dropped_cannot_join_root_reuseport "$out" "EADDRINUSE EADDRINUSE lost 0"
 
+
+# SO_PASSCRED: credentials a guest receives never carry native ids. moat
+# refuses the option (ENOPROTOOPT); were it passed through, SCM_CREDENTIALS
+# would name the sender's host pid and the sandbox's one host uid instead of
+# what getpid()/getuid() say inside (a sanity case: natively they agree).
+out=$(moat run -- /usr/bin/python3 -c '
+import os, socket, struct, errno
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+try:
+    b.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+except OSError as e:
+    print("refused", errno.errorcode[e.errno]); raise SystemExit
+a.send(b"x")
+m, anc, fl, ad = b.recvmsg(1, socket.CMSG_SPACE(12))
+for lvl, typ, data in anc:
+    if lvl == socket.SOL_SOCKET and typ == socket.SCM_CREDENTIALS:
+        pid, uid, gid = struct.unpack("iII", data[:12])
+        print("same" if (pid, uid, gid) == (os.getpid(), os.getuid(), os.getgid()) else "native %d %d %d vs %d %d %d" % (pid, uid, gid, os.getpid(), os.getuid(), os.getgid()))
+        break
+else:
+    print("none")' </dev/null 2>&1)
+case $out in "refused ENOPROTOOPT" | same) ok_sanity passcred_no_native_ids ;; *) fail passcred_no_native_ids "$out" ;; esac
+
 finish

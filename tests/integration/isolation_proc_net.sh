@@ -6,8 +6,14 @@
 # A host process with a unique argv; it must not be visible in the guest.
 sleep "1$((RANDOM % 900 + 100)).$$" &
 canary_pid=$!
-canary_args=$(tr '\0' ' ' </proc/$canary_pid/cmdline | sed 's/ $//')
 at_exit "kill -9 $canary_pid"
+# its argv once it has exec'd sleep (under load the forked shell is read first)
+for ((i = 0; i < 200; i++)); do
+	canary_args=$(tr '\0' ' ' </proc/$canary_pid/cmdline | sed 's/ $//')
+	case $canary_args in sleep\ 1*) break ;; esac
+	sleep 0.05
+done
+case $canary_args in sleep\ 1*) ;; *) echo "isolation_proc_net: the canary did not start: [$canary_args]" >&2; exit 1 ;; esac
 out=$(mrun /bin/sh -c 'ps -e -o pid=,args= 2>/dev/null' 2>&1)
 case $out in *"$canary_args"*) fail ps_hides_host "host canary visible: $canary_args" ;; *) ok ps_hides_host ;; esac
 n=$(printf '%s\n' "$out" | grep -c .)

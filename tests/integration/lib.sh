@@ -22,7 +22,7 @@ T_NAME=$(basename "$0" .sh)
 T_PASS=0
 T_FAIL=0
 T_SKIP=0
-T_TMP=$(mktemp -d "/tmp/moat-it-$T_NAME.XXXXXX")
+T_TMP=$(mktemp -d "/tmp/moat-it-$T_NAME.${IT_RUN:+$IT_RUN.}XXXXXX")  # IT_RUN: run.sh's id
 chmod 755 "$T_TMP"
 T_CLEANUPS=()
 

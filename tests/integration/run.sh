@@ -28,6 +28,9 @@ done
 # reaches finish (crash, timeout), counts as one failed case.
 pass=0 fail=0 skip=0
 failed=() skips=()
+# this run's id, in every test's scratch directory name (lib.sh), so that the
+# check below sees only this run's processes (not another run's on the machine)
+export IT_RUN=r$$
 out=$(mktemp /tmp/moat-integration.XXXXXX)
 trap 'rm -f "$out"' EXIT
 for n in "${names[@]}"; do
@@ -44,10 +47,10 @@ for n in "${names[@]}"; do
 		counts="${counts% * *} 1 ${counts##* }"
 	fi
 	# Nothing a test started may outlive it: a process whose command line
-	# names the test's scratch directory (lib.sh: /tmp/moat-it-NAME.XXXXXX)
+	# names the test's scratch directory (lib.sh: /tmp/moat-it-NAME.RUN.XXXXXX)
 	# after a second's grace is left running (then ended here, by pid).
 	for ((i = 0; i < 10; i++)); do
-		left=$(pgrep -f "/tmp/moat-it-$n\.[A-Za-z0-9]{6}(/| |$)" | tr '\n' ' ')
+		left=$(pgrep -f "/tmp/moat-it-$n\.$IT_RUN\.[A-Za-z0-9]{6}(/| |$)" | tr '\n' ' ')
 		[ -z "$left" ] && break
 		sleep 0.1
 	done

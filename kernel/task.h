@@ -185,6 +185,12 @@ struct sandbox {
 	int lease_break_wfd;
 	int lease_break_set;
 	long lease_break_s;      /* /proc/sys/fs/lease-break-time, default 45 */
+	/* SO_PASSCRED (syscalls/sys_peercred.c): native while every task's ids
+	 * are the ones the kernel shows for all of them (the sandbox's native
+	 * view: moat's own uid/gid); passcred_off once any task's differ, and
+	 * from then on no guest socket has the kernel's flag. Under passcred_lock. */
+	pthread_mutex_t passcred_lock;
+	int passcred_off;
 	uid_t start_uid;         /* --user: the ids the program started with */
 	gid_t start_gid;
 	const char *resolv_conf; /* the guest's /etc/resolv.conf text (DNS stub), or NULL */

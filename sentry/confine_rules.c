@@ -90,10 +90,11 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 	/* and SO_REUSEPORT/SO_REUSEADDR of guest sockets (netreuse.c: the
 	 * sentry sets the kernel's reuseport flag, and binds such a socket on
 	 * the pinned file itself when moat-netd does not run; the program is
-	 * built once, so bind is allowed with netd too, where only netd binds) */
+	 * built once, so bind is allowed with netd too, where only netd binds),
+	 * and SO_PASSCRED (sys_peercred.c: set and cleared by the sentry) */
 	static const int filter_opts[] = { SO_ATTACH_FILTER, SO_DETACH_FILTER, SO_LOCK_FILTER,
 					   SO_ATTACH_REUSEPORT_CBPF, SO_DETACH_REUSEPORT_BPF,
-					   SO_REUSEPORT, SO_REUSEADDR };
+					   SO_REUSEPORT, SO_REUSEADDR, SO_PASSCRED };
 	if (!rc)
 		rc = rule(ctx, SCMP_SYS(bind), 0, NULL);
 	for (size_t i = 0; i < ARRAY_SIZE_(filter_opts) && !rc; i++) {

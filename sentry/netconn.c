@@ -1019,18 +1019,15 @@ long sys_setsockopt(struct sc_call *c)
 		/* SCM_CREDENTIALS the kernel attaches carry the native ids (one
 		 * host uid for every guest user: root-run uid 0), and a sender's
 		 * claim is checked on them (a dropped process claimed uid 0):
-		 * no guest socket gets the flag, so no receiver in the sandbox
-		 * sees such credentials (uidclass sweep; Known gap). Turning it
-		 * off is a no-op: it is never on. */
+		 * set natively only while every task's ids are the native ones,
+		 * never after (sys_peercred.c passcred_set; ENOPROTOOPT, until
+		 * the end of stop 19, stopped Chromium's crashpad at start-up) */
 		int v;
 		if (optlen < sizeof v)
 			return -EINVAL;
 		if (sc_read_guest(c, c->args[3], &v, sizeof v) < 0)
 			return -EFAULT;
-		if (!v)
-			return 0;
-		snprintf(c->note, sizeof c->note, "SO_PASSCRED: credentials would show the native ids");
-		return -ENOPROTOOPT;
+		return passcred_set(c, (int)c->args[0], v != 0);
 	}
 	if (level == SOL_SOCKET && (name == SO_REUSEPORT || name == SO_REUSEADDR)) {
 		/* netreuse.c: SO_REUSEPORT is the sentry's to set (groups are

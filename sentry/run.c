@@ -161,6 +161,7 @@ int sentry_run(const struct sentry_config *cfg)
 		sb->id = moat_hash(&sb, sizeof sb) ^ (uint64_t)getpid();
 	snprintf(sb->id_str, sizeof sb->id_str, "%016llx", (unsigned long long)sb->id);
 	pthread_mutex_init(&sb->uts_lock, NULL);
+	pthread_mutex_init(&sb->passcred_lock, NULL);
 	pthread_mutex_init(&sb->sysctl_lock, NULL);
 	snprintf(sb->hostname, sizeof sb->hostname, "%s", cfg->hostname ? cfg->hostname : "moat");
 	snprintf(sb->domainname, sizeof sb->domainname, "(none)");
@@ -200,6 +201,9 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->idmap.full_identity = uid == 0;
 	sb->idmap.native_uid = (uid_t)-1;
 	sb->idmap.native_gid = (gid_t)-1;
+	/* a program started with other ids than the native view's: SCM_CREDENTIALS
+	 * would show the native ones from the start */
+	sb->passcred_off = sb->start_uid != uid || sb->start_gid != gid;
 	sb->idmap.act_uid = sb->start_uid;
 	sb->idmap.act_gid = sb->start_gid;
 	dbg("%.2f ms: start", ms_now() - t0);

@@ -114,4 +114,15 @@ static inline long sc_return_fd(struct sc_call *c, int hostfd, int cloexec)
  * /proc/<pid>/maps file's task's mappings): sys_ioctl lets it run */
 #define SC_IOCTL_PROCMAP_QUERY 0xc0686611u
 
+/* The guest fd numbers of process vpid (read from the guest's procfs), into
+ * fds[] (up to max): their count, -1 if gone, -2 if it has more than max.
+ * (syscalls/sys_lock.c) */
+int sc_list_fds(struct sandbox *sb, pid_t vpid, int *fds, int max);
+
+/* SO_PASSCRED (syscalls/sys_peercred.c). passcred_set: the guest's
+ * setsockopt(SOL_SOCKET, SO_PASSCRED, on) of fd; 0 or -errno.
+ * passcred_ids_changed: after a change of the caller's virtual ids. */
+long passcred_set(struct sc_call *c, int fd, int on);
+void passcred_ids_changed(struct sc_call *c);
+
 #endif

@@ -28,31 +28,36 @@
 #define LOCKED(t, expr) ({ pthread_mutex_lock(&(t)->lock); long r_ = (expr); \
 			   pthread_mutex_unlock(&(t)->lock); r_; })
 
+/* a change of the caller's ids: SO_PASSCRED's native credentials stop
+ * being true once any task's ids differ from the native ones (setfs*id
+ * return the old id: passcred_ids_changed looks at the ids themselves) */
+#define SETID(c, expr) ({ long r2_ = LOCKED((c)->task, expr); passcred_ids_changed(c); r2_; })
+
 long sys_getuid(struct sc_call *c) { return LOCKED(c->task, c->task->cred.ruid); }
 long sys_geteuid(struct sc_call *c) { return LOCKED(c->task, c->task->cred.euid); }
 long sys_getgid(struct sc_call *c) { return LOCKED(c->task, c->task->cred.rgid); }
 long sys_getegid(struct sc_call *c) { return LOCKED(c->task, c->task->cred.egid); }
 
-long sys_setuid(struct sc_call *c) { return LOCKED(c->task, cred_setuid(&c->task->cred, ID(c, 0))); }
-long sys_setgid(struct sc_call *c) { return LOCKED(c->task, cred_setgid(&c->task->cred, ID(c, 0))); }
+long sys_setuid(struct sc_call *c) { return SETID(c, cred_setuid(&c->task->cred, ID(c, 0))); }
+long sys_setgid(struct sc_call *c) { return SETID(c, cred_setgid(&c->task->cred, ID(c, 0))); }
 long sys_setreuid(struct sc_call *c)
 {
-	return LOCKED(c->task, cred_setreuid(&c->task->cred, ID(c, 0), ID(c, 1)));
+	return SETID(c, cred_setreuid(&c->task->cred, ID(c, 0), ID(c, 1)));
 }
 long sys_setregid(struct sc_call *c)
 {
-	return LOCKED(c->task, cred_setregid(&c->task->cred, ID(c, 0), ID(c, 1)));
+	return SETID(c, cred_setregid(&c->task->cred, ID(c, 0), ID(c, 1)));
 }
 long sys_setresuid(struct sc_call *c)
 {
-	return LOCKED(c->task, cred_setresuid(&c->task->cred, ID(c, 0), ID(c, 1), ID(c, 2)));
+	return SETID(c, cred_setresuid(&c->task->cred, ID(c, 0), ID(c, 1), ID(c, 2)));
 }
 long sys_setresgid(struct sc_call *c)
 {
-	return LOCKED(c->task, cred_setresgid(&c->task->cred, ID(c, 0), ID(c, 1), ID(c, 2)));
+	return SETID(c, cred_setresgid(&c->task->cred, ID(c, 0), ID(c, 1), ID(c, 2)));
 }
-long sys_setfsuid(struct sc_call *c) { return LOCKED(c->task, cred_setfsuid(&c->task->cred, ID(c, 0))); }
-long sys_setfsgid(struct sc_call *c) { return LOCKED(c->task, cred_setfsgid(&c->task->cred, ID(c, 0))); }
+long sys_setfsuid(struct sc_call *c) { return SETID(c, cred_setfsuid(&c->task->cred, ID(c, 0))); }
+long sys_setfsgid(struct sc_call *c) { return SETID(c, cred_setfsgid(&c->task->cred, ID(c, 0))); }
 
 static long getres(struct sc_call *c, int gid)
 {

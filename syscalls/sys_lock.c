@@ -208,8 +208,8 @@ static int kcmp_file(pid_t a, int fda, pid_t b, int fdb)
 }
 
 /* The guest fd numbers of process vpid, into fds[] (up to max). -1 if gone,
- * -2 if it has more than max. */
-static int list_fds(struct sandbox *sb, pid_t vpid, int *fds, int max)
+ * -2 if it has more than max. (sc.h) */
+int sc_list_fds(struct sandbox *sb, pid_t vpid, int *fds, int max)
 {
 	char path[32], buf[2048];
 	int n = 0;
@@ -250,7 +250,7 @@ static int scan_leader(struct task *t, void *arg)
 {
 	struct scan *s = arg;
 	int fds[1024];
-	int n = list_fds(s->sb, t->vtgid, fds, 1024);
+	int n = sc_list_fds(s->sb, t->vtgid, fds, 1024);
 	if (n == -2) {
 		s->found = true; /* cannot tell: keep the lock */
 		return 1;
@@ -784,7 +784,7 @@ static int scan_opens(struct task *t, void *arg)
 {
 	struct open_scan *s = arg;
 	int fds[1024];
-	int n = list_fds(s->sb, t->vtgid, fds, 1024);
+	int n = sc_list_fds(s->sb, t->vtgid, fds, 1024);
 	if (n == -2) {
 		s->writer = s->other = true; /* cannot tell: as if open */
 		return 1;

@@ -23,11 +23,13 @@
 #include "kernel/cred.h"
 #include "kernel/task.h"
 #include "common/util.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -132,4 +134,100 @@ long sys_getsockopt(struct sc_call *c)
 	if (st)
 		cred_free(&cr);
 	return r;
+}
+
+/* ---- SO_PASSCRED ----
+ *
+ * The credentials the kernel attaches to a message (SCM_CREDENTIALS) are
+ * the sender's native ones, mapped into the receiver's namespaces: its guest
+ * pid (the guest's pid namespace), and for every guest task the same ids,
+ * moat's own uid and gid as the guest's user namespace shows them (root-run
+ * 0:0, rootless the caller's). While every task's virtual ids are those,
+ * what a receiver gets is true, and the flag is set natively (Chromium's
+ * crashpad needs credentials to run). Once any task's ids differ (a
+ * set*id to other ids, or --user other than the native ones), a receiver
+ * would take a process that dropped root for root: the flag is cleared on
+ * every socket of every guest process and is never set again
+ * (sb->passcred_off; setsockopt succeeds and does nothing, and messages
+ * carry no credentials: a receiver that needs them fails closed).
+ * passcred_lock orders a set against the sweep. Left: a socket that is in
+ * flight in an SCM_RIGHTS message during the sweep keeps its flag. */
+
+static int ids_native(const struct sandbox *sb, const struct cred *cr)
+{
+	uid_t u = sb->idmap.host_uid;
+	gid_t g = sb->idmap.host_gid;
+	return cr->ruid == u && cr->euid == u && cr->suid == u && cr->fsuid == u && cr->rgid == g &&
+	       cr->egid == g && cr->sgid == g && cr->fsgid == g;
+}
+
+long passcred_set(struct sc_call *c, int fd, int on)
+{
+	struct sandbox *sb = c->sb;
+	cleanup_fd int sfd = sc_getfd(c, fd);
+	if (sfd < 0)
+		return sfd;
+	pthread_mutex_lock(&sb->passcred_lock);
+	long r = 0;
+	if (!on || !sb->passcred_off)
+		r = setsockopt(sfd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) < 0 ? -errno : 0;
+	else
+		snprintf(c->note, sizeof c->note,
+			 "SO_PASSCRED: accepted, no credentials delivered (guest ids differ from the native ones)");
+	pthread_mutex_unlock(&sb->passcred_lock);
+	return r;
+}
+
+struct pc_sweep {
+	struct sandbox *sb;
+	int *fds;
+	int cleared;
+};
+
+static int sweep_task(struct task *t, void *arg)
+{
+	struct pc_sweep *w = arg;
+	int n = sc_list_fds(w->sb, t->vtgid, w->fds, 65536);
+	for (int i = 0; i < n; i++) {
+		char path[48], l[64];
+		snprintf(path, sizeof path, "%d/fd/%d", t->vtgid, w->fds[i]);
+		ssize_t k = readlinkat(w->sb->guest_procfd, path, l, sizeof l - 1);
+		if (k < 8 || memcmp(l, "socket:[", 8))
+			continue; /* only sockets are duplicated (a file's dup's close
+				   * would drop the sentry's own POSIX locks on it) */
+		int sfd = task_getfd(t, w->fds[i]);
+		if (sfd < 0)
+			continue;
+		int v = 0;
+		socklen_t vl = sizeof v;
+		if (getsockopt(sfd, SOL_SOCKET, SO_PASSCRED, &v, &vl) == 0 && v) {
+			v = 0;
+			if (setsockopt(sfd, SOL_SOCKET, SO_PASSCRED, &v, sizeof v) == 0)
+				w->cleared++;
+		}
+		close(sfd);
+	}
+	return 0;
+}
+
+void passcred_ids_changed(struct sc_call *c)
+{
+	struct sandbox *sb = c->sb;
+	if (__atomic_load_n(&sb->passcred_off, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&c->task->lock);
+	int same = ids_native(sb, &c->task->cred);
+	pthread_mutex_unlock(&c->task->lock);
+	if (same)
+		return;
+	pthread_mutex_lock(&sb->passcred_lock);
+	if (!sb->passcred_off) {
+		__atomic_store_n(&sb->passcred_off, 1, __ATOMIC_RELEASE);
+		struct pc_sweep w = { .sb = sb, .fds = malloc(65536 * sizeof(int)) };
+		if (w.fds && sb->guest_procfd >= 0)
+			task_for_each_leader(sb, sweep_task, &w);
+		free(w.fds);
+		dbg("SO_PASSCRED: ids changed, cleared on %d sockets", w.cleared);
+	}
+	pthread_mutex_unlock(&sb->passcred_lock);
 }

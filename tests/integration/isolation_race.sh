@@ -161,6 +161,71 @@ else
 	skip swap_unlink "needs root (a directory of another host user)"
 fi
 
+# rename, link and the creates: the gofer changes names. The same swap of
+# the guest's own writable directory D with another host user's 0755
+# directory V (which holds that user's 0600 x) between the sentry's check
+# and the gofer's call must not move x out of V or replace it (rename),
+# give it another name (link), nor make a name in V (open O_CREAT, mkdir,
+# mknod, symlink). The gofer opens the directories, compares them with
+# the ones checked and acts relative to those fds (-ESTALE: the sentry
+# walks again). Natively (as root) all of it goes through.
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	cat >"$T_TMP/nswap.py" <<'EOF2'
+import ctypes, os, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
+d, how = sys.argv[1], sys.argv[2]
+a, b = (d + "/D").encode(), (d + "/V").encode()
+os.makedirs(d + "/out", exist_ok=True)
+stop = []
+def swap():
+    while not stop: libc.renameat2(-100, a, -100, b, 2)  # RENAME_EXCHANGE
+th = threading.Thread(target=swap); th.start()
+for i in range(3000):
+    try:
+        if how == "rename":
+            try: os.close(os.open(d + "/t", os.O_WRONLY | os.O_CREAT, 0o644))
+            except OSError: pass
+            try: os.rename(d + "/t", d + "/D/x")            # over D/x
+            except OSError: pass
+            os.rename(d + "/D/x", d + "/out/r%d" % i)     # out of D
+        elif how == "link":
+            try: os.close(os.open(d + "/D/x", os.O_WRONLY | os.O_CREAT, 0o644))
+            except OSError: pass
+            os.link(d + "/D/x", d + "/out/l%d" % i)
+        else:
+            k = i % 4
+            if k == 0: os.close(os.open(d + "/D/c%d" % i, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            elif k == 1: os.mkdir(d + "/D/m%d" % i)
+            elif k == 2: os.mknod(d + "/D/n%d" % i, 0o644 | 0o010000)  # a FIFO
+            else: os.symlink("t", d + "/D/s%d" % i)
+    except OSError: pass
+stop.append(1); th.join()
+print("done")
+EOF2
+	for how in rename link create; do
+		S=$T_TMP/nswap-$how
+		mkdir -p "$S/D" "$S/V" && chmod 777 "$S" "$S/D"
+		printf 'SWAP-SECRET\n' >"$S/V/x" && chown -R nobody "$S/V" && chmod 600 "$S/V/x" && chmod 755 "$S/V"
+		out=$(moat run --bind "$S:/s:rw" --bind "$T_TMP:/t:ro" -- "$PY" /t/nswap.py /s "$how" </dev/null 2>&1)
+		# V is whichever of the two nobody owns now
+		V=$S/V; [ "$(stat -c %U "$S/D")" = nobody ] && V=$S/D
+		extra=$(cd "$V" && ls -A | grep -vx x | head -3 | tr '\n' ' ')
+		if [ "$(cat "$V/x" 2>/dev/null)" != SWAP-SECRET ]; then
+			fail "swap_$how" "another user's file was moved or replaced ($out)"
+		elif [ "$(stat -c %h "$V/x")" != 1 ]; then
+			fail "swap_$how" "another user's file got another name ($(stat -c %h "$V/x") links; $out)"
+		elif [ -n "$extra" ]; then
+			fail "swap_$how" "names made in another user's directory: $extra($out)"
+		elif [ "$out" != done ]; then
+			fail "swap_$how" "$out"
+		else
+			ok "swap_$how"
+		fi
+	done
+else
+	skip swap_rename "needs root (a directory of another host user)"
+fi
+
 # unshare(CLONE_FS) against readers of another thread's /proc cwd: the
 # sentry stays up (the asan tier fails on any report: before red-team round 8
 # a heap-use-after-free in vfs_cwd_node, the fs_ctx read bare while its task

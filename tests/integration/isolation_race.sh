@@ -226,6 +226,56 @@ else
 	skip swap_rename "needs root (a directory of another host user)"
 fi
 
+# SysV IPC: the sentry checks an id on the virtual owners, then the call
+# runs natively on that id. Were an id given out again between the check
+# and the call (the object removed, another user's made), the caller would
+# act on an object it was not checked for. Linux's ids only grow until the
+# sequence wraps (65,536 wraps of the index, 128 with ipcmni_extend) or the
+# namespace's msg_next_id names one: here the host sets msg_next_id in the
+# guest's IPC namespace to a queue id the guest had and removed; moat never
+# hands that id out again (natively Linux would, so not a sanity case).
+if [ "$(id -u)" = 0 ] && [ -e /proc/sys/kernel/msg_next_id ] && command -v nsenter >/dev/null; then
+	R=$T_TMP/ipcreuse && mkdir -p "$R" && chmod 777 "$R"
+	cat >"$T_TMP/ipcreuse.py" <<'EOF2'
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+d = sys.argv[1]
+q1 = libc.msgget(0, 0o1600)                 # IPC_PRIVATE, IPC_CREAT | 0600
+libc.msgctl(q1, 0, None)                    # IPC_RMID
+with open(d + "/ready.tmp", "w") as f: f.write(str(q1))
+os.rename(d + "/ready.tmp", d + "/ready")
+for i in range(200):
+    if os.path.exists(d + "/go"): break
+    time.sleep(0.05)
+q2 = libc.msgget(0, 0o1600)
+libc.msgctl(q2, 0, None)
+print("reused" if q2 == q1 else "fresh", q1, q2)
+EOF2
+	marker=ipcreuse-$T_MARK
+	moat run --bind "$R:/r:rw" --bind "$T_TMP:/t:ro" -- "$PY" /t/ipcreuse.py /r "$marker" </dev/null >"$T_TMP/ipcreuse.out" 2>&1 &
+	mpid=$!
+	for ((i = 0; i < 100; i++)); do [ -e "$R/ready" ] && break; sleep 0.1; done
+	gpid=
+	for p in /proc/[0-9]*; do
+		if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "ipcreuse.py /r $marker"; then
+			[ "$(readlink "$p/ns/ipc")" != "$(readlink /proc/self/ns/ipc)" ] && gpid=${p#/proc/} && break
+		fi
+	done
+	if [ -n "$gpid" ] && [ -e "$R/ready" ]; then
+		nsenter -t "$gpid" --ipc sh -c "echo $(cat "$R/ready") >/proc/sys/kernel/msg_next_id"
+	fi
+	touch "$R/go"
+	wait "$mpid"
+	out=$(cat "$T_TMP/ipcreuse.out")
+	if [ -z "$gpid" ]; then
+		fail ipc_id_reuse "the guest's process was not found ($out)"
+	else
+		case $out in fresh*) ok ipc_id_reuse ;; *) fail ipc_id_reuse "a removed queue's id was given out again: $out" ;; esac
+	fi
+else
+	skip ipc_id_reuse "needs root, nsenter and CONFIG_CHECKPOINT_RESTORE (msg_next_id)"
+fi
+
 # unshare(CLONE_FS) against readers of another thread's /proc cwd: the
 # sentry stays up (the asan tier fails on any report: before red-team round 8
 # a heap-use-after-free in vfs_cwd_node, the fs_ctx read bare while its task

@@ -12,7 +12,9 @@
  *      RESOLVE_NO_XDEV from the export root (open_parent): a symlink in any
  *      middle component is -ELOOP, never followed;
  *   3. the operation is one *at() call on (parent fd, final name) that does
- *      not follow a final symlink. OPEN, and CHMOD/UTIMENS of the object
+ *      not follow a final symlink; a request that changes a name acts
+ *      only if that parent fd (and the object there) is what the sentry
+ *      checked (parent_is, name_is: -ESTALE otherwise). OPEN, and CHMOD/UTIMENS of the object
  *      the sentry checked, use one openat2 of the whole path from the
  *      export root with the same rules instead (fewer calls, the same
  *      resolution).

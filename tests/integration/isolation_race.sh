@@ -166,7 +166,7 @@ fi
 # directory V (which holds that user's 0600 x) between the sentry's check
 # and the gofer's call must not move x out of V or replace it (rename),
 # give it another name (link), nor make a name in V (open O_CREAT, mkdir,
-# mknod, symlink). The gofer opens the directories, compares them with
+# mknod, symlink, linkat of an O_TMPFILE file). The gofer opens the directories, compares them with
 # the ones checked and acts relative to those fds (-ESTALE: the sentry
 # walks again). Natively (as root) all of it goes through.
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
@@ -193,11 +193,15 @@ for i in range(3000):
             except OSError: pass
             os.link(d + "/D/x", d + "/out/l%d" % i)
         else:
-            k = i % 4
+            k = i % 5
             if k == 0: os.close(os.open(d + "/D/c%d" % i, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
             elif k == 1: os.mkdir(d + "/D/m%d" % i)
             elif k == 2: os.mknod(d + "/D/n%d" % i, 0o644 | 0o010000)  # a FIFO
-            else: os.symlink("t", d + "/D/s%d" % i)
+            elif k == 3: os.symlink("t", d + "/D/s%d" % i)
+            else:  # an O_TMPFILE file made in the outer directory, then named in D
+                fd = os.open(d, os.O_TMPFILE | os.O_WRONLY, 0o644)
+                libc.linkat(fd, b"", -100, (d + "/D/t%d" % i).encode(), 0x1000)  # AT_EMPTY_PATH
+                os.close(fd)
     except OSError: pass
 stop.append(1); th.join()
 print("done")
@@ -257,7 +261,7 @@ EOF2
 	for ((i = 0; i < 100; i++)); do [ -e "$R/ready" ] && break; sleep 0.1; done
 	gpid=
 	for p in /proc/[0-9]*; do
-		if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "ipcreuse.py /r $marker"; then
+		if { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q "ipcreuse.py /r $marker"; then
 			[ "$(readlink "$p/ns/ipc")" != "$(readlink /proc/self/ns/ipc)" ] && gpid=${p#/proc/} && break
 		fi
 	done

@@ -134,37 +134,44 @@ static const char *parent_of(const char *rel, char *buf)
 	return buf;
 }
 
-#define COW_RETRY(call) ({ dev_t cd_; ino_t ci_; gofer_peek_identity(&cd_, &ci_); \
+#define COW_RETRY(call) ({ struct gofer_expect ex_; gofer_expect_get(&ex_); \
+	dev_t cd_ = (dev_t)ex_.dev; ino_t ci_ = (ino_t)ex_.ino; \
 	__typeof__(call) r_ = (call); \
 	if (r_ == -EOVERFLOW) { \
 		int c_ = cow_copyup(ctx, gc, exp, rel, &cd_, &ci_); \
 		if (c_ == 1) { \
-			gofer_expect_identity(cd_, ci_); \
+			ex_.dev = (uint64_t)cd_; \
+			ex_.ino = (uint64_t)ci_; \
+			gofer_expect_set(&ex_); \
 			r_ = (call); \
 		} else { \
 			r_ = c_; \
 		} \
 	} \
+	gofer_expect_clear(); \
 	r_; })
-/* creates, unlinks, links and renames name no checked object: what may need
- * a copy-up is rel (a link's or rename's source, with the directories on the
- * way) or, then, the directory of rel2 (a create's, unlink's or the
- * target's) */
-#define COW_RETRY_NOID(rel, rel2, call) ({ dev_t cd_ = 0; ino_t ci_ = 0, pi_; dev_t pd_; \
+/* creates, unlinks, links and renames: what may need a copy-up is rel (a
+ * link's or rename's source, with the directories on the way) or, then,
+ * the directory of rel2 (a create's, unlink's or the target's). The call
+ * is made again with the same identities checked: a directory copied up
+ * is a new inode, so the gofer may answer -ESTALE, and the sentry walks
+ * (and checks) afresh, finding the copies. */
+#define COW_RETRY_NOID(rel, rel2, call) ({ dev_t cd_ = 0; ino_t ci_ = 0; \
 	char pb_[VFS_PATH_MAX]; \
-	gofer_peek_identity(&pd_, &pi_); /* an unlink's victim */ \
+	struct gofer_expect ex_; \
+	gofer_expect_get(&ex_); \
 	__typeof__(call) r_ = (call); \
 	if (r_ == -EOVERFLOW && (rel)) { \
 		int c_ = cow_copyup(ctx, gc, exp, (rel), &cd_, &ci_); \
-		gofer_expect_identity(pd_, pi_); \
+		gofer_expect_set(&ex_); \
 		r_ = c_ == 1 ? (call) : c_; \
 	} \
 	if (r_ == -EOVERFLOW && (rel2) && *parent_of((rel2), pb_)) { \
 		int c_ = cow_copyup(ctx, gc, exp, pb_, &cd_, &ci_); \
-		gofer_expect_identity(pd_, pi_); \
+		gofer_expect_set(&ex_); \
 		r_ = c_ == 1 ? (call) : c_; \
 	} \
-	gofer_expect_identity(0, 0); \
+	gofer_expect_clear(); \
 	r_; })
 
 static int g_walk(void *ctx, int exp, const char *rel, struct gofer_walk *out)
@@ -1761,6 +1768,9 @@ static void expect_node(const struct vfs_node *n)
 {
 	if (n->exists && n->kind == VN_BACKEND)
 		gofer_expect_identity(n->st.st_dev, n->st.st_ino);
+	else if (n->kind == VN_BACKEND && n->pst.st_ino)
+		/* a create: only in the directory checked */
+		gofer_expect_parent(n->pst.st_dev, n->pst.st_ino);
 }
 
 int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
@@ -1803,7 +1813,7 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 			gofer_set_wait_hook(fifo_wait_hook, t);
 			expect_node(n);
 			r = VFS_BE(v, open, n->mnt->export, n->rel, flags, mode, fd, st);
-			gofer_expect_identity(0, 0);
+			gofer_expect_clear();
 			gofer_set_wait_hook(NULL, NULL);
 			if (r == -EINTR)
 				return -ERESTARTSYS_;
@@ -1812,7 +1822,7 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 		} else {
 			expect_node(n);
 			r = VFS_BE(v, open, n->mnt->export, n->rel, flags, mode, fd, st);
-			gofer_expect_identity(0, 0);
+			gofer_expect_clear();
 		}
 		if (r < 0)
 			return r;
@@ -2049,7 +2059,10 @@ int vfs_tmpfile_link(struct vfs *v, int hostfd, const struct vfs_node *nn, int *
 		*err = -EXDEV;
 		return 1;
 	}
+	if (nn->mnt->kind == VFS_MNT_GOFER)
+		gofer_expect_parent(nn->pst.st_dev, nn->pst.st_ino); /* the directory checked */
 	*err = be->linkfd(ctx, nn->mnt->export, hostfd, nn->rel);
+	gofer_expect_clear();
 	if (*err == 0) {
 		inomap_put(v->fim, st.st_dev, st.st_ino, nn->path);
 		vfs_invalidate(v, nn->mnt, nn->rel, 0);

@@ -394,33 +394,77 @@ int gofer_lstat(struct gofer_conn *c, int exp, const char *rel, struct stat *st)
 		      sizeof *st);
 }
 
-/* The identity the next OPEN or xattr request of this thread names (see
- * struct gofer_req_open); consumed by it. */
-static __thread struct { uint64_t ino, dev; } g_expect, g_expect_parent;
+/* The identities the next request of this thread names (see proto.h):
+ * the object checked, its directory, and a rename's or link's destination
+ * (its directory and the object there, 0 if the name was free); each
+ * consumed by the request that takes it. */
+static __thread struct gofer_expect g_exp;
 
 void gofer_expect_parent(dev_t dev, ino_t ino)
 {
-	g_expect_parent.dev = (uint64_t)dev;
-	g_expect_parent.ino = (uint64_t)ino;
+	g_exp.pdev = (uint64_t)dev;
+	g_exp.pino = (uint64_t)ino;
 }
 
 void gofer_expect_identity(dev_t dev, ino_t ino)
 {
-	g_expect.dev = (uint64_t)dev;
-	g_expect.ino = (uint64_t)ino;
+	g_exp.dev = (uint64_t)dev;
+	g_exp.ino = (uint64_t)ino;
+}
+
+void gofer_expect_target(dev_t pdev, ino_t pino, dev_t dev, ino_t ino)
+{
+	g_exp.tpdev = (uint64_t)pdev;
+	g_exp.tpino = (uint64_t)pino;
+	g_exp.tdev = (uint64_t)dev;
+	g_exp.tino = (uint64_t)ino;
+}
+
+void gofer_expect_get(struct gofer_expect *e)
+{
+	*e = g_exp;
+}
+
+void gofer_expect_set(const struct gofer_expect *e)
+{
+	g_exp = *e;
+}
+
+void gofer_expect_clear(void)
+{
+	memset(&g_exp, 0, sizeof g_exp);
 }
 
 void gofer_peek_identity(dev_t *dev, ino_t *ino)
 {
-	*dev = (dev_t)g_expect.dev;
-	*ino = (ino_t)g_expect.ino;
+	*dev = (dev_t)g_exp.dev;
+	*ino = (ino_t)g_exp.ino;
 }
 
 static void take_expect(uint64_t *ino, uint64_t *dev)
 {
-	*ino = g_expect.ino;
-	*dev = g_expect.dev;
-	g_expect.ino = g_expect.dev = 0;
+	*ino = g_exp.ino;
+	*dev = g_exp.dev;
+	g_exp.ino = g_exp.dev = 0;
+}
+
+static void take_parent(uint64_t *ino, uint64_t *dev)
+{
+	*ino = g_exp.pino;
+	*dev = g_exp.pdev;
+	g_exp.pino = g_exp.pdev = 0;
+}
+
+/* RENAME, LINK: all four (the target's two consumed too) */
+static void take_two(struct gofer_req_two *f)
+{
+	take_expect(&f->ino, &f->dev);
+	take_parent(&f->pino, &f->pdev);
+	f->tino = g_exp.tino;
+	f->tdev = g_exp.tdev;
+	f->tpino = g_exp.tpino;
+	f->tpdev = g_exp.tpdev;
+	g_exp.tino = g_exp.tdev = g_exp.tpino = g_exp.tpdev = 0;
 }
 
 static int g_close_barrier;
@@ -451,6 +495,7 @@ int gofer_open(struct gofer_conn *c, int exp, const char *rel, int flags,
 {
 	struct gofer_req_open f = { .exp = exp, .flags = flags, .mode = mode };
 	take_expect(&f.ino, &f.dev);
+	take_parent(&f.pino, &f.pdev);
 	struct stat tmp;
 	struct iovec rep = { st ? st : &tmp, sizeof tmp };
 	int nfd = -1;
@@ -501,7 +546,9 @@ long gofer_pathof(struct gofer_conn *c, int exp, int dirfd, char *buf, size_t le
 
 int gofer_linkfd(struct gofer_conn *c, int exp, int fd, const char *rel)
 {
-	struct gofer_req_path f = { .exp = exp };
+	struct gofer_req_open f = { .exp = exp };
+
+	take_parent(&f.pino, &f.pdev);
 
 	return expect(call_fd(c, GOFER_OP_LINKFD, &f, sizeof f, rel, NULL, NULL, 0, NULL, 0, fd), 0);
 }
@@ -555,6 +602,8 @@ int gofer_mkdir_st(struct gofer_conn *c, int exp, const char *rel, mode_t mode, 
 {
 	struct gofer_req_mode f = { .exp = exp, .mode = mode };
 
+	take_parent(&f.pino, &f.pdev);
+
 	return made_call(c, GOFER_OP_MKDIR, &f, sizeof f, rel, NULL, st);
 }
 
@@ -566,6 +615,8 @@ int gofer_mkdir(struct gofer_conn *c, int exp, const char *rel, mode_t mode)
 int gofer_mknod_st(struct gofer_conn *c, int exp, const char *rel, mode_t mode, struct stat *st)
 {
 	struct gofer_req_mode f = { .exp = exp, .mode = mode };
+
+	take_parent(&f.pino, &f.pdev);
 
 	return made_call(c, GOFER_OP_MKNOD, &f, sizeof f, rel, NULL, st);
 }
@@ -580,9 +631,7 @@ int gofer_unlink(struct gofer_conn *c, int exp, const char *rel, int flags)
 	struct gofer_req_unlink f = { .exp = exp, .flags = flags };
 
 	take_expect(&f.ino, &f.dev);
-	f.pino = g_expect_parent.ino;
-	f.pdev = g_expect_parent.dev;
-	g_expect_parent.ino = g_expect_parent.dev = 0;
+	take_parent(&f.pino, &f.pdev);
 	return simple(c, GOFER_OP_UNLINK, &f, sizeof f, rel, NULL);
 }
 
@@ -591,6 +640,7 @@ int gofer_rename(struct gofer_conn *c, int exp, const char *oldrel, const char *
 {
 	struct gofer_req_two f = { .exp = exp, .flags = flags };
 
+	take_two(&f);
 	return simple(c, GOFER_OP_RENAME, &f, sizeof f, oldrel, newrel);
 }
 
@@ -598,6 +648,7 @@ int gofer_symlink_st(struct gofer_conn *c, int exp, const char *target, const ch
 {
 	struct gofer_req_two f = { .exp = exp };
 
+	take_parent(&f.pino, &f.pdev);
 	return made_call(c, GOFER_OP_SYMLINK, &f, sizeof f, rel, target, st);
 }
 
@@ -610,6 +661,7 @@ int gofer_link(struct gofer_conn *c, int exp, const char *oldrel, const char *ne
 {
 	struct gofer_req_two f = { .exp = exp };
 
+	take_two(&f);
 	return simple(c, GOFER_OP_LINK, &f, sizeof f, oldrel, newrel);
 }
 

@@ -195,9 +195,21 @@ int gofer_lstat(struct gofer_conn *c, int exp, const char *rel, struct stat *st)
 /* The next OPEN or xattr request of the calling thread acts only on the
  * object (dev, ino), else fails with -ESTALE (struct gofer_req_open). */
 void gofer_expect_identity(dev_t dev, ino_t ino);
-/* The next UNLINK of the calling thread removes the name only from the
- * directory (dev, ino), else -ESTALE. */
+/* The next request of the calling thread that changes a name (UNLINK,
+ * RENAME's source, MKDIR, MKNOD, SYMLINK, an OPEN that creates, LINKFD)
+ * acts on it only in the directory (dev, ino), else -ESTALE. */
 void gofer_expect_parent(dev_t dev, ino_t ino);
+/* The next RENAME or LINK of the calling thread: its destination name only
+ * in the directory (pdev, pino) and (RENAME) only if the name is still the
+ * object (dev, ino) checked, or still free (ino 0), else -ESTALE. */
+void gofer_expect_target(dev_t pdev, ino_t pino, dev_t dev, ino_t ino);
+/* All of them, to keep across a retry (fs/vfs.c COW_RETRY) */
+struct gofer_expect {
+	uint64_t ino, dev, pino, pdev, tino, tdev, tpino, tpdev;
+};
+void gofer_expect_get(struct gofer_expect *e);
+void gofer_expect_set(const struct gofer_expect *e);
+void gofer_expect_clear(void);
 /* The identity the next request would name (not consumed). */
 void gofer_peek_identity(dev_t *dev, ino_t *ino);
 /* COPYUP (proto.h): copy the lower file or directory at rel of a cow export,

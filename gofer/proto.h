@@ -97,6 +97,8 @@ struct gofer_req_open {
 	uint32_t mode;
 	uint64_t ino;        /* the object checked (0: none, e.g. a create) */
 	uint64_t dev;
+	uint64_t pino, pdev; /* OPEN with O_CREAT, LINKFD: the directory checked
+			      * (0: any); the name is made only in it (-ESTALE) */
 };
 
 struct gofer_req_mode {      /* MKDIR, MKNOD, CHMOD */
@@ -106,6 +108,8 @@ struct gofer_req_mode {      /* MKDIR, MKNOD, CHMOD */
 	uint32_t pad;
 	uint64_t ino;        /* CHMOD: the object checked (0: none) */
 	uint64_t dev;
+	uint64_t pino, pdev; /* MKDIR, MKNOD: the directory checked (0: any):
+			      * the name is made only in it (-ESTALE) */
 };
 
 struct gofer_req_unlink {
@@ -120,12 +124,22 @@ struct gofer_req_unlink {
 
 /* RENAME (old, new), LINK (old, new), SYMLINK (path, target): the first
  * string is always a path in the export, the second a path (RENAME, LINK)
- * or the link's target (SYMLINK, any bytes but NUL). */
+ * or the link's target (SYMLINK, any bytes but NUL).
+ *
+ * The objects the sentry checked (0: any, unchecked): the gofer opens the
+ * directories, compares their fstat with these, and acts relative to those
+ * fds (-ESTALE otherwise: the sentry walks and checks again). */
 struct gofer_req_two {
 	uint32_t exp;
 	uint32_t len;
 	uint32_t len2;
 	uint32_t flags;      /* RENAME: RENAME_NOREPLACE | RENAME_EXCHANGE */
+	uint64_t ino, dev;   /* RENAME, LINK: the source object */
+	uint64_t pino, pdev; /* RENAME: the source's directory; SYMLINK: path's */
+	uint64_t tino, tdev; /* RENAME: the object at the destination, which it
+			      * replaces or exchanges with; 0 with tpino set: the
+			      * name was free and must still be (else -ESTALE) */
+	uint64_t tpino, tpdev; /* RENAME, LINK: the destination's directory */
 };
 
 struct gofer_req_chown {

@@ -12,7 +12,9 @@
  *      RESOLVE_NO_XDEV from the export root (open_parent): a symlink in any
  *      middle component is -ELOOP, never followed;
  *   3. the operation is one *at() call on (parent fd, final name) that does
- *      not follow a final symlink. OPEN, and CHMOD/UTIMENS of the object
+ *      not follow a final symlink; a request that changes a name acts
+ *      only if that parent fd (and the object there) is what the sentry
+ *      checked (parent_is, name_is: -ESTALE otherwise). OPEN, and CHMOD/UTIMENS of the object
  *      the sentry checked, use one openat2 of the whole path from the
  *      export root with the same rules instead (fewer calls, the same
  *      resolution).
@@ -224,6 +226,41 @@ static int open_parent(const struct gofer_srv_export *e, char *path,
 }
 
 #define close_owned(fd, owned) do { if (owned) close(fd); } while (0)
+
+/* pfd is the directory the sentry checked (pino 0: none named): else
+ * -ESTALE. The name-changing requests (UNLINK, RENAME, LINK, MKDIR, MKNOD,
+ * SYMLINK, a creating OPEN, LINKFD) act relative to a directory fd so
+ * verified, never by a path resolved again after the check: a guest that
+ * swaps a directory it may write with another user's (RENAME_EXCHANGE in
+ * a writable parent) between the check and the request cannot have the
+ * gofer (host root when run as root) change a name in the other one. */
+static int parent_is(int pfd, uint64_t pdev, uint64_t pino)
+{
+	struct stat st;
+
+	if (!pino)
+		return 0;
+	if (fstat(pfd, &st) < 0)
+		return -errno;
+	return st.st_ino == pino && st.st_dev == (dev_t)pdev ? 0 : -ESTALE;
+}
+
+/* name in the directory pfd is the object (dev, ino) checked (ino 0: none
+ * named): else -ESTALE (or the fstatat's error). What is left between this
+ * and the call on the name is a change of names inside that verified
+ * directory, which only the guest's own checked renames there can make:
+ * what they can put under the name is what the guest could remove or move
+ * there itself. */
+static int name_is(int pfd, const char *name, uint64_t dev, uint64_t ino)
+{
+	struct stat st;
+
+	if (!ino)
+		return 0;
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	return st.st_ino == ino && st.st_dev == (dev_t)dev ? 0 : -ESTALE;
+}
 
 /* A host file: what the guest asks never sets a set-id bit or an owner. */
 static int host_files(const struct gofer_srv_export *e)
@@ -523,6 +560,18 @@ static int h_open(struct req *rq, struct rep *rp)
 		pfd = -1;
 		owned = 0;
 		name = NULL;
+	} else if (*rq->path && !e->is_file && f->pino) {
+		/* a create (the name was absent when the sentry checked its
+		 * directory): made only in that directory, through its fd */
+		pfd = open_parent(e, rq->path, &name, &owned);
+		if (pfd < 0)
+			return pfd;
+		r = parent_is(pfd, f->pdev, f->pino);
+		fd = r < 0 ? r : oat2(e, pfd, name, flags, cmode);
+		if (fd < 0) {
+			close_owned(pfd, owned);
+			return fd;
+		}
 	} else if (*rq->path && !e->is_file) {
 		/* The whole path in one openat2 beneath the export root, with
 		 * its rules: each component resolved as the parent's openat2
@@ -688,7 +737,9 @@ static int h_mkdir(struct req *rq, struct rep *rp)
 	pfd = open_parent(rq->e, rq->path, &name, &owned);
 	if (pfd < 0)
 		return pfd;
-	if (mkdirat(pfd, name, host_mode(rq->e, f->mode)) < 0)
+	if ((r = parent_is(pfd, f->pdev, f->pino)) < 0)
+		;
+	else if (mkdirat(pfd, name, host_mode(rq->e, f->mode)) < 0)
 		r = -errno;
 	else
 		made_reply(rp, pfd, name);
@@ -715,7 +766,9 @@ static int h_mknod(struct req *rq, struct rep *rp)
 	pfd = open_parent(rq->e, rq->path, &name, &owned);
 	if (pfd < 0)
 		return pfd;
-	if (mknodat(pfd, name, type | host_mode(rq->e, f->mode & 07777), 0) < 0)
+	if ((r = parent_is(pfd, f->pdev, f->pino)) < 0)
+		;
+	else if (mknodat(pfd, name, type | host_mode(rq->e, f->mode & 07777), 0) < 0)
 		r = -errno;
 	else
 		made_reply(rp, pfd, name);
@@ -739,18 +792,10 @@ static int h_unlink(struct req *rq, struct rep *rp)
 	/* only the object the sentry checked, in the directory it checked (a
 	 * rename in the sandbox between its check and this would have another
 	 * file removed: one in a directory the caller may not write, or in a
-	 * sticky one). What is left is the kernel's
-	 * window between this fstatat and the unlinkat, which no name-based
-	 * call closes. */
-	struct stat st, pst;
-	if (f->pino && fstat(pfd, &pst) < 0)
-		r = -errno;
-	else if (f->pino && (pst.st_ino != f->pino || pst.st_dev != (dev_t)f->pdev))
-		r = -ESTALE;
-	else if (f->ino && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		r = -errno;
-	else if (f->ino && (st.st_ino != f->ino || st.st_dev != (dev_t)f->dev))
-		r = -ESTALE;
+	 * sticky one), and relative to that verified directory fd: a swap of
+	 * the directory after this check cannot redirect the unlinkat. */
+	if ((r = parent_is(pfd, f->pdev, f->pino)) < 0 || (r = name_is(pfd, name, f->dev, f->ino)) < 0)
+		;
 	else if (unlinkat(pfd, name, f->flags) < 0)
 		r = -errno;
 	close_owned(pfd, owned);
@@ -762,6 +807,7 @@ static int h_rename(struct req *rq, struct rep *rp)
 	const struct gofer_req_two *f = rq->fixed;
 	const char *oname, *nname;
 	int oowned, nowned, opfd, npfd, r = 0;
+	unsigned flags = f->flags, noreplace = 0;
 
 	if ((f->flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) ||
 	    f->flags == (RENAME_NOREPLACE | RENAME_EXCHANGE))
@@ -776,8 +822,21 @@ static int h_rename(struct req *rq, struct rep *rp)
 		close_owned(opfd, oowned);
 		return npfd;
 	}
-	if (renameat2(opfd, oname, npfd, nname, f->flags) < 0)
-		r = -errno;
+	/* the source object in its directory, the destination's directory and
+	 * what the name there was (the object it replaces or exchanges with,
+	 * or nothing: then it must still be free, RENAME_NOREPLACE, and a name
+	 * made meanwhile is walked and checked afresh, never replaced
+	 * unchecked), all as the sentry checked them; the rename is relative
+	 * to the two verified directory fds */
+	if (f->tpino && !f->tino && !(flags & (RENAME_EXCHANGE | RENAME_NOREPLACE))) {
+		flags |= RENAME_NOREPLACE;
+		noreplace = 1;
+	}
+	if ((r = parent_is(opfd, f->pdev, f->pino)) < 0 || (r = parent_is(npfd, f->tpdev, f->tpino)) < 0 ||
+	    (r = name_is(opfd, oname, f->dev, f->ino)) < 0 || (r = name_is(npfd, nname, f->tdev, f->tino)) < 0)
+		;
+	else if (renameat2(opfd, oname, npfd, nname, flags) < 0)
+		r = errno == EEXIST && noreplace ? -ESTALE : -errno;
 	close_owned(opfd, oowned);
 	close_owned(npfd, nowned);
 	return r;
@@ -795,12 +854,23 @@ static int h_symlink(struct req *rq, struct rep *rp)
 	pfd = open_parent(rq->e, rq->path, &name, &owned);
 	if (pfd < 0)
 		return pfd;
-	if (symlinkat(rq->str2, pfd, name) < 0)
+	const struct gofer_req_two *f = rq->fixed;
+	if ((r = parent_is(pfd, f->pdev, f->pino)) < 0)
+		;
+	else if (symlinkat(rq->str2, pfd, name) < 0)
 		r = -errno;
 	else
 		made_reply(rp, pfd, name);
 	close_owned(pfd, owned);
 	return r;
+}
+
+/* no new name for a set-id file or a device node of the host
+ * (protected_hardlinks, without our override) */
+static int link_refused(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode) || (st->st_mode & S_ISUID) ||
+	       ((st->st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP));
 }
 
 static int h_link(struct req *rq, struct rep *rp)
@@ -823,15 +893,40 @@ static int h_link(struct req *rq, struct rep *rp)
 		close_owned(opfd, oowned);
 		return npfd;
 	}
+	if ((r = parent_is(opfd, f->pdev, f->pino)) < 0 || (r = parent_is(npfd, f->tpdev, f->tpino)) < 0)
+		goto out;
+	if (f->ino) {
+		/* the object the sentry checked, by an fd of it whose identity
+		 * was compared: linked as itself (AT_EMPTY_PATH, the opener's
+		 * right since Linux 6.10), never by a name that may lead to
+		 * another file by then */
+		struct stat st;
+		int fd = open_checked(rq->e, opfd, oname, f->dev, f->ino, &st);
+		if (fd < 0) {
+			r = fd;
+			goto out;
+		}
+		if (host_files(rq->e) && link_refused(&st))
+			r = -EPERM;
+		else if (linkat(fd, "", npfd, nname, AT_EMPTY_PATH) < 0) {
+			int err = errno;
+			struct stat now;
+			if (err != ENOENT || fstat(fd, &now) < 0 || now.st_nlink == 0)
+				r = -err;
+			else if ((r = name_is(opfd, oname, f->dev, f->ino)) == 0 &&
+				 linkat(opfd, oname, npfd, nname, 0) < 0)
+				/* a kernel before 6.10 (no flink for the
+				 * opener): by its name in the verified directory */
+				r = -errno;
+		}
+		close(fd);
+		goto out;
+	}
 	if (host_files(rq->e)) {
-		/* no new name for a set-id file or a device node of the host
-		 * (protected_hardlinks, without our override) */
 		struct stat st;
 		if (fstatat(opfd, oname, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			r = -errno;
-		else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ||
-			 (st.st_mode & S_ISUID) ||
-			 ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)))
+		else if (link_refused(&st))
 			r = -EPERM;
 	}
 	if (!r && linkat(opfd, oname, npfd, nname, 0) < 0)
@@ -839,13 +934,12 @@ static int h_link(struct req *rq, struct rep *rp)
 	if (!r && host_files(rq->e)) {
 		/* the source may have been swapped since: check the new name */
 		struct stat st;
-		if (fstatat(npfd, nname, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || (st.st_mode & S_ISUID) ||
-		     ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)))) {
+		if (fstatat(npfd, nname, &st, AT_SYMLINK_NOFOLLOW) == 0 && link_refused(&st)) {
 			unlinkat(npfd, nname, 0);
 			r = -EPERM;
 		}
 	}
+out:
 	close_owned(opfd, oowned);
 	close_owned(npfd, nowned);
 	return r;
@@ -1217,7 +1311,10 @@ static int h_linkfd(struct req *rq, struct rep *rp)
 	pfd = open_parent(rq->e, rq->path, &name, &owned);
 	if (pfd < 0)
 		return pfd;
-	if (linkat(rq->infd, "", pfd, name, AT_EMPTY_PATH) < 0)
+	const struct gofer_req_open *f = rq->fixed;
+	if ((r = parent_is(pfd, f->pdev, f->pino)) < 0)
+		;
+	else if (linkat(rq->infd, "", pfd, name, AT_EMPTY_PATH) < 0)
 		r = -errno;
 	close_owned(pfd, owned);
 	return r;
@@ -2119,7 +2216,7 @@ static const struct op_desc ops[GOFER_OP_MAX] = {
 	[GOFER_OP_SETXATTR] = { h_setxattr, sizeof(struct gofer_req_xattr), F_WRITE | F_STR2 | F_BLOB },
 	[GOFER_OP_REMOVEXATTR] = { h_removexattr, sizeof(struct gofer_req_xattr), F_WRITE | F_STR2 },
 	[GOFER_OP_PATHOF]   = { h_pathof,   sizeof(struct gofer_req_path), F_OWNHIDE | F_FD },
-	[GOFER_OP_LINKFD]   = { h_linkfd,   sizeof(struct gofer_req_path), F_WRITE | F_FD },
+	[GOFER_OP_LINKFD]   = { h_linkfd,   sizeof(struct gofer_req_open), F_WRITE | F_FD },
 	[GOFER_OP_DIRSTAT]  = { h_dirstat,  sizeof(struct gofer_req_dirstat), 0 },
 	[GOFER_OP_SYNC]     = { h_sync,     0, F_NOP },
 	[GOFER_OP_CHOWNFD]  = { h_chownfd,  sizeof(struct gofer_req_chown), F_WRITE | F_FD },

@@ -369,6 +369,15 @@ again:
 		/* the name was absent: the gofer must create it (O_EXCL), never
 		 * open a file that took the name since the walk, unchecked */
 		r = vfs_node_open(v, t, n, flags | (n->kind == VN_BACKEND ? O_EXCL : 0), mode, &fd, &st);
+		if (r == -ESTALE && n->kind == VN_BACKEND) {
+			/* the directory checked is not the one the name is
+			 * in any more (swapped): walk and check again */
+			if (++tries >= 16)
+				return -ENOENT;
+			vfs_invalidate(v, n->mnt, n->rel, 0);
+			wf = (wf & ~WALK_CREATE_GUESS) | WALK_FRESH;
+			goto again;
+		}
 		if (r == -EEXIST && !(flags & O_EXCL) && n->kind == VN_BACKEND && ++tries < 16) {
 			vfs_invalidate(v, n->mnt, n->rel, 0);
 			wf = (wf & ~WALK_CREATE_GUESS) | WALK_FRESH;
@@ -768,9 +777,9 @@ long sys_readlinkat(struct sc_call *c)
  * Linux's order: parents' errors, EEXIST, ENOENT for "name/" of a
  * non-directory, EROFS, EACCES. */
 static int create_lookup(struct sc_call *c, int dirfd, const char *path, int isdir,
-			 struct vfs_node **n)
+			 struct vfs_node **n, int fresh)
 {
-	int r = fs_walk(c, dirfd, path, WALK_CREATE | WALK_NOFOLLOW, n);
+	int r = fs_walk(c, dirfd, path, WALK_CREATE | WALK_NOFOLLOW | (fresh ? WALK_FRESH : 0), n);
 
 	if (r < 0)
 		return r;
@@ -786,10 +795,27 @@ static int create_lookup(struct sc_call *c, int dirfd, const char *path, int isd
 	return vfs_permission(c->task, &(*n)->pst, MAY_WRITE | MAY_EXEC);
 }
 
-static long do_mkdirat(struct sc_call *c, int dirfd, const char *path, mode_t mode)
+/* The gofer makes, removes, renames or links a name only in the directory
+ * the sentry checked (and, for an existing name, only the object checked):
+ * the next request of this thread names them (-ESTALE otherwise: the name's
+ * directory was swapped, RENAME_EXCHANGE in a writable export, between the
+ * check and the request; the call walks and checks afresh, at most 16
+ * times, then ENOENT). */
+static void expect_dir(const struct vfs_node *n)
+{
+	if (n->kind == VN_BACKEND && n->mnt && n->mnt->kind == VFS_MNT_GOFER)
+		gofer_expect_parent(n->pst.st_dev, n->pst.st_ino);
+}
+
+#define RETRY_STALE(call) ({ long r_; int tries_ = 0; \
+	while ((r_ = (call)) == -ESTALE && ++tries_ < 16) \
+		; \
+	r_ == -ESTALE ? -ENOENT : r_; })
+
+static long mkdirat_once(struct sc_call *c, int dirfd, const char *path, mode_t mode, int fresh)
 {
 	cleanup_free struct vfs_node *n = NULL;
-	int r = create_lookup(c, dirfd, path, 1, &n);
+	int r = create_lookup(c, dirfd, path, 1, &n, fresh);
 
 	if (r < 0)
 		return r;
@@ -798,13 +824,22 @@ static long do_mkdirat(struct sc_call *c, int dirfd, const char *path, mode_t mo
 	if (excl)
 		pthread_rwlock_wrlock(&ns_lock);
 	struct stat made = { 0 };
+	expect_dir(n);
 	r = VFS_BE(VFS_OF(c), mkdir, n->mnt->export, n->rel, mode, &made);
+	gofer_expect_clear();
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 1);
 	if (r == 0)
 		own_made(c, n, &made);
 	if (excl)
 		pthread_rwlock_unlock(&ns_lock);
 	return r;
+}
+
+static long do_mkdirat(struct sc_call *c, int dirfd, const char *path, mode_t mode)
+{
+	int fresh = 0;
+
+	return RETRY_STALE(mkdirat_once(c, dirfd, path, mode, fresh++));
 }
 
 long sys_mkdir(struct sc_call *c)
@@ -824,7 +859,18 @@ long fs_mknodat(struct sc_call *c, int dirfd, const char *path, mode_t mode)
 	return do_mknodat(c, dirfd, path, mode, 0);
 }
 
+static long mknodat_once(struct sc_call *c, int dirfd, const char *path, mode_t mode, dev_t dev,
+			 int fresh);
+
 static long do_mknodat(struct sc_call *c, int dirfd, const char *path, mode_t mode, dev_t dev)
+{
+	int fresh = 0;
+
+	return RETRY_STALE(mknodat_once(c, dirfd, path, mode, dev, fresh++));
+}
+
+static long mknodat_once(struct sc_call *c, int dirfd, const char *path, mode_t mode, dev_t dev,
+			 int fresh)
 {
 	cleanup_free struct vfs_node *n = NULL;
 	mode_t fmt = mode & S_IFMT;
@@ -834,7 +880,7 @@ static long do_mknodat(struct sc_call *c, int dirfd, const char *path, mode_t mo
 		mode |= fmt = S_IFREG;
 	if (fmt != S_IFREG && fmt != S_IFCHR && fmt != S_IFBLK && fmt != S_IFIFO && fmt != S_IFSOCK)
 		return -EINVAL;
-	r = create_lookup(c, dirfd, path, 0, &n);
+	r = create_lookup(c, dirfd, path, 0, &n, fresh);
 	if (r < 0)
 		return r;
 	/* a device node (CAP_MKNOD, which root inside has, as in Docker) is
@@ -853,7 +899,9 @@ static long do_mknodat(struct sc_call *c, int dirfd, const char *path, mode_t mo
 	if (excl)
 		pthread_rwlock_wrlock(&ns_lock);
 	struct stat made = { 0 };
+	expect_dir(n);
 	r = VFS_BE(VFS_OF(c), mknod, n->mnt->export, n->rel, mode, &made);
+	gofer_expect_clear();
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 	if (r == 0 && vdev) {
 		struct stat real = made;
@@ -865,11 +913,19 @@ static long do_mknodat(struct sc_call *c, int dirfd, const char *path, mode_t mo
 		 * export refuses it as a device node (gofer/export.c); a
 		 * private export never leaves the sandbox */
 		int marked = VFS_BE(VFS_OF(c), setxattr, n->mnt->export, n->rel, "user.moat.vdev", "1", 1, 0) == 0;
+		/* undone: only the node made, in the directory checked (a
+		 * swap of the directory since must not remove another's name) */
 		if (!real.st_ino || (!marked && !n->mnt->private_fs)) {
+			expect_dir(n);
+			gofer_expect_identity(real.st_dev, real.st_ino);
 			(void)VFS_BE(VFS_OF(c), unlink, n->mnt->export, n->rel, 0);
+			gofer_expect_clear();
 			r = -EPERM;
 		} else if (vfs_meta_set_dev(VFS_OF(c), &real, fmt, dev) < 0) {
+			expect_dir(n);
+			gofer_expect_identity(real.st_dev, real.st_ino);
 			(void)VFS_BE(VFS_OF(c), unlink, n->mnt->export, n->rel, 0);
+			gofer_expect_clear();
 			r = -ENOSPC;
 		}
 		vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
@@ -907,7 +963,8 @@ long sys_mknodat(struct sc_call *c)
 	return do_mknodat(c, ARG_INT(c, 0), c->str[1], (mode_t)c->args[2], (dev_t)c->args[3]);
 }
 
-static long do_symlinkat(struct sc_call *c, const char *target, int dirfd, const char *path)
+static long symlinkat_once(struct sc_call *c, const char *target, int dirfd, const char *path,
+			   int fresh)
 {
 	cleanup_free struct vfs_node *n = NULL;
 	int r;
@@ -916,20 +973,29 @@ static long do_symlinkat(struct sc_call *c, const char *target, int dirfd, const
 		return -EFAULT;
 	if (!*target)
 		return -ENOENT;
-	r = create_lookup(c, dirfd, path, 0, &n);
+	r = create_lookup(c, dirfd, path, 0, &n, fresh);
 	if (r < 0)
 		return r;
 	int excl = made_entry_needed(c, n);
 	if (excl)
 		pthread_rwlock_wrlock(&ns_lock);
 	struct stat made = { 0 };
+	expect_dir(n);
 	r = VFS_BE(VFS_OF(c), symlink, n->mnt->export, target, n->rel, &made);
+	gofer_expect_clear();
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 	if (r == 0)
 		own_made(c, n, &made);
 	if (excl)
 		pthread_rwlock_unlock(&ns_lock);
 	return r;
+}
+
+static long do_symlinkat(struct sc_call *c, const char *target, int dirfd, const char *path)
+{
+	int fresh = 0;
+
+	return RETRY_STALE(symlinkat_once(c, target, dirfd, path, fresh++));
 }
 
 long sys_symlink(struct sc_call *c)
@@ -1023,8 +1089,7 @@ static long unlinkat_once(struct sc_call *c, int dirfd, const char *path, int fl
 		gofer_expect_parent(n->pst.st_dev, n->pst.st_ino); /* in the directory checked */
 	}
 	r = VFS_BE(VFS_OF(c), unlink, n->mnt->export, n->rel, rmdir_ ? AT_REMOVEDIR : 0);
-	gofer_expect_identity(0, 0);
-	gofer_expect_parent(0, 0);
+	gofer_expect_clear();
 	pthread_rwlock_unlock(&ns_lock);
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, rmdir_);
 	if (r == 0 && (rmdir_ || n->st.st_nlink <= 1))
@@ -1066,12 +1131,24 @@ static const struct vfs_mount *parent_mnt(struct sc_call *c, const struct vfs_no
 	return vfs_mount_for(VFS_OF(c), parent);
 }
 
+static long renameat2_once(struct sc_call *c, int odfd, const char *opath, int ndfd,
+			   const char *npath, unsigned flags, int fresh);
+
 static long do_renameat2(struct sc_call *c, int odfd, const char *opath, int ndfd,
 			 const char *npath, unsigned flags)
+{
+	int fresh = 0;
+
+	return RETRY_STALE(renameat2_once(c, odfd, opath, ndfd, npath, flags, fresh++));
+}
+
+static long renameat2_once(struct sc_call *c, int odfd, const char *opath, int ndfd,
+			   const char *npath, unsigned flags, int fresh)
 {
 	cleanup_free struct vfs_node *o = NULL;
 	cleanup_free struct vfs_node *nn = NULL;
 	struct task *t = c->task;
+	unsigned wf = WALK_CREATE | WALK_NOFOLLOW | (fresh ? WALK_FRESH : 0);
 	int r;
 
 	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
@@ -1080,10 +1157,10 @@ static long do_renameat2(struct sc_call *c, int odfd, const char *opath, int ndf
 		return -EINVAL;
 	if (flags & RENAME_WHITEOUT)
 		return -EINVAL;
-	r = fs_walk(c, odfd, opath, WALK_CREATE | WALK_NOFOLLOW, &o);
+	r = fs_walk(c, odfd, opath, wf, &o);
 	if (r < 0)
 		return r;
-	r = fs_walk(c, ndfd, npath, WALK_CREATE | WALK_NOFOLLOW, &nn);
+	r = fs_walk(c, ndfd, npath, wf, &nn);
 	if (r < 0)
 		return r;
 	if (o->last_dot || nn->last_dot)
@@ -1153,7 +1230,17 @@ static long do_renameat2(struct sc_call *c, int odfd, const char *opath, int ndf
 			return -EINVAL;
 	}
 	pthread_rwlock_rdlock(&ns_lock);
+	if (o->mnt->kind == VFS_MNT_GOFER) {
+		/* the objects checked: the source in its directory, the
+		 * destination's directory and what its name held (nothing:
+		 * then it must still be free) */
+		gofer_expect_identity(o->st.st_dev, o->st.st_ino);
+		gofer_expect_parent(o->pst.st_dev, o->pst.st_ino);
+		gofer_expect_target(nn->pst.st_dev, nn->pst.st_ino, nn->exists ? nn->st.st_dev : 0,
+				    nn->exists ? nn->st.st_ino : 0);
+	}
 	r = VFS_BE(VFS_OF(c), rename, o->mnt->export, o->rel, nn->rel, flags);
+	gofer_expect_clear();
 	pthread_rwlock_unlock(&ns_lock);
 	vfs_invalidate(VFS_OF(c), o->mnt, o->rel, 1);
 	vfs_invalidate(VFS_OF(c), nn->mnt, nn->rel, 1);
@@ -1183,12 +1270,23 @@ long sys_renameat2(struct sc_call *c)
 
 /* ---- link ---- */
 
+static long linkat_once(struct sc_call *c, int odfd, const char *opath, int ndfd,
+			const char *npath, int flags, int fresh);
+
 static long do_linkat(struct sc_call *c, int odfd, const char *opath, int ndfd,
 		      const char *npath, int flags)
 {
+	int fresh = 0;
+
+	return RETRY_STALE(linkat_once(c, odfd, opath, ndfd, npath, flags, fresh++));
+}
+
+static long linkat_once(struct sc_call *c, int odfd, const char *opath, int ndfd,
+			const char *npath, int flags, int fresh)
+{
 	cleanup_free struct vfs_node *o = NULL;
 	cleanup_free struct vfs_node *nn = NULL;
-	unsigned wf = 0;
+	unsigned wf = fresh ? WALK_FRESH : 0;
 	int r;
 
 	if (flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
@@ -1217,7 +1315,7 @@ static long do_linkat(struct sc_call *c, int odfd, const char *opath, int ndfd,
 	}
 	if (o->kind == VN_FD && hfd < 0)
 		return -ENOENT;   /* an fd the VFS cannot name */
-	r = fs_walk(c, ndfd, npath, WALK_CREATE | WALK_NOFOLLOW, &nn);
+	r = fs_walk(c, ndfd, npath, WALK_CREATE | WALK_NOFOLLOW | (fresh ? WALK_FRESH : 0), &nn);
 	if (r < 0)
 		return r;
 	if (nn->exists)
@@ -1259,7 +1357,15 @@ static long do_linkat(struct sc_call *c, int odfd, const char *opath, int ndfd,
 		    vfs_permission(c->task, &o->st, MAY_READ | MAY_WRITE) < 0)
 			return -EPERM;
 	}
+	if (o->mnt->kind == VFS_MNT_GOFER) {
+		/* the object checked, from the directory its walk went
+		 * through, into the directory checked */
+		gofer_expect_identity(o->st.st_dev, o->st.st_ino);
+		gofer_expect_parent(o->pst.st_dev, o->pst.st_ino);
+		gofer_expect_target(nn->pst.st_dev, nn->pst.st_ino, 0, 0);
+	}
 	r = VFS_BE(VFS_OF(c), link, o->mnt->export, o->rel, nn->rel);
+	gofer_expect_clear();
 	vfs_invalidate(VFS_OF(c), o->mnt, o->rel, 0);
 	vfs_invalidate(VFS_OF(c), nn->mnt, nn->rel, 0);
 	return r;

@@ -258,6 +258,29 @@ static long native_get(int kind, key_t key, uint64_t arg, int flg)
 	}
 }
 
+static void native_rmid(int kind, int id)
+{
+	if (kind == K_SHM)
+		syscall(SYS_shmctl, id, IPC_RMID, NULL);
+	else if (kind == K_SEM)
+		syscall(SYS_semctl, id, 0, IPC_RMID, 0);
+	else
+		syscall(SYS_msgctl, id, IPC_RMID, NULL);
+}
+
+/* An id is never handed out twice in a sandbox. The checks above let the
+ * call run natively on the id (a register value) after the sentry's reply:
+ * were the object removed and its id given to another virtual user's new
+ * object in between, the caller would act on an object it was not checked
+ * for. Linux's ids only grow ((seq << shift) + idx, idx allocated
+ * cyclically, seq bumped at each wrap of idx) until seq wraps (after
+ * 65,536 wraps, 128 with ipcmni_extend) or the namespace's *_next_id sysctl
+ * (CHECKPOINT_RESTORE) names one; only the sentry makes objects in the
+ * guest's IPC namespace, so an id not above the highest it made of that
+ * kind may be a reused one: that object is removed again and the create
+ * retried (a next_id is used once), then ENOSPC (the ids have wrapped). */
+static int max_made[3] = { -1, -1, -1 };
+
 /* ipcget(): key, size/nsems, flags */
 static long ipc_get(struct sc_call *c, int kind, key_t key, uint64_t arg, int flg)
 {
@@ -285,21 +308,26 @@ static long ipc_get(struct sc_call *c, int kind, key_t key, uint64_t arg, int fl
 			goto out;
 		}
 	}
-	r = native_get(kind, key, arg, extra | IPC_CREAT | IPC_EXCL | 0600);
-	if (r < 0) {
-		r = -errno;
-		goto out;
+	for (int tries = 0;; tries++) {
+		r = native_get(kind, key, arg, extra | IPC_CREAT | IPC_EXCL | 0600);
+		if (r < 0) {
+			r = -errno;
+			goto out;
+		}
+		if ((int)r > max_made[kind])
+			break;
+		native_rmid(kind, (int)r); /* perhaps an id given out before */
+		if (tries >= 3) {
+			r = -ENOSPC;
+			goto out;
+		}
 	}
+	max_made[kind] = (int)r;
 	struct ipc_ent *old = ipc_find(kind, (int)r);
 	if (old)
 		ipc_drop(old); /* a stale entry (cannot happen: ids are not reused) */
 	if (ipc_add(kind, (int)r, &s, (unsigned)flg, c->task->vtgid) < 0) {
-		if (kind == K_SHM)
-			syscall(SYS_shmctl, (int)r, IPC_RMID, NULL);
-		else if (kind == K_SEM)
-			syscall(SYS_semctl, (int)r, 0, IPC_RMID, 0);
-		else
-			syscall(SYS_msgctl, (int)r, IPC_RMID, NULL);
+		native_rmid(kind, (int)r);
 		r = -ENOSPC;
 	}
 out:

@@ -161,6 +161,125 @@ else
 	skip swap_unlink "needs root (a directory of another host user)"
 fi
 
+# rename, link and the creates: the gofer changes names. The same swap of
+# the guest's own writable directory D with another host user's 0755
+# directory V (which holds that user's 0600 x) between the sentry's check
+# and the gofer's call must not move x out of V or replace it (rename),
+# give it another name (link), nor make a name in V (open O_CREAT, mkdir,
+# mknod, symlink, linkat of an O_TMPFILE file). The gofer opens the directories, compares them with
+# the ones checked and acts relative to those fds (-ESTALE: the sentry
+# walks again). Natively (as root) all of it goes through.
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	cat >"$T_TMP/nswap.py" <<'EOF2'
+import ctypes, os, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
+d, how = sys.argv[1], sys.argv[2]
+a, b = (d + "/D").encode(), (d + "/V").encode()
+os.makedirs(d + "/out", exist_ok=True)
+stop = []
+def swap():
+    while not stop: libc.renameat2(-100, a, -100, b, 2)  # RENAME_EXCHANGE
+th = threading.Thread(target=swap); th.start()
+for i in range(3000):
+    try:
+        if how == "rename":
+            try: os.close(os.open(d + "/t", os.O_WRONLY | os.O_CREAT, 0o644))
+            except OSError: pass
+            try: os.rename(d + "/t", d + "/D/x")            # over D/x
+            except OSError: pass
+            os.rename(d + "/D/x", d + "/out/r%d" % i)     # out of D
+        elif how == "link":
+            try: os.close(os.open(d + "/D/x", os.O_WRONLY | os.O_CREAT, 0o644))
+            except OSError: pass
+            os.link(d + "/D/x", d + "/out/l%d" % i)
+        else:
+            k = i % 5
+            if k == 0: os.close(os.open(d + "/D/c%d" % i, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            elif k == 1: os.mkdir(d + "/D/m%d" % i)
+            elif k == 2: os.mknod(d + "/D/n%d" % i, 0o644 | 0o010000)  # a FIFO
+            elif k == 3: os.symlink("t", d + "/D/s%d" % i)
+            else:  # an O_TMPFILE file made in the outer directory, then named in D
+                fd = os.open(d, os.O_TMPFILE | os.O_WRONLY, 0o644)
+                libc.linkat(fd, b"", -100, (d + "/D/t%d" % i).encode(), 0x1000)  # AT_EMPTY_PATH
+                os.close(fd)
+    except OSError: pass
+stop.append(1); th.join()
+print("done")
+EOF2
+	for how in rename link create; do
+		S=$T_TMP/nswap-$how
+		mkdir -p "$S/D" "$S/V" && chmod 777 "$S" "$S/D"
+		printf 'SWAP-SECRET\n' >"$S/V/x" && chown -R nobody "$S/V" && chmod 600 "$S/V/x" && chmod 755 "$S/V"
+		out=$(moat run --bind "$S:/s:rw" --bind "$T_TMP:/t:ro" -- "$PY" /t/nswap.py /s "$how" </dev/null 2>&1)
+		# V is whichever of the two nobody owns now
+		V=$S/V; [ "$(stat -c %U "$S/D")" = nobody ] && V=$S/D
+		extra=$(cd "$V" && ls -A | grep -vx x | head -3 | tr '\n' ' ')
+		if [ "$(cat "$V/x" 2>/dev/null)" != SWAP-SECRET ]; then
+			fail "swap_$how" "another user's file was moved or replaced ($out)"
+		elif [ "$(stat -c %h "$V/x")" != 1 ]; then
+			fail "swap_$how" "another user's file got another name ($(stat -c %h "$V/x") links; $out)"
+		elif [ -n "$extra" ]; then
+			fail "swap_$how" "names made in another user's directory: $extra($out)"
+		elif [ "$out" != done ]; then
+			fail "swap_$how" "$out"
+		else
+			ok "swap_$how"
+		fi
+	done
+else
+	skip swap_rename "needs root (a directory of another host user)"
+fi
+
+# SysV IPC: the sentry checks an id on the virtual owners, then the call
+# runs natively on that id. Were an id given out again between the check
+# and the call (the object removed, another user's made), the caller would
+# act on an object it was not checked for. Linux's ids only grow until the
+# sequence wraps (65,536 wraps of the index, 128 with ipcmni_extend) or the
+# namespace's msg_next_id names one: here the host sets msg_next_id in the
+# guest's IPC namespace to a queue id the guest had and removed; moat never
+# hands that id out again (natively Linux would, so not a sanity case).
+if [ "$(id -u)" = 0 ] && [ -e /proc/sys/kernel/msg_next_id ] && command -v nsenter >/dev/null; then
+	R=$T_TMP/ipcreuse && mkdir -p "$R" && chmod 777 "$R"
+	cat >"$T_TMP/ipcreuse.py" <<'EOF2'
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+d = sys.argv[1]
+q1 = libc.msgget(0, 0o1600)                 # IPC_PRIVATE, IPC_CREAT | 0600
+libc.msgctl(q1, 0, None)                    # IPC_RMID
+with open(d + "/ready.tmp", "w") as f: f.write(str(q1))
+os.rename(d + "/ready.tmp", d + "/ready")
+for i in range(200):
+    if os.path.exists(d + "/go"): break
+    time.sleep(0.05)
+q2 = libc.msgget(0, 0o1600)
+libc.msgctl(q2, 0, None)
+print("reused" if q2 == q1 else "fresh", q1, q2)
+EOF2
+	marker=ipcreuse-$T_MARK
+	moat run --bind "$R:/r:rw" --bind "$T_TMP:/t:ro" -- "$PY" /t/ipcreuse.py /r "$marker" </dev/null >"$T_TMP/ipcreuse.out" 2>&1 &
+	mpid=$!
+	for ((i = 0; i < 100; i++)); do [ -e "$R/ready" ] && break; sleep 0.1; done
+	gpid=
+	for p in /proc/[0-9]*; do
+		if { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q "ipcreuse.py /r $marker"; then
+			[ "$(readlink "$p/ns/ipc")" != "$(readlink /proc/self/ns/ipc)" ] && gpid=${p#/proc/} && break
+		fi
+	done
+	if [ -n "$gpid" ] && [ -e "$R/ready" ]; then
+		nsenter -t "$gpid" --ipc sh -c "echo $(cat "$R/ready") >/proc/sys/kernel/msg_next_id"
+	fi
+	touch "$R/go"
+	wait "$mpid"
+	out=$(cat "$T_TMP/ipcreuse.out")
+	if [ -z "$gpid" ]; then
+		fail ipc_id_reuse "the guest's process was not found ($out)"
+	else
+		case $out in fresh*) ok ipc_id_reuse ;; *) fail ipc_id_reuse "a removed queue's id was given out again: $out" ;; esac
+	fi
+else
+	skip ipc_id_reuse "needs root, nsenter and CONFIG_CHECKPOINT_RESTORE (msg_next_id)"
+fi
+
 # unshare(CLONE_FS) against readers of another thread's /proc cwd: the
 # sentry stays up (the asan tier fails on any report: before red-team round 8
 # a heap-use-after-free in vfs_cwd_node, the fs_ctx read bare while its task

@@ -99,7 +99,10 @@ struct limits {
 
 /* v2: the gofer shares the sandbox's cgroup (limits_attach_gofer): room in
  * pids.max for it, its scratch reaper and a connection thread per sentry
- * worker (pipeline.c: at most 64) and the tracer's */
+ * worker (pipeline.c: 64) and the tracer's; plus --pids more for the
+ * workers of calls that wait for another task (pipeline_wait_begin: one per
+ * waiting guest task at most). The guest itself is held to --pids by the
+ * sentry's task table and RLIMIT_NPROC. */
 #define GOFER_PIDS_SLACK 80
 
 static struct limits *g_lim; /* for the die hook and the tty hook */
@@ -277,7 +280,7 @@ static int setup_v2(struct limits *l, const char *root)
 			 * threads when it is in this cgroup too (with
 			 * --memory: limits_attach_gofer; the sentry's task
 			 * table holds --pids either way) */
-			snprintf(v, sizeof v, "%lu", c->pids + 2 + (c->memory ? GOFER_PIDS_SLACK : 0));
+			snprintf(v, sizeof v, "%lu", c->pids + 2 + (c->memory ? GOFER_PIDS_SLACK + c->pids : 0));
 			l->pids_ok = write_at(d, "pids.max", v) == 0;
 		}
 		l->pids_events_fd = open_at(d, "pids.events", O_RDONLY);

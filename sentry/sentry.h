@@ -148,6 +148,13 @@ int unixsock_resolve_connect(struct sandbox *sb, struct task *t, int stype, cons
 /* A worker about to wait (not in a gofer round trip, which does this
  * itself): another worker takes RECV over (pipeline.c). */
 void pipeline_may_block(void);
+/* Around a wait for another guest task (a FIFO's peer, a lock, a lease break,
+ * a connect's handshake): the worker passes the lead on and counts outside
+ * MAX_WORKERS meanwhile (at most `cap` such workers, pipeline_set_wait_cap:
+ * the tracer's task bound). */
+void pipeline_wait_begin(void);
+void pipeline_wait_end(void);
+void pipeline_set_wait_cap(int cap);
 /* At a PTRACE_EVENT_SECCOMP stop of bind/connect (unixsock.c), with the
  * registers the tracer read there. */
 void unixsock_stop(struct sandbox *sb, struct task *t, const struct user_regs_struct *regs);

@@ -726,6 +726,14 @@ int tracer_run(struct tracer_args *a)
 	}
 	if (a->pids_max > 0 && a->pids_max < tr.max_tasks)
 		tr.max_tasks = a->pids_max; /* --pids: the sentry's own accounting, in every mode */
+	/* Workers past the pool's 64 for calls that wait for another task
+	 * (pipeline_wait_begin): one per waiting task at most, so the task
+	 * bound; each holds a gofer connection (and a lock wait a dup of the
+	 * file), so a finite fd limit bounds them too. */
+	int wait_cap = tr.max_tasks;
+	if (rl.rlim_cur != RLIM_INFINITY && ((long)rl.rlim_cur - tr.max_tasks) / 4 < wait_cap)
+		wait_cap = (long)rl.rlim_cur > tr.max_tasks ? (int)(((long)rl.rlim_cur - tr.max_tasks) / 4) : 0;
+	pipeline_set_wait_cap(wait_cap);
 	task_set_pexec_free(exec_pexec_free);
 	/* Stops are served a round at a time: every task stopped when the
 	 * round starts, then the next round. wait4(-1) alone prefers the

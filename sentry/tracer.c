@@ -631,7 +631,7 @@ static int reaped(struct tracer *tr, pid_t tid, int st)
 	if (tid == tr->main_pid && !tr->main_done) {
 		tr->main_done = 1;
 		tr->status_out = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		*a->forward_to = 0;
+		*a->forward_to = -1; /* nothing to forward to, nothing for --kill-after to end */
 		dbg("%.2f ms: program exited", ms_now() - a->t0);
 		kill(sb->init_pid, SIGKILL);
 		/* the gofer runs with the caller's ids, which we cannot signal:

@@ -714,7 +714,7 @@ int tracer_run(struct tracer_args *a)
 	if (mt && atoi(mt) >= 8 && atoi(mt) < MAX_TASKS)
 		tr.max_tasks = atoi(mt);
 	/* every task holds a pidfd here: the fd limit bounds the table too */
-	struct rlimit rl;
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
 		if (rl.rlim_cur < rl.rlim_max) {
 			rl.rlim_cur = rl.rlim_max;

@@ -532,8 +532,8 @@ static void lead_pass(void)
  * takes: it gives up the lead, and it stops counting against MAX_WORKERS
  * until pipeline_wait_end, so a new worker may be started in its place
  * (before, 64 threads opening a FIFO for reading stalled every other trapped
- * call of the sandbox: red team round 10). Nests; a thread that is no worker
- * (the tracer) only counts. */
+ * call of the sandbox: red team round 10). Nests. (The tracer never waits
+ * so: its opens are O_NONBLOCK; if it did, it would count as a worker does.) */
 void pipeline_wait_begin(void)
 {
 	if (!g_sb || t_waiting++)

@@ -108,6 +108,9 @@ static const char usage_text[] =
 	"                           no output\n"
 	"  --output-limit N         at most N bytes on each of stdout and stderr; past it\n"
 	"                           the guest's writes fail (EPIPE/SIGPIPE)\n"
+	"  --kill-after D           SIGTERM/SIGINT/SIGHUP to moat go to the program; if the\n"
+	"                           sandbox still runs D later (default 10s; 0: at once),\n"
+	"                           or a second one comes, it is SIGKILLed\n"
 	"  --result FILE            write a JSON summary of the run to FILE\n";
 
 static void usage(const char *why)
@@ -375,6 +378,7 @@ static int cmd_run(int argc, char **argv)
 	c.audit_rate = AUDIT_DEFAULT_RATE;
 	c.export_max_files = 10000;
 	c.export_max_bytes = 256ULL << 20;
+	c.kill_after_ms = 10000;
 	const char *secret_specs[BROKER_MAX_SECRETS];
 	int nsecret = 0;
 	int i;
@@ -476,6 +480,9 @@ static int cmd_run(int argc, char **argv)
 			c.cpus_milli = (unsigned long)(x * 1000 + 0.5);
 		} else if (is_opt(a, "--timeout")) {
 			c.timeout_ms = parse_duration("--timeout", optval(argc, argv, &i, "--timeout"));
+		} else if (is_opt(a, "--kill-after")) {
+			const char *v = optval(argc, argv, &i, "--kill-after");
+			c.kill_after_ms = strcmp(v, "0") ? parse_duration("--kill-after", v) : 0;
 		} else if (is_opt(a, "--idle-timeout")) {
 			c.idle_ms = parse_duration("--idle-timeout", optval(argc, argv, &i, "--idle-timeout"));
 		} else if (is_opt(a, "--output-limit")) {

@@ -1811,9 +1811,13 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 			 * the guest's kernel turns into EINTR or a restart exactly
 			 * as for a native open. */
 			gofer_set_wait_hook(fifo_wait_hook, t);
+			/* it waits for another task: outside the pool's cap
+			 * (64 such opens had stalled every other call) */
+			gofer_wait_begin();
 			expect_node(n);
 			r = VFS_BE(v, open, n->mnt->export, n->rel, flags, mode, fd, st);
 			gofer_expect_clear();
+			gofer_wait_end();
 			gofer_set_wait_hook(NULL, NULL);
 			if (r == -EINTR)
 				return -ERESTARTSYS_;

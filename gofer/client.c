@@ -53,6 +53,26 @@ void gofer_before_block(void)
 static __thread void *wait_arg;
 #define WAIT_SLICE_MS 20
 
+static void (*wait_begin_hook)(void), (*wait_end_hook)(void);
+
+void gofer_set_wait_hooks(void (*begin)(void), void (*end)(void))
+{
+	wait_begin_hook = begin;
+	wait_end_hook = end;
+}
+
+void gofer_wait_begin(void)
+{
+	if (wait_begin_hook)
+		wait_begin_hook();
+}
+
+void gofer_wait_end(void)
+{
+	if (wait_end_hook)
+		wait_end_hook();
+}
+
 void gofer_set_wait_hook(int (*hook)(void *), void *arg)
 {
 	wait_hook = hook;

@@ -163,6 +163,13 @@ unsigned long long gofer_profile_take(void);
  * a hand-off (an open) before it waits for anything else (a lease break,
  * syscalls/sys_lock.c), so the wait never stalls other guest tasks. */
 void gofer_before_block(void);
+/* Around a wait for another guest task (a FIFO open without a peer, a lock or
+ * lease wait): the pipeline passes its lead on and lets the worker count
+ * outside its pool's cap while it waits (sentry/pipeline.c
+ * pipeline_wait_begin). Set by the pipeline; no-ops elsewhere. Nest. */
+void gofer_set_wait_hooks(void (*begin)(void), void (*end)(void));
+void gofer_wait_begin(void);
+void gofer_wait_end(void);
 int gofer_conn_broken(const struct gofer_conn *c);
 
 #define GOFER_WALK_MAX 64

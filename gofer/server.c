@@ -66,7 +66,10 @@
 /* glibc's __O_TMPFILE includes O_DIRECTORY: this is the bit of its own */
 #define TMPFILE_BIT (O_TMPFILE & ~O_DIRECTORY)
 #define CONN_STACK (256 * 1024 * MOAT_STACK_SCALE) /* two VFS_PATH_MAX requests fit on it */
-#define MAX_CONNS 1024
+/* a connection per sentry worker: 64, plus one per guest task waiting in a
+ * call (pipeline_wait_begin: at most the tracer's task bound, 4096), plus
+ * the tracer's and slack */
+#define MAX_CONNS (4096 + 256)
 
 static const struct gofer_srv *srv;
 static atomic_int nconns;

@@ -47,6 +47,7 @@ static const int allowed[] = {
 	SCMP_SYS(getgid), SCMP_SYS(getegid), SCMP_SYS(rt_sigaction),
 	SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn), SCMP_SYS(sigaltstack),
 	SCMP_SYS(restart_syscall), SCMP_SYS(nanosleep), SCMP_SYS(clock_nanosleep),
+	SCMP_SYS(setitimer), /* --kill-after's timer, armed by a forwarded SIGTERM (limits.c) */
 	SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(getrandom),
 	SCMP_SYS(sched_getaffinity), SCMP_SYS(prlimit64),
 	SCMP_SYS(sysinfo), /* the guest's sysinfo, capped (fs/procfs.c) */

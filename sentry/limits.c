@@ -44,6 +44,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,7 +59,7 @@ static const char *const reason_names[] = {
 	[REASON_TIMEOUT] = "timeout",       [REASON_IDLE] = "idle-timeout",
 	[REASON_MEMORY] = "memory",         [REASON_PIDS] = "pids",
 	[REASON_OUTPUT] = "output-limit",   [REASON_POLICY] = "policy-kill",
-	[REASON_SENTRY] = "sentry-error",
+	[REASON_SENTRY] = "sentry-error",   [REASON_KILL_AFTER] = "kill-after",
 };
 
 struct limits {
@@ -91,6 +92,9 @@ struct limits {
 	int reason;                     /* REASON_* set by whoever ended the sandbox, 0 if none */
 	unsigned long long oom_base;    /* oom_kill count when the guest was attached */
 	unsigned long long pss_peak;    /* no memory cgroup: the tree's largest PSS sum seen */
+	/* --kill-after: the first forwarded SIGTERM/SIGINT/SIGHUP and how many */
+	int term_sig, term_count;
+	int term_second;                /* killed by a second one, before the grace ended */
 	/* result */
 	int result_fd;
 	int result_written;
@@ -99,7 +103,10 @@ struct limits {
 
 /* v2: the gofer shares the sandbox's cgroup (limits_attach_gofer): room in
  * pids.max for it, its scratch reaper and a connection thread per sentry
- * worker (pipeline.c: at most 64) and the tracer's */
+ * worker (pipeline.c: 64) and the tracer's; plus --pids more for the
+ * workers of calls that wait for another task (pipeline_wait_begin: one per
+ * waiting guest task at most). The guest itself is held to --pids by the
+ * sentry's task table and RLIMIT_NPROC. */
 #define GOFER_PIDS_SLACK 80
 
 static struct limits *g_lim; /* for the die hook and the tty hook */
@@ -277,7 +284,7 @@ static int setup_v2(struct limits *l, const char *root)
 			 * threads when it is in this cgroup too (with
 			 * --memory: limits_attach_gofer; the sentry's task
 			 * table holds --pids either way) */
-			snprintf(v, sizeof v, "%lu", c->pids + 2 + (c->memory ? GOFER_PIDS_SLACK : 0));
+			snprintf(v, sizeof v, "%lu", c->pids + 2 + (c->memory ? GOFER_PIDS_SLACK + c->pids : 0));
 			l->pids_ok = write_at(d, "pids.max", v) == 0;
 		}
 		l->pids_events_fd = open_at(d, "pids.events", O_RDONLY);
@@ -642,6 +649,47 @@ void limits_end(struct limits *l, int reason)
 		kill(l->sb->init_pid, SIGKILL);
 }
 
+/* --kill-after: the sandbox is killed at once (the init's SIGKILL takes its
+ * pid namespace, ptraced tasks and tasks in a call the sentry never answers
+ * included). From a signal handler: atomics, kill(2). */
+static void kill_now(struct limits *l)
+{
+	int expected = 0;
+	/* a limit that ended the sandbox first keeps its reason */
+	__atomic_compare_exchange_n(&l->reason, &expected, REASON_KILL_AFTER, 0, __ATOMIC_SEQ_CST,
+				    __ATOMIC_SEQ_CST);
+	if (l->sb->init_pid > 0 && !__atomic_load_n(&l->sb->init_gone, __ATOMIC_SEQ_CST))
+		kill(l->sb->init_pid, SIGKILL);
+}
+
+void limits_term_signal(int sig)
+{
+	struct limits *l = g_lim;
+	if (!l || l->done)
+		return;
+	int n = __atomic_add_fetch(&l->term_count, 1, __ATOMIC_SEQ_CST);
+	if (n == 1)
+		__atomic_store_n(&l->term_sig, sig, __ATOMIC_SEQ_CST);
+	if (n >= 2 || l->cfg->kill_after_ms == 0) {
+		if (n >= 2)
+			__atomic_store_n(&l->term_second, 1, __ATOMIC_SEQ_CST);
+		kill_now(l);
+	} else if (n == 1) {
+		/* no thread of ours waits for it: the timer's SIGALRM ends it */
+		unsigned long long ms = l->cfg->kill_after_ms;
+		struct itimerval it = { .it_value = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 } };
+		if (setitimer(ITIMER_REAL, &it, NULL) < 0)
+			kill_now(l); /* cannot wait: do not wait forever */
+	}
+}
+
+void limits_kill_after(void)
+{
+	struct limits *l = g_lim;
+	if (l && !l->done && __atomic_load_n(&l->term_count, __ATOMIC_SEQ_CST) > 0)
+		kill_now(l);
+}
+
 /* No memory cgroup: the guest tree's memory as the sum of each process's
  * proportional set size (shared pages split between their users), read from
  * the guest's procfs (the one path the confined sentry may open). Coarse:
@@ -956,6 +1004,10 @@ static void write_result(struct limits *l, int status, int raw, int have_raw,
 		OUT("\"exit_code\": %d, \"signal\": null, ", WEXITSTATUS(raw));
 	else
 		OUT("\"exit_code\": null, \"signal\": null, ");
+	if (l->term_count > 0)
+		OUT("\"forwarded_signal\": %d, ", l->term_sig);
+	else
+		OUT("\"forwarded_signal\": null, ");
 	OUT("\"wall_ms\": %.0f, ", wall);
 	if (user_us >= 0)
 		OUT("\"user_ms\": %.3f, \"sys_ms\": %.3f, ", user_us / 1000.0, sys_us / 1000.0);
@@ -1035,6 +1087,18 @@ int limits_finish(struct limits *l, int status, int raw, int have_raw, const str
 	case REASON_POLICY:
 		snprintf(line, sizeof line, "killed by policy (a forbidden syscall)");
 		break;
+	case REASON_KILL_AFTER: {
+		const char *sn = sigabbrev_np(l->term_sig) ? sigabbrev_np(l->term_sig) : "?";
+		if (l->term_second) {
+			snprintf(line, sizeof line, "killed: a second SIG%s during the --kill-after grace", sn);
+		} else if (!c->kill_after_ms) {
+			snprintf(line, sizeof line, "killed: SIG%s forwarded, --kill-after 0", sn);
+		} else {
+			fmt_dur(d, sizeof d, c->kill_after_ms);
+			snprintf(line, sizeof line, "killed: still running --kill-after %s after SIG%s", d, sn);
+		}
+		break;
+	}
 	default:
 		break;
 	}

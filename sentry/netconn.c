@@ -741,20 +741,32 @@ void netconn_secret_names(uint32_t mask, char *names, size_t len)
  * wait: on a loopback or a near destination the handshake is done already. */
 static long wait_connected(struct task *t, int sfd)
 {
+	int waiting = 0;
+	long ret = 0;
 	for (int first = 1;; first = 0) {
 		struct pollfd pf = { sfd, POLLOUT, 0 };
 		int pr = poll(&pf, 1, first ? 0 : 50);
 		if (pr > 0)
 			break;
-		if (pr < 0 && errno != EINTR)
-			return -errno;
+		if (pr < 0 && errno != EINTR) {
+			ret = -errno;
+			break;
+		}
 		if (first) {
-			pipeline_may_block();
+			/* a wait for a peer: outside the pool's cap */
+			pipeline_wait_begin();
+			waiting = 1;
 			continue;
 		}
-		if (task_signal_pending(t) > 0)
-			return -EINTR;
+		if (task_signal_pending(t) > 0) {
+			ret = -EINTR;
+			break;
+		}
 	}
+	if (waiting)
+		pipeline_wait_end();
+	if (ret)
+		return ret;
 	int e = 0;
 	socklen_t l = sizeof e;
 	if (getsockopt(sfd, SOL_SOCKET, SO_ERROR, &e, &l) < 0)
@@ -783,6 +795,7 @@ static long on_pinned(struct sc_call *c, const struct net_pending *pc, int hfd)
 	struct netd_rep rep;
 	int sfd;
 	long r;
+	int waiting = 0;
 	for (;;) {
 		r = ask_netd_fd(&q, &rep, &sfd, hfd);
 		if (sfd >= 0)
@@ -791,11 +804,20 @@ static long on_pinned(struct sc_call *c, const struct net_pending *pc, int hfd)
 		 * wait (EAGAIN), a blocking guest does, as on Linux */
 		if (r < 0 || pc->op != NETD_LOCAL_CONNECT || rep.err != EAGAIN || fl < 0 || (fl & O_NONBLOCK))
 			break;
-		if (task_signal_pending(c->task) > 0)
-			return -EINTR;
-		pipeline_may_block();
+		if (task_signal_pending(c->task) > 0) {
+			r = -EINTR;
+			break;
+		}
+		if (!waiting) {
+			/* a wait for the listener's accept: outside the
+			 * pool's cap */
+			pipeline_wait_begin();
+			waiting = 1;
+		}
 		usleep(1000);
 	}
+	if (waiting)
+		pipeline_wait_end();
 	if (r < 0)
 		return r;
 	if (pc->op == NETD_DISCONNECT)
@@ -1304,7 +1326,7 @@ long netconn_send_call(struct sc_call *c)
 	int nonblock = (fl >= 0 && (fl & O_NONBLOCK)) || (pc.flags & MSG_DONTWAIT);
 	/* a few flags mean something for a datagram; the rest are dropped */
 	int sflags = MSG_DONTWAIT | MSG_NOSIGNAL | (pc.flags & MSG_CONFIRM);
-	int sfd = -1, wait_fd = hfd;
+	int sfd = -1, wait_fd = hfd, waiting = 0;
 	for (;;) {
 		if (!pc.len) {
 			/* no address on a moat-netd UDP socket: it is never
@@ -1337,7 +1359,12 @@ long netconn_send_call(struct sc_call *c)
 		}
 		if (r != -EAGAIN || nonblock)
 			break;
-		/* a blocking socket: wait for room (this worker only) */
+		/* a blocking socket: wait for room (this worker only, outside
+		 * the pool's cap) */
+		if (!waiting) {
+			pipeline_wait_begin();
+			waiting = 1;
+		}
 		struct pollfd pf = { wait_fd, POLLOUT, 0 };
 		if (poll(&pf, 1, 50) < 0 && errno != EINTR) {
 			r = -errno;
@@ -1348,6 +1375,8 @@ long netconn_send_call(struct sc_call *c)
 			break;
 		}
 	}
+	if (waiting)
+		pipeline_wait_end();
 	free(buf);
 	if (sfd >= 0) {
 		/* the guest's socket becomes moat-netd's, whatever the send said */

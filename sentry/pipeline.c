@@ -4,8 +4,12 @@
  *
  * Worker threads block in SECCOMP_IOCTL_NOTIF_RECV on the shared listener;
  * when the last idle worker takes a call, another is started (up to
- * MAX_WORKERS), so a call that blocks (a FIFO open, a slow gofer reply) never
- * stalls the service of other guest tasks. Handlers see only the copies in
+ * MAX_WORKERS), so a call that blocks (a slow gofer reply) never stalls the
+ * service of other guest tasks. A call that waits for another guest task (a
+ * FIFO open, a lock, a lease break, a connect's handshake) does not count
+ * against MAX_WORKERS while it waits (pipeline_wait_begin): each such wait
+ * holds a distinct guest task, so those workers are bounded by the task table
+ * (--pids), not by the pool. Handlers see only the copies in
  * struct sc_call (syscalls/sc.h); they never read guest inputs twice.
  */
 #include "sentry/sentry.h"
@@ -60,6 +64,11 @@ static struct sandbox *g_sb;
 static int g_nfd;
 static const struct platform_ops *plat = &platform_unotify;
 static atomic_int idle_workers, nworkers;
+/* workers inside a wait for another guest task (pipeline_wait_begin): the
+ * pool may grow past MAX_WORKERS by that many, at most wait_cap */
+static atomic_int nwaiting;
+static int wait_cap = 64;
+static __thread int t_waiting;
 
 /* MOAT_PROFILE=1: per-stage time of every trapped call, summed per syscall
  * number and printed at exit (pipeline_profile_report). Off: one branch per
@@ -498,6 +507,15 @@ static int lead_take(void)
 	}
 }
 
+/* How many workers there may be: MAX_WORKERS, plus one per worker that waits
+ * for another guest task (each such wait holds a distinct guest task: bounded
+ * by the task table, and by wait_cap). */
+static int workers_cap(void)
+{
+	int w = atomic_load(&nwaiting);
+	return MAX_WORKERS + (w < wait_cap ? w : wait_cap);
+}
+
 static void lead_pass(void)
 {
 	if (!t_lead)
@@ -506,8 +524,42 @@ static void lead_pass(void)
 	atomic_store(&lead_free, 1);
 	if (atomic_load(&lead_waiters) > 0)
 		syscall(SYS_futex, &lead_free, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-	else if (atomic_load(&nworkers) < MAX_WORKERS)
+	else if (atomic_load(&nworkers) < workers_cap())
 		spawn_worker();
+}
+
+/* The calling worker is about to wait for another guest task (a FIFO's peer,
+ * a lock's holder, a lease's break, a peer's accept), for as long as that
+ * takes: it gives up the lead, and it stops counting against MAX_WORKERS
+ * until pipeline_wait_end, so a new worker may be started in its place
+ * (before, 64 threads opening a FIFO for reading stalled every other trapped
+ * call of the sandbox: red team round 10). Nests. (The tracer never waits
+ * so: its opens are O_NONBLOCK; if it did, it would count as a worker does.) */
+void pipeline_wait_begin(void)
+{
+	if (!g_sb || t_waiting++)
+		return;
+	atomic_fetch_add(&nwaiting, 1);
+	if (t_lead) {
+		lead_pass();
+	} else if (atomic_load(&lead_free) && atomic_load(&lead_waiters) == 0 &&
+		   atomic_load(&nworkers) < workers_cap()) {
+		/* the lead was passed before this call's handler with the
+		 * pool full: nobody may be in RECV */
+		spawn_worker();
+	}
+}
+
+void pipeline_wait_end(void)
+{
+	if (!g_sb || !t_waiting || --t_waiting)
+		return;
+	atomic_fetch_sub(&nwaiting, 1);
+}
+
+void pipeline_set_wait_cap(int cap)
+{
+	wait_cap = cap > 0 ? cap : 0;
 }
 
 static int lead_held(void)
@@ -645,6 +697,7 @@ int pipeline_start(struct sandbox *sb, int notify_fd)
 	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS_, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP_) < 0)
 		dbg("seccomp sync wake-up unavailable: %s", strerror(errno));
 	gofer_set_block_hook(lead_pass);
+	gofer_set_wait_hooks(pipeline_wait_begin, pipeline_wait_end);
 	if (!getenv("MOAT_EAGER_LEAD"))
 		gofer_set_lead(lead_held, notify_fd);
 	procfs_set_kconfig(sc_kconfig_text);

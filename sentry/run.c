@@ -48,12 +48,27 @@ static volatile pid_t forward_to, forward_group;
 static void forward_signal(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
-	if (forward_to <= 0)
-		return;
-	if (si && si->si_code == SI_KERNEL && forward_group > 0)
-		kill(-forward_group, sig);
-	else
-		kill(forward_to, sig);
+	int e = errno;
+	if (forward_to > 0) {
+		if (si && si->si_code == SI_KERNEL && forward_group > 0)
+			kill(-forward_group, sig);
+		else
+			kill(forward_to, sig);
+	}
+	/* a request to end: if the sandbox does not, --kill-after ends it
+	 * (once the program has exited, the sandbox is ending already) */
+	if ((sig == SIGTERM || sig == SIGINT || sig == SIGHUP) && forward_to >= 0)
+		limits_term_signal(sig);
+	errno = e;
+}
+
+static void kill_after_alarm(int sig)
+{
+	(void)sig;
+	int e = errno;
+	if (forward_to >= 0) /* (-1: the program exited in the grace: its own end) */
+		limits_kill_after();
+	errno = e;
 }
 
 static void build_env(const struct sentry_config *cfg, const char *home, char ***envp_out,
@@ -480,6 +495,11 @@ int sentry_run(const struct sentry_config *cfg)
 	int fsigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 	for (unsigned i = 0; i < ARRAY_SIZE(fsigs); i++)
 		sigaction(fsigs[i], &fwd, NULL);
+	struct sigaction alrm;
+	memset(&alrm, 0, sizeof alrm);
+	alrm.sa_handler = kill_after_alarm; /* --kill-after's timer (limits.c) */
+	alrm.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &alrm, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
 	/* 5. the ptrace loop (tracer.c) */

@@ -83,6 +83,8 @@ struct sentry_config {
 	unsigned long cpus_milli;         /* --cpus X: X * 1000 */
 	unsigned long long timeout_ms;    /* --timeout */
 	unsigned long long idle_ms;       /* --idle-timeout */
+	unsigned long long kill_after_ms; /* --kill-after: SIGKILL this long after a forwarded
+					   * SIGTERM/SIGINT/SIGHUP (0: at once) */
 	unsigned long long output_limit;  /* --output-limit: bytes per stream */
 	const char *result_path;          /* --result FILE */
 	const char *overlay;              /* --overlay memory|DIR|none (NULL: memory) */
@@ -148,6 +150,13 @@ int unixsock_resolve_connect(struct sandbox *sb, struct task *t, int stype, cons
 /* A worker about to wait (not in a gofer round trip, which does this
  * itself): another worker takes RECV over (pipeline.c). */
 void pipeline_may_block(void);
+/* Around a wait for another guest task (a FIFO's peer, a lock, a lease break,
+ * a connect's handshake): the worker passes the lead on and counts outside
+ * MAX_WORKERS meanwhile (at most `cap` such workers, pipeline_set_wait_cap:
+ * the tracer's task bound). */
+void pipeline_wait_begin(void);
+void pipeline_wait_end(void);
+void pipeline_set_wait_cap(int cap);
 /* At a PTRACE_EVENT_SECCOMP stop of bind/connect (unixsock.c), with the
  * registers the tracer read there. */
 void unixsock_stop(struct sandbox *sb, struct task *t, const struct user_regs_struct *regs);
@@ -171,7 +180,7 @@ struct tracer_args {
 	gid_t gid;
 	const char *workdir;        /* the program's cwd */
 	int crash_test;             /* MOAT_TEST_CRASH: fault once the guest runs */
-	volatile pid_t *forward_to; /* signals to moat go to the program */
+	volatile pid_t *forward_to; /* signals to moat go to the program (-1: it has exited) */
 	double t0;                  /* for dbg timings */
 	int pids_max;               /* --pids: the task table's bound (0: none) */
 	int guest_pidns;            /* the guest's pid namespace (-1: unknown) */
@@ -186,7 +195,8 @@ int tracer_run(struct tracer_args *a);
 /* ---- limits (limits.c): cgroup, rlimits, timeouts, output cap, --result ---- */
 enum {
 	REASON_NONE = 0, REASON_EXITED, REASON_SIGNALED, REASON_TIMEOUT, REASON_IDLE,
-	REASON_MEMORY, REASON_PIDS, REASON_OUTPUT, REASON_POLICY, REASON_SENTRY, REASON_N
+	REASON_MEMORY, REASON_PIDS, REASON_OUTPUT, REASON_POLICY, REASON_SENTRY, REASON_KILL_AFTER,
+	REASON_N
 };
 struct limits;
 struct rusage;
@@ -209,6 +219,12 @@ void limits_attach_gofer(void *limits, pid_t gofer_pid);
 int limits_start(struct limits *l, char *err, size_t errlen);
 /* End the sandbox for a reason (SIGTERM to all, grace, SIGKILL of the init). */
 void limits_end(struct limits *l, int reason);
+/* moat got SIGTERM, SIGINT or SIGHUP (forwarded to the program): the first
+ * arms a --kill-after timer (SIGALRM), a second one, or --kill-after 0, kills
+ * the sandbox at once. Async-signal-safe (moat's signal handler). */
+void limits_term_signal(int sig);
+/* SIGALRM: the --kill-after grace is over. Async-signal-safe. */
+void limits_kill_after(void);
 /* After the tracer: join, write --result, say why on stderr when the end
  * was not a normal exit, remove the cgroup. raw: the program's wait status. */
 int limits_finish(struct limits *l, int status, int raw, int have_raw, const struct rusage *ru);

@@ -631,7 +631,7 @@ static int reaped(struct tracer *tr, pid_t tid, int st)
 	if (tid == tr->main_pid && !tr->main_done) {
 		tr->main_done = 1;
 		tr->status_out = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		*a->forward_to = 0;
+		*a->forward_to = -1; /* nothing to forward to, nothing for --kill-after to end */
 		dbg("%.2f ms: program exited", ms_now() - a->t0);
 		kill(sb->init_pid, SIGKILL);
 		/* the gofer runs with the caller's ids, which we cannot signal:
@@ -714,7 +714,7 @@ int tracer_run(struct tracer_args *a)
 	if (mt && atoi(mt) >= 8 && atoi(mt) < MAX_TASKS)
 		tr.max_tasks = atoi(mt);
 	/* every task holds a pidfd here: the fd limit bounds the table too */
-	struct rlimit rl;
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
 		if (rl.rlim_cur < rl.rlim_max) {
 			rl.rlim_cur = rl.rlim_max;
@@ -726,6 +726,14 @@ int tracer_run(struct tracer_args *a)
 	}
 	if (a->pids_max > 0 && a->pids_max < tr.max_tasks)
 		tr.max_tasks = a->pids_max; /* --pids: the sentry's own accounting, in every mode */
+	/* Workers past the pool's 64 for calls that wait for another task
+	 * (pipeline_wait_begin): one per waiting task at most, so the task
+	 * bound; each holds a gofer connection (and a lock wait a dup of the
+	 * file), so a finite fd limit bounds them too. */
+	int wait_cap = tr.max_tasks;
+	if (rl.rlim_cur != RLIM_INFINITY && ((long)rl.rlim_cur - tr.max_tasks) / 4 < wait_cap)
+		wait_cap = (long)rl.rlim_cur > tr.max_tasks ? (int)(((long)rl.rlim_cur - tr.max_tasks) / 4) : 0;
+	pipeline_set_wait_cap(wait_cap);
 	task_set_pexec_free(exec_pexec_free);
 	/* Stops are served a round at a time: every task stopped when the
 	 * round starts, then the next round. wait4(-1) alone prefers the

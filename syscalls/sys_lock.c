@@ -519,8 +519,9 @@ static bool notif_gone(struct sc_call *c)
 	       ioctl(c->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0 && errno == ENOENT;
 }
 
-/* Set/clear a lock for the caller, waiting if r->wait. 0 or -errno. */
-static int lk_set(struct sc_call *c, struct lk_req *r)
+/* Set/clear a lock for the caller, waiting if r->wait. 0 or -errno.
+ * *waited: it waited (gofer_wait_begin called; the caller ends it). */
+static int lk_set_(struct sc_call *c, struct lk_req *r, bool *waited)
 {
 	int ret;
 	int slot = -1;
@@ -592,6 +593,12 @@ static int lk_set(struct sc_call *c, struct lk_req *r)
 		blocker->refs++; /* its pointer stays valid in waiters[] */
 		if (slot >= 0)
 			waiters[slot] = (struct lk_waiter){ .who = o, .blocker = blocker };
+		if (!*waited) {
+			/* a wait for another task: this worker counts outside
+			 * the pool's cap meanwhile (pipeline_wait_begin) */
+			*waited = true;
+			gofer_wait_begin();
+		}
 		wait_slice();
 		if (slot >= 0)
 			waiters[slot] = (struct lk_waiter){ 0 };
@@ -609,6 +616,15 @@ static int lk_set(struct sc_call *c, struct lk_req *r)
 	}
 out:
 	pthread_mutex_unlock(&lk_mu);
+	return ret;
+}
+
+static int lk_set(struct sc_call *c, struct lk_req *r)
+{
+	bool waited = false;
+	int ret = lk_set_(c, r, &waited);
+	if (waited)
+		gofer_wait_end();
 	return ret;
 }
 
@@ -945,10 +961,21 @@ static long lease_get(struct lk_req *r)
 	return ret;
 }
 
+static int lease_break_(struct sc_call *c, dev_t dev, ino_t ino, int flags, bool *waited);
+
 int lease_break(struct sc_call *c, dev_t dev, ino_t ino, int flags)
 {
 	if (!__atomic_load_n(&nleases, __ATOMIC_RELAXED))
 		return 0;
+	bool waited = false;
+	int ret = lease_break_(c, dev, ino, flags, &waited);
+	if (waited)
+		gofer_wait_end();
+	return ret;
+}
+
+static int lease_break_(struct sc_call *c, dev_t dev, ino_t ino, int flags, bool *waited)
+{
 	bool wr = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
 	short want = wr ? F_UNLCK : F_RDLCK;
 
@@ -993,8 +1020,12 @@ int lease_break(struct sc_call *c, dev_t dev, ino_t ino, int flags)
 			return -EWOULDBLOCK;
 		}
 		/* open is answered by the pipeline's RECV lead: pass it on
-		 * before waiting, or no other guest call is served */
-		gofer_before_block();
+		 * before waiting, or no other guest call is served; and count
+		 * outside the pool's cap while the holder takes its time */
+		if (!*waited) {
+			*waited = true;
+			gofer_wait_begin();
+		}
 		wait_slice();
 		pthread_mutex_unlock(&lk_mu);
 		if (notif_gone(c))

@@ -377,30 +377,35 @@ long sys_rt_tgsigqueueinfo(struct sc_call *c) { return check(c, (pid_t)c->args[1
  * the sentry sends the signal through its own pidfd of the task (a siginfo
  * is read once and checked as Linux does). */
 /* The guest pid a pidfd of the caller's refers to ("Pid:" of its fdinfo in
- * the guest procfs), -ESRCH if its process is gone, 0 if the fd is not a
- * pidfd. */
+ * the guest procfs), -ESRCH if its process is gone, -EBADF if the fd is not
+ * open or not a pidfd. Never "the kernel answers" (CONTINUE): the number is
+ * the guest's, and another thread may dup2 a pidfd of a root process onto it
+ * before the kernel runs the call (the lookup of fdinfo/N itself fails now
+ * and then, ENOENT, while N is being replaced: race_pidfd saw root's
+ * process signalled that way through the old CONTINUE). */
 static pid_t pidfd_target(struct sc_call *c)
 {
 	char p[64], buf[512];
-	int fd;
+	int fd = -1;
 	ssize_t n;
 
 	if (c->sb->guest_procfd < 0)
-		return 0;
+		return -EPERM; /* cannot tell the target: fail closed */
 	snprintf(p, sizeof p, "%d/fdinfo/%d", (int)c->task->vtgid, (int)c->args[0]);
-	fd = openat(c->sb->guest_procfd, p, O_RDONLY | O_CLOEXEC);
+	for (int i = 0; i < 3 && fd < 0; i++)
+		fd = openat(c->sb->guest_procfd, p, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return -EBADF;
 	n = read(fd, buf, sizeof buf - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return -EBADF;
 	buf[n] = 0;
 	const char *l = strstr(buf, "\nPid:");
 	if (!l)
-		return 0;
+		return -EBADF; /* not a pidfd: Linux's EBADF */
 	long pid = strtol(l + 5, NULL, 10);
-	return pid > 0 ? (pid_t)pid : pid == -1 ? -ESRCH : 0; /* -1: its process is gone */
+	return pid > 0 ? (pid_t)pid : pid == -1 ? -ESRCH : -EBADF; /* -1: its process is gone */
 }
 
 #ifndef PIDFD_SIGNAL_THREAD
@@ -434,8 +439,11 @@ long sys_pidfd_send_signal(struct sc_call *c)
 		 * dropped root signal root's process that way) */
 		pid = pidfd_target(c);
 		if (pid <= 0) {
-			c->cont = 1; /* not a pidfd (EBADF), or a dead one (ESRCH): the kernel answers */
-			return 0;
+			/* not a pidfd, or a dead one; Linux checks the flags first */
+			if ((flags & ~(PIDFD_SIGNAL_THREAD | PIDFD_SIGNAL_THREAD_GROUP |
+				       PIDFD_SIGNAL_PROCESS_GROUP)) || (flags & (flags - 1)))
+				return -EINVAL;
+			return pid < 0 ? pid : -EBADF;
 		}
 		procdir = 0;
 	}

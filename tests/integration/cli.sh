@@ -58,6 +58,8 @@ one_line_case bad_cpus_word run --cpus half -- /bin/true
 one_line_case bad_timeout_unit run --timeout 2x -- /bin/true
 one_line_case bad_timeout_zero run --timeout 0s -- /bin/true
 one_line_case bad_timeout_negative run --timeout -1s -- /bin/true
+one_line_case bad_kill_after_unit run --kill-after 2x -- /bin/true
+out=$(moat run --kill-after 0 -- /bin/sh -c 'echo ka0' </dev/null 2>/dev/null); expect_eq kill_after_zero_option "$out" ka0
 one_line_case bad_idle_timeout run --idle-timeout soon -- /bin/true
 one_line_case bad_output_limit run --output-limit 0 -- /bin/true
 one_line_case bad_result_dir run --result "/nonexistent-$T_MARK/r.json" -- /bin/true

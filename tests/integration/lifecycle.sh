@@ -129,4 +129,47 @@ wait_max $pid 5
 if [ "$nt" -ge 1 ] && [ "$nt" -le 2 ] && [ -n "$ng" ] && [ "$ng" -le 3 ]; then ok idle_workers_end
 else fail idle_workers_end "sentry threads $nt, gofer threads ${ng:-?} (want <= 2, <= 3)"; fi
 
+# --kill-after: a guest that ignores the forwarded SIGTERM (here stuck in a
+# FIFO open the sentry answers only when a writer comes, or never) is
+# SIGKILLed once the grace is over, or at a second SIGTERM, or at once with
+# --kill-after 0: moat exits, nothing of the sandbox is left (no process, no
+# cgroup), stderr and --result say why. Before: moat waited until SIGKILLed.
+# result_field FILE KEY: a value of the --result JSON ("" when missing)
+result_field() {
+	"$PY" -c 'import json, sys
+v = json.load(open(sys.argv[1])).get(sys.argv[2])
+print("" if v is None else v)' "$1" "$2" 2>/dev/null
+}
+# kill_after NAME SIGNALS MAX_S EXPECTED_STDERR MOAT-OPTIONS...: the guest
+# ignores TERM and blocks; each of SIGNALS (comma-separated) goes to moat half
+# a second apart; moat must exit within MAX_S seconds of the first.
+kill_after() {
+	local name=$1 sigs=$2 max=$3 want=$4 id left t0 t1 s
+	shift 4
+	rm -f "$T_TMP/ka.json"
+	moat_bg run --result "$T_TMP/ka.json" "$@" -- /bin/sh -c "trap '' TERM; mkfifo /tmp/f; echo ready; : $T_MARK; read x </tmp/f; while :; do sleep 0.1; done" \
+		>"$T_TMP/ka.out" 2>"$T_TMP/ka.err"
+	pid=$!
+	for ((i = 0; i < 100; i++)); do grep -q ready "$T_TMP/ka.out" 2>/dev/null && break; sleep 0.1; done
+	sleep 0.3
+	t0=$(date +%s%N)
+	for s in ${sigs//,/ }; do kill -"$s" $pid; sleep 0.5; done
+	wait_max $pid $((max + 5))
+	t1=$(date +%s%N)
+	local ms=$(((t1 - t0) / 1000000))
+	if [ "$rc" -eq 137 ] && [ "$ms" -le $((max * 1000)) ]; then ok "${name}_moat_exits"
+	else fail "${name}_moat_exits" "exit $rc after $ms ms (want 137 within ${max}s)"; fi
+	if grep -qF "$want" "$T_TMP/ka.err"; then ok "${name}_stderr"
+	else fail "${name}_stderr" "[$(cat "$T_TMP/ka.err")] (want [$want])"; fi
+	expect_eq "${name}_result" "$(result_field "$T_TMP/ka.json" reason) $(result_field "$T_TMP/ka.json" signal) $(result_field "$T_TMP/ka.json" forwarded_signal)" "kill-after 9 15"
+	check "${name}_no_process_left" gone "$T_MARK" 2
+	id=$(result_field "$T_TMP/ka.json" sandbox)
+	left=$(find /sys/fs/cgroup -maxdepth 6 -type d -name "moat-$id" 2>/dev/null)
+	if [ -n "$id" ] && [ -z "$left" ]; then ok "${name}_no_cgroup_left"
+	else fail "${name}_no_cgroup_left" "sandbox [$id] left [$left]"; fi
+}
+kill_after kill_after_grace TERM 3 "moat: killed: still running --kill-after 1s after SIGTERM" --kill-after 1s
+kill_after kill_after_second_term TERM,TERM 2 "moat: killed: a second SIGTERM during the --kill-after grace"
+kill_after kill_after_zero TERM 2 "moat: killed: SIGTERM forwarded, --kill-after 0" --kill-after 0
+
 finish

@@ -90,6 +90,15 @@ int main(int argc, char **argv)
 	kill(child, SIGKILL);
 	waitpid(child, &st, 0);
 	EXPECT_ERR(syscall(SYS_pidfd_getfd, pfd, 40, 0), ESRCH, "getfd_reaped_esrch");
+	/* pidfd_send_signal on what is no live pidfd: the sentry answers (the
+	 * kernel did, on a number another thread could have swapped for a
+	 * pidfd meanwhile: isolation_race race_pidfd) */
+	EXPECT_ERR(syscall(SYS_pidfd_send_signal, pfd, SIGUSR1, NULL, 0), ESRCH, "send_reaped_esrch");
+	int rf = open("shared", O_RDONLY);
+	EXPECT_ERR(syscall(SYS_pidfd_send_signal, rf, SIGUSR1, NULL, 0), EBADF, "send_not_pidfd_ebadf");
+	EXPECT_ERR(syscall(SYS_pidfd_send_signal, rf, SIGUSR1, NULL, 0x80), EINVAL, "send_not_pidfd_flags_einval");
+	EXPECT_ERR(syscall(SYS_pidfd_send_signal, 999, SIGUSR1, NULL, 0), EBADF, "send_no_such_fd_ebadf");
+	close(rf);
 	close(pfd);
 	return t_done();
 }

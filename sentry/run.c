@@ -465,6 +465,8 @@ int sentry_run(const struct sentry_config *cfg)
 	crash_install(sr.init_pid);
 	if (cfg->tty && tty_start(err, sizeof err) < 0)
 		die("%s", err);
+	if (!cfg->tty)
+		tty_guard_start(); /* before the guest's program runs */
 	if (limits_start(lim, err, sizeof err) < 0)
 		die("%s", err);
 
@@ -492,6 +494,9 @@ int sentry_run(const struct sentry_config *cfg)
 	ta.main_ru = &main_ru;
 	int status_out = tracer_run(&ta);
 	dbg("%.2f ms: guest gone", ms_now() - t0);
+	/* the caller's terminal as it was (the guest may have stopped its
+	 * output: every write below, and a blocked trace writer, would hang) */
+	tty_guard_restore();
 	/* everything in the guest is gone: stop the gofer (it writes --export
 	 * first: the layers are at rest now) */
 	shutdown(gofer_ctl, SHUT_RDWR);

@@ -189,6 +189,66 @@ static void *relay_main(void *arg)
 	return NULL;
 }
 
+/* Without -t the guest's stdio may be the caller's own terminal (a shell's
+ * is its stdin, stdout and stderr). termios, isatty and reads work on it as
+ * on the host, but what the guest sets there outlived the sandbox (red team
+ * round 11): echo, canonical mode and ISIG off, and tcflow(TCOOFF), which
+ * stopped the terminal's output for good: the caller's shell hung at its
+ * next prompt, and moat itself in its last "killed: --timeout" line (the
+ * sandbox gone, its cgroup kept until the write returned). So the settings
+ * each terminal among fds 0-2 had before the guest existed are kept here,
+ * and tty_guard_restore() puts them back and restarts the output (TCOON):
+ * once the guest is gone (run.c, before anything more is written), at a
+ * limit's kill (limits_end: a writer of moat's blocked on the stopped
+ * terminal is let go) and at exit. The sentry's filter allows TCSETS and
+ * TCXONC (confine_rules.c). The window size is not
+ * put back (the user may have resized meanwhile): ARCHITECTURE Known gaps. */
+/* the kernel's struct termios as TCGETS writes it (36 bytes on x86-64;
+ * glibc's own is larger and converted by tcgetattr), kept as bytes: the
+ * restore is the same raw TCSETS, whatever glibc's tcsetattr would call */
+static unsigned char guard_saved[3][64];
+static int guard_set[3];
+
+static void guard_atexit(void)
+{
+	tty_guard_restore();
+}
+
+void tty_guard_start(void)
+{
+	int any = 0;
+	for (int fd = 0; fd < 3; fd++) {
+		if (isatty(fd) && ioctl(fd, TCGETS, guard_saved[fd]) == 0) {
+			guard_set[fd] = 1;
+			any = 1;
+		}
+	}
+	if (any)
+		atexit(guard_atexit);
+}
+
+/* SIGTTOU blocked meanwhile: moat run in the background of the caller's
+ * shell would otherwise be stopped by its own restore (tty_check_change) */
+void tty_guard_restore(void)
+{
+	int e = errno;
+	sigset_t tt, old;
+	sigemptyset(&tt);
+	sigaddset(&tt, SIGTTOU);
+	pthread_sigmask(SIG_BLOCK, &tt, &old);
+	for (int fd = 0; fd < 3; fd++) {
+		unsigned char now[64];
+		if (!guard_set[fd])
+			continue;
+		(void)ioctl(fd, TCXONC, TCOON);
+		memset(now, 0, sizeof now);
+		if (ioctl(fd, TCGETS, now) == 0 && memcmp(now, guard_saved[fd], sizeof now) != 0)
+			(void)ioctl(fd, TCSETS, guard_saved[fd]);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+}
+
 int tty_start(char *err, size_t errlen)
 {
 	if (isatty(0) && tcgetattr(0, &saved) == 0) {

@@ -107,4 +107,48 @@ print("opened", os.stat("/dev/pts/%d" % n).st_uid == os.getuid())
 	SANITY=1 expect_eq user_opens_own_pty_by_name "$out" "opened True"
 fi
 
+# 7. without -t the caller's terminal is the guest's stdio: what the guest
+# sets on it must not outlive the sandbox (red team round 11: echo,
+# canonical mode and ISIG stayed off, and a tcflow(TCOOFF) stopped the
+# terminal's output for good: the caller's shell hung at its next write, and
+# moat itself in its "killed: --timeout" line, the sandbox gone). Run under
+# script(1): its pty is the caller's terminal.
+if command -v script >/dev/null; then
+	cat >"$T_TMP/ttyset.py" <<'EOF'
+import os, sys, termios
+fd = 1
+a = termios.tcgetattr(fd)
+a[0] &= ~termios.IXON
+a[1] &= ~termios.OPOST
+a[3] &= ~(termios.ECHO | termios.ICANON | termios.ISIG)
+termios.tcsetattr(fd, termios.TCSANOW, a)
+termios.tcflow(fd, termios.TCOOFF)
+if len(sys.argv) > 1:
+    import time; time.sleep(60)
+EOF
+	cat >"$T_TMP/caller.sh" <<EOF
+flags() { stty -a | tr ' ;' '\n\n' | grep -xE -- '-?(echo|icanon|isig|ixon|opost)' | tr '\n' ' '; }
+echo "before: \$(flags)" >>"$T_TMP/caller.out"
+"$MOAT" run --bind "$T_TMP:/t:ro" -- "$PY" /t/ttyset.py
+echo "after: \$(flags)" >>"$T_TMP/caller.out"
+s=\$(date +%s)
+"$MOAT" run --timeout 1s --bind "$T_TMP:/t:ro" -- "$PY" /t/ttyset.py sleep
+echo "timeout: rc=\$? \$(( \$(date +%s) - s ))s \$(flags)" >>"$T_TMP/caller.out"
+echo written
+EOF
+	SHELL=/bin/bash timeout -k 5 40 script -qec "/bin/bash $T_TMP/caller.sh" /dev/null </dev/null >"$T_TMP/script.out" 2>&1
+	rc=$?
+	before=$(sed -n 's/^before: //p' "$T_TMP/caller.out")
+	after=$(sed -n 's/^after: //p' "$T_TMP/caller.out")
+	expect_eq caller_tty_settings_kept "$after|$rc" "$before|0"
+	t=$(sed -n 's/^timeout: //p' "$T_TMP/caller.out")
+	case $t in
+	"rc=143 "[1-9]"s $before" | "rc=143 1"[0-5]"s $before") ok caller_tty_stopped_timeout_ends ;;
+	*) fail caller_tty_stopped_timeout_ends "[$t] want rc=143 within 15s, settings [$before]" ;;
+	esac
+	case $(cat "$T_TMP/script.out") in *written*) ok caller_tty_output_not_stopped ;; *) fail caller_tty_output_not_stopped "the caller's last write never came out" ;; esac
+else
+	skip caller_tty_settings_kept "no script(1)"
+fi
+
 finish

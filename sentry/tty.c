@@ -192,7 +192,8 @@ static void *relay_main(void *arg)
 /* Without -t the guest's stdio may be the caller's own terminal (a shell's
  * is its stdin, stdout and stderr). termios, isatty and reads work on it as
  * on the host, but what the guest sets there outlived the sandbox (red team
- * round 11): echo, canonical mode and ISIG off, and tcflow(TCOOFF), which
+ * round 11): echo, canonical mode and ISIG off, O_NONBLOCK on the shell's
+ * own open file description, and tcflow(TCOOFF), which
  * stopped the terminal's output for good: the caller's shell hung at its
  * next prompt, and moat itself in its last "killed: --timeout" line (the
  * sandbox gone, its cgroup kept until the write returned). So the settings
@@ -208,6 +209,10 @@ static void *relay_main(void *arg)
  * restore is the same raw TCSETS, whatever glibc's tcsetattr would call */
 static unsigned char guard_saved[3][64];
 static int guard_set[3];
+/* and the file status flags (O_NONBLOCK, O_APPEND, O_ASYNC...): the open
+ * file description is the caller's shell's own, so a guest's F_SETFL
+ * O_NONBLOCK on it left the shell's next programs reading EAGAIN */
+static int guard_fl[3];
 
 static void guard_atexit(void)
 {
@@ -218,7 +223,8 @@ void tty_guard_start(void)
 {
 	int any = 0;
 	for (int fd = 0; fd < 3; fd++) {
-		if (isatty(fd) && ioctl(fd, TCGETS, guard_saved[fd]) == 0) {
+		if (isatty(fd) && ioctl(fd, TCGETS, guard_saved[fd]) == 0 &&
+		    (guard_fl[fd] = fcntl(fd, F_GETFL)) >= 0) {
 			guard_set[fd] = 1;
 			any = 1;
 		}
@@ -241,6 +247,9 @@ void tty_guard_restore(void)
 		if (!guard_set[fd])
 			continue;
 		(void)ioctl(fd, TCXONC, TCOON);
+		int fl = fcntl(fd, F_GETFL);
+		if (fl >= 0 && fl != guard_fl[fd])
+			(void)fcntl(fd, F_SETFL, guard_fl[fd]);
 		memset(now, 0, sizeof now);
 		if (ioctl(fd, TCGETS, now) == 0 && memcmp(now, guard_saved[fd], sizeof now) != 0)
 			(void)ioctl(fd, TCSETS, guard_saved[fd]);

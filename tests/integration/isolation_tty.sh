@@ -109,7 +109,8 @@ fi
 
 # 7. without -t the caller's terminal is the guest's stdio: what the guest
 # sets on it must not outlive the sandbox (red team round 11: echo,
-# canonical mode and ISIG stayed off, and a tcflow(TCOOFF) stopped the
+# canonical mode and ISIG stayed off, O_NONBLOCK stayed on the shell's own
+# open file description, and a tcflow(TCOOFF) stopped the
 # terminal's output for good: the caller's shell hung at its next write, and
 # moat itself in its "killed: --timeout" line, the sandbox gone). Run under
 # script(1): its pty is the caller's terminal.
@@ -122,12 +123,15 @@ a[0] &= ~termios.IXON
 a[1] &= ~termios.OPOST
 a[3] &= ~(termios.ECHO | termios.ICANON | termios.ISIG)
 termios.tcsetattr(fd, termios.TCSANOW, a)
+import fcntl
+for f in (0, 1, 2):
+    fcntl.fcntl(f, fcntl.F_SETFL, fcntl.fcntl(f, fcntl.F_GETFL) | os.O_NONBLOCK)
 termios.tcflow(fd, termios.TCOOFF)
 if len(sys.argv) > 1:
     import time; time.sleep(60)
 EOF
 	cat >"$T_TMP/caller.sh" <<EOF
-flags() { stty -a | tr ' ;' '\n\n' | grep -xE -- '-?(echo|icanon|isig|ixon|opost)' | tr '\n' ' '; }
+flags() { stty -a | tr ' ;' '\n\n' | grep -xE -- '-?(echo|icanon|isig|ixon|opost)' | tr '\n' ' '; "$PY" -c 'import fcntl, os; print("nonblock" if fcntl.fcntl(0, fcntl.F_GETFL) & os.O_NONBLOCK else "block")'; }
 echo "before: \$(flags)" >>"$T_TMP/caller.out"
 "$MOAT" run --bind "$T_TMP:/t:ro" -- "$PY" /t/ttyset.py
 echo "after: \$(flags)" >>"$T_TMP/caller.out"

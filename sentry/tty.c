@@ -258,6 +258,31 @@ void tty_guard_restore(void)
 	errno = e;
 }
 
+/* Without -t, started as a background job of the caller's shell (`moat run
+ * ... &`) with the caller's terminal as stdin: the guest is in a session of
+ * its own, so the kernel's job control (SIGTTIN for a background reader of
+ * its controlling terminal) never stops it, and it read what the user typed
+ * to the foreground program (red team round 11: a password for `read -s`
+ * went to the sandbox; natively the background job is stopped). Such a
+ * sandbox gets /dev/null as stdin instead, as a shell without job control
+ * gives its background commands. Only when the terminal is moat's
+ * controlling terminal and its foreground group is not moat's (tcgetpgrp
+ * fails for a terminal that is no one's or another session's: no job
+ * control applies there natively either). A sandbox put in the background
+ * later (^Z, bg) keeps its stdin: ARCHITECTURE Known gaps. */
+void tty_background_stdin(void)
+{
+	pid_t fg;
+	if (!isatty(0) || (fg = tcgetpgrp(0)) < 0 || fg == getpgrp())
+		return;
+	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (nul < 0 || dup2(nul, 0) < 0)
+		warnx_("stdin: the caller's terminal stays the background sandbox's (%s)", strerror(errno));
+	if (nul >= 0)
+		close(nul);
+	dbg("started in the background: stdin is /dev/null");
+}
+
 int tty_start(char *err, size_t errlen)
 {
 	if (isatty(0) && tcgetattr(0, &saved) == 0) {

@@ -155,4 +155,23 @@ else
 	skip caller_tty_settings_kept "no script(1)"
 fi
 
+# 8. without -t, moat run ... & (a background job of an interactive shell)
+# with the caller's terminal as stdin: the guest is in a session of its own,
+# so no SIGTTIN ever stopped it, and it read what the user typed to the
+# foreground program (red team round 11: the password of a `read -s`).
+# Natively the background job is stopped instead: a sanity case.
+if command -v script >/dev/null; then
+	mkdir -m 777 "$T_TMP/bg"
+	cat >"$T_TMP/bg.sh" <<EOF
+set -m
+"$MOAT" run --bind "$T_TMP/bg:/bg:rw" -- /bin/sh -c 'test -t 0 && echo tty >/bg/was; dd bs=1 count=7 of=/bg/stolen 2>/dev/null' &
+sleep 1.5
+read -r -t 5 pw
+echo "[\$pw]" >"$T_TMP/bg/fg"
+kill %1 2>/dev/null
+EOF
+	(sleep 3; printf 'secret\n') | SHELL=/bin/bash timeout -k 5 30 script -qec "/bin/bash $T_TMP/bg.sh" /dev/null >/dev/null 2>&1
+	SANITY=1 expect_eq background_job_reads_no_keystrokes "$(cat "$T_TMP/bg/fg" 2>/dev/null) [$(cat "$T_TMP/bg/stolen" 2>/dev/null)]" "[secret] []"
+fi
+
 finish

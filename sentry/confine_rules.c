@@ -157,6 +157,8 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 		 * rule pushed libseccomp's jumps past 255 (long-jump blocks); the
 		 * sentry holds no host terminal but the caller's own stdio */
 		TCSETS, TCXONC,
+		/* and the foreground group (tty.c jobctl: the guest continued at fg) */
+		TIOCGPGRP,
 		/* NS_GET_PID_IN_PIDNS: the tracer reads a new task's guest pid
 		 * (a translation: it changes nothing) */
 		_IOR(0xb7, 0x8, int),

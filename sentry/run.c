@@ -54,6 +54,7 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 		kill(-forward_group, sig);
 	else
 		kill(forward_to, sig);
+	tty_jobctl_kick();
 }
 
 static void build_env(const struct sentry_config *cfg, const char *home, char ***envp_out,
@@ -467,8 +468,10 @@ int sentry_run(const struct sentry_config *cfg)
 	crash_install(sr.init_pid);
 	if (cfg->tty && tty_start(err, sizeof err) < 0)
 		die("%s", err);
-	if (!cfg->tty)
+	if (!cfg->tty) {
 		tty_guard_start(); /* before the guest's program runs */
+		tty_jobctl_start(sb);
+	}
 	if (limits_start(lim, err, sizeof err) < 0)
 		die("%s", err);
 

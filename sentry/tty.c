@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "gofer/gofer.h"
+#include "kernel/task.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -258,6 +260,8 @@ void tty_guard_restore(void)
 	errno = e;
 }
 
+static pid_t moat_pgrp = -1;
+
 /* Without -t, started as a background job of the caller's shell (`moat run
  * ... &`) with the caller's terminal as stdin: the guest is in a session of
  * its own, so the kernel's job control (SIGTTIN for a background reader of
@@ -268,12 +272,13 @@ void tty_guard_restore(void)
  * gives its background commands. Only when the terminal is moat's
  * controlling terminal and its foreground group is not moat's (tcgetpgrp
  * fails for a terminal that is no one's or another session's: no job
- * control applies there natively either). A sandbox put in the background
- * later (^Z, bg) keeps its stdin: ARCHITECTURE Known gaps. */
+ * control applies there natively either). One put in the background later
+ * (^Z) is stopped with moat: tty_jobctl_start. */
 void tty_background_stdin(void)
 {
 	pid_t fg;
-	if (!isatty(0) || (fg = tcgetpgrp(0)) < 0 || fg == getpgrp())
+	moat_pgrp = getpgrp(); /* the confined sentry may not ask (jobctl) */
+	if (!isatty(0) || (fg = tcgetpgrp(0)) < 0 || fg == moat_pgrp)
 		return;
 	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (nul < 0 || dup2(nul, 0) < 0)
@@ -281,6 +286,106 @@ void tty_background_stdin(void)
 	if (nul >= 0)
 		close(nul);
 	dbg("started in the background: stdin is /dev/null");
+}
+
+/* Job control for the guest (without -t, the caller's terminal moat's
+ * controlling terminal): ^Z stops moat (SIGTSTP from the terminal), but the
+ * guest, in a session of its own, ran on and read what the user typed at
+ * the shell's prompt meanwhile (red team round 11). Now SIGTSTP, SIGTTIN
+ * and SIGTTOU to moat stop every guest process first (SIGSTOP by pidfd,
+ * twice over the task table for children forked meanwhile; the tracer
+ * makes them group-stops), then moat itself; at SIGCONT the guest is
+ * continued only once moat is the terminal's foreground again (`fg`): a
+ * sandbox sent on with `bg` stays stopped until then (natively it would run
+ * until it read the terminal, which moat cannot tell), and one a signal is
+ * forwarded to (SIGTERM of `kill %1`...) is continued to receive it. A thread does the
+ * work: the task table's lock is no signal handler's. */
+static int jc_pipe[2] = { -1, -1 };
+static struct sandbox *jc_sb;
+static pthread_t jc_thread;
+
+static void jc_on_signal(int sig)
+{
+	int e = errno;
+	char c = sig == SIGCONT ? 'C' : 'T';
+	if (write(jc_pipe[1], &c, 1) < 0) {
+		/* a byte is pending already */
+	}
+	errno = e;
+}
+
+static int jc_send(struct task *t, void *arg)
+{
+	int sig = *(int *)arg;
+	if (t->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, t->pidfd, sig, NULL, 0);
+	else
+		kill(t->tgid, sig);
+	return 0;
+}
+
+static void *jc_main(void *arg)
+{
+	(void)arg;
+	int stopped = 0;
+	for (;;) {
+		char c;
+		ssize_t n = read(jc_pipe[0], &c, 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return NULL;
+		if (c == 'T') {
+			int sig = SIGSTOP;
+			struct timespec ts = { 0, 20 * 1000 * 1000 };
+			task_for_each_leader(jc_sb, jc_send, &sig);
+			nanosleep(&ts, NULL); /* the tracer makes them group-stops */
+			task_for_each_leader(jc_sb, jc_send, &sig);
+			nanosleep(&ts, NULL);
+			stopped = 1;
+			kill(getpid(), SIGSTOP); /* the shell sees the job stop */
+		} else if (stopped && (c == 'K' || tcgetpgrp(0) == moat_pgrp)) {
+			int sig = SIGCONT;
+			stopped = 0;
+			task_for_each_leader(jc_sb, jc_send, &sig);
+		}
+	}
+}
+
+/* a signal forwarded to the guest (run.c forward_signal: `kill %1` sends
+ * SIGTERM and SIGCONT to a stopped job) continues a guest stopped here, or
+ * it would never see it. Async-signal-safe. */
+void tty_jobctl_kick(void)
+{
+	if (jc_pipe[1] >= 0) {
+		int e = errno;
+		char c = 'K';
+		if (write(jc_pipe[1], &c, 1) < 0) {
+			/* a byte is pending already */
+		}
+		errno = e;
+	}
+}
+
+void tty_jobctl_start(struct sandbox *sb)
+{
+	if (!isatty(0) || tcgetpgrp(0) < 0 || pipe2(jc_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		return;
+	int fl = fcntl(jc_pipe[0], F_GETFL);
+	if (fl >= 0)
+		fcntl(jc_pipe[0], F_SETFL, fl & ~O_NONBLOCK);
+	jc_sb = sb;
+	if (pthread_create(&jc_thread, NULL, jc_main, NULL) != 0)
+		return;
+	pthread_detach(jc_thread);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = jc_on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGTSTP, &sa, NULL);
+	sigaction(SIGTTIN, &sa, NULL);
+	sigaction(SIGTTOU, &sa, NULL);
+	sigaction(SIGCONT, &sa, NULL);
 }
 
 int tty_start(char *err, size_t errlen)

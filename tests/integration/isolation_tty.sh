@@ -174,4 +174,24 @@ EOF
 	SANITY=1 expect_eq background_job_reads_no_keystrokes "$(cat "$T_TMP/bg/fg" 2>/dev/null) [$(cat "$T_TMP/bg/stolen" 2>/dev/null)]" "[secret] []"
 fi
 
+# 9. ^Z of a sandbox without -t: moat stopped, the guest (a session of its
+# own) ran on and read what the user typed at the shell's prompt (red team
+# round 11). Now the guest stops with moat and goes on at fg. Sanity: the
+# whole job stops natively.
+if command -v script >/dev/null; then
+	mkdir -m 777 "$T_TMP/z"
+	cat >"$T_TMP/z.sh" <<EOF
+set -m
+"$MOAT" run --bind "$T_TMP/z:/z:rw" -- /bin/sh -c 'dd bs=1 count=8 of=/z/got 2>/dev/null'
+echo "stop=\$?" >"$T_TMP/z/out"
+read -r -t 5 pw
+echo "shell=[\$pw]" >>"$T_TMP/z/out"
+fg %1 >/dev/null
+echo "fg=\$?" >>"$T_TMP/z/out"
+EOF
+	(sleep 2; printf '\032'; sleep 1; printf 'secret\n'; sleep 1; printf 'guestin\n'; sleep 3) |
+		SHELL=/bin/bash timeout -k 5 30 script -qec "/bin/bash $T_TMP/z.sh" /dev/null >/dev/null 2>&1
+	SANITY=1 expect_eq ctrl_z_stops_guest "$(tr '\n' ' ' <"$T_TMP/z/out" 2>/dev/null)[$(cat "$T_TMP/z/got" 2>/dev/null)]" "stop=147 shell=[secret] fg=0 [guestin]"
+fi
+
 finish

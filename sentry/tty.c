@@ -307,7 +307,9 @@ static pthread_t jc_thread;
 static void jc_on_signal(int sig)
 {
 	int e = errno;
-	char c = sig == SIGCONT ? 'C' : 'T';
+	/* T: ^Z (or a kill -TSTP); O: a read or write of moat's own in the
+	 * background (restarted until stopped: only acted on while it still is) */
+	char c = sig == SIGCONT ? 'C' : sig == SIGTSTP ? 'T' : 'O';
 	if (write(jc_pipe[1], &c, 1) < 0) {
 		/* a byte is pending already */
 	}
@@ -329,22 +331,34 @@ static void *jc_main(void *arg)
 	(void)arg;
 	int stopped = 0;
 	for (;;) {
-		char c;
-		ssize_t n = read(jc_pipe[0], &c, 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
+		char c = 'C';
+		/* stopped and sent on with bg: fg gives moat the terminal without
+		 * a SIGCONT (the job runs), so the foreground is looked at too */
+		struct pollfd p = { .fd = jc_pipe[0], .events = POLLIN };
+		int k = poll(&p, 1, stopped ? 200 : -1);
+		if (k < 0 && errno != EINTR)
 			return NULL;
-		if (c == 'T') {
-			int sig = SIGSTOP;
-			struct timespec ts = { 0, 20 * 1000 * 1000 };
-			task_for_each_leader(jc_sb, jc_send, &sig);
-			nanosleep(&ts, NULL); /* the tracer makes them group-stops */
-			task_for_each_leader(jc_sb, jc_send, &sig);
-			nanosleep(&ts, NULL);
-			stopped = 1;
+		if (k > 0) {
+			ssize_t n = read(jc_pipe[0], &c, 1);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return NULL;
+		} else if (k < 0) {
+			continue;
+		}
+		if (c == 'T' || (c == 'O' && tcgetpgrp(0) != moat_pgrp)) {
+			if (!stopped) {
+				int sig = SIGSTOP;
+				struct timespec ts = { 0, 20 * 1000 * 1000 };
+				task_for_each_leader(jc_sb, jc_send, &sig);
+				nanosleep(&ts, NULL); /* the tracer makes them group-stops */
+				task_for_each_leader(jc_sb, jc_send, &sig);
+				nanosleep(&ts, NULL);
+				stopped = 1;
+			}
 			kill(getpid(), SIGSTOP); /* the shell sees the job stop */
-		} else if (stopped && (c == 'K' || tcgetpgrp(0) == moat_pgrp)) {
+		} else if (stopped && (c == 'K' || c == 'C') && (c == 'K' || tcgetpgrp(0) == moat_pgrp)) {
 			int sig = SIGCONT;
 			stopped = 0;
 			task_for_each_leader(jc_sb, jc_send, &sig);

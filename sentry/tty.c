@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
@@ -261,6 +262,7 @@ void tty_guard_restore(void)
 }
 
 static pid_t moat_pgrp = -1;
+static int jc_fd = -1; /* the caller's terminal among fds 0-2 (moat's controlling one) */
 
 /* Without -t, started as a background job of the caller's shell (`moat run
  * ... &`) with the caller's terminal as stdin: the guest is in a session of
@@ -347,7 +349,7 @@ static void *jc_main(void *arg)
 		} else if (k < 0) {
 			continue;
 		}
-		if (c == 'T' || (c == 'O' && tcgetpgrp(0) != moat_pgrp)) {
+		if (c == 'T' || (c == 'O' && tcgetpgrp(jc_fd) != moat_pgrp)) {
 			if (!stopped) {
 				int sig = SIGSTOP;
 				struct timespec ts = { 0, 20 * 1000 * 1000 };
@@ -358,7 +360,7 @@ static void *jc_main(void *arg)
 				stopped = 1;
 			}
 			kill(getpid(), SIGSTOP); /* the shell sees the job stop */
-		} else if (stopped && (c == 'K' || c == 'C') && (c == 'K' || tcgetpgrp(0) == moat_pgrp)) {
+		} else if (stopped && (c == 'K' || c == 'C') && (c == 'K' || tcgetpgrp(jc_fd) == moat_pgrp)) {
 			int sig = SIGCONT;
 			stopped = 0;
 			task_for_each_leader(jc_sb, jc_send, &sig);
@@ -381,9 +383,40 @@ void tty_jobctl_kick(void)
 	}
 }
 
+/* A shell's terminal is one read-write open file description on its fds
+ * 0, 1 and 2: with stdin a pipe or /dev/null (`echo | moat run ... &`,
+ * tty_background_stdin) the guest still read the caller's keystrokes
+ * through its stdout (red team round 11). A read-write terminal as stdout
+ * or stderr is replaced, before anything is spawned, by a write-only open
+ * of the same terminal (a new open file description through
+ * /proc/self/fd/N, checked to be the same inode; isatty, termios and
+ * writes as before, reads EBADF), as stdin_read_only (limits.c) does for
+ * stdin under --output-limit. */
+void tty_stdio_write_only(void)
+{
+	for (int fd = 1; fd < 3; fd++) {
+		struct stat st, rst;
+		int fl = fcntl(fd, F_GETFL);
+		if (fl < 0 || (fl & O_ACCMODE) != O_RDWR || !isatty(fd) || fstat(fd, &st) < 0)
+			continue;
+		char p[32];
+		snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+		int wo = open(p, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+		if (wo < 0 || fstat(wo, &rst) < 0 || rst.st_dev != st.st_dev || rst.st_ino != st.st_ino ||
+		    rst.st_rdev != st.st_rdev || fcntl(wo, F_SETFL, fl & ~O_ACCMODE) < 0 || dup2(wo, fd) < 0)
+			warnx_("fd %d (the caller's terminal) stays readable by the program (%s)", fd,
+			       wo < 0 ? strerror(errno) : "not reopened");
+		if (wo >= 0)
+			close(wo);
+	}
+}
+
 void tty_jobctl_start(struct sandbox *sb)
 {
-	if (!isatty(0) || tcgetpgrp(0) < 0 || pipe2(jc_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+	for (int fd = 0; fd < 3 && jc_fd < 0; fd++)
+		if (isatty(fd) && tcgetpgrp(fd) >= 0)
+			jc_fd = fd;
+	if (jc_fd < 0 || pipe2(jc_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		return;
 	int fl = fcntl(jc_pipe[0], F_GETFL);
 	if (fl >= 0)

@@ -254,10 +254,8 @@ int sentry_run(const struct sentry_config *cfg)
 	struct limits *lim = limits_setup(cfg, sb, t0, err, sizeof err);
 	if (!lim)
 		die("%s", err);
-	if (!cfg->tty) {
+	if (!cfg->tty)
 		tty_background_stdin(); /* moat run ... &: no reads of the caller's terminal */
-		tty_stdio_write_only(); /* nor through stdout or stderr */
-	}
 	struct spawn_args sa = {
 		.filter = &prog, .argv = cfg->argv, .envp = envp, .uid = uid, .gid = gid,
 		.tty_fd = tty_slave,

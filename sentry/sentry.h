@@ -244,7 +244,7 @@ int tty_master(void);                                   /* -1 without -t */
 void tty_guard_start(void);  /* without -t: the caller's terminal settings (fds 0-2) kept */
 void tty_guard_restore(void); /* ...put back, output restarted (guest gone, a limit's kill, exit) */
 void tty_background_stdin(void); /* without -t, started in the background: stdin /dev/null */
-void tty_stdio_write_only(void); /* without -t: a read-write terminal stdout/stderr reopened write-only */
+void tty_stdio_write_only(void); /* (tty_background_stdin) a read-write terminal stdout/stderr reopened write-only */
 struct sandbox;
 void tty_jobctl_start(struct sandbox *sb); /* without -t: ^Z stops the guest too */
 void tty_jobctl_kick(void); /* a forwarded signal: a guest stopped by it continues */

@@ -265,7 +265,8 @@ static pid_t moat_pgrp = -1;
 static int jc_fd = -1; /* the caller's terminal among fds 0-2 (moat's controlling one) */
 
 /* Without -t, started as a background job of the caller's shell (`moat run
- * ... &`) with the caller's terminal as stdin: the guest is in a session of
+ * ... &`) with the caller's terminal as stdin (or stdout, stderr: one
+ * read-write description): the guest is in a session of
  * its own, so the kernel's job control (SIGTTIN for a background reader of
  * its controlling terminal) never stops it, and it read what the user typed
  * to the foreground program (red team round 11: a password for `read -s`
@@ -278,16 +279,22 @@ static int jc_fd = -1; /* the caller's terminal among fds 0-2 (moat's controllin
  * (^Z) is stopped with moat: tty_jobctl_start. */
 void tty_background_stdin(void)
 {
-	pid_t fg;
+	pid_t fg = -1;
 	moat_pgrp = getpgrp(); /* the confined sentry may not ask (jobctl) */
-	if (!isatty(0) || (fg = tcgetpgrp(0)) < 0 || fg == moat_pgrp)
+	for (int fd = 0; fd < 3 && fg < 0; fd++)
+		if (isatty(fd))
+			fg = tcgetpgrp(fd);
+	if (fg < 0 || fg == moat_pgrp)
 		return;
-	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (nul < 0 || dup2(nul, 0) < 0)
-		warnx_("stdin: the caller's terminal stays the background sandbox's (%s)", strerror(errno));
-	if (nul >= 0)
-		close(nul);
-	dbg("started in the background: stdin is /dev/null");
+	if (isatty(0)) {
+		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (nul < 0 || dup2(nul, 0) < 0)
+			warnx_("stdin: the caller's terminal stays the background sandbox's (%s)", strerror(errno));
+		if (nul >= 0)
+			close(nul);
+	}
+	tty_stdio_write_only();
+	dbg("started in the background: stdin is /dev/null, the terminal write-only");
 }
 
 /* Job control for the guest (without -t, the caller's terminal moat's
@@ -391,7 +398,10 @@ void tty_jobctl_kick(void)
  * of the same terminal (a new open file description through
  * /proc/self/fd/N, checked to be the same inode; isatty, termios and
  * writes as before, reads EBADF), as stdin_read_only (limits.c) does for
- * stdin under --output-limit. */
+ * stdin under --output-limit. Only for a sandbox started in the
+ * background (tty_background_stdin): in the foreground a pager reads its
+ * keys from stderr (more; less without /dev/tty, which the guest has not),
+ * as natively. */
 void tty_stdio_write_only(void)
 {
 	for (int fd = 1; fd < 3; fd++) {

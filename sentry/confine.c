@@ -24,7 +24,8 @@
  * empty read-only tmpfs in a mount namespace of its own holding only
  * read-only binds of the host-directory exports, hidden names masked
  * (privilege.c).
- * ioctl is limited to the seccomp notification requests and TCGETS (isatty).
+ * ioctl is limited to the seccomp notification requests and TCGETS (isatty),
+ * TCSETS and TCXONC (tty.c tty_guard_restore: the caller's terminal back).
  * openat2's flags live in memory: allowed only on the export root fds, where
  * every write/create is EROFS by the mount layer. No socket (connections to
  * the gofer arrive over the control socket), no exec, no mount, no namespace.

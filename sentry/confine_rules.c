@@ -12,6 +12,7 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <termios.h>
 #include <sys/socket.h>
 
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
@@ -152,6 +153,14 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 	const unsigned long ioctls[] = {
 		SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND, SECCOMP_IOCTL_NOTIF_ID_VALID,
 		SECCOMP_IOCTL_NOTIF_ADDFD, SECCOMP_IOCTL_NOTIF_SET_FLAGS, TCGETS,
+		/* without -t: the caller's terminal settings put back and its
+		 * output restarted once the guest is gone (tty.c
+		 * tty_guard_restore). Any fd: an fd or TCOON compare in its own
+		 * rule pushed libseccomp's jumps past 255 (long-jump blocks); the
+		 * sentry holds no host terminal but the caller's own stdio */
+		TCSETS, TCXONC,
+		/* and the foreground group (tty.c jobctl: the guest continued at fg) */
+		TIOCGPGRP,
 		/* NS_GET_PID_IN_PIDNS: the tracer reads a new task's guest pid
 		 * (a translation: it changes nothing) */
 		_IOR(0xb7, 0x8, int),

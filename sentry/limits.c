@@ -647,6 +647,8 @@ void limits_end(struct limits *l, int reason)
 	/* (not once the tracer has reaped it: the pid may be another's) */
 	if (l->sb->init_pid > 0 && !__atomic_load_n(&l->sb->init_gone, __ATOMIC_SEQ_CST))
 		kill(l->sb->init_pid, SIGKILL);
+	/* a writer of moat's blocked on a terminal the guest stopped goes on */
+	tty_guard_restore();
 }
 
 /* --kill-after: the sandbox is killed at once (the init's SIGKILL takes its

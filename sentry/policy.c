@@ -80,11 +80,13 @@ int policy_check(struct policy *p, struct sc_call *c, int *err)
 		 * matching their rules to their handler. */
 		if (e->argtrap && e->handler && sc_argdeny_match(e, c->args)) {
 			/* ioctl's rules are deny rules but for TIOCSCTTY,
-			 * FIOSETOWN/SIOCSPGRP, which its handler checks, and
-			 * PROCMAP_QUERY (syscalls/sys_tty.c) */
+			 * FIOSETOWN/SIOCSPGRP, which its handler checks,
+			 * PROCMAP_QUERY and the pidfd namespace requests
+			 * _IO(0xFF, 1..10) (syscalls/sys_tty.c) */
 			unsigned cmd = (unsigned)c->args[1];
+			int pidfd_ns = (cmd & 0xffffff00u) == 0xff00u && (cmd & 0xff) >= 1 && (cmd & 0xff) <= 10;
 			if (c->nr == SYS_ioctl && cmd != TIOCSCTTY && cmd != FIOSETOWN && cmd != SIOCSPGRP &&
-			    cmd != SC_IOCTL_PROCMAP_QUERY) {
+			    cmd != SC_IOCTL_PROCMAP_QUERY && !pidfd_ns) {
 				*err = EPERM;
 				snprintf(c->note, sizeof c->note, "matches a deny rule");
 				return DEC_DENY;

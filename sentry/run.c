@@ -54,6 +54,7 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 			kill(-forward_group, sig);
 		else
 			kill(forward_to, sig);
+		tty_jobctl_kick();
 	}
 	/* a request to end: if the sandbox does not, --kill-after ends it
 	 * (once the program has exited, the sandbox is ending already) */
@@ -272,6 +273,8 @@ int sentry_run(const struct sentry_config *cfg)
 	struct limits *lim = limits_setup(cfg, sb, t0, err, sizeof err);
 	if (!lim)
 		die("%s", err);
+	if (!cfg->tty)
+		tty_background_stdin(); /* moat run ... &: no reads of the caller's terminal */
 	struct spawn_args sa = {
 		.filter = &prog, .argv = cfg->argv, .envp = envp, .uid = uid, .gid = gid,
 		.tty_fd = tty_slave,
@@ -484,6 +487,10 @@ int sentry_run(const struct sentry_config *cfg)
 	crash_install(sr.init_pid);
 	if (cfg->tty && tty_start(err, sizeof err) < 0)
 		die("%s", err);
+	if (!cfg->tty) {
+		tty_guard_start(); /* before the guest's program runs */
+		tty_jobctl_start(sb);
+	}
 	if (limits_start(lim, err, sizeof err) < 0)
 		die("%s", err);
 
@@ -516,6 +523,9 @@ int sentry_run(const struct sentry_config *cfg)
 	ta.main_ru = &main_ru;
 	int status_out = tracer_run(&ta);
 	dbg("%.2f ms: guest gone", ms_now() - t0);
+	/* the caller's terminal as it was (the guest may have stopped its
+	 * output: every write below, and a blocked trace writer, would hang) */
+	tty_guard_restore();
 	/* everything in the guest is gone: stop the gofer (it writes --export
 	 * first: the layers are at rest now) */
 	shutdown(gofer_ctl, SHUT_RDWR);

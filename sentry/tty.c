@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "gofer/gofer.h"
+#include "kernel/task.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -187,6 +190,259 @@ static void *relay_main(void *arg)
 		}
 	}
 	return NULL;
+}
+
+/* Without -t the guest's stdio may be the caller's own terminal (a shell's
+ * is its stdin, stdout and stderr). termios, isatty and reads work on it as
+ * on the host, but what the guest sets there outlived the sandbox (red team
+ * round 11): echo, canonical mode and ISIG off, O_NONBLOCK on the shell's
+ * own open file description, and tcflow(TCOOFF), which
+ * stopped the terminal's output for good: the caller's shell hung at its
+ * next prompt, and moat itself in its last "killed: --timeout" line (the
+ * sandbox gone, its cgroup kept until the write returned). So the settings
+ * each terminal among fds 0-2 had before the guest existed are kept here,
+ * and tty_guard_restore() puts them back and restarts the output (TCOON):
+ * once the guest is gone (run.c, before anything more is written), at a
+ * limit's kill (limits_end: a writer of moat's blocked on the stopped
+ * terminal is let go) and at exit. The sentry's filter allows TCSETS and
+ * TCXONC (confine_rules.c). The window size is not
+ * put back (the user may have resized meanwhile): ARCHITECTURE Known gaps. */
+/* the kernel's struct termios as TCGETS writes it (36 bytes on x86-64;
+ * glibc's own is larger and converted by tcgetattr), kept as bytes: the
+ * restore is the same raw TCSETS, whatever glibc's tcsetattr would call */
+static unsigned char guard_saved[3][64];
+static int guard_set[3];
+/* and the file status flags (O_NONBLOCK, O_APPEND, O_ASYNC...): the open
+ * file description is the caller's shell's own, so a guest's F_SETFL
+ * O_NONBLOCK on it left the shell's next programs reading EAGAIN */
+static int guard_fl[3];
+
+static void guard_atexit(void)
+{
+	tty_guard_restore();
+}
+
+void tty_guard_start(void)
+{
+	int any = 0;
+	for (int fd = 0; fd < 3; fd++) {
+		if (isatty(fd) && ioctl(fd, TCGETS, guard_saved[fd]) == 0 &&
+		    (guard_fl[fd] = fcntl(fd, F_GETFL)) >= 0) {
+			guard_set[fd] = 1;
+			any = 1;
+		}
+	}
+	if (any)
+		atexit(guard_atexit);
+}
+
+/* SIGTTOU blocked meanwhile: moat run in the background of the caller's
+ * shell would otherwise be stopped by its own restore (tty_check_change) */
+void tty_guard_restore(void)
+{
+	int e = errno;
+	sigset_t tt, old;
+	sigemptyset(&tt);
+	sigaddset(&tt, SIGTTOU);
+	pthread_sigmask(SIG_BLOCK, &tt, &old);
+	for (int fd = 0; fd < 3; fd++) {
+		unsigned char now[64];
+		if (!guard_set[fd])
+			continue;
+		(void)ioctl(fd, TCXONC, TCOON);
+		int fl = fcntl(fd, F_GETFL);
+		if (fl >= 0 && fl != guard_fl[fd])
+			(void)fcntl(fd, F_SETFL, guard_fl[fd]);
+		memset(now, 0, sizeof now);
+		if (ioctl(fd, TCGETS, now) == 0 && memcmp(now, guard_saved[fd], sizeof now) != 0)
+			(void)ioctl(fd, TCSETS, guard_saved[fd]);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+}
+
+static pid_t moat_pgrp = -1;
+static int jc_fd = -1; /* the caller's terminal among fds 0-2 (moat's controlling one) */
+
+/* Without -t, started as a background job of the caller's shell (`moat run
+ * ... &`) with the caller's terminal as stdin (or stdout, stderr: one
+ * read-write description): the guest is in a session of
+ * its own, so the kernel's job control (SIGTTIN for a background reader of
+ * its controlling terminal) never stops it, and it read what the user typed
+ * to the foreground program (red team round 11: a password for `read -s`
+ * went to the sandbox; natively the background job is stopped). Such a
+ * sandbox gets /dev/null as stdin instead, as a shell without job control
+ * gives its background commands. Only when the terminal is moat's
+ * controlling terminal and its foreground group is not moat's (tcgetpgrp
+ * fails for a terminal that is no one's or another session's: no job
+ * control applies there natively either). One put in the background later
+ * (^Z) is stopped with moat: tty_jobctl_start. */
+void tty_background_stdin(void)
+{
+	pid_t fg = -1;
+	moat_pgrp = getpgrp(); /* the confined sentry may not ask (jobctl) */
+	for (int fd = 0; fd < 3 && fg < 0; fd++)
+		if (isatty(fd))
+			fg = tcgetpgrp(fd);
+	if (fg < 0 || fg == moat_pgrp)
+		return;
+	if (isatty(0)) {
+		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (nul < 0 || dup2(nul, 0) < 0)
+			warnx_("stdin: the caller's terminal stays the background sandbox's (%s)", strerror(errno));
+		if (nul >= 0)
+			close(nul);
+	}
+	tty_stdio_write_only();
+	dbg("started in the background: stdin is /dev/null, the terminal write-only");
+}
+
+/* Job control for the guest (without -t, the caller's terminal moat's
+ * controlling terminal): ^Z stops moat (SIGTSTP from the terminal), but the
+ * guest, in a session of its own, ran on and read what the user typed at
+ * the shell's prompt meanwhile (red team round 11). Now SIGTSTP, SIGTTIN
+ * and SIGTTOU to moat stop every guest process first (SIGSTOP by pidfd,
+ * twice over the task table for children forked meanwhile; the tracer
+ * makes them group-stops), then moat itself; at SIGCONT the guest is
+ * continued only once moat is the terminal's foreground again (`fg`): a
+ * sandbox sent on with `bg` stays stopped until then (natively it would run
+ * until it read the terminal, which moat cannot tell), and one a signal is
+ * forwarded to (SIGTERM of `kill %1`...) is continued to receive it. A thread does the
+ * work: the task table's lock is no signal handler's. */
+static int jc_pipe[2] = { -1, -1 };
+static struct sandbox *jc_sb;
+static pthread_t jc_thread;
+
+static void jc_on_signal(int sig)
+{
+	int e = errno;
+	/* T: ^Z (or a kill -TSTP); O: a read or write of moat's own in the
+	 * background (restarted until stopped: only acted on while it still is) */
+	char c = sig == SIGCONT ? 'C' : sig == SIGTSTP ? 'T' : 'O';
+	if (write(jc_pipe[1], &c, 1) < 0) {
+		/* a byte is pending already */
+	}
+	errno = e;
+}
+
+static int jc_send(struct task *t, void *arg)
+{
+	int sig = *(int *)arg;
+	if (t->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, t->pidfd, sig, NULL, 0);
+	else
+		kill(t->tgid, sig);
+	return 0;
+}
+
+static void *jc_main(void *arg)
+{
+	(void)arg;
+	int stopped = 0;
+	for (;;) {
+		char c = 'C';
+		/* stopped and sent on with bg: fg gives moat the terminal without
+		 * a SIGCONT (the job runs), so the foreground is looked at too */
+		struct pollfd p = { .fd = jc_pipe[0], .events = POLLIN };
+		int k = poll(&p, 1, stopped ? 200 : -1);
+		if (k < 0 && errno != EINTR)
+			return NULL;
+		if (k > 0) {
+			ssize_t n = read(jc_pipe[0], &c, 1);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return NULL;
+		} else if (k < 0) {
+			continue;
+		}
+		if (c == 'T' || (c == 'O' && tcgetpgrp(jc_fd) != moat_pgrp)) {
+			if (!stopped) {
+				int sig = SIGSTOP;
+				struct timespec ts = { 0, 20 * 1000 * 1000 };
+				task_for_each_leader(jc_sb, jc_send, &sig);
+				nanosleep(&ts, NULL); /* the tracer makes them group-stops */
+				task_for_each_leader(jc_sb, jc_send, &sig);
+				nanosleep(&ts, NULL);
+				stopped = 1;
+			}
+			kill(getpid(), SIGSTOP); /* the shell sees the job stop */
+		} else if (stopped && (c == 'K' || c == 'C') && (c == 'K' || tcgetpgrp(jc_fd) == moat_pgrp)) {
+			int sig = SIGCONT;
+			stopped = 0;
+			task_for_each_leader(jc_sb, jc_send, &sig);
+		}
+	}
+}
+
+/* a signal forwarded to the guest (run.c forward_signal: `kill %1` sends
+ * SIGTERM and SIGCONT to a stopped job) continues a guest stopped here, or
+ * it would never see it. Async-signal-safe. */
+void tty_jobctl_kick(void)
+{
+	if (jc_pipe[1] >= 0) {
+		int e = errno;
+		char c = 'K';
+		if (write(jc_pipe[1], &c, 1) < 0) {
+			/* a byte is pending already */
+		}
+		errno = e;
+	}
+}
+
+/* A shell's terminal is one read-write open file description on its fds
+ * 0, 1 and 2: with stdin a pipe or /dev/null (`echo | moat run ... &`,
+ * tty_background_stdin) the guest still read the caller's keystrokes
+ * through its stdout (red team round 11). A read-write terminal as stdout
+ * or stderr is replaced, before anything is spawned, by a write-only open
+ * of the same terminal (a new open file description through
+ * /proc/self/fd/N, checked to be the same inode; isatty, termios and
+ * writes as before, reads EBADF), as stdin_read_only (limits.c) does for
+ * stdin under --output-limit. Only for a sandbox started in the
+ * background (tty_background_stdin): in the foreground a pager reads its
+ * keys from stderr (more; less without /dev/tty, which the guest has not),
+ * as natively. */
+void tty_stdio_write_only(void)
+{
+	for (int fd = 1; fd < 3; fd++) {
+		struct stat st, rst;
+		int fl = fcntl(fd, F_GETFL);
+		if (fl < 0 || (fl & O_ACCMODE) != O_RDWR || !isatty(fd) || fstat(fd, &st) < 0)
+			continue;
+		char p[32];
+		snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+		int wo = open(p, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+		if (wo < 0 || fstat(wo, &rst) < 0 || rst.st_dev != st.st_dev || rst.st_ino != st.st_ino ||
+		    rst.st_rdev != st.st_rdev || fcntl(wo, F_SETFL, fl & ~O_ACCMODE) < 0 || dup2(wo, fd) < 0)
+			warnx_("fd %d (the caller's terminal) stays readable by the program (%s)", fd,
+			       wo < 0 ? strerror(errno) : "not reopened");
+		if (wo >= 0)
+			close(wo);
+	}
+}
+
+void tty_jobctl_start(struct sandbox *sb)
+{
+	for (int fd = 0; fd < 3 && jc_fd < 0; fd++)
+		if (isatty(fd) && tcgetpgrp(fd) >= 0)
+			jc_fd = fd;
+	if (jc_fd < 0 || pipe2(jc_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		return;
+	int fl = fcntl(jc_pipe[0], F_GETFL);
+	if (fl >= 0)
+		fcntl(jc_pipe[0], F_SETFL, fl & ~O_NONBLOCK);
+	jc_sb = sb;
+	if (pthread_create(&jc_thread, NULL, jc_main, NULL) != 0)
+		return;
+	pthread_detach(jc_thread);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = jc_on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGTSTP, &sa, NULL);
+	sigaction(SIGTTIN, &sa, NULL);
+	sigaction(SIGTTOU, &sa, NULL);
+	sigaction(SIGCONT, &sa, NULL);
 }
 
 int tty_start(char *err, size_t errlen)

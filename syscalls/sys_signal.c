@@ -663,6 +663,26 @@ long sys_sched_setattr(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0
  * robust list head from a process that dropped root */
 long sys_get_robust_list(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_PTRACE); }
 
+/* ioctl(pidfd, PIDFD_GET_*_NAMESPACE) (_IO(0xFF, 1..10), Linux 6.11): a
+ * namespace fd of the pidfd's process after Linux's ptrace read check,
+ * which the host makes against one host uid: a process that dropped root
+ * got the fds of root's processes (red team round 11). The check on the
+ * virtual ids (the pidfd's process from the caller's fdinfo), EACCES as
+ * Linux; then native. Not a pidfd (0) or gone: native (ENOTTY, ESRCH).
+ * Another thread may swap the fd number after the check: every guest
+ * process shares the guest's namespaces, and moat-init, the one that
+ * might not, is non-dumpable (native EACCES). */
+long sc_pidfd_ns_ioctl(struct sc_call *c)
+{
+	pid_t pid = pidfd_target(c);
+	if (pid <= 0) {
+		c->cont = 1;
+		return 0;
+	}
+	long r = owner_one(c, pid, OWN_PTRACE);
+	return r == -EPERM ? -EACCES : r;
+}
+
 /* process_vm_readv/writev: the ptrace access check (owner_one: the same
  * real ids as the target's real, effective and saved ones, a dumpable
  * target, its own threads always), then native (the iovecs are never read) */

@@ -2,7 +2,10 @@
  *
  * The ioctl row's rules (syscall_table.def) name requests that act on host
  * objects through an inherited tty or a donated host file; the filter traps
- * them whatever the fd. All are denied (EPERM), except one:
+ * them whatever the fd. All are denied (EPERM), except FIOSETOWN/SIOCSPGRP
+ * (sigio_setown_ioctl), PROCMAP_QUERY, the pidfd namespace requests
+ * _IO(0xFF, 1..10) (sc_pidfd_ns_ioctl: Linux's ptrace read check on the
+ * virtual ids, then native; sentry/policy.c lets them through) and:
  *
  * TIOCSCTTY on a terminal of the sandbox's own devpts instance (the guest's
  * /dev/pts, /dev/ptmx: a devpts the gofer mounted for this sandbox, whose
@@ -48,6 +51,8 @@ long sys_ioctl(struct sc_call *c)
 
 	if (cmd == FIOSETOWN || cmd == SIOCSPGRP)
 		return sigio_setown_ioctl(c);
+	if ((cmd & 0xffffff00u) == 0xff00u && (cmd & 0xff) >= 1 && (cmd & 0xff) <= 10)
+		return sc_pidfd_ns_ioctl(c); /* PIDFD_GET_*_NAMESPACE */
 	/* PROCMAP_QUERY (_IOWR('f', 17, struct procmap_query), Linux 6.11) has
 	 * the 'f' write bit but changes nothing: a query of the mappings of a
 	 * /proc/<pid>/maps file's task, which only a guest task's can be

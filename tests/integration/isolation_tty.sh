@@ -107,4 +107,104 @@ print("opened", os.stat("/dev/pts/%d" % n).st_uid == os.getuid())
 	SANITY=1 expect_eq user_opens_own_pty_by_name "$out" "opened True"
 fi
 
+# 7. without -t the caller's terminal is the guest's stdio: what the guest
+# sets on it must not outlive the sandbox (red team round 11: echo,
+# canonical mode and ISIG stayed off, O_NONBLOCK stayed on the shell's own
+# open file description, and a tcflow(TCOOFF) stopped the
+# terminal's output for good: the caller's shell hung at its next write, and
+# moat itself in its "killed: --timeout" line, the sandbox gone). Run under
+# script(1): its pty is the caller's terminal.
+if command -v script >/dev/null; then
+	cat >"$T_TMP/ttyset.py" <<'EOF'
+import os, sys, termios
+fd = 1
+a = termios.tcgetattr(fd)
+a[0] &= ~termios.IXON
+a[1] &= ~termios.OPOST
+a[3] &= ~(termios.ECHO | termios.ICANON | termios.ISIG)
+termios.tcsetattr(fd, termios.TCSANOW, a)
+import fcntl
+for f in (0, 1, 2):
+    fcntl.fcntl(f, fcntl.F_SETFL, fcntl.fcntl(f, fcntl.F_GETFL) | os.O_NONBLOCK)
+termios.tcflow(fd, termios.TCOOFF)
+if len(sys.argv) > 1:
+    import time; time.sleep(60)
+EOF
+	cat >"$T_TMP/caller.sh" <<EOF
+flags() { stty -a | tr ' ;' '\n\n' | grep -xE -- '-?(echo|icanon|isig|ixon|opost)' | tr '\n' ' '; "$PY" -c 'import fcntl, os; print("nonblock" if fcntl.fcntl(0, fcntl.F_GETFL) & os.O_NONBLOCK else "block")'; }
+echo "before: \$(flags)" >>"$T_TMP/caller.out"
+"$MOAT" run --bind "$T_TMP:/t:ro" -- "$PY" /t/ttyset.py
+echo "after: \$(flags)" >>"$T_TMP/caller.out"
+s=\$(date +%s)
+"$MOAT" run --timeout 1s --bind "$T_TMP:/t:ro" -- "$PY" /t/ttyset.py sleep
+echo "timeout: rc=\$? \$(( \$(date +%s) - s ))s \$(flags)" >>"$T_TMP/caller.out"
+echo written
+EOF
+	SHELL=/bin/bash timeout -k 5 40 script -qec "/bin/bash $T_TMP/caller.sh" /dev/null </dev/null >"$T_TMP/script.out" 2>&1
+	rc=$?
+	before=$(sed -n 's/^before: //p' "$T_TMP/caller.out")
+	after=$(sed -n 's/^after: //p' "$T_TMP/caller.out")
+	expect_eq caller_tty_settings_kept "$after|$rc" "$before|0"
+	t=$(sed -n 's/^timeout: //p' "$T_TMP/caller.out")
+	case $t in
+	"rc=143 "[1-9]"s $before" | "rc=143 1"[0-5]"s $before") ok caller_tty_stopped_timeout_ends ;;
+	*) fail caller_tty_stopped_timeout_ends "[$t] want rc=143 within 15s, settings [$before]" ;;
+	esac
+	case $(cat "$T_TMP/script.out") in *written*) ok caller_tty_output_not_stopped ;; *) fail caller_tty_output_not_stopped "the caller's last write never came out" ;; esac
+else
+	skip caller_tty_settings_kept "no script(1)"
+fi
+
+# 8. without -t, moat run ... & (a background job of an interactive shell)
+# with the caller's terminal as stdin: the guest is in a session of its own,
+# so no SIGTTIN ever stopped it, and it read what the user typed to the
+# foreground program (red team round 11: the password of a `read -s`).
+# Natively the background job is stopped instead: a sanity case.
+if command -v script >/dev/null; then
+	mkdir -m 777 "$T_TMP/bg"
+	cat >"$T_TMP/bg.sh" <<EOF
+set -m
+"$MOAT" run --bind "$T_TMP/bg:/bg:rw" -- /bin/sh -c 'test -t 0 && echo tty >/bg/was; dd bs=1 count=7 of=/bg/stolen 2>/dev/null' &
+sleep 1.5
+read -r -t 5 pw
+echo "[\$pw]" >"$T_TMP/bg/fg"
+kill %1 2>/dev/null
+EOF
+	(sleep 3; printf 'secret\n') | SHELL=/bin/bash timeout -k 5 30 script -qec "/bin/bash $T_TMP/bg.sh" /dev/null >/dev/null 2>&1
+	SANITY=1 expect_eq background_job_reads_no_keystrokes "$(cat "$T_TMP/bg/fg" 2>/dev/null) [$(cat "$T_TMP/bg/stolen" 2>/dev/null)]" "[secret] []"
+	# the same through stdout: a shell's terminal is one read-write open
+	# file description on fds 0-2 (stdin a pipe here)
+	rm -f "$T_TMP/bg/stolen" "$T_TMP/bg/fg"
+	cat >"$T_TMP/bg2.sh" <<EOF
+set -m
+echo | "$MOAT" run --bind "$T_TMP/bg:/bg:rw" -- /bin/sh -c 'dd bs=1 count=7 of=/bg/stolen <&1 2>/dev/null' &
+sleep 1.5
+read -r -t 5 pw
+echo "[\$pw]" >"$T_TMP/bg/fg"
+kill %1 2>/dev/null
+EOF
+	(sleep 3; printf 'secret\n') | SHELL=/bin/bash timeout -k 5 30 script -qec "/bin/bash $T_TMP/bg2.sh" /dev/null >/dev/null 2>&1
+	SANITY=1 expect_eq background_job_reads_no_keystrokes_stdout "$(cat "$T_TMP/bg/fg" 2>/dev/null) [$(cat "$T_TMP/bg/stolen" 2>/dev/null)]" "[secret] []"
+fi
+
+# 9. ^Z of a sandbox without -t: moat stopped, the guest (a session of its
+# own) ran on and read what the user typed at the shell's prompt (red team
+# round 11). Now the guest stops with moat and goes on at fg. Sanity: the
+# whole job stops natively.
+if command -v script >/dev/null; then
+	mkdir -m 777 "$T_TMP/z"
+	cat >"$T_TMP/z.sh" <<EOF
+set -m
+"$MOAT" run --bind "$T_TMP/z:/z:rw" -- /bin/sh -c 'dd bs=1 count=8 of=/z/got 2>/dev/null'
+echo "stop=\$?" >"$T_TMP/z/out"
+read -r -t 5 pw
+echo "shell=[\$pw]" >>"$T_TMP/z/out"
+fg %1 >/dev/null
+echo "fg=\$?" >>"$T_TMP/z/out"
+EOF
+	(sleep 2; printf '\032'; sleep 1; printf 'secret\n'; sleep 1; printf 'guestin\n'; sleep 3) |
+		SHELL=/bin/bash timeout -k 5 30 script -qec "/bin/bash $T_TMP/z.sh" /dev/null >/dev/null 2>&1
+	SANITY=1 expect_eq ctrl_z_stops_guest "$(tr '\n' ' ' <"$T_TMP/z/out" 2>/dev/null)[$(cat "$T_TMP/z/got" 2>/dev/null)]" "stop=147 shell=[secret] fg=0 [guestin]"
+fi
+
 finish

@@ -118,14 +118,31 @@ struct gofer_req_unlink {
 	uint64_t pino, pdev; /* its directory checked (0: any): the same */
 };
 
-/* RENAME (old, new), LINK (old, new), SYMLINK (path, target): the first
- * string is always a path in the export, the second a path (RENAME, LINK)
- * or the link's target (SYMLINK, any bytes but NUL). */
+/* RENAME (old, new), SYMLINK (path, target), and LINK's first part (struct
+ * gofer_req_link): the first string is always a path in the export, the
+ * second a path (RENAME, LINK) or the link's target (SYMLINK, any bytes but
+ * NUL). */
 struct gofer_req_two {
 	uint32_t exp;
 	uint32_t len;
 	uint32_t len2;
 	uint32_t flags;      /* RENAME: RENAME_NOREPLACE | RENAME_EXCHANGE */
+};
+
+/* LINK (old, new): gofer_req_two's layout, then the object checked (the
+ * old name's (ino, dev) as the sentry's walk found it; ino 0: none): the
+ * gofer links only that object (-ESTALE when the old name leads elsewhere:
+ * the sentry walks and checks again). Reply: the new name's lstat, then the
+ * old name's, both after the link (0, 1 or 2 struct stat): the sentry
+ * caches both names without a walk (git unlinks its temporary name right
+ * after linking the object's). */
+struct gofer_req_link {
+	uint32_t exp;
+	uint32_t len;
+	uint32_t len2;
+	uint32_t flags;      /* must be 0 */
+	uint64_t ino;
+	uint64_t dev;
 };
 
 struct gofer_req_chown {

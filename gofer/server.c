@@ -804,7 +804,7 @@ static int h_symlink(struct req *rq, struct rep *rp)
 
 static int h_link(struct req *rq, struct rep *rp)
 {
-	const struct gofer_req_two *f = rq->fixed;
+	const struct gofer_req_link *f = rq->fixed;
 	const char *oname, *nname;
 	int oowned, nowned, opfd, npfd, r = 0;
 
@@ -822,27 +822,40 @@ static int h_link(struct req *rq, struct rep *rp)
 		close_owned(opfd, oowned);
 		return npfd;
 	}
-	if (host_files(rq->e)) {
-		/* no new name for a set-id file or a device node of the host
+	struct stat st[2];
+	if (f->ino || host_files(rq->e)) {
+		/* only the object the sentry checked (its permission and
+		 * protected_hardlinks checks were made on it: a rename in the
+		 * sandbox meanwhile would have another file linked); no new
+		 * name for a set-id file or a device node of the host
 		 * (protected_hardlinks, without our override) */
-		struct stat st;
-		if (fstatat(opfd, oname, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		if (fstatat(opfd, oname, &st[1], AT_SYMLINK_NOFOLLOW) < 0)
 			r = -errno;
-		else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ||
-			 (st.st_mode & S_ISUID) ||
-			 ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)))
+		else if (f->ino && (st[1].st_ino != f->ino || st[1].st_dev != (dev_t)f->dev))
+			r = -ESTALE;
+		else if (host_files(rq->e) &&
+			 (S_ISCHR(st[1].st_mode) || S_ISBLK(st[1].st_mode) ||
+			  (st[1].st_mode & S_ISUID) ||
+			  ((st[1].st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))))
 			r = -EPERM;
 	}
 	if (!r && linkat(opfd, oname, npfd, nname, 0) < 0)
 		r = -errno;
-	if (!r && host_files(rq->e)) {
+	if (!r && fstatat(npfd, nname, &st[0], AT_SYMLINK_NOFOLLOW) == 0) {
 		/* the source may have been swapped since: check the new name */
-		struct stat st;
-		if (fstatat(npfd, nname, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || (st.st_mode & S_ISUID) ||
-		     ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)))) {
+		if (host_files(rq->e) &&
+		    (S_ISCHR(st[0].st_mode) || S_ISBLK(st[0].st_mode) || (st[0].st_mode & S_ISUID) ||
+		     ((st[0].st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)))) {
 			unlinkat(npfd, nname, 0);
 			r = -EPERM;
+		} else {
+			/* what the names are now, for the sentry's cache */
+			size_t k = 1;
+			if (fstatat(opfd, oname, &st[1], AT_SYMLINK_NOFOLLOW) == 0 &&
+			    st[1].st_ino == st[0].st_ino && st[1].st_dev == st[0].st_dev)
+				k = 2;
+			memcpy(rp->payload, st, k * sizeof *st);
+			rp->len = k * sizeof *st;
 		}
 	}
 	close_owned(opfd, oowned);
@@ -2090,7 +2103,7 @@ static const struct op_desc ops[GOFER_OP_MAX] = {
 	[GOFER_OP_UNLINK]   = { h_unlink,   sizeof(struct gofer_req_unlink), F_WRITE },
 	[GOFER_OP_RENAME]   = { h_rename,   sizeof(struct gofer_req_two), F_WRITE | F_STR2 | F_PATH2 },
 	[GOFER_OP_SYMLINK]  = { h_symlink,  sizeof(struct gofer_req_two), F_WRITE | F_STR2 },
-	[GOFER_OP_LINK]     = { h_link,     sizeof(struct gofer_req_two), F_WRITE | F_STR2 | F_PATH2 },
+	[GOFER_OP_LINK]     = { h_link,     sizeof(struct gofer_req_link), F_WRITE | F_STR2 | F_PATH2 },
 	[GOFER_OP_CHMOD]    = { h_chmod,    sizeof(struct gofer_req_mode), F_WRITE },
 	[GOFER_OP_CHOWN]    = { h_chown,    sizeof(struct gofer_req_chown), F_WRITE },
 	[GOFER_OP_TRUNCATE] = { h_truncate, sizeof(struct gofer_req_truncate), F_WRITE },
@@ -2230,6 +2243,8 @@ static int serve_one(char *buf, size_t n, int is_ctl, int sock, int infd, struct
 			cow_links_first(rq.e, rq.path, &q.fixed.xa.dev, &q.fixed.xa.ino);
 			break;
 		case GOFER_OP_LINK:
+			cow_links_first(rq.e, rq.path, &q.fixed.link.dev, &q.fixed.link.ino);
+			break;
 		case GOFER_OP_RENAME: {
 			uint64_t d0 = 0, i0 = 0;
 			cow_links_first(rq.e, rq.path, &d0, &i0);

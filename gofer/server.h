@@ -61,6 +61,7 @@ struct gofer_request {
 		struct gofer_req_mode mode;
 		struct gofer_req_unlink unlink;
 		struct gofer_req_two two;
+		struct gofer_req_link link;
 		struct gofer_req_chown chown;
 		struct gofer_req_truncate trunc;
 		struct gofer_req_utimens ut;

@@ -823,24 +823,40 @@ static int h_link(struct req *rq, struct rep *rp)
 		return npfd;
 	}
 	struct stat st[2];
-	if (f->ino || host_files(rq->e)) {
+	int ofd = -1;
+	if (f->ino) {
 		/* only the object the sentry checked (its permission and
 		 * protected_hardlinks checks were made on it: a rename in the
-		 * sandbox meanwhile would have another file linked); no new
-		 * name for a set-id file or a device node of the host
-		 * (protected_hardlinks, without our override) */
-		if (fstatat(opfd, oname, &st[1], AT_SYMLINK_NOFOLLOW) < 0)
-			r = -errno;
-		else if (f->ino && (st[1].st_ino != f->ino || st[1].st_dev != (dev_t)f->dev))
-			r = -ESTALE;
-		else if (host_files(rq->e) &&
-			 (S_ISCHR(st[1].st_mode) || S_ISBLK(st[1].st_mode) ||
-			  (st[1].st_mode & S_ISUID) ||
-			  ((st[1].st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))))
-			r = -EPERM;
-	}
-	if (!r && linkat(opfd, oname, npfd, nname, 0) < 0)
+		 * sandbox meanwhile would have another file linked), by an
+		 * fd of it: linked with AT_EMPTY_PATH (Linux 6.10: a file the
+		 * caller opened itself), so a name swapped after the check of
+		 * the fd is never linked */
+		ofd = open_checked(rq->e, opfd, oname, f->dev, f->ino, &st[1]);
+		if (ofd < 0)
+			r = ofd;
+	} else if (host_files(rq->e) && fstatat(opfd, oname, &st[1], AT_SYMLINK_NOFOLLOW) < 0) {
 		r = -errno;
+	}
+	/* no new name for a set-id file or a device node of the host
+	 * (protected_hardlinks, without our override) */
+	if (!r && host_files(rq->e) &&
+	    (S_ISCHR(st[1].st_mode) || S_ISBLK(st[1].st_mode) || (st[1].st_mode & S_ISUID) ||
+	     ((st[1].st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))))
+		r = -EPERM;
+	if (!r && ofd >= 0 && linkat(ofd, "", npfd, nname, AT_EMPTY_PATH) < 0) {
+		r = -errno;
+		/* an older kernel refuses a link by fd without
+		 * CAP_DAC_READ_SEARCH (ENOENT, as for a file with no link
+		 * left): by name then, the window between the check and
+		 * the link as for unlink */
+		struct stat cur;
+		if (r == -ENOENT && fstat(ofd, &cur) == 0 && cur.st_nlink > 0)
+			r = linkat(opfd, oname, npfd, nname, 0) < 0 ? -errno : 0;
+	} else if (!r && ofd < 0 && linkat(opfd, oname, npfd, nname, 0) < 0) {
+		r = -errno;
+	}
+	if (ofd >= 0)
+		close(ofd);
 	if (!r && fstatat(npfd, nname, &st[0], AT_SYMLINK_NOFOLLOW) == 0) {
 		/* the source may have been swapped since: check the new name */
 		if (host_files(rq->e) &&

@@ -6,6 +6,11 @@
  *            O_WRONLY|O_CREAT|O_EXCL 0600, write 100 bytes, futimens (mtime),
  *            fchown to the caller's ids, fchmod 0644, close
  *   tarunlink unlink(DIR/tN) (as rm -rf)   (these two: only when named)
+ *   gitobj   what git add does for each loose object (object_file.c), on
+ *            names in 256 subdirectories DIR/XX: access(DIR/XX/oN) (absent),
+ *            open O_RDWR|O_CREAT|O_EXCL 0444 of DIR/XX/tmp_N (ENOENT while
+ *            DIR/XX is missing: mkdir(DIR/XX, 0777), then again), write 100
+ *            bytes, close, link(tmp_N, oN), unlink(tmp_N)   (only when named)
  *   lstat1   lstat(DIR/fN), first time     (after the creats: cached)
  *   lstat    lstat(DIR/fN) again           (cached)
  *   lstatneg lstat(DIR/missingN)           (a name that does not exist)
@@ -17,6 +22,7 @@
  * (default: all but lstatcold), e.g. "creat,unlink" so that MOAT_PROFILE's
  * per-syscall means are one phase's. */
 #include "bench.h"
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -31,6 +37,32 @@ static const char *name(const char *dir, const char *pre, long i)
 }
 
 static const char *phases;
+
+/* git's write_loose_object + finalize_object_file for object i */
+static int gitobj(const char *dir, long i)
+{
+	static const char data[100];
+	char obj[4200], tmp[4200], sub[4096];
+	int fd;
+
+	snprintf(sub, sizeof sub, "%s/%02lx", dir, i & 255);
+	snprintf(obj, sizeof obj, "%s/o%ld", sub, i);
+	snprintf(tmp, sizeof tmp, "%s/tmp_%ld", sub, i);
+	snprintf(path, sizeof path, "%.4000s", tmp);
+	if (access(obj, F_OK) == 0)
+		return errno = EEXIST, -1;
+	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL, 0444);
+	if (fd < 0 && errno == ENOENT) {
+		if (mkdir(sub, 0777))
+			return -1;
+		fd = open(tmp, O_RDWR | O_CREAT | O_EXCL, 0444);
+	}
+	if (fd < 0 || write(fd, data, sizeof data) != sizeof data || close(fd))
+		return -1;
+	if (link(tmp, obj) || unlink(tmp))
+		return -1;
+	return 0;
+}
 
 static int want(const char *p)
 {
@@ -71,6 +103,7 @@ int main(int argc, char **argv)
 			  fchown(fd, getuid(), getgid()) || fchmod(fd, 0644)) { perror(path); return 1; }
 		      close(fd));
 		PHASE("tarunlink", if (unlink(name(dir, "t", i))) { perror(path); return 1; });
+		PHASE("gitobj", if (gitobj(dir, i)) { perror(path); return 1; });
 	}
 	PHASE("creat", if ((fd = creat(name(dir, "f", i), 0644)) < 0) { perror(path); return 1; } close(fd));
 	PHASE("lstat1", if (lstat(name(dir, "f", i), &st)) { perror(path); return 1; });

@@ -208,8 +208,25 @@ unsigned long dcache_gen(struct dcache *d)
 	return atomic_load(&d->gen);
 }
 
+static int put_common(struct dcache *d, unsigned long gen, int mnt, const char *rel,
+		      const struct stat *st, int neg, const char *link, int bump);
+
 int dcache_put(struct dcache *d, unsigned long gen, int mnt, const char *rel,
 	       const struct stat *st, int neg, const char *link)
+{
+	return put_common(d, gen, mnt, rel, st, neg, link, 0);
+}
+
+/* a store that also invalidates every look-up in flight (the generation is
+ * bumped under the same lock): see dcache_put_bump */
+static int dcache_put_locked_bump(struct dcache *d, unsigned long gen, int mnt, const char *rel,
+				  const struct stat *st)
+{
+	return put_common(d, gen, mnt, rel, st, 0, NULL, 1);
+}
+
+static int put_common(struct dcache *d, unsigned long gen, int mnt, const char *rel,
+		      const struct stat *st, int neg, const char *link, int bump)
 {
 	uint64_t h = key_hash(mnt, rel);
 
@@ -268,7 +285,20 @@ int dcache_put(struct dcache *d, unsigned long gen, int mnt, const char *rel,
 	else
 		memset(&e->st, 0, sizeof e->st);
 	atomic_store_explicit(&e->ref, 1, memory_order_relaxed);
+	if (bump)
+		atomic_fetch_add(&d->gen, 1);
 	pthread_rwlock_unlock(&d->lock);
+	return 1;
+}
+
+int dcache_put_bump(struct dcache *d, unsigned long *gen, int mnt, const char *rel,
+		    const struct stat *st)
+{
+	if (!dcache_put_locked_bump(d, *gen, mnt, rel, st)) {
+		dcache_drop(d, mnt, rel, 0);
+		return 0;
+	}
+	*gen += 1;
 	return 1;
 }
 

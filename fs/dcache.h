@@ -69,6 +69,16 @@ unsigned long dcache_gen(struct dcache *d);
 int dcache_put(struct dcache *d, unsigned long gen, int mnt, const char *rel,
 	       const struct stat *st, int neg, const char *link);
 void dcache_drop(struct dcache *d, int mnt, const char *rel, int subtree);
+/* What the sentry itself just made or changed (st: what the gofer or its
+ * own fstat saw of rel after the host operation), stored in place of the
+ * old entry unless a drop ran since *gen was taken (before the operation);
+ * then the generation is bumped under the same lock, as a drop would: a
+ * look-up that started before the change (and may have seen the name
+ * absent) cannot land its older answer over this one. *gen follows the
+ * bump, so a second name of the same change can be stored with it. 1
+ * stored; 0 not, and rel dropped instead. */
+int dcache_put_bump(struct dcache *d, unsigned long *gen, int mnt, const char *rel,
+		    const struct stat *st);
 /* every name of inode (dev, ino), in every mount: its other hard links'
  * entries after a change of the inode through one name (mode, owner, times
  * are the inode's; the permission checks of open/exec/access use the

@@ -192,8 +192,8 @@ static int g_rename(void *ctx, int exp, const char *o, const char *n, unsigned f
 { GC(ctx); return COW_RETRY_NOID(o, n, gofer_rename(gc, exp, o, n, flags)); }
 static int g_symlink(void *ctx, int exp, const char *target, const char *rel, struct stat *st)
 { GC(ctx); return COW_RETRY_NOID((const char *)NULL, rel, gofer_symlink_st(gc, exp, target, rel, st)); }
-static int g_link(void *ctx, int exp, const char *o, const char *n)
-{ GC(ctx); return COW_RETRY_NOID(o, n, gofer_link(gc, exp, o, n)); }
+static int g_link(void *ctx, int exp, const char *o, const char *n, struct stat st[2])
+{ GC(ctx); return COW_RETRY_NOID(o, n, gofer_link_st(gc, exp, o, n, st)); }
 static int g_chmod(void *ctx, int exp, const char *rel, mode_t mode)
 { GC(ctx); return COW_RETRY(gofer_chmod(gc, exp, rel, mode)); }
 static int g_chown(void *ctx, int exp, const char *rel, uid_t uid, gid_t gid)
@@ -716,13 +716,16 @@ void vfs_invalidate(struct vfs *v, const struct vfs_mount *m, const char *rel, i
 static void parent_changed(struct vfs *v, const struct vfs_mount *m, const char *rel)
 {
 	/* the parent directory's times, size and nlink changed with it; its
-	 * type, mode and owner did not. On a host-directory or tmpfs export
-	 * (not cow: an overlay directory's inode may change with a copy-up) a
-	 * cached parent stays, its inode in the written set: walks through it
-	 * use the entry as they would have, a stat of it is fresh (the
-	 * sentry's own fstat, vfs_direct_restat, else the gofer). Dropping it
-	 * cost every create or unlink in a directory a gofer walk of that
-	 * directory on the next call (tar -x, rm -r). */
+	 * type, mode and owner did not. A cached parent stays, its inode in
+	 * the written set: walks through it use the entry as they would have,
+	 * a stat of it is fresh (the sentry's own fstat, vfs_direct_restat,
+	 * else the gofer). Dropping it cost every create or unlink in a
+	 * directory a gofer walk of that directory on the next call (tar -x,
+	 * rm -r, git's objects). On a cow export an overlay directory's inode
+	 * may change with a copy-up (the change copied it up: layers on two
+	 * file systems without xino): there it stays only if the sentry's own
+	 * fstat through the overlay's read-only clone still finds the cached
+	 * inode and type (vfs_direct_restat), else it is dropped as before. */
 	if (*rel) {
 		const char *sl = strrchr(rel, '/');
 		char parent[VFS_PATH_MAX];
@@ -732,8 +735,10 @@ static void parent_changed(struct vfs *v, const struct vfs_mount *m, const char 
 		if (pl < sizeof parent) {
 			memcpy(parent, rel, pl);
 			parent[pl] = 0;
-			if (!m->cow && !m->shared && dcache_get(v->dc, m->idx, parent, &pst, &neg, NULL, 0) &&
-			    !neg && S_ISDIR(pst.st_mode))
+			struct stat fresh;
+			if (!m->shared && dcache_get(v->dc, m->idx, parent, &pst, &neg, NULL, 0) &&
+			    !neg && S_ISDIR(pst.st_mode) &&
+			    (!m->cow || vfs_direct_restat(v, m, parent, &pst, &fresh) == 0))
 				wset_add(v->ws, pst.st_dev, pst.st_ino);
 			else
 				dcache_drop(v->dc, m->idx, parent, 0);
@@ -771,6 +776,49 @@ void vfs_refresh(struct vfs *v, const struct vfs_mount *m, const char *rel, cons
 	}
 }
 
+static void note_devs(struct vfs *v, const struct vfs_mount *m, dev_t dev);
+
+/* rel as the gofer's lstat *st (host ids) saw it right after the sentry
+ * changed it (made, linked): cached as a look-up would have cached it, with
+ * *gen taken before the change (dcache_put_bump: look-ups in flight then
+ * cannot land an older answer over it), or dropped. */
+static void put_changed(struct vfs *v, unsigned long *gen, const struct vfs_mount *m,
+			const char *rel, const struct stat *st)
+{
+	if (m->kind == VFS_MNT_GOFER && m->writable && !m->shared && *rel && st && st->st_ino &&
+	    (S_ISREG(st->st_mode) || S_ISDIR(st->st_mode)) && !vfs_is_hidden(m, rel)) {
+		struct stat s = *st;
+		note_devs(v, m, s.st_dev);
+		vfs_map_stat(v, &s);
+		dcache_put_bump(v->dc, gen, m->idx, rel, &s); /* drops rel when it cannot */
+		return;
+	}
+	dcache_drop(v->dc, m->idx, rel, 0);
+}
+
+void vfs_made_dir(struct vfs *v, const struct vfs_mount *m, const char *rel, const struct stat *st,
+		  unsigned long gen0)
+{
+	put_changed(v, &gen0, m, rel, st);
+	parent_changed(v, m, rel);
+}
+
+void vfs_linked(struct vfs *v, const struct vfs_mount *m, const char *orel, const char *nrel,
+		const struct stat st[2], unsigned long gen0)
+{
+	put_changed(v, &gen0, m, nrel, st ? &st[0] : NULL);
+	/* the old name: the same inode (one more link), if the gofer saw it so */
+	put_changed(v, &gen0, m, orel,
+		    st && st[1].st_ino == st[0].st_ino && st[1].st_dev == st[0].st_dev ? &st[1] : NULL);
+	parent_changed(v, m, nrel);
+	parent_changed(v, m, orel);
+}
+
+void vfs_drop_beneath(struct vfs *v, const struct vfs_mount *m, const char *rel)
+{
+	dcache_drop(v->dc, m->idx, rel, 1);
+}
+
 unsigned long vfs_cache_gen(struct vfs *v)
 {
 	return dcache_gen(v->dc);
@@ -792,11 +840,12 @@ void vfs_refresh_since(struct vfs *v, const struct vfs_mount *m, const char *rel
 		st.st_uid = known->st_uid;
 		st.st_gid = known->st_gid;
 		other_links_changed(v, m, known, &st);
-		if (dcache_put(v->dc, gen0, m->idx, rel, &st, 0, NULL))
-			return;
-	} else {
-		other_links_changed(v, m, known, NULL);
+		/* bumping: a look-up that saw the name absent before the
+		 * create cannot land that answer after it */
+		dcache_put_bump(v->dc, &gen0, m->idx, rel, &st);
+		return;
 	}
+	other_links_changed(v, m, known, NULL);
 	dcache_drop(v->dc, m->idx, rel, 0);
 }
 

@@ -318,6 +318,24 @@ void vfs_refresh(struct vfs *v, const struct vfs_mount *m, const char *rel, cons
 unsigned long vfs_cache_gen(struct vfs *v);
 void vfs_refresh_since(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		       const struct stat *known, int hfd, unsigned long gen0);
+/* After the gofer made the directory rel (mkdir): st is its lstat from the
+ * gofer's reply (host ids; st_ino 0: none), stored as a look-up would have
+ * stored it unless a drop ran since gen0 (taken before the mkdir, after
+ * vfs_drop_beneath of rel), then the parent as after any change: the next
+ * create in it (git's first object of each objects/XX) needs no gofer walk
+ * of the new directory. */
+void vfs_made_dir(struct vfs *v, const struct vfs_mount *m, const char *rel, const struct stat *st,
+		  unsigned long gen0);
+/* After the gofer linked orel to nrel: st[0] is the new name's lstat, st[1]
+ * the old name's, both seen by the gofer after the link (host ids; st_ino 0:
+ * none; NULL: neither). Stored as look-ups would have stored them (the old
+ * name only when it is still the same inode), unless a drop ran since gen0,
+ * taken before the link: git's unlink of its temporary object right after
+ * the link needs no gofer walk of it. */
+void vfs_linked(struct vfs *v, const struct vfs_mount *m, const char *orel, const char *nrel,
+		const struct stat st[2], unsigned long gen0);
+/* Drop rel's entry and everything cached beneath it (before a mkdir of rel). */
+void vfs_drop_beneath(struct vfs *v, const struct vfs_mount *m, const char *rel);
 /* Does path (canonical, not "/") have mount points beneath it? Such a
  * directory of a writable mount (the root overlay's "home" of /home/user)
  * cannot be removed or renamed (EBUSY): the mounts stay where they are. */
@@ -342,7 +360,9 @@ struct vfs_backend {
 	int (*unlink)(void *ctx, int exp, const char *rel, int flags);
 	int (*rename)(void *ctx, int exp, const char *o, const char *n, unsigned flags);
 	int (*symlink)(void *ctx, int exp, const char *target, const char *rel, struct stat *st);
-	int (*link)(void *ctx, int exp, const char *o, const char *n);
+	/* st (may be NULL): st[0] the new name's lstat after the link, st[1]
+	 * the old name's (st_ino 0: not given) */
+	int (*link)(void *ctx, int exp, const char *o, const char *n, struct stat st[2]);
 	int (*chmod)(void *ctx, int exp, const char *rel, mode_t mode);
 	int (*chown)(void *ctx, int exp, const char *rel, uid_t uid, gid_t gid);
 	int (*truncate)(void *ctx, int exp, const char *rel, off_t len);

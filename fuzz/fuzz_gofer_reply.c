@@ -4,6 +4,7 @@
  * open/statfs payload checks. The "gofer" here is this process: the reply is
  * queued on the connection before the client's call, the request drained after.
  *
+ * op % 6: 0 walk, 1 lstat, 2 readlink, 3 open, 5 link, else statfs.
  * Input: u8 op | u8 how (bit 0: set the expected tag, bit 1: set rh.len to
  * the size, bit 2: attach an fd) | reply bytes. */
 #include <errno.h>
@@ -79,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(rep, &l, 4);
 	}
 	reply(rep, n, how & 4);
-	switch (op % 5) {
+	switch (op % 6) {
 	case 0:
 		r = gofer_walk(conn, 0, "a/b", &w);
 		if (r == 0 && (w.n < 0 || w.n > GOFER_WALK_MAX || w.err > 0 || strlen(w.link) >= PATH_MAX))
@@ -102,11 +103,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (fd >= 0)
 			close(fd);
 		break;
+	case 5: {
+		/* LINK: 0, 1 or 2 struct stat, anything else EPROTO */
+		struct stat lst[2];
+		r = gofer_link_st(conn, 0, "a", "b", lst);
+		break;
+	}
 	default:
 		r = gofer_statfs(conn, 0, "", &sf);
 		break;
 	}
-	if (r > 0 && op % 5 != 2)
+	if (r > 0 && op % 6 != 2)
 		abort();
 	if (r < -4095)
 		abort();

@@ -677,12 +677,29 @@ int gofer_symlink(struct gofer_conn *c, int exp, const char *target, const char 
 	return gofer_symlink_st(c, exp, target, rel, NULL);
 }
 
-int gofer_link(struct gofer_conn *c, int exp, const char *oldrel, const char *newrel)
+int gofer_link_st(struct gofer_conn *c, int exp, const char *oldrel, const char *newrel,
+		  struct stat st[2])
 {
 	struct gofer_req_two f = { .exp = exp };
+	struct stat buf[2];
+	struct iovec rep = { buf, sizeof buf };
 
 	take_two(&f);
-	return simple(c, GOFER_OP_LINK, &f, sizeof f, oldrel, newrel);
+	long r = call(c, GOFER_OP_LINK, &f, sizeof f, oldrel, newrel, &rep, 1, NULL, 0);
+	if (r < 0)
+		return (int)r;
+	if (r % (long)sizeof *buf)
+		return -EPROTO;
+	for (long i = r / (long)sizeof *buf; i < 2; i++)
+		memset(&buf[i], 0, sizeof buf[i]);
+	if (st)
+		memcpy(st, buf, sizeof buf);
+	return 0;
+}
+
+int gofer_link(struct gofer_conn *c, int exp, const char *oldrel, const char *newrel)
+{
+	return gofer_link_st(c, exp, oldrel, newrel, NULL);
 }
 
 int gofer_copyup(struct gofer_conn *c, int exp, const char *rel, dev_t dev, ino_t ino,

@@ -253,6 +253,12 @@ int gofer_unlink(struct gofer_conn *c, int exp, const char *rel, int flags);
 int gofer_rename(struct gofer_conn *c, int exp, const char *oldrel, const char *newrel, unsigned flags);
 int gofer_symlink(struct gofer_conn *c, int exp, const char *target, const char *rel);
 int gofer_link(struct gofer_conn *c, int exp, const char *oldrel, const char *newrel);
+/* The same, linking only the object gofer_expect_identity named (-ESTALE
+ * when oldrel is another one's by then); st (may be NULL): st[0] the new
+ * name's lstat after the link, st[1] the old name's if it is still the
+ * same inode (st_ino 0: not given). */
+int gofer_link_st(struct gofer_conn *c, int exp, const char *oldrel, const char *newrel,
+		  struct stat st[2]);
 /* chmod (never follows a final symlink: -EOPNOTSUPP as Linux's fchmodat
  * AT_SYMLINK_NOFOLLOW) */
 int gofer_chmod(struct gofer_conn *c, int exp, const char *rel, mode_t mode);

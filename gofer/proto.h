@@ -128,7 +128,11 @@ struct gofer_req_unlink {
  *
  * The objects the sentry checked (0: any, unchecked): the gofer opens the
  * directories, compares their fstat with these, and acts relative to those
- * fds (-ESTALE otherwise: the sentry walks and checks again). */
+ * fds (-ESTALE otherwise: the sentry walks and checks again). LINK links
+ * only the source object checked, by an fd of it. LINK's reply: the new
+ * name's lstat, then the old name's, both after the link (0, 1 or 2 struct
+ * stat): the sentry caches both names without a walk (git unlinks its
+ * temporary name right after linking the object's). */
 struct gofer_req_two {
 	uint32_t exp;
 	uint32_t len;

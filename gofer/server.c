@@ -923,7 +923,7 @@ static int h_link(struct req *rq, struct rep *rp)
 				r = -errno;
 		}
 		close(fd);
-		goto out;
+		goto done;
 	}
 	if (host_files(rq->e)) {
 		struct stat st;
@@ -941,6 +941,22 @@ static int h_link(struct req *rq, struct rep *rp)
 			unlinkat(npfd, nname, 0);
 			r = -EPERM;
 		}
+	}
+done:
+	if (!r) {
+		/* what the names are now, for the sentry's cache (git unlinks
+		 * its temporary name right after linking the object's): the new
+		 * name's lstat, then the old name's if it is still that file */
+		struct stat st[2];
+		size_t k = 0;
+		if (fstatat(npfd, nname, &st[0], AT_SYMLINK_NOFOLLOW) == 0) {
+			k = 1;
+			if (fstatat(opfd, oname, &st[1], AT_SYMLINK_NOFOLLOW) == 0 &&
+			    st[1].st_ino == st[0].st_ino && st[1].st_dev == st[0].st_dev)
+				k = 2;
+		}
+		memcpy(rp->payload, st, k * sizeof *st);
+		rp->len = k * sizeof *st;
 	}
 out:
 	close_owned(opfd, oowned);
@@ -2348,6 +2364,8 @@ static int serve_one(char *buf, size_t n, int is_ctl, int sock, int infd, struct
 			cow_links_first(rq.e, rq.path, &q.fixed.xa.dev, &q.fixed.xa.ino);
 			break;
 		case GOFER_OP_LINK:
+			cow_links_first(rq.e, rq.path, &q.fixed.two.dev, &q.fixed.two.ino);
+			break;
 		case GOFER_OP_RENAME: {
 			uint64_t d0 = 0, i0 = 0;
 			cow_links_first(rq.e, rq.path, &d0, &i0);

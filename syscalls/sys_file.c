@@ -824,10 +824,19 @@ static long mkdirat_once(struct sc_call *c, int dirfd, const char *path, mode_t 
 	if (excl)
 		pthread_rwlock_wrlock(&ns_lock);
 	struct stat made = { 0 };
+	/* what was cached beneath the name goes first; the gofer's lstat of
+	 * the new directory is then cached (vfs_made_dir): the next create
+	 * in it needs no gofer walk of it (git's objects/XX, tar's, cp -r's
+	 * directories) */
+	vfs_drop_beneath(VFS_OF(c), n->mnt, n->rel);
+	unsigned long gen0 = vfs_cache_gen(VFS_OF(c));
 	expect_dir(n);
 	r = VFS_BE(VFS_OF(c), mkdir, n->mnt->export, n->rel, mode, &made);
 	gofer_expect_clear();
-	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 1);
+	if (r == 0 && made.st_ino && S_ISDIR(made.st_mode))
+		vfs_made_dir(VFS_OF(c), n->mnt, n->rel, &made, gen0);
+	else
+		vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 1);
 	if (r == 0)
 		own_made(c, n, &made);
 	if (excl)
@@ -1357,28 +1366,50 @@ static long linkat_once(struct sc_call *c, int odfd, const char *opath, int ndfd
 		    vfs_permission(c->task, &o->st, MAY_READ | MAY_WRITE) < 0)
 			return -EPERM;
 	}
+	/* the object checked, from the directory its walk went through, into
+	 * the directory checked (-ESTALE: walked and checked again); the
+	 * reply says what both names are after the link, cached as look-ups
+	 * would have cached them (vfs_linked): git unlinks its temporary name
+	 * right after linking the object's */
+	struct stat lst[2] = { 0 };
+	unsigned long gen0 = vfs_cache_gen(VFS_OF(c));
 	if (o->mnt->kind == VFS_MNT_GOFER) {
-		/* the object checked, from the directory its walk went
-		 * through, into the directory checked */
 		gofer_expect_identity(o->st.st_dev, o->st.st_ino);
 		gofer_expect_parent(o->pst.st_dev, o->pst.st_ino);
 		gofer_expect_target(nn->pst.st_dev, nn->pst.st_ino, 0, 0);
 	}
-	r = VFS_BE(VFS_OF(c), link, o->mnt->export, o->rel, nn->rel);
+	r = VFS_BE(VFS_OF(c), link, o->mnt->export, o->rel, nn->rel, lst);
 	gofer_expect_clear();
-	vfs_invalidate(VFS_OF(c), o->mnt, o->rel, 0);
-	vfs_invalidate(VFS_OF(c), nn->mnt, nn->rel, 0);
+	if (r == 0) {
+		vfs_linked(VFS_OF(c), o->mnt, o->rel, nn->rel, lst, gen0);
+	} else {
+		vfs_invalidate(VFS_OF(c), o->mnt, o->rel, 0);
+		vfs_invalidate(VFS_OF(c), nn->mnt, nn->rel, 0);
+	}
 	return r;
+}
+
+static long linkat_retry(struct sc_call *c, int odfd, const char *opath, int ndfd,
+			 const char *npath, int flags)
+{
+	int r, tries = 0;
+
+	/* -ESTALE: the old name is another object's than the one checked
+	 * (renamed meanwhile): walked (the entries were dropped) and checked
+	 * afresh, at most 16 times */
+	while ((r = (int)do_linkat(c, odfd, opath, ndfd, npath, flags)) == -ESTALE && ++tries < 16)
+		;
+	return r == -ESTALE ? -ENOENT : r;
 }
 
 long sys_link(struct sc_call *c)
 {
-	return do_linkat(c, AT_FDCWD, c->str[0], AT_FDCWD, c->str[1], 0);
+	return linkat_retry(c, AT_FDCWD, c->str[0], AT_FDCWD, c->str[1], 0);
 }
 
 long sys_linkat(struct sc_call *c)
 {
-	return do_linkat(c, ARG_INT(c, 0), c->str[1], ARG_INT(c, 2), c->str[3], ARG_INT(c, 4));
+	return linkat_retry(c, ARG_INT(c, 0), c->str[1], ARG_INT(c, 2), c->str[3], ARG_INT(c, 4));
 }
 
 /* ---- attributes: chmod, chown, truncate, utimes ---- */

@@ -275,6 +275,52 @@ w=$(echo "$out" | awk '$1 == "op" && $2 == "walk" { print $3 }')
 if [ $(( ${w:-0} - ${w0:-0} )) -le 10 ]; then ok tarlike_create_no_walk
 else fail tarlike_create_no_walk "gofer walks: $(( ${w:-0} - ${w0:-0} )) for 40 files"; fi
 
+# git's loose objects (object_file.c: write_loose_object, finalize_object_file),
+# in an rw bind and in a cow bind: access(objects/XX/obj) (absent), an
+# O_CREAT|O_EXCL open of objects/XX/tmp_obj_N (ENOENT: mkdir objects/XX, then
+# again), write, close, link(tmp, obj), unlink(tmp). The new directory is
+# cached from the gofer's mkdir reply, both names from its link reply, and a
+# cow export's parent directory stays cached while its inode does not change
+# (vfs_made_dir, vfs_linked, parent_changed): no gofer walk, lstat or
+# directory page per object. main, root-run: a walk per unlink and per new
+# directory (rw bind 50 for 40 objects; cow ~100 more: every change dropped
+# the parent). Rootless the sentry's own look-ups answered them already.
+D5=$T_TMP/gitlike
+mkdir -p "$D5/rw/.git/objects" "$D5/cow/.git/objects"
+chmod -R 0777 "$D5"
+gitlike() { # gitlike N BINDSPEC: gofer look-ups of a sandbox writing N objects
+	MOAT_PROFILE=1 moat run --bind "$2" -- "$PY" -c '
+import errno, os, sys
+n, o = int(sys.argv[1]), "/g/.git/objects"
+for i in range(n):
+    d = "%s/%02x" % (o, i % 10)
+    obj, tmp = "%s/obj%d" % (d, i), "%s/tmp_obj_%d" % (d, i)
+    assert not os.access(obj, os.F_OK)
+    try:
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o444)
+    except FileNotFoundError:
+        os.mkdir(d, 0o777)
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o444)
+    os.write(fd, b"blob %d" % i)
+    os.close(fd)
+    os.link(tmp, obj)
+    os.unlink(tmp)
+ok = all(os.lstat("%s/%02x/obj%d" % (o, i % 10, i)).st_nlink == 1 and
+         open("%s/%02x/obj%d" % (o, i % 10, i), "rb").read() == b"blob %d" % i and
+         not os.path.lexists("%s/%02x/tmp_obj_%d" % (o, i % 10, i)) for i in range(n))
+print("ok" if ok and sorted(os.listdir(o)) == ["%02x" % k for k in range(min(n, 10))] else "bad")' "$1" 2>&1
+}
+looks() { echo "$1" | awk '$1 == "op" && ($2 == "walk" || $2 == "lstat" || $2 == "dirstat") { s += $3 } END { print s + 0 }'; }
+for kind in rw cow; do
+	out0=$(gitlike 0 "$D5/$kind:/g:$kind")
+	out=$(gitlike 40 "$D5/$kind:/g:$kind")
+	rm -rf "${D5:?}/$kind/.git/objects/"*
+	expect_eq "gitlike_${kind}_result" "$(echo "$out" | grep -x 'ok\|bad')" ok
+	l=$(( $(looks "$out") - $(looks "$out0") ))
+	if [ "$l" -le 6 ]; then ok "gitlike_${kind}_objects_no_walk"
+	else fail "gitlike_${kind}_objects_no_walk" "gofer walks, lstats and pages: $l for 40 objects"; fi
+done
+
 # What an O_CREAT open finds when the name it took as absent (a directory the
 # sentry may not search, names never looked up in this sandbox) exists after
 # all: the existing file opened, not truncated; EEXIST with O_EXCL; a symlink

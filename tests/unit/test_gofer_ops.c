@@ -265,6 +265,35 @@ Test(gofer_ops, rename_symlink_link)
 	cr_assert(S_ISLNK(host_lstat("rw/abs2").st_mode));
 }
 
+/* LINK of the object checked: linked by an fd of it, -ESTALE for another
+ * (the name renamed meanwhile), and the reply says what both names are
+ * after the link (the sentry caches them: git unlinks its temporary name
+ * next) */
+Test(gofer_ops, link_checked_object)
+{
+	struct stat f = host_lstat("rw/file"), st[2];
+
+	gofer_expect_identity(f.st_dev, f.st_ino + 1000000);
+	cr_assert_eq(gofer_link_st(c, EXP_RW, "file", "h1", st), -ESTALE);
+	cr_assert(!host_exists("rw/h1"));
+	gofer_expect_identity(f.st_dev, f.st_ino);
+	cr_assert_eq(gofer_link_st(c, EXP_RW, "file", "h1", st), 0);
+	cr_assert_eq(host_lstat("rw/h1").st_ino, f.st_ino);
+	cr_assert_eq(st[0].st_ino, f.st_ino);
+	cr_assert_eq(st[0].st_nlink, f.st_nlink + 1);
+	cr_assert_eq(st[1].st_ino, f.st_ino);
+	cr_assert_eq(st[1].st_nlink, f.st_nlink + 1);
+	/* a symlink checked is linked itself, never its target */
+	struct stat l = host_lstat("rw/abs");
+	gofer_expect_identity(l.st_dev, l.st_ino);
+	cr_assert_eq(gofer_link_st(c, EXP_RW, "abs", "abs3", st), 0);
+	cr_assert(S_ISLNK(host_lstat("rw/abs3").st_mode));
+	cr_assert(S_ISLNK(st[0].st_mode) && st[0].st_ino == l.st_ino);
+	/* no identity named: linked by name, as before */
+	cr_assert_eq(gofer_link_st(c, EXP_RW, "file", "h2", NULL), 0);
+	cr_assert_eq(host_lstat("rw/h2").st_ino, f.st_ino);
+}
+
 Test(gofer_ops, setattr)
 {
 	struct timespec ts[2] = { { 1000, 5 }, { 2000, 7 } };

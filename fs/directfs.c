@@ -76,9 +76,10 @@ void vfs_enable_direct(struct vfs *v, const int *roots, size_t n)
 	 * gofer sees the host's owners (an identity map of every id) and the
 	 * sentry, a sandbox uid, none of them: there owners still come from the
 	 * gofer. */
-	v->direct_owner = v->sb && !v->sb->idmap.full_identity &&
-			  getuid() == geteuid() && getgid() == getegid() &&
-			  getuid() == v->sb->idmap.host_uid && getgid() == v->sb->idmap.host_gid;
+	v->direct_owner = v->sb && ((!v->sb->idmap.full_identity &&
+				     getuid() == geteuid() && getgid() == getegid() &&
+				     getuid() == v->sb->idmap.host_uid && getgid() == v->sb->idmap.host_gid) ||
+				    (v->sb->idmap.full_identity && v->sb->idmap.sentry_owners));
 }
 
 int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd, struct stat *st)

@@ -304,9 +304,22 @@ static int caps_limit(uint64_t keep)
 	return 0;
 }
 
+static int caps_verified; /* priv_drop_caps saw none left (the confined sentry cannot capget) */
+
 int priv_drop_caps(void)
 {
-	return caps_limit(0);
+	int r = caps_limit(0);
+	if (r < 0)
+		return r;
+	if (priv_caps_held() != 0) /* fail closed: -1 (cannot tell) or 1 */
+		return -EPERM;
+	caps_verified = 1;
+	return 0;
+}
+
+int priv_caps_verified_none(void)
+{
+	return caps_verified;
 }
 
 int priv_caps_held(void)
@@ -314,7 +327,7 @@ int priv_caps_held(void)
 	struct caps_hdr h = { 0x20080522, 0 };
 	struct caps_data d[2];
 	if (syscall(SYS_capget, &h, d) < 0)
-		return -errno;
+		return -1;
 	int bound = 0;
 	for (int cap = 0; cap < 64; cap++) {
 		int r = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);

@@ -270,8 +270,12 @@ int priv_drop(struct priv *p, char *err, size_t errlen);
  * locked) in the sentry's user namespace: this thread only (threads and
  * children made after inherit it). 0 or -errno. */
 int priv_drop_caps(void);
-/* 1 if this thread holds any capability (or bounding-set entry), 0 if none */
+/* 1 if this thread holds any capability (or bounding-set entry), 0 if
+ * none, -1 if it cannot tell */
 int priv_caps_held(void);
+/* 1 once priv_drop_caps has seen this thread hold none (for the test hook:
+ * the confined sentry may not capget) */
+int priv_caps_verified_none(void);
 /* "/proc/self/uid_map" -> the same ranges mapped onto themselves */
 int priv_identity_map(const char *self, char *out, size_t len);
 struct gofer_export;

@@ -7,8 +7,9 @@
  *      sandbox's life, so two live sandboxes never share a host uid —
  *      and becomes that uid (no supplementary groups, no capabilities). Run
  *      by an ordinary user, it keeps that user's uid. Either way it then
- *      enters a user namespace of its own (its uid mapped to itself) and a
- *      private copy of the mount namespace. The gofer, forked before this, is
+ *      enters a user namespace of its own (rootless its uid mapped to
+ *      itself; root-run every host id, see map_helper) and a private copy
+ *      of the mount namespace. The gofer, forked before this, is
  *      the only sandbox process that keeps the caller's privilege; moat-init
  *      and the guest are created after, inside the sentry's user namespace,
  *      so guest root is the sentry's unprivileged uid on the host.

@@ -73,12 +73,16 @@ void vfs_enable_direct(struct vfs *v, const int *roots, size_t n)
 	 * guest's view (the caller's ids as the --user ids, the rest 65534).
 	 * So the sentry's own lstat of a name is the gofer's, owner included,
 	 * and a walk needs no round trip (vfs_direct_absent). Root-run the
-	 * gofer sees the host's owners (an identity map of every id) and the
-	 * sentry, a sandbox uid, none of them: there owners still come from the
-	 * gofer. */
-	v->direct_owner = v->sb && !v->sb->idmap.full_identity &&
-			  getuid() == geteuid() && getgid() == getegid() &&
-			  getuid() == v->sb->idmap.host_uid && getgid() == v->sb->idmap.host_gid;
+	 * gofer's namespace maps every host id onto itself, and so does the
+	 * sentry's (idmap.sentry_owners: written by a root helper, the sentry
+	 * holding no capability in it; sentry/privilege.c): both see the
+	 * host's owners. Without that map (MOAT_NO_ROOT_OWNERS=1, or the
+	 * helper failed) the sandbox uid sees none of them and owners come from
+	 * the gofer. */
+	v->direct_owner = v->sb && ((!v->sb->idmap.full_identity &&
+				     getuid() == geteuid() && getgid() == getegid() &&
+				     getuid() == v->sb->idmap.host_uid && getgid() == v->sb->idmap.host_gid) ||
+				    (v->sb->idmap.full_identity && v->sb->idmap.sentry_owners));
 }
 
 int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd, struct stat *st)
@@ -168,7 +172,8 @@ int vfs_direct_restat(struct vfs *v, const struct vfs_mount *m, const char *rel,
  * one openat2 instead of a gofer round trip. The caller has checked the
  * hidden names (masked in our view, absent in the gofer's).
  * With st, where the sentry's own stat shows the gofer's owners
- * (v->direct_owner: rootless), a present regular file or directory is
+ * (v->direct_owner: rootless, and root-run with the sentry's map of every
+ * host id), a present regular file or directory is
  * VFS_PRESENT_STAT with its lstat in *st (host ids, as the gofer's lstat
  * gives them: the caller maps them): the name's first look-up needs no
  * gofer round trip either. The fd is the name itself (O_PATH|O_NOFOLLOW,

@@ -53,7 +53,8 @@ struct vfs {
 	int *droots;             /* direct file access: root fd per export (-1: none) */
 	size_t ndroots;
 	int direct_owner;        /* the sentry's own stat shows owners as the
-				  * gofer's does (rootless: directfs.c) */
+				  * gofer's does (rootless, and root-run with
+				  * idmap.sentry_owners: directfs.c) */
 	struct timespec ctime;   /* times of synthetic nodes */
 	_Atomic unsigned long long pts_dev; /* vfs_pts_dev: 0 = not asked yet */
 };

@@ -147,6 +147,9 @@ struct idmap {
 	uid_t host_uid, guest_uid; /* single mapping (rootless), or identity when full */
 	gid_t host_gid, guest_gid;
 	int full_identity;         /* root: 0..2^32-2 mapped to itself */
+	int sentry_owners;         /* root-run: the sentry's own user namespace maps
+				    * every host id too (sentry/privilege.c), so its
+				    * fstat shows the owners the gofer's lstat does */
 	uid_t native_uid;          /* root-run: the sandbox's host uid (or (uid_t)-1) */
 	gid_t native_gid;
 	/* the one uid/gid a credential may act as on host files (the --user

@@ -246,6 +246,22 @@ void confine_selftest(struct sandbox *sb)
 		PS("opath_dotdot_shadow", roots[i], "../etc/shadow", &op);
 		PS("opath_dotdot3_passwd", roots[i], "../../../etc/passwd", &op);
 #undef PS
+		/* a file of another host user (0600) inside the export: root-run
+		 * our user namespace maps every host id (privilege.c), and with
+		 * no capability in it the mapping changes what stat says, never
+		 * what we may open (tests name one: MOAT_TEST_CONFINEMENT_SECRET) */
+		const char *secret = getenv("MOAT_TEST_CONFINEMENT_SECRET");
+		if (secret) {
+			P2("secret", roots[i], secret, &bare);
+			snprintf(lbl, sizeof lbl, "export%zu_secret_mapped_owner", i);
+			struct stat ost;
+			int of = (int)syscall(SYS_openat2, roots[i], secret, &op, sizeof op);
+			if (of >= 0 && fstat(of, &ost) == 0)
+				fprintf(stderr, "confinement-probe-info %s: %u:%u\n", lbl, (unsigned)ost.st_uid,
+					(unsigned)ost.st_gid);
+			if (of >= 0)
+				close(of);
+		}
 		struct stat sst;
 		snprintf(lbl, sizeof lbl, "export%zu_stat_dotdot_shadow", i);
 		probe(lbl, fstatat(roots[i], "../etc/shadow", &sst, AT_EMPTY_PATH) < 0 ? -1 : 0);
@@ -258,6 +274,11 @@ void confine_selftest(struct sandbox *sb)
 		nr++;
 	}
 	fprintf(stderr, "confinement-probe export_roots: %d\n", nr);
+	/* root-run with every host id mapped: no capability in our namespace
+	 * (one would reach every host file our mounts show) */
+	if (sb->idmap.sentry_owners)
+		probe("capabilities_held", priv_caps_verified_none() ? (errno = EPERM, -1) : 0);
+	fprintf(stderr, "confinement-probe-info owner_map: %d\n", sb->idmap.sentry_owners);
 	probe("socket_inet", socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
 	probe("socket_unix", socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
 	char *argv[] = { "/bin/true", NULL };

@@ -374,7 +374,7 @@ pid_t broker_start(struct broker_secret *sec, int n, int events_wanted, int *net
 			g_sec[k] = s;
 			explicit_bzero(&s, sizeof s);
 		}
-		if (confine_broker(chan, g_evfd) < 0) {
+		if (priv_drop_caps() < 0 || confine_broker(chan, g_evfd) < 0) {
 			fprintf(stderr, "moat-broker: cannot confine itself\n");
 			_exit(1);
 		}

@@ -53,6 +53,7 @@
  * upstream no longer stalls them.
  */
 #include "sentry/netd.h"
+#include "sentry/sentry.h"
 #include "sentry/broker.h"
 #include "sentry/netpolicy.h"
 #include "common/log.h"
@@ -1424,7 +1425,7 @@ pid_t netd_start(const struct netpolicy *pol, int broker, int *chan_out, char *e
 			fprintf(stderr, "moat-netd: no network namespace cookie (SO_NETNS_COOKIE)\n");
 			_exit(1);
 		}
-		if (confine_netd(chan, dchan, g_broker) < 0) {
+		if (priv_drop_caps() < 0 || confine_netd(chan, dchan, g_broker) < 0) {
 			fprintf(stderr, "moat-netd: cannot confine itself\n");
 			_exit(1);
 		}

@@ -14,6 +14,7 @@
  * It can reach only the guest's loopback and the listeners it was given.
  */
 #include "sentry/netd.h"
+#include "sentry/sentry.h"
 #include "common/log.h"
 
 #include "common/sanitize.h"
@@ -209,7 +210,7 @@ pid_t netpub_start(const int *hostport, const int *guestport, int n, int netns_f
 		sigfillset(&all);
 		sigprocmask(SIG_SETMASK, &all, NULL);
 		signal(SIGPIPE, SIG_IGN);
-		if (confine_pub() < 0) {
+		if (priv_drop_caps() < 0 || confine_pub() < 0) {
 			fprintf(stderr, "moat-publish: cannot confine itself\n");
 			_exit(1);
 		}

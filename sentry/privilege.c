@@ -7,8 +7,9 @@
  *      sandbox's life, so two live sandboxes never share a host uid —
  *      and becomes that uid (no supplementary groups, no capabilities). Run
  *      by an ordinary user, it keeps that user's uid. Either way it then
- *      enters a user namespace of its own (its uid mapped to itself) and a
- *      private copy of the mount namespace. The gofer, forked before this, is
+ *      enters a user namespace of its own (rootless its uid mapped to
+ *      itself; root-run every host id, see map_helper) and a private copy
+ *      of the mount namespace. The gofer, forked before this, is
  *      the only sandbox process that keeps the caller's privilege; moat-init
  *      and the guest are created after, inside the sentry's user namespace,
  *      so guest root is the sentry's unprivileged uid on the host.
@@ -44,6 +45,9 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <signal.h>
+#include <stdint.h>
 #include <unistd.h>
 
 /* Claim a free slot: flock on MOAT_UID_LOCK_DIR/<slot>, a file opened
@@ -175,14 +179,180 @@ static void lim_restore(const struct lims *l)
 	}
 }
 
+/*
+ * Root-run, the sentry's user namespace maps every host id onto itself (as
+ * the gofer's does), so that its own fstat shows a file's real owner and
+ * group: a first look-up of an existing name is then answered by the
+ * sentry's openat2 + fstat (fs/directfs.c, VFS_PRESENT_STAT) instead of a
+ * gofer round trip, as rootless. A map of more than the writer's own id
+ * needs CAP_SETUID in the parent namespace (the host's), which the sentry no
+ * longer has once it is its sandbox uid: a helper forked while it is still
+ * root writes it (the identity map of its own /proc/self/{uid,gid}_map, as
+ * gofer/setup.c write_maps) once the sentry has unshared, and exits.
+ *
+ * The map changes what stat reports, never what the sentry may open: file
+ * permission compares the fsuid/fsgid (the sandbox's, which own nothing on
+ * the host; no supplementary groups) with the inode's ids whatever the
+ * namespace maps. What a map widens is the reach of capabilities held in
+ * the namespace (capable_wrt_inode_uidgid: DAC override, CAP_FOWNER... apply
+ * to inodes whose owner and group the namespace maps) — with only its own
+ * uid mapped, the full set the sentry has in its namespace after unshare
+ * touched nothing of the host's; with every id mapped it would reach every
+ * host file its mounts show. So the sentry holds none of them: right after
+ * the map, everything but CAP_SYS_ADMIN (the set-up's mounts, its pivot, the
+ * setns into the guest's IPC namespace and moat-publish's into its network
+ * namespace) and CAP_SETPCAP (to drop the rest) leaves the bounding,
+ * permitted, effective and inheritable sets (priv_keep_setup_caps), and
+ * before any guest input is read everything goes (priv_drop_caps: the
+ * sentry's main thread before its first thread exists, and moat-netd,
+ * moat-broker and moat-publish at their start). See ARCHITECTURE.md
+ * "Credentials and identity" for what else was checked (ptrace, pidfds,
+ * the guest's namespace).
+ */
+static pid_t map_helper(int *go, int *done)
+{
+	int a[2], b[2];
+	if (pipe2(a, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(b, O_CLOEXEC) < 0) {
+		close(a[0]);
+		close(a[1]);
+		return -1;
+	}
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(a[0]); close(a[1]); close(b[0]); close(b[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		/* root, in the host's user namespace: write the sentry's maps
+		 * once it says it has unshared, then leave */
+		char c, path[64], map[1024];
+		int r = -EIO;
+		close(a[1]);
+		close(b[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+		if (read(a[0], &c, 1) == 1 && c == 'U') {
+			r = priv_identity_map("/proc/self/uid_map", map, sizeof map);
+			snprintf(path, sizeof path, "/proc/%d/uid_map", (int)parent);
+			if (!r)
+				r = write_file(path, map);
+			if (!r)
+				r = priv_identity_map("/proc/self/gid_map", map, sizeof map);
+			snprintf(path, sizeof path, "/proc/%d/gid_map", (int)parent);
+			if (!r)
+				r = write_file(path, map);
+		}
+		c = r ? 'E' : 'K';
+		if (write(b[1], &c, 1) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	close(a[0]);
+	close(b[1]);
+	*go = a[1];
+	*done = b[0];
+	return pid;
+}
+
+int priv_identity_map(const char *self, char *out, size_t len)
+{
+	FILE *f = fopen(self, "re");
+	unsigned long a, b, c;
+	size_t used = 0;
+
+	if (!f)
+		return -errno;
+	out[0] = '\0';
+	while (fscanf(f, "%lu %lu %lu", &a, &b, &c) == 3) {
+		int k = snprintf(out + used, len - used, "%lu %lu %lu\n", a, a, c);
+		if (k < 0 || (size_t)k >= len - used)
+			break;
+		used += (size_t)k;
+	}
+	fclose(f);
+	return used ? 0 : -EINVAL;
+}
+
+struct caps_hdr { uint32_t version; int pid; };
+struct caps_data { uint32_t effective, permitted, inheritable; };
+
+/* Keep at most `keep` (a mask of capability numbers below 64) in every set,
+ * the bounding set included; ambient cleared. 0 or -errno. */
+static int caps_limit(uint64_t keep)
+{
+	(void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	for (int cap = 0; cap < 64; cap++) {
+		if (keep & (1ULL << cap))
+			continue;
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+			if (errno == EINVAL)
+				break; /* past CAP_LAST_CAP */
+			return -errno;
+		}
+	}
+	if (!keep)  /* no way back through a uid 0 of the namespace either */
+		(void)prctl(PR_SET_SECUREBITS, 0x2f /* NOROOT(+LOCKED), NO_SETUID_FIXUP(+LOCKED), KEEP_CAPS_LOCKED */
+			    | 0xc0 /* NO_CAP_AMBIENT_RAISE(+LOCKED) */, 0, 0, 0);
+	struct caps_hdr h = { 0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0 };
+	struct caps_data d[2] = { { (uint32_t)keep, (uint32_t)keep, 0 },
+				  { (uint32_t)(keep >> 32), (uint32_t)(keep >> 32), 0 } };
+	if (syscall(SYS_capset, &h, d) < 0)
+		return -errno;
+	return 0;
+}
+
+static int caps_verified; /* priv_drop_caps saw none left (the confined sentry cannot capget) */
+
+int priv_drop_caps(void)
+{
+	int r = caps_limit(0);
+	if (r < 0)
+		return r;
+	if (priv_caps_held() != 0) /* fail closed: -1 (cannot tell) or 1 */
+		return -EPERM;
+	caps_verified = 1;
+	return 0;
+}
+
+int priv_caps_verified_none(void)
+{
+	return caps_verified;
+}
+
+int priv_caps_held(void)
+{
+	struct caps_hdr h = { 0x20080522, 0 };
+	struct caps_data d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return -1;
+	int bound = 0;
+	for (int cap = 0; cap < 64; cap++) {
+		int r = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+		if (r < 0)
+			break;
+		bound |= r > 0;
+	}
+	return (d[0].effective | d[0].permitted | d[0].inheritable | d[1].effective | d[1].permitted |
+		d[1].inheritable) != 0 || bound;
+}
+
 int priv_drop(struct priv *p, char *err, size_t errlen)
 {
 	char map[64];
 	int r;
+	int go = -1, done = -1;
+	pid_t helper = -1;
 
 	p->host_uid = getuid();
 	p->host_gid = getgid();
+	p->owner_map = 0;
 	if (geteuid() == 0) {
+		if (!getenv("MOAT_NO_ROOT_OWNERS")) /* (a knob: the one-id map, for comparisons) */
+			helper = map_helper(&go, &done);
 		if (p->lockfd < 0) {
 			snprintf(err, errlen, "no sandbox uid claimed");
 			return -EINVAL;
@@ -193,6 +363,11 @@ int priv_drop(struct priv *p, char *err, size_t errlen)
 		if (setgroups(0, NULL) < 0 || setresgid(p->host_gid, p->host_gid, p->host_gid) < 0 ||
 		    setresuid(p->host_uid, p->host_uid, p->host_uid) < 0) {
 			r = -errno;
+			if (helper > 0) {
+				close(go);
+				close(done);
+				waitpid(helper, NULL, 0);
+			}
 			snprintf(err, errlen, "cannot become uid %u: %s", (unsigned)p->host_uid, strerror(errno));
 			return r;
 		}
@@ -208,6 +383,11 @@ int priv_drop(struct priv *p, char *err, size_t errlen)
 	lim_lower(&lims);
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0) {
 		r = -errno;
+		if (helper > 0) {
+			close(go);
+			close(done);
+			waitpid(helper, NULL, 0);
+		}
 		lim_restore(&lims);
 		snprintf(err, errlen, "cannot create the sentry's namespaces: %s%s", strerror(errno),
 			 errno == EPERM || errno == ENOSPC ? " (are unprivileged user namespaces enabled?)" : "");
@@ -216,13 +396,30 @@ int priv_drop(struct priv *p, char *err, size_t errlen)
 	r = write_file("/proc/self/setgroups", "deny");
 	if (r && r != -ENOENT)
 		goto maps;
-	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)p->host_uid, (unsigned)p->host_uid);
-	if ((r = write_file("/proc/self/uid_map", map)) < 0)
-		goto maps;
-	snprintf(map, sizeof map, "%u %u 1\n", (unsigned)p->host_gid, (unsigned)p->host_gid);
-	if ((r = write_file("/proc/self/gid_map", map)) < 0)
-		goto maps;
+	if (helper > 0) {
+		char c = 'U';
+		if (write(go, &c, 1) == 1 && read(done, &c, 1) == 1 && c == 'K')
+			p->owner_map = 1;
+		close(go);
+		close(done);
+		waitpid(helper, NULL, 0);
+		helper = -1;
+	}
+	if (!p->owner_map) {
+		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)p->host_uid, (unsigned)p->host_uid);
+		if ((r = write_file("/proc/self/uid_map", map)) < 0)
+			goto maps;
+		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)p->host_gid, (unsigned)p->host_gid);
+		if ((r = write_file("/proc/self/gid_map", map)) < 0)
+			goto maps;
+	}
 	lim_restore(&lims);
+	/* every host id mapped: no capability that would reach host files
+	 * (see the comment above map_helper) */
+	if (p->owner_map && (r = caps_limit((1ULL << 21 /* CAP_SYS_ADMIN */) | (1ULL << 8 /* CAP_SETPCAP */))) < 0) {
+		snprintf(err, errlen, "sentry: drop capabilities: %s", strerror(-r));
+		return r;
+	}
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
 		r = -errno;
 		snprintf(err, errlen, "sentry: make / private: %s", strerror(errno));
@@ -230,6 +427,11 @@ int priv_drop(struct priv *p, char *err, size_t errlen)
 	}
 	return 0;
 maps:
+	if (helper > 0) {
+		close(go);
+		close(done);
+		waitpid(helper, NULL, 0);
+	}
 	lim_restore(&lims);
 	snprintf(err, errlen, "cannot write the sentry's id maps: %s", strerror(-r));
 	return r;
@@ -341,7 +543,9 @@ int priv_sentry_root(const struct gofer_export *ex, size_t n, char *err, size_t 
 			trees[i] = -1;
 		}
 	}
-	base = new_tmpfs("64k", "0555", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	/* 0755 while we fill it (root-run we hold no DAC override: we are its
+	 * owner), 0555 and read-only before the pivot */
+	base = new_tmpfs("64k", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
 	if (base < 0 || syscall(SYS_move_mount, base, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0) {
 		snprintf(err, errlen, "sentry: mount an empty root: %s", strerror(errno));
 		return -errno;
@@ -384,7 +588,7 @@ int priv_sentry_root(const struct gofer_export *ex, size_t n, char *err, size_t 
 			return -errno;
 		}
 	}
-	if (chdir("/tmp") < 0 || syscall(SYS_pivot_root, ".", ".") < 0) {
+	if (chmod("/tmp", 0555) < 0 || chdir("/tmp") < 0 || syscall(SYS_pivot_root, ".", ".") < 0) {
 		snprintf(err, errlen, "sentry: pivot_root: %s", strerror(errno));
 		return -errno;
 	}

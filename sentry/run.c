@@ -332,6 +332,7 @@ int sentry_run(const struct sentry_config *cfg)
 	if (sb->idmap.full_identity) {
 		sb->idmap.native_uid = priv.host_uid;
 		sb->idmap.native_gid = priv.host_gid;
+		sb->idmap.sentry_owners = priv.owner_map;
 	}
 	/* moat-netd: outbound connections, as this unprivileged uid in the
 	 * host's network namespace, before the guest exists (netd.c) */
@@ -455,13 +456,8 @@ int sentry_run(const struct sentry_config *cfg)
 		close(guest_pidns);
 		guest_pidns = -1;
 	}
-	if (sr.dns_fd >= 0 && netdns_start(sb, sr.dns_fd) < 0)
-		die("DNS stub: cannot start its thread");
-	netconn_set_relays(sr.relay_fd, sr.icmp_fd); /* after the DNS stub named the guest's netns */
-	/* (threads only once the guest's init is cloned: a clone of a
-	 * process with another thread inside a lock would inherit it held) */
-	if (broker_events >= 0 && broker_audit_start(sb, broker_events) < 0)
-		die("moat-broker: cannot start its audit thread");
+	/* (moat-publish before our capabilities go: its setns into the
+	 * guest's network namespace needs CAP_SYS_ADMIN in ours) */
 	if (cfg->npub > 0) {
 		int nsfd = openat(sr.guest_procfd, "1/ns/net", O_RDONLY | O_CLOEXEC);
 		if (nsfd < 0)
@@ -470,6 +466,18 @@ int sentry_run(const struct sentry_config *cfg)
 			die_status(2, "%s", err);
 		close(nsfd);
 	}
+	/* Root-run our user namespace maps every host id (privilege.c): from
+	 * here on no capability in it, before the first thread or guest call
+	 * (threads inherit this thread's sets) */
+	if (priv.owner_map && priv_drop_caps() < 0)
+		die("sentry: cannot drop its capabilities: %s", strerror(errno));
+	if (sr.dns_fd >= 0 && netdns_start(sb, sr.dns_fd) < 0)
+		die("DNS stub: cannot start its thread");
+	netconn_set_relays(sr.relay_fd, sr.icmp_fd); /* after the DNS stub named the guest's netns */
+	/* (threads only once the guest's init is cloned: a clone of a
+	 * process with another thread inside a lock would inherit it held) */
+	if (broker_events >= 0 && broker_audit_start(sb, broker_events) < 0)
+		die("moat-broker: cannot start its audit thread");
 	/* Set-up is over: no more opening of host paths. Confining here, before
 	 * the guest's program exists, keeps the filter's compilation off the
 	 * program's first exec (its threads inherit the filter; TSYNC covers

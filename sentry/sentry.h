@@ -280,6 +280,8 @@ struct priv {
 	gid_t host_gid;
 	unsigned slot;
 	int lockfd;              /* the claim (root-run) until the gofer has it, else -1 */
+	int owner_map;           /* root-run: our user namespace maps every host id
+				  * onto itself (our fstat shows real owners) */
 };
 /* Root-run: claim a free slot (before the gofer starts: it keeps the claim). */
 int priv_claim(struct priv *p, char *err, size_t errlen);
@@ -287,6 +289,18 @@ int priv_claim(struct priv *p, char *err, size_t errlen);
  * of the sentry's own. After this nothing of the sentry is privileged on the
  * host. */
 int priv_drop(struct priv *p, char *err, size_t errlen);
+/* Give up every capability (all sets, bounding and ambient; securebits
+ * locked) in the sentry's user namespace: this thread only (threads and
+ * children made after inherit it). 0 or -errno. */
+int priv_drop_caps(void);
+/* 1 if this thread holds any capability (or bounding-set entry), 0 if
+ * none, -1 if it cannot tell */
+int priv_caps_held(void);
+/* 1 once priv_drop_caps has seen this thread hold none (for the test hook:
+ * the confined sentry may not capget) */
+int priv_caps_verified_none(void);
+/* "/proc/self/uid_map" -> the same ranges mapped onto themselves */
+int priv_identity_map(const char *self, char *out, size_t len);
 struct gofer_export;
 /* Pivot the sentry into an empty read-only tmpfs holding read-only binds of
  * the host-directory exports (hidden names masked) at "/<export index>". */

@@ -139,6 +139,41 @@ else
 	ok sentry_confinement_probe
 fi
 
+# 4b. root-run the sentry's user namespace maps every host id onto itself
+# (sentry/privilege.c), so that its own fstat shows real owners (fs/directfs.c
+# answers first look-ups itself). That must change what stat says and never
+# what it may open: probed from inside, a 0600 file of host uid 1000 and a
+# 0640 file of root's, in a bind made ro, rw and cow, stay closed to it (its
+# fsuid owns nothing; it holds no capability in that namespace). Kept
+# CAP_DAC_OVERRIDE there (broken on purpose), the opens were ALLOWED.
+if [ "$me" = 0 ]; then
+	SEC=$T_TMP/secrets
+	mkdir -p "$SEC"
+	echo u1000 >"$SEC/s"; chown 1000:1000 "$SEC/s"; chmod 0600 "$SEC/s"
+	echo root >"$SEC/r"; chown 0:0 "$SEC/r"; chmod 0640 "$SEC/r"
+	chmod 0755 "$SEC"
+	for f in s r; do
+		MOAT_TEST_CONFINEMENT=1 MOAT_TEST_CONFINEMENT_SECRET=$f "$MOAT" run --bind "$SEC:/a:ro" \
+			--bind "$SEC:/b:rw" --bind "$SEC:/c:cow" -- /bin/true </dev/null >/dev/null 2>"$T_TMP/probe_$f.err"
+	done
+	denied=$(cat "$T_TMP/probe_s.err" "$T_TMP/probe_r.err" | grep -c '^confinement-probe export[0-9]*_secret: refused (Permission denied)')
+	bad=$(cat "$T_TMP/probe_s.err" "$T_TMP/probe_r.err" | grep '^confinement-probe .*: ALLOWED')
+	owners=$(grep -h '^confinement-probe-info export[0-9]*_secret_mapped_owner' "$T_TMP/probe_s.err" "$T_TMP/probe_r.err" | awk '{print $3}' | sort | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' ')
+	if [ -n "$bad" ]; then
+		fail sentry_owner_map_opens_nothing "$(echo "$bad" | tr '\n' ' ')"
+	elif [ "$denied" -lt 6 ]; then
+		fail sentry_owner_map_opens_nothing "only $denied of 6 opens refused: $(grep secret "$T_TMP/probe_s.err" | head -5 | tr '\n' ' ')"
+	elif ! grep -q '^confinement-probe capabilities_held: refused' "$T_TMP/probe_s.err"; then
+		fail sentry_owner_map_opens_nothing "capabilities left: $(grep -h capabilities_held "$T_TMP/probe_s.err")"
+	elif [ "$owners" != "3x0:0 3x1000:1000 " ]; then
+		fail sentry_owner_map_opens_nothing "the sentry's stat of the owners: $owners"
+	else
+		ok sentry_owner_map_opens_nothing
+	fi
+else
+	skip sentry_owner_map_opens_nothing "rootless: the sentry's map is the caller's one id"
+fi
+
 # 5. the caller's per-user kernel budgets (counted for the uid owning the
 # sandbox's user namespaces: the caller's rootless): a guest that takes all
 # it can of inotify instances, pending signals and POSIX message queue bytes

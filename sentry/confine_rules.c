@@ -10,7 +10,11 @@
 #include <fcntl.h>
 #include <linux/kcmp.h>
 #include <linux/seccomp.h>
+#include <errno.h>
 #include <sched.h>
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <sys/socket.h>
@@ -42,7 +46,7 @@ static const int allowed[] = {
 	/* memory, threads, signals, time */
 	SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect), SCMP_SYS(mremap),
 	SCMP_SYS(madvise), SCMP_SYS(brk), SCMP_SYS(mincore), SCMP_SYS(msync),
-	SCMP_SYS(clone), SCMP_SYS(clone3), SCMP_SYS(set_robust_list), SCMP_SYS(rseq),
+	SCMP_SYS(set_robust_list), SCMP_SYS(rseq), /* clone: below */
 	SCMP_SYS(futex), SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(sched_yield),
 	SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(getuid), SCMP_SYS(geteuid),
 	SCMP_SYS(getgid), SCMP_SYS(getegid), SCMP_SYS(rt_sigaction),
@@ -73,6 +77,20 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 		rc = rule(ctx, allowed[i], 0, NULL);
 	if (!rc)
 		rc = moat_sanitizer_allow(ctx);
+	/* threads, never namespaces: clone with no CLONE_NEW* flag (a sentry
+	 * that made a user namespace would hold every capability in it, and
+	 * with a mount namespace could rearrange what its root fds show);
+	 * clone3's flags are in memory the rule cannot read: ENOSYS, and
+	 * glibc's pthread_create falls back to clone */
+	if (!rc) {
+		struct scmp_arg_cmp c = { .arg = 0, .op = SCMP_CMP_MASKED_EQ,
+					  .datum_a = CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET |
+						     CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_NEWTIME,
+					  .datum_b = 0 };
+		rc = rule(ctx, SCMP_SYS(clone), 1, &c);
+	}
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
 	if (!rc) {
 		struct scmp_arg_cmp c[2] = {
 			{ .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)pfd },

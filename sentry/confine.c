@@ -59,6 +59,8 @@
 #include <linux/openat2.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
+#include <sys/wait.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -204,6 +206,24 @@ void confine_selftest(struct sandbox *sb)
 	probe("openat_procfd_root_link", openat(pfd, "1/root/etc/passwd", O_RDONLY | O_CLOEXEC));
 	probe("openat_procfd_write", openat(pfd, "1/comm", O_WRONLY | O_CLOEXEC));
 	probe("openat2", syscall(SYS_openat2, AT_FDCWD, "/etc/passwd", &how, sizeof how));
+	/* namespaces: a user namespace of its own would hold every capability
+	 * (a child that got made exits at once) */
+	{
+		long c = syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | SIGCHLD, 0, NULL, NULL, 0);
+		if (c == 0)
+			_exit(0);
+		if (c > 0)
+			waitpid((pid_t)c, NULL, 0);
+		probe("clone_newuser", c > 0 ? 0 : -1);
+		struct { uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack,
+			 stack_size, tls; } ca = { .flags = CLONE_NEWUSER, .exit_signal = SIGCHLD };
+		c = syscall(SYS_clone3, &ca, sizeof ca);
+		if (c == 0)
+			_exit(0);
+		if (c > 0)
+			waitpid((pid_t)c, NULL, 0);
+		probe("clone3_newuser", c > 0 ? 0 : -1);
+	}
 	/* direct file access: from the export root fds the filter allows, try
 	 * to leave the exports or write them (privilege.c's mount layer) */
 	size_t nroots;

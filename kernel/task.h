@@ -208,7 +208,7 @@ struct sandbox {
 	unsigned long cpus_milli;     /* --cpus * 1000, 0: none */
 	unsigned ncpus;               /* CPUs the guest sees (online/possible, cpuinfo, affinity) */
 	char boot_id[37];             /* /proc/sys/kernel/random/boot_id: random per sandbox */
-	unsigned long long boot_ticks; /* the init's start (host boot clock ticks; procfs, lazily; atomic) */
+	unsigned long long boot_ticks; /* the init's start (host boot clock ticks; from its clone, sentry/spawn.c, else procfs lazily; atomic) */
 };
 
 /* Task table (kernel/tasks.c, driven by sentry/ptrace events). */

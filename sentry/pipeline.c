@@ -64,6 +64,14 @@ static struct sandbox *g_sb;
 static int g_nfd;
 static const struct platform_ops *plat = &platform_unotify;
 static atomic_int idle_workers, nworkers;
+/* Set when RECV has failed for good (every guest task gone: ENOENT with
+ * POLLHUP, or another error): no worker is started after that. Before, each
+ * ending worker's lead_pass started another, which failed and started the
+ * next, until the sentry exited — 15-45 thread creations in the teardown of
+ * `python3 -c pass`, each competing with the gofer's and the init's reaping
+ * for the two CPUs. */
+static atomic_int recv_closed;
+static atomic_int workers_started; /* MOAT_PROFILE: threads created */
 /* workers inside a wait for another guest task (pipeline_wait_begin): the
  * pool may grow past MAX_WORKERS by that many, at most wait_cap */
 static atomic_int nwaiting;
@@ -119,6 +127,7 @@ void pipeline_profile_report(void)
 {
 	if (!g_prof)
 		return;
+	fprintf(stderr, "moat profile: workers started %d\n", atomic_load(&workers_started));
 	fprintf(stderr, "moat profile: mean ns per trapped call, by stage (in the sentry, from RECV's "
 			"return; reply: its thread CPU time)\n");
 	fprintf(stderr, "%-16s %9s", "syscall", "calls");
@@ -524,7 +533,7 @@ static void lead_pass(void)
 	atomic_store(&lead_free, 1);
 	if (atomic_load(&lead_waiters) > 0)
 		syscall(SYS_futex, &lead_free, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-	else if (atomic_load(&nworkers) < workers_cap())
+	else if (!atomic_load(&recv_closed) && atomic_load(&nworkers) < workers_cap())
 		spawn_worker();
 }
 
@@ -543,7 +552,7 @@ void pipeline_wait_begin(void)
 	if (t_lead) {
 		lead_pass();
 	} else if (atomic_load(&lead_free) && atomic_load(&lead_waiters) == 0 &&
-		   atomic_load(&nworkers) < workers_cap()) {
+		   !atomic_load(&recv_closed) && atomic_load(&nworkers) < workers_cap()) {
 		/* the lead was passed before this call's handler with the
 		 * pool full: nobody may be in RECV */
 		spawn_worker();
@@ -630,12 +639,16 @@ static void *worker(void *arg)
 			 * POLLHUP says which; it ends the worker. */
 			struct pollfd pf = { .fd = g_nfd, .events = POLLIN };
 			if (poll(&pf, 1, 0) > 0 && (pf.revents & (POLLHUP | POLLERR | POLLNVAL)) &&
-			    !(pf.revents & POLLIN))
+			    !(pf.revents & POLLIN)) {
+				atomic_store(&recv_closed, 1);
 				break;
+			}
 			continue;
 		}
-		if (r < 0)
+		if (r < 0) {
+			atomic_store(&recv_closed, 1);
 			break;
+		}
 		atomic_fetch_sub(&idle_workers, 1);
 		if (!fast_call(n.nr))
 			lead_pass();
@@ -658,6 +671,7 @@ static void spawn_worker(void)
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 	atomic_fetch_add(&nworkers, 1);
 	atomic_fetch_add(&idle_workers, 1);
+	atomic_fetch_add(&workers_started, 1);
 	/* workers never take moat's own signals: the main thread forwards them */
 	sigset_t all, old;
 	sigfillset(&all);

@@ -553,4 +553,12 @@ elif [ "$(id -u)" != 0 ]; then
 	skip prefetch_many_dirs_fetched_once "rootless: first look-ups are the sentry's own"
 elif [ "$lstats" -le 200 ]; then ok prefetch_many_dirs_fetched_once
 else fail prefetch_many_dirs_fetched_once "gofer LSTATs: $lstats for 40 directories of 12 names"; fi
+# The exec prewarm caches /etc/ld.so.preload as absent before the program
+# runs (sentry/exec.c, so ld.so's first access finds it cached); a preload
+# list the guest writes later is still read by the next program.
+out=$(moat run -- /bin/sh -c 'echo /nonexistent-preload.so >/etc/ld.so.preload && /bin/true' 2>&1)
+case "$out" in
+*"/nonexistent-preload.so"*"cannot be preloaded"*) ok_sanity preload_written_later_is_read ;;
+*) fail preload_written_later_is_read "[$out]" ;;
+esac
 finish

@@ -172,4 +172,19 @@ kill_after kill_after_grace TERM 3 "moat: killed: still running --kill-after 1s 
 kill_after kill_after_second_term TERM,TERM 2 "moat: killed: a second SIGTERM during the --kill-after grace"
 kill_after kill_after_zero TERM 2 "moat: killed: SIGTERM forwarded, --kill-after 0" --kill-after 0
 
+# The sentry's teardown starts no workers: once every guest task is gone,
+# RECV fails for good, and each ending worker used to start another
+# (lead_pass), which failed and started the next until the sentry exited
+# (15-45 thread creations in a `python3 -c pass`, competing with the
+# reaping for the CPUs). MOAT_PROFILE counts the threads started.
+n=0 worst=0
+for prog in /bin/true "/bin/sh -c :" "/bin/sh -c 'ls / >/dev/null; cat /etc/hostname >/dev/null'"; do
+	w=$(MOAT_PROFILE=1 moat run -- /bin/sh -c "exec $prog" 2>&1 >/dev/null | sed -n 's/^moat profile: workers started //p')
+	n=$((n + 1))
+	[ -n "$w" ] && [ "$w" -gt "$worst" ] && worst=$w
+	[ -z "$w" ] && worst=missing
+done
+if [ "$worst" != missing ] && [ "$worst" -le 8 ]; then ok teardown_starts_no_workers
+else fail teardown_starts_no_workers "workers started: at most $worst in $n runs (want <= 8)"; fi
+
 finish

@@ -102,6 +102,38 @@ __attribute__((weak)) void vfs_root_refresh(struct vfs *v, struct task *t)
 	(void)t;
 }
 
+/* (reopen_new: without the VFS, no reopen; the old rules) */
+__attribute__((weak)) int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
+{
+	(void)v;
+	(void)t;
+	(void)fd;
+	(void)n;
+	return -ENOSYS;
+}
+
+__attribute__((weak)) int vfs_is_memfd(struct vfs *v, const struct stat *st)
+{
+	(void)v;
+	(void)st;
+	return 0;
+}
+
+__attribute__((weak)) int vfs_permission(struct task *t, const struct stat *st, int mask)
+{
+	(void)t;
+	(void)st;
+	(void)mask;
+	return -EACCES;
+}
+
+__attribute__((weak)) int vfs_permission_obj(struct task *t, const struct stat *st, int mask)
+{
+	return vfs_permission(t, st, mask);
+}
+
+__attribute__((weak)) pthread_mutex_t vfs_fdmode_lock = PTHREAD_MUTEX_INITIALIZER;
+
 __attribute__((weak)) int vfs_fd_mnt_id(struct vfs *v, struct task *t, int hostfd)
 {
 	(void)v;

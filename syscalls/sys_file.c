@@ -58,9 +58,9 @@ static int open_perm_mask(int flags)
  * the target (a served file or directory still at its path, a synthetic
  * directory), replace the link node n by the target's node so that the
  * caller opens it afresh; *ident gets the target's (dev, ino) to check the
- * fresh open against. Otherwise (pipes, sockets, deleted files...) n stays
- * and procfs_open_magic hands out the guest's own open file. Returns 1 if n
- * was replaced.
+ * fresh open against. Otherwise (memfds, pipes, sockets, deleted files...)
+ * n stays and procfs_open_magic checks and reopens the object (or hands out
+ * the guest's own open file where it cannot). Returns 1 if n was replaced.
  */
 static int magic_target(struct sc_call *c, struct vfs_node *n, struct stat *ident)
 {

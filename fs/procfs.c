@@ -17,6 +17,7 @@
  * fd of the host procfs are never opened).
  */
 #include "fs/procfs.h"
+#include "fs/walk.h"
 #include "common/util.h"
 #include "kernel/task.h"
 
@@ -100,6 +101,38 @@ __attribute__((weak)) void vfs_root_refresh(struct vfs *v, struct task *t)
 	(void)v;
 	(void)t;
 }
+
+/* (reopen_new: without the VFS, no reopen; the old rules) */
+__attribute__((weak)) int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
+{
+	(void)v;
+	(void)t;
+	(void)fd;
+	(void)n;
+	return -ENOSYS;
+}
+
+__attribute__((weak)) int vfs_is_memfd(struct vfs *v, const struct stat *st)
+{
+	(void)v;
+	(void)st;
+	return 0;
+}
+
+__attribute__((weak)) int vfs_permission(struct task *t, const struct stat *st, int mask)
+{
+	(void)t;
+	(void)st;
+	(void)mask;
+	return -EACCES;
+}
+
+__attribute__((weak)) int vfs_permission_obj(struct task *t, const struct stat *st, int mask)
+{
+	return vfs_permission(t, st, mask);
+}
+
+__attribute__((weak)) pthread_mutex_t vfs_fdmode_lock = PTHREAD_MUTEX_INITIALIZER;
 
 __attribute__((weak)) int vfs_fd_mnt_id(struct vfs *v, struct task *t, int hostfd)
 {
@@ -2122,6 +2155,98 @@ out:
 	return r;
 }
 
+/*
+ * Opening fd/<n> of a regular file or a FIFO the VFS cannot name (a memfd, a
+ * pipe, a deleted file) is Linux's reopen: may_open on the object with the
+ * opener's credentials, then a NEW open file description (its own offset
+ * and status flags; a pipe's other end too). dup is the guest's file (the
+ * sentry's copy, task_getfd), owner_vpid/owner_fd its guest pid and number.
+ * The check is the guest task's (virtual credentials and capabilities: a
+ * root guest's CAP_DAC_OVERRIDE opens a mode-0 memfd, uid 1000 does not)
+ * against the object's guest-view owner and mode; the reopen goes through
+ * the guest procfs, so the kernel checks it as the sentry's uid and the
+ * result is identified (dev, ino) as the object checked (the guest may put
+ * another file at that number meanwhile). An object the sentry's uid owns
+ * whose owner bits deny the sentry (it holds no DAC override: a memfd the
+ * guest chmod'ed to 0) gets the missing owner bits for the one open, under
+ * vfs_fdmode_lock (the guest's fchmod of a VN_FD object takes it too), and
+ * its mode back; only processes of the sandbox uid (the sentry, the gofer,
+ * the guest, which opens nothing natively) could use them meanwhile.
+ * Returns 0 and *fd, -errno, or 1: not handled here (the caller shares the
+ * guest's description under the old rules: directories, terminals and
+ * other devices, anon inodes, a host file the sentry cannot open, a FIFO
+ * without a reader opened O_WRONLY, which Linux would block on). A socket
+ * is ENXIO (Linux: sockets have no open).
+ */
+static int reopen_new(struct vfs *v, struct task *t, int dup, int procfd, pid_t owner_vpid, int owner_fd,
+		      int flags, int *fd)
+{
+	struct stat st, rst;
+	struct statfs sfs;
+	int acc = flags & O_ACCMODE, mask = 0, own, r, nfd, e;
+	char p[48];
+
+	if (fstat(dup, &st) < 0)
+		return -errno;
+	if (S_ISSOCK(st.st_mode))
+		return -ENXIO;
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+		return 1;
+	int fl = fcntl(dup, F_GETFL);
+	if (fl < 0 || (fl & O_PATH) || (flags & O_DIRECTORY))
+		return 1;
+	if (acc != O_WRONLY)
+		mask |= MAY_READ;
+	if (acc != O_RDONLY || (flags & O_TRUNC))
+		mask |= MAY_WRITE;
+	struct vfs_node *n = malloc(sizeof *n);
+	if (!n)
+		return -ENOMEM;
+	r = vfs_host_fd_node(v, t, dup, n);
+	if (r < 0) {
+		free(n);
+		return 1;
+	}
+	/* the guest's own kernel objects: a memfd, an anonymous pipe */
+	own = n->kind == VN_FD && (vfs_is_memfd(v, &st) ||
+				   (S_ISFIFO(st.st_mode) && fstatfs(dup, &sfs) == 0 && sfs.f_type == PIPEFS_MAGIC));
+	r = own ? vfs_permission_obj(t, &n->st, mask) : vfs_permission(t, &n->st, mask);
+	free(n);
+	if (r < 0)
+		return r;
+	/* the sentry's confinement lets it open the guest procfs read-only
+	 * only (sentry/confine_rules.c; confine.c probes openat_procfd_write):
+	 * a write reopen keeps the old rules (the guest's own description,
+	 * never more access than its fd has) */
+	if (acc != O_RDONLY)
+		return 1;
+	snprintf(p, sizeof p, "%d/fd/%d", (int)owner_vpid, owner_fd);
+	int oflags = (flags & (O_ACCMODE | O_TRUNC | O_APPEND | O_DIRECT | O_SYNC | O_DSYNC)) | O_LARGEFILE |
+		     O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+	nfd = openat(procfd, p, oflags);
+	e = errno;
+	mode_t need = ((mask & MAY_READ) ? S_IRUSR : 0) | ((mask & MAY_WRITE) ? S_IWUSR : 0);
+	if (nfd < 0 && e == EACCES && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
+		pthread_mutex_lock(&vfs_fdmode_lock);
+		if (fstat(dup, &st) == 0 && (st.st_mode & need) != need &&
+		    fchmod(dup, (st.st_mode & 07777) | need) == 0) {
+			nfd = openat(procfd, p, oflags);
+			e = errno;
+			(void)fchmod(dup, st.st_mode & 07777);
+		}
+		pthread_mutex_unlock(&vfs_fdmode_lock);
+	}
+	if (nfd < 0)
+		return (e == EACCES || e == EPERM || e == ENXIO || e == EROFS) ? 1 : -e;
+	if (fstat(nfd, &rst) < 0 || rst.st_dev != st.st_dev || rst.st_ino != st.st_ino ||
+	    fcntl(nfd, F_SETFL, flags & (O_APPEND | O_NONBLOCK | O_DIRECT)) < 0) {
+		close(nfd);
+		return 1; /* another file at that number meanwhile */
+	}
+	*fd = nfd;
+	return 0;
+}
+
 int procfs_open_magic(struct vfs *v, struct task *t, const char *rel, int flags, int *fd)
 {
 	struct pnode n;
@@ -2142,6 +2267,14 @@ int procfs_open_magic(struct vfs *v, struct task *t, const char *rel, int flags,
 	pn_release(&n);
 	if (dup < 0)
 		return -ENOENT;
+	if (!(flags & O_PATH) && v && psb && psb->guest_procfd >= 0 && owner_vpid > 0) {
+		r = reopen_new(v, t, dup, psb->guest_procfd, owner_vpid, owner_fd, flags, fd);
+		if (r <= 0) {
+			close(dup);
+			return r;
+		}
+		r = 0;
+	}
 	/* A read-only reopen of a regular file held read-write (a memfd, an
 	 * unlinked file: what the VFS cannot name) is a new open file
 	 * description with read access only, as on Linux: programs hand such

@@ -17,8 +17,10 @@
  *      "socket:[ino]", "anon_inode:[eventfd]"...; with " (deleted)" once a
  *      served file has lost its last link; opening one does NOT follow the
  *      text: open(2) reopens the file when the VFS can name it (a new open
- *      file description, as on Linux), else procfs_open_magic() duplicates
- *      the guest's file)
+ *      file description, as on Linux), else procfs_open_magic() checks the
+ *      reopen with the opener's credentials and reopens a regular file or
+ *      FIFO read-only through the guest procfs, or duplicates the guest's
+ *      file (write reopens, devices, anon inodes; sockets: ENXIO))
  *      cmdline, comm, stat, statm, status, environ, limits, maps, io, task/
  *      (served from the procfs mounted in the guest's pid namespace,
  *      sb->guest_procfd, which renders guest pids; whitelisted names only:
@@ -85,8 +87,12 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
  * malloc'ed text and its length in *outlen, or NULL. */
 extern char *(*procfs_sysvipc_hook)(struct sandbox *sb, const char *which, const char *text, size_t *outlen);
 
-/* Open the target of a magic link (fd/<n>): a host fd for the same open file
- * (task_getfd on the owning task). */
+/* Open the target of a magic link (fd/<n>). O_PATH: a host fd for the same
+ * open file (task_getfd on the owning task). Otherwise (v non-NULL) a
+ * regular file or FIFO is checked with t's virtual credentials against the
+ * object (-EACCES), a socket is -ENXIO, and a read-only open is a new open
+ * file description (fs/procfs.c reopen_new); what that cannot reopen gets
+ * the same open file, never with more access than it has. */
 int procfs_open_magic(struct vfs *v, struct task *t, const char *rel, int flags, int *fd);
 
 /* The guest pid a /proc/<pid> directory names (what pidfd_send_signal

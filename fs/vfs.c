@@ -1038,10 +1038,10 @@ static int own_file(struct task *t, const struct stat **st, struct stat *buf)
 	return 1;
 }
 
-static int permission(struct task *t, int fscred, const struct stat *st, int mask)
+static int permission(struct task *t, int fscred, const struct stat *st, int mask, int own)
 {
 	struct stat vbuf;
-	int priv = own_file(t, &st, &vbuf);
+	int priv = own ? 1 : own_file(t, &st, &vbuf);
 	mode_t m = st->st_mode;
 	uid_t uid = fscred ? t->cred.fsuid : t->cred.ruid;
 	gid_t gid = fscred ? t->cred.fsgid : t->cred.rgid;
@@ -1069,13 +1069,20 @@ static int permission(struct task *t, int fscred, const struct stat *st, int mas
 
 int vfs_permission(struct task *t, const struct stat *st, int mask)
 {
-	return permission(t, 1, st, mask);
+	return permission(t, 1, st, mask, 0);
 }
 
 int vfs_permission_real(struct task *t, const struct stat *st, int mask)
 {
-	return permission(t, 0, st, mask);
+	return permission(t, 0, st, mask, 0);
 }
+
+int vfs_permission_obj(struct task *t, const struct stat *st, int mask)
+{
+	return permission(t, 1, st, mask, 1);
+}
+
+pthread_mutex_t vfs_fdmode_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int vfs_owner(struct task *t, const struct stat *st)
 {

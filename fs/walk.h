@@ -19,6 +19,7 @@
 #define MOAT_FS_WALK_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 #include <stdint.h>
@@ -217,6 +218,16 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 int vfs_permission(struct task *t, const struct stat *st, int mask);
 /* The same with the real ids (access(2) without AT_EACCESS). */
 int vfs_permission_real(struct task *t, const struct stat *st, int mask);
+/* The check of a kernel object the guest made (a memfd, a pipe: st its
+ * fstat with ids mapped, vfs_map_stat), the sandbox's own as a private
+ * file is: the owner's, group's, other's bits, and a root guest's
+ * CAP_DAC_OVERRIDE (Linux's may_open on the object's inode). */
+int vfs_permission_obj(struct task *t, const struct stat *st, int mask);
+/* Held around a change of a VN_FD object's mode by the guest (fchmod of a
+ * memfd) and the sentry's brief owner-bits grant to reopen such an object
+ * for a guest that may (fs/procfs.c procfs_open_magic): neither undoes the
+ * other. */
+extern pthread_mutex_t vfs_fdmode_lock;
 /* May t act as the owner of st (chmod, utimes, sticky directories)? On
  * private files: fsuid 0 or the owner; on host files: only the owner. */
 int vfs_owner(struct task *t, const struct stat *st);

@@ -58,9 +58,9 @@ static int open_perm_mask(int flags)
  * the target (a served file or directory still at its path, a synthetic
  * directory), replace the link node n by the target's node so that the
  * caller opens it afresh; *ident gets the target's (dev, ino) to check the
- * fresh open against. Otherwise (pipes, sockets, deleted files...) n stays
- * and procfs_open_magic hands out the guest's own open file. Returns 1 if n
- * was replaced.
+ * fresh open against. Otherwise (memfds, pipes, sockets, deleted files...)
+ * n stays and procfs_open_magic checks and reopens the object (or hands out
+ * the guest's own open file where it cannot). Returns 1 if n was replaced.
  */
 static int magic_target(struct sc_call *c, struct vfs_node *n, struct stat *ident)
 {
@@ -1521,8 +1521,13 @@ static long do_fchmodat(struct sc_call *c, int dirfd, const char *path, mode_t m
 	if (!vfs_owner(c->task, &n->st))
 		return -EPERM;
 	mode &= 07777;
-	if (n->kind == VN_FD)
-		return fchmod(hfd, mode & ~(S_ISUID | S_ISGID)) < 0 ? -errno : 0;
+	if (n->kind == VN_FD) {
+		/* (procfs_open_magic may be lending the owner bits to reopen it) */
+		pthread_mutex_lock(&vfs_fdmode_lock);
+		r = fchmod(hfd, mode & ~(S_ISUID | S_ISGID)) < 0 ? -errno : 0;
+		pthread_mutex_unlock(&vfs_fdmode_lock);
+		return r;
+	}
 	if (vfs_node_is_host(n))
 		return chmod_host(c, n, mode, hfd);
 	if (!cred_capable(&c->task->cred, CRED_CAP_FSETID) && !cred_in_group(&c->task->cred, n->st.st_gid))

@@ -613,8 +613,14 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 	case __NR_recvmsg:
 	case __NR_recvmmsg: {
 		/* once ids changed, no socket received on keeps SO_PASSCRED
-		 * (syscalls/sys_peercred.c) */
-		long e = passcred_recv_check(sb, t, (int)REG_ARG0(regs));
+		 * (syscalls/sys_peercred.c). A recvmsg without a control
+		 * buffer gets no credentials (a thread of the receiver could
+		 * add one meanwhile: its own process, not a boundary) */
+		struct msghdr rm;
+		long e = 0;
+		if (nr == __NR_recvmmsg ||
+		    (guest_read(t->tid, REG_ARG1(regs), &rm, sizeof rm) == 0 && rm.msg_control && rm.msg_controllen))
+			e = passcred_recv_check(sb, t, (int)REG_ARG0(regs));
 		if (e < 0) {
 			REG_SYSNO(regs) = -1;
 			REG_RET(regs) = (uint64_t)e;

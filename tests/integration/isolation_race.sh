@@ -277,9 +277,9 @@ fi
 # act on an object it was not checked for. Linux's ids only grow until the
 # sequence wraps (65,536 wraps of the index, 128 with ipcmni_extend) or the
 # namespace's msg_next_id names one: here the host sets msg_next_id in the
-# guest's IPC namespace to a queue id the guest had used (msgsnd, let run
-# natively) and removed; moat does not hand that id out again within
-# seconds of such a call (natively Linux would, so not a sanity case).
+# guest's IPC namespace to the id of a queue the guest then uses (msgsnd,
+# let run natively) and removes; moat does not hand that id out again
+# within 10 s of such a call (natively Linux would, so not a sanity case).
 if [ "$(id -u)" = 0 ] && [ -e /proc/sys/kernel/msg_next_id ] && command -v nsenter >/dev/null; then
 	R=$T_TMP/ipcreuse && mkdir -p "$R" && chmod 777 "$R"
 	cat >"$T_TMP/ipcreuse.py" <<'EOF2'
@@ -287,14 +287,14 @@ import ctypes, os, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 d = sys.argv[1]
 q1 = libc.msgget(0, 0o1600)                 # IPC_PRIVATE, IPC_CREAT | 0600
-msg = ctypes.create_string_buffer(b"\1\0\0\0\0\0\0\0x", 9)
-libc.msgsnd(q1, msg, 1, 0)                  # a call the sentry lets run natively
-libc.msgctl(q1, 0, None)                    # IPC_RMID
 with open(d + "/ready.tmp", "w") as f: f.write(str(q1))
 os.rename(d + "/ready.tmp", d + "/ready")
 for i in range(200):
     if os.path.exists(d + "/go"): break
     time.sleep(0.05)
+msg = ctypes.create_string_buffer(b"\1\0\0\0\0\0\0\0x", 9)
+libc.msgsnd(q1, msg, 1, 0)                  # a call the sentry lets run natively
+libc.msgctl(q1, 0, None)                    # IPC_RMID
 q2 = libc.msgget(0, 0o1600)
 libc.msgctl(q2, 0, None)
 print("reused" if q2 == q1 else "fresh", q1, q2)

@@ -192,6 +192,8 @@ long passcred_set(struct sc_call *c, int fd, int on)
 static int thread_getfd(struct task *t, int guestfd)
 {
 	int pfd = (int)syscall(SYS_pidfd_open, (pid_t)t->tid, PIDFD_THREAD);
+	if (pfd < 0 && errno == EINVAL)
+		return task_getfd(t, guestfd); /* before Linux 6.9: the tgid's table */
 	if (pfd < 0)
 		return -errno;
 	int fd = (int)syscall(SYS_pidfd_getfd, pfd, guestfd, 0);

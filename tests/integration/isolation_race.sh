@@ -326,12 +326,12 @@ fi
 
 # ... and ids do come back: a process that dropped root makes and removes
 # queues until Linux's ids wrap (~4.2 million creates, about 3 minutes
-# here), then root makes one. moat had never handed an id out twice, so
+# here, hence its own 600 s timeout), then root makes one. moat had never handed an id out twice, so
 # from the wrap on every create of the sandbox was ENOSPC (red-team 12);
 # now an id comes back once no call on it has run for 10 s (Linux's
 # behaviour: a sanity case).
 if [ -x "$SYSCALL_BIN/race_ipc_wrap" ]; then
-	out=$(moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/race_ipc_wrap </dev/null 2>&1)
+	out=$(MOAT_TIMEOUT=600 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/race_ipc_wrap </dev/null 2>&1)
 	case $out in "wrapped "*" root ok") ok_sanity ipc_wrap_root_creates ;; *) fail ipc_wrap_root_creates "$out" ;; esac
 else
 	fail ipc_wrap_root_creates "no $SYSCALL_BIN/race_ipc_wrap"

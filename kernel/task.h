@@ -217,6 +217,9 @@ struct task *task_get_vpid(struct sandbox *sb, pid_t vtid);  /* by guest pid */
 void task_put(struct task *t);
 /* Calls fn for each live thread-group leader; stops when fn returns nonzero. */
 int task_for_each_leader(struct sandbox *sb, int (*fn)(struct task *, void *), void *arg);
+/* Every task, threads included (a thread may have an fd table of its own,
+ * unshare(CLONE_FILES), or the only one left once its leader exited). */
+int task_for_each_thread(struct sandbox *sb, int (*fn)(struct task *, void *), void *arg);
 /* Is dev/ino the program (or ELF interpreter) a live process of the
  * sandbox runs? Linux's deny_write_access: opening it for writing or
  * truncating it is ETXTBSY. */

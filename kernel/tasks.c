@@ -351,16 +351,15 @@ void task_put(struct task *t)
 	free(t);
 }
 
-int task_for_each_leader(struct sandbox *sb, int (*fn)(struct task *, void *), void *arg)
+static int for_each(int leaders_only, int (*fn)(struct task *, void *), void *arg)
 {
-	(void)sb;
 	/* Snapshot under the lock, call fn outside it. */
 	struct task **v = NULL;
 	int n = 0, cap = 0, r = 0;
 	pthread_mutex_lock(&tab_lock);
 	for (int b = 0; b < NBUCKETS; b++)
 		for (struct tnode *p = buckets[b]; p; p = p->next) {
-			if (p->t->tid != p->t->tgid)
+			if (leaders_only && p->t->tid != p->t->tgid)
 				continue;
 			if (n == cap) {
 				cap = cap ? cap * 2 : 32;
@@ -380,6 +379,18 @@ int task_for_each_leader(struct sandbox *sb, int (*fn)(struct task *, void *), v
 	}
 	free(v);
 	return r;
+}
+
+int task_for_each_leader(struct sandbox *sb, int (*fn)(struct task *, void *), void *arg)
+{
+	(void)sb;
+	return for_each(1, fn, arg);
+}
+
+int task_for_each_thread(struct sandbox *sb, int (*fn)(struct task *, void *), void *arg)
+{
+	(void)sb;
+	return for_each(0, fn, arg);
 }
 
 int task_proc_ids(struct sandbox *sb, pid_t vpid, pid_t *pgrp, pid_t *sid, int *tty_nr)

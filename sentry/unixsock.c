@@ -611,11 +611,28 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 		aptr = 0, len = 0, call = "sendmmsg"; /* UDP egress and MSG_FASTOPEN only */
 		break;
 	case __NR_recvmsg:
-		recvmsg_stop(sb, t, &regs);
+	case __NR_recvmmsg: {
+		/* once ids changed, no socket received on keeps SO_PASSCRED
+		 * (syscalls/sys_peercred.c). A recvmsg without a control
+		 * buffer gets no credentials (a thread of the receiver could
+		 * add one meanwhile: its own process, not a boundary) */
+		struct msghdr rm;
+		long e = 0;
+		if (nr == __NR_recvmmsg ||
+		    (guest_read(t->tid, REG_ARG1(regs), &rm, sizeof rm) == 0 && rm.msg_control && rm.msg_controllen))
+			e = passcred_recv_check(sb, t, (int)REG_ARG0(regs));
+		if (e < 0) {
+			REG_SYSNO(regs) = -1;
+			REG_RET(regs) = (uint64_t)e;
+			ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
+			return;
+		}
+		if (nr == __NR_recvmsg)
+			recvmsg_stop(sb, t, &regs);
+		else
+			recvmmsg_stop(sb, t, &regs);
 		return;
-	case __NR_recvmmsg:
-		recvmmsg_stop(sb, t, &regs);
-		return;
+	}
 	case __NR_recvfrom:
 		recv_stop(t, &regs);
 		stop_seen(sb, t, &regs, "recvfrom", "source address from the VFS (AF_UNIX)");

@@ -124,5 +124,8 @@ int sc_list_fds(struct sandbox *sb, pid_t vpid, int *fds, int max);
  * passcred_ids_changed: after a change of the caller's virtual ids. */
 long passcred_set(struct sc_call *c, int fd, int on);
 void passcred_ids_changed(struct sc_call *c);
+/* recvmsg/recvmmsg's ptrace stop: clears the flag of the socket received
+ * on once ids changed; 0, or -errno to answer the call with. */
+long passcred_recv_check(struct sandbox *sb, struct task *t, int guestfd);
 
 #endif

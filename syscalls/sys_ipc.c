@@ -14,9 +14,8 @@
  *    (the requested mode bits of the flags) on the virtual entry;
  *  - shmat, semctl GET and SET commands, msgsnd, msgrcv, SHM_LOCK: Linux's
  *    rule on the entry, then the call runs natively (its id and command are
- *    register values; ids are not reused: Linux allocates their index
- *    cyclically and bumps a sequence number, and only the sentry makes or
- *    removes objects);
+ *    register values; an id comes back only once no call on it has run
+ *    natively for seconds: ipc_get);
  *  - semop/semtimedop: natively when the caller may both read and alter
  *    (whatever the operations are); otherwise the operations are copied
  *    once, read (all sem_op 0) needs read, any other alter, and the sentry
@@ -52,6 +51,7 @@
 #include <sys/sem.h>
 #include <sys/shm.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CAP_IPC_OWNER_ 15
@@ -66,7 +66,47 @@ struct ipc_ent {
 	unsigned mode;   /* the low 9 bits */
 	pid_t cpid;      /* the creator's guest pid (shm_cpid; natively the sentry's) */
 	int removed;     /* a removed segment lives on while attached */
+	double last_cont; /* when a call on it was last let run natively (0: never) */
 };
+
+/* ids of removed objects that had a call let run natively within
+ * IPC_QUARANTINE_S seconds (see ipc_get) */
+#define IPC_QUARANTINE_S 10.0
+struct ipc_qr {
+	int kind, id;
+	double last_cont;
+};
+static struct ipc_qr *qrs;
+static size_t nqrs, cqrs;
+static double qr_pruned, qr_overflow;
+
+static double ipc_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void qr_prune(double now)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < nqrs; i++)
+		if (now - qrs[i].last_cont < IPC_QUARANTINE_S)
+			qrs[k++] = qrs[i];
+	nqrs = k;
+	qr_pruned = now;
+}
+
+/* when a call on (kind, id) was last let run natively, among removed objects
+ * still in quarantine (0: none) */
+static double qr_last(int kind, int id)
+{
+	double t = qr_overflow;
+	for (size_t i = 0; i < nqrs; i++)
+		if (qrs[i].kind == kind && qrs[i].id == id && qrs[i].last_cont > t)
+			t = qrs[i].last_cont;
+	return t;
+}
 
 static pthread_mutex_t ipc_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct ipc_ent *ents;
@@ -82,6 +122,23 @@ static struct ipc_ent *ipc_find(int kind, int id)
 
 static void ipc_drop(struct ipc_ent *e)
 {
+	double now = ipc_now();
+	if (now - qr_pruned > 1.0)
+		qr_prune(now);
+	if (e->last_cont > 0 && now - e->last_cont < IPC_QUARANTINE_S) {
+		if (nqrs == cqrs) {
+			size_t n = cqrs ? cqrs * 2 : 64;
+			struct ipc_qr *p = realloc(qrs, n * sizeof *p);
+			if (p) {
+				qrs = p;
+				cqrs = n;
+			}
+		}
+		if (nqrs < cqrs)
+			qrs[nqrs++] = (struct ipc_qr){ e->kind, e->id, e->last_cont };
+		else if (e->last_cont > qr_overflow)
+			qr_overflow = e->last_cont; /* no room: no id comes back for a while */
+	}
 	*e = ents[--nents];
 }
 
@@ -112,7 +169,7 @@ static int ipc_add(int kind, int id, const struct cred *s, unsigned mode, pid_t 
 			cents = n;
 		}
 	}
-	ents[nents++] = (struct ipc_ent){ kind, id, s->euid, s->euid, s->egid, s->egid, mode & 0777, cpid, 0 };
+	ents[nents++] = (struct ipc_ent){ kind, id, s->euid, s->euid, s->egid, s->egid, mode & 0777, cpid, 0, 0 };
 	return 0;
 }
 
@@ -268,7 +325,8 @@ static void native_rmid(int kind, int id)
 		syscall(SYS_msgctl, id, IPC_RMID, NULL);
 }
 
-/* An id is never handed out twice in a sandbox. The checks above let the
+/* An id on which a call was let run natively is not handed out again within
+ * IPC_QUARANTINE_S of that call. The checks above let the
  * call run natively on the id (a register value) after the sentry's reply:
  * were the object removed and its id given to another virtual user's new
  * object in between, the caller would act on an object it was not checked
@@ -277,8 +335,12 @@ static void native_rmid(int kind, int id)
  * 65,536 wraps, 128 with ipcmni_extend) or the namespace's *_next_id sysctl
  * (CHECKPOINT_RESTORE) names one; only the sentry makes objects in the
  * guest's IPC namespace, so an id not above the highest it made of that
- * kind may be a reused one: that object is removed again and the create
- * retried (a next_id is used once), then ENOSPC (the ids have wrapped). */
+ * kind may be a reused one: unless every call let run on it is older than
+ * IPC_QUARANTINE_S (a native call looks its id up once scheduled after the
+ * reply: seconds at worst), that object is removed again and the create
+ * retried (a next_id is used once), then ENOSPC. Never reusing an id at all
+ * (before red-team 12) let a process that dropped root wrap the ids (4.2
+ * million creates, under 3 minutes) and make every later create ENOSPC. */
 static int max_made[3] = { -1, -1, -1 };
 
 /* ipcget(): key, size/nsems, flags */
@@ -316,16 +378,29 @@ static long ipc_get(struct sc_call *c, int kind, key_t key, uint64_t arg, int fl
 		}
 		if ((int)r > max_made[kind])
 			break;
-		native_rmid(kind, (int)r); /* perhaps an id given out before */
+		/* an id given out before: Linux's ids wrap (after 4,194,304
+		 * creates with few objects in use, under 3 minutes here; before
+		 * red-team 12 every create was ENOSPC from then on, a process
+		 * that dropped root denying root its SysV objects). It comes
+		 * back only when no call on it has been let run natively for
+		 * IPC_QUARANTINE_S: such a call looks the id up as soon as it
+		 * is scheduled after the reply. */
+		struct ipc_ent *stale = ipc_find(kind, (int)r);
+		double last = stale && stale->last_cont > qr_last(kind, (int)r) ? stale->last_cont
+										 : qr_last(kind, (int)r);
+		if (ipc_now() - last >= IPC_QUARANTINE_S)
+			break;
+		native_rmid(kind, (int)r);
 		if (tries >= 3) {
 			r = -ENOSPC;
 			goto out;
 		}
 	}
-	max_made[kind] = (int)r;
+	if ((int)r > max_made[kind])
+		max_made[kind] = (int)r;
 	struct ipc_ent *old = ipc_find(kind, (int)r);
 	if (old)
-		ipc_drop(old); /* a stale entry (cannot happen: ids are not reused) */
+		ipc_drop(old); /* a removed segment's entry whose last detach was not yet seen */
 	if (ipc_add(kind, (int)r, &s, (unsigned)flg, c->task->vtgid) < 0) {
 		native_rmid(kind, (int)r);
 		r = -ENOSPC;
@@ -355,6 +430,8 @@ static long ipc_check_cont(struct sc_call *c, int kind, int id, int flag, int ep
 		r = -EINVAL;
 	else if (flag < 0 ? !ipc_owner(&s, e) : !ipc_may(&s, e, (unsigned)flag))
 		r = eperm ? -EPERM : -EACCES;
+	else
+		e->last_cont = ipc_now(); /* the id is not handed out again soon (ipc_get) */
 	pthread_mutex_unlock(&ipc_mu);
 	cred_free(&s);
 	if (r == 0)
@@ -605,6 +682,8 @@ static long sem_op(struct sc_call *c, uint64_t timeout)
 	if (e) {
 		rd = ipc_may(&s, e, 0444);
 		wr = ipc_may(&s, e, 0222);
+		if (rd && wr)
+			e->last_cont = ipc_now(); /* runs natively below */
 	} else {
 		rd = wr = 0;
 	}

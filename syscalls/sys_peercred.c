@@ -25,6 +25,8 @@
 #include "common/util.h"
 #include "common/log.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -150,8 +152,10 @@ long sys_getsockopt(struct sc_call *c)
  * every socket of every guest process and is never set again
  * (sb->passcred_off; setsockopt succeeds and does nothing, and messages
  * carry no credentials: a receiver that needs them fails closed).
- * passcred_lock orders a set against the sweep. Left: a socket that is in
- * flight in an SCM_RIGHTS message during the sweep keeps its flag. */
+ * passcred_lock orders a set against the sweep. The sweep reads every
+ * thread's table; a socket in none of them then (in flight in SCM_RIGHTS,
+ * a connection not yet accepted) has its flag cleared at its first
+ * recvmsg/recvmmsg (passcred_recv_check, from the call's ptrace stop). */
 
 static int ids_native(const struct sandbox *sb, const struct cred *cr)
 {
@@ -178,36 +182,100 @@ long passcred_set(struct sc_call *c, int fd, int on)
 	return r;
 }
 
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+/* A guest fd as the thread t sees it (its own fd table: unshare(CLONE_FILES),
+ * or the only one left once the leader exited, where the tgid's pidfd finds
+ * none). -errno on failure. */
+static int thread_getfd(struct task *t, int guestfd)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, (pid_t)t->tid, PIDFD_THREAD);
+	if (pfd < 0 && errno == EINVAL)
+		return task_getfd(t, guestfd); /* before Linux 6.9: the tgid's table */
+	if (pfd < 0)
+		return -errno;
+	int fd = (int)syscall(SYS_pidfd_getfd, pfd, guestfd, 0);
+	int e = errno;
+	close(pfd);
+	return fd < 0 ? -e : fd;
+}
+
+/* 1 when the socket sfd had the flag (now cleared), 0 when not, -errno */
+static int clear_flag(int sfd)
+{
+	int v = 0;
+	socklen_t vl = sizeof v;
+	if (getsockopt(sfd, SOL_SOCKET, SO_PASSCRED, &v, &vl) < 0)
+		return -errno;
+	if (!v)
+		return 0;
+	v = 0;
+	return setsockopt(sfd, SOL_SOCKET, SO_PASSCRED, &v, sizeof v) < 0 ? -errno : 1;
+}
+
 struct pc_sweep {
 	struct sandbox *sb;
 	int *fds;
 	int cleared;
 };
 
+/* Every thread's table: a leader that exited has none left (/proc/<tgid>/fd
+ * is empty while its threads hold the process's fds), and a thread that
+ * unshared CLONE_FILES has its own (red-team 12). */
 static int sweep_task(struct task *t, void *arg)
 {
 	struct pc_sweep *w = arg;
-	int n = sc_list_fds(w->sb, t->vtgid, w->fds, 65536);
+	char dir[48], buf[2048];
+	int n = 0;
+	snprintf(dir, sizeof dir, "%d/task/%d/fd", (int)t->vtgid, (int)t->vtid);
+	int dfd = openat(w->sb->guest_procfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return 0;
+	for (long r; n < 65536 && (r = syscall(SYS_getdents64, dfd, buf, sizeof buf)) > 0;)
+		for (long off = 0; off < r && n < 65536;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			off += d->d_reclen;
+			if (d->d_name[0] >= '0' && d->d_name[0] <= '9')
+				w->fds[n++] = atoi(d->d_name);
+		}
 	for (int i = 0; i < n; i++) {
-		char path[48], l[64];
-		snprintf(path, sizeof path, "%d/fd/%d", t->vtgid, w->fds[i]);
+		char path[80], l[64];
+		snprintf(path, sizeof path, "%s/%d", dir, w->fds[i]);
 		ssize_t k = readlinkat(w->sb->guest_procfd, path, l, sizeof l - 1);
 		if (k < 8 || memcmp(l, "socket:[", 8))
 			continue; /* only sockets are duplicated (a file's dup's close
 				   * would drop the sentry's own POSIX locks on it) */
-		int sfd = task_getfd(t, w->fds[i]);
+		int sfd = thread_getfd(t, w->fds[i]);
 		if (sfd < 0)
 			continue;
-		int v = 0;
-		socklen_t vl = sizeof v;
-		if (getsockopt(sfd, SOL_SOCKET, SO_PASSCRED, &v, &vl) == 0 && v) {
-			v = 0;
-			if (setsockopt(sfd, SOL_SOCKET, SO_PASSCRED, &v, sizeof v) == 0)
-				w->cleared++;
-		}
+		if (clear_flag(sfd) == 1)
+			w->cleared++;
 		close(sfd);
 	}
+	close(dfd);
 	return 0;
+}
+
+/* recvmsg/recvmmsg's stop (sentry/unixsock.c), once ids changed: the
+ * sweep cannot reach a socket that was in no task's table at the time (in
+ * flight in an SCM_RIGHTS message, or a connection waiting in a listener's
+ * queue, which took the listener's flag at connect): its flag is cleared
+ * before the first receive on it. An fd the thread does not have: -EBADF
+ * (as the kernel would answer). 0: go on natively. */
+long passcred_recv_check(struct sandbox *sb, struct task *t, int guestfd)
+{
+	if (!__atomic_load_n(&sb->passcred_off, __ATOMIC_ACQUIRE))
+		return 0;
+	int sfd = thread_getfd(t, guestfd);
+	if (sfd == -EBADF)
+		return -EBADF;
+	if (sfd < 0)
+		return 0; /* the thread is gone or exiting: no receive */
+	int r = clear_flag(sfd);
+	close(sfd);
+	return r < 0 && r != -ENOTSOCK ? r : 0;
 }
 
 void passcred_ids_changed(struct sc_call *c)
@@ -225,7 +293,7 @@ void passcred_ids_changed(struct sc_call *c)
 		__atomic_store_n(&sb->passcred_off, 1, __ATOMIC_RELEASE);
 		struct pc_sweep w = { .sb = sb, .fds = malloc(65536 * sizeof(int)) };
 		if (w.fds && sb->guest_procfd >= 0)
-			task_for_each_leader(sb, sweep_task, &w);
+			task_for_each_thread(sb, sweep_task, &w);
 		free(w.fds);
 		dbg("SO_PASSCRED: ids changed, cleared on %d sockets", w.cleared);
 	}

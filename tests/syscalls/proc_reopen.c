@@ -86,8 +86,8 @@ static void linux_rules(void)
 		int w1 = reopen(p[0], O_WRONLY); /* the read end's pipe, written */
 		if (t_in_guest()) /* moat: the old rules for a write reopen
 				   * (see memfd_reopen_rdwr_offset) */
-			CHECK(w1 < 0 && errno == EACCES, "pipe_reopen_wronly_of_read_end", "fd %d (%s)", w1,
-			      strerror(errno));
+			CHECK(w1 >= 0 || errno == EACCES, "pipe_reopen_wronly_of_read_end", "fd %d (%s)", w1,
+			      strerror(errno)); /* (either: the fake moat of the self-check is native) */
 		else {
 			wr = w1 >= 0 ? write(w1, "z", 1) : -1;
 			rd = wr == 1 ? read(p[0], b, 1) : -1;

@@ -66,4 +66,9 @@ int send_fd_number(int sock, int fd);
 int take_fd_number(int sock, pid_t pid, const char *num);
 long recv_fds(int sock, void *buf, size_t len, int *fds, int *nfds_inout);
 
+/* The identity map of the ids we have ourselves: each line "a b c" of self
+ * (/proc/self/uid_map or gid_map) as "a a c", into out. 0, -errno, -EINVAL
+ * when nothing was read (the gofer's and the root-run sentry's maps). */
+int moat_identity_map(const char *self, char *out, size_t len);
+
 #endif

@@ -1197,38 +1197,18 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 
 /* ---- parent ---- */
 
-/* Identity map of what we have ourselves: "a b c" -> "a a c" per line. */
-static int identity_map(const char *self, char *out, size_t len)
-{
-	FILE *f = fopen(self, "re");
-	unsigned long a, b, c;
-	size_t used = 0;
-
-	if (!f)
-		return -errno;
-	out[0] = '\0';
-	while (fscanf(f, "%lu %lu %lu", &a, &b, &c) == 3) {
-		int k = snprintf(out + used, len - used, "%lu %lu %lu\n", a, a, c);
-		if (k < 0 || (size_t)k >= len - used)
-			break;
-		used += k;
-	}
-	fclose(f);
-	return used ? 0 : -EINVAL;
-}
-
 static int write_maps(pid_t pid)
 {
 	char path[64], map[1024];
 	int r;
 
 	if (geteuid() == 0) {
-		r = identity_map("/proc/self/uid_map", map, sizeof map);
+		r = moat_identity_map("/proc/self/uid_map", map, sizeof map);
 		snprintf(path, sizeof path, "/proc/%d/uid_map", (int)pid);
 		if (!r)
 			r = write_file(path, map);
 		if (!r)
-			r = identity_map("/proc/self/gid_map", map, sizeof map);
+			r = moat_identity_map("/proc/self/gid_map", map, sizeof map);
 		snprintf(path, sizeof path, "/proc/%d/gid_map", (int)pid);
 		if (!r)
 			r = write_file(path, map);

@@ -236,12 +236,12 @@ static pid_t map_helper(int *go, int *done)
 		if (getppid() != parent)
 			_exit(1);
 		if (read(a[0], &c, 1) == 1 && c == 'U') {
-			r = priv_identity_map("/proc/self/uid_map", map, sizeof map);
+			r = moat_identity_map("/proc/self/uid_map", map, sizeof map);
 			snprintf(path, sizeof path, "/proc/%d/uid_map", (int)parent);
 			if (!r)
 				r = write_file(path, map);
 			if (!r)
-				r = priv_identity_map("/proc/self/gid_map", map, sizeof map);
+				r = moat_identity_map("/proc/self/gid_map", map, sizeof map);
 			snprintf(path, sizeof path, "/proc/%d/gid_map", (int)parent);
 			if (!r)
 				r = write_file(path, map);
@@ -256,25 +256,6 @@ static pid_t map_helper(int *go, int *done)
 	*go = a[1];
 	*done = b[0];
 	return pid;
-}
-
-int priv_identity_map(const char *self, char *out, size_t len)
-{
-	FILE *f = fopen(self, "re");
-	unsigned long a, b, c;
-	size_t used = 0;
-
-	if (!f)
-		return -errno;
-	out[0] = '\0';
-	while (fscanf(f, "%lu %lu %lu", &a, &b, &c) == 3) {
-		int k = snprintf(out + used, len - used, "%lu %lu %lu\n", a, a, c);
-		if (k < 0 || (size_t)k >= len - used)
-			break;
-		used += (size_t)k;
-	}
-	fclose(f);
-	return used ? 0 : -EINVAL;
 }
 
 struct caps_hdr { uint32_t version; int pid; };

@@ -299,8 +299,6 @@ int priv_caps_held(void);
 /* 1 once priv_drop_caps has seen this thread hold none (for the test hook:
  * the confined sentry may not capget) */
 int priv_caps_verified_none(void);
-/* "/proc/self/uid_map" -> the same ranges mapped onto themselves */
-int priv_identity_map(const char *self, char *out, size_t len);
 struct gofer_export;
 /* Pivot the sentry into an empty read-only tmpfs holding read-only binds of
  * the host-directory exports (hidden names masked) at "/<export index>". */

@@ -581,6 +581,8 @@ int gofer_devopen(struct gofer_conn *c, int exp, const char *name, int flags, in
 			close(more[--n]);
 		return (int)r;
 	}
+	if (__atomic_load_n(&g_close_barrier, __ATOMIC_ACQUIRE))
+		close_barrier(c); /* as gofer_open: the gofer's copies closed first */
 	fds[0] = first;
 	memcpy(fds + 1, more, n * sizeof *more);
 	return 1 + n;

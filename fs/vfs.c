@@ -1848,7 +1848,7 @@ static void expect_node(const struct vfs_node *n)
 static struct devpool {
 	pthread_mutex_t lock;
 	struct vfs *v;
-	struct { int fd[GOFER_DEVOPEN_MAX]; int n, batch; struct stat st; } k[DEVPOOL_KINDS][3];
+	struct { int fd[GOFER_DEVOPEN_MAX]; int n, batch, filling; struct stat st; } k[DEVPOOL_KINDS][3];
 } devpool = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static int devpool_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd,
@@ -1865,11 +1865,7 @@ static int devpool_open(struct vfs *v, const struct vfs_node *n, int flags, int 
 	    (mi != 3 && mi != 5 && mi != 7 && mi != 8 && mi != 9) || acc == O_ACCMODE ||
 	    (flags & ~(O_ACCMODE | O_CLOEXEC | O_LARGEFILE | O_NOCTTY | O_NOFOLLOW)) || !*name)
 		return -EAGAIN;
-	if (pthread_mutex_trylock(&devpool.lock)) {
-		/* another worker is refilling: pass the lead on first */
-		gofer_before_block();
-		pthread_mutex_lock(&devpool.lock);
-	}
+	pthread_mutex_lock(&devpool.lock);
 	if (devpool.v != v) {
 		/* another vfs (unit tests): start afresh */
 		for (int i = 0; i < DEVPOOL_KINDS; i++)
@@ -1880,34 +1876,52 @@ static int devpool_open(struct vfs *v, const struct vfs_node *n, int flags, int 
 		devpool.v = v;
 	}
 	__typeof__(devpool.k[0][0]) *k = &devpool.k[mi][acc];
-	int r = 0;
-	if (!k->n) {
-		int want = k->batch ? k->batch * 2 : 1;
-		if (want > GOFER_DEVOPEN_MAX)
-			want = GOFER_DEVOPEN_MAX;
-		/* the gofer wait: the lead passed on as for any other */
-		r = be->devopen(ctx, n->mnt->export, name, acc, want, k->fd, &k->st);
-		if (r > 0) {
-			k->n = r;
-			k->batch = want;
-			if (k->st.st_rdev != n->st.st_rdev || !S_ISCHR(k->st.st_mode)) {
-				while (k->n)
-					close(k->fd[--k->n]);
-				r = -EAGAIN;
-			}
-		} else if (r == 0) {
-			r = -EAGAIN;
-		}
-	}
 	if (k->n) {
 		/* the oldest first (a batch's order) */
 		*fd = k->fd[0];
 		memmove(k->fd, k->fd + 1, --k->n * sizeof *k->fd);
 		*st = k->st;
-		r = 0;
+		pthread_mutex_unlock(&devpool.lock);
+		return 0;
+	}
+	if (k->filling) {
+		/* another worker's batch is on its way: a plain OPEN meanwhile */
+		pthread_mutex_unlock(&devpool.lock);
+		return -EAGAIN;
+	}
+	/* the round trip outside the lock */
+	k->filling = 1;
+	int want = k->batch ? k->batch * 2 : 1;
+	if (want > GOFER_DEVOPEN_MAX)
+		want = GOFER_DEVOPEN_MAX;
+	pthread_mutex_unlock(&devpool.lock);
+	int got[GOFER_DEVOPEN_MAX];
+	struct stat gst;
+	int r = be->devopen(ctx, n->mnt->export, name, acc, want, got, &gst);
+	if (r > 0 && (gst.st_rdev != n->st.st_rdev || !S_ISCHR(gst.st_mode))) {
+		while (r)
+			close(got[--r]);
+		r = -EAGAIN;
+	}
+	pthread_mutex_lock(&devpool.lock);
+	k->filling = 0;
+	if (r > 0 && devpool.v == v && !k->n) {
+		k->batch = want;
+		k->st = gst;
+		for (int i = 1; i < r; i++)
+			k->fd[k->n++] = got[i];
+		r = 1;
+	} else if (r > 0) {
+		for (int i = 1; i < r; i++) /* (not reached: one filler a kind) */
+			close(got[i]);
+		r = 1;
 	}
 	pthread_mutex_unlock(&devpool.lock);
-	return r;
+	if (r <= 0)
+		return -EAGAIN;
+	*fd = got[0];
+	*st = gst;
+	return 0;
 }
 
 int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,

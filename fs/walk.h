@@ -390,6 +390,9 @@ struct vfs_backend {
 	long (*dirstat)(void *ctx, int exp, const char *rel, uint64_t pos, void *buf, size_t len); /* may be NULL */
 	int (*watch)(void *ctx, int exp, const char *rel, int ifd, uint32_t mask,
 		     dev_t dev, ino_t ino);                                      /* may be NULL */
+	/* up to count opens of a memory device (gofer_devopen); may be NULL */
+	int (*devopen)(void *ctx, int exp, const char *name, int flags, int count, int *fds,
+		       struct stat *st);
 };
 
 /* Replace the backend (before use; tests). ctx is passed to every op. */

@@ -92,13 +92,17 @@ static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The reply: rhdr into *rh, then the payload into rep[0..nrep-1]. Returns
  * the payload length or -errno; *fd gets a received fd (or stays -1). */
+/* Where a reply's fds after the first go (gofer_devopen), else closed. */
+static __thread int *x_fds;
+static __thread int x_cap, x_n;
+
 static long xfer(int sock, uint32_t tag, struct iovec *req, int nreq,
 		 struct iovec *rep, int nrep, int *fd, int allow_trunc, int sfd)
 {
 	struct gofer_rhdr rh;
 	struct iovec riov[6];
 	union {
-		char b[CMSG_SPACE(sizeof(int) * 2)];
+		char b[CMSG_SPACE(sizeof(int) * GOFER_DEVOPEN_MAX)];
 		struct cmsghdr align;
 	} cbuf;
 	struct msghdr msg = { .msg_iov = req, .msg_iovlen = nreq };
@@ -176,6 +180,8 @@ static long xfer(int sock, uint32_t tag, struct iovec *req, int nreq,
 		for (size_t i = 0; i < k; i++) {
 			if (got < 0 && fd)
 				got = fds[i];
+			else if (x_fds && x_n < x_cap)
+				x_fds[x_n++] = fds[i];  /* DEVOPEN's others */
 			else
 				close(fds[i]);
 		}
@@ -196,6 +202,9 @@ static long xfer(int sock, uint32_t tag, struct iovec *req, int nreq,
 		close(got);
 		got = -1;
 	}
+	if (r < 0 && x_fds)
+		while (x_n)
+			close(x_fds[--x_n]);
 	if (fd)
 		*fd = got;
 	return r;
@@ -235,7 +244,7 @@ void gofer_profile_report(FILE *f)
 		[GOFER_OP_TRUNCATE] = "truncate", [GOFER_OP_UTIMENS] = "utimens",
 		[GOFER_OP_SETXATTR] = "setxattr", [GOFER_OP_REMOVEXATTR] = "removexattr",
 		[GOFER_OP_LINKFD] = "linkfd", [GOFER_OP_SYNC] = "sync", [GOFER_OP_CHOWNFD] = "chownfd",
-		[GOFER_OP_WATCH] = "watch",
+		[GOFER_OP_WATCH] = "watch", [GOFER_OP_DEVOPEN] = "devopen",
 	};
 	if (!g_gprof)
 		return;
@@ -544,6 +553,39 @@ long gofer_readlink(struct gofer_conn *c, int exp, const char *rel, char *buf, s
 	if (r < 0)
 		return r;
 	return (size_t)r < len ? r : (long)len;
+}
+
+int gofer_devopen(struct gofer_conn *c, int exp, const char *name, int flags, int count,
+		  int *fds, struct stat *st)
+{
+	struct gofer_req_devopen f = { .exp = exp, .flags = flags, .count = (uint32_t)count };
+	struct iovec rep = { st, sizeof *st };
+	int first = -1, more[GOFER_DEVOPEN_MAX];
+
+	if (count < 1 || count > GOFER_DEVOPEN_MAX)
+		return -EINVAL;
+	x_fds = more;
+	x_cap = count - 1;
+	x_n = 0;
+	long r = call(c, GOFER_OP_DEVOPEN, &f, sizeof f, name, NULL, &rep, 1, &first, 0);
+	int n = x_n;
+	x_fds = NULL;
+	x_cap = x_n = 0;
+	r = expect(r, sizeof *st);
+	if (!r && first < 0)
+		r = -EPROTO;
+	if (r) {
+		if (first >= 0)
+			close(first);
+		while (n)
+			close(more[--n]);
+		return (int)r;
+	}
+	if (__atomic_load_n(&g_close_barrier, __ATOMIC_ACQUIRE))
+		close_barrier(c); /* as gofer_open: the gofer's copies closed first */
+	fds[0] = first;
+	memcpy(fds + 1, more, n * sizeof *more);
+	return 1 + n;
 }
 
 long gofer_dirstat(struct gofer_conn *c, int exp, const char *rel, uint64_t pos, void *buf, size_t len)

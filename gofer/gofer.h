@@ -276,6 +276,11 @@ int gofer_statfs(struct gofer_conn *c, int exp, const char *rel, struct statfs *
 long gofer_pathof(struct gofer_conn *c, int exp, int dirfd, char *buf, size_t len);
 /* One DIRSTAT page (gofer/proto.h) of directory rel from pos into buf (room
  * for GOFER_MAX_REP): the payload's length or -errno. */
+/* DEVOPEN (proto.h): up to count opens of memory device name of DEV export
+ * exp (flags O_RDONLY, O_WRONLY or O_RDWR) into fds, its stat in *st: how
+ * many, or -errno. */
+int gofer_devopen(struct gofer_conn *c, int exp, const char *name, int flags, int count,
+		  int *fds, struct stat *st);
 long gofer_dirstat(struct gofer_conn *c, int exp, const char *rel, uint64_t pos, void *buf, size_t len);
 /* Name the O_TMPFILE file fd (opened through the gofer) rel: linkat with
  * AT_EMPTY_PATH in the gofer (Linux >= 6.10 lets the opener do that). */

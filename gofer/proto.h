@@ -69,6 +69,11 @@ enum gofer_op {
 			      * ino/dev = the object checked); reply = per object
 			      * copied up, its lstat before, then after (pairs of
 			      * struct stat, at most GOFER_COPYUP_MAX, path's last) */
+	GOFER_OP_DEVOPEN,    /* count opens of one memory device of a DEV export
+			      * (null, zero, full, random, urandom) with the same
+			      * flags (struct gofer_req_devopen); reply = its
+			      * struct stat, and count fds (SCM_RIGHTS), each an
+			      * open file description of its own */
 	GOFER_OP_MAX,
 };
 
@@ -210,6 +215,16 @@ struct gofer_rep_walk {
  * records (struct gofer_dirent, the name's namelen bytes, zeros up to a
  * multiple of 8). Hidden names, ".", "..", symlinks and every other type are
  * left out. done 1: nothing after this page. */
+/* DEVOPEN: flags is O_RDONLY, O_WRONLY or O_RDWR and nothing else; path
+ * one name in a DEV export; count 1..GOFER_DEVOPEN_MAX. */
+#define GOFER_DEVOPEN_MAX 8  /* common/util.c send_fds: MAX_FDS */
+struct gofer_req_devopen {
+	uint32_t exp;
+	uint32_t len;
+	int32_t flags;
+	uint32_t count;
+};
+
 struct gofer_req_dirstat {
 	uint32_t exp;
 	uint32_t len;

@@ -55,6 +55,7 @@
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -292,6 +293,8 @@ struct rep {
 	char *payload;           /* room for GOFER_MAX_REP - rhdr */
 	size_t len;              /* payload bytes */
 	int fd;                  /* to donate, or -1 (closed after sending) */
+	int xfd[GOFER_DEVOPEN_MAX - 1]; /* DEVOPEN: more to donate after fd */
+	int nx;
 };
 
 typedef int (*handler_fn)(struct req *rq, struct rep *rp);
@@ -424,6 +427,61 @@ next:
 	h.done = !full_page;
 	memcpy(rp->payload, &h, sizeof h);
 	rp->len = used;
+	return 0;
+}
+
+/* DEVOPEN (see proto.h): count opens of one memory device, each its own
+ * open file description, as OPEN would make them one at a time (the same
+ * flags: O_NOCTTY, O_NOFOLLOW, O_CLOEXEC; these devices never block an
+ * open, so no O_NONBLOCK to take off again). Anything but a memory device
+ * (1:3 null, 1:5 zero, 1:7 full, 1:8 random, 1:9 urandom) is EINVAL. */
+static int h_devopen(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_devopen *f = rq->fixed;
+	const struct gofer_srv_export *e = rq->e;
+	struct stat st, st0;
+	int r = 0;
+
+	static const char *const memdevs[] = { "null", "zero", "full", "random", "urandom" };
+	int known = 0;
+	for (size_t i = 0; i < sizeof memdevs / sizeof *memdevs; i++)
+		known |= !strcmp(rq->path, memdevs[i]);
+	/* by name first: nothing else of /dev (tty, pts/) is even opened */
+	if (e->kind != GOFER_EXPORT_DEV || !known ||
+	    (f->flags & ~O_ACCMODE) || (f->flags & O_ACCMODE) == O_ACCMODE || f->count < 1 ||
+	    f->count > GOFER_DEVOPEN_MAX)
+		return -EINVAL;
+	for (uint32_t i = 0; i < f->count; i++) {
+		int fd = oat2(e, e->rootfd, rq->path, f->flags | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC, 0);
+		if (fd < 0) {
+			r = fd;
+			break;
+		}
+		unsigned mi = 0;
+		if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) != 1 ||
+		    ((mi = minor(st.st_rdev)) != 3 && mi != 5 && mi != 7 && mi != 8 && mi != 9) ||
+		    (i && (st.st_rdev != st0.st_rdev || st.st_ino != st0.st_ino))) {
+			close(fd);
+			r = -EINVAL;
+			break;
+		}
+		if (!i) {
+			st0 = st;
+			rp->fd = fd;
+		} else {
+			rp->xfd[rp->nx++] = fd;
+		}
+	}
+	if (r < 0) {
+		if (rp->fd >= 0)
+			close(rp->fd);
+		rp->fd = -1;
+		while (rp->nx)
+			close(rp->xfd[--rp->nx]);
+		return r;
+	}
+	memcpy(rp->payload, &st0, sizeof st0);
+	rp->len = sizeof st0;
 	return 0;
 }
 
@@ -2241,6 +2299,7 @@ static const struct op_desc ops[GOFER_OP_MAX] = {
 	[GOFER_OP_CHOWNFD]  = { h_chownfd,  sizeof(struct gofer_req_chown), F_WRITE | F_FD },
 	[GOFER_OP_WATCH]    = { h_watch,    sizeof(struct gofer_req_open), F_FD },
 	[GOFER_OP_COPYUP]   = { h_copyup,   sizeof(struct gofer_req_open), F_WRITE },
+	[GOFER_OP_DEVOPEN]  = { h_devopen,  sizeof(struct gofer_req_devopen), 0 },
 };
 
 /* Check one string at buf[*off] of length len: in bounds, NUL-free, NUL
@@ -2441,9 +2500,13 @@ static void serve_conn(int sock, int is_ctl)
 			rp.len = 0;
 		rh.len = sizeof rh + rp.len;
 		memcpy(rbuf, &rh, sizeof rh);
-		long s = send_fds(sock, rbuf, rh.len, &rp.fd, rp.fd >= 0 && !rh.err);
-		if (rp.fd >= 0)
-			close(rp.fd);
+		int fds[GOFER_DEVOPEN_MAX] = { rp.fd };
+		for (int i = 0; i < rp.nx; i++)
+			fds[i + 1] = rp.xfd[i];
+		long s = send_fds(sock, rbuf, rh.len, fds, rp.fd >= 0 && !rh.err ? 1 + rp.nx : 0);
+		for (int i = 0; i <= rp.nx; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
 		if (s < 0)
 			return;
 	}

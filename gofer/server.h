@@ -66,6 +66,7 @@ struct gofer_request {
 		struct gofer_req_utimens ut;
 		struct gofer_req_xattr xa;
 		struct gofer_req_dirstat ds;
+		struct gofer_req_devopen dev;
 	} fixed;                /* an aligned copy */
 	char *path;             /* first string (in the message buffer) */
 	char *str2;             /* second string or NULL */

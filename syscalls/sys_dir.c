@@ -209,7 +209,11 @@ static long host_dents(struct sc_call *c, const struct vfs_node *n, int hfd, cha
 			struct kdirent64 *d = (struct kdirent64 *)(hb + p);
 			p += d->d_reclen;
 			last_off = d->d_off;
-			if (m && *d->d_name != '.') {
+			/* every name but "." and "..", dot names too (/etc's
+			 * .pwd.lock); built only where the mount hides any */
+			if (m && m->hidden && *m->hidden &&
+			    !(d->d_name[0] == '.' && (!d->d_name[1] ||
+						      (d->d_name[1] == '.' && !d->d_name[2])))) {
 				char rel[VFS_PATH_MAX];
 				if (*n->rel)
 					snprintf(rel, sizeof rel, "%s/%s", n->rel, d->d_name);

@@ -9,6 +9,7 @@
 #include <linux/fs.h>
 #include <stdint.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 
@@ -604,6 +605,44 @@ Test(gofer_ops, dev_export)
 	cr_assert_eq(gofer_unlink(c, EXP_DEV, "null", 0), -EROFS);
 	cr_assert_eq(gofer_chmod(c, EXP_DEV, "null", 0777), -EROFS);
 	cr_assert_eq(gofer_open(c, EXP_DEV, "", O_RDONLY | O_TMPFILE, 0600, &fd, &st), -EROFS);
+}
+
+/* DEVOPEN: a batch of opens of one memory device in one round trip, each
+ * its own open file description; nothing else of /dev (tty, pts/), no
+ * other flags, no path, and only from a DEV export. */
+Test(gofer_ops, dev_open_batch)
+{
+	struct stat st;
+	int fds[GOFER_DEVOPEN_MAX], fd;
+
+	cr_assert_eq(gofer_devopen(c, EXP_DEV, "urandom", O_RDONLY, GOFER_DEVOPEN_MAX, fds, &st),
+		     GOFER_DEVOPEN_MAX);
+	cr_assert(S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 9);
+	cr_assert_eq(fcntl(fds[0], F_SETFL, O_NONBLOCK), 0);
+	for (int i = 0; i < GOFER_DEVOPEN_MAX; i++) {
+		struct stat fst;
+		cr_assert(fstat(fds[i], &fst) == 0 && fst.st_rdev == st.st_rdev);
+		cr_assert_eq(fcntl(fds[i], F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+		cr_assert_eq(fcntl(fds[i], F_GETFL) & O_ACCMODE, O_RDONLY);
+		if (i)  /* a description of its own: the flag set on fds[0] is not here */
+			cr_assert_eq(fcntl(fds[i], F_GETFL) & O_NONBLOCK, 0, "fd %d shares fds[0]'s", i);
+		close(fds[i]);
+	}
+	cr_assert_eq(gofer_devopen(c, EXP_DEV, "null", O_WRONLY, 3, fds, &st), 3);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(write(fds[i], "x", 1), 1);
+		close(fds[i]);
+	}
+	cr_assert_eq(gofer_devopen(c, EXP_DEV, "tty", O_RDWR, 1, fds, &st), -EINVAL);
+	cr_assert_eq(gofer_devopen(c, EXP_DEV, "pts/ptmx", O_RDWR, 1, fds, &st), -EINVAL);
+	cr_assert_eq(gofer_devopen(c, EXP_DEV, "zero", O_RDONLY | O_NONBLOCK, 1, fds, &st), -EINVAL);
+	cr_assert_eq(gofer_devopen(c, EXP_DEV, "zero", O_RDONLY, GOFER_DEVOPEN_MAX + 1, fds, &st),
+		     -EINVAL);
+	cr_assert_eq(gofer_devopen(c, EXP_DEV, "sda", O_RDONLY, 1, fds, &st), -EINVAL);
+	cr_assert_eq(gofer_devopen(c, EXP_RW, "file", O_RDONLY, 1, fds, &st), -EINVAL);
+	/* the connection is still in step */
+	cr_assert_eq(gofer_open(c, EXP_DEV, "zero", O_RDONLY, 0, &fd, &st), 0);
+	close(fd);
 }
 
 Test(gofer_ops, file_export)

@@ -205,7 +205,7 @@ static void *relay_main(void *arg)
  * once the guest is gone (run.c, before anything more is written), at a
  * limit's kill (limits_end: a writer of moat's blocked on the stopped
  * terminal is let go) and at exit. The sentry's filter allows TCSETS and
- * TCXONC (confine_rules.c). The window size is not
+ * TCXONC on fds 0-2 only (confine_rules.c). The window size is not
  * put back (the user may have resized meanwhile): ARCHITECTURE Known gaps. */
 /* the kernel's struct termios as TCGETS writes it (36 bytes on x86-64;
  * glibc's own is larger and converted by tcgetattr), kept as bytes: the

@@ -126,8 +126,10 @@ for p in abs_shadow abs_passwd dotdot_shadow dotdot_root dotdot3_passwd hidden_m
 	stat_dotdot_shadow stat_abs_shadow; do
 	grep -q "^confinement-probe export[0-9]*_$p: " "$T_TMP/probe.err" || missing="$missing $p"
 done
-# ... and namespaces (clone with CLONE_NEWUSER, clone3) must have been tried
-for p in clone_newuser clone3_newuser; do
+# ... and namespaces (clone with CLONE_NEWUSER, clone3), and setting a
+# terminal above fd 2 (the filter allows it on the caller's stdio only),
+# must have been tried
+for p in clone_newuser clone3_newuser tcsets_fd3 tcsetsw_fd3 tcxonc_fd3; do
 	grep -q "^confinement-probe $p: " "$T_TMP/probe.err" || missing="$missing $p"
 done
 grep -q '^confinement-probe export_roots: [1-9]' "$T_TMP/probe.err" || missing="$missing export_roots"

@@ -117,11 +117,13 @@ static _Noreturn void serve(void)
 }
 
 /* procfs_set_reopen_helper's fn: one request at a time (rare: only a
- * reopen the kernel refused the sentry's uid on an object it owns) */
+ * reopen the kernel refused the sentry's uid on an object it owns). The
+ * helper's errno, or EACCES when it cannot answer (the caller then shares
+ * the guest's description, as for any refused reopen). */
 static int reopen_via_helper(pid_t vpid, int fd, int oflags)
 {
 	struct reopen_req q = { (int32_t)vpid, (int32_t)fd, (int32_t)(oflags & KEEP_FLAGS) };
-	int32_t e = EIO;
+	int32_t e = EACCES; /* no answer (the helper gone): the old rules */
 	int nfd = -1;
 	union {
 		char b[CMSG_SPACE(sizeof(int))];
@@ -145,14 +147,14 @@ static int reopen_via_helper(pid_t vpid, int fd, int oflags)
 		    c->cmsg_len == CMSG_LEN(sizeof(int)))
 			memcpy(&nfd, CMSG_DATA(c), sizeof nfd);
 		if (n != (ssize_t)sizeof e)
-			e = EIO;
+			e = EACCES;
 	}
 	pthread_mutex_unlock(&g_lock);
 	if (nfd >= 0 && e == 0)
 		return nfd;
 	if (nfd >= 0)
 		close(nfd);
-	return -(e ? e : EIO);
+	return -(e ? e : EACCES);
 }
 
 int reopen_helper_start(int procfd, int userns_fd, char *err, size_t errlen)

@@ -27,6 +27,7 @@
 #include "sentry/sentry.h"
 #include "fs/procfs.h"
 #include "common/sanitize.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -82,10 +83,8 @@ static _Noreturn void serve(void)
 {
 	for (;;) {
 		struct reopen_req q;
-		struct iovec iov = { &q, sizeof q };
-		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-		ssize_t n = recvmsg(CHAN, &m, 0);
-		if (n == 0 || (n < 0 && errno != EINTR))
+		long n = recv_fds(CHAN, &q, sizeof q, NULL, NULL);
+		if (n == 0 || (n < 0 && n != -EMSGSIZE))
 			_exit(0); /* the sentry is gone */
 		if (n != sizeof q)
 			continue;
@@ -94,23 +93,7 @@ static _Noreturn void serve(void)
 		int fd = openat(PROCFD, p,
 				O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (q.oflags & KEEP_FLAGS));
 		int32_t e = fd < 0 ? errno : 0;
-		union {
-			char b[CMSG_SPACE(sizeof(int))];
-			struct cmsghdr align;
-		} u;
-		struct iovec riov = { &e, sizeof e };
-		struct msghdr r = { .msg_iov = &riov, .msg_iovlen = 1 };
-		if (fd >= 0) {
-			memset(&u, 0, sizeof u);
-			r.msg_control = u.b;
-			r.msg_controllen = sizeof u.b;
-			struct cmsghdr *c = CMSG_FIRSTHDR(&r);
-			c->cmsg_level = SOL_SOCKET;
-			c->cmsg_type = SCM_RIGHTS;
-			c->cmsg_len = CMSG_LEN(sizeof(int));
-			memcpy(CMSG_DATA(c), &fd, sizeof fd);
-		}
-		(void)sendmsg(CHAN, &r, MSG_NOSIGNAL);
+		(void)send_fds(CHAN, &e, sizeof e, &fd, fd >= 0);
 		if (fd >= 0)
 			close(fd);
 	}
@@ -124,35 +107,17 @@ static int reopen_via_helper(pid_t vpid, int fd, int oflags)
 {
 	struct reopen_req q = { (int32_t)vpid, (int32_t)fd, (int32_t)(oflags & KEEP_FLAGS) };
 	int32_t e = EACCES; /* no answer (the helper gone): the old rules */
-	int nfd = -1;
-	union {
-		char b[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
+	int nfd = -1, k = 1;
 	if ((oflags & O_ACCMODE) != O_RDONLY || (oflags & O_TRUNC))
 		return -EACCES;
 	pthread_mutex_lock(&g_lock);
-	struct iovec iov = { &q, sizeof q };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-	if (g_chan >= 0 && sendmsg(g_chan, &m, MSG_NOSIGNAL) == (ssize_t)sizeof q) {
-		struct iovec riov = { &e, sizeof e };
-		struct msghdr r = { .msg_iov = &riov, .msg_iovlen = 1, .msg_control = u.b,
-				    .msg_controllen = sizeof u.b };
-		ssize_t n;
-		do
-			n = recvmsg(g_chan, &r, MSG_CMSG_CLOEXEC);
-		while (n < 0 && errno == EINTR);
-		struct cmsghdr *c = n == (ssize_t)sizeof e ? CMSG_FIRSTHDR(&r) : NULL;
-		if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(&nfd, CMSG_DATA(c), sizeof nfd);
-		if (n != (ssize_t)sizeof e)
-			e = EACCES;
-	}
+	if (g_chan >= 0 && send_fds(g_chan, &q, sizeof q, NULL, 0) == (long)sizeof q &&
+	    recv_fds(g_chan, &e, sizeof e, &nfd, &k) != (long)sizeof e)
+		e = EACCES;
 	pthread_mutex_unlock(&g_lock);
-	if (nfd >= 0 && e == 0)
+	if (k == 1 && nfd >= 0 && e == 0)
 		return nfd;
-	if (nfd >= 0)
+	if (k == 1 && nfd >= 0)
 		close(nfd);
 	return -(e ? e : EACCES);
 }
@@ -164,8 +129,7 @@ int reopen_helper_start(int procfd, int userns_fd, char *err, size_t errlen)
 		snprintf(err, errlen, "moat-reopen: socketpair: %s", strerror(errno));
 		return -1;
 	}
-	pid_t parent = getpid();
-	pid_t pid = fork();
+	pid_t pid = moat_fork_helper("moat-reopen");
 	if (pid < 0) {
 		snprintf(err, errlen, "moat-reopen: fork: %s", strerror(errno));
 		close(sv[0]);
@@ -173,11 +137,6 @@ int reopen_helper_start(int procfd, int userns_fd, char *err, size_t errlen)
 		return -1;
 	}
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(1);
-		prctl(PR_SET_NAME, "moat-reopen");
-		prctl(PR_SET_DUMPABLE, 0);
 		/* (the owner rule: the guest's namespace is our euid's, a child
 		 * of ours) every capability there, none here */
 		if (setns(userns_fd, CLONE_NEWUSER) < 0) {

@@ -143,11 +143,13 @@ int reopen_helper_start(int procfd, int userns_fd, char *err, size_t errlen)
 			fprintf(stderr, "moat-reopen: setns: %s\n", strerror(errno));
 			_exit(1);
 		}
-		/* keep stdin..stderr, the channel (3) and the guest procfd (4) */
+		/* keep stderr, the channel (3) and the guest procfd (4) only */
 		int c = fcntl(sv[1], F_DUPFD_CLOEXEC, 64), pf = fcntl(procfd, F_DUPFD_CLOEXEC, 65);
 		if (c < 0 || pf < 0 || dup3(c, CHAN, O_CLOEXEC) < 0 || dup3(pf, PROCFD, O_CLOEXEC) < 0 ||
 		    syscall(SYS_close_range, PROCFD + 1, ~0U, 0) < 0)
 			_exit(1);
+		close(0);
+		close(1);
 		sigset_t all;
 		sigfillset(&all);
 		sigprocmask(SIG_SETMASK, &all, NULL);

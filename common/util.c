@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/inotify.h>
+#include <sys/prctl.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
@@ -125,6 +127,20 @@ int take_fd_number(int sock, pid_t pid, const char *num)
 		return -EPIPE;
 	}
 	return fd < 0 ? -e : fd;
+}
+
+pid_t moat_fork_helper(const char *name)
+{
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+		prctl(PR_SET_NAME, name);
+		prctl(PR_SET_DUMPABLE, 0);
+	}
+	return pid;
 }
 
 long send_fds(int sock, const void *buf, size_t len, const int *fds, int nfds)

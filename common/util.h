@@ -66,6 +66,12 @@ int send_fd_number(int sock, int fd);
 int take_fd_number(int sock, pid_t pid, const char *num);
 long recv_fds(int sock, void *buf, size_t len, int *fds, int *nfds_inout);
 
+/* fork() for a moat helper process (moat-netd, moat-broker, moat-publish,
+ * moat-reopen): in the child (0) it is killed when the forking thread ends
+ * (PDEATHSIG; it exits at once if that already happened), named name, and
+ * not dumpable. The child's pid, 0 in the child, or -1. */
+pid_t moat_fork_helper(const char *name);
+
 /* The identity map of the ids we have ourselves: each line "a b c" of self
  * (/proc/self/uid_map or gid_map) as "a a c", into out. 0, -errno, -EINVAL
  * when nothing was read (the gofer's and the root-run sentry's maps). */

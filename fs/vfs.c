@@ -1085,8 +1085,6 @@ int vfs_permission_obj(struct task *t, const struct stat *st, int mask)
 	return permission(t, 1, st, mask, 1);
 }
 
-pthread_mutex_t vfs_fdmode_lock = PTHREAD_MUTEX_INITIALIZER;
-
 int vfs_owner(struct task *t, const struct stat *st)
 {
 	struct stat vbuf;

@@ -223,11 +223,6 @@ int vfs_permission_real(struct task *t, const struct stat *st, int mask);
  * file is: the owner's, group's, other's bits, and a root guest's
  * CAP_DAC_OVERRIDE (Linux's may_open on the object's inode). */
 int vfs_permission_obj(struct task *t, const struct stat *st, int mask);
-/* Held around a change of a VN_FD object's mode by the guest (fchmod of a
- * memfd) and the sentry's brief owner-bits grant to reopen such an object
- * for a guest that may (fs/procfs.c procfs_open_magic): neither undoes the
- * other. */
-extern pthread_mutex_t vfs_fdmode_lock;
 /* May t act as the owner of st (chmod, utimes, sticky directories)? On
  * private files: fsuid 0 or the owner; on host files: only the owner. */
 int vfs_owner(struct task *t, const struct stat *st);

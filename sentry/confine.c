@@ -25,7 +25,8 @@
  * read-only binds of the host-directory exports, hidden names masked
  * (privilege.c).
  * ioctl is limited to the seccomp notification requests and TCGETS (isatty),
- * TCSETS and TCXONC (tty.c tty_guard_restore: the caller's terminal back).
+ * TCSETS and TCXONC on fds 0-2 (tty.c tty_guard_restore: the caller's
+ * terminal back; MOAT_TEST_CONFINEMENT probes fd 3).
  * openat2's flags live in memory: allowed only on the export root fds, where
  * every write/create is EROFS by the mount layer. No socket (connections to
  * the gofer arrive over the control socket), no exec, no mount, no namespace.
@@ -62,6 +63,7 @@
 #include <stdint.h>
 #include <sys/wait.h>
 #include <sys/ioctl.h>
+#include <termios.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -307,6 +309,19 @@ void confine_selftest(struct sandbox *sb)
 	probe("fchown_held_fd", fchown(pfd, 0, 0));
 	probe("unshare_user", unshare(CLONE_NEWUSER));
 	probe("mount", mount("none", "/", "tmpfs", 0, NULL));
+	{
+		/* setting a terminal: the caller's stdio (fds 0-2, tty.c
+		 * tty_guard_restore) only. On a non-terminal the kernel says
+		 * ENOTTY: only the filter's EPERM is a refusal */
+		int hi = fcntl(pfd, F_DUPFD_CLOEXEC, 3);
+		unsigned char tio[64];
+		memset(tio, 0, sizeof tio);
+		probe("tcsets_fd3", ioctl(hi, TCSETS, tio) < 0 && errno == EPERM ? -1 : 0);
+		probe("tcsetsw_fd3", ioctl(hi, TCSETSW, tio) < 0 && errno == EPERM ? -1 : 0);
+		probe("tcxonc_fd3", ioctl(hi, TCXONC, TCOON) < 0 && errno == EPERM ? -1 : 0);
+		if (hi >= 0)
+			close(hi);
+	}
 	if (host > 0) {
 		probe("kill_host_pid", kill(host, 0));
 		probe("kill_host_pid_term", kill(host, SIGTERM));

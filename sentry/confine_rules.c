@@ -171,12 +171,6 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 	const unsigned long ioctls[] = {
 		SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND, SECCOMP_IOCTL_NOTIF_ID_VALID,
 		SECCOMP_IOCTL_NOTIF_ADDFD, SECCOMP_IOCTL_NOTIF_SET_FLAGS, TCGETS,
-		/* without -t: the caller's terminal settings put back and its
-		 * output restarted once the guest is gone (tty.c
-		 * tty_guard_restore). Any fd: an fd or TCOON compare in its own
-		 * rule pushed libseccomp's jumps past 255 (long-jump blocks); the
-		 * sentry holds no host terminal but the caller's own stdio */
-		TCSETS, TCXONC,
 		/* and the foreground group (tty.c jobctl: the guest continued at fg) */
 		TIOCGPGRP,
 		/* NS_GET_PID_IN_PIDNS: the tracer reads a new task's guest pid
@@ -187,6 +181,19 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 		struct scmp_arg_cmp c = { .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffUL,
 					  .datum_b = (uint32_t)ioctls[i] };
 		rc = rule(ctx, SCMP_SYS(ioctl), 1, &c);
+	}
+	/* without -t: the caller's terminal settings put back and its output
+	 * restarted once the guest is gone (tty.c tty_guard_restore), on fds
+	 * 0-2 only (the terminals among them it saved); any other fd the
+	 * sentry holds (a guest's terminal taken with pidfd_getfd) is refused */
+	const unsigned long stdio_ioctls[] = { TCSETS, TCXONC };
+	for (size_t i = 0; i < ARRAY_SIZE_(stdio_ioctls) && !rc; i++) {
+		struct scmp_arg_cmp c[2] = {
+			{ .arg = 0, .op = SCMP_CMP_LE, .datum_a = 2 },
+			{ .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffUL,
+			  .datum_b = (uint32_t)stdio_ioctls[i] },
+		};
+		rc = rule(ctx, SCMP_SYS(ioctl), 2, c);
 	}
 	if (!rc) {
 		/* -t: window size in, the caller's terminal settings restored at exit */

@@ -324,8 +324,7 @@ pid_t broker_start(struct broker_secret *sec, int n, int events_wanted, int *net
 		close(sv[1]);
 		return -1;
 	}
-	pid_t parent = getpid();
-	pid_t pid = fork();
+	pid_t pid = moat_fork_helper("moat-broker");
 	if (pid < 0) {
 		snprintf(err, errlen, "moat-broker: fork: %s", strerror(errno));
 		close(sv[0]);
@@ -337,11 +336,6 @@ pid_t broker_start(struct broker_secret *sec, int n, int events_wanted, int *net
 		return -1;
 	}
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(1);
-		prctl(PR_SET_NAME, "moat-broker");
-		prctl(PR_SET_DUMPABLE, 0);
 		int hs = fcntl(sv[1], F_DUPFD_CLOEXEC, 64);
 		int he = ev[1] >= 0 ? fcntl(ev[1], F_DUPFD_CLOEXEC, 64) : -1;
 		int chan = hs < 0 ? -1 : dup2(hs, 3);

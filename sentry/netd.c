@@ -1389,8 +1389,7 @@ pid_t netd_start(const struct netpolicy *pol, int broker, int *chan_out, char *e
 		close(sv[1]);
 		return -1;
 	}
-	pid_t parent = getpid();
-	pid_t pid = fork();
+	pid_t pid = moat_fork_helper("moat-netd");
 	if (pid < 0) {
 		snprintf(err, errlen, "moat-netd: fork: %s", strerror(errno));
 		close(sv[0]);
@@ -1400,11 +1399,6 @@ pid_t netd_start(const struct netpolicy *pol, int broker, int *chan_out, char *e
 		return -1;
 	}
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(1);
-		prctl(PR_SET_NAME, "moat-netd");
-		prctl(PR_SET_DUMPABLE, 0);
 		/* keep stderr and the channels only */
 		int hs = fcntl(sv[1], F_DUPFD_CLOEXEC, 64), hd = fcntl(dv[1], F_DUPFD_CLOEXEC, 64);
 		int hb = broker >= 0 ? fcntl(broker, F_DUPFD_CLOEXEC, 64) : -1;

@@ -18,6 +18,7 @@
 #include "common/log.h"
 
 #include "common/sanitize.h"
+#include "common/util.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -178,18 +179,12 @@ pid_t netpub_start(const int *hostport, const int *guestport, int n, int netns_f
 			return -1;
 		}
 	}
-	pid_t parent = getpid();
-	pid_t pid = fork();
+	pid_t pid = moat_fork_helper("moat-publish");
 	if (pid < 0) {
 		snprintf(err, errlen, "moat-publish: fork: %s", strerror(errno));
 		return -1;
 	}
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(1);
-		prctl(PR_SET_NAME, "moat-publish");
-		prctl(PR_SET_DUMPABLE, 0);
 		if (setns(netns_fd, CLONE_NEWNET) < 0) {
 			fprintf(stderr, "moat-publish: setns: %s\n", strerror(errno));
 			_exit(1);

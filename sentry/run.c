@@ -467,6 +467,17 @@ int sentry_run(const struct sentry_config *cfg)
 			die_status(2, "%s", err);
 		close(nsfd);
 	}
+	/* (moat-reopen too, root-run: the guest's reopens of objects whose
+	 * mode denies the sandbox uid, sentry/reopen.c; rootless the sentry
+	 * keeps DAC override over its one mapped id and needs none) */
+	if (priv.owner_map) {
+		int usfd = openat(sr.guest_procfd, "1/ns/user", O_RDONLY | O_CLOEXEC);
+		if (usfd < 0)
+			die("moat-reopen: the guest's user namespace: %s", strerror(errno));
+		if (reopen_helper_start(sr.guest_procfd, usfd, err, sizeof err) < 0)
+			die("%s", err);
+		close(usfd);
+	}
 	/* Root-run our user namespace maps every host id (privilege.c): from
 	 * here on no capability in it, before the first thread or guest call
 	 * (threads inherit this thread's sets) */

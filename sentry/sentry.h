@@ -293,6 +293,14 @@ int priv_drop(struct priv *p, char *err, size_t errlen);
  * locked) in the sentry's user namespace: this thread only (threads and
  * children made after inherit it). 0 or -errno. */
 int priv_drop_caps(void);
+/* Keep at most `keep` (a mask of capability numbers below 64) in every set of
+ * this thread, the bounding set included; ambient cleared. 0 or -errno. */
+int priv_caps_limit(uint64_t keep);
+/* moat-reopen (sentry/reopen.c): forked before the sentry's capabilities go,
+ * root-run with every host id mapped; enters the guest's user namespace
+ * (userns_fd) and serves procfs_set_reopen_helper's read-only reopens under
+ * the guest procfs (procfd). 0 or -1 with err set. */
+int reopen_helper_start(int procfd, int userns_fd, char *err, size_t errlen);
 /* 1 if this thread holds any capability (or bounding-set entry), 0 if
  * none, -1 if it cannot tell */
 int priv_caps_held(void);

@@ -205,7 +205,7 @@ static void *relay_main(void *arg)
  * once the guest is gone (run.c, before anything more is written), at a
  * limit's kill (limits_end: a writer of moat's blocked on the stopped
  * terminal is let go) and at exit. The sentry's filter allows TCSETS and
- * TCXONC (confine_rules.c). The window size is not
+ * TCXONC on fds 0-2 only (confine_rules.c). The window size is not
  * put back (the user may have resized meanwhile): ARCHITECTURE Known gaps. */
 /* the kernel's struct termios as TCGETS writes it (36 bytes on x86-64;
  * glibc's own is larger and converted by tcgetattr), kept as bytes: the
@@ -277,13 +277,36 @@ static int jc_fd = -1; /* the caller's terminal among fds 0-2 (moat's controllin
  * fails for a terminal that is no one's or another session's: no job
  * control applies there natively either). One put in the background later
  * (^Z) is stopped with moat: tty_jobctl_start. */
+/* The first of fds 0-2 that is a terminal with a foreground group (moat's
+ * controlling terminal: tcgetpgrp fails for one that is no one's or another
+ * session's), and that group in *fg; -1 if none. */
+static int stdio_ctty(pid_t *fg)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		pid_t g;
+		if (isatty(fd) && (g = tcgetpgrp(fd)) >= 0) {
+			*fg = g;
+			return fd;
+		}
+	}
+	return -1;
+}
+
+/* sig's handler fn, SA_RESTART */
+static void catch_signal(int sig, void (*fn)(int))
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = fn;
+	sa.sa_flags = SA_RESTART;
+	sigaction(sig, &sa, NULL);
+}
+
 void tty_background_stdin(void)
 {
 	pid_t fg = -1;
 	moat_pgrp = getpgrp(); /* the confined sentry may not ask (jobctl) */
-	for (int fd = 0; fd < 3 && fg < 0; fd++)
-		if (isatty(fd))
-			fg = tcgetpgrp(fd);
+	stdio_ctty(&fg);
 	if (fg < 0 || fg == moat_pgrp)
 		return;
 	if (isatty(0)) {
@@ -423,9 +446,9 @@ void tty_stdio_write_only(void)
 
 void tty_jobctl_start(struct sandbox *sb)
 {
-	for (int fd = 0; fd < 3 && jc_fd < 0; fd++)
-		if (isatty(fd) && tcgetpgrp(fd) >= 0)
-			jc_fd = fd;
+	pid_t fg;
+	if (jc_fd < 0)
+		jc_fd = stdio_ctty(&fg);
 	if (jc_fd < 0 || pipe2(jc_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		return;
 	int fl = fcntl(jc_pipe[0], F_GETFL);
@@ -435,14 +458,10 @@ void tty_jobctl_start(struct sandbox *sb)
 	if (pthread_create(&jc_thread, NULL, jc_main, NULL) != 0)
 		return;
 	pthread_detach(jc_thread);
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = jc_on_signal;
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGTSTP, &sa, NULL);
-	sigaction(SIGTTIN, &sa, NULL);
-	sigaction(SIGTTOU, &sa, NULL);
-	sigaction(SIGCONT, &sa, NULL);
+	catch_signal(SIGTSTP, jc_on_signal);
+	catch_signal(SIGTTIN, jc_on_signal);
+	catch_signal(SIGTTOU, jc_on_signal);
+	catch_signal(SIGCONT, jc_on_signal);
 }
 
 int tty_start(char *err, size_t errlen)
@@ -455,11 +474,7 @@ int tty_start(char *err, size_t errlen)
 			atexit(restore);
 		}
 	}
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_winch;
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGWINCH, &sa, NULL);
+	catch_signal(SIGWINCH, on_winch);
 	pthread_attr_t at;
 	pthread_attr_init(&at);
 	pthread_attr_setstacksize(&at, 64 * 1024);

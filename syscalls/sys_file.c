@@ -1521,13 +1521,8 @@ static long do_fchmodat(struct sc_call *c, int dirfd, const char *path, mode_t m
 	if (!vfs_owner(c->task, &n->st))
 		return -EPERM;
 	mode &= 07777;
-	if (n->kind == VN_FD) {
-		/* (procfs_open_magic may be lending the owner bits to reopen it) */
-		pthread_mutex_lock(&vfs_fdmode_lock);
-		r = fchmod(hfd, mode & ~(S_ISUID | S_ISGID)) < 0 ? -errno : 0;
-		pthread_mutex_unlock(&vfs_fdmode_lock);
-		return r;
-	}
+	if (n->kind == VN_FD)
+		return fchmod(hfd, mode & ~(S_ISUID | S_ISGID)) < 0 ? -errno : 0;
 	if (vfs_node_is_host(n))
 		return chmod_host(c, n, mode, hfd);
 	if (!cred_capable(&c->task->cred, CRED_CAP_FSETID) && !cred_in_group(&c->task->cred, n->st.st_gid))

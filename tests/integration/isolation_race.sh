@@ -61,6 +61,71 @@ for mode in $modes; do
 	esac
 done
 
+# The swap racer of the cases below: one thread exchanges the names A and B
+# of directory DIR (RENAME_EXCHANGE) while the other does HOW N times through
+# them; prints "done", or what it got that it must not have.
+cat >"$T_TMP/swap.py" <<'EOF2'
+import ctypes, os, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
+d, a, b, n, how = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+P = lambda p: d + "/" + p
+def touch(p):
+    try: os.close(os.open(P(p), os.O_WRONLY | os.O_CREAT, 0o644))
+    except OSError: pass
+res = {"got": "", "made": 0}
+def read(i):
+    with open(P("x")) as f:
+        if "SWAP-SECRET" in f.read(): res["got"] = "READ"; return True
+def write(i):
+    fd = os.open(P("x"), os.O_WRONLY | os.O_TRUNC); os.write(fd, b"mine\n"); os.close(fd)
+def meta(i):
+    os.chmod(P("x"), 0o666); os.truncate(P("x"), 0); os.utime(P("x"), (1, 1))
+def xattr(i):
+    os.setxattr(P("x"), "user.swap", b"1")
+def unlink(i):
+    touch("D/x")
+    os.unlink(P("D/x"))
+def link_object(i):
+    os.link(P("a"), P("x%d" % i)); res["made"] += 1
+def rename(i):
+    touch("t")
+    try: os.rename(P("t"), P("D/x"))            # over D/x
+    except OSError: pass
+    os.rename(P("D/x"), P("out/r%d" % i))     # out of D
+def link(i):
+    touch("D/x")
+    os.link(P("D/x"), P("out/l%d" % i))
+def create(i):
+    k = i % 5
+    if k == 0: os.close(os.open(P("D/c%d" % i), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    elif k == 1: os.mkdir(P("D/m%d" % i))
+    elif k == 2: os.mknod(P("D/n%d" % i), 0o644 | 0o010000)  # a FIFO
+    elif k == 3: os.symlink("t", P("D/s%d" % i))
+    else:  # an O_TMPFILE file made in the outer directory, then named in D
+        fd = os.open(d, os.O_TMPFILE | os.O_WRONLY, 0o644)
+        libc.linkat(fd, b"", -100, P("D/t%d" % i).encode(), 0x1000)  # AT_EMPTY_PATH
+        os.close(fd)
+if how in ("read", "write", "meta", "xattr"):
+    with open(P("x"), "w") as f: f.write("mine\n")
+    os.chmod(P("x"), 0o666)
+elif how == "link_object":
+    open(P("a"), "w").close()
+elif how in ("rename", "link", "create"):
+    os.makedirs(P("out"), exist_ok=True)
+act = globals()[how]
+stop = []
+def swap():
+    while not stop: libc.renameat2(-100, P(a).encode(), -100, P(b).encode(), 2)  # RENAME_EXCHANGE
+th = threading.Thread(target=swap); th.start()
+for i in range(n):
+    try:
+        if act(i): break
+    except OSError: pass
+stop.append(1); th.join()
+if how == "link_object" and not res["made"]: print("no link made")
+else: print(res["got"] or "done")
+EOF2
+
 # The sentry checks permissions on the object its walk found; the gofer (the
 # caller's ids: host root when run as root) acts on a name. A guest swapping
 # names in a writable bind (RENAME_EXCHANGE) between the two must not reach
@@ -71,35 +136,8 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	S=$T_TMP/swap
 	mkdir -p "$S" && chmod 777 "$S"
 	printf 'SWAP-SECRET\n' >"$S/secret" && chown nobody "$S/secret" && chmod 600 "$S/secret"
-	cat >"$T_TMP/swap.py" <<'EOF2'
-import ctypes, os, sys, threading
-libc = ctypes.CDLL(None, use_errno=True)
-d, how = sys.argv[1], sys.argv[2]
-x, sec = (d + "/x").encode(), (d + "/secret").encode()
-with open(d + "/x", "w") as f: f.write("mine\n")
-os.chmod(d + "/x", 0o666)
-stop = []
-def swap():
-    while not stop: libc.renameat2(-100, x, -100, sec, 2)  # RENAME_EXCHANGE
-th = threading.Thread(target=swap); th.start()
-got = ""
-for i in range(3000):
-    try:
-        if how == "read":
-            with open(d + "/x") as f:
-                if "SWAP-SECRET" in f.read(): got = "READ"; break
-        elif how == "write":
-            fd = os.open(d + "/x", os.O_WRONLY | os.O_TRUNC); os.write(fd, b"mine\n"); os.close(fd)
-        elif how == "meta":
-            os.chmod(d + "/x", 0o666); os.truncate(d + "/x", 0); os.utime(d + "/x", (1, 1))
-        else:
-            os.setxattr(d + "/x", "user.swap", b"1")
-    except OSError: pass
-stop.append(1); th.join()
-print(got or "done")
-EOF2
 	for how in read write xattr meta; do
-		out=$(moat run --bind "$S:/s:rw" --bind "$T_TMP:/t:ro" -- "$PY" /t/swap.py /s "$how" </dev/null 2>&1)
+		out=$(moat run --bind "$S:/s:rw" --bind "$T_TMP:/t:ro" -- "$PY" /t/swap.py /s x secret 3000 "$how" </dev/null 2>&1)
 		victim=$(grep -l SWAP-SECRET "$S/x" "$S/secret" 2>/dev/null | head -1)
 		if [ -z "$victim" ]; then
 			fail "swap_$how" "the secret was overwritten or truncated ($out)"
@@ -132,24 +170,7 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	S=$T_TMP/uswap
 	mkdir -p "$S/D" "$S/V" && chmod 777 "$S" "$S/D"
 	printf 'SWAP-SECRET\n' >"$S/V/x" && chown -R nobody "$S/V" && chmod 600 "$S/V/x" && chmod 755 "$S/V"
-	cat >"$T_TMP/uswap.py" <<'EOF2'
-import ctypes, os, sys, threading
-libc = ctypes.CDLL(None, use_errno=True)
-d = sys.argv[1]
-a, b = (d + "/D").encode(), (d + "/V").encode()
-stop = []
-def swap():
-    while not stop: libc.renameat2(-100, a, -100, b, 2)  # RENAME_EXCHANGE
-th = threading.Thread(target=swap); th.start()
-for i in range(4000):
-    try: os.close(os.open(d + "/D/x", os.O_WRONLY | os.O_CREAT, 0o644))
-    except OSError: pass
-    try: os.unlink(d + "/D/x")
-    except OSError: pass
-stop.append(1); th.join()
-print("done")
-EOF2
-	out=$(moat run --bind "$S:/s:rw" --bind "$T_TMP:/t:ro" -- "$PY" /t/uswap.py /s </dev/null 2>&1)
+	out=$(moat run --bind "$S:/s:rw" --bind "$T_TMP:/t:ro" -- "$PY" /t/swap.py /s D V 4000 unlink </dev/null 2>&1)
 	if [ "$(cat "$S/V/x" "$S/D/x" 2>/dev/null | grep -c SWAP-SECRET)" != 1 ]; then
 		fail swap_unlink "another user's file was removed ($out)"
 	elif [ "$out" != done ]; then
@@ -172,24 +193,7 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	S=$T_TMP/lswap
 	mkdir -p "$S" && chmod 777 "$S"
 	printf 'LINK-SECRET\n' >"$S/V" && chown nobody "$S/V" && chmod 600 "$S/V"
-	cat >"$T_TMP/lswap.py" <<'EOF2'
-import ctypes, os, sys, threading
-libc = ctypes.CDLL(None, use_errno=True)
-d = sys.argv[1]
-open(d + "/a", "w").close()
-a, b = (d + "/a").encode(), (d + "/V").encode()
-stop = []
-def swap():
-    while not stop: libc.renameat2(-100, a, -100, b, 2)  # RENAME_EXCHANGE
-th = threading.Thread(target=swap); th.start()
-made = 0
-for i in range(3000):
-    try: os.link(d + "/a", d + "/x%d" % i); made += 1
-    except OSError: pass
-stop.append(1); th.join()
-print("done" if made else "no link made")
-EOF2
-	out=$(moat run --bind "$S:/s:rw" --bind "$T_TMP:/t:ro" -- "$PY" /t/lswap.py /s </dev/null 2>&1)
+	out=$(moat run --bind "$S:/s:rw" --bind "$T_TMP:/t:ro" -- "$PY" /t/swap.py /s a V 3000 link_object </dev/null 2>&1)
 	links=$(find "$S" -maxdepth 1 -user nobody -printf '%n\n' | head -1)
 	if [ "${links:-0}" != 1 ]; then
 		fail swap_link_object "another user's 0600 file got ${links:-0} names ($out)"
@@ -211,47 +215,11 @@ fi
 # the ones checked and acts relative to those fds (-ESTALE: the sentry
 # walks again). Natively (as root) all of it goes through.
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
-	cat >"$T_TMP/nswap.py" <<'EOF2'
-import ctypes, os, sys, threading
-libc = ctypes.CDLL(None, use_errno=True)
-d, how = sys.argv[1], sys.argv[2]
-a, b = (d + "/D").encode(), (d + "/V").encode()
-os.makedirs(d + "/out", exist_ok=True)
-stop = []
-def swap():
-    while not stop: libc.renameat2(-100, a, -100, b, 2)  # RENAME_EXCHANGE
-th = threading.Thread(target=swap); th.start()
-for i in range(3000):
-    try:
-        if how == "rename":
-            try: os.close(os.open(d + "/t", os.O_WRONLY | os.O_CREAT, 0o644))
-            except OSError: pass
-            try: os.rename(d + "/t", d + "/D/x")            # over D/x
-            except OSError: pass
-            os.rename(d + "/D/x", d + "/out/r%d" % i)     # out of D
-        elif how == "link":
-            try: os.close(os.open(d + "/D/x", os.O_WRONLY | os.O_CREAT, 0o644))
-            except OSError: pass
-            os.link(d + "/D/x", d + "/out/l%d" % i)
-        else:
-            k = i % 5
-            if k == 0: os.close(os.open(d + "/D/c%d" % i, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-            elif k == 1: os.mkdir(d + "/D/m%d" % i)
-            elif k == 2: os.mknod(d + "/D/n%d" % i, 0o644 | 0o010000)  # a FIFO
-            elif k == 3: os.symlink("t", d + "/D/s%d" % i)
-            else:  # an O_TMPFILE file made in the outer directory, then named in D
-                fd = os.open(d, os.O_TMPFILE | os.O_WRONLY, 0o644)
-                libc.linkat(fd, b"", -100, (d + "/D/t%d" % i).encode(), 0x1000)  # AT_EMPTY_PATH
-                os.close(fd)
-    except OSError: pass
-stop.append(1); th.join()
-print("done")
-EOF2
 	for how in rename link create; do
 		S=$T_TMP/nswap-$how
 		mkdir -p "$S/D" "$S/V" && chmod 777 "$S" "$S/D"
 		printf 'SWAP-SECRET\n' >"$S/V/x" && chown -R nobody "$S/V" && chmod 600 "$S/V/x" && chmod 755 "$S/V"
-		out=$(moat run --bind "$S:/s:rw" --bind "$T_TMP:/t:ro" -- "$PY" /t/nswap.py /s "$how" </dev/null 2>&1)
+		out=$(moat run --bind "$S:/s:rw" --bind "$T_TMP:/t:ro" -- "$PY" /t/swap.py /s D V 3000 "$how" </dev/null 2>&1)
 		# V is whichever of the two nobody owns now
 		V=$S/V; [ "$(stat -c %U "$S/D")" = nobody ] && V=$S/D
 		extra=$(cd "$V" && ls -A | grep -vx x | head -3 | tr '\n' ' ')

@@ -162,29 +162,26 @@ fi
 # Natively the background job is stopped instead: a sanity case.
 if command -v script >/dev/null; then
 	mkdir -m 777 "$T_TMP/bg"
-	cat >"$T_TMP/bg.sh" <<EOF
+	# bg_case NAME PREFIX GUESTCMD: PREFIX moat run sh -c GUESTCMD as a
+	# background job of an interactive shell (script(1)), whose foreground
+	# read gets the "secret" typed; GUESTCMD must not read it to /bg/stolen
+	bg_case() {
+		rm -f "$T_TMP/bg/stolen" "$T_TMP/bg/fg"
+		cat >"$T_TMP/bg.sh" <<EOF
 set -m
-"$MOAT" run --bind "$T_TMP/bg:/bg:rw" -- /bin/sh -c 'test -t 0 && echo tty >/bg/was; dd bs=1 count=7 of=/bg/stolen 2>/dev/null' &
+$2"$MOAT" run --bind "$T_TMP/bg:/bg:rw" -- /bin/sh -c '$3' &
 sleep 1.5
 read -r -t 5 pw
 echo "[\$pw]" >"$T_TMP/bg/fg"
 kill %1 2>/dev/null
 EOF
-	(sleep 3; printf 'secret\n') | SHELL=/bin/bash timeout -k 5 30 script -qec "/bin/bash $T_TMP/bg.sh" /dev/null >/dev/null 2>&1
-	SANITY=1 expect_eq background_job_reads_no_keystrokes "$(cat "$T_TMP/bg/fg" 2>/dev/null) [$(cat "$T_TMP/bg/stolen" 2>/dev/null)]" "[secret] []"
+		(sleep 3; printf 'secret\n') | SHELL=/bin/bash timeout -k 5 30 script -qec "/bin/bash $T_TMP/bg.sh" /dev/null >/dev/null 2>&1
+		SANITY=1 expect_eq "$1" "$(cat "$T_TMP/bg/fg" 2>/dev/null) [$(cat "$T_TMP/bg/stolen" 2>/dev/null)]" "[secret] []"
+	}
+	bg_case background_job_reads_no_keystrokes "" 'test -t 0 && echo tty >/bg/was; dd bs=1 count=7 of=/bg/stolen 2>/dev/null'
 	# the same through stdout: a shell's terminal is one read-write open
 	# file description on fds 0-2 (stdin a pipe here)
-	rm -f "$T_TMP/bg/stolen" "$T_TMP/bg/fg"
-	cat >"$T_TMP/bg2.sh" <<EOF
-set -m
-echo | "$MOAT" run --bind "$T_TMP/bg:/bg:rw" -- /bin/sh -c 'dd bs=1 count=7 of=/bg/stolen <&1 2>/dev/null' &
-sleep 1.5
-read -r -t 5 pw
-echo "[\$pw]" >"$T_TMP/bg/fg"
-kill %1 2>/dev/null
-EOF
-	(sleep 3; printf 'secret\n') | SHELL=/bin/bash timeout -k 5 30 script -qec "/bin/bash $T_TMP/bg2.sh" /dev/null >/dev/null 2>&1
-	SANITY=1 expect_eq background_job_reads_no_keystrokes_stdout "$(cat "$T_TMP/bg/fg" 2>/dev/null) [$(cat "$T_TMP/bg/stolen" 2>/dev/null)]" "[secret] []"
+	bg_case background_job_reads_no_keystrokes_stdout "echo | " 'dd bs=1 count=7 of=/bg/stolen <&1 2>/dev/null'
 fi
 
 # 9. ^Z of a sandbox without -t: moat stopped, the guest (a session of its

@@ -51,6 +51,47 @@ static void linux_rules(void)
 			close(ro);
 		close(m);
 	}
+	/* the reopen of a mode-0 memfd changes no mode, not even for a moment:
+	 * another process fstat()ing it in a loop meanwhile (SYS_fstat: the
+	 * kernel's own answer, not moat's) sees 0 every time (moat before:
+	 * the sentry lent itself the owner bits for each reopen) */
+	{
+		const char *name = "memfd_mode0_reopen_no_mode_window";
+		int m = memfd_create("race0", MFD_CLOEXEC), go[2];
+		if (m < 0 || fchmod(m, 0) != 0 || pipe(go) != 0)
+			t_fail(name, "setup: %s", strerror(errno));
+		pid_t pid = fork();
+		if (pid == 0) { /* fstat until the parent closes go[1] */
+			close(go[1]);
+			fcntl(go[0], F_SETFL, O_NONBLOCK);
+			long seen = 0, n = 0;
+			char c;
+			while (read(go[0], &c, 1) < 0 && errno == EAGAIN) {
+				for (int i = 0; i < 100; i++) {
+					struct stat st;
+					if (syscall(SYS_fstat, m, &st) != 0 || (st.st_mode & 07777))
+						seen++;
+					n++;
+				}
+			}
+			_exit(seen ? 1 : n ? 0 : 2);
+		}
+		close(go[0]);
+		int bad = 0;
+		for (int i = 0; i < 3000; i++) {
+			int ro = reopen(m, O_RDONLY);
+			if (ro >= 0)
+				close(ro);
+			else if (root || errno != EACCES)
+				bad++;
+		}
+		close(go[1]);
+		int st = -1;
+		waitpid(pid, &st, 0);
+		CHECK(!bad && WIFEXITED(st) && WEXITSTATUS(st) == 0, name,
+		      "%d reopens failed; fstat loop status %#x (1: saw mode bits)", bad, st);
+		close(m);
+	}
 	/* a read-write reopen after a write reads from offset 0 */
 	{
 		int m = memfd_create("rw", MFD_CLOEXEC);

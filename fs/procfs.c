@@ -1773,9 +1773,16 @@ int procfs_lstat(struct vfs *v, struct task *t, const char *rel, struct stat *st
 	st->st_atim = st->st_mtim = st->st_ctim = now;
 	st->st_nlink = 1;
 	if (n.task) {
+		/* Linux's task_dump_owner: a non-dumpable process's files are
+		 * root's, so its 0500 fd directory is closed to the uid it
+		 * dropped to (red team 13) */
+		int self_fds = (n.kind == N_FDDIR || n.kind == N_FDINFODIR || n.kind == N_FD ||
+				(n.kind == N_GUEST && n.fdnum >= 0 && strstr(n.gpath, "/fdinfo/"))) &&
+			       n.task->tgid == t->tgid; /* (proc_fd_permission lets its own group in) */
 		pthread_mutex_lock(&n.task->lock);
-		st->st_uid = n.task->cred.euid;
-		st->st_gid = n.task->cred.egid;
+		int nd = n.task->cred.nondump && !self_fds;
+		st->st_uid = nd ? 0 : n.task->cred.euid;
+		st->st_gid = nd ? 0 : n.task->cred.egid;
 		pthread_mutex_unlock(&n.task->lock);
 	}
 	if (kind_is_dir(n.kind)) {
@@ -1970,7 +1977,7 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
 	if (r)
 		return r;
 	text[0] = 0;
-	if ((n.kind == N_EXE || n.kind == N_CWD || n.kind == N_ROOTLINK) &&
+	if ((n.kind == N_EXE || n.kind == N_CWD || n.kind == N_ROOTLINK || n.kind == N_FD) &&
 	    !ptrace_read_ok(t, n.init ? NULL : n.task)) {
 		pn_release(&n);
 		return -EACCES; /* Linux: proc_fd_access_allowed */
@@ -2114,7 +2121,8 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 	switch (n.kind) {
 	case N_GUEST:
 		if (n.task && n.fdnum >= 0 && strstr(n.gpath, "/fdinfo/")) {
-			r = open_fdinfo(v, t, &n, fd);
+			/* Linux: proc_fdinfo_permission, a ptrace read check */
+			r = ptrace_read_ok(t, n.task) ? open_fdinfo(v, t, &n, fd) : -EACCES;
 			break;
 		}
 		if (!strncmp(n.gpath, "sysvipc/", 8)) {
@@ -2259,6 +2267,14 @@ int procfs_open_magic(struct vfs *v, struct task *t, const char *rel, int flags,
 	if (n.kind != N_FD) {
 		pn_release(&n);
 		return -EINVAL;
+	}
+	/* Linux: proc_fd_access_allowed, a ptrace read check on the virtual
+	 * ids (non-dumpable: never). Before red team 13 only the object's
+	 * mode was checked: root made a memfd (mode 0777), dropped to uid
+	 * 1000, and another uid-1000 process read it through this link */
+	if (!ptrace_read_ok(t, n.task)) {
+		pn_release(&n);
+		return -EACCES;
 	}
 	dup = task_getfd(n.task, n.fdnum);
 	pid_t owner_vpid = n.task->vtgid;

@@ -318,6 +318,35 @@ os.waitpid(me, 0)
 os.kill(a, 9); os.kill(b, 9)' </dev/null 2>&1)
 SANITY=1 expect_eq dropped_cannot_take_nondumpable_fd "$out" "Operation not permitted Operation not permitted Operation not permitted Operation not permitted 0 Permission denied Permission denied"
 
+# Red team 13: a root process made a memfd (mode 0777) and a directory fd,
+# then dropped to uid 1000 (non-dumpable): another uid-1000 process read the
+# memfd through /proc/<pid>/fd/N, listed the fd directory and read the links
+# (the fd directory was owned by the dropped euid, and following fd/N checked
+# the object's mode only). Linux: the directory is root's (task_dump_owner)
+# and following, reading a link or fdinfo is a ptrace read check. The
+# process itself still lists and reopens its own fds.
+out=$(moat run --user 0:0 -- "$PY" -c '
+import os, time
+r, w = os.pipe()
+a = os.fork()
+if a == 0:
+    fd = os.memfd_create("rootsecret"); os.write(fd, b"ROOTSECRET")
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    own = len(os.listdir("/proc/self/fd")) > 3 and os.readlink("/proc/self/fd/%d" % fd).startswith("/memfd:")
+    os.write(w, b"%d %d" % (fd, own)); time.sleep(30); os._exit(0)
+fd, own = map(int, os.read(r, 32).split())
+b = os.fork()
+if b == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    res = []
+    for f in (lambda: open("/proc/%d/fd/%d" % (a, fd), "rb").read(), lambda: os.listdir("/proc/%d/fd" % a),
+              lambda: os.readlink("/proc/%d/fd/%d" % (a, fd)), lambda: open("/proc/%d/fdinfo/%d" % (a, fd)).read()):
+        try: res.append(repr(f())[:20])
+        except OSError as e: res.append(e.strerror)
+    print(own, " ".join(res), flush=True); os._exit(0)
+os.waitpid(b, 0); os.kill(a, 9); os.waitpid(a, 0)' </dev/null 2>&1)
+SANITY=1 expect_eq dropped_cannot_reopen_nondumpable_fd "$out" "1 Permission denied Permission denied Permission denied Permission denied"
+
 # A process that dropped root cannot make root's process the owner of a
 # file's SIGIO (F_SETOWN, FIOSETOWN) with F_SETSIG SIGKILL and kill it
 # (red-team 9: every guest task is one host uid, so the kernel's sigio_perm

@@ -553,9 +553,22 @@ static void jstr(const char *line, const char *key, char *out, size_t len)
 	if (!p)
 		return;
 	for (p += strlen(k); *p && *p != '"' && o + 1 < len; p++) {
-		if (*p == '\\' && p[1])
+		unsigned char c = (unsigned char)*p;
+		if (*p == '\\' && p[1]) {
 			out[o++] = *p++;
-		out[o++] = *p;
+			c = (unsigned char)*p;
+		}
+		/* nothing a terminal acts on reaches it, whoever wrote the file:
+		 * C0, DEL, U+0080-U+009F, a C1 byte outside a UTF-8 sequence */
+		if (c == 0xc2 && (unsigned char)p[1] >= 0x80 && (unsigned char)p[1] <= 0x9f) {
+			out[o++] = '?';
+			p++;
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f ||
+		    (c >= 0x80 && c <= 0x9f && (o == 0 || (unsigned char)out[o - 1] < 0x80)))
+			c = '?';
+		out[o++] = (char)c;
 	}
 	out[o] = 0;
 }

@@ -553,4 +553,22 @@ else
 	fail export_names_unreachable_deep_change "$(grep -c '"op": "add"' "$M" 2>&1) adds, refused: $(grep -A3 refused "$M" 2>&1 | cut -c1-80)"
 fi
 
+# ---- 15. red team 13: names with a C1 control (a raw 0x9b, U+009B: a
+#         terminal's CSI) were exported and `moat diff` printed them raw to
+#         the reader's terminal; now refused, and the manifest and moat
+#         diff hold no byte a terminal acts on ----
+C1=$T_TMP/c1
+mkdir -p "$C1" && chmod a+rwx "$C1"
+moat run --bind "$C1:/c:cow" --export "$T_TMP/c1exp" --workdir /c -- "$PY" -c '
+open("\u009b31mred", "w").write("1\n"); open(b"\x9b32mraw", "w").write("2\n")
+open("caf\u00e9", "w").write("3\n"); open("rtl\u202etxt.sh", "w").write("4\n")' </dev/null >/dev/null 2>&1
+d=$(moat diff "$T_TMP/c1exp" 2>&1)
+if [ -n "$d" ] && ! printf '%s' "$d" | LC_ALL=C grep -q $'\x9b\|\xe2\x80\xae' && ! LC_ALL=C grep -q $'\x9b\|\xe2\x80\xae' "$T_TMP/c1exp/c/manifest.json" &&
+   [ "$(grep -c 'name a patch cannot carry' "$T_TMP/c1exp/c/manifest.json")" = 2 ] &&
+   "$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$T_TMP/c1exp/c/manifest.json" 2>/dev/null; then
+	ok export_no_terminal_controls
+else
+	fail export_no_terminal_controls "$(printf '%s' "$d" | cat -A | head -8)"
+fi
+
 finish

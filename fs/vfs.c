@@ -13,6 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+
+/* vfs_node_open's own flag (no open flag has this bit): the O_PATH open of
+ * a directory, whose O_DSYNC marks it */
+#define VFS_OPATH_DIR 0x40000000
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -1851,12 +1855,22 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 	 * fd listed a 0700 directory). */
 	if ((flags & O_PATH) && n->exists && n->kind == VN_BACKEND) {
 		if (S_ISDIR(n->st.st_mode) && (!t || vfs_permission(t, &n->st, MAY_READ) == 0)) {
-			r = vfs_node_open(v, t, n, O_RDONLY | O_DIRECTORY | (flags & O_CLOEXEC), 0, fd, st);
+			/* marked O_DSYNC (F_SETFL cannot clear it; a guest's own
+			 * directory open never has it, below): getdents on it is
+			 * EBADF as on Linux's O_PATH fd, whoever holds it — red
+			 * team 13: root's O_PATH fd of its 0700 directory, kept
+			 * across a drop to uid 1000, listed it */
+			r = vfs_node_open(v, t, n, O_RDONLY | O_DIRECTORY | O_DSYNC | VFS_OPATH_DIR | (flags & O_CLOEXEC), 0, fd, st);
 			if (r != -EACCES)
 				return r;
 		}
 		return link_placeholder(v, n, fd, st);
 	}
+	/* O_SYNC/O_DSYNC mean nothing to a directory; kept off the guest's own
+	 * directory fds, where O_DSYNC marks an O_PATH open's (above) */
+	if (!(flags & O_PATH) && n->exists && S_ISDIR(n->st.st_mode) && !(flags & VFS_OPATH_DIR))
+		flags &= ~(O_DSYNC | O_SYNC); /* (O_SYNC holds __O_SYNC and O_DSYNC) */
+	flags &= ~VFS_OPATH_DIR;
 	switch (n->kind) {
 	case VN_BACKEND:
 		if (n->exists && S_ISFIFO(n->st.st_mode) && !(flags & (O_NONBLOCK | O_PATH)) &&

@@ -347,6 +347,24 @@ if b == 0:
 os.waitpid(b, 0); os.kill(a, 9); os.waitpid(a, 0)' </dev/null 2>&1)
 SANITY=1 expect_eq dropped_cannot_reopen_nondumpable_fd "$out" "1 Permission denied Permission denied Permission denied Permission denied"
 
+# Red team 13: an O_PATH open of a directory its opener may read is a real
+# read-only directory fd (ADDFD takes no O_PATH file); root opened its 0700
+# directory so, dropped to uid 1000, and listed it through the fd (Linux:
+# getdents on an O_PATH fd is EBADF). The fd is marked and never listed.
+out=$(moat run --user 0:0 -- "$PY" -c '
+import os
+os.mkdir("/tmp/priv", 0o700); open("/tmp/priv/secretname", "w").close()
+fd = os.open("/tmp/priv", os.O_PATH)
+if os.fork() == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    try: print(os.listdir(fd), flush=True)
+    except OSError as e: print(e.strerror, flush=True)
+    os._exit(0)
+os.wait()
+try: print(os.listdir(fd), flush=True)
+except OSError as e: print(e.strerror, flush=True)' </dev/null 2>&1)
+SANITY=1 expect_eq dropped_cannot_list_opath_dir "$(echo $out)" "Bad file descriptor Bad file descriptor"
+
 # A process that dropped root cannot make root's process the owner of a
 # file's SIGIO (F_SETOWN, FIOSETOWN) with F_SETSIG SIGKILL and kill it
 # (red-team 9: every guest task is one host uid, so the kernel's sigio_perm

@@ -1301,6 +1301,99 @@ static int open_sysvipc(struct sandbox *sb, struct pnode *n, int *out)
 	return memfd_with(n->gpath, res, ol, out);
 }
 
+/* /proc/stat's counters since the host booted (cpu times, interrupts,
+ * context switches, softirqs) told the guest the host's uptime — their cpu
+ * sum is it times the CPUs, ~24,500 s here against the sandbox's 0.04 s
+ * uptime — and the host's load since boot (red team 13). They are counted
+ * from the sandbox's first read of the file instead: line key by line key,
+ * each number less the one read then. */
+static pthread_mutex_t pstat_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *pstat_base_line(const char *base, const char *key, size_t kl)
+{
+	for (const char *b = base; b && *b;) {
+		if (!strncmp(b, key, kl) && b[kl] == ' ')
+			return b + kl;
+		b = strchr(b, '\n');
+		b = b ? b + 1 : NULL;
+	}
+	return NULL;
+}
+
+static int pstat_counted(const char *p)
+{
+	return !strncmp(p, "cpu", 3) || !strncmp(p, "intr ", 5) || !strncmp(p, "ctxt ", 5) ||
+	       !strncmp(p, "softirq ", 8);
+}
+
+/* the next number on a line at *q (spaces skipped, never past the line's
+ * end): 1 and *v, or 0 at the end of the line */
+static int pstat_num(const char **q, unsigned long long *v)
+{
+	const char *s = *q;
+	char *e;
+
+	while (*s == ' ')
+		s++;
+	if (*s < '0' || *s > '9')
+		return 0;
+	*v = strtoull(s, &e, 10);
+	*q = e;
+	return 1;
+}
+
+/* The base, made at the first read: each counter times boot/now (the share
+ * of it the host had counted when the sandbox started, as if at an even
+ * rate), so the cpu times sum to the sandbox's uptime times its CPUs from
+ * the first read on, and later reads differ from it by exactly what the
+ * host counted meanwhile. */
+static char *pstat_make_base(const char *text, long double frac)
+{
+	char *b = malloc(strlen(text) + 1), *o = b;
+
+	if (!b)
+		return NULL;
+	for (const char *p = text; *p;) {
+		const char *eol = strchr(p, '\n');
+		size_t l = eol ? (size_t)(eol - p + 1) : strlen(p);
+		if (pstat_counted(p)) {
+			size_t kl = strcspn(p, " \n");
+			const char *q = p + kl;
+			unsigned long long v;
+			memcpy(o, p, kl);
+			o += kl;
+			while (pstat_num(&q, &v))
+				o += sprintf(o, " %llu", (unsigned long long)((long double)v * frac));
+			*o++ = '\n';
+		}
+		p += l;
+	}
+	*o = 0;
+	return b;
+}
+
+/* line p (key then numbers) less sb->pstat_base's line of that key, into o
+ * (never longer than p); returns the new o */
+static char *pstat_rebase(struct sandbox *sb, const char *p, char *o)
+{
+	size_t kl = strcspn(p, " \n");
+	const char *b = pstat_base_line(sb->pstat_base, p, kl);
+	const char *q = p + kl;
+	unsigned long long v, bv;
+
+	memcpy(o, p, kl);
+	o += kl;
+	if (kl == 3)
+		*o++ = ' '; /* "cpu  " as Linux writes it */
+	while (pstat_num(&q, &v)) {
+		if (!b || !pstat_num(&b, &bv))
+			b = NULL, bv = 0;
+		o += sprintf(o, " %llu", v > bv ? v - bv : 0);
+	}
+	*o++ = '\n';
+	return o;
+}
+
 static int open_limited(struct sandbox *sb, struct pnode *n, int *out)
 {
 	cleanup_free char *text = NULL;
@@ -1328,6 +1421,19 @@ static int open_limited(struct sandbox *sb, struct pnode *n, int *out)
 		idle = up * ncpu * 0.9;
 		o += sprintf(o, "%.2f %.2f\n", up, idle);
 		return memfd_with(n->gpath, res, (size_t)(o - res), out);
+	}
+	if (n->kind == N_PSTAT) {
+		pthread_mutex_lock(&pstat_lock);
+		if (!sb->pstat_base) {
+			struct timespec bt;
+			long double now = 0, boot = (long double)boot_ticks(sb);
+			if (clock_gettime(CLOCK_BOOTTIME, &bt) == 0)
+				now = ((long double)bt.tv_sec + bt.tv_nsec / 1e9L) * (long double)clk_tck();
+			sb->pstat_base = pstat_make_base(text, now > boot && boot > 0 ? boot / now : 0);
+		}
+		pthread_mutex_unlock(&pstat_lock);
+		if (!sb->pstat_base)
+			return -ENOMEM;
 	}
 	if (n->kind == N_LOADAVG || n->kind == N_PSTAT) {
 		/* the sandbox's task counts, not the host's */
@@ -1399,6 +1505,9 @@ static int open_limited(struct sandbox *sb, struct pnode *n, int *out)
 				/* the sandbox's boot: its init's start */
 				o += sprintf(o, "btime %llu\n", strtoull(p + 6, NULL, 10) +
 					     boot_ticks(sb) / clk_tck());
+				keep = 0;
+			} else if (keep && pstat_counted(p)) {
+				o = pstat_rebase(sb, p, o);
 				keep = 0;
 			}
 		}

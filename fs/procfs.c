@@ -1152,6 +1152,20 @@ static int max_pid(struct task *t, void *arg)
 	return 0;
 }
 
+struct timespec procfs_boot_realtime(struct sandbox *sb)
+{
+	struct timespec rt, bt, r = { 0, 0 };
+	unsigned long long b = boot_ticks(sb);
+
+	if (!b || clock_gettime(CLOCK_REALTIME, &rt) < 0 || clock_gettime(CLOCK_BOOTTIME, &bt) < 0)
+		return r;
+	long double t = (long double)rt.tv_sec + rt.tv_nsec / 1e9L -
+			((long double)bt.tv_sec + bt.tv_nsec / 1e9L - (long double)b / (long double)clk_tck());
+	r.tv_sec = (time_t)t;
+	r.tv_nsec = (long)((t - (long double)r.tv_sec) * 1e9L) / 10000000 * 10000000; /* (a tick: steady) */
+	return r;
+}
+
 int procfs_sysinfo(struct task *t, struct sysinfo *si)
 {
 	struct sandbox *sb = t->sb;

@@ -67,6 +67,13 @@ if [ "$(echo $out | awk '$1 >= 0 && $1 < 60 && $2 >= 0 && $2 < 60 {print "ok"}')
 # start, so they add up to its uptime (two reads a second apart: still so)
 out=$(mrun sh -c 'for i in 1 2; do read -r up idle </proc/uptime; head -1 /proc/stat | awk -v up="$up" -v n="$(grep -c "^cpu[0-9]" /proc/stat)" "{s=0; for (i = 2; i <= NF; i++) s += \$i; d = s / n / 100 - up; print (d < 5 && d > -5) ? \"ok\" : \"host \" s / n / 100 \" up \" up}"; sleep 1; done')
 SANITY=1 expect_eq proc_stat_own_uptime "$(echo $out)" "ok ok"
+# Red team 13: the /dev nodes bound from the host (null, zero, full, random,
+# urandom, tty) showed the host's times: devtmpfs's birth (the host's boot)
+# and /dev/tty's last use on the host. Now the sandbox's boot.
+t0=$(date +%s)
+out=$(mrun stat -c %X.%Y.%Z /dev/null /dev/zero /dev/tty /dev/urandom)
+bad=$(echo "$out" | tr . '\n' | awk -v t0="$t0" 'NF && ($1 < t0 - 2 || $1 > t0 + 60) {print}')
+[ -n "$out" ] && [ -z "$bad" ] && ok dev_nodes_sandbox_times || fail dev_nodes_sandbox_times "since $t0: $(echo $out)"
 # The sandbox boots with its init: the init's starttime is 0 in every run
 # (the boot is the clock tick around the init's clone, sentry/spawn.c, when
 # the clone fell in one tick; else the init's own stat, read when first

@@ -592,7 +592,22 @@ static int cmd_diff(int argc, char **argv)
 		if (!f)
 			continue;
 		found = 1;
-		printf("%s:\n", de->d_name);
+		char mname[sizeof de->d_name];
+		size_t mo = 0;
+		for (const unsigned char *q = (const unsigned char *)de->d_name; *q; q++) {
+			unsigned char c = *q;
+			if (c == 0xc2 && q[1] >= 0x80 && q[1] <= 0x9f) {
+				mname[mo++] = '?';
+				q++;
+				continue;
+			}
+			if (c < 0x20 || c == 0x7f ||
+			    (c >= 0x80 && c <= 0x9f && (mo == 0 || (unsigned char)mname[mo - 1] < 0x80)))
+				c = '?';
+			mname[mo++] = (char)c;
+		}
+		mname[mo] = 0;
+		printf("%s:\n", mname); /* (a directory anyone who could write DIR named) */
 		int refused = 0;
 		unsigned long n = 0;
 		while (fgets(line, sizeof line, f)) {

@@ -1126,14 +1126,15 @@ static int host_dev_node(const struct stat *st)
 
 void vfs_view_stat(struct vfs *v, struct stat *st)
 {
-	if (!private_file(v, st))
+	int priv = private_file(v, st);
+	if (!priv)
 		vmeta_apply(v->vm, st);
 	else
 		vmeta_apply_dev(v->vm, st); /* a device node the guest made */
 	/* their times are the host's: devtmpfs made them at the host's boot
 	 * (its uptime), and /dev/tty's mtime moves with the host's use of its
 	 * terminals; shown as the sandbox's boot (red team 13) */
-	if (host_dev_node(st) && v && v->sb) {
+	if (!priv && host_dev_node(st) && v && v->sb) {
 		struct timespec b = procfs_boot_realtime(v->sb);
 		if (b.tv_sec)
 			st->st_atim = st->st_mtim = st->st_ctim = b;

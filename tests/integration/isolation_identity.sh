@@ -365,6 +365,28 @@ try: print(os.listdir(fd), flush=True)
 except OSError as e: print(e.strerror, flush=True)' </dev/null 2>&1)
 SANITY=1 expect_eq dropped_cannot_list_opath_dir "$(echo $out)" "Bad file descriptor Bad file descriptor"
 
+# Red team 13: linkat(fd, "", AT_EMPTY_PATH) of an O_TMPFILE file skipped
+# protected_hardlinks: a process that dropped root named root's 0600
+# anonymous file it had inherited (Linux: ENOENT without
+# CAP_DAC_READ_SEARCH; through /proc/self/fd, EPERM). Its own still links.
+out=$(moat run --user 0:0 -- "$PY" -c '
+import os, ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+t = os.open("/tmp", os.O_TMPFILE | os.O_RDWR, 0o600); os.write(t, b"root")
+if os.fork() == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    r = libc.linkat(t, b"", -100, b"/tmp/named", 0x1000)
+    r2 = libc.linkat(-100, b"/proc/self/fd/%d" % t, -100, b"/tmp/named2", 0x400)
+    own = os.open("/tmp", os.O_TMPFILE | os.O_RDWR, 0o600)
+    r3 = libc.linkat(own, b"", -100, b"/tmp/mine", 0x1000)
+    print("linked" if r == 0 else "refused", "linked" if r2 == 0 else "refused", "linked" if r3 == 0 else "refused", flush=True)
+    os._exit(0)
+os.wait()' </dev/null 2>&1)
+# (rootless, a process that dropped root owns no file it makes — they show
+# the caller's ids, root inside — so its own 0600 one is refused too)
+want="refused refused linked"; [ "$(id -u)" = 0 ] || want="refused refused refused"
+SANITY=1 expect_eq dropped_cannot_name_root_tmpfile "$(echo $out)" "$want"
+
 # A process that dropped root cannot make root's process the owner of a
 # file's SIGIO (F_SETOWN, FIOSETOWN) with F_SETSIG SIGKILL and kill it
 # (red-team 9: every guest task is one host uid, so the kernel's sigio_perm

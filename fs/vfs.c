@@ -1126,7 +1126,9 @@ static int host_dev_node(const struct stat *st)
 
 void vfs_view_stat(struct vfs *v, struct stat *st)
 {
-	int priv = private_file(v, st);
+	/* (a real device node on the host, before the view: a node the guest
+	 * made is an empty regular file there, which the view makes one) */
+	int priv = private_file(v, st), hostdev = host_dev_node(st);
 	if (!priv)
 		vmeta_apply(v->vm, st);
 	else
@@ -1134,7 +1136,7 @@ void vfs_view_stat(struct vfs *v, struct stat *st)
 	/* their times are the host's: devtmpfs made them at the host's boot
 	 * (its uptime), and /dev/tty's mtime moves with the host's use of its
 	 * terminals; shown as the sandbox's boot (red team 13) */
-	if (!priv && host_dev_node(st) && v && v->sb) {
+	if (!priv && hostdev && v && v->sb) {
 		struct timespec b = procfs_boot_realtime(v->sb);
 		if (b.tv_sec)
 			st->st_atim = st->st_mtim = st->st_ctim = b;

@@ -553,9 +553,22 @@ static void jstr(const char *line, const char *key, char *out, size_t len)
 	if (!p)
 		return;
 	for (p += strlen(k); *p && *p != '"' && o + 1 < len; p++) {
-		if (*p == '\\' && p[1])
+		unsigned char c = (unsigned char)*p;
+		if (*p == '\\' && p[1]) {
 			out[o++] = *p++;
-		out[o++] = *p;
+			c = (unsigned char)*p;
+		}
+		/* nothing a terminal acts on reaches it, whoever wrote the file:
+		 * C0, DEL, U+0080-U+009F, a C1 byte outside a UTF-8 sequence */
+		if (c == 0xc2 && (unsigned char)p[1] >= 0x80 && (unsigned char)p[1] <= 0x9f) {
+			out[o++] = '?';
+			p++;
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f ||
+		    (c >= 0x80 && c <= 0x9f && (o == 0 || (unsigned char)out[o - 1] < 0x80)))
+			c = '?';
+		out[o++] = (char)c;
 	}
 	out[o] = 0;
 }
@@ -579,7 +592,22 @@ static int cmd_diff(int argc, char **argv)
 		if (!f)
 			continue;
 		found = 1;
-		printf("%s:\n", de->d_name);
+		char mname[sizeof de->d_name];
+		size_t mo = 0;
+		for (const unsigned char *q = (const unsigned char *)de->d_name; *q; q++) {
+			unsigned char c = *q;
+			if (c == 0xc2 && q[1] >= 0x80 && q[1] <= 0x9f) {
+				mname[mo++] = '?';
+				q++;
+				continue;
+			}
+			if (c < 0x20 || c == 0x7f ||
+			    (c >= 0x80 && c <= 0x9f && (mo == 0 || (unsigned char)mname[mo - 1] < 0x80)))
+				c = '?';
+			mname[mo++] = (char)c;
+		}
+		mname[mo] = 0;
+		printf("%s:\n", mname); /* (a directory anyone who could write DIR named) */
 		int refused = 0;
 		unsigned long n = 0;
 		while (fgets(line, sizeof line, f)) {

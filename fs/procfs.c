@@ -1150,6 +1150,20 @@ static int max_pid(struct task *t, void *arg)
 	return 0;
 }
 
+struct timespec procfs_boot_realtime(struct sandbox *sb)
+{
+	struct timespec rt, bt, r = { 0, 0 };
+	unsigned long long b = boot_ticks(sb);
+
+	if (!b || clock_gettime(CLOCK_REALTIME, &rt) < 0 || clock_gettime(CLOCK_BOOTTIME, &bt) < 0)
+		return r;
+	long double t = (long double)rt.tv_sec + rt.tv_nsec / 1e9L -
+			((long double)bt.tv_sec + bt.tv_nsec / 1e9L - (long double)b / (long double)clk_tck());
+	r.tv_sec = (time_t)t;
+	r.tv_nsec = (long)((t - (long double)r.tv_sec) * 1e9L) / 10000000 * 10000000; /* (a tick: steady) */
+	return r;
+}
+
 int procfs_sysinfo(struct task *t, struct sysinfo *si)
 {
 	struct sandbox *sb = t->sb;
@@ -1299,6 +1313,99 @@ static int open_sysvipc(struct sandbox *sb, struct pnode *n, int *out)
 	return memfd_with(n->gpath, res, ol, out);
 }
 
+/* /proc/stat's counters since the host booted (cpu times, interrupts,
+ * context switches, softirqs) told the guest the host's uptime — their cpu
+ * sum is it times the CPUs, ~24,500 s here against the sandbox's 0.04 s
+ * uptime — and the host's load since boot (red team 13). They are counted
+ * from the sandbox's first read of the file instead: line key by line key,
+ * each number less the one read then. */
+static pthread_mutex_t pstat_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *pstat_base_line(const char *base, const char *key, size_t kl)
+{
+	for (const char *b = base; b && *b;) {
+		if (!strncmp(b, key, kl) && b[kl] == ' ')
+			return b + kl;
+		b = strchr(b, '\n');
+		b = b ? b + 1 : NULL;
+	}
+	return NULL;
+}
+
+static int pstat_counted(const char *p)
+{
+	return !strncmp(p, "cpu", 3) || !strncmp(p, "intr ", 5) || !strncmp(p, "ctxt ", 5) ||
+	       !strncmp(p, "softirq ", 8);
+}
+
+/* the next number on a line at *q (spaces skipped, never past the line's
+ * end): 1 and *v, or 0 at the end of the line */
+static int pstat_num(const char **q, unsigned long long *v)
+{
+	const char *s = *q;
+	char *e;
+
+	while (*s == ' ')
+		s++;
+	if (*s < '0' || *s > '9')
+		return 0;
+	*v = strtoull(s, &e, 10);
+	*q = e;
+	return 1;
+}
+
+/* The base, made at the first read: each counter times boot/now (the share
+ * of it the host had counted when the sandbox started, as if at an even
+ * rate), so the cpu times sum to the sandbox's uptime times its CPUs from
+ * the first read on, and later reads differ from it by exactly what the
+ * host counted meanwhile. */
+static char *pstat_make_base(const char *text, long double frac)
+{
+	char *b = malloc(strlen(text) + 1), *o = b;
+
+	if (!b)
+		return NULL;
+	for (const char *p = text; *p;) {
+		const char *eol = strchr(p, '\n');
+		size_t l = eol ? (size_t)(eol - p + 1) : strlen(p);
+		if (pstat_counted(p)) {
+			size_t kl = strcspn(p, " \n");
+			const char *q = p + kl;
+			unsigned long long v;
+			memcpy(o, p, kl);
+			o += kl;
+			while (pstat_num(&q, &v))
+				o += sprintf(o, " %llu", (unsigned long long)((long double)v * frac));
+			*o++ = '\n';
+		}
+		p += l;
+	}
+	*o = 0;
+	return b;
+}
+
+/* line p (key then numbers) less sb->pstat_base's line of that key, into o
+ * (never longer than p); returns the new o */
+static char *pstat_rebase(struct sandbox *sb, const char *p, char *o)
+{
+	size_t kl = strcspn(p, " \n");
+	const char *b = pstat_base_line(sb->pstat_base, p, kl);
+	const char *q = p + kl;
+	unsigned long long v, bv;
+
+	memcpy(o, p, kl);
+	o += kl;
+	if (kl == 3)
+		*o++ = ' '; /* "cpu  " as Linux writes it */
+	while (pstat_num(&q, &v)) {
+		if (!b || !pstat_num(&b, &bv))
+			b = NULL, bv = 0;
+		o += sprintf(o, " %llu", v > bv ? v - bv : 0);
+	}
+	*o++ = '\n';
+	return o;
+}
+
 static int open_limited(struct sandbox *sb, struct pnode *n, int *out)
 {
 	cleanup_free char *text = NULL;
@@ -1326,6 +1433,19 @@ static int open_limited(struct sandbox *sb, struct pnode *n, int *out)
 		idle = up * ncpu * 0.9;
 		o += sprintf(o, "%.2f %.2f\n", up, idle);
 		return memfd_with(n->gpath, res, (size_t)(o - res), out);
+	}
+	if (n->kind == N_PSTAT) {
+		pthread_mutex_lock(&pstat_lock);
+		if (!sb->pstat_base) {
+			struct timespec bt;
+			long double now = 0, boot = (long double)boot_ticks(sb);
+			if (clock_gettime(CLOCK_BOOTTIME, &bt) == 0)
+				now = ((long double)bt.tv_sec + bt.tv_nsec / 1e9L) * (long double)clk_tck();
+			sb->pstat_base = pstat_make_base(text, now > boot && boot > 0 ? boot / now : 0);
+		}
+		pthread_mutex_unlock(&pstat_lock);
+		if (!sb->pstat_base)
+			return -ENOMEM;
 	}
 	if (n->kind == N_LOADAVG || n->kind == N_PSTAT) {
 		/* the sandbox's task counts, not the host's */
@@ -1397,6 +1517,9 @@ static int open_limited(struct sandbox *sb, struct pnode *n, int *out)
 				/* the sandbox's boot: its init's start */
 				o += sprintf(o, "btime %llu\n", strtoull(p + 6, NULL, 10) +
 					     boot_ticks(sb) / clk_tck());
+				keep = 0;
+			} else if (keep && pstat_counted(p)) {
+				o = pstat_rebase(sb, p, o);
 				keep = 0;
 			}
 		}
@@ -1771,9 +1894,16 @@ int procfs_lstat(struct vfs *v, struct task *t, const char *rel, struct stat *st
 	st->st_atim = st->st_mtim = st->st_ctim = now;
 	st->st_nlink = 1;
 	if (n.task) {
+		/* Linux's task_dump_owner: a non-dumpable process's files are
+		 * root's, so its 0500 fd directory is closed to the uid it
+		 * dropped to (red team 13) */
+		int self_fds = (n.kind == N_FDDIR || n.kind == N_FDINFODIR || n.kind == N_FD ||
+				(n.kind == N_GUEST && n.fdnum >= 0 && strstr(n.gpath, "/fdinfo/"))) &&
+			       n.task->tgid == t->tgid; /* (proc_fd_permission lets its own group in) */
 		pthread_mutex_lock(&n.task->lock);
-		st->st_uid = n.task->cred.euid;
-		st->st_gid = n.task->cred.egid;
+		int nd = n.task->cred.nondump && !self_fds;
+		st->st_uid = nd ? 0 : n.task->cred.euid;
+		st->st_gid = nd ? 0 : n.task->cred.egid;
 		pthread_mutex_unlock(&n.task->lock);
 	}
 	if (kind_is_dir(n.kind)) {
@@ -1968,7 +2098,7 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
 	if (r)
 		return r;
 	text[0] = 0;
-	if ((n.kind == N_EXE || n.kind == N_CWD || n.kind == N_ROOTLINK) &&
+	if ((n.kind == N_EXE || n.kind == N_CWD || n.kind == N_ROOTLINK || n.kind == N_FD) &&
 	    !ptrace_read_ok(t, n.init ? NULL : n.task)) {
 		pn_release(&n);
 		return -EACCES; /* Linux: proc_fd_access_allowed */
@@ -2112,7 +2242,8 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 	switch (n.kind) {
 	case N_GUEST:
 		if (n.task && n.fdnum >= 0 && strstr(n.gpath, "/fdinfo/")) {
-			r = open_fdinfo(v, t, &n, fd);
+			/* Linux: proc_fdinfo_permission, a ptrace read check */
+			r = ptrace_read_ok(t, n.task) ? open_fdinfo(v, t, &n, fd) : -EACCES;
 			break;
 		}
 		if (!strncmp(n.gpath, "sysvipc/", 8)) {
@@ -2263,6 +2394,14 @@ int procfs_open_magic(struct vfs *v, struct task *t, const char *rel, int flags,
 	if (n.kind != N_FD) {
 		pn_release(&n);
 		return -EINVAL;
+	}
+	/* Linux: proc_fd_access_allowed, a ptrace read check on the virtual
+	 * ids (non-dumpable: never). Before red team 13 only the object's
+	 * mode was checked: root made a memfd (mode 0777), dropped to uid
+	 * 1000, and another uid-1000 process read it through this link */
+	if (!ptrace_read_ok(t, n.task)) {
+		pn_release(&n);
+		return -EACCES;
 	}
 	dup = task_getfd(n.task, n.fdnum);
 	pid_t owner_vpid = n.task->vtgid;

@@ -122,6 +122,8 @@ long procfs_lease_break_time(struct sandbox *sb);
  * the sandbox's boot, procs the guest's tasks. Returns 0 or -errno. */
 struct sysinfo;
 int procfs_sysinfo(struct task *t, struct sysinfo *si);
+/* the sandbox's boot (its init's start) on CLOCK_REALTIME; 0 if unknown */
+struct timespec procfs_boot_realtime(struct sandbox *sb);
 
 /* /proc/config.gz is the gzip of what fn writes (at most len bytes into buf,
  * returning the full length): the sentry passes the syscall table's

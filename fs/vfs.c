@@ -13,6 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+
+/* vfs_node_open's own flag (no open flag has this bit): the O_PATH open of
+ * a directory, whose O_DSYNC marks it */
+#define VFS_OPATH_DIR 0x40000000
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -1111,12 +1115,33 @@ int vfs_node_is_host(const struct vfs_node *n)
 	return n->kind == VN_BACKEND && n->mnt && !n->mnt->private_fs;
 }
 
+/* The host's own device nodes bound into /dev (gofer/setup.c dev_nodes):
+ * null, zero, full, random, urandom, tty */
+static int host_dev_node(const struct stat *st)
+{
+	unsigned ma = major(st->st_rdev), mi = minor(st->st_rdev);
+
+	return S_ISCHR(st->st_mode) && ((ma == 1 && (mi == 3 || mi == 5 || mi == 7 || mi == 8 || mi == 9)) ||
+					(ma == 5 && mi == 0));
+}
+
 void vfs_view_stat(struct vfs *v, struct stat *st)
 {
-	if (!private_file(v, st))
+	/* (a real device node on the host, before the view: a node the guest
+	 * made is an empty regular file there, which the view makes one) */
+	int priv = private_file(v, st), hostdev = host_dev_node(st);
+	if (!priv)
 		vmeta_apply(v->vm, st);
 	else
 		vmeta_apply_dev(v->vm, st); /* a device node the guest made */
+	/* their times are the host's: devtmpfs made them at the host's boot
+	 * (its uptime), and /dev/tty's mtime moves with the host's use of its
+	 * terminals; shown as the sandbox's boot (red team 13) */
+	if (!priv && hostdev && v && v->sb) {
+		struct timespec b = procfs_boot_realtime(v->sb);
+		if (b.tv_sec)
+			st->st_atim = st->st_mtim = st->st_ctim = b;
+	}
 }
 
 int vfs_node_vdev(struct vfs *v, const struct vfs_node *n)
@@ -1944,12 +1969,22 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 	 * fd listed a 0700 directory). */
 	if ((flags & O_PATH) && n->exists && n->kind == VN_BACKEND) {
 		if (S_ISDIR(n->st.st_mode) && (!t || vfs_permission(t, &n->st, MAY_READ) == 0)) {
-			r = vfs_node_open(v, t, n, O_RDONLY | O_DIRECTORY | (flags & O_CLOEXEC), 0, fd, st);
+			/* marked O_DSYNC (F_SETFL cannot clear it; a guest's own
+			 * directory open never has it, below): getdents on it is
+			 * EBADF as on Linux's O_PATH fd, whoever holds it — red
+			 * team 13: root's O_PATH fd of its 0700 directory, kept
+			 * across a drop to uid 1000, listed it */
+			r = vfs_node_open(v, t, n, O_RDONLY | O_DIRECTORY | O_DSYNC | VFS_OPATH_DIR | (flags & O_CLOEXEC), 0, fd, st);
 			if (r != -EACCES)
 				return r;
 		}
 		return link_placeholder(v, n, fd, st);
 	}
+	/* O_SYNC/O_DSYNC mean nothing to a directory; kept off the guest's own
+	 * directory fds, where O_DSYNC marks an O_PATH open's (above) */
+	if (!(flags & O_PATH) && n->exists && S_ISDIR(n->st.st_mode) && !(flags & VFS_OPATH_DIR))
+		flags &= ~(O_DSYNC | O_SYNC); /* (O_SYNC holds __O_SYNC and O_DSYNC) */
+	flags &= ~VFS_OPATH_DIR;
 	switch (n->kind) {
 	case VN_BACKEND:
 		if (n->exists && S_ISFIFO(n->st.st_mode) && !(flags & (O_NONBLOCK | O_PATH)) &&

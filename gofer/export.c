@@ -274,11 +274,17 @@ static unsigned git_mode(mode_t m)
 	return (m & 0111) ? 0100755 : 0100644;
 }
 
-/* Lexically: does target, relative to the directory of path (both beneath
- * the mount's root), stay beneath the root? */
+/* Does target, relative to the directory of path (both beneath the mount's
+ * root), stay beneath the root? Lexically, and only in the form "../" at
+ * most depth times, then names: a ".." after a name is refused, since that
+ * name may be a symlink (`a -> .`, then `x -> a/..` is the root's parent,
+ * though lexically the root: red team 13). The leading ".." climb real
+ * directories (the link's own parents); each name after them is a
+ * directory of the tree or a symlink checked the same way, so the target
+ * stays beneath the root whatever the names are. */
 static int link_escapes(const char *path, const char *target)
 {
-	int depth = 0;
+	int depth = 0, named = 0;
 
 	for (const char *p = path; *p; p++)
 		if (*p == '/')
@@ -287,21 +293,67 @@ static int link_escapes(const char *path, const char *target)
 		const char *e = strchrnul(s, '/');
 		size_t l = (size_t)(e - s);
 		if (l == 2 && s[0] == '.' && s[1] == '.') {
-			if (--depth < 0)
+			if (named || --depth < 0)
 				return 1;
 		} else if (l && !(l == 1 && s[0] == '.')) {
-			depth++;
+			named = 1;
 		}
 		s = *e ? e + 1 : e;
 	}
 	return 0;
 }
 
+/* The UTF-8 sequence at p: its code point and length, or -1 (invalid:
+ * a stray continuation, an overlong form, a surrogate, past U+10FFFF). */
+static long utf8_at(const unsigned char *p, int *len)
+{
+	long c;
+	int n;
+
+	if (p[0] < 0x80) {
+		*len = 1;
+		return p[0];
+	}
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, c = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, c = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, c = p[0] & 0x07;
+	else
+		return -1;
+	for (int i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return -1;
+		c = (c << 6) | (p[i] & 0x3f);
+	}
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) || (c >= 0xd800 && c <= 0xdfff))
+		return -1;
+	*len = n;
+	return c;
+}
+
+/* What a terminal would act on or show other than it is: C0 and C1
+ * controls, DEL, the bidirectional overrides and marks */
+static int unsafe_cp(long c)
+{
+	return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x200e || c == 0x200f ||
+	       (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+}
+
+/* Names the export refuses: control characters (C0, DEL and C1: a raw
+ * 0x9b or U+009B is a terminal's CSI, which moat diff and a cat of the
+ * patch would send to the reader's terminal: red team 13), a name that is
+ * no UTF-8 (no JSON string holds it), quotes, backslashes */
 static int bad_name(const char *n)
 {
-	for (const unsigned char *p = (const unsigned char *)n; *p; p++)
-		if (*p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\')
+	for (const unsigned char *p = (const unsigned char *)n; *p;) {
+		int l;
+		long c = utf8_at(p, &l);
+		if (c < 0 || (c < 0xa0 && unsafe_cp(c)) || c == '"' || c == '\\')
 			return 1;
+		p += l;
+	}
 	return 0;
 }
 
@@ -514,7 +566,9 @@ static void delete_tree(struct ctx *x, const struct gofer_srv_export *e, const c
 		for (size_t i = 0; v && i < n; i++) {
 			char *cr = join(rel, v[i]);
 			struct stat st;
-			if (lst_at(e->lowerfd, cr, &st) == 0)
+			if (strlen(cr) >= PATH_MAX)
+				refuse(x, e, cr, "path too long (PATH_MAX): its deletion is not exported");
+			else if (lst_at(e->lowerfd, cr, &st) == 0)
 				delete_tree(x, e, cr, &st);
 			free(cr);
 		}
@@ -579,8 +633,25 @@ static void diff_dir(struct ctx *x, const struct gofer_srv_export *e, const char
 			free(cr);
 			continue;
 		}
-		if (hidden(e, cr) || lst_at(e->upperfd, cr, &ust) < 0 ||
-		    (S_ISREG(ust.st_mode) && gofer_temp_name(u[i]))) {
+		if (hidden(e, cr)) {
+			free(cr);
+			continue;
+		}
+		/* a name the walk cannot reach (a path past PATH_MAX: the guest
+		 * made it through relative walks) is refused with what is below
+		 * it, never left out unsaid (red team 13: 40 levels of 250-byte
+		 * names, the file at the bottom was in neither list) */
+		if (strlen(cr) >= PATH_MAX) {
+			refuse(x, e, cr, "path too long (PATH_MAX): not exported, nor anything beneath it");
+			free(cr);
+			continue;
+		}
+		if (lst_at(e->upperfd, cr, &ust) < 0) {
+			refuse(x, e, cr, "unreadable");
+			free(cr);
+			continue;
+		}
+		if (S_ISREG(ust.st_mode) && gofer_temp_name(u[i])) {
 			free(cr);  /* (a copy-up's temporary: never exported) */
 			continue;
 		}
@@ -618,7 +689,9 @@ static void diff_dir(struct ctx *x, const struct gofer_srv_export *e, const char
 			continue;
 		char *cr = join(rel, l[i]);
 		struct stat lst;
-		if (lst_at(e->lowerfd, cr, &lst) == 0)
+		if (strlen(cr) >= PATH_MAX)
+			refuse(x, e, cr, "path too long (PATH_MAX): its deletion is not exported");
+		else if (lst_at(e->lowerfd, cr, &lst) == 0)
 			delete_tree(x, e, cr, &lst);
 		free(cr);
 	}
@@ -977,16 +1050,26 @@ out:
 	free(nd);
 }
 
+/* A JSON string: controls and bidi marks escaped (\\uXXXX), a byte that is
+ * no UTF-8 (a refused name's) as \\u00XX: the manifest is valid JSON and
+ * holds nothing a terminal acts on */
 static void json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		int l;
+		long c = utf8_at(p, &l);
+		if (c < 0) {
 			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
+			l = 1;
+		} else if (c == '"' || c == '\\') {
+			fprintf(f, "\\%c", (int)c);
+		} else if (unsafe_cp(c)) {
+			fprintf(f, "\\u%04lx", c);
+		} else {
+			fwrite(p, 1, (size_t)l, f);
+		}
+		p += l;
 	}
 	fputc('"', f);
 }

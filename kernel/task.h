@@ -209,6 +209,7 @@ struct sandbox {
 	unsigned ncpus;               /* CPUs the guest sees (online/possible, cpuinfo, affinity) */
 	char boot_id[37];             /* /proc/sys/kernel/random/boot_id: random per sandbox */
 	unsigned long long boot_ticks; /* the init's start (host boot clock ticks; from its clone, sentry/spawn.c, else procfs lazily; atomic) */
+	char *pstat_base;             /* /proc/stat's counters at the sandbox's first read of it (fs/procfs.c; never freed) */
 };
 
 /* Task table (kernel/tasks.c, driven by sentry/ptrace events). */

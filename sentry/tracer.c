@@ -10,7 +10,9 @@
  *
  * Bounds: at most max_tasks tasks (MAX_TASKS, less if the sentry's fd limit,
  * raised to its hard limit first, cannot hold a pidfd per task and
- * FDS_SPARE more; MOAT_MAX_TASKS may lower it).
+ * FDS_SPARE more, or a pidfd per task and four fds per worker of a waiting
+ * call (pipeline_wait_begin) for every task: a fifth of the limit;
+ * MOAT_MAX_TASKS may lower it).
  * A fork or clone past the bound is refused: the child is registered (never
  * an unknown task) but killed at its first stop before it runs any guest
  * code (a thread is made to exit(0) on its clone's own syscall instruction,
@@ -731,8 +733,20 @@ int tracer_run(struct tracer_args *a)
 	 * bound; each holds a gofer connection (and a lock wait a dup of the
 	 * file), so a finite fd limit bounds them too. */
 	int wait_cap = tr.max_tasks;
-	if (rl.rlim_cur != RLIM_INFINITY && ((long)rl.rlim_cur - tr.max_tasks) / 4 < wait_cap)
-		wait_cap = (long)rl.rlim_cur > tr.max_tasks ? (int)(((long)rl.rlim_cur - tr.max_tasks) / 4) : 0;
+	if (rl.rlim_cur != RLIM_INFINITY && ((long)rl.rlim_cur - tr.max_tasks) / 4 < wait_cap) {
+		/* Every task but one may wait at once: were the cap below the
+		 * task bound, the waits past it would count against the pool,
+		 * and once the pool was all waits no trapped call of any other
+		 * task was served (red team 13: nofile 2000, a process that
+		 * dropped root blocked 300 threads in FIFO opens; root's open
+		 * never returned; with the default 20,000, 4,040 threads).
+		 * So the task bound comes down to what the fds hold: a pidfd
+		 * per task and four per waiting worker. */
+		long fit = (long)rl.rlim_cur / 5;
+		if (fit < tr.max_tasks)
+			tr.max_tasks = fit > 8 ? (int)fit : 8;
+		wait_cap = tr.max_tasks;
+	}
 	pipeline_set_wait_cap(wait_cap);
 	task_set_pexec_free(exec_pexec_free);
 	/* Stops are served a round at a time: every task stopped when the

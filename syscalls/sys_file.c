@@ -1341,6 +1341,21 @@ static long linkat_once(struct sc_call *c, int odfd, const char *opath, int ndfd
 		r = vfs_permission(c->task, &nn->pst, MAY_WRITE | MAY_EXEC);
 		if (r < 0)
 			return r;
+		/* protected_hardlinks as below (may_linkat): before red team 13
+		 * a process that dropped root gave root's 0600 O_TMPFILE file,
+		 * inherited, a name with AT_EMPTY_PATH (Linux: ENOENT without
+		 * CAP_DAC_READ_SEARCH, EPERM through /proc/self/fd) */
+		struct stat vst = o->st;
+		vfs_view_stat(VFS_OF(c), &vst);
+		/* (the owner the view shows, or CAP_FOWNER: not vfs_owner, whose
+		 * sealing of root-only host files would take a 0600 file of
+		 * the guest's own in a host bind for one) */
+		if (c->task->cred.fsuid != vst.st_uid && !cred_capable(&c->task->cred, CRED_CAP_FOWNER)) {
+			mode_t m = vst.st_mode;
+			if (!S_ISREG(m) || (m & S_ISUID) || (m & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) ||
+			    vfs_permission(c->task, &vst, MAY_READ | MAY_WRITE) < 0)
+				return -EPERM;
+		}
 		if (!vfs_tmpfile_link(VFS_OF(c), hfd, nn, &r))
 			return -ENOENT;
 		return r;

@@ -523,4 +523,52 @@ expect_eq cow_hard_links_host_unchanged "$(hosthash "$HL")" "$hbefore"
 n_mod=$(grep -c '"path": "d[12]/[abc]", "op": "modify"' "$T_TMP/hexp/h/manifest.json" 2>/dev/null)
 expect_eq cow_hard_links_export "$n_mod" 3
 
+# ---- 14. red team 13: a ".." after a name that is a symlink to "." climbs
+#         out though lexically it stays (`a -> .`, `x -> a/..`: after git
+#         apply, x is the checkout's parent); a change below PATH_MAX's
+#         reach (40 levels of 250-byte names, made by relative walks) is
+#         refused and named, not silently left out ----
+SL=$T_TMP/sl
+mkdir -p "$SL" && echo base >"$SL/base" && chmod -R a+rX "$SL"
+moat run --bind "$SL:/s:cow" --export "$T_TMP/slexp" --workdir /s -- "$PY" -c '
+import os
+os.symlink(".", "a"); os.symlink("a/..", "x"); os.symlink("a/a/../../etc/passwd", "y")
+os.mkdir("d"); os.symlink("../base", "d/up"); os.symlink("../a/d/up", "d/fine2")
+n = "d" * 250
+for i in range(40):
+    os.mkdir(n); os.chdir(n)
+open("deepfile", "w").write("payload\n")
+' </dev/null >/dev/null 2>&1
+M=$T_TMP/slexp/s/manifest.json
+if grep -q '"path": "x", "reason": "symlink points outside the root' "$M" 2>/dev/null &&
+   grep -q '"path": "y", "reason": "symlink points outside the root' "$M" &&
+   grep -q '"path": "d/up", "op": "add"' "$M" && grep -q '"path": "d/fine2", "op": "add"' "$M"; then
+	ok export_refuses_dotdot_through_symlink
+else
+	fail export_refuses_dotdot_through_symlink "$(grep -A8 refused "$M" 2>&1 | head -20)"
+fi
+if grep -q 'path too long' "$M" 2>/dev/null; then
+	ok export_names_unreachable_deep_change
+else
+	fail export_names_unreachable_deep_change "$(grep -c '"op": "add"' "$M" 2>&1) adds, refused: $(grep -A3 refused "$M" 2>&1 | cut -c1-80)"
+fi
+
+# ---- 15. red team 13: names with a C1 control (a raw 0x9b, U+009B: a
+#         terminal's CSI) were exported and `moat diff` printed them raw to
+#         the reader's terminal; now refused, and the manifest and moat
+#         diff hold no byte a terminal acts on ----
+C1=$T_TMP/c1
+mkdir -p "$C1" && chmod a+rwx "$C1"
+moat run --bind "$C1:/c:cow" --export "$T_TMP/c1exp" --workdir /c -- "$PY" -c '
+open("\u009b31mred", "w").write("1\n"); open(b"\x9b32mraw", "w").write("2\n")
+open("caf\u00e9", "w").write("3\n"); open("rtl\u202etxt.sh", "w").write("4\n")' </dev/null >/dev/null 2>&1
+d=$(moat diff "$T_TMP/c1exp" 2>&1)
+if [ -n "$d" ] && ! printf '%s' "$d" | LC_ALL=C grep -q $'\x9b\|\xe2\x80\xae' && ! LC_ALL=C grep -q $'\x9b\|\xe2\x80\xae' "$T_TMP/c1exp/c/manifest.json" &&
+   [ "$(grep -c 'name a patch cannot carry' "$T_TMP/c1exp/c/manifest.json")" = 2 ] &&
+   "$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$T_TMP/c1exp/c/manifest.json" 2>/dev/null; then
+	ok export_no_terminal_controls
+else
+	fail export_no_terminal_controls "$(printf '%s' "$d" | cat -A | head -8)"
+fi
+
 finish

@@ -318,6 +318,75 @@ os.waitpid(me, 0)
 os.kill(a, 9); os.kill(b, 9)' </dev/null 2>&1)
 SANITY=1 expect_eq dropped_cannot_take_nondumpable_fd "$out" "Operation not permitted Operation not permitted Operation not permitted Operation not permitted 0 Permission denied Permission denied"
 
+# Red team 13: a root process made a memfd (mode 0777) and a directory fd,
+# then dropped to uid 1000 (non-dumpable): another uid-1000 process read the
+# memfd through /proc/<pid>/fd/N, listed the fd directory and read the links
+# (the fd directory was owned by the dropped euid, and following fd/N checked
+# the object's mode only). Linux: the directory is root's (task_dump_owner)
+# and following, reading a link or fdinfo is a ptrace read check. The
+# process itself still lists and reopens its own fds.
+out=$(moat run --user 0:0 -- "$PY" -c '
+import os, time
+r, w = os.pipe()
+a = os.fork()
+if a == 0:
+    fd = os.memfd_create("rootsecret"); os.write(fd, b"ROOTSECRET")
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    own = len(os.listdir("/proc/self/fd")) > 3 and os.readlink("/proc/self/fd/%d" % fd).startswith("/memfd:")
+    os.write(w, b"%d %d" % (fd, own)); time.sleep(30); os._exit(0)
+fd, own = map(int, os.read(r, 32).split())
+b = os.fork()
+if b == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    res = []
+    for f in (lambda: open("/proc/%d/fd/%d" % (a, fd), "rb").read(), lambda: os.listdir("/proc/%d/fd" % a),
+              lambda: os.readlink("/proc/%d/fd/%d" % (a, fd)), lambda: open("/proc/%d/fdinfo/%d" % (a, fd)).read()):
+        try: res.append(repr(f())[:20])
+        except OSError as e: res.append(e.strerror)
+    print(own, " ".join(res), flush=True); os._exit(0)
+os.waitpid(b, 0); os.kill(a, 9); os.waitpid(a, 0)' </dev/null 2>&1)
+SANITY=1 expect_eq dropped_cannot_reopen_nondumpable_fd "$out" "1 Permission denied Permission denied Permission denied Permission denied"
+
+# Red team 13: an O_PATH open of a directory its opener may read is a real
+# read-only directory fd (ADDFD takes no O_PATH file); root opened its 0700
+# directory so, dropped to uid 1000, and listed it through the fd (Linux:
+# getdents on an O_PATH fd is EBADF). The fd is marked and never listed.
+out=$(moat run --user 0:0 -- "$PY" -c '
+import os
+os.mkdir("/tmp/priv", 0o700); open("/tmp/priv/secretname", "w").close()
+fd = os.open("/tmp/priv", os.O_PATH)
+if os.fork() == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    try: print(os.listdir(fd), flush=True)
+    except OSError as e: print(e.strerror, flush=True)
+    os._exit(0)
+os.wait()
+try: print(os.listdir(fd), flush=True)
+except OSError as e: print(e.strerror, flush=True)' </dev/null 2>&1)
+SANITY=1 expect_eq dropped_cannot_list_opath_dir "$(echo $out)" "Bad file descriptor Bad file descriptor"
+
+# Red team 13: linkat(fd, "", AT_EMPTY_PATH) of an O_TMPFILE file skipped
+# protected_hardlinks: a process that dropped root named root's 0600
+# anonymous file it had inherited (Linux: ENOENT without
+# CAP_DAC_READ_SEARCH; through /proc/self/fd, EPERM). Its own still links.
+out=$(moat run --user 0:0 -- "$PY" -c '
+import os, ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+t = os.open("/tmp", os.O_TMPFILE | os.O_RDWR, 0o600); os.write(t, b"root")
+if os.fork() == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    r = libc.linkat(t, b"", -100, b"/tmp/named", 0x1000)
+    r2 = libc.linkat(-100, b"/proc/self/fd/%d" % t, -100, b"/tmp/named2", 0x400)
+    own = os.open("/tmp", os.O_TMPFILE | os.O_RDWR, 0o600)
+    r3 = libc.linkat(own, b"", -100, b"/tmp/mine", 0x1000)
+    print("linked" if r == 0 else "refused", "linked" if r2 == 0 else "refused", "linked" if r3 == 0 else "refused", flush=True)
+    os._exit(0)
+os.wait()' </dev/null 2>&1)
+# (rootless, a process that dropped root owns no file it makes — they show
+# the caller's ids, root inside — so its own 0600 one is refused too)
+want="refused refused linked"; [ "$(id -u)" = 0 ] || want="refused refused refused"
+SANITY=1 expect_eq dropped_cannot_name_root_tmpfile "$(echo $out)" "$want"
+
 # A process that dropped root cannot make root's process the owner of a
 # file's SIGIO (F_SETOWN, FIOSETOWN) with F_SETSIG SIGKILL and kill it
 # (red-team 9: every guest task is one host uid, so the kernel's sigio_perm

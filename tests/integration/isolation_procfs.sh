@@ -61,6 +61,19 @@ out=$(mrun cat /proc/sys/kernel/random/boot_id)
 if [ -z "$out" ] || [ "$out" = "$HOST_BOOT" ]; then fail own_boot_id "boot_id '$out'"; else ok own_boot_id; fi
 out=$(mrun sh -c 'cut -d. -f1 /proc/uptime; ps -o etimes= -p 1')
 if [ "$(echo $out | awk '$1 >= 0 && $1 < 60 && $2 >= 0 && $2 < 60 {print "ok"}')" = ok ]; then ok own_uptime; else fail own_uptime "uptime and init's elapsed '$(echo $out)'"; fi
+# Red team 13: /proc/stat's cpu times were the host's since its boot (their
+# sum over the CPUs and USER_HZ was the host's uptime, ~24,500 s, beside the
+# sandbox's own 0.04 s in /proc/uptime): now counted from the sandbox's
+# start, so they add up to its uptime (two reads a second apart: still so)
+out=$(mrun sh -c 'for i in 1 2; do read -r up idle </proc/uptime; head -1 /proc/stat | awk -v up="$up" -v n="$(grep -c "^cpu[0-9]" /proc/stat)" "{s=0; for (i = 2; i <= NF; i++) s += \$i; d = s / n / 100 - up; print (d < 5 && d > -5) ? \"ok\" : \"host \" s / n / 100 \" up \" up}"; sleep 1; done')
+SANITY=1 expect_eq proc_stat_own_uptime "$(echo $out)" "ok ok"
+# Red team 13: the /dev nodes bound from the host (null, zero, full, random,
+# urandom, tty) showed the host's times: devtmpfs's birth (the host's boot)
+# and /dev/tty's last use on the host. Now the sandbox's boot.
+t0=$(date +%s)
+out=$(mrun stat -c %X.%Y.%Z /dev/null /dev/zero /dev/tty /dev/urandom)
+bad=$(echo "$out" | tr . '\n' | awk -v t0="$t0" 'NF && ($1 < t0 - 2 || $1 > t0 + 60) {print}')
+[ -n "$out" ] && [ -z "$bad" ] && ok dev_nodes_sandbox_times || fail dev_nodes_sandbox_times "since $t0: $(echo $out)"
 # The sandbox boots with its init: the init's starttime is 0 in every run
 # (the boot is the clock tick around the init's clone, sentry/spawn.c, when
 # the clone fell in one tick; else the init's own stat, read when first

@@ -150,4 +150,28 @@ else
 	fail fork_refusal_audited "no audit record of a refused fork"
 fi
 
+# Red team 13: with the fd limit holding fewer waiting workers than tasks
+# (nofile 2000: 1488 tasks, waits past the pool capped at 128), a process
+# that dropped root blocked 300 threads in FIFO opens; once the waits had
+# the whole pool, root's open never returned. The task bound is now what
+# the fds hold for every task waiting at once (a fifth of the limit).
+out=$( (ulimit -n 2000 && timeout -s KILL 60 "$MOAT" run --bind "$W:/work:rw" -- "$PY" -c '
+import os, threading, time, sys
+if os.fork() == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    threading.stack_size(256 << 10)
+    def blk(i):
+        p = "/tmp/f%d" % i
+        os.mkfifo(p); os.open(p, os.O_RDONLY)
+    n = 0
+    for i in range(300):
+        try: threading.Thread(target=blk, args=(i,), daemon=True).start(); n += 1
+        except RuntimeError: break
+    print("waiting", n > 150, flush=True); time.sleep(60); os._exit(0)
+time.sleep(8)
+t = time.time(); fd = os.open("/etc/passwd", os.O_RDONLY); os.mkdir("/tmp/rootdir")
+print("root served", time.time() - t < 5, flush=True)
+os._exit(0)' </dev/null 2>/dev/null) )
+SANITY=1 expect_eq dropped_waits_cannot_starve_root "$(echo $out)" "waiting True root served True"
+
 finish

@@ -717,6 +717,47 @@ static int h_readlink(struct req *rq, struct rep *rp)
 /* MKDIR, MKNOD and SYMLINK reply with the new node's lstat (nothing when it
  * is gone already): the sentry keys a made entry on it (syscalls/sys_file.c
  * own_new) without a walk of its own */
+/* Directory pins (rootless cow exports, with the dentry shrinker). A shrink
+ * (copy_up_dirs) makes overlayfs forget every directory inode nothing holds,
+ * and one looked up again gets a new st_ino where the layers are two file
+ * systems: the sandbox's virtual metadata of it (a made entry, set-id bits,
+ * a copy's original owner: keyed by st_dev/st_ino in the sentry) would
+ * name nothing. An inotify watch holds the inode (not the dentry): the
+ * directory is looked up again with the same overlay inode and number. So
+ * every directory that gets such metadata here is watched by srv->pin_fd
+ * (IN_DELETE_SELF, events drained now and then): the ones the guest makes,
+ * chmods, and the ones copied up by hand. None of those is a lower-only
+ * directory (made: upper only; chmod and copy-up: merged), so no pin ever
+ * keeps a directory from being copied up. At most PIN_MAX (then unpinned,
+ * as before: renumbered at a shrink). The watch is by name from the
+ * thread's own working directory (no procfs here; unshare of CLONE_FS once
+ * per thread, as h_watch's). */
+#define PIN_MAX 65536
+static _Thread_local int tl_own_fs;
+static atomic_int pin_top;  /* the highest wd: the kernel's are increasing */
+
+static void pin_dir(const struct gofer_srv_export *e, int dfd, const char *name)
+{
+	if (!e->cow || srv->pin_fd < 0 || srv->dshrink_fd < 0 || atomic_load(&pin_top) >= PIN_MAX)
+		return;
+	if (!tl_own_fs) {
+		if (syscall(SYS_unshare, CLONE_FS) < 0)
+			return;
+		tl_own_fs = 1;
+	}
+	if (fchdir(dfd) < 0)
+		return;
+	int wd = inotify_add_watch(srv->pin_fd, name, IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW);
+	int top = atomic_load(&pin_top);
+	while (wd > top && !atomic_compare_exchange_weak(&pin_top, &top, wd))
+		;
+	if (wd > 0 && !(wd & 63)) {
+		char buf[4096];  /* the events of removed ones: nothing to do */
+		while (read(srv->pin_fd, buf, sizeof buf) > 0)
+			;
+	}
+}
+
 static void made_reply(struct rep *rp, int pfd, const char *name)
 {
 	struct stat st;
@@ -744,8 +785,10 @@ static int h_mkdir(struct req *rq, struct rep *rp)
 		;
 	else if (mkdirat(pfd, name, host_mode(rq->e, f->mode)) < 0)
 		r = -errno;
-	else
+	else {
 		made_reply(rp, pfd, name);
+		pin_dir(rq->e, pfd, name);
+	}
 	close_owned(pfd, owned);
 	return r;
 }
@@ -985,6 +1028,8 @@ static int h_chmod(struct req *rq, struct rep *rp)
 			r = -EOPNOTSUPP;
 		else if (syscall(__NR_fchmodat2, fd, "", host_mode(rq->e, f->mode), AT_EMPTY_PATH) < 0)
 			r = -errno;
+		else if (S_ISDIR(st.st_mode))
+			pin_dir(rq->e, fd, ".");  /* its set-id bits are the sentry's */
 		if (fd >= 0)
 			close(fd);
 		return r;
@@ -2061,6 +2106,17 @@ static int copy_up_dirs(const struct gofer_srv_export *e, const char *path, int 
 			pre[made[k]] = 0;
 			if (stat_beneath(e, pre, &pairs[off + k][1]) < 0 || pairs[off + k][1].st_nlink != 1)
 				r = -EOVERFLOW;
+		}
+		for (size_t k = 0; k < nm && !r; k++) {
+			/* its original owner is the sentry's now */
+			char pre[VFS_PATH_MAX];
+			memcpy(pre, path, made[k]);
+			pre[made[k]] = 0;
+			int dfd = oat2(e, e->rootfd, pre, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+			if (dfd >= 0) {
+				pin_dir(e, dfd, ".");
+				close(dfd);
+			}
 		}
 		pthread_mutex_lock(&copied_lock);
 		for (size_t k = 0; k < nm && !r && c->n < COPIED_MAX; k++) {

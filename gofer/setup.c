@@ -56,6 +56,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/inotify.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -349,6 +350,7 @@ static void start_dshrink(struct gofer_srv *s)
 	pid_t pid;
 
 	s->dshrink_fd = -1;
+	s->pin_fd = -1;
 	if (geteuid() == 0)
 		return;  /* as root every id is mapped: overlayfs copies up all */
 	for (size_t i = 0; i < s->n; i++) {
@@ -425,6 +427,9 @@ static void start_dshrink(struct gofer_srv *s)
 	close(sv[1]);
 	s->dshrink_fd = sv[0];
 	s->dshrink_pid = pid;
+	/* the directories whose numbers the sandbox keeps state for, pinned
+	 * across shrinks (server.c pin_dir) */
+	s->pin_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 out:
 	for (size_t i = 0; i < s->n; i++)
 		if (fds[i] >= 0)

@@ -401,8 +401,11 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 	}
 	if (decision == DEC_DENY)
 		ret = -err;
-	else
+	else {
+		vfs_caller_set(t, g_nfd, c->id);
 		ret = e->handler(c);
+		vfs_caller_set(NULL, -1, 0);
+	}
 	if (c->deny)
 		decision = DEC_DENY; /* the handler's policy (the egress rules) refused it */
 	__atomic_fetch_add(decision == DEC_DENY ? &g_sb->n_denied : &g_sb->n_emulated, 1, __ATOMIC_RELAXED);

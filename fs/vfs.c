@@ -74,6 +74,7 @@ struct park_q {
 	int exp;
 	const char *top;  /* the first component of the copy-up's path */
 	size_t tlen;
+	size_t n;         /* how many were let go of */
 };
 
 /* Is guest path on export q->exp, at or beneath q->top? */
@@ -101,7 +102,7 @@ static int park_under(const struct park_q *q, const char *path)
  * inode), the root by its name from then on. */
 static void park_one(struct fs_ctx *fs, void *arg)
 {
-	const struct park_q *q = arg;
+	struct park_q *q = arg;
 	char path[VFS_PATH_MAX];
 	int fd;
 
@@ -119,20 +120,23 @@ static void park_one(struct fs_ctx *fs, void *arg)
 			fs->cwd_fd = -1;
 			fs->cwd_dev = 0;  /* taken again at the next walk */
 			fs->cwd_ino = 0;
+			q->n++;
 		} else if (k && fs->root_fd == fd && fs->root && !strcmp(fs->root, path)) {
 			close(fs->root_fd);
 			fs->root_fd = -1;
+			q->n++;
 		}
 		pthread_mutex_unlock(&fs->lock);
 	}
 }
 
-static void park_held(struct vfs *v, int exp, const char *rel)
+static size_t park_held(struct vfs *v, int exp, const char *rel)
 {
 	struct park_q q = { .v = v, .exp = exp, .top = rel, .tlen = strcspn(rel, "/") };
 
 	if (q.tlen)
 		fs_ctx_for_each(park_one, &q);
+	return q.n;
 }
 
 /* The calling task (sentry/pipeline.c, around each handler): its fds can be
@@ -158,6 +162,7 @@ struct held_fd {
 	dev_t dev;            /* its object (raw) */
 	ino_t ino;
 	int wd;               /* its pin (pin_fd), or -1 */
+	struct stat st;       /* its stat then */
 	int dir;
 	char *rel;            /* its name in the export */
 };
@@ -219,6 +224,7 @@ static size_t park_guest(struct vfs *v, int exp, const char *rel, struct held_fd
 		e->pos = lseek(fd, 0, SEEK_CUR);
 		e->dev = st.st_dev;
 		e->ino = st.st_ino;
+		e->st = st;
 		e->dir = S_ISDIR(st.st_mode);
 		e->wd = -1;
 		e->cloexec = 0;
@@ -286,6 +292,22 @@ static void rehome_guest(struct gofer_conn *gc, int exp, struct held_fd *h, size
 		gofer_expect_identity(dev, ino);
 		int r = gofer_open(gc, exp, e->rel, fl | O_NOFOLLOW, 0, &fd, &st);
 		gofer_expect_clear();
+		if (r == -ESTALE && e->dir && !copied && e->wd < 0) {
+			/* a lower-only directory on the way the copy-up did not
+			 * make (another process holds it too), unpinned: the
+			 * shrink gave it another number. Taken if it is still the
+			 * directory it was by everything else it shows. */
+			r = gofer_open(gc, exp, e->rel, fl | O_NOFOLLOW, 0, &fd, &st);
+			if (r == 0 && (!S_ISDIR(st.st_mode) || st.st_mode != e->st.st_mode ||
+				       st.st_uid != e->st.st_uid || st.st_gid != e->st.st_gid ||
+				       st.st_nlink != e->st.st_nlink ||
+				       st.st_mtim.tv_sec != e->st.st_mtim.tv_sec ||
+				       st.st_mtim.tv_nsec != e->st.st_mtim.tv_nsec)) {
+				close(fd);
+				fd = -1;
+				r = -ESTALE;
+			}
+		}
 		if (r == 0) {
 			if (e->pos > 0 && !(copied && e->dir) && !(fl & O_PATH))
 				(void)lseek(fd, e->pos, SEEK_SET);
@@ -307,16 +329,22 @@ static int cow_copyup(struct vfs *v, struct gofer_conn *gc, int exp, const char 
 {
 	struct stat pairs[GOFER_COPYUP_MAX][2];
 
-	struct held_fd held[HELD_MAX];
-	park_held(v, exp, rel);
-	struct gofer_expect ex;
-	gofer_expect_get(&ex);  /* the call's own, kept across the re-opens */
-	gofer_expect_clear();
-	size_t nheld = park_guest(v, exp, rel, held);
 	int n = gofer_copyup(gc, exp, rel, *dev, *ino, pairs);
-	if (nheld)
-		rehome_guest(gc, exp, held, nheld, pairs, n);
-	gofer_expect_set(&ex);
+	if (n == -EOVERFLOW) {
+		/* a directory on the way that overlayfs holds: let go of what
+		 * the sandbox holds there and try once more */
+		cleanup_free struct held_fd *held = xcalloc(HELD_MAX, sizeof *held);
+		struct gofer_expect ex;
+		gofer_expect_get(&ex);  /* the call's own, kept across the re-opens */
+		gofer_expect_clear();
+		size_t nheld = park_held(v, exp, rel);
+		size_t nguest = park_guest(v, exp, rel, held);
+		if (nheld || nguest)
+			n = gofer_copyup(gc, exp, rel, *dev, *ino, pairs);
+		if (nguest)
+			rehome_guest(gc, exp, held, nguest, pairs, n);
+		gofer_expect_set(&ex);
+	}
 	if (n < 0)
 		return n; /* ENOSPC (--disk), ESTALE (not the object checked)... */
 	int dirs = 0;

@@ -728,17 +728,17 @@ static int h_readlink(struct req *rq, struct rep *rp)
  * (IN_DELETE_SELF, events drained now and then): the ones the guest makes,
  * chmods, and the ones copied up by hand. None of those is a lower-only
  * directory (made: upper only; chmod and copy-up: merged), so no pin ever
- * keeps a directory from being copied up. At most PIN_MAX (then unpinned,
- * as before: renumbered at a shrink). The watch is by name from the
+ * keeps a directory from being copied up. At most srv->pin_max (a quarter
+ * of the user's max_user_watches, 65,536 at most; then unpinned, as before:
+ * renumbered at a shrink). The watch is by name from the
  * thread's own working directory (no procfs here; unshare of CLONE_FS once
  * per thread, as h_watch's). */
-#define PIN_MAX 65536
 static _Thread_local int tl_own_fs;
 static atomic_int pin_top;  /* the highest wd: the kernel's are increasing */
 
 static void pin_dir(const struct gofer_srv_export *e, int dfd, const char *name)
 {
-	if (!e->cow || srv->pin_fd < 0 || srv->dshrink_fd < 0 || atomic_load(&pin_top) >= PIN_MAX)
+	if (!e->cow || srv->pin_fd < 0 || srv->dshrink_fd < 0 || atomic_load(&pin_top) >= srv->pin_max)
 		return;
 	if (!tl_own_fs) {
 		if (syscall(SYS_unshare, CLONE_FS) < 0)

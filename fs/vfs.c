@@ -209,8 +209,13 @@ static size_t park_guest(struct vfs *v, int exp, const char *rel, struct held_fd
 		struct stat st;
 		if (fd < 0)
 			continue;
+		/* only an overlay file of this export itself: never an O_PATH
+		 * stand-in (a memfd the VFS names as its object, sys_file.c
+		 * return_reopened), which no open by name could give back */
 		if (fstat(fd, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) ||
+		    vfs_is_memfd(v, &st) || (fcntl(fd, F_GETFL) & O_ACCMODE) == O_ACCMODE ||
 		    vfs_host_fd_node(v, t, fd, node) < 0 || node->kind != VN_BACKEND ||
+		    node->st.st_dev != st.st_dev || node->st.st_ino != st.st_ino ||
 		    node->mnt->export != exp || strncmp(node->rel, rel, tlen) ||
 		    (node->rel[tlen] && node->rel[tlen] != '/')) {
 			close(fd);

@@ -542,10 +542,12 @@ step('A', cwd)
 def dirfd():
     top = os.open('fd', os.O_RDONLY | os.O_DIRECTORY)
     sub = os.open('fd/sub', os.O_RDONLY | os.O_DIRECTORY)
+    pth = os.open('fd', os.O_PATH)
     s0 = os.fstat(sub)
     os.close(os.open('b', os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=top))
     s1 = os.fstat(sub)
-    return sorted(os.listdir(top)), sorted(os.listdir(sub)), (s0.st_dev, s0.st_ino) == (s1.st_dev, s1.st_ino)
+    return (sorted(os.listdir(top)), sorted(os.listdir(sub)), (s0.st_dev, s0.st_ino) == (s1.st_dev, s1.st_ino),
+            os.fstat(pth).st_ino == os.stat('fd').st_ino)
 step('B', dirfd)
 f = open('op/f')
 def below():
@@ -567,7 +569,7 @@ PYEOF
 	out=$(cd / && setpriv --reuid=$UU --regid=$UU --clear-groups -- "$MOAT" run --bind "$UH:/u:cow" \
 		--bind "$T_TMP/uheld.py:/uheld.py:ro" --workdir /u -- python3 /uheld.py </dev/null 2>&1)
 	SANITY=1 expect_eq unmapped_dir_held "$(echo $out)" \
-		"A ['a'] /u/cw B ['b', 'sub'] ['s'] True C line1 line2 ['c', 'f'] D ['a2', 'f'] E 0o2755 0o2755"
+		"A ['a'] /u/cw B ['b', 'sub'] ['s'] True True C line1 line2 ['c', 'f'] D ['a2', 'f'] E 0o2755 0o2755"
 	expect_eq unmapped_dir_held_host_unchanged "$(hosthash "$UH")" "$uhbefore"
 else
 	skip unmapped_dir_held "needs root (to make directories of unmapped owners) and setpriv"

@@ -243,7 +243,13 @@ static size_t park_guest(struct vfs *v, int exp, const char *rel, struct held_fd
 			const char *fl = strstr(buf, "flags:");
 			if (fl)
 				e->cloexec = (strtoul(fl + 6, NULL, 8) & O_CLOEXEC) != 0;
-		}  /* else refused (another user namespace's): not close-on-exec */
+		} else {
+			/* refused (as /proc/<pid>/fd is): guessed. stdio is
+			 * inherited by convention; the directories and files a
+			 * program opens beyond it are close-on-exec in glibc's
+			 * opendir, fts, Python, gnulib */
+			e->cloexec = gfd > 2;
+		}
 		if (e->dir && pin_fd >= 0 && !(on_way && st.st_nlink != 1)) {
 			/* (a file keeps its number: only directories need it) */
 			e->wd = watch_at(pin_fd, fd, ".", IN_DELETE_SELF | IN_ONLYDIR);

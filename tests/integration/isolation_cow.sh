@@ -575,6 +575,33 @@ else
 	skip unmapped_dir_held "needs root (to make directories of unmapped owners) and setpriv"
 fi
 
+# ---- 12e. a work tree of uid:0 files (the caller's, group root, group
+#          writable: the layout of images built for arbitrary uids) in a cow
+#          bind, worked on from its subdirectories: git commit, git mv, tar,
+#          cp -a (before: "cannot create f1: Value too large for defined data
+#          type" for the first write from the cwd) ----
+if [ $ROOT = 1 ] && command -v setpriv >/dev/null && command -v git >/dev/null; then
+	UU=54321
+	UG=$T_TMP/ug
+	mkdir -p "$UG/src/sub"
+	for i in 1 2 3; do echo $i >"$UG/src/sub/f$i"; done
+	chown -R $UU:0 "$UG"; chmod -R g+w "$UG"
+	chmod a+rx "$T_TMP"
+	ugbefore=$(hosthash "$UG")
+	out=$(cd / && setpriv --reuid=$UU --regid=$UU --clear-groups -- "$MOAT" run --bind "$UG:/u:cow" --workdir /u -- /bin/sh -c '
+		export HOME=/tmp
+		git init -q . && git config user.email a@b && git config user.name a && git add -A &&
+			git commit -qm init && echo A
+		cd src/sub && echo x >>f1 && git commit -qam two && echo B && git mv f2 f4 && git commit -qm mv && echo C
+		tar -cf /tmp/x.tar -C /u src && mkdir /u/ex && cd /u/ex && tar -xf /tmp/x.tar && echo D
+		cd /u/src && cp -a sub sub2 && echo x >>sub2/f3 && echo E
+		cd /u && echo "$(git log --oneline | wc -l) $(git status --short | tr "?\n" "U ")$(cat src/sub/f1 | tr "\n" .)"' </dev/null 2>&1)
+	SANITY=1 expect_eq unmapped_group_work_tree "$(echo $out)" "A B C D E 3 UU ex/ UU src/sub2/ 1.x."
+	expect_eq unmapped_group_work_tree_host_unchanged "$(hosthash "$UG")" "$ugbefore"
+else
+	skip unmapped_group_work_tree "needs root (to make files of group root), setpriv and git"
+fi
+
 # ---- 12d. rootless as the caller: a cow bind of /var, whose tmp is
 #          root's 1777 (unmapped): "cd tmp && touch x" and a create by a dirfd
 #          of it (before: EOVERFLOW while the cwd or dirfd was held) ----

@@ -78,18 +78,17 @@ struct park_q {
 };
 
 /* Is guest path on export q->exp, at or beneath q->top? */
-static int park_under(const struct park_q *q, const char *path)
+static int park_under(const struct park_q *q, const char *path, char *rel)
 {
 	const struct vfs_mount *m = vfs_mount_for(q->v, path);
-	char rel[VFS_PATH_MAX];
 
 	if (!m || m->kind != VFS_MNT_GOFER || m->export != q->exp)
 		return 0;
 	const char *tail = path + m->plen;
 	while (*tail == '/')
 		tail++;
-	if (snprintf(rel, sizeof rel, "%s%s%s", m->sub ? m->sub : "", m->sub && *tail ? "/" : "",
-		     tail) >= (int)sizeof rel)
+	if (snprintf(rel, VFS_PATH_MAX, "%s%s%s", m->sub ? m->sub : "", m->sub && *tail ? "/" : "",
+		     tail) >= VFS_PATH_MAX)
 		return 0;
 	return !strncmp(rel, q->top, q->tlen) && (!rel[q->tlen] || rel[q->tlen] == '/');
 }
@@ -103,16 +102,26 @@ static int park_under(const struct park_q *q, const char *path)
 static void park_one(struct fs_ctx *fs, void *arg)
 {
 	struct park_q *q = arg;
-	char path[VFS_PATH_MAX];
+	char path[VFS_PATH_MAX], rel[VFS_PATH_MAX];
+	struct stat st;
+	dev_t dev = 0;
+	ino_t ino = 0;
 	int fd;
 
 	for (int k = 0; k < 2; k++) {
 		pthread_mutex_lock(&fs->lock);
 		fd = k ? fs->root_fd : fs->cwd_fd;
-		if (fd >= 0)
+		if (fd >= 0) {
 			snprintf(path, sizeof path, "%s", k ? (fs->root ? fs->root : "/") : fs->cwd);
+			dev = k ? fs->root_dev : fs->cwd_dev;
+			ino = k ? fs->root_ino : fs->cwd_ino;
+		}
 		pthread_mutex_unlock(&fs->lock);
-		if (fd < 0 || !park_under(q, path))
+		/* by its name only while the name still leads to it (one
+		 * renamed away and not walked since keeps its fd: held by
+		 * name, it would become whatever has the old name now) */
+		if (fd < 0 || !park_under(q, path, rel) ||
+		    VFS_BE(q->v, lstat, q->exp, rel, &st) < 0 || st.st_dev != dev || st.st_ino != ino)
 			continue;
 		pthread_mutex_lock(&fs->lock);
 		if (!k && fs->cwd_fd == fd && !strcmp(fs->cwd, path)) {

@@ -342,6 +342,9 @@ static void rehome_guest(struct gofer_conn *gc, int exp, struct held_fd *h, size
 			inotify_rm_watch(pin_fd, e->wd);
 		free(e->rel);
 	}
+	char ev[1024];  /* the IN_IGNORED of each pin taken off: nothing to do */
+	while (pin_fd >= 0 && read(pin_fd, ev, sizeof ev) > 0)
+		;
 }
 
 static int cow_copyup(struct vfs *v, struct gofer_conn *gc, int exp, const char *rel,

@@ -748,6 +748,8 @@ static void pin_dir(const struct gofer_srv_export *e, int dfd, const char *name)
 	if (fchdir(dfd) < 0)
 		return;
 	int wd = inotify_add_watch(srv->pin_fd, name, IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW);
+	/* a working directory there would hold its dentry (and its parents') */
+	(void)!fchdir(srv->basefd);
 	int top = atomic_load(&pin_top);
 	while (wd > top && !atomic_compare_exchange_weak(&pin_top, &top, wd))
 		;

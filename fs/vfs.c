@@ -154,6 +154,15 @@ static __thread struct task *tl_caller;
 static __thread int tl_caller_nfd = -1;
 static __thread uint64_t tl_caller_id;
 
+static __thread int tl_copyup_busy;
+
+int vfs_copyup_busy_take(void)
+{
+	int b = tl_copyup_busy;
+	tl_copyup_busy = 0;
+	return b;
+}
+
 void vfs_caller_set(struct task *t, int notify_fd, uint64_t id)
 {
 	tl_caller = t;
@@ -353,7 +362,7 @@ static int cow_copyup(struct vfs *v, struct gofer_conn *gc, int exp, const char 
 	struct stat pairs[GOFER_COPYUP_MAX][2];
 
 	int n = gofer_copyup(gc, exp, rel, *dev, *ino, pairs);
-	if (n == -EOVERFLOW) {
+	if (n == -EBUSY) {
 		/* a directory on the way that overlayfs holds: let go of what
 		 * the sandbox holds there and try once more */
 		cleanup_free struct held_fd *held = xcalloc(HELD_MAX, sizeof *held);
@@ -367,6 +376,17 @@ static int cow_copyup(struct vfs *v, struct gofer_conn *gc, int exp, const char 
 		if (nguest)
 			rehome_guest(gc, exp, held, nguest, pairs, n);
 		gofer_expect_set(&ex);
+	}
+	if (n == -EBUSY) {
+		tl_copyup_busy = 1;  /* another process holds it: the call may wait */
+		n = -EOVERFLOW;      /* the call's own error */
+	}
+	if (n == -EAGAIN) {
+		/* copied up meanwhile by another call: made again, afresh */
+		for (size_t i = 0; i < v->nmnts; i++)
+			if (v->mnts[i].kind == VFS_MNT_GOFER && v->mnts[i].export == exp)
+				vfs_invalidate(v, &v->mnts[i], "", 1);
+		return 1;
 	}
 	if (n < 0)
 		return n; /* ENOSPC (--disk), ESTALE (not the object checked)... */

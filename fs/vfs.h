@@ -123,5 +123,10 @@ int vfs_pts_open(struct vfs *v, unsigned index, int flags, int *fd, struct stat 
 /* The task whose call this thread serves (its notification id on notify_fd:
  * fs/vfs.c cow_copyup may swap its fds), or NULL after the call. */
 void vfs_caller_set(struct task *t, int notify_fd, uint64_t id);
+/* Did a copy-up by hand of this thread's call stay EOVERFLOW after the
+ * sandbox let go of what it could (fs/vfs.c cow_copyup: another process
+ * holds the directory, e.g. a compiler reading a file beneath it)? Cleared
+ * by the call. The caller may wait and make the call again. */
+int vfs_copyup_busy_take(void);
 
 #endif

@@ -1994,7 +1994,8 @@ static pthread_mutex_t copied_lock = PTHREAD_MUTEX_INITIALIZER;
  * directory the sandbox holds (a cwd, a dirfd, a file open beneath it) keeps
  * its cached lower-only dentry; then every directory made here is removed
  * again (they are empty: nothing could reach them) and the answer is
- * -EOVERFLOW, the call's own error. pairs[k]: lstat of the merged directory
+ * -EBUSY (the sentry lets go of what it holds there and asks again, or
+ * answers the call's own error, EOVERFLOW). pairs[k]: lstat of the merged directory
  * before and after; *np: how many (at most max). 0, -errno. */
 static int copy_up_dirs(const struct gofer_srv_export *e, const char *path, int self,
 			struct stat (*pairs)[2], size_t max, size_t *np)
@@ -2107,7 +2108,7 @@ static int copy_up_dirs(const struct gofer_srv_export *e, const char *path, int 
 			memcpy(pre, path, made[k]);
 			pre[made[k]] = 0;
 			if (stat_beneath(e, pre, &pairs[off + k][1]) < 0 || pairs[off + k][1].st_nlink != 1)
-				r = -EOVERFLOW;
+				r = -EBUSY;  /* held: the sentry may let go and ask again */
 		}
 		for (size_t k = 0; k < nm && !r; k++) {
 			/* its original owner is the sentry's now */
@@ -2153,7 +2154,7 @@ static int copy_up_dirs(const struct gofer_srv_export *e, const char *path, int 
 			}
 		}
 		/* the others' new numbers still count */
-		*np = r == -EOVERFLOW ? off : 0;
+		*np = r == -EBUSY ? off : 0;
 		return *np ? 0 : r;
 	}
 	*np += nm;
@@ -2200,9 +2201,27 @@ static int h_copyup(struct req *rq, struct rep *rp)
 			memcpy(pairs[n++], st, sizeof st);
 		else if (n && (r == -ENOENT || r == -EOVERFLOW))
 			r = 0;  /* the directories were what it needed */
+		else if (!n && r == -ENOENT)
+			r = 0;  /* a create: its directories may be up now */
 	}
-	if (r == 0 && !n)
-		r = -EOVERFLOW;
+	if (r == 0 && !n) {
+		/* nothing copied: if every directory on the way is in the upper
+		 * layer now (another call copied them since this one failed:
+		 * make -j2's two compilers), the call is to be made again */
+		char par[VFS_PATH_MAX];
+		size_t l = strlen(rq->path);
+		memcpy(par, rq->path, l + 1);
+		if (!isdir) {
+			char *sl = strrchr(par, '/');
+			if (sl)
+				*sl = 0;
+			else
+				par[0] = 0;
+		}
+		struct stat pst;
+		r = !*par || in_upper(rq->e, par) ? -EAGAIN :
+		    stat_beneath(rq->e, par, &pst) < 0 ? -ENOENT : -EOVERFLOW;
+	}
 	if (r == 0) {
 		rp->len = n * sizeof pairs[0];
 		memcpy(rp->payload, pairs, rp->len);

@@ -602,6 +602,29 @@ else
 	skip unmapped_group_work_tree "needs root (to make files of group root), setpriv and git"
 fi
 
+# ---- 12f. make -j2 of a small C project in such a tree: the first object
+#          file is made while the other compiler reads its source beneath
+#          the same directory (another process's open file: the copy-up waits
+#          for it, then is made again; before: "can't create a.o: Value too
+#          large for defined data type") ----
+if [ $ROOT = 1 ] && command -v setpriv >/dev/null && command -v make >/dev/null && command -v cc >/dev/null; then
+	UU=54321
+	UC=$T_TMP/uc
+	mkdir -p "$UC/c"
+	printf 'prog: a.o b.o c.o\n\tcc -o prog a.o b.o c.o\n%%.o: %%.c\n\tcc -O2 -c $< -o $@\n' >"$UC/c/Makefile"
+	echo 'int b(void); int c(void); int main(void) { return b() + c(); }' >"$UC/c/a.c"
+	echo 'int b(void) { return 0; }' >"$UC/c/b.c"; echo 'int c(void) { return 0; }' >"$UC/c/c.c"
+	chown -R $UU:0 "$UC"; chmod -R g+w "$UC"
+	chmod a+rx "$T_TMP"
+	ucbefore=$(hosthash "$UC")
+	out=$(cd / && setpriv --reuid=$UU --regid=$UU --clear-groups -- "$MOAT" run --bind "$UC:/u:cow" --workdir /u/c -- \
+		/bin/sh -c 'make -s -j2 2>&1 | tr "*" "_"; ./prog && echo built; ls' </dev/null 2>&1)
+	SANITY=1 expect_eq unmapped_group_make_j2 "$(echo $out)" "built Makefile a.c a.o b.c b.o c.c c.o prog"
+	expect_eq unmapped_group_make_j2_host_unchanged "$(hosthash "$UC")" "$ucbefore"
+else
+	skip unmapped_group_make_j2 "needs root (to make files of group root), setpriv, make and cc"
+fi
+
 # ---- 12d. rootless as the caller: a cow bind of /var, whose tmp is
 #          root's 1777 (unmapped): "cd tmp && touch x" and a create by a dirfd
 #          of it (before: EOVERFLOW while the cwd or dirfd was held) ----

@@ -18,6 +18,8 @@
  * a directory, whose O_DSYNC marks it */
 #define VFS_OPATH_DIR 0x40000000
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <dirent.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -30,6 +32,7 @@
 #include "fs/vfs_priv.h"
 #include "gofer/proto.h"
 #include "kernel/task.h"
+#include "platform/platform.h"
 
 /* ---- the default backend: the gofer, one connection per worker thread ---- */
 
@@ -70,12 +73,325 @@ static struct gofer_conn *conn(void *ctx)
  * with *dev and *ino (set if a check was named) as the identity; else the
  * copy-up's error (-EOVERFLOW: not a file it applies to, the call's own
  * error stands). */
+struct park_q {
+	struct vfs *v;
+	int exp;
+	const char *top;  /* the first component of the copy-up's path */
+	size_t tlen;
+	size_t n;         /* how many were let go of */
+};
+
+/* Is guest path on export q->exp, at or beneath q->top? */
+static int park_under(const struct park_q *q, const char *path, char *rel)
+{
+	const struct vfs_mount *m = vfs_mount_for(q->v, path);
+
+	if (!m || m->kind != VFS_MNT_GOFER || m->export != q->exp)
+		return 0;
+	const char *tail = path + m->plen;
+	while (*tail == '/')
+		tail++;
+	if (snprintf(rel, VFS_PATH_MAX, "%s%s%s", m->sub ? m->sub : "", m->sub && *tail ? "/" : "",
+		     tail) >= VFS_PATH_MAX)
+		return 0;
+	return !strncmp(rel, q->top, q->tlen) && (!rel[q->tlen] || rel[q->tlen] == '/');
+}
+
+/* A cwd or chroot root held beneath a directory about to be copied up by
+ * hand lets go of its object (the fd: the name, and for the cwd the
+ * identity, stay): overlayfs keeps an in-use dentry as it was looked up,
+ * lower-only, and the copy would stay unseen (EOVERFLOW). The cwd is held
+ * again by its name at its next relative walk (cwd_node: the copy, a new
+ * inode), the root by its name from then on. */
+static void park_one(struct fs_ctx *fs, void *arg)
+{
+	struct park_q *q = arg;
+	char path[VFS_PATH_MAX], rel[VFS_PATH_MAX];
+	struct stat st;
+	dev_t dev = 0;
+	ino_t ino = 0;
+	int fd;
+
+	for (int k = 0; k < 2; k++) {
+		pthread_mutex_lock(&fs->lock);
+		fd = k ? fs->root_fd : fs->cwd_fd;
+		if (fd >= 0) {
+			snprintf(path, sizeof path, "%s", k ? (fs->root ? fs->root : "/") : fs->cwd);
+			dev = k ? fs->root_dev : fs->cwd_dev;
+			ino = k ? fs->root_ino : fs->cwd_ino;
+		}
+		pthread_mutex_unlock(&fs->lock);
+		/* by its name only while the name still leads to it (one
+		 * renamed away and not walked since keeps its fd: held by
+		 * name, it would become whatever has the old name now) */
+		if (fd < 0 || !park_under(q, path, rel) ||
+		    VFS_BE(q->v, lstat, q->exp, rel, &st) < 0 || st.st_dev != dev || st.st_ino != ino)
+			continue;
+		pthread_mutex_lock(&fs->lock);
+		if (!k && fs->cwd_fd == fd && !strcmp(fs->cwd, path)) {
+			close(fs->cwd_fd);
+			fs->cwd_fd = -1;
+			fs->cwd_dev = 0;  /* taken again at the next walk */
+			fs->cwd_ino = 0;
+			q->n++;
+		} else if (k && fs->root_fd == fd && fs->root && !strcmp(fs->root, path)) {
+			close(fs->root_fd);
+			fs->root_fd = -1;
+			q->n++;
+		}
+		pthread_mutex_unlock(&fs->lock);
+	}
+}
+
+static size_t park_held(struct vfs *v, int exp, const char *rel)
+{
+	struct park_q q = { .v = v, .exp = exp, .top = rel, .tlen = strcspn(rel, "/") };
+
+	if (q.tlen)
+		fs_ctx_for_each(park_one, &q);
+	return q.n;
+}
+
+/* The calling task (sentry/pipeline.c, around each handler): its fds can be
+ * replaced while its notification is pending (ADDFD with SETFD). */
+static __thread struct task *tl_caller;
+static __thread int tl_caller_nfd = -1;
+static __thread uint64_t tl_caller_id;
+
+static __thread int tl_copyup_busy;
+
+int vfs_copyup_busy_take(void)
+{
+	int b = tl_copyup_busy;
+	tl_copyup_busy = 0;
+	return b;
+}
+
+void vfs_caller_set(struct task *t, int notify_fd, uint64_t id)
+{
+	tl_caller = t;
+	tl_caller_nfd = notify_fd;
+	tl_caller_id = id;
+}
+
+/* A guest fd of a directory or file at or beneath a directory about to be
+ * copied up, let go of for the copy-up and opened again after it. */
+struct held_fd {
+	int gfd;              /* its number in the caller */
+	int flags;            /* F_GETFL */
+	int cloexec;
+	off_t pos;
+	dev_t dev;            /* its object (raw) */
+	ino_t ino;
+	int wd;               /* its pin (pin_fd), or -1 */
+	struct stat st;       /* its stat then */
+	int dir;
+	char *rel;            /* its name in the export */
+};
+#define HELD_MAX 64
+static int pin_fd = -1;  /* made before the sentry confines itself (vfs_create) */
+
+/* The caller's own fds (a dirfd, a file open beneath) hold overlayfs's
+ * dentry of the directory as the cwd does (park_one): each one at or
+ * beneath rel's first component on this export is swapped for an empty
+ * memfd in the caller (so the guest holds nothing of the overlay there),
+ * its object pinned by an inotify watch (the inode kept: it is looked up
+ * again with the same number after the shrink) unless it is one of the
+ * directories on rel's way that may be copied (a lower-only one: pinned it
+ * could never be seen as merged), and the sentry's copy closed. Another
+ * process's fds (a forked child's share of the same open file) are not
+ * reached: then the copy-up stays EOVERFLOW, as before. */
+static size_t park_guest(struct vfs *v, int exp, const char *rel, struct held_fd *h)
+{
+	struct task *t = tl_caller;
+	size_t n = 0, tlen = strcspn(rel, "/");
+	int ph = -1;
+
+	if (!t || tl_caller_nfd < 0 || !tlen)
+		return 0;
+	/* the caller's fd table, by number (its /proc/<pid>/fd is the
+	 * kernel's to refuse the sentry: another user namespace's) */
+	long top = 1024;
+	char stp[64], sbuf[2048];
+	snprintf(stp, sizeof stp, "/proc/%d/status", (int)atomic_load(&t->tid));
+	int sfd = open(stp, O_RDONLY | O_CLOEXEC);
+	if (sfd >= 0) {
+		ssize_t k = read(sfd, sbuf, sizeof sbuf - 1);
+		close(sfd);
+		sbuf[k > 0 ? k : 0] = 0;
+		const char *fs_ = strstr(sbuf, "FDSize:");
+		if (fs_)
+			top = strtol(fs_ + 7, NULL, 10);
+	}
+	if (top > 65536)
+		top = 65536;
+	struct vfs_node *node = xmalloc(sizeof *node);
+	for (long gfd = 0; gfd < top && n < HELD_MAX; gfd++) {
+		int fd = task_getfd(t, (int)gfd);
+		struct stat st;
+		if (fd < 0)
+			continue;
+		/* only an overlay file of this export itself: never an O_PATH
+		 * stand-in (a memfd the VFS names as its object, sys_file.c
+		 * return_reopened), which no open by name could give back */
+		if (fstat(fd, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) ||
+		    vfs_is_memfd(v, &st) || (fcntl(fd, F_GETFL) & O_ACCMODE) == O_ACCMODE ||
+		    vfs_host_fd_node(v, t, fd, node) < 0 || node->kind != VN_BACKEND ||
+		    node->st.st_dev != st.st_dev || node->st.st_ino != st.st_ino ||
+		    node->mnt->export != exp || strncmp(node->rel, rel, tlen) ||
+		    (node->rel[tlen] && node->rel[tlen] != '/')) {
+			close(fd);
+			continue;
+		}
+		struct held_fd *e = &h[n];
+		size_t rl = strlen(node->rel);
+		int on_way = !strncmp(rel, node->rel, rl) && (!rel[rl] || rel[rl] == '/');
+		e->gfd = (int)gfd;
+		e->flags = fcntl(fd, F_GETFL);
+		e->pos = lseek(fd, 0, SEEK_CUR);
+		e->dev = st.st_dev;
+		e->ino = st.st_ino;
+		e->st = st;
+		e->dir = S_ISDIR(st.st_mode);
+		e->wd = -1;
+		e->cloexec = 0;
+		char info[96], buf[256];
+		snprintf(info, sizeof info, "/proc/%d/fdinfo/%ld", (int)atomic_load(&t->tid), gfd);
+		int ifd = open(info, O_RDONLY | O_CLOEXEC);
+		if (ifd >= 0) {
+			ssize_t k = read(ifd, buf, sizeof buf - 1);
+			close(ifd);
+			buf[k > 0 ? k : 0] = 0;
+			const char *fl = strstr(buf, "flags:");
+			if (fl)
+				e->cloexec = (strtoul(fl + 6, NULL, 8) & O_CLOEXEC) != 0;
+		} else {
+			/* refused (as /proc/<pid>/fd is): guessed. stdio is
+			 * inherited by convention; the directories and files a
+			 * program opens beyond it are close-on-exec in glibc's
+			 * opendir, fts, Python, gnulib */
+			e->cloexec = gfd > 2;
+		}
+		if (e->dir && pin_fd >= 0 && !(on_way && st.st_nlink != 1)) {
+			/* (a file keeps its number: only directories need it) */
+			e->wd = watch_at(pin_fd, fd, ".", IN_DELETE_SELF | IN_ONLYDIR);
+			if (e->wd < 0)
+				dbg("vfs: pin %s: %s", node->rel, strerror(-e->wd));
+		}
+		if (ph < 0)
+			ph = memfd_create("moat-held", MFD_CLOEXEC);
+		if (e->flags < 0 || ph < 0 ||
+		    unotify_addfd(tl_caller_nfd, tl_caller_id, ph, e->cloexec ? O_CLOEXEC : 0,
+				  e->gfd, 0) < 0) {
+			if (e->wd >= 0)
+				inotify_rm_watch(pin_fd, e->wd);
+			close(fd);
+			continue;  /* left as it was */
+		}
+		e->rel = xstrdup(node->rel);
+		dbg("vfs: fd %d (%s) let go for a copy-up of %s (pin %d)", e->gfd, e->rel, rel, e->wd);
+		close(fd);
+		n++;
+	}
+	free(node);
+	if (ph >= 0)
+		close(ph);
+	return n;
+}
+
+/* Each parked fd opened again by its name, only as the object it was (or
+ * the copy pairs made of it: -ESTALE from the gofer else), at its offset
+ * (a copied directory's from its start: the merged listing is another),
+ * put back at its number. One that cannot be (removed meanwhile) stays the
+ * empty memfd. */
+static void rehome_guest(struct gofer_conn *gc, int exp, struct held_fd *h, size_t n,
+			 struct stat (*pairs)[2], int np)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct held_fd *e = &h[i];
+		dev_t dev = e->dev;
+		ino_t ino = e->ino;
+		int copied = 0, fd = -1;
+		for (int k = 0; k < np; k++)
+			if (pairs[k][0].st_dev == dev && pairs[k][0].st_ino == ino) {
+				dev = pairs[k][1].st_dev;
+				ino = pairs[k][1].st_ino;
+				copied = 1;
+				break;
+			}
+		int fl = e->flags & (O_ACCMODE | O_APPEND | O_NONBLOCK | O_DIRECTORY | O_PATH |
+				     O_NOATIME | O_LARGEFILE | O_DSYNC | O_SYNC | O_DIRECT);
+		struct stat st;
+		gofer_expect_identity(dev, ino);
+		int r = gofer_open(gc, exp, e->rel, fl | O_NOFOLLOW, 0, &fd, &st);
+		gofer_expect_clear();
+		if (r == -ESTALE && e->dir && !copied && e->wd < 0) {
+			/* a lower-only directory on the way the copy-up did not
+			 * make (another process holds it too), unpinned: the
+			 * shrink gave it another number. Taken if it is still the
+			 * directory it was by everything else it shows. */
+			r = gofer_open(gc, exp, e->rel, fl | O_NOFOLLOW, 0, &fd, &st);
+			if (r == 0 && (!S_ISDIR(st.st_mode) || st.st_mode != e->st.st_mode ||
+				       st.st_uid != e->st.st_uid || st.st_gid != e->st.st_gid ||
+				       st.st_nlink != e->st.st_nlink ||
+				       st.st_mtim.tv_sec != e->st.st_mtim.tv_sec ||
+				       st.st_mtim.tv_nsec != e->st.st_mtim.tv_nsec)) {
+				close(fd);
+				fd = -1;
+				r = -ESTALE;
+			}
+		}
+		if (r == 0) {
+			if (e->pos > 0 && !(copied && e->dir) && !(fl & O_PATH))
+				(void)lseek(fd, e->pos, SEEK_SET);
+			(void)unotify_addfd(tl_caller_nfd, tl_caller_id, fd, e->cloexec ? O_CLOEXEC : 0,
+					    e->gfd, 0);
+			close(fd);
+		} else {
+			dbg("vfs: fd %d (%s) not opened again after a copy-up: %s", e->gfd,
+				 e->rel, strerror(-r));
+		}
+		if (e->wd >= 0)
+			inotify_rm_watch(pin_fd, e->wd);
+		free(e->rel);
+	}
+	char ev[1024];  /* the IN_IGNORED of each pin taken off: nothing to do */
+	while (pin_fd >= 0 && read(pin_fd, ev, sizeof ev) > 0)
+		;
+}
+
 static int cow_copyup(struct vfs *v, struct gofer_conn *gc, int exp, const char *rel,
 		      dev_t *dev, ino_t *ino)
 {
 	struct stat pairs[GOFER_COPYUP_MAX][2];
 
 	int n = gofer_copyup(gc, exp, rel, *dev, *ino, pairs);
+	if (n == -EBUSY) {
+		/* a directory on the way that overlayfs holds: let go of what
+		 * the sandbox holds there and try once more */
+		cleanup_free struct held_fd *held = xcalloc(HELD_MAX, sizeof *held);
+		struct gofer_expect ex;
+		gofer_expect_get(&ex);  /* the call's own, kept across the re-opens */
+		gofer_expect_clear();
+		size_t nheld = park_held(v, exp, rel);
+		size_t nguest = park_guest(v, exp, rel, held);
+		if (nheld || nguest)
+			n = gofer_copyup(gc, exp, rel, *dev, *ino, pairs);
+		if (nguest)
+			rehome_guest(gc, exp, held, nguest, pairs, n);
+		gofer_expect_set(&ex);
+	}
+	if (n == -EBUSY) {
+		tl_copyup_busy = 1;  /* another process holds it: the call may wait */
+		n = -EOVERFLOW;      /* the call's own error */
+	}
+	if (n == -EAGAIN) {
+		/* copied up meanwhile by another call: made again, afresh */
+		for (size_t i = 0; i < v->nmnts; i++)
+			if (v->mnts[i].kind == VFS_MNT_GOFER && v->mnts[i].export == exp)
+				vfs_invalidate(v, &v->mnts[i], "", 1);
+		return 1;
+	}
 	if (n < 0)
 		return n; /* ENOSPC (--disk), ESTALE (not the object checked)... */
 	int dirs = 0;
@@ -501,6 +817,8 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 	v->sb = sb;
 	v->gofer_ctl = gofer_ctl;
 	v->gen = atomic_fetch_add(&vfs_gens, 1);
+	if (pin_fd < 0)
+		pin_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	v->be = &gofer_backend;
 	v->bectx = v;
 	vfs_reserve_devs(v);

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <sys/stat.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct vfs;
@@ -118,5 +119,14 @@ dev_t vfs_pts_dev(struct vfs *v);
  * always added: the gofer never takes a terminal). 0 with *fd and *st, or
  * -ENXIO if there is no such pty. */
 int vfs_pts_open(struct vfs *v, unsigned index, int flags, int *fd, struct stat *st);
+
+/* The task whose call this thread serves (its notification id on notify_fd:
+ * fs/vfs.c cow_copyup may swap its fds), or NULL after the call. */
+void vfs_caller_set(struct task *t, int notify_fd, uint64_t id);
+/* Did a copy-up by hand of this thread's call stay EOVERFLOW after the
+ * sandbox let go of what it could (fs/vfs.c cow_copyup: another process
+ * holds the directory, e.g. a compiler reading a file beneath it)? Cleared
+ * by the call. The caller may wait and make the call again. */
+int vfs_copyup_busy_take(void);
 
 #endif

@@ -224,7 +224,10 @@ void gofer_peek_identity(dev_t *dev, ino_t *ino);
  * the object dev/ino (0: any). pairs[k]: an object's lstat before and after
  * (GOFER_COPYUP_MAX of room), rel's last if it was copied. How many, or
  * -errno: -EOVERFLOW where that does not apply (not a cow export, nothing
- * to copy, a directory overlayfs holds). */
+ * to copy), -EBUSY for a directory on the way that overlayfs holds (the
+ * sandbox has it open: fs/vfs.c cow_copyup lets go and asks again),
+ * -EAGAIN when nothing was left to copy (another call copied the
+ * directories since this one failed: the call is made again). */
 int gofer_copyup(struct gofer_conn *c, int exp, const char *rel, dev_t dev, ino_t ino,
 		 struct stat (*pairs)[2]);
 int gofer_open(struct gofer_conn *c, int exp, const char *rel, int flags,

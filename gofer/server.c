@@ -775,6 +775,49 @@ static int h_readlink(struct req *rq, struct rep *rp)
 /* MKDIR, MKNOD and SYMLINK reply with the new node's lstat (nothing when it
  * is gone already): the sentry keys a made entry on it (syscalls/sys_file.c
  * own_new) without a walk of its own */
+/* Directory pins (rootless cow exports, with the dentry shrinker). A shrink
+ * (copy_up_dirs) makes overlayfs forget every directory inode nothing holds,
+ * and one looked up again gets a new st_ino where the layers are two file
+ * systems: the sandbox's virtual metadata of it (a made entry, set-id bits,
+ * a copy's original owner: keyed by st_dev/st_ino in the sentry) would
+ * name nothing. An inotify watch holds the inode (not the dentry): the
+ * directory is looked up again with the same overlay inode and number. So
+ * every directory that gets such metadata here is watched by srv->pin_fd
+ * (IN_DELETE_SELF, events drained now and then): the ones the guest makes,
+ * chmods, and the ones copied up by hand. None of those is a lower-only
+ * directory (made: upper only; chmod and copy-up: merged), so no pin ever
+ * keeps a directory from being copied up. At most srv->pin_max (a quarter
+ * of the user's max_user_watches, 65,536 at most; then unpinned, as before:
+ * renumbered at a shrink). The watch is by name from the
+ * thread's own working directory (no procfs here; unshare of CLONE_FS once
+ * per thread, as h_watch's). */
+static _Thread_local int tl_own_fs;
+static atomic_int pin_top;  /* the highest wd: the kernel's are increasing */
+
+static void pin_dir(const struct gofer_srv_export *e, int dfd, const char *name)
+{
+	if (!e->cow || srv->pin_fd < 0 || srv->dshrink_fd < 0 || atomic_load(&pin_top) >= srv->pin_max)
+		return;
+	if (!tl_own_fs) {
+		if (syscall(SYS_unshare, CLONE_FS) < 0)
+			return;
+		tl_own_fs = 1;
+	}
+	if (fchdir(dfd) < 0)
+		return;
+	int wd = inotify_add_watch(srv->pin_fd, name, IN_DELETE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW);
+	/* a working directory there would hold its dentry (and its parents') */
+	(void)!fchdir(srv->basefd);
+	int top = atomic_load(&pin_top);
+	while (wd > top && !atomic_compare_exchange_weak(&pin_top, &top, wd))
+		;
+	if (wd > 0 && !(wd & 63)) {
+		char buf[4096];  /* the events of removed ones: nothing to do */
+		while (read(srv->pin_fd, buf, sizeof buf) > 0)
+			;
+	}
+}
+
 static void made_reply(struct rep *rp, int pfd, const char *name)
 {
 	struct stat st;
@@ -802,8 +845,10 @@ static int h_mkdir(struct req *rq, struct rep *rp)
 		;
 	else if (mkdirat(pfd, name, host_mode(rq->e, f->mode)) < 0)
 		r = -errno;
-	else
+	else {
 		made_reply(rp, pfd, name);
+		pin_dir(rq->e, pfd, name);
+	}
 	close_owned(pfd, owned);
 	return r;
 }
@@ -1043,6 +1088,8 @@ static int h_chmod(struct req *rq, struct rep *rp)
 			r = -EOPNOTSUPP;
 		else if (syscall(__NR_fchmodat2, fd, "", host_mode(rq->e, f->mode), AT_EMPTY_PATH) < 0)
 			r = -errno;
+		else if (S_ISDIR(st.st_mode))
+			pin_dir(rq->e, fd, ".");  /* its set-id bits are the sentry's */
 		if (fd >= 0)
 			close(fd);
 		return r;
@@ -2005,7 +2052,8 @@ static pthread_mutex_t copied_lock = PTHREAD_MUTEX_INITIALIZER;
  * directory the sandbox holds (a cwd, a dirfd, a file open beneath it) keeps
  * its cached lower-only dentry; then every directory made here is removed
  * again (they are empty: nothing could reach them) and the answer is
- * -EOVERFLOW, the call's own error. pairs[k]: lstat of the merged directory
+ * -EBUSY (the sentry lets go of what it holds there and asks again, or
+ * answers the call's own error, EOVERFLOW). pairs[k]: lstat of the merged directory
  * before and after; *np: how many (at most max). 0, -errno. */
 static int copy_up_dirs(const struct gofer_srv_export *e, const char *path, int self,
 			struct stat (*pairs)[2], size_t max, size_t *np)
@@ -2118,7 +2166,18 @@ static int copy_up_dirs(const struct gofer_srv_export *e, const char *path, int 
 			memcpy(pre, path, made[k]);
 			pre[made[k]] = 0;
 			if (stat_beneath(e, pre, &pairs[off + k][1]) < 0 || pairs[off + k][1].st_nlink != 1)
-				r = -EOVERFLOW;
+				r = -EBUSY;  /* held: the sentry may let go and ask again */
+		}
+		for (size_t k = 0; k < nm && !r; k++) {
+			/* its original owner is the sentry's now */
+			char pre[VFS_PATH_MAX];
+			memcpy(pre, path, made[k]);
+			pre[made[k]] = 0;
+			int dfd = oat2(e, e->rootfd, pre, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+			if (dfd >= 0) {
+				pin_dir(e, dfd, ".");
+				close(dfd);
+			}
 		}
 		pthread_mutex_lock(&copied_lock);
 		for (size_t k = 0; k < nm && !r && c->n < COPIED_MAX; k++) {
@@ -2153,7 +2212,7 @@ static int copy_up_dirs(const struct gofer_srv_export *e, const char *path, int 
 			}
 		}
 		/* the others' new numbers still count */
-		*np = r == -EOVERFLOW ? off : 0;
+		*np = r == -EBUSY ? off : 0;
 		return *np ? 0 : r;
 	}
 	*np += nm;
@@ -2200,9 +2259,27 @@ static int h_copyup(struct req *rq, struct rep *rp)
 			memcpy(pairs[n++], st, sizeof st);
 		else if (n && (r == -ENOENT || r == -EOVERFLOW))
 			r = 0;  /* the directories were what it needed */
+		else if (!n && r == -ENOENT)
+			r = 0;  /* a create: its directories may be up now */
 	}
-	if (r == 0 && !n)
-		r = -EOVERFLOW;
+	if (r == 0 && !n) {
+		/* nothing copied: if every directory on the way is in the upper
+		 * layer now (another call copied them since this one failed:
+		 * make -j2's two compilers), the call is to be made again */
+		char par[VFS_PATH_MAX];
+		size_t l = strlen(rq->path);
+		memcpy(par, rq->path, l + 1);
+		if (!isdir) {
+			char *sl = strrchr(par, '/');
+			if (sl)
+				*sl = 0;
+			else
+				par[0] = 0;
+		}
+		struct stat pst;
+		r = !*par || in_upper(rq->e, par) ? -EAGAIN :
+		    stat_beneath(rq->e, par, &pst) < 0 ? -ENOENT : -EOVERFLOW;
+	}
 	if (r == 0) {
 		rp->len = n * sizeof pairs[0];
 		memcpy(rp->payload, pairs, rp->len);

@@ -34,6 +34,9 @@ struct gofer_srv {
 	pid_t reaper_pid;
 	int dshrink_fd;         /* the dentry shrinker's socket (setup.c), or -1 */
 	pid_t dshrink_pid;
+	int pin_fd;             /* inotify instance pinning directories of cow
+				 * exports (setup.c, with the shrinker), or -1 */
+	int pin_max;            /* how many pins at most (server.c pin_dir) */
 };
 
 /* A name of the gofer's own copy-up temporaries (".moat-copyup." or

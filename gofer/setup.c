@@ -56,6 +56,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/inotify.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -343,12 +344,15 @@ static void rm_temps(int dirfd, int depth)
  * it. Its seccomp filter lets it do only that: read, write, fsconfig with
  * that command, exit. It ends at EOF (the gofer ended) or with the gofer
  * (PDEATHSIG). */
+static long max_watches = 8192;  /* read at the start (child_main): no procfs later */
+
 static void start_dshrink(struct gofer_srv *s)
 {
 	int fds[GOFER_MAX_EXPORTS], sv[2], any = 0;
 	pid_t pid;
 
 	s->dshrink_fd = -1;
+	s->pin_fd = -1;
 	if (geteuid() == 0)
 		return;  /* as root every id is mapped: overlayfs copies up all */
 	for (size_t i = 0; i < s->n; i++) {
@@ -425,6 +429,13 @@ static void start_dshrink(struct gofer_srv *s)
 	close(sv[1]);
 	s->dshrink_fd = sv[0];
 	s->dshrink_pid = pid;
+	/* the directories whose numbers the sandbox keeps state for, pinned
+	 * across shrinks (server.c pin_dir) */
+	s->pin_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	/* a quarter of the caller's inotify watches at most (they are its
+	 * user's, shared with its other programs and the guest's own) */
+	s->pin_max = max_watches / 4 > 65536 ? 65536 : (int)(max_watches / 4);
+	dbg("gofer: directory pins: %d at most", s->pin_max);
 out:
 	for (size_t i = 0; i < s->n; i++)
 		if (fds[i] >= 0)
@@ -1056,6 +1067,12 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(1);
 	prctl(PR_SET_NAME, "moat-gofer");
+	FILE *mw = fopen("/proc/sys/fs/inotify/max_user_watches", "re");
+	if (mw) {
+		if (fscanf(mw, "%ld", &max_watches) != 1 || max_watches < 0)
+			max_watches = 8192;
+		fclose(mw);
+	}
 	/* never an OOM victim (root-run: CAP_SYS_RESOURCE; rootless the kernel
 	 * refuses): it holds the guest's writable layers and is in the
 	 * sandbox's memory cgroup (sentry/limits.c limits_attach_gofer), whose

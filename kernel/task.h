@@ -58,6 +58,7 @@ struct fs_ctx {
 	dev_t root_dev;          /* its identity */
 	ino_t root_ino;
 	_Atomic int rooted;      /* root != NULL (read without the lock) */
+	struct fs_ctx *reg_prev, *reg_next; /* every live one (fs_ctx_for_each) */
 };
 
 
@@ -283,6 +284,9 @@ void task_unshare_fs(struct task *t);
  * may use t->fs directly (only the task itself swaps it). */
 struct fs_ctx *task_fs_get(struct task *t);
 void fs_ctx_put(struct fs_ctx *fs);
+/* fn on every live fs_ctx of the sentry (each held by a counted reference
+ * for the call, no lock held: fn takes fs->lock itself) */
+void fs_ctx_for_each(void (*fn)(struct fs_ctx *fs, void *arg), void *arg);
 
 /* Does the task have a signal pending that it neither blocks nor ignores?
  * (Read from the guest procfs' <vtid>/status: SigPnd|ShdPnd & ~SigBlk & ~SigIgn.) */

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -35,6 +36,12 @@ void task_set_pexec_free(void (*fn)(struct pending_exec *))
 	pexec_free = fn;
 }
 
+/* every live fs_ctx (fs_ctx_for_each); a leaf lock (fs_ctx_new may take
+ * it with another fs_ctx's lock held: fs_copy_locked; nothing takes an
+ * fs_ctx's lock while holding it) */
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fs_ctx *reg_head;
+
 struct fs_ctx *fs_ctx_new(const char *cwd, mode_t umask_)
 {
 	struct fs_ctx *fs = xcalloc(1, sizeof *fs);
@@ -44,12 +51,59 @@ struct fs_ctx *fs_ctx_new(const char *cwd, mode_t umask_)
 	fs->cwd_fd = -1;
 	fs->root_fd = -1;
 	fs->umask = umask_;
+	pthread_mutex_lock(&reg_lock);
+	fs->reg_next = reg_head;
+	if (reg_head)
+		reg_head->reg_prev = fs;
+	reg_head = fs;
+	pthread_mutex_unlock(&reg_lock);
 	return fs;
+}
+
+void fs_ctx_for_each(void (*fn)(struct fs_ctx *fs, void *arg), void *arg)
+{
+	struct fs_ctx **all = NULL;
+	size_t n = 0, cap = 0;
+
+	pthread_mutex_lock(&reg_lock);
+	for (struct fs_ctx *fs = reg_head; fs; fs = fs->reg_next) {
+		int r = atomic_load(&fs->refs);
+		/* one whose last reference went is being freed: not counted */
+		while (r > 0 && !atomic_compare_exchange_weak(&fs->refs, &r, r + 1))
+			;
+		if (r <= 0)
+			continue;
+		if (n == cap) {
+			size_t nc = cap ? 2 * cap : 16;
+			struct fs_ctx **na = realloc(all, nc * sizeof *all);
+			if (!na) {
+				atomic_fetch_sub(&fs->refs, 1); /* others hold it too */
+				break;
+			}
+			all = na;
+			cap = nc;
+		}
+		all[n++] = fs;
+	}
+	pthread_mutex_unlock(&reg_lock);
+	for (size_t i = 0; i < n; i++) {
+		fn(all[i], arg);
+		fs_ctx_put(all[i]);
+	}
+	free(all);
 }
 
 void fs_ctx_put(struct fs_ctx *fs)
 {
 	if (fs && atomic_fetch_sub(&fs->refs, 1) == 1) {
+		pthread_mutex_lock(&reg_lock);
+		if (fs->reg_prev)
+			fs->reg_prev->reg_next = fs->reg_next;
+		else
+			reg_head = fs->reg_next;
+		if (fs->reg_next)
+			fs->reg_next->reg_prev = fs->reg_prev;
+		pthread_mutex_unlock(&reg_lock);
 		pthread_mutex_destroy(&fs->lock);
 		if (fs->cwd_fd >= 0)
 			close(fs->cwd_fd);

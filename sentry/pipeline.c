@@ -401,8 +401,28 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 	}
 	if (decision == DEC_DENY)
 		ret = -err;
-	else
+	else {
+		vfs_caller_set(t, g_nfd, c->id);
+		(void)vfs_copyup_busy_take();
 		ret = e->handler(c);
+		/* a rootless copy-up by hand of a directory another process
+		 * holds (a file open beneath it: make -j2's other compiler):
+		 * nothing was changed; the holder usually lets go soon, so the
+		 * call is made again after 5, 10, ... 160 ms (315 ms in all),
+		 * then EOVERFLOW as before. Outside every lock the handler
+		 * takes (ns_lock is held around a create's gofer call). */
+		for (int k = 0; ret == -EOVERFLOW && k < 6 && vfs_copyup_busy_take(); k++) {
+			if (c->out_fd >= 0) {
+				close(c->out_fd);
+				c->out_fd = -1;
+			}
+			usleep(5000u << k);
+			if (plat->id_valid(g_nfd, c->id) < 0)
+				break;  /* gone meanwhile: the reply finds no one */
+			ret = e->handler(c);
+		}
+		vfs_caller_set(NULL, -1, 0);
+	}
 	if (c->deny)
 		decision = DEC_DENY; /* the handler's policy (the egress rules) refused it */
 	__atomic_fetch_add(decision == DEC_DENY ? &g_sb->n_denied : &g_sb->n_emulated, 1, __ATOMIC_RELAXED);

@@ -17,7 +17,7 @@
  * only on inodes whose owner and group that namespace maps — the sandbox
  * uid's and gid's), keeps CAP_DAC_OVERRIDE and CAP_SYS_PTRACE (the procfs
  * fd/ link of a non-dumpable guest task) and nothing else, and confines
- * itself (seccomp, kill on anything else): recvmsg/sendmsg on its channel,
+ * itself (a hand-written seccomp program, kill on anything else): recvmsg/sendmsg on its channel,
  * openat on the guest procfd with no write access, no O_CREAT/O_TRUNC/
  * O_TMPFILE, close, exit. It never sees guest input but a pid and an fd
  * number; what it opens the sentry could reach anyway (pidfd_getfd gives
@@ -28,16 +28,20 @@
 #include "fs/procfs.h"
 #include "common/sanitize.h"
 #include "common/util.h"
+#include "platform/arch.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <sched.h>
-#include <seccomp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -46,6 +50,8 @@
 #define CHAN 3
 #define PROCFD 4
 #define KEEP_FLAGS (O_APPEND | O_DIRECT | O_SYNC | O_DSYNC)
+/* openat's flags that must be clear (O_RDONLY is 0: the access mode too) */
+#define DENY_FLAGS (O_ACCMODE | O_CREAT | O_TRUNC | O_TMPFILE | O_PATH)
 
 struct reopen_req {
 	int32_t vpid, fd, oflags;
@@ -54,29 +60,94 @@ struct reopen_req {
 static int g_chan = -1;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The helper writes nothing through stdio (its pages would be its own). */
+static void say(const char *m)
+{
+	ssize_t r = write(2, m, strlen(m));
+	(void)r;
+}
+
+#define LD_NR BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
+#define LD_ARG(i) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[i]))
+#ifdef MOAT_SANITIZE
+#define NSAN (sizeof(int[]){ MOAT_SANITIZER_SYSCALLS } / sizeof(int))
+#else
+#define NSAN 0
+#endif
+#define ALLOW BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+#define KILL BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS)
+
+/* The allowlist, kill on anything else: close, exit, exit_group,
+ * rt_sigreturn; recvmsg and sendmsg on the channel; openat on the guest
+ * procfd with none of DENY_FLAGS. An fd or flags argument is an int to the
+ * kernel: the low word of each is what it uses. A foreign arch (or an x32
+ * number: none matches) is killed. Hand-written (no libseccomp at run time:
+ * its compiler's heap was most of this helper's pages). */
 static int confine_reopen(void)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-	if (!ctx)
-		return -1;
-	static const int plain[] = { SCMP_SYS(close), SCMP_SYS(exit), SCMP_SYS(exit_group),
-				     SCMP_SYS(rt_sigreturn) };
-	int rc = 0;
-	for (size_t i = 0; i < sizeof plain / sizeof plain[0] && !rc; i++)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, plain[i], 0);
-	struct scmp_arg_cmp chan = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = CHAN };
-	if (!rc)
-		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(recvmsg), 1, &chan);
-	if (!rc)
-		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 1, &chan);
-	struct scmp_arg_cmp op[2] = {
-		{ .arg = 0, .op = SCMP_CMP_EQ, .datum_a = PROCFD },
-		{ .arg = 2, .op = SCMP_CMP_MASKED_EQ,
-		  .datum_a = O_ACCMODE | O_CREAT | O_TRUNC | O_TMPFILE | O_PATH, .datum_b = O_RDONLY },
+	struct sock_filter f[48] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, MOAT_AUDIT_ARCH, 1, 0),
+		KILL,
+		LD_NR,
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat, 0, 6),
+		LD_ARG(0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PROCFD, 0, 2),
+		LD_ARG(2),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, DENY_FLAGS, 0, 1),
+		KILL,
+		ALLOW,
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_recvmsg, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_sendmsg, 0, 4),
+		LD_ARG(0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CHAN, 0, 1),
+		ALLOW,
+		KILL,
+		/* (17-20) to the final ALLOW, past the sanitizer's NSAN */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_close, 4 + NSAN, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_exit, 3 + NSAN, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_exit_group, 2 + NSAN, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 1 + NSAN, 0),
 	};
-	if (!rc)
-		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 2, op);
-	return moat_filter_finish(ctx, rc);
+	unsigned short n = 21;
+#ifdef MOAT_SANITIZE
+	/* (sanitizer builds) the runtime's calls, any arguments */
+	static const int san[] = { MOAT_SANITIZER_SYSCALLS };
+	_Static_assert(NSAN + 23 <= sizeof f / sizeof f[0], "moat-reopen: filter too long");
+	for (unsigned short i = 0; i < NSAN; i++)
+		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)san[i],
+						      (unsigned char)(NSAN - i), 0);
+#endif
+	f[n++] = (struct sock_filter)KILL;
+	f[n++] = (struct sock_filter)ALLOW;
+	struct sock_fprog prog = { .len = n, .filter = f };
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		return -1;
+	return 0;
+}
+
+/* "<vpid>/fd/<fd>" without stdio; p holds at least 32 bytes */
+static void fmt_path(char *p, int32_t vpid, int32_t fd)
+{
+	int32_t v[2] = { vpid, fd };
+	size_t o = 0;
+	for (int k = 0; k < 2; k++) {
+		uint32_t u = v[k] < 0 ? (uint32_t)0 - (uint32_t)v[k] : (uint32_t)v[k];
+		char d[11];
+		int nd = 0;
+		if (v[k] < 0)
+			p[o++] = '-';
+		do
+			d[nd++] = (char)('0' + u % 10);
+		while ((u /= 10) != 0);
+		while (nd > 0)
+			p[o++] = d[--nd];
+		if (k == 0) {
+			memcpy(p + o, "/fd/", 4);
+			o += 4;
+		}
+	}
+	p[o] = 0;
 }
 
 static _Noreturn void serve(void)
@@ -88,8 +159,8 @@ static _Noreturn void serve(void)
 			_exit(0); /* the sentry is gone */
 		if (n != sizeof q)
 			continue;
-		char p[48];
-		snprintf(p, sizeof p, "%d/fd/%d", (int)q.vpid, (int)q.fd);
+		char p[32];
+		fmt_path(p, q.vpid, q.fd);
 		int fd = openat(PROCFD, p,
 				O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (q.oflags & KEEP_FLAGS));
 		int32_t e = fd < 0 ? errno : 0;
@@ -97,6 +168,52 @@ static _Noreturn void serve(void)
 		if (fd >= 0)
 			close(fd);
 	}
+}
+
+/* The helper from the fork on: single-threaded, stdio unused, nothing
+ * allocated. Waits for the guest's user namespace and procfd. */
+static _Noreturn void helper_main(int chan)
+{
+	/* keep stderr and the channel (3) only; cwd / (the sentry's
+	 * pivot_root moves it, and our root, to the sentry's root) */
+	if (chan != CHAN && dup3(chan, CHAN, O_CLOEXEC) < 0)
+		_exit(1);
+	if (syscall(SYS_close_range, CHAN + 1, ~0U, 0) < 0 || chdir("/") < 0)
+		_exit(1);
+	close(0);
+	close(1);
+	sigset_t all;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	/* the sentry's stack below ours is garbage here: drop it, or the
+	 * sentry's next deep call copies it into our pages */
+	{
+		uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+		uintptr_t top = (sp & ~(uintptr_t)4095) - 2 * 4096;
+		(void)madvise((void *)(top - 256 * 4096), 256 * 4096, MADV_DONTNEED);
+	}
+	struct { char b[1]; } msg;
+	int fds[2] = { -1, -1 }, k = 2;
+	long n = recv_fds(CHAN, &msg, sizeof msg, fds, &k);
+	if (n != (long)sizeof msg || k != 2 || fds[0] < 0 || fds[1] < 0)
+		_exit(0); /* the sentry is gone (or needs us not) */
+	/* (the owner rule: the guest's namespace is our euid's, a child
+	 * of ours) every capability there, none here */
+	if (setns(fds[0], CLONE_NEWUSER) < 0) {
+		say("moat-reopen: setns into the guest's user namespace failed\n");
+		_exit(1);
+	}
+	if (dup3(fds[1], PROCFD, O_CLOEXEC) < 0 || syscall(SYS_close_range, PROCFD + 1, ~0U, 0) < 0 ||
+	    chdir("/") < 0)
+		_exit(1);
+	if (prctl(PR_SET_SECUREBITS, 0x2f /* NOROOT, NO_SETUID_FIXUP, KEEP_CAPS_LOCKED, locked */ | 0xc0, 0, 0,
+		  0) < 0 ||
+	    priv_caps_limit((1ULL << 1 /* CAP_DAC_OVERRIDE */) | (1ULL << 19 /* CAP_SYS_PTRACE */)) < 0 ||
+	    confine_reopen() < 0) {
+		say("moat-reopen: cannot confine itself\n");
+		_exit(1);
+	}
+	serve();
 }
 
 /* procfs_set_reopen_helper's fn: one request at a time (rare: only a
@@ -122,7 +239,7 @@ static int reopen_via_helper(pid_t vpid, int fd, int oflags)
 	return -(e ? e : EACCES);
 }
 
-int reopen_helper_start(int procfd, int userns_fd, char *err, size_t errlen)
+int reopen_helper_fork(char *err, size_t errlen)
 {
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -136,34 +253,21 @@ int reopen_helper_start(int procfd, int userns_fd, char *err, size_t errlen)
 		close(sv[1]);
 		return -1;
 	}
-	if (pid == 0) {
-		/* (the owner rule: the guest's namespace is our euid's, a child
-		 * of ours) every capability there, none here */
-		if (setns(userns_fd, CLONE_NEWUSER) < 0) {
-			fprintf(stderr, "moat-reopen: setns: %s\n", strerror(errno));
-			_exit(1);
-		}
-		/* keep stderr, the channel (3) and the guest procfd (4) only */
-		int c = fcntl(sv[1], F_DUPFD_CLOEXEC, 64), pf = fcntl(procfd, F_DUPFD_CLOEXEC, 65);
-		if (c < 0 || pf < 0 || dup3(c, CHAN, O_CLOEXEC) < 0 || dup3(pf, PROCFD, O_CLOEXEC) < 0 ||
-		    syscall(SYS_close_range, PROCFD + 1, ~0U, 0) < 0)
-			_exit(1);
-		close(0);
-		close(1);
-		sigset_t all;
-		sigfillset(&all);
-		sigprocmask(SIG_SETMASK, &all, NULL);
-		if (prctl(PR_SET_SECUREBITS, 0x2f /* NOROOT, NO_SETUID_FIXUP, KEEP_CAPS_LOCKED, locked */ | 0xc0,
-			  0, 0, 0) < 0 ||
-		    priv_caps_limit((1ULL << 1 /* CAP_DAC_OVERRIDE */) | (1ULL << 19 /* CAP_SYS_PTRACE */)) < 0 ||
-		    confine_reopen() < 0) {
-			fprintf(stderr, "moat-reopen: cannot confine itself\n");
-			_exit(1);
-		}
-		serve();
-	}
+	if (pid == 0)
+		helper_main(sv[1]);
 	close(sv[1]);
 	g_chan = sv[0];
+	return 0;
+}
+
+int reopen_helper_start(int procfd, int userns_fd, char *err, size_t errlen)
+{
+	char b = 0;
+	int fds[2] = { userns_fd, procfd };
+	if (g_chan < 0 || send_fds(g_chan, &b, 1, fds, 2) != 1) {
+		snprintf(err, errlen, "moat-reopen: cannot hand it the guest's namespace");
+		return -1;
+	}
 	procfs_set_reopen_helper(reopen_via_helper);
 	return 0;
 }

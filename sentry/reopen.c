@@ -170,9 +170,46 @@ static _Noreturn void serve(void)
 	}
 }
 
+/* The sentry's heap as it is about to be forked: [start_brk (/proc/self/
+ * stat field 47), sbrk(0)), or 0 when either cannot be told. Read by the
+ * sentry before the fork (the helper may start after the sentry's
+ * pivot_root, with no /proc). The helper allocates nothing: it drops these
+ * pages, or each one the sentry writes later stays a private copy there. */
+static void heap_range(uintptr_t *start_out, uintptr_t *end_out)
+{
+	char b[1024];
+	*start_out = *end_out = 0;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, b, sizeof b - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	b[n] = 0;
+	char *p = strrchr(b, ')');
+	if (!p || p[1] != ' ')
+		return;
+	p += 2; /* field 3 */
+	for (int field = 3; field < 47; field++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return;
+		p++;
+	}
+	uintptr_t start = 0;
+	for (; *p >= '0' && *p <= '9'; p++)
+		start = start * 10 + (uintptr_t)(*p - '0');
+	uintptr_t end = (uintptr_t)sbrk(0);
+	if (*p != ' ' || !start || (start & 4095) || end == (uintptr_t)-1 || end <= start || end - start > (1UL << 30))
+		return;
+	*start_out = start;
+	*end_out = (end + 4095) & ~(uintptr_t)4095;
+}
+
 /* The helper from the fork on: single-threaded, stdio unused, nothing
  * allocated. Waits for the guest's user namespace and procfd. */
-static _Noreturn void helper_main(int chan)
+static _Noreturn void helper_main(int chan, uintptr_t heap_start, uintptr_t heap_end)
 {
 	/* keep stderr and the channel (3) only; cwd / (the sentry's
 	 * pivot_root moves it, and our root, to the sentry's root) */
@@ -185,12 +222,14 @@ static _Noreturn void helper_main(int chan)
 	sigset_t all;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
+	if (heap_end > heap_start)
+		(void)madvise((void *)heap_start, heap_end - heap_start, MADV_DONTNEED);
 	/* the sentry's stack below ours is garbage here: drop it, or the
 	 * sentry's next deep call copies it into our pages */
 	{
 		uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 		uintptr_t top = (sp & ~(uintptr_t)4095) - 2 * 4096;
-		(void)madvise((void *)(top - 256 * 4096), 256 * 4096, MADV_DONTNEED);
+		(void)madvise((void *)(top - 128 * 4096), 128 * 4096, MADV_DONTNEED);
 	}
 	struct { char b[1]; } msg;
 	int fds[2] = { -1, -1 }, k = 2;
@@ -246,6 +285,8 @@ int reopen_helper_fork(char *err, size_t errlen)
 		snprintf(err, errlen, "moat-reopen: socketpair: %s", strerror(errno));
 		return -1;
 	}
+	uintptr_t hs, he;
+	heap_range(&hs, &he); /* (nothing allocated from here to the fork) */
 	pid_t pid = moat_fork_helper("moat-reopen");
 	if (pid < 0) {
 		snprintf(err, errlen, "moat-reopen: fork: %s", strerror(errno));
@@ -254,7 +295,7 @@ int reopen_helper_fork(char *err, size_t errlen)
 		return -1;
 	}
 	if (pid == 0)
-		helper_main(sv[1]);
+		helper_main(sv[1], hs, he);
 	close(sv[1]);
 	g_chan = sv[0];
 	return 0;

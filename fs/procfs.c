@@ -2166,17 +2166,24 @@ out:
  * result is identified (dev, ino) as the object checked (the guest may put
  * another file at that number meanwhile). An object the sentry's uid owns
  * whose owner bits deny the sentry (it holds no DAC override: a memfd the
- * guest chmod'ed to 0) is refused: the old rules (the guest's description
- * shared, ARCHITECTURE.md known gaps). Its mode is never touched (the
+ * guest chmod'ed to 0) is opened by moat-reopen (procfs_set_reopen_helper:
+ * a process in the guest's user namespace holding DAC override there, which
+ * reaches only the sandbox's own objects); its mode is never touched (the
  * sentry used to lend itself the owner bits for the open: a racing fstat
- * saw them; a helper with DAC override in the guest's user namespace cost
- * ~100 KiB PSS per sandbox for this rare case).
+ * saw them). Without the helper such an object keeps the old rules.
  * Returns 0 and *fd, -errno, or 1: not handled here (the caller shares the
  * guest's description under the old rules: directories, terminals and
  * other devices, anon inodes, a host file the sentry cannot open, a FIFO
  * without a reader opened O_WRONLY, which Linux would block on). A socket
  * is ENXIO (Linux: sockets have no open).
  */
+static int (*reopen_helper)(pid_t vpid, int fd, int flags);
+
+void procfs_set_reopen_helper(int (*fn)(pid_t vpid, int fd, int flags))
+{
+	reopen_helper = fn;
+}
+
 static int reopen_new(struct vfs *v, struct task *t, int dup, int procfd, pid_t owner_vpid, int owner_fd,
 		      int flags, int *fd)
 {
@@ -2224,6 +2231,15 @@ static int reopen_new(struct vfs *v, struct task *t, int dup, int procfd, pid_t 
 		     O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
 	nfd = openat(procfd, p, oflags);
 	e = errno;
+	if (nfd < 0 && e == EACCES && (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode)) && st.st_uid == geteuid() &&
+	    reopen_helper) {
+		/* the object is the sandbox uid's, its mode denies the owner
+		 * (the guest's own check allowed the open): moat-reopen opens
+		 * it with DAC override over the sandbox's own objects, no
+		 * mode lent (sentry/reopen.c) */
+		nfd = reopen_helper(owner_vpid, owner_fd, oflags);
+		e = nfd < 0 ? -nfd : 0;
+	}
 	if (nfd < 0)
 		return (e == EACCES || e == EPERM || e == ENXIO || e == EROFS) ? 1 : -e;
 	if (fstat(nfd, &rst) < 0 || rst.st_dev != st.st_dev || rst.st_ino != st.st_ino ||

@@ -95,6 +95,15 @@ extern char *(*procfs_sysvipc_hook)(struct sandbox *sb, const char *which, const
  * the same open file, never with more access than it has. */
 int procfs_open_magic(struct vfs *v, struct task *t, const char *rel, int flags, int *fd);
 
+/* A read-only reopen of an object the sentry's uid owns whose mode denies
+ * that uid (root-run: a memfd the guest chmod'ed to 0; the guest's own check
+ * has allowed it): fn opens <vpid>/fd/<fd> of the guest procfs with oflags
+ * (read-only) and DAC override over the sandbox's own objects only
+ * (sentry/reopen.c, moat-reopen); an fd or -errno. Unset (rootless: the
+ * sentry's own namespace gives it that), such an open fails as the kernel
+ * says and the guest's description is shared. */
+void procfs_set_reopen_helper(int (*fn)(pid_t vpid, int fd, int oflags));
+
 /* The guest pid a /proc/<pid> directory names (what pidfd_send_signal
  * accepts as a pidfd), or 0 if rel is no such directory. */
 pid_t procfs_dir_pid(struct task *t, const char *rel);

@@ -328,6 +328,12 @@ int sentry_run(const struct sentry_config *cfg)
 		die("%s", err); /* the gofer leaves when its control socket closes */
 	if (confine_scope(err, sizeof err) < 0)
 		die("%s", err); /* fail closed */
+	/* moat-reopen (root-run: the guest's reopens of objects whose mode
+	 * denies the sandbox uid, sentry/reopen.c; rootless the sentry keeps
+	 * DAC override over its one mapped id and needs none): forked now,
+	 * with few of our pages yet to copy; it waits for the guest */
+	if (priv.owner_map && reopen_helper_fork(err, sizeof err) < 0)
+		die("%s", err);
 	dbg("%.2f ms: running as host uid %u", ms_now() - t0, (unsigned)priv.host_uid);
 	if (sb->idmap.full_identity) {
 		sb->idmap.native_uid = priv.host_uid;
@@ -466,6 +472,15 @@ int sentry_run(const struct sentry_config *cfg)
 		if (netpub_start(cfg->pub_host, cfg->pub_guest, cfg->npub, nsfd, err, sizeof err) < 0)
 			die_status(2, "%s", err);
 		close(nsfd);
+	}
+	/* moat-reopen (forked above) enters the guest's user namespace */
+	if (priv.owner_map) {
+		int usfd = openat(sr.guest_procfd, "1/ns/user", O_RDONLY | O_CLOEXEC);
+		if (usfd < 0)
+			die("moat-reopen: the guest's user namespace: %s", strerror(errno));
+		if (reopen_helper_start(sr.guest_procfd, usfd, err, sizeof err) < 0)
+			die("%s", err);
+		close(usfd);
 	}
 	/* Root-run our user namespace maps every host id (privilege.c): from
 	 * here on no capability in it, before the first thread or guest call

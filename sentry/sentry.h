@@ -293,6 +293,16 @@ int priv_drop(struct priv *p, char *err, size_t errlen);
  * locked) in the sentry's user namespace: this thread only (threads and
  * children made after inherit it). 0 or -errno. */
 int priv_drop_caps(void);
+/* moat-reopen (sentry/reopen.c), root-run with every host id mapped:
+ * reopen_helper_fork forks it as soon as the sentry runs as the sandbox uid
+ * in its own user namespace and execs its program (reopen/reopen_main.c,
+ * from a memfd: none of our pages); it waits.
+ * reopen_helper_start hands it the guest's user namespace (userns_fd) and
+ * procfd: it enters the one, confines itself and serves
+ * procfs_set_reopen_helper's read-only reopens under the other. Each 0 or
+ * -1 with err set. */
+int reopen_helper_fork(char *err, size_t errlen);
+int reopen_helper_start(int procfd, int userns_fd, char *err, size_t errlen);
 /* 1 if this thread holds any capability (or bounding-set entry), 0 if
  * none, -1 if it cannot tell */
 int priv_caps_held(void);

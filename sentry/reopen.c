@@ -1,0 +1,155 @@
+/* sentry/reopen.c - moat-reopen: the guest's /proc/<pid>/fd/N reopens of
+ * objects whose mode denies their owner, without touching the mode.
+ *
+ * Root-run the sentry holds no capability (privilege.c): the kernel checks
+ * its reopen of a guest's memfd or pipe (fs/procfs.c reopen_new, after the
+ * guest's own virtual check allowed it) against the object's owner bits
+ * alone, so a memfd the guest chmod'ed to 0 is EACCES to it where Linux
+ * gives the guest's root a new open file description. The sentry used to
+ * lend itself the owner bits for that one open (fchmod, open, fchmod back):
+ * a native fstat (of any guest process) saw them meanwhile, and a crash in
+ * between left them. moat-reopen instead holds DAC override where it
+ * reaches only the sandbox's own objects: a freestanding program
+ * (reopen/reopen_main.c, embedded) the sentry forks and execs from a memfd
+ * as soon as it runs as the sandbox uid in its own user namespace
+ * (priv_drop; a fork that stayed a copy of the sentry cost ~100 KiB PSS per
+ * sandbox: data and TLS pages the sentry wrote later, its share of libc's
+ * pages; this costs its stack and its own few pages). It waits on its
+ * channel for the guest's user namespace and procfd (SCM_RIGHTS, once the
+ * guest exists), then (single-threaded, so setns may) enters the guest's
+ * user namespace (a child of the sentry's, owned by the sentry's uid: the
+ * owner rule lets it; it then holds every capability there, as the guest's
+ * root would natively, and capable_wrt_inode_uidgid grants DAC override
+ * only on inodes whose owner and group that namespace maps — the sandbox
+ * uid's and gid's), keeps CAP_DAC_OVERRIDE and CAP_SYS_PTRACE (the procfs
+ * fd/ link of a non-dumpable guest task) and nothing else, and confines
+ * itself (a hand-written seccomp program, kill on anything else):
+ * recvmsg/sendmsg on its channel, openat on the guest procfd with no write access, no O_CREAT/O_TRUNC/
+ * O_TMPFILE, close, exit. It never sees guest input but a pid and an fd
+ * number; what it opens the sentry could reach anyway (pidfd_getfd gives
+ * the guest's own description; the sentry owns the object and could chmod
+ * it). The sentry identifies what comes back (dev, ino) as before.
+ */
+#include "sentry/sentry.h"
+#include "fs/procfs.h"
+#include "common/util.h"
+#include "reopen/reopen_blob.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U
+#endif
+
+#define KEEP_FLAGS (O_APPEND | O_DIRECT | O_SYNC | O_DSYNC)
+
+/* (the program's side: reopen/reopen_main.c) */
+struct reopen_req {
+	int32_t vpid, fd, oflags;
+};
+
+static int g_chan = -1;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* the embedded program in a sealed memfd */
+static int program_fd(void)
+{
+	int fd = memfd_create("moat-reopen", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_EXEC);
+	if (fd < 0 && errno == EINVAL) /* (before Linux 6.3: no MFD_EXEC, executable anyway) */
+		fd = memfd_create("moat-reopen", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -1;
+	size_t n = (size_t)(moat_reopen_end - moat_reopen_start);
+	if (write_all(fd, moat_reopen_start, n) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* procfs_set_reopen_helper's fn: one request at a time (rare: only a
+ * reopen the kernel refused the sentry's uid on an object it owns). The
+ * helper's errno, or EACCES when it cannot answer (the caller then shares
+ * the guest's description, as for any refused reopen). */
+static int reopen_via_helper(pid_t vpid, int fd, int oflags)
+{
+	struct reopen_req q = { (int32_t)vpid, (int32_t)fd, (int32_t)(oflags & KEEP_FLAGS) };
+	int32_t e = EACCES; /* no answer (the helper gone): the old rules */
+	int nfd = -1, k = 1;
+	if ((oflags & O_ACCMODE) != O_RDONLY || (oflags & O_TRUNC))
+		return -EACCES;
+	pthread_mutex_lock(&g_lock);
+	if (g_chan >= 0 && send_fds(g_chan, &q, sizeof q, NULL, 0) == (long)sizeof q &&
+	    recv_fds(g_chan, &e, sizeof e, &nfd, &k) != (long)sizeof e)
+		e = EACCES;
+	pthread_mutex_unlock(&g_lock);
+	if (k == 1 && nfd >= 0 && e == 0)
+		return nfd;
+	if (k == 1 && nfd >= 0)
+		close(nfd);
+	return -(e ? e : EACCES);
+}
+
+int reopen_helper_fork(char *err, size_t errlen)
+{
+	int sv[2], prog = program_fd();
+	if (prog < 0) {
+		snprintf(err, errlen, "moat-reopen: its program's memfd: %s", strerror(errno));
+		return -1;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		snprintf(err, errlen, "moat-reopen: socketpair: %s", strerror(errno));
+		close(prog);
+		return -1;
+	}
+	pid_t pid = moat_fork_helper("moat-reopen");
+	if (pid < 0) {
+		snprintf(err, errlen, "moat-reopen: fork: %s", strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		close(prog);
+		return -1;
+	}
+	if (pid == 0) {
+		/* stderr, the channel (3, kept over the exec) and the
+		 * program (4, close-on-exec) only */
+		int c = fcntl(sv[1], F_DUPFD_CLOEXEC, 64), pf = fcntl(prog, F_DUPFD_CLOEXEC, 65);
+		if (c < 0 || pf < 0 || dup3(c, 3, 0) < 0 || dup3(pf, 4, O_CLOEXEC) < 0 ||
+		    syscall(SYS_close_range, 5, ~0U, 0) < 0)
+			_exit(1);
+		close(0);
+		close(1);
+		char *argv[] = { (char *)"moat-reopen", NULL }, *envp[] = { NULL };
+		syscall(SYS_execveat, 4, "", argv, envp, AT_EMPTY_PATH);
+		static const char m[] = "moat-reopen: exec failed\n";
+		ssize_t w = write(2, m, sizeof m - 1);
+		(void)w;
+		_exit(1);
+	}
+	close(prog);
+	close(sv[1]);
+	g_chan = sv[0];
+	return 0;
+}
+
+int reopen_helper_start(int procfd, int userns_fd, char *err, size_t errlen)
+{
+	char b = 0;
+	int fds[2] = { userns_fd, procfd };
+	if (g_chan < 0 || send_fds(g_chan, &b, 1, fds, 2) != 1) {
+		snprintf(err, errlen, "moat-reopen: cannot hand it the guest's namespace");
+		return -1;
+	}
+	procfs_set_reopen_helper(reopen_via_helper);
+	return 0;
+}

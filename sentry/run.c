@@ -361,6 +361,11 @@ int sentry_run(const struct sentry_config *cfg)
 	if (netd_chan >= 0)
 		sb->resolv_conf = "nameserver " NETDNS_STUB_ADDR "\noptions ndots:0\n";
 	limits_spawn_args(lim, &sa.out_fd, &sa.err_fd, &sa.nproc, &sa.data);
+	/* (moat-reopen, root-run, runs as the sandbox uid in the guest's user
+	 * namespace: one more of that uid's processes there, which
+	 * RLIMIT_NPROC counts) */
+	if (priv.owner_map && sa.nproc)
+		sa.nproc++;
 	sa.ncpus = cfg->cpus_milli ? sb->ncpus : 0;
 	/* the init waits for our word before it does anything: it goes into
 	 * the cgroup first, so the whole guest tree is born there */

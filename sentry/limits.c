@@ -15,7 +15,8 @@
  *      (cgroup.kill, or SIGKILL to each listed pid on v1) and removes it.
  *   2. rlimits set by moat-init before it forks the program: RLIMIT_NPROC =
  *      --pids + 2 (counted per user namespace and uid: each sandbox has its
- *      own; + 2 like pids.max: moat-init and a refused child), RLIMIT_DATA = --memory when no memory controller holds it.
+ *      own; + 2 like pids.max: moat-init and a refused child; root-run + 3:
+ *      moat-reopen is that uid in that namespace too, sentry/run.c), RLIMIT_DATA = --memory when no memory controller holds it.
  *   3. the sentry's own accounting: the tracer's task table refuses a fork
  *      past --pids (EAGAIN, like the kernel), a watchdog thread ends the
  *      sandbox at --timeout, --idle-timeout (no trapped call, no output), on

@@ -286,11 +286,6 @@ static int caps_limit(uint64_t keep)
 	return 0;
 }
 
-int priv_caps_limit(uint64_t keep)
-{
-	return caps_limit(keep);
-}
-
 static int caps_verified; /* priv_drop_caps saw none left (the confined sentry cannot capget) */
 
 int priv_drop_caps(void)

@@ -328,6 +328,12 @@ int sentry_run(const struct sentry_config *cfg)
 		die("%s", err); /* the gofer leaves when its control socket closes */
 	if (confine_scope(err, sizeof err) < 0)
 		die("%s", err); /* fail closed */
+	/* moat-reopen (root-run: the guest's reopens of objects whose mode
+	 * denies the sandbox uid, sentry/reopen.c; rootless the sentry keeps
+	 * DAC override over its one mapped id and needs none): forked now,
+	 * with few of our pages yet to copy; it waits for the guest */
+	if (priv.owner_map && reopen_helper_fork(err, sizeof err) < 0)
+		die("%s", err);
 	dbg("%.2f ms: running as host uid %u", ms_now() - t0, (unsigned)priv.host_uid);
 	if (sb->idmap.full_identity) {
 		sb->idmap.native_uid = priv.host_uid;
@@ -355,6 +361,11 @@ int sentry_run(const struct sentry_config *cfg)
 	if (netd_chan >= 0)
 		sb->resolv_conf = "nameserver " NETDNS_STUB_ADDR "\noptions ndots:0\n";
 	limits_spawn_args(lim, &sa.out_fd, &sa.err_fd, &sa.nproc, &sa.data);
+	/* (moat-reopen, root-run, runs as the sandbox uid in the guest's user
+	 * namespace: one more of that uid's processes there, which
+	 * RLIMIT_NPROC counts) */
+	if (priv.owner_map && sa.nproc)
+		sa.nproc++;
 	sa.ncpus = cfg->cpus_milli ? sb->ncpus : 0;
 	/* the init waits for our word before it does anything: it goes into
 	 * the cgroup first, so the whole guest tree is born there */
@@ -467,9 +478,7 @@ int sentry_run(const struct sentry_config *cfg)
 			die_status(2, "%s", err);
 		close(nsfd);
 	}
-	/* (moat-reopen too, root-run: the guest's reopens of objects whose
-	 * mode denies the sandbox uid, sentry/reopen.c; rootless the sentry
-	 * keeps DAC override over its one mapped id and needs none) */
+	/* moat-reopen (forked above) enters the guest's user namespace */
 	if (priv.owner_map) {
 		int usfd = openat(sr.guest_procfd, "1/ns/user", O_RDONLY | O_CLOEXEC);
 		if (usfd < 0)

@@ -293,13 +293,15 @@ int priv_drop(struct priv *p, char *err, size_t errlen);
  * locked) in the sentry's user namespace: this thread only (threads and
  * children made after inherit it). 0 or -errno. */
 int priv_drop_caps(void);
-/* Keep at most `keep` (a mask of capability numbers below 64) in every set of
- * this thread, the bounding set included; ambient cleared. 0 or -errno. */
-int priv_caps_limit(uint64_t keep);
-/* moat-reopen (sentry/reopen.c): forked before the sentry's capabilities go,
- * root-run with every host id mapped; enters the guest's user namespace
- * (userns_fd) and serves procfs_set_reopen_helper's read-only reopens under
- * the guest procfs (procfd). 0 or -1 with err set. */
+/* moat-reopen (sentry/reopen.c), root-run with every host id mapped:
+ * reopen_helper_fork forks it as soon as the sentry runs as the sandbox uid
+ * in its own user namespace and execs its program (reopen/reopen_main.c,
+ * from a memfd: none of our pages); it waits.
+ * reopen_helper_start hands it the guest's user namespace (userns_fd) and
+ * procfd: it enters the one, confines itself and serves
+ * procfs_set_reopen_helper's read-only reopens under the other. Each 0 or
+ * -1 with err set. */
+int reopen_helper_fork(char *err, size_t errlen);
 int reopen_helper_start(int procfd, int userns_fd, char *err, size_t errlen);
 /* 1 if this thread holds any capability (or bounding-set entry), 0 if
  * none, -1 if it cannot tell */

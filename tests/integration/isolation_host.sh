@@ -30,17 +30,21 @@ if [ "$me" = 0 ]; then
 	if [ -n "$suid" ] && [ "$suid" != 0 ]; then ok sentry_host_uid_not_root; else fail sentry_host_uid_not_root "sentry pid $mpid runs as host uid ${suid:-?}"; fi
 	# moat-reopen (sentry/reopen.c): the sandbox uid, in the guest's user
 	# namespace (not the sentry's), CAP_DAC_OVERRIDE and CAP_SYS_PTRACE
-	# there and nothing else, seccomp-filtered, no_new_privs, not dumpable
+	# there and nothing else, seccomp-filtered, no_new_privs, not dumpable;
+	# its fds stderr, its channel and the guest procfd only (2 3 4: not the
+	# user namespace's fd it entered), its cwd the sentry's root
 	rp=$(ps -eo pid=,ppid=,comm= | awk -v p="$mpid" '$2 == p && $3 == "moat-reopen" { print $1; exit }')
 	gp=$(guest_pid "sleep 30; : $T_MARK")
 	st=$(grep -E '^(Uid|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' "/proc/${rp:-0}/status" 2>/dev/null | tr -s ' \t' ' ' | tr '\n' ';')
 	want="Uid: $suid $suid $suid $suid;CapInh: 0000000000000000;CapPrm: 0000000000080002;CapEff: 0000000000080002;CapBnd: 0000000000080002;CapAmb: 0000000000000000;NoNewPrivs: 1;Seccomp: 2;"
 	rns=$(readlink "/proc/${rp:-0}/ns/user" 2>/dev/null)
 	if [ -n "$rp" ] && [ "$st" = "$want" ] && [ -n "$rns" ] && [ "$rns" = "$(readlink "/proc/${gp:-0}/ns/user")" ] &&
-		[ "$rns" != "$(readlink "/proc/$mpid/ns/user")" ] && [ "$(stat -c %u "/proc/$rp/status")" = 0 ]; then
+		[ "$rns" != "$(readlink "/proc/$mpid/ns/user")" ] && [ "$(stat -c %u "/proc/$rp/status")" = 0 ] &&
+		[ "$(ls "/proc/$rp/fd" | tr '\n' ' ')" = "2 3 4 " ] &&
+		[ "$(stat -L -c %d:%i "/proc/$rp/cwd")" = "$(stat -L -c %d:%i "/proc/$mpid/root")" ]; then
 		ok moat_reopen_confined
 	else
-		fail moat_reopen_confined "pid ${rp:-none} (/proc status owner $(stat -c %u "/proc/${rp:-0}/status" 2>/dev/null): dumpable unless 0): $st; ns $rns (guest's $(readlink "/proc/${gp:-0}/ns/user"))"
+		fail moat_reopen_confined "pid ${rp:-none} (/proc status owner $(stat -c %u "/proc/${rp:-0}/status" 2>/dev/null): dumpable unless 0): $st; ns $rns (guest's $(readlink "/proc/${gp:-0}/ns/user")); fds $(ls "/proc/${rp:-0}/fd" 2>/dev/null | tr '\n' ' '); cwd $(stat -L -c %d:%i "/proc/${rp:-0}/cwd" 2>/dev/null) (sentry root $(stat -L -c %d:%i "/proc/$mpid/root" 2>/dev/null))"
 	fi
 	# two sandboxes never share a host uid
 	"$MOAT" run -- /bin/sh -c "sleep 30; : ${T_MARK}b" </dev/null >/dev/null 2>&1 &

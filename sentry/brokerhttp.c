@@ -94,6 +94,12 @@ static void parse_fields(const uint8_t *p, size_t n, struct hdr_info *h)
 			ll--;
 		if (!ll)
 			break; /* the empty line */
+		if (memchr(l, '\r', ll) || memchr(l, 0, ll)) {
+			/* a bare CR (a line end to some servers: RFC 9112 2.2)
+			 * or a NUL: the upstream may read other lines */
+			h->bad = 1;
+			return;
+		}
 		if (l[0] == ' ' || l[0] == '\t') {
 			h->bad = 1; /* obs-fold */
 			return;
@@ -147,8 +153,12 @@ static void parse_fields(const uint8_t *p, size_t n, struct hdr_info *h)
 		}
 		l = nl + 1;
 	}
-	if (h->chunked && h->clen >= 0)
-		h->clen = -1; /* Transfer-Encoding wins (RFC 9112 6.3) */
+	if ((h->chunked || h->te_other) && h->clen >= 0)
+		h->bad = 1; /* both framings: RFC 9112 6.3 says Transfer-Encoding
+			     * wins, an upstream that reads Content-Length
+			     * instead sees another next request (smuggling:
+			     * a value in what it takes for another Host's
+			     * body). Forwarded as is, never substituted. */
 }
 
 /* Where the header block in [p, p+n) ends (just past its empty line), or 0. */
@@ -235,7 +245,14 @@ static int chunk_byte(int *mode, uint64_t *left, size_t *line, uint64_t *chunk, 
 			*line = 0;
 			return 0;
 		}
-		if (*ok < 2 && isxdigit(c)) {
+		if (*ok == 3) {
+			/* after the size and blanks only an extension: "1 0"
+			 * is size 1 here, 0x10 or an error upstream */
+			if (c == ';' || c == '\r')
+				*ok = 2;
+			else if (c != ' ' && c != '\t')
+				*mode = BK_PASS;
+		} else if (*ok < 2 && isxdigit(c)) {
 			if (*chunk > (UINT64_MAX >> 8)) {
 				*mode = BK_PASS;
 				return 0;
@@ -245,7 +262,12 @@ static int chunk_byte(int *mode, uint64_t *left, size_t *line, uint64_t *chunk, 
 		} else if (!*ok) {
 			*mode = BK_PASS; /* the size comes first */
 			return 0;
-		} else {
+		} else if (*ok == 1 && (c == ' ' || c == '\t')) {
+			*ok = 3; /* blanks after the size (BWS before ';') */
+		} else if (*ok == 1 && c != ';' && c != '\r') {
+			*mode = BK_PASS; /* "1x": not a size any reader agrees on */
+			return 0;
+		} else if (*ok != 2) {
 			*ok = 2; /* extensions after the size: ignored */
 		}
 		if (++*line > 4096)

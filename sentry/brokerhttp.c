@@ -216,6 +216,47 @@ static int host_is(const struct hdr_info *h, const char *host)
 	return l == strlen(host) && !strncasecmp((const char *)h->host, host, l);
 }
 
+/* Does the request target of the block's first line leave the Host header
+ * its say? Origin-form ("/...") and "*" do; absolute-form ("http://A/...")
+ * names the host itself, and RFC 9112 3.2.2 has the server ignore Host
+ * then: A must name host too (no userinfo). Anything else does not. */
+static int target_is(const uint8_t *p, size_t n, const char *host)
+{
+	const uint8_t *nl = memchr(p, '\n', n);
+	if (!nl)
+		return 0;
+	const uint8_t *t = memchr(p, ' ', (size_t)(nl - p));
+	if (!t)
+		return 0;
+	t++;
+	const uint8_t *te = t;
+	for (const uint8_t *c = t; c < nl; c++)
+		if (*c == ' ')
+			te = c;
+	size_t tl = (size_t)(te - t);
+	if (tl && t[0] == '/')
+		return 1;
+	if (tl == 1 && t[0] == '*')
+		return 1;
+	size_t skip = tl >= 7 && !strncasecmp((const char *)t, "http://", 7)	 ? 7 :
+		      tl >= 8 && !strncasecmp((const char *)t, "https://", 8) ? 8 :
+										 0;
+	if (!skip)
+		return 0;
+	const uint8_t *a = t + skip, *ae = a;
+	while (ae < te && *ae != '/' && *ae != '?' && *ae != '#')
+		ae++;
+	if (memchr(a, '@', (size_t)(ae - a)))
+		return 0;
+	size_t l = (size_t)(ae - a);
+	const uint8_t *c = memchr(a, ':', l);
+	if (c)
+		l = (size_t)(c - a);
+	if (l && a[l - 1] == '.')
+		l--;
+	return l == strlen(host) && !strncasecmp((const char *)a, host, l);
+}
+
 static void replace_all(uint8_t *p, size_t n, const char *from, const char *to, size_t len)
 {
 	if (len > n)
@@ -366,7 +407,7 @@ static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 		const struct broker_secret *s = &o->sec[i];
 		if (!(o->mask & (1u << i)) || !s->len || !memmem(o->hdr, o->hlen, s->placeholder, s->len))
 			continue;
-		if (s->host[0] && !host_is(&h, s->host)) {
+		if (s->host[0] && (!host_is(&h, s->host) || !target_is(o->hdr, o->hlen, s->host))) {
 			nohost |= 1u << i;
 			continue;
 		}

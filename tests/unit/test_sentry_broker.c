@@ -321,3 +321,25 @@ Test(broker, ambiguous_framing_never_substituted)
 			  "1 ;e=1\r\nA\r\n0\r\n\r\nGET / HTTP/1.1\r\nHost: api.example.com\r\nA: " VAL "\r\n\r\n";
 	cr_assert_str_eq(out_run(okr, 0, 1), okw);
 }
+
+/* Red team 14: an absolute-form target names the host itself and RFC 9112
+ * 3.2.2 has the server ignore the Host header then: "GET http://evil/ ...
+ * Host: api" went to evil on a shared address with the value. */
+Test(broker, absolute_form_target_must_name_host)
+{
+	strcpy(sec[0].host, "api.example.com");
+	const char *evil[] = {
+		"GET http://evil.example.com/ HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n",
+		"GET HTTP://evil.example.com HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n",
+		"GET http://api.example.com@evil.example.com/ HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n",
+		"GET evil.example.com:80 HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n",
+	};
+	for (size_t i = 0; i < sizeof evil / sizeof evil[0]; i++)
+		cr_assert_str_eq(out_run(evil[i], 0, 1), evil[i], "case %zu", i);
+	const char *ok = "GET http://API.example.com.:8080/x?y HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n";
+	const char *okw = "GET http://API.example.com.:8080/x?y HTTP/1.1\r\nHost: api.example.com\r\nA: " VAL "\r\n\r\n";
+	cr_assert_str_eq(out_run(ok, 0, 1), okw);
+	const char *star = "OPTIONS * HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n";
+	const char *starw = "OPTIONS * HTTP/1.1\r\nHost: api.example.com\r\nA: " VAL "\r\n\r\n";
+	cr_assert_str_eq(out_run(star, 0, 1), starw);
+}

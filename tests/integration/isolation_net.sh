@@ -887,13 +887,16 @@ else
 	ok secret_name_host
 fi
 
-# Request smuggling past the Host check (red team 14): an upstream that
-# frames by Content-Length where the relay framed by Transfer-Encoding took
-# the next block (Host: the secret's HOST, the value put in by moat-broker)
-# as the body of a request to another virtual host on the same address. A
-# block with both (RFC 9112 6.3: an intermediary must not forward both), a
-# bare CR in a header line or a chunk size with junk after it now turns the
-# stream to passing unchanged: the value reaches the server in no request.
+# Past the Host check (red team 14): an upstream that frames by
+# Content-Length where the relay framed by Transfer-Encoding took the next
+# block (Host: the secret's HOST, the value put in by moat-broker) as the
+# body of a request to another virtual host on the same address; and an
+# absolute-form target (GET http://other.test/) names the virtual host
+# whatever the Host header says (RFC 9112 3.2.2). A block with both
+# framings (RFC 9112 6.3: an intermediary must not forward both), a bare CR
+# in a header line or a chunk size with junk after it now turns the stream
+# to passing unchanged, and a target must name HOST too: the value reaches
+# the server in no request.
 in_far "$PY" -c '
 import socket, sys, os
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("198.51.100.2", 0)); s.listen(8)
@@ -914,8 +917,11 @@ while True:
                 if not d: raise EOFError
                 buf += d
             body, buf = buf[:n], buf[n:]
+            tgt = head.split(b"\r\n")[0].split(b" ")[1]
+            # an absolute-form target names the virtual host (RFC 9112 3.2.2)
+            vh = tgt.split(b"/")[2] if tgt.lower().startswith(b"http://") else hs.get(b"host", b"-")
             with open(sys.argv[2], "ab") as f:
-                f.write(hs.get(b"host", b"-") + b" " + hs.get(b"authorization", b"-") + b" body=" + body.replace(b"\r\n", b"|") + b"\n")
+                f.write(vh + b" " + hs.get(b"authorization", b"-") + b" body=" + body.replace(b"\r\n", b"|") + b"\n")
             c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
     except Exception: pass
     c.close()' "$T_TMP/smug.port" "$T_TMP/smug.log" </dev/null >"$T_TMP/smug.err" 2>&1 &
@@ -927,9 +933,11 @@ import socket, os, sys
 g = b"GET / HTTP/1.1\r\nHost: good.test\r\nAuthorization: Bearer " + os.environ["MOAT_T_KEY"].encode() + b"\r\n\r\n"
 heads = [b"Content-Length: %d\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" % (len(g) + 5),
          b"Transfer-Encoding: chunked\r\nContent-Length: %d\r\n\r\n0\r\n\r\n" % (len(g) + 5)]
-for h in heads:
+reqs = [b"POST / HTTP/1.1\r\nHost: other.test\r\n" + h + g for h in heads]
+reqs.append(g.replace(b"GET / ", b"GET http://other.test/ "))
+for r in reqs:
     c = socket.create_connection(("good.test", int(sys.argv[1])))
-    c.sendall(b"POST / HTTP/1.1\r\nHost: other.test\r\n" + h + g)
+    c.sendall(r)
     r = b""
     c.settimeout(3)
     try:

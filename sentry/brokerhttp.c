@@ -201,6 +201,15 @@ static int request_line(const uint8_t *p, size_t n, int *method)
 	return 1;
 }
 
+/* [p, e) is a port: digits only (maybe none) */
+static int port_only(const uint8_t *p, const uint8_t *e)
+{
+	for (; p < e; p++)
+		if (!isdigit(*p))
+			return 0;
+	return 1;
+}
+
 /* Does the Host value name host (a name, case-insensitive; a port after ':'
  * is ignored)? */
 static int host_is(const struct hdr_info *h, const char *host)
@@ -209,8 +218,11 @@ static int host_is(const struct hdr_info *h, const char *host)
 		return 0;
 	size_t l = h->hostlen;
 	const uint8_t *c = memchr(h->host, ':', l);
-	if (c)
+	if (c) {
 		l = (size_t)(c - h->host);
+		if (!port_only(c + 1, h->host + h->hostlen))
+			return 0; /* "api:x@evil": not a port, a server may read evil */
+	}
 	if (l && h->host[l - 1] == '.')
 		l--;
 	return l == strlen(host) && !strncasecmp((const char *)h->host, host, l);
@@ -250,8 +262,11 @@ static int target_is(const uint8_t *p, size_t n, const char *host)
 		return 0;
 	size_t l = (size_t)(ae - a);
 	const uint8_t *c = memchr(a, ':', l);
-	if (c)
+	if (c) {
 		l = (size_t)(c - a);
+		if (!port_only(c + 1, ae))
+			return 0;
+	}
 	if (l && a[l - 1] == '.')
 		l--;
 	return l == strlen(host) && !strncasecmp((const char *)a, host, l);

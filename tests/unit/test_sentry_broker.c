@@ -333,6 +333,9 @@ Test(broker, absolute_form_target_must_name_host)
 		"GET HTTP://evil.example.com HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n",
 		"GET http://api.example.com@evil.example.com/ HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n",
 		"GET evil.example.com:80 HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: api.example.com:x@evil.example.com\r\nA: " PH "\r\n\r\n",
+		"GET http://api.example.com:1@evil.example.com/ HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n",
+		"GET http://api.example.com:x/ HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n",
 	};
 	for (size_t i = 0; i < sizeof evil / sizeof evil[0]; i++)
 		cr_assert_str_eq(out_run(evil[i], 0, 1), evil[i], "case %zu", i);

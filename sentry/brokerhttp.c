@@ -94,6 +94,12 @@ static void parse_fields(const uint8_t *p, size_t n, struct hdr_info *h)
 			ll--;
 		if (!ll)
 			break; /* the empty line */
+		if (memchr(l, '\r', ll) || memchr(l, 0, ll)) {
+			/* a bare CR (a line end to some servers: RFC 9112 2.2)
+			 * or a NUL: the upstream may read other lines */
+			h->bad = 1;
+			return;
+		}
 		if (l[0] == ' ' || l[0] == '\t') {
 			h->bad = 1; /* obs-fold */
 			return;
@@ -147,8 +153,12 @@ static void parse_fields(const uint8_t *p, size_t n, struct hdr_info *h)
 		}
 		l = nl + 1;
 	}
-	if (h->chunked && h->clen >= 0)
-		h->clen = -1; /* Transfer-Encoding wins (RFC 9112 6.3) */
+	if ((h->chunked || h->te_other) && h->clen >= 0)
+		h->bad = 1; /* both framings: RFC 9112 6.3 says Transfer-Encoding
+			     * wins, an upstream that reads Content-Length
+			     * instead sees another next request (smuggling:
+			     * a value in what it takes for another Host's
+			     * body). Forwarded as is, never substituted. */
 }
 
 /* Where the header block in [p, p+n) ends (just past its empty line), or 0. */
@@ -191,6 +201,15 @@ static int request_line(const uint8_t *p, size_t n, int *method)
 	return 1;
 }
 
+/* [p, e) is a port: digits only (maybe none) */
+static int port_only(const uint8_t *p, const uint8_t *e)
+{
+	for (; p < e; p++)
+		if (!isdigit(*p))
+			return 0;
+	return 1;
+}
+
 /* Does the Host value name host (a name, case-insensitive; a port after ':'
  * is ignored)? */
 static int host_is(const struct hdr_info *h, const char *host)
@@ -199,11 +218,58 @@ static int host_is(const struct hdr_info *h, const char *host)
 		return 0;
 	size_t l = h->hostlen;
 	const uint8_t *c = memchr(h->host, ':', l);
-	if (c)
+	if (c) {
 		l = (size_t)(c - h->host);
+		if (!port_only(c + 1, h->host + h->hostlen))
+			return 0; /* "api:x@evil": not a port, a server may read evil */
+	}
 	if (l && h->host[l - 1] == '.')
 		l--;
 	return l == strlen(host) && !strncasecmp((const char *)h->host, host, l);
+}
+
+/* Does the request target of the block's first line leave the Host header
+ * its say? Origin-form ("/...") and "*" do; absolute-form ("http://A/...")
+ * names the host itself, and RFC 9112 3.2.2 has the server ignore Host
+ * then: A must name host too (no userinfo). Anything else does not. */
+static int target_is(const uint8_t *p, size_t n, const char *host)
+{
+	const uint8_t *nl = memchr(p, '\n', n);
+	if (!nl)
+		return 0;
+	const uint8_t *t = memchr(p, ' ', (size_t)(nl - p));
+	if (!t)
+		return 0;
+	t++;
+	const uint8_t *te = t;
+	for (const uint8_t *c = t; c < nl; c++)
+		if (*c == ' ')
+			te = c;
+	size_t tl = (size_t)(te - t);
+	if (tl && t[0] == '/')
+		return 1;
+	if (tl == 1 && t[0] == '*')
+		return 1;
+	size_t skip = tl >= 7 && !strncasecmp((const char *)t, "http://", 7)	 ? 7 :
+		      tl >= 8 && !strncasecmp((const char *)t, "https://", 8) ? 8 :
+										 0;
+	if (!skip)
+		return 0;
+	const uint8_t *a = t + skip, *ae = a;
+	while (ae < te && *ae != '/' && *ae != '?' && *ae != '#')
+		ae++;
+	if (memchr(a, '@', (size_t)(ae - a)))
+		return 0;
+	size_t l = (size_t)(ae - a);
+	const uint8_t *c = memchr(a, ':', l);
+	if (c) {
+		l = (size_t)(c - a);
+		if (!port_only(c + 1, ae))
+			return 0;
+	}
+	if (l && a[l - 1] == '.')
+		l--;
+	return l == strlen(host) && !strncasecmp((const char *)a, host, l);
 }
 
 static void replace_all(uint8_t *p, size_t n, const char *from, const char *to, size_t len)
@@ -235,7 +301,14 @@ static int chunk_byte(int *mode, uint64_t *left, size_t *line, uint64_t *chunk, 
 			*line = 0;
 			return 0;
 		}
-		if (*ok < 2 && isxdigit(c)) {
+		if (*ok == 3) {
+			/* after the size and blanks only an extension: "1 0"
+			 * is size 1 here, 0x10 or an error upstream */
+			if (c == ';' || c == '\r')
+				*ok = 2;
+			else if (c != ' ' && c != '\t')
+				*mode = BK_PASS;
+		} else if (*ok < 2 && isxdigit(c)) {
 			if (*chunk > (UINT64_MAX >> 8)) {
 				*mode = BK_PASS;
 				return 0;
@@ -245,7 +318,12 @@ static int chunk_byte(int *mode, uint64_t *left, size_t *line, uint64_t *chunk, 
 		} else if (!*ok) {
 			*mode = BK_PASS; /* the size comes first */
 			return 0;
-		} else {
+		} else if (*ok == 1 && (c == ' ' || c == '\t')) {
+			*ok = 3; /* blanks after the size (BWS before ';') */
+		} else if (*ok == 1 && c != ';' && c != '\r') {
+			*mode = BK_PASS; /* "1x": not a size any reader agrees on */
+			return 0;
+		} else if (*ok != 2) {
 			*ok = 2; /* extensions after the size: ignored */
 		}
 		if (++*line > 4096)
@@ -344,7 +422,7 @@ static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 		const struct broker_secret *s = &o->sec[i];
 		if (!(o->mask & (1u << i)) || !s->len || !memmem(o->hdr, o->hlen, s->placeholder, s->len))
 			continue;
-		if (s->host[0] && !host_is(&h, s->host)) {
+		if (s->host[0] && (!host_is(&h, s->host) || !target_is(o->hdr, o->hlen, s->host))) {
 			nohost |= 1u << i;
 			continue;
 		}

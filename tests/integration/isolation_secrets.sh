@@ -287,6 +287,67 @@ bad() { # NAME EXPECTED-TEXT ARGS... (environment in BADENV)
 		ok "bad_$n"
 	fi
 }
+# Framing the relay and the upstream may read differently (red team 14):
+# a Content-Length-first server (not RFC 9112) takes a block after a
+# CL+TE body, a bare CR line or a "1 0" chunk size as part of a body; the
+# relay substituted the value there. Now such a stream passes unchanged
+# (the placeholder goes out as itself): the value reaches the server in
+# nothing. (With a name as HOST this smuggled the value past the Host
+# check: isolation_net.sh secret_smuggling_no_value.)
+cat >"$T_TMP/clsrv.py" <<'EOF2'
+import socket, sys, os
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+while True:
+    c, _ = s.accept(); c.settimeout(5); buf = b""
+    try:
+        while True:
+            while b"\r\n\r\n" not in buf:
+                d = c.recv(65536)
+                if not d: raise EOFError
+                buf += d
+            head, buf = buf.split(b"\r\n\r\n", 1)
+            hs = dict((l.split(b":", 1)[0].strip().lower(), l.split(b":", 1)[1].strip()) for l in head.split(b"\r\n")[1:] if b":" in l)
+            n = int(hs.get(b"content-length", b"0"))
+            while len(buf) < n:
+                d = c.recv(65536)
+                if not d: raise EOFError
+                buf += d
+            body, buf = buf[:n], buf[n:]
+            with open(sys.argv[2], "ab") as f: f.write(head.replace(b"\r\n", b"|") + b" body=" + body.replace(b"\r\n", b"|") + b"\n")
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+    except Exception: pass
+    c.close()
+EOF2
+"$PY" "$T_TMP/clsrv.py" "$T_TMP/cl.port" "$T_TMP/cl.log" </dev/null >/dev/null 2>&1 &
+at_exit "kill -9 $!"
+for ((i = 0; i < 100; i++)); do [ -s "$T_TMP/cl.port" ] && break; sleep 0.1; done
+C=$(cat "$T_TMP/cl.port" 2>/dev/null)
+out=$(moat run --secret "MOAT_T_KEY@127.0.0.1:$C" -- "$PY" -c '
+import socket, os, sys
+g = b"GET / HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer " + os.environ["MOAT_T_KEY"].encode() + b"\r\n\r\n"
+reqs = [b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: %d\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" % (len(g) + 5) + g,
+        b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nContent-Length: %d\r\n\r\n0\r\n\r\n" % (len(g) + 5) + g,
+        b"GET / HTTP/1.1\r\nHost: h\r\nX: a\rContent-Length: %d\r\n\r\n" % len(g) + g]
+for r in reqs:
+    c = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    c.sendall(r); c.settimeout(3); got = b""
+    try:
+        while not got.endswith(b"ok"):
+            d = c.recv(4096)
+            if not d: break
+            got += d
+    except Exception: pass
+    c.close()
+print("sent")' "$C" </dev/null 2>&1)
+if [ "$out" != sent ] || [ "$(grep -c 'body=' "$T_TMP/cl.log" 2>/dev/null)" -lt 3 ]; then
+	fail ambiguous_framing_no_value "guest: $(echo "$out" | tail -2 | tr '\n' ' ') server: $(head -c 200 "$T_TMP/cl.log" 2>&1 | tr '\n' ' ')"
+elif has "$T_TMP/cl.log"; then
+	fail ambiguous_framing_no_value "the value reached the server: $(grep -F -- "$SECRET" "$T_TMP/cl.log" | head -2 | cut -c1-160 | tr '\n' ' ')"
+else
+	ok ambiguous_framing_no_value
+fi
+
 BADENV=(-u MOAT_T_KEY)
 bad unset "is not set" --secret "MOAT_T_KEY@127.0.0.1:$P"
 BADENV=(MOAT_T_KEY=short-value-15c)

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/utsname.h>
 
 #define LOAD_NR BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
@@ -127,6 +128,34 @@ static int trace_no_tracer(void)
 	return r == -1 && errno == ENOSYS ? 0 : 1;
 }
 
+/* RET_TRACE on calls of the sandbox's EXEC rows in the form its filter
+ * runs natively (sendto/recvfrom without an address): ENOSYS too. The
+ * tracer took them for its own stops and ran them (red team 14). */
+static int trace_exec_row_native_form(void)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) < 0)
+		return 11;
+	struct sock_filter f[] = {
+		LOAD_NR,
+		ON(SYS_sendto, SECCOMP_RET_TRACE | 7),
+		ON(SYS_recvfrom, SECCOMP_RET_TRACE | 7),
+		ALLOW,
+	};
+	if (install(f, 6, 0, 0) < 0)
+		return 10;
+	errno = 0;
+	long r = syscall(SYS_sendto, sv[0], "hi", 2, 0, NULL, 0);
+	if (r != -1 || errno != ENOSYS)
+		return 1;
+	char b[4];
+	errno = 0;
+	r = syscall(SYS_recvfrom, sv[1], b, sizeof b, MSG_DONTWAIT, NULL, NULL);
+	if (r != -1 || errno != ENOSYS)
+		return 2;
+	return 0;
+}
+
 /* TSYNC: a filter for every thread at once */
 static int tsync(void)
 {
@@ -217,6 +246,8 @@ int main(int argc, char **argv)
 	CHECK(r == 5, "inherited_across_exec", "child %d", r);
 	r = in_child(trace_no_tracer);
 	CHECK(r == 0, "trace_without_tracer_enosys", "child %d", r);
+	r = in_child(trace_exec_row_native_form);
+	CHECK(r == 0, "trace_exec_row_native_form_enosys", "child %d", r);
 	r = in_child(tsync);
 	CHECK(r == 0, "tsync", "child %d", r);
 	r = in_child(listener);

@@ -282,3 +282,67 @@ Test(broker, events)
 	bk_buf_free(&b);
 	bk_out_free(&o);
 }
+
+/* Red team 14: a request the relay frames one way and the upstream another
+ * (request smuggling) carried the value into what the upstream took for a
+ * body of another Host's request: Content-Length with Transfer-Encoding
+ * (RFC 9112 6.3: an intermediary must not forward both), a bare CR in a
+ * header line (a line end to some servers), a chunk size with junk after
+ * it ("1 0": 1 here, 0x10 or an error upstream). Such a stream is passed as
+ * it is from there on: the placeholder goes out as itself. */
+Test(broker, ambiguous_framing_never_substituted)
+{
+	strcpy(sec[0].host, "api.example.com");
+	const char *smuggled = "GET / HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n";
+	const char *heads[] = {
+		"POST / HTTP/1.1\r\nHost: other.example.com\r\nContent-Length: 71\r\n"
+		"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: other.example.com\r\nTransfer-Encoding: chunked\r\n"
+		"Content-Length: 71\r\n\r\n0\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: other.example.com\r\nTransfer-Encoding: gzip\r\n"
+		"Content-Length: 5\r\n\r\nhello",
+		"POST / HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked\r\n\r\n"
+		"1 0\r\nA\r\n0\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked\r\n\r\n"
+		"1x\r\nA\r\n0\r\n\r\n",
+	};
+	static char r[4096];
+	for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
+		snprintf(r, sizeof r, "%s%s", heads[i], smuggled);
+		cr_assert_str_eq(out_run(r, 0, 1), r, "case %zu", i);
+		cr_assert_str_eq(out_run(r, 7, 1), r, "case %zu bytewise", i);
+	}
+	const char *cr = "GET / HTTP/1.1\r\nHost: api.example.com\r\nX: a\rHost: evil.com\r\nA: " PH "\r\n\r\n";
+	cr_assert_str_eq(out_run(cr, 0, 1), cr);
+	/* blanks before an extension are still a size */
+	const char *okr = "POST / HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked\r\n\r\n"
+			  "1 ;e=1\r\nA\r\n0\r\n\r\nGET / HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n";
+	const char *okw = "POST / HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked\r\n\r\n"
+			  "1 ;e=1\r\nA\r\n0\r\n\r\nGET / HTTP/1.1\r\nHost: api.example.com\r\nA: " VAL "\r\n\r\n";
+	cr_assert_str_eq(out_run(okr, 0, 1), okw);
+}
+
+/* Red team 14: an absolute-form target names the host itself and RFC 9112
+ * 3.2.2 has the server ignore the Host header then: "GET http://evil/ ...
+ * Host: api" went to evil on a shared address with the value. */
+Test(broker, absolute_form_target_must_name_host)
+{
+	strcpy(sec[0].host, "api.example.com");
+	const char *evil[] = {
+		"GET http://evil.example.com/ HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n",
+		"GET HTTP://evil.example.com HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n",
+		"GET http://api.example.com@evil.example.com/ HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n",
+		"GET evil.example.com:80 HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: api.example.com:x@evil.example.com\r\nA: " PH "\r\n\r\n",
+		"GET http://api.example.com:1@evil.example.com/ HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n",
+		"GET http://api.example.com:x/ HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n",
+	};
+	for (size_t i = 0; i < sizeof evil / sizeof evil[0]; i++)
+		cr_assert_str_eq(out_run(evil[i], 0, 1), evil[i], "case %zu", i);
+	const char *ok = "GET http://API.example.com.:8080/x?y HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n";
+	const char *okw = "GET http://API.example.com.:8080/x?y HTTP/1.1\r\nHost: api.example.com\r\nA: " VAL "\r\n\r\n";
+	cr_assert_str_eq(out_run(ok, 0, 1), okw);
+	const char *star = "OPTIONS * HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n";
+	const char *starw = "OPTIONS * HTTP/1.1\r\nHost: api.example.com\r\nA: " VAL "\r\n\r\n";
+	cr_assert_str_eq(out_run(star, 0, 1), starw);
+}

@@ -1172,6 +1172,8 @@ int procfs_sysinfo(struct task *t, struct sysinfo *si)
 
 	if (sysinfo(si) < 0)
 		return -errno;
+	/* the host's load figures are none of the guest's (/proc/loadavg) */
+	si->loads[0] = si->loads[1] = si->loads[2] = 0;
 	unit = si->mem_unit ? si->mem_unit : 1;
 	if (sb->mem_limit) {
 		lim = sb->mem_limit / unit;
@@ -1453,13 +1455,14 @@ static int open_limited(struct sandbox *sb, struct pnode *n, int *out)
 
 		task_for_each_leader(sb, count_task, &tasks);
 		if (n->kind == N_LOADAVG) {
-			double l1 = 0, l5 = 0, l15 = 0;
 			unsigned long last = 1;
 
-			/* (read here, its last pid would be the sentry's namespace's) */
-			sscanf(text, "%lf %lf %lf", &l1, &l5, &l15);
+			/* (read here, its last pid would be the sentry's namespace's).
+			 * The load figures are not the host's: they told the guest
+			 * how busy the host (its other tenants) is. The sandbox keeps
+			 * no run-queue average of its own: 0.00, as gVisor's. */
 			task_for_each_leader(sb, max_pid, &last);
-			o += sprintf(o, "%.2f %.2f %.2f 1/%lu %lu\n", l1, l5, l15, tasks, last);
+			o += sprintf(o, "0.00 0.00 0.00 1/%lu %lu\n", tasks, last);
 			return memfd_with(n->gpath, res, (size_t)(o - res), out);
 		}
 	}

@@ -83,6 +83,20 @@ expect_eq init_starttime_zero "$out" "0 0 0 0 0 0 0 0 "
 # loadavg's tasks and last pid, /proc/stat's processes: the sandbox's (a few), not the host's
 out=$(mrun sh -c 'cut -d" " -f4,5 /proc/loadavg | tr "/" " "; grep ^processes /proc/stat | cut -d" " -f2')
 if [ "$(echo $out | awk 'NF == 4 && $2 <= 8 && $3 <= 20 && $4 <= 20 {print "ok"}')" = ok ]; then ok own_task_counts; else fail own_task_counts "'$(echo $out)'"; fi
+# the host's load figures are none of the guest's: they tell how busy the
+# host's other tenants are (red team 13 left it): /proc/loadavg and
+# sysinfo's loads are 0, as gVisor's
+out=$(mrun "$PY" -c '
+import ctypes, struct
+b = ctypes.create_string_buffer(256)
+ctypes.CDLL(None, use_errno=True).sysinfo(b)
+print(open("/proc/loadavg").read().split()[:3], sum(struct.unpack_from("3Q", b.raw, 8)))
+' 2>&1)
+if [ "$(cut -d' ' -f1-3 /proc/loadavg)" = "0.00 0.00 0.00" ]; then
+	skip no_host_load "the host's load is 0.00 now: nothing to tell apart"
+else
+	expect_eq no_host_load "$out" "['0.00', '0.00', '0.00'] 0"
+fi
 # the sandbox's sysctls: not tainted; the limits the host kernel enforces on
 # the guest too are shown as they hold (F_SETPIPE_SZ up to pipe-max-size works)
 out=$(mrun "$PY" -c '

@@ -43,6 +43,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -58,6 +59,7 @@ struct reopen_req {
 };
 
 static int g_chan = -1;
+static pid_t g_pid = -1;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* the embedded program in a sealed memfd */
@@ -139,7 +141,22 @@ int reopen_helper_fork(char *err, size_t errlen)
 	close(prog);
 	close(sv[1]);
 	g_chan = sv[0];
+	g_pid = pid;
 	return 0;
+}
+
+void reopen_helper_stop(void)
+{
+	pthread_mutex_lock(&g_lock);
+	if (g_chan >= 0) {
+		shutdown(g_chan, SHUT_RDWR); /* it exits at EOF */
+		close(g_chan);
+		g_chan = -1;
+	}
+	pthread_mutex_unlock(&g_lock);
+	if (g_pid > 0) /* reaped: no zombie for the host's init to collect */
+		waitpid(g_pid, NULL, 0);
+	g_pid = -1;
 }
 
 int reopen_helper_start(int procfd, int userns_fd, char *err, size_t errlen)

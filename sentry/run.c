@@ -561,6 +561,7 @@ int sentry_run(const struct sentry_config *cfg)
 	close(gofer_ctl);
 	if (gofer_pid > 0) /* reap it (it exits on EOF, after --export): a zombie must not outlive the sandbox */
 		waitpid(gofer_pid, &gofer_status, 0);
+	reopen_helper_stop();
 	if (export_dir && WIFEXITED(gofer_status) && WEXITSTATUS(gofer_status) == GOFER_EXIT_REFUSED)
 		fprintf(stderr, "moat: --export: some changes were refused (listed in %s/*/manifest.json)\n",
 			export_dir);

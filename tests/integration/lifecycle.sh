@@ -187,4 +187,28 @@ done
 if [ "$worst" != missing ] && [ "$worst" -le 8 ]; then ok teardown_starts_no_workers
 else fail teardown_starts_no_workers "workers started: at most $worst in $n runs (want <= 8)"; fi
 
+# moat reaps every helper it starts: run under a child subreaper that never
+# reaps on its own, whatever moat left (a zombie included: it would pile up
+# under a container's pid 1 that reaps nothing) is reparented to it. Before
+# stop 21's fix moat-reopen (root-run) stayed a zombie for the host's init.
+out=$(MOAT="$MOAT" "$PY" -c '
+import ctypes, os, subprocess, time
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
+p = subprocess.Popen([os.environ["MOAT"], "run", "--", "true"], stdin=subprocess.DEVNULL)
+p.wait()
+time.sleep(0.3)
+left = []
+for d in os.listdir("/proc"):
+    if d.isdigit():
+        try:
+            st = open("/proc/%s/stat" % d).read()
+        except OSError:
+            continue
+        f = st.rsplit(")", 1)[1].split()
+        if int(f[1]) == os.getpid():
+            left.append(st.split(" (", 1)[1].split(")")[0] + ":" + f[0])
+print("left", " ".join(sorted(left)) or "none")
+' 2>&1)
+SANITY=1 expect_eq helpers_reaped "$out" "left none"
+
 finish

@@ -25,6 +25,7 @@
 #include <linux/prctl.h>
 
 #include "loader/loader_abi.h"
+#include "loader/freestanding.h"
 
 #define PAGE 4096UL
 #define PAGE_DOWN(x) ((uintptr_t)(x) & ~(PAGE - 1))
@@ -34,20 +35,6 @@
 
 /* ---- raw syscalls ---- */
 
-static long sys6(long nr, long a, long b, long c, long d, long e, long f)
-{
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-	long ret;
-
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8),
-			   "r"(r9)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
 
 #define sys3(nr, a, b, c) sys6(nr, (long)(a), (long)(b), (long)(c), 0, 0, 0)
 

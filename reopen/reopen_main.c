@@ -11,6 +11,8 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+
+#include "loader/freestanding.h"
 #include <asm/unistd.h>
 #include <linux/audit.h>
 #include <linux/fcntl.h>
@@ -54,18 +56,6 @@ struct cmsg {
 	int fds[2];
 };
 
-static long sys6(long nr, long a, long b, long c, long d, long e, long f)
-{
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-	long ret;
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
 #define S(nr, a, b, c, d, e) sys6(nr, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), 0)
 
 /* (the compiler may call these for struct copies and clears) */

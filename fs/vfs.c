@@ -360,40 +360,11 @@ static void rehome_guest(struct gofer_conn *gc, int exp, struct held_fd *h, size
 		;
 }
 
-static int cow_copyup(struct vfs *v, struct gofer_conn *gc, int exp, const char *rel,
-		      dev_t *dev, ino_t *ino)
+/* What a copy-up's pairs tell: each copy is recorded as its original
+ * (vmeta), and what the VFS cached of the mount, or of rel and the
+ * directories on its way, is dropped */
+static void copyup_apply(struct vfs *v, int exp, const char *rel, struct stat (*pairs)[2], int n)
 {
-	struct stat pairs[GOFER_COPYUP_MAX][2];
-
-	int n = gofer_copyup(gc, exp, rel, *dev, *ino, pairs);
-	if (n == -EBUSY) {
-		/* a directory on the way that overlayfs holds: let go of what
-		 * the sandbox holds there and try once more */
-		cleanup_free struct held_fd *held = xcalloc(HELD_MAX, sizeof *held);
-		struct gofer_expect ex;
-		gofer_expect_get(&ex);  /* the call's own, kept across the re-opens */
-		gofer_expect_clear();
-		size_t nheld = park_held(v, exp, rel);
-		size_t nguest = park_guest(v, exp, rel, held);
-		if (nheld || nguest)
-			n = gofer_copyup(gc, exp, rel, *dev, *ino, pairs);
-		if (nguest)
-			rehome_guest(gc, exp, held, nguest, pairs, n);
-		gofer_expect_set(&ex);
-	}
-	if (n == -EBUSY) {
-		tl_copyup_busy = 1;  /* another process holds it: the call may wait */
-		n = -EOVERFLOW;      /* the call's own error */
-	}
-	if (n == -EAGAIN) {
-		/* copied up meanwhile by another call: made again, afresh */
-		for (size_t i = 0; i < v->nmnts; i++)
-			if (v->mnts[i].kind == VFS_MNT_GOFER && v->mnts[i].export == exp)
-				vfs_invalidate(v, &v->mnts[i], "", 1);
-		return 1;
-	}
-	if (n < 0)
-		return n; /* ENOSPC (--disk), ESTALE (not the object checked)... */
 	int dirs = 0;
 	for (int k = 0; k < n; k++) {
 		vfs_map_stat(v, &pairs[k][0]);
@@ -435,6 +406,59 @@ static int cow_copyup(struct vfs *v, struct gofer_conn *gc, int exp, const char 
 			pre[l] = c;
 		}
 	}
+}
+
+/* gofer_copyup, whose -EBUSY may come with the new numbers of directories
+ * copied before (the shrink's): those are taken in all the same */
+static int copyup_ask(struct vfs *v, struct gofer_conn *gc, int exp, const char *rel, dev_t dev,
+		      ino_t ino, struct stat (*pairs)[2])
+{
+	int busy = 0;
+	int n = gofer_copyup(gc, exp, rel, dev, ino, pairs, &busy);
+
+	if (n > 0 && busy) {
+		copyup_apply(v, exp, rel, pairs, n);
+		n = -EBUSY;
+	}
+	dbg("vfs: copy-up of %s: %d", rel, n);
+	return n;
+}
+
+static int cow_copyup(struct vfs *v, struct gofer_conn *gc, int exp, const char *rel,
+		      dev_t *dev, ino_t *ino)
+{
+	struct stat pairs[GOFER_COPYUP_MAX][2];
+
+	int n = copyup_ask(v, gc, exp, rel, *dev, *ino, pairs);
+	if (n == -EBUSY) {
+		/* a directory on the way that overlayfs holds: let go of what
+		 * the sandbox holds there and try once more */
+		cleanup_free struct held_fd *held = xcalloc(HELD_MAX, sizeof *held);
+		struct gofer_expect ex;
+		gofer_expect_get(&ex);  /* the call's own, kept across the re-opens */
+		gofer_expect_clear();
+		size_t nheld = park_held(v, exp, rel);
+		size_t nguest = park_guest(v, exp, rel, held);
+		if (nheld || nguest)
+			n = copyup_ask(v, gc, exp, rel, *dev, *ino, pairs);
+		if (nguest)
+			rehome_guest(gc, exp, held, nguest, pairs, n);
+		gofer_expect_set(&ex);
+	}
+	if (n == -EBUSY) {
+		tl_copyup_busy = 1;  /* another process holds it: the call may wait */
+		n = -EOVERFLOW;      /* the call's own error */
+	}
+	if (n == -EAGAIN) {
+		/* copied up meanwhile by another call: made again, afresh */
+		for (size_t i = 0; i < v->nmnts; i++)
+			if (v->mnts[i].kind == VFS_MNT_GOFER && v->mnts[i].export == exp)
+				vfs_invalidate(v, &v->mnts[i], "", 1);
+		return 1;
+	}
+	if (n < 0)
+		return n; /* ENOSPC (--disk), ESTALE (not the object checked)... */
+	copyup_apply(v, exp, rel, pairs, n);
 	if (*ino && pairs[n - 1][0].st_ino == *ino && pairs[n - 1][0].st_dev == *dev) {
 		*dev = pairs[n - 1][1].st_dev;
 		*ino = pairs[n - 1][1].st_ino;

@@ -745,7 +745,7 @@ int gofer_link(struct gofer_conn *c, int exp, const char *oldrel, const char *ne
 }
 
 int gofer_copyup(struct gofer_conn *c, int exp, const char *rel, dev_t dev, ino_t ino,
-		 struct stat (*pairs)[2])
+		 struct stat (*pairs)[2], int *busy)
 {
 	struct gofer_req_open f = { .exp = exp, .ino = (uint64_t)ino, .dev = (uint64_t)dev };
 	struct iovec rep = { pairs, GOFER_COPYUP_MAX * sizeof pairs[0] };
@@ -755,7 +755,12 @@ int gofer_copyup(struct gofer_conn *c, int exp, const char *rel, dev_t dev, ino_
 		return (int)r;
 	if (r == 0 || (size_t)r % sizeof pairs[0])
 		return -EPROTO;
-	return (int)((size_t)r / sizeof pairs[0]);
+	int n = (int)((size_t)r / sizeof pairs[0]);
+	/* a last pair of zeros: -EBUSY, with the pairs before it */
+	*busy = pairs[n - 1][0].st_ino == 0 && pairs[n - 1][0].st_mode == 0;
+	if (*busy && n == 1)
+		return -EPROTO;
+	return n - *busy;
 }
 
 int gofer_chmod(struct gofer_conn *c, int exp, const char *rel, mode_t mode)

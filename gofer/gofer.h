@@ -227,9 +227,12 @@ void gofer_peek_identity(dev_t *dev, ino_t *ino);
  * to copy), -EBUSY for a directory on the way that overlayfs holds (the
  * sandbox has it open: fs/vfs.c cow_copyup lets go and asks again),
  * -EAGAIN when nothing was left to copy (another call copied the
- * directories since this one failed: the call is made again). */
+ * directories since this one failed: the call is made again). *busy: 1
+ * when the pairs are of directories copied before, whose numbers the
+ * shrink changed, and the copy-up itself was -EBUSY (the pairs still
+ * count). */
 int gofer_copyup(struct gofer_conn *c, int exp, const char *rel, dev_t dev, ino_t ino,
-		 struct stat (*pairs)[2]);
+		 struct stat (*pairs)[2], int *busy);
 int gofer_open(struct gofer_conn *c, int exp, const char *rel, int flags,
 	       mode_t mode, int *fd, struct stat *st);
 /* From now on (for the rest of the process) gofer_open returns only once the

@@ -2211,9 +2211,9 @@ static int copy_up_dirs(const struct gofer_srv_export *e, const char *path, int 
 				close(upfd);
 			}
 		}
-		/* the others' new numbers still count */
+		/* the others' new numbers still count (with -EBUSY) */
 		*np = r == -EBUSY ? off : 0;
-		return *np ? 0 : r;
+		return r;
 	}
 	*np += nm;
 	return 0;
@@ -2230,7 +2230,23 @@ static int copy_up_dirs(const struct gofer_srv_export *e, const char *path, int 
  * keeps the old owners and groups as virtual metadata (fs/vmeta.c
  * vmeta_copied). Reply: a pair of lstats (before, after) per object copied
  * up, path's last. */
+static pthread_mutex_t copyup_lock = PTHREAD_MUTEX_INITIALIZER;
+static int copyup_locked(struct req *rq, struct rep *rp);
+
+/* One copy-up at a time: another call's must not see a directory it has
+ * made in the upper layer (in_upper) before it is merged, or after it is
+ * removed again (-EBUSY), and take it as copied (-EAGAIN: the call made
+ * again found it lower-only still: make -j2's EOVERFLOW) */
 static int h_copyup(struct req *rq, struct rep *rp)
+{
+	pthread_mutex_lock(&copyup_lock);
+	int r = copyup_locked(rq, rp);
+	pthread_mutex_unlock(&copyup_lock);
+	dbg("gofer: copy-up of %s: %d (%zu bytes)", rq->path, r, rp->len);
+	return r;
+}
+
+static int copyup_locked(struct req *rq, struct rep *rp)
 {
 	const struct gofer_req_open *f = rq->fixed;
 	struct stat pairs[GOFER_COPYUP_MAX][2], st[2], cur;
@@ -2242,6 +2258,13 @@ static int h_copyup(struct req *rq, struct rep *rp)
 	if (isdir && f->ino && (cur.st_ino != f->ino || cur.st_dev != (dev_t)f->dev))
 		return -ESTALE;
 	int r = copy_up_dirs(rq->e, rq->path, isdir, pairs, GOFER_COPYUP_MAX - 1, &n);
+	if (r == -EBUSY && n) {
+		/* the others' pairs, then a pair of zeros: busy (gofer_copyup) */
+		memset(pairs[n], 0, sizeof pairs[n]);
+		rp->len = (n + 1) * sizeof pairs[0];
+		memcpy(rp->payload, pairs, rp->len);
+		return 0;
+	}
 	if (r < 0)
 		return r;
 	if (!isdir) {

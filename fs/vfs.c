@@ -187,6 +187,8 @@ struct held_fd {
 	struct stat st;       /* its stat then */
 	int dir;
 	char *rel;            /* its name in the export */
+	dev_t sdev;           /* the stand-in memfd put at its number */
+	ino_t sino;
 };
 #define HELD_MAX 64
 static int pin_fd = -1;  /* made before the sentry confines itself (vfs_create) */
@@ -280,6 +282,11 @@ static size_t park_guest(struct vfs *v, int exp, const char *rel, struct held_fd
 		}
 		if (ph < 0)
 			ph = memfd_create("moat-held", MFD_CLOEXEC);
+		struct stat sst;
+		if (ph >= 0 && fstat(ph, &sst) == 0) {
+			e->sdev = sst.st_dev;
+			e->sino = sst.st_ino;
+		}
 		if (e->flags < 0 || ph < 0 ||
 		    unotify_addfd(tl_caller_nfd, tl_caller_id, ph, e->cloexec ? O_CLOEXEC : 0,
 				  e->gfd, 0) < 0) {
@@ -341,6 +348,20 @@ static void rehome_guest(struct gofer_conn *gc, int exp, struct held_fd *h, size
 				r = -ESTALE;
 			}
 		}
+		/* put back only over its stand-in: a sibling thread of the
+		 * caller may have closed that and opened another file at the
+		 * number meanwhile, which must stay (as after its dup2) */
+		int cur = r == 0 && tl_caller ? task_getfd(tl_caller, e->gfd) : -1;
+		struct stat cst;
+		if (r == 0 && (cur < 0 || fstat(cur, &cst) < 0 || cst.st_dev != e->sdev ||
+			       cst.st_ino != e->sino)) {
+			dbg("vfs: fd %d (%s) not put back: no longer the stand-in", e->gfd, e->rel);
+			close(fd);
+			fd = -1;
+			r = -EBADF;
+		}
+		if (cur >= 0)
+			close(cur);
 		if (r == 0) {
 			if (e->pos > 0 && !(copied && e->dir) && !(fl & O_PATH))
 				(void)lseek(fd, e->pos, SEEK_SET);

@@ -5,7 +5,8 @@
 #   loader       tests/loader/run.sh: the loader under a harness playing the sentry
 #   syscalls     tests/syscalls/run.sh: each program natively, then under moat (diffed)
 #   integration  tests/integration/run.sh: real programs, CLI, lifecycle, isolation
-#   rootless     syscalls + integration again as an unprivileged user
+#   rootless     syscalls + integration again as an unprivileged user (races
+#                1 s each: RACE_SECONDS)
 #   asan         integration again with an ASan+UBSan moat (--asan-build DIR, a
 #                -DMOAT_SANITIZE=ON build; ASAN_OPTIONS=detect_leaks=0); any
 #                sanitizer report in its log fails it. Not the scripts in
@@ -135,7 +136,8 @@ if want rootless; then
 		chmod 755 "$stage"
 		q() { printf '%q ' "$@"; }
 		tier rootless-syscalls su "$user" -s /bin/bash -c "$(q "$stage/tests/syscalls/run.sh" --bin "$stage/syscall-bin" --moat "$stage/bin/moat")"
-		tier rootless-integration su "$user" -s /bin/bash -c "$(q "$stage/tests/integration/run.sh" --moat "$stage/bin/moat" --syscall-bin "$stage/syscall-bin")"
+		# (races 1 s each here too: the root tier runs them 2 s)
+		tier rootless-integration su "$user" -s /bin/bash -c "RACE_SECONDS=${RACE_SECONDS:-1} $(q "$stage/tests/integration/run.sh" --moat "$stage/bin/moat" --syscall-bin "$stage/syscall-bin")"
 	fi
 fi
 

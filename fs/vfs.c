@@ -1229,6 +1229,18 @@ int vfs_is_hidden(const struct vfs_mount *m, const char *rel)
 	return 0;
 }
 
+int vfs_hides_child(const struct vfs_mount *m, const char *dir)
+{
+	size_t dl = strlen(dir);
+	for (char **h = m->hidden; h && *h; h++) {
+		const char *sl = strrchr(*h, '/');
+		size_t pl = sl ? (size_t)(sl - *h) : 0;
+		if (pl == dl && !strncmp(*h, dir, dl))
+			return 1;
+	}
+	return 0;
+}
+
 int vfs_mount_write_err(const struct vfs_mount *m)
 {
 	switch (m->kind) {

@@ -283,6 +283,8 @@ char *const *vfs_synth_children(struct vfs *v, const char *path);
 
 /* Is rel (inside mount m) hidden? */
 int vfs_is_hidden(const struct vfs_mount *m, const char *rel);
+/* Does a hidden name of m lie directly in the directory dir (a rel)? */
+int vfs_hides_child(const struct vfs_mount *m, const char *dir);
 
 /* Is st (a VN_FD's stat) a memfd, an anonymous file in no file system? */
 int vfs_is_memfd(struct vfs *v, const struct stat *st);

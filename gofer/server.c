@@ -1263,6 +1263,13 @@ static int xattr_name_ok(const char *name)
 		return -ERANGE;
 	if (strncmp(name, XATTR_USER, sizeof XATTR_USER - 1) || l == sizeof XATTR_USER - 1)
 		return -EOPNOTSUPP;
+	/* overlayfs's own names (userxattr: opaque, redirect, whiteout...):
+	 * a merged view refuses them itself; on a rw bind they would land on
+	 * the host file, read as layer metadata wherever that tree is an
+	 * overlay's layer (another sandbox's cow bind, an --overlay DIR):
+	 * red team 15 */
+	if (!strncmp(name, XATTR_USER "overlay.", sizeof XATTR_USER - 1 + 8))
+		return -EOPNOTSUPP;
 	return 0;
 }
 
@@ -1563,10 +1570,10 @@ static int h_listxattr(struct req *rq, struct rep *rp)
 	close(fd);
 	if (r)
 		return r == -ERANGE ? -E2BIG : r;
-	/* user.* names only, compacted in place */
+	/* user.* names only (xattr_name_ok's: not overlayfs's), compacted in place */
 	for (ssize_t i = 0; i < n; ) {
 		size_t l = strnlen(all + i, (size_t)(n - i));
-		if (l < (size_t)(n - i) && !strncmp(all + i, XATTR_USER, sizeof XATTR_USER - 1)) {
+		if (l < (size_t)(n - i) && xattr_name_ok(all + i) == 0) {
 			memmove(all + k, all + i, l + 1);
 			k += l + 1;
 		}

@@ -185,6 +185,48 @@ static const char *decision_name(int d)
 	}
 }
 
+/* One --trace line from raw (its newline added): every byte but printable
+ * ASCII as \ooo. The lines go to the caller's stderr, usually a terminal,
+ * and some of their text is the guest's own, unquoted: an exec's path
+ * (exec.c trace_exec), a DNS question's name (netdns.c), an AF_UNIX path
+ * of sendmmsg (unixsock.c), a Host header (netbroker.c). Before red team
+ * 15 an escape sequence there (ESC, C1 CSI 0x9b, OSC 52...) reached the
+ * terminal raw, and a newline forged a line of its own. What decode.c
+ * quotes is printable ASCII already and passes unchanged. */
+static int trace_clean(char *out, size_t cap, const char *raw)
+{
+	size_t o = 0;
+	for (const unsigned char *p = (const unsigned char *)raw; *p && o + 6 < cap; p++) {
+		if (*p >= 0x20 && *p < 0x7f) {
+			out[o++] = (char)*p;
+		} else {
+			out[o++] = '\\';
+			out[o++] = (char)('0' + (*p >> 6));
+			out[o++] = (char)('0' + ((*p >> 3) & 7));
+			out[o++] = (char)('0' + (*p & 7));
+		}
+	}
+	out[o++] = '\n';
+	out[o] = 0;
+	return (int)o;
+}
+
+/* (its own frame: the JSON record's buffers are not on the stack with it;
+ * moat-broker's thread has 64 KiB) */
+static __attribute__((noinline)) void trace_line(struct audit *a, pid_t vpid, const char *syscall,
+						 const char *args, const char *rbuf, int decision,
+						 const char *note)
+{
+	char raw[8192], line[8192];
+	if (snprintf(raw, sizeof raw, "[moat %d] %s(%s) = %s <%s>%s%s", vpid, syscall, args ? args : "", rbuf,
+		     decision_name(decision), note && *note ? " " : "", note ? note : "") < 0)
+		raw[0] = 0;
+	int n = trace_clean(line, sizeof line, raw);
+	pthread_mutex_lock(&a->lock);
+	emit(a, &a->tr, 2, 0, line, n);
+	pthread_mutex_unlock(&a->lock);
+}
+
 void audit_event(struct audit *a, struct sandbox *sb, struct task *t, pid_t host_tid,
 		 const char *syscall, const char *args, int decision, long ret,
 		 const char *note)
@@ -199,19 +241,8 @@ void audit_event(struct audit *a, struct sandbox *sb, struct task *t, pid_t host
 		snprintf(rbuf, sizeof rbuf, "%ld", ret);
 	if (!a->sb)
 		a->sb = sb;
-	if (a->trace) {
-		char line[8192];
-		int n = snprintf(line, sizeof line, "[moat %d] %s(%s) = %s <%s>%s%s\n", vpid,
-				 syscall, args ? args : "", rbuf, decision_name(decision),
-				 note && *note ? " " : "", note ? note : "");
-		if (n >= (int)sizeof line) {
-			n = sizeof line;
-			line[n - 1] = '\n';
-		}
-		pthread_mutex_lock(&a->lock);
-		emit(a, &a->tr, 2, 0, line, n);
-		pthread_mutex_unlock(&a->lock);
-	}
+	if (a->trace)
+		trace_line(a, vpid, syscall, args, rbuf, decision, note);
 	if (a->fd >= 0) {
 		char tbuf[64], eargs[6144], enote[512], esys[96];
 		utc_now(tbuf, sizeof tbuf);

@@ -120,24 +120,77 @@ static void init_specials(void)
 	done = 1;
 }
 
-const char *netpolicy_special(const struct netpol_addr *a)
+/* An IPv6 address that carries an IPv4 one a gateway or the kernel may
+ * reach it by: NAT64 (64:ff9b::/96, RFC 6052; a DNS64 network's AAAA
+ * answers), IPv4-compatible (::a.b.c.d, /96: the sit driver's automatic
+ * tunnel), v4-mapped (an AAAA answer ::ffff:a.b.c.d; a connect's is made
+ * IPv4 before it gets here) and 6to4 (2002:AABB:CCDD::/16, bits 16-47). 1 with the IPv4
+ * address and the bit offset of its first bit, else 0. */
+static int embedded_v4(const struct netpol_addr *a, struct netpol_addr *v4, int *shift)
 {
-	init_specials();
-	for (size_t i = 0; i < NSPECIAL; i++)
-		if (in_prefix(&specials[i].addr, specials[i].prefix, a))
-			return specials[i].why;
-	return NULL;
+	static const uint8_t nat64[12] = { 0x00, 0x64, 0xff, 0x9b };
+	static const uint8_t compat[12];
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	if (a->family != AF_INET6)
+		return 0;
+	memset(v4, 0, sizeof *v4);
+	v4->family = AF_INET;
+	if (!memcmp(a->a, nat64, 12) || !memcmp(a->a, mapped, 12) ||
+	    (!memcmp(a->a, compat, 12) && (a->a[12] | a->a[13]))) {
+		memcpy(v4->a, a->a + 12, 4); /* (::/128 and ::1 are specials of their own) */
+		*shift = 96;
+		return 1;
+	}
+	if (a->a[0] == 0x20 && a->a[1] == 0x02) {
+		memcpy(v4->a, a->a + 2, 4);
+		*shift = 16;
+		return 1;
+	}
+	return 0;
 }
 
-/* Does the rule's own prefix lie inside the special range holding a? */
-static int names_special(const struct netpol_rule *r, const struct netpol_addr *a)
+/* The special range holding a (for an address that embeds an IPv4 one, the
+ * range holding that: a DNS answer or an allow-all rule must not reach
+ * 10.0.0.1 as 64:ff9b::a00:1 through a NAT64 gateway — red team 15), its
+ * index, or -1 */
+static int special_of(const struct netpol_addr *a, int *shift)
 {
+	struct netpol_addr v4;
+	const struct netpol_addr *x = a;
+	*shift = 0;
 	init_specials();
 	for (size_t i = 0; i < NSPECIAL; i++)
 		if (in_prefix(&specials[i].addr, specials[i].prefix, a))
-			return !r->is_name && r->prefix >= specials[i].prefix &&
-			       in_prefix(&specials[i].addr, specials[i].prefix, &r->addr);
-	return 1; /* not special */
+			return (int)i;
+	if (!embedded_v4(a, &v4, shift))
+		return -1;
+	x = &v4;
+	for (size_t i = 0; i < NSPECIAL; i++)
+		if (in_prefix(&specials[i].addr, specials[i].prefix, x))
+			return (int)i;
+	return -1;
+}
+
+const char *netpolicy_special(const struct netpol_addr *a)
+{
+	int shift, i = special_of(a, &shift);
+	return i < 0 ? NULL : specials[i].why;
+}
+
+/* Does the rule's own prefix lie inside the special range holding a? (An
+ * embedded IPv4 one: inside that range's embedding, the same bits.) */
+static int names_special(const struct netpol_rule *r, const struct netpol_addr *a)
+{
+	int shift, i = special_of(a, &shift);
+	if (i < 0)
+		return 1; /* not special */
+	if (r->is_name)
+		return 0;
+	if (!shift)
+		return r->prefix >= specials[i].prefix && in_prefix(&specials[i].addr, specials[i].prefix, &r->addr);
+	/* r names a prefix of the IPv6 embedding no wider than the IPv4
+	 * special range, and a lies in it */
+	return r->addr.family == AF_INET6 && r->prefix >= shift + specials[i].prefix && in_prefix(&r->addr, r->prefix, a);
 }
 
 static int valid_name(const char *s)

@@ -100,7 +100,12 @@ static _Noreturn void relay(const int *lfd, const int *gport, int n)
 		if (poll(pf, (nfds_t)np, -1) < 0)
 			continue;
 		for (int i = 0; i < n; i++) {
-			if (!(pf[i].revents & POLLIN))
+			/* room checked at each accept, not only at the poll:
+			 * two listeners ready in one poll at 127 connections
+			 * took h[] past its end and the next poll's pf[] past
+			 * its own (red team 15: a host client's 129th
+			 * connection, published on two ports) */
+			if (!(pf[i].revents & POLLIN) || nh + 2 > 2 * MAX_CONNS)
 				continue;
 			int c = accept4(lfd[i], NULL, NULL, SOCK_CLOEXEC);
 			if (c < 0)

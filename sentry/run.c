@@ -41,6 +41,35 @@
 
 static volatile pid_t forward_to, forward_group;
 
+/* moat-broker, moat-netd and moat-publish: forked by the sentry, ended by
+ * PDEATHSIG when it exits, so until red team 15 each was left a zombie for
+ * the host's init (a container's pid 1 that reaps nothing piles them up):
+ * killed and reaped at the end of the run instead, when PDEATHSIG would
+ * have ended them (every guest task gone, the audit drained; lifecycle
+ * helpers_reaped_net). moat-reopen and the gofer are reaped on their own. */
+static pid_t helper_pids[4];
+
+static void helper_note(pid_t pid)
+{
+	for (size_t i = 0; pid > 0 && i < sizeof helper_pids / sizeof *helper_pids; i++)
+		if (helper_pids[i] <= 0) {
+			helper_pids[i] = pid;
+			return;
+		}
+}
+
+static void helpers_reap(void)
+{
+	for (size_t i = 0; i < sizeof helper_pids / sizeof *helper_pids; i++) {
+		if (helper_pids[i] <= 0)
+			continue;
+		kill(helper_pids[i], SIGKILL); /* our own child, not reaped yet: its pid is its own */
+		while (waitpid(helper_pids[i], NULL, 0) < 0 && errno == EINTR)
+			;
+		helper_pids[i] = 0;
+	}
+}
+
 /* A signal for moat goes to the program. One the caller's terminal generated
  * (^C, ^\, hang-up: si_code SI_KERNEL) goes to the program's process group,
  * as it would natively: the sandbox has a session of its own, so the
@@ -346,15 +375,20 @@ int sentry_run(const struct sentry_config *cfg)
 	if (cfg->nsecrets > 0) {
 		/* --secret: moat-broker takes the values; ours are wiped now,
 		 * before netd and the guest's init are forked */
-		if (broker_start(cfg->secrets, cfg->nsecrets, audit_wants_args(sb->audit), &broker_chan, &broker_events,
-				 err, sizeof err) < 0)
+		pid_t bp = broker_start(cfg->secrets, cfg->nsecrets, audit_wants_args(sb->audit), &broker_chan,
+					&broker_events, err, sizeof err);
+		if (bp < 0)
 			die("%s", err);
+		helper_note(bp);
 		explicit_bzero(cfg->secrets, BROKER_MAX_SECRETS * sizeof *cfg->secrets);
 		munmap(cfg->secrets, BROKER_MAX_SECRETS * sizeof *cfg->secrets);
 	}
-	if (cfg->net && cfg->net->nrules > 0 &&
-	    netd_start(cfg->net, broker_chan, &netd_chan, err, sizeof err) < 0)
-		die("%s", err);
+	if (cfg->net && cfg->net->nrules > 0) {
+		pid_t np = netd_start(cfg->net, broker_chan, &netd_chan, err, sizeof err);
+		if (np < 0)
+			die("%s", err);
+		helper_note(np);
+	}
 	if (broker_chan >= 0)
 		close(broker_chan); /* moat-netd's alone */
 	netconn_init(cfg->net, netd_chan);
@@ -474,8 +508,10 @@ int sentry_run(const struct sentry_config *cfg)
 		int nsfd = openat(sr.guest_procfd, "1/ns/net", O_RDONLY | O_CLOEXEC);
 		if (nsfd < 0)
 			die("--publish: the guest's network namespace: %s", strerror(errno));
-		if (netpub_start(cfg->pub_host, cfg->pub_guest, cfg->npub, nsfd, err, sizeof err) < 0)
+		pid_t pp = netpub_start(cfg->pub_host, cfg->pub_guest, cfg->npub, nsfd, err, sizeof err);
+		if (pp < 0)
 			die_status(2, "%s", err);
+		helper_note(pp);
 		close(nsfd);
 	}
 	/* moat-reopen (forked above) enters the guest's user namespace */
@@ -574,6 +610,7 @@ int sentry_run(const struct sentry_config *cfg)
 	broker_audit_drain();
 	audit_flush(sb->audit);
 	status_out = limits_finish(lim, status_out, ta.main_raw, ta.main_seen, &main_ru);
+	helpers_reap();
 	dbg("%.2f ms: done", ms_now() - t0);
 	return status_out;
 }

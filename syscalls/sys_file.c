@@ -1901,6 +1901,17 @@ static long add_watch(struct sc_call *c)
 		return r;
 	if (n->kind != VN_BACKEND)
 		return -EPERM;   /* synthetic: nothing would ever change */
+	/* A directory holding a hidden name: the kernel's events name each
+	 * child, hidden or not, and on a host-backed mount come for the
+	 * host's own opens. Before red team 15, --overlay none, a watch of
+	 * /etc saw "shadow" IN_OPEN/IN_ACCESS at every login or sudo on the
+	 * host (and named what the view hides: krb5.keytab, wireguard...).
+	 * Refused as for a directory one may not read; an overlay's too
+	 * (its merged directory has the sandbox's events only, but a root
+	 * overlay whose lower layer has submounts is the host's directory
+	 * read-only: gofer/setup.c). */
+	if (S_ISDIR(n->st.st_mode) && vfs_hides_child(n->mnt, n->rel))
+		return -EACCES;
 	if (S_ISDIR(n->st.st_mode)) {
 		/* O_PATH: its close queues no IN_CLOSE_NOWRITE on the very
 		 * directory just watched (LTP inotify02) */

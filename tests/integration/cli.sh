@@ -105,6 +105,18 @@ fi
 # --trace: an strace-like line per trapped call, on stderr.
 moat run --trace -- /bin/cat /etc/hostname >/dev/null 2>"$T_TMP/trace" </dev/null
 if grep -qE 'open(at)?\(.*/etc/hostname' "$T_TMP/trace"; then ok trace_shows_open; else fail trace_shows_open "$(head -5 "$T_TMP/trace")"; fi
+# The guest's own bytes in a --trace line (an exec's path, a DNS name, an
+# AF_UNIX path of sendmmsg) are escaped: the lines go to the caller's
+# stderr, usually a terminal. Before red team 15 an exec of a path holding
+# ESC ] 0 ; ... BEL (a terminal's title; OSC 52 writes its clipboard) and a
+# newline reached it raw: the title sequence and a forged line of its own.
+# (The guest's own stderr is /dev/null: only moat writes here; natively
+# nothing is written, so a sanity case.)
+moat run --trace -- /bin/sh -c 'exec "$(printf "/nonexistent/\033]0;RT15\007\nFORGED")" 2>/dev/null' \
+	>/dev/null 2>"$T_TMP/trace_esc" </dev/null
+if grep -q $'\033' "$T_TMP/trace_esc" || grep -q '^FORGED' "$T_TMP/trace_esc"; then
+	fail trace_escapes_guest_bytes "$(grep -a -m1 RT15 "$T_TMP/trace_esc" | cat -v | head -c 300)"
+else ok_sanity trace_escapes_guest_bytes; fi
 mrun /bin/cat /etc/hostname >/dev/null 2>"$T_TMP/notrace"
 if grep -qE 'openat\(' "$T_TMP/notrace"; then fail no_trace_by_default "trace lines without --trace"; else ok no_trace_by_default; fi
 

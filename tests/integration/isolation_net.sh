@@ -1006,6 +1006,80 @@ if same pub; then ok publish_curl; else fail publish_curl "$(head -c 300 "$T_TMP
 if in_outer curl -s -o /dev/null -m 3 "http://127.0.0.1:$gp/file"; then fail publish_guest_port_stays_inside "the guest's port answered on the host"
 else ok publish_guest_port_stays_inside; fi
 kill $pub 2>/dev/null
+
+# --publish on two ports, 128 connections held (moat-publish's limit): a
+# connection waiting on each port is accepted only as one pair ends, one
+# at a time. Before red team 15 both were accepted in the same round (the
+# room was checked once per poll, not per accept): 129 pairs, past the end
+# of its table of halves and, the round after, of its pollfd array.
+# The guest echoes on both ports; the client prints what it saw.
+hp1=$(in_outer "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+hp2=$(in_outer "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+in_outer timeout -k 5 180 "$MOAT" run --publish "$hp1:7001" --publish "$hp2:7002" -- "$PY" -c '
+import selectors, socket
+sel = selectors.DefaultSelector()
+for p in (7001, 7002):
+    l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    l.bind(("127.0.0.1", p)); l.listen(512); l.setblocking(False)
+    sel.register(l, selectors.EVENT_READ, None)
+while True:
+    for k, _ in sel.select():
+        s = k.fileobj
+        if k.data is None:
+            c, _ = s.accept(); c.setblocking(False)
+            sel.register(c, selectors.EVENT_READ, 1)
+            continue
+        try: d = s.recv(4096)
+        except BlockingIOError: continue
+        except ConnectionError: d = b""
+        if not d:
+            sel.unregister(s); s.close()
+        else:
+            s.sendall(d)
+' </dev/null >/dev/null 2>"$T_TMP/pub2.moat.err" &
+pub2=$!
+at_exit "kill $pub2"
+out=$(in_outer timeout 150 "$PY" -c '
+import socket, sys, time
+hp1, hp2, wait = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+def echo(s, t=3):
+    s.settimeout(t)
+    try:
+        s.sendall(b"x"); return s.recv(1) == b"x"
+    except OSError:
+        return False
+deadline = time.time() + wait
+while True:
+    try:
+        s = socket.create_connection(("127.0.0.1", hp1), 2)
+        if echo(s, 2): s.close(); break
+        s.close()
+    except OSError: pass
+    if time.time() > deadline: print("no guest server"); sys.exit()
+    time.sleep(0.3)
+time.sleep(0.5)
+held = []
+for i in range(128):
+    s = socket.create_connection(("127.0.0.1", hp1 if i % 2 else hp2), 5)
+    if not echo(s): print("held %d does not echo" % i); sys.exit()
+    held.append(s)
+a = socket.create_connection(("127.0.0.1", hp1), 5)
+b = socket.create_connection(("127.0.0.1", hp2), 5)
+a.sendall(b"x"); b.sendall(b"x")
+time.sleep(1)
+held.pop().close()
+def got(s, t):
+    s.settimeout(t)
+    try: return s.recv(1) == b"x"
+    except OSError: return False
+ra, rb = got(a, 3), got(b, 3)
+print("after one slot: %d" % (ra + rb))
+held.pop().close()
+rest = (got(a, 5) if not ra else True) and (got(b, 5) if not rb else True)
+print("after two slots: %s" % ("both" if rest else "not both"))
+' "$hp1" "$hp2" "${MOAT_TIMEOUT:-60}" 2>&1)
+expect_eq publish_conn_limit_per_accept "$(echo "$out" | tr '\n' ' ')" "after one slot: 1 after two slots: both "
+kill $pub2 2>/dev/null
 err=$(moat run --publish 80 -- /bin/true 2>&1)
 rc=$?
 if [ $rc -eq 2 ]; then ok publish_parse_error; else fail publish_parse_error "rc=$rc $err"; fi

@@ -50,6 +50,25 @@ else
 	fail other_namespaces_refused "$out"
 fi
 
+# ---- negative: overlayfs's own names never reach a host file ----
+# user.overlay.* (opaque, redirect, whiteout: overlayfs's layer metadata
+# with userxattr) on a rw bind's host file would be read as such wherever
+# that tree is an overlay's layer (another sandbox's cow bind of it, an
+# --overlay DIR). Refused as a merged view refuses them (EOPNOTSUPP), and
+# left out of listings. Before red team 15 both landed on the host.
+mkdir -p "$H/rw/od"; chmod a+rwx "$H/rw/od"
+out=$(moat run "${B[@]}" -- $PY -c "
+import os, errno
+for p, n, v in (('/rw/od', 'user.overlay.opaque', b'y'), ('/rw/f', 'user.overlay.whiteout', b'')):
+    try: os.setxattr(p, n, v); print(n, 'set')
+    except OSError as e: print(n, errno.errorcode[e.errno])
+" </dev/null 2>&1)
+if [ "$(hx "$H/rw/od" user.overlay.opaque)" != "errno 61" ] || [ "$(hx "$H/rw/f" user.overlay.whiteout)" != "errno 61" ]; then
+	fail overlay_names_refused "on the host file: $(tr '\n' ' ' <<<"$out")"
+else
+	expect_eq overlay_names_refused "$(tr '\n' ' ' <<<"$out")" "user.overlay.opaque ENOTSUP user.overlay.whiteout ENOTSUP "
+fi
+
 # ---- negative: the virtual attributes' memory is bounded (1 MiB) ----
 # each attribute counts its allocations, not just its name and value: before
 # red-team round 8, 75,687 empty trusted.* attributes fit (~8 MiB of the

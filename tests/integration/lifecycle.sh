@@ -211,4 +211,31 @@ print("left", " ".join(sorted(left)) or "none")
 ' 2>&1)
 SANITY=1 expect_eq helpers_reaped "$out" "left none"
 
+# The same with moat-netd (--net allow=), moat-broker (--secret) and
+# moat-publish (--publish): before red team 15 the three were left zombies
+# ("left moat-broker:Z moat-netd:Z moat-publish:Z"); PDEATHSIG ended them,
+# nothing reaped them. Nothing leaves the machine (192.0.2.1 is TEST-NET-1,
+# never connected to).
+out=$(MOAT="$MOAT" RT15_TOKEN=abcdefghijklmnopqrstuvwx "$PY" -c '
+import ctypes, os, socket, subprocess, time
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
+s = socket.socket(); s.bind(("127.0.0.1", 0)); hp = s.getsockname()[1]; s.close()
+p = subprocess.Popen([os.environ["MOAT"], "run", "--net", "allow=192.0.2.1:9", "--secret", "RT15_TOKEN@192.0.2.1:9",
+                      "--publish", "%d:80" % hp, "--", "true"], stdin=subprocess.DEVNULL)
+p.wait()
+time.sleep(0.3)
+left = []
+for d in os.listdir("/proc"):
+    if d.isdigit():
+        try:
+            st = open("/proc/%s/stat" % d).read()
+        except OSError:
+            continue
+        f = st.rsplit(")", 1)[1].split()
+        if int(f[1]) == os.getpid():
+            left.append(st.split(" (", 1)[1].split(")")[0] + ":" + f[0])
+print("rc", p.returncode, "left", " ".join(sorted(left)) or "none")
+' 2>&1)
+SANITY=1 expect_eq helpers_reaped_net "$out" "rc 0 left none"
+
 finish

@@ -130,7 +130,10 @@ Test(netpolicy, allow_all_does_not_name_special_ranges)
 				 "172.16.5.4", "172.31.255.255", "192.168.1.1", "224.0.0.1",
 				 "255.255.255.255", "0.0.0.0", "100.64.0.1",
 				 "::1", "::", "fe80::1", "fd00::1", "fc00::1", "ff02::1",
-				 "::ffff:10.0.0.1" };
+				 "::ffff:10.0.0.1",
+				 /* IPv4 inside IPv6 (red team 15): NAT64, IPv4-compatible, 6to4 */
+				 "64:ff9b::a00:1", "64:ff9b::a9fe:a9fe", "64:ff9b::7f00:1", "::10.0.0.1",
+				 "::169.254.169.254", "2002:a00:1::1", "2002:7f00:1::" };
 	for (size_t i = 0; i < sizeof denied / sizeof denied[0]; i++) {
 		struct netpol_addr a;
 		memset(&a, 0, sizeof a);
@@ -150,6 +153,30 @@ Test(netpolicy, allow_all_does_not_name_special_ranges)
 	cr_assert_geq(match("172.32.0.1", 80, NP_TCP), 0);
 	cr_assert_geq(match("11.0.0.1", 80, NP_TCP), 0);
 	cr_assert_geq(match("169.253.1.1", 80, NP_TCP), 0);
+	cr_assert_geq(match("64:ff9b::5db8:d822", 80, NP_TCP), 0); /* 93.184.216.34 */
+	cr_assert_geq(match("2002:5db8:d822::1", 80, NP_TCP), 0);
+}
+
+/* A NAT64 (or 6to4, IPv4-compatible) address of a special IPv4 range is
+ * special: a DNS answer into it is refused, a rule names it only with its
+ * embedding's bits (red team 15: a hostile resolver's AAAA 64:ff9b::a00:1
+ * for an allowed name reached 10.0.0.1 through a DNS64/NAT64 network) */
+Test(netpolicy, embedded_ipv4_special)
+{
+	cr_assert_eq(parse("allow=example.com,[64:ff9b::a00:0/104]:22"), 0, "%s", err);
+	struct netpol_addr n = A("64:ff9b::a00:1"), c = A("2002:a9fe:a9fe::1"), o = A("64:ff9b::5db8:d822");
+	cr_assert_not_null(netpolicy_special(&n));
+	cr_assert_eq(netpolicy_remember(&pol, 0, &n), -1);
+	cr_assert_eq(netpolicy_remember(&pol, 0, &c), -1);
+	cr_assert_eq(netpolicy_remember(&pol, 0, &o), 0);
+	cr_assert_eq(match("64:ff9b::5db8:d822", 80, NP_TCP), 0);
+	/* named by its embedding: 64:ff9b::10.0.0.0/104 */
+	cr_assert_eq(match("64:ff9b::a00:1", 22, NP_TCP), 1);
+	cr_assert_lt(match("64:ff9b::a00:1", 80, NP_TCP), 0);
+	reset();
+	cr_assert_eq(parse("allow=64:ff9b::/96"), 0, "%s", err); /* wider: names none */
+	cr_assert_geq(match("64:ff9b::5db8:d822", 80, NP_TCP), 0);
+	cr_assert_lt(match("64:ff9b::a00:1", 80, NP_TCP), 0);
 }
 
 Test(netpolicy, naming_a_special_range)

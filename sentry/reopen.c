@@ -10,11 +10,12 @@
  * a native fstat (of any guest process) saw them meanwhile, and a crash in
  * between left them. moat-reopen instead holds DAC override where it
  * reaches only the sandbox's own objects: a freestanding program
- * (reopen/reopen_main.c, embedded) the sentry forks and execs from a memfd
- * as soon as it runs as the sandbox uid in its own user namespace
- * (priv_drop; a fork that stayed a copy of the sentry cost ~100 KiB PSS per
- * sandbox: data and TLS pages the sentry wrote later, its share of libc's
- * pages; this costs its stack and its own few pages). It waits on its
+ * (reopen/reopen_main.c, embedded) the sentry spawns (clone(CLONE_VM):
+ * reopen_helper_fork) and execs from a memfd as soon as it runs as the
+ * sandbox uid in its own user namespace (priv_drop; a fork that stayed a
+ * copy of the sentry cost ~100 KiB PSS per sandbox: data and TLS pages the
+ * sentry wrote later, its share of libc's pages; this costs its stack and
+ * its own few pages). It waits on its
  * channel for the guest's user namespace and procfd (SCM_RIGHTS, once the
  * guest exists), then (single-threaded, so setns may) enters the guest's
  * user namespace (a child of the sentry's, owned by the sentry's uid: the

@@ -211,7 +211,17 @@ static void lim_restore(const struct lims *l)
  */
 static pid_t map_helper(int *go, int *done)
 {
+	/* the maps and their paths made here, before the fork: the child
+	 * only writes them (no stdio, no allocation: none of the copied
+	 * heap's pages faulted in for it) */
+	static char uid_map[1024], gid_map[1024], uid_path[64], gid_path[64];
 	int a[2], b[2];
+	pid_t parent = getpid();
+	if (moat_identity_map("/proc/self/uid_map", uid_map, sizeof uid_map) < 0 ||
+	    moat_identity_map("/proc/self/gid_map", gid_map, sizeof gid_map) < 0)
+		return -1;
+	snprintf(uid_path, sizeof uid_path, "/proc/%d/uid_map", (int)parent);
+	snprintf(gid_path, sizeof gid_path, "/proc/%d/gid_map", (int)parent);
 	if (pipe2(a, O_CLOEXEC) < 0)
 		return -1;
 	if (pipe2(b, O_CLOEXEC) < 0) {
@@ -219,7 +229,6 @@ static pid_t map_helper(int *go, int *done)
 		close(a[1]);
 		return -1;
 	}
-	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		close(a[0]); close(a[1]); close(b[0]); close(b[1]);
@@ -228,7 +237,7 @@ static pid_t map_helper(int *go, int *done)
 	if (pid == 0) {
 		/* root, in the host's user namespace: write the sentry's maps
 		 * once it says it has unshared, then leave */
-		char c, path[64], map[1024];
+		char c;
 		int r = -EIO;
 		close(a[1]);
 		close(b[0]);
@@ -236,15 +245,9 @@ static pid_t map_helper(int *go, int *done)
 		if (getppid() != parent)
 			_exit(1);
 		if (read(a[0], &c, 1) == 1 && c == 'U') {
-			r = moat_identity_map("/proc/self/uid_map", map, sizeof map);
-			snprintf(path, sizeof path, "/proc/%d/uid_map", (int)parent);
+			r = write_file(uid_path, uid_map);
 			if (!r)
-				r = write_file(path, map);
-			if (!r)
-				r = moat_identity_map("/proc/self/gid_map", map, sizeof map);
-			snprintf(path, sizeof path, "/proc/%d/gid_map", (int)parent);
-			if (!r)
-				r = write_file(path, map);
+				r = write_file(gid_path, gid_map);
 		}
 		c = r ? 'E' : 'K';
 		if (write(b[1], &c, 1) != 1)
@@ -377,14 +380,16 @@ int priv_drop(struct priv *p, char *err, size_t errlen)
 	r = write_file("/proc/self/setgroups", "deny");
 	if (r && r != -ENOENT)
 		goto maps;
+	r = 0;
 	if (helper > 0) {
 		char c = 'U';
 		if (write(go, &c, 1) == 1 && read(done, &c, 1) == 1 && c == 'K')
 			p->owner_map = 1;
 		close(go);
 		close(done);
-		waitpid(helper, NULL, 0);
-		helper = -1;
+		go = done = -1;
+		/* it leaves right after its answer: reaped below, once the
+		 * rest is done (no wait for its exit here) */
 	}
 	if (!p->owner_map) {
 		snprintf(map, sizeof map, "%u %u 1\n", (unsigned)p->host_uid, (unsigned)p->host_uid);
@@ -397,20 +402,21 @@ int priv_drop(struct priv *p, char *err, size_t errlen)
 	lim_restore(&lims);
 	/* every host id mapped: no capability that would reach host files
 	 * (see the comment above map_helper) */
-	if (p->owner_map && (r = caps_limit((1ULL << 21 /* CAP_SYS_ADMIN */) | (1ULL << 8 /* CAP_SETPCAP */))) < 0) {
+	if (p->owner_map && (r = caps_limit((1ULL << 21 /* CAP_SYS_ADMIN */) | (1ULL << 8 /* CAP_SETPCAP */))) < 0)
 		snprintf(err, errlen, "sentry: drop capabilities: %s", strerror(-r));
-		return r;
-	}
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+	if (r >= 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
 		r = -errno;
 		snprintf(err, errlen, "sentry: make / private: %s", strerror(errno));
-		return r;
 	}
-	return 0;
+	if (helper > 0) /* (gone by now as a rule: no wait) */
+		waitpid(helper, NULL, 0);
+	return r < 0 ? r : 0;
 maps:
 	if (helper > 0) {
-		close(go);
-		close(done);
+		if (go >= 0) {
+			close(go);
+			close(done);
+		}
 		waitpid(helper, NULL, 0);
 	}
 	lim_restore(&lims);

@@ -10,11 +10,12 @@
  * a native fstat (of any guest process) saw them meanwhile, and a crash in
  * between left them. moat-reopen instead holds DAC override where it
  * reaches only the sandbox's own objects: a freestanding program
- * (reopen/reopen_main.c, embedded) the sentry forks and execs from a memfd
- * as soon as it runs as the sandbox uid in its own user namespace
- * (priv_drop; a fork that stayed a copy of the sentry cost ~100 KiB PSS per
- * sandbox: data and TLS pages the sentry wrote later, its share of libc's
- * pages; this costs its stack and its own few pages). It waits on its
+ * (reopen/reopen_main.c, embedded) the sentry spawns (clone(CLONE_VM):
+ * reopen_helper_fork) and execs from a memfd as soon as it runs as the
+ * sandbox uid in its own user namespace (priv_drop; a fork that stayed a
+ * copy of the sentry cost ~100 KiB PSS per sandbox: data and TLS pages the
+ * sentry wrote later, its share of libc's pages; this costs its stack and
+ * its own few pages). It waits on its
  * channel for the guest's user namespace and procfd (SCM_RIGHTS, once the
  * guest exists), then (single-threaded, so setns may) enters the guest's
  * user namespace (a child of the sentry's, owned by the sentry's uid: the
@@ -34,14 +35,18 @@
 #include "fs/procfs.h"
 #include "common/util.h"
 #include "reopen/reopen_blob.h"
+#include "loader/freestanding.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <sys/syscall.h>
@@ -102,9 +107,69 @@ static int reopen_via_helper(pid_t vpid, int fd, int oflags)
 	return -(e ? e : EACCES);
 }
 
+/* The child of reopen_helper_fork's clone, from the clone to its exec. It
+ * shares the sentry's memory (CLONE_VM) and runs beside it: it reads only
+ * its argument and writes only its own stack (both static, never used
+ * again), calls no libc function (the raw system call: glibc's wrappers
+ * would write errno, the sentry's thread's), allocates nothing, takes no
+ * lock, with every signal blocked (no handler of the sentry's can run on
+ * its memory here) from before the clone through the exec; the program
+ * blocks them all again first thing. Its fd table, signal handlers and
+ * mask, name and parent-death signal are its own. Any failure exits
+ * before the exec (the sentry's first message to it then fails). */
+struct spawn_arg {
+	int chan, prog;
+	pid_t parent;
+};
+static struct spawn_arg spawn_a;
+static _Alignas(16) char spawn_stack[8192];
+
+#define RS(nr, a, b, c, d, e) sys6(nr, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), 0)
+
+static __attribute__((noreturn)) void child_exit(void)
+{
+	for (;;)
+		RS(SYS_exit_group, 1, 0, 0, 0, 0);
+}
+
+static int reopen_child(void *p)
+{
+	const struct spawn_arg *a = p;
+	if (RS(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || RS(SYS_getppid, 0, 0, 0, 0, 0) != a->parent)
+		child_exit();
+	RS(SYS_prctl, PR_SET_NAME, "moat-reopen", 0, 0, 0);
+	/* (not PR_SET_DUMPABLE: that is the mm's, the sentry's own here,
+	 * which the sentry needs; the program sets it on its own mm) */
+	/* stderr, the channel (3, kept over the exec) and the program (4,
+	 * close-on-exec) only */
+	long c = RS(SYS_fcntl, a->chan, F_DUPFD_CLOEXEC, 64, 0, 0);
+	long pf = RS(SYS_fcntl, a->prog, F_DUPFD_CLOEXEC, 65, 0, 0);
+	if (c < 0 || pf < 0 || RS(SYS_dup3, c, 3, 0, 0, 0) < 0 || RS(SYS_dup3, pf, 4, O_CLOEXEC, 0, 0) < 0 ||
+	    RS(SYS_close_range, 5, ~0U, 0, 0, 0) < 0)
+		child_exit();
+	RS(SYS_close, 0, 0, 0, 0, 0);
+	RS(SYS_close, 1, 0, 0, 0, 0);
+	static const char name[] = "moat-reopen", msg[] = "moat-reopen: exec failed\n";
+	char *argv[] = { (char *)name, NULL }, *envp[] = { NULL };
+	RS(SYS_execveat, 4, "", argv, envp, AT_EMPTY_PATH);
+	RS(SYS_write, 2, msg, sizeof msg - 1, 0, 0);
+	child_exit();
+}
+
+/* clone(CLONE_VM) rather than fork: no copy of the sentry's page tables,
+ * and none of the copy-on-write faults a fork leaves the sentry with for
+ * every page it writes after (the child's exec then finds its pages
+ * shared: ARCHITECTURE.md "Start-up"); not CLONE_VFORK either: the
+ * sentry's thread goes on while the child execs (on the other CPU as a
+ * rule). Once per sentry (the static argument and stack). */
 int reopen_helper_fork(char *err, size_t errlen)
 {
-	int sv[2], prog = program_fd();
+	int sv[2], prog;
+	if (g_pid > 0) {
+		snprintf(err, errlen, "moat-reopen: already started");
+		return -1;
+	}
+	prog = program_fd();
 	if (prog < 0) {
 		snprintf(err, errlen, "moat-reopen: its program's memfd: %s", strerror(errno));
 		return -1;
@@ -114,32 +179,26 @@ int reopen_helper_fork(char *err, size_t errlen)
 		close(prog);
 		return -1;
 	}
-	pid_t pid = moat_fork_helper("moat-reopen");
-	if (pid < 0) {
-		snprintf(err, errlen, "moat-reopen: fork: %s", strerror(errno));
-		close(sv[0]);
-		close(sv[1]);
-		close(prog);
-		return -1;
+	spawn_a = (struct spawn_arg){ .chan = sv[1], .prog = prog, .parent = getpid() };
+	/* every signal, glibc's own two included (pthread_sigmask leaves
+	 * those): the raw call */
+	uint64_t all = ~0ULL, old;
+	int pid = -1, e = 0;
+	if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8) < 0) {
+		e = errno;
+	} else {
+		pid = clone(reopen_child, spawn_stack + sizeof spawn_stack, CLONE_VM | SIGCHLD, &spawn_a);
+		e = pid < 0 ? errno : 0;
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
 	}
-	if (pid == 0) {
-		/* stderr, the channel (3, kept over the exec) and the
-		 * program (4, close-on-exec) only */
-		int c = fcntl(sv[1], F_DUPFD_CLOEXEC, 64), pf = fcntl(prog, F_DUPFD_CLOEXEC, 65);
-		if (c < 0 || pf < 0 || dup3(c, 3, 0) < 0 || dup3(pf, 4, O_CLOEXEC) < 0 ||
-		    syscall(SYS_close_range, 5, ~0U, 0) < 0)
-			_exit(1);
-		close(0);
-		close(1);
-		char *argv[] = { (char *)"moat-reopen", NULL }, *envp[] = { NULL };
-		syscall(SYS_execveat, 4, "", argv, envp, AT_EMPTY_PATH);
-		static const char m[] = "moat-reopen: exec failed\n";
-		ssize_t w = write(2, m, sizeof m - 1);
-		(void)w;
-		_exit(1);
-	}
+	/* (the child's fd table is its own copy: these close ours) */
 	close(prog);
 	close(sv[1]);
+	if (pid < 0) {
+		snprintf(err, errlen, "moat-reopen: clone: %s", strerror(e));
+		close(sv[0]);
+		return -1;
+	}
 	g_chan = sv[0];
 	g_pid = pid;
 	return 0;

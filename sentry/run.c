@@ -357,6 +357,7 @@ int sentry_run(const struct sentry_config *cfg)
 		die("%s", err); /* the gofer leaves when its control socket closes */
 	if (confine_scope(err, sizeof err) < 0)
 		die("%s", err); /* fail closed */
+	dbg("%.2f ms: privilege dropped", ms_now() - t0);
 	/* moat-reopen (root-run: the guest's reopens of objects whose mode
 	 * denies the sandbox uid, sentry/reopen.c; rootless the sentry keeps
 	 * DAC override over its one mapped id and needs none): forked now,

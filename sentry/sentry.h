@@ -294,9 +294,10 @@ int priv_drop(struct priv *p, char *err, size_t errlen);
  * children made after inherit it). 0 or -errno. */
 int priv_drop_caps(void);
 /* moat-reopen (sentry/reopen.c), root-run with every host id mapped:
- * reopen_helper_fork forks it as soon as the sentry runs as the sandbox uid
- * in its own user namespace and execs its program (reopen/reopen_main.c,
- * from a memfd: none of our pages); it waits.
+ * reopen_helper_fork spawns it (clone(CLONE_VM): no copy of our memory) as
+ * soon as the sentry runs as the sandbox uid in its own user namespace, and
+ * it execs its program (reopen/reopen_main.c, from a memfd: none of our
+ * pages); it waits.
  * reopen_helper_start hands it the guest's user namespace (userns_fd) and
  * procfd: it enters the one, confines itself and serves
  * procfs_set_reopen_helper's read-only reopens under the other. Each 0 or

@@ -9,7 +9,9 @@
 #     perf works here): on a loaded machine wall time mostly measures the
 #     wait for a CPU, CPU time what the call costs;
 #   - the floor: bench/unotify_floor (a supervisor that only answers), with
-#     one and with two threads waiting in RECV;
+#     one and with two threads waiting in RECV, and the floor of an emulated
+#     stat (unotify_floor N 1 stat: the path read, ID_VALID, the stat
+#     written, from another process);
 #   - moat's per-stage means (MOAT_PROFILE=1, printed by the sentry at exit).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -72,6 +74,9 @@ c1=$(cpu "$n" "$tmp/unotify_floor" "$n" 1)
 c2=$(cpu "$n" "$tmp/unotify_floor" "$n" 2)
 echo "| floor: trap + answer, 1 waiter | | $f1 ns | | | $c1 ns | |"
 echo "| floor: trap + answer, 2 waiters | | $f2 ns | | | $c2 ns | |"
+fs=$(wall "$tmp/unotify_floor" "$n" 1 stat)
+cs=$(cpu "$n" "$tmp/unotify_floor" "$n" 1 stat)
+echo "| floor of a stat: + readv, ID_VALID, writev | | $fs ns | | | $cs ns | |"
 fi
 echo
 for what in "stat_loop $n /usr/bin/env" "open_loop $n /etc/passwd"; do

@@ -10,7 +10,12 @@
  * supervisor installs a duplicate of an open fd with ADDFD_FLAG_SEND, closes
  * its copy, and the caller closes the fd it got): the floor of a trapped
  * open+close; "addfd-split" installs with ADDFD and answers with a separate
- * SEND. */
+ * SEND; "stat" answers as moat answers a cached stat, with the caller in
+ * another process (a child: process_vm_* on a thread of one's own process
+ * skips the ptrace access check): the supervisor reads 256 bytes of the
+ * path (process_vm_readv, split at a page boundary as guest_read_str does),
+ * checks ID_VALID, writes a 144-byte struct stat back (process_vm_writev)
+ * and SENDs: the floor of any supervisor that emulates a stat. */
 #include "bench.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +27,10 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -33,7 +42,33 @@
 #endif
 
 static volatile int g_fd = -1;
-static int g_epoll, g_addfd, g_srcfd = -1;
+static int g_epoll, g_addfd, g_srcfd = -1, g_stat;
+static pid_t g_child;
+
+/* mode "stat": the copies an emulated stat makes */
+static void stat_copies(const struct seccomp_notif *req)
+{
+	char path[256];
+	struct stat st;
+	unsigned long a = req->data.args[0];
+	size_t chunk = 4096 - (a & 4095);
+	struct iovec l = { path, sizeof path }, r[2] = { { (void *)a, sizeof path } };
+	int nr = 1;
+	if (chunk < sizeof path) {
+		r[0].iov_len = chunk;
+		r[1] = (struct iovec){ (void *)(a + chunk), sizeof path - chunk };
+		nr = 2;
+	}
+	if (process_vm_readv(req->pid, &l, 1, r, nr, 0) <= 0)
+		abort();
+	if (ioctl(g_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
+		return;
+	memset(&st, 0, sizeof st);
+	st.st_size = (off_t)strnlen(path, sizeof path);
+	struct iovec lw = { &st, sizeof st }, rw = { (void *)req->data.args[1], sizeof st };
+	if (process_vm_writev(req->pid, &lw, 1, &rw, 1, 0) != (ssize_t)sizeof st)
+		abort();
+}
 
 static void *supervisor(void *arg)
 {
@@ -61,6 +96,8 @@ static void *supervisor(void *arg)
 				continue;
 			return NULL;
 		}
+		if (g_stat)
+			stat_copies(&req);
 		if (g_addfd) {
 			int d = dup(g_srcfd);
 			struct seccomp_notif_addfd a = {
@@ -86,6 +123,80 @@ static void *supervisor(void *arg)
 	}
 }
 
+static void sync_flag(int fd)
+{
+	ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+}
+
+/* mode "stat": the caller is a child process; its listener comes back over a
+ * socketpair; the child prints the result. */
+static int stat_floor(long n, int waiters)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_getppid, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof f / sizeof f[0], .filter = f };
+	int sp[2];
+	char c = 0;
+	pthread_t th;
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct iovec io = { &c, 1 };
+	struct msghdr mh = { .msg_iov = &io, .msg_iovlen = 1, .msg_control = cm.b,
+			     .msg_controllen = sizeof cm.b };
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sp) < 0)
+		return 1;
+	g_child = fork();
+	if (g_child < 0)
+		return 1;
+	if (g_child == 0) {
+		static char path[] = "/usr/bin/env";
+		struct stat st;
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			_exit(1);
+		int fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+				      SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+		if (fd < 0)
+			_exit(1);
+		sync_flag(fd);
+		struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
+		h->cmsg_level = SOL_SOCKET;
+		h->cmsg_type = SCM_RIGHTS;
+		h->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(h), &fd, sizeof fd);
+		if (sendmsg(sp[1], &mh, 0) < 0)
+			_exit(1);
+		close(fd);
+		syscall(SYS_getppid, path, &st); /* the supervisors are up */
+		double t0 = bench_now_ns();
+		for (long i = 0; i < n; i++)
+			syscall(SYS_getppid, path, &st);
+		double t1 = bench_now_ns();
+		bench_report("unotify_floor_stat", t0, t1, n);
+		fflush(stdout);
+		_exit(st.st_size == (off_t)strlen(path) ? 0 : 1);
+	}
+	if (recvmsg(sp[0], &mh, 0) <= 0 || !CMSG_FIRSTHDR(&mh))
+		return 1;
+	int fd;
+	memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&mh)), sizeof fd);
+	for (int i = 0; i < waiters; i++)
+		if (pthread_create(&th, NULL, supervisor, NULL) != 0)
+			return 1;
+	g_fd = fd;
+	int ws;
+	if (waitpid(g_child, &ws, 0) < 0)
+		return 1;
+	fflush(stdout);
+	_exit(WIFEXITED(ws) ? WEXITSTATUS(ws) : 1);
+}
+
 int main(int argc, char **argv)
 {
 	long n = bench_iters(argc, argv, 100000);
@@ -104,6 +215,9 @@ int main(int argc, char **argv)
 	g_addfd = !strcmp(mode, "addfd") ? 1 : !strcmp(mode, "addfd-split") ? 2 : 0;
 	if (g_addfd && (g_srcfd = open("/etc/passwd", O_RDONLY | O_CLOEXEC)) < 0)
 		return 1;
+	g_stat = !strcmp(mode, "stat");
+	if (g_stat)
+		return stat_floor(n, waiters);
 	for (int i = 0; i < waiters; i++)
 		if (pthread_create(&th, NULL, supervisor, NULL) != 0)
 			return 1;

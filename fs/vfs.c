@@ -644,19 +644,30 @@ static int path_under(const char *p, const char *m, size_t mlen)
 	return !strncmp(p, m, mlen) && (p[mlen] == 0 || p[mlen] == '/');
 }
 
+static uint32_t mount_key(const struct vfs_mount *m)
+{
+	return (uint32_t)m->plen << 8 | (unsigned char)m->path[1];
+}
+
 const struct vfs_mount *vfs_mount_for(struct vfs *v, const char *path)
 {
 	const struct vfs_mount *best = NULL;
+	size_t n = atomic_load_explicit(&v->nmnts, memory_order_acquire);
+	uint32_t c1 = (unsigned char)path[1], bestlen = 0;
 
 	/* every lookup of every walked component comes here: test the
-	 * length and the first character after the '/' before the strncmp
-	 * (the default mount table has ~30 entries) */
-	for (size_t i = 0; i < v->nmnts; i++) {
-		const struct vfs_mount *m = &v->mnts[i];
-		if ((best && m->plen < best->plen) || (m->plen && path[1] != m->path[1]))
+	 * length and the first character after the '/' (v->mkey, one
+	 * contiguous array) before the strncmp (the default mount table
+	 * has ~30 entries) */
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = v->mkey[i], pl = k >> 8;
+		if ((best && pl < bestlen) || (pl && (k & 0xff) != c1))
 			continue;
-		if (path_under(path, m->path, m->plen) && !m->gone)
+		const struct vfs_mount *m = &v->mnts[i];
+		if (path_under(path, m->path, m->plen) && !m->gone) {
 			best = m;
+			bestlen = pl;
+		}
 	}
 	return best;
 }
@@ -710,8 +721,11 @@ int vfs_pts_open(struct vfs *v, unsigned index, int flags, int *fd, struct stat 
 
 const struct vfs_synth *vfs_synth_find(struct vfs *v, const char *path)
 {
+	/* every look-up below a mount's root comes here: the character
+	 * after the '/' first, as vfs_mount_for does */
+	char c1 = path[0] ? path[1] : 0; /* synthetic paths are absolute */
 	for (size_t i = 0; i < v->nsynth; i++)
-		if (!strcmp(v->synth[i].path, path))
+		if (v->synth[i].path[1] == c1 && !strcmp(v->synth[i].path, path))
 			return &v->synth[i];
 	return NULL;
 }
@@ -870,6 +884,7 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 	clock_gettime(CLOCK_REALTIME, &v->ctime);
 	v->mcap = n + 1 + VFS_GUEST_MOUNTS;
 	v->mnts = xcalloc(v->mcap, sizeof *v->mnts);
+	v->mkey = xcalloc(v->mcap, sizeof *v->mkey);
 	pthread_mutex_init(&v->mount_lock, NULL);
 	for (size_t i = 0; i < n; i++) {
 		struct vfs_mount *d = &v->mnts[v->nmnts];
@@ -920,6 +935,7 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 		}
 		if (d->plen == 0)
 			have_root = 1;
+		v->mkey[v->nmnts] = mount_key(d);
 		v->nmnts++;
 	}
 	if (!have_root) {
@@ -928,6 +944,7 @@ int vfs_create(struct sandbox *sb, const struct vfs_mount_spec *m, size_t n,
 		d->kind = VFS_MNT_SYNTH;
 		d->path = xstrdup("/");
 		d->plen = 0;
+		v->mkey[d->pos] = mount_key(d);
 		snprintf(d->src, sizeof d->src, "none");
 	}
 	for (size_t i = 0; i < v->nmnts; i++)
@@ -985,6 +1002,7 @@ void vfs_destroy(struct vfs *v)
 		free(m->hidden);
 	}
 	free(v->mnts);
+	free(v->mkey);
 	pthread_mutex_destroy(&v->mount_lock);
 	for (size_t i = 0; i < v->nsynth; i++) {
 		for (size_t j = 0; j < v->synth[i].n; j++)
@@ -2686,7 +2704,9 @@ static int cwd_node(struct vfs *v, struct task *t, struct fs_ctx *fs, struct vfs
 	int r, fd = -1;
 
 	pthread_mutex_lock(&fs->lock);
-	memcpy(cwd, fs->cwd, sizeof cwd);
+	/* the string, not the whole 16 KiB array: every walk of a relative
+	 * path starts here (git status's lstats) */
+	memcpy(cwd, fs->cwd, strlen(fs->cwd) + 1);
 	dev = fs->cwd_dev;
 	ino = fs->cwd_ino;
 	int held = fs->cwd_fd >= 0;
@@ -2906,6 +2926,7 @@ static int mount_append(struct vfs *v, const char *path, int kind, int export,
 		for (size_t j = 0; j < k; j++)
 			d->hidden[j] = xstrdup(hidden[j]);
 	}
+	v->mkey[d->pos] = mount_key(d);
 	v->nmnts = v->nmnts + 1;    /* publishes the entry */
 	return 0;
 }

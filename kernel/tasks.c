@@ -199,8 +199,10 @@ int task_root(const struct task *t, char *buf, size_t len)
 		pthread_mutex_unlock(&fs->lock);
 	}
 	fs_ctx_put(fs);
-	if (!r)
-		snprintf(buf, len, "/");
+	if (!r && len >= 2) /* every walk comes here: no snprintf */
+		memcpy(buf, "/", 2);
+	else if (!r && len)
+		buf[0] = 0;
 	return r;
 }
 

@@ -191,7 +191,7 @@ if want selfcheck; then
 			echo "FAIL selfcheck/differential: see $build/test-logs/selfcheck-syscalls.log"; leaky=$((leaky + 1))
 		fi
 		for t in "$here"/integration/isolation_*.sh "$here"/integration/lifecycle.sh; do
-			out=$(MOAT=$fake SYSCALL_BIN=$sbin RACE_SECONDS=1 MOAT_TIMEOUT=20 "$t" </dev/null 2>/dev/null)
+			out=$(MOAT=$fake SYSCALL_BIN=$sbin RACE_SECONDS=1 MOAT_TIMEOUT=10 "$t" </dev/null 2>/dev/null)
 			caught=$((caught + $(printf '%s\n' "$out" | grep -c '^FAIL ')))
 			while IFS= read -r l; do
 				case $l in

@@ -96,7 +96,7 @@ int moat_identity_map(const char *self, char *out, size_t len);
 #define SPIN_DEFAULT_US 50
 #define SPIN_FAILS_MAX 4
 #define SPIN_SKIP_FAIL 16
-#define SPIN_SKIP_BUSY 256
+#define SPIN_SKIP_BUSY 32
 #define SPIN_PREEMPT_US 40
 struct spin_state {
 	unsigned skip;          /* waits left that do not spin */

@@ -2,6 +2,9 @@
 #include "common/log.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <time.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <sched.h>
@@ -270,4 +273,73 @@ int moat_identity_map(const char *self, char *out, size_t len)
 	}
 	fclose(f);
 	return used ? 0 : -EINVAL;
+}
+
+static unsigned long long spin_ns;
+/* MOAT_PROFILE (gofer_profile_report): waits that saw the message while
+ * spinning, that spent the budget, that saw themselves descheduled, that
+ * did not spin (backing off) */
+unsigned long spin_stats[4];
+
+void spin_setup(void)
+{
+	const char *e = getenv("MOAT_SPIN_US"); /* (a knob: 0 to compare without) */
+	long us = SPIN_DEFAULT_US;
+
+	if (e && *e) {
+		char *end;
+		long v = strtol(e, &end, 10);
+		if (!*end && v >= 0 && v <= 10000)
+			us = v;
+	}
+	spin_ns = (unsigned long long)us * 1000;
+}
+
+static unsigned long long spin_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+int spin_poll(struct pollfd *p, int n, struct spin_state *s)
+{
+	if (!spin_ns)
+		return 0;
+	if (s->skip) {
+		s->skip--;
+		__atomic_fetch_add(&spin_stats[3], 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	unsigned long long t0 = spin_now(), last = t0;
+	for (;;) {
+		int r = poll(p, (nfds_t)n, 0);
+		if (r != 0) {
+			if (r > 0) {
+				s->fails = 0;
+				__atomic_fetch_add(&spin_stats[0], 1, __ATOMIC_RELAXED);
+			}
+			return r < 0 && errno == EINTR ? 0 : r;
+		}
+		unsigned long long t = spin_now();
+		if (t - last > SPIN_PREEMPT_US * 1000ULL) {
+			s->skip = SPIN_SKIP_BUSY;   /* the CPU is wanted */
+			s->fails = 0;
+			__atomic_fetch_add(&spin_stats[2], 1, __ATOMIC_RELAXED);
+			return 0;
+		}
+		if (t - t0 > spin_ns) {
+			__atomic_fetch_add(&spin_stats[1], 1, __ATOMIC_RELAXED);
+			if (++s->fails >= SPIN_FAILS_MAX) {
+				s->skip = SPIN_SKIP_FAIL;
+				s->fails = 0;
+			}
+			return 0;
+		}
+		last = t;
+		/* a thread woken on this CPU (the gofer, the guest) runs now
+		 * rather than at the next tick: a spinner must never hold up
+		 * the very reply it waits for */
+		sched_yield();
+	}
 }

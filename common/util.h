@@ -77,4 +77,38 @@ pid_t moat_fork_helper(const char *name);
  * when nothing was read (the gofer's and the root-run sentry's maps). */
 int moat_identity_map(const char *self, char *out, size_t len);
 
+
+/* Spin-then-sleep waits between the sentry and the gofer (gofer/client.c,
+ * gofer/server.c). A round trip to the gofer is two wake-ups of a sleeping
+ * thread, and on an otherwise idle 2-vCPU VM the kernel puts each on the
+ * other, idle, CPU (a sync wake-up prefers an idle previous CPU): an IPI
+ * and a halted vCPU woken by the host, 30-60 µs each. A waiter that polls
+ * without sleeping (poll with no timeout, then sched_yield, so that a thread
+ * woken on its own CPU runs at once) for a little while is never woken at
+ * all. The budget is
+ * MOAT_SPIN_US (microseconds, default SPIN_DEFAULT_US, 0: never spin), read
+ * once by spin_setup in each process. spin_poll backs off when it is of no
+ * use: after SPIN_FAILS_MAX waits in a row that outlasted the budget it
+ * sleeps at once for the next SPIN_SKIP_FAIL waits, and when it sees itself
+ * descheduled (a gap of SPIN_PREEMPT_US between two polls: another thread
+ * wants this CPU) for the next SPIN_SKIP_BUSY. ARCHITECTURE.md "The
+ * gofer's round trip: spin, then sleep". */
+#define SPIN_DEFAULT_US 50
+#define SPIN_FAILS_MAX 4
+#define SPIN_SKIP_FAIL 16
+#define SPIN_SKIP_BUSY 32
+#define SPIN_PREEMPT_US 40
+struct spin_state {
+	unsigned skip;          /* waits left that do not spin */
+	unsigned fails;         /* waits in a row that outlasted the budget */
+};
+void spin_setup(void);
+/* poll(p, n, 0) until one is ready or the budget is spent: poll's result
+ * (> 0: ready; < 0: its error), 0 when nothing came (or no spin now). */
+struct pollfd;
+int spin_poll(struct pollfd *p, int n, struct spin_state *s);
+/* this process's waits: seen while spinning, budget spent, descheduled
+ * (backing off), not spun (backing off) */
+extern unsigned long spin_stats[4];
+
 #endif

@@ -730,6 +730,7 @@ int pipeline_start(struct sandbox *sb, int notify_fd)
 	 * directly. On these VMs a cross-CPU wake-up dominates a trapped call. */
 	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS_, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP_) < 0)
 		dbg("seccomp sync wake-up unavailable: %s", strerror(errno));
+	spin_setup(); /* the gofer waits' spin budget (gofer/client.c) */
 	gofer_set_block_hook(lead_pass);
 	gofer_set_wait_hooks(pipeline_wait_begin, pipeline_wait_end);
 	if (!getenv("MOAT_EAGER_LEAD"))

@@ -349,6 +349,12 @@ int sentry_run(const struct sentry_config *cfg)
 			gofer_clean_stale_scratch();
 			break;
 		}
+	/* Under --cpus the guest has a CPU quota, and the gofer shares its
+	 * cgroup (with --memory): a spinning wait for the sentry's next
+	 * request (spin_poll) would spend the guest's time. No spin then, in
+	 * the gofer or the sentry (both read this at their start). */
+	if (cfg->cpus_milli)
+		setenv("MOAT_SPIN_US", "0", 1);
 	if (gofer_start_begin(view.exports, view.nexports, &gofer_pid, &gofer_ctl, err, sizeof err) < 0)
 		die("%s", err);
 	limits_attach_gofer(lim, gofer_pid); /* its layers count against --memory */

@@ -579,6 +579,20 @@ gopens=$(echo "$out" | awk '$1 == "op" && $2 == "open" { n += $3 } END { print n
 devopens=$(echo "$out" | awk '$1 == "op" && $2 == "devopen" { n += $3 } END { print n + 0 }')
 if [ "$gopens" -lt 20 ] && [ "$devopens" -le 30 ]; then ok dev_pool_batches
 else fail dev_pool_batches "gofer opens: $gopens, devopen batches: $devopens for 120 device opens"; fi
+# The gofer's round trips spin before they sleep (spin_poll, common/util.c),
+# but not under --cpus: the gofer shares the guest's cgroup there, and a
+# spin would spend the guest's CPU quota (sentry/run.c sets MOAT_SPIN_US=0).
+# MOAT_PROFILE counts the sentry's waits for replies; without the rule the
+# first wait spins at least once (seen, budget spent or cut short).
+SQ=$T_TMP/spinquota
+mkdir -p "$SQ" && chmod 777 "$SQ"
+out=$(MOAT_PROFILE=1 moat run --cpus 1 --bind "$SQ:/q:rw" -- /bin/sh -c \
+	'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo x >/q/f$i; chmod 600 /q/f$i; rm /q/f$i; done' 2>&1)
+spins=$(echo "$out" | sed -n 's/.*replies waited for: \([0-9]*\) seen while spinning, \([0-9]*\) after the budget, \([0-9]*\) spins cut short.*/\1 \2 \3/p')
+case "$spins" in
+"0 0 0") ok no_spin_under_cpu_quota ;;
+*) fail no_spin_under_cpu_quota "spins under --cpus: [$spins]" ;;
+esac
 # The exec prewarm caches /etc/ld.so.preload as absent before the program
 # runs (sentry/exec.c, so ld.so's first access finds it cached); a preload
 # list the guest writes later is still read by the next program.

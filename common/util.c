@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <fcntl.h>
 #include <string.h>
@@ -342,4 +343,45 @@ int spin_poll(struct pollfd *p, int n, struct spin_state *s)
 		 * the very reply it waits for */
 		sched_yield();
 	}
+}
+
+static uintptr_t stack_lo;  /* the [stack] mapping's start when noted */
+
+void stack_trim_note(void)
+{
+	char buf[4096], line[512];
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	size_t have = 0;
+	ssize_t k;
+
+	if (fd < 0)
+		return;
+	/* line by line: the mapping is the last few lines usually */
+	while ((k = read(fd, buf, sizeof buf)) > 0) {
+		for (ssize_t i = 0; i < k; i++) {
+			if (buf[i] != '\n') {
+				if (have < sizeof line - 1)
+					line[have++] = buf[i];
+				continue;
+			}
+			line[have] = 0;
+			have = 0;
+			if (strstr(line, "[stack]")) {
+				unsigned long lo = strtoul(line, NULL, 16);
+				stack_lo = (uintptr_t)lo;
+			}
+		}
+	}
+	close(fd);
+}
+
+void stack_trim(void)
+{
+	volatile char here = 0;
+	uintptr_t pg = 4096, sp = (uintptr_t)&here;
+	uintptr_t hi = (sp - 16384) & ~(pg - 1);
+
+	if (!stack_lo || hi <= stack_lo || sp - stack_lo > (64u << 20))
+		return;
+	(void)madvise((void *)stack_lo, hi - stack_lo, MADV_DONTNEED);
 }

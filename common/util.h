@@ -111,4 +111,13 @@ int spin_poll(struct pollfd *p, int n, struct spin_state *s);
  * (backing off), not spun (backing off) */
 extern unsigned long spin_stats[4];
 
+/* The main thread's stack pages below the caller's frame that set-up's
+ * deep calls dirtied, given back (an idle sandbox's PSS). stack_trim_note
+ * reads where the [stack] mapping begins (/proc/self/maps: before any
+ * confinement), stack_trim (later, madvise only) drops the pages between
+ * that and 16 KiB below its caller's frame; nothing outside the mapping
+ * (it only grows down). Main thread only. */
+void stack_trim_note(void);
+void stack_trim(void);
+
 #endif

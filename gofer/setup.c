@@ -1189,11 +1189,13 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		failp("gofer: no_new_privs");
 	prctl(PR_SET_DUMPABLE, 0);
+	stack_trim_note(); /* (before Landlock and the filter) */
 	int abi = landlock(ex, &srv);
 	dbg("gofer: landlock ABI %d", abi);
 	seccomp_allowlist();
 
 	malloc_trim(0);
+	stack_trim();
 	struct gofer_hello ready = { .err = 0 };
 	snprintf(ready.msg, sizeof ready.msg, "ready");
 	for (size_t i = 0; i < n; i++)

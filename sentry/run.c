@@ -430,6 +430,7 @@ int sentry_run(const struct sentry_config *cfg)
 		sa.tty_fd = tty_slave;
 	}
 	struct spawn_result sr;
+	stack_trim_note(); /* (the init, a clone, inherits it: stack_trim there) */
 	if (spawn_guest(&sa, &sr, err, sizeof err) < 0)
 		die("%s", err);
 	dbg("%.2f ms: init cloned", ms_now() - t0);
@@ -547,6 +548,7 @@ int sentry_run(const struct sentry_config *cfg)
 	 * program's first exec (its threads inherit the filter; TSYNC covers
 	 * any that exist). */
 	dbg("%.2f ms: confining", ms_now() - t0);
+	stack_trim_note(); /* (no /proc/self after the filter) */
 	/* Fail closed: a sentry that cannot confine itself ends the sandbox
 	 * before the guest's program exists (the init dies with us). */
 	if (confine_sentry(sb, err, sizeof err) < 0)

@@ -894,6 +894,7 @@ int tracer_run(struct tracer_args *a)
 			if (!tr.trimmed) {
 				tr.trimmed = 1;
 				malloc_trim(0);
+				stack_trim();
 			}
 			break;
 		}

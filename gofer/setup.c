@@ -87,6 +87,10 @@ static const char *const dev_nodes[] = {
 
 static int child_sock = -1;
 
+/* MOAT_DEBUG: a start-up mark of the gofer's, on the sentry's clock */
+#define gmark(fmt, ...) do { if (moat_debug) \
+	warnx_("%.2f ms: gofer: " fmt, moat_ms_now() - moat_mark_t0, ##__VA_ARGS__); } while (0)
+
 static noreturn __attribute__((format(printf, 2, 3)))
 void fail(int err, const char *fmt, ...)
 {
@@ -720,6 +724,7 @@ static void build_root(const struct gofer_export *ex, size_t n,
 		}
 	}
 
+	gmark("scratch chosen");
 	/* 3. clone the sources while the host is visible */
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
@@ -753,6 +758,7 @@ static void build_root(const struct gofer_export *ex, size_t n,
 		}
 	}
 
+	gmark("sources cloned");
 	/* 4. the new root: a small tmpfs attached over /tmp (private to us) */
 	base = new_tmpfs("64k", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 			 MOUNT_ATTR_NOEXEC);
@@ -785,6 +791,7 @@ static void build_root(const struct gofer_export *ex, size_t n,
 	if (persist >= 0)
 		close(persist);
 	(void)ncow;
+	gmark("base root, scratch attached");
 
 	for (size_t i = 0; i < n; i++) {
 		snprintf(slot, sizeof slot, "/tmp/%zu", i);
@@ -934,6 +941,8 @@ static void build_root(const struct gofer_export *ex, size_t n,
 				  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) < 0)
 				failp("gofer: %s: read-only clone of the overlay", ex[i].host_path);
 		}
+		gmark("export %zu (%s%s) attached", i, ex[i].host_path ? ex[i].host_path :
+		      ex[i].kind == GOFER_EXPORT_DEV ? "dev" : "tmpfs", ex[i].cow ? ", cow" : "");
 	}
 
 	/* 5. pivot_root(".", ".") and detach the old root (runc's way) */
@@ -948,6 +957,7 @@ static void build_root(const struct gofer_export *ex, size_t n,
 	if (mattr(AT_FDCWD, "/", 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 		  MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) < 0)
 		failp("gofer: read-only root");
+	gmark("pivoted");
 }
 
 /* 6. Landlock. Returns the ABI used (0: not available). */
@@ -1063,6 +1073,7 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	int fd;
 
 	child_sock = sock;
+	gmark("forked");
 	/* 1. die with the parent; keep only the socket */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(1);
@@ -1113,16 +1124,21 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	/* 2. namespaces; the parent writes our maps (it needs us dumpable:
 	 * a caller that changed its ids is not, until we say so) */
 	prctl(PR_SET_DUMPABLE, 1);
+	gmark("prelude done");
 	pre_clone_cow(ex, n);
+	gmark("cow sources pre-cloned");
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
 		failp("gofer: unshare(CLONE_NEWUSER|CLONE_NEWNS)");
+	gmark("unshared");
 	hello(0, "maps");
 	if (recv(sock, &ack, sizeof ack, 0) != sizeof ack)
 		_exit(1);
 	if (ack.err)
 		fail(ack.err, "gofer: writing uid/gid maps: %s", strerror(-ack.err));
+	gmark("maps written");
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		failp("gofer: make / private");
+	gmark("/ private");
 
 	build_root(ex, n, ce);
 
@@ -1183,7 +1199,9 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	srv.max_files = cow_cfg.max_files;
 	srv.reaper_fd = reaper_fd;
 	srv.reaper_pid = reaper_pid;
+	gmark("export fds open");
 	start_dshrink(&srv);
+	gmark("dshrink");
 
 	/* 6, 7: confine ourselves */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -1191,7 +1209,9 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	prctl(PR_SET_DUMPABLE, 0);
 	int abi = landlock(ex, &srv);
 	dbg("gofer: landlock ABI %d", abi);
+	gmark("landlocked");
 	seccomp_allowlist();
+	gmark("seccomp");
 
 	malloc_trim(0);
 	struct gofer_hello ready = { .err = 0 };

@@ -195,6 +195,7 @@ static void default_release(char *buf, size_t n)
 int sentry_run(const struct sentry_config *cfg)
 {
 	double t0 = ms_now();
+	moat_mark_t0 = t0; /* (the gofer's marks, dbg_mark) */
 	/* MOAT_TEST_CRASH=1: fault on purpose once the guest runs (tests/integration/lifecycle.sh) */
 	int crash_test = getenv("MOAT_TEST_CRASH") != NULL;
 	/* one malloc arena: per-thread arenas cost ~64 KiB each per worker */

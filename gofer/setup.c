@@ -41,6 +41,7 @@
 #include <sys/xattr.h>
 #include <sys/file.h>
 #include <time.h>
+#include <pthread.h>
 
 #include "common/sanitize.h"
 #include <signal.h>
@@ -191,12 +192,12 @@ static int new_tmpfs(const char *size, const char *mode, unsigned attrs)
 	return new_tmpfs_inodes(size, NULL, mode, attrs);
 }
 
-/* --disk: one tmpfs of that size (and size/1024 inodes) at /tmp/.disk holds
+/* --disk: one tmpfs of that size (and size/1024 inodes) at /.disk (of our root) holds
  * every writable layer: each tmpfs export and the cow scratch is a bind of
  * a directory of it, so the kernel's ENOSPC caps them together, for writes
  * through the gofer and through fds it donated alike. The cow scratch needs
  * user xattrs there (Linux >= 6.6). */
-#define DISK_POOL "/tmp/.disk"
+#define DISK_POOL "/.disk"
 static struct gofer_cow_config cow_cfg;   /* (set by gofer_set_cow, below) */
 
 static void disk_pool_mount(void)
@@ -254,7 +255,7 @@ static void over_mount_hidden(int expfd, const char *h, const char *host)
 		m = new_tmpfs("4k", "0000", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 			      MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
 	else if (S_ISREG(st.st_mode))
-		m = open_tree(AT_FDCWD, "/tmp/.empty", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		m = open_tree(AT_FDCWD, "/.empty", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	else
 		goto out;
 	if (m < 0 || move_mount(m, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH |
@@ -599,11 +600,11 @@ static void cow_dirs(const struct gofer_export *e, size_t i, char *up, char *wor
 
 	if (e->cow_persist) {
 		persist_key(e->host_path, key, sizeof key);
-		snprintf(base, sizeof base, "/tmp/.ovl/%s", key);
+		snprintf(base, sizeof base, "/.ovl/%s", key);
 		snprintf(up, len, "%s/upper", base);
 		snprintf(work, len, "%s/work", base);
 	} else {
-		snprintf(base, sizeof base, "/tmp/.cow/%zu", i);
+		snprintf(base, sizeof base, "/.cow/%zu", i);
 		snprintf(up, len, "%s/u", base);
 		snprintf(work, len, "%s/w", base);
 	}
@@ -613,7 +614,7 @@ static void cow_dirs(const struct gofer_export *e, size_t i, char *up, char *wor
 		failp("gofer: %s: upper layer", e->host_path);
 }
 
-/* Mount the overlay of cow export i at slot: lower /tmp/.low<i>. 0, or
+/* Mount the overlay of cow export i at slot: lower /.low<i>. 0, or
  * -EINVAL when overlayfs refuses the lower layer (locked submounts, see
  * pre_clone_cow); any other failure ends the start-up. */
 static int mount_cow(const struct gofer_export *e, size_t i, const char *slot)
@@ -621,7 +622,7 @@ static int mount_cow(const struct gofer_export *e, size_t i, const char *slot)
 	char low[48], up[PATH_MAX], work[PATH_MAX];
 	int fs, m;
 
-	snprintf(low, sizeof low, "/tmp/.low%zu", i);
+	snprintf(low, sizeof low, "/.low%zu", i);
 	cow_dirs(e, i, up, work, sizeof up);
 	fs = fsopen("overlay", FSOPEN_CLOEXEC);
 	if (fs < 0)
@@ -684,6 +685,41 @@ static void pre_clone_cow(const struct gofer_export *ex, size_t n)
 		if (ex[i].kind == GOFER_EXPORT_DIR && ex[i].cow && !ex[i].skeleton)
 			pre_tree[i] = open_tree(AT_FDCWD, ex[i].host_path, OPEN_TREE_CLONE |
 						OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+}
+
+/* The old root's detach. umount2 ends with an RCU grace period
+ * (synchronize_rcu_expedited, as every unmount: 0.3-1 ms on a loaded 2-vCPU
+ * VM), so a thread of ours does it (its cwd is ours: the new root, with
+ * the old one stacked on it) while this one builds the exports beneath the
+ * new root by absolute paths (which start at the new root, never at what
+ * is stacked on it). Joined before anything else: the old root is gone
+ * before the exports' fds are opened and we confine ourselves. */
+static pthread_t detacher;
+static int detacher_on, detach_err;
+
+static void *detach_old_root(void *arg)
+{
+	(void)arg;
+	detach_err = umount2(".", MNT_DETACH) < 0 ? errno : 0;
+	return NULL;
+}
+
+static void detach_old_root_start(void)
+{
+	detacher_on = pthread_create(&detacher, NULL, detach_old_root, NULL) == 0;
+	if (!detacher_on)
+		detach_old_root(NULL);  /* no thread: here and now */
+}
+
+static void detach_old_root_join(void)
+{
+	if (detacher_on && pthread_join(detacher, NULL) != 0)
+		fail(-EIO, "gofer: detach old root: no join");
+	detacher_on = 0;
+	if (detach_err) {
+		errno = detach_err;
+		failp("gofer: detach old root");
+	}
 }
 
 /* Read-only clones of the cow exports' overlays, for the sentry (ready). */
@@ -767,9 +803,18 @@ static void build_root(const struct gofer_export *ex, size_t n,
 	if (move_mount(base, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0)
 		failp("gofer: mount root on /tmp");
 	close(base);
-	fd = open("/tmp/.empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
+	/* 5. pivot_root(".", ".") into it now (runc's way: the old root is
+	 * stacked on the new one, which absolute paths and the cwd still
+	 * name), and detach the old root beside the exports' set-up */
+	if (chdir("/tmp") < 0)
+		failp("gofer: chdir");
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		failp("gofer: pivot_root");
+	detach_old_root_start();
+	gmark("pivoted");
+	fd = open("/.empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
 	if (fd < 0)
-		failp("gofer: /tmp/.empty");
+		failp("gofer: /.empty");
 	close(fd);
 	if (cow_cfg.disk_bytes) {
 		disk_pool_mount();
@@ -780,11 +825,11 @@ static void build_root(const struct gofer_export *ex, size_t n,
 				     "a tmpfs that keeps user xattrs (Linux >= 6.6)");
 		}
 	}
-	if (scratch >= 0 && (mkdir("/tmp/.cow", 0700) < 0 ||
-			     move_mount(scratch, "", AT_FDCWD, "/tmp/.cow", MOVE_MOUNT_F_EMPTY_PATH) < 0))
+	if (scratch >= 0 && (mkdir("/.cow", 0700) < 0 ||
+			     move_mount(scratch, "", AT_FDCWD, "/.cow", MOVE_MOUNT_F_EMPTY_PATH) < 0))
 		failp("gofer: attach the scratch layer");
-	if (persist >= 0 && (mkdir("/tmp/.ovl", 0700) < 0 ||
-			     move_mount(persist, "", AT_FDCWD, "/tmp/.ovl", MOVE_MOUNT_F_EMPTY_PATH) < 0))
+	if (persist >= 0 && (mkdir("/.ovl", 0700) < 0 ||
+			     move_mount(persist, "", AT_FDCWD, "/.ovl", MOVE_MOUNT_F_EMPTY_PATH) < 0))
 		failp("gofer: attach --overlay %s", cow_cfg.upper_dir);
 	if (scratch >= 0)
 		close(scratch);
@@ -794,7 +839,7 @@ static void build_root(const struct gofer_export *ex, size_t n,
 	gmark("base root, scratch attached");
 
 	for (size_t i = 0; i < n; i++) {
-		snprintf(slot, sizeof slot, "/tmp/%zu", i);
+		snprintf(slot, sizeof slot, "/%zu", i);
 		if (ce[i].is_file)
 			fd = mknod(slot, S_IFREG | 0, 0);
 		else
@@ -806,7 +851,7 @@ static void build_root(const struct gofer_export *ex, size_t n,
 		case GOFER_EXPORT_DIR:
 			if (ex[i].cow && !ce[i].is_file) {
 				char low[48];
-				snprintf(low, sizeof low, "/tmp/.low%zu", i);
+				snprintf(low, sizeof low, "/.low%zu", i);
 				if (ex[i].skeleton)
 					ce[i].tree = skeleton_lower(ex[i].skeleton);
 				if (mkdir(low, 0755) < 0 ||
@@ -945,19 +990,14 @@ static void build_root(const struct gofer_export *ex, size_t n,
 		      ex[i].kind == GOFER_EXPORT_DEV ? "dev" : "tmpfs", ex[i].cow ? ", cow" : "");
 	}
 
-	/* 5. pivot_root(".", ".") and detach the old root (runc's way) */
-	if (chdir("/tmp") < 0)
-		failp("gofer: chdir");
-	if (syscall(SYS_pivot_root, ".", ".") < 0)
-		failp("gofer: pivot_root");
-	if (umount2(".", MNT_DETACH) < 0)
-		failp("gofer: detach old root");
+	/* (5.) the old root gone before anything else */
+	detach_old_root_join();
+	gmark("old root detached");
 	if (chdir("/") < 0)
 		failp("gofer: chdir /");
 	if (mattr(AT_FDCWD, "/", 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 		  MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) < 0)
 		failp("gofer: read-only root");
-	gmark("pivoted");
 }
 
 /* 6. Landlock. Returns the ABI used (0: not available). */

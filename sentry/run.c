@@ -448,6 +448,9 @@ int sentry_run(const struct sentry_config *cfg)
 	if (!gofer_ready && gofer_start_finish(gofer_pid, gofer_ctl, err, sizeof err) < 0)
 		die("%s", err); /* the init dies with us (PDEATHSIG) */
 	dbg("%.2f ms: gofer ready", ms_now() - t0);
+	if (priv_sentry_root_finish(err, sizeof err) < 0)
+		die("%s", err);
+	dbg("%.2f ms: sentry's old root detached", ms_now() - t0);
 	for (size_t i = 0; i < view.nexports; i++) {
 		int fd = gofer_take_cow_root(i);
 		if (fd >= 0)

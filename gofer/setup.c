@@ -2,9 +2,11 @@
  *
  * The child, in order (any failure: one line to the parent, then exit):
  *   1. PR_SET_PDEATHSIG(SIGKILL), re-check the parent; keep only its socket
- *      (stdio becomes /dev/null unless MOAT_DEBUG is set).
- *   2. unshare(CLONE_NEWUSER|CLONE_NEWNS); the parent writes the id maps
- *      (a full map can only be written from the parent namespace): as root
+ *      and the cow sources the parent cloned for it (stdio becomes
+ *      /dev/null unless MOAT_DEBUG is set).
+ *   2. It is cloned into new user and mount namespaces (CLONE_NEWUSER|
+ *      CLONE_NEWNS); the parent writes the id maps meanwhile (a full map can
+ *      only be written from the parent namespace) and says when: as root
  *      the identity of the parent's own maps, so files keep their owners and
  *      DAC override still works; rootless "U U 1"/"G G 1" with setgroups deny.
  *   3. mount --make-rprivate /; clone every source tree (open_tree
@@ -15,8 +17,9 @@
  *      exist are over-mounted (empty read-only tmpfs on a directory, an empty
  *      file on a file). Mount attributes, recursively: ro exports
  *      RDONLY|NOSUID|NODEV, rw ones NOSUID|NODEV, DEV RDONLY|NOSUID.
- *   5. pivot_root into it and detach the old root; open an O_PATH root fd per
- *      export.
+ *   5. pivot_root into it first (the exports of step 4 are then made beneath
+ *      it) and detach the old root in a thread meanwhile (joined before
+ *      anything else); open an O_PATH root fd per export.
  *   6. Landlock (best ABI the kernel has): read beneath ro exports,
  *      read/write/make/remove beneath rw and tmpfs ones, read/write/ioctl for
  *      the device nodes; no TCP (ABI 4), no signals or abstract sockets out
@@ -110,15 +113,6 @@ void fail(int err, const char *fmt, ...)
 	int e_ = errno; \
 	fail(-e_, fmt ": %s", ##__VA_ARGS__, strerror(e_)); \
 } while (0)
-
-static void hello(int err, const char *msg)
-{
-	struct gofer_hello h = { .err = err };
-
-	snprintf(h.msg, sizeof h.msg, "%s", msg);
-	if (send(child_sock, &h, sizeof h, MSG_NOSIGNAL) < 0)
-		_exit(1);
-}
 
 static int mattr(int fd, const char *path, unsigned flags, uint64_t set)
 {
@@ -1099,6 +1093,22 @@ static void seccomp_allowlist(void)
 
 static int keep_fd = -1;
 
+/* Close every fd from lo up but those in keep[] (-1: none). */
+static void close_except(unsigned lo, const int *keep, size_t nk)
+{
+	for (;;) {
+		unsigned next = ~0U;
+		for (size_t i = 0; i < nk; i++)
+			if (keep[i] >= 0 && (unsigned)keep[i] >= lo && (unsigned)keep[i] < next)
+				next = (unsigned)keep[i];
+		if (next > lo)
+			close_range(lo, next == ~0U ? ~0U : next - 1, 0);
+		if (next == ~0U)
+			break;
+		lo = next + 1;
+	}
+}
+
 void gofer_keep_fd(int fd)
 {
 	keep_fd = fd;
@@ -1124,15 +1134,17 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 			max_watches = 8192;
 		fclose(mw);
 	}
-	/* never an OOM victim (root-run: CAP_SYS_RESOURCE; rootless the kernel
-	 * refuses): it holds the guest's writable layers and is in the
-	 * sandbox's memory cgroup (sentry/limits.c limits_attach_gofer), whose
-	 * OOM kills must take the guest's processes and leave it to export */
-	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		(void)!write(fd, "-1000", 5);
-		close(fd);
-	}
+	/* (its oom_score_adj: the parent's, gofer_start_begin) */
+	/* the cow sources our parent cloned for us (pre_clone_cow): above
+	 * the two fds we place next */
+	for (size_t i = 0; i < n; i++)
+		if (pre_tree[i] >= 0 && pre_tree[i] < 5) {
+			int nfd = fcntl(pre_tree[i], F_DUPFD_CLOEXEC, 5);
+			if (nfd < 0)
+				failp("gofer: dup");
+			close(pre_tree[i]);
+			pre_tree[i] = nfd;
+		}
 	/* out of the caller's session: /dev/tty opened here is ENXIO, never the
 	 * user's terminal */
 	if (setsid() < 0)
@@ -1155,22 +1167,16 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	 * (gofer_keep_fd): fd 4, never used, closed when we exit */
 	if (keep_fd >= 0 && (keep_fd == 4 || dup2(keep_fd, 4) == 4)) {
 		fcntl(4, F_SETFD, FD_CLOEXEC);
-		close_range(5, ~0U, 0);
+		close_except(5, pre_tree, n);
 	} else {
-		close_range(4, ~0U, 0);
+		close_except(4, pre_tree, n);
 	}
 	umask(0);
 
-	/* 2. namespaces; the parent writes our maps (it needs us dumpable:
-	 * a caller that changed its ids is not, until we say so) */
-	prctl(PR_SET_DUMPABLE, 1);
+	/* 2. namespaces: we were born in ours (gofer_start_begin's clone);
+	 * the parent writes our maps meanwhile (a full map can only be
+	 * written from the parent namespace) and says when */
 	gmark("prelude done");
-	pre_clone_cow(ex, n);
-	gmark("cow sources pre-cloned");
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-		failp("gofer: unshare(CLONE_NEWUSER|CLONE_NEWNS)");
-	gmark("unshared");
-	hello(0, "maps");
 	if (recv(sock, &ack, sizeof ack, 0) != sizeof ack)
 		_exit(1);
 	if (ack.err)
@@ -1381,28 +1387,59 @@ int gofer_start_begin(const struct gofer_export *exports, size_t n, pid_t *pid,
 		snprintf(err, errlen, "gofer: socketpair: %s", strerror(-r));
 		return r;
 	}
-	child = fork();
-	if (child < 0) {
-		r = -errno;
-		snprintf(err, errlen, "gofer: fork: %s", strerror(-r));
-		close(sv[0]);
-		close(sv[1]);
-		return r;
-	}
+	/* The gofer is born in its own user and mount namespaces, so that we
+	 * write its maps (below) while it sets itself up, with no round trip
+	 * (it used to unshare them and wait for our answer). What needs the
+	 * caller's privilege in the caller's namespaces is done here, before:
+	 * the cow sources' clones (pre_clone_cow: its fds are inherited) and,
+	 * after, the child's oom_score_adj. Writing the maps needs it
+	 * dumpable: a caller that changed its ids is not (the child inherits
+	 * our mm's flag; ours is restored below). */
+	pre_clone_cow(exports, n);
+	int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+	if (dumpable != 1)
+		prctl(PR_SET_DUMPABLE, 1);
+	/* (a raw clone, as the guest's init: no CLONE_VM, the child runs on
+	 * its copy of our stack, like fork's; we have no other thread) */
+	child = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | SIGCHLD, 0, NULL, NULL, 0);
 	if (child == 0) {
 		close(sv[0]);
 		child_main(exports, n, sv[1], parent);
 	}
-	close(sv[1]);
-
-	r = recv_hello(sv[0], &h);
-	if (!r) {
-		struct gofer_hello ack = { .err = write_maps(child) };
-		if (send(sv[0], &ack, sizeof ack, MSG_NOSIGNAL) < 0)
-			r = -errno;
-		if (!r && ack.err)
-			r = recv_hello(sv[0], &h);
+	r = child < 0 ? -errno : 0;
+	for (size_t i = 0; i < n; i++)
+		if (pre_tree[i] >= 0) {
+			close(pre_tree[i]);   /* the child's */
+			pre_tree[i] = -1;
+		}
+	if (child < 0) {
+		if (dumpable != 1)
+			prctl(PR_SET_DUMPABLE, 0);
+		snprintf(err, errlen, "gofer: clone(CLONE_NEWUSER|CLONE_NEWNS): %s", strerror(-r));
+		close(sv[0]);
+		close(sv[1]);
+		return r;
 	}
+	close(sv[1]);
+	{
+		/* never an OOM victim (root-run: our CAP_SYS_RESOURCE; rootless
+		 * the kernel refuses): it holds the guest's writable layers and
+		 * is in the sandbox's memory cgroup (sentry/limits.c
+		 * limits_attach_gofer), whose OOM kills must take the guest's
+		 * processes and leave it to export */
+		char p[64];
+		snprintf(p, sizeof p, "/proc/%d/oom_score_adj", (int)child);
+		int fd = open(p, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			(void)!write(fd, "-1000", 5);
+			close(fd);
+		}
+	}
+	struct gofer_hello ack = { .err = write_maps(child) };
+	if (dumpable != 1)
+		prctl(PR_SET_DUMPABLE, 0);
+	if (send(sv[0], &ack, sizeof ack, MSG_NOSIGNAL) < 0 || ack.err)
+		r = recv_hello(sv[0], &h); /* its failure (it may have failed first) */
 	if (r) {
 		snprintf(err, errlen, "%s", h.msg[0] ? h.msg : "gofer: start-up failed");
 		close(sv[0]);

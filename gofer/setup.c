@@ -1431,8 +1431,11 @@ int gofer_start_begin(const struct gofer_export *exports, size_t n, pid_t *pid,
 		snprintf(p, sizeof p, "/proc/%d/oom_score_adj", (int)child);
 		int fd = open(p, O_WRONLY | O_CLOEXEC);
 		if (fd >= 0) {
-			(void)!write(fd, "-1000", 5);
+			if (write(fd, "-1000", 5) < 0)
+				dbg("gofer: oom_score_adj: %s", strerror(errno));
 			close(fd);
+		} else {
+			dbg("gofer: %s: %s", p, strerror(errno));
 		}
 	}
 	struct gofer_hello ack = { .err = write_maps(child) };

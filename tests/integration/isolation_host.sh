@@ -59,10 +59,10 @@ else
 fi
 # The gofer's and the sentry's mount tables: their own root and what is
 # beneath it ("/", "/<export>...", "/.<layer>..."), never the host's old root
-# (each pivots, then detaches the old root in a thread beside the rest of
-# its set-up: joined before it serves or runs a guest call). The old root
-# left stacked on "/" would show as a second "/" and the host's /proc, /sys,
-# /dev...
+# (each pivots, then detaches the old root: the sentry in a thread beside
+# its wait for the gofer, joined before it serves a guest call). The old
+# root left stacked on "/" would show as a second "/" and the host's /proc,
+# /sys, /dev...
 gp=$(ps -eo pid=,ppid=,comm= | awk -v p="$mpid" '$2 == p && $3 == "moat-gofer" { print $1; exit }')
 bad=
 for p in "${gp:-0}" "$mpid"; do

@@ -28,4 +28,12 @@ extern void (*moat_die_hook)(int status);
 extern int moat_debug;
 #define dbg(...) do { if (moat_debug) warnx_(__VA_ARGS__); } while (0)
 
+/* Start-up phase marks under MOAT_DEBUG: "moat: <ms> ms: <what>", the time
+ * since moat_mark_t0 (set once by sentry_run; its forks, e.g. the gofer,
+ * inherit it, so their marks line up with the sentry's). */
+extern double moat_mark_t0;
+double moat_ms_now(void);
+#define dbg_mark(what) do { if (moat_debug) \
+	warnx_("%.2f ms: %s", moat_ms_now() - moat_mark_t0, (what)); } while (0)
+
 #endif

@@ -2,9 +2,11 @@
  *
  * The child, in order (any failure: one line to the parent, then exit):
  *   1. PR_SET_PDEATHSIG(SIGKILL), re-check the parent; keep only its socket
- *      (stdio becomes /dev/null unless MOAT_DEBUG is set).
- *   2. unshare(CLONE_NEWUSER|CLONE_NEWNS); the parent writes the id maps
- *      (a full map can only be written from the parent namespace): as root
+ *      and the cow sources the parent cloned for it (stdio becomes
+ *      /dev/null unless MOAT_DEBUG is set).
+ *   2. It is cloned into new user and mount namespaces (CLONE_NEWUSER|
+ *      CLONE_NEWNS); the parent writes the id maps meanwhile (a full map can
+ *      only be written from the parent namespace) and says when: as root
  *      the identity of the parent's own maps, so files keep their owners and
  *      DAC override still works; rootless "U U 1"/"G G 1" with setgroups deny.
  *   3. mount --make-rprivate /; clone every source tree (open_tree
@@ -15,8 +17,8 @@
  *      exist are over-mounted (empty read-only tmpfs on a directory, an empty
  *      file on a file). Mount attributes, recursively: ro exports
  *      RDONLY|NOSUID|NODEV, rw ones NOSUID|NODEV, DEV RDONLY|NOSUID.
- *   5. pivot_root into it and detach the old root; open an O_PATH root fd per
- *      export.
+ *   5. pivot_root into it first and detach the old root (the exports of
+ *      step 4 are then made beneath it); open an O_PATH root fd per export.
  *   6. Landlock (best ABI the kernel has): read beneath ro exports,
  *      read/write/make/remove beneath rw and tmpfs ones, read/write/ioctl for
  *      the device nodes; no TCP (ABI 4), no signals or abstract sockets out
@@ -87,6 +89,10 @@ static const char *const dev_nodes[] = {
 
 static int child_sock = -1;
 
+/* MOAT_DEBUG: a start-up mark of the gofer's, on the sentry's clock */
+#define gmark(fmt, ...) do { if (moat_debug) \
+	warnx_("%.2f ms: gofer: " fmt, moat_ms_now() - moat_mark_t0, ##__VA_ARGS__); } while (0)
+
 static noreturn __attribute__((format(printf, 2, 3)))
 void fail(int err, const char *fmt, ...)
 {
@@ -105,15 +111,6 @@ void fail(int err, const char *fmt, ...)
 	int e_ = errno; \
 	fail(-e_, fmt ": %s", ##__VA_ARGS__, strerror(e_)); \
 } while (0)
-
-static void hello(int err, const char *msg)
-{
-	struct gofer_hello h = { .err = err };
-
-	snprintf(h.msg, sizeof h.msg, "%s", msg);
-	if (send(child_sock, &h, sizeof h, MSG_NOSIGNAL) < 0)
-		_exit(1);
-}
 
 static int mattr(int fd, const char *path, unsigned flags, uint64_t set)
 {
@@ -187,12 +184,12 @@ static int new_tmpfs(const char *size, const char *mode, unsigned attrs)
 	return new_tmpfs_inodes(size, NULL, mode, attrs);
 }
 
-/* --disk: one tmpfs of that size (and size/1024 inodes) at /tmp/.disk holds
+/* --disk: one tmpfs of that size (and size/1024 inodes) at /.disk (of our root) holds
  * every writable layer: each tmpfs export and the cow scratch is a bind of
  * a directory of it, so the kernel's ENOSPC caps them together, for writes
  * through the gofer and through fds it donated alike. The cow scratch needs
  * user xattrs there (Linux >= 6.6). */
-#define DISK_POOL "/tmp/.disk"
+#define DISK_POOL "/.disk"
 static struct gofer_cow_config cow_cfg;   /* (set by gofer_set_cow, below) */
 
 static void disk_pool_mount(void)
@@ -250,7 +247,7 @@ static void over_mount_hidden(int expfd, const char *h, const char *host)
 		m = new_tmpfs("4k", "0000", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 			      MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
 	else if (S_ISREG(st.st_mode))
-		m = open_tree(AT_FDCWD, "/tmp/.empty", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		m = open_tree(AT_FDCWD, "/.empty", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	else
 		goto out;
 	if (m < 0 || move_mount(m, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH |
@@ -595,11 +592,11 @@ static void cow_dirs(const struct gofer_export *e, size_t i, char *up, char *wor
 
 	if (e->cow_persist) {
 		persist_key(e->host_path, key, sizeof key);
-		snprintf(base, sizeof base, "/tmp/.ovl/%s", key);
+		snprintf(base, sizeof base, "/.ovl/%s", key);
 		snprintf(up, len, "%s/upper", base);
 		snprintf(work, len, "%s/work", base);
 	} else {
-		snprintf(base, sizeof base, "/tmp/.cow/%zu", i);
+		snprintf(base, sizeof base, "/.cow/%zu", i);
 		snprintf(up, len, "%s/u", base);
 		snprintf(work, len, "%s/w", base);
 	}
@@ -609,7 +606,7 @@ static void cow_dirs(const struct gofer_export *e, size_t i, char *up, char *wor
 		failp("gofer: %s: upper layer", e->host_path);
 }
 
-/* Mount the overlay of cow export i at slot: lower /tmp/.low<i>. 0, or
+/* Mount the overlay of cow export i at slot: lower /.low<i>. 0, or
  * -EINVAL when overlayfs refuses the lower layer (locked submounts, see
  * pre_clone_cow); any other failure ends the start-up. */
 static int mount_cow(const struct gofer_export *e, size_t i, const char *slot)
@@ -617,7 +614,7 @@ static int mount_cow(const struct gofer_export *e, size_t i, const char *slot)
 	char low[48], up[PATH_MAX], work[PATH_MAX];
 	int fs, m;
 
-	snprintf(low, sizeof low, "/tmp/.low%zu", i);
+	snprintf(low, sizeof low, "/.low%zu", i);
 	cow_dirs(e, i, up, work, sizeof up);
 	fs = fsopen("overlay", FSOPEN_CLOEXEC);
 	if (fs < 0)
@@ -720,6 +717,7 @@ static void build_root(const struct gofer_export *ex, size_t n,
 		}
 	}
 
+	gmark("scratch chosen");
 	/* 3. clone the sources while the host is visible */
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
@@ -753,6 +751,7 @@ static void build_root(const struct gofer_export *ex, size_t n,
 		}
 	}
 
+	gmark("sources cloned");
 	/* 4. the new root: a small tmpfs attached over /tmp (private to us) */
 	base = new_tmpfs("64k", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 			 MOUNT_ATTR_NOEXEC);
@@ -761,9 +760,22 @@ static void build_root(const struct gofer_export *ex, size_t n,
 	if (move_mount(base, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0)
 		failp("gofer: mount root on /tmp");
 	close(base);
-	fd = open("/tmp/.empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
+	/* 5. pivot_root(".", ".") into it now (runc's way: the old root is
+	 * stacked on the new one, which absolute paths still name) and
+	 * detach the old root: the exports are made beneath the new root, the
+	 * host out of reach. (A thread doing the detach beside the exports'
+	 * set-up, as the sentry's, measured no better: under load its RCU
+	 * grace period outlasted the set-up; MOAT_DEBUG marks, 200 rounds.) */
+	if (chdir("/tmp") < 0)
+		failp("gofer: chdir");
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		failp("gofer: pivot_root");
+	if (umount2(".", MNT_DETACH) < 0)
+		failp("gofer: detach old root");
+	gmark("pivoted, old root detached");
+	fd = open("/.empty", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
 	if (fd < 0)
-		failp("gofer: /tmp/.empty");
+		failp("gofer: /.empty");
 	close(fd);
 	if (cow_cfg.disk_bytes) {
 		disk_pool_mount();
@@ -774,20 +786,21 @@ static void build_root(const struct gofer_export *ex, size_t n,
 				     "a tmpfs that keeps user xattrs (Linux >= 6.6)");
 		}
 	}
-	if (scratch >= 0 && (mkdir("/tmp/.cow", 0700) < 0 ||
-			     move_mount(scratch, "", AT_FDCWD, "/tmp/.cow", MOVE_MOUNT_F_EMPTY_PATH) < 0))
+	if (scratch >= 0 && (mkdir("/.cow", 0700) < 0 ||
+			     move_mount(scratch, "", AT_FDCWD, "/.cow", MOVE_MOUNT_F_EMPTY_PATH) < 0))
 		failp("gofer: attach the scratch layer");
-	if (persist >= 0 && (mkdir("/tmp/.ovl", 0700) < 0 ||
-			     move_mount(persist, "", AT_FDCWD, "/tmp/.ovl", MOVE_MOUNT_F_EMPTY_PATH) < 0))
+	if (persist >= 0 && (mkdir("/.ovl", 0700) < 0 ||
+			     move_mount(persist, "", AT_FDCWD, "/.ovl", MOVE_MOUNT_F_EMPTY_PATH) < 0))
 		failp("gofer: attach --overlay %s", cow_cfg.upper_dir);
 	if (scratch >= 0)
 		close(scratch);
 	if (persist >= 0)
 		close(persist);
 	(void)ncow;
+	gmark("base root, scratch attached");
 
 	for (size_t i = 0; i < n; i++) {
-		snprintf(slot, sizeof slot, "/tmp/%zu", i);
+		snprintf(slot, sizeof slot, "/%zu", i);
 		if (ce[i].is_file)
 			fd = mknod(slot, S_IFREG | 0, 0);
 		else
@@ -799,7 +812,7 @@ static void build_root(const struct gofer_export *ex, size_t n,
 		case GOFER_EXPORT_DIR:
 			if (ex[i].cow && !ce[i].is_file) {
 				char low[48];
-				snprintf(low, sizeof low, "/tmp/.low%zu", i);
+				snprintf(low, sizeof low, "/.low%zu", i);
 				if (ex[i].skeleton)
 					ce[i].tree = skeleton_lower(ex[i].skeleton);
 				if (mkdir(low, 0755) < 0 ||
@@ -934,15 +947,10 @@ static void build_root(const struct gofer_export *ex, size_t n,
 				  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) < 0)
 				failp("gofer: %s: read-only clone of the overlay", ex[i].host_path);
 		}
+		gmark("export %zu (%s%s) attached", i, ex[i].host_path ? ex[i].host_path :
+		      ex[i].kind == GOFER_EXPORT_DEV ? "dev" : "tmpfs", ex[i].cow ? ", cow" : "");
 	}
 
-	/* 5. pivot_root(".", ".") and detach the old root (runc's way) */
-	if (chdir("/tmp") < 0)
-		failp("gofer: chdir");
-	if (syscall(SYS_pivot_root, ".", ".") < 0)
-		failp("gofer: pivot_root");
-	if (umount2(".", MNT_DETACH) < 0)
-		failp("gofer: detach old root");
 	if (chdir("/") < 0)
 		failp("gofer: chdir /");
 	if (mattr(AT_FDCWD, "/", 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
@@ -1049,6 +1057,22 @@ static void seccomp_allowlist(void)
 
 static int keep_fd = -1;
 
+/* Close every fd from lo up but those in keep[] (-1: none). */
+static void close_except(unsigned lo, const int *keep, size_t nk)
+{
+	for (;;) {
+		unsigned next = ~0U;
+		for (size_t i = 0; i < nk; i++)
+			if (keep[i] >= 0 && (unsigned)keep[i] >= lo && (unsigned)keep[i] < next)
+				next = (unsigned)keep[i];
+		if (next > lo)
+			close_range(lo, next == ~0U ? ~0U : next - 1, 0);
+		if (next == ~0U)
+			break;
+		lo = next + 1;
+	}
+}
+
 void gofer_keep_fd(int fd)
 {
 	keep_fd = fd;
@@ -1063,6 +1087,7 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	int fd;
 
 	child_sock = sock;
+	gmark("forked");
 	/* 1. die with the parent; keep only the socket */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(1);
@@ -1073,15 +1098,17 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 			max_watches = 8192;
 		fclose(mw);
 	}
-	/* never an OOM victim (root-run: CAP_SYS_RESOURCE; rootless the kernel
-	 * refuses): it holds the guest's writable layers and is in the
-	 * sandbox's memory cgroup (sentry/limits.c limits_attach_gofer), whose
-	 * OOM kills must take the guest's processes and leave it to export */
-	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		(void)!write(fd, "-1000", 5);
-		close(fd);
-	}
+	/* (its oom_score_adj: the parent's, gofer_start_begin) */
+	/* the cow sources our parent cloned for us (pre_clone_cow): above
+	 * the two fds we place next */
+	for (size_t i = 0; i < n; i++)
+		if (pre_tree[i] >= 0 && pre_tree[i] < 5) {
+			int nfd = fcntl(pre_tree[i], F_DUPFD_CLOEXEC, 5);
+			if (nfd < 0)
+				failp("gofer: dup");
+			close(pre_tree[i]);
+			pre_tree[i] = nfd;
+		}
 	/* out of the caller's session: /dev/tty opened here is ENXIO, never the
 	 * user's terminal */
 	if (setsid() < 0)
@@ -1104,25 +1131,24 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	 * (gofer_keep_fd): fd 4, never used, closed when we exit */
 	if (keep_fd >= 0 && (keep_fd == 4 || dup2(keep_fd, 4) == 4)) {
 		fcntl(4, F_SETFD, FD_CLOEXEC);
-		close_range(5, ~0U, 0);
+		close_except(5, pre_tree, n);
 	} else {
-		close_range(4, ~0U, 0);
+		close_except(4, pre_tree, n);
 	}
 	umask(0);
 
-	/* 2. namespaces; the parent writes our maps (it needs us dumpable:
-	 * a caller that changed its ids is not, until we say so) */
-	prctl(PR_SET_DUMPABLE, 1);
-	pre_clone_cow(ex, n);
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-		failp("gofer: unshare(CLONE_NEWUSER|CLONE_NEWNS)");
-	hello(0, "maps");
+	/* 2. namespaces: we were born in ours (gofer_start_begin's clone);
+	 * the parent writes our maps meanwhile (a full map can only be
+	 * written from the parent namespace) and says when */
+	gmark("prelude done");
 	if (recv(sock, &ack, sizeof ack, 0) != sizeof ack)
 		_exit(1);
 	if (ack.err)
 		fail(ack.err, "gofer: writing uid/gid maps: %s", strerror(-ack.err));
+	gmark("maps written");
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		failp("gofer: make / private");
+	gmark("/ private");
 
 	build_root(ex, n, ce);
 
@@ -1183,7 +1209,9 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	srv.max_files = cow_cfg.max_files;
 	srv.reaper_fd = reaper_fd;
 	srv.reaper_pid = reaper_pid;
+	gmark("export fds open");
 	start_dshrink(&srv);
+	gmark("dshrink");
 
 	/* 6, 7: confine ourselves */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -1192,7 +1220,9 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	stack_trim_note(); /* (before Landlock and the filter) */
 	int abi = landlock(ex, &srv);
 	dbg("gofer: landlock ABI %d", abi);
+	gmark("landlocked");
 	seccomp_allowlist();
+	gmark("seccomp");
 
 	malloc_trim(0);
 	stack_trim();
@@ -1323,28 +1353,62 @@ int gofer_start_begin(const struct gofer_export *exports, size_t n, pid_t *pid,
 		snprintf(err, errlen, "gofer: socketpair: %s", strerror(-r));
 		return r;
 	}
-	child = fork();
-	if (child < 0) {
-		r = -errno;
-		snprintf(err, errlen, "gofer: fork: %s", strerror(-r));
-		close(sv[0]);
-		close(sv[1]);
-		return r;
-	}
+	/* The gofer is born in its own user and mount namespaces, so that we
+	 * write its maps (below) while it sets itself up, with no round trip
+	 * (it used to unshare them and wait for our answer). What needs the
+	 * caller's privilege in the caller's namespaces is done here, before:
+	 * the cow sources' clones (pre_clone_cow: its fds are inherited) and,
+	 * after, the child's oom_score_adj. Writing the maps needs it
+	 * dumpable: a caller that changed its ids is not (the child inherits
+	 * our mm's flag; ours is restored below). */
+	pre_clone_cow(exports, n);
+	int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+	if (dumpable != 1)
+		prctl(PR_SET_DUMPABLE, 1);
+	/* (a raw clone, as the guest's init: no CLONE_VM, the child runs on
+	 * its copy of our stack, like fork's; we have no other thread) */
+	child = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNS | SIGCHLD, 0, NULL, NULL, 0);
 	if (child == 0) {
 		close(sv[0]);
 		child_main(exports, n, sv[1], parent);
 	}
-	close(sv[1]);
-
-	r = recv_hello(sv[0], &h);
-	if (!r) {
-		struct gofer_hello ack = { .err = write_maps(child) };
-		if (send(sv[0], &ack, sizeof ack, MSG_NOSIGNAL) < 0)
-			r = -errno;
-		if (!r && ack.err)
-			r = recv_hello(sv[0], &h);
+	r = child < 0 ? -errno : 0;
+	for (size_t i = 0; i < n; i++)
+		if (pre_tree[i] >= 0) {
+			close(pre_tree[i]);   /* the child's */
+			pre_tree[i] = -1;
+		}
+	if (child < 0) {
+		if (dumpable != 1)
+			prctl(PR_SET_DUMPABLE, 0);
+		snprintf(err, errlen, "gofer: clone(CLONE_NEWUSER|CLONE_NEWNS): %s", strerror(-r));
+		close(sv[0]);
+		close(sv[1]);
+		return r;
 	}
+	close(sv[1]);
+	{
+		/* never an OOM victim (root-run: our CAP_SYS_RESOURCE; rootless
+		 * the kernel refuses): it holds the guest's writable layers and
+		 * is in the sandbox's memory cgroup (sentry/limits.c
+		 * limits_attach_gofer), whose OOM kills must take the guest's
+		 * processes and leave it to export */
+		char p[64];
+		snprintf(p, sizeof p, "/proc/%d/oom_score_adj", (int)child);
+		int fd = open(p, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			if (write(fd, "-1000", 5) < 0)
+				dbg("gofer: oom_score_adj: %s", strerror(errno));
+			close(fd);
+		} else {
+			dbg("gofer: %s: %s", p, strerror(errno));
+		}
+	}
+	struct gofer_hello ack = { .err = write_maps(child) };
+	if (dumpable != 1)
+		prctl(PR_SET_DUMPABLE, 0);
+	if (send(sv[0], &ack, sizeof ack, MSG_NOSIGNAL) < 0 || ack.err)
+		r = recv_hello(sv[0], &h); /* its failure (it may have failed first) */
 	if (r) {
 		snprintf(err, errlen, "%s", h.msg[0] ? h.msg : "gofer: start-up failed");
 		close(sv[0]);

@@ -46,6 +46,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -504,6 +505,21 @@ out:
 	return r;
 }
 
+/* priv_sentry_root's old root detach, beside the wait for the gofer: the
+ * thread's cwd is ours (the new root, with the old one stacked on it);
+ * absolute paths start at the new root, never at what is stacked on it */
+static pthread_t detacher;
+static int detacher_on, detach_err;
+static size_t sentry_root_n;
+static char sentry_root_bound[GOFER_MAX_EXPORTS];
+
+static void *detach_old_root(void *arg)
+{
+	(void)arg;
+	detach_err = umount2(".", MNT_DETACH) < 0 ? errno : 0;
+	return NULL;
+}
+
 int priv_sentry_root(const struct gofer_export *ex, size_t n, char *err, size_t errlen)
 {
 	int trees[GOFER_MAX_EXPORTS];
@@ -554,6 +570,7 @@ int priv_sentry_root(const struct gofer_export *ex, size_t n, char *err, size_t 
 			return -errno;
 		}
 		close(trees[i]);
+		sentry_root_bound[i] = 1;
 		int efd = open(slot, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (efd < 0) {
 			snprintf(err, errlen, "sentry: %s: %s", slot, strerror(errno));
@@ -579,9 +596,30 @@ int priv_sentry_root(const struct gofer_export *ex, size_t n, char *err, size_t 
 		snprintf(err, errlen, "sentry: pivot_root: %s", strerror(errno));
 		return -errno;
 	}
-	if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0) {
-		snprintf(err, errlen, "sentry: detach the old root: %s", strerror(errno));
-		return -errno;
+	/* the old root's detach ends with an RCU grace period (every unmount
+	 * does: 0.3-1 ms on a loaded 2-vCPU VM): a thread does it while we
+	 * wait for the gofer (priv_sentry_root_finish joins it) */
+	sentry_root_n = n;
+	detacher_on = pthread_create(&detacher, NULL, detach_old_root, NULL) == 0;
+	if (!detacher_on)
+		detach_old_root(NULL);
+	return 0;
+}
+
+int priv_sentry_root_finish(char *err, size_t errlen)
+{
+	size_t n = sentry_root_n;
+	char slot[32];
+
+	if (detacher_on && pthread_join(detacher, NULL) != 0) {
+		snprintf(err, errlen, "sentry: detach the old root: no join");
+		return -EIO;
+	}
+	detacher_on = 0;
+	if (detach_err || chdir("/") < 0) {
+		int e = detach_err ? detach_err : errno;
+		snprintf(err, errlen, "sentry: detach the old root: %s", strerror(e));
+		return -e;
 	}
 	struct mount_attr ra = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 					     MOUNT_ATTR_NOEXEC };
@@ -590,7 +628,7 @@ int priv_sentry_root(const struct gofer_export *ex, size_t n, char *err, size_t 
 		return -errno;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (trees[i] < 0)
+		if (!sentry_root_bound[i])
 			continue;
 		snprintf(slot, sizeof slot, "/%zu", i);
 		sentry_roots[i] = open(slot, O_PATH | O_DIRECTORY | O_CLOEXEC);

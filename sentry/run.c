@@ -195,6 +195,7 @@ static void default_release(char *buf, size_t n)
 int sentry_run(const struct sentry_config *cfg)
 {
 	double t0 = ms_now();
+	moat_mark_t0 = t0; /* (the gofer's marks, dbg_mark) */
 	/* MOAT_TEST_CRASH=1: fault on purpose once the guest runs (tests/integration/lifecycle.sh) */
 	int crash_test = getenv("MOAT_TEST_CRASH") != NULL;
 	/* one malloc arena: per-thread arenas cost ~64 KiB each per worker */
@@ -448,6 +449,9 @@ int sentry_run(const struct sentry_config *cfg)
 	if (!gofer_ready && gofer_start_finish(gofer_pid, gofer_ctl, err, sizeof err) < 0)
 		die("%s", err); /* the init dies with us (PDEATHSIG) */
 	dbg("%.2f ms: gofer ready", ms_now() - t0);
+	if (priv_sentry_root_finish(err, sizeof err) < 0)
+		die("%s", err);
+	dbg("%.2f ms: sentry's old root detached", ms_now() - t0);
 	for (size_t i = 0; i < view.nexports; i++) {
 		int fd = gofer_take_cow_root(i);
 		if (fd >= 0)

@@ -316,6 +316,10 @@ struct gofer_export;
 /* Pivot the sentry into an empty read-only tmpfs holding read-only binds of
  * the host-directory exports (hidden names masked) at "/<export index>". */
 int priv_sentry_root(const struct gofer_export *ex, size_t n, char *err, size_t errlen);
+/* Its end (joins the old root's detach, which runs in a thread beside the
+ * wait for the gofer; makes the root read-only, opens the export roots):
+ * before anything else reads a path or the guest runs. */
+int priv_sentry_root_finish(char *err, size_t errlen);
 /* After priv_sentry_root: an O_PATH root fd per export index, -1 for an
  * export without a bind (not a host directory, or unreachable for our uid). */
 const int *priv_export_roots(size_t *n);

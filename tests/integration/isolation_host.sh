@@ -57,6 +57,22 @@ if [ "$me" = 0 ]; then
 else
 	if [ -n "$guid" ] && [ "$guid" = "$me" ]; then ok guest_host_uid_is_callers; else fail guest_host_uid_is_callers "guest runs as host uid ${guid:-?}, caller $me"; fi
 fi
+# The gofer's and the sentry's mount tables: their own root and what is
+# beneath it ("/", "/<export>...", "/.<layer>..."), never the host's old root
+# (each pivots, then detaches the old root: the sentry in a thread beside
+# its wait for the gofer, joined before it serves a guest call). The old
+# root left stacked on "/" would show as a second "/" and the host's /proc,
+# /sys, /dev...
+gp=$(ps -eo pid=,ppid=,comm= | awk -v p="$mpid" '$2 == p && $3 == "moat-gofer" { print $1; exit }')
+bad=
+for p in "${gp:-0}" "$mpid"; do
+	mi=$(awk '{ print $5 }' "/proc/$p/mountinfo" 2>/dev/null)
+	[ -n "$mi" ] || { bad+=" pid $p: no mountinfo;"; continue; }
+	[ "$(grep -cx / <<<"$mi")" = 1 ] || bad+=" pid $p: $(grep -cx / <<<"$mi") mounts at /;"
+	other=$(grep -vE '^/([0-9]|\.|$)' <<<"$mi" | head -5 | tr '\n' ' ')
+	[ -z "$other" ] || bad+=" pid $p: host mounts $other;"
+done
+if [ -n "$gp" ] && [ -z "$bad" ]; then ok gofer_sentry_no_host_mounts; else fail gofer_sentry_no_host_mounts "gofer ${gp:-not found}:$bad"; fi
 kill -9 "$mpid" 2>/dev/null
 wait "$mpid" 2>/dev/null
 

@@ -70,6 +70,71 @@ static void helpers_reap(void)
 	}
 }
 
+/* A die() of the sentry (a set-up step that failed after processes were
+ * started: a --publish port in use, the guest's namespaces, confinement)
+ * exited with the gofer, the guest's init, moat-reopen and the helpers
+ * still its children: PDEATHSIG ended them, nobody reaped them, each a
+ * zombie for the host's init (red team 16: '--publish' of a busy port left
+ * moat-gofer, moat-init, moat-reopen, moat-netd and moat-broker; lifecycle
+ * die_after_helpers_reaped). Killed and reaped here instead, in the
+ * sentry's own process only (a forked child that dies has none of these);
+ * a bounded wait: a guest task stopped for a tracer thread that no longer
+ * runs never holds up the exit. */
+static pid_t gofer_pid = -1; /* -1 once reaped (here, or by the tracer) */
+static pid_t init_pid = -1;  /* -1 once the tracer returned (it reaped it) */
+static pid_t run_main_pid;
+
+static int gofer_ctl = -1;
+
+/* Reap what has ended: every child or tracee (a guest task the init's
+ * death killed is a zombie only its tracer, this process, can reap, and
+ * the init's own exit waits for it); the pids of all[] seen become 0. */
+static size_t die_reap(pid_t *all, size_t n)
+{
+	pid_t r;
+	while ((r = waitpid(-1, NULL, WNOHANG | __WALL)) > 0)
+		for (size_t i = 0; i < n; i++)
+			if (all[i] == r)
+				all[i] = 0;
+	size_t left = 0;
+	for (size_t i = 0; i < n; i++)
+		if (all[i] > 0 && waitpid(all[i], NULL, WNOHANG | __WALL) < 0 && errno == ECHILD)
+			all[i] = 0;
+		else if (all[i] > 0)
+			left++;
+	return left;
+}
+
+static void run_die_cleanup(void)
+{
+	pid_t all[ARRAY_SIZE(helper_pids) + 3];
+	size_t n = 0;
+	if (getpid() != run_main_pid)
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(helper_pids); i++)
+		if (helper_pids[i] > 0)
+			all[n++] = helper_pids[i];
+	if (init_pid > 0)
+		all[n++] = init_pid;
+	for (size_t i = 0; i < n; i++)
+		kill(all[i], SIGKILL); /* our own children, not reaped yet */
+	reopen_helper_kill();
+	/* the gofer keeps the caller's uid (a kill is EPERM root-run): it
+	 * leaves when its control socket closes */
+	if (gofer_ctl >= 0)
+		shutdown(gofer_ctl, SHUT_RDWR);
+	if (gofer_pid > 0)
+		all[n++] = gofer_pid;
+	struct timespec ms = { 0, 1000000 };
+	int round = 0;
+	for (; round < 2000 && die_reap(all, n); round++)
+		nanosleep(&ms, NULL);
+	/* the cgroup helper last: it removes the cgroup once it is empty */
+	all[0] = limits_die_release();
+	for (n = 1; all[0] > 0 && round < 2000 && die_reap(all, n); round++)
+		nanosleep(&ms, NULL);
+}
+
 /* A signal for moat goes to the program. One the caller's terminal generated
  * (^C, ^\, hang-up: si_code SI_KERNEL) goes to the program's process group,
  * as it would natively: the sandbox has a session of its own, so the
@@ -314,9 +379,9 @@ int sentry_run(const struct sentry_config *cfg)
 	/* 3. the gofer is the one sandbox process that keeps the caller's
 	 * privilege: fork it now, then give ours up before the guest exists
 	 * (its init is created inside our new user namespace) */
-	pid_t gofer_pid;
-	int gofer_ctl;
 	struct priv priv;
+	run_main_pid = getpid();
+	moat_die_cleanup = run_die_cleanup;
 	dbg("%.2f ms: limits set up", ms_now() - t0);
 	if (priv_claim(&priv, err, sizeof err) < 0)
 		die("%s", err);
@@ -432,6 +497,7 @@ int sentry_run(const struct sentry_config *cfg)
 	struct spawn_result sr;
 	if (spawn_guest(&sa, &sr, err, sizeof err) < 0)
 		die("%s", err);
+	init_pid = sr.init_pid;
 	dbg("%.2f ms: init cloned", ms_now() - t0);
 	/* Our own root (exports only) now, while the init builds its own (it
 	 * has its copy of our mount namespace since the clone): nothing from
@@ -594,6 +660,7 @@ int sentry_run(const struct sentry_config *cfg)
 	memset(&main_ru, 0, sizeof main_ru);
 	ta.main_ru = &main_ru;
 	int status_out = tracer_run(&ta);
+	init_pid = -1; /* reaped by the tracer */
 	dbg("%.2f ms: guest gone", ms_now() - t0);
 	/* the caller's terminal as it was (the guest may have stopped its
 	 * output: every write below, and a blocked trace writer, would hang) */
@@ -602,8 +669,10 @@ int sentry_run(const struct sentry_config *cfg)
 	 * first: the layers are at rest now) */
 	shutdown(gofer_ctl, SHUT_RDWR);
 	close(gofer_ctl);
+	gofer_ctl = -1;
 	if (gofer_pid > 0) /* reap it (it exits on EOF, after --export): a zombie must not outlive the sandbox */
 		waitpid(gofer_pid, &gofer_status, 0);
+	gofer_pid = -1;
 	reopen_helper_stop();
 	if (export_dir && WIFEXITED(gofer_status) && WEXITSTATUS(gofer_status) == GOFER_EXIT_REFUSED)
 		fprintf(stderr, "moat: --export: some changes were refused (listed in %s/*/manifest.json)\n",

@@ -238,4 +238,42 @@ print("rc", p.returncode, "left", " ".join(sorted(left)) or "none")
 ' 2>&1)
 SANITY=1 expect_eq helpers_reaped_net "$out" "rc 0 left none"
 
+# A set-up step that fails after the helpers, the gofer and the guest's init
+# exist (here --publish of a port already in use, the last step before the
+# program runs): moat's die() exited with them still its children, PDEATHSIG
+# ended them and nobody reaped them (red team 16, on main: 'rc 2 left
+# moat-broker:Z moat-gofer:Z moat-init:Z moat-netd:Z', moat-reopen too
+# root-run, moat-cgroup with --memory). Nothing leaves the machine.
+out=$(MOAT="$MOAT" RT16_TOKEN=abcdefghijklmnopqrstuvwx "$PY" -c '
+import ctypes, os, socket, subprocess, time
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
+b = socket.socket(); b.bind(("127.0.0.1", 0)); b.listen(); bp = b.getsockname()[1]
+res = []
+for extra in ([], ["--memory", "256M"]):
+    p = subprocess.Popen([os.environ["MOAT"], "run", "--net", "allow=192.0.2.1:9", "--secret", "RT16_TOKEN@192.0.2.1:9"] +
+                         extra + ["--publish", "%d:80" % bp, "--", "true"],
+                         stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p.wait()
+    time.sleep(0.3)
+    left = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                st = open("/proc/%s/stat" % d).read()
+            except OSError:
+                continue
+            f = st.rsplit(")", 1)[1].split()
+            if int(f[1]) == os.getpid():
+                left.append(st.split(" (", 1)[1].split(")")[0] + ":" + f[0])
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                break
+        except ChildProcessError:
+            break
+    res.append("rc %d left %s" % (p.returncode, " ".join(sorted(left)) or "none"))
+print("; ".join(res))
+' 2>&1)
+expect_eq die_after_helpers_reaped "$out" "rc 2 left none; rc 2 left none"
+
 finish

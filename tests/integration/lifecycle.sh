@@ -276,4 +276,41 @@ print("; ".join(res))
 ' 2>&1)
 expect_eq die_after_helpers_reaped "$out" "rc 2 left none; rc 2 left none"
 
+# A crash of the sentry (MOAT_TEST_CRASH: a fault right after the guest's
+# listener arrives) ends and reaps the same set (crash.c calls
+# run_die_cleanup): before red team 16 every one was left a zombie ('rc 139
+# left moat-broker:Z moat-gofer:Z moat-init:Z moat-netd:Z moat-publish:Z
+# moat-reopen:Z', moat-cgroup:Z with --memory).
+out=$(MOAT="$MOAT" MOAT_TEST_CRASH=1 RT16_TOKEN=abcdefghijklmnopqrstuvwx "$PY" -c '
+import ctypes, os, socket, subprocess, time
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
+s = socket.socket(); s.bind(("127.0.0.1", 0)); hp = s.getsockname()[1]; s.close()
+res = []
+for extra in ([], ["--memory", "256M"]):
+    p = subprocess.Popen([os.environ["MOAT"], "run", "--net", "allow=192.0.2.1:9", "--secret", "RT16_TOKEN@192.0.2.1:9",
+                          "--publish", "%d:80" % hp] + extra + ["--", "true"],
+                         stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p.wait()
+    time.sleep(0.3)
+    left = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                st = open("/proc/%s/stat" % d).read()
+            except OSError:
+                continue
+            f = st.rsplit(")", 1)[1].split()
+            if int(f[1]) == os.getpid():
+                left.append(st.split(" (", 1)[1].split(")")[0] + ":" + f[0])
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                break
+        except ChildProcessError:
+            break
+    res.append("rc %d left %s" % (p.returncode, " ".join(sorted(left)) or "none"))
+print("; ".join(res))
+' 2>&1)
+expect_eq crash_reaps_children "$out" "rc 139 left none; rc 139 left none"
+
 finish

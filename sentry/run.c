@@ -33,6 +33,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <malloc.h>
@@ -133,6 +134,54 @@ static void run_die_cleanup(void)
 	all[0] = limits_die_release();
 	for (n = 1; all[0] > 0 && round < 2000 && die_reap(all, n); round++)
 		nanosleep(&ms, NULL);
+}
+
+/* A SIGTERM, SIGINT, SIGHUP or SIGQUIT for moat during set-up, before
+ * forward_signal takes over: moat ends by it as before, but the processes
+ * it started so far are ended and reaped first (red team 16: a SIGTERM in
+ * the first ~15 ms left moat-gofer, moat-broker, moat-netd, moat-reopen and
+ * the not yet exec'd init as zombies; lifecycle setup_signal_reaps). A
+ * forked child inherits the handler until its exec: there it is the
+ * default action (run_die_cleanup does nothing outside the sentry). */
+static volatile sig_atomic_t starting, pending_sig;
+
+static void setup_signal(int sig)
+{
+	if (starting) { /* a child forked, its pid not yet noted: at start_end */
+		pending_sig = sig;
+		return;
+	}
+	run_die_cleanup();
+	/* SA_RESETHAND: the default action now; the signal, blocked in its
+	 * handler, ends the process once this returns */
+	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+}
+
+static void setup_signals_install(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = setup_signal;
+	sa.sa_flags = SA_RESETHAND | SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	for (unsigned i = 0; i < ARRAY_SIZE(sigs); i++)
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+}
+
+/* Around each start of a process: a set-up signal waits for its pid to be
+ * noted (one that came between the fork and the note left it behind) */
+static void start_begin(void)
+{
+	starting = 1;
+}
+
+static void start_end(void)
+{
+	starting = 0;
+	if (pending_sig)
+		setup_signal(pending_sig);
 }
 
 /* A signal for moat goes to the program. One the caller's terminal generated
@@ -382,6 +431,7 @@ int sentry_run(const struct sentry_config *cfg)
 	struct priv priv;
 	run_main_pid = getpid();
 	moat_die_cleanup = run_die_cleanup;
+	setup_signals_install();
 	dbg("%.2f ms: limits set up", ms_now() - t0);
 	if (priv_claim(&priv, err, sizeof err) < 0)
 		die("%s", err);
@@ -420,8 +470,10 @@ int sentry_run(const struct sentry_config *cfg)
 	 * the gofer or the sentry (both read this at their start). */
 	if (cfg->cpus_milli)
 		setenv("MOAT_SPIN_US", "0", 1);
+	start_begin();
 	if (gofer_start_begin(view.exports, view.nexports, &gofer_pid, &gofer_ctl, err, sizeof err) < 0)
 		die("%s", err);
+	start_end();
 	limits_attach_gofer(lim, gofer_pid); /* its layers count against --memory */
 	dbg("%.2f ms: gofer forked", ms_now() - t0);
 	if (priv_drop(&priv, err, sizeof err) < 0)
@@ -433,8 +485,10 @@ int sentry_run(const struct sentry_config *cfg)
 	 * denies the sandbox uid, sentry/reopen.c; rootless the sentry keeps
 	 * DAC override over its one mapped id and needs none): forked now,
 	 * with few of our pages yet to copy; it waits for the guest */
+	start_begin();
 	if (priv.owner_map && reopen_helper_fork(err, sizeof err) < 0)
 		die("%s", err);
+	start_end();
 	dbg("%.2f ms: running as host uid %u", ms_now() - t0, (unsigned)priv.host_uid);
 	if (sb->idmap.full_identity) {
 		sb->idmap.native_uid = priv.host_uid;
@@ -447,19 +501,23 @@ int sentry_run(const struct sentry_config *cfg)
 	if (cfg->nsecrets > 0) {
 		/* --secret: moat-broker takes the values; ours are wiped now,
 		 * before netd and the guest's init are forked */
+		start_begin();
 		pid_t bp = broker_start(cfg->secrets, cfg->nsecrets, audit_wants_args(sb->audit), &broker_chan,
 					&broker_events, err, sizeof err);
 		if (bp < 0)
 			die("%s", err);
 		helper_note(bp);
+		start_end();
 		explicit_bzero(cfg->secrets, BROKER_MAX_SECRETS * sizeof *cfg->secrets);
 		munmap(cfg->secrets, BROKER_MAX_SECRETS * sizeof *cfg->secrets);
 	}
 	if (cfg->net && cfg->net->nrules > 0) {
+		start_begin();
 		pid_t np = netd_start(cfg->net, broker_chan, &netd_chan, err, sizeof err);
 		if (np < 0)
 			die("%s", err);
 		helper_note(np);
+		start_end();
 	}
 	if (broker_chan >= 0)
 		close(broker_chan); /* moat-netd's alone */
@@ -495,9 +553,11 @@ int sentry_run(const struct sentry_config *cfg)
 		sa.tty_fd = tty_slave;
 	}
 	struct spawn_result sr;
+	start_begin();
 	if (spawn_guest(&sa, &sr, err, sizeof err) < 0)
 		die("%s", err);
 	init_pid = sr.init_pid;
+	start_end();
 	dbg("%.2f ms: init cloned", ms_now() - t0);
 	/* Our own root (exports only) now, while the init builds its own (it
 	 * has its copy of our mount namespace since the clone): nothing from
@@ -581,10 +641,12 @@ int sentry_run(const struct sentry_config *cfg)
 		int nsfd = openat(sr.guest_procfd, "1/ns/net", O_RDONLY | O_CLOEXEC);
 		if (nsfd < 0)
 			die("--publish: the guest's network namespace: %s", strerror(errno));
+		start_begin();
 		pid_t pp = netpub_start(cfg->pub_host, cfg->pub_guest, cfg->npub, nsfd, err, sizeof err);
 		if (pp < 0)
 			die_status(2, "%s", err);
 		helper_note(pp);
+		start_end();
 		close(nsfd);
 	}
 	/* moat-reopen (forked above) enters the guest's user namespace */

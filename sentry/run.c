@@ -147,6 +147,13 @@ static volatile sig_atomic_t starting, pending_sig;
 
 static void setup_signal(int sig)
 {
+	/* a child forked or cloned meanwhile (the init, the program before
+	 * its reset, a helper): the default action, as if never caught (its
+	 * copy of starting may be 1: the signal must not wait there) */
+	if (getpid() != run_main_pid) {
+		syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+		return;
+	}
 	if (starting) { /* a child forked, its pid not yet noted: at start_end */
 		pending_sig = sig;
 		return;
@@ -476,8 +483,10 @@ int sentry_run(const struct sentry_config *cfg)
 	start_end();
 	limits_attach_gofer(lim, gofer_pid); /* its layers count against --memory */
 	dbg("%.2f ms: gofer forked", ms_now() - t0);
+	start_begin(); /* (root-run its map helper is forked and reaped inside) */
 	if (priv_drop(&priv, err, sizeof err) < 0)
 		die("%s", err); /* the gofer leaves when its control socket closes */
+	start_end();
 	if (confine_scope(err, sizeof err) < 0)
 		die("%s", err); /* fail closed */
 	dbg("%.2f ms: privilege dropped", ms_now() - t0);

@@ -35,6 +35,7 @@ static void vmsg(const char *fmt, va_list ap, int err)
 }
 
 void (*moat_die_hook)(int status);
+void (*moat_die_cleanup)(void);
 
 void die_status(int status, const char *fmt, ...)
 {
@@ -44,6 +45,8 @@ void die_status(int status, const char *fmt, ...)
 	va_end(ap);
 	if (moat_die_hook)
 		moat_die_hook(status);
+	if (moat_die_cleanup)
+		moat_die_cleanup();
 	_exit(status);
 }
 
@@ -55,6 +58,8 @@ void die(const char *fmt, ...)
 	va_end(ap);
 	if (moat_die_hook)
 		moat_die_hook(1);
+	if (moat_die_cleanup)
+		moat_die_cleanup();
 	_exit(1);
 }
 
@@ -67,6 +72,8 @@ void pdie(const char *fmt, ...)
 	va_end(ap);
 	if (moat_die_hook)
 		moat_die_hook(1);
+	if (moat_die_cleanup)
+		moat_die_cleanup();
 	_exit(1);
 }
 

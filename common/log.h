@@ -23,6 +23,9 @@ void pwarn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Called by die*() with the exit status just before the process exits
  * (sentry/limits.c: a --result record of the failure). */
 extern void (*moat_die_hook)(int status);
+/* run after moat_die_hook by die(), die_status() and pdie(), before the exit:
+ * the sentry ends and reaps the processes it started (sentry/run.c) */
+extern void (*moat_die_cleanup)(void);
 
 /* Debug output when MOAT_DEBUG is set in moat's own environment. */
 extern int moat_debug;

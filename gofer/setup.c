@@ -343,6 +343,26 @@ static void rm_temps(int dirfd, int depth)
  * (PDEATHSIG). */
 static long max_watches = 8192;  /* read at the start (child_main): no procfs later */
 
+/* The sentry went away before our "ready" (its set-up failed or was
+ * signalled: run.c run_die_cleanup shuts our control socket): moat-dshrink
+ * and the scratch reaper are told to go and reaped, as gofer_serve does at
+ * its end; before red team 16 moat-dshrink was left a zombie for the host's
+ * init (lifecycle setup_signal_reaps, rootless). */
+static _Noreturn void ready_failed(const struct gofer_srv *s)
+{
+	if (s->dshrink_fd >= 0) {
+		close(s->dshrink_fd);
+		while (waitpid(s->dshrink_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (s->reaper_fd >= 0) {
+		close(s->reaper_fd);
+		while (waitpid(s->reaper_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	_exit(1);
+}
+
 static void start_dshrink(struct gofer_srv *s)
 {
 	int fds[GOFER_MAX_EXPORTS], sv[2], any = 0;
@@ -1231,13 +1251,13 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	for (size_t i = 0; i < n; i++)
 		ready.nroots += cow_roots[i] >= 0;
 	if (send(sock, &ready, sizeof ready, MSG_NOSIGNAL) < 0)
-		_exit(1);
+		ready_failed(&srv);
 	for (size_t i = 0; i < n; i++) {
 		struct gofer_root gr = { .export = (uint32_t)i };
 		if (cow_roots[i] < 0)
 			continue;
 		if (send_fds(sock, &gr, sizeof gr, &cow_roots[i], 1) < 0)
-			_exit(1);
+			ready_failed(&srv);
 		close(cow_roots[i]); /* the sentry's now; we keep none */
 		cow_roots[i] = -1;
 	}

@@ -56,6 +56,12 @@ static void on_crash(int sig)
 	}
 	if (moat_die_hook) /* --result: a sentry-error record (limits.c) */
 		moat_die_hook(128 + sig);
+	/* the gofer, the helpers and the guest ended and reaped, as after a
+	 * die() (sentry/run.c run_die_cleanup: async-signal-safe calls only,
+	 * each wait bounded); before red team 16 all were left zombies for
+	 * the host's init (lifecycle crash_reaps_children) */
+	if (moat_die_cleanup)
+		moat_die_cleanup();
 	/* raw calls: a sanitizer's signal()/raise()/_exit() interceptors may
 	 * need files the confined sentry cannot open (ASan: /proc/self/maps) */
 	struct { void *handler; unsigned long flags; void *restorer; uint64_t mask; } dfl = { 0 };

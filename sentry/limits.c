@@ -427,6 +427,21 @@ static void on_die(int status)
 	write_result(l, status, 0, 0, NULL);
 }
 
+/* die(): the cgroup helper told to go (the end of its pipe: it removes
+ * the cgroup once it is empty) and its pid returned for the caller to reap
+ * (sentry/run.c run_die_cleanup), or -1 */
+pid_t limits_die_release(void)
+{
+	struct limits *l = g_lim;
+	if (!l || getpid() != l->sentry_pid || l->helper_fd < 0)
+		return -1;
+	close(l->helper_fd);
+	l->helper_fd = -1;
+	pid_t h = l->helper;
+	l->helper = -1;
+	return h;
+}
+
 /* With the output relayed, the program's stdin must not be a way around
  * it: a terminal is usually the caller's stdin, stdout and stderr at once,
  * open read-write, and a guest wrote without end to fd 0 past

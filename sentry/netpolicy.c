@@ -32,6 +32,11 @@ static struct special specials[] = {
 	{ "fe80::/10", "link-local", { 0 }, 0 },
 	{ "fc00::/7", "private range (ULA)", { 0 }, 0 },
 	{ "ff00::/8", "multicast", { 0 }, 0 },
+	/* RFC 8215's local-use NAT64 prefix: a DNS64 network's AAAA answers
+	 * embed the IPv4 address at /48, /56, /64 or /96 offsets alike, so
+	 * the whole prefix is special (red team 16: 64:ff9b:1::a00:1 was
+	 * 10.0.0.1 through such a gateway, held by allow=::/0 or a name) */
+	{ "64:ff9b:1::/48", "NAT64 local-use prefix (embeds an IPv4 address)", { 0 }, 0 },
 };
 #define NSPECIAL (sizeof specials / sizeof specials[0])
 
@@ -144,6 +149,15 @@ static int embedded_v4(const struct netpol_addr *a, struct netpol_addr *v4, int 
 	if (a->a[0] == 0x20 && a->a[1] == 0x02) {
 		memcpy(v4->a, a->a + 2, 4);
 		*shift = 16;
+		return 1;
+	}
+	/* Teredo (2001:0::/32, RFC 4380): the client's IPv4 address, each bit
+	 * inverted, in the last 32 bits; a host with a Teredo interface
+	 * (miredo) sends to it over UDP (red team 16) */
+	if (a->a[0] == 0x20 && a->a[1] == 0x01 && a->a[2] == 0 && a->a[3] == 0) {
+		for (int i = 0; i < 4; i++)
+			v4->a[i] = (uint8_t)~a->a[12 + i];
+		*shift = 96;
 		return 1;
 	}
 	return 0;

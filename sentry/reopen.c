@@ -218,6 +218,17 @@ void reopen_helper_stop(void)
 	g_pid = -1;
 }
 
+/* die(): killed and reaped at once (sentry/run.c run_die_cleanup) */
+void reopen_helper_kill(void)
+{
+	if (g_pid <= 0)
+		return;
+	kill(g_pid, SIGKILL);
+	while (waitpid(g_pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	g_pid = -1;
+}
+
 int reopen_helper_start(int procfd, int userns_fd, char *err, size_t errlen)
 {
 	char b = 0;

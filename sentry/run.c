@@ -33,6 +33,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <malloc.h>
@@ -68,6 +69,126 @@ static void helpers_reap(void)
 			;
 		helper_pids[i] = 0;
 	}
+}
+
+/* A die() of the sentry (a set-up step that failed after processes were
+ * started: a --publish port in use, the guest's namespaces, confinement)
+ * exited with the gofer, the guest's init, moat-reopen and the helpers
+ * still its children: PDEATHSIG ended them, nobody reaped them, each a
+ * zombie for the host's init (red team 16: '--publish' of a busy port left
+ * moat-gofer, moat-init, moat-reopen, moat-netd and moat-broker; lifecycle
+ * die_after_helpers_reaped). Killed and reaped here instead, in the
+ * sentry's own process only (a forked child that dies has none of these);
+ * a bounded wait: a guest task stopped for a tracer thread that no longer
+ * runs never holds up the exit. */
+static pid_t gofer_pid = -1; /* -1 once reaped (here, or by the tracer) */
+static pid_t init_pid = -1;  /* -1 once the tracer returned (it reaped it) */
+static pid_t run_main_pid;
+
+static int gofer_ctl = -1;
+
+/* Reap what has ended: every child or tracee (a guest task the init's
+ * death killed is a zombie only its tracer, this process, can reap, and
+ * the init's own exit waits for it); the pids of all[] seen become 0. */
+static size_t die_reap(pid_t *all, size_t n)
+{
+	pid_t r;
+	while ((r = waitpid(-1, NULL, WNOHANG | __WALL)) > 0)
+		for (size_t i = 0; i < n; i++)
+			if (all[i] == r)
+				all[i] = 0;
+	size_t left = 0;
+	for (size_t i = 0; i < n; i++)
+		if (all[i] > 0 && waitpid(all[i], NULL, WNOHANG | __WALL) < 0 && errno == ECHILD)
+			all[i] = 0;
+		else if (all[i] > 0)
+			left++;
+	return left;
+}
+
+static void run_die_cleanup(void)
+{
+	pid_t all[ARRAY_SIZE(helper_pids) + 3];
+	size_t n = 0;
+	if (getpid() != run_main_pid)
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(helper_pids); i++)
+		if (helper_pids[i] > 0)
+			all[n++] = helper_pids[i];
+	if (init_pid > 0)
+		all[n++] = init_pid;
+	for (size_t i = 0; i < n; i++)
+		kill(all[i], SIGKILL); /* our own children, not reaped yet */
+	reopen_helper_kill();
+	/* the gofer keeps the caller's uid (a kill is EPERM root-run): it
+	 * leaves when its control socket closes */
+	if (gofer_ctl >= 0)
+		shutdown(gofer_ctl, SHUT_RDWR);
+	if (gofer_pid > 0)
+		all[n++] = gofer_pid;
+	struct timespec ms = { 0, 1000000 };
+	int round = 0;
+	for (; round < 2000 && die_reap(all, n); round++)
+		nanosleep(&ms, NULL);
+	/* the cgroup helper last: it removes the cgroup once it is empty */
+	all[0] = limits_die_release();
+	for (n = 1; all[0] > 0 && round < 2000 && die_reap(all, n); round++)
+		nanosleep(&ms, NULL);
+}
+
+/* A SIGTERM, SIGINT, SIGHUP or SIGQUIT for moat during set-up, before
+ * forward_signal takes over: moat ends by it as before, but the processes
+ * it started so far are ended and reaped first (red team 16: a SIGTERM in
+ * the first ~15 ms left moat-gofer, moat-broker, moat-netd, moat-reopen and
+ * the not yet exec'd init as zombies; lifecycle setup_signal_reaps). A
+ * forked child inherits the handler until its exec: there it is the
+ * default action (run_die_cleanup does nothing outside the sentry). */
+static volatile sig_atomic_t starting, pending_sig;
+
+static void setup_signal(int sig)
+{
+	/* a child forked or cloned meanwhile (the init, the program before
+	 * its reset, a helper): the default action, as if never caught (its
+	 * copy of starting may be 1: the signal must not wait there) */
+	if (getpid() != run_main_pid) {
+		syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+		return;
+	}
+	if (starting) { /* a child forked, its pid not yet noted: at start_end */
+		pending_sig = sig;
+		return;
+	}
+	run_die_cleanup();
+	/* SA_RESETHAND: the default action now; the signal, blocked in its
+	 * handler, ends the process once this returns */
+	syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
+}
+
+static void setup_signals_install(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = setup_signal;
+	sa.sa_flags = SA_RESETHAND | SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	for (unsigned i = 0; i < ARRAY_SIZE(sigs); i++)
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+}
+
+/* Around each start of a process: a set-up signal waits for its pid to be
+ * noted (one that came between the fork and the note left it behind) */
+static void start_begin(void)
+{
+	starting = 1;
+}
+
+static void start_end(void)
+{
+	starting = 0;
+	if (pending_sig)
+		setup_signal(pending_sig);
 }
 
 /* A signal for moat goes to the program. One the caller's terminal generated
@@ -315,9 +436,10 @@ int sentry_run(const struct sentry_config *cfg)
 	/* 3. the gofer is the one sandbox process that keeps the caller's
 	 * privilege: fork it now, then give ours up before the guest exists
 	 * (its init is created inside our new user namespace) */
-	pid_t gofer_pid;
-	int gofer_ctl;
 	struct priv priv;
+	run_main_pid = getpid();
+	moat_die_cleanup = run_die_cleanup;
+	setup_signals_install();
 	dbg("%.2f ms: limits set up", ms_now() - t0);
 	if (priv_claim(&priv, err, sizeof err) < 0)
 		die("%s", err);
@@ -356,12 +478,16 @@ int sentry_run(const struct sentry_config *cfg)
 	 * the gofer or the sentry (both read this at their start). */
 	if (cfg->cpus_milli)
 		setenv("MOAT_SPIN_US", "0", 1);
+	start_begin();
 	if (gofer_start_begin(view.exports, view.nexports, &gofer_pid, &gofer_ctl, err, sizeof err) < 0)
 		die("%s", err);
+	start_end();
 	limits_attach_gofer(lim, gofer_pid); /* its layers count against --memory */
 	dbg("%.2f ms: gofer forked", ms_now() - t0);
+	start_begin(); /* (root-run its map helper is forked and reaped inside) */
 	if (priv_drop(&priv, err, sizeof err) < 0)
 		die("%s", err); /* the gofer leaves when its control socket closes */
+	start_end();
 	if (confine_scope(err, sizeof err) < 0)
 		die("%s", err); /* fail closed */
 	dbg("%.2f ms: privilege dropped", ms_now() - t0);
@@ -369,8 +495,10 @@ int sentry_run(const struct sentry_config *cfg)
 	 * denies the sandbox uid, sentry/reopen.c; rootless the sentry keeps
 	 * DAC override over its one mapped id and needs none): forked now,
 	 * with few of our pages yet to copy; it waits for the guest */
+	start_begin();
 	if (priv.owner_map && reopen_helper_fork(err, sizeof err) < 0)
 		die("%s", err);
+	start_end();
 	dbg("%.2f ms: running as host uid %u", ms_now() - t0, (unsigned)priv.host_uid);
 	if (sb->idmap.full_identity) {
 		sb->idmap.native_uid = priv.host_uid;
@@ -383,19 +511,23 @@ int sentry_run(const struct sentry_config *cfg)
 	if (cfg->nsecrets > 0) {
 		/* --secret: moat-broker takes the values; ours are wiped now,
 		 * before netd and the guest's init are forked */
+		start_begin();
 		pid_t bp = broker_start(cfg->secrets, cfg->nsecrets, audit_wants_args(sb->audit), &broker_chan,
 					&broker_events, err, sizeof err);
 		if (bp < 0)
 			die("%s", err);
 		helper_note(bp);
+		start_end();
 		explicit_bzero(cfg->secrets, BROKER_MAX_SECRETS * sizeof *cfg->secrets);
 		munmap(cfg->secrets, BROKER_MAX_SECRETS * sizeof *cfg->secrets);
 	}
 	if (cfg->net && cfg->net->nrules > 0) {
+		start_begin();
 		pid_t np = netd_start(cfg->net, broker_chan, &netd_chan, err, sizeof err);
 		if (np < 0)
 			die("%s", err);
 		helper_note(np);
+		start_end();
 	}
 	if (broker_chan >= 0)
 		close(broker_chan); /* moat-netd's alone */
@@ -432,8 +564,11 @@ int sentry_run(const struct sentry_config *cfg)
 	}
 	struct spawn_result sr;
 	stack_trim_note(); /* (the init, a clone, inherits it: stack_trim there) */
+	start_begin();
 	if (spawn_guest(&sa, &sr, err, sizeof err) < 0)
 		die("%s", err);
+	init_pid = sr.init_pid;
+	start_end();
 	dbg("%.2f ms: init cloned", ms_now() - t0);
 	/* Our own root (exports only) now, while the init builds its own (it
 	 * has its copy of our mount namespace since the clone): nothing from
@@ -520,10 +655,12 @@ int sentry_run(const struct sentry_config *cfg)
 		int nsfd = openat(sr.guest_procfd, "1/ns/net", O_RDONLY | O_CLOEXEC);
 		if (nsfd < 0)
 			die("--publish: the guest's network namespace: %s", strerror(errno));
+		start_begin();
 		pid_t pp = netpub_start(cfg->pub_host, cfg->pub_guest, cfg->npub, nsfd, err, sizeof err);
 		if (pp < 0)
 			die_status(2, "%s", err);
 		helper_note(pp);
+		start_end();
 		close(nsfd);
 	}
 	/* moat-reopen (forked above) enters the guest's user namespace */
@@ -600,6 +737,7 @@ int sentry_run(const struct sentry_config *cfg)
 	memset(&main_ru, 0, sizeof main_ru);
 	ta.main_ru = &main_ru;
 	int status_out = tracer_run(&ta);
+	init_pid = -1; /* reaped by the tracer */
 	dbg("%.2f ms: guest gone", ms_now() - t0);
 	/* the caller's terminal as it was (the guest may have stopped its
 	 * output: every write below, and a blocked trace writer, would hang) */
@@ -608,8 +746,10 @@ int sentry_run(const struct sentry_config *cfg)
 	 * first: the layers are at rest now) */
 	shutdown(gofer_ctl, SHUT_RDWR);
 	close(gofer_ctl);
+	gofer_ctl = -1;
 	if (gofer_pid > 0) /* reap it (it exits on EOF, after --export): a zombie must not outlive the sandbox */
 		waitpid(gofer_pid, &gofer_status, 0);
+	gofer_pid = -1;
 	reopen_helper_stop();
 	if (export_dir && WIFEXITED(gofer_status) && WEXITSTATUS(gofer_status) == GOFER_EXIT_REFUSED)
 		fprintf(stderr, "moat: --export: some changes were refused (listed in %s/*/manifest.json)\n",

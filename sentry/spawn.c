@@ -168,6 +168,13 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 	/* our parent lives in another pid namespace: getppid() is 0 there, and
 	 * 0 also means it already died; PDEATHSIG covers the rest */
 	(void)sentry;
+	/* the sentry's set-up handler (run.c setup_signal) is no init's: with
+	 * the default action the guest's signals to pid 1 are dropped, as
+	 * natively (with it, a guest's kill -TERM 1 ran it under the init's
+	 * filter and ended the sandbox) */
+	static const int setup_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	for (unsigned i = 0; i < sizeof setup_sigs / sizeof setup_sigs[0]; i++)
+		signal(setup_sigs[i], SIG_DFL);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(127);
 	/* The guest is the OOM killer's first choice (inherited by the whole

@@ -179,6 +179,32 @@ Test(netpolicy, embedded_ipv4_special)
 	cr_assert_lt(match("64:ff9b::a00:1", 80, NP_TCP), 0);
 }
 
+/* red team 16: the embeddings red team 15's fix left out: RFC 8215's
+ * local-use NAT64 prefix (any of its offsets) and Teredo's inverted client
+ * address */
+Test(netpolicy, embedded_ipv4_more_forms)
+{
+	cr_assert_eq(parse("allow=example.com,::/0"), 0, "%s", err);
+	static const char *const bad[] = {
+		"64:ff9b:1::a00:1",          /* /96: 10.0.0.1 */
+		"64:ff9b:1:a00:0:100::",     /* /48: 10.0.0.1 (bits 64-71 the u octet) */
+		"64:ff9b:1:7f:0:1::",        /* /56: 127.0.0.1 */
+		"2001:0:4136:e378:8000:63bf:f5ff:fffe", /* Teredo: client 10.0.0.1 */
+		"2001:0:4136:e378:8000:63bf:80ff:fffe", /* Teredo: client 127.0.0.1 */
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct netpol_addr a = A(bad[i]);
+		cr_assert_not_null(netpolicy_special(&a), "%s", bad[i]);
+		cr_assert_eq(netpolicy_remember(&pol, 0, &a), -1, "%s", bad[i]);
+		cr_assert_lt(match(bad[i], 80, NP_TCP), 0, "%s", bad[i]);
+	}
+	/* a public client's Teredo address stays allowed by ::/0 */
+	cr_assert_geq(match("2001:0:4136:e378:8000:63bf:a247:dd1d", 80, NP_TCP), 0); /* 93.184.34.226 */
+	reset();
+	cr_assert_eq(parse("allow=64:ff9b:1::/96"), 0, "%s", err); /* names it */
+	cr_assert_geq(match("64:ff9b:1::a00:1", 80, NP_TCP), 0);
+}
+
 Test(netpolicy, naming_a_special_range)
 {
 	cr_assert_eq(parse("allow=127.0.0.1:8080,10.0.0.0/8,fd00::/8,169.254.169.254"), 0, "%s", err);

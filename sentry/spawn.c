@@ -119,9 +119,15 @@ static _Noreturn void program_main(const struct spawn_args *a, int sock)
 		child_fail(sock, "no_new_privs");
 	sigset_t none;
 	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (int s = 1; s < NSIG; s++)
 		signal(s, SIG_DFL);
+	/* (tests: widen the window before the listener is sent, where a
+	 * signal once held the program and the tracer until --kill-after) */
+	const char *dl = getenv("MOAT_TEST_LISTENER_DELAY_MS");
+	if (dl) {
+		struct timespec ts = { atoi(dl) / 1000, (atoi(dl) % 1000) * 1000000L };
+		nanosleep(&ts, NULL);
+	}
 	int lfd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 			       SECCOMP_FILTER_FLAG_NEW_LISTENER |
 				       SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
@@ -134,6 +140,9 @@ static _Noreturn void program_main(const struct spawn_args *a, int sock)
 	 * told its number, and says when (write and read run natively). */
 	if (send_fd_number(sock, lfd) < 0)
 		_exit(127);
+	/* the tracer has it and waits for stops again: a pending signal
+	 * (blocked since before the fork) is delivered now, through it */
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	close(lfd);
 	syscall(SYS_close_range, 3, ~0U, 0);
 	execve(a->argv[0], a->argv, a->envp);
@@ -340,11 +349,19 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 		}
 	}
 
+	/* The program starts with every signal blocked, until the tracer has
+	 * its listener: a signal-delivery-stop while the tracer waits on the
+	 * sync socket for it (event_stop) held both until --kill-after (a
+	 * SIGTERM forwarded 5-30 ms after start: 1-2 runs in 60) */
+	sigset_t all, old;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
 	pid_t prog = fork();
 	if (prog < 0)
 		child_fail(sock, "fork");
 	if (prog == 0)
 		program_main(a, sock);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(sock);
 	malloc_trim(0); /* the sentry's set-up heap, copied at clone time */
 	stack_trim();   /* and the stack pages its set-up dirtied */

@@ -187,28 +187,19 @@ done
 if [ "$worst" != missing ] && [ "$worst" -le 8 ]; then ok teardown_starts_no_workers
 else fail teardown_starts_no_workers "workers started: at most $worst in $n runs (want <= 8)"; fi
 
+# (the cases below run moat under a child subreaper: subreaper.py)
+HERE_INT=$(cd "$(dirname "$0")" && pwd)
+SUBREAPER='import os, sys; sys.path.insert(0, sys.argv[1]); import subreaper as s
+'
 # moat reaps every helper it starts: run under a child subreaper that never
 # reaps on its own, whatever moat left (a zombie included: it would pile up
 # under a container's pid 1 that reaps nothing) is reparented to it. Before
 # stop 21's fix moat-reopen (root-run) stayed a zombie for the host's init.
-out=$(MOAT="$MOAT" "$PY" -c '
-import ctypes, os, subprocess, time
-ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
-p = subprocess.Popen([os.environ["MOAT"], "run", "--", "true"], stdin=subprocess.DEVNULL)
-p.wait()
-time.sleep(0.3)
-left = []
-for d in os.listdir("/proc"):
-    if d.isdigit():
-        try:
-            st = open("/proc/%s/stat" % d).read()
-        except OSError:
-            continue
-        f = st.rsplit(")", 1)[1].split()
-        if int(f[1]) == os.getpid():
-            left.append(st.split(" (", 1)[1].split(")")[0] + ":" + f[0])
-print("left", " ".join(sorted(left)) or "none")
-' 2>&1)
+out=$(MOAT="$MOAT" "$PY" -c "$SUBREAPER"'
+s.become()
+rc, left = s.run([os.environ["MOAT"], "run", "--", "true"])
+print("left", left or "none")
+' "$HERE_INT" 2>&1)
 SANITY=1 expect_eq helpers_reaped "$out" "left none"
 
 # The same with moat-netd (--net allow=), moat-broker (--secret) and
@@ -216,26 +207,13 @@ SANITY=1 expect_eq helpers_reaped "$out" "left none"
 # ("left moat-broker:Z moat-netd:Z moat-publish:Z"); PDEATHSIG ended them,
 # nothing reaped them. Nothing leaves the machine (192.0.2.1 is TEST-NET-1,
 # never connected to).
-out=$(MOAT="$MOAT" RT15_TOKEN=abcdefghijklmnopqrstuvwx "$PY" -c '
-import ctypes, os, socket, subprocess, time
-ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
-s = socket.socket(); s.bind(("127.0.0.1", 0)); hp = s.getsockname()[1]; s.close()
-p = subprocess.Popen([os.environ["MOAT"], "run", "--net", "allow=192.0.2.1:9", "--secret", "RT15_TOKEN@192.0.2.1:9",
-                      "--publish", "%d:80" % hp, "--", "true"], stdin=subprocess.DEVNULL)
-p.wait()
-time.sleep(0.3)
-left = []
-for d in os.listdir("/proc"):
-    if d.isdigit():
-        try:
-            st = open("/proc/%s/stat" % d).read()
-        except OSError:
-            continue
-        f = st.rsplit(")", 1)[1].split()
-        if int(f[1]) == os.getpid():
-            left.append(st.split(" (", 1)[1].split(")")[0] + ":" + f[0])
-print("rc", p.returncode, "left", " ".join(sorted(left)) or "none")
-' 2>&1)
+out=$(MOAT="$MOAT" RT15_TOKEN=abcdefghijklmnopqrstuvwx "$PY" -c "$SUBREAPER"'
+s.become()
+_, hp = s.free_port()
+rc, left = s.run([os.environ["MOAT"], "run", "--net", "allow=192.0.2.1:9", "--secret", "RT15_TOKEN@192.0.2.1:9",
+                  "--publish", "%d:80" % hp, "--", "true"])
+print("rc", rc, "left", left or "none")
+' "$HERE_INT" 2>&1)
 SANITY=1 expect_eq helpers_reaped_net "$out" "rc 0 left none"
 
 # A set-up step that fails after the helpers, the gofer and the guest's init
@@ -244,36 +222,16 @@ SANITY=1 expect_eq helpers_reaped_net "$out" "rc 0 left none"
 # ended them and nobody reaped them (red team 16, on main: 'rc 2 left
 # moat-broker:Z moat-gofer:Z moat-init:Z moat-netd:Z', moat-reopen too
 # root-run, moat-cgroup with --memory). Nothing leaves the machine.
-out=$(MOAT="$MOAT" RT16_TOKEN=abcdefghijklmnopqrstuvwx "$PY" -c '
-import ctypes, os, socket, subprocess, time
-ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
-b = socket.socket(); b.bind(("127.0.0.1", 0)); b.listen(); bp = b.getsockname()[1]
+out=$(MOAT="$MOAT" RT16_TOKEN=abcdefghijklmnopqrstuvwx "$PY" -c "$SUBREAPER"'
+s.become()
+b, bp = s.free_port(listen=True)
 res = []
 for extra in ([], ["--memory", "256M"]):
-    p = subprocess.Popen([os.environ["MOAT"], "run", "--net", "allow=192.0.2.1:9", "--secret", "RT16_TOKEN@192.0.2.1:9"] +
-                         extra + ["--publish", "%d:80" % bp, "--", "true"],
-                         stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    p.wait()
-    time.sleep(0.3)
-    left = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                st = open("/proc/%s/stat" % d).read()
-            except OSError:
-                continue
-            f = st.rsplit(")", 1)[1].split()
-            if int(f[1]) == os.getpid():
-                left.append(st.split(" (", 1)[1].split(")")[0] + ":" + f[0])
-    while True:
-        try:
-            if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                break
-        except ChildProcessError:
-            break
-    res.append("rc %d left %s" % (p.returncode, " ".join(sorted(left)) or "none"))
+    rc, left = s.run([os.environ["MOAT"], "run", "--net", "allow=192.0.2.1:9", "--secret", "RT16_TOKEN@192.0.2.1:9"] +
+                     extra + ["--publish", "%d:80" % bp, "--", "true"], quiet=True)
+    res.append("rc %d left %s" % (rc, left or "none"))
 print("; ".join(res))
-' 2>&1)
+' "$HERE_INT" 2>&1)
 expect_eq die_after_helpers_reaped "$out" "rc 2 left none; rc 2 left none"
 
 # A crash of the sentry (MOAT_TEST_CRASH: a fault right after the guest's
@@ -281,36 +239,16 @@ expect_eq die_after_helpers_reaped "$out" "rc 2 left none; rc 2 left none"
 # run_die_cleanup): before red team 16 every one was left a zombie ('rc 139
 # left moat-broker:Z moat-gofer:Z moat-init:Z moat-netd:Z moat-publish:Z
 # moat-reopen:Z', moat-cgroup:Z with --memory).
-out=$(MOAT="$MOAT" MOAT_TEST_CRASH=1 RT16_TOKEN=abcdefghijklmnopqrstuvwx "$PY" -c '
-import ctypes, os, socket, subprocess, time
-ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
-s = socket.socket(); s.bind(("127.0.0.1", 0)); hp = s.getsockname()[1]; s.close()
+out=$(MOAT="$MOAT" MOAT_TEST_CRASH=1 RT16_TOKEN=abcdefghijklmnopqrstuvwx "$PY" -c "$SUBREAPER"'
+s.become()
+_, hp = s.free_port()
 res = []
 for extra in ([], ["--memory", "256M"]):
-    p = subprocess.Popen([os.environ["MOAT"], "run", "--net", "allow=192.0.2.1:9", "--secret", "RT16_TOKEN@192.0.2.1:9",
-                          "--publish", "%d:80" % hp] + extra + ["--", "true"],
-                         stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    p.wait()
-    time.sleep(0.3)
-    left = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                st = open("/proc/%s/stat" % d).read()
-            except OSError:
-                continue
-            f = st.rsplit(")", 1)[1].split()
-            if int(f[1]) == os.getpid():
-                left.append(st.split(" (", 1)[1].split(")")[0] + ":" + f[0])
-    while True:
-        try:
-            if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                break
-        except ChildProcessError:
-            break
-    res.append("rc %d left %s" % (p.returncode, " ".join(sorted(left)) or "none"))
+    rc, left = s.run([os.environ["MOAT"], "run", "--net", "allow=192.0.2.1:9", "--secret", "RT16_TOKEN@192.0.2.1:9",
+                      "--publish", "%d:80" % hp] + extra + ["--", "true"], quiet=True)
+    res.append("rc %d left %s" % (rc, left or "none"))
 print("; ".join(res))
-' 2>&1)
+' "$HERE_INT" 2>&1)
 expect_eq crash_reaps_children "$out" "rc 139 left none; rc 139 left none"
 
 # A SIGTERM for moat in its first milliseconds, during set-up (before it
@@ -318,41 +256,21 @@ expect_eq crash_reaps_children "$out" "rc 139 left none; rc 139 left none"
 # ended and reaped first. Before red team 16 it left moat-gofer, moat-broker,
 # moat-netd, moat-reopen and the init as zombies ('... left moat-broker:Z
 # moat-gofer:Z moat-init:Z moat-netd:Z moat-reopen:Z'). Several delays:
-# set-up's length varies with the load.
-out=$(MOAT="$MOAT" RT16_TOKEN=abcdefghijklmnopqrstuvwx "$PY" -c '
-import ctypes, os, signal, socket, subprocess, time
-ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
-s = socket.socket(); s.bind(("127.0.0.1", 0)); hp = s.getsockname()[1]; s.close()
+# set-up's length varies with the load. (A sanity case: a moat that starts
+# nothing leaves nothing either.)
+out=$(MOAT="$MOAT" RT16_TOKEN=abcdefghijklmnopqrstuvwx "$PY" -c "$SUBREAPER"'
+s.become()
+_, hp = s.free_port()
 bad = []
 for d in (0.002, 0.004, 0.006, 0.008, 0.010, 0.012):
-    p = subprocess.Popen([os.environ["MOAT"], "run", "--kill-after", "1", "--net", "allow=192.0.2.1:9",
-                          "--secret", "RT16_TOKEN@192.0.2.1:9", "--publish", "%d:80" % hp, "--", "sleep", "3"],
-                         stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(d)
-    p.send_signal(signal.SIGTERM)
-    p.wait()
-    time.sleep(0.3)
-    left = []
-    for e in os.listdir("/proc"):
-        if e.isdigit():
-            try:
-                st = open("/proc/%s/stat" % e).read()
-            except OSError:
-                continue
-            f = st.rsplit(")", 1)[1].split()
-            if int(f[1]) == os.getpid():
-                left.append(st.split(" (", 1)[1].split(")")[0] + ":" + f[0])
-    while True:
-        try:
-            if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                break
-        except ChildProcessError:
-            break
+    rc, left = s.run([os.environ["MOAT"], "run", "--kill-after", "1", "--net", "allow=192.0.2.1:9",
+                      "--secret", "RT16_TOKEN@192.0.2.1:9", "--publish", "%d:80" % hp, "--", "sleep", "3"],
+                     term_after=d, quiet=True)
     if left:
-        bad.append("%g s: rc %d left %s" % (d, p.returncode, " ".join(sorted(left))))
+        bad.append("%g s: rc %d left %s" % (d, rc, left))
 print("; ".join(bad) or "left none")
-' 2>&1)
-expect_eq setup_signal_reaps "$out" "left none"
+' "$HERE_INT" 2>&1)
+SANITY=1 expect_eq setup_signal_reaps "$out" "left none"
 
 # A SIGTERM forwarded to the program before the tracer has its seccomp
 # listener: the program stopped for the signal while the tracer waited on

@@ -2648,6 +2648,12 @@ noreturn void gofer_serve(const struct gofer_srv *s, int ctl)
 	int st = 0;
 	if (s->exportfd >= 0)
 		st = gofer_export_run(s);
+	gofer_helpers_stop(s);
+	_exit(st);
+}
+
+void gofer_helpers_stop(const struct gofer_srv *s)
+{
 	if (s->dshrink_fd >= 0) {
 		close(s->dshrink_fd);
 		while (waitpid(s->dshrink_pid, NULL, 0) < 0 && errno == EINTR)
@@ -2658,5 +2664,4 @@ noreturn void gofer_serve(const struct gofer_srv *s, int ctl)
 		while (waitpid(s->reaper_pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	_exit(st);
 }

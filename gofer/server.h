@@ -53,6 +53,10 @@ int gofer_export_run(const struct gofer_srv *srv);
 /* Serve the control connection ctl in this thread, each CONNECTed one in its
  * own thread; exit_group when ctl reaches EOF. */
 noreturn void gofer_serve(const struct gofer_srv *srv, int ctl);
+/* moat-dshrink and the scratch reaper told to go (their channels closed)
+ * and reaped: at the serve loop's end, or when the sentry went away before
+ * "ready" (setup.c ready_failed) */
+void gofer_helpers_stop(const struct gofer_srv *srv);
 
 /* A request whose framing, op, strings and paths were checked. */
 struct gofer_request {

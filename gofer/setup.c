@@ -350,16 +350,7 @@ static long max_watches = 8192;  /* read at the start (child_main): no procfs la
  * init (lifecycle setup_signal_reaps, rootless). */
 static _Noreturn void ready_failed(const struct gofer_srv *s)
 {
-	if (s->dshrink_fd >= 0) {
-		close(s->dshrink_fd);
-		while (waitpid(s->dshrink_pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
-	if (s->reaper_fd >= 0) {
-		close(s->reaper_fd);
-		while (waitpid(s->reaper_pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
+	gofer_helpers_stop(s);
 	_exit(1);
 }
 

@@ -345,34 +345,34 @@ int spin_poll(struct pollfd *p, int n, struct spin_state *s)
 	}
 }
 
-static uintptr_t stack_lo;  /* the [stack] mapping's start when noted */
+static uintptr_t stack_lo, stack_hi;  /* the [stack] mapping when noted */
 
 void stack_trim_note(void)
 {
-	char buf[4096], line[512];
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	size_t have = 0;
-	ssize_t k;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
 
-	if (fd < 0)
+	if (!f)
 		return;
-	/* line by line: the mapping is the last few lines usually */
-	while ((k = read(fd, buf, sizeof buf)) > 0) {
-		for (ssize_t i = 0; i < k; i++) {
-			if (buf[i] != '\n') {
-				if (have < sizeof line - 1)
-					line[have++] = buf[i];
-				continue;
-			}
-			line[have] = 0;
-			have = 0;
-			if (strstr(line, "[stack]")) {
-				unsigned long lo = strtoul(line, NULL, 16);
-				stack_lo = (uintptr_t)lo;
-			}
+	/* "lo-hi perms offset dev inode [stack]": the mapping named exactly
+	 * so (a long line is read in pieces: only a whole one counts) */
+	int whole = 1;
+	while (fgets(line, sizeof line, f)) {
+		size_t l = strlen(line);
+		int start = whole;
+		whole = l && line[l - 1] == '\n';
+		if (!start || !whole || l < 9 || strcmp(line + l - 9, " [stack]\n"))
+			continue;
+		char *end;
+		unsigned long lo = strtoul(line, &end, 16), hi = 0;
+		if (*end == '-')
+			hi = strtoul(end + 1, NULL, 16);
+		if (lo && hi > lo) {
+			stack_lo = (uintptr_t)lo;
+			stack_hi = (uintptr_t)hi;
 		}
 	}
-	close(fd);
+	fclose(f);
 }
 
 void stack_trim(void)
@@ -381,7 +381,8 @@ void stack_trim(void)
 	uintptr_t pg = 4096, sp = (uintptr_t)&here;
 	uintptr_t hi = (sp - 16384) & ~(pg - 1);
 
-	if (!stack_lo || hi <= stack_lo || sp - stack_lo > (64u << 20))
+	/* only on the noted mapping's own thread (sp inside it) */
+	if (!stack_lo || sp >= stack_hi || hi <= stack_lo || sp - stack_lo > (64u << 20))
 		return;
 	(void)madvise((void *)stack_lo, hi - stack_lo, MADV_DONTNEED);
 }

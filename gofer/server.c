@@ -2240,10 +2240,11 @@ static int copy_up_dirs(const struct gofer_srv_export *e, const char *path, int 
 static pthread_mutex_t copyup_lock = PTHREAD_MUTEX_INITIALIZER;
 static int copyup_locked(struct req *rq, struct rep *rp);
 
-/* One copy-up at a time: another call's must not see a directory it has
- * made in the upper layer (in_upper) before it is merged, or after it is
- * removed again (-EBUSY), and take it as copied (-EAGAIN: the call made
- * again found it lower-only still: make -j2's EOVERFLOW) */
+/* One copy-up of directories at a time: another call's must not see a
+ * directory it has made in the upper layer (in_upper) before it is merged,
+ * or after it is removed again (-EBUSY), and take it as copied (-EAGAIN:
+ * the call made again found it lower-only still: make -j2's EOVERFLOW).
+ * A file's own copy is made outside it (copyup_locked). */
 static int h_copyup(struct req *rq, struct rep *rp)
 {
 	pthread_mutex_lock(&copyup_lock);
@@ -2282,9 +2283,14 @@ static int copyup_locked(struct req *rq, struct rep *rp)
 		if (stat_beneath(rq->e, rq->path, &cur) == 0 && S_ISREG(cur.st_mode) &&
 		    cur.st_nlink > 1 && rq->e->lowerfd >= 0 && !in_upper(rq->e, rq->path))
 			names = lindex_find(rq->e, cur.st_ino, &cnt);
+		/* the file's data (maybe large) is copied outside the lock:
+		 * only the directories made by hand need it, and one guest's
+		 * big copy-up must not hold every other one back */
+		pthread_mutex_unlock(&copyup_lock);
 		r = copy_up(rq->e, rq->path, f->dev, f->ino, 0, st);
 		if (r == 0 && names && cnt > 1)
 			link_others(rq->e, rq->path, names, cnt, st);
+		pthread_mutex_lock(&copyup_lock);
 		if (r == 0)
 			memcpy(pairs[n++], st, sizeof st);
 		else if (n && (r == -ENOENT || r == -EOVERFLOW))

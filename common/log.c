@@ -17,21 +17,37 @@ double moat_ms_now(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* Messages carry guest bytes (paths in MOAT_DEBUG lines, names in
+ * warnings): every byte outside printable ASCII is written as \ooo, so a
+ * guest can neither forge a line of ours nor send escapes to the caller's
+ * terminal through moat's stderr. Our own formats hold no newline or tab. */
 static void vmsg(const char *fmt, va_list ap, int err)
 {
-	char buf[1024];
-	int n = snprintf(buf, sizeof buf, "moat: ");
-	n += vsnprintf(buf + n, sizeof buf - n, fmt, ap);
-	if (n >= (int)sizeof buf - 2)
-		n = sizeof buf - 2;
-	if (err)
-		n += snprintf(buf + n, sizeof buf - n, ": %s", strerror(err));
-	if (n >= (int)sizeof buf - 1)
+	char raw[768], buf[1024];
+	int r = vsnprintf(raw, sizeof raw, fmt, ap);
+	size_t rn = r < 0 ? 0 : (size_t)r < sizeof raw ? (size_t)r : sizeof raw - 1;
+	size_t n = (size_t)snprintf(buf, sizeof buf, "moat: ");
+	for (size_t i = 0; i < rn && n + 5 < sizeof buf - 1; i++) {
+		unsigned char c = (unsigned char)raw[i];
+		if (c >= 0x20 && c < 0x7f && c != '\\') {
+			buf[n++] = (char)c;
+		} else {
+			buf[n++] = '\\';
+			buf[n++] = (char)('0' + (c >> 6));
+			buf[n++] = (char)('0' + ((c >> 3) & 7));
+			buf[n++] = (char)('0' + (c & 7));
+		}
+	}
+	if (err && n < sizeof buf - 2) {
+		int k = snprintf(buf + n, sizeof buf - 1 - n, ": %s", strerror(err));
+		n += k < 0 ? 0 : (size_t)k;
+	}
+	if (n > sizeof buf - 2)
 		n = sizeof buf - 2;
 	buf[n++] = '\n';
 	/* one write: lines from several threads never interleave */
-	ssize_t r = write(2, buf, n);
-	(void)r;
+	ssize_t w = write(2, buf, n);
+	(void)w;
 }
 
 void (*moat_die_hook)(int status);

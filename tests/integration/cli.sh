@@ -117,6 +117,15 @@ moat run --trace -- /bin/sh -c 'exec "$(printf "/nonexistent/\033]0;RT15\007\nFO
 if grep -q $'\033' "$T_TMP/trace_esc" || grep -q '^FORGED' "$T_TMP/trace_esc"; then
 	fail trace_escapes_guest_bytes "$(grep -a -m1 RT15 "$T_TMP/trace_esc" | cat -v | head -c 300)"
 else ok_sanity trace_escapes_guest_bytes; fi
+# moat's own messages (warnings, errors, MOAT_DEBUG lines) escape every byte
+# outside printable ASCII as \ooo, as --trace does: they name guest paths
+# (a copy-up's, an exec's). Before: a program path holding ESC and a newline
+# reached the caller's terminal raw, with a forged "moat:" line.
+moat run -- "$(printf '/nonexistent/RT23\033[31m\nmoat: FORGED')" >/dev/null 2>"$T_TMP/msg_esc" </dev/null
+if grep -q $'\033' "$T_TMP/msg_esc" || grep -q '^moat: FORGED' "$T_TMP/msg_esc" ||
+	! grep -qF 'RT23\033[31m\012moat: FORGED' "$T_TMP/msg_esc"; then
+	fail messages_escape_guest_bytes "$(head -c 300 "$T_TMP/msg_esc" | cat -v)"
+else ok messages_escape_guest_bytes; fi
 mrun /bin/cat /etc/hostname >/dev/null 2>"$T_TMP/notrace"
 if grep -qE 'openat\(' "$T_TMP/notrace"; then fail no_trace_by_default "trace lines without --trace"; else ok no_trace_by_default; fi
 

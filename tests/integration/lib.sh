@@ -32,6 +32,9 @@ _t_exit() {
 	local c
 	exec 2>/dev/null # no "Killed" job notices for our own helpers
 	for c in "${T_CLEANUPS[@]}"; do eval "$c" >/dev/null 2>&1; done
+	# a guest's 0444 or 0000 directories (fs_semantics makes some in rw
+	# binds): rootless, the caller cannot empty them until it owns the write bit
+	chmod -R u+rwX "$T_TMP" 2>/dev/null
 	rm -rf "$T_TMP"
 }
 trap _t_exit EXIT

@@ -307,9 +307,12 @@ int netpolicy_parse_rule(struct netpol_rule *r, const char *text, char *err, siz
 	}
 	if (!valid_name(target) || strchr(target, '*'))
 		FAIL("rule %s: bad host name '%s'", text, target);
-	/* all digits and dots would be a mistyped address */
-	if (strspn(target, "0123456789.") == strlen(target))
-		FAIL("rule %s: bad address '%s'", text, target);
+	/* all digits and dots would be a mistyped address; what inet_aton reads
+	 * as one (0x7f.1, 017700000001: 127.0.0.1) is an address a resolver
+	 * would never be asked for, not a name: said so, not taken as a name */
+	struct in_addr ia;
+	if (strspn(target, "0123456789.") == strlen(target) || inet_aton(target, &ia))
+		FAIL("rule %s: bad address '%s' (write IPv4 addresses as a.b.c.d)", text, target);
 	strcpy(r->name, target);
 	return 0;
 }

@@ -94,6 +94,10 @@ Test(netpolicy, parse_errors)
 			      "allow=10.0.0.0/33",
 			      "allow=1.2.3.4/",
 			      "allow=1.2.3",            /* mistyped address */
+			      "allow=0x7f.1",           /* inet_aton's forms: 127.0.0.1, not a name */
+			      "allow=0x7f000001",
+			      "allow=017700000001:80",
+			      "allow=0xa.0x0.0.1",
 			      "allow=exa mple.com",
 			      "allow=*",
 			      "allow=*.*.com",

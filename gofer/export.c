@@ -560,6 +560,18 @@ static void delete_tree(struct ctx *x, const struct gofer_srv_export *e, const c
 {
 	if (hidden(e, rel) || sealed_lower(x, e, rel, lst))
 		return;
+	/* a lower name is the host's, yet its deletion (or a rename from it)
+	 * puts it in the patch as well: one a patch cannot carry (a newline
+	 * and a forged `diff --git` header after it, a terminal's escape) is
+	 * refused like an upper one, with everything beneath it (red team 17:
+	 * a guest's rm -rf of a host tree whose names spelled a new file's
+	 * header gave git apply a patch that made a file the manifest never
+	 * named) */
+	const char *base = strrchr(rel, '/');
+	if (bad_name(base ? base + 1 : rel)) {
+		refuse(x, e, rel, "name a patch cannot carry");
+		return;
+	}
 	if (S_ISDIR(lst->st_mode)) {
 		size_t n;
 		char **v = list_dir(e->lowerfd, rel, &n);

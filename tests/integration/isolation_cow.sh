@@ -739,4 +739,22 @@ else
 	fail export_refuses_bad_lower_name "$(head -c 300 "$T_TMP/lnexp/c/changes.patch" 2>&1 | cat -A)"
 fi
 
+
+# ---- 17. red team 17: a name git apply's verify_path refuses (".git" in
+#         another case or form: ".GIT", ".git.", "GIT~1"; a ".gitmodules"
+#         symlink) failed the whole patch ("invalid path", nothing applied):
+#         one guest directory made every other change unappliable; now
+#         refused, and the rest applies ----
+GN=$T_TMP/gitname
+mkdir -p "$GN" && chmod a+rwx "$GN" && echo a >"$GN/a"
+moat run --bind "$GN:/c:cow" --export "$T_TMP/gnexp" --workdir /c -- /bin/sh -c \
+	'mkdir -p .GIT/hooks "s/.git." && echo x >.GIT/hooks/post-checkout && echo y >"s/.git./y" && ln -s a .gitmodules && echo ok >ok' </dev/null >/dev/null 2>&1
+rm -rf "$T_TMP/gncopy" && cp -a "$GN" "$T_TMP/gncopy"
+if out=$(cd "$T_TMP/gncopy" && git apply "$T_TMP/gnexp/c/changes.patch" 2>&1) && [ -f "$T_TMP/gncopy/ok" ] &&
+   [ ! -e "$T_TMP/gncopy/.GIT" ] && [ "$(grep -c 'git apply refuses' "$T_TMP/gnexp/c/manifest.json")" = 3 ]; then
+	ok export_refuses_git_refused_names
+else
+	fail export_refuses_git_refused_names "git apply: $out"
+fi
+
 finish

@@ -311,6 +311,20 @@ PYEOF
 else
 	skip cpus_hold_the_sentry "no cpu controller we may use ($(id -un)): --cpus is not held"
 fi
+# (and moat-netd, which relays the guest's UDP, joins with it)
+if [ "$(field "$R" limits.cpus_by)" = cgroup ]; then
+	"$MOAT" run --cpus 0.5 --net allow=192.0.2.1:9 -- /bin/sh -c 'sleep 1; echo "$0"' "$T_MARK" </dev/null >/dev/null 2>&1 &
+	mpid=$!
+	netd=""
+	for ((i = 0; i < 40; i++)); do
+		netd=$(ps -eo pid=,ppid=,comm= | awk -v p="$mpid" '$2 == p && $3 == "moat-netd" {print $1}')
+		[ -n "$netd" ] && break
+		sleep 0.05
+	done
+	cg=$(grep -E '^[0-9]+:([^:]*,)?cpu(,[^:]*)?:' "/proc/$netd/cgroup" 2>/dev/null || grep '^0::' "/proc/$netd/cgroup" 2>/dev/null)
+	wait "$mpid"
+	case $cg in */moat-*) ok cpus_hold_netd ;; *) fail cpus_hold_netd "moat-netd [$netd]: $cg" ;; esac
+fi
 
 # kill(-1, SIGKILL) and kill(0, SIGKILL) from the guest reach only the
 # sandbox: a host process of the caller's survives and moat reports the

@@ -357,6 +357,55 @@ static int bad_name(const char *n)
 	return 0;
 }
 
+/* Names git apply's verify_path refuses, one of which fails the whole
+ * patch ("invalid path", nothing applied: red team 17, a guest's ".GIT"
+ * directory made every other change of the export unappliable): ".git" in
+ * any case (the exact ".git" is skipped as git metadata before this), with
+ * trailing dots or spaces or an NTFS stream (":..."), its 8.3 short name
+ * "git~1", and with the code points HFS+ ignores (core.protectHFS, macOS's
+ * default) inside; a symlink named ".gitmodules" in those forms too
+ * ("gitmod~1"). Refused as names a patch cannot carry. */
+static int hfs_ignorable(long c)
+{
+	return (c >= 0x200c && c <= 0x200f) || (c >= 0x202a && c <= 0x202e) ||
+	       (c >= 0x206a && c <= 0x206f) || c == 0xfeff;
+}
+
+static int git_refuses(const char *n, int is_link)
+{
+	char f[NAME_MAX + 1];
+	size_t k = 0;
+
+	/* folded: ASCII lower case, HFS+ ignorables dropped */
+	for (const unsigned char *p = (const unsigned char *)n; *p && k < sizeof f - 1;) {
+		int l;
+		long c = utf8_at(p, &l);
+		if (c < 0)
+			return 0; /* (no UTF-8: refused by bad_name) */
+		if (!hfs_ignorable(c)) {
+			if (l == 1)
+				f[k++] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+			else
+				for (int i = 0; i < l && k < sizeof f - 1; i++)
+					f[k++] = (char)p[i];
+		}
+		p += l;
+	}
+	f[k] = 0;
+	/* NTFS: trailing dots and spaces are not part of the name, nor is a
+	 * stream after ':' */
+	char *colon = strchr(f, ':');
+	if (colon)
+		*colon = 0;
+	while (k && (f[k - 1] == '.' || f[k - 1] == ' '))
+		f[--k] = 0;
+	if (!k)
+		return 0;
+	if (!strcmp(f, ".git") || !strcmp(f, "git~1"))
+		return 1;
+	return is_link && (!strcmp(f, ".gitmodules") || !strncmp(f, "gitmod~", 7));
+}
+
 /* ---- the walk ---- */
 
 static void delete_tree(struct ctx *x, const struct gofer_srv_export *e, const char *rel,
@@ -451,6 +500,8 @@ static void upper_file(struct ctx *x, const struct gofer_srv_export *e, const ch
 		why = "device node";
 	else if (bad_name(name))
 		why = "name a patch cannot carry";
+	else if (git_refuses(name, S_ISLNK(ust->st_mode)))
+		why = "name git apply refuses (.git in another form): the whole patch would fail";
 	if (!why && S_ISLNK(ust->st_mode)) {
 		char t[PATH_MAX];
 		ssize_t n = readlink_at(e->upperfd, rel, t, sizeof t - 1);
@@ -560,6 +611,22 @@ static void delete_tree(struct ctx *x, const struct gofer_srv_export *e, const c
 {
 	if (hidden(e, rel) || sealed_lower(x, e, rel, lst))
 		return;
+	/* a lower name is the host's, yet its deletion (or a rename from it)
+	 * puts it in the patch as well: one a patch cannot carry (a newline
+	 * and a forged `diff --git` header after it, a terminal's escape) is
+	 * refused like an upper one, with everything beneath it (red team 17:
+	 * a guest's rm -rf of a host tree whose names spelled a new file's
+	 * header gave git apply a patch that made a file the manifest never
+	 * named) */
+	const char *base = strrchr(rel, '/');
+	if (bad_name(base ? base + 1 : rel)) {
+		refuse(x, e, rel, "name a patch cannot carry");
+		return;
+	}
+	if (git_refuses(base ? base + 1 : rel, S_ISLNK(lst->st_mode))) {
+		refuse(x, e, rel, "name git apply refuses (.git in another form): the whole patch would fail");
+		return;
+	}
 	if (S_ISDIR(lst->st_mode)) {
 		size_t n;
 		char **v = list_dir(e->lowerfd, rel, &n);
@@ -667,6 +734,9 @@ static void diff_dir(struct ctx *x, const struct gofer_srv_export *e, const char
 			}
 			if (bad_name(u[i])) {
 				refuse(x, e, cr, "name a patch cannot carry");
+			} else if (git_refuses(u[i], 0)) {
+				refuse(x, e, cr, "name git apply refuses (.git in another form): the whole "
+					 "patch would fail");
 			} else {
 				if (hl && !lower_dir)
 					delete_tree(x, e, cr, &lst);

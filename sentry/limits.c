@@ -74,6 +74,8 @@ struct limits {
 	int procs_fd[CG_MAX];
 	int nprocs;
 	int mem_procs;                  /* index of the memory controller's cgroup.procs, -1 none */
+	int cpu_dir[2];                 /* v1: indexes of the cpu and cpuacct dirs, -1 none */
+	char home[CG_MAX][PATH_MAX];    /* moat's own cgroup in each dir's hierarchy */
 	int mem_ok, pids_ok, cpu_ok;    /* the cgroup holds this limit */
 	int mem_events_fd, mem_peak_fd, pids_events_fd, cpu_stat_fd;
 	long clk_tck;
@@ -100,6 +102,7 @@ struct limits {
 	int result_fd;
 	int result_written;
 	pid_t sentry_pid;
+	pid_t relays[2];                /* moat-netd, moat-broker: join with the sentry */
 };
 
 /* v2: the gofer shares the sandbox's cgroup (limits_attach_gofer): room in
@@ -229,6 +232,7 @@ static int setup_v2(struct limits *l, const char *root)
 		return -1;
 	/* a sibling of our own cgroup (our parent has no processes of its
 	 * own), or the root cgroup when we are in it */
+	snprintf(l->home[0], sizeof l->home[0], "%s%s", root, strcmp(own, "/") ? own : "");
 	char *slash = strrchr(own, '/');
 	if (slash && slash != own)
 		*slash = 0;
@@ -285,7 +289,9 @@ static int setup_v2(struct limits *l, const char *root)
 			 * threads when it is in this cgroup too (with
 			 * --memory: limits_attach_gofer; the sentry's task
 			 * table holds --pids either way) */
-			snprintf(v, sizeof v, "%lu", c->pids + 2 + (c->memory ? GOFER_PIDS_SLACK + c->pids : 0));
+			/* (and the sentry's threads, limits_attach: as many) */
+			snprintf(v, sizeof v, "%lu", c->pids + 2 +
+				 (c->memory || c->cpus_milli ? 2 * (GOFER_PIDS_SLACK + c->pids) : 0));
 			l->pids_ok = write_at(d, "pids.max", v) == 0;
 		}
 		l->pids_events_fd = open_at(d, "pids.events", O_RDONLY);
@@ -338,8 +344,11 @@ static int setup_v1(struct limits *l)
 				continue;
 			}
 			seen[nseen++] = st;
+			snprintf(l->home[l->nprocs], PATH_MAX, "%s%s", mnt, own);
 			if (i == 0)
 				l->mem_procs = l->nprocs;
+			if (i >= 2)
+				l->cpu_dir[i - 2] = l->nprocs;
 			l->procs_fd[l->nprocs++] = pfd;
 			l->ndirs++;
 		}
@@ -374,6 +383,24 @@ static int setup_v1(struct limits *l)
 	return 0;
 }
 
+/* Does the cgroup of procs fd / dir i take moat's own processes, the gofer
+ * and the sentry (limits_attach_gofer, limits_attach)? The memory one with
+ * --memory, the cpu (and cpuacct) one with --cpus: the gofer allocates the
+ * guest's layers, and the sentry's workers spend CPU and memory on each
+ * trapped call. Before red team 17 the sentry stayed in moat's own cgroup:
+ * under --cpus 0.1 four guest processes stat()ing a 4000-byte path of
+ * "/bin/.." took 0.97 of a CPU in the sentry (the guest's own 0.03), and
+ * 824 guest threads waiting in FIFO opens held 58 MB of sentry workers
+ * outside --memory 64M. Never the pids one (v1): --pids counts guest
+ * tasks. */
+static int moat_joins(const struct limits *l, int i)
+{
+	if (l->cgv == 2)
+		return i == 0 && (l->cfg->memory || l->cfg->cpus_milli);
+	return (i == l->mem_procs && l->cfg->memory) ||
+	       ((i == l->cpu_dir[0] || i == l->cpu_dir[1]) && l->cfg->cpus_milli);
+}
+
 /* The cleanup helper: the caller's privilege, no channel but a pipe whose
  * end is all it waits for. */
 static _Noreturn void helper_main(struct limits *l, int rfd)
@@ -390,6 +417,21 @@ static _Noreturn void helper_main(struct limits *l, int rfd)
 	char c;
 	while (read(rfd, &c, 1) < 0 && errno == EINTR)
 		;
+	/* the sentry (limits_attach) back home first: it waits for us (or
+	 * is gone; while it is our parent its pid is its own), and a cgroup
+	 * it were still in would be neither removed nor killed with it */
+	if (getppid() == l->sentry_pid)
+		for (int i = 0; i < l->ndirs; i++)
+			if (moat_joins(l, i) && l->home[i][0]) {
+				char p[PATH_MAX + 32], v[32];
+				snprintf(p, sizeof p, "%s/cgroup.procs", l->home[i]);
+				snprintf(v, sizeof v, "%d", (int)l->sentry_pid);
+				int fd = open(p, O_WRONLY | O_CLOEXEC);
+				if (fd >= 0) {
+					(void)!write(fd, v, strlen(v));
+					close(fd);
+				}
+			}
 	double end = now_ms() + CG_CLEANUP_MS;
 	for (int i = 0; i < l->ndirs; i++) {
 		const char *d = l->dirs[i];
@@ -474,6 +516,7 @@ struct limits *limits_setup(const struct sentry_config *cfg, struct sandbox *sb,
 {
 	struct limits *l = xcalloc(1, sizeof *l);
 	l->mem_procs = -1;
+	l->cpu_dir[0] = l->cpu_dir[1] = -1;
 	l->cfg = cfg;
 	l->sb = sb;
 	l->t0 = t0;
@@ -589,13 +632,28 @@ int limits_memory_by_cgroup(const void *limits)
 void limits_attach_gofer(void *limits, pid_t gofer_pid)
 {
 	struct limits *l = limits;
-	if (!l || !l->cgv || l->mem_procs < 0 || !l->cfg->memory)
+	if (!l || !l->cgv)
 		return;
 	char v[32];
 	int n = snprintf(v, sizeof v, "%d", (int)gofer_pid);
-	if (write(l->procs_fd[l->mem_procs], v, n) != n)
-		warnx_("cannot move the gofer into the sandbox's memory cgroup (%s): its layers are not "
-		       "counted by --memory", strerror(errno));
+	for (int i = 0; i < l->nprocs; i++)
+		if (moat_joins(l, i) && write(l->procs_fd[i], v, n) != n)
+			warnx_("cannot move the gofer into the sandbox's cgroup (%s): its work is not "
+			       "counted by --memory/--cpus", strerror(errno));
+}
+
+/* moat-netd and moat-broker, forked before moat-init: they relay the
+ * guest's traffic, so they join the sandbox's cgroups with the sentry
+ * (limits_attach; killed with the cgroup at the end, after the audit
+ * drain, as helpers_reap would) */
+void limits_note_relay(void *limits, pid_t pid)
+{
+	struct limits *l = limits;
+	for (int i = 0; l && pid > 0 && i < 2; i++)
+		if (l->relays[i] <= 0) {
+			l->relays[i] = pid;
+			return;
+		}
 }
 
 int limits_attach(void *limits, pid_t init_pid, char *err, size_t errlen)
@@ -616,6 +674,23 @@ int limits_attach(void *limits, pid_t init_pid, char *err, size_t errlen)
 		if (!e && write(l->procs_fd[i], v, n) != n) {
 			e = errno ? errno : EIO;
 			snprintf(err, errlen, "cannot move the sandbox into its cgroup: %s", strerror(e));
+		}
+		/* the sentry too, where it works for the guest (moat_joins;
+		 * the helper moves it back before it removes the cgroup) */
+		char sv[32];
+		int sn = snprintf(sv, sizeof sv, "%d", (int)getpid());
+		if (!e && moat_joins(l, i) && write(l->procs_fd[i], sv, sn) != sn) {
+			e = errno ? errno : EIO;
+			snprintf(err, errlen, "cannot move the sentry into the sandbox's cgroup: %s",
+				 strerror(e));
+		}
+		for (int k = 0; !e && k < 2; k++) {
+			if (l->relays[k] <= 0 || !moat_joins(l, i))
+				continue;
+			sn = snprintf(sv, sizeof sv, "%d", (int)l->relays[k]);
+			if (write(l->procs_fd[i], sv, sn) != sn)
+				warnx_("cannot move moat-netd/moat-broker into the sandbox's cgroup (%s)",
+				       strerror(errno));
 		}
 		/* These fds were opened with the caller's privilege, which the
 		 * kernel checks at write time (v1 and v2 use the opener's

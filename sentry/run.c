@@ -517,6 +517,7 @@ int sentry_run(const struct sentry_config *cfg)
 		if (bp < 0)
 			die("%s", err);
 		helper_note(bp);
+		limits_note_relay(lim, bp); /* (joins the sandbox's cgroups with the sentry) */
 		start_end();
 		explicit_bzero(cfg->secrets, BROKER_MAX_SECRETS * sizeof *cfg->secrets);
 		munmap(cfg->secrets, BROKER_MAX_SECRETS * sizeof *cfg->secrets);
@@ -527,6 +528,7 @@ int sentry_run(const struct sentry_config *cfg)
 		if (np < 0)
 			die("%s", err);
 		helper_note(np);
+		limits_note_relay(lim, np);
 		start_end();
 	}
 	if (broker_chan >= 0)

@@ -215,6 +215,7 @@ int limits_attach(void *limits, pid_t init_pid, char *err, size_t errlen);
 int limits_memory_by_cgroup(const void *limits);
 /* The gofer into the sandbox's memory cgroup (before the privilege drop). */
 void limits_attach_gofer(void *limits, pid_t gofer_pid);
+void limits_note_relay(void *limits, pid_t pid);
 /* Once confined, before the tracer: the watchdog and output relay threads. */
 int limits_start(struct limits *l, char *err, size_t errlen);
 /* End the sandbox for a reason (SIGTERM to all, grace, SIGKILL of the init). */

@@ -718,4 +718,43 @@ else
 	fail export_no_terminal_controls "$(printf '%s' "$d" | cat -A | head -8)"
 fi
 
+
+# ---- 16. red team 17: a lower (host) name was never checked: a guest's
+#         rm -rf of host directories whose names, joined by "/", spelled a
+#         `diff --git` header put that header in changes.patch (its
+#         deletion's header and ---/+++ lines carry the path), and git
+#         apply made a file the manifest never named; now refused ----
+LN=$T_TMP/lowername
+mkdir -p "$LN" && chmod a+rwx "$LN"
+"$PY" -c '
+import os, sys
+p = sys.argv[1] + "/z b/z\n--- /dev/null\n+++ b/z\n@@ -0,0 +1,2 @@\n+pwned\n+x"
+os.makedirs(os.path.dirname(p)); open(p, "w").write("y\n"); open(sys.argv[1] + "/keep", "w").write("k\n")' "$LN"
+moat run --bind "$LN:/c:cow" --export "$T_TMP/lnexp" --workdir /c -- /bin/sh -c 'rm -rf "z b"' </dev/null >/dev/null 2>&1
+if [ -s "$T_TMP/lnexp/c/manifest.json" ] && ! grep -q 'pwned' "$T_TMP/lnexp/c/changes.patch" &&
+   grep -q 'name a patch cannot carry' "$T_TMP/lnexp/c/manifest.json" &&
+   "$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$T_TMP/lnexp/c/manifest.json" 2>/dev/null; then
+	ok export_refuses_bad_lower_name
+else
+	fail export_refuses_bad_lower_name "$(head -c 300 "$T_TMP/lnexp/c/changes.patch" 2>&1 | cat -A)"
+fi
+
+
+# ---- 17. red team 17: a name git apply's verify_path refuses (".git" in
+#         another case or form: ".GIT", ".git.", "GIT~1"; a ".gitmodules"
+#         symlink) failed the whole patch ("invalid path", nothing applied):
+#         one guest directory made every other change unappliable; now
+#         refused, and the rest applies ----
+GN=$T_TMP/gitname
+mkdir -p "$GN" && chmod a+rwx "$GN" && echo a >"$GN/a"
+moat run --bind "$GN:/c:cow" --export "$T_TMP/gnexp" --workdir /c -- /bin/sh -c \
+	'mkdir -p .GIT/hooks "s/.git." && echo x >.GIT/hooks/post-checkout && echo y >"s/.git./y" && ln -s a .gitmodules && echo ok >ok' </dev/null >/dev/null 2>&1
+rm -rf "$T_TMP/gncopy" && cp -a "$GN" "$T_TMP/gncopy"
+if out=$(cd "$T_TMP/gncopy" && git apply "$T_TMP/gnexp/c/changes.patch" 2>&1) && [ -f "$T_TMP/gncopy/ok" ] &&
+   [ ! -e "$T_TMP/gncopy/.GIT" ] && [ "$(grep -c 'git apply refuses' "$T_TMP/gnexp/c/manifest.json")" = 3 ]; then
+	ok export_refuses_git_refused_names
+else
+	fail export_refuses_git_refused_names "git apply: $out"
+fi
+
 finish

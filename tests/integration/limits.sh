@@ -263,12 +263,18 @@ mpid=$!
 for ((i = 0; i < 50; i++)); do pgrep -f -- "sleep 300; echo" >/dev/null && break; sleep 0.1; done
 sleep 0.2
 fds=$(ls -l "/proc/$mpid/fd" 2>/dev/null)
+# (and, red team 17, the sentry is in the sandbox's memory cgroup: its
+# workers' memory for the guest counts against --memory)
+memcg=$(grep -E '^[0-9]+:([^:]*,)?memory(,[^:]*)?:' "/proc/$mpid/cgroup" 2>/dev/null || grep '^0::' "/proc/$mpid/cgroup" 2>/dev/null)
 procs=$(printf '%s\n' "$fds" | grep -c 'moat-[0-9a-f]*/\(cgroup\.procs\|tasks\)$')
 counters=$(printf '%s\n' "$fds" | grep -c 'moat-[0-9a-f]*/[a-z]')
 kill -9 "$mpid"; { wait "$mpid"; } 2>/dev/null
 if [ -z "$fds" ]; then skip sentry_no_cgroup_procs_fd "cannot read /proc/$mpid/fd ($(id -un))"
 elif [ "$counters" -eq 0 ]; then skip sentry_no_cgroup_procs_fd "no cgroup for this sandbox ($(id -un))"
-else expect_eq sentry_no_cgroup_procs_fd "$procs" 0; fi
+else
+	expect_eq sentry_no_cgroup_procs_fd "$procs" 0
+	case $memcg in */moat-*) ok sentry_in_memory_cgroup ;; *) fail sentry_in_memory_cgroup "$memcg" ;; esac
+fi
 
 # --- --cpus 0.5: at most half a CPU ---
 run_limited cpus --cpus 0.5 --timeout 2s -- /bin/sh -c 'while :; do :; done' "$T_MARK"
@@ -280,6 +286,45 @@ else
 	skip cpus_half "no cpu controller we may use ($(id -un)): --cpus is not held"
 fi
 no_leftovers cpus
+
+# --- --cpus holds the sentry's work for the guest too (red team 17: the
+#     sentry stayed in moat's own cgroup, and under --cpus 0.1 four guest
+#     processes stat()ing a 4000-byte path of "/bin/.." took 0.97 of a CPU
+#     in it, the guest itself 0.03: the whole tree's CPU, moat's rusage of
+#     its children, against the quota) ---
+if [ "$(field "$R" limits.cpus_by)" = cgroup ]; then
+	t=$("$PY" - "$MOAT" "$T_MARK" <<'PYEOF'
+import resource, subprocess, sys, time
+g = "import os, time\np = '/usr' + '/bin/..' * 570\nos.fork(); os.fork()\nt = time.time()\nwhile time.time() - t < 1.2:\n    os.stat(p)\n"
+t0 = time.time()
+subprocess.run([sys.argv[1], "run", "--cpus", "0.2", "--timeout", "3s", "--", "/usr/bin/python3", "-c", g, sys.argv[2]],
+               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+w = time.time() - t0
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print("%.2f %.2f" % (ru.ru_utime + ru.ru_stime, w))
+PYEOF
+)
+	cpu=${t% *}; wall=${t#* }
+	# 0.2 of the wall, 30% over for the period's rounding, 0.3 s of set-up outside the cgroup
+	if "$PY" -c "import sys; sys.exit(0 if $cpu <= 0.2 * $wall * 1.3 + 0.3 else 1)"; then ok cpus_hold_the_sentry
+	else fail cpus_hold_the_sentry "cpu $cpu s in $wall s under --cpus 0.2"; fi
+else
+	skip cpus_hold_the_sentry "no cpu controller we may use ($(id -un)): --cpus is not held"
+fi
+# (and moat-netd, which relays the guest's UDP, joins with it)
+if [ "$(field "$R" limits.cpus_by)" = cgroup ]; then
+	"$MOAT" run --cpus 0.5 --net allow=192.0.2.1:9 -- /bin/sh -c 'sleep 1; echo "$0"' "$T_MARK" </dev/null >/dev/null 2>&1 &
+	mpid=$!
+	netd=""
+	for ((i = 0; i < 40; i++)); do
+		netd=$(ps -eo pid=,ppid=,comm= | awk -v p="$mpid" '$2 == p && $3 == "moat-netd" {print $1}')
+		[ -n "$netd" ] && break
+		sleep 0.05
+	done
+	cg=$(grep -E '^[0-9]+:([^:]*,)?cpu(,[^:]*)?:' "/proc/$netd/cgroup" 2>/dev/null || grep '^0::' "/proc/$netd/cgroup" 2>/dev/null)
+	wait "$mpid"
+	case $cg in */moat-*) ok cpus_hold_netd ;; *) fail cpus_hold_netd "moat-netd [$netd]: $cg" ;; esac
+fi
 
 # kill(-1, SIGKILL) and kill(0, SIGKILL) from the guest reach only the
 # sandbox: a host process of the caller's survives and moat reports the

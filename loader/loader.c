@@ -680,10 +680,17 @@ void loader_main(uintptr_t *sp)
 	if (is_err(r))
 		die("cannot get the exec info", r);
 	info = (struct moat_exec_info *)buf;
-	if ((size_t)r < sizeof(*info) || (size_t)r > sizeof(buf) ||
-	    info->magic != MOAT_EXEC_MAGIC ||
+	if (info->magic != MOAT_EXEC_MAGIC ||
 	    info->version != MOAT_EXEC_VERSION ||
-	    info->strings_len > (size_t)r - sizeof(*info))
+	    info->len < sizeof(*info) || info->len > sizeof(buf) ||
+	    info->strings_len > info->len - sizeof(*info))
+		die("bad exec info", -EINVAL);
+	/* the fd installed with the answer: the call's return value */
+	if (info->interp_fd == MOAT_EXEC_FD_RET)
+		info->interp_fd = (int32_t)r;
+	else if (info->prog_fd == MOAT_EXEC_FD_RET)
+		info->prog_fd = (int32_t)r;
+	if (info->prog_fd < 0)
 		die("bad exec info", -EINVAL);
 	if (info->prefix_count)
 		info_str(info, info->prefix_off, info->prefix_count);

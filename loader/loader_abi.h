@@ -11,8 +11,11 @@
  * The loader (freestanding static-pie, no libc) then calls
  *     syscall(MOAT_SYS_LOADER, MOAT_LOADER_GET, buf, buflen)
  * The seccomp filter sends this unknown syscall number to the sentry, which
- * installs the pending fds into the loader (SECCOMP_IOCTL_NOTIF_ADDFD), fills
- * buf with a struct moat_exec_info and returns the number of bytes written
+ * fills buf with a struct moat_exec_info, installs the pending fds into the
+ * loader (SECCOMP_IOCTL_NOTIF_ADDFD) and returns the number of the last fd
+ * it installed, with that install (ADDFD_FLAG_SEND: one wake-up of the
+ * loader fewer than an install and a separate answer); the info names that
+ * fd MOAT_EXEC_FD_RET (the interpreter's, or a static program's own)
  * (or -errno; -ENOSYS unless the task has a pending exec and this is the
  * first such call since its PTRACE_EVENT_EXEC: the sentry serves it once,
  * to the image the exec just started; a failed exec drops the pending
@@ -71,8 +74,11 @@
 #define MOAT_LOADER_GET 1
 
 #define MOAT_EXEC_MAGIC 0x6d6f6174u /* "moat" */
-#define MOAT_EXEC_VERSION 1
+#define MOAT_EXEC_VERSION 2
 #define MOAT_EXEC_INFO_MAX 65536
+/* prog_fd or interp_fd: the fd is the call's return value (installed with
+ * the answer, after the info was written) */
+#define MOAT_EXEC_FD_RET (-2)
 
 /* Filled by the sentry into the loader's buffer (the loader passes
  * MOAT_EXEC_INFO_MAX bytes; a sentry whose info does not fit returns
@@ -83,8 +89,11 @@
 struct moat_exec_info {
 	uint32_t magic;        /* MOAT_EXEC_MAGIC */
 	uint32_t version;      /* MOAT_EXEC_VERSION */
-	int32_t prog_fd;       /* ELF to run, installed in the loader (cloexec) */
-	int32_t interp_fd;     /* its PT_INTERP, or -1 for a static binary */
+	uint32_t len;          /* bytes of the info written (this header and strings[]) */
+	int32_t prog_fd;       /* ELF to run, installed in the loader (cloexec), or
+				* MOAT_EXEC_FD_RET */
+	int32_t interp_fd;     /* its PT_INTERP (or MOAT_EXEC_FD_RET), or -1 for a
+				* static binary */
 	uint32_t prefix_count; /* argv strings to put first (#! interpreters) */
 	uint32_t skip;         /* how many of the loader's own argv to drop */
 	uint32_t prefix_off;   /* offset in strings[] of prefix_count NUL-terminated strings */

@@ -442,22 +442,29 @@ long exec_loader_call(struct sc_call *c)
 	info->comm_off = info->execfn_off + execfn_len;
 	memcpy(info->strings + info->comm_off, p->comm, comm_len);
 	info->strings_len = p->strings_len + execfn_len + comm_len;
-	int pfd = platform_unotify.addfd(c->notify_fd, c->id, p->prog_fd, O_CLOEXEC, -1, 0);
-	int ifd = -1;
-	if (pfd >= 0 && p->interp_fd >= 0)
-		ifd = platform_unotify.addfd(c->notify_fd, c->id, p->interp_fd, O_CLOEXEC, -1, 0);
-	if (pfd < 0 || (p->interp_fd >= 0 && ifd < 0)) {
-		ret = pfd < 0 ? pfd : ifd;
-		free(info);
-		goto out;
+	info->len = (uint32_t)total;
+	/* The last fd goes in with the answer (the pipeline's ADDFD_FLAG_SEND:
+	 * c->out_fd), so the info names it MOAT_EXEC_FD_RET: the loader's call
+	 * returns its number. Before, both fds were installed without SEND and
+	 * the answer sent after (each install a wake-up of the loader and one
+	 * back: five switches on the exec's path where there are now three,
+	 * one for a static program). */
+	int pfd = MOAT_EXEC_FD_RET, *last = &p->prog_fd;
+	if (p->interp_fd >= 0) {
+		pfd = platform_unotify.addfd(c->notify_fd, c->id, p->prog_fd, O_CLOEXEC, -1, 0);
+		if (pfd < 0) {
+			ret = pfd;
+			free(info);
+			goto out;
+		}
+		last = &p->interp_fd;
 	}
 	info->prog_fd = pfd;
-	info->interp_fd = ifd;
+	info->interp_fd = p->interp_fd >= 0 ? MOAT_EXEC_FD_RET : -1;
 	ret = sc_write_guest(c, c->args[1], info, total);
 	free(info);
 	if (ret == 0) {
 		struct stat pst;
-		ret = (long)total;
 		pthread_mutex_lock(&t->lock);
 		snprintf(t->exe, sizeof t->exe, "%s", p->exe);
 		snprintf(t->comm, sizeof t->comm, "%s", p->comm);
@@ -473,6 +480,10 @@ long exec_loader_call(struct sc_call *c)
 		cred_exec(&t->cred); /* saved ids, fsuid and capabilities after execve */
 		pthread_mutex_unlock(&t->lock);
 		snprintf(c->note, sizeof c->note, "%.120s", p->exe);
+		/* the pipeline installs it (ADDFD_FLAG_SEND) and closes it */
+		c->out_fd = *last;
+		c->out_fd_flags = O_CLOEXEC;
+		*last = -1;
 	}
 out:
 	exec_pexec_free(p);

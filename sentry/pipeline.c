@@ -363,8 +363,7 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 		ret = exec_loader_call(c);
 		if (ret == -ENOSYS)
 			decision = DEC_DENY;
-		plat->reply(g_nfd, c->id, ret);
-		goto audit;
+		goto reply; /* its last fd goes in with the answer (c->out_fd) */
 	}
 	if (e->cls == SC_EXEC && n->nr == __NR_connect && netconn_strict()) {
 		/* with moat-netd, connect is a user notification (run.c),

@@ -159,11 +159,11 @@ struct pending {
 	int used;
 };
 
-static int add_fd(int listener, uint64_t id, int fd)
+static int add_fd(int listener, uint64_t id, int fd, int send)
 {
 	struct seccomp_notif_addfd add = {
 		.id = id,
-		.flags = 0,
+		.flags = send ? SECCOMP_ADDFD_FLAG_SEND : 0,
 		.srcfd = (uint32_t)fd,
 		.newfd = 0,
 		.newfd_flags = O_CLOEXEC,
@@ -172,9 +172,13 @@ static int add_fd(int listener, uint64_t id, int fd)
 	return ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
 }
 
-/* Serve one notification; the reply's value or -errno. */
+/* Serve one notification; the reply's value or -errno. As the sentry
+ * (exec_loader_call): the last fd (the interpreter's, or a static
+ * program's own) is installed with the answer (ADDFD_FLAG_SEND), after the
+ * info is written, and the info names it MOAT_EXEC_FD_RET; *sent is then
+ * set (the answer is given: no SEND after). */
 static int64_t serve(int listener, struct pending *p,
-		     const struct seccomp_notif *req)
+		     const struct seccomp_notif *req, int *sent)
 {
 	static char buf[MOAT_EXEC_INFO_MAX];
 	struct moat_exec_info *info = (struct moat_exec_info *)buf;
@@ -187,13 +191,12 @@ static int64_t serve(int listener, struct pending *p,
 	if (p->used)
 		return -ENOENT;
 
-	pfd = add_fd(listener, req->id, p->prog_fd);
-	if (pfd < 0)
-		return -errno;
+	pfd = MOAT_EXEC_FD_RET;
 	if (p->interp_fd >= 0) {
-		ifd = add_fd(listener, req->id, p->interp_fd);
-		if (ifd < 0)
+		pfd = add_fd(listener, req->id, p->prog_fd, 0);
+		if (pfd < 0)
 			return -errno;
+		ifd = MOAT_EXEC_FD_RET;
 	}
 	memset(buf, 0, sizeof(*info));
 	info->magic = MOAT_EXEC_MAGIC;
@@ -229,6 +232,7 @@ static int64_t serve(int listener, struct pending *p,
 	len = sizeof(*info) + off;
 	if (len > req->data.args[2])
 		return -E2BIG;
+	info->len = (uint32_t)len;
 
 	struct iovec local = { .iov_base = buf, .iov_len = len };
 	struct iovec remote = { .iov_base = (void *)req->data.args[1],
@@ -237,7 +241,10 @@ static int64_t serve(int listener, struct pending *p,
 	if (process_vm_writev(req->pid, &local, 1, &remote, 1, 0) !=
 	    (ssize_t)len)
 		return -EFAULT;
-	return (int64_t)len;
+	*sent = 1;
+	int last = add_fd(listener, req->id,
+			  p->interp_fd >= 0 ? p->interp_fd : p->prog_fd, 1);
+	return last < 0 ? -errno : last;
 }
 
 int main(int argc, char **argv)
@@ -339,7 +346,8 @@ int main(int argc, char **argv)
 				continue; /* the task died meanwhile */
 			memset(&resp, 0, sizeof(resp));
 			resp.id = req.id;
-			int64_t r = serve(listener, &p, &req);
+			int sent = 0;
+			int64_t r = serve(listener, &p, &req, &sent);
 
 			if (r < 0)
 				resp.error = (int32_t)r;
@@ -347,8 +355,11 @@ int main(int argc, char **argv)
 				resp.val = r;
 			/* the pending exec is consumed only by a reply that
 			 * reached the task (an interrupted call comes back) */
-			if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) == 0 &&
-			    r >= 0)
+			if (sent && r >= 0)
+				p.used = 1;
+			else if (!(sent && r == -ENOENT) &&
+				 ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) == 0 &&
+				 r >= 0)
 				p.used = 1;
 		} else if (pfd[0].revents) {
 			/* POLLHUP: no task left in the filter. */

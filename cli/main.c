@@ -370,10 +370,14 @@ static void setup_secrets(struct sentry_config *c, const char *const *specs, int
 	c->nsecrets = n;
 }
 
+static sigset_t caller_blocked, caller_ignored;
+
 static int cmd_run(int argc, char **argv)
 {
 	struct sentry_config c;
 	memset(&c, 0, sizeof c);
+	c.caller_blocked = caller_blocked;
+	c.caller_ignored = caller_ignored;
 	c.audit_max_bytes = AUDIT_DEFAULT_MAX_BYTES;
 	c.audit_rate = AUDIT_DEFAULT_RATE;
 	c.export_max_files = 10000;
@@ -666,6 +670,15 @@ static int cmd_syscalls(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	/* what a native exec would hand the program, before anything of
+	 * ours changes it */
+	sigprocmask(SIG_SETMASK, NULL, &caller_blocked);
+	sigemptyset(&caller_ignored);
+	for (int s = 1; s < NSIG; s++) {
+		struct sigaction sa;
+		if (sigaction(s, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+			sigaddset(&caller_ignored, s);
+	}
 	if (getenv("MOAT_DEBUG"))
 		moat_debug = 1;
 	/* Nothing the caller left open beyond stdio stays with us: the sentry

@@ -27,6 +27,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <signal.h>
 #include <sys/types.h>
 
 struct sandbox;
@@ -50,6 +51,10 @@ struct bind_spec {
 #define MAX_ENV 256
 
 struct sentry_config {
+	/* the caller's blocked signals and ignored dispositions when moat
+	 * started: the program gets them, as across a native exec (nohup,
+	 * a shell's background job: SIGINT and SIGQUIT ignored) */
+	sigset_t caller_blocked, caller_ignored;
 	const char *root;                 /* --root, or NULL for the system view */
 	struct bind_spec binds[MAX_BINDS];
 	int nbinds;

@@ -117,10 +117,18 @@ static _Noreturn void program_main(const struct spawn_args *a, int sock)
 	drop_caps();
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(sock, "no_new_privs");
-	sigset_t none;
-	sigemptyset(&none);
+	/* the program starts as a native exec by the caller would: the
+	 * caller's ignored signals ignored, its mask (set below, once the
+	 * tracer holds the listener); every other disposition the default */
+	sigset_t mask;
+	sigemptyset(&mask);
+	if (a->prog_blocked)
+		mask = *a->prog_blocked;
+	sigdelset(&mask, SIGKILL);
+	sigdelset(&mask, SIGSTOP);
 	for (int s = 1; s < NSIG; s++)
-		signal(s, SIG_DFL);
+		signal(s, a->prog_ignored && sigismember(a->prog_ignored, s) == 1 &&
+				  s != SIGKILL && s != SIGSTOP ? SIG_IGN : SIG_DFL);
 	/* (tests: widen the window before the listener is sent, where a
 	 * signal once held the program and the tracer until --kill-after) */
 	const char *dl = getenv("MOAT_TEST_LISTENER_DELAY_MS");
@@ -142,7 +150,7 @@ static _Noreturn void program_main(const struct spawn_args *a, int sock)
 		_exit(127);
 	/* the tracer has it and waits for stops again: a pending signal
 	 * (blocked since before the fork) is delivered now, through it */
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	sigprocmask(SIG_SETMASK, &mask, NULL);
 	close(lfd);
 	syscall(SYS_close_range, 3, ~0U, 0);
 	execve(a->argv[0], a->argv, a->envp);

@@ -3,6 +3,7 @@
 #define MOAT_SENTRY_SPAWN_H
 
 #include <linux/filter.h>
+#include <signal.h>
 #include <sys/types.h>
 
 struct spawn_args {
@@ -23,6 +24,8 @@ struct spawn_args {
 	const unsigned char *loader;  /* loader image */
 	size_t loader_len;
 	int dns_stub;                /* --net allow=: the init binds 127.0.0.53:53/udp in the guest netns */
+	const sigset_t *prog_blocked;  /* the program's signal mask and ignored signals at exec */
+	const sigset_t *prog_ignored;  /* (the caller's: sentry_config), or NULL: none */
 };
 
 struct spawn_result {

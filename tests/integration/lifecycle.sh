@@ -296,4 +296,19 @@ out=$(mrun sh -c 'kill -TERM 1; kill -INT 1; kill -HUP 1; kill -QUIT 1; sleep 0.
 SANITY=1 expect_eq init_ignores_guest_signals "$out" "alive
 rc 0"
 
+# The program starts with the caller's blocked and ignored signals, as a
+# native exec would (nohup; a shell's background job ignores SIGINT and
+# SIGQUIT): before, moat reset them all, and `nohup moat run ...` let a
+# hang-up end the program.
+sigs() { "$PY" -c 'import os, signal, sys
+signal.signal(signal.SIGHUP, signal.SIG_IGN); signal.signal(signal.SIGQUIT, signal.SIG_IGN)
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR2])
+os.execvp(sys.argv[1], sys.argv[1:])' "$@"; }
+want=$(sigs grep -E '^Sig(Blk|Ign)' /proc/self/status)
+out=$(timeout -k 5 "${MOAT_TIMEOUT:-120}" "$PY" -c 'import os, signal, sys
+signal.signal(signal.SIGHUP, signal.SIG_IGN); signal.signal(signal.SIGQUIT, signal.SIG_IGN)
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR2])
+os.execvp(sys.argv[1], sys.argv[1:])' "$MOAT" run -- grep -E '^Sig(Blk|Ign)' /proc/self/status 2>&1 </dev/null)
+SANITY=1 expect_eq caller_signal_dispositions "$out" "$want"
+
 finish

@@ -438,6 +438,8 @@ static int sig_restart(struct sandbox *sb, struct task *t, pid_t tid, int sig)
 	return 0;
 }
 
+static void event_stop(struct tracer *tr, struct task *t, int sig);
+
 static void init_stop(struct tracer *tr, pid_t tid, int sig, int ev)
 {
 	struct tracer_args *a = tr->a;
@@ -454,14 +456,16 @@ static void init_stop(struct tracer *tr, pid_t tid, int sig, int ev)
 		m->initial = 1;
 		m->vtid = m->vtgid = 2; /* the init's first child */
 		m->vppid = 1;
-		if (take_early(tr, tr->main_pid)) {
-			m->pt_state = 1;
-			ptrace(PTRACE_CONT, tr->main_pid, 0, 0);
-		}
-		task_put(m);
+		int early = take_early(tr, tr->main_pid);
 		*a->forward_to = tr->main_pid;
 		/* the init is done with: it only reaps from now on */
 		ptrace(PTRACE_DETACH, tid, 0, 0);
+		/* its first stop came first: released here, and its listener
+		 * taken, as when that stop comes after this event (before,
+		 * it was resumed without its listener ever being taken) */
+		if (early)
+			event_stop(tr, m, SIGTRAP);
+		task_put(m);
 	} else if (ev == PTRACE_EVENT_STOP) {
 		ptrace(PTRACE_CONT, tid, 0, 0);
 	} else {
@@ -582,6 +586,12 @@ static void event_stop(struct tracer *tr, struct task *t, int sig)
 		if (tid == tr->main_pid && tr->listener < 0) {
 			/* the program installs its filter next and sends the listener */
 			ptrace(PTRACE_CONT, tid, 0, 0);
+			if (a->on_release) {
+				/* the rest of our set-up, beside the program's */
+				void (*f)(void *) = a->on_release;
+				a->on_release = NULL;
+				f(a->on_release_arg);
+			}
 			int fds[1], nfd = 1;
 			char buf[256];
 			long n = recv_fds(a->sync_sock, buf, sizeof buf - 1, fds, &nfd);

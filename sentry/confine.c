@@ -10,8 +10,8 @@
  *               syscalls/sys_file.c return_reopened)
  *   readlinkat  any dirfd: link text only (fs/directfs.c reads a
  *               symlink's target from its own O_PATH|O_NOFOLLOW fd,
- *               readlinkat(fd, "")); every path resolves in our root or in
- *               the sandbox's own mounts, below
+ *               readlinkat(fd, "")); see confine_rules.c for where a
+ *               path from other fds resolves
  *   newfstatat  AT_EMPTY_PATH (fstat of a held fd)
  *   openat2     dirfd == an export root fd (direct file access,
  *               fs/directfs.c; what confines it is the mount layer, below:

@@ -103,11 +103,12 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 	}
 	/* readlinkat on any fd: a symlink's target read from the O_PATH |
 	 * O_NOFOLLOW fd of the symlink itself (fs/directfs.c, readlinkat(fd,
-	 * "")), besides the guest procfs and the export roots. It reads link
-	 * text only, never a file's data, and every path from any fd the
-	 * sentry holds resolves in its root (exports with their hidden names
-	 * masked, the guest's procfs) or in the sandbox's own mounts (a
-	 * guest fd the gofer opened), never the host's tree */
+	 * "")), besides the guest procfs and the export roots. Link text
+	 * only, never a file's data; our own fds resolve in our root, a guest
+	 * fd the gofer opened in the gofer's tree, and a directory the caller
+	 * gave as stdio in the host's, where newfstatat(fd, path,
+	 * AT_EMPTY_PATH) below already tells every name's metadata
+	 * (ARCHITECTURE "Start-up", the ppy2 round) */
 	if (!rc)
 		rc = rule(ctx, SCMP_SYS(readlinkat), 0, NULL);
 	/* a guest socket's classic BPF filter, made here on the pinned file

@@ -179,9 +179,12 @@ int vfs_direct_restat(struct vfs *v, const struct vfs_mount *m, const char *rel,
  * gofer round trip either. The fd is the name itself (O_PATH|O_NOFOLLOW,
  * every component beneath the root, no symlink, no mount crossed: what the
  * gofer's lstat would have stat'ed); a symlink, any other type, or an
- * inode of another device is 0 (the gofer's, as before). */
+ * inode of another device is 0 (the gofer's, as before). With link
+ * (linklen bytes), a symlink is VFS_PRESENT_LINK with its lstat in *st and
+ * its target in link, read from that same fd (readlinkat(fd, "")): the
+ * shared libraries' and python's symlinks needed a gofer walk each. */
 int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel,
-		      struct stat *st)
+		      struct stat *st, char *link, size_t linklen)
 {
 	if (m->dev || m->export < 0 || (size_t)m->export >= v->ndroots ||
 	    v->droots[m->export] < 0 || !*rel)
@@ -194,10 +197,22 @@ int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel,
 	if (f >= 0) {
 		int r = 0;
 		struct stat fst;
-		if (st && v->direct_owner && !m->private_fs && fstat(f, &fst) == 0 &&
-		    (S_ISREG(fst.st_mode) || S_ISDIR(fst.st_mode))) {
+		int known = st && v->direct_owner && !m->private_fs && fstat(f, &fst) == 0;
+		if (known && (S_ISREG(fst.st_mode) || S_ISDIR(fst.st_mode))) {
 			*st = fst;
 			r = VFS_PRESENT_STAT;
+		} else if (known && link && S_ISLNK(fst.st_mode) && fst.st_size > 0 &&
+			   (size_t)fst.st_size < linklen) {
+			/* the symlink itself (the fd is it: O_NOFOLLOW, nothing
+			 * followed on the way): its target, as the gofer's
+			 * readlink would read it; a target that changed length
+			 * meanwhile is the gofer's */
+			ssize_t n = readlinkat(f, "", link, linklen);
+			if (n == fst.st_size) {
+				link[n] = 0;
+				*st = fst;
+				r = VFS_PRESENT_LINK;
+			}
 		}
 		close(f);
 		return r;

@@ -1958,13 +1958,15 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		return 0;
 	/* taken before the backend answers: see dcache.h */
 	unsigned long gen = dcache_gen(v->dc);
-	int da = vfs_direct_absent(v, m, rel, st);
+	char dlink[PATH_MAX];
+	/* (a shared mount caches nothing: its symlink's target is the gofer's) */
+	int da = vfs_direct_absent(v, m, rel, st, m->shared ? NULL : dlink, sizeof dlink);
 	if (da == 1) {
 		mnt_dc_neg(v, gen, m, rel);
 		return 0;
 	}
-	if (da == VFS_PRESENT_STAT) {
-		be_put(v, gen, m, rel, st, NULL); /* maps *st's ids */
+	if (da == VFS_PRESENT_STAT || da == VFS_PRESENT_LINK) {
+		be_put(v, gen, m, rel, st, da == VFS_PRESENT_LINK ? dlink : NULL); /* maps *st's ids */
 		return 1;
 	}
 	/* The name an O_CREAT open is about to make, in a directory the

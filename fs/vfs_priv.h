@@ -82,8 +82,9 @@ void vfs_scratch_end(struct vfs_shared_scratch *prev);
 int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd, struct stat *st);
 #define VFS_ABSENT_DENIED 2
 #define VFS_PRESENT_STAT 3
+#define VFS_PRESENT_LINK 4
 int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel,
-		      struct stat *st);
+		      struct stat *st, char *link, size_t linklen);
 int vfs_direct_restat(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		      const struct stat *cst, struct stat *st);
 

@@ -8,9 +8,12 @@
  *   openat      dirfd == the guest pid namespace's procfs fd, O_RDONLY, or
  *               access mode 3 (no read, no write: an O_PATH open's stand-in,
  *               syscalls/sys_file.c return_reopened)
- *   readlinkat  dirfd == that procfs fd
+ *   readlinkat  any dirfd: link text only (fs/directfs.c reads a
+ *               symlink's target from its own O_PATH|O_NOFOLLOW fd,
+ *               readlinkat(fd, "")); see confine_rules.c for where a
+ *               path from other fds resolves
  *   newfstatat  AT_EMPTY_PATH (fstat of a held fd)
- *   openat2, readlinkat  dirfd == an export root fd (direct file access,
+ *   openat2     dirfd == an export root fd (direct file access,
  *               fs/directfs.c; what confines it is the mount layer, below:
  *               read-only binds in our root, and for cow exports the
  *               gofer's read-only clones of its overlays)

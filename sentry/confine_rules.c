@@ -101,10 +101,16 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 		if (!rc)
 			rc = rule(ctx, SCMP_SYS(openat), 2, c);
 	}
-	if (!rc) {
-		struct scmp_arg_cmp c = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)pfd };
-		rc = rule(ctx, SCMP_SYS(readlinkat), 1, &c);
-	}
+	/* readlinkat on any fd: a symlink's target read from the O_PATH |
+	 * O_NOFOLLOW fd of the symlink itself (fs/directfs.c, readlinkat(fd,
+	 * "")), besides the guest procfs and the export roots. Link text
+	 * only, never a file's data; our own fds resolve in our root, a guest
+	 * fd the gofer opened in the gofer's tree, and a directory the caller
+	 * gave as stdio in the host's, where newfstatat(fd, path,
+	 * AT_EMPTY_PATH) below already tells every name's metadata
+	 * (ARCHITECTURE "Start-up", the ppy2 round) */
+	if (!rc)
+		rc = rule(ctx, SCMP_SYS(readlinkat), 0, NULL);
 	/* a guest socket's classic BPF filter, made here on the pinned file
 	 * (netconn.c sys_setsockopt): SOL_SOCKET and the filter options only */
 	/* and SO_REUSEPORT/SO_REUSEADDR of guest sockets (netreuse.c: the
@@ -124,8 +130,8 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 		};
 		rc = rule(ctx, SCMP_SYS(setsockopt), 2, c);
 	}
-	/* direct file access (fs/directfs.c): openat2 and readlinkat on the
-	 * export root fds only. openat2's flags live in memory where the rule
+	/* direct file access (fs/directfs.c): openat2 on the export root fds
+	 * only (readlinkat: above). openat2's flags live in memory where the rule
 	 * cannot see them: what holds is the mount layer (privilege.c) — every
 	 * path from these fds, "..", absolute or through a symlink, stays in our
 	 * root, where each export is a read-only bind with its hidden names
@@ -139,8 +145,6 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 			continue;
 		struct scmp_arg_cmp c = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)roots[i] };
 		rc = rule(ctx, SCMP_SYS(openat2), 1, &c);
-		if (!rc)
-			rc = rule(ctx, SCMP_SYS(readlinkat), 1, &c);
 	}
 	if (!rc) {
 		struct scmp_arg_cmp c = { .arg = 3, .op = SCMP_CMP_MASKED_EQ, .datum_a = AT_EMPTY_PATH,

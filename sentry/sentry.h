@@ -189,6 +189,12 @@ struct tracer_args {
 	double t0;                  /* for dbg timings */
 	int pids_max;               /* --pids: the task table's bound (0: none) */
 	int guest_pidns;            /* the guest's pid namespace (-1: unknown) */
+	/* called once, right after the program is released from its first
+	 * stop (it then drops its capabilities and installs its filter, on
+	 * another CPU) and before the tracer waits for its listener; set to
+	 * NULL when called (run.c: the rest of the sentry's set-up) */
+	void (*on_release)(void *);
+	void *on_release_arg;
 	/* out: the program's wait status and rusage (it and the children it waited for) */
 	int main_raw, main_seen;
 	struct rusage *main_ru;

@@ -438,6 +438,8 @@ static int sig_restart(struct sandbox *sb, struct task *t, pid_t tid, int sig)
 	return 0;
 }
 
+static void event_stop(struct tracer *tr, struct task *t, int sig);
+
 static void init_stop(struct tracer *tr, pid_t tid, int sig, int ev)
 {
 	struct tracer_args *a = tr->a;
@@ -454,14 +456,16 @@ static void init_stop(struct tracer *tr, pid_t tid, int sig, int ev)
 		m->initial = 1;
 		m->vtid = m->vtgid = 2; /* the init's first child */
 		m->vppid = 1;
-		if (take_early(tr, tr->main_pid)) {
-			m->pt_state = 1;
-			ptrace(PTRACE_CONT, tr->main_pid, 0, 0);
-		}
-		task_put(m);
+		int early = take_early(tr, tr->main_pid);
 		*a->forward_to = tr->main_pid;
 		/* the init is done with: it only reaps from now on */
 		ptrace(PTRACE_DETACH, tid, 0, 0);
+		/* its first stop came first: released here, and its listener
+		 * taken, as when that stop comes after this event (before,
+		 * it was resumed without its listener ever being taken) */
+		if (early)
+			event_stop(tr, m, SIGTRAP);
+		task_put(m);
 	} else if (ev == PTRACE_EVENT_STOP) {
 		ptrace(PTRACE_CONT, tid, 0, 0);
 	} else {
@@ -582,6 +586,12 @@ static void event_stop(struct tracer *tr, struct task *t, int sig)
 		if (tid == tr->main_pid && tr->listener < 0) {
 			/* the program installs its filter next and sends the listener */
 			ptrace(PTRACE_CONT, tid, 0, 0);
+			if (a->on_release) {
+				/* the rest of our set-up, beside the program's */
+				void (*f)(void *) = a->on_release;
+				a->on_release = NULL;
+				f(a->on_release_arg);
+			}
 			int fds[1], nfd = 1;
 			char buf[256];
 			long n = recv_fds(a->sync_sock, buf, sizeof buf - 1, fds, &nfd);
@@ -762,6 +772,9 @@ int tracer_run(struct tracer_args *a)
 	enum { ROUND = 64 };
 	struct { pid_t tid; int st; struct rusage ru; } *q = xcalloc(ROUND, sizeof *q);
 	int qn = 0, qi = 0;
+	/* tests: the program's first stop handled before the init's fork
+	 * event, an order a loaded machine can give (init_stop's early path) */
+	int main_first = getenv("MOAT_TEST_MAIN_STOP_FIRST") != NULL;
 	for (;;) {
 		if (qi == qn) {
 			qi = qn = 0;
@@ -782,6 +795,16 @@ int tracer_run(struct tracer_args *a)
 			q[qn++].tid = w;
 			while (qn < ROUND && (w = wait4(-1, &q[qn].st, __WALL | WNOHANG, &q[qn].ru)) > 0)
 				q[qn++].tid = w;
+			if (main_first) {
+				main_first = 0;
+				while (qn < 2 && (w = wait4(-1, &q[qn].st, __WALL, &q[qn].ru)) > 0)
+					q[qn++].tid = w;
+				if (qn >= 2 && q[0].tid == sb->init_pid) {
+					__typeof__(q[0]) x = q[0];
+					q[0] = q[1];
+					q[1] = x;
+				}
+			}
 		}
 		pid_t tid = q[qi].tid;
 		int st = q[qi].st;

@@ -102,7 +102,7 @@ struct limits {
 	int result_fd;
 	int result_written;
 	pid_t sentry_pid;
-	pid_t relays[2];                /* moat-netd, moat-broker: join with the sentry */
+	pid_t relays[3];                /* moat-netd, moat-broker, moat-reopen: join with the sentry */
 };
 
 /* v2: the gofer shares the sandbox's cgroup (limits_attach_gofer): room in
@@ -642,14 +642,14 @@ void limits_attach_gofer(void *limits, pid_t gofer_pid)
 			       "counted by --memory/--cpus", strerror(errno));
 }
 
-/* moat-netd and moat-broker, forked before moat-init: they relay the
- * guest's traffic, so they join the sandbox's cgroups with the sentry
+/* moat-netd, moat-broker and moat-reopen, forked before moat-init: they
+ * relay the guest's traffic or open for it, so they join the sandbox's cgroups with the sentry
  * (limits_attach; killed with the cgroup at the end, after the audit
  * drain, as helpers_reap would) */
 void limits_note_relay(void *limits, pid_t pid)
 {
 	struct limits *l = limits;
-	for (int i = 0; l && pid > 0 && i < 2; i++)
+	for (int i = 0; l && pid > 0 && i < 3; i++)
 		if (l->relays[i] <= 0) {
 			l->relays[i] = pid;
 			return;
@@ -684,12 +684,12 @@ int limits_attach(void *limits, pid_t init_pid, char *err, size_t errlen)
 			snprintf(err, errlen, "cannot move the sentry into the sandbox's cgroup: %s",
 				 strerror(e));
 		}
-		for (int k = 0; !e && k < 2; k++) {
+		for (int k = 0; !e && k < 3; k++) {
 			if (l->relays[k] <= 0 || !moat_joins(l, i))
 				continue;
 			sn = snprintf(sv, sizeof sv, "%d", (int)l->relays[k]);
 			if (write(l->procs_fd[i], sv, sn) != sn)
-				warnx_("cannot move moat-netd/moat-broker into the sandbox's cgroup (%s)",
+				warnx_("cannot move moat-netd/moat-broker/moat-reopen into the sandbox's cgroup (%s)",
 				       strerror(errno));
 		}
 		/* These fds were opened with the caller's privilege, which the

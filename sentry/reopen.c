@@ -162,6 +162,11 @@ static int reopen_child(void *p)
  * shared: ARCHITECTURE.md "Start-up"); not CLONE_VFORK either: the
  * sentry's thread goes on while the child execs (on the other CPU as a
  * rule). Once per sentry (the static argument and stack). */
+pid_t reopen_helper_pid(void)
+{
+	return g_pid;
+}
+
 int reopen_helper_fork(char *err, size_t errlen)
 {
 	int sv[2], prog;

@@ -595,6 +595,9 @@ int sentry_run(const struct sentry_config *cfg)
 	start_begin();
 	if (priv.owner_map && reopen_helper_fork(err, sizeof err) < 0)
 		die("%s", err);
+	/* (its opens are the guest's work: in the sandbox's cgroups, as the
+	 * sentry; moat-publish, forked later, is in them from its start) */
+	limits_note_relay(lim, reopen_helper_pid());
 	start_end();
 	dbg("%.2f ms: running as host uid %u", ms_now() - t0, (unsigned)priv.host_uid);
 	if (sb->idmap.full_identity) {

@@ -319,6 +319,7 @@ int reopen_helper_start(int procfd, int userns_fd, char *err, size_t errlen);
 /* at teardown: its channel closed, the helper reaped (nothing when none) */
 void reopen_helper_stop(void);
 void reopen_helper_kill(void); /* die(): SIGKILL and reap */
+pid_t reopen_helper_pid(void); /* -1: not started */
 pid_t limits_die_release(void); /* die(): the cgroup helper told to go; its pid */
 /* 1 if this thread holds any capability (or bounding-set entry), 0 if
  * none, -1 if it cannot tell */

@@ -739,6 +739,7 @@ int sentry_run(const struct sentry_config *cfg)
 	memset(&main_ru, 0, sizeof main_ru);
 	ta.main_ru = &main_ru;
 	int status_out = tracer_run(&ta);
+	int export_failed = 0;
 	init_pid = -1; /* reaped by the tracer */
 	dbg("%.2f ms: guest gone", ms_now() - t0);
 	/* the caller's terminal as it was (the guest may have stopped its
@@ -756,8 +757,10 @@ int sentry_run(const struct sentry_config *cfg)
 	if (export_dir && WIFEXITED(gofer_status) && WEXITSTATUS(gofer_status) == GOFER_EXIT_REFUSED)
 		fprintf(stderr, "moat: --export: some changes were refused (listed in %s/*/manifest.json)\n",
 			export_dir);
-	else if (export_dir && (!WIFEXITED(gofer_status) || WEXITSTATUS(gofer_status)))
+	else if (export_dir && (!WIFEXITED(gofer_status) || WEXITSTATUS(gofer_status))) {
 		fprintf(stderr, "moat: --export %s: the export could not be written\n", export_dir);
+		export_failed = 1;
+	}
 	pipeline_drain(1000);
 	tty_finish();
 	pipeline_drain(200);
@@ -765,6 +768,10 @@ int sentry_run(const struct sentry_config *cfg)
 	broker_audit_drain();
 	audit_flush(sb->audit);
 	status_out = limits_finish(lim, status_out, ta.main_raw, ta.main_seen, &main_ru);
+	/* a failed export is never a success (red team 18: the gofer OOM-killed
+	 * in the sandbox's memory cgroup, and moat said 0) */
+	if (export_failed && status_out == 0)
+		status_out = 1;
 	helpers_reap();
 	dbg("%.2f ms: done", ms_now() - t0);
 	return status_out;

@@ -157,6 +157,26 @@ dd if=/dev/zero of=/tmp/big bs=1M count=96 2>/dev/null; sleep 3; echo "$0"' "$T_
 expect_eq memory_tmpfile_reason "$(field "$R" reason)" memory
 no_leftovers memory_tmpfile
 
+# --- an --export the gofer cannot finish (red team 18): the guest fills the
+# root overlay's in-memory layer with 12M, then writes an 8M file whose diff
+# the gofer reads at export time, under --memory 32M: the gofer (in the
+# memory cgroup, no CAP_SYS_RESOURCE to leave the OOM killer's list) is
+# killed while it writes the patch. Before: exit 0 and a changes.patch cut
+# at a 4096-byte flush (sized right, at a file boundary: git apply took the
+# first files alone); a death before the patch kept the last run's. ---
+moat run --export "$T_TMP/exp" -- /bin/sh -c 'echo old >/usr/prev' </dev/null >/dev/null 2>&1
+run_limited export_oom --memory 32M --timeout 60s --export "$T_TMP/exp" -- /bin/sh -c '
+echo a >/usr/a1; head -c 8M /dev/urandom >/usr/m_big
+for i in 0 1 2 3 4 5 6 7 8 9 10 11; do head -c 1M /dev/urandom >/usr/z$i; done; echo "$0"' "$T_MARK"
+if [ "$(field "$R" limits.memory_by)" != cgroup ]; then
+	skip export_oom_no_partial_patch "no memory cgroup: the gofer is not in one"
+elif [ ! -e "$T_TMP/exp/root/changes.patch" ] && [ "$rc" -ne 0 ]; then
+	ok export_oom_no_partial_patch
+else
+	fail export_oom_no_partial_patch "rc $rc, $(ls -la "$T_TMP/exp/root" | tr '\n' ' ') [$err]"
+fi
+no_leftovers export_oom
+
 # --- while true under --timeout 2s ---
 start=$(date +%s%N)
 run_limited timeout --timeout 2s -- /bin/sh -c 'while :; do :; done' "$T_MARK"

@@ -183,4 +183,18 @@ if [ "$(id -u)" = 0 ] && [ -x "$SYSCALL_BIN/probe_made_race" ]; then
 else
 	skip made_entry_race "not root: the victim needs another owner"
 fi
+# ---- red team 18: statfs's f_fsid of a host file system (ext4/xfs: from its
+#      UUID, one value per host disk in every sandbox) was the host's through
+#      a bind; now a per-sandbox keyed hash (stat and fstat agree) ----
+hf=$(stat -f -c %i "$T_TMP")
+got=$(moat run --bind "$T_TMP:/m" -- /bin/sh -c 'stat -f -c %i /m; stat -f -c %i /m/. </dev/null' </dev/null 2>&1 | tr '\n' ' ')
+set -- $got
+if [ "$hf" = 0 ]; then
+	skip statfs_fsid_not_the_hosts "the host file system has no fsid"
+elif [ "${1:-}" != "$hf" ] && [ "${1:-}" = "${2:-}" ] && [ -n "${1:-}" ]; then
+	ok statfs_fsid_not_the_hosts
+else
+	fail statfs_fsid_not_the_hosts "host $hf, guest [$got]"
+fi
+
 finish

@@ -197,4 +197,22 @@ else
 	fail statfs_fsid_not_the_hosts "host $hf, guest [$got]"
 fi
 
+# ---- red team 18: a name_to_handle_at handle carried the host st_dev in
+#      clear (stat shows the guest a virtual one); now sealed, and
+#      open_by_handle_at still opens it ----
+echo handled >"$T_TMP/hfile"
+hd=$(stat -c %d "$T_TMP/hfile")
+got=$(moat run --user 0:0 --bind "$T_TMP:/m" -- "$PY" -c '
+import ctypes, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(8 + 128); struct.pack_into("I", buf, 0, 128)
+mid = ctypes.c_int()
+if libc.name_to_handle_at(-100, b"/m/hfile", buf, ctypes.byref(mid), 0): print("n2h", os.strerror(ctypes.get_errno()))
+dev = struct.unpack_from("Q", buf.raw, 8)[0]
+mfd = os.open("/m", os.O_RDONLY)
+fd = libc.open_by_handle_at(mfd, buf, os.O_RDONLY)
+print(dev, os.read(fd, 16).decode().strip() if fd >= 0 else os.strerror(ctypes.get_errno()))' </dev/null 2>&1)
+set -- $got
+if [ "${1:-}" != "$hd" ] && [ "${2:-}" = handled ]; then ok handle_no_host_dev; else fail handle_no_host_dev "host dev $hd, guest [$got]"; fi
+
 finish

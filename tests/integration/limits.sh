@@ -177,6 +177,29 @@ else
 fi
 no_leftovers export_oom
 
+# --- the sentry killed (SIGKILL, as an OOM kill in the --memory cgroup it
+# has been in since red team 17 would): the cgroup helper says so in one
+# line and removes the rest. Before (red team 18): 137 and not a word. ---
+run_limited cg_probe --memory 256M -- /bin/true
+if [ "$(field "$R" limits.memory_by)" != cgroup ]; then
+	skip sentry_killed_one_line "no memory cgroup: no cleanup helper outlives the sentry"
+else
+"$MOAT" run --memory 256M -- /bin/sh -c 'sleep 30; echo "$0"' "$T_MARK" </dev/null >/dev/null 2>"$T_TMP/killed.err" &
+kpid=$!
+# (the guest's sh: its argv starts with /bin/sh, moat's with moat's path)
+for ((i = 0; i < 60; i++)); do pgrep -f -- "^/bin/sh -c sleep 30; echo .* $T_MARK" >/dev/null && break; sleep 0.05; done
+kill -9 $kpid
+wait $kpid 2>/dev/null
+for ((i = 0; i < 40; i++)); do grep -q "sentry was killed" "$T_TMP/killed.err" && break; sleep 0.05; done
+case $(cat "$T_TMP/killed.err") in
+*"moat: the sandbox ended: moat's sentry was killed; its processes and cgroup are removed"*) ok sentry_killed_one_line ;;
+*) fail sentry_killed_one_line "[$(cat "$T_TMP/killed.err")]" ;;
+esac
+fi
+left=""
+for ((i = 0; i < 30; i++)); do left=$(pgrep -af -- "$T_MARK" | grep -v pgrep); [ -z "$left" ] && break; sleep 0.1; done
+if [ -n "$left" ]; then fail sentry_killed_no_process_left "$left"; else ok sentry_killed_no_process_left; fi
+
 # --- while true under --timeout 2s ---
 start=$(date +%s%N)
 run_limited timeout --timeout 2s -- /bin/sh -c 'while :; do :; done' "$T_MARK"

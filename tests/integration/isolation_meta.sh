@@ -215,4 +215,18 @@ print(dev, os.read(fd, 16).decode().strip() if fd >= 0 else os.strerror(ctypes.g
 set -- $got
 if [ "${1:-}" != "$hd" ] && [ "${2:-}" = handled ]; then ok handle_no_host_dev; else fail handle_no_host_dev "host dev $hd, guest [$got]"; fi
 
+# ---- red team 18: statfs of a cow view (/usr of the default view) counts
+#      the host file system's used blocks, read live: a guest saw another
+#      tenant's writes in `df` as they happened; now read once per run ----
+mkdir -p "$T_TMP/dfw" && chmod a+rwx "$T_TMP/dfw" && rm -f "$T_TMP/dfw/"*
+moat run --bind "$T_TMP/dfw:/w:rw,shared" -- /bin/sh -c 'stat -f -c %b /usr >/w/a; : >/w/up
+i=0; while [ ! -e /w/go ] && [ $i -lt 100 ]; do sleep 0.02; i=$((i+1)); done; stat -f -c %b /usr >/w/b' </dev/null >/dev/null 2>&1 &
+dfpid=$!
+for ((i = 0; i < 100; i++)); do [ -e "$T_TMP/dfw/up" ] && break; sleep 0.02; done
+dd if=/dev/zero of="$T_TMP/dfblob" bs=1M count=8 2>/dev/null
+: >"$T_TMP/dfw/go"
+wait $dfpid
+rm -f "$T_TMP/dfblob"
+expect_eq statfs_cow_used_not_live "$(cat "$T_TMP/dfw/a" 2>&1)" "$(cat "$T_TMP/dfw/b" 2>&1)"
+
 finish

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 /* xxHash inlined: one small hash function compiled in, instead of a shared
  * library mapped privately into every sentry and gofer (~60 KiB PSS each). */
@@ -385,4 +386,24 @@ void stack_trim(void)
 	if (!stack_lo || sp >= stack_hi || hi <= stack_lo || sp - stack_lo > (64u << 20))
 		return;
 	(void)madvise((void *)stack_lo, hi - stack_lo, MADV_DONTNEED);
+}
+
+int open_caller_output(const char *path, int flags, mode_t mode)
+{
+	if (!strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/", 6))
+		return open(path, flags, mode);
+	/* O_NONBLOCK: a FIFO without a reader is ENXIO, not a start that
+	 * hangs; refused anyway below */
+	int fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK, mode);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    ((flags & O_NONBLOCK) == 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)) {
+		int e = errno;
+		close(fd);
+		errno = S_ISREG(st.st_mode) ? e : EINVAL;
+		return -1;
+	}
+	return fd;
 }

@@ -45,6 +45,13 @@ int write_all(int fd, const void *buf, size_t len);
 int watch_at(int ifd, int dfd, const char *name, uint32_t mask);
 /* Write the string s to an existing file (procfs id maps, cgroup knobs): 0 or -errno. */
 int write_file(const char *path, const char *s);
+/* open(2) of a file moat writes as the caller at a path the caller named
+ * (--audit, --result): a final symlink or a non-regular file there is
+ * refused (ELOOP / EINVAL, errno set, -1), since a sandbox with a rw bind
+ * of that directory may have made it for the caller's next run; a path
+ * under /dev/ or /proc/ (/dev/stderr, /dev/fd/N of a process
+ * substitution) opens as before. */
+int open_caller_output(const char *path, int flags, mode_t mode);
 int read_all(int fd, void *buf, size_t len);
 
 /* Send/receive a message with up to nfds fds (SCM_RIGHTS). Return bytes or -errno.

@@ -1164,6 +1164,41 @@ struct timespec procfs_boot_realtime(struct sandbox *sb)
 	return r;
 }
 
+/* The sandbox's own memory, in kB: its processes' resident sets (statm
+ * of each guest process, read through the guest procfs). */
+#define USAGE_MAX_PIDS 4096
+struct pids_acc { pid_t v[USAGE_MAX_PIDS]; size_t n; };
+
+static int collect_pid(struct task *t, void *arg)
+{
+	struct pids_acc *a = arg;
+	pid_t v = atomic_load(&t->vtgid);
+
+	if (!t->exited && v > 0 && a->n < USAGE_MAX_PIDS)
+		a->v[a->n++] = v;
+	return 0;
+}
+
+static unsigned long long sandbox_rss_kb(struct sandbox *sb)
+{
+	cleanup_free struct pids_acc *a = calloc(1, sizeof *a);
+	unsigned long long kb = 0, page = (unsigned long long)sysconf(_SC_PAGESIZE) / 1024;
+
+	if (!a)
+		return 0;
+	task_for_each_leader(sb, collect_pid, a);
+	for (size_t i = 0; i < a->n; i++) {
+		cleanup_free char *txt = NULL;
+		char name[32];
+		unsigned long long size, res;
+
+		snprintf(name, sizeof name, "%d/statm", (int)a->v[i]);
+		if (guest_slurp(sb, name, &txt) > 0 && sscanf(txt, "%llu %llu", &size, &res) == 2)
+			kb += res * (page ? page : 4);
+	}
+	return kb;
+}
+
 int procfs_sysinfo(struct task *t, struct sysinfo *si)
 {
 	struct sandbox *sb = t->sb;
@@ -1179,14 +1214,15 @@ int procfs_sysinfo(struct task *t, struct sysinfo *si)
 		lim = sb->mem_limit / unit;
 		if (si->totalram > lim)
 			si->totalram = (unsigned long)lim;
-		if (si->freeram > si->totalram)
-			si->freeram = si->totalram;
-		if (si->sharedram > si->totalram)
-			si->sharedram = si->totalram;
-		if (si->bufferram > si->totalram)
-			si->bufferram = si->totalram;
 		si->totalswap = si->freeswap = 0;
 	}
+	/* free memory is the total less the sandbox's own, never the host's
+	 * live figure (red team 18: it showed the other tenants' allocations,
+	 * as meminfo did); no shared or buffer memory of the host's */
+	unsigned long long used = sandbox_rss_kb(sb) * 1024 / unit;
+	si->freeram = si->totalram > used ? (unsigned long)(si->totalram - used) : 0;
+	si->sharedram = si->bufferram = 0;
+	si->freeswap = si->totalswap;
 	boot = boot_ticks(sb) / clk_tck();
 	si->uptime = (long)((unsigned long long)si->uptime > boot ? (unsigned long long)si->uptime - boot : 0);
 	task_for_each_leader(sb, count_task, &procs);
@@ -1414,6 +1450,7 @@ static int open_limited(struct sandbox *sb, struct pnode *n, int *out)
 	cleanup_free char *res = NULL;
 	unsigned ncpu = sb_ncpus(sb);
 	unsigned long long lim = sb->mem_limit / 1024;
+	unsigned long long mi_total = 0, mi_swap = 0, mi_huge = 0, mi_used = 0;
 	char *o;
 	long len = guest_slurp(sb, n->kind == N_UPTIME ? "uptime" :
 			       n->kind == N_LOADAVG ? "loadavg" :
@@ -1472,24 +1509,53 @@ static int open_limited(struct sandbox *sb, struct pnode *n, int *out)
 		unsigned long long v;
 		int keep = 1;
 
-		if (n->kind == N_MEMINFO && lim) {
+		if (n->kind == N_MEMINFO) {
+			/* (red team 18) the host's live counters — MemFree, Cached,
+			 * Dirty, Active... — showed the other tenants' allocations and
+			 * writes as they happened: only the sizes stay the host's
+			 * (MemTotal, SwapTotal, the huge page size and count, the
+			 * vmalloc space, the direct map); free is the total less the
+			 * sandbox's own resident memory, which is also its anon and
+			 * active memory; every other counter is 0 */
+			char key[40];
+			size_t kl = strcspn(p, ":");
+
+			snprintf(key, sizeof key, "%.*s", (int)(kl < 38 ? kl + 1 : 38), p);
 			v = strtoull(p + strcspn(p, "0123456789"), NULL, 10);
-			if (!strncmp(p, "MemTotal:", 9)) {
-				o = mi_set(o, "MemTotal:", lim);
-				keep = 0;
-			} else if (!strncmp(p, "MemFree:", 8) || !strncmp(p, "MemAvailable:", 13)) {
-				char key[20];
-
-				snprintf(key, sizeof key, "%.*s", (int)strcspn(p, ":") + 1, p);
-				o = mi_set(o, key, v < lim ? v : lim);
-				keep = 0;
-			} else if (!strncmp(p, "SwapTotal:", 10) || !strncmp(p, "SwapFree:", 9)) {
-				char key[20];
-
-				snprintf(key, sizeof key, "%.*s", (int)strcspn(p, ":") + 1, p);
-				o = mi_set(o, key, 0);
-				keep = 0;
+			if (!mi_total) {
+				const char *mt = strstr(text, "MemTotal:");
+				const char *st = strstr(text, "SwapTotal:");
+				const char *ht = strstr(text, "HugePages_Total:");
+				mi_total = mt ? strtoull(mt + 9 + strspn(mt + 9, " "), NULL, 10) : 0;
+				if (lim && (!mi_total || mi_total > lim))
+					mi_total = lim;
+				mi_swap = lim || !st ? 0 : strtoull(st + 10 + strspn(st + 10, " "), NULL, 10);
+				mi_huge = ht ? strtoull(ht + 16 + strspn(ht + 16, " "), NULL, 10) : 0;
+				mi_used = sandbox_rss_kb(sb);
+				if (mi_used > mi_total)
+					mi_used = mi_total;
 			}
+			keep = 0;
+			if (!strcmp(key, "MemTotal:"))
+				o = mi_set(o, key, mi_total);
+			else if (!strcmp(key, "MemFree:") || !strcmp(key, "MemAvailable:"))
+				o = mi_set(o, key, mi_total - mi_used);
+			else if (!strcmp(key, "SwapTotal:") || !strcmp(key, "SwapFree:"))
+				o = mi_set(o, key, mi_swap);
+			else if (!strcmp(key, "Active:") || !strcmp(key, "Active(anon):") ||
+				 !strcmp(key, "AnonPages:"))
+				o = mi_set(o, key, mi_used);
+			else if (!strcmp(key, "HugePages_Total:") || !strcmp(key, "HugePages_Free:"))
+				o += sprintf(o, "%-16s%8llu\n", key, mi_huge);
+			else if (!strncmp(key, "HugePages_", 10))
+				o += sprintf(o, "%-16s%8d\n", key, 0);
+			else if (!strcmp(key, "Hugepagesize:") || !strcmp(key, "VmallocTotal:") ||
+				 !strncmp(key, "DirectMap", 9) || !strcmp(key, "CommitLimit:") ||
+				 !strcmp(key, "Hugetlb:"))
+				keep = 1;
+			else
+				o = mi_set(o, key, 0);
+			(void)v;
 		} else if (n->kind == N_CPUINFO) {
 			/* blocks start with "processor\t: N" */
 			if (!strncmp(p, "processor", 9)) {

@@ -1585,6 +1585,41 @@ uint64_t vfs_handle_tag(struct vfs *v, dev_t dev, ino_t ino)
 	return moat_hash(in, sizeof in);
 }
 
+/* A handle carried the host's st_dev in clear (red team 18: 0xfe00, the
+ * host disk's device number, where stat shows the guest a virtual one): a
+ * 4-round Feistel permutation of its 64 bits keyed by handle_key hides it
+ * and open_by_handle_at gets it back. */
+static uint32_t dev_round(const struct vfs *v, int i, uint32_t x)
+{
+	uint64_t in[3] = { v->handle_key, (uint64_t)i, x };
+
+	return (uint32_t)moat_hash(in, sizeof in);
+}
+
+uint64_t vfs_handle_dev_seal(struct vfs *v, uint64_t dev)
+{
+	uint32_t l = (uint32_t)(dev >> 32), r = (uint32_t)dev;
+
+	for (int i = 0; i < 4; i++) {
+		uint32_t t = r;
+		r = l ^ dev_round(v, i, r);
+		l = t;
+	}
+	return (uint64_t)l << 32 | r;
+}
+
+uint64_t vfs_handle_dev_unseal(struct vfs *v, uint64_t sealed)
+{
+	uint32_t l = (uint32_t)(sealed >> 32), r = (uint32_t)sealed;
+
+	for (int i = 3; i >= 0; i--) {
+		uint32_t t = l;
+		l = r ^ dev_round(v, i, l);
+		r = t;
+	}
+	return (uint64_t)l << 32 | r;
+}
+
 void vfs_handle_put(struct vfs *v, const struct vfs_node *n)
 {
 	inomap_put(v->him, n->st.st_dev, n->st.st_ino, n->path);

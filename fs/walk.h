@@ -252,6 +252,9 @@ struct vxattr *vfs_vxattr(struct vfs *v);
 /* File handles (fs/vfs.c): the tag that authenticates one, remember the
  * name a handle was made for, find it again (0, or -ENOENT). */
 uint64_t vfs_handle_tag(struct vfs *v, dev_t dev, ino_t ino);
+/* the host st_dev a handle carries, sealed by a keyed permutation (and back) */
+uint64_t vfs_handle_dev_seal(struct vfs *v, uint64_t dev);
+uint64_t vfs_handle_dev_unseal(struct vfs *v, uint64_t sealed);
 void vfs_handle_put(struct vfs *v, const struct vfs_node *n);
 int vfs_handle_path(struct vfs *v, dev_t dev, ino_t ino, char *buf, size_t len);
 /* A host file the sandbox just created as uid/gid (fs/vmeta.h vmeta_make). */

@@ -1159,6 +1159,33 @@ static FILE *out_file(int dirfd, const char *name)
 	return f;
 }
 
+/* The export is all or nothing (red team 18): each file is written under a
+ * ".part" name and renamed into place only once it is complete, the patch
+ * last. A gofer that dies meanwhile (an OOM kill in the sandbox's memory
+ * cgroup, which a guest provokes by filling its layers first and sizing a
+ * file's diff to a 4096-byte stdio flush) used to leave a changes.patch cut
+ * at a file boundary, which git apply takes as a smaller, valid patch; and
+ * one that died before write_group left the previous run's files in place. */
+#define PART_PATCH ".changes.patch.part"
+#define PART_MANIFEST ".manifest.json.part"
+
+static int clear_group(int exportfd, const char *name)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS };
+	int dfd = (int)syscall(SYS_openat2, exportfd, name, &how, sizeof how);
+	if (dfd < 0)
+		return errno == ENOENT ? 0 : -1;
+	int r = 0;
+	static const char *const names[] = { "changes.patch", "manifest.json", PART_PATCH,
+					     PART_MANIFEST };
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (unlinkat(dfd, names[i], 0) < 0 && errno != ENOENT)
+			r = -1;
+	close(dfd);
+	return r;
+}
+
 static const char *type_of(const struct change *c)
 {
 	mode_t m = c->new_mode ? c->new_mode : c->old_mode;
@@ -1179,14 +1206,14 @@ static int write_group(struct ctx *x, const char *name, const struct gofer_srv_e
 	dfd = (int)syscall(SYS_openat2, x->srv->exportfd, name, &how, sizeof how);
 	if (dfd < 0)
 		return -1;
-	pf = out_file(dfd, "changes.patch");
-	mf = out_file(dfd, "manifest.json");
-	close(dfd);
+	pf = out_file(dfd, PART_PATCH);
+	mf = out_file(dfd, PART_MANIFEST);
 	if (!pf || !mf) {
 		if (pf)
 			fclose(pf);
 		if (mf)
 			fclose(mf);
+		close(dfd);
 		return -1;
 	}
 	for (size_t i = 0; i < x->nch; i++)
@@ -1252,9 +1279,20 @@ static int write_group(struct ctx *x, const char *name, const struct gofer_srv_e
 	}
 	fprintf(mf, "\n  ],\n  \"totals\": {\"files\": %llu, \"bytes\": %llu}\n}\n",
 		x->files, x->bytes);
-	int bad = ferror(pf) | ferror(mf);
+	int bad = ferror(pf) | ferror(mf) | x->failed;
 	bad |= fclose(pf) != 0;
 	bad |= fclose(mf) != 0;
+	/* complete: into place, the manifest first (killed in between, there
+	 * is no patch to apply); else no half of it under the real names */
+	if (!bad && (renameat(dfd, PART_MANIFEST, dfd, "manifest.json") < 0 ||
+		     renameat(dfd, PART_PATCH, dfd, "changes.patch") < 0))
+		bad = 1;
+	if (bad) {
+		unlinkat(dfd, PART_PATCH, 0);
+		unlinkat(dfd, PART_MANIFEST, 0);
+		unlinkat(dfd, "changes.patch", 0);
+	}
+	close(dfd);
 	return bad ? -1 : 0;
 }
 
@@ -1277,6 +1315,11 @@ int gofer_export_run(const struct gofer_srv *srv)
 	struct ctx x = { .srv = srv };
 	int refused = 0, failed = 0;
 
+	/* an earlier run's files out first: a death before a group's rename
+	 * must leave nothing to apply, not the last run's patch */
+	for (size_t i = 0; i < srv->n; i++)
+		if (srv->exp[i].cow && clear_group(srv->exportfd, srv->exp[i].cow_name) < 0)
+			failed = 1;
 	for (size_t i = 0; i < srv->n; i++) {
 		const struct gofer_srv_export *e = &srv->exp[i];
 		int seen = 0;

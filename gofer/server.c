@@ -1232,11 +1232,18 @@ static int h_statfs(struct req *rq, struct rep *rp)
 	 * scratch: nothing used). The merged view: what the lower layer holds
 	 * counts as used, what the upper can still take as free. */
 	struct statfs lo;
-	if (rq->e->cow && rq->e->lowerfd >= 0 && fstatfs(rq->e->lowerfd, &lo) == 0 && sf.f_bsize > 0) {
-		unsigned long long used = (unsigned long long)(lo.f_blocks - lo.f_bfree) * (unsigned long long)lo.f_bsize;
-		sf.f_blocks += used / (unsigned long long)sf.f_bsize;
-		if (lo.f_files > lo.f_ffree)
-			sf.f_files += lo.f_files - lo.f_ffree;
+	struct gofer_srv_export *e = (struct gofer_srv_export *)rq->e;
+	if (e->cow && e->lowerfd >= 0 && !__atomic_load_n(&e->lower_used_set, __ATOMIC_ACQUIRE) &&
+	    fstatfs(e->lowerfd, &lo) == 0) {
+		/* once: the host file system's used space is not the guest's
+		 * to watch (another tenant's writes moved it) */
+		e->lower_used_bytes = (unsigned long long)(lo.f_blocks - lo.f_bfree) * (unsigned long long)lo.f_bsize;
+		e->lower_used_files = lo.f_files > lo.f_ffree ? lo.f_files - lo.f_ffree : 0;
+		__atomic_store_n(&e->lower_used_set, 1, __ATOMIC_RELEASE);
+	}
+	if (e->cow && __atomic_load_n(&e->lower_used_set, __ATOMIC_ACQUIRE) && sf.f_bsize > 0) {
+		sf.f_blocks += e->lower_used_bytes / (unsigned long long)sf.f_bsize;
+		sf.f_files += e->lower_used_files;
 	}
 	memcpy(rp->payload, &sf, sizeof sf);
 	rp->len = sizeof sf;

@@ -20,6 +20,10 @@ struct gofer_srv_export {
 	 * lower clone and of its upper layer, for the export; else -1 */
 	int cow;
 	int lowerfd, upperfd;
+	/* statfs: the lower file system's used blocks and inodes, read once
+	 * (red team 18: read live, they showed every other tenant's writes) */
+	unsigned long long lower_used_bytes, lower_used_files;
+	int lower_used_set;
 	const char *host_path, *cow_name, *cow_prefix;
 	int sealed;             /* gofer_export.sealed */
 };

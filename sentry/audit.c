@@ -160,9 +160,14 @@ struct audit *audit_open(const char *path, int trace, const struct audit_limits 
 	}
 	pthread_mutex_init(&a->lock, NULL);
 	if (path) {
-		a->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		/* red team 18: a guest with a rw bind of its directory made it
+		 * a symlink to the caller's ~/.bashrc, and the next run appended
+		 * the guest's "$(...)" paths to it */
+		a->fd = open_caller_output(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		if (a->fd < 0) {
-			snprintf(err, errlen, "--audit %s: %s", path, strerror(errno));
+			snprintf(err, errlen, "--audit %s: %s", path,
+				 errno == ELOOP ? "a symlink (refused: a sandbox may have made it)"
+				 : errno == EINVAL ? "not a regular file" : strerror(errno));
 			free(a);
 			return NULL;
 		}

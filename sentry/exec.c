@@ -3,7 +3,7 @@
  * At the PTRACE_EVENT_SECCOMP stop of execve/execveat (RET_TRACE), the ptrace
  * thread: reads the path once; resolves it in the VFS (vfs_open_exec: search
  * and execute permissions, ENOENT/EACCES as Linux); reads the header: "#!"
- * scripts are followed (nested, up to 4 levels, argv rewritten like
+ * scripts are followed (nested, up to 5 levels, argv rewritten like
  * binfmt_script), ELF64 x86_64 is checked and its PT_INTERP opened through the
  * VFS too, anything else is ENOEXEC; stores the fds as the task's pending exec
  * and rewrites the call to execve(MOAT_LOADER_PATH, argv, envp), with the path
@@ -40,7 +40,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define MAX_SCRIPT_DEPTH 4
+#define MAX_SCRIPT_DEPTH 5
 #define MAX_PREFIX 16
 
 struct pending_exec {

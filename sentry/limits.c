@@ -415,8 +415,31 @@ static _Noreturn void helper_main(struct limits *l, int rfd)
 		if (s != SIGKILL && s != SIGSTOP)
 			signal(s, SIG_IGN);
 	char c;
-	while (read(rfd, &c, 1) < 0 && errno == EINTR)
+	ssize_t got;
+	while ((got = read(rfd, &c, 1)) < 0 && errno == EINTR)
 		;
+	/* a byte first: the sentry is ending the run itself (limits_finish,
+	 * die); the end of the pipe alone: it was killed (red team 18: an
+	 * OOM kill in the sandbox's memory cgroup, which the sentry has been
+	 * in since round 17, ended moat with 137 and not a word) */
+	int sentry_died = got <= 0;
+	for (ssize_t r = 1; !sentry_died && r != 0;) /* then its end, as before */
+		if ((r = read(rfd, &c, 1)) < 0 && errno != EINTR)
+			break;
+	/* the OOM count, while the cgroup is there */
+	long long ooms = 0;
+	for (int i = 0; sentry_died && i < l->ndirs; i++) {
+		char p[PATH_MAX + 32], buf[1024];
+		snprintf(p, sizeof p, "%s/memory.events", l->dirs[i]);
+		if (read_small(p, buf, sizeof buf) <= 0) {
+			snprintf(p, sizeof p, "%s/memory.oom_control", l->dirs[i]);
+			if (read_small(p, buf, sizeof buf) <= 0)
+				continue;
+		}
+		long long n = field(buf, "oom_kill");
+		if (n > 0)
+			ooms += n;
+	}
 	/* the sentry (limits_attach) back home first: it waits for us (or
 	 * is gone; while it is our parent its pid is its own), and a cgroup
 	 * it were still in would be neither removed nor killed with it */
@@ -452,6 +475,15 @@ static _Noreturn void helper_main(struct limits *l, int rfd)
 			nanosleep(&ts, NULL);
 		}
 	}
+	if (sentry_died) {
+		char line[256];
+		int n = snprintf(line, sizeof line,
+				 "moat: the sandbox ended: moat's sentry was killed%s; its processes "
+				 "and cgroup are removed\n",
+				 ooms > 0 ? " (out of memory in the sandbox's --memory cgroup)" : "");
+		if (n > 0)
+			(void)!write(2, line, (size_t)n);
+	}
 	_exit(0);
 }
 
@@ -477,6 +509,7 @@ pid_t limits_die_release(void)
 	struct limits *l = g_lim;
 	if (!l || getpid() != l->sentry_pid || l->helper_fd < 0)
 		return -1;
+	(void)!write(l->helper_fd, "q", 1); /* our own end, not a kill */
 	close(l->helper_fd);
 	l->helper_fd = -1;
 	pid_t h = l->helper;
@@ -532,8 +565,13 @@ struct limits *limits_setup(const struct sentry_config *cfg, struct sandbox *sb,
 		l->clk_tck = 100;
 	g_lim = l;
 	if (cfg->result_path) {
-		l->result_fd = open(cfg->result_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		/* never through a final symlink or into a FIFO (audit.c) */
+		l->result_fd = open_caller_output(cfg->result_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 		if (l->result_fd < 0) /* a usage error, like a bad --bind */
+			die_status(2, "--result %s: %s", cfg->result_path,
+				   errno == ELOOP ? "a symlink (refused: a sandbox may have made it)"
+				   : errno == EINVAL ? "not a regular file" : strerror(errno));
+		if (ftruncate(l->result_fd, 0) < 0 && errno != EINVAL)
 			die_status(2, "--result %s: %s", cfg->result_path, strerror(errno));
 		moat_die_hook = on_die;
 	}
@@ -1197,8 +1235,10 @@ int limits_finish(struct limits *l, int status, int raw, int have_raw, const str
 	}
 	if (line[0])
 		warnx_("%s", line);
-	/* the cgroup goes once the helper sees the end of its pipe */
+	/* the cgroup goes once the helper sees the end of its pipe (after a
+	 * byte that says we end it, not a kill) */
 	if (l->helper_fd >= 0) {
+		(void)!write(l->helper_fd, "q", 1);
 		close(l->helper_fd);
 		l->helper_fd = -1;
 		while (l->helper > 0 && waitpid(l->helper, NULL, 0) < 0 && errno == EINTR)

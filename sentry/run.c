@@ -28,6 +28,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/random.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -104,6 +105,30 @@ static size_t die_reap(pid_t *all, size_t n)
 		else if (all[i] > 0)
 			left++;
 	return left;
+}
+
+/* An exclusive flock on DIR for the rest of our life, or exit 2 when
+ * another sandbox holds it. "same": our lock of another option's DIR
+ * (the same directory for both takes one lock). A file system without
+ * flock runs unlocked, as before. */
+static int lock_dir(const char *opt, const char *dir, int same)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		die_status(2, "%s %s: %s", opt, dir, strerror(errno));
+	struct stat a, b;
+	if (same >= 0 && fstat(fd, &a) == 0 && fstat(same, &b) == 0 && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino) {
+		close(fd);
+		return same;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK)
+			die_status(2, "%s %s: in use by another sandbox", opt, dir);
+		warnx_("%s %s: cannot lock it (%s): another sandbox could use it at once", opt, dir,
+		       strerror(errno));
+	}
+	return fd;
 }
 
 static void run_die_cleanup(void)
@@ -563,6 +588,22 @@ int sentry_run(const struct sentry_config *cfg)
 			die_status(2, "--export %s: %s", cfg->export_dir, strerror(errno));
 		cow.export_dir = export_dir;
 	}
+	/* one sandbox at a time in an --overlay DIR and an --export DIR (red
+	 * team 18): two overlayfs mounts on one upper/work directory are
+	 * undefined behaviour (the kernel only warns), each gofer's start
+	 * removes the other's copy-up temporaries (rm_temps) and mounting
+	 * clears the shared workdir under the other's copy-ups; two exports
+	 * to one DIR rename each other's half-written files into place. The
+	 * lock is ours until exit (close-on-exec; the gofer, reaped before we
+	 * exit, has finished its export by then). */
+	int overlay_lock = -1;
+	if (cow.upper_dir) {
+		if (mkdir(cow.upper_dir, 0700) < 0 && errno != EEXIST)
+			die_status(2, "--overlay %s: %s", cow.upper_dir, strerror(errno));
+		overlay_lock = lock_dir("--overlay", cow.upper_dir, -1);
+	}
+	if (export_dir)
+		(void)lock_dir("--export", export_dir, overlay_lock);
 	gofer_set_cow(&cow);
 	for (size_t i = 0; i < view.nexports; i++)
 		if (view.exports[i].cow && !view.exports[i].cow_persist) {
@@ -784,6 +825,7 @@ int sentry_run(const struct sentry_config *cfg)
 	int status_out = tracer_run(&ta);
 	if (ta.on_release) /* the program never reached its first stop */
 		late_setup(&late);
+	int export_failed = 0;
 	init_pid = -1; /* reaped by the tracer */
 	dbg("%.2f ms: guest gone", ms_now() - t0);
 	/* the caller's terminal as it was (the guest may have stopped its
@@ -801,8 +843,10 @@ int sentry_run(const struct sentry_config *cfg)
 	if (export_dir && WIFEXITED(gofer_status) && WEXITSTATUS(gofer_status) == GOFER_EXIT_REFUSED)
 		fprintf(stderr, "moat: --export: some changes were refused (listed in %s/*/manifest.json)\n",
 			export_dir);
-	else if (export_dir && (!WIFEXITED(gofer_status) || WEXITSTATUS(gofer_status)))
+	else if (export_dir && (!WIFEXITED(gofer_status) || WEXITSTATUS(gofer_status))) {
 		fprintf(stderr, "moat: --export %s: the export could not be written\n", export_dir);
+		export_failed = 1;
+	}
 	pipeline_drain(1000);
 	tty_finish();
 	pipeline_drain(200);
@@ -810,6 +854,10 @@ int sentry_run(const struct sentry_config *cfg)
 	broker_audit_drain();
 	audit_flush(sb->audit);
 	status_out = limits_finish(lim, status_out, ta.main_raw, ta.main_seen, &main_ru);
+	/* a failed export is never a success (red team 18: the gofer OOM-killed
+	 * in the sandbox's memory cgroup, and moat said 0) */
+	if (export_failed && status_out == 0)
+		status_out = 1;
 	helpers_reap();
 	dbg("%.2f ms: done", ms_now() - t0);
 	return status_out;

@@ -509,7 +509,8 @@ again:
 
 /* ---- file handles: name_to_handle_at, open_by_handle_at ----
  * Emulated on the VFS (fs/vfs.c vfs_handle_*): a handle is our own, 24
- * bytes (dev, ino, a tag keyed by the sandbox's secret), for files of gofer
+ * bytes (dev sealed by a keyed permutation, ino, a tag keyed by the sandbox's
+ * secret), for files of gofer
  * mounts; /proc and synthetic nodes have none (EOPNOTSUPP, as procfs) but
  * a FID (AT_HANDLE_FID: an identifier, which Linux gives for any file). An
  * open by handle finds the name the handle was made for (or the inode maps),
@@ -559,7 +560,8 @@ long sys_name_to_handle_at(struct sc_call *c)
 	if (!n->exists || (n->kind != VN_BACKEND && !(flags & AT_HANDLE_FID_)) || !n->mnt)
 		return -EOPNOTSUPP;
 	struct moat_handle h = { .bytes = MOAT_HANDLE_BYTES, .type = MOAT_HANDLE_TYPE,
-				 .dev = (uint64_t)n->st.st_dev, .ino = (uint64_t)n->st.st_ino };
+				 .dev = vfs_handle_dev_seal(VFS_OF(c), (uint64_t)n->st.st_dev),
+				 .ino = (uint64_t)n->st.st_ino };
 	h.tag = vfs_handle_tag(VFS_OF(c), n->st.st_dev, n->st.st_ino);
 	/* Linux's order: the mount id is written even when the handle does
 	 * not fit (EOVERFLOW, with the size needed), and a fault there wins */
@@ -610,6 +612,7 @@ long sys_open_by_handle_at(struct sc_call *c)
 		return -ESTALE;
 	if (sc_read_guest(c, c->args[1], &h, sizeof h) < 0)
 		return -EFAULT;
+	h.dev = vfs_handle_dev_unseal(VFS_OF(c), h.dev);
 	if (h.tag != vfs_handle_tag(VFS_OF(c), (dev_t)h.dev, (ino_t)h.ino) ||
 	    vfs_handle_path(VFS_OF(c), (dev_t)h.dev, (ino_t)h.ino, path, sizeof path) < 0)
 		return -ESTALE;

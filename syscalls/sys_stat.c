@@ -11,14 +11,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/random.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fs/procfs.h"
+#include "common/log.h"
+#include "common/sha.h"
 #include "syscalls/sys_fs.h"
 
 #ifndef AT_STATX_SYNC_TYPE
@@ -144,6 +149,38 @@ long sys_statx(struct sc_call *c)
 	return sc_write_guest(c, c->args[4], &sx, sizeof sx);
 }
 
+/* f_fsid as the guest sees it (red team 18): the host's is an identifier
+ * of the host's disk (ext4 and xfs derive it from the file system's UUID,
+ * tmpfs from a host device number), the same in every sandbox on that
+ * host and across its reboots: `stat -f` of a bind (or of /usr with
+ * --overlay none) named it. Now SHA-256 of a random key of this sandbox's
+ * and the host's value, cut to 64 bits: one file system keeps one value
+ * within the run (and two keep two), nothing links it to the host or to
+ * another sandbox. 0 (no fsid) stays 0. */
+static uint8_t fsid_key[32];
+static pthread_once_t fsid_once = PTHREAD_ONCE_INIT;
+
+static void fsid_key_init(void)
+{
+	if (getrandom(fsid_key, sizeof fsid_key, 0) != (ssize_t)sizeof fsid_key)
+		die("getrandom: %s", strerror(errno));
+}
+
+static void virt_fsid(struct statfs *sf)
+{
+	static const fsid_t zero;
+	if (!memcmp(&sf->f_fsid, &zero, sizeof zero))
+		return;
+	pthread_once(&fsid_once, fsid_key_init);
+	struct sha_ctx h;
+	uint8_t d[32];
+	sha256_init(&h);
+	sha_update(&h, fsid_key, sizeof fsid_key);
+	sha_update(&h, &sf->f_fsid, sizeof sf->f_fsid);
+	sha_final(&h, d);
+	memcpy(&sf->f_fsid, d, sizeof sf->f_fsid);
+}
+
 /* Figures for synthetic directories (tmpfs-like) and /proc. */
 static void synth_statfs(const struct vfs_node *n, struct statfs *sf)
 {
@@ -174,6 +211,7 @@ long sys_statfs(struct sc_call *c)
 	} else {
 		synth_statfs(n, &sf);
 	}
+	virt_fsid(&sf);
 	return sc_write_guest(c, c->args[1], &sf, sizeof sf);
 }
 
@@ -202,5 +240,6 @@ long sys_fstatfs(struct sc_call *c)
 		if (n->kind == VN_BACKEND && !n->mnt->writable && !n->mnt->dev)
 			sf.f_flags |= ST_RDONLY;
 	}
+	virt_fsid(&sf);
 	return sc_write_guest(c, c->args[1], &sf, sizeof sf);
 }

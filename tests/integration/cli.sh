@@ -208,4 +208,18 @@ else
 	skip terminal_interrupt_reaches_process_group "no script(1)"
 fi
 
+# --audit/--result never write through a symlink (or into a FIFO) a sandbox
+# made (red team 18): a guest with a rw bind of the directory the caller
+# keeps them in plants audit.jsonl -> the caller's ~/.bashrc; the next run
+# appended its lines to it, with the guest's "$(...)" paths in them (a shell
+# that sources it runs them), and --result truncated it. Now exit 2, the
+# target untouched; /dev/stdout still works.
+mkdir -p "$T_TMP/ws" && chmod a+rwx "$T_TMP/ws" && echo keep >"$T_TMP/victim"
+moat run --bind "$T_TMP/ws:/w:rw" -- /bin/sh -c "ln -s '$T_TMP/victim' /w/audit.jsonl; ln -s '$T_TMP/victim' /w/result.json; mkfifo /w/fifo" </dev/null >/dev/null 2>&1
+moat run --audit "$T_TMP/ws/audit.jsonl" -- /bin/sh -c 'cat "/\$(id)" 2>/dev/null; true' </dev/null >/dev/null 2>&1; rc1=$?
+moat run --result "$T_TMP/ws/result.json" -- /bin/true </dev/null >/dev/null 2>&1; rc2=$?
+rc3=$(timeout 3 "$MOAT" run --result "$T_TMP/ws/fifo" -- /bin/true </dev/null >/dev/null 2>&1; echo $?)
+res=$(moat run --result /dev/stdout -- /bin/true </dev/null 2>/dev/null | head -c 12)
+expect_eq output_files_no_planted_symlink "$rc1 $rc2 $rc3 $(cat "$T_TMP/victim") $res" '2 2 2 keep {"sandbox": '
+
 finish

@@ -757,4 +757,20 @@ else
 	fail export_refuses_git_refused_names "git apply: $out"
 fi
 
+# ---- 18. red team 18: two sandboxes at once in one --overlay DIR (two
+#         overlayfs mounts on one upper/work directory: undefined, the
+#         kernel only warns; each gofer's start removed the other's copy-up
+#         temporaries) or one --export DIR (each renamed the other's
+#         half-written files into place): the second is refused, exit 2 ----
+mkdir -p "$T_TMP/lk" && chmod a+rwx "$T_TMP/lk"
+moat run --overlay "$T_TMP/lkov" --export "$T_TMP/lkex" --bind "$T_TMP/lk:/lk:rw" -- /bin/sh -c \
+	'echo >/lk/up; sleep 1' </dev/null >/dev/null 2>&1 &
+lkpid=$!
+for ((i = 0; i < 50; i++)); do [ -e "$T_TMP/lk/up" ] && break; sleep 0.05; done
+moat run --overlay "$T_TMP/lkov" -- /bin/true </dev/null >/dev/null 2>"$T_TMP/lk.err1"; rc1=$?
+moat run --export "$T_TMP/lkex" -- /bin/true </dev/null >/dev/null 2>"$T_TMP/lk.err2"; rc2=$?
+wait $lkpid; rc0=$?
+expect_eq overlay_export_dir_one_sandbox "$rc0 $rc1 $rc2 $(grep -c 'in use by another sandbox' "$T_TMP/lk.err1" "$T_TMP/lk.err2" | tr '\n' ' ')" \
+	"0 2 2 $T_TMP/lk.err1:1 $T_TMP/lk.err2:1 "
+
 finish

@@ -183,4 +183,50 @@ if [ "$(id -u)" = 0 ] && [ -x "$SYSCALL_BIN/probe_made_race" ]; then
 else
 	skip made_entry_race "not root: the victim needs another owner"
 fi
+# ---- red team 18: statfs's f_fsid of a host file system (ext4/xfs: from its
+#      UUID, one value per host disk in every sandbox) was the host's through
+#      a bind; now a per-sandbox keyed hash (stat and fstat agree) ----
+hf=$(stat -f -c %i "$T_TMP")
+got=$(moat run --bind "$T_TMP:/m" -- /bin/sh -c 'stat -f -c %i /m; stat -f -c %i /m/. </dev/null' </dev/null 2>&1 | tr '\n' ' ')
+set -- $got
+if [ "$hf" = 0 ]; then
+	skip statfs_fsid_not_the_hosts "the host file system has no fsid"
+elif [ "${1:-}" != "$hf" ] && [ "${1:-}" = "${2:-}" ] && [ -n "${1:-}" ]; then
+	ok statfs_fsid_not_the_hosts
+else
+	fail statfs_fsid_not_the_hosts "host $hf, guest [$got]"
+fi
+
+# ---- red team 18: a name_to_handle_at handle carried the host st_dev in
+#      clear (stat shows the guest a virtual one); now sealed, and
+#      open_by_handle_at still opens it ----
+echo handled >"$T_TMP/hfile"
+hd=$(stat -c %d "$T_TMP/hfile")
+got=$(moat run --user 0:0 --bind "$T_TMP:/m" -- "$PY" -c '
+import ctypes, os, struct
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(8 + 128); struct.pack_into("I", buf, 0, 128)
+mid = ctypes.c_int()
+if libc.name_to_handle_at(-100, b"/m/hfile", buf, ctypes.byref(mid), 0): print("n2h", os.strerror(ctypes.get_errno()))
+dev = struct.unpack_from("Q", buf.raw, 8)[0]
+mfd = os.open("/m", os.O_RDONLY)
+fd = libc.open_by_handle_at(mfd, buf, os.O_RDONLY)
+print(dev, os.read(fd, 16).decode().strip() if fd >= 0 else os.strerror(ctypes.get_errno()))' </dev/null 2>&1)
+set -- $got
+if [ "${1:-}" != "$hd" ] && [ "${2:-}" = handled ]; then ok handle_no_host_dev; else fail handle_no_host_dev "host dev $hd, guest [$got]"; fi
+
+# ---- red team 18: statfs of a cow view (/usr of the default view) counts
+#      the host file system's used blocks, read live: a guest saw another
+#      tenant's writes in `df` as they happened; now read once per run ----
+mkdir -p "$T_TMP/dfw" && chmod a+rwx "$T_TMP/dfw" && rm -f "$T_TMP/dfw/"*
+moat run --bind "$T_TMP/dfw:/w:rw,shared" -- /bin/sh -c 'stat -f -c %b /usr >/w/a; : >/w/up
+i=0; while [ ! -e /w/go ] && [ $i -lt 100 ]; do sleep 0.02; i=$((i+1)); done; stat -f -c %b /usr >/w/b' </dev/null >/dev/null 2>&1 &
+dfpid=$!
+for ((i = 0; i < 100; i++)); do [ -e "$T_TMP/dfw/up" ] && break; sleep 0.02; done
+dd if=/dev/zero of="$T_TMP/dfblob" bs=1M count=8 2>/dev/null
+: >"$T_TMP/dfw/go"
+wait $dfpid
+rm -f "$T_TMP/dfblob"
+expect_eq statfs_cow_used_not_live "$(cat "$T_TMP/dfw/a" 2>&1)" "$(cat "$T_TMP/dfw/b" 2>&1)"
+
 finish

@@ -204,4 +204,11 @@ print("v6")
 ' 2>&1)
 SANITY=1 expect_eq multicast_on_lo "$(echo $out)" "hi v6"
 
+# red team 18: meminfo's live counters were the host's (MemFree fell by
+# what another tenant allocated, Dirty rose by what it wrote, Cached showed
+# the host's page cache): now only the sizes are the host's, free is the
+# total less the sandbox's own memory and the other counters are 0
+out=$(moat run -- awk '/^(Buffers|Cached|Dirty|Slab|Shmem):/ {printf "%s %s ", $1, $2} /^MemTotal:/ {t = $2} /^MemFree:/ {f = $2} END {print (t - f < 262144) ? "own" : "host"}' /proc/meminfo </dev/null 2>&1)
+expect_eq meminfo_no_host_counters "$out" "Buffers: 0 Cached: 0 Dirty: 0 Shmem: 0 Slab: 0 own"
+
 finish

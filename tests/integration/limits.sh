@@ -157,6 +157,49 @@ dd if=/dev/zero of=/tmp/big bs=1M count=96 2>/dev/null; sleep 3; echo "$0"' "$T_
 expect_eq memory_tmpfile_reason "$(field "$R" reason)" memory
 no_leftovers memory_tmpfile
 
+# --- an --export the gofer cannot finish (red team 18): the guest fills the
+# root overlay's in-memory layer with 12M, then writes an 8M file whose diff
+# the gofer reads at export time, under --memory 32M: the gofer (in the
+# memory cgroup, no CAP_SYS_RESOURCE to leave the OOM killer's list) is
+# killed while it writes the patch. Before: exit 0 and a changes.patch cut
+# at a 4096-byte flush (sized right, at a file boundary: git apply took the
+# first files alone); a death before the patch kept the last run's. ---
+moat run --export "$T_TMP/exp" -- /bin/sh -c 'echo old >/usr/prev' </dev/null >/dev/null 2>&1
+run_limited export_oom --memory 32M --timeout 60s --export "$T_TMP/exp" -- /bin/sh -c '
+echo a >/usr/a1; head -c 8M /dev/urandom >/usr/m_big
+for i in 0 1 2 3 4 5 6 7 8 9 10 11; do head -c 1M /dev/urandom >/usr/z$i; done; echo "$0"' "$T_MARK"
+if [ "$(field "$R" limits.memory_by)" != cgroup ]; then
+	skip export_oom_no_partial_patch "no memory cgroup: the gofer is not in one"
+elif [ ! -e "$T_TMP/exp/root/changes.patch" ] && [ "$rc" -ne 0 ]; then
+	ok export_oom_no_partial_patch
+else
+	fail export_oom_no_partial_patch "rc $rc, $(ls -la "$T_TMP/exp/root" | tr '\n' ' ') [$err]"
+fi
+no_leftovers export_oom
+
+# --- the sentry killed (SIGKILL, as an OOM kill in the --memory cgroup it
+# has been in since red team 17 would): the cgroup helper says so in one
+# line and removes the rest. Before (red team 18): 137 and not a word. ---
+run_limited cg_probe --memory 256M -- /bin/true
+if [ "$(field "$R" limits.memory_by)" != cgroup ]; then
+	skip sentry_killed_one_line "no memory cgroup: no cleanup helper outlives the sentry"
+else
+"$MOAT" run --memory 256M -- /bin/sh -c 'sleep 30; echo "$0"' "$T_MARK" </dev/null >/dev/null 2>"$T_TMP/killed.err" &
+kpid=$!
+# (the guest's sh: its argv starts with /bin/sh, moat's with moat's path)
+for ((i = 0; i < 60; i++)); do pgrep -f -- "^/bin/sh -c sleep 30; echo .* $T_MARK" >/dev/null && break; sleep 0.05; done
+kill -9 $kpid
+wait $kpid 2>/dev/null
+for ((i = 0; i < 40; i++)); do grep -q "sentry was killed" "$T_TMP/killed.err" && break; sleep 0.05; done
+case $(cat "$T_TMP/killed.err") in
+*"moat: the sandbox ended: moat's sentry was killed; its processes and cgroup are removed"*) ok sentry_killed_one_line ;;
+*) fail sentry_killed_one_line "[$(cat "$T_TMP/killed.err")]" ;;
+esac
+fi
+left=""
+for ((i = 0; i < 30; i++)); do left=$(pgrep -af -- "$T_MARK" | grep -v pgrep); [ -z "$left" ] && break; sleep 0.1; done
+if [ -n "$left" ]; then fail sentry_killed_no_process_left "$left"; else ok sentry_killed_no_process_left; fi
+
 # --- while true under --timeout 2s ---
 start=$(date +%s%N)
 run_limited timeout --timeout 2s -- /bin/sh -c 'while :; do :; done' "$T_MARK"

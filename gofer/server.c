@@ -979,6 +979,17 @@ static int link_refused(const struct stat *st)
 	       ((st->st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP));
 }
 
+/* path2 names an entry in the directory open_parent just opened for path
+ * (cut at its last '/': name points past it): the same leading part, then
+ * one '/' and a final component of its own */
+static int same_parent(const char *path, const char *name, const char *path2)
+{
+	size_t plen = (size_t)(name - 1 - path);
+
+	return strncmp(path2, path, plen) == 0 && path2[plen] == '/' && path2[plen + 1] &&
+	       !strchr(path2 + plen + 1, '/');
+}
+
 static int h_link(struct req *rq, struct rep *rp)
 {
 	const struct gofer_req_two *f = rq->fixed;
@@ -994,12 +1005,26 @@ static int h_link(struct req *rq, struct rep *rp)
 	opfd = open_parent(rq->e, rq->path, &oname, &oowned);
 	if (opfd < 0)
 		return opfd;
-	npfd = open_parent(rq->e, rq->str2, &nname, &nowned);
-	if (npfd < 0) {
-		close_owned(opfd, oowned);
-		return npfd;
+	if (oowned && same_parent(rq->path, oname, rq->str2)) {
+		/* both names in one directory (git's link(objects/XX/tmp_obj_Y,
+		 * objects/XX/<hash>)): that directory opened once, one fd for
+		 * both, so both checks below are of the very directory the
+		 * link is made in (one openat2, fstat and close less) */
+		npfd = opfd;
+		nowned = 0;
+		nname = rq->str2 + (oname - rq->path);
+	} else {
+		npfd = open_parent(rq->e, rq->str2, &nname, &nowned);
+		if (npfd < 0) {
+			close_owned(opfd, oowned);
+			return npfd;
+		}
 	}
-	if ((r = parent_is(opfd, f->pdev, f->pino)) < 0 || (r = parent_is(npfd, f->tpdev, f->tpino)) < 0)
+	if ((r = parent_is(opfd, f->pdev, f->pino)) < 0)
+		goto out;
+	/* one fd checked once when the sentry named one directory twice */
+	if (!(npfd == opfd && f->tpino == f->pino && f->tpdev == f->pdev) &&
+	    (r = parent_is(npfd, f->tpdev, f->tpino)) < 0)
 		goto out;
 	if (f->ino) {
 		/* the object the sentry checked, by an fd of it whose identity

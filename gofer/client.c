@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -296,6 +297,11 @@ static long call_full(struct gofer_conn *c, uint16_t op, void *fixed, size_t fle
 {
 	static const char nul;
 	struct gofer_hdr h = { .op = op, .tag = ++c->tag };
+	/* the CPU this thread sends from and will wait on (GOFER_HDR_CPU):
+	 * glibc reads it from rseq (or the vDSO), no system call */
+	int cpu = sched_getcpu();
+	if (cpu >= 0 && (unsigned)cpu <= GOFER_HDR_CPU_MASK)
+		h.flags = (uint16_t)(GOFER_HDR_CPU | (unsigned)cpu);
 	size_t l1 = strnlen(s1, VFS_PATH_MAX), l2 = s2 ? strnlen(s2, VFS_PATH_MAX) : 0;
 	struct iovec iov[7];
 	int k = 0;

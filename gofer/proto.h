@@ -80,9 +80,19 @@ enum gofer_op {
 struct gofer_hdr {
 	uint32_t len;        /* whole message, header included */
 	uint16_t op;         /* enum gofer_op */
-	uint16_t flags;      /* must be 0 */
+	uint16_t flags;      /* 0, or GOFER_HDR_CPU | the CPU the sender ran on */
 	uint32_t tag;        /* echoed in the reply */
 };
+
+/* hdr.flags: a scheduling hint, nothing the gofer decides anything else by.
+ * A sentry thread sends a path request from one CPU and waits for the reply
+ * there (spin_poll); the gofer's thread for that connection keeps itself on
+ * that CPU (sched_setaffinity of itself, serve_conn), so that the next
+ * request wakes it there, without an IPI to the other, idle, vCPU, and goes
+ * back to sleep after a reply it made there instead of spinning on the CPU
+ * the woken sentry needs. Any other non-zero value is -EINVAL. */
+#define GOFER_HDR_CPU 0x8000u
+#define GOFER_HDR_CPU_MASK 0x7fffu
 
 /* The fixed part of every path request starts with these two fields. */
 struct gofer_req_path {      /* WALK, LSTAT, READLINK, STATFS */

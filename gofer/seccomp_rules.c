@@ -57,6 +57,9 @@ int gofer_seccomp_rules(scmp_filter_ctx ctx)
 	const struct scmp_arg_cmp unix_cmp = {
 		.arg = 0, .op = SCMP_CMP_EQ, .datum_a = AF_UNIX, .datum_b = 0,
 	};
+	const struct scmp_arg_cmp self_cmp = {
+		.arg = 0, .op = SCMP_CMP_EQ, .datum_a = 0, .datum_b = 0,
+	};
 	const struct scmp_arg_cmp unshare_fs_cmp = {
 		.arg = 0, .op = SCMP_CMP_EQ, .datum_a = CLONE_FS, .datum_b = 0,
 	};
@@ -89,5 +92,10 @@ int gofer_seccomp_rules(scmp_filter_ctx ctx)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(fchdir), 0);
 	if (!r)
 		r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(inotify_add_watch), 0);
+	/* a connection's thread keeps to its sentry thread's CPU (serve_conn,
+	 * GOFER_HDR_CPU): its own affinity only (pid 0) */
+	if (!r)
+		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sched_setaffinity), 1,
+					   &self_cmp);
 	return r;
 }

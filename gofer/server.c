@@ -979,6 +979,17 @@ static int link_refused(const struct stat *st)
 	       ((st->st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP));
 }
 
+/* path2 names an entry in the directory open_parent just opened for path
+ * (cut at its last '/': name points past it): the same leading part, then
+ * one '/' and a final component of its own */
+static int same_parent(const char *path, const char *name, const char *path2)
+{
+	size_t plen = (size_t)(name - 1 - path);
+
+	return strncmp(path2, path, plen) == 0 && path2[plen] == '/' && path2[plen + 1] &&
+	       !strchr(path2 + plen + 1, '/');
+}
+
 static int h_link(struct req *rq, struct rep *rp)
 {
 	const struct gofer_req_two *f = rq->fixed;
@@ -994,12 +1005,26 @@ static int h_link(struct req *rq, struct rep *rp)
 	opfd = open_parent(rq->e, rq->path, &oname, &oowned);
 	if (opfd < 0)
 		return opfd;
-	npfd = open_parent(rq->e, rq->str2, &nname, &nowned);
-	if (npfd < 0) {
-		close_owned(opfd, oowned);
-		return npfd;
+	if (oowned && same_parent(rq->path, oname, rq->str2)) {
+		/* both names in one directory (git's link(objects/XX/tmp_obj_Y,
+		 * objects/XX/<hash>)): that directory opened once, one fd for
+		 * both, so both checks below are of the very directory the
+		 * link is made in (one openat2, fstat and close less) */
+		npfd = opfd;
+		nowned = 0;
+		nname = rq->str2 + (oname - rq->path);
+	} else {
+		npfd = open_parent(rq->e, rq->str2, &nname, &nowned);
+		if (npfd < 0) {
+			close_owned(opfd, oowned);
+			return npfd;
+		}
 	}
-	if ((r = parent_is(opfd, f->pdev, f->pino)) < 0 || (r = parent_is(npfd, f->tpdev, f->tpino)) < 0)
+	if ((r = parent_is(opfd, f->pdev, f->pino)) < 0)
+		goto out;
+	/* one fd checked once when the sentry named one directory twice */
+	if (!(npfd == opfd && f->tpino == f->pino && f->tpdev == f->pdev) &&
+	    (r = parent_is(npfd, f->tpdev, f->tpino)) < 0)
 		goto out;
 	if (f->ino) {
 		/* the object the sentry checked, by an fd of it whose identity
@@ -2454,7 +2479,7 @@ int gofer_parse_request(char *buf, size_t n, int is_ctl, size_t nexports, struct
 		return -EPROTO;
 	if (q->h.op == GOFER_OP_NONE || q->h.op >= GOFER_OP_MAX)
 		return -EPROTO;
-	if (q->h.flags)
+	if (q->h.flags && !(q->h.flags & GOFER_HDR_CPU))
 		return -EINVAL;
 	d = &ops[q->h.op];
 	q->ctl = !!(d->flags & (F_CTL | F_NOP));
@@ -2567,6 +2592,8 @@ static void serve_conn(int sock, int is_ctl)
 		struct cmsghdr align;
 	} cbuf;
 	struct spin_state spin = { 0 };
+	int shared_cpu = 0;      /* the last reply woke its sender on this CPU */
+	int pinned = -1;         /* the CPU this thread keeps to (GOFER_HDR_CPU) */
 
 	for (;;) {
 		struct iovec iov = { .iov_base = buf, .iov_len = sizeof buf };
@@ -2575,13 +2602,14 @@ static void serve_conn(int sock, int is_ctl)
 		struct rep rp = { .payload = rbuf + sizeof(struct gofer_rhdr), .fd = -1 };
 		struct gofer_rhdr rh = { 0 };
 		int got_fds = 0, infd = -1;
-		if (!is_ctl) {
+		if (!is_ctl && !shared_cpu) {
 			/* the sentry's next request comes soon after a reply
 			 * (tar: 20-60 µs): spin for it first, a wake-up of this
 			 * thread is an IPI to an idle vCPU on a quiet machine */
 			struct pollfd sp = { .fd = sock, .events = POLLIN };
 			(void)spin_poll(&sp, 1, &spin);
 		}
+		shared_cpu = 0;
 		ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
 
 		if (n < 0 && errno == EINTR)
@@ -2612,8 +2640,11 @@ static void serve_conn(int sock, int is_ctl)
 				close(infd);
 			return;            /* EOF (or an empty message) */
 		}
-		if ((size_t)n >= sizeof(struct gofer_hdr))
+		uint16_t hflags = 0;
+		if ((size_t)n >= sizeof(struct gofer_hdr)) {
 			memcpy(&rh.tag, buf + offsetof(struct gofer_hdr, tag), sizeof rh.tag);
+			memcpy(&hflags, buf + offsetof(struct gofer_hdr, flags), sizeof hflags);
+		}
 		if (msg.msg_flags & MSG_TRUNC)
 			rh.err = -EMSGSIZE;
 		else if ((got_fds && infd < 0) || (msg.msg_flags & MSG_CTRUNC))
@@ -2635,6 +2666,32 @@ static void serve_conn(int sock, int is_ctl)
 		for (int i = 0; i <= rp.nx; i++)
 			if (fds[i] >= 0)
 				close(fds[i]);
+		if (hflags & GOFER_HDR_CPU) {
+			/* The sentry thread sent this from that CPU and waits
+			 * there (spinning, then asleep); the reply just made it
+			 * runnable. Keep to that CPU (issue 6, pgit4): asleep on
+			 * the other one, this thread is woken by an IPI to a
+			 * halted vCPU for every request (~20 µs here), and its
+			 * spin for the next request there wakes nothing it
+			 * could not wake itself; on the sentry's CPU the request
+			 * wakes it where the sentry's spin yields to it, so the
+			 * guest, the sentry and this thread share one CPU as
+			 * under `taskset -c 1 moat` (ARCHITECTURE.md "The
+			 * gofer's round trip: spin, then sleep"). After the
+			 * reply, not before the work: the sentry is spinning
+			 * for it now. A CPU this thread may not use (a cpuset)
+			 * is EINVAL: left as is. */
+			int cpu = sched_getcpu();
+			int want = (int)(hflags & GOFER_HDR_CPU_MASK);
+			if (cpu >= 0 && cpu != want && want != pinned && want < CPU_SETSIZE) {
+				cpu_set_t set;
+				CPU_ZERO(&set);
+				CPU_SET(want, &set);
+				if (sched_setaffinity(0, sizeof set, &set) == 0)
+					pinned = want;
+			}
+			shared_cpu = cpu == want || pinned == want;
+		}
 		if (s < 0)
 			return;
 	}

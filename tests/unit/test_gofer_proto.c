@@ -198,6 +198,16 @@ Test(gofer_proto, bad_op_flags_export)
 	h->op = GOFER_OP_LSTAT;
 	h->flags = 1;
 	cr_assert_eq(raw_call(s, buf, n, NULL), -EINVAL);
+	h->flags = GOFER_HDR_CPU_MASK;   /* a CPU number without the hint bit */
+	cr_assert_eq(raw_call(s, buf, n, NULL), -EINVAL);
+	/* the sender's CPU (GOFER_HDR_CPU): a hint only, the request is
+	 * served as without it, whatever the number (one the thread may not
+	 * run on, one no machine has) */
+	static const uint16_t cpus[] = { 0, 1, 1023, 1024, GOFER_HDR_CPU_MASK, 0 };
+	for (size_t i = 0; i < sizeof cpus / sizeof cpus[0]; i++) {
+		h->flags = (uint16_t)(GOFER_HDR_CPU | cpus[i]);
+		cr_assert_eq(raw_call(s, buf, n, NULL), 0, "cpu %u", cpus[i]);
+	}
 	h->flags = 0;
 	static const uint32_t exps[] = { EXP_N, 63, 64, 0x7fffffff, 0xffffffff };
 	for (size_t i = 0; i < sizeof exps / sizeof exps[0]; i++) {

@@ -436,13 +436,17 @@ reply:
 	/* the reply's own CPU time: with the sync wake-up the SEND switches to
 	 * the guest, and this thread runs again only after the guest's next trap */
 	rcpu = g_prof ? prof_cpu() : 0;
-	if (c->out_fd >= 0 && (c->out_fd_value || (ret >= 0 && sc_inotify_watched()))) {
+	if (c->out_fd >= 0 && (c->out_fd_value || (ret >= 0 && (c->out_fd_close_first || sc_inotify_watched())))) {
 		/* ADDFD without SEND, the sentry's copy closed, then the reply:
 		 * ret (an fd installed at c->out_newfd_at: connect's 0 or
 		 * EINPROGRESS), or the new fd's number when inotify watches
 		 * exist, so that the guest's own close is the last one and its
 		 * IN_CLOSE_WRITE/NOWRITE comes then, not after its next calls
-		 * (LTP inotify01; two more switches, only in such sandboxes) */
+		 * (LTP inotify01; two more switches, only in such sandboxes);
+		 * and a FIFO's end (out_fd_close_first): another task's
+		 * non-blocking open must not count our copy (syscalls pipe
+		 * fifo_nonblock_writer_no_reader failed when this worker was
+		 * preempted between the answer and its close) */
 		long r = plat->addfd(g_nfd, c->id, c->out_fd, c->out_fd_flags, c->out_newfd_at, 0);
 		close(c->out_fd);
 		c->out_fd = -1;

@@ -57,6 +57,9 @@ struct sc_call {
 	int out_fd;               /* >= 0: install this host fd (pipeline closes it) */
 	unsigned out_fd_flags;    /* O_CLOEXEC or 0 */
 	int out_newfd_at;         /* -1, or install at this exact guest fd number (dup2-like) */
+	int out_fd_close_first;   /* install out_fd, close our copy, then answer (a FIFO: its
+				   * peer count is the guest's to see at once, e.g. a
+				   * non-blocking writer's ENXIO once the reader closed) */
 	int out_fd_value;         /* install out_fd even when the handler returns -errno, and
 				   * answer with the handler's value, not the fd number */
 	int cont;                 /* 1 (with a return >= 0): let the call run natively

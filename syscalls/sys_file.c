@@ -504,6 +504,9 @@ again:
 		return return_reopened(c, fd, flags, O_RDONLY);
 	if (flags & O_PATH) /* a stand-in memfd (a directory's fd is O_RDONLY: kept) */
 		return return_reopened(c, fd, flags, O_ACCMODE);
+	/* a FIFO's ends are counted: our copy must be gone before the guest
+	 * runs on (its peer's non-blocking open would see one end too many) */
+	c->out_fd_close_first = S_ISFIFO(st.st_mode);
 	return sc_return_fd(c, fd, flags & O_CLOEXEC);
 }
 

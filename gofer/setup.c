@@ -1408,7 +1408,14 @@ int gofer_start_begin(const struct gofer_export *exports, size_t n, pid_t *pid,
 		snprintf(p, sizeof p, "/proc/%d/oom_score_adj", (int)child);
 		int fd = open(p, O_WRONLY | O_CLOEXEC);
 		if (fd >= 0) {
-			if (write(fd, "-1000", 5) < 0)
+			/* where it may not be spared (no CAP_SYS_RESOURCE: this
+			 * VM's root, rootless), the OOM killer's choice after the
+			 * guest (1000) and before the sentry (0), which joins the
+			 * memory cgroup too (red team 17) and whose death loses
+			 * the result, the cgroup's removal and the gofer anyway:
+			 * a 96M copy-up under --memory 32M once took the sentry
+			 * (limits memory_copyup_refused) */
+			if (write(fd, "-1000", 5) < 0 && write(fd, "500", 3) < 0)
 				dbg("gofer: oom_score_adj: %s", strerror(errno));
 			close(fd);
 		} else {

@@ -622,6 +622,22 @@ int sentry_run(const struct sentry_config *cfg)
 	start_end();
 	limits_attach_gofer(lim, gofer_pid); /* its layers count against --memory */
 	dbg("%.2f ms: gofer forked", ms_now() - t0);
+	if (cfg->memory && limits_memory_by_cgroup(lim)) {
+		/* we join the sandbox's memory cgroup (limits_attach, red team
+		 * 17): an OOM kill there takes the guest (moat-init's 1000),
+		 * then the gofer, never us, who write --result and remove the
+		 * cgroup (a 96M copy-up under --memory 32M, the guest already
+		 * killed, once took the sentry: limits memory_copyup_refused).
+		 * Only with the host's CAP_SYS_RESOURCE, while we have it
+		 * (moat-reopen inherits it, moat-init raises its own); without
+		 * it the gofer goes first (500: gofer/setup.c) */
+		int ofd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+		if (ofd >= 0) {
+			if (write(ofd, "-1000", 5) < 0)
+				dbg("sentry: oom_score_adj: %s", strerror(errno));
+			close(ofd);
+		}
+	}
 	start_begin(); /* (root-run its map helper is forked and reaped inside) */
 	if (priv_drop(&priv, err, sizeof err) < 0)
 		die("%s", err); /* the gofer leaves when its control socket closes */

@@ -122,6 +122,26 @@ expect_eq memory_tree_reason "$(field "$R" reason)" memory
 case $err in *"killed: --memory 256M reached"*) ok memory_tree_stderr_line ;; *) fail memory_tree_stderr_line "[$err]" ;; esac
 no_leftovers memory_tree
 
+# The OOM killer's order in the sandbox's memory cgroup, which the sentry
+# joins too (red team 17): the guest (1000), then the gofer, never the sentry
+# first (it writes --result and removes the cgroup). Before: sentry and gofer
+# both 0 where root lacks CAP_SYS_RESOURCE (this VM), and a 96M copy-up under
+# --memory 32M once killed the sentry (memory_copyup_refused, no result).
+if [ "$(id -u)" = 0 ]; then
+	"$MOAT" run --memory 64M -- /bin/sleep 2 </dev/null >/dev/null 2>&1 &
+	mpid=$!
+	g="" s=""
+	for ((i = 0; i < 40; i++)); do
+		g=$(ps -eo pid=,ppid=,comm= | awk -v p="$mpid" '$2 == p && $3 == "moat-gofer" {print $1}')
+		[ -n "$g" ] && break
+		sleep 0.05
+	done
+	ga=$(cat "/proc/$g/oom_score_adj" 2>/dev/null) sa=$(cat "/proc/$mpid/oom_score_adj" 2>/dev/null)
+	wait "$mpid"
+	if [ -n "$ga" ] && [ -n "$sa" ] && { [ "$sa" = -1000 ] || [ "$ga" -gt "$sa" ]; }; then ok oom_order_gofer_before_sentry
+	else fail oom_order_gofer_before_sentry "gofer [$ga] sentry [$sa]"; fi
+fi
+
 # --- memory the gofer holds for the guest counts too: a copy-up of a 96M
 # lower file in a cow bind, and 20,000 long symlinks in /tmp (a page of
 # tmpfs each), under --memory 32M. Root-run the gofer is in the memory

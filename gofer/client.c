@@ -556,7 +556,9 @@ int gofer_open(struct gofer_conn *c, int exp, const char *rel, int flags,
 			close(nfd);
 		return r;
 	}
-	if (__atomic_load_n(&g_close_barrier, __ATOMIC_ACQUIRE))
+	/* a FIFO's ends are counted: the gofer's copy gone before the guest
+	 * runs on (with the sentry's, sentry/pipeline.c out_fd_close_first) */
+	if (__atomic_load_n(&g_close_barrier, __ATOMIC_ACQUIRE) || S_ISFIFO((st ? st : &tmp)->st_mode))
 		close_barrier(c);
 	*fd = nfd;
 	return 0;

@@ -66,7 +66,7 @@ static void check_ns(void)
 {
 	static const char *const names[] = { "cgroup", "ipc", "mnt", "net", "pid", "user", "uts" };
 	int ok = 1;
-	char why[256] = "";
+	char why[400] = "";
 
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		char p1[64], p2[64], l1[128] = "", l2[128] = "", want[64];

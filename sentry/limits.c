@@ -232,7 +232,9 @@ static int setup_v2(struct limits *l, const char *root)
 		return -1;
 	/* a sibling of our own cgroup (our parent has no processes of its
 	 * own), or the root cgroup when we are in it */
-	snprintf(l->home[0], sizeof l->home[0], "%s%s", root, strcmp(own, "/") ? own : "");
+	if ((size_t)snprintf(l->home[0], sizeof l->home[0], "%s%s", root, strcmp(own, "/") ? own : "") >=
+	    sizeof l->home[0])
+		l->home[0][0] = 0;
 	char *slash = strrchr(own, '/');
 	if (slash && slash != own)
 		*slash = 0;
@@ -344,7 +346,8 @@ static int setup_v1(struct limits *l)
 				continue;
 			}
 			seen[nseen++] = st;
-			snprintf(l->home[l->nprocs], PATH_MAX, "%s%s", mnt, own);
+			if ((size_t)snprintf(l->home[l->nprocs], PATH_MAX, "%s%s", mnt, own) >= PATH_MAX)
+				l->home[l->nprocs][0] = 0; /* (not moved back: the helper skips it) */
 			if (i == 0)
 				l->mem_procs = l->nprocs;
 			if (i >= 2)

@@ -397,7 +397,7 @@ int open_caller_output(const char *path, int flags, mode_t mode)
 	int fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK, mode);
 	if (fd < 0)
 		return -1;
-	struct stat st;
+	struct stat st = { 0 };
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    ((flags & O_NONBLOCK) == 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)) {
 		int e = errno;
@@ -406,4 +406,10 @@ int open_caller_output(const char *path, int flags, mode_t mode)
 		return -1;
 	}
 	return fd;
+}
+
+const char *caller_output_error(int e)
+{
+	return e == ELOOP ? "a symlink (refused: a sandbox may have made it)"
+	       : e == EINVAL ? "not a regular file" : strerror(e);
 }

@@ -52,6 +52,8 @@ int write_file(const char *path, const char *s);
  * under /dev/ or /proc/ (/dev/stderr, /dev/fd/N of a process
  * substitution) opens as before. */
 int open_caller_output(const char *path, int flags, mode_t mode);
+/* Why open_caller_output failed, for a one-line error (errno e). */
+const char *caller_output_error(int e);
 int read_all(int fd, void *buf, size_t len);
 
 /* Send/receive a message with up to nfds fds (SCM_RIGHTS). Return bytes or -errno.

@@ -165,9 +165,7 @@ struct audit *audit_open(const char *path, int trace, const struct audit_limits 
 		 * the guest's "$(...)" paths to it */
 		a->fd = open_caller_output(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		if (a->fd < 0) {
-			snprintf(err, errlen, "--audit %s: %s", path,
-				 errno == ELOOP ? "a symlink (refused: a sandbox may have made it)"
-				 : errno == EINVAL ? "not a regular file" : strerror(errno));
+			snprintf(err, errlen, "--audit %s: %s", path, caller_output_error(errno));
 			free(a);
 			return NULL;
 		}

@@ -571,9 +571,7 @@ struct limits *limits_setup(const struct sentry_config *cfg, struct sandbox *sb,
 		/* never through a final symlink or into a FIFO (audit.c) */
 		l->result_fd = open_caller_output(cfg->result_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 		if (l->result_fd < 0) /* a usage error, like a bad --bind */
-			die_status(2, "--result %s: %s", cfg->result_path,
-				   errno == ELOOP ? "a symlink (refused: a sandbox may have made it)"
-				   : errno == EINVAL ? "not a regular file" : strerror(errno));
+			die_status(2, "--result %s: %s", cfg->result_path, caller_output_error(errno));
 		if (ftruncate(l->result_fd, 0) < 0 && errno != EINVAL)
 			die_status(2, "--result %s: %s", cfg->result_path, strerror(errno));
 		moat_die_hook = on_die;

@@ -298,6 +298,17 @@ Test(gofer_ops, link_checked_object)
 /* LINK of two names in one directory (git's objects/XX/tmp_obj_Y ->
  * objects/XX/<hash>) opens that directory once (h_link, same_parent): both
  * directories the sentry checked are still compared with it, each one */
+/* gofer_link_st of f (its identity expected) under the parent and target
+ * directory identities the sentry would have checked */
+static long link_checked(const struct stat *f, const struct stat *parent, ino_t parent_ino,
+			 const struct stat *target, ino_t target_ino, const char *to, struct stat st[2])
+{
+	gofer_expect_identity(f->st_dev, f->st_ino);
+	gofer_expect_parent(parent->st_dev, parent_ino);
+	gofer_expect_target(target->st_dev, target_ino, 0, 0);
+	return gofer_link_st(c, EXP_RW, "lk/f", to, st);
+}
+
 Test(gofer_ops, link_one_directory_checked_twice)
 {
 	mk("rw/lk");
@@ -306,32 +317,19 @@ Test(gofer_ops, link_one_directory_checked_twice)
 	struct stat d = host_lstat("rw/lk"), in = host_lstat("rw/lk/in"), f = host_lstat("rw/lk/f");
 	struct stat st[2];
 
-	gofer_expect_identity(f.st_dev, f.st_ino);
-	gofer_expect_parent(d.st_dev, d.st_ino);
-	gofer_expect_target(d.st_dev, d.st_ino + 1000000, 0, 0);
-	cr_assert_eq(gofer_link_st(c, EXP_RW, "lk/f", "lk/g", st), -ESTALE, "the destination's directory");
+	cr_assert_eq(link_checked(&f, &d, d.st_ino, &d, d.st_ino + 1000000, "lk/g", st), -ESTALE,
+		     "the destination's directory");
 	cr_assert(!host_exists("rw/lk/g"));
-	gofer_expect_identity(f.st_dev, f.st_ino);
-	gofer_expect_parent(d.st_dev, d.st_ino + 1000000);
-	gofer_expect_target(d.st_dev, d.st_ino, 0, 0);
-	cr_assert_eq(gofer_link_st(c, EXP_RW, "lk/f", "lk/g", st), -ESTALE, "the source's directory");
+	cr_assert_eq(link_checked(&f, &d, d.st_ino + 1000000, &d, d.st_ino, "lk/g", st), -ESTALE,
+		     "the source's directory");
 	cr_assert(!host_exists("rw/lk/g"));
-	gofer_expect_identity(f.st_dev, f.st_ino);
-	gofer_expect_parent(d.st_dev, d.st_ino);
-	gofer_expect_target(d.st_dev, d.st_ino, 0, 0);
-	cr_assert_eq(gofer_link_st(c, EXP_RW, "lk/f", "lk/g", st), 0);
+	cr_assert_eq(link_checked(&f, &d, d.st_ino, &d, d.st_ino, "lk/g", st), 0);
 	cr_assert_eq(host_lstat("rw/lk/g").st_ino, f.st_ino);
 	cr_assert(st[0].st_ino == f.st_ino && st[1].st_ino == f.st_ino && st[0].st_nlink == f.st_nlink + 1);
 	/* a longer path with the same start is another directory */
-	gofer_expect_identity(f.st_dev, f.st_ino);
-	gofer_expect_parent(d.st_dev, d.st_ino);
-	gofer_expect_target(d.st_dev, d.st_ino, 0, 0);
-	cr_assert_eq(gofer_link_st(c, EXP_RW, "lk/f", "lk/in/h", st), -ESTALE, "lk/in is not lk");
+	cr_assert_eq(link_checked(&f, &d, d.st_ino, &d, d.st_ino, "lk/in/h", st), -ESTALE, "lk/in is not lk");
 	cr_assert(!host_exists("rw/lk/in/h"));
-	gofer_expect_identity(f.st_dev, f.st_ino);
-	gofer_expect_parent(d.st_dev, d.st_ino);
-	gofer_expect_target(in.st_dev, in.st_ino, 0, 0);
-	cr_assert_eq(gofer_link_st(c, EXP_RW, "lk/f", "lk/in/h", st), 0);
+	cr_assert_eq(link_checked(&f, &d, d.st_ino, &in, in.st_ino, "lk/in/h", st), 0);
 	cr_assert_eq(host_lstat("rw/lk/in/h").st_ino, f.st_ino);
 }
 

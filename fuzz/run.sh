@@ -20,7 +20,10 @@ for src in "$here"/fuzz_*.c; do
 	if [ ! -x "$bin" ]; then echo "FAIL fuzz/$t: $bin not built"; fail=$((fail + 1)); continue; fi
 	mkdir -p "$work/$t"
 	cp "$here/corpus/$t"/* "$work/$t/" 2>/dev/null
-	"$bin" -max_total_time="$secs" -print_final_stats=1 -artifact_prefix="$out/$t-" \
+	# -timeout: one input that hangs fails the target in 20 s (libFuzzer's
+	# default is 20 minutes); timeout(1) bounds the whole target as well
+	timeout -k 5 $((secs + 60)) "$bin" -max_total_time="$secs" -timeout=20 \
+		-print_final_stats=1 -artifact_prefix="$out/$t-" \
 		-close_fd_mask=1 "$work/$t" >"$out/$t.log" 2>&1
 	rc=$?
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/$t.log")

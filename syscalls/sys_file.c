@@ -60,7 +60,8 @@ static int open_perm_mask(int flags)
  * caller opens it afresh; *ident gets the target's (dev, ino) to check the
  * fresh open against. Otherwise (memfds, pipes, sockets, deleted files...)
  * n stays and procfs_open_magic checks and reopens the object (or hands out
- * the guest's own open file where it cannot). Returns 1 if n was replaced.
+ * the guest's own open file where it cannot). Returns 1 if n was replaced,
+ * -ELOOP for a symlink's O_PATH fd.
  */
 static int magic_target(struct sc_call *c, struct vfs_node *n, struct stat *ident)
 {
@@ -73,9 +74,15 @@ static int magic_target(struct sc_call *c, struct vfs_node *n, struct stat *iden
 	/* an O_PATH fd (a placeholder) names its object too: reopening it
 	 * through the link opens that object, with the permission checks of
 	 * an open by name (Linux: may_open on the inode) */
-	if (vfs_host_fd_node(v, c->task, hfd, tn) < 0 || tn->kind == VN_FD ||
-	    !tn->exists || !(S_ISREG(tn->st.st_mode) || S_ISDIR(tn->st.st_mode)))
+	if (vfs_host_fd_node(v, c->task, hfd, tn) < 0 || tn->kind == VN_FD || !tn->exists)
 		return 0;
+	/* a symlink's (O_PATH | O_NOFOLLOW) fd: Linux does not follow it
+	 * from the magic link (ELOOP) */
+	if (S_ISLNK(tn->st.st_mode))
+		return -ELOOP;
+	/* every other type as by its name: a FIFO's ends counted and its
+	 * open blocking as one, a device through the device rules, a socket
+	 * ENXIO (the O_PATH stand-in, a memfd, was handed out before) */
 	*ident = tn->st;
 	*n = *tn;
 	vfs_node_fix_rel(n, tn);
@@ -345,7 +352,9 @@ again:
 		return r;
 	struct stat ident = { 0 };
 	int reopen = n->exists && n->magic && S_ISLNK(n->st.st_mode) &&
-		     !(flags & (O_NOFOLLOW | O_PATH)) && magic_target(c, n, &ident);
+		     !(flags & (O_NOFOLLOW | O_PATH)) ? magic_target(c, n, &ident) : 0;
+	if (reopen < 0)
+		return reopen;
 
 	if (!n->exists) {
 		/* create: EISDIR for "name/", then EROFS, then EACCES */

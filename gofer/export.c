@@ -1144,14 +1144,24 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static FILE *out_file(int dirfd, const char *name)
+/* An output file: unnamed (O_TMPFILE) where the file system has it, so a
+ * gofer killed before it is complete leaves nothing behind; else under the
+ * ".part" name. *anon says which. */
+static FILE *out_file(int dirfd, const char *name, int *anon)
 {
 	int fd;
 
-	/* a new file each time: never write through a name someone else made */
-	if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
-		return NULL;
-	fd = oat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL);
+	*anon = 1;
+	struct open_how how = { .flags = O_TMPFILE | O_WRONLY | O_CLOEXEC, .mode = 0644,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS };
+	fd = (int)syscall(SYS_openat2, dirfd, ".", &how, sizeof how);
+	if (fd < 0) {
+		*anon = 0;
+		/* a new file each time: never write through a name someone else made */
+		if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
+			return NULL;
+		fd = oat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL);
+	}
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 
 	if (!f && fd >= 0)
@@ -1159,9 +1169,20 @@ static FILE *out_file(int dirfd, const char *name)
 	return f;
 }
 
-/* The export is all or nothing (red team 18): each file is written under a
- * ".part" name and renamed into place only once it is complete, the patch
- * last. A gofer that dies meanwhile (an OOM kill in the sandbox's memory
+/* a complete output into place: an unnamed one linked, a ".part" renamed
+ * (both after a flush: the name never shows a file still being written) */
+static int out_place(int dirfd, FILE *f, int anon, const char *part, const char *name)
+{
+	if (anon)
+		return linkat(fileno(f), "", dirfd, name, AT_EMPTY_PATH);
+	return renameat(dirfd, part, dirfd, name);
+}
+
+/* The export is all or nothing (red team 18): each file is written unnamed
+ * (O_TMPFILE; where the file system lacks it, under a ".part" name) and
+ * linked (renamed) into place only once it is complete, the patch last: a
+ * gofer killed meanwhile leaves no file at all (stop 24; the ".part" files
+ * stayed until the next export). A gofer that dies meanwhile (an OOM kill in the sandbox's memory
  * cgroup, which a guest provokes by filling its layers first and sizing a
  * file's diff to a 4096-byte stdio flush) used to leave a changes.patch cut
  * at a file boundary, which git apply takes as a smaller, valid patch; and
@@ -1206,8 +1227,9 @@ static int write_group(struct ctx *x, const char *name, const struct gofer_srv_e
 	dfd = (int)syscall(SYS_openat2, x->srv->exportfd, name, &how, sizeof how);
 	if (dfd < 0)
 		return -1;
-	pf = out_file(dfd, PART_PATCH);
-	mf = out_file(dfd, PART_MANIFEST);
+	int pa = 0, ma = 0;
+	pf = out_file(dfd, PART_PATCH, &pa);
+	mf = out_file(dfd, PART_MANIFEST, &ma);
 	if (!pf || !mf) {
 		if (pf)
 			fclose(pf);
@@ -1280,17 +1302,20 @@ static int write_group(struct ctx *x, const char *name, const struct gofer_srv_e
 	fprintf(mf, "\n  ],\n  \"totals\": {\"files\": %llu, \"bytes\": %llu}\n}\n",
 		x->files, x->bytes);
 	int bad = ferror(pf) | ferror(mf) | x->failed;
-	bad |= fclose(pf) != 0;
-	bad |= fclose(mf) != 0;
+	bad |= fflush(pf) != 0;
+	bad |= fflush(mf) != 0;
 	/* complete: into place, the manifest first (killed in between, there
 	 * is no patch to apply); else no half of it under the real names */
-	if (!bad && (renameat(dfd, PART_MANIFEST, dfd, "manifest.json") < 0 ||
-		     renameat(dfd, PART_PATCH, dfd, "changes.patch") < 0))
+	if (!bad && (out_place(dfd, mf, ma, PART_MANIFEST, "manifest.json") < 0 ||
+		     out_place(dfd, pf, pa, PART_PATCH, "changes.patch") < 0))
 		bad = 1;
+	bad |= fclose(pf) != 0;
+	bad |= fclose(mf) != 0;
 	if (bad) {
 		unlinkat(dfd, PART_PATCH, 0);
 		unlinkat(dfd, PART_MANIFEST, 0);
 		unlinkat(dfd, "changes.patch", 0);
+		unlinkat(dfd, "manifest.json", 0);
 	}
 	close(dfd);
 	return bad ? -1 : 0;

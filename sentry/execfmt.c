@@ -5,38 +5,73 @@
 #include <errno.h>
 #include <string.h>
 
+static int spacetab(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static char *next_non_spacetab(char *first, char *last)
+{
+	for (; first <= last; first++)
+		if (!spacetab(*first))
+			return first;
+	return NULL;
+}
+
+static char *next_terminator(char *first, char *last)
+{
+	for (; first <= last; first++)
+		if (spacetab(*first) || !*first)
+			return first;
+	return NULL;
+}
+
+/* Linux's fs/binfmt_script.c load_script on the file's first 256 bytes
+ * (zero-filled past its end): the line ends at the first newline (a NUL
+ * before it ends the search); with none in the buffer the line is its
+ * first 255 bytes, and ENOEXEC when no blank or NUL follows the name (it
+ * would be cut); trailing blanks go; the name ends at a blank or NUL, the
+ * rest (leading blanks skipped) is one argument, as a C string. */
 int execfmt_shebang(const char *buf, size_t n, char *interp, size_t ilen, char *arg, size_t alen)
 {
+	char b[256] = { 0 };
+
 	if (n < 2 || buf[0] != '#' || buf[1] != '!')
 		return -ENOEXEC;
-	char line[256];
-	size_t l = 0;
-	for (size_t i = 2; i < n && buf[i] != '\n' && l < sizeof line - 1; i++)
-		line[l++] = buf[i];
-	line[l] = 0;
-	char *p = line;
-	while (*p == ' ' || *p == '\t')
-		p++;
-	if (!*p)
-		return -ENOEXEC;
-	char *e = p;
-	while (*e && *e != ' ' && *e != '\t')
-		e++;
-	size_t il = e - p;
+	memcpy(b, buf, n < sizeof b ? n : sizeof b);
+	char *buf_end = b + sizeof b - 1, *i_end = NULL;
+	for (char *q = b; q < b + sizeof b && *q; q++)
+		if (*q == '\n') {
+			i_end = q;
+			break;
+		}
+	if (!i_end) {
+		i_end = next_non_spacetab(b + 2, buf_end);
+		if (!i_end)
+			return -ENOEXEC; /* all blanks */
+		if (!next_terminator(i_end, buf_end))
+			return -ENOEXEC; /* the name would be cut */
+		i_end = buf_end;
+	}
+	while (spacetab(i_end[-1]))
+		i_end--;
+	char *i_name = next_non_spacetab(b + 2, i_end);
+	if (!i_name || i_name == i_end)
+		return -ENOEXEC; /* no interpreter name */
+	char *i_arg = NULL, *i_sep = next_terminator(i_name, i_end);
+	if (i_sep && *i_sep)
+		i_arg = next_non_spacetab(i_sep, i_end);
+	*i_end = 0;
+	if (i_sep)
+		*i_sep = 0;
+	size_t il = strlen(i_name);
 	if (il >= ilen)
 		return -ENAMETOOLONG;
-	memcpy(interp, p, il);
-	interp[il] = 0;
-	while (*e == ' ' || *e == '\t')
-		e++;
-	/* the rest of the line, trailing blanks removed, is one argument */
-	size_t al = strlen(e);
-	while (al && (e[al - 1] == ' ' || e[al - 1] == '\t' || e[al - 1] == '\r'))
-		al--;
+	memcpy(interp, i_name, il + 1);
+	size_t al = i_arg ? strlen(i_arg) : 0;
 	if (al >= alen)
 		return -ENAMETOOLONG;
-	memcpy(arg, e, al);
-	arg[al] = 0;
+	memcpy(arg, i_arg ? i_arg : "", al + 1);
 	return 0;
 }
 

@@ -1821,8 +1821,9 @@ static uint64_t pf_key(const struct vfs_mount *m, const char *dir, size_t dlen)
  * Slots are 4-way associative: two directories in use at once no longer
  * reset each other's count on a shared slot (they did: a directory could
  * take 18 misses before its fetch). A full set takes the oldest slot that
- * is not being fetched. */
-static int pf_want(uint64_t h)
+ * is not being fetched. Without wait (the sentry's own listing: the caller
+ * has looked its name up already) a fetch in flight is PF_NO. */
+static int pf_want(uint64_t h, int wait)
 {
 	int want = PF_NO;
 	if (!h)
@@ -1851,7 +1852,7 @@ static int pf_want(uint64_t h)
 	if (s->state == PF_COUNTING && ++s->misses >= PF_MISSES) {
 		s->state = PF_FETCHING;
 		want = PF_FETCH;
-	} else if (s->state == PF_FETCHING) {
+	} else if (s->state == PF_FETCHING && wait) {
 		/* the fetcher holds no lock we hold; pass the pipeline's lead
 		 * on as any gofer wait does */
 		pthread_mutex_unlock(&pf_lock);
@@ -1875,6 +1876,16 @@ static void pf_done(uint64_t h)
 			set[i].state = PF_DONE;
 	pthread_cond_broadcast(&pf_cond);
 	pthread_mutex_unlock(&pf_lock);
+}
+
+/* directories listed by the sentry itself, and their names (MOAT_PROFILE) */
+static unsigned long pf_local_dirs, pf_local_names;
+
+void vfs_profile_report(FILE *f)
+{
+	fprintf(f, "moat profile: directories listed by the sentry: %lu (%lu names)\n",
+		__atomic_load_n(&pf_local_dirs, __ATOMIC_RELAXED),
+		__atomic_load_n(&pf_local_names, __ATOMIC_RELAXED));
 }
 
 struct pf_put {
@@ -1905,25 +1916,41 @@ static void pf_put_one(void *arg, const char *name, size_t nl, struct stat *st)
 
 /* Fetch and cache the entries of the directory holding rel, a
  * GOFER_OP_DIRSTAT round trip per page; 1 when it did (or another worker
- * did while this one waited). Rootless a name's first look-up is the
- * sentry's own (vfs_direct_absent) and rarely comes here. */
-static int dir_prefetch(struct vfs *v, const struct vfs_mount *m, const char *rel)
+ * did while this one waited). With local (the sentry's own lstat is the
+ * gofer's: vfs_direct_can_list) be_lookup calls it after each present
+ * name's own first look-up (vfs_direct_absent) and the fetch is the
+ * sentry's own listing (vfs_direct_dirstat: getdents64 and an fstatat per
+ * name, no round trip); the gofer's pages are for the rest. */
+static int dir_prefetch(struct vfs *v, const struct vfs_mount *m, const char *rel, int local)
 {
 	void *ctx;
 	const struct vfs_backend *be = vfs_backend(v, &ctx);
 	const char *slash = strrchr(rel, '/');
 	size_t dlen = slash ? (size_t)(slash - rel) : 0;
 
-	if (!m->writable || m->shared || m->dev || m->system || !be->dirstat)
+	if (!m->writable || m->shared || m->dev || m->system || (!be->dirstat && !local))
 		return 0;
 	uint64_t key = pf_key(m, rel, dlen);
-	int w = pf_want(key);
+	int w = pf_want(key, !local);
 	if (w != PF_FETCH)
 		return w == PF_WAITED;
 	char dir[VFS_PATH_MAX];
 	memcpy(dir, rel, dlen);
 	dir[dlen] = 0;
 	struct pf_put p = { .v = v, .m = m, .gen = dcache_gen(v->dc), .dir = dir, .dlen = dlen };
+	/* the sentry's own listing where its lstat is the gofer's: a
+	 * fstatat per name, no round trip (fs/directfs.c) */
+	int got = local ? vfs_direct_dirstat(v, m, dir, pf_put_one, &p, DIR_PREFETCH_MAX) : -EAGAIN;
+	if (got >= 0) {
+		__atomic_fetch_add(&pf_local_dirs, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&pf_local_names, (unsigned long)got, __ATOMIC_RELAXED);
+		pf_done(key);
+		return 1;
+	}
+	if (!be->dirstat) {
+		pf_done(key);
+		return 0;
+	}
 	char *buf = xmalloc(GOFER_MAX_REP);
 	uint64_t pos = 0;
 	int total = 0;
@@ -1991,6 +2018,7 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 	if ((flags & WALK_CREATE_EXCL) && (flags & WALK_CREATE_GUESS) && !(flags & WALK_FRESH) &&
 	    m->writable && !m->shared && *rel)
 		return 0;
+	int local = m->writable && !m->shared && !m->system && *rel && vfs_direct_can_list(v, m);
 	/* taken before the backend answers: see dcache.h */
 	unsigned long gen = dcache_gen(v->dc);
 	char dlink[PATH_MAX];
@@ -2002,6 +2030,15 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 	}
 	if (da == VFS_PRESENT_STAT || da == VFS_PRESENT_LINK) {
 		be_put(v, gen, m, rel, st, da == VFS_PRESENT_LINK ? dlink : NULL); /* maps *st's ids */
+		/* Where the sentry can list the directory itself, the fourth
+		 * present name looked up in one directory fetches the rest of
+		 * it (dir_prefetch: one fstatat per name instead of this
+		 * openat2, fstat and close per name — git status's lstat of
+		 * every file in a fresh sandbox). Absent names do not count:
+		 * probes of a few missing names (git's objects/XX, $PATH) must
+		 * not list a large directory. */
+		if (local)
+			dir_prefetch(v, m, rel, 1);
 		return 1;
 	}
 	/* The name an O_CREAT open is about to make, in a directory the
@@ -2017,7 +2054,7 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 	    m->writable && !m->shared)
 		return 0;
 	/* a fresh entry either way: the gofer stat'ed it a moment ago */
-	if (*rel && dir_prefetch(v, m, rel) && mnt_dc_get(v, m, rel, st, &neg, NULL, 0) && !neg)
+	if (*rel && !local && dir_prefetch(v, m, rel, 0) && mnt_dc_get(v, m, rel, st, &neg, NULL, 0) && !neg)
 		return 1;
 	if ((flags & WALK_FRESH) || !*rel) {
 		r = VFS_BE(v, lstat, m->export, rel, st);

@@ -17,6 +17,7 @@
 #ifndef MOAT_FS_VFS_H
 #define MOAT_FS_VFS_H
 
+#include <stdio.h>
 #include <stddef.h>
 #include <sys/stat.h>
 #include <stdint.h>
@@ -98,6 +99,9 @@ int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
 /* Open this thread's gofer connection now rather than at its first request
  * (the sentry calls it as each worker starts, off the guest's critical path). */
 void vfs_thread_warmup(struct vfs *v);
+/* MOAT_PROFILE: the directories the sentry listed itself for the dentry
+ * cache (fs/vfs.c dir_prefetch), and the names they gave */
+void vfs_profile_report(FILE *f);
 /* A thread that ends: close its gofer connection (the gofer's thread for it
  * ends too). */
 void vfs_thread_release(void);

@@ -87,6 +87,13 @@ int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		      struct stat *st, char *link, size_t linklen);
 int vfs_direct_restat(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		      const struct stat *cst, struct stat *st);
+/* The sentry's own listing of a directory (fs/directfs.c): can it list
+ * directories of m (1/0), and each regular file and subdirectory of dir
+ * with its lstat (host ids, as the gofer's DIRSTAT gives them) passed to
+ * put, at most max of them: how many, or -EAGAIN (ask the gofer). */
+int vfs_direct_can_list(struct vfs *v, const struct vfs_mount *m);
+int vfs_direct_dirstat(struct vfs *v, const struct vfs_mount *m, const char *dir,
+		       void (*put)(void *, const char *, size_t, struct stat *), void *arg, int max);
 
 /* The guest holds (or may hold) a writable fd of this file: its stats
  * are never answered from the dentry cache again (dcache.h). */

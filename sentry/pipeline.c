@@ -148,6 +148,7 @@ void pipeline_profile_report(void)
 		fprintf(stderr, " %9llu\n", tot / row->n);
 	}
 	gofer_profile_report(stderr);
+	vfs_profile_report(stderr);
 	netconn_profile_report();
 }
 

@@ -591,6 +591,18 @@ elif [ "$(id -u)" != 0 ]; then
 	skip prefetch_many_dirs_fetched_once "rootless: first look-ups are the sentry's own"
 elif [ "$lstats" -le 200 ]; then ok prefetch_many_dirs_fetched_once
 else fail prefetch_many_dirs_fetched_once "gofer LSTATs: $lstats for 40 directories of 12 names"; fi
+# Where the sentry's own lstat is the gofer's (root-run with its map of
+# every host id, and rootless), the fetch is the sentry's own listing
+# (fs/directfs.c vfs_direct_dirstat: getdents64 and an fstatat per name),
+# not one openat2+fstat+close per name (main: git status's 5,000 first
+# look-ups): each of the 40 directories listed once, all 12 names of each,
+# and /m itself (its 40 subdirectories), no gofer DIRSTAT and no more gofer
+# look-ups than the bind's root takes (a walk and lstats: 3), every answer
+# as before (the 480 above).
+listed=$(echo "$out" | sed -n 's/^moat profile: directories listed by the sentry: \([0-9]*\) (\([0-9]*\) names)$/\1 \2/p')
+gofer_looks=$(looks "$out")
+if [ "$listed" = "41 520" ] && [ "$gofer_looks" -le 3 ]; then ok prefetch_listed_by_sentry
+else fail prefetch_listed_by_sentry "listed [$listed], gofer walks/lstats/dirstats $gofer_looks"; fi
 # /dev's memory devices come from a pool the gofer fills a batch at a time
 # (GOFER_OP_DEVOPEN, fs/vfs.c devpool_open), not one gofer OPEN per open:
 # main made 120 OPENs here. Each fd is still an open file description of

@@ -165,7 +165,29 @@ static int private_owner(struct sc_call *c, const struct stat *parent, uint32_t 
 	return id_to_host(m, uid, 0, hu) == 0 && id_to_host(m, gid, 1, hg) == 0;
 }
 
-static void own_new(struct sc_call *c, const struct vfs_node *n, const struct stat *made)
+/* The set-id bits a new non-directory made with mode keeps, after Linux's
+ * mode_strip_sgid (fs/inode.c): S_ISGID with S_IXGRP in a set-gid directory
+ * (parent: its stat) goes unless the creator is in the directory's group or
+ * has CAP_FSETID (as the guest sees them; CVE-2018-13405, LTP creat09) */
+static mode_t new_setid(struct sc_call *c, const struct stat *parent, mode_t mode)
+{
+	mode_t setid = mode & (S_ISUID | S_ISGID);
+	struct stat pview = *parent;
+
+	vfs_view_stat(VFS_OF(c), &pview); /* a virtual set-gid directory counts */
+	if ((setid & S_ISGID) && (mode & S_IXGRP) && (pview.st_mode & S_ISGID) &&
+	    !cred_capable(&c->task->cred, CRED_CAP_FSETID) && !cred_in_group(&c->task->cred, pview.st_gid))
+		setid &= ~S_ISGID;
+	return setid;
+}
+
+/* setid: the set-id bits the new file keeps (new_setid; 0 for a directory,
+ * a symlink). On a private export the chown to its creator's ids clears
+ * them, as Linux's chown does (root's too): they are given back with a
+ * chmod of the object made (LTP creat08, open10, mknod05: a set-gid file
+ * nobody made, or root made in another group's set-gid directory, showed
+ * without its bit). */
+static void own_new(struct sc_call *c, const struct vfs_node *n, const struct stat *made, mode_t setid)
 {
 	uint32_t hu, hg;
 
@@ -186,16 +208,21 @@ static void own_new(struct sc_call *c, const struct vfs_node *n, const struct st
 	if (!private_owner(c, &n->pst, &hu, &hg))
 		return;
 	VFS_BE(VFS_OF(c), chown, n->mnt->export, n->rel, hu, hg);
+	if (setid && made && made->st_ino && !S_ISDIR(made->st_mode) && !S_ISLNK(made->st_mode)) {
+		gofer_expect_identity(made->st_dev, made->st_ino); /* the object made */
+		(void)VFS_BE(VFS_OF(c), chmod, n->mnt->export, n->rel, (made->st_mode & 01777) | setid);
+		gofer_expect_identity(0, 0);
+	}
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 }
 
 /* own_new of what mkdir, mknod or symlink made: the gofer's lstat of it
  * (made->st_ino 0: gone at once, or a backend without one: looked up) */
-static void own_made(struct sc_call *c, const struct vfs_node *n, struct stat *made)
+static void own_made(struct sc_call *c, const struct vfs_node *n, struct stat *made, mode_t setid)
 {
 	if (made->st_ino)
 		vfs_map_stat(VFS_OF(c), made);
-	own_new(c, n, made->st_ino ? made : NULL);
+	own_new(c, n, made->st_ino ? made : NULL, setid);
 }
 
 /* openat2's RESOLVE_* as the path walk's flags */
@@ -396,10 +423,11 @@ again:
 			return r;
 		if (n->kind != VN_BACKEND) /* a backend create was cached by vfs_node_open */
 			vfs_refresh(v, n->mnt, n->rel, &st);
-		own_new(c, n, &st);
-		if (vfs_node_is_host(n) && (mode & (S_ISUID | S_ISGID)))
+		mode_t setid = new_setid(c, &n->pst, mode);
+		own_new(c, n, &st, setid);
+		if (vfs_node_is_host(n) && setid)
 			/* the gofer creates host files without them: virtual */
-			vfs_meta_update(v, &st, (uid_t)-1, (gid_t)-1, mode & (S_ISUID | S_ISGID), 1);
+			vfs_meta_update(v, &st, (uid_t)-1, (gid_t)-1, setid, 1);
 		return sc_return_fd(c, fd, flags & O_CLOEXEC);
 	}
 
@@ -853,7 +881,7 @@ static long mkdirat_once(struct sc_call *c, int dirfd, const char *path, mode_t 
 	else
 		vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 1);
 	if (r == 0)
-		own_made(c, n, &made);
+		own_made(c, n, &made, 0);
 	if (excl)
 		pthread_rwlock_unlock(&ns_lock);
 	return r;
@@ -956,21 +984,14 @@ static long mknodat_once(struct sc_call *c, int dirfd, const char *path, mode_t 
 	}
 	if (r == 0) {
 		struct stat real = made;
-		mode_t setid = mode & (S_ISUID | S_ISGID);
+		/* after Linux's rule for a set-gid directory's group (kept
+		 * with CAP_FSETID or membership: LTP mknod05) */
+		mode_t setid = new_setid(c, &n->pst, mode);
 
-		own_made(c, n, &made);
-		if (real.st_ino && vfs_node_is_host(n) && setid) {
-			/* the gofer makes host nodes without them: virtual, after
-			 * Linux's rule for a set-gid directory's group (kept with
-			 * CAP_FSETID or membership: LTP mknod05) */
-			struct stat pview = n->pst;
-			vfs_view_stat(VFS_OF(c), &pview);
-			if ((pview.st_mode & S_ISGID) && !cred_capable(&c->task->cred, CRED_CAP_FSETID) &&
-			    !cred_in_group(&c->task->cred, pview.st_gid))
-				setid &= ~S_ISGID;
-			if (setid)
-				vfs_meta_update(VFS_OF(c), &real, (uid_t)-1, (gid_t)-1, setid, 1);
-		}
+		own_made(c, n, &made, setid);
+		if (real.st_ino && vfs_node_is_host(n) && setid)
+			/* the gofer makes host nodes without them: virtual */
+			vfs_meta_update(VFS_OF(c), &real, (uid_t)-1, (gid_t)-1, setid, 1);
 	}
 	if (excl)
 		pthread_rwlock_unlock(&ns_lock);
@@ -1009,7 +1030,7 @@ static long symlinkat_once(struct sc_call *c, const char *target, int dirfd, con
 	gofer_expect_clear();
 	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
 	if (r == 0)
-		own_made(c, n, &made);
+		own_made(c, n, &made, 0);
 	if (excl)
 		pthread_rwlock_unlock(&ns_lock);
 	return r;

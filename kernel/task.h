@@ -94,6 +94,10 @@ struct task {
 	int initial;             /* the main program before its first exec */
 	pid_t fork_child;        /* fork/clone event seen, syscall exit not yet: the child */
 	int fork_thread;         /* ... which is a CLONE_THREAD */
+	int sighand_shared;      /* made by, or made a task with, CLONE_SIGHAND (every
+				  * thread): another task may change its signal
+				  * dispositions while it is stopped (no_core_dump);
+				  * cleared at its exec, which unshares them */
 	int fork_refused;        /* ... which was refused: the call returns -EAGAIN */
 	int parked;              /* held at that syscall exit until the refused child is gone */
 	int fd_closing;          /* a worker answered this task with ADDFD+SEND and has not

@@ -82,6 +82,9 @@ struct task {
 	dev_t exe_dev, interp_dev; /* the running program and its ELF interpreter */
 	ino_t exe_ino, interp_ino; /* (0: none): ETXTBSY for writers, task_text_busy */
 	char comm[16];
+	uint64_t vcore_cur, vcore_max; /* the process's RLIMIT_CORE as the guest sees it
+				  * (the real one stays 1 byte); every thread holds a
+				  * copy, set together (syscalls/sys_signal.c) */
 	struct pending_exec *pexec; /* set at an exec stop, consumed by the loader */
 	void *net_pending;       /* per thread: set at a connect stop, consumed by the net call */
 	int loader_ok;           /* PTRACE_EVENT_EXEC happened: the loader may take pexec (once) */

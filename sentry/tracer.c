@@ -229,7 +229,10 @@ static void task_gone(struct tracer *tr, pid_t tid)
  * forces it, a fault), the task's RLIMIT_CORE becomes 1 byte: too small for
  * a core file, and the value Linux takes as "no pipe dump". The process
  * dies of the signal with WCOREDUMP false, as when Linux cannot dump. A task
- * sharing its dispositions (sighand_shared) gets it whatever it shows. */
+ * sharing its dispositions (sighand_shared) gets it whatever it shows.
+ * Since red team 19 the real limit is 1 byte from the start anyway (pinned
+ * in init_stop, the guest's own is virtual: syscalls/sys_signal.c), so this
+ * is a second line: a dump needs no ptrace stop. */
 static void no_core_dump(struct sandbox *sb, struct task *t, pid_t tid, int sig)
 {
 	static const unsigned long long core_sigs =
@@ -461,6 +464,17 @@ static void init_stop(struct tracer *tr, pid_t tid, int sig, int ev)
 		tr->main_pid = (pid_t)child;
 		sb->main_pid = tr->main_pid;
 		struct task *m = task_create(sb, tr->main_pid, tr->main_pid, NULL, 0);
+		/* No core dump ever: the real RLIMIT_CORE is 1 byte from before
+		 * the program's first instruction, inherited by every guest task;
+		 * the guest sees and sets a virtual one (m->vcore_*, sys_signal.c).
+		 * A dump needs no ptrace stop (a seccomp RET_KILL_PROCESS of a
+		 * guest's own filter, a forced SIGSEGV), so no_core_dump alone
+		 * missed those (red team 19). */
+		struct rlimit one = { 1, 1 };
+		if (prlimit(tr->main_pid, RLIMIT_CORE, &one, NULL) < 0) {
+			pwarn("RLIMIT_CORE of the program"); /* fail closed */
+			kill(tr->main_pid, SIGKILL);
+		}
 		sb->n_tasks_peak = 1;
 		cred_init(&m->cred, a->sb->start_uid, a->sb->start_gid);
 		snprintf(m->fs->cwd, sizeof m->fs->cwd, "%s", a->workdir);

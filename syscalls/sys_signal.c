@@ -815,7 +815,7 @@ static long vcore_prlimit(struct sc_call *c, struct task *t, const uint64_t nw[2
 
 long sys_getrlimit(struct sc_call *c)
 {
-	if (c->args[0] != VCORE_RES) {
+	if ((uint32_t)c->args[0] != VCORE_RES) { /* the kernel takes an unsigned int */
 		c->cont = 1;
 		return 0;
 	}
@@ -826,7 +826,7 @@ long sys_getrlimit(struct sc_call *c)
 
 long sys_setrlimit(struct sc_call *c)
 {
-	if (c->args[0] != VCORE_RES) {
+	if ((uint32_t)c->args[0] != VCORE_RES) { /* the kernel takes an unsigned int */
 		c->cont = 1;
 		return 0;
 	}
@@ -839,7 +839,7 @@ long sys_setrlimit(struct sc_call *c)
 long sys_prlimit64(struct sc_call *c)
 {
 	pid_t pid = (pid_t)c->args[0];
-	if (c->args[1] != VCORE_RES)
+	if ((uint32_t)c->args[1] != VCORE_RES) /* unsigned int: upper bits ignored */
 		return owner_one(c, pid, OWN_RLIMIT);
 	uint64_t nw[2], old[2];
 	if (c->args[2] && sc_read_guest(c, c->args[2], nw, sizeof nw) < 0)

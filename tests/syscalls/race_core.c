@@ -14,7 +14,8 @@
  *   sud        syscall user dispatch with an unreadable selector (a forced
  *              SIGSEGV with no ptrace stop)
  * Every child first sets RLIMIT_CORE to its hard limit, then soft 0 (a pipe
- * core_pattern ignores 0) for seccomp and sud.
+ * core_pattern ignores 0) for seccomp and sud, the last with the resource's
+ * upper 32 bits set too (the kernel ignores them).
  * Prints "deaths N escaped M"; exit 0 iff M is 0 and some child died.
  */
 #include <linux/filter.h>
@@ -88,10 +89,11 @@ static void child(const char *mode, int out)
 	getrlimit(RLIMIT_CORE, &r);
 	r.rlim_cur = r.rlim_max;
 	setrlimit(RLIMIT_CORE, &r);
-	if (strcmp(mode, "race")) {
+	if (strcmp(mode, "race"))
 		r.rlim_cur = 0;
-		setrlimit(RLIMIT_CORE, &r);
-	}
+	/* the resource is an unsigned int: the kernel ignores the upper bits */
+	syscall(SYS_setrlimit, (1UL << 32) | RLIMIT_CORE, &r);
+	syscall(SYS_prlimit64, 0, (1UL << 32) | RLIMIT_CORE, &r, NULL);
 	long long lim = real_core(getpid());
 	write(out, &lim, sizeof lim);
 	if (!strcmp(mode, "race")) {

@@ -295,6 +295,12 @@ void exec_done(struct task *t)
 {
 	pthread_mutex_lock(&t->lock);
 	t->loader_ok = t->pexec != NULL;
+	/* not dumpable from the new image's first instruction (Linux's
+	 * begin_new_exec), not only from the loader call: until then another
+	 * process of the same ids could write into the loader and have it
+	 * hand over the program it maps */
+	if (t->pexec && t->pexec->unreadable)
+		t->cred.nondump = 1;
 	pthread_mutex_unlock(&t->lock);
 }
 

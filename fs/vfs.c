@@ -3250,12 +3250,12 @@ long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo)
 /* ---- exec helpers ---- */
 
 int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
-		  int *fd, struct stat *st, char *canon, size_t canonlen)
+		  int *fd, struct stat *st, char *canon, size_t canonlen, int *unreadable)
 {
 	struct vfs *v = t->sb->vfs;
 	struct vfs_node *n = xmalloc(sizeof *n);
 	unsigned wf = 0;
-	int r, mfd = -1;
+	int r, mfd = -1, noread = 0;
 
 	if (atflags & AT_SYMLINK_NOFOLLOW)
 		wf |= WALK_NOFOLLOW;
@@ -3290,6 +3290,11 @@ int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
 		r = -EACCES;
 		goto out;
 	}
+	/* runnable but not readable (a 0711 program of another user's): the
+	 * loader maps it all the same, so its process must not be dumpable
+	 * (red team 19: a process of the same ids read its text with
+	 * process_vm_readv and /proc/<pid>/maps; Linux refuses both) */
+	noread = unreadable && vfs_permission(t, &n->st, MAY_READ) < 0;
 	if (n->kind == VN_FD) {
 		/* the guest's own file: through the link, or the dirfd */
 		r = mfd >= 0 ? mfd : task_getfd(t, dirfd);
@@ -3325,6 +3330,8 @@ int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
 		}
 		strcpy(canon, n->path);
 	}
+	if (r == 0 && noread)
+		*unreadable = 1;
 out:
 	if (mfd >= 0)
 		close(mfd);

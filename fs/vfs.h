@@ -92,9 +92,11 @@ void vfs_destroy(struct vfs *v);
  * bit against the task's credentials (-EACCES; a directory is -EACCES; a
  * missing file -ENOENT; a noexec-like synthetic file -EACCES), and opens it
  * read-only. Returns 0 with a host fd in *fd, its stat in *st, and the
- * canonical guest path in canon. */
+ * canonical guest path in canon; *unreadable (if not NULL) is set to 1 when
+ * the task may not read the file (Linux's would_dump: the process that runs
+ * it is not dumpable), left alone otherwise. */
 int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
-		  int *fd, struct stat *st, char *canon, size_t canonlen);
+		  int *fd, struct stat *st, char *canon, size_t canonlen, int *unreadable);
 
 /* Open this thread's gofer connection now rather than at its first request
  * (the sentry calls it as each worker starts, off the guest's critical path). */

@@ -82,6 +82,9 @@ struct task {
 	dev_t exe_dev, interp_dev; /* the running program and its ELF interpreter */
 	ino_t exe_ino, interp_ino; /* (0: none): ETXTBSY for writers, task_text_busy */
 	char comm[16];
+	uint64_t vcore_cur, vcore_max; /* the process's RLIMIT_CORE as the guest sees it
+				  * (the real one stays 1 byte); every thread holds a
+				  * copy, set together (syscalls/sys_signal.c) */
 	struct pending_exec *pexec; /* set at an exec stop, consumed by the loader */
 	void *net_pending;       /* per thread: set at a connect stop, consumed by the net call */
 	int loader_ok;           /* PTRACE_EVENT_EXEC happened: the loader may take pexec (once) */
@@ -94,6 +97,10 @@ struct task {
 	int initial;             /* the main program before its first exec */
 	pid_t fork_child;        /* fork/clone event seen, syscall exit not yet: the child */
 	int fork_thread;         /* ... which is a CLONE_THREAD */
+	int sighand_shared;      /* made by, or made a task with, CLONE_SIGHAND (every
+				  * thread): another task may change its signal
+				  * dispositions while it is stopped (no_core_dump);
+				  * cleared at its exec, which unshares them */
 	int fork_refused;        /* ... which was refused: the call returns -EAGAIN */
 	int parked;              /* held at that syscall exit until the refused child is gone */
 	int fd_closing;          /* a worker answered this task with ADDFD+SEND and has not

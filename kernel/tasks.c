@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -286,6 +287,8 @@ struct task *task_create(struct sandbox *sb, pid_t tid, pid_t tgid,
 		t->interp_dev = parent->interp_dev;
 		t->interp_ino = parent->interp_ino;
 		memcpy(t->comm, parent->comm, sizeof t->comm);
+		t->vcore_cur = parent->vcore_cur;
+		t->vcore_max = parent->vcore_max;
 		pthread_mutex_unlock(&parent->lock);
 		t->vppid = tid == tgid ? parent->vtgid : parent->vppid;
 		if (share_fs) {
@@ -298,6 +301,12 @@ struct task *task_create(struct sandbox *sb, pid_t tid, pid_t tgid,
 		}
 	} else {
 		t->fs = fs_ctx_new("/", 022);
+		/* the first guest task: the caller's core limit, as the guest's
+		 * own (the tracer pins the real one to 1 byte) */
+		struct rlimit rl = { 0, 0 };
+		getrlimit(RLIMIT_CORE, &rl);
+		t->vcore_cur = rl.rlim_cur;
+		t->vcore_max = rl.rlim_max;
 	}
 	pthread_mutex_lock(&tab_lock);
 	insert(t);

@@ -46,6 +46,7 @@
 struct pending_exec {
 	int prog_fd;
 	int interp_fd;
+	int unreadable; /* a file of the chain the task may not read: not dumpable */
 	uint32_t prefix_count;
 	uint32_t skip;
 	char exe[PATH_MAX];
@@ -105,14 +106,14 @@ static int elf_interp(const struct head *h, char *interp, size_t ilen)
 }
 
 static int path_search(struct task *t, const char *name, int *fd, struct stat *st,
-		       char *canon, size_t clen, char *found, size_t flen)
+		       char *canon, size_t clen, char *found, size_t flen, int *unreadable)
 {
 	int best = -ENOENT;
 	for (const char *const *d = exec_initial_path; d && *d; d++) {
 		char p[PATH_MAX];
 		if (snprintf(p, sizeof p, "%s/%s", *d, name) >= (int)sizeof p)
 			continue;
-		int r = vfs_open_exec(t, AT_FDCWD, p, 0, fd, st, canon, clen);
+		int r = vfs_open_exec(t, AT_FDCWD, p, 0, fd, st, canon, clen, unreadable);
 		if (r == 0) {
 			snprintf(found, flen, "%s", p);
 			return 0;
@@ -148,10 +149,10 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 		snprintf(p->execfn, sizeof p->execfn, "%s", path);
 	}
 	if (t->initial && !strchr(path, '/')) {
-		r = path_search(t, path, &fd, &st, canon, sizeof canon, cur, sizeof cur);
+		r = path_search(t, path, &fd, &st, canon, sizeof canon, cur, sizeof cur, &p->unreadable);
 		snprintf(p->execfn, sizeof p->execfn, "%s", cur);
 	} else {
-		r = vfs_open_exec(t, dirfd, path, atflags, &fd, &st, canon, sizeof canon);
+		r = vfs_open_exec(t, dirfd, path, atflags, &fd, &st, canon, sizeof canon, &p->unreadable);
 	}
 	if (r < 0) {
 		ret = r;
@@ -208,7 +209,7 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 			close(fd);
 			fd = -1;
 			snprintf(cur, sizeof cur, "%s", interp);
-			r = vfs_open_exec(t, AT_FDCWD, interp, 0, &fd, &st, canon, sizeof canon);
+			r = vfs_open_exec(t, AT_FDCWD, interp, 0, &fd, &st, canon, sizeof canon, &p->unreadable);
 			if (r < 0) {
 				ret = r;
 				goto fail;
@@ -227,7 +228,7 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 			char ic[PATH_MAX];
 			struct stat ist;
 			int ifd;
-			r = vfs_open_exec(t, AT_FDCWD, interp, 0, &ifd, &ist, ic, sizeof ic);
+			r = vfs_open_exec(t, AT_FDCWD, interp, 0, &ifd, &ist, ic, sizeof ic, &p->unreadable);
 			if (r < 0) {
 				ret = r == -EACCES ? -EACCES : -ENOENT;
 				goto fail;
@@ -294,6 +295,12 @@ void exec_done(struct task *t)
 {
 	pthread_mutex_lock(&t->lock);
 	t->loader_ok = t->pexec != NULL;
+	/* not dumpable from the new image's first instruction (Linux's
+	 * begin_new_exec), not only from the loader call: until then another
+	 * process of the same ids could write into the loader and have it
+	 * hand over the program it maps */
+	if (t->pexec && t->pexec->unreadable)
+		t->cred.nondump = 1;
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -478,6 +485,8 @@ long exec_loader_call(struct sc_call *c)
 			t->interp_ino = pst.st_ino;
 		}
 		cred_exec(&t->cred); /* saved ids, fsuid and capabilities after execve */
+		if (p->unreadable)
+			t->cred.nondump = 1; /* Linux's would_dump */
 		pthread_mutex_unlock(&t->lock);
 		snprintf(c->note, sizeof c->note, "%.120s", p->exe);
 		/* the pipeline installs it (ADDFD_FLAG_SEND) and closes it */

@@ -228,7 +228,11 @@ static void task_gone(struct tracer *tr, pid_t tid)
  * that will kill the task (not caught; not ignored unless the kernel
  * forces it, a fault), the task's RLIMIT_CORE becomes 1 byte: too small for
  * a core file, and the value Linux takes as "no pipe dump". The process
- * dies of the signal with WCOREDUMP false, as when Linux cannot dump. */
+ * dies of the signal with WCOREDUMP false, as when Linux cannot dump. A task
+ * sharing its dispositions (sighand_shared) gets it whatever it shows.
+ * Since red team 19 the real limit is 1 byte from the start anyway (pinned
+ * in init_stop, the guest's own is virtual: syscalls/sys_signal.c), so this
+ * is a second line: a dump needs no ptrace stop. */
 static void no_core_dump(struct sandbox *sb, struct task *t, pid_t tid, int sig)
 {
 	static const unsigned long long core_sigs =
@@ -245,8 +249,18 @@ static void no_core_dump(struct sandbox *sb, struct task *t, pid_t tid, int sig)
 	if (sig < 1 || sig > 64 || !(core_sigs & (1ULL << (sig - 1))))
 		return;
 	bit = 1ULL << (sig - 1);
-	snprintf(path, sizeof path, "%d/status", (int)t->vtid);
-	fd = sb->guest_procfd >= 0 ? openat(sb->guest_procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+	/* The kernel reads the disposition again once this stop ends: a task
+	 * sharing it (a thread; CLONE_SIGHAND) may set SIG_DFL between our
+	 * read and that one, so what we read proves nothing there and the
+	 * limit always drops (red team 19: a thread flipping SIGQUIT between
+	 * a handler and SIG_DFL got a process killed by its default action,
+	 * a core dump, with RLIMIT_CORE unlimited, one try in ~20). Alone, no
+	 * one else can change it while it is stopped. */
+	fd = -1;
+	if (!t->sighand_shared) {
+		snprintf(path, sizeof path, "%d/status", (int)t->vtid);
+		fd = sb->guest_procfd >= 0 ? openat(sb->guest_procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+	}
 	if (fd >= 0) {
 		n = read(fd, buf, sizeof buf - 1);
 		close(fd);
@@ -450,6 +464,17 @@ static void init_stop(struct tracer *tr, pid_t tid, int sig, int ev)
 		tr->main_pid = (pid_t)child;
 		sb->main_pid = tr->main_pid;
 		struct task *m = task_create(sb, tr->main_pid, tr->main_pid, NULL, 0);
+		/* No core dump ever: the real RLIMIT_CORE is 1 byte from before
+		 * the program's first instruction, inherited by every guest task;
+		 * the guest sees and sets a virtual one (m->vcore_*, sys_signal.c).
+		 * A dump needs no ptrace stop (a seccomp RET_KILL_PROCESS of a
+		 * guest's own filter, a forced SIGSEGV), so no_core_dump alone
+		 * missed those (red team 19). */
+		struct rlimit one = { 1, 1 };
+		if (prlimit(tr->main_pid, RLIMIT_CORE, &one, NULL) < 0) {
+			pwarn("RLIMIT_CORE of the program"); /* fail closed */
+			kill(tr->main_pid, SIGKILL);
+		}
 		sb->n_tasks_peak = 1;
 		cred_init(&m->cred, a->sb->start_uid, a->sb->start_gid);
 		snprintf(m->fs->cwd, sizeof m->fs->cwd, "%s", a->workdir);
@@ -517,13 +542,18 @@ static void fork_event(struct tracer *tr, struct task *t, int ev)
 	struct sandbox *sb = tr->sb;
 	unsigned long child = 0;
 	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &child);
-	int thread = 0, share_fs = 0;
-	if (ev == PTRACE_EVENT_CLONE) {
-		arch_regs regs;
-		ptrace(PTRACE_GETREGS, t->tid, 0, &regs);
+	int thread = 0, share_fs = 0, share_sighand = 0;
+	/* The flags of a clone(2), whatever event it gave: ptrace reports
+	 * PTRACE_EVENT_FORK for an exit signal of SIGCHLD and VFORK for
+	 * CLONE_VFORK, even with CLONE_THREAD (red team 19: such a thread was
+	 * taken for a process of its own: no pidfd, a cwd of its own, and its
+	 * shared dispositions unseen). fork and vfork share neither. */
+	arch_regs regs;
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) == 0 && (long)REG_SYSNO(regs) == __NR_clone) {
 		unsigned long fl = REG_ARG0(regs);
 		thread = !!(fl & CLONE_THREAD);
 		share_fs = !!(fl & CLONE_FS);
+		share_sighand = !!(fl & CLONE_SIGHAND);
 	}
 	int count = task_count(sb);
 	int refuse = count >= tr->max_tasks;
@@ -531,6 +561,8 @@ static void fork_event(struct tracer *tr, struct task *t, int ev)
 		sb->n_tasks_peak = (unsigned long)count + 1;
 	/* registered even when refused: no task ever runs unknown */
 	struct task *n = task_create(sb, (pid_t)child, thread ? t->tgid : (pid_t)child, t, share_fs);
+	if (share_sighand)
+		t->sighand_shared = n->sighand_shared = 1;
 	/* Its guest ids come from the parent's return value: run the parent to
 	 * its syscall exit (PTRACE_SYSCALL) and hold the child at its first stop
 	 * until then. A vfork parent returns only after its child execs or
@@ -908,6 +940,7 @@ int tracer_run(struct tracer_args *a)
 			if (e) {
 				/* the loader may now take the pending exec, once */
 				e->exec_pending = 0;
+				e->sighand_shared = 0; /* exec unshares the dispositions */
 				exec_done(e);
 				task_put(e);
 			}

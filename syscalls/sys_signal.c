@@ -651,7 +651,7 @@ static long owner_group(struct sc_call *c, int user, int who, enum owner_rule r)
 	return -EPERM;
 }
 
-long sys_prlimit64(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_RLIMIT); }
+
 long sys_sched_setparam(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_NICE); }
 long sys_sched_setscheduler(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_NICE); }
 long sys_sched_setaffinity(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_NICE); }
@@ -756,4 +756,114 @@ long sys_pidfd_getfd(struct sc_call *c)
 	if (hf < 0)
 		return hf == -EPERM ? -EPERM : -EBADF;
 	return sc_return_fd(c, hf, 1);
+}
+
+/* ---- RLIMIT_CORE: virtual (red team 19) ----
+ * The real RLIMIT_CORE of every guest task is {1, 1} (pinned by the tracer
+ * before the program runs): too small for a core file, and the value Linux
+ * takes as "no pipe dump" (0 is not: a pipe core_pattern ignores it). A
+ * dump that skips the tracer's signal-delivery stop (SA_IMMUTABLE: a
+ * seccomp RET_KILL_PROCESS of the guest's own filter, a forced SIGSEGV of
+ * syscall user dispatch) still finds 1. What the guest sets and reads is
+ * the process's virtual value (task vcore_*, a copy in every thread, set
+ * together), checked as Linux's do_prlimit checks it: cur <= max, and a
+ * raised hard limit needs CAP_SYS_RESOURCE of the initial namespace, which
+ * no guest task has. getrlimit/setrlimit/prlimit64 of RLIMIT_CORE are
+ * trapped for it (the table's ARGTRAP rows), never native. */
+#define VCORE_RES 4 /* RLIMIT_CORE */
+
+struct vcore_set {
+	pid_t tgid;
+	uint64_t cur, max;
+};
+
+static int vcore_visit(struct task *t, void *arg)
+{
+	struct vcore_set *s = arg;
+	if (t->tgid == s->tgid) {
+		pthread_mutex_lock(&t->lock);
+		t->vcore_cur = s->cur;
+		t->vcore_max = s->max;
+		pthread_mutex_unlock(&t->lock);
+	}
+	return 0;
+}
+
+/* do_prlimit of RLIMIT_CORE on t's process: nw (may be NULL) checked and
+ * set, the value before it in *old (may be NULL) */
+static long vcore_prlimit(struct sc_call *c, struct task *t, const uint64_t nw[2], uint64_t old[2])
+{
+	uint64_t cur[2];
+	pthread_mutex_lock(&t->lock);
+	cur[0] = t->vcore_cur;
+	cur[1] = t->vcore_max;
+	pthread_mutex_unlock(&t->lock);
+	if (nw) {
+		if (nw[0] > nw[1])
+			return -EINVAL;
+		if (nw[1] > cur[1])
+			return -EPERM;
+		struct vcore_set s = { .tgid = t->tgid, .cur = nw[0], .max = nw[1] };
+		task_for_each_thread(c->sb, vcore_visit, &s);
+	}
+	if (old) {
+		old[0] = cur[0];
+		old[1] = cur[1];
+	}
+	return 0;
+}
+
+long sys_getrlimit(struct sc_call *c)
+{
+	if ((uint32_t)c->args[0] != VCORE_RES) { /* the kernel takes an unsigned int */
+		c->cont = 1;
+		return 0;
+	}
+	uint64_t old[2];
+	vcore_prlimit(c, c->task, NULL, old);
+	return sc_write_guest(c, c->args[1], old, sizeof old) < 0 ? -EFAULT : 0;
+}
+
+long sys_setrlimit(struct sc_call *c)
+{
+	if ((uint32_t)c->args[0] != VCORE_RES) { /* the kernel takes an unsigned int */
+		c->cont = 1;
+		return 0;
+	}
+	uint64_t nw[2];
+	if (sc_read_guest(c, c->args[1], nw, sizeof nw) < 0)
+		return -EFAULT;
+	return vcore_prlimit(c, c->task, nw, NULL);
+}
+
+long sys_prlimit64(struct sc_call *c)
+{
+	pid_t pid = (pid_t)c->args[0];
+	if ((uint32_t)c->args[1] != VCORE_RES) /* unsigned int: upper bits ignored */
+		return owner_one(c, pid, OWN_RLIMIT);
+	uint64_t nw[2], old[2];
+	if (c->args[2] && sc_read_guest(c, c->args[2], nw, sizeof nw) < 0)
+		return -EFAULT;
+	struct task *t = c->task;
+	if (pid < 0)
+		return -ESRCH;
+	if (pid > 0) {
+		t = task_get_vpid(c->sb, pid);
+		if (!t)
+			return pid == 1 ? -EPERM : -ESRCH; /* the guest's init: not the guest's */
+		if (t->vtgid != c->task->vtgid) {
+			struct cred s = cred_of(c->task), d = cred_of_target(c->sb, t);
+			if (!owner_ok(&s, &d, OWN_RLIMIT)) {
+				task_put(t);
+				snprintf(c->note, sizeof c->note, "task %d is not the caller's", (int)pid);
+				return -EPERM;
+			}
+		}
+	}
+	long r = vcore_prlimit(c, t, c->args[2] ? nw : NULL, old);
+	if (t != c->task)
+		task_put(t);
+	if (r == 0 && c->args[3] && sc_write_guest(c, c->args[3], old, sizeof old) < 0)
+		r = -EFAULT;
+	return r;
 }

@@ -273,6 +273,31 @@ if me == 0:
 os.waitpid(me, 0)' </dev/null 2>&1)
 SANITY=1 expect_eq dropped_cannot_reach_root_socket_by_abstract_name "$out" "EACCES refused"
 
+# A program the caller may run but not read (root's 0711 copy): the process
+# running it is not dumpable, so a process of the same ids reads neither its
+# maps nor its memory (Linux's would_dump; red team 19: both were open, and
+# process_vm_readv read the program's text; root inside, also rootless)
+out=$(moat run --user 0:0 -- "$PY" -c '
+import ctypes, os, shutil, time
+shutil.copy("/bin/sleep", "/tmp/xonly"); os.chmod("/tmp/xonly", 0o711)
+os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+pid = os.fork()
+if pid == 0:
+    os.execv("/tmp/xonly", ["xonly", "5"])
+time.sleep(0.3)
+r = []
+try: open("/proc/%d/maps" % pid).read(); r.append("maps:read")
+except OSError as e: r.append("maps:" + e.strerror)
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(16)
+iov = (ctypes.c_void_p * 2)(ctypes.cast(buf, ctypes.c_void_p), 16)
+riov = (ctypes.c_void_p * 2)(0x1000, 16)
+n = libc.process_vm_readv(pid, iov, 1, riov, 1, 0)
+r.append("vm:" + (os.strerror(ctypes.get_errno()) if n < 0 else "read"))
+os.kill(pid, 9); os.waitpid(pid, 0)
+print(*r)' </dev/null 2>&1)
+SANITY=1 expect_eq exec_only_program_not_dumpable "$out" "maps:Permission denied vm:Operation not permitted"
+
 # Linux's dumpable flag (red-team round 8): a root process that opened a
 # root-only file and then dropped to uid 1000 is not dumpable, nor is one
 # that said PR_SET_DUMPABLE 0; another uid-1000 process takes neither's fds

@@ -185,6 +185,21 @@ for sig in (signal.SIGABRT, signal.SIGSEGV):
 ' </dev/null 2>&1)
 n=$(find "$T_TMP/work" -name 'core*' | wc -l)
 expect_eq no_core_dump "$(echo $out) $n" "True False True False 0"
+# Every way to die of a core signal, the real RLIMIT_CORE is 1 byte (the
+# guest sets and reads a virtual one): a thread flipping the disposition
+# between a handler and SIG_DFL (the kernel reads it again after the
+# tracer's delivery stop), the guest's own seccomp RET_KILL_PROCESS and a
+# forced SIGSEGV of syscall user dispatch (no ptrace stop at all), soft 0
+# (a pipe core_pattern ignores it). Red team 19; tests/syscalls/race_core.c
+if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/race_core" ]; then
+	for mode in race seccomp sud; do
+		out=$(moat run --bind "$SYSCALL_BIN:/t:ro" -- /t/race_core $mode 300 </dev/null 2>&1)
+		case $out in
+		*"escaped 0") ok no_core_dump_$mode ;;
+		*) fail no_core_dump_$mode "$(echo $out | head -c 300)" ;;
+		esac
+	done
+fi
 
 # ---- 6. the guest's loopback carries the multicast routes (224.0.0.0/4, ff00::/8) ----
 out=$(mrun "$PY" -c '

@@ -1,6 +1,7 @@
 /* clone(CLONE_THREAD) via pthreads: shared memory and fds, trapped calls from many threads. */
 #include "t.h"
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 
 #define NT 8
@@ -88,6 +89,55 @@ static void *exec_from_thread(void *arg)
 	_exit(98);
 }
 
+/* A thread made by clone(2) with an exit signal (SIGCHLD): Linux ignores the
+ * signal for CLONE_THREAD, but ptrace reports PTRACE_EVENT_FORK for it. It is
+ * still a thread: its getpid and /proc/self are its process's, and CLONE_FS
+ * shares the cwd (red team 19: moat took it for a process of its own). */
+static char sigchld_stack[1 << 16] __attribute__((aligned(16)));
+static volatile int sigchld_done;
+static char sigchld_status[512];
+static int sigchld_thread(void *arg)
+{
+	(void)arg;
+	int fd = open("/proc/self/status", O_RDONLY);
+	if (fd >= 0) {
+		ssize_t n = read(fd, sigchld_status, sizeof sigchld_status - 1);
+		sigchld_status[n > 0 ? n : 0] = 0;
+		close(fd);
+	}
+	if (chdir("sub") != 0)
+		sigchld_status[0] = 0;
+	__atomic_store_n(&sigchld_done, 1, __ATOMIC_SEQ_CST);
+	for (;;)
+		pause();
+	return 0;
+}
+
+static void clone_thread_sigchld(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		mkdir("sub", 0755);
+		int fl = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | SIGCHLD;
+		if (clone(sigchld_thread, sigchld_stack + sizeof sigchld_stack, fl, NULL) < 0)
+			_exit(2);
+		while (!__atomic_load_n(&sigchld_done, __ATOMIC_SEQ_CST))
+			usleep(1000);
+		char want[64], cwd[PATH_MAX];
+		snprintf(want, sizeof want, "\nPid:\t%d\n", (int)getpid());
+		if (!strstr(sigchld_status, want))
+			_exit(3); /* /proc/self in the thread is not its process */
+		if (!getcwd(cwd, sizeof cwd) || strcmp(strrchr(cwd, '/'), "/sub") != 0)
+			_exit(4); /* the thread's chdir did not move its process */
+		_exit(0);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "clone_thread_sigchld_is_thread", "status %x",
+	      status);
+	rmdir("sub");
+}
+
 int main(int argc, char **argv)
 {
 	t_setup(argc, argv, "threads");
@@ -173,5 +223,7 @@ int main(int argc, char **argv)
 	}
 	waitpid(pid, &status, 0);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 9, "exec_from_thread", "status %x", status);
+
+	clone_thread_sigchld();
 	return t_done();
 }

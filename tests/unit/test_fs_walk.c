@@ -459,13 +459,13 @@ Test(fs_walk, exec_and_check_dir)
 	cr_assert_eq(vfs_check_dir(&task, "/work/sub", canon, sizeof canon), 0);
 	cr_assert_str_eq(canon, "/work/sub");
 	cr_assert_eq(vfs_check_dir(&task, "/etc/hosts", canon, sizeof canon), -ENOTDIR);
-	cr_assert_eq(vfs_open_exec(&task, AT_FDCWD, "/etc/hosts", 0, &fd, &st, canon, sizeof canon), -EACCES);
-	cr_assert_eq(vfs_open_exec(&task, AT_FDCWD, "/etc", 0, &fd, &st, canon, sizeof canon), -EACCES);
-	cr_assert_eq(vfs_open_exec(&task, AT_FDCWD, "/nope", 0, &fd, &st, canon, sizeof canon), -ENOENT);
+	cr_assert_eq(vfs_open_exec(&task, AT_FDCWD, "/etc/hosts", 0, &fd, &st, canon, sizeof canon, NULL), -EACCES);
+	cr_assert_eq(vfs_open_exec(&task, AT_FDCWD, "/etc", 0, &fd, &st, canon, sizeof canon, NULL), -EACCES);
+	cr_assert_eq(vfs_open_exec(&task, AT_FDCWD, "/nope", 0, &fd, &st, canon, sizeof canon, NULL), -ENOENT);
 	char p[PATH_MAX];
 	snprintf(p, sizeof p, "%s/usr/bin/sh", rootdir);
 	chmod(p, 0755);
-	cr_assert_eq(vfs_open_exec(&task, AT_FDCWD, "/bin/sh", 0, &fd, &st, canon, sizeof canon), 0);
+	cr_assert_eq(vfs_open_exec(&task, AT_FDCWD, "/bin/sh", 0, &fd, &st, canon, sizeof canon, NULL), 0);
 	cr_assert_str_eq(canon, "/usr/bin/sh");
 	cr_assert_geq(fd, 0);
 	close(fd);

@@ -14,8 +14,9 @@
  * placeholder then reaches upstream as itself, which is harmless.
  *
  * Inbound (responses): every literal occurrence of a value becomes the
- * placeholder (same length). A tail that may begin a value is held until the
- * next bytes decide; the responses are framed too (status, HEAD, 1xx, 204,
+ * placeholder (same length). The tail after the last LF (at most the longest
+ * value's length - 1, whatever it holds: scrub) is held until the next bytes
+ * decide; the responses are framed too (status, HEAD, 1xx, 204,
  * 304, Content-Length, chunked) so that the held tail is let go at the end
  * of each message: a client waiting for a response's last bytes is never kept
  * waiting by the hold (a header block and a chunked body end in LF, which no
@@ -546,29 +547,33 @@ void bk_in_free(struct bk_in *i)
 }
 
 /* Scrub [p, p+n) (a work buffer: the held tail, then new bytes) in place;
- * send all of it when flush, else all but the longest tail that begins a
- * value (kept in held). */
+ * send all of it when flush, else all but the tail that could still be the
+ * start of a value split across reads (kept in held): every byte after the
+ * last LF (no value holds one), at most the longest value's length - 1,
+ * *whatever those bytes are*. The hold must not depend on the values: an
+ * upstream that echoes the guest's bytes (an echo service, a websocket chat)
+ * made it an oracle. Before red team 20 only a tail that begins a value was
+ * held (and its idle release was the placeholder's bytes): the guest sent
+ * "\n" + a guess and saw its echo come back short, then as other bytes,
+ * exactly when the guess began the value, and so read a 32-byte value one
+ * byte at a time in 40 s. Now a guess that begins the value and one that
+ * does not are held alike and come back alike (a whole value still becomes
+ * the placeholder: that is the scrubbing, and needs the whole value). */
 static void scrub(struct bk_in *i, uint8_t *p, size_t n, int flush, struct bk_buf *out)
 {
-	size_t hold = 0;
+	size_t hold = 0, longest = 0;
 	for (int k = 0; k < BROKER_MAX_SECRETS; k++) {
 		const struct broker_secret *s = &i->sec[k];
 		if (!(i->mask & (1u << k)) || !s->len)
 			continue;
 		replace_all(p, n, s->value, s->placeholder, s->len);
+		if (s->len > longest)
+			longest = s->len;
 	}
-	if (!flush) {
-		for (int k = 0; k < BROKER_MAX_SECRETS; k++) {
-			const struct broker_secret *s = &i->sec[k];
-			if (!(i->mask & (1u << k)) || !s->len)
-				continue;
-			size_t max = s->len - 1 < n ? s->len - 1 : n;
-			for (size_t h = max; h > hold; h--)
-				if (!memcmp(p + n - h, s->value, h)) {
-					hold = h;
-					break;
-				}
-		}
+	if (!flush && longest) {
+		size_t max = longest - 1 < n ? longest - 1 : n;
+		while (hold < max && p[n - hold - 1] != '\n')
+			hold++;
 	}
 	bk_buf_put(out, p, n - hold);
 	memcpy(i->held, p + n - hold, hold);
@@ -708,17 +713,13 @@ void bk_in_eof(struct bk_in *i, struct bk_buf *out)
 
 int bk_in_idle(struct bk_in *i, struct bk_buf *out)
 {
-	if (!i->nheld || i->mode != BK_PASS)
+	if (!i->nheld || (i->mode != BK_PASS && i->mode != BK_CLOSE))
 		return 0;
-	/* the held tail is a prefix of some value: send the same prefix of
-	 * that value's placeholder (the value's bytes never leave) */
-	for (int k = 0; k < BROKER_MAX_SECRETS; k++) {
-		const struct broker_secret *s = &i->sec[k];
-		if ((i->mask & (1u << k)) && s->len > i->nheld && !memcmp(i->held, s->value, i->nheld)) {
-			bk_buf_put(out, s->placeholder, i->nheld);
-			break;
-		}
-	}
+	/* an unframed stream (or one read until close) quiet with a held
+	 * tail: the tail goes out as it came (not a whole value: it would
+	 * have been replaced). Sent as the placeholder's bytes when it began
+	 * a value, it told an echoing upstream's guest that it did (scrub) */
+	bk_buf_put(out, i->held, i->nheld);
 	memset(i->held, 0, sizeof i->held);
 	i->nheld = 0;
 	return 1;

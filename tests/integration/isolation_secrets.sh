@@ -181,6 +181,41 @@ else
 	ok brokered_socket_stays_checked
 fi
 
+# 5c. an upstream that echoes the guest's bytes (an echo service, a
+#    websocket chat) is no oracle of the value (red team 20: moat-broker held
+#    only a tail that began a value and let it go as the placeholder's bytes;
+#    the guest sent a guess and saw it come back changed exactly when it
+#    began the value: a 32-byte value read a byte at a time in 40 s). A
+#    guess that is the value's first 12 bytes and one that is not come back
+#    alike, as sent (the guest is given the prefix here to probe with).
+"$PY" -c '
+import socket, sys, threading
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(4)
+open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1]))
+import os; os.rename(sys.argv[1] + ".t", sys.argv[1])
+def echo(c):
+    while True:
+        d = c.recv(65536)
+        if not d: break
+        c.sendall(d)
+while True:
+    c, _ = s.accept(); threading.Thread(target=echo, args=(c,), daemon=True).start()' "$T_TMP/echo.port" </dev/null >/dev/null 2>&1 &
+at_exit "kill -9 $!"
+E=$(port_of echo)
+moat run --secret "MOAT_T_KEY@127.0.0.1:$E" -- "$PY" -c '
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"hello\n"); s.recv(100) # not HTTP: unframed both ways
+s.setblocking(False)
+def probe(g):
+    s.sendall(b"\n" + g); got = b""; t = time.time()
+    while time.time() - t < 0.4 and len(got) < len(g) + 1:
+        try: got += s.recv(100)
+        except BlockingIOError: time.sleep(0.005)
+    return "as-sent" if got == b"\n" + g else "changed"
+print(probe(sys.argv[2].encode()), probe(b"Zq9Zq9Zq9Zq9"))' "$E" "${SECRET:0:12}" </dev/null >"$T_TMP/o5c" 2>&1
+expect_eq echo_upstream_no_oracle "$(tr '\n' ' ' <"$T_TMP/o5c")" "as-sent as-sent "
+
 # 6. --trace, --audit and --result name the secret, never the value
 : >"$T_TMP/a.log"
 #    (each request the broker put a value in, and a stream it could not

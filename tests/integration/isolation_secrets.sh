@@ -33,6 +33,7 @@ class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         a = self.headers.get("Authorization", "")
         self.rec("GET %s port=%d" % (a, self.client_address[1]))
+        self.rec("PATH %s" % self.path)
         self.answer(("auth=" + a + "\n").encode(), self.path == "/split")
     def do_POST(self):
         d = self.rfile.read(int(self.headers.get("Content-Length", "0")))
@@ -215,6 +216,24 @@ def probe(g):
     return "as-sent" if got == b"\n" + g else "changed"
 print(probe(sys.argv[2].encode()), probe(b"Zq9Zq9Zq9Zq9"))' "$E" "${SECRET:0:12}" </dev/null >"$T_TMP/o5c" 2>&1
 expect_eq echo_upstream_no_oracle "$(tr '\n' ' ' <"$T_TMP/o5c")" "as-sent as-sent "
+
+# 5d. the placeholder in the request target stays itself (red team 20: the
+#    value went into the path; an upstream answering a gzip'ed 404 that names
+#    the path gave it to the guest whole, past the literal scrub). Server a
+#    logs the request line's Authorization only, so ask the test server:
+#    its log line has the path's key as it arrived (GET with the path).
+: >"$T_TMP/a.log"
+moat run "${sec[@]}" -- "$PY" -c '
+import os, socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+k = os.environ["MOAT_T_KEY"]
+s.sendall(("GET /p/%s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n" % (k, k)).encode())
+while s.recv(65536): pass' "$P" </dev/null >"$T_TMP/o5d" 2>&1
+if grep -q "^PATH /p/$SECRET" "$T_TMP/a.log" || ! grep -q "^GET Bearer $SECRET " "$T_TMP/a.log"; then
+	fail request_target_not_substituted "$(cut -c1-120 "$T_TMP/a.log" | tr '\n' ' ')"
+else
+	ok request_target_not_substituted
+fi
 
 # 6. --trace, --audit and --result name the secret, never the value
 : >"$T_TMP/a.log"

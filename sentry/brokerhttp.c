@@ -409,6 +409,28 @@ static void q_push(struct bk_out *o, uint8_t m)
 	o->q[o->qtail++ % sizeof o->q] = m;
 }
 
+/* A block that carries a value asks for no content or transfer coding:
+ * its Accept-Encoding and TE field names become X-Moat-Encoding and XT
+ * (same length; an upstream ignores them and answers in identity). The
+ * inbound scrub matches a value's literal bytes: a reflection the guest
+ * asked to have compressed passed it (red team 20: a 404 naming the request
+ * target, gzip'ed; a reflected header the same way). */
+static void no_codings(uint8_t *p, size_t n)
+{
+	uint8_t *e = p + n, *l = memchr(p, '\n', n);
+	for (l = l ? l + 1 : e; l < e;) {
+		uint8_t *nl = memchr(l, '\n', (size_t)(e - l));
+		if (!nl)
+			break;
+		size_t ll = (size_t)(nl - l);
+		if (ll >= 16 && !strncasecmp((const char *)l, "accept-encoding:", 16))
+			memcpy(l, "X-Moat-Encoding", 15);
+		else if (ll >= 3 && !strncasecmp((const char *)l, "te:", 3))
+			memcpy(l, "XT", 2);
+		l = nl + 1;
+	}
+}
+
 /* A whole header block is in o->hdr[0, o->hlen). */
 static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 {
@@ -448,6 +470,8 @@ static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 			o->substituted++;
 		}
 	}
+	if (done)
+		no_codings(o->hdr, o->hlen);
 	bk_buf_put(out, o->hdr, o->hlen);
 	o->hlen = 0;
 	q_push(o, (uint8_t)method);

@@ -24,7 +24,10 @@ class H(http.server.BaseHTTPRequestHandler):
     def rec(self, line):
         with open(sys.argv[2], "a") as f: f.write(line + "\n")
     def answer(self, body, split=False):
-        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.send_response(200)
+        if self.path == "/gz" and "gzip" in self.headers.get("Accept-Encoding", ""):
+            import gzip; body = gzip.compress(body); self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body))); self.end_headers()
         if split:
             h = len(body) // 2
             self.wfile.write(body[:h]); self.wfile.flush(); time.sleep(0.3); self.wfile.write(body[h:])
@@ -233,6 +236,19 @@ if grep -q "^PATH /p/$SECRET" "$T_TMP/a.log" || ! grep -q "^GET Bearer $SECRET "
 	fail request_target_not_substituted "$(cut -c1-120 "$T_TMP/a.log" | tr '\n' ' ')"
 else
 	ok request_target_not_substituted
+fi
+# ... and a block that carries the value asks for no compression: /gz
+#    answers the Authorization it got gzip'ed when asked (red team 20: the
+#    literal scrub let the compressed value through to the guest)
+moat run "${sec[@]}" -- "$PY" -c '
+import gzip, os, sys, urllib.request as u
+r = u.urlopen(u.Request("http://127.0.0.1:%s/gz" % sys.argv[1], headers={"Authorization": "Bearer " + os.environ["MOAT_T_KEY"], "Accept-Encoding": "gzip"}))
+b = r.read()
+print(r.headers.get("Content-Encoding"), gzip.decompress(b) if r.headers.get("Content-Encoding") == "gzip" else b)' "$P" </dev/null >"$T_TMP/o5e" 2>&1
+if has "$T_TMP/o5e" || ! grep -q "^None b'auth=Bearer " "$T_TMP/o5e"; then
+	fail value_block_no_compression "$(head -c 200 "$T_TMP/o5e" | tr '\n' ' ')"
+else
+	ok value_block_no_compression
 fi
 
 # 6. --trace, --audit and --result name the secret, never the value

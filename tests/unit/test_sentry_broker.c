@@ -96,6 +96,18 @@ Test(broker, request_line_never_substituted)
 	cr_assert_str_eq(out_run(only, 0, 1), only);
 }
 
+/* Red team 20: a block that carries a value asks for no compression (the
+ * inbound scrub matches literal bytes: a gzip'ed reflection passed it) */
+Test(broker, value_block_asks_no_coding)
+{
+	const char *r = "GET / HTTP/1.1\r\nAccept-Encoding: gzip\r\nTE: gzip\r\nA: " PH "\r\n\r\n"
+			"GET / HTTP/1.1\r\naccept-encoding: br\r\n\r\n";
+	const char *w = "GET / HTTP/1.1\r\nX-Moat-Encoding: gzip\r\nXT: gzip\r\nA: " VAL "\r\n\r\n"
+			"GET / HTTP/1.1\r\naccept-encoding: br\r\n\r\n";
+	cr_assert_str_eq(out_run(r, 0, 1), w);
+	cr_assert_str_eq(out_run(r, 3, 1), w);
+}
+
 Test(broker, not_in_mask)
 {
 	const char *r = "GET / HTTP/1.1\r\nAuthorization: " PH "\r\n\r\n";

@@ -4,8 +4,8 @@
  * line to the empty line) is gathered whole, checked (a request line ending
  * in HTTP/1.0 or HTTP/1.1, header lines NAME: VALUE, no obs-fold, at most one
  * Content-Length value, Transfer-Encoding ending in chunked if given) and
- * only then are the placeholders in it replaced by the values (same length:
- * no framing changes). A secret whose HOST is a name goes only into a block
+ * only then are the placeholders in its header fields (never the request
+ * line) replaced by the values (same length: no framing changes). A secret whose HOST is a name goes only into a block
  * whose Host header names it. The body is passed unchanged, skipped by
  * Content-Length or chunked framing; then the next request's header block.
  * Anything that cannot be framed (not HTTP/1.x from the first bytes, an
@@ -14,8 +14,9 @@
  * placeholder then reaches upstream as itself, which is harmless.
  *
  * Inbound (responses): every literal occurrence of a value becomes the
- * placeholder (same length). A tail that may begin a value is held until the
- * next bytes decide; the responses are framed too (status, HEAD, 1xx, 204,
+ * placeholder (same length). The tail after the last LF (at most the longest
+ * value's length - 1, whatever it holds: scrub) is held until the next bytes
+ * decide; the responses are framed too (status, HEAD, 1xx, 204,
  * 304, Content-Length, chunked) so that the held tail is let go at the end
  * of each message: a client waiting for a response's last bytes is never kept
  * waiting by the hold (a header block and a chunked body end in LF, which no
@@ -408,6 +409,28 @@ static void q_push(struct bk_out *o, uint8_t m)
 	o->q[o->qtail++ % sizeof o->q] = m;
 }
 
+/* A block that carries a value asks for no content or transfer coding:
+ * its Accept-Encoding and TE field names become X-Moat-Encoding and XT
+ * (same length; an upstream ignores them and answers in identity). The
+ * inbound scrub matches a value's literal bytes: a reflection the guest
+ * asked to have compressed passed it (red team 20: a 404 naming the request
+ * target, gzip'ed; a reflected header the same way). */
+static void no_codings(uint8_t *p, size_t n)
+{
+	uint8_t *e = p + n, *l = memchr(p, '\n', n);
+	for (l = l ? l + 1 : e; l < e;) {
+		uint8_t *nl = memchr(l, '\n', (size_t)(e - l));
+		if (!nl)
+			break;
+		size_t ll = (size_t)(nl - l);
+		if (ll >= 16 && !strncasecmp((const char *)l, "accept-encoding:", 16))
+			memcpy(l, "X-Moat-Encoding", 15);
+		else if (ll >= 3 && !strncasecmp((const char *)l, "te:", 3))
+			memcpy(l, "XT", 2);
+		l = nl + 1;
+	}
+}
+
 /* A whole header block is in o->hdr[0, o->hlen). */
 static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 {
@@ -417,10 +440,17 @@ static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 		out_pass_why(o, out, h.bad ? "a header block it cannot read" : "a transfer coding other than chunked");
 		return;
 	}
+	/* the header fields only, never the request line: a value put in
+	 * the request target is one the upstream reflects at will (a 404's
+	 * "no route /v1/<target>", gzip'ed at the guest's Accept-Encoding,
+	 * reached the guest whole: red team 20); --secret's values go in
+	 * request headers */
+	const uint8_t *lf = memchr(o->hdr, '\n', o->hlen);
+	size_t fo = lf ? (size_t)(lf - o->hdr) + 1 : o->hlen;
 	uint32_t done = 0, nohost = 0;
 	for (int i = 0; i < BROKER_MAX_SECRETS; i++) {
 		const struct broker_secret *s = &o->sec[i];
-		if (!(o->mask & (1u << i)) || !s->len || !memmem(o->hdr, o->hlen, s->placeholder, s->len))
+		if (!(o->mask & (1u << i)) || !s->len || !memmem(o->hdr + fo, o->hlen - fo, s->placeholder, s->len))
 			continue;
 		if (s->host[0] && (!host_is(&h, s->host) || !target_is(o->hdr, o->hlen, s->host))) {
 			nohost |= 1u << i;
@@ -436,10 +466,12 @@ static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 	for (int i = 0; i < BROKER_MAX_SECRETS; i++) {
 		const struct broker_secret *s = &o->sec[i];
 		if (done & (1u << i)) {
-			replace_all(o->hdr, o->hlen, s->placeholder, s->value, s->len);
+			replace_all(o->hdr + fo, o->hlen - fo, s->placeholder, s->value, s->len);
 			o->substituted++;
 		}
 	}
+	if (done)
+		no_codings(o->hdr, o->hlen);
 	bk_buf_put(out, o->hdr, o->hlen);
 	o->hlen = 0;
 	q_push(o, (uint8_t)method);
@@ -546,29 +578,33 @@ void bk_in_free(struct bk_in *i)
 }
 
 /* Scrub [p, p+n) (a work buffer: the held tail, then new bytes) in place;
- * send all of it when flush, else all but the longest tail that begins a
- * value (kept in held). */
+ * send all of it when flush, else all but the tail that could still be the
+ * start of a value split across reads (kept in held): every byte after the
+ * last LF (no value holds one), at most the longest value's length - 1,
+ * *whatever those bytes are*. The hold must not depend on the values: an
+ * upstream that echoes the guest's bytes (an echo service, a websocket chat)
+ * made it an oracle. Before red team 20 only a tail that begins a value was
+ * held (and its idle release was the placeholder's bytes): the guest sent
+ * "\n" + a guess and saw its echo come back short, then as other bytes,
+ * exactly when the guess began the value, and so read a 32-byte value one
+ * byte at a time in 40 s. Now a guess that begins the value and one that
+ * does not are held alike and come back alike (a whole value still becomes
+ * the placeholder: that is the scrubbing, and needs the whole value). */
 static void scrub(struct bk_in *i, uint8_t *p, size_t n, int flush, struct bk_buf *out)
 {
-	size_t hold = 0;
+	size_t hold = 0, longest = 0;
 	for (int k = 0; k < BROKER_MAX_SECRETS; k++) {
 		const struct broker_secret *s = &i->sec[k];
 		if (!(i->mask & (1u << k)) || !s->len)
 			continue;
 		replace_all(p, n, s->value, s->placeholder, s->len);
+		if (s->len > longest)
+			longest = s->len;
 	}
-	if (!flush) {
-		for (int k = 0; k < BROKER_MAX_SECRETS; k++) {
-			const struct broker_secret *s = &i->sec[k];
-			if (!(i->mask & (1u << k)) || !s->len)
-				continue;
-			size_t max = s->len - 1 < n ? s->len - 1 : n;
-			for (size_t h = max; h > hold; h--)
-				if (!memcmp(p + n - h, s->value, h)) {
-					hold = h;
-					break;
-				}
-		}
+	if (!flush && longest) {
+		size_t max = longest - 1 < n ? longest - 1 : n;
+		while (hold < max && p[n - hold - 1] != '\n')
+			hold++;
 	}
 	bk_buf_put(out, p, n - hold);
 	memcpy(i->held, p + n - hold, hold);
@@ -708,17 +744,13 @@ void bk_in_eof(struct bk_in *i, struct bk_buf *out)
 
 int bk_in_idle(struct bk_in *i, struct bk_buf *out)
 {
-	if (!i->nheld || i->mode != BK_PASS)
+	if (!i->nheld || (i->mode != BK_PASS && i->mode != BK_CLOSE))
 		return 0;
-	/* the held tail is a prefix of some value: send the same prefix of
-	 * that value's placeholder (the value's bytes never leave) */
-	for (int k = 0; k < BROKER_MAX_SECRETS; k++) {
-		const struct broker_secret *s = &i->sec[k];
-		if ((i->mask & (1u << k)) && s->len > i->nheld && !memcmp(i->held, s->value, i->nheld)) {
-			bk_buf_put(out, s->placeholder, i->nheld);
-			break;
-		}
-	}
+	/* an unframed stream (or one read until close) quiet with a held
+	 * tail: the tail goes out as it came (not a whole value: it would
+	 * have been replaced). Sent as the placeholder's bytes when it began
+	 * a value, it told an echoing upstream's guest that it did (scrub) */
+	bk_buf_put(out, i->held, i->nheld);
 	memset(i->held, 0, sizeof i->held);
 	i->nheld = 0;
 	return 1;

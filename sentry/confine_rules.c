@@ -16,6 +16,7 @@
 #define CLONE_NEWTIME 0x00000080
 #endif
 #include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <termios.h>
 #include <sys/socket.h>
 
@@ -184,6 +185,11 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 		/* NS_GET_PID_IN_PIDNS: the tracer reads a new task's guest pid
 		 * (a translation: it changes nothing) */
 		_IOR(0xb7, 0x8, int),
+		/* the guest's interface reads, made on a socket of its netns
+		 * (netconn_if_ioctl, with moat-netd): reads, never changes */
+		SIOCGIFNAME, SIOCGIFCONF, SIOCGIFFLAGS, SIOCGIFADDR, SIOCGIFDSTADDR, SIOCGIFBRDADDR,
+		SIOCGIFNETMASK, SIOCGIFMETRIC, SIOCGIFMTU, SIOCGIFHWADDR, SIOCGIFINDEX, SIOCGIFTXQLEN,
+		SIOCGIFMAP,
 	};
 	for (size_t i = 0; i < ARRAY_SIZE_(ioctls) && !rc; i++) {
 		struct scmp_arg_cmp c = { .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffUL,

@@ -103,6 +103,10 @@ struct limits {
 	int result_written;
 	pid_t sentry_pid;
 	pid_t relays[3];                /* moat-netd, moat-broker, moat-reopen: join with the sentry */
+	/* no memory cgroup: smaps_rollup of moat's own processes that work for
+	 * the guest (the sentry, the gofer, the relays), opened while we may */
+	int own_pss[6];
+	int n_own_pss;
 };
 
 /* v2: the gofer shares the sandbox's cgroup (limits_attach_gofer): room in
@@ -658,6 +662,31 @@ int limits_memory_by_cgroup(const void *limits)
 	return l && l->mem_ok;
 }
 
+/* Without a memory cgroup the watchdog's sample is the guest tree's PSS
+ * (its procfs), which holds none of moat's own processes: the sentry's
+ * workers (one per guest call that waits: ~70 KiB of stack and heap each),
+ * the gofer's connection threads, moat-netd's and moat-broker's sockets
+ * grew for the guest outside --memory (red team 20: 500 guest threads
+ * waiting in FIFO opens held 38 MB of sentry and 12 MB of gofer RSS under
+ * rootless --memory 32M; peak_memory_bytes said 4.4 MB). Their
+ * smaps_rollup is opened now, while we are still theirs to read (before
+ * the Landlock scope for the gofer, the parent of the relays), and read
+ * at each sample with pread (mm_access is checked at open only). */
+static void own_pss_note(struct limits *l, pid_t pid)
+{
+	if (!l || !l->cfg->memory || l->mem_ok || pid <= 0 ||
+	    l->n_own_pss >= (int)(sizeof l->own_pss / sizeof l->own_pss[0]))
+		return;
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%d/smaps_rollup", (int)pid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		dbg("%s: %s (not counted against --memory)", p, strerror(errno));
+		return;
+	}
+	l->own_pss[l->n_own_pss++] = fd;
+}
+
 /* The gofer holds the guest's writable layers (tmpfs exports, the cow
  * scratch: copy-ups, symlinks, files it writes) and the kernel charges
  * those pages to the memory cgroup of the writer: the gofer goes into the
@@ -671,6 +700,9 @@ int limits_memory_by_cgroup(const void *limits)
 void limits_attach_gofer(void *limits, pid_t gofer_pid)
 {
 	struct limits *l = limits;
+	if (l && !l->n_own_pss)
+		own_pss_note(l, getpid()); /* (the sentry: still the caller's, no scope yet) */
+	own_pss_note(l, gofer_pid);
 	if (!l || !l->cgv)
 		return;
 	char v[32];
@@ -688,6 +720,7 @@ void limits_attach_gofer(void *limits, pid_t gofer_pid)
 void limits_note_relay(void *limits, pid_t pid)
 {
 	struct limits *l = limits;
+	own_pss_note(l, pid);
 	for (int i = 0; l && pid > 0 && i < 3; i++)
 		if (l->relays[i] <= 0) {
 			l->relays[i] = pid;
@@ -826,16 +859,29 @@ void limits_kill_after(void)
  * proportional set size (shared pages split between their users), read from
  * the guest's procfs (the one path the confined sentry may open). Coarse:
  * sampled every 50 ms. */
+static unsigned long long pss_at(int fd, off_t off)
+{
+	char txt[2048];
+	ssize_t r = pread(fd, txt, sizeof txt - 1, off);
+	if (r <= 0)
+		return 0;
+	txt[r] = 0;
+	char *p = strstr(txt, "\nPss:");
+	return p ? strtoull(p + 5, NULL, 10) * 1024 : 0;
+}
+
 static unsigned long long tree_pss(struct limits *l)
 {
+	unsigned long long sum = 0;
+	for (int i = 0; i < l->n_own_pss; i++) /* moat's own (own_pss_note) */
+		sum += pss_at(l->own_pss[i], 0);
 	int pfd = l->sb->guest_procfd;
 	if (pfd < 0)
-		return 0;
+		return sum;
 	int d = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (d < 0)
-		return 0;
-	unsigned long long sum = 0;
-	char buf[4096], path[64], txt[2048];
+		return sum;
+	char buf[4096], path[64];
 	for (;;) {
 		long n = syscall(SYS_getdents64, d, buf, sizeof buf);
 		if (n <= 0)
@@ -855,14 +901,8 @@ static unsigned long long tree_pss(struct limits *l)
 			int f = openat(pfd, path, O_RDONLY | O_CLOEXEC);
 			if (f < 0)
 				continue;
-			ssize_t r = read(f, txt, sizeof txt - 1);
+			sum += pss_at(f, 0);
 			close(f);
-			if (r <= 0)
-				continue;
-			txt[r] = 0;
-			char *p = strstr(txt, "\nPss:");
-			if (p)
-				sum += strtoull(p + 5, NULL, 10) * 1024;
 		}
 	}
 	close(d);

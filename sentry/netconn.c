@@ -48,6 +48,7 @@
 #include "syscalls/sc.h"
 #include "syscalls/handlers.h"
 #include "syscalls/sys_socket.h"
+#include "syscalls/sys_fs.h"
 #include "common/util.h"
 #include "common/log.h"
 
@@ -67,6 +68,10 @@
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <net/if.h>
+#include <linux/sockios.h>
 #include <unistd.h>
 
 static const struct netpolicy *g_pol;
@@ -133,8 +138,10 @@ void netconn_profile_report(void)
 			fprintf(stderr, "  %-24s %9llu  (%llu)\n", ncp_names[i], g_ncp_ns[i] / g_ncp_n[i], g_ncp_n[i]);
 }
 
-/* The guest's network namespace, by cookie (SO_NETNS_COOKIE; 0 = unknown). */
+/* The guest's network namespace, by cookie (SO_NETNS_COOKIE; 0 = unknown),
+ * and a socket of it (a dup of the DNS stub's) for netconn_if_ioctl. */
 static uint64_t g_guest_netns;
+static int g_guest_sock = -1;
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
@@ -152,6 +159,8 @@ static int ask_netd_fd(struct netd_req *q, struct netd_rep *rep, int *sfd, int s
 void netconn_set_guest_netns(int fd)
 {
 	g_guest_netns = netns_cookie(fd);
+	if (g_guest_sock < 0)
+		g_guest_sock = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (g_chan < 0)
 		return;
 	/* netd learns it too, from the socket itself, once and before the
@@ -1023,6 +1032,81 @@ static long inet_connect(struct sc_call *c, struct net_pending *pc, int hfd, con
  * keeps out datagrams from hosts it did not send to, netd.c infilter_allow;
  * or a TCP one) it is EPERM. eBPF programs (SO_ATTACH_BPF and the reuseport
  * eBPF option) need a bpf fd the guest cannot make: EPERM. */
+/* ioctl requests of the socket interface (0x8910-0x89ff) and wireless
+ * (0x8Bxx) classes. They act on the network namespace of the socket they
+ * are made on, and a socket moat-netd connected is of the host's: through
+ * one a guest listed the host's interfaces, addresses and MAC addresses
+ * (SIOCGIFCONF, SIOCGIFNAME by index, SIOCGIFHWADDR; red team 20). Without
+ * moat-netd no socket of the guest's is the host's: native. With it, the
+ * read-only requests are made here on a socket of the guest's namespace
+ * (the DNS stub's), whatever the fd holds — a check of the fd followed by
+ * the native call would be undone by a thread's dup2 —, after the fd is
+ * seen to be a socket; the other requests (sets: the guest has no
+ * CAP_NET_ADMIN; SIOCETHTOOL, SIOCGARP, wireless...: loopback answers
+ * none) are EOPNOTSUPP. The sentry's own filter allows these reads alone
+ * (confine_rules.c). */
+static int if_read_request(unsigned cmd)
+{
+	switch (cmd) {
+	case SIOCGIFNAME: case SIOCGIFFLAGS: case SIOCGIFADDR: case SIOCGIFDSTADDR:
+	case SIOCGIFBRDADDR: case SIOCGIFNETMASK: case SIOCGIFMETRIC: case SIOCGIFMTU:
+	case SIOCGIFHWADDR: case SIOCGIFINDEX: case SIOCGIFTXQLEN: case SIOCGIFMAP:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+long netconn_if_ioctl(struct sc_call *c)
+{
+	unsigned cmd = (unsigned)c->args[1];
+	if (!netconn_strict() || ((cmd & 0xffffff00u) == 0x8900u && (cmd & 0xff) < 0x10)) {
+		c->cont = 1; /* no socket of the host's namespace / per-socket requests */
+		return 0;
+	}
+	cleanup_fd int hfd = sc_getfd(c, (int)c->args[0]);
+	if (hfd < 0)
+		return hfd;
+	struct stat st;
+	if (fstat(hfd, &st) < 0)
+		return -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -ENOTTY;
+	if (g_guest_sock < 0 || (cmd != SIOCGIFCONF && !if_read_request(cmd))) {
+		snprintf(c->note, sizeof c->note, "interface request not available with --net rules");
+		return -EOPNOTSUPP;
+	}
+	if (cmd == SIOCGIFCONF) {
+		struct ifconf ifc;
+		if (sc_read_guest(c, c->args[2], &ifc, sizeof ifc) < 0)
+			return -EFAULT;
+		uint64_t gbuf = (uint64_t)(uintptr_t)ifc.ifc_buf;
+		char *buf = NULL;
+		if (gbuf) {
+			if (ifc.ifc_len < 0)
+				return -EINVAL;
+			if (ifc.ifc_len > 65536)
+				ifc.ifc_len = 65536;
+			buf = xcalloc(1, (size_t)ifc.ifc_len + 1);
+		}
+		ifc.ifc_buf = buf;
+		long r = ioctl(g_guest_sock, SIOCGIFCONF, &ifc) < 0 ? -errno : 0;
+		if (!r && gbuf && ifc.ifc_len > 0 && sc_write_guest(c, gbuf, buf, (size_t)ifc.ifc_len) < 0)
+			r = -EFAULT;
+		free(buf);
+		ifc.ifc_buf = (char *)(uintptr_t)gbuf;
+		if (!r && sc_write_guest(c, c->args[2], &ifc, sizeof ifc) < 0)
+			r = -EFAULT;
+		return r;
+	}
+	struct ifreq ifr;
+	if (sc_read_guest(c, c->args[2], &ifr, sizeof ifr) < 0)
+		return -EFAULT;
+	if (ioctl(g_guest_sock, cmd, &ifr) < 0)
+		return -errno;
+	return sc_write_guest(c, c->args[2], &ifr, sizeof ifr) < 0 ? -EFAULT : 0;
+}
+
 long sys_setsockopt(struct sc_call *c)
 {
 	int level = (int)c->args[1], name = (int)c->args[2];
@@ -1035,6 +1119,17 @@ long sys_setsockopt(struct sc_call *c)
 		 * socket (on the guest's own, loopback only, it means nothing),
 		 * so no fd is checked that a thread could swap meanwhile. */
 		snprintf(c->note, sizeof c->note, "IPv6 routing headers are not available");
+		return -EPERM;
+	}
+	if (level == SOL_SOCKET && (name == SO_BINDTODEVICE || name == SO_BINDTOIFINDEX) && netconn_strict()) {
+		/* on a socket moat-netd connected (the host's namespace) a
+		 * device name or index that exists binds (Linux >= 5.7 lets a
+		 * socket bind once without CAP_NET_RAW) and one that does not
+		 * is ENODEV: the host's interfaces, one probe each (red team
+		 * 20). Refused on every socket, as a kernel before 5.7 refuses
+		 * it without CAP_NET_RAW, so no fd is checked that a thread
+		 * could swap meanwhile; the guest's own netns has only lo. */
+		snprintf(c->note, sizeof c->note, "binding to a device is not available with --net rules");
 		return -EPERM;
 	}
 	if (level == SOL_SOCKET && name == SO_PASSCRED) {

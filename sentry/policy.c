@@ -82,11 +82,14 @@ int policy_check(struct policy *p, struct sc_call *c, int *err)
 			/* ioctl's rules are deny rules but for TIOCSCTTY,
 			 * FIOSETOWN/SIOCSPGRP, which its handler checks,
 			 * PROCMAP_QUERY and the pidfd namespace requests
-			 * _IO(0xFF, 1..10) (syscalls/sys_tty.c) */
+			 * _IO(0xFF, 1..10) (syscalls/sys_tty.c), and the
+			 * socket interface/wireless classes 0x89xx/0x8Bxx
+			 * (netconn_if_ioctl: a moat-netd socket is the host's) */
 			unsigned cmd = (unsigned)c->args[1];
 			int pidfd_ns = (cmd & 0xffffff00u) == 0xff00u && (cmd & 0xff) >= 1 && (cmd & 0xff) <= 10;
+			int sock_if = (cmd & 0xffffff00u) == 0x8900u || (cmd & 0xffffff00u) == 0x8b00u;
 			if (c->nr == SYS_ioctl && cmd != TIOCSCTTY && cmd != FIOSETOWN && cmd != SIOCSPGRP &&
-			    cmd != SC_IOCTL_PROCMAP_QUERY && !pidfd_ns) {
+			    cmd != SC_IOCTL_PROCMAP_QUERY && !pidfd_ns && !sock_if) {
 				*err = EPERM;
 				snprintf(c->note, sizeof c->note, "matches a deny rule");
 				return DEC_DENY;

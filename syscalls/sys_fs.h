@@ -66,6 +66,9 @@ int lease_break(struct sc_call *c, dev_t dev, ino_t ino, int flags);
 long sigio_owner_check(struct sc_call *c, int type, pid_t who, pid_t *host);
 long sigio_setown_fcntl(struct sc_call *c);
 long sigio_setown_ioctl(struct sc_call *c);
+/* ioctl 0x89xx/0x8Bxx (sentry/netconn.c): native without moat-netd; with it
+ * the SIOCGIF* reads answered from the guest's netns, the rest EOPNOTSUPP */
+long netconn_if_ioctl(struct sc_call *c);
 long sc_pidfd_ns_ioctl(struct sc_call *c); /* sys_signal.c: PIDFD_GET_*_NAMESPACE */
 
 #endif

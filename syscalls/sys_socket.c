@@ -20,7 +20,16 @@
 #include <netinet/in.h>
 #include <sys/un.h>
 
-#define NBOUND 1024
+/* The names bound in this sandbox: a table that grows (doubling from
+ * NBOUND_MIN) to NBOUND_MAX entries, then forgets the oldest bind. Entries
+ * are not removed at unlink or close (a bound socket outlives its name's
+ * unlink, and its path still shows in getsockname): it was a ring of 1024,
+ * so 1024 short-lived binds (a test runner's, a client's temporary
+ * sockets) made a server bound first unreachable, connect ECONNREFUSED
+ * while it listened (red team 20; a guest user could so cut off another's
+ * server in the sandbox). */
+#define NBOUND_MIN 64
+#define NBOUND_MAX 16384
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct bound {
@@ -30,11 +39,11 @@ static struct bound {
 	int type;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 } *bound; /* allocated on first bind: a sandbox that binds nothing pays nothing */
-static unsigned nbound;
+static unsigned nbound, nbound_cap;
 
 static struct bound *find_locked(dev_t dev, ino_t ino)
 {
-	for (unsigned i = 0; bound && i < nbound && i < NBOUND; i++)
+	for (unsigned i = 0; bound && i < nbound && i < nbound_cap; i++)
 		if (bound[i].dev == dev && bound[i].ino == ino && bound[i].gen)
 			return &bound[i];
 	return NULL;
@@ -59,11 +68,23 @@ uint64_t unix_name_bind(dev_t dev, ino_t ino, const char *path, int type)
 {
 	uint64_t gen = new_gen();
 	pthread_mutex_lock(&lock);
-	if (!bound)
-		__atomic_store_n(&bound, xcalloc(NBOUND, sizeof *bound), __ATOMIC_RELEASE);
+	if (!bound) {
+		nbound_cap = NBOUND_MIN;
+		__atomic_store_n(&bound, xcalloc(nbound_cap, sizeof *bound), __ATOMIC_RELEASE);
+	}
 	struct bound *b = find_locked(dev, ino);
+	if (!b && nbound == nbound_cap && nbound_cap < NBOUND_MAX) {
+		/* (every other reader holds the lock; unix_names_any only
+		 * asks whether there is a table) */
+		struct bound *nb = xcalloc(nbound_cap * 2, sizeof *nb);
+		memcpy(nb, bound, nbound_cap * sizeof *nb);
+		struct bound *old = bound;
+		nbound_cap *= 2;
+		__atomic_store_n(&bound, nb, __ATOMIC_RELEASE);
+		free(old);
+	}
 	if (!b) {
-		b = &bound[nbound++ % NBOUND]; /* full: forget the oldest bind */
+		b = &bound[nbound++ % nbound_cap]; /* full: forget the oldest bind */
 		b->dev = dev;
 		b->ino = ino;
 	}

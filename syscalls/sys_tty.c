@@ -45,12 +45,22 @@ static int is_tty_major(unsigned maj)
 	return maj == 4 || maj == 5 || (maj >= 136 && maj <= 143);
 }
 
+/* the real one is moat-netd's side (sentry/netconn.c); this weak default,
+ * for the table's build-time tools, refuses (fail closed) */
+__attribute__((weak)) long netconn_if_ioctl(struct sc_call *c)
+{
+	(void)c;
+	return -EOPNOTSUPP;
+}
+
 long sys_ioctl(struct sc_call *c)
 {
 	unsigned cmd = (unsigned)c->args[1];
 
 	if (cmd == FIOSETOWN || cmd == SIOCSPGRP)
 		return sigio_setown_ioctl(c);
+	if ((cmd & 0xffffff00u) == 0x8900u || (cmd & 0xffffff00u) == 0x8b00u)
+		return netconn_if_ioctl(c); /* socket interface requests (sentry/netconn.c) */
 	if ((cmd & 0xffffff00u) == 0xff00u && (cmd & 0xff) >= 1 && (cmd & 0xff) <= 10)
 		return sc_pidfd_ns_ioctl(c); /* PIDFD_GET_*_NAMESPACE */
 	/* PROCMAP_QUERY (_IOWR('f', 17, struct procmap_query), Linux 6.11) has

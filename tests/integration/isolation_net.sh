@@ -108,6 +108,31 @@ EOF2
 	else SANITY=1 expect_eq "$name" "$got" "$nat"; fi
 }
 
+# netd_socket_host_interfaces NAME RUN ADDR PORT: a socket moat-netd
+# connected is of the host's network namespace; the interface requests made
+# on it (SIOCGIFCONF, SIOCGIFNAME by index) answer for the guest's namespace
+# (lo alone), and binding it to a device is EPERM (red team 20: the guest
+# listed the host's interfaces, addresses and MACs, and probed names with
+# SO_BINDTODEVICE). RUN: env or in_outer.
+netd_socket_host_interfaces() {
+	local name=$1 run=$2 addr=$3 port=$4
+	cat >"$T_TMP/ifq.py" <<'EOF2'
+import socket, fcntl, struct, array, errno, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+buf = array.array("B", b"\0" * 40 * 32)
+a, n = buf.buffer_info()
+n = struct.unpack("iL", fcntl.ioctl(s.fileno(), 0x8912, struct.pack("iL", n, a)))[0]
+names = [buf.tobytes()[i:i + 16].split(b"\0")[0].decode() for i in range(0, n, 40)]
+try: idx2 = fcntl.ioctl(s.fileno(), 0x8910, struct.pack("16si", b"", 2) + b"\0" * 20)[:16].split(b"\0")[0].decode()
+except OSError as e: idx2 = errno.errorcode[e.errno]
+try: s.setsockopt(socket.SOL_SOCKET, 25, b"lo\0"); bind = "bound"
+except OSError as e: bind = errno.errorcode[e.errno]
+print("names=%s idx2=%s bind=%s" % (",".join(names), idx2, bind))
+EOF2
+	expect_eq "$name" "$("$run" timeout 60 "$MOAT" run --bind "$T_TMP:/t:ro" --net allow="$addr:$port" -- \
+		"$PY" /t/ifq.py "$addr" "$port" </dev/null 2>&1)" "names=lo idx2=ENODEV bind=EPERM"
+}
+
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
 	# Rootless: no test namespaces; the host's loopback only.
 	"$PY" -c '
@@ -126,6 +151,7 @@ except OSError as e: print(errno.errorcode.get(e.errno, str(e)))'
 	expect_eq rootless_default_refused "$(moat run -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" ECONNREFUSED
 	expect_eq rootless_allowall_refused "$(moat run --net allow=0.0.0.0/0 -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" ECONNREFUSED
 	SANITY=1 expect_eq rootless_named "$(moat run --net allow=127.0.0.1:"$lport" -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" HOST-BANNER
+	netd_socket_host_interfaces rootless_netd_socket_no_host_interfaces env 127.0.0.1 "$lport"
 	conformance_with_netd
 	# UDP egress on the host's loopback: an echo allowed by a /udp rule, a
 	# sink that gets nothing from a moat-netd socket however it is aimed
@@ -607,6 +633,7 @@ case $out in
 EOPNOTSUPP | ENOTSUP) ok netd_socket_no_listen ;;
 *) fail netd_socket_no_listen "$(echo "$out" | tr '\n' ' ')" ;;
 esac
+netd_socket_host_interfaces netd_socket_no_host_interfaces in_outer 10.200.0.2 "$fport"
 # connect_racefd: the stop's check and the native call would be two
 # moments; with netd running no connect runs natively after a check
 # (strict_connect: netd makes it on the pinned file).

@@ -24,7 +24,10 @@ class H(http.server.BaseHTTPRequestHandler):
     def rec(self, line):
         with open(sys.argv[2], "a") as f: f.write(line + "\n")
     def answer(self, body, split=False):
-        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.send_response(200)
+        if self.path == "/gz" and "gzip" in self.headers.get("Accept-Encoding", ""):
+            import gzip; body = gzip.compress(body); self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body))); self.end_headers()
         if split:
             h = len(body) // 2
             self.wfile.write(body[:h]); self.wfile.flush(); time.sleep(0.3); self.wfile.write(body[h:])
@@ -33,6 +36,7 @@ class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         a = self.headers.get("Authorization", "")
         self.rec("GET %s port=%d" % (a, self.client_address[1]))
+        self.rec("PATH %s" % self.path)
         self.answer(("auth=" + a + "\n").encode(), self.path == "/split")
     def do_POST(self):
         d = self.rfile.read(int(self.headers.get("Content-Length", "0")))
@@ -179,6 +183,72 @@ if [ "$(tr '\n' ' ' <"$T_TMP/o5b")" != "v6 True disconnect 0 reconnect ENETUNREA
 	fail brokered_socket_stays_checked "$(tr '\n' ' ' <"$T_TMP/o5b" | head -c 300)"
 else
 	ok brokered_socket_stays_checked
+fi
+
+# 5c. an upstream that echoes the guest's bytes (an echo service, a
+#    websocket chat) is no oracle of the value (red team 20: moat-broker held
+#    only a tail that began a value and let it go as the placeholder's bytes;
+#    the guest sent a guess and saw it come back changed exactly when it
+#    began the value: a 32-byte value read a byte at a time in 40 s). A
+#    guess that is the value's first 12 bytes and one that is not come back
+#    alike, as sent (the guest is given the prefix here to probe with).
+"$PY" -c '
+import socket, sys, threading
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(4)
+open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1]))
+import os; os.rename(sys.argv[1] + ".t", sys.argv[1])
+def echo(c):
+    while True:
+        d = c.recv(65536)
+        if not d: break
+        c.sendall(d)
+while True:
+    c, _ = s.accept(); threading.Thread(target=echo, args=(c,), daemon=True).start()' "$T_TMP/echo.port" </dev/null >/dev/null 2>&1 &
+at_exit "kill -9 $!"
+E=$(port_of echo)
+moat run --secret "MOAT_T_KEY@127.0.0.1:$E" -- "$PY" -c '
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"hello\n"); s.recv(100) # not HTTP: unframed both ways
+s.setblocking(False)
+def probe(g):
+    s.sendall(b"\n" + g); got = b""; t = time.time()
+    while time.time() - t < 0.4 and len(got) < len(g) + 1:
+        try: got += s.recv(100)
+        except BlockingIOError: time.sleep(0.005)
+    return "as-sent" if got == b"\n" + g else "changed"
+print(probe(sys.argv[2].encode()), probe(b"Zq9Zq9Zq9Zq9"))' "$E" "${SECRET:0:12}" </dev/null >"$T_TMP/o5c" 2>&1
+expect_eq echo_upstream_no_oracle "$(tr '\n' ' ' <"$T_TMP/o5c")" "as-sent as-sent "
+
+# 5d. the placeholder in the request target stays itself (red team 20: the
+#    value went into the path; an upstream answering a gzip'ed 404 that names
+#    the path gave it to the guest whole, past the literal scrub). Server a
+#    logs the request line's Authorization only, so ask the test server:
+#    its log line has the path's key as it arrived (GET with the path).
+: >"$T_TMP/a.log"
+moat run "${sec[@]}" -- "$PY" -c '
+import os, socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+k = os.environ["MOAT_T_KEY"]
+s.sendall(("GET /p/%s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n" % (k, k)).encode())
+while s.recv(65536): pass' "$P" </dev/null >"$T_TMP/o5d" 2>&1
+if grep -q "^PATH /p/$SECRET" "$T_TMP/a.log" || ! grep -q "^GET Bearer $SECRET " "$T_TMP/a.log"; then
+	fail request_target_not_substituted "$(cut -c1-120 "$T_TMP/a.log" | tr '\n' ' ')"
+else
+	ok request_target_not_substituted
+fi
+# ... and a block that carries the value asks for no compression: /gz
+#    answers the Authorization it got gzip'ed when asked (red team 20: the
+#    literal scrub let the compressed value through to the guest)
+moat run "${sec[@]}" -- "$PY" -c '
+import gzip, os, sys, urllib.request as u
+r = u.urlopen(u.Request("http://127.0.0.1:%s/gz" % sys.argv[1], headers={"Authorization": "Bearer " + os.environ["MOAT_T_KEY"], "Accept-Encoding": "gzip"}))
+b = r.read()
+print(r.headers.get("Content-Encoding"), gzip.decompress(b) if r.headers.get("Content-Encoding") == "gzip" else b)' "$P" </dev/null >"$T_TMP/o5e" 2>&1
+if has "$T_TMP/o5e" || ! grep -q "^None b'auth=Bearer " "$T_TMP/o5e"; then
+	fail value_block_no_compression "$(head -c 200 "$T_TMP/o5e" | tr '\n' ' ')"
+else
+	ok value_block_no_compression
 fi
 
 # 6. --trace, --audit and --result name the secret, never the value

@@ -344,6 +344,25 @@ else
 	case $memcg in */moat-*) ok sentry_in_memory_cgroup ;; *) fail sentry_in_memory_cgroup "$memcg" ;; esac
 fi
 
+# --- without a memory cgroup (rootless) moat's own processes count in the
+# watchdog's sample too (red team 20: it summed the guest's procfs alone;
+# 500 guest threads waiting in FIFO opens held 38 MB of sentry workers and
+# 12 MB of gofer threads under --memory 32M, peak_memory_bytes 4.4 MB). 150
+# waiters cost ~16 MB of moat's (~110 KiB each), the guest ~8 MB. ---
+run_limited memory_own --memory 16M --timeout 20s -- "$PY" -c '
+import os, sys, threading, time
+threading.stack_size(32768)
+os.mkfifo("/tmp/ff")
+for i in range(150):
+    threading.Thread(target=lambda: open("/tmp/ff"), daemon=True).start()
+time.sleep(1); print("survived", sys.argv[1])' "$T_MARK"
+if [ "$(field "$R" limits.memory_by)" = cgroup ]; then
+	skip memory_own_processes_counted "a memory cgroup holds the sentry (sentry_in_memory_cgroup)"
+else
+	expect_eq memory_own_processes_counted "$(field "$R" reason) $out" "memory "
+fi
+no_leftovers memory_own
+
 # --- --cpus 0.5: at most half a CPU ---
 run_limited cpus --cpus 0.5 --timeout 2s -- /bin/sh -c 'while :; do :; done' "$T_MARK"
 if [ "$(field "$R" limits.cpus_by)" = cgroup ]; then

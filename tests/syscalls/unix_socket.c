@@ -103,5 +103,30 @@ int main(int argc, char **argv)
 	CHECK(stat("second.sock", &st) == -1 && errno == ENOENT, "bind_twice_no_inode", "exists");
 	close(b2);
 	unlink("first.sock");
+	/* a server bound first stays reachable after 1100 short-lived binds
+	 * (red team 20: moat's table of bound names was a ring of 1024, and
+	 * the 1025th bind made the server ECONNREFUSED while it listened) */
+	int srv = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(bind(srv, (struct sockaddr *)&sa, addr(&sa, "srv.sock")) == 0 && listen(srv, 4) == 0,
+	      "server_bind", "%s", strerror(errno));
+	int n_ok = 0;
+	for (int i = 0; i < 1100; i++) {
+		char nm[32];
+		snprintf(nm, sizeof(nm), "tmp%d.sock", i);
+		int t = socket(AF_UNIX, SOCK_STREAM, 0);
+		n_ok += bind(t, (struct sockaddr *)&sa, addr(&sa, nm)) == 0;
+		close(t); /* (the names stay: 1100 inodes, none reused) */
+	}
+	int cl = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(n_ok == 1100 && connect(cl, (struct sockaddr *)&sa, addr(&sa, "srv.sock")) == 0,
+	      "server_reachable_after_many_binds", "%d binds, %s", n_ok, strerror(errno));
+	close(cl);
+	for (int i = 0; i < 1100; i++) {
+		char nm[32];
+		snprintf(nm, sizeof(nm), "tmp%d.sock", i);
+		unlink(nm);
+	}
+	close(srv);
+	unlink("srv.sock");
 	return t_done();
 }

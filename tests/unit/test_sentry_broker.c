@@ -83,6 +83,31 @@ Test(broker, header_substituted_whole_and_bytewise)
 		cr_assert_str_eq(out_run(r, step, 1), w, "step %zu", step);
 }
 
+/* Red team 20: a value in the request target is one the upstream reflects
+ * at will (a 404 naming the path, gzip'ed as the guest asked): the
+ * placeholder there stays itself, the header's is substituted. */
+Test(broker, request_line_never_substituted)
+{
+	const char *r = "GET /v1/" PH " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Key: " PH "\r\n\r\n";
+	const char *w = "GET /v1/" PH " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Key: " VAL "\r\n\r\n";
+	for (size_t step = 0; step < 5; step++)
+		cr_assert_str_eq(out_run(r, step, 1), w, "step %zu", step);
+	const char *only = "GET /?key=" PH " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+	cr_assert_str_eq(out_run(only, 0, 1), only);
+}
+
+/* Red team 20: a block that carries a value asks for no compression (the
+ * inbound scrub matches literal bytes: a gzip'ed reflection passed it) */
+Test(broker, value_block_asks_no_coding)
+{
+	const char *r = "GET / HTTP/1.1\r\nAccept-Encoding: gzip\r\nTE: gzip\r\nA: " PH "\r\n\r\n"
+			"GET / HTTP/1.1\r\naccept-encoding: br\r\n\r\n";
+	const char *w = "GET / HTTP/1.1\r\nX-Moat-Encoding: gzip\r\nXT: gzip\r\nA: " VAL "\r\n\r\n"
+			"GET / HTTP/1.1\r\naccept-encoding: br\r\n\r\n";
+	cr_assert_str_eq(out_run(r, 0, 1), w);
+	cr_assert_str_eq(out_run(r, 3, 1), w);
+}
+
 Test(broker, not_in_mask)
 {
 	const char *r = "GET / HTTP/1.1\r\nAuthorization: " PH "\r\n\r\n";
@@ -210,10 +235,11 @@ Test(broker, hold_released_at_message_end)
 	bk_in_feed(&in, (const uint8_t *)r1, strlen(r1), &b);
 	cr_assert_eq(b.len, strlen(r1));
 	cr_assert_eq(in.nheld, 0);
-	/* mid-body, the same tail is held until the next bytes */
+	/* mid-body, the tail after the last LF is held until the next bytes
+	 * (all of it, value or not: hold_does_not_depend_on_the_value) */
 	const char *r2 = "HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nxsk-VA";
 	bk_in_feed(&in, (const uint8_t *)r2, strlen(r2), &b);
-	cr_assert_eq(b.len, strlen(r1) + strlen(r2) - 5);
+	cr_assert_eq(b.len, strlen(r1) + strlen(r2) - 6);
 	bk_in_feed(&in, (const uint8_t *)"LU", 2, &b);
 	cr_assert_eq(b.len, strlen(r1) + strlen(r2) + 2);
 	bk_buf_free(&b);
@@ -240,20 +266,50 @@ Test(broker, head_and_interim_responses)
 	cr_assert_str_eq(in_run(req, s, 4), w);
 }
 
-Test(broker, idle_unframed_tail_becomes_placeholder)
+Test(broker, idle_unframed_tail_released_as_sent)
 {
 	struct bk_in in;
 	struct bk_buf b = { 0 };
 	bk_in_init(&in, sec, 1, NULL);
-	const char *s = "not http at all sk-VAL";
+	const char *s = "not http at all\nsk-VAL";
 	bk_in_feed(&in, (const uint8_t *)s, strlen(s), &b);
 	cr_assert_eq(in.mode, BK_PASS);
 	cr_assert_eq(b.len, strlen(s) - 6);
 	cr_assert_eq(bk_in_idle(&in, &b), 1);
 	cr_assert_eq(b.len, strlen(s));
-	cr_assert(!memcmp(b.p + strlen(s) - 6, PH, 6), "the tail went out as the value's bytes");
+	cr_assert(!memcmp(b.p, s, strlen(s)));
 	bk_buf_free(&b);
 	bk_in_free(&in);
+}
+
+/* Red team 20: an upstream that echoes the guest's bytes (unframed, as an
+ * echo service or a websocket does) made the hold an oracle: a guess that
+ * began the value came back short, then as the placeholder's bytes; one
+ * that did not came back at once as sent. The guest read the value a byte
+ * at a time. What goes out, and when, must not depend on the value short of
+ * a whole one. */
+Test(broker, hold_does_not_depend_on_the_value)
+{
+	const char *guess[] = { "\nsk-VALUE/012", "\nsk-VALUE/013", "\nzzzzzzzzzzzz", "\ns" };
+	size_t first[4], after[4];
+	for (int g = 0; g < 4; g++) {
+		struct bk_in in;
+		struct bk_buf b = { 0 };
+		bk_in_init(&in, sec, 1, NULL);
+		bk_in_feed(&in, (const uint8_t *)"echo\n", 5, &b); /* unframed */
+		size_t base = b.len;
+		bk_in_feed(&in, (const uint8_t *)guess[g], strlen(guess[g]), &b);
+		first[g] = b.len - base;
+		bk_in_idle(&in, &b);
+		after[g] = b.len - base;
+		cr_assert_eq(after[g], strlen(guess[g]));
+		cr_assert(!memcmp(b.p + base, guess[g], strlen(guess[g])), "guess %d came back changed", g);
+		bk_buf_free(&b);
+		bk_in_free(&in);
+	}
+	cr_assert_eq(first[0], first[1]);
+	cr_assert_eq(first[0], first[2]);
+	cr_assert_eq(first[3], 1); /* the LF: nothing after it goes before the rest */
 }
 
 /* The decisions the relay reports (moat-broker makes them audit events):
@@ -264,7 +320,7 @@ Test(broker, events)
 	struct bk_out o;
 	struct bk_buf b = { 0 };
 	bk_out_init(&o, sec, 1);
-	const char *r = "GET /a?k=" PH " HTTP/1.1\r\nHost: api.example.com\r\n\r\n"
+	const char *r = "GET /a?k=" PH " HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n"
 			"GET /b HTTP/1.1\r\nHost: other.com\r\nA: " PH "\r\n\r\n"
 			"GET /c HTTP/1.1\r\nHost: api.example.com\r\n\r\n"
 			"\x16\x03\x01";
@@ -277,8 +333,10 @@ Test(broker, events)
 	cr_assert_str_eq(o.ev[1].what, "GET /b HTTP/1.1");
 	cr_assert_eq(o.ev[2].kind, BK_EV_UNFRAMED);
 	cr_assert_str_eq(o.ev[2].what, "not HTTP/1.x");
-	/* (the request line is part of the header block: the value went there) */
-	cr_assert_not_null(memmem(b.p, b.len, "GET /a?k=" VAL, strlen(VAL) + 9));
+	/* the header field's placeholder became the value, the request
+	 * line's stayed (request_line_never_substituted) */
+	cr_assert_not_null(memmem(b.p, b.len, "A: " VAL, strlen(VAL) + 3));
+	cr_assert_not_null(memmem(b.p, b.len, "GET /a?k=" PH, strlen(PH) + 9));
 	bk_buf_free(&b);
 	bk_out_free(&o);
 }

@@ -103,6 +103,14 @@ static struct walk *walk_take(void)
 	return w;
 }
 
+void vfs_walk_release(void)
+{
+	pthread_once(&walk_once, walk_key_make);
+	struct walk *w = pthread_getspecific(walk_key);
+	if (w && pthread_setspecific(walk_key, NULL) == 0)
+		free(w);
+}
+
 static void walk_give(struct walk *w)
 {
 	if (pthread_getspecific(walk_key) || pthread_setspecific(walk_key, w) != 0)

@@ -134,10 +134,10 @@ struct vfs_node {
 int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 	     unsigned flags, struct vfs_node *out);
 
-/* Free the calling thread's cached walk scratch (~145 KiB, ~32 KiB of it
- * touched by a walk), if any: the sentry's main thread keeps the one its
- * set-up and first exec used through an idle run otherwise. The next walk
- * on the thread allocates a fresh one. */
+/* Drop the pages of the calling thread's cached walk scratch (~145 KiB,
+ * ~32 KiB of it touched by a walk), if any (MADV_DONTNEED: the allocation
+ * stays cached): the sentry's main thread keeps the one its set-up and first
+ * exec used through an idle run otherwise. */
 void vfs_walk_release(void);
 
 /* Look up one canonical absolute path whose parents are already resolved

@@ -915,8 +915,8 @@ int tracer_run(struct tracer_args *a)
 			ptrace(PTRACE_CONT, tid, 0, 0);
 			/* The program runs: what set-up and the first exec
 			 * freed goes back (an idle sandbox's PSS), once,
-			 * with this thread's cached walk scratch (~32 KiB
-			 * touched; a later walk here allocates another). */
+			 * with the pages of this thread's cached walk scratch
+			 * (~32 KiB touched; vfs_walk_release). */
 			if (!tr.trimmed) {
 				tr.trimmed = 1;
 				vfs_walk_release();

@@ -28,8 +28,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -101,6 +103,25 @@ static struct walk *walk_take(void)
 		return xmalloc(sizeof *w);
 	pthread_setspecific(walk_key, NULL);
 	return w;
+}
+
+void vfs_walk_release(void)
+{
+	pthread_once(&walk_once, walk_key_make);
+	struct walk *w = pthread_getspecific(walk_key);
+	if (!w)
+		return;
+	/* Its pages, not the allocation: a free() of the mmap'd chunk would
+	 * raise malloc's mmap threshold past it, and every later walk
+	 * scratch (a worker's) would come from the heap, whose freed middle
+	 * is never given back (measured: +35 KiB of [heap] for 32 KiB of
+	 * anonymous memory saved). The contents are scratch, written before
+	 * they are read (a walk takes the memory uninitialized): zero pages
+	 * do as well. */
+	uintptr_t pg = 4096, lo = ((uintptr_t)w + pg - 1) & ~(pg - 1),
+		  hi = ((uintptr_t)w + sizeof *w) & ~(pg - 1);
+	if (hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
 static void walk_give(struct walk *w)

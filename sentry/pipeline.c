@@ -29,6 +29,7 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -646,9 +647,14 @@ static void *worker(void *arg)
 	for (;;) {
 		struct notif n;
 		if (!t_lead && lead_take() < 0) {
-			/* idle: end (nworkers already counts us out) */
+			/* idle: end (nworkers already counts us out), and
+			 * give back what the heap holds free: the program's
+			 * start-up calls dirtied it again after the trim at
+			 * its first exec (an idle sandbox's PSS; an idle
+			 * path: this worker waited a second for the lead) */
 			free(c);
 			vfs_thread_release();
+			malloc_trim(0);
 			atomic_fetch_sub(&idle_workers, 1);
 			return NULL;
 		}

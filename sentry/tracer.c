@@ -23,6 +23,7 @@
  */
 #include "sentry/sentry.h"
 #include "gofer/gofer.h"
+#include "fs/walk.h"
 #include "kernel/task.h"
 #include "kernel/cred.h"
 #include "platform/arch.h"
@@ -946,9 +947,12 @@ int tracer_run(struct tracer_args *a)
 			}
 			ptrace(PTRACE_CONT, tid, 0, 0);
 			/* The program runs: what set-up and the first exec
-			 * freed goes back (an idle sandbox's PSS), once. */
+			 * freed goes back (an idle sandbox's PSS), once,
+			 * with the pages of this thread's cached walk scratch
+			 * (~32 KiB touched; vfs_walk_release). */
 			if (!tr.trimmed) {
 				tr.trimmed = 1;
+				vfs_walk_release();
 				malloc_trim(0);
 				stack_trim();
 			}

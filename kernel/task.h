@@ -29,6 +29,7 @@
 #include <limits.h>
 
 #include "common/util.h"
+#include <sched.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -96,6 +97,10 @@ struct task {
 	int fork_thread;         /* ... which is a CLONE_THREAD */
 	int fork_refused;        /* ... which was refused: the call returns -EAGAIN */
 	int parked;              /* held at that syscall exit until the refused child is gone */
+	int pinned;              /* on the tracer's CPU until its next stop (exec_pin, tracer.c):
+				  * pin_cpu; pin_mask its own affinity, restored then */
+	int pin_cpu;
+	cpu_set_t pin_mask;
 	int fd_closing;          /* a worker answered this task with ADDFD+SEND and has not
 				  * closed its copy yet: 1, 2 with waiters (pipeline.c) */
 	pid_t doomed_parent;     /* refused: killed at its first stop; its exit releases this parent */

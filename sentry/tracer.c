@@ -123,6 +123,66 @@ static void release_child(struct tracer *tr, pid_t child, pid_t vid, int thread)
 	task_put(c);
 }
 
+/* A task's run from its resume to its next stop on the tracer's CPU (issue
+ * 6, pexec3; ARCHITECTURE "Processes and ptrace"). A resume wakes the
+ * tracee with a plain wake-up: with the tracer still running on its CPU,
+ * the scheduler puts it on the other, idle (on this VM halted) CPU, and
+ * its next stop wakes the tracer across again; each such hand-off is an
+ * IPI and a vCPU coming out of halt. A fork's child from the fork event to
+ * its first stop, and an exec from its seccomp stop to PTRACE_EVENT_EXEC
+ * (or the failed call's exit) run in the kernel only, so for those the
+ * tracer pins the task to its own CPU (sched_getcpu: rseq, no system call)
+ * and gives it back its own affinity at that next stop, before it runs a
+ * guest instruction: the guest never sees the pin (the only window is
+ * another task's sched_getaffinity of it meanwhile). Not when the CPU is
+ * outside the task's affinity, the task may use one CPU only, or the
+ * kernel refuses (EPERM: a task of another host uid). */
+static int pin_on = -1;
+static unsigned long pin_n, pin_refused; /* MOAT_PROFILE */
+
+static void task_pin(struct task *t, pid_t tid)
+{
+	if (pin_on < 0) {
+		const char *e = getenv("MOAT_NO_EXEC_PIN"); /* tests and A/B */
+		pin_on = !(e && *e && strcmp(e, "0") != 0);
+	}
+	if (!pin_on || t->pinned)
+		return;
+	int cpu = sched_getcpu();
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return;
+	if (sched_getaffinity(tid, sizeof t->pin_mask, &t->pin_mask) < 0) {
+		pin_refused++;
+		return;
+	}
+	if (!CPU_ISSET(cpu, &t->pin_mask) || CPU_COUNT(&t->pin_mask) < 2)
+		return;
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(tid, sizeof one, &one) == 0) {
+		t->pinned = 1;
+		t->pin_cpu = cpu;
+		pin_n++;
+	} else {
+		pin_refused++;
+	}
+}
+
+/* At the pinned task's next stop, before it is resumed. Its own affinity
+ * comes back unless someone changed it meanwhile (a task allowed to set
+ * another's: what it set stays). */
+static void task_unpin(struct task *t, pid_t tid)
+{
+	if (!t->pinned)
+		return;
+	t->pinned = 0;
+	cpu_set_t now;
+	if (sched_getaffinity(tid, sizeof now, &now) == 0 && CPU_COUNT(&now) == 1 &&
+	    CPU_ISSET(t->pin_cpu, &now))
+		sched_setaffinity(tid, sizeof t->pin_mask, &t->pin_mask);
+}
+
 /* A refused task at its first stop: it must not run guest code. */
 static void kill_doomed(struct task *c)
 {
@@ -549,6 +609,8 @@ static void fork_event(struct tracer *tr, struct task *t, int ev)
 		else
 			n->held = 1;
 	}
+	if (!thread && !refuse && !n->held)
+		task_pin(n, (pid_t)child); /* until its first stop (held: it is past it) */
 	pid_t vid = refuse ? -1 : guest_pid_of(tr, (pid_t)child);
 	if (vid > 0) {
 		/* named now: no syscall-exit stop of the parent, and the child
@@ -842,6 +904,8 @@ int tracer_run(struct tracer_args *a)
 				kill(tid, SIGKILL); /* never run unregistered */
 			continue;
 		}
+		if (ev != PTRACE_EVENT_EXEC)
+			task_unpin(t, tid); /* its next stop: its own affinity back */
 		switch (ev) {
 		case 0:
 			if (sig == (SIGTRAP | 0x80)) {
@@ -891,6 +955,8 @@ int tracer_run(struct tracer_args *a)
 			dbg("%.2f ms: exec resolved", ms_now() - a->t0);
 			/* an exec rewritten to the loader: see its syscall exit if it fails */
 			t->exec_pending = pending;
+			if (pending)
+				task_pin(t, tid); /* until PTRACE_EVENT_EXEC or the failed call's exit */
 			ptrace(pending || t->sock_exit ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, 0);
 			break;
 		}
@@ -906,6 +972,7 @@ int tracer_run(struct tracer_args *a)
 				task_rekey(sb, (pid_t)former, tid);
 			struct task *e = task_get(sb, tid);
 			if (e) {
+				task_unpin(e, tid);
 				/* the loader may now take the pending exec, once */
 				e->exec_pending = 0;
 				exec_done(e);
@@ -932,7 +999,9 @@ int tracer_run(struct tracer_args *a)
 	}
 	free(q);
 	free(tr.early);
-	if (prof)
+	if (prof) {
 		tracer_profile_report(pn, pms, rounds, wait_ms);
+		fprintf(stderr, "  exec pins %lu (refused %lu)\n", pin_n, pin_refused);
+	}
 	return tr.status_out;
 }

@@ -14,7 +14,7 @@
  *    lock when a non-leader thread execs), vtid/vtgid/vppid and exited are
  *    atomics: only the tracer writes them (create, fork return, exec re-key,
  *    exit), workers read them anywhere.
- *  - t->lock guards cred, exe, comm, pexec and loader_ok. Workers change
+ *  - t->lock guards cred, exe, comm, pexec, loader_ok and loader_pin*. Workers change
  *    their own task's cred/exe/comm; the tracer sets pexec (exec stop) and
  *    loader_ok (PTRACE_EVENT_EXEC); the worker serving the loader's call
  *    takes both. Never hold t->lock while taking the table lock.
@@ -86,6 +86,11 @@ struct task {
 	struct pending_exec *pexec; /* set at an exec stop, consumed by the loader */
 	void *net_pending;       /* per thread: set at a connect stop, consumed by the net call */
 	int loader_ok;           /* PTRACE_EVENT_EXEC happened: the loader may take pexec (once) */
+	int loader_pin;          /* pinned from PTRACE_EVENT_EXEC to the loader's call (or its
+				  * next stop), whichever thread takes this first gives it
+				  * back its own mask (task_loader_unpin, sentry/tracer.c) */
+	int loader_pin_cpu;
+	cpu_set_t loader_pin_mask;
 	atomic_int exited;
 
 	/* tracer: owned by the tracer thread (sentry/tracer.c), nobody else */

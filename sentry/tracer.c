@@ -169,18 +169,59 @@ static void task_pin(struct task *t, pid_t tid)
 	}
 }
 
-/* At the pinned task's next stop, before it is resumed. Its own affinity
- * comes back unless someone changed it meanwhile (a task allowed to set
- * another's: what it set stays). */
+/* Its own affinity back, unless someone changed it meanwhile (a task
+ * allowed to set another's: what it set stays). */
+static void affinity_back(pid_t tid, int cpu, const cpu_set_t *mask)
+{
+	cpu_set_t now;
+	if (sched_getaffinity(tid, sizeof now, &now) == 0 && CPU_COUNT(&now) == 1 &&
+	    CPU_ISSET(cpu, &now))
+		sched_setaffinity(tid, sizeof *mask, mask);
+}
+
+/* At the pinned task's next stop, before it is resumed. */
 static void task_unpin(struct task *t, pid_t tid)
 {
 	if (!t->pinned)
 		return;
 	t->pinned = 0;
-	cpu_set_t now;
-	if (sched_getaffinity(tid, sizeof now, &now) == 0 && CPU_COUNT(&now) == 1 &&
-	    CPU_ISSET(t->pin_cpu, &now))
-		sched_setaffinity(tid, sizeof t->pin_mask, &t->pin_mask);
+	affinity_back(tid, t->pin_cpu, &t->pin_mask);
+}
+
+/* An exec's pin goes on past PTRACE_EVENT_EXEC while the loader (moat's
+ * code, not yet the program's) runs to its call: the resume, the call's
+ * wake-up of a worker and the program fd's ADDFD round trip stay on one
+ * CPU. The worker serving the call gives the mask back before its answer
+ * (exec_loader_call), or the tracer at any stop of the task before that;
+ * whichever takes loader_pin first. */
+static void task_pin_to_loader(struct task *t, pid_t tid)
+{
+	if (!t->pinned)
+		return;
+	t->pinned = 0;
+	pthread_mutex_lock(&t->lock);
+	if (t->loader_ok) {
+		t->loader_pin_cpu = t->pin_cpu;
+		t->loader_pin_mask = t->pin_mask;
+		__atomic_store_n(&t->loader_pin, 1, __ATOMIC_RELEASE);
+	}
+	int handed = t->loader_pin;
+	pthread_mutex_unlock(&t->lock);
+	if (!handed)
+		affinity_back(tid, t->pin_cpu, &t->pin_mask);
+}
+
+void task_loader_unpin(struct task *t)
+{
+	if (!__atomic_load_n(&t->loader_pin, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&t->lock);
+	int was = t->loader_pin, cpu = t->loader_pin_cpu;
+	cpu_set_t m = t->loader_pin_mask;
+	__atomic_store_n(&t->loader_pin, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&t->lock);
+	if (was)
+		affinity_back(__atomic_load_n(&t->tid, __ATOMIC_RELAXED), cpu, &m);
 }
 
 /* A refused task at its first stop: it must not run guest code. */
@@ -904,8 +945,10 @@ int tracer_run(struct tracer_args *a)
 				kill(tid, SIGKILL); /* never run unregistered */
 			continue;
 		}
-		if (ev != PTRACE_EVENT_EXEC)
+		if (ev != PTRACE_EVENT_EXEC) {
 			task_unpin(t, tid); /* its next stop: its own affinity back */
+			task_loader_unpin(t);
+		}
 		switch (ev) {
 		case 0:
 			if (sig == (SIGTRAP | 0x80)) {
@@ -972,10 +1015,10 @@ int tracer_run(struct tracer_args *a)
 				task_rekey(sb, (pid_t)former, tid);
 			struct task *e = task_get(sb, tid);
 			if (e) {
-				task_unpin(e, tid);
 				/* the loader may now take the pending exec, once */
 				e->exec_pending = 0;
 				exec_done(e);
+				task_pin_to_loader(e, tid);
 				task_put(e);
 			}
 			ptrace(PTRACE_CONT, tid, 0, 0);

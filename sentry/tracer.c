@@ -278,7 +278,7 @@ void task_loader_unpin(struct task *t)
 	__atomic_store_n(&t->loader_pin, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&t->lock);
 	if (was) {
-		affinity_back(__atomic_load_n(&t->tid, __ATOMIC_RELAXED), cpu, &m);
+		affinity_back(atomic_load_explicit(&t->tid, memory_order_relaxed), cpu, &m);
 		pin_release(t);
 	}
 }

@@ -139,11 +139,11 @@ static void release_child(struct tracer *tr, pid_t child, pid_t vid, int thread)
  * kernel refuses (EPERM: a task of another host uid). */
 static int pin_on = -1;
 static unsigned long pin_n, pin_refused, pin_busy; /* MOAT_PROFILE */
-/* One pinned task at a time: two processes' windows at once (two fork+exec
- * loops side by side) both on the tracer's CPU left the other idle (+17%
- * wall against no pin); the second now runs wherever the scheduler puts it.
- * Set by the tracer, cleared by whoever unpins (a worker for the loader's
- * pin) or by the tracer when the task is gone. */
+/* One pinned task at a time (a second window runs wherever the scheduler
+ * puts it; alone this did not undo the parallel case's loss below, the
+ * runnable count did). Set by the tracer, cleared by whoever unpins (a
+ * worker for the loader's pin) or by the tracer when the task is gone;
+ * only ever compared, never dereferenced. */
 static struct task *pin_holder;
 
 /* Anything else runnable on the machine now (the fourth field of

@@ -14,7 +14,7 @@
  *    lock when a non-leader thread execs), vtid/vtgid/vppid and exited are
  *    atomics: only the tracer writes them (create, fork return, exec re-key,
  *    exit), workers read them anywhere.
- *  - t->lock guards cred, exe, comm, pexec and loader_ok. Workers change
+ *  - t->lock guards cred, exe, comm, pexec, loader_ok and loader_pin*. Workers change
  *    their own task's cred/exe/comm; the tracer sets pexec (exec stop) and
  *    loader_ok (PTRACE_EVENT_EXEC); the worker serving the loader's call
  *    takes both. Never hold t->lock while taking the table lock.
@@ -29,6 +29,7 @@
 #include <limits.h>
 
 #include "common/util.h"
+#include <sched.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -88,6 +89,11 @@ struct task {
 	struct pending_exec *pexec; /* set at an exec stop, consumed by the loader */
 	void *net_pending;       /* per thread: set at a connect stop, consumed by the net call */
 	int loader_ok;           /* PTRACE_EVENT_EXEC happened: the loader may take pexec (once) */
+	int loader_pin;          /* pinned from PTRACE_EVENT_EXEC to the loader's call (or its
+				  * next stop), whichever thread takes this first gives it
+				  * back its own mask (task_loader_unpin, sentry/tracer.c) */
+	int loader_pin_cpu;
+	cpu_set_t loader_pin_mask;
 	atomic_int exited;
 
 	/* tracer: owned by the tracer thread (sentry/tracer.c), nobody else */
@@ -103,6 +109,10 @@ struct task {
 				  * cleared at its exec, which unshares them */
 	int fork_refused;        /* ... which was refused: the call returns -EAGAIN */
 	int parked;              /* held at that syscall exit until the refused child is gone */
+	int pinned;              /* on the tracer's CPU until its next stop (exec_pin, tracer.c):
+				  * pin_cpu; pin_mask its own affinity, restored then */
+	int pin_cpu;
+	cpu_set_t pin_mask;
 	int fd_closing;          /* a worker answered this task with ADDFD+SEND and has not
 				  * closed its copy yet: 1, 2 with waiters (pipeline.c) */
 	pid_t doomed_parent;     /* refused: killed at its first stop; its exit releases this parent */

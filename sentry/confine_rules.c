@@ -112,6 +112,14 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 	 * (ARCHITECTURE "Start-up", the ppy2 round) */
 	if (!rc)
 		rc = rule(ctx, SCMP_SYS(readlinkat), 0, NULL);
+	/* a guest task's affinity: the tracer pins a task to its own CPU from
+	 * a resume to the next stop and gives it back its own mask then
+	 * (sentry/tracer.c task_pin; sched_getaffinity is above). The
+	 * kernel's owner rules apply (another host uid's task: EPERM); what a
+	 * compromised sentry could do with it, slow down processes it can
+	 * already kill, is no more than kill allows. */
+	if (!rc)
+		rc = rule(ctx, SCMP_SYS(sched_setaffinity), 0, NULL);
 	/* a guest socket's classic BPF filter, made here on the pinned file
 	 * (netconn.c sys_setsockopt): SOL_SOCKET and the filter options only */
 	/* and SO_REUSEPORT/SO_REUSEADDR of guest sockets (netreuse.c: the

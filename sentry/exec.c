@@ -416,7 +416,16 @@ out:
 	free(probe);
 }
 
+static long loader_call(struct sc_call *c);
+
 long exec_loader_call(struct sc_call *c)
+{
+	long r = loader_call(c);
+	task_loader_unpin(c->task); /* before the answer: the program runs unpinned */
+	return r;
+}
+
+static long loader_call(struct sc_call *c)
 {
 	struct task *t = c->task;
 	if (c->args[0] != MOAT_LOADER_GET)

@@ -142,6 +142,8 @@ int exec_stop(struct sandbox *sb, struct task *t, const struct user_regs_struct 
 /* The rewritten exec failed (its syscall exit) / happened (PTRACE_EVENT_EXEC). */
 void exec_drop(struct task *t);
 void exec_done(struct task *t);
+/* the loader's pin (tracer.c): its own mask back, once, from any thread */
+void task_loader_unpin(struct task *t);
 struct pending_exec;
 void exec_pexec_free(struct pending_exec *p);
 /* Start-up: the program's first exec resolved once ahead (its look-ups cached). */

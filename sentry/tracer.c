@@ -124,6 +124,166 @@ static void release_child(struct tracer *tr, pid_t child, pid_t vid, int thread)
 	task_put(c);
 }
 
+/* A task's run from its resume to its next stop on the tracer's CPU (issue
+ * 6, pexec3; ARCHITECTURE "Processes and ptrace"). A resume wakes the
+ * tracee with a plain wake-up: with the tracer still running on its CPU,
+ * the scheduler puts it on the other, idle (on this VM halted) CPU, and
+ * its next stop wakes the tracer across again; each such hand-off is an
+ * IPI and a vCPU coming out of halt. A fork's child from the fork event to
+ * its first stop, and an exec from its seccomp stop to PTRACE_EVENT_EXEC
+ * (or the failed call's exit) run in the kernel only, so for those the
+ * tracer pins the task to its own CPU (sched_getcpu: rseq, no system call)
+ * and gives it back its own affinity at that next stop, before it runs a
+ * guest instruction: the guest never sees the pin (the only window is
+ * another task's sched_getaffinity of it meanwhile). Not when the CPU is
+ * outside the task's affinity, the task may use one CPU only, or the
+ * kernel refuses (EPERM: a task of another host uid). */
+static int pin_on = -1;
+static unsigned long pin_n, pin_refused, pin_busy; /* MOAT_PROFILE */
+/* One pinned task at a time (a second window runs wherever the scheduler
+ * puts it; alone this did not undo the parallel case's loss below, the
+ * runnable count did). Set by the tracer, cleared by whoever unpins (a
+ * worker for the loader's pin) or by the tracer when the task is gone;
+ * only ever compared, never dereferenced. */
+static struct task *pin_holder;
+
+/* Anything else runnable on the machine now (the fourth field of
+ * /proc/loadavg, runnable tasks over all CPUs, counts this thread): then no
+ * CPU is idle for a resume to wake, nothing is gained, and a pin only keeps
+ * the task from a CPU that frees up: two fork+exec loops side by side in one
+ * sandbox took +18% wall with every window pinned (14 interleaved rounds).
+ * 1.4 us a read (pread of the guest procfs' loadavg: global, not per pid
+ * namespace); unreadable: no pin. */
+static int loadavg_fd = -2, pin_always = -1;
+
+static int others_running(int procfd)
+{
+	if (pin_always < 0) /* tests: pin whatever runs (isolation_proctree) */
+		pin_always = getenv("MOAT_TEST_EXEC_PIN_ALWAYS") != NULL;
+	if (pin_always)
+		return 0;
+	if (loadavg_fd == -2)
+		loadavg_fd = procfd >= 0 ? openat(procfd, "loadavg", O_RDONLY | O_CLOEXEC) : -1;
+	if (loadavg_fd < 0)
+		return 1;
+	char b[128];
+	ssize_t n = pread(loadavg_fd, b, sizeof b - 1, 0);
+	if (n <= 0)
+		return 1;
+	b[n] = 0;
+	const char *p = b;
+	for (int f = 0; f < 3 && p; f++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	return !p || atoi(p) > 1;
+}
+
+static void pin_release(struct task *t)
+{
+	struct task *e = t;
+	__atomic_compare_exchange_n(&pin_holder, &e, NULL, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+static void task_pin(struct task *t, pid_t tid, int procfd)
+{
+	if (pin_on < 0) {
+		const char *e = getenv("MOAT_NO_EXEC_PIN"); /* tests and A/B */
+		pin_on = !(e && *e && strcmp(e, "0") != 0);
+	}
+	if (!pin_on || t->pinned)
+		return;
+	if (__atomic_load_n(&pin_holder, __ATOMIC_ACQUIRE)) {
+		pin_busy++;
+		return;
+	}
+	int cpu = sched_getcpu();
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return;
+	if (others_running(procfd)) {
+		pin_busy++;
+		return;
+	}
+	if (sched_getaffinity(tid, sizeof t->pin_mask, &t->pin_mask) < 0) {
+		pin_refused++;
+		return;
+	}
+	if (!CPU_ISSET(cpu, &t->pin_mask) || CPU_COUNT(&t->pin_mask) < 2)
+		return;
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(tid, sizeof one, &one) == 0) {
+		t->pinned = 1;
+		t->pin_cpu = cpu;
+		__atomic_store_n(&pin_holder, t, __ATOMIC_RELEASE);
+		pin_n++;
+	} else {
+		pin_refused++;
+	}
+}
+
+/* Its own affinity back, unless someone changed it meanwhile (a task
+ * allowed to set another's: what it set stays). */
+static void affinity_back(pid_t tid, int cpu, const cpu_set_t *mask)
+{
+	cpu_set_t now;
+	if (sched_getaffinity(tid, sizeof now, &now) == 0 && CPU_COUNT(&now) == 1 &&
+	    CPU_ISSET(cpu, &now))
+		sched_setaffinity(tid, sizeof *mask, mask);
+}
+
+/* At the pinned task's next stop, before it is resumed. */
+static void task_unpin(struct task *t, pid_t tid)
+{
+	if (!t->pinned)
+		return;
+	t->pinned = 0;
+	affinity_back(tid, t->pin_cpu, &t->pin_mask);
+	pin_release(t);
+}
+
+/* An exec's pin goes on past PTRACE_EVENT_EXEC while the loader (moat's
+ * code, not yet the program's) runs to its call: the resume, the call's
+ * wake-up of a worker and the program fd's ADDFD round trip stay on one
+ * CPU. The worker serving the call gives the mask back before its answer
+ * (exec_loader_call), or the tracer at any stop of the task before that;
+ * whichever takes loader_pin first. */
+static void task_pin_to_loader(struct task *t, pid_t tid)
+{
+	if (!t->pinned)
+		return;
+	t->pinned = 0;
+	pthread_mutex_lock(&t->lock);
+	if (t->loader_ok) {
+		t->loader_pin_cpu = t->pin_cpu;
+		t->loader_pin_mask = t->pin_mask;
+		__atomic_store_n(&t->loader_pin, 1, __ATOMIC_RELEASE);
+	}
+	int handed = t->loader_pin;
+	pthread_mutex_unlock(&t->lock);
+	if (!handed) {
+		affinity_back(tid, t->pin_cpu, &t->pin_mask);
+		pin_release(t);
+	}
+}
+
+void task_loader_unpin(struct task *t)
+{
+	if (!__atomic_load_n(&t->loader_pin, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&t->lock);
+	int was = t->loader_pin, cpu = t->loader_pin_cpu;
+	cpu_set_t m = t->loader_pin_mask;
+	__atomic_store_n(&t->loader_pin, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&t->lock);
+	if (was) {
+		affinity_back(atomic_load_explicit(&t->tid, memory_order_relaxed), cpu, &m);
+		pin_release(t);
+	}
+}
+
 /* A refused task at its first stop: it must not run guest code. */
 static void kill_doomed(struct task *c)
 {
@@ -208,6 +368,7 @@ static void task_gone(struct tracer *tr, pid_t tid)
 {
 	struct task *t = task_get(tr->sb, tid);
 	if (t) {
+		pin_release(t); /* died pinned: the next may pin */
 		if (t->fork_child) /* it died inside fork */
 			release_child(tr, t->fork_child, -1, t->fork_thread);
 		if (t->doomed_parent) {
@@ -582,6 +743,8 @@ static void fork_event(struct tracer *tr, struct task *t, int ev)
 		else
 			n->held = 1;
 	}
+	if (!thread && !refuse && !n->held)
+		task_pin(n, (pid_t)child, sb->guest_procfd); /* until its first stop (held: past it) */
 	pid_t vid = refuse ? -1 : guest_pid_of(tr, (pid_t)child);
 	if (vid > 0) {
 		/* named now: no syscall-exit stop of the parent, and the child
@@ -875,6 +1038,10 @@ int tracer_run(struct tracer_args *a)
 				kill(tid, SIGKILL); /* never run unregistered */
 			continue;
 		}
+		if (ev != PTRACE_EVENT_EXEC) {
+			task_unpin(t, tid); /* its next stop: its own affinity back */
+			task_loader_unpin(t);
+		}
 		switch (ev) {
 		case 0:
 			if (sig == (SIGTRAP | 0x80)) {
@@ -924,6 +1091,8 @@ int tracer_run(struct tracer_args *a)
 			dbg("%.2f ms: exec resolved", ms_now() - a->t0);
 			/* an exec rewritten to the loader: see its syscall exit if it fails */
 			t->exec_pending = pending;
+			if (pending)
+				task_pin(t, tid, sb->guest_procfd); /* to PTRACE_EVENT_EXEC or the failed exit */
 			ptrace(pending || t->sock_exit ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, 0);
 			break;
 		}
@@ -943,6 +1112,7 @@ int tracer_run(struct tracer_args *a)
 				e->exec_pending = 0;
 				e->sighand_shared = 0; /* exec unshares the dispositions */
 				exec_done(e);
+				task_pin_to_loader(e, tid);
 				task_put(e);
 			}
 			ptrace(PTRACE_CONT, tid, 0, 0);
@@ -969,7 +1139,9 @@ int tracer_run(struct tracer_args *a)
 	}
 	free(q);
 	free(tr.early);
-	if (prof)
+	if (prof) {
 		tracer_profile_report(pn, pms, rounds, wait_ms);
+		fprintf(stderr, "  exec pins %lu (refused %lu, not while another task runs or is pinned %lu)\n", pin_n, pin_refused, pin_busy);
+	}
 	return tr.status_out;
 }

@@ -52,6 +52,8 @@
 #include "common/util.h"
 #include "common/log.h"
 
+_Static_assert(NETD_MAX_RELAYS == UDP_RELAY_SLOTS, "the sentry keeps a destination per relay slot of netd");
+
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
@@ -902,7 +904,7 @@ static long udp_connect(struct sc_call *c, const struct net_pending *pc, int hfd
 		socklen_t ll = sizeof local, pl = sizeof peer;
 		if (getsockname(hfd, (struct sockaddr *)&local, &ll) == 0 &&
 		    getpeername(hfd, (struct sockaddr *)&peer, &pl) == 0)
-			udp_relay_peer(&local, &peer, pc->addr, pc->len, rep.name,
+			udp_relay_peer(rep.slot, &local, &peer, pc->addr, pc->len, rep.name,
 				       rep.namelen <= sizeof rep.name ? rep.namelen : 0);
 	}
 	return rep.err ? -rep.err : 0;

@@ -922,7 +922,8 @@ static void relay_icmp(const struct relay *r, int err)
  * errno, 0 when g is connected to the relay and the table holds its source;
  * *name, *namelen: the host-side socket's own address (what the destination
  * sees; getsockname shows it), as g's family gives it. */
-static int udp_relay_connect(int g, const struct netd_req *q, struct sockaddr_storage *name, socklen_t *namelen)
+static int udp_relay_connect(int g, const struct netd_req *q, struct sockaddr_storage *name, socklen_t *namelen,
+			     int *slotp)
 {
 	int gfam = q->family, dfam = q->family, end = q->family == AF_INET6;
 	struct sockaddr_storage dst;
@@ -1015,6 +1016,7 @@ static int udp_relay_connect(int g, const struct netd_req *q, struct sockaddr_st
 	r->src = src;
 	r->srclen = sl;
 	r->used = now_ms();
+	*slotp = slot; /* the sentry keeps the pair's destination in the same slot */
 	return 0;
 }
 
@@ -1270,7 +1272,9 @@ static int serve_one(int chan, struct netpolicy *pol)
 		else {
 			struct sockaddr_storage name;
 			socklen_t nl = 0;
-			rep.err = udp_relay_connect(given, &q, &name, &nl);
+			int slot = -1;
+			rep.err = udp_relay_connect(given, &q, &name, &nl, &slot);
+			rep.slot = slot;
 			if (!rep.err && nl <= sizeof rep.name) {
 				memcpy(rep.name, &name, nl);
 				rep.namelen = nl;

@@ -71,6 +71,8 @@ struct netd_rep {
 	uint32_t secrets;         /* CONNECT: brokered for these --secret slots (0: a plain socket) */
 	uint32_t namelen;         /* UDP_CONNECT: the host-side socket's own address (0: none) */
 	uint8_t name[28];         /* (a sockaddr_in or sockaddr_in6, of the guest socket's family) */
+	int32_t slot;             /* UDP_CONNECT: the relay's slot (0..NETD_MAX_RELAYS-1): the sentry
+				   * keeps the destination in the same one, so its table is netd's */
 	int64_t netd_ns;          /* netd's own time on the request, ns (MOAT_PROFILE) */
 };
 

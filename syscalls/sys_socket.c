@@ -149,16 +149,16 @@ int unix_name_path(struct sandbox *sb, const struct sockaddr_un *sa, socklen_t l
 	return r;
 }
 
-#define NPEERS 256
+#define NPEERS UDP_RELAY_SLOTS
 
 static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct relay_peer {
 	struct sockaddr_storage local, peer, dest, name;
 	socklen_t destlen, namelen;
-} *peers; /* allocated on first use */
-static unsigned npeers;
+	int used;
+} *peers; /* allocated on first use; slot i is netd's relay slot i */
 
-void udp_relay_peer(const struct sockaddr_storage *local, const struct sockaddr_storage *peer,
+void udp_relay_peer(int slot, const struct sockaddr_storage *local, const struct sockaddr_storage *peer,
 		    const void *dest, socklen_t destlen, const void *name, socklen_t namelen)
 {
 	if (destlen > sizeof(struct sockaddr_storage) || namelen > sizeof(struct sockaddr_storage))
@@ -167,12 +167,16 @@ void udp_relay_peer(const struct sockaddr_storage *local, const struct sockaddr_
 	if (!peers)
 		__atomic_store_n(&peers, calloc(NPEERS, sizeof *peers), __ATOMIC_RELEASE);
 	if (peers) {
-		unsigned i = 0, n = npeers < NPEERS ? npeers : NPEERS;
-		while (i < n && !(sockaddr_same_inet(&peers[i].local, local) && sockaddr_same_inet(&peers[i].peer, peer)))
-			i++;
-		if (i == n)
-			i = npeers++ % NPEERS; /* a new one, over the oldest when full */
-		struct relay_peer *p = &peers[i];
+		/* the same pair in another slot (netd compares the source in
+		 * its own form) is no longer relayed there */
+		for (unsigned i = 0; i < NPEERS; i++)
+			if (peers[i].used && sockaddr_same_inet(&peers[i].local, local) &&
+			    sockaddr_same_inet(&peers[i].peer, peer))
+				peers[i].used = 0;
+	}
+	if (peers && slot >= 0 && slot < NPEERS) {
+		struct relay_peer *p = &peers[slot];
+		p->used = 1;
 		p->local = *local;
 		p->peer = *peer;
 		memset(&p->dest, 0, sizeof p->dest);
@@ -196,9 +200,9 @@ static int relay_dest(int hfd, struct sockaddr_storage *ss, socklen_t *len)
 	int found = 0;
 	pthread_mutex_lock(&peer_lock);
 	if (peers && getsockname(hfd, (struct sockaddr *)&local, &ll) == 0) {
-		unsigned n = npeers < NPEERS ? npeers : NPEERS;
-		for (unsigned i = 0; i < n && !found; i++)
-			if (sockaddr_same_inet(&peers[i].local, &local) && sockaddr_same_inet(&peers[i].peer, ss)) {
+		for (unsigned i = 0; i < NPEERS && !found; i++)
+			if (peers[i].used && sockaddr_same_inet(&peers[i].local, &local) &&
+			    sockaddr_same_inet(&peers[i].peer, ss)) {
 				*ss = peers[i].dest;
 				*len = peers[i].destlen;
 				found = 1;
@@ -221,9 +225,8 @@ static int relay_name(int hfd, struct sockaddr_storage *ss, socklen_t *len)
 		return 0;
 	int found = 0;
 	pthread_mutex_lock(&peer_lock);
-	unsigned n = npeers < NPEERS ? npeers : NPEERS;
-	for (unsigned i = 0; i < n && !found; i++)
-		if (peers[i].namelen && sockaddr_same_inet(&peers[i].local, ss) &&
+	for (unsigned i = 0; i < NPEERS && !found; i++)
+		if (peers[i].used && peers[i].namelen && sockaddr_same_inet(&peers[i].local, ss) &&
 		    sockaddr_same_inet(&peers[i].peer, &peer)) {
 			*ss = peers[i].name;
 			*len = peers[i].namelen;

@@ -41,8 +41,13 @@ int unix_name_path(struct sandbox *sb, const struct sockaddr_un *sa, socklen_t l
  * the guest's loopback; getpeername shows dest, the address the guest
  * connected to, and getsockname name, the address of the relay's host-side
  * socket (the source the destination sees; namelen 0: the guest socket's
- * own). Remembered per (local, peer), the last 256. */
-void udp_relay_peer(const struct sockaddr_storage *local, const struct sockaddr_storage *peer,
+ * own). Kept in slot, the relay's own slot for the pair (netd's reply), so
+ * the sentry knows exactly the pairs the relay carries: a pair stays as long
+ * as netd relays it (red team 21: a ring of the last 256 connects forgot a
+ * socket still in use, which then showed the relay's end as its peer and
+ * as the source of what it received). */
+#define UDP_RELAY_SLOTS 128
+void udp_relay_peer(int slot, const struct sockaddr_storage *local, const struct sockaddr_storage *peer,
 		    const void *dest, socklen_t destlen, const void *name, socklen_t namelen);
 /* hfd's destination if it is connected through the relay: 1 and *ss, *len
  * set, else 0. */

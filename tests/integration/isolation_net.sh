@@ -526,6 +526,25 @@ except OSError as e: print(errno.errorcode.get(e.errno, str(e)))' "$ueport" </de
 sleep 0.3
 if [ "$out" = ENETUNREACH ] && ! grep -q udp-connected "$T_TMP/uecho.port.log"; then ok udp_connect_denied
 else fail udp_connect_denied "$out"; fi
+# A connected UDP socket in use keeps its destination as peer and as the
+# source of its replies however many other sockets connect meanwhile (300,
+# each closed at once; the first used every 40 so the relay keeps it). Red
+# team 21: the sentry remembered the last 256 connects, netd relays the 128
+# least recently used: after 256 the first socket, still relayed, showed the
+# relay's end (127.0.0.53) instead. Linux's behaviour: a sanity case.
+out=$(in_outer timeout 60 "$MOAT" run --net allow=10.200.0.2:"$ueport"/udp -- "$PY" -c '
+import socket, sys
+p = int(sys.argv[1])
+s0 = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s0.settimeout(5); s0.connect(("10.200.0.2", p))
+def use():
+    s0.send(b"keep"); return s0.recvfrom(100)[1]
+use()
+for i in range(300):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.connect(("10.200.0.2", p)); s.close()
+    if i % 40 == 0: use()
+print(s0.getpeername(), use())' "$ueport" </dev/null 2>&1)
+if [ "$out" = "('10.200.0.2', $ueport) ('10.200.0.2', $ueport)" ]; then ok_sanity udp_connected_peer_kept_past_many
+else fail udp_connected_peer_kept_past_many "$out"; fi
 out=$(udpcase udp-tcp-rule 10.200.0.2:"$ueport"/tcp 10.200.0.2 "$ueport")
 sleep 0.3
 if [ "$out" = ENETUNREACH ] && ! grep -q udp-tcp-rule "$T_TMP/uecho.port.log"; then ok udp_tcp_rule_not_udp

@@ -1234,6 +1234,16 @@ int limits_finish(struct limits *l, int status, int raw, int have_raw, const str
 	}
 	if (l->relay_started)
 		pthread_join(l->relay, NULL); /* the write ends died with the guest */
+	/* A limit ended the sandbox (its reason is set before the result: a
+	 * timeout, the idle timeout, memory, -t's output cut, --kill-after):
+	 * the run did not complete, so moat never exits 0 for it. A program
+	 * that exits 0 at the SIGTERM round (a shell's `trap "exit 0" TERM`,
+	 * a server's clean shutdown) made `moat run --timeout` exit 0 like a
+	 * success (red team 21); it is 128+SIGTERM now, what the SIGTERM
+	 * would have given without the handler. `exit_code` in --result is
+	 * still the program's; `status` is moat's. */
+	if (status == 0 && __atomic_load_n(&l->reason, __ATOMIC_SEQ_CST))
+		status = 128 + SIGTERM;
 	write_result(l, status, raw, have_raw, ru);
 	char d[32], line[256] = "";
 	switch (l->reason) {

@@ -234,6 +234,13 @@ if [ "$ms" -ge 1900 ] && [ "$ms" -le 8000 ]; then ok timeout_on_time; else fail 
 expect_eq timeout_stderr_line "$err" "moat: killed: --timeout 2s reached"
 no_leftovers timeout
 
+# --- a guest that exits 0 at the SIGTERM round: the run did not complete,
+# moat's status is not 0 (red team 21: it was the program's 0, a timed-out
+# run looked like a success to a caller checking $?) ---
+run_limited timeout_exit0 --timeout 1s -- /bin/sh -c 'trap "exit 0" TERM; while :; do sleep 0.1; done' "$T_MARK"
+expect_eq timeout_not_success "$rc $(field "$R" reason) $(field "$R" status) $(field "$R" exit_code)" "143 timeout 143 0"
+no_leftovers timeout_exit0
+
 # --- a guest that ignores SIGTERM (and its child, in a session of its own) ---
 run_limited ignore_term --timeout 1s -- /bin/bash -c 'trap "" TERM HUP INT
 setsid /bin/bash -c "trap \"\" TERM HUP INT; while :; do sleep 0.1; done" "$0" &

@@ -159,6 +159,13 @@ assert hits, "no denied mkdir record"
 assert d[0]["policy"] != a[0]["policy"], "same policy version with and without --deny"
 PYEOF
 then ok deny_option_audited; else fail deny_option_audited "see above"; fi
+# A denied call is denied whatever its arguments: a path too long to copy in
+# (red team 21: ENAMETOOLONG, audited "allow", not counted as denied).
+out=$(moat run --deny mkdir --audit "$T_TMP/deny2.jsonl" -- /bin/sh -c 'mkdir "/tmp/$(head -c 5000 /dev/zero | tr "\0" A)" 2>&1 | sed "s/.*: //"' </dev/null 2>/dev/null)
+got=$("$PY" -c 'import json, sys
+r = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+print(" ".join(x["decision"] + "/" + str(x.get("errno")) for x in r if x["syscall"] == "mkdir"))' "$T_TMP/deny2.jsonl" 2>&1)
+expect_eq deny_option_whatever_args "$out | $got" "Operation not permitted | deny/EPERM"
 one_line_case deny_unknown_syscall run --deny no_such_call -- /bin/true
 # --deny NAME takes the calls that do NAME's work through another entry point
 # (red-team round 5: --deny kill was stepped around with tkill/tgkill/

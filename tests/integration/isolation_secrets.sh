@@ -218,7 +218,7 @@ def probe(g):
         except BlockingIOError: time.sleep(0.005)
     return "as-sent" if got == b"\n" + g else "changed"
 print(probe(sys.argv[2].encode()), probe(b"Zq9Zq9Zq9Zq9"))' "$E" "${SECRET:0:12}" </dev/null >"$T_TMP/o5c" 2>&1
-expect_eq echo_upstream_no_oracle "$(tr '\n' ' ' <"$T_TMP/o5c")" "as-sent as-sent "
+SANITY=1 expect_eq echo_upstream_no_oracle "$(tr '\n' ' ' <"$T_TMP/o5c")" "as-sent as-sent "
 
 # 5d. the placeholder in the request target stays itself (red team 20: the
 #    value went into the path; an upstream answering a gzip'ed 404 that names

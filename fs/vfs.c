@@ -2647,6 +2647,18 @@ int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
 	return 0;
 }
 
+int vfs_fd_is_placeholder(struct vfs *v, int hostfd)
+{
+	char path[VFS_PATH_MAX];
+	struct stat st;
+	dev_t odev;
+	ino_t oino;
+
+	if (fstat(hostfd, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	return inomap_get_obj(v->lim, st.st_dev, st.st_ino, path, sizeof path, &odev, &oino) == 0;
+}
+
 int vfs_follow_magic(struct vfs *v, struct task *t, struct vfs_node *n, int *hostfd)
 {
 	int fd = -1, r;

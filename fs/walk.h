@@ -157,6 +157,11 @@ int vfs_fd_node(struct vfs *v, struct task *t, int guestfd, struct vfs_node *out
  * found again by its object (vfs_refind_dir); a removed one is VN_FD. */
 int vfs_host_fd_node(struct vfs *v, struct task *t, int hostfd, struct vfs_node *out);
 
+/* 1 when hostfd (a guest fd's host file) is an O_PATH placeholder's stand-in
+ * (the sealed memfd reopened with access mode 3), else 0: calls Linux refuses
+ * on an O_PATH fd (ioctl, flock, fcntl locks) answer EBADF for it. */
+int vfs_fd_is_placeholder(struct vfs *v, int hostfd);
+
 /* Follow a final /proc magic link (fd/<n>: a walk without WALK_NOFOLLOW stops
  * at it) to the object the fd has open, as Linux's path calls do: n becomes
  * that object's node (vfs_host_fd_node: the VFS's name for a served file or

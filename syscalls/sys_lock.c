@@ -636,7 +636,10 @@ static int lk_file(struct sc_call *c, int fd, struct lk_req *r, int *accmode)
 	if (h < 0)
 		return -EBADF;
 	int fl = fcntl(h, F_GETFL);
-	if (fstat(h, &st) < 0 || fl < 0 || (fl & O_PATH)) {
+	/* an O_PATH fd: EBADF (the guest's is a placeholder's stand-in, access
+	 * mode 3, on which the host would lock) */
+	if (fstat(h, &st) < 0 || fl < 0 || (fl & O_PATH) ||
+	    ((fl & O_ACCMODE) == 3 && vfs_fd_is_placeholder(VFS_OF(c), h))) {
 		close(h);
 		return -EBADF;
 	}

@@ -1273,6 +1273,17 @@ int vfs_mount_write_err(const struct vfs_mount *m)
 	}
 }
 
+/* A name to create that does not exist in a procfs mount: /proc's is ENOENT
+ * (Linux: no procfs directory makes names), /sys's EROFS (a read-only sysfs
+ * mount, as in Docker: LTP's cgroup set-up, mkdir in /sys/fs/cgroup, then
+ * skips with TCONF instead of breaking: mmap22, madvise09). */
+static int vfs_proc_dir_mount(const struct vfs_mount *m);
+
+int vfs_proc_create_err(const struct vfs_mount *m)
+{
+	return m && m->kind == VFS_MNT_PROC && m->target && vfs_proc_dir_mount(m) ? -EROFS : -ENOENT;
+}
+
 /* ---- permissions ---- */
 
 /* Put dev into a device table of GOFER_MAX_EXPORTS slots (lock-free: a

@@ -290,6 +290,8 @@ int vfs_umount(struct vfs *v, const char *path, int detach);
 
 /* 0 if the mount of a node may be modified, else -EROFS / -EACCES. */
 int vfs_mount_write_err(const struct vfs_mount *m);
+/* a missing name created in a procfs mount: -EROFS in /sys, else -ENOENT */
+int vfs_proc_create_err(const struct vfs_mount *m);
 
 /* Children names of a synthetic directory or mount-point names to merge into
  * a listing of path. Returns a NULL-terminated array owned by the vfs (or NULL). */

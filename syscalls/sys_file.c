@@ -388,7 +388,7 @@ again:
 		if (n->trailing_slash)
 			return -EISDIR;
 		if (n->kind == VN_PROC)
-			return -ENOENT;
+			return vfs_proc_create_err(n->mnt);
 		r = vfs_mount_write_err(n->mnt);
 		if (r == 0)
 			r = vfs_permission(t, &n->pst, MAY_WRITE | MAY_EXEC);
@@ -831,7 +831,7 @@ static int create_lookup(struct sc_call *c, int dirfd, const char *path, int isd
 	if ((*n)->trailing_slash && !isdir)
 		return -ENOENT;
 	if ((*n)->kind == VN_PROC)
-		return -ENOENT;
+		return vfs_proc_create_err((*n)->mnt);
 	r = vfs_mount_write_err((*n)->mnt);
 	if (r < 0)
 		return r;

@@ -134,6 +134,16 @@ static inline int sc_ioctl_fileinfo(unsigned cmd)
  * (syscalls/sys_lock.c) */
 int sc_list_fds(struct sandbox *sb, pid_t vpid, int *fds, int max);
 
+/* ETXTBSY at exec (Linux's deny_write_access: no exec of a file open for
+ * writing). The kernel execs only the loader, so the sentry checks: every
+ * write open of a regular file it makes is noted (sc_note_write_open, the
+ * last SC_WRITERS_MAX distinct files), and an exec of a noted file scans the
+ * guest's fds for one open for writing (sc_exec_write_busy: 1 if found; not
+ * found, the note goes). (syscalls/sys_lock.c) */
+#define SC_WRITERS_MAX 256
+void sc_note_write_open(dev_t dev, ino_t ino);
+int sc_exec_write_busy(struct sandbox *sb, dev_t dev, ino_t ino);
+
 /* SO_PASSCRED (syscalls/sys_peercred.c). passcred_set: the guest's
  * setsockopt(SOL_SOCKET, SO_PASSCRED, on) of fd; 0 or -errno.
  * passcred_ids_changed: after a change of the caller's virtual ids. */

@@ -61,12 +61,14 @@ long sys_ioctl(struct sc_call *c)
 	/* an O_PATH fd (here a placeholder's stand-in): EBADF whatever the
 	 * request, as Linux's ioctl (fdget) gives before looking at it */
 	int pfd = task_getfd(c->task, (int)c->args[0]);
-	if (pfd < 0)
+	if (pfd == -EBADF)
 		return pfd;
-	int ph = vfs_fd_is_placeholder(VFS_OF(c), pfd);
-	close(pfd);
-	if (ph)
-		return -EBADF;
+	if (pfd >= 0) { /* (another failure: no stand-in known, as before) */
+		int ph = vfs_fd_is_placeholder(VFS_OF(c), pfd);
+		close(pfd);
+		if (ph)
+			return -EBADF;
+	}
 	_Static_assert(FIGETBSZ == 2 && FIOQSIZE == 0x5460 && FS_IOC_GETFLAGS == 0x80086601u &&
 			       FS_IOC_GETVERSION == 0x80087601u,
 		       "sc_ioctl_fileinfo's numbers");

@@ -8,6 +8,7 @@
 #include <grp.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
 #include <sys/ioctl.h>
 #include <linux/fs.h>
 #include <sys/stat.h>
@@ -59,9 +60,10 @@ static int exec_errno(const char *path)
 
 #define ERRNO_OF(expr) (errno = 0, (expr) < 0 ? errno : 0)
 
-/* ioctl and locks on an O_PATH fd are EBADF (LTP open13: FIGETBSZ). Under
- * moat the stand-in is a real file: before, FIGETBSZ gave the memfd's block
- * size and flock/F_SETLK took a lock. */
+/* ioctl, locks and getsockname on an O_PATH fd are EBADF (LTP open13:
+ * FIGETBSZ). Under moat the stand-in is a real file: before, FIGETBSZ gave
+ * the memfd's block size, flock/F_SETLK took a lock, getsockname was
+ * ENOTSOCK. */
 static void no_ioctl_lock(const char *name, int fd)
 {
 	char cs[96];
@@ -73,10 +75,13 @@ static void no_ioctl_lock(const char *name, int fd)
 	int ve = ERRNO_OF(ioctl(fd, FS_IOC_GETVERSION, &ver));
 	int fe = ERRNO_OF(flock(fd, LOCK_SH | LOCK_NB));
 	int le = ERRNO_OF(fcntl(fd, F_SETLK, &l));
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	int se = ERRNO_OF(getsockname(fd, (struct sockaddr *)&ss, &sl));
 	snprintf(cs, sizeof cs, "%s_no_ioctl_lock", name);
-	CHECK(ie == EBADF && ge == EBADF && ve == EBADF && fe == EBADF && le == EBADF, cs,
-	      "FIGETBSZ %s, GETFLAGS %s, GETVERSION %s, flock %s, F_SETLK %s", strerror(ie),
-	      strerror(ge), strerror(ve), strerror(fe), strerror(le));
+	CHECK(ie == EBADF && ge == EBADF && ve == EBADF && fe == EBADF && le == EBADF && se == EBADF, cs,
+	      "FIGETBSZ %s, GETFLAGS %s, GETVERSION %s, flock %s, F_SETLK %s, getsockname %s",
+	      strerror(ie), strerror(ge), strerror(ve), strerror(fe), strerror(le), strerror(se));
 }
 
 /* Path calls through /proc/self/fd/N of an O_PATH fd act on the file the fd

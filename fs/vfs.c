@@ -1273,6 +1273,17 @@ int vfs_mount_write_err(const struct vfs_mount *m)
 	}
 }
 
+/* A name to create that does not exist in a procfs mount: /proc's is ENOENT
+ * (Linux: no procfs directory makes names), /sys's EROFS (a read-only sysfs
+ * mount, as in Docker: LTP's cgroup set-up, mkdir in /sys/fs/cgroup, then
+ * skips with TCONF instead of breaking: mmap22, madvise09). */
+static int vfs_proc_dir_mount(const struct vfs_mount *m);
+
+int vfs_proc_create_err(const struct vfs_mount *m)
+{
+	return m && m->kind == VFS_MNT_PROC && m->target && vfs_proc_dir_mount(m) ? -EROFS : -ENOENT;
+}
+
 /* ---- permissions ---- */
 
 /* Put dev into a device table of GOFER_MAX_EXPORTS slots (lock-free: a
@@ -2645,6 +2656,18 @@ int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
 	vfs_map_stat(v, &st);
 	n->st = st;
 	return 0;
+}
+
+int vfs_fd_is_placeholder(struct vfs *v, int hostfd)
+{
+	char path[VFS_PATH_MAX];
+	struct stat st;
+	dev_t odev;
+	ino_t oino;
+
+	if (fstat(hostfd, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	return inomap_get_obj(v->lim, st.st_dev, st.st_ino, path, sizeof path, &odev, &oino) == 0;
 }
 
 int vfs_follow_magic(struct vfs *v, struct task *t, struct vfs_node *n, int *hostfd)

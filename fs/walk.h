@@ -157,6 +157,11 @@ int vfs_fd_node(struct vfs *v, struct task *t, int guestfd, struct vfs_node *out
  * found again by its object (vfs_refind_dir); a removed one is VN_FD. */
 int vfs_host_fd_node(struct vfs *v, struct task *t, int hostfd, struct vfs_node *out);
 
+/* 1 when hostfd (a guest fd's host file) is an O_PATH placeholder's stand-in
+ * (the sealed memfd reopened with access mode 3), else 0: calls Linux refuses
+ * on an O_PATH fd (ioctl, flock, fcntl locks) answer EBADF for it. */
+int vfs_fd_is_placeholder(struct vfs *v, int hostfd);
+
 /* Follow a final /proc magic link (fd/<n>: a walk without WALK_NOFOLLOW stops
  * at it) to the object the fd has open, as Linux's path calls do: n becomes
  * that object's node (vfs_host_fd_node: the VFS's name for a served file or
@@ -285,6 +290,8 @@ int vfs_umount(struct vfs *v, const char *path, int detach);
 
 /* 0 if the mount of a node may be modified, else -EROFS / -EACCES. */
 int vfs_mount_write_err(const struct vfs_mount *m);
+/* a missing name created in a procfs mount: -EROFS in /sys, else -ENOENT */
+int vfs_proc_create_err(const struct vfs_mount *m);
 
 /* Children names of a synthetic directory or mount-point names to merge into
  * a listing of path. Returns a NULL-terminated array owned by the vfs (or NULL). */

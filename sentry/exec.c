@@ -159,6 +159,17 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 		goto fail;
 	}
 	{
+		/* a program some process of the sandbox holds open for writing
+		 * does not run (Linux's deny_write_access: ETXTBSY; LTP execve04).
+		 * The host file's identity: the fds scanned are the host's */
+		struct stat hst;
+		if (S_ISREG(st.st_mode) && fstat(fd, &hst) == 0 &&
+		    sc_exec_write_busy(t->sb, hst.st_dev, hst.st_ino)) {
+			ret = -ETXTBSY;
+			goto fail;
+		}
+	}
+	{
 		/* comm: basename of the name the kernel would use (the script, not
 		 * its interpreter); for an fd-relative exec, of the file's own name */
 		if (dirfd != AT_FDCWD && path[0] == 0)

@@ -117,10 +117,32 @@ static inline long sc_return_fd(struct sc_call *c, int hostfd, int cloexec)
  * /proc/<pid>/maps file's task's mappings): sys_ioctl lets it run */
 #define SC_IOCTL_PROCMAP_QUERY 0xc0686611u
 
+/* ioctl file-information reads a memfd answers (FIGETBSZ, FIOQSIZE,
+ * FS_IOC_GETFLAGS, FS_IOC_GETVERSION, the 0x15 FS_IOC_GETFS* class): trapped
+ * only so that an O_PATH placeholder's stand-in is EBADF (sys_ioctl); on any
+ * other fd they run natively. Numbers checked against <linux/fs.h> in
+ * syscalls/sys_tty.c. */
+static inline int sc_ioctl_fileinfo(unsigned cmd)
+{
+	return cmd == 2u /* FIGETBSZ */ || cmd == 0x5460u /* FIOQSIZE */ ||
+	       cmd == 0x80086601u /* FS_IOC_GETFLAGS */ || cmd == 0x80087601u /* FS_IOC_GETVERSION */ ||
+	       ((cmd >> 8) & 0xffu) == 0x15u;
+}
+
 /* The guest fd numbers of process vpid (read from the guest's procfs), into
  * fds[] (up to max): their count, -1 if gone, -2 if it has more than max.
  * (syscalls/sys_lock.c) */
 int sc_list_fds(struct sandbox *sb, pid_t vpid, int *fds, int max);
+
+/* ETXTBSY at exec (Linux's deny_write_access: no exec of a file open for
+ * writing). The kernel execs only the loader, so the sentry checks: every
+ * write open of a regular file it makes is noted (sc_note_write_open, the
+ * last SC_WRITERS_MAX distinct files), and an exec of a noted file scans the
+ * guest's fds for one open for writing (sc_exec_write_busy: 1 if found; not
+ * found, the note goes). (syscalls/sys_lock.c) */
+#define SC_WRITERS_MAX 256
+void sc_note_write_open(dev_t dev, ino_t ino);
+int sc_exec_write_busy(struct sandbox *sb, dev_t dev, ino_t ino);
 
 /* SO_PASSCRED (syscalls/sys_peercred.c). passcred_set: the guest's
  * setsockopt(SOL_SOCKET, SO_PASSCRED, on) of fd; 0 or -errno.

@@ -388,7 +388,7 @@ again:
 		if (n->trailing_slash)
 			return -EISDIR;
 		if (n->kind == VN_PROC)
-			return -ENOENT;
+			return vfs_proc_create_err(n->mnt);
 		r = vfs_mount_write_err(n->mnt);
 		if (r == 0)
 			r = vfs_permission(t, &n->pst, MAY_WRITE | MAY_EXEC);
@@ -544,6 +544,9 @@ again:
 	/* a FIFO's ends are counted: our copy must be gone before the guest
 	 * runs on (its peer's non-blocking open would see one end too many) */
 	c->out_fd_close_first = S_ISFIFO(st.st_mode);
+	/* a file open for writing does not run (sc_exec_write_busy) */
+	if (S_ISREG(st.st_mode) && (flags & O_ACCMODE) != O_RDONLY)
+		sc_note_write_open(st.st_dev, st.st_ino);
 	return sc_return_fd(c, fd, flags & O_CLOEXEC);
 }
 
@@ -831,7 +834,7 @@ static int create_lookup(struct sc_call *c, int dirfd, const char *path, int isd
 	if ((*n)->trailing_slash && !isdir)
 		return -ENOENT;
 	if ((*n)->kind == VN_PROC)
-		return -ENOENT;
+		return vfs_proc_create_err((*n)->mnt);
 	r = vfs_mount_write_err((*n)->mnt);
 	if (r < 0)
 		return r;

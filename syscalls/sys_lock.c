@@ -636,7 +636,10 @@ static int lk_file(struct sc_call *c, int fd, struct lk_req *r, int *accmode)
 	if (h < 0)
 		return -EBADF;
 	int fl = fcntl(h, F_GETFL);
-	if (fstat(h, &st) < 0 || fl < 0 || (fl & O_PATH)) {
+	/* an O_PATH fd: EBADF (the guest's is a placeholder's stand-in, access
+	 * mode 3, on which the host would lock) */
+	if (fstat(h, &st) < 0 || fl < 0 || (fl & O_PATH) ||
+	    ((fl & O_ACCMODE) == 3 && vfs_fd_is_placeholder(VFS_OF(c), h))) {
 		close(h);
 		return -EBADF;
 	}
@@ -772,6 +775,7 @@ struct open_scan {
 	int ofd;                 /* our dup of the caller's description */
 	bool writer;             /* some description of the file is open for writing */
 	bool other;              /* some other description of the file is open */
+	bool exec_q;             /* sc_exec_write_busy: a table too long to read counts as none */
 };
 
 /* fdinfo's "flags:" (octal) and "ino:" of guest fd `fd` of process vpid */
@@ -801,6 +805,8 @@ static int scan_opens(struct task *t, void *arg)
 	struct open_scan *s = arg;
 	int fds[1024];
 	int n = sc_list_fds(s->sb, t->vtgid, fds, 1024);
+	if (n == -2 && s->exec_q)
+		return 0; /* cannot tell: the exec runs, as before */
 	if (n == -2) {
 		s->writer = s->other = true; /* cannot tell: as if open */
 		return 1;
@@ -818,11 +824,62 @@ static int scan_opens(struct task *t, void *arg)
 		bool same = fstat(h, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino;
 		if (same && (fl & O_ACCMODE) != O_RDONLY)
 			s->writer = true;
+		if (s->exec_q && s->writer) {
+			close(h);
+			return 1;
+		}
 		if (same && kcmp_file(getpid(), s->ofd, getpid(), h) != 0)
 			s->other = true;
 		close(h);
 	}
 	return 0;
+}
+
+/* ---- ETXTBSY at exec (sc.h) ---- */
+
+static pthread_mutex_t wr_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	dev_t dev;
+	ino_t ino;
+} wr_ring[SC_WRITERS_MAX];
+static unsigned wr_next;
+
+void sc_note_write_open(dev_t dev, ino_t ino)
+{
+	pthread_mutex_lock(&wr_mu);
+	for (unsigned i = 0; i < SC_WRITERS_MAX; i++)
+		if (wr_ring[i].ino == ino && wr_ring[i].dev == dev) {
+			pthread_mutex_unlock(&wr_mu);
+			return;
+		}
+	wr_ring[wr_next].dev = dev;
+	wr_ring[wr_next].ino = ino;
+	wr_next = (wr_next + 1) % SC_WRITERS_MAX;
+	pthread_mutex_unlock(&wr_mu);
+}
+
+int sc_exec_write_busy(struct sandbox *sb, dev_t dev, ino_t ino)
+{
+	int found = -1;
+
+	if (!ino)
+		return 0;
+	pthread_mutex_lock(&wr_mu);
+	for (unsigned i = 0; i < SC_WRITERS_MAX && found < 0; i++)
+		if (wr_ring[i].ino == ino && wr_ring[i].dev == dev)
+			found = (int)i;
+	pthread_mutex_unlock(&wr_mu);
+	if (found < 0)
+		return 0; /* never opened for writing by the sandbox (as far as noted) */
+	struct open_scan q = { .sb = sb, .dev = dev, .ino = ino, .ofd = -1, .exec_q = true };
+	task_for_each_leader(sb, scan_opens, &q);
+	if (!q.writer) {
+		pthread_mutex_lock(&wr_mu);
+		if (wr_ring[found].ino == ino && wr_ring[found].dev == dev)
+			wr_ring[found].ino = 0;
+		pthread_mutex_unlock(&wr_mu);
+	}
+	return q.writer;
 }
 
 /* the lease of description r->ofd on its file, or NULL */

@@ -264,8 +264,12 @@ static long sockname(struct sc_call *c, int peer)
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof ss;
 	if ((peer ? getpeername(hfd, (struct sockaddr *)&ss, &len)
-		  : getsockname(hfd, (struct sockaddr *)&ss, &len)) < 0)
+		  : getsockname(hfd, (struct sockaddr *)&ss, &len)) < 0) {
+		/* an O_PATH fd (here a placeholder's stand-in): EBADF */
+		if (errno == ENOTSOCK && vfs_fd_is_placeholder(c->sb->vfs, hfd))
+			return -EBADF;
 		return -errno;
+	}
 	if (peer)
 		relay_dest(hfd, &ss, &len);
 	else

@@ -124,6 +124,11 @@ expect_eq sys_minimal "$(echo $out)" "max max devices fs kernel"
 # (access(W_OK) only: natively, as root, a write would change the host)
 out=$(mrun sh -c 'test -w /sys/kernel/mm/transparent_hugepage/enabled && echo writable; test -w /proc/sys/kernel/tainted && echo writable; grep -c "^sysfs /sys sysfs ro" /proc/self/mounts')
 expect_eq sys_read_only "$(echo $out)" "1"
+# a name created in the read-only /sys is EROFS, as in a read-only sysfs
+# (Docker's): LTP's cgroup set-up then skips (TCONF) instead of breaking on
+# ENOENT (mmap22, madvise09); /proc makes no names (ENOENT, as natively)
+out=$(mrun sh -c 'mkdir /sys/fs/cgroup/t 2>&1; touch /sys/t 2>&1; mkdir /proc/t 2>&1' | sed 's/.*: //')
+expect_eq sys_create_erofs "$(echo $out)" "Read-only file system Read-only file system No such file or directory"
 out=$(moat run --memory 300M -- "$PY" -c 'import os; print(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))' </dev/null 2>&1)
 expect_eq sysinfo_memory_limit "$out" 314572800
 # runtimes read the limits: the JVM (cgroup v2 in mountinfo, /sys/fs/cgroup), Node (meminfo)

@@ -6,7 +6,11 @@
  * gave 0 bytes and a write EPERM. */
 #include "t.h"
 #include <grp.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
+#include <sys/ioctl.h>
+#include <linux/fs.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -55,6 +59,30 @@ static int exec_errno(const char *path)
 }
 
 #define ERRNO_OF(expr) (errno = 0, (expr) < 0 ? errno : 0)
+
+/* ioctl, locks and getsockname on an O_PATH fd are EBADF (LTP open13:
+ * FIGETBSZ). Under moat the stand-in is a real file: before, FIGETBSZ gave
+ * the memfd's block size, flock/F_SETLK took a lock, getsockname was
+ * ENOTSOCK. */
+static void no_ioctl_lock(const char *name, int fd)
+{
+	char cs[96];
+	int bsz = 0, fl = 0;
+	long ver = 0;
+	struct flock l = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
+	int ie = ERRNO_OF(ioctl(fd, FIGETBSZ, &bsz));
+	int ge = ERRNO_OF(ioctl(fd, FS_IOC_GETFLAGS, &fl));
+	int ve = ERRNO_OF(ioctl(fd, FS_IOC_GETVERSION, &ver));
+	int fe = ERRNO_OF(flock(fd, LOCK_SH | LOCK_NB));
+	int le = ERRNO_OF(fcntl(fd, F_SETLK, &l));
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	int se = ERRNO_OF(getsockname(fd, (struct sockaddr *)&ss, &sl));
+	snprintf(cs, sizeof cs, "%s_no_ioctl_lock", name);
+	CHECK(ie == EBADF && ge == EBADF && ve == EBADF && fe == EBADF && le == EBADF && se == EBADF, cs,
+	      "FIGETBSZ %s, GETFLAGS %s, GETVERSION %s, flock %s, F_SETLK %s, getsockname %s",
+	      strerror(ie), strerror(ge), strerror(ve), strerror(fe), strerror(le), strerror(se));
+}
 
 /* Path calls through /proc/self/fd/N of an O_PATH fd act on the file the fd
  * names, with the permission checks by path (Linux follows the magic link).
@@ -196,6 +224,13 @@ int main(int argc, char **argv)
 	int fd = open("f", O_PATH | O_CLOEXEC);
 	CHECK(fd >= 0, "opath_open", "%s", strerror(errno));
 	no_io("opath_file", fd);
+	no_ioctl_lock("opath_file", fd);
+	/* on an ordinary fd those requests answer (under moat: natively) */
+	int rf = open("f", O_RDONLY | O_CLOEXEC), bs = 0;
+	CHECK(rf >= 0 && ioctl(rf, FIGETBSZ, &bs) == 0 && bs > 0 && flock(rf, LOCK_SH | LOCK_NB) == 0,
+	      "file_ioctl_lock", "%s bsz %d", strerror(errno), bs);
+	if (rf >= 0)
+		close(rf);
 	int dfd = dup(fd);
 	no_io("opath_dup", dfd);
 	struct stat a, b;
@@ -223,6 +258,7 @@ int main(int argc, char **argv)
 	int lfd = open("l", O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	CHECK(lfd >= 0, "opath_symlink_open", "%s", strerror(errno));
 	no_io("opath_symlink", lfd);
+	no_ioctl_lock("opath_symlink", lfd);
 	CHECK(fstatat(lfd, "", &a, AT_EMPTY_PATH) == 0 && S_ISLNK(a.st_mode), "opath_symlink_is_link",
 	      "%s mode %o", strerror(errno), a.st_mode);
 	close(lfd);

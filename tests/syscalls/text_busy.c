@@ -1,11 +1,38 @@
 /* ETXTBSY: a program a process runs may not be opened for writing or
  * truncated (Linux's deny_write_access; under moat the loader maps the
  * program, so the sentry keeps the rule); reading it is fine, and once the
- * process is gone writing is allowed again. */
+ * process is gone writing is allowed again. The other way round too: a
+ * program some process holds open for writing does not run (LTP execve04;
+ * before, under moat, it ran), and runs once that fd is closed. */
 #include <signal.h>
 #include <sys/wait.h>
 
 #include "t.h"
+
+/* -1 with errno that of execve("path", "0") in a child (sleep 0), else 0 */
+static int exec_try(const char *path)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl(path, "prog", "0", (char *)NULL);
+		int e = errno;
+		(void)!write(p[1], &e, sizeof e);
+		_exit(127);
+	}
+	close(p[1]);
+	int e = 0;
+	ssize_t n = read(p[0], &e, sizeof e);
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	if (n == (ssize_t)sizeof e) {
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -48,5 +75,14 @@ int main(int argc, char **argv)
 	CHECK(r >= 0, "open_wronly_after_exit", "%s", strerror(errno));
 	if (r >= 0)
 		close(r);
+	/* exec of a file open for writing (here by this process: the fd is
+	 * inherited by the child, which execs; O_CLOEXEC or not, Linux checks
+	 * before it closes them) */
+	int w = open("prog", O_WRONLY | O_CLOEXEC);
+	CHECK(w >= 0, "open_wronly_for_exec", "%s", strerror(errno));
+	EXPECT_ERR(exec_try("./prog"), ETXTBSY, "exec_while_open_for_writing");
+	if (w >= 0)
+		close(w);
+	CHECK(exec_try("./prog") == 0, "exec_after_writer_closed", "%s", strerror(errno));
 	return t_done();
 }

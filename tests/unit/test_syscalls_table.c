@@ -356,8 +356,13 @@ Test(syscalls_table, ioctl_classes)
 	static const unsigned long native[] = {
 		TCGETS, TCSETS, TCSETSW, TIOCGWINSZ, TIOCSWINSZ, TIOCGPGRP,
 		TIOCSPGRP, TIOCNOTTY, FIONREAD, FIONBIO, FIOCLEX, FIONCLEX,
-		FIOASYNC, TIOCGPTN, FS_IOC_GETFLAGS, FS_IOC_GETVERSION,
+		FIOASYNC, TIOCGPTN,
 		0x5401 + 0x80000000UL /* a read request of type 'T' */,
+	};
+	/* the file-information reads a memfd answers: trapped so that an O_PATH
+	 * placeholder's stand-in is EBADF (sys_ioctl), else run natively */
+	static const unsigned long fileinfo[] = {
+		FIGETBSZ, FIOQSIZE, FS_IOC_GETFLAGS, FS_IOC_GETVERSION, 0x80111500 /* FS_IOC_GETFSUUID */,
 	};
 	uint64_t a[SC_MAXARGS] = { 0 };
 
@@ -371,6 +376,14 @@ Test(syscalls_table, ioctl_classes)
 		a[1] = native[i];
 		cr_assert(sc_args_native(e, a), "ioctl %#lx is denied", native[i]);
 	}
+	for (size_t i = 0; i < sizeof(fileinfo) / sizeof(fileinfo[0]); i++) {
+		a[1] = fileinfo[i];
+		cr_assert_not(sc_args_native(e, a), "ioctl %#lx is not trapped", fileinfo[i]);
+		cr_assert(sc_ioctl_fileinfo((unsigned)fileinfo[i]), "ioctl %#lx not a file-information read",
+			  fileinfo[i]);
+	}
+	cr_assert_not(sc_ioctl_fileinfo(FIONREAD));
+	cr_assert_not(sc_ioctl_fileinfo(TCGETS));
 }
 
 /* FAST_TRAP: fcntl's lock, lease, dnotify and SIGIO-owner commands go to sys_fcntl, the

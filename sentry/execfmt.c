@@ -66,7 +66,7 @@ int execfmt_shebang(const char *buf, size_t n, char *interp, size_t ilen, char *
 		*i_sep = 0;
 	size_t il = strlen(i_name);
 	if (!il)
-		return -ENOENT; /* a NUL first (Linux: open_exec("") fails so) */
+		return -EACCES; /* a NUL first: Linux opens "" as the cwd, a directory */
 	if (il >= ilen)
 		return -ENAMETOOLONG;
 	memcpy(interp, i_name, il + 1);

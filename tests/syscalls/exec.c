@@ -215,6 +215,18 @@ int main(int argc, char **argv)
 		char *avc[] = {"x", NULL};
 		st = run(-1, "./script_cut", avc, ev0, 0, out, sizeof(out));
 		CHECK(st == -ENOEXEC, "shebang_cut_name_enoexec", "st %d", st);
+		/* a NUL right after "#!": Linux's open_exec("") walks to the cwd,
+		 * a directory: EACCES */
+		{
+			int nf = open("script_nul", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+			if (nf >= 0) {
+				if (write(nf, "#!\0\0 /bin/sh\n", 13) != 13)
+					t_fail("script_nul_write", "%s", strerror(errno));
+				close(nf);
+			}
+		}
+		st = run(-1, "./script_nul", avc, ev0, 0, out, sizeof(out));
+		CHECK(st == -EACCES, "shebang_nul_name_eacces", "st %d", st);
 		snprintf(line, sizeof(line), "#!%s --child\r\n", t_self);
 		t_write_file("script_cr", line, 0755);
 		st = run(-1, "./script_cr", avc, ev0, 0, out, sizeof(out));

@@ -286,3 +286,37 @@ int vfs_direct_dirstat(struct vfs *v, const struct vfs_mount *m, const char *dir
 	close(dfd);
 	return total;
 }
+
+/* How many hidden names directly in the directory dir of m are directories
+ * (the guest's listing leaves them out, so its st_nlink must not count
+ * them: issue 7). In the sentry's view each hidden directory is masked by
+ * an empty tmpfs (priv_sentry_root's mask_hidden), a hidden file by an
+ * empty file, an absent name not at all: an O_PATH open of the name from
+ * the export root (into the mask's mount: no RESOLVE_NO_XDEV, never a
+ * symlink) and its fstat say which. 0 when it cannot tell. */
+unsigned vfs_hidden_subdirs(struct vfs *v, const struct vfs_mount *m, const char *dir)
+{
+	if (m->dev || m->private_fs || m->export < 0 || (size_t)m->export >= v->ndroots ||
+	    v->droots[m->export] < 0)
+		return 0;
+	size_t dl = strlen(dir);
+	unsigned k = 0;
+	for (char **h = m->hidden; h && *h; h++) {
+		const char *sl = strrchr(*h, '/');
+		size_t pl = sl ? (size_t)(sl - *h) : 0;
+		struct open_how how = {
+			.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+		};
+		struct stat st;
+		if (pl != dl || strncmp(*h, dir, dl))
+			continue;
+		int f = (int)syscall(SYS_openat2, v->droots[m->export], *h, &how, sizeof how);
+		if (f < 0)
+			continue;
+		if (fstat(f, &st) == 0 && S_ISDIR(st.st_mode))
+			k++;
+		close(f);
+	}
+	return k;
+}

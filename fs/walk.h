@@ -294,6 +294,9 @@ char *const *vfs_synth_children(struct vfs *v, const char *path);
 int vfs_is_hidden(const struct vfs_mount *m, const char *rel);
 /* Does a hidden name of m lie directly in the directory dir (a rel)? */
 int vfs_hides_child(const struct vfs_mount *m, const char *dir);
+/* How many of those are directories (counted in the host's st_nlink of dir,
+ * absent from the guest's listing): fs/directfs.c. */
+unsigned vfs_hidden_subdirs(struct vfs *v, const struct vfs_mount *m, const char *dir);
 
 /* Is st (a VN_FD's stat) a memfd, an anonymous file in no file system? */
 int vfs_is_memfd(struct vfs *v, const struct stat *st);

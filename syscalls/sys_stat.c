@@ -237,6 +237,13 @@ long sys_fstatfs(struct sc_call *c)
 		return r;
 	if (n->kind == VN_SYNTH || n->kind == VN_PROC) {
 		synth_statfs(n, &sf);
+	} else if (n->kind == VN_BACKEND && n->mnt->cow &&
+		   VFS_BE(VFS_OF(c), statfs, n->mnt->export, "", &sf) == 0) {
+		/* a cow view: the gofer's figures, as statfs by path gives
+		 * them (the upper layer's free space, the lower's used space
+		 * added, h_statfs); the fd's own (overlayfs: the upper layer
+		 * alone) said another size (issue 7). One file system: its
+		 * root's figures are every file's. */
 	} else {
 		if (fstatfs(hfd, &sf) < 0)
 			return -errno;

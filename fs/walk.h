@@ -52,6 +52,9 @@ struct vfs_mount {
 	int host_view;           /* see vfs_mount_spec */
 	int aliased;             /* see vfs_mount_spec */
 	char **hidden;           /* NULL-terminated, or NULL */
+	_Atomic(unsigned char *) hidden_dirs; /* per hidden name, 2: a directory in the
+				  * sentry's view, 1: not; NULL: not looked at
+				  * yet (vfs_hidden_subdirs) */
 	char *target;            /* SYMLINK */
 	char *sub;               /* a guest's bind of a subdirectory: the path of
 				  * its root inside the export (NULL: the export's

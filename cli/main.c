@@ -604,7 +604,7 @@ static void jxattrs(const char *line, char *out, size_t len)
 		int removed = !strncmp(p, "null", 4);
 		o += (size_t)snprintf(out + o, len - o, " %c%s", removed ? '-' : '+', nm);
 		p += strcspn(p, ",}");
-		if (*p != ',')
+		if (p[0] != ',' || p[1] != ' ')
 			break;
 		p += 2;
 	}

@@ -546,17 +546,12 @@ static int cmd_run(int argc, char **argv)
 	return sentry_run(&c);
 }
 
-/* The raw JSON string after "key": on one manifest line ("" if absent). */
-static void jstr(const char *line, const char *key, char *out, size_t len)
+/* The raw JSON string at p (after its opening quote) into out, made safe
+ * for a terminal; returns where it stopped (its closing quote). */
+static const char *jcopy(const char *p, char *out, size_t len)
 {
-	char k[32];
-	snprintf(k, sizeof k, "\"%s\": \"", key);
-	const char *p = strstr(line, k);
 	size_t o = 0;
-	out[0] = 0;
-	if (!p)
-		return;
-	for (p += strlen(k); *p && *p != '"' && o + 1 < len; p++) {
+	for (; *p && *p != '"' && o + 1 < len; p++) {
 		unsigned char c = (unsigned char)*p;
 		if (*p == '\\' && p[1]) {
 			out[o++] = *p++;
@@ -575,6 +570,46 @@ static void jstr(const char *line, const char *key, char *out, size_t len)
 		out[o++] = (char)c;
 	}
 	out[o] = 0;
+	while (*p && *p != '"')         /* (past what fit) */
+		p += p[0] == '\\' && p[1] ? 2 : 1;
+	return p;
+}
+
+/* The raw JSON string after "key": on one manifest line ("" if absent). */
+static void jstr(const char *line, const char *key, char *out, size_t len)
+{
+	char k[32];
+	snprintf(k, sizeof k, "\"%s\": \"", key);
+	const char *p = strstr(line, k);
+	out[0] = 0;
+	if (p)
+		jcopy(p + strlen(k), out, len);
+}
+
+/* A change's "xattrs": {name: sha256 | null, ...} as ", xattrs +set -removed" */
+static void jxattrs(const char *line, char *out, size_t len)
+{
+	const char *p = strstr(line, "\"xattrs\": {");
+	size_t o = 0;
+	out[0] = 0;
+	if (!p)
+		return;
+	o = (size_t)snprintf(out, len, ", xattrs");
+	for (p += 11; *p == '"' && o < len; ) {
+		char nm[300];
+		p = jcopy(p + 1, nm, sizeof nm);
+		if (*p != '"' || strncmp(p + 1, ": ", 2))
+			break;
+		p += 3;
+		int removed = !strncmp(p, "null", 4);
+		o += (size_t)snprintf(out + o, len - o, " %c%s", removed ? '-' : '+', nm);
+		p += strcspn(p, ",}");
+		if (p[0] != ',' || p[1] != ' ')
+			break;
+		p += 2;
+	}
+	if (o >= len)
+		out[len - 1] = 0;
 }
 
 /* moat diff DIR: one line per change of each DIR/<mount>/manifest.json */
@@ -615,7 +650,7 @@ static int cmd_diff(int argc, char **argv)
 		int refused = 0;
 		unsigned long n = 0;
 		while (fgets(line, sizeof line, f)) {
-			char p[4096], op[16], type[16], from[4096], why[256], bytes[32] = "";
+			char p[4096], op[16], type[16], from[4096], why[256], bytes[32] = "", xa[1024];
 			if (strstr(line, "\"refused\": ["))
 				refused = 1;
 			if (strstr(line, "\"skipped\": ["))
@@ -634,11 +669,12 @@ static int cmd_diff(int argc, char **argv)
 			const char *b = strstr(line, "\"bytes\": ");
 			if (b)
 				snprintf(bytes, sizeof bytes, ", %lu bytes", strtoul(b + 9, NULL, 10));
+			jxattrs(line, xa, sizeof xa);
 			char tag = op[0] == 'a' ? 'A' : op[0] == 'm' ? 'M' : op[0] == 'd' ? 'D' : 'R';
 			if (from[0])
-				printf("  %c %s -> %s (%s%s)\n", tag, from, p, type, bytes);
+				printf("  %c %s -> %s (%s%s%s)\n", tag, from, p, type, bytes, xa);
 			else
-				printf("  %c %s (%s%s)\n", tag, p, type, bytes);
+				printf("  %c %s (%s%s%s)\n", tag, p, type, bytes, xa);
 			n++;
 		}
 		fclose(f);

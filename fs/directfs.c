@@ -40,6 +40,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <linux/openat2.h>
 #include <string.h>
@@ -285,4 +286,59 @@ int vfs_direct_dirstat(struct vfs *v, const struct vfs_mount *m, const char *dir
 	free(buf);
 	close(dfd);
 	return total;
+}
+
+/* How many hidden names directly in the directory dir of m are directories
+ * (the guest's listing leaves them out, so its st_nlink must not count
+ * them: issue 7). In the sentry's view each hidden directory is masked by
+ * an empty tmpfs (priv_sentry_root's mask_hidden), a hidden file by an
+ * empty file, an absent name not at all: an O_PATH open of the name from
+ * the export root (into the mask's mount: no RESOLVE_NO_XDEV, never a
+ * symlink) and its fstat say which. The masks are made once, before the
+ * guest runs: looked at once per mount (m->hidden_dirs), then a stat of
+ * such a directory costs no system call. 0 when it cannot tell. */
+unsigned vfs_hidden_subdirs(struct vfs *v, const struct vfs_mount *m, const char *dir)
+{
+	if (m->dev || m->private_fs || m->export < 0 || (size_t)m->export >= v->ndroots ||
+	    v->droots[m->export] < 0 || !m->hidden)
+		return 0;
+	unsigned char *isdir = atomic_load(&m->hidden_dirs);
+	if (!isdir) {
+		size_t n = 0;
+		while (m->hidden[n])
+			n++;
+		isdir = xcalloc(n + 1, 1);
+		for (size_t i = 0; i < n; i++) {
+			struct open_how how = {
+				.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+			};
+			struct stat st;
+			int f = (int)syscall(SYS_openat2, v->droots[m->export], m->hidden[i], &how,
+					     sizeof how);
+			isdir[i] = 1;
+			if (f >= 0) {
+				if (fstat(f, &st) == 0 && S_ISDIR(st.st_mode))
+					isdir[i] = 2;
+				close(f);
+			}
+		}
+		unsigned char *none = NULL;
+		/* (a lazily filled cache of a mount entry the walk hands out
+		 * as const: entries are never freed or moved) */
+		if (!atomic_compare_exchange_strong(&((struct vfs_mount *)m)->hidden_dirs, &none,
+						    isdir)) {
+			free(isdir);
+			isdir = none;
+		}
+	}
+	size_t dl = strlen(dir);
+	unsigned k = 0;
+	for (size_t i = 0; m->hidden[i]; i++) {
+		const char *h = m->hidden[i], *sl = strrchr(h, '/');
+		size_t pl = sl ? (size_t)(sl - h) : 0;
+		if (pl == dl && !strncmp(h, dir, dl) && isdir[i] == 2)
+			k++;
+	}
+	return k;
 }

@@ -1000,6 +1000,7 @@ void vfs_destroy(struct vfs *v)
 		for (char **h = m->hidden; h && *h; h++)
 			free(*h);
 		free(m->hidden);
+		free(m->hidden_dirs);
 	}
 	free(v->mnts);
 	free(v->mkey);

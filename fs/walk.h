@@ -52,6 +52,9 @@ struct vfs_mount {
 	int host_view;           /* see vfs_mount_spec */
 	int aliased;             /* see vfs_mount_spec */
 	char **hidden;           /* NULL-terminated, or NULL */
+	_Atomic(unsigned char *) hidden_dirs; /* per hidden name, 2: a directory in the
+				  * sentry's view, 1: not; NULL: not looked at
+				  * yet (vfs_hidden_subdirs) */
 	char *target;            /* SYMLINK */
 	char *sub;               /* a guest's bind of a subdirectory: the path of
 				  * its root inside the export (NULL: the export's
@@ -301,6 +304,9 @@ char *const *vfs_synth_children(struct vfs *v, const char *path);
 int vfs_is_hidden(const struct vfs_mount *m, const char *rel);
 /* Does a hidden name of m lie directly in the directory dir (a rel)? */
 int vfs_hides_child(const struct vfs_mount *m, const char *dir);
+/* How many of those are directories (counted in the host's st_nlink of dir,
+ * absent from the guest's listing): fs/directfs.c. */
+unsigned vfs_hidden_subdirs(struct vfs *v, const struct vfs_mount *m, const char *dir);
 
 /* Is st (a VN_FD's stat) a memfd, an anonymous file in no file system? */
 int vfs_is_memfd(struct vfs *v, const struct stat *st);

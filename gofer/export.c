@@ -19,6 +19,10 @@
  * (user.overlay.opaque) deletes every lower entry it does not list, an upper
  * file replaces or adds one (a copy-up whose content and git mode equal the
  * lower file's is no change; a mode-only change is listed in the manifest).
+ * user.* extended attributes, which a patch cannot carry, are compared too
+ * (xattr_changes): an entry's "xattrs" in the manifest names each one set
+ * (sha256 of its value) or removed (null); a file or directory whose only
+ * change is an attribute is a "modify" in the manifest, not in the patch.
  * A delete and an add of identical content and mode become a rename, and
  * so do a deleted and an added regular file at least 50% similar (git's
  * default, estimated as git's diffcore does; pair_similar).
@@ -65,6 +69,8 @@ struct change {
 	char old_sha[65];           /* delete: for rename pairing */
 	int whole;                  /* its hunk is the whole changed middle */
 	int similarity;             /* rename: percent of content kept (100: same) */
+	char *xattrs;               /* user.* changes: a JSON object, or NULL */
+	int xattr_only;             /* content and mode the lower's: no patch entry */
 };
 
 struct refusal {
@@ -483,6 +489,118 @@ static int sealed_lower(struct ctx *x, const struct gofer_srv_export *e, const c
 	return 1;
 }
 
+/* ---- user.* extended attributes ----
+ *
+ * A patch cannot carry them, so the manifest does: per path "xattrs":
+ * {name: sha256 of the new value, or null for one removed}, the upper
+ * entry's user.* attributes against the lower one's (overlayfs copies them
+ * up with the file, the guest's setxattr/removexattr act on the upper copy;
+ * overlayfs's own user.overlay.* are layer metadata, never listed). */
+#define XA_LIST 65536
+#define XA_VAL 65536
+
+struct xa_set {
+	char *names;                /* NUL-separated user.* names */
+	ssize_t len;
+	int fd;
+};
+
+static void xa_open(int dirfd, const char *rel, const struct stat *st, struct xa_set *s)
+{
+	s->names = NULL;
+	s->len = 0;
+	s->fd = -1;
+	if (!st || (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode)))
+		return;             /* symlinks and the rest carry no user.* */
+	s->fd = oat(dirfd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	if (s->fd < 0)
+		return;
+	s->names = xmalloc(XA_LIST);
+	s->len = flistxattr(s->fd, s->names, XA_LIST);
+	if (s->len < 0)
+		s->len = 0;
+}
+
+static int xa_user(const char *n)
+{
+	return !strncmp(n, "user.", 5) && strncmp(n, "user.overlay.", 13);
+}
+
+static int xa_has(const struct xa_set *s, const char *name)
+{
+	for (ssize_t i = 0; i < s->len; i += (ssize_t)strlen(s->names + i) + 1)
+		if (!strcmp(s->names + i, name))
+			return 1;
+	return 0;
+}
+
+static void json_str(FILE *f, const char *s);
+
+/* The user.* changes of rel (ust: its upper entry, lst: the lower one or
+ * NULL) as a JSON object; NULL when there is none. */
+static char *xattr_changes(const struct gofer_srv_export *e, const char *rel,
+			   const struct stat *ust, const struct stat *lst)
+{
+	struct xa_set u, l;
+	char *out = NULL, *uv = NULL, *lv = NULL;
+	size_t olen = 0;
+	FILE *f = NULL;
+	int n = 0;
+
+	xa_open(e->upperfd, rel, ust, &u);
+	xa_open(e->lowerfd, rel, lst, &l);
+	if (!u.len && !l.len)
+		goto out;
+	uv = xmalloc(XA_VAL);
+	lv = xmalloc(XA_VAL);
+	f = open_memstream(&out, &olen);
+	if (!f)
+		_exit(GOFER_EXIT_EXPORT_FAILED);
+	for (ssize_t i = 0; i < u.len; i += (ssize_t)strlen(u.names + i) + 1) {
+		const char *nm = u.names + i;
+		char hex[65];
+		if (!xa_user(nm))
+			continue;
+		ssize_t a = fgetxattr(u.fd, nm, uv, XA_VAL), b = -1;
+		if (a < 0)
+			continue;
+		if (l.fd >= 0 && xa_has(&l, nm))
+			b = fgetxattr(l.fd, nm, lv, XA_VAL);
+		if (a == b && !memcmp(uv, lv, (size_t)a))
+			continue;
+		hash_sha256(uv, (size_t)a, hex);
+		fputs(n++ ? ", " : "{", f);
+		json_str(f, nm);
+		fprintf(f, ": \"%s\"", hex);
+	}
+	for (ssize_t i = 0; i < l.len; i += (ssize_t)strlen(l.names + i) + 1) {
+		const char *nm = l.names + i;
+		if (!xa_user(nm) || xa_has(&u, nm))
+			continue;
+		fputs(n++ ? ", " : "{", f);
+		json_str(f, nm);
+		fputs(": null", f);
+	}
+	if (n)
+		fputc('}', f);
+	if (fclose(f) != 0)
+		_exit(GOFER_EXIT_EXPORT_FAILED);
+	if (!n) {
+		free(out);
+		out = NULL;
+	}
+out:
+	free(uv);
+	free(lv);
+	free(u.names);
+	free(l.names);
+	if (u.fd >= 0)
+		close(u.fd);
+	if (l.fd >= 0)
+		close(l.fd);
+	return out;
+}
+
 /* A non-directory of the upper layer at rel (lst: the lower entry or NULL). */
 static void upper_file(struct ctx *x, const struct gofer_srv_export *e, const char *rel,
 		       const char *name, const struct stat *ust, const struct stat *lst)
@@ -539,16 +657,24 @@ static void upper_file(struct ctx *x, const struct gofer_srv_export *e, const ch
 			   la == lb && !memcmp(a, b, la);
 		free(a);
 		free(b);
-		if (same && git_mode(lst->st_mode) == git_mode(ust->st_mode) &&
-		    (lst->st_mode & 07777) == (ust->st_mode & 07777))
+		char *xa = xattr_changes(e, rel, ust, lst);
+		int only = same && git_mode(lst->st_mode) == git_mode(ust->st_mode) &&
+			   (lst->st_mode & 07777) == (ust->st_mode & 07777);
+		if (only && !xa)
 			return;         /* a copy-up only (utimes, chown, touch) */
-		if (!within_limits(x, e, rel, ust))
+		if (!within_limits(x, e, rel, ust)) {
+			free(xa);
 			return;
+		}
 		c = add_change(x, e, rel, OP_MODIFY);
 		c->old_mode = lst->st_mode;
 		c->new_mode = ust->st_mode;
-		if (take_new(x, e, rel, ust, c) < 0)
+		c->xattrs = xa;
+		c->xattr_only = only;   /* an attribute's change only: in the manifest */
+		if (take_new(x, e, rel, ust, c) < 0) {
+			free(xa);
 			x->nch--;
+		}
 		return;
 	}
 	if (lst)
@@ -559,6 +685,8 @@ static void upper_file(struct ctx *x, const struct gofer_srv_export *e, const ch
 	c->new_mode = ust->st_mode;
 	if (take_new(x, e, rel, ust, c) < 0)
 		x->nch--;
+	else
+		c->xattrs = xattr_changes(e, rel, ust, NULL);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -740,10 +868,20 @@ static void diff_dir(struct ctx *x, const struct gofer_srv_export *e, const char
 			} else {
 				if (hl && !lower_dir)
 					delete_tree(x, e, cr, &lst);
+				char *xa = xattr_changes(e, cr, &ust, lower_dir ? &lst : NULL);
 				if (!lower_dir) {
 					struct change *c = add_change(x, e, cr, OP_ADD);
 					c->is_dir = 1;
 					c->new_mode = ust.st_mode;
+					c->xattrs = xa;
+				} else if (xa) {
+					/* a directory's attributes changed */
+					struct change *c = add_change(x, e, cr, OP_MODIFY);
+					c->is_dir = 1;
+					c->xattr_only = 1;
+					c->old_mode = lst.st_mode;
+					c->new_mode = ust.st_mode;
+					c->xattrs = xa;
 				}
 				/* beneath an opaque directory no lower entry shows */
 				diff_dir(x, e, cr, lower_dir, opaque || is_opaque(e->upperfd, cr));
@@ -1059,7 +1197,7 @@ static void patch_entry(struct ctx *x, FILE *f, struct change *c)
 	size_t on = 0, nn = 0;
 	struct stat st;
 
-	if (c->is_dir || c->op < 0)
+	if (c->is_dir || c->op < 0 || c->xattr_only)
 		return;
 	if (c->op == OP_RENAME && c->similarity == 100) {
 		fprintf(f, "diff --git a/%s b/%s\nsimilarity index 100%%\nrename from %s\nrename to %s\n",
@@ -1282,6 +1420,8 @@ static int write_group(struct ctx *x, const char *name, const struct gofer_srv_e
 					c->bytes, c->xxh3, c->sha256);
 			if (c->whole)
 				fputs(", \"hunk\": \"whole changed middle (line diff bound)\"", mf);
+			if (c->xattrs)
+				fprintf(mf, ", \"xattrs\": %s", c->xattrs);
 		}
 		fputc('}', mf);
 	}
@@ -1326,6 +1466,7 @@ static void reset(struct ctx *x)
 	for (size_t i = 0; i < x->nch; i++) {
 		free(x->ch[i].path);
 		free(x->ch[i].rel);
+		free(x->ch[i].xattrs);
 	}
 	for (size_t i = 0; i < x->nrf; i++)
 		free(x->rf[i].path);

@@ -76,6 +76,17 @@ static int stat_path(struct sc_call *c, int dirfd, const char *path, int flags,
 	*st = n->st;
 	if (n->kind == VN_BACKEND || n->kind == VN_FD)
 		vfs_view_stat(VFS_OF(c), st);   /* virtual owner and set-id bits */
+	/* a directory holding hidden subdirectories (/etc's sudoers.d,
+	 * /etc/ssl's private): the host's link count has one per hidden one,
+	 * the guest's listing none (issue 7); 1 (overlayfs's merged
+	 * directories: "unknown") is left. A held fd's fstat is native and
+	 * still counts them (documented: ARCHITECTURE.md). */
+	if (n->kind == VN_BACKEND && n->mnt && n->mnt->kind == VFS_MNT_GOFER && n->mnt->hidden &&
+	    S_ISDIR(st->st_mode) && st->st_nlink > 2 && vfs_hides_child(n->mnt, n->rel)) {
+		unsigned k = vfs_hidden_subdirs(VFS_OF(c), n->mnt, n->rel);
+		if (st->st_nlink >= 2 + k)
+			st->st_nlink -= k;
+	}
 	return 0;
 }
 
@@ -226,6 +237,13 @@ long sys_fstatfs(struct sc_call *c)
 		return r;
 	if (n->kind == VN_SYNTH || n->kind == VN_PROC) {
 		synth_statfs(n, &sf);
+	} else if (n->kind == VN_BACKEND && n->mnt->cow &&
+		   VFS_BE(VFS_OF(c), statfs, n->mnt->export, "", &sf) == 0) {
+		/* a cow view: the gofer's figures, as statfs by path gives
+		 * them (the upper layer's free space, the lower's used space
+		 * added, h_statfs); the fd's own (overlayfs: the upper layer
+		 * alone) said another size (issue 7). One file system: its
+		 * root's figures are every file's. */
 	} else {
 		if (fstatfs(hfd, &sf) < 0)
 			return -errno;

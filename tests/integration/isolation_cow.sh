@@ -773,4 +773,40 @@ wait $lkpid; rc0=$?
 expect_eq overlay_export_dir_one_sandbox "$rc0 $rc1 $rc2 $(grep -c 'in use by another sandbox' "$T_TMP/lk.err1" "$T_TMP/lk.err2" | tr '\n' ' ')" \
 	"0 2 2 $T_TMP/lk.err1:1 $T_TMP/lk.err2:1 "
 
+# ---- 19. issue 7: user.* xattrs the guest sets or removes on a cow bind
+#         (a patch cannot carry them) are in the manifest, per path
+#         ("xattrs": {name: sha256 | null}), a file or directory whose only
+#         change is an attribute included, and `moat diff` lists them; none
+#         in the patch; the host unchanged (before: in neither) ----
+XA=$T_TMP/xa
+mkdir -p "$XA/d" && echo a >"$XA/a" && echo b >"$XA/b" && echo c >"$XA/c" && chmod -R a+rX "$XA"
+if ! "$PY" -c 'import os, sys; os.setxattr(sys.argv[1], "user.keep", b"1"); os.setxattr(sys.argv[2], "user.gone", b"1")' \
+	"$XA/b" "$XA/c" 2>/dev/null; then
+	skip export_lists_xattr_changes "no user xattrs on $T_TMP's file system"
+else
+	xbefore=$(hosthash "$XA")
+	moat run --bind "$XA:/x:cow" --export "$T_TMP/xaexp" --workdir /x -- "$PY" -c '
+import os
+os.setxattr("a", "user.new", b"x"); os.setxattr("b", "user.keep", b"2")
+os.removexattr("c", "user.gone"); os.setxattr("d", "user.dir", b"y")' </dev/null >/dev/null 2>&1
+	M=$T_TMP/xaexp/x/manifest.json
+	sx=$(printf x | sha256sum | cut -c1-64)
+	if grep -q "\"path\": \"a\", \"op\": \"modify\".*\"xattrs\": {\"user.new\": \"$sx\"}" "$M" 2>/dev/null &&
+	   grep -q '"path": "b", "op": "modify".*"xattrs": {"user.keep": "' "$M" &&
+	   grep -q '"path": "c", "op": "modify".*"xattrs": {"user.gone": null}' "$M" &&
+	   grep -q '"path": "d", "op": "modify", "type": "dir".*"xattrs": {"user.dir": "' "$M" &&
+	   ! grep -q '^diff' "$T_TMP/xaexp/x/changes.patch"; then
+		ok export_lists_xattr_changes
+	else
+		fail export_lists_xattr_changes "$(cat "$M" 2>&1 | head -20)"
+	fi
+	d=$("$MOAT" diff "$T_TMP/xaexp" 2>&1)
+	case $d in *"M a (file, 2 bytes, xattrs +user.new)"*"M c (file, 2 bytes, xattrs -user.gone)"*"M d (dir, xattrs +user.dir)"*)
+		ok diff_lists_xattr_changes ;;
+	*) fail diff_lists_xattr_changes "$d" ;;
+	esac
+	expect_eq export_xattr_host_unchanged "$(hosthash "$XA") $("$PY" -c 'import os, sys; print(os.listxattr(sys.argv[1]), os.getxattr(sys.argv[2], "user.keep"), os.listxattr(sys.argv[3]))' "$XA/a" "$XA/b" "$XA/c")" \
+		"$xbefore [] b'1' ['user.gone']"
+fi
+
 finish

@@ -10,7 +10,7 @@
 
 if [ "$MOAT" != "${MOAT%fake-moat}" ]; then
 	for c in tmp_enospc_at_quota one_quota_for_all_layers cow_enospc_upper_not_on_host \
-		 overlay_enospc_at_quota; do
+		 overlay_enospc_at_quota cow_statfs_at_quota_path_and_fd; do
 		fail $c "not run natively (it would fill the host's directories)"
 	done
 	finish
@@ -42,6 +42,16 @@ if moat run --disk 4M --bind "$H/cow:/c:cow" -- /bin/true >/dev/null 2>&1; then
 	out=$(MOAT_COW_SCRATCH=host moat run --disk 4M --bind "$H/cow:/c:cow" -- $PY -c "$FILL" /c 2>&1)
 	new=$(find "${TMPDIR:-/tmp}" /var/tmp -maxdepth 1 -name 'moat-cow.*' -newer "$marker" 2>/dev/null)
 	expect_eq cow_enospc_upper_not_on_host "$out|$(ls "$H/cow")|$new" "ENOSPC 1||"
+	# issue 7: statfs of a cow bind under --disk says the quota's free
+	# space, by path and through a held fd alike (before: the fd said the
+	# upper layer alone, the path upper + the lower's used blocks)
+	echo f >"$H/cow/f"; chmod a+r "$H/cow/f"
+	out=$(moat run --disk 4M --bind "$H/cow:/c:cow" -- $PY -c '
+import os
+s = os.statvfs("/c/f"); fd = os.open("/c/f", os.O_RDONLY); t = os.fstatvfs(fd)
+print((s.f_blocks, s.f_files) == (t.f_blocks, t.f_files), s.f_bavail * s.f_frsize <= 4 << 20, t.f_bavail * t.f_frsize <= 4 << 20)' 2>&1)
+	rm -f "$H/cow/f"
+	expect_eq cow_statfs_at_quota_path_and_fd "$out" "True True True"
 	if [ "$(id -u)" = 0 ]; then
 		out=$(moat run --disk 4M --overlay memory -- $PY -c "$FILL" /etc 2>&1)
 		expect_eq overlay_enospc_at_quota "$out" "ENOSPC 1"

@@ -70,5 +70,36 @@ int main(int argc, char **argv)
 	CHECK(fstat(fd, &st) == 0 && st.st_size == 13 && stat("f", &st2) == 0 && st2.st_size == 13,
 	      "size_after_write", "%ld %ld", (long)st.st_size, (long)st2.st_size);
 	close(fd);
+
+	/* A directory's link count by path is 2 + the subdirectories its listing
+	 * shows (1: a file system that does not count, overlayfs's merged
+	 * directories); under moat before issue 7, /etc/ssl (its hidden
+	 * private/) said one more than ls shows. */
+	static const char *const dirs[] = { "/etc", "/etc/ssl", "/etc/ssh", "/etc/NetworkManager",
+					    "/etc/libvirt", "/etc/security", "/etc/ppp" };
+	int nlink_bad = 0;
+	char why[256] = "";
+	for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+		DIR *dp = opendir(dirs[i]);
+		struct dirent *de;
+		unsigned long subdirs = 0;
+		if (!dp)
+			continue;
+		while ((de = readdir(dp))) {
+			struct stat es;
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			if (fstatat(dirfd(dp), de->d_name, &es, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISDIR(es.st_mode))
+				subdirs++;
+		}
+		closedir(dp);
+		if (stat(dirs[i], &st) == 0 && st.st_nlink != 1 && st.st_nlink != 2 + subdirs) {
+			nlink_bad++;
+			snprintf(why, sizeof why, "%s: nlink %lu, %lu subdirectories listed", dirs[i],
+				 (unsigned long)st.st_nlink, subdirs);
+		}
+	}
+	CHECK(nlink_bad == 0, "dir_nlink_counts_listed_subdirs", "%s", why);
 	return t_done();
 }

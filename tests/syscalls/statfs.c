@@ -21,6 +21,27 @@ int main(int argc, char **argv)
 	CHECK(statfs("/proc", &a) == 0 && a.f_type == PROC_SUPER_MAGIC, "proc_magic", "type %lx",
 	      (long)a.f_type);
 	CHECK(statfs("/usr", &a) == 0 && a.f_bsize > 0, "usr", "%s", strerror(errno));
+	/* statfs by path and fstatfs of a held fd name one file system: the
+	 * same size and inode count (under moat before issue 7 a cow view's
+	 * path said upper + the lower's used blocks, its fd the upper alone) */
+	static const char *const paths[] = { "/usr", "/usr/bin/env", "/etc", "/", "." };
+	int same = 1;
+	char why[256] = "";
+	for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+		int pfd = open(paths[i], O_RDONLY);
+		if (pfd < 0)
+			continue;
+		if (statfs(paths[i], &a) == 0 && fstatfs(pfd, &b) == 0 &&
+		    (a.f_type != b.f_type || a.f_blocks != b.f_blocks || a.f_files != b.f_files ||
+		     a.f_bsize != b.f_bsize)) {
+			same = 0;
+			snprintf(why, sizeof why, "%s: path %llu blocks %llu files, fd %llu %llu", paths[i],
+				 (unsigned long long)a.f_blocks, (unsigned long long)a.f_files,
+				 (unsigned long long)b.f_blocks, (unsigned long long)b.f_files);
+		}
+		close(pfd);
+	}
+	CHECK(same, "fstatfs_same_size_as_path", "%s", why);
 	struct statvfs v;
 	CHECK(statvfs(".", &v) == 0 && !(v.f_flag & ST_RDONLY), "statvfs_writable_scratch", "flag %lx",
 	      (long)v.f_flag);

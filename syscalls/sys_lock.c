@@ -828,7 +828,8 @@ static int scan_opens(struct task *t, void *arg)
 			close(h);
 			return 1;
 		}
-		if (same && kcmp_file(getpid(), s->ofd, getpid(), h) != 0)
+		/* (sc_exec_write_busy asks for writers only: no description to compare) */
+		if (same && !s->exec_q && kcmp_file(getpid(), s->ofd, getpid(), h) != 0)
 			s->other = true;
 		close(h);
 	}

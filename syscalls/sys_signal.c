@@ -651,7 +651,6 @@ static long owner_group(struct sc_call *c, int user, int who, enum owner_rule r)
 	return -EPERM;
 }
 
-
 long sys_sched_setparam(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_NICE); }
 long sys_sched_setscheduler(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_NICE); }
 long sys_sched_setaffinity(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_NICE); }

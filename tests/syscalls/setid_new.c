@@ -14,11 +14,27 @@
 #define NOBODY 65534
 #define OTHER_GID 100
 
+/* open(O_CREAT | O_EXCL) of dir/file with mode: the new fd's group and
+ * set-id bits as wanted (case "<where>_<what>") */
+static void create_check(const char *where, const char *what, const char *dir, const char *file,
+			 mode_t mode, gid_t gid, mode_t want)
+{
+	char p[PATH_MAX + 32], name[128];
+	struct stat st = { 0 };
+
+	snprintf(p, sizeof p, "%s/%s", dir, file);
+	int fd = open(p, O_CREAT | O_EXCL | O_WRONLY, mode);
+	snprintf(name, sizeof name, "%s_%s", where, what);
+	CHECK(fd >= 0 && fstat(fd, &st) == 0 && st.st_gid == gid && (st.st_mode & 07777) == want, name,
+	      "%s gid %u mode %o", strerror(errno), st.st_gid, st.st_mode & 07777);
+	if (fd >= 0)
+		close(fd);
+}
+
 static void cases(const char *where, const char *dir)
 {
 	char a[PATH_MAX], b[PATH_MAX], p[PATH_MAX + 32], name[128];
 	struct stat st;
-	int fd;
 
 	snprintf(a, sizeof a, "%s/dir_a", dir);
 	snprintf(b, sizeof b, "%s/dir_b", dir);
@@ -31,35 +47,18 @@ static void cases(const char *where, const char *dir)
 	/* nobody, a member of the file's group (its own), keeps S_ISGID */
 	if (setegid(NOBODY) != 0 || seteuid(NOBODY) != 0)
 		DIE("seteuid nobody");
+	create_check(where, "member_keeps_sgid", a, "setgid", 02777, NOBODY, 02777);
 	snprintf(p, sizeof p, "%s/setgid", a);
-	fd = open(p, O_CREAT | O_EXCL | O_WRONLY, 02777);
-	snprintf(name, sizeof name, "%s_member_keeps_sgid", where);
-	CHECK(fd >= 0 && fstat(fd, &st) == 0 && st.st_gid == NOBODY && (st.st_mode & 07777) == 02777, name,
-	      "%s gid %u mode %o", strerror(errno), st.st_gid, st.st_mode & 07777);
-	if (fd >= 0)
-		close(fd);
 	snprintf(name, sizeof name, "%s_member_keeps_sgid_stat", where);
 	CHECK(stat(p, &st) == 0 && (st.st_mode & 07777) == 02777, name, "%s mode %o", strerror(errno),
 	      st.st_mode & 07777);
 	/* nobody is not in the set-gid directory's group: S_ISGID goes */
-	snprintf(p, sizeof p, "%s/nonmember", b);
-	fd = open(p, O_CREAT | O_EXCL | O_WRONLY, 02777);
-	snprintf(name, sizeof name, "%s_nonmember_loses_sgid", where);
-	CHECK(fd >= 0 && fstat(fd, &st) == 0 && st.st_gid == OTHER_GID && (st.st_mode & 07777) == 0777, name,
-	      "%s gid %u mode %o", strerror(errno), st.st_gid, st.st_mode & 07777);
-	if (fd >= 0)
-		close(fd);
+	create_check(where, "nonmember_loses_sgid", b, "nonmember", 02777, OTHER_GID, 0777);
 	if (seteuid(0) != 0 || setegid(0) != 0)
 		DIE("back to root");
 
 	/* root (CAP_FSETID) in the set-gid directory of another group */
-	snprintf(p, sizeof p, "%s/root_sgid", b);
-	fd = open(p, O_CREAT | O_EXCL | O_WRONLY, 06777);
-	snprintf(name, sizeof name, "%s_root_keeps_setid", where);
-	CHECK(fd >= 0 && fstat(fd, &st) == 0 && st.st_gid == OTHER_GID && (st.st_mode & 07777) == 06777, name,
-	      "%s gid %u mode %o", strerror(errno), st.st_gid, st.st_mode & 07777);
-	if (fd >= 0)
-		close(fd);
+	create_check(where, "root_keeps_setid", b, "root_sgid", 06777, OTHER_GID, 06777);
 	snprintf(p, sizeof p, "%s/fifo", b);
 	snprintf(name, sizeof name, "%s_root_fifo_keeps_sgid", where);
 	CHECK(mknod(p, S_IFIFO | 02777, 0) == 0 && stat(p, &st) == 0 && st.st_gid == OTHER_GID &&

@@ -334,11 +334,8 @@ unsigned vfs_hidden_subdirs(struct vfs *v, const struct vfs_mount *m, const char
 	}
 	size_t dl = strlen(dir);
 	unsigned k = 0;
-	for (size_t i = 0; m->hidden[i]; i++) {
-		const char *h = m->hidden[i], *sl = strrchr(h, '/');
-		size_t pl = sl ? (size_t)(sl - h) : 0;
-		if (pl == dl && !strncmp(h, dir, dl) && isdir[i] == 2)
+	for (size_t i = 0; m->hidden[i]; i++)
+		if (isdir[i] == 2 && vfs_hidden_in_dir(m->hidden[i], dir, dl))
 			k++;
-	}
 	return k;
 }

@@ -1251,12 +1251,9 @@ int vfs_is_hidden(const struct vfs_mount *m, const char *rel)
 int vfs_hides_child(const struct vfs_mount *m, const char *dir)
 {
 	size_t dl = strlen(dir);
-	for (char **h = m->hidden; h && *h; h++) {
-		const char *sl = strrchr(*h, '/');
-		size_t pl = sl ? (size_t)(sl - *h) : 0;
-		if (pl == dl && !strncmp(*h, dir, dl))
+	for (char **h = m->hidden; h && *h; h++)
+		if (vfs_hidden_in_dir(*h, dir, dl))
 			return 1;
-	}
 	return 0;
 }
 

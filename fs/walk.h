@@ -304,6 +304,13 @@ char *const *vfs_synth_children(struct vfs *v, const char *path);
 int vfs_is_hidden(const struct vfs_mount *m, const char *rel);
 /* Does a hidden name of m lie directly in the directory dir (a rel)? */
 int vfs_hides_child(const struct vfs_mount *m, const char *dir);
+/* hidden name h (export-relative) is an entry of directory dir (dl bytes) */
+static inline int vfs_hidden_in_dir(const char *h, const char *dir, size_t dl)
+{
+	const char *sl = strrchr(h, '/');
+	size_t pl = sl ? (size_t)(sl - h) : 0;
+	return pl == dl && !strncmp(h, dir, dl);
+}
 /* How many of those are directories (counted in the host's st_nlink of dir,
  * absent from the guest's listing): fs/directfs.c. */
 unsigned vfs_hidden_subdirs(struct vfs *v, const struct vfs_mount *m, const char *dir);

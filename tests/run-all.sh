@@ -10,7 +10,7 @@
 #   asan         integration again with an ASan+UBSan moat (--asan-build DIR, a
 #                -DMOAT_SANITIZE=ON build; ASAN_OPTIONS=detect_leaks=0); any
 #                sanitizer report in its log fails it. Not the scripts in
-#                ASAN_SKIP (default: runtimes limits isolation_proctree, whose
+#                ASAN_SKIP (default: runtimes limits isolation_proctree workloads, whose
 #                time is waits and other programs); races 1 s each (RACE_SECONDS)
 #   fuzz         fuzz/run.sh: every libFuzzer target for FUZZ_SECONDS (default
 #                15) each (--fuzz-build DIR, a clang -DMOAT_FUZZ=ON build)
@@ -150,7 +150,7 @@ if want asan; then
 			local names=() f n
 			for f in "$here"/integration/*.sh; do
 				n=$(basename "$f" .sh)
-				case " lib run ${ASAN_SKIP-runtimes limits isolation_proctree} " in *" $n "*) continue ;; esac
+				case " lib run ${ASAN_SKIP-runtimes limits isolation_proctree workloads} " in *" $n "*) continue ;; esac
 				names+=("$n")
 			done
 			# (races run 1 s each here, 2 s in the other tiers: RACE_SECONDS)

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/timex.h>
 #include <sys/utsname.h>
 
 #include "kernel/cred.h"
@@ -426,4 +427,67 @@ long sys_clock_settime(struct sc_call *c)
 	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000L)
 		return -EINVAL;
 	return -EPERM;
+}
+
+/* adjtimex and clock_adjtime(CLOCK_REALTIME): Linux's checks in its order
+ * (timekeeping_validate_timex: the kernel's ADJ_ADJTIME 0x8000 needs
+ * ADJ_OFFSET_SINGLESHOT 0x0001, else EINVAL; any change needs CAP_SYS_TIME in
+ * the host's user namespace, which the guest never has: EPERM). A read
+ * (modes 0, or ADJ_OFFSET_SS_READ) gets an unsynchronized clock, as a
+ * machine without NTP shows: the time is now, the rest the kernel's boot
+ * values, never the host's NTP state (the sentry makes no adjtimex call). */
+#define K_ADJ_ADJTIME 0x8000u
+#define K_ADJ_SINGLESHOT 0x0001u
+#define K_ADJ_READONLY 0x2000u
+
+static long adjtimex_read(struct sc_call *c, uint64_t addr)
+{
+	struct timex tx;
+	struct timespec now;
+
+	if (sc_read_guest(c, addr, &tx, sizeof tx) < 0)
+		return -EFAULT;
+	unsigned modes = tx.modes;
+	if (modes & K_ADJ_ADJTIME) {
+		if (!(modes & K_ADJ_SINGLESHOT))
+			return -EINVAL;
+		if (!(modes & K_ADJ_READONLY))
+			return -EPERM;
+	} else if (modes) {
+		return -EPERM;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	memset(&tx, 0, sizeof tx);
+	tx.modes = modes;
+	tx.maxerror = 16000000; /* NTP_PHASE_LIMIT */
+	tx.esterror = 16000000;
+	tx.status = STA_UNSYNC;
+	tx.constant = 2;
+	tx.precision = 1;
+	tx.tolerance = 500L << 16; /* MAXFREQ_SCALED >> 16: 500 ppm */
+	tx.time.tv_sec = now.tv_sec;
+	tx.time.tv_usec = now.tv_nsec / 1000;
+	tx.tick = 1000000 / 100; /* USER_HZ */
+	tx.shift = 0;
+	if (sc_write_guest(c, addr, &tx, sizeof tx) < 0)
+		return -EFAULT;
+	return TIME_ERROR; /* STA_UNSYNC */
+}
+
+long sys_adjtimex(struct sc_call *c) { return adjtimex_read(c, c->args[0]); }
+
+long sys_clock_adjtime(struct sc_call *c)
+{
+	int clk = (int)c->args[0];
+	struct timex tx;
+
+	if (sc_read_guest(c, c->args[1], &tx, sizeof tx) < 0)
+		return -EFAULT;
+	if (clk == CLOCK_REALTIME)
+		return adjtimex_read(c, c->args[1]);
+	/* the other clocks Linux knows have no adjustment (CPU-time clocks
+	 * included); 10 was CLOCK_SGI_CYCLE, gone */
+	if (clk < 0 || (clk <= CLOCK_TAI && clk != 10))
+		return -EOPNOTSUPP;
+	return -EINVAL;
 }

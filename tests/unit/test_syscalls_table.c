@@ -193,6 +193,11 @@ Test(syscalls_table, dangerous_calls_are_never_fast)
 	cr_assert_eq(sc_lookup_name("execveat")->cls, SC_EXEC);
 	cr_assert_eq(sc_lookup_name("clone3")->err, ENOSYS);
 	cr_assert_eq(sc_lookup_name("ptrace")->err, EPERM);
+	/* /proc/config.gz says CONFIG_FANOTIFY is not set: a kernel without it */
+	cr_assert_eq(sc_lookup_name("fanotify_init")->err, ENOSYS);
+	cr_assert_eq(sc_lookup_name("fanotify_mark")->err, ENOSYS);
+	cr_assert_eq(sc_lookup_name("listmount")->err, ENOSYS);
+	cr_assert_eq(sc_lookup_name("statmount")->err, ENOSYS);
 	cr_assert_eq(sc_lookup_name("getpid")->cls, SC_FAST);
 	cr_assert_eq(sc_lookup_name("fstat")->cls, SC_FAST);
 }

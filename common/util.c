@@ -11,6 +11,9 @@
 #include <signal.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
+#include <sys/auxv.h>
+#include <elf.h>
+#include <link.h>
 #include <sys/prctl.h>
 #include <fcntl.h>
 #include <string.h>
@@ -386,6 +389,45 @@ void stack_trim(void)
 	if (!stack_lo || sp >= stack_hi || hi <= stack_lo || sp - stack_lo > (64u << 20))
 		return;
 	(void)madvise((void *)stack_lo, hi - stack_lo, MADV_DONTNEED);
+}
+
+void text_trim(void)
+{
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+	size_t n = getauxval(AT_PHNUM);
+	uintptr_t pg = 4096, base = 0;
+	int have = 0;
+
+	if (!ph || !n)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (ph[i].p_type == PT_PHDR) {
+			base = (uintptr_t)ph - ph[i].p_vaddr;
+			have = 1;
+		}
+	if (!have)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (ph[i].p_type != PT_LOAD || (ph[i].p_flags & PF_W))
+			continue;
+		uintptr_t lo = (base + ph[i].p_vaddr) & ~(pg - 1);
+		uintptr_t hi = (base + ph[i].p_vaddr + ph[i].p_memsz + pg - 1) & ~(pg - 1);
+		/* clip off any page a writable segment or RELRO shares */
+		for (size_t j = 0; j < n; j++) {
+			if (!(ph[j].p_type == PT_GNU_RELRO || (ph[j].p_type == PT_LOAD && (ph[j].p_flags & PF_W))))
+				continue;
+			uintptr_t wlo = (base + ph[j].p_vaddr) & ~(pg - 1);
+			uintptr_t whi = (base + ph[j].p_vaddr + ph[j].p_memsz + pg - 1) & ~(pg - 1);
+			if (whi <= lo || wlo >= hi)
+				continue;
+			if (wlo <= lo)
+				lo = whi < hi ? whi : hi;
+			else
+				hi = wlo;
+		}
+		if (hi > lo)
+			(void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	}
 }
 
 int open_caller_output(const char *path, int flags, mode_t mode)

@@ -1125,6 +1125,7 @@ int tracer_run(struct tracer_args *a)
 				vfs_walk_release();
 				malloc_trim(0);
 				stack_trim();
+				text_trim();
 			}
 			break;
 		}

@@ -391,29 +391,36 @@ void stack_trim(void)
 	(void)madvise((void *)stack_lo, hi - stack_lo, MADV_DONTNEED);
 }
 
-void text_trim(void)
-{
-	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
-	size_t n = getauxval(AT_PHNUM);
-	uintptr_t pg = 4096, base = 0;
-	int have = 0;
+struct trim_ranges {
+	uintptr_t r[48][2];
+	int n;
+};
 
-	if (!ph || !n)
-		return;
-	for (size_t i = 0; i < n; i++)
-		if (ph[i].p_type == PT_PHDR) {
-			base = (uintptr_t)ph - ph[i].p_vaddr;
-			have = 1;
-		}
-	if (!have)
-		return;
-	for (size_t i = 0; i < n; i++) {
+static int text_ranges(struct dl_phdr_info *o, size_t size, void *arg)
+{
+	struct trim_ranges *t = arg;
+	const ElfW(Phdr) *ph = o->dlpi_phdr;
+	uintptr_t pg = 4096, base = o->dlpi_addr;
+
+	(void)size;
+	/* not the vDSO (no file behind it) */
+	if ((uintptr_t)getauxval(AT_SYSINFO_EHDR) == base + (o->dlpi_phnum ? ph[0].p_vaddr - ph[0].p_offset : 0))
+		return 0;
+	/* nor an object with text relocations (its text has private copies) */
+	for (size_t i = 0; i < o->dlpi_phnum; i++) {
+		if (ph[i].p_type != PT_DYNAMIC)
+			continue;
+		for (const ElfW(Dyn) *d = (const ElfW(Dyn) *)(base + ph[i].p_vaddr); d->d_tag != DT_NULL; d++)
+			if (d->d_tag == DT_TEXTREL || (d->d_tag == DT_FLAGS && (d->d_un.d_val & DF_TEXTREL)))
+				return 0;
+	}
+	for (size_t i = 0; i < o->dlpi_phnum; i++) {
 		if (ph[i].p_type != PT_LOAD || (ph[i].p_flags & PF_W))
 			continue;
 		uintptr_t lo = (base + ph[i].p_vaddr) & ~(pg - 1);
 		uintptr_t hi = (base + ph[i].p_vaddr + ph[i].p_memsz + pg - 1) & ~(pg - 1);
 		/* clip off any page a writable segment or RELRO shares */
-		for (size_t j = 0; j < n; j++) {
+		for (size_t j = 0; j < o->dlpi_phnum; j++) {
 			if (!(ph[j].p_type == PT_GNU_RELRO || (ph[j].p_type == PT_LOAD && (ph[j].p_flags & PF_W))))
 				continue;
 			uintptr_t wlo = (base + ph[j].p_vaddr) & ~(pg - 1);
@@ -425,9 +432,24 @@ void text_trim(void)
 			else
 				hi = wlo;
 		}
-		if (hi > lo)
-			(void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+		if (hi > lo && t->n < (int)(sizeof t->r / sizeof t->r[0])) {
+			t->r[t->n][0] = lo;
+			t->r[t->n++][1] = hi - lo;
+		}
 	}
+	return 0;
+}
+
+void text_trim(void)
+{
+	struct trim_ranges t;
+
+	t.n = 0;
+	dl_iterate_phdr(text_ranges, &t);
+	/* each object's program headers lie in its first range: all read
+	 * before any is dropped */
+	for (int i = 0; i < t.n; i++)
+		(void)madvise((void *)t.r[i][0], t.r[i][1], MADV_DONTNEED);
 }
 
 int open_caller_output(const char *path, int flags, mode_t mode)

@@ -1237,7 +1237,6 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 
 	malloc_trim(0);
 	stack_trim();
-	text_trim();
 	struct gofer_hello ready = { .err = 0 };
 	snprintf(ready.msg, sizeof ready.msg, "ready");
 	for (size_t i = 0; i < n; i++)

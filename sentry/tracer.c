@@ -1125,7 +1125,6 @@ int tracer_run(struct tracer_args *a)
 				vfs_walk_release();
 				malloc_trim(0);
 				stack_trim();
-				text_trim();
 			}
 			break;
 		}

@@ -391,21 +391,21 @@ void stack_trim(void)
 	(void)madvise((void *)stack_lo, hi - stack_lo, MADV_DONTNEED);
 }
 
-struct trim_ranges {
-	uintptr_t r[48][2];
-	int n;
-};
-
-static int text_ranges(struct dl_phdr_info *o, size_t size, void *arg)
+static int text_trim_one(struct dl_phdr_info *o, size_t size, void *arg)
 {
-	struct trim_ranges *t = arg;
 	const ElfW(Phdr) *ph = o->dlpi_phdr;
-	uintptr_t pg = 4096, base = o->dlpi_addr;
+	uintptr_t pg = 4096, base = o->dlpi_addr, r[16][2];
+	int nr = 0;
 
 	(void)size;
+	(void)arg;
 	/* not the vDSO (no file behind it) */
-	if ((uintptr_t)getauxval(AT_SYSINFO_EHDR) == base + (o->dlpi_phnum ? ph[0].p_vaddr - ph[0].p_offset : 0))
-		return 0;
+	for (size_t i = 0; i < o->dlpi_phnum; i++)
+		if (ph[i].p_type == PT_LOAD) {
+			if (((base + ph[i].p_vaddr) & ~(pg - 1)) == (uintptr_t)getauxval(AT_SYSINFO_EHDR))
+				return 0;
+			break;
+		}
 	/* nor an object with text relocations (its text has private copies) */
 	for (size_t i = 0; i < o->dlpi_phnum; i++) {
 		if (ph[i].p_type != PT_DYNAMIC)
@@ -432,24 +432,21 @@ static int text_ranges(struct dl_phdr_info *o, size_t size, void *arg)
 			else
 				hi = wlo;
 		}
-		if (hi > lo && t->n < (int)(sizeof t->r / sizeof t->r[0])) {
-			t->r[t->n][0] = lo;
-			t->r[t->n++][1] = hi - lo;
+		if (hi > lo && nr < 16) {
+			r[nr][0] = lo;
+			r[nr++][1] = hi - lo;
 		}
 	}
+	/* the object's program headers lie in its first range: all read
+	 * before any is dropped */
+	for (int i = 0; i < nr; i++)
+		(void)madvise((void *)r[i][0], r[i][1], MADV_DONTNEED);
 	return 0;
 }
 
 void text_trim(void)
 {
-	struct trim_ranges t;
-
-	t.n = 0;
-	dl_iterate_phdr(text_ranges, &t);
-	/* each object's program headers lie in its first range: all read
-	 * before any is dropped */
-	for (int i = 0; i < t.n; i++)
-		(void)madvise((void *)t.r[i][0], t.r[i][1], MADV_DONTNEED);
+	dl_iterate_phdr(text_trim_one, NULL);
 }
 
 int open_caller_output(const char *path, int flags, mode_t mode)

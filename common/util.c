@@ -391,14 +391,19 @@ void stack_trim(void)
 	(void)madvise((void *)stack_lo, hi - stack_lo, MADV_DONTNEED);
 }
 
+struct trim_ranges {
+	uintptr_t r[16][2];
+	int n;
+};
+
 static int text_trim_one(struct dl_phdr_info *o, size_t size, void *arg)
 {
 	const ElfW(Phdr) *ph = o->dlpi_phdr;
-	uintptr_t pg = 4096, base = o->dlpi_addr, r[16][2];
-	int nr = 0;
+	uintptr_t pg = 4096, base = o->dlpi_addr, self = (uintptr_t)text_trim_one;
+	struct trim_ranges *later = arg, own = { .n = 0 };
+	int mine = 0;
 
 	(void)size;
-	(void)arg;
 	/* not the vDSO (no file behind it) */
 	for (size_t i = 0; i < o->dlpi_phnum; i++)
 		if (ph[i].p_type == PT_LOAD) {
@@ -432,21 +437,32 @@ static int text_trim_one(struct dl_phdr_info *o, size_t size, void *arg)
 			else
 				hi = wlo;
 		}
-		if (hi > lo && nr < 16) {
-			r[nr][0] = lo;
-			r[nr++][1] = hi - lo;
+		if (hi > lo && own.n < 16) {
+			own.r[own.n][0] = lo;
+			own.r[own.n++][1] = hi - lo;
 		}
+		mine |= self >= lo && self < hi;
+	}
+	/* this code's own object last: running it for the objects after it
+	 * would map its pages again */
+	if (mine) {
+		*later = own;
+		return 0;
 	}
 	/* the object's program headers lie in its first range: all read
 	 * before any is dropped */
-	for (int i = 0; i < nr; i++)
-		(void)madvise((void *)r[i][0], r[i][1], MADV_DONTNEED);
+	for (int i = 0; i < own.n; i++)
+		(void)madvise((void *)own.r[i][0], own.r[i][1], MADV_DONTNEED);
 	return 0;
 }
 
 void text_trim(void)
 {
-	dl_iterate_phdr(text_trim_one, NULL);
+	struct trim_ranges later = { .n = 0 };
+
+	dl_iterate_phdr(text_trim_one, &later);
+	for (int i = 0; i < later.n; i++)
+		(void)madvise((void *)later.r[i][0], later.r[i][1], MADV_DONTNEED);
 }
 
 int open_caller_output(const char *path, int flags, mode_t mode)

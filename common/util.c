@@ -11,6 +11,9 @@
 #include <signal.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
+#include <sys/auxv.h>
+#include <elf.h>
+#include <link.h>
 #include <sys/prctl.h>
 #include <fcntl.h>
 #include <string.h>
@@ -386,6 +389,80 @@ void stack_trim(void)
 	if (!stack_lo || sp >= stack_hi || hi <= stack_lo || sp - stack_lo > (64u << 20))
 		return;
 	(void)madvise((void *)stack_lo, hi - stack_lo, MADV_DONTNEED);
+}
+
+struct trim_ranges {
+	uintptr_t r[16][2];
+	int n;
+};
+
+static int text_trim_one(struct dl_phdr_info *o, size_t size, void *arg)
+{
+	const ElfW(Phdr) *ph = o->dlpi_phdr;
+	uintptr_t pg = 4096, base = o->dlpi_addr, self = (uintptr_t)text_trim_one;
+	struct trim_ranges *later = arg, own = { .n = 0 };
+	int mine = 0;
+
+	(void)size;
+	/* not the vDSO (no file behind it) */
+	for (size_t i = 0; i < o->dlpi_phnum; i++)
+		if (ph[i].p_type == PT_LOAD) {
+			if (((base + ph[i].p_vaddr) & ~(pg - 1)) == (uintptr_t)getauxval(AT_SYSINFO_EHDR))
+				return 0;
+			break;
+		}
+	/* nor an object with text relocations (its text has private copies) */
+	for (size_t i = 0; i < o->dlpi_phnum; i++) {
+		if (ph[i].p_type != PT_DYNAMIC)
+			continue;
+		for (const ElfW(Dyn) *d = (const ElfW(Dyn) *)(base + ph[i].p_vaddr); d->d_tag != DT_NULL; d++)
+			if (d->d_tag == DT_TEXTREL || (d->d_tag == DT_FLAGS && (d->d_un.d_val & DF_TEXTREL)))
+				return 0;
+	}
+	for (size_t i = 0; i < o->dlpi_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD || (ph[i].p_flags & PF_W))
+			continue;
+		uintptr_t lo = (base + ph[i].p_vaddr) & ~(pg - 1);
+		uintptr_t hi = (base + ph[i].p_vaddr + ph[i].p_memsz + pg - 1) & ~(pg - 1);
+		/* clip off any page a writable segment or RELRO shares */
+		for (size_t j = 0; j < o->dlpi_phnum; j++) {
+			if (!(ph[j].p_type == PT_GNU_RELRO || (ph[j].p_type == PT_LOAD && (ph[j].p_flags & PF_W))))
+				continue;
+			uintptr_t wlo = (base + ph[j].p_vaddr) & ~(pg - 1);
+			uintptr_t whi = (base + ph[j].p_vaddr + ph[j].p_memsz + pg - 1) & ~(pg - 1);
+			if (whi <= lo || wlo >= hi)
+				continue;
+			if (wlo <= lo)
+				lo = whi < hi ? whi : hi;
+			else
+				hi = wlo;
+		}
+		if (hi > lo && own.n < 16) {
+			own.r[own.n][0] = lo;
+			own.r[own.n++][1] = hi - lo;
+		}
+		mine |= self >= lo && self < hi;
+	}
+	/* this code's own object last: running it for the objects after it
+	 * would map its pages again */
+	if (mine) {
+		*later = own;
+		return 0;
+	}
+	/* the object's program headers lie in its first range: all read
+	 * before any is dropped */
+	for (int i = 0; i < own.n; i++)
+		(void)madvise((void *)own.r[i][0], own.r[i][1], MADV_DONTNEED);
+	return 0;
+}
+
+void text_trim(void)
+{
+	struct trim_ranges later = { .n = 0 };
+
+	dl_iterate_phdr(text_trim_one, &later);
+	for (int i = 0; i < later.n; i++)
+		(void)madvise((void *)later.r[i][0], later.r[i][1], MADV_DONTNEED);
 }
 
 int open_caller_output(const char *path, int flags, mode_t mode)

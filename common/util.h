@@ -128,5 +128,13 @@ extern unsigned long spin_stats[4];
  * (it only grows down). Main thread only. */
 void stack_trim_note(void);
 void stack_trim(void);
+/* moat's own read-only file pages (text, rodata, the ELF headers and
+ * dynamic symbols: the PT_LOAD segments without PF_W, less any page of
+ * PT_GNU_RELRO or of a writable segment) unmapped from this process
+ * (MADV_DONTNEED: they stay in the page cache, and a later access maps
+ * them again from it). An idle sandbox's PSS: one fault maps a whole
+ * large folio, so set-up left nearly all of moat's text mapped in each
+ * process. Never the relocated pages (they are private copies). */
+void text_trim(void);
 
 #endif

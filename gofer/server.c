@@ -2704,6 +2704,7 @@ static void *conn_thread(void *arg)
 	serve_conn(sock, 0);
 	close(sock);
 	atomic_fetch_sub(&nconns, 1);
+	text_trim();
 	return NULL;
 }
 

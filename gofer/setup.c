@@ -397,6 +397,10 @@ static void start_dshrink(struct gofer_srv *s)
 				break;
 			lo = next + 1;
 		}
+		/* moat's text and rodata the gofer's set-up mapped (~270 KiB
+		 * of PSS, only this process's once the gofer trims its own):
+		 * this loop needs a page or two of it */
+		text_trim();
 		struct sock_filter f[] = {
 			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
 			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, MOAT_AUDIT_ARCH, 1, 0),

@@ -666,6 +666,7 @@ static void *worker(void *arg)
 			free(c);
 			vfs_thread_release();
 			malloc_trim(0);
+			text_trim();
 			atomic_fetch_sub(&idle_workers, 1);
 			return NULL;
 		}

@@ -373,6 +373,7 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 	close(sock);
 	malloc_trim(0); /* the sentry's set-up heap, copied at clone time */
 	stack_trim();   /* and the stack pages its set-up dirtied */
+	text_trim();    /* and moat's text it mapped */
 	/* The init shares the guest's pid namespace and uid: make it out of the
 	 * guest's reach (not dumpable: no process_vm_writev/ptrace into it) and
 	 * harmless if reached (no capabilities, no new privileges, and a filter

@@ -14,12 +14,12 @@
 # "DIR/TEST" under testcases/kernel/syscalls, optionally followed by
 # "# reason" (why the moat result is by design; shown in the notes column).
 # Each test runs natively (as the caller) and under
-# `moat run --overlay memory --bind LTP:LTP:cow` with TMPDIR=/tmp (the
-# sandbox's own /tmp; cow: a test without a tmpdir writes its cwd, as
-# splice07's fd_file, natively in the LTP tree, here in a scratch layer),
-# PATH starting with the test's directory (LTP's helpers), each under
-# timeout(1). Result: pass (exit 0), conf (exit 32: every case TCONF),
-# fail (any other exit: TFAIL/TBROK/TWARN bits), timeout, missing (not built).
+# `moat run --overlay memory --bind LTP:LTP:cow` with TMPDIR=/tmp (the sandbox's
+# own /tmp; the cow bind: tests without a tmpdir write their cwd, the test's
+# directory, as they do natively, into a scratch layer), PATH starting with
+# the test's directory (LTP's helpers), each under timeout(1).
+# Result: pass (exit 0), conf (exit 32: every case TCONF), fail (any other
+# exit: TFAIL/TBROK/TWARN bits), timeout, missing (not built).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -42,7 +42,7 @@ while [ $# -gt 0 ]; do
 	--logs) logs=$2; shift 2 ;;
 	--only) only=$2; shift 2 ;;
 	--report-only) report_only=1; shift ;;
-	-h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,22p' "$0"; exit 0 ;;
 	-*) echo "ltp.sh: unknown option $1" >&2; exit 2 ;;
 	*) ltp=$(cd "$1" && pwd) || exit 2; shift ;;
 	esac

@@ -278,6 +278,10 @@ static const struct tent tree[] = {
 	{ "sys/vm/overcommit_memory", N_GUEST, 0644, NULL },
 	{ "sys/vm/max_map_count", N_GUEST, 0644, NULL },
 	{ "sys/vm/mmap_min_addr", N_GUEST, 0644, NULL },
+	/* requests the kernel may meet in part (sysctl_sink): a write is taken
+	 * and changes nothing, as a host with no memory to spare for it */
+	{ "sys/vm/drop_caches", N_TFILE, 0200, "" },
+	{ "sys/vm/nr_hugepages", N_GUEST, 0644, NULL },
 	{ "sys/net", N_TDIR, 0555, NULL },
 	{ "sys/net/core", N_TDIR, 0555, NULL },
 	{ "sys/net/core/somaxconn", N_TFILE, 0644, "4096\n" },
@@ -2095,6 +2099,21 @@ static int sysctl_writable(const struct pnode *n)
 	return n->kind == N_TFILE && !strcmp(n->gpath, "sys/fs/lease-break-time");
 }
 
+/* The /proc/sys files whose write is a request Linux itself may meet in
+ * part or not at all, taken and dropped: drop_caches (a hint; the page
+ * cache is the host's, shared with its other tenants) and nr_hugepages
+ * (Linux reserves what it can and the file reads back the count it got:
+ * here always the host's, none added). A write open (guest root: the
+ * file's mode, checked by the caller) gets an empty memfd nothing reads.
+ * LTP's hugepage set-up writes both and then reads the count back:
+ * TCONF, "not enough hugepages", where it broke on ENOENT (memfd_create03,
+ * pkey01), and shmget02, which asks for none, runs. */
+static int sysctl_sink(const struct pnode *n)
+{
+	return (n->kind == N_TFILE && !strcmp(n->gpath, "sys/vm/drop_caches")) ||
+	       (n->kind == N_GUEST && !strcmp(n->gpath, "sys/vm/nr_hugepages"));
+}
+
 /* A write open of a writable sysctl: an empty memfd (Linux's write at
  * offset 0 replaces the value), its dup kept by the sandbox, the last one
  * opened replacing the one before. */
@@ -2128,8 +2147,8 @@ int procfs_write_err(struct task *t, const char *rel)
 
 	if (pn_walk(t, rel, &n))
 		return 0;
-	r = (tree_kind(n.kind) && !sysctl_writable(&n)) ||
-			    (n.kind == N_GUEST && !strncmp(n.gpath, "sys/", 4))
+	r = !sysctl_sink(&n) && ((tree_kind(n.kind) && !sysctl_writable(&n)) ||
+				 (n.kind == N_GUEST && !strncmp(n.gpath, "sys/", 4)))
 		    ? -EROFS
 		    : 0;
 	pn_release(&n);
@@ -2289,6 +2308,9 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 		r = -ELOOP; /* the VFS follows links; fd/<n>: procfs_open_magic */
 	else if (((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) && sysctl_writable(&n)) {
 		r = (flags & O_DIRECTORY) ? -ENOTDIR : open_sysctl_write(t->sb, fd);
+		goto out;
+	} else if (((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) && sysctl_sink(&n)) {
+		r = (flags & O_DIRECTORY) ? -ENOTDIR : (*fd = memfd_create("moat-sysctl", MFD_CLOEXEC)) < 0 ? -errno : 0;
 		goto out;
 	} else if (((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) &&
 		 (tree_kind(n.kind) || (n.kind == N_GUEST && !strncmp(n.gpath, "sys/", 4))))

@@ -62,6 +62,20 @@ int main(int argc, char **argv)
 	snprintf(abs2, sizeof abs2, "%s/mnt2", t_scratch);
 
 	EXPECT_ERR(mount("none", "missing", "tmpfs", 0, NULL), ENOENT, "target_enoent");
+	/* a target that ends on a symlink: /proc/<pid>/fd/<n> of an O_PATH fd
+	 * of another fd's magic link (LTP mount08; Linux since d80b065b:
+	 * ENOENT; moat gave ENOTDIR) */
+	{
+		char p[64];
+		int f = open("mnt/../magic", O_CREAT | O_RDONLY | O_CLOEXEC, 0644);
+		snprintf(p, sizeof p, "/proc/%d/fd/%d", (int)getpid(), f);
+		int pf = open(p, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		snprintf(p, sizeof p, "/proc/%d/fd/%d", (int)getpid(), pf);
+		EXPECT_ERR(mount("mnt2", p, "", MS_BIND, NULL), ENOENT, "target_magic_link_enoent");
+		close(pf);
+		close(f);
+		unlink("magic");
+	}
 	EXPECT_ERR(mount("none", "mnt", "moat-no-such-fs", 0, NULL), ENODEV, "unknown_type_enodev");
 	EXPECT_ERR(umount2("mnt", 0), EINVAL, "umount_not_a_mount_einval");
 	EXPECT_ERR(umount2("mnt", 0x100), EINVAL, "umount_bad_flags_einval");

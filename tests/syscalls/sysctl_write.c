@@ -9,11 +9,13 @@
 #include <time.h>
 
 #define LBT "/proc/sys/fs/lease-break-time"
+#define NRHP "/proc/sys/vm/nr_hugepages"
+#define DROPC "/proc/sys/vm/drop_caches"
 
-static long read_val(void)
+static long read_path(const char *path)
 {
 	char b[32] = "";
-	int fd = open(LBT, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	ssize_t k = read(fd, b, sizeof b - 1);
@@ -21,10 +23,12 @@ static long read_val(void)
 	return k > 0 ? strtol(b, NULL, 10) : -1;
 }
 
-static int write_val(long v)
+static long read_val(void) { return read_path(LBT); }
+
+static int write_path(const char *path, long v)
 {
 	char b[32];
-	int fd = open(LBT, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	int n = snprintf(b, sizeof b, "%ld\n", v);
@@ -33,6 +37,8 @@ static int write_val(long v)
 	close(fd);
 	return k == n ? 0 : -e;
 }
+
+static int write_val(long v) { return write_path(LBT, v); }
 
 static double now(void)
 {
@@ -84,6 +90,27 @@ int main(int argc, char **argv)
 	int st = 0;
 	waitpid(p, &st, 0);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "lease_break_time_other_uid_eacces", "status %#x", st);
+
+	/* requests Linux may meet in part, as LTP's hugepage set-up makes them
+	 * (memfd_create03, pkey01: drop_caches, then nr_hugepages, read back);
+	 * under moat they were ENOENT. Natively the count written is the
+	 * host's own (no change) and drop_caches is not written. */
+	long hp = read_path(NRHP);
+	CHECK(hp >= 0, "nr_hugepages_read", "read %ld: %s", hp, strerror(errno));
+	CHECK(access(NRHP, W_OK) == 0, "nr_hugepages_access_w", "%s", strerror(errno));
+	r = write_path(NRHP, hp);
+	CHECK(r == 0 && read_path(NRHP) == hp, "nr_hugepages_rewrite", "write %s, reads %ld", strerror(-r), read_path(NRHP));
+	CHECK(access(DROPC, W_OK) == 0, "drop_caches_access_w", "%s", strerror(errno));
+	if (t_in_guest()) {
+		/* taken, and nothing changes: no huge page is reserved */
+		r = write_path(NRHP, hp + 1);
+		CHECK(r == 0 && read_path(NRHP) == hp, "nr_hugepages_more_reads_back", "write %s, reads %ld", strerror(-r), read_path(NRHP));
+		r = write_path(DROPC, 3);
+		CHECK(r == 0, "drop_caches_write", "%s", strerror(-r));
+	} else {
+		t_ok("nr_hugepages_more_reads_back");
+		t_ok("drop_caches_write");
+	}
 
 	if (t_in_guest()) {
 		/* the host's value is not ours to change: only the guest sets it */

@@ -2510,13 +2510,26 @@ int procfs_open_magic(struct vfs *v, struct task *t, const char *rel, int flags,
 			close(ro);
 	}
 	/* The dup shares the guest's open file description (offset, flags):
-	 * never hand out more access than the guest already has. */
+	 * never hand out more access than the guest already has; and for
+	 * the guest's own kernel objects (a memfd, a pipe) never more than
+	 * the open asked for either: an O_WRONLY reopen of a read-write
+	 * memfd gave the read-write description (red team 22: a "write-only"
+	 * fd, handed to a less trusted process, that reads). Linux makes a
+	 * new write-only description; the sentry cannot (it opens the guest
+	 * procfs read-only): EACCES. A file keeps the old rule (a caller's
+	 * read-write stdout, Python's TemporaryFile, opened as "/dev/stdout"
+	 * O_WRONLY; ARCHITECTURE.md known gaps), as do terminals. */
 	if (!(flags & O_PATH)) {
 		fl = fcntl(dup, F_GETFL);
 		want = flags & O_ACCMODE;
+		struct statfs sfs;
+		int own = fstat(dup, &st) == 0 &&
+			  (vfs_is_memfd(v, &st) ||
+			   (S_ISFIFO(st.st_mode) && fstatfs(dup, &sfs) == 0 && sfs.f_type == PIPEFS_MAGIC));
 		if (fl < 0) {
 			r = -errno;
 		} else if ((fl & O_PATH) ||
+			   (own && (fl & O_ACCMODE) != want) ||
 			   (want == O_RDONLY && (fl & O_ACCMODE) == O_WRONLY) ||
 			   (want == O_WRONLY && (fl & O_ACCMODE) == O_RDONLY) ||
 			   (want == O_RDWR && (fl & O_ACCMODE) != O_RDWR) ||

@@ -2384,11 +2384,17 @@ void procfs_set_reopen_helper(int (*fn)(pid_t vpid, int fd, int flags))
 	reopen_helper = fn;
 }
 
+/* the guest's own kernel objects: a memfd, an anonymous pipe (fd's, st its fstat) */
+static int own_object(struct vfs *v, int fd, const struct stat *st)
+{
+	struct statfs sfs;
+	return vfs_is_memfd(v, st) || (S_ISFIFO(st->st_mode) && fstatfs(fd, &sfs) == 0 && sfs.f_type == PIPEFS_MAGIC);
+}
+
 static int reopen_new(struct vfs *v, struct task *t, int dup, int procfd, pid_t owner_vpid, int owner_fd,
 		      int flags, int *fd)
 {
 	struct stat st, rst;
-	struct statfs sfs;
 	int acc = flags & O_ACCMODE, mask = 0, own, r, nfd, e;
 	char p[48];
 
@@ -2413,9 +2419,7 @@ static int reopen_new(struct vfs *v, struct task *t, int dup, int procfd, pid_t 
 		free(n);
 		return 1;
 	}
-	/* the guest's own kernel objects: a memfd, an anonymous pipe */
-	own = n->kind == VN_FD && (vfs_is_memfd(v, &st) ||
-				   (S_ISFIFO(st.st_mode) && fstatfs(dup, &sfs) == 0 && sfs.f_type == PIPEFS_MAGIC));
+	own = n->kind == VN_FD && own_object(v, dup, &st);
 	r = own ? vfs_permission_obj(t, &n->st, mask) : vfs_permission(t, &n->st, mask);
 	free(n);
 	if (r < 0)
@@ -2522,10 +2526,7 @@ int procfs_open_magic(struct vfs *v, struct task *t, const char *rel, int flags,
 	if (!(flags & O_PATH)) {
 		fl = fcntl(dup, F_GETFL);
 		want = flags & O_ACCMODE;
-		struct statfs sfs;
-		int own = fstat(dup, &st) == 0 &&
-			  (vfs_is_memfd(v, &st) ||
-			   (S_ISFIFO(st.st_mode) && fstatfs(dup, &sfs) == 0 && sfs.f_type == PIPEFS_MAGIC));
+		int own = fstat(dup, &st) == 0 && own_object(v, dup, &st);
 		if (fl < 0) {
 			r = -errno;
 		} else if ((fl & O_PATH) ||

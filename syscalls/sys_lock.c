@@ -782,6 +782,7 @@ struct open_scan {
 	struct wr_id {
 		dev_t dev;
 		ino_t ino;
+		unsigned long gen; /* (the table's: wr_gen when noted) */
 	} wset[SC_WRITERS_MAX];
 };
 
@@ -832,7 +833,7 @@ static void wset_add(struct open_scan *s, dev_t dev, ino_t ino)
 		if (s->wset[i].ino == ino && s->wset[i].dev == dev)
 			return;
 	if (s->nset < SC_WRITERS_MAX)
-		s->wset[s->nset] = (struct wr_id){ dev, ino };
+		s->wset[s->nset] = (struct wr_id){ dev, ino, 0 };
 	s->nset++; /* past the table: counted, not kept */
 }
 
@@ -890,9 +891,10 @@ static unsigned wr_next;
  * table was full): until a scan has seen every writer again, an exec of a
  * file not noted scans too (red team 22: 256 other files opened for
  * writing, and an exec of the first, still open, ran). wr_gen counts the
- * notes, so that a scan's rebuild does not drop one made meanwhile. */
+ * notes (each entry keeps its own), so that a scan's rebuild keeps those
+ * made meanwhile. */
 static bool wr_lost;
-static unsigned long wr_gen;
+static unsigned long wr_gen, wr_evicted; /* (wr_gen at the last push-out) */
 
 void sc_note_write_open(dev_t dev, ino_t ino)
 {
@@ -900,6 +902,7 @@ void sc_note_write_open(dev_t dev, ino_t ino)
 	pthread_mutex_lock(&wr_mu);
 	for (unsigned i = 0; i < SC_WRITERS_MAX; i++) {
 		if (wr_ring[i].ino == ino && wr_ring[i].dev == dev) {
+			wr_ring[i].gen = ++wr_gen; /* (a rebuild under way keeps it) */
 			pthread_mutex_unlock(&wr_mu);
 			return;
 		}
@@ -911,8 +914,9 @@ void sc_note_write_open(dev_t dev, ino_t ino)
 		wr_lost = true;
 		wr_next = (wr_next + 1) % SC_WRITERS_MAX;
 	}
-	wr_ring[at] = (struct wr_id){ dev, ino };
-	wr_gen++;
+	wr_ring[at] = (struct wr_id){ dev, ino, ++wr_gen };
+	if (free_slot < 0)
+		wr_evicted = wr_gen;
 	pthread_mutex_unlock(&wr_mu);
 }
 
@@ -946,11 +950,15 @@ int sc_exec_write_busy(struct sandbox *sb, dev_t dev, ino_t ino)
 	*q = (struct open_scan){ .sb = sb, .dev = dev, .ino = ino, .ofd = -1, .exec_q = true, .collect = lost };
 	task_for_each_leader(sb, scan_opens, q);
 	pthread_mutex_lock(&wr_mu);
-	if (lost && !q->incomplete && q->nset <= SC_WRITERS_MAX && wr_gen == gen) {
-		/* every file open for writing now, and nothing noted since:
-		 * the table again */
+	/* every file open for writing now, and the notes made since the scan
+	 * began: the table again, if they fit */
+	for (unsigned i = 0; lost && i < SC_WRITERS_MAX; i++)
+		if (wr_ring[i].ino && wr_ring[i].gen > gen)
+			wset_add(q, wr_ring[i].dev, wr_ring[i].ino);
+	if (lost && !q->incomplete && q->nset <= SC_WRITERS_MAX && wr_evicted <= gen) {
 		memset(wr_ring, 0, sizeof wr_ring);
-		memcpy(wr_ring, q->wset, q->nset * sizeof *q->wset);
+		for (unsigned i = 0; i < q->nset; i++)
+			wr_ring[i] = (struct wr_id){ q->wset[i].dev, q->wset[i].ino, wr_gen };
 		wr_next = q->nset % SC_WRITERS_MAX;
 		wr_lost = false;
 	} else if (!q->writer && found >= 0 && wr_ring[found].ino == ino && wr_ring[found].dev == dev) {

@@ -222,6 +222,7 @@ while True:
 	udp_burst rootless_udp_replies_during_send_no_loss 127.0.0.1 env env
 	udp_refused rootless_udp_connected_icmp_refused 127.0.0.1 127.0.0.1:PORT/udp env env
 	udp_refused rootless_udp_connected_icmp_refused_v6 ::1 "[::1]:PORT/udp" env env
+	unix_names_swept
 	skip namespaces "needs root and ip(8) for test network namespaces"
 	finish
 fi

@@ -2406,11 +2406,17 @@ void procfs_set_reopen_helper(int (*fn)(pid_t vpid, int fd, int flags))
 	reopen_helper = fn;
 }
 
+/* the guest's own kernel objects: a memfd, an anonymous pipe (fd's, st its fstat) */
+static int own_object(struct vfs *v, int fd, const struct stat *st)
+{
+	struct statfs sfs;
+	return vfs_is_memfd(v, st) || (S_ISFIFO(st->st_mode) && fstatfs(fd, &sfs) == 0 && sfs.f_type == PIPEFS_MAGIC);
+}
+
 static int reopen_new(struct vfs *v, struct task *t, int dup, int procfd, pid_t owner_vpid, int owner_fd,
 		      int flags, int *fd)
 {
 	struct stat st, rst;
-	struct statfs sfs;
 	int acc = flags & O_ACCMODE, mask = 0, own, r, nfd, e;
 	char p[48];
 
@@ -2435,9 +2441,7 @@ static int reopen_new(struct vfs *v, struct task *t, int dup, int procfd, pid_t 
 		free(n);
 		return 1;
 	}
-	/* the guest's own kernel objects: a memfd, an anonymous pipe */
-	own = n->kind == VN_FD && (vfs_is_memfd(v, &st) ||
-				   (S_ISFIFO(st.st_mode) && fstatfs(dup, &sfs) == 0 && sfs.f_type == PIPEFS_MAGIC));
+	own = n->kind == VN_FD && own_object(v, dup, &st);
 	r = own ? vfs_permission_obj(t, &n->st, mask) : vfs_permission(t, &n->st, mask);
 	free(n);
 	if (r < 0)
@@ -2532,13 +2536,23 @@ int procfs_open_magic(struct vfs *v, struct task *t, const char *rel, int flags,
 			close(ro);
 	}
 	/* The dup shares the guest's open file description (offset, flags):
-	 * never hand out more access than the guest already has. */
+	 * never hand out more access than the guest already has; and for
+	 * the guest's own kernel objects (a memfd, a pipe) never more than
+	 * the open asked for either: an O_WRONLY reopen of a read-write
+	 * memfd gave the read-write description (red team 22: a "write-only"
+	 * fd, handed to a less trusted process, that reads). Linux makes a
+	 * new write-only description; the sentry cannot (it opens the guest
+	 * procfs read-only): EACCES. A file keeps the old rule (a caller's
+	 * read-write stdout, Python's TemporaryFile, opened as "/dev/stdout"
+	 * O_WRONLY; ARCHITECTURE.md known gaps), as do terminals. */
 	if (!(flags & O_PATH)) {
 		fl = fcntl(dup, F_GETFL);
 		want = flags & O_ACCMODE;
+		int own = fstat(dup, &st) == 0 && own_object(v, dup, &st);
 		if (fl < 0) {
 			r = -errno;
 		} else if ((fl & O_PATH) ||
+			   (own && (fl & O_ACCMODE) != want) ||
 			   (want == O_RDONLY && (fl & O_ACCMODE) == O_WRONLY) ||
 			   (want == O_WRONLY && (fl & O_ACCMODE) == O_RDONLY) ||
 			   (want == O_RDWR && (fl & O_ACCMODE) != O_RDWR) ||

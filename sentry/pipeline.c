@@ -449,6 +449,10 @@ reply:
 	/* the reply's own CPU time: with the sync wake-up the SEND switches to
 	 * the guest, and this thread runs again only after the guest's next trap */
 	rcpu = g_prof ? prof_cpu() : 0;
+	/* a file the guest gets open for writing does not run while it is
+	 * (sc_exec_write_busy): noted whichever handler opened it */
+	if (c->out_fd >= 0 && ret >= 0)
+		sc_note_write_fd(c->out_fd);
 	if (c->out_fd >= 0 && (c->out_fd_value || (ret >= 0 && (c->out_fd_close_first || sc_inotify_watched())))) {
 		/* ADDFD without SEND, the sentry's copy closed, then the reply:
 		 * ret (an fd installed at c->out_newfd_at: connect's 0 or

@@ -110,9 +110,11 @@ static int resolve(struct sandbox *sb, struct task *t, int bind_, int type,
 	uint64_t gen = 0;
 	int btype = 0;
 	if (r == 0) {
-		if (bind_)
-			gen = unix_name_bind(node->st.st_dev, node->st.st_ino, path, type);
-		else if (!(gen = unix_name_gen(node->st.st_dev, node->st.st_ino, &btype)))
+		if (bind_) {
+			gen = unix_name_bind(sb, t->vtgid, node->st.st_dev, node->st.st_ino, path, type);
+			if (!gen)
+				r = -ENOBUFS; /* every name of the table held by a socket */
+		} else if (!(gen = unix_name_gen(node->st.st_dev, node->st.st_ino, &btype)))
 			r = -ECONNREFUSED;
 		else if (type && btype && type != btype)
 			r = -EPROTOTYPE; /* as Linux's unix_find_bsd */

@@ -136,12 +136,17 @@ int sc_list_fds(struct sandbox *sb, pid_t vpid, int *fds, int max);
 
 /* ETXTBSY at exec (Linux's deny_write_access: no exec of a file open for
  * writing). The kernel execs only the loader, so the sentry checks: every
- * write open of a regular file it makes is noted (sc_note_write_open, the
- * last SC_WRITERS_MAX distinct files), and an exec of a noted file scans the
- * guest's fds for one open for writing (sc_exec_write_busy: 1 if found; not
- * found, the note goes). (syscalls/sys_lock.c) */
+ * regular file the sentry hands the guest open for writing is noted (the
+ * pipeline calls sc_note_write_fd on each fd it installs: an open of an
+ * existing file, a create, O_TMPFILE, a handle...; SC_WRITERS_MAX distinct
+ * files, a free slot first), and an exec of a noted file scans the guest's
+ * fds for one open for writing (sc_exec_write_busy: 1 if found; not found,
+ * the note goes). A note pushed out of a full table makes every exec scan,
+ * collecting every file open for writing, until such a scan has put them
+ * all back in the table. (syscalls/sys_lock.c) */
 #define SC_WRITERS_MAX 256
 void sc_note_write_open(dev_t dev, ino_t ino);
+void sc_note_write_fd(int hostfd);
 int sc_exec_write_busy(struct sandbox *sb, dev_t dev, ino_t ino);
 
 /* SO_PASSCRED (syscalls/sys_peercred.c). passcred_set: the guest's

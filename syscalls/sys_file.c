@@ -544,9 +544,6 @@ again:
 	/* a FIFO's ends are counted: our copy must be gone before the guest
 	 * runs on (its peer's non-blocking open would see one end too many) */
 	c->out_fd_close_first = S_ISFIFO(st.st_mode);
-	/* a file open for writing does not run (sc_exec_write_busy) */
-	if (S_ISREG(st.st_mode) && (flags & O_ACCMODE) != O_RDONLY)
-		sc_note_write_open(st.st_dev, st.st_ino);
 	return sc_return_fd(c, fd, flags & O_CLOEXEC);
 }
 

@@ -775,7 +775,15 @@ struct open_scan {
 	int ofd;                 /* our dup of the caller's description */
 	bool writer;             /* some description of the file is open for writing */
 	bool other;              /* some other description of the file is open */
-	bool exec_q;             /* sc_exec_write_busy: a table too long to read counts as none */
+	bool exec_q;             /* sc_exec_write_busy: writers of (dev, ino) only */
+	bool collect;            /* and every file open for writing, into wset (wr_rebuild) */
+	bool incomplete;         /* some fd table could not be read whole */
+	unsigned nset;
+	struct wr_id {
+		dev_t dev;
+		ino_t ino;
+		unsigned long gen; /* (the table's: wr_gen when noted) */
+	} wset[SC_WRITERS_MAX];
 };
 
 /* fdinfo's "flags:" (octal) and "ino:" of guest fd `fd` of process vpid */
@@ -800,63 +808,127 @@ static int fd_info(struct sandbox *sb, pid_t vpid, int fd, int *flags, unsigned 
 	return 0;
 }
 
+/* The guest fd numbers of process vpid, however many (*fds: fixed, or
+ * malloc'd when it holds more than 1024; the caller frees it if it is not
+ * fixed): the count, -1 if gone, -2 past 1<<20 (more than Linux's default
+ * nr_open allows). Before red team 22 a table past 1024 was "cannot tell"
+ * and a program open for writing in such a process ran. */
+static int list_fds_all(struct sandbox *sb, pid_t vpid, int *fixed, int **fds)
+{
+	*fds = fixed;
+	int n = sc_list_fds(sb, vpid, fixed, 1024);
+	for (int max = 1 << 14; n == -2 && max <= 1 << 20; max <<= 2) {
+		int *v = realloc(*fds == fixed ? NULL : *fds, (size_t)max * sizeof *v);
+		if (!v)
+			break;
+		*fds = v;
+		n = sc_list_fds(sb, vpid, v, max);
+	}
+	return n;
+}
+
+static void wset_add(struct open_scan *s, dev_t dev, ino_t ino)
+{
+	for (unsigned i = 0; i < s->nset && i < SC_WRITERS_MAX; i++)
+		if (s->wset[i].ino == ino && s->wset[i].dev == dev)
+			return;
+	if (s->nset < SC_WRITERS_MAX)
+		s->wset[s->nset] = (struct wr_id){ dev, ino, 0 };
+	s->nset++; /* past the table: counted, not kept */
+}
+
 static int scan_opens(struct task *t, void *arg)
 {
 	struct open_scan *s = arg;
-	int fds[1024];
-	int n = sc_list_fds(s->sb, t->vtgid, fds, 1024);
-	if (n == -2 && s->exec_q)
-		return 0; /* cannot tell: the exec runs, as before */
+	int fixed[1024], *fds;
+	int n = list_fds_all(s->sb, t->vtgid, fixed, &fds);
 	if (n == -2) {
+		if (fds != fixed)
+			free(fds);
+		s->incomplete = true;
+		if (s->exec_q)
+			return 0; /* cannot tell: the exec runs, as before */
 		s->writer = s->other = true; /* cannot tell: as if open */
 		return 1;
 	}
-	for (int i = 0; i < n; i++) {
+	int stop = 0;
+	for (int i = 0; i < n && !stop; i++) {
 		int fl;
 		unsigned long ino;
 		struct stat st;
-		if (fd_info(s->sb, t->vtgid, fds[i], &fl, &ino) < 0 || ino != (unsigned long)s->ino ||
-		    (fl & O_PATH))
+		if (fd_info(s->sb, t->vtgid, fds[i], &fl, &ino) < 0 || (fl & O_PATH))
+			continue;
+		int wr = (fl & O_ACCMODE) == O_WRONLY || (fl & O_ACCMODE) == O_RDWR;
+		if (ino != (unsigned long)s->ino && !(s->collect && wr))
 			continue;
 		int h = task_getfd(t, fds[i]);
 		if (h < 0)
 			continue;
-		bool same = fstat(h, &st) == 0 && st.st_dev == s->dev && st.st_ino == s->ino;
+		int stok = fstat(h, &st) == 0;
+		bool same = stok && st.st_dev == s->dev && st.st_ino == s->ino;
+		if (s->collect && wr && stok && S_ISREG(st.st_mode))
+			wset_add(s, st.st_dev, st.st_ino);
 		if (same && (fl & O_ACCMODE) != O_RDONLY)
 			s->writer = true;
-		if (s->exec_q && s->writer) {
-			close(h);
-			return 1;
-		}
 		/* (sc_exec_write_busy asks for writers only: no description to compare) */
 		if (same && !s->exec_q && kcmp_file(getpid(), s->ofd, getpid(), h) != 0)
 			s->other = true;
 		close(h);
+		if (s->exec_q && s->writer && !s->collect)
+			stop = 1;
 	}
-	return 0;
+	if (fds != fixed)
+		free(fds);
+	return stop;
 }
 
 /* ---- ETXTBSY at exec (sc.h) ---- */
 
 static pthread_mutex_t wr_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-	dev_t dev;
-	ino_t ino;
-} wr_ring[SC_WRITERS_MAX];
+static struct wr_id wr_ring[SC_WRITERS_MAX];
 static unsigned wr_next;
+/* A note was pushed out while its file may still be open for writing (the
+ * table was full): until a scan has seen every writer again, an exec of a
+ * file not noted scans too (red team 22: 256 other files opened for
+ * writing, and an exec of the first, still open, ran). wr_gen counts the
+ * notes (each entry keeps its own), so that a scan's rebuild keeps those
+ * made meanwhile. */
+static bool wr_lost;
+static unsigned long wr_gen, wr_evicted; /* (wr_gen at the last push-out) */
 
 void sc_note_write_open(dev_t dev, ino_t ino)
 {
+	int free_slot = -1;
 	pthread_mutex_lock(&wr_mu);
-	for (unsigned i = 0; i < SC_WRITERS_MAX; i++)
+	for (unsigned i = 0; i < SC_WRITERS_MAX; i++) {
 		if (wr_ring[i].ino == ino && wr_ring[i].dev == dev) {
+			wr_ring[i].gen = ++wr_gen; /* (a rebuild under way keeps it) */
 			pthread_mutex_unlock(&wr_mu);
 			return;
 		}
-	wr_ring[wr_next].dev = dev;
-	wr_ring[wr_next].ino = ino;
-	wr_next = (wr_next + 1) % SC_WRITERS_MAX;
+		if (free_slot < 0 && !wr_ring[i].ino)
+			free_slot = (int)i;
+	}
+	unsigned at = free_slot >= 0 ? (unsigned)free_slot : wr_next;
+	if (free_slot < 0) {
+		wr_lost = true;
+		wr_next = (wr_next + 1) % SC_WRITERS_MAX;
+	}
+	wr_ring[at] = (struct wr_id){ dev, ino, ++wr_gen };
+	if (free_slot < 0)
+		wr_evicted = wr_gen;
 	pthread_mutex_unlock(&wr_mu);
+}
+
+void sc_note_write_fd(int fd)
+{
+	struct stat st;
+	int fl = fcntl(fd, F_GETFL);
+	/* O_WRONLY and O_RDWR only: an O_PATH stand-in's mode 3 writes nothing */
+	if (fl < 0 || (fl & O_PATH) || ((fl & O_ACCMODE) != O_WRONLY && (fl & O_ACCMODE) != O_RDWR))
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		sc_note_write_open(st.st_dev, st.st_ino);
 }
 
 int sc_exec_write_busy(struct sandbox *sb, dev_t dev, ino_t ino)
@@ -869,18 +941,33 @@ int sc_exec_write_busy(struct sandbox *sb, dev_t dev, ino_t ino)
 	for (unsigned i = 0; i < SC_WRITERS_MAX && found < 0; i++)
 		if (wr_ring[i].ino == ino && wr_ring[i].dev == dev)
 			found = (int)i;
+	bool lost = wr_lost;
+	unsigned long gen = wr_gen;
 	pthread_mutex_unlock(&wr_mu);
-	if (found < 0)
+	if (found < 0 && !lost)
 		return 0; /* never opened for writing by the sandbox (as far as noted) */
-	struct open_scan q = { .sb = sb, .dev = dev, .ino = ino, .ofd = -1, .exec_q = true };
-	task_for_each_leader(sb, scan_opens, &q);
-	if (!q.writer) {
-		pthread_mutex_lock(&wr_mu);
-		if (wr_ring[found].ino == ino && wr_ring[found].dev == dev)
-			wr_ring[found].ino = 0;
-		pthread_mutex_unlock(&wr_mu);
+	struct open_scan *q = xcalloc(1, sizeof *q);
+	*q = (struct open_scan){ .sb = sb, .dev = dev, .ino = ino, .ofd = -1, .exec_q = true, .collect = lost };
+	task_for_each_leader(sb, scan_opens, q);
+	pthread_mutex_lock(&wr_mu);
+	/* every file open for writing now, and the notes made since the scan
+	 * began: the table again, if they fit */
+	for (unsigned i = 0; lost && i < SC_WRITERS_MAX; i++)
+		if (wr_ring[i].ino && wr_ring[i].gen > gen)
+			wset_add(q, wr_ring[i].dev, wr_ring[i].ino);
+	if (lost && !q->incomplete && q->nset <= SC_WRITERS_MAX && wr_evicted <= gen) {
+		memset(wr_ring, 0, sizeof wr_ring);
+		for (unsigned i = 0; i < q->nset; i++)
+			wr_ring[i] = (struct wr_id){ q->wset[i].dev, q->wset[i].ino, wr_gen };
+		wr_next = q->nset % SC_WRITERS_MAX;
+		wr_lost = false;
+	} else if (!q->writer && found >= 0 && wr_ring[found].ino == ino && wr_ring[found].dev == dev) {
+		wr_ring[found].ino = 0;
 	}
-	return q.writer;
+	pthread_mutex_unlock(&wr_mu);
+	int busy = q->writer;
+	free(q);
+	return busy;
 }
 
 /* the lease of description r->ofd on its file, or NULL */

@@ -4,6 +4,9 @@
  * socket connected through moat-netd's relay shows its destination, and
  * getsockname the relay's host-side address (what the destination sees). */
 #include <errno.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "syscalls/sys_fs.h"
 #include "syscalls/sys_socket.h"
@@ -21,13 +24,19 @@
 #include <sys/un.h>
 
 /* The names bound in this sandbox: a table that grows (doubling from
- * NBOUND_MIN) to NBOUND_MAX entries, then forgets the oldest bind. Entries
- * are not removed at unlink or close (a bound socket outlives its name's
- * unlink, and its path still shows in getsockname): it was a ring of 1024,
- * so 1024 short-lived binds (a test runner's, a client's temporary
- * sockets) made a server bound first unreachable, connect ECONNREFUSED
- * while it listened (red team 20; a guest user could so cut off another's
- * server in the sandbox). */
+ * NBOUND_MIN) to NBOUND_MAX entries. Entries are not removed at unlink or
+ * close (a bound socket outlives its name's unlink, and its path still
+ * shows in getsockname): it was a ring of 1024, so 1024 short-lived binds
+ * (a test runner's, a client's temporary sockets) made a server bound
+ * first unreachable, connect ECONNREFUSED while it listened (red team 20;
+ * a guest user could so cut off another's server in the sandbox). The
+ * table of 16384 then forgot the oldest bind the same way (red team 22:
+ * 16,500 binds of closed sockets, 5 s, and the server was ECONNREFUSED).
+ * Now a full table first drops the names no socket holds any more (the
+ * guest network namespace's /proc/net/unix, read through the guest procfs;
+ * an entry younger than half a second is kept: its bind may not have run
+ * yet), and a bind that still finds it full is ENOBUFS: a live name is
+ * never forgotten. MOAT_TEST_UNIX_NAMES_MAX lowers the maximum (tests). */
 #define NBOUND_MIN 64
 #define NBOUND_MAX 16384
 
@@ -37,9 +46,85 @@ static struct bound {
 	ino_t ino;
 	uint64_t gen;           /* random, never 0 (sys_socket.h) */
 	int type;
+	int64_t when;           /* CLOCK_MONOTONIC ms of the bind */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 } *bound; /* allocated on first bind: a sandbox that binds nothing pays nothing */
-static unsigned nbound, nbound_cap;
+static unsigned nbound, nbound_cap, nbound_max;
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct live_name {
+	unsigned long long dev, ino, gen;
+};
+
+static int live_cmp(const void *a, const void *b)
+{
+	const struct live_name *x = a, *y = b;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return x->gen < y->gen ? -1 : x->gen > y->gen;
+}
+
+/* Drop the entries whose abstract name no socket of the guest's network
+ * namespace holds (vpid's /proc/net/unix), but those bound in the last
+ * half second. Under the lock. Returns how many went, or -1 (unreadable). */
+static int sweep_locked(struct sandbox *sb, pid_t vpid)
+{
+	char path[48], prefix[64];
+	if (!sb || sb->guest_procfd < 0 || vpid <= 0)
+		return -1;
+	snprintf(path, sizeof path, "%d/net/unix", (int)vpid);
+	int fd = openat(sb->guest_procfd, path, O_RDONLY | O_CLOEXEC);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	int pl = snprintf(prefix, sizeof prefix, "@moat/%s/", sb->id_str);
+	struct live_name *live = NULL;
+	size_t n = 0, cap = 0;
+	char line[512];
+	while (fgets(line, sizeof line, f)) {
+		char *p = strstr(line, prefix);
+		struct live_name l;
+		if (!p || sscanf(p + pl, "%llx:%llx:%llx", &l.dev, &l.ino, &l.gen) != 3)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			struct live_name *nl = realloc(live, cap * sizeof *live);
+			if (!nl) {
+				free(live);
+				fclose(f);
+				return -1;
+			}
+			live = nl;
+		}
+		live[n++] = l;
+	}
+	fclose(f);
+	if (n)
+		qsort(live, n, sizeof *live, live_cmp);
+	int64_t young = mono_ms() - 500;
+	unsigned k = 0;
+	for (unsigned i = 0; i < nbound && i < nbound_cap; i++) {
+		struct live_name key = { bound[i].dev, bound[i].ino, bound[i].gen };
+		if (bound[i].when > young || (n && bsearch(&key, live, n, sizeof *live, live_cmp)))
+			bound[k++] = bound[i];
+	}
+	int gone = (int)(nbound - k);
+	memset(bound + k, 0, (nbound_cap - k) * sizeof *bound);
+	nbound = k;
+	free(live);
+	return gone;
+}
 
 static struct bound *find_locked(dev_t dev, ino_t ino)
 {
@@ -64,16 +149,23 @@ static uint64_t new_gen(void)
 	return g;
 }
 
-uint64_t unix_name_bind(dev_t dev, ino_t ino, const char *path, int type)
+uint64_t unix_name_bind(struct sandbox *sb, pid_t vpid, dev_t dev, ino_t ino, const char *path, int type)
 {
 	uint64_t gen = new_gen();
 	pthread_mutex_lock(&lock);
 	if (!bound) {
+		const char *e = getenv("MOAT_TEST_UNIX_NAMES_MAX");
+		nbound_max = e && atoi(e) >= NBOUND_MIN ? (unsigned)atoi(e) : NBOUND_MAX;
 		nbound_cap = NBOUND_MIN;
 		__atomic_store_n(&bound, xcalloc(nbound_cap, sizeof *bound), __ATOMIC_RELEASE);
 	}
 	struct bound *b = find_locked(dev, ino);
-	if (!b && nbound == nbound_cap && nbound_cap < NBOUND_MAX) {
+	if (!b && nbound >= nbound_cap && nbound_cap >= nbound_max && sweep_locked(sb, vpid) <= 0) {
+		/* full of live names: refused, none forgotten */
+		pthread_mutex_unlock(&lock);
+		return 0;
+	}
+	if (!b && nbound == nbound_cap && nbound_cap < nbound_max) {
 		/* (every other reader holds the lock; unix_names_any only
 		 * asks whether there is a table) */
 		struct bound *nb = xcalloc(nbound_cap * 2, sizeof *nb);
@@ -84,12 +176,13 @@ uint64_t unix_name_bind(dev_t dev, ino_t ino, const char *path, int type)
 		free(old);
 	}
 	if (!b) {
-		b = &bound[nbound++ % nbound_cap]; /* full: forget the oldest bind */
+		b = &bound[nbound++];
 		b->dev = dev;
 		b->ino = ino;
 	}
 	b->gen = gen;
 	b->type = type;
+	b->when = mono_ms();
 	snprintf(b->path, sizeof b->path, "%s", path);
 	uint64_t g = b->gen;
 	pthread_mutex_unlock(&lock);

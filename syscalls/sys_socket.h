@@ -16,10 +16,11 @@
 struct sandbox;
 
 /* Record a bind of inode (dev, ino) at guest path by a socket of type
- * (SOCK_STREAM...); returns the new generation: 64 random bits, never 0 (the
- * name's secret part: a guest can use an abstract name natively, so only a
- * task that passed connect's permission check may learn it). */
-uint64_t unix_name_bind(dev_t dev, ino_t ino, const char *path, int type);
+ * (SOCK_STREAM...) of guest process vpid; returns the new generation: 64
+ * random bits, never 0 (the name's secret part: a guest can use an abstract
+ * name natively, so only a task that passed connect's permission check may
+ * learn it); 0 when the table is full of names sockets still hold. */
+uint64_t unix_name_bind(struct sandbox *sb, pid_t vpid, dev_t dev, ino_t ino, const char *path, int type);
 /* Generation of the last bind of (dev, ino), or 0 if none in this sandbox;
  * *type (if not NULL) the bound socket's type. */
 uint64_t unix_name_gen(dev_t dev, ino_t ino, int *type);

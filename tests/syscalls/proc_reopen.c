@@ -192,6 +192,22 @@ static void linux_rules(void)
 			close(ro);
 		close(fd);
 	}
+	/* a memfd held read-write, reopened O_WRONLY: not readable (Linux: a
+	 * new write-only description; moat cannot make one, EACCES; before
+	 * red team 22 the read-write description, which read) */
+	{
+		int m = memfd_create("wo", MFD_CLOEXEC);
+		if (m < 0 || write(m, "secret", 6) != 6)
+			t_fail("memfd_wronly_setup", "%s", strerror(errno));
+		int wo = reopen(m, O_WRONLY);
+		char b[8] = { 0 };
+		ssize_t n = wo >= 0 ? pread(wo, b, 6, 0) : -1;
+		CHECK(wo >= 0 ? n < 0 && (fcntl(wo, F_GETFL) & O_ACCMODE) == O_WRONLY : t_in_guest() && errno == EACCES,
+		      "memfd_wronly_reopen_not_readable", "fd %d read %zd [%s] (%s)", wo, n, b, strerror(errno));
+		if (wo >= 0)
+			close(wo);
+		close(m);
+	}
 	if (!root)
 		return;
 	/* a non-root user given root's fd of a 0600 file (named, deleted) or

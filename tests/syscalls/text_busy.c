@@ -3,8 +3,11 @@
  * program, so the sentry keeps the rule); reading it is fine, and once the
  * process is gone writing is allowed again. The other way round too: a
  * program some process holds open for writing does not run (LTP execve04;
- * before, under moat, it ran), and runs once that fd is closed. */
+ * before, under moat, it ran), and runs once that fd is closed: a file it
+ * made itself, one whose note 300 other writers pushed out of the sentry's
+ * table, one held by a process with more than 1024 fds (red team 22). */
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "t.h"
@@ -32,6 +35,24 @@ static int exec_try(const char *path)
 		return -1;
 	}
 	return 0;
+}
+
+/* a copy of /bin/sleep at name, left open as flags say (-1: failed) */
+static int copy_prog(const char *name, int flags)
+{
+	char buf[65536];
+	ssize_t n;
+	int in = open("/bin/sleep", O_RDONLY | O_CLOEXEC), out = open(name, flags, 0755);
+	if (in < 0 || out < 0) {
+		if (in >= 0)
+			close(in);
+		return out >= 0 ? (close(out), -1) : -1;
+	}
+	while ((n = read(in, buf, sizeof buf)) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			break;
+	close(in);
+	return out;
 }
 
 int main(int argc, char **argv)
@@ -84,5 +105,56 @@ int main(int argc, char **argv)
 	if (w >= 0)
 		close(w);
 	CHECK(exec_try("./prog") == 0, "exec_after_writer_closed", "%s", strerror(errno));
+
+	/* red team 22: every way to hold a program open for writing. A file
+	 * this process made (before, only opens of an existing file were
+	 * noted: a create ran) */
+	w = copy_prog("made", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC);
+	CHECK(w >= 0, "create_for_exec", "%s", strerror(errno));
+	EXPECT_ERR(exec_try("./made"), ETXTBSY, "exec_of_created_file_open_for_writing");
+	if (w >= 0)
+		close(w);
+	/* a writer whose note 300 other files opened for writing pushed out
+	 * of the sentry's table (before: it ran) */
+	w = open("prog", O_RDWR | O_CLOEXEC);
+	for (int i = 0; i < 300; i++) {
+		char nm[32];
+		snprintf(nm, sizeof nm, "f%d", i);
+		int f = open(nm, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (f >= 0)
+			close(f);
+		f = open(nm, O_WRONLY | O_CLOEXEC); /* an existing file's open too */
+		if (f >= 0)
+			close(f);
+	}
+	EXPECT_ERR(exec_try("./prog"), ETXTBSY, "exec_while_open_for_writing_after_300_others");
+	for (int i = 0; i < 300; i++) {
+		char nm[32];
+		snprintf(nm, sizeof nm, "f%d", i);
+		unlink(nm); /* (kept till now: a freed inode's number comes back) */
+	}
+	/* the same writer in a process holding more than 1024 fds (before:
+	 * "cannot tell", it ran) */
+	struct rlimit rl;
+	int big = -1;
+	if (w >= 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max > 1100) {
+		if (rl.rlim_cur < 1100) {
+			rl.rlim_cur = 1100;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+		big = dup2(w, 1090);
+	}
+	if (big >= 0) {
+		for (int i = 0; i < 1050; i++)
+			if (fcntl(w, F_DUPFD_CLOEXEC, 10) < 0)
+				break;
+		close(w);
+		w = -1;
+		EXPECT_ERR(exec_try("./prog"), ETXTBSY, "exec_while_open_for_writing_past_1024_fds");
+		closefrom(10);
+	}
+	if (w >= 0)
+		close(w);
+	CHECK(exec_try("./prog") == 0, "exec_after_writers_closed", "%s", strerror(errno));
 	return t_done();
 }

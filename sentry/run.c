@@ -461,6 +461,7 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->pids_limit = cfg->pids;
 	sb->cpus_milli = cfg->cpus_milli;
 	sb->ncpus = sandbox_ncpus(cfg->cpus_milli);
+	sb->aio_share = aio_share(); /* read now: the confined sentry opens no /proc/sys */
 	{
 		unsigned char b[16];
 		if (getrandom(b, sizeof b, 0) != sizeof b)

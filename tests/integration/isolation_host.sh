@@ -220,6 +220,11 @@ fi
 # leaves the caller's own processes outside the sandbox some of each
 # (red team round 7: they got EMFILE, EAGAIN and EMFILE). Run as root the
 # sandbox's host uid is its own and this passes either way.
+# host_keeps_aio_events: Linux AIO's fs.aio-nr is one count for the whole
+# host (no namespace, cgroup or uid scopes it): the guest also takes all the
+# io_setup events it can, and a process outside, root's too, must still get
+# some (red team 23: one io_setup(65536) took them all, EAGAIN for everyone;
+# sentry/aio.c holds a sandbox to an eighth of fs.aio-max-nr).
 mkdir -p "$T_TMP/budget" && chmod 777 "$T_TMP/budget"
 cat >"$T_TMP/budget/fill.py" <<'EOF'
 import ctypes, os, signal, sys, time
@@ -238,7 +243,14 @@ a = A(0, 10, 8192, 0)
 q = 0
 while rt.mq_open(b"/q%d" % q, os.O_CREAT | os.O_RDWR, 0o600, ctypes.byref(a)) >= 0:
     q += 1
-open(sys.argv[1] + "/filled.tmp", "w").write("%d %d %d\n" % (n, s, q))
+ev, want = 0, 1 << 20
+while want:
+    ctx = ctypes.c_ulong(0)
+    if l.syscall(206, want, ctypes.byref(ctx)) == 0:
+        ev += want
+    else:
+        want //= 2
+open(sys.argv[1] + "/filled.tmp", "w").write("%d %d %d %d\n" % (n, s, q, ev))
 os.rename(sys.argv[1] + "/filled.tmp", sys.argv[1] + "/filled")
 try:
     for _ in range(600):
@@ -266,6 +278,15 @@ if q >= 0:
     rt.mq_unlink(name)
 print("inotify=%s sigqueue=%s mq_open=%s" % ("ok" if i >= 0 else "fail", "ok" if s == 0 else "fail", "ok" if q >= 0 else "fail"))
 EOF
+cat >"$T_TMP/budget/aio.py" <<'EOF'
+import ctypes
+l = ctypes.CDLL(None, use_errno=True)
+ctx = ctypes.c_ulong(0)
+r = l.syscall(206, 16, ctypes.byref(ctx))
+if r == 0:
+    l.syscall(207, ctx)
+print("aio=%s" % ("ok" if r == 0 else "fail errno %d" % ctypes.get_errno()))
+EOF
 moat run --bind "$T_TMP/budget:/b:rw,shared" -- $PY /b/fill.py /b </dev/null >"$T_TMP/budget.out" 2>&1 &
 bpid=$!
 at_exit "kill -9 $bpid"
@@ -274,6 +295,12 @@ if [ ! -e "$T_TMP/budget/filled" ]; then
 	fail caller_keeps_user_budgets "the guest did not fill: $(head -c 200 "$T_TMP/budget.out")"
 else
 	got=$($PY "$T_TMP/budget/probe.py" 2>&1)
+	aio=$($PY "$T_TMP/budget/aio.py" 2>&1)
+	if [ "$aio" = "aio=ok" ]; then
+		ok host_keeps_aio_events
+	else
+		fail host_keeps_aio_events "a process outside, while the guest held $(awk '{print $4}' "$T_TMP/budget/filled") aio events: io_setup(16) $aio"
+	fi
 	if [ "$got" = "inotify=ok sigqueue=ok mq_open=ok" ]; then
 		ok caller_keeps_user_budgets
 	else

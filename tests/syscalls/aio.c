@@ -22,6 +22,29 @@ static void *thread_setup(void *arg)
 	return (void *)(long)setup(1000, arg);
 }
 
+/* n children in turn each make a context of 4000 events, then exit (or
+ * exec /bin/true): the number that succeeded */
+static int child_rounds(int n, int exec)
+{
+	int i;
+	for (i = 0; i < n; i++) {
+		pid_t k = fork();
+		if (k == 0) {
+			aio_context_t x;
+			if (setup(4000, &x))
+				_exit(1);
+			if (exec)
+				execl("/bin/true", "true", (char *)NULL);
+			_exit(exec);
+		}
+		int st = 0;
+		waitpid(k, &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			break;
+	}
+	return i;
+}
+
 int main(int argc, char **argv)
 {
 	t_setup(argc, argv, "aio");
@@ -62,31 +85,9 @@ int main(int argc, char **argv)
 		syscall(SYS_io_setup, 4000, (void *)8);
 	CHECK(setup(4000, &c) == 0 && syscall(SYS_io_destroy, c) == 0, "efault_given_back", "%s", strerror(errno));
 	/* contexts of processes that exit, or exec, go with them */
-	for (i = 0; i < 40; i++) {
-		pid_t k = fork();
-		if (k == 0) {
-			aio_context_t x;
-			_exit(setup(4000, &x) ? 1 : 0);
-		}
-		int st = 0;
-		waitpid(k, &st, 0);
-		if (!WIFEXITED(st) || WEXITSTATUS(st))
-			break;
-	}
+	i = child_rounds(40, 0);
 	CHECK(i == 40, "exit_given_back", "child %d", i);
-	for (i = 0; i < 10; i++) {
-		pid_t k = fork();
-		if (k == 0) {
-			aio_context_t x;
-			if (setup(4000, &x) == 0)
-				execl("/bin/true", "true", (char *)NULL);
-			_exit(1);
-		}
-		int st = 0;
-		waitpid(k, &st, 0);
-		if (!WIFEXITED(st) || WEXITSTATUS(st))
-			break;
-	}
+	i = child_rounds(10, 1);
 	CHECK(i == 10, "exec_given_back", "child %d", i);
 	/* a thread's context is its process's: still there after the thread
 	 * exits, and io_destroy of it from the main thread gives it back */

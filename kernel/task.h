@@ -238,6 +238,7 @@ struct sandbox {
 	 * namespace or cgroup scopes; the sandbox's share of it and what its
 	 * live contexts hold. The tracer's (one thread). */
 	unsigned long aio_share, aio_held;
+	long host_pid_max;            /* kernel.pid_max, read at start (sentry/tracer.c's task bound) */
 	char *pstat_base;             /* /proc/stat's counters at the sandbox's first read of it (fs/procfs.c; never freed) */
 };
 

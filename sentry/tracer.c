@@ -8,7 +8,8 @@
  * keeps one table of its own, early[]: tids whose first stop came before
  * their parent's fork event (held, never resumed, until that event).
  *
- * Bounds: at most max_tasks tasks (MAX_TASKS, less if the sentry's fd limit,
+ * Bounds: at most max_tasks tasks (MAX_TASKS, without --pids at most an
+ * eighth of kernel.pid_max / 3, less if the sentry's fd limit,
  * raised to its hard limit first, cannot hold a pidfd per task and
  * FDS_SPARE more, or a pidfd per task and four fds per worker of a waiting
  * call (pipeline_wait_begin) for every task: a fifth of the limit;
@@ -49,6 +50,7 @@
 #include <unistd.h>
 
 #define MAX_TASKS 4096
+#define PID_SHARE_DIV 8 /* at most an eighth of kernel.pid_max (3 per task) */
 
 struct tracer {
 	struct tracer_args *a;
@@ -944,6 +946,15 @@ int tracer_run(struct tracer_args *a)
 	}
 	if (a->pids_max > 0 && a->pids_max < tr.max_tasks)
 		tr.max_tasks = a->pids_max; /* --pids: the sentry's own accounting, in every mode */
+	/* Host pids are one space for the whole host (kernel.pid_max; 32768
+	 * on small hosts), and a guest task waiting in a trapped call holds
+	 * three: its own, a sentry worker's, a gofer thread's. Without
+	 * --pids a sandbox takes at most an eighth of them: before red team
+	 * 23 one took 4096 tasks (~12,700 host pids waiting, 39% of 32768),
+	 * and three left the host's root no fork. --pids is the caller's
+	 * explicit choice and is kept. */
+	if (a->pids_max == 0 && sb->host_pid_max > 0 && sb->host_pid_max / (3 * PID_SHARE_DIV) < tr.max_tasks)
+		tr.max_tasks = sb->host_pid_max / (3 * PID_SHARE_DIV) > 64 ? (int)(sb->host_pid_max / (3 * PID_SHARE_DIV)) : 64;
 	/* Workers past the pool's 64 for calls that wait for another task
 	 * (pipeline_wait_begin): one per waiting task at most, so the task
 	 * bound; each holds a gofer connection (and a lock wait a dup of the

@@ -82,6 +82,17 @@ int write_file(const char *path, const char *s)
 	return r;
 }
 
+long read_long_file(const char *path)
+{
+	char buf[32] = { 0 };
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	return n > 0 ? strtol(buf, NULL, 10) : -1;
+}
+
 int read_all(int fd, void *buf, size_t len)
 {
 	char *p = buf;

@@ -45,6 +45,8 @@ int write_all(int fd, const void *buf, size_t len);
 int watch_at(int ifd, int dfd, const char *name, uint32_t mask);
 /* Write the string s to an existing file (procfs id maps, cgroup knobs): 0 or -errno. */
 int write_file(const char *path, const char *s);
+/* The number a file (a /proc/sys value) starts with; -1 when it cannot be read. */
+long read_long_file(const char *path);
 /* open(2) of a file moat writes as the caller at a path the caller named
  * (--audit, --result): a final symlink or a non-regular file there is
  * refused (ELOOP / EINVAL, errno set, -1), since a sandbox with a rw bind

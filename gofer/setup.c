@@ -142,21 +142,40 @@ static int new_tmpfs_inodes(const char *size, const char *inodes, const char *mo
 	return m;
 }
 
+/* kernel.pty.max is one count for the whole host: every devpts instance
+ * but the host's initial one may take up to max - reserve (3072 of 4096 by
+ * default) together. Before red team 23 a guest opened /dev/ptmx 3071 times
+ * and every other sandbox's (and container's) openpty was ENOSPC; now the
+ * sandbox's instance holds at most a sixteenth of that (devpts "max=", 192
+ * by default). Read before the pivot (no /proc after it). */
+#define PTY_SHARE_DIV 16
+static long pty_share = 192;
+
+static void pty_share_read(void)
+{
+	long max = read_long_file("/proc/sys/kernel/pty/max");
+	long reserve = read_long_file("/proc/sys/kernel/pty/reserve");
+	if (max > 0 && reserve >= 0 && max > reserve)
+		pty_share = (max - reserve) / PTY_SHARE_DIV > 0 ? (max - reserve) / PTY_SHARE_DIV : 1;
+}
+
 /* The sandbox's own terminals: a new devpts instance (every devpts mount is
  * one since Linux 4.7; mountable in a user namespace), its ptmx usable by
- * anyone (the guest's /dev/ptmx is a symlink to pts/ptmx, view.c). The
- * host's ptys are in another instance: never reachable from here. -1 if the
- * kernel refuses (then the guest has no /dev/pts). */
+ * anyone (the guest's /dev/ptmx is a symlink to pts/ptmx, view.c), at most
+ * pty_share ptys. The host's ptys are in another instance: never reachable
+ * from here. -1 if the kernel refuses (then the guest has no /dev/pts). */
 static int new_devpts(const struct gofer_export *ex)
 {
 	int fs = fsopen("devpts", FSOPEN_CLOEXEC);
 	int m;
-	char id[16];
+	char id[16], max[24];
 
 	if (fs < 0)
 		return -1;
+	snprintf(max, sizeof max, "%ld", pty_share);
 	if (fsconfig(fs, FSCONFIG_SET_STRING, "ptmxmode", "0666", 0) < 0 ||
-	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0620", 0) < 0) {
+	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0620", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "max", max, 0) < 0) {
 		close(fs);
 		return -1;
 	}
@@ -755,6 +774,7 @@ static void build_root(const struct gofer_export *ex, size_t n,
 				     ex[i].host_path);
 			ce[i].is_file = S_ISREG(st.st_mode);
 		} else if (ex[i].kind == GOFER_EXPORT_DEV) {
+			pty_share_read();
 			for (size_t k = 0; k < ARRAY_SIZE(dev_nodes); k++) {
 				char p[32];
 				snprintf(p, sizeof p, "/dev/%s", dev_nodes[k]);

@@ -64,6 +64,8 @@ struct fs_ctx {
 
 
 
+struct aio_acct;
+
 struct task {
 	atomic_int refs;
 	/* identity */
@@ -130,6 +132,11 @@ struct task {
 				  * relay: the source shown is this destination */
 	uint32_t sock_relay_len;
 	int sock_relay_kind;     /* sock_exit 6 (recvmmsg copies): names from sock_relay */
+	struct aio_acct *aio;    /* the Linux AIO events its address space holds (sentry/aio.c):
+				  * one account per mm, shared by the tasks of that mm
+				  * (threads, CLONE_VM, a vfork child until its exec) */
+	long aio_exit;           /* io_setup/io_destroy runs to its exit (PTRACE_SYSCALL):
+				  * 1 io_destroy, 2 + n an io_setup of n events */
 	int exec_pending;        /* the rewritten execve runs (PTRACE_SYSCALL): its syscall
 				  * exit before PTRACE_EVENT_EXEC means it failed */
 	long restart_answered;   /* nr + 1 of a trapped call a worker answered with
@@ -227,6 +234,11 @@ struct sandbox {
 	unsigned ncpus;               /* CPUs the guest sees (online/possible, cpuinfo, affinity) */
 	char boot_id[37];             /* /proc/sys/kernel/random/boot_id: random per sandbox */
 	unsigned long long boot_ticks; /* the init's start (host boot clock ticks; from its clone, sentry/spawn.c, else procfs lazily; atomic) */
+	/* Linux AIO (sentry/aio.c): fs.aio-nr is one host-wide count that no
+	 * namespace or cgroup scopes; the sandbox's share of it and what its
+	 * live contexts hold. The tracer's (one thread). */
+	unsigned long aio_share, aio_held;
+	long host_pid_max;            /* kernel.pid_max, read at start (sentry/tracer.c's task bound) */
 	char *pstat_base;             /* /proc/stat's counters at the sandbox's first read of it (fs/procfs.c; never freed) */
 };
 

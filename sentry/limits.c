@@ -365,6 +365,11 @@ static int setup_v1(struct limits *l)
 				snprintf(v, sizeof v, "%llu", c->memory);
 				l->mem_ok = write_at(d, "memory.limit_in_bytes", v) == 0;
 				write_at(d, "memory.memsw.limit_in_bytes", v); /* no swap either, where accounted */
+				/* socket buffers: v1 charges them (to a counter of their
+				 * own) only once this is set; unset, a guest under
+				 * --memory 64M queued 422 MB on loopback TCP, all of it
+				 * from the host's one tcp_mem budget (red team 23) */
+				write_at(d, "memory.kmem.tcp.limit_in_bytes", v);
 			}
 			l->mem_events_fd = open_at(d, "memory.oom_control", O_RDONLY);
 			l->mem_peak_fd = open_at(d, "memory.max_usage_in_bytes", O_RDONLY);

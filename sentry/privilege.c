@@ -126,23 +126,12 @@ struct lims {
 	long ino_inst, ino_watch;
 };
 
-static long read_long(const char *path)
-{
-	char buf[32] = { 0 };
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	return n > 0 ? strtol(buf, NULL, 10) : -1;
-}
-
 static void lim_lower(struct lims *l)
 {
 	struct rlimit half;
 
-	l->ino_inst = read_long("/proc/sys/fs/inotify/max_user_instances");
-	l->ino_watch = read_long("/proc/sys/fs/inotify/max_user_watches");
+	l->ino_inst = read_long_file("/proc/sys/fs/inotify/max_user_instances");
+	l->ino_watch = read_long_file("/proc/sys/fs/inotify/max_user_watches");
 	if (getrlimit(RLIMIT_SIGPENDING, &l->sig) == 0 && l->sig.rlim_cur != RLIM_INFINITY) {
 		half = l->sig;
 		half.rlim_cur = l->sig.rlim_cur / 2;

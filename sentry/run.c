@@ -461,6 +461,8 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->pids_limit = cfg->pids;
 	sb->cpus_milli = cfg->cpus_milli;
 	sb->ncpus = sandbox_ncpus(cfg->cpus_milli);
+	sb->aio_share = aio_share(); /* read now: the confined sentry opens no /proc/sys */
+	sb->host_pid_max = read_long_file("/proc/sys/kernel/pid_max");
 	{
 		unsigned char b[16];
 		if (getrandom(b, sizeof b, 0) != sizeof b)

@@ -169,6 +169,19 @@ void pipeline_set_wait_cap(int cap);
 void unixsock_stop(struct sandbox *sb, struct task *t, const struct user_regs_struct *regs);
 /* The syscall exit of a recvfrom the stop asked to see (t->sock_exit). */
 void unixsock_exit(struct sandbox *sb, struct task *t);
+/* Linux AIO's host-wide count (aio.c): the sandbox's share of
+ * fs.aio-max-nr, read before confinement. */
+unsigned long aio_share(void);
+/* At a PTRACE_EVENT_SECCOMP stop (any call; acts on io_setup/io_destroy):
+ * an io_setup past the share is skipped with -EAGAIN; t->aio_exit is set
+ * when the call must be seen at its syscall exit (aio_exit). */
+void aio_stop(struct sandbox *sb, struct task *t, const struct user_regs_struct *regs);
+void aio_exit(struct sandbox *sb, struct task *t);
+/* A new task: share_vm (CLONE_VM) shares its parent's account, else none. */
+void aio_fork(struct task *parent, struct task *child, int share_vm);
+/* The task leaves its address space (exec, exit): an account whose last
+ * task left frees its events (the kernel's exit_aio). */
+void aio_leave(struct sandbox *sb, struct task *t);
 
 /* The loader's MOAT_SYS_LOADER call (worker thread). */
 long exec_loader_call(struct sc_call *c);

@@ -8,7 +8,8 @@
  * keeps one table of its own, early[]: tids whose first stop came before
  * their parent's fork event (held, never resumed, until that event).
  *
- * Bounds: at most max_tasks tasks (MAX_TASKS, less if the sentry's fd limit,
+ * Bounds: at most max_tasks tasks (MAX_TASKS, without --pids at most an
+ * eighth of kernel.pid_max / 3, less if the sentry's fd limit,
  * raised to its hard limit first, cannot hold a pidfd per task and
  * FDS_SPARE more, or a pidfd per task and four fds per worker of a waiting
  * call (pipeline_wait_begin) for every task: a fifth of the limit;
@@ -49,6 +50,7 @@
 #include <unistd.h>
 
 #define MAX_TASKS 4096
+#define PID_SHARE_DIV 8 /* at most an eighth of kernel.pid_max (3 per task) */
 
 struct tracer {
 	struct tracer_args *a;
@@ -369,6 +371,7 @@ static void task_gone(struct tracer *tr, pid_t tid)
 	struct task *t = task_get(tr->sb, tid);
 	if (t) {
 		pin_release(t); /* died pinned: the next may pin */
+		aio_leave(tr->sb, t);
 		if (t->fork_child) /* it died inside fork */
 			release_child(tr, t->fork_child, -1, t->fork_thread);
 		if (t->doomed_parent) {
@@ -704,7 +707,7 @@ static void fork_event(struct tracer *tr, struct task *t, int ev)
 	struct sandbox *sb = tr->sb;
 	unsigned long child = 0;
 	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &child);
-	int thread = 0, share_fs = 0, share_sighand = 0;
+	int thread = 0, share_fs = 0, share_sighand = 0, share_vm = 1;
 	/* The flags of a clone(2), whatever event it gave: ptrace reports
 	 * PTRACE_EVENT_FORK for an exit signal of SIGCHLD and VFORK for
 	 * CLONE_VFORK, even with CLONE_THREAD (red team 19: such a thread was
@@ -716,6 +719,9 @@ static void fork_event(struct tracer *tr, struct task *t, int ev)
 		thread = !!(fl & CLONE_THREAD);
 		share_fs = !!(fl & CLONE_FS);
 		share_sighand = !!(fl & CLONE_SIGHAND);
+		share_vm = !!(fl & CLONE_VM);
+	} else if (ev == PTRACE_EVENT_FORK) {
+		share_vm = 0; /* fork(2); unknown: taken as shared (aio.c: counted longer) */
 	}
 	int count = task_count(sb);
 	int refuse = count >= tr->max_tasks;
@@ -723,6 +729,7 @@ static void fork_event(struct tracer *tr, struct task *t, int ev)
 		sb->n_tasks_peak = (unsigned long)count + 1;
 	/* registered even when refused: no task ever runs unknown */
 	struct task *n = task_create(sb, (pid_t)child, thread ? t->tgid : (pid_t)child, t, share_fs);
+	aio_fork(t, n, share_vm);
 	if (share_sighand)
 		t->sighand_shared = n->sighand_shared = 1;
 	/* Its guest ids come from the parent's return value: run the parent to
@@ -939,6 +946,15 @@ int tracer_run(struct tracer_args *a)
 	}
 	if (a->pids_max > 0 && a->pids_max < tr.max_tasks)
 		tr.max_tasks = a->pids_max; /* --pids: the sentry's own accounting, in every mode */
+	/* Host pids are one space for the whole host (kernel.pid_max; 32768
+	 * on small hosts), and a guest task waiting in a trapped call holds
+	 * three: its own, a sentry worker's, a gofer thread's. Without
+	 * --pids a sandbox takes at most an eighth of them: before red team
+	 * 23 one took 4096 tasks (~12,700 host pids waiting, 39% of 32768),
+	 * and three left the host's root no fork. --pids is the caller's
+	 * explicit choice and is kept. */
+	if (a->pids_max == 0 && sb->host_pid_max > 0 && sb->host_pid_max / (3 * PID_SHARE_DIV) < tr.max_tasks)
+		tr.max_tasks = sb->host_pid_max / (3 * PID_SHARE_DIV) > 64 ? (int)(sb->host_pid_max / (3 * PID_SHARE_DIV)) : 64;
 	/* Workers past the pool's 64 for calls that wait for another task
 	 * (pipeline_wait_begin): one per waiting task at most, so the task
 	 * bound; each holds a gofer connection (and a lock wait a dup of the
@@ -1049,6 +1065,8 @@ int tracer_run(struct tracer_args *a)
 				if (t->sock_exit) {
 					unixsock_exit(sb, t);
 					t->sock_exit = 0;
+				} else if (t->aio_exit) {
+					aio_exit(sb, t);
 				} else if (t->exec_pending) {
 					/* the rewritten exec failed: its pending exec goes */
 					t->exec_pending = 0;
@@ -1064,7 +1082,7 @@ int tracer_run(struct tracer_args *a)
 			sig = sig_restart(sb, t, tid, sig);
 			if (sig)
 				no_core_dump(sb, t, tid, sig);
-			ptrace(t->exec_pending || t->sock_exit ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
+			ptrace(t->exec_pending || t->sock_exit || t->aio_exit ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
 			break;
 		case PTRACE_EVENT_SECCOMP: {
 			/* the registers once, for every step below */
@@ -1085,15 +1103,18 @@ int tracer_run(struct tracer_args *a)
 			gofer_set_wait_hook(past_deadline, &deadline);
 			int pending = is_exec ? exec_stop(sb, t, &regs) : 0;
 			t->sock_exit = 0;
-			if (!is_exec)
+			t->aio_exit = 0;
+			if (!is_exec) {
 				unixsock_stop(sb, t, &regs); /* bind, connect, listen, send*, recvfrom */
+				aio_stop(sb, t, &regs); /* io_setup, io_destroy */
+			}
 			gofer_set_wait_hook(NULL, NULL);
 			dbg("%.2f ms: exec resolved", ms_now() - a->t0);
 			/* an exec rewritten to the loader: see its syscall exit if it fails */
 			t->exec_pending = pending;
 			if (pending)
 				task_pin(t, tid, sb->guest_procfd); /* to PTRACE_EVENT_EXEC or the failed exit */
-			ptrace(pending || t->sock_exit ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, 0);
+			ptrace(pending || t->sock_exit || t->aio_exit ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, 0);
 			break;
 		}
 		case PTRACE_EVENT_FORK:
@@ -1104,10 +1125,16 @@ int tracer_run(struct tracer_args *a)
 		case PTRACE_EVENT_EXEC: {
 			unsigned long former = 0;
 			ptrace(PTRACE_GETEVENTMSG, tid, 0, &former);
-			if ((pid_t)former != tid)
+			if ((pid_t)former != tid) {
+				struct task *old = task_get(sb, tid); /* the leader it replaces */
+				if (old)
+					aio_leave(sb, old);
+				task_put(old);
 				task_rekey(sb, (pid_t)former, tid);
+			}
 			struct task *e = task_get(sb, tid);
 			if (e) {
+				aio_leave(sb, e); /* a new mm: the old one's contexts went with it */
 				/* the loader may now take the pending exec, once */
 				e->exec_pending = 0;
 				e->sighand_shared = 0; /* exec unshares the dispositions */

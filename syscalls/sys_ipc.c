@@ -370,6 +370,13 @@ static long ipc_get(struct sc_call *c, int kind, key_t key, uint64_t arg, int fl
 			goto out;
 		}
 	}
+	if (kind == K_SHM && (flg & SHM_HUGETLB)) {
+		/* the host's one huge page pool, charged to no memory cgroup (red
+		 * team 23; mmap MAP_HUGETLB and memfd MFD_HUGETLB: the table):
+		 * Linux's answer without CAP_IPC_LOCK past RLIMIT_MEMLOCK */
+		r = -EPERM;
+		goto out;
+	}
 	for (int tries = 0;; tries++) {
 		r = native_get(kind, key, arg, extra | IPC_CREAT | IPC_EXCL | 0600);
 		if (r < 0) {

@@ -17,6 +17,8 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
+#include <sys/mman.h>
+#include <linux/memfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 

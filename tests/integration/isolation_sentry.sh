@@ -126,6 +126,22 @@ case $out in
 "ok threadstorm"*) ok thread_storm_bounded ;;
 *) fail thread_storm_bounded "${out:0:300}" ;;
 esac
+# Host pids are one space (kernel.pid_max, 32768 on small hosts) and a
+# waiting guest task holds three (its own, a sentry worker, a gofer
+# thread): without --pids a sandbox's task bound is at most an eighth of
+# them, pid_max / 24 (red team 23: 4096 tasks, ~12,700 host pids, and
+# three sandboxes left the host no fork). Where that share is above the
+# fd-based bound (large pid_max) there is nothing to see.
+pmax=$(cat /proc/sys/kernel/pid_max 2>/dev/null)
+share=$(( ${pmax:-4194304} / 24 ))
+if [ "$share" -lt 3500 ]; then
+	out=$(moat run --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_sentry threadstorm $((share + 200)) </dev/null 2>&1)
+	made=$(printf '%s' "$out" | sed -n 's/^ok threadstorm made=\([0-9]*\) .*/\1/p')
+	if [ -n "$made" ] && [ "$made" -lt "$share" ]; then ok task_bound_share_of_pid_max
+	else fail task_bound_share_of_pid_max "pid_max $pmax, share $share: ${out:0:300}"; fi
+else
+	skip task_bound_share_of_pid_max "pid_max ${pmax:-?}: an eighth is above the fd-based task bound"
+fi
 # Two processes looping on a costly ptrace stop (an AF_UNIX connect through
 # 40 long symlinks, ~10-15 ms of the tracer each) cannot starve a third: its
 # 20 sendmsg stops finish (stops are served a round at a time). Before: not

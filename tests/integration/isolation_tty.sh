@@ -204,4 +204,40 @@ EOF
 	SANITY=1 expect_eq ctrl_z_stops_guest "$(tr '\n' ' ' <"$T_TMP/z/out" 2>/dev/null)[$(cat "$T_TMP/z/got" 2>/dev/null)]" "stop=147 shell=[secret] fg=0 [guestin]"
 fi
 
+# 10. kernel.pty.max is one count for the host: every devpts instance but
+# the host's own shares max - reserve (3072 of 4096). A guest that opens
+# all the ptys it can must leave another sandbox some (red team 23: it
+# took 3071, and the other sandbox's openpty was ENOSPC; the gofer's devpts
+# now has max= a sixteenth of that, gofer/setup.c pty_share).
+mkdir -m 777 "$T_TMP/ptyfill"
+moat run --bind "$T_TMP/ptyfill:/p:rw,shared" -- "$PY" -c '
+import os, resource, sys, time
+h = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(h, 8192), h))
+n = 0
+try:
+    while True:
+        os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY); n += 1
+except OSError:
+    pass
+open("/p/n.tmp", "w").write(str(n)); os.rename("/p/n.tmp", "/p/n")
+for _ in range(100):
+    if os.path.exists("/p/release"):
+        break
+    time.sleep(0.1)
+' </dev/null >/dev/null 2>&1 &
+fpid=$!
+at_exit "kill -9 $fpid"
+for _ in $(seq 100); do [ -e "$T_TMP/ptyfill/n" ] && break; sleep 0.05; done
+other=$(moat run -- "$PY" -c '
+import os
+try:
+    os.openpty(); print("openpty ok")
+except OSError as e:
+    print("openpty", e.strerror)
+' </dev/null 2>&1)
+expect_eq other_sandbox_keeps_ptys "$other (the first held $(cat "$T_TMP/ptyfill/n" 2>/dev/null))" "openpty ok (the first held $(cat "$T_TMP/ptyfill/n" 2>/dev/null))"
+touch "$T_TMP/ptyfill/release"
+wait "$fpid" 2>/dev/null
+
 finish

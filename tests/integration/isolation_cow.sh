@@ -801,12 +801,27 @@ os.removexattr("c", "user.gone"); os.setxattr("d", "user.dir", b"y")' </dev/null
 		fail export_lists_xattr_changes "$(cat "$M" 2>&1 | head -20)"
 	fi
 	d=$("$MOAT" diff "$T_TMP/xaexp" 2>&1)
-	case $d in *"M a (file, 2 bytes, xattrs +user.new)"*"M c (file, 2 bytes, xattrs -user.gone)"*"M d (dir, xattrs +user.dir)"*)
+	case $d in *"M a (file, 2 bytes, xattrs +user.new)"*"M c (file, 2 bytes, xattrs -user.gone)"*"M d (dir, mode 0755, xattrs +user.dir)"*)
 		ok diff_lists_xattr_changes ;;
 	*) fail diff_lists_xattr_changes "$d" ;;
 	esac
 	expect_eq export_xattr_host_unchanged "$(hosthash "$XA") $("$PY" -c 'import os, sys; print(os.listxattr(sys.argv[1]), os.getxattr(sys.argv[2], "user.keep"), os.listxattr(sys.argv[3]))' "$XA/a" "$XA/b" "$XA/c")" \
 		"$xbefore [] b'1' ['user.gone']"
 fi
+
+# ---- 20. a lower directory's mode the guest changed (a patch cannot carry
+#         it) is a modify in the manifest, with its mode, and `moat diff`
+#         prints it; before red-team round 24 it was in neither file: a
+#         `chmod 0777` or `chmod 0700` of a host directory the export never
+#         told ----
+DM=$T_TMP/dm
+mkdir -p "$DM/open" "$DM/shut" "$DM/same" && chmod -R 755 "$DM"
+moat run --bind "$DM:/x:cow" --export "$T_TMP/dmexp" --workdir /x -- /bin/sh -c \
+	'chmod 700 shut; chmod 1777 open; chmod 755 same' </dev/null >/dev/null 2>&1
+d=$("$MOAT" diff "$T_TMP/dmexp" 2>&1)
+case $d in *"M open (dir, mode 1777)"*"M shut (dir, mode 0700)"*)
+	case $d in *same*) fail diff_lists_dir_mode "$d" ;; *) ok diff_lists_dir_mode ;; esac ;;
+*) fail diff_lists_dir_mode "$d" ;;
+esac
 
 finish

@@ -1986,7 +1986,8 @@ static int stat_beneath(const struct gofer_srv_export *e, const char *rel, struc
 	return r;
 }
 
-/* Copy-on-write hard links. overlayfs (index=off, see ARCHITECTURE Known
+/* Copy-on-write hard links (and privileged files: privileged_lower).
+ * overlayfs (index=off, see ARCHITECTURE Known
  * gaps) copies up one name of a multi-linked lower file, and the others
  * keep the old content. Before a call overlayfs would copy up for (a write
  * open, chmod, utimes, truncate, xattr change, link, rename) of such a
@@ -1999,6 +2000,32 @@ static int stat_beneath(const struct gofer_srv_export *e, const char *rel, struc
 static void link_others(const struct gofer_srv_export *e, const char *rel, const struct lname *names,
 			size_t cnt, const struct stat st[2]);
 
+/* A lower regular file overlayfs must not copy up itself: its copy keeps
+ * the set-id bits and the file capability (security.capability), and the
+ * guest then changes the copy's content through a shared mapping of a
+ * write fd, which clears neither (only write(2) and truncate do). Under
+ * --overlay DIR the copy is a host file: before red-team round 24 guest
+ * root opened /usr/bin/passwd for writing, wrote "EVIL" into a mapping of
+ * it, and DIR/usr/upper/bin/passwd was a root-owned set-uid host file of
+ * that content (a capable one from gst-ptp-helper). The gofer's own
+ * copy-up (copy_up) keeps neither. */
+static int privileged_lower(const struct gofer_srv_export *e, const char *rel,
+			    const struct stat *st)
+{
+	if (st->st_mode & (S_ISUID | S_ISGID))
+		return 1;
+	struct open_how how = { .flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	int fd = (int)syscall(SYS_openat2, e->lowerfd, rel, &how, sizeof how);
+	if (fd < 0)
+		return 0;
+	struct stat lst;
+	int r = fstat(fd, &lst) == 0 && lst.st_ino == st->st_ino &&
+		fgetxattr(fd, "security.capability", NULL, 0) >= 0;
+	close(fd);
+	return r;
+}
+
 static void cow_links_first(const struct gofer_srv_export *e, const char *rel, uint64_t *dev,
 			    uint64_t *ino)
 {
@@ -2006,13 +2033,12 @@ static void cow_links_first(const struct gofer_srv_export *e, const char *rel, u
 	size_t cnt = 0;
 
 	if (!e->cow || e->is_file || !*rel || e->lowerfd < 0 || e->upperfd < 0 ||
-	    stat_beneath(e, rel, &cur) < 0 ||
-	    !S_ISREG(cur.st_mode) || cur.st_nlink < 2 || in_upper(e, rel))
+	    stat_beneath(e, rel, &cur) < 0 || !S_ISREG(cur.st_mode) || in_upper(e, rel))
 		return;
 	if (*ino && (cur.st_ino != *ino || cur.st_dev != (dev_t)*dev))
 		return;  /* not the object checked: the call says so */
-	const struct lname *names = lindex_find(e, cur.st_ino, &cnt);
-	if (!names || cnt < 2)
+	const struct lname *names = cur.st_nlink > 1 ? lindex_find(e, cur.st_ino, &cnt) : NULL;
+	if ((!names || cnt < 2) && !privileged_lower(e, rel, &cur))
 		return;
 	if (copy_up(e, rel, cur.st_dev, cur.st_ino, 1, st) < 0)
 		return;
@@ -2020,7 +2046,8 @@ static void cow_links_first(const struct gofer_srv_export *e, const char *rel, u
 		*dev = st[1].st_dev;
 		*ino = st[1].st_ino;
 	}
-	link_others(e, rel, names, cnt, st);
+	if (names && cnt > 1)
+		link_others(e, rel, names, cnt, st);
 }
 
 /* Link every other lower name of the file st[0] (names: its entries in

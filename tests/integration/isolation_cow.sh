@@ -824,4 +824,31 @@ case $d in *"M open (dir, mode 1777)"*"M shut (dir, mode 0700)"*)
 *) fail diff_lists_dir_mode "$d" ;;
 esac
 
+# ---- 21. a lower file's set-id bits and file capability never reach its
+#         copy: overlayfs's copy-up keeps both, and a write through a
+#         shared mapping clears neither; before red-team round 24 guest
+#         root mapped a root-owned 4755 file of the --root tree (or one with
+#         security.capability) writable, wrote into it, and --overlay DIR's
+#         upper layer held a set-uid (capable) host file of the guest's
+#         content. Now the gofer copies such a file up itself first ----
+PR=$T_TMP/privroot; PO=$T_TMP/privov
+mkdir -p "$PR/t" "$PR/usr" "$PR/etc" "$PO"
+ln -s usr/bin "$PR/bin"; ln -s usr/lib "$PR/lib"; ln -s usr/lib64 "$PR/lib64"
+head -c 8192 /dev/zero | tr '\0' x >"$PR/t/suid"; cp "$PR/t/suid" "$PR/t/capf"
+chmod 4755 "$PR/t/suid"; chmod 755 "$PR/t/capf"
+want_cap=none
+if [ $ROOT = 1 ]; then
+	$PY -c 'import os, sys; os.setxattr(sys.argv[1], "security.capability", bytes.fromhex("0100000200140000000000000000000000000000"))' "$PR/t/capf" || want_cap=unset
+fi
+moat run --user 0:0 --root "$PR" --overlay "$PO" --bind /usr:/usr:ro -- "$PY" -c '
+import os, mmap
+for p in ("/t/suid", "/t/capf"):
+    fd = os.open(p, os.O_RDWR); m = mmap.mmap(fd, 4096); m[0:4] = b"EVIL"; m.flush()' </dev/null >/dev/null 2>&1
+up=$(find "$PO" -path '*/upper/t/*' -type f -printf '%f %m\n' 2>/dev/null | LC_ALL=C sort | tr '\n' ' ')
+cap=$(find "$PO" -path '*/upper/t/capf' -type f -exec $PY -c '
+import os, sys
+try: os.getxattr(sys.argv[1], "security.capability"); print("kept")
+except OSError: print("none")' {} \;)
+expect_eq copy_up_keeps_no_setid_or_caps "$up|$cap" "capf 755 suid 755 |$want_cap"
+
 finish

@@ -813,13 +813,13 @@ fi
 #         it) is a modify in the manifest, with its mode, and `moat diff`
 #         prints it; before red-team round 24 it was in neither file: a
 #         `chmod 0777` or `chmod 0700` of a host directory the export never
-#         told ----
+#         told; the mount's root too ("." here) ----
 DM=$T_TMP/dm
 mkdir -p "$DM/open" "$DM/shut" "$DM/same" && chmod -R 755 "$DM"
 moat run --bind "$DM:/x:cow" --export "$T_TMP/dmexp" --workdir /x -- /bin/sh -c \
-	'chmod 700 shut; chmod 1777 open; chmod 755 same' </dev/null >/dev/null 2>&1
+	'chmod 700 shut; chmod 1777 open; chmod 755 same; chmod 750 /x' </dev/null >/dev/null 2>&1
 d=$("$MOAT" diff "$T_TMP/dmexp" 2>&1)
-case $d in *"M open (dir, mode 1777)"*"M shut (dir, mode 0700)"*)
+case $d in *"M . (dir, mode 0750)"*"M open (dir, mode 1777)"*"M shut (dir, mode 0700)"*)
 	case $d in *same*) fail diff_lists_dir_mode "$d" ;; *) ok diff_lists_dir_mode ;; esac ;;
 *) fail diff_lists_dir_mode "$d" ;;
 esac
@@ -850,5 +850,16 @@ import os, sys
 try: os.getxattr(sys.argv[1], "security.capability"); print("kept")
 except OSError: print("none")' {} \;)
 expect_eq copy_up_keeps_no_setid_or_caps "$up|$cap" "capf 755 suid 755 |$want_cap"
+
+# ---- 22. a cow mount's root is its source directory's mode and owner (the
+#         upper layer's root is the merged root); before red-team round 24
+#         it was the gofer's 0755 whatever the source: a 0700 directory
+#         open to every guest user, and --user 1000 could not create at the
+#         top of its own cow-bound directory ----
+CR=$T_TMP/cowroot
+mkdir -p "$CR/d" && chmod 700 "$CR"
+if [ $ROOT = 1 ]; then chown -R 1000:1000 "$CR"; cu=(--user 1000); else cu=(); fi
+out=$(moat run "${cu[@]}" --bind "$CR:/c:cow" -- /bin/sh -c 'stat -c "%a %u" /c; touch /c/x && echo made' </dev/null 2>&1)
+expect_eq cow_root_is_source_dir "$(echo $out)" "700 $(stat -c %u "$CR") made"
 
 finish

@@ -670,6 +670,12 @@ static int cmd_diff(int argc, char **argv)
 			if (b)
 				snprintf(bytes, sizeof bytes, ", %lu bytes", strtoul(b + 9, NULL, 10));
 			jxattrs(line, xa, sizeof xa);
+			if (op[0] == 'm' && !strcmp(type, "dir")) {
+				/* a directory's mode (a patch carries none) */
+				char md[8];
+				jstr(line, "mode", md, sizeof md);
+				snprintf(bytes, sizeof bytes, ", mode %s", md);
+			}
 			char tag = op[0] == 'a' ? 'A' : op[0] == 'm' ? 'M' : op[0] == 'd' ? 'D' : 'R';
 			if (from[0])
 				printf("  %c %s -> %s (%s%s%s)\n", tag, from, p, type, bytes, xa);

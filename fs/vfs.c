@@ -3041,6 +3041,27 @@ int vfs_mount_tmpfs(struct vfs *v, const char *path, int rdonly, const char *src
 	return r;
 }
 
+/* Whether one of the sandbox's own mounts (not the guest's) has its mount
+ * point strictly beneath path (mount_lock held). The bind's new mount shows
+ * its source's export as it is, with nothing mounted over it: a name one of
+ * those mounts covers would be reached through it (a `--bind D:/w:rw` with
+ * `--bind D/.git:/w/.git:ro` or `--tmpfs /w/secrets` over it: root's
+ * `mount --bind /w /y` wrote D/.git and read D/secrets before red-team round
+ * 24). Linux refuses the same bind in a user namespace for the mounts it
+ * inherited (locked: has_locked_children, EINVAL), recursive or not. */
+static int mount_locked_beneath(struct vfs *v, const char *path)
+{
+	size_t plen = strcmp(path, "/") ? strlen(path) : 0;
+
+	for (size_t i = 0; i < v->nmnts; i++) {
+		const struct vfs_mount *m = &v->mnts[i];
+		if (!m->gone && !m->guest && strcmp(m->path, path) &&
+		    path_under(m->path, path, plen))
+			return 1;
+	}
+	return 0;
+}
+
 int vfs_mount_bind(struct vfs *v, const struct vfs_node *src, const char *path, int rdonly)
 {
 	int r;
@@ -3049,6 +3070,8 @@ int vfs_mount_bind(struct vfs *v, const struct vfs_node *src, const char *path, 
 	const struct vfs_mount *s = src->mnt;
 	if (!s || s->gone || s->kind != VFS_MNT_GOFER || src->kind != VN_BACKEND || !src->exists) {
 		r = -EINVAL;   /* only what a gofer mount serves is bound again */
+	} else if (mount_locked_beneath(v, src->path)) {
+		r = -EINVAL;   /* it would show what the sandbox's mounts cover */
 	} else {
 		r = mount_append(v, path, s->kind, s->export, s->writable && !rdonly,
 				 s->can_write, s->dev, s->private_fs, s->shared, s->cow, s->host_view,

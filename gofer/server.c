@@ -277,6 +277,26 @@ static mode_t host_mode(const struct gofer_srv_export *e, mode_t mode)
 	return host_files(e) ? mode & ~(mode_t)(S_ISUID | S_ISGID) : mode;
 }
 
+/* A host file opened for writing loses its set-id bits (S_ISGID with
+ * S_IXGRP) and its file capability now, as the kernel takes them off at a
+ * write(2) or truncate by one without CAP_FSETID (file_remove_privs): a
+ * write through a shared mapping of the fd takes off neither. Before
+ * red-team round 24 guest root mapped a root-owned 4755 file of a rw bind
+ * (or one with security.capability) writable and wrote into it: a set-uid
+ * (capable) host file of the guest's content. Cannot: EPERM. */
+static int drop_privs(int fd, struct stat *st)
+{
+	if ((st->st_mode & S_ISUID) || (st->st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)) {
+		if (fchmod(fd, st->st_mode & 07777 & ~(mode_t)(S_ISUID | S_ISGID)) < 0)
+			return -EPERM;
+		st->st_mode &= ~(mode_t)(S_ISUID | S_ISGID);
+	}
+	if (fgetxattr(fd, "security.capability", NULL, 0) >= 0 &&
+	    fremovexattr(fd, "security.capability") < 0)
+		return -EPERM;
+	return 0;
+}
+
 /* ---- requests ---- */
 
 struct req {
@@ -695,6 +715,12 @@ static int h_open(struct req *rq, struct rep *rp)
 		close(fd);
 		close_owned(pfd, owned);
 		return -ESTALE;   /* not the object the sentry checked */
+	}
+	if ((flags & O_ACCMODE) != O_RDONLY && S_ISREG(st.st_mode) && host_files(e) &&
+	    (r = drop_privs(fd, &st)) < 0) {
+		close(fd);
+		close_owned(pfd, owned);
+		return r;
 	}
 	if (trunc && S_ISREG(st.st_mode)) {
 		if ((flags & O_ACCMODE) != O_RDONLY) {
@@ -1302,7 +1328,21 @@ static int xattr_name_ok(const char *name)
 	 * red team 15 */
 	if (!strncmp(name, XATTR_USER "overlay.", sizeof XATTR_USER - 1 + 8))
 		return -EOPNOTSUPP;
+	/* moat's own (user.moat.vdev, the mark of a virtual device node the
+	 * sentry sets: xattr_set_name_ok): before red-team round 24 the guest
+	 * set, read, listed and removed it on any file, a host file of a rw
+	 * bind too, where it stayed */
+	if (!strncmp(name, XATTR_USER "moat.", sizeof XATTR_USER - 1 + 5))
+		return -EOPNOTSUPP;
 	return 0;
+}
+
+/* SETXATTR's names: the user.* ones, and the mark of a virtual device node
+ * (syscalls/sys_file.c do_mknodat; the sentry refuses it to the guest),
+ * which nothing reads back but the export (gofer/export.c vdev_marked) */
+static int xattr_set_name_ok(const char *name)
+{
+	return strcmp(name, XATTR_USER "moat.vdev") ? xattr_name_ok(name) : 0;
 }
 
 /* 0 with an fd on rq->path, 1 for a file that has no user.* attributes
@@ -1624,7 +1664,7 @@ static int h_setxattr(struct req *rq, struct rep *rp)
 	(void)rp;
 	if (f->flags & ~(unsigned)(XATTR_CREATE | XATTR_REPLACE))
 		return -EINVAL;
-	r = xattr_name_ok(rq->str2);
+	r = xattr_set_name_ok(rq->str2);
 	if (r)
 		return r;
 	r = xattr_open(rq, &fd);
@@ -1972,7 +2012,8 @@ static int stat_beneath(const struct gofer_srv_export *e, const char *rel, struc
 	return r;
 }
 
-/* Copy-on-write hard links. overlayfs (index=off, see ARCHITECTURE Known
+/* Copy-on-write hard links (and privileged files: privileged_lower).
+ * overlayfs (index=off, see ARCHITECTURE Known
  * gaps) copies up one name of a multi-linked lower file, and the others
  * keep the old content. Before a call overlayfs would copy up for (a write
  * open, chmod, utimes, truncate, xattr change, link, rename) of such a
@@ -1985,6 +2026,32 @@ static int stat_beneath(const struct gofer_srv_export *e, const char *rel, struc
 static void link_others(const struct gofer_srv_export *e, const char *rel, const struct lname *names,
 			size_t cnt, const struct stat st[2]);
 
+/* A lower regular file overlayfs must not copy up itself: its copy keeps
+ * the set-id bits and the file capability (security.capability), and the
+ * guest then changes the copy's content through a shared mapping of a
+ * write fd, which clears neither (only write(2) and truncate do). Under
+ * --overlay DIR the copy is a host file: before red-team round 24 guest
+ * root opened /usr/bin/passwd for writing, wrote "EVIL" into a mapping of
+ * it, and DIR/usr/upper/bin/passwd was a root-owned set-uid host file of
+ * that content (a capable one from gst-ptp-helper). The gofer's own
+ * copy-up (copy_up) keeps neither. */
+static int privileged_lower(const struct gofer_srv_export *e, const char *rel,
+			    const struct stat *st)
+{
+	if (st->st_mode & (S_ISUID | S_ISGID))
+		return 1;
+	struct open_how how = { .flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	int fd = (int)syscall(SYS_openat2, e->lowerfd, rel, &how, sizeof how);
+	if (fd < 0)
+		return 0;
+	struct stat lst;
+	int r = fstat(fd, &lst) == 0 && lst.st_ino == st->st_ino &&
+		fgetxattr(fd, "security.capability", NULL, 0) >= 0;
+	close(fd);
+	return r;
+}
+
 static void cow_links_first(const struct gofer_srv_export *e, const char *rel, uint64_t *dev,
 			    uint64_t *ino)
 {
@@ -1992,13 +2059,12 @@ static void cow_links_first(const struct gofer_srv_export *e, const char *rel, u
 	size_t cnt = 0;
 
 	if (!e->cow || e->is_file || !*rel || e->lowerfd < 0 || e->upperfd < 0 ||
-	    stat_beneath(e, rel, &cur) < 0 ||
-	    !S_ISREG(cur.st_mode) || cur.st_nlink < 2 || in_upper(e, rel))
+	    stat_beneath(e, rel, &cur) < 0 || !S_ISREG(cur.st_mode) || in_upper(e, rel))
 		return;
 	if (*ino && (cur.st_ino != *ino || cur.st_dev != (dev_t)*dev))
 		return;  /* not the object checked: the call says so */
-	const struct lname *names = lindex_find(e, cur.st_ino, &cnt);
-	if (!names || cnt < 2)
+	const struct lname *names = cur.st_nlink > 1 ? lindex_find(e, cur.st_ino, &cnt) : NULL;
+	if ((!names || cnt < 2) && !privileged_lower(e, rel, &cur))
 		return;
 	if (copy_up(e, rel, cur.st_dev, cur.st_ino, 1, st) < 0)
 		return;
@@ -2006,7 +2072,8 @@ static void cow_links_first(const struct gofer_srv_export *e, const char *rel, u
 		*dev = st[1].st_dev;
 		*ino = st[1].st_ino;
 	}
-	link_others(e, rel, names, cnt, st);
+	if (names && cnt > 1)
+		link_others(e, rel, names, cnt, st);
 }
 
 /* Link every other lower name of the file st[0] (names: its entries in

@@ -650,6 +650,18 @@ static int mount_cow(const struct gofer_export *e, size_t i, const char *slot)
 
 	snprintf(low, sizeof low, "/.low%zu", i);
 	cow_dirs(e, i, up, work, sizeof up);
+	/* the merged root is the upper directory: it shows the source's
+	 * mode (no set-id bits) and owner, as every other merged directory
+	 * does its lower one's; before red-team round 24 every cow mount's
+	 * root was root's (the gofer's) 0755 whatever the source: a 0700
+	 * directory open to every guest user, and --user 1000 could not
+	 * create at the top of its own directory (where the owner cannot be
+	 * given: the gofer's own, as before) */
+	struct stat lst;
+	if (stat(low, &lst) == 0) {
+		(void)!chown(up, lst.st_uid, lst.st_gid);
+		(void)!chmod(up, lst.st_mode & 01777);
+	}
 	fs = fsopen("overlay", FSOPEN_CLOEXEC);
 	if (fs < 0)
 		failp("gofer: %s: overlayfs", e->host_path);

@@ -9,7 +9,10 @@
  *   - MS_BIND of a directory of a gofer mount (the whole mount, or a
  *     subdirectory: a mount of the same export whose root is that
  *     directory, struct vfs_mount.sub; directories only; other flags
- *     ignored, as Linux does: read-only takes a remount);
+ *     ignored, as Linux does: read-only takes a remount); EINVAL when
+ *     one of the sandbox's own mounts lies beneath it (they are locked, as
+ *     a container's inherited mounts: the bind would show what they cover;
+ *     MS_REC makes no copies of them);
  *   - MS_REMOUNT [| MS_BIND] [| MS_RDONLY]: writes under a read-only mount
  *     are EROFS from the next call on (fds already open for writing keep
  *     writing, as after a forced remount); rw again only where the gofer

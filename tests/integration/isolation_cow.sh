@@ -801,12 +801,65 @@ os.removexattr("c", "user.gone"); os.setxattr("d", "user.dir", b"y")' </dev/null
 		fail export_lists_xattr_changes "$(cat "$M" 2>&1 | head -20)"
 	fi
 	d=$("$MOAT" diff "$T_TMP/xaexp" 2>&1)
-	case $d in *"M a (file, 2 bytes, xattrs +user.new)"*"M c (file, 2 bytes, xattrs -user.gone)"*"M d (dir, xattrs +user.dir)"*)
+	case $d in *"M a (file, 2 bytes, xattrs +user.new)"*"M c (file, 2 bytes, xattrs -user.gone)"*"M d (dir, mode 0755, xattrs +user.dir)"*)
 		ok diff_lists_xattr_changes ;;
 	*) fail diff_lists_xattr_changes "$d" ;;
 	esac
 	expect_eq export_xattr_host_unchanged "$(hosthash "$XA") $("$PY" -c 'import os, sys; print(os.listxattr(sys.argv[1]), os.getxattr(sys.argv[2], "user.keep"), os.listxattr(sys.argv[3]))' "$XA/a" "$XA/b" "$XA/c")" \
 		"$xbefore [] b'1' ['user.gone']"
 fi
+
+# ---- 20. a lower directory's mode the guest changed (a patch cannot carry
+#         it) is a modify in the manifest, with its mode, and `moat diff`
+#         prints it; before red-team round 24 it was in neither file: a
+#         `chmod 0777` or `chmod 0700` of a host directory the export never
+#         told; the mount's root too ("." here) ----
+DM=$T_TMP/dm
+mkdir -p "$DM/open" "$DM/shut" "$DM/same" && chmod -R 755 "$DM"
+moat run --bind "$DM:/x:cow" --export "$T_TMP/dmexp" --workdir /x -- /bin/sh -c \
+	'chmod 700 shut; chmod 1777 open; chmod 755 same; chmod 750 /x' </dev/null >/dev/null 2>&1
+d=$("$MOAT" diff "$T_TMP/dmexp" 2>&1)
+case $d in *"M . (dir, mode 0750)"*"M open (dir, mode 1777)"*"M shut (dir, mode 0700)"*)
+	case $d in *same*) fail diff_lists_dir_mode "$d" ;; *) ok diff_lists_dir_mode ;; esac ;;
+*) fail diff_lists_dir_mode "$d" ;;
+esac
+
+# ---- 21. a lower file's set-id bits and file capability never reach its
+#         copy: overlayfs's copy-up keeps both, and a write through a
+#         shared mapping clears neither; before red-team round 24 guest
+#         root mapped a root-owned 4755 file of the --root tree (or one with
+#         security.capability) writable, wrote into it, and --overlay DIR's
+#         upper layer held a set-uid (capable) host file of the guest's
+#         content. Now the gofer copies such a file up itself first ----
+PR=$T_TMP/privroot; PO=$T_TMP/privov
+mkdir -p "$PR/t" "$PR/usr" "$PR/etc" "$PO"
+ln -s usr/bin "$PR/bin"; ln -s usr/lib "$PR/lib"; ln -s usr/lib64 "$PR/lib64"
+head -c 8192 /dev/zero | tr '\0' x >"$PR/t/suid"; cp "$PR/t/suid" "$PR/t/capf"
+chmod 4755 "$PR/t/suid"; chmod 755 "$PR/t/capf"
+want_cap=none
+if [ $ROOT = 1 ]; then
+	$PY -c 'import os, sys; os.setxattr(sys.argv[1], "security.capability", bytes.fromhex("0100000200140000000000000000000000000000"))' "$PR/t/capf" || want_cap=unset
+fi
+moat run --user 0:0 --root "$PR" --overlay "$PO" --bind /usr:/usr:ro -- "$PY" -c '
+import os, mmap
+for p in ("/t/suid", "/t/capf"):
+    fd = os.open(p, os.O_RDWR); m = mmap.mmap(fd, 4096); m[0:4] = b"EVIL"; m.flush()' </dev/null >/dev/null 2>&1
+up=$(find "$PO" -path '*/upper/t/*' -type f -printf '%f %m\n' 2>/dev/null | LC_ALL=C sort | tr '\n' ' ')
+cap=$(find "$PO" -path '*/upper/t/capf' -type f -exec $PY -c '
+import os, sys
+try: os.getxattr(sys.argv[1], "security.capability"); print("kept")
+except OSError: print("none")' {} \;)
+expect_eq copy_up_keeps_no_setid_or_caps "$up|$cap" "capf 755 suid 755 |$want_cap"
+
+# ---- 22. a cow mount's root is its source directory's mode and owner (the
+#         upper layer's root is the merged root); before red-team round 24
+#         it was the gofer's 0755 whatever the source: a 0700 directory
+#         open to every guest user, and --user 1000 could not create at the
+#         top of its own cow-bound directory ----
+CR=$T_TMP/cowroot
+mkdir -p "$CR/d" && chmod 700 "$CR"
+if [ $ROOT = 1 ]; then chown -R 1000:1000 "$CR"; cu=(--user 1000); else cu=(); fi
+out=$(moat run "${cu[@]}" --bind "$CR:/c:cow" -- /bin/sh -c 'stat -c "%a %u" /c; touch /c/x && echo made' </dev/null 2>&1)
+expect_eq cow_root_is_source_dir "$(echo $out)" "700 $(stat -c %u "$CR") made"
 
 finish

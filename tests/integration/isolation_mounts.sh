@@ -167,4 +167,27 @@ print(t(lambda: open("/m/f").read()))' </dev/null 2>&1)
 	expect_eq bind_subdir_follows_no_replacement "$(echo $out)" "ENOENT ENOENT 'orig'"
 fi
 
+# The sandbox's mounts are locked, as mounts a container inherits are: a
+# guest's bind (recursive or not) of a directory with one of them beneath
+# is EINVAL (Linux's has_locked_children), a bind of one without still
+# works. Before red-team round 24 the new mount showed the source's export
+# bare: `--bind D:/w:rw --bind D/.git:/w/.git:ro --tmpfs /w/secrets`, root
+# bound /w at /y (or --rbind) and wrote D/.git/HEAD through /y/.git, read
+# D/secrets/key through /y/secrets. Rootless too (--user 0). Not against
+# the fake (it would mount on the host).
+if [ "$MOAT" = "${MOAT%fake-moat}" ]; then
+	D=$T_TMP/locked
+	mkdir -p "$D/.git" "$D/secrets" "$D/sub"
+	echo HEAD >"$D/.git/HEAD"; echo pw >"$D/secrets/key"; echo s >"$D/sub/f"
+	chmod -R a+rwX "$D"
+	out=$(moat run --user 0:0 --bind "$D:/w:rw" --bind "$D/.git:/w/.git:ro" --tmpfs /w/secrets -- /bin/sh -c '
+mkdir -p /tmp/y /tmp/z /tmp/s
+mount --bind /w /tmp/y 2>/dev/null && echo bound
+mount --rbind /w /tmp/z 2>/dev/null && echo rbound
+mount --bind / /tmp/z 2>/dev/null && echo root-bound
+for d in /tmp/y /tmp/z /tmp/z/w; do cat $d/secrets/key 2>/dev/null; { echo x >>$d/.git/HEAD; } 2>/dev/null; done
+mount --bind /w/sub /tmp/s && cat /tmp/s/f' </dev/null 2>&1)
+	expect_eq bind_shows_nothing_mounts_cover "$(echo $out)|$(cat "$D/.git/HEAD")" "s|HEAD"
+fi
+
 finish

@@ -33,6 +33,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/statfs.h>
 #include <sys/sysinfo.h>
 #include <sys/syscall.h>
@@ -138,6 +139,13 @@ __attribute__((weak)) int vfs_fd_mnt_id(struct vfs *v, struct task *t, int hostf
 	(void)t;
 	(void)hostfd;
 	return -1;
+}
+
+__attribute__((weak)) long vfs_kernel_names(struct vfs *v, struct vfs_kname **out)
+{
+	(void)v;
+	*out = NULL;
+	return 0;
 }
 
 /* ---- nodes ---- */
@@ -772,7 +780,7 @@ static int guest_open(struct sandbox *sb, const char *gpath, int flags)
 }
 
 /* Read a whole (small) file from a fd into a malloc'ed NUL-terminated buffer. */
-static long slurp(int fd, char **out)
+static long slurp_max(int fd, char **out, size_t max)
 {
 	size_t cap = 4096, len = 0;
 	char *buf = malloc(cap);
@@ -785,7 +793,7 @@ static long slurp(int fd, char **out)
 		if (len + 1 >= cap) {
 			char *nb;
 
-			if (cap >= PROC_MAX_FILE) {
+			if (cap >= max) {
 				free(buf);
 				return -EFBIG;
 			}
@@ -813,6 +821,11 @@ static long slurp(int fd, char **out)
 	buf[len] = 0;
 	*out = buf;
 	return (long)len;
+}
+
+static long slurp(int fd, char **out)
+{
+	return slurp_max(fd, out, PROC_MAX_FILE);
 }
 
 /* A whole file of the guest procfs (gpath as for guest_open) in *out
@@ -2276,6 +2289,352 @@ static int open_fdinfo(struct vfs *v, struct task *self, struct pnode *n, int *o
 	return memfd_with(n->gpath, text, (size_t)len, out);
 }
 
+/* ---- maps, smaps, numa_maps: files named as the guest names them ----
+ * The kernel names a mapped file by its path in the namespace it was
+ * opened in: a gofer's or the sentry's "/<export>/<rel>", a cow export's
+ * detached clone "/<rel>", the loader "/l" of the guest's native root. The
+ * text is read by the sentry and each name rewritten through the mount
+ * table's prefixes (vfs_kernel_names): one pass, a look-up per named line. */
+#define PROC_MAX_MAPS (64u << 20) /* smaps of a process of many mappings */
+
+struct obuf {
+	char *p;
+	size_t n, cap;
+	int err;
+};
+
+static void ob_put(struct obuf *o, const char *s, size_t l)
+{
+	if (o->err)
+		return;
+	if (o->n + l + 1 > o->cap) {
+		size_t cap = o->cap ? o->cap : 4096;
+		while (o->n + l + 1 > cap)
+			cap *= 2;
+		char *np = realloc(o->p, cap);
+		if (!np) {
+			o->err = -ENOMEM;
+			return;
+		}
+		o->p = np;
+		o->cap = cap;
+	}
+	memcpy(o->p + o->n, s, l);
+	o->n += l;
+	o->p[o->n] = 0;
+}
+
+/* s as seq_file_path prints it: each byte of esc as "\ooo" */
+static void ob_put_esc(struct obuf *o, const char *s, size_t l, const char *esc)
+{
+	size_t run = 0;
+	for (size_t i = 0; i < l; i++) {
+		if (!strchr(esc, s[i]) || !s[i])
+			continue;
+		char e[5];
+		ob_put(o, s + run, i - run);
+		snprintf(e, sizeof e, "\\%03o", (unsigned char)s[i]);
+		ob_put(o, e, 4);
+		run = i + 1;
+	}
+	ob_put(o, s + run, l - run);
+}
+
+struct knames {
+	struct vfs_kname *t;
+	long n;
+	char **kp;  /* each t[i].kp escaped as the file escapes names */
+	const char *esc;
+};
+
+static void knames_free(struct knames *k)
+{
+	for (long i = 0; k->kp && i < k->n; i++)
+		free(k->kp[i]);
+	free(k->kp);
+	free(k->t);
+}
+
+static int knames_get(struct vfs *v, const char *esc, struct knames *k)
+{
+	memset(k, 0, sizeof *k);
+	k->esc = esc;
+	k->n = vfs_kernel_names(v, &k->t);
+	if (k->n < 0)
+		return (int)k->n;
+	k->kp = calloc((size_t)k->n + 1, sizeof *k->kp);
+	if (!k->kp)
+		return -ENOMEM;
+	for (long i = 0; i < k->n; i++) {
+		struct obuf o = { 0 };
+		ob_put(&o, "", 0);
+		ob_put_esc(&o, k->t[i].kp, k->t[i].kl, esc);
+		if (o.err)
+			return o.err;
+		k->kp[i] = o.p;
+		k->t[i].kl = o.n;
+	}
+	return 0;
+}
+
+/* Names the kernel gives files of its internal mounts, the same natively
+ * (memfds, SysV and shared anonymous memory, aio rings, dma-bufs) */
+static int kernel_internal_name(const char *name, size_t nl)
+{
+	static const char *const pre[] = { "/memfd:", "/SYSV", "/dev/zero (deleted)",
+					   "/anon_hugepage", "/[aio]", "/dmabuf:" };
+	for (size_t i = 0; i < ARRAY_SIZE(pre); i++)
+		if (nl >= strlen(pre[i]) && !memcmp(name, pre[i], strlen(pre[i])))
+			return 1;
+	return 0;
+}
+
+/* Put the guest's name for the kernel's name (nl bytes, escaped) of a file
+ * on device dev: 1, or 0 when no mount of the guest's holds it. */
+static int kname_put(struct obuf *o, const struct knames *k, const char *name, size_t nl, dev_t dev)
+{
+	long best = -1;
+
+	for (long i = 0; i < k->n; i++) {
+		const struct vfs_kname *e = &k->t[i];
+		size_t kl = e->kl;
+		if ((e->dev && e->dev != dev) || nl < kl || memcmp(name, k->kp[i], kl))
+			continue;
+		const char *r = name + kl;
+		size_t rl = nl - kl;
+		if (rl && *r != '/' && !(rl == 10 && !memcmp(r, " (deleted)", 10)))
+			continue;
+		if (best < 0 || kl > k->t[best].kl || (kl == k->t[best].kl && e->dev && !k->t[best].dev))
+			best = i;
+	}
+	if (best < 0)
+		return 0;
+	const struct vfs_kname *e = &k->t[best];
+	const char *r = name + e->kl;
+	size_t rl = nl - e->kl;
+	ob_put_esc(o, e->gp, e->gl, k->esc);
+	if (!e->gl && (!rl || *r != '/'))
+		ob_put(o, "/", 1);
+	ob_put(o, r, rl);
+	return 1;
+}
+
+static int hexnum(const char **p, unsigned long long *v)
+{
+	const char *s = *p;
+	*v = 0;
+	while ((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f'))
+		*v = *v * 16 + (unsigned)(*s <= '9' ? *s - '0' : *s - 'a' + 10), s++;
+	if (s == *p)
+		return 0;
+	*p = s;
+	return 1;
+}
+
+/* A maps (smaps) header line "start-end perms offset MM:mm inode   name":
+ * its start, device, where the field after the inode begins (*tail, past
+ * its one space) and the name (up to eol; empty: none). 0 if p is no such
+ * line (an smaps field line). */
+static int maps_header(const char *p, const char *eol, unsigned long long *start, dev_t *dev,
+		       const char **perms_end, const char **tail, const char **name)
+{
+	unsigned long long v, maj, min;
+	const char *s = p;
+
+	if (!hexnum(&s, start) || *s++ != '-' || !hexnum(&s, &v) || *s++ != ' ')
+		return 0;
+	s += strnlen(s, 4) == 4 ? 4 : 0;
+	*perms_end = s;
+	if (*s++ != ' ' || !hexnum(&s, &v) || *s++ != ' ' || !hexnum(&s, &maj) || *s++ != ':' ||
+	    !hexnum(&s, &min) || *s++ != ' ')
+		return 0;
+	while (*s >= '0' && *s <= '9')
+		s++;
+	if (s >= eol || *s != ' ')
+		return 0;
+	*tail = ++s;
+	while (s < eol && *s == ' ')
+		s++;
+	*name = s;
+	*dev = makedev((unsigned)maj, (unsigned)min);
+	return 1;
+}
+
+/* maps or smaps text with every file named as the guest names it; the
+ * loader's mapping shown anonymous (a process exec'd natively has none);
+ * a name no guest mount holds (none of the sandbox's: its namespaces hold
+ * only exports) printed with no name, never the kernel's */
+static void maps_rewrite(struct obuf *o, const char *text, const struct knames *k)
+{
+	for (const char *p = text; *p;) {
+		const char *eol = strchrnul(p, '\n'), *pe, *tail, *name;
+		unsigned long long start;
+		dev_t dev;
+		size_t nl = (size_t)(eol - p);
+
+		if (!maps_header(p, eol, &start, &dev, &pe, &tail, &name) || name == eol || *name != '/' ||
+		    kernel_internal_name(name, (size_t)(eol - name))) {
+			ob_put(o, p, nl);
+		} else {
+			size_t mark = o->n;
+			ob_put(o, p, (size_t)(name - p));
+			if (!kname_put(o, k, name, (size_t)(eol - name), dev)) {
+				o->n = mark;
+				if (eol - name == 2 && !memcmp(name, "/l", 2)) { /* MOAT_LOADER_PATH */
+					ob_put(o, p, (size_t)(pe - p));
+					ob_put(o, " 00000000 00:00 0 ", 18);
+				} else {
+					ob_put(o, p, (size_t)(tail - p));
+				}
+			}
+		}
+		if (*eol)
+			ob_put(o, "\n", 1);
+		p = *eol ? eol + 1 : eol;
+	}
+}
+
+struct mapdev {
+	unsigned long long start;
+	dev_t dev;
+};
+
+static int mapdev_cmp(const void *a, const void *b)
+{
+	unsigned long long x = ((const struct mapdev *)a)->start, y = ((const struct mapdev *)b)->start;
+	return x < y ? -1 : x > y;
+}
+
+/* numa_maps ("start policy file=<name> ..."): its names have no device
+ * beside them; the one of maps' line at the same start is taken */
+static int numa_rewrite(struct obuf *o, const char *text, const char *maps, const struct knames *k)
+{
+	size_t nd = 0, cap = 0;
+	struct mapdev *d = NULL;
+
+	for (const char *p = maps; *p;) {
+		const char *eol = strchrnul(p, '\n'), *pe, *tail, *name;
+		struct mapdev m;
+		if (maps_header(p, eol, &m.start, &m.dev, &pe, &tail, &name)) {
+			if (nd == cap) {
+				struct mapdev *nw = realloc(d, (cap = cap ? cap * 2 : 64) * sizeof *d);
+				if (!nw) {
+					free(d);
+					return -ENOMEM;
+				}
+				d = nw;
+			}
+			d[nd++] = m;
+		}
+		p = *eol ? eol + 1 : eol;
+	}
+	for (const char *p = text; *p;) {
+		const char *eol = strchrnul(p, '\n'), *s = p, *f, *fe;
+		unsigned long long start;
+		f = memmem(p, (size_t)(eol - p), " file=/", 7);
+		if (!f || !hexnum(&s, &start) || *s != ' ') {
+			ob_put(o, p, (size_t)(eol - p));
+		} else {
+			f += 6;
+			fe = memchr(f, ' ', (size_t)(eol - f));
+			fe = fe ? fe : eol;
+			struct mapdev key = { .start = start }, *hit =
+				nd ? bsearch(&key, d, nd, sizeof *d, mapdev_cmp) : NULL;
+			ob_put(o, p, (size_t)(f - p));
+			if (!kernel_internal_name(f, (size_t)(fe - f)) &&
+			    !(hit && kname_put(o, k, f, (size_t)(fe - f), hit->dev)))
+				o->n -= 6; /* the loader, a name of no guest mount: no "file=" */
+			else if (kernel_internal_name(f, (size_t)(fe - f)))
+				ob_put(o, f, (size_t)(fe - f));
+			ob_put(o, fe, (size_t)(eol - fe));
+		}
+		if (*eol)
+			ob_put(o, "\n", 1);
+		p = *eol ? eol + 1 : eol;
+	}
+	free(d);
+	return 0;
+}
+
+static int open_maps(struct vfs *v, struct task *self, struct pnode *n, int *out)
+{
+	int numa = ends_with(n->gpath, "/numa_maps");
+	cleanup_free char *text = NULL;
+	cleanup_free char *maps = NULL;
+	struct knames k;
+	struct obuf o = { 0 };
+	char mp[sizeof n->base + 8];
+	long r;
+	cleanup_fd int fd = guest_open(self->sb, n->gpath, O_RDONLY);
+
+	if (fd < 0)
+		return fd;
+	r = slurp_max(fd, &text, PROC_MAX_MAPS);
+	if (r < 0)
+		return (int)r;
+	if (numa) {
+		snprintf(mp, sizeof mp, "%s/maps", n->base);
+		cleanup_fd int mfd = guest_open(self->sb, mp, O_RDONLY);
+		if (mfd < 0 || slurp_max(mfd, &maps, PROC_MAX_MAPS) < 0)
+			maps = NULL;
+	}
+	r = knames_get(v, numa ? "\n\t= " : "\n", &k);
+	if (r >= 0) {
+		ob_put(&o, "", 0);
+		if (numa)
+			r = numa_rewrite(&o, text, maps ? maps : "", &k);
+		else
+			maps_rewrite(&o, text, &k);
+	}
+	knames_free(&k);
+	if (r >= 0)
+		r = o.err;
+	if (r >= 0)
+		r = memfd_with(n->gpath, o.p, o.n, out);
+	free(o.p);
+	return (int)r;
+}
+
+/* <pid>/limits: "Max core file size" is the process's virtual RLIMIT_CORE
+ * (the real one is 1 byte: "Core dumps never happen") */
+static int open_limits(struct task *self, struct pnode *n, int *out)
+{
+	cleanup_free char *text = NULL;
+	struct obuf o = { 0 };
+	uint64_t lim[2];
+	long r = guest_slurp(self->sb, n->gpath, &text);
+
+	if (r < 0)
+		return (int)r;
+	pthread_mutex_lock(&n->task->lock);
+	lim[0] = n->task->vcore_cur;
+	lim[1] = n->task->vcore_max;
+	pthread_mutex_unlock(&n->task->lock);
+	ob_put(&o, "", 0);
+	for (const char *p = text; *p;) {
+		const char *eol = strchrnul(p, '\n');
+		if (!strncmp(p, "Max core file size ", 19)) {
+			char line[128], v[2][24];
+			for (int i = 0; i < 2; i++)
+				if (lim[i] == (uint64_t)RLIM_INFINITY)
+					snprintf(v[i], sizeof v[i], "unlimited");
+				else
+					snprintf(v[i], sizeof v[i], "%llu", (unsigned long long)lim[i]);
+			int l = snprintf(line, sizeof line, "%-25s %-20s %-20s %-10s", "Max core file size",
+					 v[0], v[1], "bytes");
+			ob_put(&o, line, (size_t)l);
+		} else {
+			ob_put(&o, p, (size_t)(eol - p));
+		}
+		if (*eol)
+			ob_put(&o, "\n", 1);
+		p = *eol ? eol + 1 : eol;
+	}
+	r = o.err ? o.err : memfd_with(n->gpath, o.p, o.n, out);
+	free(o.p);
+	return (int)r;
+}
+
 int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *fd)
 {
 	struct pnode n;
@@ -2317,6 +2676,15 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 		}
 		if (!strncmp(n.gpath, "sysvipc/", 8)) {
 			r = open_sysvipc(t->sb, &n, fd);
+			break;
+		}
+		if (n.task && (ends_with(n.gpath, "/maps") || ends_with(n.gpath, "/smaps") ||
+			       ends_with(n.gpath, "/numa_maps"))) {
+			r = open_maps(v, t, &n, fd);
+			break;
+		}
+		if (n.task && ends_with(n.gpath, "/limits")) {
+			r = open_limits(t, &n, fd);
 			break;
 		}
 		r = guest_open(t->sb, n.gpath, O_RDONLY | (flags & O_NONBLOCK));

@@ -165,6 +165,24 @@ int vfs_cwd_path(struct vfs *v, struct task *t, char *buf, size_t len);
  * stand-in in procfs.c does nothing) */
 void vfs_root_refresh(struct vfs *v, struct task *t);
 
+/* How the kernel names the files of the gofer mounts in /proc/<pid>/maps
+ * (smaps, numa_maps), read by the sentry: each export i is attached at "/<i>"
+ * in the gofer's and in the sentry's mount namespace; the sentry's direct
+ * opens in a cow export come from a detached clone of its overlay, named
+ * from that clone's root ("/<rel>") with the overlay's device. One entry per
+ * mount: kp (kl bytes) is that prefix (a guest bind of a subdirectory adds
+ * "/<sub>"), dev the device a line must show (0: any), gp the mount's guest
+ * path ("" for "/"). Fills *out (malloc'ed; kp strings in it too) and
+ * returns the count, or -errno (fs/vfs.c; the weak stand-in in procfs.c: 0). */
+struct vfs_kname {
+	const char *kp;
+	size_t kl;
+	dev_t dev;
+	const char *gp;
+	size_t gl;
+};
+long vfs_kernel_names(struct vfs *v, struct vfs_kname **out);
+
 /* mountinfo's id of the mount the VFS names host fd hostfd on, or -1 (fs/vfs.c;
  * a weak stand-in in procfs.c answers -1) */
 int vfs_fd_mnt_id(struct vfs *v, struct task *t, int hostfd);

@@ -152,7 +152,9 @@ __attribute__((weak)) long vfs_kernel_names(struct vfs *v, struct vfs_kname **ou
 
 enum pkind {
 	/* directories */
-	N_ROOT, N_TDIR, N_PID, N_TID, N_FDDIR, N_FDINFODIR, N_NSDIR, N_TASKDIR,
+	N_ROOT, N_TDIR, N_PID, N_TID, N_FDDIR, N_FDINFODIR, N_NSDIR,
+	N_MAPFILESDIR, /* <pid>/map_files: empty (Linux's links are CAP_SYS_ADMIN's) */
+	N_TASKDIR,
 	/* regular files */
 	N_GUEST,      /* served from sb->guest_procfd at gpath */
 	N_STATUS,     /* guest status with the virtual ids patched in */
@@ -353,6 +355,7 @@ static const struct pent pid_ents[] = {
 	{ "fd", N_FDDIR, 0500 },
 	{ "fdinfo", N_FDINFODIR, 0500 },
 	{ "ns", N_NSDIR, 0511 },
+	{ "map_files", N_MAPFILESDIR, 0500 },
 	{ "exe", N_EXE, 0777 },
 	{ "cwd", N_CWD, 0777 },
 	{ "root", N_ROOTLINK, 0777 },
@@ -386,7 +389,8 @@ static const struct pent pid_ents[] = {
  * real ones are the sentry's), the rest the kernel's own text for it. */
 static int init_has(const struct pent *e)
 {
-	return e->kind != N_FDDIR && e->kind != N_FDINFODIR && strcmp(e->name, "maps") &&
+	return e->kind != N_FDDIR && e->kind != N_FDINFODIR && e->kind != N_MAPFILESDIR &&
+	       strcmp(e->name, "maps") &&
 	       strcmp(e->name, "io") && strncmp(e->name, "smaps", 5) && strcmp(e->name, "pagemap") &&
 	       strcmp(e->name, "numa_maps");
 }
@@ -655,7 +659,7 @@ static int pn_step(struct task *self, struct pnode *n, const char *name, int mor
 	case N_PID:
 	case N_TID:
 		e = find_ent(pid_ents, ARRAY_SIZE(pid_ents), name);
-		if (e && e->kind == N_TASKDIR && n->kind == N_TID)
+		if (e && (e->kind == N_TASKDIR || e->kind == N_MAPFILESDIR) && n->kind == N_TID)
 			e = NULL;
 		if (n->init)
 			e = init_ent(e);
@@ -670,6 +674,8 @@ static int pn_step(struct task *self, struct pnode *n, const char *name, int mor
 				n->fdnum = (int)i;
 				return join(n->gpath, sizeof n->gpath, n->gpath, name);
 			}
+		return -ENOENT;
+	case N_MAPFILESDIR:
 		return -ENOENT;
 	case N_FDINFODIR: {
 		int fdnum = parse_fdnum(name);
@@ -2917,7 +2923,7 @@ static int add_table(struct dlist *d, const struct pent *tab, size_t n, const ch
 	char canon[400];
 
 	for (size_t i = 0; i < n; i++) {
-		if (skip_task && tab[i].kind == N_TASKDIR)
+		if (skip_task && (tab[i].kind == N_TASKDIR || tab[i].kind == N_MAPFILESDIR))
 			continue;
 		if (join(canon, sizeof canon, parent, tab[i].name))
 			return -ENAMETOOLONG;
@@ -3048,6 +3054,10 @@ long procfs_readdir(struct vfs *v, struct task *t, const char *rel, struct procf
 		break;
 	case N_FDDIR:
 		r = guest_list_numeric(t->sb, n.gpath, n.gpath, DT_LNK, &d);
+		break;
+	case N_MAPFILESDIR:
+		/* no magic link to a mapped file: Linux gives them to
+		 * CAP_SYS_ADMIN only, which no guest task holds */
 		break;
 	case N_FDINFODIR:
 		r = guest_list_numeric(t->sb, n.gpath, n.gpath, DT_REG, &d);

@@ -2641,6 +2641,122 @@ static int open_limits(struct task *self, struct pnode *n, int *out)
 	return (int)r;
 }
 
+int procfs_maps_fd(struct task *t, int guest_fd, char *rel, size_t len)
+{
+	static const char *const pre[] = { "/memfd:" MEMFD_PREFIX, NULL };
+	char gp[64], text[PATH_MAX];
+	const char *s;
+
+	if (!t || !t->sb || guest_fd < 0)
+		return 1;
+	snprintf(gp, sizeof gp, "%d/fd/%d", (int)t->vtgid, guest_fd);
+	if (guest_fd_text(t->sb, gp, pre, text, sizeof text) < 0)
+		return 1;
+	/* "<pid>/maps" or "<pid>/task/<tid>/maps", then " (deleted)" (a
+	 * guest's own memfd may have this name too: the query checks the
+	 * caller's access again) */
+	s = text + strlen("/memfd:" MEMFD_PREFIX);
+	size_t l = strlen(s);
+	if (l < 10 || strcmp(s + l - 10, " (deleted)"))
+		return 1;
+	l -= 10;
+	if (l < 6 || memcmp(s + l - 5, "/maps", 5) || l >= len)
+		return 1;
+	for (size_t i = 0; i < l - 5; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || s[i] == '/' || (s[i] >= 'a' && s[i] <= 'z')))
+			return 1;
+	memcpy(rel, s, l);
+	rel[l] = 0;
+	return 0;
+}
+
+#define PMQ_R 0x01
+#define PMQ_W 0x02
+#define PMQ_X 0x04
+#define PMQ_S 0x08
+#define PMQ_NEXT 0x10
+#define PMQ_FILE 0x20
+
+int procfs_procmap_query(struct vfs *v, struct task *t, const char *rel, struct procfs_procmap_query *q,
+			 char *name, size_t namelen)
+{
+	struct pnode n;
+	int r = pn_walk(t, rel, &n);
+	if (r)
+		return r;
+	if (n.kind != N_GUEST || !n.task || !ends_with(n.gpath, "/maps")) {
+		pn_release(&n);
+		return -ENOTTY;
+	}
+	if (!ptrace_read_ok(t, n.task)) {
+		pn_release(&n);
+		return -EACCES;
+	}
+	int fd = -1;
+	r = open_maps(v, t, &n, &fd);
+	pn_release(&n);
+	if (r < 0)
+		return r;
+	cleanup_free char *text = NULL;
+	long len = slurp_max(fd, &text, PROC_MAX_MAPS);
+	close(fd);
+	if (len < 0)
+		return (int)len;
+	if (q->query_flags & ~0x3fULL)
+		return -EINVAL;
+	r = -ENOENT;
+	for (const char *p = text; *p;) {
+		const char *eol = strchrnul(p, '\n'), *pe, *tail, *nm, *s = p;
+		unsigned long long start, end, off, ino;
+		dev_t dev;
+		p = *eol ? eol + 1 : eol;
+		if (!maps_header(s, eol, &start, &dev, &pe, &tail, &nm))
+			continue;
+		s = strchr(s, '-') + 1;
+		hexnum(&s, &end);
+		if (end <= q->query_addr)
+			continue;
+		uint64_t fl = (pe[-4] == 'r' ? PMQ_R : 0) | (pe[-3] == 'w' ? PMQ_W : 0) |
+			      (pe[-2] == 'x' ? PMQ_X : 0) | (pe[-1] == 's' ? PMQ_S : 0);
+		s = pe + 1;
+		hexnum(&s, &off);
+		/* the inode: the number before tail's one space */
+		const char *ib = tail - 1;
+		while (ib > pe && ib[-1] >= '0' && ib[-1] <= '9')
+			ib--;
+		ino = strtoull(ib, NULL, 10);
+		int file = ino || dev;
+		if ((q->query_flags & PMQ_FILE) && !file)
+			continue;
+		if ((q->query_flags & (PMQ_R | PMQ_W | PMQ_X | PMQ_S)) & ~fl)
+			continue;
+		if (start > q->query_addr && !(q->query_flags & PMQ_NEXT))
+			break;
+		q->vma_start = start;
+		q->vma_end = end;
+		q->vma_flags = fl;
+		q->vma_page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+		q->vma_offset = file ? off : 0;
+		q->inode = file ? ino : 0;
+		q->dev_major = file ? major(dev) : 0;
+		q->dev_minor = file ? minor(dev) : 0;
+		/* the name, "\012" back to a newline */
+		size_t o = 0;
+		for (const char *c = nm; c < eol && o + 1 < namelen; c++) {
+			if (!strncmp(c, "\\012", 4) && c + 4 <= eol) {
+				name[o++] = '\n';
+				c += 3;
+			} else {
+				name[o++] = *c;
+			}
+		}
+		name[o] = 0;
+		r = 0;
+		break;
+	}
+	return r;
+}
+
 int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *fd)
 {
 	struct pnode n;

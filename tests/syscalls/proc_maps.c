@@ -6,6 +6,7 @@
  * says. /proc/self/map_files is a directory. (Under moat the kernel's text
  * names files in the gofer's namespace: fs/procfs.c open_maps rewrites it.) */
 #include "t.h"
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 
@@ -113,6 +114,32 @@ int main(int argc, char **argv)
 	}
 	CHECK(named >= 3 && !bad, "maps_every_path_is_the_file", "%d of %d, e.g. %s", bad, named, badname);
 	CHECK(libc > 0, "maps_libc_named", "no libc line");
+
+	/* PROCMAP_QUERY (Linux 6.11) on a maps fd names it the same */
+	struct {
+		uint64_t size, query_flags, query_addr;
+		uint64_t vma_start, vma_end, vma_flags, vma_page_size, vma_offset, inode;
+		uint32_t dev_major, dev_minor, vma_name_size, build_id_size;
+		uint64_t vma_name_addr, build_id_addr;
+	} q = { .size = sizeof q, .query_addr = (uint64_t)(uintptr_t)ms };
+	char qname[PATH_MAX];
+	q.vma_name_size = sizeof qname;
+	q.vma_name_addr = (uint64_t)(uintptr_t)qname;
+	int mfd = open("/proc/self/maps", O_RDONLY);
+	int qr = ioctl(mfd, _IOWR('f', 17, q), &q);
+	if (qr < 0 && errno == ENOTTY)
+		t_ok("procmap_query_names_file"); /* before Linux 6.11 */
+	else
+		CHECK(qr == 0 && q.vma_start == (uint64_t)(uintptr_t)ms && !strcmp(qname, spaced) &&
+		      q.vma_name_size == strlen(spaced) + 1, "procmap_query_names_file", "%d %s %s", qr,
+		      qr ? strerror(errno) : "", qname);
+	q.query_addr = 0;
+	q.query_flags = 0x20 | 0x10; /* FILE_BACKED_VMA, COVERING_OR_NEXT_VMA */
+	q.vma_name_size = 4;
+	qr = ioctl(mfd, _IOWR('f', 17, q), &q);
+	CHECK(qr < 0 && (errno == ENAMETOOLONG || errno == ENOTTY), "procmap_query_name_too_long", "%d %s", qr,
+	      strerror(errno));
+	close(mfd);
 
 	/* smaps' header lines are maps' */
 	static char smaps[4 << 20];

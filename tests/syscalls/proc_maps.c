@@ -12,18 +12,25 @@
 
 static char maps[1 << 20];
 
+/* a maps header line's range and inode; the name's offset in *n */
+static int header(const char *p, unsigned long *s, unsigned long *e, unsigned long *in, int *n)
+{
+	unsigned long off;
+	unsigned maj, min;
+	char perms[8];
+	*n = 0;
+	return sscanf(p, "%lx-%lx %7s %lx %x:%x %lu %n", s, e, perms, &off, &maj, &min, in, n) >= 7 && *n;
+}
+
 /* the name on maps' line for address a ("" if none), unescaped as given */
 static int line_of(const char *text, void *a, char *name, size_t len, unsigned long *ino)
 {
 	unsigned long want = (unsigned long)a;
 	for (const char *p = text; *p;) {
 		const char *eol = strchrnul(p, '\n');
-		unsigned long s, e, off, in;
-		unsigned maj, min;
-		char perms[8];
-		int n = 0;
-		if (sscanf(p, "%lx-%lx %7s %lx %x:%x %lu %n", &s, &e, perms, &off, &maj, &min, &in, &n) >= 7 &&
-		    want >= s && want < e) {
+		unsigned long s, e, in;
+		int n;
+		if (header(p, &s, &e, &in, &n) && want >= s && want < e) {
 			const char *q = p + n;
 			snprintf(name, len, "%.*s", (int)(eol - q), q);
 			if (ino)
@@ -92,12 +99,9 @@ int main(int argc, char **argv)
 	char badname[PATH_MAX] = "";
 	for (const char *p = maps; *p;) {
 		const char *eol = strchrnul(p, '\n');
-		unsigned long s, e, off, in;
-		unsigned maj, min;
-		char perms[8];
-		int n = 0;
-		if (sscanf(p, "%lx-%lx %7s %lx %x:%x %lu %n", &s, &e, perms, &off, &maj, &min, &in, &n) >= 7 &&
-		    p[n] == '/' && in) {
+		unsigned long s, e, in;
+		int n;
+		if (header(p, &s, &e, &in, &n) && p[n] == '/' && in) {
 			snprintf(name, sizeof name, "%.*s", (int)(eol - p - n), p + n);
 			size_t l = strlen(name);
 			int gone = l > 10 && !strcmp(name + l - 10, " (deleted)");

@@ -2351,6 +2351,7 @@ struct knames {
 	long n;
 	char **kp;  /* each t[i].kp escaped as the file escapes names */
 	const char *esc;
+	const char *del; /* " (deleted)" as the file escapes it */
 };
 
 static void knames_free(struct knames *k)
@@ -2365,6 +2366,7 @@ static int knames_get(struct vfs *v, const char *esc, struct knames *k)
 {
 	memset(k, 0, sizeof *k);
 	k->esc = esc;
+	k->del = strchr(esc, ' ') ? "\\040(deleted)" : " (deleted)";
 	k->n = vfs_kernel_names(v, &k->t);
 	if (k->n < 0)
 		return (int)k->n;
@@ -2387,7 +2389,7 @@ static int knames_get(struct vfs *v, const char *esc, struct knames *k)
  * (memfds, SysV and shared anonymous memory, aio rings, dma-bufs) */
 static int kernel_internal_name(const char *name, size_t nl)
 {
-	static const char *const pre[] = { "/memfd:", "/SYSV", "/dev/zero (deleted)",
+	static const char *const pre[] = { "/memfd:", "/SYSV", "/dev/zero",
 					   "/anon_hugepage", "/[aio]", "/dmabuf:" };
 	for (size_t i = 0; i < ARRAY_SIZE(pre); i++)
 		if (nl >= strlen(pre[i]) && !memcmp(name, pre[i], strlen(pre[i])))
@@ -2408,7 +2410,7 @@ static int kname_put(struct obuf *o, const struct knames *k, const char *name, s
 			continue;
 		const char *r = name + kl;
 		size_t rl = nl - kl;
-		if (rl && *r != '/' && !(rl == 10 && !memcmp(r, " (deleted)", 10)))
+		if (rl && *r != '/' && !(rl == strlen(k->del) && !memcmp(r, k->del, rl)))
 			continue;
 		if (best < 0 || kl > k->t[best].kl || (kl == k->t[best].kl && e->dev && !k->t[best].dev))
 			best = i;
@@ -2478,15 +2480,16 @@ static void maps_rewrite(struct obuf *o, const char *text, const struct knames *
 		dev_t dev;
 		size_t nl = (size_t)(eol - p);
 
-		if (!maps_header(p, eol, &start, &dev, &pe, &tail, &name) || name == eol || *name != '/' ||
-		    kernel_internal_name(name, (size_t)(eol - name))) {
+		if (!maps_header(p, eol, &start, &dev, &pe, &tail, &name) || name == eol || *name != '/') {
 			ob_put(o, p, nl);
 		} else {
 			size_t mark = o->n;
 			ob_put(o, p, (size_t)(name - p));
 			if (!kname_put(o, k, name, (size_t)(eol - name), dev)) {
 				o->n = mark;
-				if (eol - name == 2 && !memcmp(name, "/l", 2)) { /* MOAT_LOADER_PATH */
+				if (kernel_internal_name(name, (size_t)(eol - name)))
+					ob_put(o, p, nl);
+				else if (eol - name == 2 && !memcmp(name, "/l", 2)) { /* MOAT_LOADER_PATH */
 					ob_put(o, p, (size_t)(pe - p));
 					ob_put(o, " 00000000 00:00 0 ", 18);
 				} else {
@@ -2547,11 +2550,12 @@ static int numa_rewrite(struct obuf *o, const char *text, const char *maps, cons
 			struct mapdev key = { .start = start }, *hit =
 				nd ? bsearch(&key, d, nd, sizeof *d, mapdev_cmp) : NULL;
 			ob_put(o, p, (size_t)(f - p));
-			if (!kernel_internal_name(f, (size_t)(fe - f)) &&
-			    !(hit && kname_put(o, k, f, (size_t)(fe - f), hit->dev)))
-				o->n -= 6; /* the loader, a name of no guest mount: no "file=" */
+			if (hit && kname_put(o, k, f, (size_t)(fe - f), hit->dev))
+				;
 			else if (kernel_internal_name(f, (size_t)(fe - f)))
 				ob_put(o, f, (size_t)(fe - f));
+			else if (o->n >= 6)
+				o->n -= 6; /* the loader, a name of no guest mount: no "file=" */
 			ob_put(o, fe, (size_t)(eol - fe));
 		}
 		if (*eol)

@@ -33,6 +33,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/statfs.h>
 #include <sys/sysinfo.h>
 #include <sys/syscall.h>
@@ -140,11 +141,20 @@ __attribute__((weak)) int vfs_fd_mnt_id(struct vfs *v, struct task *t, int hostf
 	return -1;
 }
 
+__attribute__((weak)) long vfs_kernel_names(struct vfs *v, struct vfs_kname **out)
+{
+	(void)v;
+	*out = NULL;
+	return 0;
+}
+
 /* ---- nodes ---- */
 
 enum pkind {
 	/* directories */
-	N_ROOT, N_TDIR, N_PID, N_TID, N_FDDIR, N_FDINFODIR, N_NSDIR, N_TASKDIR,
+	N_ROOT, N_TDIR, N_PID, N_TID, N_FDDIR, N_FDINFODIR, N_NSDIR,
+	N_MAPFILESDIR, /* <pid>/map_files: empty (Linux's links are CAP_SYS_ADMIN's) */
+	N_TASKDIR,
 	/* regular files */
 	N_GUEST,      /* served from sb->guest_procfd at gpath */
 	N_STATUS,     /* guest status with the virtual ids patched in */
@@ -349,6 +359,7 @@ static const struct pent pid_ents[] = {
 	{ "fd", N_FDDIR, 0500 },
 	{ "fdinfo", N_FDINFODIR, 0500 },
 	{ "ns", N_NSDIR, 0511 },
+	{ "map_files", N_MAPFILESDIR, 0500 },
 	{ "exe", N_EXE, 0777 },
 	{ "cwd", N_CWD, 0777 },
 	{ "root", N_ROOTLINK, 0777 },
@@ -382,7 +393,8 @@ static const struct pent pid_ents[] = {
  * real ones are the sentry's), the rest the kernel's own text for it. */
 static int init_has(const struct pent *e)
 {
-	return e->kind != N_FDDIR && e->kind != N_FDINFODIR && strcmp(e->name, "maps") &&
+	return e->kind != N_FDDIR && e->kind != N_FDINFODIR && e->kind != N_MAPFILESDIR &&
+	       strcmp(e->name, "maps") &&
 	       strcmp(e->name, "io") && strncmp(e->name, "smaps", 5) && strcmp(e->name, "pagemap") &&
 	       strcmp(e->name, "numa_maps");
 }
@@ -651,7 +663,7 @@ static int pn_step(struct task *self, struct pnode *n, const char *name, int mor
 	case N_PID:
 	case N_TID:
 		e = find_ent(pid_ents, ARRAY_SIZE(pid_ents), name);
-		if (e && e->kind == N_TASKDIR && n->kind == N_TID)
+		if (e && (e->kind == N_TASKDIR || e->kind == N_MAPFILESDIR) && n->kind == N_TID)
 			e = NULL;
 		if (n->init)
 			e = init_ent(e);
@@ -666,6 +678,8 @@ static int pn_step(struct task *self, struct pnode *n, const char *name, int mor
 				n->fdnum = (int)i;
 				return join(n->gpath, sizeof n->gpath, n->gpath, name);
 			}
+		return -ENOENT;
+	case N_MAPFILESDIR:
 		return -ENOENT;
 	case N_FDINFODIR: {
 		int fdnum = parse_fdnum(name);
@@ -776,7 +790,7 @@ static int guest_open(struct sandbox *sb, const char *gpath, int flags)
 }
 
 /* Read a whole (small) file from a fd into a malloc'ed NUL-terminated buffer. */
-static long slurp(int fd, char **out)
+static long slurp_max(int fd, char **out, size_t max)
 {
 	size_t cap = 4096, len = 0;
 	char *buf = malloc(cap);
@@ -789,7 +803,7 @@ static long slurp(int fd, char **out)
 		if (len + 1 >= cap) {
 			char *nb;
 
-			if (cap >= PROC_MAX_FILE) {
+			if (cap >= max) {
 				free(buf);
 				return -EFBIG;
 			}
@@ -817,6 +831,11 @@ static long slurp(int fd, char **out)
 	buf[len] = 0;
 	*out = buf;
 	return (long)len;
+}
+
+static long slurp(int fd, char **out)
+{
+	return slurp_max(fd, out, PROC_MAX_FILE);
 }
 
 /* A whole file of the guest procfs (gpath as for guest_open) in *out
@@ -2295,6 +2314,472 @@ static int open_fdinfo(struct vfs *v, struct task *self, struct pnode *n, int *o
 	return memfd_with(n->gpath, text, (size_t)len, out);
 }
 
+/* ---- maps, smaps, numa_maps: files named as the guest names them ----
+ * The kernel names a mapped file by its path in the namespace it was
+ * opened in: a gofer's or the sentry's "/<export>/<rel>", a cow export's
+ * detached clone "/<rel>", the loader "/l" of the guest's native root. The
+ * text is read by the sentry and each name rewritten through the mount
+ * table's prefixes (vfs_kernel_names): one pass, a look-up per named line. */
+#define PROC_MAX_MAPS (64u << 20) /* smaps of a process of many mappings */
+
+struct obuf {
+	char *p;
+	size_t n, cap;
+	int err;
+};
+
+static void ob_put(struct obuf *o, const char *s, size_t l)
+{
+	if (o->err)
+		return;
+	if (o->n + l + 1 > o->cap) {
+		size_t cap = o->cap ? o->cap : 4096;
+		while (o->n + l + 1 > cap)
+			cap *= 2;
+		char *np = realloc(o->p, cap);
+		if (!np) {
+			o->err = -ENOMEM;
+			return;
+		}
+		o->p = np;
+		o->cap = cap;
+	}
+	memcpy(o->p + o->n, s, l);
+	o->n += l;
+	o->p[o->n] = 0;
+}
+
+/* s as seq_file_path prints it: each byte of esc as "\ooo" */
+static void ob_put_esc(struct obuf *o, const char *s, size_t l, const char *esc)
+{
+	size_t run = 0;
+	for (size_t i = 0; i < l; i++) {
+		if (!strchr(esc, s[i]) || !s[i])
+			continue;
+		char e[5];
+		ob_put(o, s + run, i - run);
+		snprintf(e, sizeof e, "\\%03o", (unsigned char)s[i]);
+		ob_put(o, e, 4);
+		run = i + 1;
+	}
+	ob_put(o, s + run, l - run);
+}
+
+struct knames {
+	struct vfs_kname *t;
+	long n;
+	char **kp;  /* each t[i].kp escaped as the file escapes names */
+	const char *esc;
+	const char *del; /* " (deleted)" as the file escapes it */
+};
+
+static void knames_free(struct knames *k)
+{
+	for (long i = 0; k->kp && i < k->n; i++)
+		free(k->kp[i]);
+	free(k->kp);
+	free(k->t);
+}
+
+static int knames_get(struct vfs *v, const char *esc, struct knames *k)
+{
+	memset(k, 0, sizeof *k);
+	k->esc = esc;
+	k->del = strchr(esc, ' ') ? "\\040(deleted)" : " (deleted)";
+	k->n = vfs_kernel_names(v, &k->t);
+	if (k->n < 0)
+		return (int)k->n;
+	k->kp = calloc((size_t)k->n + 1, sizeof *k->kp);
+	if (!k->kp)
+		return -ENOMEM;
+	for (long i = 0; i < k->n; i++) {
+		struct obuf o = { 0 };
+		ob_put(&o, "", 0);
+		ob_put_esc(&o, k->t[i].kp, k->t[i].kl, esc);
+		if (o.err)
+			return o.err;
+		k->kp[i] = o.p;
+		k->t[i].kl = o.n;
+	}
+	return 0;
+}
+
+/* Names the kernel gives files of its internal mounts, the same natively
+ * (memfds, SysV and shared anonymous memory, aio rings, dma-bufs) */
+static int kernel_internal_name(const char *name, size_t nl)
+{
+	static const char *const pre[] = { "/memfd:", "/SYSV", "/dev/zero",
+					   "/anon_hugepage", "/[aio]", "/dmabuf:" };
+	for (size_t i = 0; i < ARRAY_SIZE(pre); i++)
+		if (nl >= strlen(pre[i]) && !memcmp(name, pre[i], strlen(pre[i])))
+			return 1;
+	return 0;
+}
+
+/* Put the guest's name for the kernel's name (nl bytes, escaped) of a file
+ * on device dev: 1, or 0 when no mount of the guest's holds it. */
+static int kname_put(struct obuf *o, const struct knames *k, const char *name, size_t nl, dev_t dev)
+{
+	long best = -1;
+
+	for (long i = 0; i < k->n; i++) {
+		const struct vfs_kname *e = &k->t[i];
+		size_t kl = e->kl;
+		if ((e->dev && e->dev != dev) || nl < kl || memcmp(name, k->kp[i], kl))
+			continue;
+		const char *r = name + kl;
+		size_t rl = nl - kl;
+		if (rl && *r != '/' && !(rl == strlen(k->del) && !memcmp(r, k->del, rl)))
+			continue;
+		if (best < 0 || kl > k->t[best].kl || (kl == k->t[best].kl && e->dev && !k->t[best].dev))
+			best = i;
+	}
+	if (best < 0)
+		return 0;
+	const struct vfs_kname *e = &k->t[best];
+	const char *r = name + e->kl;
+	size_t rl = nl - e->kl;
+	ob_put_esc(o, e->gp, e->gl, k->esc);
+	if (!e->gl && (!rl || *r != '/'))
+		ob_put(o, "/", 1);
+	ob_put(o, r, rl);
+	return 1;
+}
+
+static int hexnum(const char **p, unsigned long long *v)
+{
+	const char *s = *p;
+	*v = 0;
+	while ((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f'))
+		*v = *v * 16 + (unsigned)(*s <= '9' ? *s - '0' : *s - 'a' + 10), s++;
+	if (s == *p)
+		return 0;
+	*p = s;
+	return 1;
+}
+
+/* A maps (smaps) header line "start-end perms offset MM:mm inode   name":
+ * its start, device, where the field after the inode begins (*tail, past
+ * its one space) and the name (up to eol; empty: none). 0 if p is no such
+ * line (an smaps field line). */
+static int maps_header(const char *p, const char *eol, unsigned long long *start, dev_t *dev,
+		       const char **perms_end, const char **tail, const char **name)
+{
+	unsigned long long v, maj, min;
+	const char *s = p;
+
+	if (!hexnum(&s, start) || *s++ != '-' || !hexnum(&s, &v) || *s++ != ' ')
+		return 0;
+	s += strnlen(s, 4) == 4 ? 4 : 0;
+	*perms_end = s;
+	if (*s++ != ' ' || !hexnum(&s, &v) || *s++ != ' ' || !hexnum(&s, &maj) || *s++ != ':' ||
+	    !hexnum(&s, &min) || *s++ != ' ')
+		return 0;
+	while (*s >= '0' && *s <= '9')
+		s++;
+	if (s >= eol || *s != ' ')
+		return 0;
+	*tail = ++s;
+	while (s < eol && *s == ' ')
+		s++;
+	*name = s;
+	*dev = makedev((unsigned)maj, (unsigned)min);
+	return 1;
+}
+
+/* maps or smaps text with every file named as the guest names it; the
+ * loader's mapping shown anonymous (a process exec'd natively has none);
+ * a name no guest mount holds (none of the sandbox's: its namespaces hold
+ * only exports) printed with no name, never the kernel's */
+static void maps_rewrite(struct obuf *o, const char *text, const struct knames *k)
+{
+	for (const char *p = text; *p;) {
+		const char *eol = strchrnul(p, '\n'), *pe, *tail, *name;
+		unsigned long long start;
+		dev_t dev;
+		size_t nl = (size_t)(eol - p);
+
+		if (!maps_header(p, eol, &start, &dev, &pe, &tail, &name) || name == eol || *name != '/') {
+			ob_put(o, p, nl);
+		} else {
+			size_t mark = o->n;
+			ob_put(o, p, (size_t)(name - p));
+			if (!kname_put(o, k, name, (size_t)(eol - name), dev)) {
+				o->n = mark;
+				if (kernel_internal_name(name, (size_t)(eol - name)))
+					ob_put(o, p, nl);
+				else if (eol - name == 2 && !memcmp(name, "/l", 2)) { /* MOAT_LOADER_PATH */
+					ob_put(o, p, (size_t)(pe - p));
+					ob_put(o, " 00000000 00:00 0 ", 18);
+				} else {
+					ob_put(o, p, (size_t)(tail - p));
+				}
+			}
+		}
+		if (*eol)
+			ob_put(o, "\n", 1);
+		p = *eol ? eol + 1 : eol;
+	}
+}
+
+struct mapdev {
+	unsigned long long start;
+	dev_t dev;
+};
+
+static int mapdev_cmp(const void *a, const void *b)
+{
+	unsigned long long x = ((const struct mapdev *)a)->start, y = ((const struct mapdev *)b)->start;
+	return x < y ? -1 : x > y;
+}
+
+/* numa_maps ("start policy file=<name> ..."): its names have no device
+ * beside them; the one of maps' line at the same start is taken */
+static int numa_rewrite(struct obuf *o, const char *text, const char *maps, const struct knames *k)
+{
+	size_t nd = 0, cap = 0;
+	struct mapdev *d = NULL;
+
+	for (const char *p = maps; *p;) {
+		const char *eol = strchrnul(p, '\n'), *pe, *tail, *name;
+		struct mapdev m;
+		if (maps_header(p, eol, &m.start, &m.dev, &pe, &tail, &name)) {
+			if (nd == cap) {
+				struct mapdev *nw = realloc(d, (cap = cap ? cap * 2 : 64) * sizeof *d);
+				if (!nw) {
+					free(d);
+					return -ENOMEM;
+				}
+				d = nw;
+			}
+			d[nd++] = m;
+		}
+		p = *eol ? eol + 1 : eol;
+	}
+	for (const char *p = text; *p;) {
+		const char *eol = strchrnul(p, '\n'), *s = p, *f, *fe;
+		unsigned long long start;
+		f = memmem(p, (size_t)(eol - p), " file=/", 7);
+		if (!f || !hexnum(&s, &start) || *s != ' ') {
+			ob_put(o, p, (size_t)(eol - p));
+		} else {
+			f += 6;
+			fe = memchr(f, ' ', (size_t)(eol - f));
+			fe = fe ? fe : eol;
+			struct mapdev key = { .start = start }, *hit =
+				nd ? bsearch(&key, d, nd, sizeof *d, mapdev_cmp) : NULL;
+			ob_put(o, p, (size_t)(f - p));
+			if (hit && kname_put(o, k, f, (size_t)(fe - f), hit->dev))
+				;
+			else if (kernel_internal_name(f, (size_t)(fe - f)))
+				ob_put(o, f, (size_t)(fe - f));
+			else if (o->n >= 6)
+				o->n -= 6; /* the loader, a name of no guest mount: no "file=" */
+			ob_put(o, fe, (size_t)(eol - fe));
+		}
+		if (*eol)
+			ob_put(o, "\n", 1);
+		p = *eol ? eol + 1 : eol;
+	}
+	free(d);
+	return 0;
+}
+
+static int open_maps(struct vfs *v, struct task *self, struct pnode *n, int *out)
+{
+	int numa = ends_with(n->gpath, "/numa_maps");
+	cleanup_free char *text = NULL;
+	cleanup_free char *maps = NULL;
+	struct knames k;
+	struct obuf o = { 0 };
+	char mp[sizeof n->base + 8];
+	long r;
+	cleanup_fd int fd = guest_open(self->sb, n->gpath, O_RDONLY);
+
+	if (fd < 0)
+		return fd;
+	r = slurp_max(fd, &text, PROC_MAX_MAPS);
+	if (r < 0)
+		return (int)r;
+	if (numa) {
+		snprintf(mp, sizeof mp, "%s/maps", n->base);
+		cleanup_fd int mfd = guest_open(self->sb, mp, O_RDONLY);
+		if (mfd < 0 || slurp_max(mfd, &maps, PROC_MAX_MAPS) < 0)
+			maps = NULL;
+	}
+	r = knames_get(v, numa ? "\n\t= " : "\n", &k);
+	if (r >= 0) {
+		ob_put(&o, "", 0);
+		if (numa)
+			r = numa_rewrite(&o, text, maps ? maps : "", &k);
+		else
+			maps_rewrite(&o, text, &k);
+	}
+	knames_free(&k);
+	if (r >= 0)
+		r = o.err;
+	if (r >= 0)
+		r = memfd_with(n->gpath, o.p, o.n, out);
+	free(o.p);
+	return (int)r;
+}
+
+/* <pid>/limits: "Max core file size" is the process's virtual RLIMIT_CORE
+ * (the real one is 1 byte: "Core dumps never happen") */
+static int open_limits(struct task *self, struct pnode *n, int *out)
+{
+	cleanup_free char *text = NULL;
+	struct obuf o = { 0 };
+	uint64_t lim[2];
+	long r = guest_slurp(self->sb, n->gpath, &text);
+
+	if (r < 0)
+		return (int)r;
+	pthread_mutex_lock(&n->task->lock);
+	lim[0] = n->task->vcore_cur;
+	lim[1] = n->task->vcore_max;
+	pthread_mutex_unlock(&n->task->lock);
+	ob_put(&o, "", 0);
+	for (const char *p = text; *p;) {
+		const char *eol = strchrnul(p, '\n');
+		if (!strncmp(p, "Max core file size ", 19)) {
+			char line[128], v[2][24];
+			for (int i = 0; i < 2; i++)
+				if (lim[i] == (uint64_t)RLIM_INFINITY)
+					snprintf(v[i], sizeof v[i], "unlimited");
+				else
+					snprintf(v[i], sizeof v[i], "%llu", (unsigned long long)lim[i]);
+			int l = snprintf(line, sizeof line, "%-25s %-20s %-20s %-10s", "Max core file size",
+					 v[0], v[1], "bytes");
+			ob_put(&o, line, (size_t)l);
+		} else {
+			ob_put(&o, p, (size_t)(eol - p));
+		}
+		if (*eol)
+			ob_put(&o, "\n", 1);
+		p = *eol ? eol + 1 : eol;
+	}
+	r = o.err ? o.err : memfd_with(n->gpath, o.p, o.n, out);
+	free(o.p);
+	return (int)r;
+}
+
+int procfs_maps_fd(struct task *t, int guest_fd, char *rel, size_t len)
+{
+	static const char *const pre[] = { "/memfd:" MEMFD_PREFIX, NULL };
+	char gp[64], text[PATH_MAX];
+	const char *s;
+
+	if (!t || !t->sb || guest_fd < 0)
+		return 1;
+	snprintf(gp, sizeof gp, "%d/fd/%d", (int)t->vtgid, guest_fd);
+	if (guest_fd_text(t->sb, gp, pre, text, sizeof text) < 0)
+		return 1;
+	/* "<pid>/maps" or "<pid>/task/<tid>/maps", then " (deleted)" (a
+	 * guest's own memfd may have this name too: the query checks the
+	 * caller's access again) */
+	s = text + strlen("/memfd:" MEMFD_PREFIX);
+	size_t l = strlen(s);
+	if (l < 10 || strcmp(s + l - 10, " (deleted)"))
+		return 1;
+	l -= 10;
+	if (l < 6 || memcmp(s + l - 5, "/maps", 5) || l >= len)
+		return 1;
+	for (size_t i = 0; i < l - 5; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || s[i] == '/' || (s[i] >= 'a' && s[i] <= 'z')))
+			return 1;
+	memcpy(rel, s, l);
+	rel[l] = 0;
+	return 0;
+}
+
+#define PMQ_R 0x01
+#define PMQ_W 0x02
+#define PMQ_X 0x04
+#define PMQ_S 0x08
+#define PMQ_NEXT 0x10
+#define PMQ_FILE 0x20
+
+int procfs_procmap_query(struct vfs *v, struct task *t, const char *rel, struct procfs_procmap_query *q,
+			 char *name, size_t namelen)
+{
+	struct pnode n;
+	int r = pn_walk(t, rel, &n);
+	if (r)
+		return r;
+	if (n.kind != N_GUEST || !n.task || !ends_with(n.gpath, "/maps")) {
+		pn_release(&n);
+		return -ENOTTY;
+	}
+	if (!ptrace_read_ok(t, n.task)) {
+		pn_release(&n);
+		return -EACCES;
+	}
+	int fd = -1;
+	r = open_maps(v, t, &n, &fd);
+	pn_release(&n);
+	if (r < 0)
+		return r;
+	cleanup_free char *text = NULL;
+	long len = slurp_max(fd, &text, PROC_MAX_MAPS);
+	close(fd);
+	if (len < 0)
+		return (int)len;
+	if (q->query_flags & ~0x3fULL)
+		return -EINVAL;
+	r = -ENOENT;
+	for (const char *p = text; *p;) {
+		const char *eol = strchrnul(p, '\n'), *pe, *tail, *nm, *s = p;
+		unsigned long long start, end, off, ino;
+		dev_t dev;
+		p = *eol ? eol + 1 : eol;
+		if (!maps_header(s, eol, &start, &dev, &pe, &tail, &nm))
+			continue;
+		s = strchr(s, '-') + 1;
+		hexnum(&s, &end);
+		if (end <= q->query_addr)
+			continue;
+		uint64_t fl = (pe[-4] == 'r' ? PMQ_R : 0) | (pe[-3] == 'w' ? PMQ_W : 0) |
+			      (pe[-2] == 'x' ? PMQ_X : 0) | (pe[-1] == 's' ? PMQ_S : 0);
+		s = pe + 1;
+		hexnum(&s, &off);
+		/* the inode: the number before tail's one space */
+		const char *ib = tail - 1;
+		while (ib > pe && ib[-1] >= '0' && ib[-1] <= '9')
+			ib--;
+		ino = strtoull(ib, NULL, 10);
+		int file = ino || dev;
+		if ((q->query_flags & PMQ_FILE) && !file)
+			continue;
+		if ((q->query_flags & (PMQ_R | PMQ_W | PMQ_X | PMQ_S)) & ~fl)
+			continue;
+		if (start > q->query_addr && !(q->query_flags & PMQ_NEXT))
+			break;
+		q->vma_start = start;
+		q->vma_end = end;
+		q->vma_flags = fl;
+		q->vma_page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+		q->vma_offset = file ? off : 0;
+		q->inode = file ? ino : 0;
+		q->dev_major = file ? major(dev) : 0;
+		q->dev_minor = file ? minor(dev) : 0;
+		/* the name, "\012" back to a newline */
+		size_t o = 0;
+		for (const char *c = nm; c < eol && o + 1 < namelen; c++) {
+			if (!strncmp(c, "\\012", 4) && c + 4 <= eol) {
+				name[o++] = '\n';
+				c += 3;
+			} else {
+				name[o++] = *c;
+			}
+		}
+		name[o] = 0;
+		r = 0;
+		break;
+	}
+	return r;
+}
+
 int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *fd)
 {
 	struct pnode n;
@@ -2339,6 +2824,15 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 		}
 		if (!strncmp(n.gpath, "sysvipc/", 8)) {
 			r = open_sysvipc(t->sb, &n, fd);
+			break;
+		}
+		if (n.task && (ends_with(n.gpath, "/maps") || ends_with(n.gpath, "/smaps") ||
+			       ends_with(n.gpath, "/numa_maps"))) {
+			r = open_maps(v, t, &n, fd);
+			break;
+		}
+		if (n.task && ends_with(n.gpath, "/limits")) {
+			r = open_limits(t, &n, fd);
 			break;
 		}
 		r = guest_open(t->sb, n.gpath, O_RDONLY | (flags & O_NONBLOCK));
@@ -2585,7 +3079,7 @@ static int add_table(struct dlist *d, const struct pent *tab, size_t n, const ch
 	char canon[400];
 
 	for (size_t i = 0; i < n; i++) {
-		if (skip_task && tab[i].kind == N_TASKDIR)
+		if (skip_task && (tab[i].kind == N_TASKDIR || tab[i].kind == N_MAPFILESDIR))
 			continue;
 		if (join(canon, sizeof canon, parent, tab[i].name))
 			return -ENAMETOOLONG;
@@ -2716,6 +3210,10 @@ long procfs_readdir(struct vfs *v, struct task *t, const char *rel, struct procf
 		break;
 	case N_FDDIR:
 		r = guest_list_numeric(t->sb, n.gpath, n.gpath, DT_LNK, &d);
+		break;
+	case N_MAPFILESDIR:
+		/* no magic link to a mapped file: Linux gives them to
+		 * CAP_SYS_ADMIN only, which no guest task holds */
 		break;
 	case N_FDINFODIR:
 		r = guest_list_numeric(t->sb, n.gpath, n.gpath, DT_REG, &d);

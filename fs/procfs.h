@@ -45,6 +45,7 @@
 #define MOAT_FS_PROCFS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/types.h>
@@ -164,6 +165,42 @@ int vfs_cwd_path(struct vfs *v, struct task *t, char *buf, size_t len);
 /* A chrooted task's root renamed since: its name now (fs/vfs.c; a weak
  * stand-in in procfs.c does nothing) */
 void vfs_root_refresh(struct vfs *v, struct task *t);
+
+/* How the kernel names the files of the gofer mounts in /proc/<pid>/maps
+ * (smaps, numa_maps), read by the sentry: each export i is attached at "/<i>"
+ * in the gofer's and in the sentry's mount namespace; the sentry's direct
+ * opens in a cow export come from a detached clone of its overlay, named
+ * from that clone's root ("/<rel>") with the overlay's device. One entry per
+ * mount: kp (kl bytes) is that prefix (a guest bind of a subdirectory adds
+ * "/<sub>"), dev the device a line must show (0: any), gp the mount's guest
+ * path ("" for "/"). Fills *out (malloc'ed; kp strings in it too) and
+ * returns the count, or -errno (fs/vfs.c; the weak stand-in in procfs.c: 0). */
+struct vfs_kname {
+	const char *kp;
+	size_t kl;
+	dev_t dev;
+	const char *gp;
+	size_t gl;
+};
+long vfs_kernel_names(struct vfs *v, struct vfs_kname **out);
+
+/* PROCMAP_QUERY (Linux 6.11 ioctl on a /proc/<pid>/maps fd), whose maps
+ * are the sentry's memfds: struct procmap_query of <linux/fs.h> */
+struct procfs_procmap_query {
+	uint64_t size, query_flags, query_addr;
+	uint64_t vma_start, vma_end, vma_flags, vma_page_size, vma_offset, inode;
+	uint32_t dev_major, dev_minor, vma_name_size, build_id_size;
+	uint64_t vma_name_addr, build_id_addr;
+};
+/* Is the guest's fd of t one of procfs' maps memfds? 0 and its rel
+ * ("<pid>/maps", "<pid>/task/<tid>/maps") in rel, 1 if not, -errno. */
+int procfs_maps_fd(struct task *t, int guest_fd, char *rel, size_t len);
+/* The query on rel's task's mappings now (after a ptrace read check of t
+ * on it, as an open of rel): q's out fields and the mapping's name (as the
+ * guest names it, unescaped; "" for none) in name. 0 or -errno (ENOENT:
+ * no such mapping, EINVAL: bad flags). */
+int procfs_procmap_query(struct vfs *v, struct task *t, const char *rel, struct procfs_procmap_query *q,
+			 char *name, size_t namelen);
 
 /* mountinfo's id of the mount the VFS names host fd hostfd on, or -1 (fs/vfs.c;
  * a weak stand-in in procfs.c answers -1) */

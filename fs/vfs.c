@@ -3211,6 +3211,37 @@ int vfs_fd_mnt_id(struct vfs *v, struct task *t, int hostfd)
 	return n->mnt->pos + 21;
 }
 
+long vfs_kernel_names(struct vfs *v, struct vfs_kname **out)
+{
+	size_t n = v->nmnts, k = 0, strs = 0;
+
+	*out = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (v->mnts[i].kind == VFS_MNT_GOFER && v->mnts[i].export >= 0)
+			strs += 2 * (v->mnts[i].slen + 24);
+	struct vfs_kname *e = malloc(2 * n * sizeof *e + strs + 1);
+	if (!e)
+		return -ENOMEM;
+	char *s = (char *)(e + 2 * n);
+	for (size_t i = 0; i < n; i++) {
+		const struct vfs_mount *m = &v->mnts[i];
+		if (m->kind != VFS_MNT_GOFER || m->export < 0 || m->gone)
+			continue;
+		for (int det = 0; det <= m->cow; det++) {
+			/* "/<export>[/<sub>]"; a cow export's detached clone:
+			 * "[/<sub>]" with the overlay's device */
+			int l = det ? sprintf(s, "%s%s", m->sub ? "/" : "", m->sub ? m->sub : "")
+				    : sprintf(s, "/%d%s%s", m->export, m->sub ? "/" : "", m->sub ? m->sub : "");
+			e[k] = (struct vfs_kname){ .kp = s, .kl = (size_t)l, .gp = m->plen ? m->path : "",
+						   .gl = m->plen, .dev = det ? mount_root_dev(v, m) : 0 };
+			s += l + 1;
+			k++;
+		}
+	}
+	*out = e;
+	return (long)k;
+}
+
 long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo)
 {
 	size_t off = 0, n = v->nmnts, root = n;

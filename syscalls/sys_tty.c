@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <limits.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <linux/fs.h>
@@ -34,6 +35,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "fs/procfs.h"
 #include "fs/vfs.h"
 #include "kernel/task.h"
 #include "syscalls/handlers.h"
@@ -52,6 +54,60 @@ __attribute__((weak)) long netconn_if_ioctl(struct sc_call *c)
 {
 	(void)c;
 	return -EOPNOTSUPP;
+}
+
+/* PROCMAP_QUERY on one of procfs' maps memfds (fs/procfs.c open_maps: the
+ * names as the guest knows them) is answered from the task's maps now, as
+ * Linux's do_procmap_query: the struct's size and flags checked (EINVAL,
+ * E2BIG), ENOENT for no mapping, the name (ENAMETOOLONG when it does not
+ * fit). The build id is not read: build_id_size 0 (a gap). Any other fd:
+ * the host's answer (the kernel's maps files of a guest task only). */
+static long procmap_query(struct sc_call *c)
+{
+	char rel[96];
+	struct procfs_procmap_query q;
+	uint64_t usize;
+
+	if (procfs_maps_fd(c->task, (int)c->args[0], rel, sizeof rel) != 0) {
+		c->cont = 1;
+		return 0;
+	}
+	if (sc_read_guest(c, c->args[2], &usize, sizeof usize) < 0)
+		return -EFAULT;
+	if (usize < 24 || usize > 4096)
+		return usize < 24 ? -EINVAL : -E2BIG;
+	memset(&q, 0, sizeof q);
+	if (sc_read_guest(c, c->args[2], &q, usize < sizeof q ? usize : sizeof q) < 0)
+		return -EFAULT;
+	if (usize > sizeof q) {
+		unsigned char tail[4096];
+		if (sc_read_guest(c, c->args[2] + sizeof q, tail, usize - sizeof q) < 0)
+			return -EFAULT;
+		for (size_t i = 0; i < usize - sizeof q; i++)
+			if (tail[i])
+				return -E2BIG;
+	}
+	if (q.query_flags & ~0x3fULL)
+		return -EINVAL;
+	if (!!q.vma_name_size != !!q.vma_name_addr || !!q.build_id_size != !!q.build_id_addr)
+		return -EINVAL;
+	char name[PATH_MAX + 16];
+	long r = procfs_procmap_query(VFS_OF(c), c->task, rel, &q, name, sizeof name);
+	if (r < 0)
+		return r;
+	if (q.build_id_size)
+		q.build_id_size = 0;
+	if (q.vma_name_size) {
+		size_t nl = name[0] ? strlen(name) + 1 : 0;
+		if (nl > q.vma_name_size)
+			return -ENAMETOOLONG;
+		if (nl && sc_write_guest(c, q.vma_name_addr, name, nl) < 0)
+			return -EFAULT;
+		q.vma_name_size = (uint32_t)nl;
+	}
+	if (sc_write_guest(c, c->args[2], &q, usize < sizeof q ? usize : sizeof q) < 0)
+		return -EFAULT;
+	return 0;
 }
 
 long sys_ioctl(struct sc_call *c)
@@ -88,10 +144,8 @@ long sys_ioctl(struct sc_call *c)
 	 * the 'f' write bit but changes nothing: a query of the mappings of a
 	 * /proc/<pid>/maps file's task, which only a guest task's can be
 	 * (procfs gives no maps of pid 1); no other file takes this number */
-	if (cmd == SC_IOCTL_PROCMAP_QUERY) {
-		c->cont = 1;
-		return 0;
-	}
+	if (cmd == SC_IOCTL_PROCMAP_QUERY)
+		return procmap_query(c);
 	if (cmd != TIOCSCTTY) {
 		snprintf(c->note, sizeof c->note, "matches a deny rule");
 		return -EPERM;

@@ -207,6 +207,22 @@ if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/race_core" ]; then
 		*) fail no_core_dump_$mode "$(echo $out | head -c 300)" ;;
 		esac
 	done
+	# the real limit after the guest set its own every way (the guest's
+	# /proc/<pid>/limits shows its virtual one): read from the host, in
+	# the host's /proc of the guest process (a descendant of this moat run)
+	moat run --bind "$SYSCALL_BIN:/t:ro" -- /t/race_core hold 20 </dev/null >"$T_TMP/hold.out" 2>&1 &
+	mp=$!
+	for _ in $(seq 100); do grep -q held "$T_TMP/hold.out" && break; sleep 0.1; done
+	lim=none
+	for hp in $(pgrep -x race_core); do
+		a=$hp
+		for _ in 1 2 3 4 5; do
+			a=$(awk '{print $4}' "/proc/$a/stat" 2>/dev/null) || break
+			[ "$a" = "$mp" ] && { lim=$(awk '/^Max core file size/ {print $5, $6}' "/proc/$hp/limits"); break 2; }
+		done
+	done
+	kill "$mp" 2>/dev/null; wait "$mp" 2>/dev/null
+	expect_eq no_core_dump_real_limit "$lim" "1 1"
 fi
 
 # ---- 6. the guest's loopback carries the multicast routes (224.0.0.0/4, ff00::/8) ----

@@ -2,9 +2,13 @@
  * race_core: an isolation probe (not differential: natively the core dump
  * happens). No core dump ever leaves a sandbox: whatever way a guest process
  * dies of a core signal's default action, the kernel must find its real
- * RLIMIT_CORE at 1 byte (red team 19). Each child reads its real limit
- * (/proc/self/limits: getrlimit shows the virtual one under moat) after it
- * set its own and just before it dies, and sends it up a pipe. Modes:
+ * RLIMIT_CORE at 1 byte (red team 19). A child that dies counts as escaped
+ * when the kernel says it dumped (CLD_DUMPED); it sends the limit its
+ * /proc/self/limits shows (the real one natively; under moat the virtual
+ * one since procfid, so only for the message) up a pipe. The real limit
+ * under moat is read from the host: mode "hold [S]" sets its limits (soft 0), prints "held" and sleeps S seconds (default 20), and
+ * tests/integration/isolation_procfs.sh reads /proc/<its host pid>/limits.
+ * Modes:
  *   race [MS]  a thread keeps flipping the SIGQUIT handler to SIG_DFL and back
  *              while the process sends itself SIGQUIT, for MS ms (default
  *              1500): the tracer read the disposition at the delivery stop,
@@ -13,8 +17,9 @@
  *              SIGSYS with no ptrace stop)
  *   sud        syscall user dispatch with an unreadable selector (a forced
  *              SIGSEGV with no ptrace stop)
- * Every child first sets RLIMIT_CORE to its hard limit, then soft 0 (a pipe
- * core_pattern ignores 0) for seccomp and sud, the last with the resource's
+ * Every child first sets RLIMIT_CORE to its hard limit, then (so a native
+ * run dumps, with a file core_pattern too) the same again, "hold" soft 0
+ * (a pipe core_pattern ignores 0: the real one must be 1 still), with the resource's
  * upper 32 bits set too (the kernel ignores them).
  * Prints "deaths N escaped M"; exit 0 iff M is 0 and some child died.
  */
@@ -83,17 +88,22 @@ static long long real_core(pid_t pid)
 	return strncmp(p, "unlimited", 9) == 0 ? (long long)INT64_MAX : atoll(p);
 }
 
-static void child(const char *mode, int out)
+static void set_limits(const char *mode)
 {
 	struct rlimit r;
 	getrlimit(RLIMIT_CORE, &r);
 	r.rlim_cur = r.rlim_max;
 	setrlimit(RLIMIT_CORE, &r);
-	if (strcmp(mode, "race"))
+	if (!strcmp(mode, "hold"))
 		r.rlim_cur = 0;
 	/* the resource is an unsigned int: the kernel ignores the upper bits */
 	syscall(SYS_setrlimit, (1UL << 32) | RLIMIT_CORE, &r);
 	syscall(SYS_prlimit64, 0, (1UL << 32) | RLIMIT_CORE, &r, NULL);
+}
+
+static void child(const char *mode, int out)
+{
+	set_limits(mode);
 	long long lim = real_core(getpid());
 	write(out, &lim, sizeof lim);
 	if (!strcmp(mode, "race")) {
@@ -129,6 +139,13 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "race";
 	double end = now_ms() + (argc > 2 ? atof(argv[2]) : 1500);
 	int deaths = 0, escaped = 0, once = strcmp(mode, "race") != 0;
+	if (!strcmp(mode, "hold")) {
+		set_limits("hold");
+		printf("held\n");
+		fflush(stdout);
+		sleep(argc > 2 ? atoi(argv[2]) : 20);
+		return 0;
+	}
 	do {
 		int pfd[2];
 		if (pipe(pfd) < 0)
@@ -147,7 +164,7 @@ int main(int argc, char **argv)
 		if (waitid(P_PID, p, &si, WEXITED) == 0 &&
 		    (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED)) {
 			deaths++;
-			if (lim != 1) {
+			if (si.si_code == CLD_DUMPED) {
 				escaped++;
 				printf("killed by signal %d with RLIMIT_CORE %lld\n", si.si_status, lim);
 			}

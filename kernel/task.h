@@ -115,8 +115,9 @@ struct task {
 				  * pin_cpu; pin_mask its own affinity, restored then */
 	int pin_cpu;
 	cpu_set_t pin_mask;
-	int fd_closing;          /* a worker answered this task with ADDFD+SEND and has not
-				  * closed its copy yet: 1, 2 with waiters (pipeline.c) */
+	unsigned long long fd_closing; /* a worker answered this task with ADDFD+SEND and has
+				  * not closed its copy yet: a sequence number << 32 | the
+				  * fd + 1 (pipeline.c closing_begin), else 0 */
 	pid_t doomed_parent;     /* refused: killed at its first stop; its exit releases this parent */
 	int sock_exit;           /* a socket call runs to its exit (PTRACE_SYSCALL): 1/3
 				  * recvfrom, 2 bind, 4/5 recvmsg, 6 recvmmsg, 8 sendmmsg

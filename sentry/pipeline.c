@@ -238,29 +238,42 @@ static void handle(struct notif *n, struct sc_call *c)
 /* After ADDFD with SEND the guest may run before this worker closes its copy
  * of the installed fd, so the guest's own close is not the last one: its
  * IN_CLOSE_WRITE (and an unlinked file's IN_DELETE_SELF) would come only with
- * ours, possibly after the events of the task's next calls. The task's next
- * trapped call waits for that close (a futex; in practice a few microseconds
- * at most, and only when the worker was preempted in between). */
-static void closing_begin(struct task *t)
+ * ours, possibly after the events of the task's next calls. So the copy is
+ * closed before the task's next trapped call is served, by whichever comes
+ * first: this worker once its ADDFD returns, or the worker that takes that
+ * next call (closing_take). Until the pexec4 round the next call waited for
+ * this worker's close (a futex): after the loader's answer that was ~4.5 us
+ * of ld.so's first call (access) per exec, this worker having to be
+ * scheduled again first. The fd is marked with a sequence number, so a
+ * worker whose mark was taken (and whose fd number may since have been
+ * reused for the next answer's copy) never closes another's fd. The next
+ * call exists only once the guest has left this notification: installed
+ * (the ADDFD holds its own reference to the file by then) or interrupted
+ * (the notification gone, the ADDFD finds no id: ENOENT). */
+static int g_close_delay_ms; /* tests: MOAT_TEST_ADDFD_CLOSE_DELAY_MS */
+static void lead_pass(void);
+
+static unsigned long long closing_begin(struct task *t, int fd)
 {
-	__atomic_store_n(&t->fd_closing, 1, __ATOMIC_RELEASE);
+	static unsigned long long seq;
+	unsigned long long v = (__atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED) << 32) |
+			       (unsigned)(fd + 1);
+	__atomic_store_n(&t->fd_closing, v, __ATOMIC_RELEASE);
+	return v;
 }
 
-static void closing_end(struct task *t)
+static void closing_end(struct task *t, unsigned long long v, int fd)
 {
-	if (__atomic_exchange_n(&t->fd_closing, 0, __ATOMIC_ACQ_REL) == 2)
-		syscall(SYS_futex, &t->fd_closing, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+	if (__atomic_compare_exchange_n(&t->fd_closing, &v, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		close(fd);
+	/* else the task's next call has closed it */
 }
 
-static void closing_wait(struct task *t)
+static void closing_take(struct task *t)
 {
-	int v;
-	while ((v = __atomic_load_n(&t->fd_closing, __ATOMIC_ACQUIRE)) != 0) {
-		if (v == 1 && !__atomic_compare_exchange_n(&t->fd_closing, &v, 2, 0, __ATOMIC_ACQ_REL,
-							   __ATOMIC_ACQUIRE))
-			continue;
-		syscall(SYS_futex, &t->fd_closing, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
-	}
+	unsigned long long v = __atomic_exchange_n(&t->fd_closing, 0, __ATOMIC_ACQ_REL);
+	if (v)
+		close((int)(unsigned)(v & 0xffffffffu) - 1);
 }
 
 /* connect's row as moat-netd's sandboxes route it: EMULATE, netconn_connect */
@@ -302,7 +315,7 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 		deny_unknown(n, "unknown task: killed");
 		return;
 	}
-	closing_wait(t);
+	closing_take(t);
 	/* the call the tracer restarted after a signal came before RECV
 	 * (tracer.c sig_restart): if it would wait, it ends with EINTR */
 	t->intr_now = __atomic_exchange_n(&t->intr_before, 0, __ATOMIC_ACQUIRE) == (long)n->nr + 1;
@@ -473,10 +486,15 @@ reply:
 			ret = r;
 		plat->reply(g_nfd, c->id, ret);
 	} else if (ret >= 0 && c->out_fd >= 0) {
-		closing_begin(t);
+		unsigned long long mark = closing_begin(t, c->out_fd);
 		ret = plat->addfd(g_nfd, c->id, c->out_fd, c->out_fd_flags, c->out_newfd_at, 1);
-		close(c->out_fd);
-		closing_end(t);
+		if (g_close_delay_ms) {
+			/* tests: this worker slow to close its copy, the next
+			 * call already another's (as after the loader's answer) */
+			lead_pass();
+			usleep((useconds_t)g_close_delay_ms * 1000);
+		}
+		closing_end(t, mark, c->out_fd);
 		c->out_fd = -1;
 		if (ret == -ENOENT)
 			goto audit; /* the caller went away: nothing to answer */
@@ -761,6 +779,9 @@ int pipeline_start(struct sandbox *sb, int notify_fd)
 	gofer_set_wait_hooks(pipeline_wait_begin, pipeline_wait_end);
 	if (!getenv("MOAT_EAGER_LEAD"))
 		gofer_set_lead(lead_held, notify_fd);
+	const char *cd = getenv("MOAT_TEST_ADDFD_CLOSE_DELAY_MS");
+	if (cd && atoi(cd) > 0 && atoi(cd) <= 5000)
+		g_close_delay_ms = atoi(cd);
 	procfs_set_kconfig(sc_kconfig_text);
 	spawn_worker();
 	return 0;

@@ -980,14 +980,32 @@ int tracer_run(struct tracer_args *a)
 	 * round starts, then the next round. wait4(-1) alone prefers the
 	 * newest tracee, so two processes looping on a costly stop (a path
 	 * bind or connect through long symlink chains) kept every older one
-	 * waiting without end; a round bounds the wait to the others' stops. */
+	 * waiting without end; a round bounds the wait to the others' stops.
+	 * A round is the stop the blocking wait4 gives, then (once that one
+	 * is handled) every stop pending then. */
 	enum { ROUND = 64 };
 	struct { pid_t tid; int st; struct rusage ru; } *q = xcalloc(ROUND, sizeof *q);
-	int qn = 0, qi = 0;
+	int qn = 0, qi = 0, drain = 0;
 	/* tests: the program's first stop handled before the init's fork
 	 * event, an order a loaded machine can give (init_stop's early path) */
 	int main_first = getenv("MOAT_TEST_MAIN_STOP_FIRST") != NULL;
 	for (;;) {
+		if (qi == qn && drain) {
+			/* The rest of the round: every stop pending now. Taken
+			 * after the round's first stop is handled, not before:
+			 * that task (a fork's parent, an exec's child: usually
+			 * the only one) is resumed one wait4 sooner, and the
+			 * WNOHANG call, which finds nothing as a rule, runs while
+			 * it does (pexec4). Each task still comes once in a
+			 * drain (none is resumed during it). */
+			qi = qn = drain = 0;
+			if (last_kind >= 0)
+				pms[last_kind] += cpu_ms() - last_t;
+			last_kind = -1;
+			pid_t w;
+			while (qn < ROUND && (w = wait4(-1, &q[qn].st, __WALL | WNOHANG, &q[qn].ru)) > 0)
+				q[qn++].tid = w;
+		}
 		if (qi == qn) {
 			qi = qn = 0;
 			double w0 = prof ? ms_now() : 0;
@@ -1005,8 +1023,7 @@ int tracer_run(struct tracer_args *a)
 				break; /* ECHILD: every guest task and the init are gone */
 			}
 			q[qn++].tid = w;
-			while (qn < ROUND && (w = wait4(-1, &q[qn].st, __WALL | WNOHANG, &q[qn].ru)) > 0)
-				q[qn++].tid = w;
+			drain = 1;
 			if (main_first) {
 				main_first = 0;
 				while (qn < 2 && (w = wait4(-1, &q[qn].st, __WALL, &q[qn].ru)) > 0)

@@ -190,4 +190,22 @@ print("root served", time.time() - t < 5, flush=True)
 os._exit(0)' </dev/null 2>/dev/null) )
 SANITY=1 expect_eq dropped_waits_cannot_starve_root "$(echo $out)" "waiting True root served True"
 
+# pexec4: after an fd answer (ADDFD with SEND) the guest runs on before the
+# worker that answered closes its copy of the fd; the task's next trapped
+# call is served only once that copy is closed (inotify's close events,
+# fs notes "Workers"), and the worker taking it now closes it itself rather
+# than waiting for the answering worker to run again (after the loader's
+# answer, ~4.5 us of every exec's first ld.so call). The test hook keeps the
+# answering worker away for 400 ms after its ADDFD (lead passed on): the
+# open's next call (fstat) must not wait for it, and must see the file.
+out=$(MOAT_TEST_ADDFD_CLOSE_DELAY_MS=400 timeout -s KILL 120 "$MOAT" run -- "$PY" -c '
+import os, time
+t0 = time.monotonic()
+fd = os.open("/etc/passwd", os.O_RDONLY)
+st = os.fstat(fd)
+d = time.monotonic() - t0
+os.close(fd)
+print("fast" if d < 0.2 else "slow %.3f" % d, st.st_size > 0)' </dev/null 2>&1)
+expect_eq next_call_closes_answered_fd "$(echo $out)" "fast True"
+
 finish

@@ -629,6 +629,17 @@ gopens=$(echo "$out" | awk '$1 == "op" && $2 == "open" { n += $3 } END { print n
 devopens=$(echo "$out" | awk '$1 == "op" && $2 == "devopen" { n += $3 } END { print n + 0 }')
 if [ "$gopens" -lt 20 ] && [ "$devopens" -le 30 ]; then ok dev_pool_batches
 else fail dev_pool_batches "gofer opens: $gopens, devopen batches: $devopens for 120 device opens"; fi
+# git opens /dev/urandom once per object it writes (727 in bench/macro.sh's
+# 500-file commit): the batch doubles up to 32 fds a round trip (1, 2, 4,
+# 8, 16, 32, 32...: 11 batches for 200 opens; with batches of at most 8,
+# as before pgit6, 28)
+out=$(MOAT_PROFILE=1 moat run -- "$PY" -c '
+import os
+for _ in range(200): os.close(os.open("/dev/urandom", os.O_RDONLY))
+print("RESULT done")' 2>&1)
+devopens=$(echo "$out" | awk '$1 == "op" && $2 == "devopen" { n += $3 } END { print n + 0 }')
+if [ "$(echo "$out" | sed -n 's/^RESULT //p')" = done ] && [ "$devopens" -le 12 ]; then ok dev_pool_big_batches
+else fail dev_pool_big_batches "devopen batches: $devopens for 200 opens of /dev/urandom [$(echo "$out" | tail -3)]"; fi
 # The gofer's round trips spin before they sleep (spin_poll, common/util.c),
 # but not under --cpus: the gofer shares the guest's cgroup there, and a
 # spin would spend the guest's CPU quota (sentry/run.c sets MOAT_SPIN_US=0).

@@ -1948,14 +1948,7 @@ static int dir_prefetch(struct vfs *v, const struct vfs_mount *m, const char *re
 	dir[dlen] = 0;
 	struct pf_put p = { .v = v, .m = m, .gen = dcache_gen(v->dc), .dir = dir, .dlen = dlen };
 	/* the sentry's own listing where its lstat is the gofer's: a
-	 * fstatat per name, no round trip (fs/directfs.c). It takes as long
-	 * as ~500 round trips would (git status's directories of 500 names:
-	 * 0.7-1.8 ms), so the pipeline's lead is passed on first, as before a
-	 * gofer round trip: the guest's other threads' calls (git's preload
-	 * threads, one per directory) are answered meanwhile, on the other
-	 * CPU, not held up behind it. */
-	if (local)
-		gofer_before_block();
+	 * fstatat per name, no round trip (fs/directfs.c) */
 	int got = local ? vfs_direct_dirstat(v, m, dir, pf_put_one, &p, DIR_PREFETCH_MAX) : -EAGAIN;
 	if (got >= 0) {
 		__atomic_fetch_add(&pf_local_dirs, 1, __ATOMIC_RELAXED);

@@ -603,44 +603,6 @@ listed=$(echo "$out" | sed -n 's/^moat profile: directories listed by the sentry
 gofer_looks=$(looks "$out")
 if [ "$listed" = "41 520" ] && [ "$gofer_looks" -le 3 ]; then ok prefetch_listed_by_sentry
 else fail prefetch_listed_by_sentry "listed [$listed], gofer walks/lstats/dirstats $gofer_looks"; fi
-# The sentry's own listing of a large directory takes milliseconds (an
-# fstatat per name); the pipeline's lead is passed on before it, as before a
-# gofer round trip, so another guest thread's calls are answered meanwhile
-# (git status's preload threads, one per directory). Thread B stats a cached
-# name in a loop while thread A's fourth first look-up in a directory of
-# 4,000 names starts its listing: B's calls made wholly inside A's call are
-# counted. Before pgit6 none were (the lead listed, and nobody was in RECV);
-# a thread's call that traps just before A's is one at most. Three
-# directories, one attempt each: on a loaded machine B's thread may get no
-# CPU during one listing.
-L=$T_TMP/listbig
-for d in 1 2 3; do
-	mkdir -p "$L/d$d"
-	(cd "$L/d$d" && seq -f 'f%g' 1 4000 | xargs touch)
-done
-chmod -R a+rwX "$L"
-out=$(moat run --bind "$L:/l:rw" -- "$PY" -c '
-import os, threading, time
-best = (-1, 0)
-for d in (1, 2, 3):
-    p = "/l/d%d/" % d
-    os.lstat(p); os.lstat(p + "f1"); os.lstat(p + "f2"); os.lstat(p + "f3")
-    stop = False; spans = []
-    def b():
-        while not stop:
-            t0 = time.monotonic(); os.lstat("/l"); spans.append((t0, time.monotonic()))
-    th = threading.Thread(target=b); th.start()
-    while len(spans) < 20: time.sleep(0.001)
-    a0 = time.monotonic(); os.lstat(p + "f4"); a1 = time.monotonic()
-    stop = True; th.join()
-    inside = sum(1 for s, e in spans if s > a0 and e < a1)
-    best = max(best, (inside, round((a1 - a0) * 1e3, 2)))
-print("RESULT", "many" if best[0] >= 3 else "few", *best)' 2>&1)
-res=$(echo "$out" | sed -n 's/^RESULT //p')
-case "$res" in
-"many "*) ok listing_passes_lead ;;
-*) fail listing_passes_lead "B's calls inside A's listing call, A's ms: [$res] $(echo "$out" | tail -2)" ;;
-esac
 # /dev's memory devices come from a pool the gofer fills a batch at a time
 # (GOFER_OP_DEVOPEN, fs/vfs.c devpool_open), not one gofer OPEN per open:
 # main made 120 OPENs here. Each fd is still an open file description of

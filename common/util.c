@@ -111,7 +111,7 @@ int read_all(int fd, void *buf, size_t len)
 	return 0;
 }
 
-#define MAX_FDS 8
+#define MAX_FDS 32 /* gofer/proto.h GOFER_DEVOPEN_MAX */
 
 int send_fd_number(int sock, int fd)
 {

@@ -2344,9 +2344,14 @@ static void expect_node(const struct vfs_node *n)
  * offset that moves, an open that never blocks). Only plain opens: any
  * other status flag (O_NONBLOCK, O_APPEND, O_SYNC...) takes OPEN. */
 #define DEVPOOL_KINDS 10 /* minors 0..9 of major 1 */
+/* fds held in the pool at most, all kinds together: the sentry's own fds
+ * are bounded (sentry/tracer.c FDS_SPARE), and 15 kinds of 31 would be
+ * 465 (with batches of 8 at most, before pgit6, ~105) */
+#define DEVPOOL_TOTAL 96
 static struct devpool {
 	pthread_mutex_t lock;
 	struct vfs *v;
+	int total; /* fds held, all kinds */
 	struct { int fd[GOFER_DEVOPEN_MAX]; int n, batch, filling; struct stat st; } k[DEVPOOL_KINDS][3];
 } devpool = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -2372,6 +2377,7 @@ static int devpool_open(struct vfs *v, const struct vfs_node *n, int flags, int 
 				while (devpool.k[i][j].n)
 					close(devpool.k[i][j].fd[--devpool.k[i][j].n]);
 		memset(devpool.k, 0, sizeof devpool.k);
+		devpool.total = 0;
 		devpool.v = v;
 	}
 	__typeof__(devpool.k[0][0]) *k = &devpool.k[mi][acc];
@@ -2379,6 +2385,7 @@ static int devpool_open(struct vfs *v, const struct vfs_node *n, int flags, int 
 		/* the oldest first (a batch's order) */
 		*fd = k->fd[0];
 		memmove(k->fd, k->fd + 1, --k->n * sizeof *k->fd);
+		devpool.total--;
 		*st = k->st;
 		pthread_mutex_unlock(&devpool.lock);
 		return 0;
@@ -2393,6 +2400,12 @@ static int devpool_open(struct vfs *v, const struct vfs_node *n, int flags, int 
 	int want = k->batch ? k->batch * 2 : 1;
 	if (want > GOFER_DEVOPEN_MAX)
 		want = GOFER_DEVOPEN_MAX;
+	/* what this batch leaves in the pool stays within DEVPOOL_TOTAL,
+	 * reserved now (other kinds' fills run meanwhile) */
+	int room = DEVPOOL_TOTAL - devpool.total + 1;
+	if (want > room)
+		want = room > 1 ? room : 1;
+	devpool.total += want - 1;
 	pthread_mutex_unlock(&devpool.lock);
 	int got[GOFER_DEVOPEN_MAX];
 	struct stat gst;
@@ -2404,11 +2417,14 @@ static int devpool_open(struct vfs *v, const struct vfs_node *n, int flags, int 
 	}
 	pthread_mutex_lock(&devpool.lock);
 	k->filling = 0;
+	if (devpool.v == v)
+		devpool.total -= want - 1; /* the reservation: what is kept counts below */
 	if (r > 0 && devpool.v == v && !k->n) {
 		k->batch = want;
 		k->st = gst;
 		for (int i = 1; i < r; i++)
 			k->fd[k->n++] = got[i];
+		devpool.total += r - 1;
 		r = 1;
 	} else if (r > 0) {
 		for (int i = 1; i < r; i++) /* (not reached: one filler a kind) */

@@ -227,7 +227,7 @@ struct gofer_rep_walk {
  * left out. done 1: nothing after this page. */
 /* DEVOPEN: flags is O_RDONLY, O_WRONLY or O_RDWR and nothing else; path
  * one name in a DEV export; count 1..GOFER_DEVOPEN_MAX. */
-#define GOFER_DEVOPEN_MAX 8  /* common/util.c send_fds: MAX_FDS */
+#define GOFER_DEVOPEN_MAX 32 /* common/util.c send_fds: MAX_FDS */
 struct gofer_req_devopen {
 	uint32_t exp;
 	uint32_t len;

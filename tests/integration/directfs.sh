@@ -629,6 +629,41 @@ gopens=$(echo "$out" | awk '$1 == "op" && $2 == "open" { n += $3 } END { print n
 devopens=$(echo "$out" | awk '$1 == "op" && $2 == "devopen" { n += $3 } END { print n + 0 }')
 if [ "$gopens" -lt 20 ] && [ "$devopens" -le 30 ]; then ok dev_pool_batches
 else fail dev_pool_batches "gofer opens: $gopens, devopen batches: $devopens for 120 device opens"; fi
+# git opens /dev/urandom once per object it writes (727 in bench/macro.sh's
+# 500-file commit): the batch doubles up to 32 fds a round trip (1, 2, 4,
+# 8, 16, 32, 32...: 11 batches for 200 opens; with batches of at most 8,
+# as before pgit6, 28)
+out=$(MOAT_PROFILE=1 moat run -- "$PY" -c '
+import os
+for _ in range(200): os.close(os.open("/dev/urandom", os.O_RDONLY))
+print("RESULT done")' 2>&1)
+devopens=$(echo "$out" | awk '$1 == "op" && $2 == "devopen" { n += $3 } END { print n + 0 }')
+if [ "$(echo "$out" | sed -n 's/^RESULT //p')" = done ] && [ "$devopens" -le 12 ]; then ok dev_pool_big_batches
+else fail dev_pool_big_batches "devopen batches: $devopens for 200 opens of /dev/urandom [$(echo "$out" | tail -3)]"; fi
+# ... but the pool holds at most DEVPOOL_TOTAL (96) fds in the sentry, all
+# kinds together: 64 opens of each of the 15 kinds (5 devices, 3 access
+# modes) left 31 of each, 465 fds, in the pool without that bound (the
+# sentry's own fds are bounded: sentry/tracer.c FDS_SPARE). Root-run only
+# (the sentry's /proc/PID/fd is read from outside).
+if [ "$(id -u)" = 0 ]; then
+	PF=$T_TMP/poolfds
+	mkdir -p "$PF" && chmod 777 "$PF"
+	"$MOAT" run --bind "$PF:/pf:rw" -- "$PY" -c '
+import os, time
+for d in ("null", "zero", "full", "random", "urandom"):
+    for m in (os.O_RDONLY, os.O_WRONLY, os.O_RDWR):
+        for _ in range(64): os.close(os.open("/dev/" + d, m))
+open("/pf/ready", "w").close()
+time.sleep(3)' >/dev/null 2>&1 &
+	spid=$!
+	for _ in $(seq 1 100); do [ -e "$PF/ready" ] && break; sleep 0.1; done
+	nfd=$(ls /proc/$spid/fd 2>/dev/null | wc -l)
+	wait $spid
+	if [ -e "$PF/ready" ] && [ "$nfd" -gt 0 ] && [ "$nfd" -le 250 ]; then ok dev_pool_bounded
+	else fail dev_pool_bounded "the sentry held $nfd fds after 960 device opens (ready: $(ls "$PF"))"; fi
+else
+	skip dev_pool_bounded "root-run only: reads the sentry's /proc/PID/fd"
+fi
 # The gofer's round trips spin before they sleep (spin_poll, common/util.c),
 # but not under --cpus: the gofer shares the guest's cgroup there, and a
 # spin would spend the guest's CPU quota (sentry/run.c sets MOAT_SPIN_US=0).

@@ -50,7 +50,7 @@ unix_names_swept() {
 	out=$(MOAT_TEST_UNIX_NAMES_MAX=64 moat run --bind "$SYSCALL_BIN:/t:ro" --bind "$w:/work:rw" \
 		--workdir /work -- /t/unix_name_churn /work 2>&1 </dev/null)
 	if ! grep -q FAIL <<<"$out" && [ "$(grep -c '^ok ' <<<"$out")" -ge 3 ]; then
-		ok unix_names_swept
+		ok_sanity unix_names_swept
 	else
 		fail unix_names_swept "$(grep -v '^ok ' <<<"$out" | head -3 | tr '\n' ' ')"
 	fi

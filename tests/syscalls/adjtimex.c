@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 	r = syscall(SYS_adjtimex, (void *)8);
 	CHECK(r < 0 && errno == EFAULT, "efault", "r %ld: %s", r, strerror(errno));
 
-	if (geteuid() != 0 || t_in_guest()) {
+	if (geteuid() != 0 || (t_in_guest() && t_confined())) {
 		memset(&tx, 0, sizeof tx);
 		adjtimex_raw(&tx);
 		long tick = tx.tick;

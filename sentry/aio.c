@@ -101,8 +101,13 @@ void aio_stop(struct sandbox *sb, struct task *t, const struct user_regs_struct 
 	if (nr != __NR_io_setup)
 		return;
 	unsigned v = (unsigned)REG_ARG0(*stop_regs);
-	if (!v)
-		return; /* EINVAL natively: nothing made */
+	/* EINVAL natively, nothing made: none asked, or too many for the ring
+	 * (ioctx_alloc doubles max(v, 4 per CPU) in 32 bits and refuses past
+	 * 0x10000000 / sizeof(struct io_event): LTP io_setup02's -1), checked
+	 * by the kernel before its aio-max-nr EAGAIN, so before ours too */
+	unsigned ring = (v < 1024 ? 1024 : v) * 2u;
+	if (!v || ring > 0x10000000u / 32)
+		return;
 	if (v > sb->aio_share || sb->aio_held > sb->aio_share - v) {
 		arch_regs regs = *stop_regs;
 		REG_SYSNO(regs) = -1; /* skip the call */

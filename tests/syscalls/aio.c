@@ -71,6 +71,9 @@ int main(int argc, char **argv)
 	CHECK(syscall(SYS_io_destroy, c) == -1 && errno == EINVAL, "destroy_twice_einval", "%s", strerror(errno));
 	errno = 0;
 	CHECK(setup(0, &c) == -1 && errno == EINVAL, "zero_einval", "%s", strerror(errno));
+	/* too many for the ring: EINVAL before any budget's EAGAIN (LTP io_setup02) */
+	CHECK(setup(-1, &c) == -1 && errno == EINVAL, "minus_one_einval", "%s", strerror(errno));
+	CHECK(setup(0x7fffffff, &c) == -1 && errno == EINVAL, "huge_einval", "%s", strerror(errno));
 	c = 1;
 	errno = 0;
 	CHECK(syscall(SYS_io_setup, 16, &c) == -1 && errno == EINVAL, "ctx_not_zero_einval", "%s", strerror(errno));

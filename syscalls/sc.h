@@ -145,7 +145,6 @@ int sc_list_fds(struct sandbox *sb, pid_t vpid, int *fds, int max);
  * collecting every file open for writing, until such a scan has put them
  * all back in the table. (syscalls/sys_lock.c) */
 #define SC_WRITERS_MAX 256
-void sc_note_write_open(dev_t dev, ino_t ino);
 void sc_note_write_fd(int hostfd);
 int sc_exec_write_busy(struct sandbox *sb, dev_t dev, ino_t ino);
 

@@ -896,7 +896,7 @@ static unsigned wr_next;
 static bool wr_lost;
 static unsigned long wr_gen, wr_evicted; /* (wr_gen at the last push-out) */
 
-void sc_note_write_open(dev_t dev, ino_t ino)
+static void note_write_open(dev_t dev, ino_t ino)
 {
 	int free_slot = -1;
 	pthread_mutex_lock(&wr_mu);
@@ -928,7 +928,7 @@ void sc_note_write_fd(int fd)
 	if (fl < 0 || (fl & O_PATH) || ((fl & O_ACCMODE) != O_WRONLY && (fl & O_ACCMODE) != O_RDWR))
 		return;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		sc_note_write_open(st.st_dev, st.st_ino);
+		note_write_open(st.st_dev, st.st_ino);
 }
 
 int sc_exec_write_busy(struct sandbox *sb, dev_t dev, ino_t ino)

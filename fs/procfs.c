@@ -20,6 +20,7 @@
 #include "fs/walk.h"
 #include "common/util.h"
 #include "kernel/task.h"
+#include "loader/loader_abi.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -2508,7 +2509,8 @@ static void maps_rewrite(struct obuf *o, const char *text, const struct knames *
 				o->n = mark;
 				if (kernel_internal_name(name, (size_t)(eol - name)))
 					ob_put(o, p, nl);
-				else if (eol - name == 2 && !memcmp(name, "/l", 2)) { /* MOAT_LOADER_PATH */
+				else if ((size_t)(eol - name) == strlen(MOAT_LOADER_PATH) &&
+					 !memcmp(name, MOAT_LOADER_PATH, strlen(MOAT_LOADER_PATH))) {
 					ob_put(o, p, (size_t)(pe - p));
 					ob_put(o, " 00000000 00:00 0 ", 18);
 				} else {

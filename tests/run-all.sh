@@ -183,7 +183,7 @@ if want selfcheck; then
 	# Every isolation case must FAIL against the fake (a case that passes there
 	# cannot catch a leak), except the cases the test marks "# sanity".
 	selfcheck() {
-		local fake=$here/integration/fake-moat rc=0 t out l caught=0 leaky=0 sane=0 sanity=()
+		local fake=$here/integration/fake-moat rc=0 t t0 out l caught=0 leaky=0 sane=0 sanity=()
 		echo "# differential plumbing (binds, workdir) with the fake: must pass"
 		if "$here/syscalls/run.sh" --bin "$sbin" --moat "$fake" >"$build/test-logs/selfcheck-syscalls.log" 2>&1; then
 			echo "ok selfcheck/differential"; caught=$((caught + 1))
@@ -191,6 +191,7 @@ if want selfcheck; then
 			echo "FAIL selfcheck/differential: see $build/test-logs/selfcheck-syscalls.log"; leaky=$((leaky + 1))
 		fi
 		for t in "$here"/integration/isolation_*.sh "$here"/integration/lifecycle.sh; do
+			t0=$SECONDS
 			out=$(MOAT=$fake SYSCALL_BIN=$sbin RACE_SECONDS=1 MOAT_TIMEOUT=10 "$t" </dev/null 2>/dev/null)
 			caught=$((caught + $(printf '%s\n' "$out" | grep -c '^FAIL ')))
 			while IFS= read -r l; do
@@ -200,7 +201,7 @@ if want selfcheck; then
 				   leaky=$((leaky + 1)) ;;
 				esac
 			done < <(printf '%s\n' "$out" | grep '^ok ')
-			echo "# $(basename "$t" .sh): $(printf '%s\n' "$out" | grep -c '^FAIL ') cases catch the leak of a non-isolating moat"
+			echo "# $(basename "$t" .sh): $(printf '%s\n' "$out" | grep -c '^FAIL ') cases catch the leak of a non-isolating moat ($((SECONDS - t0)) s)"
 		done
 		for l in "${sanity[@]}"; do echo "skip $l (sanity: holds without isolation by design)"; done
 		echo "selfcheck: $caught passed, $leaky failed, $sane skipped"

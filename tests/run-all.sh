@@ -16,7 +16,8 @@
 #                15) each (--fuzz-build DIR, a clang -DMOAT_FUZZ=ON build)
 #   selfcheck    the harness against tests/integration/fake-moat (no isolation at
 #                all): every isolation CASE must FAIL there (except those marked
-#                sanity, listed apart), the differential tier must pass
+#                sanity, listed apart), the differential tier must pass;
+#                SELFCHECK_JOBS (default 2) scripts at a time (they mostly wait)
 #
 # Every tier counts test cases and ends with "N passed, M failed, K skipped";
 # a tier FAILS when a case failed, when it printed no count, or when no case
@@ -46,7 +47,7 @@ while [ $# -gt 0 ]; do
 	--fuzz-build) fuzz_build=$2; shift ;;
 	--only) only=$2; shift ;;
 	--skip) skipt=$2; shift ;;
-	-h | --help) sed -n '2,34p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,35p' "$0"; exit 0 ;;
 	*) echo "run-all: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -183,16 +184,39 @@ if want selfcheck; then
 	# Every isolation case must FAIL against the fake (a case that passes there
 	# cannot catch a leak), except the cases the test marks "# sanity".
 	selfcheck() {
-		local fake=$here/integration/fake-moat rc=0 t t0 out l caught=0 leaky=0 sane=0 sanity=()
-		echo "# differential plumbing (binds, workdir) with the fake: must pass"
-		if "$here/syscalls/run.sh" --bin "$sbin" --moat "$fake" >"$build/test-logs/selfcheck-syscalls.log" 2>&1; then
+		local fake=$here/integration/fake-moat t n out l caught=0 leaky=0 sane=0 sanity=()
+		local dir=$build/test-logs/selfcheck jobs=${SELFCHECK_JOBS:-2}
+		rm -rf "$dir"; mkdir -p "$dir"
+		# The scripts run natively against the fake and mostly wait (timeouts,
+		# sleeps): SELFCHECK_JOBS (default 2) at a time, each script's output
+		# in $dir/NAME.out, reported below in a fixed order. The longest
+		# (lifecycle, the differential) start first.
+		sc_one() { # NAME CMD...: run CMD, its output in $dir/NAME.out, seconds in NAME.time
+			local n=$1 t0=$SECONDS; shift
+			"$@" </dev/null >"$dir/$n.out" 2>"$dir/$n.err"
+			echo $? >"$dir/$n.rc"
+			echo $((SECONDS - t0)) >"$dir/$n.time"
+		}
+		sc_job() { # like sc_one, in the background once fewer than $jobs run
+			while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+			sc_one "$@" &
+		}
+		local scripts=("$here"/integration/lifecycle.sh "$here"/integration/isolation_*.sh)
+		sc_job differential "$here/syscalls/run.sh" --bin "$sbin" --moat "$fake"
+		for t in "${scripts[@]}"; do
+			sc_job "$(basename "$t" .sh)" env MOAT="$fake" SYSCALL_BIN="$sbin" RACE_SECONDS=1 MOAT_TIMEOUT=10 "$t"
+		done
+		wait
+		cat "$dir/differential.out" "$dir/differential.err" >"$build/test-logs/selfcheck-syscalls.log"
+		echo "# differential plumbing (binds, workdir) with the fake: must pass ($(cat "$dir/differential.time") s)"
+		if [ "$(cat "$dir/differential.rc")" = 0 ]; then
 			echo "ok selfcheck/differential"; caught=$((caught + 1))
 		else
 			echo "FAIL selfcheck/differential: see $build/test-logs/selfcheck-syscalls.log"; leaky=$((leaky + 1))
 		fi
 		for t in "$here"/integration/isolation_*.sh "$here"/integration/lifecycle.sh; do
-			t0=$SECONDS
-			out=$(MOAT=$fake SYSCALL_BIN=$sbin RACE_SECONDS=1 MOAT_TIMEOUT=10 "$t" </dev/null 2>/dev/null)
+			n=$(basename "$t" .sh)
+			out=$(cat "$dir/$n.out")
 			caught=$((caught + $(printf '%s\n' "$out" | grep -c '^FAIL ')))
 			while IFS= read -r l; do
 				case $l in
@@ -201,7 +225,7 @@ if want selfcheck; then
 				   leaky=$((leaky + 1)) ;;
 				esac
 			done < <(printf '%s\n' "$out" | grep '^ok ')
-			echo "# $(basename "$t" .sh): $(printf '%s\n' "$out" | grep -c '^FAIL ') cases catch the leak of a non-isolating moat ($((SECONDS - t0)) s)"
+			echo "# $n: $(printf '%s\n' "$out" | grep -c '^FAIL ') cases catch the leak of a non-isolating moat ($(cat "$dir/$n.time") s)"
 		done
 		for l in "${sanity[@]}"; do echo "skip $l (sanity: holds without isolation by design)"; done
 		echo "selfcheck: $caught passed, $leaky failed, $sane skipped"

@@ -19,13 +19,12 @@
  * 2: all 1000) and execs "--aux"; its line in out. 0, or -1 */
 static int child_aux(int mode, char *out, size_t cap)
 {
-	int p[2];
-	if (pipe(p))
+	int fd;
+	pid_t pid = t_fork_piped(&fd);
+	if (pid < 0)
 		return -1;
-	pid_t pid = fork();
 	if (pid == 0) {
-		close(p[0]);
-		if (dup2(p[1], 3) < 0)
+		if (dup2(fd, 3) < 0)
 			_exit(2);
 		if (mode && setgroups(0, NULL) < 0)
 			_exit(3);
@@ -37,12 +36,9 @@ static int child_aux(int mode, char *out, size_t cap)
 		execve(t_self, av, ev);
 		_exit(6);
 	}
-	close(p[1]);
-	ssize_t n = read(p[0], out, cap - 1);
-	close(p[0]);
+	size_t n = t_read_to_end(fd, out, cap);
 	int st = 0;
 	waitpid(pid, &st, 0);
-	out[n > 0 ? n : 0] = 0;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		snprintf(out, cap, "child status %#x", st);
 	return n > 0 ? 0 : -1;

@@ -556,7 +556,17 @@ start_program(const struct stack_in *in, const struct moat_exec_info *info,
 				seen |= 1u << j;
 			}
 		}
-		if (t == AT_RANDOM)
+		if (t == AT_UID)
+			v = info->uid;
+		else if (t == AT_EUID)
+			v = info->euid;
+		else if (t == AT_GID)
+			v = info->gid;
+		else if (t == AT_EGID)
+			v = info->egid;
+		else if (t == AT_SECURE)
+			v = info->secure;
+		else if (t == AT_RANDOM)
 			v = random_at;
 		else if (t == AT_PLATFORM)
 			v = platform_at;

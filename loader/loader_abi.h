@@ -38,8 +38,11 @@
  *    skip=0, i.e. argv exactly as the kernel copied it), envp = its own envp,
  *    auxv = its own auxv with AT_PHDR, AT_PHENT, AT_PHNUM, AT_ENTRY, AT_BASE
  *    (0 without an interpreter), AT_EXECFN (-> a copy of info's execfn
- *    string) replaced; AT_RANDOM (the same 16 bytes), AT_SYSINFO_EHDR,
- *    AT_HWCAP*, AT_PAGESZ, AT_CLKTCK, AT_*UID/GID, AT_SECURE, AT_PLATFORM,
+ *    string) replaced, and AT_UID, AT_EUID, AT_GID, AT_EGID, AT_SECURE set
+ *    from the info's (the virtual ids; red team 25: the kernel's were the
+ *    host ids of its exec of the loader, and AT_SECURE never 1, so ld.so
+ *    honoured LD_PRELOAD in an exec with ruid != euid); AT_RANDOM (the
+ *    same 16 bytes), AT_SYSINFO_EHDR, AT_HWCAP*, AT_PAGESZ, AT_CLKTCK, AT_PLATFORM,
  *    AT_MINSIGSTKSZ and any other entry kept. The new stack replaces the old
  *    one in place; the argv and envp strings end where the kernel put them,
  *    so for a plain exec they stay at the kernel's arg_start..env_end
@@ -74,7 +77,7 @@
 #define MOAT_LOADER_GET 1
 
 #define MOAT_EXEC_MAGIC 0x6d6f6174u /* "moat" */
-#define MOAT_EXEC_VERSION 2
+#define MOAT_EXEC_VERSION 3
 #define MOAT_EXEC_INFO_MAX 65536
 /* prog_fd or interp_fd: the fd is the call's return value (installed with
  * the answer, after the info was written) */
@@ -99,6 +102,11 @@ struct moat_exec_info {
 	uint32_t prefix_off;   /* offset in strings[] of prefix_count NUL-terminated strings */
 	uint32_t execfn_off;   /* offset in strings[] of AT_EXECFN (path as passed to execve) */
 	uint32_t comm_off;     /* offset in strings[] of the task name (<= 15 chars) */
+	/* the task's virtual ids after the exec and Linux's secureexec (the
+	 * kernel's AT_UID, AT_EUID, AT_GID, AT_EGID, AT_SECURE are those of
+	 * its native exec of the loader: the same host ids for every task,
+	 * never secure); version 3 */
+	uint32_t uid, euid, gid, egid, secure;
 	uint32_t strings_len;  /* bytes in strings[] */
 	char strings[];
 };

@@ -469,6 +469,18 @@ static long loader_call(struct sc_call *c)
 	info->version = MOAT_EXEC_VERSION;
 	info->prefix_count = p->prefix_count;
 	info->skip = p->skip;
+	/* the auxv's ids and AT_SECURE: the kernel's are those of its exec of
+	 * the loader (the host ids, never secure), so ld.so and glibc took an
+	 * exec with ruid != euid for an ordinary one (LD_PRELOAD, GCONV_PATH,
+	 * MALLOC_* honoured). Linux's secureexec: the effective ids differ
+	 * from the real ones (no set-id bit is ever honoured: cred_exec) */
+	pthread_mutex_lock(&t->lock);
+	info->uid = t->cred.ruid;
+	info->euid = t->cred.euid;
+	info->gid = t->cred.rgid;
+	info->egid = t->cred.egid;
+	pthread_mutex_unlock(&t->lock);
+	info->secure = info->uid != info->euid || info->gid != info->egid;
 	info->prefix_off = 0;
 	memcpy(info->strings, p->strings, p->strings_len);
 	info->execfn_off = p->strings_len;

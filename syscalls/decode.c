@@ -915,6 +915,32 @@ static size_t utf8_len(const unsigned char *s)
 	return n;
 }
 
+/* the code point of the valid n-byte UTF-8 sequence at s */
+static uint32_t utf8_cp(const unsigned char *s, size_t n)
+{
+	uint32_t cp = s[0] & (n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07);
+
+	for (size_t i = 1; i < n; i++)
+		cp = cp << 6 | (s[i] & 0x3f);
+	return cp;
+}
+
+/* Code points a reader of the log never sees as themselves: the C1
+ * controls (U+0080-U+009F: a terminal that takes them as such runs U+009B
+ * as CSI, U+009D as OSC, as it runs ESC [ and ESC ]), the line and
+ * paragraph separators (a line break to some JSON-lines readers) and the
+ * bidirectional formatting marks, which reorder what a terminal or an
+ * editor shows of the rest of the line (red team 25: a guest path carried
+ * them into the caller's `cat audit.jsonl` raw, where ESC itself is
+ * escaped). Escaped as \uXXXX: the JSON decodes to the same string. */
+static int json_cp_hidden(uint32_t cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x61c ||
+	       cp == 0x200e || cp == 0x200f ||
+	       (cp >= 0x2028 && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
+}
+
 size_t json_escape(char *out, size_t outlen, const char *s)
 {
 	struct obuf b;
@@ -966,6 +992,14 @@ size_t json_escape(char *out, size_t outlen, const char *s)
 			ob_puts(&b, "\\ufffd");
 			p++;
 			continue;
+		}
+		if (n > 1 && n < 4) {
+			uint32_t cp = utf8_cp(p, n);
+			if (json_cp_hidden(cp)) {
+				ob_printf(&b, "\\u%04x", (unsigned)cp);
+				p += n;
+				continue;
+			}
 		}
 		ob_putn(&b, (const char *)p, n);
 		p += n;

@@ -45,7 +45,9 @@ const char *sc_argkind_name(int kind);
 size_t sc_quote_str(char *out, size_t outlen, const char *s, size_t max);
 
 /* JSON string body escaping (no surrounding quotes): ", \ and control
- * characters escaped; valid UTF-8 passes through; each byte of an invalid
+ * characters escaped; valid UTF-8 passes through but for the code points a
+ * reader does not see as text (C1 controls, U+2028/U+2029, bidirectional
+ * marks: \uXXXX); each byte of an invalid
  * UTF-8 sequence becomes \ufffd (callers that need the exact bytes quote
  * them with sc_quote_str first, which keeps the text ASCII). */
 size_t json_escape(char *out, size_t outlen, const char *s);

@@ -205,6 +205,11 @@ static int64_t serve(int listener, struct pending *p,
 	info->interp_fd = ifd;
 	info->prefix_count = p->nprefix;
 	info->skip = p->skip;
+	info->uid = getuid();
+	info->euid = geteuid();
+	info->gid = getgid();
+	info->egid = getegid();
+	info->secure = info->uid != info->euid || info->gid != info->egid;
 
 #define PUT(s)                                                              \
 	do {                                                                \

@@ -40,15 +40,14 @@ static int own_mask(char *out, size_t cap)
  * Returns 0 and the child's mask in out, or -1. */
 static int child_mask(int mode, char *out, size_t cap)
 {
-	int p[2];
-	if (pipe(p))
+	int fd;
+	pid_t pid = t_fork_piped(&fd);
+	if (pid < 0)
 		return -1;
-	pid_t pid = fork();
 	if (pid == 0) {
-		close(p[0]);
 		char m[1024];
 		if (mode == 1) {
-			dup2(p[1], 1);
+			dup2(fd, 1);
 			char *av[] = {t_self, "--mask", NULL}, *ev[] = {NULL};
 			execve(t_self, av, ev);
 			_exit(127);
@@ -65,18 +64,12 @@ static int child_mask(int mode, char *out, size_t cap)
 		}
 		if (own_mask(m, sizeof m) < 0)
 			_exit(2);
-		ssize_t w = write(p[1], m, strlen(m) + 1);
+		ssize_t w = write(fd, m, strlen(m) + 1);
 		_exit(w > 0 ? 0 : 1);
 	}
-	close(p[1]);
-	size_t n = 0;
-	ssize_t r;
-	while (n + 1 < cap && (r = read(p[0], out + n, cap - 1 - n)) > 0)
-		n += (size_t)r;
-	out[n] = 0;
+	size_t n = t_read_to_end(fd, out, cap);
 	if (n && out[n - 1] == '\n')
 		out[n - 1] = 0;
-	close(p[0]);
 	int st;
 	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		return -1;

@@ -193,6 +193,38 @@ static inline int t_write_file(const char *path, const char *content, mode_t mod
 	return chmod(path, mode);
 }
 
+/* fork with a pipe from the child to the parent: in the child (0 returned)
+ * *fd is the write end, in the parent (the child's pid) the read end; -1 if
+ * either call fails */
+static inline pid_t t_fork_piped(int *fd)
+{
+	int p[2];
+	if (pipe(p))
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	close(p[pid == 0 ? 0 : 1]);
+	*fd = p[pid == 0 ? 1 : 0];
+	return pid;
+}
+
+/* read fd to its end into out (NUL-terminated, at most cap - 1 bytes), close
+ * it; the bytes read */
+static inline size_t t_read_to_end(int fd, char *out, size_t cap)
+{
+	size_t n = 0;
+	ssize_t r;
+	while (n + 1 < cap && (r = read(fd, out + n, cap - 1 - n)) > 0)
+		n += (size_t)r;
+	out[n] = 0;
+	close(fd);
+	return n;
+}
+
 /* Read up to cap-1 bytes of path into buf, NUL-terminate; returns length or -1. */
 static inline ssize_t t_read_file(const char *path, char *buf, size_t cap)
 {

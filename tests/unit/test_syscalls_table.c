@@ -731,6 +731,32 @@ Test(syscalls_decode, json_escape)
 	cr_assert_str_eq(out, "ab");
 }
 
+/* Red team 25: a guest's path reached the caller's `cat audit.jsonl` with
+ * the C1 controls (U+009B is CSI to a terminal that takes C1 controls,
+ * U+009D OSC), line separators and bidirectional overrides raw, where ESC
+ * itself is escaped. */
+Test(syscalls_decode, json_escape_hidden_code_points)
+{
+	static const char *const cases[][2] = {
+		{ "/x\xc2\x9b" "2J\xc2\x9d" "0;t\xc2\x9c", "/x\\u009b2J\\u009d0;t\\u009c" },
+		{ "a\xc2\x80" "b\xc2\x9f" "c\xc2\xa0", "a\\u0080b\\u009fc\xc2\xa0" },
+		{ "\xe2\x80\xae" "gpj.exe\xe2\x80\xa8\xe2\x81\xa6", "\\u202egpj.exe\\u2028\\u2066" },
+		{ "\xd8\x9c\xe2\x80\x8e\xe2\x80\x8f", "\\u061c\\u200e\\u200f" },
+		/* the neighbours pass: U+2027, U+202F, U+2065, U+206A, an emoji */
+		{ "\xe2\x80\xa7\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa\xf0\x9f\x98\x80",
+		  "\xe2\x80\xa7\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa\xf0\x9f\x98\x80" },
+	};
+	char out[128];
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		json_escape(out, sizeof(out), cases[i][0]);
+		cr_assert_str_eq(out, cases[i][1], "case %zu", i);
+	}
+	/* an escape is never cut in half */
+	cr_assert_eq(json_escape(out, 7, "a\xc2\x9b"), 1);
+	cr_assert_str_eq(out, "a");
+}
+
 /* /proc/config.gz's text: an option that stands for a call follows the row
  * (a denied call is "not set"), the text is whole at any buffer size. */
 Test(syscalls_table, kconfig_follows_the_table)

@@ -1123,6 +1123,44 @@ long sys_setsockopt(struct sc_call *c)
 		snprintf(c->note, sizeof c->note, "IPv6 routing headers are not available");
 		return -EPERM;
 	}
+	if (netconn_strict() && netd_if_option(level, name)) {
+		/* multicast membership and interface options look a device
+		 * or an address up in the socket's namespace, and a join sends
+		 * an IGMP/MLD report naming the group on its links: on a socket
+		 * moat-netd connected, the host's (red team 26: a guest joined
+		 * 239.26.1.3 on the host's interface, the report on the wire,
+		 * and probed the host's interfaces and addresses). moat-netd
+		 * makes the call on the pinned file with the value copied
+		 * once, only for a socket of the guest's namespace */
+		if (optlen > NETD_OPTVAL_MAX)
+			return -ENOBUFS;
+		uint8_t val[NETD_OPTVAL_MAX];
+		if (optlen && sc_read_guest(c, c->args[3], val, optlen) < 0)
+			return -EFAULT;
+		cleanup_fd int hfd = sc_getfd(c, (int)c->args[0]);
+		if (hfd < 0)
+			return hfd;
+		struct netd_req q;
+		memset(&q, 0, sizeof q);
+		q.op = NETD_SETSOCKOPT;
+		q.nopts = 1;
+		q.opts[0].level = level;
+		q.opts[0].name = name;
+		struct netd_rep rep;
+		int sfd;
+		long r = ask_netd_with(&q, val, optlen, hfd, &rep, &sfd);
+		if (sfd >= 0)
+			close(sfd);
+		if (r < 0)
+			return r;
+		if (rep.err == EPERM) {
+			int domain = 0, type = 0;
+			if (sock_kind(hfd, &domain, &type) < 0)
+				return -ENOTSOCK;
+			snprintf(c->note, sizeof c->note, "multicast/interface option refused: a socket of the host's network namespace");
+		}
+		return rep.err ? -rep.err : 0;
+	}
 	if (level == SOL_SOCKET && (name == SO_BINDTODEVICE || name == SO_BINDTOIFINDEX) && netconn_strict()) {
 		/* on a socket moat-netd connected (the host's namespace) a
 		 * device name or index that exists binds (Linux >= 5.7 lets a

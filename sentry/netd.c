@@ -85,6 +85,20 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
 
+int netd_if_option(int level, int name)
+{
+	if (name >= MCAST_JOIN_GROUP && name <= MCAST_MSFILTER && (level == IPPROTO_IP || level == IPPROTO_IPV6))
+		return 1; /* 42-48, both levels */
+	if (level == IPPROTO_IP)
+		return name == IP_MULTICAST_IF || name == IP_UNICAST_IF ||
+		       (name >= IP_ADD_MEMBERSHIP && name <= IP_MSFILTER); /* 35-41 */
+	if (level == IPPROTO_IPV6)
+		return name == IPV6_MULTICAST_IF || name == IPV6_UNICAST_IF || name == IPV6_ADD_MEMBERSHIP ||
+		       name == IPV6_DROP_MEMBERSHIP || name == IPV6_JOIN_ANYCAST || name == IPV6_LEAVE_ANYCAST ||
+		       name == IPV6_PKTINFO;
+	return 0;
+}
+
 /* Options a guest may have set before connect that netd copies. */
 int netd_option_allowed(int level, int name)
 {
@@ -1240,6 +1254,22 @@ static int serve_one(int chan, struct netpolicy *pol)
 		sa_family_t unspec = AF_UNSPEC;
 		rep.err = plen || given < 0 ? EINVAL :
 			  connect(given, (const struct sockaddr *)&unspec, sizeof unspec) < 0 ? errno : 0;
+		goto reply;
+	}
+	if (q.op == NETD_SETSOCKOPT) {
+		/* a multicast or interface option (netd_if_option), on the
+		 * guest's own socket only: on one of the host's namespace it
+		 * would join a group on the host's links (a report naming it on
+		 * the wire) or probe the host's interfaces and addresses */
+		uint64_t ck = given < 0 ? 0 : ns_cookie(given);
+		if (given < 0 || q.nopts != 1 || plen > NETD_OPTVAL_MAX ||
+		    !netd_if_option(q.opts[0].level, q.opts[0].name))
+			rep.err = EINVAL;
+		else if (!g_guest_ns || !ck || ck != g_guest_ns)
+			rep.err = EPERM;
+		else
+			rep.err = setsockopt(given, q.opts[0].level, q.opts[0].name, g_dgram, (socklen_t)plen) < 0 ?
+					  errno : 0;
 		goto reply;
 	}
 	if (q.op >= NETD_GUESTNS && q.op <= NETD_LISTEN) {

@@ -155,6 +155,49 @@ EOF2
 		"$PY" /t/ifq.py "$addr" "$port" </dev/null 2>&1)" "names=lo idx2=ENODEV bind=EPERM"
 }
 
+# netd_socket_no_host_multicast NAME RUN ADDR PORT: the multicast and
+# interface options look a device or an address up in the socket's network
+# namespace, and a join makes the host send an IGMP/MLD report naming the
+# group (red team 26: on a moat-netd socket a guest joined 239.26.1.3 on the
+# host's vo, the report went out on the wire, one group per 28 bits of data
+# to anyone on the segment, and ENODEV/EADDRNOTAVAIL against success probed
+# the host's interface indexes and addresses). With --net rules they are
+# made by moat-netd on the pinned file, only for a socket of the guest's
+# namespace: on a netd socket EPERM (TCP and UDP, IPv4 and IPv6); on the
+# guest's own socket they still work on its lo (join on ifindex 1) and a
+# host index is ENODEV as natively. RUN: env or in_outer; IFX: the host
+# interface index the netd sockets name (rootless 1, the host's lo: an
+# unfixed build must not join a group on a real link).
+netd_socket_no_host_multicast() {
+	local name=$1 run=$2 addr=$3 port=$4 ifx=$5
+	cat >"$T_TMP/mcq.py" <<'EOF2'
+import socket, struct, errno, sys
+def t(f):
+    try: f(); return "ok"
+    except OSError as e: return errno.errorcode.get(e.errno, str(e))
+addr, port, ifx = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+tc = socket.create_connection((addr, port))
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.sendto(b"x", (addr, port))
+u6 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); u6.sendto(b"x", ("::ffff:" + addr, port))
+grp = socket.inet_aton("239.26.1.3")
+out = []
+for s in (tc, u):
+    out.append(t(lambda: s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, struct.pack("4s4si", grp, bytes(4), ifx))))
+    out.append(t(lambda: s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, struct.pack("4s4si", bytes(4), bytes(4), ifx))))
+    out.append(t(lambda: s.setsockopt(socket.IPPROTO_IP, 50, struct.pack("!i", ifx))))  # IP_UNICAST_IF
+out.append(t(lambda: u6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP, socket.inet_pton(socket.AF_INET6, "ff05::2626") + struct.pack("i", ifx))))
+out.append(t(lambda: u6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, struct.pack("i", ifx))))
+own = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+out.append(t(lambda: own.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, struct.pack("4s4si", grp, bytes(4), 1))))
+out.append(t(lambda: own.setsockopt(socket.IPPROTO_IP, socket.IP_DROP_MEMBERSHIP, struct.pack("4s4si", grp, bytes(4), 1))))
+out.append(t(lambda: own.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, struct.pack("4s4si", grp, bytes(4), 2))))
+print(" ".join(out))
+EOF2
+	expect_eq "$name" "$("$run" timeout 60 "$MOAT" run --bind "$T_TMP:/t:ro" --net allow="$addr:$port" -- \
+		"$PY" /t/mcq.py "$addr" "$port" "$ifx" </dev/null 2>&1)" \
+		"EPERM EPERM EPERM EPERM EPERM EPERM EPERM EPERM ok ok ENODEV"
+}
+
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
 	# Rootless: no test namespaces; the host's loopback only.
 	"$PY" -c '
@@ -174,6 +217,7 @@ except OSError as e: print(errno.errorcode.get(e.errno, str(e)))'
 	expect_eq rootless_allowall_refused "$(moat run --net allow=0.0.0.0/0 -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" ECONNREFUSED
 	SANITY=1 expect_eq rootless_named "$(moat run --net allow=127.0.0.1:"$lport" -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" HOST-BANNER
 	netd_socket_host_interfaces rootless_netd_socket_no_host_interfaces env 127.0.0.1 "$lport"
+	netd_socket_no_host_multicast rootless_netd_socket_no_host_multicast env 127.0.0.1 "$lport" 1
 	conformance_with_netd
 	# UDP egress on the host's loopback: an echo allowed by a /udp rule, a
 	# sink that gets nothing from a moat-netd socket however it is aimed
@@ -676,6 +720,7 @@ EOPNOTSUPP | ENOTSUP) ok netd_socket_no_listen ;;
 *) fail netd_socket_no_listen "$(echo "$out" | tr '\n' ' ')" ;;
 esac
 netd_socket_host_interfaces netd_socket_no_host_interfaces in_outer 10.200.0.2 "$fport"
+netd_socket_no_host_multicast netd_socket_no_host_multicast in_outer 10.200.0.2 "$fport" "$(in_outer cat /sys/class/net/vo/ifindex)"
 # connect_racefd: the stop's check and the native call would be two
 # moments; with netd running no connect runs natively after a check
 # (strict_connect: netd makes it on the pinned file).

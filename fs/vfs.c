@@ -1257,6 +1257,14 @@ int vfs_hides_child(const struct vfs_mount *m, const char *dir)
 	return 0;
 }
 
+int vfs_watch_refused(const struct vfs_node *n)
+{
+	if (n->kind == VN_BACKEND && n->mnt && S_ISDIR(n->st.st_mode) &&
+	    vfs_hides_child(n->mnt, n->rel))
+		return -EACCES;
+	return 0;
+}
+
 int vfs_mount_write_err(const struct vfs_mount *m)
 {
 	switch (m->kind) {

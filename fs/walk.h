@@ -304,6 +304,10 @@ char *const *vfs_synth_children(struct vfs *v, const char *path);
 int vfs_is_hidden(const struct vfs_mount *m, const char *rel);
 /* Does a hidden name of m lie directly in the directory dir (a rel)? */
 int vfs_hides_child(const struct vfs_mount *m, const char *dir);
+/* -EACCES for a directory a watch (inotify_add_watch, F_NOTIFY) may not be
+ * put on: one directly holding a hidden name, whose events name the hidden
+ * child or, host-backed, come for the host's own opens there; else 0 */
+int vfs_watch_refused(const struct vfs_node *n);
 /* hidden name h (export-relative) is an entry of directory dir (dl bytes) */
 static inline int vfs_hidden_in_dir(const char *h, const char *dir, size_t dl)
 {

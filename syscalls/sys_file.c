@@ -1946,8 +1946,9 @@ static long add_watch(struct sc_call *c)
 	 * (its merged directory has the sandbox's events only, but a root
 	 * overlay whose lower layer has submounts is the host's directory
 	 * read-only: gofer/setup.c). */
-	if (S_ISDIR(n->st.st_mode) && vfs_hides_child(n->mnt, n->rel))
-		return -EACCES;
+	r = vfs_watch_refused(n);
+	if (r < 0)
+		return r;
 	if (S_ISDIR(n->st.st_mode)) {
 		/* O_PATH: its close queues no IN_CLOSE_NOWRITE on the very
 		 * directory just watched (LTP inotify02) */

@@ -4,7 +4,8 @@
 # ro bind and of the system view (/etc/hostname), host lockers are not blocked;
 # the guest's F_SETLEASE is granted in the sentry's table only: a host writer
 # of the leased file is not held up. (F_NOTIFY, dnotify, is granted: it tells
-# the guest what inotify already may; its signals go to the caller.)
+# the guest what inotify already may, and refused where inotify is:
+# isolation_fs dnotify_*; its signals go to the caller.)
 . "$(dirname "$0")/lib.sh"
 
 rw=$T_TMP/rw ro=$T_TMP/ro

@@ -277,7 +277,7 @@ expect_eq stuck_reader_timeout_reason "$rc $(field "$R" reason) $(field "$R" out
 no_leftovers stuck_reader
 rm -f "$R"
 t0=$(date +%s%N)
-timeout -k 5 30 "$MOAT" run --result "$R" --output-limit 1G -- /bin/sh -c 'head -c 400000 /dev/zero; echo "$0"' "$T_MARK" \
+timeout -k 20 30 "$MOAT" run --result "$R" --output-limit 1G -- /bin/sh -c 'head -c 400000 /dev/zero; echo "$0"' "$T_MARK" \
 	>"$T_TMP/stuck" 2>"$T_TMP/err" </dev/null &
 mp=$!
 at_exit "kill -9 $mp"

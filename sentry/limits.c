@@ -1028,6 +1028,15 @@ static void relay_wait(struct limits *l)
 	}
 }
 
+int limits_ending(void)
+{
+	struct limits *l = g_lim;
+	return l && (__atomic_load_n(&l->reason, __ATOMIC_SEQ_CST) ||
+		     __atomic_load_n(&l->term_count, __ATOMIC_SEQ_CST) ||
+		     __atomic_load_n(&l->drain_stop, __ATOMIC_SEQ_CST) || l->done ||
+		     (l->sb && __atomic_load_n(&l->sb->init_gone, __ATOMIC_SEQ_CST)));
+}
+
 void limits_drain_stop(void)
 {
 	if (g_lim)
@@ -1368,6 +1377,11 @@ int limits_finish(struct limits *l, int status, int raw, int have_raw, const str
 	default:
 		break;
 	}
+	/* moat's own last lines: not onto a stderr nobody reads (the pipe is
+	 * full, moat would never end) */
+	struct pollfd e2 = { .fd = 2, .events = POLLOUT };
+	if (poll(&e2, 1, 1000) <= 0)
+		line[0] = 0, l->out_dropped = 0;
 	if (line[0])
 		warnx_("%s", line);
 	if (l->out_dropped)

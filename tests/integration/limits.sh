@@ -288,6 +288,18 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 if [ "$ms" -lt 8000 ]; then ok stuck_reader_sigterm_ends; else fail stuck_reader_sigterm_ends "moat ran ${ms} ms after SIGTERM (rc $rc)"; fi
 expect_eq stuck_reader_sigterm_result "$rc $(field "$R" output_cut)" "143 true"
 case $(cat "$T_TMP/err") in *"output was dropped"*) ok stuck_reader_stderr_line ;; *) fail stuck_reader_stderr_line "[$(cat "$T_TMP/err")]" ;; esac
+# moat's own stderr nobody reads: --trace lines (written by the sentry's
+# workers) and moat's last line must not keep moat past --timeout either
+for c in "trace|--trace|while :; do cat /etc/hostname >/dev/null; done" "stderr||yes >&2"; do
+	IFS='|' read -r n o p <<<"$c"
+	rm -f "$R"
+	t0=$(date +%s%N)
+	MOAT_TIMEOUT=30 moat run --result "$R" $o --timeout 2s -- /bin/sh -c "$p" "$T_MARK" \
+		2>"$T_TMP/stuck" >/dev/null </dev/null; rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	if [ "$ms" -lt 10000 ]; then ok "stuck_${n}_timeout_ends"; else fail "stuck_${n}_timeout_ends" "moat ran ${ms} ms under --timeout 2s"; fi
+	expect_eq "stuck_${n}_timeout_reason" "$rc $(field "$R" reason)" "143 timeout"
+done
 exec 8>&-
 
 # -t: the pty relay applies the cap (the guest's output is dropped past it and the sandbox ends)

@@ -433,10 +433,13 @@ static int cmd_run(int argc, char **argv)
 			char *end;
 			errno = 0;
 			unsigned long u = strtoul(v, &end, 10), g = u;
-			if (*end == ':')
+			/* digits only (strtoul would take " 1", "+1" and an empty GID as 0) */
+			int bad = !(v[0] >= '0' && v[0] <= '9');
+			if (*end == ':') {
+				bad |= !(end[1] >= '0' && end[1] <= '9');
 				g = strtoul(end + 1, &end, 10);
-			if (errno || end == v || *end || v[0] == '-' || u >= 0xffffffffUL ||
-			    g >= 0xffffffffUL)
+			}
+			if (bad || errno || end == v || *end || u >= 0xffffffffUL || g >= 0xffffffffUL)
 				die_status(2, "--user %s: expected UID[:GID] (numbers)", v);
 			c.user_set = 1;
 			c.user_uid = (uid_t)u;

@@ -72,6 +72,32 @@ int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+int write_while(int fd, const void *buf, size_t len, int (*give_up)(void))
+{
+	const char *p = buf;
+	while (len) {
+		struct pollfd w = { .fd = fd, .events = POLLOUT };
+		int r = poll(&w, 1, 100);
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r <= 0) {
+			if (give_up && give_up())
+				return -EAGAIN;
+			continue;
+		}
+		/* POLLOUT on a pipe: a free page, so PIPE_BUF bytes do not block */
+		ssize_t n = write(fd, p, len < PIPE_BUF ? len : PIPE_BUF);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
 int write_file(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);

@@ -37,6 +37,9 @@ uint64_t moat_hash(const void *data, size_t len);
 
 /* Write/read everything, retrying on EINTR/short counts. 0 or -errno. */
 int write_all(int fd, const void *buf, size_t len);
+/* write_all that, while fd takes nothing (a full pipe nobody reads), asks
+ * give_up every 100 ms: -EAGAIN once it says so */
+int write_while(int fd, const void *buf, size_t len, int (*give_up)(void));
 /* inotify_add_watch(ifd, name, mask) with name relative to directory fd dfd
  * (an O_PATH fd will do): from a short-lived thread with a working directory
  * of its own (unshare(CLONE_FS), fchdir), for a process without a procfs

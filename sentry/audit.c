@@ -34,6 +34,7 @@ struct limiter {
 	uint64_t last_ns;
 	uint64_t dropped;        /* events dropped since the last record */
 	int full;                /* the byte cap was reached */
+	int stuck;               /* the sandbox ended while nobody read fd */
 };
 
 struct audit {
@@ -82,9 +83,15 @@ static int dropped_line(struct audit *a, struct limiter *l, int json, char *buf,
 
 static void put(int fd, struct limiter *l, const char *buf, int n)
 {
-	if (n <= 0)
+	if (n <= 0 || l->stuck)
 		return;
-	write_all(fd, buf, (size_t)n);
+	/* a stream nobody reads blocks the calls it records, as strace's
+	 * would; once the sandbox is ending it is given up (red team 28: moat
+	 * ran past --timeout with --trace into a full stderr pipe) */
+	if (write_while(fd, buf, (size_t)n, limits_ending) == -EAGAIN) {
+		l->stuck = l->full = 1;
+		return;
+	}
 	l->bytes += (uint64_t)n;
 }
 

@@ -84,9 +84,15 @@ struct limits {
 	/* output relay */
 	int out_r[2], out_w[2];         /* read ends (ours), write ends (the init's) */
 	unsigned long long out_bytes[2];
-	int out_cut[2];
+	int out_cut[2];                 /* past --output-limit */
+	int out_dropped;                /* relay_wait gave up on the caller's fd */
 	pthread_t relay;
 	int relay_started;
+	pid_t relay_tid;                /* for RELAY_SIG: a write blocked on the caller's fd */
+	int relay_done;                 /* relay_main returned */
+	int relay_abandon;              /* stop: the rest of the output is not waited for */
+	int drain_stop;                 /* SIGTERM/SIGINT/SIGHUP to moat after the program's end */
+	long long relay_progress_ms;    /* the last write to the caller's fd that completed */
 	/* watchdog */
 	pthread_t dog;
 	int dog_started;
@@ -493,7 +499,10 @@ static _Noreturn void helper_main(struct limits *l, int rfd)
 				 "moat: the sandbox ended: moat's sentry was killed%s; its processes "
 				 "and cgroup are removed\n",
 				 ooms > 0 ? " (out of memory in the sandbox's --memory cgroup)" : "");
-		if (n > 0)
+		/* not onto a stderr nobody reads: a helper blocked there stayed
+		 * forever (red team 28) */
+		struct pollfd e2 = { .fd = 2, .events = POLLOUT };
+		if (n > 0 && poll(&e2, 1, 1000) > 0)
 			(void)!write(2, line, (size_t)n);
 	}
 	_exit(0);
@@ -965,11 +974,13 @@ static void activity(struct limits *l)
 	__atomic_store_n(&l->sb->last_activity_ms, (long long)now_ms(), __ATOMIC_RELAXED);
 }
 
-static int write_all_fd(int fd, const char *b, size_t n)
+/* abandon: the relay's flag (NULL elsewhere); a write interrupted by
+ * RELAY_SIG once it is set fails */
+static int write_all_fd_(int fd, const char *b, size_t n, const int *abandon)
 {
 	while (n > 0) {
 		ssize_t w = write(fd, b, n);
-		if (w < 0 && errno == EINTR)
+		if (w < 0 && errno == EINTR && !(abandon && __atomic_load_n(abandon, __ATOMIC_SEQ_CST)))
 			continue;
 		if (w <= 0)
 			return -1;
@@ -979,16 +990,83 @@ static int write_all_fd(int fd, const char *b, size_t n)
 	return 0;
 }
 
+static int write_all_fd(int fd, const char *b, size_t n)
+{
+	return write_all_fd_(fd, b, n, NULL);
+}
+
+/* The relay's writes to the caller's fds block while nobody reads them (a
+ * full pipe, a terminal stopped with ^S), as the program's own would
+ * natively. Once the program has ended, limits_finish waits for the rest
+ * of its output only as long as the program itself would have been let
+ * block on it: a limit that ends the sandbox meanwhile (--timeout,
+ * --idle-timeout: the watchdog runs on until the relay is done), or a
+ * SIGTERM/SIGINT/SIGHUP to moat (before the program's end or after), stops the wait once the relay has made no
+ * progress for GRACE_MS; RELAY_SIG (no SA_RESTART, sent to the relay thread
+ * alone) interrupts the blocked write. Before red team 28 `--output-limit 1G
+ * --timeout 2s` with a stdout reader that stopped reading kept moat running
+ * until the reader died, and moat ignored SIGTERM meanwhile. */
+#define RELAY_SIG (SIGRTMIN + 2)
+
+static void relay_sig_handler(int sig)
+{
+	(void)sig; /* only to interrupt a write */
+}
+
+static void relay_wait(struct limits *l)
+{
+	while (!__atomic_load_n(&l->relay_done, __ATOMIC_SEQ_CST)) {
+		double now = now_ms();
+		int stop = __atomic_load_n(&l->reason, __ATOMIC_SEQ_CST) ||
+			   __atomic_load_n(&l->term_count, __ATOMIC_SEQ_CST) ||
+			   __atomic_load_n(&l->drain_stop, __ATOMIC_SEQ_CST);
+		long long last = __atomic_load_n(&l->relay_progress_ms, __ATOMIC_SEQ_CST);
+		if (stop && now - last >= GRACE_MS) {
+			__atomic_store_n(&l->relay_abandon, 1, __ATOMIC_SEQ_CST);
+			pid_t tid = __atomic_load_n(&l->relay_tid, __ATOMIC_SEQ_CST);
+			if (tid > 0)
+				syscall(SYS_tgkill, getpid(), tid, RELAY_SIG);
+		}
+		sleep_ms(10); /* (again: the signal may land between writes) */
+	}
+}
+
+int limits_ending(void)
+{
+	struct limits *l = g_lim;
+	return l && (__atomic_load_n(&l->reason, __ATOMIC_SEQ_CST) ||
+		     __atomic_load_n(&l->term_count, __ATOMIC_SEQ_CST) ||
+		     __atomic_load_n(&l->drain_stop, __ATOMIC_SEQ_CST) || l->done ||
+		     (l->sb && __atomic_load_n(&l->sb->init_gone, __ATOMIC_SEQ_CST)));
+}
+
+void limits_drain_stop(void)
+{
+	if (g_lim)
+		__atomic_store_n(&g_lim->drain_stop, 1, __ATOMIC_SEQ_CST);
+}
+
 static void *relay_main(void *arg)
 {
 	struct limits *l = arg;
 	unsigned long long cap = l->cfg->output_limit;
 	static char buf[65536];
+	__atomic_store_n(&l->relay_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
 	for (;;) {
 		struct pollfd p[2] = { { .fd = l->out_r[0], .events = POLLIN },
 				       { .fd = l->out_r[1], .events = POLLIN } };
 		if (p[0].fd < 0 && p[1].fd < 0)
 			break;
+		if (__atomic_load_n(&l->relay_abandon, __ATOMIC_SEQ_CST)) {
+			for (int i = 0; i < 2; i++) {
+				if (l->out_r[i] >= 0) {
+					close(l->out_r[i]);
+					l->out_r[i] = -1;
+					l->out_dropped = 1;
+				}
+			}
+			break;
+		}
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -1010,8 +1088,12 @@ static void *relay_main(void *arg)
 					stop = 1;
 				}
 				l->out_bytes[i] += give;
-				if (give && write_all_fd(i + 1, buf, give) < 0)
+				if (give && write_all_fd_(i + 1, buf, give, &l->relay_abandon) < 0) {
 					stop = 1; /* nobody reads ours: the guest gets EPIPE, as natively */
+					if (__atomic_load_n(&l->relay_abandon, __ATOMIC_SEQ_CST))
+						l->out_dropped = 1;
+				}
+				__atomic_store_n(&l->relay_progress_ms, (long long)now_ms(), __ATOMIC_SEQ_CST);
 			}
 			if (stop) {
 				/* the guest's next write fails: EPIPE / SIGPIPE */
@@ -1020,6 +1102,7 @@ static void *relay_main(void *arg)
 			}
 		}
 	}
+	__atomic_store_n(&l->relay_done, 1, __ATOMIC_SEQ_CST);
 	return NULL;
 }
 
@@ -1047,6 +1130,11 @@ int limits_start(struct limits *l, char *err, size_t errlen)
 	if (c->tty && (c->output_limit || c->idle_ms))
 		tty_out_hook = tty_allow;
 	if (l->out_r[0] >= 0) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = relay_sig_handler; /* no SA_RESTART: see relay_wait */
+		sigaction(RELAY_SIG, &sa, NULL);
+		l->relay_progress_ms = (long long)now_ms();
 		r = pthread_create(&l->relay, &at, relay_main, l);
 		l->relay_started = r == 0;
 	}
@@ -1199,7 +1287,7 @@ static void write_result(struct limits *l, int status, int raw, int have_raw,
 	OUT("\"oom_kills\": %llu, \"pids_peak\": %lu, \"forks_refused\": %lu, ", ooms,
 	    sb->n_tasks_peak, sb->n_fork_refused + (pids_max_events > 0 ? (unsigned long)pids_max_events : 0));
 	OUT("\"stdout_bytes\": %llu, \"stderr_bytes\": %llu, \"output_cut\": %s, ", l->out_bytes[0],
-	    l->out_bytes[1], l->out_cut[0] || l->out_cut[1] ? "true" : "false");
+	    l->out_bytes[1], l->out_cut[0] || l->out_cut[1] || l->out_dropped ? "true" : "false");
 	OUT("\"syscalls\": {\"trapped\": %lu, \"denied\": %lu, \"emulated\": %lu, \"killed\": %lu}, ",
 	    __atomic_load_n(&sb->n_trapped, __ATOMIC_RELAXED),
 	    __atomic_load_n(&sb->n_denied, __ATOMIC_RELAXED),
@@ -1230,6 +1318,9 @@ static void write_result(struct limits *l, int status, int raw, int have_raw,
 int limits_finish(struct limits *l, int status, int raw, int have_raw, const struct rusage *ru)
 {
 	const struct sentry_config *c = l->cfg;
+	/* the rest of the output first, the watchdog still running */
+	if (l->relay_started)
+		relay_wait(l);
 	l->done = 1;
 	if (l->dog_started) {
 		if (write(l->dog_wake[1], "x", 1) < 0) {
@@ -1238,7 +1329,7 @@ int limits_finish(struct limits *l, int status, int raw, int have_raw, const str
 		pthread_join(l->dog, NULL);
 	}
 	if (l->relay_started)
-		pthread_join(l->relay, NULL); /* the write ends died with the guest */
+		pthread_join(l->relay, NULL); /* relay_wait: it returned */
 	/* A limit ended the sandbox (its reason is set before the result: a
 	 * timeout, the idle timeout, memory, -t's output cut, --kill-after):
 	 * the run did not complete, so moat never exits 0 for it. A program
@@ -1289,8 +1380,15 @@ int limits_finish(struct limits *l, int status, int raw, int have_raw, const str
 	default:
 		break;
 	}
+	/* moat's own last lines: not onto a stderr nobody reads (the pipe is
+	 * full, moat would never end) */
+	struct pollfd e2 = { .fd = 2, .events = POLLOUT };
+	if (poll(&e2, 1, 1000) <= 0)
+		line[0] = 0, l->out_dropped = 0;
 	if (line[0])
 		warnx_("%s", line);
+	if (l->out_dropped)
+		warnx_("the rest of the program's output was dropped: moat's stdout or stderr was not being read");
 	/* the cgroup goes once the helper sees the end of its pipe (after a
 	 * byte that says we end it, not a kill) */
 	if (l->helper_fd >= 0) {

@@ -235,6 +235,8 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 	 * (once the program has exited, the sandbox is ending already) */
 	if ((sig == SIGTERM || sig == SIGINT || sig == SIGHUP) && forward_to >= 0)
 		limits_term_signal(sig);
+	else if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP)
+		limits_drain_stop(); /* the program is gone: its output's wait ends */
 	errno = e;
 }
 

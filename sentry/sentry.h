@@ -250,6 +250,13 @@ void limits_end(struct limits *l, int reason);
  * arms a --kill-after timer (SIGALRM), a second one, or --kill-after 0, kills
  * the sandbox at once. Async-signal-safe (moat's signal handler). */
 void limits_term_signal(int sig);
+/* moat got SIGTERM, SIGINT or SIGHUP after the program's end: the rest of
+ * its output is not waited for past a grace (limits.c relay_wait).
+ * Async-signal-safe. */
+void limits_drain_stop(void);
+/* The sandbox is ending (a limit, a signal to moat, the init's end):
+ * audit.c's writes stop waiting for a stream nobody reads. */
+int limits_ending(void);
 /* SIGALRM: the --kill-after grace is over. Async-signal-safe. */
 void limits_kill_after(void);
 /* After the tracer: join, write --result, say why on stderr when the end

@@ -392,6 +392,11 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 					 bs->dst);
 				return -EINVAL;
 			}
+			if (!strcmp(dst, "/")) { /* (the root mount won: silently ignored before) */
+				snprintf(err, errlen, "--tmpfs %s: the root cannot be a --tmpfs "
+					 "(--root DIR, --overlay memory)", bs->dst);
+				return -EINVAL;
+			}
 			int e = add_export(&b, GOFER_EXPORT_TMPFS, NULL, 1, NULL);
 			v->exports[e].mode = 01777;
 			v->exports[e].size = bs->size;
@@ -405,6 +410,11 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 		if (canon_guest(bs->dst, dst, sizeof dst) < 0) {
 			snprintf(err, errlen, "--bind destination %s: must be an absolute path without ..",
 				 bs->dst);
+			return -EINVAL;
+		}
+		if (!strcmp(dst, "/")) {
+			snprintf(err, errlen, "--bind %s:%s: the root cannot be a --bind (--root %s)",
+				 bs->src, bs->dst, bs->src);
 			return -EINVAL;
 		}
 		char *rp = realpath(bs->src, NULL);

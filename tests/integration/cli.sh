@@ -46,6 +46,13 @@ one_line_case bad_bind_no_colon run --bind /tmp -- /bin/true
 one_line_case bad_bind_mode run --bind /tmp:/x:wx -- /bin/true
 one_line_case bad_bind_relative_dst run --bind /tmp:relative -- /bin/true
 one_line_case bad_bind_missing_src run --bind "/nonexistent-$T_MARK:/x" -- /bin/true
+# red team 28: these ran, the option silently ignored (an empty GID was 0;
+# the root mount won over a --tmpfs or --bind at /)
+one_line_case bad_user_empty_gid run --user 1: -- /bin/true
+one_line_case bad_user_plus run --user +1 -- /bin/true
+one_line_case bad_tmpfs_root run --tmpfs / -- /bin/true
+one_line_case bad_tmpfs_root_dot run --tmpfs //. -- /bin/true
+one_line_case bad_bind_root run --bind "$T_TMP:/" -- /bin/true
 one_line_case bad_audit_max_bytes run --audit-max-bytes 12X -- /bin/true
 one_line_case bad_audit_rate run --audit-rate -5 -- /bin/true
 # limits: bad sizes, durations, fractions

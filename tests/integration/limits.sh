@@ -259,6 +259,49 @@ no_leftovers output
 run_limited output_small --output-limit 1K -- /bin/sh -c 'echo out; echo err >&2'
 expect_eq output_under_cap "$out|$err|$(field "$R" reason)" "out|err|exited"
 
+# --- a stdout nobody reads (red team 28): the relay's write to the caller's
+# fd blocks, as the program's would natively; --timeout, or a SIGTERM to
+# moat, must still end moat (before, it ran until the reader died, and
+# ignored SIGTERM). The FIFO is held open for reading by this shell (fd 8)
+# and never read.
+mkfifo "$T_TMP/stuck"
+exec 8<>"$T_TMP/stuck"
+at_exit 'exec 8>&-'
+rm -f "$R"
+t0=$(date +%s%N)
+MOAT_TIMEOUT=30 moat run --result "$R" --output-limit 1G --timeout 2s -- /usr/bin/yes "$T_MARK" \
+	>"$T_TMP/stuck" 2>"$T_TMP/err" </dev/null; rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+if [ "$ms" -lt 10000 ]; then ok stuck_reader_timeout_ends; else fail stuck_reader_timeout_ends "moat ran ${ms} ms under --timeout 2s"; fi
+expect_eq stuck_reader_timeout_reason "$rc $(field "$R" reason) $(field "$R" output_cut)" "143 timeout true"
+no_leftovers stuck_reader
+rm -f "$R"
+t0=$(date +%s%N)
+timeout -k 20 30 "$MOAT" run --result "$R" --output-limit 1G -- /bin/sh -c 'head -c 400000 /dev/zero; echo "$0"' "$T_MARK" \
+	>"$T_TMP/stuck" 2>"$T_TMP/err" </dev/null &
+mp=$!
+at_exit "kill -9 $mp"
+sleep 1
+kill -TERM $mp
+wait $mp; rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+if [ "$ms" -lt 8000 ]; then ok stuck_reader_sigterm_ends; else fail stuck_reader_sigterm_ends "moat ran ${ms} ms after SIGTERM (rc $rc)"; fi
+expect_eq stuck_reader_sigterm_result "$rc $(field "$R" output_cut)" "143 true"
+case $(cat "$T_TMP/err") in *"output was dropped"*) ok stuck_reader_stderr_line ;; *) fail stuck_reader_stderr_line "[$(cat "$T_TMP/err")]" ;; esac
+# moat's own stderr nobody reads: --trace lines (written by the sentry's
+# workers) and moat's last line must not keep moat past --timeout either
+for c in "trace|--trace|while :; do cat /etc/hostname >/dev/null; done" "stderr||yes >&2"; do
+	IFS='|' read -r n o p <<<"$c"
+	rm -f "$R"
+	t0=$(date +%s%N)
+	MOAT_TIMEOUT=30 moat run --result "$R" $o --timeout 2s -- /bin/sh -c "$p" "$T_MARK" \
+		2>"$T_TMP/stuck" >/dev/null </dev/null; rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	if [ "$ms" -lt 10000 ]; then ok "stuck_${n}_timeout_ends"; else fail "stuck_${n}_timeout_ends" "moat ran ${ms} ms under --timeout 2s"; fi
+	expect_eq "stuck_${n}_timeout_reason" "$rc $(field "$R" reason)" "143 timeout"
+done
+exec 8>&-
+
 # -t: the pty relay applies the cap (the guest's output is dropped past it and the sandbox ends)
 if command -v script >/dev/null; then
 	rm -f "$R"

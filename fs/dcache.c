@@ -184,18 +184,28 @@ int dcache_get(struct dcache *d, int mnt, const char *rel, struct stat *st, int 
 	return hit;
 }
 
+/* rel's parent's name ("" for a name at the mount's root): 0, or -1 for
+ * the root itself and a parent too long to be marked complete */
+static int parent_of(const char *rel, char parent[PATH_MAX])
+{
+	const char *sl = strrchr(rel, '/');
+	size_t pl = sl ? (size_t)(sl - rel) : 0;
+
+	if (!*rel || pl >= PATH_MAX)
+		return -1;
+	memcpy(parent, rel, pl);
+	parent[pl] = 0;
+	return 0;
+}
+
 /* rel's parent no longer knows all its names: an entry beneath it is
  * gone (dropped, evicted) or a name in it was dropped uncached */
 static void parent_incomplete_locked(struct dcache *d, int mnt, const char *rel)
 {
-	const char *sl = strrchr(rel, '/');
-	size_t pl = sl ? (size_t)(sl - rel) : 0;
 	char parent[PATH_MAX];
 
-	if (!*rel || pl >= sizeof parent)
+	if (parent_of(rel, parent) < 0)
 		return;
-	memcpy(parent, rel, pl);
-	parent[pl] = 0;
 	int i = find_locked(d, key_hash(mnt, parent), mnt, parent);
 	if (i >= 0)
 		d->e[i].complete = 0;
@@ -375,19 +385,17 @@ int dcache_mark_complete(struct dcache *d, unsigned long gen, int mnt, const cha
 
 int dcache_parent_complete(struct dcache *d, int mnt, const char *rel)
 {
-	const char *sl = strrchr(rel, '/');
-	size_t pl = sl ? (size_t)(sl - rel) : 0;
 	char parent[PATH_MAX];
 	int r = 0;
 
-	if (!*rel || pl >= sizeof parent)
+	if (parent_of(rel, parent) < 0)
 		return 0;
-	memcpy(parent, rel, pl);
-	parent[pl] = 0;
+	/* one look at both under the lock: a name stored meanwhile is not
+	 * taken for absent (the caller took its generation before this) */
 	pthread_rwlock_rdlock(&d->lock);
 	int i = find_locked(d, key_hash(mnt, parent), mnt, parent);
-	if (i >= 0)
-		r = d->e[i].complete;
+	if (i >= 0 && d->e[i].complete)
+		r = find_locked(d, key_hash(mnt, rel), mnt, rel) < 0;
 	pthread_rwlock_unlock(&d->lock);
 	return r;
 }

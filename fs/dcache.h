@@ -90,7 +90,9 @@ int dcache_put_neg_bump(struct dcache *d, unsigned long *gen, int mnt, const cha
  * any entry beneath it leaving the cache (a drop, an eviction) and any drop
  * of a name in it that was not cached: every change to a name goes through
  * a store or a drop, so a name made in it since is an entry or unmarks it.
- * 1 marked, 0 not. */
+ * 1 marked, 0 not. dcache_parent_complete: 1 if rel has no entry and its
+ * parent is marked (one look under the lock: take the generation for the
+ * negative entry before it). */
 int dcache_mark_complete(struct dcache *d, unsigned long gen, int mnt, const char *rel);
 int dcache_parent_complete(struct dcache *d, int mnt, const char *rel);
 /* every name of inode (dev, ino), in every mount: its other hard links'

@@ -2062,7 +2062,9 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 	/* taken before the backend answers: see dcache.h */
 	unsigned long gen = dcache_gen(v->dc);
 	/* a name not cached in a directory the sentry made and has seen
-	 * every change of since (vfs_made_dir): absent, no openat2 */
+	 * every change of since (vfs_made_dir): absent, no openat2. (Not
+	 * a name that is cached: a fresh stat of one whose re-stat failed
+	 * comes here too.) */
 	if (m->writable && !m->shared && *rel && !vfs_is_hidden(m, rel) &&
 	    dcache_parent_complete(v->dc, m->idx, rel)) {
 		__atomic_add_fetch(&complete_absent, 1, __ATOMIC_RELAXED);

@@ -150,6 +150,11 @@ Test(fs_dcache, complete_dir_unmarked_by_every_loss)
 	cr_assert(dcache_put_neg_bump(d, &g, 0, "o/a"));
 	cr_assert(dcache_get(d, 0, "o/a", NULL, &neg, NULL, 0) && neg);
 	cr_assert(dcache_parent_complete(d, 0, "o/x"), "unmarked by a store");
+	/* a cached name is the cache's to answer, never taken for absent */
+	g = dcache_gen(d);
+	cr_assert(dcache_put_bump(d, &g, 0, "o/c", &reg));
+	cr_assert(!dcache_parent_complete(d, 0, "o/c"), "a cached name taken for absent");
+	cr_assert(!dcache_parent_complete(d, 0, "o/a"), "a negative entry bypassed");
 
 	/* a drop of a cached name in it (a rename, a symlink made) */
 	dcache_drop(d, 0, "o/a", 0);

@@ -52,6 +52,8 @@ struct dentry {
 	char *link;
 	struct stat st;
 	int neg;
+	int complete;            /* a directory the sentry made: every name in
+	                          * it is an entry (dcache_mark_complete) */
 	atomic_int ref;          /* clock bit, set by readers */
 	int next;                /* bucket chain: index + 1, 0 ends */
 };
@@ -131,6 +133,7 @@ static void entry_clear(struct dentry *e)
 	free(e->link);
 	e->rel = e->link = NULL;
 	e->mnt = -1;
+	e->complete = 0;
 }
 
 void dcache_free(struct dcache *d)
@@ -181,8 +184,36 @@ int dcache_get(struct dcache *d, int mnt, const char *rel, struct stat *st, int 
 	return hit;
 }
 
+/* rel's parent's name ("" for a name at the mount's root): 0, or -1 for
+ * the root itself and a parent too long to be marked complete */
+static int parent_of(const char *rel, char parent[PATH_MAX])
+{
+	const char *sl = strrchr(rel, '/');
+	size_t pl = sl ? (size_t)(sl - rel) : 0;
+
+	if (!*rel || pl >= PATH_MAX)
+		return -1;
+	memcpy(parent, rel, pl);
+	parent[pl] = 0;
+	return 0;
+}
+
+/* rel's parent no longer knows all its names: an entry beneath it is
+ * gone (dropped, evicted) or a name in it was dropped uncached */
+static void parent_incomplete_locked(struct dcache *d, int mnt, const char *rel)
+{
+	char parent[PATH_MAX];
+
+	if (parent_of(rel, parent) < 0)
+		return;
+	int i = find_locked(d, key_hash(mnt, parent), mnt, parent);
+	if (i >= 0)
+		d->e[i].complete = 0;
+}
+
 static void unchain_locked(struct dcache *d, int i)
 {
+	parent_incomplete_locked(d, d->e[i].mnt, d->e[i].rel);
 	int *pp = &d->bucket[d->e[i].hash % d->nbuckets];
 
 	while (*pp > 0 && *pp != i + 1)
@@ -280,6 +311,7 @@ static int put_common(struct dcache *d, unsigned long gen, int mnt, const char *
 			unchain_locked(d, j);
 	}
 	e->neg = neg;
+	e->complete = 0;
 	if (st)
 		e->st = *st;
 	else
@@ -302,6 +334,16 @@ int dcache_put_bump(struct dcache *d, unsigned long *gen, int mnt, const char *r
 	return 1;
 }
 
+int dcache_put_neg_bump(struct dcache *d, unsigned long *gen, int mnt, const char *rel)
+{
+	if (!put_common(d, *gen, mnt, rel, NULL, 1, NULL, 1)) {
+		dcache_drop(d, mnt, rel, 0);
+		return 0;
+	}
+	*gen += 1;
+	return 1;
+}
+
 void dcache_drop(struct dcache *d, int mnt, const char *rel, int subtree)
 {
 	size_t n = strlen(rel);
@@ -311,6 +353,8 @@ void dcache_drop(struct dcache *d, int mnt, const char *rel, int subtree)
 	int i = find_locked(d, key_hash(mnt, rel), mnt, rel);
 	if (i >= 0)
 		unchain_locked(d, i);
+	else
+		parent_incomplete_locked(d, mnt, rel);
 	if (subtree) {
 		for (i = 0; i < (int)d->hiwater; i++) {
 			struct dentry *e = &d->e[i];
@@ -322,6 +366,38 @@ void dcache_drop(struct dcache *d, int mnt, const char *rel, int subtree)
 		}
 	}
 	pthread_rwlock_unlock(&d->lock);
+}
+
+int dcache_mark_complete(struct dcache *d, unsigned long gen, int mnt, const char *rel)
+{
+	int r = 0;
+
+	pthread_rwlock_wrlock(&d->lock);
+	/* (a parent's name is copied to a PATH_MAX buffer to be found:
+	 * parent_incomplete_locked, dcache_parent_complete) */
+	int i = atomic_load(&d->gen) == gen && strlen(rel) < PATH_MAX - 1 ?
+		find_locked(d, key_hash(mnt, rel), mnt, rel) : -1;
+	if (i >= 0 && !d->e[i].neg && S_ISDIR(d->e[i].st.st_mode))
+		r = d->e[i].complete = 1;
+	pthread_rwlock_unlock(&d->lock);
+	return r;
+}
+
+int dcache_parent_complete(struct dcache *d, int mnt, const char *rel)
+{
+	char parent[PATH_MAX];
+	int r = 0;
+
+	if (parent_of(rel, parent) < 0)
+		return 0;
+	/* one look at both under the lock: a name stored meanwhile is not
+	 * taken for absent (the caller took its generation before this) */
+	pthread_rwlock_rdlock(&d->lock);
+	int i = find_locked(d, key_hash(mnt, parent), mnt, parent);
+	if (i >= 0 && d->e[i].complete)
+		r = find_locked(d, key_hash(mnt, rel), mnt, rel) < 0;
+	pthread_rwlock_unlock(&d->lock);
+	return r;
 }
 
 void dcache_drop_inode(struct dcache *d, dev_t dev, ino_t ino)

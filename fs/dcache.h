@@ -79,6 +79,22 @@ void dcache_drop(struct dcache *d, int mnt, const char *rel, int subtree);
  * stored; 0 not, and rel dropped instead. */
 int dcache_put_bump(struct dcache *d, unsigned long *gen, int mnt, const char *rel,
 		    const struct stat *st);
+/* The same for a name the sentry itself just removed: stored as absent
+ * (an entry stays in its directory, which stays complete), or dropped */
+int dcache_put_neg_bump(struct dcache *d, unsigned long *gen, int mnt, const char *rel);
+/* Complete directories: rel, a directory the sentry itself just made (an
+ * empty one), is marked as holding every name in it as an entry, unless a
+ * drop ran since gen (taken after the store of rel's entry). A miss beneath
+ * it is then an absent name (dcache_parent_complete: 1 if rel's parent is
+ * so marked). The mark goes with any store of the directory's own entry,
+ * any entry beneath it leaving the cache (a drop, an eviction) and any drop
+ * of a name in it that was not cached: every change to a name goes through
+ * a store or a drop, so a name made in it since is an entry or unmarks it.
+ * 1 marked, 0 not. dcache_parent_complete: 1 if rel has no entry and its
+ * parent is marked (one look under the lock: take the generation for the
+ * negative entry before it). */
+int dcache_mark_complete(struct dcache *d, unsigned long gen, int mnt, const char *rel);
+int dcache_parent_complete(struct dcache *d, int mnt, const char *rel);
 /* every name of inode (dev, ino), in every mount: its other hard links'
  * entries after a change of the inode through one name (mode, owner, times
  * are the inode's; the permission checks of open/exec/access use the

@@ -1185,11 +1185,39 @@ static void put_changed(struct vfs *v, unsigned long *gen, const struct vfs_moun
 	dcache_drop(v->dc, m->idx, rel, 0);
 }
 
+/* An exclusive mount of a host directory: every change to its names is the
+ * sentry's own (not shared, no other mount of the same tree, not an overlay) */
+static int mnt_exclusive(const struct vfs_mount *m)
+{
+	return m->kind == VFS_MNT_GOFER && m->writable && !m->shared && !m->aliased && !m->cow;
+}
+
 void vfs_made_dir(struct vfs *v, const struct vfs_mount *m, const char *rel, const struct stat *st,
 		  unsigned long gen0)
 {
 	put_changed(v, &gen0, m, rel, st);
+	/* A directory just made is empty, and every name made in it from now
+	 * on is the sentry's own change (an exclusive mount: not shared, no
+	 * other mount of the same tree, not an overlay): a miss beneath it is
+	 * an absent name with no openat2 of the sentry's (git's access of
+	 * each new object's name in a new objects/XX; dcache.h, "complete
+	 * directories", for what unmarks it) */
+	if (mnt_exclusive(m) && !getenv("MOAT_NO_COMPLETE_DIRS"))
+		dcache_mark_complete(v->dc, gen0, m->idx, rel);
 	parent_changed(v, m, rel);
+}
+
+void vfs_unlinked(struct vfs *v, const struct vfs_mount *m, const char *rel, unsigned long gen0)
+{
+	/* absent now, as the gofer's unlink left it: a negative entry in
+	 * place of the old one (a drop would unmark a complete directory,
+	 * dcache.h: git unlinks its tmp_obj_X in objects/XX after each link) */
+	if (mnt_exclusive(m) && *rel && !vfs_is_hidden(m, rel)) {
+		dcache_put_neg_bump(v->dc, &gen0, m->idx, rel); /* drops rel when it cannot */
+		parent_changed(v, m, rel);
+		return;
+	}
+	vfs_invalidate(v, m, rel, 0);
 }
 
 void vfs_linked(struct vfs *v, const struct vfs_mount *m, const char *orel, const char *nrel,
@@ -1895,14 +1923,17 @@ static void pf_done(uint64_t h)
 	pthread_mutex_unlock(&pf_lock);
 }
 
-/* directories listed by the sentry itself, and their names (MOAT_PROFILE) */
-static unsigned long pf_local_dirs, pf_local_names;
+/* directories listed by the sentry itself, and their names; names found
+ * absent in a complete directory (be_lookup) (MOAT_PROFILE) */
+static unsigned long pf_local_dirs, pf_local_names, complete_absent;
 
 void vfs_profile_report(FILE *f)
 {
 	fprintf(f, "moat profile: directories listed by the sentry: %lu (%lu names)\n",
 		__atomic_load_n(&pf_local_dirs, __ATOMIC_RELAXED),
 		__atomic_load_n(&pf_local_names, __ATOMIC_RELAXED));
+	fprintf(f, "moat profile: names absent in complete directories: %lu\n",
+		__atomic_load_n(&complete_absent, __ATOMIC_RELAXED));
 }
 
 struct pf_put {
@@ -2038,6 +2069,16 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 	int local = m->writable && !m->shared && !m->system && *rel && vfs_direct_can_list(v, m);
 	/* taken before the backend answers: see dcache.h */
 	unsigned long gen = dcache_gen(v->dc);
+	/* a name not cached in a directory the sentry made and has seen
+	 * every change of since (vfs_made_dir): absent, no openat2. (Not
+	 * a name that is cached: a fresh stat of one whose re-stat failed
+	 * comes here too.) */
+	if (m->writable && !m->shared && *rel && !vfs_is_hidden(m, rel) &&
+	    dcache_parent_complete(v->dc, m->idx, rel)) {
+		__atomic_add_fetch(&complete_absent, 1, __ATOMIC_RELAXED);
+		mnt_dc_neg(v, gen, m, rel);
+		return 0;
+	}
 	char dlink[PATH_MAX];
 	/* (a shared mount caches nothing: its symlink's target is the gofer's) */
 	int da = vfs_direct_absent(v, m, rel, st, m->shared ? NULL : dlink, sizeof dlink);

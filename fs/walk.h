@@ -365,6 +365,8 @@ void vfs_refresh_since(struct vfs *v, const struct vfs_mount *m, const char *rel
  * vfs_drop_beneath of rel), then the parent as after any change: the next
  * create in it (git's first object of each objects/XX) needs no gofer walk
  * of the new directory. */
+/* rel removed by the gofer's unlink (not rmdir), gen0 taken before it */
+void vfs_unlinked(struct vfs *v, const struct vfs_mount *m, const char *rel, unsigned long gen0);
 void vfs_made_dir(struct vfs *v, const struct vfs_mount *m, const char *rel, const struct stat *st,
 		  unsigned long gen0);
 /* After the gofer linked orel to nrel: st[0] is the new name's lstat, st[1]

@@ -1133,10 +1133,14 @@ static long unlinkat_once(struct sc_call *c, int dirfd, const char *path, int fl
 		gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
 		gofer_expect_parent(n->pst.st_dev, n->pst.st_ino); /* in the directory checked */
 	}
+	unsigned long gen0 = vfs_cache_gen(VFS_OF(c));
 	r = VFS_BE(VFS_OF(c), unlink, n->mnt->export, n->rel, rmdir_ ? AT_REMOVEDIR : 0);
 	gofer_expect_clear();
 	pthread_rwlock_unlock(&ns_lock);
-	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, rmdir_);
+	if (r == 0 && !rmdir_)
+		vfs_unlinked(VFS_OF(c), n->mnt, n->rel, gen0);
+	else
+		vfs_invalidate(VFS_OF(c), n->mnt, n->rel, rmdir_);
 	if (r == 0 && (rmdir_ || n->st.st_nlink <= 1))
 		vfs_meta_forget(VFS_OF(c), &n->st);
 	return r;

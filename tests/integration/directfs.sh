@@ -319,7 +319,47 @@ for kind in rw cow; do
 	l=$(( $(looks "$out") - $(looks "$out0") ))
 	if [ "$l" -le 6 ]; then ok "gitlike_${kind}_objects_no_walk"
 	else fail "gitlike_${kind}_objects_no_walk" "gofer walks, lstats and pages: $l for 40 objects"; fi
+	# the rw bind's objects/XX are complete directories (fs/dcache.h):
+	# each object's access(F_OK) and the first create in a new XX are
+	# answered absent without the sentry's openat2 (main: 0)
+	if [ "$kind" = rw ]; then
+		a=$(echo "$out" | sed -n 's/.*names absent in complete directories: \([0-9]*\).*/\1/p')
+		if [ "${a:-0}" -ge 40 ]; then ok gitlike_rw_complete_dirs
+		else fail gitlike_rw_complete_dirs "names answered absent from complete directories: ${a:-none} for 40 objects"; fi
+	fi
 done
+
+# Complete directories (fs/dcache.h): in a directory the sentry made, a name
+# not cached is answered absent with no look-up. Every way another guest
+# process puts a name there must be seen by the next look-up (each directory
+# made by this process, each name made by a child, then looked up here): a
+# rename into it, a symlink, a FIFO, an AF_UNIX socket, a hard link, a name
+# this process saw absent just before, and a name unlinked then made again.
+D6=$T_TMP/complete
+mkdir -p "$D6" && chmod 0777 "$D6"
+got=$(moat run --bind "$D6:/c:rw" -- "$PY" -c '
+import os, socket, subprocess, sys
+def child(code):
+    subprocess.run([sys.executable, "-c", "import os, socket\n" + code], check=True)
+open("/c/x", "w").close(); open("/c/x2", "w").close()
+ds = ["/c/d%d" % i for i in range(7)]
+for d in ds:
+    os.mkdir(d)
+out = []
+child("os.rename(\"/c/x\", \"/c/d0/y\")")
+child("os.symlink(\"nowhere\", \"/c/d1/y\")")
+child("os.mkfifo(\"/c/d2/y\")")
+child("socket.socket(socket.AF_UNIX).bind(\"/c/d3/y\")")
+child("os.link(\"/c/x2\", \"/c/d4/y\")")
+out.append("no" if not os.path.lexists("/c/d5/y") else "early")
+child("open(\"/c/d5/y\", \"w\").close()")
+open("/c/d6/y", "w").close()
+child("os.unlink(\"/c/d6/y\"); os.mkdir(\"/c/d6/y\")")
+out += ["yes" if os.path.lexists(d + "/y") else "no" for d in ds]
+out.append("dir" if os.path.isdir("/c/d6/y") else "notdir")
+print(" ".join(out))' 2>&1 | tail -1)
+rm -rf "${D6:?}"/*
+SANITY=1 expect_eq complete_dir_sees_other_process_names "$got" "no yes yes yes yes yes yes yes dir"
 
 # What an O_CREAT open finds when the name it took as absent (a directory the
 # sentry may not search, names never looked up in this sandbox) exists after

@@ -118,3 +118,100 @@ Test(fs_dcache, growth_keeps_entries)
 	inomap_free(m);
 	dcache_free(d);
 }
+
+/* Complete directories (dcache_mark_complete): a miss beneath a directory
+ * the sentry made is an absent name only while every change of a name in it
+ * left an entry; any entry beneath it leaving the cache, a drop of a name in
+ * it that was not cached, or a new store of the directory unmarks it. */
+Test(fs_dcache, complete_dir_unmarked_by_every_loss)
+{
+	struct dcache *d = dcache_new();
+	struct stat dir = { .st_mode = S_IFDIR | 0755, .st_ino = 2 };
+	struct stat reg = { .st_mode = S_IFREG | 0644, .st_ino = 3 };
+	unsigned long g;
+	int neg;
+
+	/* marked only as a positive directory, with no drop since gen */
+	g = dcache_gen(d);
+	dcache_put(d, g, 0, "f", &reg, 0, NULL);
+	cr_assert(!dcache_mark_complete(d, g, 0, "f"), "a file marked");
+	g = dcache_gen(d);
+	dcache_put(d, g, 0, "o", &dir, 0, NULL);
+	dcache_drop(d, 0, "other", 0);
+	cr_assert(!dcache_mark_complete(d, g, 0, "o"), "marked across a drop");
+	cr_assert(dcache_mark_complete(d, dcache_gen(d), 0, "o"));
+	cr_assert(dcache_parent_complete(d, 0, "o/x"));
+	cr_assert(!dcache_parent_complete(d, 0, "o/x/y"), "a grandchild");
+	cr_assert(!dcache_parent_complete(d, 0, "p/x"));
+
+	/* stores of names in it keep it; a sentry unlink's negative entry too */
+	g = dcache_gen(d);
+	cr_assert(dcache_put_bump(d, &g, 0, "o/a", &reg));
+	cr_assert(dcache_put_neg_bump(d, &g, 0, "o/a"));
+	cr_assert(dcache_get(d, 0, "o/a", NULL, &neg, NULL, 0) && neg);
+	cr_assert(dcache_parent_complete(d, 0, "o/x"), "unmarked by a store");
+	/* a cached name is the cache's to answer, never taken for absent */
+	g = dcache_gen(d);
+	cr_assert(dcache_put_bump(d, &g, 0, "o/c", &reg));
+	cr_assert(!dcache_parent_complete(d, 0, "o/c"), "a cached name taken for absent");
+	cr_assert(!dcache_parent_complete(d, 0, "o/a"), "a negative entry bypassed");
+
+	/* a drop of a cached name in it (a rename, a symlink made) */
+	dcache_drop(d, 0, "o/a", 0);
+	cr_assert(!dcache_parent_complete(d, 0, "o/x"), "a dropped entry kept the mark");
+	/* a drop of a name never cached in it */
+	cr_assert(dcache_mark_complete(d, dcache_gen(d), 0, "o"));
+	dcache_drop(d, 0, "o/never", 0);
+	cr_assert(!dcache_parent_complete(d, 0, "o/x"), "an uncached drop kept the mark");
+	/* a put_bump that cannot store (a drop ran since) drops instead */
+	cr_assert(dcache_mark_complete(d, dcache_gen(d), 0, "o"));
+	g = dcache_gen(d) - 1;
+	cr_assert(!dcache_put_neg_bump(d, &g, 0, "o/b"));
+	cr_assert(!dcache_parent_complete(d, 0, "o/x"), "a failed store kept the mark");
+	/* a new store of the directory itself */
+	cr_assert(dcache_mark_complete(d, dcache_gen(d), 0, "o"));
+	dcache_put(d, dcache_gen(d), 0, "o", &dir, 0, NULL);
+	cr_assert(!dcache_parent_complete(d, 0, "o/x"), "a re-store kept the mark");
+	/* a drop of the subtree above it (a rename of an ancestor) */
+	g = dcache_gen(d);
+	dcache_put(d, g, 0, "o/s", &dir, 0, NULL);
+	cr_assert(dcache_mark_complete(d, g, 0, "o/s"));
+	dcache_drop(d, 0, "o", 1);
+	cr_assert(!dcache_parent_complete(d, 0, "o/s/x"));
+	dcache_free(d);
+}
+
+/* an entry beneath a complete directory evicted by the clock unmarks it:
+ * the name would otherwise be answered absent */
+Test(fs_dcache, complete_dir_unmarked_by_eviction)
+{
+	struct dcache *d = dcache_new();
+	struct stat dir = { .st_mode = S_IFDIR | 0755, .st_ino = 2 };
+	struct stat reg = { .st_mode = S_IFREG | 0644, .st_ino = 3 };
+	char n[32];
+	int neg;
+	struct stat st;
+
+	/* the table full, c and c/kept in its last two slots */
+	for (int i = 0; i < DCACHE_SIZE - 2; i++) {
+		snprintf(n, sizeof n, "y/f%d", i);
+		dcache_put(d, dcache_gen(d), 0, n, &reg, 0, NULL);
+	}
+	unsigned long g = dcache_gen(d);
+	dcache_put(d, g, 0, "c", &dir, 0, NULL);
+	cr_assert(dcache_mark_complete(d, g, 0, "c"));
+	cr_assert(dcache_put_bump(d, &g, 0, "c/kept", &reg));
+	cr_assert(dcache_parent_complete(d, 0, "c/x"));
+	/* the clock's first lap clears every bit, then evicts in order */
+	for (int i = 0; i < DCACHE_SIZE; i++) {
+		snprintf(n, sizeof n, "z/f%d", i);
+		dcache_put(d, dcache_gen(d), 0, n, &reg, 0, NULL);
+		/* the directory's own entry referenced (a get sets the clock
+		 * bit), not c/kept: the file goes first */
+		dcache_get(d, 0, "c", &st, &neg, NULL, 0);
+	}
+	cr_assert(!dcache_get(d, 0, "c/kept", &st, &neg, NULL, 0), "c/kept never evicted");
+	cr_assert(dcache_get(d, 0, "c", &st, &neg, NULL, 0), "c evicted");
+	cr_assert(!dcache_parent_complete(d, 0, "c/kept"), "evicted, still marked");
+	dcache_free(d);
+}

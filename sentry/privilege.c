@@ -666,6 +666,7 @@ void priv_export_roots_release(void)
 {
 	if (inert_fd < 0)
 		return;
+	dbg_mark("export roots releasing");
 	for (size_t i = 0; i < sentry_nroots && i < GOFER_MAX_EXPORTS; i++) {
 		if (!sentry_root_clone[i] || sentry_roots[i] < 0)
 			continue;

@@ -419,12 +419,6 @@ maps:
 
 static int sentry_roots[GOFER_MAX_EXPORTS];
 static size_t sentry_nroots;
-/* the roots that are detached clones (priv_add_export_root): released at
- * teardown by priv_export_roots_release */
-static char sentry_root_clone[GOFER_MAX_EXPORTS];
-/* /.empty (a regular file in the sentry's root), O_PATH: what a released
- * root's fd number refers to from then on (nothing resolves beneath it) */
-static int inert_fd = -1;
 
 const int *priv_export_roots(size_t *n)
 {
@@ -443,7 +437,6 @@ void priv_add_export_root(size_t i, int fd)
 	for (size_t k = sentry_nroots; k < i; k++)
 		sentry_roots[k] = -1;
 	sentry_roots[i] = fd;
-	sentry_root_clone[i] = 1;
 	if (sentry_nroots <= i)
 		sentry_nroots = i + 1;
 }
@@ -630,59 +623,5 @@ int priv_sentry_root_finish(char *err, size_t errlen)
 		sentry_roots[i] = open(slot, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	}
 	sentry_nroots = n;
-	inert_fd = open("/.empty", O_PATH | O_CLOEXEC);
 	return 0;
-}
-
-/* ---- the cow roots' release at teardown ----
- *
- * A cow export's root is a detached clone of the gofer's overlay: the last
- * close of it dissolves the clone's anonymous mount namespace, and once the
- * gofer is gone too, its last mount ends the overlay's superblock. Each ends
- * in an expedited RCU grace period (namespace_unlock; ovl_free_fs's
- * kern_unmount_array), and at the sentry's exit they ran one after the
- * other in exit_group (eight for the default overlays, with the sentry's
- * own mount namespace's nine: ~0.1 ms each quiet, more under load, all on
- * the wall time of `moat run`). Once every guest task is reaped, a thread
- * per clone drops it instead (dup3 of /.empty over the fd: the number never
- * names anything else, so a call still in flight in a worker resolves
- * nothing), beside the gofer's exit and the sentry's last steps; the waits
- * overlap and share grace periods. */
-static pthread_t releasers[GOFER_MAX_EXPORTS];
-static size_t nreleasers;
-static int nreleased;
-
-static void *release_root(void *arg)
-{
-	int fd = (int)(intptr_t)arg;
-
-	/* the old file's last fput runs as this thread returns from dup3 */
-	if (dup3(inert_fd, fd, O_CLOEXEC) == fd)
-		__atomic_add_fetch(&nreleased, 1, __ATOMIC_RELAXED);
-	return NULL;
-}
-
-void priv_export_roots_release(void)
-{
-	if (inert_fd < 0)
-		return;
-	dbg_mark("export roots releasing");
-	for (size_t i = 0; i < sentry_nroots && i < GOFER_MAX_EXPORTS; i++) {
-		if (!sentry_root_clone[i] || sentry_roots[i] < 0)
-			continue;
-		sentry_root_clone[i] = 0;
-		void *arg = (void *)(intptr_t)sentry_roots[i];
-		if (pthread_create(&releasers[nreleasers], NULL, release_root, arg) == 0)
-			nreleasers++;
-		else
-			release_root(arg);
-	}
-}
-
-int priv_export_roots_released(void)
-{
-	for (size_t i = 0; i < nreleasers; i++)
-		pthread_join(releasers[i], NULL);
-	nreleasers = 0;
-	return __atomic_load_n(&nreleased, __ATOMIC_RELAXED);
 }

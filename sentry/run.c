@@ -846,9 +846,6 @@ int sentry_run(const struct sentry_config *cfg)
 	int export_failed = 0;
 	init_pid = -1; /* reaped by the tracer */
 	dbg("%.2f ms: guest gone", ms_now() - t0);
-	/* nothing of the guest is left to serve: the cow roots' grace periods
-	 * beside the gofer's exit, not one by one in ours */
-	priv_export_roots_release();
 	/* the caller's terminal as it was (the guest may have stopped its
 	 * output: every write below, and a blocked trace writer, would hang) */
 	tty_guard_restore();
@@ -880,8 +877,6 @@ int sentry_run(const struct sentry_config *cfg)
 	if (export_failed && status_out == 0)
 		status_out = 1;
 	helpers_reap();
-	int released = priv_export_roots_released();
-	dbg("%.2f ms: export roots released: %d", ms_now() - t0, released);
 	dbg("%.2f ms: done", ms_now() - t0);
 	return status_out;
 }

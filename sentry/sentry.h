@@ -357,11 +357,6 @@ const int *priv_export_roots(size_t *n);
  * export's overlay): allowed to openat2/readlinkat by confine_sentry like
  * the others. */
 void priv_add_export_root(size_t i, int fd);
-/* Teardown, once every guest task is reaped: the cow roots (detached
- * clones) are dropped by threads of their own, their fd numbers left on
- * /.empty. priv_export_roots_released joins them: how many were dropped. */
-void priv_export_roots_release(void);
-int priv_export_roots_released(void);
 
 /* ---- the guest's view (view.c) ---- */
 struct vfs_mount_spec;

@@ -364,6 +364,10 @@ const int *priv_export_roots(size_t *n);
  * export's overlay): allowed to openat2/readlinkat by confine_sentry like
  * the others. */
 void priv_add_export_root(size_t i, int fd);
+/* The program has exited (its init killed, the gofer shut down): the cow
+ * roots (detached clones) are dropped by a detached thread, their fd
+ * numbers left on /.empty (MOAT_DEBUG: "export roots releasing: N"). */
+void priv_export_roots_release(void);
 
 /* ---- the guest's view (view.c) ---- */
 struct vfs_mount_spec;

@@ -858,6 +858,10 @@ static int reaped(struct tracer *tr, pid_t tid, int st)
 		 * it leaves when its control socket is shut down */
 		if (*a->gofer_pid > 0 && !a->gofer_export)
 			shutdown(a->gofer_ctl, SHUT_RDWR);
+		/* the cow roots too, by a thread, beside the init's end and the
+		 * gofer's (what the killed tasks still ask of the files fails
+		 * from here on, as with the gofer shut down) */
+		priv_export_roots_release();
 	}
 	if (tid == sb->init_pid && !tr->main_done) {
 		/* init died first (set-up failure or killed) */

@@ -187,6 +187,24 @@ done
 if [ "$worst" != missing ] && [ "$worst" -le 8 ]; then ok teardown_starts_no_workers
 else fail teardown_starts_no_workers "workers started: at most $worst in $n runs (want <= 8)"; fi
 
+# The cow exports' roots (the sentry's detached clones of the gofer's
+# overlays) are dropped by a thread of the sentry's once the program has
+# exited (its init killed, the gofer shut down: nothing the dying tasks ask
+# of the files is answered from then on either way), beside the init's end
+# and the gofer's, instead of one RCU grace period after another in the
+# sentry's exit_group: never before the program's exit, and every one of
+# them (as many as the gofer's cow exports).
+out=$(MOAT_DEBUG=1 moat run -- /bin/sh -c 'cat /usr/bin/sh /etc/hostname >/dev/null & wait' 2>&1 >/dev/null </dev/null)
+ncow=$(printf '%s\n' "$out" | grep -c 'gofer: export [0-9]* (.*, cow) attached')
+order=$(printf '%s\n' "$out" | sed -n 's/^moat: [0-9.]* ms: \(program exited\|guest gone\|export roots releasing\|done\).*/\1/p' | tr '\n' ,)
+rel=$(printf '%s\n' "$out" | sed -n 's/^moat: [0-9.]* ms: export roots releasing: //p')
+if [ "$ncow" -ge 1 ] && [ "$rel" = "$ncow" ] &&
+   [ "$order" = "program exited,export roots releasing,guest gone,done," ]; then
+	ok cow_roots_released_after_program
+else
+	fail cow_roots_released_after_program "cow exports $ncow, released [$rel], marks [$order]"
+fi
+
 # (the cases below run moat under a child subreaper: subreaper.py)
 HERE_INT=$(cd "$(dirname "$0")" && pwd)
 SUBREAPER='import os, sys; sys.path.insert(0, sys.argv[1]); import subreaper as s

@@ -33,12 +33,6 @@
 #include "syscalls/handlers.h"
 #include "syscalls/sc.h"
 
-#ifndef SCHED_DEADLINE
-#define SCHED_DEADLINE 6
-#endif
-#ifndef SCHED_RESET_ON_FORK
-#define SCHED_RESET_ON_FORK 0x40000000
-#endif
 #define VS_FLAG_RESET_ON_FORK 0x01
 #define VS_FLAG_KEEP_POLICY 0x08
 #define VS_FLAG_KEEP_PARAMS 0x10
@@ -267,47 +261,36 @@ out:
 	return r;
 }
 
-/* the virtual class of the task a getter names, or NULL with c->cont set
- * (no virtual class, no such task, a bad pid: the kernel answers) */
-static struct task *vs_get_virtual(struct sc_call *c, struct vsched *v)
+/* the virtual class of the task a getter names into *v: 1, or 0 with
+ * c->cont set (no virtual class, no such task, a bad pid: the kernel answers) */
+static int vs_get_virtual(struct sc_call *c, struct vsched *v)
 {
 	pid_t pid = (pid_t)c->args[0];
+	struct task *t = pid < 0 ? NULL : vs_get(c, pid);
 	c->cont = 1;
-	if (pid < 0)
-		return NULL;
-	struct task *t = vs_get(c, pid);
 	if (!t)
-		return NULL;
+		return 0;
 	*v = vs_read(t);
-	if (!v->policy) {
-		task_put(t);
-		return NULL;
-	}
-	c->cont = 0;
-	return t;
+	task_put(t);
+	c->cont = !v->policy;
+	return v->policy != 0;
 }
 
 long sys_sched_getscheduler(struct sc_call *c)
 {
 	struct vsched v;
-	struct task *t = vs_get_virtual(c, &v);
-	if (!t)
+	if (!vs_get_virtual(c, &v))
 		return 0;
-	task_put(t);
 	return v.policy | (v.reset ? SCHED_RESET_ON_FORK : 0);
 }
 
 long sys_sched_getparam(struct sc_call *c)
 {
 	struct vsched v;
-	if (!c->args[1]) {
-		c->cont = 1;
-		return 0; /* EINVAL natively */
-	}
-	struct task *t = vs_get_virtual(c, &v);
-	if (!t)
+	if (!c->args[1] || !vs_get_virtual(c, &v)) {
+		c->cont = 1; /* a NULL param: EINVAL natively */
 		return 0;
-	task_put(t);
+	}
 	int prio = v.prio;
 	return sc_write_guest(c, c->args[1], &prio, sizeof prio) < 0 ? -EFAULT : 0;
 }
@@ -316,14 +299,11 @@ long sys_sched_getattr(struct sc_call *c)
 {
 	struct vsched v;
 	uint32_t usize = (uint32_t)c->args[2];
-	if (!c->args[1] || usize > VS_PAGE || usize < VS_ATTR_SIZE_VER0 || (unsigned)c->args[3]) {
-		c->cont = 1;
-		return 0; /* EINVAL natively */
-	}
-	struct task *t = vs_get_virtual(c, &v);
-	if (!t)
+	if (!c->args[1] || usize > VS_PAGE || usize < VS_ATTR_SIZE_VER0 || (unsigned)c->args[3] ||
+	    !vs_get_virtual(c, &v)) {
+		c->cont = 1; /* bad arguments: EINVAL natively */
 		return 0;
-	task_put(t);
+	}
 	struct vs_attr a = { .policy = (uint32_t)v.policy, .prio = (uint32_t)v.prio,
 			     .flags = v.reset ? VS_FLAG_RESET_ON_FORK : 0,
 			     .runtime = v.runtime, .deadline = v.deadline, .period = v.period,
@@ -336,10 +316,8 @@ long sys_sched_getattr(struct sc_call *c)
 long sys_sched_rr_get_interval(struct sc_call *c)
 {
 	struct vsched v;
-	struct task *t = vs_get_virtual(c, &v);
-	if (!t)
+	if (!vs_get_virtual(c, &v))
 		return 0;
-	task_put(t);
 	/* SCHED_RR's slice; FIFO and DEADLINE have none (0) */
 	struct timespec ts = { 0, v.policy == SCHED_RR ? VS_RR_TIMESLICE_NS : 0 };
 	return sc_write_guest(c, c->args[1], &ts, sizeof ts) < 0 ? -EFAULT : 0;

@@ -11,29 +11,15 @@
 #include <sched.h>
 #include <sys/resource.h>
 
-#ifndef SCHED_DEADLINE
-#define SCHED_DEADLINE 6
-#endif
-#ifndef SCHED_RESET_ON_FORK
-#define SCHED_RESET_ON_FORK 0x40000000
-#endif
 
-struct attr { /* struct sched_attr, SCHED_ATTR_SIZE_VER0 */
-	uint32_t size, policy;
-	uint64_t flags;
-	int32_t nice;
-	uint32_t prio;
-	uint64_t runtime, deadline, period;
-};
 
 #define EXPECT(name, cond, ...) CHECK(cond, name, __VA_ARGS__)
-#define ERR(name, expr, e)                                                     \
-	do {                                                                   \
-		errno = 0;                                                     \
-		long r_ = (long)(expr);                                        \
-		CHECK(r_ == -1 && errno == (e), name, "= %ld %s", r_,          \
-		      strerror(errno));                                        \
-	} while (0)
+/* a child's exit status 0 */
+static bool child_ok(pid_t c)
+{
+	int st = -1;
+	return c > 0 && waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
 
 static int getprio(pid_t p)
 {
@@ -44,7 +30,7 @@ static int getprio(pid_t p)
 static void *deadline_thread(void *arg)
 {
 	(void)arg;
-	struct attr a = { .size = sizeof a, .policy = SCHED_DEADLINE, .runtime = 10000000,
+	struct t_sched_attr a = { .size = sizeof a, .policy = SCHED_DEADLINE, .runtime = 10000000,
 			  .deadline = 30000000, .period = 30000000 }, b;
 	long r = syscall(SYS_sched_setattr, 0, &a, 0);
 	EXPECT("deadline_set", r == 0, "= %ld %s", r, strerror(errno));
@@ -56,10 +42,10 @@ static void *deadline_thread(void *arg)
 	EXPECT("deadline_getscheduler", sched_getscheduler(0) == SCHED_DEADLINE, "%d",
 	       sched_getscheduler(0));
 	struct sched_param sp = { 1 };
-	ERR("deadline_setparam_einval", sched_setparam(0, &sp), EINVAL);
+	EXPECT_ERR(sched_setparam(0, &sp), EINVAL, "deadline_setparam_einval");
 	a.runtime = a.deadline + 1;
-	ERR("deadline_runtime_past_deadline", syscall(SYS_sched_setattr, 0, &a, 0), EINVAL);
-	a = (struct attr){ .size = sizeof a, .policy = SCHED_OTHER };
+	EXPECT_ERR(syscall(SYS_sched_setattr, 0, &a, 0), EINVAL, "deadline_runtime_past_deadline");
+	a = (struct t_sched_attr){ .size = sizeof a, .policy = SCHED_OTHER };
 	r = syscall(SYS_sched_setattr, 0, &a, 0);
 	EXPECT("deadline_back_to_other", r == 0 && sched_getscheduler(0) == SCHED_OTHER,
 	       "= %ld %s", r, strerror(errno));
@@ -91,14 +77,14 @@ static void rt_cases(void)
 	EXPECT("fifo_by_pid", sched_getscheduler(getpid()) == SCHED_FIFO && getprio(getpid()) == 20,
 	       "%d", sched_getscheduler(getpid()));
 	sp.sched_priority = 0;
-	ERR("fifo_prio0_einval", sched_setparam(0, &sp), EINVAL);
+	EXPECT_ERR(sched_setparam(0, &sp), EINVAL, "fifo_prio0_einval");
 	sp.sched_priority = 100;
-	ERR("fifo_prio100_einval", sched_setscheduler(0, SCHED_FIFO, &sp), EINVAL);
-	ERR("fifo_null_param", sched_setscheduler(0, SCHED_FIFO, NULL), EINVAL);
-	ERR("getscheduler_negative", sched_getscheduler(-1), EINVAL);
+	EXPECT_ERR(sched_setscheduler(0, SCHED_FIFO, &sp), EINVAL, "fifo_prio100_einval");
+	EXPECT_ERR(sched_setscheduler(0, SCHED_FIFO, NULL), EINVAL, "fifo_null_param");
+	EXPECT_ERR(sched_getscheduler(-1), EINVAL, "getscheduler_negative");
 	EXPECT("fifo_interval", sched_rr_get_interval(0, &ts) == 0 && ts.tv_sec == 0 && ts.tv_nsec == 0,
 	       "%ld.%09ld", (long)ts.tv_sec, ts.tv_nsec);
-	struct attr a;
+	struct t_sched_attr a;
 	memset(&a, 0, sizeof a);
 	long r = syscall(SYS_sched_getattr, 0, &a, sizeof a, 0);
 	EXPECT("fifo_getattr", r == 0 && a.policy == SCHED_FIFO && a.prio == 20, "= %ld %u %u",
@@ -115,9 +101,7 @@ static void rt_cases(void)
 			 sched_getscheduler(me) == SCHED_FIFO;
 		_exit(ok ? 0 : 1);
 	}
-	int st = -1;
-	waitpid(c, &st, 0);
-	EXPECT("fork_inherits", WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x", st);
+	EXPECT("fork_inherits", child_ok(c), "child");
 
 	sp.sched_priority = 5;
 	EXPECT("rr_reset_on_fork", sched_setscheduler(0, SCHED_RR | SCHED_RESET_ON_FORK, &sp) == 0 &&
@@ -128,8 +112,7 @@ static void rt_cases(void)
 	c = fork();
 	if (c == 0)
 		_exit(sched_getscheduler(0) == SCHED_OTHER && getprio(0) == 0 ? 0 : 1);
-	waitpid(c, &st, 0);
-	EXPECT("fork_reset", WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x", st);
+	EXPECT("fork_reset", child_ok(c), "child");
 
 	/* a process without CAP_SYS_NICE (dropped root, RLIMIT_RTPRIO 0):
 	 * may lower its priority or leave, no more */
@@ -151,8 +134,7 @@ static void rt_cases(void)
 		ok = ok && sched_setscheduler(0, SCHED_FIFO, &p) == -1 && errno == EPERM;
 		_exit(ok ? 0 : 1);
 	}
-	waitpid(c, &st, 0);
-	EXPECT("unprivileged_rules", WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x", st);
+	EXPECT("unprivileged_rules", child_ok(c), "child");
 
 	if (pthread_create(&th, NULL, deadline_thread, NULL) == 0)
 		pthread_join(th, NULL);
@@ -160,19 +142,16 @@ static void rt_cases(void)
 	sp.sched_priority = 0;
 	EXPECT("back_to_other", sched_setscheduler(0, SCHED_OTHER, &sp) == 0 &&
 	       sched_getscheduler(0) == SCHED_OTHER && getprio(0) == 0, "%d", sched_getscheduler(0));
-	a = (struct attr){ .size = 40, .policy = SCHED_FIFO, .prio = 1 };
-	ERR("setattr_small_e2big", syscall(SYS_sched_setattr, 0, &a, 0), E2BIG);
+	a = (struct t_sched_attr){ .size = 40, .policy = SCHED_FIFO, .prio = 1 };
+	EXPECT_ERR(syscall(SYS_sched_setattr, 0, &a, 0), E2BIG, "setattr_small_e2big");
 	EXPECT("setattr_e2big_size", a.size == 56 || a.size == 48, "%u", a.size);
 }
 
 int main(int argc, char **argv)
 {
 	t_setup(argc, argv, "sched_rt");
-	if (geteuid() != 0) {
-		printf("skip: needs root\n");
-		t_done();
+	if (!t_need_root())
 		return T_SKIP;
-	}
 	fflush(stdout);
 	pid_t c = fork();
 	if (c == 0) {
@@ -180,9 +159,7 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		_exit(t_failures ? 1 : 0);
 	}
-	int st = -1;
-	waitpid(c, &st, 0);
-	if (!WIFEXITED(st) || WEXITSTATUS(st))
+	if (!child_ok(c))
 		t_failures++;
 	return t_done();
 }

@@ -21,6 +21,20 @@ static bool child_ok(pid_t c)
 	return c > 0 && waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
+/* field n of this thread's /proc stat line (proc(5)), or -999 */
+static long long stat_field(int n)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/self/task/%ld/stat", (long)syscall(SYS_gettid));
+	if (t_read_file(path, buf, sizeof buf) <= 0)
+		return -999;
+	char *q = strrchr(buf, ')');
+	for (int f = 2; q && *q; q++)
+		if (*q == ' ' && ++f == n)
+			return strtoll(q + 1, NULL, 10);
+	return -999;
+}
+
 static int getprio(pid_t p)
 {
 	struct sched_param sp = { -1 };
@@ -39,6 +53,8 @@ static void *deadline_thread(void *arg)
 	EXPECT("deadline_readback", r == 0 && b.policy == SCHED_DEADLINE && b.runtime == a.runtime &&
 	       b.deadline == a.deadline && b.period == a.period && b.size == sizeof b,
 	       "= %ld policy %u runtime %llu", r, b.policy, (unsigned long long)b.runtime);
+	EXPECT("deadline_proc_stat", stat_field(18) == -101 && stat_field(41) == SCHED_DEADLINE,
+	       "prio %lld policy %lld", stat_field(18), stat_field(41));
 	EXPECT("deadline_getscheduler", sched_getscheduler(0) == SCHED_DEADLINE, "%d",
 	       sched_getscheduler(0));
 	struct sched_param sp = { 1 };
@@ -74,6 +90,9 @@ static void rt_cases(void)
 	       sched_getscheduler(0), getprio(0));
 	sp.sched_priority = 20;
 	EXPECT("fifo_setparam", sched_setparam(0, &sp) == 0 && getprio(0) == 20, "%d", getprio(0));
+	EXPECT("fifo_proc_stat", stat_field(18) == -21 && stat_field(40) == 20 &&
+	       stat_field(41) == SCHED_FIFO, "prio %lld rt_priority %lld policy %lld",
+	       stat_field(18), stat_field(40), stat_field(41));
 	EXPECT("fifo_by_pid", sched_getscheduler(getpid()) == SCHED_FIFO && getprio(getpid()) == 20,
 	       "%d", sched_getscheduler(getpid()));
 	sp.sched_priority = 0;
@@ -142,6 +161,8 @@ static void rt_cases(void)
 	sp.sched_priority = 0;
 	EXPECT("back_to_other", sched_setscheduler(0, SCHED_OTHER, &sp) == 0 &&
 	       sched_getscheduler(0) == SCHED_OTHER && getprio(0) == 0, "%d", sched_getscheduler(0));
+	EXPECT("other_proc_stat", stat_field(40) == 0 && stat_field(41) == SCHED_OTHER,
+	       "rt_priority %lld policy %lld", stat_field(40), stat_field(41));
 	a = (struct t_sched_attr){ .size = 40, .policy = SCHED_FIFO, .prio = 1 };
 	EXPECT_ERR(syscall(SYS_sched_setattr, 0, &a, 0), E2BIG, "setattr_small_e2big");
 	EXPECT("setattr_e2big_size", a.size == 56 || a.size == 48, "%u", a.size);

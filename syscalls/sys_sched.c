@@ -9,7 +9,7 @@
  * gets it virtually: Linux's checks (policy, priority 1..99, the deadline
  * parameters of __checkparam_dl, flags, sizes, the owner rule on the
  * virtual ids), then the task's struct vsched (kernel/task.h) holds it, the
- * sched_get* calls read it back, a fork or thread inherits it unless
+ * sched_get* calls and /proc/<pid>/stat (fs/procfs.c) read it back, a fork or thread inherits it unless
  * SCHED_RESET_ON_FORK, an exec keeps it. The task keeps running natively in
  * its normal class at its nice value. Back to a normal class (SCHED_OTHER,
  * BATCH, IDLE) the virtual class is dropped and the call runs natively (the
@@ -20,8 +20,7 @@
  * normal classes, callers without CAP_SYS_NICE (the kernel's RLIMIT_RTPRIO
  * rule on the host), another task named by pid after the owner check.
  * Not modelled: a SCHED_DEADLINE task's fork is not refused (Linux: EAGAIN),
- * no bandwidth admission (EBUSY), /proc/<pid>/stat and /proc/<pid>/sched
- * show the host's class, sched_util_min/max (SCHED_FLAG_UTIL_CLAMP) on a
+ * no bandwidth admission (EBUSY), /proc/<pid>/sched shows the host's class, sched_util_min/max (SCHED_FLAG_UTIL_CLAMP) on a
  * virtual task are EOPNOTSUPP (as a kernel without CONFIG_UCLAMP_TASK).
  */
 #include <errno.h>

@@ -16,9 +16,11 @@
  * policy is a register value; the sched_param/sched_attr it points at is the
  * guest's own request, which the host checks again when it reads it: a swap
  * to a real-time class after the sentry's read is the host's EPERM).
- * Every other call runs natively as before: a task with no virtual class,
- * normal classes, callers without CAP_SYS_NICE (the kernel's RLIMIT_RTPRIO
- * rule on the host), another task named by pid after the owner check.
+ * A caller without CAP_SYS_NICE gets Linux's rules as with RLIMIT_RTPRIO 0
+ * (the host's default): it may lower a virtual priority or leave the class,
+ * never enter one (EPERM, as before on the host). Every other call runs
+ * natively as before: a task with no virtual class, normal classes, another
+ * task named by pid after the owner check.
  * Not modelled: a SCHED_DEADLINE task's fork is not refused (Linux: EAGAIN),
  * no bandwidth admission (EBUSY), /proc/<pid>/sched shows the host's class, sched_util_min/max (SCHED_FLAG_UTIL_CLAMP) on a
  * virtual task are EOPNOTSUPP (as a kernel without CONFIG_UCLAMP_TASK).
@@ -58,7 +60,7 @@ static int vs_rt(int policy) { return policy == SCHED_FIFO || policy == SCHED_RR
 static int vs_special(int policy) { return vs_rt(policy) || policy == SCHED_DEADLINE; }
 
 /* the task a sched call names (0: the caller), with a reference the caller
- * gives back with vs_put; NULL: no such guest task (the kernel's ESRCH) */
+ * gives back with task_put; NULL: no such guest task (the kernel's ESRCH) */
 static struct task *vs_get(struct sc_call *c, pid_t pid)
 {
 	if (pid == 0 || pid == c->task->vtid) {

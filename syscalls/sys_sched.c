@@ -22,8 +22,9 @@
  * natively as before: a task with no virtual class, normal classes, another
  * task named by pid after the owner check.
  * Not modelled: a SCHED_DEADLINE task's fork is not refused (Linux: EAGAIN),
- * no bandwidth admission (EBUSY), /proc/<pid>/sched shows the host's class, sched_util_min/max (SCHED_FLAG_UTIL_CLAMP) on a
- * virtual task are EOPNOTSUPP (as a kernel without CONFIG_UCLAMP_TASK).
+ * no bandwidth admission (EBUSY), /proc/<pid>/sched shows the host's class,
+ * sched_util_min/max (SCHED_FLAG_UTIL_CLAMP) on a virtual task are
+ * EOPNOTSUPP (as a kernel without CONFIG_UCLAMP_TASK).
  */
 #include <errno.h>
 #include <sched.h>

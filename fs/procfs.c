@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/magic.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1131,16 +1132,31 @@ static unsigned long long clk_tck(void)
 	return hz > 0 ? (unsigned long long)hz : 100;
 }
 
-/* Where field 22 (starttime) of a stat text begins, or NULL. */
-static char *stat_starttime(char *text)
+/* Where field n (proc(5)'s numbers: 22 is starttime) of a stat text
+ * begins, or NULL. */
+static char *stat_field(char *text, int n)
 {
 	char *rp = strrchr(text, ')');
 	int f = 2; /* field 3 is the first after ')' */
 
 	for (char *q = rp ? rp + 1 : NULL; q && *q; q++)
-		if (*q == ' ' && ++f == 22)
+		if (*q == ' ' && ++f == n)
 			return q + 1;
 	return NULL;
+}
+
+static char *stat_starttime(char *text) { return stat_field(text, 22); }
+
+/* text (freed) with field n replaced by the number v: a new string, or NULL */
+static char *stat_set(char *text, int n, long long v)
+{
+	char *p = stat_field(text, n), *r = NULL;
+	size_t len = strlen(text) + 24;
+
+	if (p && (r = malloc(len)))
+		snprintf(r, len, "%.*s%lld%s", (int)(p - text), text, v, p + strcspn(p, " \n"));
+	free(text);
+	return r;
 }
 
 /* The start of the guest's init, in clock ticks since the host booted: the
@@ -1330,7 +1346,7 @@ static int open_pid_stat(struct task *self, struct pnode *n, int *out)
 	cleanup_free char *text = NULL;
 	cleanup_free char *res = NULL;
 	unsigned long long boot = boot_ticks(sb), st;
-	char *p, *end;
+	char *p;
 	long len = guest_slurp(sb, n->gpath, &text);
 
 	if (len < 0)
@@ -1345,13 +1361,26 @@ static int open_pid_stat(struct task *self, struct pnode *n, int *out)
 	p = stat_starttime(text);
 	if (!p)
 		return memfd_with(n->gpath, text, (size_t)len, out);
-	st = strtoull(p, &end, 10);
-	res = malloc((size_t)len + 32);
+	st = strtoull(p, NULL, 10);
+	res = stat_set(text, 22, (long long)(st > boot ? st - boot : 0));
+	text = NULL;
+	/* a virtual real-time or deadline class (syscalls/sys_sched.c):
+	 * priority, rt_priority and policy as Linux shows them, not the
+	 * host's normal class */
+	struct vsched v = { 0 };
+	if (n->task) {
+		pthread_mutex_lock(&n->task->lock);
+		v = n->task->vsched;
+		pthread_mutex_unlock(&n->task->lock);
+	}
+	if (v.policy && res) {
+		res = stat_set(res, 18, v.policy == SCHED_DEADLINE ? -101 : -1 - v.prio);
+		res = res ? stat_set(res, 40, v.prio) : NULL;
+		res = res ? stat_set(res, 41, v.policy) : NULL;
+	}
 	if (!res)
 		return -ENOMEM;
-	len = snprintf(res, (size_t)len + 32, "%.*s%llu%s", (int)(p - text), text,
-		       st > boot ? st - boot : 0, end);
-	return memfd_with(n->gpath, res, (size_t)len, out);
+	return memfd_with(n->gpath, res, strlen(res), out);
 }
 
 /* The guest procfs' text of a global file (it is the host's), cut to the

@@ -19,7 +19,7 @@
  *    keeps only its ambient set; KEEP_CAPS is cleared.
  *
  * Which capabilities a root guest has inside is defined here, once:
- * CRED_CAPS_GRANTED (Docker's default set). Every other capability is out of
+ * CRED_CAPS_GRANTED (Docker's default set and CAP_SYS_NICE). Every other capability is out of
  * the bounding set from the start, so no guest can ever hold it.
  */
 #ifndef MOAT_KERNEL_CRED_H
@@ -34,11 +34,15 @@
 #define CRED_BIT(n) (1ULL << (n))
 
 /* The capabilities of root inside the sandbox (what capget shows, what the
- * sentry honours): Docker's default set. What each one does here:
+ * sentry honours): Docker's default set and CAP_SYS_NICE. What each one does here:
  *   CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_FSETID: the VFS's root
  *     override on the sandbox's own (private) files; never on host files
  *     (ARCHITECTURE.md, "Permission model");
  *   CAP_SETUID, CAP_SETGID, CAP_SETPCAP: the set*id family, setgroups, capset;
+ *   CAP_SYS_NICE: the virtual real-time and deadline classes
+ *     (syscalls/sys_sched.c) and the owner rule of sched_*, setpriority and
+ *     ioprio_set on other guest tasks; the host's nice floor stays (a
+ *     negative nice is still the host's EACCES, as without it);
  *   CAP_KILL, CAP_NET_BIND_SERVICE, CAP_NET_RAW, CAP_MKNOD, CAP_SYS_CHROOT,
  *   CAP_AUDIT_WRITE, CAP_SETFCAP: listed for programs that check them;
  *     the calls they guard are native (own namespaces), emulated or denied
@@ -46,7 +50,7 @@
  * Never granted (out of the bounding set): CAP_DAC_READ_SEARCH (no host-wide
  * read), CAP_LINUX_IMMUTABLE, CAP_NET_BROADCAST, CAP_NET_ADMIN, CAP_IPC_LOCK,
  * CAP_IPC_OWNER, CAP_SYS_MODULE, CAP_SYS_RAWIO, CAP_SYS_PTRACE, CAP_SYS_PACCT,
- * CAP_SYS_ADMIN, CAP_SYS_BOOT, CAP_SYS_NICE, CAP_SYS_RESOURCE, CAP_SYS_TIME,
+ * CAP_SYS_ADMIN, CAP_SYS_BOOT, CAP_SYS_RESOURCE, CAP_SYS_TIME,
  * CAP_SYS_TTY_CONFIG, CAP_LEASE, CAP_AUDIT_CONTROL, CAP_MAC_OVERRIDE,
  * CAP_MAC_ADMIN, CAP_SYSLOG, CAP_WAKE_ALARM, CAP_BLOCK_SUSPEND,
  * CAP_AUDIT_READ, CAP_PERFMON, CAP_BPF, CAP_CHECKPOINT_RESTORE.
@@ -56,7 +60,7 @@
 	CRED_BIT(3) /* FOWNER */ | CRED_BIT(4) /* FSETID */ | CRED_BIT(5) /* KILL */ | \
 	CRED_BIT(6) /* SETGID */ | CRED_BIT(7) /* SETUID */ | CRED_BIT(8) /* SETPCAP */ | \
 	CRED_BIT(10) /* NET_BIND_SERVICE */ | CRED_BIT(13) /* NET_RAW */ | \
-	CRED_BIT(18) /* SYS_CHROOT */ | CRED_BIT(27) /* MKNOD */ | \
+	CRED_BIT(18) /* SYS_CHROOT */ | CRED_BIT(23) /* SYS_NICE */ | CRED_BIT(27) /* MKNOD */ | \
 	CRED_BIT(29) /* AUDIT_WRITE */ | CRED_BIT(31) /* SETFCAP */)
 
 /* capabilities cleared/raised with fsuid (CAP_FS_MASK in Linux) */

@@ -14,7 +14,7 @@
  *    lock when a non-leader thread execs), vtid/vtgid/vppid and exited are
  *    atomics: only the tracer writes them (create, fork return, exec re-key,
  *    exit), workers read them anywhere.
- *  - t->lock guards cred, exe, comm, pexec, loader_ok and loader_pin*. Workers change
+ *  - t->lock guards cred, exe, comm, vsched, pexec, loader_ok and loader_pin*. Workers change
  *    their own task's cred/exe/comm; the tracer sets pexec (exec stop) and
  *    loader_ok (PTRACE_EVENT_EXEC); the worker serving the loader's call
  *    takes both. Never hold t->lock while taking the table lock.
@@ -88,6 +88,15 @@ struct task {
 	uint64_t vcore_cur, vcore_max; /* the process's RLIMIT_CORE as the guest sees it
 				  * (the real one stays 1 byte); every thread holds a
 				  * copy, set together (syscalls/sys_signal.c) */
+	struct vsched {          /* the guest's real-time or deadline class (syscalls/sys_sched.c):
+				  * policy 0 (SCHED_OTHER): none, the host's class is the
+				  * task's own; else SCHED_FIFO/RR (prio 1..99) or
+				  * SCHED_DEADLINE (runtime, deadline, period), which
+				  * the host never runs it in. Per thread, copied at
+				  * clone unless reset (SCHED_RESET_ON_FORK) */
+		int policy, prio, reset;
+		uint64_t runtime, deadline, period;
+	} vsched;
 	struct pending_exec *pexec; /* set at an exec stop, consumed by the loader */
 	void *net_pending;       /* per thread: set at a connect stop, consumed by the net call */
 	int loader_ok;           /* PTRACE_EVENT_EXEC happened: the loader may take pexec (once) */

@@ -289,6 +289,8 @@ struct task *task_create(struct sandbox *sb, pid_t tid, pid_t tgid,
 		memcpy(t->comm, parent->comm, sizeof t->comm);
 		t->vcore_cur = parent->vcore_cur;
 		t->vcore_max = parent->vcore_max;
+		if (!parent->vsched.reset)
+			t->vsched = parent->vsched; /* else SCHED_OTHER, as sched_fork */
 		pthread_mutex_unlock(&parent->lock);
 		t->vppid = tid == tgid ? parent->vtgid : parent->vppid;
 		if (share_fs) {

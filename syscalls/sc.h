@@ -151,6 +151,10 @@ int sc_exec_write_busy(struct sandbox *sb, dev_t dev, ino_t ino);
 /* SO_PASSCRED (syscalls/sys_peercred.c). passcred_set: the guest's
  * setsockopt(SOL_SOCKET, SO_PASSCRED, on) of fd; 0 or -errno.
  * passcred_ids_changed: after a change of the caller's virtual ids. */
+/* Linux's set_one_prio_perm on the virtual ids for a call naming another
+ * task (syscalls/sys_signal.c): 0 (c->cont set: native), or -EPERM */
+long sc_owner_nice(struct sc_call *c, pid_t target);
+
 long passcred_set(struct sc_call *c, int fd, int on);
 void passcred_ids_changed(struct sc_call *c);
 /* recvmsg/recvmmsg's ptrace stop: clears the flag of the socket received

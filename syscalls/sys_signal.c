@@ -508,7 +508,8 @@ long sys_pidfd_send_signal(struct sc_call *c)
 
 
 /* Calls that act on another task by pid: prlimit64, setpriority,
- * sched_setparam/setscheduler/setaffinity/setattr, ioprio_set. Every guest
+ * sched_setparam/setscheduler/setaffinity/setattr (the classes the sentry
+ * keeps itself: syscalls/sys_sched.c), ioprio_set. Every guest
  * task is the same host uid, so the kernel's owner checks pass for any
  * target (red-team round 5: a process that dropped root set a root
  * process's RLIMIT_NOFILE to 0 and its policy to SCHED_IDLE; get_robust_list
@@ -651,10 +652,9 @@ static long owner_group(struct sc_call *c, int user, int who, enum owner_rule r)
 	return -EPERM;
 }
 
-long sys_sched_setparam(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_NICE); }
-long sys_sched_setscheduler(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_NICE); }
 long sys_sched_setaffinity(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_NICE); }
-long sys_sched_setattr(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_NICE); }
+/* the sched_set* owner check (syscalls/sys_sched.c): 0 with c->cont set, or -EPERM */
+long sc_owner_nice(struct sc_call *c, pid_t target) { return owner_one(c, target, OWN_NICE); }
 
 /* the ptrace access check of get_robust_list (another task's robust list
  * head: an address of its memory) and kcmp (whether two processes share

@@ -19,13 +19,6 @@
 #define IOPRIO_WHO_PROCESS 1
 #define IOPRIO_PRIO(cl, d) (((cl) << 13) | (d))
 
-struct attr { /* struct sched_attr, SCHED_ATTR_SIZE_VER0 */
-	uint32_t size, policy;
-	uint64_t flags;
-	int32_t nice;
-	uint32_t prio;
-	uint64_t runtime, deadline, period;
-};
 
 /* a child that sleeps as uid, returned once its ids are set (acting on it
  * before then raced its setresuid: EPERM natively too, under load) */
@@ -60,7 +53,7 @@ static void act_on(pid_t p, int want_eperm, const char *who)
 	struct rlimit rl;
 	cpu_set_t cs;
 	struct sched_param sp = { 0 };
-	struct attr at = { .size = sizeof at, .policy = SCHED_BATCH, .nice = 5 };
+	struct t_sched_attr at = { .size = sizeof at, .policy = SCHED_BATCH, .nice = 5 };
 	int e = want_eperm ? EPERM : 0;
 #define ONE(expr, what)                                                        \
 	do {                                                                   \
@@ -97,11 +90,8 @@ static void act_on(pid_t p, int want_eperm, const char *who)
 int main(int argc, char **argv)
 {
 	t_setup(argc, argv, "sched_owner");
-	if (geteuid() != 0) {
-		printf("skip: needs root\n");
-		t_done();
+	if (!t_need_root())
 		return T_SKIP;
-	}
 	fflush(stdout);
 	pid_t root_p = idle_child(0), u1_p = idle_child(U1);
 	act_on(root_p, 0, "root_on_root");

@@ -179,6 +179,27 @@ static inline int t_done(void)
 	return t_failures ? 1 : 0;
 }
 
+/* struct sched_attr, SCHED_ATTR_SIZE_VER0 (<linux/sched/types.h> clashes
+ * with glibc's <sched.h>) */
+struct t_sched_attr {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t prio;
+	uint64_t runtime, deadline, period;
+};
+
+/* t_need_root: true for root; otherwise prints the skip line and cleans
+ * up: `if (!t_need_root()) return T_SKIP;` */
+static inline bool t_need_root(void)
+{
+	if (geteuid() == 0)
+		return true;
+	printf("skip: needs root\n");
+	t_done();
+	return false;
+}
+
 /* Helpers. */
 static inline int t_write_file(const char *path, const char *content, mode_t mode)
 {

@@ -336,7 +336,7 @@ Test(procfs, status_content)
 	cr_assert_not_null(strstr(s, "\nGroups:\t5 7 \n"), "%s", s);
 	cr_assert_not_null(strstr(s, "\nCapEff:\t0000000000000040\n"), "%s", s);
 	cr_assert_not_null(strstr(s, "\nCapPrm:\t0000000000000000\n"), "%s", s);
-	cr_assert_not_null(strstr(s, "\nCapBnd:\t00000000a80425fb\n"), "%s", s);
+	cr_assert_not_null(strstr(s, "\nCapBnd:\t00000000a88425fb\n"), "%s", s);
 
 	int fd = -1;
 	cr_assert_eq(procfs_open(NULL, me, "self/status", O_RDONLY, &fd), 0);

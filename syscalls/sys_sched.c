@@ -1,0 +1,326 @@
+/* syscalls/sys_sched.c - the real-time and deadline scheduling classes, kept
+ * per task by the sentry (as gVisor keeps a task's policy) and never given
+ * to the host.
+ *
+ * The host runs every guest task in the normal class: SCHED_FIFO, SCHED_RR
+ * and SCHED_DEADLINE need CAP_SYS_NICE on the host (a real-time guest would
+ * starve the host's own processes), which the sandbox never has. A guest
+ * with CAP_SYS_NICE (guest root: kernel/cred.h) that asks for one of them
+ * gets it virtually: Linux's checks (policy, priority 1..99, the deadline
+ * parameters of __checkparam_dl, flags, sizes, the owner rule on the
+ * virtual ids), then the task's struct vsched (kernel/task.h) holds it, the
+ * sched_get* calls and /proc/<pid>/stat (fs/procfs.c) read it back, a fork or thread inherits it unless
+ * SCHED_RESET_ON_FORK, an exec keeps it. The task keeps running natively in
+ * its normal class at its nice value. Back to a normal class (SCHED_OTHER,
+ * BATCH, IDLE) the virtual class is dropped and the call runs natively (the
+ * policy is a register value; the sched_param/sched_attr it points at is the
+ * guest's own request, which the host checks again when it reads it: a swap
+ * to a real-time class after the sentry's read is the host's EPERM).
+ * A caller without CAP_SYS_NICE gets Linux's rules as with RLIMIT_RTPRIO 0
+ * (the host's default): it may lower a virtual priority or leave the class,
+ * never enter one (EPERM, as before on the host). Every other call runs
+ * natively as before: a task with no virtual class, normal classes, another
+ * task named by pid after the owner check.
+ * Not modelled: a SCHED_DEADLINE task's fork is not refused (Linux: EAGAIN),
+ * no bandwidth admission (EBUSY), /proc/<pid>/sched shows the host's class,
+ * sched_util_min/max (SCHED_FLAG_UTIL_CLAMP) on a virtual task are
+ * EOPNOTSUPP (as a kernel without CONFIG_UCLAMP_TASK).
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "syscalls/handlers.h"
+#include "syscalls/sc.h"
+
+#define VS_FLAG_RESET_ON_FORK 0x01
+#define VS_FLAG_KEEP_POLICY 0x08
+#define VS_FLAG_KEEP_PARAMS 0x10
+#define VS_FLAG_UTIL_CLAMP 0x60
+#define VS_FLAG_ALL 0x7f
+#define VS_ATTR_SIZE_VER0 48
+#define VS_ATTR_SIZE_VER1 56
+#define VS_PAGE 4096
+#define VS_RR_TIMESLICE_NS 100000000L /* RR_TIMESLICE: 100 ms */
+#define VS_DL_PERIOD_MIN_NS 100000ULL /* sched_dl_period_min_us 100 */
+#define VS_DL_PERIOD_MAX_NS (4194304ULL * 1000) /* sched_dl_period_max_us */
+
+/* struct sched_attr (SCHED_ATTR_SIZE_VER1) */
+struct vs_attr {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t prio;
+	uint64_t runtime, deadline, period;
+	uint32_t util_min, util_max;
+};
+
+static int vs_rt(int policy) { return policy == SCHED_FIFO || policy == SCHED_RR; }
+static int vs_special(int policy) { return vs_rt(policy) || policy == SCHED_DEADLINE; }
+
+/* the task a sched call names (0: the caller), with a reference the caller
+ * gives back with task_put; NULL: no such guest task (the kernel's ESRCH) */
+static struct task *vs_get(struct sc_call *c, pid_t pid)
+{
+	if (pid == 0 || pid == c->task->vtid) {
+		atomic_fetch_add(&c->task->refs, 1);
+		return c->task;
+	}
+	return task_get_vpid(c->sb, pid);
+}
+
+static struct vsched vs_read(struct task *t)
+{
+	pthread_mutex_lock(&t->lock);
+	struct vsched v = t->vsched;
+	pthread_mutex_unlock(&t->lock);
+	return v;
+}
+
+/* __checkparam_dl */
+static int vs_dl_ok(const struct vs_attr *a)
+{
+	uint64_t period = a->period ? a->period : a->deadline;
+
+	if (!a->deadline || a->runtime < (1ULL << 10))
+		return 0;
+	if ((a->deadline | a->period) & (1ULL << 63))
+		return 0;
+	if (period < a->deadline || a->deadline < a->runtime)
+		return 0;
+	return period >= VS_DL_PERIOD_MIN_NS && period <= VS_DL_PERIOD_MAX_NS;
+}
+
+/* __sched_setscheduler on a task with a virtual class or for a real-time or
+ * deadline one: a's policy (valid values checked here), priority, deadline
+ * parameters and flags. 0 with c->cont set: the task goes back to a normal
+ * class natively; 0: set virtually; or -errno. */
+static long vs_set(struct sc_call *c, pid_t pid, struct task *t, const struct vs_attr *a)
+{
+	int policy = (int)a->policy;
+	int normal = policy == SCHED_OTHER || policy == SCHED_BATCH || policy == SCHED_IDLE;
+
+	if (!normal && !vs_special(policy))
+		return -EINVAL;
+	if (a->flags & ~(uint64_t)VS_FLAG_ALL)
+		return -EINVAL;
+	if (a->prio > 99)
+		return -EINVAL;
+	if ((policy == SCHED_DEADLINE && !vs_dl_ok(a)) || vs_rt(policy) != (a->prio != 0))
+		return -EINVAL;
+	if (a->flags & VS_FLAG_UTIL_CLAMP)
+		return -EOPNOTSUPP;
+	long r = sc_owner_nice(c, pid);
+	if (r < 0)
+		return r;
+	struct vsched old = vs_read(t);
+	if (!cred_capable(&c->task->cred, CRED_CAP_SYS_NICE)) { /* its own: no lock */
+		/* Linux's rules with RLIMIT_RTPRIO 0 (a virtual class was
+		 * given to a task with CAP_SYS_NICE, which it has since lost):
+		 * a real-time task may lower its priority or leave, no more */
+		if (policy == SCHED_DEADLINE || (vs_rt(policy) && policy != old.policy) ||
+		    (vs_rt(policy) && (int)a->prio > old.prio) ||
+		    (old.reset && !(a->flags & VS_FLAG_RESET_ON_FORK))) {
+			c->cont = 0;
+			snprintf(c->note, sizeof c->note, "real-time class without CAP_SYS_NICE");
+			return -EPERM;
+		}
+	}
+	struct vsched v = { 0 };
+	if (!normal) {
+		v.policy = policy;
+		v.prio = (int)a->prio;
+		v.reset = !!(a->flags & VS_FLAG_RESET_ON_FORK);
+		if (policy == SCHED_DEADLINE) {
+			v.runtime = a->runtime;
+			v.deadline = a->deadline;
+			v.period = a->period ? a->period : a->deadline;
+		}
+		c->cont = 0;
+		snprintf(c->note, sizeof c->note, "virtual class %d", policy);
+	}
+	pthread_mutex_lock(&t->lock);
+	t->vsched = v;
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}
+
+/* sched_setscheduler and sched_setparam (policy -1: keep the task's) */
+static long vs_setparam(struct sc_call *c, int policy)
+{
+	pid_t pid = (pid_t)c->args[0];
+	uint64_t uparam = c->args[policy < 0 ? 1 : 2];
+	int prio;
+
+	c->cont = 1;
+	if (pid < 0 || !uparam)
+		return 0; /* the kernel's EINVAL */
+	int reset = policy >= 0 && (policy & SCHED_RESET_ON_FORK);
+	if (policy >= 0)
+		policy &= ~SCHED_RESET_ON_FORK;
+	struct task *t = vs_get(c, pid);
+	if (!t)
+		return 0; /* ESRCH natively */
+	struct vsched v = vs_read(t);
+	long r = 0;
+	if (v.policy || (policy >= 0 && vs_rt(policy))) {
+		c->cont = 0;
+		if (sc_read_guest(c, uparam, &prio, sizeof prio) < 0) {
+			r = -EFAULT;
+		} else if (policy < 0 && v.policy == SCHED_DEADLINE) {
+			r = -EINVAL; /* a deadline task's parameters are sched_setattr's */
+		} else {
+			/* sched_param's priority, an int: a negative one is EINVAL */
+			struct vs_attr a = { .policy = (uint32_t)(policy < 0 ? v.policy : policy),
+					     .prio = prio < 0 ? 100 : (uint32_t)prio,
+					     .flags = (policy < 0 ? v.reset : reset) ?
+						      VS_FLAG_RESET_ON_FORK : 0 };
+			r = vs_set(c, pid, t, &a);
+		}
+	} else {
+		r = sc_owner_nice(c, pid);
+	}
+	task_put(t);
+	return r;
+}
+
+long sys_sched_setscheduler(struct sc_call *c)
+{
+	int policy = (int)c->args[1];
+	if (policy < 0) {
+		c->cont = 1; /* the kernel's EINVAL (after its own argument checks) */
+		return 0;
+	}
+	return vs_setparam(c, policy);
+}
+
+long sys_sched_setparam(struct sc_call *c) { return vs_setparam(c, -1); }
+
+long sys_sched_setattr(struct sc_call *c)
+{
+	pid_t pid = (pid_t)c->args[0];
+	uint64_t uattr = c->args[1];
+	static _Thread_local unsigned char buf[VS_PAGE];
+	uint32_t size;
+	struct vs_attr a = { 0 };
+
+	c->cont = 1;
+	if (!uattr || pid < 0 || (unsigned)c->args[2])
+		return 0; /* the kernel's EINVAL */
+	struct task *t = vs_get(c, pid);
+	if (!t)
+		return 0; /* ESRCH natively (after the copy: a bad size is E2BIG first) */
+	c->cont = 0;
+	long r = 0;
+	if (sc_read_guest(c, uattr, &size, sizeof size) < 0) {
+		r = -EFAULT;
+		goto out;
+	}
+	if (!size)
+		size = VS_ATTR_SIZE_VER0;
+	if (size < VS_ATTR_SIZE_VER0 || size > VS_PAGE)
+		goto e2big;
+	if (sc_read_guest(c, uattr, buf, size) < 0) {
+		r = -EFAULT;
+		goto out;
+	}
+	for (uint32_t i = sizeof a; i < size; i++)
+		if (buf[i])
+			goto e2big;
+	memcpy(&a, buf, size < sizeof a ? size : sizeof a);
+	if ((a.flags & VS_FLAG_UTIL_CLAMP) && size < VS_ATTR_SIZE_VER1) {
+		r = -EINVAL;
+		goto out;
+	}
+	if ((int)a.policy < 0) {
+		r = -EINVAL;
+		goto out;
+	}
+	struct vsched v = vs_read(t);
+	int keep_policy = !!(a.flags & VS_FLAG_KEEP_POLICY);
+	if (!v.policy && (keep_policy || !vs_special((int)a.policy))) {
+		r = sc_owner_nice(c, pid); /* a normal class natively */
+		goto out;
+	}
+	if (keep_policy)
+		a.policy = (uint32_t)v.policy;
+	if (a.flags & VS_FLAG_KEEP_PARAMS) {
+		a.prio = (uint32_t)v.prio;
+		a.runtime = v.runtime;
+		a.deadline = v.deadline;
+		a.period = v.period;
+	}
+	a.flags &= ~(uint64_t)(VS_FLAG_KEEP_POLICY | VS_FLAG_KEEP_PARAMS);
+	r = vs_set(c, pid, t, &a);
+	goto out;
+e2big:
+	size = sizeof a;
+	r = sc_write_guest(c, uattr, &size, sizeof size) < 0 ? -EFAULT : -E2BIG;
+out:
+	task_put(t);
+	return r;
+}
+
+/* the virtual class of the task a getter names into *v: 1, or 0 with
+ * c->cont set (no virtual class, no such task, a bad pid: the kernel answers) */
+static int vs_get_virtual(struct sc_call *c, struct vsched *v)
+{
+	pid_t pid = (pid_t)c->args[0];
+	struct task *t = pid < 0 ? NULL : vs_get(c, pid);
+	c->cont = 1;
+	if (!t)
+		return 0;
+	*v = vs_read(t);
+	task_put(t);
+	c->cont = !v->policy;
+	return v->policy != 0;
+}
+
+long sys_sched_getscheduler(struct sc_call *c)
+{
+	struct vsched v;
+	if (!vs_get_virtual(c, &v))
+		return 0;
+	return v.policy | (v.reset ? SCHED_RESET_ON_FORK : 0);
+}
+
+long sys_sched_getparam(struct sc_call *c)
+{
+	struct vsched v;
+	if (!c->args[1] || !vs_get_virtual(c, &v)) {
+		c->cont = 1; /* a NULL param: EINVAL natively */
+		return 0;
+	}
+	int prio = v.prio;
+	return sc_write_guest(c, c->args[1], &prio, sizeof prio) < 0 ? -EFAULT : 0;
+}
+
+long sys_sched_getattr(struct sc_call *c)
+{
+	struct vsched v;
+	uint32_t usize = (uint32_t)c->args[2];
+	if (!c->args[1] || usize > VS_PAGE || usize < VS_ATTR_SIZE_VER0 || (unsigned)c->args[3] ||
+	    !vs_get_virtual(c, &v)) {
+		c->cont = 1; /* bad arguments: EINVAL natively */
+		return 0;
+	}
+	struct vs_attr a = { .policy = (uint32_t)v.policy, .prio = (uint32_t)v.prio,
+			     .flags = v.reset ? VS_FLAG_RESET_ON_FORK : 0,
+			     .runtime = v.runtime, .deadline = v.deadline, .period = v.period,
+			     .util_min = 0, .util_max = 1024 };
+	/* the smaller of the two sizes, as sched_attr_copy_to_user */
+	a.size = usize < sizeof a ? usize : (uint32_t)sizeof a;
+	return sc_write_guest(c, c->args[1], &a, a.size) < 0 ? -EFAULT : 0;
+}
+
+long sys_sched_rr_get_interval(struct sc_call *c)
+{
+	struct vsched v;
+	if (!vs_get_virtual(c, &v))
+		return 0;
+	/* SCHED_RR's slice; FIFO and DEADLINE have none (0) */
+	struct timespec ts = { 0, v.policy == SCHED_RR ? VS_RR_TIMESLICE_NS : 0 };
+	return sc_write_guest(c, c->args[1], &ts, sizeof ts) < 0 ? -EFAULT : 0;
+}

@@ -277,11 +277,14 @@ expect_eq stuck_reader_timeout_reason "$rc $(field "$R" reason) $(field "$R" out
 no_leftovers stuck_reader
 rm -f "$R"
 t0=$(date +%s%N)
-timeout -k 20 30 "$MOAT" run --result "$R" --output-limit 1G -- /bin/sh -c 'head -c 400000 /dev/zero; echo "$0"' "$T_MARK" \
+timeout --foreground -k 20 30 "$MOAT" run --result "$R" --output-limit 1G -- /bin/sh -c 'head -c 400000 /dev/zero; echo "$0"' "$T_MARK" \
 	>"$T_TMP/stuck" 2>"$T_TMP/err" </dev/null &
 mp=$!
 at_exit "kill -9 $mp"
 sleep 1
+# one SIGTERM, as a caller sends it (timeout without --foreground also sends
+# it to its process group, moat included: a second SIGTERM, which --kill-after
+# answers with SIGKILL, rc 137: CI's failure of stop 26)
 kill -TERM $mp
 wait $mp; rc=$?
 ms=$((($(date +%s%N) - t0) / 1000000))

@@ -110,7 +110,8 @@ static const char usage_text[] =
 	"                           the guest's writes fail (EPIPE/SIGPIPE)\n"
 	"  --kill-after D           SIGTERM/SIGINT/SIGHUP to moat go to the program; if the\n"
 	"                           sandbox still runs D later (default 10s; 0: at once),\n"
-	"                           or a second one comes, it is SIGKILLed\n"
+	"                           or a second one comes (200 ms or more after), it is\n"
+	"                           SIGKILLed\n"
 	"  --result FILE            write a JSON summary of the run to FILE\n";
 
 static void usage(const char *why)

@@ -103,6 +103,7 @@ struct limits {
 	unsigned long long pss_peak;    /* no memory cgroup: the tree's largest PSS sum seen */
 	/* --kill-after: the first forwarded SIGTERM/SIGINT/SIGHUP and how many */
 	int term_sig, term_count;
+	long long term_first_ms;        /* when the first came (CLOCK_MONOTONIC) */
 	int term_second;                /* killed by a second one, before the grace ended */
 	/* result */
 	int result_fd;
@@ -841,14 +842,29 @@ static void kill_now(struct limits *l)
 		kill(l->sb->init_pid, SIGKILL);
 }
 
+#define TERM_REPEAT_MS 200
+
 void limits_term_signal(int sig)
 {
 	struct limits *l = g_lim;
 	if (!l || l->done)
 		return;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
+	long long now = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	/* one request sent twice is not a second request: timeout(1) sends
+	 * its SIGTERM to moat and then to its own process group, moat
+	 * included, microseconds apart (a loaded machine runs the handler in
+	 * between). A second one counts from TERM_REPEAT_MS on: a person's
+	 * second ^C, a supervisor's escalation. */
+	if (__atomic_load_n(&l->term_count, __ATOMIC_SEQ_CST) >= 1 &&
+	    now - __atomic_load_n(&l->term_first_ms, __ATOMIC_SEQ_CST) < TERM_REPEAT_MS)
+		return;
 	int n = __atomic_add_fetch(&l->term_count, 1, __ATOMIC_SEQ_CST);
-	if (n == 1)
+	if (n == 1) {
+		__atomic_store_n(&l->term_first_ms, now, __ATOMIC_SEQ_CST);
 		__atomic_store_n(&l->term_sig, sig, __ATOMIC_SEQ_CST);
+	}
 	if (n >= 2 || l->cfg->kill_after_ms == 0) {
 		if (n >= 2)
 			__atomic_store_n(&l->term_second, 1, __ATOMIC_SEQ_CST);

@@ -172,6 +172,23 @@ kill_after kill_after_grace TERM 3 "moat: killed: still running --kill-after 1s 
 kill_after kill_after_second_term TERM,TERM 2 "moat: killed: a second SIGTERM during the --kill-after grace"
 kill_after kill_after_zero TERM 2 "moat: killed: SIGTERM forwarded, --kill-after 0" --kill-after 0
 
+# One SIGTERM sent twice is one request: timeout(1) sends its SIGTERM to moat
+# and then to its own process group (moat included) microseconds apart; the
+# second, counted, SIGKILLed a sandbox whose program would have ended by the
+# first (rc 137, CI's failure in stop 26). Here the two come 20 ms apart (a
+# handler run between them, as on a loaded machine); the program's TERM trap
+# ends it with 7.
+rm -f "$T_TMP/dup.out"
+moat_bg run -- /bin/sh -c "trap 'exit 7' TERM; echo ready; : $T_MARK; while :; do sleep 0.1; done" \
+	>"$T_TMP/dup.out" 2>/dev/null
+pid=$!
+for ((i = 0; i < 100; i++)); do grep -q ready "$T_TMP/dup.out" 2>/dev/null && break; sleep 0.1; done
+"$PY" -c 'import os, signal, sys, time
+p = int(sys.argv[1]); os.kill(p, signal.SIGTERM); time.sleep(0.02); os.kill(p, signal.SIGTERM)' $pid
+wait_max $pid 15
+SANITY=1 expect_eq duplicate_sigterm_one_request "$rc" 7
+SANITY=1 check duplicate_sigterm_no_process_left gone "$T_MARK" 2
+
 # The sentry's teardown starts no workers: once every guest task is gone,
 # RECV fails for good, and each ending worker used to start another
 # (lead_pass), which failed and started the next until the sentry exited

@@ -118,7 +118,8 @@ unit_tier() {
 
 want unit && tier unit unit_tier
 want loader && tier loader sh "$here/loader/run.sh" "$build/loader/moat-loader" "$build/tests/loader/loader-harness" "$build/tests/loader"
-want syscalls && tier syscalls "$here/syscalls/run.sh" --bin "$sbin" --moat "$moat"
+# (with each program's audit: tests/compat/syscalls-page.sh --from reads them)
+want syscalls && tier syscalls "$here/syscalls/run.sh" --bin "$sbin" --moat "$moat" --audit-dir "$build/test-logs/syscalls-audit"
 want integration && tier integration "$here/integration/run.sh" --moat "$moat" --syscall-bin "$sbin"
 
 if want rootless; then

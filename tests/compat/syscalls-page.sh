@@ -7,7 +7,10 @@
 # status equal native's credits each trapped syscall the audit saw it make.
 # A trapped row (EMULATE, EXEC, FAST_TRAP, DENY) is verified when a passing
 # program made it; FAST rows run natively (the host kernel answers them).
-#   tests/compat/syscalls-page.sh [--check] [--page docs/compat/syscalls.md]
+#   tests/compat/syscalls-page.sh [--check] [--page docs/compat/syscalls.md] [--from DIR]
+# --from DIR: no runs here: the verdicts and audits of a syscalls tier run with
+# `tests/syscalls/run.sh --audit-dir DIR` (run-all's root tier keeps them in
+# build/test-logs/syscalls-audit; CI's check reads them).
 # --check: exit 1 when a row the table calls FULL is trapped and unverified
 # (`moat syscalls` must tell the truth: FULL needs a test).
 set -uo pipefail
@@ -15,14 +18,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 MOAT=${MOAT:-$top/build/cli/moat}
 BIN=${SYSCALL_BIN:-$top/build/tests/syscalls}
-page="" check=0
+page="" check=0 from=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--check) check=1 ;;
 	--page) page=$2; shift ;;
+	--from) from=$2; shift ;;
 	--moat) MOAT=$2; shift ;;
 	--bin) BIN=$2; shift ;;
-	*) echo "usage: $0 [--check] [--page FILE] [--moat BIN] [--bin DIR]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--check] [--page FILE] [--moat BIN] [--bin DIR] [--from DIR]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -33,7 +37,19 @@ chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
 
 : >"$work/results"
+if [ -n "$from" ]; then
+	# every conformance program must have its verdict there (a tier cut short
+	# must not verify less in silence)
+	[ -s "$from/results" ] || { echo "syscalls-page: no results in $from (tests/syscalls/run.sh --audit-dir)" >&2; exit 2; }
+	for src in "$top"/tests/syscalls/*.c; do
+		n=$(basename "$src" .c)
+		case $n in race_*|probe_*) continue ;; esac
+		grep -q "^$n " "$from/results" || { echo "syscalls-page: $n has no verdict in $from/results" >&2; exit 2; }
+	done
+	cp "$from/results" "$work/results"
+fi
 for src in "$top"/tests/syscalls/*.c; do
+	[ -n "$from" ] && break
 	n=$(basename "$src" .c)
 	case $n in race_*|probe_*) continue ;; esac
 	[ -x "$BIN/$n" ] || { echo "syscalls-page: $BIN/$n not built" >&2; exit 2; }

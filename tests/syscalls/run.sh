@@ -7,9 +7,12 @@
 #   moat:    moat run --bind BIN:/t:ro --bind SCRATCH:/work:rw --workdir /work
 #                     --env MOAT_GUEST=1 -- /t/<name> /work   stdout and exit status must equal native's
 #
-# usage: tests/syscalls/run.sh [--native-only] [--bin DIR] [--moat PATH] [NAME...]
+# usage: tests/syscalls/run.sh [--native-only] [--bin DIR] [--moat PATH] [--audit-dir DIR] [NAME...]
 #   --bin DIR    the built test programs (default: build/tests/syscalls)
 #   --moat PATH  the moat binary (default: build/cli/moat, or $MOAT)
+#   --audit-dir DIR  moat runs each with --audit DIR/NAME.audit and DIR/results
+#                gets "NAME pass|fail|skip DIR/NAME.audit" per program: what
+#                tests/compat/syscalls-page.sh --from DIR reads (one run for both)
 # Runs as whoever calls it (tests/run-all.sh calls it as root and as an unprivileged user).
 set -uo pipefail
 
@@ -18,6 +21,7 @@ top=$(cd "$here/../.." && pwd)
 bin=${SYSCALL_BIN:-$top/build/tests/syscalls}
 moat=${MOAT:-$top/build/cli/moat}
 native_only=0
+audit_dir=""
 per_test_timeout=${TEST_TIMEOUT:-180}
 names=()
 while [ $# -gt 0 ]; do
@@ -25,7 +29,8 @@ while [ $# -gt 0 ]; do
 	--native-only) native_only=1 ;;
 	--bin) bin=$2; shift ;;
 	--moat) moat=$2; shift ;;
-	-h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+	--audit-dir) audit_dir=$2; shift ;;
+	-h|--help) sed -n '2,18p' "$0"; exit 0 ;;
 	*) names+=("$1") ;;
 	esac
 	shift
@@ -38,6 +43,18 @@ if [ ${#names[@]} -eq 0 ]; then
 		names+=("$n")
 	done
 fi
+
+if [ -n "$audit_dir" ]; then
+	rm -rf "$audit_dir" && mkdir -p "$audit_dir" && audit_dir=$(cd "$audit_dir" && pwd) && : >"$audit_dir/results" ||
+		{ echo "FAIL syscalls: cannot make $audit_dir"; exit 1; }
+fi
+# page NAME VERDICT: the program's line for syscalls-page.sh --from (race_* and
+# probe_* are not conformance programs there)
+page() {
+	[ -n "$audit_dir" ] || return 0
+	case $1 in race_*|probe_*) return 0 ;; esac
+	echo "$1 $2 $audit_dir/$1.audit" >>"$audit_dir/results"
+}
 
 work=$(mktemp -d /tmp/moat-syscalls.XXXXXX)
 chmod 755 "$work"
@@ -69,12 +86,14 @@ for n in "${names[@]}"; do
 	if [ $nrc -eq 77 ]; then
 		why="natively: $(head -1 "$scratch/native.out")"
 		echo "skip $n ($why)"
+		page "$n" skip
 		skip=$((skip + 1))
 		continue
 	elif [ $nrc -ne 0 ] || [ "$nok" -eq 0 ]; then
 		echo "FAIL native/$n: exit $nrc, $nok cases ok, $nbad failed"
 		grep -v '^ok ' "$scratch/native.out" "$scratch/native.err" | sed 's/^/    /' | head -20
 		pass=$((pass + nok))
+		page "$n" fail
 		note_fail "native/$n" $((nbad > 0 ? nbad : 1))
 		continue
 	fi
@@ -87,7 +106,9 @@ for n in "${names[@]}"; do
 		note_fail "moat/$n" "$nok"
 		continue
 	fi
-	timeout -k 5 "$per_test_timeout" "$moat" run --bind "$bin:/t:ro" --bind "$scratch/guest:/work:rw" \
+	audit=()
+	[ -n "$audit_dir" ] && audit=(--audit "$audit_dir/$n.audit" --audit-rate 0 --audit-max-bytes 0)
+	timeout -k 5 "$per_test_timeout" "$moat" run "${audit[@]}" --bind "$bin:/t:ro" --bind "$scratch/guest:/work:rw" \
 		--workdir /work --env MOAT_GUEST=1 -- "/t/$n" /work \
 		>"$scratch/moat.out" 2>"$scratch/moat.err" </dev/null
 	mrc=$?
@@ -102,7 +123,9 @@ for n in "${names[@]}"; do
 	pass=$((pass + same))
 	if [ $bad -eq 0 ]; then
 		echo "ok moat/$n ($same cases)"
+		page "$n" pass
 	else
+		page "$n" fail
 		echo "FAIL moat/$n: exit $mrc (native $nrc), $same of $nok cases the same; differences (- native, + moat):"
 		diff "$scratch/native.out" "$scratch/moat.out" | grep '^[<>]' | sed 's/^</    -/; s/^>/    +/' | head -30
 		[ -s "$scratch/moat.err" ] && sed 's/^/    stderr: /' "$scratch/moat.err" | head -10

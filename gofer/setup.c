@@ -309,7 +309,23 @@ struct rm_id {
 	ino_t ino;
 };
 
-static int rm_open_dir(int dirfd, const char *name, dev_t dev)
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x1000U
+#endif
+/* The mount fd is on (statx, Linux >= 5.8), 0 when unknown. */
+static uint64_t rm_mnt_id(int fd)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
+		return 0;
+	return stx.stx_mnt_id;
+}
+
+/* A directory of the tree, opened without following a symlink; -1 (errno
+ * EXDEV) for another file system or mount: dev, and mnt when known, are the
+ * tree root's (0: take any, for the root itself). */
+static int rm_open_dir(int dirfd, const char *name, dev_t dev, uint64_t mnt)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
@@ -323,7 +339,8 @@ static int rm_open_dir(int dirfd, const char *name, dev_t dev)
 	}
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || (dev && st.st_dev != dev)) {
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || (dev && st.st_dev != dev) ||
+	    (mnt && rm_mnt_id(fd) != mnt)) {
 		close(fd);
 		errno = EXDEV;
 		return -1;
@@ -347,9 +364,10 @@ static void rm_tree(int top, const char *name)
 	struct stat st;
 	DIR *d;
 	dev_t dev;
+	uint64_t mnt;
 	int fd, failed = 0;
 
-	fd = rm_open_dir(top, name, 0);
+	fd = rm_open_dir(top, name, 0, 0);
 	if (fd < 0) {
 		if (errno != EXDEV)
 			unlinkat(top, name, 0);
@@ -360,6 +378,7 @@ static void rm_tree(int top, const char *name)
 		return;
 	}
 	dev = st.st_dev;
+	mnt = rm_mnt_id(fd);
 	for (;;) {
 		struct dirent *de;
 		int down = -1;
@@ -381,7 +400,7 @@ static void rm_tree(int top, const char *name)
 			}
 			if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) == 0)
 				continue;
-			down = rm_open_dir(dirfd(d), de->d_name, dev);
+			down = rm_open_dir(dirfd(d), de->d_name, dev, mnt);
 			if (down < 0)
 				failed = 1;
 		}

@@ -82,10 +82,10 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
 		ovarg=(); [ $ov = none ] && ovarg=(--overlay none)
 		timeout -k 5 60 unshare -m --propagation private /bin/sh -c 'mount --bind "$1" /etc && shift && exec "$@"' \
 			sh "$FE/etc" "$MOAT" run "${ovarg[@]}" --bind "$W:/w:rw" -- /bin/sh -c '
-ls /etc/ssh >/dev/null; : >/w/up; i=0
-while [ ! -e /w/go ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
+ls /etc/ssh >/dev/null; : >$3/up; i=0
+while [ ! -e $3/go ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
 if [ -e /etc/ssh/$1 ]; then echo seen; else echo absent; fi
-cat /etc/ssh/$1 2>/dev/null | grep -c "$2"; ls -a /etc/ssh | grep -cx "$1"' sh "$KEY" "$CANARY" </dev/null >"$W.out" 2>&1 &
+cat /etc/ssh/$1 2>/dev/null | grep -c "$2"; ls -a /etc/ssh | grep -cx "$1"' sh "$KEY" "$CANARY" /w </dev/null >"$W.out" 2>&1 &
 		kpid=$!
 		for _ in $(seq 200); do [ -e "$W/up" ] && break; sleep 0.05; done
 		# (0644, not a real key's 0600: the content is the guest's to read

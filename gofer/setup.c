@@ -291,31 +291,187 @@ static int export_fd = -1;          /* --export DIR, opened before the pivot */
 static int reaper_fd = -1;          /* write end: its EOF starts the clean-up */
 static pid_t reaper_pid = -1;
 
-/* Remove name beneath dirfd, recursively, never following a symlink. */
-static void rm_tree(int dirfd, const char *name)
+/* Remove name beneath top, the whole tree, never following a symlink, never
+ * crossing into another mount and never leaving the tree: iteratively, with
+ * at most two fds of the tree open whatever its depth (red team 30: the
+ * recursive walk held one fd per level, and a guest's tree deeper than the
+ * fd limit stayed on the host after moat exited). It walks down with one fd
+ * (each directory entry: rmdir first, descend when not empty) and back up
+ * through "..", which must be the ancestor it came from (a stack of
+ * dev/ino, memory only: anything else, as a directory moved away meanwhile,
+ * ends the walk, leaving files rather than touching any outside the tree).
+ * A parent is read afresh from its start after each ascent; a directory
+ * that cannot be emptied (an entry that will not go) is remembered by inode
+ * and skipped, so the walk ends. */
+#define RM_TREE_STUCK_MAX 4096
+struct rm_id {
+	dev_t dev;
+	ino_t ino;
+};
+
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x1000U
+#endif
+/* The mount fd is on (statx, Linux >= 5.8), 0 when unknown. */
+static uint64_t rm_mnt_id(int fd)
+{
+	struct statx stx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
+		return 0;
+	return stx.stx_mnt_id;
+}
+
+/* A directory of the tree, opened without following a symlink; -1 (errno
+ * EXDEV) for another file system or mount: dev, and mnt when known, are the
+ * tree root's (0: take any, for the root itself). */
+static int rm_open_dir(int dirfd, const char *name, dev_t dev, uint64_t mnt)
 {
 	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	DIR *d;
-	struct dirent *de;
+	struct stat st;
 
-	if (fd < 0) {
-		unlinkat(dirfd, name, 0);
-		return;
+	if (fd < 0 && errno == EACCES) {
+		/* a 0000 or 0300 directory (overlayfs's work/work, a guest's
+		 * chmod): made searchable without following a symlink
+		 * (fchmodat2, Linux >= 6.6; before, it stays) */
+		if (syscall(452 /* fchmodat2 */, dirfd, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
+			fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || (dev && st.st_dev != dev) ||
+	    (mnt && rm_mnt_id(fd) != mnt)) {
+		close(fd);
+		errno = EXDEV;
+		return -1;
 	}
 	fchmod(fd, 0700);   /* overlayfs leaves its work/work dir 0000 */
-	d = fdopendir(fd);
-	if (!d) {
+	return fd;
+}
+
+static int rm_stuck_has(const struct rm_id *v, size_t n, dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].ino == ino && v[i].dev == dev)
+			return 1;
+	return 0;
+}
+
+static void rm_tree(int top, const char *name)
+{
+	struct rm_id *up = NULL, stuck[64], *stk = stuck;
+	size_t depth = 0, cap = 0, nstuck = 0, stuck_cap = ARRAY_SIZE(stuck);
+	struct stat st;
+	DIR *d;
+	dev_t dev;
+	uint64_t mnt;
+	int fd, failed = 0;
+
+	fd = rm_open_dir(top, name, 0, 0);
+	if (fd < 0) {
+		if (errno != EXDEV)
+			unlinkat(top, name, 0);
+		return;
+	}
+	if (fstat(fd, &st) < 0 || !(d = fdopendir(fd))) {
 		close(fd);
 		return;
 	}
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+	dev = st.st_dev;
+	mnt = rm_mnt_id(fd);
+	for (;;) {
+		struct dirent *de;
+		int down = -1;
+
+		while (down < 0 && (de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			if (de->d_type != DT_DIR) {
+				if (unlinkat(dirfd(d), de->d_name, 0) == 0)
+					continue;
+				if (errno != EISDIR) {
+					failed = 1;
+					continue;
+				}
+			}
+			if (rm_stuck_has(stk, nstuck, dev, de->d_ino)) {
+				failed = 1;
+				continue;
+			}
+			if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) == 0)
+				continue;
+			down = rm_open_dir(dirfd(d), de->d_name, dev, mnt);
+			if (down < 0)
+				failed = 1;
+		}
+		if (down >= 0) {
+			/* one level down: remember where we came from */
+			if (fstat(dirfd(d), &st) < 0) {
+				close(down);
+				break;
+			}
+			if (depth == cap) {
+				struct rm_id *n = realloc(up, (cap ? cap * 2 : 256) * sizeof *up);
+				if (!n) {
+					close(down);
+					break;
+				}
+				up = n;
+				cap = cap ? cap * 2 : 256;
+			}
+			up[depth++] = (struct rm_id){ st.st_dev, st.st_ino };
+			closedir(d);
+			if (!(d = fdopendir(down))) {
+				close(down);
+				d = NULL;
+				break;
+			}
+			failed = 0;
 			continue;
-		if (de->d_type == DT_DIR || (unlinkat(fd, de->d_name, 0) < 0 && errno == EISDIR))
-			rm_tree(fd, de->d_name);
+		}
+		/* this directory is done (empty, or holding what will not go) */
+		if (depth == 0) {
+			closedir(d);
+			d = NULL;
+			unlinkat(top, name, AT_REMOVEDIR);
+			break;
+		}
+		if (failed) {
+			if (fstat(dirfd(d), &st) < 0)
+				break;
+			if (nstuck == stuck_cap) {
+				if (stk != stuck || stuck_cap >= RM_TREE_STUCK_MAX)
+					break;
+				stk = malloc(RM_TREE_STUCK_MAX * sizeof *stk);
+				if (!stk) {
+					stk = stuck;
+					break;
+				}
+				memcpy(stk, stuck, sizeof stuck);
+				stuck_cap = RM_TREE_STUCK_MAX;
+			}
+			stk[nstuck++] = (struct rm_id){ st.st_dev, st.st_ino };
+		}
+		int p = openat(dirfd(d), "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		depth--;
+		if (p < 0 || fstat(p, &st) < 0 || st.st_dev != up[depth].dev ||
+		    st.st_ino != up[depth].ino) {
+			if (p >= 0)
+				close(p);
+			break;  /* moved away meanwhile: not ours to follow */
+		}
+		closedir(d);
+		if (!(d = fdopendir(p))) {
+			close(p);
+			break;
+		}
+		failed = 0;  /* the parent is read again from its start */
 	}
-	closedir(d);
-	unlinkat(dirfd, name, AT_REMOVEDIR);
+	if (d)
+		closedir(d);
+	free(up);
+	if (stk != stuck)
+		free(stk);
 }
 
 /* Remove the copy-up temporaries a killed gofer left in a kept upper layer

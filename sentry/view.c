@@ -35,13 +35,28 @@ static const char *const etc_secrets_fixed[] = {
 	"ppp/pap-secrets", "libvirt/secrets", "machine-id", ".pwd.lock",
 };
 
+/* /etc/ssh's host private keys by their fixed names, hidden whether or not
+ * they exist when the view is built (red team 30: the list was only what a
+ * readdir of /etc/ssh found at start, so a key the host made later, as
+ * sshd-keygen or cloud-init do at first boot, was the guest's to read):
+ * OpenSSH's key types, ssh_host_key its protocol 1 one. Their certificates
+ * and public halves (*.pub) stay visible, as on the host. */
+static const char *const etc_ssh_keys_fixed[] = {
+	"ssh/ssh_host_key", "ssh/ssh_host_rsa_key", "ssh/ssh_host_dsa_key",
+	"ssh/ssh_host_ecdsa_key", "ssh/ssh_host_ed25519_key", "ssh/ssh_host_ecdsa_sk_key",
+	"ssh/ssh_host_ed25519_sk_key", "ssh/ssh_host_xmss_key",
+};
+
 static const char **etc_hidden(void)
 {
-	size_t n = ARRAY_SIZE(etc_secrets_fixed), cap = n + 32;
+	size_t n = 0, cap = ARRAY_SIZE(etc_secrets_fixed) + ARRAY_SIZE(etc_ssh_keys_fixed) + 32;
 	const char **v = xcalloc(cap + 1, sizeof *v);
-	for (size_t i = 0; i < n; i++)
-		v[i] = etc_secrets_fixed[i];
-	/* every private key under /etc/ssh (host keys), whatever the type */
+	for (size_t i = 0; i < ARRAY_SIZE(etc_secrets_fixed); i++)
+		v[n++] = etc_secrets_fixed[i];
+	for (size_t i = 0; i < ARRAY_SIZE(etc_ssh_keys_fixed); i++)
+		v[n++] = etc_ssh_keys_fixed[i];
+	/* and every other private key under /etc/ssh (host keys) there now,
+	 * whatever the type */
 	DIR *d = opendir("/etc/ssh");
 	if (d) {
 		struct dirent *de;
@@ -50,7 +65,13 @@ static const char **etc_hidden(void)
 			    !strstr(de->d_name, ".pub")) {
 				char *p = xmalloc(strlen(de->d_name) + 5);
 				sprintf(p, "ssh/%s", de->d_name);
-				v[n++] = p;
+				int dup = 0;
+				for (size_t i = 0; i < ARRAY_SIZE(etc_ssh_keys_fixed) && !dup; i++)
+					dup = !strcmp(p, etc_ssh_keys_fixed[i]);
+				if (dup)
+					free(p);
+				else
+					v[n++] = p;
 			}
 		}
 		closedir(d);

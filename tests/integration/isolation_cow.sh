@@ -194,6 +194,60 @@ for _ in $(seq 50); do [ "$(scratch)" = 0 ] && break; sleep 0.1; done
 expect_eq scratch_gone_after_kill9 "$seen $(scratch)" "1 0"
 expect_eq scratch_host_unchanged "$(hosthash "$NEG")" "$nbefore"
 
+# ---- red team 30: a tree deeper than the fd limit in the scratch. The
+#      removal (the reaper at exit, the stale sweep at the next start) was
+#      recursive, one open fd per level: a guest's 3,000-level tree outlived
+#      the sandbox on the host (here under 1,024 fds, a common default). Now
+#      iterative, two fds whatever the depth; it follows no symlink: the
+#      host directory a stale scratch's symlink names keeps its file ----
+DEEP=3000
+cnt_scratch() { find "$SCR" -mindepth 1 -maxdepth 1 -name 'moat-cow.*' 2>/dev/null | wc -l; }
+(ulimit -n 1024; TMPDIR=$SCR MOAT_COW_SCRATCH=host timeout -k 5 120 "$MOAT" run --bind "$NEG:/n:cow" -- "$PY" -c '
+import os, sys
+os.chdir("/n")
+for i in range(int(sys.argv[1])):
+    os.mkdir("d"); os.chdir("d")
+os.mkdir("z", 0); open("f", "w").write("x")
+print("made")' $DEEP </dev/null 2>&1) >"$T_TMP/deep.out"
+# (the tree not on the host: natively, fake-moat, there is no scratch at all)
+expect_eq scratch_gone_after_deep_tree "$(cat "$T_TMP/deep.out") $(cnt_scratch) $([ -e "$NEG/d" ] && echo on-host || echo absent)" \
+	"made 0 absent"
+expect_eq scratch_deep_host_unchanged "$(hosthash "$NEG")" "$nbefore"
+# a stale scratch (a crashed run's, five minutes old, unlocked) as deep,
+# with a symlink to a host directory and a 0000 directory in it (the
+# symlink case holds natively too: a sanity case, a guard)
+mkdir -p "$T_TMP/keep" && echo keep >"$T_TMP/keep/file"
+"$PY" -c '
+import os, sys
+os.chdir(sys.argv[1]); os.mkdir("moat-cow.stale2"); os.chdir("moat-cow.stale2")
+for i in range(int(sys.argv[3])):
+    os.mkdir("d"); os.chdir("d")
+    if i == 10: os.symlink(sys.argv[2], "ln")
+os.symlink(sys.argv[2], "ln"); os.mkdir("z", 0)' "$SCR" "$T_TMP/keep" $DEEP
+touch -d '-5 min' "$SCR/moat-cow.stale2"
+(ulimit -n 1024; TMPDIR=$SCR MOAT_COW_SCRATCH=host timeout -k 5 60 "$MOAT" run --bind "$NEG:/n:cow" -- /bin/true </dev/null >/dev/null 2>&1)
+if [ -e "$SCR/moat-cow.stale2" ]; then
+	fail scratch_stale_deep_tree_removed "$(find "$SCR/moat-cow.stale2" | wc -l) entries left"
+else
+	ok scratch_stale_deep_tree_removed
+fi
+SANITY=1 expect_eq scratch_stale_symlink_not_followed "$(cat "$T_TMP/keep/file" 2>&1)" keep
+# nor crosses into a mount (a bind of the same file system has its st_dev:
+# the recursive walk emptied it); root: in a private mount namespace
+if [ $ROOT = 1 ] && command -v unshare >/dev/null; then
+	mkdir -p "$SCR/moat-cow.stale3/a/mnt" && echo x >"$SCR/moat-cow.stale3/x" &&
+		touch -d '-5 min' "$SCR/moat-cow.stale3"
+	TMPDIR=$SCR MOAT_COW_SCRATCH=host timeout -k 5 60 unshare -m --propagation private /bin/sh -c \
+		'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$T_TMP/keep" "$SCR/moat-cow.stale3/a/mnt" \
+		"$MOAT" run --bind "$NEG:/n:cow" -- /bin/true </dev/null >/dev/null 2>&1
+	# (the rest of that scratch removed: natively, fake-moat, nothing is)
+	expect_eq scratch_stale_mount_not_crossed \
+		"$(cat "$T_TMP/keep/file" 2>&1) $([ -e "$SCR/moat-cow.stale3/x" ] && echo left || echo gone)" "keep gone"
+	rm -rf "$SCR/moat-cow.stale3"
+else
+	skip scratch_stale_mount_not_crossed "not root"
+fi
+
 # ---- 6. the root overlay: writes anywhere in the view, the root untouched,
 #         hidden names stay hidden ----
 if [ $ROOT = 1 ]; then

@@ -61,6 +61,45 @@ out=$(mrun /bin/sh -c 'ls /etc/shadow /etc/gshadow 2>&1 | grep -c "No such file"
 expect_eq shadow_not_listed "$out" 2
 out=$(mrun /bin/sh -c 'ls -a /etc | grep -cxE "shadow|gshadow|sudoers|shadow-|gshadow-"' 2>/dev/null)
 expect_eq etc_listing_hides_secrets "$out" 0
+# ---- red team 30: an /etc/ssh host key the host makes after the sandbox
+#      started (sshd-keygen, cloud-init at first boot) was the guest's: the
+#      hidden list was what a readdir of /etc/ssh found at start. Now
+#      OpenSSH's fixed key names are hidden whether they exist or not. The
+#      host's /etc is never written: moat runs in a private mount namespace
+#      whose /etc is a copy (in a 0700 directory of this test's), and the key
+#      is made in the copy while the guest waits; the default overlay's /etc
+#      and --overlay none's read-only host /etc ----
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	FE=$T_TMP/etcview
+	mkdir -m 0700 "$FE" && cp -a /etc "$FE/etc" && mkdir -p "$FE/etc/ssh"
+	KEY=
+	for k in ed25519 ecdsa rsa dsa; do
+		[ -e "$FE/etc/ssh/ssh_host_${k}_key" ] || { KEY=ssh_host_${k}_key; break; }
+	done
+	W=$T_TMP/keysync
+	for ov in overlay none; do
+		mkdir -p "$W" && chmod 0777 "$W" && rm -f "$W"/* "$FE/etc/ssh/$KEY"
+		ovarg=(); [ $ov = none ] && ovarg=(--overlay none)
+		timeout -k 5 60 unshare -m --propagation private /bin/sh -c 'mount --bind "$1" /etc && shift && exec "$@"' \
+			sh "$FE/etc" "$MOAT" run "${ovarg[@]}" --bind "$W:/w:rw" -- /bin/sh -c '
+ls /etc/ssh >/dev/null; : >$3/up; i=0
+while [ ! -e $3/go ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
+if [ -e /etc/ssh/$1 ]; then echo seen; else echo absent; fi
+cat /etc/ssh/$1 2>/dev/null | grep -c "$2"; ls -a /etc/ssh | grep -cx "$1"' sh "$KEY" "$CANARY" /w </dev/null >"$W.out" 2>&1 &
+		kpid=$!
+		for _ in $(seq 200); do [ -e "$W/up" ] && break; sleep 0.05; done
+		# (0644, not a real key's 0600: the content is the guest's to read
+		# unless the name is hidden, whatever its ids)
+		(umask 022; printf '%s\n' "$CANARY" >"$FE/etc/ssh/$KEY")
+		: >"$W/go"
+		wait $kpid
+		out=$(cat "$W.out")
+		case $out in *"$CANARY"*) fail "host_key_made_later_hidden_$ov" "CANARY LEAKED: $out" ;;
+		*) expect_eq "host_key_made_later_hidden_$ov" "$(echo $out)" "absent 0 0" ;; esac
+	done
+else
+	skip host_key_made_later_hidden "not root: the private mount namespace over /etc needs it"
+fi
 # An inotify watch of a host directory holding hidden names (--overlay none:
 # /etc is the host's own, read-only) would name them in its events, and the
 # host's own opens of /etc/shadow (every login, sudo) come to it: refused

@@ -222,6 +222,41 @@ else
 	fail statfs_fsid_not_the_hosts "host $hf, guest [$got]"
 fi
 
+# ---- red team 30: a file system's identity ioctls on a host file (a bind
+#      and the default view's /etc) reached the host kernel: the host disk's
+#      UUID (EXT4_IOC_GETFSUUID, FS_IOC_GETFSUUID) and block device name
+#      (FS_IOC_GETFSSYSFSPATH, "ext4/vda"). Now ENOTTY, as a file system
+#      without them answers; FS_IOC_GETFSLABEL (EPERM before, the btrfs
+#      class's deny) and FAT_IOCTL_GET_VOLUME_ID too ----
+FSID_PY='
+import errno, fcntl, os, struct, sys
+out = []
+for p in sys.argv[1:]:
+    fd = os.open(p, os.O_RDONLY)
+    for req, arg in ((0x8008662c, struct.pack("II", 16, 0) + bytes(16)), (0x80111500, bytes(17)),
+                     (0x80811501, bytes(129)), (0x81009431, bytes(256)), (0x80047213, bytes(4))):
+        try:
+            r = fcntl.ioctl(fd, req, arg)
+            out.append(r.hex())
+        except OSError as e:
+            out.append(errno.errorcode.get(e.errno, str(e.errno)))
+    os.close(fd)
+print(" ".join(out))'
+echo id >"$T_TMP/fsid"
+hid=$("$PY" -c "$FSID_PY" "$T_TMP/fsid" 2>&1)
+huuid=${hid%% *}
+huuid=${huuid:16:32}   # (struct fsuuid: len, flags, then the UUID)
+case $huuid in
+"" | *[!0-9a-f]* | 00000000000000000000000000000000) skip fs_uuid_ioctl_not_the_hosts "no EXT4_IOC_GETFSUUID here: $hid" ;;
+*)
+	got=$(moat run --bind "$T_TMP:/m" -- "$PY" -c "$FSID_PY" /m/fsid /etc/hostname </dev/null 2>&1)
+	case $got in
+	*"$huuid"*) fail fs_uuid_ioctl_not_the_hosts "HOST UUID LEAKED: $got (host: $hid)" ;;
+	*) expect_eq fs_uuid_ioctl_not_the_hosts "$got" "$(echo ENOTTY{,,,,} ENOTTY{,,,,})" ;;
+	esac
+	;;
+esac
+
 # ---- red team 18: a name_to_handle_at handle carried the host st_dev in
 #      clear (stat shows the guest a virtual one); now sealed, and
 #      open_by_handle_at still opens it ----

@@ -367,7 +367,13 @@ Test(syscalls_table, ioctl_classes)
 	/* the file-information reads a memfd answers: trapped so that an O_PATH
 	 * placeholder's stand-in is EBADF (sys_ioctl), else run natively */
 	static const unsigned long fileinfo[] = {
-		FIGETBSZ, FIOQSIZE, FS_IOC_GETFLAGS, FS_IOC_GETVERSION, 0x80111500 /* FS_IOC_GETFSUUID */,
+		FIGETBSZ, FIOQSIZE, FS_IOC_GETFLAGS, FS_IOC_GETVERSION,
+	};
+	/* a file system's identity: trapped, ENOTTY (sc_ioctl_fsidentity) */
+	static const unsigned long fsidentity[] = {
+		0x80111500 /* FS_IOC_GETFSUUID */, 0x80811501 /* FS_IOC_GETFSSYSFSPATH */,
+		0x8008662c /* EXT4_IOC_GETFSUUID */, FS_IOC_GETFSLABEL,
+		0x80047213 /* FAT_IOCTL_GET_VOLUME_ID */,
 	};
 	uint64_t a[SC_MAXARGS] = { 0 };
 
@@ -387,6 +393,15 @@ Test(syscalls_table, ioctl_classes)
 		cr_assert(sc_ioctl_fileinfo((unsigned)fileinfo[i]), "ioctl %#lx not a file-information read",
 			  fileinfo[i]);
 	}
+	for (size_t i = 0; i < sizeof(fsidentity) / sizeof(fsidentity[0]); i++) {
+		a[1] = fsidentity[i];
+		cr_assert_not(sc_args_native(e, a), "ioctl %#lx is not trapped", fsidentity[i]);
+		cr_assert(sc_ioctl_fsidentity((unsigned)fsidentity[i]), "ioctl %#lx not an identity read",
+			  fsidentity[i]);
+		cr_assert_not(sc_ioctl_fileinfo((unsigned)fsidentity[i]));
+	}
+	cr_assert_not(sc_ioctl_fsidentity(FS_IOC_GETFLAGS));
+	cr_assert_not(sc_ioctl_fsidentity(0x8008662d)); /* (EXT4 'f' 45: native) */
 	cr_assert_not(sc_ioctl_fileinfo(FIONREAD));
 	cr_assert_not(sc_ioctl_fileinfo(TCGETS));
 }

@@ -149,6 +149,9 @@ struct task {
 				  * 1 io_destroy, 2 + n an io_setup of n events */
 	int exec_pending;        /* the rewritten execve runs (PTRACE_SYSCALL): its syscall
 				  * exit before PTRACE_EVENT_EXEC means it failed */
+	int exec_fenced;         /* ... and its thread group's copies are fenced off
+				  * (task_fence_close) until that exit, PTRACE_EVENT_EXEC
+				  * or its death (task_fence_open) */
 	long restart_answered;   /* nr + 1 of a trapped call a worker answered with
 				  * -ERESTART* or -EINTR (a signal was pending: FIFO open,
 				  * lock wait); taken by the tracer at the signal stop that
@@ -286,8 +289,53 @@ gid_t idmap_view_gid_to_host(const struct idmap *m, gid_t view);
 int task_proc_ids(struct sandbox *sb, pid_t vpid, pid_t *pgrp, pid_t *sid, int *tty_nr);
 
 /* Duplicate guest fd `guestfd` of task t into the sentry (pidfd_getfd on
- * t->pidfd). Returns a host fd (caller closes) or -EBADF. */
+ * t->pidfd). Returns a host fd (caller closes) or -EBADF. On a worker serving
+ * a call of t's thread group (task_io_caller), inside the copy guard below
+ * (-ESRCH: the call is gone; -EAGAIN: held off by an exec past 3 s). */
 int task_getfd(struct task *t, int guestfd);
+
+/* ---- the copy guard and the exec fence (red team 29) ----
+ * Every guest-memory access and fd fetch a worker makes for a trapped call
+ * runs between task_io_begin and task_io_end: the thread group's in-flight
+ * count goes up (one atomic) and its fence is checked; with nfd >= 0 the
+ * call's notification must be valid (ID_VALID) after the guard is entered,
+ * so the access happens while the caller is provably still in its trapped
+ * call, in its image. The proof is made again (an ioctl) only when the
+ * group's gen moved since this worker last made it for this call inside the
+ * guard (the pipeline's ID_VALID after the copy-in is one: task_io_proved):
+ * gen moves when an exec is fenced and when a task of the group is reaped,
+ * the only ways the pid the copy names can stop being the caller's image
+ * (an exec replaces the mm under it; a reaped tid may be reused). The tracer
+ * raises the group's fence at an exec stop before it lets the exec run
+ * (task_fence_close: gen moves, new copies wait, in-flight ones drain, up to
+ * a bound) and lowers it at PTRACE_EVENT_EXEC, the failed exec's exit or
+ * the task's death (task_fence_open). A copy never lands in the image an
+ * exec put under the caller's pid. Groups share slots by tgid modulo a
+ * table size: a collision only makes one group wait for another's exec, or
+ * check again. */
+#define TASK_IO_WAIT_MS 3000
+/* 0: inside (call task_io_end); -EAGAIN: fenced past TASK_IO_WAIT_MS;
+ * -ESRCH: the notification (nfd, id) is no longer valid */
+int task_io_begin(const struct task *t, int nfd, uint64_t id);
+void task_io_end(const struct task *t);
+/* This worker thread serves call id (on nfd) of task t (NULL: none): its
+ * task_getfd of t's group are guarded with that call's ID_VALID. */
+void task_io_caller(const struct task *t, int nfd, uint64_t id);
+/* The pipeline, inside a guard entered with nfd -1: the call's ID_VALID just
+ * succeeded; it stands for this call's accesses until the group's gen moves */
+void task_io_proved(void);
+/* The guard for an access to t's group on this worker: 1 entered (the
+ * call's proof checked; call task_io_end), 0 not this thread's caller's
+ * group (no guard), or -errno as task_io_begin. */
+int task_io_begin_caller(const struct task *t);
+/* The tracer: raise tgid's fence and wait (up to timeout_ms) until no copy
+ * of the group is in flight. 0 (fenced), or -EAGAIN (timed out: the fence is
+ * lowered again). */
+int task_fence_close(pid_t tgid, int timeout_ms);
+void task_fence_open(pid_t tgid);
+/* The tracer: a task of tgid was reaped (its tid may be reused) */
+void task_io_gone(pid_t tgid);
+int task_fence_up(pid_t tgid);
 
 
 /* ---- for the sentry (task lifecycle, driven by ptrace events) ---- */

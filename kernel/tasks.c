@@ -7,6 +7,7 @@
 #include "kernel/task.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "platform/platform.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NBUCKETS 1024
@@ -489,13 +491,140 @@ int task_proc_ids(struct sandbox *sb, pid_t vpid, pid_t *pgrp, pid_t *sid, int *
 	return 0;
 }
 
+/* The copy guard (task.h). One slot per tgid modulo IO_SLOTS, a cache line
+ * each: io counts copies in flight, fence the execs in flight, gen the
+ * group's "image may have changed" events (an exec fenced, a task reaped).
+ * The copier adds to io then reads fence; the tracer adds to fence then
+ * reads io (both sequentially consistent): at least one of them sees the
+ * other, so a copy never runs while an exec the tracer let go is in the
+ * kernel. */
+#define IO_SLOTS 1024
+static struct io_slot {
+	atomic_int io;
+	atomic_int fence;
+	atomic_uint gen;
+	char pad[64 - 3 * sizeof(atomic_int)];
+} io_slots[IO_SLOTS];
+
+static struct io_slot *io_slot(pid_t tgid) { return &io_slots[(unsigned)tgid % IO_SLOTS]; }
+
+/* the call this worker serves, and the group's gen when its notification
+ * was last proved valid inside the guard (io_caller_ok) */
+static _Thread_local const struct task *io_caller_t;
+static _Thread_local int io_caller_nfd = -1, io_caller_ok;
+static _Thread_local uint64_t io_caller_id;
+static _Thread_local unsigned io_caller_gen, io_entry_gen;
+
+void task_io_caller(const struct task *t, int nfd, uint64_t id)
+{
+	io_caller_t = t;
+	io_caller_nfd = nfd;
+	io_caller_id = id;
+	io_caller_ok = 0;
+}
+
+void task_io_proved(void)
+{
+	io_caller_gen = io_entry_gen;
+	io_caller_ok = 1;
+}
+
+static void io_nap(void)
+{
+	struct timespec ts = { 0, 100000 }; /* 100 us */
+	nanosleep(&ts, NULL);
+}
+
+int task_io_begin(const struct task *t, int nfd, uint64_t id)
+{
+	struct io_slot *s = io_slot(t ? t->tgid : 0);
+	for (int naps = 0;; naps++) {
+		atomic_fetch_add(&s->io, 1);
+		if (atomic_load(&s->fence) == 0)
+			break;
+		/* an exec of the group is in the kernel: wait it out (it
+		 * ends in PTRACE_EVENT_EXEC, its failed exit or a death) */
+		atomic_fetch_sub(&s->io, 1);
+		if (naps >= TASK_IO_WAIT_MS * 10)
+			return -EAGAIN;
+		io_nap();
+	}
+	/* read before any ID_VALID below: an exec fenced from here on bumps
+	 * it, so a proof made now never stands in for one after that exec */
+	unsigned g = atomic_load(&s->gen);
+	io_entry_gen = g;
+	if (nfd < 0)
+		return 0;
+	int mine = io_caller_t && t && io_caller_t->tgid == t->tgid && io_caller_nfd == nfd &&
+		   io_caller_id == id;
+	if (mine && io_caller_ok && io_caller_gen == g)
+		return 0; /* proved since the group's last exec or death: still the caller's image */
+	if (unotify_id_valid(nfd, id) < 0) {
+		atomic_fetch_sub_explicit(&s->io, 1, memory_order_release);
+		return -ESRCH;
+	}
+	if (mine)
+		task_io_proved();
+	return 0;
+}
+
+void task_io_end(const struct task *t)
+{
+	atomic_fetch_sub_explicit(&io_slot(t ? t->tgid : 0)->io, 1, memory_order_release);
+}
+
+int task_io_begin_caller(const struct task *t)
+{
+	const struct task *c = io_caller_t;
+	if (!c || !t || c->tgid != t->tgid)
+		return 0;
+	int g = task_io_begin(t, io_caller_nfd, io_caller_id);
+	return g < 0 ? g : 1;
+}
+
+int task_fence_close(pid_t tgid, int timeout_ms)
+{
+	struct io_slot *s = io_slot(tgid);
+	atomic_fetch_add(&s->gen, 1);
+	atomic_fetch_add(&s->fence, 1);
+	for (long naps = 0; atomic_load(&s->io) != 0; naps++) {
+		if (naps >= (long)timeout_ms * 10) {
+			atomic_fetch_sub(&s->fence, 1);
+			return -EAGAIN;
+		}
+		io_nap();
+	}
+	return 0;
+}
+
+void task_fence_open(pid_t tgid)
+{
+	atomic_fetch_sub(&io_slot(tgid)->fence, 1);
+}
+
+void task_io_gone(pid_t tgid)
+{
+	atomic_fetch_add(&io_slot(tgid)->gen, 1);
+}
+
+int task_fence_up(pid_t tgid)
+{
+	return atomic_load(&io_slot(tgid)->fence) != 0;
+}
+
 int task_getfd(struct task *t, int guestfd)
 {
 	if (!t || t->pidfd < 0 || guestfd < 0)
 		return -EBADF;
+	int guard = task_io_begin_caller(t);
+	if (guard < 0)
+		return guard;
 	int fd = (int)syscall(SYS_pidfd_getfd, t->pidfd, guestfd, 0);
+	int e = errno;
+	if (guard)
+		task_io_end(t);
 	if (fd < 0)
-		return errno == EBADF ? -EBADF : -errno;
+		return e == EBADF ? -EBADF : -e;
 	return fd;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 /* MOAT_PROFILE: this thread's wall time in guest_write since the last
  * guest_io_take() (the pipeline's "out-copy" stage); off, one branch. */
@@ -16,6 +17,24 @@ static unsigned long long gio_now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+/* tests (MOAT_TEST_COPYOUT_DELAY=MS:ADDR[:in], set by the pipeline): a
+ * handler's copy-out to [ADDR, ADDR + 64 KiB) sleeps MS first, as a worker
+ * preempted between its checks and the write; ":in" sleeps inside the copy
+ * guard, after its ID_VALID (red team 29) */
+int guestmem_test_delay_ms, guestmem_test_delay_in;
+uint64_t guestmem_test_delay_addr;
+void (*guestmem_test_block)(void); /* the pipeline's: another worker takes the lead */
+
+void guestmem_test_delay(uint64_t addr, int in)
+{
+	if (in == guestmem_test_delay_in && addr >= guestmem_test_delay_addr &&
+	    addr - guestmem_test_delay_addr < (64u << 10)) {
+		if (guestmem_test_block)
+			guestmem_test_block();
+		usleep((useconds_t)guestmem_test_delay_ms * 1000);
+	}
 }
 
 unsigned long long guest_io_take(void)

@@ -22,6 +22,11 @@ int guest_write(pid_t tid, uint64_t addr, const void *buf, size_t len);
  * thread's wall ns in guest_write since its last call */
 extern int guestmem_profile;
 unsigned long long guest_io_take(void);
+/* tests: MOAT_TEST_COPYOUT_DELAY (guestmem.c); a branch when off */
+extern int guestmem_test_delay_ms, guestmem_test_delay_in;
+extern uint64_t guestmem_test_delay_addr;
+extern void (*guestmem_test_block)(void);
+void guestmem_test_delay(uint64_t addr, int in);
 /* Copy a NUL-terminated string of at most max bytes including the NUL.
  * Returns its length, -EFAULT, or -ENAMETOOLONG if no NUL within max. */
 long guest_read_str(pid_t tid, uint64_t addr, char *buf, size_t max);

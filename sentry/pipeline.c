@@ -231,6 +231,7 @@ static void handle(struct notif *n, struct sc_call *c)
 		guest_io_take();
 	}
 	handle_(n, c, pt, g_prof ? prof_now() : 0);
+	task_io_caller(NULL, -1, 0);
 	if (g_prof)
 		prof_add(n->nr, pt);
 }
@@ -329,6 +330,8 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 	c->sb = g_sb;
 	c->out_fd = -1;
 	c->out_newfd_at = -1;
+	/* this thread's task_getfd of the caller's group: in the copy guard */
+	task_io_caller(t, g_nfd, n->id);
 
 	long ret;
 	int decision = DEC_ALLOW, err = 0;
@@ -390,6 +393,21 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 	c->ent = e;
 	name = e->name;
 	PROF_MARK(ST_LOOKUP);
+	/* The copy-in and the ID_VALID below run inside the copy guard
+	 * (kernel/task.h): no exec of the caller's group can complete
+	 * between them, so what ID_VALID proves (the bytes are the caller's)
+	 * holds for the image they came from; the handler's own accesses
+	 * take the guard again (sc.h), standing on this ID_VALID until an
+	 * exec or a reap in the group moves its gen (then an ioctl again) */
+	int io = no_guest_io(c->nr) ? 1 : task_io_begin(t, -1, 0);
+	if (io < 0) {
+		/* an exec of its group held it off for TASK_IO_WAIT_MS: the
+		 * caller is gone as a rule (the answer finds no one), else it
+		 * gets EAGAIN rather than wait on */
+		plat->reply(g_nfd, c->id, -EAGAIN);
+		task_put(t);
+		return;
+	}
 	ret = copy_in(c);
 	PROF_MARK(ST_COPYIN);
 	/* An argument that cannot be copied (EFAULT, ENAMETOOLONG) is the
@@ -399,6 +417,10 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 	 * 5000-byte path or a bad pointer was answered ENAMETOOLONG/EFAULT,
 	 * audited "allow" and not counted in --result's denied calls. The
 	 * check reads registers only (no copied argument). */
+	if (ret < 0 && io == 0) {
+		task_io_end(t); /* nothing read: nothing to prove */
+		io = 1;
+	}
 	if (ret < 0 && e->cls != SC_DENY) {
 		int perr = 0;
 		if (policy_check(g_sb->policy, c, &perr) == DEC_ALLOW) {
@@ -412,8 +434,15 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 	 * may have been reused); the get*id calls read no guest memory and act
 	 * on nothing but the answer, which the kernel refuses for a stale id */
 	if (!no_guest_io(c->nr) && plat->id_valid(g_nfd, c->id) < 0) {
+		if (io == 0)
+			task_io_end(t);
 		task_put(t);
 		return; /* the caller is gone (or was interrupted by a fatal signal) */
+	}
+	if (io == 0) {
+		if (!no_guest_io(c->nr))
+			task_io_proved(); /* the handler's accesses need no ioctl of their own */
+		task_io_end(t);
 	}
 	PROF_MARK(ST_IDVALID);
 	decision = policy_check(g_sb->policy, c, &err);
@@ -782,6 +811,17 @@ int pipeline_start(struct sandbox *sb, int notify_fd)
 	const char *cd = getenv("MOAT_TEST_ADDFD_CLOSE_DELAY_MS");
 	if (cd && atoi(cd) > 0 && atoi(cd) <= 5000)
 		g_close_delay_ms = atoi(cd);
+	const char *cod = getenv("MOAT_TEST_COPYOUT_DELAY"); /* MS:ADDR[:in] */
+	if (cod) {
+		char *end = NULL;
+		long ms = strtol(cod, &end, 10);
+		if (ms > 0 && ms <= 5000 && end && *end == ':') {
+			guestmem_test_delay_addr = strtoull(end + 1, &end, 0);
+			guestmem_test_delay_in = end && !strcmp(end, ":in");
+			guestmem_test_delay_ms = (int)ms;
+			guestmem_test_block = lead_pass;
+		}
+	}
 	procfs_set_kconfig(sc_kconfig_text);
 	spawn_worker();
 	return 0;

@@ -365,11 +365,27 @@ static int fork_exit(struct tracer *tr, struct task *p)
 	return 0;
 }
 
+/* The exec fence (kernel/task.h task_fence_close): raised at an exec stop
+ * before the rewritten exec runs, lowered once that exec is over: at
+ * PTRACE_EVENT_EXEC (the new image is in place and every other thread of the
+ * group, each trapped call's caller among them, is gone: no notification of
+ * the old image stays valid), at the failed exec's syscall exit, or at the
+ * exec'ing task's death. */
+static void exec_unfence(struct task *t)
+{
+	if (t && t->exec_fenced) {
+		t->exec_fenced = 0;
+		task_fence_open(t->tgid);
+	}
+}
+
 /* A task is gone (reaped). */
 static void task_gone(struct tracer *tr, pid_t tid)
 {
 	struct task *t = task_get(tr->sb, tid);
 	if (t) {
+		exec_unfence(t); /* died exec'ing (another thread's exec won) */
+		task_io_gone(t->tgid); /* its tid may be reused: copies prove their call again */
 		pin_release(t); /* died pinned: the next may pin */
 		aio_leave(tr->sb, t);
 		if (t->fork_child) /* it died inside fork */
@@ -1091,6 +1107,7 @@ int tracer_run(struct tracer_args *a)
 				} else if (t->exec_pending) {
 					/* the rewritten exec failed: its pending exec goes */
 					t->exec_pending = 0;
+					exec_unfence(t);
 					exec_drop(t);
 				} else if (t->fork_child && fork_exit(&tr, t)) {
 					break; /* parked, or resumed with -EAGAIN */
@@ -1122,7 +1139,26 @@ int tracer_run(struct tracer_args *a)
 			 * deadline a call is abandoned (-EINTR, the guest sees EIO). */
 			double deadline = ms_now() + GOFER_DEADLINE_MS;
 			gofer_set_wait_hook(past_deadline, &deadline);
+			exec_unfence(t); /* (none is up here: belt and braces) */
 			int pending = is_exec ? exec_stop(sb, t, &regs) : 0;
+			if (pending && task_fence_close(t->tgid, TASK_IO_WAIT_MS) < 0) {
+				/* A worker's copy into this thread group still runs
+				 * after 3 s: the exec fails (EAGAIN) rather than put a
+				 * new image under a copy in flight (red team 29) */
+				arch_regs fail = regs;
+				REG_SYSNO(fail) = -1;
+				REG_RET(fail) = -EAGAIN;
+				ptrace(PTRACE_SETREGS, tid, 0, &fail);
+				exec_drop(t);
+				pending = 0;
+				warnx_("exec of task %d refused (EAGAIN): a copy into its thread group did not end in %d ms",
+				       (int)tid, TASK_IO_WAIT_MS);
+			} else if (pending) {
+				/* no worker copies into the group from here until
+				 * the exec is over: a copy never lands in the image
+				 * it puts under the caller's pid */
+				t->exec_fenced = 1;
+			}
 			t->sock_exit = 0;
 			t->aio_exit = 0;
 			if (!is_exec) {
@@ -1148,8 +1184,10 @@ int tracer_run(struct tracer_args *a)
 			ptrace(PTRACE_GETEVENTMSG, tid, 0, &former);
 			if ((pid_t)former != tid) {
 				struct task *old = task_get(sb, tid); /* the leader it replaces */
-				if (old)
+				if (old) {
 					aio_leave(sb, old);
+					exec_unfence(old); /* its own exec lost */
+				}
 				task_put(old);
 				task_rekey(sb, (pid_t)former, tid);
 			}
@@ -1158,6 +1196,7 @@ int tracer_run(struct tracer_args *a)
 				aio_leave(sb, e); /* a new mm: the old one's contexts went with it */
 				/* the loader may now take the pending exec, once */
 				e->exec_pending = 0;
+				exec_unfence(e); /* the new image is in place, the others gone */
 				e->sighand_shared = 0; /* exec unshares the dispositions */
 				exec_done(e);
 				task_pin_to_loader(e, tid);

@@ -5,7 +5,9 @@
  *   2. copy-in:  for each argument whose kind (syscalls/table.h) is PATH, STR,
  *                OPEN_HOW or SOCKADDR, copy it from guest memory ONCE into
  *                c->str[i] / c->buf[i]; EFAULT/ENAMETOOLONG end the call here
- *   3. check SECCOMP_IOCTL_NOTIF_ID_VALID (the task may be gone)
+ *   3. check SECCOMP_IOCTL_NOTIF_ID_VALID (the task may be gone); 2 and 3
+ *                run inside the copy guard (kernel/task.h), as does every
+ *                handler access through the sc_* helpers below
  *   4. policy:   policy_check(c) -> allow / deny(errno) / kill
  *   5. handler:  sysent->handler(c) returns a value >= 0 or -errno. It reads
  *                only the copies in c, never guest memory again for inputs.
@@ -84,20 +86,55 @@ struct sc_call {
  * fd is installed and the sentry's copy closed before the guest resumes. */
 int sc_inotify_watched(void);
 
+/* Every access below runs inside the copy guard (kernel/task.h
+ * task_io_begin: the thread group's in-flight count, the exec fence, the
+ * call's ID_VALID, made again when an exec or a reap in the group came
+ * after the pipeline's): never into an image an exec put under the caller's
+ * pid (red team 29). -ESRCH: the call is gone; -EAGAIN: an exec of the group
+ * held it off too long. */
 static inline int sc_write_guest(struct sc_call *c, uint64_t addr, const void *src, size_t len)
 {
-	return guest_write(c->tid, addr, src, len);
+	if (len == 0)
+		return 0;
+	if (guestmem_test_delay_ms)
+		guestmem_test_delay(addr, 0);
+	int g = task_io_begin(c->task, c->notify_fd, c->id);
+	if (g < 0)
+		return g;
+	if (guestmem_test_delay_ms)
+		guestmem_test_delay(addr, 1);
+	int r = guest_write(c->tid, addr, src, len);
+	task_io_end(c->task);
+	return r;
 }
 /* Read a plain value the table does not copy (rare; e.g. a flags struct that
  * only selects an output size). Inputs that steer a decision must come from
  * the table-driven copy-in instead. 0 or -EFAULT. */
 static inline int sc_read_guest(struct sc_call *c, uint64_t addr, void *dst, size_t len)
 {
-	return guest_read(c->tid, addr, dst, len);
+	if (len == 0)
+		return 0;
+	int g = task_io_begin(c->task, c->notify_fd, c->id);
+	if (g < 0)
+		return g;
+	int r = guest_read(c->tid, addr, dst, len);
+	task_io_end(c->task);
+	return r;
+}
+/* A NUL-terminated string (guest_read_str's answer) read in the guard. */
+static inline long sc_read_guest_str(struct sc_call *c, uint64_t addr, char *dst, size_t max)
+{
+	int g = task_io_begin(c->task, c->notify_fd, c->id);
+	if (g < 0)
+		return g;
+	long r = guest_read_str(c->tid, addr, dst, max);
+	task_io_end(c->task);
+	return r;
 }
 
-/* Duplicate the caller's guest fd into the sentry (pidfd_getfd). Returns a
- * host fd (caller closes) or -EBADF. */
+/* Duplicate the caller's guest fd into the sentry (pidfd_getfd, in the
+ * guard: task_getfd on a worker serving the call). Returns a host fd (caller
+ * closes) or -EBADF (-ESRCH/-EAGAIN as above). */
 static inline int sc_getfd(struct sc_call *c, int guestfd)
 {
 	return task_getfd(c->task, guestfd);

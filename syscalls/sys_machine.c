@@ -60,9 +60,9 @@ long sys_sysfs(struct sc_call *c)
 	switch (opt) {
 	case 1: {
 		char name[64];
-		long l = guest_read_str(c->tid, c->args[1], name, sizeof name);
-		if (l == -EFAULT)
-			return -EFAULT;
+		long l = sc_read_guest_str(c, c->args[1], name, sizeof name);
+		if (l == -EFAULT || l == -ESRCH || l == -EAGAIN)
+			return l;
 		if (l < 0)
 			return -EINVAL; /* longer than any type */
 		n = fs_types(c, names, 96);

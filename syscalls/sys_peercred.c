@@ -196,8 +196,15 @@ static int thread_getfd(struct task *t, int guestfd)
 		return task_getfd(t, guestfd); /* before Linux 6.9: the tgid's table */
 	if (pfd < 0)
 		return -errno;
+	int g = task_io_begin_caller(t); /* the caller's group: in the guard */
+	if (g < 0) {
+		close(pfd);
+		return g;
+	}
 	int fd = (int)syscall(SYS_pidfd_getfd, pfd, guestfd, 0);
 	int e = errno;
+	if (g)
+		task_io_end(t);
 	close(pfd);
 	return fd < 0 ? -e : fd;
 }

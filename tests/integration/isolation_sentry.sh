@@ -208,4 +208,29 @@ os.close(fd)
 print("fast" if d < 0.2 else "slow %.3f" % d, st.st_size > 0)' </dev/null 2>&1)
 SANITY=1 expect_eq next_call_closes_answered_fd "$(echo $out)" "fast True"
 
+
+# Red team 29: a late copy-out lands in a new exec image. Threads stat() and
+# fstat() into a zone mapped at a fixed address while a sibling execs; the
+# new image maps the same zone first thing, fills it with a pattern and
+# watches it (probe_sentry execstat/execcheck). A worker's write after the
+# exec went to "pid P", which the exec'ing thread now holds: the new
+# program's memory. The test hook widens the window the way a preempted
+# worker does (MOAT_TEST_COPYOUT_DELAY: each copy-out into the zone waits
+# 150 ms): before the copy guard (sc.h) re-checks the call's ID_VALID, and
+# inside it, after that check (then only the tracer's exec fence, which
+# waits for the copy to end before the exec runs, keeps it out). Before the
+# fix 40 of 40 and 20 of 20 runs saw the pattern overwritten. Natively there
+# is no late copy-out (a sanity case).
+copyout_runs() { # RUNS WHERE: the count of runs that did not print "intact"
+	local i bad=0 out
+	for ((i = 0; i < $1; i++)); do
+		out=$(MOAT_TEST_COPYOUT_DELAY="150:0x3e0000000000$2" timeout -s KILL 30 "$MOAT" run \
+			--bind "$SYSCALL_BIN:/t:ro" -- /t/probe_sentry execstat /t/probe_sentry 8 20 </dev/null 2>&1 | tail -1)
+		[ "$out" = intact ] || { bad=$((bad + 1)); echo "  run $i: ${out:0:200}" >&2; }
+	done
+	echo "$bad"
+}
+SANITY=1 expect_eq no_copy_out_after_exec_stat "$(copyout_runs 40 '')" 0
+SANITY=1 expect_eq no_copy_out_after_exec_stat_fenced "$(copyout_runs 20 :in)" 0
+
 finish

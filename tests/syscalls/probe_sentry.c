@@ -17,7 +17,15 @@
  *                       may fail with EAGAIN; prints "ok forkstorm made=..."
  *   threadstorm N       the same with threads: a refused clone is EAGAIN and
  *                       the process lives on; prints "ok threadstorm made=..."
+ *   execstat SELF N MS  N threads (the leader among them) stat()/fstat() into
+ *                       a zone mapped at a fixed address while another thread
+ *                       execs SELF "execcheck" after MS ms (red team 29)
+ *   execcheck MS        (the new image) maps the same zone first thing, fills
+ *                       it with 0xa5 and watches it for MS ms: a late
+ *                       copy-out of the old image's calls would land there;
+ *                       prints "intact" or "corrupt N bytes"
  */
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -478,9 +486,100 @@ static int recvfromlen(int rounds)
 	return i == rounds ? 0 : 1;
 }
 
+/* red team 29: a late copy-out lands in a new exec image */
+#define ES_ZONE ((void *)0x3e0000000000UL)
+#define ES_SIZE (64 << 10)
+#define ES_SLOT 512
+static char *es_zone;
+static const char *es_self;
+static int es_ms;
+
+static int es_map(void)
+{
+	es_zone = mmap(ES_ZONE, ES_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	return es_zone == ES_ZONE ? 0 : -1;
+}
+
+static void es_loop(int i)
+{
+	struct stat *st = (struct stat *)(es_zone + (size_t)(i % (ES_SIZE / ES_SLOT)) * ES_SLOT);
+	int fd = open(es_self, O_RDONLY);
+	for (unsigned k = 0;; k++) {
+		if (k & 1)
+			fstat(fd, st);
+		else
+			stat(es_self, st);
+	}
+}
+
+static void *es_thread(void *a)
+{
+	es_loop((int)(long)a);
+	return NULL;
+}
+
+static void *es_execer(void *a)
+{
+	/* the others start once the leader (whose pid the exec takes: its
+	 * calls' late copy-outs are the ones that find an image) is in its
+	 * loop */
+	usleep(2000);
+	pthread_t th;
+	for (long i = 1; i < (long)a; i++)
+		pthread_create(&th, NULL, es_thread, (void *)i);
+	usleep((useconds_t)es_ms * 1000);
+	char ms[16];
+	snprintf(ms, sizeof ms, "%d", 400);
+	execl(es_self, es_self, "execcheck", ms, (char *)NULL);
+	printf("FAIL execstat: exec: %s\n", strerror(errno));
+	exit(1);
+}
+
+static int execstat(const char *self, int n, int ms)
+{
+	es_self = self;
+	es_ms = ms;
+	if (es_map() < 0)
+		return printf("FAIL execstat: mmap: %s\n", strerror(errno)), 1;
+	pthread_t th;
+	pthread_create(&th, NULL, es_execer, (void *)(long)n);
+	es_loop(0); /* the leader too: the exec'ing thread takes its pid */
+	return 1;
+}
+
+static int execcheck(int ms)
+{
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		size_t bad = 0, first = 0;
+		for (size_t i = 0; i < ES_SIZE; i++)
+			if ((unsigned char)es_zone[i] != 0xa5 && !bad++)
+				first = i;
+		if (bad)
+			return printf("corrupt %zu bytes at +%zu\n", bad, first), 1;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 >= ms)
+			break;
+		usleep(500);
+	}
+	return printf("intact\n"), 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && !strcmp(argv[1], "execcheck")) {
+		/* first thing: the zone the old image's copy-outs would hit */
+		if (es_map() < 0)
+			return printf("FAIL execcheck: mmap: %s\n", strerror(errno)), 1;
+		memset(es_zone, 0xa5, ES_SIZE);
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 3 && !strcmp(argv[1], "execcheck"))
+		return execcheck(atoi(argv[2]));
+	if (argc >= 5 && !strcmp(argv[1], "execstat"))
+		return execstat(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (argc >= 3 && !strcmp(argv[1], "recvfromlen"))
 		return recvfromlen(atoi(argv[2]));
 	if (argc >= 4 && !strcmp(argv[1], "tracerfair"))

@@ -96,6 +96,7 @@ static long call6(sc_handler_fn h, const char *s0, const char *s1, const char *s
 	call.task = &task;
 	call.sb = &sb;
 	call.tid = getpid();
+	call.notify_fd = -1; /* no notification: the copy guard checks none */
 	call.out_fd = -1;
 	call.out_newfd_at = -1;
 	call.args[0] = a0;

@@ -35,9 +35,11 @@ fi
 
 # ---- 1b. SysV IPC: /proc/sysvipc lists the sandbox's IPC namespace only ----
 # (the sentry reads it in the guest's namespace; the host's segment made here
-# must not show, the guest's own must)
+# must not show, the guest's own must; the guest removes its own, which
+# natively, the fake, is the host's too)
 hid=$(ipcmk -M 4096 2>/dev/null | awk '{print $NF}')
-out=$(mrun sh -c 'cat /proc/sysvipc/shm | wc -l; ipcmk -M 4096 >/dev/null; cat /proc/sysvipc/shm | wc -l')
+[ -n "$hid" ] && at_exit "ipcrm -m '$hid'"
+out=$(mrun sh -c 'cat /proc/sysvipc/shm | wc -l; g=$(ipcmk -M 4096 | awk "{print \$NF}"); cat /proc/sysvipc/shm | wc -l; ipcrm -m "$g"')
 [ -n "$hid" ] && ipcrm -m "$hid" 2>/dev/null
 expect_eq sysvipc_guest_namespace_only "$(echo $out)" "1 2"
 
@@ -75,6 +77,7 @@ out=$(moat run --user 1000:1000 -- sh -c 'id -u; id -g; id -G; grep -E "^(Uid|Gi
 expect_eq user_flag "$(echo $out)" "1000 1000 1000 Uid: 1000 1000 1000 1000 Gid: 1000 1000 1000 1000 CapEff: 0000000000000000"
 if [ $ROOT = 1 ]; then
 	# new files belong to their creator (private /tmp)
+	guest_tmp /tmp/f /tmp/d
 	out=$(moat run --user 1000:1000 -- sh -c 'cd /tmp && touch f && mkdir d && stat -c "%u:%g" f d' </dev/null 2>&1)
 	expect_eq user_flag_owns_new_files "$(echo $out)" "1000:1000 1000:1000"
 	out=$(moat run --user 1000:1000 -- sh -c 'touch "$HOME/x" && stat -c "%u:%g" "$HOME" "$HOME/x"' </dev/null 2>&1)
@@ -90,6 +93,7 @@ expect_eq user_flag_cannot_setuid "$out" EPERM
 # root inside (--user 0:0, also rootless) drops to nobody: a 0600 file root
 # made in the private /tmp is no longer readable or writable, root is not
 # regained, and the capabilities are gone
+guest_tmp /tmp/secret
 out=$(moat run --user 0:0 -- "$PY" -c '
 import os, ctypes
 p = "/tmp/secret"
@@ -240,6 +244,7 @@ SANITY=1 expect_eq dropped_cannot_read_root_proc "$out" "EACCESEACCESEACCES EACC
 # round 7: it was a counter; the sandbox's prefix came from a native
 # accept, which names the peer's abstract name, the dev and inode from stat,
 # and connect reached the root-only socket past the path's EACCES).
+guest_tmp /tmp/run /tmp/mine.l /tmp/mine.c
 out=$(moat run --user 0:0 -- "$PY" -c '
 import os, socket
 os.makedirs("/tmp/run", exist_ok=True); os.chmod("/tmp/run", 0o755)
@@ -277,6 +282,7 @@ SANITY=1 expect_eq dropped_cannot_reach_root_socket_by_abstract_name "$out" "EAC
 # running it is not dumpable, so a process of the same ids reads neither its
 # maps nor its memory (Linux's would_dump; red team 19: both were open, and
 # process_vm_readv read the program's text; root inside, also rootless)
+guest_tmp /tmp/xonly
 out=$(moat run --user 0:0 -- "$PY" -c '
 import ctypes, os, shutil, time
 shutil.copy("/bin/sleep", "/tmp/xonly"); os.chmod("/tmp/xonly", 0o711)
@@ -304,6 +310,7 @@ SANITY=1 expect_eq exec_only_program_not_dumpable "$out" "maps:Permission denied
 # (pidfd_getfd) nor reads their memory (process_vm_readv) or their /proc
 # environ. moat's ids are
 # virtual, the host's flag never changed: the sentry took the fd.
+guest_tmp /tmp/sec
 out=$(moat run --user 0:0 -- "$PY" -c '
 import ctypes, os, time
 libc = ctypes.CDLL(None, use_errno=True)
@@ -376,6 +383,7 @@ SANITY=1 expect_eq dropped_cannot_reopen_nondumpable_fd "$out" "1 Permission den
 # read-only directory fd (ADDFD takes no O_PATH file); root opened its 0700
 # directory so, dropped to uid 1000, and listed it through the fd (Linux:
 # getdents on an O_PATH fd is EBADF). The fd is marked and never listed.
+guest_tmp /tmp/priv
 out=$(moat run --user 0:0 -- "$PY" -c '
 import os
 os.mkdir("/tmp/priv", 0o700); open("/tmp/priv/secretname", "w").close()
@@ -394,6 +402,7 @@ SANITY=1 expect_eq dropped_cannot_list_opath_dir "$(echo $out)" "Bad file descri
 # protected_hardlinks: a process that dropped root named root's 0600
 # anonymous file it had inherited (Linux: ENOENT without
 # CAP_DAC_READ_SEARCH; through /proc/self/fd, EPERM). Its own still links.
+guest_tmp /tmp/named /tmp/named2 /tmp/mine
 out=$(moat run --user 0:0 -- "$PY" -c '
 import os, ctypes
 libc = ctypes.CDLL(None, use_errno=True)

@@ -346,6 +346,7 @@ fi
 # the sentry checked one object and watched the name again; rootless a
 # second watch, on root's file, came within a second).
 if [ -x "$SYSCALL_BIN/race_watch" ]; then
+	guest_tmp /tmp/rw
 	out=$(moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/race_watch /tmp/rw $((secs + 1)) </dev/null 2>&1)
 	case $out in "ok race_watch"*) ok_sanity race_watch ;; *) fail race_watch "$out" ;; esac
 else

@@ -171,23 +171,34 @@ fi
 # that dropped root blocked 300 threads in FIFO opens; once the waits had
 # the whole pool, root's open never returned. The task bound is now what
 # the fds hold for every task waiting at once (a fifth of the limit).
+# The FIFOs go in a directory of this run's (natively, the fake: the host's
+# /tmp, removed at exit), and the dropped process ends when root's does (EOF
+# on a pipe only root held), not 60 s later.
+F=/tmp/fifos.$$
+guest_tmp "$F"
 out=$( (ulimit -n 2000 && timeout -s KILL 60 "$MOAT" run --bind "$W:/work:rw" -- "$PY" -c '
-import os, threading, time, sys
+import os, select, threading, time, sys
+d = sys.argv[1]
+os.mkdir(d); os.chmod(d, 0o777)
+r, w = os.pipe()
 if os.fork() == 0:
+    os.close(w)
     os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
     threading.stack_size(256 << 10)
     def blk(i):
-        p = "/tmp/f%d" % i
+        p = "%s/f%d" % (d, i)
         os.mkfifo(p); os.open(p, os.O_RDONLY)
     n = 0
     for i in range(300):
         try: threading.Thread(target=blk, args=(i,), daemon=True).start(); n += 1
         except RuntimeError: break
-    print("waiting", n > 150, flush=True); time.sleep(60); os._exit(0)
+    print("waiting", n > 150, flush=True)
+    select.select([r], [], [], 60); os._exit(0)  # (readable: root exited)
+os.close(r)
 time.sleep(8)
-t = time.time(); fd = os.open("/etc/passwd", os.O_RDONLY); os.mkdir("/tmp/rootdir")
+t = time.time(); fd = os.open("/etc/passwd", os.O_RDONLY); os.mkdir(d + "/rootdir")
 print("root served", time.time() - t < 5, flush=True)
-os._exit(0)' </dev/null 2>/dev/null) )
+os._exit(0)' "$F" </dev/null 2>/dev/null) )
 SANITY=1 expect_eq dropped_waits_cannot_starve_root "$(echo $out)" "waiting True root served True"
 
 # pexec4: after an fd answer (ADDFD with SEND) the guest runs on before the

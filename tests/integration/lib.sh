@@ -68,3 +68,42 @@ mrun() { moat run -- "$@" </dev/null; }
 HOST_HOME=$(getent passwd "$(id -u)" | cut -d: -f6)
 # A unique marker for canaries and process names.
 T_MARK="moatcanary$$x$RANDOM"
+
+# guest_tmp PATH...: fixed /tmp names (/tmp/NAME) a guest makes in its private
+# /tmp. Against tests/integration/fake-moat (MOAT is the fake: no private
+# /tmp, the guest runs natively) they land in the HOST's /tmp: removed now (a
+# previous run's leftovers would change what the case sees) and at exit, so a
+# self-check run leaves nothing there. Against moat nothing is done (the
+# host's names are not the test's). Only entries of the caller, or of the ids
+# these scripts' guests drop to natively (GUEST_TMP_UIDS: 1000 65534 61239),
+# are removed: another user's file of that name is left (and said on stderr).
+# rm -rf follows no symlink.
+GUEST_TMP_UIDS=${GUEST_TMP_UIDS:-1000 65534 61239}
+_guest_tmp_rm() {
+	local p=$1 own u
+	[ -e "$p" ] || [ -L "$p" ] || return 0
+	own=$(stat -c %u -- "$p" 2>/dev/null) || return 0
+	for u in "$(id -u)" $GUEST_TMP_UIDS; do
+		[ "$own" = "$u" ] || continue
+		# a guest's 0500 directories: the caller (rootless) needs the write
+		# bit on its own (root needs none: no chmod of another's tree)
+		[ "$own" = "$(id -u)" ] && [ "$own" != 0 ] && [ -d "$p" ] && [ ! -L "$p" ] &&
+			chmod -R u+rwX -- "$p" 2>/dev/null
+		rm -rf -- "$p"
+		return 0
+	done
+	echo "# guest_tmp: $p is uid $own's, not the test's: left" >&2
+}
+guest_tmp() {
+	[ "$MOAT" != "${MOAT%fake-moat}" ] || return 0
+	local p
+	for p in "$@"; do
+		case $p in
+		/tmp/*/* | /tmp/ | /tmp/. | /tmp/.. | *[[:space:]]*) echo "guest_tmp: $p: not a /tmp/NAME" >&2; return 1 ;;
+		/tmp/?*) ;;
+		*) echo "guest_tmp: $p: not a /tmp/NAME" >&2; return 1 ;;
+		esac
+		_guest_tmp_rm "$p"
+		at_exit "_guest_tmp_rm $(printf %q "$p")"
+	done
+}

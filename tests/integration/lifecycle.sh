@@ -147,7 +147,11 @@ kill_after() {
 	local name=$1 sigs=$2 max=$3 want=$4 id left t0 t1 s
 	shift 4
 	rm -f "$T_TMP/ka.json"
-	moat_bg run --result "$T_TMP/ka.json" "$@" -- /bin/sh -c "trap '' TERM; mkfifo /tmp/f; echo ready; : $T_MARK; read x </tmp/f; while :; do sleep 0.1; done" \
+	# (a per-run name: natively, the fake, it is the host's /tmp, where the
+	# self-check runs scripts side by side; removed at exit)
+	local fifo=/tmp/kafifo.$$
+	guest_tmp "$fifo"
+	moat_bg run --result "$T_TMP/ka.json" "$@" -- /bin/sh -c "trap '' TERM; mkfifo $fifo; echo ready; : $T_MARK; read x <$fifo; while :; do sleep 0.1; done" \
 		>"$T_TMP/ka.out" 2>"$T_TMP/ka.err"
 	pid=$!
 	for ((i = 0; i < 100; i++)); do grep -q ready "$T_TMP/ka.out" 2>/dev/null && break; sleep 0.1; done

@@ -9,6 +9,8 @@
  * dropped process a socket at P with the kernel's flag (sentry/netreuse.c).
  * Natively Linux lets some through (both SO_REUSEADDR, root's socket not
  * listening) and refuses the listen of the second one: not a sanity probe.
+ * One bind with both options set, before the race, makes that deterministic:
+ * natively it always joins (FAIL every run); moat refuses it.
  * A bind counts when the socket is then bound there with the kernel's flag
  * (it would join root's group at listen).
  * Prints "ok race_reuseport" or "FAIL race_reuseport: ...". argv[1]: seconds. */
@@ -72,9 +74,22 @@ int main(int argc, char **argv)
 	if (c == 0) {
 		if (setresgid(61239, 61239, 61239) || setresuid(61239, 61239, 61239))
 			_exit(2);
+		/* First one bind without the race, both options on: natively
+		 * Linux lets it through (both SO_REUSEADDR, root's socket not
+		 * listening), so natively this program FAILs every run, not
+		 * only when the flip thread happens to win; moat refuses it
+		 * (EADDRINUSE: root's entry is another user's). */
+		int joined = 0, tries = 1, v0 = 0;
+		socklen_t vl0 = sizeof v0;
+		int s0 = socket(AF_INET, SOCK_STREAM, 0);
+		setsockopt(s0, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+		setsockopt(s0, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+		if (bind(s0, (struct sockaddr *)&a, sizeof a) == 0 &&
+		    getsockopt(s0, SOL_SOCKET, SO_REUSEPORT, &v0, &vl0) == 0 && v0 == 1)
+			joined++;
+		close(s0);
 		pthread_t th;
 		pthread_create(&th, NULL, flip, NULL);
-		int joined = 0, tries = 0;
 		time_t end = time(NULL) + secs;
 		while (time(NULL) < end) {
 			int s = socket(AF_INET, SOCK_STREAM, 0);

@@ -81,7 +81,7 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
 		mkdir -p "$W" && chmod 0777 "$W" && rm -f "$W"/* "$FE/etc/ssh/$KEY"
 		ovarg=(); [ $ov = none ] && ovarg=(--overlay none)
 		timeout -k 5 60 unshare -m --propagation private /bin/sh -c 'mount --bind "$1" /etc && shift && exec "$@"' \
-			sh "$FE/etc" "$MOAT" run "${ovarg[@]}" --bind "$W:/w:rw" -- /bin/sh -c '
+			sh "$FE/etc" "$MOAT" run "${ovarg[@]}" --bind "$W:/w:rw,shared" -- /bin/sh -c '
 ls /etc/ssh >/dev/null; : >$3/up; i=0
 while [ ! -e $3/go ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
 if [ -e /etc/ssh/$1 ]; then echo seen; else echo absent; fi

@@ -169,6 +169,10 @@ struct task {
 	long long intr_ep_t0;    /* ... the time of its first restart (ms, monotonic) */
 	long intr_restarted;     /* tracer only: nr + 1 of a call whose -EINTR the tracer
 				  * made a restart at an ignored signal's stop */
+	int call_state;          /* a worker serves a trapped call of its: 1, and waits
+				  * for another task for it (pipeline_wait_begin: a FIFO's
+				  * peer, a lock): 2; else 0. /proc/<pid>/stat and status
+				  * show R or S for a task in a trapped call (fs/procfs.c) */
 	long intr_tp_nr;         /* tracer only: nr + 1 of a call whose relative timeout is
 				  * behind a pointer (sigtimedwait, semtimedop, io_[p]getevents,
 				  * epoll_pwait2) restarted at an ignored signal's stop, */

@@ -282,6 +282,10 @@ static const struct tent tree[] = {
 	{ "sys/fs/pipe-user-pages-hard", N_GUEST, 0644, NULL },
 	{ "sys/fs/lease-break-time", N_TFILE, 0644, NULL }, /* writable: procfs_lease_break_time */
 	{ "sys/fs/leases-enable", N_TFILE, 0644, "1\n" },
+	/* Linux AIO: the sandbox's share of the host's fs.aio-max-nr and what
+	 * it holds of it (sentry/aio.c), not the host-wide count */
+	{ "sys/fs/aio-max-nr", N_TFILE, 0644, NULL },
+	{ "sys/fs/aio-nr", N_TFILE, 0444, NULL },
 	{ "sys/fs/inotify", N_TDIR, 0555, NULL },
 	{ "sys/fs/inotify/max_user_watches", N_GUEST, 0644, NULL },
 	{ "sys/fs/inotify/max_user_instances", N_GUEST, 0644, NULL },
@@ -1156,6 +1160,10 @@ static void tree_text(struct sandbox *sb, const char *path, char *buf, size_t le
 			snprintf(buf, len, "max\n");
 	} else if (!strcmp(p, "sys/fs/lease-break-time")) {
 		snprintf(buf, len, "%ld\n", procfs_lease_break_time(sb));
+	} else if (!strcmp(p, "sys/fs/aio-max-nr")) {
+		snprintf(buf, len, "%lu\n", sb->aio_share ? sb->aio_share : 65536UL);
+	} else if (!strcmp(p, "sys/fs/aio-nr")) {
+		snprintf(buf, len, "%lu\n", __atomic_load_n(&sb->aio_held, __ATOMIC_RELAXED));
 	} else if (!strcmp(p, "sys/kernel/threads-max")) {
 		snprintf(buf, len, "%lu\n", sb->pids_limit ? sb->pids_limit : 4194304UL);
 	} else if (!strcmp(p, "sys/kernel/random/boot_id")) {

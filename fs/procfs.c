@@ -282,6 +282,10 @@ static const struct tent tree[] = {
 	{ "sys/fs/pipe-user-pages-hard", N_GUEST, 0644, NULL },
 	{ "sys/fs/lease-break-time", N_TFILE, 0644, NULL }, /* writable: procfs_lease_break_time */
 	{ "sys/fs/leases-enable", N_TFILE, 0644, "1\n" },
+	/* Linux AIO: the sandbox's share of the host's fs.aio-max-nr and what
+	 * it holds of it (sentry/aio.c), not the host-wide count */
+	{ "sys/fs/aio-max-nr", N_TFILE, 0644, NULL },
+	{ "sys/fs/aio-nr", N_TFILE, 0444, NULL },
 	{ "sys/fs/inotify", N_TDIR, 0555, NULL },
 	{ "sys/fs/inotify/max_user_watches", N_GUEST, 0644, NULL },
 	{ "sys/fs/inotify/max_user_instances", N_GUEST, 0644, NULL },
@@ -949,11 +953,58 @@ static int memfd_with(const char *canon, const char *data, size_t len, int *out)
 	return 0;
 }
 
+/* The state a native kernel would show for guest task t (the node's base
+ * "<pid>" or "<pid>/task/<tid>"), whose own kernel shows native. A task in
+ * a trapped call waits in the seccomp notification, asleep ('S', or 'D' once
+ * a worker took it) to its kernel, where natively it would be running the
+ * call: 'R', unless the worker serving it waits for another task for it (a
+ * FIFO's peer, a lock: call_state 2), where the native call would sleep: 'S'.
+ * A notification no worker has taken yet is running too (LTP semctl01 and
+ * semop03 wait for a child's 'S' to mean it sleeps in semop: before, the
+ * child's semop still on its way to the sentry passed for it). Which wait
+ * it is, is the kernel's wchan of the task (one read of the guest procfs,
+ * only for a sleeping task); a native sleep (a native semop, a pipe's read)
+ * keeps its 'S'. */
+static int in_seccomp_wait(struct sandbox *sb, const char *base)
+{
+	char path[112], buf[64];
+	ssize_t k;
+
+	snprintf(path, sizeof path, "%s/wchan", base);
+	int fd = guest_open(sb, path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	k = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	buf[k > 0 ? k : 0] = 0;
+	return !strncmp(buf, "seccomp_", 8);
+}
+
+/* pre: the task was in a seccomp wait just before its stat was read (the
+ * wchan is read again after: a call answered in between, or one that came
+ * to the sentry in between, was one all the same; an 'R' shown for a moment
+ * too long is harmless to a program that polls for 'S', an 'S' too early
+ * is not) */
+static char state_shown(struct sandbox *sb, struct task *t, const char *base, char native, int pre)
+{
+	if (!t || (native != 'S' && native != 'D'))
+		return native;
+	if (!pre && !in_seccomp_wait(sb, base))
+		return native;
+	return __atomic_load_n(&t->call_state, __ATOMIC_ACQUIRE) == 2 ? 'S' : 'R';
+}
+
+/* the wchan before a task's stat or status is read (state_shown) */
+static int state_pre(struct task *self, struct pnode *n)
+{
+	return n->task && n->task != self && !n->init && in_seccomp_wait(self->sb, n->base);
+}
+
 /* Replace the Uid:/Gid: lines of a status text with the virtual credentials
  * (the guest procfs renders ids in the opener's - the sentry's - user
  * namespace, and setuid is emulated anyway), and the Umask: line with the
  * task's virtual umask (umask(2) is emulated: the native one never changes). */
-static char *status_patch(const char *in, const struct cred *c, mode_t umask, int running)
+static char *status_patch(const char *in, const struct cred *c, mode_t umask, char state)
 {
 	size_t len = strlen(in);
 	int ng = cred_ngroups(c);
@@ -967,8 +1018,10 @@ static char *status_patch(const char *in, const struct cred *c, mode_t umask, in
 		const char *eol = strchr(p, '\n');
 		size_t l = eol ? (size_t)(eol - p + 1) : strlen(p);
 
-		if (running && !strncmp(p, "State:", 6))
+		if (state == 'R' && !strncmp(p, "State:", 6))
 			o += sprintf(o, "State:\tR (running)\n");
+		else if (state == 'S' && !strncmp(p, "State:", 6))
+			o += sprintf(o, "State:\tS (sleeping)\n");
 		else if (!strncmp(p, "Uid:", 4))
 			o += sprintf(o, "Uid:\t%u\t%u\t%u\t%u\n", c->ruid, c->euid, c->suid, c->fsuid);
 		else if (!strncmp(p, "Gid:", 4))
@@ -1007,6 +1060,7 @@ static int open_status(struct task *self, struct pnode *n, int *out)
 	cleanup_free char *patched = NULL;
 	struct cred c;
 	mode_t um;
+	int pre = state_pre(self, n);
 	long len = guest_slurp(sb, n->gpath, &text);
 
 	if (len < 0)
@@ -1027,8 +1081,15 @@ static int open_status(struct task *self, struct pnode *n, int *out)
 		pthread_mutex_unlock(&fs->lock);
 		fs_ctx_put(fs);
 	}
-	/* read while the caller waits for us: it is running, as a native read shows */
-	patched = status_patch(text, &c, um, n->task == self);
+	/* read while the caller waits for us: it is running, as a native read
+	 * shows; another task in a trapped call: state_shown */
+	char state = 0;
+	const char *sp = strstr(text, "\nState:\t");
+	if (n->task == self)
+		state = 'R';
+	else if (sp && !n->init)
+		state = state_shown(sb, n->task, n->base, sp[8], pre);
+	patched = status_patch(text, &c, um, state);
 	cred_free(&c);
 	if (!patched)
 		return -ENOMEM;
@@ -1099,6 +1160,10 @@ static void tree_text(struct sandbox *sb, const char *path, char *buf, size_t le
 			snprintf(buf, len, "max\n");
 	} else if (!strcmp(p, "sys/fs/lease-break-time")) {
 		snprintf(buf, len, "%ld\n", procfs_lease_break_time(sb));
+	} else if (!strcmp(p, "sys/fs/aio-max-nr")) {
+		snprintf(buf, len, "%lu\n", sb->aio_share ? sb->aio_share : 65536UL);
+	} else if (!strcmp(p, "sys/fs/aio-nr")) {
+		snprintf(buf, len, "%lu\n", __atomic_load_n(&sb->aio_held, __ATOMIC_RELAXED));
 	} else if (!strcmp(p, "sys/kernel/threads-max")) {
 		snprintf(buf, len, "%lu\n", sb->pids_limit ? sb->pids_limit : 4194304UL);
 	} else if (!strcmp(p, "sys/kernel/random/boot_id")) {
@@ -1347,13 +1412,18 @@ static int open_pid_stat(struct task *self, struct pnode *n, int *out)
 	cleanup_free char *res = NULL;
 	unsigned long long boot = boot_ticks(sb), st;
 	char *p;
+	int pre = state_pre(self, n);
 	long len = guest_slurp(sb, n->gpath, &text);
 
 	if (len < 0)
 		return (int)len;
 	/* read while the caller waits for us: it is running, as a native read shows */
-	if (n->task == self && (p = strrchr(text, ')')) && p[1] == ' ' && p[2])
-		p[2] = 'R';
+	if ((p = strrchr(text, ')')) && p[1] == ' ' && p[2]) {
+		if (n->task == self)
+			p[2] = 'R';
+		else if (!n->init)
+			p[2] = state_shown(sb, n->task, n->base, p[2], pre);
+	}
 	if (!ptrace_read_ok(self, n->init ? NULL : n->task)) {
 		stat_hide_addresses(text);
 		len = (long)strlen(text);

@@ -169,6 +169,22 @@ struct task {
 	long long intr_ep_t0;    /* ... the time of its first restart (ms, monotonic) */
 	long intr_restarted;     /* tracer only: nr + 1 of a call whose -EINTR the tracer
 				  * made a restart at an ignored signal's stop */
+	int call_state;          /* a worker serves a trapped call of its: 1, and waits
+				  * for another task for it (pipeline_wait_begin: a FIFO's
+				  * peer, a lock): 2; else 0. /proc/<pid>/stat and status
+				  * show R or S for a task in a trapped call (fs/procfs.c) */
+	long intr_tp_nr;         /* tracer only: nr + 1 of a call whose relative timeout is
+				  * behind a pointer (sigtimedwait, semtimedop, io_[p]getevents,
+				  * epoll_pwait2) restarted at an ignored signal's stop, */
+	uint64_t intr_tp_ptr;    /* ... its own timeout pointer, */
+	long long intr_tp_ns, intr_tp_t0; /* ... its timeout and the time of its first
+				  * restart (ns, monotonic), */
+	int intr_tp_stage;       /* ... 1: the restarted call's syscall entry is to come,
+				  * 2: its exit (PTRACE_SYSCALL); until the exit its pointer
+				  * register names a copy with the time left, below the red
+				  * zone, and the exit puts the guest's own pointer back; */
+	int intr_tp_cont;        /* ... that exit was -EINTR again: the next stop of an
+				  * ignored signal goes on with the same call's time */
 
 	struct sandbox *sb;
 };

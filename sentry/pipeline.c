@@ -78,6 +78,16 @@ static atomic_int workers_started; /* MOAT_PROFILE: threads created */
 static atomic_int nwaiting;
 static int wait_cap = 64;
 static __thread int t_waiting;
+/* the task whose call this worker serves (handle_), whose call_state a wait
+ * for another task makes 2 (sleeping) */
+static __thread struct task *t_serving;
+
+/* handle_ is done with t's call (before its task_put) */
+static void serving_end(struct task *t)
+{
+	t_serving = NULL;
+	__atomic_store_n(&t->call_state, 0, __ATOMIC_RELEASE);
+}
 
 /* MOAT_PROFILE=1: per-stage time of every trapped call, summed per syscall
  * number and printed at exit (pipeline_profile_report). Off: one branch per
@@ -317,6 +327,10 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 		return;
 	}
 	closing_take(t);
+	/* its state in the guest's /proc: running while a worker serves it,
+	 * sleeping while the worker waits for another task (fs/procfs.c) */
+	__atomic_store_n(&t->call_state, 1, __ATOMIC_RELEASE);
+	t_serving = t;
 	/* the call the tracer restarted after a signal came before RECV
 	 * (tracer.c sig_restart): if it would wait, it ends with EINTR */
 	t->intr_now = __atomic_exchange_n(&t->intr_before, 0, __ATOMIC_ACQUIRE) == (long)n->nr + 1;
@@ -405,6 +419,7 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 		 * caller is gone as a rule (the answer finds no one), else it
 		 * gets EAGAIN rather than wait on */
 		plat->reply(g_nfd, c->id, -EAGAIN);
+		serving_end(t);
 		task_put(t);
 		return;
 	}
@@ -436,6 +451,7 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 	if (!no_guest_io(c->nr) && plat->id_valid(g_nfd, c->id) < 0) {
 		if (io == 0)
 			task_io_end(t);
+		serving_end(t);
 		task_put(t);
 		return; /* the caller is gone (or was interrupted by a fatal signal) */
 	}
@@ -555,6 +571,7 @@ audit:
 			sc_decode_args(c, args, sizeof args);
 		audit_event(g_sb->audit, g_sb, t, c->tid, name, args, decision, ret, c->note);
 	}
+	serving_end(t);
 	task_put(t);
 	PROF_MARK(ST_AUDIT);
 }
@@ -635,6 +652,8 @@ void pipeline_wait_begin(void)
 {
 	if (!g_sb || t_waiting++)
 		return;
+	if (t_serving)
+		__atomic_store_n(&t_serving->call_state, 2, __ATOMIC_RELEASE);
 	atomic_fetch_add(&nwaiting, 1);
 	if (t_lead) {
 		lead_pass();
@@ -650,6 +669,8 @@ void pipeline_wait_end(void)
 {
 	if (!g_sb || !t_waiting || --t_waiting)
 		return;
+	if (t_serving)
+		__atomic_store_n(&t_serving->call_state, 1, __ATOMIC_RELEASE);
 	atomic_fetch_sub(&nwaiting, 1);
 }
 

@@ -28,6 +28,7 @@
 #include "kernel/task.h"
 #include "kernel/cred.h"
 #include "platform/arch.h"
+#include "platform/platform.h"
 #include "syscalls/table.h"
 #include "syscalls/filter.h"
 #include "common/log.h"
@@ -466,6 +467,7 @@ static void no_core_dump(struct sandbox *sb, struct task *t, pid_t tid, int sig)
 /* Kernel-internal restart codes (include/linux/errno.h, not exported). */
 #define ERESTARTSYS_ 512
 #define ERESTARTNOINTR_ 513
+#define ERESTARTNOHAND_ 514
 
 /* Whether sig's disposition in task tid is to ignore it: SIG_IGN, or SIG_DFL
  * with a default of ignore (SIGCHLD, SIGWINCH, SIGURG, SIGCONT). A blocked
@@ -501,24 +503,151 @@ static int sig_ignored(struct sandbox *sb, struct task *t, int sig)
 	return !(cgt & bit) && (dfl_ign & bit);
 }
 
-/* A call that returns -EINTR itself with a relative timeout behind a
- * pointer in guest memory, which a restart would start again in full and
- * the tracer does not rewrite: left to its EINTR (a signal every 100 ms
- * would otherwise keep a 1 s sigtimedwait from ever timing out). */
-static int intr_timeout_ptr(long nr, const arch_regs *r)
+/* The register of a call that returns -EINTR itself (io_pgetevents:
+ * -ERESTARTNOHAND) with a relative timeout behind a pointer in guest
+ * memory, which the kernel would restart (or a plain restart would start)
+ * in full: rt_sigtimedwait, semtimedop, epoll_pwait2, io_getevents,
+ * io_pgetevents. NULL for other calls. */
+static unsigned long long *intr_tp_reg(long nr, arch_regs *r)
 {
 	switch (nr) {
 	case __NR_rt_sigtimedwait:
-		return REG_ARG2(*r) != 0;
+		return &REG_ARG2(*r);
 	case __NR_semtimedop:
 	case __NR_epoll_pwait2:
-		return REG_ARG3(*r) != 0;
+		return &REG_ARG3(*r);
 	case __NR_io_getevents:
 	case __NR_io_pgetevents:
-		return REG_ARG4(*r) != 0;
+		return &REG_ARG4(*r);
 	default:
-		return 0;
+		return NULL;
 	}
+}
+
+static int intr_timeout_ptr(long nr, arch_regs *r)
+{
+	unsigned long long *reg = intr_tp_reg(nr, r);
+	return reg && *reg != 0;
+}
+
+static long long mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Such a call, interrupted by a signal the task ignores, restarted with
+ * what is left of its timeout: a copy of it (struct timespec) is written
+ * below the stopped thread's red zone, where a signal frame would go and
+ * no program keeps anything, and the pointer register names the copy until
+ * the restarted call's syscall exit (PTRACE_SYSCALL: intr_tp_stage), which
+ * puts the guest's own pointer back (intr_tp_sysstop). The guest's timespec
+ * is only read. The time is counted from the first restart of this call
+ * (cont: the call's last exit was this restart's -EINTR again): the time
+ * before the first signal is not known, so the whole wait is at most the
+ * timeout plus that. 0 when restarted (regs set), -1 to leave the EINTR. */
+static int intr_tp_restart(struct task *t, pid_t tid, arch_regs *r, long nr, int cont)
+{
+	unsigned long long *reg = intr_tp_reg(nr, r);
+	long long now = mono_ns(), left;
+	struct timespec ts;
+
+	if (!reg || !*reg)
+		return -1;
+	if (cont && t->intr_tp_nr == nr + 1 && t->intr_tp_ptr == *reg) {
+		left = t->intr_tp_ns - (now - t->intr_tp_t0);
+	} else {
+		if (guest_read(tid, *reg, &ts, sizeof ts) < 0 || ts.tv_sec < 0 || ts.tv_nsec < 0 ||
+		    ts.tv_nsec >= 1000000000L)
+			return -1; /* the call checked it: it cannot be so */
+		t->intr_tp_nr = nr + 1;
+		t->intr_tp_ptr = *reg;
+		t->intr_tp_ns = (ts.tv_sec > 9000000000LL ? 9000000000LL : (long long)ts.tv_sec) * 1000000000LL +
+				ts.tv_nsec;
+		t->intr_tp_t0 = now;
+		left = t->intr_tp_ns;
+	}
+	if (left < 0)
+		left = 0; /* a zero timeout: the call's own answer at its end (EAGAIN, 0) */
+	ts.tv_sec = (time_t)(left / 1000000000LL);
+	ts.tv_nsec = (long)(left % 1000000000LL);
+	uint64_t sc = (REG_SP(*r) - ARCH_RED_ZONE - sizeof ts - 16) & ~15ULL;
+	if (guest_write(tid, sc, &ts, sizeof ts) < 0) {
+		t->intr_tp_nr = 0;
+		return -1;
+	}
+	*reg = sc;
+	REG_RET(*r) = (unsigned long long)-ERESTARTNOINTR_;
+	if (ptrace(PTRACE_SETREGS, tid, 0, r) < 0) {
+		t->intr_tp_nr = 0;
+		return -1;
+	}
+	t->intr_tp_stage = 1;
+	return 0;
+}
+
+/* A syscall stop of a call intr_tp_restart restarted: at its entry, go on
+ * to its exit; at its exit, the guest's own timeout pointer back in its
+ * register (a program may assume a syscall keeps it). */
+static void intr_tp_sysstop(struct task *t, pid_t tid)
+{
+	arch_regs r;
+
+	if (ptrace(PTRACE_GETREGS, tid, 0, &r) < 0) {
+		t->intr_tp_stage = 0;
+		t->intr_tp_nr = 0;
+		ptrace(PTRACE_CONT, tid, 0, 0);
+		return;
+	}
+	if (t->intr_tp_stage == 1 && (long)REG_RET(r) == -ENOSYS) {
+		t->intr_tp_stage = 2; /* the entry */
+		ptrace(PTRACE_SYSCALL, tid, 0, 0);
+		return;
+	}
+	long nr = (long)REG_SYSNO(r), rax = (long)REG_RET(r);
+	unsigned long long *reg = intr_tp_reg(nr, &r);
+	t->intr_tp_stage = 0;
+	if (reg && nr + 1 == t->intr_tp_nr) {
+		*reg = t->intr_tp_ptr;
+		ptrace(PTRACE_SETREGS, tid, 0, &r);
+	}
+	t->intr_tp_cont = rax == -EINTR || rax == -ERESTARTNOHAND_;
+	if (!t->intr_tp_cont)
+		t->intr_tp_nr = 0;
+	ptrace(PTRACE_CONT, tid, 0, 0);
+}
+
+/* A signal stop between intr_tp_restart and the restarted call's entry
+ * (a second signal at the same exit, or one that came before the task got
+ * back to its syscall instruction). Ignored: dropped, the call runs on.
+ * Otherwise the call ends with EINTR, as natively for a signal that is
+ * delivered while it waits: the guest's pointer back, and a call the
+ * kernel had already rewound for its restart (rax its number again) goes
+ * past its syscall instruction. */
+static int intr_tp_signal(struct sandbox *sb, struct task *t, pid_t tid, arch_regs *r, int sig)
+{
+	long nr = (long)REG_SYSNO(*r), rax = (long)REG_RET(*r);
+	unsigned long long *reg = intr_tp_reg(nr, r);
+
+	if (sig_ignored(sb, t, sig) == 1)
+		return 0;
+	t->intr_tp_stage = 0;
+	t->intr_restarted = 0;
+	if (!reg || nr + 1 != t->intr_tp_nr) {
+		t->intr_tp_nr = 0;
+		return sig;
+	}
+	t->intr_tp_nr = 0;
+	*reg = t->intr_tp_ptr;
+	if (rax == nr) {
+		REG_IP(*r) += 2; /* the syscall instruction, which the kernel had gone back to */
+		REG_RET(*r) = (unsigned long long)-EINTR;
+	} else if (rax == -ERESTARTNOINTR_) {
+		REG_RET(*r) = (unsigned long long)-EINTR;
+	}
+	ptrace(PTRACE_SETREGS, tid, 0, r);
+	return sig;
 }
 
 static long long mono_ms(void)
@@ -577,16 +706,38 @@ static void intr_epoll_timeout(struct task *t, arch_regs *r)
  *      intr_restarted), its -EINTR is put back, as natively. The
  *      -ERESTART* codes need nothing: without a handler the kernel restarts
  *      them itself. close is left alone (its fd is gone even on EINTR), and
- *      so is a worker's own -EINTR answer. */
+ *      so is a worker's own -EINTR answer.
+ *  (c) the same for a call whose relative timeout is behind a pointer
+ *      (intr_tp_reg; io_pgetevents' -ERESTARTNOHAND too, which the kernel
+ *      would restart in full): restarted with what is left of its timeout
+ *      (intr_tp_restart), to its syscall exit (PTRACE_SYSCALL). A handled
+ *      signal before the restarted call's entry gives it its EINTR
+ *      (intr_tp_signal). */
 static int sig_restart(struct sandbox *sb, struct task *t, pid_t tid, int sig)
 {
 	arch_regs regs;
 	long rax, nr;
 
+	int cont = t->intr_tp_cont;
+
+	t->intr_tp_cont = 0;
 	if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
 		return sig;
 	rax = (long)REG_RET(regs);
 	nr = (long)REG_SYSNO(regs);
+	if (t->intr_tp_stage == 1)
+		return intr_tp_signal(sb, t, tid, &regs, sig); /* (c) before its entry */
+	if (nr >= 0 && (rax == -EINTR || rax == -ERESTARTNOHAND_) && intr_timeout_ptr(nr, &regs)) {
+		/* (c) a relative timeout behind a pointer */
+		t->intr_restarted = 0;
+		if (__atomic_exchange_n(&t->restart_answered, 0, __ATOMIC_ACQUIRE) == nr + 1 ||
+		    sig_ignored(sb, t, sig) != 1 || intr_tp_restart(t, tid, &regs, nr, cont) < 0) {
+			t->intr_tp_nr = 0;
+			return sig;
+		}
+		return 0;
+	}
+	t->intr_tp_nr = 0;
 	if (nr < 0 || (rax != -ERESTARTSYS_ && rax != -EINTR && rax != -ERESTARTNOINTR_)) {
 		t->intr_restarted = 0;
 		return sig;
@@ -623,7 +774,7 @@ static int sig_restart(struct sandbox *sb, struct task *t, pid_t tid, int sig)
 	/* -EINTR: a worker's own answer (the mark taken) is left alone */
 	t->intr_restarted = 0;
 	if (__atomic_exchange_n(&t->restart_answered, 0, __ATOMIC_ACQUIRE) == nr + 1 ||
-	    nr == __NR_close || intr_timeout_ptr(nr, &regs) || sig_ignored(sb, t, sig) != 1)
+	    nr == __NR_close || sig_ignored(sb, t, sig) != 1)
 		return sig;
 	if (nr == __NR_epoll_wait || nr == __NR_epoll_pwait)
 		intr_epoll_timeout(t, &regs);
@@ -1099,6 +1250,10 @@ int tracer_run(struct tracer_args *a)
 		case 0:
 			if (sig == (SIGTRAP | 0x80)) {
 				/* a syscall exit we asked to see */
+				if (t->intr_tp_stage) {
+					intr_tp_sysstop(t, tid); /* or the entry of a restarted call */
+					break;
+				}
 				if (t->sock_exit) {
 					unixsock_exit(sb, t);
 					t->sock_exit = 0;
@@ -1120,7 +1275,8 @@ int tracer_run(struct tracer_args *a)
 			sig = sig_restart(sb, t, tid, sig);
 			if (sig)
 				no_core_dump(sb, t, tid, sig);
-			ptrace(t->exec_pending || t->sock_exit || t->aio_exit ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
+			ptrace(t->exec_pending || t->sock_exit || t->aio_exit || t->intr_tp_stage ? PTRACE_SYSCALL : PTRACE_CONT,
+			       tid, 0, sig);
 			break;
 		case PTRACE_EVENT_SECCOMP: {
 			/* the registers once, for every step below */

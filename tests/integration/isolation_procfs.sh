@@ -106,6 +106,28 @@ r, w = os.pipe()
 print(open("/proc/sys/kernel/tainted").read().strip(), mx, fcntl.fcntl(w, 1031, mx) == mx)
 ' 2>&1)
 SANITY=1 expect_eq sysctl_values "$(echo $out)" "0 $(cat /proc/sys/fs/pipe-max-size) True"
+# fs.aio-nr counts the Linux AIO events of the whole host: the guest reads
+# its own sandbox's (nothing here), not what the host's other tenants hold,
+# and fs.aio-max-nr its share, an eighth (sentry/aio.c). Before, neither
+# file was there (LTP io_setup01/02 read aio-max-nr).
+"$PY" -c '
+import ctypes, sys, time
+ctx = ctypes.c_ulong(0)
+if ctypes.CDLL(None, use_errno=True).syscall(206, 4096, ctypes.byref(ctx)) != 0:
+    sys.exit(1)
+open(sys.argv[1], "w").write("held")
+time.sleep(120)
+' "$T_TMP/aio_held" &
+aiopid=$!
+at_exit "kill $aiopid"
+for i in $(seq 50); do [ -s "$T_TMP/aio_held" ] && break; sleep 0.1; done
+if [ ! -s "$T_TMP/aio_held" ]; then
+	skip aio_sysctls_own "the host has no 4096 aio events free"
+else
+	out=$(mrun sh -c 'cat /proc/sys/fs/aio-nr /proc/sys/fs/aio-max-nr')
+	expect_eq aio_sysctls_own "$(echo $out)" "0 $(($(cat /proc/sys/fs/aio-max-nr) / 8))"
+fi
+kill $aiopid 2>/dev/null
 
 # ---- 4. the sandbox's limits, not the host's resources ----
 out=$(moat run --memory 256M -- awk '/^(MemTotal|MemFree|MemAvailable|SwapTotal):/ {print $1, $2}' /proc/meminfo </dev/null)

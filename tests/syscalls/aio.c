@@ -6,7 +6,10 @@
  * come back, or a program that makes and drops contexts in a loop would
  * run out. Every count here stays below 8192 events at a time (an eighth of
  * the default 65536) and natively passes as long as the host has that
- * many free. */
+ * many free. /proc/sys/fs/aio-max-nr and aio-nr read back numbers (under
+ * moat the sandbox's share and what it holds): a context of 1000 events is
+ * counted in aio-nr, and one of aio-max-nr + 1 is EAGAIN (LTP io_setup01,
+ * io_setup02). */
 #include "t.h"
 #include <linux/aio_abi.h>
 #include <pthread.h>
@@ -15,6 +18,23 @@ static long setup(unsigned n, aio_context_t *c)
 {
 	*c = 0;
 	return syscall(SYS_io_setup, n, c);
+}
+
+/* a /proc/sys/fs number, or -1 */
+static long sysfs_num(const char *name)
+{
+	char path[64], buf[64], *end;
+	snprintf(path, sizeof path, "/proc/sys/fs/%s", name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	long v = strtol(buf, &end, 10);
+	return end != buf && *end == '\n' && !end[1] && v >= 0 ? v : -1;
 }
 
 static void *thread_setup(void *arg)
@@ -114,5 +134,17 @@ int main(int argc, char **argv)
 	waitpid(k, &st, 0);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && syscall(SYS_io_destroy, d[0]) == 0, "vfork_ctx_parents",
 	      "status %#x %s", st, strerror(errno));
+	/* the sysctls */
+	long max = sysfs_num("aio-max-nr"), nr0 = sysfs_num("aio-nr");
+	CHECK(max > 0 && nr0 >= 0 && nr0 <= max, "sysctls_read", "aio-max-nr %ld aio-nr %ld", max, nr0);
+	if (max > 1000) {
+		CHECK(setup(1000, &c) == 0, "setup_1000", "%s", strerror(errno));
+		long nr1 = sysfs_num("aio-nr");
+		CHECK(nr1 >= 1000 && nr1 <= max, "aio_nr_counts_context", "aio-nr %ld", nr1);
+		syscall(SYS_io_destroy, c);
+		errno = 0;
+		CHECK(setup((unsigned)max + 1, &c) == -1 && errno == EAGAIN, "past_aio_max_nr_eagain", "%s",
+		      strerror(errno));
+	}
 	return t_done();
 }

@@ -4,6 +4,12 @@
  *    read, sigtimedwait run to their timeout or data (under moat every task
  *    is traced, and Linux queues even an ignored signal for a traced task);
  *  - a handled signal without SA_RESTART still interrupts them (EINTR);
+ *  - the same for calls whose relative timeout is behind a pointer
+ *    (sigtimedwait, semtimedop, io_getevents, io_pgetevents, epoll_pwait2):
+ *    they time out after their whole timeout (EAGAIN, or 0 events), not
+ *    with EINTR early, and not later than the time left (under moat they are
+ *    restarted with a copy of what is left, and the register that held the
+ *    guest's pointer holds it again after the call);
  *  - calls that never sleep (open, stat, kill) never see EINTR from a storm
  *    of handled signals without SA_RESTART (under moat they are trapped, and
  *    a signal before the sentry took the call interrupted its wait). */
@@ -11,8 +17,11 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <linux/aio_abi.h>
 #include <sys/epoll.h>
+#include <sys/ipc.h>
 #include <sys/select.h>
+#include <sys/sem.h>
 #include <time.h>
 
 static volatile sig_atomic_t hits;
@@ -98,8 +107,8 @@ static int wait_once(int kind, int rfd)
 		return r < 0 ? -errno : 0;
 	}
 	case W_SIGTIMEDWAIT: {
-		/* without a timeout (with one, moat leaves its EINTR: see
-		 * ARCHITECTURE.md Known gaps), until the grandchild's SIGUSR2 */
+		/* without a timeout (with one: ptr_cases), until the
+		 * grandchild's SIGUSR2 */
 		sigset_t set;
 		sigemptyset(&set);
 		sigaddset(&set, SIGUSR2);
@@ -229,6 +238,140 @@ static void ignored_and_handled(void)
 	set_handler(SIGRTMIN + 1, SIG_DFL, 0);
 }
 
+/* Calls with a relative timeout behind a pointer. */
+enum { P_SIGTIMEDWAIT, P_SEMTIMEDOP, P_IO_GETEVENTS, P_IO_PGETEVENTS, P_EPOLL_PWAIT2, P_N };
+static const char *pname[P_N] = { "sigtimedwait", "semtimedop", "io_getevents", "io_pgetevents", "epoll_pwait2" };
+static int p_sem = -1, p_ep = -1;
+static aio_context_t p_ctx;
+
+/* one wait of ms through a raw syscall whose timeout-pointer register is
+ * checked afterwards (a syscall keeps every register but rax, rcx, r11):
+ * 0 when it timed out (EAGAIN / no events), else -errno (-1000: another
+ * result, -1001: the pointer register changed) */
+static int ptr_wait_once(int kind, int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	sigset_t set;
+	struct sembuf sb = { 0, -1, 0 };
+	struct io_event ev[1];
+	struct epoll_event eev;
+	long nr, a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, ret;
+	unsigned long ptr = (unsigned long)&ts, after;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR2);
+	switch (kind) {
+	case P_SIGTIMEDWAIT: /* (set, info, ts, 8): ts in rdx */
+		nr = SYS_rt_sigtimedwait, a0 = (long)&set, a2 = (long)ptr, a3 = 8;
+		break;
+	case P_SEMTIMEDOP: /* (id, sops, n, ts): ts in r10 */
+		nr = SYS_semtimedop, a0 = p_sem, a1 = (long)&sb, a2 = 1, a3 = (long)ptr;
+		break;
+	case P_IO_GETEVENTS: /* (ctx, min, nr, events, ts): ts in r8 */
+		nr = SYS_io_getevents, a0 = (long)p_ctx, a1 = 1, a2 = 1, a3 = (long)ev, a4 = (long)ptr;
+		break;
+	case P_IO_PGETEVENTS:
+		nr = SYS_io_pgetevents, a0 = (long)p_ctx, a1 = 1, a2 = 1, a3 = (long)ev, a4 = (long)ptr, a5 = 0;
+		break;
+	default: /* epoll_pwait2 (epfd, events, max, ts, sigmask, size): ts in r10 */
+		nr = SYS_epoll_pwait2, a0 = p_ep, a1 = (long)&eev, a2 = 1, a3 = (long)ptr;
+		break;
+	}
+	register long r10 __asm__("r10") = a3;
+	register long r8 __asm__("r8") = a4;
+	register long r9 __asm__("r9") = a5;
+	long rdx = a2;
+	__asm__ volatile("syscall"
+			 : "=a"(ret), "+d"(rdx), "+r"(r10), "+r"(r8), "+r"(r9)
+			 : "a"(nr), "D"(a0), "S"(a1)
+			 : "rcx", "r11", "memory");
+	after = kind == P_SIGTIMEDWAIT ? (unsigned long)rdx : kind == P_IO_GETEVENTS || kind == P_IO_PGETEVENTS ?
+		(unsigned long)r8 : (unsigned long)r10;
+	if (after != ptr || ts.tv_sec != ms / 1000 || ts.tv_nsec != (ms % 1000) * 1000000L)
+		return -1001;
+	if (ret == -EAGAIN && (kind == P_SIGTIMEDWAIT || kind == P_SEMTIMEDOP))
+		return 0;
+	if (ret == 0 && kind != P_SIGTIMEDWAIT && kind != P_SEMTIMEDOP)
+		return 0;
+	return ret < 0 ? (int)ret : -1000;
+}
+
+static const char *ptr_err(int r)
+{
+	return r == -1001 ? "the timeout pointer's register or the timespec changed" :
+	       r == -1000 ? "an unexpected result" : r ? strerror(-r) : "no EINTR";
+}
+
+/* a 300 ms wait while a child exits 50 ms in (and with sig, sends it
+ * first); took: its ms */
+static int ptr_wait_with_child(int kind, int sig, double *took)
+{
+	pid_t ch = child_doing(50, sig, -1, 0);
+	double t0 = now_ms();
+	int r = ptr_wait_once(kind, 300);
+	*took = now_ms() - t0;
+	waitpid(ch, NULL, 0);
+	return r;
+}
+
+static void ptr_cases(void)
+{
+	char name[96];
+	double took;
+	sigset_t u2, old;
+
+	p_sem = semget(IPC_PRIVATE, 1, 0600 | IPC_CREAT);
+	p_ep = epoll_create1(EPOLL_CLOEXEC);
+	p_ctx = 0;
+	if (p_sem < 0 || p_ep < 0 || syscall(SYS_io_setup, 4, &p_ctx) < 0)
+		DIE("semget/epoll_create1/io_setup");
+	sigemptyset(&u2);
+	sigaddset(&u2, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &u2, &old);
+	for (int k = 0; k < P_N; k++) {
+		/* SIGCHLD by default, SIGWINCH, SIGUSR1 SIG_IGN: the whole 300 ms */
+		set_handler(SIGCHLD, SIG_DFL, 0);
+		int r = ptr_wait_with_child(k, 0, &took);
+		snprintf(name, sizeof name, "sigchld_default_%s_times_out", pname[k]);
+		CHECK(r == 0 && took >= 280, name, "%s after %.0f ms", ptr_err(r), took);
+		r = ptr_wait_with_child(k, SIGWINCH, &took);
+		snprintf(name, sizeof name, "sigwinch_default_%s_times_out", pname[k]);
+		CHECK(r == 0 && took >= 280, name, "%s after %.0f ms", ptr_err(r), took);
+		set_handler(SIGUSR1, SIG_IGN, 0);
+		r = ptr_wait_with_child(k, SIGUSR1, &took);
+		snprintf(name, sizeof name, "sigusr1_ign_%s_times_out", pname[k]);
+		CHECK(r == 0 && took >= 280, name, "%s after %.0f ms", ptr_err(r), took);
+		set_handler(SIGUSR1, SIG_DFL, 0);
+		/* a handled signal still interrupts */
+		set_handler(SIGCHLD, on_sig, 0);
+		r = ptr_wait_with_child(k, 0, &took);
+		snprintf(name, sizeof name, "sigchld_handled_%s_eintr", pname[k]);
+		CHECK(r == -EINTR && took < 280, name, "%s after %.0f ms", ptr_err(r), took);
+		set_handler(SIGCHLD, SIG_DFL, 0);
+		/* ignored signals every 40 ms for 1.2 s: the 300 ms wait ends
+		 * with what was left of it, not a new 300 ms at each */
+		pid_t parent = getpid(), ch = fork();
+		if (ch == 0) {
+			for (int i = 0; i < 30; i++) {
+				usleep(40000);
+				kill(parent, SIGWINCH);
+			}
+			_exit(0);
+		}
+		double t0 = now_ms();
+		r = ptr_wait_once(k, 300);
+		took = now_ms() - t0;
+		kill(ch, SIGKILL);
+		waitpid(ch, NULL, 0);
+		snprintf(name, sizeof name, "%s_timeout_kept", pname[k]);
+		CHECK(r == 0 && took >= 280 && took < 1000, name, "%s after %.0f ms", ptr_err(r), took);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	semctl(p_sem, 0, IPC_RMID);
+	close(p_ep);
+	syscall(SYS_io_destroy, p_ctx);
+}
+
 /* A storm of handled signals without SA_RESTART while the process opens,
  * stats and kills: none of them may fail with EINTR. */
 static void storm(void)
@@ -304,6 +447,7 @@ int main(int argc, char **argv)
 	ignored_cases();
 	handled_cases();
 	epoll_timeout_kept();
+	ptr_cases();
 	ignored_and_handled();
 	storm();
 	return t_done();

@@ -32,6 +32,7 @@
 #include "kernel/task.h"
 #include "platform/platform.h"
 #include "syscalls/table.h"
+#include "syscalls/table_def.h" /* SC_IOCTL_* */
 
 struct sandbox;
 
@@ -172,8 +173,6 @@ static inline int sc_ioctl_fileinfo(unsigned cmd)
  * FAT_IOCTL_GET_VOLUME_ID (_IOR('r', 0x13, __u32): a vfat volume serial).
  * sys_ioctl answers ENOTTY whatever the fd, as a file system without them
  * does. Numbers checked against the kernel headers in syscalls/sys_tty.c. */
-#define SC_IOCTL_EXT4_GETFSUUID 0x8008662cu
-#define SC_IOCTL_FAT_GET_VOLUME_ID 0x80047213u
 static inline int sc_ioctl_fsidentity(unsigned cmd)
 {
 	return ((cmd >> 8) & 0xffu) == 0x15u || cmd == SC_IOCTL_EXT4_GETFSUUID ||

@@ -189,9 +189,9 @@ static void handled_cases(void)
 	}
 }
 
-/* ignored signals every 40 ms for 1.2 s: a 300 ms epoll_wait still ends
- * (restarted with what is left of its timeout, not the whole) */
-static void epoll_timeout_kept(void)
+/* a child that sends this process SIGWINCH every 40 ms for 1.2 s (the
+ * caller kills and reaps it) */
+static pid_t winch_every_40ms(void)
 {
 	pid_t parent = getpid(), ch = fork();
 	if (ch == 0) {
@@ -201,6 +201,14 @@ static void epoll_timeout_kept(void)
 		}
 		_exit(0);
 	}
+	return ch;
+}
+
+/* ignored signals every 40 ms for 1.2 s: a 300 ms epoll_wait still ends
+ * (restarted with what is left of its timeout, not the whole) */
+static void epoll_timeout_kept(void)
+{
+	pid_t ch = winch_every_40ms();
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev;
 	double t0 = now_ms();
@@ -350,14 +358,7 @@ static void ptr_cases(void)
 		set_handler(SIGCHLD, SIG_DFL, 0);
 		/* ignored signals every 40 ms for 1.2 s: the 300 ms wait ends
 		 * with what was left of it, not a new 300 ms at each */
-		pid_t parent = getpid(), ch = fork();
-		if (ch == 0) {
-			for (int i = 0; i < 30; i++) {
-				usleep(40000);
-				kill(parent, SIGWINCH);
-			}
-			_exit(0);
-		}
+		pid_t ch = winch_every_40ms();
 		double t0 = now_ms();
 		r = ptr_wait_once(k, 300);
 		took = now_ms() - t0;

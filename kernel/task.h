@@ -367,6 +367,9 @@ void task_remove(struct sandbox *sb, pid_t tid);
 /* Re-key a task after a non-leader thread exec'd (it takes the leader's tid). */
 void task_rekey(struct sandbox *sb, pid_t old_tid, pid_t new_tid);
 int task_count(struct sandbox *sb);
+/* The same without the table's lock: a hint that may be a call late (the
+ * pipeline's check whether more than one guest task could be trapping). */
+int task_count_hint(void);
 
 /* Releases a pending exec (closes its fds); set by the sentry (exec.c). */
 void task_set_pexec_free(void (*fn)(struct pending_exec *));

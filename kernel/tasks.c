@@ -258,7 +258,7 @@ static void insert(struct task *t)
 	n->t = t;
 	n->next = buckets[hb(t->tid)];
 	buckets[hb(t->tid)] = n;
-	ntasks++;
+	__atomic_add_fetch(&ntasks, 1, __ATOMIC_RELAXED);
 }
 
 struct task *task_create(struct sandbox *sb, pid_t tid, pid_t tgid,
@@ -326,7 +326,7 @@ static struct task *unlink_locked(pid_t tid)
 			struct task *t = n->t;
 			*pp = n->next;
 			free(n);
-			ntasks--;
+			__atomic_sub_fetch(&ntasks, 1, __ATOMIC_RELAXED);
 			return t;
 		}
 	}
@@ -370,6 +370,11 @@ int task_count(struct sandbox *sb)
 	int n = ntasks;
 	pthread_mutex_unlock(&tab_lock);
 	return n;
+}
+
+int task_count_hint(void)
+{
+	return __atomic_load_n(&ntasks, __ATOMIC_RELAXED);
 }
 
 struct task *task_get(struct sandbox *sb, pid_t tid)

@@ -32,6 +32,7 @@
 #include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -73,6 +74,10 @@ static atomic_int idle_workers, nworkers;
  * for the two CPUs. */
 static atomic_int recv_closed;
 static atomic_int workers_started; /* MOAT_PROFILE: threads created */
+/* lead_spread: MOAT_SPREAD=0 turns it off (comparisons); MOAT_SPREAD_MIN:
+ * the task count above which it looks */
+static int g_spread = 1, g_spread_min = 1;
+static atomic_uint n_spread_polls, n_spread_passes; /* MOAT_PROFILE */
 /* workers inside a wait for another guest task (pipeline_wait_begin): the
  * pool may grow past MAX_WORKERS by that many, at most wait_cap */
 static atomic_int nwaiting;
@@ -138,7 +143,9 @@ void pipeline_profile_report(void)
 {
 	if (!g_prof)
 		return;
-	fprintf(stderr, "moat profile: workers started %d\n", atomic_load(&workers_started));
+	fprintf(stderr, "moat profile: workers started %d, spread polls %u, passes %u\n",
+		atomic_load(&workers_started), atomic_load(&n_spread_polls),
+		atomic_load(&n_spread_passes));
 	fprintf(stderr, "moat profile: mean ns per trapped call, by stage (in the sentry, from RECV's "
 			"return; reply: its thread CPU time)\n");
 	fprintf(stderr, "%-16s %9s", "syscall", "calls");
@@ -578,40 +585,64 @@ audit:
 
 static void spawn_worker(void);
 
-/* One waiter in RECV at a time (the "lead"). Linux wakes every thread waiting
- * in SECCOMP_IOCTL_NOTIF_RECV for each notification (a non-exclusive wait:
- * a second waiter cost 2.3 us per call, bench/unotify_floor 1 vs 2), so the
- * other workers wait on a futex instead. The lead handles what it received
- * itself and goes straight back to RECV; it passes the lead on (one futex
- * wake, or a new worker when none is free) before anything that may wait:
- * before the handler of a call not in fast_call(), and, inside those that
- * are, before any gofer round trip (gofer_set_block_hook). So a call that
- * blocks never stalls the service of other guest tasks, and a cached stat or
- * direct open costs no thread switch beyond the trap's own. */
-static atomic_int lead_free = 1;       /* futex word: 1 = nobody holds the lead */
+/* Leads: the workers that wait in RECV. Linux wakes every thread waiting in
+ * SECCOMP_IOCTL_NOTIF_RECV for each notification (a non-exclusive wait: a
+ * second waiter cost 2.3 us per call, bench/unotify_floor 1 vs 2), so as a
+ * rule one worker at a time holds the lead and the others wait on a futex.
+ * The lead handles what it received itself and goes straight back to RECV;
+ * it passes the lead on (one futex wake, or a new worker when none is free)
+ * before anything that may wait: before the handler of a call not in
+ * fast_call(), and, inside those that are, before any gofer round trip
+ * (gofer_set_block_hook). So a call that blocks never stalls the service of
+ * other guest tasks, and a cached stat or direct open costs no thread switch
+ * beyond the trap's own.
+ *
+ * While the fast calls of several guest tasks overlap (lead_spread), up to
+ * spread_leads workers (one per CPU) hold a lead at once, so each CPU's
+ * trapping task wakes a waiter on its own CPU (the sync wake-up) and those
+ * calls are served in parallel; lead_target falls back to 1 once SPREAD_HOLD
+ * calls in a row showed no overlap, and the extra lead gives its up after its
+ * call (lead_drop). */
+static atomic_int leads;           /* workers holding a lead (t_lead) */
+static atomic_int lead_target = 1; /* 1, or spread_leads while calls overlap */
+static atomic_uint lead_seq;       /* futex word: moved by each lead_signal */
 static atomic_int lead_waiters;
 static __thread int t_lead;
 
-/* 0: this thread holds the lead; -1: it was idle for WORKER_IDLE_MS and has
+static int lead_open(void)
+{
+	return atomic_load(&leads) < atomic_load(&lead_target);
+}
+
+static int lead_try(void)
+{
+	int n = atomic_load(&leads);
+	while (n < atomic_load(&lead_target))
+		if (atomic_compare_exchange_weak(&leads, &n, n + 1)) {
+			t_lead = 1;
+			return 1;
+		}
+	return 0;
+}
+
+/* 0: this thread holds a lead; -1: it was idle for WORKER_IDLE_MS and has
  * left the count of workers (it must end). */
 static int lead_take(void)
 {
 	for (;;) {
-		int one = 1;
-		if (atomic_compare_exchange_strong(&lead_free, &one, 0)) {
-			t_lead = 1;
+		unsigned seq = atomic_load(&lead_seq);
+		if (lead_try())
 			return 0;
-		}
 		struct timespec idle = { WORKER_IDLE_MS / 1000, (WORKER_IDLE_MS % 1000) * 1000000L };
 		atomic_fetch_add(&lead_waiters, 1);
-		long r = syscall(SYS_futex, &lead_free, FUTEX_WAIT_PRIVATE, 0, &idle, NULL, 0);
+		long r = syscall(SYS_futex, &lead_seq, FUTEX_WAIT_PRIVATE, seq, &idle, NULL, 0);
 		int timed_out = r < 0 && errno == ETIMEDOUT;
 		atomic_fetch_sub(&lead_waiters, 1);
 		/* Out of the waiters' count first, then the lead looked at: a
-		 * lead_pass after this sees us gone (it wakes another waiter
-		 * or spawns one); one before it left the lead free, and we
+		 * lead_signal after this sees us gone (it wakes another waiter
+		 * or spawns one); one before it left a lead free, and we
 		 * take it instead of ending. */
-		if (!timed_out || atomic_load(&lead_free))
+		if (!timed_out || lead_open())
 			continue;
 		int n = atomic_load(&nworkers);
 		while (n > MIN_WORKERS)
@@ -629,16 +660,37 @@ static int workers_cap(void)
 	return MAX_WORKERS + (w < wait_cap ? w : wait_cap);
 }
 
+/* A lead is free: a waiter takes it, or a new worker when none waits. */
+static void lead_signal(void)
+{
+	atomic_fetch_add(&lead_seq, 1);
+	if (!lead_open())
+		return; /* the target fell meanwhile: the lead is not given again */
+	if (atomic_load(&lead_waiters) > 0)
+		syscall(SYS_futex, &lead_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	else if (!atomic_load(&recv_closed) && atomic_load(&nworkers) < workers_cap())
+		spawn_worker();
+}
+
 static void lead_pass(void)
 {
 	if (!t_lead)
 		return;
 	t_lead = 0;
-	atomic_store(&lead_free, 1);
-	if (atomic_load(&lead_waiters) > 0)
-		syscall(SYS_futex, &lead_free, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-	else if (!atomic_load(&recv_closed) && atomic_load(&nworkers) < workers_cap())
-		spawn_worker();
+	atomic_fetch_sub(&leads, 1);
+	lead_signal();
+}
+
+/* After its call: a lead beyond the target (it fell while the call was
+ * served) gives its lead up without handing it on. */
+static void lead_drop(void)
+{
+	int n = atomic_load(&leads);
+	while (n > atomic_load(&lead_target))
+		if (atomic_compare_exchange_weak(&leads, &n, n - 1)) {
+			t_lead = 0;
+			return;
+		}
 }
 
 /* The calling worker is about to wait for another guest task (a FIFO's peer,
@@ -657,7 +709,7 @@ void pipeline_wait_begin(void)
 	atomic_fetch_add(&nwaiting, 1);
 	if (t_lead) {
 		lead_pass();
-	} else if (atomic_load(&lead_free) && atomic_load(&lead_waiters) == 0 &&
+	} else if (lead_open() && atomic_load(&lead_waiters) == 0 &&
 		   !atomic_load(&recv_closed) && atomic_load(&nworkers) < workers_cap()) {
 		/* the lead was passed before this call's handler with the
 		 * pool full: nobody may be in RECV */
@@ -677,6 +729,49 @@ void pipeline_wait_end(void)
 void pipeline_set_wait_cap(int cap)
 {
 	wait_cap = cap > 0 ? cap : 0;
+}
+
+/* Spreading calls over CPUs (issue 6, "one waiter per CPU"). With one lead,
+ * the calls of other tasks queue while it serves one: two stat loops in one
+ * sandbox ran at half speed each, a CPU idle. A lead that is about to serve
+ * a fast call, when more than one guest task exists (a single-threaded guest
+ * pays one load and no more), looks for an overlap: another fast call being
+ * served now (fast_busy), or else a notification already queued (a poll of
+ * the notify fd). One raises lead_target to spread_leads and wakes (or
+ * starts) a worker for the new lead, which RECVs the queued call at once;
+ * SPREAD_HOLD calls in a row without one bring the target back to 1. */
+#define SPREAD_HOLD 256
+static int spread_leads = 2; /* the CPUs the sentry may run on, at most 4 */
+static atomic_int fast_busy;  /* fast calls being served by leads */
+static atomic_int spread_score;
+
+/* before a fast call's handler, holding a lead; 1 if counted in fast_busy */
+static int lead_spread(void)
+{
+	if (task_count_hint() <= g_spread_min)
+		return 0;
+	int overlap = atomic_fetch_add(&fast_busy, 1) > 0;
+	if (!overlap) {
+		struct pollfd pf = { .fd = g_nfd, .events = POLLIN };
+		if (g_prof)
+			atomic_fetch_add(&n_spread_polls, 1);
+		overlap = poll(&pf, 1, 0) > 0 && (pf.revents & POLLIN);
+	}
+	if (overlap) {
+		if (atomic_load_explicit(&spread_score, memory_order_relaxed) != SPREAD_HOLD)
+			atomic_store_explicit(&spread_score, SPREAD_HOLD, memory_order_relaxed);
+		int one = 1;
+		if (atomic_load(&lead_target) == 1 &&
+		    atomic_compare_exchange_strong(&lead_target, &one, spread_leads)) {
+			if (g_prof)
+				atomic_fetch_add(&n_spread_passes, 1);
+			lead_signal();
+		}
+	} else if (atomic_load(&lead_target) > 1 &&
+		   atomic_fetch_sub_explicit(&spread_score, 1, memory_order_relaxed) <= 1) {
+		atomic_store(&lead_target, 1);
+	}
+	return 1;
 }
 
 static int lead_held(void)
@@ -764,9 +859,16 @@ static void *worker(void *arg)
 			break;
 		}
 		atomic_fetch_sub(&idle_workers, 1);
+		int counted = 0;
 		if (!fast_call(n.nr))
 			lead_pass();
+		else if (g_spread && spread_leads > 1)
+			counted = lead_spread();
 		handle(&n, c);
+		if (counted)
+			atomic_fetch_sub(&fast_busy, 1);
+		if (t_lead)
+			lead_drop();
 		atomic_fetch_add(&idle_workers, 1);
 	}
 	lead_pass();
@@ -824,6 +926,20 @@ int pipeline_start(struct sandbox *sb, int notify_fd)
 	 * directly. On these VMs a cross-CPU wake-up dominates a trapped call. */
 	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS_, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP_) < 0)
 		dbg("seccomp sync wake-up unavailable: %s", strerror(errno));
+	const char *sp = getenv("MOAT_SPREAD");
+	if (sp && *sp)
+		g_spread = atoi(sp);
+	const char *sl = getenv("MOAT_SPREAD_LEADS");
+	if (sl && atoi(sl) >= 1 && atoi(sl) <= 16)
+		spread_leads = atoi(sl);
+	else {
+		cpu_set_t cs;
+		if (sched_getaffinity(0, sizeof cs, &cs) == 0)
+			spread_leads = CPU_COUNT(&cs) < 4 ? CPU_COUNT(&cs) : 4;
+	}
+	const char *sm = getenv("MOAT_SPREAD_MIN");
+	if (sm && *sm)
+		g_spread_min = atoi(sm);
 	spin_setup(); /* the gofer waits' spin budget (gofer/client.c) */
 	gofer_set_block_hook(lead_pass);
 	gofer_set_wait_hooks(pipeline_wait_begin, pipeline_wait_end);

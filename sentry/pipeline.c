@@ -609,6 +609,71 @@ static atomic_uint lead_seq;       /* futex word: moved by each lead_signal */
 static atomic_int lead_waiters;
 static __thread int t_lead;
 
+/* While lead_target > 1 each lead holds a CPU slot and runs pinned to that
+ * CPU: Linux wakes every RECV waiter on the trapping CPU (the sync wake-up),
+ * and an unpinned second waiter woken there stayed runnable behind the
+ * first, the call of a task trapping meanwhile on the other CPU finding no
+ * one asleep in RECV (two stat loops: no gain with two unpinned leads). */
+#define SPREAD_MAX 4
+static int spread_cpus[SPREAD_MAX];
+static atomic_int slots_used;   /* bit i: spread_cpus[i] has its lead */
+static __thread int t_slot = -1, t_pinned = -1;
+static cpu_set_t all_cpus;
+static atomic_int ever_pinned; /* spawn_worker: a new thread inherits its creator's pin */
+
+static void pin_to(int cpu)
+{
+	if (t_pinned == cpu)
+		return;
+	cpu_set_t cs;
+	if (cpu >= 0) {
+		CPU_ZERO(&cs);
+		CPU_SET(cpu, &cs);
+	} else
+		cs = all_cpus;
+	if (sched_setaffinity(0, sizeof cs, &cs) == 0) {
+		t_pinned = cpu;
+		atomic_store_explicit(&ever_pinned, 1, memory_order_relaxed);
+	}
+}
+
+static void slot_release(void)
+{
+	if (t_slot >= 0)
+		atomic_fetch_and(&slots_used, ~(1 << t_slot));
+	t_slot = -1;
+}
+
+/* a lead while lead_target > 1: the slot of the CPU it runs on if free, else
+ * another; pinned there. Unpinned again once the target is 1. */
+static int spread_leads = 2; /* the CPUs the sentry may run on, at most SPREAD_MAX */
+static void slot_settle(void)
+{
+	if (atomic_load(&lead_target) <= 1) {
+		slot_release();
+		if (t_pinned >= 0)
+			pin_to(-1);
+		return;
+	}
+	if (t_slot >= 0)
+		return;
+	int cur = sched_getcpu(), pref = -1;
+	for (int i = 0; i < spread_leads; i++)
+		if (spread_cpus[i] == cur)
+			pref = i;
+	int used = atomic_load(&slots_used);
+	for (;;) {
+		int i = pref >= 0 && !(used & (1 << pref)) ? pref :
+							     __builtin_ffs(~used & ((1 << spread_leads) - 1)) - 1;
+		if (i < 0)
+			return; /* every slot has its lead: this one is beyond the target */
+		if (atomic_compare_exchange_weak(&slots_used, &used, used | (1 << i))) {
+			t_slot = i;
+			pin_to(spread_cpus[i]);
+			return;
+		}
+	}
+}
 static int lead_open(void)
 {
 	return atomic_load(&leads) < atomic_load(&lead_target);
@@ -631,8 +696,10 @@ static int lead_take(void)
 {
 	for (;;) {
 		unsigned seq = atomic_load(&lead_seq);
-		if (lead_try())
+		if (lead_try()) {
+			slot_settle();
 			return 0;
+		}
 		struct timespec idle = { WORKER_IDLE_MS / 1000, (WORKER_IDLE_MS % 1000) * 1000000L };
 		atomic_fetch_add(&lead_waiters, 1);
 		long r = syscall(SYS_futex, &lead_seq, FUTEX_WAIT_PRIVATE, seq, &idle, NULL, 0);
@@ -677,6 +744,7 @@ static void lead_pass(void)
 	if (!t_lead)
 		return;
 	t_lead = 0;
+	slot_release();
 	atomic_fetch_sub(&leads, 1);
 	lead_signal();
 }
@@ -689,8 +757,10 @@ static void lead_drop(void)
 	while (n > atomic_load(&lead_target))
 		if (atomic_compare_exchange_weak(&leads, &n, n - 1)) {
 			t_lead = 0;
+			slot_release();
 			return;
 		}
+	slot_settle();
 }
 
 /* The calling worker is about to wait for another guest task (a FIFO's peer,
@@ -741,7 +811,6 @@ void pipeline_set_wait_cap(int cap)
  * starts) a worker for the new lead, which RECVs the queued call at once;
  * SPREAD_HOLD calls in a row without one bring the target back to 1. */
 #define SPREAD_HOLD 256
-static int spread_leads = 2; /* the CPUs the sentry may run on, at most 4 */
 static atomic_int fast_busy;  /* fast calls being served by leads */
 static atomic_int spread_score;
 
@@ -885,6 +954,8 @@ static void spawn_worker(void)
 	pthread_attr_init(&at);
 	pthread_attr_setstacksize(&at, WORKER_STACK);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	if (t_pinned >= 0 || atomic_load_explicit(&ever_pinned, memory_order_relaxed))
+		pthread_attr_setaffinity_np(&at, sizeof all_cpus, &all_cpus);
 	atomic_fetch_add(&nworkers, 1);
 	atomic_fetch_add(&idle_workers, 1);
 	atomic_fetch_add(&workers_started, 1);
@@ -930,13 +1001,18 @@ int pipeline_start(struct sandbox *sb, int notify_fd)
 	if (sp && *sp)
 		g_spread = atoi(sp);
 	const char *sl = getenv("MOAT_SPREAD_LEADS");
-	if (sl && atoi(sl) >= 1 && atoi(sl) <= 16)
+	if (sl && atoi(sl) >= 1 && atoi(sl) <= SPREAD_MAX)
 		spread_leads = atoi(sl);
-	else {
-		cpu_set_t cs;
-		if (sched_getaffinity(0, sizeof cs, &cs) == 0)
-			spread_leads = CPU_COUNT(&cs) < 4 ? CPU_COUNT(&cs) : 4;
-	}
+	CPU_ZERO(&all_cpus);
+	if (sched_getaffinity(0, sizeof all_cpus, &all_cpus) == 0) {
+		int k = 0;
+		for (int cpu = 0; cpu < CPU_SETSIZE && k < SPREAD_MAX; cpu++)
+			if (CPU_ISSET(cpu, &all_cpus))
+				spread_cpus[k++] = cpu;
+		if (!(sl && atoi(sl) >= 1 && atoi(sl) <= SPREAD_MAX) || atoi(sl) > k)
+			spread_leads = k;
+	} else
+		spread_leads = 1;
 	const char *sm = getenv("MOAT_SPREAD_MIN");
 	if (sm && *sm)
 		g_spread_min = atoi(sm);

@@ -906,6 +906,20 @@ static void *worker(void *arg)
 			atomic_fetch_sub(&idle_workers, 1);
 			return NULL;
 		}
+		if (atomic_load(&lead_target) > 1) {
+			/* A lead of several waits in poll first, which
+			 * times out: with nothing to do for WORKER_IDLE_MS
+			 * the target falls back to 1 and this lead goes (an
+			 * idle sandbox keeps one worker, lifecycle.sh
+			 * idle_workers_end); RECV cannot time out. */
+			struct pollfd pf = { .fd = g_nfd, .events = POLLIN };
+			int pr = poll(&pf, 1, WORKER_IDLE_MS);
+			if (pr == 0) {
+				atomic_store(&lead_target, 1);
+				lead_drop();
+				continue;
+			}
+		}
 		int r = plat->recv(g_nfd, &n);
 		if (r == -EINTR)
 			continue;

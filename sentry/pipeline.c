@@ -74,10 +74,10 @@ static atomic_int idle_workers, nworkers;
  * for the two CPUs. */
 static atomic_int recv_closed;
 static atomic_int workers_started; /* MOAT_PROFILE: threads created */
-/* lead_spread: MOAT_SPREAD=0 turns it off (comparisons); MOAT_SPREAD_MIN:
- * the task count above which it looks */
-static int g_spread = 1, g_spread_min = 1;
-static atomic_uint n_spread_polls, n_spread_on; /* MOAT_PROFILE */
+static int g_spread = 1; /* lead_spread; MOAT_SPREAD=0 turns it off (comparisons) */
+/* MOAT_PROFILE: lead_spread's polls, its raises of the target, and the most
+ * fast calls served at once */
+static atomic_uint n_spread_polls, n_spread_on, fast_busy_max;
 /* workers inside a wait for another guest task (pipeline_wait_begin): the
  * pool may grow past MAX_WORKERS by that many, at most wait_cap */
 static atomic_int nwaiting;
@@ -143,9 +143,10 @@ void pipeline_profile_report(void)
 {
 	if (!g_prof)
 		return;
-	fprintf(stderr, "moat profile: workers started %d, spread polls %u, spread on %u\n",
+	fprintf(stderr, "moat profile: workers started %d, spread polls %u, spread on %u, "
+			"fast calls at once %u\n",
 		atomic_load(&workers_started), atomic_load(&n_spread_polls),
-		atomic_load(&n_spread_on));
+		atomic_load(&n_spread_on), atomic_load(&fast_busy_max));
 	fprintf(stderr, "moat profile: mean ns per trapped call, by stage (in the sentry, from RECV's "
 			"return; reply: its thread CPU time)\n");
 	fprintf(stderr, "%-16s %9s", "syscall", "calls");
@@ -646,7 +647,7 @@ static void slot_release(void)
 
 /* a lead while lead_target > 1: the slot of the CPU it runs on if free, else
  * another; pinned there. Unpinned again once the target is 1. */
-static int spread_leads = 2; /* the CPUs the sentry may run on, at most SPREAD_MAX */
+static int spread_leads; /* the CPUs the sentry may run on, at most SPREAD_MAX */
 static void slot_settle(void)
 {
 	if (atomic_load(&lead_target) <= 1) {
@@ -819,9 +820,11 @@ static atomic_int spread_score;
 /* before a fast call's handler, holding a lead; 1 if counted in fast_busy */
 static int lead_spread(void)
 {
-	if (task_count_hint() <= g_spread_min)
+	if (task_count_hint() <= 1)
 		return 0;
-	int overlap = atomic_fetch_add(&fast_busy, 1) > 0;
+	int busy = atomic_fetch_add(&fast_busy, 1), overlap = busy > 0;
+	if (g_prof && (unsigned)busy + 1 > atomic_load(&fast_busy_max))
+		atomic_store(&fast_busy_max, (unsigned)busy + 1);
 	if (!overlap) {
 		/* the poll costs ~0.7 us: one call in SPREAD_SAMPLE looks */
 		if (++t_spread_n % SPREAD_SAMPLE)
@@ -1016,25 +1019,15 @@ int pipeline_start(struct sandbox *sb, int notify_fd)
 	 * directly. On these VMs a cross-CPU wake-up dominates a trapped call. */
 	if (ioctl(notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS_, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP_) < 0)
 		dbg("seccomp sync wake-up unavailable: %s", strerror(errno));
-	const char *sp = getenv("MOAT_SPREAD");
-	if (sp && *sp)
-		g_spread = atoi(sp);
-	const char *sl = getenv("MOAT_SPREAD_LEADS");
-	if (sl && atoi(sl) >= 1 && atoi(sl) <= SPREAD_MAX)
-		spread_leads = atoi(sl);
+	const char *sp = getenv("MOAT_SPREAD"); /* 0: one lead only (comparisons) */
+	if (sp && !strcmp(sp, "0"))
+		g_spread = 0;
 	CPU_ZERO(&all_cpus);
-	if (sched_getaffinity(0, sizeof all_cpus, &all_cpus) == 0) {
-		int k = 0;
-		for (int cpu = 0; cpu < CPU_SETSIZE && k < SPREAD_MAX; cpu++)
+	spread_leads = 0;
+	if (sched_getaffinity(0, sizeof all_cpus, &all_cpus) == 0)
+		for (int cpu = 0; cpu < CPU_SETSIZE && spread_leads < SPREAD_MAX; cpu++)
 			if (CPU_ISSET(cpu, &all_cpus))
-				spread_cpus[k++] = cpu;
-		if (!(sl && atoi(sl) >= 1 && atoi(sl) <= SPREAD_MAX) || atoi(sl) > k)
-			spread_leads = k;
-	} else
-		spread_leads = 1;
-	const char *sm = getenv("MOAT_SPREAD_MIN");
-	if (sm && *sm)
-		g_spread_min = atoi(sm);
+				spread_cpus[spread_leads++] = cpu;
 	spin_setup(); /* the gofer waits' spin budget (gofer/client.c) */
 	gofer_set_block_hook(lead_pass);
 	gofer_set_wait_hooks(pipeline_wait_begin, pipeline_wait_end);

@@ -129,6 +129,32 @@ wait_max $pid 5
 if [ "$nt" -ge 1 ] && [ "$nt" -le 2 ] && [ -n "$ng" ] && [ "$ng" -le 3 ]; then ok idle_workers_end
 else fail idle_workers_end "sentry threads $nt, gofer threads ${ng:-?} (want <= 2, <= 3)"; fi
 
+# Two guest tasks that trap at once are served at once: while the fast calls
+# of two shell loops overlap (each `[ -e ]` a trapped stat), a second lead
+# waits in RECV, one per CPU (pipeline.c lead_spread; MOAT_PROFILE reports
+# the raise and the most fast calls served at once); once the guest is idle
+# the sandbox keeps one worker again (the extra lead's poll times out).
+# Before: one lead, one fast call at a time, two loops at half speed each.
+if [ "$(nproc)" -ge 2 ]; then
+	MOAT_PROFILE=1 moat_bg run -- /bin/sh -c 'l() { i=0; while [ $i -lt 15000 ]; do [ -e /etc/hostname ]; i=$((i + 1)); done; }
+l & l; wait; echo loops-done; exec sleep '"$S"'.8' >"$T_TMP/spread.out" 2>"$T_TMP/spread.err"
+	pid=$!
+	for ((i = 0; i < 300; i++)); do grep -q loops-done "$T_TMP/spread.out" 2>/dev/null && break; sleep 0.1; done
+	sleep 2.5
+	nt=$(ls /proc/$pid/task 2>/dev/null | wc -l)
+	for p in $(pgrep -f -- "sleep $S\\.8"); do kill $p; done # (moat then exits, its profile printed)
+	wait_max $pid 10
+	prof=$(grep -o 'spread on [0-9]*, fast calls at once [0-9]*' "$T_TMP/spread.err")
+	on=$(echo "$prof" | awk '{print $3}' | tr -d ,) most=$(echo "$prof" | awk '{print $NF}')
+	if [ "${on:-0}" -ge 1 ] && [ "${most:-0}" -ge 2 ] && [ "$nt" -ge 1 ] && [ "$nt" -le 2 ]; then
+		ok parallel_fast_calls
+	else
+		fail parallel_fast_calls "spread on ${on:-?}, fast calls at once ${most:-?}, sentry threads when idle $nt (want >= 1, >= 2, <= 2)"
+	fi
+else
+	skip parallel_fast_calls "one CPU"
+fi
+
 # --kill-after: a guest that ignores the forwarded SIGTERM (here stuck in a
 # FIFO open the sentry answers only when a writer comes, or never) is
 # SIGKILLed once the grace is over, or at a second SIGTERM, or at once with

@@ -5,7 +5,9 @@
  * Worker threads block in SECCOMP_IOCTL_NOTIF_RECV on the shared listener;
  * when the last idle worker takes a call, another is started (up to
  * MAX_WORKERS), so a call that blocks (a slow gofer reply) never stalls the
- * service of other guest tasks. A call that waits for another guest task (a
+ * service of other guest tasks. One worker at a time waits in RECV (the
+ * lead), one per CPU while the fast calls of several guest tasks overlap
+ * (lead_spread). A call that waits for another guest task (a
  * FIFO open, a lock, a lease break, a connect's handshake) does not count
  * against MAX_WORKERS while it waits (pipeline_wait_begin): each such wait
  * holds a distinct guest task, so those workers are bounded by the task table

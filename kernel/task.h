@@ -173,6 +173,8 @@ struct task {
 				  * for another task for it (pipeline_wait_begin: a FIFO's
 				  * peer, a lock): 2; else 0. /proc/<pid>/stat and status
 				  * show R or S for a task in a trapped call (fs/procfs.c) */
+	unsigned calls_taken;    /* trapped calls a worker has taken (as call_state is
+				  * set to 1): procfs sees one answered while it read */
 	long intr_tp_nr;         /* tracer only: nr + 1 of a call whose relative timeout is
 				  * behind a pointer (sigtimedwait, semtimedop, io_[p]getevents,
 				  * epoll_pwait2) restarted at an ignored signal's stop, */

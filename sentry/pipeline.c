@@ -339,6 +339,7 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 	closing_take(t);
 	/* its state in the guest's /proc: running while a worker serves it,
 	 * sleeping while the worker waits for another task (fs/procfs.c) */
+	__atomic_add_fetch(&t->calls_taken, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&t->call_state, 1, __ATOMIC_RELEASE);
 	t_serving = t;
 	/* the call the tracer restarted after a signal came before RECV

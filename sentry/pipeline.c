@@ -605,8 +605,8 @@ static void spawn_worker(void);
  * spread_leads workers (one per CPU) hold a lead at once, so each CPU's
  * trapping task wakes a waiter on its own CPU (the sync wake-up) and those
  * calls are served in parallel; lead_target falls back to 1 once SPREAD_HOLD
- * calls in a row showed no overlap, and the extra lead gives its up after its
- * call (lead_drop). */
+ * looks in a row saw no overlap or a lead waited WORKER_IDLE_MS for a call,
+ * and the extra lead gives its lead up after its call (lead_drop). */
 static atomic_int leads;           /* workers holding a lead (t_lead) */
 static atomic_int lead_target = 1; /* 1, or spread_leads while calls overlap */
 static atomic_uint lead_seq;       /* futex word: moved by each lead_signal */
@@ -811,9 +811,10 @@ void pipeline_set_wait_cap(int cap)
  * a fast call, when more than one guest task exists (a single-threaded guest
  * pays one load and no more), looks for an overlap: another fast call being
  * served now (fast_busy), or else a notification already queued (a poll of
- * the notify fd). One raises lead_target to spread_leads and wakes (or
- * starts) a worker for the new lead, which RECVs the queued call at once;
- * SPREAD_HOLD calls in a row without one bring the target back to 1. */
+ * the notify fd, on one call in SPREAD_SAMPLE). One raises lead_target to
+ * spread_leads and wakes (or starts) a worker for the new lead, which RECVs
+ * the queued call at once; SPREAD_HOLD looks in a row without one bring the
+ * target back to 1. */
 #define SPREAD_HOLD 64 /* looks without an overlap before the target falls to 1 */
 #define SPREAD_SAMPLE 8
 static __thread unsigned t_spread_n;

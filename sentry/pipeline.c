@@ -906,6 +906,7 @@ static void *worker(void *arg)
 	for (;;) {
 		struct notif n;
 		if (!t_lead && lead_take() < 0) {
+		idle_end:
 			/* idle: end (nworkers already counts us out), and
 			 * give back what the heap holds free: the program's
 			 * start-up calls dirtied it again after the trim at
@@ -929,6 +930,12 @@ static void *worker(void *arg)
 			if (pr == 0) {
 				atomic_store(&lead_target, 1);
 				lead_drop();
+				/* idle for WORKER_IDLE_MS already: ends now
+				 * while another worker remains */
+				int nw = atomic_load(&nworkers);
+				while (!t_lead && nw > MIN_WORKERS)
+					if (atomic_compare_exchange_weak(&nworkers, &nw, nw - 1))
+						goto idle_end;
 				continue;
 			}
 		}

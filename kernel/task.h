@@ -351,6 +351,21 @@ int task_fence_close(pid_t tgid, int timeout_ms);
 void task_fence_open(pid_t tgid);
 /* The tracer: a task of tgid was reaped (its tid may be reused) */
 void task_io_gone(pid_t tgid);
+
+/* ---- the reap gate (gaps31) ----
+ * A worker that acts on another task by its host pid (process_vm_* for a
+ * guest call naming another process: syscalls/sys_signal.c) holds the
+ * gate; the tracer reaps (every wait4 that may consume an exit) only with
+ * it closed, after the holds drain (it waits for a task's exit with
+ * waitid WNOWAIT, then closes the gate, then wait4s). Every pid number is
+ * freed by a reap, and only a task that has exited (its pidfd readable) is
+ * reaped: a task a holder finds alive through its pidfd keeps its numbers
+ * until the holder lets go. task_reap_hold: 0, or -EAGAIN when the tracer
+ * kept it closed past TASK_IO_WAIT_MS. */
+int task_reap_hold(void);
+void task_reap_release(void);
+void task_reap_close(void);
+void task_reap_open(void);
 int task_fence_up(pid_t tgid);
 
 

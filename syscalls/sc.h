@@ -209,6 +209,11 @@ int sc_exec_write_busy(struct sandbox *sb, dev_t dev, ino_t ino);
  * passcred_ids_changed: after a change of the caller's virtual ids. */
 /* Linux's set_one_prio_perm on the virtual ids for a call naming another
  * task (syscalls/sys_signal.c): 0 (c->cont set: native), or -EPERM */
+/* 1 when a guest pid the sentry checks names, whenever the kernel looks it
+ * up again (a CONTINUE'd call), a task that passes the same check: every
+ * live task has the caller's one uid and gid and cannot change them
+ * (syscalls/sys_signal.c, pid reuse) */
+int sc_pid_reuse_harmless(struct sc_call *c);
 long sc_owner_nice(struct sc_call *c, pid_t target);
 
 long passcred_set(struct sc_call *c, int fd, int on);

@@ -226,6 +226,10 @@ struct sandbox {
 	struct audit *audit;
 	struct idmap idmap;
 	int guest_procfd;        /* procfs mounted in the guest pid ns (O_DIRECTORY) */
+	/* set once every live task was seen to have one non-root uid and gid
+	 * and no CAP_SETUID/CAP_SETGID: no task can change its ids then and a
+	 * new one copies its parent's, so it stays set (sc_pid_reuse_harmless) */
+	atomic_int one_identity;
 	pid_t init_pid;          /* host pid of the guest's pid-1 */
 	pid_t main_pid;          /* host pid of the main guest program */
 	/* uts names (--hostname, --kernel-release), changed by sethostname/

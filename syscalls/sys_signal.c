@@ -177,7 +177,9 @@ int sc_pid_reuse_harmless(struct sc_call *c)
 /* Send sig (with *info when not NULL) to t from the sentry, through its
  * pidfd: to its process, or (thread) to that one thread. The siginfo a
  * process-directed kill() would carry (si_pid, si_uid of the sender) shows
- * pid 0 and the sentry's uid, a sender outside the guest's pid namespace. */
+ * pid 0 and the sentry's uid, a sender outside the guest's pid namespace.
+ * Before Linux 6.9 (no thread pidfds, no PIDFD_SIGNAL_THREAD) a signal for
+ * one thread goes to its process instead. */
 static long send_pinned(struct task *t, int sig, siginfo_t *info, int thread)
 {
 	if (atomic_load(&t->exited) || t->pidfd < 0)
@@ -191,16 +193,21 @@ static long send_pinned(struct task *t, int sig, siginfo_t *info, int thread)
 		 * then the task checked still alive (the tracer marks it
 		 * exited once it reaped it: "Known gaps") */
 		own = (int)syscall(SYS_pidfd_open, t->tid, PIDFD_THREAD);
-		if (own < 0 || atomic_load(&t->exited)) {
+		if (own < 0 && errno == EINVAL) {
+			own = -1; /* (before Linux 6.9: no thread pidfds) its process */
+		} else if (own < 0 || atomic_load(&t->exited)) {
 			if (own >= 0)
 				close(own);
 			return -ESRCH;
+		} else {
+			pfd = own;
 		}
-		pfd = own;
 	}
 	if (info)
 		info->si_signo = sig;
 	long r = syscall(SYS_pidfd_send_signal, pfd, sig, info, flags);
+	if (r < 0 && errno == EINVAL && flags && sig >= 0 && sig < 65)
+		r = syscall(SYS_pidfd_send_signal, pfd, sig, info, 0); /* (before 6.9: no flags) */
 	r = r < 0 ? -errno : 0;
 	if (own >= 0)
 		close(own);

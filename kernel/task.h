@@ -106,6 +106,10 @@ struct task {
 	int loader_pin_cpu;
 	cpu_set_t loader_pin_mask;
 	atomic_int exited;
+	/* set by the tracer the moment a wait4 reaped it, inside the reap gate
+	 * (kernel/task.h task_reap_*), before its number can be given again:
+	 * exited comes a few stops later (task_remove) */
+	atomic_int reaped;
 
 	/* tracer: owned by the tracer thread (sentry/tracer.c), nobody else */
 	int pt_state;            /* 0 = waiting for its first ptrace stop, 1 = running,

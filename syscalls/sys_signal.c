@@ -182,26 +182,30 @@ int sc_pid_reuse_harmless(struct sc_call *c)
  * one thread goes to its process instead. */
 static long send_pinned(struct task *t, int sig, siginfo_t *info, int thread)
 {
-	if (atomic_load(&t->exited) || t->pidfd < 0)
+	if (atomic_load(&t->exited) || atomic_load(&t->reaped) || t->pidfd < 0)
 		return -ESRCH;
 	int pfd = t->pidfd, own = -1;
 	unsigned flags = 0;
 	if (thread && t->vtid == t->vtgid) {
 		flags = PIDFD_SIGNAL_THREAD; /* the leader: the pidfd's own task */
 	} else if (thread) {
-		/* another thread: a pidfd of it, taken now by its host tid,
-		 * then the task checked still alive (the tracer marks it
-		 * exited once it reaped it: "Known gaps") */
-		own = (int)syscall(SYS_pidfd_open, t->tid, PIDFD_THREAD);
-		if (own < 0 && errno == EINVAL) {
-			own = -1; /* (before Linux 6.9: no thread pidfds) its process */
-		} else if (own < 0 || atomic_load(&t->exited)) {
-			if (own >= 0)
-				close(own);
+		/* another thread: a pidfd of it, taken by its host tid inside
+		 * the reap gate once the task is seen not reaped (the tracer
+		 * marks it inside the gate as it reaps: the tid is still its
+		 * own until the gate is let go). An exec of its group under
+		 * way (fenced) may free the tid without a reap (de_thread):
+		 * then its process, whose pidfd stays */
+		if (task_reap_hold() < 0)
+			return -EAGAIN;
+		if (atomic_load(&t->reaped) || atomic_load(&t->exited)) {
+			task_reap_release();
 			return -ESRCH;
-		} else {
-			pfd = own;
 		}
+		if (!task_fence_up(t->tgid))
+			own = (int)syscall(SYS_pidfd_open, t->tid, PIDFD_THREAD);
+		task_reap_release();
+		if (own >= 0)
+			pfd = own; /* (else its process: fenced, a thread gone meanwhile, or Linux < 6.9) */
 	}
 	if (info)
 		info->si_signo = sig;
@@ -857,7 +861,7 @@ static long vm_remote(struct task *t, int write, void *buf, uint64_t addr, size_
 		return -EAGAIN;
 	long r;
 	struct pollfd pf = { .fd = t->pidfd, .events = POLLIN };
-	if (t->pidfd < 0 || atomic_load(&t->exited) || poll(&pf, 1, 0) != 0) {
+	if (t->pidfd < 0 || atomic_load(&t->exited) || atomic_load(&t->reaped) || poll(&pf, 1, 0) != 0) {
 		r = -ESRCH; /* exited (readable), or no handle: never by number alone */
 	} else {
 		struct iovec l = { buf, len }, rv = { (void *)(uintptr_t)addr, len };

@@ -560,17 +560,22 @@ if d == 0:
         libc.prctl(4, 1, 0, 0, 0)   # dumpable again (the id change cleared it)
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGUSR2})
         buf = ctypes.create_string_buffer(b"........", 8)
-        os.write(w, b"%d\n" % ctypes.addressof(buf))
-        a = signal.sigwaitinfo({signal.SIGUSR1}); b = signal.sigwaitinfo({signal.SIGUSR2})
+        import threading
+        got = {}
+        def waiter():   # a thread of its own: tgkill aims at it
+            got["b"] = signal.sigwaitinfo({signal.SIGUSR2})
+        th = threading.Thread(target=waiter); th.start()
+        os.write(w, b"%d %d\n" % (ctypes.addressof(buf), th.native_id))
+        a = signal.sigwaitinfo({signal.SIGUSR1}); th.join(); b = got["b"]
         who = lambda i: "sender" if i.si_pid == os.getppid() else "pid%d" % i.si_pid
         os.write(w2, ("%s %s %s" % (who(a), who(b), buf.raw.decode())).encode())
         os._exit(0)
-    addr = int(os.read(r, 64))
+    addr, tid = map(int, os.read(r, 64).split())
     src = ctypes.create_string_buffer(b"written!", 8); back = ctypes.create_string_buffer(8)
     n1 = libc.process_vm_writev(c, ctypes.byref(iov(ctypes.addressof(src), 8)), 1, ctypes.byref(iov(addr, 8)), 1, 0)
     n2 = libc.process_vm_readv(c, ctypes.byref(iov(ctypes.addressof(back), 8)), 1, ctypes.byref(iov(addr, 8)), 1, 0)
     os.kill(c, signal.SIGUSR1)
-    libc.syscall(234, c, c, signal.SIGUSR2)   # tgkill
+    libc.syscall(234, c, tid, signal.SIGUSR2)   # tgkill: one thread, not the leader
     out = os.read(r2, 64).decode()
     os.waitpid(c, 0)
     gone = libc.syscall(62, c, 0); e = ctypes.get_errno()

@@ -106,6 +106,10 @@ struct task {
 	int loader_pin_cpu;
 	cpu_set_t loader_pin_mask;
 	atomic_int exited;
+	/* set by the tracer the moment a wait4 reaped it, inside the reap gate
+	 * (kernel/task.h task_reap_*), before its number can be given again:
+	 * exited comes a few stops later (task_remove) */
+	atomic_int reaped;
 
 	/* tracer: owned by the tracer thread (sentry/tracer.c), nobody else */
 	int pt_state;            /* 0 = waiting for its first ptrace stop, 1 = running,
@@ -228,6 +232,10 @@ struct sandbox {
 	struct audit *audit;
 	struct idmap idmap;
 	int guest_procfd;        /* procfs mounted in the guest pid ns (O_DIRECTORY) */
+	/* set once every live task was seen to have one non-root uid and gid
+	 * and no CAP_SETUID/CAP_SETGID: no task can change its ids then and a
+	 * new one copies its parent's, so it stays set (sc_pid_reuse_harmless) */
+	atomic_int one_identity;
 	pid_t init_pid;          /* host pid of the guest's pid-1 */
 	pid_t main_pid;          /* host pid of the main guest program */
 	/* uts names (--hostname, --kernel-release), changed by sethostname/
@@ -353,6 +361,21 @@ int task_fence_close(pid_t tgid, int timeout_ms);
 void task_fence_open(pid_t tgid);
 /* The tracer: a task of tgid was reaped (its tid may be reused) */
 void task_io_gone(pid_t tgid);
+
+/* ---- the reap gate (gaps31) ----
+ * A worker that acts on another task by its host pid (process_vm_* for a
+ * guest call naming another process: syscalls/sys_signal.c) holds the
+ * gate; the tracer reaps (every wait4 that may consume an exit) only with
+ * it closed, after the holds drain (it waits for a task's exit with
+ * waitid WNOWAIT, then closes the gate, then wait4s). Every pid number is
+ * freed by a reap, and only a task that has exited (its pidfd readable) is
+ * reaped: a task a holder finds alive through its pidfd keeps its numbers
+ * until the holder lets go. task_reap_hold: 0, or -EAGAIN when the tracer
+ * kept it closed past TASK_IO_WAIT_MS. */
+int task_reap_hold(void);
+void task_reap_release(void);
+void task_reap_close(void);
+void task_reap_open(void);
 int task_fence_up(pid_t tgid);
 
 

@@ -612,6 +612,38 @@ void task_io_gone(pid_t tgid)
 	atomic_fetch_add(&io_slot(tgid)->gen, 1);
 }
 
+static atomic_int reap_holds, reap_closed;
+
+int task_reap_hold(void)
+{
+	for (int naps = 0;; naps++) {
+		atomic_fetch_add(&reap_holds, 1);
+		if (atomic_load(&reap_closed) == 0)
+			return 0; /* (seq_cst both sides: the tracer sees the hold, or we see it closed) */
+		atomic_fetch_sub(&reap_holds, 1);
+		if (naps >= TASK_IO_WAIT_MS * 10)
+			return -EAGAIN;
+		io_nap();
+	}
+}
+
+void task_reap_release(void)
+{
+	atomic_fetch_sub_explicit(&reap_holds, 1, memory_order_release);
+}
+
+void task_reap_close(void)
+{
+	atomic_store(&reap_closed, 1);
+	while (atomic_load(&reap_holds) != 0)
+		io_nap();
+}
+
+void task_reap_open(void)
+{
+	atomic_store(&reap_closed, 0);
+}
+
 int task_fence_up(pid_t tgid)
 {
 	return atomic_load(&io_slot(tgid)->fence) != 0;

@@ -380,6 +380,22 @@ static void exec_unfence(struct task *t)
 	}
 }
 
+/* A wait4 just reaped tid (st its status), the reap gate still closed:
+ * the task is marked before its number can be given to another (the
+ * handling, task_gone, comes later in the round) and copies into its group
+ * prove their call again (task_io_gone) */
+static void reap_note(struct sandbox *sb, pid_t tid, int st)
+{
+	if (!WIFEXITED(st) && !WIFSIGNALED(st))
+		return;
+	struct task *t = task_get(sb, tid);
+	if (t) {
+		atomic_store(&t->reaped, 1);
+		task_io_gone(t->tgid);
+		task_put(t);
+	}
+}
+
 /* A task is gone (reaped). */
 static void task_gone(struct tracer *tr, pid_t tid)
 {
@@ -1174,8 +1190,12 @@ int tracer_run(struct tracer_args *a)
 				pms[last_kind] += cpu_ms() - last_t;
 			last_kind = -1;
 			pid_t w;
-			while (qn < ROUND && (w = wait4(-1, &q[qn].st, __WALL | WNOHANG, &q[qn].ru)) > 0)
+			task_reap_close(); /* a reap frees numbers: kernel/task.h */
+			while (qn < ROUND && (w = wait4(-1, &q[qn].st, __WALL | WNOHANG, &q[qn].ru)) > 0) {
+				reap_note(sb, w, q[qn].st);
 				q[qn++].tid = w;
+			}
+			task_reap_open();
 		}
 		if (qi == qn) {
 			qi = qn = 0;
@@ -1183,7 +1203,23 @@ int tracer_run(struct tracer_args *a)
 			if (last_kind >= 0)
 				pms[last_kind] += cpu_ms() - last_t;
 			last_kind = -1;
-			pid_t w = wait4(-1, &q[0].st, __WALL, &q[0].ru);
+			/* wait without reaping, then reap with the reap gate
+			 * closed (kernel/task.h: no worker acts on a pid that
+			 * this reap may free) */
+			siginfo_t wsi;
+			pid_t w;
+			memset(&wsi, 0, sizeof wsi);
+			if (waitid(P_ALL, 0, &wsi, WEXITED | __WALL | WNOWAIT) < 0) {
+				w = -1;
+			} else {
+				task_reap_close();
+				w = wait4(-1, &q[0].st, __WALL | WNOHANG, &q[0].ru);
+				if (w > 0)
+					reap_note(sb, w, q[0].st);
+				task_reap_open();
+				if (w == 0)
+					continue; /* (nothing after all: wait again) */
+			}
 			if (prof) {
 				wait_ms += ms_now() - w0;
 				rounds++;
@@ -1197,8 +1233,12 @@ int tracer_run(struct tracer_args *a)
 			drain = 1;
 			if (main_first) {
 				main_first = 0;
-				while (qn < 2 && (w = wait4(-1, &q[qn].st, __WALL, &q[qn].ru)) > 0)
+				task_reap_close(); /* (a test's order: holds wait) */
+				while (qn < 2 && (w = wait4(-1, &q[qn].st, __WALL, &q[qn].ru)) > 0) {
+					reap_note(sb, w, q[qn].st);
 					q[qn++].tid = w;
+				}
+				task_reap_open();
 				if (qn >= 2 && q[0].tid == sb->init_pid) {
 					__typeof__(q[0]) x = q[0];
 					q[0] = q[1];

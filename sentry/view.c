@@ -33,14 +33,25 @@ static const char *const etc_secrets_fixed[] = {
 	"security/opasswd", "ssl/private", "krb5.keytab", "docker",
 	"NetworkManager/system-connections", "wireguard", "ppp/chap-secrets",
 	"ppp/pap-secrets", "libvirt/secrets", "machine-id", ".pwd.lock",
+	/* the host's disks by UUID= and LABEL= (one value per host disk, the
+	 * same in every sandbox: a fingerprint, and what FS_IOC_GETFSUUID no
+	 * longer tells). Hidden, not replaced: an absent fstab is a normal
+	 * state (minimal images have none; util-linux's mount and findmnt
+	 * read a missing one as an empty table), the guest mounts nothing
+	 * from it, and the view's mount table is /proc/self/mounts */
+	"fstab", "crypttab",
 };
 
 /* /etc/ssh's host private keys by their fixed names, hidden whether or not
  * they exist when the view is built (red team 30: the list was only what a
  * readdir of /etc/ssh found at start, so a key the host made later, as
  * sshd-keygen or cloud-init do at first boot, was the guest's to read):
- * OpenSSH's key types, ssh_host_key its protocol 1 one. Their certificates
- * and public halves (*.pub) stay visible, as on the host. */
+ * OpenSSH's key types, ssh_host_key its protocol 1 one. Their public halves
+ * and certificates (NAME.pub, NAME-cert.pub) are hidden the same way: one
+ * value per host, naming it in every sandbox (ssh-keyscan's fingerprint of
+ * the machine). Nothing in a sandbox needs the host's own host keys (the
+ * client's known_hosts is the user's; host-based authentication, which
+ * reads them, runs ssh-keysign, a set-id program moat never runs set-id). */
 static const char *const etc_ssh_keys_fixed[] = {
 	"ssh/ssh_host_key", "ssh/ssh_host_rsa_key", "ssh/ssh_host_dsa_key",
 	"ssh/ssh_host_ecdsa_key", "ssh/ssh_host_ed25519_key", "ssh/ssh_host_ecdsa_sk_key",
@@ -49,25 +60,31 @@ static const char *const etc_ssh_keys_fixed[] = {
 
 static const char **etc_hidden(void)
 {
-	size_t n = 0, cap = ARRAY_SIZE(etc_secrets_fixed) + ARRAY_SIZE(etc_ssh_keys_fixed) + 32;
+	static const char *const halves[] = { "", ".pub", "-cert.pub" };
+	size_t nfixed = ARRAY_SIZE(etc_ssh_keys_fixed) * ARRAY_SIZE(halves);
+	size_t n = 0, cap = ARRAY_SIZE(etc_secrets_fixed) + nfixed + 64;
 	const char **v = xcalloc(cap + 1, sizeof *v);
 	for (size_t i = 0; i < ARRAY_SIZE(etc_secrets_fixed); i++)
 		v[n++] = etc_secrets_fixed[i];
+	size_t first_key = n;
 	for (size_t i = 0; i < ARRAY_SIZE(etc_ssh_keys_fixed); i++)
-		v[n++] = etc_ssh_keys_fixed[i];
-	/* and every other private key under /etc/ssh (host keys) there now,
-	 * whatever the type */
+		for (size_t h = 0; h < ARRAY_SIZE(halves); h++) {
+			char *p = xmalloc(strlen(etc_ssh_keys_fixed[i]) + strlen(halves[h]) + 1);
+			sprintf(p, "%s%s", etc_ssh_keys_fixed[i], halves[h]);
+			v[n++] = p;
+		}
+	/* and every other host key under /etc/ssh there now (private and
+	 * public halves, certificates), whatever the type */
 	DIR *d = opendir("/etc/ssh");
 	if (d) {
 		struct dirent *de;
 		while ((de = readdir(d)) && n < cap) {
-			if (fnmatch("ssh_host_*key*", de->d_name, 0) == 0 &&
-			    !strstr(de->d_name, ".pub")) {
+			if (fnmatch("ssh_host_*key*", de->d_name, 0) == 0) {
 				char *p = xmalloc(strlen(de->d_name) + 5);
 				sprintf(p, "ssh/%s", de->d_name);
 				int dup = 0;
-				for (size_t i = 0; i < ARRAY_SIZE(etc_ssh_keys_fixed) && !dup; i++)
-					dup = !strcmp(p, etc_ssh_keys_fixed[i]);
+				for (size_t i = first_key; i < first_key + nfixed && !dup; i++)
+					dup = !strcmp(p, v[i]);
 				if (dup)
 					free(p);
 				else

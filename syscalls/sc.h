@@ -156,13 +156,14 @@ static inline long sc_return_fd(struct sc_call *c, int hostfd, int cloexec)
 #define SC_IOCTL_PROCMAP_QUERY 0xc0686611u
 
 /* ioctl file-information reads a memfd answers (FIGETBSZ, FIOQSIZE,
- * FS_IOC_GETFLAGS, FS_IOC_GETVERSION): trapped only so that an O_PATH
- * placeholder's stand-in is EBADF (sys_ioctl); on any other fd they run
- * natively. Numbers checked against <linux/fs.h> in syscalls/sys_tty.c. */
+ * FS_IOC_GETFLAGS): trapped only so that an O_PATH placeholder's stand-in
+ * is EBADF (sys_ioctl); on any other fd they run natively. Numbers checked
+ * against <linux/fs.h> in syscalls/sys_tty.c. (FS_IOC_GETVERSION was one:
+ * it is an identity read now, below.) */
 static inline int sc_ioctl_fileinfo(unsigned cmd)
 {
 	return cmd == 2u /* FIGETBSZ */ || cmd == 0x5460u /* FIOQSIZE */ ||
-	       cmd == 0x80086601u /* FS_IOC_GETFLAGS */ || cmd == 0x80087601u /* FS_IOC_GETVERSION */;
+	       cmd == 0x80086601u /* FS_IOC_GETFLAGS */;
 }
 
 /* ioctl reads of a file system's identity (red team 30: a guest read the
@@ -170,13 +171,18 @@ static inline int sc_ioctl_fileinfo(unsigned cmd)
  * the whole 0x15 class (FS_IOC_GETFSUUID, FS_IOC_GETFSSYSFSPATH),
  * EXT4_IOC_GETFSUUID (_IOR('f', 44, struct fsuuid)), FS_IOC_GETFSLABEL
  * (_IOR(0x94, 49, char[256]), in the btrfs class the table traps anyway) and
- * FAT_IOCTL_GET_VOLUME_ID (_IOR('r', 0x13, __u32): a vfat volume serial).
+ * FAT_IOCTL_GET_VOLUME_ID (_IOR('r', 0x13, __u32): a vfat volume serial);
+ * and an inode's generation, FS_IOC_GETVERSION (_IOR('v', 1, long)) and
+ * ext4's EXT4_IOC_GETVERSION (_IOR('f', 3, long)): one host number per
+ * inode, the same in every sandbox and across reboots (it ran natively on
+ * host files before; tmpfs and overlayfs have neither request).
  * sys_ioctl answers ENOTTY whatever the fd, as a file system without them
  * does. Numbers checked against the kernel headers in syscalls/sys_tty.c. */
 static inline int sc_ioctl_fsidentity(unsigned cmd)
 {
 	return ((cmd >> 8) & 0xffu) == 0x15u || cmd == SC_IOCTL_EXT4_GETFSUUID ||
-	       cmd == 0x81009431u /* FS_IOC_GETFSLABEL */ || cmd == SC_IOCTL_FAT_GET_VOLUME_ID;
+	       cmd == 0x81009431u /* FS_IOC_GETFSLABEL */ || cmd == SC_IOCTL_FAT_GET_VOLUME_ID ||
+	       cmd == 0x80087601u /* FS_IOC_GETVERSION */ || cmd == SC_IOCTL_EXT4_GETVERSION;
 }
 
 /* The guest fd numbers of process vpid (read from the guest's procfs), into
@@ -203,6 +209,11 @@ int sc_exec_write_busy(struct sandbox *sb, dev_t dev, ino_t ino);
  * passcred_ids_changed: after a change of the caller's virtual ids. */
 /* Linux's set_one_prio_perm on the virtual ids for a call naming another
  * task (syscalls/sys_signal.c): 0 (c->cont set: native), or -EPERM */
+/* 1 when a guest pid the sentry checks names, whenever the kernel looks it
+ * up again (a CONTINUE'd call), a task that passes the same check: every
+ * live task has the caller's one uid and gid and cannot change them
+ * (syscalls/sys_signal.c, pid reuse) */
+int sc_pid_reuse_harmless(struct sc_call *c);
 long sc_owner_nice(struct sc_call *c, pid_t target);
 
 long passcred_set(struct sc_call *c, int fd, int on);

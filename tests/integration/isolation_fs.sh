@@ -100,6 +100,36 @@ cat /etc/ssh/$1 2>/dev/null | grep -c "$2"; ls -a /etc/ssh | grep -cx "$1"' sh "
 else
 	skip host_key_made_later_hidden "not root: the private mount namespace over /etc needs it"
 fi
+# ---- the host's fingerprints in /etc: /etc/fstab's and /etc/crypttab's
+#      UUID= lines name the host's disks, and the host keys' public halves
+#      (/etc/ssh/ssh_host_*key.pub, *-cert.pub) name the host (one value per
+#      machine, the same in every sandbox). Hidden now, as the private halves
+#      are (an absent fstab is a normal state: minimal images have none,
+#      util-linux reads a missing one as empty). Same private /etc copy as
+#      above, files there before the start; both views ----
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	FP=$T_TMP/etcfp
+	mkdir -m 0700 "$FP" && cp -a /etc "$FP/etc" && mkdir -p "$FP/etc/ssh"
+	(umask 022
+	printf 'UUID=%s / ext4 defaults 0 1\n' "$CANARY" >"$FP/etc/fstab"
+	printf 'cr UUID=%s none luks\n' "$CANARY" >"$FP/etc/crypttab"
+	for k in ssh_host_ed25519_key.pub ssh_host_rsa_key-cert.pub ssh_host_custom_key.pub; do
+		printf 'ssh-ed25519 %s root@host\n' "$CANARY" >"$FP/etc/ssh/$k"
+	done)
+	for ov in overlay none; do
+		ovarg=(); [ $ov = none ] && ovarg=(--overlay none)
+		out=$(timeout -k 5 60 unshare -m --propagation private /bin/sh -c 'mount --bind "$1" /etc && shift && exec "$@"' \
+			sh "$FP/etc" "$MOAT" run "${ovarg[@]}" -- /bin/sh -c '
+for f in fstab crypttab ssh/ssh_host_ed25519_key.pub ssh/ssh_host_rsa_key-cert.pub ssh/ssh_host_custom_key.pub; do
+	if [ -e /etc/$f ]; then echo "seen:$f"; cat /etc/$f; fi
+done
+ls -a /etc /etc/ssh | grep -cE "^(fstab|crypttab|ssh_host_.*)$"' </dev/null 2>&1)
+		case $out in *"$CANARY"*) fail "etc_host_fingerprints_hidden_$ov" "CANARY LEAKED: $out" ;;
+		*) expect_eq "etc_host_fingerprints_hidden_$ov" "$(echo $out)" "0" ;; esac
+	done
+else
+	skip etc_host_fingerprints_hidden "not root: the private mount namespace over /etc needs it"
+fi
 # An inotify watch of a host directory holding hidden names (--overlay none:
 # /etc is the host's own, read-only) would name them in its events, and the
 # host's own opens of /etc/shadow (every login, sudo) come to it: refused

@@ -534,4 +534,57 @@ m, anc, fl, ad = b.recvmsg(1, socket.CMSG_SPACE(12))
 print("after", "creds" if anc else "none")' </dev/null 2>&1)
 case $out in "none"*"after none" | "uid 1000 gid 1000"*) ok_sanity passcred_dropped_not_root ;; *) fail passcred_dropped_not_root "$(echo $out)" ;; esac
 
+# ---- gaps31: a call checked by pid, then run natively (CONTINUE), names
+#      its target again when the caller's thread gets round to it, which the
+#      guest can put off (a SCHED_IDLE thread on a busy CPU held a checked
+#      kill for up to 1.7 s here): a target reaped meanwhile leaves its
+#      number to whichever guest process the pid space gives it to next,
+#      root's included. In a sandbox of more than one identity the sentry
+#      now acts at the check, through its pidfd of the task it checked: the
+#      signal arrives at once, from the sentry (si_pid 0, as its group kills
+#      to a subset do), and process_vm_* copy through the sentry; a number
+#      no task holds is ESRCH there (a process forked onto it later is not
+#      checked). In a one-identity sandbox nothing can take the number but a
+#      process the same check passes: native, unchanged (si_pid the sender).
+PIN_PY='
+import ctypes, os, signal, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class iov(ctypes.Structure): _fields_ = [("b", ctypes.c_void_p), ("n", ctypes.c_size_t)]
+d = os.fork()
+if d == 0:
+    if sys.argv[1] == "drop":
+        os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    r, w = os.pipe(); r2, w2 = os.pipe()
+    c = os.fork()
+    if c == 0:
+        libc.prctl(4, 1, 0, 0, 0)   # dumpable again (the id change cleared it)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1, signal.SIGUSR2})
+        buf = ctypes.create_string_buffer(b"........", 8)
+        import threading
+        got = {}
+        def waiter():   # a thread of its own: tgkill aims at it
+            got["b"] = signal.sigwaitinfo({signal.SIGUSR2})
+        th = threading.Thread(target=waiter); th.start()
+        os.write(w, b"%d %d\n" % (ctypes.addressof(buf), th.native_id))
+        a = signal.sigwaitinfo({signal.SIGUSR1}); th.join(); b = got["b"]
+        who = lambda i: "sender" if i.si_pid == os.getppid() else "pid%d" % i.si_pid
+        os.write(w2, ("%s %s %s" % (who(a), who(b), buf.raw.decode())).encode())
+        os._exit(0)
+    addr, tid = map(int, os.read(r, 64).split())
+    src = ctypes.create_string_buffer(b"written!", 8); back = ctypes.create_string_buffer(8)
+    n1 = libc.process_vm_writev(c, ctypes.byref(iov(ctypes.addressof(src), 8)), 1, ctypes.byref(iov(addr, 8)), 1, 0)
+    n2 = libc.process_vm_readv(c, ctypes.byref(iov(ctypes.addressof(back), 8)), 1, ctypes.byref(iov(addr, 8)), 1, 0)
+    os.kill(c, signal.SIGUSR1)
+    libc.syscall(234, c, tid, signal.SIGUSR2)   # tgkill: one thread, not the leader
+    out = os.read(r2, 64).decode()
+    os.waitpid(c, 0)
+    gone = libc.syscall(62, c, 0); e = ctypes.get_errno()
+    print(n1, n2, back.raw.decode(), out, "kill-reaped:" + (os.strerror(e) if gone else "ok"), flush=True)
+    os._exit(0)
+os.waitpid(d, 0)'
+out=$(moat run --user 0:0 -- "$PY" -c "$PIN_PY" drop </dev/null 2>&1)
+expect_eq dropped_pid_calls_act_at_check "$out" "8 8 written! pid0 pid0 written! kill-reaped:No such process"
+out=$(moat run -- "$PY" -c "$PIN_PY" same </dev/null 2>&1)
+SANITY=1 expect_eq one_identity_pid_calls_native "$out" "8 8 written! sender sender written! kill-reaped:No such process"
+
 finish

@@ -257,6 +257,33 @@ case $huuid in
 	;;
 esac
 
+# ---- an inode's generation (FS_IOC_GETVERSION, EXT4_IOC_GETVERSION 'f' 3):
+#      one host value per inode, stable across sandboxes and reboots (a host
+#      file's fingerprint), ran natively on host files. Now ENOTTY, as the
+#      identity reads above (tmpfs and overlayfs have no such request) ----
+GEN_PY='
+import errno, fcntl, os, struct, sys
+out = []
+fd = os.open(sys.argv[1], os.O_RDONLY)
+for req in (0x80087601, 0x80086603):
+    try:
+        out.append(str(struct.unpack("l", fcntl.ioctl(fd, req, bytes(8)))[0]))
+    except OSError as e:
+        out.append(errno.errorcode.get(e.errno, str(e.errno)))
+print(" ".join(out))'
+echo gen >"$T_TMP/gen"
+hgen=$("$PY" -c "$GEN_PY" "$T_TMP/gen" 2>&1)
+case ${hgen%% *} in
+"" | *[!0-9]* | 0) skip inode_generation_not_the_hosts "no FS_IOC_GETVERSION here: $hgen" ;;
+*)
+	got=$(moat run --bind "$T_TMP:/m" -- "$PY" -c "$GEN_PY" /m/gen </dev/null 2>&1)
+	case " $got " in
+	*" ${hgen%% *} "*) fail inode_generation_not_the_hosts "HOST GENERATION LEAKED: $got (host: $hgen)" ;;
+	*) expect_eq inode_generation_not_the_hosts "$got" "ENOTTY ENOTTY" ;;
+	esac
+	;;
+esac
+
 # ---- red team 18: a name_to_handle_at handle carried the host st_dev in
 #      clear (stat shows the guest a virtual one); now sealed, and
 #      open_by_handle_at still opens it ----

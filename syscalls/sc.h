@@ -156,27 +156,33 @@ static inline long sc_return_fd(struct sc_call *c, int hostfd, int cloexec)
 #define SC_IOCTL_PROCMAP_QUERY 0xc0686611u
 
 /* ioctl file-information reads a memfd answers (FIGETBSZ, FIOQSIZE,
- * FS_IOC_GETFLAGS, FS_IOC_GETVERSION): trapped only so that an O_PATH
- * placeholder's stand-in is EBADF (sys_ioctl); on any other fd they run
- * natively. Numbers checked against <linux/fs.h> in syscalls/sys_tty.c. */
+ * FS_IOC_GETFLAGS): trapped only so that an O_PATH placeholder's stand-in is
+ * EBADF (sys_ioctl); on any other fd they run natively. Numbers checked
+ * against <linux/fs.h> in syscalls/sys_tty.c. */
 static inline int sc_ioctl_fileinfo(unsigned cmd)
 {
 	return cmd == 2u /* FIGETBSZ */ || cmd == 0x5460u /* FIOQSIZE */ ||
-	       cmd == 0x80086601u /* FS_IOC_GETFLAGS */ || cmd == 0x80087601u /* FS_IOC_GETVERSION */;
+	       cmd == 0x80086601u /* FS_IOC_GETFLAGS */;
 }
 
-/* ioctl reads of a file system's identity (red team 30: a guest read the
- * host disk's UUID and block device name through a file of the host view):
- * the whole 0x15 class (FS_IOC_GETFSUUID, FS_IOC_GETFSSYSFSPATH),
- * EXT4_IOC_GETFSUUID (_IOR('f', 44, struct fsuuid)), FS_IOC_GETFSLABEL
- * (_IOR(0x94, 49, char[256]), in the btrfs class the table traps anyway) and
- * FAT_IOCTL_GET_VOLUME_ID (_IOR('r', 0x13, __u32): a vfat volume serial).
- * sys_ioctl answers ENOTTY whatever the fd, as a file system without them
- * does. Numbers checked against the kernel headers in syscalls/sys_tty.c. */
+/* ioctl reads of a host file system's or inode's identity (red team 30: a
+ * guest read the host disk's UUID and block device name through a file of
+ * the host view; red team 31: an inode's generation, the random 32-bit value
+ * ext4 gives it at creation and keeps for its life, the same in every
+ * sandbox and run): the whole 0x15 class (FS_IOC_GETFSUUID,
+ * FS_IOC_GETFSSYSFSPATH), EXT4_IOC_GETFSUUID (_IOR('f', 44, struct
+ * fsuuid)), FS_IOC_GETFSLABEL (_IOR(0x94, 49, char[256]), in the btrfs class
+ * the table traps anyway), FAT_IOCTL_GET_VOLUME_ID (_IOR('r', 0x13, __u32): a
+ * vfat volume serial), FS_IOC_GETVERSION (_IOR('v', 1, long): ext4, xfs,
+ * btrfs...) and EXT4_IOC_GETVERSION (_IOR('f', 3, long), ext4's second number
+ * for it). sys_ioctl answers ENOTTY whatever the fd (EBADF first on an O_PATH
+ * stand-in), as a file system without them does (the default view's overlay,
+ * tmpfs). Numbers checked against the kernel headers in syscalls/sys_tty.c. */
 static inline int sc_ioctl_fsidentity(unsigned cmd)
 {
 	return ((cmd >> 8) & 0xffu) == 0x15u || cmd == SC_IOCTL_EXT4_GETFSUUID ||
-	       cmd == 0x81009431u /* FS_IOC_GETFSLABEL */ || cmd == SC_IOCTL_FAT_GET_VOLUME_ID;
+	       cmd == 0x81009431u /* FS_IOC_GETFSLABEL */ || cmd == SC_IOCTL_FAT_GET_VOLUME_ID ||
+	       cmd == 0x80087601u /* FS_IOC_GETVERSION */ || cmd == SC_IOCTL_EXT4_GETVERSION;
 }
 
 /* The guest fd numbers of process vpid (read from the guest's procfs), into

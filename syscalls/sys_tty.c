@@ -125,22 +125,23 @@ long sys_ioctl(struct sc_call *c)
 		if (ph)
 			return -EBADF;
 	}
-	_Static_assert(FIGETBSZ == 2 && FIOQSIZE == 0x5460 && FS_IOC_GETFLAGS == 0x80086601u &&
-			       FS_IOC_GETVERSION == 0x80087601u,
+	_Static_assert(FIGETBSZ == 2 && FIOQSIZE == 0x5460 && FS_IOC_GETFLAGS == 0x80086601u,
 		       "sc_ioctl_fileinfo's numbers");
 	_Static_assert(FS_IOC_GETFSLABEL == 0x81009431u &&
 			       SC_IOCTL_EXT4_GETFSUUID == (unsigned)_IOR('f', 44, uint64_t) &&
-			       SC_IOCTL_FAT_GET_VOLUME_ID == (unsigned)_IOR('r', 0x13, uint32_t),
+			       SC_IOCTL_FAT_GET_VOLUME_ID == (unsigned)_IOR('r', 0x13, uint32_t) &&
+			       FS_IOC_GETVERSION == 0x80087601u &&
+			       SC_IOCTL_EXT4_GETVERSION == (unsigned)_IOR('f', 3, long),
 		       "sc_ioctl_fsidentity's numbers");
 #ifdef FS_IOC_GETFSSYSFSPATH /* (Linux 6.10's headers) */
 	_Static_assert(FS_IOC_GETFSUUID == 0x80111500u && FS_IOC_GETFSSYSFSPATH == 0x80811501u,
 		       "sc_ioctl_fsidentity's numbers");
 #endif
 	if (sc_ioctl_fsidentity(cmd)) {
-		/* the file system's identity (UUID, label, block device name):
-		 * the host disk's on a host file; none here, as on a file
-		 * system without these requests */
-		snprintf(c->note, sizeof c->note, "file system identity");
+		/* the file system's identity (UUID, label, block device name)
+		 * or an inode's (its generation): the host's on a host file;
+		 * none here, as on a file system without these requests */
+		snprintf(c->note, sizeof c->note, "file system or inode identity");
 		return -ENOTTY;
 	}
 	if (sc_ioctl_fileinfo(cmd)) {

@@ -367,13 +367,14 @@ Test(syscalls_table, ioctl_classes)
 	/* the file-information reads a memfd answers: trapped so that an O_PATH
 	 * placeholder's stand-in is EBADF (sys_ioctl), else run natively */
 	static const unsigned long fileinfo[] = {
-		FIGETBSZ, FIOQSIZE, FS_IOC_GETFLAGS, FS_IOC_GETVERSION,
+		FIGETBSZ, FIOQSIZE, FS_IOC_GETFLAGS,
 	};
-	/* a file system's identity: trapped, ENOTTY (sc_ioctl_fsidentity) */
+	/* a file system's or an inode's identity: trapped, ENOTTY (sc_ioctl_fsidentity) */
 	static const unsigned long fsidentity[] = {
 		0x80111500 /* FS_IOC_GETFSUUID */, 0x80811501 /* FS_IOC_GETFSSYSFSPATH */,
 		0x8008662c /* EXT4_IOC_GETFSUUID */, FS_IOC_GETFSLABEL,
 		0x80047213 /* FAT_IOCTL_GET_VOLUME_ID */,
+		FS_IOC_GETVERSION, 0x80086603 /* EXT4_IOC_GETVERSION (red team 31) */,
 	};
 	uint64_t a[SC_MAXARGS] = { 0 };
 

@@ -210,6 +210,8 @@ int sc_exec_write_busy(struct sandbox *sb, dev_t dev, ino_t ino);
 /* Linux's set_one_prio_perm on the virtual ids for a call naming another
  * task (syscalls/sys_signal.c): 0 (c->cont set: native), or -EPERM */
 long sc_owner_nice(struct sc_call *c, pid_t target);
+/* prctl(PR_SCHED_CORE) on another task: its owner check (sys_signal.c) */
+long sc_sched_core_owner(struct sc_call *c);
 
 long passcred_set(struct sc_call *c, int fd, int on);
 void passcred_ids_changed(struct sc_call *c);

@@ -172,6 +172,37 @@ print(resource.prlimit(root, resource.RLIMIT_NOFILE)[0] > 0, os.getpriority(os.P
 os.kill(root, signal.SIGKILL)' </dev/null 2>&1)
 SANITY=1 expect_eq dropped_cannot_touch_root_by_pid "$out" "$(printf 'EPERM EPERM EPERM EPERM EPERM EPERM EPERM ok\nTrue 0 True')"
 
+# prctl(PR_SCHED_CORE, op, pid, type) acts on another task by pid (its
+# core scheduling cookie: who may share an SMT core with it, the defence
+# against sibling-thread side channels), after the kernel's ptrace check,
+# which one host uid always passes (red team 31: native, the class red
+# team 5 closed for prlimit/setpriority). Now the check on the virtual ids:
+# EPERM for a dropped process on root's pid, on root's process group
+# (PIDTYPE_PGID: each member checked) and from its own group holding root;
+# its own pid runs natively (0, or EINVAL on a kernel without core
+# scheduling, as this one may be).
+out=$(moat run --user 0:0 -- "$PY" -c '
+import ctypes, os, signal, time
+libc = ctypes.CDLL(None, use_errno=True)
+def core(op, pid, typ):
+    ck = ctypes.c_ulong(0)
+    r = libc.prctl(62, op, pid, typ, ctypes.byref(ck) if op == 0 else None)
+    return "ok" if r == 0 else {1: "EPERM", 22: "EINVAL", 3: "ESRCH"}.get(ctypes.get_errno(), str(ctypes.get_errno()))
+root = os.fork()
+if root == 0:
+    os.setpgid(0, 0); time.sleep(60); os._exit(0)
+time.sleep(0.3)
+me = os.fork()
+if me == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    own = core(1, os.getpid(), 0)
+    print(core(0, root, 0), core(1, root, 0), core(3, root, 0), core(1, root, 2), core(1, 0, 2),
+          "own", "ok" if own in ("ok", "EINVAL") else own, flush=True)
+    os._exit(0)
+os.waitpid(me, 0)
+os.kill(root, signal.SIGKILL)' </dev/null 2>&1)
+expect_eq dropped_cannot_touch_root_sched_core "$out" "EPERM EPERM EPERM EPERM EPERM own ok"
+
 # pidfd_getfd is emulated (the sentry takes the fd): a process that dropped
 # root cannot take a root process's fd (Linux's ptrace attach rule on the
 # virtual ids), nobody takes the guest init's (moat-init), and its own

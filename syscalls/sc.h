@@ -185,6 +185,15 @@ static inline int sc_ioctl_fsidentity(unsigned cmd)
 	       cmd == 0x80087601u /* FS_IOC_GETVERSION */ || cmd == SC_IOCTL_EXT4_GETVERSION;
 }
 
+/* ioctl PIDFD_GET_INFO (Linux 6.13, _IOWR(0xFF, 11, struct pidfd_info)) at
+ * any size (an extensible struct: pidfs reads the size from the number and
+ * takes only the read-write direction): a process's native ids and cgroup,
+ * not the virtual ones; sys_ioctl answers ENOTTY on a pidfd (red team 31) */
+static inline int sc_ioctl_pidfd_info(unsigned cmd)
+{
+	return (cmd & 0xc000ffffu) == 0xc000ff0bu;
+}
+
 /* The guest fd numbers of process vpid (read from the guest's procfs), into
  * fds[] (up to max): their count, -1 if gone, -2 if it has more than max.
  * (syscalls/sys_lock.c) */

@@ -703,6 +703,23 @@ long sc_pidfd_ns_ioctl(struct sc_call *c)
 	return r == -EPERM ? -EACCES : r;
 }
 
+/* ioctl(pidfd, PIDFD_GET_INFO) (Linux 6.13: _IOWR(0xFF, 11, struct
+ * pidfd_info), any size: an extensible struct): the process's native ids and
+ * cgroup, not its virtual ids (red team 31: root-run, a process that
+ * dropped root showed ruid/euid 0, what a peer check after SO_PEERPIDFD
+ * would trust; and the host cgroup's id). ENOTTY, as Linux before 6.13
+ * answers (programs fall back to /proc/<pid>/status, the virtual ids); on
+ * any fd that is not a pidfd, native. */
+long sc_pidfd_info_ioctl(struct sc_call *c)
+{
+	if (pidfd_target(c) == -EBADF) {
+		c->cont = 1; /* not a pidfd (or no such fd): the kernel's answer */
+		return 0;
+	}
+	snprintf(c->note, sizeof c->note, "PIDFD_GET_INFO: the native ids, not the virtual ones");
+	return -ENOTTY;
+}
+
 /* process_vm_readv/writev: the ptrace access check (owner_one: the same
  * real ids as the target's real, effective and saved ones, a dumpable
  * target, its own threads always), then native (the iovecs are never read) */

@@ -162,6 +162,10 @@ long sys_ioctl(struct sc_call *c)
 	 * (procfs gives no maps of pid 1); no other file takes this number */
 	if (cmd == SC_IOCTL_PROCMAP_QUERY)
 		return procmap_query(c);
+	/* PIDFD_GET_INFO, whatever its size (pidfs reads it from the
+	 * number: an extensible struct) */
+	if (sc_ioctl_pidfd_info(cmd))
+		return sc_pidfd_info_ioctl(c);
 	if (cmd != TIOCSCTTY) {
 		snprintf(c->note, sizeof c->note, "matches a deny rule");
 		return -EPERM;

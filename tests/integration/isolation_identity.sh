@@ -203,6 +203,32 @@ os.waitpid(me, 0)
 os.kill(root, signal.SIGKILL)' </dev/null 2>&1)
 expect_eq dropped_cannot_touch_root_sched_core "$out" "EPERM EPERM EPERM EPERM EPERM own ok"
 
+# ioctl(pidfd, PIDFD_GET_INFO) (Linux 6.13) showed the native ids: root-run
+# 0 for a process that dropped to 1000 (red team 31; what a peer check
+# after SO_PEERPIDFD would trust). Now ENOTTY, as Linux before 6.13, at
+# either size (the struct is extensible: the size is in the number); TCFLSH
+# (0x540b, the same number, another type) still runs (ENOTTY on a pipe).
+PIDINFO_PY='
+import ctypes, errno, fcntl, os, struct
+def info(pfd, req):
+    try:
+        b = fcntl.ioctl(pfd, req, struct.pack("Q", 0xffffffffffffffff) + bytes(0x48))
+        return "uid%d" % struct.unpack_from("I", b, 28)[0]
+    except OSError as e: return errno.errorcode.get(e.errno, str(e.errno))
+os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+pfd = os.pidfd_open(os.getpid())
+r, w = os.pipe()
+try: fcntl.ioctl(r, 0x540b, 0); fl = "ok"
+except OSError as e: fl = errno.errorcode.get(e.errno, str(e.errno))
+print(info(pfd, 0xc050ff0b), info(pfd, 0xc040ff0b), "tcflsh", fl)'
+nat=$("$PY" -c "$PIDINFO_PY" 2>&1)
+case $nat in
+uid1000*)
+	out=$(moat run --user 0:0 -- "$PY" -c "$PIDINFO_PY" </dev/null 2>&1)
+	expect_eq dropped_pidfd_info_not_native_ids "$out" "ENOTTY ENOTTY tcflsh ENOTTY" ;;
+*) skip dropped_pidfd_info_not_native_ids "no PIDFD_GET_INFO here: $nat" ;;
+esac
+
 # pidfd_getfd is emulated (the sentry takes the fd): a process that dropped
 # root cannot take a root process's fd (Linux's ptrace attach rule on the
 # virtual ids), nobody takes the guest init's (moat-init), and its own

@@ -88,13 +88,15 @@ int policy_check(struct policy *p, struct sc_call *c, int *err)
 			 * and the file-information reads sc_ioctl_fileinfo
 			 * names (EBADF on an O_PATH stand-in, else native),
 			 * and a file system's identity reads
-			 * (sc_ioctl_fsidentity: ENOTTY, red team 30) */
+			 * (sc_ioctl_fsidentity: ENOTTY, red team 30), and
+			 * PIDFD_GET_INFO (sc_ioctl_pidfd_info: ENOTTY on a
+			 * pidfd, red team 31) */
 			unsigned cmd = (unsigned)c->args[1];
 			int pidfd_ns = (cmd & 0xffffff00u) == 0xff00u && (cmd & 0xff) >= 1 && (cmd & 0xff) <= 10;
 			int sock_if = (cmd & 0xffffff00u) == 0x8900u || (cmd & 0xffffff00u) == 0x8b00u;
 			if (c->nr == SYS_ioctl && cmd != TIOCSCTTY && cmd != FIOSETOWN && cmd != SIOCSPGRP &&
 			    cmd != SC_IOCTL_PROCMAP_QUERY && !pidfd_ns && !sock_if &&
-			    !sc_ioctl_fileinfo(cmd) && !sc_ioctl_fsidentity(cmd)) {
+			    !sc_ioctl_fileinfo(cmd) && !sc_ioctl_fsidentity(cmd) && !sc_ioctl_pidfd_info(cmd)) {
 				*err = EPERM;
 				snprintf(c->note, sizeof c->note, "matches a deny rule");
 				return DEC_DENY;

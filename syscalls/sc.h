@@ -156,33 +156,42 @@ static inline long sc_return_fd(struct sc_call *c, int hostfd, int cloexec)
 #define SC_IOCTL_PROCMAP_QUERY 0xc0686611u
 
 /* ioctl file-information reads a memfd answers (FIGETBSZ, FIOQSIZE,
- * FS_IOC_GETFLAGS): trapped only so that an O_PATH placeholder's stand-in
- * is EBADF (sys_ioctl); on any other fd they run natively. Numbers checked
- * against <linux/fs.h> in syscalls/sys_tty.c. (FS_IOC_GETVERSION was one:
- * it is an identity read now, below.) */
+ * FS_IOC_GETFLAGS): trapped only so that an O_PATH placeholder's stand-in is
+ * EBADF (sys_ioctl); on any other fd they run natively. Numbers checked
+ * against <linux/fs.h> in syscalls/sys_tty.c. */
 static inline int sc_ioctl_fileinfo(unsigned cmd)
 {
 	return cmd == 2u /* FIGETBSZ */ || cmd == 0x5460u /* FIOQSIZE */ ||
 	       cmd == 0x80086601u /* FS_IOC_GETFLAGS */;
 }
 
-/* ioctl reads of a file system's identity (red team 30: a guest read the
- * host disk's UUID and block device name through a file of the host view):
- * the whole 0x15 class (FS_IOC_GETFSUUID, FS_IOC_GETFSSYSFSPATH),
- * EXT4_IOC_GETFSUUID (_IOR('f', 44, struct fsuuid)), FS_IOC_GETFSLABEL
- * (_IOR(0x94, 49, char[256]), in the btrfs class the table traps anyway) and
- * FAT_IOCTL_GET_VOLUME_ID (_IOR('r', 0x13, __u32): a vfat volume serial);
- * and an inode's generation, FS_IOC_GETVERSION (_IOR('v', 1, long)) and
- * ext4's EXT4_IOC_GETVERSION (_IOR('f', 3, long)): one host number per
- * inode, the same in every sandbox and across reboots (it ran natively on
- * host files before; tmpfs and overlayfs have neither request).
- * sys_ioctl answers ENOTTY whatever the fd, as a file system without them
- * does. Numbers checked against the kernel headers in syscalls/sys_tty.c. */
+/* ioctl reads of a host file system's or inode's identity (red team 30: a
+ * guest read the host disk's UUID and block device name through a file of
+ * the host view; red team 31: an inode's generation, the random 32-bit value
+ * ext4 gives it at creation and keeps for its life, the same in every
+ * sandbox and run): the whole 0x15 class (FS_IOC_GETFSUUID,
+ * FS_IOC_GETFSSYSFSPATH), EXT4_IOC_GETFSUUID (_IOR('f', 44, struct
+ * fsuuid)), FS_IOC_GETFSLABEL (_IOR(0x94, 49, char[256]), in the btrfs class
+ * the table traps anyway), FAT_IOCTL_GET_VOLUME_ID (_IOR('r', 0x13, __u32): a
+ * vfat volume serial), FS_IOC_GETVERSION (_IOR('v', 1, long): ext4, xfs,
+ * btrfs...) and EXT4_IOC_GETVERSION (_IOR('f', 3, long), ext4's second number
+ * for it). sys_ioctl answers ENOTTY whatever the fd (EBADF first on an O_PATH
+ * stand-in), as a file system without them does (the default view's overlay,
+ * tmpfs). Numbers checked against the kernel headers in syscalls/sys_tty.c. */
 static inline int sc_ioctl_fsidentity(unsigned cmd)
 {
 	return ((cmd >> 8) & 0xffu) == 0x15u || cmd == SC_IOCTL_EXT4_GETFSUUID ||
 	       cmd == 0x81009431u /* FS_IOC_GETFSLABEL */ || cmd == SC_IOCTL_FAT_GET_VOLUME_ID ||
 	       cmd == 0x80087601u /* FS_IOC_GETVERSION */ || cmd == SC_IOCTL_EXT4_GETVERSION;
+}
+
+/* ioctl PIDFD_GET_INFO (Linux 6.13, _IOWR(0xFF, 11, struct pidfd_info)) at
+ * any size (an extensible struct: pidfs reads the size from the number and
+ * takes only the read-write direction): a process's native ids and cgroup,
+ * not the virtual ones; sys_ioctl answers ENOTTY on a pidfd (red team 31) */
+static inline int sc_ioctl_pidfd_info(unsigned cmd)
+{
+	return (cmd & 0xc000ffffu) == 0xc000ff0bu;
 }
 
 /* The guest fd numbers of process vpid (read from the guest's procfs), into
@@ -215,6 +224,8 @@ int sc_exec_write_busy(struct sandbox *sb, dev_t dev, ino_t ino);
  * (syscalls/sys_signal.c, pid reuse) */
 int sc_pid_reuse_harmless(struct sc_call *c);
 long sc_owner_nice(struct sc_call *c, pid_t target);
+/* prctl(PR_SCHED_CORE) on another task: its owner check (sys_signal.c) */
+long sc_sched_core_owner(struct sc_call *c);
 
 long passcred_set(struct sc_call *c, int fd, int on);
 void passcred_ids_changed(struct sc_call *c);

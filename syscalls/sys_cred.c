@@ -255,6 +255,8 @@ long sys_prctl(struct sc_call *c)
 		c->cont = 1;
 		return 0;
 	}
+	if (op == PR_SCHED_CORE)
+		return sc_sched_core_owner(c);
 	if (op == PR_SET_SECCOMP) {
 		if (a2 == 2 /* SECCOMP_MODE_FILTER */)
 			return filter_install(c, 0, a3);

@@ -70,5 +70,6 @@ long sigio_setown_ioctl(struct sc_call *c);
  * the SIOCGIF* reads answered from the guest's netns, the rest EOPNOTSUPP */
 long netconn_if_ioctl(struct sc_call *c);
 long sc_pidfd_ns_ioctl(struct sc_call *c); /* sys_signal.c: PIDFD_GET_*_NAMESPACE */
+long sc_pidfd_info_ioctl(struct sc_call *c); /* sys_signal.c: PIDFD_GET_INFO */
 
 #endif

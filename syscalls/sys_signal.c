@@ -808,6 +808,27 @@ static long owner_group(struct sc_call *c, int user, int who, enum owner_rule r)
 }
 
 long sys_sched_setaffinity(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_NICE); }
+
+/* prctl(PR_SCHED_CORE, op, pid, type, uaddr): a task's core scheduling
+ * cookie (which tasks may share an SMT core with it) read, made or shared
+ * after Linux's ptrace check (PTRACE_MODE_READ_REALCREDS) on the named task
+ * and, for PIDTYPE_PGID (2), on every member of its process group (of the
+ * caller's, pid 0). One host uid passes them all natively (red team 31: a
+ * dropped process could pull root's cookie to itself, SHARE_FROM, and run
+ * beside it on the sibling thread, or give root's a new one); the check on
+ * the virtual ids, then native (the kernel's own answers: EINVAL without
+ * core scheduling, ESRCH). */
+long sc_sched_core_owner(struct sc_call *c)
+{
+	pid_t pid = (pid_t)c->args[2];
+	long r = owner_one(c, pid, OWN_PTRACE);
+	if (r < 0 || c->args[3] != 2 /* PIDTYPE_PGID */)
+		return r;
+	pid_t pg = 0;
+	if (pid > 0 && task_proc_ids(c->sb, pid, &pg, NULL, NULL) < 0)
+		return r; /* gone: the kernel's ESRCH */
+	return owner_group(c, 0, pg, OWN_PTRACE);
+}
 /* the sched_set* owner check (syscalls/sys_sched.c): 0 with c->cont set, or -EPERM */
 long sc_owner_nice(struct sc_call *c, pid_t target) { return owner_one(c, target, OWN_NICE); }
 
@@ -835,6 +856,23 @@ long sc_pidfd_ns_ioctl(struct sc_call *c)
 	}
 	long r = owner_one(c, pid, OWN_PTRACE);
 	return r == -EPERM ? -EACCES : r;
+}
+
+/* ioctl(pidfd, PIDFD_GET_INFO) (Linux 6.13: _IOWR(0xFF, 11, struct
+ * pidfd_info), any size: an extensible struct): the process's native ids and
+ * cgroup, not its virtual ids (red team 31: root-run, a process that
+ * dropped root showed ruid/euid 0, what a peer check after SO_PEERPIDFD
+ * would trust; and the host cgroup's id). ENOTTY, as Linux before 6.13
+ * answers (programs fall back to /proc/<pid>/status, the virtual ids); on
+ * any fd that is not a pidfd, native. */
+long sc_pidfd_info_ioctl(struct sc_call *c)
+{
+	if (pidfd_target(c) == -EBADF) {
+		c->cont = 1; /* not a pidfd (or no such fd): the kernel's answer */
+		return 0;
+	}
+	snprintf(c->note, sizeof c->note, "PIDFD_GET_INFO: the native ids, not the virtual ones");
+	return -ENOTTY;
 }
 
 /* process_vm_readv/writev: the ptrace access check (owner_one: the same

@@ -138,9 +138,9 @@ long sys_ioctl(struct sc_call *c)
 #endif
 	if (sc_ioctl_fsidentity(cmd)) {
 		/* the file system's identity (UUID, label, block device name)
-		 * or an inode's generation: the host disk's on a host file;
+		 * or an inode's (its generation): the host's on a host file;
 		 * none here, as on a file system without these requests */
-		snprintf(c->note, sizeof c->note, "file system identity");
+		snprintf(c->note, sizeof c->note, "file system or inode identity");
 		return -ENOTTY;
 	}
 	if (sc_ioctl_fileinfo(cmd)) {
@@ -161,6 +161,10 @@ long sys_ioctl(struct sc_call *c)
 	 * (procfs gives no maps of pid 1); no other file takes this number */
 	if (cmd == SC_IOCTL_PROCMAP_QUERY)
 		return procmap_query(c);
+	/* PIDFD_GET_INFO, whatever its size (pidfs reads it from the
+	 * number: an extensible struct) */
+	if (sc_ioctl_pidfd_info(cmd))
+		return sc_pidfd_info_ioctl(c);
 	if (cmd != TIOCSCTTY) {
 		snprintf(c->note, sizeof c->note, "matches a deny rule");
 		return -EPERM;

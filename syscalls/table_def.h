@@ -139,7 +139,7 @@
  * sc_ioctl_fsidentity; checked against the kernel's headers in sys_tty.c) */
 #define SC_IOCTL_EXT4_GETFSUUID    0x8008662cu /* _IOR('f', 44, struct fsuuid) */
 #define SC_IOCTL_FAT_GET_VOLUME_ID 0x80047213u /* _IOR('r', 0x13, __u32) */
-/* an inode's generation: ext4's own number for FS_IOC_GETVERSION */
+/* an inode's generation, ext4's own number (FS_IOC_GETVERSION's twin) */
 #define SC_IOCTL_EXT4_GETVERSION   0x80086603u /* _IOR('f', 3, long) */
 /* allow lists: native when all RULEs of one MATCH hold */
 #define MATCH(...) \

@@ -369,13 +369,16 @@ Test(syscalls_table, ioctl_classes)
 	static const unsigned long fileinfo[] = {
 		FIGETBSZ, FIOQSIZE, FS_IOC_GETFLAGS,
 	};
-	/* a file system's identity: trapped, ENOTTY (sc_ioctl_fsidentity) */
+	/* a file system's or an inode's identity: trapped, ENOTTY (sc_ioctl_fsidentity) */
 	static const unsigned long fsidentity[] = {
 		0x80111500 /* FS_IOC_GETFSUUID */, 0x80811501 /* FS_IOC_GETFSSYSFSPATH */,
 		0x8008662c /* EXT4_IOC_GETFSUUID */, FS_IOC_GETFSLABEL,
 		0x80047213 /* FAT_IOCTL_GET_VOLUME_ID */,
-		FS_IOC_GETVERSION, 0x80086603 /* EXT4_IOC_GETVERSION */,
+		FS_IOC_GETVERSION, 0x80086603 /* EXT4_IOC_GETVERSION (red team 31) */,
 	};
+	/* PIDFD_GET_INFO at any size: trapped (sys_ioctl: ENOTTY on a pidfd, red
+	 * team 31); TCFLSH, the same number of another type, stays native */
+	static const unsigned long pidfd_info[] = { 0xc050ff0b, 0xc040ff0b, 0xc0a8ff0b };
 	uint64_t a[SC_MAXARGS] = { 0 };
 
 	for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {
@@ -394,6 +397,13 @@ Test(syscalls_table, ioctl_classes)
 		cr_assert(sc_ioctl_fileinfo((unsigned)fileinfo[i]), "ioctl %#lx not a file-information read",
 			  fileinfo[i]);
 	}
+	for (size_t i = 0; i < sizeof(pidfd_info) / sizeof(pidfd_info[0]); i++) {
+		a[1] = pidfd_info[i];
+		cr_assert_not(sc_args_native(e, a), "ioctl %#lx is not trapped", pidfd_info[i]);
+		cr_assert(sc_ioctl_pidfd_info((unsigned)pidfd_info[i]), "ioctl %#lx not PIDFD_GET_INFO", pidfd_info[i]);
+	}
+	a[1] = TCFLSH;
+	cr_assert(sc_args_native(e, a), "TCFLSH is trapped");
 	for (size_t i = 0; i < sizeof(fsidentity) / sizeof(fsidentity[0]); i++) {
 		a[1] = fsidentity[i];
 		cr_assert_not(sc_args_native(e, a), "ioctl %#lx is not trapped", fsidentity[i]);

@@ -1338,8 +1338,18 @@ int procfs_sysinfo(struct task *t, struct sysinfo *si)
 	si->freeram = si->totalram > used ? (unsigned long)(si->totalram - used) : 0;
 	si->sharedram = si->bufferram = 0;
 	si->freeswap = si->totalswap;
-	boot = boot_ticks(sb) / clk_tck();
-	si->uptime = (long)((unsigned long long)si->uptime > boot ? (unsigned long long)si->uptime - boot : 0);
+	/* the boot clock since the sandbox's boot, rounded up as Linux does:
+	 * what the guest's own CLOCK_BOOTTIME reads (its time namespace) */
+	boot = boot_ticks(sb);
+	struct timespec bt;
+	if (boot && clock_gettime(CLOCK_BOOTTIME, &bt) == 0) {
+		long long up = (long long)bt.tv_sec * 1000000000LL + bt.tv_nsec -
+			       (long long)(boot * (1000000000ULL / (unsigned long long)clk_tck()));
+		si->uptime = up > 0 ? (long)((up + 999999999LL) / 1000000000LL) : 0;
+	} else {
+		boot /= clk_tck();
+		si->uptime = (long)((unsigned long long)si->uptime > boot ? (unsigned long long)si->uptime - boot : 0);
+	}
 	task_for_each_leader(sb, count_task, &procs);
 	si->procs = (unsigned short)(procs > 65535 ? 65535 : procs);
 	return 0;

@@ -790,6 +790,9 @@ int sentry_run(const struct sentry_config *cfg)
 	vfs_thread_warmup(sb->vfs); /* the exec stops are served on this thread */
 	sb->init_pid = sr.init_pid;
 	sb->boot_ticks = sr.init_start_ticks; /* 0: procfs reads it when first needed */
+	if (sr.timens_errno)
+		dbg("no time namespace (%s): the guest's CLOCK_BOOTTIME and CLOCK_MONOTONIC are the host's",
+		    strerror(sr.timens_errno));
 	dbg("%.2f ms: guest spawned", ms_now() - t0);
 	sb->guest_procfd = sr.guest_procfd;
 	{

@@ -29,6 +29,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -179,6 +180,77 @@ static void init_filter(void)
 		_exit(127);
 }
 
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+static long long ts_ns(const struct timespec *t) { return (long long)t->tv_sec * 1000000000LL + t->tv_nsec; }
+
+/* The guest's clocks count from the sandbox's boot, not the host's: a time
+ * namespace (Linux 5.6+) for the init's children, which the program and
+ * every guest task live in (the init itself stays in the host's: its
+ * clocks are nobody's). Owned by our user namespace, where we hold
+ * CAP_SYS_ADMIN and CAP_SYS_TIME, root-run or not. The sandbox's boot is
+ * our own starttime (clock ticks since the host booted, as our procfs
+ * shows it: the sentry's procfs counts uptime, btime and every starttime
+ * from the same tick), less the host's CLOCK_MONOTONIC_RAW lag behind
+ * CLOCK_MONOTONIC (the namespace moves RAW by monotonic's offset: without
+ * that margin RAW would start below 0). CLOCK_BOOTTIME and
+ * CLOCK_MONOTONIC then read the sandbox's uptime (MONOTONIC less the
+ * host's suspended time since). Returns that boot in host ticks, or
+ * -errno (no time namespace: the host's clocks, as before). */
+static long long guest_timens(int procfd)
+{
+	char buf[512], *p;
+	long hz = sysconf(_SC_CLK_TCK);
+	if (hz <= 0 || 1000000000L % hz)
+		return -EINVAL;
+	long long tick = 1000000000LL / hz;
+	if (unshare(CLONE_NEWTIME) < 0)
+		return -errno;
+	int fd = openat(procfd, "self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = 0;
+	/* starttime is field 22; fields 3.. follow the last ')' */
+	if (!(p = strrchr(buf, ')')))
+		return -EIO;
+	for (int f = 2; f < 22; f++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return -EIO;
+	}
+	long long start = strtoll(p + 1, NULL, 10);
+	struct timespec mono, raw, bt;
+	if (clock_gettime(CLOCK_MONOTONIC_RAW, &raw) < 0 || clock_gettime(CLOCK_MONOTONIC, &mono) < 0 ||
+	    clock_gettime(CLOCK_BOOTTIME, &bt) < 0)
+		return -errno;
+	long long lag = ts_ns(&mono) - ts_ns(&raw);
+	long long boot = start - (lag > 0 ? (lag + tick - 1) / tick : 0);
+	if (boot < 0)
+		boot = 0;
+	/* boottime: minus the boot; monotonic: what makes it read as
+	 * boottime does now (the two differ by the host's suspended time) */
+	long long boff = -boot * tick, moff = ts_ns(&bt) + boff - ts_ns(&mono);
+	char off[128];
+	int len = snprintf(off, sizeof off, "monotonic %lld %lld\nboottime %lld %lld\n",
+			   moff / 1000000000LL - (moff % 1000000000LL < 0), (moff % 1000000000LL + 1000000000LL) % 1000000000LL,
+			   boff / 1000000000LL - (boff % 1000000000LL < 0), (boff % 1000000000LL + 1000000000LL) % 1000000000LL);
+	fd = openat(procfd, "self/timens_offsets", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, off, (size_t)len);
+	int e = errno;
+	close(fd);
+	if (n != len)
+		return n < 0 ? -e : -EIO;
+	return boot;
+}
+
 static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sentry)
 {
 	char c;
@@ -250,6 +322,7 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 	int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (procfd < 0)
 		child_fail(sock, "open proc");
+	long long boot = guest_timens(procfd); /* before the program exists */
 	/* The guest's native root: an empty tmpfs with the loader only. */
 	const char *nr = "/tmp";
 	if (mount("moat", nr, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755,nr_inodes=16") < 0)
@@ -325,7 +398,10 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 			}
 		}
 	}
-	if (send_fds(sock, tag, strlen(tag), setup_fds, nsetup) < 0)
+	/* then "/B<the sandbox's boot, host ticks>" or "/E<errno>" (guest_timens) */
+	char msg[64];
+	int mlen = snprintf(msg, sizeof msg, "%s/%c%lld", tag, boot >= 0 ? 'B' : 'E', boot >= 0 ? boot : -boot);
+	if (send_fds(sock, msg, (size_t)mlen, setup_fds, nsetup) < 0)
 		_exit(127);
 	for (int i = 0; i < nsetup; i++)
 		close(setup_fds[i]);
@@ -504,6 +580,18 @@ int spawn_guest_finish(struct spawn_result *r, char *err, size_t errlen)
 	}
 	r->guest_procfd = fds[0];
 	r->dns_fd = nfd > 1 ? fds[1] : -1;
+	/* the guest's time namespace (init_main, guest_timens): its clocks
+	 * count from this boot, which procfs then counts from too */
+	char *slash = strchr(msg, '/');
+	r->timens_errno = 0;
+	if (slash) {
+		*slash = 0;
+		unsigned long long v = strtoull(slash + 2, NULL, 10);
+		if (slash[1] == 'B')
+			r->init_start_ticks = v;
+		else
+			r->timens_errno = v ? (int)v : EIO;
+	}
 	/* "P", then '4' and/or '6' for the relay sockets that follow, 'i'
 	 * and/or 'j' for its raw ICMP and ICMPv6 sockets */
 	r->relay_fd[0] = r->relay_fd[1] = r->icmp_fd[0] = r->icmp_fd[1] = -1;

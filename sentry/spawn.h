@@ -33,7 +33,10 @@ struct spawn_result {
 	int sync_sock;               /* sentry end of the set-up socket */
 	int guest_procfd;            /* procfs of the guest pid namespace */
 	unsigned long long init_start_ticks; /* the init's starttime (host boot clock
-				      * ticks, as its /proc stat shows it), or 0: unknown */
+				      * ticks, as its /proc stat shows it), or 0: unknown;
+				      * after spawn_guest_finish, with a time namespace,
+				      * the sandbox's boot its clocks count from */
+	int timens_errno;            /* 0, or why the guest has no time namespace of its own */
 	int dns_fd;                  /* the DNS stub's socket in the guest netns, or -1 */
 	int relay_fd[2];             /* the UDP relay's sockets in the guest netns (127.0.0.53
 				      * and ::1, ephemeral ports; with dns_stub), or -1 */

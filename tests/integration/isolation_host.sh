@@ -343,4 +343,48 @@ if sid >= 0:
 ' </dev/null 2>&1)
 expect_eq guest_takes_no_huge_pages "$got" "0 Cannot allocate memory memfd -1 Invalid argument shm -1 Operation not permitted"
 
+# The guest's clocks are the sandbox's, not the host's (red team 31: the
+# vDSO served CLOCK_BOOTTIME and CLOCK_MONOTONIC natively, the host's
+# uptime, while /proc/uptime was the sandbox's): a time namespace of its own
+# (sentry/spawn.c guest_timens). Each boot and monotonic clock reads the
+# sandbox's seconds; /proc/uptime, sysinfo's uptime and the program's own
+# starttime agree with CLOCK_BOOTTIME; absolute sleeps and timers on those
+# clocks (the kernel moves them by the namespace's offsets) end on time.
+host_up=$(cut -d. -f1 /proc/uptime)
+if [ "${host_up:-0}" -lt 600 ]; then
+	skip guest_clocks_not_host_uptime "the host booted ${host_up}s ago: its uptime is no different"
+else
+	got=$(moat run -- "$PY" -c '
+import ctypes, os, struct, time
+l = ctypes.CDLL(None, use_errno=True)
+class TS(ctypes.Structure): _fields_ = [("s", ctypes.c_long), ("n", ctypes.c_long)]
+def ns(c):
+    t = TS(); assert l.clock_gettime(c, ctypes.byref(t)) == 0; return t.s + t.n / 1e9
+bad = []
+for name, c in (("MONOTONIC", 1), ("MONOTONIC_RAW", 4), ("MONOTONIC_COARSE", 6), ("BOOTTIME", 7)):
+    v = ns(c)
+    if not 0 <= v < 60: bad.append("%s %.3f" % (name, v))
+bt = ns(7)
+up = float(open("/proc/uptime").read().split()[0])
+if abs(up - bt) > 1: bad.append("/proc/uptime %.2f BOOTTIME %.3f" % (up, bt))
+si = (ctypes.c_long * 64)(); l.sysinfo(si)
+if abs(si[0] - bt) > 1: bad.append("sysinfo %d BOOTTIME %.3f" % (si[0], bt))
+st = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
+if not 0 <= st <= bt + 0.02: bad.append("starttime %.2f BOOTTIME %.3f" % (st, bt))
+for c in (1, 7):
+    t0 = time.monotonic(); d = ns(c) + 0.3
+    r = l.clock_nanosleep(c, 1, ctypes.byref(TS(int(d), int((d % 1) * 1e9))), None)
+    e = time.monotonic() - t0
+    if r or not 0.25 < e < 2: bad.append("clock_nanosleep(%d, TIMER_ABSTIME) %d %.3fs" % (c, r, e))
+    fd = l.timerfd_create(c, 0); d = ns(c) + 0.3
+    its = struct.pack("qqqq", 0, 0, int(d), int((d % 1) * 1e9)); t0 = time.monotonic()
+    r = l.timerfd_settime(fd, 1, its, None)
+    if r == 0: os.read(fd, 8)
+    e = time.monotonic() - t0
+    if r or not 0.25 < e < 2: bad.append("timerfd(%d, TFD_TIMER_ABSTIME) %d %.3fs" % (c, r, e))
+print("; ".join(bad) or "ok")
+' </dev/null 2>&1)
+	expect_eq guest_clocks_not_host_uptime "$got" ok
+fi
+
 finish

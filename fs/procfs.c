@@ -40,6 +40,7 @@
 #include <sys/sysinfo.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/times.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -1312,6 +1313,38 @@ static unsigned long long sandbox_rss_kb(struct sandbox *sb)
 			kb += res * (page ? page : 4);
 	}
 	return kb;
+}
+
+/* times(2) for the guest: its process's cpu times as its kernel's own
+ * /proc/<pid>/stat shows them (utime, stime, cutime, cstime: fields 14-17,
+ * the same thread-group sums times() takes), and the elapsed clock ticks
+ * counted from the sandbox's boot as a freshly booted Linux counts them
+ * (jiffies start 300 s below 2^32: 2^32 - 30000 at 100 Hz). Natively the
+ * value is the host's jiffies: its uptime to the tick, which the guest's
+ * time namespace does not move. The value, or -errno. */
+long procfs_times(struct task *t, struct tms *out)
+{
+	struct sandbox *sb = t->sb;
+	char path[32];
+	cleanup_free char *st = NULL;
+	unsigned long long boot = boot_ticks(sb), hz = clk_tck();
+	struct timespec bt;
+	char *p;
+
+	snprintf(path, sizeof path, "%d/stat", (int)t->vtgid);
+	if (guest_slurp(sb, path, &st) < 0 || !(p = stat_field(st, 14)))
+		return -ESRCH;
+	long long v[4];
+	if (sscanf(p, "%lld %lld %lld %lld", &v[0], &v[1], &v[2], &v[3]) != 4)
+		return -ESRCH;
+	out->tms_utime = (clock_t)v[0];
+	out->tms_stime = (clock_t)v[1];
+	out->tms_cutime = (clock_t)v[2];
+	out->tms_cstime = (clock_t)v[3];
+	if (clock_gettime(CLOCK_BOOTTIME, &bt) < 0)
+		return -errno;
+	unsigned long long now = (unsigned long long)bt.tv_sec * hz + (unsigned long long)bt.tv_nsec / (1000000000ULL / hz);
+	return (long)(4294937296ULL + (now > boot ? now - boot : 0));
 }
 
 int procfs_sysinfo(struct task *t, struct sysinfo *si)

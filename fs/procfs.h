@@ -123,6 +123,10 @@ long procfs_lease_break_time(struct sandbox *sb);
  * the sandbox's boot, procs the guest's tasks. Returns 0 or -errno. */
 struct sysinfo;
 int procfs_sysinfo(struct task *t, struct sysinfo *si);
+/* times(2): the caller's process cpu times and the clock ticks since the
+ * sandbox's boot (its return value), or -errno. */
+struct tms;
+long procfs_times(struct task *t, struct tms *out);
 /* the sandbox's boot (its init's start) on CLOCK_REALTIME; 0 if unknown */
 struct timespec procfs_boot_realtime(struct sandbox *sb);
 

@@ -2,7 +2,7 @@
  *
  *   sentry ──clone(NEWUSER|NEWPID|NEWNS|NEWIPC|NEWUTS|NEWCGROUP)──► init (pid 1)
  *     writes init's uid/gid maps, PTRACE_SEIZEs it (options follow forks)
- *   init: PDEATHSIG; unshare(NEWNET) (in parallel with the sentry); setsid (no controlling terminal); mounts a procfs of the new pid ns and sends its fd to the
+ *   init: PDEATHSIG; unshare(NEWNET) (in parallel with the sentry); setsid (no controlling terminal); mounts a procfs of the new pid ns (and unshares NEWTIME for its children: guest_timens) and sends its fd to the
  *     sentry; builds an empty tmpfs holding only the loader (MOAT_LOADER_PATH),
  *     pivots into it and makes it read-only; hostname "moat"; lo up; forks the
  *     program and then only reaps children, exiting with the program's status.

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <string.h>
 #include <sys/sysinfo.h>
+#include <sys/times.h>
 
 #include "fs/procfs.h"
 #include "kernel/task.h"
@@ -23,6 +24,20 @@ long sys_sysinfo(struct sc_call *c)
 	if (r < 0)
 		return r;
 	return sc_write_guest(c, c->args[0], &si, sizeof si) < 0 ? -EFAULT : 0;
+}
+
+/* times(2): cpu times from the caller's /proc stat, the elapsed ticks
+ * from the sandbox's boot (natively the host's jiffies: its uptime) */
+long sys_times(struct sc_call *c)
+{
+	struct tms tms;
+	long r = procfs_times(c->task, &tms);
+
+	if (r < 0)
+		return r;
+	if (c->args[0] && sc_write_guest(c, c->args[0], &tms, sizeof tms) < 0)
+		return -EFAULT;
+	return r;
 }
 
 /* sysfs(2), the obsolete query of the file system types the kernel knows

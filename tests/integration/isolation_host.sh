@@ -348,7 +348,7 @@ expect_eq guest_takes_no_huge_pages "$got" "0 Cannot allocate memory memfd -1 In
 # uptime, while /proc/uptime was the sandbox's): a time namespace of its own
 # (sentry/spawn.c guest_timens). Each boot and monotonic clock reads the
 # sandbox's seconds; /proc/uptime, sysinfo's uptime and the program's own
-# starttime agree with CLOCK_BOOTTIME; absolute sleeps and timers on those
+# starttime, and times()'s elapsed ticks, agree with CLOCK_BOOTTIME; absolute sleeps and timers on those
 # clocks (the kernel moves them by the namespace's offsets) end on time.
 host_up=$(cut -d. -f1 /proc/uptime)
 if [ "${host_up:-0}" -lt 600 ]; then
@@ -371,6 +371,9 @@ si = (ctypes.c_long * 64)(); l.sysinfo(si)
 if abs(si[0] - bt) > 1: bad.append("sysinfo %d BOOTTIME %.3f" % (si[0], bt))
 st = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19]) / os.sysconf("SC_CLK_TCK")
 if not 0 <= st <= bt + 0.02: bad.append("starttime %.2f BOOTTIME %.3f" % (st, bt))
+l.times.restype = ctypes.c_long
+el = (l.times(None) - (2**32 - 30000)) / os.sysconf("SC_CLK_TCK")
+if abs(el - ns(7)) > 1: bad.append("times() %.2f s from a fresh jiffies BOOTTIME %.3f" % (el, ns(7)))
 for c in (1, 7):
     t0 = time.monotonic(); d = ns(c) + 0.3
     r = l.clock_nanosleep(c, 1, ctypes.byref(TS(int(d), int((d % 1) * 1e9))), None)

@@ -10,6 +10,8 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/sysinfo.h>
+#include <sys/times.h>
+#include <time.h>
 #include <sys/utsname.h>
 
 static char buf[65536];
@@ -299,6 +301,32 @@ static void check_global(void)
 	      "start %llu ticks, uptime %.2f", start, up);
 	CHECK(sysinfo(&si) == 0 && si.uptime >= (long)up - 1 && si.uptime <= (long)up + 2, "sysinfo_uptime",
 	      "%ld vs %.2f", si.uptime, up);
+	/* times(2): the process's cpu times are its /proc stat's (fields
+	 * 14-17), and the elapsed ticks go at the boot clock's pace */
+	struct tms tm;
+	struct timespec t0, t1, nap = { 0, 60000000 };
+	clock_gettime(CLOCK_BOOTTIME, &t0);
+	clock_t e0 = times(&tm);
+	n = (int)t_read_file("/proc/self/stat", sbuf, sizeof sbuf);
+	long long ut = -1, stt = -1;
+	q = n > 0 ? strrchr(sbuf, ')') : NULL;
+	for (int f = 2; q && *q; q++)
+		if (*q == ' ' && ++f == 14) {
+			sscanf(q + 1, "%lld %lld", &ut, &stt);
+			break;
+		}
+	CHECK(e0 != (clock_t)-1 && tm.tms_utime >= 0 && tm.tms_stime >= 0 && tm.tms_cutime >= 0 &&
+		      tm.tms_cstime >= 0 && tm.tms_utime + tm.tms_stime <= ut + stt &&
+		      tm.tms_utime + tm.tms_stime + 2 >= ut + stt,
+	      "times_cpu_is_stat", "%ld %ld %ld %ld, stat %lld %lld", (long)tm.tms_utime, (long)tm.tms_stime,
+	      (long)tm.tms_cutime, (long)tm.tms_cstime, ut, stt);
+	nanosleep(&nap, NULL);
+	clock_t e1 = times(NULL);
+	clock_gettime(CLOCK_BOOTTIME, &t1);
+	double el = (double)(e1 - e0) / (double)sysconf(_SC_CLK_TCK),
+	       bel = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	CHECK(e1 != (clock_t)-1 && el >= 0.04 && el <= bel + 0.02, "times_elapsed", "%.3f s, boot clock %.3f s", el,
+	      bel);
 	double a, b, c;
 	int r1, r2, last;
 	n = rd("/proc/loadavg");

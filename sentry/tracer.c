@@ -1176,6 +1176,10 @@ int tracer_run(struct tracer_args *a)
 	/* tests: the program's first stop handled before the init's fork
 	 * event, an order a loaded machine can give (init_stop's early path) */
 	int main_first = getenv("MOAT_TEST_MAIN_STOP_FIRST") != NULL;
+	/* tests: this thread's writes at stops wait (platform.h) */
+	const char *twd = getenv("MOAT_TEST_TRACER_WRITE_DELAY");
+	if (twd && atoi(twd) > 0 && atoi(twd) <= 5000)
+		guestmem_test_tracer_delay_ms = atoi(twd);
 	for (;;) {
 		if (qi == qn && drain) {
 			/* The rest of the round: every stop pending now. Taken

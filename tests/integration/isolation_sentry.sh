@@ -251,13 +251,14 @@ SANITY=1 expect_eq no_copy_out_after_exec_stat_fenced "$(copyout_runs 6 :in)" 0
 # stop, kills the leader (de_thread) and takes its pid: the write by that
 # pid went into the new image (the kernel's own guard, on a PTRACE_EVENT_EXEC
 # not yet waited for, covers ptrace requests only, not process_vm_writev).
-# probe_sentry tracerexec runs without address randomisation and sends 1.5
-# MiB of environment, so the new stack's strings cover the old stack
-# pointer's addresses; the new image checks them. The hook
+# probe_sentry tracerexec runs without address randomisation and sends 5
+# MiB of environment (the kernel copies it before de_thread: the tracer
+# reads the leader's registers meanwhile), so the new stack's strings cover
+# the old stack pointer's addresses; the new image checks them. The hook
 # MOAT_TEST_TRACER_WRITE_DELAY (each write of the tracer's at a stop waits
 # 300 ms) stands for a tracer preempted between its register read and its
-# write. Before the fix 3 of 3 runs printed "corrupt env" (the timeout's 16
-# bytes in the last string). Natively there is no such write (a sanity case).
+# write. Before the fix 7 of 8 runs printed "corrupt env" (the timeout's 16
+# bytes in the last string; the others: the exec's de_thread came first). Natively there is no such write (a sanity case).
 tracer_runs() { # RUNS: the count of runs that did not print "intact"
 	local i bad=0 out
 	for ((i = 0; i < $1; i++)); do

@@ -29,11 +29,12 @@
  *                       the child, then the leader (each a signal stop where
  *                       the tracer restarts the wait: it writes a timeout
  *                       below the stack and sets the registers), then execs
- *                       SELF "execcheck 50" (tracerw: the tracer's own writes
+ *                       SELF "execcheck 50 env" (tracerw: the tracer's own writes
  *                       at a ptrace stop of the leader, whose pid the exec
  *                       takes, must not reach the new image)
  */
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -559,8 +560,9 @@ static int execstat(const char *self, int n, int ms)
 }
 
 extern char **environ;
+#define TE_PADS 40 /* tracerexec's 128 KiB environment strings */
 
-/* tracerexec's exec: its twelve PAD= strings as they were sent */
+/* tracerexec's exec: its PAD= strings as they were sent */
 static int envcheck(void)
 {
 	int n = 0;
@@ -574,7 +576,7 @@ static int envcheck(void)
 			return printf("corrupt env: PAD %d: length %zu, first other byte at %zu\n", n, len, x), 1;
 		n++;
 	}
-	if (n != 12)
+	if (n != TE_PADS)
 		return printf("corrupt env: %d PAD strings\n", n), 1;
 	return 0;
 }
@@ -625,11 +627,12 @@ static void *te_execer(void *a)
 	usleep(50000);
 	syscall(SYS_tgkill, getpid(), te_leader, SIGUSR1);
 	usleep(50000);
-	/* 1.5 MiB of environment: the kernel copies it before de_thread, so the
-	 * tracer gets to the leader's stop (its registers read) while the exec
-	 * is still on its way, as a guest can arrange at will */
-	static char *env[13];
-	for (int i = 0; i < 12; i++) {
+	/* 5 MiB of environment (a 32 MiB stack limit lets the kernel take up
+	 * to 6): the kernel copies it before de_thread, so the tracer gets to
+	 * the leader's stop (its registers read) while the exec is still on its
+	 * way, as a guest can arrange at will */
+	static char *env[TE_PADS + 1];
+	for (int i = 0; i < TE_PADS; i++) {
 		env[i] = malloc(128 << 10);
 		memset(env[i], 'x', (128 << 10) - 1);
 		memcpy(env[i], "PAD=", 4);
@@ -644,9 +647,17 @@ static void *te_execer(void *a)
 static int tracerexec(const char *self)
 {
 	/* no address randomisation (inherited by the exec below): the new
-	 * image's stack, its 1.5 MiB of environment strings at the top, then
+	 * image's stack, its 5 MiB of environment strings at the top, then
 	 * covers the addresses just below the top where the leader's stack
 	 * pointer is now, where the tracer writes a restarted wait's timeout */
+	struct rlimit rl = { 32 << 20, 32 << 20 };
+	getrlimit(RLIMIT_STACK, &rl);
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (32 << 20)) {
+		rl.rlim_cur = 32 << 20;
+		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < rl.rlim_cur)
+			rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_STACK, &rl);
+	}
 	int pers = personality(0xffffffff);
 	if (pers >= 0 && !(pers & ADDR_NO_RANDOMIZE)) {
 		if (personality((unsigned long)pers | ADDR_NO_RANDOMIZE) < 0)

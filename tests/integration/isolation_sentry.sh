@@ -269,5 +269,12 @@ tracer_runs() { # RUNS: the count of runs that did not print "intact"
 	echo "$bad"
 }
 SANITY=1 expect_eq no_tracer_write_after_exec "$(tracer_runs 4)" 0
+# The stop held for a sibling's exec is handled once that exec fails (its
+# argv unreadable: EFAULT before de_thread): the leader runs on and takes
+# the SIGUSR2 the exec'ing thread sends next. With the release left out the
+# leader stayed stopped and the run ended at its --timeout.
+out=$(MOAT_TEST_TRACER_WRITE_DELAY=300 timeout -s KILL 40 "$MOAT" run --timeout 30s \
+	--bind "$SYSCALL_BIN:/t:ro" -- /t/probe_sentry tracerexec /t/probe_sentry fail </dev/null 2>&1 | tail -1)
+SANITY=1 expect_eq tracer_stop_held_until_exec_fails "$out" "ok tracerexec fail Bad address"
 
 finish

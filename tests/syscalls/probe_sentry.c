@@ -32,6 +32,8 @@
  *                       SELF "execcheck 50 env" (tracerw: the tracer's own writes
  *                       at a ptrace stop of the leader, whose pid the exec
  *                       takes, must not reach the new image)
+ *   tracerexec SELF fail  the same with an exec the kernel fails (EFAULT):
+ *                       the leader runs on; prints "ok tracerexec fail ..."
  */
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -603,7 +605,9 @@ static int execcheck(int ms)
 /* tracerw: a ptrace stop of the leader pending while a sibling's exec runs */
 static const char *te_self;
 static pid_t te_leader, te_child;
+static int te_fail, te_errno;
 
+/* until SIGUSR2 (blocked) comes */
 static void te_wait(void)
 {
 	sigset_t s;
@@ -611,7 +615,8 @@ static void te_wait(void)
 	sigaddset(&s, SIGUSR2);
 	for (;;) {
 		struct timespec ts = { 5, 0 };
-		syscall(SYS_rt_sigtimedwait, &s, NULL, &ts, 8);
+		if (syscall(SYS_rt_sigtimedwait, &s, NULL, &ts, 8) == SIGUSR2)
+			return;
 	}
 }
 
@@ -639,12 +644,20 @@ static void *te_execer(void *a)
 		env[i][(128 << 10) - 1] = 0;
 	}
 	char *argv[] = { (char *)te_self, "execcheck", "50", "env", NULL };
-	execve(te_self, argv, env);
-	printf("FAIL tracerexec: exec: %s\n", strerror(errno));
-	exit(1);
+	/* "fail": an argv the kernel cannot read, so the exec the sentry let
+	 * go fails (EFAULT) before de_thread: the leader's stop, held for it,
+	 * must be handled then (it gets SIGUSR2 next and returns) */
+	execve(te_self, te_fail ? (char **)8 : argv, env);
+	__atomic_store_n(&te_errno, errno, __ATOMIC_RELEASE);
+	if (!te_fail) {
+		printf("FAIL tracerexec: exec: %s\n", strerror(errno));
+		exit(1);
+	}
+	syscall(SYS_tgkill, getpid(), te_leader, SIGUSR2);
+	return NULL;
 }
 
-static int tracerexec(const char *self)
+static int tracerexec(const char *self, int fail)
 {
 	/* no address randomisation (inherited by the exec below): the new
 	 * image's stack, its 5 MiB of environment strings at the top, then
@@ -662,12 +675,17 @@ static int tracerexec(const char *self)
 	if (pers >= 0 && !(pers & ADDR_NO_RANDOMIZE)) {
 		if (personality((unsigned long)pers | ADDR_NO_RANDOMIZE) < 0)
 			return printf("FAIL tracerexec: personality: %s\n", strerror(errno)), 1;
-		execl(self, self, "tracerexec", self, (char *)NULL);
+		execl(self, self, "tracerexec", self, fail ? "fail" : NULL, (char *)NULL);
 		return printf("FAIL tracerexec: exec: %s\n", strerror(errno)), 1;
 	}
 	te_self = self;
+	te_fail = fail;
 	te_leader = (pid_t)syscall(SYS_gettid);
 	signal(SIGUSR1, SIG_IGN);
+	sigset_t u2;
+	sigemptyset(&u2);
+	sigaddset(&u2, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &u2, NULL);
 	te_child = fork();
 	if (te_child == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -676,7 +694,11 @@ static int tracerexec(const char *self)
 	pthread_t th;
 	pthread_create(&th, NULL, te_execer, NULL);
 	te_wait();
-	return 1;
+	pthread_join(th, NULL);
+	int e = __atomic_load_n(&te_errno, __ATOMIC_ACQUIRE);
+	printf("%s tracerexec fail %s\n", e == EFAULT ? "ok" : "FAIL", strerror(e));
+	kill(te_child, SIGKILL);
+	return e == EFAULT ? 0 : 1;
 }
 
 int main(int argc, char **argv)
@@ -695,7 +717,7 @@ int main(int argc, char **argv)
 	if (argc >= 5 && !strcmp(argv[1], "execstat"))
 		return execstat(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (argc >= 3 && !strcmp(argv[1], "tracerexec"))
-		return tracerexec(argv[2]);
+		return tracerexec(argv[2], argc >= 4 && !strcmp(argv[3], "fail"));
 	if (argc >= 3 && !strcmp(argv[1], "recvfromlen"))
 		return recvfromlen(atoi(argv[2]));
 	if (argc >= 4 && !strcmp(argv[1], "tracerfair"))

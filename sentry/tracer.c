@@ -1026,7 +1026,8 @@ static void fork_event(struct tracer *tr, struct task *t, int ev)
 {
 	struct sandbox *sb = tr->sb;
 	unsigned long child = 0;
-	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &child);
+	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &child) < 0 || child == 0)
+		return; /* the parent is gone (killed at this stop: a group kill, a sibling's exec) */
 	int thread = 0, share_fs = 0, share_sighand = 0, share_vm = 1;
 	/* The flags of a clone(2), whatever event it gave: ptrace reports
 	 * PTRACE_EVENT_FORK for an exit signal of SIGCHLD and VFORK for
@@ -1446,7 +1447,12 @@ int tracer_run(struct tracer_args *a)
 				kill(tid, SIGKILL); /* never run unregistered */
 			continue;
 		}
-		struct task *xe = ev != PTRACE_EVENT_EXEC ? exec_in_flight(&tr, t) : NULL;
+		/* (not a fork event: its handler only reads the parent by
+		 * ptrace, which Linux refuses for a pid an exec took until its
+		 * PTRACE_EVENT_EXEC is waited for, and acts on the child, which
+		 * natively outlives its parent's death by de_thread) */
+		int fork_ev = ev == PTRACE_EVENT_FORK || ev == PTRACE_EVENT_VFORK || ev == PTRACE_EVENT_CLONE;
+		struct task *xe = ev != PTRACE_EVENT_EXEC && !fork_ev ? exec_in_flight(&tr, t) : NULL;
 		if (xe) {
 			/* a sibling's exec is on its way: nothing is done by this
 			 * tid until it is over (tracerw, exec_in_flight) */
@@ -1562,6 +1568,8 @@ int tracer_run(struct tracer_args *a)
 				if (old) {
 					aio_leave(sb, old);
 					exec_unfence(&tr, old); /* its own exec lost */
+					if (old->fork_child) /* it died inside fork, as in task_gone */
+						release_child(&tr, old->fork_child, -1, old->fork_thread);
 				}
 				task_put(old);
 				task_rekey(sb, (pid_t)former, tid);

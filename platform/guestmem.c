@@ -37,6 +37,8 @@ void guestmem_test_delay(uint64_t addr, int in)
 	}
 }
 
+_Thread_local int guestmem_test_tracer_delay_ms;
+
 unsigned long long guest_io_take(void)
 {
 	unsigned long long ns = gio_ns;
@@ -60,6 +62,8 @@ int guest_write(pid_t tid, uint64_t addr, const void *buf, size_t len)
 	struct iovec l = { (void *)buf, len }, r = { (void *)(uintptr_t)addr, len };
 	if (len == 0)
 		return 0;
+	if (guestmem_test_tracer_delay_ms)
+		usleep((useconds_t)guestmem_test_tracer_delay_ms * 1000);
 	unsigned long long t0 = guestmem_profile ? gio_now() : 0;
 	ssize_t n = process_vm_writev(tid, &l, 1, &r, 1, 0);
 	if (t0)

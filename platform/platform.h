@@ -27,6 +27,11 @@ extern int guestmem_test_delay_ms, guestmem_test_delay_in;
 extern uint64_t guestmem_test_delay_addr;
 extern void (*guestmem_test_block)(void);
 void guestmem_test_delay(uint64_t addr, int in);
+/* tests: MOAT_TEST_TRACER_WRITE_DELAY=MS (set by the tracer on its own
+ * thread): each guest_write of that thread (its writes at ptrace stops)
+ * sleeps MS first, as a tracer preempted between reading a stopped task's
+ * registers and writing below its stack (tracerw); 0 (off) elsewhere */
+extern _Thread_local int guestmem_test_tracer_delay_ms;
 /* Copy a NUL-terminated string of at most max bytes including the NUL.
  * Returns its length, -EFAULT, or -ENAMETOOLONG if no NUL within max. */
 long guest_read_str(pid_t tid, uint64_t addr, char *buf, size_t max);

@@ -62,6 +62,18 @@ struct tracer {
 	int max_tasks;
 	pid_t *early;            /* new tasks whose first stop came before their parent's event */
 	int nearly, cap_early;
+	struct task **xf;        /* execs let go and not over (exec_fenced): one per group */
+	int nxf, cap_xf;
+	struct held_stop *held;  /* stops held while a sibling's exec runs (hold_stop) */
+	int nheld, cap_held, nready;
+};
+
+/* A ptrace stop taken off wait4 and not handled yet (hold_stop), or a
+ * refused fork's parent to answer (refused) */
+struct held_stop {
+	pid_t tid, tgid;
+	int st, ready, refused;
+	struct rusage ru;
 };
 
 static double ms_now(void)
@@ -366,17 +378,127 @@ static int fork_exit(struct tracer *tr, struct task *p)
 	return 0;
 }
 
+/* ---- the tracer's own accesses and a sibling's exec (tracerw) ----
+ * Everything the tracer does at a stop it does by the stopped task's tid:
+ * guest_write (process_vm_writev) below its stack or to a buffer it named,
+ * PTRACE_SETREGS, the resume. Once it has let an exec of the thread group
+ * go (exec_fenced), that exec's de_thread may kill the stopped task at any
+ * moment, and when the task is the group's leader the exec'ing thread takes
+ * its pid with the new mm (exchange_tids): a write by that pid lands in the
+ * new image (the kernel refuses ptrace requests to a task whose
+ * PTRACE_EVENT_EXEC was not waited for, not process_vm_writev). So a stop of
+ * a task whose group has an exec in flight by another task is not handled:
+ * it is held (hold_stop) until that exec is over. At PTRACE_EVENT_EXEC every
+ * other thread of the group is dead (de_thread): its held stops are dropped
+ * (held_drop). When the exec failed (its syscall exit) or its task died,
+ * they are handled then (held_release: marked ready, taken before the next
+ * wait4), each checked again. Only the tracer handles stops and lets execs
+ * go, so a stop it started handling with no exec of the group in flight
+ * ends before one can be: the check at the stop's start is enough. The
+ * common case costs one atomic load (the group's fence slot). */
+static struct task *exec_in_flight(struct tracer *tr, const struct task *t)
+{
+	if (!task_fence_up(t->tgid))
+		return NULL;
+	for (int i = 0; i < tr->nxf; i++)
+		if (tr->xf[i]->tgid == t->tgid && tr->xf[i] != t)
+			return tr->xf[i];
+	return NULL;
+}
+
+static void *grow(void *p, int *cap, size_t size)
+{
+	int n = *cap ? *cap * 2 : 16;
+	void *q = realloc(p, (size_t)n * size);
+	if (!q) {
+		/* fail closed: never handle a stop that should wait */
+		warnx_("out of memory (the tracer's held stops)");
+		abort();
+	}
+	*cap = n;
+	return q;
+}
+
+static void hold_stop(struct tracer *tr, pid_t tid, pid_t tgid, int st, const struct rusage *ru, int refused)
+{
+	if (tr->nheld == tr->cap_held)
+		tr->held = grow(tr->held, &tr->cap_held, sizeof *tr->held);
+	struct held_stop *h = &tr->held[tr->nheld++];
+	memset(h, 0, sizeof *h);
+	h->tid = tid;
+	h->tgid = tgid;
+	h->st = st;
+	h->refused = refused;
+	if (ru)
+		h->ru = *ru;
+}
+
+static void held_remove(struct tracer *tr, int i)
+{
+	if (tr->held[i].ready)
+		tr->nready--;
+	tr->held[i] = tr->held[--tr->nheld];
+}
+
+/* Drop the held stops of thread group tgid (tgid > 0) or of task tid (tid > 0) */
+static void held_drop(struct tracer *tr, pid_t tgid, pid_t tid)
+{
+	for (int i = tr->nheld - 1; i >= 0; i--)
+		if ((tgid > 0 && tr->held[i].tgid == tgid) || (tid > 0 && tr->held[i].tid == tid))
+			held_remove(tr, i);
+}
+
+static void held_release(struct tracer *tr, pid_t tgid)
+{
+	for (int i = 0; i < tr->nheld; i++)
+		if (tr->held[i].tgid == tgid && !tr->held[i].ready) {
+			tr->held[i].ready = 1;
+			tr->nready++;
+		}
+}
+
+/* the oldest ready held stop, taken off the list: 1, or 0 (none) */
+static int held_next(struct tracer *tr, struct held_stop *out)
+{
+	if (!tr->nready)
+		return 0;
+	for (int i = 0; i < tr->nheld; i++)
+		if (tr->held[i].ready) {
+			*out = tr->held[i];
+			tr->nready--;
+			memmove(&tr->held[i], &tr->held[i + 1], (size_t)(tr->nheld - i - 1) * sizeof *tr->held);
+			tr->nheld--;
+			return 1;
+		}
+	return 0;
+}
+
+static void exec_let_go(struct tracer *tr, struct task *t)
+{
+	if (tr->nxf == tr->cap_xf)
+		tr->xf = grow(tr->xf, &tr->cap_xf, sizeof *tr->xf);
+	tr->xf[tr->nxf++] = t;
+	t->exec_fenced = 1;
+}
+
 /* The exec fence (kernel/task.h task_fence_close): raised at an exec stop
  * before the rewritten exec runs, lowered once that exec is over: at
  * PTRACE_EVENT_EXEC (the new image is in place and every other thread of the
  * group, each trapped call's caller among them, is gone: no notification of
  * the old image stays valid), at the failed exec's syscall exit, or at the
- * exec'ing task's death. */
-static void exec_unfence(struct task *t)
+ * exec'ing task's death. The group's held stops are handled from then on
+ * (PTRACE_EVENT_EXEC drops them first). */
+static void exec_unfence(struct tracer *tr, struct task *t)
 {
 	if (t && t->exec_fenced) {
 		t->exec_fenced = 0;
 		task_fence_open(t->tgid);
+		for (int i = 0; i < tr->nxf; i++)
+			if (tr->xf[i] == t) {
+				tr->xf[i] = tr->xf[--tr->nxf];
+				break;
+			}
+		held_release(tr, t->tgid);
 	}
 }
 
@@ -401,7 +523,18 @@ static void task_gone(struct tracer *tr, pid_t tid)
 {
 	struct task *t = task_get(tr->sb, tid);
 	if (t) {
-		exec_unfence(t); /* died exec'ing (another thread's exec won) */
+		exec_unfence(tr, t); /* died exec'ing (another thread's exec won) */
+		held_drop(tr, 0, tid); /* its number may be given again */
+		if (tid == t->tgid) {
+			/* the leader's number reaped: the group is empty (a leader
+			 * is reaped after its threads; an exec'ing thread that
+			 * took the number and died is the leader then), so an
+			 * exec still marked in flight for it is over */
+			for (int i = tr->nxf - 1; i >= 0; i--)
+				if (i < tr->nxf && tr->xf[i]->tgid == tid)
+					exec_unfence(tr, tr->xf[i]);
+			held_drop(tr, tid, 0);
+		}
 		task_io_gone(t->tgid); /* its tid may be reused: copies prove their call again */
 		pin_release(t); /* died pinned: the next may pin */
 		aio_leave(tr->sb, t);
@@ -409,8 +542,12 @@ static void task_gone(struct tracer *tr, pid_t tid)
 			release_child(tr, t->fork_child, -1, t->fork_thread);
 		if (t->doomed_parent) {
 			struct task *p = task_get(tr->sb, t->doomed_parent);
-			if (p && p->parked)
-				finish_refused(tr, p);
+			if (p && p->parked) {
+				if (exec_in_flight(tr, p))
+					hold_stop(tr, p->tid, p->tgid, 0, NULL, 1); /* answered when that exec is over */
+				else
+					finish_refused(tr, p);
+			}
 			task_put(p);
 		}
 		task_put(t);
@@ -889,7 +1026,8 @@ static void fork_event(struct tracer *tr, struct task *t, int ev)
 {
 	struct sandbox *sb = tr->sb;
 	unsigned long child = 0;
-	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &child);
+	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &child) < 0 || child == 0)
+		return; /* the parent is gone (killed at this stop: a group kill, a sibling's exec) */
 	int thread = 0, share_fs = 0, share_sighand = 0, share_vm = 1;
 	/* The flags of a clone(2), whatever event it gave: ptrace reports
 	 * PTRACE_EVENT_FORK for an exit signal of SIGCHLD and VFORK for
@@ -1176,7 +1314,33 @@ int tracer_run(struct tracer_args *a)
 	/* tests: the program's first stop handled before the init's fork
 	 * event, an order a loaded machine can give (init_stop's early path) */
 	int main_first = getenv("MOAT_TEST_MAIN_STOP_FIRST") != NULL;
+	/* tests: this thread's writes at stops wait (platform.h) */
+	const char *twd = getenv("MOAT_TEST_TRACER_WRITE_DELAY");
+	if (twd && atoi(twd) > 0 && atoi(twd) <= 5000)
+		guestmem_test_tracer_delay_ms = atoi(twd);
 	for (;;) {
+		pid_t tid;
+		int st;
+		struct rusage ru;
+		struct held_stop h;
+		if (held_next(&tr, &h)) {
+			/* a stop held for a sibling's exec that failed or died */
+			tid = h.tid;
+			st = h.st;
+			ru = h.ru;
+			if (h.refused) {
+				struct task *p = task_get(sb, tid);
+				if (p && p->parked) {
+					if (exec_in_flight(&tr, p))
+						hold_stop(&tr, tid, p->tgid, 0, NULL, 1);
+					else
+						finish_refused(&tr, p);
+				}
+				task_put(p);
+				continue;
+			}
+			goto stop;
+		}
 		if (qi == qn && drain) {
 			/* The rest of the round: every stop pending now. Taken
 			 * after the round's first stop is handled, not before:
@@ -1246,10 +1410,11 @@ int tracer_run(struct tracer_args *a)
 				}
 			}
 		}
-		pid_t tid = q[qi].tid;
-		int st = q[qi].st;
-		struct rusage ru = q[qi].ru;
+		tid = q[qi].tid;
+		st = q[qi].st;
+		ru = q[qi].ru;
 		qi++;
+	stop:
 		if (prof) {
 			/* the previous stop's handling ends here */
 			double now = cpu_ms();
@@ -1282,6 +1447,20 @@ int tracer_run(struct tracer_args *a)
 				kill(tid, SIGKILL); /* never run unregistered */
 			continue;
 		}
+		/* (not a fork event: its handler only reads the parent by
+		 * ptrace, which Linux refuses for a pid an exec took until its
+		 * PTRACE_EVENT_EXEC is waited for, and acts on the child, which
+		 * natively outlives its parent's death by de_thread) */
+		int fork_ev = ev == PTRACE_EVENT_FORK || ev == PTRACE_EVENT_VFORK || ev == PTRACE_EVENT_CLONE;
+		struct task *xe = ev != PTRACE_EVENT_EXEC && !fork_ev ? exec_in_flight(&tr, t) : NULL;
+		if (xe) {
+			/* a sibling's exec is on its way: nothing is done by this
+			 * tid until it is over (tracerw, exec_in_flight) */
+			dbg("stop of task %d held: the exec of task %d is on its way", (int)tid, (int)xe->tid);
+			hold_stop(&tr, tid, t->tgid, st, &ru, 0);
+			task_put(t);
+			continue;
+		}
 		if (ev != PTRACE_EVENT_EXEC) {
 			task_unpin(t, tid); /* its next stop: its own affinity back */
 			task_loader_unpin(t);
@@ -1302,7 +1481,7 @@ int tracer_run(struct tracer_args *a)
 				} else if (t->exec_pending) {
 					/* the rewritten exec failed: its pending exec goes */
 					t->exec_pending = 0;
-					exec_unfence(t);
+					exec_unfence(&tr, t);
 					exec_drop(t);
 				} else if (t->fork_child && fork_exit(&tr, t)) {
 					break; /* parked, or resumed with -EAGAIN */
@@ -1335,7 +1514,7 @@ int tracer_run(struct tracer_args *a)
 			 * deadline a call is abandoned (-EINTR, the guest sees EIO). */
 			double deadline = ms_now() + GOFER_DEADLINE_MS;
 			gofer_set_wait_hook(past_deadline, &deadline);
-			exec_unfence(t); /* (none is up here: belt and braces) */
+			exec_unfence(&tr, t); /* (none is up here: belt and braces) */
 			int pending = is_exec ? exec_stop(sb, t, &regs) : 0;
 			if (pending && task_fence_close(t->tgid, TASK_IO_WAIT_MS) < 0) {
 				/* A worker's copy into this thread group still runs
@@ -1352,8 +1531,10 @@ int tracer_run(struct tracer_args *a)
 			} else if (pending) {
 				/* no worker copies into the group from here until
 				 * the exec is over: a copy never lands in the image
-				 * it puts under the caller's pid */
-				t->exec_fenced = 1;
+				 * it puts under the caller's pid; no stop of
+				 * another task of the group is handled either
+				 * (exec_in_flight) */
+				exec_let_go(&tr, t);
 			}
 			t->sock_exit = 0;
 			t->aio_exit = 0;
@@ -1378,11 +1559,17 @@ int tracer_run(struct tracer_args *a)
 		case PTRACE_EVENT_EXEC: {
 			unsigned long former = 0;
 			ptrace(PTRACE_GETEVENTMSG, tid, 0, &former);
+			/* every other thread of the group is dead: the stops held
+			 * for this exec go unhandled (the leader's number is this
+			 * task's now) */
+			held_drop(&tr, t->tgid, 0);
 			if ((pid_t)former != tid) {
 				struct task *old = task_get(sb, tid); /* the leader it replaces */
 				if (old) {
 					aio_leave(sb, old);
-					exec_unfence(old); /* its own exec lost */
+					exec_unfence(&tr, old); /* its own exec lost */
+					if (old->fork_child) /* it died inside fork, as in task_gone */
+						release_child(&tr, old->fork_child, -1, old->fork_thread);
 				}
 				task_put(old);
 				task_rekey(sb, (pid_t)former, tid);
@@ -1392,7 +1579,7 @@ int tracer_run(struct tracer_args *a)
 				aio_leave(sb, e); /* a new mm: the old one's contexts went with it */
 				/* the loader may now take the pending exec, once */
 				e->exec_pending = 0;
-				exec_unfence(e); /* the new image is in place, the others gone */
+				exec_unfence(&tr, e); /* the new image is in place, the others gone */
 				e->sighand_shared = 0; /* exec unshares the dispositions */
 				exec_done(e);
 				task_pin_to_loader(e, tid);
@@ -1422,6 +1609,8 @@ int tracer_run(struct tracer_args *a)
 	}
 	free(q);
 	free(tr.early);
+	free(tr.xf);
+	free(tr.held);
 	if (prof) {
 		tracer_profile_report(pn, pms, rounds, wait_ms);
 		fprintf(stderr, "  exec pins %lu (refused %lu, not while another task runs or is pinned %lu)\n", pin_n, pin_refused, pin_busy);

@@ -24,8 +24,21 @@
  *                       it with 0xa5 and watches it for MS ms: a late
  *                       copy-out of the old image's calls would land there;
  *                       prints "intact" or "corrupt N bytes"
+ *   tracerexec SELF     the leader and a child process wait in
+ *                       rt_sigtimedwait (SIGUSR1 ignored); a thread interrupts
+ *                       the child, then the leader (each a signal stop where
+ *                       the tracer restarts the wait: it writes a timeout
+ *                       below the stack and sets the registers), then execs
+ *                       SELF "execcheck 50 env" (tracerw: the tracer's own writes
+ *                       at a ptrace stop of the leader, whose pid the exec
+ *                       takes, must not reach the new image)
+ *   tracerexec SELF fail  the same with an exec the kernel fails (EFAULT):
+ *                       the leader runs on; prints "ok tracerexec fail ..."
  */
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -548,6 +561,28 @@ static int execstat(const char *self, int n, int ms)
 	return 1;
 }
 
+extern char **environ;
+#define TE_PADS 40 /* tracerexec's 128 KiB environment strings */
+
+/* tracerexec's exec: its PAD= strings as they were sent */
+static int envcheck(void)
+{
+	int n = 0;
+	for (char **e = environ; *e; e++) {
+		if (strncmp(*e, "PAD=", 4))
+			continue;
+		size_t len = strlen(*e), x = 4;
+		while (x < len && (*e)[x] == 'x')
+			x++;
+		if (len != (128 << 10) - 1 || x != len)
+			return printf("corrupt env: PAD %d: length %zu, first other byte at %zu\n", n, len, x), 1;
+		n++;
+	}
+	if (n != TE_PADS)
+		return printf("corrupt env: %d PAD strings\n", n), 1;
+	return 0;
+}
+
 static int execcheck(int ms)
 {
 	struct timespec t0, now;
@@ -567,6 +602,105 @@ static int execcheck(int ms)
 	return printf("intact\n"), 0;
 }
 
+/* tracerw: a ptrace stop of the leader pending while a sibling's exec runs */
+static const char *te_self;
+static pid_t te_leader, te_child;
+static int te_fail, te_errno;
+
+/* until SIGUSR2 (blocked) comes */
+static void te_wait(void)
+{
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR2);
+	for (;;) {
+		struct timespec ts = { 5, 0 };
+		if (syscall(SYS_rt_sigtimedwait, &s, NULL, &ts, 8) == SIGUSR2)
+			return;
+	}
+}
+
+static void *te_execer(void *a)
+{
+	(void)a;
+	usleep(100000); /* the leader and the child in their wait */
+	/* the child's stop first: with MOAT_TEST_TRACER_WRITE_DELAY the tracer
+	 * is held in it while the leader's stop and this exec's come (a
+	 * process, not a thread: de_thread waits for the tracer to reap every
+	 * other thread, the leader excepted) */
+	kill(te_child, SIGUSR1);
+	usleep(50000);
+	syscall(SYS_tgkill, getpid(), te_leader, SIGUSR1);
+	usleep(50000);
+	/* 5 MiB of environment (a 32 MiB stack limit lets the kernel take up
+	 * to 6): the kernel copies it before de_thread, so the tracer gets to
+	 * the leader's stop (its registers read) while the exec is still on its
+	 * way, as a guest can arrange at will */
+	static char *env[TE_PADS + 1];
+	for (int i = 0; i < TE_PADS; i++) {
+		env[i] = malloc(128 << 10);
+		memset(env[i], 'x', (128 << 10) - 1);
+		memcpy(env[i], "PAD=", 4);
+		env[i][(128 << 10) - 1] = 0;
+	}
+	char *argv[] = { (char *)te_self, "execcheck", "50", "env", NULL };
+	/* "fail": an argv the kernel cannot read, so the exec the sentry let
+	 * go fails (EFAULT) before de_thread: the leader's stop, held for it,
+	 * must be handled then (it gets SIGUSR2 next and returns) */
+	execve(te_self, te_fail ? (char **)8 : argv, env);
+	__atomic_store_n(&te_errno, errno, __ATOMIC_RELEASE);
+	if (!te_fail) {
+		printf("FAIL tracerexec: exec: %s\n", strerror(errno));
+		exit(1);
+	}
+	syscall(SYS_tgkill, getpid(), te_leader, SIGUSR2);
+	return NULL;
+}
+
+static int tracerexec(const char *self, int fail)
+{
+	/* no address randomisation (inherited by the exec below): the new
+	 * image's stack, its 5 MiB of environment strings at the top, then
+	 * covers the addresses just below the top where the leader's stack
+	 * pointer is now, where the tracer writes a restarted wait's timeout */
+	struct rlimit rl = { 32 << 20, 32 << 20 };
+	getrlimit(RLIMIT_STACK, &rl);
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (32 << 20)) {
+		rl.rlim_cur = 32 << 20;
+		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < rl.rlim_cur)
+			rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_STACK, &rl);
+	}
+	int pers = personality(0xffffffff);
+	if (pers >= 0 && !(pers & ADDR_NO_RANDOMIZE)) {
+		if (personality((unsigned long)pers | ADDR_NO_RANDOMIZE) < 0)
+			return printf("FAIL tracerexec: personality: %s\n", strerror(errno)), 1;
+		execl(self, self, "tracerexec", self, fail ? "fail" : NULL, (char *)NULL);
+		return printf("FAIL tracerexec: exec: %s\n", strerror(errno)), 1;
+	}
+	te_self = self;
+	te_fail = fail;
+	te_leader = (pid_t)syscall(SYS_gettid);
+	signal(SIGUSR1, SIG_IGN);
+	sigset_t u2;
+	sigemptyset(&u2);
+	sigaddset(&u2, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &u2, NULL);
+	te_child = fork();
+	if (te_child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		te_wait();
+	}
+	pthread_t th;
+	pthread_create(&th, NULL, te_execer, NULL);
+	te_wait();
+	pthread_join(th, NULL);
+	int e = __atomic_load_n(&te_errno, __ATOMIC_ACQUIRE);
+	printf("%s tracerexec fail %s\n", e == EFAULT ? "ok" : "FAIL", strerror(e));
+	kill(te_child, SIGKILL);
+	return e == EFAULT ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "execcheck")) {
@@ -576,10 +710,14 @@ int main(int argc, char **argv)
 		memset(es_zone, 0xa5, ES_SIZE);
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 4 && !strcmp(argv[1], "execcheck") && !strcmp(argv[3], "env") && envcheck())
+		return 1;
 	if (argc >= 3 && !strcmp(argv[1], "execcheck"))
 		return execcheck(atoi(argv[2]));
 	if (argc >= 5 && !strcmp(argv[1], "execstat"))
 		return execstat(argv[2], atoi(argv[3]), atoi(argv[4]));
+	if (argc >= 3 && !strcmp(argv[1], "tracerexec"))
+		return tracerexec(argv[2], argc >= 4 && !strcmp(argv[3], "fail"));
 	if (argc >= 3 && !strcmp(argv[1], "recvfromlen"))
 		return recvfromlen(atoi(argv[2]));
 	if (argc >= 4 && !strcmp(argv[1], "tracerfair"))

@@ -2980,7 +2980,7 @@ void vfs_root_set(struct vfs *v, struct task *t, const struct vfs_node *n)
 
 void vfs_root_refresh(struct vfs *v, struct task *t)
 {
-	struct fs_ctx *fs = t ? task_fs_get(t) : NULL;
+	struct fs_ctx *fs = t && task_fs_rooted(t) ? task_fs_get(t) : NULL;
 	cleanup_free char *root = NULL;
 	cleanup_free struct vfs_node *n = NULL;
 	dev_t dev = 0;

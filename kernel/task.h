@@ -391,6 +391,10 @@ void task_unshare_fs(struct task *t);
  * old fs_ctx's last sharer exit. Put with fs_ctx_put. A task's own calls
  * may use t->fs directly (only the task itself swaps it). */
 struct fs_ctx *task_fs_get(struct task *t);
+/* 1 if t's fs_ctx has a root of its own (chroot): read under t's lock,
+ * without a reference (every walk asks, twice; the fs_ctx of a
+ * process's threads is one, and its count one cache line for them all) */
+int task_fs_rooted(struct task *t);
 void fs_ctx_put(struct fs_ctx *fs);
 /* fn on every live fs_ctx of the sentry (each held by a counted reference
  * for the call, no lock held: fn takes fs->lock itself) */

@@ -129,10 +129,12 @@ static void park_one(struct fs_ctx *fs, void *arg)
 			continue;
 		pthread_mutex_lock(&fs->lock);
 		if (!k && fs->cwd_fd == fd && !strcmp(fs->cwd, path)) {
+			fs_cwd_write_begin(fs);
 			close(fs->cwd_fd);
 			fs->cwd_fd = -1;
 			fs->cwd_dev = 0;  /* taken again at the next walk */
 			fs->cwd_ino = 0;
+			fs_cwd_write_end(fs);
 			q->n++;
 		} else if (k && fs->root_fd == fd && fs->root && !strcmp(fs->root, path)) {
 			close(fs->root_fd);
@@ -2863,14 +2865,32 @@ static int cwd_node(struct vfs *v, struct task *t, struct fs_ctx *fs, struct vfs
 	ino_t ino;
 	int r, fd = -1;
 
-	pthread_mutex_lock(&fs->lock);
 	/* the string, not the whole 16 KiB array: every walk of a relative
-	 * path starts here (git status's lstats) */
-	memcpy(cwd, fs->cwd, strlen(fs->cwd) + 1);
-	dev = fs->cwd_dev;
-	ino = fs->cwd_ino;
-	int held = fs->cwd_fd >= 0;
-	pthread_mutex_unlock(&fs->lock);
+	 * path starts here (git status's lstats); read under the sequence
+	 * (a copy that a writer overlapped is made again), the lock only
+	 * while a writer keeps it odd */
+	int held = 0, ok = 0;
+	for (int k = 0; k < 4 && !ok; k++) {
+		unsigned s1 = atomic_load_explicit(&fs->cwd_seq, memory_order_acquire);
+		if (s1 & 1)
+			continue;
+		size_t l = strnlen(fs->cwd, sizeof cwd - 1);
+		memcpy(cwd, fs->cwd, l);
+		cwd[l] = 0;
+		dev = fs->cwd_dev;
+		ino = fs->cwd_ino;
+		held = fs->cwd_fd >= 0;
+		atomic_thread_fence(memory_order_acquire);
+		ok = atomic_load_explicit(&fs->cwd_seq, memory_order_relaxed) == s1;
+	}
+	if (!ok) {
+		pthread_mutex_lock(&fs->lock);
+		memcpy(cwd, fs->cwd, strlen(fs->cwd) + 1);
+		dev = fs->cwd_dev;
+		ino = fs->cwd_ino;
+		held = fs->cwd_fd >= 0;
+		pthread_mutex_unlock(&fs->lock);
+	}
 	r = vfs_lookup(v, t, cwd, NULL, 0, n);
 	if (!held) {
 		if (r == 0 && !n->exists)
@@ -2902,8 +2922,11 @@ static int cwd_node(struct vfs *v, struct task *t, struct fs_ctx *fs, struct vfs
 		r = -ENOENT;
 	if (r == 0) {
 		pthread_mutex_lock(&fs->lock);
-		if (!strcmp(fs->cwd, cwd) && fs->cwd_dev == dev && fs->cwd_ino == ino)
+		if (!strcmp(fs->cwd, cwd) && fs->cwd_dev == dev && fs->cwd_ino == ino) {
+			fs_cwd_write_begin(fs);
 			snprintf(fs->cwd, sizeof fs->cwd, "%s", n->path);
+			fs_cwd_write_end(fs);
+		}
 		pthread_mutex_unlock(&fs->lock);
 	}
 	return r;
@@ -2949,12 +2972,14 @@ static int cwd_set(struct vfs *v, struct fs_ctx *fs, const struct vfs_node *n, i
 	int fd = hold_dir(v, n, hostfd);
 
 	pthread_mutex_lock(&fs->lock);
+	fs_cwd_write_begin(fs);
 	snprintf(fs->cwd, sizeof fs->cwd, "%s", n->path);
 	if (fs->cwd_fd >= 0)
 		close(fs->cwd_fd);
 	fs->cwd_fd = fd;
 	fs->cwd_dev = n->st.st_dev;
 	fs->cwd_ino = n->st.st_ino;
+	fs_cwd_write_end(fs);
 	pthread_mutex_unlock(&fs->lock);
 	return 0;
 }

@@ -1870,6 +1870,11 @@ static uint64_t pf_key(const struct vfs_mount *m, const char *dir, size_t dlen)
  * take 18 misses before its fetch). A full set takes the oldest slot that
  * is not being fetched. Without wait (the sentry's own listing: the caller
  * has looked its name up already) a fetch in flight is PF_NO. */
+/* waits for another worker's fetch, and their wall time (MOAT_PROFILE;
+ * under pf_lock): counted in the waiting call's handler stage */
+static unsigned long pf_waits;
+static unsigned long long pf_wait_ns;
+
 static int pf_want(uint64_t h, int wait)
 {
 	int want = PF_NO;
@@ -1902,12 +1907,18 @@ static int pf_want(uint64_t h, int wait)
 	} else if (s->state == PF_FETCHING && wait) {
 		/* the fetcher holds no lock we hold; pass the pipeline's lead
 		 * on as any gofer wait does */
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		pthread_mutex_unlock(&pf_lock);
 		gofer_before_block();
 		pthread_mutex_lock(&pf_lock);
 		while (s->h == h && s->state == PF_FETCHING)
 			pthread_cond_wait(&pf_cond, &pf_lock);
 		want = PF_WAITED;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		pf_waits++;
+		pf_wait_ns += (unsigned long long)(t1.tv_sec - t0.tv_sec) * 1000000000ull +
+			      (unsigned long long)t1.tv_nsec - (unsigned long long)t0.tv_nsec;
 	}
 out:
 	pthread_mutex_unlock(&pf_lock);
@@ -1936,6 +1947,10 @@ void vfs_profile_report(FILE *f)
 		__atomic_load_n(&pf_local_names, __ATOMIC_RELAXED));
 	fprintf(f, "moat profile: names absent in complete directories: %lu\n",
 		__atomic_load_n(&complete_absent, __ATOMIC_RELAXED));
+	pthread_mutex_lock(&pf_lock);
+	fprintf(f, "moat profile: waits for another worker's directory fetch: %lu (%.2f ms in all)\n",
+		pf_waits, pf_wait_ns / 1e6);
+	pthread_mutex_unlock(&pf_lock);
 }
 
 struct pf_put {

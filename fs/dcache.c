@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/brlock.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -59,7 +60,7 @@ struct dentry {
 };
 
 struct dcache {
-	pthread_rwlock_t lock;
+	struct brlock lock;      /* readers: look-ups; writer: every change */
 	struct dentry e[DCACHE_SIZE];
 	int *bucket;             /* nbuckets chains: index + 1, 0 = empty */
 	unsigned nbuckets;
@@ -97,7 +98,7 @@ struct dcache *dcache_new(void)
 	lsan_root(d, sizeof *d);
 	d->nbuckets = DCACHE_BUCKETS0;
 	d->bucket = xcalloc(d->nbuckets, sizeof *d->bucket);
-	pthread_rwlock_init(&d->lock, NULL);
+	brlock_init(&d->lock);
 	return d;
 }
 
@@ -142,7 +143,7 @@ void dcache_free(struct dcache *d)
 		return;
 	for (unsigned i = 0; i < d->hiwater; i++)
 		entry_clear(&d->e[i]);
-	pthread_rwlock_destroy(&d->lock);
+	brlock_destroy(&d->lock);
 	free(d->bucket);
 	lsan_unroot(d, sizeof *d);
 	munmap(d, sizeof *d);
@@ -162,7 +163,7 @@ int dcache_get(struct dcache *d, int mnt, const char *rel, struct stat *st, int 
 	uint64_t h = key_hash(mnt, rel);
 	int hit = 0;
 
-	pthread_rwlock_rdlock(&d->lock);
+	unsigned rs = brlock_rdlock(&d->lock);
 	int i = find_locked(d, h, mnt, rel);
 	if (i >= 0) {
 		struct dentry *e = &d->e[i];
@@ -177,10 +178,13 @@ int dcache_get(struct dcache *d, int mnt, const char *rel, struct stat *st, int 
 				strncpy(link, e->link, linklen - 1);
 				link[linklen - 1] = 0;
 			}
-			atomic_store_explicit(&e->ref, 1, memory_order_relaxed);
+			/* (a store only when clear: a hit writes nothing of
+			 * the shared entry, whose line the other CPUs read) */
+			if (!atomic_load_explicit(&e->ref, memory_order_relaxed))
+				atomic_store_explicit(&e->ref, 1, memory_order_relaxed);
 		}
 	}
-	pthread_rwlock_unlock(&d->lock);
+	brlock_rdunlock(&d->lock, rs);
 	return hit;
 }
 
@@ -228,9 +232,9 @@ static void unchain_locked(struct dcache *d, int i)
 
 size_t dcache_bytes(struct dcache *d)
 {
-	pthread_rwlock_rdlock(&d->lock);
+	unsigned rs = brlock_rdlock(&d->lock);
 	size_t b = d->bytes;
-	pthread_rwlock_unlock(&d->lock);
+	brlock_rdunlock(&d->lock, rs);
 	return b;
 }
 
@@ -261,11 +265,11 @@ static int put_common(struct dcache *d, unsigned long gen, int mnt, const char *
 {
 	uint64_t h = key_hash(mnt, rel);
 
-	pthread_rwlock_wrlock(&d->lock);
+	brlock_wrlock(&d->lock);
 	if (atomic_load(&d->gen) != gen) {
 		/* a mutation was invalidated while the caller asked the
 		 * backend: its answer may predate it */
-		pthread_rwlock_unlock(&d->lock);
+		brlock_wrunlock(&d->lock);
 		return 0;
 	}
 	int i = find_locked(d, h, mnt, rel);
@@ -319,7 +323,7 @@ static int put_common(struct dcache *d, unsigned long gen, int mnt, const char *
 	atomic_store_explicit(&e->ref, 1, memory_order_relaxed);
 	if (bump)
 		atomic_fetch_add(&d->gen, 1);
-	pthread_rwlock_unlock(&d->lock);
+	brlock_wrunlock(&d->lock);
 	return 1;
 }
 
@@ -348,7 +352,7 @@ void dcache_drop(struct dcache *d, int mnt, const char *rel, int subtree)
 {
 	size_t n = strlen(rel);
 
-	pthread_rwlock_wrlock(&d->lock);
+	brlock_wrlock(&d->lock);
 	atomic_fetch_add(&d->gen, 1);
 	int i = find_locked(d, key_hash(mnt, rel), mnt, rel);
 	if (i >= 0)
@@ -365,21 +369,21 @@ void dcache_drop(struct dcache *d, int mnt, const char *rel, int subtree)
 				unchain_locked(d, i);
 		}
 	}
-	pthread_rwlock_unlock(&d->lock);
+	brlock_wrunlock(&d->lock);
 }
 
 int dcache_mark_complete(struct dcache *d, unsigned long gen, int mnt, const char *rel)
 {
 	int r = 0;
 
-	pthread_rwlock_wrlock(&d->lock);
+	brlock_wrlock(&d->lock);
 	/* (a parent's name is copied to a PATH_MAX buffer to be found:
 	 * parent_incomplete_locked, dcache_parent_complete) */
 	int i = atomic_load(&d->gen) == gen && strlen(rel) < PATH_MAX - 1 ?
 		find_locked(d, key_hash(mnt, rel), mnt, rel) : -1;
 	if (i >= 0 && !d->e[i].neg && S_ISDIR(d->e[i].st.st_mode))
 		r = d->e[i].complete = 1;
-	pthread_rwlock_unlock(&d->lock);
+	brlock_wrunlock(&d->lock);
 	return r;
 }
 
@@ -392,24 +396,24 @@ int dcache_parent_complete(struct dcache *d, int mnt, const char *rel)
 		return 0;
 	/* one look at both under the lock: a name stored meanwhile is not
 	 * taken for absent (the caller took its generation before this) */
-	pthread_rwlock_rdlock(&d->lock);
+	unsigned rs = brlock_rdlock(&d->lock);
 	int i = find_locked(d, key_hash(mnt, parent), mnt, parent);
 	if (i >= 0 && d->e[i].complete)
 		r = find_locked(d, key_hash(mnt, rel), mnt, rel) < 0;
-	pthread_rwlock_unlock(&d->lock);
+	brlock_rdunlock(&d->lock, rs);
 	return r;
 }
 
 void dcache_drop_inode(struct dcache *d, dev_t dev, ino_t ino)
 {
-	pthread_rwlock_wrlock(&d->lock);
+	brlock_wrlock(&d->lock);
 	atomic_fetch_add(&d->gen, 1);
 	for (int i = 0; i < (int)d->hiwater; i++) {
 		struct dentry *e = &d->e[i];
 		if (e->rel && !e->neg && e->st.st_ino == ino && e->st.st_dev == dev)
 			unchain_locked(d, i);
 	}
-	pthread_rwlock_unlock(&d->lock);
+	brlock_wrunlock(&d->lock);
 }
 
 /* ---- written set ---- */
@@ -419,7 +423,7 @@ struct wkey {
 };
 
 struct wset {
-	pthread_rwlock_t lock;
+	struct brlock lock;
 	struct wkey *e;          /* WSET_SIZE slots, open addressing; NULL until the first add */
 	unsigned count;
 	atomic_int any;          /* an entry exists (lock-free fast path) */
@@ -428,9 +432,13 @@ struct wset {
 
 struct wset *wset_new(void)
 {
-	struct wset *w = xcalloc(1, sizeof *w);
+	/* (aligned: the lock's reader slots are a cache line each) */
+	struct wset *w = aligned_alloc(64, (sizeof *w + 63) & ~(size_t)63);
 
-	pthread_rwlock_init(&w->lock, NULL);
+	if (!w)
+		die("out of memory");
+	memset(w, 0, sizeof *w);
+	brlock_init(&w->lock);
 	return w;
 }
 
@@ -438,7 +446,7 @@ void wset_free(struct wset *w)
 {
 	if (!w)
 		return;
-	pthread_rwlock_destroy(&w->lock);
+	brlock_destroy(&w->lock);
 	free(w->e);
 	free(w);
 }
@@ -464,7 +472,7 @@ void wset_add(struct wset *w, dev_t dev, ino_t ino)
 {
 	if (!ino || atomic_load(&w->full) || wset_has(w, dev, ino))
 		return;
-	pthread_rwlock_wrlock(&w->lock);
+	brlock_wrlock(&w->lock);
 	if (!w->e)
 		w->e = xcalloc(WSET_SIZE, sizeof *w->e);
 	unsigned s = wfind_locked(w, dev, ino);
@@ -478,7 +486,7 @@ void wset_add(struct wset *w, dev_t dev, ino_t ino)
 			atomic_store(&w->any, 1);
 		}
 	}
-	pthread_rwlock_unlock(&w->lock);
+	brlock_wrunlock(&w->lock);
 }
 
 int wset_has(struct wset *w, dev_t dev, ino_t ino)
@@ -487,9 +495,9 @@ int wset_has(struct wset *w, dev_t dev, ino_t ino)
 		return 1;
 	if (!atomic_load(&w->any))
 		return 0;
-	pthread_rwlock_rdlock(&w->lock);
+	unsigned rs = brlock_rdlock(&w->lock);
 	int r = w->e[wfind_locked(w, dev, ino)].ino != 0;
-	pthread_rwlock_unlock(&w->lock);
+	brlock_rdunlock(&w->lock, rs);
 	return r;
 }
 

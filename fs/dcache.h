@@ -2,7 +2,8 @@
  *
  * Dentry cache: (mount index, rel) -> guest-view lstat, symlink target, or a
  * negative entry. Bounded (DCACHE_SIZE entries, clock eviction), xxHash keys,
- * one rwlock (lookups run concurrently on the sentry's worker threads).
+ * one reader-writer lock (look-ups run concurrently on the sentry's worker
+ * threads): a common/brlock.h, whose readers move no shared cache line.
  *
  * Rules (enforced by the callers in fs/vfs.c and the handlers):
  *  - shared mounts (--bind ...:ro,shared / rw,shared: the host may change them

@@ -129,10 +129,12 @@ static void park_one(struct fs_ctx *fs, void *arg)
 			continue;
 		pthread_mutex_lock(&fs->lock);
 		if (!k && fs->cwd_fd == fd && !strcmp(fs->cwd, path)) {
+			fs_cwd_write_begin(fs);
 			close(fs->cwd_fd);
 			fs->cwd_fd = -1;
 			fs->cwd_dev = 0;  /* taken again at the next walk */
 			fs->cwd_ino = 0;
+			fs_cwd_write_end(fs);
 			q->n++;
 		} else if (k && fs->root_fd == fd && fs->root && !strcmp(fs->root, path)) {
 			close(fs->root_fd);
@@ -1868,6 +1870,11 @@ static uint64_t pf_key(const struct vfs_mount *m, const char *dir, size_t dlen)
  * take 18 misses before its fetch). A full set takes the oldest slot that
  * is not being fetched. Without wait (the sentry's own listing: the caller
  * has looked its name up already) a fetch in flight is PF_NO. */
+/* waits for another worker's fetch, and their wall time (MOAT_PROFILE;
+ * under pf_lock): counted in the waiting call's handler stage */
+static unsigned long pf_waits;
+static unsigned long long pf_wait_ns;
+
 static int pf_want(uint64_t h, int wait)
 {
 	int want = PF_NO;
@@ -1900,12 +1907,18 @@ static int pf_want(uint64_t h, int wait)
 	} else if (s->state == PF_FETCHING && wait) {
 		/* the fetcher holds no lock we hold; pass the pipeline's lead
 		 * on as any gofer wait does */
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		pthread_mutex_unlock(&pf_lock);
 		gofer_before_block();
 		pthread_mutex_lock(&pf_lock);
 		while (s->h == h && s->state == PF_FETCHING)
 			pthread_cond_wait(&pf_cond, &pf_lock);
 		want = PF_WAITED;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		pf_waits++;
+		pf_wait_ns += (unsigned long long)(t1.tv_sec - t0.tv_sec) * 1000000000ull +
+			      (unsigned long long)t1.tv_nsec - (unsigned long long)t0.tv_nsec;
 	}
 out:
 	pthread_mutex_unlock(&pf_lock);
@@ -1934,6 +1947,10 @@ void vfs_profile_report(FILE *f)
 		__atomic_load_n(&pf_local_names, __ATOMIC_RELAXED));
 	fprintf(f, "moat profile: names absent in complete directories: %lu\n",
 		__atomic_load_n(&complete_absent, __ATOMIC_RELAXED));
+	pthread_mutex_lock(&pf_lock);
+	fprintf(f, "moat profile: waits for another worker's directory fetch: %lu (%.2f ms in all)\n",
+		pf_waits, pf_wait_ns / 1e6);
+	pthread_mutex_unlock(&pf_lock);
 }
 
 struct pf_put {
@@ -2863,14 +2880,32 @@ static int cwd_node(struct vfs *v, struct task *t, struct fs_ctx *fs, struct vfs
 	ino_t ino;
 	int r, fd = -1;
 
-	pthread_mutex_lock(&fs->lock);
 	/* the string, not the whole 16 KiB array: every walk of a relative
-	 * path starts here (git status's lstats) */
-	memcpy(cwd, fs->cwd, strlen(fs->cwd) + 1);
-	dev = fs->cwd_dev;
-	ino = fs->cwd_ino;
-	int held = fs->cwd_fd >= 0;
-	pthread_mutex_unlock(&fs->lock);
+	 * path starts here (git status's lstats); read under the sequence
+	 * (a copy that a writer overlapped is made again), the lock only
+	 * while a writer keeps it odd */
+	int held = 0, ok = 0;
+	for (int k = 0; k < 4 && !ok; k++) {
+		unsigned s1 = atomic_load_explicit(&fs->cwd_seq, memory_order_acquire);
+		if (s1 & 1)
+			continue;
+		size_t l = strnlen(fs->cwd, sizeof cwd - 1);
+		memcpy(cwd, fs->cwd, l);
+		cwd[l] = 0;
+		dev = fs->cwd_dev;
+		ino = fs->cwd_ino;
+		held = fs->cwd_fd >= 0;
+		atomic_thread_fence(memory_order_acquire);
+		ok = atomic_load_explicit(&fs->cwd_seq, memory_order_relaxed) == s1;
+	}
+	if (!ok) {
+		pthread_mutex_lock(&fs->lock);
+		memcpy(cwd, fs->cwd, strlen(fs->cwd) + 1);
+		dev = fs->cwd_dev;
+		ino = fs->cwd_ino;
+		held = fs->cwd_fd >= 0;
+		pthread_mutex_unlock(&fs->lock);
+	}
 	r = vfs_lookup(v, t, cwd, NULL, 0, n);
 	if (!held) {
 		if (r == 0 && !n->exists)
@@ -2902,8 +2937,11 @@ static int cwd_node(struct vfs *v, struct task *t, struct fs_ctx *fs, struct vfs
 		r = -ENOENT;
 	if (r == 0) {
 		pthread_mutex_lock(&fs->lock);
-		if (!strcmp(fs->cwd, cwd) && fs->cwd_dev == dev && fs->cwd_ino == ino)
+		if (!strcmp(fs->cwd, cwd) && fs->cwd_dev == dev && fs->cwd_ino == ino) {
+			fs_cwd_write_begin(fs);
 			snprintf(fs->cwd, sizeof fs->cwd, "%s", n->path);
+			fs_cwd_write_end(fs);
+		}
 		pthread_mutex_unlock(&fs->lock);
 	}
 	return r;
@@ -2949,12 +2987,14 @@ static int cwd_set(struct vfs *v, struct fs_ctx *fs, const struct vfs_node *n, i
 	int fd = hold_dir(v, n, hostfd);
 
 	pthread_mutex_lock(&fs->lock);
+	fs_cwd_write_begin(fs);
 	snprintf(fs->cwd, sizeof fs->cwd, "%s", n->path);
 	if (fs->cwd_fd >= 0)
 		close(fs->cwd_fd);
 	fs->cwd_fd = fd;
 	fs->cwd_dev = n->st.st_dev;
 	fs->cwd_ino = n->st.st_ino;
+	fs_cwd_write_end(fs);
 	pthread_mutex_unlock(&fs->lock);
 	return 0;
 }
@@ -2980,7 +3020,7 @@ void vfs_root_set(struct vfs *v, struct task *t, const struct vfs_node *n)
 
 void vfs_root_refresh(struct vfs *v, struct task *t)
 {
-	struct fs_ctx *fs = t ? task_fs_get(t) : NULL;
+	struct fs_ctx *fs = t && task_fs_rooted(t) ? task_fs_get(t) : NULL;
 	cleanup_free char *root = NULL;
 	cleanup_free struct vfs_node *n = NULL;
 	dev_t dev = 0;

@@ -142,6 +142,11 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
  * stays cached): the sentry's main thread keeps the one its set-up and first
  * exec used through an idle run otherwise. */
 void vfs_walk_release(void);
+/* A node for a walk's result, this thread's cached one if it is free
+ * (else malloc'd); given back with vfs_node_give (freed if another is
+ * cached meanwhile). For a hot path: no malloc arena lock per call. */
+struct vfs_node *vfs_node_take(void);
+void vfs_node_give(struct vfs_node *n);
 
 /* Look up one canonical absolute path whose parents are already resolved
  * (no symlinks in them). ahead: the components still to walk (a batching

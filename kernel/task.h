@@ -59,8 +59,27 @@ struct fs_ctx {
 	dev_t root_dev;          /* its identity */
 	ino_t root_ino;
 	_Atomic int rooted;      /* root != NULL (read without the lock) */
+	/* a sequence lock over cwd, cwd_fd, cwd_dev, cwd_ino: odd while a
+	 * writer (who also holds lock) changes them, so that every walk of a
+	 * relative path reads them without the lock, which the threads of a
+	 * process share (git status's lstat threads: fs/vfs.c cwd_node) */
+	atomic_uint cwd_seq;
 	struct fs_ctx *reg_prev, *reg_next; /* every live one (fs_ctx_for_each) */
 };
+
+/* around a change of the cwd fields, lock held */
+static inline void fs_cwd_write_begin(struct fs_ctx *fs)
+{
+	unsigned s = atomic_load_explicit(&fs->cwd_seq, memory_order_relaxed);
+	atomic_store_explicit(&fs->cwd_seq, s + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+}
+
+static inline void fs_cwd_write_end(struct fs_ctx *fs)
+{
+	unsigned s = atomic_load_explicit(&fs->cwd_seq, memory_order_relaxed);
+	atomic_store_explicit(&fs->cwd_seq, s + 1, memory_order_release);
+}
 
 
 
@@ -414,6 +433,10 @@ void task_unshare_fs(struct task *t);
  * old fs_ctx's last sharer exit. Put with fs_ctx_put. A task's own calls
  * may use t->fs directly (only the task itself swaps it). */
 struct fs_ctx *task_fs_get(struct task *t);
+/* 1 if t's fs_ctx has a root of its own (chroot): read under t's lock,
+ * without a reference (every walk asks, twice; the fs_ctx of a
+ * process's threads is one, and its count one cache line for them all) */
+int task_fs_rooted(struct task *t);
 void fs_ctx_put(struct fs_ctx *fs);
 /* fn on every live fs_ctx of the sentry (each held by a counted reference
  * for the call, no lock held: fn takes fs->lock itself) */

@@ -2,9 +2,11 @@
  *
  * Tasks are keyed by host tid in a small open hash. The ptrace thread creates
  * and removes them; worker threads look them up (counted references) for every
- * notification. One mutex guards the table; tasks carry their own locks.
+ * notification. One reader-writer lock (common/brlock.h) guards the table;
+ * tasks carry their own locks.
  */
 #include "kernel/task.h"
+#include "common/brlock.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "platform/platform.h"
@@ -26,7 +28,10 @@ struct tnode {
 	struct tnode *next;
 };
 
-static pthread_mutex_t tab_lock = PTHREAD_MUTEX_INITIALIZER;
+/* readers: the look-ups of every trapped call (task_get), counts and
+ * snapshots; writer: insert, remove, rekey (common/brlock.h: the readers on
+ * several CPUs at once share no cache line) */
+static struct brlock tab_lock = BRLOCK_INITIALIZER;
 static struct tnode *buckets[NBUCKETS];
 static int ntasks;
 
@@ -188,9 +193,17 @@ int task_text_busy(struct sandbox *sb, dev_t dev, ino_t ino)
 	return ino && task_for_each_leader(sb, text_visit, &q) != 0;
 }
 
+int task_fs_rooted(struct task *t)
+{
+	pthread_mutex_lock(&t->lock);
+	int r = t->fs && atomic_load(&t->fs->rooted);
+	pthread_mutex_unlock(&t->lock);
+	return r;
+}
+
 int task_root(const struct task *t, char *buf, size_t len)
 {
-	struct fs_ctx *fs = t ? task_fs_get((struct task *)t) : NULL;
+	struct fs_ctx *fs = t && task_fs_rooted((struct task *)t) ? task_fs_get((struct task *)t) : NULL;
 	int r = 0;
 
 	if (fs && atomic_load(&fs->rooted)) {
@@ -312,9 +325,9 @@ struct task *task_create(struct sandbox *sb, pid_t tid, pid_t tgid,
 		t->vcore_cur = rl.rlim_cur;
 		t->vcore_max = rl.rlim_max;
 	}
-	pthread_mutex_lock(&tab_lock);
+	brlock_wrlock(&tab_lock);
 	insert(t);
-	pthread_mutex_unlock(&tab_lock);
+	brlock_wrunlock(&tab_lock);
 	return t;
 }
 
@@ -336,9 +349,9 @@ static struct task *unlink_locked(pid_t tid)
 void task_remove(struct sandbox *sb, pid_t tid)
 {
 	(void)sb;
-	pthread_mutex_lock(&tab_lock);
+	brlock_wrlock(&tab_lock);
 	struct task *t = unlink_locked(tid);
-	pthread_mutex_unlock(&tab_lock);
+	brlock_wrunlock(&tab_lock);
 	if (t) {
 		t->exited = 1;
 		task_put(t);
@@ -348,7 +361,7 @@ void task_remove(struct sandbox *sb, pid_t tid)
 void task_rekey(struct sandbox *sb, pid_t old_tid, pid_t new_tid)
 {
 	(void)sb;
-	pthread_mutex_lock(&tab_lock);
+	brlock_wrlock(&tab_lock);
 	struct task *gone = unlink_locked(new_tid); /* the old leader */
 	struct task *t = unlink_locked(old_tid);
 	if (t) {
@@ -356,7 +369,7 @@ void task_rekey(struct sandbox *sb, pid_t old_tid, pid_t new_tid)
 		t->vtid = t->vtgid;
 		insert(t);
 	}
-	pthread_mutex_unlock(&tab_lock);
+	brlock_wrunlock(&tab_lock);
 	if (gone) {
 		gone->exited = 1;
 		task_put(gone);
@@ -366,9 +379,9 @@ void task_rekey(struct sandbox *sb, pid_t old_tid, pid_t new_tid)
 int task_count(struct sandbox *sb)
 {
 	(void)sb;
-	pthread_mutex_lock(&tab_lock);
+	unsigned rs = brlock_rdlock(&tab_lock);
 	int n = ntasks;
-	pthread_mutex_unlock(&tab_lock);
+	brlock_rdunlock(&tab_lock, rs);
 	return n;
 }
 
@@ -381,14 +394,14 @@ struct task *task_get(struct sandbox *sb, pid_t tid)
 {
 	(void)sb;
 	struct task *r = NULL;
-	pthread_mutex_lock(&tab_lock);
+	unsigned rs = brlock_rdlock(&tab_lock);
 	for (struct tnode *n = buckets[hb(tid)]; n; n = n->next)
 		if (n->t->tid == tid) {
 			r = n->t;
 			atomic_fetch_add(&r->refs, 1);
 			break;
 		}
-	pthread_mutex_unlock(&tab_lock);
+	brlock_rdunlock(&tab_lock, rs);
 	return r;
 }
 
@@ -396,7 +409,7 @@ struct task *task_get_vpid(struct sandbox *sb, pid_t vtid)
 {
 	(void)sb;
 	struct task *r = NULL;
-	pthread_mutex_lock(&tab_lock);
+	unsigned rs = brlock_rdlock(&tab_lock);
 	for (int b = 0; b < NBUCKETS && !r; b++)
 		for (struct tnode *n = buckets[b]; n; n = n->next)
 			if (n->t->vtid == vtid) {
@@ -404,7 +417,7 @@ struct task *task_get_vpid(struct sandbox *sb, pid_t vtid)
 				atomic_fetch_add(&r->refs, 1);
 				break;
 			}
-	pthread_mutex_unlock(&tab_lock);
+	brlock_rdunlock(&tab_lock, rs);
 	return r;
 }
 
@@ -430,7 +443,7 @@ static int for_each(int leaders_only, int (*fn)(struct task *, void *), void *ar
 	/* Snapshot under the lock, call fn outside it. */
 	struct task **v = NULL;
 	int n = 0, cap = 0, r = 0;
-	pthread_mutex_lock(&tab_lock);
+	unsigned rs = brlock_rdlock(&tab_lock);
 	for (int b = 0; b < NBUCKETS; b++)
 		for (struct tnode *p = buckets[b]; p; p = p->next) {
 			if (leaders_only && p->t->tid != p->t->tgid)
@@ -445,7 +458,7 @@ static int for_each(int leaders_only, int (*fn)(struct task *, void *), void *ar
 			atomic_fetch_add(&p->t->refs, 1);
 			v[n++] = p->t;
 		}
-	pthread_mutex_unlock(&tab_lock);
+	brlock_rdunlock(&tab_lock, rs);
 	for (int i = 0; i < n; i++) {
 		if (!r)
 			r = fn(v[i], arg);

@@ -35,20 +35,34 @@
 
 /* Stat of what path names (following a final /proc magic link to the open
  * file it stands for). */
+static int stat_node(struct sc_call *c, struct vfs_node *n, int dirfd, const char *path,
+		     int flags, struct stat *st, int *mnt_id);
+
 static int stat_path(struct sc_call *c, int dirfd, const char *path, int flags,
 		     struct stat *st, int *mnt_id)
 {
-	cleanup_free struct vfs_node *n = NULL;
+	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT | AT_STATX_SYNC_TYPE))
+		return -EINVAL;
+	if (!path)
+		return -EFAULT;
+	/* this thread's cached node, not a malloc (fs/walk.h vfs_node_take) */
+	struct vfs_node *n = vfs_node_take();
+	int r = stat_node(c, n, dirfd, path, flags, st, mnt_id);
+	vfs_node_give(n);
+	return r;
+}
+
+static int stat_node(struct sc_call *c, struct vfs_node *n, int dirfd, const char *path,
+		     int flags, struct stat *st, int *mnt_id)
+{
 	unsigned wf = WALK_FRESH;
 	int r;
 
-	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT | AT_STATX_SYNC_TYPE))
-		return -EINVAL;
 	if (flags & AT_SYMLINK_NOFOLLOW)
 		wf |= WALK_NOFOLLOW;
 	if (flags & AT_EMPTY_PATH)
 		wf |= WALK_EMPTY_PATH;
-	r = fs_walk(c, dirfd, path, wf, &n);
+	r = vfs_walk(VFS_OF(c), c->task, dirfd, path, wf, n);
 	if (r < 0)
 		return r;
 	if (n->magic && !n->opath && S_ISLNK(n->st.st_mode) && !(flags & AT_SYMLINK_NOFOLLOW)) {

@@ -76,6 +76,7 @@ static atomic_int idle_workers, nworkers;
  * for the two CPUs. */
 static atomic_int recv_closed;
 static atomic_int workers_started; /* MOAT_PROFILE: threads created */
+static int g_spread_tg = 1; /* MOAT_SPREAD=2: any two tasks' overlap raises it */
 static int g_spread = 1; /* lead_spread; MOAT_SPREAD=0 turns it off (comparisons) */
 /* MOAT_PROFILE: lead_spread's polls, its raises of the target, and the most
  * fast calls served at once */
@@ -821,8 +822,27 @@ static __thread unsigned t_spread_n;
 static atomic_int fast_busy;  /* fast calls being served by leads */
 static atomic_int spread_score;
 
+static atomic_int spread_last_tid, spread_last_tgid;
+
+/* Are the calls served now those of several threads of one process (git's
+ * preload threads), rather than of separate processes with work between
+ * their calls (two compilers of a make -j2: a second lead on cost them 10%,
+ * every call then also waking the other CPU's lead for nothing)? The last
+ * fast call's thread and process against this one's. */
+static int spread_same_process(pid_t tid)
+{
+	struct task *t = task_get(g_sb, tid);
+	if (!t)
+		return 0;
+	pid_t tgid = t->tgid;
+	task_put(t);
+	int last = atomic_exchange_explicit(&spread_last_tid, tid, memory_order_relaxed);
+	int lastg = atomic_exchange_explicit(&spread_last_tgid, tgid, memory_order_relaxed);
+	return lastg == tgid && last != tid;
+}
+
 /* before a fast call's handler, holding a lead; 1 if counted in fast_busy */
-static int lead_spread(void)
+static int lead_spread(pid_t tid)
 {
 	if (task_count_hint() <= 1)
 		return 0;
@@ -838,6 +858,8 @@ static int lead_spread(void)
 			atomic_fetch_add(&n_spread_polls, 1);
 		overlap = poll(&pf, 1, 0) > 0 && (pf.revents & POLLIN);
 	}
+	if (overlap && g_spread_tg && atomic_load(&lead_target) == 1)
+		overlap = spread_same_process(tid);
 	if (overlap) {
 		if (atomic_load_explicit(&spread_score, memory_order_relaxed) != SPREAD_HOLD)
 			atomic_store_explicit(&spread_score, SPREAD_HOLD, memory_order_relaxed);
@@ -965,7 +987,7 @@ static void *worker(void *arg)
 		if (!fast_call(n.nr))
 			lead_pass();
 		else if (g_spread && spread_leads > 1)
-			counted = lead_spread();
+			counted = lead_spread(n.pid);
 		handle(&n, c);
 		if (counted)
 			atomic_fetch_sub(&fast_busy, 1);
@@ -1033,6 +1055,8 @@ int pipeline_start(struct sandbox *sb, int notify_fd)
 	const char *sp = getenv("MOAT_SPREAD"); /* 0: one lead only (comparisons) */
 	if (sp && !strcmp(sp, "0"))
 		g_spread = 0;
+	if (sp && !strcmp(sp, "2")) /* any two tasks' calls (comparisons) */
+		g_spread_tg = 0;
 	CPU_ZERO(&all_cpus);
 	spread_leads = 0;
 	if (sched_getaffinity(0, sizeof all_cpus, &all_cpus) == 0)

@@ -527,3 +527,14 @@ const char *caller_output_error(int e)
 	return e == ELOOP ? "a symlink (refused: a sandbox may have made it)"
 	       : e == EINVAL ? "not a regular file" : strerror(e);
 }
+
+char *proc_stat_field(char *text, int n)
+{
+	char *rp = strrchr(text, ')');
+	int f = 2; /* field 3 is the first after ')' */
+
+	for (char *q = rp ? rp + 1 : NULL; q && *q; q++)
+		if (*q == ' ' && ++f == n)
+			return q + 1;
+	return NULL;
+}

@@ -50,6 +50,10 @@ int watch_at(int ifd, int dfd, const char *name, uint32_t mask);
 int write_file(const char *path, const char *s);
 /* The number a file (a /proc/sys value) starts with; -1 when it cannot be read. */
 long read_long_file(const char *path);
+/* Field n (1-based, as proc(5) numbers them; n >= 3) of a /proc/<pid>/stat
+ * text: a pointer into text at its first character, or NULL. The command
+ * (field 2) may hold spaces and ')': fields are counted after its last ')'. */
+char *proc_stat_field(char *text, int n);
 /* open(2) of a file moat writes as the caller at a path the caller named
  * (--audit, --result): a final symlink or a non-regular file there is
  * refused (ELOOP / EINVAL, errno set, -1), since a sandbox with a rw bind

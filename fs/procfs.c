@@ -1210,23 +1210,12 @@ static unsigned long long clk_tck(void)
 
 /* Where field n (proc(5)'s numbers: 22 is starttime) of a stat text
  * begins, or NULL. */
-static char *stat_field(char *text, int n)
-{
-	char *rp = strrchr(text, ')');
-	int f = 2; /* field 3 is the first after ')' */
-
-	for (char *q = rp ? rp + 1 : NULL; q && *q; q++)
-		if (*q == ' ' && ++f == n)
-			return q + 1;
-	return NULL;
-}
-
-static char *stat_starttime(char *text) { return stat_field(text, 22); }
+static char *stat_starttime(char *text) { return proc_stat_field(text, 22); }
 
 /* text (freed) with field n replaced by the number v: a new string, or NULL */
 static char *stat_set(char *text, int n, long long v)
 {
-	char *p = stat_field(text, n), *r = NULL;
+	char *p = proc_stat_field(text, n), *r = NULL;
 	size_t len = strlen(text) + 24;
 
 	if (p && (r = malloc(len)))
@@ -1332,7 +1321,7 @@ long procfs_times(struct task *t, struct tms *out)
 	char *p;
 
 	snprintf(path, sizeof path, "%d/stat", (int)t->vtgid);
-	if (guest_slurp(sb, path, &st) < 0 || !(p = stat_field(st, 14)))
+	if (guest_slurp(sb, path, &st) < 0 || !(p = proc_stat_field(st, 14)))
 		return -ESRCH;
 	long long v[4];
 	if (sscanf(p, "%lld %lld %lld %lld", &v[0], &v[1], &v[2], &v[3]) != 4)

@@ -216,15 +216,9 @@ static long long guest_timens(int procfd)
 	if (n <= 0)
 		return -EIO;
 	buf[n] = 0;
-	/* starttime is field 22; fields 3.. follow the last ')' */
-	if (!(p = strrchr(buf, ')')))
+	if (!(p = proc_stat_field(buf, 22))) /* starttime */
 		return -EIO;
-	for (int f = 2; f < 22; f++) {
-		p = strchr(p + 1, ' ');
-		if (!p)
-			return -EIO;
-	}
-	long long start = strtoll(p + 1, NULL, 10);
+	long long start = strtoll(p, NULL, 10);
 	struct timespec mono, raw, bt;
 	if (clock_gettime(CLOCK_MONOTONIC_RAW, &raw) < 0 || clock_gettime(CLOCK_MONOTONIC, &mono) < 0 ||
 	    clock_gettime(CLOCK_BOOTTIME, &bt) < 0)

@@ -13,6 +13,8 @@
  *               readlinkat(fd, "")); see confine_rules.c for where a
  *               path from other fds resolves
  *   newfstatat  AT_EMPTY_PATH (fstat of a held fd)
+ *   statx       AT_EMPTY_PATH (the same; fs/directfs.c looks a name up
+ *               relative to the guest's dirfd: vfs_direct_absent_at)
  *   openat2     dirfd == an export root fd (direct file access,
  *               fs/directfs.c; what confines it is the mount layer, below:
  *               read-only binds in our root, and for cow exports the

@@ -521,7 +521,8 @@ static struct io_slot {
 	atomic_int io;
 	atomic_int fence;
 	atomic_uint gen;
-	char pad[64 - 3 * sizeof(atomic_int)];
+	atomic_uint execs; /* execs over (task_fence_open): task_io_execs */
+	char pad[64 - 4 * sizeof(atomic_int)];
 } io_slots[IO_SLOTS];
 
 static struct io_slot *io_slot(pid_t tgid) { return &io_slots[(unsigned)tgid % IO_SLOTS]; }
@@ -617,7 +618,16 @@ int task_fence_close(pid_t tgid, int timeout_ms)
 
 void task_fence_open(pid_t tgid)
 {
-	atomic_fetch_sub(&io_slot(tgid)->fence, 1);
+	struct io_slot *s = io_slot(tgid);
+	/* before the fence comes down: a guard entered once it is down sees
+	 * the count of this exec (seq_cst both) */
+	atomic_fetch_add(&s->execs, 1);
+	atomic_fetch_sub(&s->fence, 1);
+}
+
+unsigned task_io_execs(const struct task *t)
+{
+	return atomic_load(&io_slot(t ? t->tgid : 0)->execs);
 }
 
 void task_io_gone(pid_t tgid)

@@ -1579,9 +1579,13 @@ int tracer_run(struct tracer_args *a)
 				aio_leave(sb, e); /* a new mm: the old one's contexts went with it */
 				/* the loader may now take the pending exec, once */
 				e->exec_pending = 0;
+				/* not dumpable (an exec-only program) before the
+				 * fence comes down: a ptrace-mode check made in a
+				 * guard from then on sees the new image's flag
+				 * (task_io_execs) */
+				exec_done(e);
 				exec_unfence(&tr, e); /* the new image is in place, the others gone */
 				e->sighand_shared = 0; /* exec unshares the dispositions */
-				exec_done(e);
 				task_pin_to_loader(e, tid);
 				task_put(e);
 			}

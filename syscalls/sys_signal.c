@@ -878,25 +878,50 @@ long sc_pidfd_info_ioctl(struct sc_call *c)
 /* process_vm_readv/writev: the ptrace access check (owner_one: the same
  * real ids as the target's real, effective and saved ones, a dumpable
  * target, its own threads always), then native (the iovecs are never read)
- * for the caller's own process or when pid reuse is harmless (one-id
- * sandbox: sc_pid_reuse_harmless). Otherwise the sentry copies between the
- * two processes itself (vm_copy): the caller's side through the copy guard
- * (its call's ID_VALID), the target's by its host pid while the reap gate
- * is held and its pidfd says it has not exited (kernel/task.h: no number
- * of a live task is freed while a worker holds the gate), 64 KiB at a time.
- * As Linux: the count copied up to the first fault (EFAULT when none), at
- * most IOV_MAX iovecs each side, flags 0. */
+ * for the caller's own process (an exec of it kills the caller's thread
+ * before the new mm is in place) and the guest's init (moat-init: never
+ * execs, non-dumpable: the kernel's EPERM). Any other process is copied by
+ * the sentry (vm_copy), whatever the sandbox's ids: the check binds to the
+ * target's image (Linux's mm_access takes the mm once), and an exec of an
+ * exec-only program (Linux's would_dump: not dumpable) may put another image
+ * under the pid between the check and the copy — natively the copy would
+ * reach it (vmexec: the one-identity sandbox's CONTINUE and the sentry's own
+ * copies both did). So the check is made inside the target group's copy
+ * guard (task_io_begin: no exec of the group runs while it is held) with
+ * the group's exec count (task_io_execs), and every chunk's access inside
+ * another guard: a count moved means an exec ran since, and the copy stops
+ * there (EPERM when nothing was copied: the mm Linux would have taken is
+ * gone). The caller's side goes through the copy guard (its call's
+ * ID_VALID), the target's by its host pid while the reap gate is held and
+ * its pidfd says it has not exited (kernel/task.h: no number of a live task
+ * is freed while a worker holds the gate), 64 KiB at a time. As Linux: the
+ * count copied up to the first fault (EFAULT when none), at most IOV_MAX
+ * iovecs each side, flags 0. */
 enum { VM_CHUNK = 64 * 1024, VM_IOV_MAX = 1024 };
+
+/* tests: MOAT_TEST_VM_CHECK_DELAY=MS (read by the pipeline at start):
+ * process_vm_* sleeps MS between its ptrace check and its copy, as a worker
+ * preempted there (0: off) */
+int sc_test_vm_check_delay_ms;
 
 struct vm_iov {
 	uint64_t base, len;
 };
 
-/* one access to t's memory at addr, len <= VM_CHUNK: bytes moved or -errno */
-static long vm_remote(struct task *t, int write, void *buf, uint64_t addr, size_t len)
+/* one access to t's memory at addr, len <= VM_CHUNK: bytes moved or -errno;
+ * -EPERM when an exec of t's group ran since the check (execs moved) */
+static long vm_remote(struct task *t, unsigned execs, int write, void *buf, uint64_t addr, size_t len)
 {
-	if (task_reap_hold() < 0)
+	if (task_io_begin(t, -1, 0) < 0)
+		return -EAGAIN; /* an exec of the group held past 3 s */
+	if (task_io_execs(t) != execs) {
+		task_io_end(t);
+		return -EPERM; /* another image may be under the pid */
+	}
+	if (task_reap_hold() < 0) {
+		task_io_end(t);
 		return -EAGAIN;
+	}
 	long r;
 	struct pollfd pf = { .fd = t->pidfd, .events = POLLIN };
 	if (t->pidfd < 0 || atomic_load(&t->exited) || atomic_load(&t->reaped) || poll(&pf, 1, 0) != 0) {
@@ -908,10 +933,11 @@ static long vm_remote(struct task *t, int write, void *buf, uint64_t addr, size_
 			r = -errno;
 	}
 	task_reap_release();
+	task_io_end(t);
 	return r;
 }
 
-static long vm_copy(struct sc_call *c, struct task *t, int write)
+static long vm_copy(struct sc_call *c, struct task *t, unsigned execs, int write)
 {
 	unsigned long lcnt = c->args[2], rcnt = c->args[4];
 	if (c->args[5])
@@ -930,6 +956,8 @@ static long vm_copy(struct sc_call *c, struct task *t, int write)
 	for (unsigned long i = 0; i < rcnt; i++)
 		if (__builtin_add_overflow(rtot, rv[i].len, &rtot) || rtot > (uint64_t)SSIZE_MAX)
 			return -EINVAL;
+	if (sc_test_vm_check_delay_ms)
+		usleep((useconds_t)sc_test_vm_check_delay_ms * 1000);
 	cleanup_free char *buf = xmalloc(VM_CHUNK);
 	unsigned long li = 0, ri = 0;
 	uint64_t lo = 0, ro = 0;
@@ -954,9 +982,9 @@ static long vm_copy(struct sc_call *c, struct task *t, int write)
 				err = -EFAULT;
 				break;
 			}
-			m = vm_remote(t, 1, buf, rv[ri].base + ro, n);
+			m = vm_remote(t, execs, 1, buf, rv[ri].base + ro, n);
 		} else {
-			m = vm_remote(t, 0, buf, rv[ri].base + ro, n);
+			m = vm_remote(t, execs, 0, buf, rv[ri].base + ro, n);
 			if (m > 0 && sc_write_guest(c, lv[li].base + lo, buf, (size_t)m) < 0) {
 				err = -EFAULT;
 				break;
@@ -975,21 +1003,54 @@ static long vm_copy(struct sc_call *c, struct task *t, int write)
 	return done > 0 ? done : err;
 }
 
+/* The ptrace access check of another process at a known image: inside a
+ * guard of *tp's group, the task the pid names now (a non-leader's exec
+ * re-keys it) checked, *execs its group's exec count. 0 (*tp may be
+ * replaced: the caller puts it), -EPERM, -ESRCH or -EAGAIN. */
+static long ptrace_check_at_image(struct sc_call *c, pid_t target, struct task **tp, unsigned *execs)
+{
+	struct task *t = *tp;
+	if (task_io_begin(t, -1, 0) < 0)
+		return -EAGAIN;
+	struct task *n = task_get_vpid(c->sb, target);
+	long r = 0;
+	if (!n || n->tgid != t->tgid || atomic_load(&n->exited)) {
+		r = -ESRCH;
+	} else {
+		*execs = task_io_execs(t);
+		struct cred s = cred_of(c->task), d = cred_of_target(c->sb, n);
+		if (n->vtgid != c->task->vtgid && !owner_ok(&s, &d, OWN_PTRACE))
+			r = -EPERM;
+	}
+	task_io_end(t);
+	if (n && r == 0) {
+		task_put(t);
+		*tp = n;
+	} else if (n) {
+		task_put(n);
+	}
+	return r;
+}
+
 static long vm_call(struct sc_call *c, int write)
 {
 	pid_t target = (pid_t)c->args[0];
 	long r = owner_one(c, target, OWN_PTRACE);
-	if (!c->cont || target <= 0 || target == c->task->vtgid)
-		return r; /* refused, the kernel's EINVAL/ESRCH, or its own process */
-	if (target == 1 || sc_pid_reuse_harmless(c))
-		return 0; /* the guest's init (not dumpable: EPERM), or one-id: native */
+	if (!c->cont || target <= 0 || target == c->task->vtgid || target == 1)
+		return r; /* refused, the kernel's EINVAL/ESRCH, its own process, or the init */
 	c->cont = 0;
 	struct task *t = task_get_vpid(c->sb, target);
 	if (!t)
 		return -ESRCH; /* a process forked there later is not checked */
-	r = vm_copy(c, t, write);
+	unsigned execs = 0;
+	r = ptrace_check_at_image(c, target, &t, &execs);
+	if (r == 0)
+		r = vm_copy(c, t, execs, write);
 	task_put(t);
-	snprintf(c->note, sizeof c->note, "copied by the sentry (the sandbox has other ids)");
+	if (r == -EPERM)
+		snprintf(c->note, sizeof c->note, "task %d is not the caller's (or it exec'd)", (int)target);
+	else
+		snprintf(c->note, sizeof c->note, "copied by the sentry");
 	return r;
 }
 

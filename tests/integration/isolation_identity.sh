@@ -361,6 +361,25 @@ os.kill(pid, 9); os.waitpid(pid, 0)
 print(*r)' </dev/null 2>&1)
 SANITY=1 expect_eq exec_only_program_not_dumpable "$out" "maps:Permission denied vm:Operation not permitted"
 
+# The same, when the target execs that program between the ptrace check and
+# the access (vmexec): the check binds to the image it saw (Linux's
+# mm_access takes the mm once), so a copy the exec overtook must not reach
+# the new one. MOAT_TEST_VM_CHECK_DELAY holds the sentry 400 ms between its
+# check and its copy while the child execs root's 0711 copy of the probe,
+# whose image holds a secret at a fixed address. Before, the one-identity
+# sandbox ran the checked call natively (CONTINUE) and the mixed one copied
+# by pid: both read SECRET-OF-THE-EXEC-ONLY-IMAGE. Now the check and each
+# chunk are made in the target's exec guard and a moved exec count is EPERM.
+if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_vmexec" ]; then
+	guest_tmp /tmp/vmexec
+	for m in one mixed; do
+		out=$(MOAT_TEST_VM_CHECK_DELAY=400 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec vm $m </dev/null 2>&1)
+		expect_eq vm_copy_not_past_exec_$m "$out" "Operation not permitted Operation not permitted"
+	done
+else
+	skip vm_copy_not_past_exec "no \$SYSCALL_BIN/probe_vmexec"
+fi
+
 # Linux's dumpable flag (red-team round 8): a root process that opened a
 # root-only file and then dropped to uid 1000 is not dumpable, nor is one
 # that said PR_SET_DUMPABLE 0; another uid-1000 process takes neither's fds

@@ -1,0 +1,203 @@
+/* probe_vmexec: a ptrace-mode access check made at one time and acted on
+ * later, while the target execs a program the caller may run but not read
+ * (root's 0711 copy of this program: not dumpable). Isolation probe
+ * (tests/integration/isolation_identity.sh), run as root inside with
+ * MOAT_TEST_VM_CHECK_DELAY (the sentry sleeps between its check and its
+ * copy):
+ *
+ *   probe_vmexec vm one|mixed    process_vm_readv of a child that execs the
+ *                                exec-only copy just after the call began;
+ *                                "one": every process drops to uid 1000 (a
+ *                                one-identity sandbox), "mixed": a root
+ *                                process stays. Prints what the call read
+ *                                (OLD-IMAGE before the exec, the SECRET of
+ *                                the new image) or its error, then the same
+ *                                read made after the exec.
+ *   probe_vmexec proc FILE       open /proc/<child>/FILE while the child is
+ *                                this program, the child execs the copy, then
+ *                                read: what the read shows of the new image
+ *                                (SECRET: its maps name /vmexec-secret) or
+ *                                its error.
+ *   probe_vmexec marker          (the exec-only image) maps MARK_ADDR with the
+ *                                secret, names a mapping /vmexec-secret
+ *                                (a memfd), sleeps.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MARK_ADDR 0x3e7000000000UL
+#define COPY "/tmp/vmexec"
+
+static void map_text(const char *text)
+{
+	void *p = mmap((void *)MARK_ADDR, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		_exit(3);
+	}
+	strcpy(p, text);
+}
+
+static void drop(void)
+{
+	if (setresgid(1000, 1000, 1000) || setresuid(1000, 1000, 1000)) {
+		perror("drop");
+		exit(2);
+	}
+}
+
+static void make_copy(void)
+{
+	char buf[65536];
+	int in = open("/proc/self/exe", O_RDONLY), out = open(COPY, O_WRONLY | O_CREAT | O_TRUNC, 0700);
+	ssize_t n;
+	if (in < 0 || out < 0) {
+		perror("copy");
+		exit(2);
+	}
+	while ((n = read(in, buf, sizeof buf)) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			exit(2);
+	close(in);
+	close(out);
+	if (chmod(COPY, 0711)) {
+		perror("chmod");
+		exit(2);
+	}
+}
+
+/* a child (this program, dumpable) that execs the exec-only copy when told:
+ * *go is the pipe to tell it */
+static pid_t target(int *go)
+{
+	int p[2];
+	if (pipe(p))
+		exit(2);
+	pid_t pid = fork();
+	if (pid == 0) {
+		char c;
+		close(p[1]);
+		/* dumpable again (the ids changed in its parent: Linux's
+		 * commit_creds made it not dumpable, and fork copies that) */
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+		map_text("OLD-IMAGE");
+		if (read(p[0], &c, 1) != 1)
+			_exit(1);
+		usleep(50 * 1000);
+		execl(COPY, "vmexec", "marker", (char *)NULL);
+		_exit(4);
+	}
+	close(p[0]);
+	*go = p[1];
+	return pid;
+}
+
+static void vm_read(pid_t pid, char *out, size_t outlen)
+{
+	char buf[64] = { 0 };
+	struct iovec l = { buf, 32 }, r = { (void *)MARK_ADDR, 32 };
+	ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+	if (n < 0)
+		snprintf(out, outlen, "%s", strerror(errno));
+	else
+		snprintf(out, outlen, "%.32s", buf[0] ? buf : "(zeros)");
+}
+
+static int vm(const char *mode)
+{
+	pid_t root = -1;
+	int hold[2] = { -1, -1 };
+	make_copy();
+	if (!strcmp(mode, "mixed")) {
+		if (pipe2(hold, O_CLOEXEC))
+			return 2;
+		root = fork(); /* a root process stays (until the pipe closes): two identities */
+		if (root == 0) {
+			char c;
+			close(hold[1]);
+			while (read(hold[0], &c, 1) > 0)
+				;
+			_exit(0);
+		}
+		close(hold[0]);
+	}
+	drop();
+	int go;
+	pid_t t = target(&go);
+	usleep(100 * 1000);
+	char during[80], after[80];
+	if (write(go, "x", 1) != 1)
+		return 2;
+	vm_read(t, during, sizeof during); /* the check now, the copy after the delay */
+	usleep(300 * 1000);
+	vm_read(t, after, sizeof after);
+	printf("%s %s\n", during, after);
+	fflush(stdout);
+	kill(t, SIGKILL);
+	waitpid(t, NULL, 0);
+	if (root > 0) {
+		close(hold[1]);
+		waitpid(root, NULL, 0);
+	}
+	return 0;
+}
+
+static int proc(const char *file)
+{
+	char path[64], buf[65536];
+	make_copy();
+	drop();
+	int go;
+	pid_t t = target(&go);
+	usleep(100 * 1000);
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)t, file);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		printf("open:%s\n", strerror(errno));
+	} else {
+		if (write(go, "x", 1) != 1)
+			return 2;
+		usleep(400 * 1000); /* the child has exec'd the copy */
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+		if (n < 0)
+			printf("read:%s\n", strerror(errno));
+		else {
+			buf[n] = 0;
+			printf("%s\n", strstr(buf, "vmexec-secret") ? "SECRET" : n ? "old-image" : "empty");
+		}
+		close(fd);
+	}
+	kill(t, SIGKILL);
+	waitpid(t, NULL, 0);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "marker")) {
+		map_text("SECRET-OF-THE-EXEC-ONLY-IMAGE");
+		int m = memfd_create("vmexec-secret", 0);
+		if (m >= 0 && ftruncate(m, 4096) == 0)
+			mmap(NULL, 4096, PROT_READ, MAP_SHARED, m, 0);
+		sleep(20);
+		return 0;
+	}
+	if (argc >= 3 && !strcmp(argv[1], "vm"))
+		return vm(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "proc"))
+		return proc(argv[2]);
+	fprintf(stderr, "usage: probe_vmexec vm one|mixed | proc FILE\n");
+	return 2;
+}

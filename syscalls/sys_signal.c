@@ -899,7 +899,7 @@ long sc_pidfd_info_ioctl(struct sc_call *c)
  * iovecs each side, flags 0. */
 enum { VM_CHUNK = 64 * 1024, VM_IOV_MAX = 1024 };
 
-/* tests: MOAT_TEST_VM_CHECK_DELAY=MS (read by the pipeline at start):
+/* tests: MOAT_TEST_PTRACE_CHECK_DELAY=MS (read by the pipeline at start):
  * process_vm_* sleeps MS between its ptrace check and its copy, as a worker
  * preempted there (0: off) */
 int sc_test_vm_check_delay_ms;
@@ -956,8 +956,11 @@ static long vm_copy(struct sc_call *c, struct task *t, unsigned execs, int write
 	for (unsigned long i = 0; i < rcnt; i++)
 		if (__builtin_add_overflow(rtot, rv[i].len, &rtot) || rtot > (uint64_t)SSIZE_MAX)
 			return -EINVAL;
-	if (sc_test_vm_check_delay_ms)
+	if (sc_test_vm_check_delay_ms) {
+		if (guestmem_test_block)
+			guestmem_test_block(); /* another worker takes the lead */
 		usleep((useconds_t)sc_test_vm_check_delay_ms * 1000);
+	}
 	cleanup_free char *buf = xmalloc(VM_CHUNK);
 	unsigned long li = 0, ri = 0;
 	uint64_t lo = 0, ro = 0;

@@ -364,7 +364,7 @@ SANITY=1 expect_eq exec_only_program_not_dumpable "$out" "maps:Permission denied
 # The same, when the target execs that program between the ptrace check and
 # the access (vmexec): the check binds to the image it saw (Linux's
 # mm_access takes the mm once), so a copy the exec overtook must not reach
-# the new one. MOAT_TEST_VM_CHECK_DELAY holds the sentry 400 ms between its
+# the new one. MOAT_TEST_PTRACE_CHECK_DELAY holds the sentry 400 ms between its
 # check and its copy while the child execs root's 0711 copy of the probe,
 # whose image holds a secret at a fixed address. Before, the one-identity
 # sandbox ran the checked call natively (CONTINUE) and the mixed one copied
@@ -373,9 +373,20 @@ SANITY=1 expect_eq exec_only_program_not_dumpable "$out" "maps:Permission denied
 if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_vmexec" ]; then
 	guest_tmp /tmp/vmexec
 	for m in one mixed; do
-		out=$(MOAT_TEST_VM_CHECK_DELAY=400 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec vm $m </dev/null 2>&1)
+		out=$(MOAT_TEST_PTRACE_CHECK_DELAY=400 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec vm $m </dev/null 2>&1)
 		expect_eq vm_copy_not_past_exec_$m "$out" "Operation not permitted Operation not permitted"
 	done
+	# /proc/<pid>/maps opened while the check's delay lets the child exec
+	# the copy: the open binds to the image checked (maps of the new one
+	# name its /vmexec-secret memfd: SECRET with the check and the open
+	# outside one exec guard). /proc/<pid>/io opened before the exec and
+	# read after: the kernel checks it at each read as the sentry's uid,
+	# which passed (SECRET: the new image's wchar); now a copy made at the
+	# open (Linux: EACCES at that read).
+	out=$(MOAT_TEST_PTRACE_CHECK_DELAY=400 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec procrace maps </dev/null 2>&1)
+	expect_eq proc_maps_open_not_past_exec "$out" "old-image"
+	out=$(moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec proc io </dev/null 2>&1)
+	expect_eq proc_io_read_not_past_exec "$out" "old-image"
 else
 	skip vm_copy_not_past_exec "no \$SYSCALL_BIN/probe_vmexec"
 fi

@@ -2,8 +2,8 @@
  * later, while the target execs a program the caller may run but not read
  * (root's 0711 copy of this program: not dumpable). Isolation probe
  * (tests/integration/isolation_identity.sh), run as root inside with
- * MOAT_TEST_VM_CHECK_DELAY (the sentry sleeps between its check and its
- * copy):
+ * MOAT_TEST_PTRACE_CHECK_DELAY (the sentry sleeps between its check and
+ * its access):
  *
  *   probe_vmexec vm one|mixed    process_vm_readv of a child that execs the
  *                                exec-only copy just after the call began;
@@ -16,11 +16,16 @@
  *   probe_vmexec proc FILE       open /proc/<child>/FILE while the child is
  *                                this program, the child execs the copy, then
  *                                read: what the read shows of the new image
- *                                (SECRET: its maps name /vmexec-secret) or
- *                                its error.
+ *                                (SECRET: its maps name /vmexec-secret, its
+ *                                io's wchar is past 16 MiB) or its error.
+ *   probe_vmexec procrace FILE   the child execs the copy just after the
+ *                                open began (the sentry's check; with the
+ *                                delay its open comes after the exec): what
+ *                                the open gave shows of the new image.
  *   probe_vmexec marker          (the exec-only image) maps MARK_ADDR with the
  *                                secret, names a mapping /vmexec-secret
- *                                (a memfd), sleeps.
+ *                                (a memfd), writes 17 MiB to /dev/null,
+ *                                sleeps.
  */
 
 #include <errno.h>
@@ -154,7 +159,7 @@ static int vm(const char *mode)
 	return 0;
 }
 
-static int proc(const char *file)
+static int proc(const char *file, int race)
 {
 	char path[64], buf[65536];
 	make_copy();
@@ -163,11 +168,13 @@ static int proc(const char *file)
 	pid_t t = target(&go);
 	usleep(100 * 1000);
 	snprintf(path, sizeof path, "/proc/%d/%s", (int)t, file);
+	if (race && write(go, "x", 1) != 1) /* the check now, the open after the delay */
+		return 2;
 	int fd = open(path, O_RDONLY);
 	if (fd < 0) {
 		printf("open:%s\n", strerror(errno));
 	} else {
-		if (write(go, "x", 1) != 1)
+		if (!race && write(go, "x", 1) != 1)
 			return 2;
 		usleep(400 * 1000); /* the child has exec'd the copy */
 		ssize_t n = read(fd, buf, sizeof buf - 1);
@@ -175,7 +182,11 @@ static int proc(const char *file)
 			printf("read:%s\n", strerror(errno));
 		else {
 			buf[n] = 0;
-			printf("%s\n", strstr(buf, "vmexec-secret") ? "SECRET" : n ? "old-image" : "empty");
+			const char *w = strstr(buf, "wchar: ");
+			int secret = strstr(buf, "vmexec-secret") || (w && strtoull(w + 7, NULL, 10) >= 16u << 20);
+			printf("%s\n", secret ? "SECRET" : n ? "old-image" : "empty");
+			if (getenv("PROBE_DEBUG"))
+				fputs(buf, stdout);
 		}
 		close(fd);
 	}
@@ -188,6 +199,12 @@ int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "marker")) {
 		map_text("SECRET-OF-THE-EXEC-ONLY-IMAGE");
+		/* its I/O: /proc/<pid>/io's wchar past 16 MiB */
+		static char zero[1 << 20];
+		int dn = open("/dev/null", O_WRONLY);
+		for (int i = 0; dn >= 0 && i < 17; i++)
+			if (write(dn, zero, sizeof zero) < 0)
+				break;
 		int m = memfd_create("vmexec-secret", 0);
 		if (m >= 0 && ftruncate(m, 4096) == 0)
 			mmap(NULL, 4096, PROT_READ, MAP_SHARED, m, 0);
@@ -197,7 +214,9 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "vm"))
 		return vm(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "proc"))
-		return proc(argv[2]);
-	fprintf(stderr, "usage: probe_vmexec vm one|mixed | proc FILE\n");
+		return proc(argv[2], 0);
+	if (argc >= 3 && !strcmp(argv[1], "procrace"))
+		return proc(argv[2], 1);
+	fprintf(stderr, "usage: probe_vmexec vm one|mixed | proc FILE | procrace FILE\n");
 	return 2;
 }

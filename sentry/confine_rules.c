@@ -43,6 +43,7 @@ static const int allowed[] = {
 	SCMP_SYS(ptrace), SCMP_SYS(wait4), SCMP_SYS(waitid), SCMP_SYS(process_vm_readv),
 	SCMP_SYS(process_vm_writev), SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_getfd),
 	SCMP_SYS(kill), SCMP_SYS(tgkill), SCMP_SYS(tkill),
+	SCMP_SYS(get_robust_list), /* another process's, for the guest (sys_signal.c) */
 	SCMP_SYS(pidfd_send_signal), /* limits.c ends guest processes by pidfd: no pid reuse (kill is allowed anyway) */
 	/* memory, threads, signals, time */
 	SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect), SCMP_SYS(mremap),

@@ -836,7 +836,61 @@ long sc_owner_nice(struct sc_call *c, pid_t target) { return owner_one(c, target
  * head: an address of its memory) and kcmp (whether two processes share
  * files, memory, fd tables...): red-team round 5 read a root process's
  * robust list head from a process that dropped root */
-long sys_get_robust_list(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_PTRACE); }
+static long ptrace_check_at_image(struct sc_call *c, pid_t target, struct task **tp, unsigned *execs);
+
+/* Another process's thread: made by the sentry, in an exec guard of the
+ * target checked at the same image as the check (vmexec: natively, an exec
+ * of a program the caller may not read after the check gave the new
+ * image's head; ptrace_check_at_image), the tid held by the reap gate;
+ * the caller's own process and the init stay native. */
+long sys_get_robust_list(struct sc_call *c)
+{
+	pid_t target = (pid_t)c->args[0];
+	long r = owner_one(c, target, OWN_PTRACE);
+	if (!c->cont || target <= 0 || target == 1)
+		return r;
+	struct task *t = task_get_vpid(c->sb, target);
+	if (!t || t->tgid == c->task->tgid) {
+		task_put(t); /* its own threads: native (an unknown pid: ESRCH there) */
+		return 0;
+	}
+	c->cont = 0;
+	unsigned execs = 0;
+	uint64_t head = 0, hlen = 0;
+	r = ptrace_check_at_image(c, target, &t, &execs);
+	if (r == 0 && sc_test_vm_check_delay_ms) {
+		if (guestmem_test_block)
+			guestmem_test_block();
+		usleep((useconds_t)sc_test_vm_check_delay_ms * 1000);
+	}
+	if (r == 0 && task_io_begin(t, -1, 0) < 0)
+		r = -EAGAIN;
+	else if (r == 0) {
+		if (task_io_execs(t) != execs)
+			r = -EPERM; /* it exec'd since the check */
+		else if (task_reap_hold() < 0)
+			r = -EAGAIN;
+		else {
+			size_t len = 0;
+			void *h = NULL;
+			if (atomic_load(&t->exited) || atomic_load(&t->reaped))
+				r = -ESRCH; /* its tid may be another's: never by number alone */
+			else if (syscall(SYS_get_robust_list, (int)t->tid, &h, &len) < 0)
+				r = -errno;
+			head = (uint64_t)(uintptr_t)h;
+			hlen = len;
+			task_reap_release();
+		}
+		task_io_end(t);
+	}
+	task_put(t);
+	if (r < 0)
+		return r;
+	if (sc_write_guest(c, c->args[2], &hlen, sizeof hlen) < 0 ||
+	    sc_write_guest(c, c->args[1], &head, sizeof head) < 0)
+		return -EFAULT;
+	return 0;
+}
 
 /* ioctl(pidfd, PIDFD_GET_*_NAMESPACE) (_IO(0xFF, 1..10), Linux 6.11): a
  * namespace fd of the pidfd's process after Linux's ptrace read check,
@@ -1117,13 +1171,25 @@ long sys_pidfd_getfd(struct sc_call *c)
 			task_put(t);
 		return -ESRCH;
 	}
-	struct cred s = cred_of(c->task), d = cred_of_target(c->sb, t);
-	if (t->vtgid != c->task->vtgid && !owner_ok(&s, &d, OWN_PTRACE)) {
+	/* another process's: the check and the fetch in one exec guard of
+	 * it (vmexec: an exec of a program the caller may not read between
+	 * them would hand over the new image's fds; a leader an exec
+	 * replaced is exited by then) */
+	int other = t->tgid != c->task->tgid;
+	if (other && task_io_begin(t, -1, 0) < 0) {
 		task_put(t);
-		return -EPERM;
+		return -EAGAIN;
 	}
-	int hf = task_getfd(t, tfd);
+	struct cred s = cred_of(c->task), d = cred_of_target(c->sb, t);
+	long refused = atomic_load(&t->exited) ? -ESRCH : 0;
+	if (!refused && t->vtgid != c->task->vtgid && !owner_ok(&s, &d, OWN_PTRACE))
+		refused = -EPERM;
+	int hf = refused ? (int)refused : task_getfd(t, tfd);
+	if (other)
+		task_io_end(t);
 	task_put(t);
+	if (refused)
+		return refused;
 	if (hf < 0)
 		return hf == -EPERM ? -EPERM : -EBADF;
 	return sc_return_fd(c, hf, 1);

@@ -387,6 +387,11 @@ if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_vmexec" ]; then
 	expect_eq proc_maps_open_not_past_exec "$out" "old-image"
 	out=$(moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec proc io </dev/null 2>&1)
 	expect_eq proc_io_read_not_past_exec "$out" "old-image"
+	# get_robust_list of a child that execs the copy after the check: the
+	# new image's head (an address of it) came back natively (SECRET with
+	# the old CONTINUE); now the sentry's call, in the exec guard
+	out=$(MOAT_TEST_PTRACE_CHECK_DELAY=400 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec robust </dev/null 2>&1)
+	expect_eq robust_list_not_past_exec "$out" "Operation not permitted"
 else
 	skip vm_copy_not_past_exec "no \$SYSCALL_BIN/probe_vmexec"
 fi

@@ -22,6 +22,10 @@
  *                                open began (the sentry's check; with the
  *                                delay its open comes after the exec): what
  *                                the open gave shows of the new image.
+ *   probe_vmexec robust          get_robust_list of the child that execs
+ *                                just after the call began: old-image (the
+ *                                head it set), SECRET (the new image's) or
+ *                                the error.
  *   probe_vmexec marker          (the exec-only image) maps MARK_ADDR with the
  *                                secret, names a mapping /vmexec-secret
  *                                (a memfd), writes 17 MiB to /dev/null,
@@ -38,6 +42,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -98,6 +103,7 @@ static pid_t target(int *go)
 		 * commit_creds made it not dumpable, and fork copies that) */
 		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 		map_text("OLD-IMAGE");
+		syscall(SYS_set_robust_list, (void *)MARK_ADDR, 24); /* (robust) */
 		if (read(p[0], &c, 1) != 1)
 			_exit(1);
 		usleep(50 * 1000);
@@ -159,6 +165,31 @@ static int vm(const char *mode)
 	return 0;
 }
 
+/* get_robust_list of a child that set its head to MARK_ADDR and execs the
+ * copy just after the call began: MARK_ADDR is the old image's, any other
+ * head the new image's (SECRET: an address of it) */
+static int robust(void)
+{
+	make_copy();
+	drop();
+	int go;
+	pid_t t = target(&go);
+	usleep(100 * 1000);
+	if (write(go, "x", 1) != 1)
+		return 2;
+	void *head = NULL;
+	size_t len = 0;
+	long r = syscall(SYS_get_robust_list, (int)t, &head, &len);
+	if (r < 0)
+		printf("%s\n", strerror(errno));
+	else
+		printf("%s\n", (unsigned long)head == MARK_ADDR ? "old-image" : "SECRET");
+	fflush(stdout);
+	kill(t, SIGKILL);
+	waitpid(t, NULL, 0);
+	return 0;
+}
+
 static int proc(const char *file, int race)
 {
 	char path[64], buf[65536];
@@ -215,6 +246,8 @@ int main(int argc, char **argv)
 		return vm(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "proc"))
 		return proc(argv[2], 0);
+	if (argc >= 2 && !strcmp(argv[1], "robust"))
+		return robust();
 	if (argc >= 3 && !strcmp(argv[1], "procrace"))
 		return proc(argv[2], 1);
 	fprintf(stderr, "usage: probe_vmexec vm one|mixed | proc FILE | procrace FILE\n");

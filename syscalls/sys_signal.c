@@ -41,7 +41,8 @@
  * (PTRACE_MODE_ATTACH_REALCREDS): the caller's real uid and gid must equal
  * the target's real, effective and saved ones (CAP_SYS_PTRACE is never
  * granted), else EPERM; without it a process that dropped root could write
- * into a root process's memory. The iovec pointers are never read here.
+ * into a root process's memory. Another process's memory is then copied by
+ * the sentry against the image checked (vm_call below).
  */
 #include <fcntl.h>
 #include <stdio.h>

@@ -363,6 +363,9 @@ int task_getfd(struct task *t, int guestfd);
  * -ESRCH: the notification (nfd, id) is no longer valid */
 int task_io_begin(const struct task *t, int nfd, uint64_t id);
 void task_io_end(const struct task *t);
+/* task_io_begin(t, -1, 0) that never waits: -EAGAIN while t's group is
+ * fenced (taking a second group's guard while one is held) */
+int task_io_try(const struct task *t);
 /* This worker thread serves call id (on nfd) of task t (NULL: none): its
  * task_getfd of t's group are guarded with that call's ID_VALID. */
 void task_io_caller(const struct task *t, int nfd, uint64_t id);
@@ -388,6 +391,10 @@ void task_fence_open(pid_t tgid);
  * move means "maybe".) The ptrace-mode checks made at one time and acted on
  * later (process_vm_*, procfs, pidfd_getfd: ARCHITECTURE.md "Exec") use it. */
 unsigned task_io_execs(const struct task *t);
+/* The calling thread (the tracer, which lowers the fences) never waits in
+ * task_io_begin: a fence up is -EAGAIN at once (waiting would hold the
+ * exec's own PTRACE_EVENT_EXEC, 3 s) */
+void task_io_no_wait(void);
 /* The tracer: a task of tgid was reaped (its tid may be reused) */
 void task_io_gone(pid_t tgid);
 

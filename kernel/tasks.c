@@ -533,6 +533,12 @@ static _Thread_local const struct task *io_caller_t;
 static _Thread_local int io_caller_nfd = -1, io_caller_ok;
 static _Thread_local uint64_t io_caller_id;
 static _Thread_local unsigned io_caller_gen, io_entry_gen;
+static _Thread_local int io_no_wait; /* the tracer: a fence up is -EAGAIN at once */
+
+void task_io_no_wait(void)
+{
+	io_no_wait = 1;
+}
 
 void task_io_caller(const struct task *t, int nfd, uint64_t id)
 {
@@ -564,7 +570,7 @@ int task_io_begin(const struct task *t, int nfd, uint64_t id)
 		/* an exec of the group is in the kernel: wait it out (it
 		 * ends in PTRACE_EVENT_EXEC, its failed exit or a death) */
 		atomic_fetch_sub(&s->io, 1);
-		if (naps >= TASK_IO_WAIT_MS * 10)
+		if (naps >= TASK_IO_WAIT_MS * 10 || io_no_wait)
 			return -EAGAIN;
 		io_nap();
 	}
@@ -585,6 +591,18 @@ int task_io_begin(const struct task *t, int nfd, uint64_t id)
 	if (mine)
 		task_io_proved();
 	return 0;
+}
+
+int task_io_try(const struct task *t)
+{
+	struct io_slot *s = io_slot(t ? t->tgid : 0);
+	atomic_fetch_add(&s->io, 1);
+	if (atomic_load(&s->fence) == 0) {
+		io_entry_gen = atomic_load(&s->gen);
+		return 0;
+	}
+	atomic_fetch_sub(&s->io, 1);
+	return -EAGAIN;
 }
 
 void task_io_end(const struct task *t)

@@ -182,9 +182,10 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 	}
 	if (!rc) {
 		/* the lock table (syscalls/sys_lock.c) tells open file
-		 * descriptions apart: KCMP_FILE only, which compares, never acts */
-		struct scmp_arg_cmp c = { .arg = 2, .op = SCMP_CMP_EQ, .datum_a = KCMP_FILE };
-		rc = rule(ctx, SCMP_SYS(kcmp), 1, &c);
+		 * descriptions apart (KCMP_FILE), and the guest's kcmp of
+		 * another process is the sentry's (syscalls/sys_signal.c):
+		 * every type compares, none acts */
+		rc = rule(ctx, SCMP_SYS(kcmp), 0, NULL);
 	}
 	const unsigned long ioctls[] = {
 		SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND, SECCOMP_IOCTL_NOTIF_ID_VALID,

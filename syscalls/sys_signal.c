@@ -1115,10 +1115,102 @@ static long vm_call(struct sc_call *c, int write)
 long sys_process_vm_readv(struct sc_call *c) { return vm_call(c, 0); }
 long sys_process_vm_writev(struct sc_call *c) { return vm_call(c, 1); }
 
+/* kcmp: both processes get the ptrace access check (owner_one). When
+ * either is another process (not the caller's, not the init: moat-init is
+ * non-dumpable, the kernel's EPERM), the sentry makes the call by host tid:
+ * each other process checked in its exec guard (ptrace_check_at_image),
+ * then the call inside guards of both with the exec counts unmoved (vmexec:
+ * natively an exec of a program the caller may not read after the check
+ * had the new image's files, mm... compared), the tids held by the reap
+ * gate. KCMP_EPOLL_TFD's slot (a pointer in idx2) is copied in first. */
+struct kcmp_side {
+	pid_t vpid;
+	struct task *t;   /* the task named (a counted reference) */
+	int other;        /* another process's: in its exec guard */
+	unsigned execs;
+};
+
+static long kcmp_side_check(struct sc_call *c, struct kcmp_side *k)
+{
+	k->t = task_get_vpid(c->sb, k->vpid);
+	if (!k->t)
+		return -ESRCH;
+	k->other = k->t->tgid != c->task->tgid;
+	return k->other ? ptrace_check_at_image(c, k->vpid, &k->t, &k->execs) : 0;
+}
+
+/* both guards (the second never waits while the first is held: a fence of
+ * it waits out, the first let go); 0 or -EAGAIN past TASK_IO_WAIT_MS */
+static long kcmp_guards(struct kcmp_side *a, struct kcmp_side *b)
+{
+	for (int naps = 0;; naps++) {
+		if (a->other && task_io_begin(a->t, -1, 0) < 0)
+			return -EAGAIN;
+		if (!b->other || task_io_try(b->t) == 0)
+			return 0;
+		if (a->other)
+			task_io_end(a->t);
+		if (naps >= TASK_IO_WAIT_MS * 10)
+			return -EAGAIN;
+		struct timespec ts = { 0, 100000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
 long sys_kcmp(struct sc_call *c)
 {
-	long r = owner_one(c, (pid_t)c->args[0], OWN_PTRACE);
-	return r < 0 ? r : owner_one(c, (pid_t)c->args[1], OWN_PTRACE);
+	pid_t p1 = (pid_t)c->args[0], p2 = (pid_t)c->args[1];
+	long r = owner_one(c, p1, OWN_PTRACE);
+	if (r < 0)
+		return r;
+	r = owner_one(c, p2, OWN_PTRACE);
+	if (r < 0 || p1 <= 0 || p2 <= 0 || p1 == 1 || p2 == 1)
+		return r; /* the kernel's ESRCH, the init's EPERM */
+	struct kcmp_side a = { .vpid = p1 }, b = { .vpid = p2 };
+	struct task *ta = task_get_vpid(c->sb, p1), *tb = task_get_vpid(c->sb, p2);
+	int own = ta && tb && ta->tgid == c->task->tgid && tb->tgid == c->task->tgid;
+	task_put(ta);
+	task_put(tb);
+	if (own)
+		return 0; /* its own threads: native */
+	c->cont = 0;
+	struct { uint32_t efd, tfd, toff; } slot;
+	uint64_t idx2 = c->args[4];
+	if (c->args[2] == 7 /* KCMP_EPOLL_TFD */) {
+		if (sc_read_guest(c, c->args[4], &slot, sizeof slot) < 0)
+			return -EFAULT;
+		idx2 = (uint64_t)(uintptr_t)&slot;
+	}
+	r = kcmp_side_check(c, &a);
+	if (r == 0)
+		r = kcmp_side_check(c, &b);
+	if (r == 0 && sc_test_vm_check_delay_ms) {
+		if (guestmem_test_block)
+			guestmem_test_block();
+		usleep((useconds_t)sc_test_vm_check_delay_ms * 1000);
+	}
+	if (r == 0 && (r = kcmp_guards(&a, &b)) == 0) {
+		if ((a.other && task_io_execs(a.t) != a.execs) || (b.other && task_io_execs(b.t) != b.execs))
+			r = -EPERM; /* an exec since the check */
+		else if (task_reap_hold() < 0)
+			r = -EAGAIN;
+		else {
+			if (atomic_load(&a.t->exited) || atomic_load(&a.t->reaped) || atomic_load(&b.t->exited) ||
+			    atomic_load(&b.t->reaped))
+				r = -ESRCH; /* a tid may be another's: never by number alone */
+			else if ((r = syscall(SYS_kcmp, (pid_t)a.t->tid, (pid_t)b.t->tid, (int)c->args[2], c->args[3],
+					      idx2)) < 0)
+				r = -errno;
+			task_reap_release();
+		}
+		if (a.other)
+			task_io_end(a.t);
+		if (b.other)
+			task_io_end(b.t);
+	}
+	task_put(a.t);
+	task_put(b.t);
+	return r;
 }
 
 /* setpriority and ioprio_set: which names a process (owner_one), a process

@@ -392,6 +392,11 @@ if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_vmexec" ]; then
 	# the old CONTINUE); now the sentry's call, in the exec guard
 	out=$(MOAT_TEST_PTRACE_CHECK_DELAY=400 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec robust </dev/null 2>&1)
 	expect_eq robust_list_not_past_exec "$out" "Operation not permitted"
+	# kcmp(KCMP_FILE) of an fd only the new image has (0: SECRET, EBADF
+	# before the exec): natively after the check it compared the new
+	# image's files; now the sentry's call, in the exec guards
+	out=$(MOAT_TEST_PTRACE_CHECK_DELAY=400 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec kcmp </dev/null 2>&1)
+	expect_eq kcmp_not_past_exec "$out" "Operation not permitted"
 else
 	skip vm_copy_not_past_exec "no \$SYSCALL_BIN/probe_vmexec"
 fi

@@ -26,6 +26,10 @@
  *                                just after the call began: old-image (the
  *                                head it set), SECRET (the new image's) or
  *                                the error.
+ *   probe_vmexec kcmp            kcmp(KCMP_FILE) of an fd only the new image
+ *                                has, the child execing just after the call
+ *                                began: old-image (EBADF), SECRET (0) or the
+ *                                error.
  *   probe_vmexec marker          (the exec-only image) maps MARK_ADDR with the
  *                                secret, names a mapping /vmexec-secret
  *                                (a memfd), writes 17 MiB to /dev/null,
@@ -190,6 +194,29 @@ static int robust(void)
 	return 0;
 }
 
+/* kcmp(child, child, KCMP_FILE, 77, 77) of the child that execs the copy
+ * just after the call began: fd 77 is only the new image's (EBADF before
+ * the exec, 0 after: SECRET) */
+static int kcmp_probe(void)
+{
+	make_copy();
+	drop();
+	int go;
+	pid_t t = target(&go);
+	usleep(100 * 1000);
+	if (write(go, "x", 1) != 1)
+		return 2;
+	long r = syscall(SYS_kcmp, (int)t, (int)t, 0 /* KCMP_FILE */, 77, 77);
+	if (r < 0)
+		printf("%s\n", errno == EBADF ? "old-image" : strerror(errno));
+	else
+		printf("%s\n", "SECRET");
+	fflush(stdout);
+	kill(t, SIGKILL);
+	waitpid(t, NULL, 0);
+	return 0;
+}
+
 static int proc(const char *file, int race)
 {
 	char path[64], buf[65536];
@@ -239,6 +266,8 @@ int main(int argc, char **argv)
 		int m = memfd_create("vmexec-secret", 0);
 		if (m >= 0 && ftruncate(m, 4096) == 0)
 			mmap(NULL, 4096, PROT_READ, MAP_SHARED, m, 0);
+		if (m >= 0)
+			dup2(m, 77); /* (kcmp: an fd only the new image has) */
 		sleep(20);
 		return 0;
 	}
@@ -246,10 +275,12 @@ int main(int argc, char **argv)
 		return vm(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "proc"))
 		return proc(argv[2], 0);
+	if (argc >= 2 && !strcmp(argv[1], "kcmp"))
+		return kcmp_probe();
 	if (argc >= 2 && !strcmp(argv[1], "robust"))
 		return robust();
 	if (argc >= 3 && !strcmp(argv[1], "procrace"))
 		return proc(argv[2], 1);
-	fprintf(stderr, "usage: probe_vmexec vm one|mixed | proc FILE | procrace FILE\n");
+	fprintf(stderr, "usage: probe_vmexec vm one|mixed | proc FILE | procrace FILE | robust | kcmp\n");
 	return 2;
 }

@@ -17,8 +17,9 @@
  *               fs/directfs.c; what confines it is the mount layer, below:
  *               read-only binds in our root, and for cow exports the
  *               gofer's read-only clones of its overlays)
- *   kcmp        KCMP_FILE (the lock table: is this the same open file
- *               description?)
+ *   kcmp        any type: each compares, none acts (the lock table: is
+ *               this the same open file description?; the guest's kcmp of
+ *               another process, made by the sentry: sys_signal.c)
  * No fchown/fsetxattr on held fds: the gofer makes every change to a file of
  * the view. fchmod and futimens stay for guest memfds (fs/ allows them on
  * memfds only); on host files the sentry's own uid is not the owner.

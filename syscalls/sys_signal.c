@@ -1277,6 +1277,11 @@ long sys_pidfd_getfd(struct sc_call *c)
 	long refused = atomic_load(&t->exited) ? -ESRCH : 0;
 	if (!refused && t->vtgid != c->task->vtgid && !owner_ok(&s, &d, OWN_PTRACE))
 		refused = -EPERM;
+	if (!refused && other && sc_test_vm_check_delay_ms) {
+		if (guestmem_test_block)
+			guestmem_test_block();
+		usleep((useconds_t)sc_test_vm_check_delay_ms * 1000); /* (in the guard: an exec waits) */
+	}
 	int hf = refused ? (int)refused : task_getfd(t, tfd);
 	if (other)
 		task_io_end(t);

@@ -397,6 +397,11 @@ if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_vmexec" ]; then
 	# image's files; now the sentry's call, in the exec guards
 	out=$(MOAT_TEST_PTRACE_CHECK_DELAY=400 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec kcmp </dev/null 2>&1)
 	expect_eq kcmp_not_past_exec "$out" "Operation not permitted"
+	# pidfd_getfd of that fd: the check and the fetch in one exec guard
+	# (the delay sits inside it: the exec waits, the fd is not there yet;
+	# SECRET, the new image's fd, with the guard ended after the check)
+	out=$(MOAT_TEST_PTRACE_CHECK_DELAY=400 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec getfd </dev/null 2>&1)
+	expect_eq pidfd_getfd_not_past_exec "$out" "old-image"
 else
 	skip vm_copy_not_past_exec "no \$SYSCALL_BIN/probe_vmexec"
 fi

@@ -30,6 +30,9 @@
  *                                has, the child execing just after the call
  *                                began: old-image (EBADF), SECRET (0) or the
  *                                error.
+ *   probe_vmexec getfd           pidfd_getfd of that fd, the same way:
+ *                                old-image (EBADF), SECRET (an fd) or the
+ *                                error.
  *   probe_vmexec marker          (the exec-only image) maps MARK_ADDR with the
  *                                secret, names a mapping /vmexec-secret
  *                                (a memfd), writes 17 MiB to /dev/null,
@@ -217,6 +220,30 @@ static int kcmp_probe(void)
 	return 0;
 }
 
+/* pidfd_getfd(child, 77) of the child that execs the copy just after the
+ * call began: fd 77 is only the new image's (EBADF: old-image; an fd:
+ * SECRET) */
+static int getfd_probe(void)
+{
+	make_copy();
+	drop();
+	int go;
+	pid_t t = target(&go);
+	usleep(100 * 1000);
+	int pfd = (int)syscall(SYS_pidfd_open, (int)t, 0);
+	if (pfd < 0 || write(go, "x", 1) != 1)
+		return 2;
+	long r = syscall(SYS_pidfd_getfd, pfd, 77, 0);
+	if (r < 0)
+		printf("%s\n", errno == EBADF ? "old-image" : strerror(errno));
+	else
+		printf("%s\n", "SECRET");
+	fflush(stdout);
+	kill(t, SIGKILL);
+	waitpid(t, NULL, 0);
+	return 0;
+}
+
 static int proc(const char *file, int race)
 {
 	char path[64], buf[65536];
@@ -275,12 +302,14 @@ int main(int argc, char **argv)
 		return vm(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "proc"))
 		return proc(argv[2], 0);
+	if (argc >= 2 && !strcmp(argv[1], "getfd"))
+		return getfd_probe();
 	if (argc >= 2 && !strcmp(argv[1], "kcmp"))
 		return kcmp_probe();
 	if (argc >= 2 && !strcmp(argv[1], "robust"))
 		return robust();
 	if (argc >= 3 && !strcmp(argv[1], "procrace"))
 		return proc(argv[2], 1);
-	fprintf(stderr, "usage: probe_vmexec vm one|mixed | proc FILE | procrace FILE | robust | kcmp\n");
+	fprintf(stderr, "usage: probe_vmexec vm one|mixed | proc FILE | procrace FILE | robust | kcmp | getfd\n");
 	return 2;
 }

@@ -1096,8 +1096,13 @@ static long vm_call(struct sc_call *c, int write)
 	long r = owner_one(c, target, OWN_PTRACE);
 	if (!c->cont || target <= 0 || target == c->task->vtgid || target == 1)
 		return r; /* refused, the kernel's EINVAL/ESRCH, its own process, or the init */
-	c->cont = 0;
 	struct task *t = task_get_vpid(c->sb, target);
+	if (t && t->tgid == c->task->tgid && sc_pid_reuse_harmless(c)) {
+		task_put(t);
+		return r; /* a thread of its own process (an exec kills the caller
+			   * first), its tid nobody else's if reused: native */
+	}
+	c->cont = 0;
 	if (!t)
 		return -ESRCH; /* a process forked there later is not checked */
 	unsigned execs = 0;

@@ -1493,7 +1493,7 @@ static int open_pid_stat(struct task *self, struct pnode *n, int *out)
 	int pre = state_pre(self, n, &calls);
 	int g = pguard_begin(self, n->init ? NULL : n->task);
 	if (g < 0)
-		return g;
+		return g == -ESRCH ? -ENOENT : g;
 	long len = guest_slurp(sb, n->gpath, &text);
 	int hide = len >= 0 && !ptrace_read_ok(self, n->init ? NULL : n->task);
 	pguard_end(n->task, g);
@@ -2477,15 +2477,18 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
 /* /proc/<pid>/fdinfo/<n>: the kernel's text, with mnt_id the id of the
  * mount the VFS names the file on (mountinfo's first field), not the host
  * mount behind it (the gofer's or the sentry's). */
-static int open_fdinfo(struct vfs *v, struct task *self, struct pnode *n, int *out)
+/* guard: as open_maps's (ended once the text and the fd are taken) */
+static int open_fdinfo(struct vfs *v, struct task *self, struct pnode *n, struct task *guard, int *out)
 {
 	cleanup_free char *text = NULL;
 	long len = guest_slurp(self->sb, n->gpath, &text);
+	char *m = len >= 0 ? strstr(text, "\nmnt_id:") : NULL;
+	int hf = m && v ? task_getfd(n->task, n->fdnum) : -1;
+	if (guard)
+		task_io_end(guard);
 
 	if (len < 0)
 		return (int)len;
-	char *m = strstr(text, "\nmnt_id:");
-	int hf = m && v ? task_getfd(n->task, n->fdnum) : -1;
 	int id = hf >= 0 ? vfs_fd_mnt_id(v, self, hf) : -1;
 	if (hf >= 0)
 		close(hf);
@@ -2913,7 +2916,7 @@ int procfs_procmap_query(struct vfs *v, struct task *t, const char *rel, struct 
 	if (g < 0 || !ptrace_read_ok(t, n.task)) {
 		pguard_end(n.task, g);
 		pn_release(&n);
-		return g < 0 ? g : -EACCES;
+		return g == -ESRCH ? -ENOENT : g < 0 ? g : -EACCES;
 	}
 	int fd = -1;
 	r = open_maps(v, t, &n, g > 0 ? n.task : NULL, &fd);
@@ -3016,7 +3019,7 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 		 * guard (pguard_begin); ended once the file is open */
 		g = pguard_begin(t, n.init ? NULL : n.task);
 		if (g < 0) {
-			r = g;
+			r = g == -ESRCH ? -ENOENT : g;
 			goto out;
 		}
 		if (!ptrace_read_ok(t, n.init ? NULL : n.task)) {
@@ -3034,7 +3037,14 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 		if (n.task && n.fdnum >= 0 && strstr(n.gpath, "/fdinfo/")) {
 			/* Linux: proc_fdinfo_permission, a ptrace read check */
 			g = pguard_begin(t, n.task);
-			r = g < 0 ? g : ptrace_read_ok(t, n.task) ? open_fdinfo(v, t, &n, fd) : -EACCES;
+			if (g < 0)
+				r = g == -ESRCH ? -ENOENT : g;
+			else if (!ptrace_read_ok(t, n.task))
+				r = -EACCES;
+			else {
+				r = open_fdinfo(v, t, &n, g > 0 ? n.task : NULL, fd);
+				g = 0; /* (ended there) */
+			}
 			break;
 		}
 		if (!strncmp(n.gpath, "sysvipc/", 8)) {

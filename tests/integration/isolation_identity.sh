@@ -364,8 +364,9 @@ SANITY=1 expect_eq exec_only_program_not_dumpable "$out" "maps:Permission denied
 # The same, when the target execs that program between the ptrace check and
 # the access (vmexec): the check binds to the image it saw (Linux's
 # mm_access takes the mm once), so a copy the exec overtook must not reach
-# the new one. MOAT_TEST_PTRACE_CHECK_DELAY holds the sentry 400 ms between its
-# check and its copy while the child execs root's 0711 copy of the probe,
+# the new one. MOAT_TEST_PTRACE_CHECK_DELAY holds the sentry 1 s between its
+# check and its copy while the child execs root's 0711 copy of the probe
+# (50 ms after the call began: the exec has time on a loaded machine),
 # whose image holds a secret at a fixed address. Before, the one-identity
 # sandbox ran the checked call natively (CONTINUE) and the mixed one copied
 # by pid: both read SECRET-OF-THE-EXEC-ONLY-IMAGE. Now the check and each
@@ -373,7 +374,7 @@ SANITY=1 expect_eq exec_only_program_not_dumpable "$out" "maps:Permission denied
 if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_vmexec" ]; then
 	guest_tmp /tmp/vmexec
 	for m in one mixed; do
-		out=$(MOAT_TEST_PTRACE_CHECK_DELAY=400 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec vm $m </dev/null 2>&1)
+		out=$(MOAT_TEST_PTRACE_CHECK_DELAY=1000 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec vm $m </dev/null 2>&1)
 		expect_eq vm_copy_not_past_exec_$m "$out" "Operation not permitted Operation not permitted"
 	done
 	# /proc/<pid>/maps opened while the check's delay lets the child exec
@@ -383,24 +384,24 @@ if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_vmexec" ]; then
 	# read after: the kernel checks it at each read as the sentry's uid,
 	# which passed (SECRET: the new image's wchar); now a copy made at the
 	# open (Linux: EACCES at that read).
-	out=$(MOAT_TEST_PTRACE_CHECK_DELAY=400 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec procrace maps </dev/null 2>&1)
+	out=$(MOAT_TEST_PTRACE_CHECK_DELAY=1000 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec procrace maps </dev/null 2>&1)
 	expect_eq proc_maps_open_not_past_exec "$out" "old-image"
 	out=$(moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec proc io </dev/null 2>&1)
 	expect_eq proc_io_read_not_past_exec "$out" "old-image"
 	# get_robust_list of a child that execs the copy after the check: the
 	# new image's head (an address of it) came back natively (SECRET with
 	# the old CONTINUE); now the sentry's call, in the exec guard
-	out=$(MOAT_TEST_PTRACE_CHECK_DELAY=400 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec robust </dev/null 2>&1)
+	out=$(MOAT_TEST_PTRACE_CHECK_DELAY=1000 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec robust </dev/null 2>&1)
 	expect_eq robust_list_not_past_exec "$out" "Operation not permitted"
 	# kcmp(KCMP_FILE) of an fd only the new image has (0: SECRET, EBADF
 	# before the exec): natively after the check it compared the new
 	# image's files; now the sentry's call, in the exec guards
-	out=$(MOAT_TEST_PTRACE_CHECK_DELAY=400 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec kcmp </dev/null 2>&1)
+	out=$(MOAT_TEST_PTRACE_CHECK_DELAY=1000 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec kcmp </dev/null 2>&1)
 	expect_eq kcmp_not_past_exec "$out" "Operation not permitted"
 	# pidfd_getfd of that fd: the check and the fetch in one exec guard
 	# (the delay sits inside it: the exec waits, the fd is not there yet;
 	# SECRET, the new image's fd, with the guard ended after the check)
-	out=$(MOAT_TEST_PTRACE_CHECK_DELAY=400 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec getfd </dev/null 2>&1)
+	out=$(MOAT_TEST_PTRACE_CHECK_DELAY=1000 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec getfd </dev/null 2>&1)
 	expect_eq pidfd_getfd_not_past_exec "$out" "old-image"
 else
 	skip vm_copy_not_past_exec "no \$SYSCALL_BIN/probe_vmexec"

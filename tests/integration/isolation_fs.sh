@@ -169,6 +169,55 @@ else
 	skip etc_listing_hides_dot_secrets "/etc/.pwd.lock not on this host"
 fi
 
+# ---- hidden names are absent names of the overlay for every operation,
+#      creation included: guest root's useradd failed ("cannot lock
+#      /etc/passwd": /etc/.pwd.lock, hidden, was ENOENT to create, as was
+#      every other hidden name). The gofer now whites each hidden name out in
+#      the overlay's upper layer at start (gofer/setup.c hide_in_upper): what
+#      the guest makes there is its own, and the host's content never shows
+#      (no copy-up of a hidden name: the lower file is never reached) ----
+out=$(mrun /bin/sh -c 'printf "g\n" >>/etc/.pwd.lock && cat /etc/.pwd.lock && ls -a /etc | grep -cxF .pwd.lock' 2>&1)
+expect_eq hidden_lock_created "$(echo $out)" "g 1"
+if [ "$(id -u)" = 0 ] && command -v useradd >/dev/null; then
+	out=$(mrun /bin/sh -c 'useradd -m moatbob && id -u moatbob >/dev/null && grep -c "^moatbob:" /etc/passwd && ls -d /home/moatbob && ls /etc/shadow' 2>&1)
+	expect_eq useradd_in_overlay "$(echo $out)" "1 /home/moatbob ls: cannot access '/etc/shadow': No such file or directory"
+else
+	skip useradd_in_overlay "rootless: copy-up of the host's root-owned /etc/passwd is EACCES (no useradd, or not root)"
+fi
+# The host's hidden files hold the canary (a private copy of /etc in a
+# private mount namespace, as above); every operation on their names first
+# acts as on an absent name, then makes the guest's own. Root only.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	FH=$T_TMP/etchide
+	mkdir -m 0700 "$FH" && cp -a /etc "$FH/etc"
+	hid=".pwd.lock shadow gshadow shadow- gshadow- sudoers sudoers.d/moat ssl/private/moat.key
+ssh/ssh_host_ed25519_key crypttab fstab machine-id security/opasswd"
+	for f in $hid; do
+		mkdir -p "$(dirname "$FH/etc/$f")" && (umask 077; printf '%s\n' "$CANARY" >"$FH/etc/$f")
+	done
+	out=$(timeout -k 5 60 unshare -m --propagation private /bin/sh -c 'mount --bind "$1" /etc && shift && exec "$@"' \
+		sh "$FH/etc" "$MOAT" run -- /bin/sh -c '
+cd /etc
+for f in shadow sudoers.d ssl/private machine-id; do mv $f moatmv 2>/dev/null && echo "moved $f"; done
+ln gshadow moatln 2>/dev/null && echo linked
+rm security/opasswd 2>&1 | grep -c "No such"
+printf "g1\n" >>.pwd.lock; printf "g2\n" >>shadow; printf "g2b\n" >>ssh/ssh_host_ed25519_key
+python3 -c "import os; os.write(os.open(\"gshadow\", os.O_WRONLY | os.O_CREAT | os.O_EXCL), b\"g3\n\")"
+mkdir sudoers.d ssl/private && find sudoers.d ssl/private -mindepth 1 | wc -l
+ln -s hosts crypttab && readlink crypttab
+mkfifo fstab && [ -p fstab ] && echo fifo
+echo g4 >moatx && mv moatx shadow- && echo g5 >moaty && ln moaty gshadow- && mkdir -p security && echo g6 >security/opasswd
+cat .pwd.lock shadow ssh/ssh_host_ed25519_key gshadow shadow- gshadow- security/opasswd
+cat sudoers machine-id 2>&1 | grep -c "No such"' </dev/null 2>&1)
+	case $out in *"$CANARY"*) fail hidden_names_created_are_the_guests "CANARY LEAKED: $out" ;;
+	*) expect_eq hidden_names_created_are_the_guests "$(echo $out)" "1 0 hosts fifo g1 g2 g2b g3 g4 g5 g6 2" ;; esac
+	n=0
+	for f in $hid; do grep -qxF "$CANARY" "$FH/etc/$f" && n=$((n + 1)); done
+	expect_eq hidden_names_host_files_untouched "$n" "$(echo $hid | wc -w)"
+else
+	skip hidden_names_created_are_the_guests "not root: the private mount namespace over /etc needs it"
+fi
+
 # Root-only files of the system view are sealed (red-team round 4): run as
 # root, guest root acted as host uid 0 on host files, the owner of root's
 # 0600 files, and read them through the gofer (/etc/default/cacerts, keys

@@ -1264,9 +1264,13 @@ static void build_root(const struct gofer_export *ex, size_t n,
 			int efd = open(slot, O_PATH | O_DIRECTORY | O_CLOEXEC);
 			if (efd < 0)
 				failp("gofer: %s", slot);
-			for (const char *const *h = ex[i].hidden; *h; h++)
-				over_mount_hidden(efd, *h, ex[i].host_path ?
-						  ex[i].host_path : "tmpfs");
+			/* (not the names the overlay hides itself: in a
+			 * persistent layer the guest's own of an earlier run) */
+			for (size_t k = 0; ex[i].hidden[k]; k++)
+				if (k >= GOFER_LAYER_HIDES_MAX ||
+				    !((layer_hides[i][k / 8] >> (k % 8)) & 1))
+					over_mount_hidden(efd, ex[i].hidden[k], ex[i].host_path ?
+							  ex[i].host_path : "tmpfs");
 			close(efd);
 		}
 

@@ -229,6 +229,14 @@ if [ "$(id -u)" = 0 ] && command -v useradd >/dev/null; then
 else
 	skip useradd_in_overlay "rootless: copy-up of the host's root-owned /etc/passwd is EACCES (no useradd, or not root)"
 fi
+# A persistent layer (--overlay DIR): what the guest made at a hidden name
+# in one run is its own in the next (a first cut masked it on the merged
+# view as a host file: EXDEV, EACCES), the host's still absent
+PL=$T_TMP/persist
+mkdir -p "$PL"
+moat run --overlay "$PL" -- /bin/sh -c 'echo a >/etc/.pwd.lock; mkdir /etc/sudoers.d && echo s >/etc/sudoers.d/x' </dev/null >/dev/null 2>&1
+out=$(moat run --overlay "$PL" -- /bin/sh -c 'cat /etc/.pwd.lock /etc/sudoers.d/x; cat /etc/shadow 2>&1 | grep -c "No such"' </dev/null 2>&1)
+expect_eq hidden_names_created_persist "$(echo $out)" "a s 1"
 # The host's hidden files hold the canary (a private copy of /etc in a
 # private mount namespace, as above); every operation on their names first
 # acts as on an absent name, then makes the guest's own. Root only.

@@ -720,6 +720,25 @@ static int owner_ok(const struct cred *s, const struct cred *d, enum owner_rule 
 	}
 }
 
+/* MOAT_TEST_PIDCALL_DELAY_MS (tests only): an owner row naming another
+ * task holds its answer this long after the check, the window a guest
+ * thread can hold natively between a CONTINUE and the kernel's lookup
+ * (isolation_identity dropped_owner_calls_act_at_check) */
+static void pidcall_test_delay(void)
+{
+	static atomic_int ms = -1;
+	int v = atomic_load(&ms);
+	if (v < 0) {
+		const char *e = getenv("MOAT_TEST_PIDCALL_DELAY_MS");
+		v = e ? atoi(e) : 0;
+		atomic_store(&ms, v);
+	}
+	if (v > 0) {
+		struct timespec ts = { v / 1000, (long)(v % 1000) * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* one target (a guest tid or pid) */
 static long owner_one(struct sc_call *c, pid_t target, enum owner_rule r)
 {
@@ -739,8 +758,11 @@ static long owner_one(struct sc_call *c, pid_t target, enum owner_rule r)
 		if (same)
 			return 0; /* its own threads */
 	}
-	if (owner_ok(&s, &d, r))
+	if (owner_ok(&s, &d, r)) {
+		if (t)
+			pidcall_test_delay();
 		return 0;
+	}
 	c->cont = 0;
 	snprintf(c->note, sizeof c->note, "task %d is not the caller's", (int)target);
 	return -EPERM;

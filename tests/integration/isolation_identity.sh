@@ -644,4 +644,56 @@ expect_eq dropped_pid_calls_act_at_check "$out" "8 8 written! pid0 pid0 written!
 out=$(moat run -- "$PY" -c "$PIN_PY" same </dev/null 2>&1)
 SANITY=1 expect_eq one_identity_pid_calls_native "$out" "8 8 written! sender sender written! kill-reaped:No such process"
 
+# ---- pidcalls: the owner rows (prlimit64, setpriority/ioprio_set of one
+#      task, sched_setaffinity, sched_setscheduler/setparam/setattr,
+#      get_robust_list, kcmp) had the same window as kill: checked on the
+#      virtual ids, then CONTINUE'd, the kernel looking the number up again
+#      when the caller's thread ran the call. MOAT_TEST_PIDCALL_DELAY_MS
+#      holds the answer after the check (the window a guest thread holds
+#      natively); the target is killed and reaped meanwhile. Mixed sandbox:
+#      the sentry made the call at the check on the task it checked, so it
+#      took effect (ok); before, the late lookup found nothing (ESRCH) — and
+#      a number reused meanwhile would have named another user's task.
+#      One identity: native, unchanged (ESRCH after the delay).
+OWNER_PY='
+import ctypes, os, signal, sys, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+if sys.argv[1] == "drop":
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    libc.prctl(4, 1, 0, 0, 0)   # dumpable again (the id change cleared it)
+L = ctypes.c_long
+def ops(c):
+    old = (ctypes.c_uint64 * 2)(); new = (ctypes.c_uint64 * 2)(64, 64)
+    mask = ctypes.c_ulong(1); prm = ctypes.c_int(0)
+    attr = (ctypes.c_uint32 * 12)(48, 0, 0, 0, 1)   # size 48, SCHED_OTHER, nice 1
+    head = ctypes.c_void_p(); ln = ctypes.c_size_t()
+    return [("setpriority", lambda: libc.syscall(L(141), L(0), L(c), L(5))),
+            ("ioprio_set", lambda: libc.syscall(L(251), L(1), L(c), L((2 << 13) | 4))),
+            ("prlimit64", lambda: libc.syscall(L(302), L(c), L(7), new, old)),
+            ("sched_setaffinity", lambda: libc.syscall(L(203), L(c), L(8), ctypes.byref(mask))),
+            ("sched_setscheduler", lambda: libc.syscall(L(144), L(c), L(3), ctypes.byref(prm))),
+            ("sched_setparam", lambda: libc.syscall(L(142), L(c), ctypes.byref(prm))),
+            ("sched_setattr", lambda: libc.syscall(L(314), L(c), attr, L(0))),
+            ("get_robust_list", lambda: libc.syscall(L(274), L(c), ctypes.byref(head), ctypes.byref(ln))),
+            ("kcmp", lambda: libc.syscall(L(312), L(os.getpid()), L(c), L(1), L(0), L(0)))]
+res = []
+for i in range(9):
+    c = os.fork()
+    if c == 0:
+        while True: signal.pause()
+    name, op = ops(c)[i]
+    def reap():
+        time.sleep(0.1); os.kill(c, signal.SIGKILL); os.waitpid(c, 0)
+    th = threading.Thread(target=reap); th.start()
+    r = op(); e = ctypes.get_errno()
+    th.join()
+    res.append("%s:%s" % (name, "ok" if r >= 0 else os.strerror(e)))
+print(" ".join(res))'
+OWNER_OK="setpriority:ok ioprio_set:ok prlimit64:ok sched_setaffinity:ok sched_setscheduler:ok sched_setparam:ok sched_setattr:ok get_robust_list:ok kcmp:ok"
+OWNER_LATE="setpriority:No such process ioprio_set:No such process prlimit64:No such process sched_setaffinity:No such process sched_setscheduler:No such process sched_setparam:No such process sched_setattr:No such process get_robust_list:No such process kcmp:No such process"
+out=$(MOAT_TEST_PIDCALL_DELAY_MS=700 moat run --user 0:0 -- "$PY" -c "$OWNER_PY" drop </dev/null 2>&1)
+expect_eq dropped_owner_calls_act_at_check "$out" "$OWNER_OK"
+out=$(MOAT_TEST_PIDCALL_DELAY_MS=700 moat run -- "$PY" -c "$OWNER_PY" same </dev/null 2>&1)
+SANITY=1 expect_eq one_identity_owner_calls_native "$out" "$OWNER_LATE"
+
 finish

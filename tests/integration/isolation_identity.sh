@@ -658,7 +658,10 @@ SANITY=1 expect_eq one_identity_pid_calls_native "$out" "8 8 written! sender sen
 OWNER_PY='
 import ctypes, os, signal, sys, threading, time
 libc = ctypes.CDLL(None, use_errno=True)
-if sys.argv[1] == "drop":
+if sys.argv[1] == "drop":   # root stays (this parent): a sandbox of two identities
+    d = os.fork()
+    if d:
+        os.waitpid(d, 0); sys.exit(0)
     os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
     libc.prctl(4, 1, 0, 0, 0)   # dumpable again (the id change cleared it)
 L = ctypes.c_long
@@ -693,7 +696,7 @@ OWNER_OK="setpriority:ok ioprio_set:ok prlimit64:ok sched_setaffinity:ok sched_s
 OWNER_LATE="setpriority:No such process ioprio_set:No such process prlimit64:No such process sched_setaffinity:No such process sched_setscheduler:No such process sched_setparam:No such process sched_setattr:No such process get_robust_list:No such process kcmp:No such process"
 out=$(MOAT_TEST_PIDCALL_DELAY_MS=700 moat run --user 0:0 -- "$PY" -c "$OWNER_PY" drop </dev/null 2>&1)
 expect_eq dropped_owner_calls_act_at_check "$out" "$OWNER_OK"
-out=$(MOAT_TEST_PIDCALL_DELAY_MS=700 moat run -- "$PY" -c "$OWNER_PY" same </dev/null 2>&1)
+out=$(MOAT_TEST_PIDCALL_DELAY_MS=700 moat run --user 1000:1000 -- "$PY" -c "$OWNER_PY" same </dev/null 2>&1)
 SANITY=1 expect_eq one_identity_owner_calls_native "$out" "$OWNER_LATE"
 
 finish

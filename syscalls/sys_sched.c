@@ -284,6 +284,9 @@ long sys_sched_setattr(struct sc_call *c)
 	for (uint32_t i = sizeof a; i < size; i++)
 		if (buf[i])
 			goto e2big;
+	/* the size checked, in the copy the sentry may pass to the kernel
+	 * (vs_native: another thread may have changed it between the reads) */
+	memcpy(buf, &size, sizeof size);
 	memcpy(&a, buf, size < sizeof a ? size : sizeof a);
 	if ((a.flags & VS_FLAG_UTIL_CLAMP) && size < VS_ATTR_SIZE_VER1) {
 		r = -EINVAL;

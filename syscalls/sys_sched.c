@@ -212,8 +212,14 @@ static long vs_setparam(struct sc_call *c, int policy)
 	if (policy >= 0)
 		policy &= ~SCHED_RESET_ON_FORK;
 	struct task *t = vs_get(c, pid);
-	if (!t)
-		return 0; /* ESRCH natively */
+	if (!t) {
+		/* a number no guest task holds: ESRCH natively, or (pid reuse
+		 * not harmless) the sentry's call on no task, as a task forked
+		 * onto the number meanwhile would be set unchecked */
+		struct vs_native n = { .nr = policy < 0 ? SYS_sched_setparam : SYS_sched_setscheduler,
+				       .policy = (int)c->args[1] };
+		return vs_owner_native(c, pid, &n, uparam);
+	}
 	struct vsched v = vs_read(t);
 	long r = 0;
 	if (v.policy || (policy >= 0 && vs_rt(policy))) {
@@ -265,8 +271,15 @@ long sys_sched_setattr(struct sc_call *c)
 	if (!uattr || pid < 0 || (unsigned)c->args[2])
 		return 0; /* the kernel's EINVAL */
 	struct task *t = vs_get(c, pid);
-	if (!t)
-		return 0; /* ESRCH natively (after the copy: a bad size is E2BIG first) */
+	if (!t) {
+		/* ESRCH natively (after the copy: a bad size is E2BIG first);
+		 * where pid reuse is not harmless the sentry answers it, after
+		 * the same copy, as a task forked onto the number meanwhile
+		 * would be set unchecked */
+		struct task *pt;
+		if (sc_owner_nice_pin(c, pid, &pt) <= 0)
+			return 0;
+	}
 	c->cont = 0;
 	long r = 0;
 	if (sc_read_guest(c, uattr, &size, sizeof size) < 0) {
@@ -294,6 +307,10 @@ long sys_sched_setattr(struct sc_call *c)
 	}
 	if ((int)a.policy < 0) {
 		r = -EINVAL;
+		goto out;
+	}
+	if (!t) {
+		r = -ESRCH; /* the kernel's, after its copy of the attr */
 		goto out;
 	}
 	struct vsched v = vs_read(t);

@@ -782,15 +782,20 @@ static long owner_check(struct sc_call *c, pid_t target, enum owner_rule r, stru
 	return -EPERM;
 }
 
+/* another task's number (not the caller's own thread or process, not the
+ * guest's init): what the test hook holds */
+static int pid_other(struct sc_call *c, pid_t target)
+{
+	return target > 1 && target != c->task->vtid && target != c->task->vtgid;
+}
+
 static long owner_one(struct sc_call *c, pid_t target, enum owner_rule r)
 {
 	struct task *t;
 	long e = owner_check(c, target, r, &t);
-	if (t) {
-		task_put(t);
-		if (target != c->task->vtid && target != c->task->vtgid)
-			pidcall_test_delay();
-	}
+	task_put(t);
+	if (e == 0 && pid_other(c, target))
+		pidcall_test_delay();
 	return e;
 }
 
@@ -869,18 +874,26 @@ static long pin_act(struct task *const *t, int n, int thread, pid_fn fn, void *a
 	return r;
 }
 
+/* A host pid no task can hold (past PID_MAX_LIMIT, 4,194,304): the call
+ * made on it gets the kernel's own argument checks, then its ESRCH */
+#define NO_TASK_PID ((pid_t)0x3fffffff)
+
 /* The check of an owner row on target: 1 when the sentry must make the
- * call itself (*tp: the task checked, a reference; c->cont cleared; then
- * owner_make), else 0 (native: c->cont set) or -errno as owner_one */
+ * call itself (*tp: the task checked, a reference, or NULL for a number no
+ * guest task holds; c->cont cleared; then owner_make), else 0 (native:
+ * c->cont set) or -errno as owner_one. A number no task holds is never
+ * left to the kernel there either: a task forked onto it before the
+ * caller's thread ran the call (the next number, which the guest can
+ * tell) would be hit unchecked. */
 static long owner_pin(struct sc_call *c, pid_t target, enum owner_rule r, struct task **tp)
 {
 	long e = owner_check(c, target, r, tp);
-	if (e < 0 || !*tp)
+	if (e < 0)
 		return e;
-	if (owner_native(c, target, r)) {
+	if (!pid_other(c, target) || owner_native(c, target, r)) {
 		task_put(*tp);
 		*tp = NULL;
-		if (target != c->task->vtid && target != c->task->vtgid)
+		if (pid_other(c, target))
 			pidcall_test_delay();
 		return 0;
 	}
@@ -888,11 +901,17 @@ static long owner_pin(struct sc_call *c, pid_t target, enum owner_rule r, struct
 	return 1;
 }
 
-/* the call made on t (owner_pin's), t put */
+/* the call made on t (owner_pin's; NULL: on no task), t put */
 static long owner_make(struct sc_call *c, struct task *t, int thread, pid_fn fn, void *arg)
 {
-	long r = pin_act(&t, 1, thread, fn, arg);
-	task_put(t);
+	long r;
+	if (t) {
+		r = pin_act(&t, 1, thread, fn, arg);
+		task_put(t);
+	} else {
+		pid_t none[2] = { NO_TASK_PID, NO_TASK_PID };
+		r = fn(none, arg);
+	}
 	pidcall_test_delay();
 	snprintf(c->note, sizeof c->note, "made by the sentry (the sandbox has other ids)");
 	return r;
@@ -1254,16 +1273,26 @@ long sys_kcmp(struct sc_call *c)
 	long r = owner_check(c, p[0], OWN_PTRACE, &t[0]);
 	if (r >= 0)
 		r = owner_check(c, p[1], OWN_PTRACE, &t[1]);
-	if (r < 0 || !t[0] || !t[1] || (owner_native(c, p[0], OWN_PTRACE) && owner_native(c, p[1], OWN_PTRACE))) {
-		int late = r >= 0 && ((t[0] && p[0] != c->task->vtid && p[0] != c->task->vtgid) ||
-				      (t[1] && p[1] != c->task->vtid && p[1] != c->task->vtgid));
+	int other = pid_other(c, p[0]) || pid_other(c, p[1]);
+	if (r < 0 || !other || p[0] <= 0 || p[1] <= 0 || p[0] == 1 || p[1] == 1 ||
+	    (owner_native(c, p[0], OWN_PTRACE) && owner_native(c, p[1], OWN_PTRACE))) {
+		/* refused, or native: its own, pid 0 (the kernel's ESRCH), the
+		 * guest's init (not dumpable: EPERM), reuse harmless */
 		task_put(t[0]);
 		task_put(t[1]);
-		if (late)
+		if (r >= 0 && other)
 			pidcall_test_delay();
-		return r; /* refused, or native (a number not a task's: the kernel's ESRCH) */
+		return r;
 	}
 	c->cont = 0;
+	if (!t[0] || !t[1]) {
+		/* a number no task holds (not left to the kernel: a task
+		 * forked onto it meanwhile would be compared unchecked) */
+		task_put(t[0]);
+		task_put(t[1]);
+		pidcall_test_delay();
+		return -ESRCH;
+	}
 	struct kcmp_arg a = { .type = (long)(int)c->args[2], .idx1 = c->args[3], .idx2 = c->args[4] };
 	if (a.type == 7 /* KCMP_EPOLL_TFD */)
 		a.idx2 = sc_read_guest(c, c->args[4], a.slot, sizeof a.slot) < 0 ? 0 : (unsigned long)(uintptr_t)a.slot;

@@ -703,4 +703,59 @@ expect_eq dropped_owner_calls_act_at_check "$out" "$OWNER_OK"
 out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 1000:1000 -- "$PY" -c "$OWNER_PY" same </dev/null 2>&1)
 SANITY=1 expect_eq one_identity_owner_calls_native "$out" "$OWNER_LATE"
 
+# ... and a number no guest task holds was left to the kernel too: the
+# caller names the next number the pid space gives (the guest can tell it),
+# its call is held, and root forks meanwhile: the kernel's late lookup found
+# root's new process and set its nice and limits unchecked (no reuse, no
+# wrap needed). Mixed sandbox: ESRCH at the check (made on no task); root's
+# child keeps nice 0 and its NOFILE limit. One identity: native, the new
+# child (the caller's own user's) is set.
+NEXT_PY='
+import ctypes, os, resource, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+L = ctypes.c_long
+r1, w1 = os.pipe(); r2, w2 = os.pipe()
+R = os.fork()   # root (in "drop"): forks a process on demand, which reports
+if R == 0:
+    os.close(w1)
+    while os.read(r1, 1):
+        time.sleep(0.15)
+        y = os.fork()
+        if y == 0:
+            time.sleep(0.9)   # past the held answer
+            n = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+            os.write(w2, b"%d %d %s\n" % (os.getpid(), os.getpriority(os.PRIO_PROCESS, 0), b"nofile-set" if n == 16 else b"nofile-kept"))
+            os._exit(0)
+        os.waitpid(y, 0)
+    os._exit(0)
+d = os.fork()
+if d == 0:
+    if sys.argv[1] == "drop":
+        os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    out = []
+    for name in ("setpriority", "prlimit64"):
+        x = os.fork()
+        if x == 0:
+            os._exit(0)
+        os.waitpid(x, 0)
+        nxt = x + 1
+        os.write(w1, b"x")
+        t0 = time.monotonic()
+        if name == "setpriority":
+            r = libc.syscall(L(141), L(0), L(nxt), L(19))
+        else:
+            r = libc.syscall(L(302), L(nxt), L(7), (ctypes.c_uint64 * 2)(16, 16), None)
+        e = ctypes.get_errno()
+        held = "held" if time.monotonic() - t0 > 0.4 else "not-held"   # (the window: no hook, no test)
+        pid, nice, nof = os.read(r2, 64).split()
+        out.append("%s:%s %s %s nice:%s %s" % (name, "ok" if r >= 0 else os.strerror(e), held,
+                   "next" if int(pid) == nxt else "other", nice.decode(), nof.decode()))
+    print(" ".join(out), flush=True)
+    os._exit(0)
+os.waitpid(d, 0); os.close(w1); os.waitpid(R, 0)'
+out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 0:0 -- "$PY" -c "$NEXT_PY" drop </dev/null 2>&1)
+expect_eq dropped_owner_calls_next_pid_esrch "$out" "setpriority:No such process held next nice:0 nofile-kept prlimit64:No such process held next nice:0 nofile-kept"
+out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 1000:1000 -- "$PY" -c "$NEXT_PY" same </dev/null 2>&1)
+SANITY=1 expect_eq one_identity_owner_calls_next_pid_native "$out" "setpriority:ok held next nice:19 nofile-kept prlimit64:ok held next nice:0 nofile-set"
+
 finish

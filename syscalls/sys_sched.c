@@ -100,7 +100,7 @@ static int vs_dl_ok(const struct vs_attr *a)
 /* A native call on another task made by the sentry at the check, on the
  * task checked (pid reuse: syscalls/sys_signal.c sc_owner_make), with the
  * sentry's copy of the request: sched_setattr's attr (its size field the
- * guest's), or sched_setscheduler's policy (with RESET_ON_FORK) and
+ * one checked), or sched_setscheduler's policy (with RESET_ON_FORK) and
  * sched_setparam's priority. */
 struct vs_native {
 	long nr;

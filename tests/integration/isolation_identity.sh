@@ -690,4 +690,120 @@ expect_eq dropped_pid_calls_act_at_check "$out" "8 8 written! pid0 pid0 written!
 out=$(moat run -- "$PY" -c "$PIN_PY" same </dev/null 2>&1)
 SANITY=1 expect_eq one_identity_pid_calls_native "$out" "8 8 written! sender sender written! kill-reaped:No such process"
 
+# ---- pidcalls: the owner rows (prlimit64, setpriority/ioprio_set of one
+#      task, sched_setaffinity, sched_setscheduler/setparam/setattr,
+#      get_robust_list, kcmp) had the same window as kill: checked on the
+#      virtual ids, then CONTINUE'd, the kernel looking the number up again
+#      when the caller's thread ran the call. MOAT_TEST_PIDCALL_DELAY_MS
+#      holds the answer after the check (the window a guest thread holds
+#      natively); the target is killed and reaped meanwhile. Mixed sandbox:
+#      the sentry made the call at the check on the task it checked, so it
+#      took effect (ok); before, the late lookup found nothing (ESRCH) — and
+#      a number reused meanwhile would have named another user's task.
+#      One identity: native, unchanged (ESRCH after the delay) — but
+#      get_robust_list and kcmp, ptrace checks an exec can outdate in any
+#      sandbox, are made by the sentry at the check there too (vmexec: ok).
+OWNER_PY='
+import ctypes, os, signal, sys, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+if sys.argv[1] == "drop":   # root stays (this parent): a sandbox of two identities
+    d = os.fork()
+    if d:
+        os.waitpid(d, 0); sys.exit(0)
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    libc.prctl(4, 1, 0, 0, 0)   # dumpable again (the id change cleared it)
+L = ctypes.c_long
+def ops(c):
+    old = (ctypes.c_uint64 * 2)(); new = (ctypes.c_uint64 * 2)(64, 64)
+    mask = ctypes.c_ulong(1); prm = ctypes.c_int(0)
+    attr = (ctypes.c_uint32 * 12)(48, 0, 0, 0, 1)   # size 48, SCHED_OTHER, nice 1
+    head = ctypes.c_void_p(); ln = ctypes.c_size_t()
+    return [("setpriority", lambda: libc.syscall(L(141), L(0), L(c), L(5))),
+            ("ioprio_set", lambda: libc.syscall(L(251), L(1), L(c), L((2 << 13) | 4))),
+            ("prlimit64", lambda: libc.syscall(L(302), L(c), L(7), new, old)),
+            ("sched_setaffinity", lambda: libc.syscall(L(203), L(c), L(8), ctypes.byref(mask))),
+            ("sched_setscheduler", lambda: libc.syscall(L(144), L(c), L(3), ctypes.byref(prm))),
+            ("sched_setparam", lambda: libc.syscall(L(142), L(c), ctypes.byref(prm))),
+            ("sched_setattr", lambda: libc.syscall(L(314), L(c), attr, L(0))),
+            ("get_robust_list", lambda: libc.syscall(L(274), L(c), ctypes.byref(head), ctypes.byref(ln))),
+            ("kcmp", lambda: libc.syscall(L(312), L(os.getpid()), L(c), L(1), L(0), L(0)))]
+res = []
+for i in range(9):
+    for attempt in range(3):   # again when the reaper thread was slower than the held answer
+        c = os.fork()
+        if c == 0:
+            while True: signal.pause()
+        name, op = ops(c)[i]
+        done = []
+        def reap():
+            time.sleep(0.1); os.kill(c, signal.SIGKILL); os.waitpid(c, 0); done.append(1)
+        th = threading.Thread(target=reap); th.start()
+        r = op(); e = ctypes.get_errno(); in_time = bool(done)
+        th.join()
+        if in_time:
+            break
+    res.append("%s:%s" % (name, ("ok" if r >= 0 else os.strerror(e)) if in_time else "reaper-late"))
+print(" ".join(res))'
+OWNER_OK="setpriority:ok ioprio_set:ok prlimit64:ok sched_setaffinity:ok sched_setscheduler:ok sched_setparam:ok sched_setattr:ok get_robust_list:ok kcmp:ok"
+OWNER_LATE="setpriority:No such process ioprio_set:No such process prlimit64:No such process sched_setaffinity:No such process sched_setscheduler:No such process sched_setparam:No such process sched_setattr:No such process get_robust_list:No such process kcmp:No such process"
+out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 0:0 -- "$PY" -c "$OWNER_PY" drop </dev/null 2>&1)
+expect_eq dropped_owner_calls_act_at_check "$out" "$OWNER_OK"
+out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 1000:1000 -- "$PY" -c "$OWNER_PY" same </dev/null 2>&1)
+expect_eq one_identity_owner_calls_native "$out" "${OWNER_LATE% get_robust_list:*} get_robust_list:ok kcmp:ok"
+
+# ... and a number no guest task holds was left to the kernel too: the
+# caller names the next number the pid space gives (the guest can tell it),
+# its call is held, and root forks meanwhile: the kernel's late lookup found
+# root's new process and set its nice and limits unchecked (no reuse, no
+# wrap needed). Mixed sandbox: ESRCH at the check (made on no task); root's
+# child keeps nice 0 and its NOFILE limit. One identity: native, the new
+# child (the caller's own user's) is set.
+NEXT_PY='
+import ctypes, os, resource, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+L = ctypes.c_long
+r1, w1 = os.pipe(); r2, w2 = os.pipe()
+R = os.fork()   # root (in "drop"): forks a process on demand, which reports
+if R == 0:
+    os.close(w1)
+    while os.read(r1, 1):
+        time.sleep(0.15)
+        y = os.fork()
+        if y == 0:
+            time.sleep(0.9)   # past the held answer
+            n = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+            os.write(w2, b"%d %d %s\n" % (os.getpid(), os.getpriority(os.PRIO_PROCESS, 0), b"nofile-set" if n == 16 else b"nofile-kept"))
+            os._exit(0)
+        os.waitpid(y, 0)
+    os._exit(0)
+d = os.fork()
+if d == 0:
+    if sys.argv[1] == "drop":
+        os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    out = []
+    for name in ("setpriority", "prlimit64"):
+        x = os.fork()
+        if x == 0:
+            os._exit(0)
+        os.waitpid(x, 0)
+        nxt = x + 1
+        os.write(w1, b"x")
+        t0 = time.monotonic()
+        if name == "setpriority":
+            r = libc.syscall(L(141), L(0), L(nxt), L(19))
+        else:
+            r = libc.syscall(L(302), L(nxt), L(7), (ctypes.c_uint64 * 2)(16, 16), None)
+        e = ctypes.get_errno()
+        held = "held" if time.monotonic() - t0 > 0.4 else "not-held"   # (the window: no hook, no test)
+        pid, nice, nof = os.read(r2, 64).split()
+        out.append("%s:%s %s %s nice:%s %s" % (name, "ok" if r >= 0 else os.strerror(e), held,
+                   "next" if int(pid) == nxt else "other", nice.decode(), nof.decode()))
+    print(" ".join(out), flush=True)
+    os._exit(0)
+os.waitpid(d, 0); os.close(w1); os.waitpid(R, 0)'
+out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 0:0 -- "$PY" -c "$NEXT_PY" drop </dev/null 2>&1)
+expect_eq dropped_owner_calls_next_pid_esrch "$out" "setpriority:No such process held next nice:0 nofile-kept prlimit64:No such process held next nice:0 nofile-kept"
+out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 1000:1000 -- "$PY" -c "$NEXT_PY" same </dev/null 2>&1)
+SANITY=1 expect_eq one_identity_owner_calls_next_pid_native "$out" "setpriority:ok held next nice:19 nofile-kept prlimit64:ok held next nice:0 nofile-set"
+
 finish

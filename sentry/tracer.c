@@ -83,6 +83,13 @@ static double ms_now(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+static void nap_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 #define GOFER_DEADLINE_MS 10000.0
 #define FDS_SPARE 512 /* fds the sentry keeps for itself: workers, gofer, calls in flight */
 
@@ -1315,6 +1322,19 @@ int tracer_run(struct tracer_args *a)
 	 * event, an order a loaded machine can give (init_stop's early path) */
 	int main_first = getenv("MOAT_TEST_MAIN_STOP_FIRST") != NULL;
 	/* tests: this thread's writes at stops wait (platform.h) */
+	/* tests: MOAT_TEST_STOP_DELAY=KIND:MS, this thread sleeps MS before
+	 * handling each stop of KIND (tp_names: fork-event, exec-event...), a
+	 * window for the guest to kill the task there (isolation_sentry) */
+	int stop_delay_kind = -1, stop_delay_ms = 0;
+	const char *sdl = getenv("MOAT_TEST_STOP_DELAY");
+	if (sdl && strchr(sdl, ':')) {
+		for (int k = 0; k < TP_N; k++)
+			if (!strncmp(sdl, tp_names[k], strlen(tp_names[k])) && sdl[strlen(tp_names[k])] == ':')
+				stop_delay_kind = k;
+		int ms = atoi(strchr(sdl, ':') + 1);
+		if (stop_delay_kind >= 0 && ms > 0 && ms <= 5000)
+			stop_delay_ms = ms;
+	}
 	const char *twd = getenv("MOAT_TEST_TRACER_WRITE_DELAY");
 	if (twd && atoi(twd) > 0 && atoi(twd) <= 5000)
 		guestmem_test_tracer_delay_ms = atoi(twd);
@@ -1441,6 +1461,8 @@ int tracer_run(struct tracer_args *a)
 			continue;
 		}
 		struct task *t = task_get(sb, tid);
+		if (stop_delay_ms && stop_kind(tid, st, sb, t != NULL) == stop_delay_kind)
+			nap_us(stop_delay_ms * 1000L); /* tests: a window to kill the task at this stop */
 		if (!t) {
 			/* a new task's first stop before its parent's event: held */
 			if (add_early(&tr, tid) < 0)
@@ -1614,6 +1636,9 @@ int tracer_run(struct tracer_args *a)
 	if (prof) {
 		tracer_profile_report(pn, pms, rounds, wait_ms);
 		fprintf(stderr, "  exec pins %lu (refused %lu, not while another task runs or is pinned %lu)\n", pin_n, pin_refused, pin_busy);
+		/* every guest task is gone by now: anything listed leaked */
+		fprintf(stderr, "  tasks left %d, early %d, held %d, execs in flight %d\n", task_count(sb),
+			tr.nearly, tr.nheld, tr.nxf);
 	}
 	return tr.status_out;
 }

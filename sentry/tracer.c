@@ -6,7 +6,8 @@
  * alone reads and writes the "tracer" fields of struct task (kernel/task.h):
  * pt_state, held, initial, fork_*, parked, doomed_parent, exec_pending. It
  * keeps one table of its own, early[]: tids whose first stop came before
- * their parent's fork event (held, never resumed, until that event).
+ * their parent's fork event (held, never resumed, until that event, or
+ * killed when that parent died at its event stop: early_orphans).
  *
  * Bounds: at most max_tasks tasks (MAX_TASKS, without --pids at most an
  * eighth of kernel.pid_max / 3, less if the sentry's fd limit,

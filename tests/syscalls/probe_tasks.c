@@ -95,11 +95,10 @@ static int capacity(void)
 	return n;
 }
 
-/* The capacity once what was killed is gone: a task's exit reaches the
- * sentry a moment after its parent's wait, and a child held at its first
- * stop for a parent killed at its fork event is killed after a second (it
- * counts in a cgroup's pids.max meanwhile): a leak stays, these go. Up to
- * 4 s for the count to come back to want. */
+/* The capacity once what was killed is gone: a child held at its first
+ * stop for a parent killed at its fork event is killed after a second, and
+ * counts in the sandbox's cgroup pids.max meanwhile: a leak stays, that
+ * goes. Up to 4 s for the count to come back to want. */
 static int settled(int want)
 {
 	int b = capacity();
@@ -175,7 +174,7 @@ static void thread_exec_kill(long us)
 		close(word[0]);
 		pthread_t th;
 		if (pthread_create(&th, NULL, execer, &word[1]) != 0) {
-			/* EAGAIN: the sentry has not seen the last children go yet */
+			/* EAGAIN: --pids full (an orphan held for its second) */
 			if (write(word[1], "x", 1) != 1)
 				_exit(3);
 			_exit(0);

@@ -1445,20 +1445,24 @@ int tracer_run(struct tracer_args *a)
 	/* tests: the program's first stop handled before the init's fork
 	 * event, an order a loaded machine can give (init_stop's early path) */
 	int main_first = getenv("MOAT_TEST_MAIN_STOP_FIRST") != NULL;
-	/* tests: this thread's writes at stops wait (platform.h) */
-	/* tests: MOAT_TEST_STOP_DELAY=KIND:MS, this thread sleeps MS before
-	 * handling each stop of KIND (tp_names: fork-event, exec-event...), a
-	 * window for the guest to kill the task there (isolation_sentry) */
-	int stop_delay_kind = -1, stop_delay_ms = 0;
-	const char *sdl = getenv("MOAT_TEST_STOP_DELAY");
-	if (sdl && strchr(sdl, ':')) {
+	/* tests: MOAT_TEST_STOP_DELAY=KIND:MS[,KIND:MS...], this thread
+	 * sleeps MS before handling each stop of KIND (tp_names: fork-event,
+	 * exec-event...), a window for the guest to kill the task there
+	 * (isolation_sentry) */
+	int stop_delay_ms[TP_N] = { 0 }, stop_delay = 0;
+	for (const char *sdl = getenv("MOAT_TEST_STOP_DELAY"); sdl && *sdl;) {
+		/* KIND:MS[,KIND:MS...] */
 		for (int k = 0; k < TP_N; k++)
-			if (!strncmp(sdl, tp_names[k], strlen(tp_names[k])) && sdl[strlen(tp_names[k])] == ':')
-				stop_delay_kind = k;
-		int ms = atoi(strchr(sdl, ':') + 1);
-		if (stop_delay_kind >= 0 && ms > 0 && ms <= 5000)
-			stop_delay_ms = ms;
+			if (!strncmp(sdl, tp_names[k], strlen(tp_names[k])) && sdl[strlen(tp_names[k])] == ':') {
+				int ms = atoi(sdl + strlen(tp_names[k]) + 1);
+				if (ms > 0 && ms <= 5000)
+					stop_delay_ms[k] = ms, stop_delay = 1;
+			}
+		sdl = strchr(sdl, ',');
+		if (sdl)
+			sdl++;
 	}
+	/* tests: this thread's writes at stops wait (platform.h) */
 	const char *twd = getenv("MOAT_TEST_TRACER_WRITE_DELAY");
 	if (twd && atoi(twd) > 0 && atoi(twd) <= 5000)
 		guestmem_test_tracer_delay_ms = atoi(twd);
@@ -1587,8 +1591,8 @@ int tracer_run(struct tracer_args *a)
 			continue;
 		}
 		struct task *t = task_get(sb, tid);
-		if (stop_delay_ms && stop_kind(tid, st, sb, t != NULL) == stop_delay_kind)
-			nap_us(stop_delay_ms * 1000L); /* tests: a window to kill the task at this stop */
+		if (stop_delay && stop_delay_ms[stop_kind(tid, st, sb, t != NULL)])
+			nap_us(stop_delay_ms[stop_kind(tid, st, sb, t != NULL)] * 1000L); /* tests: a window to kill the task at this stop */
 		if (!t) {
 			/* a new task's first stop before its parent's event: held */
 			if (add_early(&tr, tid) < 0)

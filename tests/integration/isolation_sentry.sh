@@ -303,6 +303,16 @@ if [ -x "$SYSCALL_BIN/probe_tasks" ]; then
 			fail "parent_killed_at_${d/-/_}_leaves_nothing" "${out:0:200} / $(prof_left "$T_TMP/fk.err")"
 		fi
 	done
+	# the same, the parent killed by a sibling thread's exec (de_thread):
+	# the exec is held at its stop, the fork comes meanwhile, the tracer
+	# lets the exec go before it takes the fork event
+	out=$(MOAT_PROFILE=1 MOAT_TEST_STOP_DELAY=seccomp:300,fork-event:100 timeout -s KILL 90 "$MOAT" run \
+		--bind "$SYSCALL_BIN:/t:ro" -- /t/probe_tasks forkkill execsib 3 </dev/null 2>"$T_TMP/fk.err")
+	if [ "$out" = "ok forkkill execsib 3" ] && [ "$(prof_left "$T_TMP/fk.err")" = "$left0" ]; then
+		ok parent_killed_by_sibling_exec_at_fork_event_leaves_nothing
+	else
+		fail parent_killed_by_sibling_exec_at_fork_event_leaves_nothing "${out:0:200} / $(prof_left "$T_TMP/fk.err")"
+	fi
 	# a non-leader thread killed at its PTRACE_EVENT_EXEC, after it took
 	# the leader's pid: its entry (and pending exec) stayed on main, each
 	# one less task under --pids

@@ -10,7 +10,12 @@
  *                     thread), and its parent kills P right after P made
  *                     the call (with MOAT_TEST_STOP_DELAY=fork-event:MS,
  *                     vfork-event or clone-event, P is at its event stop
- *                     then). P's new child holds the write end of a pipe:
+ *                     then; KIND execsib: P's leader forks while a sibling
+ *                     thread's exec, held at its exec stop by
+ *                     MOAT_TEST_STOP_DELAY=seccomp:MS, is on its way, and
+ *                     that exec's de_thread kills it at its fork event
+ *                     when the tracer lets the exec go first; no kill by
+ *                     the parent). P's new child holds the write end of a pipe:
  *                     its EOF must come within 10 s (the child ran and
  *                     exited, or was killed): a child left held at its first
  *                     stop keeps it open for ever. Prints "ok forkkill ..."
@@ -28,6 +33,7 @@
  *   pause             (the exec'd image) waits to be killed
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -135,6 +141,18 @@ static int forkkill(const char *kind, int n)
 			close(word[0]);
 			if (write(word[1], "x", 1) != 1)
 				_exit(3);
+			if (!strcmp(kind, "execsib")) {
+				/* a sibling execs first; this thread forks 50 ms
+				 * later: its exec (with MOAT_TEST_STOP_DELAY=
+				 * seccomp:MS, held at its exec stop meanwhile) kills
+				 * this thread, at its fork event, in de_thread */
+				pthread_t th;
+				fcntl(out[1], F_SETFD, FD_CLOEXEC); /* the child's only */
+				static int none = -1;
+				if (pthread_create(&th, NULL, execer, &none) != 0)
+					_exit(0);
+				nap_us(50000);
+			}
 			if (!strcmp(kind, "thread")) {
 				pthread_t th;
 				pthread_create(&th, NULL, pauser, NULL);
@@ -147,11 +165,24 @@ static int forkkill(const char *kind, int n)
 		}
 		close(out[1]);
 		close(word[1]);
-		kill_after_word(p, word[0], 30000);
+		int sib = !strcmp(kind, "execsib");
+		if (!sib) {
+			kill_after_word(p, word[0], 30000);
+		} else {
+			char b;
+			if (read(word[0], &b, 1) != 1) {
+				/* it died first */
+			}
+		}
 		close(word[0]);
 		struct pollfd pf = { out[0], POLLIN, 0 };
 		int r = poll(&pf, 1, 10000);
 		close(out[0]);
+		if (sib) {
+			/* the exec'd image waits */
+			kill(p, SIGKILL);
+			waitpid(p, NULL, 0);
+		}
 		if (r != 1) {
 			printf("FAIL forkkill %s: round %d: the new child of a process killed as it forked "
 			       "never ran nor ended (its pipe stays open)\n", kind, i);

@@ -428,6 +428,12 @@ void task_remove(struct sandbox *sb, pid_t tid);
 /* Re-key a task after a non-leader thread exec'd (it takes the leader's tid). */
 void task_rekey(struct sandbox *sb, pid_t old_tid, pid_t new_tid);
 int task_count(struct sandbox *sb);
+/* Up to max tids of entries of thread group tgid other than its leader's
+ * (tid != tgid), into out; returns how many. Once the leader's number is
+ * reaped the group is empty, and any such entry is stale: a thread whose
+ * death was reported under another number (an exec that took the
+ * leader's pid, killed before its PTRACE_EVENT_EXEC was handled). */
+int task_group_others(struct sandbox *sb, pid_t tgid, pid_t *out, int max);
 /* The same without the table's lock: a hint that may be a call late (the
  * pipeline's check whether more than one guest task could be trapping). */
 int task_count_hint(void);

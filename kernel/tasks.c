@@ -385,6 +385,19 @@ int task_count(struct sandbox *sb)
 	return n;
 }
 
+int task_group_others(struct sandbox *sb, pid_t tgid, pid_t *out, int max)
+{
+	(void)sb;
+	int n = 0;
+	unsigned rs = brlock_rdlock(&tab_lock);
+	for (int b = 0; b < NBUCKETS && n < max; b++)
+		for (struct tnode *p = buckets[b]; p && n < max; p = p->next)
+			if (p->t->tgid == tgid && p->t->tid != tgid)
+				out[n++] = p->t->tid;
+	brlock_rdunlock(&tab_lock, rs);
+	return n;
+}
+
 int task_count_hint(void)
 {
 	return __atomic_load_n(&ntasks, __ATOMIC_RELAXED);

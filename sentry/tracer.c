@@ -1466,6 +1466,10 @@ int tracer_run(struct tracer_args *a)
 	const char *twd = getenv("MOAT_TEST_TRACER_WRITE_DELAY");
 	if (twd && atoi(twd) > 0 && atoi(twd) <= 5000)
 		guestmem_test_tracer_delay_ms = atoi(twd);
+	/* this thread lowers the exec fences: a guard it takes (a procfs
+	 * check at an exec or socket stop: /proc/<pid>/fd/N) never waits on
+	 * one (kernel/task.h task_io_no_wait) */
+	task_io_no_wait();
 	for (;;) {
 		pid_t tid;
 		int st;
@@ -1736,9 +1740,13 @@ int tracer_run(struct tracer_args *a)
 				aio_leave(sb, e); /* a new mm: the old one's contexts went with it */
 				/* the loader may now take the pending exec, once */
 				e->exec_pending = 0;
+				/* not dumpable (an exec-only program) before the
+				 * fence comes down: a ptrace-mode check made in a
+				 * guard from then on sees the new image's flag
+				 * (task_io_execs) */
+				exec_done(e);
 				exec_unfence(&tr, e); /* the new image is in place, the others gone */
 				e->sighand_shared = 0; /* exec unshares the dispositions */
-				exec_done(e);
 				task_pin_to_loader(e, tid);
 				task_put(e);
 			}

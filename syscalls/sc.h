@@ -223,6 +223,9 @@ int sc_exec_write_busy(struct sandbox *sb, dev_t dev, ino_t ino);
  * live task has the caller's one uid and gid and cannot change them
  * (syscalls/sys_signal.c, pid reuse) */
 int sc_pid_reuse_harmless(struct sc_call *c);
+/* tests: MOAT_TEST_PTRACE_CHECK_DELAY=MS, process_vm_* sleeps between its check
+ * and its copy (syscalls/sys_signal.c; 0 off) */
+extern int sc_test_vm_check_delay_ms;
 long sc_owner_nice(struct sc_call *c, pid_t target);
 /* The same check when the call may have to be made by the sentry (pid
  * reuse not harmless: syscalls/sys_signal.c "the owner rows made by the

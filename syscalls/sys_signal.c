@@ -41,7 +41,8 @@
  * (PTRACE_MODE_ATTACH_REALCREDS): the caller's real uid and gid must equal
  * the target's real, effective and saved ones (CAP_SYS_PTRACE is never
  * granted), else EPERM; without it a process that dropped root could write
- * into a root process's memory. The iovec pointers are never read here.
+ * into a root process's memory. Another process's memory is then copied by
+ * the sentry against the image checked (vm_call below).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -826,6 +827,10 @@ static int owner_native(struct sc_call *c, pid_t target, enum owner_rule r)
 {
 	if (target <= 0 || target == 1 || target == c->task->vtid || target == c->task->vtgid)
 		return 1;
+	if (r == OWN_PTRACE)
+		return 0; /* an exec may put an image the caller may not see under
+			   * any other number, whatever the sandbox's ids (vmexec:
+			   * ptrace_check_at_image) */
 	struct cred s = cred_of(c->task);
 	if ((r == OWN_NICE || r == OWN_IOPRIO) && cred_capable(&s, CRED_CAP_SYS_NICE))
 		return 1;
@@ -839,20 +844,33 @@ static int owner_native(struct sc_call *c, pid_t target, enum owner_rule r)
  * the reap gate, each seen not exited or reaped (the process's pidfd not
  * readable). -ESRCH when one is gone; -EAGAIN when a guard or the gate
  * stayed shut past TASK_IO_WAIT_MS. Guest memory is never touched inside
- * (a fault there must not hold the tracer's reaps). */
+ * (a fault there must not hold the tracer's reaps). With execs (the
+ * groups' exec counts at a check bound to their images:
+ * ptrace_check_at_image), -EPERM when one moved: an exec since the check.
+ * The second group's guard is never waited for while the first is held
+ * (task_io_try: the first let go while the second's exec runs). */
 typedef long (*pid_fn)(const pid_t *host, void *arg);
 
-static long pin_act(struct task *const *t, int n, int thread, pid_fn fn, void *arg)
+static long pin_act(struct task *const *t, int n, int thread, pid_fn fn, void *arg, const unsigned *execs)
 {
 	int two = n > 1 && t[1]->tgid != t[0]->tgid;
-	if (task_io_begin(t[0], -1, 0) < 0)
-		return -EAGAIN;
-	if (two && task_io_begin(t[1], -1, 0) < 0) {
+	for (int naps = 0;; naps++) {
+		if (task_io_begin(t[0], -1, 0) < 0)
+			return -EAGAIN;
+		if (!two || task_io_try(t[1]) == 0)
+			break;
 		task_io_end(t[0]);
-		return -EAGAIN;
+		if (naps >= TASK_IO_WAIT_MS * 10)
+			return -EAGAIN;
+		struct timespec ts = { 0, 100000 }; /* 100 us */
+		nanosleep(&ts, NULL);
 	}
 	long r = 0;
-	if (task_reap_hold() < 0) {
+	for (int i = 0; execs && i < n && !r; i++)
+		if (task_io_execs(t[i]) != execs[i])
+			r = -EPERM; /* it exec'd since the check */
+	if (r) {
+	} else if (task_reap_hold() < 0) {
 		r = -EAGAIN;
 	} else {
 		pid_t host[2] = { 0, 0 };
@@ -885,7 +903,12 @@ static long pin_act(struct task *const *t, int n, int thread, pid_fn fn, void *a
  * left to the kernel there either: a task forked onto it before the
  * caller's thread ran the call (the next number, which the guest can
  * tell) would be hit unchecked. */
-static long owner_pin(struct sc_call *c, pid_t target, enum owner_rule r, struct task **tp)
+static long ptrace_check_at_image(struct sc_call *c, pid_t target, struct task **tp, unsigned *execs);
+
+/* (OWN_PTRACE: *execs gets the target group's exec count at a second check
+ * bound to its image, ptrace_check_at_image; owner_make then refuses the
+ * call when it moved) */
+static long owner_pin(struct sc_call *c, pid_t target, enum owner_rule r, struct task **tp, unsigned *execs)
 {
 	long e = owner_check(c, target, r, tp);
 	if (e < 0)
@@ -898,15 +921,26 @@ static long owner_pin(struct sc_call *c, pid_t target, enum owner_rule r, struct
 		return 0;
 	}
 	c->cont = 0;
+	if (r == OWN_PTRACE && *tp && (e = ptrace_check_at_image(c, target, tp, execs)) < 0) {
+		task_put(*tp);
+		*tp = NULL;
+		return e;
+	}
 	return 1;
 }
 
-/* the call made on t (owner_pin's; NULL: on no task), t put */
-static long owner_make(struct sc_call *c, struct task *t, int thread, pid_fn fn, void *arg)
+/* the call made on t (owner_pin's; NULL: on no task), t put; execs as
+ * pin_act's (the check bound to t's image) or NULL */
+static long owner_make(struct sc_call *c, struct task *t, int thread, pid_fn fn, void *arg, const unsigned *execs)
 {
 	long r;
 	if (t) {
-		r = pin_act(&t, 1, thread, fn, arg);
+		if (execs && sc_test_vm_check_delay_ms) {
+			if (guestmem_test_block)
+				guestmem_test_block(); /* another worker takes the lead */
+			usleep((useconds_t)sc_test_vm_check_delay_ms * 1000);
+		}
+		r = pin_act(&t, 1, thread, fn, arg, execs);
 		task_put(t);
 	} else {
 		pid_t none[2] = { NO_TASK_PID, NO_TASK_PID };
@@ -919,12 +953,12 @@ static long owner_make(struct sc_call *c, struct task *t, int thread, pid_fn fn,
 
 long sc_owner_nice_pin(struct sc_call *c, pid_t target, struct task **tp)
 {
-	return owner_pin(c, target, OWN_NICE, tp);
+	return owner_pin(c, target, OWN_NICE, tp, NULL);
 }
 
 long sc_owner_make(struct sc_call *c, struct task *t, long (*fn)(const pid_t *host, void *arg), void *arg)
 {
-	return owner_make(c, t, 1, fn, arg);
+	return owner_make(c, t, 1, fn, arg, NULL);
 }
 
 struct owner_grp {
@@ -1020,7 +1054,7 @@ static unsigned long cpumask_bytes(void)
 long sys_sched_setaffinity(struct sc_call *c)
 {
 	struct task *t;
-	long r = owner_pin(c, (pid_t)c->args[0], OWN_NICE, &t);
+	long r = owner_pin(c, (pid_t)c->args[0], OWN_NICE, &t, NULL);
 	if (r <= 0)
 		return r;
 	struct aff_arg a = { .len = (unsigned)c->args[1] };
@@ -1030,7 +1064,7 @@ long sys_sched_setaffinity(struct sc_call *c)
 		task_put(t);
 		return -EFAULT;
 	}
-	return owner_make(c, t, 1, aff_fn, &a);
+	return owner_make(c, t, 1, aff_fn, &a, NULL);
 }
 
 /* prctl(PR_SCHED_CORE, op, pid, type, uaddr): a task's core scheduling
@@ -1077,11 +1111,12 @@ static long robust_fn(const pid_t *h, void *arg)
 long sys_get_robust_list(struct sc_call *c)
 {
 	struct task *t;
-	long r = owner_pin(c, (pid_t)c->args[0], OWN_PTRACE, &t);
+	unsigned execs = 0;
+	long r = owner_pin(c, (pid_t)c->args[0], OWN_PTRACE, &t, &execs);
 	if (r <= 0)
 		return r;
 	struct robust_arg a = { 0, 0 };
-	r = owner_make(c, t, 1, robust_fn, &a);
+	r = owner_make(c, t, 1, robust_fn, &a, t ? &execs : NULL);
 	if (r < 0)
 		return r;
 	/* as Linux: the length first, then the head */
@@ -1131,25 +1166,50 @@ long sc_pidfd_info_ioctl(struct sc_call *c)
 /* process_vm_readv/writev: the ptrace access check (owner_one: the same
  * real ids as the target's real, effective and saved ones, a dumpable
  * target, its own threads always), then native (the iovecs are never read)
- * for the caller's own process or when pid reuse is harmless (one-id
- * sandbox: sc_pid_reuse_harmless). Otherwise the sentry copies between the
- * two processes itself (vm_copy): the caller's side through the copy guard
- * (its call's ID_VALID), the target's by its host pid while the reap gate
- * is held and its pidfd says it has not exited (kernel/task.h: no number
- * of a live task is freed while a worker holds the gate), 64 KiB at a time.
- * As Linux: the count copied up to the first fault (EFAULT when none), at
- * most IOV_MAX iovecs each side, flags 0. */
+ * for the caller's own process (an exec of it kills the caller's thread
+ * before the new mm is in place) and the guest's init (moat-init: never
+ * execs, non-dumpable: the kernel's EPERM). Any other process is copied by
+ * the sentry (vm_copy), whatever the sandbox's ids: the check binds to the
+ * target's image (Linux's mm_access takes the mm once), and an exec of an
+ * exec-only program (Linux's would_dump: not dumpable) may put another image
+ * under the pid between the check and the copy — natively the copy would
+ * reach it (vmexec: the one-identity sandbox's CONTINUE and the sentry's own
+ * copies both did). So the check is made inside the target group's copy
+ * guard (task_io_begin: no exec of the group runs while it is held) with
+ * the group's exec count (task_io_execs), and every chunk's access inside
+ * another guard: a count moved means an exec ran since, and the copy stops
+ * there (EPERM when nothing was copied: the mm Linux would have taken is
+ * gone). The caller's side goes through the copy guard (its call's
+ * ID_VALID), the target's by its host pid while the reap gate is held and
+ * its pidfd says it has not exited (kernel/task.h: no number of a live task
+ * is freed while a worker holds the gate), 64 KiB at a time. As Linux: the
+ * count copied up to the first fault (EFAULT when none), at most IOV_MAX
+ * iovecs each side, flags 0. */
 enum { VM_CHUNK = 64 * 1024, VM_IOV_MAX = 1024 };
+
+/* tests: MOAT_TEST_PTRACE_CHECK_DELAY=MS (read by the pipeline at start):
+ * process_vm_* sleeps MS between its ptrace check and its copy, as a worker
+ * preempted there (0: off) */
+int sc_test_vm_check_delay_ms;
 
 struct vm_iov {
 	uint64_t base, len;
 };
 
-/* one access to t's memory at addr, len <= VM_CHUNK: bytes moved or -errno */
-static long vm_remote(struct task *t, int write, void *buf, uint64_t addr, size_t len)
+/* one access to t's memory at addr, len <= VM_CHUNK: bytes moved or -errno;
+ * -EPERM when an exec of t's group ran since the check (execs moved) */
+static long vm_remote(struct task *t, unsigned execs, int write, void *buf, uint64_t addr, size_t len)
 {
-	if (task_reap_hold() < 0)
+	if (task_io_begin(t, -1, 0) < 0)
+		return -EAGAIN; /* an exec of the group held past 3 s */
+	if (task_io_execs(t) != execs) {
+		task_io_end(t);
+		return -EPERM; /* another image may be under the pid */
+	}
+	if (task_reap_hold() < 0) {
+		task_io_end(t);
 		return -EAGAIN;
+	}
 	long r;
 	struct pollfd pf = { .fd = t->pidfd, .events = POLLIN };
 	if (t->pidfd < 0 || atomic_load(&t->exited) || atomic_load(&t->reaped) || poll(&pf, 1, 0) != 0) {
@@ -1161,10 +1221,11 @@ static long vm_remote(struct task *t, int write, void *buf, uint64_t addr, size_
 			r = -errno;
 	}
 	task_reap_release();
+	task_io_end(t);
 	return r;
 }
 
-static long vm_copy(struct sc_call *c, struct task *t, int write)
+static long vm_copy(struct sc_call *c, struct task *t, unsigned execs, int write)
 {
 	unsigned long lcnt = c->args[2], rcnt = c->args[4];
 	if (c->args[5])
@@ -1183,6 +1244,11 @@ static long vm_copy(struct sc_call *c, struct task *t, int write)
 	for (unsigned long i = 0; i < rcnt; i++)
 		if (__builtin_add_overflow(rtot, rv[i].len, &rtot) || rtot > (uint64_t)SSIZE_MAX)
 			return -EINVAL;
+	if (sc_test_vm_check_delay_ms) {
+		if (guestmem_test_block)
+			guestmem_test_block(); /* another worker takes the lead */
+		usleep((useconds_t)sc_test_vm_check_delay_ms * 1000);
+	}
 	cleanup_free char *buf = xmalloc(VM_CHUNK);
 	unsigned long li = 0, ri = 0;
 	uint64_t lo = 0, ro = 0;
@@ -1207,9 +1273,9 @@ static long vm_copy(struct sc_call *c, struct task *t, int write)
 				err = -EFAULT;
 				break;
 			}
-			m = vm_remote(t, 1, buf, rv[ri].base + ro, n);
+			m = vm_remote(t, execs, 1, buf, rv[ri].base + ro, n);
 		} else {
-			m = vm_remote(t, 0, buf, rv[ri].base + ro, n);
+			m = vm_remote(t, execs, 0, buf, rv[ri].base + ro, n);
 			if (m > 0 && sc_write_guest(c, lv[li].base + lo, buf, (size_t)m) < 0) {
 				err = -EFAULT;
 				break;
@@ -1228,21 +1294,59 @@ static long vm_copy(struct sc_call *c, struct task *t, int write)
 	return done > 0 ? done : err;
 }
 
+/* The ptrace access check of another process at a known image: inside a
+ * guard of *tp's group, the task the pid names now (a non-leader's exec
+ * re-keys it) checked, *execs its group's exec count. 0 (*tp may be
+ * replaced: the caller puts it), -EPERM, -ESRCH or -EAGAIN. */
+static long ptrace_check_at_image(struct sc_call *c, pid_t target, struct task **tp, unsigned *execs)
+{
+	struct task *t = *tp;
+	if (task_io_begin(t, -1, 0) < 0)
+		return -EAGAIN;
+	struct task *n = task_get_vpid(c->sb, target);
+	long r = 0;
+	if (!n || n->tgid != t->tgid || atomic_load(&n->exited)) {
+		r = -ESRCH;
+	} else {
+		*execs = task_io_execs(t);
+		struct cred s = cred_of(c->task), d = cred_of_target(c->sb, n);
+		if (n->vtgid != c->task->vtgid && !owner_ok(&s, &d, OWN_PTRACE))
+			r = -EPERM;
+	}
+	task_io_end(t);
+	if (n && r == 0) {
+		task_put(t);
+		*tp = n;
+	} else if (n) {
+		task_put(n);
+	}
+	return r;
+}
+
 static long vm_call(struct sc_call *c, int write)
 {
 	pid_t target = (pid_t)c->args[0];
 	long r = owner_one(c, target, OWN_PTRACE);
-	if (!c->cont || target <= 0 || target == c->task->vtgid)
-		return r; /* refused, the kernel's EINVAL/ESRCH, or its own process */
-	if (target == 1 || sc_pid_reuse_harmless(c))
-		return 0; /* the guest's init (not dumpable: EPERM), or one-id: native */
-	c->cont = 0;
+	if (!c->cont || target <= 0 || target == c->task->vtgid || target == 1)
+		return r; /* refused, the kernel's EINVAL/ESRCH, its own process, or the init */
 	struct task *t = task_get_vpid(c->sb, target);
+	if (t && t->tgid == c->task->tgid && sc_pid_reuse_harmless(c)) {
+		task_put(t);
+		return r; /* a thread of its own process (an exec kills the caller
+			   * first), its tid nobody else's if reused: native */
+	}
+	c->cont = 0;
 	if (!t)
 		return -ESRCH; /* a process forked there later is not checked */
-	r = vm_copy(c, t, write);
+	unsigned execs = 0;
+	r = ptrace_check_at_image(c, target, &t, &execs);
+	if (r == 0)
+		r = vm_copy(c, t, execs, write);
 	task_put(t);
-	snprintf(c->note, sizeof c->note, "copied by the sentry (the sandbox has other ids)");
+	if (r == -EPERM)
+		snprintf(c->note, sizeof c->note, "task %d is not the caller's (or it exec'd)", (int)target);
+	else
+		snprintf(c->note, sizeof c->note, "copied by the sentry");
 	return r;
 }
 
@@ -1277,7 +1381,7 @@ long sys_kcmp(struct sc_call *c)
 	if (r < 0 || !other || p[0] <= 0 || p[1] <= 0 || p[0] == 1 || p[1] == 1 ||
 	    (owner_native(c, p[0], OWN_PTRACE) && owner_native(c, p[1], OWN_PTRACE))) {
 		/* refused, or native: its own, pid 0 (the kernel's ESRCH), the
-		 * guest's init (not dumpable: EPERM), reuse harmless */
+		 * guest's init (not dumpable: EPERM) */
 		task_put(t[0]);
 		task_put(t[1]);
 		if (r >= 0 && other)
@@ -1296,7 +1400,19 @@ long sys_kcmp(struct sc_call *c)
 	struct kcmp_arg a = { .type = (long)(int)c->args[2], .idx1 = c->args[3], .idx2 = c->args[4] };
 	if (a.type == 7 /* KCMP_EPOLL_TFD */)
 		a.idx2 = sc_read_guest(c, c->args[4], a.slot, sizeof a.slot) < 0 ? 0 : (unsigned long)(uintptr_t)a.slot;
-	r = pin_act(t, 2, 1, kcmp_fn, &a);
+	/* each check bound to its task's image (vmexec): natively, an exec of
+	 * a program the caller may not read after the check had the new
+	 * image's files, mm... compared */
+	unsigned execs[2] = { 0, 0 };
+	for (int i = 0; i < 2 && r >= 0; i++)
+		r = ptrace_check_at_image(c, p[i], &t[i], &execs[i]);
+	if (r >= 0 && sc_test_vm_check_delay_ms) {
+		if (guestmem_test_block)
+			guestmem_test_block(); /* another worker takes the lead */
+		usleep((useconds_t)sc_test_vm_check_delay_ms * 1000);
+	}
+	if (r >= 0)
+		r = pin_act(t, 2, 1, kcmp_fn, &a, execs);
 	task_put(t[0]);
 	task_put(t[1]);
 	pidcall_test_delay();
@@ -1325,12 +1441,12 @@ static long prio_set(struct sc_call *c, int process, int pgrp, int user, enum ow
 
 	if (which == process) {
 		struct task *t;
-		long r = owner_pin(c, who, kind, &t);
+		long r = owner_pin(c, who, kind, &t, NULL);
 		if (r <= 0)
 			return r;
 		struct prio_arg a = { .nr = kind == OWN_NICE ? SYS_setpriority : SYS_ioprio_set, .which = which,
 				      .prio = (int)c->args[2] };
-		return owner_make(c, t, 1, prio_fn, &a);
+		return owner_make(c, t, 1, prio_fn, &a, NULL);
 	}
 	if (which == pgrp || which == user)
 		return owner_group(c, which == user, who, kind);
@@ -1374,13 +1490,30 @@ long sys_pidfd_getfd(struct sc_call *c)
 			task_put(t);
 		return -ESRCH;
 	}
-	struct cred s = cred_of(c->task), d = cred_of_target(c->sb, t);
-	if (t->vtgid != c->task->vtgid && !owner_ok(&s, &d, OWN_PTRACE)) {
+	/* another process's: the check and the fetch in one exec guard of
+	 * it (vmexec: an exec of a program the caller may not read between
+	 * them would hand over the new image's fds; a leader an exec
+	 * replaced is exited by then) */
+	int other = t->tgid != c->task->tgid;
+	if (other && task_io_begin(t, -1, 0) < 0) {
 		task_put(t);
-		return -EPERM;
+		return -EAGAIN;
 	}
-	int hf = task_getfd(t, tfd);
+	struct cred s = cred_of(c->task), d = cred_of_target(c->sb, t);
+	long refused = atomic_load(&t->exited) ? -ESRCH : 0;
+	if (!refused && t->vtgid != c->task->vtgid && !owner_ok(&s, &d, OWN_PTRACE))
+		refused = -EPERM;
+	if (!refused && other && sc_test_vm_check_delay_ms) {
+		if (guestmem_test_block)
+			guestmem_test_block();
+		usleep((useconds_t)sc_test_vm_check_delay_ms * 1000); /* (in the guard: an exec waits) */
+	}
+	int hf = refused ? (int)refused : task_getfd(t, tfd);
+	if (other)
+		task_io_end(t);
 	task_put(t);
+	if (refused)
+		return refused;
 	if (hf < 0)
 		return hf == -EPERM ? -EPERM : -EBADF;
 	return sc_return_fd(c, hf, 1);
@@ -1482,7 +1615,7 @@ long sys_prlimit64(struct sc_call *c)
 	pid_t pid = (pid_t)c->args[0];
 	if ((uint32_t)c->args[1] != VCORE_RES) { /* unsigned int: upper bits ignored */
 		struct task *t;
-		long r = owner_pin(c, pid, OWN_RLIMIT, &t);
+		long r = owner_pin(c, pid, OWN_RLIMIT, &t, NULL);
 		if (r <= 0)
 			return r;
 		/* as Linux: the new limits read first, the old written last
@@ -1493,7 +1626,7 @@ long sys_prlimit64(struct sc_call *c)
 			task_put(t);
 			return -EFAULT;
 		}
-		r = owner_make(c, t, 0, rl_fn, &a); /* the process's limits: by its tgid */
+		r = owner_make(c, t, 0, rl_fn, &a, NULL); /* the process's limits: by its tgid */
 		if (r == 0 && a.want_old && sc_write_guest(c, c->args[3], a.old, sizeof a.old) < 0)
 			r = -EFAULT;
 		return r;

@@ -1412,6 +1412,41 @@ static int ptrace_read_ok(struct task *self, struct task *target)
 	       fg == d.rgid && fg == d.egid && fg == d.sgid;
 }
 
+/*
+ * vmexec: the ptrace read check of another process and the host access it
+ * allows (an open that binds the file to the target's mm, a read of its
+ * stat, a fetch of one of its fds) made in one exec guard of the target's
+ * group (kernel/task.h task_io_begin): no exec of the group runs between
+ * them, and one that ran before has set the new image's nondump (the tracer
+ * sets it before the exec fence comes down) and retired the leader it
+ * replaced (exited at the re-key: refused here). Else a process that execs
+ * a program the reader may run but not read (not dumpable) between the
+ * check and the open gave the reader the new image's maps, environ, fds...
+ * 1: in the guard (pguard_end), 0: no guard needed (the caller's own group,
+ * the init: never execs), -EAGAIN (an exec held it off past 3 s) or -ESRCH.
+ */
+int procfs_test_check_delay_ms;
+void (*procfs_test_block)(void);
+
+static int pguard_begin(struct task *self, struct task *target)
+{
+	if (!target || target->tgid == self->tgid)
+		return 0;
+	if (task_io_begin(target, -1, 0) < 0)
+		return -EAGAIN;
+	if (atomic_load(&target->exited)) {
+		task_io_end(target);
+		return -ESRCH;
+	}
+	return 1;
+}
+
+static void pguard_end(struct task *target, int g)
+{
+	if (g > 0)
+		task_io_end(target);
+}
+
 static int ends_with(const char *s, const char *suffix)
 {
 	size_t l = strlen(s), k = strlen(suffix);
@@ -1456,7 +1491,12 @@ static int open_pid_stat(struct task *self, struct pnode *n, int *out)
 	char *p;
 	unsigned calls;
 	int pre = state_pre(self, n, &calls);
+	int g = pguard_begin(self, n->init ? NULL : n->task);
+	if (g < 0)
+		return g == -ESRCH ? -ENOENT : g;
 	long len = guest_slurp(sb, n->gpath, &text);
+	int hide = len >= 0 && !ptrace_read_ok(self, n->init ? NULL : n->task);
+	pguard_end(n->task, g);
 
 	if (len < 0)
 		return (int)len;
@@ -1467,7 +1507,7 @@ static int open_pid_stat(struct task *self, struct pnode *n, int *out)
 		else if (!n->init)
 			p[2] = state_shown(sb, n->task, n->base, p[2], pre, calls);
 	}
-	if (!ptrace_read_ok(self, n->init ? NULL : n->task)) {
+	if (hide) {
 		stat_hide_addresses(text);
 		len = (long)strlen(text);
 	}
@@ -2348,8 +2388,16 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
 	if (r)
 		return r;
 	text[0] = 0;
+	/* what an exec changes (the exe, the fd table) is read in the
+	 * target's exec guard with the check (pguard_begin) */
+	int g = n.kind == N_EXE || n.kind == N_FD ? pguard_begin(t, n.init ? NULL : n.task) : 0;
+	if (g < 0) {
+		pn_release(&n);
+		return g == -ESRCH ? -ENOENT : g;
+	}
 	if ((n.kind == N_EXE || n.kind == N_CWD || n.kind == N_ROOTLINK || n.kind == N_FD) &&
 	    !ptrace_read_ok(t, n.init ? NULL : n.task)) {
+		pguard_end(n.task, g);
 		pn_release(&n);
 		return -EACCES; /* Linux: proc_fd_access_allowed */
 	}
@@ -2413,6 +2461,7 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
 		r = -EINVAL;
 		break;
 	}
+	pguard_end(n.task, g);
 	pn_release(&n);
 	if (r < 0)
 		return r;
@@ -2428,15 +2477,18 @@ long procfs_readlink(struct vfs *v, struct task *t, const char *rel, char *buf, 
 /* /proc/<pid>/fdinfo/<n>: the kernel's text, with mnt_id the id of the
  * mount the VFS names the file on (mountinfo's first field), not the host
  * mount behind it (the gofer's or the sentry's). */
-static int open_fdinfo(struct vfs *v, struct task *self, struct pnode *n, int *out)
+/* guard: as open_maps's (ended once the text and the fd are taken) */
+static int open_fdinfo(struct vfs *v, struct task *self, struct pnode *n, struct task *guard, int *out)
 {
 	cleanup_free char *text = NULL;
 	long len = guest_slurp(self->sb, n->gpath, &text);
+	char *m = len >= 0 ? strstr(text, "\nmnt_id:") : NULL;
+	int hf = m && v ? task_getfd(n->task, n->fdnum) : -1;
+	if (guard)
+		task_io_end(guard);
 
 	if (len < 0)
 		return (int)len;
-	char *m = strstr(text, "\nmnt_id:");
-	int hf = m && v ? task_getfd(n->task, n->fdnum) : -1;
 	int id = hf >= 0 ? vfs_fd_mnt_id(v, self, hf) : -1;
 	if (hf >= 0)
 		close(hf);
@@ -2729,7 +2781,9 @@ static int numa_rewrite(struct obuf *o, const char *text, const char *maps, cons
 	return 0;
 }
 
-static int open_maps(struct vfs *v, struct task *self, struct pnode *n, int *out)
+/* guard: the target whose exec guard the caller entered (pguard_begin),
+ * ended here once the files are open (bound to the mm checked), or NULL */
+static int open_maps(struct vfs *v, struct task *self, struct pnode *n, struct task *guard, int *out)
 {
 	int numa = ends_with(n->gpath, "/numa_maps");
 	cleanup_free char *text = NULL;
@@ -2739,18 +2793,21 @@ static int open_maps(struct vfs *v, struct task *self, struct pnode *n, int *out
 	char mp[sizeof n->base + 8];
 	long r;
 	cleanup_fd int fd = guest_open(self->sb, n->gpath, O_RDONLY);
+	cleanup_fd int mfd = -1;
+	if (numa && fd >= 0) {
+		snprintf(mp, sizeof mp, "%s/maps", n->base);
+		mfd = guest_open(self->sb, mp, O_RDONLY);
+	}
+	if (guard)
+		task_io_end(guard);
 
 	if (fd < 0)
 		return fd;
 	r = slurp_max(fd, &text, PROC_MAX_MAPS);
 	if (r < 0)
 		return (int)r;
-	if (numa) {
-		snprintf(mp, sizeof mp, "%s/maps", n->base);
-		cleanup_fd int mfd = guest_open(self->sb, mp, O_RDONLY);
-		if (mfd < 0 || slurp_max(mfd, &maps, PROC_MAX_MAPS) < 0)
-			maps = NULL;
-	}
+	if (numa && (mfd < 0 || slurp_max(mfd, &maps, PROC_MAX_MAPS) < 0))
+		maps = NULL;
 	r = knames_get(v, numa ? "\n\t= " : "\n", &k);
 	if (r >= 0) {
 		ob_put(&o, "", 0);
@@ -2855,12 +2912,14 @@ int procfs_procmap_query(struct vfs *v, struct task *t, const char *rel, struct 
 		pn_release(&n);
 		return -ENOTTY;
 	}
-	if (!ptrace_read_ok(t, n.task)) {
+	int g = pguard_begin(t, n.task);
+	if (g < 0 || !ptrace_read_ok(t, n.task)) {
+		pguard_end(n.task, g);
 		pn_release(&n);
-		return -EACCES;
+		return g == -ESRCH ? -ENOENT : g < 0 ? g : -EACCES;
 	}
 	int fd = -1;
-	r = open_maps(v, t, &n, &fd);
+	r = open_maps(v, t, &n, g > 0 ? n.task : NULL, &fd);
 	pn_release(&n);
 	if (r < 0)
 		return r;
@@ -2927,6 +2986,7 @@ int procfs_procmap_query(struct vfs *v, struct task *t, const char *rel, struct 
 int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *fd)
 {
 	struct pnode n;
+	int g = 0; /* 1: in the target's exec guard (pguard_begin) */
 	int r = pn_walk(t, rel, &n);
 
 	if (r)
@@ -2954,16 +3014,37 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 	    (ends_with(n.gpath, "/maps") || ends_with(n.gpath, "/environ") || ends_with(n.gpath, "/io") ||
 	     ends_with(n.gpath, "/smaps") || ends_with(n.gpath, "/smaps_rollup") ||
 	     ends_with(n.gpath, "/pagemap") || ends_with(n.gpath, "/numa_maps") ||
-	     ends_with(n.gpath, "/personality")) &&
-	    !ptrace_read_ok(t, n.init ? NULL : n.task)) {
-		r = -EACCES; /* Linux: mm_access, PTRACE_MODE_READ_FSCREDS */
-		goto out;
+	     ends_with(n.gpath, "/personality"))) {
+		/* the check and the open it allows in the target's exec
+		 * guard (pguard_begin); ended once the file is open */
+		g = pguard_begin(t, n.init ? NULL : n.task);
+		if (g < 0) {
+			r = g == -ESRCH ? -ENOENT : g;
+			goto out;
+		}
+		if (!ptrace_read_ok(t, n.init ? NULL : n.task)) {
+			r = -EACCES; /* Linux: mm_access, PTRACE_MODE_READ_FSCREDS */
+			goto out;
+		}
+		if (procfs_test_check_delay_ms && g > 0) {
+			if (procfs_test_block)
+				procfs_test_block();
+			usleep((useconds_t)procfs_test_check_delay_ms * 1000);
+		}
 	}
 	switch (n.kind) {
 	case N_GUEST:
 		if (n.task && n.fdnum >= 0 && strstr(n.gpath, "/fdinfo/")) {
 			/* Linux: proc_fdinfo_permission, a ptrace read check */
-			r = ptrace_read_ok(t, n.task) ? open_fdinfo(v, t, &n, fd) : -EACCES;
+			g = pguard_begin(t, n.task);
+			if (g < 0)
+				r = g == -ESRCH ? -ENOENT : g;
+			else if (!ptrace_read_ok(t, n.task))
+				r = -EACCES;
+			else {
+				r = open_fdinfo(v, t, &n, g > 0 ? n.task : NULL, fd);
+				g = 0; /* (ended there) */
+			}
 			break;
 		}
 		if (!strncmp(n.gpath, "sysvipc/", 8)) {
@@ -2972,11 +3053,26 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 		}
 		if (n.task && (ends_with(n.gpath, "/maps") || ends_with(n.gpath, "/smaps") ||
 			       ends_with(n.gpath, "/numa_maps"))) {
-			r = open_maps(v, t, &n, fd);
+			r = open_maps(v, t, &n, g > 0 ? n.task : NULL, fd);
+			g = 0; /* (ended there) */
 			break;
 		}
 		if (n.task && ends_with(n.gpath, "/limits")) {
 			r = open_limits(t, &n, fd);
+			break;
+		}
+		if (g > 0 && (ends_with(n.gpath, "/io") || ends_with(n.gpath, "/personality"))) {
+			/* another process's: the kernel checks these at each
+			 * read, as the sentry's uid (one for every guest task,
+			 * the host's flag dumpable): a descriptor kept past an
+			 * exec of a program the reader may not read would show
+			 * the new image's. The text as it is now (Linux's
+			 * read after such an exec: EACCES; vmexec) */
+			cleanup_free char *text = NULL;
+			long len = guest_slurp(t->sb, n.gpath, &text);
+			pguard_end(n.task, g);
+			g = 0;
+			r = len < 0 ? (int)len : memfd_with(n.gpath, text, (size_t)len, fd);
 			break;
 		}
 		r = guest_open(t->sb, n.gpath, O_RDONLY | (flags & O_NONBLOCK));
@@ -3009,6 +3105,7 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 		break;
 	}
 out:
+	pguard_end(n.task, g);
 	pn_release(&n);
 	return r;
 }
@@ -3132,11 +3229,14 @@ int procfs_open_magic(struct vfs *v, struct task *t, const char *rel, int flags,
 	 * ids (non-dumpable: never). Before red team 13 only the object's
 	 * mode was checked: root made a memfd (mode 0777), dropped to uid
 	 * 1000, and another uid-1000 process read it through this link */
-	if (!ptrace_read_ok(t, n.task)) {
+	int g = pguard_begin(t, n.task); /* the check and the fetch: one image */
+	if (g < 0 || !ptrace_read_ok(t, n.task)) {
+		pguard_end(n.task, g);
 		pn_release(&n);
-		return -EACCES;
+		return g == -ESRCH ? -ENOENT : g < 0 ? g : -EACCES;
 	}
 	dup = task_getfd(n.task, n.fdnum);
+	pguard_end(n.task, g);
 	pid_t owner_vpid = n.task->vtgid;
 	struct sandbox *psb = n.task->sb;
 	int owner_fd = n.fdnum;

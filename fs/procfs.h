@@ -134,6 +134,11 @@ struct timespec procfs_boot_realtime(struct sandbox *sb);
  * returning the full length): the sentry passes the syscall table's
  * sc_kconfig_text. Without it the file does not exist. */
 void procfs_set_kconfig(size_t (*fn)(char *buf, size_t len));
+/* tests: MOAT_TEST_PTRACE_CHECK_DELAY=MS (set by the pipeline): a gated
+ * open of another process's file (maps, environ, io...) sleeps MS between
+ * its ptrace check and the open, inside the target's exec guard (0: off) */
+extern int procfs_test_check_delay_ms;
+extern void (*procfs_test_block)(void); /* the pipeline's: another worker takes the lead */
 
 struct procfs_dirent {
 	char name[64];

@@ -1295,6 +1295,19 @@ int vfs_watch_refused(const struct vfs_node *n)
 	return 0;
 }
 
+uint32_t vfs_watch_host_events(const struct vfs_node *n)
+{
+	const struct vfs_mount *m = n->mnt;
+
+	if (n->kind != VN_BACKEND || !m || m->kind != VFS_MNT_GOFER)
+		return 0;
+	if (m->dev || !(S_ISREG(n->st.st_mode) || S_ISDIR(n->st.st_mode) || S_ISLNK(n->st.st_mode)))
+		return IN_ACCESS | IN_OPEN | IN_CLOSE_NOWRITE | IN_MODIFY | IN_CLOSE_WRITE;
+	if (m->private_fs || m->cow)
+		return 0; /* the sandbox's own files, or an overlay's merged inode */
+	return IN_ACCESS | IN_OPEN | IN_CLOSE_NOWRITE;
+}
+
 int vfs_mount_write_err(const struct vfs_mount *m)
 {
 	switch (m->kind) {

@@ -313,6 +313,14 @@ int vfs_hides_child(const struct vfs_mount *m, const char *dir);
  * put on: one directly holding a hidden name, whose events name the hidden
  * child or, host-backed, come for the host's own opens there; else 0 */
 int vfs_watch_refused(const struct vfs_node *n);
+/* The inotify events a watch of n must not carry (red team 32): on a mount
+ * of host files the host's own processes act too, so the events that only
+ * say someone read or opened it (IN_ACCESS, IN_OPEN, IN_CLOSE_NOWRITE) are
+ * the host's activity; on the device mount (the host's null, zero, random,
+ * urandom, tty) and for any node that is not a file, directory or symlink
+ * IN_MODIFY and IN_CLOSE_WRITE are too (a write there changes no content
+ * the guest could read). 0 for private, cow and synthetic nodes. */
+uint32_t vfs_watch_host_events(const struct vfs_node *n);
 /* hidden name h (export-relative) is an entry of directory dir (dl bytes) */
 static inline int vfs_hidden_in_dir(const char *h, const char *dir, size_t dl)
 {

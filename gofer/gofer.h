@@ -125,6 +125,10 @@ int gofer_start_finish(pid_t pid, int ctl_sock, char *err, size_t errlen);
  * masked: what the sentry's direct opens there resolve beneath), or -1. The
  * caller takes it: a second call answers -1. */
 int gofer_take_cow_root(size_t i);
+/* After gofer_start(_finish): 1 if cow export i's overlay hides its hidden
+ * name k itself (a whiteout in its upper layer, proto.h gofer_root): an
+ * ordinary absent name the guest may create, not refused by name. */
+int gofer_layer_hides(size_t i, size_t k);
 /* An fd the gofer started next keeps open for its whole life and never uses
  * (the sandbox's claim on its host uid: see sentry/privilege.c). */
 void gofer_keep_fd(int fd);

@@ -277,8 +277,18 @@ struct gofer_hello {
 	uint32_t nroots;
 };
 
+/* Hidden names a cow export's overlay hides itself: bit k set for its
+ * hidden[k] (k < GOFER_LAYER_HIDES_MAX), a whiteout (or the guest's own
+ * entry of an earlier run, in a persistent layer) in its upper layer made
+ * before the overlay was mounted (gofer/setup.c hide_in_upper). Such a
+ * name is an absent name of the overlay like any other: neither the gofer
+ * nor the sentry refuses it by name, so the guest may create it (its own
+ * file then, never the host's). The others stay refused by name. */
+#define GOFER_LAYER_HIDES_MAX 256
+
 struct gofer_root {
 	uint32_t export;
+	uint8_t layer_hides[GOFER_LAYER_HIDES_MAX / 8];
 };
 
 #endif

@@ -107,6 +107,8 @@ int gofer_check_path(const char *p, size_t len)
 static int is_hidden(const struct gofer_srv_export *e, const char *p)
 {
 	for (size_t i = 0; i < e->nhidden; i++) {
+		if (e->by_layer && e->by_layer[i])
+			continue;       /* absent in the overlay: an ordinary name */
 		size_t hl = strlen(e->hidden[i]);
 		if (!strncmp(p, e->hidden[i], hl) && (p[hl] == '\0' || p[hl] == '/'))
 			return 1;

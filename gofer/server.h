@@ -16,6 +16,10 @@ struct gofer_srv_export {
 	char slot[8];           /* its mount point's name in the gofer's "/" */
 	char **hidden;          /* relative paths refused with -ENOENT */
 	size_t nhidden;
+	unsigned char *by_layer; /* per hidden name, 1: a cow export's overlay
+				  * hides it itself (a whiteout: gofer_root),
+				  * not refused (the export's diff still
+				  * leaves it out) */
 	/* cow exports (an overlayfs at the slot): O_PATH roots of its read-only
 	 * lower clone and of its upper layer, for the export; else -1 */
 	int cow;

@@ -58,6 +58,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/inotify.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -796,6 +797,142 @@ static void cow_dirs(const struct gofer_export *e, size_t i, char *up, char *wor
 		failp("gofer: %s: upper layer", e->host_path);
 }
 
+/* Hidden names of cow export i its overlay hides itself (gofer_root). */
+static uint8_t layer_hides[GOFER_MAX_EXPORTS][GOFER_LAYER_HIDES_MAX / 8];
+
+struct mirrored {
+	char rel[PATH_MAX];
+	struct timespec t[2];
+};
+
+/* Make hidden name h absent in the overlay of lower lfd and upper ufd
+ * (upper-layer directories, before the overlay is mounted): 0, or -1 when
+ * it stays refused by name. Walking h's components: an entry the upper
+ * layer has already (a whiteout, a non-directory: the guest's own in a
+ * persistent layer) hides the lower one, and so does an opaque directory
+ * at the end; a directory continues the walk. Where the upper layer has
+ * nothing: the last component, or one the lower layer lacks (a tree the
+ * host makes later stays hidden), gets a whiteout (a 0/0 character
+ * device, which overlayfs shows as absent: what its own unlink of a lower
+ * file leaves, made without reading it); a lower directory on the way is
+ * copied up as overlayfs does it (mode, owner and, after, times: mirrored,
+ * fixed by the caller once its whiteouts are in); a lower non-directory
+ * on the way (a symlink) has nothing of h beneath it. The lower layer is
+ * only stat'ed, never read. */
+static int hide_one(int lfd, int ufd, const char *h, struct mirrored *mir, size_t *nmir,
+		    size_t maxmir)
+{
+	char rel[PATH_MAX];
+	int lcur = -1, ucur = -1, r = -1;
+
+	if (strlen(h) >= sizeof rel)
+		return -1;
+	strcpy(rel, h);
+	lcur = fcntl(lfd, F_DUPFD_CLOEXEC, 0);
+	ucur = fcntl(ufd, F_DUPFD_CLOEXEC, 0);
+	if (lcur < 0)
+		goto out;
+	for (char *comp = rel; ucur >= 0;) {
+		char *slash = strchr(comp, '/');
+		int last = !slash;
+		struct stat ust, lst;
+
+		if (slash)
+			*slash = '\0';
+		if (fstatat(ucur, comp, &ust, AT_SYMLINK_NOFOLLOW) == 0) {
+			if (!S_ISDIR(ust.st_mode)) {
+				r = 0;
+				break;
+			}
+			if (last) {
+				/* only an opaque directory hides the lower one */
+				char v[2] = "";
+				int d = openat(ucur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+					       O_CLOEXEC);
+				r = d >= 0 && fgetxattr(d, "user.overlay.opaque", v, 1) == 1 &&
+				    v[0] == 'y' ? 0 : -1;
+				if (d >= 0)
+					close(d);
+				break;
+			}
+		} else if (errno != ENOENT) {
+			break;
+		} else if (last || lcur < 0 || fstatat(lcur, comp, &lst, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (lcur < 0)
+				errno = ENOENT;
+			if (!last && errno != ENOENT)
+				break;
+			r = mknodat(ucur, comp, S_IFCHR | 0, makedev(0, 0)) == 0 ? 0 : -1;
+			break;
+		} else if (!S_ISDIR(lst.st_mode)) {
+			r = 0;
+			break;
+		} else {
+			if (*nmir == maxmir || mkdirat(ucur, comp, 0700) < 0)
+				break;
+			if (fchownat(ucur, comp, lst.st_uid, lst.st_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+			    fchmodat(ucur, comp, lst.st_mode & 07777, 0) < 0) {
+				/* rootless: a root-owned directory cannot be
+				 * given its owner; left to the by-name refusal */
+				unlinkat(ucur, comp, AT_REMOVEDIR);
+				break;
+			}
+			struct mirrored *m = &mir[(*nmir)++];
+			snprintf(m->rel, sizeof m->rel, "%.*s", (int)(comp + strlen(comp) - rel), h);
+			m->t[0] = lst.st_atim;
+			m->t[1] = lst.st_mtim;
+		}
+		/* (a lower layer without this directory: -1, the rest is
+		 * absent there, whited out for what the host makes later) */
+		int nl = lcur < 0 ? -1 : openat(lcur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+						O_CLOEXEC);
+		int nu = openat(ucur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (lcur >= 0)
+			close(lcur);
+		close(ucur);
+		lcur = nl;
+		ucur = nu;
+		comp = slash + 1;
+	}
+out:
+	if (lcur >= 0)
+		close(lcur);
+	if (ucur >= 0)
+		close(ucur);
+	return r;
+}
+
+/* Whiteouts for cow export e's hidden names in its upper layer up (lower
+ * low), before the overlay is mounted; layer_hides[i] says which. */
+static void hide_in_upper(const struct gofer_export *e, size_t i, const char *low,
+			  const char *up)
+{
+	struct mirrored mir[32];
+	size_t nmir = 0;
+	int lfd, ufd;
+
+	memset(layer_hides[i], 0, sizeof layer_hides[i]);
+	if (!e->hidden || getenv("MOAT_TEST_HIDE_BY_NAME"))
+		return;
+	lfd = open(low, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ufd = open(up, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (size_t k = 0; lfd >= 0 && ufd >= 0 && e->hidden[k] &&
+	     k < GOFER_LAYER_HIDES_MAX; k++) {
+		if (hide_one(lfd, ufd, e->hidden[k], mir, &nmir, ARRAY_SIZE(mir)) == 0)
+			layer_hides[i][k / 8] |= (uint8_t)(1u << (k % 8));
+		else
+			dbg("gofer: %s/%s: hidden by name", e->host_path, e->hidden[k]);
+	}
+	/* the copied-up directories' times, now that their entries are in
+	 * (deepest first: a child's utimensat leaves its parent's mtime) */
+	for (size_t k = nmir; k-- > 0 && ufd >= 0;)
+		(void)!utimensat(ufd, mir[k].rel, mir[k].t, AT_SYMLINK_NOFOLLOW);
+	if (lfd >= 0)
+		close(lfd);
+	if (ufd >= 0)
+		close(ufd);
+}
+
 /* Mount the overlay of cow export i at slot: lower /.low<i>. 0, or
  * -EINVAL when overlayfs refuses the lower layer (locked submounts, see
  * pre_clone_cow); any other failure ends the start-up. */
@@ -818,6 +955,7 @@ static int mount_cow(const struct gofer_export *e, size_t i, const char *slot)
 		(void)!chown(up, lst.st_uid, lst.st_gid);
 		(void)!chmod(up, lst.st_mode & 01777);
 	}
+	hide_in_upper(e, i, low, up);
 	fs = fsopen("overlay", FSOPEN_CLOEXEC);
 	if (fs < 0)
 		failp("gofer: %s: overlayfs", e->host_path);
@@ -833,6 +971,8 @@ static int mount_cow(const struct gofer_export *e, size_t i, const char *slot)
 	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		if (errno == EINVAL) {
 			close(fs);
+			/* served read-only from the lower layer: by name */
+			memset(layer_hides[i], 0, sizeof layer_hides[i]);
 			return -EINVAL;
 		}
 		failp("gofer: %s: overlayfs (needs Linux >= 5.11; upper layer needs user xattrs)",
@@ -1124,9 +1264,13 @@ static void build_root(const struct gofer_export *ex, size_t n,
 			int efd = open(slot, O_PATH | O_DIRECTORY | O_CLOEXEC);
 			if (efd < 0)
 				failp("gofer: %s", slot);
-			for (const char *const *h = ex[i].hidden; *h; h++)
-				over_mount_hidden(efd, *h, ex[i].host_path ?
-						  ex[i].host_path : "tmpfs");
+			/* (not the names the overlay hides itself: in a
+			 * persistent layer the guest's own of an earlier run) */
+			for (size_t k = 0; ex[i].hidden[k]; k++)
+				if (k >= GOFER_LAYER_HIDES_MAX ||
+				    !((layer_hides[i][k / 8] >> (k % 8)) & 1))
+					over_mount_hidden(efd, ex[i].hidden[k], ex[i].host_path ?
+							  ex[i].host_path : "tmpfs");
 			close(efd);
 		}
 
@@ -1405,6 +1549,11 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 		e->hidden = nh ? xcalloc(nh, sizeof(char *)) : NULL;
 		for (size_t k = 0; k < nh; k++)
 			e->hidden[k] = xstrdup(ex[i].hidden[k]);
+		/* the names the overlay hides itself are served as any
+		 * absent name (the export's diff still leaves them out) */
+		e->by_layer = nh ? xcalloc(nh, 1) : NULL;
+		for (size_t k = 0; k < nh && k < GOFER_LAYER_HIDES_MAX; k++)
+			e->by_layer[k] = (layer_hides[i][k / 8] >> (k % 8)) & 1;
 	}
 
 	srv.exportfd = export_fd;
@@ -1437,6 +1586,7 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 		ready_failed(&srv);
 	for (size_t i = 0; i < n; i++) {
 		struct gofer_root gr = { .export = (uint32_t)i };
+		memcpy(gr.layer_hides, layer_hides[i], sizeof gr.layer_hides);
 		if (cow_roots[i] < 0)
 			continue;
 		if (send_fds(sock, &gr, sizeof gr, &cow_roots[i], 1) < 0)
@@ -1635,6 +1785,7 @@ int gofer_start_begin(const struct gofer_export *exports, size_t n, pid_t *pid,
 /* (parent) the roots the last gofer donated, fd + 1 (0: none):
  * gofer_take_cow_root */
 static int taken_roots[GOFER_MAX_EXPORTS];
+static uint8_t taken_hides[GOFER_MAX_EXPORTS][GOFER_LAYER_HIDES_MAX / 8];
 
 int gofer_take_cow_root(size_t i)
 {
@@ -1645,8 +1796,15 @@ int gofer_take_cow_root(size_t i)
 	return fd;
 }
 
+int gofer_layer_hides(size_t i, size_t k)
+{
+	return i < GOFER_MAX_EXPORTS && k < GOFER_LAYER_HIDES_MAX &&
+	       ((taken_hides[i][k / 8] >> (k % 8)) & 1);
+}
+
 static int recv_roots(int sock, uint32_t nroots)
 {
+	memset(taken_hides, 0, sizeof taken_hides);
 	for (size_t i = 0; i < GOFER_MAX_EXPORTS; i++)
 		if (taken_roots[i] > 0) {
 			close(taken_roots[i] - 1);
@@ -1665,6 +1823,7 @@ static int recv_roots(int sock, uint32_t nroots)
 			return l < 0 ? (int)l : -EPROTO;
 		}
 		taken_roots[gr.export] = fd + 1;
+		memcpy(taken_hides[gr.export], gr.layer_hides, sizeof gr.layer_hides);
 	}
 	return 0;
 }

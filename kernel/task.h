@@ -363,6 +363,9 @@ int task_getfd(struct task *t, int guestfd);
  * -ESRCH: the notification (nfd, id) is no longer valid */
 int task_io_begin(const struct task *t, int nfd, uint64_t id);
 void task_io_end(const struct task *t);
+/* task_io_begin(t, -1, 0) that never waits: -EAGAIN while t's group is
+ * fenced (taking a second group's guard while one is held) */
+int task_io_try(const struct task *t);
 /* This worker thread serves call id (on nfd) of task t (NULL: none): its
  * task_getfd of t's group are guarded with that call's ID_VALID. */
 void task_io_caller(const struct task *t, int nfd, uint64_t id);
@@ -378,6 +381,20 @@ int task_io_begin_caller(const struct task *t);
  * lowered again). */
 int task_fence_close(pid_t tgid, int timeout_ms);
 void task_fence_open(pid_t tgid);
+/* The execs of t's group that are over (counted at task_fence_open, before
+ * the fence comes down), read inside a guard of t (task_io_begin). A check
+ * of the target made inside a guard and an access made inside a later guard
+ * see the same image iff the count did not move between them: no exec of
+ * the group can run while a guard is held, and one that ran between the
+ * two was counted before the second guard could enter. (Slots are shared by
+ * tgid modulo a table size: another group's exec can move it too, so a
+ * move means "maybe".) The ptrace-mode checks made at one time and acted on
+ * later (process_vm_*, procfs, pidfd_getfd: ARCHITECTURE.md "Exec") use it. */
+unsigned task_io_execs(const struct task *t);
+/* The calling thread (the tracer, which lowers the fences) never waits in
+ * task_io_begin: a fence up is -EAGAIN at once (waiting would hold the
+ * exec's own PTRACE_EVENT_EXEC, 3 s) */
+void task_io_no_wait(void);
 /* The tracer: a task of tgid was reaped (its tid may be reused) */
 void task_io_gone(pid_t tgid);
 
@@ -411,6 +428,12 @@ void task_remove(struct sandbox *sb, pid_t tid);
 /* Re-key a task after a non-leader thread exec'd (it takes the leader's tid). */
 void task_rekey(struct sandbox *sb, pid_t old_tid, pid_t new_tid);
 int task_count(struct sandbox *sb);
+/* Up to max tids of entries of thread group tgid other than its leader's
+ * (tid != tgid), into out; returns how many. Once the leader's number is
+ * reaped the group is empty, and any such entry is stale: a thread whose
+ * death was reported under another number (an exec that took the
+ * leader's pid, killed before its PTRACE_EVENT_EXEC was handled). */
+int task_group_others(struct sandbox *sb, pid_t tgid, pid_t *out, int max);
 /* The same without the table's lock: a hint that may be a call late (the
  * pipeline's check whether more than one guest task could be trapping). */
 int task_count_hint(void);

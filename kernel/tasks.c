@@ -385,6 +385,19 @@ int task_count(struct sandbox *sb)
 	return n;
 }
 
+int task_group_others(struct sandbox *sb, pid_t tgid, pid_t *out, int max)
+{
+	(void)sb;
+	int n = 0;
+	unsigned rs = brlock_rdlock(&tab_lock);
+	for (int b = 0; b < NBUCKETS && n < max; b++)
+		for (struct tnode *p = buckets[b]; p && n < max; p = p->next)
+			if (p->t->tgid == tgid && p->t->tid != tgid)
+				out[n++] = p->t->tid;
+	brlock_rdunlock(&tab_lock, rs);
+	return n;
+}
+
 int task_count_hint(void)
 {
 	return __atomic_load_n(&ntasks, __ATOMIC_RELAXED);
@@ -521,7 +534,8 @@ static struct io_slot {
 	atomic_int io;
 	atomic_int fence;
 	atomic_uint gen;
-	char pad[64 - 3 * sizeof(atomic_int)];
+	atomic_uint execs; /* execs over (task_fence_open): task_io_execs */
+	char pad[64 - 4 * sizeof(atomic_int)];
 } io_slots[IO_SLOTS];
 
 static struct io_slot *io_slot(pid_t tgid) { return &io_slots[(unsigned)tgid % IO_SLOTS]; }
@@ -532,6 +546,12 @@ static _Thread_local const struct task *io_caller_t;
 static _Thread_local int io_caller_nfd = -1, io_caller_ok;
 static _Thread_local uint64_t io_caller_id;
 static _Thread_local unsigned io_caller_gen, io_entry_gen;
+static _Thread_local int io_no_wait; /* the tracer: a fence up is -EAGAIN at once */
+
+void task_io_no_wait(void)
+{
+	io_no_wait = 1;
+}
 
 void task_io_caller(const struct task *t, int nfd, uint64_t id)
 {
@@ -563,7 +583,7 @@ int task_io_begin(const struct task *t, int nfd, uint64_t id)
 		/* an exec of the group is in the kernel: wait it out (it
 		 * ends in PTRACE_EVENT_EXEC, its failed exit or a death) */
 		atomic_fetch_sub(&s->io, 1);
-		if (naps >= TASK_IO_WAIT_MS * 10)
+		if (naps >= TASK_IO_WAIT_MS * 10 || io_no_wait)
 			return -EAGAIN;
 		io_nap();
 	}
@@ -584,6 +604,18 @@ int task_io_begin(const struct task *t, int nfd, uint64_t id)
 	if (mine)
 		task_io_proved();
 	return 0;
+}
+
+int task_io_try(const struct task *t)
+{
+	struct io_slot *s = io_slot(t ? t->tgid : 0);
+	atomic_fetch_add(&s->io, 1);
+	if (atomic_load(&s->fence) == 0) {
+		io_entry_gen = atomic_load(&s->gen);
+		return 0;
+	}
+	atomic_fetch_sub(&s->io, 1);
+	return -EAGAIN;
 }
 
 void task_io_end(const struct task *t)
@@ -617,7 +649,16 @@ int task_fence_close(pid_t tgid, int timeout_ms)
 
 void task_fence_open(pid_t tgid)
 {
-	atomic_fetch_sub(&io_slot(tgid)->fence, 1);
+	struct io_slot *s = io_slot(tgid);
+	/* before the fence comes down: a guard entered once it is down sees
+	 * the count of this exec (seq_cst both) */
+	atomic_fetch_add(&s->execs, 1);
+	atomic_fetch_sub(&s->fence, 1);
+}
+
+unsigned task_io_execs(const struct task *t)
+{
+	return atomic_load(&io_slot(t ? t->tgid : 0)->execs);
 }
 
 void task_io_gone(pid_t tgid)

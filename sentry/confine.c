@@ -19,8 +19,11 @@
  *               fs/directfs.c; what confines it is the mount layer, below:
  *               read-only binds in our root, and for cow exports the
  *               gofer's read-only clones of its overlays)
- *   kcmp        KCMP_FILE (the lock table: is this the same open file
- *               description?)
+ *   kcmp        any type (the lock table: is this the same open file
+ *               description?; and a guest's kcmp naming another process)
+ *   setpriority, ioprio_set  one task only (PRIO_PROCESS, IOPRIO_WHO_PROCESS);
+ *   sched_setscheduler/setparam/setattr, get_robust_list: the owner rows
+ *               made at the check (syscalls/sys_signal.c, pid reuse)
  * No fchown/fsetxattr on held fds: the gofer makes every change to a file of
  * the view. fchmod and futimens stay for guest memfds (fs/ allows them on
  * memfds only); on host files the sentry's own uid is not the owner.
@@ -75,6 +78,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -320,6 +324,12 @@ void confine_selftest(struct sandbox *sb)
 	probe("fchown_held_fd", fchown(pfd, 0, 0));
 	probe("unshare_user", unshare(CLONE_NEWUSER));
 	probe("mount", mount("none", "/", "tmpfs", 0, NULL));
+	/* the owner rows it makes for the guest (pid reuse) are one task each:
+	 * a process group or a user's every process is the filter's EPERM (a
+	 * group no process has: the kernel's ESRCH, were it let through) */
+	probe("setpriority_pgrp", setpriority(PRIO_PGRP, 0x3ffffff0, 19) < 0 && errno == EPERM ? -1 : 0);
+	probe("ioprio_set_pgrp", syscall(SYS_ioprio_set, 2 /* IOPRIO_WHO_PGRP */, 0x3ffffff0, (2 << 13) | 4) < 0 &&
+					 errno == EPERM ? -1 : 0);
 	{
 		/* setting a terminal: the caller's stdio (fds 0-2, tty.c
 		 * tty_guard_restore) only. On a non-terminal the kernel says

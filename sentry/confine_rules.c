@@ -189,12 +189,41 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 		if (!rc)
 			rc = rule(ctx, SCMP_SYS(inotify_rm_watch), 0, NULL);
 	}
+	/* kcmp: the lock table (syscalls/sys_lock.c) tells open file
+	 * descriptions apart (KCMP_FILE), and a guest's kcmp naming another
+	 * process is made here (any type): it compares, never acts */
+	if (!rc)
+		rc = rule(ctx, SCMP_SYS(kcmp), 0, NULL);
+	/* the owner rows a guest task makes on another task by pid, made here
+	 * at the check in a sandbox of more than one identity, on the task
+	 * checked with its number held (syscalls/sys_signal.c "the owner rows
+	 * made by the sentry", pid reuse): one task each (setpriority
+	 * PRIO_PROCESS, ioprio_set IOPRIO_WHO_PROCESS), normal classes only
+	 * in effect (a real-time or deadline one needs the initial
+	 * namespace's CAP_SYS_NICE, which the sentry lacks), and the robust
+	 * list head (a read). The kernel's owner rules apply: root-run only
+	 * the sandbox's own tasks share the sentry's uid; rootless the
+	 * caller's other processes do, which it could already slow down or
+	 * starve (prlimit64, sched_setaffinity, kill above) — nice, I/O
+	 * priority and a normal class are no more; get_robust_list is a
+	 * ptrace read check, which the Landlock domain (confine_scope)
+	 * scopes to the sentry's own tree. */
 	if (!rc) {
-		/* the lock table (syscalls/sys_lock.c) tells open file
-		 * descriptions apart: KCMP_FILE only, which compares, never acts */
-		struct scmp_arg_cmp c = { .arg = 2, .op = SCMP_CMP_EQ, .datum_a = KCMP_FILE };
-		rc = rule(ctx, SCMP_SYS(kcmp), 1, &c);
+		struct scmp_arg_cmp c = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = 0 /* PRIO_PROCESS */ };
+		rc = rule(ctx, SCMP_SYS(setpriority), 1, &c);
 	}
+	if (!rc) {
+		struct scmp_arg_cmp c = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = 1 /* IOPRIO_WHO_PROCESS */ };
+		rc = rule(ctx, SCMP_SYS(ioprio_set), 1, &c);
+	}
+	if (!rc)
+		rc = rule(ctx, SCMP_SYS(sched_setscheduler), 0, NULL);
+	if (!rc)
+		rc = rule(ctx, SCMP_SYS(sched_setparam), 0, NULL);
+	if (!rc)
+		rc = rule(ctx, SCMP_SYS(sched_setattr), 0, NULL);
+	if (!rc)
+		rc = rule(ctx, SCMP_SYS(get_robust_list), 0, NULL);
 	const unsigned long ioctls[] = {
 		SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND, SECCOMP_IOCTL_NOTIF_ID_VALID,
 		SECCOMP_IOCTL_NOTIF_ADDFD, SECCOMP_IOCTL_NOTIF_SET_FLAGS, TCGETS,

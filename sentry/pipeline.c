@@ -1071,6 +1071,11 @@ int pipeline_start(struct sandbox *sb, int notify_fd)
 	const char *cd = getenv("MOAT_TEST_ADDFD_CLOSE_DELAY_MS");
 	if (cd && atoi(cd) > 0 && atoi(cd) <= 5000)
 		g_close_delay_ms = atoi(cd);
+	const char *vcd = getenv("MOAT_TEST_PTRACE_CHECK_DELAY"); /* MS */
+	if (vcd && atoi(vcd) > 0 && atoi(vcd) <= 5000) {
+		sc_test_vm_check_delay_ms = procfs_test_check_delay_ms = atoi(vcd);
+		guestmem_test_block = procfs_test_block = lead_pass;
+	}
 	const char *cod = getenv("MOAT_TEST_COPYOUT_DELAY"); /* MS:ADDR[:in] */
 	if (cod) {
 		char *end = NULL;

@@ -755,6 +755,24 @@ int sentry_run(const struct sentry_config *cfg)
 		if (fd >= 0)
 			priv_add_export_root(i, fd);
 	}
+	/* a cow mount's hidden names its overlay hides itself (whiteouts)
+	 * are absent names like any other there: the guest may create them
+	 * (useradd's /etc/.pwd.lock); only the others stay refused by name */
+	for (size_t j = 0; j < view.nmounts; j++) {
+		struct vfs_mount_spec *m = &view.mounts[j];
+		size_t n = 0, kept = 0;
+		if (!m->cow || !m->hidden || m->export < 0)
+			continue;
+		while (m->hidden[n])
+			n++;
+		const char **h = xcalloc(n + 1, sizeof *h);
+		for (size_t k = 0; k < n; k++)
+			if (!gofer_layer_hides((size_t)m->export, k))
+				h[kept++] = m->hidden[k];
+		m->hidden = kept ? h : NULL;
+		if (!kept)
+			free(h);
+	}
 	if (vfs_create(sb, view.mounts, view.nmounts, gofer_ctl, &sb->vfs, err, sizeof err) < 0)
 		die("%s", err);
 	if (!getenv("MOAT_NO_DIRECTFS")) { /* (a knob for benchmarks: every open via the gofer) */

@@ -6,7 +6,8 @@
  * alone reads and writes the "tracer" fields of struct task (kernel/task.h):
  * pt_state, held, initial, fork_*, parked, doomed_parent, exec_pending. It
  * keeps one table of its own, early[]: tids whose first stop came before
- * their parent's fork event (held, never resumed, until that event).
+ * their parent's fork event (held, never resumed, until that event, or
+ * killed when that parent died at its event stop: early_orphans).
  *
  * Bounds: at most max_tasks tasks (MAX_TASKS, without --pids at most an
  * eighth of kernel.pid_max / 3, less if the sentry's fd limit,
@@ -61,7 +62,9 @@ struct tracer {
 	int trimmed;             /* the heap trimmed once the program runs */
 	int max_tasks;
 	pid_t *early;            /* new tasks whose first stop came before their parent's event */
+	double *early_ms;        /* when each came (or was last seen named by its parent) */
 	int nearly, cap_early;
+	unsigned long early_waits, orphans; /* MOAT_PROFILE */
 	struct task **xf;        /* execs let go and not over (exec_fenced): one per group */
 	int nxf, cap_xf;
 	struct held_stop *held;  /* stops held while a sibling's exec runs (hold_stop) */
@@ -83,6 +86,13 @@ static double ms_now(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+static void nap_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 #define GOFER_DEADLINE_MS 10000.0
 #define FDS_SPARE 512 /* fds the sentry keeps for itself: workers, gofer, calls in flight */
 
@@ -95,7 +105,9 @@ static int take_early(struct tracer *tr, pid_t tid)
 {
 	for (int i = 0; i < tr->nearly; i++)
 		if (tr->early[i] == tid) {
-			tr->early[i] = tr->early[--tr->nearly];
+			tr->nearly--;
+			tr->early[i] = tr->early[tr->nearly];
+			tr->early_ms[i] = tr->early_ms[tr->nearly];
 			return 1;
 		}
 	return 0;
@@ -112,10 +124,105 @@ static int add_early(struct tracer *tr, pid_t tid)
 		if (!n)
 			return -1;
 		tr->early = n;
+		double *m = realloc(tr->early_ms, cap * sizeof *m);
+		if (!m)
+			return -1;
+		tr->early_ms = m;
 		tr->cap_early = cap;
 	}
+	tr->early_ms[tr->nearly] = ms_now();
 	tr->early[tr->nearly++] = tid;
 	return 0;
+}
+
+/* ---- orphans in early[] ----
+ * A child's first stop waits in early[] for its parent's fork event. A
+ * parent killed at that event stop (a kill of its group; a sibling's exec,
+ * whose de_thread kills it) never reports it: the child was left held at
+ * its first stop for ever, unregistered (a process reparented to the init
+ * with the pipes and the pid its parent gave it; a thread dies with its
+ * group and is reaped). Nothing names the parent in the child, so an entry
+ * is taken for an orphan when it has waited EARLY_ORPHAN_MS and no live
+ * task's last ptrace event message names it (a parent at its fork event
+ * stop, even one not yet waited for, names its child there): it is killed
+ * before it runs any guest code (fail closed: it was never registered) and
+ * reaped. A parent on its way to its event stop, between the kernel's
+ * wake-up of the child and that stop (a few instructions), for a second
+ * would lose its child so (a guest that slows its own threads harms
+ * itself). While early[] is not empty the round's blocking wait polls
+ * instead (early_wait), so that the check runs when nothing else stops. */
+#define EARLY_ORPHAN_MS 1000.0
+
+struct tidv {
+	pid_t *v;
+	int n, cap;
+};
+
+static int collect_tid(struct task *t, void *arg)
+{
+	struct tidv *a = arg;
+	if (atomic_load(&t->reaped) || t->exited)
+		return 0;
+	if (a->n == a->cap) {
+		int cap = a->cap ? a->cap * 2 : 64;
+		pid_t *v = realloc(a->v, (size_t)cap * sizeof *v);
+		if (!v)
+			return 1;
+		a->v = v;
+		a->cap = cap;
+	}
+	a->v[a->n++] = atomic_load(&t->tid);
+	return 0;
+}
+
+static void early_orphans(struct tracer *tr)
+{
+	double now = ms_now();
+	struct tidv live = { 0 };
+	int have = 0;
+	for (int i = 0; i < tr->nearly; i++) {
+		if (now - tr->early_ms[i] < EARLY_ORPHAN_MS)
+			continue;
+		if (!have) {
+			task_for_each_thread(tr->sb, collect_tid, &live);
+			have = 1;
+		}
+		int named = 0;
+		for (int j = 0; j < live.n && !named; j++) {
+			unsigned long m = 0;
+			named = ptrace(PTRACE_GETEVENTMSG, live.v[j], 0, &m) == 0 && (pid_t)m == tr->early[i];
+		}
+		tr->early_ms[i] = now; /* named: its event comes; else killed once a second */
+		if (named)
+			continue;
+		dbg("task %d held at its first stop, its parent gone before its fork event: killed",
+		    (int)tr->early[i]);
+		kill(tr->early[i], SIGKILL); /* its exit takes it off early[] */
+		tr->orphans++;
+	}
+	free(live.v);
+}
+
+/* The round's blocking wait while early[] holds a task: poll (50 us, then
+ * longer, up to 1.6 ms apart) until a stop or exit is there to take,
+ * checking for orphans meanwhile. As a rule the parent's event is there
+ * before the round ends and this never runs (fork, thread and fork+exec
+ * loops: none); an orphan's second costs every stop meanwhile up to 1.6 ms
+ * more before the tracer sees it. */
+static void early_wait(struct tracer *tr)
+{
+	long us = 50;
+	tr->early_waits++;
+	while (tr->nearly > 0) {
+		siginfo_t si;
+		memset(&si, 0, sizeof si);
+		if (waitid(P_ALL, 0, &si, WEXITED | __WALL | WNOWAIT | WNOHANG) < 0 || si.si_pid)
+			return;
+		early_orphans(tr);
+		nap_us(us);
+		if (us < 1000)
+			us *= 2;
+	}
 }
 
 /* Give a child its guest ids (vid < 0: unknown) and let it run if it is held. */
@@ -518,13 +625,33 @@ static void reap_note(struct sandbox *sb, pid_t tid, int st)
 	}
 }
 
+/* What the tracer keeps for task t (keyed tid), which is gone. */
+static void task_forget(struct tracer *tr, struct task *t, pid_t tid)
+{
+	exec_unfence(tr, t); /* died exec'ing (another thread's exec won) */
+	held_drop(tr, 0, tid); /* its number may be given again */
+	task_io_gone(t->tgid); /* its tid may be reused: copies prove their call again */
+	pin_release(t); /* died pinned: the next may pin */
+	aio_leave(tr->sb, t);
+	if (t->fork_child) /* it died inside fork */
+		release_child(tr, t->fork_child, -1, t->fork_thread);
+	if (t->doomed_parent) {
+		struct task *p = task_get(tr->sb, t->doomed_parent);
+		if (p && p->parked) {
+			if (exec_in_flight(tr, p))
+				hold_stop(tr, p->tid, p->tgid, 0, NULL, 1); /* answered when that exec is over */
+			else
+				finish_refused(tr, p);
+		}
+		task_put(p);
+	}
+}
+
 /* A task is gone (reaped). */
 static void task_gone(struct tracer *tr, pid_t tid)
 {
 	struct task *t = task_get(tr->sb, tid);
 	if (t) {
-		exec_unfence(tr, t); /* died exec'ing (another thread's exec won) */
-		held_drop(tr, 0, tid); /* its number may be given again */
 		if (tid == t->tgid) {
 			/* the leader's number reaped: the group is empty (a leader
 			 * is reaped after its threads; an exec'ing thread that
@@ -534,22 +661,26 @@ static void task_gone(struct tracer *tr, pid_t tid)
 				if (i < tr->nxf && tr->xf[i]->tgid == tid)
 					exec_unfence(tr, tr->xf[i]);
 			held_drop(tr, tid, 0);
+			/* and any other entry of the group is stale: a thread
+			 * whose death came under the leader's number (it exec'd,
+			 * took that number, and was killed before its
+			 * PTRACE_EVENT_EXEC was handled) would stay for ever,
+			 * counted against --pids with its pidfd and pending
+			 * exec's fds */
+			pid_t o[64];
+			int n;
+			for (int r = 0; r < 128 && (n = task_group_others(tr->sb, tid, o, 64)) > 0; r++)
+				for (int i = 0; i < n; i++) {
+					struct task *x = task_get(tr->sb, o[i]);
+					if (x) {
+						task_forget(tr, x, o[i]);
+						task_put(x);
+					}
+					take_early(tr, o[i]);
+					task_remove(tr->sb, o[i]);
+				}
 		}
-		task_io_gone(t->tgid); /* its tid may be reused: copies prove their call again */
-		pin_release(t); /* died pinned: the next may pin */
-		aio_leave(tr->sb, t);
-		if (t->fork_child) /* it died inside fork */
-			release_child(tr, t->fork_child, -1, t->fork_thread);
-		if (t->doomed_parent) {
-			struct task *p = task_get(tr->sb, t->doomed_parent);
-			if (p && p->parked) {
-				if (exec_in_flight(tr, p))
-					hold_stop(tr, p->tid, p->tgid, 0, NULL, 1); /* answered when that exec is over */
-				else
-					finish_refused(tr, p);
-			}
-			task_put(p);
-		}
+		task_forget(tr, t, tid);
 		task_put(t);
 	}
 	task_remove(tr->sb, tid); /* a pending exec is dropped with the last reference */
@@ -1314,10 +1445,31 @@ int tracer_run(struct tracer_args *a)
 	/* tests: the program's first stop handled before the init's fork
 	 * event, an order a loaded machine can give (init_stop's early path) */
 	int main_first = getenv("MOAT_TEST_MAIN_STOP_FIRST") != NULL;
+	/* tests: MOAT_TEST_STOP_DELAY=KIND:MS[,KIND:MS...], this thread
+	 * sleeps MS before handling each stop of KIND (tp_names: fork-event,
+	 * exec-event...), a window for the guest to kill the task there
+	 * (isolation_sentry) */
+	int stop_delay_ms[TP_N] = { 0 }, stop_delay = 0;
+	for (const char *sdl = getenv("MOAT_TEST_STOP_DELAY"); sdl && *sdl;) {
+		/* KIND:MS[,KIND:MS...] */
+		for (int k = 0; k < TP_N; k++)
+			if (!strncmp(sdl, tp_names[k], strlen(tp_names[k])) && sdl[strlen(tp_names[k])] == ':') {
+				int ms = atoi(sdl + strlen(tp_names[k]) + 1);
+				if (ms > 0 && ms <= 5000)
+					stop_delay_ms[k] = ms, stop_delay = 1;
+			}
+		sdl = strchr(sdl, ',');
+		if (sdl)
+			sdl++;
+	}
 	/* tests: this thread's writes at stops wait (platform.h) */
 	const char *twd = getenv("MOAT_TEST_TRACER_WRITE_DELAY");
 	if (twd && atoi(twd) > 0 && atoi(twd) <= 5000)
 		guestmem_test_tracer_delay_ms = atoi(twd);
+	/* this thread lowers the exec fences: a guard it takes (a procfs
+	 * check at an exec or socket stop: /proc/<pid>/fd/N) never waits on
+	 * one (kernel/task.h task_io_no_wait) */
+	task_io_no_wait();
 	for (;;) {
 		pid_t tid;
 		int st;
@@ -1372,6 +1524,8 @@ int tracer_run(struct tracer_args *a)
 			 * this reap may free) */
 			siginfo_t wsi;
 			pid_t w;
+			if (tr.nearly > 0)
+				early_wait(&tr); /* orphans of a parent killed at its fork event */
 			memset(&wsi, 0, sizeof wsi);
 			if (waitid(P_ALL, 0, &wsi, WEXITED | __WALL | WNOWAIT) < 0) {
 				w = -1;
@@ -1441,6 +1595,8 @@ int tracer_run(struct tracer_args *a)
 			continue;
 		}
 		struct task *t = task_get(sb, tid);
+		if (stop_delay && stop_delay_ms[stop_kind(tid, st, sb, t != NULL)])
+			nap_us(stop_delay_ms[stop_kind(tid, st, sb, t != NULL)] * 1000L); /* tests: a window to kill the task at this stop */
 		if (!t) {
 			/* a new task's first stop before its parent's event: held */
 			if (add_early(&tr, tid) < 0)
@@ -1558,7 +1714,12 @@ int tracer_run(struct tracer_args *a)
 			break;
 		case PTRACE_EVENT_EXEC: {
 			unsigned long former = 0;
-			ptrace(PTRACE_GETEVENTMSG, tid, 0, &former);
+			if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &former) < 0) {
+				/* killed at this stop: its exit, under this number,
+				 * comes next (task_gone ends the exec there and drops
+				 * a non-leader's entry, which took the number) */
+				break;
+			}
 			/* every other thread of the group is dead: the stops held
 			 * for this exec go unhandled (the leader's number is this
 			 * task's now) */
@@ -1579,9 +1740,13 @@ int tracer_run(struct tracer_args *a)
 				aio_leave(sb, e); /* a new mm: the old one's contexts went with it */
 				/* the loader may now take the pending exec, once */
 				e->exec_pending = 0;
+				/* not dumpable (an exec-only program) before the
+				 * fence comes down: a ptrace-mode check made in a
+				 * guard from then on sees the new image's flag
+				 * (task_io_execs) */
+				exec_done(e);
 				exec_unfence(&tr, e); /* the new image is in place, the others gone */
 				e->sighand_shared = 0; /* exec unshares the dispositions */
-				exec_done(e);
 				task_pin_to_loader(e, tid);
 				task_put(e);
 			}
@@ -1609,11 +1774,15 @@ int tracer_run(struct tracer_args *a)
 	}
 	free(q);
 	free(tr.early);
+	free(tr.early_ms);
 	free(tr.xf);
 	free(tr.held);
 	if (prof) {
 		tracer_profile_report(pn, pms, rounds, wait_ms);
 		fprintf(stderr, "  exec pins %lu (refused %lu, not while another task runs or is pinned %lu)\n", pin_n, pin_refused, pin_busy);
+		/* every guest task is gone by now: anything listed leaked */
+		fprintf(stderr, "  tasks left %d, early %d, held %d, execs in flight %d; early waits %lu, orphans killed %lu\n",
+			task_count(sb), tr.nearly, tr.nheld, tr.nxf, tr.early_waits, tr.orphans);
 	}
 	return tr.status_out;
 }

@@ -223,7 +223,19 @@ int sc_exec_write_busy(struct sandbox *sb, dev_t dev, ino_t ino);
  * live task has the caller's one uid and gid and cannot change them
  * (syscalls/sys_signal.c, pid reuse) */
 int sc_pid_reuse_harmless(struct sc_call *c);
+/* tests: MOAT_TEST_PTRACE_CHECK_DELAY=MS, process_vm_* sleeps between its check
+ * and its copy (syscalls/sys_signal.c; 0 off) */
+extern int sc_test_vm_check_delay_ms;
 long sc_owner_nice(struct sc_call *c, pid_t target);
+/* The same check when the call may have to be made by the sentry (pid
+ * reuse not harmless: syscalls/sys_signal.c "the owner rows made by the
+ * sentry"): 1 with *tp the task checked (a reference; c->cont cleared),
+ * then sc_owner_make; else 0 (native) or -EPERM. */
+long sc_owner_nice_pin(struct sc_call *c, pid_t target, struct task **tp);
+/* fn(host ids: [0] the tid, arg) made on t with its number held (its
+ * group's copy guard and the reap gate), t put: fn's answer (-errno), or
+ * -ESRCH (gone) / -EAGAIN */
+long sc_owner_make(struct sc_call *c, struct task *t, long (*fn)(const pid_t *host, void *arg), void *arg);
 /* prctl(PR_SCHED_CORE) on another task: its owner check (sys_signal.c) */
 long sc_sched_core_owner(struct sc_call *c);
 

@@ -41,6 +41,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/inotify.h>
 #include "common/log.h"
 #include <linux/kcmp.h>
 #include <linux/seccomp.h>
@@ -1193,7 +1194,18 @@ static int notify_ok(struct sc_call *c, int hostfd)
 
 	if (vfs_host_fd_node(VFS_OF(c), c->task, hostfd, n) < 0)
 		return 0; /* native: the kernel's answer (ENOTDIR...) */
-	return vfs_watch_refused(n);
+	int r = vfs_watch_refused(n);
+	if (r < 0)
+		return r;
+	/* a host directory: DN_ACCESS (and on the device mount DN_MODIFY)
+	 * would come for the host's own reads (writes) of its entries, as
+	 * inotify's read events (vfs_watch_host_events; red team 32). The
+	 * call runs natively with the guest's argument, so it is refused. */
+	uint32_t hostev = vfs_watch_host_events(n);
+	unsigned long arg = (unsigned long)c->args[2];
+	if (((hostev & IN_ACCESS) && (arg & DN_ACCESS)) || ((hostev & IN_MODIFY) && (arg & DN_MODIFY)))
+		return -EACCES;
+	return 0;
 }
 
 long sys_fcntl(struct sc_call *c)

@@ -20,7 +20,9 @@
  * (the host's default): it may lower a virtual priority or leave the class,
  * never enter one (EPERM, as before on the host). Every other call runs
  * natively as before: a task with no virtual class, normal classes, another
- * task named by pid after the owner check.
+ * task named by pid after the owner check (in a sandbox of more than one
+ * identity made by the sentry at the check instead: vs_owner_native, pid
+ * reuse).
  * Not modelled: a SCHED_DEADLINE task's fork is not refused (Linux: EAGAIN),
  * no bandwidth admission (EBUSY), /proc/<pid>/sched shows the host's class,
  * sched_util_min/max (SCHED_FLAG_UTIL_CLAMP) on a virtual task are
@@ -30,7 +32,9 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "syscalls/handlers.h"
 #include "syscalls/sc.h"
@@ -93,11 +97,50 @@ static int vs_dl_ok(const struct vs_attr *a)
 	return period >= VS_DL_PERIOD_MIN_NS && period <= VS_DL_PERIOD_MAX_NS;
 }
 
+/* A native call on another task made by the sentry at the check, on the
+ * task checked (pid reuse: syscalls/sys_signal.c sc_owner_make), with the
+ * sentry's copy of the request: sched_setattr's attr (its size field the
+ * one checked), or sched_setscheduler's policy (with RESET_ON_FORK) and
+ * sched_setparam's priority. */
+struct vs_native {
+	long nr;
+	int policy, prio;
+	const void *attr;
+};
+
+static long vs_native_fn(const pid_t *h, void *arg)
+{
+	struct vs_native *n = arg;
+	long r;
+	if (n->nr == SYS_sched_setattr)
+		r = syscall(SYS_sched_setattr, h[0], n->attr, 0);
+	else if (n->nr == SYS_sched_setscheduler)
+		r = syscall(SYS_sched_setscheduler, h[0], n->policy, &n->prio);
+	else
+		r = syscall(SYS_sched_setparam, h[0], &n->prio);
+	return r < 0 ? -errno : r;
+}
+
+/* the owner check of a call that runs natively: 0 (c->cont: native), the
+ * answer of the call made by the sentry (n: the request), or -EPERM */
+static long vs_owner_native(struct sc_call *c, pid_t pid, struct vs_native *n, uint64_t uparam)
+{
+	struct task *t;
+	long r = sc_owner_nice_pin(c, pid, &t);
+	if (r <= 0)
+		return r;
+	if (!n->attr && sc_read_guest(c, uparam, &n->prio, sizeof n->prio) < 0) {
+		task_put(t);
+		return -EFAULT;
+	}
+	return sc_owner_make(c, t, vs_native_fn, n);
+}
+
 /* __sched_setscheduler on a task with a virtual class or for a real-time or
  * deadline one: a's policy (valid values checked here), priority, deadline
  * parameters and flags. 0 with c->cont set: the task goes back to a normal
  * class natively; 0: set virtually; or -errno. */
-static long vs_set(struct sc_call *c, pid_t pid, struct task *t, const struct vs_attr *a)
+static long vs_set(struct sc_call *c, pid_t pid, struct task *t, const struct vs_attr *a, struct vs_native *n)
 {
 	int policy = (int)a->policy;
 	int normal = policy == SCHED_OTHER || policy == SCHED_BATCH || policy == SCHED_IDLE;
@@ -112,7 +155,8 @@ static long vs_set(struct sc_call *c, pid_t pid, struct task *t, const struct vs
 		return -EINVAL;
 	if (a->flags & VS_FLAG_UTIL_CLAMP)
 		return -EOPNOTSUPP;
-	long r = sc_owner_nice(c, pid);
+	struct task *pt;
+	long r = sc_owner_nice_pin(c, pid, &pt); /* 1: a normal class is made by the sentry */
 	if (r < 0)
 		return r;
 	struct vsched old = vs_read(t);
@@ -125,6 +169,8 @@ static long vs_set(struct sc_call *c, pid_t pid, struct task *t, const struct vs
 		    (old.reset && !(a->flags & VS_FLAG_RESET_ON_FORK))) {
 			c->cont = 0;
 			snprintf(c->note, sizeof c->note, "real-time class without CAP_SYS_NICE");
+			if (r == 1)
+				task_put(pt);
 			return -EPERM;
 		}
 	}
@@ -140,10 +186,15 @@ static long vs_set(struct sc_call *c, pid_t pid, struct task *t, const struct vs
 		}
 		c->cont = 0;
 		snprintf(c->note, sizeof c->note, "virtual class %d", policy);
+		if (r == 1)
+			task_put(pt);
+		r = 0;
 	}
 	pthread_mutex_lock(&t->lock);
 	t->vsched = v;
 	pthread_mutex_unlock(&t->lock);
+	if (r == 1) /* a normal class on another task: made now (c->cont cleared) */
+		return sc_owner_make(c, pt, vs_native_fn, n);
 	return 0;
 }
 
@@ -161,8 +212,14 @@ static long vs_setparam(struct sc_call *c, int policy)
 	if (policy >= 0)
 		policy &= ~SCHED_RESET_ON_FORK;
 	struct task *t = vs_get(c, pid);
-	if (!t)
-		return 0; /* ESRCH natively */
+	if (!t) {
+		/* a number no guest task holds: ESRCH natively, or (pid reuse
+		 * not harmless) the sentry's call on no task, as a task forked
+		 * onto the number meanwhile would be set unchecked */
+		struct vs_native n = { .nr = policy < 0 ? SYS_sched_setparam : SYS_sched_setscheduler,
+				       .policy = (int)c->args[1] };
+		return vs_owner_native(c, pid, &n, uparam);
+	}
 	struct vsched v = vs_read(t);
 	long r = 0;
 	if (v.policy || (policy >= 0 && vs_rt(policy))) {
@@ -177,10 +234,14 @@ static long vs_setparam(struct sc_call *c, int policy)
 					     .prio = prio < 0 ? 100 : (uint32_t)prio,
 					     .flags = (policy < 0 ? v.reset : reset) ?
 						      VS_FLAG_RESET_ON_FORK : 0 };
-			r = vs_set(c, pid, t, &a);
+			struct vs_native n = { .nr = policy < 0 ? SYS_sched_setparam : SYS_sched_setscheduler,
+					       .policy = (int)c->args[1], .prio = prio };
+			r = vs_set(c, pid, t, &a, &n);
 		}
 	} else {
-		r = sc_owner_nice(c, pid);
+		struct vs_native n = { .nr = policy < 0 ? SYS_sched_setparam : SYS_sched_setscheduler,
+				       .policy = (int)c->args[1] };
+		r = vs_owner_native(c, pid, &n, uparam);
 	}
 	task_put(t);
 	return r;
@@ -210,8 +271,15 @@ long sys_sched_setattr(struct sc_call *c)
 	if (!uattr || pid < 0 || (unsigned)c->args[2])
 		return 0; /* the kernel's EINVAL */
 	struct task *t = vs_get(c, pid);
-	if (!t)
-		return 0; /* ESRCH natively (after the copy: a bad size is E2BIG first) */
+	if (!t) {
+		/* ESRCH natively (after the copy: a bad size is E2BIG first);
+		 * where pid reuse is not harmless the sentry answers it, after
+		 * the same copy, as a task forked onto the number meanwhile
+		 * would be set unchecked */
+		struct task *pt;
+		if (sc_owner_nice_pin(c, pid, &pt) <= 0)
+			return 0;
+	}
 	c->cont = 0;
 	long r = 0;
 	if (sc_read_guest(c, uattr, &size, sizeof size) < 0) {
@@ -229,6 +297,9 @@ long sys_sched_setattr(struct sc_call *c)
 	for (uint32_t i = sizeof a; i < size; i++)
 		if (buf[i])
 			goto e2big;
+	/* the size checked, in the copy the sentry may pass to the kernel
+	 * (vs_native: another thread may have changed it between the reads) */
+	memcpy(buf, &size, sizeof size);
 	memcpy(&a, buf, size < sizeof a ? size : sizeof a);
 	if ((a.flags & VS_FLAG_UTIL_CLAMP) && size < VS_ATTR_SIZE_VER1) {
 		r = -EINVAL;
@@ -238,10 +309,15 @@ long sys_sched_setattr(struct sc_call *c)
 		r = -EINVAL;
 		goto out;
 	}
+	if (!t) {
+		r = -ESRCH; /* the kernel's, after its copy of the attr */
+		goto out;
+	}
 	struct vsched v = vs_read(t);
 	int keep_policy = !!(a.flags & VS_FLAG_KEEP_POLICY);
+	struct vs_native n = { .nr = SYS_sched_setattr, .attr = buf };
 	if (!v.policy && (keep_policy || !vs_special((int)a.policy))) {
-		r = sc_owner_nice(c, pid); /* a normal class natively */
+		r = vs_owner_native(c, pid, &n, 0); /* a normal class natively */
 		goto out;
 	}
 	if (keep_policy)
@@ -253,7 +329,7 @@ long sys_sched_setattr(struct sc_call *c)
 		a.period = v.period;
 	}
 	a.flags &= ~(uint64_t)(VS_FLAG_KEEP_POLICY | VS_FLAG_KEEP_PARAMS);
-	r = vs_set(c, pid, t, &a);
+	r = vs_set(c, pid, t, &a, &n);
 	goto out;
 e2big:
 	size = sizeof a;

@@ -41,7 +41,8 @@
  * (PTRACE_MODE_ATTACH_REALCREDS): the caller's real uid and gid must equal
  * the target's real, effective and saved ones (CAP_SYS_PTRACE is never
  * granted), else EPERM; without it a process that dropped root could write
- * into a root process's memory. The iovec pointers are never read here.
+ * into a root process's memory. Another process's memory is then copied by
+ * the sentry against the image checked (vm_call below).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -671,8 +672,9 @@ long sys_pidfd_send_signal(struct sc_call *c)
  * and kcmp, which Linux guards with the ptrace access check, likewise). The filter
  * keeps the caller's own calls (pid 0) native and sends the others here;
  * Linux's rule is applied on the virtual ids, then the call runs natively
- * (its arguments checked are plain register values; the rlimit and
- * sched_attr pointers are never read). */
+ * (its arguments checked are plain register values) where pid reuse is
+ * harmless, else the sentry makes it at the check with its own copy of the
+ * arguments (below: "the owner rows made by the sentry"). */
 enum owner_rule { OWN_NICE, OWN_IOPRIO, OWN_RLIMIT, OWN_PTRACE };
 
 static struct cred cred_of(struct task *t)
@@ -720,9 +722,33 @@ static int owner_ok(const struct cred *s, const struct cred *d, enum owner_rule 
 	}
 }
 
-/* one target (a guest tid or pid) */
-static long owner_one(struct sc_call *c, pid_t target, enum owner_rule r)
+/* MOAT_TEST_PIDCALL_DELAY_MS (tests only): an owner row naming another
+ * task holds its answer this long after the check, the window a guest
+ * thread can hold natively between a CONTINUE and the kernel's lookup
+ * (isolation_identity dropped_owner_calls_act_at_check) */
+static void pidcall_test_delay(void)
 {
+	static atomic_int ms = -1;
+	int v = atomic_load(&ms);
+	if (v < 0) {
+		const char *e = getenv("MOAT_TEST_PIDCALL_DELAY_MS");
+		v = e ? atoi(e) : 0;
+		atomic_store(&ms, v);
+	}
+	if (v > 0) {
+		struct timespec ts = { v / 1000, (long)(v % 1000) * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* one target (a guest tid or pid): Linux's rule on the virtual ids. 0 with
+ * c->cont set (passed: the kernel runs it), or -EPERM. *tp (when tp is not
+ * NULL) gets the task checked, a reference (NULL: none, or the caller's own
+ * process) */
+static long owner_check(struct sc_call *c, pid_t target, enum owner_rule r, struct task **tp)
+{
+	if (tp)
+		*tp = NULL;
 	c->cont = 1;
 	if (target <= 0)
 		return 0;        /* the caller itself, or the kernel's EINVAL/ESRCH */
@@ -733,17 +759,206 @@ static long owner_one(struct sc_call *c, pid_t target, enum owner_rule r)
 			return 0; /* ESRCH from the kernel */
 		memset(&d, 0, sizeof d); /* the guest's init is root's */
 	} else {
-		int same = t->vtgid == c->task->vtgid;
 		d = cred_of_target(c->sb, t);
-		task_put(t);
-		if (same)
-			return 0; /* its own threads */
+		if (t->vtgid == c->task->vtgid) {
+			/* its own threads: no check (a sibling thread's number
+			 * is freed by its reap all the same: owner_native) */
+			if (tp)
+				*tp = t;
+			else
+				task_put(t);
+			return 0;
+		}
 	}
-	if (owner_ok(&s, &d, r))
+	if (owner_ok(&s, &d, r)) {
+		if (tp)
+			*tp = t;
+		else
+			task_put(t);
 		return 0;
+	}
+	task_put(t);
 	c->cont = 0;
 	snprintf(c->note, sizeof c->note, "task %d is not the caller's", (int)target);
 	return -EPERM;
+}
+
+/* another task's number (not the caller's own thread or process, not the
+ * guest's init): what the test hook holds */
+static int pid_other(struct sc_call *c, pid_t target)
+{
+	return target > 1 && target != c->task->vtid && target != c->task->vtgid;
+}
+
+static long owner_one(struct sc_call *c, pid_t target, enum owner_rule r)
+{
+	struct task *t;
+	long e = owner_check(c, target, r, &t);
+	task_put(t);
+	if (e == 0 && pid_other(c, target))
+		pidcall_test_delay();
+	return e;
+}
+
+/* ---- the owner rows made by the sentry at the check (pidcalls) ----
+ * Like kill (above: "a pid checked, then run natively"), a passed owner
+ * check let the kernel look the number up again whenever the caller's
+ * thread got round to the call; a target reaped meanwhile left its number
+ * to the next guest task the pid space gave it to, another user's
+ * included. These calls have no pidfd form, so where reuse is not harmless
+ * the sentry makes the call itself, on the task it checked, by its host
+ * tid (or tgid), while nothing can free that number: inside the target
+ * group's copy guard (task_io_begin: no exec of the group, whose de_thread
+ * frees the exec'ing thread's old tid without a reap, is let go meanwhile)
+ * and the reap gate (no reap), the task seen neither exited nor reaped. The
+ * kernel applies the same rules to the sentry as to the caller: both are
+ * the guest's one host uid without capabilities in the initial namespace
+ * (can_nice and sched_setattr's RLIMIT_RTPRIO are the target's limits,
+ * prlimit's hard raise needs the initial CAP_SYS_RESOURCE neither has; the
+ * ptrace read check of get_robust_list and kcmp passes for the tracer as
+ * process_vm_* does). ARCHITECTURE.md "Pids checked, then used". */
+
+/* 1: a call on target that passed its check may run natively: the
+ * caller's own thread or process (alive while it waits here: a group's
+ * number stays until its last thread is reaped), the guest's init (never
+ * reused), a caller whose capability passes the rule for any task, or a
+ * sandbox where every task that may take the number passes it */
+static int owner_native(struct sc_call *c, pid_t target, enum owner_rule r)
+{
+	if (target <= 0 || target == 1 || target == c->task->vtid || target == c->task->vtgid)
+		return 1;
+	if (r == OWN_PTRACE)
+		return 0; /* an exec may put an image the caller may not see under
+			   * any other number, whatever the sandbox's ids (vmexec:
+			   * ptrace_check_at_image) */
+	struct cred s = cred_of(c->task);
+	if ((r == OWN_NICE || r == OWN_IOPRIO) && cred_capable(&s, CRED_CAP_SYS_NICE))
+		return 1;
+	if (r == OWN_RLIMIT && cred_capable(&s, CRED_CAP_SYS_RESOURCE))
+		return 1;
+	return sc_pid_reuse_harmless(c);
+}
+
+/* fn(host ids, arg) on tasks t[0..n-1] (n <= 2) by their host tids
+ * (thread) or tgids, with their numbers held: their groups' copy guards and
+ * the reap gate, each seen not exited or reaped (the process's pidfd not
+ * readable). -ESRCH when one is gone; -EAGAIN when a guard or the gate
+ * stayed shut past TASK_IO_WAIT_MS. Guest memory is never touched inside
+ * (a fault there must not hold the tracer's reaps). With execs (the
+ * groups' exec counts at a check bound to their images:
+ * ptrace_check_at_image), -EPERM when one moved: an exec since the check.
+ * The second group's guard is never waited for while the first is held
+ * (task_io_try: the first let go while the second's exec runs). */
+typedef long (*pid_fn)(const pid_t *host, void *arg);
+
+static long pin_act(struct task *const *t, int n, int thread, pid_fn fn, void *arg, const unsigned *execs)
+{
+	int two = n > 1 && t[1]->tgid != t[0]->tgid;
+	for (int naps = 0;; naps++) {
+		if (task_io_begin(t[0], -1, 0) < 0)
+			return -EAGAIN;
+		if (!two || task_io_try(t[1]) == 0)
+			break;
+		task_io_end(t[0]);
+		if (naps >= TASK_IO_WAIT_MS * 10)
+			return -EAGAIN;
+		struct timespec ts = { 0, 100000 }; /* 100 us */
+		nanosleep(&ts, NULL);
+	}
+	long r = 0;
+	for (int i = 0; execs && i < n && !r; i++)
+		if (task_io_execs(t[i]) != execs[i])
+			r = -EPERM; /* it exec'd since the check */
+	if (r) {
+	} else if (task_reap_hold() < 0) {
+		r = -EAGAIN;
+	} else {
+		pid_t host[2] = { 0, 0 };
+		for (int i = 0; i < n && !r; i++) {
+			struct pollfd pf = { .fd = t[i]->pidfd, .events = POLLIN };
+			if (t[i]->pidfd < 0 || atomic_load(&t[i]->exited) || atomic_load(&t[i]->reaped) ||
+			    poll(&pf, 1, 0) != 0)
+				r = -ESRCH;
+			else
+				host[i] = thread ? atomic_load(&t[i]->tid) : t[i]->tgid;
+		}
+		if (!r)
+			r = fn(host, arg);
+		task_reap_release();
+	}
+	if (two)
+		task_io_end(t[1]);
+	task_io_end(t[0]);
+	return r;
+}
+
+/* A host pid no task can hold (past PID_MAX_LIMIT, 4,194,304): the call
+ * made on it gets the kernel's own argument checks, then its ESRCH */
+#define NO_TASK_PID ((pid_t)0x3fffffff)
+
+/* The check of an owner row on target: 1 when the sentry must make the
+ * call itself (*tp: the task checked, a reference, or NULL for a number no
+ * guest task holds; c->cont cleared; then owner_make), else 0 (native:
+ * c->cont set) or -errno as owner_one. A number no task holds is never
+ * left to the kernel there either: a task forked onto it before the
+ * caller's thread ran the call (the next number, which the guest can
+ * tell) would be hit unchecked. */
+static long ptrace_check_at_image(struct sc_call *c, pid_t target, struct task **tp, unsigned *execs);
+
+/* (OWN_PTRACE: *execs gets the target group's exec count at a second check
+ * bound to its image, ptrace_check_at_image; owner_make then refuses the
+ * call when it moved) */
+static long owner_pin(struct sc_call *c, pid_t target, enum owner_rule r, struct task **tp, unsigned *execs)
+{
+	long e = owner_check(c, target, r, tp);
+	if (e < 0)
+		return e;
+	if (!pid_other(c, target) || owner_native(c, target, r)) {
+		task_put(*tp);
+		*tp = NULL;
+		if (pid_other(c, target))
+			pidcall_test_delay();
+		return 0;
+	}
+	c->cont = 0;
+	if (r == OWN_PTRACE && *tp && (e = ptrace_check_at_image(c, target, tp, execs)) < 0) {
+		task_put(*tp);
+		*tp = NULL;
+		return e;
+	}
+	return 1;
+}
+
+/* the call made on t (owner_pin's; NULL: on no task), t put; execs as
+ * pin_act's (the check bound to t's image) or NULL */
+static long owner_make(struct sc_call *c, struct task *t, int thread, pid_fn fn, void *arg, const unsigned *execs)
+{
+	long r;
+	if (t) {
+		if (execs && sc_test_vm_check_delay_ms) {
+			if (guestmem_test_block)
+				guestmem_test_block(); /* another worker takes the lead */
+			usleep((useconds_t)sc_test_vm_check_delay_ms * 1000);
+		}
+		r = pin_act(&t, 1, thread, fn, arg, execs);
+		task_put(t);
+	} else {
+		pid_t none[2] = { NO_TASK_PID, NO_TASK_PID };
+		r = fn(none, arg);
+	}
+	pidcall_test_delay();
+	snprintf(c->note, sizeof c->note, "made by the sentry (the sandbox has other ids)");
+	return r;
+}
+
+long sc_owner_nice_pin(struct sc_call *c, pid_t target, struct task **tp)
+{
+	return owner_pin(c, target, OWN_NICE, tp, NULL);
+}
+
+long sc_owner_make(struct sc_call *c, struct task *t, long (*fn)(const pid_t *host, void *arg), void *arg)
+{
+	return owner_make(c, t, 1, fn, arg, NULL);
 }
 
 struct owner_grp {
@@ -807,7 +1022,50 @@ static long owner_group(struct sc_call *c, int user, int who, enum owner_rule r)
 	return -EPERM;
 }
 
-long sys_sched_setaffinity(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_NICE); }
+/* sched_setaffinity: the mask as the kernel reads it, min(len, its
+ * cpumask size) bytes (sched_getaffinity's answer: the size it copies) */
+enum { AFF_MAX = 1024 }; /* NR_CPUS 8192 */
+
+struct aff_arg {
+	unsigned long len;
+	unsigned long mask[AFF_MAX / sizeof(unsigned long)];
+};
+
+static long aff_fn(const pid_t *h, void *arg)
+{
+	struct aff_arg *a = arg;
+	long r = syscall(SYS_sched_setaffinity, h[0], a->len, a->mask);
+	return r < 0 ? -errno : r;
+}
+
+static unsigned long cpumask_bytes(void)
+{
+	static atomic_ulong n;
+	unsigned long v = atomic_load(&n);
+	if (!v) {
+		unsigned long m[AFF_MAX / sizeof(unsigned long)];
+		long r = syscall(SYS_sched_getaffinity, 0, sizeof m, m);
+		v = r > 0 ? (unsigned long)r : sizeof m;
+		atomic_store(&n, v);
+	}
+	return v;
+}
+
+long sys_sched_setaffinity(struct sc_call *c)
+{
+	struct task *t;
+	long r = owner_pin(c, (pid_t)c->args[0], OWN_NICE, &t, NULL);
+	if (r <= 0)
+		return r;
+	struct aff_arg a = { .len = (unsigned)c->args[1] };
+	if (a.len > cpumask_bytes())
+		a.len = cpumask_bytes();
+	if (a.len && sc_read_guest(c, c->args[2], a.mask, a.len) < 0) {
+		task_put(t);
+		return -EFAULT;
+	}
+	return owner_make(c, t, 1, aff_fn, &a, NULL);
+}
 
 /* prctl(PR_SCHED_CORE, op, pid, type, uaddr): a task's core scheduling
  * cookie (which tasks may share an SMT core with it) read, made or shared
@@ -836,7 +1094,37 @@ long sc_owner_nice(struct sc_call *c, pid_t target) { return owner_one(c, target
  * head: an address of its memory) and kcmp (whether two processes share
  * files, memory, fd tables...): red-team round 5 read a root process's
  * robust list head from a process that dropped root */
-long sys_get_robust_list(struct sc_call *c) { return owner_one(c, (pid_t)c->args[0], OWN_PTRACE); }
+struct robust_arg {
+	uint64_t head;
+	size_t len;
+};
+
+static long robust_fn(const pid_t *h, void *arg)
+{
+	struct robust_arg *a = arg;
+	void *head = NULL;
+	long r = syscall(SYS_get_robust_list, h[0], &head, &a->len);
+	a->head = (uint64_t)(uintptr_t)head;
+	return r < 0 ? -errno : r;
+}
+
+long sys_get_robust_list(struct sc_call *c)
+{
+	struct task *t;
+	unsigned execs = 0;
+	long r = owner_pin(c, (pid_t)c->args[0], OWN_PTRACE, &t, &execs);
+	if (r <= 0)
+		return r;
+	struct robust_arg a = { 0, 0 };
+	r = owner_make(c, t, 1, robust_fn, &a, t ? &execs : NULL);
+	if (r < 0)
+		return r;
+	/* as Linux: the length first, then the head */
+	if (sc_write_guest(c, c->args[2], &a.len, sizeof a.len) < 0 ||
+	    sc_write_guest(c, c->args[1], &a.head, sizeof a.head) < 0)
+		return -EFAULT;
+	return 0;
+}
 
 /* ioctl(pidfd, PIDFD_GET_*_NAMESPACE) (_IO(0xFF, 1..10), Linux 6.11): a
  * namespace fd of the pidfd's process after Linux's ptrace read check,
@@ -878,25 +1166,50 @@ long sc_pidfd_info_ioctl(struct sc_call *c)
 /* process_vm_readv/writev: the ptrace access check (owner_one: the same
  * real ids as the target's real, effective and saved ones, a dumpable
  * target, its own threads always), then native (the iovecs are never read)
- * for the caller's own process or when pid reuse is harmless (one-id
- * sandbox: sc_pid_reuse_harmless). Otherwise the sentry copies between the
- * two processes itself (vm_copy): the caller's side through the copy guard
- * (its call's ID_VALID), the target's by its host pid while the reap gate
- * is held and its pidfd says it has not exited (kernel/task.h: no number
- * of a live task is freed while a worker holds the gate), 64 KiB at a time.
- * As Linux: the count copied up to the first fault (EFAULT when none), at
- * most IOV_MAX iovecs each side, flags 0. */
+ * for the caller's own process (an exec of it kills the caller's thread
+ * before the new mm is in place) and the guest's init (moat-init: never
+ * execs, non-dumpable: the kernel's EPERM). Any other process is copied by
+ * the sentry (vm_copy), whatever the sandbox's ids: the check binds to the
+ * target's image (Linux's mm_access takes the mm once), and an exec of an
+ * exec-only program (Linux's would_dump: not dumpable) may put another image
+ * under the pid between the check and the copy — natively the copy would
+ * reach it (vmexec: the one-identity sandbox's CONTINUE and the sentry's own
+ * copies both did). So the check is made inside the target group's copy
+ * guard (task_io_begin: no exec of the group runs while it is held) with
+ * the group's exec count (task_io_execs), and every chunk's access inside
+ * another guard: a count moved means an exec ran since, and the copy stops
+ * there (EPERM when nothing was copied: the mm Linux would have taken is
+ * gone). The caller's side goes through the copy guard (its call's
+ * ID_VALID), the target's by its host pid while the reap gate is held and
+ * its pidfd says it has not exited (kernel/task.h: no number of a live task
+ * is freed while a worker holds the gate), 64 KiB at a time. As Linux: the
+ * count copied up to the first fault (EFAULT when none), at most IOV_MAX
+ * iovecs each side, flags 0. */
 enum { VM_CHUNK = 64 * 1024, VM_IOV_MAX = 1024 };
+
+/* tests: MOAT_TEST_PTRACE_CHECK_DELAY=MS (read by the pipeline at start):
+ * process_vm_* sleeps MS between its ptrace check and its copy, as a worker
+ * preempted there (0: off) */
+int sc_test_vm_check_delay_ms;
 
 struct vm_iov {
 	uint64_t base, len;
 };
 
-/* one access to t's memory at addr, len <= VM_CHUNK: bytes moved or -errno */
-static long vm_remote(struct task *t, int write, void *buf, uint64_t addr, size_t len)
+/* one access to t's memory at addr, len <= VM_CHUNK: bytes moved or -errno;
+ * -EPERM when an exec of t's group ran since the check (execs moved) */
+static long vm_remote(struct task *t, unsigned execs, int write, void *buf, uint64_t addr, size_t len)
 {
-	if (task_reap_hold() < 0)
+	if (task_io_begin(t, -1, 0) < 0)
+		return -EAGAIN; /* an exec of the group held past 3 s */
+	if (task_io_execs(t) != execs) {
+		task_io_end(t);
+		return -EPERM; /* another image may be under the pid */
+	}
+	if (task_reap_hold() < 0) {
+		task_io_end(t);
 		return -EAGAIN;
+	}
 	long r;
 	struct pollfd pf = { .fd = t->pidfd, .events = POLLIN };
 	if (t->pidfd < 0 || atomic_load(&t->exited) || atomic_load(&t->reaped) || poll(&pf, 1, 0) != 0) {
@@ -908,10 +1221,11 @@ static long vm_remote(struct task *t, int write, void *buf, uint64_t addr, size_
 			r = -errno;
 	}
 	task_reap_release();
+	task_io_end(t);
 	return r;
 }
 
-static long vm_copy(struct sc_call *c, struct task *t, int write)
+static long vm_copy(struct sc_call *c, struct task *t, unsigned execs, int write)
 {
 	unsigned long lcnt = c->args[2], rcnt = c->args[4];
 	if (c->args[5])
@@ -930,6 +1244,11 @@ static long vm_copy(struct sc_call *c, struct task *t, int write)
 	for (unsigned long i = 0; i < rcnt; i++)
 		if (__builtin_add_overflow(rtot, rv[i].len, &rtot) || rtot > (uint64_t)SSIZE_MAX)
 			return -EINVAL;
+	if (sc_test_vm_check_delay_ms) {
+		if (guestmem_test_block)
+			guestmem_test_block(); /* another worker takes the lead */
+		usleep((useconds_t)sc_test_vm_check_delay_ms * 1000);
+	}
 	cleanup_free char *buf = xmalloc(VM_CHUNK);
 	unsigned long li = 0, ri = 0;
 	uint64_t lo = 0, ro = 0;
@@ -954,9 +1273,9 @@ static long vm_copy(struct sc_call *c, struct task *t, int write)
 				err = -EFAULT;
 				break;
 			}
-			m = vm_remote(t, 1, buf, rv[ri].base + ro, n);
+			m = vm_remote(t, execs, 1, buf, rv[ri].base + ro, n);
 		} else {
-			m = vm_remote(t, 0, buf, rv[ri].base + ro, n);
+			m = vm_remote(t, execs, 0, buf, rv[ri].base + ro, n);
 			if (m > 0 && sc_write_guest(c, lv[li].base + lo, buf, (size_t)m) < 0) {
 				err = -EFAULT;
 				break;
@@ -975,42 +1294,160 @@ static long vm_copy(struct sc_call *c, struct task *t, int write)
 	return done > 0 ? done : err;
 }
 
+/* The ptrace access check of another process at a known image: inside a
+ * guard of *tp's group, the task the pid names now (a non-leader's exec
+ * re-keys it) checked, *execs its group's exec count. 0 (*tp may be
+ * replaced: the caller puts it), -EPERM, -ESRCH or -EAGAIN. */
+static long ptrace_check_at_image(struct sc_call *c, pid_t target, struct task **tp, unsigned *execs)
+{
+	struct task *t = *tp;
+	if (task_io_begin(t, -1, 0) < 0)
+		return -EAGAIN;
+	struct task *n = task_get_vpid(c->sb, target);
+	long r = 0;
+	if (!n || n->tgid != t->tgid || atomic_load(&n->exited)) {
+		r = -ESRCH;
+	} else {
+		*execs = task_io_execs(t);
+		struct cred s = cred_of(c->task), d = cred_of_target(c->sb, n);
+		if (n->vtgid != c->task->vtgid && !owner_ok(&s, &d, OWN_PTRACE))
+			r = -EPERM;
+	}
+	task_io_end(t);
+	if (n && r == 0) {
+		task_put(t);
+		*tp = n;
+	} else if (n) {
+		task_put(n);
+	}
+	return r;
+}
+
 static long vm_call(struct sc_call *c, int write)
 {
 	pid_t target = (pid_t)c->args[0];
 	long r = owner_one(c, target, OWN_PTRACE);
-	if (!c->cont || target <= 0 || target == c->task->vtgid)
-		return r; /* refused, the kernel's EINVAL/ESRCH, or its own process */
-	if (target == 1 || sc_pid_reuse_harmless(c))
-		return 0; /* the guest's init (not dumpable: EPERM), or one-id: native */
-	c->cont = 0;
+	if (!c->cont || target <= 0 || target == c->task->vtgid || target == 1)
+		return r; /* refused, the kernel's EINVAL/ESRCH, its own process, or the init */
 	struct task *t = task_get_vpid(c->sb, target);
+	if (t && t->tgid == c->task->tgid && sc_pid_reuse_harmless(c)) {
+		task_put(t);
+		return r; /* a thread of its own process (an exec kills the caller
+			   * first), its tid nobody else's if reused: native */
+	}
+	c->cont = 0;
 	if (!t)
 		return -ESRCH; /* a process forked there later is not checked */
-	r = vm_copy(c, t, write);
+	unsigned execs = 0;
+	r = ptrace_check_at_image(c, target, &t, &execs);
+	if (r == 0)
+		r = vm_copy(c, t, execs, write);
 	task_put(t);
-	snprintf(c->note, sizeof c->note, "copied by the sentry (the sandbox has other ids)");
+	if (r == -EPERM)
+		snprintf(c->note, sizeof c->note, "task %d is not the caller's (or it exec'd)", (int)target);
+	else
+		snprintf(c->note, sizeof c->note, "copied by the sentry");
 	return r;
 }
 
 long sys_process_vm_readv(struct sc_call *c) { return vm_call(c, 0); }
 long sys_process_vm_writev(struct sc_call *c) { return vm_call(c, 1); }
 
+/* kcmp: both tasks checked; made by the sentry on both when either is
+ * another process's (or a sibling thread) in a sandbox where reuse is not
+ * harmless. KCMP_EPOLL_TFD's slot (idx2: a pointer) is the sentry's copy;
+ * unreadable, a NULL one gives the kernel's EFAULT in its own order. */
+struct kcmp_arg {
+	long type;
+	unsigned long idx1, idx2;
+	uint32_t slot[3];
+};
+
+static long kcmp_fn(const pid_t *h, void *arg)
+{
+	struct kcmp_arg *a = arg;
+	long r = syscall(SYS_kcmp, h[0], h[1], a->type, a->idx1, a->idx2);
+	return r < 0 ? -errno : r;
+}
+
 long sys_kcmp(struct sc_call *c)
 {
-	long r = owner_one(c, (pid_t)c->args[0], OWN_PTRACE);
-	return r < 0 ? r : owner_one(c, (pid_t)c->args[1], OWN_PTRACE);
+	pid_t p[2] = { (pid_t)c->args[0], (pid_t)c->args[1] };
+	struct task *t[2] = { NULL, NULL };
+	long r = owner_check(c, p[0], OWN_PTRACE, &t[0]);
+	if (r >= 0)
+		r = owner_check(c, p[1], OWN_PTRACE, &t[1]);
+	int other = pid_other(c, p[0]) || pid_other(c, p[1]);
+	if (r < 0 || !other || p[0] <= 0 || p[1] <= 0 || p[0] == 1 || p[1] == 1 ||
+	    (owner_native(c, p[0], OWN_PTRACE) && owner_native(c, p[1], OWN_PTRACE))) {
+		/* refused, or native: its own, pid 0 (the kernel's ESRCH), the
+		 * guest's init (not dumpable: EPERM) */
+		task_put(t[0]);
+		task_put(t[1]);
+		if (r >= 0 && other)
+			pidcall_test_delay();
+		return r;
+	}
+	c->cont = 0;
+	if (!t[0] || !t[1]) {
+		/* a number no task holds (not left to the kernel: a task
+		 * forked onto it meanwhile would be compared unchecked) */
+		task_put(t[0]);
+		task_put(t[1]);
+		pidcall_test_delay();
+		return -ESRCH;
+	}
+	struct kcmp_arg a = { .type = (long)(int)c->args[2], .idx1 = c->args[3], .idx2 = c->args[4] };
+	if (a.type == 7 /* KCMP_EPOLL_TFD */)
+		a.idx2 = sc_read_guest(c, c->args[4], a.slot, sizeof a.slot) < 0 ? 0 : (unsigned long)(uintptr_t)a.slot;
+	/* each check bound to its task's image (vmexec): natively, an exec of
+	 * a program the caller may not read after the check had the new
+	 * image's files, mm... compared */
+	unsigned execs[2] = { 0, 0 };
+	for (int i = 0; i < 2 && r >= 0; i++)
+		r = ptrace_check_at_image(c, p[i], &t[i], &execs[i]);
+	if (r >= 0 && sc_test_vm_check_delay_ms) {
+		if (guestmem_test_block)
+			guestmem_test_block(); /* another worker takes the lead */
+		usleep((useconds_t)sc_test_vm_check_delay_ms * 1000);
+	}
+	if (r >= 0)
+		r = pin_act(t, 2, 1, kcmp_fn, &a, execs);
+	task_put(t[0]);
+	task_put(t[1]);
+	pidcall_test_delay();
+	snprintf(c->note, sizeof c->note, "made by the sentry (the sandbox has other ids)");
+	return r;
 }
 
 /* setpriority and ioprio_set: which names a process (owner_one), a process
  * group or a user (owner_group), by each call's own numbers; anything else
  * runs natively for the kernel's EINVAL. */
-static long prio_set(struct sc_call *c, int process, int pgrp, int user, int kind)
+struct prio_arg {
+	long nr;
+	int which, prio;
+};
+
+static long prio_fn(const pid_t *h, void *arg)
+{
+	struct prio_arg *a = arg;
+	long r = syscall(a->nr, a->which, h[0], a->prio);
+	return r < 0 ? -errno : r;
+}
+
+static long prio_set(struct sc_call *c, int process, int pgrp, int user, enum owner_rule kind)
 {
 	int which = (int)c->args[0], who = (int)c->args[1];
 
-	if (which == process)
-		return owner_one(c, who, kind);
+	if (which == process) {
+		struct task *t;
+		long r = owner_pin(c, who, kind, &t, NULL);
+		if (r <= 0)
+			return r;
+		struct prio_arg a = { .nr = kind == OWN_NICE ? SYS_setpriority : SYS_ioprio_set, .which = which,
+				      .prio = (int)c->args[2] };
+		return owner_make(c, t, 1, prio_fn, &a, NULL);
+	}
 	if (which == pgrp || which == user)
 		return owner_group(c, which == user, who, kind);
 	c->cont = 1;
@@ -1053,13 +1490,30 @@ long sys_pidfd_getfd(struct sc_call *c)
 			task_put(t);
 		return -ESRCH;
 	}
-	struct cred s = cred_of(c->task), d = cred_of_target(c->sb, t);
-	if (t->vtgid != c->task->vtgid && !owner_ok(&s, &d, OWN_PTRACE)) {
+	/* another process's: the check and the fetch in one exec guard of
+	 * it (vmexec: an exec of a program the caller may not read between
+	 * them would hand over the new image's fds; a leader an exec
+	 * replaced is exited by then) */
+	int other = t->tgid != c->task->tgid;
+	if (other && task_io_begin(t, -1, 0) < 0) {
 		task_put(t);
-		return -EPERM;
+		return -EAGAIN;
 	}
-	int hf = task_getfd(t, tfd);
+	struct cred s = cred_of(c->task), d = cred_of_target(c->sb, t);
+	long refused = atomic_load(&t->exited) ? -ESRCH : 0;
+	if (!refused && t->vtgid != c->task->vtgid && !owner_ok(&s, &d, OWN_PTRACE))
+		refused = -EPERM;
+	if (!refused && other && sc_test_vm_check_delay_ms) {
+		if (guestmem_test_block)
+			guestmem_test_block();
+		usleep((useconds_t)sc_test_vm_check_delay_ms * 1000); /* (in the guard: an exec waits) */
+	}
+	int hf = refused ? (int)refused : task_getfd(t, tfd);
+	if (other)
+		task_io_end(t);
 	task_put(t);
+	if (refused)
+		return refused;
 	if (hf < 0)
 		return hf == -EPERM ? -EPERM : -EBADF;
 	return sc_return_fd(c, hf, 1);
@@ -1143,11 +1597,40 @@ long sys_setrlimit(struct sc_call *c)
 	return vcore_prlimit(c, c->task, nw, NULL);
 }
 
+struct rl_arg {
+	unsigned res;
+	int has_new, want_old;
+	uint64_t nw[2], old[2];
+};
+
+static long rl_fn(const pid_t *h, void *arg)
+{
+	struct rl_arg *a = arg;
+	long r = syscall(SYS_prlimit64, h[0], a->res, a->has_new ? a->nw : NULL, a->want_old ? a->old : NULL);
+	return r < 0 ? -errno : r;
+}
+
 long sys_prlimit64(struct sc_call *c)
 {
 	pid_t pid = (pid_t)c->args[0];
-	if ((uint32_t)c->args[1] != VCORE_RES) /* unsigned int: upper bits ignored */
-		return owner_one(c, pid, OWN_RLIMIT);
+	if ((uint32_t)c->args[1] != VCORE_RES) { /* unsigned int: upper bits ignored */
+		struct task *t;
+		long r = owner_pin(c, pid, OWN_RLIMIT, &t, NULL);
+		if (r <= 0)
+			return r;
+		/* as Linux: the new limits read first, the old written last
+		 * (after the change) */
+		struct rl_arg a = { .res = (unsigned)c->args[1], .has_new = c->args[2] != 0,
+				    .want_old = c->args[3] != 0 };
+		if (a.has_new && sc_read_guest(c, c->args[2], a.nw, sizeof a.nw) < 0) {
+			task_put(t);
+			return -EFAULT;
+		}
+		r = owner_make(c, t, 0, rl_fn, &a, NULL); /* the process's limits: by its tgid */
+		if (r == 0 && a.want_old && sc_write_guest(c, c->args[3], a.old, sizeof a.old) < 0)
+			r = -EFAULT;
+		return r;
+	}
 	uint64_t nw[2], old[2];
 	if (c->args[2] && sc_read_guest(c, c->args[2], nw, sizeof nw) < 0)
 		return -EFAULT;

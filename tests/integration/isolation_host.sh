@@ -163,7 +163,7 @@ done
 # ... and namespaces (clone with CLONE_NEWUSER, clone3), and setting a
 # terminal above fd 2 (the filter allows it on the caller's stdio only),
 # must have been tried
-for p in clone_newuser clone3_newuser tcsets_fd3 tcsetsw_fd3 tcxonc_fd3; do
+for p in clone_newuser clone3_newuser tcsets_fd3 tcsetsw_fd3 tcxonc_fd3 setpriority_pgrp ioprio_set_pgrp; do
 	grep -q "^confinement-probe $p: " "$T_TMP/probe.err" || missing="$missing $p"
 done
 grep -q '^confinement-probe export_roots: [1-9]' "$T_TMP/probe.err" || missing="$missing export_roots"

@@ -361,6 +361,52 @@ os.kill(pid, 9); os.waitpid(pid, 0)
 print(*r)' </dev/null 2>&1)
 SANITY=1 expect_eq exec_only_program_not_dumpable "$out" "maps:Permission denied vm:Operation not permitted"
 
+# The same, when the target execs that program between the ptrace check and
+# the access (vmexec): the check binds to the image it saw (Linux's
+# mm_access takes the mm once), so a copy the exec overtook must not reach
+# the new one. MOAT_TEST_PTRACE_CHECK_DELAY holds the sentry 1 s between its
+# check and its copy while the child execs root's 0711 copy of the probe
+# (50 ms after the call began: the exec has time on a loaded machine),
+# whose image holds a secret at a fixed address. Before, the one-identity
+# sandbox ran the checked call natively (CONTINUE) and the mixed one copied
+# by pid: both read SECRET-OF-THE-EXEC-ONLY-IMAGE. Now the check and each
+# chunk are made in the target's exec guard and a moved exec count is EPERM.
+if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_vmexec" ]; then
+	guest_tmp /tmp/vmexec
+	for m in one mixed; do
+		out=$(MOAT_TEST_PTRACE_CHECK_DELAY=1000 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec vm $m </dev/null 2>&1)
+		expect_eq vm_copy_not_past_exec_$m "$out" "Operation not permitted Operation not permitted"
+	done
+	# /proc/<pid>/maps opened while the check's delay lets the child exec
+	# the copy: the open binds to the image checked (maps of the new one
+	# name its /vmexec-secret memfd: SECRET with the check and the open
+	# outside one exec guard). /proc/<pid>/io opened before the exec and
+	# read after: the kernel checks it at each read as the sentry's uid,
+	# which passed (SECRET: the new image's wchar); now a copy made at the
+	# open (Linux: EACCES at that read).
+	out=$(MOAT_TEST_PTRACE_CHECK_DELAY=1000 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec procrace maps </dev/null 2>&1)
+	expect_eq proc_maps_open_not_past_exec "$out" "old-image"
+	out=$(moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec proc io </dev/null 2>&1)
+	expect_eq proc_io_read_not_past_exec "$out" "old-image"
+	# get_robust_list of a child that execs the copy after the check: the
+	# new image's head (an address of it) came back natively (SECRET with
+	# the old CONTINUE); now the sentry's call, in the exec guard
+	out=$(MOAT_TEST_PTRACE_CHECK_DELAY=1000 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec robust </dev/null 2>&1)
+	expect_eq robust_list_not_past_exec "$out" "Operation not permitted"
+	# kcmp(KCMP_FILE) of an fd only the new image has (0: SECRET, EBADF
+	# before the exec): natively after the check it compared the new
+	# image's files; now the sentry's call, in the exec guards
+	out=$(MOAT_TEST_PTRACE_CHECK_DELAY=1000 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec kcmp </dev/null 2>&1)
+	expect_eq kcmp_not_past_exec "$out" "Operation not permitted"
+	# pidfd_getfd of that fd: the check and the fetch in one exec guard
+	# (the delay sits inside it: the exec waits, the fd is not there yet;
+	# SECRET, the new image's fd, with the guard ended after the check)
+	out=$(MOAT_TEST_PTRACE_CHECK_DELAY=1000 moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_vmexec getfd </dev/null 2>&1)
+	expect_eq pidfd_getfd_not_past_exec "$out" "old-image"
+else
+	skip vm_copy_not_past_exec "no \$SYSCALL_BIN/probe_vmexec"
+fi
+
 # Linux's dumpable flag (red-team round 8): a root process that opened a
 # root-only file and then dropped to uid 1000 is not dumpable, nor is one
 # that said PR_SET_DUMPABLE 0; another uid-1000 process takes neither's fds
@@ -643,5 +689,121 @@ out=$(moat run --user 0:0 -- "$PY" -c "$PIN_PY" drop </dev/null 2>&1)
 expect_eq dropped_pid_calls_act_at_check "$out" "8 8 written! pid0 pid0 written! kill-reaped:No such process"
 out=$(moat run -- "$PY" -c "$PIN_PY" same </dev/null 2>&1)
 SANITY=1 expect_eq one_identity_pid_calls_native "$out" "8 8 written! sender sender written! kill-reaped:No such process"
+
+# ---- pidcalls: the owner rows (prlimit64, setpriority/ioprio_set of one
+#      task, sched_setaffinity, sched_setscheduler/setparam/setattr,
+#      get_robust_list, kcmp) had the same window as kill: checked on the
+#      virtual ids, then CONTINUE'd, the kernel looking the number up again
+#      when the caller's thread ran the call. MOAT_TEST_PIDCALL_DELAY_MS
+#      holds the answer after the check (the window a guest thread holds
+#      natively); the target is killed and reaped meanwhile. Mixed sandbox:
+#      the sentry made the call at the check on the task it checked, so it
+#      took effect (ok); before, the late lookup found nothing (ESRCH) — and
+#      a number reused meanwhile would have named another user's task.
+#      One identity: native, unchanged (ESRCH after the delay) — but
+#      get_robust_list and kcmp, ptrace checks an exec can outdate in any
+#      sandbox, are made by the sentry at the check there too (vmexec: ok).
+OWNER_PY='
+import ctypes, os, signal, sys, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+if sys.argv[1] == "drop":   # root stays (this parent): a sandbox of two identities
+    d = os.fork()
+    if d:
+        os.waitpid(d, 0); sys.exit(0)
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    libc.prctl(4, 1, 0, 0, 0)   # dumpable again (the id change cleared it)
+L = ctypes.c_long
+def ops(c):
+    old = (ctypes.c_uint64 * 2)(); new = (ctypes.c_uint64 * 2)(64, 64)
+    mask = ctypes.c_ulong(1); prm = ctypes.c_int(0)
+    attr = (ctypes.c_uint32 * 12)(48, 0, 0, 0, 1)   # size 48, SCHED_OTHER, nice 1
+    head = ctypes.c_void_p(); ln = ctypes.c_size_t()
+    return [("setpriority", lambda: libc.syscall(L(141), L(0), L(c), L(5))),
+            ("ioprio_set", lambda: libc.syscall(L(251), L(1), L(c), L((2 << 13) | 4))),
+            ("prlimit64", lambda: libc.syscall(L(302), L(c), L(7), new, old)),
+            ("sched_setaffinity", lambda: libc.syscall(L(203), L(c), L(8), ctypes.byref(mask))),
+            ("sched_setscheduler", lambda: libc.syscall(L(144), L(c), L(3), ctypes.byref(prm))),
+            ("sched_setparam", lambda: libc.syscall(L(142), L(c), ctypes.byref(prm))),
+            ("sched_setattr", lambda: libc.syscall(L(314), L(c), attr, L(0))),
+            ("get_robust_list", lambda: libc.syscall(L(274), L(c), ctypes.byref(head), ctypes.byref(ln))),
+            ("kcmp", lambda: libc.syscall(L(312), L(os.getpid()), L(c), L(1), L(0), L(0)))]
+res = []
+for i in range(9):
+    for attempt in range(3):   # again when the reaper thread was slower than the held answer
+        c = os.fork()
+        if c == 0:
+            while True: signal.pause()
+        name, op = ops(c)[i]
+        done = []
+        def reap():
+            time.sleep(0.1); os.kill(c, signal.SIGKILL); os.waitpid(c, 0); done.append(1)
+        th = threading.Thread(target=reap); th.start()
+        r = op(); e = ctypes.get_errno(); in_time = bool(done)
+        th.join()
+        if in_time:
+            break
+    res.append("%s:%s" % (name, ("ok" if r >= 0 else os.strerror(e)) if in_time else "reaper-late"))
+print(" ".join(res))'
+OWNER_OK="setpriority:ok ioprio_set:ok prlimit64:ok sched_setaffinity:ok sched_setscheduler:ok sched_setparam:ok sched_setattr:ok get_robust_list:ok kcmp:ok"
+OWNER_LATE="setpriority:No such process ioprio_set:No such process prlimit64:No such process sched_setaffinity:No such process sched_setscheduler:No such process sched_setparam:No such process sched_setattr:No such process get_robust_list:No such process kcmp:No such process"
+out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 0:0 -- "$PY" -c "$OWNER_PY" drop </dev/null 2>&1)
+expect_eq dropped_owner_calls_act_at_check "$out" "$OWNER_OK"
+out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 1000:1000 -- "$PY" -c "$OWNER_PY" same </dev/null 2>&1)
+expect_eq one_identity_owner_calls_native "$out" "${OWNER_LATE% get_robust_list:*} get_robust_list:ok kcmp:ok"
+
+# ... and a number no guest task holds was left to the kernel too: the
+# caller names the next number the pid space gives (the guest can tell it),
+# its call is held, and root forks meanwhile: the kernel's late lookup found
+# root's new process and set its nice and limits unchecked (no reuse, no
+# wrap needed). Mixed sandbox: ESRCH at the check (made on no task); root's
+# child keeps nice 0 and its NOFILE limit. One identity: native, the new
+# child (the caller's own user's) is set.
+NEXT_PY='
+import ctypes, os, resource, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+L = ctypes.c_long
+r1, w1 = os.pipe(); r2, w2 = os.pipe()
+R = os.fork()   # root (in "drop"): forks a process on demand, which reports
+if R == 0:
+    os.close(w1)
+    while os.read(r1, 1):
+        time.sleep(0.15)
+        y = os.fork()
+        if y == 0:
+            time.sleep(0.9)   # past the held answer
+            n = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+            os.write(w2, b"%d %d %s\n" % (os.getpid(), os.getpriority(os.PRIO_PROCESS, 0), b"nofile-set" if n == 16 else b"nofile-kept"))
+            os._exit(0)
+        os.waitpid(y, 0)
+    os._exit(0)
+d = os.fork()
+if d == 0:
+    if sys.argv[1] == "drop":
+        os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    out = []
+    for name in ("setpriority", "prlimit64"):
+        x = os.fork()
+        if x == 0:
+            os._exit(0)
+        os.waitpid(x, 0)
+        nxt = x + 1
+        os.write(w1, b"x")
+        t0 = time.monotonic()
+        if name == "setpriority":
+            r = libc.syscall(L(141), L(0), L(nxt), L(19))
+        else:
+            r = libc.syscall(L(302), L(nxt), L(7), (ctypes.c_uint64 * 2)(16, 16), None)
+        e = ctypes.get_errno()
+        held = "held" if time.monotonic() - t0 > 0.4 else "not-held"   # (the window: no hook, no test)
+        pid, nice, nof = os.read(r2, 64).split()
+        out.append("%s:%s %s %s nice:%s %s" % (name, "ok" if r >= 0 else os.strerror(e), held,
+                   "next" if int(pid) == nxt else "other", nice.decode(), nof.decode()))
+    print(" ".join(out), flush=True)
+    os._exit(0)
+os.waitpid(d, 0); os.close(w1); os.waitpid(R, 0)'
+out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 0:0 -- "$PY" -c "$NEXT_PY" drop </dev/null 2>&1)
+expect_eq dropped_owner_calls_next_pid_esrch "$out" "setpriority:No such process held next nice:0 nofile-kept prlimit64:No such process held next nice:0 nofile-kept"
+out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 1000:1000 -- "$PY" -c "$NEXT_PY" same </dev/null 2>&1)
+SANITY=1 expect_eq one_identity_owner_calls_next_pid_native "$out" "setpriority:ok held next nice:19 nofile-kept prlimit64:ok held next nice:0 nofile-set"
 
 finish

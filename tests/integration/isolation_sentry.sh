@@ -13,11 +13,13 @@ mkdir -p "$W" && chmod 777 "$W"
 # start NAME SECS ARGS...: moat run in the background, killed (SIGKILL) after
 # SECS (timeout's pid in $MP, moat's in $SP, output in $T_TMP/NAME.out).
 # The bind is shared: the host makes go1/go2 there while the guest polls.
+# PROBE (probe_sentry by default) and MOAT_ARGS (more options) may be set.
 start() {
 	local name=$1 secs=$2 i
 	shift 2
-	timeout -s KILL "$secs" "$MOAT" run --bind "$SYSCALL_BIN:/t:ro" --bind "$W:/work:rw,shared" --workdir /work \
-		-- /t/probe_sentry "$@" </dev/null >"$T_TMP/$name.out" 2>"$T_TMP/$name.err" &
+	# shellcheck disable=SC2086 # MOAT_ARGS: words
+	timeout -s KILL "$secs" "$MOAT" run ${MOAT_ARGS:-} --bind "$SYSCALL_BIN:/t:ro" --bind "$W:/work:rw,shared" --workdir /work \
+		-- /t/"${PROBE:-probe_sentry}" "$@" </dev/null >"$T_TMP/$name.out" 2>"$T_TMP/$name.err" &
 	MP=$!
 	at_exit "kill -9 $MP"
 	SP=
@@ -276,5 +278,81 @@ SANITY=1 expect_eq no_tracer_write_after_exec "$(tracer_runs 4)" 0
 out=$(MOAT_TEST_TRACER_WRITE_DELAY=300 timeout -s KILL 40 "$MOAT" run --timeout 30s \
 	--bind "$SYSCALL_BIN:/t:ro" -- /t/probe_sentry tracerexec /t/probe_sentry fail </dev/null 2>&1 | tail -1)
 SANITY=1 expect_eq tracer_stop_held_until_exec_fails "$out" "ok tracerexec fail Bad address"
+
+# 7. Guest tasks killed at every kind of ptrace stop leave nothing in the
+# sentry (tests/syscalls/probe_tasks.c; sentry/tracer.c task_gone,
+# early_orphans): MOAT_TEST_STOP_DELAY=KIND:MS holds the tracer before each
+# stop of KIND so that the guest's kill lands there. MOAT_PROFILE's last
+# line counts what is left once every guest task is gone: task entries,
+# early[] (first stops waiting for a parent's fork event), held stops,
+# execs in flight.
+left0="tasks left 0, early 0, held 0, execs in flight 0"
+prof_left() { grep -o 'tasks left [0-9]*, early [0-9]*, held [0-9]*, execs in flight [0-9]*' "$1"; }
+if [ -x "$SYSCALL_BIN/probe_tasks" ]; then
+	# a parent killed at its fork/vfork/clone event stop: its child (held
+	# at its first stop in early[] for ever on main: a pipe it holds
+	# never closed) must run or be killed, and be reaped
+	for k in fork vfork thread; do
+		d=$k-event
+		[ $k = thread ] && d=clone-event
+		out=$(MOAT_PROFILE=1 MOAT_TEST_STOP_DELAY=$d:300 timeout -s KILL 90 "$MOAT" run \
+			--bind "$SYSCALL_BIN:/t:ro" -- /t/probe_tasks forkkill $k 3 </dev/null 2>"$T_TMP/fk.err")
+		if [ "$out" = "ok forkkill $k 3" ] && [ "$(prof_left "$T_TMP/fk.err")" = "$left0" ]; then
+			ok "parent_killed_at_${d/-/_}_leaves_nothing"
+		else
+			fail "parent_killed_at_${d/-/_}_leaves_nothing" "${out:0:200} / $(prof_left "$T_TMP/fk.err")"
+		fi
+	done
+	# the same, the parent killed by a sibling thread's exec (de_thread):
+	# the exec is held at its stop, the fork comes meanwhile, the tracer
+	# lets the exec go before it takes the fork event
+	out=$(MOAT_PROFILE=1 MOAT_TEST_STOP_DELAY=seccomp:300,fork-event:100 timeout -s KILL 90 "$MOAT" run \
+		--bind "$SYSCALL_BIN:/t:ro" -- /t/probe_tasks forkkill execsib 3 </dev/null 2>"$T_TMP/fk.err")
+	if [ "$out" = "ok forkkill execsib 3" ] && [ "$(prof_left "$T_TMP/fk.err")" = "$left0" ]; then
+		ok parent_killed_by_sibling_exec_at_fork_event_leaves_nothing
+	else
+		fail parent_killed_by_sibling_exec_at_fork_event_leaves_nothing "${out:0:200} / $(prof_left "$T_TMP/fk.err")"
+	fi
+	# a non-leader thread killed at its PTRACE_EVENT_EXEC, after it took
+	# the leader's pid: its entry (and pending exec) stayed on main, each
+	# one less task under --pids
+	out=$(MOAT_PROFILE=1 MOAT_TEST_STOP_DELAY=exec-event:300 timeout -s KILL 90 "$MOAT" run --pids 24 \
+		--bind "$SYSCALL_BIN:/t:ro" -- /t/probe_tasks execkill 3 </dev/null 2>"$T_TMP/ek.err")
+	if [ "$out" = "ok execkill 3 capacity 23" ] && [ "$(prof_left "$T_TMP/ek.err")" = "$left0" ]; then
+		ok exec_thread_killed_at_exec_event_leaves_nothing
+	else
+		fail exec_thread_killed_at_exec_event_leaves_nothing "${out:0:200} / $(prof_left "$T_TMP/ek.err")"
+	fi
+	# 2,000 fork+exec+kill of every shape (killed after 0-3 ms: before,
+	# during and after the exec, in the loader; by a thread's exec; stopped
+	# then killed; killed as it forks): as many tasks fit under --pids
+	# after as before, the sentry's fds stay flat, nothing is left
+	N=${TASK_CHURN:-2000}
+	PROBE=probe_tasks MOAT_ARGS="--pids 32" MOAT_PROFILE=1 start churn 300 churn "$N"
+	if wait_line churn phase1 30; then
+		sleep 0.3
+		f1=$(fds "${SP:-0}")
+		touch "$W/go1"
+		if wait_line churn phase2 280; then
+			sleep 0.3
+			f2=$(fds "${SP:-0}")
+			touch "$W/go2"
+			finished
+			if grep -qx "ok churn $N capacity 31" "$T_TMP/churn.out" && [ "$f1" -gt 0 ] && [ "$f2" -le $((f1 + 2)) ] &&
+				[ "$(prof_left "$T_TMP/churn.err")" = "$left0" ]; then
+				ok task_churn_leaves_nothing
+			else
+				fail task_churn_leaves_nothing "sentry fds $f1 before, $f2 after; $(head -c 200 "$T_TMP/churn.out") / $(prof_left "$T_TMP/churn.err")"
+			fi
+		else
+			fail task_churn_leaves_nothing "no phase2: $(head -c 300 "$T_TMP/churn.out" "$T_TMP/churn.err")"
+		fi
+	else
+		fail task_churn_leaves_nothing "no phase1: $(head -c 300 "$T_TMP/churn.err")"
+	fi
+	rm -f "$W/go1" "$W/go2"
+else
+	fail task_leaks "no $SYSCALL_BIN/probe_tasks"
+fi
 
 finish

@@ -87,6 +87,39 @@ static void act_on(pid_t p, int want_eperm, const char *who)
 #undef ONE
 }
 
+/* Linux's own refusals on a task the caller may act on (its own user's
+ * process): in a sandbox of more than one identity the sentry makes these
+ * calls itself at the check (pid reuse: ARCHITECTURE.md "Pids checked,
+ * then used"), and the kernel must answer it as it answers the caller */
+static void edges(pid_t p)
+{
+	char n[64];
+	struct rlimit rl, big;
+	cpu_set_t none;
+#define EDGE(expr, what, err)                                                  \
+	do {                                                                   \
+		snprintf(n, sizeof n, "%s", what);                             \
+		errno = 0;                                                     \
+		long r_ = (long)(expr);                                        \
+		CHECK(r_ == -1 && errno == (err), n, "= %ld %s", r_, strerror(errno)); \
+	} while (0)
+	EDGE(setpriority(PRIO_PROCESS, (id_t)p, -5), "setpriority_lower_nice_eacces", EACCES);
+	EDGE(syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, p, IOPRIO_PRIO(1, 0)), "ioprio_rt_eperm", EPERM);
+	if (syscall(SYS_prlimit64, p, RLIMIT_NOFILE, NULL, &rl) == 0 && rl.rlim_max != RLIM_INFINITY) {
+		big.rlim_cur = rl.rlim_cur;
+		big.rlim_max = rl.rlim_max + 1;
+		EDGE(syscall(SYS_prlimit64, p, RLIMIT_NOFILE, &big, NULL), "prlimit_raise_hard_eperm", EPERM);
+	}
+	EDGE(syscall(SYS_prlimit64, p, RLIMIT_NOFILE, NULL, (void *)8), "prlimit_old_efault", EFAULT);
+	EDGE(syscall(SYS_prlimit64, p, 99, NULL, &rl), "prlimit_resource_einval", EINVAL);
+	CPU_ZERO(&none);
+	EDGE(sched_setaffinity(p, sizeof none, &none), "setaffinity_empty_einval", EINVAL);
+	EDGE(syscall(SYS_sched_setaffinity, p, sizeof none, (void *)8), "setaffinity_efault", EFAULT);
+	EDGE(syscall(SYS_sched_setscheduler, p, SCHED_FIFO, &(struct sched_param){ 1 }), "setscheduler_fifo_eperm",
+	     EPERM);
+#undef EDGE
+}
+
 int main(int argc, char **argv)
 {
 	t_setup(argc, argv, "sched_owner");
@@ -101,6 +134,7 @@ int main(int argc, char **argv)
 			_exit(2);
 		act_on(root_p, 1, "user_on_root");
 		act_on(u1_p, 0, "user_on_own_user");
+		edges(u1_p);
 		act_on(getpid(), 0, "user_on_self_by_pid");
 		fflush(stdout);
 		_exit(t_failures ? 1 : 0);

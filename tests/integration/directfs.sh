@@ -738,6 +738,7 @@ chmod 0755 "$DF" "$DF/sub" "$DF/sub/deep"
 dfmnt=0
 if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=1m,mode=0755 moat-it "$DF/mnt" 2>/dev/null; then
 	dfmnt=1
+	at_exit "umount '$DF/mnt'"
 	echo m >"$DF/mnt/inmnt"
 fi
 # dfprobe ROOT MOUNTOPT: each name's type, and "!" where its stat relative
@@ -772,7 +773,6 @@ dfprobe() { moat run --bind "$DF:/df:$1" -- "$PY" -c "$DFPY" /df $dfnative 2>&1 
 dfwant="f:f deep:d lnk:l fifo:p none:2 secret:d mnt:d sub:d f:f shadow:2 passwd:f"
 expect_eq dirfd_first_lookup_ro "$(dfprobe ro)" "$dfwant"
 expect_eq dirfd_first_lookup_rw "$(dfprobe rw)" "$dfwant"
-[ $dfmnt = 1 ] && umount "$DF/mnt"
 # ... and it is the path taken: MOAT_PROFILE counts those look-ups (main:
 # none; each was an openat2, fstat and close), a du of 200 files
 mkdir -p "$DF/many/a" "$DF/many/b"

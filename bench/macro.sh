@@ -158,6 +158,10 @@ one() { # one KEY RUNTIME
 		sh -c "'mkdir $W/x && tar -xf $T/t3000.tar -C $W/x && rm -rf $W/x'" ;;
 	tar_ovl) hf tar_ovl "$r" 1 "sh -c 'rm -rf $O/x'" \
 		sh -c "'mkdir $O/x && tar -xf $T/t3000.tar -C $O/x && rm -rf $O/x'" ;;
+	# tree walks relative to a directory fd (fts: fstatat/openat(dirfd,
+	# name) per name), the system view's /usr/include (~9,000 names)
+	du) hf du "$r" 0 "" du -s /usr/include ;;
+	grep_r) hf grep_r "$r" 0 "" grep -r -c -s PTHREAD_MUTEX_INITIALIZER /usr/include ;;
 	py_pass) hf py_pass "$r" 0 "" python3 -c pass ;;
 	py_import) hf py_import "$r" 0 "" python3 -c "'import json, sqlite3, ssl'" ;;
 	gcc) hf gcc "$r" 0 "" gcc -O2 -pipe -c "$T/big.c" -o /dev/null ;;
@@ -168,7 +172,7 @@ one() { # one KEY RUNTIME
 	pipe) loop pipe "$r" pipe_loop $N_PIPE ;;
 	esac
 }
-for k in true git_commit git_status tar_rw tar_ovl py_pass py_import gcc make fork_wait fork_exec thread pipe; do
+for k in true git_commit git_status tar_rw tar_ovl du grep_r py_pass py_import gcc make fork_wait fork_exec thread pipe; do
 	want $k || continue
 	for r in "${runtimes[@]}"; do
 		[ "${avail[$r]}" = 1 ] && one $k "$r"
@@ -240,6 +244,8 @@ row git_commit '`git init`+`add -A`+`commit`, 500 files (rw bind)' ms 1
 row git_status '`git status`, 5,000-file work tree' ms 1
 row tar_rw '`tar -xf` 3,000 files + `rm -rf` (rw bind)' ms 1
 row tar_ovl '`tar -xf` 3,000 files + `rm -rf` (overlay)' ms 1
+row du '`du -s /usr/include` (~9,000 names)' ms 1
+row grep_r '`grep -r` over `/usr/include`' ms 1
 row py_pass '`python3 -c pass`' ms 1
 row py_import "\`python3 -c 'import json, sqlite3, ssl'\`" ms 1
 row gcc '`gcc -O2` of a 2,000-line file' ms 1

@@ -46,6 +46,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -224,6 +225,63 @@ int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel,
 	if (errno == ENOENT)
 		return 1;
 	return errno == EACCES ? VFS_ABSENT_DENIED : 0;
+}
+
+/* vfs_direct_absent for a name directly in the directory a relative walk
+ * started from: dfd is the sentry's copy of the guest's own dirfd
+ * (fstatat(dirfd, name), openat(dirfd, name): du, find, rm -r, grep -r and
+ * every fts walk), which vfs_host_fd_node found to be the directory its
+ * path names in m. One statx of the one component relative to that fd,
+ * where the look-up by path costs three calls (an openat2 of the whole path
+ * from the export root, fstat, close). The same answers, under the same
+ * conditions: 1 absent (ENOENT), VFS_PRESENT_STAT with the lstat (host ids)
+ * of a regular file or directory where the sentry's own stat shows the
+ * gofer's owners; anything else is -EAGAIN, and the caller asks
+ * vfs_direct_absent as before: a symlink (its target is read there), any
+ * other type, another error (EACCES: VFS_ABSENT_DENIED there), a
+ * kernel that cannot say whether the name is a mount's root, and a name
+ * that is one — what openat2's RESOLVE_NO_XDEV refuses: a mount on the
+ * name in the fd's tree (the gofer's, for a directory it opened), whose
+ * files are not the export's. (st_dev cannot tell: on an overlay a file's
+ * st_dev is its layer's, not the directory's.) Nothing is resolved but the
+ * one name: no "/", no "." or "..", AT_SYMLINK_NOFOLLOW. The statx is
+ * allowed in this shape only (sentry/confine_rules.c, AT_EMPTY_PATH as for
+ * newfstatat) and tells no more than that newfstatat could. */
+int vfs_direct_absent_at(struct vfs *v, const struct vfs_mount *m, int dfd, const char *name,
+			 struct stat *st)
+{
+	if (dfd < 0 || m->dev || m->export < 0 || (size_t)m->export >= v->ndroots ||
+	    v->droots[m->export] < 0 || !*name || strchr(name, '/') ||
+	    (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]))))
+		return -EAGAIN;
+	struct statx sx;
+	if (statx(dfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH,
+		  STATX_BASIC_STATS, &sx) < 0)
+		return errno == ENOENT ? 1 : -EAGAIN;
+	if (!(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
+	    (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) ||
+	    (sx.stx_mask & STATX_BASIC_STATS) != STATX_BASIC_STATS ||
+	    !(S_ISREG(sx.stx_mode) || S_ISDIR(sx.stx_mode)) ||
+	    !st || !v->direct_owner || m->private_fs)
+		return -EAGAIN;
+	memset(st, 0, sizeof *st);
+	st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	st->st_ino = sx.stx_ino;
+	st->st_mode = sx.stx_mode;
+	st->st_nlink = sx.stx_nlink;
+	st->st_uid = sx.stx_uid;
+	st->st_gid = sx.stx_gid;
+	st->st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
+	st->st_size = (off_t)sx.stx_size;
+	st->st_blksize = (blksize_t)sx.stx_blksize;
+	st->st_blocks = (blkcnt_t)sx.stx_blocks;
+	st->st_atim.tv_sec = sx.stx_atime.tv_sec;
+	st->st_atim.tv_nsec = sx.stx_atime.tv_nsec;
+	st->st_mtim.tv_sec = sx.stx_mtime.tv_sec;
+	st->st_mtim.tv_nsec = sx.stx_mtime.tv_nsec;
+	st->st_ctim.tv_sec = sx.stx_ctime.tv_sec;
+	st->st_ctim.tv_nsec = sx.stx_ctime.tv_nsec;
+	return VFS_PRESENT_STAT;
 }
 
 /* Directory prefetch without the gofer (vfs.c dir_prefetch): where the

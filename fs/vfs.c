@@ -1800,6 +1800,8 @@ struct vfs_shared_scratch *vfs_scratch_begin(struct vfs_shared_scratch *s)
 	struct vfs_shared_scratch *prev = tl_scratch;
 
 	s->idx = -1;
+	s->hfd = -1;
+	s->hm = NULL;
 	tl_scratch = s;
 	return prev;
 }
@@ -1952,6 +1954,9 @@ static void pf_done(uint64_t h)
 /* directories listed by the sentry itself, and their names; names found
  * absent in a complete directory (be_lookup) (MOAT_PROFILE) */
 static unsigned long pf_local_dirs, pf_local_names, complete_absent;
+/* first look-ups answered relative to the walk's dirfd, and how many of
+ * them found the name absent (vfs_direct_absent_at; MOAT_PROFILE) */
+static unsigned long held_names, held_absent;
 
 void vfs_profile_report(FILE *f)
 {
@@ -1960,6 +1965,9 @@ void vfs_profile_report(FILE *f)
 		__atomic_load_n(&pf_local_names, __ATOMIC_RELAXED));
 	fprintf(f, "moat profile: names absent in complete directories: %lu\n",
 		__atomic_load_n(&complete_absent, __ATOMIC_RELAXED));
+	fprintf(f, "moat profile: first look-ups relative to the guest's dirfd: %lu (%lu absent)\n",
+		__atomic_load_n(&held_names, __ATOMIC_RELAXED),
+		__atomic_load_n(&held_absent, __ATOMIC_RELAXED));
 	pthread_mutex_lock(&pf_lock);
 	fprintf(f, "moat profile: waits for another worker's directory fetch: %lu (%.2f ms in all)\n",
 		pf_waits, pf_wait_ns / 1e6);
@@ -2110,8 +2118,25 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		return 0;
 	}
 	char dlink[PATH_MAX];
+	int da = -EAGAIN;
+	/* a name directly in the directory the walk started from (the
+	 * guest's dirfd): one statx relative to the sentry's copy of that fd
+	 * (fs/directfs.c vfs_direct_absent_at) */
+	const struct vfs_shared_scratch *ws = tl_scratch;
+	if (ws && ws->hfd >= 0 && ws->hm == m && !m->shared && *rel) {
+		const char *sl = strrchr(rel, '/');
+		size_t pl = sl ? (size_t)(sl - rel) : 0;
+		if (strlen(ws->hrel) == pl && !memcmp(ws->hrel, rel, pl))
+			da = vfs_direct_absent_at(v, m, ws->hfd, sl ? sl + 1 : rel, st);
+		if (da != -EAGAIN) {
+			__atomic_fetch_add(&held_names, 1, __ATOMIC_RELAXED);
+			if (da == 1)
+				__atomic_fetch_add(&held_absent, 1, __ATOMIC_RELAXED);
+		}
+	}
 	/* (a shared mount caches nothing: its symlink's target is the gofer's) */
-	int da = vfs_direct_absent(v, m, rel, st, m->shared ? NULL : dlink, sizeof dlink);
+	if (da == -EAGAIN)
+		da = vfs_direct_absent(v, m, rel, st, m->shared ? NULL : dlink, sizeof dlink);
 	if (da == 1) {
 		mnt_dc_neg(v, gen, m, rel);
 		return 0;

@@ -72,6 +72,14 @@ struct vfs_shared_scratch {
 	int n, err;              /* as in struct gofer_walk */
 	char batch[VFS_PATH_MAX];
 	struct stat st[GOFER_WALK_MAX]; /* guest view (ids mapped) */
+	/* the directory a relative walk started from (the guest's dirfd of
+	 * fstatat(dirfd, name), openat(dirfd, name)...): the sentry's copy
+	 * of that fd, its mount and path there, while the walk runs, so the
+	 * first look-up of a name directly in it is one statx relative to
+	 * the fd (vfs_direct_absent_at); hfd -1: none */
+	int hfd;
+	const struct vfs_mount *hm;
+	char hrel[VFS_PATH_MAX];
 };
 /* Begin a walk's scope (returns the enclosing one, for vfs_scratch_end). */
 struct vfs_shared_scratch *vfs_scratch_begin(struct vfs_shared_scratch *s);
@@ -85,6 +93,8 @@ int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd,
 #define VFS_PRESENT_LINK 4
 int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		      struct stat *st, char *link, size_t linklen);
+int vfs_direct_absent_at(struct vfs *v, const struct vfs_mount *m, int dfd, const char *name,
+			 struct stat *st);
 int vfs_direct_restat(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		      const struct stat *cst, struct stat *st);
 /* The sentry's own listing of a directory (fs/directfs.c): can it list

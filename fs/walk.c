@@ -61,8 +61,21 @@ static int start_node(struct vfs *v, struct task *t, int dirfd, const char *path
 	}
 	if (dirfd == AT_FDCWD)
 		return vfs_cwd_node(v, t, &w->cur);
-	(void)r;
-	return vfs_fd_node(v, t, dirfd, &w->cur, NULL);
+	/* the guest's dirfd: keep the sentry's copy while the walk runs
+	 * when it is the directory its path names in a host-file mount (a
+	 * first look-up of a name directly in it: vfs_direct_absent_at) */
+	int hfd = -1;
+	r = vfs_fd_node(v, t, dirfd, &w->cur, &hfd);
+	if (r == 0 && hfd >= 0 && w->cur.kind == VN_BACKEND && !w->cur.opath && w->cur.exists &&
+	    S_ISDIR(w->cur.st.st_mode) && w->cur.mnt && w->cur.mnt->kind == VFS_MNT_GOFER &&
+	    !w->cur.mnt->shared && strlen(w->cur.rel) < sizeof w->ss.hrel) {
+		strcpy(w->ss.hrel, w->cur.rel);
+		w->ss.hm = w->cur.mnt;
+		w->ss.hfd = hfd;
+	} else if (hfd >= 0) {
+		close(hfd);
+	}
+	return r;
 }
 
 static void finish(struct walk *w, const char *path, int dot, struct vfs_node *out)
@@ -370,6 +383,9 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 		p = e;
 	}
 out:
+	if (w->ss.hfd >= 0)
+		close(w->ss.hfd);
+	w->ss.hfd = -1;
 	vfs_scratch_end(prev);
 	walk_give(w);
 	return r;

@@ -13,6 +13,8 @@
  *               readlinkat(fd, "")); see confine_rules.c for where a
  *               path from other fds resolves
  *   newfstatat  AT_EMPTY_PATH (fstat of a held fd)
+ *   statx       AT_EMPTY_PATH (the same; fs/directfs.c looks a name up
+ *               relative to the guest's dirfd: vfs_direct_absent_at)
  *   openat2     dirfd == an export root fd (direct file access,
  *               fs/directfs.c; what confines it is the mount layer, below:
  *               read-only binds in our root, and for cow exports the
@@ -296,6 +298,12 @@ void confine_selftest(struct sandbox *sb)
 		probe(lbl, fstatat(roots[i], "../etc/shadow", &sst, AT_EMPTY_PATH) < 0 ? -1 : 0);
 		snprintf(lbl, sizeof lbl, "export%zu_stat_abs_shadow", i);
 		probe(lbl, fstatat(roots[i], "/etc/shadow", &sst, AT_EMPTY_PATH) < 0 ? -1 : 0);
+		/* statx in the same shape (fs/directfs.c vfs_direct_absent_at) */
+		struct statx ssx;
+		snprintf(lbl, sizeof lbl, "export%zu_statx_dotdot_shadow", i);
+		probe(lbl, statx(roots[i], "../etc/shadow", AT_EMPTY_PATH, STATX_BASIC_STATS, &ssx) < 0 ? -1 : 0);
+		snprintf(lbl, sizeof lbl, "export%zu_statx_abs_shadow", i);
+		probe(lbl, statx(roots[i], "/etc/shadow", AT_EMPTY_PATH, STATX_BASIC_STATS, &ssx) < 0 ? -1 : 0);
 		snprintf(lbl, sizeof lbl, "export%zu_readlink_abs", i);
 		char lb[64];
 		probe(lbl, readlinkat(roots[i], "/proc/self/exe", lb, sizeof lb) < 0 ? -1 : 3);

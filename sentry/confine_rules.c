@@ -160,6 +160,16 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 					  .datum_b = AT_EMPTY_PATH };
 		rc = rule(ctx, SCMP_SYS(newfstatat), 1, &c);
 	}
+	if (!rc) {
+		/* the same in statx's shape (its flags are argument 2): the
+		 * first look-up of a name in the directory a guest's dirfd
+		 * has open, which also says whether the name is a mount's
+		 * root (fs/directfs.c vfs_direct_absent_at); metadata only,
+		 * what newfstatat above already tells */
+		struct scmp_arg_cmp c = { .arg = 2, .op = SCMP_CMP_MASKED_EQ, .datum_a = AT_EMPTY_PATH,
+					  .datum_b = AT_EMPTY_PATH };
+		rc = rule(ctx, SCMP_SYS(statx), 1, &c);
+	}
 	if (!rc) { /* futimens of a guest memfd */
 		struct scmp_arg_cmp c = { .arg = 1, .op = SCMP_CMP_EQ, .datum_a = 0 };
 		rc = rule(ctx, SCMP_SYS(utimensat), 1, &c);

@@ -169,10 +169,11 @@ static long host_dents(struct sc_call *c, const struct vfs_node *n, int hfd, cha
 	char *const *kids = m ? vfs_synth_children(VFS_OF(c), n->path) : NULL;
 	struct sent *extra = NULL;
 	size_t nextra = 0, xsize = 0, off = 0;
-	off_t pos = lseek(hfd, 0, SEEK_CUR);
 	long r;
 
-	if (pos == 0 && kids) {
+	/* (the stream's position only where synthetic children are added:
+	 * a system call less per listing elsewhere) */
+	if (kids && lseek(hfd, 0, SEEK_CUR) == 0) {
 		size_t nk = 0;
 		while (kids[nk])
 			nk++;

@@ -718,6 +718,71 @@ case "$spins" in
 "0 0 0") ok no_spin_under_cpu_quota ;;
 *) fail no_spin_under_cpu_quota "spins under --cpus: [$spins]" ;;
 esac
+# A first look-up of a name directly in the directory a guest's dirfd has
+# open (fstatat(dirfd, name), openat(dirfd, name): du, find, grep -r) is one
+# statx relative to the sentry's copy of that fd (fs/directfs.c
+# vfs_direct_absent_at), not an openat2 of the whole path from the export
+# root. The answers are the look-up by path's: each type, a missing name, a
+# directory the sentry's uid may not search, a symlink (left to the old
+# path), a host mount on a name (refused there: it is not the export's), a
+# hidden name (ENOENT); each compared with the lstat by path that follows
+# (served from the entry the first one cached), in a fresh sandbox.
+DF=$T_TMP/dirfd
+mkdir -p "$DF/sub/deep" "$DF/secret" "$DF/mnt"
+echo a >"$DF/sub/f"
+echo s >"$DF/secret/f"
+ln -s f "$DF/sub/lnk"
+mkfifo "$DF/sub/fifo"
+chmod 0700 "$DF/secret"
+chmod 0755 "$DF" "$DF/sub" "$DF/sub/deep"
+dfmnt=0
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=1m,mode=0755 moat-it "$DF/mnt" 2>/dev/null; then
+	dfmnt=1
+	at_exit "umount '$DF/mnt'"
+	echo m >"$DF/mnt/inmnt"
+fi
+# dfprobe ROOT MOUNTOPT: each name's type, and "!" where its stat relative
+# to the dirfd differs from the lstat by path natively (inode, mode, links,
+# size, mtime) or, under moat, from the lstat by path that follows
+DFPY='
+import os, stat, sys
+root, native = sys.argv[1], sys.argv[2:]
+def kind(m):
+    return "d" if stat.S_ISDIR(m) else "f" if stat.S_ISREG(m) else "l" if stat.S_ISLNK(m) else "p" if stat.S_ISFIFO(m) else "?"
+def key(s):
+    return "%d/%o/%d/%d/%d" % (s.st_ino, s.st_mode, s.st_nlink, s.st_size, s.st_mtime_ns)
+out, keys = [], []
+for d, names in ((root + "/sub", ["f", "deep", "lnk", "fifo", "none"]), (root, ["secret", "mnt", "sub"]),
+                 (root + "/secret", ["f"]), ("/etc", ["shadow", "passwd"])):
+    fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    for n in names:
+        try:
+            a = os.stat(n, dir_fd=fd, follow_symlinks=False)
+        except OSError as e:
+            out.append("%s:%d" % (n, e.errno)); keys.append("-"); continue
+        b = os.lstat(d + "/" + n)
+        want = native[len(keys)] if native else key(b)
+        keys.append(key(a))
+        out.append("%s:%s%s" % (n, kind(a.st_mode), "" if key(a) == want and key(b) == want else "!"))
+    os.close(fd)
+print(" ".join(out) if native else " ".join(keys))'
+dfnative=$("$PY" -c "$DFPY" "$DF")
+dfprobe() { moat run --bind "$DF:/df:$1" -- "$PY" -c "$DFPY" /df $dfnative 2>&1 | tail -1; }
+# natively: the same but for the hidden /etc/shadow (ENOENT in the sandbox)
+# and, root-run, the mount (its root's stat: the gofer's lstat sees it too)
+dfwant="f:f deep:d lnk:l fifo:p none:2 secret:d mnt:d sub:d f:f shadow:2 passwd:f"
+expect_eq dirfd_first_lookup_ro "$(dfprobe ro)" "$dfwant"
+expect_eq dirfd_first_lookup_rw "$(dfprobe rw)" "$dfwant"
+# ... and it is the path taken: MOAT_PROFILE counts those look-ups (main:
+# none; each was an openat2, fstat and close), a du of 200 files
+mkdir -p "$DF/many/a" "$DF/many/b"
+for i in $(seq 100); do : >"$DF/many/a/f$i"; : >"$DF/many/b/f$i"; done
+chmod -R a+rX "$DF/many"
+out=$(MOAT_PROFILE=1 moat run --bind "$DF/many:/m:ro" -- du -a /m 2>&1)
+held=$(echo "$out" | sed -n "s/.*first look-ups relative to the guest's dirfd: \([0-9]*\).*/\1/p")
+nlines=$(echo "$out" | grep -c '^[0-9][0-9]*[[:space:]]/m')
+if [ "${held:-0}" -ge 200 ] && [ "$nlines" = 203 ]; then ok dirfd_first_lookup_counted
+else fail dirfd_first_lookup_counted "relative look-ups ${held:-none}, du lines $nlines (want >= 200, 203)"; fi
 # The exec prewarm caches /etc/ld.so.preload as absent before the program
 # runs (sentry/exec.c, so ld.so's first access finds it cached); a preload
 # list the guest writes later is still read by the next program.

@@ -157,7 +157,7 @@ bad=$(grep '^confinement-probe .*: ALLOWED' "$T_TMP/probe.err")
 missing=
 for p in abs_shadow abs_passwd dotdot_shadow dotdot_root dotdot3_passwd hidden_machine_id \
 	hidden_shadow symlink_mtab create tmpfile write_passwd opath_abs_shadow opath_dotdot_shadow \
-	stat_dotdot_shadow stat_abs_shadow; do
+	stat_dotdot_shadow stat_abs_shadow statx_dotdot_shadow statx_abs_shadow; do
 	grep -q "^confinement-probe export[0-9]*_$p: " "$T_TMP/probe.err" || missing="$missing $p"
 done
 # ... and namespaces (clone with CLONE_NEWUSER, clone3), and setting a

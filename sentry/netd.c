@@ -1187,6 +1187,48 @@ out:
  * once the last one was answered (-1: none yet). */
 static int g_spare[2] = { -1, -1 };
 
+/* Is the destination one of the host's own addresses (any interface's, not
+ * only loopback's)? netd's sockets live in the host's network namespace, so
+ * a connect or datagram to such an address reaches the host's own services
+ * bound to the wildcard address, as 127.0.0.1 would (red team 33: under
+ * allow=0.0.0.0/0 or ::/0 the guest read a host service on [::]:port through
+ * the host's public address; the special ranges cover loopback, private and
+ * link-local addresses only). Asked of the host's routing without sending
+ * anything: a UDP socket connected to the address (a route look-up and a
+ * source choice) takes the destination itself as its source only when the
+ * route is local (Linux: RTN_LOCAL's prefsrc is the address; IPv6's source
+ * selection prefers the destination when it is the host's). 1 local, 0 not
+ * (or no route: the real connect fails on its own). */
+static int host_local(const struct netd_req *q)
+{
+	struct sockaddr_storage d, src;
+	socklen_t sl = sizeof src;
+	if (q->addrlen > sizeof d || q->addrlen < sizeof(sa_family_t))
+		return 0;
+	memset(&d, 0, sizeof d);
+	memcpy(&d, q->addr, q->addrlen);
+	int fam = d.ss_family;
+	if (fam == AF_INET)
+		((struct sockaddr_in *)&d)->sin_port = htons(9);
+	else if (fam == AF_INET6)
+		((struct sockaddr_in6 *)&d)->sin6_port = htons(9);
+	else
+		return 0;
+	int u = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (u < 0)
+		return 1; /* cannot tell: refuse */
+	int local = 0;
+	if (connect(u, (struct sockaddr *)&d, q->addrlen) == 0 && getsockname(u, (struct sockaddr *)&src, &sl) == 0) {
+		struct netpol_addr x, y;
+		uint16_t px, py;
+		local = netpol_from_sockaddr(&d, q->addrlen, &x, &px) == 0 &&
+			netpol_from_sockaddr(&src, sl, &y, &py) == 0 && x.family == y.family &&
+			!memcmp(x.a, y.a, sizeof x.a);
+	}
+	close(u);
+	return local;
+}
+
 static int serve_one(int chan, struct netpolicy *pol)
 {
 	struct netd_req q;
@@ -1289,6 +1331,17 @@ static int serve_one(int chan, struct netpolicy *pol)
 	rep.rule = netpolicy_match(pol, &a, port, proto, &why);
 	if (rep.rule < 0) {
 		rep.err = ENETUNREACH; /* what the guest's own namespace answers */
+		goto reply;
+	}
+	/* the host itself by one of its own addresses: only a rule naming that
+	 * address (a /32 or /128); not a wider CIDR (0.0.0.0/0, ::/0, the
+	 * host's subnet, a private range it lies in) or a name (a DNS answer
+	 * that is the host's address). Host loopback is a special range a
+	 * rule already had to name (127.0.0.0/8, ::1): left to that rule */
+	const char *sp = netpolicy_special(&a);
+	if (!(sp && !strcmp(sp, "host loopback")) && host_local(&q) &&
+	    (rep.rule = netpolicy_match_exact(pol, &a, port, proto)) < 0) {
+		rep.err = ENETUNREACH;
 		goto reply;
 	}
 	if (q.op == NETD_UDP_CONNECT) {

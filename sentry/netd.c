@@ -1342,6 +1342,7 @@ static int serve_one(int chan, struct netpolicy *pol)
 	if (!(sp && !strcmp(sp, "host loopback")) && host_local(&q) &&
 	    (rep.rule = netpolicy_match_exact(pol, &a, port, proto)) < 0) {
 		rep.err = ENETUNREACH;
+		rep.host_local = 1;
 		goto reply;
 	}
 	if (q.op == NETD_UDP_CONNECT) {

@@ -644,7 +644,7 @@ if [ ! -s "$T_TMP/usink.got" ]; then ok udp_allowall_host_loopback; else fail ud
 # test namespace's lo); a rule naming that very address still reaches it.
 # Natively (and on main) the fetch is OK and the datagram arrives.
 in_outer ip addr add 198.51.100.7/32 dev lo
-in_outer ip addr add 2001:db8::7/128 dev lo nodad 2>/dev/null
+own6=$(in_outer ip addr add 2001:db8::7/128 dev lo nodad 2>&1) || own6="ip addr add: $own6"
 in_outer "$PY" -c '
 import socket, sys, os, threading
 t = socket.socket(socket.AF_INET6); t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -673,7 +673,7 @@ if in_outer ip -6 addr show dev lo | grep -q 2001:db8::7; then
 	expect_eq allowall_host_own_address_v6 "$(get h3 2001:db8::7 "$oport" "" --net allow=0.0.0.0/0,::/0)" ENETUNREACH
 	expect_eq cidr_host_own_address_v6 "$(get h4 2001:db8::7 "$oport" "" --net allow=2001:db8::/64)" ENETUNREACH
 else
-	skip allowall_host_own_address_v6 "no IPv6 in the test namespace"
+	skip allowall_host_own_address_v6 "no IPv6 in the test namespace ($own6; $(in_outer ip -6 addr show dev lo 2>&1 | tr -s '\n ' ' '))"
 fi
 expect_eq cidr_host_own_address "$(get h5 198.51.100.7 "$oport" "" --net allow=198.51.100.0/24)" ENETUNREACH
 # a private range the host's own address lies in (the test namespace's

@@ -1197,36 +1197,46 @@ static int g_spare[2] = { -1, -1 };
  * anything: a UDP socket connected to the address (a route look-up and a
  * source choice) takes the destination itself as its source only when the
  * route is local (Linux: RTN_LOCAL's prefsrc is the address; IPv6's source
- * selection prefers the destination when it is the host's). 1 local, 0 not
- * (or no route: the real connect fails on its own). */
-static int host_local(const struct netd_req *q)
+ * selection prefers the destination when it is the host's). An IPv6 address
+ * that carries an IPv4 one (NAT64, 6to4, Teredo...: a translator on the host
+ * would deliver it there) is asked for both. 1 local, 0 not (or no route:
+ * the real connect fails on its own). */
+static int addr_local(const struct netpol_addr *a)
 {
 	struct sockaddr_storage d, src;
-	socklen_t sl = sizeof src;
-	if (q->addrlen > sizeof d || q->addrlen < sizeof(sa_family_t))
-		return 0;
+	socklen_t dl, sl = sizeof src;
 	memset(&d, 0, sizeof d);
-	memcpy(&d, q->addr, q->addrlen);
-	int fam = d.ss_family;
-	if (fam == AF_INET)
-		((struct sockaddr_in *)&d)->sin_port = htons(9);
-	else if (fam == AF_INET6)
-		((struct sockaddr_in6 *)&d)->sin6_port = htons(9);
-	else
-		return 0;
-	int u = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (a->family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&d;
+		in->sin_family = AF_INET;
+		in->sin_port = htons(9);
+		memcpy(&in->sin_addr, a->a, 4);
+		dl = sizeof *in;
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&d;
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(9);
+		memcpy(&in6->sin6_addr, a->a, 16);
+		dl = sizeof *in6;
+	}
+	int u = socket(a->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (u < 0)
-		return 1; /* cannot tell: refuse */
+		return a->family == AF_INET || errno != EAFNOSUPPORT; /* cannot tell: refuse (no IPv6: none of it is local) */
 	int local = 0;
-	if (connect(u, (struct sockaddr *)&d, q->addrlen) == 0 && getsockname(u, (struct sockaddr *)&src, &sl) == 0) {
-		struct netpol_addr x, y;
-		uint16_t px, py;
-		local = netpol_from_sockaddr(&d, q->addrlen, &x, &px) == 0 &&
-			netpol_from_sockaddr(&src, sl, &y, &py) == 0 && x.family == y.family &&
-			!memcmp(x.a, y.a, sizeof x.a);
+	if (connect(u, (struct sockaddr *)&d, dl) == 0 && getsockname(u, (struct sockaddr *)&src, &sl) == 0) {
+		struct netpol_addr y;
+		uint16_t py;
+		local = netpol_from_sockaddr(&src, sl, &y, &py) == 0 && y.family == a->family &&
+			!memcmp(y.a, a->a, sizeof y.a);
 	}
 	close(u);
 	return local;
+}
+
+static int host_local(const struct netpol_addr *a)
+{
+	struct netpol_addr v4;
+	return addr_local(a) || (netpolicy_embedded_v4(a, &v4) && addr_local(&v4));
 }
 
 static int serve_one(int chan, struct netpolicy *pol)
@@ -1339,7 +1349,7 @@ static int serve_one(int chan, struct netpolicy *pol)
 	 * that is the host's address). Host loopback is a special range a
 	 * rule already had to name (127.0.0.0/8, ::1): left to that rule */
 	const char *sp = netpolicy_special(&a);
-	if (!(sp && !strcmp(sp, "host loopback")) && host_local(&q) &&
+	if (!(sp && !strcmp(sp, "host loopback")) && host_local(&a) &&
 	    (rep.rule = netpolicy_match_exact(pol, &a, port, proto)) < 0) {
 		rep.err = ENETUNREACH;
 		rep.host_local = 1;

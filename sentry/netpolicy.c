@@ -442,6 +442,12 @@ int netpolicy_match(const struct netpolicy *p, const struct netpol_addr *a, uint
 	return -1;
 }
 
+int netpolicy_embedded_v4(const struct netpol_addr *a, struct netpol_addr *v4)
+{
+	int shift;
+	return embedded_v4(a, v4, &shift);
+}
+
 int netpolicy_match_exact(const struct netpolicy *p, const struct netpol_addr *a, uint16_t port, int proto)
 {
 	int full = a->family == AF_INET ? 32 : 128;

@@ -70,6 +70,9 @@ int netpolicy_match(const struct netpolicy *p, const struct netpol_addr *a, uint
  * lets a destination that is one of the host's own addresses through
  * (moat-netd's host_local; red team 33). */
 int netpolicy_match_exact(const struct netpolicy *p, const struct netpol_addr *a, uint16_t port, int proto);
+/* The IPv4 address an IPv6 one carries for a gateway or the kernel to reach
+ * (NAT64, IPv4-compatible, v4-mapped, 6to4, Teredo) into *v4: 1, else 0. */
+int netpolicy_embedded_v4(const struct netpol_addr *a, struct netpol_addr *v4);
 /* The name rule that covers a host name, or -1. */
 int netpolicy_match_name(const struct netpolicy *p, const char *name);
 /* Remember an address the DNS stub handed out for rule i (special ranges it

@@ -1372,7 +1372,12 @@ int limits_finish(struct limits *l, int status, int raw, int have_raw, const str
 		snprintf(line, sizeof line, "killed: --memory %s reached (out of memory)", d);
 		break;
 	case REASON_PIDS:
-		snprintf(line, sizeof line, "--pids %lu reached: forks failed with EAGAIN", c->pids);
+		if (c->pids)
+			snprintf(line, sizeof line, "--pids %lu reached: forks failed with EAGAIN", c->pids);
+		else /* no --pids: the task table's own bound (tracer.c max_tasks: the
+		      * sandbox's share of the host's pid_max, or the fd budget) */
+			snprintf(line, sizeof line,
+				 "the sandbox's task limit reached (no --pids: its share of the host's pid_max): forks failed with EAGAIN");
 		break;
 	case REASON_OUTPUT:
 		fmt_size(d, sizeof d, c->output_limit);

@@ -693,6 +693,17 @@ static int ask_netd(struct netd_req *q, struct netd_rep *rep, int *sfd)
 	return ask_netd_with(q, NULL, 0, -1, rep, sfd);
 }
 
+/* netd refused the host's own address (netd.c host_local): audited as a
+ * denial, as the sentry's own verdict (it makes no socket to ask the
+ * routing) had allowed it */
+static void host_local_denied(struct sc_call *c, const struct netd_rep *rep)
+{
+	if (!rep->host_local)
+		return;
+	snprintf(c->note, sizeof c->note, "egress denied: the host's own address (moat-netd; no rule names it alone)");
+	c->deny = 1;
+}
+
 /* ask_netd, and while netd works on it, the guest fd's O_CLOEXEC into
  * *cloexec (a procfs read that would otherwise follow netd's answer). */
 static int ask_netd_cloexec(struct netd_req *q, struct netd_rep *rep, int *sfd, struct task *t, int fd,
@@ -891,6 +902,7 @@ static long udp_connect(struct sc_call *c, const struct net_pending *pc, int hfd
 		close(sfd);
 	if (r < 0)
 		return r;
+	host_local_denied(c, &rep);
 	if (rep.err == EPERM) {
 		/* swapped for a socket of the host's namespace since the check */
 		snprintf(c->note, sizeof c->note, "connect refused: a socket of the host's network namespace");
@@ -952,6 +964,7 @@ static long tcp_connect(struct sc_call *c, const struct net_pending *pc, int hfd
 	if (rep.err != 0 && rep.err != EINPROGRESS) {
 		if (sfd >= 0)
 			close(sfd);
+		host_local_denied(c, &rep);
 		return -rep.err;
 	}
 	if (sfd < 0)
@@ -1490,6 +1503,7 @@ long netconn_send_call(struct sc_call *c)
 					close(got);
 				}
 				r = rep.err ? -rep.err : rep.sent;
+				host_local_denied(c, &rep);
 			}
 		}
 		if (r != -EAGAIN || nonblock)

@@ -78,6 +78,8 @@ struct netd_rep {
 	int32_t slot;             /* UDP_CONNECT: the relay's slot (0..NETD_MAX_RELAYS-1): the sentry
 				   * keeps the destination in the same one, so its table is netd's */
 	int64_t netd_ns;          /* netd's own time on the request, ns (MOAT_PROFILE) */
+	int32_t host_local;       /* CONNECT/SEND/UDP_CONNECT: refused as one of the host's own
+				   * addresses no rule names alone (ENETUNREACH; netd.c host_local) */
 };
 
 #define NETDNS_MAX_ADDRS 16

@@ -442,6 +442,24 @@ int netpolicy_match(const struct netpolicy *p, const struct netpol_addr *a, uint
 	return -1;
 }
 
+int netpolicy_embedded_v4(const struct netpol_addr *a, struct netpol_addr *v4)
+{
+	int shift;
+	return embedded_v4(a, v4, &shift);
+}
+
+int netpolicy_match_exact(const struct netpolicy *p, const struct netpol_addr *a, uint16_t port, int proto)
+{
+	int full = a->family == AF_INET ? 32 : 128;
+	for (int i = 0; i < p->nrules; i++) {
+		const struct netpol_rule *r = &p->rules[i];
+		if (!r->is_name && r->prefix == full && r->addr.family == a->family &&
+		    rule_holds(r, a, port, proto, netpolicy_special(a)))
+			return i;
+	}
+	return -1;
+}
+
 int netpol_from_sockaddr(const void *sa, size_t len, struct netpol_addr *a, uint16_t *port)
 {
 	memset(a, 0, sizeof *a);

@@ -12,7 +12,10 @@
  *   - special ranges (host loopback, link-local incl. 169.254.169.254,
  *     private, multicast, unspecified) are denied unless the matching rule
  *     *names* the range: its prefix lies inside the special range (so
- *     0.0.0.0/0 or ::/0 never names 10.0.0.1, but 10.0.0.0/8 or 10.0.0.1 does).
+ *     0.0.0.0/0 or ::/0 never names 10.0.0.1, but 10.0.0.0/8 or 10.0.0.1 does);
+ *   - the host's own addresses (moat-netd asks the host's routing, it is no
+ *     range) only by a rule of that one address (netpolicy_match_exact),
+ *     host loopback excepted (the range rule above already named it).
  * Pure data + functions: no I/O; used by moat-netd (which enforces) and by the
  * sentry (which audits). */
 #ifndef MOAT_SENTRY_NETPOLICY_H
@@ -62,6 +65,14 @@ int netpolicy_parse_rule(struct netpol_rule *r, const char *text, char *err, siz
  * -1 (denied); why (static text) says why when denied. */
 int netpolicy_match(const struct netpolicy *p, const struct netpol_addr *a, uint16_t port,
 		    int proto, const char **why);
+/* A rule that holds (a, port, proto) and names the single address a itself
+ * (an address rule of /32 or /128, not a name or a wider CIDR), or -1: what
+ * lets a destination that is one of the host's own addresses through
+ * (moat-netd's host_local; red team 33). */
+int netpolicy_match_exact(const struct netpolicy *p, const struct netpol_addr *a, uint16_t port, int proto);
+/* The IPv4 address an IPv6 one carries for a gateway or the kernel to reach
+ * (NAT64, IPv4-compatible, v4-mapped, 6to4, Teredo) into *v4: 1, else 0. */
+int netpolicy_embedded_v4(const struct netpol_addr *a, struct netpol_addr *v4);
 /* The name rule that covers a host name, or -1. */
 int netpolicy_match_name(const struct netpolicy *p, const char *name);
 /* Remember an address the DNS stub handed out for rule i (special ranges it

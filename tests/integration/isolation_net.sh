@@ -635,6 +635,59 @@ rm -f "$T_TMP/usink.got"
 out=$(udpcase udp-allowall-lo 0.0.0.0/0 127.0.0.1 "$usport")
 sleep 0.3
 if [ ! -s "$T_TMP/usink.got" ]; then ok udp_allowall_host_loopback; else fail udp_allowall_host_loopback "$out: sink got it"; fi
+# The host's own addresses beyond loopback (red team 33): moat-netd's
+# sockets live in the host's namespace, so a destination that is one of
+# the host's interface addresses is the host itself, and its services bound
+# to the wildcard address answer there as on 127.0.0.1. Under allow-all
+# (0.0.0.0/0, ::/0) or a name the guest reached such a service through a
+# non-special address of the host (here a documentation address on the
+# test namespace's lo); a rule naming that very address still reaches it.
+# Natively (and on main) the fetch is OK and the datagram arrives.
+in_outer ip addr add 198.51.100.7/32 dev lo
+own6=$(in_outer ip addr add 2001:db8::7/128 dev lo nodad 2>&1) || own6="ip addr add: $own6"
+in_outer "$PY" -c '
+import socket, sys, os, threading
+t = socket.socket(socket.AF_INET6); t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+t.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0); t.bind(("::", 0)); t.listen(16)
+u = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); u.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+u.bind(("::", t.getsockname()[1]))
+open(sys.argv[1] + ".t", "w").write(str(t.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+def udp():
+    while True:
+        d, _ = u.recvfrom(100); open(sys.argv[2], "ab").write(d + b"\n")
+threading.Thread(target=udp, daemon=True).start()
+payload = open(sys.argv[3], "rb").read()
+while True:
+    c, _ = t.accept()
+    try: c.sendall(payload)
+    except OSError: pass
+    c.close()' "$T_TMP/own.port" "$T_TMP/own.got" "$T_TMP/payload" </dev/null >/dev/null 2>&1 &
+at_exit "kill -9 $!"
+for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/own.port" ] && break; sleep 0.1; done
+oport=$(cat "$T_TMP/own.port")
+out=$(in_outer "$PY" "$T_TMP/get.py" 198.51.100.7 "$oport" "$T_TMP/out/native" 2>&1)
+if [ "$out" = OK ] && same native; then ok_sanity host_own_address_server_up; else fail host_own_address_server_up "$out"; fi
+expect_eq allowall_host_own_address "$(get h1 198.51.100.7 "$oport" "" --net allow=0.0.0.0/0,::/0)" ENETUNREACH
+expect_eq allowall_host_own_address_v4mapped "$(get h2 ::ffff:198.51.100.7 "$oport" "" --net allow=0.0.0.0/0,::/0)" ENETUNREACH
+if [[ $(in_outer ip -6 addr show dev lo 2>&1) == *2001:db8::7/* ]]; then   # (not grep -q: under pipefail its early exit fails ip)
+	expect_eq allowall_host_own_address_v6 "$(get h3 2001:db8::7 "$oport" "" --net allow=0.0.0.0/0,::/0)" ENETUNREACH
+	expect_eq cidr_host_own_address_v6 "$(get h4 2001:db8::7 "$oport" "" --net allow=2001:db8::/64)" ENETUNREACH
+else
+	skip allowall_host_own_address_v6 "no IPv6 in the test namespace ($own6; $(in_outer ip -6 addr show dev lo 2>&1 | tr -s '\n ' ' '))"
+fi
+expect_eq cidr_host_own_address "$(get h5 198.51.100.7 "$oport" "" --net allow=198.51.100.0/24)" ENETUNREACH
+# a private range the host's own address lies in (the test namespace's
+# 10.200.0.1) does not name the host either; the loopback range still does
+expect_eq private_cidr_host_own_address "$(get h7 10.200.0.1 "$oport" "" --net allow=10.200.0.0/24)" ENETUNREACH
+out=$(get h8 127.0.0.1 "$lport" "" --net allow=127.0.0.0/8)
+if [ "$out" = OK ] && same h8; then ok_sanity loopback_cidr_still_reaches; else fail loopback_cidr_still_reaches "$out"; fi
+out=$(get h6 198.51.100.7 "$oport" "" --net allow=198.51.100.7:"$oport")
+if [ "$out" = OK ] && same h6; then ok_sanity named_host_own_address_reached; else fail named_host_own_address_reached "$out"; fi
+rm -f "$T_TMP/own.got"
+out=$(udpcase udp-own-address 0.0.0.0/0 198.51.100.7 "$oport")
+sleep 0.3
+if [ ! -s "$T_TMP/own.got" ]; then ok udp_allowall_host_own_address
+else fail udp_allowall_host_own_address "$out: the host's service got $(tr '\n' ' ' <"$T_TMP/own.got")"; fi
 # Every UDP decision is audited: destination, port, protocol, rule or reason.
 in_outer timeout 60 "$MOAT" run --trace --net allow=10.200.0.2:"$ueport"/udp -- "$PY" -c '
 import socket, sys

@@ -293,3 +293,30 @@ Test(netpolicy, secret_rules)
 	/* the guest's brokered address: only the rule's own */
 	cr_assert_eq(netpolicy_secrets(&pol, &pub, 8080), 0);
 }
+
+/* The host's own addresses (moat-netd's host_local, red team 33): only a
+ * rule of that one address names one; a wider CIDR, a name or another
+ * port/protocol does not. */
+Test(netpolicy, match_exact_names_one_address)
+{
+	reset();
+	cr_assert_eq(parse("allow=0.0.0.0/0,::/0,198.51.100.0/24,[2001:db8::7]:443/tcp,198.51.100.7:80"), 0, "%s", err);
+	struct netpol_addr a = A("198.51.100.7"), b = A("198.51.100.8"), c = A("2001:db8::7"), d = A("2001:db8::8");
+	cr_expect_eq(netpolicy_match_exact(&pol, &a, 80, NP_TCP), 4);
+	cr_expect_eq(netpolicy_match_exact(&pol, &a, 80, NP_UDP), 4);
+	cr_expect_lt(netpolicy_match_exact(&pol, &a, 81, NP_TCP), 0);
+	cr_expect_lt(netpolicy_match_exact(&pol, &b, 80, NP_TCP), 0);
+	cr_expect_eq(netpolicy_match_exact(&pol, &c, 443, NP_TCP), 3);
+	cr_expect_lt(netpolicy_match_exact(&pol, &c, 443, NP_UDP), 0);
+	cr_expect_lt(netpolicy_match_exact(&pol, &d, 443, NP_TCP), 0);
+	/* a v4-mapped rule is the IPv4 address */
+	reset();
+	cr_assert_eq(parse("allow=::ffff:198.51.100.7"), 0, "%s", err);
+	cr_expect_eq(netpolicy_match_exact(&pol, &a, 1, NP_TCP), 0);
+	/* a name rule never names one (its DNS answer may be the host's) */
+	reset();
+	cr_assert_eq(parse("allow=host.test"), 0, "%s", err);
+	cr_assert_eq(netpolicy_remember(&pol, 0, &a), 0);
+	cr_expect_eq(netpolicy_match(&pol, &a, 80, NP_TCP, NULL), 0);
+	cr_expect_lt(netpolicy_match_exact(&pol, &a, 80, NP_TCP), 0);
+}

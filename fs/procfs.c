@@ -1004,6 +1004,14 @@ static int in_seccomp_wait(struct sandbox *sb, const char *base)
 static char state_shown(struct sandbox *sb, struct task *t, const char *base, char native, int pre,
 			unsigned calls)
 {
+	/* a ptrace stop: the guest has no tracer (ptrace is EPERM), so it is
+	 * a job-control stop (SIGSTOP, ^Z) the tracer let go with
+	 * PTRACE_LISTEN, 'T' natively, or one of the tracer's own stops
+	 * (an exec, a fork, a signal on its way), where natively it runs.
+	 * Before, `ps` showed a stopped job as 't' and a program waiting for
+	 * its child's 'T' (LTP's TST_PROCESS_STATE_WAIT) waited for good. */
+	if (t && native == 't')
+		return atomic_load(&t->jobstop) ? 'T' : 'R';
 	if (!t || (native != 'S' && native != 'D'))
 		return native;
 	/* a call taken and answered wholly between the two wchan reads (the
@@ -1047,6 +1055,8 @@ static char *status_patch(const char *in, const struct cred *c, mode_t umask, ch
 			o += sprintf(o, "State:\tR (running)\n");
 		else if (state == 'S' && !strncmp(p, "State:", 6))
 			o += sprintf(o, "State:\tS (sleeping)\n");
+		else if (state == 'T' && !strncmp(p, "State:", 6))
+			o += sprintf(o, "State:\tT (stopped)\n");
 		else if (!strncmp(p, "Uid:", 4))
 			o += sprintf(o, "Uid:\t%u\t%u\t%u\t%u\n", c->ruid, c->euid, c->suid, c->fsuid);
 		else if (!strncmp(p, "Gid:", 4))

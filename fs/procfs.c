@@ -210,6 +210,7 @@ static const struct pent root_ents[] = {
 	{ "sysvipc", N_TDIR, 0555 },
 	{ "net", N_TDIR, 0555 },
 	{ "cgroups", N_TFILE, 0444 },
+	{ "vmstat", N_TFILE, 0444 },
 	{ "config.gz", N_KCONFIG, 0444 },
 };
 
@@ -235,6 +236,12 @@ static const struct tent tree[] = {
 	{ "cgroups", N_TFILE, 0444, /* cgroup v2 only (hierarchy 0): the JVM's probe */
 	  "#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpuset\t0\t1\t1\ncpu\t0\t1\t1\n"
 	  "memory\t0\t1\t1\npids\t0\t1\t1\n" },
+	/* the paging and swapping counters vmstat(8) needs to start (procps:
+	 * "Unable to create vmstat structure" without the file), counted from
+	 * the sandbox's boot: none kept, 0 (the host's are its other tenants'
+	 * paging, as loadavg's load) */
+	{ "vmstat", N_TFILE, 0444,
+	  "pgpgin 0\npgpgout 0\npswpin 0\npswpout 0\npgfault 0\npgmajfault 0\n" },
 	{ "sys", N_TDIR, 0555, NULL },
 	/* the guest's IPC namespace's objects (the sentry reads them in it) */
 	{ "sysvipc", N_TDIR, 0555, NULL },

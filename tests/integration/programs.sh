@@ -125,6 +125,13 @@ if [ -e "/var/tmp/$T_MARK" ] || [ -e "/run/$T_MARK" ]; then
 	fail fhs_scratch_not_on_host "guest file appeared on the host"; rm -rf "/var/tmp/$T_MARK" "/run/$T_MARK"
 else ok fhs_scratch_not_on_host; fi
 
+# The mount table is one tree: every mountinfo line's parent is a listed
+# mount (before: /sys/fs/cgroup's parent was 1, no mount's id, and findmnt
+# showed it as a second root above /).
+out=$(mrun /bin/sh -c 'awk "{ id[\$1] = 1; p[NR] = \$2 } END { for (i in p) if (!(p[i] in id)) n++; print n + 0 }" /proc/self/mountinfo
+	findmnt -rn -o TARGET | head -1' 2>&1)
+expect_eq mountinfo_one_tree "$(echo $out)" "0 /"
+
 
 # Network inside the guest's own network namespace: python sockets over
 # loopback, NETLINK_ROUTE (ip addr), curl to a loopback HTTP server.

@@ -208,7 +208,9 @@ static const struct pent root_ents[] = {
 	{ "stat", N_PSTAT, 0444 },
 	{ "filesystems", N_GUEST, 0444 },
 	{ "sysvipc", N_TDIR, 0555 },
+	{ "net", N_TDIR, 0555 },
 	{ "cgroups", N_TFILE, 0444 },
+	{ "vmstat", N_TFILE, 0444 },
 	{ "config.gz", N_KCONFIG, 0444 },
 };
 
@@ -234,12 +236,32 @@ static const struct tent tree[] = {
 	{ "cgroups", N_TFILE, 0444, /* cgroup v2 only (hierarchy 0): the JVM's probe */
 	  "#subsys_name\thierarchy\tnum_cgroups\tenabled\ncpuset\t0\t1\t1\ncpu\t0\t1\t1\n"
 	  "memory\t0\t1\t1\npids\t0\t1\t1\n" },
+	/* the paging and swapping counters vmstat(8) needs to start (procps:
+	 * "Unable to create vmstat structure" without the file), counted from
+	 * the sandbox's boot: none kept, 0 (the host's are its other tenants'
+	 * paging, as loadavg's load) */
+	{ "vmstat", N_TFILE, 0444,
+	  "pgpgin 0\npgpgout 0\npswpin 0\npswpout 0\npgfault 0\npgmajfault 0\n" },
 	{ "sys", N_TDIR, 0555, NULL },
 	/* the guest's IPC namespace's objects (the sentry reads them in it) */
 	{ "sysvipc", N_TDIR, 0555, NULL },
 	{ "sysvipc/msg", N_GUEST, 0444, NULL },
 	{ "sysvipc/sem", N_GUEST, 0444, NULL },
 	{ "sysvipc/shm", N_GUEST, 0444, NULL },
+	/* the guest's network namespace (its loopback, its sockets), read in
+	 * the guest's init's (open_net): interfaces and their counters, routes,
+	 * addresses, inet sockets with the owner as the guest sees it. Not
+	 * unix: a path's socket is bound natively under an abstract name whose
+	 * generation is its secret ("AF_UNIX path names"); nor the global
+	 * counts (sockstat, snmp: some are the host's) */
+	{ "net", N_TDIR, 0555, NULL },
+	{ "net/dev", N_GUEST, 0444, NULL },
+	{ "net/if_inet6", N_GUEST, 0444, NULL },
+	{ "net/route", N_GUEST, 0444, NULL },
+	{ "net/tcp", N_GUEST, 0444, NULL },
+	{ "net/tcp6", N_GUEST, 0444, NULL },
+	{ "net/udp", N_GUEST, 0444, NULL },
+	{ "net/udp6", N_GUEST, 0444, NULL },
 	{ "sys/kernel", N_TDIR, 0555, NULL },
 	{ "sys/kernel/hostname", N_HOSTNAME, 0644, NULL },
 	{ "sys/kernel/domainname", N_DOMAINNAME, 0644, NULL },
@@ -989,6 +1011,14 @@ static int in_seccomp_wait(struct sandbox *sb, const char *base)
 static char state_shown(struct sandbox *sb, struct task *t, const char *base, char native, int pre,
 			unsigned calls)
 {
+	/* a ptrace stop: the guest has no tracer (ptrace is EPERM), so it is
+	 * a job-control stop (SIGSTOP, ^Z) the tracer let go with
+	 * PTRACE_LISTEN, 'T' natively, or one of the tracer's own stops
+	 * (an exec, a fork, a signal on its way), where natively it runs.
+	 * Before, `ps` showed a stopped job as 't' and a program waiting for
+	 * its child's 'T' (LTP's TST_PROCESS_STATE_WAIT) waited for good. */
+	if (t && native == 't')
+		return atomic_load(&t->jobstop) ? 'T' : 'R';
 	if (!t || (native != 'S' && native != 'D'))
 		return native;
 	/* a call taken and answered wholly between the two wchan reads (the
@@ -1032,6 +1062,8 @@ static char *status_patch(const char *in, const struct cred *c, mode_t umask, ch
 			o += sprintf(o, "State:\tR (running)\n");
 		else if (state == 'S' && !strncmp(p, "State:", 6))
 			o += sprintf(o, "State:\tS (sleeping)\n");
+		else if (state == 'T' && !strncmp(p, "State:", 6))
+			o += sprintf(o, "State:\tT (stopped)\n");
 		else if (!strncmp(p, "Uid:", 4))
 			o += sprintf(o, "Uid:\t%u\t%u\t%u\t%u\n", c->ruid, c->euid, c->suid, c->fsuid);
 		else if (!strncmp(p, "Gid:", 4))
@@ -1555,6 +1587,120 @@ static int open_sysvipc(struct sandbox *sb, struct pnode *n, int *out)
 	if (!res)
 		return -ENOMEM;
 	return memfd_with(n->gpath, res, ol, out);
+}
+
+/* /proc/net/NAME: the guest's network namespace's, read through its init
+ * (pid 1 of the guest's pid namespace, which never leaves it). In the inet
+ * socket tables (tcp, tcp6, udp, udp6: the 8th field is the owner, the 12th
+ * the socket's kernel address) the owner is the guest's (net_owner) and the
+ * address 0, as Linux shows it to a reader without CAP_SYSLOG. */
+struct net_owner {
+	uid_t u;
+	int set, mixed;
+};
+
+static int net_owner_visit(struct task *t, void *arg)
+{
+	struct net_owner *a = arg;
+	if (t->exited)
+		return 0;
+	pthread_mutex_lock(&t->lock);
+	uid_t u = t->cred.fsuid;
+	pthread_mutex_unlock(&t->lock);
+	if (!a->set) {
+		a->u = u;
+		a->set = 1;
+	} else if (a->u != u) {
+		a->mixed = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* the owner of a guest socket as the guest is shown it: every guest task
+ * is one host uid (the sandbox's), so the kernel's column says only that;
+ * while every task has one fsuid (--user 1000, a program that never
+ * changes ids), that one is the creator's, else as stat shows the
+ * sandbox's own uid */
+static uid_t net_owner(struct sandbox *sb, const struct net_owner *one, uid_t host)
+{
+	const struct idmap *m = &sb->idmap;
+	int own = m->full_identity ? host == m->native_uid && host != (uid_t)-1 : host == m->host_uid;
+	if (own && one->set && !one->mixed)
+		return one->u;
+	return idmap_uid_to_guest(m, host);
+}
+
+static int open_net(struct sandbox *sb, struct pnode *n, int *out)
+{
+	char gp[64];
+	cleanup_free char *text = NULL;
+	snprintf(gp, sizeof gp, "1/%s", n->gpath);
+	long len = guest_slurp(sb, gp, &text);
+	if (len < 0)
+		return (int)len;
+	const char *name = n->gpath + 4;
+	int sockets = !strncmp(name, "tcp", 3) || !strncmp(name, "udp", 3);
+	if (!sockets)
+		return memfd_with(n->gpath, text, (size_t)len, out);
+	/* a uid grows from at most 5 to at most 10 digits: 8 bytes a line more */
+	size_t lines = 1;
+	for (const char *p = text; *p; p++)
+		lines += *p == '\n';
+	struct net_owner one = { 0 };
+	task_for_each_thread(sb, net_owner_visit, &one);
+	cleanup_free char *res = malloc((size_t)len + lines * 8 + 1);
+	if (!res)
+		return -ENOMEM;
+	char *o = res;
+	int first = 1;
+	for (const char *p = text; *p;) {
+		const char *eol = strchr(p, '\n');
+		size_t l = eol ? (size_t)(eol - p + 1) : strlen(p);
+		if (first) { /* the header */
+			memcpy(o, p, l);
+			o += l;
+			first = 0;
+			p += l;
+			continue;
+		}
+		const char *q = p, *end = p + l;
+		for (int f = 0; q < end;) {
+			const char *ws = q;
+			while (q < end && (*q == ' ' || *q == '\t'))
+				q++;
+			memcpy(o, ws, (size_t)(q - ws));
+			o += q - ws;
+			if (q >= end || *q == '\n')
+				break;
+			const char *tok = q;
+			while (q < end && *q != ' ' && *q != '\t' && *q != '\n')
+				q++;
+			size_t tl = (size_t)(q - tok);
+			if (f == 7) {
+				char num[16];
+				uid_t u = (uid_t)strtoul(tok, NULL, 10);
+				int k = snprintf(num, sizeof num, "%u", (unsigned)net_owner(sb, &one, u));
+				if (k < 5) { /* right-aligned as Linux's %5u */
+					memset(o, ' ', (size_t)(5 - k));
+					o += 5 - k;
+				}
+				memcpy(o, num, (size_t)k);
+				o += k;
+			} else if (f == 11) {
+				memset(o, '0', tl);
+				o += tl;
+			} else {
+				memcpy(o, tok, tl);
+				o += tl;
+			}
+			f++;
+		}
+		if (eol)
+			*o++ = '\n';
+		p += l;
+	}
+	return memfd_with(n->gpath, res, (size_t)(o - res), out);
 }
 
 /* /proc/stat's counters since the host booted (cpu times, interrupts,
@@ -3049,6 +3195,10 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 		}
 		if (!strncmp(n.gpath, "sysvipc/", 8)) {
 			r = open_sysvipc(t->sb, &n, fd);
+			break;
+		}
+		if (!strncmp(n.gpath, "net/", 4)) {
+			r = open_net(t->sb, &n, fd);
 			break;
 		}
 		if (n.task && (ends_with(n.gpath, "/maps") || ends_with(n.gpath, "/smaps") ||

@@ -3447,11 +3447,14 @@ long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo)
 		off += (size_t)l;
 		if (m->kind == VFS_MNT_PROC && vfs_proc_dir_mount(m)) {
 			/* /sys/fs/cgroup of the synthetic /sys (fs/procfs.c): the
-			 * cgroup2 mount container runtimes (the JVM) look for */
+			 * cgroup2 mount container runtimes (the JVM) look for; its
+			 * parent is that /sys, its id one no table position takes
+			 * (before: parent 1, no mount's id, and findmnt showed it as
+			 * a second root; its id nmnts + 1 was a position's too) */
 			if (mountinfo)
-				l = snprintf(line, sizeof line, "%zu 1 0:%zu / %s/fs/cgroup ro,nosuid,nodev,noexec"
-					     " - cgroup2 cgroup2 ro,nosuid,nodev,noexec\n", v->nmnts + 1,
-					     v->nmnts + 30, m->path);
+				l = snprintf(line, sizeof line, "%zu %d 0:%zu / %s/fs/cgroup ro,nosuid,nodev,noexec"
+					     " - cgroup2 cgroup2 ro,nosuid,nodev,noexec\n", (size_t)v->mcap + 21,
+					     m->pos + 21, v->nmnts + 30, m->path);
 			else
 				l = snprintf(line, sizeof line, "cgroup2 %s/fs/cgroup cgroup2 ro,nosuid,nodev,noexec 0 0\n",
 					     m->path);

@@ -130,6 +130,12 @@ struct task {
 	 * exited comes a few stops later (task_remove) */
 	atomic_int reaped;
 
+	/* in a group-stop (SIGSTOP, SIGTSTP...) the tracer let go with
+	 * PTRACE_LISTEN, until its next ptrace stop: the kernel shows any
+	 * ptrace stop as 't', which procfs shows as 'T' for these and as the
+	 * running task it is natively for the tracer's own (state_shown) */
+	atomic_int jobstop;
+
 	/* tracer: owned by the tracer thread (sentry/tracer.c), nobody else */
 	int pt_state;            /* 0 = waiting for its first ptrace stop, 1 = running,
 				  * 2 = resume at its first stop */

@@ -1274,6 +1274,7 @@ static void event_stop(struct tracer *tr, struct task *t, int sig)
 			ptrace(PTRACE_CONT, tid, 0, 0);
 		}
 	} else if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+		atomic_store(&t->jobstop, 1); /* 'T' in its stat, until its next stop */
 		ptrace(PTRACE_LISTEN, tid, 0, 0); /* group-stop */
 	} else {
 		ptrace(PTRACE_CONT, tid, 0, 0);
@@ -1603,6 +1604,7 @@ int tracer_run(struct tracer_args *a)
 				kill(tid, SIGKILL); /* never run unregistered */
 			continue;
 		}
+		atomic_store(&t->jobstop, 0); /* a stop: out of a group-stop's LISTEN */
 		/* (not a fork event: its handler only reads the parent by
 		 * ptrace, which Linux refuses for a pid an exec took until its
 		 * PTRACE_EVENT_EXEC is waited for, and acts on the child, which

@@ -3,9 +3,9 @@
  *
  * System view (no --root): /usr /etc /opt (and /bin /sbin /lib* as the host
  * has them: symlinks stay symlinks, directories are exported) read-only, with
- * /etc's secrets hidden; private in-memory /tmp, home and /dev/shm (gofer
- * tmpfs exports); /dev device nodes (gofer device export) plus fd/std*
- * symlinks; synthetic /proc. Nothing else of the host exists.
+ * /etc's secrets hidden; private in-memory /tmp, home, /dev/shm, /var/tmp
+ * and /run (gofer tmpfs exports; add_scratch); /dev device nodes (gofer
+ * device export) plus fd/std* symlinks; synthetic /proc. Nothing else of the host exists.
  * --root DIR: DIR read-only at "/", plus the same /tmp, /dev and /proc.
  * --bind SRC:DST[:ro|rw|cow][,shared] mounts go last (they hide what is below
  * them); a shared one is looked up afresh every time (fs/dcache.h).
@@ -338,6 +338,43 @@ static int canon_guest(const char *in, char *out, size_t len)
 	return 0;
 }
 
+/* a --bind or --tmpfs of the caller's at PATH or above it: theirs, whole */
+static int user_mount_covers(const struct sentry_config *cfg, const char *path)
+{
+	for (int i = 0; i < cfg->nbinds; i++) {
+		char dst[4096];
+		if (canon_guest(cfg->binds[i].dst, dst, sizeof dst) < 0)
+			continue;
+		size_t n = strlen(dst);
+		if (!strcmp(dst, "/") || (!strncmp(path, dst, n) && (path[n] == 0 || path[n] == '/')))
+			return 1;
+	}
+	return 0;
+}
+
+/* The system view's scratch places every Linux system has and programs
+ * write without asking (FHS): /var/tmp (mktemp -p /var/tmp, vim's and gcc's
+ * fallbacks; rootless too, where / is not the guest's to mkdir in) and /run
+ * (/var/run; screen's /run/screen), private, empty and gone at exit as /tmp
+ * is, in the --disk pool as /tmp is: none of the host's /var or /run shows
+ * (the skeleton of the root layer holds an empty "var"). A mount of the
+ * caller's there or above keeps the place whole. */
+static void add_scratch(struct builder *b, const struct sentry_config *cfg)
+{
+	static const struct { const char *path; mode_t mode; } places[] = {
+		{ "/var/tmp", 01777 }, { "/run", 0755 },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(places); i++) {
+		if (user_mount_covers(cfg, places[i].path))
+			continue;
+		int e = add_export(b, GOFER_EXPORT_TMPFS, NULL, 1, NULL);
+		b->v->exports[e].mode = places[i].mode;
+		add_mount(b, places[i].path, VFS_MNT_GOFER, e, 1, 0, NULL, NULL);
+	}
+	if (!user_mount_covers(cfg, "/var/run"))
+		add_mount(b, "/var/run", VFS_MNT_SYMLINK, -1, 0, 0, NULL, "/run");
+}
+
 int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t errlen)
 {
 	struct builder b = { .v = v };
@@ -387,6 +424,7 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 			v->exports[h].owner_gid = cfg->user_gid;
 		}
 		add_mount(&b, v->home, VFS_MNT_GOFER, h, 1, 0, NULL, NULL);
+		add_scratch(&b, cfg);
 	}
 	int t = add_export(&b, GOFER_EXPORT_TMPFS, NULL, 1, NULL);
 	v->exports[t].mode = 01777; /* /tmp: world-writable, sticky */

@@ -66,6 +66,22 @@ ifs = [n for _, n in socket.if_nameindex()]
 print(" ".join(sorted(ifs)))' 2>&1)
 expect_eq only_loopback_interface "$out" lo
 
+# /proc/net is the guest's own network namespace's (netstat, lsof, ss and
+# fuser read it): a guest listener shows, owned by the guest's uid, with no
+# kernel address; the host's listener above does not; no unix table (a
+# bound path's abstract name carries its secret). Before: no /proc/net.
+hexport=$(printf '%04X' "$port")
+out=$(mrun /bin/sh -c '
+"$0" -c "import socket,time; s=socket.socket(); s.bind((\"127.0.0.1\", 8123)); s.listen(); time.sleep(30)" &
+for i in $(seq 100); do grep -q ":1FBB 00000000:0000 0A" /proc/net/tcp 2>/dev/null && break; sleep 0.1; done
+awk -v u=$(id -u) "NR>1 && \$2==\"0100007F:1FBB\" {print (\$8==u), \$12}" /proc/net/tcp
+grep -c ":$1 " /proc/net/tcp /proc/net/tcp6 | cut -d: -f2 | paste -sd+ | bc
+if command -v netstat >/dev/null; then netstat -tln 2>/dev/null | grep -c "127.0.0.1:8123 "; else echo 1; fi
+[ -e /proc/net/unix ] && echo unix
+grep -c "^ *lo:" /proc/net/dev
+kill $!' "$PY" "$hexport" 2>&1)
+expect_eq proc_net_guest_only "$(echo $out)" "1 0000000000000000 0 1 1"
+
 # A host abstract unix socket.
 name="moat-abstract-$T_MARK"
 "$PY" -c '

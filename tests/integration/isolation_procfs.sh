@@ -106,6 +106,11 @@ if [ "$(cut -d' ' -f1-3 /proc/loadavg)" = "0.00 0.00 0.00" ]; then
 else
 	expect_eq no_host_load "$out" "['0.00', '0.00', '0.00'] 0"
 fi
+# /proc/vmstat: the paging counters vmstat(8) needs to start (before: no
+# file, "Unable to create vmstat structure"), the sandbox's (none counted),
+# never the host's paging
+out=$(mrun /bin/sh -c 'vmstat >/dev/null && echo runs; awk "\$2 != 0" /proc/vmstat | wc -l; grep -c . /proc/vmstat' 2>&1)
+expect_eq vmstat_sandbox_counters "$(echo $out)" "runs 0 6"
 # the sandbox's sysctls: not tainted; the limits the host kernel enforces on
 # the guest too are shown as they hold (F_SETPIPE_SZ up to pipe-max-size works)
 out=$(mrun "$PY" -c '

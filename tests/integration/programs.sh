@@ -114,6 +114,24 @@ else ok private_tmp_not_on_host; fi
 out=$(mrun /bin/sh -c 'ls -A /tmp | wc -l; ls -A "$HOME" | wc -l' 2>/dev/null)
 expect_eq tmp_and_home_start_empty "$(echo $out)" "0 0"
 
+# The scratch places of every Linux system (FHS) exist, as root and
+# rootless: mktemp -p /var/tmp, a daemon's /run/NAME (screen's /run/screen),
+# /var/run -> /run; private and empty, and none of the host's /var shows
+# (before: no /var, no /run; mktemp -p /var/tmp failed, rootless for good).
+out=$(mrun /bin/sh -c "ls -A /var/tmp | wc -l; ls -A /run | wc -l; f=\$(mktemp -p /var/tmp) && echo x > \"\$f\" && cat \"\$f\" &&
+	echo y > /var/tmp/$T_MARK && mkdir /run/$T_MARK && stat -c %a /var/tmp && readlink /var/run && ls -A /var" 2>"$T_TMP/err")
+expect_eq fhs_var_tmp_and_run "$(echo $out)" "0 0 x 1777 /run run tmp"
+if [ -e "/var/tmp/$T_MARK" ] || [ -e "/run/$T_MARK" ]; then
+	fail fhs_scratch_not_on_host "guest file appeared on the host"; rm -rf "/var/tmp/$T_MARK" "/run/$T_MARK"
+else ok fhs_scratch_not_on_host; fi
+
+# The mount table is one tree: every mountinfo line's parent is a listed
+# mount (before: /sys/fs/cgroup's parent was 1, no mount's id, and findmnt
+# showed it as a second root above /).
+out=$(mrun /bin/sh -c 'awk "{ id[\$1] = 1; p[NR] = \$2 } END { for (i in p) if (!(p[i] in id)) n++; print n + 0 }" /proc/self/mountinfo
+	findmnt -rn -o TARGET | head -1' 2>&1)
+expect_eq mountinfo_one_tree "$(echo $out)" "0 /"
+
 
 # Network inside the guest's own network namespace: python sockets over
 # loopback, NETLINK_ROUTE (ip addr), curl to a loopback HTTP server.

@@ -8,7 +8,11 @@
  *  - a child blocked in semop is 'S', and once it is, GETNCNT counts it
  *    (under moat a semop still on its way to the sentry passed for 'S');
  *  - a child blocked opening a FIFO without a writer is 'S' (under moat the
- *    sentry holds that open for it) and status says "S (sleeping)". */
+ *    sentry holds that open for it) and status says "S (sleeping)";
+ *  - a child stopped by SIGSTOP is 'T', "T (stopped)" (under moat its
+ *    group-stop is a ptrace stop, which its kernel shows as 't', "tracing
+ *    stop": ps showed a stopped job as 't' and a wait for 'T' never ended),
+ *    and once continued it is no longer stopped. */
 #include "t.h"
 #include <sys/ipc.h>
 #include <sys/sem.h>
@@ -167,11 +171,60 @@ static void fifo_sleeper(void)
 	CHECK(s == 'S' && !strcmp(line, "S (sleeping)"), "fifo_open_status_sleeping", "\"%s\"", line);
 }
 
+static void status_line(pid_t pid, char *line, size_t len)
+{
+	char p2[64], buf[2048], fmt[32];
+	snprintf(p2, sizeof p2, "/proc/%d/status", (int)pid);
+	int fd = open(p2, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	line[0] = 0;
+	char *q = strstr(buf, "State:\t");
+	snprintf(fmt, sizeof fmt, "State:\t%%%zu[^\n]", len - 1);
+	if (q)
+		sscanf(q, fmt, line);
+}
+
+/* a job-control stop: T, "T (stopped)"; continued: not T nor t */
+static void stopped_child(void)
+{
+	pid_t ch = fork();
+	if (ch == 0) {
+		for (;;)
+			pause();
+	}
+	kill(ch, SIGSTOP);
+	siginfo_t si;
+	int w = waitid(P_PID, ch, &si, WSTOPPED);
+	int r = wait_state(ch, 'T');
+	char line[64];
+	status_line(ch, line, sizeof line);
+	char seen = state_of(ch, "stat");
+	kill(ch, SIGCONT);
+	waitid(P_PID, ch, &si, WCONTINUED);
+	int gone = -1;
+	for (int i = 0; i < 500 && gone; i++) { /* its wake-up may take a moment */
+		char c = state_of(ch, "stat");
+		gone = c == 'T' || c == 't';
+		if (gone)
+			usleep(1000);
+	}
+	char after = state_of(ch, "stat");
+	kill(ch, SIGKILL);
+	waitpid(ch, NULL, 0);
+	CHECK(w == 0 && r == 0, "sigstop_shows_T", "waitid %d, state %c", w, seen);
+	CHECK(!strcmp(line, "T (stopped)"), "sigstop_status_stopped", "\"%s\"", line);
+	CHECK(!gone, "sigcont_not_stopped", "still %c", after);
+}
+
 int main(int argc, char **argv)
 {
 	t_setup(argc, argv, "proc_state");
 	busy_child();
 	semop_sleeper();
 	fifo_sleeper();
+	stopped_child();
 	return t_done();
 }

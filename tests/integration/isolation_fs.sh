@@ -255,7 +255,8 @@ fi
 #      the guest makes there is its own, and the host's content never shows
 #      (no copy-up of a hidden name: the lower file is never reached) ----
 out=$(mrun /bin/sh -c 'printf "g\n" >>/etc/.pwd.lock && cat /etc/.pwd.lock && ls -a /etc | grep -cxF .pwd.lock' 2>&1)
-expect_eq hidden_lock_created "$(echo $out)" "g 1"
+# (sanity: natively root appends to the host's empty one alike)
+SANITY=1 expect_eq hidden_lock_created "$(echo $out)" "g 1"
 if [ "$(id -u)" = 0 ] && command -v useradd >/dev/null; then
 	out=$(mrun /bin/sh -c 'useradd -m moatbob && id -u moatbob >/dev/null && grep -c "^moatbob:" /etc/passwd && ls -d /home/moatbob && ls /etc/shadow' 2>&1)
 	expect_eq useradd_in_overlay "$(echo $out)" "1 /home/moatbob ls: cannot access '/etc/shadow': No such file or directory"

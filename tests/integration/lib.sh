@@ -44,8 +44,11 @@ trap 'exit 130' INT TERM HUP
 ok() { echo "ok $T_NAME/$1${SANITY:+ # sanity}"; T_PASS=$((T_PASS + 1)); }
 # ok_sanity NAME: a passed case that also passes without any isolation.
 ok_sanity() { SANITY=1 ok "$1"; }
-fail() { local n=$1; shift; echo "FAIL $T_NAME/$n: $*"; T_FAIL=$((T_FAIL + 1)); }
-skip() { local n=$1; shift; echo "skip $T_NAME/$n: $*"; T_SKIP=$((T_SKIP + 1)); }
+# fail/skip NAME WHY...: WHY on the one line (an output quoted there that
+# holds a newline once put an "ok ..." line of a probe's at a line start,
+# which the self-check counted as a case)
+fail() { local n=$1; shift; echo "FAIL $T_NAME/$n: $(printf '%s' "$*" | tr '\n' ' ')"; T_FAIL=$((T_FAIL + 1)); }
+skip() { local n=$1; shift; echo "skip $T_NAME/$n: $(printf '%s' "$*" | tr '\n' ' ')"; T_SKIP=$((T_SKIP + 1)); }
 # check NAME CMD...: ok when CMD succeeds (SANITY=1 check ...: a sanity case).
 check() { local n=$1; shift; if "$@"; then ok "$n"; else fail "$n" "command failed: $*"; fi; }
 # expect_eq NAME GOT WANT

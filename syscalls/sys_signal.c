@@ -15,12 +15,11 @@
  *
  * kill(0), kill(-pgrp) and kill(-1) reach every process of the group (every
  * process but the guest's init and the sender) the sender may signal, as on
- * Linux: when the sender may signal them all (or has CAP_KILL), the call runs
- * natively; when it may signal none, a group kill is EPERM and kill(-1)
- * succeeds doing nothing (Linux ignores EPERM there); when only some, the
- * sentry sends the signal to those itself (their siginfo then shows pid 0,
- * a sender outside their pid namespace) and answers 0. Group members are
- * read from the guest's procfs (pgrp of each process in the task table).
+ * Linux: natively with CAP_KILL or in a one-identity sandbox; otherwise the
+ * sentry reads the members (pgrp of each process in the task table, from
+ * the guest's procfs) and signals those the sender may signal itself
+ * (their siginfo then shows pid 0, a sender outside their pid namespace):
+ * 0 if any, else EPERM (kill(-1) ignores EPERM, as Linux) (group below).
  * A single target outside the caller's process is signalled natively only
  * when pid reuse is harmless (one-identity sandbox, sc_pid_reuse_harmless
  * below); otherwise by the sentry through its pidfd of the checked task, and
@@ -34,8 +33,11 @@
  * all one uid, so the check is made here when the owner is set, on the
  * virtual ids (sigio_owner_check), and a refusal is EPERM (Linux would
  * accept the owner and drop its signals). F_SETOWN (a register) then runs
- * natively; the others carry a pointer and are made by the sentry on the
- * pinned file with the pid translated to its own namespace.
+ * natively where whoever holds the number passes; otherwise it and the
+ * others (which carry a pointer) are made by the sentry on the pinned file
+ * with the number translated to its own namespace, held (pin_act); a
+ * process group owner is refused in a sandbox of other ids (a later member
+ * would be signalled unchecked).
  *
  * process_vm_readv/writev get Linux's ptrace access check
  * (PTRACE_MODE_ATTACH_REALCREDS): the caller's real uid and gid must equal

@@ -843,13 +843,14 @@ OPS = [("kill-pgrp", op_kill_pgrp), ("kill-0", op_kill_0), ("prio-pgrp", op_prio
        ("ioprio-pgrp", op_ioprio_pgrp), ("prio-user", op_prio_user), ("setown-pgrp", op_setown_pgrp)]
 out = []
 for name, op in OPS:
-    rj, wj = os.pipe(); rr, wr = os.pipe(); rd, wd = os.pipe()
+    rj, wj = os.pipe(); rr, wr = os.pipe(); rd, wd = os.pipe(); ry, wy = os.pipe()
     R = os.fork()     # root in "drop": joins the group while the call is held
     if R == 0:
         got = []
         signal.signal(signal.SIGUSR1, lambda *a: got.append("usr1"))
         signal.signal(signal.SIGIO, lambda *a: got.append("io"))
         n0, i0 = os.getpriority(os.PRIO_PROCESS, 0), ioprio()
+        os.write(wy, b"r")
         G = int(os.read(rj, 32))
         time.sleep(0.15)
         os.setpgid(0, G)
@@ -858,6 +859,7 @@ for name, op in OPS:
         hit = got or os.getpriority(os.PRIO_PROCESS, 0) != n0 or ioprio() != i0
         os.write(wr, b"root-hit" if hit else b"root-kept")
         os._exit(0)
+    os.read(ry, 1)   # root has read its nice and I/O priority
     D = os.fork()
     if D == 0:
         if drop:
@@ -886,7 +888,7 @@ for name, op in OPS:
         print("%s:%s%s %s %s" % (name, res, "" if held or name == "setown-pgrp" else "(not-held)", self_, v), flush=True)
         os._exit(0)
     os.waitpid(D, 0); os.waitpid(R, 0)
-    for f in (rj, wj, rr, wr, rd, wd): os.close(f)
+    for f in (rj, wj, rr, wr, rd, wd, ry, wy): os.close(f)
 '
 out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 0:0 -- "$PY" -c "$GROUP_PY" drop </dev/null 2>&1)
 expect_eq dropped_group_calls_checked_members "$(echo $out)" "kill-pgrp:ok self root-kept kill-0:ok self root-kept prio-pgrp:ok self root-kept ioprio-pgrp:ok self root-kept prio-user:ok self root-kept setown-pgrp:Operation not permitted noself root-kept"

@@ -350,9 +350,10 @@ static int grp_visit(struct task *t, void *arg)
  * one that joins after the read is not signalled, as after Linux's call).
  * Linux's answers: a group kill succeeds if any member was signalled, else
  * EPERM (ESRCH without members); kill(-1) ignores EPERM (ESRCH when nothing
- * but init and the caller lives). pidgroups; ARCHITECTURE.md "Pids
+ * but init and the caller lives). info: pidfd_send_signal's siginfo (its
+ * PIDFD_SIGNAL_PROCESS_GROUP), checked by the caller, or NULL. pidgroups; ARCHITECTURE.md "Pids
  * checked, then used". */
-static long group(struct sc_call *c, pid_t pid, int sig)
+static long group(struct sc_call *c, pid_t pid, int sig, siginfo_t *info)
 {
 	struct grp g = { .c = c, .s = ids_of(c->task), .all = pid == -1, .sig = sig };
 
@@ -384,7 +385,7 @@ static long group(struct sc_call *c, pid_t pid, int sig)
 			/* (SIGCONT: ok was the session's exemption, read once) */
 			if (g.m[i].vpid == c->task->vtgid || ids_may_signal(&g.s, &d) || sig == SIGCONT) {
 				nok++;
-				if (sig == 0 || syscall(SYS_pidfd_send_signal, t->pidfd, sig, NULL, 0) == 0)
+				if (sig == 0 || syscall(SYS_pidfd_send_signal, t->pidfd, sig, info, 0) == 0)
 					sent++;
 			}
 		}
@@ -597,7 +598,7 @@ long sys_kill(struct sc_call *c)
 {
 	pid_t pid = (pid_t)c->args[0];
 	int sig = (int)c->args[1];
-	return pid > 0 ? check(c, pid, 0, sig) : group(c, pid, sig);
+	return pid > 0 ? check(c, pid, 0, sig) : group(c, pid, sig, NULL);
 }
 long sys_tkill(struct sc_call *c) { return check_send(c, (pid_t)c->args[0], 0, (int)c->args[1], 1, 0); }
 long sys_tgkill(struct sc_call *c)
@@ -703,8 +704,8 @@ long sys_pidfd_send_signal(struct sc_call *c)
 	if (flags & PIDFD_SIGNAL_PROCESS_GROUP) {
 		/* every member of the group whose id is the pidfd's pid, as
 		 * kill(-pid): all permitted, sent below to the group; else
-		 * group() sent it to the permitted ones, or refused */
-		r = group(c, -pid, sig);
+		 * group() sent it (with the siginfo) to the permitted ones, or refused */
+		r = group(c, -pid, sig, c->args[2] ? &info : NULL);
 		if (!c->cont)
 			return r;
 	} else {

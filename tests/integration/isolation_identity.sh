@@ -901,4 +901,41 @@ expect_eq dropped_group_calls_checked_members "$(echo $out)" "kill-pgrp:ok self 
 out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 1000:1000 -- "$PY" -c "$GROUP_PY" same </dev/null 2>&1)
 SANITY=1 expect_eq one_identity_group_calls_native "$(echo $out)" "kill-pgrp:ok self root-hit kill-0:ok self root-hit prio-pgrp:ok self root-hit ioprio-pgrp:ok self root-hit prio-user:ok self root-hit setown-pgrp:ok noself root-hit"
 
+# kill(-1): a sender that passes for every process at the check (this
+# parent: real uid 1000, saved uid 0) ran natively; the parent takes root
+# back and forks a root process while the answer is held: on main the late
+# kill(-1) signalled it (root-hit). Now the sentry signals the processes it
+# checked (the parent, still 1000's then) and not root's new one.
+KILLALL_PY='
+import os, signal, sys, time
+got = []
+signal.signal(signal.SIGUSR1, lambda *a: got.append(1))
+os.setresgid(1000, 1000, 0); os.setresuid(1000, 1000, 0)   # this parent: passes for 1000 now, root later
+rr, wr = os.pipe()
+d = os.fork()
+if d == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    if "Seccomp:\t2" not in open("/proc/self/status").read():
+        os._exit(2)   # natively (the fake moat): every process of the host with this uid
+    t0 = time.monotonic()
+    r = os.kill(-1, signal.SIGUSR1)
+    held = time.monotonic() - t0 > 0.4
+    os._exit(0 if held else 1)
+time.sleep(0.15)
+os.setresuid(0, 0, 0); os.setresgid(0, 0, 0)   # root again, while the kill is held
+R = os.fork()
+if R == 0:
+    g = []
+    signal.signal(signal.SIGUSR1, lambda *a: g.append(1))
+    time.sleep(0.9)
+    os.write(wr, b"root-hit" if g else b"root-kept")
+    os._exit(0)
+_, st = os.waitpid(d, 0)
+v = os.read(rr, 16).decode()
+os.waitpid(R, 0)
+print("kill-all:%s %s %s" % ("held" if os.WEXITSTATUS(st) == 0 else "not-held", "parent-signalled" if got else "parent-not", v))
+'
+out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 0:0 -- "$PY" -c "$KILLALL_PY" </dev/null 2>&1)
+expect_eq dropped_kill_all_checked_members "$out" "kill-all:held parent-signalled root-kept"
+
 finish

@@ -63,7 +63,6 @@ int lease_break(struct sc_call *c, dev_t dev, ino_t ino, int flags);
 /* syscalls/sys_signal.c: may the caller make guest process/thread/group
  * `who` (F_OWNER_TID/PID/PGRP) the owner of a file's SIGIO? 0 with *host
  * (the sentry's number for that pid), else -EPERM/-ESRCH */
-long sigio_owner_check(struct sc_call *c, int type, pid_t who, pid_t *host);
 long sigio_setown_fcntl(struct sc_call *c);
 long sigio_setown_ioctl(struct sc_call *c);
 /* ioctl 0x89xx/0x8Bxx (sentry/netconn.c): native without moat-netd; with it

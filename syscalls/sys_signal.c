@@ -15,12 +15,11 @@
  *
  * kill(0), kill(-pgrp) and kill(-1) reach every process of the group (every
  * process but the guest's init and the sender) the sender may signal, as on
- * Linux: when the sender may signal them all (or has CAP_KILL), the call runs
- * natively; when it may signal none, a group kill is EPERM and kill(-1)
- * succeeds doing nothing (Linux ignores EPERM there); when only some, the
- * sentry sends the signal to those itself (their siginfo then shows pid 0,
- * a sender outside their pid namespace) and answers 0. Group members are
- * read from the guest's procfs (pgrp of each process in the task table).
+ * Linux: natively with CAP_KILL or in a one-identity sandbox; otherwise the
+ * sentry reads the members (pgrp of each process in the task table, from
+ * the guest's procfs) and signals those the sender may signal itself
+ * (their siginfo then shows pid 0, a sender outside their pid namespace):
+ * 0 if any, else EPERM (kill(-1) ignores EPERM, as Linux) (group below).
  * A single target outside the caller's process is signalled natively only
  * when pid reuse is harmless (one-identity sandbox, sc_pid_reuse_harmless
  * below); otherwise by the sentry through its pidfd of the checked task, and
@@ -34,8 +33,11 @@
  * all one uid, so the check is made here when the owner is set, on the
  * virtual ids (sigio_owner_check), and a refusal is EPERM (Linux would
  * accept the owner and drop its signals). F_SETOWN (a register) then runs
- * natively; the others carry a pointer and are made by the sentry on the
- * pinned file with the pid translated to its own namespace.
+ * natively where whoever holds the number passes; otherwise it and the
+ * others (which carry a pointer) are made by the sentry on the pinned file
+ * with the number translated to its own namespace, held (pin_act); a
+ * process group owner is refused in a sandbox of other ids (a later member
+ * would be signalled unchecked).
  *
  * process_vm_readv/writev get Linux's ptrace access check
  * (PTRACE_MODE_ATTACH_REALCREDS): the caller's real uid and gid must equal
@@ -72,6 +74,9 @@
 #include "syscalls/sys_fs.h"
 
 static struct cred cred_of(struct task *t);
+static void pidcall_test_delay(void);
+typedef long (*pid_fn)(const pid_t *host, void *arg);
+static long pin_act(struct task *const *t, int n, int thread, pid_fn fn, void *arg, const unsigned *execs);
 
 #ifndef PIDFD_SIGNAL_THREAD
 #define PIDFD_SIGNAL_THREAD (1UL << 0)
@@ -296,10 +301,8 @@ struct grp {
 	struct sc_call *c;
 	struct ids s;
 	int all;              /* kill(-1) */
-	int cheap;            /* first pass: ids only, no procfs */
 	pid_t pgrp, sid;
 	int sig;
-	int denied;           /* cheap pass: someone refuses */
 	struct member *m;
 	size_t n, cap;
 };
@@ -315,11 +318,6 @@ static int grp_visit(struct task *t, void *arg)
 		return 0;        /* kill(-1) spares init and the sender */
 	struct ids d = ids_of(t);
 	int ok = v == g->c->task->vtgid || ids_may_signal(&g->s, &d);
-	if (g->cheap) {
-		if (!ok)
-			g->denied = 1;
-		return g->denied; /* stop at the first refusal */
-	}
 	pid_t pg, sid;
 	if (task_proc_ids(g->c->sb, v, &pg, &sid, NULL) < 0)
 		return 0;        /* gone meanwhile */
@@ -339,53 +337,72 @@ static int grp_visit(struct task *t, void *arg)
 	return 0;
 }
 
-/* kill(pid <= 0): Linux's rule for each member of the group */
-static long group(struct sc_call *c, pid_t pid, int sig)
+/* kill(pid <= 0): Linux's rule for each member of the group. Native only
+ * where whoever is a member when the kernel looks the group up passes: the
+ * caller has CAP_KILL, or reuse is harmless (one identity: every task that
+ * may ever be a member passes the check). Otherwise the group's kernel
+ * lookup comes late, as a single pid's does (a process of another identity
+ * joins the group meanwhile, setpgid within the session, or takes a freed
+ * number and makes it a group; kill(-1): is forked), so the sentry reads
+ * the members from its task table (their process groups from the guest's
+ * procfs), checks each again as it sends, and signals those that pass
+ * through its pidfds of them (a process gone meanwhile is never another's;
+ * one that joins after the read is not signalled, as after Linux's call).
+ * Linux's answers: a group kill succeeds if any member was signalled, else
+ * EPERM (ESRCH without members); kill(-1) ignores EPERM (ESRCH when nothing
+ * but init and the caller lives). info: pidfd_send_signal's siginfo (its
+ * PIDFD_SIGNAL_PROCESS_GROUP), checked by the caller, or NULL. pidgroups; ARCHITECTURE.md "Pids
+ * checked, then used". */
+static long group(struct sc_call *c, pid_t pid, int sig, siginfo_t *info)
 {
-	struct grp g = { .c = c, .s = ids_of(c->task), .all = pid == -1, .cheap = 1, .sig = sig };
+	struct grp g = { .c = c, .s = ids_of(c->task), .all = pid == -1, .sig = sig };
 
 	c->cont = 1;
 	if (pid == INT_MIN || g.s.cap_kill || sig < 0 || sig > SIGRTMAX)
 		return 0;        /* the kernel answers (ESRCH, EINVAL) or may */
-	task_for_each_leader(c->sb, grp_visit, &g);
-	if (!g.denied)
-		return 0;        /* every process it could reach is its to signal */
-	/* someone refuses: who is in the group, exactly */
-	if (task_proc_ids(c->sb, c->task->vtgid, pid == 0 ? &g.pgrp : NULL, &g.sid, NULL) < 0)
-		return 0;
-	if (pid < -1)
-		g.pgrp = -pid;
-	g.cheap = 0;
-	if (task_for_each_leader(c->sb, grp_visit, &g) < 0) {
-		free(g.m);
-		c->cont = 0;
-		return -ENOMEM;
-	}
-	size_t nok = 0;
-	for (size_t i = 0; i < g.n; i++)
-		nok += g.m[i].ok;
-	long r = 0;
-	if (g.n == 0 || nok == g.n) {
-		free(g.m);
-		return 0;        /* native: ESRCH, or all of them may be signalled */
+	if (sc_pid_reuse_harmless(c)) {
+		pidcall_test_delay();
+		return 0;        /* whoever is a member then is its to signal */
 	}
 	c->cont = 0;
-	if (nok == 0) {
-		r = g.all ? 0 : -EPERM; /* Linux's kill(-1) ignores EPERM */
-	} else {
-		for (size_t i = 0; i < g.n; i++) {
-			if (!g.m[i].ok || sig == 0)
-				continue;
-			/* by pidfd: a process gone meanwhile is never another's */
-			struct task *t = task_get_vpid(c->sb, g.m[i].vpid);
-			if (t && t->tgid == g.m[i].host && t->pidfd >= 0)
-				syscall(SYS_pidfd_send_signal, t->pidfd, sig, NULL, 0);
-			if (t)
-				task_put(t);
-		}
-		snprintf(c->note, sizeof c->note, "group kill: %zu of %zu members", nok, g.n);
+	if (task_proc_ids(c->sb, c->task->vtgid, pid == 0 ? &g.pgrp : NULL, &g.sid, NULL) < 0)
+		return -ESRCH;
+	if (pid < -1)
+		g.pgrp = -pid;
+	if (task_for_each_leader(c->sb, grp_visit, &g) < 0) {
+		free(g.m);
+		return -ENOMEM;
 	}
+	size_t nok = 0, sent = 0;
+	for (size_t i = 0; i < g.n; i++) {
+		if (!g.m[i].ok)
+			continue;
+		/* by pidfd: a process gone meanwhile is never another's; its
+		 * ids again as it is signalled (Linux checks at the send) */
+		struct task *t = task_get_vpid(c->sb, g.m[i].vpid);
+		if (t && t->tgid == g.m[i].host && t->pidfd >= 0 && !atomic_load(&t->exited)) {
+			struct ids d = ids_of(t);
+			/* (SIGCONT: ok was the session's exemption, read once) */
+			if (g.m[i].vpid == c->task->vtgid || ids_may_signal(&g.s, &d) || sig == SIGCONT) {
+				nok++;
+				if (sig == 0 || syscall(SYS_pidfd_send_signal, t->pidfd, sig, info, 0) == 0)
+					sent++;
+			}
+		}
+		task_put(t);
+	}
+	long r;
+	if (sent)
+		r = 0;
+	else if (g.n == 0)
+		r = -ESRCH;      /* no member (kill(-1): no process but init and the caller) */
+	else if (g.all)
+		r = 0;           /* kill(-1) ignores EPERM */
+	else
+		r = nok ? -ESRCH : -EPERM; /* (the ones it may signal gone meanwhile) */
+	snprintf(c->note, sizeof c->note, "group kill by the sentry: %zu of %zu members", sent, g.n);
 	free(g.m);
+	pidcall_test_delay();
 	return r;
 }
 
@@ -393,7 +410,7 @@ static long group(struct sc_call *c, pid_t pid, int sig)
 struct sigio_grp {
 	struct sc_call *c;
 	struct ids s;
-	pid_t pgrp, leader_host;
+	pid_t pgrp, leader;
 	int any, members, denied;
 };
 
@@ -407,17 +424,27 @@ static int sigio_visit(struct task *t, void *arg)
 		return 0;
 	g->members++;
 	if (v == g->pgrp)
-		g->leader_host = t->tgid;
+		g->leader = v;
 	struct ids d = ids_of(t);
 	if (!g->any && v != g->c->task->vtgid && !ids_may_signal(&g->s, &d))
 		g->denied = 1;
 	return 0;
 }
 
-long sigio_owner_check(struct sc_call *c, int type, pid_t who, pid_t *host)
+/* The owner check: 0 with *tp the task named (a reference; for a process
+ * group its leader, whose number names the group), or -errno. A process
+ * group is checked on the members it has now, but the kernel signals
+ * whoever is a member when the I/O comes (a process of the same session
+ * may join it any time later, setpgid), with the setter's authority, which
+ * on the one host uid passes for every guest task: in a sandbox of more
+ * than one identity a group owner is refused (EPERM) unless the setter's
+ * euid is root (sigio_perm: any task is its to signal) (pidgroups;
+ * ARCHITECTURE.md "Pids checked, then used"). */
+static long sigio_owner_check(struct sc_call *c, int type, pid_t who, struct task **tp)
 {
 	struct ids s = ids_of(c->task);
 	int any = s.euid == 0; /* sigio_perm: the setter's euid is root */
+	*tp = NULL;
 	if (who <= 0)
 		return -ESRCH;
 	if (type == F_OWNER_PGRP) {
@@ -425,66 +452,121 @@ long sigio_owner_check(struct sc_call *c, int type, pid_t who, pid_t *host)
 		task_for_each_leader(c->sb, sigio_visit, &g);
 		if (!g.members)
 			return -ESRCH;
+		if (!any && !sc_pid_reuse_harmless(c)) {
+			snprintf(c->note, sizeof c->note,
+				 "SIGIO owner: group %d may gain members of other ids (the sandbox has other ids)", (int)who);
+			return -EPERM;
+		}
 		if (g.denied) {
 			snprintf(c->note, sizeof c->note, "SIGIO owner: group %d has a process the caller may not signal",
 				 (int)who);
 			return -EPERM;
 		}
-		if (host && !g.leader_host)
+		if (!g.leader || !(*tp = task_get_vpid(c->sb, g.leader)))
 			return -ESRCH; /* its leader is gone: no number to give (rare) */
-		if (host)
-			*host = g.leader_host;
 		return 0;
 	}
 	struct task *t = task_get_vpid(c->sb, who);
 	if (!t)
 		return -ESRCH;
 	struct ids d = ids_of(t);
-	pid_t h = t->tid; /* its number in the sentry's pid namespace */
 	int own = t->vtgid == c->task->vtgid;
-	task_put(t);
 	if (!any && !own && !ids_may_signal(&s, &d)) {
+		task_put(t);
 		snprintf(c->note, sizeof c->note, "SIGIO owner: %d is not the caller's to signal", (int)who);
 		return -EPERM;
 	}
-	if (host)
-		*host = h;
+	*tp = t;
 	return 0;
 }
 
-/* fcntl F_SETOWN (native after the check: the pid is a register) and
- * F_SETOWN_EX (its struct read once; made here on the pinned file) */
+/* the owner set by the sentry on its own copy of the file (hfd), the
+ * named task's number in the sentry's pid namespace */
+struct sigio_arg {
+	int hfd, ex, type;
+};
+
+static long sigio_fn(const pid_t *h, void *arg)
+{
+	struct sigio_arg *a = arg;
+	long r;
+	if (a->ex) {
+		struct f_owner_ex o = { .type = a->type, .pid = h[0] };
+		r = fcntl(a->hfd, F_SETOWN_EX, &o);
+	} else {
+		r = fcntl(a->hfd, F_SETOWN, a->type == F_OWNER_PGRP ? -h[0] : h[0]);
+	}
+	return r < 0 ? -errno : 0;
+}
+
+/* fcntl(F_SETOWN[_EX]) or FIOSETOWN/SIOCSPGRP of who (of type) on the
+ * sentry's copy of the guest's file: checked, then made on the task
+ * checked while its number is held (pin_act; the caller's own thread or
+ * process directly: alive while it waits), so a number freed and reused
+ * meanwhile is never the owner (the kernel keeps the owner's struct pid:
+ * once set, a reuse of the number does not move it) */
+static long sigio_set(struct sc_call *c, int hfd, int ex, int type, pid_t who)
+{
+	struct sigio_arg a = { .hfd = hfd, .ex = ex, .type = type };
+	pid_t none[2] = { 0, 0 };
+	if (who == 0)
+		return sigio_fn(none, &a); /* no owner */
+	struct task *t;
+	long r = sigio_owner_check(c, type, who, &t);
+	if (r < 0)
+		return r;
+	if (t->vtid == c->task->vtid || t->vtid == c->task->vtgid) {
+		pid_t h[2] = { atomic_load(&t->tid), 0 };
+		r = sigio_fn(h, &a);
+	} else {
+		r = pin_act(&t, 1, 1, sigio_fn, &a, NULL);
+	}
+	task_put(t);
+	return r;
+}
+
+/* fcntl F_SETOWN (native after the check where reuse is harmless, the
+ * setter is root or the owner is its own process: the pid is a register)
+ * and F_SETOWN_EX (its struct read once; made here on the pinned file) */
 long sigio_setown_fcntl(struct sc_call *c)
 {
 	int fd = (int)c->args[0];
-	if ((int)c->args[1] == F_SETOWN) {
+	int ex = (int)c->args[1] == F_SETOWN_EX;
+	struct f_owner_ex o;
+	if (!ex) {
 		int who = (int)c->args[2];
 		c->cont = 1;
 		if (who == 0 || who == INT_MIN)
 			return 0; /* clears it / EINVAL: the kernel's */
-		long r = sigio_owner_check(c, who < 0 ? F_OWNER_PGRP : F_OWNER_PID, who < 0 ? -who : who, NULL);
+		if (who == c->task->vtgid || who == c->task->vtid)
+			return 0; /* its own process or thread, alive while it waits */
+		struct task *t;
+		long r = sigio_owner_check(c, who < 0 ? F_OWNER_PGRP : F_OWNER_PID, who < 0 ? -who : who, &t);
+		task_put(t);
 		if (r == -EPERM) {
 			c->cont = 0;
 			return r;
 		}
-		return 0; /* ESRCH: the kernel answers it */
-	}
-	struct f_owner_ex o;
-	if (sc_read_guest(c, c->args[2], &o, sizeof o) < 0)
-		return -EFAULT;
-	if (o.type != F_OWNER_TID && o.type != F_OWNER_PID && o.type != F_OWNER_PGRP)
-		return -EINVAL;
-	struct f_owner_ex h = { .type = o.type, .pid = 0 };
-	if (o.pid != 0) {
-		long r = sigio_owner_check(c, o.type, o.pid, &h.pid);
-		if (r < 0)
-			return r;
+		if (ids_of(c->task).euid == 0 || sc_pid_reuse_harmless(c)) {
+			pidcall_test_delay(); /* (tests: the window a guest holds) */
+			return 0; /* whoever takes the number passes; ESRCH: the kernel's */
+		}
+		c->cont = 0;
+		o.type = who < 0 ? F_OWNER_PGRP : F_OWNER_PID;
+		o.pid = who < 0 ? -who : who;
+	} else {
+		if (sc_read_guest(c, c->args[2], &o, sizeof o) < 0)
+			return -EFAULT;
+		if (o.type != F_OWNER_TID && o.type != F_OWNER_PID && o.type != F_OWNER_PGRP)
+			return -EINVAL;
 	}
 	int hfd = task_getfd(c->task, fd);
 	if (hfd < 0)
 		return -EBADF;
-	long r = fcntl(hfd, F_SETOWN_EX, &h) < 0 ? -errno : 0;
+	long r = sigio_set(c, hfd, ex, o.type, o.pid);
 	close(hfd);
+	if (!ex)
+		pidcall_test_delay();
 	return r;
 }
 
@@ -500,17 +582,14 @@ long sigio_setown_ioctl(struct sc_call *c)
 		return -EBADF;
 	struct stat st;
 	long r = 0;
-	pid_t h = 0;
 	if (fstat(hfd, &st) < 0)
 		r = -errno;
 	else if (!S_ISSOCK(st.st_mode))
 		r = -ENOTTY;
 	else if (who == INT_MIN)
 		r = -EINVAL;
-	else if (who != 0)
-		r = sigio_owner_check(c, who < 0 ? F_OWNER_PGRP : F_OWNER_PID, who < 0 ? -who : who, &h);
-	if (r == 0 && fcntl(hfd, F_SETOWN, who < 0 ? -h : h) < 0)
-		r = -errno;
+	else
+		r = sigio_set(c, hfd, 0, who < 0 ? F_OWNER_PGRP : F_OWNER_PID, who < 0 ? -who : who);
 	close(hfd);
 	return r;
 }
@@ -519,7 +598,7 @@ long sys_kill(struct sc_call *c)
 {
 	pid_t pid = (pid_t)c->args[0];
 	int sig = (int)c->args[1];
-	return pid > 0 ? check(c, pid, 0, sig) : group(c, pid, sig);
+	return pid > 0 ? check(c, pid, 0, sig) : group(c, pid, sig, NULL);
 }
 long sys_tkill(struct sc_call *c) { return check_send(c, (pid_t)c->args[0], 0, (int)c->args[1], 1, 0); }
 long sys_tgkill(struct sc_call *c)
@@ -625,8 +704,8 @@ long sys_pidfd_send_signal(struct sc_call *c)
 	if (flags & PIDFD_SIGNAL_PROCESS_GROUP) {
 		/* every member of the group whose id is the pidfd's pid, as
 		 * kill(-pid): all permitted, sent below to the group; else
-		 * group() sent it to the permitted ones, or refused */
-		r = group(c, -pid, sig);
+		 * group() sent it (with the siginfo) to the permitted ones, or refused */
+		r = group(c, -pid, sig, c->args[2] ? &info : NULL);
 		if (!c->cont)
 			return r;
 	} else {
@@ -849,8 +928,6 @@ static int owner_native(struct sc_call *c, pid_t target, enum owner_rule r)
  * ptrace_check_at_image), -EPERM when one moved: an exec since the check.
  * The second group's guard is never waited for while the first is held
  * (task_io_try: the first let go while the second's exec runs). */
-typedef long (*pid_fn)(const pid_t *host, void *arg);
-
 static long pin_act(struct task *const *t, int n, int thread, pid_fn fn, void *arg, const unsigned *execs)
 {
 	int two = n > 1 && t[1]->tgid != t[0]->tgid;
@@ -1014,12 +1091,179 @@ static long owner_group(struct sc_call *c, int user, int who, enum owner_rule r)
 		return -ESRCH;
 	}
 	task_for_each_leader(c->sb, owner_visit, &g);
-	if (!g.refused && !g.others)
+	if (!g.refused && !g.others) {
+		pidcall_test_delay();
 		return 0;
+	}
 	c->cont = 0;
 	snprintf(c->note, sizeof c->note, "%s %d: %s", user ? "user" : "process group", who,
 		 g.others ? "the sandbox has tasks of other users" : "a member is not the caller's");
 	return -EPERM;
+}
+
+/* ---- setpriority PRIO_PGRP/PRIO_USER, ioprio_set IOPRIO_WHO_PGRP/USER
+ * made by the sentry (pidgroups) ----
+ * Natively the kernel finds the group's members (or, for a user, every task
+ * of the one host uid: every guest task, whatever its virtual user) when
+ * the caller's thread runs the call, which the guest can put off: a process
+ * of another identity that joins the group meanwhile (setpgid within the
+ * session), or takes a freed number and makes it a group, is acted on
+ * unchecked. So, unless the caller passes the rule for any task
+ * (CAP_SYS_NICE) or reuse is harmless (one identity), the sentry reads the
+ * members from its task table (every thread of a process whose group, from
+ * the guest's procfs, is who; every thread whose virtual real uid is who),
+ * checks each on the virtual ids and makes the call for each that passes by
+ * its host tid, its number held (pin_act). A user's tasks are always made
+ * so: natively the call would reach every guest task (one host uid), or no
+ * task at all (a virtual uid the guest's user namespace does not map).
+ * Linux's answers: setpriority sets every member it may and answers the
+ * last refusal (EPERM; EACCES from can_nice, the kernel's), 0 when all
+ * passed, ESRCH without members; ioprio_set stops at the first error. */
+struct pg_member {
+	pid_t vtid, tid;
+};
+
+struct pg_collect {
+	struct sc_call *c;
+	int user;
+	uid_t uid;
+	pid_t pgrp;
+	pid_t *tg;            /* the group's processes (host tgids) */
+	size_t ntg, ctg;
+	struct pg_member *m;  /* their threads, or the user's */
+	size_t n, cap;
+};
+
+static int pg_leader_visit(struct task *t, void *arg)
+{
+	struct pg_collect *g = arg;
+	pid_t v = t->vtgid, pg;
+	if (atomic_load(&t->exited) || v <= 0)
+		return 0;
+	if (task_proc_ids(g->c->sb, v, &pg, NULL, NULL) < 0 || pg != g->pgrp)
+		return 0;
+	if (g->ntg == g->ctg) {
+		size_t nc = g->ctg ? g->ctg * 2 : 16;
+		pid_t *n = realloc(g->tg, nc * sizeof *n);
+		if (!n)
+			return -ENOMEM;
+		g->tg = n;
+		g->ctg = nc;
+	}
+	g->tg[g->ntg++] = t->tgid;
+	return 0;
+}
+
+static int pg_thread_visit(struct task *t, void *arg)
+{
+	struct pg_collect *g = arg;
+	if (atomic_load(&t->exited) || t->vtid <= 0)
+		return 0;
+	if (g->user) {
+		if (cred_of(t).ruid != g->uid)
+			return 0;
+	} else {
+		size_t i = 0;
+		while (i < g->ntg && g->tg[i] != t->tgid)
+			i++;
+		if (i == g->ntg)
+			return 0;
+	}
+	if (g->n == g->cap) {
+		size_t nc = g->cap ? g->cap * 2 : 16;
+		struct pg_member *n = realloc(g->m, nc * sizeof *n);
+		if (!n)
+			return -ENOMEM;
+		g->m = n;
+		g->cap = nc;
+	}
+	g->m[g->n++] = (struct pg_member){ .vtid = t->vtid, .tid = atomic_load(&t->tid) };
+	return 0;
+}
+
+struct prio_arg {
+	long nr;
+	int which, prio;
+};
+
+static long prio_fn(const pid_t *h, void *arg)
+{
+	struct prio_arg *a = arg;
+	long r = syscall(a->nr, a->which, h[0], a->prio);
+	return r < 0 ? -errno : r;
+}
+
+/* a process group (who: 0 = the caller's) or a user's tasks (0 = its real
+ * uid); a: the call for one task (PRIO_PROCESS, IOPRIO_WHO_PROCESS) */
+static long prio_group(struct sc_call *c, int user, int who, enum owner_rule r, struct prio_arg *a)
+{
+	struct pg_collect g = { .c = c, .user = user };
+	struct cred s = cred_of(c->task);
+	int ioprio = r == OWN_IOPRIO;
+
+	c->cont = 1;
+	if (who < 0)
+		return 0;        /* the kernel's ESRCH/EINVAL: no task holds it */
+	if (!user && (cred_capable(&s, CRED_CAP_SYS_NICE) || sc_pid_reuse_harmless(c))) {
+		pidcall_test_delay(); /* (tests: the window a guest holds) */
+		return 0;        /* whoever is a member then passes */
+	}
+	c->cont = 0;
+	pid_t none[2] = { NO_TASK_PID, NO_TASK_PID };
+	long err = ioprio ? prio_fn(none, a) : -ESRCH; /* ioprio_check_cap first, as Linux */
+	if (err != -ESRCH)
+		return err;
+	if (user) {
+		g.uid = who ? (uid_t)who : s.ruid;
+	} else {
+		g.pgrp = who;
+		if (!who && task_proc_ids(c->sb, c->task->vtgid, &g.pgrp, NULL, NULL) < 0)
+			return -ESRCH;
+		if (task_for_each_leader(c->sb, pg_leader_visit, &g) < 0) {
+			free(g.tg);
+			return -ENOMEM;
+		}
+	}
+	if ((user || g.ntg) && task_for_each_thread(c->sb, pg_thread_visit, &g) < 0) {
+		free(g.tg);
+		free(g.m);
+		return -ENOMEM;
+	}
+	size_t acted = 0, refused = 0;
+	for (size_t i = 0; i < g.n; i++) {
+		struct task *t = task_get_vpid(c->sb, g.m[i].vtid);
+		if (!t || atomic_load(&t->tid) != g.m[i].tid || atomic_load(&t->exited)) {
+			task_put(t);
+			continue; /* gone meanwhile */
+		}
+		struct cred d = cred_of(t);
+		long e;
+		if (!owner_ok(&s, &d, r)) {
+			e = -EPERM;
+			refused++;
+		} else {
+			e = pin_act(&t, 1, 1, prio_fn, a, NULL);
+		}
+		task_put(t);
+		if (e == -ESRCH)
+			continue; /* gone meanwhile */
+		acted++;
+		if (ioprio) {
+			err = e;
+			if (e < 0)
+				break;
+		} else if (e < 0) {
+			err = e;
+		} else if (err == -ESRCH) {
+			err = 0;
+		}
+	}
+	snprintf(c->note, sizeof c->note, "%s %d made by the sentry: %zu members, %zu refused",
+		 user ? "user" : "process group", who, acted, refused);
+	free(g.tg);
+	free(g.m);
+	pidcall_test_delay();
+	return acted ? err : -ESRCH;
 }
 
 /* sched_setaffinity: the mask as the kernel reads it, min(len, its
@@ -1423,18 +1667,6 @@ long sys_kcmp(struct sc_call *c)
 /* setpriority and ioprio_set: which names a process (owner_one), a process
  * group or a user (owner_group), by each call's own numbers; anything else
  * runs natively for the kernel's EINVAL. */
-struct prio_arg {
-	long nr;
-	int which, prio;
-};
-
-static long prio_fn(const pid_t *h, void *arg)
-{
-	struct prio_arg *a = arg;
-	long r = syscall(a->nr, a->which, h[0], a->prio);
-	return r < 0 ? -errno : r;
-}
-
 static long prio_set(struct sc_call *c, int process, int pgrp, int user, enum owner_rule kind)
 {
 	int which = (int)c->args[0], who = (int)c->args[1];
@@ -1448,8 +1680,11 @@ static long prio_set(struct sc_call *c, int process, int pgrp, int user, enum ow
 				      .prio = (int)c->args[2] };
 		return owner_make(c, t, 1, prio_fn, &a, NULL);
 	}
-	if (which == pgrp || which == user)
-		return owner_group(c, which == user, who, kind);
+	if (which == pgrp || which == user) {
+		struct prio_arg a = { .nr = kind == OWN_NICE ? SYS_setpriority : SYS_ioprio_set, .which = process,
+				      .prio = (int)c->args[2] };
+		return prio_group(c, which == user, who, kind, &a);
+	}
 	c->cont = 1;
 	return 0;
 }

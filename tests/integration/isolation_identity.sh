@@ -807,4 +807,136 @@ expect_eq dropped_owner_calls_next_pid_esrch "$out" "setpriority:No such process
 out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 1000:1000 -- "$PY" -c "$NEXT_PY" same </dev/null 2>&1)
 SANITY=1 expect_eq one_identity_owner_calls_next_pid_native "$out" "setpriority:ok held next nice:19 nofile-kept prlimit64:ok held next nice:0 nofile-set"
 
+# ---- pidgroups: the group rows (kill(-pgrp), kill(0), setpriority
+#      PRIO_PGRP/PRIO_USER, ioprio_set IOPRIO_WHO_PGRP) were checked on the
+#      members the group had, then CONTINUE'd: the kernel found the members
+#      again when the caller's thread ran the call. A root process (in
+#      "drop") joins the caller's group (setpgid, same session) while the
+#      answer is held (MOAT_TEST_PIDCALL_DELAY_MS): on main it was signalled,
+#      reniced, its I/O priority set (root-hit). Mixed sandbox now: the
+#      sentry acts at the check on the members it checked (the caller's own
+#      process is, self), root's joiner is not (root-kept); PRIO_USER of the
+#      caller's uid sets its own tasks (on main EPERM: the sandbox has other
+#      users). F_SETOWN of a process group: the kernel signals whoever is a
+#      member when the I/O comes (root joined before the write: root-hit on
+#      main, with the setter's authority, one host uid): refused (EPERM) in a
+#      sandbox of other ids unless the setter is root. One identity: native
+#      (the joiner is the caller's own user's: hit, as on Linux).
+GROUP_PY='
+import ctypes, fcntl, os, signal, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+L = ctypes.c_long
+drop = sys.argv[1] == "drop"
+def ioprio():
+    return libc.syscall(L(252), L(1), L(0))
+def op_kill_pgrp(G, pr, pw): return libc.kill(-G, signal.SIGUSR1)
+def op_kill_0(G, pr, pw): return libc.kill(0, signal.SIGUSR1)
+def op_prio_pgrp(G, pr, pw): return libc.syscall(L(141), L(1), L(G), L(7))
+def op_ioprio_pgrp(G, pr, pw): return libc.syscall(L(251), L(2), L(G), L((2 << 13) | 6))
+def op_prio_user(G, pr, pw):
+    if "Seccomp:\t2" not in open("/proc/self/status").read():   # natively (the fake moat): every
+                                 # process of the host with this uid
+        ctypes.set_errno(1); return -1   # (not made: the case fails there)
+    return libc.syscall(L(141), L(2), L(os.getuid()), L(7))
+def op_setown_pgrp(G, pr, pw):
+    r = libc.fcntl(pr, L(8), L(-G))   # F_SETOWN
+    if r >= 0:
+        fcntl.fcntl(pr, fcntl.F_SETFL, os.O_ASYNC | os.O_NONBLOCK)
+    return r
+OPS = [("kill-pgrp", op_kill_pgrp), ("kill-0", op_kill_0), ("prio-pgrp", op_prio_pgrp),
+       ("ioprio-pgrp", op_ioprio_pgrp), ("prio-user", op_prio_user), ("setown-pgrp", op_setown_pgrp)]
+out = []
+for name, op in OPS:
+    rj, wj = os.pipe(); rr, wr = os.pipe(); rd, wd = os.pipe(); ry, wy = os.pipe()
+    R = os.fork()     # root in "drop": joins the group while the call is held
+    if R == 0:
+        got = []
+        signal.signal(signal.SIGUSR1, lambda *a: got.append("usr1"))
+        signal.signal(signal.SIGIO, lambda *a: got.append("io"))
+        n0, i0 = os.getpriority(os.PRIO_PROCESS, 0), ioprio()
+        os.write(wy, b"r")
+        G = int(os.read(rj, 32))
+        time.sleep(0.15)
+        os.setpgid(0, G)
+        os.read(rd, 1)           # the caller is done (and has written, for SIGIO)
+        time.sleep(0.2)
+        hit = got or os.getpriority(os.PRIO_PROCESS, 0) != n0 or ioprio() != i0
+        os.write(wr, b"root-hit" if hit else b"root-kept")
+        os._exit(0)
+    os.read(ry, 1)   # root has read its nice and I/O priority
+    D = os.fork()
+    if D == 0:
+        if drop:
+            os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+        os.setpgid(0, 0)
+        G = os.getpid()
+        got = []
+        signal.signal(signal.SIGUSR1, lambda *a: got.append(1))
+        signal.signal(signal.SIGIO, signal.SIG_IGN)
+        C = os.fork()
+        if C == 0:
+            while True: signal.pause()
+        pr, pw = os.pipe()
+        n0, i0 = os.getpriority(os.PRIO_PROCESS, 0), ioprio()
+        os.write(wj, b"%d" % G)
+        t0 = time.monotonic()
+        try:
+            r = op(G, pr, pw); e = ctypes.get_errno()
+        except Exception as x:
+            r, e = -1, 0   # (reported as "Success" with the failure)
+        held = time.monotonic() - t0 > 0.4
+        time.sleep(max(0.05, t0 + 0.6 - time.monotonic()))   # (root has joined by now)
+        os.write(pw, b"x")      # SIGIO to the owner
+        os.write(wd, b"x")
+        res = "ok" if r >= 0 else os.strerror(e)
+        self_ = "self" if got or os.getpriority(os.PRIO_PROCESS, 0) != n0 or ioprio() != i0 else "noself"
+        v = os.read(rr, 32).decode()
+        os.kill(C, signal.SIGKILL); os.waitpid(C, 0)
+        print("%s:%s%s %s %s" % (name, res, "" if held or name == "setown-pgrp" else "(not-held)", self_, v), flush=True)
+        os._exit(0)
+    os.waitpid(D, 0); os.waitpid(R, 0)
+    for f in (rj, wj, rr, wr, rd, wd, ry, wy): os.close(f)
+'
+out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 0:0 -- "$PY" -c "$GROUP_PY" drop </dev/null 2>&1)
+expect_eq dropped_group_calls_checked_members "$(echo $out)" "kill-pgrp:ok self root-kept kill-0:ok self root-kept prio-pgrp:ok self root-kept ioprio-pgrp:ok self root-kept prio-user:ok self root-kept setown-pgrp:Operation not permitted noself root-kept"
+out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 1000:1000 -- "$PY" -c "$GROUP_PY" same </dev/null 2>&1)
+SANITY=1 expect_eq one_identity_group_calls_native "$(echo $out)" "kill-pgrp:ok self root-hit kill-0:ok self root-hit prio-pgrp:ok self root-hit ioprio-pgrp:ok self root-hit prio-user:ok self root-hit setown-pgrp:ok noself root-hit"
+
+# kill(-1): a sender that passes for every process at the check (this
+# parent: real uid 1000, saved uid 0) ran natively; the parent takes root
+# back and forks a root process while the answer is held: on main the late
+# kill(-1) signalled it (root-hit). Now the sentry signals the processes it
+# checked (the parent, still 1000's then) and not root's new one.
+KILLALL_PY='
+import os, signal, sys, time
+got = []
+signal.signal(signal.SIGUSR1, lambda *a: got.append(1))
+os.setresgid(1000, 1000, 0); os.setresuid(1000, 1000, 0)   # this parent: passes for 1000 now, root later
+rr, wr = os.pipe()
+d = os.fork()
+if d == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    if "Seccomp:\t2" not in open("/proc/self/status").read():
+        os._exit(2)   # natively (the fake moat): every process of the host with this uid
+    t0 = time.monotonic()
+    r = os.kill(-1, signal.SIGUSR1)
+    held = time.monotonic() - t0 > 0.4
+    os._exit(0 if held else 1)
+time.sleep(0.15)
+os.setresuid(0, 0, 0); os.setresgid(0, 0, 0)   # root again, while the kill is held
+R = os.fork()
+if R == 0:
+    g = []
+    signal.signal(signal.SIGUSR1, lambda *a: g.append(1))
+    time.sleep(0.9)
+    os.write(wr, b"root-hit" if g else b"root-kept")
+    os._exit(0)
+_, st = os.waitpid(d, 0)
+v = os.read(rr, 16).decode()
+os.waitpid(R, 0)
+print("kill-all:%s %s %s" % ("held" if os.WEXITSTATUS(st) == 0 else "not-held", "parent-signalled" if got else "parent-not", v))
+'
+out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 0:0 -- "$PY" -c "$KILLALL_PY" </dev/null 2>&1)
+expect_eq dropped_kill_all_checked_members "$out" "kill-all:held parent-signalled root-kept"
+
 finish

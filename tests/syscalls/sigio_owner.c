@@ -143,6 +143,14 @@ int main(int argc, char **argv)
 				_exit(4);
 			/* the peer (its own user's) */
 			int r1 = arm_and_fire(p, how, how == 4 ? -peer : peer);
+			if (how == 4 && t_in_guest() && t_confined())
+				/* moat: a process group owner is refused in a
+				 * sandbox of other ids (root is here): the kernel
+				 * would signal a member that joins later, root's
+				 * too, with the one host uid's authority
+				 * (ARCHITECTURE.md, "Pids checked, then used": the
+				 * group rows); Linux checks each at delivery */
+				r1 = r1 == -1 && errno == EPERM ? 0 : 6;
 			close(p[0]);
 			close(p[1]);
 			if (mkpair(how, p) < 0)
@@ -161,7 +169,8 @@ int main(int argc, char **argv)
 		close(sync[1]);
 		usleep(100000);
 		snprintf(n, sizeof n, "dropped_own_user_%s", hows[how]);
-		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && pg == '1', n, "status %#x peer got %c", st, pg);
+		char want = how == 4 && t_in_guest() && t_confined() ? '0' : '1';
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && pg == want, n, "status %#x peer got %c", st, pg);
 		snprintf(n, sizeof n, "dropped_not_root_%s", hows[how]);
 		CHECK(got == 0, n, "root's process got %d signals", (int)got);
 	}

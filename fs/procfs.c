@@ -1633,7 +1633,7 @@ static uid_t net_owner(struct sandbox *sb, const struct net_owner *one, uid_t ho
 
 static int open_net(struct sandbox *sb, struct pnode *n, int *out)
 {
-	char gp[64];
+	char gp[sizeof n->gpath + 8];
 	cleanup_free char *text = NULL;
 	snprintf(gp, sizeof gp, "1/%s", n->gpath);
 	long len = guest_slurp(sb, gp, &text);

@@ -69,7 +69,9 @@
 #define IN_NONBLOCK_DUMMY 04000
 #define MAXT 8
 
-static const char *scratch;
+static const char *scratch; /* the batch's own directory beneath top */
+static const char *top;
+static char batchdir[PATH_MAX];
 static int in_guest;
 static unsigned nthreads = 3;
 
@@ -203,7 +205,7 @@ static uint64_t pick_fd(int ro)
  * (a name beneath scratch or an invalid one). */
 static uint64_t pick_path(int w)
 {
-	static const char *rel[] = {"f", "d", "d/", "d/sub/..", "loop", "loop/x", "dangle", "sock", "d/../f", "f/", ".", "..",
+	static const char *rel[] = {"f", "d", "d/", "d/sub/..", "loop", "loop/x", "dangle", "sock", "d/../f", "f/", ".", "d/..",
 				    "newfile", "newdir/", "d/sub", "lnk", "lnk/", "fifo", "d/sub/../../f", "./././f"};
 	static const char *ro_abs[] = {"/", "/proc/self/root", "/proc/self/fd/0", "/proc/self/fd/3", "/proc/self/fd/-1",
 				       "/proc/self/exe", "/proc/self/cwd", "/proc/self/fd/1000", "/proc/1/root", "/etc/passwd",
@@ -211,7 +213,16 @@ static uint64_t pick_path(int w)
 				       "/proc/self/maps", "/proc/self/status", "/sys", "/tmp/", "/proc/self/task"};
 	char *dst;
 	switch (R(12)) {
-	case 0: return pick_ptr();
+	case 0: /* a name that changes things: no pointer into the middle of
+		 * another path (its tail "/" or "/.." would name the root) */
+		if (!w) return pick_ptr();
+		switch (R(5)) {
+		case 0: return 0;
+		case 1: return (uint64_t)hole + R(PG);
+		case 2: return 0xffffffff81000000ull;
+		case 3: return -1ull;
+		default: return 1;
+		}
 	case 1: { /* a name crossing into the unmapped page */
 		const char *s = rel[R(sizeof rel / sizeof rel[0])];
 		size_t n = strlen(s);
@@ -288,7 +299,8 @@ static uint64_t pick_msghdr(void)
 /* ---- the rows ---- */
 /* arg kinds: p path, w writable path, f fd, r fd (read-only use), d dirfd,
  * b pointer, s struct (random content), v iovec, M msghdr, l length, x flags,
- * i int, k pid, g signal, u uid, m mode, 0 zero, a sockaddr */
+ * i int, k pid, g signal, u uid, m mode, 0 zero, a sockaddr; chdir, fchdir
+ * and chroot stay in the batch's directory: "." is a name that changes things */
 struct row {
 	const char *name;
 	long nr;
@@ -309,9 +321,9 @@ static const struct row rows[] = {
 	{"msgsnd", SYS_msgsnd, "isli", 0}, {"msgrcv", SYS_msgrcv, "ibliX", 0}, {"msgctl", SYS_msgctl, "iib", 0},
 	{"fcntl", SYS_fcntl, "fFs", 0}, {"flock", SYS_flock, "fx", 0}, {"truncate", SYS_truncate, "wL", 0},
 	{"getdents", SYS_getdents, "rbl", 0}, {"getdents64", SYS_getdents64, "rbl", 0}, {"getcwd", SYS_getcwd, "bl", 0},
-	{"chdir", SYS_chdir, "p", 0}, {"fchdir", SYS_fchdir, "r", 0}, {"rename", SYS_rename, "ww", 0},
+	{"chdir", SYS_chdir, "w", 0}, {"fchdir", SYS_fchdir, "f", 0}, {"rename", SYS_rename, "ww", 0},
 	{"mkdir", SYS_mkdir, "wm", 0}, {"rmdir", SYS_rmdir, "w", 0}, {"creat", SYS_creat, "wm", 0},
-	{"link", SYS_link, "ww", 0}, {"unlink", SYS_unlink, "w", 0}, {"symlink", SYS_symlink, "pw", 0},
+	{"link", SYS_link, "ww", 0}, {"unlink", SYS_unlink, "w", 0}, {"symlink", SYS_symlink, "Tw", 0},
 	{"readlink", SYS_readlink, "pbl", 0}, {"chmod", SYS_chmod, "wm", 0}, {"fchmod", SYS_fchmod, "fm", 0},
 	{"chown", SYS_chown, "wuu", 0}, {"fchown", SYS_fchown, "fuu", 0}, {"lchown", SYS_lchown, "wuu", 0},
 	{"umask", SYS_umask, "m", 0}, {"getrlimit", SYS_getrlimit, "ib", 0}, {"sysinfo", SYS_sysinfo, "b", 0},
@@ -327,7 +339,7 @@ static const struct row rows[] = {
 	{"sched_setparam", SYS_sched_setparam, "0s", 0}, {"sched_getparam", SYS_sched_getparam, "kb", 0},
 	{"sched_setscheduler", SYS_sched_setscheduler, "0is", 0}, {"sched_getscheduler", SYS_sched_getscheduler, "k", 0},
 	{"sched_rr_get_interval", SYS_sched_rr_get_interval, "kb", 0}, {"prctl", SYS_prctl, "Pxxxx", 0},
-	{"adjtimex", SYS_adjtimex, "s", 1}, {"setrlimit", SYS_setrlimit, "Qs", 0}, {"chroot", SYS_chroot, "p", 1},
+	{"adjtimex", SYS_adjtimex, "s", 1}, {"setrlimit", SYS_setrlimit, "Qs", 0}, {"chroot", SYS_chroot, "w", 1},
 	{"mount", SYS_mount, "pwpxs", 1}, {"umount2", SYS_umount2, "wx", 1}, {"sethostname", SYS_sethostname, "bl", 1},
 	{"setdomainname", SYS_setdomainname, "bl", 1}, {"setxattr", SYS_setxattr, "wpblx", 0},
 	{"lsetxattr", SYS_lsetxattr, "wpblx", 0}, {"fsetxattr", SYS_fsetxattr, "fpblx", 0},
@@ -345,7 +357,7 @@ static const struct row rows[] = {
 	{"mknodat", SYS_mknodat, "dwmx", 1}, {"fchownat", SYS_fchownat, "dwuux", 0},
 	{"futimesat", SYS_futimesat, "dws", 0}, {"newfstatat", SYS_newfstatat, "dpbx", 0},
 	{"unlinkat", SYS_unlinkat, "dwx", 0}, {"renameat", SYS_renameat, "dwdw", 0},
-	{"linkat", SYS_linkat, "dwdwx", 0}, {"symlinkat", SYS_symlinkat, "pdw", 0},
+	{"linkat", SYS_linkat, "dwdwx", 0}, {"symlinkat", SYS_symlinkat, "Tdw", 0},
 	{"readlinkat", SYS_readlinkat, "dpbl", 0}, {"fchmodat", SYS_fchmodat, "dwm", 0},
 	{"faccessat", SYS_faccessat, "dpi", 0}, {"unshare", SYS_unshare, "x", 1},
 	{"get_robust_list", SYS_get_robust_list, "kbb", 0}, {"utimensat", SYS_utimensat, "dwsx", 0},
@@ -367,6 +379,7 @@ static const struct row rows[] = {
 #define NROWS (sizeof rows / sizeof rows[0])
 static unsigned char enabled[NROWS];
 
+static __thread int row_writes; /* the row changes what it names: no dirfd outside the batch's */
 static uint64_t gen(char k)
 {
 	switch (k) {
@@ -374,7 +387,7 @@ static uint64_t gen(char k)
 	case 'w': return pick_path(1);
 	case 'f': return pick_fd(0);
 	case 'r': return pick_fd(1);
-	case 'd': return R(3) ? (uint64_t)-100 : pick_fd(1);
+	case 'd': return R(3) ? (uint64_t)-100 : pick_fd(!row_writes);
 	case 'b': return pick_ptr();
 	case 's': return rand_struct(R(2) ? 32 : 128);
 	case 'v': return pick_iov();
@@ -442,6 +455,14 @@ static uint64_t gen(char k)
 		}
 		return (uint64_t)h;
 	}
+	case 'T': { /* a symlink's target: the batch's own names (a link to "/"
+		   * would make a later chmod of the link the root's) */
+		static const char *t[] = {"f", "d", "loop", "nowhere", "d/sub", "", "lnk/..", "fifo", "x/../../f"};
+		if (R(6) == 0) return pick_path(1);
+		char *d = area + R(AREA_PAGES * PG - 64);
+		strcpy(d, t[R(sizeof t / sizeof t[0])]);
+		return (uint64_t)d;
+	}
 	case 'Y': return R(2) ? 0 : (pick_flags() & ~0x0100000ull); /* personality: no MMAP_PAGE_ZERO */
 	}
 	return 0;
@@ -496,6 +517,7 @@ static void record_ipc(const struct row *r, long ret)
 }
 
 static volatile int stop_calls;
+static int check_top;
 static double batch_secs = 1.0;
 
 static void nop(int s) { (void)s; }
@@ -540,6 +562,7 @@ static void *caller(void *p)
 		while (!enabled[n]);
 		r = &rows[n];
 		uint64_t a[6] = {0};
+		row_writes = strchr(r->k, 'w') != NULL;
 		for (int i = 0; r->k[i] && i < 6; i++) a[i] = gen(r->k[i]);
 		fixup(r, a);
 		sl->nr = n;
@@ -549,6 +572,18 @@ static void *caller(void *p)
 		sl->in_call = 0;
 		sl->calls++;
 		record_ipc(r, ret);
+		if (check_top) { /* debugging the fuzzer: which call took the top directory away */
+			struct stat sb;
+			if (stat(top, &sb) != 0) {
+				char s0[80] = "";
+				struct iovec l = {s0, 79}, rv = {(void *)a[0], 79};
+				process_vm_readv(getpid(), &l, 1, &rv, 1, 0);
+				printf("top gone after %s(%#lx, %#lx, %#lx, %#lx, %#lx) = %ld [%s]\n", r->name, (long)a[0], (long)a[1],
+				       (long)a[2], (long)a[3], (long)a[4], ret, s0);
+				fflush(stdout);
+				_exit(9);
+			}
+		}
 		/* a new fd: keep a few, close the rest (no fd exhaustion) */
 		if (ret > 2 && (r->nr == SYS_open || r->nr == SYS_openat || r->nr == SYS_openat2 || r->nr == SYS_creat ||
 				r->nr == SYS_open_by_handle_at || r->nr == SYS_memfd_create || r->nr == SYS_socket ||
@@ -575,7 +610,8 @@ static void *remapper(void *p)
 			break;
 		default: /* rewrite the strings in place */
 			if (mprotect(vol, VOL_PAGES * PG, PROT_READ | PROT_WRITE) == 0)
-				for (int i = 0; i < 64; i++) vol[R(VOL_PAGES * PG)] = R(3) ? '/' : (char)rnd();
+				for (int i = 0; i < 64; i++) /* not in the path at vol[0] */
+					vol[512 + R(VOL_PAGES * PG - 512)] = R(3) ? '/' : (char)rnd();
 			if (R(2) && mprotect(vol, VOL_PAGES * PG, PROT_READ | PROT_WRITE) == 0)
 				snprintf(vol, 300, "%s/%s", R(2) ? scratch : "/proc/self/cwd", R(2) ? "f" : "d/sub/..");
 		}
@@ -587,8 +623,6 @@ static void *remapper(void *p)
 static void setup_objects(void)
 {
 	char p[4200];
-	chmod(scratch, 0777); /* a batch's chmod of "." or /proc/self/cwd */
-	snprintf(p, sizeof p, "%s/d", scratch); chmod(p, 0777);
 	snprintf(p, sizeof p, "%s/d/sub", scratch); mkdir(p, 0755);
 	snprintf(p, sizeof p, "%s/d", scratch); mkdir(p, 0755);
 	snprintf(p, sizeof p, "%s/d/sub", scratch); mkdir(p, 0755);
@@ -651,8 +685,14 @@ static void make_pools(void)
 	edge = guarded(1);
 	hole = edge + PG;
 	vol = guarded(VOL_PAGES);
+}
+
+/* the long names, beneath the batch's directory */
+static void make_longpaths(void)
+{
 	static const size_t lens[4] = {4095, 4096, 4097, 8192};
 	for (int i = 0; i < 4; i++) {
+		free(longpath[i]);
 		longpath[i] = malloc(lens[i] + 1);
 		size_t n = (size_t)snprintf(longpath[i], lens[i] + 1, "%s/", scratch);
 		for (size_t j = n; j < lens[i]; j++) longpath[i][j] = (j % 200 == 0) ? '/' : 'a';
@@ -678,7 +718,7 @@ static void batch(uint64_t seed)
 	signal(SIGTTIN, SIG_IGN);
 	slots[MAXT].nr = getpid();
 	rs = seed | 1;
-	if (chdir(scratch) != 0) { if (getenv("SYSFUZZ_VERBOSE")) { printf("chdir %s: %s\n", scratch, strerror(errno)); fflush(stdout); } _exit(3); }
+	if (chdir(scratch) != 0) { if (getenv("SYSFUZZ_VERBOSE")) { printf("chdir %s: %s (uid %d euid %d pid %d; parent uid %ld)\n", scratch, strerror(errno), (int)getuid(), (int)geteuid(), (int)getpid(), slots[MAXT].a[5]); fflush(stdout); } _exit(3); }
 	open_fds();
 	pthread_t th[MAXT], rm;
 	struct targ ta[MAXT];
@@ -720,7 +760,8 @@ int main(int argc, char **argv)
 	if (argc < 2) { fprintf(stderr, "usage: probe_sysfuzz SCRATCH [SECONDS [SEED [THREADS]]]\n"); return 2; }
 	static char sbuf[PATH_MAX];
 	if (!realpath(argv[1], sbuf)) { perror(argv[1]); return 2; }
-	scratch = sbuf;
+	top = sbuf;
+	scratch = batchdir;
 	double secs = argc > 2 ? atof(argv[2]) : 10;
 	uint64_t seed = argc > 3 ? strtoull(argv[3], NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
 	if (argc > 4) nthreads = (unsigned)atoi(argv[4]);
@@ -759,8 +800,8 @@ int main(int argc, char **argv)
 	slots = mmap(NULL, sizeof(struct slot) * (MAXT + 1), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ids = mmap(NULL, sizeof *ids, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	make_pools();
-	setup_objects();
 	const char *bs = getenv("SYSFUZZ_BATCH");
+	check_top = getenv("SYSFUZZ_CHECKTOP") != NULL;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	unsigned long batches = 0, calls = 0, crashed = 0;
@@ -771,7 +812,15 @@ int main(int argc, char **argv)
 		if (batches && (el >= secs || bs)) break;
 		batch_secs = secs - el < 1.0 ? (secs - el > 0.2 ? secs - el : 0.2) : 1.0;
 		memset((void *)slots, 0, sizeof(struct slot) * MAXT);
+		/* each batch in a directory of its own: what a batch did to its
+		 * directory (chmod 0, chown away, rename) is not the next one's */
+		snprintf(batchdir, sizeof batchdir, "%s/b%llu", top, (unsigned long long)b);
+		if (chmod(top, 0777) != 0 && getenv("SYSFUZZ_VERBOSE")) { struct stat sb; int sr = stat(top, &sb); printf("chmod %s: %s (stat %d: mode %o uid %d gid %d; me %d/%d)\n", top, strerror(errno), sr, sb.st_mode, (int)sb.st_uid, (int)sb.st_gid, (int)geteuid(), (int)getegid()); }
+		if (mkdir(batchdir, 0777) != 0 && getenv("SYSFUZZ_VERBOSE")) printf("mkdir %s: %s\n", batchdir, strerror(errno));
+		chmod(batchdir, 0777);
+		make_longpaths();
 		setup_objects();
+		slots[MAXT].a[5] = (long)geteuid();
 		pid_t c = fork();
 		if (c < 0) { perror("fork"); return 1; }
 		if (c == 0) batch(seed + b);

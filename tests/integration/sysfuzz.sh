@@ -75,9 +75,13 @@ if b=$(bad_stderr "$T_TMP/err"); then
 else
 	ok fuzz_no_sentry_report
 fi
-# fds: the dentry cache keeps none per name; a few for the live guest's state
+# fds: what the sentry keeps by design is bounded — the lock table (at most
+# 512 locks, each a duplicate of the description and a pidfd of a process
+# that may have exited: released lazily, "Locks"), a few device fds; a fd
+# kept per call would be thousands (the long run makes ~100,000 calls, a
+# few thousand per row)
 if [ -n "$f1" ] && [ -n "$f2" ]; then
-	if [ "$f2" -le $((f1 + 16)) ]; then ok fuzz_no_fd_growth; else fail fuzz_no_fd_growth "sentry+helpers fds $f1 after 2 s, $f2 after $secs s more (seed $seed)"; fi
+	if [ "$f2" -le $((f1 + 1100)) ]; then ok fuzz_no_fd_growth; else fail fuzz_no_fd_growth "sentry+helpers fds $f1 after 2 s, $f2 after $secs s more (seed $seed)"; fi
 else
 	fail fuzz_no_fd_growth "no sample (the run ended early: seed $seed)"
 fi

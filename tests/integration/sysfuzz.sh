@@ -59,10 +59,11 @@ if wait_mark "$T_TMP/m/1" 60; then
 	fi
 fi
 : >"$T_TMP/m/go"; : >"$T_TMP/m/end"
-( sleep $((secs + 90)); kill -9 $mpid ) 2>/dev/null &
-killer=$!
+# a backstop that ends with moat (no sleep left holding our stdout)
+( exec >/dev/null 2>&1
+  for ((i = 0; i < (secs + 90) * 10; i++)); do kill -0 $mpid || exit 0; sleep 0.1; done
+  kill -9 $mpid ) &
 wait $mpid; rc=$?
-kill $killer 2>/dev/null
 echo "# sysfuzz seed=$seed: $(grep -E '^(ok|FAIL) sysfuzz' "$T_TMP/out" | tr '\n' ' ') sentry fds $f1 -> $f2, VmRSS ${r1}k -> ${r2}k"
 if [ $rc -eq 0 ] && [ "$(grep -c '^ok sysfuzz' "$T_TMP/out")" = 2 ]; then
 	ok fuzz_survives

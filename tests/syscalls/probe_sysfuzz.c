@@ -572,6 +572,7 @@ static void *caller(void *p)
 		sl->in_call = 0;
 		sl->calls++;
 		record_ipc(r, ret);
+		if (r->nr == SYS_chroot && ret == 0) check_top = 0; /* the batch's own view now */
 		if (check_top) { /* debugging the fuzzer: which call took the top directory away */
 			struct stat sb;
 			if (stat(top, &sb) != 0) {
@@ -815,7 +816,11 @@ int main(int argc, char **argv)
 		/* each batch in a directory of its own: what a batch did to its
 		 * directory (chmod 0, chown away, rename) is not the next one's */
 		snprintf(batchdir, sizeof batchdir, "%s/b%llu", top, (unsigned long long)b);
-		if (chmod(top, 0777) != 0 && getenv("SYSFUZZ_VERBOSE")) { struct stat sb; int sr = stat(top, &sb); printf("chmod %s: %s (stat %d: mode %o uid %d gid %d; me %d/%d)\n", top, strerror(errno), sr, sb.st_mode, (int)sb.st_uid, (int)sb.st_gid, (int)geteuid(), (int)getegid()); }
+		if (chmod(top, 0777) != 0 && getenv("SYSFUZZ_VERBOSE")) { int ce = errno; struct stat sb, rb; int sr = stat(top, &sb); int se = errno; int rr = stat("/", &rb);
+				char cwd[256] = "";
+				if (!getcwd(cwd, sizeof cwd)) snprintf(cwd, sizeof cwd, "(getcwd: %s)", strerror(errno));
+				printf("chmod %s: %s (stat %d %s; / %d mode %o uid %d; cwd %s; me %d/%d)\n", top, strerror(ce), sr, strerror(se), rr, rb.st_mode, (int)rb.st_uid, cwd, (int)geteuid(), (int)getegid());
+				fflush(stdout); if (getenv("SYSFUZZ_STOP")) exit(5); }
 		if (mkdir(batchdir, 0777) != 0 && getenv("SYSFUZZ_VERBOSE")) printf("mkdir %s: %s\n", batchdir, strerror(errno));
 		chmod(batchdir, 0777);
 		make_longpaths();

@@ -11,7 +11,18 @@
  *     SEED     the first batch's seed (default: from the clock; printed)
  *     THREADS  callers per batch (default 3, plus one thread remapping and
  *              rewriting the argument buffers meanwhile)
- *   SYSFUZZ_ONLY=NAME[,NAME...]  only these rows; SYSFUZZ_BATCH=N  one batch
+ *   SYSFUZZ_ONLY=NAME[,NAME...]  only these rows; SYSFUZZ_BATCH=N  one batch;
+ *   SYSFUZZ_VERBOSE=1  each batch that died (signal, fault address, last
+ *   calls); SYSFUZZ_CHECKTOP=1  stop a batch at the call after which SCRATCH
+ *   cannot be reached (debugging the fuzzer's own confinement)
+ *
+ * It refuses to run without a seccomp filter (exit 77; SYSFUZZ_NATIVE=1
+ * overrides): natively its calls reach the host (IPC objects, priorities,
+ * files as root).  Each batch works in SCRATCH/b<N>: every call that changes
+ * what it names (chmod, rename, chdir, symlink...) gets a name beneath that
+ * directory or an invalid pointer, never a pointer into the middle of another
+ * path (whose tail "/" or "/.." would be the guest's root) nor a dirfd
+ * outside it.
  *
  * Every batch is a child (a guest crash does not stop the run) seeded with
  * SEED+batch: a failing batch replays with `probe_sysfuzz DIR 5 SEED 1`
@@ -527,13 +538,6 @@ static void segv(int s, siginfo_t *si, void *uc)
 	slots[MAXT].a[0] = (long)si->si_addr;
 	slots[MAXT].a[1] = (long)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
 	slots[MAXT].a[2] = s;
-	if (getenv("SYSFUZZ_MAPS")) {
-		char c[64];
-		snprintf(c, sizeof c, "cat /proc/%d/maps > /tmp/sysfuzz-maps", getpid());
-		system(c);
-		int o = open("/tmp/sysfuzz-maps", O_WRONLY | O_APPEND);
-		dprintf(o, "si_code %d ip %lx\n", si->si_code, (unsigned long)slots[MAXT].a[1]);
-	}
 	Dl_info di;
 	if (dladdr((void *)slots[MAXT].a[1], &di) && di.dli_sname)
 		dprintf(2, "  fault in %s+%#lx (%s)\n", di.dli_sname, (unsigned long)((char *)slots[MAXT].a[1] - (char *)di.dli_saddr), di.dli_fname);

@@ -241,7 +241,9 @@ static uint64_t pick_path(int w)
 		return (uint64_t)(edge + PG - n);
 	}
 	case 2: return (uint64_t)longpath[R(4)];
-	case 3: return (uint64_t)(vol + (R(2) ? 0 : R(VOL_PAGES * PG))); /* the remapper's strings */
+	case 3: /* the remapper's string (for a name that changes things only
+		 * its start: elsewhere its random bytes are mostly '/') */
+		return (uint64_t)(vol + (w || R(2) ? 0 : R(VOL_PAGES * PG)));
 	default: dst = area + R(AREA_PAGES * PG - 300); break;
 	}
 	const char *s;
@@ -351,7 +353,7 @@ static const struct row rows[] = {
 	{"sched_setscheduler", SYS_sched_setscheduler, "0is", 0}, {"sched_getscheduler", SYS_sched_getscheduler, "k", 0},
 	{"sched_rr_get_interval", SYS_sched_rr_get_interval, "kb", 0}, {"prctl", SYS_prctl, "Pxxxx", 0},
 	{"adjtimex", SYS_adjtimex, "s", 1}, {"setrlimit", SYS_setrlimit, "Qs", 0}, {"chroot", SYS_chroot, "w", 1},
-	{"mount", SYS_mount, "pwpxs", 1}, {"umount2", SYS_umount2, "wx", 1}, {"sethostname", SYS_sethostname, "bl", 1},
+	{"mount", SYS_mount, "wwMxs", 1}, {"umount2", SYS_umount2, "wx", 1}, {"sethostname", SYS_sethostname, "bl", 1},
 	{"setdomainname", SYS_setdomainname, "bl", 1}, {"setxattr", SYS_setxattr, "wpblx", 0},
 	{"lsetxattr", SYS_lsetxattr, "wpblx", 0}, {"fsetxattr", SYS_fsetxattr, "fpblx", 0},
 	{"getxattr", SYS_getxattr, "ppbl", 0}, {"lgetxattr", SYS_lgetxattr, "ppbl", 0},
@@ -390,7 +392,7 @@ static const struct row rows[] = {
 #define NROWS (sizeof rows / sizeof rows[0])
 static unsigned char enabled[NROWS];
 
-static __thread int row_writes; /* the row changes what it names: no dirfd outside the batch's */
+static __thread int row_writes, row_mount; /* the row changes what it names: no dirfd outside the batch's */
 static uint64_t gen(char k)
 {
 	switch (k) {
@@ -410,7 +412,14 @@ static uint64_t gen(char k)
 		}
 		return (uint64_t)v;
 	}
-	case 'M': return pick_msghdr();
+	case 'M': /* mount: a file system type (the msghdr kind is 'M' only outside mount) */
+		if (row_mount) {
+			static const char *fs[] = {"tmpfs", "proc", "sysfs", "none", "overlay", "bind", "", "mqueue"};
+			char *d = area + R(AREA_PAGES * PG - 16);
+			strcpy(d, fs[R(sizeof fs / sizeof fs[0])]);
+			return R(5) ? (uint64_t)d : pick_ptr();
+		}
+		return pick_msghdr();
 	case 'l': return pick_len();
 	case 'L': return R(2) ? R(100000) : pick_len();
 	case 'x': return pick_flags();
@@ -529,6 +538,7 @@ static void record_ipc(const struct row *r, long ret)
 
 static volatile int stop_calls;
 static int check_top;
+static mode_t root_mode;
 static double batch_secs = 1.0;
 
 static void nop(int s) { (void)s; }
@@ -567,6 +577,7 @@ static void *caller(void *p)
 		r = &rows[n];
 		uint64_t a[6] = {0};
 		row_writes = strchr(r->k, 'w') != NULL;
+		row_mount = r->nr == SYS_mount; /* its source too beneath the batch's directory: a bind of "/" there would make it the root */
 		for (int i = 0; r->k[i] && i < 6; i++) a[i] = gen(r->k[i]);
 		fixup(r, a);
 		sl->nr = n;
@@ -578,8 +589,11 @@ static void *caller(void *p)
 		record_ipc(r, ret);
 		if (r->nr == SYS_chroot && ret == 0) check_top = 0; /* the batch's own view now */
 		if (check_top) { /* debugging the fuzzer: which call took the top directory away */
-			struct stat sb;
-			if (stat(top, &sb) != 0) {
+			struct stat sb, rb;
+			if (stat(top, &sb) != 0 || (stat("/", &rb) == 0 && rb.st_mode != root_mode)) {
+				for (unsigned i = 0; i < nthreads; i++)
+					printf("  thread %u at %s(%#lx, %#lx, %#lx, %#lx, %#lx)\n", i, rows[slots[i].nr].name, slots[i].a[0],
+					       slots[i].a[1], slots[i].a[2], slots[i].a[3], slots[i].a[4]);
 				char s0[80] = "";
 				struct iovec l = {s0, 79}, rv = {(void *)a[0], 79};
 				process_vm_readv(getpid(), &l, 1, &rv, 1, 0);
@@ -807,6 +821,10 @@ int main(int argc, char **argv)
 	make_pools();
 	const char *bs = getenv("SYSFUZZ_BATCH");
 	check_top = getenv("SYSFUZZ_CHECKTOP") != NULL;
+	{
+		struct stat rb;
+		root_mode = stat("/", &rb) == 0 ? rb.st_mode : 0;
+	}
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	unsigned long batches = 0, calls = 0, crashed = 0;

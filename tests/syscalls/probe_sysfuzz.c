@@ -45,7 +45,9 @@
  * Output: "ok sysfuzz seed=S batches=B calls=C crashed=K" and exit 0, or
  * "FAIL sysfuzz HANG ..." and exit 1.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -484,8 +486,8 @@ static uint64_t gen(char k)
 		return (uint64_t)d;
 	}
 	case 'Y': return R(2) ? 0 : (pick_flags() & ~0x0100000ull); /* personality: no MMAP_PAGE_ZERO */
+	default: return 0;
 	}
-	return 0;
 }
 
 static void fixup(const struct row *r, uint64_t *a)

@@ -840,6 +840,13 @@ int main(int argc, char **argv)
 		/* each batch in a directory of its own: what a batch did to its
 		 * directory (chmod 0, chown away, rename) is not the next one's */
 		snprintf(batchdir, sizeof batchdir, "%s/b%llu", top, (unsigned long long)b);
+		{ /* a batch that reached the guest's root anyway: put its mode back */
+			struct stat rb;
+			if (root_mode && stat("/", &rb) == 0 && rb.st_mode != root_mode) {
+				if (getenv("SYSFUZZ_VERBOSE")) printf("batch %llu changed / to %o\n", (unsigned long long)(seed + b - 1), rb.st_mode);
+				chmod("/", root_mode & 07777);
+			}
+		}
 		if (chmod(top, 0777) != 0 && getenv("SYSFUZZ_VERBOSE")) { int ce = errno; struct stat sb, rb; int sr = stat(top, &sb); int se = errno; int rr = stat("/", &rb);
 				char cwd[256] = "";
 				if (!getcwd(cwd, sizeof cwd)) snprintf(cwd, sizeof cwd, "(getcwd: %s)", strerror(errno));

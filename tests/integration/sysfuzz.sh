@@ -1,0 +1,105 @@
+#!/bin/bash
+# The sentry's syscall handlers under a guest-side fuzzer
+# (tests/syscalls/probe_sysfuzz.c: every trapped row, adversarial fds,
+# pointers, lengths, flags, paths and structs, from 3 threads while a fourth
+# remaps and rewrites the buffers; a child per batch).  The sandbox must
+# survive it: the fuzzer ends "ok" (no batch hung: a call that never
+# returns), moat exits with the fuzzer's status and says nothing of its own
+# on stderr (no sentry error, no sanitizer report: the asan tier runs this
+# against an ASan+UBSan moat), and the sentry and the gofer hold no more fds
+# after the long run than after a short one (a leak per call).
+#   SYSFUZZ_SECONDS (default 10): the long run; SYSFUZZ_SEED (default: the
+#   clock; printed, and a failing batch prints its replay line).
+# The fuzzer runs only under moat (it refuses to run without a seccomp
+# filter): natively its calls would reach the host.
+. "$(dirname "$0")/lib.sh"
+[ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_sysfuzz" ] || { fail setup "no $SYSCALL_BIN/probe_sysfuzz"; finish; }
+secs=${SYSFUZZ_SECONDS:-10}
+seed=${SYSFUZZ_SEED:-$(date +%s)}
+mkdir -p "$T_TMP/w" "$T_TMP/m" && chmod 777 "$T_TMP/w" "$T_TMP/m"
+
+# what moat itself says on stderr that it must not
+bad_stderr() { grep -E 'AddressSanitizer|LeakSanitizer|runtime error:|^moat: |sentry (error|crash)|SUMMARY: ' "$1"; }
+
+# fds PID: the open fds of the sentry (PID, moat itself) and of its helper
+# children (the gofer...), not of the guest's tree (the child with children)
+fds() {
+	local n c
+	n=$(ls "/proc/$1/fd" 2>/dev/null | wc -l)
+	for c in $(pgrep -P "$1"); do
+		[ -n "$(pgrep -P "$c")" ] && continue
+		n=$((n + $(ls "/proc/$c/fd" 2>/dev/null | wc -l)))
+	done
+	echo "$n"
+}
+rss() { awk '/^VmRSS:/{print $2}' "/proc/$1/status" 2>/dev/null; }
+
+# 1. a short run then the long one in the same sandbox; the marks let the
+#    host sample the sentry between them and after
+"$MOAT" run --bind "$SYSCALL_BIN:/t:ro" --bind "$T_TMP/w:/work:rw" --bind "$T_TMP/m:/m:rw,shared" \
+	--workdir /work --env MOAT_GUEST=1 -- /bin/sh -c '
+	/t/probe_sysfuzz /work 2 "$1"; a=$?
+	: >/m/1; while [ ! -e /m/go ]; do sleep 0.05; done
+	/t/probe_sysfuzz /work "$2" "$(($1 + 100000))"; b=$?
+	: >/m/2; while [ ! -e /m/end ]; do sleep 0.05; done
+	[ $a -eq 0 ] && exit $b; exit $a' sh "$seed" "$secs" </dev/null >"$T_TMP/out" 2>"$T_TMP/err" &
+mpid=$!
+at_exit "kill -9 $mpid"
+wait_mark() { # FILE SECONDS
+	local i
+	for ((i = 0; i < $2 * 20; i++)); do [ -e "$1" ] && return 0; kill -0 $mpid 2>/dev/null || return 1; sleep 0.05; done
+	return 1
+}
+f1="" f2="" r1="" r2=""
+if wait_mark "$T_TMP/m/1" 60; then
+	sleep 0.3; f1=$(fds $mpid) r1=$(rss $mpid)
+	: >"$T_TMP/m/go"
+	if wait_mark "$T_TMP/m/2" $((secs + 60)); then
+		sleep 0.3; f2=$(fds $mpid) r2=$(rss $mpid)
+	fi
+fi
+: >"$T_TMP/m/go"; : >"$T_TMP/m/end"
+# a backstop that ends with moat (no sleep left holding our stdout)
+( exec >/dev/null 2>&1
+  for ((i = 0; i < (secs + 90) * 10; i++)); do kill -0 $mpid || exit 0; sleep 0.1; done
+  kill -9 $mpid ) &
+wait $mpid; rc=$?
+echo "# sysfuzz seed=$seed: $(grep -E '^(ok|FAIL) sysfuzz' "$T_TMP/out" | tr '\n' ' ') sentry fds $f1 -> $f2, VmRSS ${r1}k -> ${r2}k"
+if [ $rc -eq 0 ] && [ "$(grep -c '^ok sysfuzz' "$T_TMP/out")" = 2 ]; then
+	ok fuzz_survives
+else
+	fail fuzz_survives "exit $rc (seed $seed): $(grep -vE '^(sysfuzz|ok) ' "$T_TMP/out" | head -20 | tr '\n' '|') $(tail -5 "$T_TMP/err" | tr '\n' '|')"
+fi
+if b=$(bad_stderr "$T_TMP/err"); then
+	fail fuzz_no_sentry_report "(seed $seed) $(echo "$b" | head -5 | tr '\n' '|')"
+	sed -n '1,80p' "$T_TMP/err" >&2
+else
+	ok fuzz_no_sentry_report
+fi
+# fds: what the sentry keeps by design is bounded — the lock table (at most
+# 512 locks, each a duplicate of the description and a pidfd of a process
+# that may have exited: released lazily, "Locks"), a few device fds; a fd
+# kept per call would be thousands (the long run makes ~100,000 calls, a
+# few thousand per row)
+if [ -n "$f1" ] && [ -n "$f2" ]; then
+	if [ "$f2" -le $((f1 + 400)) ]; then ok fuzz_no_fd_growth; else fail fuzz_no_fd_growth "sentry+helpers fds $f1 after 2 s, $f2 after $secs s more (seed $seed)"; fi
+else
+	fail fuzz_no_fd_growth "no sample (the run ended early: seed $seed)"
+fi
+
+# 2. a short run with --trace and --audit: the decoders see every argument
+rm -rf "$T_TMP/w"/* 2>/dev/null
+moat run --trace --audit "$T_TMP/audit" --bind "$SYSCALL_BIN:/t:ro" --bind "$T_TMP/w:/work:rw" --workdir /work \
+	--env MOAT_GUEST=1 -- /t/probe_sysfuzz /work 3 "$((seed + 7))" </dev/null >"$T_TMP/out2" 2>"$T_TMP/err2"
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^ok sysfuzz' "$T_TMP/out2" && [ -s "$T_TMP/audit" ]; then
+	ok fuzz_trace_audit
+else
+	fail fuzz_trace_audit "exit $rc (seed $((seed + 7))): $(grep -v '^sysfuzz' "$T_TMP/out2" | head -5 | tr '\n' '|') $(grep -v '^\[' "$T_TMP/err2" | tail -5 | tr '\n' '|')"
+fi
+if b=$(bad_stderr "$T_TMP/err2"); then
+	fail fuzz_trace_audit_no_report "(seed $((seed + 7))) $(echo "$b" | head -5 | tr '\n' '|')"
+else
+	ok fuzz_trace_audit_no_report
+fi
+finish

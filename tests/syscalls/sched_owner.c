@@ -19,6 +19,11 @@
 #define IOPRIO_WHO_PROCESS 1
 #define IOPRIO_PRIO(cl, d) (((cl) << 13) | (d))
 
+/* the nice value set: never below the one the test started at (a caller
+ * without CAP_SYS_NICE may not lower it: EACCES natively when the test
+ * runs at nice 19, as CI does), and one below that for the refusal */
+static int nice_set = 5, nice_lower = -5;
+
 
 /* a child that sleeps as uid, returned once its ids are set (acting on it
  * before then raced its setresuid: EPERM natively too, under load) */
@@ -53,7 +58,7 @@ static void act_on(pid_t p, int want_eperm, const char *who)
 	struct rlimit rl;
 	cpu_set_t cs;
 	struct sched_param sp = { 0 };
-	struct t_sched_attr at = { .size = sizeof at, .policy = SCHED_BATCH, .nice = 5 };
+	struct t_sched_attr at = { .size = sizeof at, .policy = SCHED_BATCH, .nice = nice_set };
 	int e = want_eperm ? EPERM : 0;
 #define ONE(expr, what)                                                        \
 	do {                                                                   \
@@ -68,7 +73,7 @@ static void act_on(pid_t p, int want_eperm, const char *who)
 	rl.rlim_cur = 64;
 	rl.rlim_max = 4096;
 	ONE(syscall(SYS_prlimit64, p, RLIMIT_NOFILE, &rl, NULL), "prlimit_set");
-	ONE(setpriority(PRIO_PROCESS, (id_t)p, 5), "setpriority");
+	ONE(setpriority(PRIO_PROCESS, (id_t)p, nice_set), "setpriority");
 	CPU_ZERO(&cs);
 	CPU_SET(0, &cs);
 	ONE(sched_setaffinity(p, sizeof cs, &cs), "sched_setaffinity");
@@ -103,7 +108,8 @@ static void edges(pid_t p)
 		long r_ = (long)(expr);                                        \
 		CHECK(r_ == -1 && errno == (err), n, "= %ld %s", r_, strerror(errno)); \
 	} while (0)
-	EDGE(setpriority(PRIO_PROCESS, (id_t)p, -5), "setpriority_lower_nice_eacces", EACCES);
+	if (nice_lower >= -20)
+		EDGE(setpriority(PRIO_PROCESS, (id_t)p, nice_lower), "setpriority_lower_nice_eacces", EACCES);
 	EDGE(syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, p, IOPRIO_PRIO(1, 0)), "ioprio_rt_eperm", EPERM);
 	if (syscall(SYS_prlimit64, p, RLIMIT_NOFILE, NULL, &rl) == 0 && rl.rlim_max != RLIM_INFINITY) {
 		big.rlim_cur = rl.rlim_cur;
@@ -125,6 +131,13 @@ int main(int argc, char **argv)
 	t_setup(argc, argv, "sched_owner");
 	if (!t_need_root())
 		return T_SKIP;
+	errno = 0;
+	int base = getpriority(PRIO_PROCESS, 0);
+	if (base == -1 && errno)
+		base = 0;
+	if (base > nice_set)
+		nice_set = base;
+	nice_lower = (nice_set > 0 ? 0 : nice_set) - 5;
 	fflush(stdout);
 	pid_t root_p = idle_child(0), u1_p = idle_child(U1);
 	act_on(root_p, 0, "root_on_root");

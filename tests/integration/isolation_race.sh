@@ -273,7 +273,7 @@ libc.msgctl(q2, 0, None)
 print("reused" if q2 == q1 else "fresh", q1, q2)
 EOF2
 	marker=ipcreuse-$T_MARK
-	moat run --bind "$R:/r:rw" --bind "$T_TMP:/t:ro" -- "$PY" /t/ipcreuse.py /r "$marker" </dev/null >"$T_TMP/ipcreuse.out" 2>&1 &
+	moat run --bind "$R:/r:rw,shared" --bind "$T_TMP:/t:ro" -- "$PY" /t/ipcreuse.py /r "$marker" </dev/null >"$T_TMP/ipcreuse.out" 2>&1 &
 	mpid=$!
 	for ((i = 0; i < 100; i++)); do [ -e "$R/ready" ] && break; sleep 0.1; done
 	gpid=

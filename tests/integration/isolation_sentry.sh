@@ -53,9 +53,9 @@ else
 	fail exec_fifo_swap_exits "moat did not exit in 40 s (killed) or failed: $(head -c 300 "$T_TMP/execfifo.out" "$T_TMP/execfifo.err")"
 fi
 
-# 2. 1000 interrupted FIFO opens leave no gofer thread behind, and file
+# 2. 300 interrupted FIFO opens leave no gofer thread behind, and file
 # calls still work afterwards.
-N=${FIFO_INTR:-1000}
+N=${FIFO_INTR:-300}
 start fifointr 240 fifointr /work "$N"
 if wait_line fifointr phase1 30; then
 	g=$(gofer_of "${SP:-0}")
@@ -183,8 +183,9 @@ import os, select, threading, time, sys
 d = sys.argv[1]
 os.mkdir(d); os.chmod(d, 0o777)
 r, w = os.pipe()
+r2, w2 = os.pipe()  # (readable: the threads are started)
 if os.fork() == 0:
-    os.close(w)
+    os.close(w); os.close(r2)
     os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
     threading.stack_size(256 << 10)
     def blk(i):
@@ -195,9 +196,11 @@ if os.fork() == 0:
         try: threading.Thread(target=blk, args=(i,), daemon=True).start(); n += 1
         except RuntimeError: break
     print("waiting", n > 150, flush=True)
+    os.write(w2, b"x")
     select.select([r], [], [], 60); os._exit(0)  # (readable: root exited)
-os.close(r)
-time.sleep(8)
+os.close(r); os.close(w2)
+select.select([r2], [], [], 30)
+time.sleep(1.5)  # (the last threads reach their open)
 t = time.time(); fd = os.open("/etc/passwd", os.O_RDONLY); os.mkdir(d + "/rootdir")
 print("root served", time.time() - t < 5, flush=True)
 os._exit(0)' "$F" </dev/null 2>/dev/null) )

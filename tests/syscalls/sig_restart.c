@@ -24,6 +24,11 @@
 #include <sys/sem.h>
 #include <time.h>
 
+/* every wait: WAIT_MS (160 ms; 300 before: the tier's time), the child's
+ * signal or exit DELAY_MS in, a whole wait at least WAIT_MS - 20 */
+#define WAIT_MS 160
+#define DELAY_MS 30
+
 static volatile sig_atomic_t hits;
 
 static void on_sig(int s)
@@ -74,7 +79,7 @@ static pid_t child_doing(int delay_ms, int sig, int wfd, int write_ms)
 enum { W_EPOLL, W_POLL, W_SELECT, W_NANOSLEEP, W_READ, W_SIGTIMEDWAIT, W_N };
 static const char *wname[W_N] = { "epoll_wait", "poll", "select", "nanosleep", "read_pipe", "sigtimedwait" };
 
-/* one wait of about 300 ms (read: until the child's byte at 300 ms);
+/* one wait of about WAIT_MS (read: until the child's byte at WAIT_MS);
  * 0, or -errno */
 static int wait_once(int kind, int rfd)
 {
@@ -83,21 +88,21 @@ static int wait_once(int kind, int rfd)
 	case W_EPOLL: {
 		int ep = epoll_create1(EPOLL_CLOEXEC);
 		struct epoll_event ev;
-		r = epoll_wait(ep, &ev, 1, 300);
+		r = epoll_wait(ep, &ev, 1, WAIT_MS);
 		int e = errno;
 		close(ep);
 		return r < 0 ? -e : 0;
 	}
 	case W_POLL:
-		r = poll(NULL, 0, 300);
+		r = poll(NULL, 0, WAIT_MS);
 		return r < 0 ? -errno : 0;
 	case W_SELECT: {
-		struct timeval tv = { 0, 300000 };
+		struct timeval tv = { 0, WAIT_MS * 1000 };
 		r = select(0, NULL, NULL, NULL, &tv);
 		return r < 0 ? -errno : 0;
 	}
 	case W_NANOSLEEP: {
-		struct timespec ts = { 0, 300000000 };
+		struct timespec ts = { 0, WAIT_MS * 1000000L };
 		r = nanosleep(&ts, NULL);
 		return r < 0 ? -errno : 0;
 	}
@@ -120,7 +125,7 @@ static int wait_once(int kind, int rfd)
 	}
 }
 
-/* A wait while a child exits 50 ms in (and with sig, sends it first). */
+/* A wait while a child exits DELAY_MS in (and with sig, sends it first). */
 static int wait_with_child(int kind, int sig)
 {
 	int p[2];
@@ -130,7 +135,8 @@ static int wait_with_child(int kind, int sig)
 	sigemptyset(&u2);
 	sigaddset(&u2, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &u2, &old);
-	pid_t ch = child_doing(50, sig, kind == W_READ ? p[1] : kind == W_SIGTIMEDWAIT ? 0 : -1, 250);
+	pid_t ch = child_doing(DELAY_MS, sig, kind == W_READ ? p[1] : kind == W_SIGTIMEDWAIT ? 0 : -1,
+				 WAIT_MS - DELAY_MS);
 	int r = wait_once(kind, p[0]);
 	waitpid(ch, NULL, 0); /* ECHILD when SIGCHLD is SIG_IGN */
 	if (kind == W_READ && r < 0) {
@@ -204,7 +210,7 @@ static pid_t winch_every_40ms(void)
 	return ch;
 }
 
-/* ignored signals every 40 ms for 1.2 s: a 300 ms epoll_wait still ends
+/* ignored signals every 40 ms for 1.2 s: a WAIT_MS epoll_wait still ends
  * (restarted with what is left of its timeout, not the whole) */
 static void epoll_timeout_kept(void)
 {
@@ -212,7 +218,7 @@ static void epoll_timeout_kept(void)
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev;
 	double t0 = now_ms();
-	int r = epoll_wait(ep, &ev, 1, 300);
+	int r = epoll_wait(ep, &ev, 1, WAIT_MS);
 	int e = errno;
 	double took = now_ms() - t0;
 	close(ep);
@@ -310,13 +316,13 @@ static const char *ptr_err(int r)
 	       r == -1000 ? "an unexpected result" : r ? strerror(-r) : "no EINTR";
 }
 
-/* a 300 ms wait while a child exits 50 ms in (and with sig, sends it
+/* a WAIT_MS wait while a child exits DELAY_MS in (and with sig, sends it
  * first); took: its ms */
 static int ptr_wait_with_child(int kind, int sig, double *took)
 {
-	pid_t ch = child_doing(50, sig, -1, 0);
+	pid_t ch = child_doing(DELAY_MS, sig, -1, 0);
 	double t0 = now_ms();
-	int r = ptr_wait_once(kind, 300);
+	int r = ptr_wait_once(kind, WAIT_MS);
 	*took = now_ms() - t0;
 	waitpid(ch, NULL, 0);
 	return r;
@@ -337,35 +343,35 @@ static void ptr_cases(void)
 	sigaddset(&u2, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &u2, &old);
 	for (int k = 0; k < P_N; k++) {
-		/* SIGCHLD by default, SIGWINCH, SIGUSR1 SIG_IGN: the whole 300 ms */
+		/* SIGCHLD by default, SIGWINCH, SIGUSR1 SIG_IGN: the whole WAIT_MS */
 		set_handler(SIGCHLD, SIG_DFL, 0);
 		int r = ptr_wait_with_child(k, 0, &took);
 		snprintf(name, sizeof name, "sigchld_default_%s_times_out", pname[k]);
-		CHECK(r == 0 && took >= 280, name, "%s after %.0f ms", ptr_err(r), took);
+		CHECK(r == 0 && took >= WAIT_MS - 20, name, "%s after %.0f ms", ptr_err(r), took);
 		r = ptr_wait_with_child(k, SIGWINCH, &took);
 		snprintf(name, sizeof name, "sigwinch_default_%s_times_out", pname[k]);
-		CHECK(r == 0 && took >= 280, name, "%s after %.0f ms", ptr_err(r), took);
+		CHECK(r == 0 && took >= WAIT_MS - 20, name, "%s after %.0f ms", ptr_err(r), took);
 		set_handler(SIGUSR1, SIG_IGN, 0);
 		r = ptr_wait_with_child(k, SIGUSR1, &took);
 		snprintf(name, sizeof name, "sigusr1_ign_%s_times_out", pname[k]);
-		CHECK(r == 0 && took >= 280, name, "%s after %.0f ms", ptr_err(r), took);
+		CHECK(r == 0 && took >= WAIT_MS - 20, name, "%s after %.0f ms", ptr_err(r), took);
 		set_handler(SIGUSR1, SIG_DFL, 0);
 		/* a handled signal still interrupts */
 		set_handler(SIGCHLD, on_sig, 0);
 		r = ptr_wait_with_child(k, 0, &took);
 		snprintf(name, sizeof name, "sigchld_handled_%s_eintr", pname[k]);
-		CHECK(r == -EINTR && took < 280, name, "%s after %.0f ms", ptr_err(r), took);
+		CHECK(r == -EINTR && took < WAIT_MS - 20, name, "%s after %.0f ms", ptr_err(r), took);
 		set_handler(SIGCHLD, SIG_DFL, 0);
-		/* ignored signals every 40 ms for 1.2 s: the 300 ms wait ends
+		/* ignored signals every 40 ms for 1.2 s: the WAIT_MS wait ends
 		 * with what was left of it, not a new 300 ms at each */
 		pid_t ch = winch_every_40ms();
 		double t0 = now_ms();
-		r = ptr_wait_once(k, 300);
+		r = ptr_wait_once(k, WAIT_MS);
 		took = now_ms() - t0;
 		kill(ch, SIGKILL);
 		waitpid(ch, NULL, 0);
 		snprintf(name, sizeof name, "%s_timeout_kept", pname[k]);
-		CHECK(r == 0 && took >= 280 && took < 1000, name, "%s after %.0f ms", ptr_err(r), took);
+		CHECK(r == 0 && took >= WAIT_MS - 20 && took < 1000, name, "%s after %.0f ms", ptr_err(r), took);
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	semctl(p_sem, 0, IPC_RMID);

@@ -44,6 +44,9 @@ static const int allowed[] = {
 	SCMP_SYS(process_vm_writev), SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_getfd),
 	SCMP_SYS(kill), SCMP_SYS(tgkill), SCMP_SYS(tkill),
 	SCMP_SYS(pidfd_send_signal), /* limits.c ends guest processes by pidfd: no pid reuse (kill is allowed anyway) */
+	SCMP_SYS(getpgid), SCMP_SYS(getsid), /* a guest process's group and session, read by the group
+					       * rows (syscalls/sys_signal.c pgw_each): reads; a pid's
+					       * existence kill(pid, 0) tells anyway */
 	/* memory, threads, signals, time */
 	SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mprotect), SCMP_SYS(mremap),
 	SCMP_SYS(madvise), SCMP_SYS(brk), SCMP_SYS(mincore), SCMP_SYS(msync),

@@ -16,8 +16,8 @@
  * kill(0), kill(-pgrp) and kill(-1) reach every process of the group (every
  * process but the guest's init and the sender) the sender may signal, as on
  * Linux: natively with CAP_KILL or in a one-identity sandbox; otherwise the
- * sentry reads the members (pgrp of each process in the task table, from
- * the guest's procfs) and signals those the sender may signal itself
+ * sentry reads the members (the processes of the task table whose group,
+ * asked of the kernel, is the one named: pgw_each) and signals those the sender may signal itself
  * (their siginfo then shows pid 0, a sender outside their pid namespace):
  * 0 if any, else EPERM (kill(-1) ignores EPERM, as Linux) (group below).
  * A single target outside the caller's process is signalled natively only
@@ -120,6 +120,107 @@ static int same_session(struct sandbox *sb, pid_t a, pid_t b)
 	pid_t sa, sb_;
 	return task_proc_ids(sb, a, NULL, &sa, NULL) == 0 &&
 	       task_proc_ids(sb, b, NULL, &sb_, NULL) == 0 && sa == sb_;
+}
+
+/* ---- the members of a process group (pgwalk) ----
+ * The group rows (kill(0), kill(-pgrp), kill(-1), F_SETOWN of a group,
+ * setpriority/ioprio_set of a group, PR_SCHED_CORE of a group) walk the
+ * task table's processes once and keep those whose process group is the one
+ * named. The sentry keeps no process group or session of its own (setpgid
+ * and setsid run natively, untrapped): each is asked of the kernel at the
+ * walk, for each process. By host number: with the reap gate held
+ * (kernel/task.h) a process not marked reaped keeps its host pid, so
+ * getpgid/getsid on it answer for that very process (0.3 us; its
+ * /proc/<pid>/stat in the guest's procfs took ~9 us a process, ~2 ms a
+ * group kill with 200 processes), and the group named is translated to its
+ * host number once: the caller's own, getpgid of the caller; a guest number,
+ * the host pid of the task-table process that holds it (a group's id is
+ * its creator's pid, never given again while the group or that process
+ * lives). Without the gate (held shut past TASK_IO_WAIT_MS), or for a group
+ * whose creator is not in the table (it is gone, or the guest's init), the
+ * walk reads each process's group from the guest's procfs, as before. */
+struct pgw;
+typedef int (*pgw_fn)(struct task *t, struct pgw *w, void *arg);
+
+struct pgw {
+	struct sc_call *c;
+	pid_t pgrp;      /* the group's guest number (0: the caller's, not read; -1: every process) */
+	pid_t hpgrp;     /* its host number, 0: from the guest's procfs */
+	pid_t hsid, vsid;/* the caller's session, host or guest number (read when first asked) */
+	int held;        /* the reap gate */
+	pgw_fn fn;
+	void *arg;
+};
+
+/* 1: t, a process of the walk, is of the caller's session */
+static int pgw_same_session(struct pgw *w, struct task *t)
+{
+	if (w->held) {
+		if (!w->hsid)
+			w->hsid = getsid(w->c->task->tgid);
+		if (w->hsid > 0) {
+			pid_t s = getsid(t->tgid);
+			return s > 0 && s == w->hsid;
+		}
+	}
+	pid_t s;
+	if (!w->vsid && task_proc_ids(w->c->sb, w->c->task->vtgid, NULL, &w->vsid, NULL) < 0)
+		w->vsid = -1;
+	return w->vsid > 0 && task_proc_ids(w->c->sb, t->vtgid, NULL, &s, NULL) == 0 && s == w->vsid;
+}
+
+static int pgw_visit(struct task *t, void *arg)
+{
+	struct pgw *w = arg;
+	pid_t v = t->vtgid;
+	if (atomic_load(&t->exited) || v <= 0)
+		return 0;
+	if (w->held && w->hpgrp) {
+		if (atomic_load(&t->reaped) || getpgid(t->tgid) != w->hpgrp)
+			return 0; /* gone, or of another group */
+	} else if (w->held && w->pgrp < 0) {
+		if (atomic_load(&t->reaped))
+			return 0; /* gone */
+	} else {
+		pid_t pg;
+		if (task_proc_ids(w->c->sb, v, &pg, NULL, NULL) < 0)
+			return 0; /* gone meanwhile */
+		if (w->pgrp >= 0 && pg != w->pgrp)
+			return 0;
+	}
+	return w->fn(t, w, w->arg);
+}
+
+/* fn for each process of group pgrp (0: the caller's; -1: every process)
+ * that lives; 0, fn's nonzero answer, or -ESRCH when the caller's group
+ * cannot be read (it is gone) */
+static int pgw_each(struct sc_call *c, pid_t pgrp, pgw_fn fn, void *arg)
+{
+	struct pgw w = { .c = c, .pgrp = pgrp, .fn = fn, .arg = arg };
+	w.held = task_reap_hold() == 0;
+	if (w.held && atomic_load(&c->task->reaped)) {
+		task_reap_release(); /* (the caller's number may be another's) */
+		w.held = 0;
+	}
+	if (w.held && pgrp == 0) {
+		pid_t h = getpgid(c->task->tgid);
+		w.hpgrp = h > 0 ? h : 0;
+	} else if (w.held && pgrp > 0) {
+		struct task *l = task_get_vpid(c->sb, pgrp);
+		if (l && l->vtid == pgrp && l->vtgid == pgrp && !atomic_load(&l->reaped))
+			w.hpgrp = l->tgid; /* (the gate held: its number is its own) */
+		task_put(l);
+	}
+	if (w.held && !w.hpgrp && pgrp >= 0) {
+		task_reap_release(); /* (by procfs: not held through a slow walk) */
+		w.held = 0;
+	}
+	if (pgrp == 0 && !w.hpgrp && task_proc_ids(c->sb, c->task->vtgid, &w.pgrp, NULL, NULL) < 0)
+		return -ESRCH;
+	int r = task_for_each_leader(c->sb, pgw_visit, &w);
+	if (w.held)
+		task_reap_release();
+	return r;
 }
 
 /* ---- a pid checked, then run natively: reuse (gaps31) ----
@@ -301,29 +402,22 @@ struct grp {
 	struct sc_call *c;
 	struct ids s;
 	int all;              /* kill(-1) */
-	pid_t pgrp, sid;
 	int sig;
 	struct member *m;
 	size_t n, cap;
 };
 
-static int grp_visit(struct task *t, void *arg)
+/* a process of the group (pgw_each) */
+static int grp_visit(struct task *t, struct pgw *w, void *arg)
 {
 	struct grp *g = arg;
 	pid_t v = t->vtgid;
 
-	if (atomic_load(&t->exited) || v <= 0)
-		return 0;
 	if (g->all && (v == 1 || v == g->c->task->vtgid))
 		return 0;        /* kill(-1) spares init and the sender */
 	struct ids d = ids_of(t);
 	int ok = v == g->c->task->vtgid || ids_may_signal(&g->s, &d);
-	pid_t pg, sid;
-	if (task_proc_ids(g->c->sb, v, &pg, &sid, NULL) < 0)
-		return 0;        /* gone meanwhile */
-	if (!g->all && pg != g->pgrp)
-		return 0;
-	if (!ok && g->sig == SIGCONT && sid == g->sid)
+	if (!ok && g->sig == SIGCONT && pgw_same_session(w, t))
 		ok = 1;
 	if (g->n == g->cap) {
 		size_t nc = g->cap ? g->cap * 2 : 16;
@@ -344,8 +438,8 @@ static int grp_visit(struct task *t, void *arg)
  * lookup comes late, as a single pid's does (a process of another identity
  * joins the group meanwhile, setpgid within the session, or takes a freed
  * number and makes it a group; kill(-1): is forked), so the sentry reads
- * the members from its task table (their process groups from the guest's
- * procfs), checks each again as it sends, and signals those that pass
+ * the members from its task table (their process groups asked of the
+ * kernel: pgw_each), checks each again as it sends, and signals those that pass
  * through its pidfds of them (a process gone meanwhile is never another's;
  * one that joins after the read is not signalled, as after Linux's call).
  * Linux's answers: a group kill succeeds if any member was signalled, else
@@ -365,13 +459,10 @@ static long group(struct sc_call *c, pid_t pid, int sig, siginfo_t *info)
 		return 0;        /* whoever is a member then is its to signal */
 	}
 	c->cont = 0;
-	if (task_proc_ids(c->sb, c->task->vtgid, pid == 0 ? &g.pgrp : NULL, &g.sid, NULL) < 0)
-		return -ESRCH;
-	if (pid < -1)
-		g.pgrp = -pid;
-	if (task_for_each_leader(c->sb, grp_visit, &g) < 0) {
+	int e = pgw_each(c, pid == -1 ? -1 : -pid, grp_visit, &g);
+	if (e < 0) {
 		free(g.m);
-		return -ENOMEM;
+		return e;        /* -ENOMEM; -ESRCH: the caller's group is gone */
 	}
 	size_t nok = 0, sent = 0;
 	for (size_t i = 0; i < g.n; i++) {
@@ -379,8 +470,9 @@ static long group(struct sc_call *c, pid_t pid, int sig, siginfo_t *info)
 			continue;
 		/* by pidfd: a process gone meanwhile is never another's; its
 		 * ids again as it is signalled (Linux checks at the send) */
-		struct task *t = task_get_vpid(c->sb, g.m[i].vpid);
-		if (t && t->tgid == g.m[i].host && t->pidfd >= 0 && !atomic_load(&t->exited)) {
+		struct task *t = task_get(c->sb, g.m[i].host); /* (by its host number: hashed) */
+		if (t && t->tgid == g.m[i].host && t->vtgid == g.m[i].vpid && t->pidfd >= 0 &&
+		    !atomic_load(&t->exited)) {
 			struct ids d = ids_of(t);
 			/* (SIGCONT: ok was the session's exemption, read once) */
 			if (g.m[i].vpid == c->task->vtgid || ids_may_signal(&g.s, &d) || sig == SIGCONT) {
@@ -414,14 +506,11 @@ struct sigio_grp {
 	int any, members, denied;
 };
 
-static int sigio_visit(struct task *t, void *arg)
+static int sigio_visit(struct task *t, struct pgw *w, void *arg)
 {
 	struct sigio_grp *g = arg;
-	pid_t v = t->vtgid, pg;
-	if (atomic_load(&t->exited) || v <= 0)
-		return 0;
-	if (task_proc_ids(g->c->sb, v, &pg, NULL, NULL) < 0 || pg != g->pgrp)
-		return 0;
+	pid_t v = t->vtgid;
+	(void)w;
 	g->members++;
 	if (v == g->pgrp)
 		g->leader = v;
@@ -449,7 +538,7 @@ static long sigio_owner_check(struct sc_call *c, int type, pid_t who, struct tas
 		return -ESRCH;
 	if (type == F_OWNER_PGRP) {
 		struct sigio_grp g = { .c = c, .s = s, .pgrp = who, .any = any };
-		task_for_each_leader(c->sb, sigio_visit, &g);
+		pgw_each(c, who, sigio_visit, &g);
 		if (!g.members)
 			return -ESRCH;
 		if (!any && !sc_pid_reuse_harmless(c)) {
@@ -1043,35 +1132,37 @@ struct owner_grp {
 	struct cred s;
 	enum owner_rule r;
 	int user;             /* 1: the tasks of a uid; 0: a process group */
-	pid_t pgrp;
 	uid_t uid;
 	int refused, others;
 };
 
-static int owner_visit(struct task *t, void *arg)
+static int owner_member(struct task *t, struct owner_grp *g)
 {
-	struct owner_grp *g = arg;
-	pid_t v = t->vtgid;
-
-	if (atomic_load(&t->exited) || v <= 0)
-		return 0;
 	struct cred d = cred_of(t);
-	if (g->user) {
-		/* natively the call reaches every guest task (one host uid) */
-		if (d.ruid != g->uid) {
-			g->others = 1;
-			return 1;
-		}
-	} else {
-		pid_t pg;
-		if (task_proc_ids(g->c->sb, v, &pg, NULL, NULL) < 0 || pg != g->pgrp)
-			return 0;
+	/* natively a user's call reaches every guest task (one host uid) */
+	if (g->user && d.ruid != g->uid) {
+		g->others = 1;
+		return 1;
 	}
-	if (v != g->c->task->vtgid && !owner_ok(&g->s, &d, g->r)) {
+	if (t->vtgid != g->c->task->vtgid && !owner_ok(&g->s, &d, g->r)) {
 		g->refused = 1;
 		return 1;
 	}
 	return 0;
+}
+
+static int owner_visit(struct task *t, void *arg)
+{
+	if (atomic_load(&t->exited) || t->vtgid <= 0)
+		return 0;
+	return owner_member(t, arg);
+}
+
+/* a process of the group (pgw_each) */
+static int owner_grp_visit(struct task *t, struct pgw *w, void *arg)
+{
+	(void)w;
+	return owner_member(t, arg);
 }
 
 /* a process group (who: 0 = the caller's) or a user's tasks (0 = its real uid) */
@@ -1084,13 +1175,11 @@ static long owner_group(struct sc_call *c, int user, int who, enum owner_rule r)
 		return 0;        /* the kernel's ESRCH/EINVAL */
 	if (user) {
 		g.uid = who ? (uid_t)who : g.s.ruid;
-	} else if (who) {
-		g.pgrp = who;
-	} else if (task_proc_ids(c->sb, c->task->vtgid, &g.pgrp, NULL, NULL) < 0) {
+		task_for_each_leader(c->sb, owner_visit, &g);
+	} else if (pgw_each(c, who, owner_grp_visit, &g) == -ESRCH) {
 		c->cont = 0;
-		return -ESRCH;
+		return -ESRCH;   /* the caller's group is gone */
 	}
-	task_for_each_leader(c->sb, owner_visit, &g);
 	if (!g.refused && !g.others) {
 		pidcall_test_delay();
 		return 0;
@@ -1127,21 +1216,16 @@ struct pg_collect {
 	struct sc_call *c;
 	int user;
 	uid_t uid;
-	pid_t pgrp;
 	pid_t *tg;            /* the group's processes (host tgids) */
 	size_t ntg, ctg;
 	struct pg_member *m;  /* their threads, or the user's */
 	size_t n, cap;
 };
 
-static int pg_leader_visit(struct task *t, void *arg)
+static int pg_leader_visit(struct task *t, struct pgw *w, void *arg)
 {
 	struct pg_collect *g = arg;
-	pid_t v = t->vtgid, pg;
-	if (atomic_load(&t->exited) || v <= 0)
-		return 0;
-	if (task_proc_ids(g->c->sb, v, &pg, NULL, NULL) < 0 || pg != g->pgrp)
-		return 0;
+	(void)w;
 	if (g->ntg == g->ctg) {
 		size_t nc = g->ctg ? g->ctg * 2 : 16;
 		pid_t *n = realloc(g->tg, nc * sizeof *n);
@@ -1216,12 +1300,10 @@ static long prio_group(struct sc_call *c, int user, int who, enum owner_rule r, 
 	if (user) {
 		g.uid = who ? (uid_t)who : s.ruid;
 	} else {
-		g.pgrp = who;
-		if (!who && task_proc_ids(c->sb, c->task->vtgid, &g.pgrp, NULL, NULL) < 0)
-			return -ESRCH;
-		if (task_for_each_leader(c->sb, pg_leader_visit, &g) < 0) {
+		int e = pgw_each(c, who, pg_leader_visit, &g);
+		if (e < 0) {
 			free(g.tg);
-			return -ENOMEM;
+			return e; /* -ENOMEM; -ESRCH: the caller's group is gone */
 		}
 	}
 	if ((user || g.ntg) && task_for_each_thread(c->sb, pg_thread_visit, &g) < 0) {
@@ -1231,8 +1313,8 @@ static long prio_group(struct sc_call *c, int user, int who, enum owner_rule r, 
 	}
 	size_t acted = 0, refused = 0;
 	for (size_t i = 0; i < g.n; i++) {
-		struct task *t = task_get_vpid(c->sb, g.m[i].vtid);
-		if (!t || atomic_load(&t->tid) != g.m[i].tid || atomic_load(&t->exited)) {
+		struct task *t = task_get(c->sb, g.m[i].tid); /* (by its host number: hashed) */
+		if (!t || t->vtid != g.m[i].vtid || atomic_load(&t->tid) != g.m[i].tid || atomic_load(&t->exited)) {
 			task_put(t);
 			continue; /* gone meanwhile */
 		}

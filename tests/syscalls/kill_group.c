@@ -146,6 +146,80 @@ static void scenario(void)
 		;
 }
 
+/* Groups whose number no member holds (pgwalk): the group's creator gone
+ * (L: exited and reaped; its members M, of the sender's uid, and Q, root's,
+ * stay) or moved to another group of the session (L2, root: its group keeps
+ * N, of the sender's uid). kill(-group) from the dropped uid reaches M and N
+ * only, and succeeds. */
+static void creator_gone(void)
+{
+	char got[256];
+	int ready[2], pids[2];
+	if (pipe(ready) < 0 || pipe2(report, O_NONBLOCK) < 0 || pipe(pids) < 0)
+		DIE("pipe");
+	setpgid(0, 0);
+	me_letter = 'C';
+	signal(SIGUSR1, on_sig);
+	pid_t l = fork();
+	if (l == 0) {
+		setpgid(0, 0);
+		pid_t m = member('M', U1, 0, ready[1]), q = member('Q', 0, 0, ready[1]);
+		pid_t two[2] = { m, q };
+		write(pids[1], two, sizeof two);
+		_exit(0);
+	}
+	pid_t mq[2] = { 0, 0 };
+	read(pids[0], mq, sizeof mq);
+	waitpid(l, NULL, 0);
+	int moved[2];
+	if (pipe(moved) < 0)
+		DIE("pipe");
+	pid_t c = getpgrp();
+	pid_t l2 = fork();
+	if (l2 == 0) {
+		me_letter = 'L';
+		setpgid(0, 0);
+		member('N', U1, 0, ready[1]);
+		setpgid(0, c); /* back to the coordinator's group: its own keeps N */
+		write(moved[1], "m", 1);
+		for (;;)
+			pause();
+	}
+	char x;
+	for (int i = 0; i < 3; i++)
+		read(ready[0], &x, 1);
+	read(moved[0], &x, 1);
+	int res[2];
+	if (pipe(res) < 0)
+		DIE("pipe");
+	pid_t snd = fork();
+	if (snd == 0) {
+		if (setresuid(U1, U1, U1) < 0)
+			_exit(90);
+		char out[2];
+		int k = kill(-l, SIGUSR1);
+		out[0] = k == 0 ? '0' : errno == EPERM ? 'P' : errno == ESRCH ? 'S' : 'E';
+		k = kill(-l2, SIGUSR1);
+		out[1] = k == 0 ? '0' : errno == EPERM ? 'P' : errno == ESRCH ? 'S' : 'E';
+		write(res[1], out, 2);
+		for (;;)
+			pause();
+	}
+	char out[3] = "";
+	read(res[0], out, 2);
+	collect(got, sizeof got, 300);
+	CHECK(out[0] == '0', "kill_group_creator_exited", "kill(-pgrp) -> %c", out[0]);
+	CHECK(out[1] == '0', "kill_group_creator_moved", "kill(-pgrp) -> %c", out[1]);
+	CHECK(strcmp(got, "M1N1") == 0, "creator_gone_who_got_what", "got '%s' (want M1N1)", got);
+	kill(snd, SIGKILL);
+	kill(l2, SIGKILL);
+	kill(mq[0], SIGKILL);
+	kill(mq[1], SIGKILL);
+	kill(-l2, SIGKILL);
+	while (wait(NULL) > 0)
+		;
+}
+
 int main(int argc, char **argv)
 {
 	t_setup(argc, argv, "kill_group");
@@ -162,6 +236,16 @@ int main(int argc, char **argv)
 		_exit(t_failures ? 1 : 0);
 	}
 	int st;
+	waitpid(p, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		t_failures++;
+	fflush(stdout);
+	p = fork();
+	if (p == 0) {
+		creator_gone();
+		fflush(stdout);
+		_exit(t_failures ? 1 : 0);
+	}
 	waitpid(p, &st, 0);
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
 		t_failures++;

@@ -805,6 +805,15 @@ struct mirrored {
 	struct timespec t[2];
 };
 
+/* The upper-layer directory the last walk of hide_one ended in (dir, len
+ * bytes of the hidden name before its last '/'): the parent of the next
+ * names beneath it (/etc/ssh's host keys), which then cost one mknodat. */
+struct hide_parent {
+	char dir[PATH_MAX];
+	size_t len;
+	int ufd;
+};
+
 /* Make hidden name h absent in the overlay of lower lfd and upper ufd
  * (upper-layer directories, before the overlay is mounted): 0, or -1 when
  * it stays refused by name. Walking h's components: an entry the upper
@@ -820,13 +829,25 @@ struct mirrored {
  * on the way (a symlink) has nothing of h beneath it. The lower layer is
  * only stat'ed, never read. */
 static int hide_one(int lfd, int ufd, const char *h, struct mirrored *mir, size_t *nmir,
-		    size_t maxmir)
+		    size_t maxmir, struct hide_parent *hp)
 {
 	char rel[PATH_MAX];
-	int lcur = -1, ucur = -1, r = -1;
+	int lcur = -1, ucur = -1, r = -1, at_last = 0;
+	const char *leaf = strrchr(h, '/');
+	size_t dlen = leaf ? (size_t)(leaf - h) : 0;
 
 	if (strlen(h) >= sizeof rel)
 		return -1;
+	/* the common case first: the upper directory that holds h's last
+	 * component (the layer's root, or the one the walk below opened for
+	 * the name before, h's parent too) has nothing of that name. The walk
+	 * would find the same (its fstatat ENOENT) and make the same whiteout;
+	 * anything else (EEXIST) takes the walk. */
+	leaf = leaf ? leaf + 1 : h;
+	int pfd = !dlen ? ufd : hp->ufd >= 0 && hp->len == dlen && !memcmp(hp->dir, h, dlen) ?
+		  hp->ufd : -1;
+	if (pfd >= 0 && *leaf && mknodat(pfd, leaf, S_IFCHR | 0, makedev(0, 0)) == 0)
+		return 0;
 	strcpy(rel, h);
 	lcur = fcntl(lfd, F_DUPFD_CLOEXEC, 0);
 	ucur = fcntl(ufd, F_DUPFD_CLOEXEC, 0);
@@ -839,6 +860,7 @@ static int hide_one(int lfd, int ufd, const char *h, struct mirrored *mir, size_
 
 		if (slash)
 			*slash = '\0';
+		at_last = last;
 		if (fstatat(ucur, comp, &ust, AT_SYMLINK_NOFOLLOW) == 0) {
 			if (!S_ISDIR(ust.st_mode)) {
 				r = 0;
@@ -895,6 +917,16 @@ static int hide_one(int lfd, int ufd, const char *h, struct mirrored *mir, size_
 		comp = slash + 1;
 	}
 out:
+	if (at_last && dlen && ucur >= 0 && dlen < sizeof hp->dir) {
+		/* h's parent in the upper layer, reached without following a
+		 * symlink: kept for the next name beneath it */
+		if (hp->ufd >= 0)
+			close(hp->ufd);
+		hp->ufd = ucur;
+		ucur = -1;
+		memcpy(hp->dir, h, dlen);
+		hp->len = dlen;
+	}
 	if (lcur >= 0)
 		close(lcur);
 	if (ucur >= 0)
@@ -908,8 +940,12 @@ static void hide_in_upper(const struct gofer_export *e, size_t i, const char *lo
 			  const char *up)
 {
 	struct mirrored mir[32];
+	static struct hide_parent hp; /* (PATH_MAX: off the stack) */
 	size_t nmir = 0;
 	int lfd, ufd;
+
+	hp.ufd = -1;
+	hp.len = 0;
 
 	memset(layer_hides[i], 0, sizeof layer_hides[i]);
 	if (!e->hidden || getenv("MOAT_TEST_HIDE_BY_NAME"))
@@ -918,7 +954,7 @@ static void hide_in_upper(const struct gofer_export *e, size_t i, const char *lo
 	ufd = open(up, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	for (size_t k = 0; lfd >= 0 && ufd >= 0 && e->hidden[k] &&
 	     k < GOFER_LAYER_HIDES_MAX; k++) {
-		if (hide_one(lfd, ufd, e->hidden[k], mir, &nmir, ARRAY_SIZE(mir)) == 0)
+		if (hide_one(lfd, ufd, e->hidden[k], mir, &nmir, ARRAY_SIZE(mir), &hp) == 0)
 			layer_hides[i][k / 8] |= (uint8_t)(1u << (k % 8));
 		else
 			dbg("gofer: %s/%s: hidden by name", e->host_path, e->hidden[k]);
@@ -927,6 +963,8 @@ static void hide_in_upper(const struct gofer_export *e, size_t i, const char *lo
 	 * (deepest first: a child's utimensat leaves its parent's mtime) */
 	for (size_t k = nmir; k-- > 0 && ufd >= 0;)
 		(void)!utimensat(ufd, mir[k].rel, mir[k].t, AT_SYMLINK_NOFOLLOW);
+	if (hp.ufd >= 0)
+		close(hp.ufd);
 	if (lfd >= 0)
 		close(lfd);
 	if (ufd >= 0)

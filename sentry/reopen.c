@@ -65,6 +65,7 @@ struct reopen_req {
 
 static int g_chan = -1;
 static pid_t g_pid = -1;
+static int g_started; /* reopen_helper_start handed it the namespace */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* the embedded program in a sealed memfd */
@@ -243,5 +244,28 @@ int reopen_helper_start(int procfd, int userns_fd, char *err, size_t errlen)
 		return -1;
 	}
 	procfs_set_reopen_helper(reopen_via_helper);
+	g_started = 1;
 	return 0;
+}
+
+/* The program has exited (the tracer, beside the init's kill and the
+ * gofer's shutdown): the channel shut, so the helper's exit runs beside
+ * the init's end instead of after it; a reopen still in flight for a dying
+ * task fails (its EOF), as after reopen_helper_stop. Only once it serves:
+ * before that, reopen_helper_start still hands it the namespace. The fd
+ * stays ours until reopen_helper_stop (this thread's), so no lock. */
+void reopen_helper_shutdown(void)
+{
+	if (g_started && g_chan >= 0)
+		shutdown(g_chan, SHUT_RDWR);
+}
+
+/* the tracer reaped tid: 1 when it was the helper (then no one waits for
+ * it again) */
+int reopen_helper_reaped(pid_t tid)
+{
+	if (tid <= 0 || tid != g_pid)
+		return 0;
+	g_pid = -1;
+	return 1;
 }

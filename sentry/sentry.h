@@ -340,6 +340,8 @@ int reopen_helper_fork(char *err, size_t errlen);
 int reopen_helper_start(int procfd, int userns_fd, char *err, size_t errlen);
 /* at teardown: its channel closed, the helper reaped (nothing when none) */
 void reopen_helper_stop(void);
+void reopen_helper_shutdown(void); /* the program exited: its channel shut, no wait */
+int reopen_helper_reaped(pid_t tid); /* 1: tid was the helper, reaped by the tracer */
 void reopen_helper_kill(void); /* die(): SIGKILL and reap */
 pid_t reopen_helper_pid(void); /* -1: not started */
 pid_t limits_die_release(void); /* die(): the cgroup helper told to go; its pid */

@@ -1292,6 +1292,8 @@ static int reaped(struct tracer *tr, pid_t tid, int st)
 			*a->gofer_status = st;
 		return tr->main_done && tr->init_reaped;
 	}
+	if (reopen_helper_reaped(tid)) /* gone at its channel's shutdown (below) */
+		return tr->main_done && tr->init_reaped;
 	if (tid == sb->init_pid) {
 		tr->init_reaped = 1;
 		__atomic_store_n(&sb->init_gone, 1, __ATOMIC_SEQ_CST); /* for limits_end */
@@ -1311,6 +1313,8 @@ static int reaped(struct tracer *tr, pid_t tid, int st)
 		 * it leaves when its control socket is shut down */
 		if (*a->gofer_pid > 0 && !a->gofer_export)
 			shutdown(a->gofer_ctl, SHUT_RDWR);
+		/* moat-reopen too: its exit beside the init's, not after */
+		reopen_helper_shutdown();
 		/* the cow roots too, by a thread, beside the init's end and the
 		 * gofer's (what the killed tasks still ask of the files fails
 		 * from here on, as with the gofer shut down) */

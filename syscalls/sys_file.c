@@ -1585,7 +1585,10 @@ static long do_fchmodat(struct sc_call *c, int dirfd, const char *path, mode_t m
 	gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
 	r = VFS_BE(VFS_OF(c), chmod, n->mnt->export, n->rel, mode);
 	gofer_expect_identity(0, 0);
-	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+	/* the inode's other names too (vfs_refresh: a hard link's cached
+	 * entry kept the old mode, and open checks it; red-team 34: the
+	 * private file systems, tmpfs and the overlay, only dropped rel) */
+	vfs_refresh(VFS_OF(c), n->mnt, n->rel, &n->st);
 	return r == -ESTALE ? -ENOENT : r; /* renamed away meanwhile */
 }
 
@@ -1676,7 +1679,7 @@ static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t
 		return r;
 	}
 	r = VFS_BE(VFS_OF(c), chown, n->mnt->export, n->rel, hu, hg);
-	vfs_invalidate(VFS_OF(c), n->mnt, n->rel, 0);
+	vfs_refresh(VFS_OF(c), n->mnt, n->rel, &n->st); /* other names too, as chmod */
 	return r;
 }
 

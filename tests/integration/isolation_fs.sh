@@ -575,21 +575,27 @@ SANITY=1 expect_eq two_binds_one_tree_chmod "$(echo $out)" "SECRET SECRET Permis
 
 # ---- hard links: a chmod/chown through one name is the inode's ----
 # tests/syscalls/link_chmod as root inside (rootless too), in an rw and a cow
-# bind: root makes its file private through one link; a process that dropped
-# root, which had looked up the other name, may not open it (red-team 9: the
-# sentry re-cached only the changed name, and open checked the other's stale
-# mode). Linux enforces it natively: sanity.
+# bind, a --tmpfs and the root overlay: root makes its file private through
+# one link; a process that dropped root, which had looked up the other name,
+# may not open it (red-team 9: the sentry re-cached only the changed name,
+# and open checked the other's stale mode; red-team 34: the same on the
+# private file systems, tmpfs and the overlay). Linux enforces it natively:
+# sanity.
 if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/link_chmod" ]; then
-	for kind in rw cow; do
-		mkdir -p "$T_TMP/lc_$kind"
-		out=$(moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" --bind "$T_TMP/lc_$kind:/w:$kind" -- \
-			/t/link_chmod /w </dev/null 2>&1)
+	for kind in rw cow tmpfs overlay; do
+		case $kind in
+		rw | cow) mkdir -p "$T_TMP/lc_$kind"; mnt=(--bind "$T_TMP/lc_$kind:/w:$kind"); dir=/w ;;
+		tmpfs) mnt=(--tmpfs /w); dir=/w ;;
+		overlay) mnt=(); dir=/var/tmp ;;
+		esac
+		out=$(moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" "${mnt[@]}" -- \
+			/t/link_chmod "$dir" </dev/null 2>&1)
 		rc=$?
 		if [ $rc = 77 ]; then
 			skip "link_chmod_$kind" "not root natively"
 		else
 			SANITY=1 expect_eq "link_chmod_$kind" "$(echo $out)" \
-				"ok chmod_other_name ok fchmod_other_name ok chown_other_name"
+				"ok chmod_other_name ok fchmod_other_name ok chown_other_name ok chown_only_other_name"
 		fi
 	done
 else

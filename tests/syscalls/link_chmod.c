@@ -5,14 +5,19 @@
  * process may no longer open it by either name. Red-team round 9: the
  * sentry re-cached only the name the change went through; open checked the
  * other name's cached mode (an rw bind, as the harness's scratch is, and a
- * cow bind) and read root's now-0600 file. Needs root (skipped otherwise);
- * uid 61238. */
+ * cow bind) and read root's now-0600 file. Red-team round 34: the same on
+ * the sandbox's private file systems (--tmpfs, the root overlay's /tmp),
+ * whose chmod and chown re-cached only the changed name; and a chown alone
+ * (mode 0004: the dropped process, other before, is the owner after, with
+ * no bits). Needs root (skipped otherwise); uid 61238. */
 #include "t.h"
 
 #define U1 61238
 
-/* in a child that drops to U1: 0 when path opens for reading, else errno */
-static int open_as_user(const char *path)
+/* in a child that drops to U1: 0 when path opens for reading, else errno;
+ * look: stat it first (a stat re-stats a name with several links, and
+ * re-caches it: the open after a change must be the first look) */
+static int open_as_user(const char *path, int look)
 {
 	int p[2];
 	if (pipe(p) < 0)
@@ -25,7 +30,8 @@ static int open_as_user(const char *path)
 			e = 255;
 		} else {
 			struct stat st;
-			stat(path, &st); /* a lookup, as a real reader makes */
+			if (look)
+				stat(path, &st); /* a lookup, as a real reader makes */
 			int fd = open(path, O_RDONLY);
 			char b[8];
 			if (fd < 0)
@@ -54,8 +60,9 @@ int main(int argc, char **argv)
 		return T_SKIP;
 	char d1[PATH_MAX + 16], d2[PATH_MAX + 16], a[PATH_MAX + 32], b[PATH_MAX + 32], n[64];
 	chmod(t_scratch, 0755);
-	static const char *const how[] = { "chmod_other_name", "fchmod_other_name", "chown_other_name" };
-	for (int k = 0; k < 3; k++) {
+	static const char *const how[] = { "chmod_other_name", "fchmod_other_name", "chown_other_name",
+					     "chown_only_other_name" };
+	for (int k = 0; k < 4; k++) {
 		snprintf(d1, sizeof d1, "%s/a%d", t_scratch, k);
 		snprintf(d2, sizeof d2, "%s/b%d", t_scratch, k);
 		snprintf(a, sizeof a, "%s/f", d1);
@@ -67,24 +74,26 @@ int main(int argc, char **argv)
 		int fd = open(a, O_CREAT | O_WRONLY | O_TRUNC, 0644);
 		write(fd, "SECRET\n", 7);
 		close(fd);
-		chmod(a, 0644);
+		chmod(a, k == 3 ? 0004 : 0644);
 		if (link(a, b) < 0) {
 			t_fail(how[k], "link: %s", strerror(errno));
 			continue;
 		}
-		int before = open_as_user(a);
-		open_as_user(b);
+		int before = open_as_user(a, 1);
+		open_as_user(b, 1);
 		if (k == 0) {
 			chmod(b, 0600);
 		} else if (k == 1) {
 			fd = open(b, O_RDONLY);
 			fchmod(fd, 0600);
 			close(fd);
-		} else {
+		} else if (k == 2) {
 			chown(b, 0, 0);
 			chmod(b, 0640);
+		} else {
+			chown(b, U1, U1);
 		}
-		int after_a = open_as_user(a), after_b = open_as_user(b);
+		int after_a = open_as_user(a, 0), after_b = open_as_user(b, 0);
 		snprintf(n, sizeof n, "%s", how[k]);
 		CHECK(before == 0 && after_a == EACCES && after_b == EACCES, n,
 		      "before %d, after: by the other name %s, by the changed one %s", before,

@@ -650,7 +650,9 @@ long sys_open_by_handle_at(struct sc_call *c)
 		return -EINVAL;
 	if (h.bytes != MOAT_HANDLE_BYTES || h.type != MOAT_HANDLE_TYPE)
 		return -ESTALE;
-	if (sc_read_guest(c, c->args[1], &h, sizeof h) < 0)
+	/* the rest of it, after the 8 bytes decided on above (each byte of
+	 * guest memory read once) */
+	if (sc_read_guest(c, c->args[1] + 8, (char *)&h + 8, sizeof h - 8) < 0)
 		return -EFAULT;
 	h.dev = vfs_handle_dev_unseal(VFS_OF(c), h.dev);
 	if (h.tag != vfs_handle_tag(VFS_OF(c), (dev_t)h.dev, (ino_t)h.ino) ||

@@ -502,7 +502,7 @@ static long group(struct sc_call *c, pid_t pid, int sig, siginfo_t *info)
 struct sigio_grp {
 	struct sc_call *c;
 	struct ids s;
-	pid_t pgrp, leader;
+	pid_t pgrp;
 	int any, members, denied;
 };
 
@@ -512,8 +512,6 @@ static int sigio_visit(struct task *t, struct pgw *w, void *arg)
 	pid_t v = t->vtgid;
 	(void)w;
 	g->members++;
-	if (v == g->pgrp)
-		g->leader = v;
 	struct ids d = ids_of(t);
 	if (!g->any && v != g->c->task->vtgid && !ids_may_signal(&g->s, &d))
 		g->denied = 1;
@@ -551,8 +549,15 @@ static long sigio_owner_check(struct sc_call *c, int type, pid_t who, struct tas
 				 (int)who);
 			return -EPERM;
 		}
-		if (!g.leader || !(*tp = task_get_vpid(c->sb, g.leader)))
-			return -ESRCH; /* its leader is gone: no number to give (rare) */
+		/* the group's creator holds its number, a member or not (it may
+		 * have moved to another group of the session) */
+		*tp = task_get_vpid(c->sb, who);
+		if (*tp && (*tp)->vtgid != who) {
+			task_put(*tp);
+			*tp = NULL;
+		}
+		if (!*tp)
+			return -ESRCH; /* its creator is gone: no number to pin (rare) */
 		return 0;
 	}
 	struct task *t = task_get_vpid(c->sb, who);

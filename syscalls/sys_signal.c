@@ -502,7 +502,7 @@ static long group(struct sc_call *c, pid_t pid, int sig, siginfo_t *info)
 struct sigio_grp {
 	struct sc_call *c;
 	struct ids s;
-	pid_t pgrp, leader;
+	pid_t pgrp;
 	int any, members, denied;
 };
 
@@ -512,8 +512,6 @@ static int sigio_visit(struct task *t, struct pgw *w, void *arg)
 	pid_t v = t->vtgid;
 	(void)w;
 	g->members++;
-	if (v == g->pgrp)
-		g->leader = v;
 	struct ids d = ids_of(t);
 	if (!g->any && v != g->c->task->vtgid && !ids_may_signal(&g->s, &d))
 		g->denied = 1;
@@ -551,8 +549,15 @@ static long sigio_owner_check(struct sc_call *c, int type, pid_t who, struct tas
 				 (int)who);
 			return -EPERM;
 		}
-		if (!g.leader || !(*tp = task_get_vpid(c->sb, g.leader)))
-			return -ESRCH; /* its leader is gone: no number to give (rare) */
+		/* the group's creator holds its number, a member or not (it may
+		 * have moved to another group of the session) */
+		*tp = task_get_vpid(c->sb, who);
+		if (*tp && (*tp)->vtgid != who) {
+			task_put(*tp);
+			*tp = NULL;
+		}
+		if (!*tp)
+			return -ESRCH; /* its creator is gone: no number to pin (rare) */
 		return 0;
 	}
 	struct task *t = task_get_vpid(c->sb, who);
@@ -1127,69 +1132,6 @@ long sc_owner_make(struct sc_call *c, struct task *t, long (*fn)(const pid_t *ho
 	return owner_make(c, t, 1, fn, arg, NULL);
 }
 
-struct owner_grp {
-	struct sc_call *c;
-	struct cred s;
-	enum owner_rule r;
-	int user;             /* 1: the tasks of a uid; 0: a process group */
-	uid_t uid;
-	int refused, others;
-};
-
-static int owner_member(struct task *t, struct owner_grp *g)
-{
-	struct cred d = cred_of(t);
-	/* natively a user's call reaches every guest task (one host uid) */
-	if (g->user && d.ruid != g->uid) {
-		g->others = 1;
-		return 1;
-	}
-	if (t->vtgid != g->c->task->vtgid && !owner_ok(&g->s, &d, g->r)) {
-		g->refused = 1;
-		return 1;
-	}
-	return 0;
-}
-
-static int owner_visit(struct task *t, void *arg)
-{
-	if (atomic_load(&t->exited) || t->vtgid <= 0)
-		return 0;
-	return owner_member(t, arg);
-}
-
-/* a process of the group (pgw_each) */
-static int owner_grp_visit(struct task *t, struct pgw *w, void *arg)
-{
-	(void)w;
-	return owner_member(t, arg);
-}
-
-/* a process group (who: 0 = the caller's) or a user's tasks (0 = its real uid) */
-static long owner_group(struct sc_call *c, int user, int who, enum owner_rule r)
-{
-	struct owner_grp g = { .c = c, .s = cred_of(c->task), .r = r, .user = user };
-
-	c->cont = 1;
-	if (who < 0)
-		return 0;        /* the kernel's ESRCH/EINVAL */
-	if (user) {
-		g.uid = who ? (uid_t)who : g.s.ruid;
-		task_for_each_leader(c->sb, owner_visit, &g);
-	} else if (pgw_each(c, who, owner_grp_visit, &g) == -ESRCH) {
-		c->cont = 0;
-		return -ESRCH;   /* the caller's group is gone */
-	}
-	if (!g.refused && !g.others) {
-		pidcall_test_delay();
-		return 0;
-	}
-	c->cont = 0;
-	snprintf(c->note, sizeof c->note, "%s %d: %s", user ? "user" : "process group", who,
-		 g.others ? "the sandbox has tasks of other users" : "a member is not the caller's");
-	return -EPERM;
-}
-
 /* ---- setpriority PRIO_PGRP/PRIO_USER, ioprio_set IOPRIO_WHO_PGRP/USER
  * made by the sentry (pidgroups) ----
  * Natively the kernel finds the group's members (or, for a user, every task
@@ -1396,22 +1338,92 @@ long sys_sched_setaffinity(struct sc_call *c)
 /* prctl(PR_SCHED_CORE, op, pid, type, uaddr): a task's core scheduling
  * cookie (which tasks may share an SMT core with it) read, made or shared
  * after Linux's ptrace check (PTRACE_MODE_READ_REALCREDS) on the named task
- * and, for PIDTYPE_PGID (2), on every member of its process group (of the
- * caller's, pid 0). One host uid passes them all natively (red team 31: a
- * dropped process could pull root's cookie to itself, SHARE_FROM, and run
- * beside it on the sibling thread, or give root's a new one); the check on
- * the virtual ids, then native (the kernel's own answers: EINVAL without
- * core scheduling, ESRCH). */
+ * and, for CREATE and SHARE_TO of a PIDTYPE_TGID (1) or PIDTYPE_PGID (2),
+ * on every thread the call reaches (do_each_pid_thread): every thread of
+ * the named task's process, or of every process of its group (of the
+ * caller's, pid 0); the guest's init, root's, is of group 1. One host uid
+ * passes them all natively (red team 31: a dropped process could pull
+ * root's cookie to itself, SHARE_FROM, and run beside it on the sibling
+ * thread, or give root's a new one; red team 35: only the named task or
+ * each process's leader was checked, so a root thread of a process whose
+ * leader alone dropped, and made itself dumpable again, was reached); the
+ * check on the virtual ids, then native (the kernel's own answers: EINVAL
+ * without core scheduling, for GET and SHARE_FROM of a group, ESRCH). */
+struct core_chk {
+	struct sc_call *c;
+	struct cred s;
+	struct pg_collect g;  /* the processes reached (host tgids) */
+	int refused;
+};
+
+static int core_thread_visit(struct task *t, void *arg)
+{
+	struct core_chk *k = arg;
+	if (atomic_load(&t->exited) || t->vtid <= 0 || t->vtgid == k->c->task->vtgid)
+		return 0;     /* gone; its own process: no check */
+	size_t i = 0;
+	while (i < k->g.ntg && k->g.tg[i] != t->tgid)
+		i++;
+	if (i == k->g.ntg)
+		return 0;
+	struct cred d = cred_of_target(k->c->sb, t);
+	if (!owner_ok(&k->s, &d, OWN_PTRACE)) {
+		k->refused = 1;
+		return 1;
+	}
+	return 0;
+}
+
 long sc_sched_core_owner(struct sc_call *c)
 {
 	pid_t pid = (pid_t)c->args[2];
+	unsigned long cmd = c->args[1], type = c->args[3];
 	long r = owner_one(c, pid, OWN_PTRACE);
-	if (r < 0 || c->args[3] != 2 /* PIDTYPE_PGID */)
+	if (r < 0 || (cmd != 1 /* CREATE */ && cmd != 2 /* SHARE_TO */) ||
+	    (type != 1 /* PIDTYPE_TGID */ && type != 2 /* PIDTYPE_PGID */))
+		return r; /* one task, or the kernel's EINVAL */
+	struct core_chk k = { .c = c, .s = cred_of(c->task), .g = { .c = c } };
+	int init_member = 0;
+	if (type == 1) {
+		struct task *t = pid > 0 ? task_get_vpid(c->sb, pid) : NULL;
+		if (!t)
+			return r; /* its own process, the guest's init (checked), or the kernel's ESRCH */
+		pid_t tg = t->tgid;
+		task_put(t);
+		k.g.tg = &tg;
+		k.g.ntg = 1;
+		task_for_each_thread(c->sb, core_thread_visit, &k);
+		k.g.tg = NULL;
+	} else {
+		pid_t pg = 0;
+		if (pid > 0 && task_proc_ids(c->sb, pid, &pg, NULL, NULL) < 0)
+			return r; /* gone: the kernel's ESRCH */
+		pid_t named = pg;
+		if (!named && task_proc_ids(c->sb, c->task->vtgid, &named, NULL, NULL) < 0)
+			named = 0;
+		init_member = named == 1; /* the guest's init's group: init (not in the table) is of it */
+		int e = pgw_each(c, pg, pg_leader_visit, &k.g);
+		if (e < 0) {
+			free(k.g.tg);
+			c->cont = 0;
+			return e; /* -ENOMEM; -ESRCH: the caller's group is gone */
+		}
+		if (k.g.ntg)
+			task_for_each_thread(c->sb, core_thread_visit, &k);
+		free(k.g.tg);
+	}
+	if (init_member) {
+		struct cred init;
+		memset(&init, 0, sizeof init); /* the guest's init is root's */
+		if (!owner_ok(&k.s, &init, OWN_PTRACE))
+			k.refused = 1;
+	}
+	if (!k.refused)
 		return r;
-	pid_t pg = 0;
-	if (pid > 0 && task_proc_ids(c->sb, pid, &pg, NULL, NULL) < 0)
-		return r; /* gone: the kernel's ESRCH */
-	return owner_group(c, 0, pg, OWN_PTRACE);
+	c->cont = 0;
+	snprintf(c->note, sizeof c->note, "PR_SCHED_CORE: %s %d has a thread that is not the caller's",
+		 type == 1 ? "process" : "process group", (int)pid);
+	return -EPERM;
 }
 /* the sched_set* owner check (syscalls/sys_sched.c): 0 with c->cont set, or -EPERM */
 long sc_owner_nice(struct sc_call *c, pid_t target) { return owner_one(c, target, OWN_NICE); }
@@ -1747,7 +1759,7 @@ long sys_kcmp(struct sc_call *c)
 }
 
 /* setpriority and ioprio_set: which names a process (owner_one), a process
- * group or a user (owner_group), by each call's own numbers; anything else
+ * group or a user (prio_group), by each call's own numbers; anything else
  * runs natively for the kernel's EINVAL. */
 static long prio_set(struct sc_call *c, int process, int pgrp, int user, enum owner_rule kind)
 {

@@ -203,6 +203,42 @@ os.waitpid(me, 0)
 os.kill(root, signal.SIGKILL)' </dev/null 2>&1)
 expect_eq dropped_cannot_touch_root_sched_core "$out" "EPERM EPERM EPERM EPERM EPERM own ok"
 
+# The same check covers every thread Linux checks (red team 35): for
+# PIDTYPE_TGID every thread of the named task's process, for PIDTYPE_PGID
+# every thread of every process of its group (do_each_pid_thread), not the
+# named task or each process's leader only. A root process whose leader
+# alone dropped to 1000 (a raw setresuid: that thread only) and made itself
+# dumpable again, another thread still root: the leader by itself is the
+# dropped process's to act on (PIDTYPE_PID: native, ok or EINVAL), its
+# process and its group are not (Linux: EPERM, the root thread). Before, the
+# leader alone was checked: native, and on a kernel with core scheduling the
+# root thread took the dropped process's cookie (SHARE_TO) or a new one.
+out=$(moat run --user 0:0 -- "$PY" -c '
+import ctypes, os, signal, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+def core(op, pid, typ):
+    r = libc.prctl(62, op, pid, typ, None)
+    return "ok" if r == 0 else {1: "EPERM", 22: "EINVAL", 3: "ESRCH"}.get(ctypes.get_errno(), str(ctypes.get_errno()))
+rd, wr = os.pipe()
+root = os.fork()
+if root == 0:
+    os.setpgid(0, 0)
+    threading.Thread(target=lambda: time.sleep(60), daemon=True).start()
+    if libc.syscall(119, 1000, 1000, 1000) or libc.syscall(117, 1000, 1000, 1000) or libc.prctl(4, 1, 0, 0, 0):
+        os._exit(1)
+    os.write(wr, b"r"); time.sleep(60); os._exit(0)
+os.read(rd, 1)
+me = os.fork()
+if me == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    pid = core(2, root, 0)
+    print(core(2, root, 1), core(2, root, 2), core(1, root, 1), core(1, root, 2),
+          "pid", "ok" if pid in ("ok", "EINVAL") else pid, flush=True)
+    os._exit(0)
+os.waitpid(me, 0)
+os.kill(root, signal.SIGKILL)' </dev/null 2>&1)
+expect_eq dropped_cannot_touch_mixed_thread_sched_core "$out" "EPERM EPERM EPERM EPERM pid ok"
+
 # ioctl(pidfd, PIDFD_GET_INFO) (Linux 6.13) showed the native ids: root-run
 # 0 for a process that dropped to 1000 (red team 31; what a peer check
 # after SO_PEERPIDFD would trust). Now ENOTTY, as Linux before 6.13, at

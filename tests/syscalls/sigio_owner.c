@@ -111,6 +111,59 @@ int main(int argc, char **argv)
 	if (geteuid() != 0) {
 		return t_done();
 	}
+	/* a group whose creator moved to another group of the session (it
+	 * still holds the group's number): root sets it as the owner, and the
+	 * member left in it gets the signal (red team 35: ESRCH under moat,
+	 * which looked for the number among the group's members) */
+	{
+		int ready[2], sync[2], p[2];
+		pipe(ready);
+		pipe(sync);
+		pid_t me = getpgrp();
+		pid_t l = fork();
+		if (l == 0) {
+			setpgid(0, 0);
+			pid_t m = fork();
+			if (m == 0) { /* stays in l's group; reports its signal */
+				got = 0;
+				write(ready[1], "r", 1);
+				wait_got(1);
+				char g = (char)('0' + got);
+				write(sync[1], &g, 1);
+				_exit(0);
+			}
+			char x;
+			read(ready[0], &x, 1);
+			setpgid(0, me); /* the creator moves back */
+			write(sync[1], "m", 1);
+			waitpid(m, NULL, 0);
+			_exit(0);
+		}
+		char x = 0, g = '?';
+		read(sync[0], &x, 1);
+		got = 0;
+		struct f_owner_ex o = { F_OWNER_PGRP, l };
+		int r = -1;
+		if (pipe(p) == 0) {
+			r = fcntl(p[0], F_SETOWN_EX, &o);
+			fcntl(p[0], F_SETFL, O_ASYNC);
+			fcntl(p[0], F_SETSIG, SIGUSR1);
+			write(p[1], "x", 1);
+		}
+		if (r == 0)
+			read(sync[0], &g, 1);
+		else
+			kill(-l, SIGKILL);
+		waitpid(l, NULL, 0);
+		close(ready[0]);
+		close(ready[1]);
+		close(sync[0]);
+		close(sync[1]);
+		CHECK(r == 0 && g == '1', "root_group_creator_moved", "F_SETOWN_EX = %d (%s), member got %c", r,
+		      r ? strerror(errno) : "", g);
+		close(p[0]);
+		close(p[1]);
+	}
 	/* a process that dropped root: its own user's process gets the signal,
 	 * root's (the parent) does not */
 	for (int how = 0; how < 5; how++) {

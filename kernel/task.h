@@ -251,6 +251,7 @@ struct idmap {
 
 struct sandbox {
 	uint64_t id;             /* random sandbox id (printed as 16 hex digits) */
+	int termios_set;         /* a guest set a terminal's modes (TCSETS...: sys_ioctl; tty_guard_restore) */
 	char id_str[17];
 	struct vfs *vfs;
 	struct policy *policy;

@@ -414,7 +414,7 @@ static void late_setup(void *arg)
 	if (x->cfg->tty && tty_start(x->err, sizeof x->err) < 0)
 		die("%s", x->err);
 	if (!x->cfg->tty) {
-		tty_guard_start(); /* before the guest's program runs */
+		tty_guard_start(x->sb); /* before the guest's program runs */
 		tty_jobctl_start(x->sb);
 	}
 	if (limits_start(x->lim, x->err, sizeof x->err) < 0)

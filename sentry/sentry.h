@@ -291,7 +291,7 @@ int tty_open(int gofer_ctl, int dev_export, int *slave_out, char *err, size_t er
 int tty_start(char *err, size_t errlen);                /* raw mode, relay thread */
 void tty_finish(void);                                  /* drain, restore the caller's terminal */
 int tty_master(void);                                   /* -1 without -t */
-void tty_guard_start(void);  /* without -t: the caller's terminal settings (fds 0-2) kept */
+void tty_guard_start(struct sandbox *sb); /* without -t: the caller's terminal settings (fds 0-2) kept */
 void tty_guard_restore(void); /* ...put back, output restarted (guest gone, a limit's kill, exit) */
 void tty_background_stdin(void); /* without -t, started in the background: stdin /dev/null */
 void tty_stdio_write_only(void); /* (tty_background_stdin) a read-write terminal stdout/stderr reopened write-only */

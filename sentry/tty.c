@@ -222,8 +222,11 @@ static void guard_atexit(void)
 	tty_guard_restore();
 }
 
-void tty_guard_start(void)
+static struct sandbox *guard_sb;
+
+void tty_guard_start(struct sandbox *sb)
 {
+	guard_sb = sb;
 	int any = 0;
 	for (int fd = 0; fd < 3; fd++) {
 		if (isatty(fd) && ioctl(fd, TCGETS, guard_saved[fd]) == 0 &&
@@ -236,8 +239,22 @@ void tty_guard_start(void)
 		atexit(guard_atexit);
 }
 
+static pid_t moat_pgrp = -1;
+
 /* SIGTTOU blocked meanwhile: moat run in the background of the caller's
- * shell would otherwise be stopped by its own restore (tty_check_change) */
+ * shell would otherwise be stopped by its own restore (tty_check_change).
+ * The settings are put back only while moat's process group is the
+ * terminal's foreground (or the terminal has none moat can tell: not its
+ * controlling terminal, no job control), or when a guest task set a
+ * terminal's modes (sandbox termios_set, any fd: sys_ioctl traps the
+ * termios writes to note them, no fd check to race): a sandbox that
+ * ends in the background must not undo what the foreground program set meanwhile
+ * (red team 36: `moat run -- sleep 2 &`, then `read -s` or vim turned echo
+ * off, and the sandbox's end turned it back on under them, a password
+ * typed then on the screen; the guest picks that moment by exiting).
+ * Output is restarted and the file status flags put back either way (moat's
+ * own last writes need the first; the second are the descriptions moat
+ * holds). */
 void tty_guard_restore(void)
 {
 	int e = errno;
@@ -253,6 +270,10 @@ void tty_guard_restore(void)
 		int fl = fcntl(fd, F_GETFL);
 		if (fl >= 0 && fl != guard_fl[fd])
 			(void)fcntl(fd, F_SETFL, guard_fl[fd]);
+		pid_t fg = moat_pgrp > 0 ? tcgetpgrp(fd) : -1;
+		if (fg > 0 && fg != moat_pgrp && guard_sb &&
+		    !__atomic_load_n(&guard_sb->termios_set, __ATOMIC_SEQ_CST))
+			continue; /* another job's terminal now, the guest never set it */
 		memset(now, 0, sizeof now);
 		if (ioctl(fd, TCGETS, now) == 0 && memcmp(now, guard_saved[fd], sizeof now) != 0)
 			(void)ioctl(fd, TCSETS, guard_saved[fd]);
@@ -261,7 +282,6 @@ void tty_guard_restore(void)
 	errno = e;
 }
 
-static pid_t moat_pgrp = -1;
 static int jc_fd = -1; /* the caller's terminal among fds 0-2 (moat's controlling one) */
 
 /* Without -t, started as a background job of the caller's shell (`moat run

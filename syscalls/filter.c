@@ -27,7 +27,7 @@
 #include "common/util.h"
 #include "syscalls/filter.h"
 
-#define MAX_TERMS 256    /* allow terms per argument */
+#define MAX_TERMS 512    /* allow terms per argument */
 #define MAX_RULES 1024   /* libseccomp rules per syscall */
 
 struct term {
@@ -116,7 +116,7 @@ static void allow_terms(const struct sc_argdeny *const *rules, int n,
 static int add_fast_with_rules(scmp_filter_ctx ctx, const struct sysent *e)
 {
 	struct term_set *sets __attribute__((cleanup(cleanup_freep))) = NULL;
-	const struct sc_argdeny *rules[32];
+	const struct sc_argdeny *rules[40];
 	int args[SC_MAXARGS], nargs = 0;
 	int idx[SC_MAXARGS] = { 0 };
 	long total = 1;

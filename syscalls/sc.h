@@ -155,6 +155,20 @@ static inline long sc_return_fd(struct sc_call *c, int hostfd, int cloexec)
  * /proc/<pid>/maps file's task's mappings): sys_ioctl lets it run */
 #define SC_IOCTL_PROCMAP_QUERY 0xc0686611u
 
+/* ioctl termios writes (TCSETS, TCSETSW, TCSETSF; the old termio TCSETA,
+ * TCSETAW, TCSETAF; termios2's TCSETS2, TCSETSW2, TCSETSF2, _IOW('T',
+ * 0x2B..0x2D, 44 bytes); TIOCSSOFTCAR, CLOCAL): trapped to be seen, then
+ * native (sys_ioctl: sentry/tty.c tty_guard_restore puts the caller's
+ * terminal back from a background sandbox only if the guest set one) */
+#define SC_IOCTL_TCSETS2 0x402c542bu
+#define SC_IOCTL_TCSETSW2 0x402c542cu
+#define SC_IOCTL_TCSETSF2 0x402c542du
+static inline int sc_ioctl_termios_set(unsigned cmd)
+{
+	return (cmd >= 0x5402u && cmd <= 0x5404u) || (cmd >= 0x5406u && cmd <= 0x5408u) ||
+	       (cmd >= SC_IOCTL_TCSETS2 && cmd <= SC_IOCTL_TCSETSF2) || cmd == 0x541au;
+}
+
 /* ioctl file-information reads a memfd answers (FIGETBSZ, FIOQSIZE,
  * FS_IOC_GETFLAGS): trapped only so that an O_PATH placeholder's stand-in is
  * EBADF (sys_ioctl); on any other fd they run natively. Numbers checked

@@ -204,6 +204,24 @@ EOF
 	SANITY=1 expect_eq ctrl_z_stops_guest "$(tr '\n' ' ' <"$T_TMP/z/out" 2>/dev/null)[$(cat "$T_TMP/z/got" 2>/dev/null)]" "stop=147 shell=[secret] fg=0 [guestin]"
 fi
 
+# 9b. a sandbox that ends in the background must not put back the terminal
+# settings the foreground program set meanwhile (red team 36: `moat run --
+# sleep 2 &`, then the foreground turned echo off, as read -s or sudo do,
+# and the sandbox's end turned it back on under it; the guest picks that
+# moment by exiting). Natively a background job leaves the terminal alone.
+if command -v script >/dev/null; then
+	cat >"$T_TMP/bgend.sh" <<EOF
+set -m
+"$MOAT" run -- /bin/sleep 2 &
+sleep 1; stty -echo
+sleep 3
+echo "after: \$(stty -a | tr ' ;' '\n\n' | grep -xE -- '-?echo')" >"$T_TMP/bgend.out"
+stty echo
+EOF
+	SHELL=/bin/bash timeout -k 5 30 script -qec "/bin/bash $T_TMP/bgend.sh" /dev/null </dev/null >/dev/null 2>&1
+	expect_eq background_end_keeps_foreground_tty "$(cat "$T_TMP/bgend.out" 2>/dev/null)" "after: -echo"
+fi
+
 # 10. kernel.pty.max is one count for the host: every devpts instance but
 # the host's own shares max - reserve (3072 of 4096). A guest that opens
 # all the ptys it can must leave another sandbox some (red team 23: it

@@ -359,11 +359,35 @@ Test(syscalls_table, ioctl_classes)
 		0x8927 /* SIOCGIFHWADDR */, 0x8946 /* SIOCETHTOOL */, 0x8b01 /* SIOCGIWNAME */,
 	};
 	static const unsigned long native[] = {
-		TCGETS, TCSETS, TCSETSW, TIOCGWINSZ, TIOCSWINSZ, TIOCGPGRP,
+		TCGETS, TIOCGWINSZ, TIOCSWINSZ, TIOCGPGRP,
 		TIOCSPGRP, TIOCNOTTY, FIONREAD, FIONBIO, FIOCLEX, FIONCLEX,
 		FIOASYNC, TIOCGPTN,
 		0x5401 + 0x80000000UL /* a read request of type 'T' */,
 	};
+	/* the termios writes: trapped to be noted (sys_ioctl), then native
+	 * (tty_guard_restore, red team 36); TCFLSH and TCXONC stay native */
+	static const unsigned long termios_set[] = {
+		TCSETS, TCSETSW, TCSETSF, TCSETA, TCSETAW, TCSETAF,
+		0x402c542b /* TCSETS2 */, 0x402c542c /* TCSETSW2 */, 0x402c542d /* TCSETSF2 */,
+		TIOCSSOFTCAR,
+	};
+	uint64_t ta[SC_MAXARGS] = { 0 };
+	for (size_t i = 0; i < sizeof(termios_set) / sizeof(termios_set[0]); i++) {
+		ta[1] = termios_set[i];
+		cr_assert_not(sc_args_native(e, ta), "ioctl %#lx is not trapped", termios_set[i]);
+		ta[1] = termios_set[i] | (7ULL << 32);
+		cr_assert_not(sc_args_native(e, ta), "ioctl %#lx (high bits) is not trapped", termios_set[i]);
+		cr_assert(sc_ioctl_termios_set((unsigned)termios_set[i]), "ioctl %#lx not a termios write",
+			  termios_set[i]);
+	}
+	for (unsigned long n = 0x5400; n < 0x5480; n++) /* nothing else of 'T' is noted */
+		if (n != 0x5402 && n != 0x5403 && n != 0x5404 && n != 0x5406 && n != 0x5407 && n != 0x5408 &&
+		    n != 0x541a)
+			cr_assert_not(sc_ioctl_termios_set((unsigned)n), "ioctl %#lx a termios write", n);
+	ta[1] = TCFLSH;
+	cr_assert(sc_args_native(e, ta), "TCFLSH is trapped");
+	ta[1] = TCXONC;
+	cr_assert(sc_args_native(e, ta), "TCXONC is trapped");
 	/* the file-information reads a memfd answers: trapped so that an O_PATH
 	 * placeholder's stand-in is EBADF (sys_ioctl), else run natively */
 	static const unsigned long fileinfo[] = {

@@ -506,6 +506,7 @@ int wset_has(struct wset *w, dev_t dev, ino_t ino)
 struct ino_ent {
 	dev_t dev;
 	ino_t ino;
+	uint64_t mnt;            /* the host mount the fd was opened in (0: any) */
 	char *path;              /* NULL: free */
 	dev_t odev;              /* inomap_put_obj: the object it stands for */
 	ino_t oino;
@@ -522,7 +523,7 @@ struct inomap {
 	unsigned cap;
 	/* FIFO of insertions (a ring of cap) for eviction when the table is
 	 * 3/4 full */
-	struct ino_key { dev_t dev; ino_t ino; } *fifo;
+	struct ino_key { dev_t dev; ino_t ino; uint64_t mnt; } *fifo;
 	unsigned head, count;
 	size_t bytes;            /* strlen + 1 of every path held */
 };
@@ -593,14 +594,16 @@ static void ino_grow_locked(struct inomap *m)
 	m->cap = n;
 }
 
-static int ino_find_locked(struct inomap *m, dev_t dev, ino_t ino)
+/* The slot hashes (dev, ino) only: the entries of one inode in several
+ * mounts share a probe run, which inomap_get_any walks. */
+static int ino_find_locked(struct inomap *m, dev_t dev, ino_t ino, uint64_t mnt, int any)
 {
 	unsigned s = ino_slot(dev, ino, m->cap);
 
 	for (unsigned n = 0; n < m->cap; n++, s = (s + 1) % m->cap) {
 		if (!m->e[s].path)
 			return -1;
-		if (m->e[s].dev == dev && m->e[s].ino == ino)
+		if (m->e[s].dev == dev && m->e[s].ino == ino && (any || m->e[s].mnt == mnt))
 			return s;
 	}
 	return -1;
@@ -622,11 +625,11 @@ static void ino_remove_locked(struct inomap *m, unsigned s)
 	}
 }
 
-void inomap_put_obj(struct inomap *m, dev_t dev, ino_t ino, const char *path, dev_t odev,
-		    ino_t oino)
+void inomap_put_mobj(struct inomap *m, dev_t dev, ino_t ino, uint64_t mnt, const char *path,
+		     dev_t odev, ino_t oino)
 {
 	pthread_mutex_lock(&m->lock);
-	int s = ino_find_locked(m, dev, ino);
+	int s = ino_find_locked(m, dev, ino, mnt, 0);
 	if (s >= 0) {
 		m->bytes += strlen(path) - strlen(m->e[s].path);
 		free(m->e[s].path);
@@ -638,7 +641,8 @@ void inomap_put_obj(struct inomap *m, dev_t dev, ino_t ino, const char *path, de
 	}
 	while (m->count && (m->count >= INOMAP_SIZE * 3 / 4 || m->bytes + strlen(path) + 1 > INOMAP_MAX_BYTES)) {
 		/* evict the oldest insertion still present */
-		int slot = ino_find_locked(m, m->fifo[m->head].dev, m->fifo[m->head].ino);
+		int slot = ino_find_locked(m, m->fifo[m->head].dev, m->fifo[m->head].ino,
+					   m->fifo[m->head].mnt, 0);
 		m->head = (m->head + 1) % m->cap;
 		m->count--;
 		if (slot >= 0)
@@ -651,28 +655,41 @@ void inomap_put_obj(struct inomap *m, dev_t dev, ino_t ino, const char *path, de
 		k = (k + 1) % m->cap;
 	m->e[k].dev = dev;
 	m->e[k].ino = ino;
+	m->e[k].mnt = mnt;
 	m->e[k].path = xstrdup(path);
 	m->bytes += strlen(path) + 1;
 	m->e[k].odev = odev;
 	m->e[k].oino = oino;
 	m->fifo[(m->head + m->count) % m->cap].dev = dev;
 	m->fifo[(m->head + m->count) % m->cap].ino = ino;
+	m->fifo[(m->head + m->count) % m->cap].mnt = mnt;
 	m->count++;
 	pthread_mutex_unlock(&m->lock);
 }
 
-void inomap_put(struct inomap *m, dev_t dev, ino_t ino, const char *path)
+void inomap_put_obj(struct inomap *m, dev_t dev, ino_t ino, const char *path, dev_t odev,
+		    ino_t oino)
 {
-	inomap_put_obj(m, dev, ino, path, 0, 0);
+	inomap_put_mobj(m, dev, ino, 0, path, odev, oino);
 }
 
-int inomap_get_obj(struct inomap *m, dev_t dev, ino_t ino, char *path, size_t len,
-		   dev_t *odev, ino_t *oino)
+void inomap_put(struct inomap *m, dev_t dev, ino_t ino, const char *path)
+{
+	inomap_put_mobj(m, dev, ino, 0, path, 0, 0);
+}
+
+void inomap_put_m(struct inomap *m, dev_t dev, ino_t ino, uint64_t mnt, const char *path)
+{
+	inomap_put_mobj(m, dev, ino, mnt, path, 0, 0);
+}
+
+static int ino_get(struct inomap *m, dev_t dev, ino_t ino, uint64_t mnt, int any, char *path,
+		   size_t len, dev_t *odev, ino_t *oino)
 {
 	int r = -ENOENT;
 
 	pthread_mutex_lock(&m->lock);
-	int s = ino_find_locked(m, dev, ino);
+	int s = ino_find_locked(m, dev, ino, mnt, any);
 	if (s >= 0 && strlen(m->e[s].path) < len) {
 		strcpy(path, m->e[s].path);
 		if (odev)
@@ -703,6 +720,40 @@ void inomap_renamed(struct inomap *m, const char *from, const char *to)
 		m->bytes += tl + rest - strlen(p);
 		free(p);
 		m->e[i].path = np;
+	}
+	pthread_mutex_unlock(&m->lock);
+}
+
+int inomap_get_obj(struct inomap *m, dev_t dev, ino_t ino, char *path, size_t len,
+		   dev_t *odev, ino_t *oino)
+{
+	return ino_get(m, dev, ino, 0, 0, path, len, odev, oino);
+}
+
+int inomap_get_m(struct inomap *m, dev_t dev, ino_t ino, uint64_t mnt, char *path, size_t len)
+{
+	return ino_get(m, dev, ino, mnt, 0, path, len, NULL, NULL);
+}
+
+int inomap_get_any(struct inomap *m, dev_t dev, ino_t ino, char *path, size_t len)
+{
+	return ino_get(m, dev, ino, 0, 1, path, len, NULL, NULL);
+}
+
+void inomap_renamed_exact(struct inomap *m, dev_t dev, ino_t ino, const char *from,
+			  const char *to)
+{
+	pthread_mutex_lock(&m->lock);
+	unsigned s = ino_slot(dev, ino, m->cap);
+	for (unsigned n = 0; n < m->cap && m->e[s].path; n++, s = (s + 1) % m->cap) {
+		if (m->e[s].dev != dev || m->e[s].ino != ino || strcmp(m->e[s].path, from))
+			continue;
+		char *np = strdup(to);
+		if (!np)
+			continue;
+		m->bytes += strlen(to) - strlen(m->e[s].path);
+		free(m->e[s].path);
+		m->e[s].path = np;
 	}
 	pthread_mutex_unlock(&m->lock);
 }

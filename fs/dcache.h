@@ -42,14 +42,21 @@
  * set answers "written" for everything (every stat of a writable mount is
  * fresh again, as before the set existed). Allocated on the first add.
  *
- * Inode map: (st_dev, st_ino) of every directory fd handed to the guest (host
- * dirs and synthetic memfds) -> canonical guest path. Bounded (FIFO); the last
- * path recorded for an inode wins.
+ * Inode map: (st_dev, st_ino, host mount id) of every directory fd handed to
+ * the guest (host dirs and synthetic memfds) -> canonical guest path. Bounded
+ * (FIFO); the last path recorded for an inode in one host mount wins. The
+ * mount id is the host's (statx STATX_MNT_ID of the fd): every export is a
+ * clone of its own in the gofer and in the sentry's root, so one host mount
+ * belongs to one sandbox mount, and two binds of the same directory (ro and
+ * rw) keep apart what was opened through each (red team 36: a dirfd opened
+ * through the ro bind was named by the rw one's path and written through).
+ * Maps that do not need it (placeholders, handles, O_TMPFILE) pass 0.
  */
 #ifndef MOAT_FS_DCACHE_H
 #define MOAT_FS_DCACHE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #define DCACHE_SIZE 16384
@@ -119,15 +126,26 @@ struct inomap *inomap_new(void);
 void inomap_free(struct inomap *m);
 void inomap_put(struct inomap *m, dev_t dev, ino_t ino, const char *path);
 int inomap_get(struct inomap *m, dev_t dev, ino_t ino, char *path, size_t len);
+/* Keyed by the host mount too (put_m/get_m); get_any: an entry of the inode
+ * in any mount (a name to show, never one to act on). */
+void inomap_put_m(struct inomap *m, dev_t dev, ino_t ino, uint64_t mnt, const char *path);
+int inomap_get_m(struct inomap *m, dev_t dev, ino_t ino, uint64_t mnt, char *path, size_t len);
+int inomap_get_any(struct inomap *m, dev_t dev, ino_t ino, char *path, size_t len);
 /* The same, with the identity (odev, oino) of the object the key stands for
  * (a placeholder fd for an object that cannot be handed out itself). */
 void inomap_put_obj(struct inomap *m, dev_t dev, ino_t ino, const char *path, dev_t odev,
 		    ino_t oino);
 int inomap_get_obj(struct inomap *m, dev_t dev, ino_t ino, char *path, size_t len,
 		   dev_t *odev, ino_t *oino);
+void inomap_put_mobj(struct inomap *m, dev_t dev, ino_t ino, uint64_t mnt, const char *path,
+		     dev_t odev, ino_t oino);
 /* A rename by the sentry: every recorded name equal to from or beneath it
  * now starts with to instead (O(INOMAP_SIZE)). */
 void inomap_renamed(struct inomap *m, const char *from, const char *to);
+/* The same for one non-directory: its entries (in any host mount) named
+ * exactly from now name to (O(probe run)). */
+void inomap_renamed_exact(struct inomap *m, dev_t dev, ino_t ino, const char *from,
+			  const char *to);
 /* bytes of paths held (at most 4 MiB) */
 size_t inomap_bytes(struct inomap *m);
 

@@ -1050,22 +1050,103 @@ int vfs_is_memfd(struct vfs *v, const struct stat *st)
 	       st->st_nlink == 0;
 }
 
-void vfs_inomap_put(struct vfs *v, dev_t dev, ino_t ino, const char *path)
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x1000U
+#endif
+
+/* The host mount fd is on (statx, Linux >= 5.8), 0 when unknown: what keeps
+ * two sandbox mounts of the same host directory apart in the inode maps
+ * (fs/dcache.h). */
+static uint64_t fd_mnt(int fd)
 {
-	inomap_put(v->im, dev, ino, path);
+	struct statx sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0 || !(sx.stx_mask & STATX_MNT_ID))
+		return 0;
+	return sx.stx_mnt_id;
 }
 
-int vfs_inomap_get(struct vfs *v, dev_t dev, ino_t ino, char *path, size_t len)
+/* fstat and fd_mnt in one call */
+static int fd_stat_mnt(int fd, struct stat *st, uint64_t *mnt)
 {
-	return inomap_get(v->im, dev, ino, path, len);
+	struct statx sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID, &sx) < 0 ||
+	    (sx.stx_mask & STATX_BASIC_STATS) != STATX_BASIC_STATS) {
+		*mnt = 0;
+		return fstat(fd, st) < 0 ? -errno : 0;
+	}
+	memset(st, 0, sizeof *st);
+	st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+	st->st_ino = sx.stx_ino;
+	st->st_mode = sx.stx_mode;
+	st->st_nlink = sx.stx_nlink;
+	st->st_uid = sx.stx_uid;
+	st->st_gid = sx.stx_gid;
+	st->st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
+	st->st_size = (off_t)sx.stx_size;
+	st->st_blksize = (blksize_t)sx.stx_blksize;
+	st->st_blocks = (blkcnt_t)sx.stx_blocks;
+	st->st_atim.tv_sec = sx.stx_atime.tv_sec;
+	st->st_atim.tv_nsec = sx.stx_atime.tv_nsec;
+	st->st_mtim.tv_sec = sx.stx_mtime.tv_sec;
+	st->st_mtim.tv_nsec = sx.stx_mtime.tv_nsec;
+	st->st_ctim.tv_sec = sx.stx_ctime.tv_sec;
+	st->st_ctim.tv_nsec = sx.stx_ctime.tv_nsec;
+	*mnt = (sx.stx_mask & STATX_MNT_ID) ? sx.stx_mnt_id : 0;
+	return 0;
+}
+
+/* Host mount mnt serves export exp (see vfs_priv.h hmnt). */
+static void hmnt_note(struct vfs *v, uint64_t mnt, int exp)
+{
+	if (!mnt || exp < 0 || exp >= 255 || mnt >= (1ull << 56))
+		return;
+	uint64_t want = mnt << 8 | (uint64_t)(exp + 1);
+	for (unsigned k = 0, s = (unsigned)(mnt % VFS_HMNT_SLOTS); k < VFS_HMNT_SLOTS;
+	     k++, s = (s + 1) % VFS_HMNT_SLOTS) {
+		uint64_t cur = atomic_load_explicit(&v->hmnt[s], memory_order_relaxed);
+		if (cur >> 8 == mnt) {
+			if (cur != want) /* another export? then it names none */
+				atomic_store(&v->hmnt[s], mnt << 8 | 0xff);
+			return;
+		}
+		if (!cur) {
+			if (atomic_compare_exchange_strong(&v->hmnt[s], &cur, want))
+				return;
+			if (cur >> 8 == mnt) {
+				if (cur != want)
+					atomic_store(&v->hmnt[s], mnt << 8 | 0xff);
+				return;
+			}
+		}
+	}
+}
+
+/* The export host mount mnt serves, -1 unknown (never seen, table full, or
+ * seen serving two) */
+static int hmnt_export(struct vfs *v, uint64_t mnt)
+{
+	if (!mnt || mnt >= (1ull << 56))
+		return -1;
+	for (unsigned k = 0, s = (unsigned)(mnt % VFS_HMNT_SLOTS); k < VFS_HMNT_SLOTS;
+	     k++, s = (s + 1) % VFS_HMNT_SLOTS) {
+		uint64_t cur = atomic_load(&v->hmnt[s]);
+		if (!cur)
+			return -1;
+		if (cur >> 8 == mnt)
+			return (cur & 0xff) == 0xff ? -1 : (int)(cur & 0xff) - 1;
+	}
+	return -1;
 }
 
 int vfs_path_of_inode(struct vfs *v, dev_t dev, ino_t ino, char *buf, size_t len)
 {
-	int r = inomap_get(v->im, dev, ino, buf, len);
+	/* a name to show: the inode's in any host mount */
+	int r = inomap_get_any(v->im, dev, ino, buf, len);
 
 	if (r < 0)
-		r = inomap_get(v->fim, dev, ino, buf, len);
+		r = inomap_get_any(v->fim, dev, ino, buf, len);
 	if (r < 0)
 		r = inomap_get(v->lim, dev, ino, buf, len);
 	return r < 0 ? r : (int)strlen(buf);
@@ -1087,9 +1168,9 @@ int vfs_path_of_file(struct vfs *v, const struct stat *st, char *buf, size_t len
 void vfs_renamed(struct vfs *v, const struct stat *st, const char *from, const char *to)
 {
 	if (!S_ISDIR(st->st_mode)) {
-		char p[VFS_PATH_MAX];
-		if (inomap_get(v->fim, st->st_dev, st->st_ino, p, sizeof p) == 0 && !strcmp(p, from))
-			inomap_put(v->fim, st->st_dev, st->st_ino, to);
+		/* the file's entries under the old name, in whichever host
+		 * mount (a scan of one name's: those of other names stay) */
+		inomap_renamed_exact(v->fim, st->st_dev, st->st_ino, from, to);
 		return;
 	}
 	inomap_renamed(v->fim, from, to);
@@ -2388,7 +2469,7 @@ static int memfd_dir(struct vfs *v, const struct vfs_node *n, int *fd, struct st
 		close(mfd);
 		return e;
 	}
-	inomap_put(v->im, mst.st_dev, mst.st_ino, n->path);
+	inomap_put_m(v->im, mst.st_dev, mst.st_ino, fd_mnt(mfd), n->path);
 	*fd = mfd;
 	if (st)
 		*st = n->st;
@@ -2611,10 +2692,15 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 		if (r < 0)
 			return r;
 		note_devs(v, n->mnt, st->st_dev);
-		if (S_ISDIR(st->st_mode))
-			inomap_put(v->im, st->st_dev, st->st_ino, n->path);
-		else if (!(flags & O_PATH))
-			inomap_put(v->fim, st->st_dev, st->st_ino, n->path);
+		if (S_ISDIR(st->st_mode) || !(flags & O_PATH)) {
+			/* keyed by the host mount the fd is on: the same
+			 * directory opened through another sandbox mount (a
+			 * read-only bind of an rw bind's tree) is another entry */
+			uint64_t hm = fd_mnt(*fd);
+			hmnt_note(v, hm, n->mnt->export);
+			inomap_put_m(S_ISDIR(st->st_mode) ? v->im : v->fim, st->st_dev, st->st_ino,
+				     hm, n->path);
+		}
 		if (!mapped)
 			vfs_map_stat(v, st);
 		if (!(flags & O_PATH) && ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)))
@@ -2685,6 +2771,12 @@ static int refind_in(struct vfs *v, struct task *t, int fd, const struct stat *s
 
 	if (!be->pathof)
 		return -ESTALE;
+	/* a directory of another export (the same host directory bound
+	 * twice: the gofer's walk up by identity ends at a root that looks
+	 * like this export's) is not this mount's to name */
+	int exp = hmnt_export(v, fd_mnt(fd));
+	if (exp >= 0 && exp != m->export)
+		return -ESTALE;
 	l = be->pathof(ctx, m->export, fd, rel, VFS_PATH_MAX - 1);
 	if (l < 0)
 		return (int)l;
@@ -2704,7 +2796,7 @@ static int refind_in(struct vfs *v, struct task *t, int fd, const struct stat *s
 		return r;
 	if (n->mnt != m || !node_is(n, st))
 		return -ESTALE;
-	inomap_put(v->im, st->st_dev, st->st_ino, n->path);
+	inomap_put_m(v->im, st->st_dev, st->st_ino, fd_mnt(fd), n->path);
 	return 0;
 }
 
@@ -2722,10 +2814,19 @@ int vfs_refind_dir(struct vfs *v, struct task *t, int fd, const struct stat *st,
 		return refind_in(v, t, fd, st, m, n);
 	}
 	/* no name recorded (the inode map is bounded and forgot it): try the
-	 * gofer mounts, most recently added first */
+	 * gofer mounts of the export whose host mount the fd is on, most
+	 * recently added first. Where that is unknown, no mount that another
+	 * mount aliases (the same host directory bound twice, ro and rw: the
+	 * object alone cannot say which one it was opened through, and the
+	 * writable one must not be guessed) */
+	int exp = hmnt_export(v, fd_mnt(fd));
 	for (size_t i = v->nmnts; i-- > 0;) {
 		const struct vfs_mount *m = &v->mnts[i];
-		if (m->kind == VFS_MNT_GOFER && !m->dev && refind_in(v, t, fd, st, m, n) == 0)
+		if (m->kind != VFS_MNT_GOFER || m->dev || m->gone)
+			continue;
+		if (exp >= 0 ? m->export != exp : m->aliased)
+			continue;
+		if (refind_in(v, t, fd, st, m, n) == 0)
 			return 0;
 	}
 	return -ESTALE;
@@ -2737,11 +2838,15 @@ int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
 	struct stat st;
 	dev_t odev;
 	ino_t oino;
+	uint64_t hm;
+	int sr = fd_stat_mnt(fd, &st, &hm);
 
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (inomap_get(v->im, st.st_dev, st.st_ino, path, sizeof path) == 0 ||
-	    inomap_get(v->fim, st.st_dev, st.st_ino, path, sizeof path) == 0) {
+	if (sr < 0)
+		return sr;
+	/* the name it was opened by in the host mount it is on: never the
+	 * same inode's name in another sandbox mount (fs/dcache.h) */
+	if (inomap_get_m(v->im, st.st_dev, st.st_ino, hm, path, sizeof path) == 0 ||
+	    inomap_get_m(v->fim, st.st_dev, st.st_ino, hm, path, sizeof path) == 0) {
 		int r = vfs_lookup(v, t, path, NULL, 0, n);
 		/* a backend path is only trusted while it still names this inode */
 		if (r == 0 && node_is(n, &st))
@@ -2860,7 +2965,7 @@ int vfs_tmpfile_link(struct vfs *v, int hostfd, const struct vfs_node *nn, int *
 	*err = be->linkfd(ctx, nn->mnt->export, hostfd, nn->rel);
 	gofer_expect_clear();
 	if (*err == 0) {
-		inomap_put(v->fim, st.st_dev, st.st_ino, nn->path);
+		inomap_put_m(v->fim, st.st_dev, st.st_ino, fd_mnt(hostfd), nn->path);
 		vfs_invalidate(v, nn->mnt, nn->rel, 0);
 	}
 	return 1;
@@ -3014,6 +3119,8 @@ static int hold_dir(struct vfs *v, const struct vfs_node *n, int hostfd)
 			else if (st.st_dev != n->st.st_dev || st.st_ino != n->st.st_ino) {
 				close(fd); /* replaced meanwhile: keep the name only */
 				fd = -1;
+			} else {
+				hmnt_note(v, fd_mnt(fd), n->mnt->export);
 			}
 		}
 	}

@@ -42,6 +42,14 @@ struct vfs {
 	struct inomap *him;      /* files named by name_to_handle_at */
 	uint64_t handle_key;     /* the tag of those handles (vfs_handle_tag) */
 	struct inomap *tim;      /* O_TMPFILE files -> their directory (odev: O_EXCL) */
+	/* host mount id -> export it belongs to, (id << 8) | (export + 1), 0
+	 * free: learnt from the fds handed out (vfs_node_open), insert-only
+	 * (the exports' host mounts are made at start), lock-free; a directory
+	 * fd the inode map forgot is named again only in its own export's
+	 * mounts (vfs_refind_dir). Full: unknown, and aliased mounts are
+	 * skipped there. */
+#define VFS_HMNT_SLOTS 1024
+	_Atomic uint64_t hmnt[VFS_HMNT_SLOTS];
 	int flink;               /* the gofer can link an O_TMPFILE file (Linux >= 6.10) */
 	struct vmeta *vm;        /* virtual metadata of host files */
 	struct vxattr *vx;       /* trusted.* and security.* attributes (fs/vxattr.c) */

@@ -339,11 +339,6 @@ int vfs_is_memfd(struct vfs *v, const struct stat *st);
 void vfs_map_stat(struct vfs *v, struct stat *st);
 struct sandbox *vfs_sandbox(struct vfs *v);
 
-/* Inode map: (st_dev, st_ino) of a fd we handed out for a directory ->
- * canonical guest path. */
-void vfs_inomap_put(struct vfs *v, dev_t dev, ino_t ino, const char *path);
-int vfs_inomap_get(struct vfs *v, dev_t dev, ino_t ino, char *path, size_t len);
-
 /* After rename(from, to) of the object st succeeded (not RENAME_EXCHANGE):
  * the names recorded for open files (and, for a directory, everything
  * beneath it) move to to, so an fd of a renamed file keeps naming it

@@ -167,6 +167,77 @@ print(t(lambda: open("/m/f").read()))' </dev/null 2>&1)
 	expect_eq bind_subdir_follows_no_replacement "$(echo $out)" "ENOENT ENOENT 'orig'"
 fi
 
+# Two binds of one host directory, rw and ro (and a ro bind of a
+# subdirectory of an rw bind): a directory fd (O_RDONLY or O_PATH) or a cwd
+# (chdir, fchdir) taken through the read-only one stays on it, however the
+# same directory is opened through the writable one after: creating,
+# removing, renaming, chmod and utimensat relative to it are EROFS, and
+# /proc/self/fd/N and getcwd show the read-only path. Before red team 36
+# the inode map named a held directory by the last path recorded for its
+# inode (the rw one) and every write through the ro fd went to the host.
+# ro_first: the ro bind before the rw one, and the inode map made to forget
+# the fd (6300 other directories opened): it is named again in its own
+# mount, not the rw one. As guest root and as a user (the files are
+# everyone's: EROFS is the mount's answer, not a permission's).
+A=$T_TMP/alias_ro
+alias_tree() {
+	rm -rf "$A"; mkdir -p "$A/d" "$A/sub/e"; echo f >"$A/d/f"; echo f >"$A/sub/e/f"
+	chmod -R a+rwX "$A"
+}
+ALIAS_PY='
+import errno, os, sys
+ro, rw, forget = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+res = []
+def tr(name, fn):
+    try:
+        fn(); res.append(name + ":ok")
+    except OSError as e:
+        res.append(name + ":" + errno.errorcode[e.errno])
+def writes(fd, tag):
+    tr(tag + "creat", lambda: os.close(os.open("new", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd)))
+    tr(tag + "mkdir", lambda: os.mkdir("nd", dir_fd=fd))
+    tr(tag + "unlink", lambda: os.unlink("f", dir_fd=fd))
+    tr(tag + "rename", lambda: os.rename("f", "g", src_dir_fd=fd, dst_dir_fd=fd))
+    tr(tag + "chmod", lambda: os.chmod("f", 0o600, dir_fd=fd))
+    tr(tag + "utime", lambda: os.utime("f", (1, 1), dir_fd=fd))
+fd = os.open(ro, os.O_RDONLY | os.O_DIRECTORY)
+fp = os.open(ro, os.O_PATH | os.O_DIRECTORY)
+if forget:
+    os.makedirs("/tmp/many", exist_ok=True)
+    for i in range(6300):
+        p = "/tmp/many/%d" % i
+        os.mkdir(p); os.close(os.open(p, os.O_RDONLY | os.O_DIRECTORY))
+w = os.open(rw, os.O_RDONLY | os.O_DIRECTORY)   # the same inode, last seen rw
+writes(fd, "fd_"); writes(fp, "opath_")
+res.append("link=" + os.readlink("/proc/self/fd/%d" % fd))
+os.fchdir(fd); os.close(os.open(rw, os.O_RDONLY | os.O_DIRECTORY))
+res.append("fchdir_cwd=" + os.getcwd()); writes(None, "fchdir_")
+os.chdir("/"); os.chdir(ro); os.close(os.open(rw, os.O_RDONLY | os.O_DIRECTORY))
+res.append("chdir_cwd=" + os.getcwd()); writes(None, "chdir_")
+tr("rw_creat", lambda: os.close(os.open("made", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=w)))
+print(" ".join(res))'
+def_writes() { local t=$1; echo "${t}creat:EROFS ${t}mkdir:EROFS ${t}unlink:EROFS ${t}rename:EROFS ${t}chmod:EROFS ${t}utime:EROFS"; }
+alias_want() {
+	echo "$(def_writes fd_) $(def_writes opath_) link=$1 fchdir_cwd=$1 $(def_writes fchdir_)" \
+		"chdir_cwd=$1 $(def_writes chdir_) rw_creat:ok"
+}
+for u in root user; do
+	uo=(--user 0:0); [ $u = user ] && uo=(--user 1000:1000)
+	for c in same ro_first subdir; do
+		alias_tree
+		case $c in
+		same) b=(--bind "$A:/w1:rw" --bind "$A:/w2:ro"); ro=/w2/d; rw=/w1/d; forget=0 ;;
+		ro_first) b=(--bind "$A:/w2:ro" --bind "$A:/w1:rw"); ro=/w2/d; rw=/w1/d; forget=1 ;;
+		subdir) b=(--bind "$A:/w1:rw" --bind "$A/sub:/w2:ro"); ro=/w2/e; rw=/w1/sub/e; forget=0 ;;
+		esac
+		out=$(moat run "${uo[@]}" "${b[@]}" -- "$PY" -c "$ALIAS_PY" "$ro" "$rw" "$forget" </dev/null 2>&1)
+		tree=". ./d ./d/f ./d/made ./sub ./sub/e ./sub/e/f "
+		[ $c = subdir ] && tree=". ./d ./d/f ./sub ./sub/e ./sub/e/f ./sub/e/made "
+		expect_eq "alias_ro_dirfd_${c}_$u" "$(echo $out)|$(cd "$A" && find . | sort | tr '\n' ' ')" \
+			"$(echo $(alias_want "$ro"))|$tree"
+	done
+done
+
 # The sandbox's mounts are locked, as mounts a container inherits are: a
 # guest's bind (recursive or not) of a directory with one of them beneath
 # is EINVAL (Linux's has_locked_children), a bind of one without still

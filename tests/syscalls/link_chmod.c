@@ -90,8 +90,11 @@ int main(int argc, char **argv)
 		} else if (k == 2) {
 			chown(b, 0, 0);
 			chmod(b, 0640);
-		} else {
-			chown(b, U1, U1);
+		} else if (chown(b, U1, U1) < 0) {
+			/* a rootless sandbox's root owns no other host id: the
+			 * case cannot be made there (isolation_fs expects this) */
+			printf("skip %s (chown: %s)\n", how[k], strerror(errno));
+			continue;
 		}
 		int after_a = open_as_user(a, 0), after_b = open_as_user(b, 0);
 		snprintf(n, sizeof n, "%s", how[k]);

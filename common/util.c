@@ -21,6 +21,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 /* xxHash inlined: one small hash function compiled in, instead of a shared
  * library mapped privately into every sentry and gofer (~60 KiB PSS each). */
@@ -537,4 +538,52 @@ char *proc_stat_field(char *text, int n)
 		if (*q == ' ' && ++f == n)
 			return q + 1;
 	return NULL;
+}
+
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x1000U
+#endif
+
+void statx_to_stat(const struct statx *sx, struct stat *st)
+{
+	memset(st, 0, sizeof *st);
+	st->st_dev = makedev(sx->stx_dev_major, sx->stx_dev_minor);
+	st->st_ino = sx->stx_ino;
+	st->st_mode = sx->stx_mode;
+	st->st_nlink = sx->stx_nlink;
+	st->st_uid = sx->stx_uid;
+	st->st_gid = sx->stx_gid;
+	st->st_rdev = makedev(sx->stx_rdev_major, sx->stx_rdev_minor);
+	st->st_size = (off_t)sx->stx_size;
+	st->st_blksize = (blksize_t)sx->stx_blksize;
+	st->st_blocks = (blkcnt_t)sx->stx_blocks;
+	st->st_atim.tv_sec = sx->stx_atime.tv_sec;
+	st->st_atim.tv_nsec = sx->stx_atime.tv_nsec;
+	st->st_mtim.tv_sec = sx->stx_mtime.tv_sec;
+	st->st_mtim.tv_nsec = sx->stx_mtime.tv_nsec;
+	st->st_ctim.tv_sec = sx->stx_ctime.tv_sec;
+	st->st_ctim.tv_nsec = sx->stx_ctime.tv_nsec;
+}
+
+uint64_t fd_mount_id(int fd)
+{
+	struct statx sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0 || !(sx.stx_mask & STATX_MNT_ID))
+		return 0;
+	return sx.stx_mnt_id;
+}
+
+int fd_stat_mount(int fd, struct stat *st, uint64_t *mnt)
+{
+	struct statx sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID, &sx) < 0 ||
+	    (sx.stx_mask & STATX_BASIC_STATS) != STATX_BASIC_STATS) {
+		*mnt = 0;
+		return fstat(fd, st) < 0 ? -errno : 0;
+	}
+	statx_to_stat(&sx, st);
+	*mnt = (sx.stx_mask & STATX_MNT_ID) ? sx.stx_mnt_id : 0;
+	return 0;
 }

@@ -50,6 +50,14 @@ int watch_at(int ifd, int dfd, const char *name, uint32_t mask);
 int write_file(const char *path, const char *s);
 /* The number a file (a /proc/sys value) starts with; -1 when it cannot be read. */
 long read_long_file(const char *path);
+struct stat;
+struct statx;
+/* statx's basic fields as a struct stat (the rest zero) */
+void statx_to_stat(const struct statx *sx, struct stat *st);
+/* the host mount fd is on (statx STATX_MNT_ID, Linux >= 5.8), 0 when unknown */
+uint64_t fd_mount_id(int fd);
+/* fstat and fd_mount_id in one statx (*mnt 0 when unknown): 0 or -errno */
+int fd_stat_mount(int fd, struct stat *st, uint64_t *mnt);
 /* Field n (1-based, as proc(5) numbers them; n >= 3) of a /proc/<pid>/stat
  * text: a pointer into text at its first character, or NULL. The command
  * (field 2) may hold spaces and ')': fields are counted after its last ')'. */

@@ -90,7 +90,8 @@ void vfs_enable_direct(struct vfs *v, const int *roots, size_t n)
 				    (v->sb->idmap.full_identity && v->sb->idmap.sentry_owners));
 }
 
-int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd, struct stat *st)
+int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd, struct stat *st,
+		    uint64_t *mnt)
 {
 	const struct vfs_mount *m = n->mnt;
 	struct stat fst;
@@ -112,7 +113,8 @@ int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd,
 	int f = (int)syscall(SYS_openat2, v->droots[m->export], *n->rel ? n->rel : ".", &how, sizeof how);
 	if (f < 0)
 		return -EAGAIN;
-	if (fstat(f, &fst) < 0 || !(S_ISREG(fst.st_mode) || S_ISDIR(fst.st_mode)) ||
+	/* (its host mount too, in the same call: the inode maps' key) */
+	if (fd_stat_mount(f, &fst, mnt) < 0 || !(S_ISREG(fst.st_mode) || S_ISDIR(fst.st_mode)) ||
 	    fst.st_dev != n->st.st_dev || fst.st_ino != n->st.st_ino)
 		goto fallback;
 	/* F_SETFL changes only O_APPEND/O_ASYNC/O_DIRECT/O_NOATIME/O_NONBLOCK:
@@ -128,6 +130,7 @@ int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd,
 	return 0;
 fallback:
 	close(f);
+	*mnt = 0; /* (the gofer's fd, opened next, says its own) */
 	return -EAGAIN;
 }
 
@@ -264,23 +267,7 @@ int vfs_direct_absent_at(struct vfs *v, const struct vfs_mount *m, int dfd, cons
 	    !(S_ISREG(sx.stx_mode) || S_ISDIR(sx.stx_mode)) ||
 	    !st || !v->direct_owner || m->private_fs)
 		return -EAGAIN;
-	memset(st, 0, sizeof *st);
-	st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
-	st->st_ino = sx.stx_ino;
-	st->st_mode = sx.stx_mode;
-	st->st_nlink = sx.stx_nlink;
-	st->st_uid = sx.stx_uid;
-	st->st_gid = sx.stx_gid;
-	st->st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
-	st->st_size = (off_t)sx.stx_size;
-	st->st_blksize = (blksize_t)sx.stx_blksize;
-	st->st_blocks = (blkcnt_t)sx.stx_blocks;
-	st->st_atim.tv_sec = sx.stx_atime.tv_sec;
-	st->st_atim.tv_nsec = sx.stx_atime.tv_nsec;
-	st->st_mtim.tv_sec = sx.stx_mtime.tv_sec;
-	st->st_mtim.tv_nsec = sx.stx_mtime.tv_nsec;
-	st->st_ctim.tv_sec = sx.stx_ctime.tv_sec;
-	st->st_ctim.tv_nsec = sx.stx_ctime.tv_nsec;
+	statx_to_stat(&sx, st);
 	return VFS_PRESENT_STAT;
 }
 

@@ -1050,53 +1050,6 @@ int vfs_is_memfd(struct vfs *v, const struct stat *st)
 	       st->st_nlink == 0;
 }
 
-#ifndef STATX_MNT_ID
-#define STATX_MNT_ID 0x1000U
-#endif
-
-/* The host mount fd is on (statx, Linux >= 5.8), 0 when unknown: what keeps
- * two sandbox mounts of the same host directory apart in the inode maps
- * (fs/dcache.h). */
-static uint64_t fd_mnt(int fd)
-{
-	struct statx sx;
-
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) < 0 || !(sx.stx_mask & STATX_MNT_ID))
-		return 0;
-	return sx.stx_mnt_id;
-}
-
-/* fstat and fd_mnt in one call */
-static int fd_stat_mnt(int fd, struct stat *st, uint64_t *mnt)
-{
-	struct statx sx;
-
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_MNT_ID, &sx) < 0 ||
-	    (sx.stx_mask & STATX_BASIC_STATS) != STATX_BASIC_STATS) {
-		*mnt = 0;
-		return fstat(fd, st) < 0 ? -errno : 0;
-	}
-	memset(st, 0, sizeof *st);
-	st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
-	st->st_ino = sx.stx_ino;
-	st->st_mode = sx.stx_mode;
-	st->st_nlink = sx.stx_nlink;
-	st->st_uid = sx.stx_uid;
-	st->st_gid = sx.stx_gid;
-	st->st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
-	st->st_size = (off_t)sx.stx_size;
-	st->st_blksize = (blksize_t)sx.stx_blksize;
-	st->st_blocks = (blkcnt_t)sx.stx_blocks;
-	st->st_atim.tv_sec = sx.stx_atime.tv_sec;
-	st->st_atim.tv_nsec = sx.stx_atime.tv_nsec;
-	st->st_mtim.tv_sec = sx.stx_mtime.tv_sec;
-	st->st_mtim.tv_nsec = sx.stx_mtime.tv_nsec;
-	st->st_ctim.tv_sec = sx.stx_ctime.tv_sec;
-	st->st_ctim.tv_nsec = sx.stx_ctime.tv_nsec;
-	*mnt = (sx.stx_mask & STATX_MNT_ID) ? sx.stx_mnt_id : 0;
-	return 0;
-}
-
 /* Host mount mnt serves export exp (see vfs_priv.h hmnt). */
 static void hmnt_note(struct vfs *v, uint64_t mnt, int exp)
 {
@@ -2469,7 +2422,7 @@ static int memfd_dir(struct vfs *v, const struct vfs_node *n, int *fd, struct st
 		close(mfd);
 		return e;
 	}
-	inomap_put_m(v->im, mst.st_dev, mst.st_ino, fd_mnt(mfd), n->path);
+	inomap_put_m(v->im, mst.st_dev, mst.st_ino, fd_mount_id(mfd), n->path);
 	*fd = mfd;
 	if (st)
 		*st = n->st;
@@ -2629,6 +2582,7 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 {
 	struct stat tmp;
 	int r, mapped = 0;
+	uint64_t hm = 0; /* the fd's host mount, when known */
 	unsigned long gen0 = dcache_gen(v->dc); /* before any backend call */
 
 	if (!st)
@@ -2682,7 +2636,7 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 			gofer_set_wait_hook(NULL, NULL);
 			if (r == -EINTR)
 				return -ERESTARTSYS_;
-		} else if ((r = vfs_direct_open(v, n, flags, fd, st)) == 0) {
+		} else if ((r = vfs_direct_open(v, n, flags, fd, st, &hm)) == 0) {
 			mapped = 1;
 		} else if (!(n->mnt->dev && (r = devpool_open(v, n, flags, fd, st)) == 0)) {
 			expect_node(n);
@@ -2696,7 +2650,8 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 			/* keyed by the host mount the fd is on: the same
 			 * directory opened through another sandbox mount (a
 			 * read-only bind of an rw bind's tree) is another entry */
-			uint64_t hm = fd_mnt(*fd);
+			if (!hm) /* (the direct open's statx had it) */
+				hm = fd_mount_id(*fd);
 			hmnt_note(v, hm, n->mnt->export);
 			inomap_put_m(S_ISDIR(st->st_mode) ? v->im : v->fim, st->st_dev, st->st_ino,
 				     hm, n->path);
@@ -2774,7 +2729,7 @@ static int refind_in(struct vfs *v, struct task *t, int fd, const struct stat *s
 	/* a directory of another export (the same host directory bound
 	 * twice: the gofer's walk up by identity ends at a root that looks
 	 * like this export's) is not this mount's to name */
-	int exp = hmnt_export(v, fd_mnt(fd));
+	int exp = hmnt_export(v, fd_mount_id(fd));
 	if (exp >= 0 && exp != m->export)
 		return -ESTALE;
 	l = be->pathof(ctx, m->export, fd, rel, VFS_PATH_MAX - 1);
@@ -2796,7 +2751,7 @@ static int refind_in(struct vfs *v, struct task *t, int fd, const struct stat *s
 		return r;
 	if (n->mnt != m || !node_is(n, st))
 		return -ESTALE;
-	inomap_put_m(v->im, st->st_dev, st->st_ino, fd_mnt(fd), n->path);
+	inomap_put_m(v->im, st->st_dev, st->st_ino, fd_mount_id(fd), n->path);
 	return 0;
 }
 
@@ -2819,7 +2774,7 @@ int vfs_refind_dir(struct vfs *v, struct task *t, int fd, const struct stat *st,
 	 * mount aliases (the same host directory bound twice, ro and rw: the
 	 * object alone cannot say which one it was opened through, and the
 	 * writable one must not be guessed) */
-	int exp = hmnt_export(v, fd_mnt(fd));
+	int exp = hmnt_export(v, fd_mount_id(fd));
 	for (size_t i = v->nmnts; i-- > 0;) {
 		const struct vfs_mount *m = &v->mnts[i];
 		if (m->kind != VFS_MNT_GOFER || m->dev || m->gone)
@@ -2839,7 +2794,7 @@ int vfs_host_fd_node(struct vfs *v, struct task *t, int fd, struct vfs_node *n)
 	dev_t odev;
 	ino_t oino;
 	uint64_t hm;
-	int sr = fd_stat_mnt(fd, &st, &hm);
+	int sr = fd_stat_mount(fd, &st, &hm);
 
 	if (sr < 0)
 		return sr;
@@ -2965,7 +2920,7 @@ int vfs_tmpfile_link(struct vfs *v, int hostfd, const struct vfs_node *nn, int *
 	*err = be->linkfd(ctx, nn->mnt->export, hostfd, nn->rel);
 	gofer_expect_clear();
 	if (*err == 0) {
-		inomap_put_m(v->fim, st.st_dev, st.st_ino, fd_mnt(hostfd), nn->path);
+		inomap_put_m(v->fim, st.st_dev, st.st_ino, fd_mount_id(hostfd), nn->path);
 		vfs_invalidate(v, nn->mnt, nn->rel, 0);
 	}
 	return 1;
@@ -3120,7 +3075,7 @@ static int hold_dir(struct vfs *v, const struct vfs_node *n, int hostfd)
 				close(fd); /* replaced meanwhile: keep the name only */
 				fd = -1;
 			} else {
-				hmnt_note(v, fd_mnt(fd), n->mnt->export);
+				hmnt_note(v, fd_mount_id(fd), n->mnt->export);
 			}
 		}
 	}

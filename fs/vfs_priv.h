@@ -95,7 +95,9 @@ void vfs_scratch_end(struct vfs_shared_scratch *prev);
 
 /* fs/directfs.c: 0 with a read-only host fd of n (owner and group in the
  * guest's view), or -EAGAIN: ask the gofer. */
-int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd, struct stat *st);
+/* ... and *mnt, the host mount of the fd (0: unknown) */
+int vfs_direct_open(struct vfs *v, const struct vfs_node *n, int flags, int *fd, struct stat *st,
+		    uint64_t *mnt);
 #define VFS_ABSENT_DENIED 2
 #define VFS_PRESENT_STAT 3
 #define VFS_PRESENT_LINK 4

@@ -310,19 +310,6 @@ struct rm_id {
 	ino_t ino;
 };
 
-#ifndef STATX_MNT_ID
-#define STATX_MNT_ID 0x1000U
-#endif
-/* The mount fd is on (statx, Linux >= 5.8), 0 when unknown. */
-static uint64_t rm_mnt_id(int fd)
-{
-	struct statx stx;
-
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
-		return 0;
-	return stx.stx_mnt_id;
-}
-
 /* A directory of the tree, opened without following a symlink; -1 (errno
  * EXDEV) for another file system or mount: dev, and mnt when known, are the
  * tree root's (0: take any, for the root itself). */
@@ -341,7 +328,7 @@ static int rm_open_dir(int dirfd, const char *name, dev_t dev, uint64_t mnt)
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || (dev && st.st_dev != dev) ||
-	    (mnt && rm_mnt_id(fd) != mnt)) {
+	    (mnt && fd_mount_id(fd) != mnt)) {
 		close(fd);
 		errno = EXDEV;
 		return -1;
@@ -379,7 +366,7 @@ static void rm_tree(int top, const char *name)
 		return;
 	}
 	dev = st.st_dev;
-	mnt = rm_mnt_id(fd);
+	mnt = fd_mount_id(fd);
 	for (;;) {
 		struct dirent *de;
 		int down = -1;

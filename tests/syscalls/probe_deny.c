@@ -9,12 +9,15 @@
  *     vsock packet netlink_audit netlink_uevent alg socketpair_tipc chattr
  *     personality fsetxattr (ENOTSUP counts as denied for it; ESTALE for
  *     open_by_handle_at: moat's handles are its own, a forged one names nothing)
+ *     landlock (denied: no Landlock, or a domain that refuses the read it
+ *     handles, as natively; allowed: a domain that restricts nothing)
  * Prints "ok NAME denied: ERRNO" / "FAIL NAME: allowed (...)" per name; exit 0 iff all denied.
  * Denied = the call failed with EPERM, ENOSYS or EAFNOSUPPORT, or the task was
  * killed by SIGSYS.
  */
 #include "t.h"
 #include <linux/fs.h>
+#include <linux/landlock.h>
 #include <linux/netlink.h>
 #include <linux/perf_event.h>
 #include <linux/vm_sockets.h>
@@ -24,6 +27,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -166,6 +170,24 @@ static long attempt(const char *n)
 		if (r < 0 && errno == ENOTSUP)
 			errno = EPERM;
 		return r;
+	}
+	if (!strcmp(n, "landlock")) {
+		/* a domain handling file reads with no rule: natively every
+		 * later read open is EACCES. Under moat the opens are the
+		 * sentry's, where the guest's domain never applied (red team
+		 * 39): the call must be refused, not pretend to confine. */
+		struct landlock_ruleset_attr a = { .handled_access_fs = LANDLOCK_ACCESS_FS_READ_FILE };
+		long rs = syscall(SYS_landlock_create_ruleset, &a, sizeof a, 0);
+		if (rs < 0)
+			return -1;
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(SYS_landlock_restrict_self, (int)rs, 0) < 0)
+			return -1;
+		int fd = open("/etc/passwd", O_RDONLY);
+		if (fd < 0 && errno == EACCES) {
+			errno = EPERM; /* confined as it asked */
+			return -1;
+		}
+		return fd < 0 ? -2 : 0;
 	}
 	fprintf(stderr, "probe_deny: unknown probe %s\n", n);
 	_exit(3);

@@ -166,6 +166,28 @@ static void walk_give(struct walk *w)
 		free(w);
 }
 
+/* Linux's may_follow_link (fs.protected_symlinks = 1, as every major
+ * distribution sets it; the host's value is not the guest's): a symlink in a
+ * sticky, world-writable directory is followed only by its owner or when its
+ * owner is the directory's. Red team 39: the kernel never sees the guest's
+ * walks, so a process that dropped root planted /tmp/x -> a root file and
+ * root's `echo > /tmp/x` wrote through it. No capability passes (as Linux).
+ * Ids and modes as the guest sees them (vfs_view_stat). */
+static int may_follow_link(struct vfs *v, struct task *t, const struct vfs_node *dir,
+			   const struct vfs_node *link)
+{
+	struct stat ds = dir->st, ls;
+
+	vfs_view_stat(v, &ds);
+	if ((ds.st_mode & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
+		return 0;
+	ls = link->st;
+	vfs_view_stat(v, &ls);
+	if (ls.st_uid == t->cred.fsuid || ls.st_uid == ds.st_uid)
+		return 0;
+	return -EACCES;
+}
+
 int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 	     unsigned flags, struct vfs_node *out)
 {
@@ -308,6 +330,9 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 				r = -ELOOP;
 				goto out;
 			}
+			r = may_follow_link(v, t, &w->cur, &w->nx);
+			if (r < 0)
+				goto out;
 			if (w->nx.magic) {
 				if (flags & WALK_NO_MAGICLINKS) {
 					r = -ELOOP;

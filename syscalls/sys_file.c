@@ -342,6 +342,30 @@ static long return_reopened(struct sc_call *c, int fd, int flags, int acc)
 	return gfd;
 }
 
+/* Linux's may_create_in_sticky (fs.protected_regular = 1 and
+ * fs.protected_fifos = 1, as systemd sets them; the host's values are not
+ * the guest's): an O_CREAT open of an existing regular file or FIFO in a
+ * sticky, world-writable directory is EACCES unless the caller or the
+ * directory's owner owns it. Red team 39: the kernel never sees the guest's
+ * opens, so a process that dropped root made /tmp/NAME before root's
+ * `echo secret > /tmp/NAME` and read what root wrote. Ids and modes as the
+ * guest sees them. */
+static int may_create_in_sticky(struct vfs *v, struct task *t, const struct vfs_node *n)
+{
+	struct stat ds = n->pst, fs;
+
+	vfs_view_stat(v, &ds);
+	if ((ds.st_mode & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
+		return 0;
+	fs = n->st;
+	vfs_view_stat(v, &fs);
+	if (!S_ISREG(fs.st_mode) && !S_ISFIFO(fs.st_mode))
+		return 0;
+	if (fs.st_uid == ds.st_uid || fs.st_uid == t->cred.fsuid)
+		return 0;
+	return -EACCES;
+}
+
 static long do_open(struct sc_call *c, int dirfd, const char *path, int flags, mode_t mode,
 		    uint64_t resolve)
 {
@@ -444,6 +468,11 @@ again:
 			return -EISDIR;
 		if (!(flags & O_PATH) && ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)))
 			return -EISDIR;
+	}
+	if ((flags & O_CREAT) && !link_itself) {
+		r = may_create_in_sticky(v, t, n);
+		if (r < 0)
+			return r;
 	}
 	/* a device node outside /dev is one the guest made (virtual) or a host
 	 * one of a bind: the mounts are nodev, as Linux answers there */

@@ -975,4 +975,42 @@ print("kill-all:%s %s %s" % ("held" if os.WEXITSTATUS(st) == 0 else "not-held", 
 out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 0:0 -- "$PY" -c "$KILLALL_PY" </dev/null 2>&1)
 expect_eq dropped_kill_all_checked_members "$out" "kill-all:held parent-signalled root-kept"
 
+
+# Red team 39: the sticky-directory protections (fs.protected_symlinks,
+# protected_regular, protected_fifos; every major distribution sets them)
+# are the kernel's checks on a walk and an open it never sees under moat: a
+# process that dropped root planted /tmp/NAME (a symlink to root's file, a
+# file or FIFO of its own) and root's write went through the link or into
+# the planted file. Root's own link and the dropped process's own files
+# still work. Natively it holds only where the host sets the sysctls.
+# (Root-run only: see the skip below.)
+guest_tmp /tmp/rt39target /tmp/rt39lnk /tmp/rt39pred /tmp/rt39fifo /tmp/rt39own /tmp/rt39rootlnk
+out=$(moat run --user 0:0 -- "$PY" -c '
+import os
+def tryopen(p, fl):
+    try:
+        fd = os.open(p, fl, 0o644); os.write(fd, b"pwned\n"); os.close(fd); return "went"
+    except OSError as e: return "refused" if e.errno == 13 else e.strerror
+fd = os.open("/tmp/rt39target", os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600); os.write(fd, b"rootdata\n"); os.close(fd)
+os.symlink("/tmp/rt39target", "/tmp/rt39rootlnk")
+if os.fork() == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000); os.umask(0)
+    os.symlink("/tmp/rt39target", "/tmp/rt39lnk")
+    os.close(os.open("/tmp/rt39pred", os.O_CREAT | os.O_WRONLY, 0o666)); os.mkfifo("/tmp/rt39fifo", 0o666)
+    print(tryopen("/tmp/rt39own", os.O_CREAT | os.O_WRONLY), flush=True)
+    os._exit(0)
+os.wait()
+print(tryopen("/tmp/rt39lnk", os.O_CREAT | os.O_WRONLY | os.O_TRUNC), tryopen("/tmp/rt39pred", os.O_CREAT | os.O_WRONLY | os.O_TRUNC),
+      tryopen("/tmp/rt39fifo", os.O_CREAT | os.O_RDWR | os.O_NONBLOCK), open("/tmp/rt39target").read().strip(),
+      open("/tmp/rt39rootlnk").read().strip(), flush=True)' </dev/null 2>&1)
+sane=""
+[ "$(cat /proc/sys/fs/protected_symlinks /proc/sys/fs/protected_regular /proc/sys/fs/protected_fifos 2>/dev/null | tr -d '\n')" = 111 ] && sane=1
+if [ "$ROOT" = 1 ]; then
+	SANITY=$sane expect_eq dropped_cannot_plant_sticky_names "$(echo $out)" "went refused refused refused rootdata rootdata"
+else
+	# rootless, what a process that dropped root makes shows the caller's
+	# ids, root inside: its link and files pass for root's (Known gaps)
+	skip dropped_cannot_plant_sticky_names "rootless: a dropped process's files show root as owner"
+fi
+
 finish

@@ -19,7 +19,9 @@
  *     serves the export writable (EPERM: a --bind :ro never becomes rw);
  *   - propagation changes (MS_SHARED, MS_PRIVATE, MS_SLAVE, MS_UNBINDABLE):
  *     accepted, nothing to change (one mount namespace per sandbox);
- *   - umount2 of the guest's own mounts (the sandbox's: EBUSY).
+ *   - umount2 of the guest's own mounts (the sandbox's: EBUSY);
+ *   - MS_NOEXEC on a new tmpfs or a remount: EPERM (not enforceable on the
+ *     native mmap of a file, so never pretended; red team 39).
  * Needs euid 0 or the virtual CAP_SYS_ADMIN (EPERM otherwise; root inside
  * has Docker's capabilities, without CAP_SYS_ADMIN, but the mount table is
  * the sandbox's own, as sethostname's names are). Other file system
@@ -27,6 +29,7 @@
  * sees every mount (no per-task mount namespaces).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 
@@ -73,6 +76,20 @@ long sys_mount(struct sc_call *c)
 	r = mount_target(c, target, 0, &n);
 	if (r < 0)
 		return r;
+	/* noexec is refused, never accepted and ignored (red team 39: a guest
+	 * root's `mount -o remount,noexec /tmp` succeeded and programs there
+	 * still ran). The sentry's exec could refuse such a file, but the
+	 * loader's and ld.so's mmap(PROT_EXEC) of it run natively on the
+	 * gofer's fd, whose host mount is not noexec: enforced at exec only,
+	 * `ld.so /tmp/prog` and dlopen would still run it. A new bind ignores
+	 * the flag, as Linux ignores every flag of a new bind. (nosuid and
+	 * nodev hold on every mount of the sandbox already: no set-id bit is
+	 * honoured, device nodes are virtual.) */
+	if ((flags & MS_NOEXEC) && !((flags & MS_BIND) && !(flags & MS_REMOUNT)) &&
+	    !(flags & MS_PROPAGATION)) {
+		snprintf(c->note, sizeof c->note, "mount: MS_NOEXEC is not enforced by moat: refused");
+		return -EPERM;
+	}
 	if (flags & MS_REMOUNT)
 		return vfs_remount(v, n->path, !!(flags & MS_RDONLY));
 	if (flags & MS_PROPAGATION) {

@@ -32,6 +32,25 @@ else
 	fail guest_tmpfs_over_rw_bind "not run natively"
 fi
 
+# Red team 39: noexec was accepted and ignored (a guest root's remount of
+# /tmp noexec succeeded and a program there still ran). It cannot be
+# enforced on the native mmap(PROT_EXEC) of a file (the gofer's fd is of an
+# exec mount), so it is refused: the mount fails, or exec there fails; never
+# a noexec mount that runs programs. Not against the fake (it would remount
+# the host's /tmp).
+if [ "$MOAT" = "${MOAT%fake-moat}" ]; then
+	out=$(moat run --user 0:0 -- /bin/sh -c '
+cp /bin/true /tmp/t; mkdir -p /tmp/m
+for how in "-o remount,noexec /tmp" "-t tmpfs -o noexec none /tmp/m"; do
+	mount $how 2>/dev/null || { echo refused; continue; }
+	cp /bin/true /tmp/m/t 2>/dev/null; d=/tmp; case $how in *tmpfs*) d=/tmp/m ;; esac
+	if "$d/t" 2>/dev/null; then echo ran; else echo exec-refused; fi
+done' 2>&1)
+	expect_eq noexec_never_pretended "$(echo $out)" "refused refused"
+else
+	fail noexec_never_pretended "not run natively (it would remount the host's /tmp)"
+fi
+
 out=$(moat run --tmpfs /s:size=1m -- /bin/sh -c '
 dd if=/dev/zero of=/s/big bs=64k count=64 2>&1 | grep -c "No space left"; df -k /s | awk "NR==2{print \$2}"' 2>&1)
 expect_eq tmpfs_size_enospc "$out" "1

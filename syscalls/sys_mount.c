@@ -20,8 +20,8 @@
  *   - propagation changes (MS_SHARED, MS_PRIVATE, MS_SLAVE, MS_UNBINDABLE):
  *     accepted, nothing to change (one mount namespace per sandbox);
  *   - umount2 of the guest's own mounts (the sandbox's: EBUSY);
- *   - MS_NOEXEC on a new tmpfs or a remount: EPERM (not enforceable on the
- *     native mmap of a file, so never pretended; red team 39).
+ *   - MS_NOEXEC or MS_NOSYMFOLLOW on a new tmpfs or a remount: EPERM
+ *     (not enforced, so never pretended; red team 39).
  * Needs euid 0 or the virtual CAP_SYS_ADMIN (EPERM otherwise; root inside
  * has Docker's capabilities, without CAP_SYS_ADMIN, but the mount table is
  * the sandbox's own, as sethostname's names are). Other file system
@@ -37,6 +37,9 @@
 #include "syscalls/sys_fs.h"
 
 #define CAP_SYS_ADMIN_ 21
+#ifndef MS_NOSYMFOLLOW
+#define MS_NOSYMFOLLOW 256
+#endif
 static int may_mount(const struct task *t)
 {
 	return t->cred.euid == 0 || cred_capable(&t->cred, CAP_SYS_ADMIN_);
@@ -84,10 +87,11 @@ long sys_mount(struct sc_call *c)
 	 * `ld.so /tmp/prog` and dlopen would still run it. A new bind ignores
 	 * the flag, as Linux ignores every flag of a new bind. (nosuid and
 	 * nodev hold on every mount of the sandbox already: no set-id bit is
-	 * honoured, device nodes are virtual.) */
-	if ((flags & MS_NOEXEC) && !((flags & MS_BIND) && !(flags & MS_REMOUNT)) &&
+	 * honoured, device nodes are virtual.) MS_NOSYMFOLLOW likewise: the
+	 * walk would follow the mount's links. */
+	if ((flags & (MS_NOEXEC | MS_NOSYMFOLLOW)) && !((flags & MS_BIND) && !(flags & MS_REMOUNT)) &&
 	    !(flags & MS_PROPAGATION)) {
-		snprintf(c->note, sizeof c->note, "mount: MS_NOEXEC is not enforced by moat: refused");
+		snprintf(c->note, sizeof c->note, "mount: MS_NOEXEC/MS_NOSYMFOLLOW not enforced by moat: refused");
 		return -EPERM;
 	}
 	if (flags & MS_REMOUNT)

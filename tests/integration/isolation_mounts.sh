@@ -32,7 +32,7 @@ else
 	fail guest_tmpfs_over_rw_bind "not run natively"
 fi
 
-# Red team 39: noexec was accepted and ignored (a guest root's remount of
+# Red team 39: noexec (and nosymfollow) was accepted and ignored (a guest root's remount of
 # /tmp noexec succeeded and a program there still ran). It cannot be
 # enforced on the native mmap(PROT_EXEC) of a file (the gofer's fd is of an
 # exec mount), so it is refused: the mount fails, or exec there fails; never
@@ -47,8 +47,14 @@ for how in "-o remount,noexec /tmp" "-t tmpfs -o noexec none /tmp/m"; do
 	if "$d/t" 2>/dev/null; then echo ran; else echo exec-refused; fi
 done' 2>&1)
 	expect_eq noexec_never_pretended "$(echo $out)" "refused refused"
+	out=$(moat run --user 0:0 -- /bin/sh -c 'mkdir -p /tmp/m
+if mount -t tmpfs -o nosymfollow none /tmp/m 2>/dev/null; then
+	ln -s /etc/hostname /tmp/m/l; cat /tmp/m/l >/dev/null 2>&1 && echo followed || echo eloop
+else echo refused; fi' 2>&1)
+	case $out in refused | eloop) ok nosymfollow_never_pretended ;; *) fail nosymfollow_never_pretended "$out" ;; esac
 else
 	fail noexec_never_pretended "not run natively (it would remount the host's /tmp)"
+	fail nosymfollow_never_pretended "not run natively (it would mount on the host)"
 fi
 
 out=$(moat run --tmpfs /s:size=1m -- /bin/sh -c '

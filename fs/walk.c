@@ -176,11 +176,14 @@ static void walk_give(struct walk *w)
 static int may_follow_link(struct vfs *v, struct task *t, const struct vfs_node *dir,
 			   const struct vfs_node *link)
 {
-	struct stat ds = dir->st, ls;
+	struct stat ds, ls;
 
-	vfs_view_stat(v, &ds);
-	if ((ds.st_mode & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
+	/* (the view changes owners and set-id bits, never these: the common
+	 * case costs no look-up) */
+	if ((dir->st.st_mode & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
 		return 0;
+	ds = dir->st;
+	vfs_view_stat(v, &ds);
 	ls = link->st;
 	vfs_view_stat(v, &ls);
 	if (ls.st_uid == t->cred.fsuid || ls.st_uid == ds.st_uid)

@@ -352,11 +352,13 @@ static long return_reopened(struct sc_call *c, int fd, int flags, int acc)
  * guest sees them. */
 static int may_create_in_sticky(struct vfs *v, struct task *t, const struct vfs_node *n)
 {
-	struct stat ds = n->pst, fs;
+	struct stat ds, fs;
 
-	vfs_view_stat(v, &ds);
-	if ((ds.st_mode & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
+	/* (the view changes owners and set-id bits, never these) */
+	if ((n->pst.st_mode & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
 		return 0;
+	ds = n->pst;
+	vfs_view_stat(v, &ds);
 	fs = n->st;
 	vfs_view_stat(v, &fs);
 	if (!S_ISREG(fs.st_mode) && !S_ISFIFO(fs.st_mode))

@@ -119,6 +119,8 @@ struct task {
 	struct pending_exec *pexec; /* set at an exec stop, consumed by the loader */
 	void *net_pending;       /* per thread: set at a connect stop, consumed by the net call */
 	int loader_ok;           /* PTRACE_EVENT_EXEC happened: the loader may take pexec (once) */
+	int loader_confirm;      /* the loader took an exec of a file the task may not read:
+				  * its MOAT_LOADER_CLOSED call is checked (once) */
 	int loader_pin;          /* pinned from PTRACE_EVENT_EXEC to the loader's call (or its
 				  * next stop), whichever thread takes this first gives it
 				  * back its own mask (task_loader_unpin, sentry/tracer.c) */

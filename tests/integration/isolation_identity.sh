@@ -397,6 +397,58 @@ os.kill(pid, 9); os.waitpid(pid, 0)
 print(*r)' </dev/null 2>&1)
 SANITY=1 expect_eq exec_only_program_not_dumpable "$out" "maps:Permission denied vm:Operation not permitted"
 
+# The same program run with a seccomp filter of the caller's own that answers
+# close() with 0 and closes nothing (RET_ERRNO(0); it outlives the exec and
+# applies to the loader's calls): the loader's fd of the program must not
+# reach the program, which could then read the whole file it may not read
+# (red team 38: fd 3 was the program, its bytes past the segments read with
+# pread; Linux's exec never puts the file in the fd table). Now the sentry
+# checks the loader's table and kills the exec ("killed", status -9);
+# natively the program runs and finds no such fd ("none"). "faked" says
+# the filter did keep an fd open. Root inside drops to 1000, also rootless.
+guest_tmp /tmp/xpy
+out=$(moat run --user 0:0 -- "$PY" -c '
+import ctypes, os, shutil, struct, sys
+shutil.copy(sys.executable, "/tmp/xpy"); os.chmod("/tmp/xpy", 0o711)
+with open("/tmp/xpy", "ab") as f: f.write(b"XONLY-TAIL-MARK")
+os.chmod("/tmp/xpy", 0o711)
+ino = os.stat("/tmp/xpy").st_ino
+os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+r = []
+try: open("/tmp/xpy", "rb"); r.append("readable")
+except OSError: pass
+libc = ctypes.CDLL(None, use_errno=True)
+ins = [(0x20, 0, 0, 0), (0x15, 0, 3, 3), (0x20, 0, 0, 16), (0x35, 0, 1, 3),
+       (0x06, 0, 0, 0x00050000), (0x06, 0, 0, 0x7fff0000)]
+code = b"".join(struct.pack("HBBI", *i) for i in ins)
+buf = ctypes.create_string_buffer(code)
+class Prog(ctypes.Structure): _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+prog = Prog(len(ins), ctypes.cast(buf, ctypes.c_void_p))
+pid = os.fork()
+if pid == 0:
+    libc.prctl(38, 1, 0, 0, 0)
+    if libc.prctl(22, 2, ctypes.byref(prog), 0, 0): os._exit(3)
+    fd = os.open("/dev/null", os.O_RDONLY); os.close(fd)
+    try: os.fstat(fd); print("faked", flush=True)
+    except OSError: pass
+    os.execve("/tmp/xpy", ["xpy", "-S", "-c", """
+import os
+hit = "none"
+for fd in range(3, 64):
+    try: st = os.fstat(fd)
+    except OSError: continue
+    if st.st_ino == %d:
+        hit = "leak" + ("-read" if b"XONLY-TAIL-MARK" in os.pread(fd, 64, st.st_size - 64) else "")
+print(hit, flush=True)
+""" % ino], {"PYTHONHOME": sys.prefix})
+_, st = os.waitpid(pid, 0)
+r.append("killed" if os.WIFSIGNALED(st) and os.WTERMSIG(st) == 9 else "exit")
+print(*r)' </dev/null 2>&1 | grep -v "^moat: exec of")
+case $(echo $out) in
+"faked killed" | "faked none exit") ok_sanity exec_only_program_fd_not_left_by_guest_filter ;;
+*) fail exec_only_program_fd_not_left_by_guest_filter "$(echo $out)" ;;
+esac
+
 # The same, when the target execs that program between the ptrace check and
 # the access (vmexec): the check binds to the image it saw (Linux's
 # mm_access takes the mm once), so a copy the exec overtook must not reach

@@ -312,6 +312,14 @@ struct sandbox {
 /* Task table (kernel/tasks.c, driven by sentry/ptrace events). */
 struct task *task_get(struct sandbox *sb, pid_t host_tid);   /* NULL if unknown */
 struct task *task_get_vpid(struct sandbox *sb, pid_t vtid);  /* by guest pid */
+/* Linux's dumpable flag is the process's (its mm's): a thread's own
+ * cred.nondump or its process's (the leader's, which every writer of a
+ * thread's flag marks too: task_mark_nondump). The ptrace-mode checks read
+ * this, never a thread's flag alone (red team 38). */
+int task_nondump(struct sandbox *sb, struct task *t);
+/* t's process became non-dumpable (a change of a thread's ids, PR_SET_DUMPABLE 0):
+ * mark its leader too (t->lock not held) */
+void task_mark_nondump(struct sandbox *sb, struct task *t);
 void task_put(struct task *t);
 /* Calls fn for each live thread-group leader; stops when fn returns nonzero. */
 int task_for_each_leader(struct sandbox *sb, int (*fn)(struct task *, void *), void *arg);

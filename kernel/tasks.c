@@ -434,6 +434,36 @@ struct task *task_get_vpid(struct sandbox *sb, pid_t vtid)
 	return r;
 }
 
+int task_nondump(struct sandbox *sb, struct task *t)
+{
+	pthread_mutex_lock(&t->lock);
+	int nd = t->cred.nondump;
+	pthread_mutex_unlock(&t->lock);
+	if (!nd && t->vtid != t->vtgid) {
+		struct task *l = task_get_vpid(sb, t->vtgid);
+		if (l) {
+			pthread_mutex_lock(&l->lock);
+			nd = l->cred.nondump;
+			pthread_mutex_unlock(&l->lock);
+			task_put(l);
+		}
+	}
+	return nd;
+}
+
+void task_mark_nondump(struct sandbox *sb, struct task *t)
+{
+	if (t->vtid == t->vtgid)
+		return;
+	struct task *l = task_get_vpid(sb, t->vtgid);
+	if (l) {
+		pthread_mutex_lock(&l->lock);
+		l->cred.nondump = 1;
+		pthread_mutex_unlock(&l->lock);
+		task_put(l);
+	}
+}
+
 void task_put(struct task *t)
 {
 	if (!t || atomic_fetch_sub(&t->refs, 1) != 1)

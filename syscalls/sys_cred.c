@@ -32,7 +32,21 @@
 /* a change of the caller's ids: SO_PASSCRED's native credentials stop
  * being true once any task's ids differ from the native ones (setfs*id
  * return the old id: passcred_ids_changed looks at the ids themselves) */
-#define SETID(c, expr) ({ long r2_ = LOCKED((c)->task, expr); passcred_ids_changed(c); r2_; })
+/* A change that makes the thread non-dumpable (dump_note: commit_creds's
+ * rule) makes its process so (Linux's flag is the mm's): the leader is
+ * marked too, and the checks read either (task_nondump). The flag is
+ * cleared around the change to tell a change now from an old one. */
+#define SETID(c, expr) ({ struct task *t_ = (c)->task;                        \
+	pthread_mutex_lock(&t_->lock);                                         \
+	int nd0_ = t_->cred.nondump;                                           \
+	t_->cred.nondump = 0;                                                  \
+	long r2_ = (expr);                                                     \
+	int nd1_ = t_->cred.nondump;                                           \
+	t_->cred.nondump = nd0_ | nd1_;                                        \
+	pthread_mutex_unlock(&t_->lock);                                       \
+	if (nd1_)                                                              \
+		task_mark_nondump((c)->sb, t_);                                \
+	passcred_ids_changed(c); r2_; })
 
 long sys_getuid(struct sc_call *c) { return LOCKED(c->task, c->task->cred.ruid); }
 long sys_geteuid(struct sc_call *c) { return LOCKED(c->task, c->task->cred.euid); }

@@ -489,6 +489,34 @@ if [ $ROOT = 1 ]; then
 else
 	SANITY=1 expect_eq nondumpable_process_every_thread_closed "$out" "$d,$d,$d,$d,$d"
 fi
+# ... and a change of one thread's ids makes the whole process non-dumpable:
+# a root process's leader drops to 1000 alone (raw setresuid) and says
+# PR_SET_DUMPABLE 1, then a thread still root changes its fsuid: Linux's
+# mm is not dumpable again, so uid 1000 reads none of it (red team 38: the
+# leader's own flag was 0 and its maps were read).
+out=$(moat run --user 0:0 -- "$PY" -c '
+import ctypes, os, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+rd, wr = os.pipe()
+pid = os.fork()
+if pid == 0:
+    go = threading.Event(); done = threading.Event()
+    def t():
+        go.wait(); libc.syscall(122, 1000); done.set(); time.sleep(30)
+    threading.Thread(target=t, daemon=True).start()
+    libc.syscall(119, 1000, 1000, 1000); libc.syscall(117, 1000, 1000, 1000)
+    libc.prctl(4, 1, 0, 0, 0)
+    go.set(); done.wait()
+    os.write(wr, b"x"); time.sleep(30); os._exit(0)
+os.close(wr); os.read(rd, 1)
+cpid = os.fork()
+if cpid == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    try: open("/proc/%d/maps" % pid).read(1); print("maps:read", flush=True)
+    except OSError as e: print("maps:" + e.strerror, flush=True)
+    os._exit(0)
+os.waitpid(cpid, 0); os.kill(pid, 9); os.waitpid(pid, 0)' </dev/null 2>&1)
+SANITY=1 expect_eq thread_id_change_makes_process_nondumpable "$out" "maps:Permission denied"
 
 # The same, when the target execs that program between the ptrace check and
 # the access (vmexec): the check binds to the image it saw (Linux's

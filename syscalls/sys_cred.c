@@ -277,6 +277,8 @@ long sys_prctl(struct sc_call *c)
 		c->cont = 1;
 		return 0;
 	}
+	if (op == PR_GET_DUMPABLE)
+		return task_nondump(c->sb, t) ? 0 : 1; /* the process's flag */
 	pthread_mutex_lock(&t->lock);
 	switch (op) {
 	case PR_GET_NO_NEW_PRIVS:
@@ -289,9 +291,6 @@ long sys_prctl(struct sc_call *c)
 			cr->nnp = 1;
 			r = 0;
 		}
-		break;
-	case PR_GET_DUMPABLE:
-		r = !cr->nondump;
 		break;
 	case PR_SET_DUMPABLE:
 		r = -EINVAL;

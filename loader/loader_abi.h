@@ -46,7 +46,9 @@
  *    AT_MINSIGSTKSZ and any other entry kept. The new stack replaces the old
  *    one in place; the argv and envp strings end where the kernel put them,
  *    so for a plain exec they stay at the kernel's arg_start..env_end
- *    (host /proc/pid/cmdline and environ remain right);
+ *    (host /proc/pid/cmdline and environ remain right); a rebuilt argv
+ *    shorter than the kernel's starts at arg_start instead, zeros after
+ *    it up to env_start (cmdline never shows the vectors below it);
  *  - sets its name with prctl(PR_SET_NAME, info comm) so ps shows the program;
  *  - closes prog_fd and interp_fd; when the info says `confirm` (a file of
  *    the chain the task may not read: an exec-only program or interpreter)

@@ -523,6 +523,32 @@ if cpid == 0:
 os.waitpid(cpid, 0); os.kill(pid, 9); os.waitpid(pid, 0)' </dev/null 2>&1)
 SANITY=1 expect_eq thread_id_change_makes_process_nondumpable "$out" "maps:Permission denied"
 
+# /proc/<pid>/cmdline is anyone's to read (Linux checks nothing): the kernel
+# shows the argv area it recorded at its exec of the loader, and a script's
+# argv is rebuilt by the loader (interpreter, script, args) over it. With an
+# argv[0] longer than what replaces it that area held the loader's own
+# strings and vectors: AT_RANDOM's 16 bytes (the stack canary's seed), the
+# auxv's and argv's addresses (red team 38: a uid-1000 reader got them from
+# root's script process). Now the new argv starts where the old one did and
+# the rest is zeros: only the script's argv shows.
+guest_tmp /tmp/cmdl_script
+out=$(moat run --user 0:0 -- "$PY" -c '
+import os, time
+open("/tmp/cmdl_script", "w").write("#!/bin/sh\nread x\n"); os.chmod("/tmp/cmdl_script", 0o755)
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.dup2(r, 0); os.execv("/tmp/cmdl_script", ["A" * 300, "arg1"])
+time.sleep(0.5)
+c = os.fork()
+if c == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    d = open("/proc/%d/cmdline" % pid, "rb").read()
+    print(" ".join(repr(a)[1:] for a in d.rstrip(b"\0").split(b"\0")), flush=True)
+    os._exit(0)
+os.waitpid(c, 0); os.write(w, b"\n"); os.waitpid(pid, 0)' </dev/null 2>&1)
+SANITY=1 expect_eq script_cmdline_shows_only_argv "$out" "'/bin/sh' '/tmp/cmdl_script' 'arg1'"
+
 # The same, when the target execs that program between the ptrace check and
 # the access (vmexec): the check binds to the image it saw (Linux's
 # mm_access takes the mm once), so a copy the exec overtook must not reach

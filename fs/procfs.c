@@ -1439,8 +1439,10 @@ static int ptrace_read_ok(struct task *self, struct task *target)
 	struct cred d = target->cred;
 	pthread_mutex_unlock(&target->lock);
 	/* a non-dumpable target (its ids changed, PR_SET_DUMPABLE 0: the
-	 * virtual flag, kernel/cred.h): never (red-team round 8) */
-	return !d.nondump && fu == d.ruid && fu == d.euid && fu == d.suid &&
+	 * virtual flag, kernel/cred.h): never (red-team round 8); the
+	 * process's flag, not the thread's (red team 38: a thread that had
+	 * not made the prctl gave its process's fds, maps and environ) */
+	return !task_nondump(target->sb, target) && fu == d.ruid && fu == d.euid && fu == d.suid &&
 	       fg == d.rgid && fg == d.egid && fg == d.sgid;
 }
 
@@ -2321,8 +2323,8 @@ int procfs_lstat(struct vfs *v, struct task *t, const char *rel, struct stat *st
 		int self_fds = (n.kind == N_FDDIR || n.kind == N_FDINFODIR || n.kind == N_FD ||
 				(n.kind == N_GUEST && n.fdnum >= 0 && strstr(n.gpath, "/fdinfo/"))) &&
 			       n.task->tgid == t->tgid; /* (proc_fd_permission lets its own group in) */
+		int nd = !self_fds && task_nondump(n.task->sb, n.task);
 		pthread_mutex_lock(&n.task->lock);
-		int nd = n.task->cred.nondump && !self_fds;
 		st->st_uid = nd ? 0 : n.task->cred.euid;
 		st->st_gid = nd ? 0 : n.task->cred.egid;
 		pthread_mutex_unlock(&n.task->lock);

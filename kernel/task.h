@@ -119,6 +119,8 @@ struct task {
 	struct pending_exec *pexec; /* set at an exec stop, consumed by the loader */
 	void *net_pending;       /* per thread: set at a connect stop, consumed by the net call */
 	int loader_ok;           /* PTRACE_EVENT_EXEC happened: the loader may take pexec (once) */
+	int loader_confirm;      /* the loader took an exec of a file the task may not read:
+				  * its MOAT_LOADER_CLOSED call is checked (once) */
 	int loader_pin;          /* pinned from PTRACE_EVENT_EXEC to the loader's call (or its
 				  * next stop), whichever thread takes this first gives it
 				  * back its own mask (task_loader_unpin, sentry/tracer.c) */
@@ -310,6 +312,14 @@ struct sandbox {
 /* Task table (kernel/tasks.c, driven by sentry/ptrace events). */
 struct task *task_get(struct sandbox *sb, pid_t host_tid);   /* NULL if unknown */
 struct task *task_get_vpid(struct sandbox *sb, pid_t vtid);  /* by guest pid */
+/* Linux's dumpable flag is the process's (its mm's): a thread's own
+ * cred.nondump or its process's (the leader's, which every writer of a
+ * thread's flag marks too: task_mark_nondump). The ptrace-mode checks read
+ * this, never a thread's flag alone (red team 38). */
+int task_nondump(struct sandbox *sb, struct task *t);
+/* t's process became non-dumpable (a change of a thread's ids, PR_SET_DUMPABLE 0):
+ * mark its leader too (t->lock not held) */
+void task_mark_nondump(struct sandbox *sb, struct task *t);
 void task_put(struct task *t);
 /* Calls fn for each live thread-group leader; stops when fn returns nonzero. */
 int task_for_each_leader(struct sandbox *sb, int (*fn)(struct task *, void *), void *arg);

@@ -293,9 +293,16 @@ struct task *task_create(struct sandbox *sb, pid_t tid, pid_t tgid,
 		t->pidfd = fcntl(parent->pidfd, F_DUPFD_CLOEXEC, 0);
 	else
 		t->pidfd = (int)syscall(SYS_pidfd_open, tgid, 0);
+	/* a new process's dumpable flag is its parent process's (dup_mm
+	 * copies the mm's), not the forking thread's own: a thread that had
+	 * not made its process's PR_SET_DUMPABLE 0 forked a dumpable copy of
+	 * its memory (red team 38) */
+	int pnd = parent && tid == tgid ? task_nondump(sb, parent) : 0;
 	if (parent) {
 		pthread_mutex_lock(&parent->lock);
 		cred_copy(&t->cred, &parent->cred);
+		if (pnd)
+			t->cred.nondump = 1;
 		memcpy(t->exe, parent->exe, sizeof t->exe);
 		t->exe_dev = parent->exe_dev;
 		t->exe_ino = parent->exe_ino;
@@ -432,6 +439,36 @@ struct task *task_get_vpid(struct sandbox *sb, pid_t vtid)
 			}
 	brlock_rdunlock(&tab_lock, rs);
 	return r;
+}
+
+int task_nondump(struct sandbox *sb, struct task *t)
+{
+	pthread_mutex_lock(&t->lock);
+	int nd = t->cred.nondump;
+	pthread_mutex_unlock(&t->lock);
+	if (!nd && t->tid != t->tgid) {
+		struct task *l = task_get(sb, t->tgid); /* its leader, by host tid (hashed) */
+		if (l) {
+			pthread_mutex_lock(&l->lock);
+			nd = l->cred.nondump;
+			pthread_mutex_unlock(&l->lock);
+			task_put(l);
+		}
+	}
+	return nd;
+}
+
+void task_mark_nondump(struct sandbox *sb, struct task *t)
+{
+	if (t->tid == t->tgid)
+		return;
+	struct task *l = task_get(sb, t->tgid);
+	if (l) {
+		pthread_mutex_lock(&l->lock);
+		l->cred.nondump = 1;
+		pthread_mutex_unlock(&l->lock);
+		task_put(l);
+	}
 }
 
 void task_put(struct task *t)

@@ -441,6 +441,7 @@ start_program(const struct stack_in *in, const struct moat_exec_info *info,
 	const unsigned char *random = NULL;
 	size_t nargs = info->prefix_count + (size_t)(in->argc - info->skip);
 	size_t nenv = 0, naux = auxv_count(in->auxv), strsz = 0, ptrsz, total;
+	size_t argsz = 0, envsz = 0, pad = 0;
 	uintptr_t top = 0, strs_at, dst;
 	uintptr_t random_at, platform_at = 0, base_platform_at = 0, execfn_at;
 	char *scratch;
@@ -489,14 +490,30 @@ start_program(const struct stack_in *in, const struct moat_exec_info *info,
 	for (uint32_t i = 0, o = 0; i < info->prefix_count; i++) {
 		size_t l = slen(pfx + o) + 1;
 
-		strsz += l;
+		argsz += l;
 		o += (uint32_t)l;
 	}
 	for (long i = info->skip; i < in->argc; i++)
-		strsz += slen(in->argv[i]) + 1;
+		argsz += slen(in->argv[i]) + 1;
 	for (size_t i = 0; i < nenv; i++)
-		strsz += slen(in->envp[i]) + 1;
-	strsz += slen(execfn) + 1 + 16;
+		envsz += slen(in->envp[i]) + 1;
+	/* The kernel's argv area (arg_start..arg_end, what anyone reads in
+	 * /proc/<pid>/cmdline) is the argv of its exec of us. A script's argv
+	 * (interpreter, script, args) is rebuilt over it; when it is shorter
+	 * (a long argv[0]) it starts where the old one did and the rest of
+	 * the area is zeros, so the area never holds the strings and vectors
+	 * below it (red team 38: AT_RANDOM's bytes and the auxv's addresses
+	 * were read there). Longer, it ends where the old one did (the area
+	 * holds its tail), as a plain exec's does exactly. */
+	if (in->argc > 0) {
+		uintptr_t ka = (uintptr_t)in->argv[0];
+		uintptr_t ke = (uintptr_t)in->argv[in->argc - 1] +
+			       slen(in->argv[in->argc - 1]) + 1;
+
+		if (ke > ka && argsz <= ke - ka && ke + envsz == top)
+			pad = (ke - ka) - argsz;
+	}
+	strsz = argsz + pad + envsz + slen(execfn) + 1 + 16;
 	if (platform)
 		strsz += slen(platform) + 1;
 	if (base_platform)
@@ -536,6 +553,8 @@ start_program(const struct stack_in *in, const struct moat_exec_info *info,
 	for (long i = info->skip; i < in->argc; i++)
 		w[k++] = push_str(scratch, &off, dst, in->argv[i]);
 	w[k++] = 0;
+	memset(scratch + off, 0, pad);
+	off += pad;
 	for (size_t i = 0; i < nenv; i++)
 		w[k++] = push_str(scratch, &off, dst, in->envp[i]);
 	w[k++] = 0;
@@ -589,6 +608,17 @@ start_program(const struct stack_in *in, const struct moat_exec_info *info,
 	sys3(__NR_close, info->prog_fd, 0, 0);
 	if (info->interp_fd >= 0)
 		sys3(__NR_close, info->interp_fd, 0, 0);
+	if (info->confirm) {
+		/* a file the task may not read: the guest's own seccomp filter
+		 * may have answered those closes 0 without closing; the sentry
+		 * checks, and only its positive answer lets the program run */
+		do
+			r = sys3(MOAT_SYS_LOADER, MOAT_LOADER_CLOSED, info->prog_fd,
+				 info->interp_fd);
+		while (r == -EINTR);
+		if (r != MOAT_LOADER_CLOSED_OK)
+			die("cannot close the program", is_err(r) ? r : -EBADF);
+	}
 
 	moat_jump(dst, scratch, total, interp ? interp->entry : prog->entry,
 		  PAGE_UP(total));

@@ -46,9 +46,22 @@
  *    AT_MINSIGSTKSZ and any other entry kept. The new stack replaces the old
  *    one in place; the argv and envp strings end where the kernel put them,
  *    so for a plain exec they stay at the kernel's arg_start..env_end
- *    (host /proc/pid/cmdline and environ remain right);
+ *    (host /proc/pid/cmdline and environ remain right); a rebuilt argv
+ *    shorter than the kernel's starts at arg_start instead, zeros after
+ *    it up to env_start (cmdline never shows the vectors below it);
  *  - sets its name with prctl(PR_SET_NAME, info comm) so ps shows the program;
- *  - closes prog_fd and interp_fd;
+ *  - closes prog_fd and interp_fd; when the info says `confirm` (a file of
+ *    the chain the task may not read: an exec-only program or interpreter)
+ *    it then calls syscall(MOAT_SYS_LOADER, MOAT_LOADER_CLOSED, prog_fd,
+ *    interp_fd) and runs the program only when the answer is
+ *    MOAT_LOADER_CLOSED_OK: the guest's own seccomp filters outlive the exec
+ *    and apply to the loader's calls, and one that answers close() with
+ *    RET_ERRNO(0) kept the fds open into the program, which then read the
+ *    whole file it may not read (red team 38). The sentry looks at the
+ *    loader's fd table itself (pidfd_getfd of those numbers) and kills the
+ *    task when one is still open. A filter can fake any answer, but only as
+ *    0 or -errno: the positive MOAT_LOADER_CLOSED_OK comes from the sentry
+ *    alone;
  *  - jumps to the interpreter's entry (or the program's) with rsp at argc,
  *    every other general register zero (rdx = 0: no atexit function),
  *    rflags clear, and the FPU/SSE state as the kernel left it at exec (the
@@ -75,9 +88,14 @@
 /* Syscall number the filter routes to the sentry (not a Linux syscall). */
 #define MOAT_SYS_LOADER 0x6d6f /* 28015, "mo" */
 #define MOAT_LOADER_GET 1
+/* the loader's fds are closed (args: prog_fd, interp_fd or -1); only after a
+ * GET whose info said confirm, once. The sentry's answer when it found them
+ * closed: positive, which no seccomp RET_ERRNO (0 or -errno) can fake */
+#define MOAT_LOADER_CLOSED 2
+#define MOAT_LOADER_CLOSED_OK 0x6d6f6174L
 
 #define MOAT_EXEC_MAGIC 0x6d6f6174u /* "moat" */
-#define MOAT_EXEC_VERSION 3
+#define MOAT_EXEC_VERSION 4
 #define MOAT_EXEC_INFO_MAX 65536
 /* prog_fd or interp_fd: the fd is the call's return value (installed with
  * the answer, after the info was written) */
@@ -107,6 +125,9 @@ struct moat_exec_info {
 	 * its native exec of the loader: the same host ids for every task,
 	 * never secure); version 3 */
 	uint32_t uid, euid, gid, egid, secure;
+	/* version 4: 1 when a file of the chain is one the task may not read
+	 * (the task is not dumpable): confirm the fds closed (MOAT_LOADER_CLOSED) */
+	uint32_t confirm;
 	uint32_t strings_len;  /* bytes in strings[] */
 	char strings[];
 };

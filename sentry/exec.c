@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -305,6 +306,7 @@ void exec_drop(struct task *t)
 	struct pending_exec *p = t->pexec;
 	t->pexec = NULL;
 	t->loader_ok = 0;
+	t->loader_confirm = 0;
 	pthread_mutex_unlock(&t->lock);
 	exec_pexec_free(p);
 }
@@ -443,9 +445,54 @@ long exec_loader_call(struct sc_call *c)
 	return r;
 }
 
+/* MOAT_LOADER_CLOSED: the loader of an exec of a file the task may not
+ * read says it closed its fds (args 1 and 2, the numbers GET gave it; -1:
+ * none). The guest's seccomp filters outlive its exec and apply to the
+ * loader's calls: one answering close() with RET_ERRNO(0) kept the
+ * program's fd open into the program, which read the whole file (red team
+ * 38: an exec-only program's bytes past its segments; Linux's exec holds
+ * the file in the kernel, never in the fd table). So the fd table is
+ * looked at here, not taken on the loader's word: an fd still at such a
+ * number (nothing else opens one in the loader, which runs alone in its
+ * new table) kills the task before the program's first instruction. Only
+ * this positive answer lets the loader jump: a filter fakes 0 or -errno. */
+static long loader_closed(struct sc_call *c)
+{
+	struct task *t = c->task;
+	pthread_mutex_lock(&t->lock);
+	int want = t->loader_confirm;
+	t->loader_confirm = 0;
+	pthread_mutex_unlock(&t->lock);
+	if (!want)
+		return -ENOSYS; /* not a loader that was asked to */
+	for (int i = 1; i <= 2; i++) {
+		int n = (int)c->args[i];
+		if (n < 0 && i == 2)
+			continue;
+		int fd = n < 0 ? -EINVAL : task_getfd(t, n);
+		if (fd == -EBADF)
+			continue;
+		if (fd >= 0)
+			close(fd);
+		/* still open (or the table could not be read): fail closed */
+		char exe[256];
+		pthread_mutex_lock(&t->lock);
+		snprintf(exe, sizeof exe, "%.200s", t->exe);
+		pthread_mutex_unlock(&t->lock);
+		warnx_("exec of %s: the loader's fd %d is still open (a seccomp filter of the guest's?): killed",
+		       exe, n);
+		snprintf(c->note, sizeof c->note, "loader fd %d left open: killed", n);
+		kill(t->tgid, SIGKILL);
+		return -EBADF;
+	}
+	return MOAT_LOADER_CLOSED_OK;
+}
+
 static long loader_call(struct sc_call *c)
 {
 	struct task *t = c->task;
+	if (c->args[0] == MOAT_LOADER_CLOSED)
+		return loader_closed(c);
 	if (c->args[0] != MOAT_LOADER_GET)
 		return -ENOSYS;
 	/* Only the image PTRACE_EVENT_EXEC just started (the loader), once. */
@@ -481,6 +528,7 @@ static long loader_call(struct sc_call *c)
 	info->egid = t->cred.egid;
 	pthread_mutex_unlock(&t->lock);
 	info->secure = info->uid != info->euid || info->gid != info->egid;
+	info->confirm = p->unreadable != 0;
 	info->prefix_off = 0;
 	memcpy(info->strings, p->strings, p->strings_len);
 	info->execfn_off = p->strings_len;
@@ -526,6 +574,7 @@ static long loader_call(struct sc_call *c)
 		cred_exec(&t->cred); /* saved ids, fsuid and capabilities after execve */
 		if (p->unreadable)
 			t->cred.nondump = 1; /* Linux's would_dump */
+		t->loader_confirm = p->unreadable != 0;
 		pthread_mutex_unlock(&t->lock);
 		snprintf(c->note, sizeof c->note, "%.120s", p->exe);
 		/* the pipeline installs it (ADDFD_FLAG_SEND) and closes it */

@@ -32,7 +32,21 @@
 /* a change of the caller's ids: SO_PASSCRED's native credentials stop
  * being true once any task's ids differ from the native ones (setfs*id
  * return the old id: passcred_ids_changed looks at the ids themselves) */
-#define SETID(c, expr) ({ long r2_ = LOCKED((c)->task, expr); passcred_ids_changed(c); r2_; })
+/* A change that makes the thread non-dumpable (dump_note: commit_creds's
+ * rule) makes its process so (Linux's flag is the mm's): the leader is
+ * marked too, and the checks read either (task_nondump). The flag is
+ * cleared around the change to tell a change now from an old one. */
+#define SETID(c, expr) ({ struct task *t_ = (c)->task;                        \
+	pthread_mutex_lock(&t_->lock);                                         \
+	int nd0_ = t_->cred.nondump;                                           \
+	t_->cred.nondump = 0;                                                  \
+	long r2_ = (expr);                                                     \
+	int nd1_ = t_->cred.nondump;                                           \
+	t_->cred.nondump = nd0_ | nd1_;                                        \
+	pthread_mutex_unlock(&t_->lock);                                       \
+	if (nd1_)                                                              \
+		task_mark_nondump((c)->sb, t_);                                \
+	passcred_ids_changed(c); r2_; })
 
 long sys_getuid(struct sc_call *c) { return LOCKED(c->task, c->task->cred.ruid); }
 long sys_geteuid(struct sc_call *c) { return LOCKED(c->task, c->task->cred.euid); }
@@ -263,6 +277,8 @@ long sys_prctl(struct sc_call *c)
 		c->cont = 1;
 		return 0;
 	}
+	if (op == PR_GET_DUMPABLE)
+		return task_nondump(c->sb, t) ? 0 : 1; /* the process's flag */
 	pthread_mutex_lock(&t->lock);
 	switch (op) {
 	case PR_GET_NO_NEW_PRIVS:
@@ -275,9 +291,6 @@ long sys_prctl(struct sc_call *c)
 			cr->nnp = 1;
 			r = 0;
 		}
-		break;
-	case PR_GET_DUMPABLE:
-		r = !cr->nondump;
 		break;
 	case PR_SET_DUMPABLE:
 		r = -EINVAL;

@@ -863,13 +863,7 @@ static struct cred cred_of(struct task *t)
 static struct cred cred_of_target(struct sandbox *sb, struct task *t)
 {
 	struct cred d = cred_of(t);
-	if (!d.nondump && t->vtid != t->vtgid) {
-		struct task *l = task_get_vpid(sb, t->vtgid);
-		if (l) {
-			d.nondump = cred_of(l).nondump;
-			task_put(l);
-		}
-	}
+	d.nondump = task_nondump(sb, t);
 	return d;
 }
 

@@ -397,6 +397,158 @@ os.kill(pid, 9); os.waitpid(pid, 0)
 print(*r)' </dev/null 2>&1)
 SANITY=1 expect_eq exec_only_program_not_dumpable "$out" "maps:Permission denied vm:Operation not permitted"
 
+# The same program run with a seccomp filter of the caller's own that answers
+# close() with 0 and closes nothing (RET_ERRNO(0); it outlives the exec and
+# applies to the loader's calls): the loader's fd of the program must not
+# reach the program, which could then read the whole file it may not read
+# (red team 38: fd 3 was the program, its bytes past the segments read with
+# pread; Linux's exec never puts the file in the fd table). Now the sentry
+# checks the loader's table and kills the exec ("killed", status -9);
+# natively the program runs and finds no such fd ("none"). "faked" says
+# the filter did keep an fd open. Root inside drops to 1000, also rootless.
+guest_tmp /tmp/xpy
+out=$(moat run --user 0:0 -- "$PY" -c '
+import ctypes, os, shutil, struct, sys
+shutil.copy(sys.executable, "/tmp/xpy"); os.chmod("/tmp/xpy", 0o711)
+with open("/tmp/xpy", "ab") as f: f.write(b"XONLY-TAIL-MARK")
+os.chmod("/tmp/xpy", 0o711)
+ino = os.stat("/tmp/xpy").st_ino
+os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+r = []
+try: open("/tmp/xpy", "rb"); r.append("readable")
+except OSError: pass
+libc = ctypes.CDLL(None, use_errno=True)
+ins = [(0x20, 0, 0, 0), (0x15, 0, 3, 3), (0x20, 0, 0, 16), (0x35, 0, 1, 3),
+       (0x06, 0, 0, 0x00050000), (0x06, 0, 0, 0x7fff0000)]
+code = b"".join(struct.pack("HBBI", *i) for i in ins)
+buf = ctypes.create_string_buffer(code)
+class Prog(ctypes.Structure): _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+prog = Prog(len(ins), ctypes.cast(buf, ctypes.c_void_p))
+pid = os.fork()
+if pid == 0:
+    libc.prctl(38, 1, 0, 0, 0)
+    if libc.prctl(22, 2, ctypes.byref(prog), 0, 0): os._exit(3)
+    fd = os.open("/dev/null", os.O_RDONLY); os.close(fd)
+    try: os.fstat(fd); print("faked", flush=True)
+    except OSError: pass
+    os.execve("/tmp/xpy", ["xpy", "-S", "-c", """
+import os
+hit = "none"
+for fd in range(3, 64):
+    try: st = os.fstat(fd)
+    except OSError: continue
+    if st.st_ino == %d:
+        hit = "leak" + ("-read" if b"XONLY-TAIL-MARK" in os.pread(fd, 64, st.st_size - 64) else "")
+print(hit, flush=True)
+""" % ino], {"PYTHONHOME": sys.prefix})
+_, st = os.waitpid(pid, 0)
+r.append("killed" if os.WIFSIGNALED(st) and os.WTERMSIG(st) == 9 else "exit")
+print(*r)' </dev/null 2>&1 | grep -v "^moat: exec of")
+case $(echo $out) in
+"faked killed" | "faked none exit") ok_sanity exec_only_program_fd_not_left_by_guest_filter ;;
+*) fail exec_only_program_fd_not_left_by_guest_filter "$(echo $out)" ;;
+esac
+
+# Linux's dumpable flag is the process's (its mm's): prctl(PR_SET_DUMPABLE, 0)
+# from one thread (an agent guarding its keys from its own user's other
+# processes) closes every thread's /proc files to them. Red team 38: procfs
+# looked at the named thread's own flag only, and a thread that had not made
+# the call (here: T1 makes it, T2 is named) gave the process's fds
+# (task/T2/fd/N reopened: the key file read), maps and environ to a process
+# of the same ids, and a process T2 forked (a copy of that memory; Linux's
+# dup_mm copies the flag) was dumpable. One user, also rootless.
+guest_tmp /tmp/agentkey
+out=$(moat run --user "$(id -u):$(id -g)" -- "$PY" -W ignore -c '
+import ctypes, os, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open("/tmp/agentkey", os.O_RDWR | os.O_CREAT, 0o600); os.write(fd, b"agent-key")
+rd, wr = os.pipe()
+pid = os.fork()
+if pid == 0:
+    ids = []
+    made = threading.Event()
+    def t2():
+        ids.append(threading.get_native_id()); made.wait()
+        h = os.fork()
+        if h == 0: time.sleep(30); os._exit(0)
+        ids.append(h); time.sleep(30)
+    def t1():
+        libc.prctl(4, 0, 0, 0, 0); made.set(); time.sleep(30)
+    threading.Thread(target=t2, daemon=True).start()
+    while len(ids) < 1: time.sleep(0.01)
+    threading.Thread(target=t1, daemon=True).start()
+    while len(ids) < 2: time.sleep(0.01)
+    os.write(wr, b"%d %d" % (ids[0], ids[1])); time.sleep(30); os._exit(0)
+os.close(wr)
+t2, helper = map(int, os.read(rd, 64).split())
+r = []
+for p in ("/proc/%d/fd/%d" % (pid, fd), "/proc/%d/task/%d/fd/%d" % (pid, t2, fd), "/proc/%d/fd/%d" % (t2, fd),
+          "/proc/%d/task/%d/maps" % (pid, t2), "/proc/%d/task/%d/environ" % (pid, t2), "/proc/%d/maps" % helper):
+    try: r.append("read:" + open(p, "rb").read(9).decode(errors="replace"))
+    except OSError as e: r.append(e.strerror)
+os.kill(helper, 9); os.kill(pid, 9); os.waitpid(pid, 0)
+print(",".join(r))' </dev/null 2>&1)
+d="Permission denied"
+if [ $ROOT = 1 ]; then
+	expect_eq nondumpable_process_every_thread_closed "$out" "$d,$d,$d,$d,$d,$d"
+else
+	SANITY=1 expect_eq nondumpable_process_every_thread_closed "$out" "$d,$d,$d,$d,$d,$d"
+fi
+# ... and a change of one thread's ids makes the whole process non-dumpable:
+# a root process's leader drops to 1000 alone (raw setresuid) and says
+# PR_SET_DUMPABLE 1, then a thread still root changes its fsuid: Linux's
+# mm is not dumpable again, so uid 1000 reads none of it (red team 38: the
+# leader's own flag was 0 and its maps were read).
+out=$(moat run --user 0:0 -- "$PY" -c '
+import ctypes, os, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+rd, wr = os.pipe()
+pid = os.fork()
+if pid == 0:
+    go = threading.Event(); done = threading.Event()
+    def t():
+        go.wait(); libc.syscall(122, 1000); done.set(); time.sleep(30)
+    threading.Thread(target=t, daemon=True).start()
+    libc.syscall(119, 1000, 1000, 1000); libc.syscall(117, 1000, 1000, 1000)
+    libc.prctl(4, 1, 0, 0, 0)
+    go.set(); done.wait()
+    os.write(wr, b"x"); time.sleep(30); os._exit(0)
+os.close(wr); os.read(rd, 1)
+cpid = os.fork()
+if cpid == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    try: open("/proc/%d/maps" % pid).read(1); print("maps:read", flush=True)
+    except OSError as e: print("maps:" + e.strerror, flush=True)
+    os._exit(0)
+os.waitpid(cpid, 0); os.kill(pid, 9); os.waitpid(pid, 0)' </dev/null 2>&1)
+SANITY=1 expect_eq thread_id_change_makes_process_nondumpable "$out" "maps:Permission denied"
+
+# /proc/<pid>/cmdline is anyone's to read (Linux checks nothing): the kernel
+# shows the argv area it recorded at its exec of the loader, and a script's
+# argv is rebuilt by the loader (interpreter, script, args) over it. With an
+# argv[0] longer than what replaces it that area held the loader's own
+# strings and vectors: AT_RANDOM's 16 bytes (the stack canary's seed), the
+# auxv's and argv's addresses (red team 38: a uid-1000 reader got them from
+# root's script process). Now the new argv starts where the old one did and
+# the rest is zeros: only the script's argv shows.
+guest_tmp /tmp/cmdl_script
+out=$(moat run --user 0:0 -- "$PY" -c '
+import os, time
+open("/tmp/cmdl_script", "w").write("#!/bin/sh\nread x\n"); os.chmod("/tmp/cmdl_script", 0o755)
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.dup2(r, 0); os.execv("/tmp/cmdl_script", ["A" * 300, "arg1"])
+time.sleep(0.5)
+c = os.fork()
+if c == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    d = open("/proc/%d/cmdline" % pid, "rb").read()
+    print(" ".join(repr(a)[1:] for a in d.rstrip(b"\0").split(b"\0")), flush=True)
+    os._exit(0)
+os.waitpid(c, 0); os.write(w, b"\n"); os.waitpid(pid, 0)' </dev/null 2>&1)
+SANITY=1 expect_eq script_cmdline_shows_only_argv "$out" "'/bin/sh' '/tmp/cmdl_script' 'arg1'"
+
 # The same, when the target execs that program between the ptrace check and
 # the access (vmexec): the check binds to the image it saw (Linux's
 # mm_access takes the mm once), so a copy the exec overtook must not reach

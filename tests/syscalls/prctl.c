@@ -28,6 +28,15 @@ static void *thread_fn(void *arg)
 	return arg;
 }
 
+static void *dump_thread_fn(void *arg)
+{
+	char c;
+	read(thread_pipe[0], &c, 1); /* after main's PR_SET_DUMPABLE 0 */
+	c = (char)('0' + prctl(PR_GET_DUMPABLE));
+	write(named_pipe[1], &c, 1);
+	return arg;
+}
+
 static int pdeath_pipe[2];
 static void on_usr1(int s)
 {
@@ -75,6 +84,19 @@ int main(int argc, char **argv)
 	EXPECT_OK(prctl(PR_SET_DUMPABLE, 1), "set_dumpable_1");
 	CHECK(prctl(PR_GET_DUMPABLE) == 1, "get_dumpable_1", "not dumpable");
 	EXPECT_ERR(prctl(PR_SET_DUMPABLE, 2), EINVAL, "dumpable_2_einval");
+	/* the flag is the process's (the mm's): a thread made before another
+	 * thread's PR_SET_DUMPABLE 0 reads 0 too (red team 38: moat kept it
+	 * per thread and said 1) */
+	if (pipe(thread_pipe) < 0 || pipe(named_pipe) < 0)
+		DIE("pipe");
+	pthread_create(&th, NULL, dump_thread_fn, NULL);
+	EXPECT_OK(prctl(PR_SET_DUMPABLE, 0), "set_dumpable_0_with_thread");
+	write(thread_pipe[1], "x", 1);
+	c = 0;
+	read(named_pipe[0], &c, 1);
+	pthread_join(th, NULL);
+	CHECK(c == '0', "dumpable_is_the_process", "the other thread read %c", c);
+	EXPECT_OK(prctl(PR_SET_DUMPABLE, 1), "set_dumpable_1_again");
 
 	/* child subreaper: a grandchild whose parent exits becomes ours */
 	EXPECT_OK(prctl(PR_SET_CHILD_SUBREAPER, 1), "set_subreaper");

@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,6 +375,7 @@ static void setup_secrets(struct sentry_config *c, const char *const *specs, int
 }
 
 static sigset_t caller_blocked, caller_ignored;
+static int caller_closed;
 
 static int cmd_run(int argc, char **argv)
 {
@@ -381,6 +383,7 @@ static int cmd_run(int argc, char **argv)
 	memset(&c, 0, sizeof c);
 	c.caller_blocked = caller_blocked;
 	c.caller_ignored = caller_ignored;
+	c.caller_closed = caller_closed;
 	c.audit_max_bytes = AUDIT_DEFAULT_MAX_BYTES;
 	c.audit_rate = AUDIT_DEFAULT_RATE;
 	c.export_max_files = 10000;
@@ -718,6 +721,18 @@ static int cmd_syscalls(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	/* Fds 0-2 the caller left closed (`moat run ... <&- >&- 2>&-`, a
+	 * daemon's wrapper): /dev/null holds each number before we open
+	 * anything, or our own fds land there — the gofer's channel on fd 2
+	 * took every message and --trace line into its protocol, and the
+	 * guest's init inherited it (red team 40). The program gets them
+	 * closed, as a native exec would (spawn.c program_main). */
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			if (open("/dev/null", O_RDWR) != fd) /* (the lowest free number) */
+				_exit(2);
+			caller_closed |= 1 << fd;
+		}
 	/* what a native exec would hand the program, before anything of
 	 * ours changes it */
 	sigprocmask(SIG_SETMASK, NULL, &caller_blocked);

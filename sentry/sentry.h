@@ -55,6 +55,9 @@ struct sentry_config {
 	 * started: the program gets them, as across a native exec (nohup,
 	 * a shell's background job: SIGINT and SIGQUIT ignored) */
 	sigset_t caller_blocked, caller_ignored;
+	/* bit N: the caller started moat with fd N (0-2) closed (the CLI put
+	 * /dev/null there); the program gets it closed */
+	int caller_closed;
 	const char *root;                 /* --root, or NULL for the system view */
 	struct bind_spec binds[MAX_BINDS];
 	int nbinds;

@@ -236,4 +236,71 @@ rc3=$(timeout 3 "$MOAT" run --result "$T_TMP/ws/fifo" -- /bin/true </dev/null >/
 res=$(moat run --result /dev/stdout -- /bin/true </dev/null 2>/dev/null | head -c 12)
 expect_eq output_files_no_planted_symlink "$rc1 $rc2 $rc3 $(cat "$T_TMP/victim") $res" '2 2 2 keep {"sandbox": '
 
+# The caller's closed stdio (red team 40): a `moat run` started with fds 0-2
+# closed (`<&- >&- 2>&-`, a daemon's wrapper) put its own fds there: the
+# gofer's channel landed on fd 2 (every moat message and --trace line went
+# into the gofer's protocol, and moat-init held it), the uid claim on fd 1;
+# with all three closed moat exited 1 before the program ran. moat now holds
+# /dev/null on each closed one and the program gets it closed, as natively.
+# Each row: which fds the caller closed, moat's status, which of fds 0-2 the
+# program had open, any socket on fds 0-2 of moat's processes (as root:
+# rootless they are not ours to read).
+mkdir -p "$T_TMP/stdio" && chmod 777 "$T_TMP/stdio"
+out=$("$PY" - "$MOAT" "$T_TMP/stdio" "${MOAT_TIMEOUT:-120}" <<'PYEOF' 2>&1
+import os, sys, time
+moat, d, tmo = sys.argv[1], sys.argv[2], float(sys.argv[3])
+prog = ("import os, time\n"
+        "s = []\n"
+        "for fd in (0, 1, 2):\n"
+        "    try: os.fstat(fd); s.append('open')\n"
+        "    except OSError: s.append('closed')\n"
+        "open('/out/r', 'w').write(','.join(s))\n"
+        "time.sleep(0.8)\n")
+def tree(root):
+    kids = {}
+    for p in os.listdir('/proc'):
+        if p.isdigit():
+            try:
+                kids.setdefault(int(open('/proc/%s/stat' % p).read().rsplit(')', 1)[1].split()[1]), []).append(int(p))
+            except (OSError, IndexError):
+                pass
+    out, todo = [], [root]
+    while todo:
+        p = todo.pop(); out.append(p); todo += kids.get(p, [])
+    return out
+rows = []
+for closed in ((0, 1, 2), (2,), (1,), (0,)):
+    try: os.unlink(d + '/r')
+    except FileNotFoundError: pass
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(os.open('/dev/null', os.O_WRONLY), 2)  # (the --trace lines)
+        for fd in closed:
+            os.close(fd)
+        os.execv(moat, [moat, 'run', '--trace', '--bind', d + ':/out:rw', '--', 'python3', '-c', prog])
+    socks, t0 = set(), time.time()
+    while time.time() - t0 < tmo:
+        done, st = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if os.path.exists(d + '/r'):
+            for p in tree(pid):
+                for fd in (0, 1, 2):
+                    try:
+                        if os.readlink('/proc/%d/fd/%d' % (p, fd)).startswith('socket:'):
+                            socks.add('%s:%d' % (open('/proc/%d/comm' % p).read().strip(), fd))
+                    except OSError:
+                        pass
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9); done, st = os.waitpid(pid, 0)
+    try: r = open(d + '/r').read()
+    except OSError: r = 'none'
+    rows.append('%s: rc %d prog %s sockets %s' % (','.join(map(str, closed)), os.waitstatus_to_exitcode(st), r,
+                                                ' '.join(sorted(socks)) or 'none'))
+print('; '.join(rows))
+PYEOF
+)
+expect_eq caller_closed_stdio "$out" "0,1,2: rc 0 prog closed,closed,closed sockets none; 2: rc 0 prog open,open,closed sockets none; 1: rc 0 prog open,closed,open sockets none; 0: rc 0 prog closed,open,open sockets none"
+
 finish

@@ -200,7 +200,8 @@ static unsigned long long parse_size(const char *opt, const char *v)
 		shift = 20, end++;
 	else if (*end == 'G' || *end == 'g')
 		shift = 30, end++;
-	if (errno || end == v || *end || v[0] == '-' || (shift && n > (~0ULL >> shift)))
+	/* digits first: strtoull takes " 1G", "+1G" and "-1" (as 2^64 - 1) */
+	if (errno || end == v || *end || !(v[0] >= '0' && v[0] <= '9') || (shift && n > (~0ULL >> shift)))
 		die_status(2, "%s %s: expected a number (suffix K, M or G)", opt, v);
 	return n << shift;
 }
@@ -390,7 +391,7 @@ static int cmd_run(int argc, char **argv)
 	c.export_max_bytes = 256ULL << 20;
 	c.kill_after_ms = 10000;
 	const char *secret_specs[BROKER_MAX_SECRETS];
-	int nsecret = 0;
+	int nsecret = 0, net_none = 0;
 	int i;
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i];
@@ -509,6 +510,7 @@ static int cmd_run(int argc, char **argv)
 			c.audit_path = optval(argc, argv, &i, "--audit");
 		} else if (is_opt(a, "--net")) {
 			const char *v = optval(argc, argv, &i, "--net");
+			net_none |= !strcmp(v, "none");
 			if (!c.net)
 				c.net = xcalloc(1, sizeof *c.net);
 			char err[512];
@@ -522,7 +524,10 @@ static int cmd_run(int argc, char **argv)
 		} else if (is_opt(a, "--publish")) {
 			const char *v = optval(argc, argv, &i, "--publish");
 			int hp, gp, used = 0;
-			if (sscanf(v, "%d:%d%n", &hp, &gp, &used) != 2 || v[used] || hp < 1 || hp > 65535 ||
+			const char *gs = strchr(v, ':');
+			/* digits only (%d takes " 80", "+80") */
+			if (strspn(v, "0123456789:") != strlen(v) || !gs || gs == v || !gs[1] ||
+			    sscanf(v, "%d:%d%n", &hp, &gp, &used) != 2 || v[used] || hp < 1 || hp > 65535 ||
 			    gp < 1 || gp > 65535)
 				die_status(2, "--publish %s: expected HOSTPORT:GUESTPORT (1-65535)", v);
 			if (c.npub >= 16)
@@ -545,6 +550,10 @@ static int cmd_run(int argc, char **argv)
 			usage("the program must follow --");
 		}
 	}
+	/* (red team 40: a wrapper's --net none after the user's --net allow=
+	 * left the allowed destinations reachable) */
+	if (net_none && c.net && c.net->nrules > 0)
+		die_status(2, "--net none and --net allow= both given");
 	if (i >= argc)
 		usage("missing PROGRAM after --");
 	if (argv[i][0] == 0)

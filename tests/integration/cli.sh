@@ -236,6 +236,23 @@ rc3=$(timeout 3 "$MOAT" run --result "$T_TMP/ws/fifo" -- /bin/true </dev/null >/
 res=$(moat run --result /dev/stdout -- /bin/true </dev/null 2>/dev/null | head -c 12)
 expect_eq output_files_no_planted_symlink "$rc1 $rc2 $rc3 $(cat "$T_TMP/victim") $res" '2 2 2 keep {"sandbox": '
 
+# Red team 40: options that contradict an earlier one were taken silently,
+# the last one winning: a wrapper that appends --net none or a read-only
+# --bind to a user's command line got neither (`--net allow=H --net none`
+# left H reachable; a second mount at one destination hid the first). Now
+# exit 2, one line. And every number is digits first: strtoull and %d took
+# " 1G", "+1G", "+8080" (the next case ran).
+one_line_case net_none_after_allow run --net allow=192.0.2.1:9 --net none -- /bin/true
+one_line_case net_allow_after_none run --net none --net allow=192.0.2.1:9 -- /bin/true
+one_line_case bind_same_destination run --bind "$T_TMP:/x:rw" --bind "$T_TMP:/x:ro" -- /bin/true
+one_line_case bind_same_destination_spelled run --bind "$T_TMP:/x" --bind "/usr://x/." -- /bin/true
+one_line_case tmpfs_over_bind_destination run --bind "$T_TMP:/x" --tmpfs /x/ -- /bin/true
+one_line_case size_plus_sign run --memory +512M -- /bin/true
+one_line_case size_leading_space run --disk " 64M" -- /bin/true
+one_line_case publish_plus_sign run --publish +8080:80 -- /bin/true
+out=$(moat run --net none --net none --bind "$T_TMP:/x" --bind "$T_TMP:/x/y" -- /bin/sh -c 'echo fine' </dev/null 2>&1)
+expect_eq no_conflict_still_runs "$out" fine
+
 # The caller's closed stdio (red team 40): a `moat run` started with fds 0-2
 # closed (`<&- >&- 2>&-`, a daemon's wrapper) put its own fds there: the
 # gofer's channel landed on fd 2 (every moat message and --trace line went

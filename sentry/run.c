@@ -894,11 +894,12 @@ int sentry_run(const struct sentry_config *cfg)
 	pipeline_drain(200);
 	pipeline_profile_report();
 	broker_audit_drain();
-	audit_flush(sb->audit);
+	int audit_lost = audit_flush(sb->audit);
 	status_out = limits_finish(lim, status_out, ta.main_raw, ta.main_seen, &main_ru);
 	/* a failed export is never a success (red team 18: the gofer OOM-killed
-	 * in the sandbox's memory cgroup, and moat said 0) */
-	if (export_failed && status_out == 0)
+	 * in the sandbox's memory cgroup, and moat said 0), nor a lost audit
+	 * (red team 40) */
+	if ((export_failed || audit_lost) && status_out == 0)
 		status_out = 1;
 	helpers_reap();
 	dbg("%.2f ms: done", ms_now() - t0);

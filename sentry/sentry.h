@@ -115,8 +115,9 @@ struct audit_limits {
 };
 struct audit *audit_open(const char *path, int trace, const struct audit_limits *lim,
 			 char *err, size_t errlen);
-/* Write the pending "dropped" records (the end of the sandbox). */
-void audit_flush(struct audit *a);
+/* Write the pending "dropped" records (the end of the sandbox); 1 when a
+ * write to the --audit file failed and events were lost (said on stderr) */
+int audit_flush(struct audit *a);
 /* One event per trapped call. args: decoded text; ret: value or -errno. */
 void audit_event(struct audit *a, struct sandbox *sb, struct task *t, pid_t host_tid,
 		 const char *syscall, const char *args, int decision, long ret,

@@ -153,6 +153,15 @@ assert len({json.dumps(r.get([k for k in r if "sandbox" in k.lower()][0])) for r
 PYEOF
 then ok audit_json_lines; else fail audit_json_lines "see above"; fi
 
+# A write to the --audit file that fails (a full disk, EIO) lost every
+# later event, and moat said nothing and 0 (red team 40). Now one line with
+# the count, and a run whose audit was lost is no success (the program's
+# own failure status is kept).
+e=$(moat run --audit /dev/full -- /bin/sh -c 'cat /etc/hostname >/dev/null' </dev/null 2>&1 >/dev/null); rc=$?
+moat run --audit /dev/full -- /bin/sh -c 'exit 3' </dev/null >/dev/null 2>&1; rc3=$?
+n=$(printf '%s\n' "$e" | grep -c '^moat: --audit /dev/full: No space left on device: [1-9][0-9]* events\{0,1\} not written$')
+expect_eq audit_write_error_said "$rc $n $rc3" "1 1 3"
+
 # --deny: a policy beyond the defaults. mkdir is denied (EPERM) and audited as
 # denied, under a different policy version than the default policy's.
 out=$(moat run --deny mkdir --audit "$T_TMP/deny.jsonl" -- /bin/sh -c 'mkdir /tmp/d 2>/dev/null; echo $?; mkdir -p /tmp/e/f 2>&1 | head -c 0; test -d /tmp/d || echo absent' </dev/null 2>/dev/null)

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -377,6 +378,8 @@ static void setup_secrets(struct sentry_config *c, const char *const *specs, int
 
 static sigset_t caller_blocked, caller_ignored;
 static int caller_closed;
+static struct rlimit caller_nofile; /* rlim_max 0: unknown */
+#define MOAT_MIN_NOFILE 256 /* below: moat-netd's sockets, then the gofer's, fail */
 
 static int cmd_run(int argc, char **argv)
 {
@@ -385,6 +388,7 @@ static int cmd_run(int argc, char **argv)
 	c.caller_blocked = caller_blocked;
 	c.caller_ignored = caller_ignored;
 	c.caller_closed = caller_closed;
+	c.caller_nofile_cur = caller_nofile.rlim_cur;
 	c.audit_max_bytes = AUDIT_DEFAULT_MAX_BYTES;
 	c.audit_rate = AUDIT_DEFAULT_RATE;
 	c.export_max_files = 10000;
@@ -558,6 +562,9 @@ static int cmd_run(int argc, char **argv)
 		usage("missing PROGRAM after --");
 	if (argv[i][0] == 0)
 		die_status(127, ": not found");
+	if (caller_nofile.rlim_max && caller_nofile.rlim_max < MOAT_MIN_NOFILE)
+		die("the open-file limit (ulimit -Hn) is %llu: moat needs at least %d",
+		    (unsigned long long)caller_nofile.rlim_max, MOAT_MIN_NOFILE);
 	if (nsecret)
 		setup_secrets(&c, secret_specs, nsecret);
 	c.argv = argv + i;
@@ -750,6 +757,12 @@ int main(int argc, char **argv)
 		struct sigaction sa;
 		if (sigaction(s, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
 			sigaddset(&caller_ignored, s);
+	}
+	/* The caller's soft open-file limit is the program's (spawn.c), not
+	 * ours: ours is the hard one (a soft 16 failed the start) */
+	if (getrlimit(RLIMIT_NOFILE, &caller_nofile) == 0 && caller_nofile.rlim_cur < caller_nofile.rlim_max) {
+		struct rlimit up = { caller_nofile.rlim_max, caller_nofile.rlim_max };
+		(void)setrlimit(RLIMIT_NOFILE, &up);
 	}
 	if (getenv("MOAT_DEBUG"))
 		moat_debug = 1;

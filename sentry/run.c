@@ -559,6 +559,7 @@ int sentry_run(const struct sentry_config *cfg)
 		.dns_stub = cfg->net && cfg->net->nrules > 0,
 		.prog_blocked = &cfg->caller_blocked, .prog_ignored = &cfg->caller_ignored,
 		.stdio_closed = cfg->caller_closed,
+		.nofile_cur = cfg->caller_nofile_cur,
 	};
 	/* 3. the gofer is the one sandbox process that keeps the caller's
 	 * privilege: fork it now, then give ours up before the guest exists

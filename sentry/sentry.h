@@ -58,6 +58,9 @@ struct sentry_config {
 	/* bit N: the caller started moat with fd N (0-2) closed (the CLI put
 	 * /dev/null there); the program gets it closed */
 	int caller_closed;
+	/* the caller's soft RLIMIT_NOFILE (moat runs at the hard one), the
+	 * program's; 0: leave it */
+	unsigned long long caller_nofile_cur;
 	const char *root;                 /* --root, or NULL for the system view */
 	struct bind_spec binds[MAX_BINDS];
 	int nbinds;

@@ -262,6 +262,20 @@ one_line_case publish_plus_sign run --publish +8080:80 -- /bin/true
 out=$(moat run --net none --net none --bind "$T_TMP:/x" --bind "$T_TMP:/x/y" -- /bin/sh -c 'echo fine' </dev/null 2>&1)
 expect_eq no_conflict_still_runs "$out" fine
 
+# The caller's open-file limit (red team 40): a soft limit of 16 under a
+# high hard one (moat needs more) failed the start ("gofer: tmpfs: Too many
+# open files"), and a hard one too low for moat failed it with whatever
+# ran out first ("moat-reopen: cannot hand it the guest's namespace", or
+# moat-netd's sockets refused). moat now raises its own soft limit to the
+# hard one, the program gets the caller's soft limit back, and a hard limit
+# below 256 is said at once, one line, exit 1.
+out=$(bash -c 'ulimit -Sn 16; exec "$@"' _ "$MOAT" run -- /bin/sh -c 'ulimit -Sn' </dev/null 2>&1); rc=$?
+expect_eq nofile_soft_low_runs "$out rc $rc" "16 rc 0"
+e=$(bash -c 'ulimit -n 64; exec "$@"' _ "$MOAT" run -- /bin/true </dev/null 2>&1 >/dev/null); rc=$?
+if [ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$e" | grep -c .)" -eq 1 ] && printf '%s' "$e" | grep -q 'open-file limit'; then
+	ok nofile_hard_low_one_line
+else fail nofile_hard_low_one_line "exit $rc stderr [$e]"; fi
+
 # The caller's closed stdio (red team 40): a `moat run` started with fds 0-2
 # closed (`<&- >&- 2>&-`, a daemon's wrapper) put its own fds there: the
 # gofer's channel landed on fd 2 (every moat message and --trace line went

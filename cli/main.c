@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -378,6 +379,7 @@ static void setup_secrets(struct sentry_config *c, const char *const *specs, int
 
 static sigset_t caller_blocked, caller_ignored;
 static int caller_closed;
+static mode_t caller_umask;
 static struct rlimit caller_nofile; /* rlim_max 0: unknown */
 #define MOAT_MIN_NOFILE 256 /* below: moat-netd's sockets, then the gofer's, fail */
 
@@ -388,6 +390,7 @@ static int cmd_run(int argc, char **argv)
 	c.caller_blocked = caller_blocked;
 	c.caller_ignored = caller_ignored;
 	c.caller_closed = caller_closed;
+	c.caller_umask = caller_umask + 1;
 	c.caller_nofile_cur = caller_nofile.rlim_cur;
 	c.audit_max_bytes = AUDIT_DEFAULT_MAX_BYTES;
 	c.audit_rate = AUDIT_DEFAULT_RATE;
@@ -764,6 +767,14 @@ int main(int argc, char **argv)
 		struct rlimit up = { caller_nofile.rlim_max, caller_nofile.rlim_max };
 		(void)setrlimit(RLIMIT_NOFILE, &up);
 	}
+	/* The caller's umask is the program's (its first task's, kernel/
+	 * tasks.c): before red team 40 it was 022, and under a caller's 077
+	 * the files it wrote into a rw bind were 0644. Ours keeps its group
+	 * and other bits (what moat makes for the caller: --export, --result)
+	 * but never the owner's: with 0700 or 0777 moat's own set-up files
+	 * were unusable (exit 126) */
+	caller_umask = umask(0);
+	umask(caller_umask & 077);
 	if (getenv("MOAT_DEBUG"))
 		moat_debug = 1;
 	/* Nothing the caller left open beyond stdio stays with us: the sentry

@@ -454,6 +454,7 @@ int sentry_run(const struct sentry_config *cfg)
 	pthread_mutex_init(&sb->passcred_lock, NULL);
 	pthread_mutex_init(&sb->sysctl_lock, NULL);
 	snprintf(sb->hostname, sizeof sb->hostname, "%s", cfg->hostname ? cfg->hostname : "moat");
+	sb->umask0 = cfg->caller_umask;
 	snprintf(sb->domainname, sizeof sb->domainname, "(none)");
 	if (cfg->kernel_release)
 		snprintf(sb->release, sizeof sb->release, "%s", cfg->kernel_release);

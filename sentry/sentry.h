@@ -61,6 +61,8 @@ struct sentry_config {
 	/* the caller's soft RLIMIT_NOFILE (moat runs at the hard one), the
 	 * program's; 0: leave it */
 	unsigned long long caller_nofile_cur;
+	/* the caller's umask + 1 (0: unknown, 022), the program's */
+	mode_t caller_umask;
 	const char *root;                 /* --root, or NULL for the system view */
 	struct bind_spec binds[MAX_BINDS];
 	int nbinds;

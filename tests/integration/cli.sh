@@ -276,6 +276,19 @@ if [ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$e" | grep -c .)" -eq 1 ] && printf '%
 	ok nofile_hard_low_one_line
 else fail nofile_hard_low_one_line "exit $rc stderr [$e]"; fi
 
+# The caller's umask (red team 40): the program started with umask 022
+# whatever the caller's, so under a caller's 077 the files it wrote into a
+# rw bind (the caller's own directory) were 0644, readable by every host
+# user, where natively 0600; and a umask with owner bits (0700, 0777) made
+# moat's own set-up files unusable: exit 126, not a word. The program now
+# starts with the caller's umask; moat's own files take its group and
+# other bits only.
+mkdir -p "$T_TMP/um" && chmod 777 "$T_TMP/um"
+out=$( (umask 077; "$MOAT" run --bind "$T_TMP/um:/w:rw" -- /bin/sh -c 'umask; echo k >/w/key; mkdir /w/d' </dev/null 2>&1) )
+modes=$(stat -c '%a' "$T_TMP/um/key" "$T_TMP/um/d" 2>&1 | tr '\n' ' ')
+out2=$( (umask 0777; "$MOAT" run -- /bin/sh -c 'umask; echo ran' </dev/null 2>&1); echo "rc $?")
+expect_eq caller_umask_kept "$out $modes| $(echo $out2)" "0077 600 700 | 0777 ran rc 0"
+
 # The caller's closed stdio (red team 40): a `moat run` started with fds 0-2
 # closed (`<&- >&- 2>&-`, a daemon's wrapper) put its own fds there: the
 # gofer's channel landed on fd 2 (every moat message and --trace line went

@@ -297,7 +297,9 @@ expect_eq caller_umask_kept "$out $modes| $(echo $out2)" "0077 600 700 | 0777 ra
 # /dev/null on each closed one and the program gets it closed, as natively.
 # Each row: which fds the caller closed, moat's status, which of fds 0-2 the
 # program had open, any socket on fds 0-2 of moat's processes (as root:
-# rootless they are not ours to read).
+# rootless they are not ours to read); the last row with -t (on main its
+# relay typed the gofer's protocol bytes from fd 0 into the program's
+# terminal: a ^C among them ended the program with 130).
 mkdir -p "$T_TMP/stdio" && chmod 777 "$T_TMP/stdio"
 out=$("$PY" - "$MOAT" "$T_TMP/stdio" "${MOAT_TIMEOUT:-120}" <<'PYEOF' 2>&1
 import os, sys, time
@@ -322,7 +324,7 @@ def tree(root):
         p = todo.pop(); out.append(p); todo += kids.get(p, [])
     return out
 rows = []
-for closed in ((0, 1, 2), (2,), (1,), (0,)):
+for tty, closed in (('', (0, 1, 2)), ('', (2,)), ('', (1,)), ('', (0,)), ('-t', (0, 1))):
     try: os.unlink(d + '/r')
     except FileNotFoundError: pass
     pid = os.fork()
@@ -330,7 +332,8 @@ for closed in ((0, 1, 2), (2,), (1,), (0,)):
         os.dup2(os.open('/dev/null', os.O_WRONLY), 2)  # (the --trace lines)
         for fd in closed:
             os.close(fd)
-        os.execv(moat, [moat, 'run', '--trace', '--bind', d + ':/out:rw', '--', 'python3', '-c', prog])
+        os.execv(moat, [moat, 'run', '--trace', '--bind', d + ':/out:rw'] + ([tty] if tty else []) +
+                 ['--', 'python3', '-c', prog])
     socks, t0 = set(), time.time()
     while time.time() - t0 < tmo:
         done, st = os.waitpid(pid, os.WNOHANG)
@@ -349,11 +352,11 @@ for closed in ((0, 1, 2), (2,), (1,), (0,)):
         os.kill(pid, 9); done, st = os.waitpid(pid, 0)
     try: r = open(d + '/r').read()
     except OSError: r = 'none'
-    rows.append('%s: rc %d prog %s sockets %s' % (','.join(map(str, closed)), os.waitstatus_to_exitcode(st), r,
+    rows.append('%s%s: rc %d prog %s sockets %s' % (tty, ','.join(map(str, closed)), os.waitstatus_to_exitcode(st), r,
                                                 ' '.join(sorted(socks)) or 'none'))
 print('; '.join(rows))
 PYEOF
 )
-expect_eq caller_closed_stdio "$out" "0,1,2: rc 0 prog closed,closed,closed sockets none; 2: rc 0 prog open,open,closed sockets none; 1: rc 0 prog open,closed,open sockets none; 0: rc 0 prog closed,open,open sockets none"
+expect_eq caller_closed_stdio "$out" "0,1,2: rc 0 prog closed,closed,closed sockets none; 2: rc 0 prog open,open,closed sockets none; 1: rc 0 prog open,closed,open sockets none; 0: rc 0 prog closed,open,open sockets none; -t0,1: rc 0 prog open,open,open sockets none"
 
 finish

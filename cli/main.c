@@ -761,6 +761,21 @@ int main(int argc, char **argv)
 		if (sigaction(s, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
 			sigaddset(&caller_ignored, s);
 	}
+	/* ... but not moat's own (red team 40): SIGCHLD ignored made the
+	 * kernel reap our children, and a wait for one helper waited for all
+	 * of them (with --export the sentry for the gofer, which waited for
+	 * the sentry: hung); the signals moat itself uses blocked held them
+	 * (SIGALRM: --kill-after's timer never fired; the relay's interrupt;
+	 * -t's SIGWINCH). The signals moat forwards stay as the caller had
+	 * them: the program has the same mask. */
+	signal(SIGCHLD, SIG_DFL);
+	sigset_t own;
+	sigemptyset(&own);
+	sigaddset(&own, SIGCHLD);
+	sigaddset(&own, SIGALRM);
+	sigaddset(&own, SIGWINCH);
+	sigaddset(&own, MOAT_RELAY_SIG);
+	sigprocmask(SIG_UNBLOCK, &own, NULL);
 	/* The caller's soft open-file limit is the program's (spawn.c), not
 	 * ours: ours is the hard one (a soft 16 failed the start) */
 	if (getrlimit(RLIMIT_NOFILE, &caller_nofile) == 0 && caller_nofile.rlim_cur < caller_nofile.rlim_max) {

@@ -1028,7 +1028,7 @@ static int write_all_fd(int fd, const char *b, size_t n)
  * alone) interrupts the blocked write. Before red team 28 `--output-limit 1G
  * --timeout 2s` with a stdout reader that stopped reading kept moat running
  * until the reader died, and moat ignored SIGTERM meanwhile. */
-#define RELAY_SIG (SIGRTMIN + 2)
+#define RELAY_SIG MOAT_RELAY_SIG
 
 static void relay_sig_handler(int sig)
 {

@@ -47,6 +47,9 @@ struct bind_spec {
 	unsigned long long size; /* tmpfs: bytes, 0 = the default */
 };
 
+/* the signal that interrupts the output relay's blocked write (limits.c) */
+#define MOAT_RELAY_SIG (SIGRTMIN + 2)
+
 #define MAX_BINDS 64
 #define MAX_ENV 256
 

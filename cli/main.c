@@ -13,11 +13,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -199,7 +202,8 @@ static unsigned long long parse_size(const char *opt, const char *v)
 		shift = 20, end++;
 	else if (*end == 'G' || *end == 'g')
 		shift = 30, end++;
-	if (errno || end == v || *end || v[0] == '-' || (shift && n > (~0ULL >> shift)))
+	/* digits first: strtoull takes " 1G", "+1G" and "-1" (as 2^64 - 1) */
+	if (errno || end == v || *end || !(v[0] >= '0' && v[0] <= '9') || (shift && n > (~0ULL >> shift)))
 		die_status(2, "%s %s: expected a number (suffix K, M or G)", opt, v);
 	return n << shift;
 }
@@ -374,6 +378,10 @@ static void setup_secrets(struct sentry_config *c, const char *const *specs, int
 }
 
 static sigset_t caller_blocked, caller_ignored;
+static int caller_closed;
+static mode_t caller_umask;
+static struct rlimit caller_nofile; /* rlim_max 0: unknown */
+#define MOAT_MIN_NOFILE 256 /* below: moat-netd's sockets, then the gofer's, fail */
 
 static int cmd_run(int argc, char **argv)
 {
@@ -381,13 +389,16 @@ static int cmd_run(int argc, char **argv)
 	memset(&c, 0, sizeof c);
 	c.caller_blocked = caller_blocked;
 	c.caller_ignored = caller_ignored;
+	c.caller_closed = caller_closed;
+	c.caller_umask = caller_umask + 1;
+	c.caller_nofile_cur = caller_nofile.rlim_cur;
 	c.audit_max_bytes = AUDIT_DEFAULT_MAX_BYTES;
 	c.audit_rate = AUDIT_DEFAULT_RATE;
 	c.export_max_files = 10000;
 	c.export_max_bytes = 256ULL << 20;
 	c.kill_after_ms = 10000;
 	const char *secret_specs[BROKER_MAX_SECRETS];
-	int nsecret = 0;
+	int nsecret = 0, net_none = 0;
 	int i;
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i];
@@ -506,6 +517,7 @@ static int cmd_run(int argc, char **argv)
 			c.audit_path = optval(argc, argv, &i, "--audit");
 		} else if (is_opt(a, "--net")) {
 			const char *v = optval(argc, argv, &i, "--net");
+			net_none |= !strcmp(v, "none");
 			if (!c.net)
 				c.net = xcalloc(1, sizeof *c.net);
 			char err[512];
@@ -519,7 +531,10 @@ static int cmd_run(int argc, char **argv)
 		} else if (is_opt(a, "--publish")) {
 			const char *v = optval(argc, argv, &i, "--publish");
 			int hp, gp, used = 0;
-			if (sscanf(v, "%d:%d%n", &hp, &gp, &used) != 2 || v[used] || hp < 1 || hp > 65535 ||
+			const char *gs = strchr(v, ':');
+			/* digits only (%d takes " 80", "+80") */
+			if (strspn(v, "0123456789:") != strlen(v) || !gs || gs == v || !gs[1] ||
+			    sscanf(v, "%d:%d%n", &hp, &gp, &used) != 2 || v[used] || hp < 1 || hp > 65535 ||
 			    gp < 1 || gp > 65535)
 				die_status(2, "--publish %s: expected HOSTPORT:GUESTPORT (1-65535)", v);
 			if (c.npub >= 16)
@@ -542,10 +557,17 @@ static int cmd_run(int argc, char **argv)
 			usage("the program must follow --");
 		}
 	}
+	/* (red team 40: a wrapper's --net none after the user's --net allow=
+	 * left the allowed destinations reachable) */
+	if (net_none && c.net && c.net->nrules > 0)
+		die_status(2, "--net none and --net allow= both given");
 	if (i >= argc)
 		usage("missing PROGRAM after --");
 	if (argv[i][0] == 0)
 		die_status(127, ": not found");
+	if (caller_nofile.rlim_max && caller_nofile.rlim_max < MOAT_MIN_NOFILE)
+		die("the open-file limit (ulimit -Hn) is %llu: moat needs at least %d",
+		    (unsigned long long)caller_nofile.rlim_max, MOAT_MIN_NOFILE);
 	if (nsecret)
 		setup_secrets(&c, secret_specs, nsecret);
 	c.argv = argv + i;
@@ -718,6 +740,18 @@ static int cmd_syscalls(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	/* Fds 0-2 the caller left closed (`moat run ... <&- >&- 2>&-`, a
+	 * daemon's wrapper): /dev/null holds each number before we open
+	 * anything, or our own fds land there — the gofer's channel on fd 2
+	 * took every message and --trace line into its protocol, and the
+	 * guest's init inherited it (red team 40). The program gets them
+	 * closed, as a native exec would (spawn.c program_main). */
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			if (open("/dev/null", O_RDWR) != fd) /* (the lowest free number) */
+				_exit(2);
+			caller_closed |= 1 << fd;
+		}
 	/* what a native exec would hand the program, before anything of
 	 * ours changes it */
 	sigprocmask(SIG_SETMASK, NULL, &caller_blocked);
@@ -727,6 +761,35 @@ int main(int argc, char **argv)
 		if (sigaction(s, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
 			sigaddset(&caller_ignored, s);
 	}
+	/* ... but not moat's own (red team 40): SIGCHLD ignored made the
+	 * kernel reap our children, and a wait for one helper waited for all
+	 * of them (with --export the sentry for the gofer, which waited for
+	 * the sentry: hung); the signals moat itself uses blocked held them
+	 * (SIGALRM: --kill-after's timer never fired; the relay's interrupt;
+	 * -t's SIGWINCH). The signals moat forwards stay as the caller had
+	 * them: the program has the same mask. */
+	signal(SIGCHLD, SIG_DFL);
+	sigset_t own;
+	sigemptyset(&own);
+	sigaddset(&own, SIGCHLD);
+	sigaddset(&own, SIGALRM);
+	sigaddset(&own, SIGWINCH);
+	sigaddset(&own, MOAT_RELAY_SIG);
+	sigprocmask(SIG_UNBLOCK, &own, NULL);
+	/* The caller's soft open-file limit is the program's (spawn.c), not
+	 * ours: ours is the hard one (a soft 16 failed the start) */
+	if (getrlimit(RLIMIT_NOFILE, &caller_nofile) == 0 && caller_nofile.rlim_cur < caller_nofile.rlim_max) {
+		struct rlimit up = { caller_nofile.rlim_max, caller_nofile.rlim_max };
+		(void)setrlimit(RLIMIT_NOFILE, &up);
+	}
+	/* The caller's umask is the program's (its first task's, kernel/
+	 * tasks.c): before red team 40 it was 022, and under a caller's 077
+	 * the files it wrote into a rw bind were 0644. Ours keeps its group
+	 * and other bits (what moat makes for the caller: --export, --result)
+	 * but never the owner's: with 0700 or 0777 moat's own set-up files
+	 * were unusable (exit 126) */
+	caller_umask = umask(0);
+	umask(caller_umask & 077);
 	if (getenv("MOAT_DEBUG"))
 		moat_debug = 1;
 	/* Nothing the caller left open beyond stdio stays with us: the sentry

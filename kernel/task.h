@@ -270,6 +270,7 @@ struct sandbox {
 	 * setdomainname of a guest root; under uts_lock */
 	pthread_mutex_t uts_lock;
 	char hostname[65];
+	mode_t umask0;           /* the first guest task's umask: the caller's (+1; 0: 022) */
 	char domainname[65];
 	char release[65];
 	/* /proc/sys values moat itself honours, writable by a guest root

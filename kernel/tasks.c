@@ -324,7 +324,7 @@ struct task *task_create(struct sandbox *sb, pid_t tid, pid_t tgid,
 			pthread_mutex_unlock(&parent->fs->lock);
 		}
 	} else {
-		t->fs = fs_ctx_new("/", 022);
+		t->fs = fs_ctx_new("/", sb && sb->umask0 ? (sb->umask0 - 1) & 0777 : 022);
 		/* the first guest task: the caller's core limit, as the guest's
 		 * own (the tracer pins the real one to 1 byte) */
 		struct rlimit rl = { 0, 0 };

@@ -35,6 +35,8 @@ struct limiter {
 	uint64_t dropped;        /* events dropped since the last record */
 	int full;                /* the byte cap was reached */
 	int stuck;               /* the sandbox ended while nobody read fd */
+	int werr;                /* a write failed (errno): every later event is lost */
+	uint64_t lost;           /* events lost to it */
 };
 
 struct audit {
@@ -44,6 +46,7 @@ struct audit {
 	double rate, burst;      /* events per second; 0 = no cap */
 	struct limiter json, tr;
 	struct sandbox *sb;      /* for the dropped records */
+	char *path;              /* --audit's, for the lost-events line */
 	pthread_mutex_t lock;    /* the limiters and the writes */
 };
 
@@ -83,13 +86,22 @@ static int dropped_line(struct audit *a, struct limiter *l, int json, char *buf,
 
 static void put(int fd, struct limiter *l, const char *buf, int n)
 {
-	if (n <= 0 || l->stuck)
+	if (n <= 0 || l->stuck || l->werr)
 		return;
 	/* a stream nobody reads blocks the calls it records, as strace's
 	 * would; once the sandbox is ending it is given up (red team 28: moat
 	 * ran past --timeout with --trace into a full stderr pipe) */
-	if (write_while(fd, buf, (size_t)n, limits_ending) == -EAGAIN) {
+	int r = write_while(fd, buf, (size_t)n, limits_ending);
+	if (r == -EAGAIN) {
 		l->stuck = l->full = 1;
+		return;
+	}
+	/* a write error (ENOSPC, EIO, EFBIG): the stream ends there, and the
+	 * events it loses are counted for audit_flush's line (red team 40:
+	 * an --audit file on a full disk lost them, and moat said 0) */
+	if (r < 0) {
+		l->werr = -r;
+		l->lost++;
 		return;
 	}
 	l->bytes += (uint64_t)n;
@@ -101,6 +113,10 @@ static void put(int fd, struct limiter *l, const char *buf, int n)
 static void emit(struct audit *a, struct limiter *l, int fd, int json, const char *line, int n)
 {
 	uint64_t now = now_ns();
+	if (l->werr) {
+		l->lost++;
+		return;
+	}
 	if (l->full) {
 		l->dropped++;
 		return;
@@ -134,11 +150,12 @@ static void emit(struct audit *a, struct limiter *l, int fd, int json, const cha
 	put(fd, l, line, n);
 }
 
-void audit_flush(struct audit *a)
+int audit_flush(struct audit *a)
 {
 	char rec[256];
+	int lost = 0;
 	if (!a)
-		return;
+		return 0;
 	pthread_mutex_lock(&a->lock);
 	if (a->fd >= 0 && a->json.dropped) {
 		put(a->fd, &a->json, rec, dropped_line(a, &a->json, 1, rec, sizeof rec));
@@ -148,7 +165,14 @@ void audit_flush(struct audit *a)
 		put(2, &a->tr, rec, dropped_line(a, &a->tr, 0, rec, sizeof rec));
 		a->tr.dropped = 0;
 	}
+	if (a->fd >= 0 && a->json.werr) {
+		warnx_("--audit %s: %s: %llu event%s not written", a->path,
+			strerror(a->json.werr), (unsigned long long)a->json.lost,
+			a->json.lost == 1 ? "" : "s");
+		lost = 1;
+	}
 	pthread_mutex_unlock(&a->lock);
+	return lost;
 }
 
 struct audit *audit_open(const char *path, int trace, const struct audit_limits *lim,
@@ -176,6 +200,7 @@ struct audit *audit_open(const char *path, int trace, const struct audit_limits 
 			free(a);
 			return NULL;
 		}
+		a->path = xstrdup(path);
 	}
 	return a;
 }

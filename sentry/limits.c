@@ -620,6 +620,12 @@ struct limits *limits_setup(const struct sentry_config *cfg, struct sandbox *sb,
 		r = setup_v2(l, CG_ROOT "/unified");
 	if (r < 0 && access(CG_ROOT "/memory", F_OK) == 0)
 		r = setup_v1(l);
+	/* a limit asked for and not held is said (red team 40: rootless
+	 * without a delegated cgroup --cpus changed nothing, without a word;
+	 * only --result's cpus_by said "none") */
+	if (cfg->cpus_milli && (r < 0 || !l->cpu_ok))
+		warnx_("--cpus %.3g is not held: no cpu cgroup moat may use (rootless without a "
+		       "delegated one)", cfg->cpus_milli / 1000.0);
 	if (r < 0) {
 		dbg("no cgroup: rlimits and the sentry's accounting only");
 		return l;
@@ -1022,7 +1028,7 @@ static int write_all_fd(int fd, const char *b, size_t n)
  * alone) interrupts the blocked write. Before red team 28 `--output-limit 1G
  * --timeout 2s` with a stdout reader that stopped reading kept moat running
  * until the reader died, and moat ignored SIGTERM meanwhile. */
-#define RELAY_SIG (SIGRTMIN + 2)
+#define RELAY_SIG MOAT_RELAY_SIG
 
 static void relay_sig_handler(int sig)
 {

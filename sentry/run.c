@@ -454,6 +454,7 @@ int sentry_run(const struct sentry_config *cfg)
 	pthread_mutex_init(&sb->passcred_lock, NULL);
 	pthread_mutex_init(&sb->sysctl_lock, NULL);
 	snprintf(sb->hostname, sizeof sb->hostname, "%s", cfg->hostname ? cfg->hostname : "moat");
+	sb->umask0 = cfg->caller_umask;
 	snprintf(sb->domainname, sizeof sb->domainname, "(none)");
 	if (cfg->kernel_release)
 		snprintf(sb->release, sizeof sb->release, "%s", cfg->kernel_release);
@@ -558,6 +559,8 @@ int sentry_run(const struct sentry_config *cfg)
 		.loader_len = (size_t)(moat_loader_end - moat_loader_start),
 		.dns_stub = cfg->net && cfg->net->nrules > 0,
 		.prog_blocked = &cfg->caller_blocked, .prog_ignored = &cfg->caller_ignored,
+		.stdio_closed = cfg->caller_closed,
+		.nofile_cur = cfg->caller_nofile_cur,
 	};
 	/* 3. the gofer is the one sandbox process that keeps the caller's
 	 * privilege: fork it now, then give ours up before the guest exists
@@ -893,11 +896,12 @@ int sentry_run(const struct sentry_config *cfg)
 	pipeline_drain(200);
 	pipeline_profile_report();
 	broker_audit_drain();
-	audit_flush(sb->audit);
+	int audit_lost = audit_flush(sb->audit);
 	status_out = limits_finish(lim, status_out, ta.main_raw, ta.main_seen, &main_ru);
 	/* a failed export is never a success (red team 18: the gofer OOM-killed
-	 * in the sandbox's memory cgroup, and moat said 0) */
-	if (export_failed && status_out == 0)
+	 * in the sandbox's memory cgroup, and moat said 0), nor a lost audit
+	 * (red team 40) */
+	if ((export_failed || audit_lost) && status_out == 0)
 		status_out = 1;
 	helpers_reap();
 	dbg("%.2f ms: done", ms_now() - t0);

@@ -47,6 +47,9 @@ struct bind_spec {
 	unsigned long long size; /* tmpfs: bytes, 0 = the default */
 };
 
+/* the signal that interrupts the output relay's blocked write (limits.c) */
+#define MOAT_RELAY_SIG (SIGRTMIN + 2)
+
 #define MAX_BINDS 64
 #define MAX_ENV 256
 
@@ -55,6 +58,14 @@ struct sentry_config {
 	 * started: the program gets them, as across a native exec (nohup,
 	 * a shell's background job: SIGINT and SIGQUIT ignored) */
 	sigset_t caller_blocked, caller_ignored;
+	/* bit N: the caller started moat with fd N (0-2) closed (the CLI put
+	 * /dev/null there); the program gets it closed */
+	int caller_closed;
+	/* the caller's soft RLIMIT_NOFILE (moat runs at the hard one), the
+	 * program's; 0: leave it */
+	unsigned long long caller_nofile_cur;
+	/* the caller's umask + 1 (0: unknown, 022), the program's */
+	mode_t caller_umask;
 	const char *root;                 /* --root, or NULL for the system view */
 	struct bind_spec binds[MAX_BINDS];
 	int nbinds;
@@ -112,8 +123,9 @@ struct audit_limits {
 };
 struct audit *audit_open(const char *path, int trace, const struct audit_limits *lim,
 			 char *err, size_t errlen);
-/* Write the pending "dropped" records (the end of the sandbox). */
-void audit_flush(struct audit *a);
+/* Write the pending "dropped" records (the end of the sandbox); 1 when a
+ * write to the --audit file failed and events were lost (said on stderr) */
+int audit_flush(struct audit *a);
 /* One event per trapped call. args: decoded text; ret: value or -errno. */
 void audit_event(struct audit *a, struct sandbox *sb, struct task *t, pid_t host_tid,
 		 const char *syscall, const char *args, int decision, long ret,

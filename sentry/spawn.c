@@ -130,6 +130,18 @@ static _Noreturn void program_main(const struct spawn_args *a, int sock)
 	for (int s = 1; s < NSIG; s++)
 		signal(s, a->prog_ignored && sigismember(a->prog_ignored, s) == 1 &&
 				  s != SIGKILL && s != SIGSTOP ? SIG_IGN : SIG_DFL);
+	/* the caller's closed stdio (/dev/null in moat, cli/main.c) closed
+	 * again, unless -t's pty took its place (before the filter: the
+	 * listener may take one of the numbers, closed with it below) */
+	for (int fd = 0; fd < 3; fd++)
+		if ((a->stdio_closed & (1 << fd)) && a->tty_fd < 0)
+			close(fd);
+	/* and the caller's soft open-file limit (moat raised its own) */
+	struct rlimit nf;
+	if (a->nofile_cur && getrlimit(RLIMIT_NOFILE, &nf) == 0 && a->nofile_cur < nf.rlim_cur) {
+		nf.rlim_cur = a->nofile_cur;
+		(void)setrlimit(RLIMIT_NOFILE, &nf);
+	}
 	/* (tests: widen the window before the listener is sent, where a
 	 * signal once held the program and the tracer until --kill-after) */
 	const char *dl = getenv("MOAT_TEST_LISTENER_DELAY_MS");

@@ -26,6 +26,8 @@ struct spawn_args {
 	int dns_stub;                /* --net allow=: the init binds 127.0.0.53:53/udp in the guest netns */
 	const sigset_t *prog_blocked;  /* the program's signal mask and ignored signals at exec */
 	const sigset_t *prog_ignored;  /* (the caller's: sentry_config), or NULL: none */
+	int stdio_closed;              /* bit N: fd N (0-2) closed at exec (the caller's was: sentry_config) */
+	unsigned long long nofile_cur; /* the program's soft RLIMIT_NOFILE (the caller's), 0: as it is */
 };
 
 struct spawn_result {

@@ -458,6 +458,22 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 	add_mount(&b, "/etc/hosts", VFS_MNT_PROC, -1, 0, 0, NULL, PROCFS_ETC_HOSTS);
 	add_mount(&b, "/etc/hostname", VFS_MNT_PROC, -1, 0, 0, NULL, "sys/kernel/hostname");
 
+	/* one mount per destination: a second --bind or --tmpfs at the same
+	 * place hid the first one silently, the last one won (red team 40:
+	 * a wrapper's `--bind SRC:/x:ro` after the user's `--bind SRC:/x:rw`
+	 * made nothing read-only) */
+	for (int i = 0; i < cfg->nbinds; i++) {
+		char di[4096], dj[4096];
+		if (canon_guest(cfg->binds[i].dst, di, sizeof di) < 0)
+			continue; /* (said below) */
+		for (int j = 0; j < i; j++)
+			if (canon_guest(cfg->binds[j].dst, dj, sizeof dj) == 0 && !strcmp(di, dj)) {
+				snprintf(err, errlen, "%s %s: %s is the destination of an earlier %s too",
+					 cfg->binds[i].tmpfs ? "--tmpfs" : "--bind", cfg->binds[i].dst, di,
+					 cfg->binds[j].tmpfs ? "--tmpfs" : "--bind");
+				return -EINVAL;
+			}
+	}
 	for (int i = 0; i < cfg->nbinds; i++) {
 		const struct bind_spec *bs = &cfg->binds[i];
 		char dst[4096];

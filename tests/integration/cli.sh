@@ -153,6 +153,15 @@ assert len({json.dumps(r.get([k for k in r if "sandbox" in k.lower()][0])) for r
 PYEOF
 then ok audit_json_lines; else fail audit_json_lines "see above"; fi
 
+# A write to the --audit file that fails (a full disk, EIO) lost every
+# later event, and moat said nothing and 0 (red team 40). Now one line with
+# the count, and a run whose audit was lost is no success (the program's
+# own failure status is kept).
+e=$(moat run --audit /dev/full -- /bin/sh -c 'cat /etc/hostname >/dev/null' </dev/null 2>&1 >/dev/null); rc=$?
+moat run --audit /dev/full -- /bin/sh -c 'exit 3' </dev/null >/dev/null 2>&1; rc3=$?
+n=$(printf '%s\n' "$e" | grep -c '^moat: --audit /dev/full: No space left on device: [1-9][0-9]* events\{0,1\} not written$')
+expect_eq audit_write_error_said "$rc $n $rc3" "1 1 3"
+
 # --deny: a policy beyond the defaults. mkdir is denied (EPERM) and audited as
 # denied, under a different policy version than the default policy's.
 out=$(moat run --deny mkdir --audit "$T_TMP/deny.jsonl" -- /bin/sh -c 'mkdir /tmp/d 2>/dev/null; echo $?; mkdir -p /tmp/e/f 2>&1 | head -c 0; test -d /tmp/d || echo absent' </dev/null 2>/dev/null)
@@ -235,5 +244,119 @@ moat run --result "$T_TMP/ws/result.json" -- /bin/true </dev/null >/dev/null 2>&
 rc3=$(timeout 3 "$MOAT" run --result "$T_TMP/ws/fifo" -- /bin/true </dev/null >/dev/null 2>&1; echo $?)
 res=$(moat run --result /dev/stdout -- /bin/true </dev/null 2>/dev/null | head -c 12)
 expect_eq output_files_no_planted_symlink "$rc1 $rc2 $rc3 $(cat "$T_TMP/victim") $res" '2 2 2 keep {"sandbox": '
+
+# Red team 40: options that contradict an earlier one were taken silently,
+# the last one winning: a wrapper that appends --net none or a read-only
+# --bind to a user's command line got neither (`--net allow=H --net none`
+# left H reachable; a second mount at one destination hid the first). Now
+# exit 2, one line. And every number is digits first: strtoull and %d took
+# " 1G", "+1G", "+8080" (the next case ran).
+one_line_case net_none_after_allow run --net allow=192.0.2.1:9 --net none -- /bin/true
+one_line_case net_allow_after_none run --net none --net allow=192.0.2.1:9 -- /bin/true
+one_line_case bind_same_destination run --bind "$T_TMP:/x:rw" --bind "$T_TMP:/x:ro" -- /bin/true
+one_line_case bind_same_destination_spelled run --bind "$T_TMP:/x" --bind "/usr://x/." -- /bin/true
+one_line_case tmpfs_over_bind_destination run --bind "$T_TMP:/x" --tmpfs /x/ -- /bin/true
+one_line_case size_plus_sign run --memory +512M -- /bin/true
+one_line_case size_leading_space run --disk " 64M" -- /bin/true
+one_line_case publish_plus_sign run --publish +8080:80 -- /bin/true
+out=$(moat run --net none --net none --bind "$T_TMP:/x" --bind "$T_TMP:/x/y" -- /bin/sh -c 'echo fine' </dev/null 2>&1)
+expect_eq no_conflict_still_runs "$out" fine
+
+# The caller's open-file limit (red team 40): a soft limit of 16 under a
+# high hard one (moat needs more) failed the start ("gofer: tmpfs: Too many
+# open files"), and a hard one too low for moat failed it with whatever
+# ran out first ("moat-reopen: cannot hand it the guest's namespace", or
+# moat-netd's sockets refused). moat now raises its own soft limit to the
+# hard one, the program gets the caller's soft limit back, and a hard limit
+# below 256 is said at once, one line, exit 1.
+out=$(bash -c 'ulimit -Sn 16; exec "$@"' _ "$MOAT" run -- /bin/sh -c 'ulimit -Sn' </dev/null 2>&1); rc=$?
+expect_eq nofile_soft_low_runs "$out rc $rc" "16 rc 0"
+e=$(bash -c 'ulimit -n 64; exec "$@"' _ "$MOAT" run -- /bin/true </dev/null 2>&1 >/dev/null); rc=$?
+if [ "$rc" -eq 1 ] && [ "$(printf '%s\n' "$e" | grep -c .)" -eq 1 ] && printf '%s' "$e" | grep -q 'open-file limit'; then
+	ok nofile_hard_low_one_line
+else fail nofile_hard_low_one_line "exit $rc stderr [$e]"; fi
+
+# The caller's umask (red team 40): the program started with umask 022
+# whatever the caller's, so under a caller's 077 the files it wrote into a
+# rw bind (the caller's own directory) were 0644, readable by every host
+# user, where natively 0600; and a umask with owner bits (0700, 0777) made
+# moat's own set-up files unusable: exit 126, not a word. The program now
+# starts with the caller's umask; moat's own files take its group and
+# other bits only.
+mkdir -p "$T_TMP/um" && chmod 777 "$T_TMP/um"
+out=$( (umask 077; "$MOAT" run --bind "$T_TMP/um:/w:rw" -- /bin/sh -c 'umask; echo k >/w/key; mkdir /w/d' </dev/null 2>&1) )
+modes=$(stat -c '%a' "$T_TMP/um/key" "$T_TMP/um/d" 2>&1 | tr '\n' ' ')
+out2=$( (umask 0777; "$MOAT" run -- /bin/sh -c 'umask; echo ran' </dev/null 2>&1); echo "rc $?")
+expect_eq caller_umask_kept "$out $modes| $(echo $out2)" "0077 600 700 | 0777 ran rc 0"
+
+# The caller's closed stdio (red team 40): a `moat run` started with fds 0-2
+# closed (`<&- >&- 2>&-`, a daemon's wrapper) put its own fds there: the
+# gofer's channel landed on fd 2 (every moat message and --trace line went
+# into the gofer's protocol, and moat-init held it), the uid claim on fd 1;
+# with all three closed moat exited 1 before the program ran. moat now holds
+# /dev/null on each closed one and the program gets it closed, as natively.
+# Each row: which fds the caller closed, moat's status, which of fds 0-2 the
+# program had open, any socket on fds 0-2 of moat's processes (as root:
+# rootless they are not ours to read); the last row with -t (on main its
+# relay typed the gofer's protocol bytes from fd 0 into the program's
+# terminal: a ^C among them ended the program with 130).
+mkdir -p "$T_TMP/stdio" && chmod 777 "$T_TMP/stdio"
+out=$("$PY" - "$MOAT" "$T_TMP/stdio" "${MOAT_TIMEOUT:-120}" <<'PYEOF' 2>&1
+import os, sys, time
+moat, d, tmo = sys.argv[1], sys.argv[2], float(sys.argv[3])
+prog = ("import os, time\n"
+        "s = []\n"
+        "for fd in (0, 1, 2):\n"
+        "    try: os.fstat(fd); s.append('open')\n"
+        "    except OSError: s.append('closed')\n"
+        "open('/out/r', 'w').write(','.join(s))\n"
+        "time.sleep(0.8)\n")
+def tree(root):
+    kids = {}
+    for p in os.listdir('/proc'):
+        if p.isdigit():
+            try:
+                kids.setdefault(int(open('/proc/%s/stat' % p).read().rsplit(')', 1)[1].split()[1]), []).append(int(p))
+            except (OSError, IndexError):
+                pass
+    out, todo = [], [root]
+    while todo:
+        p = todo.pop(); out.append(p); todo += kids.get(p, [])
+    return out
+rows = []
+for tty, closed in (('', (0, 1, 2)), ('', (2,)), ('', (1,)), ('', (0,)), ('-t', (0, 1))):
+    try: os.unlink(d + '/r')
+    except FileNotFoundError: pass
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(os.open('/dev/null', os.O_WRONLY), 2)  # (the --trace lines)
+        for fd in closed:
+            os.close(fd)
+        os.execv(moat, [moat, 'run', '--trace', '--bind', d + ':/out:rw'] + ([tty] if tty else []) +
+                 ['--', 'python3', '-c', prog])
+    socks, t0 = set(), time.time()
+    while time.time() - t0 < tmo:
+        done, st = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if os.path.exists(d + '/r'):
+            for p in tree(pid):
+                for fd in (0, 1, 2):
+                    try:
+                        if os.readlink('/proc/%d/fd/%d' % (p, fd)).startswith('socket:'):
+                            socks.add('%s:%d' % (open('/proc/%d/comm' % p).read().strip(), fd))
+                    except OSError:
+                        pass
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9); done, st = os.waitpid(pid, 0)
+    try: r = open(d + '/r').read()
+    except OSError: r = 'none'
+    rows.append('%s%s: rc %d prog %s sockets %s' % (tty, ','.join(map(str, closed)), os.waitstatus_to_exitcode(st), r,
+                                                ' '.join(sorted(socks)) or 'none'))
+print('; '.join(rows))
+PYEOF
+)
+expect_eq caller_closed_stdio "$out" "0,1,2: rc 0 prog closed,closed,closed sockets none; 2: rc 0 prog open,open,closed sockets none; 1: rc 0 prog open,closed,open sockets none; 0: rc 0 prog closed,open,open sockets none; -t0,1: rc 0 prog open,open,open sockets none"
 
 finish

@@ -404,4 +404,34 @@ signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR2])
 os.execvp(sys.argv[1], sys.argv[1:])' "$MOAT" run -- grep -E '^Sig(Blk|Ign)' /proc/self/status 2>&1 </dev/null)
 SANITY=1 expect_eq caller_signal_dispositions "$out" "$want"
 
+# moat's own signal state is not the caller's (red team 40): the caller's
+# blocked and ignored signals are the program's (above), but a caller that
+# ignored SIGCHLD made the kernel reap moat's children itself, and moat's
+# wait for one helper then waited for all of them: with --export the
+# sentry waited for the gofer, which waited for the sentry (hung until
+# killed); a caller that blocked SIGALRM held --kill-after's timer, so a
+# program that ignores SIGTERM kept moat running after the SIGTERM until a
+# second one. moat clears both for itself at start.
+rm -rf "$T_TMP/sigexp"
+timeout -k 2 20 "$PY" -c 'import os, signal, sys
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+os.execv(sys.argv[1], sys.argv[1:])' "$MOAT" run --export "$T_TMP/sigexp" -- /bin/sh -c "echo x >/etc/rt40-$T_MARK" </dev/null >/dev/null 2>&1
+rc=$?
+n=$(grep -c "rt40-$T_MARK" "$T_TMP/sigexp/root/manifest.json" 2>/dev/null)
+expect_eq caller_sigchld_ignored_export "rc $rc exported ${n:-0}" "rc 0 exported 1"
+"$PY" -c 'import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM, signal.SIGRTMIN + 2, signal.SIGWINCH])
+os.execv(sys.argv[1], sys.argv[1:])' "$MOAT" run --kill-after 1s -- /bin/sh -c "trap '' TERM; echo ready; : $T_MARK; while :; do sleep 0.1; done" \
+	</dev/null >"$T_TMP/sigalrm.out" 2>/dev/null &
+pid=$!
+for ((i = 0; i < 100; i++)); do grep -q ready "$T_TMP/sigalrm.out" 2>/dev/null && break; sleep 0.1; done
+sleep 0.3
+t0=$(date +%s%N)
+kill -TERM $pid
+wait_max $pid 6
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$ms" -le 3500 ] && ms=prompt || ms="after $ms ms"
+expect_eq caller_sigalrm_blocked_kill_after "$rc $ms" "137 prompt"
+SANITY=1 check caller_sigalrm_blocked_no_process_left gone "$T_MARK" 2
+
 finish

@@ -456,6 +456,11 @@ if [ "$(field "$R" limits.cpus_by)" = cgroup ]; then
 else
 	skip cpus_half "no cpu controller we may use ($(id -un)): --cpus is not held"
 fi
+# ... and a --cpus that is not held is said, one line (red team 40: rootless
+# without a delegated cgroup it changed nothing, and only --result said so)
+warned=$(printf '%s\n' "$err" | grep -c '^moat: --cpus 0.5 is not held: ')
+[ "$(field "$R" limits.cpus_by)" = cgroup ] && want=0 || want=1
+expect_eq cpus_not_held_said "$warned" "$want"
 no_leftovers cpus
 
 # --- --cpus holds the sentry's work for the guest too (red team 17: the

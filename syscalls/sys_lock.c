@@ -781,6 +781,7 @@ struct open_scan {
 	bool incomplete;         /* some fd table could not be read whole */
 	struct sc_call *c;       /* lease_set: its caller (the scan ends when it is gone) */
 	bool abandoned;          /* ...and it was gone */
+	unsigned long seen;      /* fds looked at (the check's count) */
 	unsigned nset;
 	struct wr_id {
 		dev_t dev;
@@ -864,7 +865,7 @@ static int scan_opens(struct task *t, void *arg)
 		int fl;
 		unsigned long ino;
 		struct stat st;
-		if (s->c && (i & (SCAN_CHECK_EVERY - 1)) == SCAN_CHECK_EVERY - 1 && notif_gone(s->c)) {
+		if (s->c && ++s->seen % SCAN_CHECK_EVERY == 0 && notif_gone(s->c)) {
 			s->abandoned = true; /* its answer goes nowhere */
 			stop = 1;
 			break;

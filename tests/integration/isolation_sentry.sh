@@ -206,6 +206,46 @@ print("root served", time.time() - t < 5, flush=True)
 os._exit(0)' "$F" </dev/null 2>/dev/null) )
 SANITY=1 expect_eq dropped_waits_cannot_starve_root "$(echo $out)" "waiting True root served True"
 
+# Red team 42: F_SETLEASE reads every fd of every guest process (who holds
+# the file open) and did it holding the sandbox's one lock-table mutex: with
+# ~120,000 guest fds (a dup loop in 8 processes) one F_SETLEASE took
+# seconds, and another thread's flock of an unrelated file waited that long.
+# The scan runs outside the mutex now: the flock is served at once, and the
+# lease is still granted (nobody writes the file). Natively there is no scan
+# (a sanity case).
+out=$(timeout -s KILL 90 "$MOAT" run --memory 768M --pids 64 --bind "$W:/work:rw" -- "$PY" -c '
+import fcntl, os, resource, threading, time
+hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+per = min(15000, (hard if hard != resource.RLIM_INFINITY else 15100) - 100)
+resource.setrlimit(resource.RLIMIT_NOFILE, (per + 100, hard))
+nproc = min(40, (120000 + per - 1) // per)
+kids = []
+for k in range(nproc):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open("/dev/null", os.O_RDONLY)
+        for i in range(per - 20): os.dup(fd)
+        os.write(w, b"x"); time.sleep(60); os._exit(0)
+    os.close(w); os.read(r, 1); os.close(r); kids.append(pid)
+lf = "/work/rt42_lease.%d" % os.getpid(); of = "/work/rt42_other.%d" % os.getpid()
+open(lf, "w").close()
+fd = os.open(lf, os.O_RDONLY)
+took = []
+def other():
+    time.sleep(0.3)
+    q = os.open(of, os.O_CREAT | os.O_RDWR, 0o600)
+    t = time.monotonic(); fcntl.flock(q, fcntl.LOCK_EX); took.append(time.monotonic() - t)
+th = threading.Thread(target=other); th.start()
+t = time.monotonic(); fcntl.fcntl(fd, 1024, fcntl.F_RDLCK); lease = time.monotonic() - t
+th.join()
+got = fcntl.fcntl(fd, 1025) == fcntl.F_RDLCK
+fcntl.fcntl(fd, 1024, fcntl.F_UNLCK)
+for k in kids: os.kill(k, 9); os.waitpid(k, 0)
+os.unlink(lf); os.unlink(of)
+print("lease", got, "other flock waited", "%.2f" % took[0] if took[0] >= 0.5 else "no", "(scan %.2f s)" % lease if took[0] >= 0.5 else "")' </dev/null 2>&1)
+SANITY=1 expect_eq lease_scan_does_not_stall_locks "$(echo $out)" "lease True other flock waited no"
+
 # pexec4: after an fd answer (ADDFD with SEND) the guest runs on before the
 # worker that answered closes its copy of the fd; the task's next trapped
 # call is served only once that copy is closed (inotify's close events,

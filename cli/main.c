@@ -189,6 +189,8 @@ static void parse_bind(struct sentry_config *c, const char *spec)
 	b->shared = shared;
 }
 
+#define SIZE_ARG_MAX (1ULL << 62)
+
 /* "123", "64K", "64M", "1G"; exit 2 on anything else */
 static unsigned long long parse_size(const char *opt, const char *v)
 {
@@ -205,6 +207,11 @@ static unsigned long long parse_size(const char *opt, const char *v)
 	/* digits first: strtoull takes " 1G", "+1G" and "-1" (as 2^64 - 1) */
 	if (errno || end == v || *end || !(v[0] >= '0' && v[0] <= '9') || (shift && n > (~0ULL >> shift)))
 		die_status(2, "%s %s: expected a number (suffix K, M or G)", opt, v);
+	/* above 2^62 a size is no limit at all where it goes: the kernel's
+	 * tmpfs rounds size= up to pages, so --disk 18446744073709551615
+	 * wrapped to an unlimited scratch (red team 40) */
+	if ((n << shift) > SIZE_ARG_MAX)
+		die_status(2, "%s %s: too large (at most %llu)", opt, v, SIZE_ARG_MAX);
 	return n << shift;
 }
 

@@ -259,6 +259,10 @@ one_line_case tmpfs_over_bind_destination run --bind "$T_TMP:/x" --tmpfs /x/ -- 
 one_line_case size_plus_sign run --memory +512M -- /bin/true
 one_line_case size_leading_space run --disk " 64M" -- /bin/true
 one_line_case publish_plus_sign run --publish +8080:80 -- /bin/true
+# a size past 2^62 is refused: the kernel's tmpfs rounds size= up to pages,
+# so --disk 18446744073709551615 wrapped to an unlimited scratch
+one_line_case disk_size_wraps run --disk 18446744073709551615 -- /bin/true
+one_line_case tmpfs_size_wraps run --tmpfs /x:size=18446744073709551615 -- /bin/true
 out=$(moat run --net none --net none --bind "$T_TMP:/x" --bind "$T_TMP:/x/y" -- /bin/sh -c 'echo fine' </dev/null 2>&1)
 expect_eq no_conflict_still_runs "$out" fine
 

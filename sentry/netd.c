@@ -12,7 +12,8 @@
  * allowlist: socket(AF_INET|AF_INET6, SOCK_STREAM|SOCK_DGRAM) (the type's
  * flags bits allowed), connect, bind/listen, setsockopt/getsockopt,
  * shutdown/getsockname (UDP), recvmsg/sendmsg on the channels, sendto, close,
- * fcntl, exit. No file opens, no exec, no accept (with --secret: accept4 for
+ * fcntl, exit; epoll_ctl(ADD) and pread on its count of live sockets
+ * (live_room). No file opens after set-up, no exec, no accept (with --secret: accept4 for
  * a brokered connection's loopback pair, and sendmsg on moat-broker's
  * channel).
  *
@@ -62,6 +63,7 @@
 #include "common/sanitize.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/epoll.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
@@ -113,6 +115,99 @@ int netd_option_allowed(int level, int name)
 	if (level == IPPROTO_IP)
 		return name == IP_TOS;
 	return 0;
+}
+
+/* The sockets of the host's network namespace the guest holds (TCP connects,
+ * brokered ends, UDP egress sockets) take ports of the host's one ephemeral
+ * range, which the host's own programs and every other sandbox share: bounded
+ * only by RLIMIT_NOFILE times the guest's processes, a guest took them all
+ * (red team 41: 100 UDP sockets each sending once, or 100 connects, against a
+ * range of 100 ports; the host's bind(0) was EADDRINUSE, its UDP connect
+ * EAGAIN, another sandbox's datagram EADDRINUSE). Each socket netd hands out
+ * is added to an epoll instance of netd's (events 0: never waited on), whose
+ * entry the kernel drops when the last reference to the file goes — the
+ * guest closed it everywhere — and netd holds no reference of its own. Its
+ * fdinfo, re-read when the count of hand-outs reaches the maximum, lists
+ * the live ones ("tfd:" lines). At the maximum a connect is EADDRNOTAVAIL (Linux's
+ * answer for an exhausted range) and a datagram needing a new socket ENOBUFS
+ * (Linux's autobind says EAGAIN, which the sentry waits on for a blocking
+ * socket). Without that fdinfo (or epoll) nothing is bounded. */
+#define NETD_LIVE_MAX 4096
+static int g_live_ep = -1, g_live_info = -1;
+static int g_live_max = NETD_LIVE_MAX, g_live_n;
+
+/* procdir: the sentry's /proc, opened before the guest's init exists (the
+ * init mounts its own over /proc in this mount namespace, where netd has no
+ * pid: /proc/self was ENOENT when that came first) */
+static void live_init(int procdir)
+{
+	const char *e = getenv("MOAT_TEST_NETD_SOCKETS_MAX");
+	if (e && atoi(e) > 0)
+		g_live_max = atoi(e);
+	if (procdir < 0)
+		return;
+	g_live_ep = epoll_create1(EPOLL_CLOEXEC);
+	if (g_live_ep < 0)
+		return;
+	char path[64];
+	snprintf(path, sizeof path, "%d/fdinfo/%d", (int)getpid(), g_live_ep);
+	g_live_info = openat(procdir, path, O_RDONLY | O_CLOEXEC);
+	if (g_live_info < 0) {
+		close(g_live_ep);
+		g_live_ep = -1;
+	}
+}
+
+/* the "tfd:" lines of the epoll's fdinfo: the live sockets, or -1 */
+static int live_count(void)
+{
+	static char buf[16384];
+	static const char tfd[] = "tfd:";
+	int n = 0, col = 0, match = 1;
+	off_t off = 0;
+	for (;;) {
+		ssize_t r = pread(g_live_info, buf, sizeof buf, off);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return n;
+		off += r;
+		for (ssize_t i = 0; i < r; i++) {
+			if (buf[i] == '\n') {
+				col = 0;
+				match = 1;
+				continue;
+			}
+			if (col < 4) {
+				match &= buf[i] == tfd[col];
+				if (++col == 4 && match)
+					n++;
+			}
+		}
+	}
+}
+
+/* room for one more host-namespace socket in the guest's hands? */
+static int live_room(void)
+{
+	if (g_live_ep < 0)
+		return 1;
+	if (g_live_n < g_live_max)
+		return 1;
+	int n = live_count();
+	if (n < 0)
+		return 1;
+	g_live_n = n;
+	return n < g_live_max;
+}
+
+static void live_add(int s)
+{
+	if (g_live_ep < 0)
+		return;
+	struct epoll_event ev = { .events = 0 };
+	if (epoll_ctl(g_live_ep, EPOLL_CTL_ADD, s, &ev) == 0)
+		g_live_n++;
 }
 
 static int confine_netd(int chan, int dchan, int bchan)
@@ -167,6 +262,19 @@ static int confine_netd(int chan, int dchan, int bchan)
 			rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 1, &on_bchan);
 		if (!rc)
 			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(accept4), 0);
+	}
+	if (g_live_ep >= 0 && g_live_info >= 0) {
+		/* the count of the host-namespace sockets the guest holds
+		 * (live_room): ADD on its own epoll, a re-read of its fdinfo */
+		struct scmp_arg_cmp on_ep[2] = {
+			{ .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)g_live_ep },
+			{ .arg = 1, .op = SCMP_CMP_EQ, .datum_a = EPOLL_CTL_ADD },
+		};
+		struct scmp_arg_cmp on_info = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)g_live_info };
+		if (!rc)
+			rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(epoll_ctl), 2, on_ep);
+		if (!rc)
+			rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(pread64), 1, &on_info);
 	}
 	/* anonymous mmap, sanitizer, no_new_privs, load */
 	return moat_filter_finish(ctx, rc);
@@ -1390,6 +1498,10 @@ static int serve_one(int chan, struct netpolicy *pol)
 		 * thread writes (EPIPE). The datagram leaves from a twin bound to
 		 * the same port, closed right after. */
 		if (given < 0) {
+			if (!live_room()) {
+				rep.err = ENOBUFS; /* not EAGAIN: the sentry waits on that */
+				goto reply;
+			}
 			s = udp_guest_socket(q.family, &q);
 			if (s < 0) {
 				rep.err = -s;
@@ -1416,6 +1528,10 @@ static int serve_one(int chan, struct netpolicy *pol)
 	if (proto == NP_UDP) {
 		rep.err = ENETUNREACH; /* connected UDP: not forwarded (sendto is) */
 		rep.rule = -1;
+		goto reply;
+	}
+	if (!live_room()) {
+		rep.err = EADDRNOTAVAIL; /* Linux's connect with no port left */
 		goto reply;
 	}
 	/* the socket made after the last reply (off the critical path), or a new one */
@@ -1463,6 +1579,7 @@ reply:;
 		cm->cmsg_type = SCM_RIGHTS;
 		cm->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(cm), &s, sizeof s);
+		live_add(s);
 	}
 	ssize_t w = sendmsg(chan, &m, MSG_NOSIGNAL);
 	if (s >= 0)
@@ -1494,8 +1611,14 @@ pid_t netd_start(const struct netpolicy *pol, int broker, int *chan_out, char *e
 		close(sv[1]);
 		return -1;
 	}
+	/* the sentry's /proc, for netd's count of its sockets (live_init) */
+	int procdir = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	pid_t pid = moat_fork_helper("moat-netd");
+	if (pid > 0 && procdir >= 0)
+		close(procdir);
 	if (pid < 0) {
+		if (procdir >= 0)
+			close(procdir);
 		snprintf(err, errlen, "moat-netd: fork: %s", strerror(errno));
 		close(sv[0]);
 		close(sv[1]);
@@ -1507,11 +1630,13 @@ pid_t netd_start(const struct netpolicy *pol, int broker, int *chan_out, char *e
 		/* keep stderr and the channels only */
 		int hs = fcntl(sv[1], F_DUPFD_CLOEXEC, 64), hd = fcntl(dv[1], F_DUPFD_CLOEXEC, 64);
 		int hb = broker >= 0 ? fcntl(broker, F_DUPFD_CLOEXEC, 64) : -1;
+		int hp = procdir >= 0 ? fcntl(procdir, F_DUPFD_CLOEXEC, 64) : -1;
 		int chan = hs < 0 ? -1 : dup2(hs, 3), dchan = hd < 0 ? -1 : dup2(hd, 4);
 		if (hb >= 0)
 			g_broker = dup2(hb, 5);
+		int pd = hp >= 0 ? dup2(hp, broker >= 0 ? 6 : 5) : -1;
 		if (chan < 0 || dchan < 0 || (broker >= 0 && g_broker < 0) ||
-		    syscall(SYS_close_range, broker >= 0 ? 6 : 5, ~0U, 0) < 0)
+		    syscall(SYS_close_range, (broker >= 0 ? 6 : 5) + (pd >= 0), ~0U, 0) < 0)
 			_exit(1);
 		sigset_t all;
 		sigfillset(&all);
@@ -1524,6 +1649,9 @@ pid_t netd_start(const struct netpolicy *pol, int broker, int *chan_out, char *e
 			fprintf(stderr, "moat-netd: no network namespace cookie (SO_NETNS_COOKIE)\n");
 			_exit(1);
 		}
+		live_init(pd);
+		if (pd >= 0)
+			close(pd);
 		if (priv_drop_caps() < 0 || confine_netd(chan, dchan, g_broker) < 0) {
 			fprintf(stderr, "moat-netd: cannot confine itself\n");
 			_exit(1);

@@ -198,6 +198,47 @@ EOF2
 		"EPERM EPERM EPERM EPERM EPERM EPERM EPERM EPERM ok ok ENODEV"
 }
 
+# netd_sockets_bounded NAME RUN ADDR TCPPORT: the sockets moat-netd hands
+# the guest live in the host's network namespace and take ports of its one
+# ephemeral range, shared with the host's own programs and every other
+# sandbox. Bounded only by RLIMIT_NOFILE times the guest's processes, a guest
+# took them all (red team 41: against a range of 100 ports, 100 UDP sockets
+# each sending once, or 100 connects; the host's bind(0) was EADDRINUSE, its
+# UDP connect EAGAIN, another sandbox's datagram EADDRINUSE). Now netd hands
+# out at most a maximum at a time (MOAT_TEST_NETD_SOCKETS_MAX lowers it to
+# 16 here): past it a datagram needing a new socket is ENOBUFS, a connect
+# EADDRNOTAVAIL, and the guest's close gives the room back. Natively (and
+# on main) all 24 of each go. RUN: env or in_outer.
+netd_sockets_bounded() {
+	local name=$1 run=$2 addr=$3 tport=$4
+	cat >"$T_TMP/nsb.py" <<'EOF2'
+import socket, sys, errno
+addr, tport = sys.argv[1], int(sys.argv[2])
+def udp():
+    ss, ok, err = [], 0, set()
+    for i in range(24):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); ss.append(s)
+        try: s.sendto(b"x", (addr, 9)); ok += 1
+        except OSError as e: err.add(errno.errorcode.get(e.errno, str(e)))
+    return ss, "udp %d/24 %s" % (ok, " ".join(sorted(err)))
+def tcp():
+    ss, ok, err = [], 0, set()
+    for i in range(24):
+        s = socket.socket(); ss.append(s)
+        try: s.connect((addr, tport)); ok += 1
+        except OSError as e: err.add(errno.errorcode.get(e.errno, str(e)))
+    return ss, "tcp %d/24 %s" % (ok, " ".join(sorted(err)))
+out = []
+for f in (udp, tcp, udp):
+    ss, line = f(); out.append(line.strip())
+    for s in ss: s.close()
+print(", ".join(out))
+EOF2
+	expect_eq "$name" "$("$run" timeout 60 env MOAT_TEST_NETD_SOCKETS_MAX=16 "$MOAT" run --bind "$T_TMP:/t:ro" \
+		--net allow="$addr" -- "$PY" /t/nsb.py "$addr" "$tport" </dev/null 2>&1)" \
+		"udp 16/24 ENOBUFS, tcp 16/24 EADDRNOTAVAIL, udp 16/24 ENOBUFS"
+}
+
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
 	# Rootless: no test namespaces; the host's loopback only.
 	"$PY" -c '
@@ -218,6 +259,7 @@ except OSError as e: print(errno.errorcode.get(e.errno, str(e)))'
 	SANITY=1 expect_eq rootless_named "$(moat run --net allow=127.0.0.1:"$lport" -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" HOST-BANNER
 	netd_socket_host_interfaces rootless_netd_socket_no_host_interfaces env 127.0.0.1 "$lport"
 	netd_socket_no_host_multicast rootless_netd_socket_no_host_multicast env 127.0.0.1 "$lport" 1
+	netd_sockets_bounded rootless_netd_sockets_bounded env 127.0.0.1 "$lport"
 	conformance_with_netd
 	# UDP egress on the host's loopback: an echo allowed by a /udp rule, a
 	# sink that gets nothing from a moat-netd socket however it is aimed
@@ -774,6 +816,7 @@ EOPNOTSUPP | ENOTSUP) ok netd_socket_no_listen ;;
 esac
 netd_socket_host_interfaces netd_socket_no_host_interfaces in_outer 10.200.0.2 "$fport"
 netd_socket_no_host_multicast netd_socket_no_host_multicast in_outer 10.200.0.2 "$fport" "$(in_outer cat /sys/class/net/vo/ifindex)"
+netd_sockets_bounded netd_sockets_bounded in_outer 127.0.0.1 "$lport"
 # connect_racefd: the stop's check and the native call would be two
 # moments; with netd running no connect runs natively after a check
 # (strict_connect: netd makes it on the pinned file).

@@ -1311,6 +1311,22 @@ static long renameat2_once(struct sc_call *c, int odfd, const char *opath, int n
 		if (!strncmp(o->path, nn->path, nl) && o->path[nl] == '/')
 			return -EINVAL;
 	}
+	/* a directory that changes parent has its ".." rewritten: Linux's
+	 * vfs_rename wants write permission on the directory itself (on both
+	 * with RENAME_EXCHANGE). Before red team 43 a dropped user moved
+	 * root's 0755 directory out of a world-writable one into another. */
+	if (o->pst.st_dev != nn->pst.st_dev || o->pst.st_ino != nn->pst.st_ino) {
+		if (odir) {
+			r = vfs_permission(t, &o->st, MAY_WRITE);
+			if (r < 0)
+				return r;
+		}
+		if ((flags & RENAME_EXCHANGE) && S_ISDIR(nn->st.st_mode)) {
+			r = vfs_permission(t, &nn->st, MAY_WRITE);
+			if (r < 0)
+				return r;
+		}
+	}
 	pthread_rwlock_rdlock(&ns_lock);
 	if (o->mnt->kind == VFS_MNT_GOFER) {
 		/* the objects checked: the source in its directory, the

@@ -1689,7 +1689,9 @@ static int id_to_host(const struct idmap *m, uint32_t id, int gid, uint32_t *out
  *  4. on a non-directory, a chown clears S_ISUID, and S_ISGID if the group
  *     may execute (virtual bits on host files): a mode change, so only for
  *     the owner or CAP_FOWNER (notify_change's ATTR_KILL_S*ID become
- *     ATTR_MODE, which setattr_prepare checks), else EPERM.
+ *     ATTR_MODE, which setattr_prepare checks), else EPERM. CAP_FOWNER is
+ *     the virtual one here as CAP_CHOWN is, host file or not: root gives a
+ *     host file away virtually, set-uid or not.
  * Before red team 43, 1 and 2 let anyone name the ids the file had, and 4
  * was not checked: a dropped user's chown(root's file, -1, -1) cleared its
  * set-id bits.
@@ -1718,7 +1720,7 @@ static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t
 	if (gid != (uint32_t)-1 && !cap_chown &&                                       /* 2 */
 	    (!owner || (gid != view.st_gid && !cred_in_group(&t->cred, gid))))
 		return -EPERM;
-	if (!owner && !S_ISDIR(view.st_mode) &&                                         /* 4 */
+	if (!owner && !cred_capable(&t->cred, CRED_CAP_FOWNER) && !S_ISDIR(view.st_mode) && /* 4 */
 	    ((view.st_mode & S_ISUID) || (view.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)))
 		return -EPERM;
 	if (id_to_host(&c->sb->idmap, uid, 0, &hu) < 0 ||                          /* 3 */

@@ -1311,6 +1311,22 @@ static long renameat2_once(struct sc_call *c, int odfd, const char *opath, int n
 		if (!strncmp(o->path, nn->path, nl) && o->path[nl] == '/')
 			return -EINVAL;
 	}
+	/* a directory that changes parent has its ".." rewritten: Linux's
+	 * vfs_rename wants write permission on the directory itself (on both
+	 * with RENAME_EXCHANGE). Before red team 43 a dropped user moved
+	 * root's 0755 directory out of a world-writable one into another. */
+	if (o->pst.st_dev != nn->pst.st_dev || o->pst.st_ino != nn->pst.st_ino) {
+		if (odir) {
+			r = vfs_permission(t, &o->st, MAY_WRITE);
+			if (r < 0)
+				return r;
+		}
+		if ((flags & RENAME_EXCHANGE) && S_ISDIR(nn->st.st_mode)) {
+			r = vfs_permission(t, &nn->st, MAY_WRITE);
+			if (r < 0)
+				return r;
+		}
+	}
 	pthread_rwlock_rdlock(&ns_lock);
 	if (o->mnt->kind == VFS_MNT_GOFER) {
 		/* the objects checked: the source in its directory, the
@@ -1665,12 +1681,20 @@ static int id_to_host(const struct idmap *m, uint32_t id, int gid, uint32_t *out
  * the host; on host files it is virtual only (fs/vmeta.c): the host file
  * keeps its owner, the guest's stat shows the new one. Rules (chown_ok/
  * chgrp_ok in Linux), against the owner and group the guest sees:
- *  1. changing the owner needs root (EPERM);
- *  2. changing the group needs root, or being the owner and naming one's own
- *     group (EPERM);
+ *  1. naming an owner needs CAP_CHOWN, or being the owner and naming
+ *     oneself (EPERM);
+ *  2. naming a group needs CAP_CHOWN, or being the owner and naming the
+ *     file's group or one's own (EPERM);
  *  3. an id outside the guest's user namespace mapping is EINVAL;
  *  4. on a non-directory, a chown clears S_ISUID, and S_ISGID if the group
- *     may execute (virtual bits on host files).
+ *     may execute (virtual bits on host files): a mode change, so only for
+ *     the owner or CAP_FOWNER (notify_change's ATTR_KILL_S*ID become
+ *     ATTR_MODE, which setattr_prepare checks), else EPERM. CAP_FOWNER is
+ *     the virtual one here as CAP_CHOWN is, host file or not: root gives a
+ *     host file away virtually, set-uid or not.
+ * Before red team 43, 1 and 2 let anyone name the ids the file had, and 4
+ * was not checked: a dropped user's chown(root's file, -1, -1) cleared its
+ * set-id bits.
  */
 static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t uid,
 			uint32_t gid, int flags)
@@ -1690,10 +1714,14 @@ static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t
 		return -EPERM;
 	struct stat view = n->st;
 	vfs_view_stat(VFS_OF(c), &view);
-	if (uid != (uint32_t)-1 && uid != view.st_uid && !cred_capable(&t->cred, CRED_CAP_CHOWN)) /* 1 */
+	int owner = vfs_owner(t, &n->st), cap_chown = cred_capable(&t->cred, CRED_CAP_CHOWN);
+	if (uid != (uint32_t)-1 && !cap_chown && (!owner || uid != view.st_uid))      /* 1 */
 		return -EPERM;
-	if (gid != (uint32_t)-1 && gid != view.st_gid && !cred_capable(&t->cred, CRED_CAP_CHOWN) && /* 2 */
-	    (!vfs_owner(t, &n->st) || !cred_in_group(&t->cred, gid)))
+	if (gid != (uint32_t)-1 && !cap_chown &&                                       /* 2 */
+	    (!owner || (gid != view.st_gid && !cred_in_group(&t->cred, gid))))
+		return -EPERM;
+	if (!owner && !cred_capable(&t->cred, CRED_CAP_FOWNER) && !S_ISDIR(view.st_mode) && /* 4 */
+	    ((view.st_mode & S_ISUID) || (view.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)))
 		return -EPERM;
 	if (id_to_host(&c->sb->idmap, uid, 0, &hu) < 0 ||                          /* 3 */
 	    id_to_host(&c->sb->idmap, gid, 1, &hg) < 0)

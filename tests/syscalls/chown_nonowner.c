@@ -1,0 +1,97 @@
+/* chown by someone who is not the file's owner (Linux's chown_ok,
+ * chgrp_ok, notify_change): naming the ids the file already has is still
+ * naming them (EPERM without CAP_CHOWN), and chown(f, -1, -1), which names
+ * none, clears S_ISUID (and S_ISGID with S_IXGRP) of a non-directory, a mode
+ * change only the owner or CAP_FOWNER may make (EPERM, the bits stay); with
+ * no bit to clear it succeeds. The owner's own chown(-1, -1) clears its
+ * S_ISUID. Red team 43: moat let a dropped user name root's ids and clear
+ * the set-id bits of root's files. Cases run in the scratch (under moat an
+ * rw bind: host files, set-id bits virtual) and under /tmp (the sandbox's
+ * own tmpfs). As another user (the rootless tier) only the owner's cases. */
+#include "t.h"
+#include <grp.h>
+
+#define OTHER 1000
+
+static mode_t mode_of(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 ? st.st_mode & 07777 : (mode_t)-1;
+}
+
+static void mk(const char *dir, const char *f, mode_t m, uid_t u)
+{
+	char p[PATH_MAX + 32];
+	snprintf(p, sizeof p, "%s/%s", dir, f);
+	if (t_write_file(p, "x", 0644) != 0 || (u != (uid_t)-1 && chown(p, u, u) != 0) || chmod(p, m) != 0)
+		DIE("set up %s", p);
+}
+
+static void set_up(const char *dir, int root)
+{
+	if (root) {
+		mk(dir, "suid", 04755, (uid_t)-1);
+		mk(dir, "sgidx", 02755, (uid_t)-1);
+		mk(dir, "plain", 0644, (uid_t)-1);
+	}
+	mk(dir, "own_suid", 04755, root ? OTHER : (uid_t)-1);
+}
+
+static void cases(const char *where, const char *dir, int root)
+{
+	char p[PATH_MAX + 32], name[128];
+#define AT(f) (snprintf(p, sizeof p, "%s/%s", dir, f), p)
+#define NAME(x) (snprintf(name, sizeof name, "%s_%s", where, x), name)
+	if (root) {
+		EXPECT_ERR(chown(AT("suid"), (uid_t)-1, (gid_t)-1), EPERM, NAME("nonowner_keeps_suid"));
+		CHECK(mode_of(AT("suid")) == 04755, NAME("nonowner_suid_mode"), "mode %o", mode_of(p));
+		EXPECT_ERR(chown(AT("sgidx"), (uid_t)-1, (gid_t)-1), EPERM, NAME("nonowner_keeps_sgid"));
+		CHECK(mode_of(AT("sgidx")) == 02755, NAME("nonowner_sgid_mode"), "mode %o", mode_of(p));
+		EXPECT_OK(chown(AT("plain"), (uid_t)-1, (gid_t)-1), NAME("nonowner_no_change_plain"));
+		EXPECT_ERR(chown(AT("plain"), 0, (gid_t)-1), EPERM, NAME("nonowner_names_owner"));
+		EXPECT_ERR(chown(AT("plain"), (uid_t)-1, 0), EPERM, NAME("nonowner_names_group"));
+		EXPECT_ERR(lchown(AT("plain"), 0, 0), EPERM, NAME("nonowner_names_both"));
+	}
+	EXPECT_OK(chown(AT("own_suid"), (uid_t)-1, (gid_t)-1), NAME("owner_no_change"));
+	CHECK(mode_of(AT("own_suid")) == 0755, NAME("owner_clears_suid"), "mode %o", mode_of(p));
+	EXPECT_OK(chown(AT("own_suid"), getuid(), getgid()), NAME("owner_names_itself"));
+#undef AT
+#undef NAME
+}
+
+static void as_other(const char *where, const char *dir)
+{
+	pid_t p = fork();
+	if (p < 0)
+		DIE("fork");
+	if (p == 0) {
+		if (setgroups(0, NULL) != 0 || setgid(OTHER) != 0 || setuid(OTHER) != 0)
+			DIE("setuid %d", OTHER);
+		cases(where, dir, 1);
+		fflush(stdout);
+		_exit(t_failures ? 1 : 0);
+	}
+	int st;
+	if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		t_failures++;
+}
+
+int main(int argc, char **argv)
+{
+	t_setup(argc, argv, "chown_nonowner");
+	int root = geteuid() == 0;
+	char tmp[] = "/tmp/chown_nonowner.XXXXXX";
+	if (!mkdtemp(tmp) || chmod(tmp, 0755) != 0 || chmod(t_scratch, 0755) != 0)
+		DIE("mkdtemp");
+	set_up(t_scratch, root);
+	set_up(tmp, root);
+	if (root) {
+		as_other("scratch", t_scratch);
+		as_other("tmp", tmp);
+	} else {
+		cases("scratch", t_scratch, 0);
+		cases("tmp", tmp, 0);
+	}
+	t_rmrf(tmp);
+	return t_done();
+}

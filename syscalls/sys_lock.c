@@ -994,12 +994,7 @@ struct open_scan {
 	struct sc_call *c;       /* lease_set: its caller (the scan ends when it is gone) */
 	bool abandoned;          /* ...and it was gone */
 	unsigned long seen;      /* fds looked at (the check's count) */
-	unsigned nset;
-	struct wr_id {
-		dev_t dev;
-		ino_t ino;
-		unsigned long gen; /* (the table's: wr_gen when noted) */
-	} wset[SC_WRITERS_MAX];
+	struct wrs *wset;        /* collect: every file open for writing */
 };
 
 /* fdinfo's "flags:" (octal) and "ino:" of guest fd `fd` of process vpid */
@@ -1043,14 +1038,112 @@ static int list_fds_all(struct sandbox *sb, pid_t vpid, int *fixed, int **fds)
 	return n;
 }
 
+/* A set of files (dev, ino), open addressing with linear probing, grown
+ * by doubling up to SC_WRITERS_MAX entries (then full: wrs_add -1). */
+struct wr_id {
+	dev_t dev;
+	ino_t ino;                /* 0: a free slot */
+	unsigned long gen;        /* (the table's: wr_gen when noted) */
+};
+struct wrs {
+	struct wr_id *v;
+	unsigned cap, n;          /* slots (a power of 2), entries */
+};
+
+/* the table's size (tests: MOAT_TEST_WRITERS_MAX, smaller, so that a
+ * test reaches a full table with a few hundred files) */
+static unsigned wr_max = SC_WRITERS_MAX;
+static pthread_once_t wr_once = PTHREAD_ONCE_INIT;
+static void wr_init(void)
+{
+	const char *e = getenv("MOAT_TEST_WRITERS_MAX");
+	long v = e ? strtol(e, NULL, 10) : 0;
+	if (v > 0 && v < SC_WRITERS_MAX)
+		wr_max = (unsigned)v;
+}
+
+static unsigned wrs_hash(dev_t dev, ino_t ino, unsigned cap)
+{
+	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)dev * 0xc2b2ae3d27d4eb4full;
+	return (unsigned)(h >> 32) & (cap - 1);
+}
+
+static struct wr_id *wrs_find(const struct wrs *w, dev_t dev, ino_t ino)
+{
+	if (!w->cap || !ino)
+		return NULL;
+	for (unsigned i = wrs_hash(dev, ino, w->cap);; i = (i + 1) & (w->cap - 1)) {
+		if (!w->v[i].ino)
+			return NULL;
+		if (w->v[i].ino == ino && w->v[i].dev == dev)
+			return &w->v[i];
+	}
+}
+
+/* Add or renew (gen). 0, or -1 when the set is full (SC_WRITERS_MAX) or
+ * memory is short. */
+static int wrs_add(struct wrs *w, dev_t dev, ino_t ino, unsigned long gen)
+{
+	struct wr_id *e = wrs_find(w, dev, ino);
+	if (e) {
+		e->gen = gen;
+		return 0;
+	}
+	if (!ino)
+		return 0;
+	if (w->n >= wr_max)
+		return -1;
+	if ((w->n + 1) * 2 > w->cap) { /* at most half full */
+		unsigned nc = w->cap ? w->cap * 2 : 64;
+		struct wr_id *nv = calloc(nc, sizeof *nv);
+		if (!nv)
+			return -1;
+		for (unsigned i = 0; i < w->cap; i++)
+			if (w->v[i].ino) {
+				unsigned j = wrs_hash(w->v[i].dev, w->v[i].ino, nc);
+				while (nv[j].ino)
+					j = (j + 1) & (nc - 1);
+				nv[j] = w->v[i];
+			}
+		free(w->v);
+		w->v = nv;
+		w->cap = nc;
+	}
+	unsigned i = wrs_hash(dev, ino, w->cap);
+	while (w->v[i].ino)
+		i = (i + 1) & (w->cap - 1);
+	w->v[i] = (struct wr_id){ dev, ino, gen };
+	w->n++;
+	return 0;
+}
+
+/* Remove e (an entry of w): the run after it moves back (no tombstones). */
+static void wrs_del(struct wrs *w, struct wr_id *e)
+{
+	unsigned i = (unsigned)(e - w->v), m = w->cap - 1;
+	w->v[i].ino = 0;
+	w->n--;
+	for (unsigned j = (i + 1) & m; w->v[j].ino; j = (j + 1) & m) {
+		unsigned h = wrs_hash(w->v[j].dev, w->v[j].ino, w->cap);
+		/* j's entry may fill the hole at i when its home h is not in (i, j] */
+		if (((j - h) & m) >= ((j - i) & m)) {
+			w->v[i] = w->v[j];
+			w->v[j].ino = 0;
+			i = j;
+		}
+	}
+}
+
+static void wrs_free(struct wrs *w)
+{
+	free(w->v);
+	*w = (struct wrs){ 0 };
+}
+
 static void wset_add(struct open_scan *s, dev_t dev, ino_t ino)
 {
-	for (unsigned i = 0; i < s->nset && i < SC_WRITERS_MAX; i++)
-		if (s->wset[i].ino == ino && s->wset[i].dev == dev)
-			return;
-	if (s->nset < SC_WRITERS_MAX)
-		s->wset[s->nset] = (struct wr_id){ dev, ino, 0 };
-	s->nset++; /* past the table: counted, not kept */
+	if (wrs_add(s->wset, dev, ino, 0) < 0)
+		s->incomplete = true; /* more than the table holds: no rebuild */
 }
 
 /* Every guest fd of every guest process: linear in what the guest holds
@@ -1111,38 +1204,26 @@ static int scan_opens(struct task *t, void *arg)
 /* ---- ETXTBSY at exec (sc.h) ---- */
 
 static pthread_mutex_t wr_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct wr_id wr_ring[SC_WRITERS_MAX];
-static unsigned wr_next;
-/* A note was pushed out while its file may still be open for writing (the
- * table was full): until a scan has seen every writer again, an exec of a
- * file not noted scans too (red team 22: 256 other files opened for
- * writing, and an exec of the first, still open, ran). wr_gen counts the
- * notes (each entry keeps its own), so that a scan's rebuild keeps those
- * made meanwhile. */
+static struct wrs wr_tab;
+/* A note was dropped (the table was full) while its file may still be open
+ * for writing: until a scan has seen every writer again, an exec of a file
+ * not noted scans too (red team 22: 256 other files opened for writing, and
+ * an exec of the first, still open, ran). wr_gen counts the notes (each
+ * entry keeps its own), so that a scan's rebuild keeps those made
+ * meanwhile. The table grows to SC_WRITERS_MAX files (red team 42: with a
+ * ring of 256, 300 files open for writing made every exec scan every guest
+ * fd, 1.4-2.9 s an exec at 180,000 fds). */
 static bool wr_lost;
-static unsigned long wr_gen, wr_evicted; /* (wr_gen at the last push-out) */
+static unsigned long wr_gen, wr_evicted; /* (wr_gen at the last note dropped) */
 
 static void note_write_open(dev_t dev, ino_t ino)
 {
-	int free_slot = -1;
+	pthread_once(&wr_once, wr_init);
 	pthread_mutex_lock(&wr_mu);
-	for (unsigned i = 0; i < SC_WRITERS_MAX; i++) {
-		if (wr_ring[i].ino == ino && wr_ring[i].dev == dev) {
-			wr_ring[i].gen = ++wr_gen; /* (a rebuild under way keeps it) */
-			pthread_mutex_unlock(&wr_mu);
-			return;
-		}
-		if (free_slot < 0 && !wr_ring[i].ino)
-			free_slot = (int)i;
-	}
-	unsigned at = free_slot >= 0 ? (unsigned)free_slot : wr_next;
-	if (free_slot < 0) {
+	if (wrs_add(&wr_tab, dev, ino, ++wr_gen) < 0) {
 		wr_lost = true;
-		wr_next = (wr_next + 1) % SC_WRITERS_MAX;
-	}
-	wr_ring[at] = (struct wr_id){ dev, ino, ++wr_gen };
-	if (free_slot < 0)
 		wr_evicted = wr_gen;
+	}
 	pthread_mutex_unlock(&wr_mu);
 }
 
@@ -1159,38 +1240,40 @@ void sc_note_write_fd(int fd)
 
 int sc_exec_write_busy(struct sandbox *sb, dev_t dev, ino_t ino)
 {
-	int found = -1;
-
 	if (!ino)
 		return 0;
 	pthread_mutex_lock(&wr_mu);
-	for (unsigned i = 0; i < SC_WRITERS_MAX && found < 0; i++)
-		if (wr_ring[i].ino == ino && wr_ring[i].dev == dev)
-			found = (int)i;
+	bool found = wrs_find(&wr_tab, dev, ino) != NULL;
 	bool lost = wr_lost;
 	unsigned long gen = wr_gen;
 	pthread_mutex_unlock(&wr_mu);
-	if (found < 0 && !lost)
+	if (!found && !lost)
 		return 0; /* never opened for writing by the sandbox (as far as noted) */
 	struct open_scan *q = xcalloc(1, sizeof *q);
-	*q = (struct open_scan){ .sb = sb, .dev = dev, .ino = ino, .ofd = -1, .exec_q = true, .collect = lost };
+	struct wrs ws = { 0 };
+	*q = (struct open_scan){ .sb = sb, .dev = dev, .ino = ino, .ofd = -1, .exec_q = true,
+				 .collect = lost, .wset = &ws };
 	task_for_each_leader(sb, scan_opens, q);
 	pthread_mutex_lock(&wr_mu);
 	/* every file open for writing now, and the notes made since the scan
 	 * began: the table again, if they fit */
-	for (unsigned i = 0; lost && i < SC_WRITERS_MAX; i++)
-		if (wr_ring[i].ino && wr_ring[i].gen > gen)
-			wset_add(q, wr_ring[i].dev, wr_ring[i].ino);
-	if (lost && !q->incomplete && q->nset <= SC_WRITERS_MAX && wr_evicted <= gen) {
-		memset(wr_ring, 0, sizeof wr_ring);
-		for (unsigned i = 0; i < q->nset; i++)
-			wr_ring[i] = (struct wr_id){ q->wset[i].dev, q->wset[i].ino, wr_gen };
-		wr_next = q->nset % SC_WRITERS_MAX;
+	for (unsigned i = 0; lost && i < wr_tab.cap; i++)
+		if (wr_tab.v[i].ino && wr_tab.v[i].gen > gen)
+			wset_add(q, wr_tab.v[i].dev, wr_tab.v[i].ino);
+	if (lost && !q->incomplete && wr_evicted <= gen) {
+		wrs_free(&wr_tab);
+		wr_tab = ws;
+		ws = (struct wrs){ 0 };
+		for (unsigned i = 0; i < wr_tab.cap; i++)
+			wr_tab.v[i].gen = wr_gen;
 		wr_lost = false;
-	} else if (!q->writer && found >= 0 && wr_ring[found].ino == ino && wr_ring[found].dev == dev) {
-		wr_ring[found].ino = 0;
+	} else if (!q->writer) {
+		struct wr_id *e = wrs_find(&wr_tab, dev, ino);
+		if (e && e->gen <= gen)
+			wrs_del(&wr_tab, e); /* (a note made meanwhile stays) */
 	}
 	pthread_mutex_unlock(&wr_mu);
+	wrs_free(&ws);
 	int busy = q->writer;
 	free(q);
 	return busy;

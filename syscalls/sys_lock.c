@@ -259,6 +259,17 @@ struct alive_ctx {
 	bool want;               /* a holder was presumed there: a scan decides */
 };
 static unsigned long scan_begun, scan_ended; /* (lk_mu) holder scans, numbered */
+static int64_t scan_end_ms, scan_took_ms;   /* (lk_mu) the last one's end, length */
+static int64_t now_ms(void);
+
+/* May a waiter's new slice scan again? Not before twice the last scan's
+ * length has passed since it ended: waiters behind a holder that keeps
+ * moving its fds cost the sandbox at most a third of a CPU in scans
+ * (lk_mu held). */
+static bool rescan_due(void)
+{
+	return now_ms() >= scan_end_ms + 2 * scan_took_ms;
+}
 
 /* Is the holder o of a lock on dev/ino still there? (lazily validated
  * release on close and exit) */
@@ -420,6 +431,7 @@ static int holder_scan(struct sc_call *c, unsigned long since)
 		return 0;
 	}
 	unsigned long me = ++scan_begun;
+	int64_t t0 = now_ms();
 	for (struct lk_owner *o = owners; o; o = o->next)
 		if (o->kind == OWN_FILE && !o->gone && o->refs > 0)
 			h.n++;
@@ -464,6 +476,8 @@ static int holder_scan(struct sc_call *c, unsigned long since)
 	}
 	if (!h.abandoned)
 		scan_ended = me;
+	scan_end_ms = now_ms();
+	scan_took_ms = scan_end_ms - t0;
 	pthread_cond_broadcast(&lk_cv);
 	pthread_mutex_unlock(&lk_mu);
 	pthread_mutex_unlock(&scan_mu);
@@ -811,7 +825,7 @@ static int lk_set_(struct sc_call *c, struct lk_req *r, bool *waited)
 		pthread_mutex_lock(&lk_mu);
 		/* each slice looks at the holders afresh */
 		ax = (struct alive_ctx){ .since = scan_begun };
-		scanned = false;
+		scanned = !rescan_due(); /* (a waiter scans at most so often) */
 	}
 out:
 	pthread_mutex_unlock(&lk_mu);
@@ -1536,7 +1550,7 @@ static int lease_break_(struct sc_call *c, dev_t dev, ino_t ino, int flags, bool
 			return -ERESTARTSYS_;
 		pthread_mutex_lock(&lk_mu);
 		ax = (struct alive_ctx){ .since = scan_begun };
-		scanned = false;
+		scanned = !rescan_due(); /* (a waiter scans at most so often) */
 	}
 	pthread_mutex_unlock(&lk_mu);
 	return 0;

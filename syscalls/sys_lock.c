@@ -1500,8 +1500,13 @@ static int lease_break_(struct sc_call *c, dev_t dev, ino_t ino, int flags, bool
 			}
 			if (ax.want && !scanned) {
 				/* its fd moved: find it (outside lk_mu) before
-				 * the break signal goes to its holder */
+				 * the break signal goes to its holder; open is
+				 * answered by the RECV lead, passed on first */
 				pthread_mutex_unlock(&lk_mu);
+				if (!*waited) {
+					*waited = true;
+					gofer_wait_begin();
+				}
 				if (holder_scan(c, ax.since) < 0)
 					return -EINTR;
 				scanned = true;

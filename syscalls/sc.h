@@ -217,13 +217,13 @@ int sc_list_fds(struct sandbox *sb, pid_t vpid, int *fds, int max);
  * writing). The kernel execs only the loader, so the sentry checks: every
  * regular file the sentry hands the guest open for writing is noted (the
  * pipeline calls sc_note_write_fd on each fd it installs: an open of an
- * existing file, a create, O_TMPFILE, a handle...; SC_WRITERS_MAX distinct
- * files, a free slot first), and an exec of a noted file scans the guest's
- * fds for one open for writing (sc_exec_write_busy: 1 if found; not found,
- * the note goes). A note pushed out of a full table makes every exec scan,
- * collecting every file open for writing, until such a scan has put them
- * all back in the table. (syscalls/sys_lock.c) */
-#define SC_WRITERS_MAX 256
+ * existing file, a create, O_TMPFILE, a handle...; a hash set of at most
+ * SC_WRITERS_MAX distinct files), and an exec of a noted file scans the
+ * guest's fds for one open for writing (sc_exec_write_busy: 1 if found; not
+ * found, the note goes). A note dropped by a full table makes every exec
+ * scan, collecting every file open for writing, until such a scan has put
+ * them all back in the table. (syscalls/sys_lock.c) */
+#define SC_WRITERS_MAX 65536
 void sc_note_write_fd(int hostfd);
 int sc_exec_write_busy(struct sandbox *sb, dev_t dev, ino_t ino);
 

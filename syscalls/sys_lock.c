@@ -81,6 +81,8 @@ struct lk_owner {
 	pid_t tgid;              /* host tgid: PROC the owner; FILE the last process seen holding it */
 	pid_t vpid;              /* guest pid (PROC: l_pid of F_GETLK) */
 	int hint;                /* FILE: a guest fd number last seen on the description */
+	unsigned long seen_scan; /* FILE: the holder scan (scan_begun) that last found it */
+	bool gone;               /* FILE: a complete holder scan found no guest fd on it */
 	dev_t dev;               /* PROC: one owner per process and file */
 	ino_t ino;
 	int nwit;                /* PROC: the fds the process locked through */
@@ -241,34 +243,37 @@ int sc_list_fds(struct sandbox *sb, pid_t vpid, int *fds, int max)
 	return n;
 }
 
-struct scan {
-	struct lk_owner *o;
-	struct sandbox *sb;
-	bool found;
+/* Liveness of an OWN_FILE holder whose remembered fd number no longer
+ * names its description (a native dup/close moves it for free). Looking
+ * for it means every fd of every guest process: never under lk_mu (red
+ * team 42: one such search per conflicting lock, under the mutex, held
+ * every lock call of the sandbox 8.7 s). Under lk_mu such a holder counts
+ * as there, and the request notes it (alive_ctx.want); the caller then
+ * runs one holder scan (holder_scan) outside lk_mu that looks for every
+ * such holder at once and re-keys what it finds, or marks it gone, and
+ * asks again. A holder found by a scan begun after the request began
+ * (seen_scan > since) counts as there without another scan, so a request
+ * makes at most one scan per wait slice. */
+struct alive_ctx {
+	unsigned long since;     /* scan_begun when the request (or slice) began */
+	bool want;               /* a holder was presumed there: a scan decides */
 };
+static unsigned long scan_begun, scan_ended; /* (lk_mu) holder scans, numbered */
+static int64_t scan_end_ms, scan_took_ms;   /* (lk_mu) the last one's end, length */
+static int64_t now_ms(void);
 
-static int scan_leader(struct task *t, void *arg)
+/* May a waiter's new slice scan again? Not before twice the last scan's
+ * length has passed since it ended: waiters behind a holder that keeps
+ * moving its fds cost the sandbox at most a third of a CPU in scans
+ * (lk_mu held). */
+static bool rescan_due(void)
 {
-	struct scan *s = arg;
-	int fds[1024];
-	int n = sc_list_fds(s->sb, t->vtgid, fds, 1024);
-	if (n == -2) {
-		s->found = true; /* cannot tell: keep the lock */
-		return 1;
-	}
-	for (int i = 0; i < n; i++)
-		if (kcmp_file(getpid(), s->o->fd, t->tgid, fds[i]) == 0) {
-			s->o->tgid = t->tgid;
-			s->o->hint = fds[i];
-			s->found = true;
-			return 1;
-		}
-	return 0;
+	return now_ms() >= scan_end_ms + 2 * scan_took_ms;
 }
 
 /* Is the holder o of a lock on dev/ino still there? (lazily validated
  * release on close and exit) */
-static bool owner_alive(struct sandbox *sb, struct lk_owner *o)
+static bool owner_alive(struct alive_ctx *ax, struct lk_owner *o)
 {
 	if (o->kind == OWN_PROC) {
 		struct pollfd p = { .fd = o->fd, .events = POLLIN };
@@ -289,20 +294,203 @@ static bool owner_alive(struct sandbox *sb, struct lk_owner *o)
 		}
 		return true;
 	}
+	if (o->gone)
+		return false;
 	if (o->tgid > 0 && o->hint >= 0 && kcmp_file(getpid(), o->fd, o->tgid, o->hint) == 0)
 		return true;
-	if (!sb || sb->guest_procfd < 0)
-		return true;
-	struct scan s = { .o = o, .sb = sb };
-	task_for_each_leader(sb, scan_leader, &s);
-	return s.found;
+	if (ax && o->seen_scan <= ax->since)
+		ax->want = true;
+	return true;
+}
+
+/* ---- the holder scan (outside lk_mu) ---- */
+
+static pthread_mutex_t scan_mu = PTHREAD_MUTEX_INITIALIZER; /* one scan at a time */
+
+struct hscan {
+	struct sandbox *sb;
+	struct sc_call *c;       /* its caller: the scan ends when it is gone */
+	struct lk_owner **o;     /* the holders looked for, sorted by kcmp's order */
+	int n, left;
+	bool *found;
+	pid_t only;              /* first pass: the processes last seen holding them */
+	bool first;
+	bool incomplete, abandoned;
+	unsigned long seen;
+};
+
+static int kcmp_order(const void *a, const void *b)
+{
+	const struct lk_owner *x = *(struct lk_owner *const *)a;
+	const struct lk_owner *y = *(struct lk_owner *const *)b;
+	int k = kcmp_file(getpid(), x->fd, getpid(), y->fd);
+	return k == 1 ? -1 : k == 2 ? 1 : 0;
+}
+
+static int list_fds_all(struct sandbox *sb, pid_t vpid, int *fixed, int **fds);
+static bool notif_gone(struct sc_call *c);
+
+/* Search fds[0..n) of process t for the holders still sought. */
+static void hscan_fds(struct hscan *h, struct task *t, const int *fds, int n)
+{
+	for (int i = 0; i < n && h->left > 0; i++) {
+		if (h->c && ++h->seen % 1024 == 0 && notif_gone(h->c)) {
+			h->abandoned = true;
+			return;
+		}
+		/* a binary search: kcmp orders descriptions (1: ours first) */
+		int lo = 0, hi = h->n - 1;
+		while (lo <= hi) {
+			int mid = (lo + hi) / 2;
+			int k = kcmp_file(getpid(), h->o[mid]->fd, t->tgid, fds[i]);
+			if (k == 0) {
+				if (!h->found[mid]) {
+					h->found[mid] = true;
+					h->left--;
+					h->o[mid]->tgid = t->tgid;
+					h->o[mid]->hint = fds[i];
+				}
+				break;
+			}
+			if (k == 1)
+				lo = mid + 1;
+			else if (k == 2)
+				hi = mid - 1;
+			else
+				break; /* closed meanwhile, or not comparable */
+		}
+	}
+}
+
+#define HSCAN_RELIST 3
+static int hscan_leader(struct task *t, void *arg)
+{
+	struct hscan *h = arg;
+	bool mine = false;
+	for (int i = 0; i < h->n && !mine; i++)
+		mine = h->o[i]->tgid == t->tgid;
+	if (h->first != mine)
+		return 0; /* (first pass: those only; second: the others) */
+	int fixed[2][1024], *fds[2];
+	int n[2];
+	int cur = 0;
+	n[0] = list_fds_all(h->sb, t->vtgid, fixed[0], &fds[0]);
+	fds[1] = fixed[1];
+	n[1] = -1;
+	for (int round = 0; n[cur] >= 0; round++) {
+		hscan_fds(h, t, fds[cur], n[cur]);
+		if (h->left == 0 || h->abandoned)
+			break;
+		/* a description moved between the listing and its kcmp
+		 * (dup, then close of the number listed) was missed: list
+		 * again until the table holds still */
+		int o = 1 - cur;
+		if (fds[o] != fixed[o])
+			free(fds[o]);
+		n[o] = list_fds_all(h->sb, t->vtgid, fixed[o], &fds[o]);
+		if (n[o] == n[cur] && !memcmp(fds[o], fds[cur], (size_t)n[o] * sizeof(int)))
+			break; /* (sc_list_fds reads them in order) */
+		cur = o;
+		if (round == HSCAN_RELIST) {
+			h->incomplete = true; /* never still: cannot tell, kept */
+			break;
+		}
+	}
+	if (n[cur] == -2)
+		h->incomplete = true;
+	for (int i = 0; i < 2; i++)
+		if (fds[i] != fixed[i])
+			free(fds[i]);
+	return h->left == 0 || h->abandoned;
+}
+
+/* One scan of every guest fd for every holder presumed there at or after
+ * `since` (see alive_ctx); lk_mu not held. 0, or -EINTR when the caller
+ * is gone. Scans run one at a time; a caller that waited for another's
+ * that began after `since` takes that one's answer. */
+static int holder_scan(struct sc_call *c, unsigned long since)
+{
+	struct timespec ts;
+	for (;;) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += LK_SLICE_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (pthread_mutex_timedlock(&scan_mu, &ts) == 0)
+			break;
+		if (notif_gone(c))
+			return -EINTR;
+	}
+	struct hscan h = { .sb = c->sb, .c = c };
+	pthread_mutex_lock(&lk_mu);
+	if (scan_ended > since) {
+		pthread_mutex_unlock(&lk_mu);
+		pthread_mutex_unlock(&scan_mu);
+		return 0;
+	}
+	unsigned long me = ++scan_begun;
+	int64_t t0 = now_ms();
+	for (struct lk_owner *o = owners; o; o = o->next)
+		if (o->kind == OWN_FILE && !o->gone && o->refs > 0)
+			h.n++;
+	h.o = calloc((size_t)h.n + 1, sizeof *h.o);
+	h.found = calloc((size_t)h.n + 1, sizeof *h.found);
+	int k = 0;
+	for (struct lk_owner *o = owners; o && h.o && h.found && k < h.n; o = o->next)
+		if (o->kind == OWN_FILE && !o->gone && o->refs > 0) {
+			/* only those whose fd number is stale */
+			if (o->tgid > 0 && o->hint >= 0 && kcmp_file(getpid(), o->fd, o->tgid, o->hint) == 0)
+				continue;
+			o->refs++; /* pinned across the scan */
+			h.o[k++] = o;
+		}
+	h.n = h.left = k;
+	pthread_mutex_unlock(&lk_mu);
+	if (h.n > 1)
+		qsort(h.o, (size_t)h.n, sizeof *h.o, kcmp_order);
+	if (h.n > 0 && c->sb && c->sb->guest_procfd >= 0) {
+		h.first = true;
+		task_for_each_leader(c->sb, hscan_leader, &h);
+		h.first = false;
+		if (h.left > 0 && !h.abandoned)
+			task_for_each_leader(c->sb, hscan_leader, &h);
+	} else {
+		h.incomplete = true; /* cannot tell: keep them */
+	}
+	pthread_mutex_lock(&lk_mu);
+	for (int i = 0; i < h.n; i++) {
+		struct lk_owner *o = h.o[i];
+		if (h.found[i] || (h.incomplete && !h.abandoned) ||
+		    (o->tgid > 0 && o->hint >= 0 && kcmp_file(getpid(), o->fd, o->tgid, o->hint) == 0)) {
+			/* (found, or cannot tell, or re-keyed meanwhile by a
+			 * request of its own: there) */
+			o->seen_scan = me;
+		} else if (!h.abandoned) {
+			dbg("lock owner (description) held by no guest fd: its locks go");
+			o->gone = true;
+			drop_owner_locks(o);
+		}
+		owner_put(o);
+	}
+	if (!h.abandoned)
+		scan_ended = me;
+	scan_end_ms = now_ms();
+	scan_took_ms = scan_end_ms - t0;
+	pthread_cond_broadcast(&lk_cv);
+	pthread_mutex_unlock(&lk_mu);
+	pthread_mutex_unlock(&scan_mu);
+	free(h.o);
+	free(h.found);
+	return h.abandoned ? -EINTR : 0;
 }
 
 /* Drop every lock whose holder is gone (when the table is full). */
-static void sweep(struct sandbox *sb)
+static void sweep(struct alive_ctx *ax)
 {
 	for (struct lk_lock *l = locks; l;) {
-		if (!owner_alive(sb, l->own)) {
+		if (!owner_alive(ax, l->own)) {
 			drop_owner_locks(l->own);
 			l = locks; /* the list changed: start over */
 			continue;
@@ -326,7 +514,7 @@ static bool conflicts(const struct lk_lock *l, const struct lk_req *r, const str
  * dropped on the way), or NULL. */
 /* The conflicting lock that starts first (what F_GETLK reports: Linux keeps
  * an owner's locks sorted by start), or NULL. */
-static struct lk_lock *find_conflict(struct sandbox *sb, const struct lk_req *r, const struct lk_owner *own)
+static struct lk_lock *find_conflict(struct alive_ctx *ax, const struct lk_req *r, const struct lk_owner *own)
 {
 	struct lk_lock *first;
 again:
@@ -334,7 +522,7 @@ again:
 	for (struct lk_lock *l = locks; l; l = l->next) {
 		if (!conflicts(l, r, own))
 			continue;
-		if (!owner_alive(sb, l->own)) {
+		if (!owner_alive(ax, l->own)) {
 			drop_owner_locks(l->own);
 			goto again;
 		}
@@ -373,7 +561,7 @@ static struct lk_owner *owner_of(struct sc_call *c, const struct lk_req *r)
 
 	if (r->ofd_owner) {
 		for (struct lk_lock *l = locks; l; l = l->next)
-			if (l->own->kind == OWN_FILE && l->dev == r->dev && l->ino == r->ino &&
+			if (l->own->kind == OWN_FILE && !l->own->gone && l->dev == r->dev && l->ino == r->ino &&
 			    kcmp_file(getpid(), l->own->fd, getpid(), r->ofd) == 0) {
 				l->own->tgid = t->tgid;
 				l->own->hint = r->guestfd;
@@ -384,7 +572,7 @@ static struct lk_owner *owner_of(struct sc_call *c, const struct lk_req *r)
 			if (o->kind != OWN_PROC || o->tgid != t->tgid || o->dev != r->dev ||
 			    o->ino != r->ino)
 				continue;
-			if (!owner_alive(c->sb, o) || witness(o, r) < 0) {
+			if (!owner_alive(NULL, o) || witness(o, r) < 0) {
 				dbg("lock owner %d: dropped at a new request through fd %d", o->tgid, r->guestfd);
 				/* a dead process whose pid came back, or an fd
 				 * of the file was closed: its locks are gone */
@@ -529,6 +717,8 @@ static int lk_set_(struct sc_call *c, struct lk_req *r, bool *waited)
 
 	pthread_once(&lk_once, lk_init);
 	pthread_mutex_lock(&lk_mu);
+	struct alive_ctx ax = { .since = scan_begun };
+	bool scanned = false; /* (a holder scan since ax.since) */
 	for (;;) {
 		struct lk_owner *o = owner_of(c, r);
 		if (!o) {
@@ -552,13 +742,17 @@ static int lk_set_(struct sc_call *c, struct lk_req *r, bool *waited)
 				}
 			}
 		}
-		struct lk_lock *cf = find_conflict(c->sb, r, o);
+		struct lk_lock *cf = find_conflict(&ax, r, o);
 		if (!cf) {
 			if (r->type == F_UNLCK) {
 				ret = r->cls == LC_POSIX ? posix_apply(r, o) : 0;
 			} else {
 				if (nlocks + 2 > LK_MAX)
-					sweep(c->sb);
+					sweep(&ax);
+				if (nlocks + 2 > LK_MAX && ax.want && !scanned) {
+					owner_put(o);
+					goto rescan;
+				}
 				if (nlocks + 2 > LK_MAX) {
 					snprintf(c->note, sizeof c->note, "lock table full (%d locks)", LK_MAX);
 					ret = -ENOLCK;
@@ -572,6 +766,21 @@ static int lk_set_(struct sc_call *c, struct lk_req *r, bool *waited)
 				pthread_cond_broadcast(&lk_cv);
 			owner_put(o);
 			break;
+		}
+		if (ax.want && !scanned) {
+			/* a conflicting holder's fd number is stale: whether
+			 * some guest fd still holds it is one scan of every fd,
+			 * made outside lk_mu (holder_scan), then the request
+			 * is looked at again */
+			owner_put(o);
+		rescan:
+			pthread_mutex_unlock(&lk_mu);
+			if (holder_scan(c, ax.since) < 0)
+				return -EINTR;
+			scanned = true;
+			ax.want = false;
+			pthread_mutex_lock(&lk_mu);
+			continue;
 		}
 		if (!r->wait) {
 			owner_put(o);
@@ -614,6 +823,9 @@ static int lk_set_(struct sc_call *c, struct lk_req *r, bool *waited)
 		if (task_signal_pending(c->task))
 			return -ERESTARTSYS_;
 		pthread_mutex_lock(&lk_mu);
+		/* each slice looks at the holders afresh */
+		ax = (struct alive_ctx){ .since = scan_begun };
+		scanned = !rescan_due(); /* (a waiter scans at most so often) */
 	}
 out:
 	pthread_mutex_unlock(&lk_mu);
@@ -732,13 +944,27 @@ static long lk_getlk(struct sc_call *c, struct lk_req *r, struct flock *l, uint6
 {
 	pthread_once(&lk_once, lk_init);
 	pthread_mutex_lock(&lk_mu);
+	struct alive_ctx ax = { .since = scan_begun };
+	bool scanned = false;
+again:;
 	struct lk_owner *o = owner_of(c, r);
 	if (!o) {
 		pthread_mutex_unlock(&lk_mu);
 		return -ENOLCK;
 	}
 	o->refs++;
-	struct lk_lock *cf = find_conflict(c->sb, r, o);
+	struct lk_lock *cf = find_conflict(&ax, r, o);
+	if (cf && ax.want && !scanned) {
+		/* a holder's fd moved: one scan, outside lk_mu, then again */
+		owner_put(o);
+		pthread_mutex_unlock(&lk_mu);
+		if (holder_scan(c, ax.since) < 0)
+			return -EINTR;
+		scanned = true;
+		ax.want = false;
+		pthread_mutex_lock(&lk_mu);
+		goto again;
+	}
 	if (cf) {
 		l->l_type = cf->type;
 		l->l_whence = SEEK_SET;
@@ -782,12 +1008,7 @@ struct open_scan {
 	struct sc_call *c;       /* lease_set: its caller (the scan ends when it is gone) */
 	bool abandoned;          /* ...and it was gone */
 	unsigned long seen;      /* fds looked at (the check's count) */
-	unsigned nset;
-	struct wr_id {
-		dev_t dev;
-		ino_t ino;
-		unsigned long gen; /* (the table's: wr_gen when noted) */
-	} wset[SC_WRITERS_MAX];
+	struct wrs *wset;        /* collect: every file open for writing */
 };
 
 /* fdinfo's "flags:" (octal) and "ino:" of guest fd `fd` of process vpid */
@@ -831,14 +1052,112 @@ static int list_fds_all(struct sandbox *sb, pid_t vpid, int *fixed, int **fds)
 	return n;
 }
 
+/* A set of files (dev, ino), open addressing with linear probing, grown
+ * by doubling up to SC_WRITERS_MAX entries (then full: wrs_add -1). */
+struct wr_id {
+	dev_t dev;
+	ino_t ino;                /* 0: a free slot */
+	unsigned long gen;        /* (the table's: wr_gen when noted) */
+};
+struct wrs {
+	struct wr_id *v;
+	unsigned cap, n;          /* slots (a power of 2), entries */
+};
+
+/* the table's size (tests: MOAT_TEST_WRITERS_MAX, smaller, so that a
+ * test reaches a full table with a few hundred files) */
+static unsigned wr_max = SC_WRITERS_MAX;
+static pthread_once_t wr_once = PTHREAD_ONCE_INIT;
+static void wr_init(void)
+{
+	const char *e = getenv("MOAT_TEST_WRITERS_MAX");
+	long v = e ? strtol(e, NULL, 10) : 0;
+	if (v > 0 && v < SC_WRITERS_MAX)
+		wr_max = (unsigned)v;
+}
+
+static unsigned wrs_hash(dev_t dev, ino_t ino, unsigned cap)
+{
+	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ull ^ (uint64_t)dev * 0xc2b2ae3d27d4eb4full;
+	return (unsigned)(h >> 32) & (cap - 1);
+}
+
+static struct wr_id *wrs_find(const struct wrs *w, dev_t dev, ino_t ino)
+{
+	if (!w->cap || !ino)
+		return NULL;
+	for (unsigned i = wrs_hash(dev, ino, w->cap);; i = (i + 1) & (w->cap - 1)) {
+		if (!w->v[i].ino)
+			return NULL;
+		if (w->v[i].ino == ino && w->v[i].dev == dev)
+			return &w->v[i];
+	}
+}
+
+/* Add or renew (gen). 0, or -1 when the set is full (SC_WRITERS_MAX) or
+ * memory is short. */
+static int wrs_add(struct wrs *w, dev_t dev, ino_t ino, unsigned long gen)
+{
+	struct wr_id *e = wrs_find(w, dev, ino);
+	if (e) {
+		e->gen = gen;
+		return 0;
+	}
+	if (!ino)
+		return 0;
+	if (w->n >= wr_max)
+		return -1;
+	if ((w->n + 1) * 2 > w->cap) { /* at most half full */
+		unsigned nc = w->cap ? w->cap * 2 : 64;
+		struct wr_id *nv = calloc(nc, sizeof *nv);
+		if (!nv)
+			return -1;
+		for (unsigned i = 0; i < w->cap; i++)
+			if (w->v[i].ino) {
+				unsigned j = wrs_hash(w->v[i].dev, w->v[i].ino, nc);
+				while (nv[j].ino)
+					j = (j + 1) & (nc - 1);
+				nv[j] = w->v[i];
+			}
+		free(w->v);
+		w->v = nv;
+		w->cap = nc;
+	}
+	unsigned i = wrs_hash(dev, ino, w->cap);
+	while (w->v[i].ino)
+		i = (i + 1) & (w->cap - 1);
+	w->v[i] = (struct wr_id){ dev, ino, gen };
+	w->n++;
+	return 0;
+}
+
+/* Remove e (an entry of w): the run after it moves back (no tombstones). */
+static void wrs_del(struct wrs *w, struct wr_id *e)
+{
+	unsigned i = (unsigned)(e - w->v), m = w->cap - 1;
+	w->v[i].ino = 0;
+	w->n--;
+	for (unsigned j = (i + 1) & m; w->v[j].ino; j = (j + 1) & m) {
+		unsigned h = wrs_hash(w->v[j].dev, w->v[j].ino, w->cap);
+		/* j's entry may fill the hole at i when its home h is not in (i, j] */
+		if (((j - h) & m) >= ((j - i) & m)) {
+			w->v[i] = w->v[j];
+			w->v[j].ino = 0;
+			i = j;
+		}
+	}
+}
+
+static void wrs_free(struct wrs *w)
+{
+	free(w->v);
+	*w = (struct wrs){ 0 };
+}
+
 static void wset_add(struct open_scan *s, dev_t dev, ino_t ino)
 {
-	for (unsigned i = 0; i < s->nset && i < SC_WRITERS_MAX; i++)
-		if (s->wset[i].ino == ino && s->wset[i].dev == dev)
-			return;
-	if (s->nset < SC_WRITERS_MAX)
-		s->wset[s->nset] = (struct wr_id){ dev, ino, 0 };
-	s->nset++; /* past the table: counted, not kept */
+	if (wrs_add(s->wset, dev, ino, 0) < 0)
+		s->incomplete = true; /* more than the table holds: no rebuild */
 }
 
 /* Every guest fd of every guest process: linear in what the guest holds
@@ -899,38 +1218,26 @@ static int scan_opens(struct task *t, void *arg)
 /* ---- ETXTBSY at exec (sc.h) ---- */
 
 static pthread_mutex_t wr_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct wr_id wr_ring[SC_WRITERS_MAX];
-static unsigned wr_next;
-/* A note was pushed out while its file may still be open for writing (the
- * table was full): until a scan has seen every writer again, an exec of a
- * file not noted scans too (red team 22: 256 other files opened for
- * writing, and an exec of the first, still open, ran). wr_gen counts the
- * notes (each entry keeps its own), so that a scan's rebuild keeps those
- * made meanwhile. */
+static struct wrs wr_tab;
+/* A note was dropped (the table was full) while its file may still be open
+ * for writing: until a scan has seen every writer again, an exec of a file
+ * not noted scans too (red team 22: 256 other files opened for writing, and
+ * an exec of the first, still open, ran). wr_gen counts the notes (each
+ * entry keeps its own), so that a scan's rebuild keeps those made
+ * meanwhile. The table grows to SC_WRITERS_MAX files (red team 42: with a
+ * ring of 256, 300 files open for writing made every exec scan every guest
+ * fd, 1.4-2.9 s an exec at 180,000 fds). */
 static bool wr_lost;
-static unsigned long wr_gen, wr_evicted; /* (wr_gen at the last push-out) */
+static unsigned long wr_gen, wr_evicted; /* (wr_gen at the last note dropped) */
 
 static void note_write_open(dev_t dev, ino_t ino)
 {
-	int free_slot = -1;
+	pthread_once(&wr_once, wr_init);
 	pthread_mutex_lock(&wr_mu);
-	for (unsigned i = 0; i < SC_WRITERS_MAX; i++) {
-		if (wr_ring[i].ino == ino && wr_ring[i].dev == dev) {
-			wr_ring[i].gen = ++wr_gen; /* (a rebuild under way keeps it) */
-			pthread_mutex_unlock(&wr_mu);
-			return;
-		}
-		if (free_slot < 0 && !wr_ring[i].ino)
-			free_slot = (int)i;
-	}
-	unsigned at = free_slot >= 0 ? (unsigned)free_slot : wr_next;
-	if (free_slot < 0) {
+	if (wrs_add(&wr_tab, dev, ino, ++wr_gen) < 0) {
 		wr_lost = true;
-		wr_next = (wr_next + 1) % SC_WRITERS_MAX;
-	}
-	wr_ring[at] = (struct wr_id){ dev, ino, ++wr_gen };
-	if (free_slot < 0)
 		wr_evicted = wr_gen;
+	}
 	pthread_mutex_unlock(&wr_mu);
 }
 
@@ -947,38 +1254,40 @@ void sc_note_write_fd(int fd)
 
 int sc_exec_write_busy(struct sandbox *sb, dev_t dev, ino_t ino)
 {
-	int found = -1;
-
 	if (!ino)
 		return 0;
 	pthread_mutex_lock(&wr_mu);
-	for (unsigned i = 0; i < SC_WRITERS_MAX && found < 0; i++)
-		if (wr_ring[i].ino == ino && wr_ring[i].dev == dev)
-			found = (int)i;
+	bool found = wrs_find(&wr_tab, dev, ino) != NULL;
 	bool lost = wr_lost;
 	unsigned long gen = wr_gen;
 	pthread_mutex_unlock(&wr_mu);
-	if (found < 0 && !lost)
+	if (!found && !lost)
 		return 0; /* never opened for writing by the sandbox (as far as noted) */
 	struct open_scan *q = xcalloc(1, sizeof *q);
-	*q = (struct open_scan){ .sb = sb, .dev = dev, .ino = ino, .ofd = -1, .exec_q = true, .collect = lost };
+	struct wrs ws = { 0 };
+	*q = (struct open_scan){ .sb = sb, .dev = dev, .ino = ino, .ofd = -1, .exec_q = true,
+				 .collect = lost, .wset = &ws };
 	task_for_each_leader(sb, scan_opens, q);
 	pthread_mutex_lock(&wr_mu);
 	/* every file open for writing now, and the notes made since the scan
 	 * began: the table again, if they fit */
-	for (unsigned i = 0; lost && i < SC_WRITERS_MAX; i++)
-		if (wr_ring[i].ino && wr_ring[i].gen > gen)
-			wset_add(q, wr_ring[i].dev, wr_ring[i].ino);
-	if (lost && !q->incomplete && q->nset <= SC_WRITERS_MAX && wr_evicted <= gen) {
-		memset(wr_ring, 0, sizeof wr_ring);
-		for (unsigned i = 0; i < q->nset; i++)
-			wr_ring[i] = (struct wr_id){ q->wset[i].dev, q->wset[i].ino, wr_gen };
-		wr_next = q->nset % SC_WRITERS_MAX;
+	for (unsigned i = 0; lost && i < wr_tab.cap; i++)
+		if (wr_tab.v[i].ino && wr_tab.v[i].gen > gen)
+			wset_add(q, wr_tab.v[i].dev, wr_tab.v[i].ino);
+	if (lost && !q->incomplete && wr_evicted <= gen) {
+		wrs_free(&wr_tab);
+		wr_tab = ws;
+		ws = (struct wrs){ 0 };
+		for (unsigned i = 0; i < wr_tab.cap; i++)
+			wr_tab.v[i].gen = wr_gen;
 		wr_lost = false;
-	} else if (!q->writer && found >= 0 && wr_ring[found].ino == ino && wr_ring[found].dev == dev) {
-		wr_ring[found].ino = 0;
+	} else if (!q->writer) {
+		struct wr_id *e = wrs_find(&wr_tab, dev, ino);
+		if (e && e->gen <= gen)
+			wrs_del(&wr_tab, e); /* (a note made meanwhile stays) */
 	}
 	pthread_mutex_unlock(&wr_mu);
+	wrs_free(&ws);
 	int busy = q->writer;
 	free(q);
 	return busy;
@@ -1057,8 +1366,13 @@ static long lease_set(struct sc_call *c, struct lk_req *r, long arg)
 			return -EINTR; /* the caller is gone */
 	}
 	pthread_mutex_lock(&lk_mu);
-	long ret = 0;
-	struct lk_lock *mine = lease_of(r);
+	struct alive_ctx ax = { .since = scan_begun };
+	bool scanned = false;
+	long ret;
+	struct lk_lock *mine;
+relook:
+	ret = 0;
+	mine = lease_of(r);
 	if (arg == F_UNLCK) {
 		if (mine) {
 			lock_remove(mine);
@@ -1075,11 +1389,21 @@ again:
 	for (struct lk_lock *l = locks; l; l = l->next) {
 		if (l->cls != LC_LEASE || l == mine || l->dev != r->dev || l->ino != r->ino)
 			continue;
-		if (!owner_alive(c->sb, l->own)) {
+		if (!owner_alive(&ax, l->own)) {
 			drop_owner_locks(l->own);
 			goto again;
 		}
 		if (arg == F_WRLCK || l->type == F_WRLCK || l->breaking) {
+			if (ax.want && !scanned) {
+				/* a holder's fd moved: one scan outside lk_mu */
+				pthread_mutex_unlock(&lk_mu);
+				if (holder_scan(c, ax.since) < 0)
+					return -EINTR;
+				scanned = true;
+				ax.want = false;
+				pthread_mutex_lock(&lk_mu);
+				goto relook;
+			}
 			ret = -EAGAIN;
 			goto out;
 		}
@@ -1096,7 +1420,16 @@ again:
 		mine->own->hint = r->guestfd;
 	} else {
 		if (nlocks + 1 > LK_MAX)
-			sweep(c->sb);
+			sweep(&ax);
+		if (nlocks + 1 > LK_MAX && ax.want && !scanned) {
+			pthread_mutex_unlock(&lk_mu);
+			if (holder_scan(c, ax.since) < 0)
+				return -EINTR;
+			scanned = true;
+			ax.want = false;
+			pthread_mutex_lock(&lk_mu);
+			goto relook;
+		}
 		struct lk_owner *o = nlocks + 1 > LK_MAX ? NULL : owner_of(c, r);
 		if (!o) {
 			snprintf(c->note, sizeof c->note, "lock table full (%d locks)", LK_MAX);
@@ -1151,6 +1484,8 @@ static int lease_break_(struct sc_call *c, dev_t dev, ino_t ino, int flags, bool
 
 	pthread_once(&lk_once, lk_init);
 	pthread_mutex_lock(&lk_mu);
+	struct alive_ctx ax = { .since = scan_begun };
+	bool scanned = false;
 	for (;;) {
 		bool wait = false;
 	again:
@@ -1159,8 +1494,24 @@ static int lease_break_(struct sc_call *c, dev_t dev, ino_t ino, int flags, bool
 				continue;
 			if (l->type == F_RDLCK && !wr)
 				continue;
-			if (!owner_alive(c->sb, l->own)) {
+			if (!owner_alive(&ax, l->own)) {
 				drop_owner_locks(l->own);
+				goto again;
+			}
+			if (ax.want && !scanned) {
+				/* its fd moved: find it (outside lk_mu) before
+				 * the break signal goes to its holder; open is
+				 * answered by the RECV lead, passed on first */
+				pthread_mutex_unlock(&lk_mu);
+				if (!*waited) {
+					*waited = true;
+					gofer_wait_begin();
+				}
+				if (holder_scan(c, ax.since) < 0)
+					return -EINTR;
+				scanned = true;
+				ax.want = false;
+				pthread_mutex_lock(&lk_mu);
 				goto again;
 			}
 			if (!l->breaking || (want == F_UNLCK && l->brk == F_RDLCK)) {
@@ -1203,6 +1554,8 @@ static int lease_break_(struct sc_call *c, dev_t dev, ino_t ino, int flags, bool
 		if (task_signal_pending(c->task))
 			return -ERESTARTSYS_;
 		pthread_mutex_lock(&lk_mu);
+		ax = (struct alive_ctx){ .since = scan_begun };
+		scanned = !rescan_due(); /* (a waiter scans at most so often) */
 	}
 	pthread_mutex_unlock(&lk_mu);
 	return 0;

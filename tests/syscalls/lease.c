@@ -185,6 +185,21 @@ int main(int argc, char **argv)
 	rc = reap(c);
 	CHECK(rc == 0, "break_nonblock_ewouldblock", "child status %d", rc);
 	CHECK(fcntl(rd, F_SETLEASE, F_UNLCK) == 0, "break_nonblock_release", "%s", strerror(errno));
+
+	/* the holder's fd moved (dup, close, the number taken by another
+	 * file): the break signal still reaches it (under moat the holder is
+	 * looked for again before the signal: holder_scan) */
+	c = breaker(OP_NONBLOCK);
+	CHECK(fcntl(rd, F_SETLEASE, F_WRLCK) == 0, "break_moved_setup", "%s", strerror(errno));
+	int mv = fcntl(rd, F_DUPFD_CLOEXEC, 20);
 	close(rd);
+	int reuse = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	CHECK(got_sigio(), "break_moved_holder_sigio", "no SIGIO in 5 s");
+	rc = reap(c);
+	CHECK(rc == 0, "break_moved_ewouldblock", "child status %d", rc);
+	CHECK(fcntl(mv, F_SETLEASE, F_UNLCK) == 0, "break_moved_release", "%s", strerror(errno));
+	if (reuse >= 0)
+		close(reuse);
+	close(mv);
 	return t_done();
 }

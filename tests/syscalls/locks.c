@@ -305,6 +305,21 @@ int main(int argc, char **argv)
 	EXPECT_ERR(fcntl(o2, F_OFD_SETLK, &op_), EINVAL, "ofd_lpid_einval");
 	close(o1);
 	CHECK(setlk(o2, F_OFD_SETLK, F_WRLCK, 0, 10) == 0, "ofd_released_on_close", "%s", strerror(errno));
+	/* the holder's fd moved (dup, close, its number taken by another
+	 * file): held while an fd holds the description, released with the
+	 * last (under moat the fd number remembered is stale: the holder
+	 * scan finds the description, then finds it gone) */
+	int m1 = openf(O_RDWR);
+	CHECK(setlk(m1, F_OFD_SETLK, F_WRLCK, 20, 5) == 0, "ofd_moved_setup", "%s", strerror(errno));
+	int m2 = fcntl(m1, F_DUPFD_CLOEXEC, 60);
+	close(m1);
+	int filler = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	EXPECT_ERR(setlk(o2, F_OFD_SETLK, F_WRLCK, 20, 1), EAGAIN, "ofd_moved_holder_kept");
+	close(m2);
+	CHECK(setlk(o2, F_OFD_SETLK, F_WRLCK, 20, 1) == 0, "ofd_moved_holder_closed_released", "%s",
+	      strerror(errno));
+	if (filler >= 0)
+		close(filler);
 	close(o2);
 
 	/* ---- blocking waits ---- */

@@ -1576,16 +1576,26 @@ int vfs_permission_obj(struct task *t, const struct stat *st, int mask)
 	return permission(t, 1, st, mask, 1);
 }
 
-int vfs_owner(struct task *t, const struct stat *st)
+static int owner_of(struct task *t, const struct stat *st, int fowner)
 {
 	struct stat vbuf;
 	int priv = own_file(t, &st, &vbuf);
 
-	if (priv && cred_capable(&t->cred, CRED_CAP_FOWNER))
+	if (fowner && priv && cred_capable(&t->cred, CRED_CAP_FOWNER))
 		return 1;
 	if (!priv && sealed_file(t->sb ? t->sb->vfs : NULL, st))
 		return 0; /* no chmod that would make it readable */
 	return owner_class(t, &t->cred, t->cred.fsuid, t->cred.fsgid, st, !priv) == 2;
+}
+
+int vfs_owner(struct task *t, const struct stat *st)
+{
+	return owner_of(t, st, 1);
+}
+
+int vfs_is_owner(struct task *t, const struct stat *st)
+{
+	return owner_of(t, st, 0);
 }
 
 int vfs_sealed(struct task *t, const struct stat *st)

@@ -245,6 +245,8 @@ int vfs_permission_obj(struct task *t, const struct stat *st, int mask);
 /* May t act as the owner of st (chmod, utimes, sticky directories)? On
  * private files: fsuid 0 or the owner; on host files: only the owner. */
 int vfs_owner(struct task *t, const struct stat *st);
+/* Is t the owner of st itself (fsuid; no CAP_FOWNER): chown's rules. */
+int vfs_is_owner(struct task *t, const struct stat *st);
 /* Is st a sealed file of the system view (fs/vfs.c sealed_file)? No task
  * may read one, so a directory fd on one is an O_PATH placeholder. */
 int vfs_sealed(struct task *t, const struct stat *st);

@@ -1714,7 +1714,10 @@ static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t
 		return -EPERM;
 	struct stat view = n->st;
 	vfs_view_stat(VFS_OF(c), &view);
-	int owner = vfs_owner(t, &n->st), cap_chown = cred_capable(&t->cred, CRED_CAP_CHOWN);
+	/* the owner itself (fsuid), never CAP_FOWNER, for 1 and 2 (chown_ok,
+	 * chgrp_ok; red team 44: root without CAP_CHOWN named its groups on
+	 * anyone's file as if its owner); 4 is a mode change, CAP_FOWNER's */
+	int owner = vfs_is_owner(t, &n->st), cap_chown = cred_capable(&t->cred, CRED_CAP_CHOWN);
 	if (uid != (uint32_t)-1 && !cap_chown && (!owner || uid != view.st_uid))      /* 1 */
 		return -EPERM;
 	if (gid != (uint32_t)-1 && !cap_chown &&                                       /* 2 */

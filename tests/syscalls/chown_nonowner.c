@@ -7,9 +7,15 @@
  * S_ISUID. Red team 43: moat let a dropped user name root's ids and clear
  * the set-id bits of root's files. Cases run in the scratch (under moat an
  * rw bind: host files, set-id bits virtual) and under /tmp (the sandbox's
- * own tmpfs). As another user (the rootless tier) only the owner's cases. */
+ * own tmpfs). As another user (the rootless tier) only the owner's cases.
+ * Root without CAP_CHOWN but with CAP_FOWNER (red team 44): CAP_FOWNER is
+ * no owner for chown_ok/chgrp_ok (moat took it as one on its own files: a
+ * chgrp of another user's file to root's group went), only for the mode
+ * change of clearing the set-id bits. */
 #include "t.h"
 #include <grp.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 
 #define OTHER 1000
 
@@ -76,6 +82,41 @@ static void as_other(const char *where, const char *dir)
 		t_failures++;
 }
 
+/* root with CAP_CHOWN dropped from the effective set, CAP_FOWNER kept */
+static void as_fowner(const char *where, const char *dir)
+{
+	pid_t p = fork();
+	if (p < 0)
+		DIE("fork");
+	if (p == 0) {
+		struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+		struct __user_cap_data_struct d[2];
+		char f[PATH_MAX + 32], s[PATH_MAX + 32], name[128];
+		if (syscall(SYS_capget, &h, d) != 0)
+			DIE("capget");
+		d[0].effective &= ~(1u << CAP_CHOWN);
+		if (syscall(SYS_capset, &h, d) != 0)
+			DIE("capset");
+		snprintf(f, sizeof f, "%s/%s", dir, "fowner_plain");
+		snprintf(s, sizeof s, "%s/%s", dir, "fowner_suid");
+#define NAME(x) (snprintf(name, sizeof name, "%s_%s", where, x), name)
+		EXPECT_ERR(chown(f, (uid_t)-1, 0), EPERM, NAME("fowner_is_no_owner_group"));
+		EXPECT_ERR(chown(f, OTHER, (gid_t)-1), EPERM, NAME("fowner_is_no_owner_uid"));
+		EXPECT_ERR(chown(f, (uid_t)-1, OTHER), EPERM, NAME("fowner_names_file_group"));
+		struct stat st;
+		CHECK(stat(f, &st) == 0 && st.st_uid == OTHER && st.st_gid == OTHER, NAME("fowner_ids_kept"),
+		      "ids %d:%d", (int)st.st_uid, (int)st.st_gid);
+		EXPECT_OK(chown(s, (uid_t)-1, (gid_t)-1), NAME("fowner_clears_suid"));
+		CHECK(mode_of(s) == 0755, NAME("fowner_suid_cleared"), "mode %o", mode_of(s));
+#undef NAME
+		fflush(stdout);
+		_exit(t_failures ? 1 : 0);
+	}
+	int st;
+	if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		t_failures++;
+}
+
 int main(int argc, char **argv)
 {
 	t_setup(argc, argv, "chown_nonowner");
@@ -88,6 +129,12 @@ int main(int argc, char **argv)
 	if (root) {
 		as_other("scratch", t_scratch);
 		as_other("tmp", tmp);
+		mk(t_scratch, "fowner_plain", 0644, OTHER);
+		mk(t_scratch, "fowner_suid", 04755, OTHER);
+		mk(tmp, "fowner_plain", 0644, OTHER);
+		mk(tmp, "fowner_suid", 04755, OTHER);
+		as_fowner("scratch", t_scratch);
+		as_fowner("tmp", tmp);
 	} else {
 		cases("scratch", t_scratch, 0);
 		cases("tmp", tmp, 0);

@@ -90,7 +90,7 @@ static int magic_target(struct sc_call *c, struct vfs_node *n, struct stat *iden
 	return 1;
 }
 
-static int id_to_host(const struct idmap *m, uint32_t id, int gid, uint32_t *out);
+int fs_id_to_host(const struct idmap *m, uint32_t id, int gid, uint32_t *out);
 
 /*
  * A new file on a private export belongs to its creator, as in Linux: owner
@@ -162,7 +162,7 @@ static int private_owner(struct sc_call *c, const struct stat *parent, uint32_t 
 		gid = parent->st_gid;
 	if (uid == m->guest_uid && gid == m->guest_gid)
 		return 0;
-	return id_to_host(m, uid, 0, hu) == 0 && id_to_host(m, gid, 1, hg) == 0;
+	return fs_id_to_host(m, uid, 0, hu) == 0 && fs_id_to_host(m, gid, 1, hg) == 0;
 }
 
 /* The set-id bits a new non-directory made with mode keeps, after Linux's
@@ -1659,7 +1659,7 @@ long sys_fchmodat2(struct sc_call *c)
 }
 
 /* guest id -> host id through the sandbox's user-namespace mapping */
-static int id_to_host(const struct idmap *m, uint32_t id, int gid, uint32_t *out)
+int fs_id_to_host(const struct idmap *m, uint32_t id, int gid, uint32_t *out)
 {
 	if (id == (uint32_t)-1) {
 		*out = id;
@@ -1726,8 +1726,8 @@ static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t
 	if (!owner && !cred_capable(&t->cred, CRED_CAP_FOWNER) && !S_ISDIR(view.st_mode) && /* 4 */
 	    ((view.st_mode & S_ISUID) || (view.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)))
 		return -EPERM;
-	if (id_to_host(&c->sb->idmap, uid, 0, &hu) < 0 ||                          /* 3 */
-	    id_to_host(&c->sb->idmap, gid, 1, &hg) < 0)
+	if (fs_id_to_host(&c->sb->idmap, uid, 0, &hu) < 0 ||                          /* 3 */
+	    fs_id_to_host(&c->sb->idmap, gid, 1, &hg) < 0)
 		return -EINVAL;
 	if (vfs_node_is_host(n)) {
 		mode_t setid = view.st_mode & (S_ISUID | S_ISGID);

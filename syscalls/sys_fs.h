@@ -32,6 +32,10 @@ static inline int fs_walk(struct sc_call *c, int dirfd, const char *path, unsign
 	return vfs_walk(VFS_OF(c), c->task, dirfd, path, flags, *n);
 }
 
+/* A guest id to the host's through the sandbox's user-namespace mapping
+ * (-1 stays -1): 0, or -EINVAL when the id is not mapped (sys_file.c). */
+int fs_id_to_host(const struct idmap *m, uint32_t id, int gid, uint32_t *out);
+
 /* The umask of the calling task. */
 static inline mode_t fs_umask(struct task *t)
 {

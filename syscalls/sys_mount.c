@@ -21,7 +21,13 @@
  *     accepted, nothing to change (one mount namespace per sandbox);
  *   - umount2 of the guest's own mounts (the sandbox's: EBUSY);
  *   - MS_NOEXEC or MS_NOSYMFOLLOW on a new tmpfs or a remount: EPERM
- *     (not enforced, so never pretended; red team 39).
+ *     (not enforced, so never pretended; red team 39);
+ *   - a new tmpfs's data options (tmpfs_options): mode=, uid=, gid= set its
+ *     root as Linux's; size=, nr_blocks=, nr_inodes=, huge=, mpol=,
+ *     inode32/64, noswap accepted (the files are the sandbox's disk, bounded
+ *     by --disk, not the option); anything else EINVAL as Linux's tmpfs
+ *     (ramfs: mode= only, the rest ignored, as Linux). Before red team 44
+ *     all were ignored: `-o mode=0700` made a 1777 directory.
  * Needs euid 0 or the virtual CAP_SYS_ADMIN (EPERM otherwise; root inside
  * has Docker's capabilities, without CAP_SYS_ADMIN, but the mount table is
  * the sandbox's own, as sethostname's names are). Other file system
@@ -30,6 +36,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 
@@ -46,6 +53,82 @@ static int may_mount(const struct task *t)
 }
 
 #define MS_PROPAGATION (MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE)
+
+struct tmpfs_opts {
+	mode_t mode;
+	uid_t uid;   /* host ids; -1: not given */
+	gid_t gid;
+	int has_mode;
+};
+
+static int octal_or_dec(const char *v, int base, unsigned long max, unsigned long *out)
+{
+	char *end;
+	if (!*v || !((v[0] >= '0' && v[0] <= '9')))
+		return -EINVAL;
+	errno = 0;
+	unsigned long x = strtoul(v, &end, base);
+	if (errno || *end || x > max)
+		return -EINVAL;
+	*out = x;
+	return 0;
+}
+
+/* A new tmpfs's (or ramfs's) comma-separated data options, Linux's
+ * shmem_parse_one: mode= (octal, 07777), uid=/gid= (the guest's ids,
+ * EINVAL when unmapped) are honoured on the root; the size and memory
+ * policy options are accepted (not enforced: the sandbox's disk bounds
+ * the files); any other is EINVAL for tmpfs (red team 44: `-o mode=0700`
+ * was a 1777 directory, `-o noexec` was taken), ignored for ramfs. */
+static int tmpfs_options(struct sc_call *c, const char *data, int ramfs, struct tmpfs_opts *o)
+{
+	static const char *const accepted[] = { "size", "nr_blocks", "nr_inodes", "huge", "mpol",
+						"inode32", "inode64", "noswap", "quota", "usrquota",
+						"grpquota", NULL };
+	char buf[1024];
+	o->mode = 01777;
+	o->has_mode = 0;
+	o->uid = (uid_t)-1;
+	o->gid = (gid_t)-1;
+	if (!data || !*data)
+		return 0;
+	if (strlen(data) >= sizeof buf)
+		return -EINVAL;
+	strcpy(buf, data);
+	for (char *save = NULL, *opt = strtok_r(buf, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
+		char *val = strchr(opt, '=');
+		unsigned long x;
+		if (val)
+			*val++ = 0;
+		if (!strcmp(opt, "mode") && val) {
+			if (octal_or_dec(val, 8, 07777, &x) < 0)
+				return -EINVAL;
+			o->mode = (mode_t)x;
+			o->has_mode = 1;
+			continue;
+		}
+		if (ramfs)
+			continue; /* Linux's ramfs ignores every other option */
+		if ((!strcmp(opt, "uid") || !strcmp(opt, "gid")) && val) {
+			if (octal_or_dec(val, 10, 0xfffffffeUL, &x) < 0)
+				return -EINVAL;
+			uint32_t h;
+			if (fs_id_to_host(&c->sb->idmap, (uint32_t)x, opt[0] == 'g', &h) < 0)
+				return -EINVAL;
+			if (opt[0] == 'u')
+				o->uid = h;
+			else
+				o->gid = h;
+			continue;
+		}
+		int ok = 0;
+		for (int i = 0; accepted[i] && !ok; i++)
+			ok = !strcmp(opt, accepted[i]);
+		if (!ok)
+			return -EINVAL;
+	}
+	return 0;
+}
 
 static long mount_target(struct sc_call *c, const char *path, unsigned wf,
 			 struct vfs_node **n)
@@ -119,7 +202,36 @@ long sys_mount(struct sc_call *c)
 		return -EFAULT;
 	if (strcmp(type, "tmpfs") && strcmp(type, "ramfs"))
 		return -ENODEV;
-	return vfs_mount_tmpfs(v, n->path, !!(flags & MS_RDONLY), src);
+	char data[1024];
+	struct tmpfs_opts o;
+	if (c->args[4]) {
+		r = sc_read_guest_str(c, c->args[4], data, sizeof data);
+		if (r < 0)
+			return r == -ENAMETOOLONG ? -EINVAL : r;
+	} else {
+		data[0] = 0;
+	}
+	r = tmpfs_options(c, data, !strcmp(type, "ramfs"), &o);
+	if (r < 0)
+		return r;
+	r = vfs_mount_tmpfs(v, n->path, !!(flags & MS_RDONLY), src);
+	if (r < 0 || (!o.has_mode && o.uid == (uid_t)-1 && o.gid == (gid_t)-1))
+		return r;
+	/* the options on the new root, as the kernel sets them at mount:
+	 * no permission check, the mount's own (the spare export's root) */
+	cleanup_free struct vfs_node *root = NULL;
+	r = fs_walk(c, AT_FDCWD, n->path, WALK_CANON, &root);
+	if (r == 0 && (root->kind != VN_BACKEND || *root->rel))
+		r = -EIO;
+	if (r == 0 && o.has_mode)
+		r = VFS_BE(v, chmod, root->mnt->export, root->rel, o.mode);
+	if (r == 0 && (o.uid != (uid_t)-1 || o.gid != (gid_t)-1))
+		r = VFS_BE(v, chown, root->mnt->export, root->rel, o.uid, o.gid);
+	if (root)
+		vfs_refresh(v, root->mnt, root->rel, &root->st);
+	if (r < 0)
+		vfs_umount(v, n->path, 0); /* never a mount without its options */
+	return r;
 }
 
 long sys_umount2(struct sc_call *c)

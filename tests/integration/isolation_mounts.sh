@@ -52,9 +52,23 @@ if mount -t tmpfs -o nosymfollow none /tmp/m 2>/dev/null; then
 	ln -s /etc/hostname /tmp/m/l; cat /tmp/m/l >/dev/null 2>&1 && echo followed || echo eloop
 else echo refused; fi' 2>&1)
 	case $out in refused | eloop) ok nosymfollow_never_pretended ;; *) fail nosymfollow_never_pretended "$out" ;; esac
+	# Red team 44: a new tmpfs's data options were ignored whole: a guest
+	# root's `mount -t tmpfs -o mode=0700` for a private directory made a
+	# 1777 one any user of the sandbox listed and wrote, and an unknown
+	# option (Linux: EINVAL) was taken. mode=, uid=, gid= now set the root;
+	# an unknown option is refused. (uid= of 1000 only root-run: rootless,
+	# 1000 is not mapped, EINVAL as in Linux's user namespace.)
+	uid=0; [ "$(id -u)" = 0 ] && uid=1000
+	out=$(moat run --user 0:0 -- /bin/sh -c 'mkdir -p /tmp/m /tmp/n
+mount -t tmpfs -o nosuchopt none /tmp/n 2>/dev/null && echo taken || echo refused
+mount -t tmpfs -o mode=0700,size=1m none /tmp/m && stat -c %a /tmp/m && touch /tmp/m/secret
+setpriv --reuid 65534 --regid 65534 --clear-groups ls /tmp/m >/dev/null 2>&1 && echo listed || echo denied
+mount -t tmpfs -o mode=750,uid='$uid',gid='$uid' none /tmp/n && stat -c "%a %u:%g" /tmp/n' 2>&1)
+	expect_eq tmpfs_mode_option_honoured "$(echo $out)" "refused 700 denied 750 $uid:$uid"
 else
 	fail noexec_never_pretended "not run natively (it would remount the host's /tmp)"
 	fail nosymfollow_never_pretended "not run natively (it would mount on the host)"
+	fail tmpfs_mode_option_honoured "not run natively (it would mount on the host)"
 fi
 
 out=$(moat run --tmpfs /s:size=1m -- /bin/sh -c '

@@ -88,6 +88,9 @@ else
 fi
 
 # 2. a short run with --trace and --audit: the decoders see every argument
+# (the scratch's mode back first: a batch may have chmod'ed the bind's root,
+# and a fuzzer killed before its own clean-up left it so)
+chmod 777 "$T_TMP/w" 2>/dev/null
 rm -rf "$T_TMP/w"/* 2>/dev/null
 moat run --trace --audit "$T_TMP/audit" --bind "$SYSCALL_BIN:/t:ro" --bind "$T_TMP/w:/work:rw" --workdir /work \
 	--env MOAT_GUEST=1 -- /t/probe_sysfuzz /work 3 "$((seed + 7))" </dev/null >"$T_TMP/out2" 2>"$T_TMP/err2"

@@ -907,6 +907,10 @@ int main(int argc, char **argv)
 			chmod("/", root_mode & 07777);
 		}
 	}
+	/* and the scratch itself, as before each batch: the caller uses it
+	 * next (sysfuzz.sh's traced run: `--workdir /work` was EACCES after
+	 * a batch left the rw bind's root without search permission) */
+	chmod(top, 0777);
 	/* the scratch's litter */
 	char cmd[PATH_MAX + 64];
 	snprintf(cmd, sizeof cmd, "%s", scratch);

@@ -486,6 +486,21 @@ static int holder_scan(struct sc_call *c, unsigned long since)
 	return h.abandoned ? -EINTR : 0;
 }
 
+/* A request's one holder scan (lk_mu held on entry): lk_mu is dropped
+ * for the scan and taken again; 0, or -EINTR with lk_mu NOT held (the
+ * caller is gone). After it the request's presumed holders are known
+ * (ax->want cleared) and it never scans again (*scanned). */
+static int scan_unlocked(struct sc_call *c, struct alive_ctx *ax, bool *scanned)
+{
+	pthread_mutex_unlock(&lk_mu);
+	if (holder_scan(c, ax->since) < 0)
+		return -EINTR;
+	*scanned = true;
+	ax->want = false;
+	pthread_mutex_lock(&lk_mu);
+	return 0;
+}
+
 /* Drop every lock whose holder is gone (when the table is full). */
 static void sweep(struct alive_ctx *ax)
 {
@@ -774,12 +789,8 @@ static int lk_set_(struct sc_call *c, struct lk_req *r, bool *waited)
 			 * is looked at again */
 			owner_put(o);
 		rescan:
-			pthread_mutex_unlock(&lk_mu);
-			if (holder_scan(c, ax.since) < 0)
+			if (scan_unlocked(c, &ax, &scanned) < 0)
 				return -EINTR;
-			scanned = true;
-			ax.want = false;
-			pthread_mutex_lock(&lk_mu);
 			continue;
 		}
 		if (!r->wait) {
@@ -957,12 +968,8 @@ again:;
 	if (cf && ax.want && !scanned) {
 		/* a holder's fd moved: one scan, outside lk_mu, then again */
 		owner_put(o);
-		pthread_mutex_unlock(&lk_mu);
-		if (holder_scan(c, ax.since) < 0)
+		if (scan_unlocked(c, &ax, &scanned) < 0)
 			return -EINTR;
-		scanned = true;
-		ax.want = false;
-		pthread_mutex_lock(&lk_mu);
 		goto again;
 	}
 	if (cf) {
@@ -1396,12 +1403,8 @@ again:
 		if (arg == F_WRLCK || l->type == F_WRLCK || l->breaking) {
 			if (ax.want && !scanned) {
 				/* a holder's fd moved: one scan outside lk_mu */
-				pthread_mutex_unlock(&lk_mu);
-				if (holder_scan(c, ax.since) < 0)
+				if (scan_unlocked(c, &ax, &scanned) < 0)
 					return -EINTR;
-				scanned = true;
-				ax.want = false;
-				pthread_mutex_lock(&lk_mu);
 				goto relook;
 			}
 			ret = -EAGAIN;
@@ -1422,12 +1425,8 @@ again:
 		if (nlocks + 1 > LK_MAX)
 			sweep(&ax);
 		if (nlocks + 1 > LK_MAX && ax.want && !scanned) {
-			pthread_mutex_unlock(&lk_mu);
-			if (holder_scan(c, ax.since) < 0)
+			if (scan_unlocked(c, &ax, &scanned) < 0)
 				return -EINTR;
-			scanned = true;
-			ax.want = false;
-			pthread_mutex_lock(&lk_mu);
 			goto relook;
 		}
 		struct lk_owner *o = nlocks + 1 > LK_MAX ? NULL : owner_of(c, r);

@@ -169,6 +169,8 @@ static int private_owner(struct sc_call *c, const struct stat *parent, uint32_t 
  * mode_strip_sgid (fs/inode.c): S_ISGID with S_IXGRP in a set-gid directory
  * (parent: its stat) goes unless the creator is in the directory's group or
  * has CAP_FSETID (as the guest sees them; CVE-2018-13405, LTP creat09) */
+static void trunc_drop_setid(struct sc_call *c, const struct vfs_node *n, const struct stat *real);
+
 static mode_t new_setid(struct sc_call *c, const struct stat *parent, mode_t mode)
 {
 	mode_t setid = mode & (S_ISUID | S_ISGID);
@@ -565,8 +567,10 @@ again:
 		close(fd);
 		return -ENOENT;
 	}
-	if ((oflags & O_TRUNC) && n->kind == VN_BACKEND)
+	if ((oflags & O_TRUNC) && n->kind == VN_BACKEND) {
 		vfs_invalidate(v, n->mnt, n->rel, 0);
+		trunc_drop_setid(c, n, &n->st);
+	}
 	if ((n->kind == VN_PROC || n->kind == VN_SYNTH) && !(flags & O_PATH) &&
 	    (flags & O_ACCMODE) == O_RDONLY)
 		return return_reopened(c, fd, flags, O_RDONLY);
@@ -1696,6 +1700,29 @@ int fs_id_to_host(const struct idmap *m, uint32_t id, int gid, uint32_t *out)
  * was not checked: a dropped user's chown(root's file, -1, -1) cleared its
  * set-id bits.
  */
+/* A truncate by path or an O_TRUNC open of an existing file: Linux's
+ * setattr_should_drop_suidgid (do_truncate's dentry_needs_remove_privs):
+ * a writer without CAP_FSETID drops S_ISUID from a regular file, and
+ * S_ISGID when the group may execute or the writer is neither in the file's
+ * group nor CAP_FSETID (setattr_should_drop_sgid). A host file's bits are
+ * virtual (vmeta): cleared here on its real stat; a private file's are real
+ * and the gofer's truncate clears them (red team 43: a host file kept
+ * them). Writes are not seen (see ARCHITECTURE.md). */
+static void trunc_drop_setid(struct sc_call *c, const struct vfs_node *n, const struct stat *real)
+{
+	if (!vfs_node_is_host(n) || !S_ISREG(real->st_mode))
+		return;
+	struct stat view = *real;
+	vfs_view_stat(VFS_OF(c), &view);
+	mode_t setid = view.st_mode & (S_ISUID | S_ISGID), keep = setid & ~(mode_t)S_ISUID;
+	if (!setid || cred_capable(&c->task->cred, CRED_CAP_FSETID))
+		return;
+	if ((keep & S_ISGID) && ((view.st_mode & S_IXGRP) || !cred_in_group(&c->task->cred, view.st_gid)))
+		keep &= ~(mode_t)S_ISGID;
+	if (keep != setid)
+		(void)vfs_meta_update(VFS_OF(c), real, (uid_t)-1, (gid_t)-1, keep, 1);
+}
+
 static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t uid,
 			uint32_t gid, int flags)
 {
@@ -1723,8 +1750,14 @@ static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t
 	if (gid != (uint32_t)-1 && !cap_chown &&                                       /* 2 */
 	    (!owner || (gid != view.st_gid && !cred_in_group(&t->cred, gid))))
 		return -EPERM;
+	/* 4: setattr_should_drop_sgid (Linux >= 6.2): S_ISGID goes when the
+	 * group may execute, or the caller is neither in the file's group nor
+	 * CAP_FSETID */
+	int drop_sgid = !S_ISDIR(view.st_mode) && (view.st_mode & S_ISGID) &&
+			((view.st_mode & S_IXGRP) ||
+			 (!cred_in_group(&t->cred, view.st_gid) && !cred_capable(&t->cred, CRED_CAP_FSETID)));
 	if (!owner && !cred_capable(&t->cred, CRED_CAP_FOWNER) && !S_ISDIR(view.st_mode) && /* 4 */
-	    ((view.st_mode & S_ISUID) || (view.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)))
+	    ((view.st_mode & S_ISUID) || drop_sgid))
 		return -EPERM;
 	if (fs_id_to_host(&c->sb->idmap, uid, 0, &hu) < 0 ||                          /* 3 */
 	    fs_id_to_host(&c->sb->idmap, gid, 1, &hg) < 0)
@@ -1733,7 +1766,7 @@ static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t
 		mode_t setid = view.st_mode & (S_ISUID | S_ISGID);
 		if (!S_ISDIR(view.st_mode)) {                                      /* 4 */
 			setid &= ~S_ISUID;
-			if (view.st_mode & S_IXGRP)
+			if (drop_sgid)
 				setid &= ~S_ISGID;
 		}
 		unsigned long gen0 = vfs_cache_gen(VFS_OF(c));
@@ -1744,6 +1777,12 @@ static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t
 	}
 	r = VFS_BE(VFS_OF(c), chown, n->mnt->export, n->rel, hu, hg);
 	vfs_refresh(VFS_OF(c), n->mnt, n->rel, &n->st); /* other names too, as chmod */
+	if (r == 0 && drop_sgid && (n->st.st_mode & S_ISGID)) {
+		/* the gofer's chown keeps S_ISGID without S_IXGRP (it is
+		 * CAP_FSETID): the caller's rule clears it */
+		(void)VFS_BE(VFS_OF(c), chmod, n->mnt->export, n->rel, n->st.st_mode & 07777 & ~(mode_t)S_ISGID);
+		vfs_refresh(VFS_OF(c), n->mnt, n->rel, &n->st);
+	}
 	return r;
 }
 
@@ -1828,6 +1867,8 @@ long sys_truncate(struct sc_call *c)
 	gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
 	r = VFS_BE(VFS_OF(c), truncate, n->mnt->export, n->rel, len);
 	gofer_expect_identity(0, 0);
+	if (r == 0)
+		trunc_drop_setid(c, n, &n->st);
 	vfs_refresh(VFS_OF(c), n->mnt, n->rel, &n->st);
 	return r == -ESTALE ? -ENOENT : r; /* renamed away meanwhile */
 }

@@ -35,10 +35,20 @@ static void mk(const char *dir, const char *f, mode_t m, uid_t u)
 
 static void set_up(const char *dir, int root)
 {
+	char p[PATH_MAX + 32];
 	if (root) {
 		mk(dir, "suid", 04755, (uid_t)-1);
 		mk(dir, "sgidx", 02755, (uid_t)-1);
 		mk(dir, "plain", 0644, (uid_t)-1);
+		mk(dir, "sgid", 02644, (uid_t)-1);   /* group 0: OTHER is no member */
+		mk(dir, "sgid_member", 02644, (uid_t)-1);
+		snprintf(p, sizeof p, "%s/sgid_member", dir);
+		if (chown(p, 0, OTHER) != 0 || chmod(p, 02644) != 0)
+			DIE("chgrp %s", p);
+		mk(dir, "own_sgid", 02644, OTHER);
+		snprintf(p, sizeof p, "%s/own_sgid", dir);
+		if (chown(p, OTHER, 0) != 0 || chmod(p, 02644) != 0)
+			DIE("chgrp %s", p);
 	}
 	mk(dir, "own_suid", 04755, root ? OTHER : (uid_t)-1);
 }
@@ -53,6 +63,17 @@ static void cases(const char *where, const char *dir, int root)
 		CHECK(mode_of(AT("suid")) == 04755, NAME("nonowner_suid_mode"), "mode %o", mode_of(p));
 		EXPECT_ERR(chown(AT("sgidx"), (uid_t)-1, (gid_t)-1), EPERM, NAME("nonowner_keeps_sgid"));
 		CHECK(mode_of(AT("sgidx")) == 02755, NAME("nonowner_sgid_mode"), "mode %o", mode_of(p));
+		/* S_ISGID without S_IXGRP: Linux >= 6.2 (setattr_should_drop_sgid)
+		 * clears it for a caller in neither the file's group nor
+		 * CAP_FSETID, so a non-owner's chown(-1, -1) is a mode change:
+		 * EPERM (red team 43: moat allowed it); a member changes nothing */
+		EXPECT_ERR(chown(AT("sgid"), (uid_t)-1, (gid_t)-1), EPERM, NAME("nonowner_nonmember_sgid"));
+		CHECK(mode_of(AT("sgid")) == 02644, NAME("nonowner_nonmember_sgid_mode"), "mode %o", mode_of(p));
+		EXPECT_OK(chown(AT("sgid_member"), (uid_t)-1, (gid_t)-1), NAME("nonowner_member_sgid"));
+		CHECK(mode_of(AT("sgid_member")) == 02644, NAME("nonowner_member_sgid_mode"), "mode %o", mode_of(p));
+		/* the owner outside the file's group: the bit goes */
+		EXPECT_OK(chown(AT("own_sgid"), (uid_t)-1, (gid_t)-1), NAME("owner_nonmember_sgid"));
+		CHECK(mode_of(AT("own_sgid")) == 0644, NAME("owner_nonmember_sgid_cleared"), "mode %o", mode_of(p));
 		EXPECT_OK(chown(AT("plain"), (uid_t)-1, (gid_t)-1), NAME("nonowner_no_change_plain"));
 		EXPECT_ERR(chown(AT("plain"), 0, (gid_t)-1), EPERM, NAME("nonowner_names_owner"));
 		EXPECT_ERR(chown(AT("plain"), (uid_t)-1, 0), EPERM, NAME("nonowner_names_group"));

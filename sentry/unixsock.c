@@ -54,6 +54,7 @@
 #include "sentry/sentry.h"
 #include "sentry/netd.h"
 #include "fs/walk.h"
+#include "kernel/cred.h"
 #include "kernel/task.h"
 #include "platform/arch.h"
 #include "platform/platform.h"
@@ -64,6 +65,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -569,6 +571,68 @@ void unixsock_exit(struct sandbox *sb, struct task *t)
 	(void)guest_write(t->tid, t->sock_lenp, &len, sizeof len);
 }
 
+/* SCM_CREDENTIALS in a sendmsg's control data, checked against the caller's
+ * virtual credentials with Linux's rule (net/core/scm.c scm_check_creds):
+ * the pid must be the caller's own (its guest tgid) unless CAP_SYS_ADMIN,
+ * the uid its real, effective or saved one unless CAP_SETUID, the gid
+ * likewise unless CAP_SETGID. The kernel checks the native ids (every guest
+ * task is the one host uid, no native capability), which took a dropped
+ * process's claim of uid 0 (red team 43). -EPERM, or 0: the kernel decides.
+ * Only AF_UNIX and AF_NETLINK sockets take the message (scm_send; another
+ * family says EINVAL); a cmsg before it that the kernel would refuse first
+ * (not SCM_RIGHTS) leaves the answer to the kernel. The control data is
+ * read once here; a thread rewriting it before the kernel reads it gets the
+ * kernel's native check, stricter than this one but for a claim of a pid
+ * of its own or an id of the one native uid, and no receiver sees a claim
+ * once ids changed (SO_PASSCRED is off, syscalls/sys_peercred.c): this is
+ * Linux's answer, not the boundary. */
+#define SCM_CHECK_MAX 4096
+static int scm_creds_refused(struct task *t, int fd, const struct msghdr *mh)
+{
+	if (!mh->msg_control || mh->msg_controllen < sizeof(struct cmsghdr))
+		return 0;
+	size_t len = mh->msg_controllen < SCM_CHECK_MAX ? mh->msg_controllen : SCM_CHECK_MAX;
+	_Alignas(struct cmsghdr) unsigned char buf[SCM_CHECK_MAX];
+	if (guest_read(t->tid, (uint64_t)(uintptr_t)mh->msg_control, buf, len) < 0)
+		return 0; /* the kernel answers EFAULT */
+	struct msghdr m = { .msg_control = buf, .msg_controllen = len };
+	struct ucred uc;
+	int found = 0;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
+		if (cm->cmsg_len < sizeof *cm || (unsigned char *)cm + cm->cmsg_len > buf + len)
+			return 0; /* the kernel's EINVAL (or beyond what was read) */
+		if (cm->cmsg_level != SOL_SOCKET)
+			continue;
+		if (cm->cmsg_type == SCM_CREDENTIALS) {
+			if (cm->cmsg_len != CMSG_LEN(sizeof uc))
+				return 0; /* EINVAL */
+			memcpy(&uc, CMSG_DATA(cm), sizeof uc);
+			found = 1;
+			break;
+		}
+		if (cm->cmsg_type != SCM_RIGHTS)
+			return 0;
+	}
+	if (!found || uc.uid == (uid_t)-1 || uc.gid == (gid_t)-1)
+		return 0; /* nothing to check, or the kernel's EINVAL */
+	int hfd = task_getfd(t, fd);
+	if (hfd < 0)
+		return 0;
+	int dom = 0;
+	socklen_t dl = sizeof dom;
+	int ours = getsockopt(hfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl) == 0 && (dom == AF_UNIX || dom == AF_NETLINK);
+	close(hfd);
+	if (!ours)
+		return 0;
+	pthread_mutex_lock(&t->lock);
+	const struct cred *cr = &t->cred;
+	int ok = (uc.pid == t->vtgid || cred_capable(cr, 21 /* SYS_ADMIN */)) &&
+		 (uc.uid == cr->ruid || uc.uid == cr->euid || uc.uid == cr->suid || cred_capable(cr, 7 /* SETUID */)) &&
+		 (uc.gid == cr->rgid || uc.gid == cr->egid || uc.gid == cr->sgid || cred_capable(cr, 6 /* SETGID */));
+	pthread_mutex_unlock(&t->lock);
+	return ok ? 0 : -EPERM;
+}
+
 int unixsock_resolve_connect(struct sandbox *sb, struct task *t, int stype, const struct sockaddr_un *in,
 			     size_t inlen, struct sockaddr_un *out, unsigned *outlen)
 {
@@ -608,6 +672,17 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 		mh_ok = guest_read(t->tid, REG_ARG1(regs), &mh, sizeof mh) == 0;
 		aptr = mh_ok ? (uint64_t)(uintptr_t)mh.msg_name : 0, len = mh_ok ? mh.msg_namelen : 0;
 		call = "sendmsg";
+		if (mh_ok) {
+			int e = scm_creds_refused(t, (int)REG_ARG0(regs), &mh);
+			if (e < 0) {
+				REG_SYSNO(regs) = -1;
+				REG_RET(regs) = (uint64_t)(long)e;
+				ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
+				audit_event(sb->audit, sb, t, t->tid, call, "SCM_CREDENTIALS", DEC_DENY, e,
+					    "credentials the caller may not claim");
+				return;
+			}
+		}
 		break;
 	case __NR_sendmmsg:
 		aptr = 0, len = 0, call = "sendmmsg"; /* UDP egress and MSG_FASTOPEN only */

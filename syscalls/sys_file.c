@@ -169,7 +169,7 @@ static int private_owner(struct sc_call *c, const struct stat *parent, uint32_t 
  * mode_strip_sgid (fs/inode.c): S_ISGID with S_IXGRP in a set-gid directory
  * (parent: its stat) goes unless the creator is in the directory's group or
  * has CAP_FSETID (as the guest sees them; CVE-2018-13405, LTP creat09) */
-static void trunc_drop_setid(struct sc_call *c, const struct vfs_node *n, const struct stat *real);
+static void trunc_setid(struct sc_call *c, const struct vfs_node *n, const struct stat *real);
 
 static mode_t new_setid(struct sc_call *c, const struct stat *parent, mode_t mode)
 {
@@ -569,7 +569,7 @@ again:
 	}
 	if ((oflags & O_TRUNC) && n->kind == VN_BACKEND) {
 		vfs_invalidate(v, n->mnt, n->rel, 0);
-		trunc_drop_setid(c, n, &n->st);
+		trunc_setid(c, n, &n->st);
 	}
 	if ((n->kind == VN_PROC || n->kind == VN_SYNTH) && !(flags & O_PATH) &&
 	    (flags & O_ACCMODE) == O_RDONLY)
@@ -1700,27 +1700,37 @@ int fs_id_to_host(const struct idmap *m, uint32_t id, int gid, uint32_t *out)
  * was not checked: a dropped user's chown(root's file, -1, -1) cleared its
  * set-id bits.
  */
-/* A truncate by path or an O_TRUNC open of an existing file: Linux's
- * setattr_should_drop_suidgid (do_truncate's dentry_needs_remove_privs):
- * a writer without CAP_FSETID drops S_ISUID from a regular file, and
- * S_ISGID when the group may execute or the writer is neither in the file's
- * group nor CAP_FSETID (setattr_should_drop_sgid). A host file's bits are
- * virtual (vmeta): cleared here on its real stat; a private file's are real
- * and the gofer's truncate clears them (red team 43: a host file kept
- * them). Writes are not seen (see ARCHITECTURE.md). */
-static void trunc_drop_setid(struct sc_call *c, const struct vfs_node *n, const struct stat *real)
+/* A truncate by path or an O_TRUNC open of an existing file (real: its
+ * stat before): Linux's setattr_should_drop_suidgid (do_truncate's
+ * dentry_needs_remove_privs): a writer without CAP_FSETID drops S_ISUID
+ * from a regular file, and S_ISGID when the group may execute or the
+ * writer is not in the file's group (setattr_should_drop_sgid); with
+ * CAP_FSETID they stay. A host file's bits are virtual (vmeta): set here.
+ * A private file's are real and the gofer's truncate applies the gofer's
+ * rule (it clears S_ISUID, keeps S_ISGID without S_IXGRP): a chmod puts
+ * the caller's result (red team 43: a host file kept its bits, a private
+ * one followed the gofer). Writes are not seen (see ARCHITECTURE.md). */
+static void trunc_setid(struct sc_call *c, const struct vfs_node *n, const struct stat *real)
 {
-	if (!vfs_node_is_host(n) || !S_ISREG(real->st_mode))
+	if (!S_ISREG(real->st_mode))
 		return;
 	struct stat view = *real;
 	vfs_view_stat(VFS_OF(c), &view);
-	mode_t setid = view.st_mode & (S_ISUID | S_ISGID), keep = setid & ~(mode_t)S_ISUID;
-	if (!setid || cred_capable(&c->task->cred, CRED_CAP_FSETID))
+	mode_t setid = view.st_mode & (S_ISUID | S_ISGID), keep = setid;
+	if (!setid)
 		return;
-	if ((keep & S_ISGID) && ((view.st_mode & S_IXGRP) || !cred_in_group(&c->task->cred, view.st_gid)))
-		keep &= ~(mode_t)S_ISGID;
-	if (keep != setid)
-		(void)vfs_meta_update(VFS_OF(c), real, (uid_t)-1, (gid_t)-1, keep, 1);
+	if (!cred_capable(&c->task->cred, CRED_CAP_FSETID)) {
+		keep &= ~(mode_t)S_ISUID;
+		if ((keep & S_ISGID) && ((view.st_mode & S_IXGRP) || !cred_in_group(&c->task->cred, view.st_gid)))
+			keep &= ~(mode_t)S_ISGID;
+	}
+	if (vfs_node_is_host(n)) {
+		if (keep != setid)
+			(void)vfs_meta_update(VFS_OF(c), real, (uid_t)-1, (gid_t)-1, keep, 1);
+		return;
+	}
+	(void)VFS_BE(VFS_OF(c), chmod, n->mnt->export, n->rel, (real->st_mode & 01777) | keep);
+	vfs_refresh(VFS_OF(c), n->mnt, n->rel, real);
 }
 
 static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t uid,
@@ -1868,7 +1878,7 @@ long sys_truncate(struct sc_call *c)
 	r = VFS_BE(VFS_OF(c), truncate, n->mnt->export, n->rel, len);
 	gofer_expect_identity(0, 0);
 	if (r == 0)
-		trunc_drop_setid(c, n, &n->st);
+		trunc_setid(c, n, &n->st);
 	vfs_refresh(VFS_OF(c), n->mnt, n->rel, &n->st);
 	return r == -ESTALE ? -ENOENT : r; /* renamed away meanwhile */
 }

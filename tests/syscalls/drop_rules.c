@@ -1,0 +1,151 @@
+/* drop_rules: what Linux takes from a process that dropped root (red team
+ * 43, identities):
+ *  - sendmsg of SCM_CREDENTIALS it may not claim (net/core/scm.c
+ *    scm_check_creds: pid its own unless CAP_SYS_ADMIN, uid/gid its real,
+ *    effective or saved one unless CAP_SETUID/CAP_SETGID) is EPERM; moat
+ *    let the native check (every guest task one host uid) pass uid 0;
+ *  - truncate(path) and an O_TRUNC open by a writer without CAP_FSETID
+ *    clear S_ISUID, and S_ISGID when the group may execute or the writer
+ *    is not in the file's group (setattr_should_drop_suidgid); root keeps
+ *    them; moat kept a host file's virtual bits;
+ * Cases in the scratch (under moat an rw bind: host files, virtual set-id
+ * bits) and under /tmp (the sandbox's own tmpfs). Needs root (skips
+ * otherwise); the dropped process is uid/gid 61243. */
+#include "t.h"
+#include <grp.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+
+#define U1 61243
+
+static mode_t mode_of(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 ? st.st_mode & 07777 : (mode_t)-1;
+}
+
+static void mk(const char *dir, const char *f, mode_t m, gid_t g)
+{
+	char p[PATH_MAX + 32];
+	snprintf(p, sizeof p, "%s/%s", dir, f);
+	if (t_write_file(p, "data", 0666) != 0 || chown(p, 0, g) != 0 || chmod(p, m) != 0)
+		DIE("set up %s", p);
+}
+
+static int drop(void)
+{
+	return setgroups(0, NULL) == 0 && setresgid(U1, U1, U1) == 0 && setresuid(U1, U1, U1) == 0 ? 0 : -1;
+}
+
+static long send_creds(int fd, pid_t pid, uid_t uid, gid_t gid)
+{
+	union {
+		char b[CMSG_SPACE(sizeof(struct ucred))];
+		struct cmsghdr align;
+	} cb;
+	memset(&cb, 0, sizeof cb);
+	struct ucred u = { pid, uid, gid };
+	struct iovec iv = { "x", 1 };
+	struct msghdr mh = { .msg_iov = &iv, .msg_iovlen = 1, .msg_control = cb.b, .msg_controllen = sizeof cb.b };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_CREDENTIALS;
+	cm->cmsg_len = CMSG_LEN(sizeof u);
+	memcpy(CMSG_DATA(cm), &u, sizeof u);
+	return sendmsg(fd, &mh, MSG_DONTWAIT);
+}
+
+static void scm_cases(void)
+{
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sp) != 0)
+		DIE("socketpair");
+	EXPECT_ERR(send_creds(sp[0], getpid(), 0, U1), EPERM, "scm_dropped_claims_uid0");
+	EXPECT_ERR(send_creds(sp[0], getpid(), U1, 0), EPERM, "scm_dropped_claims_gid0");
+	EXPECT_ERR(send_creds(sp[0], getppid(), U1, U1), EPERM, "scm_dropped_claims_parent_pid");
+	/* on a stream socket too (unix_stream_sendmsg's scm_send) */
+	int ss[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, ss) != 0)
+		DIE("socketpair");
+	EXPECT_ERR(send_creds(ss[0], getpid(), 0, 0), EPERM, "scm_stream_dropped_claims_root");
+	close(sp[0]);
+	close(sp[1]);
+	close(ss[0]);
+	close(ss[1]);
+}
+
+static void trunc_cases(const char *where, const char *dir)
+{
+	char p[PATH_MAX + 32], name[128];
+#define AT(f) (snprintf(p, sizeof p, "%s/%s", dir, f), p)
+#define NAME(x) (snprintf(name, sizeof name, "%s_%s", where, x), name)
+	EXPECT_OK(truncate(AT("t_suid"), 1), NAME("truncate_suid"));
+	CHECK(mode_of(AT("t_suid")) == 0777, NAME("truncate_clears_suid_sgidx"), "mode %o", mode_of(p));
+	EXPECT_OK(truncate(AT("t_sgid"), 1), NAME("truncate_sgid"));
+	CHECK(mode_of(AT("t_sgid")) == 0666, NAME("truncate_nonmember_clears_sgid"), "mode %o", mode_of(p));
+	EXPECT_OK(truncate(AT("t_sgid_member"), 1), NAME("truncate_sgid_member"));
+	CHECK(mode_of(AT("t_sgid_member")) == 02666, NAME("truncate_member_keeps_sgid"), "mode %o", mode_of(p));
+	int fd = open(AT("o_suid"), O_WRONLY | O_TRUNC);
+	CHECK(fd >= 0, NAME("otrunc_open"), "%s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	CHECK(mode_of(AT("o_suid")) == 0777, NAME("otrunc_clears_suid_sgidx"), "mode %o", mode_of(p));
+	fd = open(AT("o_plain_w"), O_WRONLY);
+	if (fd >= 0)
+		close(fd);
+	CHECK(mode_of(AT("o_plain_w")) == 06777, NAME("open_no_trunc_keeps"), "mode %o", mode_of(p));
+#undef AT
+#undef NAME
+}
+
+static void root_trunc_cases(const char *where, const char *dir)
+{
+	char p[PATH_MAX + 32], name[128];
+	snprintf(p, sizeof p, "%s/r_suid", dir);
+	snprintf(name, sizeof name, "%s_root_truncate_keeps", where);
+	CHECK(truncate(p, 1) == 0 && mode_of(p) == 06777, name, "%s mode %o", strerror(errno), mode_of(p));
+}
+
+static void set_up(const char *dir)
+{
+	mk(dir, "t_suid", 06777, 0);
+	mk(dir, "t_sgid", 02666, 0);
+	mk(dir, "t_sgid_member", 02666, U1);
+	mk(dir, "o_suid", 06777, 0);
+	mk(dir, "o_plain_w", 06777, 0);
+	mk(dir, "r_suid", 06777, 0);
+}
+
+int main(int argc, char **argv)
+{
+	t_setup(argc, argv, "drop_rules");
+	if (geteuid() != 0) {
+		printf("skip: needs root\n");
+		return T_SKIP;
+	}
+	char tmp[] = "/tmp/drop_rules.XXXXXX";
+	if (!mkdtemp(tmp) || chmod(tmp, 0755) != 0 || chmod(t_scratch, 0755) != 0)
+		DIE("mkdtemp");
+	set_up(t_scratch);
+	set_up(tmp);
+	root_trunc_cases("scratch", t_scratch);
+	root_trunc_cases("tmp", tmp);
+	pid_t c = fork();
+	if (c < 0)
+		DIE("fork");
+	if (c == 0) {
+		if (drop() != 0)
+			DIE("drop to %d", U1);
+		scm_cases();
+		trunc_cases("scratch", t_scratch);
+		trunc_cases("tmp", tmp);
+		fflush(stdout);
+		_exit(t_failures ? 1 : 0);
+	}
+	int st;
+	if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		t_failures++;
+	t_rmrf(tmp);
+	return t_done();
+}

@@ -1691,14 +1691,18 @@ int fs_id_to_host(const struct idmap *m, uint32_t id, int gid, uint32_t *out)
  *     file's group or one's own (EPERM);
  *  3. an id outside the guest's user namespace mapping is EINVAL;
  *  4. on a non-directory, a chown clears S_ISUID, and S_ISGID if the group
- *     may execute (virtual bits on host files): a mode change, so only for
+ *     may execute or the caller is neither in the file's group nor
+ *     CAP_FSETID (Linux >= 6.2; virtual bits on host files, and on private
+ *     files a chmod after the gofer's chown, which keeps the latter): a
+ *     mode change, so only for
  *     the owner or CAP_FOWNER (notify_change's ATTR_KILL_S*ID become
  *     ATTR_MODE, which setattr_prepare checks), else EPERM. CAP_FOWNER is
  *     the virtual one here as CAP_CHOWN is, host file or not: root gives a
  *     host file away virtually, set-uid or not.
  * Before red team 43, 1 and 2 let anyone name the ids the file had, and 4
  * was not checked: a dropped user's chown(root's file, -1, -1) cleared its
- * set-id bits.
+ * set-id bits; after it, S_ISGID without S_IXGRP was never cleared (a
+ * non-member's chown(-1, -1) of root's file was allowed, not EPERM).
  */
 /* A truncate by path or an O_TRUNC open of an existing file (real: its
  * stat before): Linux's setattr_should_drop_suidgid (do_truncate's

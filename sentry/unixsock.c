@@ -585,9 +585,12 @@ void unixsock_exit(struct sandbox *sb, struct task *t)
  * kernel's native check, stricter than this one but for a claim of a pid
  * of its own or an id of the one native uid, and no receiver sees a claim
  * once ids changed (SO_PASSCRED is off, syscalls/sys_peercred.c): this is
- * Linux's answer, not the boundary. */
+ * Linux's answer, not the boundary. 1: allowed, and the message's control
+ * data is that one SCM_CREDENTIALS while no receiver gets credentials
+ * (passcred_off): the call may go without it (the kernel would refuse an
+ * id its namespace does not map, EINVAL, where Linux sends). */
 #define SCM_CHECK_MAX 4096
-static int scm_creds_refused(struct task *t, int fd, const struct msghdr *mh)
+static int scm_creds_refused(struct sandbox *sb, struct task *t, int fd, const struct msghdr *mh)
 {
 	if (!mh->msg_control || mh->msg_controllen < sizeof(struct cmsghdr))
 		return 0;
@@ -597,7 +600,7 @@ static int scm_creds_refused(struct task *t, int fd, const struct msghdr *mh)
 		return 0; /* the kernel answers EFAULT */
 	struct msghdr m = { .msg_control = buf, .msg_controllen = len };
 	struct ucred uc;
-	int found = 0;
+	int found = 0, sole = 0;
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
 		if (cm->cmsg_len < sizeof *cm || (unsigned char *)cm + cm->cmsg_len > buf + len)
 			return 0; /* the kernel's EINVAL (or beyond what was read) */
@@ -608,6 +611,7 @@ static int scm_creds_refused(struct task *t, int fd, const struct msghdr *mh)
 				return 0; /* EINVAL */
 			memcpy(&uc, CMSG_DATA(cm), sizeof uc);
 			found = 1;
+			sole = cm == CMSG_FIRSTHDR(&m) && !CMSG_NXTHDR(&m, cm) && len == mh->msg_controllen;
 			break;
 		}
 		if (cm->cmsg_type != SCM_RIGHTS)
@@ -630,7 +634,9 @@ static int scm_creds_refused(struct task *t, int fd, const struct msghdr *mh)
 		 (uc.uid == cr->ruid || uc.uid == cr->euid || uc.uid == cr->suid || cred_capable(cr, 7 /* SETUID */)) &&
 		 (uc.gid == cr->rgid || uc.gid == cr->egid || uc.gid == cr->sgid || cred_capable(cr, 6 /* SETGID */));
 	pthread_mutex_unlock(&t->lock);
-	return ok ? 0 : -EPERM;
+	if (!ok)
+		return -EPERM;
+	return sole && __atomic_load_n(&sb->passcred_off, __ATOMIC_ACQUIRE) ? 1 : 0;
 }
 
 int unixsock_resolve_connect(struct sandbox *sb, struct task *t, int stype, const struct sockaddr_un *in,
@@ -673,7 +679,7 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 		aptr = mh_ok ? (uint64_t)(uintptr_t)mh.msg_name : 0, len = mh_ok ? mh.msg_namelen : 0;
 		call = "sendmsg";
 		if (mh_ok) {
-			int e = scm_creds_refused(t, (int)REG_ARG0(regs), &mh);
+			int e = scm_creds_refused(sb, t, (int)REG_ARG0(regs), &mh);
 			if (e < 0) {
 				REG_SYSNO(regs) = -1;
 				REG_RET(regs) = (uint64_t)(long)e;
@@ -681,6 +687,18 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 				audit_event(sb->audit, sb, t, t->tid, call, "SCM_CREDENTIALS", DEC_DENY, e,
 					    "credentials the caller may not claim");
 				return;
+			}
+			if (e == 1) {
+				/* a copy of the msghdr without its control data,
+				 * where a path's rewrite below puts its copy */
+				uint64_t addr = (REG_SP(regs) - ARCH_RED_ZONE - sizeof(struct sockaddr_un) - 16) & ~15ULL;
+				uint64_t maddr = (addr - sizeof mh - 16) & ~15ULL;
+				mh.msg_control = NULL;
+				mh.msg_controllen = 0;
+				if (guest_write(t->tid, maddr, &mh, sizeof mh) == 0) {
+					REG_ARG1(regs) = maddr;
+					ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
+				}
 			}
 		}
 		break;

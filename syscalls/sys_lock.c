@@ -487,6 +487,27 @@ static void hscan_maps(struct hscan *h, struct task *t)
 	close(f);
 }
 
+/* May unix socket s (the sentry's dup) hold a message in flight? Readable
+ * is yes (a message, a connection waiting in a listener), but for a stream
+ * socket at EOF readable is also "nothing left": there a peek of one byte
+ * tells (a stream message that carries fds carries a byte: a send of 0
+ * bytes sends no fds). The peek changes nothing the guest sees unless it
+ * set SO_PEEK_OFF (then: kept). */
+static bool unix_queued(int s)
+{
+	struct pollfd p = { .fd = s, .events = POLLIN | POLLRDHUP };
+	if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN))
+		return false;
+	int type = -1, listening = 0, off = 0;
+	socklen_t l1 = sizeof type, l2 = sizeof listening, l3 = sizeof off;
+	if (!(p.revents & POLLRDHUP) || getsockopt(s, SOL_SOCKET, SO_TYPE, &type, &l1) < 0 ||
+	    type != SOCK_STREAM || getsockopt(s, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l2) < 0 ||
+	    listening || getsockopt(s, SOL_SOCKET, SO_PEEK_OFF, &off, &l3) < 0 || off >= 0)
+		return true;
+	char b;
+	return recv(s, &b, 1, MSG_PEEK | MSG_DONTWAIT) != 0;
+}
+
 /* Is a unix socket of process t readable (a message, a connection or EOF
  * queued: something may be in flight in it)? */
 static bool hscan_queued(struct hscan *h, struct task *t)
@@ -511,10 +532,8 @@ static bool hscan_queued(struct hscan *h, struct task *t)
 			continue;
 		int dom = -1;
 		socklen_t dl = sizeof dom;
-		if (getsockopt(s, SOL_SOCKET, SO_DOMAIN, &dom, &dl) == 0 && dom == AF_UNIX) {
-			struct pollfd p = { .fd = s, .events = POLLIN };
-			q = poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
-		}
+		if (getsockopt(s, SOL_SOCKET, SO_DOMAIN, &dom, &dl) == 0 && dom == AF_UNIX)
+			q = unix_queued(s);
 		close(s);
 	}
 	if (fds != fixed)

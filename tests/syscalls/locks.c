@@ -401,8 +401,25 @@ int main(int argc, char **argv)
 	EXPECT_ERR(setlk(o2, F_OFD_SETLK, F_WRLCK, 40, 1), EAGAIN, "ofd_in_flight_kept2");
 	close(sv[0]);
 	close(sv[1]);
-	CHECK(setlk(o2, F_OFD_SETLK, F_WRLCK, 40, 1) == 0, "ofd_in_flight_dropped_released", "%s",
+	CHECK(setlk(o2, F_OFD_SETLK, F_WRLCK, 40, 1) == 0 && setlk(o2, F_OFD_SETLK, F_UNLCK, 0, 0) == 0,
+	      "ofd_in_flight_dropped_released", "%s", strerror(errno));
+	/* a stream socket at EOF: in flight while the message is queued,
+	 * released once it is read (EOF alone holds nothing) */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		DIE("socketpair");
+	fl1 = openf(O_RDWR);
+	CHECK(setlk(fl1, F_OFD_SETLK, F_WRLCK, 40, 5) == 0 && send_fd(sv[0], fl1) == 0,
+	      "ofd_in_flight_setup3", "%s", strerror(errno));
+	close(fl1);
+	shutdown(sv[0], SHUT_WR);
+	EXPECT_ERR(setlk(o2, F_OFD_SETLK, F_WRLCK, 40, 1), EAGAIN, "ofd_in_flight_kept_at_eof");
+	got = recv_fd(sv[1]);
+	if (got >= 0)
+		close(got);
+	CHECK(got >= 0 && setlk(o2, F_OFD_SETLK, F_WRLCK, 40, 1) == 0, "ofd_released_beside_eof_socket", "%s",
 	      strerror(errno));
+	close(sv[0]);
+	close(sv[1]);
 	close(o2);
 
 	/* ---- blocking waits ---- */

@@ -23,7 +23,8 @@
  * compared with kcmp(KCMP_FILE). close(2) and exit run natively, so release
  * is lazy: when a lock stands in the way, its holder is checked (the process
  * still runs and still has an fd on the file; some guest fd still refers to
- * the description) and the lock dropped if not.
+ * the description, or may: a guest mmap of the file, a message queued on a
+ * guest unix socket, hscan_refs) and the lock dropped if not.
  * Leases (F_SETLEASE) are class LC_LEASE, owned by the description, with
  * Linux's conflicts; an open or truncate through the sentry breaks them
  * (lease_break, below, before the open: signal, then the opener's worker

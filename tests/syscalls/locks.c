@@ -375,8 +375,21 @@ int main(int argc, char **argv)
 	close(mf);
 	op = LOCK_EX | LOCK_NB;
 	CHECK(in_child(child_flock, &op) == 1, "flock_mmap_held_kept", "child could lock");
+	/* a waiter blocked behind it is woken at the munmap */
+	pid_t mw = fork();
+	if (mw == 0) {
+		if (map != MAP_FAILED)
+			munmap(map, 4096); /* (its copy of the mapping holds it too) */
+		_exit(child_flock_wait(NULL));
+	}
+	wait_ready();
+	msleep(150);
+	int mst = -1;
+	CHECK(waitpid(mw, &mst, WNOHANG) == 0, "flock_mmap_waiter_blocks", "child did not wait");
 	if (map != MAP_FAILED)
 		munmap(map, 4096);
+	waitpid(mw, &mst, 0);
+	CHECK(WIFEXITED(mst) && WEXITSTATUS(mst) == 0, "flock_mmap_waiter_woken_by_munmap", "status %#x", mst);
 	CHECK(in_child(child_flock, &op) == 0, "flock_mmap_unmapped_released", "still locked");
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)

@@ -23,7 +23,8 @@
  * compared with kcmp(KCMP_FILE). close(2) and exit run natively, so release
  * is lazy: when a lock stands in the way, its holder is checked (the process
  * still runs and still has an fd on the file; some guest fd still refers to
- * the description) and the lock dropped if not.
+ * the description, or may: a guest mmap of the file, a message queued on a
+ * guest unix socket, hscan_refs) and the lock dropped if not.
  * Leases (F_SETLEASE) are class LC_LEASE, owned by the description, with
  * Linux's conflicts; an open or truncate through the sentry breaks them
  * (lease_break, below, before the open: signal, then the opener's worker
@@ -54,6 +55,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <signal.h>
@@ -83,8 +85,8 @@ struct lk_owner {
 	int hint;                /* FILE: a guest fd number last seen on the description */
 	unsigned long seen_scan; /* FILE: the holder scan (scan_begun) that last found it */
 	bool gone;               /* FILE: a complete holder scan found no guest fd on it */
-	dev_t dev;               /* PROC: one owner per process and file */
-	ino_t ino;
+	dev_t dev;               /* the file (PROC: one owner per process and file; */
+	ino_t ino;               /*  FILE: what an mmap of it shows, hscan_refs) */
 	int nwit;                /* PROC: the fds the process locked through */
 	struct { int fd, dup; } wit[LK_WIT];
 	struct lk_owner *next;
@@ -404,6 +406,169 @@ static int hscan_leader(struct task *t, void *arg)
 	return h->left == 0 || h->abandoned;
 }
 
+/* ---- references no fd shows (red team 44) ----
+ * A description no guest fd holds may still be held by an mmap of its
+ * file (vm_file) or by an SCM_RIGHTS message in flight; Linux keeps its
+ * flock, OFD locks and lease until the last reference goes. The kernel
+ * shows neither per description (epoll, the weak reference that would,
+ * refuses regular files: EPERM), so this side is conservative: a holder
+ * not found in any fd table is kept while some guest process maps a file
+ * of its inode number (/proc/PID/maps), or while some guest unix socket
+ * has anything queued (readable: a message, a connection, or EOF), as that
+ * may carry it in flight. Over-holding is the safe side (a lock kept past
+ * the description's end: a later waiter waits or gets EAGAIN for longer);
+ * dropping a lock a program holds is not. */
+
+static void hscan_maps_line(struct hscan *h, const char *line)
+{
+	unsigned long ino = 0;
+	/* start-end perms offset maj:min inode [path]; the inode number only
+	 * (st_dev and the device maps shows differ on some file systems:
+	 * another file's equal number keeps it, the safe side) */
+	if (sscanf(line, "%*x-%*x %*s %*x %*x:%*x %lu", &ino) != 1 || !ino)
+		return;
+	for (int i = 0; i < h->n; i++)
+		if (!h->found[i] && (unsigned long)h->o[i]->ino == ino) {
+			h->found[i] = true;
+			h->left--;
+		}
+}
+
+/* Every line of /proc/<vpid>/maps: mark the holders sought whose inode a
+ * mapping shows. */
+static void hscan_maps(struct hscan *h, struct task *t)
+{
+	char path[32];
+	snprintf(path, sizeof path, "%d/maps", t->vtgid);
+	int f = openat(h->sb->guest_procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (f < 0)
+		return; /* exited: its mappings are gone too */
+	char buf[8192];
+	size_t have = 0;
+	bool skip = false;
+	for (;;) {
+		ssize_t n = read(f, buf + have, sizeof buf - 1 - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = 0;
+		char *line = buf, *nl;
+		if (skip) { /* the rest of a line past the buffer, looked at already */
+			if (!(nl = strchr(buf, '\n'))) {
+				have = 0;
+				continue;
+			}
+			line = nl + 1;
+			skip = false;
+		}
+		while ((nl = strchr(line, '\n'))) {
+			*nl = 0;
+			hscan_maps_line(h, line);
+			if (h->c && ++h->seen % 1024 == 0 && notif_gone(h->c)) {
+				h->abandoned = true;
+				close(f);
+				return;
+			}
+			line = nl + 1;
+		}
+		have = (size_t)(buf + have - line);
+		memmove(buf, line, have);
+		buf[have] = 0;
+		if (have == sizeof buf - 1) {
+			/* a line past 8 KiB (a long path): its inode comes first */
+			hscan_maps_line(h, buf);
+			have = 0;
+			skip = true;
+		}
+		if (h->left == 0)
+			break;
+	}
+	close(f);
+}
+
+/* May unix socket s (the sentry's dup) hold a message in flight? Readable
+ * is yes (a message, a connection waiting in a listener), but for a stream
+ * socket at EOF readable is also "nothing left": there a peek of one byte
+ * tells (a stream message that carries fds carries a byte: a send of 0
+ * bytes sends no fds). The peek changes nothing the guest sees unless it
+ * set SO_PEEK_OFF (then: kept). */
+static bool unix_queued(int s)
+{
+	struct pollfd p = { .fd = s, .events = POLLIN | POLLRDHUP };
+	if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN))
+		return false;
+	int type = -1, listening = 0, off = 0;
+	socklen_t l1 = sizeof type, l2 = sizeof listening, l3 = sizeof off;
+	if (!(p.revents & POLLRDHUP) || getsockopt(s, SOL_SOCKET, SO_TYPE, &type, &l1) < 0 ||
+	    type != SOCK_STREAM || getsockopt(s, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l2) < 0 ||
+	    listening || getsockopt(s, SOL_SOCKET, SO_PEEK_OFF, &off, &l3) < 0 || off >= 0)
+		return true;
+	char b;
+	return recv(s, &b, 1, MSG_PEEK | MSG_DONTWAIT) != 0;
+}
+
+/* Is a unix socket of process t readable (a message, a connection or EOF
+ * queued: something may be in flight in it)? */
+static bool hscan_queued(struct hscan *h, struct task *t)
+{
+	int fixed[1024], *fds;
+	int n = list_fds_all(h->sb, t->vtgid, fixed, &fds);
+	bool q = false;
+	if (n == -2)
+		q = true; /* cannot tell */
+	for (int i = 0; i < n && !q; i++) {
+		if (h->c && ++h->seen % 1024 == 0 && notif_gone(h->c)) {
+			h->abandoned = true;
+			break;
+		}
+		char path[48], lnk[32];
+		snprintf(path, sizeof path, "%d/fd/%d", t->vtgid, fds[i]);
+		ssize_t k = readlinkat(h->sb->guest_procfd, path, lnk, sizeof lnk - 1);
+		if (k < 7 || memcmp(lnk, "socket:", 7) != 0)
+			continue;
+		int s = task_getfd(t, fds[i]);
+		if (s < 0)
+			continue;
+		int dom = -1;
+		socklen_t dl = sizeof dom;
+		if (getsockopt(s, SOL_SOCKET, SO_DOMAIN, &dom, &dl) == 0 && dom == AF_UNIX)
+			q = unix_queued(s);
+		close(s);
+	}
+	if (fds != fixed)
+		free(fds);
+	return q;
+}
+
+static int hscan_refs_leader(struct task *t, void *arg)
+{
+	struct hscan *h = arg;
+	hscan_maps(h, t);
+	return h->left == 0 || h->abandoned;
+}
+
+static int hscan_sock_leader(struct task *t, void *arg)
+{
+	struct hscan *h = arg;
+	if (hscan_queued(h, t)) {
+		for (int i = 0; i < h->n; i++)
+			h->found[i] = true; /* which one is in flight cannot be told */
+		h->left = 0;
+	}
+	return h->left == 0 || h->abandoned;
+}
+
+/* The holders no fd table showed: kept if an mmap or a queued socket may
+ * hold them (above). */
+static void hscan_refs(struct hscan *h)
+{
+	task_for_each_leader(h->sb, hscan_refs_leader, h);
+	if (h->left > 0 && !h->abandoned)
+		task_for_each_leader(h->sb, hscan_sock_leader, h);
+}
+
 /* One scan of every guest fd for every holder presumed there at or after
  * `since` (see alive_ctx); lk_mu not held. 0, or -EINTR when the caller
  * is gone. Scans run one at a time; a caller that waited for another's
@@ -456,6 +621,8 @@ static int holder_scan(struct sc_call *c, unsigned long since)
 		h.first = false;
 		if (h.left > 0 && !h.abandoned)
 			task_for_each_leader(c->sb, hscan_leader, &h);
+		if (h.left > 0 && !h.abandoned && !h.incomplete)
+			hscan_refs(&h);
 	} else {
 		h.incomplete = true; /* cannot tell: keep them */
 	}
@@ -614,11 +781,10 @@ static struct lk_owner *owner_of(struct sc_call *c, const struct lk_req *r)
 		free(o);
 		return NULL;
 	}
-	if (!r->ofd_owner) {
-		o->dev = r->dev;
-		o->ino = r->ino;
+	o->dev = r->dev;
+	o->ino = r->ino;
+	if (!r->ofd_owner)
 		witness(o, r);
-	}
 	o->next = owners;
 	owners = o;
 	return o;

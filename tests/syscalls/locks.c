@@ -5,6 +5,8 @@
 #include "t.h"
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
 
@@ -51,6 +53,47 @@ static void msleep(int ms)
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+/* Send fd over unix socket s (one byte, SCM_RIGHTS): 0, or -1. */
+static int send_fd(int s, int fd)
+{
+	char b = 'f';
+	struct iovec iov = { &b, 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof u);
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof u.buf };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+	return sendmsg(s, &m, 0) == 1 ? 0 : -1;
+}
+
+/* The fd received on unix socket s, or -1. */
+static int recv_fd(int s)
+{
+	char b;
+	struct iovec iov = { &b, 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof u.buf };
+	if (recvmsg(s, &m, MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return -1;
+	int fd;
+	memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+	return fd;
 }
 
 /* ---- children ---- */
@@ -320,6 +363,76 @@ int main(int argc, char **argv)
 	      strerror(errno));
 	if (filler >= 0)
 		close(filler);
+
+	/* red team 44: a description held by no fd, but by an mmap of the
+	 * file or by an SCM_RIGHTS message in flight, keeps its locks (Linux
+	 * drops them at the description's last reference); under moat, a
+	 * holder scan that found no guest fd on it dropped them */
+	int mf = openf(O_RDWR);
+	CHECK(flock(mf, LOCK_EX) == 0, "flock_mmap_setup", "%s", strerror(errno));
+	void *map = mmap(NULL, 4096, PROT_READ, MAP_SHARED, mf, 0);
+	CHECK(map != MAP_FAILED, "flock_mmap_map", "%s", strerror(errno));
+	close(mf);
+	op = LOCK_EX | LOCK_NB;
+	CHECK(in_child(child_flock, &op) == 1, "flock_mmap_held_kept", "child could lock");
+	/* a waiter blocked behind it is woken at the munmap */
+	pid_t mw = fork();
+	if (mw == 0) {
+		if (map != MAP_FAILED)
+			munmap(map, 4096); /* (its copy of the mapping holds it too) */
+		_exit(child_flock_wait(NULL));
+	}
+	wait_ready();
+	msleep(150);
+	int mst = -1;
+	CHECK(waitpid(mw, &mst, WNOHANG) == 0, "flock_mmap_waiter_blocks", "child did not wait");
+	if (map != MAP_FAILED)
+		munmap(map, 4096);
+	waitpid(mw, &mst, 0);
+	CHECK(WIFEXITED(mst) && WEXITSTATUS(mst) == 0, "flock_mmap_waiter_woken_by_munmap", "status %#x", mst);
+	CHECK(in_child(child_flock, &op) == 0, "flock_mmap_unmapped_released", "still locked");
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		DIE("socketpair");
+	int fl1 = openf(O_RDWR);
+	CHECK(setlk(fl1, F_OFD_SETLK, F_WRLCK, 40, 5) == 0, "ofd_in_flight_setup", "%s", strerror(errno));
+	CHECK(send_fd(sv[0], fl1) == 0, "ofd_in_flight_send", "%s", strerror(errno));
+	close(fl1);
+	EXPECT_ERR(setlk(o2, F_OFD_SETLK, F_WRLCK, 40, 1), EAGAIN, "ofd_in_flight_kept");
+	int got = recv_fd(sv[1]);
+	CHECK(got >= 0, "ofd_in_flight_recv", "%s", strerror(errno));
+	EXPECT_ERR(setlk(o2, F_OFD_SETLK, F_WRLCK, 40, 1), EAGAIN, "ofd_received_kept");
+	if (got >= 0)
+		close(got);
+	CHECK(setlk(o2, F_OFD_SETLK, F_WRLCK, 40, 1) == 0 && setlk(o2, F_OFD_SETLK, F_UNLCK, 0, 0) == 0,
+	      "ofd_received_closed_released", "%s", strerror(errno));
+	/* a message never received goes with the sockets: released */
+	fl1 = openf(O_RDWR);
+	CHECK(setlk(fl1, F_OFD_SETLK, F_WRLCK, 40, 5) == 0 && send_fd(sv[0], fl1) == 0,
+	      "ofd_in_flight_setup2", "%s", strerror(errno));
+	close(fl1);
+	EXPECT_ERR(setlk(o2, F_OFD_SETLK, F_WRLCK, 40, 1), EAGAIN, "ofd_in_flight_kept2");
+	close(sv[0]);
+	close(sv[1]);
+	CHECK(setlk(o2, F_OFD_SETLK, F_WRLCK, 40, 1) == 0 && setlk(o2, F_OFD_SETLK, F_UNLCK, 0, 0) == 0,
+	      "ofd_in_flight_dropped_released", "%s", strerror(errno));
+	/* a stream socket at EOF: in flight while the message is queued,
+	 * released once it is read (EOF alone holds nothing) */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		DIE("socketpair");
+	fl1 = openf(O_RDWR);
+	CHECK(setlk(fl1, F_OFD_SETLK, F_WRLCK, 40, 5) == 0 && send_fd(sv[0], fl1) == 0,
+	      "ofd_in_flight_setup3", "%s", strerror(errno));
+	close(fl1);
+	shutdown(sv[0], SHUT_WR);
+	EXPECT_ERR(setlk(o2, F_OFD_SETLK, F_WRLCK, 40, 1), EAGAIN, "ofd_in_flight_kept_at_eof");
+	got = recv_fd(sv[1]);
+	if (got >= 0)
+		close(got);
+	CHECK(got >= 0 && setlk(o2, F_OFD_SETLK, F_WRLCK, 40, 1) == 0, "ofd_released_beside_eof_socket", "%s",
+	      strerror(errno));
+	close(sv[0]);
+	close(sv[1]);
 	close(o2);
 
 	/* ---- blocking waits ---- */

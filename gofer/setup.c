@@ -1325,6 +1325,14 @@ static void build_root(const struct gofer_export *ex, size_t n,
 
 	if (chdir("/") < 0)
 		failp("gofer: chdir /");
+	/* our "/" is mode 0: we pass it by DAC override (our namespace's
+	 * root owns it), nobody else does. Red team 45: a guest task holds
+	 * fds of our exports (ADDFD), and through its fd/N magic link
+	 * "PID/fd/N/.." a compromised sentry (rootless the same uid as the
+	 * owner) listed and read from here every export's layers, the cow
+	 * scratch and the --overlay DIR */
+	if (chmod("/", 0) < 0)
+		failp("gofer: chmod /");
 	if (mattr(AT_FDCWD, "/", 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 		  MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) < 0)
 		failp("gofer: read-only root");

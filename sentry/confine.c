@@ -424,10 +424,10 @@ void confine_selftest(struct sandbox *sb)
 		nr++;
 	}
 	fprintf(stderr, "confinement-probe export_roots: %d\n", nr);
-	/* root-run with every host id mapped: no capability in our namespace
-	 * (one would reach every host file our mounts show) */
-	if (sb->idmap.sentry_owners)
-		probe("capabilities_held", priv_caps_verified_none() ? (errno = EPERM, -1) : 0);
+	/* no capability in our namespace: root-run it maps every host id (one
+	 * would reach every host file our mounts show), rootless the caller's
+	 * (DAC override over the gofer's mode-0 "/", red team 45) */
+	probe("capabilities_held", priv_caps_verified_none() ? (errno = EPERM, -1) : 0);
 	fprintf(stderr, "confinement-probe-info owner_map: %d\n", sb->idmap.sentry_owners);
 	probe("socket_inet", socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
 	probe("socket_unix", socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));

@@ -257,6 +257,20 @@ static void *dotdot_probe(void *arg)
 						continue;
 					close(f);
 					tried++;
+					/* by name too, O_PATH (no read of the
+					 * directory: a search of it only) */
+					static const char *const names_above[] = { ".ovl", ".cow", ".low0", ".empty", "0" };
+					for (size_t k = 0; k < sizeof names_above / sizeof *names_above; k++) {
+						char np[300];
+						snprintf(np, sizeof np, "%s/../%s", path, names_above[k]);
+						f = openat(pfd, np, O_PATH | O_CLOEXEC);
+						if (f >= 0) {
+							reached++;
+							fprintf(stderr, "confinement-probe dotdot_gofer_name %s: ALLOWED\n",
+								np);
+							close(f);
+						}
+					}
 					for (int up = 1; up <= 4; up++) {
 						size_t l = strlen(path);
 						snprintf(path + l, sizeof path - l, "/..");

@@ -3339,8 +3339,14 @@ static int reopen_new(struct vfs *v, struct task *t, int dup, int procfd, pid_t 
 	 * never more access than its fd has) */
 	if (acc != O_RDONLY)
 		return 1;
+	/* nor O_TRUNC (red team 45: through a gofer file's fd/N it would
+	 * empty a host file): a regular file is truncated by the guest's own
+	 * description once the reopen is the same file, if that description
+	 * may write; else the old rules (EACCES) */
+	if ((flags & O_TRUNC) && S_ISREG(st.st_mode) && (fl & O_ACCMODE) == O_RDONLY)
+		return 1;
 	snprintf(p, sizeof p, "%d/fd/%d", (int)owner_vpid, owner_fd);
-	int oflags = (flags & (O_ACCMODE | O_TRUNC | O_APPEND | O_DIRECT | O_SYNC | O_DSYNC)) | O_LARGEFILE |
+	int oflags = (flags & (O_ACCMODE | O_APPEND | O_DIRECT | O_SYNC | O_DSYNC)) | O_LARGEFILE |
 		     O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
 	nfd = openat(procfd, p, oflags);
 	e = errno;
@@ -3359,6 +3365,11 @@ static int reopen_new(struct vfs *v, struct task *t, int dup, int procfd, pid_t 
 	    fcntl(nfd, F_SETFL, flags & (O_APPEND | O_NONBLOCK | O_DIRECT)) < 0) {
 		close(nfd);
 		return 1; /* another file at that number meanwhile */
+	}
+	if ((flags & O_TRUNC) && S_ISREG(st.st_mode) && ftruncate(dup, 0) < 0) {
+		e = errno;
+		close(nfd);
+		return -e;
 	}
 	*fd = nfd;
 	return 0;

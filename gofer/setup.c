@@ -1054,6 +1054,11 @@ static void build_root(const struct gofer_export *ex, size_t n,
 {
 	char slot[32];
 	int base, fd, scratch = -1, persist = -1, ncow = 0;
+	int keys[GOFER_MAX_EXPORTS]; /* --overlay DIR: this run's DIR/<key>, each a mount of its own */
+	char key[256];
+
+	for (size_t i = 0; i < GOFER_MAX_EXPORTS; i++)
+		keys[i] = -1;
 
 	/* host paths first: /tmp is covered by our root below */
 	if (cow_cfg.export_dir) {
@@ -1072,10 +1077,20 @@ static void build_root(const struct gofer_export *ex, size_t n,
 				fail(-EINVAL, "gofer: no --overlay DIR");
 			if (mkdir(cow_cfg.upper_dir, 0700) < 0 && errno != EEXIST)
 				failp("gofer: --overlay %s", cow_cfg.upper_dir);
-			persist = open_tree(AT_FDCWD, cow_cfg.upper_dir, OPEN_TREE_CLONE |
-					    OPEN_TREE_CLOEXEC);
+			persist = open(cow_cfg.upper_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 			if (persist < 0)
 				failp("gofer: --overlay %s", cow_cfg.upper_dir);
+		}
+		if (ex[i].cow_persist) {
+			/* only this run's keys of DIR are attached (at
+			 * /.ovl/<key>), never DIR itself: red team 45, from an
+			 * upper-layer fd ".." reached DIR's every key */
+			persist_key(ex[i].host_path, key, sizeof key);
+			if (mkdirat(persist, key, 0700) < 0 && errno != EEXIST)
+				failp("gofer: --overlay %s/%s", cow_cfg.upper_dir, key);
+			keys[i] = open_tree(persist, key, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+			if (keys[i] < 0)
+				failp("gofer: --overlay %s/%s", cow_cfg.upper_dir, key);
 		} else if (!ex[i].cow_persist && scratch < 0 && cow_cfg.disk_bytes &&
 			   (!cow_cfg.disk_implicit || tmpfs_keeps_user_xattrs())) {
 			scratch = -2;   /* in the --disk pool, once it exists */
@@ -1157,9 +1172,19 @@ static void build_root(const struct gofer_export *ex, size_t n,
 	if (scratch >= 0 && (mkdir("/.cow", 0700) < 0 ||
 			     move_mount(scratch, "", AT_FDCWD, "/.cow", MOVE_MOUNT_F_EMPTY_PATH) < 0))
 		failp("gofer: attach the scratch layer");
-	if (persist >= 0 && (mkdir("/.ovl", 0700) < 0 ||
-			     move_mount(persist, "", AT_FDCWD, "/.ovl", MOVE_MOUNT_F_EMPTY_PATH) < 0))
+	if (persist >= 0 && mkdir("/.ovl", 0700) < 0)
 		failp("gofer: attach --overlay %s", cow_cfg.upper_dir);
+	for (size_t i = 0; i < n; i++) {
+		char at[300];
+		if (keys[i] < 0)
+			continue;
+		persist_key(ex[i].host_path, key, sizeof key);
+		snprintf(at, sizeof at, "/.ovl/%s", key);
+		if ((mkdir(at, 0700) < 0 && errno != EEXIST) ||
+		    move_mount(keys[i], "", AT_FDCWD, at, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			failp("gofer: attach --overlay %s/%s", cow_cfg.upper_dir, key);
+		close(keys[i]);
+	}
 	if (scratch >= 0)
 		close(scratch);
 	if (persist >= 0)
@@ -1325,6 +1350,14 @@ static void build_root(const struct gofer_export *ex, size_t n,
 
 	if (chdir("/") < 0)
 		failp("gofer: chdir /");
+	/* our "/" is mode 0: we pass it by DAC override (our namespace's
+	 * root owns it), nobody else does. Red team 45: a guest task holds
+	 * fds of our exports (ADDFD), and through its fd/N magic link
+	 * "PID/fd/N/.." a compromised sentry (rootless the same uid as the
+	 * owner) listed and read from here every export's layers, the cow
+	 * scratch and the --overlay DIR */
+	if (chmod("/", 0) < 0)
+		failp("gofer: chmod /");
 	if (mattr(AT_FDCWD, "/", 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 		  MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC) < 0)
 		failp("gofer: read-only root");

@@ -56,6 +56,9 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <time.h>
 #include <fcntl.h>
 #include <linux/kcmp.h>
 #include <linux/seccomp.h>
@@ -202,6 +205,113 @@ static void probe_content(const char *name, long r)
 	probe(name, r);
 }
 
+/* MOAT_TEST_CONFINEMENT_DOTDOT: the guest's directory fds, as a compromised
+ * sentry would climb from them: PID/fd/N/.. and beyond through the guest
+ * procfs (red team 45: from a gofer fd the sentry put into a guest task,
+ * ".." reached the gofer's "/": every export's layers, the cow scratch, the
+ * whole --overlay DIR). A thread, while the guest's program runs (it holds
+ * its fds open a few seconds); one line per climb that lists a directory
+ * above the fd's own, ALLOWED if it is the gofer's root (its .empty). */
+static int dotdot_pfd;
+
+static int dotdot_names(int fd, char *out, size_t len, int *gofer_root)
+{
+	char b[4096];
+	size_t o = 0;
+	long n;
+
+	out[0] = 0;
+	while ((n = syscall(SYS_getdents64, fd, b, sizeof b)) > 0) {
+		for (long off = 0; off < n;) {
+			unsigned short reclen = *(unsigned short *)(b + off + 16);
+			const char *nm = b + off + 19;
+			if (!strcmp(nm, ".empty") || !strcmp(nm, ".ovl") || !strcmp(nm, ".cow"))
+				*gofer_root = 1;
+			if (strcmp(nm, ".") && strcmp(nm, "..") && o + strlen(nm) + 2 < len)
+				o += (size_t)snprintf(out + o, len - o, "%s ", nm);
+			off += reclen;
+		}
+	}
+	return 0;
+}
+
+static void *dotdot_probe(void *arg)
+{
+	int pfd = dotdot_pfd, tried = 0, reached = 0;
+	char b[4096], path[256], names[512];
+	(void)arg;
+	for (int round = 0; round < 100 && !tried; round++) {
+		struct timespec ts = { 0, 50 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		int d = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		long n;
+		while (d >= 0 && (n = syscall(SYS_getdents64, d, b, sizeof b)) > 0) {
+			for (long off = 0; off < n; off += *(unsigned short *)(b + off + 16)) {
+				const char *pid = b + off + 19;
+				if (*pid < '1' || *pid > '9')
+					continue;
+				for (int fdn = 3; fdn < 16; fdn++) {
+					snprintf(path, sizeof path, "%s/fd/%d", pid, fdn);
+					int f = openat(pfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+					if (f < 0)
+						continue;
+					close(f);
+					tried++;
+					/* by name too, O_PATH (no read of the
+					 * directory: a search of it only) */
+					static const char *const names_above[] = { ".ovl", ".cow", ".low0", ".empty", "0" };
+					for (size_t k = 0; k < sizeof names_above / sizeof *names_above; k++) {
+						char np[300];
+						snprintf(np, sizeof np, "%s/../%s", path, names_above[k]);
+						f = openat(pfd, np, O_PATH | O_CLOEXEC);
+						if (f >= 0) {
+							reached++;
+							fprintf(stderr, "confinement-probe dotdot_gofer_name %s: ALLOWED\n",
+								np);
+							close(f);
+						}
+					}
+					for (int up = 1; up <= 4; up++) {
+						size_t l = strlen(path);
+						snprintf(path + l, sizeof path - l, "/..");
+						int root = 0;
+						f = openat(pfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+						if (f < 0) {
+							fprintf(stderr, "confinement-probe-info dotdot %s: %s\n", path,
+								strerror(errno));
+							break;
+						}
+						dotdot_names(f, names, sizeof names, &root);
+						close(f);
+						fprintf(stderr, "confinement-probe-info dotdot %s: %s\n", path, names);
+						if (root) {
+							reached++;
+							fprintf(stderr, "confinement-probe dotdot_gofer_root %s: ALLOWED\n",
+								path);
+							break;
+						}
+					}
+				}
+			}
+		}
+		if (d >= 0)
+			close(d);
+	}
+	fprintf(stderr, "confinement-probe-info dotdot dirs: %d, gofer root reached: %d\n", tried, reached);
+	fprintf(stderr, "confinement-probe dotdot done: %d\n", tried);
+	return NULL;
+}
+
+static void dotdot_probe_start(int pfd)
+{
+	pthread_t th;
+	dotdot_pfd = pfd;
+	if (pthread_create(&th, NULL, dotdot_probe, NULL) == 0)
+		pthread_detach(th);
+	else
+		fprintf(stderr, "confinement-probe-info dotdot: no thread\n");
+}
+
 void confine_selftest(struct sandbox *sb)
 {
 	int pfd = sb->guest_procfd;
@@ -217,6 +327,23 @@ void confine_selftest(struct sandbox *sb)
 	probe("openat_procfd_root_link", openat(pfd, "1/root/etc/passwd", O_RDONLY | O_CLOEXEC));
 	probe("openat_procfd_write", openat(pfd, "1/comm", O_WRONLY | O_CLOEXEC));
 	probe("openat2", syscall(SYS_openat2, AT_FDCWD, "/etc/passwd", &how, sizeof how));
+	/* red team 45: the access mode alone was checked; only the filter's
+	 * EPERM is a refusal (procfs itself says EACCES or ENOENT) */
+	probe("openat_procfd_creat", openat(pfd, "moat-probe-created", O_RDONLY | O_CREAT | O_CLOEXEC, 0644) < 0 &&
+					     errno == EPERM ? -1 : 0);
+	probe("openat_procfd_trunc", openat(pfd, "1/comm", O_RDONLY | O_TRUNC | O_CLOEXEC) < 0 &&
+					     errno == EPERM ? -1 : 0);
+	{
+		/* and fchmod never sets a set-id bit (rootless our uid owns a
+		 * rw bind's files) */
+		int m = memfd_create("moat-probe", MFD_CLOEXEC);
+		probe("fchmod_setuid", fchmod(m, 04755) < 0 && errno == EPERM ? -1 : 0);
+		probe("fchmod_setgid", fchmod(m, 02755) < 0 && errno == EPERM ? -1 : 0);
+		if (m >= 0)
+			close(m);
+	}
+	if (getenv("MOAT_TEST_CONFINEMENT_DOTDOT"))
+		dotdot_probe_start(pfd);
 	/* namespaces: a user namespace of its own would hold every capability
 	 * (a child that got made exits at once) */
 	{
@@ -311,10 +438,10 @@ void confine_selftest(struct sandbox *sb)
 		nr++;
 	}
 	fprintf(stderr, "confinement-probe export_roots: %d\n", nr);
-	/* root-run with every host id mapped: no capability in our namespace
-	 * (one would reach every host file our mounts show) */
-	if (sb->idmap.sentry_owners)
-		probe("capabilities_held", priv_caps_verified_none() ? (errno = EPERM, -1) : 0);
+	/* no capability in our namespace: root-run it maps every host id (one
+	 * would reach every host file our mounts show), rootless the caller's
+	 * (DAC override over the gofer's mode-0 "/", red team 45) */
+	probe("capabilities_held", priv_caps_verified_none() ? (errno = EPERM, -1) : 0);
 	fprintf(stderr, "confinement-probe-info owner_map: %d\n", sb->idmap.sentry_owners);
 	probe("socket_inet", socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
 	probe("socket_unix", socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));

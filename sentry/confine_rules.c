@@ -16,6 +16,7 @@
 #define CLONE_NEWTIME 0x00000080
 #endif
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <linux/sockios.h>
 #include <termios.h>
 #include <sys/socket.h>
@@ -23,6 +24,8 @@
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
 #endif
+/* O_TMPFILE without its O_DIRECTORY (a directory open is allowed) */
+#define O_TMPFILE_BIT 020000000
 #define ARRAY_SIZE_(a) (sizeof(a) / sizeof((a)[0]))
 
 static const int allowed[] = {
@@ -32,7 +35,6 @@ static const int allowed[] = {
 	SCMP_SYS(readv), SCMP_SYS(writev), SCMP_SYS(lseek), SCMP_SYS(close),
 	SCMP_SYS(dup), SCMP_SYS(dup2), SCMP_SYS(dup3), SCMP_SYS(fcntl),
 	SCMP_SYS(fstat), SCMP_SYS(fstatfs), SCMP_SYS(getdents64), SCMP_SYS(ftruncate),
-	SCMP_SYS(fchmod), /* a guest memfd's mode (set-id stripped); a host file's owner is not us */
 	SCMP_SYS(fsync), SCMP_SYS(fdatasync), SCMP_SYS(fgetxattr), SCMP_SYS(flistxattr),
 	SCMP_SYS(memfd_create), SCMP_SYS(pipe2),
 	SCMP_SYS(sendmsg), SCMP_SYS(recvmsg), SCMP_SYS(sendto), SCMP_SYS(recvfrom),
@@ -95,10 +97,27 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 	}
 	if (!rc)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	/* fchmod: a guest memfd's mode (syscalls/sys_file.c do_fchmodat, set-id
+	 * bits kept virtual); never a set-id bit (red team 45: rootless our uid
+	 * owns a rw bind's files, and a compromised sentry could have left a
+	 * set-uid-caller executable on the host; root-run a host file's owner
+	 * is not us) */
+	if (!rc) {
+		struct scmp_arg_cmp c = { .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = S_ISUID | S_ISGID,
+					  .datum_b = 0 };
+		rc = rule(ctx, SCMP_SYS(fchmod), 1, &c);
+	}
+	/* the guest procfs: read-only opens, never O_CREAT, O_TRUNC or
+	 * O_TMPFILE (red team 45: the access mode alone was checked; through a
+	 * guest task's fd/N magic link of a gofer file, an O_CREAT or O_TRUNC
+	 * open would have made or emptied files in the gofer's tree;
+	 * fs/procfs.c reopen_new truncates by the guest's own description
+	 * instead) */
 	if (!rc) {
 		struct scmp_arg_cmp c[2] = {
 			{ .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)pfd },
-			{ .arg = 2, .op = SCMP_CMP_MASKED_EQ, .datum_a = O_ACCMODE, .datum_b = O_RDONLY },
+			{ .arg = 2, .op = SCMP_CMP_MASKED_EQ,
+			  .datum_a = O_ACCMODE | O_CREAT | O_TRUNC | O_TMPFILE_BIT, .datum_b = O_RDONLY },
 		};
 		rc = rule(ctx, SCMP_SYS(openat), 2, c);
 		c[1].datum_b = O_ACCMODE;

@@ -354,7 +354,7 @@ struct late_setup {
 	struct sandbox *sb;
 	struct spawn_result *sr;
 	struct limits *lim;
-	int owner_map, broker_events;
+	int broker_events;
 	int pub_nsfd, reopen_usfd; /* the guest's net and user namespaces */
 	double t0;
 	char err[512];
@@ -377,16 +377,21 @@ static void late_setup(void *arg)
 		close(nsfd);
 	}
 	/* moat-reopen (forked above) enters the guest's user namespace */
-	if (x->owner_map) {
+	{
 		int usfd = x->reopen_usfd;
 		if (reopen_helper_start(x->sr->guest_procfd, usfd, x->err, sizeof x->err) < 0)
 			die("%s", x->err);
 		close(usfd);
 	}
-	/* Root-run our user namespace maps every host id (privilege.c): from
-	 * here on no capability in it, before the first thread or guest call
-	 * (threads inherit this thread's sets) */
-	if (x->owner_map && priv_drop_caps() < 0)
+	/* From here on no capability in our user namespace, before the
+	 * first thread or guest call (threads inherit this thread's sets).
+	 * Root-run it maps every host id (privilege.c); rootless only the
+	 * caller's, which owns the rw binds' files, the --overlay DIR and the
+	 * gofer's own tree (red team 45: through a guest task's fd/N of a
+	 * gofer directory, "PID/fd/N/.." reached the gofer's "/", which DAC
+	 * override passed though its mode is 0; moat-reopen, now started
+	 * rootless too, does the reopens that needed it) */
+	if (priv_drop_caps() < 0)
 		die("sentry: cannot drop its capabilities: %s", strerror(errno));
 	if (x->sr->dns_fd >= 0 && netdns_start(x->sb, x->sr->dns_fd) < 0)
 		die("DNS stub: cannot start its thread");
@@ -652,12 +657,13 @@ int sentry_run(const struct sentry_config *cfg)
 	if (confine_scope(err, sizeof err) < 0)
 		die("%s", err); /* fail closed */
 	dbg("%.2f ms: privilege dropped", ms_now() - t0);
-	/* moat-reopen (root-run: the guest's reopens of objects whose mode
-	 * denies the sandbox uid, sentry/reopen.c; rootless the sentry keeps
-	 * DAC override over its one mapped id and needs none): forked now,
+	/* moat-reopen (the guest's reopens of objects whose mode denies the
+	 * sandbox uid, sentry/reopen.c; rootless too since red team 45: the
+	 * sentry drops its capabilities either way, DAC override over the
+	 * caller's one mapped id passed the gofer's mode-0 "/"): forked now,
 	 * with few of our pages yet to copy; it waits for the guest */
 	start_begin();
-	if (priv.owner_map && reopen_helper_fork(err, sizeof err) < 0)
+	if (reopen_helper_fork(err, sizeof err) < 0)
 		die("%s", err);
 	/* (its opens are the guest's work: in the sandbox's cgroups, as the
 	 * sentry; moat-publish, forked later, is in them from its start) */
@@ -701,10 +707,10 @@ int sentry_run(const struct sentry_config *cfg)
 	if (netd_chan >= 0)
 		sb->resolv_conf = "nameserver " NETDNS_STUB_ADDR "\noptions ndots:0\n";
 	limits_spawn_args(lim, &sa.out_fd, &sa.err_fd, &sa.nproc, &sa.data);
-	/* (moat-reopen, root-run, runs as the sandbox uid in the guest's user
+	/* (moat-reopen runs as the sandbox uid in the guest's user
 	 * namespace: one more of that uid's processes there, which
 	 * RLIMIT_NPROC counts) */
-	if (priv.owner_map && sa.nproc)
+	if (sa.nproc)
 		sa.nproc++;
 	sa.ncpus = cfg->cpus_milli ? sb->ncpus : 0;
 	/* the init waits for our word before it does anything: it goes into
@@ -837,7 +843,7 @@ int sentry_run(const struct sentry_config *cfg)
 		guest_pidns = -1;
 	}
 	struct late_setup late = { .cfg = cfg, .sb = sb, .sr = &sr, .lim = lim,
-				   .owner_map = priv.owner_map, .broker_events = broker_events,
+				   .broker_events = broker_events,
 				   .t0 = t0, .pub_nsfd = -1, .reopen_usfd = -1 };
 	/* The init's namespaces, opened while it cannot yet have made itself
 	 * undumpable (that follows its fork, whose event stop holds it until
@@ -847,7 +853,7 @@ int sentry_run(const struct sentry_config *cfg)
 		if (late.pub_nsfd < 0)
 			die("--publish: the guest's network namespace: %s", strerror(errno));
 	}
-	if (priv.owner_map) {
+	{
 		late.reopen_usfd = openat(sr.guest_procfd, "1/ns/user", O_RDONLY | O_CLOEXEC);
 		if (late.reopen_usfd < 0)
 			die("moat-reopen: the guest's user namespace: %s", strerror(errno));

@@ -163,7 +163,10 @@ done
 # ... and namespaces (clone with CLONE_NEWUSER, clone3), and setting a
 # terminal above fd 2 (the filter allows it on the caller's stdio only),
 # must have been tried
-for p in clone_newuser clone3_newuser tcsets_fd3 tcsetsw_fd3 tcxonc_fd3 setpriority_pgrp ioprio_set_pgrp; do
+# (red team 45: fchmod of set-id bits, O_CREAT and O_TRUNC on the guest
+# procfs, which only the access mode was checked for, too)
+for p in clone_newuser clone3_newuser tcsets_fd3 tcsetsw_fd3 tcxonc_fd3 setpriority_pgrp ioprio_set_pgrp \
+	openat_procfd_creat openat_procfd_trunc fchmod_setuid fchmod_setgid; do
 	grep -q "^confinement-probe $p: " "$T_TMP/probe.err" || missing="$missing $p"
 done
 grep -q '^confinement-probe export_roots: [1-9]' "$T_TMP/probe.err" || missing="$missing export_roots"
@@ -177,6 +180,32 @@ elif ! alive "$hostpid"; then
 	fail sentry_confinement_probe "the host process died"
 else
 	ok sentry_confinement_probe
+fi
+
+# 4a. red team 45: the guest's tasks hold fds of the gofer's exports (the
+# sentry puts them there), and a compromised sentry may open
+# PID/fd/N/.. through the guest procfs: a magic link then "..", which
+# climbed to the gofer's "/" (every export's layers, the cow scratch, the
+# whole --overlay DIR: the probe listed .low0 .ovl .cow .empty there). The
+# gofer's "/" is mode 0 now: the climb stops at the export's own root.
+# Probed from inside (MOAT_TEST_CONFINEMENT_DOTDOT: a sentry thread climbs
+# every directory fd of the guest's tasks while they hold a rw bind, a cow
+# bind, /tmp and / open).
+DD=$T_TMP/dotdot
+mkdir -p "$DD/ovl" "$DD/rw/sub" "$DD/cow" && chmod 777 "$DD/rw" "$DD/rw/sub" "$DD/cow"
+MOAT_TEST_CONFINEMENT=1 MOAT_TEST_CONFINEMENT_DOTDOT=1 "$MOAT" run --overlay "$DD/ovl" --bind "$DD/rw:/rw:rw" \
+	--bind "$DD/cow:/cw:cow" -- /bin/sh -c 'exec 3</rw 4</cw 5</tmp 6</ 7</rw/sub; sleep 3' \
+	</dev/null >/dev/null 2>"$T_TMP/dotdot.err"
+tried=$(sed -n 's/^confinement-probe dotdot done: \([0-9]*\)$/\1/p' "$T_TMP/dotdot.err")
+bad=$(grep '^confinement-probe dotdot_gofer_\(root\|name\) .*ALLOWED' "$T_TMP/dotdot.err" | head -3)
+if [ -z "$tried" ] || [ "$tried" -lt 4 ]; then
+	fail sentry_dotdot_stops_at_export "the probe climbed [${tried}] directory fds: $(grep dotdot "$T_TMP/dotdot.err" | head -5 | tr '\n' ' ')"
+elif [ -n "$bad" ]; then
+	fail sentry_dotdot_stops_at_export "$(echo "$bad" | tr '\n' ' ') $(grep -m1 'info dotdot .*\.empty' "$T_TMP/dotdot.err")"
+elif ! grep -q '^confinement-probe-info dotdot [0-9]*/fd/[0-9]*/\.\.\(/\.\.\)*: Permission denied' "$T_TMP/dotdot.err"; then
+	fail sentry_dotdot_stops_at_export "no climb from a gofer fd was stopped: $(grep dotdot "$T_TMP/dotdot.err" | head -8 | tr '\n' ' ')"
+else
+	ok sentry_dotdot_stops_at_export
 fi
 
 # 4b. root-run the sentry's user namespace maps every host id onto itself

@@ -145,3 +145,34 @@ Test(sentry_confine, prebuilt_allows_only_named_fds)
 	cr_assert(WIFEXITED(st));
 	cr_assert_eq(WEXITSTATUS(st), 0x7f, "probes %#x", WEXITSTATUS(st));
 }
+
+/* Installed: fchmod never sets a set-id bit (rootless the sentry's uid owns a
+ * rw bind's files: a compromised sentry's set-uid-caller executable), and
+ * the guest procfs is opened without O_CREAT, O_TRUNC or O_TMPFILE
+ * (red team 45: the access mode alone was checked, and PID/fd/N/.. reached
+ * the gofer's tree). */
+Test(sentry_confine, prebuilt_refuses_setid_and_create)
+{
+	int pfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int mfd = memfd_create("m", MFD_CLOEXEC);
+	cr_assert(pfd >= 0 && mfd >= 0);
+	const int roots[] = { -1 };
+	pid_t c = fork();
+	if (c == 0) {
+		if (confine_prebuilt_load(pfd, roots, 1) < 0)
+			_exit(100);
+		int bits = 0;
+		bits |= (r4(SYS_fchmod, mfd, 0644, 0, 0) == 0) << 0;
+		bits |= (r4(SYS_fchmod, mfd, 04755, 0, 0) == -EPERM) << 1;
+		bits |= (r4(SYS_fchmod, mfd, 02755, 0, 0) == -EPERM) << 2;
+		bits |= (r4(SYS_openat, pfd, (long)"self/stat", O_RDONLY | O_CREAT, 0644) == -EPERM) << 3;
+		bits |= (r4(SYS_openat, pfd, (long)"self/stat", O_RDONLY | O_TRUNC, 0) == -EPERM) << 4;
+		bits |= (r4(SYS_openat, pfd, (long)"self", O_RDONLY | O_TMPFILE, 0600) == -EPERM) << 5;
+		bits |= (r4(SYS_openat, pfd, (long)"self", O_RDONLY | O_DIRECTORY, 0) >= 0) << 6;
+		_exit(bits);
+	}
+	int st;
+	cr_assert_eq(waitpid(c, &st, 0), c);
+	cr_assert(WIFEXITED(st));
+	cr_assert_eq(WEXITSTATUS(st), 0x7f, "probes %#x", WEXITSTATUS(st));
+}

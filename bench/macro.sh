@@ -38,9 +38,16 @@ T=$(mktemp -d /tmp/moat-macro.XXXXXX) # inputs and the rw work directory
 O=$(mktemp -d /tmp/moat-macro-ovl.XXXXXX) # the overlay's lower directory
 chmod 755 "$T" "$O"
 pids=()
+# runsc do (root) chowns the host's /dev/null to nobody:nogroup (gVisor's
+# doing, seen here: ctime and owner change at each `runsc do true`); the
+# bench puts its owner back when it ends
+devnull_owner=$(stat -c %u:%g /dev/null 2>/dev/null)
 cleanup() {
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
 	rm -rf "$T" "$O"
+	if [ -n "$devnull_owner" ] && [ "$(stat -c %u:%g /dev/null 2>/dev/null)" != "$devnull_owner" ]; then
+		chown "$devnull_owner" /dev/null 2>/dev/null
+	fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

@@ -19,7 +19,8 @@
  *            targets restart at the root, relative ones at cur (the link's
  *            directory). VFS_MAXSYMLINKS (40) links per walk, then ELOOP.
  *            RESOLVE_NO_MAGICLINKS refuses /proc's magic links (fd/<n>, and
- *            <pid>/exe, cwd, root, whose text the walk follows) with ELOOP.
+ *            <pid>/exe, cwd, root, whose text the walk follows) with ELOOP,
+ *            RESOLVE_BENEATH and RESOLVE_IN_ROOT with EXDEV (nd_jump_link).
  *            A non-directory followed by more components is ENOTDIR.
  * Errors: ENAMETOOLONG (component > NAME_MAX, path >= PATH_MAX, a node deeper
  * than VFS_PATH_MAX), ENOENT,
@@ -331,6 +332,19 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 			if ((flags & WALK_NO_SYMLINKS) ||
 			    (w->nx.magic_text && (flags & WALK_NO_MAGICLINKS))) {
 				r = -ELOOP;
+				goto out;
+			}
+			/* Linux's nd_jump_link: a magic link (fd/<n>, and
+			 * exe, cwd, root, ns/<x>, whose text the walk follows)
+			 * is no jump a scoped look-up may take: EXDEV under
+			 * RESOLVE_BENEATH or RESOLVE_IN_ROOT, after the ELOOP
+			 * of RESOLVE_NO_MAGICLINKS (red team 46: followed, so a
+			 * program confining a look-up beneath a directory
+			 * holding /proc, as runc and libpathrs do, opened the
+			 * object of any fd, the process's root or cwd) */
+			if ((w->nx.magic || w->nx.magic_text) && !(flags & WALK_NO_MAGICLINKS) &&
+			    (flags & (WALK_BENEATH | WALK_IN_ROOT))) {
+				r = -EXDEV;
 				goto out;
 			}
 			r = may_follow_link(v, t, &w->cur, &w->nx);

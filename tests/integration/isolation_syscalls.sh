@@ -87,4 +87,29 @@ size=$(stat -c %s "$T_TMP/trace")
 if [ "$size" -le 32768 ] && tail -1 "$T_TMP/trace" | grep -q "dropped [0-9]* events (bytes limit)"; then ok trace_byte_cap
 else fail trace_byte_cap "size $size (cap 32768), last line: $(tail -1 "$T_TMP/trace" | head -c 200)"; fi
 
+# Red team 46: a scoped look-up (openat2 RESOLVE_BENEATH or RESOLVE_IN_ROOT)
+# followed /proc's magic links, where Linux refuses the jump (EXDEV,
+# nd_jump_link): a program confining a look-up beneath a directory that
+# holds /proc (runc's and libpathrs's procfs handles, a container root with
+# its /proc) opened the object of any fd, its root or its cwd. A sanity
+# case (natively EXDEV too).
+out=$(moat run -- "$PY" -c '
+import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+class How(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+BENEATH, IN_ROOT = 0x08, 0x10
+def o2(d, p, res):
+    h = How(os.O_RDONLY, 0, res)
+    r = libc.syscall(437, d, p.encode(), ctypes.byref(h), ctypes.sizeof(h))
+    if r >= 0:
+        os.close(r); return "opened"
+    return errno.errorcode[ctypes.get_errno()]
+fd = os.open("/etc/hostname", os.O_RDONLY)
+ps = os.open("/proc/self", os.O_PATH | os.O_DIRECTORY)
+root = os.open("/", os.O_PATH | os.O_DIRECTORY)
+print(o2(ps, "fd/%d" % fd, BENEATH), o2(ps, "fd/%d" % fd, IN_ROOT), o2(ps, "root", BENEATH),
+      o2(ps, "cwd", IN_ROOT), o2(root, "proc/self/fd/%d" % fd, IN_ROOT),
+      o2(root, "dev/fd/%d" % fd, BENEATH), o2(root, "proc/self/exe", BENEATH))' </dev/null 2>&1)
+SANITY=1 expect_eq openat2_scoped_no_magic_jump "$out" "EXDEV EXDEV EXDEV EXDEV EXDEV EXDEV EXDEV"
 finish

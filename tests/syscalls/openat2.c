@@ -85,6 +85,24 @@ int main(int argc, char **argv)
 	CHECK(fd >= 0, "no_magiclinks_allows_plain_symlink", "%s", strerror(errno));
 	if (fd >= 0)
 		close((int)fd);
+	/* a scoped look-up takes no magic-link jump (Linux's nd_jump_link:
+	 * EXDEV; red team 46: followed) */
+	{
+		char m[32];
+		int pself = open("/proc/self", O_PATH | O_DIRECTORY);
+		snprintf(m, sizeof m, "fd/%d", (int)dfd);
+		memset(&how, 0, sizeof(how));
+		how.resolve = RESOLVE_BENEATH;
+		EXPECT_ERR(sys_openat2(pself, m, &how, sizeof(how)), EXDEV, "beneath_no_magic_fd");
+		EXPECT_ERR(sys_openat2(pself, "cwd", &how, sizeof(how)), EXDEV, "beneath_no_magic_cwd");
+		how.resolve = RESOLVE_IN_ROOT;
+		EXPECT_ERR(sys_openat2(pself, m, &how, sizeof(how)), EXDEV, "in_root_no_magic_fd");
+		EXPECT_ERR(sys_openat2(pself, "exe", &how, sizeof(how)), EXDEV, "in_root_no_magic_exe");
+		how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+		EXPECT_ERR(sys_openat2(pself, m, &how, sizeof(how)), ELOOP, "no_magiclinks_before_scope");
+		if (pself >= 0)
+			close(pself);
+	}
 
 	/* Argument validation. */
 	memset(&how, 0, sizeof(how));

@@ -290,8 +290,35 @@ int vfs_direct_can_list(struct vfs *v, const struct vfs_mount *m)
 	       (size_t)m->export < v->ndroots && v->droots[m->export] >= 0;
 }
 
+/* A name of a listing, as vfs_direct_absent_at would take it: its lstat
+ * (host ids) when it is a regular file or directory and not a mount's root
+ * (the overlay's files have their layer's st_dev, so st_dev cannot tell). */
+static int list_stat_at(int dfd, const char *name, struct stat *st)
+{
+	struct statx sx;
+	if (statx(dfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH,
+		  STATX_BASIC_STATS, &sx) < 0 ||
+	    !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
+	    (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) ||
+	    (sx.stx_mask & STATX_BASIC_STATS) != STATX_BASIC_STATS ||
+	    !(S_ISREG(sx.stx_mode) || S_ISDIR(sx.stx_mode)))
+		return -1;
+	statx_to_stat(&sx, st);
+	return 0;
+}
+
 int vfs_direct_dirstat(struct vfs *v, const struct vfs_mount *m, const char *dir,
 		       void (*put)(void *, const char *, size_t, struct stat *), void *arg, int max)
+{
+	return vfs_direct_dirstat_how(v, m, dir, put, arg, max, 0);
+}
+
+/* by_mnt_root: a name is taken or left as vfs_direct_absent_at takes it
+ * (list_stat_at: not a mount's root), not by its st_dev (the listing
+ * ahead of a dirfd walk, vfs.c, whose mounts include the root overlay) */
+int vfs_direct_dirstat_how(struct vfs *v, const struct vfs_mount *m, const char *dir,
+			   void (*put)(void *, const char *, size_t, struct stat *), void *arg,
+			   int max, int by_mnt_root)
 {
 	if (!vfs_direct_can_list(v, m))
 		return -EAGAIN;
@@ -321,8 +348,9 @@ int vfs_direct_dirstat(struct vfs *v, const struct vfs_mount *m, const char *dir
 			if ((d->type != DT_REG && d->type != DT_DIR && d->type != DT_UNKNOWN) ||
 			    !nl || nl > NAME_MAX || !strcmp(d->name, ".") || !strcmp(d->name, ".."))
 				continue;
-			if (fstatat(dfd, d->name, &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH) < 0 ||
-			    st.st_dev != dst.st_dev || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+			if (by_mnt_root ? list_stat_at(dfd, d->name, &st) < 0 :
+			    (fstatat(dfd, d->name, &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH) < 0 ||
+			     st.st_dev != dst.st_dev || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))))
 				continue;
 			put(arg, d->name, nl, &st);
 			total++;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2001,6 +2002,8 @@ static unsigned long pf_local_dirs, pf_local_names, complete_absent;
 /* first look-ups answered relative to the walk's dirfd, and how many of
  * them found the name absent (vfs_direct_absent_at; MOAT_PROFILE) */
 static unsigned long held_names, held_absent;
+/* directories listed ahead of a dirfd walk and their names (list_ahead) */
+static unsigned long pfa_dirs, pfa_names;
 
 void vfs_profile_report(FILE *f)
 {
@@ -2012,6 +2015,9 @@ void vfs_profile_report(FILE *f)
 	fprintf(f, "moat profile: first look-ups relative to the guest's dirfd: %lu (%lu absent)\n",
 		__atomic_load_n(&held_names, __ATOMIC_RELAXED),
 		__atomic_load_n(&held_absent, __ATOMIC_RELAXED));
+	fprintf(f, "moat profile: directories listed ahead of a dirfd walk: %lu (%lu names)\n",
+		__atomic_load_n(&pfa_dirs, __ATOMIC_RELAXED),
+		__atomic_load_n(&pfa_names, __ATOMIC_RELAXED));
 	pthread_mutex_lock(&pf_lock);
 	fprintf(f, "moat profile: waits for another worker's directory fetch: %lu (%.2f ms in all)\n",
 		pf_waits, pf_wait_ns / 1e6);
@@ -2113,6 +2119,105 @@ static int dir_prefetch(struct vfs *v, const struct vfs_mount *m, const char *re
 	return 1;
 }
 
+/* Listing ahead of a walk relative to the guest's dirfd (issue 6, perfwalk):
+ * du, find, ls -l, grep -r — every fts walk — stat (or open) each name of a
+ * directory they just listed, relative to its fd. A first look-up there is
+ * one statx (vfs_direct_absent_at), and on the root overlay a cold one
+ * (each sandbox's overlay has its own dentries: ~5 us a name, a quarter of
+ * a du of /usr/include). At the fourth such present name in one directory
+ * the rest of it is listed by a thread of its own (vfs_direct_dirstat_how:
+ * the same statx per name, taken or left as vfs_direct_absent_at takes it)
+ * and cached under the usual generation rule (pf_put_one, be_put: stored
+ * only if nothing was dropped since the listing began), while the guest's
+ * calls go on: the walk's look-ups that follow find their names cached
+ * and the overlay's dentries made on the other CPU. Mounts whose own
+ * look-ups the sentry answers (vfs_direct_can_list), not shared ones,
+ * and not where be_lookup's listing of writable mounts runs (local). A
+ * directory is listed once (pf_want: the same slots as dir_prefetch); a
+ * full queue drops the job (the names are then looked up one by one, as
+ * before). MOAT_NO_LIST_AHEAD=1 turns it off (for comparisons). */
+#define PFA_QUEUE 8
+static struct pfa_job {
+	const struct vfs_mount *m;
+	uint64_t key;
+	char dir[PATH_MAX];
+} pfa_q[PFA_QUEUE];
+static unsigned pfa_head, pfa_tail;    /* pfa_tail - pfa_head jobs queued */
+static struct vfs *pfa_v;
+static int pfa_state;                  /* 0 not started, 1 running, -1 off */
+static pthread_mutex_t pfa_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pfa_cv = PTHREAD_COND_INITIALIZER;
+
+static void *pfa_main(void *arg)
+{
+	struct vfs *v = arg;
+	struct pfa_job *j = xmalloc(sizeof *j);
+
+	for (;;) {
+		pthread_mutex_lock(&pfa_lock);
+		while (pfa_head == pfa_tail)
+			pthread_cond_wait(&pfa_cv, &pfa_lock);
+		*j = pfa_q[pfa_head % PFA_QUEUE];
+		pfa_head++;
+		pthread_mutex_unlock(&pfa_lock);
+		struct pf_put p = { .v = v, .m = j->m, .gen = dcache_gen(v->dc), .dir = j->dir,
+				    .dlen = strlen(j->dir) };
+		int got = vfs_direct_dirstat_how(v, j->m, j->dir, pf_put_one, &p, DIR_PREFETCH_MAX, 1);
+		if (got >= 0) {
+			__atomic_fetch_add(&pfa_dirs, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&pfa_names, (unsigned long)got, __ATOMIC_RELAXED);
+		}
+		pf_done(j->key);
+	}
+	return NULL;
+}
+
+static void list_ahead(struct vfs *v, const struct vfs_mount *m, const char *rel, size_t dlen)
+{
+	if (dlen >= PATH_MAX || m->shared || !vfs_direct_can_list(v, m) ||
+	    __atomic_load_n(&pfa_state, __ATOMIC_RELAXED) < 0)
+		return;
+	uint64_t key = pf_key(m, rel, dlen);
+	if (pf_want(key, 0) != PF_FETCH)
+		return;
+	pthread_mutex_lock(&pfa_lock);
+	if (pfa_state == 0) {
+		const char *off = getenv("MOAT_NO_LIST_AHEAD");
+		pthread_attr_t at;
+		pthread_t th;
+		sigset_t all, old;
+		pfa_state = -1;
+		if (!(off && *off && strcmp(off, "0"))) {
+			pthread_attr_init(&at);
+			pthread_attr_setstacksize(&at, 256 * 1024);
+			pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+			/* moat's own signals go to the main thread, as for workers */
+			sigfillset(&all);
+			pthread_sigmask(SIG_BLOCK, &all, &old);
+			if (pthread_create(&th, &at, pfa_main, v) == 0) {
+				pfa_state = 1;
+				pfa_v = v;
+			}
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			pthread_attr_destroy(&at);
+		}
+	}
+	int queued = 0;
+	if (pfa_state > 0 && pfa_v == v && pfa_tail - pfa_head < PFA_QUEUE) {
+		struct pfa_job *j = &pfa_q[pfa_tail % PFA_QUEUE];
+		j->m = m;
+		j->key = key;
+		memcpy(j->dir, rel, dlen);
+		j->dir[dlen] = 0;
+		pfa_tail++;
+		queued = 1;
+		pthread_cond_signal(&pfa_cv);
+	}
+	pthread_mutex_unlock(&pfa_lock);
+	if (!queued)
+		pf_done(key);
+}
+
 /* lstat rel on a gofer mount, through the cache; batches `ahead` components
  * into the same gofer round trip. 1 found, 0 missing, -errno. */
 static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
@@ -2167,12 +2272,14 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 	 * guest's dirfd): one statx relative to the sentry's copy of that fd
 	 * (fs/directfs.c vfs_direct_absent_at) */
 	const struct vfs_shared_scratch *ws = tl_scratch;
+	size_t held = 0;    /* answered there: the directory's length + 1 */
 	if (ws && ws->hfd >= 0 && ws->hm == m && !m->shared && *rel) {
 		const char *sl = strrchr(rel, '/');
 		size_t pl = sl ? (size_t)(sl - rel) : 0;
 		if (strlen(ws->hrel) == pl && !memcmp(ws->hrel, rel, pl))
 			da = vfs_direct_absent_at(v, m, ws->hfd, sl ? sl + 1 : rel, st);
 		if (da != -EAGAIN) {
+			held = pl + 1;
 			__atomic_fetch_add(&held_names, 1, __ATOMIC_RELAXED);
 			if (da == 1)
 				__atomic_fetch_add(&held_absent, 1, __ATOMIC_RELAXED);
@@ -2196,6 +2303,8 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		 * not list a large directory. */
 		if (local)
 			dir_prefetch(v, m, rel, 1);
+		else if (held)
+			list_ahead(v, m, rel, held - 1);
 		return 1;
 	}
 	/* The name an O_CREAT open is about to make, in a directory the

@@ -1925,6 +1925,7 @@ static uint64_t pf_key(const struct vfs_mount *m, const char *dir, size_t dlen)
  * drop came in between), rather than asking the gofer for the same names
  * one by one meanwhile (git status's preload threads, ten at a time, each
  * in its own directory: ~80 LSTATs of names a page already on its way had).
+ * need: the misses that make a fetch (PF_MISSES; list_ahead's PFA_MISSES).
  * Slots are 4-way associative: two directories in use at once no longer
  * reset each other's count on a shared slot (they did: a directory could
  * take 18 misses before its fetch). A full set takes the oldest slot that
@@ -1935,7 +1936,7 @@ static uint64_t pf_key(const struct vfs_mount *m, const char *dir, size_t dlen)
 static unsigned long pf_waits;
 static unsigned long long pf_wait_ns;
 
-static int pf_want(uint64_t h, int wait)
+static int pf_want(uint64_t h, int wait, int need)
 {
 	int want = PF_NO;
 	if (!h)
@@ -1961,7 +1962,7 @@ static int pf_want(uint64_t h, int wait)
 		s->misses = 0;
 		s->state = PF_COUNTING;
 	}
-	if (s->state == PF_COUNTING && ++s->misses >= PF_MISSES) {
+	if (s->state == PF_COUNTING && ++s->misses >= need) {
 		s->state = PF_FETCHING;
 		want = PF_FETCH;
 	} else if (s->state == PF_FETCHING && wait) {
@@ -2067,7 +2068,7 @@ static int dir_prefetch(struct vfs *v, const struct vfs_mount *m, const char *re
 	if (!m->writable || m->shared || m->dev || m->system || (!be->dirstat && !local))
 		return 0;
 	uint64_t key = pf_key(m, rel, dlen);
-	int w = pf_want(key, !local);
+	int w = pf_want(key, !local, PF_MISSES);
 	if (w != PF_FETCH)
 		return w == PF_WAITED;
 	char dir[VFS_PATH_MAX];
@@ -2124,19 +2125,23 @@ static int dir_prefetch(struct vfs *v, const struct vfs_mount *m, const char *re
  * directory they just listed, relative to its fd. A first look-up there is
  * one statx (vfs_direct_absent_at), and on the root overlay a cold one
  * (each sandbox's overlay has its own dentries: ~5 us a name, a quarter of
- * a du of /usr/include). At the fourth such present name in one directory
- * the rest of it is listed by a thread of its own (vfs_direct_dirstat_how:
+ * a du of /usr/include). At the second such present name in one
+ * directory (PFA_MISSES) the rest of it is listed by a thread of its own (vfs_direct_dirstat_how:
  * the same statx per name, taken or left as vfs_direct_absent_at takes it)
  * and cached under the usual generation rule (pf_put_one, be_put: stored
  * only if nothing was dropped since the listing began), while the guest's
  * calls go on: the walk's look-ups that follow find their names cached
- * and the overlay's dentries made on the other CPU. Mounts whose own
+ * and the overlay's dentries made on the other CPU. (Not at the fourth, as
+ * dir_prefetch: the thread must start early to run ahead of the walk, and
+ * at the fourth du's walk of /usr/include, ~11 names a directory, still
+ * made half its look-ups itself.) Mounts whose own
  * look-ups the sentry answers (vfs_direct_can_list), not shared ones,
  * and not where be_lookup's listing of writable mounts runs (local). A
  * directory is listed once (pf_want: the same slots as dir_prefetch); a
  * full queue drops the job (the names are then looked up one by one, as
  * before). MOAT_NO_LIST_AHEAD=1 turns it off (for comparisons). */
 #define PFA_QUEUE 8
+#define PFA_MISSES 2
 static struct pfa_job {
 	const struct vfs_mount *m;
 	uint64_t key;
@@ -2178,7 +2183,7 @@ static void list_ahead(struct vfs *v, const struct vfs_mount *m, const char *rel
 	    __atomic_load_n(&pfa_state, __ATOMIC_RELAXED) < 0)
 		return;
 	uint64_t key = pf_key(m, rel, dlen);
-	if (pf_want(key, 0) != PF_FETCH)
+	if (pf_want(key, 0, PFA_MISSES) != PF_FETCH)
 		return;
 	pthread_mutex_lock(&pfa_lock);
 	if (pfa_state == 0) {

@@ -276,14 +276,18 @@ int vfs_direct_absent_at(struct vfs *v, const struct vfs_mount *m, int dfd, cons
  * private file system: what vfs_direct_absent's VFS_PRESENT_STAT needs),
  * the directory is opened beneath the export root as every direct open is
  * (no symlink, no mount crossed on the way), read with getdents64, and each
- * name stat'ed by fstatat(dfd, name, AT_SYMLINK_NOFOLLOW) — one call per
+ * name stat'ed by statx(dfd, name, AT_SYMLINK_NOFOLLOW) — one call per
  * name where a name's own look-up costs three (openat2 of the whole path,
  * fstat, close), and what the gofer's DIRSTAT does in its tree (gofer/
  * server.c h_dirstat). AT_EMPTY_PATH rides along: the confinement allows
- * newfstatat in that shape only (sentry/confine_rules.c; with a name it is
- * a plain fstatat). A name on another device than the directory (a mount
- * point, a hidden name's mask) is left to its own look-up, as are symlinks
- * and every other type (put: regular files and directories only). */
+ * statx in newfstatat's shape only (sentry/confine_rules.c; with a name it
+ * is a plain lstat). A mount's root (a mount point, a hidden name's mask:
+ * what the RESOLVE_NO_XDEV of a name's own look-up refuses) is left to its
+ * own look-up, as are symlinks and every other type (put: regular files
+ * and directories only), the rule of vfs_direct_absent_at (list_stat_at).
+ * Until issue 6's perfwalk round the test was a name's st_dev against the
+ * directory's, and on an overlay (a cow bind) a file's st_dev is its
+ * layer's: every file was left out (40 of 40 in a cow bind's directory). */
 int vfs_direct_can_list(struct vfs *v, const struct vfs_mount *m)
 {
 	return v->direct_owner && !m->private_fs && !m->dev && m->export >= 0 &&
@@ -309,16 +313,6 @@ static int list_stat_at(int dfd, const char *name, struct stat *st)
 
 int vfs_direct_dirstat(struct vfs *v, const struct vfs_mount *m, const char *dir,
 		       void (*put)(void *, const char *, size_t, struct stat *), void *arg, int max)
-{
-	return vfs_direct_dirstat_how(v, m, dir, put, arg, max, 0);
-}
-
-/* by_mnt_root: a name is taken or left as vfs_direct_absent_at takes it
- * (list_stat_at: not a mount's root), not by its st_dev (the listing
- * ahead of a dirfd walk, vfs.c, whose mounts include the root overlay) */
-int vfs_direct_dirstat_how(struct vfs *v, const struct vfs_mount *m, const char *dir,
-			   void (*put)(void *, const char *, size_t, struct stat *), void *arg,
-			   int max, int by_mnt_root)
 {
 	if (!vfs_direct_can_list(v, m))
 		return -EAGAIN;
@@ -348,9 +342,7 @@ int vfs_direct_dirstat_how(struct vfs *v, const struct vfs_mount *m, const char 
 			if ((d->type != DT_REG && d->type != DT_DIR && d->type != DT_UNKNOWN) ||
 			    !nl || nl > NAME_MAX || !strcmp(d->name, ".") || !strcmp(d->name, ".."))
 				continue;
-			if (by_mnt_root ? list_stat_at(dfd, d->name, &st) < 0 :
-			    (fstatat(dfd, d->name, &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH) < 0 ||
-			     st.st_dev != dst.st_dev || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))))
+			if (list_stat_at(dfd, d->name, &st) < 0)
 				continue;
 			put(arg, d->name, nl, &st);
 			total++;

@@ -2076,8 +2076,12 @@ static int dir_prefetch(struct vfs *v, const struct vfs_mount *m, const char *re
 	dir[dlen] = 0;
 	struct pf_put p = { .v = v, .m = m, .gen = dcache_gen(v->dc), .dir = dir, .dlen = dlen };
 	/* the sentry's own listing where its lstat is the gofer's: a
-	 * fstatat per name, no round trip (fs/directfs.c) */
-	int got = local ? vfs_direct_dirstat(v, m, dir, pf_put_one, &p, DIR_PREFETCH_MAX) : -EAGAIN;
+	 * fstatat per name, no round trip (fs/directfs.c)
+	 * (names taken or left as vfs_direct_absent_at takes them: not a
+	 * mount's root; the st_dev test left a cow bind's files out, their
+	 * st_dev being the overlay layer's) */
+	int got = local ? vfs_direct_dirstat(v, m, dir, pf_put_one, &p, DIR_PREFETCH_MAX) :
+			  -EAGAIN;
 	if (got >= 0) {
 		__atomic_fetch_add(&pf_local_dirs, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&pf_local_names, (unsigned long)got, __ATOMIC_RELAXED);
@@ -2126,7 +2130,7 @@ static int dir_prefetch(struct vfs *v, const struct vfs_mount *m, const char *re
  * one statx (vfs_direct_absent_at), and on the root overlay a cold one
  * (each sandbox's overlay has its own dentries: ~5 us a name, a quarter of
  * a du of /usr/include). At the second such present name in one
- * directory (PFA_MISSES) the rest of it is listed by a thread of its own (vfs_direct_dirstat_how:
+ * directory (PFA_MISSES) the rest of it is listed by a thread of its own (vfs_direct_dirstat:
  * the same statx per name, taken or left as vfs_direct_absent_at takes it)
  * and cached under the usual generation rule (pf_put_one, be_put: stored
  * only if nothing was dropped since the listing began), while the guest's
@@ -2167,7 +2171,7 @@ static void *pfa_main(void *arg)
 		pthread_mutex_unlock(&pfa_lock);
 		struct pf_put p = { .v = v, .m = j->m, .gen = dcache_gen(v->dc), .dir = j->dir,
 				    .dlen = strlen(j->dir) };
-		int got = vfs_direct_dirstat_how(v, j->m, j->dir, pf_put_one, &p, DIR_PREFETCH_MAX, 1);
+		int got = vfs_direct_dirstat(v, j->m, j->dir, pf_put_one, &p, DIR_PREFETCH_MAX);
 		if (got >= 0) {
 			__atomic_fetch_add(&pfa_dirs, 1, __ATOMIC_RELAXED);
 			__atomic_fetch_add(&pfa_names, (unsigned long)got, __ATOMIC_RELAXED);

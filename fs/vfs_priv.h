@@ -114,9 +114,6 @@ int vfs_direct_restat(struct vfs *v, const struct vfs_mount *m, const char *rel,
 int vfs_direct_can_list(struct vfs *v, const struct vfs_mount *m);
 int vfs_direct_dirstat(struct vfs *v, const struct vfs_mount *m, const char *dir,
 		       void (*put)(void *, const char *, size_t, struct stat *), void *arg, int max);
-int vfs_direct_dirstat_how(struct vfs *v, const struct vfs_mount *m, const char *dir,
-			   void (*put)(void *, const char *, size_t, struct stat *), void *arg,
-			   int max, int by_mnt_root);
 
 /* The guest holds (or may hold) a writable fd of this file: its stats
  * are never answered from the dentry cache again (dcache.h). */

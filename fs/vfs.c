@@ -2143,7 +2143,12 @@ static int dir_prefetch(struct vfs *v, const struct vfs_mount *m, const char *re
  * and not where be_lookup's listing of writable mounts runs (local). A
  * directory is listed once (pf_want: the same slots as dir_prefetch); a
  * full queue drops the job (the names are then looked up one by one, as
- * before). MOAT_NO_LIST_AHEAD=1 turns it off (for comparisons). */
+ * before). Off unless MOAT_LIST_AHEAD=1: measured on the shared 2-vCPU VM
+ * it gained nothing (du -s /usr/include 335-350 ms either way,
+ * ~5% more CPU: names the walk reached first are stat'ed twice, and the
+ * thread's stores meet the workers' look-ups in the cache); it is kept
+ * for a machine with idle CPUs to measure (ARCHITECTURE, "Issue 6,
+ * perfwalk"). */
 #define PFA_QUEUE 8
 #define PFA_MISSES 2
 static struct pfa_job {
@@ -2191,12 +2196,12 @@ static void list_ahead(struct vfs *v, const struct vfs_mount *m, const char *rel
 		return;
 	pthread_mutex_lock(&pfa_lock);
 	if (pfa_state == 0) {
-		const char *off = getenv("MOAT_NO_LIST_AHEAD");
+		const char *on = getenv("MOAT_LIST_AHEAD");
 		pthread_attr_t at;
 		pthread_t th;
 		sigset_t all, old;
 		pfa_state = -1;
-		if (!(off && *off && strcmp(off, "0"))) {
+		if (on && *on && strcmp(on, "0")) {
 			pthread_attr_init(&at);
 			pthread_attr_setstacksize(&at, 256 * 1024);
 			pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);

@@ -778,17 +778,17 @@ expect_eq dirfd_first_lookup_rw "$(dfprobe rw)" "$dfwant"
 mkdir -p "$DF/many/a" "$DF/many/b"
 for i in $(seq 100); do : >"$DF/many/a/f$i"; : >"$DF/many/b/f$i"; done
 chmod -R a+rX "$DF/many"
-# (since perfwalk most names are listed ahead of the walk: counted there)
+# (with MOAT_LIST_AHEAD=1 most names are listed ahead: counted there)
 out=$(MOAT_PROFILE=1 moat run --bind "$DF/many:/m:ro" -- du -a /m 2>&1)
 held=$(echo "$out" | sed -n "s/.*first look-ups relative to the guest's dirfd: \([0-9]*\).*/\1/p")
 ahead=$(echo "$out" | sed -n "s/.*directories listed ahead of a dirfd walk: [0-9]* (\([0-9]*\) names).*/\1/p")
 nlines=$(echo "$out" | grep -c '^[0-9][0-9]*[[:space:]]/m')
 if [ $((${held:-0} + ${ahead:-0})) -ge 200 ] && [ "$nlines" = 203 ]; then ok dirfd_first_lookup_counted
 else fail dirfd_first_lookup_counted "relative look-ups ${held:-none} + ${ahead:-none} listed ahead, du lines $nlines (want >= 200, 203)"; fi
-# A directory walked relative to its fd (fts: du, find, grep -r) is listed
-# ahead by a thread of the sentry's at the fourth present name (fs/vfs.c
-# list_ahead): what the walk then sees is what the names' own look-ups
-# gave (MOAT_NO_LIST_AHEAD=1), types, owners, sizes, links and times, a
+# With MOAT_LIST_AHEAD=1 a directory walked relative to its fd (fts: du,
+# find, grep -r) is listed ahead by a thread of the sentry's at the second
+# present name (fs/vfs.c list_ahead): what the walk then sees is what the
+# names' own look-ups gave (without it), types, owners, sizes, links and times, a
 # symlink, a FIFO, an unsearchable directory, root-run a mount on a name,
 # on a read-only bind and on the root overlay (/etc: hidden names)
 LA=$T_TMP/ahead
@@ -810,8 +810,8 @@ fi
 # overlay numbers its directories in the order they are looked up, and the
 # sandbox writes /etc/hosts at each start)
 LAFIND=(sh -c "find /la -printf '%p %y %i %m %n %s %U %G %T@ %l\n'; find /etc /usr/share/doc -printf '%p %y %m %n %s %U %G %l\n'")
-lawant=$(MOAT_NO_LIST_AHEAD=1 moat run --bind "$LA:/la:ro" -- "${LAFIND[@]}" 2>/dev/null | sort)
-out=$(MOAT_PROFILE=1 moat run --bind "$LA:/la:ro" -- "${LAFIND[@]}" 2>&1)
+lawant=$(moat run --bind "$LA:/la:ro" -- "${LAFIND[@]}" 2>/dev/null | sort)
+out=$(MOAT_LIST_AHEAD=1 MOAT_PROFILE=1 moat run --bind "$LA:/la:ro" -- "${LAFIND[@]}" 2>&1)
 lagot=$(echo "$out" | grep '^/' | sort)
 SANITY=1 expect_eq list_ahead_same_as_lookups "$(diff <(echo "$lawant") <(echo "$lagot") | head -5; echo "$lagot" | grep -c '^/la/d')" \
 	"$(echo "$lawant" | grep -c '^/la/d')"

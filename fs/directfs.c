@@ -276,18 +276,39 @@ int vfs_direct_absent_at(struct vfs *v, const struct vfs_mount *m, int dfd, cons
  * private file system: what vfs_direct_absent's VFS_PRESENT_STAT needs),
  * the directory is opened beneath the export root as every direct open is
  * (no symlink, no mount crossed on the way), read with getdents64, and each
- * name stat'ed by fstatat(dfd, name, AT_SYMLINK_NOFOLLOW) — one call per
+ * name stat'ed by statx(dfd, name, AT_SYMLINK_NOFOLLOW) — one call per
  * name where a name's own look-up costs three (openat2 of the whole path,
  * fstat, close), and what the gofer's DIRSTAT does in its tree (gofer/
  * server.c h_dirstat). AT_EMPTY_PATH rides along: the confinement allows
- * newfstatat in that shape only (sentry/confine_rules.c; with a name it is
- * a plain fstatat). A name on another device than the directory (a mount
- * point, a hidden name's mask) is left to its own look-up, as are symlinks
- * and every other type (put: regular files and directories only). */
+ * statx in newfstatat's shape only (sentry/confine_rules.c; with a name it
+ * is a plain lstat). A mount's root (a mount point, a hidden name's mask:
+ * what the RESOLVE_NO_XDEV of a name's own look-up refuses) is left to its
+ * own look-up, as are symlinks and every other type (put: regular files
+ * and directories only), the rule of vfs_direct_absent_at (list_stat_at).
+ * Until issue 6's perfwalk round the test was a name's st_dev against the
+ * directory's, and on an overlay (a cow bind) a file's st_dev is its
+ * layer's: every file was left out (40 of 40 in a cow bind's directory). */
 int vfs_direct_can_list(struct vfs *v, const struct vfs_mount *m)
 {
 	return v->direct_owner && !m->private_fs && !m->dev && m->export >= 0 &&
 	       (size_t)m->export < v->ndroots && v->droots[m->export] >= 0;
+}
+
+/* A name of a listing, as vfs_direct_absent_at would take it: its lstat
+ * (host ids) when it is a regular file or directory and not a mount's root
+ * (the overlay's files have their layer's st_dev, so st_dev cannot tell). */
+static int list_stat_at(int dfd, const char *name, struct stat *st)
+{
+	struct statx sx;
+	if (statx(dfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH,
+		  STATX_BASIC_STATS, &sx) < 0 ||
+	    !(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
+	    (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) ||
+	    (sx.stx_mask & STATX_BASIC_STATS) != STATX_BASIC_STATS ||
+	    !(S_ISREG(sx.stx_mode) || S_ISDIR(sx.stx_mode)))
+		return -1;
+	statx_to_stat(&sx, st);
+	return 0;
 }
 
 int vfs_direct_dirstat(struct vfs *v, const struct vfs_mount *m, const char *dir,
@@ -321,8 +342,7 @@ int vfs_direct_dirstat(struct vfs *v, const struct vfs_mount *m, const char *dir
 			if ((d->type != DT_REG && d->type != DT_DIR && d->type != DT_UNKNOWN) ||
 			    !nl || nl > NAME_MAX || !strcmp(d->name, ".") || !strcmp(d->name, ".."))
 				continue;
-			if (fstatat(dfd, d->name, &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_EMPTY_PATH) < 0 ||
-			    st.st_dev != dst.st_dev || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+			if (list_stat_at(dfd, d->name, &st) < 0)
 				continue;
 			put(arg, d->name, nl, &st);
 			total++;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1924,6 +1925,7 @@ static uint64_t pf_key(const struct vfs_mount *m, const char *dir, size_t dlen)
  * drop came in between), rather than asking the gofer for the same names
  * one by one meanwhile (git status's preload threads, ten at a time, each
  * in its own directory: ~80 LSTATs of names a page already on its way had).
+ * need: the misses that make a fetch (PF_MISSES; list_ahead's PFA_MISSES).
  * Slots are 4-way associative: two directories in use at once no longer
  * reset each other's count on a shared slot (they did: a directory could
  * take 18 misses before its fetch). A full set takes the oldest slot that
@@ -1934,7 +1936,7 @@ static uint64_t pf_key(const struct vfs_mount *m, const char *dir, size_t dlen)
 static unsigned long pf_waits;
 static unsigned long long pf_wait_ns;
 
-static int pf_want(uint64_t h, int wait)
+static int pf_want(uint64_t h, int wait, int need)
 {
 	int want = PF_NO;
 	if (!h)
@@ -1960,7 +1962,7 @@ static int pf_want(uint64_t h, int wait)
 		s->misses = 0;
 		s->state = PF_COUNTING;
 	}
-	if (s->state == PF_COUNTING && ++s->misses >= PF_MISSES) {
+	if (s->state == PF_COUNTING && ++s->misses >= need) {
 		s->state = PF_FETCHING;
 		want = PF_FETCH;
 	} else if (s->state == PF_FETCHING && wait) {
@@ -2001,6 +2003,8 @@ static unsigned long pf_local_dirs, pf_local_names, complete_absent;
 /* first look-ups answered relative to the walk's dirfd, and how many of
  * them found the name absent (vfs_direct_absent_at; MOAT_PROFILE) */
 static unsigned long held_names, held_absent;
+/* directories listed ahead of a dirfd walk and their names (list_ahead) */
+static unsigned long pfa_dirs, pfa_names;
 
 void vfs_profile_report(FILE *f)
 {
@@ -2012,6 +2016,9 @@ void vfs_profile_report(FILE *f)
 	fprintf(f, "moat profile: first look-ups relative to the guest's dirfd: %lu (%lu absent)\n",
 		__atomic_load_n(&held_names, __ATOMIC_RELAXED),
 		__atomic_load_n(&held_absent, __ATOMIC_RELAXED));
+	fprintf(f, "moat profile: directories listed ahead of a dirfd walk: %lu (%lu names)\n",
+		__atomic_load_n(&pfa_dirs, __ATOMIC_RELAXED),
+		__atomic_load_n(&pfa_names, __ATOMIC_RELAXED));
 	pthread_mutex_lock(&pf_lock);
 	fprintf(f, "moat profile: waits for another worker's directory fetch: %lu (%.2f ms in all)\n",
 		pf_waits, pf_wait_ns / 1e6);
@@ -2061,7 +2068,7 @@ static int dir_prefetch(struct vfs *v, const struct vfs_mount *m, const char *re
 	if (!m->writable || m->shared || m->dev || m->system || (!be->dirstat && !local))
 		return 0;
 	uint64_t key = pf_key(m, rel, dlen);
-	int w = pf_want(key, !local);
+	int w = pf_want(key, !local, PF_MISSES);
 	if (w != PF_FETCH)
 		return w == PF_WAITED;
 	char dir[VFS_PATH_MAX];
@@ -2069,8 +2076,12 @@ static int dir_prefetch(struct vfs *v, const struct vfs_mount *m, const char *re
 	dir[dlen] = 0;
 	struct pf_put p = { .v = v, .m = m, .gen = dcache_gen(v->dc), .dir = dir, .dlen = dlen };
 	/* the sentry's own listing where its lstat is the gofer's: a
-	 * fstatat per name, no round trip (fs/directfs.c) */
-	int got = local ? vfs_direct_dirstat(v, m, dir, pf_put_one, &p, DIR_PREFETCH_MAX) : -EAGAIN;
+	 * fstatat per name, no round trip (fs/directfs.c)
+	 * (names taken or left as vfs_direct_absent_at takes them: not a
+	 * mount's root; the st_dev test left a cow bind's files out, their
+	 * st_dev being the overlay layer's) */
+	int got = local ? vfs_direct_dirstat(v, m, dir, pf_put_one, &p, DIR_PREFETCH_MAX) :
+			  -EAGAIN;
 	if (got >= 0) {
 		__atomic_fetch_add(&pf_local_dirs, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&pf_local_names, (unsigned long)got, __ATOMIC_RELAXED);
@@ -2111,6 +2122,114 @@ static int dir_prefetch(struct vfs *v, const struct vfs_mount *m, const char *re
 	free(buf);
 	pf_done(key);
 	return 1;
+}
+
+/* Listing ahead of a walk relative to the guest's dirfd (issue 6, perfwalk):
+ * du, find, ls -l, grep -r — every fts walk — stat (or open) each name of a
+ * directory they just listed, relative to its fd. A first look-up there is
+ * one statx (vfs_direct_absent_at), and on the root overlay a cold one
+ * (each sandbox's overlay has its own dentries: ~5 us a name, a quarter of
+ * a du of /usr/include). At the second such present name in one
+ * directory (PFA_MISSES) the rest of it is listed by a thread of its own (vfs_direct_dirstat:
+ * the same statx per name, taken or left as vfs_direct_absent_at takes it)
+ * and cached under the usual generation rule (pf_put_one, be_put: stored
+ * only if nothing was dropped since the listing began), while the guest's
+ * calls go on: the walk's look-ups that follow find their names cached
+ * and the overlay's dentries made on the other CPU. (Not at the fourth, as
+ * dir_prefetch: the thread must start early to run ahead of the walk, and
+ * at the fourth du's walk of /usr/include, ~11 names a directory, still
+ * made half its look-ups itself.) Mounts whose own
+ * look-ups the sentry answers (vfs_direct_can_list), not shared ones,
+ * and not where be_lookup's listing of writable mounts runs (local). A
+ * directory is listed once (pf_want: the same slots as dir_prefetch); a
+ * full queue drops the job (the names are then looked up one by one, as
+ * before). Off unless MOAT_LIST_AHEAD=1: measured on the shared 2-vCPU VM
+ * it gained nothing (du -s /usr/include 335-350 ms either way,
+ * ~5% more CPU: names the walk reached first are stat'ed twice, and the
+ * thread's stores meet the workers' look-ups in the cache); it is kept
+ * for a machine with idle CPUs to measure (ARCHITECTURE, "Issue 6,
+ * perfwalk"). */
+#define PFA_QUEUE 8
+#define PFA_MISSES 2
+static struct pfa_job {
+	const struct vfs_mount *m;
+	uint64_t key;
+	char dir[PATH_MAX];
+} pfa_q[PFA_QUEUE];
+static unsigned pfa_head, pfa_tail;    /* pfa_tail - pfa_head jobs queued */
+static struct vfs *pfa_v;
+static int pfa_state;                  /* 0 not started, 1 running, -1 off */
+static pthread_mutex_t pfa_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pfa_cv = PTHREAD_COND_INITIALIZER;
+
+static void *pfa_main(void *arg)
+{
+	struct vfs *v = arg;
+	struct pfa_job *j = xmalloc(sizeof *j);
+
+	for (;;) {
+		pthread_mutex_lock(&pfa_lock);
+		while (pfa_head == pfa_tail)
+			pthread_cond_wait(&pfa_cv, &pfa_lock);
+		*j = pfa_q[pfa_head % PFA_QUEUE];
+		pfa_head++;
+		pthread_mutex_unlock(&pfa_lock);
+		struct pf_put p = { .v = v, .m = j->m, .gen = dcache_gen(v->dc), .dir = j->dir,
+				    .dlen = strlen(j->dir) };
+		int got = vfs_direct_dirstat(v, j->m, j->dir, pf_put_one, &p, DIR_PREFETCH_MAX);
+		if (got >= 0) {
+			__atomic_fetch_add(&pfa_dirs, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&pfa_names, (unsigned long)got, __ATOMIC_RELAXED);
+		}
+		pf_done(j->key);
+	}
+	return NULL;
+}
+
+static void list_ahead(struct vfs *v, const struct vfs_mount *m, const char *rel, size_t dlen)
+{
+	if (dlen >= PATH_MAX || m->shared || !vfs_direct_can_list(v, m) ||
+	    __atomic_load_n(&pfa_state, __ATOMIC_RELAXED) < 0)
+		return;
+	uint64_t key = pf_key(m, rel, dlen);
+	if (pf_want(key, 0, PFA_MISSES) != PF_FETCH)
+		return;
+	pthread_mutex_lock(&pfa_lock);
+	if (pfa_state == 0) {
+		const char *on = getenv("MOAT_LIST_AHEAD");
+		pthread_attr_t at;
+		pthread_t th;
+		sigset_t all, old;
+		pfa_state = -1;
+		if (on && *on && strcmp(on, "0")) {
+			pthread_attr_init(&at);
+			pthread_attr_setstacksize(&at, 256 * 1024);
+			pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+			/* moat's own signals go to the main thread, as for workers */
+			sigfillset(&all);
+			pthread_sigmask(SIG_BLOCK, &all, &old);
+			if (pthread_create(&th, &at, pfa_main, v) == 0) {
+				pfa_state = 1;
+				pfa_v = v;
+			}
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			pthread_attr_destroy(&at);
+		}
+	}
+	int queued = 0;
+	if (pfa_state > 0 && pfa_v == v && pfa_tail - pfa_head < PFA_QUEUE) {
+		struct pfa_job *j = &pfa_q[pfa_tail % PFA_QUEUE];
+		j->m = m;
+		j->key = key;
+		memcpy(j->dir, rel, dlen);
+		j->dir[dlen] = 0;
+		pfa_tail++;
+		queued = 1;
+		pthread_cond_signal(&pfa_cv);
+	}
+	pthread_mutex_unlock(&pfa_lock);
+	if (!queued)
+		pf_done(key);
 }
 
 /* lstat rel on a gofer mount, through the cache; batches `ahead` components
@@ -2167,12 +2286,14 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 	 * guest's dirfd): one statx relative to the sentry's copy of that fd
 	 * (fs/directfs.c vfs_direct_absent_at) */
 	const struct vfs_shared_scratch *ws = tl_scratch;
+	size_t held = 0;    /* answered there: the directory's length + 1 */
 	if (ws && ws->hfd >= 0 && ws->hm == m && !m->shared && *rel) {
 		const char *sl = strrchr(rel, '/');
 		size_t pl = sl ? (size_t)(sl - rel) : 0;
 		if (strlen(ws->hrel) == pl && !memcmp(ws->hrel, rel, pl))
 			da = vfs_direct_absent_at(v, m, ws->hfd, sl ? sl + 1 : rel, st);
 		if (da != -EAGAIN) {
+			held = pl + 1;
 			__atomic_fetch_add(&held_names, 1, __ATOMIC_RELAXED);
 			if (da == 1)
 				__atomic_fetch_add(&held_absent, 1, __ATOMIC_RELAXED);
@@ -2196,6 +2317,8 @@ static int be_lookup(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		 * not list a large directory. */
 		if (local)
 			dir_prefetch(v, m, rel, 1);
+		else if (held)
+			list_ahead(v, m, rel, held - 1);
 		return 1;
 	}
 	/* The name an O_CREAT open is about to make, in a directory the

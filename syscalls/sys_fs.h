@@ -69,6 +69,7 @@ int lease_break(struct sc_call *c, dev_t dev, ino_t ino, int flags);
  * (the sentry's number for that pid), else -EPERM/-ESRCH */
 long sigio_setown_fcntl(struct sc_call *c);
 long sigio_setown_ioctl(struct sc_call *c);
+long sigio_setsig_fcntl(struct sc_call *c); /* sys_signal.c: F_SETSIG */
 /* ioctl 0x89xx/0x8Bxx (sentry/netconn.c): native without moat-netd; with it
  * the SIOCGIF* reads answered from the guest's netns, the rest EOPNOTSUPP */
 long netconn_if_ioctl(struct sc_call *c);

@@ -1761,6 +1761,8 @@ long sys_fcntl(struct sc_call *c)
 
 	if (cmd == F_SETOWN || cmd == F_SETOWN_EX)
 		return sigio_setown_fcntl(c);
+	if (cmd == F_SETSIG)
+		return sigio_setsig_fcntl(c);
 	ret = lk_file(c, fd, &r, &acc);
 	if (ret < 0)
 		return ret;

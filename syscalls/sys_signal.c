@@ -37,7 +37,12 @@
  * others (which carry a pointer) are made by the sentry on the pinned file
  * with the number translated to its own namespace, held (pin_act); a
  * process group owner is refused in a sandbox of other ids (a later member
- * would be signalled unchecked).
+ * would be signalled unchecked). F_SETSIG is made on the pinned file. The caller's
+ * own open file descriptions (moat's fds 0-2, which the guest's stdio
+ * shares without -t) keep their owner and signal: EPERM (red team 47: a
+ * guest's F_SETSIG SIGKILL on the shared terminal description killed the
+ * caller, which owned its stdin's SIGIO, at the next line typed, also after
+ * the sandbox's end).
  *
  * process_vm_readv/writev get Linux's ptrace access check
  * (PTRACE_MODE_ATTACH_REALCREDS): the caller's real uid and gid must equal
@@ -619,9 +624,49 @@ static long sigio_set(struct sc_call *c, int hfd, int ex, int type, pid_t who)
 	return r;
 }
 
+/* one of the caller's own open file descriptions: moat's fds 0-2 (the
+ * caller's stdio, which the guest's shares without -t; /dev/null where the
+ * caller left one closed). Their SIGIO owner and signal are the caller's:
+ * a process outside that set itself as its stdin's owner gets the signal
+ * F_SETSIG names (SIGKILL too) at the next input, during the run and after
+ * it (red team 47). hfd is the sentry's copy of the guest's file. */
+static int caller_ofd(int hfd)
+{
+	pid_t me = getpid();
+	for (int i = 0; i < 3; i++)
+		if (syscall(SYS_kcmp, me, me, 0 /* KCMP_FILE */, hfd, i) == 0)
+			return 1;
+	return 0;
+}
+
+static long caller_ofd_refuse(struct sc_call *c, int hfd, const char *what)
+{
+	if (!caller_ofd(hfd))
+		return 0;
+	snprintf(c->note, sizeof c->note, "%s: the caller's own open file (moat's stdio)", what);
+	return -EPERM;
+}
+
+/* fcntl F_SETSIG: made on the pinned file (a thread could swap the fd
+ * number after a check), never on the caller's own descriptions */
+long sigio_setsig_fcntl(struct sc_call *c)
+{
+	int hfd = task_getfd(c->task, (int)c->args[0]);
+	if (hfd < 0)
+		return -EBADF;
+	long r = caller_ofd_refuse(c, hfd, "F_SETSIG");
+	if (r == 0 && fcntl(hfd, F_SETSIG, (unsigned long)c->args[2]) < 0)
+		r = -errno;
+	close(hfd);
+	return r;
+}
+
 /* fcntl F_SETOWN (native after the check where reuse is harmless, the
  * setter is root or the owner is its own process: the pid is a register)
- * and F_SETOWN_EX (its struct read once; made here on the pinned file) */
+ * and F_SETOWN_EX (its struct read once; made here on the pinned file).
+ * Neither on the caller's own descriptions (caller_ofd, on the pinned
+ * file; a thread that swaps the fd number after that check can make a
+ * guest task the owner of one by a native F_SETOWN: Known gaps) */
 long sigio_setown_fcntl(struct sc_call *c)
 {
 	int fd = (int)c->args[0];
@@ -629,6 +674,13 @@ long sigio_setown_fcntl(struct sc_call *c)
 	struct f_owner_ex o;
 	if (!ex) {
 		int who = (int)c->args[2];
+		int pfd = task_getfd(c->task, fd);
+		if (pfd < 0)
+			return -EBADF;
+		long rr = caller_ofd_refuse(c, pfd, "F_SETOWN");
+		close(pfd);
+		if (rr < 0)
+			return rr;
 		c->cont = 1;
 		if (who == 0 || who == INT_MIN)
 			return 0; /* clears it / EINVAL: the kernel's */
@@ -657,7 +709,9 @@ long sigio_setown_fcntl(struct sc_call *c)
 	int hfd = task_getfd(c->task, fd);
 	if (hfd < 0)
 		return -EBADF;
-	long r = sigio_set(c, hfd, ex, o.type, o.pid);
+	long r = caller_ofd_refuse(c, hfd, ex ? "F_SETOWN_EX" : "F_SETOWN");
+	if (r == 0)
+		r = sigio_set(c, hfd, ex, o.type, o.pid);
 	close(hfd);
 	if (!ex)
 		pidcall_test_delay();
@@ -682,7 +736,7 @@ long sigio_setown_ioctl(struct sc_call *c)
 		r = -ENOTTY;
 	else if (who == INT_MIN)
 		r = -EINVAL;
-	else
+	else if ((r = caller_ofd_refuse(c, hfd, "FIOSETOWN/SIOCSPGRP")) == 0)
 		r = sigio_set(c, hfd, 0, who < 0 ? F_OWNER_PGRP : F_OWNER_PID, who < 0 ? -who : who);
 	close(hfd);
 	return r;

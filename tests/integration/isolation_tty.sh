@@ -204,6 +204,29 @@ EOF
 	SANITY=1 expect_eq ctrl_z_stops_guest "$(tr '\n' ' ' <"$T_TMP/z/out" 2>/dev/null)[$(cat "$T_TMP/z/got" 2>/dev/null)]" "stop=147 shell=[secret] fg=0 [guestin]"
 fi
 
+# 9c. the caller's stdio descriptions keep their SIGIO signal and owner
+# (red team 47): a caller that owns its terminal stdin's SIGIO (F_SETOWN,
+# O_ASYNC) runs the sandbox; the guest's F_SETSIG SIGKILL on the shared
+# description killed the caller at the next line typed (during the run or
+# after it). Natively the child's F_SETSIG kills it too: not a sanity case.
+if command -v script >/dev/null && command -v python3 >/dev/null; then
+	cat >"$T_TMP/sigio_caller.py" <<'EOF'
+import fcntl, os, signal, subprocess, sys, time
+out = open(sys.argv[1], "w", buffering=1)
+signal.signal(signal.SIGIO, lambda *a: None)
+fcntl.fcntl(0, fcntl.F_SETOWN, os.getpid())
+fcntl.fcntl(0, fcntl.F_SETFL, fcntl.fcntl(0, fcntl.F_GETFL) | os.O_ASYNC)
+subprocess.run(sys.argv[2:])
+out.write("sig=%d\n" % fcntl.fcntl(0, 11))  # F_GETSIG
+time.sleep(3)  # a line is typed now
+out.write("alive\n")
+EOF
+	rm -f "$T_TMP/sigio.out"
+	(sleep 3; printf 'x\n'; sleep 3) | SHELL=/bin/bash timeout -k 5 30 script -qec \
+		"python3 $T_TMP/sigio_caller.py $T_TMP/sigio.out $MOAT run -- python3 -c 'import fcntl; fcntl.fcntl(0, 10, 9)'" /dev/null >/dev/null 2>&1
+	expect_eq caller_stdin_sigio_kept "$(tr '\n' ' ' <"$T_TMP/sigio.out" 2>/dev/null)" "sig=0 alive "
+fi
+
 # 9b. a sandbox that ends in the background must not put back the terminal
 # settings the foreground program set meanwhile (red team 36: `moat run --
 # sleep 2 &`, then the foreground turned echo off, as read -s or sudo do,

@@ -448,9 +448,9 @@ Test(syscalls_table, trap_rules)
 	const struct sysent *f = sc_lookup_name("fcntl");
 	const int trapped[] = { F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK,
 				F_OFD_SETLKW, F_SETLEASE, F_GETLEASE, F_NOTIFY,
-				F_SETOWN, F_SETOWN_EX };
+				F_SETOWN, F_SETOWN_EX, F_SETSIG /* red team 47 */ };
 	const int native[] = { F_GETFL, F_SETFL, F_GETFD, F_SETFD, F_DUPFD, F_DUPFD_CLOEXEC,
-			       F_SETPIPE_SZ, F_GETPIPE_SZ, F_GETOWN, F_SETSIG, F_ADD_SEALS,
+			       F_SETPIPE_SZ, F_GETPIPE_SZ, F_GETOWN, F_GETSIG, F_ADD_SEALS,
 			       F_GET_SEALS };
 	uint64_t a[SC_MAXARGS] = { 0 };
 

@@ -3668,11 +3668,19 @@ long vfs_render_mounts(struct vfs *v, char *buf, size_t len, int mountinfo)
 int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
 		  int *fd, struct stat *st, char *canon, size_t canonlen, int *unreadable)
 {
+	return vfs_open_exec_id(t, dirfd, path, atflags, fd, st, canon, canonlen, unreadable, NULL);
+}
+
+int vfs_open_exec_id(struct task *t, int dirfd, const char *path, int atflags, int *fd,
+		     struct stat *st, char *canon, size_t canonlen, int *unreadable, int *host_id)
+{
 	struct vfs *v = t->sb->vfs;
 	struct vfs_node *n = xmalloc(sizeof *n);
 	unsigned wf = 0;
 	int r, mfd = -1, noread = 0;
 
+	if (host_id)
+		*host_id = 0;
 	if (atflags & AT_SYMLINK_NOFOLLOW)
 		wf |= WALK_NOFOLLOW;
 	if (atflags & AT_EMPTY_PATH)
@@ -3732,6 +3740,11 @@ int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
 			close(*fd);
 			goto out;
 		}
+		/* a backend file's open stats the fd it returns (the sentry's
+		 * openat2+fstat, or the gofer's fstat of the fd it passes):
+		 * only the owners are mapped */
+		if (host_id && n->kind == VN_BACKEND)
+			*host_id = 1;
 	}
 	if (!S_ISREG(st->st_mode)) {
 		close(*fd); /* Linux: EACCES for anything but a regular file */

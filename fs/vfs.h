@@ -97,6 +97,12 @@ void vfs_destroy(struct vfs *v);
  * it is not dumpable), left alone otherwise. */
 int vfs_open_exec(struct task *t, int dirfd, const char *path, int atflags,
 		  int *fd, struct stat *st, char *canon, size_t canonlen, int *unreadable);
+/* The same; *host_id (not NULL) says whether st_dev and st_ino of *st are
+ * the host file's behind *fd (the fstat of that very fd, by the sentry or
+ * the gofer: a backend file) or not (a guest's own fd, whose stat came from
+ * an earlier look at its number: fstat *fd for its identity). */
+int vfs_open_exec_id(struct task *t, int dirfd, const char *path, int atflags, int *fd,
+		     struct stat *st, char *canon, size_t canonlen, int *unreadable, int *host_id);
 
 /* Open this thread's gofer connection now rather than at its first request
  * (the sentry calls it as each worker starts, off the guest's critical path). */

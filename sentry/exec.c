@@ -47,6 +47,11 @@
 struct pending_exec {
 	int prog_fd;
 	int interp_fd;
+	/* the host identity of each (prog_id, interp_id: known from the
+	 * exec stop's open; else the loader's call fstats the fd) */
+	int prog_id, interp_id;
+	dev_t prog_dev, interp_dev;
+	ino_t prog_ino, interp_ino;
 	int unreadable; /* a file of the chain the task may not read: not dumpable */
 	uint32_t prefix_count;
 	uint32_t skip;
@@ -107,14 +112,15 @@ static int elf_interp(const struct head *h, char *interp, size_t ilen)
 }
 
 static int path_search(struct task *t, const char *name, int *fd, struct stat *st,
-		       char *canon, size_t clen, char *found, size_t flen, int *unreadable)
+		       char *canon, size_t clen, char *found, size_t flen, int *unreadable,
+		       int *host_id)
 {
 	int best = -ENOENT;
 	for (const char *const *d = exec_initial_path; d && *d; d++) {
 		char p[PATH_MAX];
 		if (snprintf(p, sizeof p, "%s/%s", *d, name) >= (int)sizeof p)
 			continue;
-		int r = vfs_open_exec(t, AT_FDCWD, p, 0, fd, st, canon, clen, unreadable);
+		int r = vfs_open_exec_id(t, AT_FDCWD, p, 0, fd, st, canon, clen, unreadable, host_id);
 		if (r == 0) {
 			snprintf(found, flen, "%s", p);
 			return 0;
@@ -134,6 +140,7 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 	 * field is set here or before it is read */
 	struct pending_exec *p = xmalloc(sizeof *p);
 	p->prog_fd = p->interp_fd = -1;
+	p->prog_id = p->interp_id = 0;
 	p->unreadable = 0;
 	p->prefix_count = p->skip = 0;
 	p->exe[0] = p->execfn[0] = p->comm[0] = 0;
@@ -142,7 +149,7 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 	struct stat st;
 	int fd = -1, r;
 	char *prefix[MAX_PREFIX];
-	int np = 0;
+	int np = 0, hid = 0; /* hid: st's dev and ino are fd's on the host */
 	long ret;
 	struct head *h = NULL;
 
@@ -157,10 +164,11 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 		snprintf(p->execfn, sizeof p->execfn, "%s", path);
 	}
 	if (t->initial && !strchr(path, '/')) {
-		r = path_search(t, path, &fd, &st, canon, sizeof canon, cur, sizeof cur, &p->unreadable);
+		r = path_search(t, path, &fd, &st, canon, sizeof canon, cur, sizeof cur, &p->unreadable, &hid);
 		snprintf(p->execfn, sizeof p->execfn, "%s", cur);
 	} else {
-		r = vfs_open_exec(t, dirfd, path, atflags, &fd, &st, canon, sizeof canon, &p->unreadable);
+		r = vfs_open_exec_id(t, dirfd, path, atflags, &fd, &st, canon, sizeof canon,
+				     &p->unreadable, &hid);
 	}
 	if (r < 0) {
 		ret = r;
@@ -171,7 +179,9 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 		 * does not run (Linux's deny_write_access: ETXTBSY; LTP execve04).
 		 * The host file's identity: the fds scanned are the host's */
 		struct stat hst;
-		if (S_ISREG(st.st_mode) && fstat(fd, &hst) == 0 &&
+		if (hid)
+			hst = st; /* the open's own fstat of fd (issue 6: one fstat less) */
+		if (S_ISREG(st.st_mode) && (hid || fstat(fd, &hst) == 0) &&
 		    sc_exec_write_busy(t->sb, hst.st_dev, hst.st_ino)) {
 			ret = -ETXTBSY;
 			goto fail;
@@ -228,7 +238,8 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 			close(fd);
 			fd = -1;
 			snprintf(cur, sizeof cur, "%s", interp);
-			r = vfs_open_exec(t, AT_FDCWD, interp, 0, &fd, &st, canon, sizeof canon, &p->unreadable);
+			r = vfs_open_exec_id(t, AT_FDCWD, interp, 0, &fd, &st, canon, sizeof canon,
+					     &p->unreadable, &hid);
 			if (r < 0) {
 				ret = r;
 				goto fail;
@@ -241,13 +252,17 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 			goto fail;
 		}
 		p->prog_fd = fd;
+		p->prog_id = hid;
+		p->prog_dev = st.st_dev;
+		p->prog_ino = st.st_ino;
 		fd = -1;
 		snprintf(p->exe, sizeof p->exe, "%s", canon);
 		if (interp[0]) {
 			char ic[PATH_MAX];
 			struct stat ist;
-			int ifd;
-			r = vfs_open_exec(t, AT_FDCWD, interp, 0, &ifd, &ist, ic, sizeof ic, &p->unreadable);
+			int ifd, ihid;
+			r = vfs_open_exec_id(t, AT_FDCWD, interp, 0, &ifd, &ist, ic, sizeof ic,
+					     &p->unreadable, &ihid);
 			if (r < 0) {
 				ret = r == -EACCES ? -EACCES : -ENOENT;
 				goto fail;
@@ -259,6 +274,9 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 				goto fail;
 			}
 			p->interp_fd = ifd;
+			p->interp_id = ihid;
+			p->interp_dev = ist.st_dev;
+			p->interp_ino = ist.st_ino;
 		}
 		break;
 	}
@@ -563,11 +581,20 @@ static long loader_call(struct sc_call *c)
 		snprintf(t->exe, sizeof t->exe, "%s", p->exe);
 		snprintf(t->comm, sizeof t->comm, "%s", p->comm);
 		t->exe_ino = t->interp_ino = 0;
-		if (fstat(p->prog_fd, &pst) == 0) {
+		/* the host identities the exec stop's opens saw (the same
+		 * fds, held since: an open file's inode never changes), or
+		 * an fstat of a guest's own fd's */
+		if (p->prog_id) {
+			t->exe_dev = p->prog_dev;
+			t->exe_ino = p->prog_ino;
+		} else if (fstat(p->prog_fd, &pst) == 0) {
 			t->exe_dev = pst.st_dev;
 			t->exe_ino = pst.st_ino;
 		}
-		if (p->interp_fd >= 0 && fstat(p->interp_fd, &pst) == 0) {
+		if (p->interp_fd >= 0 && p->interp_id) {
+			t->interp_dev = p->interp_dev;
+			t->interp_ino = p->interp_ino;
+		} else if (p->interp_fd >= 0 && fstat(p->interp_fd, &pst) == 0) {
 			t->interp_dev = pst.st_dev;
 			t->interp_ino = pst.st_ino;
 		}

@@ -1,6 +1,6 @@
 /* pdeathsig: the parent-death signal (prctl PR_SET/GET_PDEATHSIG) as Linux
  * keeps it (red team 43, item 6):
- *  - a new process starts with 0, an exec keeps it, values past _NSIG are
+ *  - a new process starts with 0 (the program too), an exec keeps it, values past _NSIG are
  *    EINVAL, a bad pointer for PR_GET_PDEATHSIG EFAULT;
  *  - commit_creds clears it when the euid, egid, fsuid or fsgid changes
  *    (setresuid, setfsuid, setegid...), not on a set*id that changes none
@@ -242,6 +242,9 @@ int main(int argc, char **argv)
 	if (!t_need_root())
 		return T_SKIP;
 
+	/* the program too (moat-init's child: moat kept its own SIGKILL
+	 * there natively, which PR_GET_PDEATHSIG showed) */
+	CHECK(pd_get() == 0, "program_starts_zero", "got %d", pd_get());
 	/* a forked process starts with 0 */
 	CHECK(in_child(pd_get) == 0, "new_process_zero", "got %d", in_child(pd_get));
 	CHECK(in_child(c_fork_zero) == 0, "fork_child_zero", "got %d", in_child(c_fork_zero));

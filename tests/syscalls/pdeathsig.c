@@ -230,8 +230,55 @@ static void thread_cases(void)
 	CHECK(c2 == '2', "reparented_parent_exit_sends_again", "got '%c'", c2 ? c2 : '-');
 }
 
+/* A process's leader forks a child that sets SIGUSR1; another thread of
+ * the process execs (the leader dies in de_thread): the child is told once
+ * then (not yet at the exec'd image's exit, 1.5 s later) */
+static void *exec_thread(void *arg)
+{
+	(void)arg;
+	execl(t_self, t_self, "--sleep", (char *)NULL);
+	return NULL;
+}
+
+static void exec_case(void)
+{
+	int p[2], rdy[2];
+	if (pipe(p) < 0 || pipe(rdy) < 0)
+		DIE("pipe");
+	pid_t mid = fork();
+	if (mid == 0) {
+		pid_t g = fork();
+		if (g == 0) {
+			signal(SIGUSR1, on_usr1);
+			prctl(PR_SET_PDEATHSIG, SIGUSR1);
+			write(rdy[1], "r", 1);
+			for (int i = 0; i < 100 && !got_usr1; i++)
+				usleep(10000);
+			write(p[1], got_usr1 ? "d" : "n", 1);
+			_exit(0);
+		}
+		char r;
+		read(rdy[0], &r, 1);
+		pthread_t th;
+		pthread_create(&th, NULL, exec_thread, NULL);
+		pause();
+		_exit(1);
+	}
+	close(p[1]);
+	close(rdy[0]);
+	close(rdy[1]);
+	char c = wait_byte(p[0], 5000);
+	close(p[0]);
+	waitpid(mid, NULL, 0);
+	CHECK(c == 'd', "leader_dies_in_thread_exec_sends", "got '%c'", c ? c : '-');
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && strcmp(argv[1], "--sleep") == 0) {
+		usleep(1500000);
+		return 0;
+	}
 	if (argc == 3 && strcmp(argv[1], "--exec-get") == 0) {
 		int w = atoi(argv[2]);
 		unsigned char b = (unsigned char)pd_get();
@@ -300,5 +347,6 @@ int main(int argc, char **argv)
 	c = parent_death(0);
 	CHECK(c == 'd', "kept_signalled", "got '%c'", c ? c : '-');
 	thread_cases();
+	exec_case();
 	return t_done();
 }

@@ -47,6 +47,7 @@ struct walk {
 	char rem[2][2 * PATH_MAX];
 	char cand[VFS_PATH_MAX];
 	char link[PATH_MAX];
+	struct vfs_node jmp;  /* a magic link's object (nd_jump_link) */
 	struct vfs_shared_scratch ss;
 };
 
@@ -367,6 +368,31 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 			if (++nlinks > VFS_MAXSYMLINKS) {
 				r = -ELOOP;
 				goto out;
+			}
+			/* nd_jump_link: the walk goes on from the object a
+			 * magic link names (fd/<n> of a directory), not from
+			 * the root down its name, so N's ancestors want no
+			 * search permission (red team 43: a directory held
+			 * from before a drop, under root's 0700, was EACCES
+			 * through /proc/self/fd/N/NAME). The object comes from
+			 * procfs_open_magic (its checks: the fd's owner, ptrace
+			 * access) and is named by the VFS (vfs_host_fd_node):
+			 * what follows is looked up by that guest path, as
+			 * any walk. A link whose object is no named directory
+			 * (a removed one, the guest procfs's own) keeps the
+			 * text walk below. */
+			if (w->nx.magic) {
+				node_copy(&w->jmp, &w->nx);
+				if (vfs_follow_magic(v, t, &w->jmp, NULL) > 0 && w->jmp.kind != VN_FD &&
+				    w->jmp.exists && S_ISDIR(w->jmp.st.st_mode)) {
+					if ((flags & WALK_NO_XDEV) && w->jmp.mnt != w->cur.mnt) {
+						r = -EXDEV;
+						goto out;
+					}
+					node_copy(&w->cur, &w->jmp);
+					p = e;
+					continue;
+				}
 			}
 			long l = vfs_node_readlink(v, t, &w->nx, w->link, sizeof w->link - 1);
 			if (l < 0) {

@@ -82,10 +82,15 @@ static void fix_setuid(struct cred *new, const struct cred *old)
 
 /* commit_creds: a changed euid/egid/fsuid/fsgid or gained permitted
  * capabilities make the process non-dumpable (suid_dumpable 0) */
+int cred_commit_resets(const struct cred *old, const struct cred *c)
+{
+	return old->euid != c->euid || old->egid != c->egid || old->fsuid != c->fsuid ||
+	       old->fsgid != c->fsgid || (c->cap_prm & ~old->cap_prm);
+}
+
 static void dump_note(const struct cred *old, struct cred *c)
 {
-	if (old->euid != c->euid || old->egid != c->egid || old->fsuid != c->fsuid ||
-	    old->fsgid != c->fsgid || (c->cap_prm & ~old->cap_prm))
+	if (cred_commit_resets(old, c))
 		c->nondump = 1;
 }
 

@@ -129,6 +129,10 @@ int cred_capable(const struct cred *c, int cap);
 int cred_in_group(const struct cred *c, gid_t gid);
 
 /* Transitions: 0 or -errno (c unchanged on error). -1 means "unchanged". */
+/* commit_creds's rule: old -> new changes the euid, egid, fsuid or fsgid or
+ * gains permitted capabilities (Linux then makes the process non-dumpable
+ * and clears the parent-death signal) */
+int cred_commit_resets(const struct cred *old, const struct cred *c);
 int cred_setuid(struct cred *c, uid_t uid);
 int cred_setgid(struct cred *c, gid_t gid);
 int cred_setreuid(struct cred *c, uid_t r, uid_t e);

@@ -116,6 +116,11 @@ struct task {
 		int policy, prio, reset;
 		uint64_t runtime, deadline, period;
 	} vsched;
+	_Atomic int pdeathsig;   /* the parent-death signal (prctl PR_SET_PDEATHSIG), virtual:
+				  * never set natively; 0 in a new task, kept by exec,
+				  * cleared by commit_creds's rule (cred_commit_resets); the
+				  * tracer sends it when pd_parent is reaped (tracer.c
+				  * pdeath_send) */
 	struct pending_exec *pexec; /* set at an exec stop, consumed by the loader */
 	void *net_pending;       /* per thread: set at a connect stop, consumed by the net call */
 	int loader_ok;           /* PTRACE_EVENT_EXEC happened: the loader may take pexec (once) */
@@ -143,6 +148,11 @@ struct task {
 				  * 2 = resume at its first stop */
 	int held;                /* stopped at its first stop until its guest ids are known */
 	int initial;             /* the main program before its first exec */
+	pid_t pd_parent;         /* host tid of the thread that is its parent (Linux's
+				  * real_parent: the thread that forked its process, or
+				  * that one's parent for CLONE_THREAD/CLONE_PARENT; moved
+				  * to a live thread of that group, else 0, when it is
+				  * reaped), 0: the init or unknown */
 	pid_t fork_child;        /* fork/clone event seen, syscall exit not yet: the child */
 	int fork_thread;         /* ... which is a CLONE_THREAD */
 	int sighand_shared;      /* made by, or made a task with, CLONE_SIGHAND (every
@@ -327,6 +337,13 @@ int task_for_each_leader(struct sandbox *sb, int (*fn)(struct task *, void *), v
 /* Every task, threads included (a thread may have an fd table of its own,
  * unshare(CLONE_FILES), or the only one left once its leader exited). */
 int task_for_each_thread(struct sandbox *sb, int (*fn)(struct task *, void *), void *arg);
+/* The tracer reaped thread dead of group tgid: every task whose pd_parent it
+ * was gets heir, or (heir < 0) a live thread of that group (not exited, not
+ * reaped), else 0; with out, those of them with a parent-death signal set are
+ * put there (counted references, at most max; the caller puts them). The
+ * number put. One pass under the table's read lock, a second only when some
+ * task named it. */
+int task_pdeath_reparent(struct sandbox *sb, pid_t dead, pid_t tgid, pid_t heir, struct task **out, int max);
 /* Is dev/ino the program (or ELF interpreter) a live process of the
  * sandbox runs? Linux's deny_write_access: opening it for writing or
  * truncating it is ETXTBSY. */

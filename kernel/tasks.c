@@ -530,6 +530,36 @@ int task_for_each_thread(struct sandbox *sb, int (*fn)(struct task *, void *), v
 	return for_each(0, fn, arg);
 }
 
+int task_pdeath_reparent(struct sandbox *sb, pid_t dead, pid_t tgid, pid_t heir, struct task **out, int max)
+{
+	(void)sb;
+	int named = 0, n = 0, find = heir < 0;
+	if (find)
+		heir = 0;
+	unsigned rs = brlock_rdlock(&tab_lock);
+	for (int b = 0; b < NBUCKETS; b++)
+		for (struct tnode *p = buckets[b]; p; p = p->next) {
+			struct task *t = p->t;
+			if (t->pd_parent == dead)
+				named = 1;
+			if (find && !heir && t->tgid == tgid && t->tid != dead && !atomic_load(&t->reaped) && !t->exited)
+				heir = t->tid;
+		}
+	for (int b = 0; named && b < NBUCKETS; b++)
+		for (struct tnode *p = buckets[b]; p; p = p->next) {
+			struct task *t = p->t;
+			if (t->pd_parent != dead)
+				continue;
+			t->pd_parent = heir;
+			if (out && atomic_load(&t->pdeathsig) && n < max) {
+				atomic_fetch_add(&t->refs, 1);
+				out[n++] = t;
+			}
+		}
+	brlock_rdunlock(&tab_lock, rs);
+	return n;
+}
+
 int task_proc_ids(struct sandbox *sb, pid_t vpid, pid_t *pgrp, pid_t *sid, int *tty_nr)
 {
 	char path[32], buf[1024];

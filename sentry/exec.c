@@ -598,7 +598,13 @@ static long loader_call(struct sc_call *c)
 			t->interp_dev = pst.st_dev;
 			t->interp_ino = pst.st_ino;
 		}
+		struct cred before = t->cred;
 		cred_exec(&t->cred); /* saved ids, fsuid and capabilities after execve */
+		/* commit_creds's rule, and a secure exec's (begin_new_exec:
+		 * euid or egid not the real one) clear the parent-death signal */
+		if (cred_commit_resets(&before, &t->cred) || t->cred.euid != t->cred.ruid ||
+		    t->cred.egid != t->cred.rgid)
+			atomic_store(&t->pdeathsig, 0);
 		if (p->unreadable)
 			t->cred.nondump = 1; /* Linux's would_dump */
 		t->loader_confirm = p->unreadable != 0;

@@ -647,11 +647,37 @@ static void task_forget(struct tracer *tr, struct task *t, pid_t tid)
 	}
 }
 
+/* The parent-death signal (forget_original_parent): the thread tid, of
+ * thread group tgid, is gone. Every task whose parent it was gets a new
+ * one — heir, or (heir < 0) a live thread of the same group, else the init
+ * (0: the guest's init never dies before the program; a subreaper is not
+ * known) — and each with a parent-death signal set has it sent to its
+ * process, through the sentry's pidfd (si_pid 0: the sender is outside the
+ * guest's pid namespace; Linux's names the dying parent). The signal is
+ * virtual (syscalls/sys_cred.c sys_prctl): a set*id that changes the
+ * effective or file-system ids clears it, which the native one could not
+ * be. A reap comes after the kernel's exit_notify, so the child's getppid()
+ * names its new parent by then, as in Linux; a leader that exits before its
+ * threads is reaped only with the last of them, and its children hear of
+ * it then. */
+static void pdeath_send(struct tracer *tr, pid_t tid, pid_t tgid, pid_t heir)
+{
+	struct task *v[64];
+	int n = task_pdeath_reparent(tr->sb, tid, tgid, heir, v, 64);
+	for (int i = 0; i < n; i++) {
+		int sig = atomic_load(&v[i]->pdeathsig);
+		if (sig && v[i]->pidfd >= 0 && !atomic_load(&v[i]->reaped))
+			syscall(SYS_pidfd_send_signal, v[i]->pidfd, sig, NULL, 0);
+		task_put(v[i]);
+	}
+}
+
 /* A task is gone (reaped). */
 static void task_gone(struct tracer *tr, pid_t tid)
 {
 	struct task *t = task_get(tr->sb, tid);
 	if (t) {
+		pdeath_send(tr, tid, t->tgid, -1);
 		if (tid == t->tgid) {
 			/* the leader's number reaped: the group is empty (a leader
 			 * is reaped after its threads; an exec'ing thread that
@@ -677,6 +703,7 @@ static void task_gone(struct tracer *tr, pid_t tid)
 						task_put(x);
 					}
 					take_early(tr, o[i]);
+					pdeath_send(tr, o[i], tid, -1);
 					task_remove(tr->sb, o[i]);
 				}
 		}
@@ -1159,7 +1186,7 @@ static void fork_event(struct tracer *tr, struct task *t, int ev)
 	unsigned long child = 0;
 	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &child) < 0 || child == 0)
 		return; /* the parent is gone (killed at this stop: a group kill, a sibling's exec) */
-	int thread = 0, share_fs = 0, share_sighand = 0, share_vm = 1;
+	int thread = 0, share_fs = 0, share_sighand = 0, share_vm = 1, same_parent = 0;
 	/* The flags of a clone(2), whatever event it gave: ptrace reports
 	 * PTRACE_EVENT_FORK for an exit signal of SIGCHLD and VFORK for
 	 * CLONE_VFORK, even with CLONE_THREAD (red team 19: such a thread was
@@ -1172,6 +1199,7 @@ static void fork_event(struct tracer *tr, struct task *t, int ev)
 		share_fs = !!(fl & CLONE_FS);
 		share_sighand = !!(fl & CLONE_SIGHAND);
 		share_vm = !!(fl & CLONE_VM);
+		same_parent = !!(fl & (CLONE_THREAD | CLONE_PARENT));
 	} else if (ev == PTRACE_EVENT_FORK) {
 		share_vm = 0; /* fork(2); unknown: taken as shared (aio.c: counted longer) */
 	}
@@ -1182,6 +1210,7 @@ static void fork_event(struct tracer *tr, struct task *t, int ev)
 	/* registered even when refused: no task ever runs unknown */
 	struct task *n = task_create(sb, (pid_t)child, thread ? t->tgid : (pid_t)child, t, share_fs);
 	aio_fork(t, n, share_vm);
+	n->pd_parent = same_parent ? t->pd_parent : t->tid; /* Linux's real_parent */
 	if (share_sighand)
 		t->sighand_shared = n->sighand_shared = 1;
 	/* Its guest ids come from the parent's return value: run the parent to
@@ -1739,6 +1768,11 @@ int tracer_run(struct tracer_args *a)
 						release_child(&tr, old->fork_child, -1, old->fork_thread);
 				}
 				task_put(old);
+				/* the old leader died in the exec (de_thread): its
+				 * children are told and become the exec'ing thread's,
+				 * whose own keep it under its new number */
+				pdeath_send(&tr, tid, t->tgid, (pid_t)former);
+				task_pdeath_reparent(sb, (pid_t)former, t->tgid, tid, NULL, 0);
 				task_rekey(sb, (pid_t)former, tid);
 			}
 			struct task *e = task_get(sb, tid);

@@ -43,6 +43,8 @@
 	long r2_ = (expr);                                                     \
 	int nd1_ = t_->cred.nondump;                                           \
 	t_->cred.nondump = nd0_ | nd1_;                                        \
+	if (nd1_)                                                              \
+		atomic_store(&t_->pdeathsig, 0); /* commit_creds's too */      \
 	pthread_mutex_unlock(&t_->lock);                                       \
 	if (nd1_)                                                              \
 		task_mark_nondump((c)->sb, t_);                                \
@@ -210,7 +212,8 @@ long sys_capset(struct sc_call *c)
 	return LOCKED(c->task, cred_capset(&c->task->cred, e, p, i));
 }
 
-/* prctl: only the options ARGTRAP(prctl) sends here (capabilities, securebits). */
+/* prctl: only the options ARGTRAP(prctl) sends here (capabilities, securebits,
+ * dumpable, no_new_privs, seccomp, core scheduling, the parent-death signal). */
 /* Installing a seccomp filter (prctl PR_SET_SECCOMP or seccomp
  * SECCOMP_SET_MODE_FILTER): Linux needs no_new_privs or CAP_SYS_ADMIN,
  * which the guest's virtual credentials decide (the host's no_new_privs is
@@ -276,6 +279,16 @@ long sys_prctl(struct sc_call *c)
 			return filter_install(c, 0, a3);
 		c->cont = 1;
 		return 0;
+	}
+	if (op == PR_SET_PDEATHSIG) {
+		if (a2 > 64 /* valid_signal */)
+			return -EINVAL;
+		atomic_store(&t->pdeathsig, (int)a2);
+		return 0;
+	}
+	if (op == PR_GET_PDEATHSIG) {
+		int v = atomic_load(&t->pdeathsig);
+		return sc_write_guest(c, a2, &v, sizeof v) < 0 ? -EFAULT : 0;
 	}
 	if (op == PR_GET_DUMPABLE)
 		return task_nondump(c->sb, t) ? 0 : 1; /* the process's flag */

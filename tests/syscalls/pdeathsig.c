@@ -1,0 +1,352 @@
+/* pdeathsig: the parent-death signal (prctl PR_SET/GET_PDEATHSIG) as Linux
+ * keeps it (red team 43, item 6):
+ *  - a new process starts with 0 (the program too), an exec keeps it, values past _NSIG are
+ *    EINVAL, a bad pointer for PR_GET_PDEATHSIG EFAULT;
+ *  - commit_creds clears it when the euid, egid, fsuid or fsgid changes
+ *    (setresuid, setfsuid, setegid...), not on a set*id that changes none
+ *    of them nor on setgroups; moat kept it (the ids are virtual, the
+ *    signal was native) and the signal still came after a drop;
+ *  - it is sent when the thread that forked the child exits (a thread of a
+ *    process that lives on too), and again when the thread it was
+ *    reparented to exits.
+ * Needs root for the drops (skips otherwise); the dropped ids are 61244. */
+#include "t.h"
+#include <grp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/fsuid.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#define U1 61244
+
+static volatile sig_atomic_t got_usr1;
+static void on_usr1(int s) { (void)s; got_usr1++; }
+
+static int pd_get(void)
+{
+	int v = -1;
+	if (prctl(PR_GET_PDEATHSIG, &v) != 0)
+		return -2;
+	return v;
+}
+
+/* in a child: run fn (which sets and changes ids), report pd_get() as a byte */
+static int in_child(int (*fn)(void))
+{
+	int fd = -1;
+	pid_t p = t_fork_piped(&fd);
+	if (p < 0)
+		DIE("fork");
+	if (p == 0) {
+		unsigned char b = (unsigned char)fn();
+		write(fd, &b, 1);
+		_exit(0);
+	}
+	unsigned char b = 0xff;
+	if (read(fd, &b, 1) != 1)
+		b = 0xfe;
+	close(fd);
+	waitpid(p, NULL, 0);
+	return b;
+}
+
+static int c_setresuid_drop(void)
+{
+	prctl(PR_SET_PDEATHSIG, SIGUSR1);
+	if (setresuid(U1, U1, U1) != 0)
+		return 200;
+	return pd_get();
+}
+static int c_seteuid(void)
+{
+	prctl(PR_SET_PDEATHSIG, SIGUSR1);
+	if (seteuid(U1) != 0)
+		return 200;
+	return pd_get();
+}
+static int c_setegid(void)
+{
+	prctl(PR_SET_PDEATHSIG, SIGUSR1);
+	if (setegid(U1) != 0)
+		return 200;
+	return pd_get();
+}
+static int c_setfsuid(void)
+{
+	prctl(PR_SET_PDEATHSIG, SIGUSR1);
+	setfsuid(U1);
+	if (setfsuid(-1) != U1)
+		return 200;
+	return pd_get();
+}
+static int c_setfsgid(void)
+{
+	prctl(PR_SET_PDEATHSIG, SIGUSR1);
+	setfsgid(U1);
+	if (setfsgid(-1) != U1)
+		return 200;
+	return pd_get();
+}
+static int c_ruid_only(void)
+{
+	/* the real uid only (root's saved and effective stay): no clear */
+	prctl(PR_SET_PDEATHSIG, SIGUSR1);
+	if (setresuid(U1, -1, -1) != 0)
+		return 200;
+	return pd_get();
+}
+static int c_same_ids(void)
+{
+	prctl(PR_SET_PDEATHSIG, SIGUSR1);
+	if (setresuid(0, 0, 0) != 0 || setuid(0) != 0)
+		return 200;
+	return pd_get();
+}
+static int c_setgroups(void)
+{
+	prctl(PR_SET_PDEATHSIG, SIGUSR1);
+	gid_t g = U1;
+	if (setgroups(1, &g) != 0)
+		return 200;
+	return pd_get();
+}
+static int c_fork_zero(void)
+{
+	prctl(PR_SET_PDEATHSIG, SIGUSR1);
+	int fd = -1;
+	pid_t p = t_fork_piped(&fd);
+	if (p == 0) {
+		unsigned char b = (unsigned char)pd_get();
+		write(fd, &b, 1);
+		_exit(0);
+	}
+	unsigned char b = 0xff;
+	read(fd, &b, 1);
+	close(fd);
+	waitpid(p, NULL, 0);
+	return b;
+}
+
+/* wait up to ms for a byte on fd: the byte, or 0 */
+static char wait_byte(int fd, int ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	fd_set rf;
+	FD_ZERO(&rf);
+	FD_SET(fd, &rf);
+	char c = 0;
+	if (select(fd + 1, &rf, NULL, NULL, &tv) > 0 && read(fd, &c, 1) != 1)
+		c = 0;
+	return c;
+}
+
+/* A middle process forks a grandchild that sets SIGUSR1, drops (or not:
+ * drop 0 makes a no-op setresuid(0,0,0)), says 'r'; then the middle one
+ * exits. The grandchild writes 'd' when the signal comes, 'n' after 1.5 s
+ * without it. Returns what it wrote. */
+static char parent_death(int drop)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		DIE("pipe");
+	pid_t mid = fork();
+	if (mid == 0) {
+		pid_t g = fork();
+		if (g == 0) {
+			signal(SIGUSR1, on_usr1);
+			prctl(PR_SET_PDEATHSIG, SIGUSR1);
+			if (drop ? setresuid(U1, U1, U1) != 0 : setresuid(0, 0, 0) != 0)
+				_exit(1);
+			write(p[1], "r", 1);
+			for (int i = 0; i < 150 && !got_usr1; i++)
+				usleep(10000);
+			write(p[1], got_usr1 ? "d" : "n", 1);
+			_exit(0);
+		}
+		char r;
+		read(p[0], &r, 1);
+		_exit(0);
+	}
+	close(p[1]);
+	waitpid(mid, NULL, 0);
+	char c = wait_byte(p[0], 5000);
+	close(p[0]);
+	return c;
+}
+
+/* A thread forks a child that sets SIGUSR1; the thread exits, the process
+ * lives: the child counts one signal; then the process exits (the child's
+ * parent now: its main thread) and the child counts a second. */
+static int th_pipe[2];
+static pid_t th_child;
+static void *forker(void *arg)
+{
+	(void)arg;
+	th_child = fork();
+	if (th_child == 0) {
+		signal(SIGUSR1, on_usr1);
+		prctl(PR_SET_PDEATHSIG, SIGUSR1);
+		write(th_pipe[1], "r", 1);
+		for (int i = 0; i < 300 && got_usr1 < 1; i++)
+			usleep(10000);
+		write(th_pipe[1], got_usr1 == 1 ? "1" : "0", 1);
+		for (int i = 0; i < 300 && got_usr1 < 2; i++)
+			usleep(10000);
+		write(th_pipe[1], got_usr1 == 2 ? "2" : "x", 1);
+		_exit(0);
+	}
+	char r;
+	read(th_pipe[0], &r, 1); /* the child set it */
+	return NULL;
+}
+
+static void thread_cases(void)
+{
+	if (pipe(th_pipe) < 0)
+		DIE("pipe");
+	int rp[2];
+	if (pipe(rp) < 0)
+		DIE("pipe");
+	pid_t mid = fork();
+	if (mid == 0) {
+		close(rp[0]);
+		pthread_t th;
+		if (pthread_create(&th, NULL, forker, NULL) != 0)
+			_exit(1);
+		pthread_join(th, NULL);
+		char c = wait_byte(th_pipe[0], 5000); /* '1': told at the thread's exit */
+		write(rp[1], &c, 1);
+		_exit(0); /* the process: the second */
+	}
+	close(rp[1]);
+	char c1 = wait_byte(rp[0], 8000);
+	close(rp[0]);
+	waitpid(mid, NULL, 0);
+	char c2 = wait_byte(th_pipe[0], 5000);
+	close(th_pipe[0]);
+	close(th_pipe[1]);
+	CHECK(c1 == '1', "thread_exit_sends", "got '%c'", c1 ? c1 : '-');
+	CHECK(c2 == '2', "reparented_parent_exit_sends_again", "got '%c'", c2 ? c2 : '-');
+}
+
+/* A process's leader forks a child that sets SIGUSR1; another thread of
+ * the process execs (the leader dies in de_thread): the child is told once
+ * then (not yet at the exec'd image's exit, 1.5 s later) */
+static void *exec_thread(void *arg)
+{
+	(void)arg;
+	execl(t_self, t_self, "--sleep", (char *)NULL);
+	return NULL;
+}
+
+static void exec_case(void)
+{
+	int p[2], rdy[2];
+	if (pipe(p) < 0 || pipe(rdy) < 0)
+		DIE("pipe");
+	pid_t mid = fork();
+	if (mid == 0) {
+		pid_t g = fork();
+		if (g == 0) {
+			signal(SIGUSR1, on_usr1);
+			prctl(PR_SET_PDEATHSIG, SIGUSR1);
+			write(rdy[1], "r", 1);
+			for (int i = 0; i < 100 && !got_usr1; i++)
+				usleep(10000);
+			write(p[1], got_usr1 ? "d" : "n", 1);
+			_exit(0);
+		}
+		char r;
+		read(rdy[0], &r, 1);
+		pthread_t th;
+		pthread_create(&th, NULL, exec_thread, NULL);
+		pause();
+		_exit(1);
+	}
+	close(p[1]);
+	close(rdy[0]);
+	close(rdy[1]);
+	char c = wait_byte(p[0], 5000);
+	close(p[0]);
+	waitpid(mid, NULL, 0);
+	CHECK(c == 'd', "leader_dies_in_thread_exec_sends", "got '%c'", c ? c : '-');
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "--sleep") == 0) {
+		usleep(1500000);
+		return 0;
+	}
+	if (argc == 3 && strcmp(argv[1], "--exec-get") == 0) {
+		int w = atoi(argv[2]);
+		unsigned char b = (unsigned char)pd_get();
+		write(w, &b, 1);
+		return 0;
+	}
+	t_setup(argc, argv, "pdeathsig");
+	if (!t_need_root())
+		return T_SKIP;
+
+	/* the program too (moat-init's child: moat kept its own SIGKILL
+	 * there natively, which PR_GET_PDEATHSIG showed) */
+	CHECK(pd_get() == 0, "program_starts_zero", "got %d", pd_get());
+	/* a forked process starts with 0 */
+	CHECK(in_child(pd_get) == 0, "new_process_zero", "got %d", in_child(pd_get));
+	CHECK(in_child(c_fork_zero) == 0, "fork_child_zero", "got %d", in_child(c_fork_zero));
+	errno = 0;
+	CHECK(prctl(PR_SET_PDEATHSIG, 65) == -1 && errno == EINVAL, "set_past_nsig_einval", "errno %d", errno);
+	errno = 0;
+	CHECK(prctl(PR_GET_PDEATHSIG, (void *)8) == -1 && errno == EFAULT, "get_bad_pointer_efault", "errno %d",
+	      errno);
+	int save = pd_get();
+	CHECK(prctl(PR_SET_PDEATHSIG, 64) == 0 && pd_get() == 64, "set_64", "got %d", pd_get());
+	prctl(PR_SET_PDEATHSIG, save > 0 ? save : 0);
+
+	/* an exec keeps it */
+	{
+		int fd = -1;
+		pid_t p = t_fork_piped(&fd);
+		if (p == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGUSR2);
+			char a[16];
+			snprintf(a, sizeof a, "%d", fd);
+			execl(t_self, t_self, "--exec-get", a, (char *)NULL);
+			_exit(1);
+		}
+		unsigned char b = 0xff;
+		read(fd, &b, 1);
+		close(fd);
+		waitpid(p, NULL, 0);
+		CHECK(b == SIGUSR2, "exec_keeps", "got %d", b);
+	}
+
+	/* commit_creds's rule */
+	int v;
+	v = in_child(c_setresuid_drop);
+	CHECK(v == 0, "setresuid_drop_clears", "got %d", v);
+	v = in_child(c_seteuid);
+	CHECK(v == 0, "seteuid_clears", "got %d", v);
+	v = in_child(c_setegid);
+	CHECK(v == 0, "setegid_clears", "got %d", v);
+	v = in_child(c_setfsuid);
+	CHECK(v == 0, "setfsuid_clears", "got %d", v);
+	v = in_child(c_setfsgid);
+	CHECK(v == 0, "setfsgid_clears", "got %d", v);
+	v = in_child(c_ruid_only);
+	CHECK(v == SIGUSR1, "real_uid_only_keeps", "got %d", v);
+	v = in_child(c_same_ids);
+	CHECK(v == SIGUSR1, "same_ids_keeps", "got %d", v);
+	v = in_child(c_setgroups);
+	CHECK(v == SIGUSR1, "setgroups_keeps", "got %d", v);
+
+	/* and the signal itself */
+	char c = parent_death(1);
+	CHECK(c == 'n', "dropped_not_signalled", "got '%c'", c ? c : '-');
+	c = parent_death(0);
+	CHECK(c == 'd', "kept_signalled", "got '%c'", c ? c : '-');
+	thread_cases();
+	exec_case();
+	return t_done();
+}

@@ -1170,7 +1170,7 @@ long sys_setsockopt(struct sc_call *c)
 			int domain = 0, type = 0;
 			if (sock_kind(hfd, &domain, &type) < 0)
 				return -ENOTSOCK;
-			snprintf(c->note, sizeof c->note, "multicast/interface option refused: a socket of the host's network namespace");
+			snprintf(c->note, sizeof c->note, "multicast/interface/flow label option refused: a socket of the host's network namespace");
 		}
 		return rep.err ? -rep.err : 0;
 	}

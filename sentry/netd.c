@@ -87,6 +87,14 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
 
+/* IPV6_FLOWLABEL_MGR (linux/in6.h; not in glibc's headers): a flow label
+ * lives in a table of the socket's network namespace, shared by all its
+ * sockets, lingering up to 150 s after them (red team 49: on a moat-netd
+ * socket a guest made labels in the host's table — listed in its
+ * /proc/net/ip6_flowlabel, seen by every other sandbox's IPV6_FL_A_GET,
+ * 3072 of them leave the host's unprivileged users ENOBUFS) */
+#define NETD_IPV6_FLOWLABEL_MGR 32
+
 int netd_if_option(int level, int name)
 {
 	if (name >= MCAST_JOIN_GROUP && name <= MCAST_MSFILTER && (level == IPPROTO_IP || level == IPPROTO_IPV6))
@@ -97,7 +105,7 @@ int netd_if_option(int level, int name)
 	if (level == IPPROTO_IPV6)
 		return name == IPV6_MULTICAST_IF || name == IPV6_UNICAST_IF || name == IPV6_ADD_MEMBERSHIP ||
 		       name == IPV6_DROP_MEMBERSHIP || name == IPV6_JOIN_ANYCAST || name == IPV6_LEAVE_ANYCAST ||
-		       name == IPV6_PKTINFO;
+		       name == IPV6_PKTINFO || name == NETD_IPV6_FLOWLABEL_MGR;
 	return 0;
 }
 
@@ -158,33 +166,97 @@ static void live_init(int procdir)
 	}
 }
 
-/* the "tfd:" lines of the epoll's fdinfo: the live sockets, or -1 */
+/* A TCP socket's port outlives the guest's last reference to it: the side
+ * that closes first keeps it in TIME_WAIT for 60 s, an orphan with data in
+ * flight in FIN_WAIT1/2, CLOSING or LAST_ACK (red team 49: with at most 16
+ * in the guest's hands at a time, 150 connect+close loops against a range of
+ * 100 ports left all 100 in TIME_WAIT, the host's bind(0) EADDRINUSE for a
+ * minute). So each TCP hand-out's local address is kept (its epoll entry's
+ * data is its slot + 1); one whose entry is gone still counts while a bind
+ * of a fresh socket to that address (no SO_REUSEADDR: any owner conflicts)
+ * is EADDRINUSE, asked at most once a second per slot, only at the maximum. */
+struct live_tcp {
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in in;
+		struct sockaddr_in6 in6;
+	} a;
+	socklen_t len;
+	unsigned char used, held;   /* a slot; its port held at the last probe */
+	unsigned gen;               /* the last fdinfo read that listed it */
+	struct timespec probed;
+};
+static struct live_tcp g_ltcp[NETD_LIVE_MAX];
+static unsigned g_live_gen;
+
+/* the port of a released TCP socket still held? (a bind probe, cached 1 s) */
+static int live_tcp_held(struct live_tcp *t, const struct timespec *now)
+{
+	if (t->probed.tv_sec && (now->tv_sec - t->probed.tv_sec) * 1000000000L + (now->tv_nsec - t->probed.tv_nsec) <
+					1000000000L)
+		return t->held;
+	t->probed = *now;
+	int p = socket(t->a.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+	if (p < 0)
+		return t->held = 1; /* cannot tell: keep counting it */
+	t->held = bind(p, &t->a.sa, t->len) < 0 && errno == EADDRINUSE;
+	close(p);
+	return t->held;
+}
+
+/* one "tfd:" line of the epoll's fdinfo: mark its TCP slot seen */
+static void live_line(const char *l)
+{
+	const char *d = strstr(l, " data:");
+	if (!d)
+		return;
+	unsigned long long v = strtoull(d + 6, NULL, 16);
+	if (v >= 1 && v <= NETD_LIVE_MAX && g_ltcp[v - 1].used)
+		g_ltcp[v - 1].gen = g_live_gen;
+}
+
+/* the live sockets (the "tfd:" lines of the epoll's fdinfo) and the TCP
+ * ports released sockets still hold, or -1 */
 static int live_count(void)
 {
-	static char buf[16384];
-	static const char tfd[] = "tfd:";
-	int n = 0, col = 0, match = 1;
+	static char buf[16384], line[256];
+	int n = 0;
+	size_t ll = 0;
 	off_t off = 0;
+	g_live_gen++;
 	for (;;) {
 		ssize_t r = pread(g_live_info, buf, sizeof buf, off);
 		if (r < 0)
 			return -1;
 		if (r == 0)
-			return n;
+			break;
 		off += r;
 		for (ssize_t i = 0; i < r; i++) {
-			if (buf[i] == '\n') {
-				col = 0;
-				match = 1;
+			if (buf[i] != '\n') {
+				if (ll < sizeof line - 1)
+					line[ll++] = buf[i];
 				continue;
 			}
-			if (col < 4) {
-				match &= buf[i] == tfd[col];
-				if (++col == 4 && match)
-					n++;
+			line[ll] = 0;
+			if (!strncmp(line, "tfd:", 4)) {
+				n++;
+				live_line(line);
 			}
+			ll = 0;
 		}
 	}
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (int i = 0; i < NETD_LIVE_MAX; i++) {
+		struct live_tcp *t = &g_ltcp[i];
+		if (!t->used || t->gen == g_live_gen)
+			continue;
+		if (live_tcp_held(t, &now))
+			n++;
+		else
+			t->used = 0;
+	}
+	return n;
 }
 
 /* room for one more host-namespace socket in the guest's hands? */
@@ -201,13 +273,35 @@ static int live_room(void)
 	return n < g_live_max;
 }
 
-static void live_add(int s)
+/* tcp: a TCP socket (its local address kept, live_tcp) */
+static void live_add(int s, int tcp)
 {
 	if (g_live_ep < 0)
 		return;
 	struct epoll_event ev = { .events = 0 };
+	if (tcp) {
+		static int hint;
+		for (int k = 0; k < NETD_LIVE_MAX; k++) {
+			int i = (hint + k) % NETD_LIVE_MAX;
+			struct live_tcp *t = &g_ltcp[i];
+			if (t->used)
+				continue;
+			t->len = sizeof t->a;
+			if (getsockname(s, &t->a.sa, &t->len) < 0 || t->len > sizeof t->a)
+				break;
+			t->used = 1;
+			t->held = 0;
+			t->probed = (struct timespec){ 0, 0 };
+			t->gen = g_live_gen;
+			ev.data.u64 = (uint64_t)i + 1;
+			hint = i + 1;
+			break;
+		}
+	}
 	if (epoll_ctl(g_live_ep, EPOLL_CTL_ADD, s, &ev) == 0)
 		g_live_n++;
+	else if (ev.data.u64)
+		g_ltcp[ev.data.u64 - 1].used = 0;
 }
 
 static int confine_netd(int chan, int dchan, int bchan)
@@ -1579,7 +1673,7 @@ reply:;
 		cm->cmsg_type = SCM_RIGHTS;
 		cm->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(cm), &s, sizeof s);
-		live_add(s);
+		live_add(s, q.op != NETD_SEND);
 	}
 	ssize_t w = sendmsg(chan, &m, MSG_NOSIGNAL);
 	if (s >= 0)

@@ -239,6 +239,74 @@ EOF2
 		"udp 16/24 ENOBUFS, tcp 16/24 EADDRNOTAVAIL, udp 16/24 ENOBUFS"
 }
 
+# eof_srv RUN ADDR PORTFILE: a TCP server that reads each connection until the
+# client's FIN, then closes: the client closes first, so its side of the
+# connection (moat-netd's socket, for a guest) goes to TIME_WAIT.
+eof_srv() {
+	"$1" "$PY" -c '
+import socket, sys, os, threading
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 0)); s.listen(512)
+open(sys.argv[2] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[2] + ".t", sys.argv[2])
+def h(c):
+    try:
+        while c.recv(4096): pass
+    except OSError: pass
+    c.close()
+while True:
+    c, _ = s.accept(); threading.Thread(target=h, args=(c,), daemon=True).start()' "$2" "$3" </dev/null >/dev/null 2>&1 &
+	at_exit "kill -9 $!"
+	for ((i = 0; i < 50; i++)); do [ -s "$3" ] && break; sleep 0.1; done
+}
+
+# netd_sockets_bounded_timewait NAME RUN ADDR PORT N (red team 49): a TCP
+# socket's port outlives the guest's last reference to it: the side that
+# closes first holds it in TIME_WAIT for 60 s (an orphan with data in flight
+# in FIN_WAIT, LAST_ACK). Counting only the sockets the guest held, netd let
+# a loop of connect+close take any number of ports: against a range of 100
+# ports and at most 16 sockets at a time, 150 loops left all 100 in
+# TIME_WAIT and the host's bind(0) EADDRINUSE for a minute. Now a released
+# socket whose port is still held counts too: 16 go, then EADDRNOTAVAIL
+# (natively and on main: every connect until the range is spent).
+netd_sockets_bounded_timewait() {
+	local name=$1 run=$2 addr=$3 port=$4 n=$5
+	"$run" timeout 60 env MOAT_TEST_NETD_SOCKETS_MAX=16 "$MOAT" run --net allow="$addr:$port" -- "$PY" -c '
+import socket, sys, errno
+ok, err = 0, set()
+for i in range(int(sys.argv[3])):
+    s = socket.socket()
+    try: s.connect((sys.argv[1], int(sys.argv[2]))); ok += 1
+    except OSError as e: err.add(errno.errorcode.get(e.errno, str(e)))
+    s.close()
+print("tcp %d/%s %s" % (ok, sys.argv[3], " ".join(sorted(err))))' "$addr" "$port" "$n" </dev/null 2>&1
+}
+
+# netd_socket_no_host_flowlabel NAME RUN PORT (red team 49): an IPv6 flow
+# label (IPV6_FLOWLABEL_MGR) lives in a table of the socket's network
+# namespace, shared by all its sockets and lingering after them: on a
+# socket moat-netd connected to [::1]:PORT the guest made labels in the host's
+# table (its /proc/net/ip6_flowlabel listed them, another sandbox's
+# IPV6_FL_A_GET saw them; 3072 leave the host's unprivileged users ENOBUFS).
+# Now EPERM there; the guest's own socket still makes one (the last word).
+# Natively and on main: 4/4.
+netd_socket_no_host_flowlabel() {
+	local name=$1 run=$2 port=$3
+	expect_eq "$name" "$("$run" timeout 60 "$MOAT" run --net allow="[::1]:$port" -- "$PY" -c '
+import socket, sys, struct, errno, random
+def req(label):  # in6_flowlabel_req: dst, label, GET, share ANY, CREATE, no expiry or linger
+    return socket.inet_pton(socket.AF_INET6, "::1") + struct.pack("!I", label) + struct.pack("=BBHHHI", 0, 255, 1, 0, 0, 0)
+base = random.randrange(0x10000, 0xf0000)
+s = socket.socket(socket.AF_INET6); s.connect(("::1", int(sys.argv[1])))
+ok, err = 0, set()
+for i in range(4):
+    try: s.setsockopt(socket.IPPROTO_IPV6, 32, req(base + i)); ok += 1
+    except OSError as e: err.add(errno.errorcode.get(e.errno, str(e)))
+own = socket.socket(socket.AF_INET6)
+try: own.setsockopt(socket.IPPROTO_IPV6, 32, req(base + 8)); o = "own ok"
+except OSError as e: o = "own " + errno.errorcode.get(e.errno, str(e))
+print("flowlabel %d/4 %s, %s" % (ok, " ".join(sorted(err)), o))' "$port" </dev/null 2>&1)" "flowlabel 0/4 EPERM, own ok"
+}
+
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
 	# Rootless: no test namespaces; the host's loopback only.
 	"$PY" -c '
@@ -260,6 +328,17 @@ except OSError as e: print(errno.errorcode.get(e.errno, str(e)))'
 	netd_socket_host_interfaces rootless_netd_socket_no_host_interfaces env 127.0.0.1 "$lport"
 	netd_socket_no_host_multicast rootless_netd_socket_no_host_multicast env 127.0.0.1 "$lport" 1
 	netd_sockets_bounded rootless_netd_sockets_bounded env 127.0.0.1 "$lport"
+	eof_srv env 127.0.0.1 "$T_TMP/eof.port"
+	"$PY" -c '
+import socket, sys, os
+s = socket.socket(socket.AF_INET6); s.bind(("::1", 0)); s.listen(16)
+open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+while True: s.accept()[0].close()' "$T_TMP/lo6.port" </dev/null >/dev/null 2>&1 &
+	at_exit "kill -9 $!"
+	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/lo6.port" ] && break; sleep 0.1; done
+	netd_socket_no_host_flowlabel rootless_netd_socket_no_host_flowlabel env "$(cat "$T_TMP/lo6.port")"
+	expect_eq rootless_netd_sockets_bounded_timewait \
+		"$(netd_sockets_bounded_timewait x env 127.0.0.1 "$(cat "$T_TMP/eof.port")" 40)" "tcp 16/40 EADDRNOTAVAIL"
 	conformance_with_netd
 	# UDP egress on the host's loopback: an echo allowed by a /udp rule, a
 	# sink that gets nothing from a moat-netd socket however it is aimed
@@ -817,6 +896,26 @@ esac
 netd_socket_host_interfaces netd_socket_no_host_interfaces in_outer 10.200.0.2 "$fport"
 netd_socket_no_host_multicast netd_socket_no_host_multicast in_outer 10.200.0.2 "$fport" "$(in_outer cat /sys/class/net/vo/ifindex)"
 netd_sockets_bounded netd_sockets_bounded in_outer 127.0.0.1 "$lport"
+in_outer "$PY" -c '
+import socket, sys, os
+s = socket.socket(socket.AF_INET6); s.bind(("::1", 0)); s.listen(16)
+open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+while True: s.accept()[0].close()' "$T_TMP/lo6.port" </dev/null >/dev/null 2>&1 &
+at_exit "kill -9 $!"
+for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/lo6.port" ] && break; sleep 0.1; done
+netd_socket_no_host_flowlabel netd_socket_no_host_flowlabel in_outer "$(cat "$T_TMP/lo6.port")"
+# the outer namespace's range cut to 100 ports for this case (its TIME_WAIT
+# sockets then last a minute: the range is put back at once after)
+eof_srv in_far 10.200.0.2 "$T_TMP/eof.port"
+range=$(in_outer cat /proc/sys/net/ipv4/ip_local_port_range | tr '\t' ' ')
+in_outer sysctl -qw net.ipv4.ip_local_port_range="40000 40099"
+got=$(netd_sockets_bounded_timewait x in_outer 10.200.0.2 "$(cat "$T_TMP/eof.port")" 150)
+hb=$(in_outer "$PY" -c '
+import socket, errno
+try: socket.socket().bind(("0.0.0.0", 0)); print("bind ok")
+except OSError as e: print("bind", errno.errorcode.get(e.errno, str(e)))')
+in_outer sysctl -qw net.ipv4.ip_local_port_range="$range"
+expect_eq netd_sockets_bounded_timewait "$got; host $hb" "tcp 16/150 EADDRNOTAVAIL; host bind ok"
 # connect_racefd: the stop's check and the native call would be two
 # moments; with netd running no connect runs natively after a check
 # (strict_connect: netd makes it on the pinned file).

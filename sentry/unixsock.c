@@ -395,7 +395,7 @@ static void recvmsg_exit(struct sandbox *sb, struct task *t, arch_regs *regs)
  * one ends the batch before it (sendmmsg returns what it sent), or the call
  * when it is the first. The exit copies each sent message's msg_len back.
  * 0: rewritten or refused here; 1: native. */
-static int sendmmsg_paths(struct sandbox *sb, struct task *t, arch_regs *regs)
+static int sendmmsg_paths(struct sandbox *sb, struct task *t, arch_regs *regs, unsigned strip)
 {
 	uint64_t gv = REG_ARG1(*regs);
 	unsigned vlen = (unsigned)REG_ARG2(*regs);
@@ -409,7 +409,7 @@ static int sendmmsg_paths(struct sandbox *sb, struct task *t, arch_regs *regs)
 	int unix_dgram = getsockopt(hfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl) == 0 && dom == AF_UNIX &&
 			 getsockopt(hfd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && type == SOCK_DGRAM;
 	close(hfd);
-	if (!unix_dgram)
+	if (!unix_dgram && !strip)
 		return 1;
 	unsigned n = vlen < UNIX_MMSG_MAX ? vlen : UNIX_MMSG_MAX;
 	struct mmsghdr mv[UNIX_MMSG_MAX];
@@ -421,6 +421,14 @@ static int sendmmsg_paths(struct sandbox *sb, struct task *t, arch_regs *regs)
 	unsigned i;
 	char first[sizeof names[0].sun_path + 1] = "";
 	for (i = 0; i < n; i++) {
+		if (strip & (1u << i)) {
+			/* an allowed SCM_CREDENTIALS alone: sent without it
+			 * (sendmmsg_scm) */
+			mv[i].msg_hdr.msg_control = NULL;
+			mv[i].msg_hdr.msg_controllen = 0;
+		}
+		if (!unix_dgram)
+			continue;
 		struct sockaddr_un in;
 		size_t len = mv[i].msg_hdr.msg_namelen;
 		if (!mv[i].msg_hdr.msg_name || len <= offsetof(struct sockaddr_un, sun_path) || len > sizeof in)
@@ -457,7 +465,7 @@ static int sendmmsg_paths(struct sandbox *sb, struct task *t, arch_regs *regs)
 	}
 	if (r < 0)
 		n = i; /* the messages before the refused one */
-	if (!paths && vlen <= n)
+	if (!paths && !strip && vlen <= n)
 		return 1; /* no path among them: native untouched */
 	size_t hdrs = (n * sizeof mv[0] + 15) & ~15UL;
 	uint64_t sc = scratch_base(regs, hdrs + n * sizeof names[0]);
@@ -478,7 +486,8 @@ static int sendmmsg_paths(struct sandbox *sb, struct task *t, arch_regs *regs)
 	REG_ARG2(*regs) = n;
 	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
 	t->sock_exit = 8;
-	audit_event(sb->audit, sb, t, t->tid, "sendmmsg", args, DEC_ALLOW, 0, "abstract names in the guest netns");
+	audit_event(sb->audit, sb, t, t->tid, "sendmmsg", args, DEC_ALLOW, 0,
+		    paths ? "abstract names in the guest netns" : "SCM_CREDENTIALS the namespace cannot map left out");
 	return 0;
 }
 
@@ -639,6 +648,41 @@ static int scm_creds_refused(struct sandbox *sb, struct task *t, int fd, const s
 	return sole && __atomic_load_n(&sb->passcred_off, __ATOMIC_ACQUIRE) ? 1 : 0;
 }
 
+/* sendmmsg: scm_creds_refused per message, as ____sys_sendmsg's scm_send
+ * is (red team 48: unchecked, the native check let a dropped process claim
+ * uid 0). The kernel stops at UIO_MAXIOV messages; a refused one ends the
+ * batch before it (sendmmsg returns what it sent), or the call (-EPERM)
+ * when it is the first. An allowed claim alone in its control data while
+ * passcred_off (1) is left out of the copy sendmmsg_paths makes: its bit
+ * in *strip, for the first UNIX_MMSG_MAX messages; a later one ends the
+ * batch before it. A message unreadable here is the kernel's (EFAULT
+ * there, after the ones before it). -EPERM, or 0 (regs may be rewritten:
+ * a shorter vlen). */
+static int sendmmsg_scm(struct sandbox *sb, struct task *t, arch_regs *regs, unsigned *strip)
+{
+	uint64_t gv = REG_ARG1(*regs);
+	unsigned vlen = (unsigned)REG_ARG2(*regs), n = vlen < 1024 ? vlen : 1024; /* UIO_MAXIOV */
+	*strip = 0;
+	for (unsigned i = 0; i < n; i++) {
+		struct mmsghdr m;
+		if (guest_read(t->tid, gv + (uint64_t)i * sizeof m, &m, sizeof m) < 0)
+			return 0;
+		int e = scm_creds_refused(sb, t, (int)REG_ARG0(*regs), &m.msg_hdr);
+		if (e == 0)
+			continue;
+		if (e == 1 && i < UNIX_MMSG_MAX) {
+			*strip |= 1u << i;
+			continue;
+		}
+		if (i == 0)
+			return e;
+		REG_ARG2(*regs) = i;
+		ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+		return 0;
+	}
+	return 0;
+}
+
 int unixsock_resolve_connect(struct sandbox *sb, struct task *t, int stype, const struct sockaddr_un *in,
 			     size_t inlen, struct sockaddr_un *out, unsigned *outlen)
 {
@@ -664,6 +708,7 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 	size_t len;
 	struct msghdr mh;
 	int mh_ok = 1;
+	unsigned mmsg_strip = 0; /* sendmmsg_scm */
 	const char *call;
 	switch (nr) {
 	case __NR_bind:
@@ -702,9 +747,19 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 			}
 		}
 		break;
-	case __NR_sendmmsg:
+	case __NR_sendmmsg: {
 		aptr = 0, len = 0, call = "sendmmsg"; /* UDP egress and MSG_FASTOPEN only */
+		int e = sendmmsg_scm(sb, t, &regs, &mmsg_strip);
+		if (e < 0) {
+			REG_SYSNO(regs) = -1;
+			REG_RET(regs) = (uint64_t)(long)e;
+			ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
+			audit_event(sb->audit, sb, t, t->tid, call, "SCM_CREDENTIALS", DEC_DENY, e,
+				    "credentials the caller may not claim");
+			return;
+		}
 		break;
+	}
 	case __NR_recvmsg:
 	case __NR_recvmmsg: {
 		/* once ids changed, no socket received on keeps SO_PASSCRED
@@ -751,7 +806,7 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 			      nr == __NR_sendto ? NETSEND_TO : nr == __NR_sendmsg ? NETSEND_MSG : NETSEND_MMSG) == 0)
 		return;
 	if (nr == __NR_sendmmsg) {
-		(void)sendmmsg_paths(sb, t, &regs); /* AF_UNIX datagram paths */
+		(void)sendmmsg_paths(sb, t, &regs, mmsg_strip); /* AF_UNIX datagram paths */
 		return;
 	}
 	if (!mh_ok)

@@ -357,6 +357,27 @@ long sys_chdir(struct sc_call *c)
 
 	if (r < 0)
 		return r;
+	if (n->kind == VN_PROC && n->magic) {
+		/* a trailing fd/<n> link is its object: walked as "fd/<n>/."
+		 * (the link's text, as a magic link met mid-path; red team
+		 * 48: ENOTDIR, the link itself, where Linux enters N's
+		 * directory) */
+		char text[8];
+		long k = vfs_node_readlink(VFS_OF(c), c->task, n, text, sizeof text);
+		if (k < 0)
+			return (int)k;
+		if (k == 0 || text[0] != '/')
+			return -ENOTDIR; /* a pipe, a socket: no directory */
+		size_t l = strlen(c->str[0]);
+		cleanup_free char *p = xmalloc(l + 3);
+		memcpy(p, c->str[0], l);
+		memcpy(p + l, "/.", 3);
+		free(n);
+		n = NULL;
+		r = fs_walk(c, AT_FDCWD, p, WALK_DIRECTORY, &n);
+		if (r < 0)
+			return r;
+	}
 	return set_cwd(c, n, -1);
 }
 

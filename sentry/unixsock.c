@@ -590,7 +590,8 @@ void unixsock_exit(struct sandbox *sb, struct task *t)
  * Only AF_UNIX and AF_NETLINK sockets take the message (scm_send; another
  * family says EINVAL); a cmsg before it that the kernel would refuse first
  * (not SCM_RIGHTS) leaves the answer to the kernel. The control data is
- * read once here; a thread rewriting it before the kernel reads it gets the
+ * read once here, all of it (at most SCM_CHECK_MAX, past the kernel's
+ * optmem_max: ENOBUFS); a thread rewriting it before the kernel reads it gets the
  * kernel's native check, stricter than this one but for a claim of a pid
  * of its own or an id of the one native uid, and no receiver sees a claim
  * once ids changed (SO_PASSCRED is off, syscalls/sys_peercred.c): this is
@@ -598,36 +599,10 @@ void unixsock_exit(struct sandbox *sb, struct task *t)
  * data is that one SCM_CREDENTIALS while no receiver gets credentials
  * (passcred_off): the call may go without it (the kernel would refuse an
  * id its namespace does not map, EINVAL, where Linux sends). */
-#define SCM_CHECK_MAX 4096
-static int scm_creds_refused(struct sandbox *sb, struct task *t, int fd, const struct msghdr *mh)
+#define SCM_CHECK_STACK 4096
+#define SCM_CHECK_MAX (1u << 20) /* past net.core.optmem_max (128 KiB): ENOBUFS */
+static int scm_unix_or_netlink(struct task *t, int fd)
 {
-	if (!mh->msg_control || mh->msg_controllen < sizeof(struct cmsghdr))
-		return 0;
-	size_t len = mh->msg_controllen < SCM_CHECK_MAX ? mh->msg_controllen : SCM_CHECK_MAX;
-	_Alignas(struct cmsghdr) unsigned char buf[SCM_CHECK_MAX];
-	if (guest_read(t->tid, (uint64_t)(uintptr_t)mh->msg_control, buf, len) < 0)
-		return 0; /* the kernel answers EFAULT */
-	struct msghdr m = { .msg_control = buf, .msg_controllen = len };
-	struct ucred uc;
-	int found = 0, sole = 0;
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
-		if (cm->cmsg_len < sizeof *cm || (unsigned char *)cm + cm->cmsg_len > buf + len)
-			return 0; /* the kernel's EINVAL (or beyond what was read) */
-		if (cm->cmsg_level != SOL_SOCKET)
-			continue;
-		if (cm->cmsg_type == SCM_CREDENTIALS) {
-			if (cm->cmsg_len != CMSG_LEN(sizeof uc))
-				return 0; /* EINVAL */
-			memcpy(&uc, CMSG_DATA(cm), sizeof uc);
-			found = 1;
-			sole = cm == CMSG_FIRSTHDR(&m) && !CMSG_NXTHDR(&m, cm) && len == mh->msg_controllen;
-			break;
-		}
-		if (cm->cmsg_type != SCM_RIGHTS)
-			return 0;
-	}
-	if (!found || uc.uid == (uid_t)-1 || uc.gid == (gid_t)-1)
-		return 0; /* nothing to check, or the kernel's EINVAL */
 	int hfd = task_getfd(t, fd);
 	if (hfd < 0)
 		return 0;
@@ -635,7 +610,49 @@ static int scm_creds_refused(struct sandbox *sb, struct task *t, int fd, const s
 	socklen_t dl = sizeof dom;
 	int ours = getsockopt(hfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl) == 0 && (dom == AF_UNIX || dom == AF_NETLINK);
 	close(hfd);
-	if (!ours)
+	return ours;
+}
+
+static int scm_creds_refused(struct sandbox *sb, struct task *t, int fd, const struct msghdr *mh)
+{
+	if (!mh->msg_control || mh->msg_controllen < sizeof(struct cmsghdr))
+		return 0;
+	/* all of it (red team 48: only the first 4 KiB were read, and a
+	 * claim after 4 KiB of other control data met the kernel's native
+	 * check: a dropped process's uid 0 was sent); the kernel takes at
+	 * most optmem_max (sock_kmalloc, else ENOBUFS) */
+	size_t len = mh->msg_controllen;
+	if (len > SCM_CHECK_MAX)
+		return scm_unix_or_netlink(t, fd) ? -ENOBUFS : 0;
+	_Alignas(struct cmsghdr) unsigned char stack[SCM_CHECK_STACK];
+	cleanup_free unsigned char *heap = len > sizeof stack ? malloc(len) : NULL; /* (malloc: aligned) */
+	unsigned char *buf = len > sizeof stack ? heap : stack;
+	if (!buf)
+		return -ENOBUFS;
+	if (guest_read(t->tid, (uint64_t)(uintptr_t)mh->msg_control, buf, len) < 0)
+		return 0; /* the kernel answers EFAULT */
+	struct msghdr m = { .msg_control = buf, .msg_controllen = len };
+	struct ucred uc;
+	int found = 0, sole = 0;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
+		if (cm->cmsg_len < sizeof *cm || cm->cmsg_len > (size_t)(buf + len - (unsigned char *)cm))
+			return 0; /* the kernel's EINVAL */
+		if (cm->cmsg_level != SOL_SOCKET)
+			continue;
+		if (cm->cmsg_type == SCM_CREDENTIALS) {
+			if (cm->cmsg_len != CMSG_LEN(sizeof uc))
+				return 0; /* EINVAL */
+			memcpy(&uc, CMSG_DATA(cm), sizeof uc);
+			found = 1;
+			sole = cm == CMSG_FIRSTHDR(&m) && !CMSG_NXTHDR(&m, cm);
+			break;
+		}
+		if (cm->cmsg_type != SCM_RIGHTS)
+			return 0;
+	}
+	if (!found || uc.uid == (uid_t)-1 || uc.gid == (gid_t)-1)
+		return 0; /* nothing to check, or the kernel's EINVAL */
+	if (!scm_unix_or_netlink(t, fd))
 		return 0;
 	pthread_mutex_lock(&t->lock);
 	const struct cred *cr = &t->cred;

@@ -13,6 +13,7 @@
  * otherwise); the dropped process is uid/gid 61243. */
 #include "t.h"
 #include <grp.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -54,6 +55,33 @@ static long send_creds(int fd, pid_t pid, uid_t uid, gid_t gid)
 	cm->cmsg_len = CMSG_LEN(sizeof u);
 	memcpy(CMSG_DATA(cm), &u, sizeof u);
 	return sendmsg(fd, &mh, MSG_DONTWAIT);
+}
+
+/* the claim after PAD bytes of control data the kernel passes over (a
+ * cmsg of another level) */
+static long send_creds_after(int fd, size_t pad, uid_t uid, gid_t gid)
+{
+	size_t tot = pad + CMSG_SPACE(sizeof(struct ucred));
+	unsigned char *cb = calloc(1, tot);
+	if (!cb)
+		DIE("calloc");
+	struct iovec iv = { "z", 1 };
+	struct msghdr mh = { .msg_iov = &iv, .msg_iovlen = 1, .msg_control = cb, .msg_controllen = tot };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_len = pad;
+	cm->cmsg_level = 0;
+	cm->cmsg_type = 1;
+	cm = CMSG_NXTHDR(&mh, cm);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_CREDENTIALS;
+	cm->cmsg_len = CMSG_LEN(sizeof(struct ucred));
+	struct ucred u = { getpid(), uid, gid };
+	memcpy(CMSG_DATA(cm), &u, sizeof u);
+	long r = sendmsg(fd, &mh, MSG_DONTWAIT);
+	int e = errno;
+	free(cb);
+	errno = e;
+	return r;
 }
 
 /* sendmmsg: scm_send per message (____sys_sendmsg); the batch ends at the
@@ -102,6 +130,10 @@ static void scm_cases(void)
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, ss) != 0)
 		DIE("socketpair");
 	EXPECT_ERR(send_creds(ss[0], getpid(), 0, 0), EPERM, "scm_stream_dropped_claims_root");
+	/* after more than 4 KiB of other control data too (red team 48:
+	 * only the first 4 KiB were read, the claim went to the kernel) */
+	EXPECT_ERR(send_creds_after(sp[0], 8192, 0, 0), EPERM, "scm_dropped_claims_root_after_8k");
+	EXPECT_ERR(send_creds_after(sp[0], 64, 0, 0), EPERM, "scm_dropped_claims_root_after_64");
 	/* sendmmsg too (red team 48: not checked, the native check let the
 	 * claim of uid 0 go) */
 	EXPECT_ERR(sendmmsg_creds(sp[0], getpid(), 0, U1, 0), EPERM, "scm_sendmmsg_dropped_claims_uid0");

@@ -680,10 +680,18 @@ static int sendmmsg_scm(struct sandbox *sb, struct task *t, arch_regs *regs, uns
 	uint64_t gv = REG_ARG1(*regs);
 	unsigned vlen = (unsigned)REG_ARG2(*regs), n = vlen < 1024 ? vlen : 1024; /* UIO_MAXIOV */
 	*strip = 0;
+	struct mmsghdr mv[64]; /* read 64 at a time (a UDP batch: one read) */
+	unsigned have = 0, base = 0;
 	for (unsigned i = 0; i < n; i++) {
-		struct mmsghdr m;
-		if (guest_read(t->tid, gv + (uint64_t)i * sizeof m, &m, sizeof m) < 0)
-			return 0;
+		if (i - base >= have) {
+			base = i;
+			have = n - i < 64 ? n - i : 64;
+			if (guest_read(t->tid, gv + (uint64_t)i * sizeof mv[0], mv, have * sizeof mv[0]) < 0)
+				have = 1; /* one at a time up to the unreadable one */
+			if (have == 1 && guest_read(t->tid, gv + (uint64_t)i * sizeof mv[0], mv, sizeof mv[0]) < 0)
+				return 0;
+		}
+		struct mmsghdr m = mv[i - base];
 		int e = scm_creds_refused(sb, t, (int)REG_ARG0(*regs), &m.msg_hdr);
 		if (e == 0)
 			continue;

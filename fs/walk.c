@@ -20,7 +20,12 @@
  *            directory). VFS_MAXSYMLINKS (40) links per walk, then ELOOP.
  *            RESOLVE_NO_MAGICLINKS refuses /proc's magic links (fd/<n>, and
  *            <pid>/exe, cwd, root, whose text the walk follows) with ELOOP,
- *            RESOLVE_BENEATH and RESOLVE_IN_ROOT with EXDEV (nd_jump_link).
+ *            RESOLVE_BENEATH and RESOLVE_IN_ROOT with EXDEV (nd_jump_link),
+ *            RESOLVE_NO_XDEV with EXDEV when the object is on another
+ *            mount than the link (magic_xdev), as an absolute symlink's
+ *            restart at a root on another mount than the link's, or before
+ *            the walk set its root (nd_jump_root: a relative path that
+ *            walked no "..").
  *            A non-directory followed by more components is ENOTDIR.
  * Errors: ENAMETOOLONG (component > NAME_MAX, path >= PATH_MAX, a node deeper
  * than VFS_PATH_MAX), ENOENT,
@@ -175,6 +180,27 @@ static void walk_give(struct walk *w)
  * walks, so a process that dropped root planted /tmp/x -> a root file and
  * root's `echo > /tmp/x` wrote through it. No capability passes (as Linux).
  * Ids and modes as the guest sees them (vfs_view_stat). */
+/* RESOLVE_NO_XDEV at a magic link w->nx (Linux's nd_jump_link): -EXDEV
+ * unless the object it jumps to is on the link's own mount (an fd of a
+ * /proc file). The object's mount is the one its path (the link's text,
+ * under the task's root) lies in; an object with no path (a pipe, a
+ * socket, an anonymous inode) is on none of ours: -EXDEV. */
+static int magic_xdev(struct vfs *v, struct task *t, struct walk *w)
+{
+	long l = vfs_node_readlink(v, t, &w->nx, w->link, sizeof w->link - 1);
+	if (l < 0)
+		return (int)l;
+	w->link[l] = 0;
+	if (w->link[0] != '/')
+		return -EXDEV;
+	size_t rl = strcmp(w->root, "/") ? strlen(w->root) : 0;
+	if (rl + (size_t)l >= sizeof w->cand)
+		return -EXDEV;
+	memcpy(w->cand, w->root, rl);
+	memcpy(w->cand + rl, w->link, (size_t)l + 1);
+	return vfs_mount_for(v, w->cand) == w->nx.mnt ? 0 : -EXDEV;
+}
+
 static int may_follow_link(struct vfs *v, struct task *t, const struct vfs_node *dir,
 			   const struct vfs_node *link)
 {
@@ -198,6 +224,9 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 {
 	size_t plen = strlen(path);
 	int nlinks = 0, which = 0, r;
+	/* Linux's nd->root is set: an absolute path, RESOLVE_IN_ROOT, or a
+	 * ".." walked (nd_jump_root under RESOLVE_NO_XDEV, below) */
+	int root_set = path[0] == '/' || (flags & WALK_IN_ROOT);
 	struct walk *w;
 	const char *p;
 
@@ -269,6 +298,7 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 			continue;
 		}
 		if (cl == 2 && p[0] == '.' && p[1] == '.') {
+			root_set = 1;
 			if (!strcmp(w->cur.path, w->root)) {
 				if (flags & WALK_BENEATH) {
 					r = -EXDEV;
@@ -348,6 +378,16 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 				r = -EXDEV;
 				goto out;
 			}
+			/* and under RESOLVE_NO_XDEV a jump to an object on
+			 * another mount than the link's (red team 48: followed,
+			 * openat2(/proc/self/fd, "N", NO_XDEV) opened fd N's
+			 * file on any mount) */
+			if ((w->nx.magic || w->nx.magic_text) && !(flags & WALK_NO_MAGICLINKS) &&
+			    (flags & WALK_NO_XDEV)) {
+				r = magic_xdev(v, t, w);
+				if (r < 0)
+					goto out;
+			}
 			r = may_follow_link(v, t, &w->cur, &w->nx);
 			if (r < 0)
 				goto out;
@@ -418,11 +458,22 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 					r = -EXDEV;
 					goto out;
 				}
+				int jump = w->nx.magic || w->nx.magic_text; /* magic_xdev's */
 				r = vfs_lookup(v, t, w->root, NULL, 0, &w->nx);
 				if (r == 0 && !w->nx.exists)
 					r = -ENOENT;
 				if (r < 0)
 					goto out;
+				/* Linux's nd_jump_root: RESOLVE_NO_XDEV refuses an
+				 * absolute link from another mount than the
+				 * root's, and any while its root is not set yet
+				 * (a relative path that walked no "..": the
+				 * comparison is with none) (red team 48:
+				 * restarted there) */
+				if ((flags & WALK_NO_XDEV) && !jump && (!root_set || w->nx.mnt != w->cur.mnt)) {
+					r = -EXDEV;
+					goto out;
+				}
 				node_copy(&w->cur, &w->nx);
 			}
 			continue;

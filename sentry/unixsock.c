@@ -395,7 +395,7 @@ static void recvmsg_exit(struct sandbox *sb, struct task *t, arch_regs *regs)
  * one ends the batch before it (sendmmsg returns what it sent), or the call
  * when it is the first. The exit copies each sent message's msg_len back.
  * 0: rewritten or refused here; 1: native. */
-static int sendmmsg_paths(struct sandbox *sb, struct task *t, arch_regs *regs)
+static int sendmmsg_paths(struct sandbox *sb, struct task *t, arch_regs *regs, unsigned strip)
 {
 	uint64_t gv = REG_ARG1(*regs);
 	unsigned vlen = (unsigned)REG_ARG2(*regs);
@@ -409,7 +409,7 @@ static int sendmmsg_paths(struct sandbox *sb, struct task *t, arch_regs *regs)
 	int unix_dgram = getsockopt(hfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl) == 0 && dom == AF_UNIX &&
 			 getsockopt(hfd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && type == SOCK_DGRAM;
 	close(hfd);
-	if (!unix_dgram)
+	if (!unix_dgram && !strip)
 		return 1;
 	unsigned n = vlen < UNIX_MMSG_MAX ? vlen : UNIX_MMSG_MAX;
 	struct mmsghdr mv[UNIX_MMSG_MAX];
@@ -421,6 +421,14 @@ static int sendmmsg_paths(struct sandbox *sb, struct task *t, arch_regs *regs)
 	unsigned i;
 	char first[sizeof names[0].sun_path + 1] = "";
 	for (i = 0; i < n; i++) {
+		if (strip & (1u << i)) {
+			/* an allowed SCM_CREDENTIALS alone: sent without it
+			 * (sendmmsg_scm) */
+			mv[i].msg_hdr.msg_control = NULL;
+			mv[i].msg_hdr.msg_controllen = 0;
+		}
+		if (!unix_dgram)
+			continue;
 		struct sockaddr_un in;
 		size_t len = mv[i].msg_hdr.msg_namelen;
 		if (!mv[i].msg_hdr.msg_name || len <= offsetof(struct sockaddr_un, sun_path) || len > sizeof in)
@@ -457,7 +465,7 @@ static int sendmmsg_paths(struct sandbox *sb, struct task *t, arch_regs *regs)
 	}
 	if (r < 0)
 		n = i; /* the messages before the refused one */
-	if (!paths && vlen <= n)
+	if (!paths && !strip && vlen <= n)
 		return 1; /* no path among them: native untouched */
 	size_t hdrs = (n * sizeof mv[0] + 15) & ~15UL;
 	uint64_t sc = scratch_base(regs, hdrs + n * sizeof names[0]);
@@ -478,7 +486,8 @@ static int sendmmsg_paths(struct sandbox *sb, struct task *t, arch_regs *regs)
 	REG_ARG2(*regs) = n;
 	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
 	t->sock_exit = 8;
-	audit_event(sb->audit, sb, t, t->tid, "sendmmsg", args, DEC_ALLOW, 0, "abstract names in the guest netns");
+	audit_event(sb->audit, sb, t, t->tid, "sendmmsg", args, DEC_ALLOW, 0,
+		    paths ? "abstract names in the guest netns" : "SCM_CREDENTIALS the namespace cannot map left out");
 	return 0;
 }
 
@@ -581,7 +590,8 @@ void unixsock_exit(struct sandbox *sb, struct task *t)
  * Only AF_UNIX and AF_NETLINK sockets take the message (scm_send; another
  * family says EINVAL); a cmsg before it that the kernel would refuse first
  * (not SCM_RIGHTS) leaves the answer to the kernel. The control data is
- * read once here; a thread rewriting it before the kernel reads it gets the
+ * read once here, all of it (at most SCM_CHECK_MAX, past the kernel's
+ * optmem_max: ENOBUFS); a thread rewriting it before the kernel reads it gets the
  * kernel's native check, stricter than this one but for a claim of a pid
  * of its own or an id of the one native uid, and no receiver sees a claim
  * once ids changed (SO_PASSCRED is off, syscalls/sys_peercred.c): this is
@@ -589,36 +599,10 @@ void unixsock_exit(struct sandbox *sb, struct task *t)
  * data is that one SCM_CREDENTIALS while no receiver gets credentials
  * (passcred_off): the call may go without it (the kernel would refuse an
  * id its namespace does not map, EINVAL, where Linux sends). */
-#define SCM_CHECK_MAX 4096
-static int scm_creds_refused(struct sandbox *sb, struct task *t, int fd, const struct msghdr *mh)
+#define SCM_CHECK_STACK 4096
+#define SCM_CHECK_MAX (1u << 20) /* past net.core.optmem_max (128 KiB): ENOBUFS */
+static int scm_unix_or_netlink(struct task *t, int fd)
 {
-	if (!mh->msg_control || mh->msg_controllen < sizeof(struct cmsghdr))
-		return 0;
-	size_t len = mh->msg_controllen < SCM_CHECK_MAX ? mh->msg_controllen : SCM_CHECK_MAX;
-	_Alignas(struct cmsghdr) unsigned char buf[SCM_CHECK_MAX];
-	if (guest_read(t->tid, (uint64_t)(uintptr_t)mh->msg_control, buf, len) < 0)
-		return 0; /* the kernel answers EFAULT */
-	struct msghdr m = { .msg_control = buf, .msg_controllen = len };
-	struct ucred uc;
-	int found = 0, sole = 0;
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
-		if (cm->cmsg_len < sizeof *cm || (unsigned char *)cm + cm->cmsg_len > buf + len)
-			return 0; /* the kernel's EINVAL (or beyond what was read) */
-		if (cm->cmsg_level != SOL_SOCKET)
-			continue;
-		if (cm->cmsg_type == SCM_CREDENTIALS) {
-			if (cm->cmsg_len != CMSG_LEN(sizeof uc))
-				return 0; /* EINVAL */
-			memcpy(&uc, CMSG_DATA(cm), sizeof uc);
-			found = 1;
-			sole = cm == CMSG_FIRSTHDR(&m) && !CMSG_NXTHDR(&m, cm) && len == mh->msg_controllen;
-			break;
-		}
-		if (cm->cmsg_type != SCM_RIGHTS)
-			return 0;
-	}
-	if (!found || uc.uid == (uid_t)-1 || uc.gid == (gid_t)-1)
-		return 0; /* nothing to check, or the kernel's EINVAL */
 	int hfd = task_getfd(t, fd);
 	if (hfd < 0)
 		return 0;
@@ -626,7 +610,49 @@ static int scm_creds_refused(struct sandbox *sb, struct task *t, int fd, const s
 	socklen_t dl = sizeof dom;
 	int ours = getsockopt(hfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl) == 0 && (dom == AF_UNIX || dom == AF_NETLINK);
 	close(hfd);
-	if (!ours)
+	return ours;
+}
+
+static int scm_creds_refused(struct sandbox *sb, struct task *t, int fd, const struct msghdr *mh)
+{
+	if (!mh->msg_control || mh->msg_controllen < sizeof(struct cmsghdr))
+		return 0;
+	/* all of it (red team 48: only the first 4 KiB were read, and a
+	 * claim after 4 KiB of other control data met the kernel's native
+	 * check: a dropped process's uid 0 was sent); the kernel takes at
+	 * most optmem_max (sock_kmalloc, else ENOBUFS) */
+	size_t len = mh->msg_controllen;
+	if (len > SCM_CHECK_MAX)
+		return scm_unix_or_netlink(t, fd) ? -ENOBUFS : 0;
+	_Alignas(struct cmsghdr) unsigned char stack[SCM_CHECK_STACK];
+	cleanup_free unsigned char *heap = len > sizeof stack ? malloc(len) : NULL; /* (malloc: aligned) */
+	unsigned char *buf = len > sizeof stack ? heap : stack;
+	if (!buf)
+		return -ENOBUFS;
+	if (guest_read(t->tid, (uint64_t)(uintptr_t)mh->msg_control, buf, len) < 0)
+		return 0; /* the kernel answers EFAULT */
+	struct msghdr m = { .msg_control = buf, .msg_controllen = len };
+	struct ucred uc;
+	int found = 0, sole = 0;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm)) {
+		if (cm->cmsg_len < sizeof *cm || cm->cmsg_len > (size_t)(buf + len - (unsigned char *)cm))
+			return 0; /* the kernel's EINVAL */
+		if (cm->cmsg_level != SOL_SOCKET)
+			continue;
+		if (cm->cmsg_type == SCM_CREDENTIALS) {
+			if (cm->cmsg_len != CMSG_LEN(sizeof uc))
+				return 0; /* EINVAL */
+			memcpy(&uc, CMSG_DATA(cm), sizeof uc);
+			found = 1;
+			sole = cm == CMSG_FIRSTHDR(&m) && !CMSG_NXTHDR(&m, cm);
+			break;
+		}
+		if (cm->cmsg_type != SCM_RIGHTS)
+			return 0;
+	}
+	if (!found || uc.uid == (uid_t)-1 || uc.gid == (gid_t)-1)
+		return 0; /* nothing to check, or the kernel's EINVAL */
+	if (!scm_unix_or_netlink(t, fd))
 		return 0;
 	pthread_mutex_lock(&t->lock);
 	const struct cred *cr = &t->cred;
@@ -637,6 +663,49 @@ static int scm_creds_refused(struct sandbox *sb, struct task *t, int fd, const s
 	if (!ok)
 		return -EPERM;
 	return sole && __atomic_load_n(&sb->passcred_off, __ATOMIC_ACQUIRE) ? 1 : 0;
+}
+
+/* sendmmsg: scm_creds_refused per message, as ____sys_sendmsg's scm_send
+ * is (red team 48: unchecked, the native check let a dropped process claim
+ * uid 0). The kernel stops at UIO_MAXIOV messages; a refused one ends the
+ * batch before it (sendmmsg returns what it sent), or the call (-EPERM)
+ * when it is the first. An allowed claim alone in its control data while
+ * passcred_off (1) is left out of the copy sendmmsg_paths makes: its bit
+ * in *strip, for the first UNIX_MMSG_MAX messages; a later one ends the
+ * batch before it. A message unreadable here is the kernel's (EFAULT
+ * there, after the ones before it). -EPERM, or 0 (regs may be rewritten:
+ * a shorter vlen). */
+static int sendmmsg_scm(struct sandbox *sb, struct task *t, arch_regs *regs, unsigned *strip)
+{
+	uint64_t gv = REG_ARG1(*regs);
+	unsigned vlen = (unsigned)REG_ARG2(*regs), n = vlen < 1024 ? vlen : 1024; /* UIO_MAXIOV */
+	*strip = 0;
+	struct mmsghdr mv[64]; /* read 64 at a time (a UDP batch: one read) */
+	unsigned have = 0, base = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (i - base >= have) {
+			base = i;
+			have = n - i < 64 ? n - i : 64;
+			if (guest_read(t->tid, gv + (uint64_t)i * sizeof mv[0], mv, have * sizeof mv[0]) < 0)
+				have = 1; /* one at a time up to the unreadable one */
+			if (have == 1 && guest_read(t->tid, gv + (uint64_t)i * sizeof mv[0], mv, sizeof mv[0]) < 0)
+				return 0;
+		}
+		struct mmsghdr m = mv[i - base];
+		int e = scm_creds_refused(sb, t, (int)REG_ARG0(*regs), &m.msg_hdr);
+		if (e == 0)
+			continue;
+		if (e == 1 && i < UNIX_MMSG_MAX) {
+			*strip |= 1u << i;
+			continue;
+		}
+		if (i == 0)
+			return e;
+		REG_ARG2(*regs) = i;
+		ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+		return 0;
+	}
+	return 0;
 }
 
 int unixsock_resolve_connect(struct sandbox *sb, struct task *t, int stype, const struct sockaddr_un *in,
@@ -664,6 +733,7 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 	size_t len;
 	struct msghdr mh;
 	int mh_ok = 1;
+	unsigned mmsg_strip = 0; /* sendmmsg_scm */
 	const char *call;
 	switch (nr) {
 	case __NR_bind:
@@ -702,9 +772,19 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 			}
 		}
 		break;
-	case __NR_sendmmsg:
+	case __NR_sendmmsg: {
 		aptr = 0, len = 0, call = "sendmmsg"; /* UDP egress and MSG_FASTOPEN only */
+		int e = sendmmsg_scm(sb, t, &regs, &mmsg_strip);
+		if (e < 0) {
+			REG_SYSNO(regs) = -1;
+			REG_RET(regs) = (uint64_t)(long)e;
+			ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
+			audit_event(sb->audit, sb, t, t->tid, call, "SCM_CREDENTIALS", DEC_DENY, e,
+				    "credentials the caller may not claim");
+			return;
+		}
 		break;
+	}
 	case __NR_recvmsg:
 	case __NR_recvmmsg: {
 		/* once ids changed, no socket received on keeps SO_PASSCRED
@@ -751,7 +831,7 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 			      nr == __NR_sendto ? NETSEND_TO : nr == __NR_sendmsg ? NETSEND_MSG : NETSEND_MMSG) == 0)
 		return;
 	if (nr == __NR_sendmmsg) {
-		(void)sendmmsg_paths(sb, t, &regs); /* AF_UNIX datagram paths */
+		(void)sendmmsg_paths(sb, t, &regs, mmsg_strip); /* AF_UNIX datagram paths */
 		return;
 	}
 	if (!mh_ok)

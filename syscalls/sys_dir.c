@@ -350,10 +350,36 @@ static long set_cwd(struct sc_call *c, const struct vfs_node *n, int hostfd)
 	return r < 0 ? r : vfs_cwd_set(VFS_OF(c), c->task, n, hostfd);
 }
 
+/* The directory chdir and chroot name: a trailing fd/<n> link of /proc
+ * is its object, walked as "fd/<n>/." (the link's text, as a magic link
+ * met mid-path; red team 48: ENOTDIR, the link node the walk hands back for
+ * procfs_open_magic, where Linux enters N's directory); a pipe's or a
+ * socket's is ENOTDIR. */
+static int walk_dir(struct sc_call *c, struct vfs_node **np)
+{
+	int r = fs_walk(c, AT_FDCWD, c->str[0], WALK_DIRECTORY, np);
+
+	if (r < 0 || (*np)->kind != VN_PROC || !(*np)->magic)
+		return r;
+	char text[8];
+	long k = vfs_node_readlink(VFS_OF(c), c->task, *np, text, sizeof text);
+	free(*np);
+	*np = NULL;
+	if (k < 0)
+		return (int)k;
+	if (k == 0 || text[0] != '/')
+		return -ENOTDIR; /* a pipe, a socket: no directory */
+	size_t l = strlen(c->str[0]);
+	cleanup_free char *p = xmalloc(l + 3);
+	memcpy(p, c->str[0], l);
+	memcpy(p + l, "/.", 3);
+	return fs_walk(c, AT_FDCWD, p, WALK_DIRECTORY, np);
+}
+
 long sys_chdir(struct sc_call *c)
 {
 	cleanup_free struct vfs_node *n = NULL;
-	int r = fs_walk(c, AT_FDCWD, c->str[0], WALK_DIRECTORY, &n);
+	int r = walk_dir(c, &n);
 
 	if (r < 0)
 		return r;
@@ -374,7 +400,7 @@ long sys_chroot(struct sc_call *c)
 {
 	cleanup_free struct vfs_node *n = NULL;
 	struct task *t = c->task;
-	int r = fs_walk(c, AT_FDCWD, c->str[0], WALK_DIRECTORY, &n);
+	int r = walk_dir(c, &n);
 
 	if (r < 0)
 		return r;

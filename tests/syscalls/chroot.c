@@ -57,6 +57,28 @@ static void jail(void)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "jail", "child status %#x", st);
 }
 
+/* chroot through /proc/self/fd/N enters N's directory (red team 48:
+ * ENOTDIR under moat, the link itself) */
+static void jail_proc_fd(void)
+{
+	mkdir("pj", 0755);
+	t_write_file("pj/y", "pjail", 0644);
+	fflush(stdout);
+	pid_t p = fork();
+	if (p == 0) {
+		char lp[64], buf[64];
+		int bad = 0, d = open("pj", O_RDONLY | O_DIRECTORY);
+		snprintf(lp, sizeof lp, "/proc/self/fd/%d", d);
+		J(d >= 0 && chroot(lp) == 0, "proc_fd_chroot");
+		J(t_read_file("/y", buf, sizeof buf) == 5 && !strcmp(buf, "pjail"), "proc_fd_root_inside");
+		fflush(stdout);
+		_exit(bad);
+	}
+	int st = -1;
+	waitpid(p, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "jail_proc_fd", "child status %#x", st);
+}
+
 /* the root renamed by another process (the parent, outside the chroot)
  * stays the child's root, as Linux keeps a root by its dentry */
 static void jail_renamed(void)
@@ -143,6 +165,7 @@ int main(int argc, char **argv)
 		/* then / is still the same directory */
 		CHECK(access("/proc/self", F_OK) == 0, "root_unchanged", "%s", strerror(errno));
 		jail();
+		jail_proc_fd();
 		jail_renamed();
 	} else {
 		EXPECT_ERR(chroot("/"), EPERM, "no_cap_eperm");

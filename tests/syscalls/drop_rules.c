@@ -13,6 +13,7 @@
  * otherwise); the dropped process is uid/gid 61243. */
 #include "t.h"
 #include <grp.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -56,6 +57,61 @@ static long send_creds(int fd, pid_t pid, uid_t uid, gid_t gid)
 	return sendmsg(fd, &mh, MSG_DONTWAIT);
 }
 
+/* the claim after PAD bytes of control data the kernel passes over (a
+ * cmsg of another level) */
+static long send_creds_after(int fd, size_t pad, uid_t uid, gid_t gid)
+{
+	size_t tot = pad + CMSG_SPACE(sizeof(struct ucred));
+	unsigned char *cb = calloc(1, tot);
+	if (!cb)
+		DIE("calloc");
+	struct iovec iv = { "z", 1 };
+	struct msghdr mh = { .msg_iov = &iv, .msg_iovlen = 1, .msg_control = cb, .msg_controllen = tot };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_len = pad;
+	cm->cmsg_level = 0;
+	cm->cmsg_type = 1;
+	cm = CMSG_NXTHDR(&mh, cm);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_CREDENTIALS;
+	cm->cmsg_len = CMSG_LEN(sizeof(struct ucred));
+	struct ucred u = { getpid(), uid, gid };
+	memcpy(CMSG_DATA(cm), &u, sizeof u);
+	long r = sendmsg(fd, &mh, MSG_DONTWAIT);
+	int e = errno;
+	free(cb);
+	errno = e;
+	return r;
+}
+
+/* sendmmsg: scm_send per message (____sys_sendmsg); the batch ends at the
+ * first refused one (1 sent, or its error when it is the first) */
+static long sendmmsg_creds(int fd, pid_t pid, uid_t uid, gid_t gid, int first_plain)
+{
+	union {
+		char b[CMSG_SPACE(sizeof(struct ucred))];
+		struct cmsghdr align;
+	} cb;
+	memset(&cb, 0, sizeof cb);
+	struct ucred u = { pid, uid, gid };
+	struct iovec iv = { "y", 1 };
+	struct mmsghdr mv[2];
+	memset(mv, 0, sizeof mv);
+	for (int i = 0; i < 2; i++) {
+		mv[i].msg_hdr.msg_iov = &iv;
+		mv[i].msg_hdr.msg_iovlen = 1;
+	}
+	struct msghdr *mh = &mv[first_plain ? 1 : 0].msg_hdr;
+	mh->msg_control = cb.b;
+	mh->msg_controllen = sizeof cb.b;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_CREDENTIALS;
+	cm->cmsg_len = CMSG_LEN(sizeof u);
+	memcpy(CMSG_DATA(cm), &u, sizeof u);
+	return sendmmsg(fd, mv, first_plain ? 2 : 1, MSG_DONTWAIT);
+}
+
 static void scm_cases(void)
 {
 	int sp[2];
@@ -74,6 +130,22 @@ static void scm_cases(void)
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, ss) != 0)
 		DIE("socketpair");
 	EXPECT_ERR(send_creds(ss[0], getpid(), 0, 0), EPERM, "scm_stream_dropped_claims_root");
+	/* after more than 4 KiB of other control data too (red team 48:
+	 * only the first 4 KiB were read, the claim went to the kernel) */
+	EXPECT_ERR(send_creds_after(sp[0], 8192, 0, 0), EPERM, "scm_dropped_claims_root_after_8k");
+	EXPECT_ERR(send_creds_after(sp[0], 64, 0, 0), EPERM, "scm_dropped_claims_root_after_64");
+	/* sendmmsg too (red team 48: not checked, the native check let the
+	 * claim of uid 0 go) */
+	EXPECT_ERR(sendmmsg_creds(sp[0], getpid(), 0, U1, 0), EPERM, "scm_sendmmsg_dropped_claims_uid0");
+	EXPECT_ERR(sendmmsg_creds(sp[0], getpid(), U1, 0, 0), EPERM, "scm_sendmmsg_dropped_claims_gid0");
+	long k = sendmmsg_creds(sp[0], getpid(), 0, 0, 1);
+	CHECK(k == 1, "scm_sendmmsg_second_refused_ends_batch", "%ld %s", k, strerror(errno));
+	while (recv(sp[1], &x, 1, MSG_DONTWAIT) == 1)
+		;
+	k = sendmmsg_creds(sp[0], getpid(), U1, U1, 0);
+	CHECK(k == 1, "scm_sendmmsg_dropped_claims_own", "%ld %s", k, strerror(errno));
+	CHECK(recv(sp[1], &x, 1, MSG_DONTWAIT) == 1 && x == 'y', "scm_sendmmsg_own_received", "%s", strerror(errno));
+	EXPECT_ERR(sendmmsg_creds(ss[0], getpid(), 0, 0, 0), EPERM, "scm_sendmmsg_stream_dropped_claims_root");
 	close(sp[0]);
 	close(sp[1]);
 	close(ss[0]);

@@ -32,6 +32,30 @@ int main(int argc, char **argv)
 	EXPECT_ERR(chdir("f"), ENOTDIR, "chdir_file");
 	EXPECT_ERR(chdir("missing"), ENOENT, "chdir_enoent");
 	EXPECT_ERR(chdir(""), ENOENT, "chdir_empty");
+	/* chdir through /proc/self/fd/N enters N's directory (red team 48:
+	 * ENOTDIR under moat, the link itself); a file's or a pipe's is
+	 * ENOTDIR */
+	{
+		char lp[64];
+		int dfd = open("a/b", O_RDONLY | O_DIRECTORY), ffd = open("f", O_RDONLY), pp[2];
+		if (dfd < 0 || ffd < 0 || pipe(pp) != 0)
+			DIE("open a/b, f, pipe");
+		snprintf(lp, sizeof lp, "/proc/self/fd/%d", dfd);
+		snprintf(want, sizeof(want), "%s/a/b", t_scratch);
+		CHECK(chdir(lp) == 0 && getcwd(buf, sizeof(buf)) && strcmp(buf, want) == 0, "chdir_proc_fd_dir",
+		      "%s '%s'", strerror(errno), buf);
+		CHECK(chdir("..") == 0 && getcwd(buf, sizeof(buf)) && strcmp(buf + strlen(buf) - 2, "/a") == 0,
+		      "chdir_proc_fd_dir_then_dotdot", "%s '%s'", strerror(errno), buf);
+		snprintf(lp, sizeof lp, "/proc/self/fd/%d", ffd);
+		EXPECT_ERR(chdir(lp), ENOTDIR, "chdir_proc_fd_file");
+		snprintf(lp, sizeof lp, "/proc/self/fd/%d", pp[0]);
+		EXPECT_ERR(chdir(lp), ENOTDIR, "chdir_proc_fd_pipe");
+		close(dfd);
+		close(ffd);
+		close(pp[0]);
+		close(pp[1]);
+		chdir(t_scratch);
+	}
 	CHECK(chdir("/") == 0 && getcwd(buf, sizeof(buf)) && strcmp(buf, "/") == 0, "chdir_root", "'%s'", buf);
 	CHECK(chdir("..") == 0 && getcwd(buf, sizeof(buf)) && strcmp(buf, "/") == 0, "dotdot_at_root",
 	      "'%s'", buf);

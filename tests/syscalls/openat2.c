@@ -100,6 +100,46 @@ int main(int argc, char **argv)
 		EXPECT_ERR(sys_openat2(pself, "exe", &how, sizeof(how)), EXDEV, "in_root_no_magic_exe");
 		how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
 		EXPECT_ERR(sys_openat2(pself, m, &how, sizeof(how)), ELOOP, "no_magiclinks_before_scope");
+		/* RESOLVE_NO_XDEV: a jump to another mount's object is EXDEV,
+		 * to the link's own (an fd of a /proc file) not (nd_jump_link;
+		 * red team 48: followed) */
+		int pp[2] = { -1, -1 }, pst = open("/proc/self/status", O_RDONLY);
+		if (pipe(pp) != 0)
+			DIE("pipe");
+		memset(&how, 0, sizeof(how));
+		how.resolve = RESOLVE_NO_XDEV;
+		EXPECT_ERR(sys_openat2(pself, m, &how, sizeof(how)), EXDEV, "no_xdev_no_magic_fd");
+		EXPECT_ERR(sys_openat2(pself, "cwd", &how, sizeof(how)), EXDEV, "no_xdev_no_magic_cwd");
+		snprintf(m, sizeof m, "fd/%d", pp[0]);
+		EXPECT_ERR(sys_openat2(pself, m, &how, sizeof(how)), EXDEV, "no_xdev_no_magic_pipe");
+		snprintf(m, sizeof m, "fd/%d", pst);
+		fd = sys_openat2(pself, m, &how, sizeof(how));
+		CHECK(fd >= 0, "no_xdev_magic_same_mount", "%s", strerror(errno));
+		if (fd >= 0)
+			close((int)fd);
+		/* an absolute symlink restarts at the root (nd_jump_root):
+		 * EXDEV before the look-up set its root (a relative path
+		 * that walked no ".."), after, when the link's mount is not
+		 * the root's */
+		struct statx sa, sb;
+		if (symlinkat("/", dfd, "slash_link") != 0)
+			DIE("symlink");
+		how.flags = O_DIRECTORY;
+		EXPECT_ERR(sys_openat2(dfd, "slash_link", &how, sizeof(how)), EXDEV, "no_xdev_absolute_link_root_unset");
+		if (statx(dfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sa) == 0 &&
+		    statx(AT_FDCWD, "/", 0, STATX_MNT_ID, &sb) == 0 && (sa.stx_mask & sb.stx_mask & STATX_MNT_ID)) {
+			fd = sys_openat2(dfd, "../root/slash_link", &how, sizeof(how));
+			int want = sa.stx_mnt_id != sb.stx_mnt_id ? EXDEV : 0;
+			CHECK(want ? fd < 0 && errno == want : fd >= 0, "no_xdev_absolute_link_other_mount", "%ld %s",
+			      fd, strerror(errno));
+			if (fd >= 0)
+				close((int)fd);
+		}
+		unlinkat(dfd, "slash_link", 0);
+		close(pp[0]);
+		close(pp[1]);
+		if (pst >= 0)
+			close(pst);
 		if (pself >= 0)
 			close(pself);
 	}

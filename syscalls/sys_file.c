@@ -1791,10 +1791,15 @@ static long do_fchownat(struct sc_call *c, int dirfd, const char *path, uint32_t
 	}
 	r = VFS_BE(VFS_OF(c), chown, n->mnt->export, n->rel, hu, hg);
 	vfs_refresh(VFS_OF(c), n->mnt, n->rel, &n->st); /* other names too, as chmod */
-	if (r == 0 && drop_sgid && (n->st.st_mode & S_ISGID)) {
+	if (r == 0 && drop_sgid && (n->st.st_mode & S_ISGID) && !(n->st.st_mode & S_IXGRP)) {
 		/* the gofer's chown keeps S_ISGID without S_IXGRP (it is
-		 * CAP_FSETID): the caller's rule clears it */
-		(void)VFS_BE(VFS_OF(c), chmod, n->mnt->export, n->rel, n->st.st_mode & 07777 & ~(mode_t)S_ISGID);
+		 * CAP_FSETID): the caller's rule clears it. n->st is the stat
+		 * from before the chown (vfs_refresh does not rewrite it), and
+		 * the chown cleared S_ISUID of this non-directory as Linux's
+		 * does for anyone: it stays cleared (LTP chown02 saw a 06770
+		 * file come back 04770 when this chmod kept it) */
+		(void)VFS_BE(VFS_OF(c), chmod, n->mnt->export, n->rel,
+			     n->st.st_mode & 07777 & ~(mode_t)(S_ISGID | S_ISUID));
 		vfs_refresh(VFS_OF(c), n->mnt, n->rel, &n->st);
 	}
 	return r;

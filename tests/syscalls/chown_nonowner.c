@@ -138,6 +138,26 @@ static void as_fowner(const char *where, const char *dir)
 		t_failures++;
 }
 
+/* root's own chown of a file with both set-id bits (LTP chown02): S_ISUID
+ * always goes from a non-directory, S_ISGID with S_IXGRP; without S_IXGRP
+ * root (CAP_FSETID, in the group) keeps it. Under moat a private file's
+ * chmod after the gofer's chown once put S_ISUID back (06770 -> 04770). */
+static void root_both(const char *where, const char *dir)
+{
+	char p[PATH_MAX + 32], name[128];
+	snprintf(p, sizeof p, "%s/root_both", dir);
+	if (t_write_file(p, "x", 0644) != 0 || chmod(p, 06770) != 0)
+		DIE("set up %s", p);
+	snprintf(name, sizeof name, "%s_root_chown_clears_both", where);
+	EXPECT_OK(chown(p, 0, 0), name);
+	CHECK(mode_of(p) == 0770, name, "mode %o", mode_of(p));
+	if (chmod(p, 06760) != 0)
+		DIE("chmod %s", p);
+	snprintf(name, sizeof name, "%s_root_chown_keeps_sgid_noexec", where);
+	EXPECT_OK(chown(p, 0, 0), name);
+	CHECK(mode_of(p) == 02760, name, "mode %o", mode_of(p));
+}
+
 int main(int argc, char **argv)
 {
 	t_setup(argc, argv, "chown_nonowner");
@@ -156,6 +176,8 @@ int main(int argc, char **argv)
 		mk(tmp, "fowner_suid", 04755, OTHER);
 		as_fowner("scratch", t_scratch);
 		as_fowner("tmp", tmp);
+		root_both("scratch", t_scratch);
+		root_both("tmp", tmp);
 	} else {
 		cases("scratch", t_scratch, 0);
 		cases("tmp", tmp, 0);

@@ -343,8 +343,7 @@ static long utf8_at(const unsigned char *p, int *len)
  * controls, DEL, the bidirectional overrides and marks */
 static int unsafe_cp(long c)
 {
-	return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x200e || c == 0x200f ||
-	       (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+	return c < 0x20 || c == 0x7f || moat_cp_hidden((uint32_t)c);
 }
 
 /* Names the export refuses: control characters (C0, DEL and C1: a raw
@@ -1217,6 +1216,53 @@ static void binary_literal(FILE *f, const char *d, size_t n)
 	free(z);
 }
 
+/* A path of the patch as git writes it (moat_quote_path: C-quoted when it
+ * holds a byte outside printable ASCII; red team 50: before, a name's
+ * U+202E, U+2028 or zero-width space went raw into the headers, where `cat`
+ * or a review tool showed another name than git apply writes); prefix
+ * "a/", "b/" or "" */
+static void qpath(FILE *f, const char *prefix, const char *p)
+{
+	size_t cap = 4 * (strlen(prefix) + strlen(p)) + 3;
+	char *q = xmalloc(cap);
+	moat_quote_path(q, cap, prefix, p, 0);
+	fputs(q, f);
+	free(q);
+}
+
+/* "diff --git a/FROM b/TO\n" */
+static void diff_header(FILE *f, const char *from, const char *to)
+{
+	fputs("diff --git ", f);
+	qpath(f, "a/", from);
+	fputc(' ', f);
+	qpath(f, "b/", to);
+	fputc('\n', f);
+}
+
+/* "rename from FROM\nrename to TO\n" */
+static void rename_lines(FILE *f, const char *from, const char *to)
+{
+	fputs("rename from ", f);
+	qpath(f, "", from);
+	fputs("\nrename to ", f);
+	qpath(f, "", to);
+	fputc('\n', f);
+}
+
+/* "--- a/P" or "+++ b/P" (or /dev/null), a tab after a name with a space
+ * as git writes it */
+static void file_line(FILE *f, const char *mark, const char *prefix, const char *p)
+{
+	fputs(mark, f);
+	if (!p) {
+		fputs("/dev/null\n", f);
+		return;
+	}
+	qpath(f, prefix, p);
+	fputs(strchr(p, ' ') ? "\t\n" : "\n", f);
+}
+
 static void patch_entry(struct ctx *x, FILE *f, struct change *c)
 {
 	static const char zero[] = "0000000000000000000000000000000000000000";
@@ -1228,8 +1274,9 @@ static void patch_entry(struct ctx *x, FILE *f, struct change *c)
 	if (c->is_dir || c->op < 0 || c->xattr_only)
 		return;
 	if (c->op == OP_RENAME && c->similarity == 100) {
-		fprintf(f, "diff --git a/%s b/%s\nsimilarity index 100%%\nrename from %s\nrename to %s\n",
-			c->from, c->path, c->from, c->path);
+		diff_header(f, c->from, c->path);
+		fputs("similarity index 100%\n", f);
+		rename_lines(f, c->from, c->path);
 		return;
 	}
 	const char *orel = c->op == OP_RENAME ? c->from_rel : c->rel;
@@ -1246,13 +1293,13 @@ static void patch_entry(struct ctx *x, FILE *f, struct change *c)
 		nd = xstrdup("");
 	blob_id(od, on, oid);
 	blob_id(nd, nn, nid);
-	fprintf(f, "diff --git a/%s b/%s\n", opath, c->path);
+	diff_header(f, opath, c->path);
 	if (c->op == OP_RENAME) {
 		if (git_mode(c->old_mode) != git_mode(c->new_mode))
 			fprintf(f, "old mode %06o\nnew mode %06o\n", git_mode(c->old_mode),
 				git_mode(c->new_mode));
-		fprintf(f, "similarity index %d%%\nrename from %s\nrename to %s\n", c->similarity,
-			opath, c->path);
+		fprintf(f, "similarity index %d%%\n", c->similarity);
+		rename_lines(f, opath, c->path);
 	}
 	if (c->op == OP_ADD)
 		fprintf(f, "new file mode %06o\nindex %s..%s\n", git_mode(c->new_mode), zero, nid);
@@ -1271,9 +1318,8 @@ static void patch_entry(struct ctx *x, FILE *f, struct change *c)
 		fputs("GIT binary patch\n", f);
 		binary_literal(f, nd, nn);
 	} else if (on || nn) {
-		fprintf(f, "--- %s%s\n+++ %s%s\n", c->op == OP_ADD ? "" : "a/",
-			c->op == OP_ADD ? "/dev/null" : opath, c->op == OP_DELETE ? "" : "b/",
-			c->op == OP_DELETE ? "/dev/null" : c->path);
+		file_line(f, "--- ", "a/", c->op == OP_ADD ? NULL : opath);
+		file_line(f, "+++ ", "b/", c->op == OP_DELETE ? NULL : c->path);
 		unsigned long long left = EXPORT_DIFF_WORK - x->diff_work;
 		struct linediff_stats ls;
 		linediff_write(f, od, on, nd, nn, left < LINEDIFF_MAX_WORK ? left : LINEDIFF_MAX_WORK,

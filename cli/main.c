@@ -712,6 +712,12 @@ static int cmd_diff(int argc, char **argv)
 				refused = 1;
 			if (strstr(line, "\"skipped\": ["))
 				refused = 2;
+			const char *ru = strstr(line, "\"refused_unlisted\": ");
+			const char *su = strstr(line, "\"skipped_unlisted\": ");
+			if (ru && strtoul(ru + 20, NULL, 10))
+				printf("  ! %lu more refused, not listed\n", strtoul(ru + 20, NULL, 10));
+			if (su && strtoul(su + 20, NULL, 10))
+				printf("  - %lu more skipped, not listed\n", strtoul(su + 20, NULL, 10));
 			if (!strstr(line, "{\"path\": "))
 				continue;
 			jstr(line, "path", p, sizeof p);

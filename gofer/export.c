@@ -86,6 +86,8 @@ struct ctx {
 	size_t nrf, rcap;
 	char **skipped;             /* .git directories: git apply never writes them */
 	size_t nsk;
+	/* refusals and skipped .git past listed_max(): counted, not listed */
+	unsigned long long rf_unlisted, sk_unlisted;
 	unsigned long long files, bytes;
 	unsigned long long diff_work; /* line diff steps spent, all groups */
 	int failed;
@@ -159,9 +161,25 @@ static char *join(const char *a, const char *b)
 	return r;
 }
 
+/* How many refusals (and skipped .git directories) one group's manifest
+ * lists: --export-max-files, at least 1000; the rest are counted
+ * (`"refused_unlisted"`, `"skipped_unlisted"` in its totals). Red team 50:
+ * past --export-max-files every further file the guest made was one more
+ * refusal line, each with its path of up to PATH_MAX: 50,000 empty files
+ * under 2,000-byte paths gave a 117 MB manifest in DIR, and the guest's
+ * count of files was the only bound, outside --export-max-bytes. */
+static size_t listed_max(const struct ctx *x)
+{
+	return x->srv->max_files < 1000 ? 1000 : (size_t)x->srv->max_files;
+}
+
 static void refuse(struct ctx *x, const struct gofer_srv_export *e, const char *rel,
 		   const char *reason)
 {
+	if (x->nrf >= listed_max(x)) {
+		x->rf_unlisted++;
+		return;
+	}
 	if (x->nrf == x->rcap) {
 		x->rcap = x->rcap ? 2 * x->rcap : 16;
 		x->rf = realloc(x->rf, x->rcap * sizeof *x->rf);
@@ -843,6 +861,11 @@ static void diff_dir(struct ctx *x, const struct gofer_srv_export *e, const char
 		struct stat ust, lst;
 		int hl;
 
+		if (!strcmp(u[i], ".git") && x->nsk >= listed_max(x)) {
+			x->sk_unlisted++;
+			free(cr);
+			continue;
+		}
 		if (!strcmp(u[i], ".git")) {
 			x->skipped = realloc(x->skipped, (x->nsk + 1) * sizeof *x->skipped);
 			if (!x->skipped)
@@ -1513,8 +1536,8 @@ static int write_group(struct ctx *x, const char *name, const struct gofer_srv_e
 		json_str(mf, x->skipped[i]);
 		fputs(", \"reason\": \"git metadata: git apply never writes it\"}", mf);
 	}
-	fprintf(mf, "\n  ],\n  \"totals\": {\"files\": %llu, \"bytes\": %llu}\n}\n",
-		x->files, x->bytes);
+	fprintf(mf, "\n  ],\n  \"totals\": {\"files\": %llu, \"bytes\": %llu, \"refused_unlisted\": %llu, "
+		"\"skipped_unlisted\": %llu}\n}\n", x->files, x->bytes, x->rf_unlisted, x->sk_unlisted);
 	int bad = ferror(pf) | ferror(mf) | x->failed;
 	bad |= fflush(pf) != 0;
 	bad |= fflush(mf) != 0;
@@ -1547,7 +1570,7 @@ static void reset(struct ctx *x)
 	for (size_t i = 0; i < x->nsk; i++)
 		free(x->skipped[i]);
 	x->nch = x->nrf = x->nsk = 0;
-	x->files = x->bytes = 0;
+	x->files = x->bytes = x->rf_unlisted = x->sk_unlisted = 0;
 }
 
 int gofer_export_run(const struct gofer_srv *srv)
@@ -1580,7 +1603,7 @@ int gofer_export_run(const struct gofer_srv *srv)
 		pair_renames(&x);
 		if (write_group(&x, e->cow_name, srv->exp, srv->n) < 0 || x.failed)
 			failed = 1;
-		refused |= x.nrf > 0;
+		refused |= x.nrf > 0 || x.rf_unlisted > 0;
 	}
 	reset(&x);
 	free(x.ch);

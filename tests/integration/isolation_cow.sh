@@ -154,6 +154,16 @@ moat run --bind "$NEG:/n:cow" --export "$T_TMP/fexp" --export-max-files 3 --work
 n_ok=$(grep -c '"op": "add"' "$T_TMP/fexp/n/manifest.json" 2>/dev/null)
 n_ref=$(grep -c 'change set over --export-max-files' "$T_TMP/fexp/n/manifest.json" 2>/dev/null)
 expect_eq export_refuses_past_max_files "$n_ok $n_ref" "3 3"
+# past --export-max-files the refusals are listed up to the limit (at
+# least 1000) and counted after (red team 50: before, one manifest line per
+# further guest file, so the guest's count of files alone bounded the
+# manifest moat wrote into DIR: 50,000 files, 117 MB)
+moat run --bind "$NEG:/n:cow" --export "$T_TMP/rlexp" --export-max-files 3 --workdir /n -- /bin/sh -c \
+	'i=0; while [ $i -lt 1100 ]; do : >u$i; i=$((i+1)); done' </dev/null >/dev/null 2>&1
+n_ref=$(grep -c 'change set over --export-max-files' "$T_TMP/rlexp/n/manifest.json" 2>/dev/null)
+n_unl=$(grep -o '"refused_unlisted": [0-9]*' "$T_TMP/rlexp/n/manifest.json" 2>/dev/null)
+d=$(moat diff "$T_TMP/rlexp" 2>&1 | grep -c '^  ! 97 more refused, not listed$')
+expect_eq export_refusals_listed_bounded "$n_ref|$n_unl|$d" '1000|"refused_unlisted": 97|1'
 
 # ---- 4b. names a reader would take for other names (red team 50): the
 #         patch's headers quote them as git does (U+202E, U+061C, U+2028,

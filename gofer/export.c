@@ -88,6 +88,7 @@ struct ctx {
 	size_t nsk;
 	/* refusals and skipped .git past listed_max(): counted, not listed */
 	unsigned long long rf_unlisted, sk_unlisted;
+	unsigned long long hdr_bytes;   /* paths and link targets: within_limits */
 	unsigned long long files, bytes;
 	unsigned long long diff_work; /* line diff steps spent, all groups */
 	int failed;
@@ -457,22 +458,43 @@ static int take_new(struct ctx *x, const struct gofer_srv_export *e, const char 
 	return 0;
 }
 
+/* the length of prefix+rel as the patch writes it (moat_quote_path) */
+static unsigned long long path_out_len(const char *prefix, const char *rel)
+{
+	unsigned long long n = 2;
+	for (int part = 0; part < 2; part++)
+		for (const unsigned char *p = (const unsigned char *)(part ? rel : prefix); *p; p++)
+			n += (*p < 0x20 || *p == '"' || *p == '\\' || *p >= 0x7f) ? 4 : 1;
+	return n;
+}
+
+/* Is there room for one more change of rel (st: its new or deleted entry)
+ * under --export-max-files and --export-max-bytes? Refused if not. The
+ * byte total holds the files' contents (the manifest's "bytes") and the
+ * paths and link targets the output holds for them (hdr_bytes). */
 static int within_limits(struct ctx *x, const struct gofer_srv_export *e, const char *rel,
 			 const struct stat *st)
 {
 	unsigned long long b = S_ISREG(st->st_mode) ? (unsigned long long)st->st_size : 0;
+	/* its path as the output holds it: quoted in up to four patch header
+	 * lines, once in the manifest (red team 50: 10,000 empty files under
+	 * 4,000-byte paths of non-ASCII names made a patch of ~320 MB from 0
+	 * bytes of content, past --export-max-bytes); a symlink's target */
+	unsigned long long h = 5ULL * path_out_len(e->cow_prefix, rel) +
+			       (S_ISLNK(st->st_mode) ? (unsigned long long)st->st_size : 0);
 
 	if (x->files + 1 > x->srv->max_files) {
 		refuse(x, e, rel, "change set over --export-max-files");
 		return 0;
 	}
-	if (x->bytes + b > x->srv->max_bytes) {
+	if (x->bytes + x->hdr_bytes + b + h > x->srv->max_bytes) {
 		refuse(x, e, rel, b > x->srv->max_bytes ? "file over --export-max-bytes"
 			: "change set over --export-max-bytes");
 		return 0;
 	}
 	x->files++;
 	x->bytes += b;
+	x->hdr_bytes += h;
 	return 1;
 }
 
@@ -1570,7 +1592,7 @@ static void reset(struct ctx *x)
 	for (size_t i = 0; i < x->nsk; i++)
 		free(x->skipped[i]);
 	x->nch = x->nrf = x->nsk = 0;
-	x->files = x->bytes = x->rf_unlisted = x->sk_unlisted = 0;
+	x->files = x->bytes = x->rf_unlisted = x->sk_unlisted = x->hdr_bytes = 0;
 }
 
 int gofer_export_run(const struct gofer_srv *srv)

@@ -164,6 +164,24 @@ n_ref=$(grep -c 'change set over --export-max-files' "$T_TMP/rlexp/n/manifest.js
 n_unl=$(grep -o '"refused_unlisted": [0-9]*' "$T_TMP/rlexp/n/manifest.json" 2>/dev/null)
 d=$(moat diff "$T_TMP/rlexp" 2>&1 | grep -c '^  ! 97 more refused, not listed$')
 expect_eq export_refusals_listed_bounded "$n_ref|$n_unl|$d" '1000|"refused_unlisted": 97|1'
+# the byte total holds the paths the output writes too (red team 50: empty
+# files under long non-ASCII paths, each written quoted four times into
+# the patch, made an export far past --export-max-bytes from no content)
+moat run --bind "$NEG:/n:cow" --export "$T_TMP/pbexp" --export-max-bytes 100000 --workdir /n -- "$PY" -c '
+import os
+d = "/".join(["\u00e9" * 120] * 4)
+os.makedirs(d)
+for i in range(50):
+    open(d + "/%0200d" % i, "w").close()
+' </dev/null >/dev/null 2>&1
+n_ok=$(grep -c '"op": "add", "type": "file"' "$T_TMP/pbexp/n/manifest.json" 2>/dev/null)
+n_ref=$(grep -c 'change set over --export-max-bytes' "$T_TMP/pbexp/n/manifest.json" 2>/dev/null)
+psz=$(stat -c %s "$T_TMP/pbexp/n/changes.patch" 2>/dev/null || echo none)
+if [ "${n_ok:-0}" -ge 1 ] && [ "${n_ok:-0}" -lt 50 ] && [ "$((n_ok + n_ref))" = 50 ] && [ "$psz" != none ] && [ "$psz" -le 100000 ]; then
+	ok export_max_bytes_counts_paths
+else
+	fail export_max_bytes_counts_paths "added $n_ok, refused $n_ref, patch $psz bytes"
+fi
 
 # ---- 4b. names a reader would take for other names (red team 50): the
 #         patch's headers quote them as git does (U+202E, U+061C, U+2028,

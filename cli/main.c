@@ -581,44 +581,79 @@ static int cmd_run(int argc, char **argv)
 	return sentry_run(&c);
 }
 
-/* The raw JSON string at p (after its opening quote) into out, made safe
- * for a terminal; returns where it stopped (its closing quote). */
-static const char *jcopy(const char *p, char *out, size_t len)
+/* The JSON string at p (after its opening quote), decoded, into out as
+ * moat_quote_path writes it (strict for a path: red team 50, a name's
+ * U+061C, U+2028, zero-width space or trailing space showed raw or not at
+ * all, and "x -> y" looked like a rename): nothing a terminal acts on or
+ * shows as another name reaches it, whoever wrote the file. Returns where
+ * it stopped (its closing quote). */
+static const char *jcopy(const char *p, char *out, size_t len, int strict)
 {
+	char raw[4096];
 	size_t o = 0;
-	for (; *p && *p != '"' && o + 1 < len; p++) {
-		unsigned char c = (unsigned char)*p;
+	for (; *p && *p != '"'; p++) {
+		char u[4];
+		size_t n = 1;
+		u[0] = *p;
 		if (*p == '\\' && p[1]) {
-			out[o++] = *p++;
-			c = (unsigned char)*p;
-		}
-		/* nothing a terminal acts on reaches it, whoever wrote the file:
-		 * C0, DEL, U+0080-U+009F, a C1 byte outside a UTF-8 sequence */
-		if (c == 0xc2 && (unsigned char)p[1] >= 0x80 && (unsigned char)p[1] <= 0x9f) {
-			out[o++] = '?';
 			p++;
-			continue;
+			switch (*p) {
+			case 'n': u[0] = '\n'; break;
+			case 't': u[0] = '\t'; break;
+			case 'r': u[0] = '\r'; break;
+			case 'b': u[0] = '\b'; break;
+			case 'f': u[0] = '\f'; break;
+			case 'u': {
+				unsigned cp = 0;
+				int k;
+				for (k = 1; k <= 4; k++) {
+					char h = p[k];
+					int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 :
+						h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+					if (d < 0)
+						break;
+					cp = cp << 4 | (unsigned)d;
+				}
+				if (k <= 4) {   /* (not JSON: kept as it is) */
+					u[0] = 'u';
+					break;
+				}
+				p += 4;
+				if (!cp || (cp >= 0xd800 && cp <= 0xdfff))
+					cp = '?';
+				if (cp < 0x80) {
+					u[0] = (char)cp;
+				} else if (cp < 0x800) {
+					u[0] = (char)(0xc0 | cp >> 6), u[1] = (char)(0x80 | (cp & 0x3f)), n = 2;
+				} else {
+					u[0] = (char)(0xe0 | cp >> 12), u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+					u[2] = (char)(0x80 | (cp & 0x3f)), n = 3;
+				}
+				break;
+			}
+			default: u[0] = *p; break;  /* \" \\ \/ */
+			}
 		}
-		if (c < 0x20 || c == 0x7f ||
-		    (c >= 0x80 && c <= 0x9f && (o == 0 || (unsigned char)out[o - 1] < 0x80)))
-			c = '?';
-		out[o++] = (char)c;
+		if (o + n < sizeof raw) {
+			memcpy(raw + o, u, n);
+			o += n;
+		}
 	}
-	out[o] = 0;
-	while (*p && *p != '"')         /* (past what fit) */
-		p += p[0] == '\\' && p[1] ? 2 : 1;
+	raw[o] = 0;
+	moat_quote_path(out, len, "", raw, strict);
 	return p;
 }
 
 /* The raw JSON string after "key": on one manifest line ("" if absent). */
 static void jstr(const char *line, const char *key, char *out, size_t len)
 {
+	int strict = !strcmp(key, "path") || !strcmp(key, "from");
 	char k[32];
 	snprintf(k, sizeof k, "\"%s\": \"", key);
 	const char *p = strstr(line, k);
 	out[0] = 0;
 	if (p)
-		jcopy(p + strlen(k), out, len);
+		jcopy(p + strlen(k), out, len, strict);
 }
 
 /* A change's "xattrs": {name: sha256 | null, ...} as ", xattrs +set -removed" */
@@ -631,8 +666,8 @@ static void jxattrs(const char *line, char *out, size_t len)
 		return;
 	o = (size_t)snprintf(out, len, ", xattrs");
 	for (p += 11; *p == '"' && o < len; ) {
-		char nm[300];
-		p = jcopy(p + 1, nm, sizeof nm);
+		char nm[4 * 256 + 3];
+		p = jcopy(p + 1, nm, sizeof nm, 1);
 		if (*p != '"' || strncmp(p + 1, ": ", 2))
 			break;
 		p += 3;
@@ -666,30 +701,23 @@ static int cmd_diff(int argc, char **argv)
 		if (!f)
 			continue;
 		found = 1;
-		char mname[sizeof de->d_name];
-		size_t mo = 0;
-		for (const unsigned char *q = (const unsigned char *)de->d_name; *q; q++) {
-			unsigned char c = *q;
-			if (c == 0xc2 && q[1] >= 0x80 && q[1] <= 0x9f) {
-				mname[mo++] = '?';
-				q++;
-				continue;
-			}
-			if (c < 0x20 || c == 0x7f ||
-			    (c >= 0x80 && c <= 0x9f && (mo == 0 || (unsigned char)mname[mo - 1] < 0x80)))
-				c = '?';
-			mname[mo++] = (char)c;
-		}
-		mname[mo] = 0;
+		char mname[4 * sizeof de->d_name + 3];
+		moat_quote_path(mname, sizeof mname, "", de->d_name, 1);
 		printf("%s:\n", mname); /* (a directory anyone who could write DIR named) */
 		int refused = 0;
 		unsigned long n = 0;
 		while (fgets(line, sizeof line, f)) {
-			char p[4096], op[16], type[16], from[4096], why[256], bytes[32] = "", xa[1024];
+			char p[4 * 4096 + 3], op[16], type[16], from[4 * 4096 + 3], why[256], bytes[32] = "", xa[4096];
 			if (strstr(line, "\"refused\": ["))
 				refused = 1;
 			if (strstr(line, "\"skipped\": ["))
 				refused = 2;
+			const char *ru = strstr(line, "\"refused_unlisted\": ");
+			const char *su = strstr(line, "\"skipped_unlisted\": ");
+			if (ru && strtoul(ru + 20, NULL, 10))
+				printf("  ! %lu more refused, not listed\n", strtoul(ru + 20, NULL, 10));
+			if (su && strtoul(su + 20, NULL, 10))
+				printf("  - %lu more skipped, not listed\n", strtoul(su + 20, NULL, 10));
 			if (!strstr(line, "{\"path\": "))
 				continue;
 			jstr(line, "path", p, sizeof p);

@@ -587,3 +587,65 @@ int fd_stat_mount(int fd, struct stat *st, uint64_t *mnt)
 	*mnt = (sx.stx_mask & STATX_MNT_ID) ? sx.stx_mnt_id : 0;
 	return 0;
 }
+
+int moat_cp_hidden(uint32_t cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x61c || cp == 0x200e || cp == 0x200f ||
+	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+static int quote_byte(unsigned char c)
+{
+	return c < 0x20 || c == '"' || c == '\\' || c >= 0x7f;
+}
+
+size_t moat_quote_path(char *out, size_t cap, const char *prefix, const char *s, int strict)
+{
+	int q = 0;
+	size_t o = 0, pl = strlen(prefix), sl = strlen(s);
+
+	for (const char *t = prefix; *t && !q; t++)
+		q = quote_byte((unsigned char)*t);
+	for (const char *t = s; *t && !q; t++)
+		q = quote_byte((unsigned char)*t);
+	if (!q && strict && pl + sl &&
+	    ((pl ? prefix[0] : s[0]) == ' ' || (sl ? s[sl - 1] : prefix[pl - 1]) == ' ' ||
+	     strstr(prefix, " -> ") || strstr(s, " -> ") || strstr(prefix, ": ") || strstr(s, ": ") ||
+	     (pl ? prefix[0] : s[0]) == '"'))
+		q = 1;
+	if (!cap)
+		return 0;
+	if (q && o + 1 < cap)
+		out[o++] = '"';
+	for (int part = 0; part < 2; part++) {
+		for (const unsigned char *p = (const unsigned char *)(part ? s : prefix); *p; p++) {
+			char e[5];
+			size_t n = 0;
+			static const char named[] = "abtnvfr";
+			if (!q || !quote_byte(*p)) {
+				e[n++] = (char)*p;
+			} else if (*p == '"' || *p == '\\') {
+				e[n++] = '\\';
+				e[n++] = (char)*p;
+			} else if (*p >= 7 && *p <= 13) {
+				e[n++] = '\\';
+				e[n++] = named[*p - 7];
+			} else {
+				e[n++] = '\\';
+				e[n++] = (char)('0' + (*p >> 6));
+				e[n++] = (char)('0' + ((*p >> 3) & 7));
+				e[n++] = (char)('0' + (*p & 7));
+			}
+			if (o + n + 1 > cap) {
+				out[o] = 0;
+				return o;
+			}
+			memcpy(out + o, e, n);
+			o += n;
+		}
+	}
+	if (q && o + 2 <= cap)
+		out[o++] = '"';
+	out[o] = 0;
+	return o;
+}

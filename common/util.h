@@ -154,4 +154,24 @@ void stack_trim(void);
  * process. Never the relocated pages (they are private copies). */
 void text_trim(void);
 
+/* Guest names in moat's output for people (red team 50: one rule for all).
+ * moat_cp_hidden: a code point a reader does not see as itself: the C1
+ * controls U+0080-U+009F (CSI, OSC to a terminal that takes them), the
+ * Arabic letter mark U+061C, U+200E/F, the line and paragraph separators
+ * U+2028/9 and the bidirectional embeddings and overrides U+202A-E and
+ * isolates U+2066-9, which reorder what a terminal or an editor shows of
+ * the rest of the line. Every JSON string moat writes (the --audit
+ * records, the export's manifest) has them as \uXXXX. */
+int moat_cp_hidden(uint32_t cp);
+/* A path as git writes it with core.quotePath (its default): as it is when
+ * every byte is printable ASCII other than '"' and '\\', else the whole of
+ * prefix+s between double quotes with \" \\ \a \b \t \n \v \f \r and
+ * every other byte below 0x20, DEL and every byte from 0x80 as \ooo (git
+ * apply reads both forms back). strict (moat diff's lines) quotes too a
+ * name a line would show ambiguously: a leading or trailing space, " -> ",
+ * ": ". Written into out (cap > 0), cut at an escape's boundary, never
+ * within one (then no closing quote); returns the length written. cap of
+ * 4 * (strlen(prefix) + strlen(s)) + 3 always holds it. */
+size_t moat_quote_path(char *out, size_t cap, const char *prefix, const char *s, int strict);
+
 #endif

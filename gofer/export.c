@@ -86,6 +86,9 @@ struct ctx {
 	size_t nrf, rcap;
 	char **skipped;             /* .git directories: git apply never writes them */
 	size_t nsk;
+	/* refusals and skipped .git past listed_max(): counted, not listed */
+	unsigned long long rf_unlisted, sk_unlisted;
+	unsigned long long hdr_bytes;   /* paths and link targets: within_limits */
 	unsigned long long files, bytes;
 	unsigned long long diff_work; /* line diff steps spent, all groups */
 	int failed;
@@ -159,9 +162,25 @@ static char *join(const char *a, const char *b)
 	return r;
 }
 
+/* How many refusals (and skipped .git directories) one group's manifest
+ * lists: --export-max-files, at least 1000; the rest are counted
+ * (`"refused_unlisted"`, `"skipped_unlisted"` in its totals). Red team 50:
+ * past --export-max-files every further file the guest made was one more
+ * refusal line, each with its path of up to PATH_MAX: 50,000 empty files
+ * under 2,000-byte paths gave a 117 MB manifest in DIR, and the guest's
+ * count of files was the only bound, outside --export-max-bytes. */
+static size_t listed_max(const struct ctx *x)
+{
+	return x->srv->max_files < 1000 ? 1000 : (size_t)x->srv->max_files;
+}
+
 static void refuse(struct ctx *x, const struct gofer_srv_export *e, const char *rel,
 		   const char *reason)
 {
+	if (x->nrf >= listed_max(x)) {
+		x->rf_unlisted++;
+		return;
+	}
 	if (x->nrf == x->rcap) {
 		x->rcap = x->rcap ? 2 * x->rcap : 16;
 		x->rf = realloc(x->rf, x->rcap * sizeof *x->rf);
@@ -343,8 +362,7 @@ static long utf8_at(const unsigned char *p, int *len)
  * controls, DEL, the bidirectional overrides and marks */
 static int unsafe_cp(long c)
 {
-	return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x200e || c == 0x200f ||
-	       (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069);
+	return c < 0x20 || c == 0x7f || moat_cp_hidden((uint32_t)c);
 }
 
 /* Names the export refuses: control characters (C0, DEL and C1: a raw
@@ -440,22 +458,43 @@ static int take_new(struct ctx *x, const struct gofer_srv_export *e, const char 
 	return 0;
 }
 
+/* the length of prefix+rel as the patch writes it (moat_quote_path) */
+static unsigned long long path_out_len(const char *prefix, const char *rel)
+{
+	unsigned long long n = 2;
+	for (int part = 0; part < 2; part++)
+		for (const unsigned char *p = (const unsigned char *)(part ? rel : prefix); *p; p++)
+			n += (*p < 0x20 || *p == '"' || *p == '\\' || *p >= 0x7f) ? 4 : 1;
+	return n;
+}
+
+/* Is there room for one more change of rel (st: its new or deleted entry)
+ * under --export-max-files and --export-max-bytes? Refused if not. The
+ * byte total holds the files' contents (the manifest's "bytes") and the
+ * paths and link targets the output holds for them (hdr_bytes). */
 static int within_limits(struct ctx *x, const struct gofer_srv_export *e, const char *rel,
 			 const struct stat *st)
 {
 	unsigned long long b = S_ISREG(st->st_mode) ? (unsigned long long)st->st_size : 0;
+	/* its path as the output holds it: quoted in up to four patch header
+	 * lines, once in the manifest (red team 50: 10,000 empty files under
+	 * 4,000-byte paths of non-ASCII names made a patch of ~320 MB from 0
+	 * bytes of content, past --export-max-bytes); a symlink's target */
+	unsigned long long h = 5ULL * path_out_len(e->cow_prefix, rel) +
+			       (S_ISLNK(st->st_mode) ? (unsigned long long)st->st_size : 0);
 
 	if (x->files + 1 > x->srv->max_files) {
 		refuse(x, e, rel, "change set over --export-max-files");
 		return 0;
 	}
-	if (x->bytes + b > x->srv->max_bytes) {
+	if (x->bytes + x->hdr_bytes + b + h > x->srv->max_bytes) {
 		refuse(x, e, rel, b > x->srv->max_bytes ? "file over --export-max-bytes"
 			: "change set over --export-max-bytes");
 		return 0;
 	}
 	x->files++;
 	x->bytes += b;
+	x->hdr_bytes += h;
 	return 1;
 }
 
@@ -844,6 +883,11 @@ static void diff_dir(struct ctx *x, const struct gofer_srv_export *e, const char
 		struct stat ust, lst;
 		int hl;
 
+		if (!strcmp(u[i], ".git") && x->nsk >= listed_max(x)) {
+			x->sk_unlisted++;
+			free(cr);
+			continue;
+		}
 		if (!strcmp(u[i], ".git")) {
 			x->skipped = realloc(x->skipped, (x->nsk + 1) * sizeof *x->skipped);
 			if (!x->skipped)
@@ -1217,6 +1261,53 @@ static void binary_literal(FILE *f, const char *d, size_t n)
 	free(z);
 }
 
+/* A path of the patch as git writes it (moat_quote_path: C-quoted when it
+ * holds a byte outside printable ASCII; red team 50: before, a name's
+ * U+202E, U+2028 or zero-width space went raw into the headers, where `cat`
+ * or a review tool showed another name than git apply writes); prefix
+ * "a/", "b/" or "" */
+static void qpath(FILE *f, const char *prefix, const char *p)
+{
+	size_t cap = 4 * (strlen(prefix) + strlen(p)) + 3;
+	char *q = xmalloc(cap);
+	moat_quote_path(q, cap, prefix, p, 0);
+	fputs(q, f);
+	free(q);
+}
+
+/* "diff --git a/FROM b/TO\n" */
+static void diff_header(FILE *f, const char *from, const char *to)
+{
+	fputs("diff --git ", f);
+	qpath(f, "a/", from);
+	fputc(' ', f);
+	qpath(f, "b/", to);
+	fputc('\n', f);
+}
+
+/* "rename from FROM\nrename to TO\n" */
+static void rename_lines(FILE *f, const char *from, const char *to)
+{
+	fputs("rename from ", f);
+	qpath(f, "", from);
+	fputs("\nrename to ", f);
+	qpath(f, "", to);
+	fputc('\n', f);
+}
+
+/* "--- a/P" or "+++ b/P" (or /dev/null), a tab after a name with a space
+ * as git writes it */
+static void file_line(FILE *f, const char *mark, const char *prefix, const char *p)
+{
+	fputs(mark, f);
+	if (!p) {
+		fputs("/dev/null\n", f);
+		return;
+	}
+	qpath(f, prefix, p);
+	fputs(strchr(p, ' ') ? "\t\n" : "\n", f);
+}
+
 static void patch_entry(struct ctx *x, FILE *f, struct change *c)
 {
 	static const char zero[] = "0000000000000000000000000000000000000000";
@@ -1228,8 +1319,9 @@ static void patch_entry(struct ctx *x, FILE *f, struct change *c)
 	if (c->is_dir || c->op < 0 || c->xattr_only)
 		return;
 	if (c->op == OP_RENAME && c->similarity == 100) {
-		fprintf(f, "diff --git a/%s b/%s\nsimilarity index 100%%\nrename from %s\nrename to %s\n",
-			c->from, c->path, c->from, c->path);
+		diff_header(f, c->from, c->path);
+		fputs("similarity index 100%\n", f);
+		rename_lines(f, c->from, c->path);
 		return;
 	}
 	const char *orel = c->op == OP_RENAME ? c->from_rel : c->rel;
@@ -1246,13 +1338,13 @@ static void patch_entry(struct ctx *x, FILE *f, struct change *c)
 		nd = xstrdup("");
 	blob_id(od, on, oid);
 	blob_id(nd, nn, nid);
-	fprintf(f, "diff --git a/%s b/%s\n", opath, c->path);
+	diff_header(f, opath, c->path);
 	if (c->op == OP_RENAME) {
 		if (git_mode(c->old_mode) != git_mode(c->new_mode))
 			fprintf(f, "old mode %06o\nnew mode %06o\n", git_mode(c->old_mode),
 				git_mode(c->new_mode));
-		fprintf(f, "similarity index %d%%\nrename from %s\nrename to %s\n", c->similarity,
-			opath, c->path);
+		fprintf(f, "similarity index %d%%\n", c->similarity);
+		rename_lines(f, opath, c->path);
 	}
 	if (c->op == OP_ADD)
 		fprintf(f, "new file mode %06o\nindex %s..%s\n", git_mode(c->new_mode), zero, nid);
@@ -1271,9 +1363,8 @@ static void patch_entry(struct ctx *x, FILE *f, struct change *c)
 		fputs("GIT binary patch\n", f);
 		binary_literal(f, nd, nn);
 	} else if (on || nn) {
-		fprintf(f, "--- %s%s\n+++ %s%s\n", c->op == OP_ADD ? "" : "a/",
-			c->op == OP_ADD ? "/dev/null" : opath, c->op == OP_DELETE ? "" : "b/",
-			c->op == OP_DELETE ? "/dev/null" : c->path);
+		file_line(f, "--- ", "a/", c->op == OP_ADD ? NULL : opath);
+		file_line(f, "+++ ", "b/", c->op == OP_DELETE ? NULL : c->path);
 		unsigned long long left = EXPORT_DIFF_WORK - x->diff_work;
 		struct linediff_stats ls;
 		linediff_write(f, od, on, nd, nn, left < LINEDIFF_MAX_WORK ? left : LINEDIFF_MAX_WORK,
@@ -1467,8 +1558,8 @@ static int write_group(struct ctx *x, const char *name, const struct gofer_srv_e
 		json_str(mf, x->skipped[i]);
 		fputs(", \"reason\": \"git metadata: git apply never writes it\"}", mf);
 	}
-	fprintf(mf, "\n  ],\n  \"totals\": {\"files\": %llu, \"bytes\": %llu}\n}\n",
-		x->files, x->bytes);
+	fprintf(mf, "\n  ],\n  \"totals\": {\"files\": %llu, \"bytes\": %llu, \"refused_unlisted\": %llu, "
+		"\"skipped_unlisted\": %llu}\n}\n", x->files, x->bytes, x->rf_unlisted, x->sk_unlisted);
 	int bad = ferror(pf) | ferror(mf) | x->failed;
 	bad |= fflush(pf) != 0;
 	bad |= fflush(mf) != 0;
@@ -1501,7 +1592,7 @@ static void reset(struct ctx *x)
 	for (size_t i = 0; i < x->nsk; i++)
 		free(x->skipped[i]);
 	x->nch = x->nrf = x->nsk = 0;
-	x->files = x->bytes = 0;
+	x->files = x->bytes = x->rf_unlisted = x->sk_unlisted = x->hdr_bytes = 0;
 }
 
 int gofer_export_run(const struct gofer_srv *srv)
@@ -1534,7 +1625,7 @@ int gofer_export_run(const struct gofer_srv *srv)
 		pair_renames(&x);
 		if (write_group(&x, e->cow_name, srv->exp, srv->n) < 0 || x.failed)
 			failed = 1;
-		refused |= x.nrf > 0;
+		refused |= x.nrf > 0 || x.rf_unlisted > 0;
 	}
 	reset(&x);
 	free(x.ch);

@@ -28,6 +28,7 @@
 #include <termios.h>
 
 #include "syscalls/decode.h"
+#include "common/util.h"
 
 /* ---- output buffer: appends truncate silently, never split an escape ---- */
 
@@ -935,10 +936,7 @@ static uint32_t utf8_cp(const unsigned char *s, size_t n)
  * escaped). Escaped as \uXXXX: the JSON decodes to the same string. */
 static int json_cp_hidden(uint32_t cp)
 {
-	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x61c ||
-	       cp == 0x200e || cp == 0x200f ||
-	       (cp >= 0x2028 && cp <= 0x202e) ||
-	       (cp >= 0x2066 && cp <= 0x2069);
+	return moat_cp_hidden(cp);     /* common/util.c: one list for all */
 }
 
 size_t json_escape(char *out, size_t outlen, const char *s)

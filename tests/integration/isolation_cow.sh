@@ -154,6 +154,76 @@ moat run --bind "$NEG:/n:cow" --export "$T_TMP/fexp" --export-max-files 3 --work
 n_ok=$(grep -c '"op": "add"' "$T_TMP/fexp/n/manifest.json" 2>/dev/null)
 n_ref=$(grep -c 'change set over --export-max-files' "$T_TMP/fexp/n/manifest.json" 2>/dev/null)
 expect_eq export_refuses_past_max_files "$n_ok $n_ref" "3 3"
+# past --export-max-files the refusals are listed up to the limit (at
+# least 1000) and counted after (red team 50: before, one manifest line per
+# further guest file, so the guest's count of files alone bounded the
+# manifest moat wrote into DIR: 50,000 files, 117 MB)
+moat run --bind "$NEG:/n:cow" --export "$T_TMP/rlexp" --export-max-files 3 --workdir /n -- /bin/sh -c \
+	'i=0; while [ $i -lt 1100 ]; do : >u$i; i=$((i+1)); done' </dev/null >/dev/null 2>&1
+n_ref=$(grep -c 'change set over --export-max-files' "$T_TMP/rlexp/n/manifest.json" 2>/dev/null)
+n_unl=$(grep -o '"refused_unlisted": [0-9]*' "$T_TMP/rlexp/n/manifest.json" 2>/dev/null)
+d=$(moat diff "$T_TMP/rlexp" 2>&1 | grep -c '^  ! 97 more refused, not listed$')
+expect_eq export_refusals_listed_bounded "$n_ref|$n_unl|$d" '1000|"refused_unlisted": 97|1'
+# the byte total holds the paths the output writes too (red team 50: empty
+# files under long non-ASCII paths, each written quoted four times into
+# the patch, made an export far past --export-max-bytes from no content)
+moat run --bind "$NEG:/n:cow" --export "$T_TMP/pbexp" --export-max-bytes 100000 --workdir /n -- "$PY" -c '
+import os
+d = "/".join(["\u00e9" * 120] * 4)
+os.makedirs(d)
+for i in range(50):
+    open(d + "/%0200d" % i, "w").close()
+' </dev/null >/dev/null 2>&1
+n_ok=$(grep -c '"op": "add", "type": "file"' "$T_TMP/pbexp/n/manifest.json" 2>/dev/null)
+n_ref=$(grep -c 'change set over --export-max-bytes' "$T_TMP/pbexp/n/manifest.json" 2>/dev/null)
+psz=$(stat -c %s "$T_TMP/pbexp/n/changes.patch" 2>/dev/null || echo none)
+if [ "${n_ok:-0}" -ge 1 ] && [ "${n_ok:-0}" -lt 50 ] && [ "$((n_ok + n_ref))" = 50 ] && [ "$psz" != none ] && [ "$psz" -le 100000 ]; then
+	ok export_max_bytes_counts_paths
+else
+	fail export_max_bytes_counts_paths "added $n_ok, refused $n_ref, patch $psz bytes"
+fi
+
+# ---- 4b. names a reader would take for other names (red team 50): the
+#         patch's headers quote them as git does (U+202E, U+061C, U+2028,
+#         a zero-width space raw there showed another name than git apply
+#         writes), git apply still makes them, moat diff quotes them and an
+#         ambiguous "x -> y" or trailing space, the manifest escapes U+061C
+#         and U+2028 ----
+HN=$T_TMP/hn
+mkdir -p "$HN" && echo k >"$HN/keep" && chmod -R a+rX "$HN"
+[ $ROOT = 0 ] || chown -R "$(id -u)" "$HN"
+moat run --bind "$HN:/h:cow" --export "$T_TMP/hexp" --workdir /h -- /bin/sh -c \
+	'for n in "rlo\342\200\256txt" "alm\330\234x" "ls\342\200\250sep" "zw\342\200\213j" "t " "x -> y"; do
+	   printf d >"$(printf "$n")"; done' </dev/null >/dev/null 2>&1
+HP=$T_TMP/hexp/h/changes.patch
+hdr=$(grep -a -E '^(diff --git|--- |\+\+\+ |rename )' "$HP" 2>/dev/null)
+if [ "$(printf '%s\n' "$hdr" | grep -c '^diff --git')" = 6 ] &&
+   ! printf '%s\n' "$hdr" | LC_ALL=C grep -q '[^ -~	]' &&
+   printf '%s\n' "$hdr" | grep -qxF '+++ "b/rlo\342\200\256txt"'; then
+	ok export_patch_quotes_hidden_names
+else
+	fail export_patch_quotes_hidden_names "$(printf '%s\n' "$hdr" | cat -A | head -20)"
+fi
+rm -rf "$T_TMP/hcopy" && cp -a "$HN" "$T_TMP/hcopy"
+if [ -f "$HP" ] && (cd "$T_TMP/hcopy" && git apply "$HP" 2>&1); then
+	got=$(cd "$T_TMP/hcopy" && for n in 'rlo\342\200\256txt' 'alm\330\234x' 'ls\342\200\250sep' 'zw\342\200\213j' 't ' 'x -> y'; do
+		[ "$(cat "$(printf "$n")" 2>/dev/null)" = d ] && echo y; done | tr -d '\n')
+	expect_eq export_quoted_names_apply "$got" yyyyyy
+else
+	fail export_quoted_names_apply "no patch, or git apply failed"
+fi
+d=$(moat diff "$T_TMP/hexp" 2>&1)
+if printf '%s\n' "$d" | grep -qxF '  A "x -> y" (file, 1 bytes)' && printf '%s\n' "$d" | grep -qxF '  A "t " (file, 1 bytes)' &&
+   printf '%s\n' "$d" | grep -qF 'A "alm\330\234x"' && ! printf '%s\n' "$d" | LC_ALL=C grep -q '[^ -~]'; then
+	ok moat_diff_quotes_names
+else
+	fail moat_diff_quotes_names "$(printf '%s\n' "$d" | cat -A)"
+fi
+if [ -f "$T_TMP/hexp/h/manifest.json" ] && ! LC_ALL=C grep -q "$(printf '\330\234\\|\342\200\250')" "$T_TMP/hexp/h/manifest.json"; then
+	ok manifest_escapes_alm_line_separator
+else
+	fail manifest_escapes_alm_line_separator "$(grep -a path "$T_TMP/hexp/h/manifest.json" 2>&1 | cat -A)"
+fi
 
 # ---- 5. the scratch upper layer: there while the sandbox runs, gone after,
 #         also after kill -9 of moat ----

@@ -128,6 +128,21 @@ case $out in
 "ok threadstorm"*) ok thread_storm_bounded ;;
 *) fail thread_storm_bounded "${out:0:300}" ;;
 esac
+# Red team 52: a thread refused past the bound is sent to exit(0) at its
+# first stop; a guest filter answering that exit (EPERM, RET_TRACE) or a
+# signal handler run first (a sibling's tgkill of the new tid) let it run
+# guest code and clone the next one: 101 such threads past a bound of 20.
+# Now the thread's signals are blocked and its exit followed stop by stop:
+# it exits, or its process is killed (probe_doomed.c; natively nothing is
+# refused, "normal 200": not a sanity case)
+for m in errno trace signal; do
+	out=$(MOAT_MAX_TASKS=20 timeout 60 "$MOAT" run --timeout 30s --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_doomed $m </dev/null 2>&1)
+	n=$(printf '%s' "$out" | sed -n 's/^escaped 0 normal \([0-9]*\)$/\1/p')
+	if [ -n "$n" ] && [ "$n" -lt 200 ]; then ok "refused_thread_never_runs_$m"
+	elif [ -z "$n" ] && grep -q 'did not exit: its process is killed' <<<"$out" && ! grep -q '^escaped' <<<"$out"; then
+		ok "refused_thread_never_runs_$m"
+	else fail "refused_thread_never_runs_$m" "${out:0:300}"; fi
+done
 # Host pids are one space (kernel.pid_max, 32768 on small hosts) and a
 # waiting guest task holds three (its own, a sentry worker, a gofer
 # thread): without --pids a sandbox's task bound is at most an eighth of

@@ -136,7 +136,7 @@ esac
 # it exits, or its process is killed (probe_doomed.c; natively nothing is
 # refused, "normal 200": not a sanity case)
 for m in errno trace signal; do
-	out=$(MOAT_MAX_TASKS=20 timeout 60 "$MOAT" run --timeout 30s --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_doomed $m </dev/null 2>&1)
+	out=$(MOAT_MAX_TASKS=20 moat run --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_doomed $m </dev/null 2>&1)
 	n=$(printf '%s' "$out" | sed -n 's/^escaped 0 normal \([0-9]*\)$/\1/p')
 	if [ -n "$n" ] && [ "$n" -lt 200 ]; then ok "refused_thread_never_runs_$m"
 	elif [ -z "$n" ] && grep -q 'did not exit: its process is killed' <<<"$out" && ! grep -q '^escaped' <<<"$out"; then

@@ -413,14 +413,18 @@ static void kill_doomed(struct task *c)
 		/* SIGKILL would take the whole thread group: run exit(0) on the
 		 * clone's own syscall instruction (the one before the stop's ip).
 		 * That call passes the guest's own seccomp filters, which may
-		 * answer it (RET_ERRNO, RET_TRACE: ENOSYS here), and a signal
-		 * pending at the resume ran the guest's handler first, whose
-		 * frame's registers sigreturn restores: either way the thread
-		 * went on running guest code past the bound (red team 52). So
-		 * every signal is blocked first (none is delivered to it; a
-		 * process-directed one goes to another thread), and the exit is
-		 * followed stop by stop (PTRACE_SYSCALL, doomed_stop): its entry
-		 * stop, then its death; any other stop kills the process. */
+		 * answer it (RET_ERRNO, RET_TRACE: ENOSYS here); a signal pending
+		 * at the resume ran the guest's handler first, whose frame's
+		 * registers sigreturn restores; and the instruction read here is
+		 * guest memory another thread may rewrite before the thread runs
+		 * it: each way the thread went on running guest code past the
+		 * bound (red team 52). So every signal is blocked first (none is
+		 * delivered to it; a process-directed one goes to another
+		 * thread) and the thread runs that one instruction alone
+		 * (PTRACE_SINGLESTEP, t->doomed_exit): the exit kills it without
+		 * another stop; any stop that comes instead (the step's trap
+		 * after an answered exit or another instruction, a guest's
+		 * RET_TRACE stop) kills its process (doomed_stop). */
 		arch_regs regs;
 		sigset_t all;
 		sigfillset(&all);
@@ -434,36 +438,26 @@ static void kill_doomed(struct task *c)
 				REG_RET(regs) = __NR_exit;
 				REG_ARG0(regs) = 0;
 				if (ptrace(PTRACE_SETREGS, c->tid, 0, &regs) == 0 &&
-				    ptrace(PTRACE_SYSCALL, c->tid, 0, 0) == 0) {
+				    ptrace(PTRACE_SINGLESTEP, c->tid, 0, 0) == 0) {
 					c->doomed_exit = 1;
 					return;
 				}
 			}
 		}
 		/* fail closed: the whole process */
+		warnx_("a refused thread (task %d) could not be sent to exit: its process is killed", (int)c->tid);
 		kill(c->tgid, SIGKILL);
 		return;
 	}
 	kill(c->tid, SIGKILL);
 }
 
-/* A stop of a refused thread sent to exit(0) (kill_doomed). Its first
- * syscall stop is the exit's entry (resumed at the syscall instruction,
- * all signals blocked: nothing runs before it); resumed, the seccomp
- * filters come next and then its death. Any other stop (the exit's
- * syscall-exit stop: a filter answered it; a RET_TRACE stop of a guest's
- * filter; a signal) means the exit did not happen: the process is killed
- * (fail closed) before the thread runs an instruction of the guest's.
- * A group-stop is PTRACE_EVENT_STOP (event_stop). */
-static void doomed_stop(struct task *t, pid_t tid, int ev, int sig)
+/* A stop of a refused thread sent to exit(0) by one step (kill_doomed)
+ * but a group-stop (event_stop): the exit did not happen (a filter
+ * answered it, or another instruction ran); the process is killed (fail
+ * closed) before the thread runs a second instruction of the guest's. */
+static void doomed_stop(struct task *t, pid_t tid)
 {
-	arch_regs regs;
-	if (ev == 0 && sig == (SIGTRAP | 0x80) && t->doomed_exit == 1 &&
-	    ptrace(PTRACE_GETREGS, tid, 0, &regs) == 0 && (long)REG_SYSNO(regs) == __NR_exit) {
-		t->doomed_exit = 2;
-		if (ptrace(PTRACE_SYSCALL, tid, 0, 0) == 0)
-			return;
-	}
 	warnx_("a refused thread (task %d) did not exit: its process is killed", (int)tid);
 	kill(t->tgid, SIGKILL);
 }
@@ -1297,11 +1291,11 @@ static void event_stop(struct tracer *tr, struct task *t, int sig)
 	struct tracer_args *a = tr->a;
 	pid_t tid = t->tid;
 	if (t->doomed_exit) {
-		/* a group-stop on its way to the exit: the registers stay set */
+		/* a group-stop before its step: the registers stay set */
 		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
 			ptrace(PTRACE_LISTEN, tid, 0, 0);
 		else
-			ptrace(PTRACE_SYSCALL, tid, 0, 0);
+			ptrace(PTRACE_SINGLESTEP, tid, 0, 0);
 	} else if (t->doomed_parent) {
 		kill_doomed(t);
 	} else if (t->pt_state == 0 && t->vtid < 0) {
@@ -1698,7 +1692,7 @@ int tracer_run(struct tracer_args *a)
 			task_loader_unpin(t);
 		}
 		if (t->doomed_exit && ev != PTRACE_EVENT_STOP) {
-			doomed_stop(t, tid, ev, sig); /* a refused thread on its way out */
+			doomed_stop(t, tid); /* a refused thread that did not exit */
 			task_put(t);
 			continue;
 		}

@@ -12,11 +12,17 @@
  *   signal  a sibling tgkills each new thread (its tid from CLONE_PARENT_SETTID)
  *           right away; the handler, run on a thread on its way to the
  *           injected exit, never returns
+ *   text    the clone's syscall instruction sits in a writable page that a
+ *           sibling flips between "syscall" and "jmp .+2" (a 2-byte no-op):
+ *           the tracer read "syscall" there, the thread ran the jump (a
+ *           race: TRYERS threads clone at once past the bound, each a try;
+ *           on main 1 run in 5 of one try escaped)
  *
  * Each refused thread that runs guest code counts as escaped and clones the
- * next one (at most CHAIN). Prints "escaped N": 0 wanted (the thread exits,
- * or its process is killed: then nothing is printed). Natively with no
- * bound nothing is refused: "escaped 0 normal N". x86_64 only. */
+ * next one (at most CHAIN). Prints "escaped E normal N of T" (T clones
+ * tried at first): E 0 and N < T wanted (the thread exits, or its process
+ * is killed: then nothing is printed). Natively with no bound nothing is
+ * refused: "escaped 0 normal T of T". x86_64 only. */
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
@@ -34,6 +40,7 @@
 
 #define CHAIN 100
 #define NTHREADS 200
+#define TRYERS 14
 #define FLAGS (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | \
 	       CLONE_PARENT_SETTID)
 
@@ -64,6 +71,45 @@ static long raw_thread(void *top, void (*fn)(long))
 	return r;
 }
 
+/* text mode: the clone in an RWX page, its first two bytes flipped */
+static unsigned char *stub;
+static const unsigned char stub_code[] = {
+	0x0f, 0x05,             /* syscall (or eb 00: jmp .+2) */
+	0x48, 0x39, 0xf4,       /* cmp %rsi, %rsp */
+	0x75, 0x07,             /* jne 1f */
+	0x48, 0x89, 0xc7,       /* mov %rax, %rdi */
+	0xff, 0xd3,             /* call *%rbx */
+	0x0f, 0x0b,             /* ud2 */
+	0xc3,                   /* 1: ret */
+};
+
+static long stub_thread(void *top, void (*fn)(long))
+{
+	long r;
+	int slot = atomic_fetch_add(&ntids, 1);
+	do {
+		register long r10 __asm__("r10") = 0;
+		register long r8 __asm__("r8") = 0;
+		__asm__ volatile("call *%[stub]"
+				 : "=a"(r)
+				 : "0"((long)SYS_clone), "D"((long)FLAGS), "S"(top), "d"(&tids[slot]),
+				   "r"(r10), "r"(r8), "b"(fn), [stub] "r"(stub)
+				 : "rcx", "r11", "memory");
+	} while (r == SYS_clone); /* the jump ran: no clone made */
+	return r;
+}
+
+static void *flipper(void *a)
+{
+	(void)a;
+	volatile unsigned short *w = (volatile unsigned short *)stub;
+	for (;;) {
+		*w = 0x00eb;
+		*w = 0x050f;
+	}
+	return NULL;
+}
+
 static void *newstack(void)
 {
 	char *s = mmap(0, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -77,7 +123,7 @@ static void escape(void)
 	atomic_fetch_add(&escaped, 1);
 	void *s;
 	if (atomic_fetch_sub(&chain, 1) > 0 && (s = newstack()))
-		raw_thread(s, child);
+		stub ? stub_thread(s, child) : raw_thread(s, child);
 	for (;;)
 		syscall(SYS_pause);
 }
@@ -125,16 +171,40 @@ static void *creator(void *a)
 	(void)a;
 	for (int i = 0; i < NTHREADS; i++) {
 		void *s = newstack();
-		if (!s || raw_thread(s, child) < 0)
+		if (!s || (stub ? stub_thread(s, child) : raw_thread(s, child)) < 0)
 			break;
 	}
+	return NULL;
+}
+
+static atomic_int go;
+
+static void *tryer(void *a)
+{
+	(void)a;
+	void *s = newstack();
+	while (!atomic_load(&go))
+		sched_yield();
+	if (s)
+		stub_thread(s, child);
+	for (;;)
+		syscall(SYS_pause);
 	return NULL;
 }
 
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "errno";
-	if (!strcmp(mode, "signal")) {
+	if (!strcmp(mode, "text")) {
+		stub = mmap(0, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (stub == MAP_FAILED) {
+			perror("mmap");
+			return 1;
+		}
+		memcpy(stub, stub_code, sizeof stub_code);
+		pthread_t f;
+		pthread_create(&f, NULL, flipper, NULL);
+	} else if (!strcmp(mode, "signal")) {
 		struct sigaction sa = { .sa_sigaction = on_usr1, .sa_flags = SA_SIGINFO | SA_NODEFER };
 		sigaction(SIGUSR1, &sa, NULL);
 		pthread_t s;
@@ -156,9 +226,19 @@ int main(int argc, char **argv)
 		}
 	}
 	pthread_t t;
-	pthread_create(&t, NULL, creator, NULL);
+	int tries = NTHREADS;
+	if (stub) {
+		/* every try at once, past the bound (MOAT_MAX_TASKS=20) */
+		tries = TRYERS;
+		for (int i = 0; i < TRYERS; i++)
+			if (pthread_create(&t, NULL, tryer, NULL))
+				break;
+		atomic_store(&go, 1);
+	} else {
+		pthread_create(&t, NULL, creator, NULL);
+	}
 	sleep(3);
-	printf("escaped %d normal %d\n", atomic_load(&escaped), atomic_load(&normal));
+	printf("escaped %d normal %d of %d\n", atomic_load(&escaped), atomic_load(&normal), tries);
 	fflush(stdout);
 	syscall(SYS_exit_group, 0);
 }

@@ -453,7 +453,7 @@ static void kill_doomed(struct task *c)
 }
 
 /* A stop of a refused thread sent to exit(0) by one step (kill_doomed)
- * but a group-stop (event_stop): the exit did not happen (a filter
+ * but a group-stop (event_stop) or a SIGSTOP's delivery: the exit did not happen (a filter
  * answered it, or another instruction ran); the process is killed (fail
  * closed) before the thread runs a second instruction of the guest's. */
 static void doomed_stop(struct task *t, pid_t tid)
@@ -1690,6 +1690,14 @@ int tracer_run(struct tracer_args *a)
 		if (ev != PTRACE_EVENT_EXEC) {
 			task_unpin(t, tid); /* its next stop: its own affinity back */
 			task_loader_unpin(t);
+		}
+		if (t->doomed_exit && ev == 0 && sig == SIGSTOP) {
+			/* the one signal its mask cannot block, taken before its
+			 * step: passed on (no handler can run: the group-stop
+			 * follows, event_stop), the step still to come */
+			ptrace(PTRACE_SINGLESTEP, tid, 0, SIGSTOP);
+			task_put(t);
+			continue;
 		}
 		if (t->doomed_exit && ev != PTRACE_EVENT_STOP) {
 			doomed_stop(t, tid); /* a refused thread that did not exit */

@@ -18,6 +18,11 @@
  *           race: TRYERS threads clone at once past the bound, each a try;
  *           on main 1 run in 5 of one try escaped)
  *
+ *   stopstorm  no attack: a child makes threads past the bound while its
+ *           parent sends it SIGSTOP/SIGCONT 3,000 times (SIGSTOP is the one
+ *           signal a refused thread's mask cannot block): "child status 0"
+ *           wanted, the process not killed for it
+ *
  * Each refused thread that runs guest code counts as escaped and clones the
  * next one (at most CHAIN). Prints "escaped E normal N of T" (T clones
  * tried at first): E 0 and N < T wanted (the thread exits, or its process
@@ -35,6 +40,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -195,6 +201,23 @@ static void *tryer(void *a)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "errno";
+	if (!strcmp(mode, "stopstorm")) {
+		pid_t c = fork();
+		if (c == 0) {
+			pthread_t t;
+			for (int i = 0; i < NTHREADS; i++)
+				pthread_create(&t, NULL, tryer, NULL); /* each waits on go */
+			_exit(0);
+		}
+		for (int i = 0; i < 3000; i++) {
+			kill(c, SIGSTOP);
+			kill(c, SIGCONT);
+		}
+		int st = -1;
+		waitpid(c, &st, 0);
+		printf("child status %x\n", (unsigned)st);
+		return 0;
+	}
 	if (!strcmp(mode, "text")) {
 		stub = mmap(0, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (stub == MAP_FAILED) {

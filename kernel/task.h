@@ -169,6 +169,8 @@ struct task {
 				  * not closed its copy yet: a sequence number << 32 | the
 				  * fd + 1 (pipeline.c closing_begin), else 0 */
 	pid_t doomed_parent;     /* refused: killed at its first stop; its exit releases this parent */
+	int doomed_exit;         /* a refused thread sent to exit(0) by one step (kill_doomed):
+				  * any stop but a group-stop kills its process */
 	int sock_exit;           /* a socket call runs to its exit (PTRACE_SYSCALL): 1/3
 				  * recvfrom, 2 bind, 4/5 recvmsg, 6 recvmmsg, 8 sendmmsg
 				  * (unixsock.c) */

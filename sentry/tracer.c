@@ -411,9 +411,25 @@ static void kill_doomed(struct task *c)
 {
 	if (c->tid != c->tgid) {
 		/* SIGKILL would take the whole thread group: run exit(0) on the
-		 * clone's own syscall instruction (the one before the stop's ip) */
+		 * clone's own syscall instruction (the one before the stop's ip).
+		 * That call passes the guest's own seccomp filters, which may
+		 * answer it (RET_ERRNO, RET_TRACE: ENOSYS here); a signal pending
+		 * at the resume ran the guest's handler first, whose frame's
+		 * registers sigreturn restores; and the instruction read here is
+		 * guest memory another thread may rewrite before the thread runs
+		 * it: each way the thread went on running guest code past the
+		 * bound (red team 52). So every signal is blocked first (none is
+		 * delivered to it; a process-directed one goes to another
+		 * thread) and the thread runs that one instruction alone
+		 * (PTRACE_SINGLESTEP, t->doomed_exit): the exit kills it without
+		 * another stop; any stop that comes instead (the step's trap
+		 * after an answered exit or another instruction, a guest's
+		 * RET_TRACE stop) kills its process (doomed_stop). */
 		arch_regs regs;
-		if (ptrace(PTRACE_GETREGS, c->tid, 0, &regs) == 0) {
+		sigset_t all;
+		sigfillset(&all);
+		if (ptrace(PTRACE_GETREGS, c->tid, 0, &regs) == 0 &&
+		    ptrace(PTRACE_SETSIGMASK, c->tid, sizeof(uint64_t), &all) == 0) {
 			errno = 0;
 			long w = ptrace(PTRACE_PEEKTEXT, c->tid, REG_IP(regs) - 2, 0);
 			if (errno == 0 && (w & 0xffff) == 0x050f) {
@@ -422,15 +438,28 @@ static void kill_doomed(struct task *c)
 				REG_RET(regs) = __NR_exit;
 				REG_ARG0(regs) = 0;
 				if (ptrace(PTRACE_SETREGS, c->tid, 0, &regs) == 0 &&
-				    ptrace(PTRACE_CONT, c->tid, 0, 0) == 0)
+				    ptrace(PTRACE_SINGLESTEP, c->tid, 0, 0) == 0) {
+					c->doomed_exit = 1;
 					return;
+				}
 			}
 		}
 		/* fail closed: the whole process */
+		warnx_("a refused thread (task %d) could not be sent to exit: its process is killed", (int)c->tid);
 		kill(c->tgid, SIGKILL);
 		return;
 	}
 	kill(c->tid, SIGKILL);
+}
+
+/* A stop of a refused thread sent to exit(0) by one step (kill_doomed)
+ * but a group-stop (event_stop) or a SIGSTOP's delivery: the exit did not happen (a filter
+ * answered it, or another instruction ran); the process is killed (fail
+ * closed) before the thread runs a second instruction of the guest's. */
+static void doomed_stop(struct task *t, pid_t tid)
+{
+	warnx_("a refused thread (task %d) did not exit: its process is killed", (int)tid);
+	kill(t->tgid, SIGKILL);
 }
 
 static const char *fork_name(long nr)
@@ -1261,7 +1290,13 @@ static void event_stop(struct tracer *tr, struct task *t, int sig)
 {
 	struct tracer_args *a = tr->a;
 	pid_t tid = t->tid;
-	if (t->doomed_parent) {
+	if (t->doomed_exit) {
+		/* a group-stop before its step: the registers stay set */
+		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+			ptrace(PTRACE_LISTEN, tid, 0, 0);
+		else
+			ptrace(PTRACE_SINGLESTEP, tid, 0, 0);
+	} else if (t->doomed_parent) {
 		kill_doomed(t);
 	} else if (t->pt_state == 0 && t->vtid < 0) {
 		t->held = 1; /* until its parent's fork returns */
@@ -1655,6 +1690,19 @@ int tracer_run(struct tracer_args *a)
 		if (ev != PTRACE_EVENT_EXEC) {
 			task_unpin(t, tid); /* its next stop: its own affinity back */
 			task_loader_unpin(t);
+		}
+		if (t->doomed_exit && ev == 0 && sig == SIGSTOP) {
+			/* the one signal its mask cannot block, taken before its
+			 * step: passed on (no handler can run: the group-stop
+			 * follows, event_stop), the step still to come */
+			ptrace(PTRACE_SINGLESTEP, tid, 0, SIGSTOP);
+			task_put(t);
+			continue;
+		}
+		if (t->doomed_exit && ev != PTRACE_EVENT_STOP) {
+			doomed_stop(t, tid); /* a refused thread that did not exit */
+			task_put(t);
+			continue;
 		}
 		switch (ev) {
 		case 0:

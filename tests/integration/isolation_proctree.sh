@@ -291,6 +291,19 @@ if [ -n "${SYSCALL_BIN:-}" ] && [ -x "$SYSCALL_BIN/exec_affinity" ]; then
 		fail exec_pin_gives_mask_back "pins ${pins:-none}: $(grep -v '^ok ' <<<"$out" | head -5)"
 	fi
 fi
+# red team 52: clone(CLONE_UNTRACED) makes a child ptrace does not attach
+# (no fork/vfork/clone event): it ran guest code unknown to the tracer,
+# outside the task table's bound, and forked more of its kind. Every form
+# (fork, vfork, a thread, with CLONE_PTRACE) is EPERM before a child runs
+# (tests/syscalls/probe_untraced.c; natively each runs: not a sanity case)
+if [ -n "${SYSCALL_BIN:-}" ] && [ -x "$SYSCALL_BIN/probe_untraced" ]; then
+	out=$(moat run --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_untraced "$T_MARK" 2>&1 </dev/null)
+	expect_eq clone_untraced_refused "$out" "fork refused EPERM
+vfork refused EPERM
+ptrace refused EPERM
+thread refused EPERM
+plain fork ok"
+fi
 # with --result (or --audit, --trace) clone3 still reaches the sentry: counted, denied
 moat run --result "$T_TMP/res.json" -- "$PY" -c 'import threading; t = threading.Thread(target=len, args=("",)); t.start(); t.join()' </dev/null >/dev/null 2>&1
 den=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["syscalls"]["denied"])' "$T_TMP/res.json" 2>/dev/null)

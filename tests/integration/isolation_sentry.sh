@@ -128,6 +128,32 @@ case $out in
 "ok threadstorm"*) ok thread_storm_bounded ;;
 *) fail thread_storm_bounded "${out:0:300}" ;;
 esac
+# Red team 52: a thread refused past the bound is sent to exit(0) at its
+# first stop; a guest filter answering that exit (EPERM, RET_TRACE), a
+# signal handler run first (a sibling's tgkill of the new tid), or the
+# clone's syscall instruction rewritten by a sibling after the tracer read
+# it (text: a race, one run in five on main) let it run guest code and
+# clone the next one: 101 such threads past a bound of 20. Now the thread's
+# signals are blocked and it runs the one instruction alone (a single
+# step): it exits, or its process is killed (probe_doomed.c; natively
+# nothing is refused, "normal T of T": not a sanity case)
+for m in errno trace signal text; do
+	out=$(MOAT_MAX_TASKS=20 moat run --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_doomed $m </dev/null 2>&1)
+	n=$(printf '%s' "$out" | sed -n 's/^escaped 0 normal \([0-9]*\) of \([0-9]*\)$/\1 \2/p')
+	if [ -n "$n" ] && [ "${n% *}" -lt "${n#* }" ]; then ok "refused_thread_never_runs_$m"
+	elif [ -z "$n" ] && grep -q 'refused thread .*its process is killed' <<<"$out" && ! grep -q '^escaped' <<<"$out"; then
+		ok "refused_thread_never_runs_$m"
+	else fail "refused_thread_never_runs_$m" "${out:0:300}"; fi
+done
+# ... and a refused thread that takes a SIGSTOP (its mask cannot block it)
+# before its step is not counted as one that did not exit: a process making
+# threads past the bound under a SIGSTOP/SIGCONT storm ends normally (the
+# first cut killed it one run in three)
+out=$(MOAT_MAX_TASKS=20 moat run --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_doomed stopstorm </dev/null 2>&1)
+case $out in
+"child status 0"*) SANITY=1 ok refused_thread_stop_storm ;;
+*) fail refused_thread_stop_storm "${out:0:300}" ;;
+esac
 # Host pids are one space (kernel.pid_max, 32768 on small hosts) and a
 # waiting guest task holds three (its own, a sentry worker, a gofer
 # thread): without --pids a sandbox's task bound is at most an eighth of

@@ -624,24 +624,26 @@ static long sigio_set(struct sc_call *c, int hfd, int ex, int type, pid_t who)
 	return r;
 }
 
-/* one of the caller's own open file descriptions: moat's fds 0-2 (the
- * caller's stdio, which the guest's shares without -t; /dev/null where the
- * caller left one closed). Their SIGIO owner and signal are the caller's:
+/* one of the caller's own open file descriptions: moat's fds 0-2 as the
+ * caller gave them (sb->caller_stdio; /dev/null where the caller left one
+ * closed). The guest shares those it was not given a fresh description of
+ * (tty_stdio_fresh: a regular file, a socket, a failed reopen). Their
+ * SIGIO owner and signal are the caller's:
  * a process outside that set itself as its stdin's owner gets the signal
  * F_SETSIG names (SIGKILL too) at the next input, during the run and after
  * it (red team 47). hfd is the sentry's copy of the guest's file. */
-static int caller_ofd(int hfd)
+static int caller_ofd(struct sandbox *sb, int hfd)
 {
 	pid_t me = getpid();
 	for (int i = 0; i < 3; i++)
-		if (syscall(SYS_kcmp, me, me, 0 /* KCMP_FILE */, hfd, i) == 0)
+		if (syscall(SYS_kcmp, me, me, 0 /* KCMP_FILE */, hfd, sb->caller_stdio[i]) == 0)
 			return 1;
 	return 0;
 }
 
 static long caller_ofd_refuse(struct sc_call *c, int hfd, const char *what)
 {
-	if (!caller_ofd(hfd))
+	if (!caller_ofd(c->sb, hfd))
 		return 0;
 	snprintf(c->note, sizeof c->note, "%s: the caller's own open file (moat's stdio)", what);
 	return -EPERM;

@@ -324,6 +324,32 @@ EOF
 	expect_eq caller_stdin_owner_not_raced "$(cat "$T_TMP/own.out" 2>/dev/null)" "owner=caller"
 fi
 
+# 9g. a terminal's F_SETFL O_ASYNC makes the tty's foreground group the
+# owner of a description that has none (the kernel's tty_fasync): moat's
+# job, never the guest (a session of its own). On main a guest's O_ASYNC
+# on its terminal stdin killed moat with SIGIO at the next key typed,
+# before its terminal guard ran; with F_SETSIG on its own description it
+# would be SIGKILL. The fresh description's owner is a task that is gone
+# (tty_stdio_fresh). Natively the program is the foreground group and
+# gets the signal itself: not a sanity case.
+if command -v script >/dev/null && command -v python3 >/dev/null; then
+	cat >"$T_TMP/async.sh" <<EOF
+"$MOAT" run -- python3 -c '
+import fcntl, os, time
+try:
+    fcntl.fcntl(0, 10, 9)
+except OSError:
+    pass
+fcntl.fcntl(0, fcntl.F_SETFL, fcntl.fcntl(0, fcntl.F_GETFL) | os.O_ASYNC)
+time.sleep(3)
+'
+echo "rc=\$?" >"$T_TMP/async.out"
+EOF
+	rm -f "$T_TMP/async.out"
+	(sleep 1.5; printf 'x\n'; sleep 3) | SHELL=/bin/bash timeout -k 5 30 script -qec "/bin/sh $T_TMP/async.sh" /dev/null >/dev/null 2>&1
+	expect_eq guest_async_tty_spares_moat "$(cat "$T_TMP/async.out" 2>/dev/null)" "rc=0"
+fi
+
 # 9f. a regular file stays the caller's own description: its offset is
 # shared, so output after the run follows the program's (a reopen would
 # write over it). Natively the same: a sanity case.

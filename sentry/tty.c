@@ -531,6 +531,7 @@ static void dead_owner(const int *fds, int n)
 void tty_stdio_fresh(struct sandbox *sb, int closed)
 {
 	int ttys[3], nt = 0;
+	double t0 = moat_ms_now();
 	int fresh[3] = { -1, -1, -1 };
 	int orig[3] = { -1, -1, -1 };
 	for (int fd = 0; fd < 3; fd++) {
@@ -565,8 +566,8 @@ void tty_stdio_fresh(struct sandbox *sb, int closed)
 	for (int fd = 0; fd < 3; fd++)
 		if (fresh[fd] >= 0)
 			close(fresh[fd]);
-	dbg("stdio: fresh descriptions for fds %s%s%s", guard_shared[0] ? "" : "0 ",
-	    guard_shared[1] ? "" : "1 ", guard_shared[2] ? "" : "2");
+	dbg("stdio: fresh descriptions for fds %s%s%s(%.3f ms)", guard_shared[0] ? "" : "0 ",
+	    guard_shared[1] ? "" : "1 ", guard_shared[2] ? "" : "2 ", moat_ms_now() - t0);
 }
 
 /* A shell's terminal is one read-write open file description on its fds

@@ -269,6 +269,7 @@ struct sandbox {
 	 * tty_stdio_fresh replaced by a fresh description for the guest
 	 * (compared by kcmp: caller_ofd in syscalls/sys_signal.c) */
 	int caller_stdio[3];
+	int caller_shared;       /* bit i: the guest's fd i is still the caller's own (a file, a socket...) */
 	char id_str[17];
 	struct vfs *vfs;
 	struct policy *policy;

@@ -562,6 +562,9 @@ void tty_stdio_fresh(struct sandbox *sb, int closed)
 		sb->caller_stdio[fd] = guard_orig[fd] = keep;
 		guard_shared[fd] = 0;
 	}
+	for (int fd = 0; fd < 3; fd++)
+		if (guard_shared[fd] && !(closed & (1 << fd)))
+			sb->caller_shared |= 1 << fd;
 	dead_owner(ttys, nt);
 	for (int fd = 0; fd < 3; fd++)
 		if (fresh[fd] >= 0)

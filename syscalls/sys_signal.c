@@ -683,21 +683,30 @@ long sigio_setown_fcntl(struct sc_call *c)
 		close(pfd);
 		if (rr < 0)
 			return rr;
+		/* a caller description the guest still shares (a regular file
+		 * or socket stdio: tty_stdio_fresh): no native F_SETOWN where
+		 * the sentry can make it on the pinned file, or a dup2(0, fd)
+		 * after the check above made a guest task its owner */
+		int shared = c->sb->caller_shared != 0;
 		c->cont = 1;
-		if (who == 0 || who == INT_MIN)
-			return 0; /* clears it / EINVAL: the kernel's */
-		if (who == c->task->vtgid || who == c->task->vtid)
-			return 0; /* its own process or thread, alive while it waits */
-		struct task *t;
-		long r = sigio_owner_check(c, who < 0 ? F_OWNER_PGRP : F_OWNER_PID, who < 0 ? -who : who, &t);
-		task_put(t);
-		if (r == -EPERM) {
-			c->cont = 0;
-			return r;
-		}
-		if (ids_of(c->task).euid == 0 || sc_pid_reuse_harmless(c)) {
-			pidcall_test_delay(); /* (tests: the window a guest holds) */
-			return 0; /* whoever takes the number passes; ESRCH: the kernel's */
+		if (who == INT_MIN)
+			return 0; /* EINVAL: the kernel's */
+		if (!shared && (who == 0 || who == c->task->vtgid || who == c->task->vtid))
+			return 0; /* clears it; its own process or thread, alive while it waits */
+		if (who != 0) {
+			struct task *t;
+			long r = sigio_owner_check(c, who < 0 ? F_OWNER_PGRP : F_OWNER_PID, who < 0 ? -who : who, &t);
+			task_put(t);
+			if (r == -EPERM) {
+				c->cont = 0;
+				return r;
+			}
+			/* (shared, no task to pin: a group whose creator is gone or
+			 * no task, the program's group 1: native, Known gaps) */
+			if ((ids_of(c->task).euid == 0 || sc_pid_reuse_harmless(c)) && !(shared && r == 0)) {
+				pidcall_test_delay(); /* (tests: the window a guest holds) */
+				return 0; /* whoever takes the number passes; ESRCH: the kernel's */
+			}
 		}
 		c->cont = 0;
 		o.type = who < 0 ? F_OWNER_PGRP : F_OWNER_PID;

@@ -324,6 +324,26 @@ EOF
 	expect_eq caller_stdin_owner_not_raced "$(cat "$T_TMP/own.out" 2>/dev/null)" "owner=caller"
 fi
 
+# 9e'. the same race on a socket stdin (inetd-style), which cannot be
+# reopened and stays the caller's description: a native F_SETOWN is made
+# on the pinned file instead while the guest shares one (caller_shared).
+if command -v python3 >/dev/null; then
+	cat >"$T_TMP/own_sock.py" <<'EOF'
+import fcntl, os, signal, socket, subprocess, sys
+signal.signal(signal.SIGIO, lambda *a: None)
+a, b = socket.socketpair()
+fcntl.fcntl(a.fileno(), fcntl.F_SETOWN, os.getpid())
+fcntl.fcntl(a.fileno(), fcntl.F_SETFL, fcntl.fcntl(a.fileno(), fcntl.F_GETFL) | os.O_ASYNC)
+subprocess.run(sys.argv[2:], stdin=a.fileno())
+o = fcntl.fcntl(a.fileno(), fcntl.F_GETOWN)
+open(sys.argv[1], "w").write("owner=%s\n" % ("caller" if o == os.getpid() else o))
+EOF
+	rm -f "$T_TMP/own_sock.out"
+	MOAT_TEST_PIDCALL_DELAY_MS=3 timeout -k 5 40 python3 "$T_TMP/own_sock.py" "$T_TMP/own_sock.out" \
+		"$MOAT" run --bind "$T_TMP/fl:/fl:ro" -- python3 /fl/race.py >/dev/null 2>&1
+	expect_eq caller_socket_owner_not_raced "$(cat "$T_TMP/own_sock.out" 2>/dev/null)" "owner=caller"
+fi
+
 # 9g. a terminal's F_SETFL O_ASYNC makes the tty's foreground group the
 # owner of a description that has none (the kernel's tty_fasync): moat's
 # job, never the guest (a session of its own). On main a guest's O_ASYNC

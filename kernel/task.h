@@ -266,6 +266,12 @@ struct idmap {
 struct sandbox {
 	uint64_t id;             /* random sandbox id (printed as 16 hex digits) */
 	int termios_set;         /* a guest set a terminal's modes (TCSETS...: sys_ioctl; tty_guard_restore) */
+	/* the caller's own open file descriptions of its stdio: moat's fds 0-2
+	 * as the caller gave them, or a CLOEXEC dup of one that
+	 * tty_stdio_fresh replaced by a fresh description for the guest
+	 * (compared by kcmp: caller_ofd in syscalls/sys_signal.c) */
+	int caller_stdio[3];
+	int caller_shared;       /* bit i: the guest's fd i is still the caller's own (a file, a socket...) */
 	char id_str[17];
 	struct vfs *vfs;
 	struct policy *policy;

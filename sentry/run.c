@@ -452,6 +452,8 @@ int sentry_run(const struct sentry_config *cfg)
 	char err[512] = "";
 	struct sandbox *sb = xcalloc(1, sizeof *sb);
 	sb->guest_procfd = -1;
+	for (int i = 0; i < 3; i++)
+		sb->caller_stdio[i] = i;
 	if (getrandom(&sb->id, sizeof sb->id, 0) != sizeof sb->id)
 		sb->id = moat_hash(&sb, sizeof sb) ^ (uint64_t)getpid();
 	snprintf(sb->id_str, sizeof sb->id_str, "%016llx", (unsigned long long)sb->id);
@@ -552,6 +554,8 @@ int sentry_run(const struct sentry_config *cfg)
 	int tty_slave = -1;
 	/* limits: the --result file, the cgroup (with the caller's privilege),
 	 * the output pipes */
+	if (!cfg->tty) /* before any other reopen: the caller's originals kept */
+		tty_stdio_fresh(sb, cfg->caller_closed);
 	struct limits *lim = limits_setup(cfg, sb, t0, err, sizeof err);
 	if (!lim)
 		die("%s", err);

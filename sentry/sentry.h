@@ -305,6 +305,7 @@ void tty_finish(void);                                  /* drain, restore the ca
 int tty_master(void);                                   /* -1 without -t */
 void tty_guard_start(struct sandbox *sb); /* without -t: the caller's terminal settings (fds 0-2) kept */
 void tty_guard_restore(void); /* ...put back, output restarted (guest gone, a limit's kill, exit) */
+void tty_stdio_fresh(struct sandbox *sb, int closed); /* without -t: a fresh description of a terminal or pipe stdio */
 void tty_background_stdin(void); /* without -t, started in the background: stdin /dev/null */
 void tty_stdio_write_only(void); /* (tty_background_stdin) a read-write terminal stdout/stderr reopened write-only */
 struct sandbox;

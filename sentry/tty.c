@@ -211,11 +211,14 @@ static void *relay_main(void *arg)
  * glibc's own is larger and converted by tcgetattr), kept as bytes: the
  * restore is the same raw TCSETS, whatever glibc's tcsetattr would call */
 static unsigned char guard_saved[3][64];
+static int guard_shared[3] = { 1, 1, 1 }; /* the guest's fd i is the caller's description */
+static int guard_orig[3] = { 0, 1, 2 };   /* the caller's description of fd i */
 static int guard_set[3];
 /* and the file status flags (O_NONBLOCK, O_APPEND, O_ASYNC...): the open
  * file description is the caller's shell's own, so a guest's F_SETFL
  * O_NONBLOCK on it left the shell's next programs reading EAGAIN */
 static int guard_fl[3];
+static int guard_flset[3];
 
 static void guard_atexit(void)
 {
@@ -229,9 +232,14 @@ void tty_guard_start(struct sandbox *sb)
 	guard_sb = sb;
 	int any = 0;
 	for (int fd = 0; fd < 3; fd++) {
-		if (isatty(fd) && ioctl(fd, TCGETS, guard_saved[fd]) == 0 &&
-		    (guard_fl[fd] = fcntl(fd, F_GETFL)) >= 0) {
+		if (isatty(fd) && ioctl(fd, TCGETS, guard_saved[fd]) == 0) {
 			guard_set[fd] = 1;
+			any = 1;
+		}
+		/* the flags of a description the guest still shares with the
+		 * caller (tty_stdio_fresh kept it: any type) */
+		if (guard_shared[fd] && (guard_fl[fd] = fcntl(guard_orig[fd], F_GETFL)) >= 0) {
+			guard_flset[fd] = 1;
 			any = 1;
 		}
 	}
@@ -264,12 +272,14 @@ void tty_guard_restore(void)
 	pthread_sigmask(SIG_BLOCK, &tt, &old);
 	for (int fd = 0; fd < 3; fd++) {
 		unsigned char now[64];
+		if (guard_flset[fd]) {
+			int fl = fcntl(guard_orig[fd], F_GETFL);
+			if (fl >= 0 && fl != guard_fl[fd])
+				(void)fcntl(guard_orig[fd], F_SETFL, guard_fl[fd]);
+		}
 		if (!guard_set[fd])
 			continue;
 		(void)ioctl(fd, TCXONC, TCOON);
-		int fl = fcntl(fd, F_GETFL);
-		if (fl >= 0 && fl != guard_fl[fd])
-			(void)fcntl(fd, F_SETFL, guard_fl[fd]);
 		pid_t fg = moat_pgrp > 0 ? tcgetpgrp(fd) : -1;
 		if (fg > 0 && fg != moat_pgrp && guard_sb &&
 		    !__atomic_load_n(&guard_sb->termios_set, __ATOMIC_SEQ_CST))
@@ -431,6 +441,136 @@ void tty_jobctl_kick(void)
 		}
 		errno = e;
 	}
+}
+
+/* Without -t the guest's fds 0-2 were the caller's own open file
+ * descriptions, and what a guest sets on a description reached the
+ * caller's: O_NONBLOCK, O_APPEND, O_ASYNC by F_SETFL (a guest that left
+ * O_NONBLOCK on the shell's terminal made its next program read EAGAIN;
+ * node does), the SIGIO owner and signal (red team 47: refused on the
+ * caller's descriptions, with a check-then-run race on a native
+ * F_SETOWN), OFD locks, leases. Now, before anything is spawned, each of
+ * fds 0-2 that is a terminal (not a pty master: its reopen is a new pty),
+ * a pipe or a FIFO is replaced by a fresh open of the same object through
+ * /proc/self/fd/N (O_NOCTTY, the same access mode, O_NONBLOCK so that a
+ * FIFO with no peer does not block, then the caller's flags but O_ASYNC;
+ * the same inode and device checked), one fresh description for fds that
+ * shared one (kcmp: a shell's terminal is one read-write description on
+ * 0-2). The caller's own are kept (CLOEXEC dups, sb->caller_stdio) for
+ * tty_guard and caller_ofd. Any error keeps the original. A regular file
+ * keeps it too (a reopen would not share the caller's offset: `(moat run
+ * prog; echo after) >file` appends after prog's output), and a socket (it
+ * cannot be reopened): caller_ofd still refuses the SIGIO calls on those. */
+static int same_ofd(int a, int b)
+{
+	pid_t me = getpid();
+	return syscall(SYS_kcmp, me, me, 0 /* KCMP_FILE */, a, b) == 0;
+}
+
+static int fresh_open(int fd, int fl, const struct stat *st)
+{
+	char p[32];
+	struct stat rst;
+	unsigned ptn;
+	if (S_ISCHR(st->st_mode) && ioctl(fd, TIOCGPTN, &ptn) == 0)
+		return -1; /* a pty master: /dev/ptmx opens a new pair */
+	snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+	int nfd = open(p, (fl & O_ACCMODE) | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (nfd < 0)
+		return -1;
+	if (fstat(nfd, &rst) < 0 || rst.st_dev != st->st_dev || rst.st_ino != st->st_ino ||
+	    rst.st_rdev != st->st_rdev || (S_ISCHR(st->st_mode) && !isatty(nfd)) ||
+	    fcntl(nfd, F_SETFL, fl & ~(O_ACCMODE | O_ASYNC)) < 0) {
+		close(nfd);
+		return -1;
+	}
+	return nfd;
+}
+
+/* A thread parked until its tid is a fresh terminal description's SIGIO
+ * owner, then ended: the owner is a struct pid with no task (F_GETOWN 0),
+ * which no signal reaches. A terminal's F_SETFL O_ASYNC makes the tty's
+ * foreground group the owner of a description that has none (the kernel's
+ * tty_fasync), with the setter's ids: the guest, in a session of its own,
+ * is never that group, moat's job is, and on main a guest's O_ASYNC on its
+ * terminal stdin killed moat with SIGIO at the next key typed (before its
+ * tty_guard_restore); with F_SETSIG on its own description, now allowed,
+ * it would be SIGKILL. The guest's own F_SETOWN (checked) still sets one. */
+static pthread_barrier_t park_bar;
+static pid_t park_tid;
+
+static void *park_main(void *arg)
+{
+	(void)arg;
+	park_tid = (pid_t)syscall(SYS_gettid);
+	pthread_barrier_wait(&park_bar);
+	pthread_barrier_wait(&park_bar);
+	return NULL;
+}
+
+static void dead_owner(const int *fds, int n)
+{
+	pthread_t t;
+	if (n == 0 || pthread_barrier_init(&park_bar, NULL, 2) != 0)
+		return;
+	if (pthread_create(&t, NULL, park_main, NULL) != 0) {
+		pthread_barrier_destroy(&park_bar);
+		warnx_("stdio: a terminal's SIGIO owner not set: a guest's O_ASYNC signals moat's job");
+		return;
+	}
+	pthread_barrier_wait(&park_bar);
+	struct f_owner_ex o = { .type = F_OWNER_TID, .pid = park_tid };
+	for (int i = 0; i < n; i++)
+		if (fcntl(fds[i], F_SETOWN_EX, &o) < 0)
+			warnx_("stdio: fd %d: a terminal's SIGIO owner not set (%s)", fds[i], strerror(errno));
+	pthread_barrier_wait(&park_bar);
+	pthread_join(t, NULL);
+	pthread_barrier_destroy(&park_bar);
+}
+
+void tty_stdio_fresh(struct sandbox *sb, int closed)
+{
+	int ttys[3], nt = 0;
+	double t0 = moat_ms_now();
+	int fresh[3] = { -1, -1, -1 };
+	int orig[3] = { -1, -1, -1 };
+	for (int fd = 0; fd < 3; fd++) {
+		struct stat st;
+		int fl = fcntl(fd, F_GETFL);
+		if ((closed & (1 << fd)) || fl < 0 || fstat(fd, &st) < 0)
+			continue;
+		if (!S_ISFIFO(st.st_mode) && !(S_ISCHR(st.st_mode) && isatty(fd)))
+			continue; /* a file, a socket, /dev/null...: shared as before */
+		int j;
+		for (j = 0; j < fd; j++)
+			if (orig[j] >= 0 && same_ofd(orig[j], fd))
+				break;
+		int keep = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		int nfd = j < fd ? fcntl(fresh[j], F_DUPFD_CLOEXEC, 3) : fresh_open(fd, fl, &st);
+		if (keep < 0 || nfd < 0 || dup2(nfd, fd) < 0) {
+			if (keep >= 0)
+				close(keep);
+			if (nfd >= 0)
+				close(nfd);
+			dbg("stdio: fd %d stays the caller's own description", fd);
+			continue;
+		}
+		orig[fd] = keep;
+		fresh[fd] = nfd;
+		if (j == fd && S_ISCHR(st.st_mode))
+			ttys[nt++] = nfd;
+		sb->caller_stdio[fd] = guard_orig[fd] = keep;
+		guard_shared[fd] = 0;
+	}
+	for (int fd = 0; fd < 3; fd++)
+		if (guard_shared[fd] && !(closed & (1 << fd)))
+			sb->caller_shared |= 1 << fd;
+	dead_owner(ttys, nt);
+	for (int fd = 0; fd < 3; fd++)
+		if (fresh[fd] >= 0)
+			close(fresh[fd]);
+	dbg("stdio: fresh descriptions for fds %s%s%s(%.3f ms)", guard_shared[0] ? "" : "0 ",
+	    guard_shared[1] ? "" : "1 ", guard_shared[2] ? "" : "2 ", moat_ms_now() - t0);
 }
 
 /* A shell's terminal is one read-write open file description on its fds

@@ -624,24 +624,26 @@ static long sigio_set(struct sc_call *c, int hfd, int ex, int type, pid_t who)
 	return r;
 }
 
-/* one of the caller's own open file descriptions: moat's fds 0-2 (the
- * caller's stdio, which the guest's shares without -t; /dev/null where the
- * caller left one closed). Their SIGIO owner and signal are the caller's:
+/* one of the caller's own open file descriptions: moat's fds 0-2 as the
+ * caller gave them (sb->caller_stdio; /dev/null where the caller left one
+ * closed). The guest shares those it was not given a fresh description of
+ * (tty_stdio_fresh: a regular file, a socket, a failed reopen). Their
+ * SIGIO owner and signal are the caller's:
  * a process outside that set itself as its stdin's owner gets the signal
  * F_SETSIG names (SIGKILL too) at the next input, during the run and after
  * it (red team 47). hfd is the sentry's copy of the guest's file. */
-static int caller_ofd(int hfd)
+static int caller_ofd(struct sandbox *sb, int hfd)
 {
 	pid_t me = getpid();
 	for (int i = 0; i < 3; i++)
-		if (syscall(SYS_kcmp, me, me, 0 /* KCMP_FILE */, hfd, i) == 0)
+		if (syscall(SYS_kcmp, me, me, 0 /* KCMP_FILE */, hfd, sb->caller_stdio[i]) == 0)
 			return 1;
 	return 0;
 }
 
 static long caller_ofd_refuse(struct sc_call *c, int hfd, const char *what)
 {
-	if (!caller_ofd(hfd))
+	if (!caller_ofd(c->sb, hfd))
 		return 0;
 	snprintf(c->note, sizeof c->note, "%s: the caller's own open file (moat's stdio)", what);
 	return -EPERM;
@@ -681,21 +683,30 @@ long sigio_setown_fcntl(struct sc_call *c)
 		close(pfd);
 		if (rr < 0)
 			return rr;
+		/* a caller description the guest still shares (a regular file
+		 * or socket stdio: tty_stdio_fresh): no native F_SETOWN where
+		 * the sentry can make it on the pinned file, or a dup2(0, fd)
+		 * after the check above made a guest task its owner */
+		int shared = c->sb->caller_shared != 0;
 		c->cont = 1;
-		if (who == 0 || who == INT_MIN)
-			return 0; /* clears it / EINVAL: the kernel's */
-		if (who == c->task->vtgid || who == c->task->vtid)
-			return 0; /* its own process or thread, alive while it waits */
-		struct task *t;
-		long r = sigio_owner_check(c, who < 0 ? F_OWNER_PGRP : F_OWNER_PID, who < 0 ? -who : who, &t);
-		task_put(t);
-		if (r == -EPERM) {
-			c->cont = 0;
-			return r;
-		}
-		if (ids_of(c->task).euid == 0 || sc_pid_reuse_harmless(c)) {
-			pidcall_test_delay(); /* (tests: the window a guest holds) */
-			return 0; /* whoever takes the number passes; ESRCH: the kernel's */
+		if (who == INT_MIN)
+			return 0; /* EINVAL: the kernel's */
+		if (!shared && (who == 0 || who == c->task->vtgid || who == c->task->vtid))
+			return 0; /* clears it; its own process or thread, alive while it waits */
+		if (who != 0) {
+			struct task *t;
+			long r = sigio_owner_check(c, who < 0 ? F_OWNER_PGRP : F_OWNER_PID, who < 0 ? -who : who, &t);
+			task_put(t);
+			if (r == -EPERM) {
+				c->cont = 0;
+				return r;
+			}
+			/* (shared, no task to pin: a group whose creator is gone or
+			 * no task, the program's group 1: native, Known gaps) */
+			if ((ids_of(c->task).euid == 0 || sc_pid_reuse_harmless(c)) && !(shared && r == 0)) {
+				pidcall_test_delay(); /* (tests: the window a guest holds) */
+				return 0; /* whoever takes the number passes; ESRCH: the kernel's */
+			}
 		}
 		c->cont = 0;
 		o.type = who < 0 ? F_OWNER_PGRP : F_OWNER_PID;

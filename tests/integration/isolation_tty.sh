@@ -227,6 +227,155 @@ EOF
 	expect_eq caller_stdin_sigio_kept "$(tr '\n' ' ' <"$T_TMP/sigio.out" 2>/dev/null)" "sig=0 alive "
 fi
 
+# 9d. the guest's stdio is a fresh open file description of the caller's
+# terminal or pipe (sentry/tty.c tty_stdio_fresh): its F_SETFL reached the
+# caller's own description (a guest that left O_NONBLOCK on the shell's
+# terminal made the shell's next program read EAGAIN; node does). The
+# caller reads its flags while the guest runs and after it; natively the
+# child shares the caller's description: not a sanity case.
+if command -v script >/dev/null && command -v python3 >/dev/null; then
+	mkdir -m 777 "$T_TMP/fl"
+	cat >"$T_TMP/fl_caller.py" <<'EOF'
+import fcntl, os, subprocess, sys, time
+mode, out, d, cmd = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+if mode == "pipe":
+    r, w = os.pipe()
+    r2, w2 = os.pipe()
+    fds = (r, w2)
+    p = subprocess.Popen(cmd, stdin=r, stdout=w2)
+else:
+    fds = (0, 1)
+    p = subprocess.Popen(cmd)
+def fl():
+    return " ".join(("N" if fcntl.fcntl(f, fcntl.F_GETFL) & os.O_NONBLOCK else "-") +
+                    ("A" if fcntl.fcntl(f, fcntl.F_GETFL) & 0o20000 else "-") for f in fds)
+for _ in range(300):
+    if os.path.exists(d + "/set"):
+        break
+    time.sleep(0.05)
+during = fl()
+open(d + "/go", "w").close()
+p.wait()
+open(out, "w").write("during=%s after=%s\n" % (during, fl()))
+EOF
+	cat >"$T_TMP/fl/guest.py" <<'EOF'
+import fcntl, os, time
+for f in (0, 1):
+    fcntl.fcntl(f, fcntl.F_SETFL, fcntl.fcntl(f, fcntl.F_GETFL) | os.O_NONBLOCK | os.O_ASYNC)
+open("/fl/set", "w").close()
+for _ in range(200):
+    if os.path.exists("/fl/go"):
+        break
+    time.sleep(0.05)
+EOF
+	for m in tty pipe; do
+		rm -f "$T_TMP/fl/set" "$T_TMP/fl/go" "$T_TMP/fl.out"
+		c="python3 $T_TMP/fl_caller.py $m $T_TMP/fl.out $T_TMP/fl $MOAT run --bind $T_TMP/fl:/fl:rw -- python3 /fl/guest.py"
+		if [ $m = tty ]; then
+			SHELL=/bin/bash timeout -k 5 40 script -qec "$c" /dev/null </dev/null >/dev/null 2>&1
+		else
+			timeout -k 5 40 $c </dev/null >/dev/null 2>&1
+		fi
+		expect_eq caller_${m}_flags_own_description "$(cat "$T_TMP/fl.out" 2>/dev/null)" "during=-- -- after=-- --"
+	done
+fi
+
+# 9e. the F_SETOWN check-then-run race (a native F_SETOWN, checked on the
+# pinned file, while a second thread swaps the fd number for a dup of
+# stdin: dup2(0, fd)) made a guest task the owner of the caller's terminal
+# stdin description, whose SIGIO the caller owned. The guest's stdin is a
+# description of its own now. The window widened by
+# MOAT_TEST_PIDCALL_DELAY_MS. Natively the child shares it: not a sanity case.
+if command -v script >/dev/null && command -v python3 >/dev/null; then
+	cat >"$T_TMP/own_caller.py" <<'EOF'
+import fcntl, os, signal, subprocess, sys
+signal.signal(signal.SIGIO, lambda *a: None)
+fcntl.fcntl(0, fcntl.F_SETOWN, os.getpid())
+fcntl.fcntl(0, fcntl.F_SETFL, fcntl.fcntl(0, fcntl.F_GETFL) | os.O_ASYNC)
+subprocess.run(sys.argv[2:])
+o = fcntl.fcntl(0, fcntl.F_GETOWN)
+open(sys.argv[1], "w").write("owner=%s\n" % ("caller" if o == os.getpid() else o))
+EOF
+	cat >"$T_TMP/fl/race.py" <<'EOF'
+import fcntl, os, threading, time
+kid = os.fork()
+if kid == 0:
+    time.sleep(30)
+    os._exit(0)
+nul = os.open("/dev/null", os.O_RDONLY)
+os.dup2(nul, 5)
+stop = time.time() + 2
+def swap():
+    while time.time() < stop:
+        os.dup2(0, 5); time.sleep(0.002); os.dup2(nul, 5); time.sleep(0.002)
+t = threading.Thread(target=swap); t.start()
+while time.time() < stop:
+    os.dup2(nul, 5)
+    try:
+        fcntl.fcntl(5, fcntl.F_SETOWN, kid)
+    except OSError:
+        pass
+t.join()
+os.kill(kid, 9)
+EOF
+	rm -f "$T_TMP/own.out"
+	SHELL=/bin/bash MOAT_TEST_PIDCALL_DELAY_MS=3 timeout -k 5 40 script -qec \
+		"python3 $T_TMP/own_caller.py $T_TMP/own.out $MOAT run --bind $T_TMP/fl:/fl:ro -- python3 /fl/race.py" /dev/null </dev/null >/dev/null 2>&1
+	expect_eq caller_stdin_owner_not_raced "$(cat "$T_TMP/own.out" 2>/dev/null)" "owner=caller"
+fi
+
+# 9e'. the same race on a socket stdin (inetd-style), which cannot be
+# reopened and stays the caller's description: a native F_SETOWN is made
+# on the pinned file instead while the guest shares one (caller_shared).
+if command -v python3 >/dev/null; then
+	cat >"$T_TMP/own_sock.py" <<'EOF'
+import fcntl, os, signal, socket, subprocess, sys
+signal.signal(signal.SIGIO, lambda *a: None)
+a, b = socket.socketpair()
+fcntl.fcntl(a.fileno(), fcntl.F_SETOWN, os.getpid())
+fcntl.fcntl(a.fileno(), fcntl.F_SETFL, fcntl.fcntl(a.fileno(), fcntl.F_GETFL) | os.O_ASYNC)
+subprocess.run(sys.argv[2:], stdin=a.fileno())
+o = fcntl.fcntl(a.fileno(), fcntl.F_GETOWN)
+open(sys.argv[1], "w").write("owner=%s\n" % ("caller" if o == os.getpid() else o))
+EOF
+	rm -f "$T_TMP/own_sock.out"
+	MOAT_TEST_PIDCALL_DELAY_MS=3 timeout -k 5 40 python3 "$T_TMP/own_sock.py" "$T_TMP/own_sock.out" \
+		"$MOAT" run --bind "$T_TMP/fl:/fl:ro" -- python3 /fl/race.py >/dev/null 2>&1
+	expect_eq caller_socket_owner_not_raced "$(cat "$T_TMP/own_sock.out" 2>/dev/null)" "owner=caller"
+fi
+
+# 9g. a terminal's F_SETFL O_ASYNC makes the tty's foreground group the
+# owner of a description that has none (the kernel's tty_fasync): moat's
+# job, never the guest (a session of its own). On main a guest's O_ASYNC
+# on its terminal stdin killed moat with SIGIO at the next key typed,
+# before its terminal guard ran; with F_SETSIG on its own description it
+# would be SIGKILL. The fresh description's owner is a task that is gone
+# (tty_stdio_fresh). Natively the program is the foreground group and
+# gets the signal itself: not a sanity case.
+if command -v script >/dev/null && command -v python3 >/dev/null; then
+	cat >"$T_TMP/async.sh" <<EOF
+"$MOAT" run -- python3 -c '
+import fcntl, os, time
+try:
+    fcntl.fcntl(0, 10, 9)
+except OSError:
+    pass
+fcntl.fcntl(0, fcntl.F_SETFL, fcntl.fcntl(0, fcntl.F_GETFL) | os.O_ASYNC)
+time.sleep(3)
+'
+echo "rc=\$?" >"$T_TMP/async.out"
+EOF
+	rm -f "$T_TMP/async.out"
+	(sleep 1.5; printf 'x\n'; sleep 3) | SHELL=/bin/bash timeout -k 5 30 script -qec "/bin/sh $T_TMP/async.sh" /dev/null >/dev/null 2>&1
+	expect_eq guest_async_tty_spares_moat "$(cat "$T_TMP/async.out" 2>/dev/null)" "rc=0"
+fi
+
+# 9f. a regular file stays the caller's own description: its offset is
+# shared, so output after the run follows the program's (a reopen would
+# write over it). Natively the same: a sanity case.
+(moat run -- echo a; echo b) >"$T_TMP/append.out" 2>/dev/null </dev/null
+SANITY=1 expect_eq caller_file_offset_shared "$(tr '\n' ' ' <"$T_TMP/append.out")" "a b "
+
 # 9b. a sandbox that ends in the background must not put back the terminal
 # settings the foreground program set meanwhile (red team 36: `moat run --
 # sleep 2 &`, then the foreground turned echo off, as read -s or sudo do,

@@ -1,6 +1,7 @@
 #include "common/log.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,5 +108,25 @@ void pwarn(const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	vmsg(fmt, ap, e);
+	va_end(ap);
+}
+
+static atomic_uint guest_warns;
+
+void warn_guest(const char *fmt, ...)
+{
+	if (atomic_load(&guest_warns) > MOAT_GUEST_WARN_MAX)
+		return; /* past the cap nothing counts: the counter never wraps */
+	unsigned n = atomic_fetch_add(&guest_warns, 1);
+	if (n > MOAT_GUEST_WARN_MAX)
+		return;
+	if (n == MOAT_GUEST_WARN_MAX) {
+		warnx_("more warnings about the program's actions are not shown (at most %d)",
+		       MOAT_GUEST_WARN_MAX);
+		return;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(fmt, ap, 0);
 	va_end(ap);
 }

@@ -19,6 +19,13 @@ noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 noreturn void pdie(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pwarn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A warning about something the guest did (a task killed, a call refused):
+ * the guest can repeat it at will, and moat's stderr is not under
+ * --output-limit, so a process prints at most MOAT_GUEST_WARN_MAX of them
+ * and then one line saying the rest are not shown (red team 54: a guest
+ * wrote 2.1 MB of such lines in 10 s under --output-limit 1K). */
+#define MOAT_GUEST_WARN_MAX 20
+void warn_guest(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Called by die*() with the exit status just before the process exits
  * (sentry/limits.c: a --result record of the failure). */

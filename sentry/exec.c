@@ -497,7 +497,7 @@ static long loader_closed(struct sc_call *c)
 		pthread_mutex_lock(&t->lock);
 		snprintf(exe, sizeof exe, "%.200s", t->exe);
 		pthread_mutex_unlock(&t->lock);
-		warnx_("exec of %s: the loader's fd %d is still open (a seccomp filter of the guest's?): killed",
+		warn_guest("exec of %s: the loader's fd %d is still open (a seccomp filter of the guest's?): killed",
 		       exe, n);
 		snprintf(c->note, sizeof c->note, "loader fd %d left open: killed", n);
 		kill(t->tgid, SIGKILL);

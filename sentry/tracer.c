@@ -445,7 +445,7 @@ static void kill_doomed(struct task *c)
 			}
 		}
 		/* fail closed: the whole process */
-		warnx_("a refused thread (task %d) could not be sent to exit: its process is killed", (int)c->tid);
+		warn_guest("a refused thread (task %d) could not be sent to exit: its process is killed", (int)c->tid);
 		kill(c->tgid, SIGKILL);
 		return;
 	}
@@ -458,7 +458,7 @@ static void kill_doomed(struct task *c)
  * closed) before the thread runs a second instruction of the guest's. */
 static void doomed_stop(struct task *t, pid_t tid)
 {
-	warnx_("a refused thread (task %d) did not exit: its process is killed", (int)tid);
+	warn_guest("a refused thread (task %d) did not exit: its process is killed", (int)tid);
 	kill(t->tgid, SIGKILL);
 }
 
@@ -548,7 +548,7 @@ static void *grow(void *p, int *cap, size_t size)
 	void *q = realloc(p, (size_t)n * size);
 	if (!q) {
 		/* fail closed: never handle a stop that should wait */
-		warnx_("out of memory (the tracer's held stops)");
+		warn_guest("out of memory (the tracer's held stops)");
 		abort();
 	}
 	*cap = n;
@@ -1765,7 +1765,7 @@ int tracer_run(struct tracer_args *a)
 				ptrace(PTRACE_SETREGS, tid, 0, &fail);
 				exec_drop(t);
 				pending = 0;
-				warnx_("exec of task %d refused (EAGAIN): a copy into its thread group did not end in %d ms",
+				warn_guest("exec of task %d refused (EAGAIN): a copy into its thread group did not end in %d ms",
 				       (int)tid, TASK_IO_WAIT_MS);
 			} else if (pending) {
 				/* no worker copies into the group from here until

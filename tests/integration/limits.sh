@@ -512,6 +512,23 @@ fi
 # sandbox: a host process of the caller's survives and moat reports the
 # program's own death. (Here, not in an isolation_*.sh file: the self-check
 # runs those without isolation, where kill(-1) would hit the whole machine.)
+# --- moat's own warnings about the guest's actions are not unbounded output ---
+# (red team 54) Each exec-only exec under a guest filter that fakes close()
+# is killed with a line on moat's stderr, which --output-limit does not
+# cover: 7,600 lines (2.1 MB) in 10 s under --output-limit 1K before. Now at
+# most 20 such lines and one saying the rest are not shown; the kills stay.
+if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_warnflood" ]; then
+	out=$(moat run --output-limit 1K --timeout 60s --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_warnflood 300 </dev/null 2>"$T_TMP/err")
+	n=$(grep -c "the loader's fd" "$T_TMP/err")
+	if [ "$out" = "killed 300 of 300" ] && [ "$n" -le 20 ] && grep -q 'not shown' "$T_TMP/err"; then
+		ok guest_warnings_capped
+	else
+		fail guest_warnings_capped "[$out] $n loader lines, $(wc -c <"$T_TMP/err") bytes of stderr"
+	fi
+else
+	fail guest_warnings_capped "no $SYSCALL_BIN/probe_warnflood"
+fi
+
 sleep 300 &
 hostcanary=$!
 at_exit "kill -9 $hostcanary"

@@ -207,8 +207,9 @@ EOF2
 # UDP connect EAGAIN, another sandbox's datagram EADDRINUSE). Now netd hands
 # out at most a maximum at a time (MOAT_TEST_NETD_SOCKETS_MAX lowers it to
 # 16 here): past it a datagram needing a new socket is ENOBUFS, a connect
-# EADDRNOTAVAIL, and the guest's close gives the room back. Natively (and
-# on main) all 24 of each go. RUN: env or in_outer.
+# EADDRNOTAVAIL, and the guest's close gives the room back (a UDP socket's at
+# once; a TCP port's once the host lets it go: netd_sockets_bounded_timewait).
+# Natively (and on main) all 24 of each go. RUN: env or in_outer.
 netd_sockets_bounded() {
 	local name=$1 run=$2 addr=$3 tport=$4
 	cat >"$T_TMP/nsb.py" <<'EOF2'
@@ -229,14 +230,17 @@ def tcp():
         except OSError as e: err.add(errno.errorcode.get(e.errno, str(e)))
     return ss, "tcp %d/24 %s" % (ok, " ".join(sorted(err)))
 out = []
-for f in (udp, tcp, udp):
+# (TCP last: a closed TCP socket's port stays taken in TIME_WAIT or
+# FIN_WAIT and counts against the cap since red team 49, for as long as
+# the host holds it, so a UDP round after it found 0 or 16 free by timing)
+for f in (udp, udp, tcp):
     ss, line = f(); out.append(line.strip())
     for s in ss: s.close()
 print(", ".join(out))
 EOF2
 	expect_eq "$name" "$("$run" timeout 60 env MOAT_TEST_NETD_SOCKETS_MAX=16 "$MOAT" run --bind "$T_TMP:/t:ro" \
 		--net allow="$addr" -- "$PY" /t/nsb.py "$addr" "$tport" </dev/null 2>&1)" \
-		"udp 16/24 ENOBUFS, tcp 16/24 EADDRNOTAVAIL, udp 16/24 ENOBUFS"
+		"udp 16/24 ENOBUFS, udp 16/24 ENOBUFS, tcp 16/24 EADDRNOTAVAIL"
 }
 
 # eof_srv RUN ADDR PORTFILE: a TCP server that reads each connection until the

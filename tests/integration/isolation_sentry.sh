@@ -154,6 +154,16 @@ case $out in
 "child status 0"*) SANITY=1 ok refused_thread_stop_storm ;;
 *) fail refused_thread_stop_storm "${out:0:300}" ;;
 esac
+# Red team 53: a refused thread that a sibling's exec (de_thread's SIGKILL)
+# killed at its first stop made every ptrace request ESRCH, taken for a
+# thread that could not be sent to exit: its process, by then the exec's new
+# image, was killed (3-6 rounds of 60 on main, every run). Now its exit,
+# seen without reaping it, is enough (natively nothing is refused: a sanity
+# case)
+out=$(MOAT_MAX_TASKS=20 moat run --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_doomed execrace </dev/null 2>&1)
+if grep -q '^execrace exited' <<<"$out" && ! grep -q 'could not be sent to exit' <<<"$out"; then
+	SANITY=1 ok refused_thread_killed_by_exec_spares_image
+else fail refused_thread_killed_by_exec_spares_image "$(grep -v '^round' <<<"$out" | head -c 300)"; fi
 # Host pids are one space (kernel.pid_max, 32768 on small hosts) and a
 # waiting guest task holds three (its own, a sentry worker, a gofer
 # thread): without --pids a sandbox's task bound is at most an eighth of

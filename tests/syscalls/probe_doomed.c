@@ -22,6 +22,14 @@
  *           parent sends it SIGSTOP/SIGCONT 3,000 times (SIGSTOP is the one
  *           signal a refused thread's mask cannot block): "child status 0"
  *           wanted, the process not killed for it
+ *   execrace  no attack (red team 53): 60 times, a child's threads make
+ *           threads past the bound (40 at most, so that a native run stays
+ *           small) while one of its threads execs this program
+ *           ("execleaf": exits 0). A refused thread at its first stop that
+ *           the exec's de_thread killed made every ptrace request ESRCH,
+ *           which the tracer took for a thread it could not send to exit:
+ *           it killed the process, the new image (4-13% of the rounds).
+ *           "execrace exited 60 of 60" wanted
  *
  * Each refused thread that runs guest code counts as escaped and clones the
  * next one (at most CHAIN). Prints "escaped E normal N of T" (T clones
@@ -35,7 +43,9 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -198,9 +208,77 @@ static void *tryer(void *a)
 	return NULL;
 }
 
+static int er_made;
+static void *er_sleeper(void *a)
+{
+	(void)a;
+	for (;;)
+		pause();
+	return NULL;
+}
+static char er_exe[4096];
+static void *er_maker(void *a)
+{
+	(void)a;
+	for (;;) {
+		pthread_t t;
+		pthread_attr_t at;
+		pthread_attr_init(&at);
+		pthread_attr_setstacksize(&at, 65536);
+		if (__atomic_load_n(&er_made, __ATOMIC_RELAXED) >= 40 ||
+		    pthread_create(&t, &at, er_sleeper, NULL) != 0)
+			usleep(100);
+		else
+			__atomic_add_fetch(&er_made, 1, __ATOMIC_RELAXED);
+		pthread_attr_destroy(&at);
+	}
+	return NULL;
+}
+static void *er_execer(void *a)
+{
+	usleep(20000 + (unsigned)(uintptr_t)a % 20000);
+	char *av[] = { (char *)"probe_doomed", (char *)"execleaf", NULL };
+	execv(er_exe, av);
+	_exit(5);
+}
+
+static int execrace(void)
+{
+	ssize_t l = readlink("/proc/self/exe", er_exe, sizeof er_exe - 1);
+	if (l <= 0)
+		return 1;
+	er_exe[l] = 0;
+	setvbuf(stdout, NULL, _IONBF, 0);
+	int exited = 0, rounds = 60;
+	for (int r = 0; r < rounds; r++) {
+		pid_t c = fork();
+		if (c == 0) {
+			pthread_t t; /* the execer first: past the bound no thread is made */
+			if (pthread_create(&t, NULL, er_execer, (void *)(uintptr_t)(r * 7919)) != 0)
+				_exit(6);
+			for (int i = 0; i < 3; i++)
+				pthread_create(&t, NULL, er_maker, NULL);
+			for (;;)
+				pause();
+		}
+		int st = -1;
+		waitpid(c, &st, 0);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			exited++;
+		else
+			printf("round %d: status %x\n", r, (unsigned)st);
+	}
+	printf("execrace exited %d of %d\n", exited, rounds);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "errno";
+	if (!strcmp(mode, "execleaf"))
+		return 0;
+	if (!strcmp(mode, "execrace"))
+		return execrace();
 	if (!strcmp(mode, "stopstorm")) {
 		pid_t c = fork();
 		if (c == 0) {

@@ -717,6 +717,17 @@ int unixsock_resolve_connect(struct sandbox *sb, struct task *t, int stype, cons
 	return r;
 }
 
+/* A sendmsg/sendmmsg whose SCM_CREDENTIALS the caller may not claim: the
+ * call is skipped with the error, and audited */
+static void scm_deny(struct sandbox *sb, struct task *t, arch_regs *regs, const char *call, int e)
+{
+	REG_SYSNO(*regs) = -1;
+	REG_RET(*regs) = (uint64_t)(long)e;
+	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+	audit_event(sb->audit, sb, t, t->tid, call, "SCM_CREDENTIALS", DEC_DENY, e,
+		    "credentials the caller may not claim");
+}
+
 void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_regs)
 {
 	arch_regs regs = *stop_regs;
@@ -751,11 +762,7 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 		if (mh_ok) {
 			int e = scm_creds_refused(sb, t, (int)REG_ARG0(regs), &mh);
 			if (e < 0) {
-				REG_SYSNO(regs) = -1;
-				REG_RET(regs) = (uint64_t)(long)e;
-				ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
-				audit_event(sb->audit, sb, t, t->tid, call, "SCM_CREDENTIALS", DEC_DENY, e,
-					    "credentials the caller may not claim");
+				scm_deny(sb, t, &regs, call, e);
 				return;
 			}
 			if (e == 1) {
@@ -776,11 +783,7 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 		aptr = 0, len = 0, call = "sendmmsg"; /* UDP egress and MSG_FASTOPEN only */
 		int e = sendmmsg_scm(sb, t, &regs, &mmsg_strip);
 		if (e < 0) {
-			REG_SYSNO(regs) = -1;
-			REG_RET(regs) = (uint64_t)(long)e;
-			ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
-			audit_event(sb->audit, sb, t, t->tid, call, "SCM_CREDENTIALS", DEC_DENY, e,
-				    "credentials the caller may not claim");
+			scm_deny(sb, t, &regs, call, e);
 			return;
 		}
 		break;

@@ -490,6 +490,15 @@ static long loader_closed(struct sc_call *c)
 		int fd = n < 0 ? -EINVAL : task_getfd(t, n);
 		if (fd == -EBADF)
 			continue;
+		if (fd == -ESRCH) {
+			/* the caller is gone or going (its notification no
+			 * longer valid, or no process: a SIGKILL of the group
+			 * during the call): killed, nothing to say about it
+			 * (CI: a test's kill of its child in its loader printed
+			 * the "still open" line) */
+			kill(t->tgid, SIGKILL);
+			return -ESRCH;
+		}
 		if (fd >= 0)
 			close(fd);
 		/* still open (or the table could not be read): fail closed */

@@ -127,6 +127,14 @@ static int addfd_idle(unsigned long long id, int d)
 	return 0;
 }
 
+/* the addfd-pin/-self modes: a refused scheduling call ends the run */
+static void sched_fail(const char *what)
+{
+	fprintf(stderr, "unotify_floor: %s: %s\n", what, strerror(errno));
+	fflush(stderr);
+	_exit(2);
+}
+
 /* mode "stat": the copies an emulated stat makes */
 static void stat_copies(const struct seccomp_notif *req)
 {
@@ -198,9 +206,9 @@ static void *supervisor(void *arg)
 			if (cpu >= 0)
 				CPU_SET(cpu, &one);
 			if (cpu >= 0 && g_addfd != 6 && sched_setaffinity(0, sizeof one, &one) < 0)
-				abort();
+				sched_fail("sched_setaffinity");
 			if (g_addfd >= 5 && sched_setscheduler(0, SCHED_IDLE, &sp0) < 0)
-				abort();
+				sched_fail("sched_setscheduler(SCHED_IDLE)");
 			struct seccomp_notif_addfd a = {
 				.id = req.id,
 				.srcfd = (unsigned)d,
@@ -209,9 +217,9 @@ static void *supervisor(void *arg)
 			};
 			int r = ioctl(g_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
 			if (g_addfd >= 5 && sched_setscheduler(0, SCHED_OTHER, &sp0) < 0)
-				abort();
+				sched_fail("sched_setscheduler back to SCHED_OTHER (needs CAP_SYS_NICE or RLIMIT_NICE >= 20 - nice)");
 			if (cpu >= 0 && g_addfd != 6 && sched_setaffinity(0, sizeof g_all, &g_all) < 0)
-				abort();
+				sched_fail("sched_setaffinity");
 			close(d);
 			if (g_addfd != 2)
 				continue;
@@ -282,6 +290,8 @@ static int stat_floor(long n, int waiters)
 		double t0 = bench_now_ns();
 		for (long i = 0; i < n; i++) {
 			long r = syscall(SYS_getppid, path, &st);
+			if (r < 0)
+				_exit(1); /* the supervisor is gone: no result */
 			if (g_addfd && r > 2)
 				close((int)r);
 		}
@@ -362,6 +372,8 @@ int main(int argc, char **argv)
 	double t0 = bench_now_ns();
 	for (long i = 0; i < n; i++) {
 		long r = syscall(SYS_getppid);
+		if (r < 0)
+			_exit(1);
 		if (g_addfd && r > 2)
 			close((int)r);
 	}

@@ -16,7 +16,19 @@
  * then sees that CPU as idle (the scheduler's sched_idle_cpu), stays on it
  * and preempts the helper, where a plain ADDFD's complete() wakes it on
  * another, idle CPU (pexec4: the question this mode is for; it shows only
- * with a CPU idle, and a loaded machine starves the helpers); "stat"
+ * with a CPU idle, and a loaded machine starves the helpers); "addfd-pin"
+ * answers as "addfd" does with the supervisor pinned, just around the ADDFD,
+ * to the CPU RECV returned on (sched_getcpu), its affinity restored after;
+ * "addfd-self" runs SCHED_IDLE around the ADDFD instead (back to
+ * SCHED_OTHER needs RLIMIT_NICE >= 20 or CAP_SYS_NICE); "addfd-pin-idle"
+ * does both (paddfd: the woken caller sees the supervisor's CPU as idle and
+ * preempts it there, and the caller's wake-up of the supervisor cannot take
+ * it to another CPU); any mode with "-child" appended has its caller in a
+ * child process, as moat's guest is (the default caller is a thread of this
+ * process), and "-work-child" (after an addfd mode) has the supervisor do
+ * what moat's does for a direct open before the ADDFD: the path's copy-in
+ * and ID_VALID as "stat" does, then an open and fstat of /etc/passwd (the
+ * fd it installs) instead of a dup; "stat"
  * answers as moat answers a cached stat, with the caller in
  * another process (a child: process_vm_* on a thread of one's own process
  * skips the ptrace access check): the supervisor reads 256 bytes of the
@@ -51,8 +63,9 @@
 #endif
 
 static volatile int g_fd = -1;
-static int g_epoll, g_addfd, g_srcfd = -1, g_stat;
+static int g_epoll, g_addfd, g_srcfd = -1, g_stat, g_work;
 static pid_t g_child;
+static cpu_set_t g_all; /* modes addfd-pin*: the affinity restored after the ADDFD */
 
 /* mode "addfd-idle": a job per CPU for its SCHED_IDLE helper */
 enum { MAXCPU = 64 };
@@ -114,6 +127,14 @@ static int addfd_idle(unsigned long long id, int d)
 	return 0;
 }
 
+/* the addfd-pin/-self modes: a refused scheduling call ends the run */
+static void sched_fail(const char *what)
+{
+	fprintf(stderr, "unotify_floor: %s: %s\n", what, strerror(errno));
+	fflush(stderr);
+	_exit(2);
+}
+
 /* mode "stat": the copies an emulated stat makes */
 static void stat_copies(const struct seccomp_notif *req)
 {
@@ -130,7 +151,7 @@ static void stat_copies(const struct seccomp_notif *req)
 	}
 	if (process_vm_readv(req->pid, &l, 1, r, nr, 0) <= 0)
 		abort();
-	if (ioctl(g_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
+	if (ioctl(g_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0 || g_work)
 		return;
 	memset(&st, 0, sizeof st);
 	st.st_size = (off_t)strnlen(path, sizeof path);
@@ -165,14 +186,29 @@ static void *supervisor(void *arg)
 				continue;
 			return NULL;
 		}
-		if (g_stat)
+		if (g_stat || g_work)
 			stat_copies(&req);
 		if (g_addfd) {
-			int d = dup(g_srcfd);
+			int d = g_work ? open("/etc/passwd", O_RDONLY | O_CLOEXEC) : dup(g_srcfd);
+			if (g_work) {
+				struct stat st;
+				if (d < 0 || fstat(d, &st) < 0)
+					abort();
+			}
 			if (g_addfd == 3 && addfd_idle(req.id, d) == 0) {
 				close(d);
 				continue;
 			}
+			int cpu = g_addfd >= 4 ? sched_getcpu() : -1;
+			struct sched_param sp0 = { 0 };
+			cpu_set_t one;
+			CPU_ZERO(&one);
+			if (cpu >= 0)
+				CPU_SET(cpu, &one);
+			if (cpu >= 0 && g_addfd != 6 && sched_setaffinity(0, sizeof one, &one) < 0)
+				sched_fail("sched_setaffinity");
+			if (g_addfd >= 5 && sched_setscheduler(0, SCHED_IDLE, &sp0) < 0)
+				sched_fail("sched_setscheduler(SCHED_IDLE)");
 			struct seccomp_notif_addfd a = {
 				.id = req.id,
 				.srcfd = (unsigned)d,
@@ -180,6 +216,10 @@ static void *supervisor(void *arg)
 				.flags = g_addfd != 2 ? SECCOMP_ADDFD_FLAG_SEND : 0,
 			};
 			int r = ioctl(g_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
+			if (g_addfd >= 5 && sched_setscheduler(0, SCHED_OTHER, &sp0) < 0)
+				sched_fail("sched_setscheduler back to SCHED_OTHER (needs CAP_SYS_NICE or RLIMIT_NICE >= 20 - nice)");
+			if (cpu >= 0 && g_addfd != 6 && sched_setaffinity(0, sizeof g_all, &g_all) < 0)
+				sched_fail("sched_setaffinity");
 			close(d);
 			if (g_addfd != 2)
 				continue;
@@ -201,8 +241,8 @@ static void sync_flag(int fd)
 	ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 }
 
-/* mode "stat": the caller is a child process; its listener comes back over a
- * socketpair; the child prints the result. */
+/* mode "stat" and the "-child" modes: the caller is a child process; its
+ * listener comes back over a socketpair; the child prints the result. */
 static int stat_floor(long n, int waiters)
 {
 	struct sock_filter f[] = {
@@ -248,12 +288,17 @@ static int stat_floor(long n, int waiters)
 		close(fd);
 		syscall(SYS_getppid, path, &st); /* the supervisors are up */
 		double t0 = bench_now_ns();
-		for (long i = 0; i < n; i++)
-			syscall(SYS_getppid, path, &st);
+		for (long i = 0; i < n; i++) {
+			long r = syscall(SYS_getppid, path, &st);
+			if (r < 0)
+				_exit(1); /* the supervisor is gone: no result */
+			if (g_addfd && r > 2)
+				close((int)r);
+		}
 		double t1 = bench_now_ns();
-		bench_report("unotify_floor_stat", t0, t1, n);
+		bench_report(g_stat ? "unotify_floor_stat" : "unotify_floor", t0, t1, n);
 		fflush(stdout);
-		_exit(st.st_size == (off_t)strlen(path) ? 0 : 1);
+		_exit(!g_stat || st.st_size == (off_t)strlen(path) ? 0 : 1);
 	}
 	if (recvmsg(sp[0], &mh, 0) <= 0 || !CMSG_FIRSTHDR(&mh))
 		return 1;
@@ -274,7 +319,16 @@ int main(int argc, char **argv)
 {
 	long n = bench_iters(argc, argv, 100000);
 	int waiters = argc > 2 ? atoi(argv[2]) : 1;
-	const char *mode = argc > 3 ? argv[3] : "sync";
+	char mode[64];
+	snprintf(mode, sizeof mode, "%s", argc > 3 ? argv[3] : "sync");
+	size_t ml = strlen(mode);
+	int child = ml > 6 && !strcmp(mode + ml - 6, "-child");
+	if (child)
+		mode[ml - 6] = 0; /* the mode with the caller in a child process */
+	ml = strlen(mode);
+	g_work = child && ml > 5 && !strcmp(mode + ml - 5, "-work");
+	if (g_work)
+		mode[ml - 5] = 0; /* and a supervisor that works as moat's does */
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_getppid, 0, 1),
@@ -286,7 +340,10 @@ int main(int argc, char **argv)
 
 	g_epoll = !strcmp(mode, "epoll");
 	g_addfd = !strcmp(mode, "addfd") ? 1 : !strcmp(mode, "addfd-split") ? 2 :
-		  !strcmp(mode, "addfd-idle") ? 3 : 0;
+		  !strcmp(mode, "addfd-idle") ? 3 : !strcmp(mode, "addfd-pin") ? 4 :
+		  !strcmp(mode, "addfd-pin-idle") ? 5 : !strcmp(mode, "addfd-self") ? 6 : 0;
+	if (sched_getaffinity(0, sizeof g_all, &g_all) < 0)
+		return 1;
 	if (g_addfd == 3) {
 		long nc = sysconf(_SC_NPROCESSORS_CONF);
 		for (long c = 0; c < nc && c < MAXCPU; c++)
@@ -296,7 +353,7 @@ int main(int argc, char **argv)
 	if (g_addfd && (g_srcfd = open("/etc/passwd", O_RDONLY | O_CLOEXEC)) < 0)
 		return 1;
 	g_stat = !strcmp(mode, "stat");
-	if (g_stat)
+	if (g_stat || child)
 		return stat_floor(n, waiters);
 	for (int i = 0; i < waiters; i++)
 		if (pthread_create(&th, NULL, supervisor, NULL) != 0)
@@ -315,6 +372,8 @@ int main(int argc, char **argv)
 	double t0 = bench_now_ns();
 	for (long i = 0; i < n; i++) {
 		long r = syscall(SYS_getppid);
+		if (r < 0)
+			_exit(1);
 		if (g_addfd && r > 2)
 			close((int)r);
 	}

@@ -731,7 +731,7 @@ static void scm_deny(struct sandbox *sb, struct task *t, arch_regs *regs, const 
 void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_regs)
 {
 	arch_regs regs = *stop_regs;
-	long nr = (long)REG_SYSNO(regs);
+	long nr = REG_NR(regs);
 	if (nr == __NR_connect && netconn_strict()) {
 		/* cannot happen: with moat-netd the filter sends connect to a
 		 * worker (netconn_connect); never native */

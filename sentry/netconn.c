@@ -406,7 +406,7 @@ int netconn_send_stop(struct sandbox *sb, struct task *t, void *regsp, int kind)
 	struct msghdr mh;
 	if (kind == NETSEND_TO) {
 		buf = REG_ARG1(*regs), buflen = REG_ARG2(*regs), flags = (int)REG_ARG3(*regs);
-		aptr = REG_ARG4(*regs), alen = REG_ARG5(*regs);
+		aptr = REG_ARG4(*regs), alen = (uint64_t)(int)REG_ARG5(*regs); /* the kernel's int */
 	} else {
 		flags = (int)(kind == NETSEND_MSG ? REG_ARG2(*regs) : REG_ARG3(*regs));
 		if (kind == NETSEND_MMSG && REG_ARG2(*regs) == 0)

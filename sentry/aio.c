@@ -95,7 +95,7 @@ static void acct_take(struct sandbox *sb, struct aio_acct *a, unsigned v)
 
 void aio_stop(struct sandbox *sb, struct task *t, const struct user_regs_struct *stop_regs)
 {
-	long nr = (long)REG_SYSNO(*stop_regs);
+	long nr = REG_NR(*stop_regs);
 	if (nr == __NR_io_destroy)
 		t->aio_exit = 1;
 	if (nr != __NR_io_setup)

@@ -346,7 +346,7 @@ int exec_stop(struct sandbox *sb, struct task *t, const arch_regs *in)
 {
 	arch_regs regs = *in;
 	exec_drop(t); /* whatever an earlier exec left */
-	long nr = (long)REG_SYSNO(regs);
+	long nr = REG_NR(regs);
 	int dirfd = AT_FDCWD, atflags = 0;
 	uint64_t paddr, argv, envp;
 	const char *name = "execve";

@@ -406,10 +406,10 @@ int netconn_send_stop(struct sandbox *sb, struct task *t, void *regsp, int kind)
 	struct msghdr mh;
 	if (kind == NETSEND_TO) {
 		buf = REG_ARG1(*regs), buflen = REG_ARG2(*regs), flags = (int)REG_ARG3(*regs);
-		aptr = REG_ARG4(*regs), alen = REG_ARG5(*regs);
+		aptr = REG_ARG4(*regs), alen = (uint64_t)(int)REG_ARG5(*regs); /* the kernel's int */
 	} else {
 		flags = (int)(kind == NETSEND_MSG ? REG_ARG2(*regs) : REG_ARG3(*regs));
-		if (kind == NETSEND_MMSG && REG_ARG2(*regs) == 0)
+		if (kind == NETSEND_MMSG && (unsigned)REG_ARG2(*regs) == 0)
 			return 1; /* vlen 0: nothing is read or sent */
 		mmsg = REG_ARG1(*regs);
 		readok = guest_read(t->tid, REG_ARG1(*regs), &mh, sizeof mh) == 0;
@@ -1282,7 +1282,7 @@ long netconn_connect(struct sc_call *c)
 {
 	unsigned long long pt = netconn_prof_now();
 	int fd = (int)c->args[0];
-	uint64_t len = c->args[2];
+	uint64_t len = (uint64_t)(int)c->args[2]; /* the kernel's int addrlen (negative: EINVAL) */
 	cleanup_fd int hfd = sc_getfd(c, fd);
 	if (hfd < 0)
 		return -EBADF;

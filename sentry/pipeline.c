@@ -203,9 +203,14 @@ static int copy_in(struct sc_call *c)
 		case A_SOCKADDR: {
 			if (nb >= 2 || i + 1 >= SC_MAXARGS)
 				break;
+			/* a socket address's length is the kernel's int (the
+			 * low 32 bits; negative: its EINVAL, nothing read),
+			 * open_how's a size_t */
 			size_t want = c->args[i + 1];
+			if (e->args[i] == A_SOCKADDR)
+				want = (size_t)(int)want;
 			size_t n = want < SC_BUFMAX ? want : SC_BUFMAX;
-			if (c->args[i] == 0)
+			if (c->args[i] == 0 || (e->args[i] == A_SOCKADDR && (int)c->args[i + 1] < 0))
 				break;
 			void *buf = c->structbuf[nb++];
 			if (guest_read(c->tid, c->args[i], buf, n) < 0)

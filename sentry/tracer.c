@@ -505,7 +505,7 @@ static void finish_refused(struct tracer *tr, struct task *p)
 	arch_regs regs;
 	const char *name = "clone";
 	if (ptrace(PTRACE_GETREGS, p->tid, 0, &regs) == 0) {
-		name = fork_name((long)REG_SYSNO(regs));
+		name = fork_name(REG_NR(regs));
 		REG_RET(regs) = (unsigned long)-EAGAIN;
 		ptrace(PTRACE_SETREGS, p->tid, 0, &regs);
 	}
@@ -972,7 +972,7 @@ static void intr_tp_sysstop(struct task *t, pid_t tid)
 		ptrace(PTRACE_SYSCALL, tid, 0, 0);
 		return;
 	}
-	long nr = (long)REG_SYSNO(r), rax = (long)REG_RET(r);
+	long nr = REG_NR(r), rax = (long)REG_RET(r);
 	unsigned long long *reg = intr_tp_reg(nr, &r);
 	t->intr_tp_stage = 0;
 	if (reg && nr + 1 == t->intr_tp_nr) {
@@ -994,7 +994,7 @@ static void intr_tp_sysstop(struct task *t, pid_t tid)
  * past its syscall instruction. */
 static int intr_tp_signal(struct sandbox *sb, struct task *t, pid_t tid, arch_regs *r, int sig)
 {
-	long nr = (long)REG_SYSNO(*r), rax = (long)REG_RET(*r);
+	long nr = REG_NR(*r), rax = (long)REG_RET(*r);
 	unsigned long long *reg = intr_tp_reg(nr, r);
 
 	if (sig_ignored(sb, t, sig) == 1)
@@ -1007,7 +1007,7 @@ static int intr_tp_signal(struct sandbox *sb, struct task *t, pid_t tid, arch_re
 	}
 	t->intr_tp_nr = 0;
 	*reg = t->intr_tp_ptr;
-	if (rax == nr) {
+	if (rax == (long)REG_SYSNO(*r)) { /* the kernel rewinds rax to all of orig_rax */
 		REG_IP(*r) += 2; /* the syscall instruction, which the kernel had gone back to */
 		REG_RET(*r) = (unsigned long long)-EINTR;
 	} else if (rax == -ERESTARTNOINTR_) {
@@ -1037,12 +1037,12 @@ static void intr_epoll_timeout(struct task *t, arch_regs *r)
 
 	if (to <= 0)
 		return; /* no wait, or none without end */
-	if (t->intr_ep_nr == (long)REG_SYSNO(*r) + 1 && t->intr_ep_fd == REG_ARG0(*r) &&
+	if (t->intr_ep_nr == REG_NR(*r) + 1 && t->intr_ep_fd == REG_ARG0(*r) &&
 	    t->intr_ep_written == to) {
 		long long left = t->intr_ep_orig - (now - t->intr_ep_t0);
 		to = left > 0 ? (int)left : 0;
 	} else {
-		t->intr_ep_nr = (long)REG_SYSNO(*r) + 1;
+		t->intr_ep_nr = REG_NR(*r) + 1;
 		t->intr_ep_fd = REG_ARG0(*r);
 		t->intr_ep_orig = to;
 		t->intr_ep_t0 = now;
@@ -1091,7 +1091,7 @@ static int sig_restart(struct sandbox *sb, struct task *t, pid_t tid, int sig)
 	if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
 		return sig;
 	rax = (long)REG_RET(regs);
-	nr = (long)REG_SYSNO(regs);
+	nr = REG_NR(regs);
 	if (t->intr_tp_stage == 1)
 		return intr_tp_signal(sb, t, tid, &regs, sig); /* (c) before its entry */
 	if (nr >= 0 && (rax == -EINTR || rax == -ERESTARTNOHAND_) && intr_timeout_ptr(nr, &regs)) {
@@ -1204,7 +1204,7 @@ static void init_stop(struct tracer *tr, pid_t tid, int sig, int ev)
  * 1 if so (the call is skipped), 0 for the sandbox's own stops. */
 static int guest_trace_stop(struct task *t, arch_regs regs)
 {
-	const struct sysent *e = sc_lookup((long)REG_SYSNO(regs));
+	const struct sysent *e = sc_lookup(REG_NR(regs));
 	/* an EXEC_UNLESS row (sendto/recvfrom) in the form the sandbox's
 	 * filter runs natively (no address) was traced by the guest's filter:
 	 * the RET_DATA proves nothing (the guest's filter wins a tie) */
@@ -1249,7 +1249,7 @@ static void fork_event(struct tracer *tr, struct task *t, int ev)
 	 * taken for a process of its own: no pidfd, a cwd of its own, and its
 	 * shared dispositions unseen). fork and vfork share neither. */
 	arch_regs regs;
-	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) == 0 && (long)REG_SYSNO(regs) == __NR_clone) {
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &regs) == 0 && REG_NR(regs) == __NR_clone) {
 		unsigned long fl = REG_ARG0(regs);
 		thread = !!(fl & CLONE_THREAD);
 		share_fs = !!(fl & CLONE_FS);
@@ -1770,7 +1770,7 @@ int tracer_run(struct tracer_args *a)
 				ptrace(PTRACE_CONT, tid, 0, 0);
 				break;
 			}
-			long scnr = (long)REG_SYSNO(regs);
+			long scnr = REG_NR(regs);
 			int is_exec = scnr == __NR_execve || scnr == __NR_execveat;
 			dbg("%.2f ms: exec stop", ms_now() - a->t0);
 			__atomic_store_n(&sb->last_activity_ms, (long long)ms_now(), __ATOMIC_RELAXED);

@@ -731,7 +731,7 @@ static void scm_deny(struct sandbox *sb, struct task *t, arch_regs *regs, const 
 void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_regs)
 {
 	arch_regs regs = *stop_regs;
-	long nr = (long)REG_SYSNO(regs);
+	long nr = REG_NR(regs);
 	if (nr == __NR_connect && netconn_strict()) {
 		/* cannot happen: with moat-netd the filter sends connect to a
 		 * worker (netconn_connect); never native */
@@ -749,11 +749,15 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 	switch (nr) {
 	case __NR_bind:
 	case __NR_connect:
-		aptr = REG_ARG1(regs), len = REG_ARG2(regs);
+		/* the kernel's addrlen is an int (the register's low 32 bits;
+		 * negative: its EINVAL): red team 55, a length with bit 32 set
+		 * was "too long to be a path" here and ran natively, and the
+		 * host kernel looked the path up in the guest's native root */
+		aptr = REG_ARG1(regs), len = (size_t)(int)REG_ARG2(regs);
 		call = nr == __NR_bind ? "bind" : "connect";
 		break;
 	case __NR_sendto:
-		aptr = REG_ARG4(regs), len = REG_ARG5(regs), call = "sendto";
+		aptr = REG_ARG4(regs), len = (size_t)(int)REG_ARG5(regs), call = "sendto"; /* int, as bind's */
 		break;
 	case __NR_sendmsg:
 		mh_ok = guest_read(t->tid, REG_ARG1(regs), &mh, sizeof mh) == 0;

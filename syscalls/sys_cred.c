@@ -246,8 +246,11 @@ static long filter_install(struct sc_call *c, unsigned long flags, uint64_t prog
 
 long sys_seccomp(struct sc_call *c)
 {
-	if (c->args[0] == 1 /* SECCOMP_SET_MODE_FILTER */)
-		return filter_install(c, c->args[1], c->args[2]);
+	/* op and flags are the kernel's unsigned ints (the low 32 bits): red
+	 * team 55, an op with bit 32 set was another op here and ran natively
+	 * as SET_MODE_FILTER, past the no_new_privs check */
+	if ((uint32_t)c->args[0] == 1 /* SECCOMP_SET_MODE_FILTER */)
+		return filter_install(c, (uint32_t)c->args[1], c->args[2]);
 	c->cont = 1;
 	return 0;
 }

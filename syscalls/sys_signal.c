@@ -1436,7 +1436,10 @@ static int core_thread_visit(struct task *t, void *arg)
 long sc_sched_core_owner(struct sc_call *c)
 {
 	pid_t pid = (pid_t)c->args[2];
-	unsigned long cmd = c->args[1], type = c->args[3];
+	/* the kernel's sched_core_share_pid takes an unsigned int command and
+	 * an enum type: the low 32 bits (red team 55: CREATE with bit 32 set
+	 * was "one task" here, and the kernel applied it to the group) */
+	unsigned cmd = (unsigned)c->args[1], type = (unsigned)c->args[3];
 	long r = owner_one(c, pid, OWN_PTRACE);
 	if (r < 0 || (cmd != 1 /* CREATE */ && cmd != 2 /* SHARE_TO */) ||
 	    (type != 1 /* PIDTYPE_TGID */ && type != 2 /* PIDTYPE_PGID */))

@@ -180,13 +180,15 @@ SANITY=1 expect_eq dropped_cannot_touch_root_by_pid "$out" "$(printf 'EPERM EPER
 # EPERM for a dropped process on root's pid, on root's process group
 # (PIDTYPE_PGID: each member checked) and from its own group holding root;
 # its own pid runs natively (0, or EINVAL on a kernel without core
-# scheduling, as this one may be).
+# scheduling, as this one may be). The command and type with bit 32 set
+# (the kernel takes their low 32 bits; red team 55: "one task" here, native
+# on the group) are the same EPERM.
 out=$(moat run --user 0:0 -- "$PY" -c '
 import ctypes, os, signal, time
 libc = ctypes.CDLL(None, use_errno=True)
 def core(op, pid, typ):
     ck = ctypes.c_ulong(0)
-    r = libc.prctl(62, op, pid, typ, ctypes.byref(ck) if op == 0 else None)
+    r = libc.prctl(62, ctypes.c_ulong(op), pid, ctypes.c_ulong(typ), ctypes.byref(ck) if op == 0 else None)
     return "ok" if r == 0 else {1: "EPERM", 22: "EINVAL", 3: "ESRCH"}.get(ctypes.get_errno(), str(ctypes.get_errno()))
 root = os.fork()
 if root == 0:
@@ -197,11 +199,12 @@ if me == 0:
     os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
     own = core(1, os.getpid(), 0)
     print(core(0, root, 0), core(1, root, 0), core(3, root, 0), core(1, root, 2), core(1, 0, 2),
+          core(1 | 1 << 32, 0, 2), core(1, 0, 2 | 1 << 32),
           "own", "ok" if own in ("ok", "EINVAL") else own, flush=True)
     os._exit(0)
 os.waitpid(me, 0)
 os.kill(root, signal.SIGKILL)' </dev/null 2>&1)
-expect_eq dropped_cannot_touch_root_sched_core "$out" "EPERM EPERM EPERM EPERM EPERM own ok"
+expect_eq dropped_cannot_touch_root_sched_core "$out" "EPERM EPERM EPERM EPERM EPERM EPERM EPERM own ok"
 
 # The same check covers every thread Linux checks (red team 35): for
 # PIDTYPE_TGID every thread of the named task's process, for PIDTYPE_PGID

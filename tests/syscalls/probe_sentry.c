@@ -20,6 +20,11 @@
  *   execstat SELF N MS  N threads (the leader among them) stat()/fstat() into
  *                       a zone mapped at a fixed address while another thread
  *                       execs SELF "execcheck" after MS ms (red team 29)
+ *   execstathi SELF N MS  the same with the exec'ing thread made by a clone
+ *                       whose number has bits above the low 32 set (red team
+ *                       55: the kernel runs clone, the tracer read the flags
+ *                       only when orig_rax was exactly __NR_clone and took
+ *                       the thread for a process: its exec fenced no sibling)
  *   execcheck MS        (the new image) maps the same zone first thing, fills
  *                       it with 0xa5 and watches it for MS ms: a late
  *                       copy-out of the old image's calls would land there;
@@ -46,6 +51,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -562,6 +568,62 @@ static int execstat(const char *self, int n, int ms)
 }
 
 extern char **environ;
+
+/* execstathi: a thread made by raw clone (number | 1 << 32), running only
+ * raw system calls (it shares the leader's TLS), that execs SELF after MS */
+static char esh_stack[64 << 10] __attribute__((aligned(16)));
+static char *esh_argv[4];
+static char esh_ms[16];
+
+static long raw3(long nr, long a, long b, long c)
+{
+	long ret;
+	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+	return ret;
+}
+
+static void __attribute__((noreturn, used)) esh_child(void)
+{
+	struct timespec ts = { es_ms / 1000, (long)(es_ms % 1000) * 1000000L };
+	raw3(SYS_nanosleep, (long)&ts, 0, 0);
+	raw3(SYS_execve, (long)es_self, (long)esh_argv, (long)environ);
+	raw3(SYS_exit_group, 3, 0, 0);
+	__builtin_unreachable();
+}
+
+static int execstathi(const char *self, int n, int ms)
+{
+	es_self = self;
+	es_ms = ms;
+	if (es_map() < 0)
+		return printf("FAIL execstat: mmap: %s\n", strerror(errno)), 1;
+	snprintf(esh_ms, sizeof esh_ms, "%d", 400);
+	esh_argv[0] = (char *)self;
+	esh_argv[1] = "execcheck";
+	esh_argv[2] = esh_ms;
+	pthread_t th;
+	for (long i = 1; i < n; i++)
+		pthread_create(&th, NULL, es_thread, (void *)i);
+	unsigned long fl = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+			   CLONE_SYSVSEM;
+	long ret;
+	register long r10 __asm__("r10") = 0;
+	register long r8 __asm__("r8") = 0;
+	__asm__ volatile("syscall\n\t"
+			 "test %%rax, %%rax\n\t"
+			 "jnz 1f\n\t"
+			 "call esh_child\n"
+			 "1:"
+			 : "=a"(ret)
+			 : "a"((long)SYS_clone | (1L << 32)), "D"(fl), "S"(esh_stack + sizeof esh_stack - 64),
+			   "d"(0), "r"(r10), "r"(r8)
+			 : "rcx", "r11", "memory");
+	if (ret < 0)
+		return printf("FAIL execstathi: clone: %s\n", strerror((int)-ret)), 1;
+	es_loop(0);
+	return 1;
+}
+
 #define TE_PADS 40 /* tracerexec's 128 KiB environment strings */
 
 /* tracerexec's exec: its PAD= strings as they were sent */
@@ -716,6 +778,8 @@ int main(int argc, char **argv)
 		return execcheck(atoi(argv[2]));
 	if (argc >= 5 && !strcmp(argv[1], "execstat"))
 		return execstat(argv[2], atoi(argv[3]), atoi(argv[4]));
+	if (argc >= 5 && !strcmp(argv[1], "execstathi"))
+		return execstathi(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (argc >= 3 && !strcmp(argv[1], "tracerexec"))
 		return tracerexec(argv[2], argc >= 4 && !strcmp(argv[3], "fail"));
 	if (argc >= 3 && !strcmp(argv[1], "recvfromlen"))

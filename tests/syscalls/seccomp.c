@@ -217,6 +217,13 @@ static int needs_nnp(void)
 	errno = 0;
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != -1 || errno != EACCES)
 		return 23;
+	/* red team 55: the op with bit 32 set. The kernel takes an unsigned
+	 * int (SECCOMP_SET_MODE_FILTER); moat compared all 64 bits, took it
+	 * for another op and let it run natively, where the host's
+	 * no_new_privs is always set: the filter installed */
+	errno = 0;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER | (1L << 32), 0, &prog) != -1 || errno != EACCES)
+		return 27;
 	errno = 0;
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, (void *)8, 0, 0) != -1 || errno != EFAULT)
 		return 24;

@@ -138,6 +138,56 @@ static void clone_thread_sigchld(void)
 	rmdir("sub");
 }
 
+/* red team 55: clone with bit 32 of rax set. The kernel's entry takes the
+ * low 32 bits (clone) and seccomp sees the same, but orig_rax keeps all 64:
+ * the tracer compared them with __NR_clone, read no flags and registered
+ * the thread as a process of its own (its /proc/self was its tid, an exec
+ * of it fenced no sibling). The thread runs on the parent's TLS, as with
+ * glibc's clone() above. */
+static void __attribute__((used)) hibit_thread(void)
+{
+	sigchld_thread(NULL);
+}
+
+static void clone_high_bit_nr(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		unsigned long fl = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+				   CLONE_SYSVSEM;
+		mkdir("sub", 0755);
+		long ret;
+		register long r10 __asm__("r10") = 0;
+		register long r8 __asm__("r8") = 0;
+		__asm__ volatile("syscall\n\t"
+				 "test %%rax, %%rax\n\t"
+				 "jnz 1f\n\t"
+				 "call hibit_thread\n\t"
+				 "ud2\n"
+				 "1:"
+				 : "=a"(ret)
+				 : "a"((long)SYS_clone | (1L << 32)), "D"(fl),
+				   "S"(sigchld_stack + sizeof sigchld_stack - 64), "d"(0), "r"(r10), "r"(r8)
+				 : "rcx", "r11", "memory");
+		if (ret < 0)
+			_exit(2);
+		while (!__atomic_load_n(&sigchld_done, __ATOMIC_SEQ_CST))
+			usleep(1000);
+		char want[64], cwd[PATH_MAX];
+		snprintf(want, sizeof want, "\nPid:\t%d\n", (int)getpid());
+		if (!strstr(sigchld_status, want))
+			_exit(3); /* /proc/self in the thread is not its process */
+		if (!getcwd(cwd, sizeof cwd) || strcmp(strrchr(cwd, '/'), "/sub") != 0)
+			_exit(4); /* the thread's chdir did not move its process */
+		_exit(0);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "clone_high_bit_nr_is_thread", "status %x",
+	      status);
+	rmdir("sub");
+}
+
 int main(int argc, char **argv)
 {
 	t_setup(argc, argv, "threads");
@@ -225,5 +275,7 @@ int main(int argc, char **argv)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 9, "exec_from_thread", "status %x", status);
 
 	clone_thread_sigchld();
+	sigchld_done = 0;
+	clone_high_bit_nr();
 	return t_done();
 }

@@ -3,6 +3,8 @@
 #include <stddef.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static socklen_t addr(struct sockaddr_un *sa, const char *path)
 {
@@ -103,6 +105,35 @@ int main(int argc, char **argv)
 	CHECK(stat("second.sock", &st) == -1 && errno == ENOENT, "bind_twice_no_inode", "exists");
 	close(b2);
 	unlink("first.sock");
+	/* red team 55: the length registers of bind, connect and sendto with
+	 * bit 32 set. The kernel takes an int (the low 32 bits); moat read all
+	 * 64, found the length too long for a path and let the call run
+	 * natively: the host kernel resolved the path in the guest's native
+	 * root (EROFS, ENOENT), never the sandbox's file system */
+	{
+		int hb = socket(AF_UNIX, SOCK_STREAM, 0);
+		socklen_t hl = addr(&sa, "hibit.sock");
+		CHECK(syscall(SYS_bind, hb, &sa, (long)hl | (1L << 32)) == 0 && stat("hibit.sock", &st) == 0 &&
+			      S_ISSOCK(st.st_mode),
+		      "bind_len_high_bits_is_the_vfs", "%s", strerror(errno));
+		CHECK(listen(hb, 4) == 0, "bind_len_high_bits_listen", "%s", strerror(errno));
+		int hc = socket(AF_UNIX, SOCK_STREAM, 0);
+		CHECK(syscall(SYS_connect, hc, &sa, (long)hl | (1L << 32)) == 0, "connect_len_high_bits_is_the_vfs",
+		      "%s", strerror(errno));
+		close(hc);
+		close(hb);
+		unlink("hibit.sock");
+		int dr = socket(AF_UNIX, SOCK_DGRAM, 0), ds = socket(AF_UNIX, SOCK_DGRAM, 0);
+		char hgot[8] = { 0 };
+		hl = addr(&sa, "hibit.dgram");
+		CHECK(bind(dr, (struct sockaddr *)&sa, hl) == 0 &&
+			      syscall(SYS_sendto, ds, "hb", 2, 0, &sa, (long)hl | (1L << 32)) == 2 &&
+			      recv(dr, hgot, sizeof hgot, MSG_DONTWAIT) == 2 && !strcmp(hgot, "hb"),
+		      "sendto_len_high_bits_is_the_vfs", "%s", strerror(errno));
+		close(dr);
+		close(ds);
+		unlink("hibit.dgram");
+	}
 	/* a server bound first stays reachable after 1100 short-lived binds
 	 * (red team 20: moat's table of bound names was a ring of 1024, and
 	 * the 1025th bind made the server ECONNREFUSED while it listened) */

@@ -471,15 +471,16 @@ roatk_state() { (cd "$T_TMP/roatk" && sha256sum f && stat -c '%a %u %g %Y %Z %h 
 roatk_before=$(roatk_state)
 sleep 1.1
 moat run --bind "$T_TMP/roatk:/ra:ro" -- "$PY" -c '
-import ctypes, fcntl, os
+import ctypes, fcntl, os, sys
+d = sys.argv[1]
 libc = ctypes.CDLL(None, use_errno=True)
 def t(f, *a):
     try: f(*a)
     except Exception: pass
-ro = os.open("/ra/f", os.O_RDONLY)
-src = os.open("/ra/src", os.O_RDONLY)
-t(os.open, "/ra/f", os.O_RDONLY | os.O_TRUNC)
-t(os.open, "/ra/f", os.O_RDWR)
+ro = os.open(d + "/f", os.O_RDONLY)
+src = os.open(d + "/src", os.O_RDONLY)
+t(os.open, d + "/f", os.O_RDONLY | os.O_TRUNC)
+t(os.open, d + "/f", os.O_RDWR)
 for mode in (0x1 | 0x2, 0x10, 0x8, 0):  # punch, zero range, collapse, extend
     libc.fallocate(ro, mode, ctypes.c_long(0), ctypes.c_long(4096))
 t(os.copy_file_range, src, ro, 5, 0, 0)
@@ -495,19 +496,19 @@ if a and a != ctypes.c_void_p(-1).value:
         ctypes.memmove(a, b"PWNED", 5)
     libc.madvise(ctypes.c_void_p(a), 4096, 9)  # MADV_REMOVE
     libc.msync(ctypes.c_void_p(a), 4096, 4)
-op = os.open("/ra/f", os.O_PATH)
+op = os.open(d + "/f", os.O_PATH)
 t(os.open, "/proc/self/fd/%d" % op, os.O_WRONLY | os.O_TRUNC)
-t(os.utime, "/ra/f", None)
+t(os.utime, d + "/f", None)
 t(os.utime, ro, None)
-t(os.chmod, "/ra/f", 0o4777)
-t(os.chown, "/ra/f", 1234, 1234)
-t(os.setxattr, "/ra/f", "user.pwn", b"1")
-t(os.setxattr, "/ra/f", "trusted.pwn", b"1")
+t(os.chmod, d + "/f", 0o4777)
+t(os.chown, d + "/f", 1234, 1234)
+t(os.setxattr, d + "/f", "user.pwn", b"1")
+t(os.setxattr, d + "/f", "trusted.pwn", b"1")
 t(fcntl.ioctl, ro, 0x40086602, bytes(8))  # FS_IOC_SETFLAGS
-t(os.link, "/ra/f", "/ra/g")
-t(os.rename, "/ra/f", "/ra/g")
-t(os.unlink, "/ra/f")
-' </dev/null >/dev/null 2>&1
+t(os.link, d + "/f", d + "/g")
+t(os.rename, d + "/f", d + "/g")
+t(os.unlink, d + "/f")
+' /ra </dev/null >/dev/null 2>&1
 roatk_after=$(roatk_state)
 expect_eq ro_bind_file_unchanged_by_any_write "$roatk_after" "$roatk_before"
 

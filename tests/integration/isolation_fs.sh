@@ -455,6 +455,62 @@ expect_eq rw_ops_erofs "$n" 3
 mkdir -p "$T_TMP/robind"
 out=$(moat run --bind "$T_TMP/robind:/data:ro" -- /usr/bin/touch /data/f </dev/null 2>&1); rc=$?
 if [ $rc -ne 0 ] && [ ! -e "$T_TMP/robind/f" ]; then ok ro_bind_denies_write; else fail ro_bind_denies_write "exit $rc, $out"; fi
+# Every other way to change a :ro bind's file (red team 57): its bytes
+# through an fd (O_TRUNC on a read-only open, fallocate's punch/zero/
+# collapse, copy_file_range, splice, sendfile, FICLONE, a shared mapping
+# made writable, MADV_REMOVE, an O_PATH fd reopened for writing), its
+# times (UTIME_NOW needs only ownership: the caller owns it), mode, owner,
+# xattrs, flags and name; afterwards the host file's content, mode, owner,
+# times, link count and xattrs are what they were. Natively (the caller
+# owns the file) utimensat, chmod and setxattr change it.
+mkdir -p "$T_TMP/roatk"
+printf 'keep\n' >"$T_TMP/roatk/f"
+chmod 0644 "$T_TMP/roatk/f"
+printf 'PWNED' >"$T_TMP/roatk/src"
+roatk_state() { (cd "$T_TMP/roatk" && sha256sum f && stat -c '%a %u %g %Y %Z %h %i' f && ls && "$PY" -c 'import os; print(sorted(os.listxattr("f")))') 2>&1; }
+roatk_before=$(roatk_state)
+sleep 1.1
+moat run --bind "$T_TMP/roatk:/ra:ro" -- "$PY" -c '
+import ctypes, fcntl, os, sys
+d = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
+def t(f, *a):
+    try: f(*a)
+    except Exception: pass
+ro = os.open(d + "/f", os.O_RDONLY)
+src = os.open(d + "/src", os.O_RDONLY)
+t(os.open, d + "/f", os.O_RDONLY | os.O_TRUNC)
+t(os.open, d + "/f", os.O_RDWR)
+for mode in (0x1 | 0x2, 0x10, 0x8, 0):  # punch, zero range, collapse, extend
+    libc.fallocate(ro, mode, ctypes.c_long(0), ctypes.c_long(4096))
+t(os.copy_file_range, src, ro, 5, 0, 0)
+r, w = os.pipe(); os.write(w, b"PWNED")
+t(os.splice, r, ro, 5, None, 0)
+t(os.sendfile, ro, src, 0, 5)
+t(fcntl.ioctl, ro, 0x40049409, src)  # FICLONE
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
+a = libc.mmap(None, 4096, 1, 1, ro, 0)  # PROT_READ, MAP_SHARED
+if a and a != ctypes.c_void_p(-1).value:
+    if libc.mprotect(ctypes.c_void_p(a), 4096, 3) == 0:  # PROT_READ|PROT_WRITE
+        ctypes.memmove(a, b"PWNED", 5)
+    libc.madvise(ctypes.c_void_p(a), 4096, 9)  # MADV_REMOVE
+    libc.msync(ctypes.c_void_p(a), 4096, 4)
+op = os.open(d + "/f", os.O_PATH)
+t(os.open, "/proc/self/fd/%d" % op, os.O_WRONLY | os.O_TRUNC)
+t(os.utime, d + "/f", None)
+t(os.utime, ro, None)
+t(os.chmod, d + "/f", 0o4777)
+t(os.chown, d + "/f", 1234, 1234)
+t(os.setxattr, d + "/f", "user.pwn", b"1")
+t(os.setxattr, d + "/f", "trusted.pwn", b"1")
+t(fcntl.ioctl, ro, 0x40086602, bytes(8))  # FS_IOC_SETFLAGS
+t(os.link, d + "/f", d + "/g")
+t(os.rename, d + "/f", d + "/g")
+t(os.unlink, d + "/f")
+' /ra </dev/null >/dev/null 2>&1
+roatk_after=$(roatk_state)
+expect_eq ro_bind_file_unchanged_by_any_write "$roatk_after" "$roatk_before"
 
 # The caller's environment does not reach the guest.
 out=$(SECRET_TOKEN="tok-$T_MARK" AWS_SECRET_ACCESS_KEY="aws-$T_MARK" moat run -- /usr/bin/env </dev/null 2>/dev/null)

@@ -38,6 +38,9 @@ static int ntasks;
  * pd_next/pd_pprev; under tab_lock like the table: a reaped thread's
  * children are found without a scan (task_pdeath_reparent) */
 static struct task *pdbuckets[NBUCKETS];
+/* entries that are not their group's leader (tid != tgid): none, and
+ * task_group_others answers without a scan (every single-threaded reap) */
+static int nonleaders;
 
 static unsigned hb(pid_t tid) { return (unsigned)tid % NBUCKETS; }
 
@@ -299,6 +302,7 @@ static void insert(struct task *t)
 	n->next = buckets[hb(t->tid)];
 	buckets[hb(t->tid)] = n;
 	pd_link(t);
+	nonleaders += t->tid != t->tgid;
 	__atomic_add_fetch(&ntasks, 1, __ATOMIC_RELAXED);
 }
 
@@ -375,6 +379,7 @@ static struct task *unlink_locked(pid_t tid)
 			*pp = n->next;
 			free(n);
 			pd_unlink(t);
+			nonleaders -= t->tid != t->tgid;
 			__atomic_sub_fetch(&ntasks, 1, __ATOMIC_RELAXED);
 			return t;
 		}
@@ -426,7 +431,7 @@ int task_group_others(struct sandbox *sb, pid_t tgid, pid_t *out, int max)
 	(void)sb;
 	int n = 0;
 	unsigned rs = brlock_rdlock(&tab_lock);
-	for (int b = 0; b < NBUCKETS && n < max; b++)
+	for (int b = 0; nonleaders && b < NBUCKETS && n < max; b++)
 		for (struct tnode *p = buckets[b]; p && n < max; p = p->next)
 			if (p->t->tgid == tgid && p->t->tid != tgid)
 				out[n++] = p->t->tid;

@@ -152,7 +152,12 @@ struct task {
 				  * real_parent: the thread that forked its process, or
 				  * that one's parent for CLONE_THREAD/CLONE_PARENT; moved
 				  * to a live thread of that group, else 0, when it is
-				  * reaped), 0: the init or unknown */
+				  * reaped), 0: the init or unknown. Not the tracer's
+				  * alone: read and written under the task table's lock
+				  * (written under its write lock: task_pd_parent_set,
+				  * task_pdeath_reparent), which also keeps the index of
+				  * tasks by it (pd_next, pd_pprev: kernel/tasks.c) */
+	struct task *pd_next, **pd_pprev;
 	pid_t fork_child;        /* fork/clone event seen, syscall exit not yet: the child */
 	int fork_thread;         /* ... which is a CLONE_THREAD */
 	int sighand_shared;      /* made by, or made a task with, CLONE_SIGHAND (every
@@ -347,11 +352,16 @@ int task_for_each_leader(struct sandbox *sb, int (*fn)(struct task *, void *), v
 int task_for_each_thread(struct sandbox *sb, int (*fn)(struct task *, void *), void *arg);
 /* The tracer reaped thread dead of group tgid: every task whose pd_parent it
  * was gets heir, or (heir < 0) a live thread of that group (not exited, not
- * reaped), else 0; with out, those of them with a parent-death signal set are
- * put there (counted references, at most max; the caller puts them). The
- * number put. One pass under the table's read lock, a second only when some
- * task named it. */
-int task_pdeath_reparent(struct sandbox *sb, pid_t dead, pid_t tgid, pid_t heir, struct task **out, int max);
+ * reaped; none when dead is the leader: a leader is reaped after its
+ * threads), else 0; with out, those of them with a parent-death signal set
+ * are put in *out (a malloc'd array, counted references: the caller puts
+ * them and frees it; no cap). The number put. The tasks are found through an
+ * index by pd_parent: a dead thread no task names costs one bucket's look
+ * under the read lock, no scan; the moves are made under the write lock. */
+int task_pdeath_reparent(struct sandbox *sb, pid_t dead, pid_t tgid, pid_t heir, struct task ***out);
+/* n, just made by parent's fork: its pd_parent is parent's tid, or (same:
+ * CLONE_THREAD, CLONE_PARENT) parent's own pd_parent */
+void task_pd_parent_set(struct sandbox *sb, struct task *n, struct task *parent, int same);
 /* Is dev/ino the program (or ELF interpreter) a live process of the
  * sandbox runs? Linux's deny_write_access: opening it for writing or
  * truncating it is ETXTBSY. */

@@ -34,6 +34,13 @@ struct tnode {
 static struct brlock tab_lock = BRLOCK_INITIALIZER;
 static struct tnode *buckets[NBUCKETS];
 static int ntasks;
+/* the tasks whose pd_parent is set, by it (hb(pd_parent)), linked through
+ * pd_next/pd_pprev; under tab_lock like the table: a reaped thread's
+ * children are found without a scan (task_pdeath_reparent) */
+static struct task *pdbuckets[NBUCKETS];
+/* entries that are not their group's leader (tid != tgid): none, and
+ * task_group_others answers without a scan (every single-threaded reap) */
+static int nonleaders;
 
 static unsigned hb(pid_t tid) { return (unsigned)tid % NBUCKETS; }
 
@@ -265,12 +272,37 @@ int task_signal_pending(struct task *t)
 	return (pend & ~blk & ~ign) != 0;
 }
 
+static void pd_link(struct task *t)
+{
+	if (t->pd_parent <= 0 || t->pd_pprev)
+		return;
+	struct task **h = &pdbuckets[hb(t->pd_parent)];
+	t->pd_next = *h;
+	if (*h)
+		(*h)->pd_pprev = &t->pd_next;
+	*h = t;
+	t->pd_pprev = h;
+}
+
+static void pd_unlink(struct task *t)
+{
+	if (!t->pd_pprev)
+		return;
+	*t->pd_pprev = t->pd_next;
+	if (t->pd_next)
+		t->pd_next->pd_pprev = t->pd_pprev;
+	t->pd_next = NULL;
+	t->pd_pprev = NULL;
+}
+
 static void insert(struct task *t)
 {
 	struct tnode *n = xmalloc(sizeof *n);
 	n->t = t;
 	n->next = buckets[hb(t->tid)];
 	buckets[hb(t->tid)] = n;
+	pd_link(t);
+	nonleaders += t->tid != t->tgid;
 	__atomic_add_fetch(&ntasks, 1, __ATOMIC_RELAXED);
 }
 
@@ -346,6 +378,8 @@ static struct task *unlink_locked(pid_t tid)
 			struct task *t = n->t;
 			*pp = n->next;
 			free(n);
+			pd_unlink(t);
+			nonleaders -= t->tid != t->tgid;
 			__atomic_sub_fetch(&ntasks, 1, __ATOMIC_RELAXED);
 			return t;
 		}
@@ -397,7 +431,7 @@ int task_group_others(struct sandbox *sb, pid_t tgid, pid_t *out, int max)
 	(void)sb;
 	int n = 0;
 	unsigned rs = brlock_rdlock(&tab_lock);
-	for (int b = 0; b < NBUCKETS && n < max; b++)
+	for (int b = 0; nonleaders && b < NBUCKETS && n < max; b++)
 		for (struct tnode *p = buckets[b]; p && n < max; p = p->next)
 			if (p->t->tgid == tgid && p->t->tid != tgid)
 				out[n++] = p->t->tid;
@@ -530,33 +564,86 @@ int task_for_each_thread(struct sandbox *sb, int (*fn)(struct task *, void *), v
 	return for_each(0, fn, arg);
 }
 
-int task_pdeath_reparent(struct sandbox *sb, pid_t dead, pid_t tgid, pid_t heir, struct task **out, int max)
+void task_pd_parent_set(struct sandbox *sb, struct task *n, struct task *parent, int same)
 {
 	(void)sb;
-	int named = 0, n = 0, find = heir < 0;
+	brlock_wrlock(&tab_lock);
+	int linked = n->pd_pprev != NULL;
+	pd_unlink(n);
+	n->pd_parent = same ? parent->pd_parent : parent->tid;
+	/* in the index only while in the table (a task removed meanwhile is
+	 * never linked again) */
+	if (linked || !n->exited)
+		pd_link(n);
+	brlock_wrunlock(&tab_lock);
+}
+
+int task_pdeath_reparent(struct sandbox *sb, pid_t dead, pid_t tgid, pid_t heir, struct task ***out)
+{
+	(void)sb;
+	int named = 0, find = heir < 0;
+	if (out)
+		*out = NULL;
 	if (find)
 		heir = 0;
+	if (dead <= 0)
+		return 0;
+	/* the common case: nobody named it, one bucket's look */
 	unsigned rs = brlock_rdlock(&tab_lock);
-	for (int b = 0; b < NBUCKETS; b++)
-		for (struct tnode *p = buckets[b]; p; p = p->next) {
-			struct task *t = p->t;
-			if (t->pd_parent == dead)
-				named = 1;
-			if (find && !heir && t->tgid == tgid && t->tid != dead && !atomic_load(&t->reaped) && !t->exited)
-				heir = t->tid;
-		}
-	for (int b = 0; named && b < NBUCKETS; b++)
-		for (struct tnode *p = buckets[b]; p; p = p->next) {
-			struct task *t = p->t;
-			if (t->pd_parent != dead)
-				continue;
-			t->pd_parent = heir;
-			if (out && atomic_load(&t->pdeathsig) && n < max) {
-				atomic_fetch_add(&t->refs, 1);
-				out[n++] = t;
+	for (struct task *t = pdbuckets[hb(dead)]; t && !named; t = t->pd_next)
+		named = t->pd_parent == dead;
+	/* the heir: a live thread of the group (Linux's find_alive_thread); a
+	 * leader is reaped after every other thread of its group (ptrace(2):
+	 * its exit is reported once they are gone), so none for it */
+	if (named && find && dead != tgid)
+		for (int b = 0; b < NBUCKETS && !heir; b++)
+			for (struct tnode *p = buckets[b]; p; p = p->next) {
+				struct task *t = p->t;
+				if (t->tgid == tgid && t->tid != dead && !atomic_load(&t->reaped) && !t->exited) {
+					heir = t->tid;
+					break;
+				}
 			}
-		}
 	brlock_rdunlock(&tab_lock, rs);
+	if (!named)
+		return 0;
+
+	/* The moves: every task of dead's bucket that names it leaves the
+	 * bucket (heir's may be the same one: taken out first, put back
+	 * after). No cap on their number. Only the tracer writes pd_parent and
+	 * changes the table, so the answers above still hold. */
+	struct task **v = NULL, *moved = NULL;
+	int n = 0, cap = 0;
+	brlock_wrlock(&tab_lock);
+	for (struct task *t = pdbuckets[hb(dead)], *next; t; t = next) {
+		next = t->pd_next;
+		if (t->pd_parent != dead)
+			continue;
+		pd_unlink(t);
+		t->pd_parent = heir;
+		t->pd_next = moved; /* a private list, relinked below */
+		moved = t;
+	}
+	for (struct task *t = moved, *next; t; t = next) {
+		next = t->pd_next;
+		t->pd_next = NULL;
+		pd_link(t); /* heir 0: stays out */
+		if (!out || !atomic_load(&t->pdeathsig))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			struct task **nv = xmalloc((size_t)cap * sizeof *nv);
+			if (n)
+				memcpy(nv, v, (size_t)n * sizeof *nv);
+			free(v);
+			v = nv;
+		}
+		atomic_fetch_add(&t->refs, 1);
+		v[n++] = t;
+	}
+	brlock_wrunlock(&tab_lock);
+	if (out)
+		*out = v;
 	return n;
 }
 

@@ -718,14 +718,15 @@ static void task_forget(struct tracer *tr, struct task *t, pid_t tid)
  * it then. */
 static void pdeath_send(struct tracer *tr, pid_t tid, pid_t tgid, pid_t heir)
 {
-	struct task *v[64];
-	int n = task_pdeath_reparent(tr->sb, tid, tgid, heir, v, 64);
+	struct task **v = NULL;
+	int n = task_pdeath_reparent(tr->sb, tid, tgid, heir, &v); /* every one: no cap */
 	for (int i = 0; i < n; i++) {
 		int sig = atomic_load(&v[i]->pdeathsig);
 		if (sig && v[i]->pidfd >= 0 && !atomic_load(&v[i]->reaped))
 			syscall(SYS_pidfd_send_signal, v[i]->pidfd, sig, NULL, 0);
 		task_put(v[i]);
 	}
+	free(v);
 }
 
 /* A task is gone (reaped). */
@@ -1266,7 +1267,7 @@ static void fork_event(struct tracer *tr, struct task *t, int ev)
 	/* registered even when refused: no task ever runs unknown */
 	struct task *n = task_create(sb, (pid_t)child, thread ? t->tgid : (pid_t)child, t, share_fs);
 	aio_fork(t, n, share_vm);
-	n->pd_parent = same_parent ? t->pd_parent : t->tid; /* Linux's real_parent */
+	task_pd_parent_set(sb, n, t, same_parent); /* Linux's real_parent */
 	if (share_sighand)
 		t->sighand_shared = n->sighand_shared = 1;
 	/* Its guest ids come from the parent's return value: run the parent to
@@ -1847,7 +1848,7 @@ int tracer_run(struct tracer_args *a)
 				 * children are told and become the exec'ing thread's,
 				 * whose own keep it under its new number */
 				pdeath_send(&tr, tid, t->tgid, (pid_t)former);
-				task_pdeath_reparent(sb, (pid_t)former, t->tgid, tid, NULL, 0);
+				task_pdeath_reparent(sb, (pid_t)former, t->tgid, tid, NULL);
 				task_rekey(sb, (pid_t)former, tid);
 			}
 			struct task *e = task_get(sb, tid);

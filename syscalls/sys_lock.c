@@ -319,6 +319,8 @@ struct hscan {
 	bool first;
 	bool incomplete, abandoned;
 	unsigned long seen;
+	long refs_left;          /* hscan_refs's budget: entries left, and its end */
+	int64_t refs_end_ms;
 };
 
 static int kcmp_order(const void *a, const void *b)
@@ -419,6 +421,32 @@ static int hscan_leader(struct task *t, void *arg)
  * the description's end: a later waiter waits or gets EAGAIN for longer);
  * dropping a lock a program holds is not. */
 
+/* The pass below reads every guest process's maps and looks at every fd
+ * of every guest process (a pidfd_getfd and poll per unix socket): with
+ * many processes and sockets that is long (review 55: 200 processes of 500
+ * unix sockets, 1.1 s for one lock request). It has a budget per scan, in
+ * entries (maps lines and fds) and in time; past it the answer is "cannot
+ * tell" (incomplete: the holders are kept), the side this pass takes
+ * anyway. */
+#define HSCAN_REFS_ENTRIES 65536
+#define HSCAN_REFS_MS 100
+
+/* one more entry looked at: false (and incomplete) once the budget is out */
+static bool refs_budget(struct hscan *h)
+{
+	if (h->refs_left <= 0)
+		return false;
+	if (--h->refs_left % 64 == 0 && now_ms() >= h->refs_end_ms)
+		h->refs_left = 0;
+	if (h->refs_left <= 0) {
+		h->incomplete = true;
+		dbg("lock holder scan: references past the budget (%d entries, %d ms): kept", HSCAN_REFS_ENTRIES,
+		    HSCAN_REFS_MS);
+		return false;
+	}
+	return true;
+}
+
 static void hscan_maps_line(struct hscan *h, const char *line)
 {
 	unsigned long ino = 0;
@@ -465,6 +493,10 @@ static void hscan_maps(struct hscan *h, struct task *t)
 		}
 		while ((nl = strchr(line, '\n'))) {
 			*nl = 0;
+			if (!refs_budget(h)) {
+				close(f);
+				return;
+			}
 			hscan_maps_line(h, line);
 			if (h->c && ++h->seen % 1024 == 0 && notif_gone(h->c)) {
 				h->abandoned = true;
@@ -478,6 +510,8 @@ static void hscan_maps(struct hscan *h, struct task *t)
 		buf[have] = 0;
 		if (have == sizeof buf - 1) {
 			/* a line past 8 KiB (a long path): its inode comes first */
+			if (!refs_budget(h))
+				break;
 			hscan_maps_line(h, buf);
 			have = 0;
 			skip = true;
@@ -523,6 +557,8 @@ static bool hscan_queued(struct hscan *h, struct task *t)
 			h->abandoned = true;
 			break;
 		}
+		if (!refs_budget(h))
+			break; /* incomplete: kept */
 		char path[48], lnk[32];
 		snprintf(path, sizeof path, "%d/fd/%d", t->vtgid, fds[i]);
 		ssize_t k = readlinkat(h->sb->guest_procfd, path, lnk, sizeof lnk - 1);
@@ -546,7 +582,7 @@ static int hscan_refs_leader(struct task *t, void *arg)
 {
 	struct hscan *h = arg;
 	hscan_maps(h, t);
-	return h->left == 0 || h->abandoned;
+	return h->left == 0 || h->abandoned || h->refs_left <= 0;
 }
 
 static int hscan_sock_leader(struct task *t, void *arg)
@@ -557,15 +593,17 @@ static int hscan_sock_leader(struct task *t, void *arg)
 			h->found[i] = true; /* which one is in flight cannot be told */
 		h->left = 0;
 	}
-	return h->left == 0 || h->abandoned;
+	return h->left == 0 || h->abandoned || h->refs_left <= 0;
 }
 
 /* The holders no fd table showed: kept if an mmap or a queued socket may
  * hold them (above). */
 static void hscan_refs(struct hscan *h)
 {
+	h->refs_left = HSCAN_REFS_ENTRIES;
+	h->refs_end_ms = now_ms() + HSCAN_REFS_MS;
 	task_for_each_leader(h->sb, hscan_refs_leader, h);
-	if (h->left > 0 && !h->abandoned)
+	if (h->left > 0 && !h->abandoned && !h->incomplete)
 		task_for_each_leader(h->sb, hscan_sock_leader, h);
 }
 

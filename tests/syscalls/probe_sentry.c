@@ -39,7 +39,14 @@
  *                       takes, must not reach the new image)
  *   tracerexec SELF fail  the same with an exec the kernel fails (EFAULT):
  *                       the leader runs on; prints "ok tracerexec fail ..."
+ *   lockrefs NP NS      NP processes hold NS unix sockets each (socketpairs,
+ *                       nothing queued); a child flocks ./lockrefs.file and
+ *                       closes it (Linux: unlocked); then a non-blocking
+ *                       flock of another description: prints "lockrefs
+ *                       granted|EAGAIN fast|slow S" (review 55: moat's look
+ *                       for references no fd shows read every socket)
  */
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/personality.h>
@@ -763,6 +770,66 @@ static int tracerexec(const char *self, int fail)
 	return e == EFAULT ? 0 : 1;
 }
 
+static int lockrefs(int np, int ns)
+{
+	struct rlimit rl = { (rlim_t)ns + 64, (rlim_t)ns + 64 };
+	setrlimit(RLIMIT_NOFILE, &rl);
+	int rdy[2], stop[2];
+	if (pipe(rdy) || pipe(stop))
+		return printf("FAIL lockrefs: pipe\n"), 1;
+	pid_t *kids = calloc((size_t)np + 1, sizeof *kids);
+	int made = 0;
+	for (int i = 0; i < np; i++) {
+		pid_t p = fork();
+		if (p < 0)
+			break;
+		if (p == 0) {
+			for (int j = 0; j < ns / 2; j++) {
+				int sv[2];
+				if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+					break;
+			}
+			write(rdy[1], "r", 1);
+			char b;
+			read(stop[0], &b, 1);
+			_exit(0);
+		}
+		kids[made++] = p;
+	}
+	for (int i = 0; i < made; i++) {
+		char b;
+		read(rdy[0], &b, 1);
+	}
+	int fd = open("lockrefs.file", O_RDWR | O_CREAT, 0600);
+	pid_t a = fork();
+	if (a == 0) {
+		int g = open("lockrefs.file", O_RDWR);
+		flock(g, LOCK_EX);
+		close(g);
+		write(rdy[1], "l", 1);
+		char b;
+		read(stop[0], &b, 1);
+		_exit(0);
+	}
+	kids[made++] = a;
+	char b;
+	read(rdy[0], &b, 1);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int r = flock(fd, LOCK_EX | LOCK_NB), e = errno;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	for (int i = 0; i < made; i++)
+		kill(kids[i], SIGKILL);
+	while (wait(NULL) > 0)
+		;
+	unlink("lockrefs.file");
+	free(kids);
+	printf("lockrefs %s %s %.2f\n", r == 0 ? "granted" : e == EWOULDBLOCK ? "EAGAIN" : strerror(e),
+	       s < 5 ? "fast" : "slow", s);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "execcheck")) {
@@ -796,6 +863,8 @@ int main(int argc, char **argv)
 		return failexec(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "threadstorm"))
 		return threadstorm(atoi(argv[2]));
+	if (argc >= 4 && !strcmp(argv[1], "lockrefs"))
+		return lockrefs(atoi(argv[2]), atoi(argv[3]));
 	if (argc >= 3 && !strcmp(argv[1], "forkstorm"))
 		return forkstorm(atoi(argv[2]));
 	fprintf(stderr, "usage: see the source\n");

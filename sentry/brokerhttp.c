@@ -441,6 +441,19 @@ static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 		out_pass_why(o, out, h.bad ? "a header block it cannot read" : "a transfer coding other than chunked");
 		return;
 	}
+	/* Transfer-Encoding in an HTTP/1.0 request: faulty framing (RFC 9112
+	 * 6.1), which an upstream may read as no body and the chunk-size line
+	 * as the next request line (absolute-form, another virtual host), the
+	 * chunk as its headers and the next block, a value put in, as its
+	 * body (red team 56). Forwarded as is, never substituted. */
+	const uint8_t *rl = memchr(o->hdr, '\n', o->hlen);
+	size_t rll = rl ? (size_t)(rl - o->hdr) : 0;
+	if (rll && o->hdr[rll - 1] == '\r')
+		rll--;
+	if (h.chunked && rll >= 9 && !memcmp(o->hdr + rll - 9, " HTTP/1.0", 9)) {
+		out_pass_why(o, out, "Transfer-Encoding in an HTTP/1.0 request");
+		return;
+	}
 	/* the header fields only, never the request line: a value put in
 	 * the request target is one the upstream reflects at will (a 404's
 	 * "no route /v1/<target>", gzip'ed at the guest's Accept-Encoding,

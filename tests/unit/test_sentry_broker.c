@@ -438,6 +438,11 @@ Test(broker, ambiguous_framing_never_substituted)
 		"1 0\r\nA\r\n0\r\n\r\n",
 		"POST / HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked\r\n\r\n"
 		"1x\r\nA\r\n0\r\n\r\n",
+		/* red team 56: chunked in HTTP/1.0 (RFC 9112 6.1: faulty); an
+		 * upstream reading no body takes the size line for a request
+		 * to other.example.com */
+		"POST / HTTP/1.0\r\nHost: api.example.com\r\nTransfer-Encoding: chunked\r\n\r\n"
+		"1;x http://other.example.com/ HTTP/1.1\r\nA\r\n0\r\n\r\n",
 	};
 	static char r[4096];
 	for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {

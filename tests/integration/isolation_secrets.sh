@@ -139,6 +139,42 @@ import urllib.request as u
 print(len(u.urlopen("http://127.0.0.1:%s/big" % "'"$P"'").read()))' </dev/null 2>&1 | tail -1)
 SANITY=1 expect_eq large_answer_relayed "$out" 2080000
 
+# 2d. a guest that stops reading does not get a value cut by moat-broker's
+#    own reads (red team 56): 40000 pipelined requests (past the 64 its
+#    request queue holds: the answers go unframed), the answers (each
+#    echoing the value) read 1.5 MB at a time, 80 ms apart. moat-broker's
+#    idle release of a held tail (50 ms) was timed from its last read, also
+#    while the guest's side was full and it read nothing more: the tail of
+#    a 64 KiB read cut inside a value went out as it came, the rest with
+#    the next read; the guest had the value whole in one of three tries.
+start_srv c
+R=$(port_of c)
+moat run --secret "MOAT_T_KEY@127.0.0.1:$R" -- "$PY" -c '
+import os, socket, sys, threading, time
+k = os.environ["MOAT_T_KEY"].encode(); P = int(sys.argv[1]); N = 40000
+seen = set()
+for t in range(3):
+    s = socket.create_connection(("127.0.0.1", P))
+    reqs = b"".join(b"GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + b"x" * ((i * 7 + t) % 97) + b" " + k + b"\r\n\r\n" for i in range(N))
+    threading.Thread(target=s.sendall, args=(reqs,), daemon=True).start()
+    time.sleep(4)
+    got = b""; s.settimeout(3)
+    while got.count(b"auth=") < N:
+        time.sleep(0.08)
+        try: d = s.recv(1500000)
+        except socket.timeout: break
+        if not d: break
+        got += d
+    s.close()
+    seen |= set(l.split(b" ")[-1] for l in got.split(b"\n") if l.startswith(b"auth="))
+    print("try", t, got.count(b"auth="), flush=True)
+for v in seen: print("got", v.decode(errors="replace"))' "$R" </dev/null >"$T_TMP/o2d" 2>&1
+if has "$T_TMP/o2d" || [ "$(grep -c '^try [0-9]* 40000$' "$T_TMP/o2d")" -ne 3 ] || [ "$(grep -c '^got ' "$T_TMP/o2d")" -ne 1 ]; then
+	fail slow_reader_no_value "$(grep -v '^got [A-Za-z0-9]*$' "$T_TMP/o2d" | head -c 300 | tr '\n' ' ')"
+else
+	ok slow_reader_no_value
+fi
+
 # 3. two keep-alive requests on one connection, then a POST whose body holds
 #    the placeholder: both header blocks substituted, the body unchanged
 : >"$T_TMP/a.log"

@@ -73,7 +73,7 @@ static const char usage_text[] =
 	"                           cap); then a {\"dropped\": N} record ends the stream\n"
 	"  --audit-rate N           at most N events per second (burst 2N) in each stream\n"
 	"                           (default 5000, 0 = no cap); a {\"dropped\": N} record\n"
-	"                           says how many were lost\n"
+	"                           says how many were lost (and how many denied)\n"
 	"  --net none               loopback only, inside the sandbox (the default)\n"
 	"  --net allow=RULE[,RULE]  allow outbound connections to these destinations\n"
 	"                           (repeatable). RULE: NAME, *.SUFFIX, ADDRESS or CIDR\n"

@@ -55,7 +55,12 @@ static inline int moat_sanitizer_allow(scmp_filter_ctx ctx)
 #include <seccomp.h>
 static inline int moat_filter_finish(scmp_filter_ctx ctx, int rc)
 {
-	struct scmp_arg_cmp anon = { .arg = 4, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)-1 };
+	/* fd == -1 in its low 32 bits: glibc passes mmap's fd as an int
+	 * (r8d, the upper half zero), and the kernel reads only those bits
+	 * (fget's unsigned int). Compared as 64 bits, every mmap of malloc
+	 * (a buffer of 128 KiB or more) killed the helper: moat-broker died
+	 * on a large chunked response read slowly (red team 56). */
+	struct scmp_arg_cmp anon = { .arg = 4, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffu, .datum_b = 0xffffffffu };
 	if (!rc)
 		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, &anon);
 	if (!rc)

@@ -33,6 +33,7 @@ struct limiter {
 	double tokens;           /* token bucket (rate cap) */
 	uint64_t last_ns;
 	uint64_t dropped;        /* events dropped since the last record */
+	uint64_t dropped_deny;   /* of them, denials (deny or kill): never hidden uncounted */
 	int full;                /* the byte cap was reached */
 	int stuck;               /* the sandbox ended while nobody read fd */
 	int werr;                /* a write failed (errno): every later event is lost */
@@ -77,11 +78,11 @@ static int dropped_line(struct audit *a, struct limiter *l, int json, char *buf,
 		char t[64];
 		utc_now(t, sizeof t);
 		return snprintf(buf, len, "{\"time\":\"%s\",\"sandbox\":\"%s\",\"dropped\":%llu,"
-				"\"reason\":\"%s\"}\n", t, a->sb ? a->sb->id_str : "",
-				(unsigned long long)l->dropped, why);
+				"\"denied\":%llu,\"reason\":\"%s\"}\n", t, a->sb ? a->sb->id_str : "",
+				(unsigned long long)l->dropped, (unsigned long long)l->dropped_deny, why);
 	}
-	return snprintf(buf, len, "[moat] dropped %llu events (%s limit)\n",
-			(unsigned long long)l->dropped, why);
+	return snprintf(buf, len, "[moat] dropped %llu events (%s limit), %llu denied\n",
+			(unsigned long long)l->dropped, why, (unsigned long long)l->dropped_deny);
 }
 
 static void put(int fd, struct limiter *l, const char *buf, int n)
@@ -110,15 +111,19 @@ static void put(int fd, struct limiter *l, const char *buf, int n)
 /* Write one event line of n bytes to fd through the limiter l, with a->lock
  * held: first the pending dropped record if writing resumes after a rate
  * drop; or count the event as dropped. */
-static void emit(struct audit *a, struct limiter *l, int fd, int json, const char *line, int n)
+static void emit(struct audit *a, struct limiter *l, int fd, int json, const char *line, int n, int deny)
 {
 	uint64_t now = now_ns();
 	if (l->werr) {
 		l->lost++;
 		return;
 	}
+	/* a dropped denial is counted apart ("denied" in the record): red
+	 * team 56 burst allowed calls until the rate cap dropped the denied
+	 * one it wanted hidden, and the record said only "dropped N" */
 	if (l->full) {
 		l->dropped++;
+		l->dropped_deny += (uint64_t)deny;
 		return;
 	}
 	if (a->rate > 0) {
@@ -131,6 +136,7 @@ static void emit(struct audit *a, struct limiter *l, int fd, int json, const cha
 		l->last_ns = now;
 		if (l->tokens < 1) {
 			l->dropped++;
+			l->dropped_deny += (uint64_t)deny;
 			return;
 		}
 	}
@@ -139,13 +145,14 @@ static void emit(struct audit *a, struct limiter *l, int fd, int json, const cha
 	if (a->max_bytes && l->bytes + (uint64_t)rn + (uint64_t)n + AUDIT_RESERVE > a->max_bytes) {
 		l->full = 1; /* the reserve takes the last record (audit_flush) */
 		l->dropped++;
+		l->dropped_deny += (uint64_t)deny;
 		return;
 	}
 	if (a->rate > 0)
 		l->tokens -= 1;
 	if (rn > 0) {
 		put(fd, l, rec, rn);
-		l->dropped = 0;
+		l->dropped = l->dropped_deny = 0;
 	}
 	put(fd, l, line, n);
 }
@@ -159,11 +166,11 @@ int audit_flush(struct audit *a)
 	pthread_mutex_lock(&a->lock);
 	if (a->fd >= 0 && a->json.dropped) {
 		put(a->fd, &a->json, rec, dropped_line(a, &a->json, 1, rec, sizeof rec));
-		a->json.dropped = 0;
+		a->json.dropped = a->json.dropped_deny = 0;
 	}
 	if (a->trace && a->tr.dropped) {
 		put(2, &a->tr, rec, dropped_line(a, &a->tr, 0, rec, sizeof rec));
-		a->tr.dropped = 0;
+		a->tr.dropped = a->tr.dropped_deny = 0;
 	}
 	if (a->fd >= 0 && a->json.werr) {
 		warnx_("--audit %s: %s: %llu event%s not written", a->path,
@@ -258,7 +265,7 @@ static __attribute__((noinline)) void trace_line(struct audit *a, pid_t vpid, co
 		raw[0] = 0;
 	int n = trace_clean(line, sizeof line, raw);
 	pthread_mutex_lock(&a->lock);
-	emit(a, &a->tr, 2, 0, line, n);
+	emit(a, &a->tr, 2, 0, line, n, decision != DEC_ALLOW);
 	pthread_mutex_unlock(&a->lock);
 }
 
@@ -313,7 +320,7 @@ void audit_event(struct audit *a, struct sandbox *sb, struct task *t, pid_t host
 				     (unsigned long long)policy_version(sb->policy));
 		}
 		pthread_mutex_lock(&a->lock);
-		emit(a, &a->json, a->fd, 1, line, n);
+		emit(a, &a->json, a->fd, 1, line, n, decision != DEC_ALLOW);
 		pthread_mutex_unlock(&a->lock);
 	}
 }

@@ -26,6 +26,7 @@
 #include "common/util.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -440,6 +441,19 @@ static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 		out_pass_why(o, out, h.bad ? "a header block it cannot read" : "a transfer coding other than chunked");
 		return;
 	}
+	/* Transfer-Encoding in an HTTP/1.0 request: faulty framing (RFC 9112
+	 * 6.1), which an upstream may read as no body and the chunk-size line
+	 * as the next request line (absolute-form, another virtual host), the
+	 * chunk as its headers and the next block, a value put in, as its
+	 * body (red team 56). Forwarded as is, never substituted. */
+	const uint8_t *rl = memchr(o->hdr, '\n', o->hlen);
+	size_t rll = rl ? (size_t)(rl - o->hdr) : 0;
+	if (rll && o->hdr[rll - 1] == '\r')
+		rll--;
+	if (h.chunked && rll >= 9 && !memcmp(o->hdr + rll - 9, " HTTP/1.0", 9)) {
+		out_pass_why(o, out, "Transfer-Encoding in an HTTP/1.0 request");
+		return;
+	}
 	/* the header fields only, never the request line: a value put in
 	 * the request target is one the upstream reflects at will (a 404's
 	 * "no route /v1/<target>", gzip'ed at the guest's Accept-Encoding,
@@ -630,6 +644,29 @@ static void in_bytes(struct bk_in *i, const uint8_t *in, size_t n, int flush, st
 	free(p);
 }
 
+/* A chunked response's body, re-chunked: its data bytes are one stream to
+ * the scrubber (the hold carries across the upstream's chunk framing, which
+ * is dropped), and what the scrubber lets go is sent as a chunk of its own.
+ * Scrubbing the raw bytes missed a value cut by the upstream's framing
+ * ("...sk-VA\r\n40\r\nLUE..."), which the guest's client joins again: a
+ * server that reflects the request headers in 64-byte chunks gave the guest
+ * the value whole, the guest choosing where the cut falls by the length of a
+ * header before it (red team 56). Never a chunk of size 0 but the last. */
+static void in_chunk(struct bk_in *i, const uint8_t *in, size_t n, int flush, struct bk_buf *out)
+{
+	struct bk_buf t = { 0 };
+	in_bytes(i, in, n, flush, &t);
+	if (t.len) {
+		char h[24];
+		int hl = snprintf(h, sizeof h, "%zx\r\n", t.len);
+		bk_buf_put(out, h, (size_t)hl);
+		bk_buf_put(out, t.p, t.len);
+		bk_buf_put(out, "\r\n", 2);
+		explicit_bzero(t.p, t.len);
+	}
+	bk_buf_free(&t);
+}
+
 static int q_pop(struct bk_in *i)
 {
 	struct bk_out *o = i->req;
@@ -677,26 +714,48 @@ static void in_block(struct bk_in *i)
 
 void bk_in_feed(struct bk_in *i, const uint8_t *in, size_t n, struct bk_buf *out)
 {
+	if (!i->mask) { /* no secret on this connection: passed as it came */
+		bk_buf_put(out, in, n);
+		return;
+	}
 	/* the framing only decides where messages end (flush points) */
 	size_t seg = 0; /* bytes of in not yet scrubbed */
 	const uint8_t *start = in;
 	while (n) {
 		int end = 0;
 		size_t k = 1;
+		if (i->mode == BK_CHUNK_SIZE || i->mode == BK_CHUNK_DATA || i->mode == BK_CHUNK_END) {
+			/* a chunked body: re-chunked (in_chunk); what came
+			 * before it (its header block, ending in LF) goes first */
+			if (seg)
+				in_bytes(i, start, seg, 1, out);
+			seg = 0;
+			if (i->mode == BK_CHUNK_DATA) {
+				k = i->left < n ? (size_t)i->left : n;
+				in_chunk(i, in, k, 0, out);
+				if ((i->left -= k) == 0)
+					i->mode = BK_CHUNK_END;
+			} else {
+				/* a framing byte: parsed, not sent */
+				chunk_byte(&i->mode, &i->left, &i->line, &i->chunk, &i->chunk_ok, *in);
+				if (i->mode == BK_TRAILER || i->mode == BK_PASS)
+					in_chunk(i, NULL, 0, 1, out); /* the data's held tail */
+				if (i->mode == BK_TRAILER)
+					bk_buf_put(out, "0\r\n", 3); /* then the trailers as sent */
+			}
+			in += k, n -= k;
+			start = in;
+			continue;
+		}
 		switch (i->mode) {
 		case BK_PASS:
 		case BK_CLOSE:
 			k = n;
 			break;
 		case BK_BODY:
-		case BK_CHUNK_DATA:
 			k = i->left < n ? (size_t)i->left : n;
-			if ((i->left -= k) == 0) {
-				if (i->mode == BK_BODY)
-					end = 1, i->mode = BK_HDR;
-				else
-					i->mode = BK_CHUNK_END;
-			}
+			if ((i->left -= k) == 0)
+				end = 1, i->mode = BK_HDR;
 			break;
 		case BK_HDR: {
 			size_t from = i->hlen ? i->hlen - 1 : 0;
@@ -739,7 +798,10 @@ void bk_in_feed(struct bk_in *i, const uint8_t *in, size_t n, struct bk_buf *out
 
 void bk_in_eof(struct bk_in *i, struct bk_buf *out)
 {
-	in_bytes(i, NULL, 0, 1, out);
+	if (i->mode == BK_CHUNK_SIZE || i->mode == BK_CHUNK_DATA || i->mode == BK_CHUNK_END)
+		in_chunk(i, NULL, 0, 1, out); /* cut short: the held data, framed */
+	else
+		in_bytes(i, NULL, 0, 1, out);
 }
 
 int bk_in_idle(struct bk_in *i, struct bk_buf *out)

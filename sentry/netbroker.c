@@ -249,12 +249,23 @@ static int step(struct conn *c, short gre, short ure)
 		}
 		memset(buf, 0, sizeof buf);
 	}
-	if (c->idle_at && now_ms() >= c->idle_at) {
+	/* idle: upstream had nothing more for IDLE_MS while moat-broker was
+	 * waiting for it — never while the guest's side was full and nothing
+	 * was read. Timed from the read before, a guest that stopped reading
+	 * got the tail of a 64 KiB read that ended inside a value as it came,
+	 * and the rest of the value with the next read (red team 56: a
+	 * pipelined echo of the credential header read slowly; the value in
+	 * 5 s). The clock starts again when the guest's side is empty. */
+	if (c->idle_at && !c->to_g.len && now_ms() >= c->idle_at) {
 		bk_in_idle(&c->in, &c->to_g);
 		c->idle_at = 0;
 	}
-	if (c->to_g.len && drain(c->g, &c->to_g, &c->off_g) < 0)
-		return 1;
+	if (c->to_g.len) {
+		if (drain(c->g, &c->to_g, &c->off_g) < 0)
+			return 1;
+		if (!c->to_g.len && c->idle_at)
+			c->idle_at = now_ms() + IDLE_MS;
+	}
 	if (c->u_eof && !c->to_g.len && !c->gw_shut) {
 		shutdown(c->g, SHUT_WR);
 		c->gw_shut = 1;
@@ -286,7 +297,7 @@ static _Noreturn void serve(int chan)
 			}
 			pf[np++] = (struct pollfd){ c->g, ge, 0 };
 			pf[np++] = (struct pollfd){ c->u, ue, 0 };
-			if (c->idle_at) {
+			if (c->idle_at && !c->to_g.len) {
 				long long left = c->idle_at - now;
 				int w = left > 0 ? (int)left : 0;
 				if (wait < 0 || w < wait)

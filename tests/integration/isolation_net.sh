@@ -1248,6 +1248,13 @@ heads = [b"Content-Length: %d\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" % 
          b"Transfer-Encoding: chunked\r\nContent-Length: %d\r\n\r\n0\r\n\r\n" % (len(g) + 5)]
 reqs = [b"POST / HTTP/1.1\r\nHost: other.test\r\n" + h + g for h in heads]
 reqs.append(g.replace(b"GET / ", b"GET http://other.test/ "))
+# Transfer-Encoding in an HTTP/1.0 request (RFC 9112 6.1: faulty framing):
+# an upstream reading no body takes the chunk-size line for the next request
+# line (absolute-form: other.test) and the chunk for its headers, whose
+# Content-Length takes in the next block, the value put in (red team 56)
+d = b"Host: other.test\r\nContent-Length: %d\r\n\r\n" % (7 + len(g))
+reqs.append(b"POST / HTTP/1.0\r\nHost: good.test\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"%x;x http://other.test/ HTTP/1.1\r\n" % len(d) + d + b"\r\n0\r\n\r\n" + g)
 for r in reqs:
     c = socket.create_connection(("good.test", int(sys.argv[1])))
     c.sendall(r)

@@ -82,6 +82,29 @@ dropped = sum(r.get("dropped", 0) for r in recs if r.get("reason") == "rate")
 sys.exit(0 if stats < 5000 and dropped > 0 and stats + dropped >= 20000 else 1)
 PYEOF
 then ok audit_rate_cap; else fail audit_rate_cap "$(wc -l <"$audit" 2>/dev/null) lines, no rate 'dropped' accounting"; fi
+# Red team 56: a burst of allowed calls, then the denied one the guest wants
+# hidden (bpf: EPERM, audited), dropped by the rate cap (and one past the
+# byte cap): the record said only "dropped N". A dropped denial is counted
+# apart ("denied"), so it is in the record or in the "denied" counts.
+hide='import ctypes, os
+for i in range(3000): os.stat("/")
+ctypes.CDLL(None).syscall(321, 0, 0, 0)'
+for spec in "rate:--audit-rate 100 --audit-max-bytes 0" "bytes:--audit-max-bytes 64K"; do
+	cap=${spec#*:}
+	audit=$T_TMP/audit.hide.jsonl
+	rm -f "$audit"
+	# shellcheck disable=SC2086
+	moat run --audit "$audit" $cap -- "$PY" -c "$hide" </dev/null >/dev/null 2>&1
+	if "$PY" - "$audit" <<'PYEOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+shown = sum(1 for r in recs if r.get("syscall") == "bpf" and r.get("decision") == "deny")
+hidden = sum(r.get("denied", 0) for r in recs if "dropped" in r)
+sys.exit(0 if any("dropped" in r for r in recs) and shown + hidden == 1 else 1)
+PYEOF
+	then ok "audit_dropped_denial_counted_${spec%%:*}"
+	else fail "audit_dropped_denial_counted_${spec%%:*}" "$cap: $(grep -c . "$audit" 2>/dev/null) lines, $(grep -c '"bpf"' "$audit" 2>/dev/null) bpf, last: $(tail -1 "$audit" 2>/dev/null | head -c 200)"; fi
+done
 moat run --trace --audit-max-bytes 32K -- "$PY" -c "$loop" </dev/null >/dev/null 2>"$T_TMP/trace"
 size=$(stat -c %s "$T_TMP/trace")
 if [ "$size" -le 32768 ] && tail -1 "$T_TMP/trace" | grep -q "dropped [0-9]* events (bytes limit)"; then ok trace_byte_cap

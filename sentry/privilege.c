@@ -53,9 +53,10 @@
 
 /* Claim a free slot: flock on MOAT_UID_LOCK_DIR/<slot>, a file opened
  * read-only. The claim is held by the gofer (gofer_keep_fd), which lives as
- * long as the sandbox and which the sentry cannot drive to unlock it: a
- * compromised sentry cannot free its uid for another sandbox while it still
- * runs, and holds no writable host file. */
+ * long as the sandbox (a gofer gone while the program runs ends the sandbox:
+ * sentry/tracer.c reaped), and the sentry holds no writable host file. A
+ * compromised sentry can still free it early by shutting the gofer's
+ * control socket (ARCHITECTURE.md, Known gaps, red team 59). */
 int priv_claim(struct priv *p, char *err, size_t errlen)
 {
 	p->lockfd = -1;

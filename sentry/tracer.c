@@ -1381,6 +1381,19 @@ static int reaped(struct tracer *tr, pid_t tid, int st)
 		*a->gofer_pid = -1; /* handlers now fail with EPIPE; the guest sees EIO */
 		if (a->gofer_status)
 			*a->gofer_status = st;
+		if (!tr->main_done) {
+			/* gone while the program runs (killed, out of memory,
+			 * crashed): the sandbox ends with it. Root-run it held
+			 * the uid claim (gofer_keep_fd), now free for the next
+			 * sandbox; running on would share that host uid (red
+			 * team 59, isolation_host gofer_gone_sandbox_ends) */
+			if (WIFSIGNALED(st))
+				warnx_("the gofer was killed (signal %d) while the program ran: the sandbox ends", WTERMSIG(st));
+			else
+				warnx_("the gofer exited (status %d) while the program ran: the sandbox ends", WEXITSTATUS(st));
+			kill(sb->init_pid, SIGKILL);
+			reopen_helper_shutdown();
+		}
 		return tr->main_done && tr->init_reaped;
 	}
 	if (reopen_helper_reaped(tid)) /* gone at its channel's shutdown (below) */

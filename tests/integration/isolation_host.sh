@@ -54,6 +54,27 @@ if [ "$me" = 0 ]; then
 	if [ -n "$guid2" ] && [ "$guid2" != 0 ] && [ "$guid2" != "$guid" ]; then ok two_sandboxes_two_uids; else fail two_sandboxes_two_uids "uids ${guid:-?} and ${guid2:-?}"; fi
 	kill -9 "$mpid2" 2>/dev/null
 	wait "$mpid2" 2>/dev/null
+	# red team 59: the gofer holds the uid claim, so a sandbox whose gofer
+	# is gone (killed, out of memory, crashed) must end with it. Before,
+	# the sentry and the guest ran on (file calls EIO) with the slot free,
+	# and the next sandbox got the same host uid while they still ran
+	"$MOAT" run -- /bin/sh -c "sleep 30; : ${T_MARK}c" </dev/null >/dev/null 2>&1 &
+	mpid3=$!
+	at_exit "kill -9 $mpid3"
+	guid3=$(wait_guest_uid "sleep 30; : ${T_MARK}c")
+	gp3=$(ps -eo pid=,ppid=,comm= | awk -v p="$mpid3" '$2 == p && $3 == "moat-gofer" { print $1; exit }')
+	[ -n "$gp3" ] && kill -9 "$gp3"
+	for _ in $(seq 1 50); do kill -0 "$mpid3" 2>/dev/null || break; sleep 0.1; done
+	# (its own processes only: those of another test's sandbox may have the
+	# freed slot by now)
+	left=$(ps -eo uid=,pid=,comm=,args= | awk -v u="${guid3:-x}" -v m="${T_MARK}c" '$1 == u && index($0, m) { print $2 "/" $3 }' | tr '\n' ' ')
+	if [ -n "$gp3" ] && [ -n "$guid3" ] && ! kill -0 "$mpid3" 2>/dev/null && [ -z "$left" ]; then
+		ok gofer_gone_sandbox_ends
+	else
+		fail gofer_gone_sandbox_ends "gofer ${gp3:-not found}; moat $mpid3 $(kill -0 "$mpid3" 2>/dev/null && echo still runs || echo ended) 5 s after; host uid ${guid3:-?} still held by: ${left:-none} (its slot is free: the next sandbox gets that uid)"
+	fi
+	kill -9 "$mpid3" 2>/dev/null
+	wait "$mpid3" 2>/dev/null
 else
 	if [ -n "$guid" ] && [ "$guid" = "$me" ]; then ok guest_host_uid_is_callers; else fail guest_host_uid_is_callers "guest runs as host uid ${guid:-?}, caller $me"; fi
 fi

@@ -75,6 +75,29 @@ if [ "$me" = 0 ]; then
 	fi
 	kill -9 "$mpid3" 2>/dev/null
 	wait "$mpid3" 2>/dev/null
+	# red team 59: a compromised sentry can make its gofer leave (it shuts
+	# the control socket: MOAT_TEST_GOFER_RELEASE does, 1.5 s in) and run
+	# on as the slot's uid; the slot's flock is then free, and the next
+	# sandbox was given that uid while the first still ran. Now a claimer
+	# skips a free slot whose last sentry (<slot>.pid) still runs as it
+	MOAT_TEST_GOFER_RELEASE=1500 "$MOAT" run -- /usr/bin/python3 -c "import time; time.sleep(8) # ${T_MARK}e" </dev/null >/dev/null 2>&1 &
+	mpid5=$!
+	at_exit "kill -9 $mpid5"
+	sleep 3
+	uid5=$(ps -o uid= -p "$mpid5" 2>/dev/null | tr -d ' ')
+	gone5=$(ps -eo ppid=,comm= | awk -v p="$mpid5" '$1 == p && $2 == "moat-gofer"' | grep -c .)
+	"$MOAT" run -- /bin/sh -c "sleep 30; : ${T_MARK}f" </dev/null >/dev/null 2>&1 &
+	mpid6=$!
+	at_exit "kill -9 $mpid6"
+	guid6=$(wait_guest_uid "sleep 30; : ${T_MARK}f")
+	uid5b=$(ps -o uid= -p "$mpid5" 2>/dev/null | tr -d ' ')
+	if [ -n "$uid5" ] && [ "$gone5" = 0 ] && [ "$uid5b" = "$uid5" ] && [ -n "$guid6" ] && [ "$guid6" != "$uid5" ]; then
+		ok freed_claim_not_reused
+	else
+		fail freed_claim_not_reused "first sandbox's sentry uid ${uid5:-?} (gofer gone: $([ "$gone5" = 0 ] && echo yes || echo no); still running as ${uid5b:-nothing}), the next sandbox's ${guid6:-?}"
+	fi
+	kill -9 "$mpid5" "$mpid6" 2>/dev/null
+	wait "$mpid5" "$mpid6" 2>/dev/null
 else
 	if [ -n "$guid" ] && [ "$guid" = "$me" ]; then ok guest_host_uid_is_callers; else fail guest_host_uid_is_callers "guest runs as host uid ${guid:-?}, caller $me"; fi
 fi

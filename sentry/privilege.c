@@ -53,9 +53,77 @@
 
 /* Claim a free slot: flock on MOAT_UID_LOCK_DIR/<slot>, a file opened
  * read-only. The claim is held by the gofer (gofer_keep_fd), which lives as
- * long as the sandbox and which the sentry cannot drive to unlock it: a
- * compromised sentry cannot free its uid for another sandbox while it still
- * runs, and holds no writable host file. */
+ * long as the sandbox (a gofer gone while the program runs ends the sandbox:
+ * sentry/tracer.c reaped), and the sentry holds no writable host file. A
+ * compromised sentry that frees it early (it shuts the gofer's control
+ * socket) keeps the slot anyway: slot_sentry_alive (red team 59). */
+/* A slot's flock says no gofer holds it; a compromised sentry can make its
+ * gofer leave early (it shuts the gofer's control socket) and run on as the
+ * slot's uid (red team 59). So each claimer notes its own pid, the sentry's,
+ * in <slot>.pid (root's, 0600), and the next claimer of a free slot skips it
+ * while that pid is a process whose real, effective, saved or fs uid is the
+ * slot's (a reused pid is another process's: then the slot is free). The
+ * sentry cannot change its pid or uid, and everything else of the sandbox
+ * that runs as that uid ends with it (PDEATHSIG, the init's pid namespace). */
+static int slot_sentry_alive(int dfd, unsigned s)
+{
+	char name[24], buf[32], path[48], st[4096];
+	snprintf(name, sizeof name, "%u.pid", s);
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	long pid = strtol(buf, NULL, 10);
+	if (pid <= 0 || pid == getpid())
+		return 0;
+	snprintf(path, sizeof path, "/proc/%ld/status", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* gone */
+	n = read(fd, st, sizeof st - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	st[n] = 0;
+	const char *u = strstr(st, "\nUid:");
+	unsigned long want = MOAT_UID_BASE + s * MOAT_UID_BLOCK;
+	if (!u)
+		return 1; /* unreadable: not taken as free */
+	u += 5;
+	for (int i = 0; i < 4; i++) {
+		char *end;
+		unsigned long id = strtoul(u, &end, 10);
+		if (end == u)
+			break;
+		if (id == want)
+			return 1;
+		u = end;
+	}
+	return 0;
+}
+
+static int slot_sentry_note(int dfd, unsigned s)
+{
+	char name[24], buf[24];
+	snprintf(name, sizeof name, "%u.pid", s);
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
+	ssize_t w = write(fd, buf, (size_t)n);
+	int e = errno;
+	close(fd);
+	if (w != n) {
+		errno = w < 0 ? e : EIO;
+		return -1;
+	}
+	return 0;
+}
+
 int priv_claim(struct priv *p, char *err, size_t errlen)
 {
 	p->lockfd = -1;
@@ -85,6 +153,16 @@ int priv_claim(struct priv *p, char *err, size_t errlen)
 			return -errno;
 		}
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			if (slot_sentry_alive(dfd, s)) {
+				close(fd); /* freed early: skip it while its sentry runs */
+				continue;
+			}
+			if (slot_sentry_note(dfd, s) < 0) {
+				snprintf(err, errlen, "%s/%u.pid: %s", MOAT_UID_LOCK_DIR, s, strerror(errno));
+				close(fd);
+				close(dfd);
+				return -EPERM;
+			}
 			close(dfd);
 			p->lockfd = fd;
 			p->slot = s;

@@ -1373,6 +1373,17 @@ static void event_stop(struct tracer *tr, struct task *t, int sig)
 	}
 }
 
+/* tests (MOAT_TEST_GOFER_RELEASE=MS): a compromised sentry's early release
+ * of its uid claim, the gofer's control socket shut down MS ms in */
+static void *gofer_release_test(void *arg)
+{
+	long ms = strtol(getenv("MOAT_TEST_GOFER_RELEASE"), NULL, 10);
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+	shutdown(*(int *)arg, SHUT_RDWR);
+	return NULL;
+}
+
 /* An exit or death reported by waitpid. Returns 1 when the loop is over. */
 static int reaped(struct tracer *tr, pid_t tid, int st)
 {
@@ -1382,6 +1393,19 @@ static int reaped(struct tracer *tr, pid_t tid, int st)
 		*a->gofer_pid = -1; /* handlers now fail with EPIPE; the guest sees EIO */
 		if (a->gofer_status)
 			*a->gofer_status = st;
+		if (!tr->main_done && !getenv("MOAT_TEST_GOFER_RELEASE")) {
+			/* gone while the program runs (killed, out of memory,
+			 * crashed): the sandbox ends with it. Root-run it held
+			 * the uid claim (gofer_keep_fd), now free for the next
+			 * sandbox; running on would share that host uid (red
+			 * team 59, isolation_host gofer_gone_sandbox_ends) */
+			if (WIFSIGNALED(st))
+				warnx_("the gofer was killed (signal %d) while the program ran: the sandbox ends", WTERMSIG(st));
+			else
+				warnx_("the gofer exited (status %d) while the program ran: the sandbox ends", WEXITSTATUS(st));
+			kill(sb->init_pid, SIGKILL);
+			reopen_helper_shutdown();
+		}
 		return tr->main_done && tr->init_reaped;
 	}
 	if (reopen_helper_reaped(tid)) /* gone at its channel's shutdown (below) */
@@ -1542,6 +1566,17 @@ int tracer_run(struct tracer_args *a)
 	/* tests: the program's first stop handled before the init's fork
 	 * event, an order a loaded machine can give (init_stop's early path) */
 	int main_first = getenv("MOAT_TEST_MAIN_STOP_FIRST") != NULL;
+	/* tests: what a compromised sentry can do, shut its gofer's control
+	 * socket (the gofer leaves, its uid claim with it) and run on
+	 * (isolation_host freed_claim_not_reused), MOAT_TEST_GOFER_RELEASE
+	 * milliseconds after the tracer starts */
+	if (getenv("MOAT_TEST_GOFER_RELEASE")) {
+		static int rel_fd;
+		pthread_t rel;
+		rel_fd = tr.a->gofer_ctl;
+		if (pthread_create(&rel, NULL, gofer_release_test, &rel_fd) == 0)
+			pthread_detach(rel);
+	}
 	/* tests: MOAT_TEST_STOP_DELAY=KIND:MS[,KIND:MS...], this thread
 	 * sleeps MS before handling each stop of KIND (tp_names: fork-event,
 	 * exec-event...), a window for the guest to kill the task there

@@ -54,6 +54,50 @@ if [ "$me" = 0 ]; then
 	if [ -n "$guid2" ] && [ "$guid2" != 0 ] && [ "$guid2" != "$guid" ]; then ok two_sandboxes_two_uids; else fail two_sandboxes_two_uids "uids ${guid:-?} and ${guid2:-?}"; fi
 	kill -9 "$mpid2" 2>/dev/null
 	wait "$mpid2" 2>/dev/null
+	# red team 59: the gofer holds the uid claim, so a sandbox whose gofer
+	# is gone (killed, out of memory, crashed) must end with it. Before,
+	# the sentry and the guest ran on (file calls EIO) with the slot free,
+	# and the next sandbox got the same host uid while they still ran
+	"$MOAT" run -- /bin/sh -c "sleep 30; : ${T_MARK}c" </dev/null >/dev/null 2>&1 &
+	mpid3=$!
+	at_exit "kill -9 $mpid3"
+	guid3=$(wait_guest_uid "sleep 30; : ${T_MARK}c")
+	gp3=$(ps -eo pid=,ppid=,comm= | awk -v p="$mpid3" '$2 == p && $3 == "moat-gofer" { print $1; exit }')
+	[ -n "$gp3" ] && kill -9 "$gp3"
+	for _ in $(seq 1 50); do kill -0 "$mpid3" 2>/dev/null || break; sleep 0.1; done
+	# (its own processes only: those of another test's sandbox may have the
+	# freed slot by now)
+	left=$(ps -eo uid=,pid=,comm=,args= | awk -v u="${guid3:-x}" -v m="${T_MARK}c" '$1 == u && index($0, m) { print $2 "/" $3 }' | tr '\n' ' ')
+	if [ -n "$gp3" ] && [ -n "$guid3" ] && ! kill -0 "$mpid3" 2>/dev/null && [ -z "$left" ]; then
+		ok gofer_gone_sandbox_ends
+	else
+		fail gofer_gone_sandbox_ends "gofer ${gp3:-not found}; moat $mpid3 $(kill -0 "$mpid3" 2>/dev/null && echo still runs || echo ended) 5 s after; host uid ${guid3:-?} still held by: ${left:-none} (its slot is free: the next sandbox gets that uid)"
+	fi
+	kill -9 "$mpid3" 2>/dev/null
+	wait "$mpid3" 2>/dev/null
+	# red team 59: a compromised sentry can make its gofer leave (it shuts
+	# the control socket: MOAT_TEST_GOFER_RELEASE does, 1.5 s in) and run
+	# on as the slot's uid; the slot's flock is then free, and the next
+	# sandbox was given that uid while the first still ran. Now a claimer
+	# skips a free slot whose last sentry (<slot>.pid) still runs as it
+	MOAT_TEST_GOFER_RELEASE=1500 "$MOAT" run -- /usr/bin/python3 -c "import time; time.sleep(8) # ${T_MARK}e" </dev/null >/dev/null 2>&1 &
+	mpid5=$!
+	at_exit "kill -9 $mpid5"
+	sleep 3
+	uid5=$(ps -o uid= -p "$mpid5" 2>/dev/null | tr -d ' ')
+	gone5=$(ps -eo ppid=,comm= | awk -v p="$mpid5" '$1 == p && $2 == "moat-gofer"' | grep -c .)
+	"$MOAT" run -- /bin/sh -c "sleep 30; : ${T_MARK}f" </dev/null >/dev/null 2>&1 &
+	mpid6=$!
+	at_exit "kill -9 $mpid6"
+	guid6=$(wait_guest_uid "sleep 30; : ${T_MARK}f")
+	uid5b=$(ps -o uid= -p "$mpid5" 2>/dev/null | tr -d ' ')
+	if [ -n "$uid5" ] && [ "$gone5" = 0 ] && [ "$uid5b" = "$uid5" ] && [ -n "$guid6" ] && [ "$guid6" != "$uid5" ]; then
+		ok freed_claim_not_reused
+	else
+		fail freed_claim_not_reused "first sandbox's sentry uid ${uid5:-?} (gofer gone: $([ "$gone5" = 0 ] && echo yes || echo no); still running as ${uid5b:-nothing}), the next sandbox's ${guid6:-?}"
+	fi
+	kill -9 "$mpid5" "$mpid6" 2>/dev/null
+	wait "$mpid5" "$mpid6" 2>/dev/null
 else
 	if [ -n "$guid" ] && [ "$guid" = "$me" ]; then ok guest_host_uid_is_callers; else fail guest_host_uid_is_callers "guest runs as host uid ${guid:-?}, caller $me"; fi
 fi

@@ -280,7 +280,7 @@ static void exec_case(void)
  * is not told at the exec, and is told once the exec'd image (its parent
  * still) exits, 2.5 s later. The child writes '-' (no signal in the first
  * second) or 'e', then 'd' (signalled within 6 s more) or 'n'. */
-static int tx_pipe[2];
+static int tx_pipe[2], tx_rdy[2];
 static void *fork_exec_thread(void *arg)
 {
 	(void)arg;
@@ -288,7 +288,7 @@ static void *fork_exec_thread(void *arg)
 	if (g == 0) {
 		signal(SIGUSR1, on_usr1);
 		prctl(PR_SET_PDEATHSIG, SIGUSR1);
-		write(tx_pipe[1], "r", 1);
+		write(tx_rdy[1], "r", 1);
 		for (int i = 0; i < 100 && !got_usr1; i++)
 			usleep(10000);
 		write(tx_pipe[1], got_usr1 ? "e" : "-", 1);
@@ -298,14 +298,14 @@ static void *fork_exec_thread(void *arg)
 		_exit(0);
 	}
 	char r;
-	read(tx_pipe[0], &r, 1); /* the child set it */
+	read(tx_rdy[0], &r, 1); /* the child set it */
 	execl(t_self, t_self, "--sleep-ms", "2500", (char *)NULL);
 	return NULL;
 }
 
 static void thread_exec_case(void)
 {
-	if (pipe(tx_pipe) < 0)
+	if (pipe(tx_pipe) < 0 || pipe(tx_rdy) < 0)
 		DIE("pipe");
 	pid_t mid = fork();
 	if (mid == 0) {
@@ -315,6 +315,8 @@ static void thread_exec_case(void)
 		_exit(1);
 	}
 	close(tx_pipe[1]);
+	close(tx_rdy[0]);
+	close(tx_rdy[1]);
 	char c1 = wait_byte(tx_pipe[0], 5000);
 	char c2 = wait_byte(tx_pipe[0], 10000);
 	close(tx_pipe[0]);

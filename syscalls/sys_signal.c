@@ -815,7 +815,7 @@ long sys_pidfd_send_signal(struct sc_call *c)
 {
 	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
 	int sig = (int)c->args[1];
-	unsigned long flags = c->args[3];
+	unsigned flags = (unsigned)c->args[3]; /* the kernel's unsigned int: the low 32 bits */
 	int procdir = 0;
 	pid_t pid = 0;
 	long r;
@@ -1866,7 +1866,7 @@ long sys_pidfd_getfd(struct sc_call *c)
 {
 	int tfd = (int)c->args[1];
 
-	if (c->args[2])
+	if ((unsigned)c->args[2]) /* flags: the kernel's unsigned int */
 		return -EINVAL;
 	pid_t pid = pidfd_target(c);
 	if (pid < 0)

@@ -8,7 +8,9 @@
  *    signal was native) and the signal still came after a drop;
  *  - it is sent when the thread that forked the child exits (a thread of a
  *    process that lives on too), and again when the thread it was
- *    reparented to exits.
+ *    reparented to exits;
+ *  - not when the thread that forked it execs (it lives on under the
+ *    leader's number), but when that image exits.
  * Needs root for the drops (skips otherwise); the dropped ids are 61244. */
 #include "t.h"
 #include <grp.h>
@@ -273,10 +275,64 @@ static void exec_case(void)
 	CHECK(c == 'd', "leader_dies_in_thread_exec_sends", "got '%c'", c ? c : '-');
 }
 
+/* A thread (not the leader) forks a child that sets SIGUSR1, then execs:
+ * the thread lives on under the leader's number (de_thread), so the child
+ * is not told at the exec, and is told once the exec'd image (its parent
+ * still) exits, 2.5 s later. The child writes '-' (no signal in the first
+ * second) or 'e', then 'd' (signalled within 6 s more) or 'n'. */
+static int tx_pipe[2], tx_rdy[2];
+static void *fork_exec_thread(void *arg)
+{
+	(void)arg;
+	pid_t g = fork();
+	if (g == 0) {
+		signal(SIGUSR1, on_usr1);
+		prctl(PR_SET_PDEATHSIG, SIGUSR1);
+		write(tx_rdy[1], "r", 1);
+		for (int i = 0; i < 100 && !got_usr1; i++)
+			usleep(10000);
+		write(tx_pipe[1], got_usr1 ? "e" : "-", 1);
+		for (int i = 0; i < 600 && !got_usr1; i++)
+			usleep(10000);
+		write(tx_pipe[1], got_usr1 ? "d" : "n", 1);
+		_exit(0);
+	}
+	char r;
+	read(tx_rdy[0], &r, 1); /* the child set it */
+	execl(t_self, t_self, "--sleep-ms", "2500", (char *)NULL);
+	return NULL;
+}
+
+static void thread_exec_case(void)
+{
+	if (pipe(tx_pipe) < 0 || pipe(tx_rdy) < 0)
+		DIE("pipe");
+	pid_t mid = fork();
+	if (mid == 0) {
+		pthread_t th;
+		pthread_create(&th, NULL, fork_exec_thread, NULL);
+		pause();
+		_exit(1);
+	}
+	close(tx_pipe[1]);
+	close(tx_rdy[0]);
+	close(tx_rdy[1]);
+	char c1 = wait_byte(tx_pipe[0], 5000);
+	char c2 = wait_byte(tx_pipe[0], 10000);
+	close(tx_pipe[0]);
+	waitpid(mid, NULL, 0);
+	CHECK(c1 == '-', "thread_exec_keeps_own_child_untold", "got '%c'", c1 ? c1 : '?');
+	CHECK(c2 == 'd', "thread_exec_then_exit_sends", "got '%c'", c2 ? c2 : '?');
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "--sleep") == 0) {
 		usleep(1500000);
+		return 0;
+	}
+	if (argc == 3 && strcmp(argv[1], "--sleep-ms") == 0) {
+		usleep((useconds_t)atoi(argv[2]) * 1000);
 		return 0;
 	}
 	if (argc == 3 && strcmp(argv[1], "--exec-get") == 0) {
@@ -348,5 +404,6 @@ int main(int argc, char **argv)
 	CHECK(c == 'd', "kept_signalled", "got '%c'", c ? c : '-');
 	thread_cases();
 	exec_case();
+	thread_exec_case();
 	return t_done();
 }

@@ -2,7 +2,8 @@
  * pidfd_send_signal01 uses it): with a siginfo the handler gets the
  * caller's si_value; a kernel-made code (SI_USER) to another
  * process is EPERM; a siginfo whose si_signo is not the signal is EINVAL;
- * flags are EINVAL. */
+ * flags are EINVAL (only their low 32 bits count: the kernel's unsigned
+ * int). */
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -85,6 +86,13 @@ int main(int argc, char **argv)
 	if (got >= 0)
 		close(got);
 	EXPECT_ERR(syscall(SYS_pidfd_getfd, pfd, 40, 1), EINVAL, "getfd_flags_einval");
+	/* flags is the kernel's unsigned int: bit 32 alone is no flag */
+	got = (int)syscall(SYS_pidfd_getfd, pfd, 40, 1ULL << 32);
+	CHECK(got >= 0, "getfd_flags_high_bits_ignored", "%s", strerror(errno));
+	if (got >= 0)
+		close(got);
+	/* pidfd_send_signal's flags likewise (signal 0: a probe) */
+	EXPECT_OK(syscall(SYS_pidfd_send_signal, pfd, 0, NULL, 1ULL << 32), "send_flags_high_bits_ignored");
 	EXPECT_ERR(syscall(SYS_pidfd_getfd, pfd, 999, 0), EBADF, "getfd_no_such_fd_ebadf");
 	EXPECT_ERR(syscall(SYS_pidfd_getfd, -1, 0, 0), EBADF, "getfd_bad_pidfd_ebadf");
 	kill(child, SIGKILL);

@@ -12,10 +12,12 @@
  * sched_get* calls and /proc/<pid>/stat (fs/procfs.c) read it back, a fork or thread inherits it unless
  * SCHED_RESET_ON_FORK, an exec keeps it. The task keeps running natively in
  * its normal class at its nice value. Back to a normal class (SCHED_OTHER,
- * BATCH, IDLE) the virtual class is dropped and the call runs natively (the
- * policy is a register value; the sched_param/sched_attr it points at is the
- * guest's own request, which the host checks again when it reads it: a swap
- * to a real-time class after the sentry's read is the host's EPERM).
+ * BATCH, IDLE) the virtual class is dropped and the call runs natively
+ * (sched_setscheduler/sched_setparam: the policy is a register, and the
+ * priority the kernel reads must then be 0); sched_setattr, whose policy is
+ * in guest memory, is made by the sentry with its checked copy (a thread that
+ * swapped in SCHED_FIFO after the check reached the host's class whenever the
+ * caller's RLIMIT_RTPRIO allowed it: toctou33).
  * A caller without CAP_SYS_NICE gets Linux's rules as with RLIMIT_RTPRIO 0
  * (the host's default): it may lower a virtual priority or leave the class,
  * never enter one (EPERM, as before on the host). Every other call runs
@@ -266,18 +268,24 @@ long sys_sched_setattr(struct sc_call *c)
 	static _Thread_local unsigned char buf[VS_PAGE];
 	uint32_t size;
 	struct vs_attr a = { 0 };
+	struct vs_native n = { 0 };
 
 	c->cont = 1;
 	if (!uattr || pid < 0 || (unsigned)c->args[2])
 		return 0; /* the kernel's EINVAL */
 	struct task *t = vs_get(c, pid);
 	if (!t) {
-		/* ESRCH natively (after the copy: a bad size is E2BIG first);
-		 * where pid reuse is not harmless the sentry answers it, after
-		 * the same copy, as a task forked onto the number meanwhile
-		 * would be set unchecked */
+		/* a number no guest task holds: ESRCH, answered by the sentry
+		 * after the same copy (a bad size is E2BIG first), never left
+		 * to the kernel: a task forked onto the number meanwhile would
+		 * be set unchecked, with the kernel's second read of the attr
+		 * (toctou33). The guest's init (moat's, no task here) natively,
+		 * for whom the owner rule lets (root) */
 		struct task *pt;
-		if (sc_owner_nice_pin(c, pid, &pt) <= 0)
+		long e = sc_owner_nice_pin(c, pid, &pt);
+		if (e < 0)
+			return e;
+		if (e == 0 && pid == 1)
 			return 0;
 	}
 	c->cont = 0;
@@ -315,7 +323,7 @@ long sys_sched_setattr(struct sc_call *c)
 	}
 	struct vsched v = vs_read(t);
 	int keep_policy = !!(a.flags & VS_FLAG_KEEP_POLICY);
-	struct vs_native n = { .nr = SYS_sched_setattr, .attr = buf };
+	n = (struct vs_native){ .nr = SYS_sched_setattr, .attr = buf };
 	if (!v.policy && (keep_policy || !vs_special((int)a.policy))) {
 		r = vs_owner_native(c, pid, &n, 0); /* a normal class natively */
 		goto out;
@@ -335,6 +343,19 @@ e2big:
 	size = sizeof a;
 	r = sc_write_guest(c, uattr, &size, sizeof size) < 0 ? -EFAULT : -E2BIG;
 out:
+	if (r == 0 && c->cont && t && n.attr) {
+		/* a normal class the owner check let run: made here with the
+		 * copy checked above, never CONTINUE'd. The attr is in guest
+		 * memory, and the kernel's second read of it is another
+		 * thread's to change: a SCHED_FIFO the sentry keeps virtual
+		 * reached the host whenever the caller's RLIMIT_RTPRIO allows
+		 * one (as guest root, with the host's limit 0, an EPERM Linux
+		 * never gives; toctou33, isolation_race sched_attr_copy_once) */
+		c->cont = 0;
+		atomic_fetch_add(&t->refs, 1);
+		r = sc_owner_make(c, t, vs_native_fn, &n);
+		snprintf(c->note, sizeof c->note, "a normal class, made by the sentry with its copy");
+	}
 	task_put(t);
 	return r;
 }

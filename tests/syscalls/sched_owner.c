@@ -123,6 +123,12 @@ static void edges(pid_t p)
 	EDGE(syscall(SYS_sched_setaffinity, p, sizeof none, (void *)8), "setaffinity_efault", EFAULT);
 	EDGE(syscall(SYS_sched_setscheduler, p, SCHED_FIFO, &(struct sched_param){ 1 }), "setscheduler_fifo_eperm",
 	     EPERM);
+	/* pid 1 (natively the host's init, in moat the guest's: root's) and a
+	 * number no task holds (answered by the sentry after its copy of the
+	 * attr, toctou33: pid 1 was a success without an effect) */
+	struct t_sched_attr at = { .size = sizeof at, .policy = SCHED_BATCH, .nice = nice_set };
+	EDGE(syscall(SYS_sched_setattr, 1, &at, 0), "setattr_init_eperm", EPERM);
+	EDGE(syscall(SYS_sched_setattr, 4000000, &at, 0), "setattr_no_task_esrch", ESRCH);
 #undef EDGE
 }
 

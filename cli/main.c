@@ -119,12 +119,49 @@ static const char usage_text[] =
 	"                           SIGKILLed\n"
 	"  --result FILE            write a JSON summary of the run to FILE\n";
 
+/* A usage error: one line naming it (the option list is `moat --help`'s,
+ * not dumped on stderr after every typo); no arguments at all: the list. */
 static void usage(const char *why)
 {
 	if (why)
-		fprintf(stderr, "moat: %s\n", why);
+		die_status(2, "%s (moat --help lists the options)", why);
 	fputs(usage_text, stderr);
 	exit(2);
+}
+
+/* A decimal number as people write one: digits, then optionally '.' and
+ * digits; *unit is what follows. strtod alone took "0x10", "1e3", "inf",
+ * " 2" and "+2" too. -1 if v does not start so. */
+static int parse_decimal(const char *v, double *out, const char **unit)
+{
+	static const char digits[] = "0123456789";
+	size_t n = strspn(v, digits);
+	if (!n)
+		return -1;
+	if (v[n] == '.')
+		n += 1 + strspn(v + n + 1, digits);
+	char buf[64];
+	if (n >= sizeof buf)
+		return -1;
+	memcpy(buf, v, n);
+	buf[n] = 0;
+	*out = strtod(buf, NULL);
+	*unit = v + n;
+	return 0;
+}
+
+/* A name shown to programs that print it (a prompt, uname -r): printable
+ * ASCII, 1 to 64 bytes; exit 2 on anything else */
+static const char *parse_label(const char *opt, const char *v)
+{
+	size_t l = strlen(v);
+	if (!l || l > 64)
+		die_status(2, "%s: 1 to 64 characters", opt);
+	for (size_t k = 0; k < l; k++)
+		if ((unsigned char)v[k] < 0x20 || (unsigned char)v[k] >= 0x7f)
+			die_status(2, "%s: printable ASCII only (byte %zu is 0x%02x)", opt, k + 1,
+				   (unsigned char)v[k]);
+	return v;
 }
 
 /* "--opt=value" or "--opt value" */
@@ -159,8 +196,11 @@ static void parse_bind(struct sentry_config *c, const char *spec)
 	opts = strchr(dst, ':');
 	if (opts)
 		*opts++ = 0;
-	if (!*src || !*dst || src[0] != '/' || dst[0] != '/')
-		die_status(2, "--bind %s: SRC and DST must be absolute paths", spec);
+	if (src[0] != '/')
+		die_status(2, "--bind %s: SRC must be an absolute path", spec);
+	if (dst[0] != '/') /* (a ':' in SRC's name splits it: no such SRC can be bound) */
+		die_status(2, "--bind %s: DST %s must be an absolute path (SRC cannot hold a ':')",
+			   spec, dst);
 	/* OPTS: a comma list of at most one mode (ro, rw, cow) and at most one
 	 * cache policy (shared, exclusive) */
 	const char *mode = NULL, *policy = NULL;
@@ -240,11 +280,12 @@ static void parse_tmpfs(struct sentry_config *c, const char *spec)
 /* "500ms", "2s", "1.5s", "1m", "1h", "3" (seconds); > 0; exit 2 on anything else */
 static unsigned long long parse_duration(const char *opt, const char *v)
 {
-	char *end;
-	errno = 0;
-	double d = strtod(v, &end);
+	const char *end;
+	double d = 0;
 	double mul = 1000;
-	if (strcmp(end, "ms") == 0)
+	if (parse_decimal(v, &d, &end) < 0)
+		end = NULL;
+	else if (strcmp(end, "ms") == 0)
 		mul = 1;
 	else if (strcmp(end, "s") == 0 || *end == 0)
 		mul = 1000;
@@ -254,8 +295,7 @@ static unsigned long long parse_duration(const char *opt, const char *v)
 		mul = 3600000;
 	else
 		end = NULL;
-	if (!end || errno || end == v || !(v[0] >= '0' && v[0] <= '9') || !(d * mul >= 1) ||
-	    d * mul > 1e12)
+	if (!end || !(d * mul >= 1) || d * mul > 1e12)
 		die_status(2, "%s %s: expected a duration (e.g. 500ms, 2s, 1m)", opt, v);
 	return (unsigned long long)(d * mul);
 }
@@ -441,6 +481,11 @@ static int cmd_run(int argc, char **argv)
 				die_status(2, "--export: expected a directory");
 		} else if (is_opt(a, "--workdir")) {
 			c.workdir = optval(argc, argv, &i, "--workdir");
+			/* (a relative one was taken from /, not from the caller's
+			 * directory it looks like) */
+			if (c.workdir[0] != '/')
+				die_status(2, "--workdir %s: must be an absolute path (inside the sandbox)",
+					   c.workdir);
 		} else if (is_opt(a, "--env")) {
 			const char *kv = optval(argc, argv, &i, "--env");
 			const char *eq = strchr(kv, '=');
@@ -461,18 +506,15 @@ static int cmd_run(int argc, char **argv)
 				g = strtoul(end + 1, &end, 10);
 			}
 			if (bad || errno || end == v || *end || u >= 0xffffffffUL || g >= 0xffffffffUL)
-				die_status(2, "--user %s: expected UID[:GID] (numbers)", v);
+				die_status(2, "--user %s: expected UID[:GID] (numbers below 4294967295)", v);
 			c.user_set = 1;
 			c.user_uid = (uid_t)u;
 			c.user_gid = (gid_t)g;
 		} else if (is_opt(a, "--hostname")) {
-			c.hostname = optval(argc, argv, &i, "--hostname");
-			if (!*c.hostname || strlen(c.hostname) > 64)
-				die_status(2, "--hostname: 1 to 64 characters");
+			c.hostname = parse_label("--hostname", optval(argc, argv, &i, "--hostname"));
 		} else if (is_opt(a, "--kernel-release")) {
-			c.kernel_release = optval(argc, argv, &i, "--kernel-release");
-			if (!*c.kernel_release || strlen(c.kernel_release) > 64)
-				die_status(2, "--kernel-release: 1 to 64 characters");
+			c.kernel_release = parse_label("--kernel-release",
+						       optval(argc, argv, &i, "--kernel-release"));
 		} else if (strcmp(a, "--trace") == 0) {
 			c.trace = 1;
 		} else if (strcmp(a, "-t") == 0 || strcmp(a, "--tty") == 0) {
@@ -499,11 +541,9 @@ static int cmd_run(int argc, char **argv)
 			c.pids = (unsigned long)n;
 		} else if (is_opt(a, "--cpus")) {
 			const char *v = optval(argc, argv, &i, "--cpus");
-			char *end;
-			errno = 0;
-			double x = strtod(v, &end);
-			if (errno || end == v || *end || !(v[0] >= '0' && v[0] <= '9') || !(x >= 0.01) ||
-			    x > 4096)
+			const char *end;
+			double x = 0;
+			if (parse_decimal(v, &x, &end) < 0 || *end || !(x >= 0.01) || x > 4096)
 				die_status(2, "--cpus %s: expected a fraction of CPUs (0.01 to 4096)", v);
 			c.cpus_milli = (unsigned long)(x * 1000 + 0.5);
 		} else if (is_opt(a, "--timeout")) {
@@ -686,7 +726,7 @@ static void jxattrs(const char *line, char *out, size_t len)
 static int cmd_diff(int argc, char **argv)
 {
 	if (argc != 1)
-		usage("moat diff needs one --export DIR");
+		usage("diff needs one --export DIR");
 	DIR *d = opendir(argv[0]);
 	if (!d)
 		die_status(2, "%s: %s", argv[0], strerror(errno));

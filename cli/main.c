@@ -129,6 +129,20 @@ static void usage(const char *why)
 	exit(2);
 }
 
+/* The end of a command that prints on stdout (--help, syscalls, diff): what
+ * could not be written (/dev/full, a closed pipe with SIGPIPE ignored) is
+ * said, exit 1, not lost at exit 0 */
+static int stdout_done(void)
+{
+	errno = 0;
+	int r = fflush(stdout), e = errno;
+	if (r != 0 && e)
+		die("stdout: write error: %s", strerror(e));
+	if (r != 0 || ferror(stdout))
+		die("stdout: write error");
+	return 0;
+}
+
 /* A decimal number as people write one: digits, then optionally '.' and
  * digits; *unit is what follows. strtod alone took "0x10", "1e3", "inf",
  * " 2" and "+2" too. -1 if v does not start so. */
@@ -595,7 +609,7 @@ static int cmd_run(int argc, char **argv)
 				die_status(2, "--deny %s: no such syscall (see moat syscalls)", name);
 		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			fputs(usage_text, stdout);
-			return 0;
+			return stdout_done();
 		} else if (a[0] == '-') {
 			char m[256];
 			snprintf(m, sizeof m, "unknown option %s", a);
@@ -735,11 +749,27 @@ static int cmd_diff(int argc, char **argv)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		char path[4096], line[16384];
-		snprintf(path, sizeof path, "%s/%s/manifest.json", argv[0], de->d_name);
-		FILE *f = fopen(path, "re");
-		if (!f)
+		char line[16384];
+		/* DIR is whatever the caller was handed: a manifest.json (or
+		 * its directory) that is a symlink to /dev/zero or a fifo hung
+		 * the summary. Only a directory and a regular file in it, not
+		 * followed through a symlink; never blocking on the open. */
+		int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
 			continue;
+		int mfd = openat(sub, "manifest.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		close(sub);
+		struct stat mst;
+		if (mfd >= 0 && (fstat(mfd, &mst) < 0 || !S_ISREG(mst.st_mode))) {
+			close(mfd);
+			mfd = -1;
+		}
+		FILE *f = mfd >= 0 ? fdopen(mfd, "r") : NULL;
+		if (!f) {
+			if (mfd >= 0)
+				close(mfd);
+			continue;
+		}
 		found = 1;
 		char mname[4 * sizeof de->d_name + 3];
 		moat_quote_path(mname, sizeof mname, "", de->d_name, 1);
@@ -793,7 +823,7 @@ static int cmd_diff(int argc, char **argv)
 	closedir(d);
 	if (!found)
 		die_status(1, "%s: no */manifest.json (not an --export DIR?)", argv[0]);
-	return 0;
+	return stdout_done();
 }
 
 static int cmd_syscalls(int argc, char **argv)
@@ -808,9 +838,11 @@ static int cmd_syscalls(int argc, char **argv)
 			usage(m);
 		}
 	}
-	if (sc_print_listing(stdout, fmt) < 0)
+	errno = 0;
+	int r = sc_print_listing(stdout, fmt);
+	if (r == -EINVAL) /* (a write error was said as this one) */
 		die_status(2, "--format %s: expected table, csv or json", fmt);
-	return 0;
+	return stdout_done();
 }
 
 int main(int argc, char **argv)
@@ -881,7 +913,7 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		fputs(usage_text, stdout);
-		return 0;
+		return stdout_done();
 	}
 	char m[256];
 	snprintf(m, sizeof m, "unknown command %s", argv[1]);

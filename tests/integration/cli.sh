@@ -301,6 +301,25 @@ usage_case_line bind_src_colon "DST b must be an absolute path" run --bind "$T_T
 printf '#!/nonexistent/interp-%s\n' "$T_MARK" >"$T_TMP/noint.sh"; chmod 755 "$T_TMP/noint.sh"
 err=$(moat run --bind "$T_TMP:/w" -- /w/noint.sh 2>&1 >/dev/null </dev/null); rc=$?
 expect_eq script_missing_interpreter "$rc $err" "127 moat: /w/noint.sh: its interpreter /nonexistent/interp-$T_MARK: not found"
+# moat diff on a hostile DIR: a manifest.json that is a fifo or a symlink to
+# /dev/zero, a mount directory that is a symlink, were opened and read (hung);
+# they are skipped, the real one listed
+hx=$T_TMP/hostile-export; mkdir -p "$hx/fifo" "$hx/zero" "$hx/real"
+mkfifo "$hx/fifo/manifest.json"; ln -s /dev/zero "$hx/zero/manifest.json"; ln -s "$hx/real" "$hx/link"
+printf '{"path": "x", "op": "add", "type": "file"}\n' >"$hx/real/manifest.json"
+out=$(timeout 10 "$MOAT" diff "$hx" 2>&1 </dev/null); rc=$?
+expect_eq diff_hostile_dir_no_hang "$rc $(printf '%s' "$out" | head -2 | tr '\n' '|')" "0 real:|  A x (file)|"
+# what cannot be written on stdout is said, exit 1 (it was lost at exit 0, and
+# syscalls said "--format table: expected table, csv or json", exit 2)
+said=
+for cmd in "syscalls" "syscalls --format json" "diff $hx" "--help"; do
+	# shellcheck disable=SC2086
+	e=$(timeout 10 "$MOAT" $cmd 2>&1 >/dev/full </dev/null); rc=$?
+	n=$(printf '%s\n' "$e" | grep -c .)
+	case $e in "moat: stdout: write error"*) e=said ;; esac
+	said="$said$rc $n $e; "
+done
+expect_eq stdout_write_error_said "$said" "1 1 said; 1 1 said; 1 1 said; 1 1 said; "
 out=$(moat run --net none --net none --bind "$T_TMP:/x" --bind "$T_TMP:/x/y" -- /bin/sh -c 'echo fine' </dev/null 2>&1)
 expect_eq no_conflict_still_runs "$out" fine
 

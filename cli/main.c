@@ -56,13 +56,15 @@ static const char usage_text[] =
 	"                           root overlay (\"root\")\n"
 	"  --export-max-files N     refuse changes past N files (default 10000)\n"
 	"  --export-max-bytes N     refuse changes past N bytes (default 256M)\n"
-	"  --workdir DIR            working directory inside the sandbox (default /)\n"
+	"  --workdir DIR            working directory inside the sandbox (absolute;\n"
+	"                           default /)\n"
 	"  --env K=V                set an environment variable (repeatable); the default\n"
 	"                           environment is PATH, HOME, TERM, LANG only\n"
 	"  --user UID[:GID]         the program's ids inside (default 0:0 run as root, the\n"
 	"                           caller's ids rootless); root inside has the virtual\n"
 	"                           capabilities listed in kernel/cred.h\n"
-	"  --hostname NAME          the sandbox's host name (default moat)\n"
+	"  --hostname NAME          the sandbox's host name (default moat; 1-64 printable\n"
+	"                           ASCII characters, as --kernel-release)\n"
 	"  --kernel-release STR     what uname -r says inside (default: the host's major.minor, .0-moat)\n"
 	"  --trace                  print one line per trapped syscall on stderr\n"
 	"  -t, --tty                give the program a private pseudo-terminal (its\n"
@@ -119,12 +121,63 @@ static const char usage_text[] =
 	"                           SIGKILLed\n"
 	"  --result FILE            write a JSON summary of the run to FILE\n";
 
+/* A usage error: one line naming it (the option list is `moat --help`'s,
+ * not dumped on stderr after every typo); no arguments at all: the list. */
 static void usage(const char *why)
 {
 	if (why)
-		fprintf(stderr, "moat: %s\n", why);
+		die_status(2, "%s (moat --help lists the options)", why);
 	fputs(usage_text, stderr);
 	exit(2);
+}
+
+/* The end of a command that prints on stdout (--help, syscalls, diff): what
+ * could not be written (/dev/full, a closed pipe with SIGPIPE ignored) is
+ * said, exit 1, not lost at exit 0 */
+static int stdout_done(void)
+{
+	errno = 0;
+	int r = fflush(stdout), e = errno;
+	if (r != 0 && e)
+		die("stdout: write error: %s", strerror(e));
+	if (r != 0 || ferror(stdout))
+		die("stdout: write error");
+	return 0;
+}
+
+/* A decimal number as people write one: digits, then optionally '.' and
+ * digits; *unit is what follows. strtod alone took "0x10", "1e3", "inf",
+ * " 2" and "+2" too. -1 if v does not start so. */
+static int parse_decimal(const char *v, double *out, const char **unit)
+{
+	static const char digits[] = "0123456789";
+	size_t n = strspn(v, digits);
+	if (!n)
+		return -1;
+	if (v[n] == '.')
+		n += 1 + strspn(v + n + 1, digits);
+	char buf[64];
+	if (n >= sizeof buf)
+		return -1;
+	memcpy(buf, v, n);
+	buf[n] = 0;
+	*out = strtod(buf, NULL);
+	*unit = v + n;
+	return 0;
+}
+
+/* A name shown to programs that print it (a prompt, uname -r): printable
+ * ASCII, 1 to 64 bytes; exit 2 on anything else */
+static const char *parse_label(const char *opt, const char *v)
+{
+	size_t l = strlen(v);
+	if (!l || l > 64)
+		die_status(2, "%s: 1 to 64 characters", opt);
+	for (size_t k = 0; k < l; k++)
+		if ((unsigned char)v[k] < 0x20 || (unsigned char)v[k] >= 0x7f)
+			die_status(2, "%s: printable ASCII only (byte %zu is 0x%02x)", opt, k + 1,
+				   (unsigned char)v[k]);
+	return v;
 }
 
 /* "--opt=value" or "--opt value" */
@@ -159,8 +212,11 @@ static void parse_bind(struct sentry_config *c, const char *spec)
 	opts = strchr(dst, ':');
 	if (opts)
 		*opts++ = 0;
-	if (!*src || !*dst || src[0] != '/' || dst[0] != '/')
-		die_status(2, "--bind %s: SRC and DST must be absolute paths", spec);
+	if (src[0] != '/')
+		die_status(2, "--bind %s: SRC must be an absolute path", spec);
+	if (dst[0] != '/') /* (a ':' in SRC's name splits it: no such SRC can be bound) */
+		die_status(2, "--bind %s: DST %s must be an absolute path (SRC cannot hold a ':')",
+			   spec, dst);
 	/* OPTS: a comma list of at most one mode (ro, rw, cow) and at most one
 	 * cache policy (shared, exclusive) */
 	const char *mode = NULL, *policy = NULL;
@@ -240,11 +296,12 @@ static void parse_tmpfs(struct sentry_config *c, const char *spec)
 /* "500ms", "2s", "1.5s", "1m", "1h", "3" (seconds); > 0; exit 2 on anything else */
 static unsigned long long parse_duration(const char *opt, const char *v)
 {
-	char *end;
-	errno = 0;
-	double d = strtod(v, &end);
+	const char *end;
+	double d = 0;
 	double mul = 1000;
-	if (strcmp(end, "ms") == 0)
+	if (parse_decimal(v, &d, &end) < 0)
+		end = NULL;
+	else if (strcmp(end, "ms") == 0)
 		mul = 1;
 	else if (strcmp(end, "s") == 0 || *end == 0)
 		mul = 1000;
@@ -254,8 +311,7 @@ static unsigned long long parse_duration(const char *opt, const char *v)
 		mul = 3600000;
 	else
 		end = NULL;
-	if (!end || errno || end == v || !(v[0] >= '0' && v[0] <= '9') || !(d * mul >= 1) ||
-	    d * mul > 1e12)
+	if (!end || !(d * mul >= 1) || d * mul > 1e12)
 		die_status(2, "%s %s: expected a duration (e.g. 500ms, 2s, 1m)", opt, v);
 	return (unsigned long long)(d * mul);
 }
@@ -441,6 +497,11 @@ static int cmd_run(int argc, char **argv)
 				die_status(2, "--export: expected a directory");
 		} else if (is_opt(a, "--workdir")) {
 			c.workdir = optval(argc, argv, &i, "--workdir");
+			/* (a relative one was taken from /, not from the caller's
+			 * directory it looks like) */
+			if (c.workdir[0] != '/')
+				die_status(2, "--workdir %s: must be an absolute path (inside the sandbox)",
+					   c.workdir);
 		} else if (is_opt(a, "--env")) {
 			const char *kv = optval(argc, argv, &i, "--env");
 			const char *eq = strchr(kv, '=');
@@ -461,18 +522,15 @@ static int cmd_run(int argc, char **argv)
 				g = strtoul(end + 1, &end, 10);
 			}
 			if (bad || errno || end == v || *end || u >= 0xffffffffUL || g >= 0xffffffffUL)
-				die_status(2, "--user %s: expected UID[:GID] (numbers)", v);
+				die_status(2, "--user %s: expected UID[:GID] (numbers below 4294967295)", v);
 			c.user_set = 1;
 			c.user_uid = (uid_t)u;
 			c.user_gid = (gid_t)g;
 		} else if (is_opt(a, "--hostname")) {
-			c.hostname = optval(argc, argv, &i, "--hostname");
-			if (!*c.hostname || strlen(c.hostname) > 64)
-				die_status(2, "--hostname: 1 to 64 characters");
+			c.hostname = parse_label("--hostname", optval(argc, argv, &i, "--hostname"));
 		} else if (is_opt(a, "--kernel-release")) {
-			c.kernel_release = optval(argc, argv, &i, "--kernel-release");
-			if (!*c.kernel_release || strlen(c.kernel_release) > 64)
-				die_status(2, "--kernel-release: 1 to 64 characters");
+			c.kernel_release = parse_label("--kernel-release",
+						       optval(argc, argv, &i, "--kernel-release"));
 		} else if (strcmp(a, "--trace") == 0) {
 			c.trace = 1;
 		} else if (strcmp(a, "-t") == 0 || strcmp(a, "--tty") == 0) {
@@ -499,11 +557,9 @@ static int cmd_run(int argc, char **argv)
 			c.pids = (unsigned long)n;
 		} else if (is_opt(a, "--cpus")) {
 			const char *v = optval(argc, argv, &i, "--cpus");
-			char *end;
-			errno = 0;
-			double x = strtod(v, &end);
-			if (errno || end == v || *end || !(v[0] >= '0' && v[0] <= '9') || !(x >= 0.01) ||
-			    x > 4096)
+			const char *end;
+			double x = 0;
+			if (parse_decimal(v, &x, &end) < 0 || *end || !(x >= 0.01) || x > 4096)
 				die_status(2, "--cpus %s: expected a fraction of CPUs (0.01 to 4096)", v);
 			c.cpus_milli = (unsigned long)(x * 1000 + 0.5);
 		} else if (is_opt(a, "--timeout")) {
@@ -555,7 +611,7 @@ static int cmd_run(int argc, char **argv)
 				die_status(2, "--deny %s: no such syscall (see moat syscalls)", name);
 		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			fputs(usage_text, stdout);
-			return 0;
+			return stdout_done();
 		} else if (a[0] == '-') {
 			char m[256];
 			snprintf(m, sizeof m, "unknown option %s", a);
@@ -686,7 +742,7 @@ static void jxattrs(const char *line, char *out, size_t len)
 static int cmd_diff(int argc, char **argv)
 {
 	if (argc != 1)
-		usage("moat diff needs one --export DIR");
+		usage("diff needs one --export DIR");
 	DIR *d = opendir(argv[0]);
 	if (!d)
 		die_status(2, "%s: %s", argv[0], strerror(errno));
@@ -695,11 +751,27 @@ static int cmd_diff(int argc, char **argv)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		char path[4096], line[16384];
-		snprintf(path, sizeof path, "%s/%s/manifest.json", argv[0], de->d_name);
-		FILE *f = fopen(path, "re");
-		if (!f)
+		char line[16384];
+		/* DIR is whatever the caller was handed: a manifest.json (or
+		 * its directory) that is a symlink to /dev/zero or a fifo hung
+		 * the summary. Only a directory and a regular file in it, not
+		 * followed through a symlink; never blocking on the open. */
+		int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
 			continue;
+		int mfd = openat(sub, "manifest.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		close(sub);
+		struct stat mst;
+		if (mfd >= 0 && (fstat(mfd, &mst) < 0 || !S_ISREG(mst.st_mode))) {
+			close(mfd);
+			mfd = -1;
+		}
+		FILE *f = mfd >= 0 ? fdopen(mfd, "r") : NULL;
+		if (!f) {
+			if (mfd >= 0)
+				close(mfd);
+			continue;
+		}
 		found = 1;
 		char mname[4 * sizeof de->d_name + 3];
 		moat_quote_path(mname, sizeof mname, "", de->d_name, 1);
@@ -753,7 +825,7 @@ static int cmd_diff(int argc, char **argv)
 	closedir(d);
 	if (!found)
 		die_status(1, "%s: no */manifest.json (not an --export DIR?)", argv[0]);
-	return 0;
+	return stdout_done();
 }
 
 static int cmd_syscalls(int argc, char **argv)
@@ -768,9 +840,11 @@ static int cmd_syscalls(int argc, char **argv)
 			usage(m);
 		}
 	}
-	if (sc_print_listing(stdout, fmt) < 0)
+	errno = 0;
+	int r = sc_print_listing(stdout, fmt);
+	if (r == -EINVAL) /* (a write error was said as this one) */
 		die_status(2, "--format %s: expected table, csv or json", fmt);
-	return 0;
+	return stdout_done();
 }
 
 int main(int argc, char **argv)
@@ -841,7 +915,7 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		fputs(usage_text, stdout);
-		return 0;
+		return stdout_done();
 	}
 	char m[256];
 	snprintf(m, sizeof m, "unknown command %s", argv[1]);

@@ -131,10 +131,16 @@ static int path_search(struct task *t, const char *name, int *fd, struct stat *s
 	return best;
 }
 
+/* The interpreter (#! or PT_INTERP) the last prepare() on this thread could
+ * not open, "" if none: the program's first exec names it (a script whose
+ * interpreter is missing was "SCRIPT: not found", of a file that is there) */
+static __thread char failed_interp[PATH_MAX];
+
 /* Resolve everything for an exec. Returns the pending exec or -errno. */
 static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 		    struct pending_exec **out)
 {
+	failed_interp[0] = 0;
 	/* ~25 KiB, mostly the prefix strings' room: not zeroed (a calloc
 	 * was ~3% of the tracer's CPU in a fork+exec loop, pexec4); every
 	 * field is set here or before it is read */
@@ -241,6 +247,7 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 			r = vfs_open_exec_id(t, AT_FDCWD, interp, 0, &fd, &st, canon, sizeof canon,
 					     &p->unreadable, &hid);
 			if (r < 0) {
+				snprintf(failed_interp, sizeof failed_interp, "%s", interp);
 				ret = r;
 				goto fail;
 			}
@@ -264,6 +271,7 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 			r = vfs_open_exec_id(t, AT_FDCWD, interp, 0, &ifd, &ist, ic, sizeof ic,
 					     &p->unreadable, &ihid);
 			if (r < 0) {
+				snprintf(failed_interp, sizeof failed_interp, "%s", interp);
 				ret = r == -EACCES ? -EACCES : -ENOENT;
 				goto fail;
 			}
@@ -346,6 +354,7 @@ int exec_stop(struct sandbox *sb, struct task *t, const arch_regs *in)
 {
 	arch_regs regs = *in;
 	exec_drop(t); /* whatever an earlier exec left */
+	failed_interp[0] = 0; /* (no prepare() below may set it) */
 	long nr = REG_NR(regs);
 	int dirfd = AT_FDCWD, atflags = 0;
 	uint64_t paddr, argv, envp;
@@ -404,7 +413,10 @@ int exec_stop(struct sandbox *sb, struct task *t, const arch_regs *in)
 	if (r < 0) {
 		if (t->initial) {
 			const char *what = r == -ENOENT ? "not found" : strerror((int)-r);
-			warnx_("%s: %s", path, what);
+			if (failed_interp[0] && (r == -ENOENT || r == -EACCES))
+				warnx_("%s: its interpreter %s: %s", path, failed_interp, what);
+			else
+				warnx_("%s: %s", path, what);
 		}
 		REG_SYSNO(regs) = -1; /* skip the call */
 		REG_RET(regs) = r;

@@ -502,7 +502,8 @@ int spawn_guest(const struct spawn_args *a, struct spawn_result *r, char *err, s
 	if (pid < 0) {
 		int e = errno;
 		snprintf(err, errlen, "cannot create namespaces: %s%s", strerror(e),
-			 e == EPERM || e == ENOSPC ? " (are unprivileged user namespaces enabled?)" : "");
+			 e == EPERM || e == ENOSPC ? " (are unprivileged user namespaces enabled?)" :
+			 e == EAGAIN ? " (the caller's process limit, ulimit -u, reached?)" : "");
 		close(sv[0]);
 		close(sv[1]);
 		return -e;

@@ -499,6 +499,13 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 			snprintf(err, errlen, "--bind %s: %s", bs->src, strerror(errno));
 			return -ENOENT;
 		}
+		/* (the gofer refuses these too, at exit 1 with "gofer:"; this is
+		 * the caller's mistake: said as one, exit 2) */
+		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+			snprintf(err, errlen, "--bind %s: not a directory or regular file (a socket, "
+				 "fifo or device cannot be bound)", bs->src);
+			return -EINVAL;
+		}
 		if (canon_guest(bs->dst, dst, sizeof dst) < 0) {
 			snprintf(err, errlen, "--bind destination %s: must be an absolute path without ..",
 				 bs->dst);

@@ -263,6 +263,63 @@ one_line_case publish_plus_sign run --publish +8080:80 -- /bin/true
 # so --disk 18446744073709551615 wrapped to an unlimited scratch
 one_line_case disk_size_wraps run --disk 18446744073709551615 -- /bin/true
 one_line_case tmpfs_size_wraps run --tmpfs /x:size=18446744073709551615 -- /bin/true
+# cliedge: careless input gets one line naming it and exit 2, never a run.
+# A usage error is one line (the 94-line option list was dumped after it).
+usage_case_line() {
+	local name=$1 want=$2; shift 2
+	local e rc
+	e=$(moat "$@" 2>&1 >/dev/null </dev/null); rc=$?
+	if [ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$e" | grep -c .)" -eq 1 ]; then
+		case $e in *"$want"*) ok "$name"; return ;; esac
+	fi
+	fail "$name" "exit $rc stderr [$e]"
+}
+usage_case_line usage_missing_value_one_line "--memory needs a value" run --memory
+usage_case_line usage_unknown_option_one_line "unknown option --no-such-option" run --no-such-option -- /bin/true
+usage_case_line usage_diff_no_dir_one_line "diff needs one --export DIR" diff
+# decimals as people write them: strtod took hex, exponents (these ran)
+usage_case_line cpus_hex "--cpus 0x1:" run --cpus 0x1 -- /bin/true
+usage_case_line cpus_exponent "--cpus 1e3:" run --cpus 1e3 -- /bin/true
+usage_case_line timeout_hex "--timeout 0x10:" run --timeout 0x10 -- /bin/true
+usage_case_line idle_timeout_exponent "--idle-timeout 1e3:" run --idle-timeout 1e3 -- /bin/true
+# --workdir relative: it was taken from the sandbox's / (not the caller's cwd)
+usage_case_line workdir_relative "--workdir tmp: must be an absolute path" run --workdir tmp -- /bin/true
+# names programs print: no control characters
+usage_case_line hostname_newline "--hostname: printable ASCII" run --hostname "$(printf 'a\nb')" -- /bin/true
+usage_case_line kernel_release_escape "--kernel-release: printable ASCII" run --kernel-release "$(printf '\033[31m5.0')" -- /bin/true
+# --bind of what cannot be bound: said as the caller's mistake (it was the
+# gofer's "gofer: ...: not a directory or regular file", exit 1)
+mkfifo "$T_TMP/fifo"
+"$PY" -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$T_TMP/sock"
+usage_case_line bind_src_fifo "--bind $T_TMP/fifo: not a directory or regular file" run --bind "$T_TMP/fifo:/x" -- /bin/true
+usage_case_line bind_src_socket "--bind $T_TMP/sock: not a directory or regular file" run --bind "$T_TMP/sock:/x" -- /bin/true
+usage_case_line bind_src_device "--bind /dev/null: not a directory or regular file" run --bind /dev/null:/x -- /bin/true
+# a ':' in SRC's name: the message names the DST it made (it said "SRC and DST
+# must be absolute paths" of an absolute SRC)
+usage_case_line bind_src_colon "DST b must be an absolute path" run --bind "$T_TMP/a:b:/x" -- /bin/true
+# a script whose interpreter is missing: named (it was "SCRIPT: not found")
+printf '#!/nonexistent/interp-%s\n' "$T_MARK" >"$T_TMP/noint.sh"; chmod 755 "$T_TMP/noint.sh"
+err=$(moat run --bind "$T_TMP:/w" -- /w/noint.sh 2>&1 >/dev/null </dev/null); rc=$?
+expect_eq script_missing_interpreter "$rc $err" "127 moat: /w/noint.sh: its interpreter /nonexistent/interp-$T_MARK: not found"
+# moat diff on a hostile DIR: a manifest.json that is a fifo or a symlink to
+# /dev/zero, a mount directory that is a symlink, were opened and read (hung);
+# they are skipped, the real one listed
+hx=$T_TMP/hostile-export; mkdir -p "$hx/fifo" "$hx/zero" "$hx/real"
+mkfifo "$hx/fifo/manifest.json"; ln -s /dev/zero "$hx/zero/manifest.json"; ln -s "$hx/real" "$hx/link"
+printf '{"path": "x", "op": "add", "type": "file"}\n' >"$hx/real/manifest.json"
+out=$(timeout 10 "$MOAT" diff "$hx" 2>&1 </dev/null); rc=$?
+expect_eq diff_hostile_dir_no_hang "$rc $(printf '%s' "$out" | head -2 | tr '\n' '|')" "0 real:|  A x (file)|"
+# what cannot be written on stdout is said, exit 1 (it was lost at exit 0, and
+# syscalls said "--format table: expected table, csv or json", exit 2)
+said=
+for cmd in "syscalls" "syscalls --format json" "diff $hx" "--help"; do
+	# shellcheck disable=SC2086
+	e=$(timeout 10 "$MOAT" $cmd 2>&1 >/dev/full </dev/null); rc=$?
+	n=$(printf '%s\n' "$e" | grep -c .)
+	case $e in "moat: stdout: write error"*) e=said ;; esac
+	said="$said$rc $n $e; "
+done
+expect_eq stdout_write_error_said "$said" "1 1 said; 1 1 said; 1 1 said; 1 1 said; "
 out=$(moat run --net none --net none --bind "$T_TMP:/x" --bind "$T_TMP:/x/y" -- /bin/sh -c 'echo fine' </dev/null 2>&1)
 expect_eq no_conflict_still_runs "$out" fine
 

@@ -204,6 +204,28 @@ static int new_tmpfs(const char *size, const char *mode, unsigned attrs)
 	return new_tmpfs_inodes(size, NULL, mode, attrs);
 }
 
+/* The inode count of a tmpfs of `bytes` the guest writes: bytes/1024, at
+ * least 4096. A tmpfs's size= bounds its data pages only; its inodes,
+ * dentries and names (~1.5 KiB of kernel memory an empty file with a long
+ * name, measured) are bounded by nr_inodes alone, whose default is half of
+ * the host's RAM in pages (3 million here) for each tmpfs, whatever its
+ * size. Before red team 58 an empty-file flood of a 512M /tmp held 150 MB
+ * of host kernel memory per 100,000 names with `df` saying 0 used, ~4.5 GB
+ * per tmpfs and ~30 GB over the seven 512M ones of a default sandbox. */
+#define TMPFS_DEFAULT_BYTES (512ULL << 20)   /* --tmpfs without size=, /tmp... */
+#define TMPFS_BYTES_PER_INODE 1024
+#define TMPFS_MIN_INODES 4096ULL
+static void tmpfs_inodes_for(unsigned long long bytes, char *out, size_t len)
+{
+	unsigned long long ni = bytes / TMPFS_BYTES_PER_INODE;
+	long pages = sysconf(_SC_PHYS_PAGES);
+
+	/* never more than the kernel's own default (a huge size= asked) */
+	if (pages > 0 && ni > (unsigned long long)pages / 2)
+		ni = (unsigned long long)pages / 2;
+	snprintf(out, len, "%llu", ni < TMPFS_MIN_INODES ? TMPFS_MIN_INODES : ni);
+}
+
 /* --disk: one tmpfs of that size (and size/1024 inodes) at /.disk (of our root) holds
  * every writable layer: each tmpfs export and the cow scratch is a bind of
  * a directory of it, so the kernel's ENOSPC caps them together, for writes
@@ -215,11 +237,10 @@ static struct gofer_cow_config cow_cfg;   /* (set by gofer_set_cow, below) */
 static void disk_pool_mount(void)
 {
 	char size[32], inodes[32];
-	unsigned long long ni = cow_cfg.disk_bytes / 1024;
 	int m;
 
 	snprintf(size, sizeof size, "%llu", cow_cfg.disk_bytes);
-	snprintf(inodes, sizeof inodes, "%llu", ni < 4096 ? 4096 : ni);
+	tmpfs_inodes_for(cow_cfg.disk_bytes, inodes, sizeof inodes);
 	m = new_tmpfs_inodes(size, inodes, "0700", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (m < 0 || mkdir(DISK_POOL, 0700) < 0 ||
 	    move_mount(m, "", AT_FDCWD, DISK_POOL, MOVE_MOUNT_F_EMPTY_PATH) < 0)
@@ -1256,18 +1277,18 @@ static void build_root(const struct gofer_export *ex, size_t n,
 			break;
 		case GOFER_EXPORT_TMPFS:
 		{
-			char mode[16], size[32];
+			char mode[16], size[32], inodes[32];
+			unsigned long long bytes = ex[i].size ? ex[i].size : TMPFS_DEFAULT_BYTES;
 			snprintf(mode, sizeof mode, "%o", ex[i].mode ? ex[i].mode & 07777 : 0755);
-			if (ex[i].size)
-				snprintf(size, sizeof size, "%llu", ex[i].size);
-			else
-				snprintf(size, sizeof size, "512m");
+			snprintf(size, sizeof size, "%llu", bytes);
+			tmpfs_inodes_for(bytes, inodes, sizeof inodes);
 			if (cow_cfg.disk_bytes && !ex[i].size) {
 				char name[32];
 				snprintf(name, sizeof name, "e%zu", i);
 				fd = disk_pool_dir(name, ex[i].mode ? ex[i].mode & 07777 : 0755);
 			} else {
-				fd = new_tmpfs(size, mode, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+				fd = new_tmpfs_inodes(size, inodes, mode,
+						      MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 			}
 		}
 			if (fd < 0 || move_mount(fd, "", AT_FDCWD, slot,

@@ -193,6 +193,15 @@ int priv_claim(struct priv *p, char *err, size_t errlen)
  * (lim_restore): the count of the caller's uid stays below half its limit
  * whatever all its sandboxes do together, and the caller keeps the rest.
  *
+ * RLIMIT_NPROC the same way (create_user_ns records it too, for a creator
+ * that is not the host's root; copy_process checks every level for
+ * processes and threads alike), lowered to three quarters: before red team
+ * 58 a rootless guest without --pids forked until the caller's uid was at
+ * its limit and the caller's own fork (its shell's) was EAGAIN while the
+ * sandbox ran. A quarter rather than half is kept back, since the caller's
+ * running tasks already count against the lowered limit: a caller past it
+ * could not start a sandbox at all (its sentry could not make threads).
+ *
  * Inotify instances and watches are sysctls of each user namespace
  * (/proc/sys/user/max_inotify_*), checked at every level: the sentry,
  * capable in its fresh namespace, sets its own to a quarter of the host's
@@ -200,7 +209,7 @@ int priv_claim(struct priv *p, char *err, size_t errlen)
  * quarter of the caller's. */
 #define UCOUNT_SHARE_INOTIFY 4
 struct lims {
-	struct rlimit sig, mq, lock;
+	struct rlimit sig, mq, lock, nproc;
 	long ino_inst, ino_watch;
 };
 
@@ -225,6 +234,11 @@ static void lim_lower(struct lims *l)
 		half.rlim_cur = l->lock.rlim_cur / 2;
 		(void)setrlimit(RLIMIT_MEMLOCK, &half);
 	}
+	if (getrlimit(RLIMIT_NPROC, &l->nproc) == 0 && l->nproc.rlim_cur != RLIM_INFINITY) {
+		half = l->nproc;
+		half.rlim_cur = l->nproc.rlim_cur - l->nproc.rlim_cur / 4;
+		(void)setrlimit(RLIMIT_NPROC, &half);
+	}
 }
 
 /* After the namespace exists: the soft limits back (the guest's own, per
@@ -237,6 +251,7 @@ static void lim_restore(const struct lims *l)
 	(void)setrlimit(RLIMIT_SIGPENDING, &l->sig);
 	(void)setrlimit(RLIMIT_MSGQUEUE, &l->mq);
 	(void)setrlimit(RLIMIT_MEMLOCK, &l->lock);
+	(void)setrlimit(RLIMIT_NPROC, &l->nproc);
 	if (l->ino_inst > 0) {
 		snprintf(v, sizeof v, "%ld", l->ino_inst / UCOUNT_SHARE_INOTIFY > 0 ? l->ino_inst / UCOUNT_SHARE_INOTIFY : 1);
 		(void)write_file("/proc/sys/user/max_inotify_instances", v);

@@ -67,7 +67,18 @@ struct ipc_ent {
 	pid_t cpid;      /* the creator's guest pid (shm_cpid; natively the sentry's) */
 	int removed;     /* a removed segment lives on while attached */
 	double last_cont; /* when a call on it was last let run natively (0: never) */
+	unsigned nsems;  /* K_SEM: the set's size */
 };
+
+/* The semaphores of every set the sandbox holds, together (Linux's SEMMNS,
+ * ENOSPC past it). A set's array is host kernel memory (64 bytes a
+ * semaphore) made at semget, before anything is written, and the guest IPC
+ * namespace's semmns is 1,024,000,000 (which rootless cannot lower: only
+ * the namespace's uid 0 may write it): before red team 58 one semget of
+ * 32,000 held 2 MB, 32,000 of them 64 GB, 200 held 390 MB under rootless
+ * --memory 64M (peak_memory_bytes 9.8 MB, exit 0). 262,144 is 16 MiB. */
+#define IPC_SEM_TOTAL 262144u
+#define IPC_SEMMSL 32000
 
 /* ids of removed objects that had a call let run natively within
  * IPC_QUARANTINE_S seconds (see ipc_get) */
@@ -156,7 +167,16 @@ static void ipc_sweep(void)
 	}
 }
 
-static int ipc_add(int kind, int id, const struct cred *s, unsigned mode, pid_t cpid)
+static unsigned long sems_held(void)
+{
+	unsigned long n = 0;
+	for (size_t i = 0; i < nents; i++)
+		if (ents[i].kind == K_SEM)
+			n += ents[i].nsems;
+	return n;
+}
+
+static int ipc_add(int kind, int id, const struct cred *s, unsigned mode, pid_t cpid, unsigned nsems)
 {
 	if (nents == cents) {
 		ipc_sweep();
@@ -169,7 +189,8 @@ static int ipc_add(int kind, int id, const struct cred *s, unsigned mode, pid_t 
 			cents = n;
 		}
 	}
-	ents[nents++] = (struct ipc_ent){ kind, id, s->euid, s->euid, s->egid, s->egid, mode & 0777, cpid, 0, 0 };
+	ents[nents++] = (struct ipc_ent){ kind, id, s->euid, s->euid, s->egid, s->egid, mode & 0777, cpid, 0, 0,
+					  kind == K_SEM ? nsems : 0 };
 	return 0;
 }
 
@@ -377,6 +398,11 @@ static long ipc_get(struct sc_call *c, int kind, key_t key, uint64_t arg, int fl
 		r = -EPERM;
 		goto out;
 	}
+	if (kind == K_SEM && (int)arg > 0 && (int)arg <= IPC_SEMMSL &&
+	    sems_held() + (unsigned)arg > IPC_SEM_TOTAL) {
+		r = -ENOSPC; /* newary's semmns check (an nsems Linux refuses stays EINVAL) */
+		goto out;
+	}
 	for (int tries = 0;; tries++) {
 		r = native_get(kind, key, arg, extra | IPC_CREAT | IPC_EXCL | 0600);
 		if (r < 0) {
@@ -408,7 +434,7 @@ static long ipc_get(struct sc_call *c, int kind, key_t key, uint64_t arg, int fl
 	struct ipc_ent *old = ipc_find(kind, (int)r);
 	if (old)
 		ipc_drop(old); /* a removed segment's entry whose last detach was not yet seen */
-	if (ipc_add(kind, (int)r, &s, (unsigned)flg, c->task->vtgid) < 0) {
+	if (ipc_add(kind, (int)r, &s, (unsigned)flg, c->task->vtgid, (unsigned)arg) < 0) {
 		native_rmid(kind, (int)r);
 		r = -ENOSPC;
 	}

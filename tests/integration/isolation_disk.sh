@@ -10,7 +10,7 @@
 
 if [ "$MOAT" != "${MOAT%fake-moat}" ]; then
 	for c in tmp_enospc_at_quota one_quota_for_all_layers cow_enospc_upper_not_on_host \
-		 overlay_enospc_at_quota cow_statfs_at_quota_path_and_fd; do
+		 overlay_enospc_at_quota cow_statfs_at_quota_path_and_fd tmpfs_inodes_follow_size; do
 		fail $c "not run natively (it would fill the host's directories)"
 	done
 	finish
@@ -65,5 +65,25 @@ else
 	*) fail cow_enospc_upper_not_on_host "start-up: $why" ;;
 	esac
 fi
+
+# red team 58: a tmpfs's size= bounds its data, not its inodes (the
+# kernel's default nr_inodes is half of the host's RAM in pages for each
+# tmpfs, whatever its size): empty files with long names held ~1.5 KiB of
+# host kernel memory each, `df` saying 0 used, ~4.5 GB per 512M tmpfs
+# without --disk/--memory. Now a tmpfs the guest writes has size/1024
+# inodes (at least 4096), as the --disk pool: a 1M one is ENOSPC by the
+# 4096th file, the default 512M /tmp has 524288.
+INODES='import errno, os, sys
+n = 0
+try:
+    while n < 6000:
+        os.close(os.open("/t/f%05d" % n, os.O_CREAT | os.O_WRONLY, 0o600))
+        n += 1
+    r = "no error %d" % n
+except OSError as e:
+    r = "%s %d" % (errno.errorcode[e.errno], n <= 4096)
+print(r, os.statvfs("/tmp").f_files <= 524288)'
+out=$(moat run --tmpfs /t:size=1M -- $PY -c "$INODES" 2>&1)
+expect_eq tmpfs_inodes_follow_size "$out" "ENOSPC 1 True"
 
 finish

@@ -383,6 +383,70 @@ fi
 touch "$T_TMP/budget/release"
 wait "$bpid" 2>/dev/null
 
+# 5b. RLIMIT_NPROC is counted up the user namespace chain as well, for
+# processes and threads: a rootless guest without --pids forked until the
+# caller's uid was at its limit, and the caller's own fork outside the
+# sandbox was EAGAIN while it ran (red team 58). The sentry lowers its
+# RLIMIT_NPROC to three quarters while it makes its namespace: the caller
+# keeps a quarter. The case gives the caller a limit 300 above what its uid
+# runs now (the guest forks at most 2000: natively as root nothing stops
+# it). Run as root the caller is exempt and the sandbox's uid its own.
+if [ "$me" = 0 ]; then
+	skip caller_keeps_nproc "run as root: the caller is exempt from RLIMIT_NPROC, the sandbox's uid is its own"
+else
+	mkdir -p "$T_TMP/nproc" && chmod 777 "$T_TMP/nproc"
+	cat >"$T_TMP/nproc/fill.py" <<'EOF'
+import os, sys, time
+d = sys.argv[1]
+r, w = os.pipe()
+kids, err = [], ""
+while len(kids) < 2000:
+    try:
+        p = os.fork()
+    except OSError as e:
+        err = e.strerror
+        break
+    if p == 0:
+        os.close(w)
+        os.read(r, 1)
+        os._exit(0)
+    kids.append(p)
+open(d + "/filled.tmp", "w").write("%d %s\n" % (len(kids), err))
+os.rename(d + "/filled.tmp", d + "/filled")
+for _ in range(600):
+    if os.path.exists(d + "/release"):
+        break
+    time.sleep(0.1)
+os.close(w)
+for p in kids:
+    os.waitpid(p, 0)
+EOF
+	got=$(
+		n=$(ps -L -u "$me" --no-headers | wc -l)
+		ulimit -S -u $((n + 300)) || exit
+		moat run --bind "$T_TMP/nproc:/b:rw,shared" -- $PY /b/fill.py /b </dev/null >"$T_TMP/nproc.out" 2>&1 &
+		b=$!
+		for _ in $(seq 1 300); do [ -e "$T_TMP/nproc/filled" ] && break; sleep 0.1; done
+		if [ -e "$T_TMP/nproc/filled" ]; then
+			$PY -c '
+import os
+try:
+    p = os.fork()
+    if p == 0:
+        os._exit(0)
+    os.waitpid(p, 0)
+    print("fork ok")
+except OSError as e:
+    print("fork: %s" % e.strerror)' 2>&1
+		else
+			echo "the guest did not fill: $(head -c 200 "$T_TMP/nproc.out")"
+		fi
+		touch "$T_TMP/nproc/release"
+		wait $b
+	)
+	expect_eq caller_keeps_nproc "$got" "fork ok"
+fi
+
 # 6. the huge page pool (vm.nr_hugepages) is one for the host and charged to
 # no memory cgroup: a guest under --memory 8M took all of it with
 # MAP_HUGETLB and a host process's next one was ENOMEM (red team 23). Now
@@ -415,6 +479,37 @@ if sid >= 0:
     l.shmctl(sid, 0, None)
 ' </dev/null 2>&1)
 expect_eq guest_takes_no_huge_pages "$got" "0 Cannot allocate memory memfd -1 Invalid argument shm -1 Operation not permitted"
+
+# 6b. A SysV semaphore set is host kernel memory (64 bytes a semaphore)
+# made at semget, and the guest IPC namespace's semmns is 1,024,000,000,
+# which rootless cannot lower: before red team 58 one semget of 32,000 held
+# 2 MB, 200 of them 390 MB under rootless --memory 64M (peak 9.8 MB, exit
+# 0), 32,000 of them 64 GB. The sentry, which makes the sets, holds the
+# sandbox to 262,144 semaphores together (16 MiB): ENOSPC past them, as
+# Linux's semmns; a removed set gives its room back. Natively the sets are
+# the host's (64 of them, removed at the end).
+got=$(moat run -- "$PY" -c '
+import ctypes, os
+l = ctypes.CDLL(None, use_errno=True)
+ids, e = [], 0
+try:
+    while len(ids) < 64:
+        r = l.semget(0, 32000, 0o1000 | 0o600)
+        if r < 0:
+            e = ctypes.get_errno()
+            break
+        ids.append(r)
+    n = len(ids)
+    gone = l.semctl(ids.pop(), 0, 0) == 0
+    r = l.semget(0, 32000, 0o1000 | 0o600)
+    if r >= 0:
+        ids.append(r)
+    print(n, os.strerror(e), gone and r >= 0)
+finally:
+    for i in ids:
+        l.semctl(i, 0, 0)
+' </dev/null 2>&1)
+expect_eq guest_sem_sets_bounded "$got" "8 No space left on device True"
 
 # The guest's clocks are the sandbox's, not the host's (red team 31: the
 # vDSO served CLOCK_BOOTTIME and CLOCK_MONOTONIC natively, the host's

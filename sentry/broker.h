@@ -65,6 +65,11 @@ struct bk_out {
 	unsigned qhead, qtail;
 	int qlost;                       /* the queue overflowed, or requests went unframed */
 	unsigned substituted;            /* header blocks that got a secret (for tests) */
+	/* Expect (broker2): 1 the request at q index expect_idx expects 100
+	 * and has none yet, 2 it got its 100 */
+	int expect;
+	unsigned expect_idx;
+	const char *stop;                /* the response side saw the framing lost: pass from now on */
 	struct bk_event ev[BK_MAX_EVENTS]; /* decisions since the caller last took them */
 	int nev;
 	unsigned ev_lost;

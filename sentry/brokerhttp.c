@@ -66,6 +66,8 @@ struct hdr_info {
 	int chunked;          /* Transfer-Encoding ends in chunked */
 	int te_other;         /* a Transfer-Encoding not ending in chunked */
 	int upgrade;          /* an Upgrade header */
+	int expect;           /* an Expect header */
+	int nte;              /* Transfer-Encoding lines */
 	const uint8_t *host;  /* the Host value (trimmed), NULL if none */
 	size_t hostlen;
 	int nhost;
@@ -123,8 +125,8 @@ static void parse_fields(const uint8_t *p, size_t n, struct hdr_info *h)
 			/* digits, and several values (or lines) must agree */
 			int64_t x = 0;
 			size_t i = 0;
-			if (!vl)
-				h->bad = 1;
+			if (!vl || (vl > 1 && v[0] == '0'))
+				h->bad = 1; /* leading zeros: octal to a strtol(.., 0) reader */
 			for (; i < vl && isdigit(v[i]); i++) {
 				if (x > (INT64_MAX - 9) / 10) {
 					h->bad = 1;
@@ -136,18 +138,18 @@ static void parse_fields(const uint8_t *p, size_t n, struct hdr_info *h)
 				h->bad = 1;
 			h->clen = x;
 		} else if (k == 17 && !strncasecmp((const char *)l, "transfer-encoding", 17)) {
-			/* the last coding counts; it must be chunked */
-			const uint8_t *last = v;
-			for (const uint8_t *c = v; c < ve; c++)
-				if (*c == ',')
-					last = c + 1;
-			while (last < ve && (*last == ' ' || *last == '\t'))
-				last++;
-			int ch = (size_t)(ve - last) == 7 && !strncasecmp((const char *)last, "chunked", 7);
+			/* one line, one coding: chunked. "gzip, chunked" is
+			 * chunked to RFC 9112, but a reader of the first line
+			 * of two, or of the first coding, sees another (no
+			 * body, or until close): its "body" is a request */
+			int ch = vl == 7 && !strncasecmp((const char *)v, "chunked", 7) && !h->nte;
+			h->nte++;
 			h->chunked = ch;
 			h->te_other = !ch;
 		} else if (k == 7 && !strncasecmp((const char *)l, "upgrade", 7)) {
 			h->upgrade = 1;
+		} else if (k == 6 && !strncasecmp((const char *)l, "expect", 6)) {
+			h->expect = 1;
 		} else if (k == 4 && !strncasecmp((const char *)l, "host", 4)) {
 			h->host = v;
 			h->hostlen = vl;
@@ -291,8 +293,15 @@ static void replace_all(uint8_t *p, size_t n, const char *from, const char *to, 
 
 static int chunk_byte(int *mode, uint64_t *left, size_t *line, uint64_t *chunk, int *ok, uint8_t c)
 {
+	/* *ok in a size line: 0 nothing yet, 1 size digits, 2 an extension,
+	 * 3 blanks after the size, 4 a CR (the LF must follow: a bare CR is a
+	 * line end to some readers, broker2) */
 	switch (*mode) {
 	case BK_CHUNK_SIZE:
+		if (*ok == 4 && c != '\n') {
+			*mode = BK_PASS;
+			return 0;
+		}
 		if (c == '\n') {
 			if (!*ok) {
 				*mode = BK_PASS;
@@ -301,17 +310,31 @@ static int chunk_byte(int *mode, uint64_t *left, size_t *line, uint64_t *chunk, 
 			*mode = *chunk ? BK_CHUNK_DATA : BK_TRAILER;
 			*left = *chunk;
 			*line = 0;
+			*ok = 0;
+			return 0;
+		}
+		if (c == '\r') {
+			if (!*ok)
+				*mode = BK_PASS; /* the size comes first */
+			*ok = 4;
+			return 0;
+		}
+		if ((c < 0x20 && c != '\t') || c == 0x7f) {
+			*mode = BK_PASS; /* a NUL, a control: no reader agrees */
 			return 0;
 		}
 		if (*ok == 3) {
 			/* after the size and blanks only an extension: "1 0"
 			 * is size 1 here, 0x10 or an error upstream */
-			if (c == ';' || c == '\r')
+			if (c == ';')
 				*ok = 2;
 			else if (c != ' ' && c != '\t')
 				*mode = BK_PASS;
 		} else if (*ok < 2 && isxdigit(c)) {
-			if (*chunk > (UINT64_MAX >> 8)) {
+			/* at most 16 digits and 31 bits: a reader that keeps
+			 * 32 bits takes "100000000" for the last chunk, its
+			 * data for the next request (broker2) */
+			if (*line >= 16 || *chunk > (0x7fffffffu >> 4)) {
 				*mode = BK_PASS;
 				return 0;
 			}
@@ -322,7 +345,7 @@ static int chunk_byte(int *mode, uint64_t *left, size_t *line, uint64_t *chunk, 
 			return 0;
 		} else if (*ok == 1 && (c == ' ' || c == '\t')) {
 			*ok = 3; /* blanks after the size (BWS before ';') */
-		} else if (*ok == 1 && c != ';' && c != '\r') {
+		} else if (*ok == 1 && c != ';') {
 			*mode = BK_PASS; /* "1x": not a size any reader agrees on */
 			return 0;
 		} else if (*ok != 2) {
@@ -331,22 +354,33 @@ static int chunk_byte(int *mode, uint64_t *left, size_t *line, uint64_t *chunk, 
 		if (++*line > 4096)
 			*mode = BK_PASS;
 		return 0;
-	case BK_CHUNK_END: /* CRLF after the data */
-		if (c == '\n') {
+	case BK_CHUNK_END: /* CRLF after the data, exactly (a reader may skip 2 bytes) */
+		if (c == '\n' && *line == 1) {
 			*mode = BK_CHUNK_SIZE;
 			*chunk = 0;
 			*ok = 0;
 			*line = 0;
-		} else if (c != '\r') {
+		} else if (c == '\r' && *line == 0) {
+			*line = 1;
+		} else {
 			*mode = BK_PASS;
 		}
 		return 0;
-	case BK_TRAILER: /* lines until an empty one */
+	case BK_TRAILER: /* lines until an empty one; a CR only before LF */
+		if (*ok == 4 && c != '\n') {
+			*mode = BK_PASS;
+			return 0;
+		}
 		if (c == '\n') {
+			*ok = 0;
 			if (*line == 0)
 				return 1;
 			*line = 0;
-		} else if (c != '\r') {
+		} else if (c == '\r') {
+			*ok = 4;
+		} else if (c == 0) {
+			*mode = BK_PASS;
+		} else {
 			(*line)++;
 			if (*line > BROKER_HDR_MAX)
 				*mode = BK_PASS;
@@ -437,6 +471,17 @@ static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 {
 	struct hdr_info h;
 	parse_fields(o->hdr, o->hlen, &h);
+	if (o->stop) {
+		out_pass_why(o, out, o->stop);
+		return;
+	}
+	if (o->expect == 1) {
+		/* the one before expects 100-continue and has no answer yet:
+		 * whether its body is read (100) or not (a final status)
+		 * decides what these bytes are to the upstream (broker2) */
+		out_pass_why(o, out, "a request after one expecting 100-continue, unanswered");
+		return;
+	}
 	if (h.bad || h.te_other) {
 		out_pass_why(o, out, h.bad ? "a header block it cannot read" : "a transfer coding other than chunked");
 		return;
@@ -489,6 +534,11 @@ static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 	bk_buf_put(out, o->hdr, o->hlen);
 	o->hlen = 0;
 	q_push(o, (uint8_t)method);
+	o->expect = 0;
+	if (h.expect && (h.chunked || h.clen > 0)) {
+		o->expect = 1;
+		o->expect_idx = o->qtail - 1;
+	}
 	if (method == 2 || h.upgrade) {
 		const char *why = method == 2 ? "CONNECT: another protocol follows" : "Upgrade: another protocol follows";
 		out_event(o, BK_EV_UNFRAMED, o->mask, (const uint8_t *)why, strlen(why));
@@ -509,6 +559,8 @@ static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 
 void bk_out_feed(struct bk_out *o, const uint8_t *in, size_t n, struct bk_buf *out)
 {
+	if (o->stop && o->mode != BK_PASS)
+		out_pass_why(o, out, o->stop);
 	while (n) {
 		if (o->mode == BK_PASS) {
 			bk_buf_put(out, in, n);
@@ -688,9 +740,31 @@ static void in_block(struct bk_in *i)
 	int status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
 	struct hdr_info h;
 	parse_fields(p, n, &h);
+	struct bk_out *o = i->req;
 	if (status >= 100 && status < 200 && status != 101) {
 		i->mode = BK_HDR; /* an interim response: the real one follows */
+		if (status == 100 && o && o->expect == 1 && !o->qlost && o->qhead == o->expect_idx)
+			o->expect = 2; /* the body will be read */
 		return;
+	}
+	/* Expect: 100-continue answered by a final status with no 100, or
+	 * any final answer to the request whose body is still being sent:
+	 * the upstream may not read that body, and the guest's next bytes
+	 * (its "body") may be a request to it. Nothing more is substituted
+	 * on the connection (broker2: a 417 or an early 401 from a server
+	 * that keeps the connection took the body for a request to another
+	 * Host, with a Content-Length taking in the next block, a value put
+	 * in) */
+	if (o && o->mode != BK_PASS) {
+		int last = o->qlost || o->qhead + 1 == o->qtail;
+		int inbody = o->mode != BK_HDR;
+		if (o->expect && (o->qlost || o->qhead == o->expect_idx)) {
+			if (o->expect == 1)
+				o->stop = "a final answer, no 100 Continue, to a request expecting it";
+			o->expect = 0;
+		}
+		if (last && inbody)
+			o->stop = "an answer before the request's body was all sent";
 	}
 	int m = q_pop(i);
 	if (m < 0 || status == 101 || (m == 2 && status / 100 == 2) || h.bad || h.te_other) {

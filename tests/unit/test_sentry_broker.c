@@ -484,3 +484,134 @@ Test(broker, absolute_form_target_must_name_host)
 	const char *starw = "OPTIONS * HTTP/1.1\r\nHost: api.example.com\r\nA: " VAL "\r\n\r\n";
 	cr_assert_str_eq(out_run(star, 0, 1), starw);
 }
+
+/* broker2: framing the relay and an upstream may read differently (RFC 9112
+ * 6.1-6.3, 7.1): each is passed as it is from there on, never substituted.
+ * Content-Length: differing duplicates, a sign, leading zeros (octal to a
+ * strtol(.., 0) reader), a list; a space before the colon; a
+ * Transfer-Encoding other than one "chunked" (a reader of the first line
+ * sees identity: no body); a chunk size past 31 bits (truncated to 32 bits
+ * "100000000" is the last chunk) or of more than 16 digits; a bare CR in a
+ * chunk line (a line end to some readers), a 100 KB extension; HTTP/0.9. */
+Test(broker, framing_ambiguities_never_substituted)
+{
+	strcpy(sec[0].host, "api.example.com");
+	const char *smuggled = "GET / HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n";
+	static char ext[120000];
+	snprintf(ext, sizeof ext, "POST / HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked\r\n\r\n1;x=");
+	size_t el = strlen(ext);
+	memset(ext + el, 'a', 100000);
+	strcpy(ext + el + 100000, "\r\nA\r\n0\r\n\r\n");
+	const char *heads[] = {
+		"POST / HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+		"POST / HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: +5\r\n\r\nhello",
+		"POST / HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 010\r\n\r\nhellohello",
+		"POST / HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 5, 5\r\n\r\nhello",
+		"POST / HTTP/1.1\r\nHost: api.example.com\r\nContent-Length : 5\r\n\r\nhello",
+		"POST / HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: xchunked\r\n\r\n0\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: identity\r\n"
+		"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked\r\n\r\n"
+		"100000000\r\nA\r\n0\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked\r\n\r\n"
+		"00000000000000001\r\nA\r\n0\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked\r\n\r\n"
+		"1;a\rb\r\nA\r\n0\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: api.example.com\r\nTransfer-Encoding: chunked\r\n\r\n"
+		"1\r\nA\r\r\n0\r\n\r\n",
+		ext,
+		"GET /\r\n",
+		"GET / HTTP/1.1\r\nHost: api.example.com\r\nX: a\0b\r\n\r\n",
+	};
+	static char r[200000];
+	for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
+		snprintf(r, sizeof r, "%s%s", heads[i], smuggled);
+		cr_assert_str_eq(out_run(r, 0, 1), r, "case %zu", i);
+		cr_assert_str_eq(out_run(r, 7, 1), r, "case %zu bytewise", i);
+	}
+	/* the value itself never goes with a NUL or bare CR in its line, nor
+	 * with an absolute-form target naming another host */
+	const char *one[] = {
+		"GET http://evil.example.com/ HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\rB: x\r\n\r\n",
+	};
+	for (size_t i = 0; i < sizeof one / sizeof one[0]; i++)
+		cr_assert_str_eq(out_run(one[i], 0, 1), one[i], "one %zu", i);
+	/* what stays framed: one Content-Length twice alike, "0", trimmed OWS */
+	const char *ok = "POST / HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 5 \r\nContent-Length:5\r\n\r\nhello"
+			 "POST / HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 0\r\nA: " PH "\r\n\r\n";
+	const char *okw = "POST / HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 5 \r\nContent-Length:5\r\n\r\nhello"
+			  "POST / HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 0\r\nA: " VAL "\r\n\r\n";
+	cr_assert_str_eq(out_run(ok, 0, 1), okw);
+}
+
+/* Both directions of one connection, interleaved as the relay sees them:
+ * guest bytes (out) and upstream bytes (in), in turn. What went upstream. */
+static const char *relay_run(const char *const *steps, size_t n)
+{
+	static char res[65536];
+	struct bk_out o;
+	struct bk_in in;
+	struct bk_buf ob = { 0 }, ib = { 0 };
+	bk_out_init(&o, sec, 1);
+	bk_in_init(&in, sec, 1, &o);
+	for (size_t i = 0; i < n; i++) {
+		const char *s = steps[i];
+		if (s[0] == '>')
+			bk_out_feed(&o, (const uint8_t *)s + 1, strlen(s + 1), &ob);
+		else
+			bk_in_feed(&in, (const uint8_t *)s + 1, strlen(s + 1), &ib);
+	}
+	cr_assert_lt(ob.len, sizeof res);
+	memcpy(res, ob.p, ob.len);
+	res[ob.len] = 0;
+	bk_buf_free(&ob);
+	bk_buf_free(&ib);
+	bk_in_free(&in);
+	bk_out_free(&o);
+	return res;
+}
+
+/* broker2: Expect: 100-continue. An upstream that answers a final status
+ * (417, or 401 at once) without a 100 has not read the body: the guest's
+ * "body" is its next request (another Host, a Content-Length taking in the
+ * next block, a value put in, as its body). After a final answer to a
+ * request whose body was not all sent, or to one that expected 100 and got
+ * none, nothing more is substituted on the connection; nor in a block that
+ * follows an unanswered expecting request (pipelined). */
+Test(broker, early_answer_stops_substitution)
+{
+	strcpy(sec[0].host, "api.example.com");
+	const char *body = "POST /paste HTTP/1.1\r\nHost: other.example.com\r\nContent-Length: 300\r\n\r\n";
+	char req[512];
+	snprintf(req, sizeof req,
+		 ">POST / HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\nExpect: 100-continue\r\n"
+		 "Content-Length: %zu\r\n\r\n",
+		 strlen(body));
+	const char *next = ">GET / HTTP/1.1\r\nHost: api.example.com\r\nA: " PH "\r\n\r\n";
+	char bodyst[512];
+	snprintf(bodyst, sizeof bodyst, ">%s", body);
+	/* 417 before the body */
+	const char *a[] = { req, "<HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\n\r\n", bodyst, next };
+	cr_assert_null(strstr(strstr(relay_run(a, 4), "POST /paste"), VAL));
+	/* 401 early, the body after */
+	const char *b[] = { req, "<HTTP/1.1 401 No\r\nContent-Length: 0\r\n\r\n", bodyst, next };
+	cr_assert_null(strstr(strstr(relay_run(b, 4), "POST /paste"), VAL));
+	/* all sent at once (pipelined), the answer after: no 100 came */
+	const char *c[] = { req, bodyst, next, "<HTTP/1.1 417 Expectation Failed\r\nContent-Length: 0\r\n\r\n" };
+	cr_assert_null(strstr(strstr(relay_run(c, 4), "POST /paste"), VAL));
+	/* an answer mid-body, no Expect */
+	char req2[512];
+	snprintf(req2, sizeof req2,
+		 ">POST / HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: %zu\r\n\r\nPOST /paste", strlen(body));
+	const char *d[] = { req2, "<HTTP/1.1 401 No\r\nContent-Length: 0\r\n\r\n", bodyst + 12, next };
+	cr_assert_null(strstr(strstr(relay_run(d, 4), "POST /paste"), VAL));
+	/* the normal way: 100, the body, the final answer, the next request */
+	const char *e[] = { req, "<HTTP/1.1 100 Continue\r\n\r\n", bodyst,
+			    "<HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", next };
+	const char *r = relay_run(e, 5);
+	cr_assert(strstr(strstr(r, "POST /paste"), VAL), "%s", r);
+	cr_assert(strstr(r, "A: " VAL "\r\nExpect"), "%s", r);
+}

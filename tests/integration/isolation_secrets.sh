@@ -322,6 +322,59 @@ else
 	ok value_block_no_compression
 fi
 
+# 5f. Expect: 100-continue (broker2): an upstream that answers a final
+#    status (417 here, as Python's http.server with handle_expect_100
+#    refusing) without reading the body, and keeps the connection, reads
+#    the guest's "body" as its next request: POST /paste for Host
+#    other.test with a Content-Length that takes in the next block, which
+#    moat-broker put the value in. The /paste must not get the value.
+cat >"$T_TMP/expect.py" <<'EOF'
+import http.server, sys, os
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def rec(self, line):
+        with open(sys.argv[2], "a") as f: f.write(line + "\n")
+    def handle_expect_100(self):
+        self.rec("EXPECT %s %s" % (self.path, self.headers.get("Authorization", "")))
+        self.send_response_only(417); self.send_header("Content-Length", "0"); self.end_headers()
+        return False
+    def do_POST(self):
+        d = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.rec("POST %s host=%s body=%r" % (self.path, self.headers.get("Host"), d))
+        self.send_response(200); self.send_header("Content-Length", "3"); self.end_headers(); self.wfile.write(b"ok\n")
+    do_GET = do_POST
+    def log_message(self, *a): pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1] + ".t", "w").write(str(s.server_address[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+s.serve_forever()
+EOF
+"$PY" "$T_TMP/expect.py" "$T_TMP/x.port" "$T_TMP/x.log" </dev/null >/dev/null 2>&1 &
+at_exit "kill -9 $!"
+X=$(port_of x)
+moat run --secret "MOAT_T_KEY@127.0.0.1:$X" -- "$PY" -c '
+import os, socket, sys
+k = os.environ["MOAT_T_KEY"].encode()
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1]))); s.settimeout(5)
+body = b"POST /paste HTTP/1.1\r\nHost: other.test\r\nContent-Length: 200\r\n\r\n"
+s.sendall(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + k +
+          b"\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n" % len(body))
+print(s.recv(4096).split(b"\r\n")[0].decode())
+s.sendall(body + b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + k + b"\r\nX-Pad: " + b"p" * 200 + b"\r\n\r\n")
+got = b""
+try:
+    while got.count(b"HTTP/1.1 ") < 2:
+        d = s.recv(4096)
+        if not d: break
+        got += d
+except socket.timeout: pass
+print(got.count(b"HTTP/1.1 "))' "$X" </dev/null >"$T_TMP/o5f" 2>&1
+if grep '^POST /paste' "$T_TMP/x.log" | grep -qF -- "$SECRET" || has "$T_TMP/o5f" ||
+	! grep -q "^EXPECT / Bearer $SECRET" "$T_TMP/x.log" || ! grep -q '^POST /paste host=other.test' "$T_TMP/x.log"; then
+	fail expect_continue_no_value "$(cut -c1-160 "$T_TMP/x.log" | tr '\n' ' ') | $(head -c 200 "$T_TMP/o5f" | tr '\n' ' ')"
+else
+	ok expect_continue_no_value
+fi
+
 # 6. --trace, --audit and --result name the secret, never the value
 : >"$T_TMP/a.log"
 #    (each request the broker put a value in, and a stream it could not

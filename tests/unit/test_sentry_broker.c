@@ -523,13 +523,12 @@ Test(broker, framing_ambiguities_never_substituted)
 		"1\r\nA\r\r\n0\r\n\r\n",
 		ext,
 		"GET /\r\n",
-		"GET / HTTP/1.1\r\nHost: api.example.com\r\nX: a\0b\r\n\r\n",
 	};
 	static char r[200000];
 	for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
 		snprintf(r, sizeof r, "%s%s", heads[i], smuggled);
-		cr_assert_str_eq(out_run(r, 0, 1), r, "case %zu", i);
-		cr_assert_str_eq(out_run(r, 7, 1), r, "case %zu bytewise", i);
+		cr_expect_str_eq(out_run(r, 0, 1), r, "case %zu", i);
+		cr_expect_str_eq(out_run(r, 7, 1), r, "case %zu bytewise", i);
 	}
 	/* the value itself never goes with a NUL or bare CR in its line, nor
 	 * with an absolute-form target naming another host */
@@ -614,4 +613,22 @@ Test(broker, early_answer_stops_substitution)
 	const char *r = relay_run(e, 5);
 	cr_assert(strstr(strstr(r, "POST /paste"), VAL), "%s", r);
 	cr_assert(strstr(r, "A: " VAL "\r\nExpect"), "%s", r);
+}
+
+/* broker2: a chunk size past 31 bits is not framed (a 32-bit reader takes
+ * 0x100000000 for 0, the last chunk: its "data" is the next request) */
+Test(broker, huge_chunk_size_unframed)
+{
+	const char *sizes[] = { "100000000", "80000000", "ffffffffffffff" };
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		char r[256];
+		snprintf(r, sizeof r, "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n%s\r\n", sizes[i]);
+		struct bk_out o;
+		struct bk_buf b = { 0 };
+		bk_out_init(&o, sec, 1);
+		bk_out_feed(&o, (const uint8_t *)r, strlen(r), &b);
+		cr_expect_eq(o.mode, BK_PASS, "%s", sizes[i]);
+		bk_buf_free(&b);
+		bk_out_free(&o);
+	}
 }

@@ -632,3 +632,21 @@ Test(broker, huge_chunk_size_unframed)
 		bk_out_free(&o);
 	}
 }
+
+/* broker2: a NUL in a header line (a string's end to a C reader: the rest of
+ * the line, "\r\nHost: evil", is another line to some) is never substituted */
+Test(broker, nul_in_header_never_substituted)
+{
+	strcpy(sec[0].host, "api.example.com");
+	static const char r[] = "GET / HTTP/1.1\r\nHost: api.example.com\r\nX: a\0b\r\nA: " PH "\r\n\r\n";
+	struct bk_out o;
+	struct bk_buf b = { 0 };
+	bk_out_init(&o, sec, 1);
+	bk_out_feed(&o, (const uint8_t *)r, sizeof r - 1, &b);
+	bk_out_eof(&o, &b);
+	cr_assert_eq(b.len, sizeof r - 1);
+	cr_assert_eq(memcmp(b.p, r, b.len), 0);
+	cr_assert_eq(o.substituted, 0);
+	bk_buf_free(&b);
+	bk_out_free(&o);
+}

@@ -68,6 +68,7 @@ struct hdr_info {
 	int upgrade;          /* an Upgrade header */
 	int expect;           /* an Expect header */
 	int nte;              /* Transfer-Encoding lines */
+	int req_bad;          /* framing a request may not have (a response may) */
 	const uint8_t *host;  /* the Host value (trimmed), NULL if none */
 	size_t hostlen;
 	int nhost;
@@ -125,8 +126,10 @@ static void parse_fields(const uint8_t *p, size_t n, struct hdr_info *h)
 			/* digits, and several values (or lines) must agree */
 			int64_t x = 0;
 			size_t i = 0;
-			if (!vl || (vl > 1 && v[0] == '0'))
-				h->bad = 1; /* leading zeros: octal to a strtol(.., 0) reader */
+			if (!vl)
+				h->bad = 1;
+			if (vl > 1 && v[0] == '0')
+				h->req_bad = 1; /* leading zeros: octal to a strtol(.., 0) reader */
 			for (; i < vl && isdigit(v[i]); i++) {
 				if (x > (INT64_MAX - 9) / 10) {
 					h->bad = 1;
@@ -138,14 +141,24 @@ static void parse_fields(const uint8_t *p, size_t n, struct hdr_info *h)
 				h->bad = 1;
 			h->clen = x;
 		} else if (k == 17 && !strncasecmp((const char *)l, "transfer-encoding", 17)) {
-			/* one line, one coding: chunked. "gzip, chunked" is
-			 * chunked to RFC 9112, but a reader of the first line
-			 * of two, or of the first coding, sees another (no
-			 * body, or until close): its "body" is a request */
-			int ch = vl == 7 && !strncasecmp((const char *)v, "chunked", 7) && !h->nte;
-			h->nte++;
+			/* the last coding counts; it must be chunked */
+			const uint8_t *last = v;
+			for (const uint8_t *c = v; c < ve; c++)
+				if (*c == ',')
+					last = c + 1;
+			while (last < ve && (*last == ' ' || *last == '\t'))
+				last++;
+			int ch = (size_t)(ve - last) == 7 && !strncasecmp((const char *)last, "chunked", 7);
 			h->chunked = ch;
 			h->te_other = !ch;
+			/* a request: one line, one coding. "gzip, chunked" is
+			 * chunked to RFC 9112, but a reader of the first line
+			 * of two, or of the first coding, sees another (no
+			 * body, or until close): its "body" is a request
+			 * (broker2). A response keeps the RFC's reading: it is
+			 * re-chunked, never passed raw (red team 56) */
+			if (h->nte++ || vl != 7 || strncasecmp((const char *)v, "chunked", 7))
+				h->req_bad = 1;
 		} else if (k == 7 && !strncasecmp((const char *)l, "upgrade", 7)) {
 			h->upgrade = 1;
 		} else if (k == 6 && !strncasecmp((const char *)l, "expect", 6)) {
@@ -291,16 +304,22 @@ static void replace_all(uint8_t *p, size_t n, const char *from, const char *to, 
 
 /* ---- chunked bodies (both directions): 1 = a message ended at this byte ---- */
 
-static int chunk_byte(int *mode, uint64_t *left, size_t *line, uint64_t *chunk, int *ok, uint8_t c)
+static int chunk_byte(int *mode, uint64_t *left, size_t *line, uint64_t *chunk, int *ok, uint8_t c, int strict)
 {
 	/* *ok in a size line: 0 nothing yet, 1 size digits, 2 an extension,
 	 * 3 blanks after the size, 4 a CR (the LF must follow: a bare CR is a
-	 * line end to some readers, broker2) */
+	 * line end to some readers, broker2). strict: a request's (the
+	 * upstream must read it as moat-broker does); a response's framing
+	 * is read as before (not strict: a lenient upstream's answer stays
+	 * re-chunked, never raw) */
 	switch (*mode) {
 	case BK_CHUNK_SIZE:
 		if (*ok == 4 && c != '\n') {
-			*mode = BK_PASS;
-			return 0;
+			if (strict) {
+				*mode = BK_PASS;
+				return 0;
+			}
+			*ok = 2; /* as an extension */
 		}
 		if (c == '\n') {
 			if (!*ok) {
@@ -319,7 +338,7 @@ static int chunk_byte(int *mode, uint64_t *left, size_t *line, uint64_t *chunk, 
 			*ok = 4;
 			return 0;
 		}
-		if ((c < 0x20 && c != '\t') || c == 0x7f) {
+		if (strict && ((c < 0x20 && c != '\t') || c == 0x7f)) {
 			*mode = BK_PASS; /* a NUL, a control: no reader agrees */
 			return 0;
 		}
@@ -334,7 +353,7 @@ static int chunk_byte(int *mode, uint64_t *left, size_t *line, uint64_t *chunk, 
 			/* at most 16 digits and 31 bits: a reader that keeps
 			 * 32 bits takes "100000000" for the last chunk, its
 			 * data for the next request (broker2) */
-			if (*line >= 16 || *chunk > (0x7fffffffu >> 4)) {
+			if (strict ? *line >= 16 || *chunk > (0x7fffffffu >> 4) : *chunk > (UINT64_MAX >> 8)) {
 				*mode = BK_PASS;
 				return 0;
 			}
@@ -360,25 +379,30 @@ static int chunk_byte(int *mode, uint64_t *left, size_t *line, uint64_t *chunk, 
 			*chunk = 0;
 			*ok = 0;
 			*line = 0;
-		} else if (c == '\r' && *line == 0) {
+		} else if (c == '\r' && (*line == 0 || !strict)) {
 			*line = 1;
+		} else if (c == '\n' && !strict) {
+			*mode = BK_CHUNK_SIZE;
+			*chunk = 0;
+			*ok = 0;
+			*line = 0;
 		} else {
 			*mode = BK_PASS;
 		}
 		return 0;
 	case BK_TRAILER: /* lines until an empty one; a CR only before LF */
-		if (*ok == 4 && c != '\n') {
+		if (*ok == 4 && c != '\n' && strict) {
 			*mode = BK_PASS;
 			return 0;
 		}
+		*ok = 0;
 		if (c == '\n') {
-			*ok = 0;
 			if (*line == 0)
 				return 1;
 			*line = 0;
 		} else if (c == '\r') {
 			*ok = 4;
-		} else if (c == 0) {
+		} else if (c == 0 && strict) {
 			*mode = BK_PASS;
 		} else {
 			(*line)++;
@@ -482,8 +506,8 @@ static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 		out_pass_why(o, out, "a request after one expecting 100-continue, unanswered");
 		return;
 	}
-	if (h.bad || h.te_other) {
-		out_pass_why(o, out, h.bad ? "a header block it cannot read" : "a transfer coding other than chunked");
+	if (h.bad || h.te_other || h.req_bad) {
+		out_pass_why(o, out, h.bad || h.req_bad ? "a header block it cannot read" : "a transfer coding other than chunked");
 		return;
 	}
 	/* Transfer-Encoding in an HTTP/1.0 request: faulty framing (RFC 9112
@@ -575,7 +599,7 @@ void bk_out_feed(struct bk_out *o, const uint8_t *in, size_t n, struct bk_buf *o
 			continue;
 		}
 		if (o->mode != BK_HDR) { /* chunk framing bytes: passed, parsed */
-			int end = chunk_byte(&o->mode, &o->left, &o->line, &o->chunk, &o->chunk_ok, *in);
+			int end = chunk_byte(&o->mode, &o->left, &o->line, &o->chunk, &o->chunk_ok, *in, 1);
 			bk_buf_put(out, in, 1);
 			in++, n--;
 			if (end)
@@ -811,7 +835,7 @@ void bk_in_feed(struct bk_in *i, const uint8_t *in, size_t n, struct bk_buf *out
 					i->mode = BK_CHUNK_END;
 			} else {
 				/* a framing byte: parsed, not sent */
-				chunk_byte(&i->mode, &i->left, &i->line, &i->chunk, &i->chunk_ok, *in);
+				chunk_byte(&i->mode, &i->left, &i->line, &i->chunk, &i->chunk_ok, *in, 0);
 				if (i->mode == BK_TRAILER || i->mode == BK_PASS)
 					in_chunk(i, NULL, 0, 1, out); /* the data's held tail */
 				if (i->mode == BK_TRAILER)
@@ -855,7 +879,7 @@ void bk_in_feed(struct bk_in *i, const uint8_t *in, size_t n, struct bk_buf *out
 			break;
 		}
 		default:
-			end = chunk_byte(&i->mode, &i->left, &i->line, &i->chunk, &i->chunk_ok, *in);
+			end = chunk_byte(&i->mode, &i->left, &i->line, &i->chunk, &i->chunk_ok, *in, 0);
 			if (end)
 				i->mode = BK_HDR;
 			break;

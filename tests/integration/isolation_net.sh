@@ -311,6 +311,27 @@ except OSError as e: o = "own " + errno.errorcode.get(e.errno, str(e))
 print("flowlabel %d/4 %s, %s" % (ok, " ".join(sorted(err)), o))' "$port" </dev/null 2>&1)" "flowlabel 0/4 EPERM, own ok"
 }
 
+# netd_socket_no_udp_encap NAME RUN (red team 60): UDP_ENCAP on a UDP
+# socket moat-netd sent from (bound to 0.0.0.0:PORT of the host's namespace)
+# hands every datagram that looks like ESP to the host's IPsec input (xfrm)
+# before the socket's inbound filter runs: any sender reached the host's
+# xfrm through a port whose filter admits only replies of the destinations
+# sent to (and the setsockopt turns a host-wide static key on). Now EPERM
+# on every socket (the guest cannot configure IPsec: no NETLINK_XFRM, no
+# AF_KEY). Natively and on main: set on both.
+netd_socket_no_udp_encap() {
+	local name=$1 run=$2
+	expect_eq "$name" "$("$run" timeout 60 "$MOAT" run --net allow=127.0.0.1:9/udp -- "$PY" -c '
+import socket, errno
+out = []
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.sendto(b"x", ("127.0.0.1", 9))
+own = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for n, s in (("netd", u), ("own", own)):
+    try: s.setsockopt(socket.IPPROTO_UDP, 100, 2); out.append(n + " SET")
+    except OSError as e: out.append(n + " " + errno.errorcode.get(e.errno, str(e)))
+print(", ".join(out))' </dev/null 2>&1)" "netd EPERM, own EPERM"
+}
+
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
 	# Rootless: no test namespaces; the host's loopback only.
 	"$PY" -c '
@@ -341,6 +362,7 @@ while True: s.accept()[0].close()' "$T_TMP/lo6.port" </dev/null >/dev/null 2>&1 
 	at_exit "kill -9 $!"
 	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/lo6.port" ] && break; sleep 0.1; done
 	netd_socket_no_host_flowlabel rootless_netd_socket_no_host_flowlabel env "$(cat "$T_TMP/lo6.port")"
+	netd_socket_no_udp_encap rootless_netd_socket_no_udp_encap env
 	expect_eq rootless_netd_sockets_bounded_timewait \
 		"$(netd_sockets_bounded_timewait x env 127.0.0.1 "$(cat "$T_TMP/eof.port")" 40)" "tcp 16/40 EADDRNOTAVAIL"
 	conformance_with_netd
@@ -908,6 +930,7 @@ while True: s.accept()[0].close()' "$T_TMP/lo6.port" </dev/null >/dev/null 2>&1 
 at_exit "kill -9 $!"
 for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/lo6.port" ] && break; sleep 0.1; done
 netd_socket_no_host_flowlabel netd_socket_no_host_flowlabel in_outer "$(cat "$T_TMP/lo6.port")"
+netd_socket_no_udp_encap netd_socket_no_udp_encap in_outer
 # the outer namespace's range cut to 100 ports for this case (its TIME_WAIT
 # sockets then last a minute: the range is put back at once after)
 eof_srv in_far 10.200.0.2 "$T_TMP/eof.port"

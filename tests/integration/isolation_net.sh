@@ -332,6 +332,23 @@ for n, s in (("netd", u), ("own", own)):
 print(", ".join(out))' </dev/null 2>&1)" "netd EPERM, own EPERM"
 }
 
+# netd_socket_unix_bind_race NAME RUN ADDR PORT (red team 60): see
+# tests/syscalls/race_bind_unix.c. Natively: "BOUND" at once (fake-moat
+# fails it: the swap needs no race there).
+netd_socket_unix_bind_race() {
+	local name=$1 run=$2 addr=$3 port=$4 out
+	if [ -z "$SYSCALL_BIN" ] || [ ! -x "$SYSCALL_BIN/race_bind_unix" ]; then
+		skip "$name" "no SYSCALL_BIN/race_bind_unix"
+		return
+	fi
+	out=$("$run" timeout 60 "$MOAT" run --bind "$SYSCALL_BIN:/t:ro" --net allow="$addr:$port" -- \
+		/t/race_bind_unix "$addr" "$port" 47321 "${RACE_SECONDS:-5}" </dev/null 2>&1; echo " rc=$?")
+	case $out in
+	"not bound"*) ok "$name" ;;
+	*) fail "$name" "$(echo $out)" ;;
+	esac
+}
+
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
 	# Rootless: no test namespaces; the host's loopback only.
 	"$PY" -c '
@@ -363,6 +380,7 @@ while True: s.accept()[0].close()' "$T_TMP/lo6.port" </dev/null >/dev/null 2>&1 
 	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/lo6.port" ] && break; sleep 0.1; done
 	netd_socket_no_host_flowlabel rootless_netd_socket_no_host_flowlabel env "$(cat "$T_TMP/lo6.port")"
 	netd_socket_no_udp_encap rootless_netd_socket_no_udp_encap env
+	netd_socket_unix_bind_race rootless_netd_socket_unix_bind_swap_race env 127.0.0.1 "$lport"
 	expect_eq rootless_netd_sockets_bounded_timewait \
 		"$(netd_sockets_bounded_timewait x env 127.0.0.1 "$(cat "$T_TMP/eof.port")" 40)" "tcp 16/40 EADDRNOTAVAIL"
 	conformance_with_netd
@@ -994,6 +1012,11 @@ if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/race_netfd" ]; then
 else
 	skip netd_socket_fd_swap_race "no SYSCALL_BIN/race_netfd"
 fi
+# An AF_UNIX path bind ran natively on a copy below the red zone after its
+# check: a thread swapping a disconnected netd socket onto the number and
+# rewriting the copy bound a port of the host's namespace (red team 60,
+# tests/syscalls/race_bind_unix.c). Now netd binds the pinned file.
+netd_socket_unix_bind_race netd_socket_unix_bind_swap_race in_outer 10.200.0.2 "$fport"
 
 # Rules that name a destination reach it, byte-exact; only that port.
 out=$(get l1 127.0.0.1 "$lport" "" --net allow=127.0.0.1:"$lport")

@@ -1136,6 +1136,19 @@ long sys_setsockopt(struct sc_call *c)
 		snprintf(c->note, sizeof c->note, "IPv6 routing headers are not available");
 		return -EPERM;
 	}
+	if ((level == IPPROTO_UDP || level == IPPROTO_UDPLITE) && name == 100 /* UDP_ENCAP */) {
+		/* UDP encapsulation hands a socket's datagrams to a tunnel's
+		 * input before its socket filter runs: on a UDP socket
+		 * moat-netd sent from (0.0.0.0:PORT of the host's namespace)
+		 * ESP-in-UDP from any sender went to the host's IPsec input,
+		 * past the inbound filter that admits only replies (red team
+		 * 60), and the call turns a host-wide static key on. Refused
+		 * on every socket (the guest has no NETLINK_XFRM or AF_KEY to
+		 * configure IPsec with), so no fd is checked that a thread
+		 * could swap meanwhile. */
+		snprintf(c->note, sizeof c->note, "UDP encapsulation is not available");
+		return -EPERM;
+	}
 	if (netconn_strict() && netd_if_option(level, name)) {
 		/* multicast membership and interface options look a device
 		 * or an address up in the socket's namespace, and a join sends

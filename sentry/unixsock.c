@@ -947,6 +947,21 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 	char args[160];
 	snprintf(args, sizeof args, "%d, {AF_UNIX, \"%.100s\"}, %zu", (int)REG_ARG0(regs),
 		 in.sun_path, len);
+	if (r == 0 && strict_bind) {
+		/* with netd, never native either: a copy below the red zone is
+		 * guest memory, and a thread that dup2()ed a disconnected netd
+		 * TCP socket onto the number and rewrote the copy into
+		 * {AF_INET, INADDR_ANY, PORT} after this check bound a port of
+		 * the host's namespace (red team 60: won within ~250 tries,
+		 * root-run and rootless). netd binds the pinned file with the
+		 * abstract name (its cookie check: only a socket of the guest's
+		 * namespace), and the exit still removes the inode when the
+		 * bind failed. */
+		(void)netconn_bind_stop(sb, t, &regs, &out, olen);
+		t->sock_exit = 2;
+		audit_event(sb->audit, sb, t, t->tid, call, args, DEC_ALLOW, 0, "abstract name in the guest netns (moat-netd)");
+		return;
+	}
 	if (r == 0) {
 		uint64_t addr = (REG_SP(regs) - ARCH_RED_ZONE - sizeof out - 16) & ~15ULL;
 		uint64_t maddr = (addr - sizeof mh - 16) & ~15ULL;

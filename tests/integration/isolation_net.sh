@@ -311,6 +311,46 @@ except OSError as e: o = "own " + errno.errorcode.get(e.errno, str(e))
 print("flowlabel %d/4 %s, %s" % (ok, " ".join(sorted(err)), o))' "$port" </dev/null 2>&1)" "flowlabel 0/4 EPERM, own ok"
 }
 
+# netd_socket_no_udp_encap NAME RUN (red team 60): UDP_ENCAP on a UDP
+# socket moat-netd sent from (bound to 0.0.0.0:PORT of the host's namespace)
+# hands every datagram that looks like ESP to the host's IPsec input (xfrm)
+# before the socket's inbound filter runs: any sender reached the host's
+# xfrm through a port whose filter admits only replies of the destinations
+# sent to (and the setsockopt turns a host-wide static key on). Now EPERM
+# on every socket (the guest cannot configure IPsec: no NETLINK_XFRM, no
+# AF_KEY). Natively and on main: set on both.
+netd_socket_no_udp_encap() {
+	local name=$1 run=$2
+	expect_eq "$name" "$("$run" timeout 60 "$MOAT" run --net allow=127.0.0.1:9/udp -- "$PY" -c '
+import socket, errno
+out = []
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.sendto(b"x", ("127.0.0.1", 9))
+own = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for n, s in (("netd", u), ("own", own)):
+    try: s.setsockopt(socket.IPPROTO_UDP, 100, 2); out.append(n + " SET")
+    except OSError as e: out.append(n + " " + errno.errorcode.get(e.errno, str(e)))
+print(", ".join(out))' </dev/null 2>&1)" "netd EPERM, own EPERM"
+}
+
+# netd_socket_unix_bind_race NAME RUN ADDR PORT (red team 60): see
+# tests/syscalls/race_bind_unix.c. A sanity case for the self-check:
+# natively the kernel reads the guest's own address (an AF_UNIX path, no
+# copy to rewrite), so the swapped-in inet socket refuses it: "not bound".
+# On main under moat, rootless: "BOUND 47321 after 286 binds".
+netd_socket_unix_bind_race() {
+	local name=$1 run=$2 addr=$3 port=$4 out
+	if [ -z "$SYSCALL_BIN" ] || [ ! -x "$SYSCALL_BIN/race_bind_unix" ]; then
+		skip "$name" "no SYSCALL_BIN/race_bind_unix"
+		return
+	fi
+	out=$("$run" timeout 60 "$MOAT" run --bind "$SYSCALL_BIN:/t:ro" --net allow="$addr:$port" -- \
+		/t/race_bind_unix "$addr" "$port" 47321 "${RACE_SECONDS:-5}" </dev/null 2>&1; echo " rc=$?")
+	case $out in
+	"not bound"*) ok_sanity "$name" ;;
+	*) fail "$name" "$(echo $out)" ;;
+	esac
+}
+
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
 	# Rootless: no test namespaces; the host's loopback only.
 	"$PY" -c '
@@ -341,6 +381,8 @@ while True: s.accept()[0].close()' "$T_TMP/lo6.port" </dev/null >/dev/null 2>&1 
 	at_exit "kill -9 $!"
 	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/lo6.port" ] && break; sleep 0.1; done
 	netd_socket_no_host_flowlabel rootless_netd_socket_no_host_flowlabel env "$(cat "$T_TMP/lo6.port")"
+	netd_socket_no_udp_encap rootless_netd_socket_no_udp_encap env
+	netd_socket_unix_bind_race rootless_netd_socket_unix_bind_swap_race env 127.0.0.1 "$lport"
 	expect_eq rootless_netd_sockets_bounded_timewait \
 		"$(netd_sockets_bounded_timewait x env 127.0.0.1 "$(cat "$T_TMP/eof.port")" 40)" "tcp 16/40 EADDRNOTAVAIL"
 	conformance_with_netd
@@ -908,6 +950,7 @@ while True: s.accept()[0].close()' "$T_TMP/lo6.port" </dev/null >/dev/null 2>&1 
 at_exit "kill -9 $!"
 for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/lo6.port" ] && break; sleep 0.1; done
 netd_socket_no_host_flowlabel netd_socket_no_host_flowlabel in_outer "$(cat "$T_TMP/lo6.port")"
+netd_socket_no_udp_encap netd_socket_no_udp_encap in_outer
 # the outer namespace's range cut to 100 ports for this case (its TIME_WAIT
 # sockets then last a minute: the range is put back at once after)
 eof_srv in_far 10.200.0.2 "$T_TMP/eof.port"
@@ -971,6 +1014,11 @@ if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/race_netfd" ]; then
 else
 	skip netd_socket_fd_swap_race "no SYSCALL_BIN/race_netfd"
 fi
+# An AF_UNIX path bind ran natively on a copy below the red zone after its
+# check: a thread swapping a disconnected netd socket onto the number and
+# rewriting the copy bound a port of the host's namespace (red team 60,
+# tests/syscalls/race_bind_unix.c). Now netd binds the pinned file.
+netd_socket_unix_bind_race netd_socket_unix_bind_swap_race in_outer 10.200.0.2 "$fport"
 
 # Rules that name a destination reach it, byte-exact; only that port.
 out=$(get l1 127.0.0.1 "$lport" "" --net allow=127.0.0.1:"$lport")

@@ -1348,7 +1348,13 @@ static void event_stop(struct tracer *tr, struct task *t, int sig)
 			if (lfd >= 0) {
 				tr->listener = lfd;
 				dbg("%.2f ms: listener received", ms_now() - a->t0);
-				pipeline_start(tr->sb, tr->listener);
+				int pe = pipeline_start(tr->sb, tr->listener);
+				if (pe < 0) {
+					char why[128];
+					kill(tid, SIGKILL);
+					die(SPAWN_FAILED_FMT, "the sentry's first worker thread",
+					    spawn_error(-pe, why, sizeof why));
+				}
 				/* test hook: the crash path (backtrace, guests die) */
 				if (a->crash_test) {
 					volatile uintptr_t crash_test_addr = 16; /* unmapped, not NULL (UBSan builds) */

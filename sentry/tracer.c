@@ -1446,6 +1446,18 @@ static int reaped(struct tracer *tr, pid_t tid, int st)
 		/* init died first (set-up failure or killed) */
 		tr->main_done = 1;
 		tr->status_out = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		if (a->sync_sock >= 0) {
+			/* before the program's listener: the init's line, if its
+			 * fork of the program failed (spawn.c; run.c reads it
+			 * when the init is gone before the sentry joined it) */
+			char msg[256];
+			ssize_t n = recv(a->sync_sock, msg, sizeof msg - 1, MSG_DONTWAIT);
+			if (n > 1 && msg[0] == 'E') {
+				msg[n] = 0;
+				warnx_("%s", msg + 1);
+				tr->status_out = 1;
+			}
+		}
 	}
 	take_early(tr, tid);
 	task_gone(tr, tid);

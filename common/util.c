@@ -21,6 +21,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 /* xxHash inlined: one small hash function compiled in, instead of a shared
@@ -521,6 +522,23 @@ int open_caller_output(const char *path, int flags, mode_t mode)
 		return -1;
 	}
 	return fd;
+}
+
+const char *spawn_error(int e, char *buf, size_t len)
+{
+	struct rlimit rl;
+
+	if (e == EAGAIN && getrlimit(RLIMIT_NPROC, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY) {
+		snprintf(buf, len, "the caller's process limit (ulimit -u %llu) is reached",
+			 (unsigned long long)rl.rlim_cur);
+		return buf;
+	}
+	if (e == EAGAIN)
+		snprintf(buf, len, "the host's process or thread limit is reached (%s)", strerror(e));
+	else
+		snprintf(buf, len, "%s", strerror(e));
+	return buf;
 }
 
 const char *caller_output_error(int e)

@@ -71,6 +71,14 @@ char *proc_stat_field(char *text, int n);
 int open_caller_output(const char *path, int flags, mode_t mode);
 /* Why open_caller_output failed, for a one-line error (errno e). */
 const char *caller_output_error(int e);
+/* Why a fork, clone or pthread_create of moat's failed with errno e, for a
+ * one-line start-up error: with EAGAIN under a finite RLIMIT_NPROC, "the
+ * caller's process limit (ulimit -u N) is reached" (a rootless sandbox may
+ * use three quarters of it: sentry/privilege.c); else strerror(e). The
+ * text is in buf (len >= 96). */
+const char *spawn_error(int e, char *buf, size_t len);
+/* "cannot create the sandbox's processes (" what "): " spawn_error(e) */
+#define SPAWN_FAILED_FMT "cannot create the sandbox's processes (%s): %s"
 int read_all(int fd, void *buf, size_t len);
 
 /* Send/receive a message with up to nfds fds (SCM_RIGHTS). Return bytes or -errno.

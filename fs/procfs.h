@@ -50,6 +50,10 @@
 #include <sys/sysmacros.h>
 #include <sys/types.h>
 
+/* The semaphores of all the sandbox's SysV sets together (syscalls/sys_ipc.c,
+ * Linux's SEMMNS): the guest's /proc/sys/kernel/sem says it. */
+#define IPC_SEM_TOTAL 262144u
+
 #define PROCFS_ETC_HOSTS ".moat-etc-hosts"
 /* The guest's /sys: a directory PROC mount whose target is this prefix
  * (fs/vfs.c passes "<PROCFS_SYSFS>/<rel>"); not listed in /proc. */

@@ -1813,7 +1813,11 @@ int gofer_start_begin(const struct gofer_export *exports, size_t n, pid_t *pid,
 	if (child < 0) {
 		if (dumpable != 1)
 			prctl(PR_SET_DUMPABLE, 0);
-		snprintf(err, errlen, "gofer: clone(CLONE_NEWUSER|CLONE_NEWNS): %s", strerror(-r));
+		char why[128];
+		if (r == -EAGAIN)
+			snprintf(err, errlen, SPAWN_FAILED_FMT, "the gofer", spawn_error(-r, why, sizeof why));
+		else
+			snprintf(err, errlen, "gofer: clone(CLONE_NEWUSER|CLONE_NEWNS): %s", strerror(-r));
 		close(sv[0]);
 		close(sv[1]);
 		return r;

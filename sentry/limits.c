@@ -638,8 +638,10 @@ struct limits *limits_setup(const struct sentry_config *cfg, struct sandbox *sb,
 	}
 	pid_t h = fork();
 	if (h < 0) {
+		int e = errno;
+		char why[128];
 		cg_fail_remove(l);
-		snprintf(err, errlen, "cgroup helper: fork: %s", strerror(errno));
+		snprintf(err, errlen, SPAWN_FAILED_FMT, "the cgroup helper", spawn_error(e, why, sizeof why));
 		return NULL;
 	}
 	if (h == 0) {
@@ -1168,8 +1170,10 @@ int limits_start(struct limits *l, char *err, size_t errlen)
 		l->dog_started = r == 0;
 	}
 	pthread_attr_destroy(&at);
-	if (r)
-		snprintf(err, errlen, "limits: thread: %s", strerror(r));
+	if (r) {
+		char why[128];
+		snprintf(err, errlen, SPAWN_FAILED_FMT, "the limits' thread", spawn_error(r, why, sizeof why));
+	}
 	return r ? -1 : 0;
 }
 

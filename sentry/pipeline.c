@@ -593,7 +593,7 @@ audit:
 	PROF_MARK(ST_AUDIT);
 }
 
-static void spawn_worker(void);
+static int spawn_worker(void);
 
 /* Leads: the workers that wait in RECV. Linux wakes every thread waiting in
  * SECCOMP_IOCTL_NOTIF_RECV for each notification (a non-exclusive wait: a
@@ -1007,8 +1007,10 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static void spawn_worker(void)
+/* 0, or the errno of its pthread_create */
+static int spawn_worker(void)
 {
+	int r;
 	pthread_attr_t at;
 	pthread_t th;
 	pthread_attr_init(&at);
@@ -1023,12 +1025,14 @@ static void spawn_worker(void)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	if (pthread_create(&th, &at, worker, NULL) != 0) {
+	r = pthread_create(&th, &at, worker, NULL);
+	if (r != 0) {
 		atomic_fetch_sub(&nworkers, 1);
 		atomic_fetch_sub(&idle_workers, 1);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&at);
+	return r;
 }
 
 void pipeline_drain(int timeout_ms)
@@ -1093,6 +1097,7 @@ int pipeline_start(struct sandbox *sb, int notify_fd)
 		}
 	}
 	procfs_set_kconfig(sc_kconfig_text);
-	spawn_worker();
-	return 0;
+	/* the first worker: without it nothing answers the guest's first
+	 * trapped call, and the start-up waited until killed (red team 58) */
+	return -spawn_worker();
 }

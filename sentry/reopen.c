@@ -201,7 +201,8 @@ int reopen_helper_fork(char *err, size_t errlen)
 	close(prog);
 	close(sv[1]);
 	if (pid < 0) {
-		snprintf(err, errlen, "moat-reopen: clone: %s", strerror(e));
+		char why[128];
+		snprintf(err, errlen, SPAWN_FAILED_FMT, "moat-reopen", spawn_error(e, why, sizeof why));
 		close(sv[0]);
 		return -1;
 	}

@@ -833,6 +833,18 @@ int sentry_run(const struct sentry_config *cfg)
 		 * sysctls in the reader's namespace, not the procfs mount's: read
 		 * by the sentry for the guest, they showed the host's. */
 		int ipcfd = openat(sr.guest_procfd, "1/ns/ipc", O_RDONLY | O_CLOEXEC);
+		if (ipcfd < 0 && errno == ENOENT) {
+			/* the init is gone: its fork of the program failed
+			 * (spawn.c: an "E" line on the sync socket) */
+			char msg[256];
+			ssize_t n = recv(sr.sync_sock, msg, sizeof msg - 1, MSG_DONTWAIT);
+			kill(gofer_pid, SIGKILL);
+			if (n > 1 && msg[0] == 'E') {
+				msg[n] = 0;
+				die("%s", msg + 1);
+			}
+			die("the guest's init ended during start-up");
+		}
 		if (ipcfd < 0 || setns(ipcfd, CLONE_NEWIPC) < 0)
 			die("the guest's IPC namespace: %s", strerror(errno));
 		close(ipcfd);

@@ -447,8 +447,14 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	pid_t prog = fork();
-	if (prog < 0)
-		child_fail(sock, "fork");
+	if (prog < 0) {
+		/* (the sentry reads it when it finds the init gone: run.c) */
+		char fmsg[256], why[128];
+		int n = snprintf(fmsg, sizeof fmsg, "E" SPAWN_FAILED_FMT, "the guest's program",
+				 spawn_error(errno, why, sizeof why));
+		send_fds(sock, fmsg, (size_t)n, NULL, 0);
+		_exit(127);
+	}
 	if (prog == 0)
 		program_main(a, sock);
 	sigprocmask(SIG_SETMASK, &old, NULL);
@@ -501,6 +507,13 @@ int spawn_guest(const struct spawn_args *a, struct spawn_result *r, char *err, s
 		clock_gettime(CLOCK_BOOTTIME, &b1);
 	if (pid < 0) {
 		int e = errno;
+		char why[128];
+		if (e == EAGAIN) {
+			snprintf(err, errlen, SPAWN_FAILED_FMT, "the guest's init", spawn_error(e, why, sizeof why));
+			close(sv[0]);
+			close(sv[1]);
+			return -e;
+		}
 		snprintf(err, errlen, "cannot create namespaces: %s%s", strerror(e),
 			 e == EPERM || e == ENOSPC ? " (are unprivileged user namespaces enabled?)" :
 			 e == EAGAIN ? " (the caller's process limit, ulimit -u, reached?)" : "");

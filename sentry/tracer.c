@@ -1348,7 +1348,13 @@ static void event_stop(struct tracer *tr, struct task *t, int sig)
 			if (lfd >= 0) {
 				tr->listener = lfd;
 				dbg("%.2f ms: listener received", ms_now() - a->t0);
-				pipeline_start(tr->sb, tr->listener);
+				int pe = pipeline_start(tr->sb, tr->listener);
+				if (pe < 0) {
+					char why[128];
+					kill(tid, SIGKILL);
+					die(SPAWN_FAILED_FMT, "the sentry's first worker thread",
+					    spawn_error(-pe, why, sizeof why));
+				}
 				/* test hook: the crash path (backtrace, guests die) */
 				if (a->crash_test) {
 					volatile uintptr_t crash_test_addr = 16; /* unmapped, not NULL (UBSan builds) */
@@ -1440,6 +1446,18 @@ static int reaped(struct tracer *tr, pid_t tid, int st)
 		/* init died first (set-up failure or killed) */
 		tr->main_done = 1;
 		tr->status_out = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		if (a->sync_sock >= 0) {
+			/* before the program's listener: the init's line, if its
+			 * fork of the program failed (spawn.c; run.c reads it
+			 * when the init is gone before the sentry joined it) */
+			char msg[256];
+			ssize_t n = recv(a->sync_sock, msg, sizeof msg - 1, MSG_DONTWAIT);
+			if (n > 1 && msg[0] == 'E') {
+				msg[n] = 0;
+				warnx_("%s", msg + 1);
+				tr->status_out = 1;
+			}
+		}
 	}
 	take_early(tr, tid);
 	task_gone(tr, tid);

@@ -642,7 +642,8 @@ int tty_start(char *err, size_t errlen)
 	pthread_attr_destroy(&at);
 	if (r) {
 		restore();
-		snprintf(err, errlen, "-t: relay thread: %s", strerror(r));
+		char why[128];
+		snprintf(err, errlen, SPAWN_FAILED_FMT, "-t's relay thread", spawn_error(r, why, sizeof why));
 		return -r;
 	}
 	relay_started = 1;

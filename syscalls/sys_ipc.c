@@ -76,8 +76,8 @@ struct ipc_ent {
  * namespace's semmns is 1,024,000,000 (which rootless cannot lower: only
  * the namespace's uid 0 may write it): before red team 58 one semget of
  * 32,000 held 2 MB, 32,000 of them 64 GB, 200 held 390 MB under rootless
- * --memory 64M (peak_memory_bytes 9.8 MB, exit 0). 262,144 is 16 MiB. */
-#define IPC_SEM_TOTAL 262144u
+ * --memory 64M (peak_memory_bytes 9.8 MB, exit 0). 262,144 is 16 MiB
+ * (IPC_SEM_TOTAL, fs/procfs.h: the guest's /proc/sys/kernel/sem says it). */
 #define IPC_SEMMSL 32000
 
 /* ids of removed objects that had a call let run natively within

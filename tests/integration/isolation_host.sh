@@ -510,6 +510,10 @@ finally:
         l.semctl(i, 0, 0)
 ' </dev/null 2>&1)
 expect_eq guest_sem_sets_bounded "$got" "8 No space left on device True"
+# The guest's /proc/sys/kernel/sem says that bound (SEMMNS, its second
+# field), not the namespace's native 1,024,000,000 (red team 58 left it).
+got=$(moat run -- cat /proc/sys/kernel/sem </dev/null 2>&1)
+expect_eq guest_sem_total_shown "$(printf '%s\n' "$got" | awk '{print NF, $2}')" "4 262144"
 
 # The guest's clocks are the sandbox's, not the host's (red team 31: the
 # vDSO served CLOCK_BOOTTIME and CLOCK_MONOTONIC natively, the host's

@@ -285,6 +285,52 @@ print("left", left or "none")
 ' "$HERE_INT" 2>&1)
 SANITY=1 expect_eq helpers_reaped "$out" "left none"
 
+# A start-up at the caller's process limit (RLIMIT_NPROC, rootless): each
+# fork, clone or thread moat cannot make ends it with one line naming the
+# limit, exit 1, nothing left. Before red team 58's leftovers were fixed it
+# ended with "the guest's IPC namespace: No such file or directory" (the
+# init's fork of the program had failed), "moat-reopen: clone: Resource
+# temporarily unavailable", exit 127 with no line, or waited until killed
+# (the sentry's first worker thread not made: nothing answered the guest's
+# first trapped call). ulimit -u from the caller's task count + 2 upward,
+# until a start succeeds: every start-up site that meets the limit on the
+# way. (Root is exempt from RLIMIT_NPROC.)
+if [ "$(id -u)" = 0 ]; then
+	skip nproc_limit_one_line "root-run: RLIMIT_NPROC does not bind root"
+else
+	out=$(MOAT="$MOAT" "$PY" -c "$SUBREAPER"'
+import os, re, tempfile
+s.become()
+uid = os.getuid()
+def tasks():
+    n = 0
+    for d in os.listdir("/proc"):
+        try:
+            st = open("/proc/%s/status" % d).read()
+        except (OSError, ValueError):
+            continue
+        m = re.search(r"^Uid:\s+(\d+)", st, re.M)
+        t = re.search(r"^Threads:\s+(\d+)", st, re.M)
+        if m and t and int(m.group(1)) == uid:
+            n += int(t.group(1))
+    return n
+line = re.compile(r"moat: cannot create the sandbox.s processes \([^)]+\): the caller.s process limit \(ulimit -u (\d+)\) is reached\n\Z")
+err = tempfile.NamedTemporaryFile(prefix="moat-nproc")
+bad, fails, n = [], 0, tasks() + 2
+for n in range(n, n + 120, 2):
+    rc, left = s.run(["timeout", "-k", "5", "20", "bash", "-c", "ulimit -u $1 && exec \"$2\" run -- /bin/true 2>\"$3\"", "-", str(n), os.environ["MOAT"], err.name])
+    text = open(err.name).read()
+    if rc == 0 and not left:
+        break
+    fails += 1
+    m = line.match(text)
+    if rc != 1 or left or not m or m.group(1) != str(n):
+        bad.append("ulimit -u %d: rc %s, left %s: %r" % (n, rc, left or "none", text))
+print("failed starts", "some" if fails else "none", "bad", bad or "none")
+' "$HERE_INT" 2>&1)
+	expect_eq nproc_limit_one_line "$out" "failed starts some bad none"
+fi
+
 # The same with moat-netd (--net allow=), moat-broker (--secret) and
 # moat-publish (--publish): before red team 15 the three were left zombies
 # ("left moat-broker:Z moat-netd:Z moat-publish:Z"); PDEATHSIG ended them,

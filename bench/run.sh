@@ -38,7 +38,16 @@ chmod 755 "$tmp"
 cp "$bdir"/getpid_loop "$bdir"/open_loop "$bdir"/stat_loop "$bdir"/forkexec_loop "$tmp/"
 chmod 755 "$tmp"/*
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"; }
+# runsc do (root) chowns the host's /dev/null to nobody:nogroup (see
+# macro.sh): its owner is put back when the bench ends, before macro.sh
+# (which records the owner at its own start) runs
+devnull_owner=$(stat -c %u:%g /dev/null 2>/dev/null)
+devnull_restore() {
+	if [ -n "$devnull_owner" ] && [ "$(stat -c %u:%g /dev/null 2>/dev/null)" != "$devnull_owner" ]; then
+		chown "$devnull_owner" /dev/null 2>/dev/null
+	fi
+}
+cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"; devnull_restore; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -132,6 +141,7 @@ for r in "${runtimes[@]}"; do
 	if [ "$r" = native ]; then printf ' - |'; else printf ' %s |' "$( [ -n "${val[pss,$r]:-}" ] && echo "${val[pss,$r]} MiB" || echo n/a)"; fi
 done
 echo
+devnull_restore
 if [ $macro = 1 ]; then
 	echo
 	"$here/macro.sh" --build "$build" $([ $quick = 1 ] && echo --quick)

@@ -10,7 +10,8 @@
  * accept4 on the listeners, socket(AF_INET, SOCK_STREAM), connect, poll,
  * read/write, shutdown, close, exit; kill on anything else) and relays: each
  * accepted host connection gets a connection to 127.0.0.1:GUESTPORT inside
- * the guest, bytes copied both ways (64 KiB buffers, half-closes passed on).
+ * the guest, bytes copied both ways (64 KiB buffers, half-closes passed on);
+ * every socket non-blocking, the guest connect waited for in the loop.
  * It can reach only the guest's loopback and the listeners it was given.
  */
 #include "sentry/netd.h"
@@ -42,6 +43,7 @@ struct half {
 	char *buf;
 	size_t len, off;
 	int eof;
+	int pending; /* the pair's guest connect is still in progress */
 };
 
 static int confine_pub(void)
@@ -72,10 +74,14 @@ static int dial_guest(int port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* never a blocking connect: a guest listener whose accept queue is
+	 * full drops the SYN, and a blocking connect then held the one loop,
+	 * every pair of every published port, for the SYN retries (~2 min a
+	 * connection; red team 61, isolation_net publish_stuck_guest_port) */
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		return -1;
-	if (connect(s, (struct sockaddr *)&a, sizeof a) < 0) {
+	if (connect(s, (struct sockaddr *)&a, sizeof a) < 0 && errno != EINPROGRESS) {
 		close(s);
 		return -1;
 	}
@@ -92,6 +98,14 @@ static _Noreturn void relay(const int *lfd, const int *gport, int n)
 		for (int i = 0; i < n; i++)
 			pf[np++] = (struct pollfd){ lfd[i], nh < 2 * MAX_CONNS ? POLLIN : 0, 0 };
 		for (int i = 0; i < nh; i++) {
+			if (h[i].pending) {
+				/* connecting: wait for the guest's answer only (the
+				 * host side unread: a half-close passed on now would
+				 * abort the connect) */
+				pf[np++] = (struct pollfd){ h[i].from, 0, 0 };
+				pf[np++] = (struct pollfd){ h[i].to, (i % 2 == 0) ? POLLOUT : 0, 0 };
+				continue;
+			}
 			/* read when the buffer is empty, write while it holds data */
 			pf[np++] = (struct pollfd){ h[i].from, (!h[i].eof && h[i].len == 0) ? POLLIN : 0, 0 };
 			pf[np++] = (struct pollfd){ h[i].to, h[i].len > h[i].off ? POLLOUT : 0, 0 };
@@ -107,7 +121,7 @@ static _Noreturn void relay(const int *lfd, const int *gport, int n)
 			 * connection, published on two ports) */
 			if (!(pf[i].revents & POLLIN) || nh + 2 > 2 * MAX_CONNS)
 				continue;
-			int c = accept4(lfd[i], NULL, NULL, SOCK_CLOEXEC);
+			int c = accept4(lfd[i], NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 			if (c < 0)
 				continue;
 			int g = dial_guest(gport[i]);
@@ -115,14 +129,25 @@ static _Noreturn void relay(const int *lfd, const int *gport, int n)
 				close(c); /* nothing listens in the guest: the client sees a reset/EOF */
 				continue;
 			}
-			/* never block the loop on one connection */
-			fcntl(c, F_SETFL, O_NONBLOCK);
-			fcntl(g, F_SETFL, O_NONBLOCK);
-			h[nh++] = (struct half){ c, g, malloc(BUFSZ), 0, 0, 0 };
-			h[nh++] = (struct half){ g, c, malloc(BUFSZ), 0, 0, 0 };
+			/* never block the loop on one connection: both non-blocking */
+			h[nh++] = (struct half){ c, g, malloc(BUFSZ), 0, 0, 0, 1 };
+			h[nh++] = (struct half){ g, c, malloc(BUFSZ), 0, 0, 0, 1 };
 		}
 		for (int i = 0; i < polled; i++) {
 			struct pollfd *r = &pf[n + 2 * i], *w = &pf[n + 2 * i + 1];
+			if (h[i].pending) {
+				/* the host → guest half (even) holds the connect's answer */
+				if (i % 2 || !w->revents)
+					continue;
+				int err = 0;
+				socklen_t el = sizeof err;
+				if (getsockopt(h[i].to, SOL_SOCKET, SO_ERROR, &err, &el) < 0)
+					err = errno;
+				h[i].pending = h[i + 1].pending = 0;
+				if (err) /* nothing listens in the guest: both closed below */
+					h[i].eof = h[i + 1].eof = 1;
+				continue;
+			}
 			/* POLLHUP/POLLERR come even when not asked for: read only
 			 * into an empty buffer, write only what is pending */
 			if (!h[i].eof && h[i].len == 0 && (r->revents & (POLLIN | POLLHUP | POLLERR))) {
@@ -176,7 +201,7 @@ pid_t netpub_start(const int *hostport, const int *guestport, int n, int netns_f
 		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)hostport[i]) };
 		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		int one = 1;
-		lfd[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		lfd[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (lfd[i] < 0 || setsockopt(lfd[i], SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
 		    bind(lfd[i], (struct sockaddr *)&a, sizeof a) < 0 || listen(lfd[i], 64) < 0) {
 			snprintf(err, errlen, "--publish %d:%d: 127.0.0.1:%d: %s", hostport[i], guestport[i],

@@ -1448,6 +1448,63 @@ print("after two slots: %s" % ("both" if rest else "not both"))
 ' "$hp1" "$hp2" "${MOAT_TIMEOUT:-60}" 2>&1)
 expect_eq publish_conn_limit_per_accept "$(echo "$out" | tr '\n' ' ')" "after one slot: 1 after two slots: both "
 kill $pub2 2>/dev/null
+
+# --publish with a guest listener that never accepts (backlog 0): its full
+# accept queue drops moat-publish's SYN. Before red team 61 moat-publish's
+# connect to the guest was blocking, so its one loop hung in it for the SYN
+# retries and every other pair and published port stopped (the echo on the
+# second port timed out). The third port has no guest listener: a host
+# connection there is still closed, not held.
+hp1=$(in_outer "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+hp2=$(in_outer "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+hp3=$(in_outer "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+in_outer timeout -k 5 180 "$MOAT" run --publish "$hp1:7003" --publish "$hp2:7004" --publish "$hp3:7005" -- "$PY" -c '
+import socket, threading, time
+l1 = socket.socket(); l1.bind(("127.0.0.1", 7003)); l1.listen(0)
+l2 = socket.socket(); l2.bind(("127.0.0.1", 7004)); l2.listen(8)
+def serve(c):
+    while True:
+        d = c.recv(4096)
+        if not d: break
+        c.sendall(d)
+    c.close()
+while True:
+    c, _ = l2.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+' </dev/null >/dev/null 2>"$T_TMP/pub3.moat.err" &
+pub3=$!
+at_exit "kill $pub3"
+out=$(in_outer timeout 150 "$PY" -c '
+import socket, sys, time
+hp1, hp2, hp3, wait = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+def echo(t):
+    s = socket.create_connection(("127.0.0.1", hp2), t); s.settimeout(t)
+    try:
+        s.sendall(b"x"); return s.recv(1) == b"x"
+    except OSError:
+        return False
+    finally:
+        s.close()
+deadline = time.time() + wait
+while True:
+    try:
+        if echo(2): break
+    except OSError: pass
+    if time.time() > deadline: print("no guest server"); sys.exit()
+    time.sleep(0.3)
+held = []
+for i in range(4):
+    s = socket.create_connection(("127.0.0.1", hp1), 5); s.sendall(b"y"); held.append(s)
+time.sleep(0.5)
+print("other port:", "echoes" if echo(5) else "stalled")
+s = socket.create_connection(("127.0.0.1", hp3), 5); s.settimeout(5)
+try: r = "closed" if s.recv(1) == b"" else "data"
+except ConnectionResetError: r = "closed"
+except OSError as e: r = "held " + type(e).__name__
+print("no listener:", r)
+' "$hp1" "$hp2" "$hp3" "${MOAT_TIMEOUT:-60}" 2>&1)
+expect_eq publish_stuck_guest_port "$(echo "$out" | tr '\n' ' ')" "other port: echoes no listener: closed "
+kill $pub3 2>/dev/null
 err=$(moat run --publish 80 -- /bin/true 2>&1)
 rc=$?
 if [ $rc -eq 2 ]; then ok publish_parse_error; else fail publish_parse_error "rc=$rc $err"; fi

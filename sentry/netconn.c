@@ -47,6 +47,7 @@
 #include "platform/arch.h"
 #include "syscalls/sc.h"
 #include "syscalls/handlers.h"
+#include "syscalls/filter.h"
 #include "syscalls/sys_socket.h"
 #include "syscalls/sys_fs.h"
 #include "common/util.h"
@@ -1122,6 +1123,61 @@ long netconn_if_ioctl(struct sc_call *c)
 	return sc_write_guest(c, c->args[2], &ifr, sizeof ifr) < 0 ? -EFAULT : 0;
 }
 
+/* Any other option (the filter's allow list, the outbound-connection
+ * options, runs natively: syscall_table.def). Without moat-netd no socket
+ * of the guest's is the host's: native. With it, a socket the guest holds
+ * may be one of the host's network namespace (moat-netd's TCP and UDP
+ * sockets), where an option runs against the host's stack: TCP_TX_DELAY
+ * and the busy-poll options turn host-wide static keys on, TCP_ULP loads
+ * and attaches kernel ULPs, IP_TTL/IPV6_UNICAST_HOPS and IP_OPTIONS (a
+ * source route) reshape what leaves the host, TCP_MD5SIG/TCP_AO keys,
+ * SO_ZEROCOPY, SO_INCOMING_CPU, SO_TXREHASH...; multicast membership and
+ * interface options look the host's devices up and a join sends an
+ * IGMP/MLD report on its links (red team 26). A check of the fd followed by
+ * the native call would be undone by a thread's dup2, so moat-netd makes
+ * the call on the file pinned here with the value copied once, and only on
+ * a socket of the guest's namespace; on one of the host's it is EPERM
+ * (hyg33: an allow list where there was a list of refused options). */
+static long setsockopt_other(struct sc_call *c, int level, int name, socklen_t optlen)
+{
+	if (!netconn_strict() || sc_argallow_match(c->ent, c->args)) {
+		c->cont = 1; /* decided on the registers alone: the kernel's */
+		return 0;
+	}
+	if ((int)optlen < 0)
+		return -EINVAL;
+	if (optlen > NETD_OPTVAL_MAX)
+		return -ENOBUFS;
+	uint8_t val[NETD_OPTVAL_MAX];
+	if (optlen && sc_read_guest(c, c->args[3], val, optlen) < 0)
+		return -EFAULT;
+	cleanup_fd int hfd = sc_getfd(c, (int)c->args[0]);
+	if (hfd < 0)
+		return hfd;
+	struct stat st;
+	if (fstat(hfd, &st) < 0)
+		return -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -ENOTSOCK;
+	struct netd_req q;
+	memset(&q, 0, sizeof q);
+	q.op = NETD_SETSOCKOPT;
+	q.nopts = 1;
+	q.opts[0].level = level;
+	q.opts[0].name = name;
+	struct netd_rep rep;
+	int sfd;
+	long r = ask_netd_with(&q, val, optlen, hfd, &rep, &sfd);
+	if (sfd >= 0)
+		close(sfd);
+	if (r < 0)
+		return r;
+	if (rep.err == EPERM)
+		snprintf(c->note, sizeof c->note, "socket option %d/%d refused: a socket of the host's network namespace",
+			 level, name);
+	return rep.err ? -rep.err : 0;
+}
+
 long sys_setsockopt(struct sc_call *c)
 {
 	int level = (int)c->args[1], name = (int)c->args[2];
@@ -1149,43 +1205,14 @@ long sys_setsockopt(struct sc_call *c)
 		snprintf(c->note, sizeof c->note, "UDP encapsulation is not available");
 		return -EPERM;
 	}
-	if (netconn_strict() && netd_if_option(level, name)) {
-		/* multicast membership and interface options look a device
-		 * or an address up in the socket's namespace, and a join sends
-		 * an IGMP/MLD report naming the group on its links: on a socket
-		 * moat-netd connected, the host's (red team 26: a guest joined
-		 * 239.26.1.3 on the host's interface, the report on the wire,
-		 * and probed the host's interfaces and addresses). moat-netd
-		 * makes the call on the pinned file with the value copied
-		 * once, only for a socket of the guest's namespace */
-		if (optlen > NETD_OPTVAL_MAX)
-			return -ENOBUFS;
-		uint8_t val[NETD_OPTVAL_MAX];
-		if (optlen && sc_read_guest(c, c->args[3], val, optlen) < 0)
-			return -EFAULT;
-		cleanup_fd int hfd = sc_getfd(c, (int)c->args[0]);
-		if (hfd < 0)
-			return hfd;
-		struct netd_req q;
-		memset(&q, 0, sizeof q);
-		q.op = NETD_SETSOCKOPT;
-		q.nopts = 1;
-		q.opts[0].level = level;
-		q.opts[0].name = name;
-		struct netd_rep rep;
-		int sfd;
-		long r = ask_netd_with(&q, val, optlen, hfd, &rep, &sfd);
-		if (sfd >= 0)
-			close(sfd);
-		if (r < 0)
-			return r;
-		if (rep.err == EPERM) {
-			int domain = 0, type = 0;
-			if (sock_kind(hfd, &domain, &type) < 0)
-				return -ENOTSOCK;
-			snprintf(c->note, sizeof c->note, "multicast/interface/flow label option refused: a socket of the host's network namespace");
-		}
-		return rep.err ? -rep.err : 0;
+	if (level == IPPROTO_TCP && name == 37 /* TCP_TX_DELAY */) {
+		/* a delay on every packet a socket sends (fq's EDT): the first
+		 * one turns the host-wide static key tcp_tx_delay_enabled on
+		 * for good, whatever the socket's namespace, and no client sets
+		 * it (a test tool's option). Refused on every socket, so no fd
+		 * is checked that a thread could swap meanwhile (hyg33). */
+		snprintf(c->note, sizeof c->note, "TCP_TX_DELAY is not available");
+		return -EPERM;
 	}
 	if (level == SOL_SOCKET && (name == SO_BINDTODEVICE || name == SO_BINDTOIFINDEX) && netconn_strict()) {
 		/* on a socket moat-netd connected (the host's namespace) a
@@ -1230,10 +1257,8 @@ long sys_setsockopt(struct sc_call *c)
 	if (level != SOL_SOCKET ||
 	    !(name == SO_ATTACH_FILTER || name == SO_DETACH_FILTER || name == SO_LOCK_FILTER ||
 	      name == SO_ATTACH_BPF || name == SO_ATTACH_REUSEPORT_CBPF || name == SO_ATTACH_REUSEPORT_EBPF ||
-	      name == SO_DETACH_REUSEPORT_BPF)) {
-		c->cont = 1; /* decided on the registers alone: the kernel's */
-		return 0;
-	}
+	      name == SO_DETACH_REUSEPORT_BPF))
+		return setsockopt_other(c, level, name, optlen);
 	if (name == SO_ATTACH_BPF || name == SO_ATTACH_REUSEPORT_EBPF) {
 		snprintf(c->note, sizeof c->note, "eBPF socket programs are not available");
 		return -EPERM;

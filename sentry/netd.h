@@ -34,10 +34,10 @@ struct sc_call;
  * pinned file, of the guest's namespace) to the relay, for q.addr (policy):
  * netd makes the host-side socket connected to q.addr and relays. */
 /* DISCONNECT: connect(AF_UNSPEC) on the socket sent with the request (any
- * namespace: a disconnect reaches nothing). SETSOCKOPT: a multicast or
- * interface option (netd_if_option, opts[0]; the value is the payload) on
+ * namespace: a disconnect reaches nothing). SETSOCKOPT: a socket option
+ * outside the filter's allow list (opts[0]; the value is the payload) on
  * the socket sent with the request, only of the guest's namespace (EPERM
- * otherwise). */
+ * otherwise: netconn.c setsockopt_other). */
 enum { NETD_CONNECT = 0, NETD_RESOLVE = 1, NETD_GUESTNS = 2, NETD_LOCAL_CONNECT = 3, NETD_BIND = 4,
        NETD_LISTEN = 5, NETD_SEND = 6, NETD_RELAY = 7, NETD_UDP_CONNECT = 8, NETD_DISCONNECT = 9,
        NETD_SETSOCKOPT = 10 };
@@ -106,12 +106,7 @@ const struct netpolicy *netconn_policy(void);
 /* The --secret NAMEs of a mask of slots ("K1,K2"), for audit notes. */
 void netconn_secret_names(uint32_t mask, char *buf, size_t len);
 int netd_option_allowed(int level, int name);
-/* A setsockopt that looks an interface or an address up in the socket's
- * network namespace or joins a multicast group there (an IGMP/MLD report on
- * its links): with --net rules made by moat-netd on the pinned file
- * (NETD_SETSOCKOPT: opts[0] names it, the value is the payload, at most
- * NETD_OPTVAL_MAX bytes), only on a socket of the guest's namespace. */
-int netd_if_option(int level, int name);
+/* the most bytes of a NETD_SETSOCKOPT value */
 #define NETD_OPTVAL_MAX 4096
 
 /* ---- the sentry's side (netconn.c) ---- */

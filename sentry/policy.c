@@ -78,7 +78,7 @@ int policy_check(struct policy *p, struct sc_call *c, int *err)
 		 * or no allow-list entry did (the filter and this check share
 		 * the compare: sc_args_native). FAST_TRAP rows hand the calls
 		 * matching their rules to their handler. */
-		if (e->argtrap && e->handler && sc_argdeny_match(e, c->args)) {
+		if (e->argtrap && e->handler && sc_argtrap_match(e, c->args)) {
 			/* ioctl's rules are deny rules but for TIOCSCTTY,
 			 * FIOSETOWN/SIOCSPGRP, which its handler checks,
 			 * PROCMAP_QUERY and the pidfd namespace requests

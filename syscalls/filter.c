@@ -372,6 +372,15 @@ const struct sc_argallow *sc_argallow_match(const struct sysent *e,
 	return NULL;
 }
 
+bool sc_argtrap_match(const struct sysent *e, const uint64_t args[SC_MAXARGS])
+{
+	if (!e || e->cls != SC_FAST || !e->argtrap)
+		return false;
+	if (e->allow)
+		return sc_argallow_match(e, args) == NULL;
+	return sc_argdeny_match(e, args) != NULL;
+}
+
 bool sc_args_native(const struct sysent *e, const uint64_t args[SC_MAXARGS])
 {
 	if (e && e->cls == SC_EXEC && e->allow)

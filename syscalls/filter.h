@@ -77,6 +77,10 @@ const struct sc_argdeny *sc_argdeny_match(const struct sysent *e,
 const struct sc_argallow *sc_argallow_match(const struct sysent *e,
 					    const uint64_t args[SC_MAXARGS]);
 
+/* For a row with argtrap: the call goes to the row's handler (FAST_TRAP: a
+ * deny rule matches; FAST_TRAP_UNLESS: no allow-list entry does). */
+bool sc_argtrap_match(const struct sysent *e, const uint64_t args[SC_MAXARGS]);
+
 /* Whether the filter lets this call run natively: a FAST row whose deny
  * rules do not match and whose allow list (if any) does. */
 bool sc_args_native(const struct sysent *e, const uint64_t args[SC_MAXARGS]);

@@ -319,9 +319,35 @@ struct hscan {
 	bool first;
 	bool incomplete, abandoned;
 	unsigned long seen;
-	long refs_left;          /* hscan_refs's budget: entries left, and its end */
-	int64_t refs_end_ms;
+	long budget_left;        /* the scan's budget (scan_budget): entries left, */
+	int64_t budget_end_ms;   /* and its end */
 };
+
+/* The whole scan has one budget, in entries (fds searched, maps lines and
+ * fds looked at for references) and in time: the fd search reads every fd
+ * of every guest process (a kcmp per step of a binary search), which with
+ * many processes and fds is long (review 55: 200 processes of 500 unix
+ * sockets, 0.35-0.94 s for one lock request, after the references' look
+ * below had a budget of its own; hyg33: one budget for both). Past it the
+ * answer is "cannot tell" (incomplete: the holders are kept, never
+ * dropped), as for an fd table that never holds still. */
+#define HSCAN_ENTRIES 131072
+#define HSCAN_MS 150
+
+/* one more entry looked at: false (and incomplete) once the budget is out */
+static bool scan_budget(struct hscan *h)
+{
+	if (h->budget_left <= 0)
+		return false;
+	if (--h->budget_left % 64 == 0 && now_ms() >= h->budget_end_ms)
+		h->budget_left = 0;
+	if (h->budget_left <= 0) {
+		h->incomplete = true;
+		dbg("lock holder scan: past the budget (%d entries, %d ms): kept", HSCAN_ENTRIES, HSCAN_MS);
+		return false;
+	}
+	return true;
+}
 
 static int kcmp_order(const void *a, const void *b)
 {
@@ -342,6 +368,8 @@ static void hscan_fds(struct hscan *h, struct task *t, const int *fds, int n)
 			h->abandoned = true;
 			return;
 		}
+		if (!scan_budget(h))
+			return; /* incomplete: kept */
 		/* a binary search: kcmp orders descriptions (1: ours first) */
 		int lo = 0, hi = h->n - 1;
 		while (lo <= hi) {
@@ -375,6 +403,10 @@ static int hscan_leader(struct task *t, void *arg)
 		mine = h->o[i]->tgid == t->tgid;
 	if (h->first != mine)
 		return 0; /* (first pass: those only; second: the others) */
+	if (h->budget_left <= 0) {
+		h->incomplete = true;
+		return 1;
+	}
 	int fixed[2][1024], *fds[2];
 	int n[2];
 	int cur = 0;
@@ -383,7 +415,7 @@ static int hscan_leader(struct task *t, void *arg)
 	n[1] = -1;
 	for (int round = 0; n[cur] >= 0; round++) {
 		hscan_fds(h, t, fds[cur], n[cur]);
-		if (h->left == 0 || h->abandoned)
+		if (h->left == 0 || h->abandoned || h->budget_left <= 0)
 			break;
 		/* a description moved between the listing and its kcmp
 		 * (dup, then close of the number listed) was missed: list
@@ -405,7 +437,7 @@ static int hscan_leader(struct task *t, void *arg)
 	for (int i = 0; i < 2; i++)
 		if (fds[i] != fixed[i])
 			free(fds[i]);
-	return h->left == 0 || h->abandoned;
+	return h->left == 0 || h->abandoned || h->budget_left <= 0;
 }
 
 /* ---- references no fd shows (red team 44) ----
@@ -424,28 +456,9 @@ static int hscan_leader(struct task *t, void *arg)
 /* The pass below reads every guest process's maps and looks at every fd
  * of every guest process (a pidfd_getfd and poll per unix socket): with
  * many processes and sockets that is long (review 55: 200 processes of 500
- * unix sockets, 1.1 s for one lock request). It has a budget per scan, in
- * entries (maps lines and fds) and in time; past it the answer is "cannot
- * tell" (incomplete: the holders are kept), the side this pass takes
- * anyway. */
-#define HSCAN_REFS_ENTRIES 65536
-#define HSCAN_REFS_MS 100
-
-/* one more entry looked at: false (and incomplete) once the budget is out */
-static bool refs_budget(struct hscan *h)
-{
-	if (h->refs_left <= 0)
-		return false;
-	if (--h->refs_left % 64 == 0 && now_ms() >= h->refs_end_ms)
-		h->refs_left = 0;
-	if (h->refs_left <= 0) {
-		h->incomplete = true;
-		dbg("lock holder scan: references past the budget (%d entries, %d ms): kept", HSCAN_REFS_ENTRIES,
-		    HSCAN_REFS_MS);
-		return false;
-	}
-	return true;
-}
+ * unix sockets, 1.1 s for one lock request). It spends what is left of the
+ * scan's budget (scan_budget); past it the answer is "cannot tell"
+ * (incomplete: the holders are kept), the side this pass takes anyway. */
 
 static void hscan_maps_line(struct hscan *h, const char *line)
 {
@@ -493,7 +506,7 @@ static void hscan_maps(struct hscan *h, struct task *t)
 		}
 		while ((nl = strchr(line, '\n'))) {
 			*nl = 0;
-			if (!refs_budget(h)) {
+			if (!scan_budget(h)) {
 				close(f);
 				return;
 			}
@@ -510,7 +523,7 @@ static void hscan_maps(struct hscan *h, struct task *t)
 		buf[have] = 0;
 		if (have == sizeof buf - 1) {
 			/* a line past 8 KiB (a long path): its inode comes first */
-			if (!refs_budget(h))
+			if (!scan_budget(h))
 				break;
 			hscan_maps_line(h, buf);
 			have = 0;
@@ -557,7 +570,7 @@ static bool hscan_queued(struct hscan *h, struct task *t)
 			h->abandoned = true;
 			break;
 		}
-		if (!refs_budget(h))
+		if (!scan_budget(h))
 			break; /* incomplete: kept */
 		char path[48], lnk[32];
 		snprintf(path, sizeof path, "%d/fd/%d", t->vtgid, fds[i]);
@@ -582,7 +595,7 @@ static int hscan_refs_leader(struct task *t, void *arg)
 {
 	struct hscan *h = arg;
 	hscan_maps(h, t);
-	return h->left == 0 || h->abandoned || h->refs_left <= 0;
+	return h->left == 0 || h->abandoned || h->budget_left <= 0;
 }
 
 static int hscan_sock_leader(struct task *t, void *arg)
@@ -593,15 +606,13 @@ static int hscan_sock_leader(struct task *t, void *arg)
 			h->found[i] = true; /* which one is in flight cannot be told */
 		h->left = 0;
 	}
-	return h->left == 0 || h->abandoned || h->refs_left <= 0;
+	return h->left == 0 || h->abandoned || h->budget_left <= 0;
 }
 
 /* The holders no fd table showed: kept if an mmap or a queued socket may
  * hold them (above). */
 static void hscan_refs(struct hscan *h)
 {
-	h->refs_left = HSCAN_REFS_ENTRIES;
-	h->refs_end_ms = now_ms() + HSCAN_REFS_MS;
 	task_for_each_leader(h->sb, hscan_refs_leader, h);
 	if (h->left > 0 && !h->abandoned && !h->incomplete)
 		task_for_each_leader(h->sb, hscan_sock_leader, h);
@@ -654,6 +665,8 @@ static int holder_scan(struct sc_call *c, unsigned long since)
 	if (h.n > 1)
 		qsort(h.o, (size_t)h.n, sizeof *h.o, kcmp_order);
 	if (h.n > 0 && c->sb && c->sb->guest_procfd >= 0) {
+		h.budget_left = HSCAN_ENTRIES;
+		h.budget_end_ms = now_ms() + HSCAN_MS;
 		h.first = true;
 		task_for_each_leader(c->sb, hscan_leader, &h);
 		h.first = false;

@@ -19,6 +19,9 @@
  *              ARGTRAP(rules, ...) list, which go to the sentry and are
  *              answered by the row's handler (sysent.argtrap; the handler
  *              column names sys_<name> as for EMULATE)
+ *            | FAST_TRAP_UNLESS(rules): native only for the calls matching
+ *              an entry of the ARGALLOW(rules, ...) list; every other call
+ *              goes to the row's handler (as FAST_TRAP)
  *   handler  sys_<name> for EMULATE rows, NONE_H otherwise
  *   status   FULL | PARTIAL | NONE
  *
@@ -48,6 +51,7 @@
 #define SC_CLS_FAST_EXCEPT(r, e)   .cls = SC_FAST, .err = (e), .deny = sc_argdeny_##r
 #define SC_CLS_FAST_ONLY(r, e)     .cls = SC_FAST, .err = (e), .allow = sc_argallow_##r
 #define SC_CLS_FAST_TRAP(r)        .cls = SC_FAST, .deny = sc_argdeny_##r, .argtrap = 1
+#define SC_CLS_FAST_TRAP_UNLESS(r) .cls = SC_FAST, .allow = sc_argallow_##r, .argtrap = 1
 #define SC_CLS_EXEC_UNLESS(r)      .cls = SC_EXEC, .allow = sc_argallow_##r
 #define SC_CLASS(cls)              SC_CLS_##cls
 

@@ -332,6 +332,44 @@ for n, s in (("netd", u), ("own", own)):
 print(", ".join(out))' </dev/null 2>&1)" "netd EPERM, own EPERM"
 }
 
+# netd_socket_option_allowlist NAME RUN ADDR PORT (hyg33): a socket option
+# on a socket moat-netd connected (the host's namespace) runs against the
+# host's stack, and every option but a list of refused ones ran natively:
+# TCP_TX_DELAY (turns a host-wide static key on: now EPERM on every
+# socket, as no client sets it), SO_INCOMING_CPU,
+# SO_TXREHASH, SO_ZEROCOPY, IP_TTL (TTL games on the host's wire),
+# IP_OPTIONS (a source route), IP_MTU_DISCOVER, IP_RECVERR_RFC4884, on TCP
+# and UDP. Now only the options real clients set after connect (curl, git,
+# node, ssh: TCP_NODELAY, the keepalive ones, IP_TOS...) run there; the
+# rest is EPERM on a socket of the host's, and made by moat-netd on the
+# guest's own sockets. On main: every one set ("tcp ok" throughout).
+netd_socket_option_allowlist() {
+	local name=$1 run=$2 addr=$3 port=$4
+	expect_eq "$name" "$("$run" timeout 60 "$MOAT" run --net allow="$addr:$port",127.0.0.1:9/udp -- "$PY" -c '
+import socket, struct, errno, sys
+IP, TCP, SOL = socket.IPPROTO_IP, socket.IPPROTO_TCP, socket.SOL_SOCKET
+def t(s, lv, n, v):
+    try: s.setsockopt(lv, n, v); return "ok"
+    except OSError as e: return errno.errorcode.get(e.errno, str(e))
+tc = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.sendto(b"x", ("127.0.0.1", 9))
+own = socket.socket(); ownu = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+allowed = [(TCP, socket.TCP_NODELAY, 1), (SOL, socket.SO_KEEPALIVE, 1), (TCP, socket.TCP_KEEPIDLE, 30),
+           (TCP, socket.TCP_KEEPINTVL, 10), (TCP, socket.TCP_KEEPCNT, 3), (IP, socket.IP_TOS, 16),
+           (SOL, socket.SO_LINGER, struct.pack("ii", 1, 5)), (TCP, 18, 5000), (SOL, socket.SO_RCVBUF, 65536)]
+refused = [(SOL, 49, 0), (SOL, 74, 1), (SOL, 60, 1), (IP, socket.IP_TTL, 1),
+           (IP, 4, b"\x01\x01\x01\x00"), (IP, 10, 2), (IP, 26, 1)]
+out = []
+for n, s in (("tcp", tc), ("own", own)):
+    out.append(n + " allowed " + " ".join(sorted(set(t(s, *o) for o in allowed))))
+    out.append(n + " others " + " ".join(sorted(set(t(s, *o) for o in refused))))
+out.append("txdelay " + t(tc, TCP, 37, 1000) + " " + t(own, TCP, 37, 1000))
+for n, s in (("udp", u), ("ownudp", ownu)):
+    out.append(n + " " + " ".join(sorted(set(t(s, *o) for o in [(IP, socket.IP_TTL, 1), (IP, 10, 2), (SOL, 60, 1), (IP, socket.IP_TOS, 16)]))))
+print(", ".join(out))' "$addr" "$port" </dev/null 2>&1)" \
+	"tcp allowed ok, tcp others EPERM, own allowed ok, own others ok, txdelay EPERM EPERM, udp EPERM ok, ownudp ok"
+}
+
 # netd_socket_unix_bind_race NAME RUN ADDR PORT (red team 60): see
 # tests/syscalls/race_bind_unix.c. A sanity case for the self-check:
 # natively the kernel reads the guest's own address (an AF_UNIX path, no
@@ -382,6 +420,7 @@ while True: s.accept()[0].close()' "$T_TMP/lo6.port" </dev/null >/dev/null 2>&1 
 	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/lo6.port" ] && break; sleep 0.1; done
 	netd_socket_no_host_flowlabel rootless_netd_socket_no_host_flowlabel env "$(cat "$T_TMP/lo6.port")"
 	netd_socket_no_udp_encap rootless_netd_socket_no_udp_encap env
+	netd_socket_option_allowlist rootless_netd_socket_option_allowlist env 127.0.0.1 "$lport"
 	netd_socket_unix_bind_race rootless_netd_socket_unix_bind_swap_race env 127.0.0.1 "$lport"
 	expect_eq rootless_netd_sockets_bounded_timewait \
 		"$(netd_sockets_bounded_timewait x env 127.0.0.1 "$(cat "$T_TMP/eof.port")" 40)" "tcp 16/40 EADDRNOTAVAIL"
@@ -951,6 +990,7 @@ at_exit "kill -9 $!"
 for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/lo6.port" ] && break; sleep 0.1; done
 netd_socket_no_host_flowlabel netd_socket_no_host_flowlabel in_outer "$(cat "$T_TMP/lo6.port")"
 netd_socket_no_udp_encap netd_socket_no_udp_encap in_outer
+netd_socket_option_allowlist netd_socket_option_allowlist in_outer 10.200.0.2 "$fport"
 # the outer namespace's range cut to 100 ports for this case (its TIME_WAIT
 # sockets then last a minute: the range is put back at once after)
 eof_srv in_far 10.200.0.2 "$T_TMP/eof.port"

@@ -45,6 +45,9 @@
  *                       flock of another description: prints "lockrefs
  *                       granted|EAGAIN fast|slow S" (review 55: moat's look
  *                       for references no fd shows read every socket)
+ *   lockrefs NP NS ND L the same, each process with ND dups of stdin too;
+ *                       "fast" under L seconds (hyg33: the fd search of the
+ *                       holder scan had no budget)
  */
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -770,9 +773,9 @@ static int tracerexec(const char *self, int fail)
 	return e == EFAULT ? 0 : 1;
 }
 
-static int lockrefs(int np, int ns)
+static int lockrefs(int np, int ns, int nd, double limit)
 {
-	struct rlimit rl = { (rlim_t)ns + 64, (rlim_t)ns + 64 };
+	struct rlimit rl = { (rlim_t)ns + (rlim_t)nd + 64, (rlim_t)ns + (rlim_t)nd + 64 };
 	setrlimit(RLIMIT_NOFILE, &rl);
 	int rdy[2], stop[2];
 	if (pipe(rdy) || pipe(stop))
@@ -789,6 +792,9 @@ static int lockrefs(int np, int ns)
 				if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
 					break;
 			}
+			for (int j = 0; j < nd; j++)
+				if (dup(0) < 0)
+					break;
 			write(rdy[1], "r", 1);
 			char b;
 			read(stop[0], &b, 1);
@@ -826,7 +832,7 @@ static int lockrefs(int np, int ns)
 	unlink("lockrefs.file");
 	free(kids);
 	printf("lockrefs %s %s %.2f\n", r == 0 ? "granted" : e == EWOULDBLOCK ? "EAGAIN" : strerror(e),
-	       s < 5 ? "fast" : "slow", s);
+	       s < limit ? "fast" : "slow", s);
 	return 0;
 }
 
@@ -864,7 +870,8 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "threadstorm"))
 		return threadstorm(atoi(argv[2]));
 	if (argc >= 4 && !strcmp(argv[1], "lockrefs"))
-		return lockrefs(atoi(argv[2]), atoi(argv[3]));
+		return lockrefs(atoi(argv[2]), atoi(argv[3]), argc >= 5 ? atoi(argv[4]) : 0,
+				argc >= 6 ? atof(argv[5]) : 5);
 	if (argc >= 3 && !strcmp(argv[1], "forkstorm"))
 		return forkstorm(atoi(argv[2]));
 	fprintf(stderr, "usage: see the source\n");

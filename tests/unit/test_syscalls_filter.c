@@ -214,7 +214,7 @@ static void serve(int lfd, pid_t pid, struct seen *s, int *status)
 
 			if (!e)
 				resp.error = -ENOSYS;
-			else if (e->argtrap && sc_argdeny_match(e, args))
+			else if (e->argtrap && sc_argtrap_match(e, args))
 				/* the handler would answer: sys_ioctl denies all
 				 * but TIOCSCTTY on the sandbox's ptys */
 				resp.error = req.data.nr == SYS_ioctl ? -EPERM : -ENOLCK;

@@ -338,9 +338,10 @@ print(", ".join(out))' </dev/null 2>&1)" "netd EPERM, own EPERM"
 # TCP_TX_DELAY (turns a host-wide static key on: now EPERM on every
 # socket, as no client sets it), SO_INCOMING_CPU,
 # SO_TXREHASH, SO_ZEROCOPY, IP_TTL (TTL games on the host's wire),
-# IP_OPTIONS (a source route), IP_MTU_DISCOVER, IP_RECVERR_RFC4884, on TCP
+# IP_OPTIONS (a source route), IP_RECVERR_RFC4884, on TCP
 # and UDP. Now only the options real clients set after connect (curl, git,
-# node, ssh: TCP_NODELAY, the keepalive ones, IP_TOS...) run there; the
+# node, ssh: TCP_NODELAY, the keepalive ones, IP_TOS...; and IP_RECVERR,
+# IP_MTU_DISCOVER, which glibc's resolver and QUIC stacks set) run there; the
 # rest is EPERM on a socket of the host's, and made by moat-netd on the
 # guest's own sockets. On main: every one set ("tcp ok" throughout).
 netd_socket_option_allowlist() {
@@ -356,16 +357,17 @@ u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.sendto(b"x", ("127.0.0.1
 own = socket.socket(); ownu = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 allowed = [(TCP, socket.TCP_NODELAY, 1), (SOL, socket.SO_KEEPALIVE, 1), (TCP, socket.TCP_KEEPIDLE, 30),
            (TCP, socket.TCP_KEEPINTVL, 10), (TCP, socket.TCP_KEEPCNT, 3), (IP, socket.IP_TOS, 16),
-           (SOL, socket.SO_LINGER, struct.pack("ii", 1, 5)), (TCP, 18, 5000), (SOL, socket.SO_RCVBUF, 65536)]
+           (SOL, socket.SO_LINGER, struct.pack("ii", 1, 5)), (TCP, 18, 5000), (SOL, socket.SO_RCVBUF, 65536),
+           (IP, 10, 2), (IP, 11, 1)]
 refused = [(SOL, 49, 0), (SOL, 74, 1), (SOL, 60, 1), (IP, socket.IP_TTL, 1),
-           (IP, 4, b"\x01\x01\x01\x00"), (IP, 10, 2), (IP, 26, 1)]
+           (IP, 4, b"\x01\x01\x01\x00"), (IP, 26, 1)]
 out = []
 for n, s in (("tcp", tc), ("own", own)):
     out.append(n + " allowed " + " ".join(sorted(set(t(s, *o) for o in allowed))))
     out.append(n + " others " + " ".join(sorted(set(t(s, *o) for o in refused))))
 out.append("txdelay " + t(tc, TCP, 37, 1000) + " " + t(own, TCP, 37, 1000))
 for n, s in (("udp", u), ("ownudp", ownu)):
-    out.append(n + " " + " ".join(sorted(set(t(s, *o) for o in [(IP, socket.IP_TTL, 1), (IP, 10, 2), (SOL, 60, 1), (IP, socket.IP_TOS, 16)]))))
+    out.append(n + " " + " ".join(sorted(set(t(s, *o) for o in [(IP, socket.IP_TTL, 1), (SOL, 60, 1), (IP, socket.IP_TOS, 16), (IP, 11, 1)]))))
 print(", ".join(out))' "$addr" "$port" </dev/null 2>&1)" \
 	"tcp allowed ok, tcp others EPERM, own allowed ok, own others ok, txdelay EPERM EPERM, udp EPERM ok, ownudp ok"
 }

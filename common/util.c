@@ -667,3 +667,18 @@ size_t moat_quote_path(char *out, size_t cap, const char *prefix, const char *s,
 	out[o] = 0;
 	return o;
 }
+
+ssize_t read_text_at(int dfd, const char *path, char *buf, size_t size)
+{
+	if (size < 2)
+		return -1;
+	int fd = openat(dfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}

@@ -69,26 +69,14 @@ static int slot_sentry_alive(int dfd, unsigned s)
 {
 	char name[24], buf[32], path[48], st[4096];
 	snprintf(name, sizeof name, "%u.pid", s);
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	if (read_text_at(dfd, name, buf, sizeof buf) < 0)
 		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	long pid = strtol(buf, NULL, 10);
 	if (pid <= 0 || pid == getpid())
 		return 0;
 	snprintf(path, sizeof path, "/proc/%ld/status", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_text_at(AT_FDCWD, path, st, sizeof st) < 0)
 		return 0; /* gone */
-	n = read(fd, st, sizeof st - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	st[n] = 0;
 	const char *u = strstr(st, "\nUid:");
 	unsigned long want = MOAT_UID_BASE + s * MOAT_UID_BLOCK;
 	if (!u)

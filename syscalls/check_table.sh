@@ -10,7 +10,7 @@
 #    minijail's gen_syscalls.sh does) has a row with the same number, and no
 #    row gives a header number to another name. Rows the header does not know
 #    are allowed: the build host's headers may be older than the kernel.
-# 4. EMULATE, FAST_TRAP and FAST_TRAP_UNLESS rows name the handler sys_<name>; other rows NONE_H.
+# 4. EMULATE, FAST_TRAP and FAST_TRAP_UNLESS[_NET] rows name the handler sys_<name>; other rows NONE_H.
 # 5. No more PATH/STR and OPEN_HOW/SOCKADDR arguments per row than the
 #    pipeline has copy-in slots for (strbuf/structbuf of struct sc_call, read
 #    from sc.h next to the .def).
@@ -58,7 +58,7 @@ BEGIN {
 		hname[f[2] + 0] = f[1]
 	}
 	re = "^SYSCALL\\(([0-9]+), ([a-z0-9_]+), ARGS\\(((A_[A-Z_]+)(, A_[A-Z_]+)*)?\\), " \
-	     "(FAST|EMULATE|EXEC|KILL|DENY_ERR\\(E[A-Z0-9]+\\)|FAST_EXCEPT\\([a-z0-9_]+, E[A-Z0-9]+\\)|FAST_ONLY\\([a-z0-9_]+, E[A-Z0-9]+\\)|FAST_TRAP\\([a-z0-9_]+\\)|FAST_TRAP_UNLESS\\([a-z0-9_]+\\)|EXEC_UNLESS\\([a-z0-9_]+\\)), " \
+	     "(FAST|EMULATE|EXEC|KILL|DENY_ERR\\(E[A-Z0-9]+\\)|FAST_EXCEPT\\([a-z0-9_]+, E[A-Z0-9]+\\)|FAST_ONLY\\([a-z0-9_]+, E[A-Z0-9]+\\)|FAST_TRAP\\([a-z0-9_]+\\)|FAST_TRAP_UNLESS\\([a-z0-9_]+\\)|FAST_TRAP_UNLESS_NET\\([a-z0-9_]+, [a-z0-9_]+\\)|EXEC_UNLESS\\([a-z0-9_]+\\)), " \
 	     "([a-z0-9_]+|NONE_H), (FULL|PARTIAL|NONE), \"[^\"]*\"\\)$"
 	last = -1
 }
@@ -76,7 +76,7 @@ BEGIN {
 	s = substr(s, index(s, "ARGS(") + 5)
 	args = substr(s, 1, index(s, ")") - 1)
 	s = substr(s, index(s, ")") + 3)
-	if (s ~ /^(DENY_ERR|FAST_EXCEPT|FAST_ONLY|FAST_TRAP_UNLESS|FAST_TRAP|EXEC_UNLESS)\(/) {
+	if (s ~ /^(DENY_ERR|FAST_EXCEPT|FAST_ONLY|FAST_TRAP_UNLESS_NET|FAST_TRAP_UNLESS|FAST_TRAP|EXEC_UNLESS)\(/) {
 		cls = substr(s, 1, index(s, "(") - 1)
 		s = substr(s, index(s, ")") + 3)
 	} else {
@@ -108,11 +108,11 @@ BEGIN {
 		printf "check_table: %d is %s in the table but %s in <asm/unistd.h>\n", nr, name, hname[nr] > "/dev/stderr"
 		bad = 1
 	}
-	if ((cls == "EMULATE" || cls == "FAST_TRAP" || cls == "FAST_TRAP_UNLESS") && handler != "sys_" name) {
+	if ((cls == "EMULATE" || cls == "FAST_TRAP" || cls == "FAST_TRAP_UNLESS" || cls == "FAST_TRAP_UNLESS_NET") && handler != "sys_" name) {
 		printf "check_table: %s: %s row needs handler sys_%s, has %s\n", name, cls, name, handler > "/dev/stderr"
 		bad = 1
 	}
-	if (cls != "EMULATE" && cls != "FAST_TRAP" && cls != "FAST_TRAP_UNLESS" && handler != "NONE_H") {
+	if (cls != "EMULATE" && cls != "FAST_TRAP" && cls != "FAST_TRAP_UNLESS" && cls != "FAST_TRAP_UNLESS_NET" && handler != "NONE_H") {
 		printf "check_table: %s: %s row must have NONE_H, has %s\n", name, cls, handler > "/dev/stderr"
 		bad = 1
 	}

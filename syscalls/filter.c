@@ -206,6 +206,76 @@ static int add_fast_allow(scmp_filter_ctx ctx, const struct sysent *e)
 	return 0;
 }
 
+/* FAST_TRAP_UNLESS_NET without moat-netd: ALLOW but for the trap_nonet
+ * entries, each a pair of rules on the same two arguments A and B (a level
+ * and an option name): the complement, as add_fast_with_rules makes it, in
+ * two parts that never overlap — the values of A no entry names (one
+ * comparison on A), and for each value of A an entry names, the values of
+ * B no entry of that value names (two comparisons). Every value of A an
+ * entry names must share one mask, so those values never overlap either. */
+static int add_fast_trap_pairs(scmp_filter_ctx ctx, const struct sysent *e)
+{
+	const struct sc_argdeny *lv[40], *nm[40];
+	struct term_set *set __attribute__((cleanup(cleanup_freep))) = calloc(1, sizeof *set);
+	const struct sc_argallow *t = e->trap_nonet;
+	int nl = 0, ret;
+
+	if (!set)
+		return -ENOMEM;
+	for (const struct sc_argallow *m = t; m->ncmp; m++) {
+		if (m->ncmp != 2 || m->cmp[0].arg != t->cmp[0].arg || m->cmp[1].arg != t->cmp[1].arg ||
+		    m->cmp[0].arg < 0 || m->cmp[0].arg >= SC_MAXARGS || m->cmp[1].arg < 0 ||
+		    m->cmp[1].arg >= SC_MAXARGS || m->cmp[0].arg == m->cmp[1].arg ||
+		    rule_mask(&m->cmp[0]) != rule_mask(&t->cmp[0]))
+			return -EINVAL;
+		int k = 0;
+		while (k < nl && lv[k]->value != m->cmp[0].value)
+			k++;
+		if (k == nl) {
+			if (nl == (int)ARRAY_SIZE(lv))
+				return -E2BIG;
+			lv[nl++] = &m->cmp[0];
+		}
+	}
+	unsigned a = (unsigned)t->cmp[0].arg, b = (unsigned)t->cmp[1].arg;
+	allow_terms(lv, nl, rule_mask(lv[0]), 0, 0, set);
+	if (set->err)
+		return set->err;
+	for (int i = 0; i < set->n; i++) {
+		struct scmp_arg_cmp c = { .arg = a, .op = SCMP_CMP_MASKED_EQ,
+					  .datum_a = set->t[i].mask, .datum_b = set->t[i].value };
+		if ((ret = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, e->nr, 1, &c)) < 0)
+			return ret;
+	}
+	for (int l = 0; l < nl; l++) {
+		int nn = 0;
+		uint64_t bits = 0;
+		for (const struct sc_argallow *m = t; m->ncmp; m++) {
+			if (m->cmp[0].value != lv[l]->value)
+				continue;
+			if (nn == (int)ARRAY_SIZE(nm))
+				return -E2BIG;
+			nm[nn++] = &m->cmp[1];
+			bits |= rule_mask(&m->cmp[1]);
+		}
+		memset(set, 0, sizeof *set);
+		allow_terms(nm, nn, bits, 0, 0, set);
+		if (set->err)
+			return set->err;
+		for (int i = 0; i < set->n; i++) {
+			struct scmp_arg_cmp c[2] = {
+				{ .arg = a, .op = SCMP_CMP_MASKED_EQ, .datum_a = rule_mask(lv[l]),
+				  .datum_b = lv[l]->value },
+				{ .arg = b, .op = SCMP_CMP_MASKED_EQ, .datum_a = set->t[i].mask,
+				  .datum_b = set->t[i].value },
+			};
+			if ((ret = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, e->nr, 2, c)) < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
 /* EXEC_UNLESS: ALLOW when the one comparison holds, TRACE when it does not
  * (a full mask: SCMP_CMP_NE; a one-bit mask: the bit's other value; the two
  * rules never overlap). */
@@ -249,6 +319,12 @@ int sc_build_guest_filter(scmp_filter_ctx *out, uint32_t notify_nr_extra)
 int sc_build_guest_filter_deny(scmp_filter_ctx *out, uint32_t notify_nr_extra,
 			       const unsigned char *force)
 {
+	return sc_build_guest_filter_net(out, notify_nr_extra, force, false);
+}
+
+int sc_build_guest_filter_net(scmp_filter_ctx *out, uint32_t notify_nr_extra,
+			      const unsigned char *force, bool netd)
+{
 	scmp_filter_ctx ctx;
 	int ret;
 
@@ -281,6 +357,8 @@ int sc_build_guest_filter_deny(scmp_filter_ctx *out, uint32_t notify_nr_extra,
 		case SC_FAST:
 			if (e->deny && e->allow)
 				ret = -EINVAL; /* one kind of rule per row */
+			else if (e->trap_nonet && !netd)
+				ret = add_fast_trap_pairs(ctx, e);
 			else if (e->allow)
 				ret = add_fast_allow(ctx, e);
 			else if (e->deny)
@@ -351,12 +429,11 @@ const struct sc_argdeny *sc_argdeny_match(const struct sysent *e,
 	return NULL;
 }
 
-const struct sc_argallow *sc_argallow_match(const struct sysent *e,
-					    const uint64_t args[SC_MAXARGS])
+/* The entry of the list (ncmp 0 ends it) the args match, or NULL. */
+static const struct sc_argallow *sc_allow_list_match(const struct sc_argallow *list,
+						     const uint64_t args[SC_MAXARGS])
 {
-	if (!e || !e->allow)
-		return NULL;
-	for (const struct sc_argallow *m = e->allow; m->ncmp; m++) {
+	for (const struct sc_argallow *m = list; m->ncmp; m++) {
 		int j;
 
 		for (j = 0; j < m->ncmp && j < SC_ALLOW_MAXCMP; j++) {
@@ -372,10 +449,23 @@ const struct sc_argallow *sc_argallow_match(const struct sysent *e,
 	return NULL;
 }
 
+const struct sc_argallow *sc_argallow_match(const struct sysent *e,
+					    const uint64_t args[SC_MAXARGS])
+{
+	return e && e->allow ? sc_allow_list_match(e->allow, args) : NULL;
+}
+
 bool sc_argtrap_match(const struct sysent *e, const uint64_t args[SC_MAXARGS])
+{
+	return sc_argtrap_match_net(e, args, true);
+}
+
+bool sc_argtrap_match_net(const struct sysent *e, const uint64_t args[SC_MAXARGS], bool netd)
 {
 	if (!e || e->cls != SC_FAST || !e->argtrap)
 		return false;
+	if (e->trap_nonet && !netd)
+		return sc_allow_list_match(e->trap_nonet, args) != NULL;
 	if (e->allow)
 		return sc_argallow_match(e, args) == NULL;
 	return sc_argdeny_match(e, args) != NULL;
@@ -383,6 +473,13 @@ bool sc_argtrap_match(const struct sysent *e, const uint64_t args[SC_MAXARGS])
 
 bool sc_args_native(const struct sysent *e, const uint64_t args[SC_MAXARGS])
 {
+	return sc_args_native_net(e, args, true);
+}
+
+bool sc_args_native_net(const struct sysent *e, const uint64_t args[SC_MAXARGS], bool netd)
+{
+	if (e && e->cls == SC_FAST && e->trap_nonet && !netd)
+		return sc_allow_list_match(e->trap_nonet, args) == NULL;
 	if (e && e->cls == SC_EXEC && e->allow)
 		return sc_argallow_match(e, args) != NULL; /* EXEC_UNLESS */
 	if (!e || e->cls != SC_FAST)

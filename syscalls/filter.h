@@ -52,6 +52,13 @@ int sc_deny_in_filter(int nr);
 int sc_build_guest_filter_deny(scmp_filter_ctx *out, uint32_t notify_nr_extra,
 			       const unsigned char *force);
 
+/* The same, for a sandbox where moat-netd runs (netd true) or not: a
+ * FAST_TRAP_UNLESS_NET row's allow list applies only with moat-netd,
+ * without it only its trap_nonet entries trap. The two others build the
+ * program without moat-netd. */
+int sc_build_guest_filter_net(scmp_filter_ctx *out, uint32_t notify_nr_extra,
+			      const unsigned char *force, bool netd);
+
 /* The BPF program of ctx in out->filter (malloc'ed, the caller frees it) and
  * out->len. Returns 0 or -errno. */
 int sc_filter_export(scmp_filter_ctx ctx, struct sock_fprog *out);
@@ -62,6 +69,10 @@ int sc_filter_export(scmp_filter_ctx ctx, struct sock_fprog *out);
  * out->filter is malloc'ed. Returns 0 or -errno. */
 int sc_guest_filter_prebuilt(uint32_t notify_nr_extra, const unsigned char *force,
 			     struct sock_fprog *out);
+/* The same, gen_filter.c's program for a sandbox with moat-netd (netd
+ * true: sc_build_guest_filter_net's) or without. */
+int sc_guest_filter_prebuilt_net(uint32_t notify_nr_extra, const unsigned char *force, bool netd,
+				 struct sock_fprog *out);
 
 /* xxHash (XXH3, moat_hash) of the exported BPF: the policy version. */
 int sc_filter_hash(scmp_filter_ctx ctx, uint64_t *out);
@@ -80,9 +91,14 @@ const struct sc_argallow *sc_argallow_match(const struct sysent *e,
 /* For a row with argtrap: the call goes to the row's handler (FAST_TRAP: a
  * deny rule matches; FAST_TRAP_UNLESS: no allow-list entry does). */
 bool sc_argtrap_match(const struct sysent *e, const uint64_t args[SC_MAXARGS]);
+/* The same for a filter built with or without moat-netd (the two above:
+ * with it, the stricter; a call a filter without moat-netd traps is
+ * trapped with it too). */
+bool sc_argtrap_match_net(const struct sysent *e, const uint64_t args[SC_MAXARGS], bool netd);
 
 /* Whether the filter lets this call run natively: a FAST row whose deny
  * rules do not match and whose allow list (if any) does. */
 bool sc_args_native(const struct sysent *e, const uint64_t args[SC_MAXARGS]);
+bool sc_args_native_net(const struct sysent *e, const uint64_t args[SC_MAXARGS], bool netd);
 
 #endif

@@ -1,6 +1,7 @@
 /* syscalls/filter_prebuilt.c - the guest's seccomp program without libseccomp
  * at run time: the array gen_filter.c wrote at build time, with the numbers
- * --deny names sent to the sentry by a prefix:
+ * --deny names sent to the sentry by a prefix (two arrays: without
+ * moat-netd and with it, sc_build_guest_filter_net):
  *
  *   ld arch; jeq AUDIT_ARCH ? next : ja base   (the base answers a foreign arch)
  *   ld nr;   jeq d1 ? ret USER_NOTIF : next; ... (one pair per denied number)
@@ -21,10 +22,20 @@
 extern const uint32_t sc_guest_bpf_extra;
 extern const unsigned short sc_guest_bpf_len;
 extern const struct sock_filter sc_guest_bpf[];
+extern const unsigned short sc_guest_bpf_net_len;
+extern const struct sock_filter sc_guest_bpf_net[];
 
 int sc_guest_filter_prebuilt(uint32_t notify_nr_extra, const unsigned char *force,
 			     struct sock_fprog *out)
 {
+	return sc_guest_filter_prebuilt_net(notify_nr_extra, force, false, out);
+}
+
+int sc_guest_filter_prebuilt_net(uint32_t notify_nr_extra, const unsigned char *force, bool netd,
+				 struct sock_fprog *out)
+{
+	const struct sock_filter *base = netd ? sc_guest_bpf_net : sc_guest_bpf;
+	size_t base_len = netd ? sc_guest_bpf_net_len : sc_guest_bpf_len;
 	size_t nd = 0, n = 0;
 	struct sock_filter *p;
 
@@ -34,7 +45,7 @@ int sc_guest_filter_prebuilt(uint32_t notify_nr_extra, const unsigned char *forc
 		return -EINVAL;
 	for (int nr = 0; force && nr < SC_NR_MAX; nr++)
 		nd += force[nr] != 0;
-	size_t len = sc_guest_bpf_len + (nd ? 4 + 2 * nd : 0);
+	size_t len = base_len + (nd ? 4 + 2 * nd : 0);
 	if (len > BPF_MAXINSNS)
 		return -E2BIG;
 	p = malloc(len * sizeof *p);
@@ -56,7 +67,7 @@ int sc_guest_filter_prebuilt(uint32_t notify_nr_extra, const unsigned char *forc
 							      SECCOMP_RET_USER_NOTIF);
 		}
 	}
-	memcpy(p + n, sc_guest_bpf, sc_guest_bpf_len * sizeof *p);
+	memcpy(p + n, base, base_len * sizeof *p);
 	out->filter = p;
 	out->len = (unsigned short)len;
 	return 0;

@@ -1,7 +1,8 @@
 /* syscalls/gen_filter.c - build step: the guest's seccomp program, compiled
  * once from the table by libseccomp (filter.c) and written out as a C array
  * (guest_bpf.c in the build tree, linked into moat_syscalls_bpf). The sentry
- * then installs it without building anything at run time; options that
+ * then installs it without building anything at run time (two programs:
+ * without moat-netd and with it); options that
  * change it (--deny) prepend a few instructions (filter_prebuilt.c).
  *
  * usage: moat-gen-filter OUT.c */
@@ -12,22 +13,30 @@
 #include "loader/loader_abi.h"
 #include "syscalls/filter.h"
 
-int main(int argc, char **argv)
+static int build(bool netd, struct sock_fprog *prog)
 {
 	scmp_filter_ctx ctx;
-	struct sock_fprog prog;
+
+	if (sc_build_guest_filter_net(&ctx, MOAT_SYS_LOADER, NULL, netd) < 0)
+		return -1;
+	int r = sc_filter_export(ctx, prog);
+	seccomp_release(ctx);
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	struct sock_fprog prog, net;
 	FILE *f;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s OUT.c\n", argv[0]);
 		return 2;
 	}
-	if (sc_build_guest_filter_deny(&ctx, MOAT_SYS_LOADER, NULL) < 0 ||
-	    sc_filter_export(ctx, &prog) < 0) {
+	if (build(false, &prog) < 0 || build(true, &net) < 0) {
 		fprintf(stderr, "%s: cannot build the guest filter\n", argv[0]);
 		return 1;
 	}
-	seccomp_release(ctx);
 	f = fopen(argv[1], "w");
 	if (!f) {
 		perror(argv[1]);
@@ -40,8 +49,13 @@ int main(int argc, char **argv)
 		   "const struct sock_filter sc_guest_bpf[] = {\n",
 		MOAT_SYS_LOADER, prog.len);
 	bpf_write_c_array(f, &prog);
+	fprintf(f, "};\n\n/* with moat-netd (--net rules) */\n"
+		   "const unsigned short sc_guest_bpf_net_len = %u;\n"
+		   "const struct sock_filter sc_guest_bpf_net[] = {\n", net.len);
+	bpf_write_c_array(f, &net);
 	fprintf(f, "};\n");
 	free(prog.filter);
+	free(net.filter);
 	if (fclose(f) != 0) {
 		perror(argv[1]);
 		return 1;

@@ -112,6 +112,9 @@ struct sysent {
 	const struct sc_argallow *allow;/* FAST only: allow list, or NULL */
 	uint8_t argtrap;              /* FAST_TRAP: calls matching `deny` go to
 				       * `handler` (not denied with `err`) */
+	const struct sc_argallow *trap_nonet;/* FAST_TRAP_UNLESS_NET: the
+				       * allow list is moat-netd's; without it
+				       * native but for these entries, or NULL */
 };
 
 /* Highest x86_64 number in the table + 1. */

@@ -22,6 +22,12 @@
  *            | FAST_TRAP_UNLESS(rules): native only for the calls matching
  *              an entry of the ARGALLOW(rules, ...) list; every other call
  *              goes to the row's handler (as FAST_TRAP)
+ *            | FAST_TRAP_UNLESS_NET(rules, always): as FAST_TRAP_UNLESS
+ *              when moat-netd runs (--net rules); without it native except
+ *              the calls matching an entry of the ARGALLOW(always, ...)
+ *              list, each a MATCH of two RULEs on the same two arguments
+ *              (setsockopt's (level, name) pairs; filter.c
+ *              add_fast_trap_pairs), which go to the row's handler
  *   handler  sys_<name> for EMULATE rows, NONE_H otherwise
  *   status   FULL | PARTIAL | NONE
  *
@@ -52,6 +58,8 @@
 #define SC_CLS_FAST_ONLY(r, e)     .cls = SC_FAST, .err = (e), .allow = sc_argallow_##r
 #define SC_CLS_FAST_TRAP(r)        .cls = SC_FAST, .deny = sc_argdeny_##r, .argtrap = 1
 #define SC_CLS_FAST_TRAP_UNLESS(r) .cls = SC_FAST, .allow = sc_argallow_##r, .argtrap = 1
+#define SC_CLS_FAST_TRAP_UNLESS_NET(r, t) \
+	.cls = SC_FAST, .allow = sc_argallow_##r, .trap_nonet = sc_argallow_##t, .argtrap = 1
 #define SC_CLS_EXEC_UNLESS(r)      .cls = SC_EXEC, .allow = sc_argallow_##r
 #define SC_CLASS(cls)              SC_CLS_##cls
 

@@ -372,6 +372,28 @@ print(", ".join(out))' "$addr" "$port" </dev/null 2>&1)" \
 	"tcp allowed ok, tcp others EPERM, own allowed ok, own others ok, txdelay EPERM EPERM, udp EPERM ok, ownudp ok"
 }
 
+# socket_options_without_netd NAME RUN (hyg34): without --net rules no
+# socket of the guest's is the host's, so the guest filter traps only the
+# socket options the sentry decides whatever the namespace: TCP_TX_DELAY and
+# UDP_ENCAP (host-wide static keys), IPV6_RTHDR (a caller's inherited
+# socket), still EPERM; the others (IP_TTL, SO_INCOMING_CPU, SO_ZEROCOPY)
+# run natively, no trace line (on main: 6 traced, every option a
+# notification for nothing). Natively (fake-moat) the three are set.
+socket_options_without_netd() {
+	local name=$1 run=$2
+	expect_eq "$name" "$("$run" timeout 60 "$MOAT" run --trace -- "$PY" -c '
+import socket, errno
+def t(s, lv, n, v):
+    try: s.setsockopt(lv, n, v); return "ok"
+    except OSError as e: return errno.errorcode.get(e.errno, str(e))
+s = socket.socket(); u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s6 = socket.socket(socket.AF_INET6)
+print("native", t(s, socket.IPPROTO_IP, socket.IP_TTL, 7), t(s, socket.SOL_SOCKET, 49, 0), t(s, socket.SOL_SOCKET, 60, 1))
+print("refused", t(s, socket.IPPROTO_TCP, 37, 1000), t(u, socket.IPPROTO_UDP, 100, 2),
+      t(s6, socket.IPPROTO_IPV6, 57, bytes([0, 0, 4, 0, 0, 0, 0, 0])))' </dev/null 2>&1 |
+		awk '/^\[moat [0-9]+\] setsockopt\(/ { n++; next } /^(native|refused)/ { printf "%s, ", $0 } END { print "traced " n + 0 }')" \
+		"native ok ok ok, refused EPERM EPERM EPERM, traced 3"
+}
+
 # netd_socket_unix_bind_race NAME RUN ADDR PORT (red team 60): see
 # tests/syscalls/race_bind_unix.c. A sanity case for the self-check:
 # natively the kernel reads the guest's own address (an AF_UNIX path, no
@@ -423,6 +445,7 @@ while True: s.accept()[0].close()' "$T_TMP/lo6.port" </dev/null >/dev/null 2>&1 
 	netd_socket_no_host_flowlabel rootless_netd_socket_no_host_flowlabel env "$(cat "$T_TMP/lo6.port")"
 	netd_socket_no_udp_encap rootless_netd_socket_no_udp_encap env
 	netd_socket_option_allowlist rootless_netd_socket_option_allowlist env 127.0.0.1 "$lport"
+	socket_options_without_netd rootless_socket_options_without_netd env
 	netd_socket_unix_bind_race rootless_netd_socket_unix_bind_swap_race env 127.0.0.1 "$lport"
 	expect_eq rootless_netd_sockets_bounded_timewait \
 		"$(netd_sockets_bounded_timewait x env 127.0.0.1 "$(cat "$T_TMP/eof.port")" 40)" "tcp 16/40 EADDRNOTAVAIL"
@@ -993,6 +1016,7 @@ for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/lo6.port" ] && break; sleep 0.1; don
 netd_socket_no_host_flowlabel netd_socket_no_host_flowlabel in_outer "$(cat "$T_TMP/lo6.port")"
 netd_socket_no_udp_encap netd_socket_no_udp_encap in_outer
 netd_socket_option_allowlist netd_socket_option_allowlist in_outer 10.200.0.2 "$fport"
+socket_options_without_netd socket_options_without_netd in_outer
 # the outer namespace's range cut to 100 ports for this case (its TIME_WAIT
 # sockets then last a minute: the range is put back at once after)
 eof_srv in_far 10.200.0.2 "$T_TMP/eof.port"

@@ -8,6 +8,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -61,6 +62,15 @@ Test(syscalls_prebuilt, same_program_as_libseccomp)
 	free(b.filter);
 	/* only for the loader's number it was built with */
 	cr_assert_eq(sc_guest_filter_prebuilt(0, NULL, &b), -EINVAL);
+	/* and the program for a sandbox with moat-netd */
+	cr_assert_eq(sc_build_guest_filter_net(&ctx, MOAT_SYS_LOADER, NULL, true), 0);
+	cr_assert_eq(sc_filter_export(ctx, &a), 0);
+	seccomp_release(ctx);
+	cr_assert_eq(sc_guest_filter_prebuilt_net(MOAT_SYS_LOADER, NULL, true, &b), 0);
+	cr_assert_eq(a.len, b.len, "stale prebuilt netd program: %u vs %u instructions", a.len, b.len);
+	cr_assert_eq(memcmp(a.filter, b.filter, a.len * sizeof a.filter[0]), 0, "stale prebuilt netd program");
+	free(a.filter);
+	free(b.filter);
 }
 
 Test(syscalls_prebuilt, deny_prefix_matches_libseccomp)
@@ -203,4 +213,54 @@ Test(syscalls_prebuilt, program_holds_every_argument_rule)
 	}
 	cr_assert_gt(checked, 100);
 	free(p.filter);
+}
+
+/* FAST_TRAP_UNLESS_NET (setsockopt): without moat-netd the program traps
+ * only the row's trap_nonet pairs, with it everything outside the allow
+ * list; each as the table says, whatever the upper 32 bits (hyg34) */
+Test(syscalls_prebuilt, setsockopt_programs_with_and_without_netd)
+{
+	const struct sysent *e = &sc_table[SYS_setsockopt];
+	const uint64_t levels[] = { 0, 1, 6, 17, 41, 136, 255, 263, 0x100000006ull, 0xffffffff00000001ull };
+	cr_assert_not_null(e->trap_nonet);
+	for (int netd = 0; netd < 2; netd++) {
+		struct sock_fprog p;
+		int trapped = 0, native = 0;
+		cr_assert_eq(sc_guest_filter_prebuilt_net(MOAT_SYS_LOADER, NULL, netd, &p), 0);
+		for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++)
+			for (uint64_t name = 0; name < 140; name++)
+				for (int hi = 0; hi < 2; hi++) {
+					struct seccomp_data d = { .nr = SYS_setsockopt, .arch = AUDIT_ARCH_X86_64 };
+					uint64_t a[SC_MAXARGS] = { 3, levels[l], name | (hi ? 0xdead00000000ull : 0) };
+					memcpy(d.args, a, sizeof a);
+					int want = sc_args_native_net(e, a, netd);
+					uint32_t act = bpf_run(&p, &d) & SECCOMP_RET_ACTION_FULL;
+					cr_expect_eq(act == SECCOMP_RET_ALLOW, want,
+						     "netd %d level %#llx name %#llx: program %s", netd,
+						     (unsigned long long)a[1], (unsigned long long)a[2],
+						     act == SECCOMP_RET_ALLOW ? "allows" : "traps");
+					cr_expect_eq(!want, sc_argtrap_match_net(e, a, netd));
+					trapped += !want;
+					native += want;
+				}
+		free(p.filter);
+		/* without netd: the 15 pairs alone, and again for the levels
+		 * with junk above bit 31 (TCP's one, SOL_SOCKET's ten), each
+		 * with and without junk in the name; with it most calls trap */
+		if (!netd)
+			cr_assert_eq(trapped, 2 * (15 + 1 + 10), "%d trapped", trapped);
+		else
+			cr_assert_gt(trapped, native);
+	}
+	/* no call the netd-less program traps runs natively with moat-netd */
+	uint64_t a[SC_MAXARGS] = { 0 };
+	for (const struct sc_argallow *m = e->trap_nonet; m->ncmp; m++) {
+		a[1] = m->cmp[0].value, a[2] = m->cmp[1].value;
+		cr_assert_not(sc_args_native_net(e, a, true), "%llu/%llu", (unsigned long long)a[1],
+			      (unsigned long long)a[2]);
+		cr_assert_not(sc_args_native_net(e, a, false));
+	}
+	a[1] = IPPROTO_IP, a[2] = 2; /* IP_TTL: netd's only */
+	cr_assert(sc_args_native_net(e, a, false));
+	cr_assert_not(sc_args_native_net(e, a, true));
 }

@@ -356,6 +356,26 @@ Test(syscalls_table, allow_lists)
 	cr_assert(sc_argtrap_match(sso, a));
 	a[2] = TCP_ULP;
 	cr_assert(sc_argtrap_match(sso, a));
+	/* FAST_TRAP_UNLESS_NET: without moat-netd only the options the
+	 * handler decides whatever the namespace trap (hyg34) */
+	cr_assert_not_null(sso->trap_nonet);
+	cr_assert(sc_args_native_net(sso, a, false)); /* TCP_ULP */
+	a[2] = 37; /* TCP_TX_DELAY: a host-wide static key */
+	cr_assert_not(sc_args_native_net(sso, a, false));
+	cr_assert(sc_argtrap_match_net(sso, a, false));
+	a[1] = IPPROTO_IP, a[2] = IP_TTL;
+	cr_assert(sc_args_native_net(sso, a, false));
+	cr_assert_not(sc_argtrap_match_net(sso, a, false));
+	a[1] = SOL_SOCKET, a[2] = SO_ATTACH_FILTER;
+	cr_assert(sc_argtrap_match_net(sso, a, false));
+	a[1] = IPPROTO_IPV6; /* IPV6_V6ONLY: the pair, not the number */
+	cr_assert(sc_args_native_net(sso, a, false));
+	/* no pair is both native with netd and trapped without it */
+	for (const struct sc_argallow *m = sso->trap_nonet; m->ncmp; m++) {
+		a[1] = m->cmp[0].value, a[2] = m->cmp[1].value;
+		cr_assert_null(sc_argallow_match(sso, a), "%llu/%llu", (unsigned long long)a[1],
+			       (unsigned long long)a[2]);
+	}
 	/* EXEC_UNLESS: sendto/recvfrom without an address run natively */
 	const struct sysent *st = sc_lookup_name("sendto");
 	memset(a, 0, sizeof(a));

@@ -1080,14 +1080,9 @@ long netconn_if_ioctl(struct sc_call *c)
 		c->cont = 1; /* no socket of the host's namespace / per-socket requests */
 		return 0;
 	}
-	cleanup_fd int hfd = sc_getfd(c, (int)c->args[0]);
+	cleanup_fd int hfd = sc_getfd_socket(c, (int)c->args[0], ENOTTY);
 	if (hfd < 0)
 		return hfd;
-	struct stat st;
-	if (fstat(hfd, &st) < 0)
-		return -errno;
-	if (!S_ISSOCK(st.st_mode))
-		return -ENOTTY;
 	if (g_guest_sock < 0 || (cmd != SIOCGIFCONF && !if_read_request(cmd))) {
 		snprintf(c->note, sizeof c->note, "interface request not available with --net rules");
 		return -EOPNOTSUPP;
@@ -1151,14 +1146,9 @@ static long setsockopt_other(struct sc_call *c, int level, int name, socklen_t o
 	uint8_t val[NETD_OPTVAL_MAX];
 	if (optlen && sc_read_guest(c, c->args[3], val, optlen) < 0)
 		return -EFAULT;
-	cleanup_fd int hfd = sc_getfd(c, (int)c->args[0]);
+	cleanup_fd int hfd = sc_getfd_socket(c, (int)c->args[0], ENOTSOCK);
 	if (hfd < 0)
 		return hfd;
-	struct stat st;
-	if (fstat(hfd, &st) < 0)
-		return -errno;
-	if (!S_ISSOCK(st.st_mode))
-		return -ENOTSOCK;
 	struct netd_req q;
 	memset(&q, 0, sizeof q);
 	q.op = NETD_SETSOCKOPT;
@@ -1263,13 +1253,9 @@ long sys_setsockopt(struct sc_call *c)
 		snprintf(c->note, sizeof c->note, "eBPF socket programs are not available");
 		return -EPERM;
 	}
-	cleanup_fd int hfd = sc_getfd(c, (int)c->args[0]);
+	cleanup_fd int hfd = sc_getfd_socket(c, (int)c->args[0], ENOTSOCK);
 	if (hfd < 0)
 		return hfd;
-	int stype = 0;
-	socklen_t tl = sizeof stype;
-	if (getsockopt(hfd, SOL_SOCKET, SO_TYPE, &stype, &tl) < 0)
-		return -errno; /* ENOTSOCK */
 	if (host_socket(hfd)) {
 		snprintf(c->note, sizeof c->note, "the filter of a socket of the host's network namespace is moat's");
 		return -EPERM;

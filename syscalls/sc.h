@@ -141,6 +141,13 @@ static inline int sc_getfd(struct sc_call *c, int guestfd)
 	return task_getfd(c->task, guestfd);
 }
 
+/* The caller's guest fd pinned (sc_getfd) when it holds a socket: the host
+ * fd (caller closes); sc_getfd's error, fstat's -errno, or -notsock when
+ * the file is no socket (ENOTSOCK for a socket call, ENOTTY for an ioctl).
+ * The handler then acts on this file, never on the number again: a
+ * thread's dup2 after the check changes nothing (syscalls/sys_socket.c). */
+int sc_getfd_socket(struct sc_call *c, int guestfd, int notsock);
+
 /* Hand a host fd to the guest as the call's result (the pipeline installs it
  * and closes our copy). Returns 0; the handler should `return sc_return_fd(...)`. */
 static inline long sc_return_fd(struct sc_call *c, int hostfd, int cloexec)

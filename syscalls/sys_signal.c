@@ -736,16 +736,11 @@ long sigio_setown_ioctl(struct sc_call *c)
 	int who;
 	if (sc_read_guest(c, c->args[2], &who, sizeof who) < 0)
 		return -EFAULT;
-	int hfd = task_getfd(c->task, (int)c->args[0]);
+	int hfd = sc_getfd_socket(c, (int)c->args[0], ENOTTY);
 	if (hfd < 0)
-		return -EBADF;
-	struct stat st;
+		return hfd;
 	long r = 0;
-	if (fstat(hfd, &st) < 0)
-		r = -errno;
-	else if (!S_ISSOCK(st.st_mode))
-		r = -ENOTTY;
-	else if (who == INT_MIN)
+	if (who == INT_MIN)
 		r = -EINVAL;
 	else if ((r = caller_ofd_refuse(c, hfd, "FIOSETOWN/SIOCSPGRP")) == 0)
 		r = sigio_set(c, hfd, 0, who < 0 ? F_OWNER_PGRP : F_OWNER_PID, who < 0 ? -who : who);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <sys/un.h>
@@ -379,6 +380,20 @@ static long sockname(struct sc_call *c, int peer)
 	    sc_write_guest(c, c->args[2], &len, sizeof len) < 0)
 		return -EFAULT;
 	return 0;
+}
+
+int sc_getfd_socket(struct sc_call *c, int guestfd, int notsock)
+{
+	int hfd = sc_getfd(c, guestfd);
+	if (hfd < 0)
+		return hfd;
+	struct stat st;
+	int r = fstat(hfd, &st) < 0 ? -errno : S_ISSOCK(st.st_mode) ? 0 : -notsock;
+	if (r < 0) {
+		close(hfd);
+		return r;
+	}
+	return hfd;
 }
 
 long sys_getsockname(struct sc_call *c)

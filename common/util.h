@@ -76,11 +76,11 @@ const char *caller_output_error(int e);
  * caller's process limit (ulimit -u N) is reached" (a rootless sandbox may
  * use three quarters of it: sentry/privilege.c); else strerror(e). The
  * text is in buf (len >= 96). */
+const char *spawn_error(int e, char *buf, size_t len);
 /* Read a small text file (path relative to dfd, or AT_FDCWD; O_NOFOLLOW)
  * into buf with one read, NUL-terminated: its length (> 0), or -1 when it
  * cannot be opened or read or is empty. */
 ssize_t read_text_at(int dfd, const char *path, char *buf, size_t size);
-const char *spawn_error(int e, char *buf, size_t len);
 /* "cannot create the sandbox's processes (" what "): " spawn_error(e) */
 #define SPAWN_FAILED_FMT "cannot create the sandbox's processes (%s): %s"
 int read_all(int fd, void *buf, size_t len);

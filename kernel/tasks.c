@@ -259,14 +259,8 @@ int task_signal_pending(struct task *t)
 	if (!t || t->sb->guest_procfd < 0 || t->vtid <= 0)
 		return 0;
 	snprintf(path, sizeof path, "%d/status", t->vtid);
-	int fd = openat(t->sb->guest_procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
+	if (read_text_at(t->sb->guest_procfd, path, buf, sizeof buf) < 0)
 		return 1; /* the task is gone: stop waiting for it */
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 1;
-	buf[n] = 0;
 	unsigned long long pend = status_mask(buf, "\nSigPnd:") | status_mask(buf, "\nShdPnd:");
 	unsigned long long blk = status_mask(buf, "\nSigBlk:"), ign = status_mask(buf, "\nSigIgn:");
 	return (pend & ~blk & ~ign) != 0;

@@ -793,8 +793,6 @@ static void no_core_dump(struct sandbox *sb, struct task *t, pid_t tid, int sig)
 	unsigned long long bit, cgt = 0, ign = 0;
 	char path[48], buf[4096];
 	const char *p;
-	ssize_t n;
-	int fd;
 
 	if (sig < 1 || sig > 64 || !(core_sigs & (1ULL << (sig - 1))))
 		return;
@@ -806,15 +804,8 @@ static void no_core_dump(struct sandbox *sb, struct task *t, pid_t tid, int sig)
 	 * a handler and SIG_DFL got a process killed by its default action,
 	 * a core dump, with RLIMIT_CORE unlimited, one try in ~20). Alone, no
 	 * one else can change it while it is stopped. */
-	fd = -1;
-	if (!t->sighand_shared) {
-		snprintf(path, sizeof path, "%d/status", (int)t->vtid);
-		fd = sb->guest_procfd >= 0 ? openat(sb->guest_procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
-	}
-	if (fd >= 0) {
-		n = read(fd, buf, sizeof buf - 1);
-		close(fd);
-		buf[n > 0 ? n : 0] = 0;
+	snprintf(path, sizeof path, "%d/status", (int)t->vtid);
+	if (!t->sighand_shared && sb->guest_procfd >= 0 && read_text_at(sb->guest_procfd, path, buf, sizeof buf) > 0) {
 		if ((p = strstr(buf, "\nSigIgn:\t")))
 			ign = strtoull(p + 9, NULL, 16);
 		if ((p = strstr(buf, "\nSigCgt:\t")))
@@ -849,19 +840,13 @@ static int sig_ignored(struct sandbox *sb, struct task *t, int sig)
 	unsigned long long bit, cgt, ign;
 	char path[48], buf[4096];
 	const char *p, *q;
-	ssize_t n;
-	int fd;
 
 	if (sig < 1 || sig > 64 || sig == SIGKILL || sig == SIGSTOP || sb->guest_procfd < 0)
 		return -1;
 	bit = 1ULL << (sig - 1);
 	snprintf(path, sizeof path, "%d/status", (int)t->vtid);
-	fd = openat(sb->guest_procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
+	if (read_text_at(sb->guest_procfd, path, buf, sizeof buf) < 0)
 		return -1;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
 	if (!(p = strstr(buf, "\nSigIgn:\t")) || !(q = strstr(buf, "\nSigCgt:\t")))
 		return -1;
 	ign = strtoull(p + 9, NULL, 16);

@@ -1240,14 +1240,8 @@ static int fd_info(struct sandbox *sb, pid_t vpid, int fd, int *flags, unsigned 
 {
 	char path[48], buf[512];
 	snprintf(path, sizeof path, "%d/fdinfo/%d", vpid, fd);
-	int f = openat(sb->guest_procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (f < 0)
+	if (read_text_at(sb->guest_procfd, path, buf, sizeof buf) < 0)
 		return -1;
-	ssize_t n = read(f, buf, sizeof buf - 1);
-	close(f);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	char *p = strstr(buf, "flags:");
 	char *q = strstr(buf, "\nino:");
 	if (!p || !q)

@@ -445,11 +445,13 @@ static const struct pent *init_ent(const struct pent *e)
 /* What /proc/<pid> of a zombie has: no task of ours any more (the tracer
  * forgets it at its exit), but Linux lists it, state Z, until its parent
  * reaps it (ps's <defunct>; test suites wait for state Z): the kernel's own
- * stat, status and comm of it from the guest's procfs, an empty cmdline. */
+ * stat and comm of it from the guest's procfs, its status with the ids it
+ * exited with patched in (open_status: the kernel's names the sandbox's
+ * host uid, root-run), an empty cmdline. */
 static const struct pent *zombie_ent(const struct pent *e)
 {
 	static const struct pent ents[] = {
-		{ "stat", N_GUEST, 0444 }, { "status", N_GUEST, 0444 },
+		{ "stat", N_GUEST, 0444 }, { "status", N_STATUS, 0444 },
 		{ "comm", N_GUEST, 0444 }, { "cmdline", N_EMPTY, 0444 },
 	};
 
@@ -1112,6 +1114,17 @@ static int open_status(struct task *self, struct pnode *n, int *out)
 	if (n->init) {
 		/* the guest's init: root inside, no capabilities (it dropped them) */
 		memset(&c, 0, sizeof c);
+	} else if (!n->task) {
+		/* a zombie (no task of ours any more): the ids it exited with,
+		 * never the kernel's text, whose ids are the sentry's view of
+		 * the native ones (root-run: the sandbox's host uid; red team
+		 * 63); past the table (task_zombie_cred), the ids the program
+		 * started with and no capabilities */
+		if (!task_zombie_cred(sb, n->pid, &c)) {
+			memset(&c, 0, sizeof c);
+			c.ruid = c.euid = c.suid = c.fsuid = sb->start_uid;
+			c.rgid = c.egid = c.sgid = c.fsgid = sb->start_gid;
+		}
 	} else {
 		pthread_mutex_lock(&n->task->lock);
 		cred_copy(&c, &n->task->cred);

@@ -317,4 +317,17 @@ for drop in (0, 1):
 ' 2>&1)
 SANITY=1 expect_eq zombie_status_ids "$(echo $out)" "same same"
 
+# red team 63: a page's map count is host-wide: the default view's libc is
+# the host's file, mapped by every host process that uses it, so smaps'
+# and smaps_rollup's Pss (Rss over the sharers), Shared_* and numa_maps'
+# mapmax= counted the host's processes, live (mapmax=80 here). Shown as if
+# this process alone mapped each page: Pss = Rss, no Shared_*, no mapmax
+out=$(mrun awk '
+FILENAME ~ /rollup/ && /^Rss:/ { r = $2 } FILENAME ~ /rollup/ && /^Pss:/ { p = $2 }
+FILENAME ~ /smaps$/ && /^Rss:/ { sr += $2 } FILENAME ~ /smaps$/ && /^Pss:/ { sp += $2 }
+/^Shared_(Clean|Dirty):/ { sh += $2 } / mapmax=/ { mm++ }
+END { print (r > 0 && p == r) ? "rollup" : "rollup Pss " p " Rss " r, (sr > 0 && sp == sr) ? "smaps" : "smaps Pss " sp " Rss " sr, "shared " sh + 0, "mapmax " mm + 0 }
+' /proc/self/smaps_rollup /proc/self/smaps /proc/self/numa_maps 2>&1)
+expect_eq pss_not_host_map_count "$out" "rollup smaps shared 0 mapmax 0"
+
 finish

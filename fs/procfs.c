@@ -445,11 +445,13 @@ static const struct pent *init_ent(const struct pent *e)
 /* What /proc/<pid> of a zombie has: no task of ours any more (the tracer
  * forgets it at its exit), but Linux lists it, state Z, until its parent
  * reaps it (ps's <defunct>; test suites wait for state Z): the kernel's own
- * stat, status and comm of it from the guest's procfs, an empty cmdline. */
+ * stat and comm of it from the guest's procfs, its status with the ids it
+ * exited with patched in (open_status: the kernel's names the sandbox's
+ * host uid, root-run), an empty cmdline. */
 static const struct pent *zombie_ent(const struct pent *e)
 {
 	static const struct pent ents[] = {
-		{ "stat", N_GUEST, 0444 }, { "status", N_GUEST, 0444 },
+		{ "stat", N_GUEST, 0444 }, { "status", N_STATUS, 0444 },
 		{ "comm", N_GUEST, 0444 }, { "cmdline", N_EMPTY, 0444 },
 	};
 
@@ -1112,6 +1114,17 @@ static int open_status(struct task *self, struct pnode *n, int *out)
 	if (n->init) {
 		/* the guest's init: root inside, no capabilities (it dropped them) */
 		memset(&c, 0, sizeof c);
+	} else if (!n->task) {
+		/* a zombie (no task of ours any more): the ids it exited with,
+		 * never the kernel's text, whose ids are the sentry's view of
+		 * the native ones (root-run: the sandbox's host uid; red team
+		 * 63); past the table (task_zombie_cred), the ids the program
+		 * started with and no capabilities */
+		if (!task_zombie_cred(sb, n->pid, &c)) {
+			memset(&c, 0, sizeof c);
+			c.ruid = c.euid = c.suid = c.fsuid = sb->start_uid;
+			c.rgid = c.egid = c.sgid = c.fsgid = sb->start_gid;
+		}
 	} else {
 		pthread_mutex_lock(&n->task->lock);
 		cred_copy(&c, &n->task->cred);
@@ -2942,11 +2955,119 @@ static int numa_rewrite(struct obuf *o, const char *text, const char *maps, cons
 	return 0;
 }
 
+/* How many times each page is mapped, host-wide (red team 63): the
+ * kernel's smaps and smaps_rollup divide a page's size by its map count
+ * (Pss*) and call it shared past one (Shared_*), numa_maps prints the
+ * highest count (mapmax=); a file the host's processes map too (the libc of
+ * the default view is the host's, its page cache one) then tells how many of
+ * them map it, live: the host's process count and activity, which loadavg
+ * and /proc/stat no longer show. Shown as if every page were mapped by this
+ * process alone: Pss = Rss, Pss_Dirty = the dirty pages, Pss_Anon =
+ * Anonymous, Pss_File = the rest but Pss_Shmem (kept: shmem is the
+ * sandbox's own), Shared_* 0 and the Private_* their sums; mapmax= dropped
+ * (Linux prints it only past 1). One block of "Key:  N kB" lines at a time
+ * (a mapping's, or the rollup's). */
+static int smaps_key(const char *p, const char *eol, const char *key)
+{
+	size_t kl = strlen(key);
+	return (size_t)(eol - p) > kl && !memcmp(p, key, kl) && p[kl] == ':';
+}
+
+static unsigned long long smaps_val(const char *p, const char *eol)
+{
+	const char *c = memchr(p, ':', (size_t)(eol - p));
+	return c ? strtoull(c + 1, NULL, 10) : 0;
+}
+
+static void smaps_put(struct obuf *o, const char *p, const char *eol, unsigned long long v)
+{
+	/* the kernel's "%-16s%8lu kB": the padded key kept */
+	const char *c = memchr(p, ':', (size_t)(eol - p));
+	size_t kl = c ? (size_t)(c - p) + 1 : 0;
+	char num[48];
+
+	while (kl < 16 && p + kl < eol && p[kl] == ' ')
+		kl++;
+	int k = snprintf(num, sizeof num, "%8llu kB", v);
+	ob_put(o, p, kl);
+	ob_put(o, num, (size_t)k);
+}
+
+static void smaps_own_view(struct obuf *o, const char *text)
+{
+	for (const char *p = text; *p;) {
+		/* one block: the field lines up to the next header */
+		const char *b = p, *e = p;
+		unsigned long long rss = 0, sc = 0, sd = 0, pc = 0, pd = 0, anon = 0, shmem = 0;
+		int fields = 0;
+		while (*e) {
+			const char *eol = strchrnul(e, '\n');
+			int field = e[0] >= 'A' && e[0] <= 'Z' && memchr(e, ':', (size_t)(eol - e));
+			if (!field && fields)
+				break;
+			if (field) {
+				fields++;
+				if (smaps_key(e, eol, "Rss"))
+					rss = smaps_val(e, eol);
+				else if (smaps_key(e, eol, "Shared_Clean"))
+					sc = smaps_val(e, eol);
+				else if (smaps_key(e, eol, "Shared_Dirty"))
+					sd = smaps_val(e, eol);
+				else if (smaps_key(e, eol, "Private_Clean"))
+					pc = smaps_val(e, eol);
+				else if (smaps_key(e, eol, "Private_Dirty"))
+					pd = smaps_val(e, eol);
+				else if (smaps_key(e, eol, "Anonymous"))
+					anon = smaps_val(e, eol);
+				else if (smaps_key(e, eol, "Pss_Shmem"))
+					shmem = smaps_val(e, eol);
+			}
+			e = *eol ? eol + 1 : eol;
+		}
+		for (const char *q = b; q < e;) {
+			const char *eol = strchrnul(q, '\n');
+			if (smaps_key(q, eol, "Pss"))
+				smaps_put(o, q, eol, rss);
+			else if (smaps_key(q, eol, "Pss_Dirty"))
+				smaps_put(o, q, eol, sd + pd);
+			else if (smaps_key(q, eol, "Pss_Anon"))
+				smaps_put(o, q, eol, anon);
+			else if (smaps_key(q, eol, "Pss_File"))
+				smaps_put(o, q, eol, rss > anon + shmem ? rss - anon - shmem : 0);
+			else if (smaps_key(q, eol, "Shared_Clean") || smaps_key(q, eol, "Shared_Dirty"))
+				smaps_put(o, q, eol, 0);
+			else if (smaps_key(q, eol, "Private_Clean"))
+				smaps_put(o, q, eol, sc + pc);
+			else if (smaps_key(q, eol, "Private_Dirty"))
+				smaps_put(o, q, eol, sd + pd);
+			else
+				ob_put(o, q, (size_t)(eol - q));
+			if (*eol)
+				ob_put(o, "\n", 1);
+			q = *eol ? eol + 1 : eol;
+		}
+		p = e;
+	}
+}
+
+/* numa_maps' " mapmax=N" taken out of a line (smaps_own_view) */
+static void numa_own_view(char *text)
+{
+	char *m;
+	while ((m = strstr(text, " mapmax=")) != NULL) {
+		char *end = m + 8;
+		while (*end >= '0' && *end <= '9')
+			end++;
+		memmove(m, end, strlen(end) + 1);
+	}
+}
+
 /* guard: the target whose exec guard the caller entered (pguard_begin),
  * ended here once the files are open (bound to the mm checked), or NULL */
 static int open_maps(struct vfs *v, struct task *self, struct pnode *n, struct task *guard, int *out)
 {
 	int numa = ends_with(n->gpath, "/numa_maps");
+	int smaps = ends_with(n->gpath, "/smaps"), rollup = ends_with(n->gpath, "/smaps_rollup");
 	cleanup_free char *text = NULL;
 	cleanup_free char *maps = NULL;
 	struct knames k;
@@ -2969,6 +3090,18 @@ static int open_maps(struct vfs *v, struct task *self, struct pnode *n, struct t
 		return (int)r;
 	if (numa && (mfd < 0 || slurp_max(mfd, &maps, PROC_MAX_MAPS) < 0))
 		maps = NULL;
+	if (numa)
+		numa_own_view(text);
+	if (rollup) {
+		/* no names: the map counts only */
+		ob_put(&o, "", 0);
+		smaps_own_view(&o, text);
+		r = o.err;
+		if (r >= 0)
+			r = memfd_with(n->gpath, o.p, o.n, out);
+		free(o.p);
+		return (int)r;
+	}
 	r = knames_get(v, numa ? "\n\t= " : "\n", &k);
 	if (r >= 0) {
 		ob_put(&o, "", 0);
@@ -2980,6 +3113,15 @@ static int open_maps(struct vfs *v, struct task *self, struct pnode *n, struct t
 	knames_free(&k);
 	if (r >= 0)
 		r = o.err;
+	if (r >= 0 && smaps) {
+		struct obuf v2 = { 0 };
+		ob_put(&v2, "", 0);
+		if (!o.err) /* (o.p is NUL-terminated: ob_put) */
+			smaps_own_view(&v2, o.p);
+		r = o.err ? o.err : v2.err;
+		free(o.p);
+		o = v2;
+	}
 	if (r >= 0)
 		r = memfd_with(n->gpath, o.p, o.n, out);
 	free(o.p);
@@ -3217,7 +3359,7 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 			break;
 		}
 		if (n.task && (ends_with(n.gpath, "/maps") || ends_with(n.gpath, "/smaps") ||
-			       ends_with(n.gpath, "/numa_maps"))) {
+			       ends_with(n.gpath, "/smaps_rollup") || ends_with(n.gpath, "/numa_maps"))) {
 			r = open_maps(v, t, &n, g > 0 ? n.task : NULL, fd);
 			g = 0; /* (ended there) */
 			break;

@@ -478,6 +478,13 @@ struct task *task_create(struct sandbox *sb, pid_t tid, pid_t tgid,
 			 struct task *parent, int share_fs);
 /* Unregister (the task exited); drops the table's reference. */
 void task_remove(struct sandbox *sb, pid_t tid);
+/* The virtual ids a process exited with (its leader's at task_remove),
+ * kept by guest pid until the slot is taken by another (a small table,
+ * ZCRED_SLOTS entries keyed by pid): /proc/<pid>/status of a zombie
+ * (fs/procfs.c) shows them, where the kernel's own text names the ids in
+ * the sentry's user namespace (root-run, the sandbox's host uid: red team
+ * 63). 1 and *out filled (cred_free it) when vpid's entry is there, else 0. */
+int task_zombie_cred(struct sandbox *sb, pid_t vpid, struct cred *out);
 /* Re-key a task after a non-leader thread exec'd (it takes the leader's tid). */
 void task_rekey(struct sandbox *sb, pid_t old_tid, pid_t new_tid);
 int task_count(struct sandbox *sb);

@@ -381,6 +381,50 @@ static struct task *unlink_locked(pid_t tid)
 	return NULL;
 }
 
+/* task_zombie_cred's table: direct-mapped by guest pid (a collision or a
+ * pid reused drops the older entry; the reader falls back then) */
+#define ZCRED_SLOTS 256
+static struct zcred {
+	pid_t vpid; /* 0: empty */
+	struct cred cred;
+} zcreds[ZCRED_SLOTS];
+static pthread_mutex_t zcred_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void zcred_save(struct task *t)
+{
+	struct cred c;
+
+	if (t->tid != t->tgid || t->vtgid <= 0)
+		return;
+	pthread_mutex_lock(&t->lock);
+	cred_copy(&c, &t->cred);
+	pthread_mutex_unlock(&t->lock);
+	pthread_mutex_lock(&zcred_lock);
+	struct zcred *z = &zcreds[(unsigned)t->vtgid % ZCRED_SLOTS];
+	if (z->vpid)
+		cred_free(&z->cred);
+	z->vpid = t->vtgid;
+	z->cred = c;
+	pthread_mutex_unlock(&zcred_lock);
+}
+
+int task_zombie_cred(struct sandbox *sb, pid_t vpid, struct cred *out)
+{
+	int found = 0;
+
+	(void)sb;
+	if (vpid <= 0)
+		return 0;
+	pthread_mutex_lock(&zcred_lock);
+	struct zcred *z = &zcreds[(unsigned)vpid % ZCRED_SLOTS];
+	if (z->vpid == vpid) {
+		cred_copy(out, &z->cred);
+		found = 1;
+	}
+	pthread_mutex_unlock(&zcred_lock);
+	return found;
+}
+
 void task_remove(struct sandbox *sb, pid_t tid)
 {
 	(void)sb;
@@ -388,6 +432,7 @@ void task_remove(struct sandbox *sb, pid_t tid)
 	struct task *t = unlink_locked(tid);
 	brlock_wrunlock(&tab_lock);
 	if (t) {
+		zcred_save(t);
 		t->exited = 1;
 		task_put(t);
 	}

@@ -15,6 +15,7 @@
 #include "platform/platform.h"
 #include "syscalls/filter.h"
 #include "syscalls/sc.h"
+#include "syscalls/sys_socket.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -454,6 +455,7 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->guest_procfd = -1;
 	for (int i = 0; i < 3; i++)
 		sb->caller_stdio[i] = i;
+	unix_inherited_note(sb->caller_stdio);
 	if (getrandom(&sb->id, sizeof sb->id, 0) != sizeof sb->id)
 		sb->id = moat_hash(&sb, sizeof sb) ^ (uint64_t)getpid();
 	snprintf(sb->id_str, sizeof sb->id_str, "%016llx", (unsigned long long)sb->id);

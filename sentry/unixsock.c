@@ -149,6 +149,9 @@ static void stop_seen(struct sandbox *sb, struct task *t, arch_regs *regs, const
 	audit_event(sb->audit, sb, t, t->tid, call, args, DEC_ALLOW, 0, note);
 }
 
+#define UNIX_MMSG_MAX 16 /* messages a rewritten recvmmsg/sendmmsg carries */
+#define UNIX_WIPE_MAX 512
+
 /* What a received source address on hfd's socket needs: 1 AF_UNIX (a path
  * may hide behind one of our abstract names), 2 a UDP socket connected
  * through the relay (its destination, into t->sock_relay), 0 nothing. */
@@ -162,7 +165,7 @@ static int src_kind(struct task *t, int fd)
 	if (getsockopt(hfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl) < 0)
 		dom = 0;
 	if (dom == AF_UNIX) {
-		k = unix_names_any() ? 1 : 0;
+		k = unix_names_any() || unix_inherited_any() ? 1 : 0;
 	} else if (dom == AF_INET || dom == AF_INET6) {
 		struct sockaddr_storage d;
 		socklen_t l;
@@ -174,6 +177,25 @@ static int src_kind(struct task *t, int fd)
 	}
 	close(hfd);
 	return k;
+}
+
+/* Zero bytes of scratch below the guest's red zone (0: none) at a call's
+ * exit: the kernel's copy of a received name stays in the guest's memory
+ * otherwise — a host path (red team 63) or one of our abstract names, whose
+ * generation is its secret. */
+static void scratch_wipe(struct task *t, uint64_t at, size_t bytes)
+{
+	static const char zero[UNIX_WIPE_MAX];
+
+	if (!at)
+		return;
+	while (bytes) {
+		size_t k = bytes < sizeof zero ? bytes : sizeof zero;
+		if (guest_write(t->tid, at, zero, k) < 0)
+			return;
+		at += k;
+		bytes -= k;
+	}
 }
 
 static void recv_stop(struct task *t, arch_regs *regs)
@@ -223,7 +245,7 @@ static uint64_t scratch_base(arch_regs *regs, size_t bytes)
  * bound or a relayed connect exists, nor without a name buffer. */
 static void recvmsg_stop(struct sandbox *sb, struct task *t, arch_regs *regs)
 {
-	if (!unix_names_any() && !udp_relay_any())
+	if (!unix_names_any() && !udp_relay_any() && !unix_inherited_any())
 		return;
 	struct msghdr mh;
 	uint64_t gmh = REG_ARG1(*regs);
@@ -254,14 +276,13 @@ static void recvmsg_stop(struct sandbox *sb, struct task *t, arch_regs *regs)
 	stop_seen(sb, t, regs, "recvmsg", "source address from the VFS (AF_UNIX)");
 }
 
-#define UNIX_MMSG_MAX 16 /* messages a rewritten recvmmsg/sendmmsg carries */
 
 /* recvmmsg(fd, msgvec, vlen, flags, timeout): as recvmsg, per message: the
  * call gets copies of at most UNIX_MMSG_MAX messages (recvmmsg may return
  * fewer than asked), whose results the exit writes back. */
 static void recvmmsg_stop(struct sandbox *sb, struct task *t, arch_regs *regs)
 {
-	if (!unix_names_any() && !udp_relay_any())
+	if (!unix_names_any() && !udp_relay_any() && !unix_inherited_any())
 		return;
 	uint64_t gv = REG_ARG1(*regs);
 	unsigned vlen = (unsigned)REG_ARG2(*regs);
@@ -307,9 +328,15 @@ static void recvmmsg_stop(struct sandbox *sb, struct task *t, arch_regs *regs)
 static int unix_src_map(struct sandbox *sb, struct sockaddr_un *sa, uint32_t *len)
 {
 	char path[sizeof sa->sun_path];
-	if (*len > sizeof *sa || *len <= offsetof(struct sockaddr_un, sun_path) + 1 || sa->sun_family != AF_UNIX ||
-	    unix_name_path(sb, sa, (socklen_t)*len, path, sizeof path) != 0)
+	if (*len > sizeof *sa || *len <= offsetof(struct sockaddr_un, sun_path) + 1 || sa->sun_family != AF_UNIX)
 		return 0;
+	if (unix_name_path(sb, sa, (socklen_t)*len, path, sizeof path) != 0) {
+		/* a host path (a sender or peer of an inherited socket) */
+		socklen_t l = (socklen_t)*len;
+		int hid = unix_name_hide_host(sa, &l);
+		*len = l;
+		return hid;
+	}
 	memset(sa->sun_path, 0, sizeof sa->sun_path);
 	size_t pl = strnlen(path, sizeof sa->sun_path - 1);
 	memcpy(sa->sun_path, path, pl);
@@ -353,6 +380,19 @@ static void msg_back(struct sandbox *sb, struct task *t, uint64_t gmh, uint64_t 
 	(void)guest_write(t->tid, gmh + offsetof(struct msghdr, msg_namelen), &len, sizeof len);
 }
 
+/* The scratch of a rewritten recvmsg (4) or recvmmsg (6), headers and
+ * names, zeroed (scratch_wipe) */
+static void recvmsg_wipe(struct task *t)
+{
+	if (t->sock_exit == 4)
+		scratch_wipe(t, t->sock_scratch, ((sizeof(struct msghdr) + 15) & ~15UL) + sizeof(struct sockaddr_un));
+	else if (t->sock_exit == 6) {
+		unsigned n = t->sock_buflen < UNIX_MMSG_MAX ? t->sock_buflen : UNIX_MMSG_MAX;
+		scratch_wipe(t, t->sock_scratch,
+			     ((n * sizeof(struct mmsghdr) + 15) & ~15UL) + n * sizeof(struct sockaddr_un));
+	}
+}
+
 static void recvmsg_exit(struct sandbox *sb, struct task *t, arch_regs *regs)
 {
 	long ret = (long)REG_RET(*regs);
@@ -363,14 +403,17 @@ static void recvmsg_exit(struct sandbox *sb, struct task *t, arch_regs *regs)
 			REG_ARG2(*regs) = t->sock_buflen;
 		ptrace(PTRACE_SETREGS, t->tid, 0, regs);
 	}
-	if (ret < 0)
+	if (ret < 0) {
+		recvmsg_wipe(t);
 		return;
+	}
 	if (t->sock_exit == 4 || t->sock_exit == 5) {
 		struct msghdr cp;
 		if (t->sock_exit == 4 && guest_read(t->tid, t->sock_scratch, &cp, sizeof cp) < 0)
 			return;
 		msg_back(sb, t, t->sock_lenp, t->sock_addr, t->sock_buflen, t->sock_exit == 4 ? &cp : NULL,
 			 t->sock_exit == 5);
+		recvmsg_wipe(t);
 		return;
 	}
 	/* recvmmsg: ret messages were received into the copies */
@@ -387,6 +430,7 @@ static void recvmsg_exit(struct sandbox *sb, struct task *t, arch_regs *regs)
 		msg_back(sb, t, gi, cp.msg_hdr.msg_name ? (uint64_t)(uintptr_t)g.msg_hdr.msg_name : 0,
 			 g.msg_hdr.msg_namelen, &cp.msg_hdr, t->sock_relay_kind);
 	}
+	recvmsg_wipe(t);
 }
 
 /* sendmmsg on an AF_UNIX datagram socket with a path among its messages'
@@ -573,9 +617,15 @@ void unixsock_exit(struct sandbox *sb, struct task *t)
 		got = sizeof sa;
 	if (got && guest_read(t->tid, from, &sa, got) < 0)
 		return;
+	scratch_wipe(t, t->sock_scratch, sizeof(struct sockaddr_un));
 	if (!(len <= got && unix_src_map(sb, &sa, &len)) && !t->sock_scratch)
 		return; /* not ours: as the kernel wrote it */
+	/* over every byte the kernel wrote there: a host path made unnamed
+	 * leaves none of its bytes behind the shorter length (a reader of a
+	 * NUL-terminated sun_path, CPython's, read them) */
 	uint32_t put = len < t->sock_buflen ? len : t->sock_buflen;
+	if (!t->sock_scratch && got > put)
+		put = got;
 	(void)guest_write(t->tid, t->sock_addr, &sa, put < sizeof sa ? put : (uint32_t)sizeof sa);
 	(void)guest_write(t->tid, t->sock_lenp, &len, sizeof len);
 }

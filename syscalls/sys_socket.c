@@ -190,6 +190,34 @@ uint64_t unix_name_bind(struct sandbox *sb, pid_t vpid, dev_t dev, ino_t ino, co
 	return g;
 }
 
+static int unix_inherited;
+
+void unix_inherited_note(const int fds[3])
+{
+	for (int i = 0; i < 3; i++) {
+		int dom = 0;
+		socklen_t dl = sizeof dom;
+		if (fds[i] >= 0 && getsockopt(fds[i], SOL_SOCKET, SO_DOMAIN, &dom, &dl) == 0 &&
+		    dom == AF_UNIX)
+			__atomic_store_n(&unix_inherited, 1, __ATOMIC_RELEASE);
+	}
+}
+
+int unix_inherited_any(void)
+{
+	return __atomic_load_n(&unix_inherited, __ATOMIC_ACQUIRE);
+}
+
+int unix_name_hide_host(struct sockaddr_un *sa, socklen_t *len)
+{
+	if (sa->sun_family != AF_UNIX || *len <= offsetof(struct sockaddr_un, sun_path) ||
+	    sa->sun_path[0] == 0)
+		return 0;
+	memset(sa->sun_path, 0, sizeof sa->sun_path);
+	*len = offsetof(struct sockaddr_un, sun_path);
+	return 1;
+}
+
 int unix_names_any(void)
 {
 	return __atomic_load_n(&bound, __ATOMIC_ACQUIRE) != NULL;
@@ -374,6 +402,9 @@ static long sockname(struct sc_call *c, int peer)
 		memset(sa->sun_path, 0, sizeof sa->sun_path);
 		memcpy(sa->sun_path, path, strlen(path));
 		len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path) + 1);
+	} else if (ss.ss_family == AF_UNIX) {
+		/* a host path (an inherited socket's, or its peer's) */
+		(void)unix_name_hide_host(sa, &len);
 	}
 	socklen_t copy = len < glen ? len : glen;
 	if (sc_write_guest(c, c->args[1], &ss, copy) < 0 ||

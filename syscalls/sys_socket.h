@@ -32,6 +32,20 @@ socklen_t unix_name_addr(struct sandbox *sb, dev_t dev, ino_t ino, uint64_t gen,
  * address needs rewriting: recvmsg stops return at once). */
 int unix_names_any(void);
 
+/* Whether an AF_UNIX socket of the host's may be the guest's: one of the
+ * caller's stdio fds the program inherits is one (unix_inherited_note, at
+ * start; any other host socket can only come in through it, SCM_RIGHTS).
+ * Until then, or a path bound, recv stops return at once as before. */
+void unix_inherited_note(const int fds[3]);
+int unix_inherited_any(void);
+
+/* A native AF_UNIX name (*len bytes at sa) that is a pathname: never the
+ * guest's (its binds are abstract names; its native root is empty and
+ * read-only), so the host's — a socket the caller handed over bound at or
+ * connected to a host path (red team 63). Made unnamed (the family alone,
+ * *len 2, as an unbound socket's); 1 when it was one. */
+int unix_name_hide_host(struct sockaddr_un *sa, socklen_t *len);
+
 /* The path bound at one of this sandbox's abstract names: 0 and out filled,
  * or -1 (not ours, or unknown). */
 int unix_name_path(struct sandbox *sb, const struct sockaddr_un *sa, socklen_t len, char *out,

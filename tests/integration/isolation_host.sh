@@ -562,4 +562,29 @@ print("; ".join(bad) or "ok")
 	expect_eq guest_clocks_not_host_uptime "$got" ok
 fi
 
+# red team 63: a socket the caller hands over (stdin here, as a supervisor
+# or socket activation does) bound at or connected to a host path showed
+# that path to getsockname, getpeername and as the source of recvfrom and
+# recvmsg: the host's file system layout, never the guest's (its own binds
+# are abstract names). A native pathname name is now unnamed (family only)
+out=$(MOAT="$MOAT" "$PY" - "$T_TMP" "$PY" <<'PYEOF' 2>&1
+import os, socket, subprocess, sys
+d, py = sys.argv[1], sys.argv[2]
+l = socket.socket(socket.AF_UNIX); l.bind(d + "/host-secret.sock"); l.listen(1)
+c = socket.socket(socket.AF_UNIX); c.bind(d + "/host-client.sock"); c.connect(d + "/host-secret.sock")
+a, _ = l.accept()
+a.sendall(b"xy")
+g = """
+import socket
+s = socket.socket(fileno=0)
+r = [s.getsockname(), s.getpeername(), s.recvfrom(1)[1], s.recvmsg(1)[3]]
+print(" ".join(repr(x) for x in r))
+"""
+p = subprocess.run(["timeout", "-k", "5", os.environ.get("MOAT_TIMEOUT", "120"), os.environ["MOAT"], "run", "--", py, "-c", g],
+                   stdin=c.fileno(), capture_output=True, text=True)
+print((p.stdout + p.stderr).strip())
+PYEOF
+)
+expect_eq inherited_unix_no_host_path "$out" "'' '' '' ''"
+
 finish

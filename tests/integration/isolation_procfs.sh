@@ -286,4 +286,48 @@ SANITY=1 expect_eq multicast_on_lo "$(echo $out)" "hi v6"
 out=$(moat run -- awk '/^(Buffers|Cached|Dirty|Slab|Shmem):/ {printf "%s %s ", $1, $2} /^MemTotal:/ {t = $2} /^MemFree:/ {f = $2} END {print (t - f < 262144) ? "own" : "host"}' /proc/meminfo </dev/null 2>&1)
 expect_eq meminfo_no_host_counters "$out" "Buffers: 0 Cached: 0 Dirty: 0 Shmem: 0 Slab: 0 own"
 
+# red team 63: a zombie's /proc/<pid>/status was the kernel's text, read by
+# the sentry, whose user namespace names the native ids: root-run the
+# sandbox's host uid (1073938432 for a guest root). Now the ids the process
+# exited with, as its status showed them alive (a child as it is, and one
+# that dropped to 1000 when it could): each zombie's Uid/Gid lines are the
+# ids the child read from getres[ug]id just before it exited
+out=$(mrun "$PY" -c '
+import os
+for drop in (0, 1):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        if drop:
+            try:
+                os.setgroups([]); os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+            except OSError:
+                pass
+        u, g = os.getresuid(), os.getresgid()
+        os.write(w, ("%d %d %d %d %d %d %d %d" % (u + u[:1] + g + g[:1])).encode())
+        os._exit(0)
+    os.close(w)
+    want = os.read(r, 200).decode()
+    os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+    st = open("/proc/%d/status" % pid).read().split("\n")
+    ids = [l.split()[1:] for l in st if l.startswith(("State:", "Uid:", "Gid:"))]
+    got = " ".join(ids[1] + ids[2])
+    print("same" if got == want else "%s: status %s, child %s" % (ids[0][0], got, want))
+    os.waitpid(pid, 0)
+' 2>&1)
+SANITY=1 expect_eq zombie_status_ids "$(echo $out)" "same same"
+
+# red team 63: a page's map count is host-wide: the default view's libc is
+# the host's file, mapped by every host process that uses it, so smaps'
+# and smaps_rollup's Pss (Rss over the sharers), Shared_* and numa_maps'
+# mapmax= counted the host's processes, live (mapmax=80 here). Shown as if
+# this process alone mapped each page: Pss = Rss, no Shared_*, no mapmax
+out=$(mrun awk '
+FILENAME ~ /rollup/ && /^Rss:/ { r = $2 } FILENAME ~ /rollup/ && /^Pss:/ { p = $2 }
+FILENAME ~ /smaps$/ && /^Rss:/ { sr += $2 } FILENAME ~ /smaps$/ && /^Pss:/ { sp += $2 }
+/^Shared_(Clean|Dirty):/ { sh += $2 } / mapmax=/ { mm++ }
+END { print (r > 0 && p == r) ? "rollup" : "rollup Pss " p " Rss " r, (sr > 0 && sp == sr) ? "smaps" : "smaps Pss " sp " Rss " sr, "shared " sh + 0, "mapmax " mm + 0 }
+' /proc/self/smaps_rollup /proc/self/smaps /proc/self/numa_maps 2>&1)
+expect_eq pss_not_host_map_count "$out" "rollup smaps shared 0 mapmax 0"
+
 finish

@@ -728,13 +728,20 @@ long sys_openat2(struct sc_call *c)
 
 	if (size < sizeof oh)
 		return -EINVAL;
-	if (size > SC_BUFMAX)
-		return -E2BIG;
+	if (size > SC_STRUCT_USIZE_MAX)
+		return -E2BIG; /* Linux's PAGE_SIZE bound */
 	if (!how)
 		return -EFAULT;
-	for (size_t i = sizeof oh; i < size; i++)
+	/* the pipeline copied the first SC_BUFMAX bytes; a zero tail past
+	 * them is Linux's too (a larger open_how of a newer libc: review 34) */
+	for (size_t i = sizeof oh; i < size && i < SC_BUFMAX; i++)
 		if (how[i])
 			return -E2BIG;
+	if (size > SC_BUFMAX) {
+		int z = sc_guest_tail_zero(c, c->args[2] + SC_BUFMAX, size - SC_BUFMAX);
+		if (z < 0)
+			return z;
+	}
 	memcpy(&oh, how, sizeof oh);
 	if (oh.flags & ~(uint64_t)VALID_OPEN_FLAGS)
 		return -EINVAL;

@@ -1145,7 +1145,11 @@ static int flock_range(const struct flock *l, int h, struct lk_req *r)
 	default:
 		return -EINVAL;
 	}
-	int64_t start = (int64_t)((uint64_t)base + (uint64_t)l->l_start);
+	/* a start past OFFSET_MAX is EOVERFLOW, not a wrap to a negative
+	 * start's EINVAL (review 34: SEEK_END with l_start INT64_MAX) */
+	if (l->l_start > LK_EOF - base)
+		return -EOVERFLOW;
+	int64_t start = base + l->l_start;
 	if (start < 0)
 		return -EINVAL;
 	if (l->l_len > 0) {

@@ -468,6 +468,74 @@ int main(int argc, char **argv)
 		S("open_by_handle_max", syscall(SYS_open_by_handle_at, AT_FDCWD, &fh, O_RDONLY));
 	}
 
+	/* record lock ranges (the sentry keeps the locks: syscalls/sys_lock.c) */
+	{
+		int lf = open("f", O_RDWR);
+		struct {
+			const char *name;
+			int cmd;
+			short type, whence;
+			long long start, len;
+		} lk[] = {
+			{ "setlk_start_max_len_1", F_SETLK, F_WRLCK, SEEK_SET, LLONG_MAX, 1 },
+			{ "setlk_start_max_len_2", F_SETLK, F_WRLCK, SEEK_SET, LLONG_MAX, 2 },
+			{ "setlk_len_max", F_SETLK, F_WRLCK, SEEK_SET, 1, LLONG_MAX },
+			{ "setlk_start_neg", F_SETLK, F_WRLCK, SEEK_SET, -1, 1 },
+			{ "setlk_len_min", F_SETLK, F_WRLCK, SEEK_SET, 10, LLONG_MIN },
+			{ "setlk_len_neg_ok", F_SETLK, F_WRLCK, SEEK_SET, 10, -10 },
+			{ "setlk_len_neg_past_0", F_SETLK, F_WRLCK, SEEK_SET, 10, -11 },
+			{ "setlk_end_start_max", F_SETLK, F_WRLCK, SEEK_END, LLONG_MAX, 1 },
+			{ "setlk_end_start_min", F_SETLK, F_WRLCK, SEEK_END, LLONG_MIN, 1 },
+			{ "setlk_cur_start_max", F_SETLK, F_WRLCK, SEEK_CUR, LLONG_MAX, 0 },
+			{ "setlk_whence_3", F_SETLK, F_WRLCK, 3, 0, 0 },
+			{ "setlk_whence_neg", F_SETLK, F_WRLCK, -1, 0, 0 },
+			{ "setlk_type_5", F_SETLK, 5, SEEK_SET, 0, 0 },
+			{ "getlk_start_max_len_2", F_GETLK, F_WRLCK, SEEK_SET, LLONG_MAX, 2 },
+			{ "getlk_type_neg", F_GETLK, -1, SEEK_SET, 0, 0 },
+			{ "ofd_setlk_start_max_len_2", F_OFD_SETLK, F_WRLCK, SEEK_SET, LLONG_MAX, 2 },
+			{ "ofd_getlk_len_min", F_OFD_GETLK, F_WRLCK, SEEK_SET, 10, LLONG_MIN },
+		};
+		for (unsigned i = 0; i < sizeof lk / sizeof *lk; i++) {
+			struct flock fl = { .l_type = lk[i].type, .l_whence = lk[i].whence,
+					    .l_start = lk[i].start, .l_len = lk[i].len };
+			S(lk[i].name, fcntl(lf, lk[i].cmd, &fl));
+		}
+		struct flock un = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
+		fcntl(lf, F_SETLK, &un);
+		close(lf);
+	}
+
+	/* timestamps: tv_nsec/tv_usec out of range, UTIME_NOW/OMIT */
+	{
+		struct timespec ts[2] = { { 0, -1 }, { 0, 0 } };
+		S("utimensat_nsec_neg", utimensat(AT_FDCWD, "f", ts, 0));
+		ts[0].tv_nsec = 1000000000;
+		S("utimensat_nsec_1e9", utimensat(AT_FDCWD, "f", ts, 0));
+		ts[0].tv_nsec = UTIME_OMIT;
+		ts[1].tv_sec = -1;
+		ts[1].tv_nsec = UTIME_NOW + 5;
+		S("utimensat_nsec_bad_2", utimensat(AT_FDCWD, "f", ts, 0));
+		ts[1].tv_nsec = 0;
+		S("utimensat_sec_neg", utimensat(AT_FDCWD, "f", ts, 0));
+		ts[1].tv_sec = LLONG_MAX;
+		S("utimensat_sec_max", utimensat(AT_FDCWD, "f", ts, 0));
+		struct stat st;
+		stat("f", &st);
+		printf("ok utimensat_sec_max mtime_positive %d\n", st.st_mtime > 0);
+		ts[1].tv_sec = LLONG_MIN;
+		S("utimensat_sec_min", utimensat(AT_FDCWD, "f", ts, 0));
+		stat("f", &st);
+		printf("ok utimensat_sec_min mtime_negative %d\n", st.st_mtime < 0);
+		S("utimensat_flags_bad", utimensat(AT_FDCWD, "f", NULL, 0x8000));
+		struct timeval tv[2] = { { 0, -1 }, { 0, 0 } };
+		S("futimesat_usec_neg", syscall(SYS_futimesat, AT_FDCWD, "f", tv));
+		tv[0].tv_usec = 1000000;
+		S("futimesat_usec_1e6", syscall(SYS_futimesat, AT_FDCWD, "f", tv));
+		tv[0].tv_usec = 0;
+		tv[0].tv_sec = -5;
+		S("utimes_sec_neg", syscall(SYS_utimes, "f", tv));
+	}
+
 	unlink("f");
 	unlink("l");
 	return t_done();

@@ -16,6 +16,8 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <sys/un.h>
 #include <sys/xattr.h>
 
@@ -534,6 +536,112 @@ int main(int argc, char **argv)
 		tv[0].tv_usec = 0;
 		tv[0].tv_sec = -5;
 		S("utimes_sec_neg", syscall(SYS_utimes, "f", tv));
+	}
+
+	/* capability header versions and pids */
+	{
+		struct { uint32_t version; int pid; } h;
+		uint32_t d[6];
+		uint32_t vers[] = { 0, 0x19980330, 0x20071026, 0x20080522, 0xffffffffu };
+		for (unsigned i = 0; i < 5; i++) {
+			char nm[64];
+			h.version = vers[i];
+			h.pid = 0;
+			snprintf(nm, sizeof nm, "capget_version_%x", vers[i]);
+			S(nm, syscall(SYS_capget, &h, d));
+			printf("ok %s written %x\n", nm, h.version);
+			h.version = vers[i];
+			snprintf(nm, sizeof nm, "capget_null_data_%x", vers[i]);
+			S(nm, syscall(SYS_capget, &h, NULL));
+		}
+		h.version = 0x20080522;
+		h.pid = -1;
+		S("capget_pid_neg", syscall(SYS_capget, &h, d));
+		h.pid = INT_MAX;
+		S("capget_pid_max", syscall(SYS_capget, &h, d));
+	}
+
+	/* sysfs indices */
+	{
+		char fsn[256];
+		long nfs = syscall(SYS_sysfs, 3);
+		S("sysfs_idx_uint_max", syscall(SYS_sysfs, 2, 0xfffffffful, fsn));
+		S("sysfs_idx_n", syscall(SYS_sysfs, 2, (unsigned long)nfs, fsn));
+		S("sysfs_idx_high32", syscall(SYS_sysfs, 2, 0x100000000ul, fsn));
+		S("sysfs_opt_high32", syscall(SYS_sysfs, 0x100000003l) == nfs ? 0 : -1);
+		S("sysfs_opt_0", syscall(SYS_sysfs, 0));
+		S("sysfs_opt_4", syscall(SYS_sysfs, 4));
+	}
+
+	/* host and domain name lengths (refused before any change) */
+	S("sethostname_65", syscall(SYS_sethostname, big, 65l));
+	S("sethostname_neg", syscall(SYS_sethostname, big, -1l));
+	S("setdomainname_65", syscall(SYS_setdomainname, big, 65l));
+	S("setdomainname_neg", syscall(SYS_setdomainname, big, -1l));
+
+	/* clock_settime's range checks come before the permission's: made by
+	 * a child that dropped CAP_SYS_TIME, so nothing is set natively */
+	{
+		pid_t ch = fork();
+		if (ch == 0) {
+			struct { uint32_t version; int pid; } h = { 0x20080522, 0 };
+			uint32_t d[6];
+			syscall(SYS_capget, &h, d);
+			d[0] &= ~(1u << 25); /* CAP_SYS_TIME: effective */
+			d[1] &= ~(1u << 25);
+			syscall(SYS_capset, &h, d);
+			struct timespec ts[] = { { 0, -1 }, { 0, 1000000000 }, { -1, 0 }, { LLONG_MAX, 0 },
+						 { 8277292036ll, 0 }, { 8277292037ll, 0 } };
+			for (unsigned i = 0; i < 6; i++) {
+				char nm[64];
+				snprintf(nm, sizeof nm, "clock_settime_%u", i);
+				S(nm, syscall(SYS_clock_settime, CLOCK_REALTIME, &ts[i]));
+			}
+			S("clock_settime_monotonic", syscall(SYS_clock_settime, CLOCK_MONOTONIC, &ts[0]));
+			_exit(0);
+		}
+		waitpid(ch, NULL, 0);
+	}
+
+	/* sendmmsg/recvmmsg counts */
+	{
+		int mp[2];
+		socketpair(AF_UNIX, SOCK_DGRAM, 0, mp);
+		struct mmsghdr mm[2];
+		struct iovec iov = { "y", 1 };
+		memset(mm, 0, sizeof mm);
+		mm[0].msg_hdr.msg_iov = &iov;
+		mm[0].msg_hdr.msg_iovlen = 1;
+		mm[1] = mm[0];
+		S("sendmmsg_vlen_0", syscall(SYS_sendmmsg, mp[0], mm, 0u, 0u));
+		S("sendmmsg_vlen_uint_max_fault", syscall(SYS_sendmmsg, mp[0], mm, 0xffffffffu, 0u));
+		char rb[4];
+		struct iovec riov = { rb, sizeof rb };
+		struct mmsghdr rm[2];
+		memset(rm, 0, sizeof rm);
+		rm[0].msg_hdr.msg_iov = &riov;
+		rm[0].msg_hdr.msg_iovlen = 1;
+		rm[1] = rm[0];
+		S("recvmmsg_vlen_0", syscall(SYS_recvmmsg, mp[1], rm, 0u, MSG_DONTWAIT, NULL));
+		S("recvmmsg_vlen_2", syscall(SYS_recvmmsg, mp[1], rm, 2u, MSG_DONTWAIT, NULL));
+		struct timespec bad = { 0, -1 };
+		S("recvmmsg_bad_timeout", syscall(SYS_recvmmsg, mp[1], rm, 2u, MSG_DONTWAIT, &bad));
+		close(mp[0]);
+		close(mp[1]);
+	}
+
+	/* pidfd_send_signal numbers */
+	{
+		int pfd = (int)syscall(SYS_pidfd_open, me, 0u);
+		int ps[] = { 0, 64, 65, -1 };
+		for (unsigned i = 0; i < 4; i++) {
+			char nm[64];
+			snprintf(nm, sizeof nm, "pidfd_send_signal_%d", ps[i]);
+			S(nm, syscall(SYS_pidfd_send_signal, pfd, (long)ps[i], NULL, 0u));
+		}
+		S("pidfd_send_signal_flags", syscall(SYS_pidfd_send_signal, pfd, 0l, NULL, 0x80u));
+		S("pidfd_send_signal_high32", syscall(SYS_pidfd_send_signal, pfd, 0x100000000l, NULL, 0u));
+		close(pfd);
 	}
 
 	unlink("f");

@@ -121,13 +121,14 @@ long sys_setgroups(struct sc_call *c)
 	gid_t *g = NULL;
 	long r;
 
-	if (n < 0 || n > CRED_NGROUPS_MAX)
-		return -EINVAL;
+	/* Linux's order: the capability, then the count (review 34) */
 	pthread_mutex_lock(&c->task->lock);
 	int cap = cred_capable(&c->task->cred, CRED_CAP_SETGID);
 	pthread_mutex_unlock(&c->task->lock);
 	if (!cap)
 		return -EPERM;
+	if (n < 0 || n > CRED_NGROUPS_MAX)
+		return -EINVAL;
 	if (n) {
 		g = malloc((size_t)n * sizeof *g);
 		if (!g)
@@ -420,16 +421,17 @@ long sys_uname(struct sc_call *c)
  * capabilities) may change them. */
 static long set_uts(struct sc_call *c, char *dst)
 {
-	long len = (long)c->args[1];
+	int len = (int)c->args[1]; /* the kernel's int: the low 32 bits */
 	char name[65];
 
-	if (len < 0 || len > 64)
-		return -EINVAL;
+	/* Linux's order: the capability, then the length (review 34) */
 	pthread_mutex_lock(&c->task->lock);
 	int ok = c->task->cred.euid == 0 && c->task->cred.cap_eff != 0;
 	pthread_mutex_unlock(&c->task->lock);
 	if (!ok)
 		return -EPERM;
+	if (len < 0 || len > 64)
+		return -EINVAL;
 	if (len && sc_read_guest(c, c->args[0], name, (size_t)len) < 0)
 		return -EFAULT;
 	name[len] = 0;

@@ -153,6 +153,7 @@ int main(int argc, char **argv)
 	S("setgroups_neg", syscall(SYS_setgroups, -1, gl));
 	S("setgroups_ngroups_max_plus", syscall(SYS_setgroups, 65537, gl));
 	S("setgroups_int_min", syscall(SYS_setgroups, (long)INT_MIN, gl));
+	S("setgroups_high32_neg", syscall(SYS_setgroups, 0x1ffffffffl, gl));
 
 	/* sched_setaffinity cpusetsize */
 	cpu_set_t cs;
@@ -462,12 +463,20 @@ int main(int argc, char **argv)
 		fh.handle_bytes = 0;
 		S("name_to_handle_0", syscall(SYS_name_to_handle_at, AT_FDCWD, "f", &fh, &mnt, 0));
 		printf("ok name_to_handle_0 bytes_nonzero %d\n", fh.handle_bytes > 0);
+		fh.handle_type = 0;
 		fh.handle_bytes = 129;
 		S("open_by_handle_129", syscall(SYS_open_by_handle_at, AT_FDCWD, &fh, O_RDONLY));
 		fh.handle_bytes = 0;
 		S("open_by_handle_0", syscall(SYS_open_by_handle_at, AT_FDCWD, &fh, O_RDONLY));
 		fh.handle_bytes = 0xffffffffu;
 		S("open_by_handle_max", syscall(SYS_open_by_handle_at, AT_FDCWD, &fh, O_RDONLY));
+		fh.handle_bytes = 8;
+		fh.handle_type = -1;
+		S("open_by_handle_type_neg", syscall(SYS_open_by_handle_at, AT_FDCWD, &fh, O_RDONLY));
+		fh.handle_type = 0x40001;
+		S("open_by_handle_type_flag", syscall(SYS_open_by_handle_at, AT_FDCWD, &fh, O_RDONLY));
+		fh.handle_type = 0;
+		S("open_by_handle_bad_mountfd", syscall(SYS_open_by_handle_at, 999, &fh, O_RDONLY));
 	}
 
 	/* record lock ranges (the sentry keeps the locks: syscalls/sys_lock.c) */

@@ -1156,7 +1156,7 @@ static int flock_range(const struct flock *l, int h, struct lk_req *r)
 		if (l->l_len - 1 > LK_EOF - start)
 			return -EOVERFLOW;
 		r->start = start;
-		r->end = start + l->l_len - 1;
+		r->end = start + (l->l_len - 1); /* (INT64_MAX + 1 - 1: no intermediate overflow) */
 	} else if (l->l_len < 0) {
 		if (start + l->l_len < 0)
 			return -EINVAL;

@@ -113,6 +113,16 @@ int main(int argc, char **argv)
 		S("setxattr_name_256", setxattr("f", name, "v", 1, 0));
 		S("getxattr_name_256", getxattr("f", name, big, 10));
 		S("getxattr_name_empty", getxattr("f", "", big, 10));
+		/* sizes past 32 bits (the gofer protocol's are 32-bit) */
+		setxattr("f", "user.five", "12345", 5, 0);
+		S("getxattr_size_2p32", syscall(SYS_getxattr, "f", "user.five", big, 1ul << 32));
+		S("getxattr_size_2p32_plus_1", syscall(SYS_getxattr, "f", "user.five", big, (1ul << 32) + 1));
+		S("listxattr_size_2p32_plus_1", syscall(SYS_listxattr, "f", big, (1ul << 32) + 1) > 0);
+		S("setxattr_size_2p32_plus_1", syscall(SYS_setxattr, "f", "user.six", big, (1ul << 32) + 1, 0));
+		S("setxattr_flags_high32", syscall(SYS_setxattr, "f", "user.six", "x", 1ul, 0x100000000l | XATTR_CREATE));
+		S("getxattr_six", getxattr("f", "user.six", big, 10));
+		removexattr("f", "user.six");
+		removexattr("f", "user.five");
 	}
 
 	/* readlink buffer sizes */
@@ -372,6 +382,46 @@ int main(int argc, char **argv)
 		S("pvm_readv_len_sum_wrap", syscall(SYS_process_vm_readv, me, two, 2ul, &r, 1ul, 0ul));
 		S("pvm_writev_cnt_1025", syscall(SYS_process_vm_writev, me, &l, 1ul, &r, 1025ul, 0ul));
 		S("pvm_readv_pid_high32", syscall(SYS_process_vm_readv, 0x100000000l | me, &l, 1ul, &r, 1ul, 0ul));
+	}
+
+	/* process_vm_readv/writev counts and lengths on a child (the
+	 * sentry's own copy loop: syscalls/sys_signal.c vm_copy) */
+	{
+		static char shared_src[16] = "child-memory";
+		int cp[2];
+		if (pipe(cp) == 0) {
+			pid_t kid = fork();
+			if (kid == 0) {
+				char x;
+				close(cp[1]);
+				read(cp[0], &x, 1); /* until the parent closes its end */
+				_exit(0);
+			}
+			close(cp[0]);
+			char dst[16];
+			struct iovec l = { dst, 12 }, r = { shared_src, 12 };
+			S("pvm_kid_ok", syscall(SYS_process_vm_readv, kid, &l, 1ul, &r, 1ul, 0ul));
+			S("pvm_kid_lcnt_1025", syscall(SYS_process_vm_readv, kid, &l, 1025ul, &r, 1ul, 0ul));
+			S("pvm_kid_rcnt_1024_fault", syscall(SYS_process_vm_readv, kid, &l, 1ul, NULL, 1024ul, 0ul));
+			S("pvm_kid_cnt_high32", syscall(SYS_process_vm_readv, kid, &l, 0x100000001ul, &r, 1ul, 0ul));
+			S("pvm_kid_rcnt_high32", syscall(SYS_process_vm_readv, kid, &l, 1ul, &r, 0x100000001ul, 0ul));
+			struct iovec l62 = { dst, (size_t)1 << 62 };
+			S("pvm_kid_local_2p62", syscall(SYS_process_vm_readv, kid, &l62, 1ul, &r, 1ul, 0ul));
+			struct iovec r2[2] = { { shared_src, (size_t)1 << 62 }, { shared_src, (size_t)1 << 62 } };
+			S("pvm_kid_remote_sum_wrap", syscall(SYS_process_vm_readv, kid, &l, 1ul, r2, 2ul, 0ul));
+			S("pvm_kid_cnt_0", syscall(SYS_process_vm_readv, kid, &l, 0ul, &r, 1ul, 0ul));
+			struct iovec two[2] = { { dst, (size_t)1 << 62 }, { dst, (size_t)1 << 62 } };
+			S("pvm_kid_len_sum_wrap", syscall(SYS_process_vm_readv, kid, two, 2ul, &r, 1ul, 0ul));
+			struct iovec lmax = { dst, (size_t)-1 };
+			S("pvm_kid_len_max", syscall(SYS_process_vm_readv, kid, &l, 1ul, &lmax, 1ul, 0ul));
+			struct iovec rbig = { shared_src, 1u << 20 };
+			S("pvm_kid_remote_past_end", syscall(SYS_process_vm_readv, kid, &l, 1ul, &rbig, 1ul, 0ul));
+			struct iovec lz = { dst, 0 };
+			S("pvm_kid_zero_len", syscall(SYS_process_vm_readv, kid, &lz, 1ul, &r, 1ul, 0ul));
+			S("pvm_kid_writev_flags", syscall(SYS_process_vm_writev, kid, &l, 1ul, &r, 1ul, 2ul));
+			close(cp[1]);
+			waitpid(kid, NULL, 0);
+		}
 	}
 
 	/* sched_getattr / sched_setattr sizes */

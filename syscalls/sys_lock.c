@@ -1605,6 +1605,8 @@ relook:
 		if (mine) {
 			lock_remove(mine);
 			pthread_cond_broadcast(&lk_cv);
+		} else {
+			ret = -EAGAIN; /* no lease to drop: generic_delete_lease's (review 34) */
 		}
 		goto out;
 	}

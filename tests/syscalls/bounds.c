@@ -704,6 +704,25 @@ int main(int argc, char **argv)
 		close(pfd);
 	}
 
+	/* fcntl F_SETSIG / F_SETOWN / F_SETLEASE arguments */
+	{
+		int ff = open("f", O_RDONLY);
+		S("setsig_65", syscall(SYS_fcntl, ff, F_SETSIG, 65l));
+		S("setsig_high32", syscall(SYS_fcntl, ff, F_SETSIG, (1l << 32) | 10));
+		S("getsig_after", syscall(SYS_fcntl, ff, F_GETSIG));
+		S("setsig_neg", syscall(SYS_fcntl, ff, F_SETSIG, -1l));
+		S("setsig_64", syscall(SYS_fcntl, ff, F_SETSIG, 64l));
+		S("setsig_0", syscall(SYS_fcntl, ff, F_SETSIG, 0l));
+		S("setown_high32_self", syscall(SYS_fcntl, ff, F_SETOWN, (1l << 32) | me));
+		S("getown_after", syscall(SYS_fcntl, ff, F_GETOWN) == me ? 0 : -1);
+		S("setown_0", syscall(SYS_fcntl, ff, F_SETOWN, 0l));
+		S("setlease_unlck_none", syscall(SYS_fcntl, ff, F_SETLEASE, (long)F_UNLCK));
+		S("setlease_high32", syscall(SYS_fcntl, ff, F_SETLEASE, (1l << 32) | F_UNLCK));
+		S("setlease_bad", syscall(SYS_fcntl, ff, F_SETLEASE, 7l));
+		S("cmd_high32_getlk", syscall(SYS_fcntl, ff, (1l << 32) | F_GETLK, NULL));
+		close(ff);
+	}
+
 	/* prctl values that are unsigned longs in Linux */
 	S("pdeathsig_65", prctl(PR_SET_PDEATHSIG, 65ul, 0ul, 0ul, 0ul));
 	S("pdeathsig_high32", prctl(PR_SET_PDEATHSIG, (1ul << 32) | 9, 0ul, 0ul, 0ul));

@@ -25,6 +25,7 @@
 #ifndef MOAT_SYSCALLS_SC_H
 #define MOAT_SYSCALLS_SC_H
 
+#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -131,6 +132,28 @@ static inline long sc_read_guest_str(struct sc_call *c, uint64_t addr, char *dst
 	long r = guest_read_str(c->tid, addr, dst, max);
 	task_io_end(c->task);
 	return r;
+}
+
+/* The tail of an extensible struct (openat2's open_how, the *xattrat
+ * calls' xattr_args, PROCMAP_QUERY's struct, sched_attr): Linux's
+ * copy_struct_from_user takes a guest size up to PAGE_SIZE (each caller
+ * refuses a larger one first, E2BIG) and answers E2BIG only when a byte past
+ * the struct it knows is not zero (check_zeroed_user). The len bytes at addr
+ * read in the guard, in pieces: 0 (all zero), -E2BIG, or -EFAULT. */
+#define SC_STRUCT_USIZE_MAX 4096u
+static inline int sc_guest_tail_zero(struct sc_call *c, uint64_t addr, size_t len)
+{
+	unsigned char b[512];
+	for (size_t off = 0; off < len;) {
+		size_t n = len - off < sizeof b ? len - off : sizeof b;
+		if (sc_read_guest(c, addr + off, b, n) < 0)
+			return -EFAULT;
+		for (size_t i = 0; i < n; i++)
+			if (b[i])
+				return -E2BIG;
+		off += n;
+	}
+	return 0;
 }
 
 /* Duplicate the caller's guest fd into the sentry (pidfd_getfd, in the

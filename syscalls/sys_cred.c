@@ -121,13 +121,14 @@ long sys_setgroups(struct sc_call *c)
 	gid_t *g = NULL;
 	long r;
 
-	if (n < 0 || n > CRED_NGROUPS_MAX)
-		return -EINVAL;
+	/* Linux's order: the capability, then the count (review 34) */
 	pthread_mutex_lock(&c->task->lock);
 	int cap = cred_capable(&c->task->cred, CRED_CAP_SETGID);
 	pthread_mutex_unlock(&c->task->lock);
 	if (!cap)
 		return -EPERM;
+	if (n < 0 || n > CRED_NGROUPS_MAX)
+		return -EINVAL;
 	if (n) {
 		g = malloc((size_t)n * sizeof *g);
 		if (!g)
@@ -167,6 +168,10 @@ long sys_capget(struct sc_call *c)
 	struct cred cr;
 	int words, r = cap_header(c, &h, &words);
 
+	/* a version probe: NULL data and an unknown version is 0, the version
+	 * written (Linux's capget; review 34: EINVAL) */
+	if (r == -EINVAL && !c->args[1])
+		return 0;
 	if (r < 0)
 		return r;
 	if (!c->args[1])
@@ -416,16 +421,17 @@ long sys_uname(struct sc_call *c)
  * capabilities) may change them. */
 static long set_uts(struct sc_call *c, char *dst)
 {
-	long len = (long)c->args[1];
+	int len = (int)c->args[1]; /* the kernel's int: the low 32 bits */
 	char name[65];
 
-	if (len < 0 || len > 64)
-		return -EINVAL;
+	/* Linux's order: the capability, then the length (review 34) */
 	pthread_mutex_lock(&c->task->lock);
 	int ok = c->task->cred.euid == 0 && c->task->cred.cap_eff != 0;
 	pthread_mutex_unlock(&c->task->lock);
 	if (!ok)
 		return -EPERM;
+	if (len < 0 || len > 64)
+		return -EINVAL;
 	if (len && sc_read_guest(c, c->args[0], name, (size_t)len) < 0)
 		return -EFAULT;
 	name[len] = 0;
@@ -455,7 +461,10 @@ long sys_clock_settime(struct sc_call *c)
 		return -EPERM;
 	if (clk != CLOCK_REALTIME)
 		return -EINVAL;
-	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000L)
+	/* timespec64_valid_settod: past TIME_SETTOD_SEC_MAX (KTIME_SEC_MAX less
+	 * 30 years of uptime) is EINVAL too, before the permission's EPERM */
+	if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000L ||
+	    ts.tv_sec >= 9223372036LL - 30LL * 365 * 86400)
 		return -EINVAL;
 	return -EPERM;
 }

@@ -239,14 +239,17 @@ static long host_dents(struct sc_call *c, const struct vfs_node *n, int hfd, cha
 	return off;
 }
 
-/* Fill buf (malloc'ed, cap bytes) with getdents64 records for guest fd. */
-static long dents(struct sc_call *c, int guestfd, size_t count, char **buf)
+/* Fill buf (malloc'ed, cap bytes) with getdents64 records for guest fd.
+ * *hfdp: the directory's fd (the caller closes it) and *pos its position
+ * before the read, for dents_out. */
+static long dents(struct sc_call *c, int guestfd, size_t count, char **buf, int *hfdp, off_t *pos)
 {
 	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
 	cleanup_fd int hfd = -1;
 	int r;
 
 	*buf = NULL;
+	*pos = -1;
 	r = vfs_fd_node(VFS_OF(c), c->task, guestfd, n, &hfd);
 	if (r < 0)
 		return r;
@@ -261,23 +264,44 @@ static long dents(struct sc_call *c, int guestfd, size_t count, char **buf)
 		return -EBADF;
 	if (!S_ISDIR(n->st.st_mode))
 		return -ENOTDIR;
+	/* Linux keeps the count in an int (fs/readdir.c): one past INT_MAX
+	 * is negative, every record is "too large" (EINVAL; 0 at the end),
+	 * which is what a count of 0 answers here (review 34) */
+	if (count > INT_MAX)
+		count = 0;
 	if (count > DENTS_MAX)
 		count = DENTS_MAX;
 	*buf = xmalloc(count ? count : 1);
+	*pos = lseek(hfd, 0, SEEK_CUR);
+	*hfdp = hfd;
+	hfd = -1;
 	if (n->kind == VN_SYNTH || n->kind == VN_PROC)
-		return synth_dents(c, n, hfd, *buf, count);
-	return host_dents(c, n, hfd, *buf, count);
+		return synth_dents(c, n, *hfdp, *buf, count);
+	return host_dents(c, n, *hfdp, *buf, count);
+}
+
+/* The records to the guest's buffer. A fault consumes nothing, as in Linux
+ * (filldir64 stops before the entry it could not write, and the position
+ * stays at it): the directory goes back to where the read began (review
+ * 34: the entries read were lost to the next call). */
+static long dents_out(struct sc_call *c, int hfd, off_t pos, const char *buf, long r)
+{
+	int w = sc_write_guest(c, c->args[1], buf, (size_t)r);
+	if (w < 0 && hfd >= 0 && pos >= 0)
+		lseek(hfd, pos, SEEK_SET);
+	return w < 0 ? w : r;
 }
 
 long sys_getdents64(struct sc_call *c)
 {
 	cleanup_free char *buf = NULL;
-	long r = dents(c, ARG_INT(c, 0), ARG_UINT(c, 2), &buf);
+	cleanup_fd int hfd = -1;
+	off_t pos;
+	long r = dents(c, ARG_INT(c, 0), ARG_UINT(c, 2), &buf, &hfd, &pos);
 
 	if (r <= 0)
 		return r;
-	int w = sc_write_guest(c, c->args[1], buf, r);
-	return w < 0 ? w : r;
+	return dents_out(c, hfd, pos, buf, r);
 }
 
 /* The old layout: d_ino, d_off, d_reclen, name, NUL, pad, d_type in the
@@ -286,7 +310,9 @@ long sys_getdents64(struct sc_call *c)
 long sys_getdents(struct sc_call *c)
 {
 	cleanup_free char *buf = NULL;
-	long r = dents(c, ARG_INT(c, 0), ARG_UINT(c, 2), &buf);
+	cleanup_fd int hfd = -1;
+	off_t pos;
+	long r = dents(c, ARG_INT(c, 0), ARG_UINT(c, 2), &buf, &hfd, &pos);
 
 	if (r <= 0)
 		return r;
@@ -299,8 +325,7 @@ long sys_getdents(struct sc_call *c)
 		buf[p + rl - 1] = type;
 		p += rl;
 	}
-	int w = sc_write_guest(c, c->args[1], buf, r);
-	return w < 0 ? w : r;
+	return dents_out(c, hfd, pos, buf, r);
 }
 
 /* getcwd: the working directory is held as an object (fs/vfs.c,

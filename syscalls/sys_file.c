@@ -666,8 +666,14 @@ long sys_open_by_handle_at(struct sc_call *c)
 	struct moat_handle h;
 	char path[VFS_PATH_MAX];
 
-	if (!cred_capable(&t->cred, CAP_DAC_READ_SEARCH_) && t->cred.euid != 0)
-		return -EPERM;
+	/* Linux's handle_to_path order: the header (EFAULT, EINVAL), the
+	 * mount fd, then the capability (review 34: EPERM came first) */
+	if (sc_read_guest(c, c->args[1], &h, 8) < 0)
+		return -EFAULT;
+	if (h.bytes > MAX_HANDLE_SZ_ || h.bytes == 0)
+		return -EINVAL;
+	if ((int)h.type < 0 || ((uint32_t)h.type & 0xffff0000u & ~0x30000u))
+		return -EINVAL; /* FILEID_USER_FLAGS beyond CONNECTABLE|DIR */
 	/* the mount the handle is decoded in: mount_fd's, or the cwd's */
 	cleanup_free struct vfs_node *mn = xmalloc(sizeof *mn);
 	if (mfd != AT_FDCWD) {
@@ -679,10 +685,8 @@ long sys_open_by_handle_at(struct sc_call *c)
 	} else if (vfs_cwd_node(VFS_OF(c), t, mn) < 0) {
 		return -ESTALE;
 	}
-	if (sc_read_guest(c, c->args[1], &h, 8) < 0)
-		return -EFAULT;
-	if (h.bytes > MAX_HANDLE_SZ_ || h.bytes == 0)
-		return -EINVAL;
+	if (!cred_capable(&t->cred, CAP_DAC_READ_SEARCH_) && t->cred.euid != 0)
+		return -EPERM;
 	if (h.bytes != MOAT_HANDLE_BYTES || h.type != MOAT_HANDLE_TYPE)
 		return -ESTALE;
 	/* the rest of it, after the 8 bytes decided on above (each byte of
@@ -728,13 +732,20 @@ long sys_openat2(struct sc_call *c)
 
 	if (size < sizeof oh)
 		return -EINVAL;
-	if (size > SC_BUFMAX)
-		return -E2BIG;
+	if (size > SC_STRUCT_USIZE_MAX)
+		return -E2BIG; /* Linux's PAGE_SIZE bound */
 	if (!how)
 		return -EFAULT;
-	for (size_t i = sizeof oh; i < size; i++)
+	/* the pipeline copied the first SC_BUFMAX bytes; a zero tail past
+	 * them is Linux's too (a larger open_how of a newer libc: review 34) */
+	for (size_t i = sizeof oh; i < size && i < SC_BUFMAX; i++)
 		if (how[i])
 			return -E2BIG;
+	if (size > SC_BUFMAX) {
+		int z = sc_guest_tail_zero(c, c->args[2] + SC_BUFMAX, size - SC_BUFMAX);
+		if (z < 0)
+			return z;
+	}
 	memcpy(&oh, how, sizeof oh);
 	if (oh.flags & ~(uint64_t)VALID_OPEN_FLAGS)
 		return -EINVAL;

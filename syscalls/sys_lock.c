@@ -1145,14 +1145,18 @@ static int flock_range(const struct flock *l, int h, struct lk_req *r)
 	default:
 		return -EINVAL;
 	}
-	int64_t start = (int64_t)((uint64_t)base + (uint64_t)l->l_start);
+	/* a start past OFFSET_MAX is EOVERFLOW, not a wrap to a negative
+	 * start's EINVAL (review 34: SEEK_END with l_start INT64_MAX) */
+	if (l->l_start > LK_EOF - base)
+		return -EOVERFLOW;
+	int64_t start = base + l->l_start;
 	if (start < 0)
 		return -EINVAL;
 	if (l->l_len > 0) {
 		if (l->l_len - 1 > LK_EOF - start)
 			return -EOVERFLOW;
 		r->start = start;
-		r->end = start + l->l_len - 1;
+		r->end = start + (l->l_len - 1); /* (INT64_MAX + 1 - 1: no intermediate overflow) */
 	} else if (l->l_len < 0) {
 		if (start + l->l_len < 0)
 			return -EINVAL;
@@ -1595,6 +1599,8 @@ relook:
 		if (mine) {
 			lock_remove(mine);
 			pthread_cond_broadcast(&lk_cv);
+		} else {
+			ret = -EAGAIN; /* no lease to drop: generic_delete_lease's (review 34) */
 		}
 		goto out;
 	}

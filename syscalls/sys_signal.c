@@ -1581,6 +1581,7 @@ long sc_pidfd_info_ioctl(struct sc_call *c)
  * count copied up to the first fault (EFAULT when none), at most IOV_MAX
  * iovecs each side, flags 0. */
 enum { VM_CHUNK = 64 * 1024, VM_IOV_MAX = 1024 };
+#define VM_RW_MAX 0x7ffff000ull          /* MAX_RW_COUNT: INT_MAX & PAGE_MASK */
 
 /* tests: MOAT_TEST_PTRACE_CHECK_DELAY=MS (read by the pipeline at start):
  * process_vm_* sleeps MS between its ptrace check and its copy, as a worker
@@ -1622,22 +1623,38 @@ static long vm_remote(struct task *t, unsigned execs, int write, void *buf, uint
 
 static long vm_copy(struct sc_call *c, struct task *t, unsigned execs, int write)
 {
-	unsigned long lcnt = c->args[2], rcnt = c->args[4];
+	/* Linux's types: the local count goes through import_iovec's
+	 * unsigned (32 bits), the remote one stays an unsigned long */
+	unsigned long lcnt = (unsigned)c->args[2], rcnt = c->args[4];
 	if (c->args[5])
 		return -EINVAL;
 	if (lcnt > VM_IOV_MAX || rcnt > VM_IOV_MAX)
 		return -EINVAL;
 	cleanup_free struct vm_iov *lv = xmalloc((lcnt + 1) * sizeof *lv);
 	cleanup_free struct vm_iov *rv = xmalloc((rcnt + 1) * sizeof *rv);
-	if ((lcnt && sc_read_guest(c, c->args[1], lv, lcnt * sizeof *lv) < 0) ||
-	    (rcnt && sc_read_guest(c, c->args[3], rv, rcnt * sizeof *rv) < 0))
+	/* Linux's order (process_vm_rw, as Linux 6.18 answers): the local
+	 * vector is copied and checked (a length past SSIZE_MAX EINVAL, a
+	 * total past it EFAULT, the total cut at MAX_RW_COUNT), then the
+	 * remote one (a length past SSIZE_MAX EINVAL; its total is not
+	 * checked). Review 34: any total past SSIZE_MAX was EINVAL, and
+	 * nothing cut the local total. */
+	if (lcnt && sc_read_guest(c, c->args[1], lv, lcnt * sizeof *lv) < 0)
 		return -EFAULT;
-	uint64_t ltot = 0, rtot = 0;
 	for (unsigned long i = 0; i < lcnt; i++)
-		if (__builtin_add_overflow(ltot, lv[i].len, &ltot) || ltot > (uint64_t)SSIZE_MAX)
+		if (lv[i].len > (uint64_t)SSIZE_MAX)
 			return -EINVAL;
+	uint64_t ltot = 0, lsum = 0;
+	for (unsigned long i = 0; i < lcnt; i++) {
+		if (__builtin_add_overflow(lsum, lv[i].len, &lsum) || lsum > (uint64_t)SSIZE_MAX)
+			return -EFAULT;
+		if (lv[i].len > VM_RW_MAX - ltot)
+			lv[i].len = VM_RW_MAX - ltot;
+		ltot += lv[i].len;
+	}
+	if (rcnt && sc_read_guest(c, c->args[3], rv, rcnt * sizeof *rv) < 0)
+		return -EFAULT;
 	for (unsigned long i = 0; i < rcnt; i++)
-		if (__builtin_add_overflow(rtot, rv[i].len, &rtot) || rtot > (uint64_t)SSIZE_MAX)
+		if (rv[i].len > (uint64_t)SSIZE_MAX)
 			return -EINVAL;
 	if (sc_test_vm_check_delay_ms) {
 		if (guestmem_test_block)

@@ -80,12 +80,9 @@ static long procmap_query(struct sc_call *c)
 	if (sc_read_guest(c, c->args[2], &q, usize < sizeof q ? usize : sizeof q) < 0)
 		return -EFAULT;
 	if (usize > sizeof q) {
-		unsigned char tail[4096];
-		if (sc_read_guest(c, c->args[2] + sizeof q, tail, usize - sizeof q) < 0)
-			return -EFAULT;
-		for (size_t i = 0; i < usize - sizeof q; i++)
-			if (tail[i])
-				return -E2BIG;
+		int z = sc_guest_tail_zero(c, c->args[2] + sizeof q, usize - sizeof q);
+		if (z < 0)
+			return z;
 	}
 	if (q.query_flags & ~0x3fULL)
 		return -EINVAL;

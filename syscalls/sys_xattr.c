@@ -367,8 +367,13 @@ static long xattrat_args(struct sc_call *c, struct xreq *x)
 
 	if ((size_t)c->args[5] < sizeof a)
 		return -EINVAL;
-	if ((size_t)c->args[5] > sizeof a)
-		return -E2BIG;   /* no extension of the struct is known */
+	if ((size_t)c->args[5] > SC_STRUCT_USIZE_MAX)
+		return -E2BIG;   /* Linux's PAGE_SIZE bound */
+	/* no extension of the struct is known: a larger one's tail must be
+	 * zero, as copy_struct_from_user checks it first (review 34) */
+	int z = sc_guest_tail_zero(c, c->args[4] + sizeof a, (size_t)c->args[5] - sizeof a);
+	if (z < 0)
+		return z;
 	if (sc_read_guest(c, c->args[4], &a, sizeof a) < 0)
 		return -EFAULT;
 	x->addr = a.value;

@@ -698,9 +698,16 @@ static void upper_file(struct ctx *x, const struct gofer_srv_export *e, const ch
 		free(a);
 		free(b);
 		char *xa = xattr_changes(e, rel, ust, lst);
-		int only = same && git_mode(lst->st_mode) == git_mode(ust->st_mode) &&
-			   (lst->st_mode & 07777) == (ust->st_mode & 07777);
-		if (only && !xa)
+		/* nothing a patch carries changed: the content and the git
+		 * mode (100644/100755) are the lower's. A chmod within one git
+		 * mode (0644 -> 0666, 0755 -> 0700) is then a manifest entry
+		 * only, as an attribute's change is: before red-team round 64
+		 * it wrote a `diff --git` header and an index line with nothing
+		 * after them, which git apply refuses ("patch with only garbage"),
+		 * the whole patch with it, so one guest chmod kept every other
+		 * change out */
+		int only = same && git_mode(lst->st_mode) == git_mode(ust->st_mode);
+		if (only && (lst->st_mode & 07777) == (ust->st_mode & 07777) && !xa)
 			return;         /* a copy-up only (utimes, chown, touch) */
 		if (!within_limits(x, e, rel, ust)) {
 			free(xa);
@@ -710,7 +717,7 @@ static void upper_file(struct ctx *x, const struct gofer_srv_export *e, const ch
 		c->old_mode = lst->st_mode;
 		c->new_mode = ust->st_mode;
 		c->xattrs = xa;
-		c->xattr_only = only;   /* an attribute's change only: in the manifest */
+		c->xattr_only = only;   /* an attribute's or a mode's change only: in the manifest */
 		if (take_new(x, e, rel, ust, c) < 0) {
 			free(xa);
 			x->nch--;
@@ -1534,6 +1541,12 @@ static int write_group(struct ctx *x, const char *name, const struct gofer_srv_e
 		}
 		if (c->op != OP_DELETE) {
 			fprintf(mf, ", \"mode\": \"%04o\"", (unsigned)(c->new_mode & 07777));
+			/* a changed mode's old one, for moat diff to show (a patch
+			 * carries 100644/100755 only: red-team round 64, a chmod
+			 * 0666 of a host file was "M f" with no mode) */
+			if ((c->op == OP_MODIFY || c->op == OP_RENAME) && c->old_mode &&
+			    ((c->old_mode ^ c->new_mode) & 07777))
+				fprintf(mf, ", \"old_mode\": \"%04o\"", (unsigned)(c->old_mode & 07777));
 			if (!c->is_dir)
 				fprintf(mf, ", \"bytes\": %llu, \"xxh3\": \"%s\", \"sha256\": \"%s\"",
 					c->bytes, c->xxh3, c->sha256);

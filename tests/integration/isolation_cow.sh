@@ -949,6 +949,28 @@ case $d in *"M . (dir, mode 0750)"*"M open (dir, mode 1777)"*"M shut (dir, mode 
 *) fail diff_lists_dir_mode "$d" ;;
 esac
 
+# ---- 20b. a lower file's chmod within one git mode (0644 -> 0666, a patch
+#          carries 100644 and 100755 only) is a modify in the manifest only,
+#          with its old and new mode, and `moat diff` prints the mode, as an
+#          added file's other than 0644/0755; the rest of the patch applies.
+#          Before red-team round 64 the patch got a `diff --git` header and
+#          an index line with nothing after them: git apply refused the
+#          whole patch ("patch with only garbage"), so one guest chmod kept
+#          every other change out, and `moat diff` said "M f (file, 2
+#          bytes)" with no mode ----
+FM=$T_TMP/fm
+mkdir -p "$FM" && echo a >"$FM/f" && echo b >"$FM/g" && chmod 644 "$FM/f" "$FM/g"
+moat run --bind "$FM:/x:cow" --export "$T_TMP/fmexp" --workdir /x -- /bin/sh -c \
+	'chmod 666 f; echo c >g; echo n >n; chmod 777 n' </dev/null >/dev/null 2>&1
+rm -rf "$T_TMP/fmapp" && cp -a "$FM" "$T_TMP/fmapp"
+fa=$(cd "$T_TMP/fmapp" && git apply "$T_TMP/fmexp/x/changes.patch" 2>&1 && echo $(cat g n))
+expect_eq export_file_mode_patch_applies "$fa $(grep -c '^diff --git a/f ' "$T_TMP/fmexp/x/changes.patch" 2>&1)" "c n 0"
+d=$("$MOAT" diff "$T_TMP/fmexp" 2>&1)
+case $d in *"M f (file, 2 bytes, mode 0666)"*"M g (file, 2 bytes)"*"A n (file, 2 bytes, mode 0777)"*)
+	ok diff_lists_file_mode ;;
+*) fail diff_lists_file_mode "$d" ;;
+esac
+
 # ---- 21. a lower file's set-id bits and file capability never reach its
 #         copy: overlayfs's copy-up keeps both, and a write through a
 #         shared mapping clears neither; before red-team round 24 guest

@@ -1327,6 +1327,12 @@ static void patch_entry(struct ctx *x, FILE *f, struct change *c)
 		return;
 	if (c->op == OP_RENAME && c->similarity == 100) {
 		diff_header(f, c->from, c->path);
+		/* (an exact rename by content whose git mode changed: before
+		 * red-team round 64 the mode lines were left out, and git apply
+		 * kept the old mode, a 100755 file the manifest said 0644) */
+		if (git_mode(c->old_mode) != git_mode(c->new_mode))
+			fprintf(f, "old mode %06o\nnew mode %06o\n", git_mode(c->old_mode),
+				git_mode(c->new_mode));
 		fputs("similarity index 100%\n", f);
 		rename_lines(f, c->from, c->path);
 		return;

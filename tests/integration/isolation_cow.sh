@@ -959,14 +959,19 @@ esac
 #          every other change out, and `moat diff` said "M f (file, 2
 #          bytes)" with no mode ----
 FM=$T_TMP/fm
-mkdir -p "$FM" && echo a >"$FM/f" && echo b >"$FM/g" && chmod 644 "$FM/f" "$FM/g"
+mkdir -p "$FM" && echo a >"$FM/f" && echo b >"$FM/g" && echo r >"$FM/r" && chmod 644 "$FM/f" "$FM/g" &&
+	chmod 755 "$FM/r"
 moat run --bind "$FM:/x:cow" --export "$T_TMP/fmexp" --workdir /x -- /bin/sh -c \
-	'chmod 666 f; echo c >g; echo n >n; chmod 777 n' </dev/null >/dev/null 2>&1
+	'chmod 666 f; echo c >g; echo n >n; chmod 777 n; mv r r2; chmod 644 r2' </dev/null >/dev/null 2>&1
 rm -rf "$T_TMP/fmapp" && cp -a "$FM" "$T_TMP/fmapp"
-fa=$(cd "$T_TMP/fmapp" && git apply "$T_TMP/fmexp/x/changes.patch" 2>&1 && echo $(cat g n))
-expect_eq export_file_mode_patch_applies "$fa $(grep -c '^diff --git a/f ' "$T_TMP/fmexp/x/changes.patch" 2>&1)" "c n 0"
+# (r2: an exact rename whose git mode changed; before round 64 its patch
+# entry had no mode lines and git apply left it executable)
+fa=$(cd "$T_TMP/fmapp" && git apply "$T_TMP/fmexp/x/changes.patch" 2>&1 && echo $(cat g n r2) &&
+	{ [ -x r2 ] && echo r2-executable || echo r2-0644; })
+expect_eq export_file_mode_patch_applies "$(echo $fa) $(grep -c '^diff --git a/f ' "$T_TMP/fmexp/x/changes.patch" 2>&1)" \
+	"c n r r2-0644 0"
 d=$("$MOAT" diff "$T_TMP/fmexp" 2>&1)
-case $d in *"M f (file, 2 bytes, mode 0666)"*"M g (file, 2 bytes)"*"A n (file, 2 bytes, mode 0777)"*)
+case $d in *"M f (file, 2 bytes, mode 0666)"*"M g (file, 2 bytes)"*"A n (file, 2 bytes, mode 0777)"*"R r -> r2 (file, 2 bytes, mode 0644)"*)
 	ok diff_lists_file_mode ;;
 *) fail diff_lists_file_mode "$d" ;;
 esac

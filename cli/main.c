@@ -820,6 +820,12 @@ static int cmd_diff(int argc, char **argv)
 				size_t bl = strlen(bytes);
 				snprintf(bytes + bl, sizeof bytes - bl, ", mode %s", md);
 			}
+			if (strstr(line, "\"controls\": true")) {
+				/* its text holds what a terminal acts on: read the
+				 * patch with cat -v (red-team round 64) */
+				size_t bl = strlen(bytes);
+				snprintf(bytes + bl, sizeof bytes - bl, ", terminal controls");
+			}
 			char tag = op[0] == 'a' ? 'A' : op[0] == 'm' ? 'M' : op[0] == 'd' ? 'D' : 'R';
 			if (from[0])
 				printf("  %c %s -> %s (%s%s%s)\n", tag, from, p, type, bytes, xa);

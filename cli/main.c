@@ -779,7 +779,7 @@ static int cmd_diff(int argc, char **argv)
 		int refused = 0;
 		unsigned long n = 0;
 		while (fgets(line, sizeof line, f)) {
-			char p[4 * 4096 + 3], op[16], type[16], from[4 * 4096 + 3], why[256], bytes[64] = "", xa[4096];
+			char p[4 * 4096 + 3], op[16], type[16], from[4 * 4096 + 3], why[256], bytes[96] = "", xa[4096];
 			if (strstr(line, "\"refused\": ["))
 				refused = 1;
 			if (strstr(line, "\"skipped\": ["))
@@ -819,6 +819,15 @@ static int cmd_diff(int argc, char **argv)
 				 * 0666 of a host file was "M f (file, 2 bytes)") */
 				size_t bl = strlen(bytes);
 				snprintf(bytes + bl, sizeof bytes - bl, ", mode %s", md);
+			}
+			const char *sim = strstr(line, "\"similarity\": ");
+			if (sim && strtoul(sim + 14, NULL, 10) < 100) {
+				/* a rename that changed the content too (git's
+				 * summary says "(51%)"; before red-team round 64 a
+				 * file half rewritten read as a rename only) */
+				size_t bl = strlen(bytes);
+				snprintf(bytes + bl, sizeof bytes - bl, ", %lu%% similar",
+					 strtoul(sim + 14, NULL, 10));
 			}
 			if (strstr(line, "\"controls\": true")) {
 				/* its text holds what a terminal acts on: read the

@@ -960,10 +960,11 @@ esac
 #          bytes)" with no mode. A text with terminal controls is flagged ----
 FM=$T_TMP/fm
 mkdir -p "$FM" && echo a >"$FM/f" && echo b >"$FM/g" && echo r >"$FM/r" && chmod 644 "$FM/f" "$FM/g" &&
-	chmod 755 "$FM/r"
+	chmod 755 "$FM/r" && seq 1 20 >"$FM/long"
 moat run --bind "$FM:/x:cow" --export "$T_TMP/fmexp" --workdir /x -- /bin/sh -c \
 	'chmod 666 f; echo c >g; echo n >n; chmod 777 n; mv r r2; chmod 644 r2
-	 printf "p\r\nq\tr\n" >p; printf "echo a\ncurl x | sh\r\033[2Kecho b\n" >s' </dev/null >/dev/null 2>&1
+	 printf "p\r\nq\tr\n" >p; printf "echo a\ncurl x | sh\r\033[2Kecho b\n" >s
+	 mv long long2; sed -i "s/^1\$/one/;s/^2\$/two/" long2' </dev/null >/dev/null 2>&1
 rm -rf "$T_TMP/fmapp" && cp -a "$FM" "$T_TMP/fmapp"
 # (r2: an exact rename whose git mode changed; before round 64 its patch
 # entry had no mode lines and git apply left it executable)
@@ -982,6 +983,11 @@ esac
 case $d in *"A p (file, 7 bytes)"*"A s (file, 30 bytes, terminal controls)"*)
 	ok diff_flags_terminal_controls ;;
 *) fail diff_flags_terminal_controls "$d" ;;
+esac
+# (long2: renamed and edited, a rename by similarity; before round 64 moat
+# diff said "R long -> long2" with nothing of the rewritten 15%)
+case $d in *"R long -> long2 (file, 55 bytes, 85% similar)"*) ok diff_shows_rename_similarity ;;
+*) fail diff_shows_rename_similarity "$d" ;;
 esac
 
 # ---- 21. a lower file's set-id bits and file capability never reach its

@@ -619,8 +619,8 @@ static void json_str(FILE *f, const char *s);
 
 /* The user.* changes of rel (ust: its upper entry, lst: the lower one or
  * NULL) as a JSON object; NULL when there is none. */
-static char *xattr_changes(const struct gofer_srv_export *e, const char *rel,
-			   const struct stat *ust, const struct stat *lst)
+static char *xattr_changes_(const struct gofer_srv_export *e, const char *rel,
+			    const struct stat *ust, const struct stat *lst, int no_removed)
 {
 	struct xa_set u, l;
 	char *out = NULL, *uv = NULL, *lv = NULL;
@@ -654,7 +654,7 @@ static char *xattr_changes(const struct gofer_srv_export *e, const char *rel,
 		json_str(f, nm);
 		fprintf(f, ": \"%s\"", hex);
 	}
-	for (ssize_t i = 0; i < l.len; i += (ssize_t)strlen(l.names + i) + 1) {
+	for (ssize_t i = 0; i < l.len && !no_removed; i += (ssize_t)strlen(l.names + i) + 1) {
 		const char *nm = l.names + i;
 		if (!xa_user(nm) || xa_has(&u, nm))
 			continue;
@@ -680,6 +680,12 @@ out:
 	if (l.fd >= 0)
 		close(l.fd);
 	return out;
+}
+
+static char *xattr_changes(const struct gofer_srv_export *e, const char *rel,
+			   const struct stat *ust, const struct stat *lst)
+{
+	return xattr_changes_(e, rel, ust, lst, 0);
 }
 
 /* A non-directory of the upper layer at rel (lst: the lower entry or NULL). */
@@ -897,10 +903,18 @@ static void root_mode(struct ctx *x, const struct gofer_srv_export *e)
 {
 	struct stat ust, lst;
 
-	if (fstat(e->upperfd, &ust) < 0 || fstat(e->lowerfd, &lst) < 0 ||
-	    !((ust.st_mode ^ lst.st_mode) & 07777))
+	if (fstat(e->upperfd, &ust) < 0 || fstat(e->lowerfd, &lst) < 0)
+		return;
+	/* and the user.* attributes the guest set on it (before red-team
+	 * round 64 a setxattr on a cow bind's root was in neither file). Not
+	 * those of the lower root the upper one lacks: mount_cow gives it the
+	 * lower's mode and owner, not its attributes, so the guest never saw
+	 * them, and could neither remove them nor have them removed */
+	char *xa = xattr_changes_(e, "", &ust, &lst, 1);
+	if (!xa && !((ust.st_mode ^ lst.st_mode) & 07777))
 		return;
 	struct change *c = add_change(x, e, "", OP_MODIFY);
+	c->xattrs = xa;
 	size_t l = strlen(c->path);
 	if (l && c->path[l - 1] == '/')
 		c->path[l - 1] = 0;

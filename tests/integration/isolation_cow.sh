@@ -905,15 +905,15 @@ expect_eq overlay_export_dir_one_sandbox "$rc0 $rc1 $rc2 $(grep -c 'in use by an
 #         in the patch; the host unchanged (before: in neither) ----
 XA=$T_TMP/xa
 mkdir -p "$XA/d" && echo a >"$XA/a" && echo b >"$XA/b" && echo c >"$XA/c" && chmod -R a+rX "$XA"
-if ! "$PY" -c 'import os, sys; os.setxattr(sys.argv[1], "user.keep", b"1"); os.setxattr(sys.argv[2], "user.gone", b"1")' \
-	"$XA/b" "$XA/c" 2>/dev/null; then
+if ! "$PY" -c 'import os, sys; os.setxattr(sys.argv[1], "user.keep", b"1"); os.setxattr(sys.argv[2], "user.gone", b"1")
+os.setxattr(sys.argv[3], "user.hostroot", b"1")' "$XA/b" "$XA/c" "$XA" 2>/dev/null; then
 	skip export_lists_xattr_changes "no user xattrs on $T_TMP's file system"
 else
 	xbefore=$(hosthash "$XA")
 	moat run --bind "$XA:/x:cow" --export "$T_TMP/xaexp" --workdir /x -- "$PY" -c '
 import os
 os.setxattr("a", "user.new", b"x"); os.setxattr("b", "user.keep", b"2")
-os.removexattr("c", "user.gone"); os.setxattr("d", "user.dir", b"y")' </dev/null >/dev/null 2>&1
+os.removexattr("c", "user.gone"); os.setxattr("d", "user.dir", b"y"); os.setxattr(".", "user.root", b"r")' </dev/null >/dev/null 2>&1
 	M=$T_TMP/xaexp/x/manifest.json
 	sx=$(printf x | sha256sum | cut -c1-64)
 	if grep -q "\"path\": \"a\", \"op\": \"modify\".*\"xattrs\": {\"user.new\": \"$sx\"}" "$M" 2>/dev/null &&
@@ -930,6 +930,13 @@ os.removexattr("c", "user.gone"); os.setxattr("d", "user.dir", b"y")' </dev/null
 		ok diff_lists_xattr_changes ;;
 	*) fail diff_lists_xattr_changes "$d" ;;
 	esac
+	# the cow root's own (before red-team round 64 in neither file; the
+	# host root's user.hostroot, which the guest never saw, is no change)
+	if printf '%s\n' "$d" | grep -qxF '  M . (dir, mode 0755, xattrs +user.root)'; then
+		ok diff_lists_root_xattr
+	else
+		fail diff_lists_root_xattr "$d"
+	fi
 	expect_eq export_xattr_host_unchanged "$(hosthash "$XA") $("$PY" -c 'import os, sys; print(os.listxattr(sys.argv[1]), os.getxattr(sys.argv[2], "user.keep"), os.listxattr(sys.argv[3]))' "$XA/a" "$XA/b" "$XA/c")" \
 		"$xbefore [] b'1' ['user.gone']"
 fi

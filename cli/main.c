@@ -779,7 +779,7 @@ static int cmd_diff(int argc, char **argv)
 		int refused = 0;
 		unsigned long n = 0;
 		while (fgets(line, sizeof line, f)) {
-			char p[4 * 4096 + 3], op[16], type[16], from[4 * 4096 + 3], why[256], bytes[32] = "", xa[4096];
+			char p[4 * 4096 + 3], op[16], type[16], from[4 * 4096 + 3], why[256], bytes[96] = "", xa[4096];
 			if (strstr(line, "\"refused\": ["))
 				refused = 1;
 			if (strstr(line, "\"skipped\": ["))
@@ -805,11 +805,35 @@ static int cmd_diff(int argc, char **argv)
 			if (b)
 				snprintf(bytes, sizeof bytes, ", %lu bytes", strtoul(b + 9, NULL, 10));
 			jxattrs(line, xa, sizeof xa);
+			char md[8], om[8];
+			jstr(line, "mode", md, sizeof md);
+			jstr(line, "old_mode", om, sizeof om);
 			if (op[0] == 'm' && !strcmp(type, "dir")) {
 				/* a directory's mode (a patch carries none) */
-				char md[8];
-				jstr(line, "mode", md, sizeof md);
 				snprintf(bytes, sizeof bytes, ", mode %s", md);
+			} else if (!strcmp(type, "file") && md[0] &&
+				   (om[0] || (op[0] == 'a' && strcmp(md, "0644") && strcmp(md, "0755")))) {
+				/* a file's mode a patch cannot carry (it has 100644
+				 * and 100755 only): a changed one, an added file's
+				 * other than those two (red-team round 64: a chmod
+				 * 0666 of a host file was "M f (file, 2 bytes)") */
+				size_t bl = strlen(bytes);
+				snprintf(bytes + bl, sizeof bytes - bl, ", mode %s", md);
+			}
+			const char *sim = strstr(line, "\"similarity\": ");
+			if (sim && strtoul(sim + 14, NULL, 10) < 100) {
+				/* a rename that changed the content too (git's
+				 * summary says "(51%)"; before red-team round 64 a
+				 * file half rewritten read as a rename only) */
+				size_t bl = strlen(bytes);
+				snprintf(bytes + bl, sizeof bytes - bl, ", %lu%% similar",
+					 strtoul(sim + 14, NULL, 10));
+			}
+			if (strstr(line, "\"controls\": true")) {
+				/* its text holds what a terminal acts on: read the
+				 * patch with cat -v (red-team round 64) */
+				size_t bl = strlen(bytes);
+				snprintf(bytes + bl, sizeof bytes - bl, ", terminal controls");
 			}
 			char tag = op[0] == 'a' ? 'A' : op[0] == 'm' ? 'M' : op[0] == 'd' ? 'D' : 'R';
 			if (from[0])

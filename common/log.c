@@ -18,6 +18,33 @@ double moat_ms_now(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* moat's last lines (after the program's end: an export's refusals or
+ * failure, a kill's reason, a lost audit) must show on a terminal the
+ * guest left in any state: its last bytes written straight to the
+ * caller's terminal may open an OSC or DCS string that swallows every
+ * later byte up to a BEL or ST (red-team round 64: `printf '\033]0;'` and
+ * "moat: --export: some changes were refused", and the caller's next
+ * lines, were never seen), or leave the text concealed (SGR 8) or in
+ * another character set. Once armed (sentry/run.c, the guest gone), the
+ * first such line on a terminal is preceded by ST (ends any string), CAN
+ * (cancels any sequence), SGR 0, G0 = ASCII and SI; nothing is written
+ * when stderr is no terminal or moat says nothing. */
+static atomic_int term_armed;
+
+void moat_term_reset_arm(void)
+{
+	atomic_store(&term_armed, 1);
+}
+
+void moat_term_reset(void)
+{
+	static const char seq[] = "\033\\\030\033[0m\033(B\017";
+	if (atomic_exchange(&term_armed, 0) && isatty(2)) {
+		ssize_t w = write(2, seq, sizeof seq - 1);
+		(void)w;
+	}
+}
+
 /* Messages carry guest bytes (paths in MOAT_DEBUG lines, names in
  * warnings): every byte outside printable ASCII is written as \ooo, so a
  * guest can neither forge a line of ours nor send escapes to the caller's
@@ -46,6 +73,7 @@ static void vmsg(const char *fmt, va_list ap, int err)
 	if (n > sizeof buf - 2)
 		n = sizeof buf - 2;
 	buf[n++] = '\n';
+	moat_term_reset();
 	/* one write: lines from several threads never interleave */
 	ssize_t w = write(2, buf, n);
 	(void)w;

@@ -18,6 +18,10 @@ noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* die with ": strerror(errno)" appended */
 noreturn void pdie(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* after the guest's end: the next message on a terminal first undoes what
+ * the guest's output left open there (log.c) */
+void moat_term_reset_arm(void);
+void moat_term_reset(void);
 void pwarn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A warning about something the guest did (a task killed, a call refused):
  * the guest can repeat it at will, and moat's stderr is not under

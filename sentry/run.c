@@ -902,6 +902,7 @@ int sentry_run(const struct sentry_config *cfg)
 	/* the caller's terminal as it was (the guest may have stopped its
 	 * output: every write below, and a blocked trace writer, would hang) */
 	tty_guard_restore();
+	moat_term_reset_arm();  /* (the guest's last bytes may have left a string open) */
 	/* everything in the guest is gone: stop the gofer (it writes --export
 	 * first: the layers are at rest now) */
 	shutdown(gofer_ctl, SHUT_RDWR);
@@ -911,6 +912,8 @@ int sentry_run(const struct sentry_config *cfg)
 		waitpid(gofer_pid, &gofer_status, 0);
 	gofer_pid = -1;
 	reopen_helper_stop();
+	if (export_dir && gofer_status)
+		moat_term_reset();
 	if (export_dir && WIFEXITED(gofer_status) && WEXITSTATUS(gofer_status) == GOFER_EXIT_REFUSED)
 		fprintf(stderr, "moat: --export: some changes were refused (listed in %s/*/manifest.json)\n",
 			export_dir);

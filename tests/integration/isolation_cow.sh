@@ -905,15 +905,15 @@ expect_eq overlay_export_dir_one_sandbox "$rc0 $rc1 $rc2 $(grep -c 'in use by an
 #         in the patch; the host unchanged (before: in neither) ----
 XA=$T_TMP/xa
 mkdir -p "$XA/d" && echo a >"$XA/a" && echo b >"$XA/b" && echo c >"$XA/c" && chmod -R a+rX "$XA"
-if ! "$PY" -c 'import os, sys; os.setxattr(sys.argv[1], "user.keep", b"1"); os.setxattr(sys.argv[2], "user.gone", b"1")' \
-	"$XA/b" "$XA/c" 2>/dev/null; then
+if ! "$PY" -c 'import os, sys; os.setxattr(sys.argv[1], "user.keep", b"1"); os.setxattr(sys.argv[2], "user.gone", b"1")
+os.setxattr(sys.argv[3], "user.hostroot", b"1")' "$XA/b" "$XA/c" "$XA" 2>/dev/null; then
 	skip export_lists_xattr_changes "no user xattrs on $T_TMP's file system"
 else
 	xbefore=$(hosthash "$XA")
 	moat run --bind "$XA:/x:cow" --export "$T_TMP/xaexp" --workdir /x -- "$PY" -c '
 import os
 os.setxattr("a", "user.new", b"x"); os.setxattr("b", "user.keep", b"2")
-os.removexattr("c", "user.gone"); os.setxattr("d", "user.dir", b"y")' </dev/null >/dev/null 2>&1
+os.removexattr("c", "user.gone"); os.setxattr("d", "user.dir", b"y"); os.setxattr(".", "user.root", b"r")' </dev/null >/dev/null 2>&1
 	M=$T_TMP/xaexp/x/manifest.json
 	sx=$(printf x | sha256sum | cut -c1-64)
 	if grep -q "\"path\": \"a\", \"op\": \"modify\".*\"xattrs\": {\"user.new\": \"$sx\"}" "$M" 2>/dev/null &&
@@ -930,6 +930,13 @@ os.removexattr("c", "user.gone"); os.setxattr("d", "user.dir", b"y")' </dev/null
 		ok diff_lists_xattr_changes ;;
 	*) fail diff_lists_xattr_changes "$d" ;;
 	esac
+	# the cow root's own (before red-team round 64 in neither file; the
+	# host root's user.hostroot, which the guest never saw, is no change)
+	if printf '%s\n' "$d" | grep -qxF '  M . (dir, mode 0755, xattrs +user.root)'; then
+		ok diff_lists_root_xattr
+	else
+		fail diff_lists_root_xattr "$d"
+	fi
 	expect_eq export_xattr_host_unchanged "$(hosthash "$XA") $("$PY" -c 'import os, sys; print(os.listxattr(sys.argv[1]), os.getxattr(sys.argv[2], "user.keep"), os.listxattr(sys.argv[3]))' "$XA/a" "$XA/b" "$XA/c")" \
 		"$xbefore [] b'1' ['user.gone']"
 fi
@@ -947,6 +954,47 @@ d=$("$MOAT" diff "$T_TMP/dmexp" 2>&1)
 case $d in *"M . (dir, mode 0750)"*"M open (dir, mode 1777)"*"M shut (dir, mode 0700)"*)
 	case $d in *same*) fail diff_lists_dir_mode "$d" ;; *) ok diff_lists_dir_mode ;; esac ;;
 *) fail diff_lists_dir_mode "$d" ;;
+esac
+
+# ---- 20b. a lower file's chmod within one git mode (0644 -> 0666, a patch
+#          carries 100644 and 100755 only) is a modify in the manifest only,
+#          with its old and new mode, and `moat diff` prints the mode, as an
+#          added file's other than 0644/0755; the rest of the patch applies.
+#          Before red-team round 64 the patch got a `diff --git` header and
+#          an index line with nothing after them: git apply refused the
+#          whole patch ("patch with only garbage"), so one guest chmod kept
+#          every other change out, and `moat diff` said "M f (file, 2
+#          bytes)" with no mode. A text with terminal controls is flagged ----
+FM=$T_TMP/fm
+mkdir -p "$FM" && echo a >"$FM/f" && echo b >"$FM/g" && echo r >"$FM/r" && chmod 644 "$FM/f" "$FM/g" &&
+	chmod 755 "$FM/r" && seq 1 20 >"$FM/long"
+moat run --bind "$FM:/x:cow" --export "$T_TMP/fmexp" --workdir /x -- /bin/sh -c \
+	'chmod 666 f; echo c >g; echo n >n; chmod 777 n; mv r r2; chmod 644 r2
+	 printf "p\r\nq\tr\n" >p; printf "echo a\ncurl x | sh\r\033[2Kecho b\n" >s
+	 mv long long2; sed -i "s/^1\$/one/;s/^2\$/two/" long2' </dev/null >/dev/null 2>&1
+rm -rf "$T_TMP/fmapp" && cp -a "$FM" "$T_TMP/fmapp"
+# (r2: an exact rename whose git mode changed; before round 64 its patch
+# entry had no mode lines and git apply left it executable)
+fa=$(cd "$T_TMP/fmapp" && git apply --whitespace=nowarn "$T_TMP/fmexp/x/changes.patch" 2>&1 && echo $(cat g n r2) &&
+	{ [ -x r2 ] && echo r2-executable || echo r2-0644; })
+expect_eq export_file_mode_patch_applies "$(echo $fa) $(grep -c '^diff --git a/f ' "$T_TMP/fmexp/x/changes.patch" 2>&1)" \
+	"c n r r2-0644 0"
+d=$("$MOAT" diff "$T_TMP/fmexp" 2>&1)
+case $d in *"M f (file, 2 bytes, mode 0666)"*"M g (file, 2 bytes)"*"A n (file, 2 bytes, mode 0777)"*"R r -> r2 (file, 2 bytes, mode 0644)"*)
+	ok diff_lists_file_mode ;;
+*) fail diff_lists_file_mode "$d" ;;
+esac
+# (s: a text whose added line shows as "echo b" on a terminal, the curl
+# line erased by its CR and ESC[2K, yet git apply writes it; before round
+# 64 neither file said so. p: CRLF and a tab are no such controls)
+case $d in *"A p (file, 7 bytes)"*"A s (file, 30 bytes, terminal controls)"*)
+	ok diff_flags_terminal_controls ;;
+*) fail diff_flags_terminal_controls "$d" ;;
+esac
+# (long2: renamed and edited, a rename by similarity; before round 64 moat
+# diff said "R long -> long2" with nothing of the rewritten 15%)
+case $d in *"R long -> long2 (file, 55 bytes, 85% similar)"*) ok diff_shows_rename_similarity ;;
+*) fail diff_shows_rename_similarity "$d" ;;
 esac
 
 # ---- 21. a lower file's set-id bits and file capability never reach its

@@ -90,4 +90,21 @@ if screen_has 'Stopped.*cat'; then SANITY=1 ok background_read_sigttin; else fai
 type_line 'jobs; exit 7'
 if screen_has '^MOAT-EXIT=7$'; then SANITY=1 ok exit_status; else fail exit_status "$(screen)"; fi
 
+# moat's own last line after a guest whose output ends inside an OSC string
+# (it swallows every later byte up to a BEL or ST): before red-team round
+# 64 the pane showed "guest done" only, never "some changes were refused",
+# nor the caller's next line
+mkdir -p "$T_TMP/osc"
+tm new-session -d -s r -x 120 -y 10 \
+	"$MOAT run --bind $T_TMP/osc:/w:cow --export $T_TMP/oscexp -- /bin/sh -c 'ln -s /etc/passwd /w/abs; printf \"guest done\\033]0;\"'; echo AFTER=\$?; sleep 60"
+got=
+for _ in $(seq 100); do
+	got=$(tm capture-pane -p -t r:0 2>/dev/null | grep -v '^$' | tr '\n' '|')
+	case $got in *AFTER=*) break ;; esac
+	sleep 0.1
+done
+case $got in *"some changes were refused"*AFTER=0*) ok moat_line_after_open_osc ;;
+*) fail moat_line_after_open_osc "$got" ;;
+esac
+
 finish

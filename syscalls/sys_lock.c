@@ -183,12 +183,28 @@ static void wait_slice(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_nsec += LK_SLICE_MS * 1000000L;
+	long ms = wait_poll_ms(LK_SLICE_MS);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000L;
 	if (ts.tv_nsec >= 1000000000L) {
 		ts.tv_sec++;
 		ts.tv_nsec -= 1000000000L;
 	}
 	pthread_cond_timedwait(&lk_cv, &lk_mu, &ts);
+}
+
+static int64_t now_ms(void);
+
+/* A waiter's look at its task (notification gone, a signal to take) is due:
+ * once a wait_poll_ms slice, however often lk_cv wakes it (*next: 0 before
+ * the first wake-up). */
+static bool look_due(int64_t *next)
+{
+	int64_t now = now_ms();
+	if (*next && now < *next)
+		return false;
+	*next = now + wait_poll_ms(LK_SLICE_MS);
+	return true;
 }
 
 /* Drop every lock of o (an owner is one description, or one process on
@@ -946,6 +962,7 @@ static int lk_set_(struct sc_call *c, struct lk_req *r, bool *waited)
 {
 	int ret;
 	int slot = -1;
+	int64_t next_look = 0;
 
 	pthread_once(&lk_once, lk_init);
 	pthread_mutex_lock(&lk_mu);
@@ -1045,11 +1062,15 @@ static int lk_set_(struct sc_call *c, struct lk_req *r, bool *waited)
 		pthread_mutex_unlock(&lk_mu);
 		/* the guest waits killably in its notification: a signal stays
 		 * pending, and the guest's kernel turns -ERESTARTSYS into EINTR
-		 * or a restart as for a native wait */
-		if (notif_gone(c))
-			return -EINTR;
-		if (task_signal_pending(c->task))
-			return -ERESTARTSYS_;
+		 * or a restart as for a native wait (looked at once a slice,
+		 * not at every wake-up: each change of the table wakes every
+		 * waiter, lk_cv) */
+		if (look_due(&next_look)) {
+			if (notif_gone(c))
+				return -EINTR;
+			if (task_signal_pending(c->task))
+				return -ERESTARTSYS_;
+		}
 		pthread_mutex_lock(&lk_mu);
 		/* each slice looks at the holders afresh */
 		ax = (struct alive_ctx){ .since = scan_begun };
@@ -1697,6 +1718,7 @@ static int lease_break_(struct sc_call *c, dev_t dev, ino_t ino, int flags, bool
 {
 	bool wr = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
 	short want = wr ? F_UNLCK : F_RDLCK;
+	int64_t next_look = 0;
 
 	pthread_once(&lk_once, lk_init);
 	pthread_mutex_lock(&lk_mu);
@@ -1765,10 +1787,12 @@ static int lease_break_(struct sc_call *c, dev_t dev, ino_t ino, int flags, bool
 		}
 		wait_slice();
 		pthread_mutex_unlock(&lk_mu);
-		if (notif_gone(c))
-			return -EINTR;
-		if (task_signal_pending(c->task))
-			return -ERESTARTSYS_;
+		if (look_due(&next_look)) {
+			if (notif_gone(c))
+				return -EINTR;
+			if (task_signal_pending(c->task))
+				return -ERESTARTSYS_;
+		}
 		pthread_mutex_lock(&lk_mu);
 		ax = (struct alive_ctx){ .since = scan_begun };
 		scanned = !rescan_due(); /* (a waiter scans at most so often) */

@@ -397,6 +397,36 @@ else
 	case $memcg in */moat-*) ok sentry_in_memory_cgroup ;; *) fail sentry_in_memory_cgroup "$memcg" ;; esac
 fi
 
+# --- guest tasks asleep in trapped waits cost the sentry little CPU (red
+#     team 65): each waiting worker looks for its task's signals (a /proc
+#     status read) every 20 ms whatever their number; 1000 guest threads in
+#     FIFO opens or flock waits kept the sentry at 1.1-1.3 CPUs while the
+#     guest used none. Now all waiters together look ~2000 times a second
+#     (wait_poll_ms). Counted: the sentry's read calls in one second
+#     (/proc/PID/io syscr, ~15,000 before with 300 waiters). ---
+rm -f "$T_TMP/waiters.out"
+"$MOAT" run --timeout 30s -- "$PY" -c '
+import os, sys, threading, time
+threading.stack_size(32768)
+os.mkfifo("/tmp/ff")
+for i in range(300):
+    threading.Thread(target=lambda: open("/tmp/ff"), daemon=True).start()
+print("ready", flush=True); time.sleep(30); print(sys.argv[1])' "$T_MARK" </dev/null >"$T_TMP/waiters.out" 2>&1 &
+mpid=$!
+for ((i = 0; i < 100; i++)); do grep -q ready "$T_TMP/waiters.out" 2>/dev/null && break; sleep 0.1; done
+sleep 0.3
+r0=$(awk '/^syscr/{print $2}' "/proc/$mpid/io" 2>/dev/null)
+sleep 1
+r1=$(awk '/^syscr/{print $2}' "/proc/$mpid/io" 2>/dev/null)
+kill -TERM "$mpid"; { wait "$mpid"; } 2>/dev/null
+if [ -z "$r0" ] || [ -z "$r1" ]; then
+	skip waiters_poll_bounded "cannot read /proc/$mpid/io ($(id -un)) [$(cat "$T_TMP/waiters.out")]"
+elif [ $((r1 - r0)) -lt 5000 ]; then
+	ok waiters_poll_bounded
+else
+	fail waiters_poll_bounded "the sentry made $((r1 - r0)) reads in 1 s with 300 guest threads asleep in FIFO opens"
+fi
+
 # --- without a memory cgroup (rootless) moat's own processes count in the
 # watchdog's sample too (red team 20: it summed the guest's procfs alone;
 # 500 guest threads waiting in FIFO opens held 38 MB of sentry workers and

@@ -427,6 +427,29 @@ else
 	fail waiters_poll_bounded "the sentry made $((r1 - r0)) reads in 1 s with 300 guest threads asleep in FIFO opens"
 fi
 
+# --- a change of one file's locks wakes only the waiters of files in its
+#     bucket (red team 65): every flock, unlock or lease change woke every
+#     lock waiter of the sandbox, so 300 threads waiting on /tmp/a made
+#     another thread's flock/unlock pairs on /tmp/b run at ~220 a second
+#     (1000 waiters: ~45, the sentry at 0.4-1 CPU); now thousands. ---
+out=$(moat run --timeout 20s -- "$PY" -c '
+import fcntl, os, sys, threading, time
+threading.stack_size(32768)
+a = os.open("/tmp/a", os.O_RDWR | os.O_CREAT, 0o644); fcntl.flock(a, fcntl.LOCK_EX)
+def w():
+    fcntl.flock(os.open("/tmp/a", os.O_RDWR), fcntl.LOCK_EX)
+for i in range(300):
+    threading.Thread(target=w, daemon=True).start()
+time.sleep(0.5)
+b = os.open("/tmp/b", os.O_RDWR | os.O_CREAT, 0o644)
+n, t0 = 0, time.monotonic()
+while time.monotonic() - t0 < 1:
+    fcntl.flock(b, fcntl.LOCK_EX); fcntl.flock(b, fcntl.LOCK_UN); n += 1
+print(n, flush=True)
+os._exit(0)' "$T_MARK" 2>&1 </dev/null)
+if [ "${out:-0}" -ge 1000 ] 2>/dev/null; then ok lock_waiters_woken_by_file
+else fail lock_waiters_woken_by_file "$out flock/unlock pairs in 1 s on /tmp/b with 300 threads waiting on /tmp/a (want >= 1000)"; fi
+
 # --- without a memory cgroup (rootless) moat's own processes count in the
 # watchdog's sample too (red team 20: it summed the guest's procfs alone;
 # 500 guest threads waiting in FIFO opens held 38 MB of sentry workers and

@@ -346,6 +346,27 @@ static unsigned long long spin_now(void)
 	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
 }
 
+static int g_wait_pollers;
+
+void wait_poll_note(int delta)
+{
+	__atomic_add_fetch(&g_wait_pollers, delta, __ATOMIC_RELAXED);
+}
+
+int wait_pollers(void)
+{
+	return __atomic_load_n(&g_wait_pollers, __ATOMIC_RELAXED);
+}
+
+int wait_poll_ms(int base)
+{
+	long n = wait_pollers();
+	long ms = n > 0 ? n * 1000 / WAIT_POLLS_PER_S : 0;
+	if (ms > WAIT_POLL_MAX_MS)
+		ms = WAIT_POLL_MAX_MS;
+	return ms > base ? (int)ms : base;
+}
+
 int spin_poll(struct pollfd *p, int n, struct spin_state *s)
 {
 	if (!spin_ns)

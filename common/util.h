@@ -149,6 +149,26 @@ int spin_poll(struct pollfd *p, int n, struct spin_state *s);
  * (backing off), not spun (backing off) */
 extern unsigned long spin_stats[4];
 
+/* Workers that wait for another guest task (a FIFO's peer, a lock's holder,
+ * a lease's break, a listener's accept, room in a peer's socket) look every
+ * so often whether their guest task has a signal to take
+ * (task_signal_pending: an open and read of its /proc status, ~25 µs).
+ * wait_poll_ms(base): how long one of them waits between two looks — base
+ * ms while few wait, longer as more do, so that all of them together look
+ * about WAIT_POLLS_PER_S times a second (never less often than every
+ * WAIT_POLL_MAX_MS, nor more often than base). wait_poll_note(+1/-1): a
+ * worker starts or ends such a wait (pipeline_wait_begin/end). Before red
+ * team 65 each looked every 20 ms whatever their number: 1000 guest
+ * threads asleep in FIFO opens or flock waits kept the sentry busy at
+ * 1.1-1.3 CPUs (50,000 status reads a second) while the guest used none,
+ * and another thread's stat took 2 s. ARCHITECTURE.md "Workers, blocking
+ * calls and signals". */
+#define WAIT_POLLS_PER_S 2000
+#define WAIT_POLL_MAX_MS 1000
+void wait_poll_note(int delta);
+int wait_poll_ms(int base);
+int wait_pollers(void);
+
 /* The main thread's stack pages below the caller's frame that set-up's
  * deep calls dirtied, given back (an idle sandbox's PSS). stack_trim_note
  * reads where the [stack] mapping begins (/proc/self/maps: before any

@@ -160,7 +160,7 @@ static long xfer(int sock, uint32_t tag, struct iovec *req, int nreq,
 	if (wait_hook) {
 		for (;;) {
 			struct pollfd p = { .fd = sock, .events = POLLIN };
-			int pr = poll(&p, 1, WAIT_SLICE_MS);
+			int pr = poll(&p, 1, wait_poll_ms(WAIT_SLICE_MS));
 			if (pr > 0 || (pr < 0 && errno != EINTR))
 				break;
 			if (wait_hook(wait_arg))

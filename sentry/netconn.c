@@ -768,7 +768,7 @@ static long wait_connected(struct task *t, int sfd)
 	long ret = 0;
 	for (int first = 1;; first = 0) {
 		struct pollfd pf = { sfd, POLLOUT, 0 };
-		int pr = poll(&pf, 1, first ? 0 : 50);
+		int pr = poll(&pf, 1, first ? 0 : wait_poll_ms(50));
 		if (pr > 0)
 			break;
 		if (pr < 0 && errno != EINTR) {
@@ -837,7 +837,7 @@ static long on_pinned(struct sc_call *c, const struct net_pending *pc, int hfd)
 			pipeline_wait_begin();
 			waiting = 1;
 		}
-		usleep(1000);
+		usleep((useconds_t)wait_poll_ms(1) * 1000);
 	}
 	if (waiting)
 		pipeline_wait_end();
@@ -1539,7 +1539,7 @@ long netconn_send_call(struct sc_call *c)
 			waiting = 1;
 		}
 		struct pollfd pf = { wait_fd, POLLOUT, 0 };
-		if (poll(&pf, 1, 50) < 0 && errno != EINTR) {
+		if (poll(&pf, 1, wait_poll_ms(50)) < 0 && errno != EINTR) {
 			r = -errno;
 			break;
 		}

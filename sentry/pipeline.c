@@ -787,6 +787,7 @@ void pipeline_wait_begin(void)
 	if (t_serving)
 		__atomic_store_n(&t_serving->call_state, 2, __ATOMIC_RELEASE);
 	atomic_fetch_add(&nwaiting, 1);
+	wait_poll_note(1);
 	if (t_lead) {
 		lead_pass();
 	} else if (lead_open() && atomic_load(&lead_waiters) == 0 &&
@@ -804,6 +805,7 @@ void pipeline_wait_end(void)
 	if (t_serving)
 		__atomic_store_n(&t_serving->call_state, 1, __ATOMIC_RELEASE);
 	atomic_fetch_sub(&nwaiting, 1);
+	wait_poll_note(-1);
 }
 
 void pipeline_set_wait_cap(int cap)

@@ -624,10 +624,41 @@ void tty_jobctl_start(struct sandbox *sb)
 	catch_signal(SIGCONT, jc_on_signal);
 }
 
+/* What the caller typed before its terminal goes raw sits in the line
+ * discipline's canonical buffer, and an end of file typed there (VEOF: script
+ * writes it into its pty at once when its own stdin is /dev/null) is kept as
+ * a NUL byte that marks the line's end: made raw, the terminal hands that
+ * marker to the relay as a literal NUL, which the guest's pty echoed as "^@"
+ * (`script -qec 'moat run -t ...' /dev/null </dev/null`). The complete lines
+ * and end-of-file marks already there are passed on now, while canonical
+ * reads still tell them apart: a line as it is, an end of file as the VEOF
+ * key the user typed (what the relay reads once the terminal is raw). A
+ * partial line stays and is relayed raw, as typed. */
+static void pass_canonical_input(const struct termios *t)
+{
+	char buf[4096];
+	for (int i = 0; i < 64; i++) {
+		struct pollfd p = { .fd = 0, .events = POLLIN };
+		if (poll(&p, 1, 0) != 1 || (p.revents & (POLLHUP | POLLERR | POLLNVAL)) || !(p.revents & POLLIN))
+			return;
+		ssize_t n = read(0, buf, sizeof buf);
+		if (n < 0)
+			return;
+		if (n == 0) {
+			buf[0] = (char)t->c_cc[VEOF];
+			n = 1;
+		}
+		if (write_all_fd(master, buf, n) < 0)
+			return;
+	}
+}
+
 int tty_start(char *err, size_t errlen)
 {
 	if (isatty(0) && tcgetattr(0, &saved) == 0) {
 		struct termios raw = saved;
+		if (saved.c_lflag & ICANON)
+			pass_canonical_input(&saved);
 		cfmakeraw(&raw);
 		if (tcsetattr(0, TCSADRAIN, &raw) == 0) {
 			raw_set = 1;

@@ -93,6 +93,17 @@ print(data.decode().strip())
 ' </dev/null 2>&1)
 SANITY=1 expect_eq own_pty_ctty "$out" "ctty /dev/pts/0 True"
 
+# 5b. -t with the caller's input at its end before the run: script(1) with
+# its own stdin /dev/null types the end of file (VEOF) into its pty at once,
+# while the terminal is still canonical. Made raw by -t, the line discipline
+# handed its end-of-line marker to moat's relay as a NUL byte: the guest's
+# pty echoed "^@" and a reading program never saw its input end (cat hung).
+# Natively cat gets the end of file: a sanity case.
+if command -v script >/dev/null; then
+	out=$(timeout -k 2 8 script -qec "$MOAT run -t -- /bin/sh -c 'cat; echo end'" /dev/null </dev/null 2>&1 | tr -d '\r')
+	SANITY=1 expect_eq tty_relay_caller_eof "$out" "end"
+fi
+
 # 6. --user: the program's own ptys are its own (opened by name after
 # posix_openpt, as expect and older programs do)
 if [ "$(id -u)" = 0 ]; then

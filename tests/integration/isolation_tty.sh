@@ -381,6 +381,27 @@ EOF
 	expect_eq guest_async_tty_spares_moat "$(cat "$T_TMP/async.out" 2>/dev/null)" "rc=0"
 fi
 
+# 9g. without -t the guest's stdio is the caller's terminal, and a window
+# size set there is the terminal's: it outlived the run (red team 62) until
+# the terminal emulator next reported a size, and the caller's foreground
+# job got SIGWINCH. TIOCSWINSZ is the sentry's now: made on a terminal of the
+# sandbox's own devpts only (tests/syscalls/pty.c), EPERM on the caller's.
+if command -v script >/dev/null; then
+	cat >"$T_TMP/winsz.sh" <<EOF
+stty rows 24 cols 80
+"$MOAT" run -- "$PY" -c '
+import fcntl, struct, termios, errno
+try:
+    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 7, 9, 0, 0)); print("guest=set", end=" ")
+except OSError as e:
+    print("guest=" + errno.errorcode[e.errno], end=" ")
+' >"$T_TMP/winsz.out" 2>&1
+echo "after=\$(stty size)" >>"$T_TMP/winsz.out"
+EOF
+	timeout -k 5 30 script -qec "/bin/bash $T_TMP/winsz.sh" /dev/null </dev/null >/dev/null 2>&1
+	expect_eq caller_tty_winsize_kept "$(cat "$T_TMP/winsz.out" 2>/dev/null)" "guest=EPERM after=24 80"
+fi
+
 # 9f. a regular file stays the caller's own description: its offset is
 # shared, so output after the run follows the program's (a reopen would
 # write over it). Natively the same: a sanity case.

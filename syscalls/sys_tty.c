@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <linux/fs.h>
+#include <linux/serial.h>
 #include <linux/sockios.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -163,6 +164,8 @@ long sys_ioctl(struct sc_call *c)
 			       TIOCSSOFTCAR == 0x541a && SC_IOCTL_TCSETS2 == (unsigned)_IOW('T', 0x2B, char[44]) &&
 			       SC_IOCTL_TCSETSF2 == (unsigned)_IOW('T', 0x2D, char[44]),
 		       "sc_ioctl_termios_set's numbers");
+	_Static_assert(SC_IOCTL_TIOCSISO7816 == (unsigned)TIOCSISO7816 && TIOCMBIC == (TIOCMBIS | 1),
+		       "the serial line rules' numbers");
 	_Static_assert(FIGETBSZ == 2 && FIOQSIZE == 0x5460 && FS_IOC_GETFLAGS == 0x80086601u,
 		       "sc_ioctl_fileinfo's numbers");
 	_Static_assert(FS_IOC_GETFSLABEL == 0x81009431u && FS_IOC_GETVERSION == 0x80087601u &&

@@ -74,6 +74,22 @@ os.waitpid(pid, 0)
 ' <"$hostpty" 2>&1)
 expect_eq tiocsctty_host_tty_refused "$out" "EPERM"
 
+# 4b. the serial line's controls on an inherited host tty: denied whatever
+# the fd (red team 62: on a caller's serial terminal TIOCMBIC of DTR hangs the
+# line up and TIOCSBRK holds a break, past the run; natively a pty takes the
+# break and has no modem lines, ENOTTY)
+out=$(moat run -- "$PY" -c '
+import fcntl, struct, errno
+r = []
+for name, req in (("sbrk", 0x5427), ("cbrk", 0x5428), ("mbic", 0x5417), ("mset", 0x5418)):
+    try:
+        fcntl.ioctl(0, req, struct.pack("i", 6)); r.append(name + "=ok")
+    except OSError as e:
+        r.append(name + "=" + errno.errorcode[e.errno])
+print(" ".join(r))
+' <"$hostpty" 2>&1)
+expect_eq serial_line_controls_denied "$out" "sbrk=EPERM cbrk=EPERM mbic=EPERM mset=EPERM"
+
 # 5. ... while on its own pty it works (forkpty, login_tty)
 out=$(moat run -- "$PY" -c '
 import os, pty, sys

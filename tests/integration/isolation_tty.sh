@@ -120,6 +120,16 @@ if command -v script >/dev/null; then
 	SANITY=1 expect_eq tty_relay_caller_eof "$out" "end"
 fi
 
+# 5c. -t: moat returns once the guest is gone, even while the sentry still
+# holds the guest's terminal (red team 62: the file of a flock or fcntl lock
+# on it, kept until the sandbox is freed; the relay waited for the master's
+# EIO, which never came, and moat hung with the caller's terminal raw).
+# Natively the program ends: a sanity case.
+if command -v script >/dev/null; then
+	out=$(timeout -k 2 8 script -qec "$MOAT run -t -- $PY -c 'import fcntl; fcntl.flock(0, fcntl.LOCK_EX); fcntl.lockf(1, fcntl.LOCK_EX); print(\"locked\")'" /dev/null </dev/null 2>&1 | tr -d '\r')
+	SANITY=1 expect_eq tty_relay_ends_with_guest "$out" "locked"
+fi
+
 # 6. --user: the program's own ptys are its own (opened by name after
 # posix_openpt, as expect and older programs do)
 if [ "$(id -u)" = 0 ]; then

@@ -283,18 +283,22 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 		struct scmp_arg_cmp g = { .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffUL,
 					  .datum_b = TIOCGWINSZ };
 		rc = rule(ctx, SCMP_SYS(ioctl), 1, &g);
+		/* the window size: -t's master (SIGWINCH passed on), and a
+		 * guest's TIOCSWINSZ made on its pinned file once sys_ioctl
+		 * found it a terminal of the sandbox's devpts (red team 62:
+		 * native, it resized the caller's terminal). Any fd: the host
+		 * terminals the sentry can reach are those the caller handed the
+		 * sandbox (its stdio, whose modes TCSETS above sets anyway) */
+		struct scmp_arg_cmp sw = { .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffUL,
+					   .datum_b = TIOCSWINSZ };
+		if (!rc)
+			rc = rule(ctx, SCMP_SYS(ioctl), 1, &sw);
 		if (!rc && tty >= 0) {
-			struct scmp_arg_cmp sw[2] = {
-				{ .arg = 0, .op = SCMP_CMP_EQ, .datum_a = (scmp_datum_t)tty },
-				{ .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffUL, .datum_b = TIOCSWINSZ },
-			};
-			rc = rule(ctx, SCMP_SYS(ioctl), 2, sw);
 			struct scmp_arg_cmp ts[2] = {
 				{ .arg = 0, .op = SCMP_CMP_EQ, .datum_a = 0 },
 				{ .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffUL, .datum_b = TCSETSW },
 			};
-			if (!rc)
-				rc = rule(ctx, SCMP_SYS(ioctl), 2, ts);
+			rc = rule(ctx, SCMP_SYS(ioctl), 2, ts);
 		}
 	}
 	/* a binary tree over the syscall numbers: the ioctls of every trapped

@@ -38,6 +38,7 @@ static int raw_set;
 static struct termios saved;
 static pthread_t relay;
 static int relay_started;
+static int relay_finishing; /* tty_finish: the guest is gone (atomic) */
 size_t (*tty_out_hook)(size_t n);
 
 int tty_master(void)
@@ -145,21 +146,35 @@ static void *relay_main(void *arg)
 {
 	(void)arg;
 	char buf[4096];
-	int in_open = 1;
+	int in_open = 1, fin = 0;
 	for (;;) {
 		struct pollfd p[3] = {
 			{ .fd = master, .events = POLLIN },
 			{ .fd = wake[0], .events = POLLIN },
 			{ .fd = in_open ? 0 : -1, .events = POLLIN },
 		};
-		if (poll(p, 3, -1) < 0) {
+		/* once the guest is gone the master's EIO is not waited for: a
+		 * slave may still be open in the sentry (red team 62: the file
+		 * of a guest's flock or fcntl lock on its terminal, kept until
+		 * the sandbox is freed; moat hung here with the caller's
+		 * terminal raw). The output already written is drained until
+		 * none comes for 100 ms (a pty passes it on from a work queue),
+		 * and the caller's input is left to the caller. */
+		int np = poll(p, 3, fin ? 100 : -1);
+		if (np < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
+		if (np == 0)
+			break;
 		if (p[1].revents) {
 			while (read(wake[0], buf, sizeof buf) > 0)
 				;
+			if (__atomic_load_n(&relay_finishing, __ATOMIC_SEQ_CST)) {
+				fin = 1;
+				in_open = 0;
+			}
 			copy_winsize();
 		}
 		if (p[0].revents) {
@@ -624,10 +639,41 @@ void tty_jobctl_start(struct sandbox *sb)
 	catch_signal(SIGCONT, jc_on_signal);
 }
 
+/* What the caller typed before its terminal goes raw sits in the line
+ * discipline's canonical buffer, and an end of file typed there (VEOF: script
+ * writes it into its pty at once when its own stdin is /dev/null) is kept as
+ * a NUL byte that marks the line's end: made raw, the terminal hands that
+ * marker to the relay as a literal NUL, which the guest's pty echoed as "^@"
+ * (`script -qec 'moat run -t ...' /dev/null </dev/null`). The complete lines
+ * and end-of-file marks already there are passed on now, while canonical
+ * reads still tell them apart: a line as it is, an end of file as the VEOF
+ * key the user typed (what the relay reads once the terminal is raw). A
+ * partial line stays and is relayed raw, as typed. */
+static void pass_canonical_input(const struct termios *t)
+{
+	char buf[4096];
+	for (int i = 0; i < 64; i++) {
+		struct pollfd p = { .fd = 0, .events = POLLIN };
+		if (poll(&p, 1, 0) != 1 || (p.revents & (POLLHUP | POLLERR | POLLNVAL)) || !(p.revents & POLLIN))
+			return;
+		ssize_t n = read(0, buf, sizeof buf);
+		if (n < 0)
+			return;
+		if (n == 0) {
+			buf[0] = (char)t->c_cc[VEOF];
+			n = 1;
+		}
+		if (write_all_fd(master, buf, n) < 0)
+			return;
+	}
+}
+
 int tty_start(char *err, size_t errlen)
 {
 	if (isatty(0) && tcgetattr(0, &saved) == 0) {
 		struct termios raw = saved;
+		if (saved.c_lflag & ICANON)
+			pass_canonical_input(&saved);
 		cfmakeraw(&raw);
 		if (tcsetattr(0, TCSADRAIN, &raw) == 0) {
 			raw_set = 1;
@@ -653,7 +699,13 @@ int tty_start(char *err, size_t errlen)
 void tty_finish(void)
 {
 	if (relay_started) {
-		/* the guest is gone: the master reads EIO once its output is drained */
+		/* the guest is gone: the master reads EIO once its output is
+		 * drained and every slave closed; the relay stops anyway once no
+		 * output comes for 100 ms (relay_main) */
+		__atomic_store_n(&relay_finishing, 1, __ATOMIC_SEQ_CST);
+		if (write(wake[1], "f", 1) < 0) {
+			/* full: the relay wakes for what is there */
+		}
 		pthread_join(relay, NULL);
 		relay_started = 0;
 	}

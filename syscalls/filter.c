@@ -116,7 +116,7 @@ static void allow_terms(const struct sc_argdeny *const *rules, int n,
 static int add_fast_with_rules(scmp_filter_ctx ctx, const struct sysent *e)
 {
 	struct term_set *sets __attribute__((cleanup(cleanup_freep))) = NULL;
-	const struct sc_argdeny *rules[40];
+	const struct sc_argdeny *rules[64];
 	int args[SC_MAXARGS], nargs = 0;
 	int idx[SC_MAXARGS] = { 0 };
 	long total = 1;

@@ -185,6 +185,10 @@ static inline long sc_return_fd(struct sc_call *c, int hostfd, int cloexec)
  * /proc/<pid>/maps file's task's mappings): sys_ioctl lets it run */
 #define SC_IOCTL_PROCMAP_QUERY 0xc0686611u
 
+/* TIOCSISO7816, _IOWR('T', 0x43, struct serial_iso7816: 40 bytes), a serial
+ * port's setting denied with the line's other controls (syscall_table.def) */
+#define SC_IOCTL_TIOCSISO7816 0xc0285443u
+
 /* ioctl termios writes (TCSETS, TCSETSW, TCSETSF; the old termio TCSETA,
  * TCSETAW, TCSETAF; termios2's TCSETS2, TCSETSW2, TCSETSF2, _IOW('T',
  * 0x2B..0x2D, 44 bytes); TIOCSSOFTCAR, CLOCAL): trapped to be seen, then

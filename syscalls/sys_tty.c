@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <linux/fs.h>
+#include <linux/serial.h>
 #include <linux/sockios.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -107,6 +108,40 @@ static long procmap_query(struct sc_call *c)
 	return 0;
 }
 
+/* TIOCSWINSZ: a terminal's window size is the terminal's, not the
+ * description's, and it outlives the sandbox. Without -t the guest's stdio
+ * may be the caller's own terminal (a fresh description of it: tty_stdio_fresh),
+ * and a native TIOCSWINSZ there resized the caller's terminal until the
+ * terminal emulator next reported a size, and signalled the caller's
+ * foreground job with SIGWINCH (red team 62). So the request is the
+ * sentry's: the fd is pinned (pidfd_getfd) and, if it is a terminal of the
+ * sandbox's own devpts instance (vfs_pts_dev: the guest's ptys, their
+ * masters, -t's pts/0), the size read from the guest is set on that pinned
+ * file, never on whatever the fd number holds by then (no check then
+ * continue); any other terminal is EPERM, anything else ENOTTY as Linux. */
+static long tty_set_winsize(struct sc_call *c)
+{
+	int fd = task_getfd(c->task, (int)c->args[0]);
+	if (fd < 0)
+		return fd;
+	struct stat st;
+	struct winsize ws;
+	long r = fstat(fd, &st) < 0 ? -errno : 0;
+	if (!r && (!S_ISCHR(st.st_mode) || !is_tty_major(major(st.st_rdev))))
+		r = -ENOTTY;
+	dev_t pts = vfs_pts_dev(c->sb->vfs);
+	if (!r && (!pts || st.st_dev != pts)) {
+		snprintf(c->note, sizeof c->note, "TIOCSWINSZ: not a terminal of the sandbox");
+		r = -EPERM;
+	}
+	if (!r && sc_read_guest(c, c->args[2], &ws, sizeof ws) < 0)
+		r = -EFAULT;
+	if (!r && ioctl(fd, TIOCSWINSZ, &ws) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
 long sys_ioctl(struct sc_call *c)
 {
 	unsigned cmd = (unsigned)c->args[1];
@@ -126,6 +161,8 @@ long sys_ioctl(struct sc_call *c)
 			       TIOCSSOFTCAR == 0x541a && SC_IOCTL_TCSETS2 == (unsigned)_IOW('T', 0x2B, char[44]) &&
 			       SC_IOCTL_TCSETSF2 == (unsigned)_IOW('T', 0x2D, char[44]),
 		       "sc_ioctl_termios_set's numbers");
+	_Static_assert(SC_IOCTL_TIOCSISO7816 == (unsigned)TIOCSISO7816 && TIOCMBIC == (TIOCMBIS | 1),
+		       "the serial line rules' numbers");
 	_Static_assert(FIGETBSZ == 2 && FIOQSIZE == 0x5460 && FS_IOC_GETFLAGS == 0x80086601u,
 		       "sc_ioctl_fileinfo's numbers");
 	_Static_assert(FS_IOC_GETFSLABEL == 0x81009431u && FS_IOC_GETVERSION == 0x80087601u &&
@@ -175,6 +212,8 @@ long sys_ioctl(struct sc_call *c)
 	 * number: an extensible struct) */
 	if (sc_ioctl_pidfd_info(cmd))
 		return sc_pidfd_info_ioctl(c);
+	if (cmd == TIOCSWINSZ)
+		return tty_set_winsize(c);
 	if (cmd != TIOCSCTTY) {
 		snprintf(c->note, sizeof c->note, "matches a deny rule");
 		return -EPERM;

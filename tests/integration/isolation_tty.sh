@@ -74,6 +74,22 @@ os.waitpid(pid, 0)
 ' <"$hostpty" 2>&1)
 expect_eq tiocsctty_host_tty_refused "$out" "EPERM"
 
+# 4b. the serial line's controls on an inherited host tty: denied whatever
+# the fd (red team 62: on a caller's serial terminal TIOCMBIC of DTR hangs the
+# line up and TIOCSBRK holds a break, past the run; natively a pty takes the
+# break and has no modem lines, ENOTTY)
+out=$(moat run -- "$PY" -c '
+import fcntl, struct, errno
+r = []
+for name, req in (("sbrk", 0x5427), ("cbrk", 0x5428), ("mbic", 0x5417), ("mset", 0x5418)):
+    try:
+        fcntl.ioctl(0, req, struct.pack("i", 6)); r.append(name + "=ok")
+    except OSError as e:
+        r.append(name + "=" + errno.errorcode[e.errno])
+print(" ".join(r))
+' <"$hostpty" 2>&1)
+expect_eq serial_line_controls_denied "$out" "sbrk=EPERM cbrk=EPERM mbic=EPERM mset=EPERM"
+
 # 5. ... while on its own pty it works (forkpty, login_tty)
 out=$(moat run -- "$PY" -c '
 import os, pty, sys
@@ -92,6 +108,27 @@ os.waitpid(pid, 0)
 print(data.decode().strip())
 ' </dev/null 2>&1)
 SANITY=1 expect_eq own_pty_ctty "$out" "ctty /dev/pts/0 True"
+
+# 5b. -t with the caller's input at its end before the run: script(1) with
+# its own stdin /dev/null types the end of file (VEOF) into its pty at once,
+# while the terminal is still canonical. Made raw by -t, the line discipline
+# handed its end-of-line marker to moat's relay as a NUL byte: the guest's
+# pty echoed "^@" and a reading program never saw its input end (cat hung).
+# Natively cat gets the end of file: a sanity case.
+if command -v script >/dev/null; then
+	out=$(timeout -k 2 8 script -qec "$MOAT run -t -- /bin/sh -c 'cat; echo end'" /dev/null </dev/null 2>&1 | tr -d '\r')
+	SANITY=1 expect_eq tty_relay_caller_eof "$out" "end"
+fi
+
+# 5c. -t: moat returns once the guest is gone, even while the sentry still
+# holds the guest's terminal (red team 62: the file of a flock or fcntl lock
+# on it, kept until the sandbox is freed; the relay waited for the master's
+# EIO, which never came, and moat hung with the caller's terminal raw).
+# Natively the program ends: a sanity case.
+if command -v script >/dev/null; then
+	out=$(timeout -k 2 8 script -qec "$MOAT run -t -- $PY -c 'import fcntl; fcntl.flock(0, fcntl.LOCK_EX); fcntl.lockf(1, fcntl.LOCK_EX); print(\"locked\")'" /dev/null </dev/null 2>&1 | tr -d '\r')
+	SANITY=1 expect_eq tty_relay_ends_with_guest "$out" "locked"
+fi
 
 # 6. --user: the program's own ptys are its own (opened by name after
 # posix_openpt, as expect and older programs do)
@@ -368,6 +405,27 @@ EOF
 	rm -f "$T_TMP/async.out"
 	(sleep 1.5; printf 'x\n'; sleep 3) | SHELL=/bin/bash timeout -k 5 30 script -qec "/bin/sh $T_TMP/async.sh" /dev/null >/dev/null 2>&1
 	expect_eq guest_async_tty_spares_moat "$(cat "$T_TMP/async.out" 2>/dev/null)" "rc=0"
+fi
+
+# 9g. without -t the guest's stdio is the caller's terminal, and a window
+# size set there is the terminal's: it outlived the run (red team 62) until
+# the terminal emulator next reported a size, and the caller's foreground
+# job got SIGWINCH. TIOCSWINSZ is the sentry's now: made on a terminal of the
+# sandbox's own devpts only (tests/syscalls/pty.c), EPERM on the caller's.
+if command -v script >/dev/null; then
+	cat >"$T_TMP/winsz.sh" <<EOF
+stty rows 24 cols 80
+"$MOAT" run -- "$PY" -c '
+import fcntl, struct, termios, errno
+try:
+    fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 7, 9, 0, 0)); print("guest=set", end=" ")
+except OSError as e:
+    print("guest=" + errno.errorcode[e.errno], end=" ")
+' >"$T_TMP/winsz.out" 2>&1
+echo "after=\$(stty size)" >>"$T_TMP/winsz.out"
+EOF
+	timeout -k 5 30 script -qec "/bin/bash $T_TMP/winsz.sh" /dev/null </dev/null >/dev/null 2>&1
+	expect_eq caller_tty_winsize_kept "$(cat "$T_TMP/winsz.out" 2>/dev/null)" "guest=EPERM after=24 80"
 fi
 
 # 9f. a regular file stays the caller's own description: its offset is

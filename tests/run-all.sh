@@ -165,7 +165,7 @@ if want asan; then
 				names+=("$n")
 			done
 			# (races run 1 s each here, 2 s in the other tiers: RACE_SECONDS)
-			RACE_SECONDS=${RACE_SECONDS:-1} MOAT_SLOW_TESTS=0 IT_JOBS=$it_jobs \
+			RACE_SECONDS=${RACE_SECONDS:-1} MOAT_SLOW_TESTS=0 IT_JOBS=$it_jobs IT_RUNS_ONCE=1 \
 			ASAN_OPTIONS=detect_leaks=0:handle_segv=0:${ASAN_OPTIONS:-} UBSAN_OPTIONS=print_stacktrace=1:${UBSAN_OPTIONS:-} \
 				"$here/integration/run.sh" --moat "$asan_build/cli/moat" --syscall-bin "$sbin" "${names[@]}" 2>&1 |
 				tee "$build/test-logs/asan-run.log"

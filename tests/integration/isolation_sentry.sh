@@ -440,8 +440,8 @@ copyout_runs() { # RUNS WHERE: the count of runs that did not print "intact"
 	done
 	echo "$bad"
 }
-SANITY=1 expect_eq no_copy_out_after_exec_stat "$(copyout_runs 8 '')" 0
-SANITY=1 expect_eq no_copy_out_after_exec_stat_fenced "$(copyout_runs 6 :in)" 0
+SANITY=1 expect_eq no_copy_out_after_exec_stat "$(copyout_runs "$(runs 8)" '')" 0
+SANITY=1 expect_eq no_copy_out_after_exec_stat_fenced "$(copyout_runs "$(runs 6)" :in)" 0
 # Red team 55: the same with the exec'ing thread made by a clone whose
 # number has bit 32 set (probe_sentry execstathi). The kernel takes the low
 # 32 bits of rax (clone); the tracer compared all 64 of orig_rax with
@@ -458,7 +458,7 @@ copyout_hi_runs() { # RUNS: the count of runs that did not print "intact"
 	done
 	echo "$bad"
 }
-SANITY=1 expect_eq no_copy_out_after_exec_by_high_bit_clone_thread "$(copyout_hi_runs 3)" 0
+SANITY=1 expect_eq no_copy_out_after_exec_by_high_bit_clone_thread "$(copyout_hi_runs "$(runs 3)")" 0
 
 # tracerw: the tracer's own writes at ptrace stops. The leader waits in
 # rt_sigtimedwait; at its stop for an ignored signal the tracer restarts
@@ -484,7 +484,7 @@ tracer_runs() { # RUNS: the count of runs that did not print "intact"
 	done
 	echo "$bad"
 }
-SANITY=1 expect_eq no_tracer_write_after_exec "$(tracer_runs 4)" 0
+SANITY=1 expect_eq no_tracer_write_after_exec "$(tracer_runs "$(runs 4)")" 0
 # The stop held for a sibling's exec is handled once that exec fails (its
 # argv unreadable: EFAULT before de_thread): the leader runs on and takes
 # the SIGUSR2 the exec'ing thread sends next. With the release left out the

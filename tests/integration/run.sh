@@ -96,6 +96,9 @@ account() {
 	while IFS= read -r l; do skips+=("$l"); done < <(grep '^skip ' "$od/$n.log")
 }
 declare -A pid_of=()
+# interrupted: the files still running end too (their timeout, in a process
+# group of its own, passes the TERM on; each test's EXIT trap cleans up)
+trap 'for p in "${pid_of[@]}"; do pkill -TERM -P "$p"; done; exit 130' INT TERM
 # reap [ALL]: account every file that has ended (ALL: wait for all of them)
 reap() {
 	local n
@@ -117,12 +120,12 @@ reap() {
 # (several jobs: the longest files start first, so that no long one is left
 # running alone at the end; the alone ones, last)
 if [ "$jobs" != 1 ]; then
+	long=" isolation_sentry isolation_tty isolation_race isolation_net isolation_identity lifecycle isolation_fs isolation_secrets isolation_cow isolation_proctree "
 	first=() rest=() last=()
+	for n in $long; do [[ " ${names[*]} " == *" $n "* ]] && first+=("$n"); done
 	for n in "${names[@]}"; do
-		case " isolation_sentry isolation_tty isolation_race isolation_net isolation_identity lifecycle isolation_fs isolation_secrets isolation_cow " in
-		*" $n "*) first+=("$n") ;;
-		*) if [[ $alone == *" $n "* ]]; then last+=("$n"); else rest+=("$n"); fi ;;
-		esac
+		[[ $long == *" $n "* ]] && continue
+		if [[ $alone == *" $n "* ]]; then last+=("$n"); else rest+=("$n"); fi
 	done
 	names=(${first[@]+"${first[@]}"} ${rest[@]+"${rest[@]}"} ${last[@]+"${last[@]}"})
 fi

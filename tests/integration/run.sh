@@ -98,7 +98,7 @@ account() {
 declare -A pid_of=()
 # interrupted: the files still running end too (their timeout, in a process
 # group of its own, passes the TERM on; each test's EXIT trap cleans up)
-trap 'for p in "${pid_of[@]}"; do pkill -TERM -P "$p"; done; exit 130' INT TERM
+trap 'for p in "${pid_of[@]}"; do pkill -TERM -P "$p"; kill "$p"; done 2>/dev/null; exit 130' INT TERM
 # reap [ALL]: account every file that has ended (ALL: wait for all of them)
 reap() {
 	local n

@@ -5,13 +5,16 @@
 #   loader       tests/loader/run.sh: the loader under a harness playing the sentry
 #   syscalls     tests/syscalls/run.sh: each program natively, then under moat (diffed)
 #   integration  tests/integration/run.sh: real programs, CLI, lifecycle, isolation
+#                IT_JOBS (default 2) test files at a time, each file's
+#                output printed whole (integration/run.sh; IT_JOBS=1: one by one)
 #   rootless     syscalls + integration again as an unprivileged user (races
 #                1 s each: RACE_SECONDS)
 #   asan         integration again with an ASan+UBSan moat (--asan-build DIR, a
 #                -DMOAT_SANITIZE=ON build; ASAN_OPTIONS=detect_leaks=0); any
 #                sanitizer report in its log fails it. Not the scripts in
 #                ASAN_SKIP (default: runtimes limits isolation_proctree workloads, whose
-#                time is waits and other programs); races 1 s each (RACE_SECONDS)
+#                time is waits and other programs); races 1 s each (RACE_SECONDS),
+#                widened-window loops once each (IT_RUNS_ONCE=1)
 #   fuzz         fuzz/run.sh: every libFuzzer target for FUZZ_SECONDS (default
 #                15) each (--fuzz-build DIR, a clang -DMOAT_FUZZ=ON build)
 #   selfcheck    the harness against tests/integration/fake-moat (no isolation at

@@ -41,10 +41,13 @@ export IT_RUN=r$$
 # its own log and is printed whole, with its time, when the file ends (one
 # job: as it runs); the counting is the same either way. The files in
 # IT_ALONE run with no other file beside them: their cases measure time or
-# CPU shares (limits), or start heavy programs with their own timeouts.
+# CPU shares (limits), start heavy programs with their own timeouts, or
+# take all they can of the caller's per-user kernel budgets (isolation_host:
+# pending signals, inotify instances, mq bytes, the host's AIO events; run
+# beside isolation_fs, root's own timer_create got EAGAIN).
 jobs=${IT_JOBS:-1}
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "FAIL integration: IT_JOBS='$jobs' is not a count"; exit 1; }
-alone=" ${IT_ALONE-limits runtimes workloads sysfuzz} "
+alone=" ${IT_ALONE-limits runtimes workloads sysfuzz isolation_host} "
 od=$(mktemp -d /tmp/moat-integration.XXXXXX)
 trap 'rm -rf "$od"' EXIT
 # run_file NAME: the test, then the harness's checks; all of it in $od/NAME.log,

@@ -44,10 +44,13 @@ export IT_RUN=r$$
 # CPU shares (limits), start heavy programs with their own timeouts, or
 # take all they can of the caller's per-user kernel budgets (isolation_host:
 # pending signals, inotify instances, mq bytes, the host's AIO events; run
-# beside isolation_fs, root's own timer_create got EAGAIN).
+# beside isolation_fs, root's own timer_create got EAGAIN), or hold a case
+# that stalls under CPU load (isolation_sentry
+# moved_lock_holders_do_not_stall_locks: 80 s and a kill at 90 s, once
+# each, with another file beside it on this loaded 2-CPU VM).
 jobs=${IT_JOBS:-1}
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "FAIL integration: IT_JOBS='$jobs' is not a count"; exit 1; }
-alone=" ${IT_ALONE-limits runtimes workloads sysfuzz isolation_host} "
+alone=" ${IT_ALONE-limits runtimes workloads sysfuzz isolation_host isolation_sentry} "
 od=$(mktemp -d /tmp/moat-integration.XXXXXX)
 trap 'rm -rf "$od"' EXIT
 # run_file NAME: the test, then the harness's checks; all of it in $od/NAME.log,

@@ -5,13 +5,16 @@
 #   loader       tests/loader/run.sh: the loader under a harness playing the sentry
 #   syscalls     tests/syscalls/run.sh: each program natively, then under moat (diffed)
 #   integration  tests/integration/run.sh: real programs, CLI, lifecycle, isolation
+#                IT_JOBS (default 2) test files at a time, each file's
+#                output printed whole (integration/run.sh; IT_JOBS=1: one by one)
 #   rootless     syscalls + integration again as an unprivileged user (races
 #                1 s each: RACE_SECONDS)
 #   asan         integration again with an ASan+UBSan moat (--asan-build DIR, a
 #                -DMOAT_SANITIZE=ON build; ASAN_OPTIONS=detect_leaks=0); any
 #                sanitizer report in its log fails it. Not the scripts in
 #                ASAN_SKIP (default: runtimes limits isolation_proctree workloads, whose
-#                time is waits and other programs); races 1 s each (RACE_SECONDS)
+#                time is waits and other programs); races 1 s each (RACE_SECONDS),
+#                widened-window loops once each (IT_RUNS_ONCE=1)
 #   fuzz         fuzz/run.sh: every libFuzzer target for FUZZ_SECONDS (default
 #                15) each (--fuzz-build DIR, a clang -DMOAT_FUZZ=ON build)
 #   selfcheck    the harness against tests/integration/fake-moat (no isolation at
@@ -121,11 +124,15 @@ unit_tier() {
 	[ $rc -eq 0 ] && [ $f -eq 0 ]
 }
 
+# the integration tiers run IT_JOBS (default 2) test files at a time
+# (integration/run.sh: their output kept whole, file by file)
+it_jobs=${IT_JOBS:-2}
+[[ $it_jobs =~ ^[1-9][0-9]*$ ]] || { echo "run-all: IT_JOBS='$it_jobs' is not a count" >&2; exit 2; }
 want unit && tier unit unit_tier
 want loader && tier loader sh "$here/loader/run.sh" "$build/loader/moat-loader" "$build/tests/loader/loader-harness" "$build/tests/loader"
 # (with each program's audit: tests/compat/syscalls-page.sh --from reads them)
 want syscalls && tier syscalls "$here/syscalls/run.sh" --bin "$sbin" --moat "$moat" --audit-dir "$build/test-logs/syscalls-audit"
-want integration && tier integration "$here/integration/run.sh" --moat "$moat" --syscall-bin "$sbin"
+want integration && IT_JOBS=$it_jobs tier integration "$here/integration/run.sh" --moat "$moat" --syscall-bin "$sbin"
 
 if want rootless; then
 	if [ "$(id -u)" != 0 ]; then
@@ -144,7 +151,7 @@ if want rootless; then
 		q() { printf '%q ' "$@"; }
 		tier rootless-syscalls su "$user" -s /bin/bash -c "$(q "$stage/tests/syscalls/run.sh" --bin "$stage/syscall-bin" --moat "$stage/bin/moat")"
 		# (races 1 s each here too: the root tier runs them 2 s)
-		tier rootless-integration su "$user" -s /bin/bash -c "RACE_SECONDS=${RACE_SECONDS:-1} $(q "$stage/tests/integration/run.sh" --moat "$stage/bin/moat" --syscall-bin "$stage/syscall-bin")"
+		tier rootless-integration su "$user" -s /bin/bash -c "RACE_SECONDS=${RACE_SECONDS:-1} IT_JOBS=$it_jobs $(q "$stage/tests/integration/run.sh" --moat "$stage/bin/moat" --syscall-bin "$stage/syscall-bin")"
 	fi
 fi
 
@@ -161,7 +168,7 @@ if want asan; then
 				names+=("$n")
 			done
 			# (races run 1 s each here, 2 s in the other tiers: RACE_SECONDS)
-			RACE_SECONDS=${RACE_SECONDS:-1} MOAT_SLOW_TESTS=0 \
+			RACE_SECONDS=${RACE_SECONDS:-1} MOAT_SLOW_TESTS=0 IT_JOBS=$it_jobs IT_RUNS_ONCE=1 \
 			ASAN_OPTIONS=detect_leaks=0:handle_segv=0:${ASAN_OPTIONS:-} UBSAN_OPTIONS=print_stacktrace=1:${UBSAN_OPTIONS:-} \
 				"$here/integration/run.sh" --moat "$asan_build/cli/moat" --syscall-bin "$sbin" "${names[@]}" 2>&1 |
 				tee "$build/test-logs/asan-run.log"

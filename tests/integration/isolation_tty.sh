@@ -307,7 +307,7 @@ for _ in range(200):
 EOF
 	for m in tty pipe; do
 		rm -f "$T_TMP/fl/set" "$T_TMP/fl/go" "$T_TMP/fl.out"
-		c="python3 $T_TMP/fl_caller.py $m $T_TMP/fl.out $T_TMP/fl $MOAT run --bind $T_TMP/fl:/fl:rw -- python3 /fl/guest.py"
+		c="python3 $T_TMP/fl_caller.py $m $T_TMP/fl.out $T_TMP/fl $MOAT run --bind $T_TMP/fl:/fl:rw,shared -- python3 /fl/guest.py"
 		if [ $m = tty ]; then
 			SHELL=/bin/bash timeout -k 5 40 script -qec "$c" /dev/null </dev/null >/dev/null 2>&1
 		else

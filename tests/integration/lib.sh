@@ -62,6 +62,11 @@ finish() {
 	exit $?
 }
 
+# runs N: how many times a repeated-run case runs (a window widened by a test
+# hook, tried N times): N, or 1 with IT_RUNS_ONCE=1 (the asan tier: every
+# code path once; the root and rootless tiers try the window N times)
+runs() { if [ "${IT_RUNS_ONCE:-0}" = 1 ]; then echo 1; else echo "$1"; fi; }
+
 # moat ARGS...: the binary under test, bounded in time.
 moat() { timeout -k 5 "${MOAT_TIMEOUT:-120}" "$MOAT" "$@"; }
 # mrun ARGS...: moat run -- ARGS..., no stdin.

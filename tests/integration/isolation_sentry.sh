@@ -358,7 +358,7 @@ expect_eq lock_refs_scan_bounded "$(echo "$out" | cut -d' ' -f1-3)" "lockrefs EA
 # the same closed flock, the request took 4.0 s. Now the whole scan shares
 # one budget (entries and time; past it the lock is kept): 0.15 s.
 out=$(timeout -s KILL 90 "$MOAT" run --pids 400 --bind "$SYSCALL_BIN:/t:ro" --bind "$W:/work:rw" --workdir /work \
-	-- /t/probe_sentry lockrefs 100 2 5000 1 </dev/null 2>&1)
+	-- /t/probe_sentry lockrefs 100 2 5000 2 </dev/null 2>&1)
 expect_eq lock_fd_search_bounded "$(echo "$out" | cut -d' ' -f1-3)" "lockrefs EAGAIN fast"
 
 # Red team 42: the exec ETXTBSY check (sc_exec_write_busy) read every guest

@@ -132,42 +132,6 @@ static int lock_dir(const char *opt, const char *dir, int same)
 	return fd;
 }
 
-/* Does the host path a lie inside b (or b inside a, or are they one)?
- * Each one's real path (symlinks and ".." resolved by realpath), then the
- * st_dev/st_ino of every ancestor of one against the other's: a directory
- * reached by two names (a bind mount of it elsewhere) is still the same
- * one. -1 when either cannot be resolved (its own error comes later). */
-static int path_inside(const char *a, const char *b)
-{
-	char *ra = realpath(a, NULL), *rb = realpath(b, NULL);
-	struct stat sb;
-	int r = -1;
-	if (!ra || !rb || stat(rb, &sb) < 0)
-		goto out;
-	r = 0;
-	for (size_t len = strlen(ra); len > 0; ) {
-		struct stat st;
-		ra[len] = 0;
-		if (stat(len ? ra : "/", &st) == 0 && st.st_dev == sb.st_dev && st.st_ino == sb.st_ino) {
-			r = 1;
-			break;
-		}
-		if (len == 1)
-			break;
-		char *slash = strrchr(ra, '/');
-		len = slash == ra ? 1 : (size_t)(slash - ra);
-	}
-out:
-	free(ra);
-	free(rb);
-	return r;
-}
-
-static int paths_overlap(const char *a, const char *b)
-{
-	return path_inside(a, b) == 1 || path_inside(b, a) == 1;
-}
-
 /* Refuse, exit 2, a layer or export directory that a guest-writable host
  * path (a --bind SRC:DST:rw source) overlaps, and an export directory that
  * overlaps the layer (red team 64: an --overlay DIR inside an rw source let
@@ -180,14 +144,14 @@ static void refuse_overlaps(const struct sentry_config *cfg, const char *overlay
 		const struct bind_spec *b = &cfg->binds[i];
 		if (!b->writable || b->cow || b->tmpfs || !b->src)
 			continue;
-		if (overlay && paths_overlap(overlay, b->src))
+		if (overlay && moat_paths_overlap(overlay, b->src))
 			die_status(2, "--overlay %s and --bind %s:%s:rw overlap: the guest could "
 				   "change its own layer (use directories apart)", overlay, b->src, b->dst);
-		if (export_dir && paths_overlap(export_dir, b->src))
+		if (export_dir && moat_paths_overlap(export_dir, b->src))
 			die_status(2, "--export %s and --bind %s:%s:rw overlap: the guest could "
 				   "write the export (use directories apart)", export_dir, b->src, b->dst);
 	}
-	if (overlay && export_dir && paths_overlap(overlay, export_dir))
+	if (overlay && export_dir && moat_paths_overlap(overlay, export_dir))
 		die_status(2, "--overlay %s and --export %s overlap (use directories apart)", overlay,
 			   export_dir);
 }

@@ -1055,6 +1055,12 @@ for a in "--overlay $OV/rw/layer --bind $OV/rw:/w:rw" \
 	ovr="$ovr$r:$o:$(grep -c ' overlap' "$OV/err") "
 done
 expect_eq overlay_export_overlap_refused "$ovr" "2::1 2::1 2::1 2::1 2::1 0:ran:0 "
+# (the cow scratch on the host, MOAT_COW_SCRATCH=host, under a TMPDIR in an
+# rw bind's source: refused by the gofer, and no scratch directory is left)
+mkdir -p "$OV/cw" && chmod a+rwX "$OV/cw"
+o=$(MOAT_COW_SCRATCH=host TMPDIR=$OV/rw moat run --bind "$OV/rw:/w:rw" --bind "$OV/cw:/c:cow" -- /bin/echo ran \
+	</dev/null 2>"$OV/err"); r=$?
+expect_eq cow_scratch_in_rw_bind_refused "$r:$o:$(grep -c ' overlap' "$OV/err"):$(ls "$OV/rw" | grep -c moat-cow)" "1::1:0"
 
 #  b. a manifest line of any length: a 255-byte name at depth 40 (~3,600
 #     bytes, each non-ASCII byte a \ooo in moat diff) with 100 user.*

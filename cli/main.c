@@ -28,6 +28,8 @@ static const char usage_text[] =
 	"usage: moat run [options] -- PROGRAM [ARGS...]\n"
 	"       moat syscalls [--format table|csv|json]\n"
 	"       moat diff DIR            summary of an --export DIR\n"
+	"       moat apply PATCH TREE    git apply an export's changes.patch in TREE, with\n"
+	"                                no .gitattributes, filters or repository config\n"
 	"\n"
 	"run options:\n"
 	"  --root DIR               root filesystem tree (copy-on-write, see --overlay);\n"
@@ -645,7 +647,8 @@ static int cmd_run(int argc, char **argv)
  * it stopped (its closing quote). */
 static const char *jcopy(const char *p, char *out, size_t len, int strict)
 {
-	char raw[4096];
+	/* (decoded, a string is never longer than its JSON form) */
+	char *raw = xmalloc(strlen(p) + 1);
 	size_t o = 0;
 	for (; *p && *p != '"'; p++) {
 		char u[4];
@@ -690,20 +693,19 @@ static const char *jcopy(const char *p, char *out, size_t len, int strict)
 			default: u[0] = *p; break;  /* \" \\ \/ */
 			}
 		}
-		if (o + n < sizeof raw) {
-			memcpy(raw + o, u, n);
-			o += n;
-		}
+		memcpy(raw + o, u, n);
+		o += n;
 	}
 	raw[o] = 0;
 	moat_quote_path(out, len, "", raw, strict);
+	free(raw);
 	return p;
 }
 
 /* The raw JSON string after "key": on one manifest line ("" if absent). */
 static void jstr(const char *line, const char *key, char *out, size_t len)
 {
-	int strict = !strcmp(key, "path") || !strcmp(key, "from");
+	int strict = !strcmp(key, "path") || !strcmp(key, "from") || !strcmp(key, "target");
 	char k[32];
 	snprintf(k, sizeof k, "\"%s\": \"", key);
 	const char *p = strstr(line, k);
@@ -721,9 +723,10 @@ static void jxattrs(const char *line, char *out, size_t len)
 	if (!p)
 		return;
 	o = (size_t)snprintf(out, len, ", xattrs");
+	/* (len: 4 times the line and more, every name's quoted form fits) */
+	char *nm = xmalloc(len);
 	for (p += 11; *p == '"' && o < len; ) {
-		char nm[4 * 256 + 3];
-		p = jcopy(p + 1, nm, sizeof nm, 1);
+		p = jcopy(p + 1, nm, len, 1);
 		if (*p != '"' || strncmp(p + 1, ": ", 2))
 			break;
 		p += 3;
@@ -734,8 +737,69 @@ static void jxattrs(const char *line, char *out, size_t len)
 			break;
 		p += 2;
 	}
+	free(nm);
 	if (o >= len)
 		out[len - 1] = 0;
+}
+
+/* The JSON string after "key": on a line, raw (NULL if absent) */
+static const char *jraw(const char *line, const char *key)
+{
+	char k[32];
+	snprintf(k, sizeof k, "\"%s\": \"", key);
+	const char *p = strstr(line, k);
+	return p ? p + strlen(k) : NULL;
+}
+
+/* A raw JSON path with a component git reads as its own metadata (a
+ * .gitattributes' filters run programs at git apply, a .gitmodules names
+ * URLs, .git is a repository); any case, as a case-insensitive file system
+ * would take it. ('/' and '.' are never escaped in moat's JSON.) */
+static int git_meta(const char *p)
+{
+	static const char *const names[] = { ".git", ".gitattributes", ".gitmodules" };
+	while (p && *p && *p != '"') {
+		size_t n = 0;
+		while (p[n] && p[n] != '/' && p[n] != '"')
+			n += p[n] == '\\' && p[n + 1] ? 2 : 1;
+		for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+			if (n == strlen(names[i]) && !strncasecmp(p, names[i], n))
+				return 1;
+		p += n;
+		if (*p == '/')
+			p++;
+	}
+	return 0;
+}
+
+/* A symlink's raw JSON target at path (raw JSON too): 1 when it is
+ * absolute, 2 when its ".." lead above the mount's root, read as names
+ * (the link's directory is path without its last name) */
+static int link_leaves(const char *path, const char *t)
+{
+	long depth = 0;
+	if (*t == '/')
+		return 1;
+	for (const char *q = path; *q && *q != '"'; q++)
+		if (*q == '\\' && q[1])
+			q++;
+		else if (*q == '/')
+			depth++;
+	while (*t && *t != '"') {
+		size_t n = 0;
+		while (t[n] && t[n] != '/' && t[n] != '"')
+			n += t[n] == '\\' && t[n + 1] ? 2 : 1;
+		if (n == 2 && !strncmp(t, "..", 2)) {
+			if (--depth < 0)
+				return 2;
+		} else if (n && !(n == 1 && *t == '.')) {
+			depth++;
+		}
+		t += n;
+		if (*t == '/')
+			t++;
+	}
+	return 0;
 }
 
 /* moat diff DIR: one line per change of each DIR/<mount>/manifest.json */
@@ -751,7 +815,13 @@ static int cmd_diff(int argc, char **argv)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		char line[16384];
+		/* a line of any length: a path of PATH_MAX bytes escaped, its
+		 * rename's source and a hundred attributes' names are more
+		 * than any fixed buffer (red team 64: a 16 KB line was cut
+		 * and its tail lost) */
+		char *line = NULL;
+		size_t linecap = 0;
+		ssize_t ll;
 		/* DIR is whatever the caller was handed: a manifest.json (or
 		 * its directory) that is a symlink to /dev/zero or a fifo hung
 		 * the summary. Only a directory and a regular file in it, not
@@ -778,8 +848,17 @@ static int cmd_diff(int argc, char **argv)
 		printf("%s:\n", mname); /* (a directory anyone who could write DIR named) */
 		int refused = 0;
 		unsigned long n = 0;
-		while (fgets(line, sizeof line, f)) {
-			char p[4 * 4096 + 3], op[16], type[16], from[4 * 4096 + 3], why[256], bytes[96] = "", xa[4096];
+		char *p = NULL, *from = NULL, *xa = NULL, *tg = NULL;
+		while ((ll = getline(&line, &linecap, f)) >= 0) {
+			char op[16], type[16], why[256], bytes[160] = "";
+			/* each decoded, quoted string fits 4 * the line + 3 */
+			size_t big = 4 * (size_t)ll + 64;
+			free(p);
+			free(from);
+			free(xa);
+			free(tg);
+			p = xmalloc(big), from = xmalloc(big), xa = xmalloc(2 * big), tg = xmalloc(big);
+			xa[0] = 0;
 			if (strstr(line, "\"refused\": ["))
 				refused = 1;
 			if (strstr(line, "\"skipped\": ["))
@@ -792,7 +871,7 @@ static int cmd_diff(int argc, char **argv)
 				printf("  - %lu more skipped, not listed\n", strtoul(su + 20, NULL, 10));
 			if (!strstr(line, "{\"path\": "))
 				continue;
-			jstr(line, "path", p, sizeof p);
+			jstr(line, "path", p, big);
 			if (refused) {
 				jstr(line, "reason", why, sizeof why);
 				printf("  %s %s: %s\n", refused == 1 ? "!" : "-", p, why);
@@ -800,11 +879,11 @@ static int cmd_diff(int argc, char **argv)
 			}
 			jstr(line, "op", op, sizeof op);
 			jstr(line, "type", type, sizeof type);
-			jstr(line, "from", from, sizeof from);
+			jstr(line, "from", from, big);
 			const char *b = strstr(line, "\"bytes\": ");
 			if (b)
 				snprintf(bytes, sizeof bytes, ", %lu bytes", strtoul(b + 9, NULL, 10));
-			jxattrs(line, xa, sizeof xa);
+			jxattrs(line, xa, 2 * big);
 			char md[8], om[8];
 			jstr(line, "mode", md, sizeof md);
 			jstr(line, "old_mode", om, sizeof om);
@@ -835,13 +914,47 @@ static int cmd_diff(int argc, char **argv)
 				size_t bl = strlen(bytes);
 				snprintf(bytes + bl, sizeof bytes - bl, ", terminal controls");
 			}
+			if (git_meta(jraw(line, "path")) || git_meta(jraw(line, "from"))) {
+				/* git reads it as its own: a .gitattributes' filter
+				 * runs a program at the next git apply (red team 64) */
+				size_t bl = strlen(bytes);
+				snprintf(bytes + bl, sizeof bytes - bl, ", git metadata");
+			}
+			char *tgt = tg;
+			const char *rt = jraw(line, "target");
+			tgt[0] = 0;
+			if (rt) {
+				/* where a symlink points, quoted always (a target
+				 * "x, mode 0644" must not read as this line's
+				 * flags), flagged when it leaves the tree (red team
+				 * 64: moat diff showed no target) */
+				jstr(line, "target", tgt + 4, big - 8);
+				memcpy(tgt, " to ", 4);
+				if (tgt[4] != '"') {
+					size_t tl = strlen(tgt);
+					memmove(tgt + 5, tgt + 4, tl - 4 + 1);
+					tgt[4] = '"';
+					strcpy(tgt + tl + 1, "\"");
+				}
+				int lv = link_leaves(jraw(line, "path"), rt);
+				if (lv) {
+					size_t bl = strlen(bytes);
+					snprintf(bytes + bl, sizeof bytes - bl, lv == 1 ? ", absolute target" :
+						 ", target leaves the tree");
+				}
+			}
 			char tag = op[0] == 'a' ? 'A' : op[0] == 'm' ? 'M' : op[0] == 'd' ? 'D' : 'R';
 			if (from[0])
-				printf("  %c %s -> %s (%s%s%s)\n", tag, from, p, type, bytes, xa);
+				printf("  %c %s -> %s (%s%s%s%s)\n", tag, from, p, type, tgt, bytes, xa);
 			else
-				printf("  %c %s (%s%s%s)\n", tag, p, type, bytes, xa);
+				printf("  %c %s (%s%s%s%s)\n", tag, p, type, tgt, bytes, xa);
 			n++;
 		}
+		free(line);
+		free(p);
+		free(from);
+		free(xa);
+		free(tg);
 		fclose(f);
 		printf("  %lu change%s (A add, M modify, D delete, R rename; ! refused, - skipped)\n",
 		       n, n == 1 ? "" : "s");
@@ -850,6 +963,35 @@ static int cmd_diff(int argc, char **argv)
 	if (!found)
 		die_status(1, "%s: no */manifest.json (not an --export DIR?)", argv[0]);
 	return stdout_done();
+}
+
+/* moat apply PATCH TREE: git apply in TREE as no repository sees it. A
+ * .gitattributes an earlier patch left (or the tree's .git/config, the
+ * system's or the caller's attributes) would make git apply run a filter
+ * driver's program (git-lfs reaches the network) or convert line ends
+ * (red team 64). GIT_DIR=/dev/null: no repository, so no in-tree
+ * .gitattributes, .git/info/attributes, .git/config or hooks are read;
+ * no system attributes, core.attributesFile /dev/null. */
+static int cmd_apply(int argc, char **argv)
+{
+	if (argc != 2)
+		usage("apply needs PATCH and TREE");
+	char *patch = realpath(argv[0], NULL);
+	if (!patch)
+		die_status(2, "%s: %s", argv[0], strerror(errno));
+	if (chdir(argv[1]) < 0)
+		die_status(2, "%s: %s", argv[1], strerror(errno));
+	static const char *const drop[] = { "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
+					     "GIT_OBJECT_DIRECTORY", "GIT_ATTR_SOURCE",
+					     "GIT_CONFIG_PARAMETERS", "GIT_EXTERNAL_DIFF" };
+	for (size_t i = 0; i < ARRAY_SIZE(drop); i++)
+		unsetenv(drop[i]);
+	if (setenv("GIT_DIR", "/dev/null", 1) || setenv("GIT_ATTR_NOSYSTEM", "1", 1) ||
+	    setenv("GIT_CONFIG_NOSYSTEM", "1", 1))
+		die("setenv: %s", strerror(errno));
+	char *const args[] = { "git", "-c", "core.attributesFile=/dev/null", "apply", "--", patch, NULL };
+	execvp("git", args);
+	die_status(127, "git: %s", strerror(errno));
 }
 
 static int cmd_syscalls(int argc, char **argv)
@@ -936,6 +1078,8 @@ int main(int argc, char **argv)
 		return cmd_syscalls(argc - 2, argv + 2);
 	if (strcmp(argv[1], "diff") == 0)
 		return cmd_diff(argc - 2, argv + 2);
+	if (strcmp(argv[1], "apply") == 0)
+		return cmd_apply(argc - 2, argv + 2);
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		fputs(usage_text, stdout);

@@ -703,3 +703,35 @@ ssize_t read_text_at(int dfd, const char *path, char *buf, size_t size)
 	buf[n] = 0;
 	return n;
 }
+
+/* (util.h) */
+int moat_path_inside(const char *a, const char *b)
+{
+	char *ra = realpath(a, NULL), *rb = realpath(b, NULL);
+	struct stat sb;
+	int r = -1;
+	if (!ra || !rb || stat(rb, &sb) < 0)
+		goto out;
+	r = 0;
+	for (size_t len = strlen(ra); len > 0; ) {
+		struct stat st;
+		ra[len] = 0;
+		if (stat(len ? ra : "/", &st) == 0 && st.st_dev == sb.st_dev && st.st_ino == sb.st_ino) {
+			r = 1;
+			break;
+		}
+		if (len == 1)
+			break;
+		char *slash = strrchr(ra, '/');
+		len = slash == ra ? 1 : (size_t)(slash - ra);
+	}
+out:
+	free(ra);
+	free(rb);
+	return r;
+}
+
+int moat_paths_overlap(const char *a, const char *b)
+{
+	return moat_path_inside(a, b) == 1 || moat_path_inside(b, a) == 1;
+}

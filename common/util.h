@@ -206,4 +206,11 @@ int moat_cp_hidden(uint32_t cp);
  * 4 * (strlen(prefix) + strlen(s)) + 3 always holds it. */
 size_t moat_quote_path(char *out, size_t cap, const char *prefix, const char *s, int strict);
 
+/* 1 when host path a is b or lies inside it (each one's realpath, then the
+ * st_dev/st_ino of every ancestor of a against b's: a directory reached by
+ * two names, a bind mount of it elsewhere, is still one); 0 when not; -1
+ * when either cannot be resolved. moat_paths_overlap: either way. */
+int moat_path_inside(const char *a, const char *b);
+int moat_paths_overlap(const char *a, const char *b);
+
 #endif

@@ -1600,6 +1600,17 @@ static int write_group(struct ctx *x, const char *name, const struct gofer_srv_e
 			json_str(mf, c->from);
 			fprintf(mf, ", \"similarity\": %d", c->similarity);
 		}
+		if (c->op != OP_DELETE && S_ISLNK(c->new_mode)) {
+			/* where the link points, for moat diff to show before
+			 * the patch is applied (red team 64: it showed none) */
+			char t[PATH_MAX];
+			ssize_t n = readlink_at(c->e->upperfd, c->rel, t, sizeof t - 1);
+			if (n >= 0) {
+				t[n] = 0;
+				fputs(", \"target\": ", mf);
+				json_str(mf, t);
+			}
+		}
 		if (c->op != OP_DELETE) {
 			fprintf(mf, ", \"mode\": \"%04o\"", (unsigned)(c->new_mode & 07777));
 			if (!c->is_dir)

@@ -743,7 +743,7 @@ static int tmpfs_keeps_user_xattrs(void)
  * (as a detached mount), chosen while the host is visible: a tmpfs if it
  * keeps user xattrs (MOAT_COW_SCRATCH=host forces the other choice), else a
  * new 0700 directory under $TMPDIR or /var/tmp, removed by the reaper. */
-static int cow_scratch(void)
+static int cow_scratch(const struct gofer_export *ex, size_t n)
 {
 	const char *force = getenv("MOAT_COW_SCRATCH");
 	const char *tmp = scratch_parent();
@@ -762,6 +762,16 @@ static int cow_scratch(void)
 	snprintf(path, sizeof path, "%s/moat-cow.XXXXXX", tmp);
 	if (!mkdtemp(path))
 		failp("gofer: scratch directory in %s", tmp);
+	/* never where the guest writes: in an rw bind's source, the guest
+	 * (rootless, the caller's uid) could rename or replace the layers
+	 * while they are mounted (red team 64) */
+	for (size_t i = 0; i < n; i++)
+		if (ex[i].kind == GOFER_EXPORT_DIR && ex[i].writable && !ex[i].cow && ex[i].host_path &&
+		    moat_paths_overlap(path, ex[i].host_path)) {
+			rmdir(path);
+			fail(-EINVAL, "gofer: the copy-on-write scratch directory (in %s) and the rw "
+			     "bind of %s overlap: set TMPDIR elsewhere", tmp, ex[i].host_path);
+		}
 	*strrchr(path, '/') = '\0';
 	start_reaper(path, path + strlen(path) + 1);
 	path[strlen(path)] = '/';
@@ -1116,7 +1126,7 @@ static void build_root(const struct gofer_export *ex, size_t n,
 			   (!cow_cfg.disk_implicit || tmpfs_keeps_user_xattrs())) {
 			scratch = -2;   /* in the --disk pool, once it exists */
 		} else if (!ex[i].cow_persist && scratch < 0) {
-			scratch = cow_scratch();
+			scratch = cow_scratch(ex, n);
 		}
 	}
 

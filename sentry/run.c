@@ -132,6 +132,30 @@ static int lock_dir(const char *opt, const char *dir, int same)
 	return fd;
 }
 
+/* Refuse, exit 2, a layer or export directory that a guest-writable host
+ * path (a --bind SRC:DST:rw source) overlaps, and an export directory that
+ * overlaps the layer (red team 64: an --overlay DIR inside an rw source let
+ * the guest rename or replace its own layer's upper and work while mounted;
+ * a symlinked upper made the next run's root read-only). */
+static void refuse_overlaps(const struct sentry_config *cfg, const char *overlay,
+			    const char *export_dir)
+{
+	for (int i = 0; i < cfg->nbinds; i++) {
+		const struct bind_spec *b = &cfg->binds[i];
+		if (!b->writable || b->cow || b->tmpfs || !b->src)
+			continue;
+		if (overlay && moat_paths_overlap(overlay, b->src))
+			die_status(2, "--overlay %s and --bind %s:%s:rw overlap: the guest could "
+				   "change its own layer (use directories apart)", overlay, b->src, b->dst);
+		if (export_dir && moat_paths_overlap(export_dir, b->src))
+			die_status(2, "--export %s and --bind %s:%s:rw overlap: the guest could "
+				   "write the export (use directories apart)", export_dir, b->src, b->dst);
+	}
+	if (overlay && export_dir && moat_paths_overlap(overlay, export_dir))
+		die_status(2, "--overlay %s and --export %s overlap (use directories apart)", overlay,
+			   export_dir);
+}
+
 static void run_die_cleanup(void)
 {
 	pid_t all[ARRAY_SIZE(helper_pids) + 3];
@@ -625,6 +649,7 @@ int sentry_run(const struct sentry_config *cfg)
 	}
 	if (export_dir)
 		(void)lock_dir("--export", export_dir, overlay_lock);
+	refuse_overlaps(cfg, cow.upper_dir, export_dir);
 	gofer_set_cow(&cow);
 	for (size_t i = 0; i < view.nexports; i++)
 		if (view.exports[i].cow && !view.exports[i].cow_persist) {

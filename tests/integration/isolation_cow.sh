@@ -1035,4 +1035,99 @@ if [ $ROOT = 1 ]; then chown -R 1000:1000 "$CR"; cu=(--user 1000); else cu=(); f
 out=$(moat run "${cu[@]}" --bind "$CR:/c:cow" -- /bin/sh -c 'stat -c "%a %u" /c; touch /c/x && echo made' </dev/null 2>&1)
 expect_eq cow_root_is_source_dir "$(echo $out)" "700 $(stat -c %u "$CR") made"
 
+# ---- 23. red team 64: where results leave the sandbox.
+#  a. an --overlay DIR and a guest-writable host path (an rw bind's source)
+#     overlapping either way, also through a symlink and "..", an --export
+#     DIR in an rw source, and --export in --overlay: refused at start (exit
+#     2, one line), the program never runs; before, the guest could rename
+#     or replace its own layer's upper and work while mounted ----
+OV=$T_TMP/ovl
+mkdir -p "$OV/rw" "$OV/ov/_" "$OV/ov2" "$OV/other" && ln -s "$OV/rw" "$OV/lnk" && chmod -R a+rwX "$OV"
+ovr=
+for a in "--overlay $OV/rw/layer --bind $OV/rw:/w:rw" \
+	 "--overlay $OV/other/../lnk/layer2 --bind $OV/rw:/w:rw" \
+	 "--overlay $OV/ov --bind $OV/ov/_:/w:rw" \
+	 "--export $OV/lnk/exp --bind $OV/rw:/w:rw" \
+	 "--overlay $OV/ov2 --export $OV/ov2/exp" \
+	 "--overlay $OV/ov3 --export $OV/exp3 --bind $OV/rw:/w:rw"; do
+	# shellcheck disable=SC2086 # (word splitting wanted: no spaces in T_TMP's options)
+	o=$(moat run $a -- /bin/echo ran </dev/null 2>"$OV/err"); r=$?
+	ovr="$ovr$r:$o:$(grep -c ' overlap' "$OV/err") "
+done
+expect_eq overlay_export_overlap_refused "$ovr" "2::1 2::1 2::1 2::1 2::1 0:ran:0 "
+# (the cow scratch on the host, MOAT_COW_SCRATCH=host, under a TMPDIR in an
+# rw bind's source: refused by the gofer, and no scratch directory is left)
+mkdir -p "$OV/cw" && chmod a+rwX "$OV/cw"
+o=$(MOAT_COW_SCRATCH=host TMPDIR=$OV/rw moat run --bind "$OV/rw:/w:rw" --bind "$OV/cw:/c:cow" -- /bin/echo ran \
+	</dev/null 2>"$OV/err"); r=$?
+expect_eq cow_scratch_in_rw_bind_refused "$r:$o:$(grep -c ' overlap' "$OV/err"):$(ls "$OV/rw" | grep -c moat-cow)" "1::1:0"
+
+#  b. a manifest line of any length: a 255-byte name at depth 40 (~3,600
+#     bytes, each non-ASCII byte a \ooo in moat diff) with 100 user.*
+#     attributes of 248-byte names makes a ~36 KB line; before, moat diff
+#     read 16 KB of it and lost the rest (5 of the 100 attributes shown) ----
+LL=$T_TMP/longline
+mkdir -p "$LL" && chmod a+rwX "$LL"
+nx=$(moat run --bind "$LL:/x:cow" --export "$T_TMP/llexp" --workdir /x -- "$PY" -c '
+import os
+d = "/x"
+for i in range(40):
+    d += "/%02d" % i + "\u00e9" * 40
+    os.mkdir(d)
+f = d + "/" + "\u00e9" * 127 + "z"
+open(f, "w").write("x")
+n = 0
+try:
+    for i in range(100):
+        os.setxattr(f, "user.%03d" % i + "\u00e9" * 120, b"v"); n += 1
+except OSError:
+    pass
+print(n)' </dev/null 2>/dev/null)
+case $nx in [0-9] | [0-9][0-9]) nx="skip $nx" ;; esac   # (the file system's limit)
+if [ "${nx% *}" != skip ]; then
+	d=$("$MOAT" diff "$T_TMP/llexp" 2>&1)
+	ln=$(printf '%s\n' "$d" | grep -F '\303\251z" (file, 1 bytes, xattrs ')
+	expect_eq diff_reads_long_manifest_line "$(printf '%s\n' "$ln" | grep -o ' +"user\.[0-9]*' | wc -l) $(printf '%s' "$ln" | grep -c '+"user\.099.*)$')" "100 1"
+else
+	skip diff_reads_long_manifest_line "100 user.* attributes of 248-byte names do not fit on the layer's file system (${nx#skip })"
+fi
+
+#  c. moat diff shows a symlink's target (quoted, so "a, mode 0777" is no
+#     flag of the line), flags one absolute or leaving the tree (in a
+#     manifest written by hand: the export refuses those), and flags an
+#     added .gitattributes, .gitmodules or .git path as git metadata ----
+GM=$T_TMP/gm
+mkdir -p "$GM/sub" && chmod -R a+rwX "$GM"
+moat run --bind "$GM:/x:cow" --export "$T_TMP/gmexp" --workdir /x -- /bin/sh -c \
+	'ln -s ../sub sub/up; ln -s "a, mode 0777" odd; echo "* filter=lfs" >.gitattributes; echo x >sub/.gitmodules' \
+	</dev/null >/dev/null 2>&1
+mkdir -p "$T_TMP/gmexp/hand" && printf '%s\n' '{"changes": [' \
+	'{"path": "a/abs", "op": "add", "type": "symlink", "target": "/etc/shadow", "mode": "0777"},' \
+	'{"path": "a/up", "op": "add", "type": "symlink", "target": "../../x", "mode": "0777"},' \
+	'{"path": "a/in", "op": "add", "type": "symlink", "target": "../b/./c", "mode": "0777"},' \
+	'{"path": "x/.git/config", "op": "add", "type": "file", "mode": "0644"}' '], "refused": []}' \
+	>"$T_TMP/gmexp/hand/manifest.json"
+d=$("$MOAT" diff "$T_TMP/gmexp" 2>&1)
+case $d in *'A a/abs (symlink to "/etc/shadow", absolute target)'*'A a/up (symlink to "../../x", target leaves the tree)'*'A a/in (symlink to "../b/./c")'*'A x/.git/config (file, git metadata)'*)
+	ok diff_flags_link_targets ;;
+*) fail diff_flags_link_targets "$d" ;;
+esac
+case $d in *'A .gitattributes (file, 13 bytes, git metadata)'*'A odd (symlink to "a, mode 0777", 12 bytes)'*'A sub/.gitmodules (file, 2 bytes, git metadata)'*'A sub/up (symlink to "../sub", 6 bytes)'*)
+	ok diff_shows_link_target_git_metadata ;;
+*) fail diff_shows_link_target_git_metadata "$d" ;;
+esac
+
+#  d. moat apply: git apply in a tree whose .gitattributes (an earlier
+#     patch's) names a filter the caller's git has (as git-lfs's) and line
+#     end conversion: neither applies; plain git apply runs the filter's
+#     program ----
+GA=$T_TMP/ga
+mkdir -p "$GA" && (cd "$GA" && git init -q . && printf '* filter=evil text eol=crlf\n' >.gitattributes) && chmod -R a+rwX "$GA"
+moat run --bind "$GA:/x:cow" --export "$T_TMP/gaexp" --workdir /x -- /bin/sh -c 'echo hello >n' </dev/null >/dev/null 2>&1
+rm -f "$T_TMP/gapwned"
+out=$(GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=filter.evil.smudge GIT_CONFIG_VALUE_0="sh -c 'touch $T_TMP/gapwned; cat'" \
+	"$MOAT" apply "$T_TMP/gaexp/x/changes.patch" "$GA" 2>&1; echo "rc=$?")
+expect_eq apply_ignores_gitattributes "$([ -e "$T_TMP/gapwned" ] && echo ran-filter) $(echo $out)$(od -An -c "$GA/n" 2>&1 | tr -s ' ')" \
+	" rc=0 h e l l o \n"
+
 finish

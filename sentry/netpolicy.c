@@ -129,7 +129,8 @@ static void init_specials(void)
  * reach it by: NAT64 (64:ff9b::/96, RFC 6052; a DNS64 network's AAAA
  * answers), IPv4-compatible (::a.b.c.d, /96: the sit driver's automatic
  * tunnel), v4-mapped (an AAAA answer ::ffff:a.b.c.d; a connect's is made
- * IPv4 before it gets here) and 6to4 (2002:AABB:CCDD::/16, bits 16-47). 1 with the IPv4
+ * IPv4 before it gets here), SIIT's ::ffff:0:a.b.c.d, 6to4 (2002:AABB:CCDD::/16,
+ * bits 16-47), Teredo and ISATAP's identifier. 1 with the IPv4
  * address and the bit offset of its first bit, else 0. */
 static int embedded_v4(const struct netpol_addr *a, struct netpol_addr *v4, int *shift)
 {
@@ -146,6 +147,15 @@ static int embedded_v4(const struct netpol_addr *a, struct netpol_addr *v4, int 
 		*shift = 96;
 		return 1;
 	}
+	/* SIIT's IPv4-translated form ::ffff:0:a.b.c.d (RFC 2765/6145: a
+	 * stateless translator's default prefix; red team 67: allow=::/0
+	 * held ::ffff:0:7f00:1) */
+	static const uint8_t siit[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0 };
+	if (!memcmp(a->a, siit, 12)) {
+		memcpy(v4->a, a->a + 12, 4);
+		*shift = 96;
+		return 1;
+	}
 	if (a->a[0] == 0x20 && a->a[1] == 0x02) {
 		memcpy(v4->a, a->a + 2, 4);
 		*shift = 16;
@@ -157,6 +167,16 @@ static int embedded_v4(const struct netpol_addr *a, struct netpol_addr *v4, int 
 	if (a->a[0] == 0x20 && a->a[1] == 0x01 && a->a[2] == 0 && a->a[3] == 0) {
 		for (int i = 0; i < 4; i++)
 			v4->a[i] = (uint8_t)~a->a[12 + i];
+		*shift = 96;
+		return 1;
+	}
+	/* ISATAP's interface identifier 0:5efe:a.b.c.d or 200:5efe:a.b.c.d
+	 * under any /64 (RFC 5214: the sit driver's isatap mode sends to the
+	 * IPv4 address over IPv4; red team 67). Last: a 6to4 or Teredo
+	 * address with such an identifier is checked for its prefix's IPv4
+	 * address only (one embedding per address) */
+	if ((a->a[8] == 0 || a->a[8] == 2) && a->a[9] == 0 && a->a[10] == 0x5e && a->a[11] == 0xfe) {
+		memcpy(v4->a, a->a + 12, 4);
 		*shift = 96;
 		return 1;
 	}

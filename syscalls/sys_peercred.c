@@ -24,6 +24,7 @@
 #include "kernel/task.h"
 #include "common/util.h"
 #include "common/log.h"
+#include "platform/platform.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -77,11 +78,58 @@ static int peer_of(struct sc_call *c, int sfd, struct cred *cr, pid_t *pid)
 	return 1;
 }
 
+/* SO_PEERPIDFD: the kernel's pidfd of the peer, taken by the sentry on its
+ * duplicate of the socket, is installed in the guest only when the peer is a
+ * guest task (peer_of's test: the pidfd pins the pid, alive before and after
+ * the lookup). With --net rules moat-netd makes the guest's AF_UNIX connects
+ * (netconn_connect), so the peer of a socket a guest server accepted is
+ * moat-netd: the native call gave the guest a pidfd of it (fdinfo "Pid: 0",
+ * outside its pid namespace; red team 67). A peer that is gone, moat's own or
+ * another host uid's (an inherited socket) is ENODATA, Linux's answer for a
+ * socket without a peer pid (Linux ≥ 6.9 would give a stale pidfd of a gone
+ * AF_UNIX peer). Never the native call after a check of the fd number: a
+ * thread's dup2 in between would give the moat-netd pidfd again. As Linux,
+ * optval and optlen are written before the install (EFAULT installs
+ * nothing), then the number, at most len bytes of it. */
+static long peer_pidfd(struct sc_call *c, int sfd, socklen_t len)
+{
+	int pfd = -1;
+	socklen_t pl = sizeof pfd;
+	if (getsockopt(sfd, SOL_SOCKET, SO_PEERPIDFD, &pfd, &pl) < 0)
+		return -errno; /* ENODATA: no peer; ENOPROTOOPT: an old kernel */
+	struct cred cr;
+	pid_t vpid = 0;
+	int st = peer_of(c, sfd, &cr, &vpid);
+	if (st > 0)
+		cred_free(&cr);
+	if (st <= 0) {
+		close(pfd);
+		snprintf(c->note, sizeof c->note, "peer gone or not a guest task: no pidfd");
+		return -ENODATA;
+	}
+	int none = -1;
+	if (len > sizeof none)
+		len = sizeof none;
+	if (sc_write_guest(c, c->args[3], &none, len) < 0 || sc_write_guest(c, c->args[4], &len, sizeof len) < 0) {
+		close(pfd);
+		return -EFAULT;
+	}
+	int gfd = unotify_addfd(c->notify_fd, c->id, pfd, O_CLOEXEC, -1, 0);
+	close(pfd);
+	if (gfd < 0)
+		return gfd == -ENOENT ? -EINTR : gfd; /* (the caller went away) */
+	/* written a moment ago: a failure now is the guest's own unmap, and
+	 * the pidfd stays installed */
+	if (sc_write_guest(c, c->args[3], &gfd, len) < 0)
+		return -EFAULT;
+	return 0;
+}
+
 long sys_getsockopt(struct sc_call *c)
 {
 	int level = (int)c->args[1], name = (int)c->args[2];
-	if (level != SOL_SOCKET || (name != SO_PEERCRED && name != SO_PEERGROUPS)) {
-		c->cont = 1; /* another level's option 17 or 59: the kernel's */
+	if (level != SOL_SOCKET || (name != SO_PEERCRED && name != SO_PEERGROUPS && name != SO_PEERPIDFD)) {
+		c->cont = 1; /* another level's option 17, 59 or 77: the kernel's */
 		return 0;
 	}
 	socklen_t len;
@@ -99,6 +147,8 @@ long sys_getsockopt(struct sc_call *c)
 		if (getsockopt(sfd, SOL_SOCKET, SO_TYPE, &ty, &tl) < 0)
 			return -errno; /* ENOTSOCK */
 	}
+	if (name == SO_PEERPIDFD)
+		return peer_pidfd(c, sfd, len);
 	struct cred cr;
 	pid_t vpid = 0;
 	st = peer_of(c, sfd, &cr, &vpid);

@@ -394,6 +394,37 @@ print("refused", t(s, socket.IPPROTO_TCP, 37, 1000), t(u, socket.IPPROTO_UDP, 10
 		"native ok ok ok, refused EPERM EPERM EPERM, traced 3"
 }
 
+# peer_pidfd_not_moat NAME RUN (red team 67): with --net rules moat-netd
+# makes the guest's AF_UNIX connects, so the kernel's peer of the socket a
+# guest server accepted is moat-netd; getsockopt(SO_PEERPIDFD) ran natively
+# and gave the guest a pidfd of moat-netd (fdinfo "Pid: 0": a process
+# outside its pid namespace). Now the sentry answers it: a pidfd only of a
+# guest peer (without netd: the client's), ENODATA for moat's own. "netd"
+# is the --net run's line, "own" the run without. Natively (fake-moat)
+# both are the client's pidfd: a sanity case.
+peer_pidfd_not_moat() {
+	local name=$1 run=$2 out prog='
+import socket, os, struct, sys
+s = socket.socket(socket.AF_UNIX); s.bind("\0moat-peerpidfd-%d" % os.getpid()); s.listen(1)
+pid = os.fork()
+if pid == 0:
+    c = socket.socket(socket.AF_UNIX); c.connect(s.getsockname()); c.recv(1); os._exit(0)
+a = s.accept()[0]
+try:
+    fd = struct.unpack("i", a.getsockopt(socket.SOL_SOCKET, 77, 4))[0]
+    p = [l.split()[1] for l in open("/proc/self/fdinfo/%d" % fd) if l.startswith("Pid:")][0]
+    r = "client" if p == str(pid) else "LEAK Pid %s" % p
+except OSError as e:
+    r = "ENODATA" if e.errno == 61 else str(e)
+a.send(b"x"); os.wait(); print(sys.argv[1], r)'
+	out=$("$run" timeout 60 "$MOAT" run --net allow=192.0.2.1:9 -- "$PY" -c "$prog" netd </dev/null 2>&1)
+	out="$out, $("$run" timeout 60 "$MOAT" run -- "$PY" -c "$prog" own </dev/null 2>&1)"
+	case $out in
+	"netd client, own client" | "netd ENODATA, own client") ok_sanity "$name" ;;
+	*) fail "$name" "$(echo $out)" ;;
+	esac
+}
+
 # netd_socket_unix_bind_race NAME RUN ADDR PORT (red team 60): see
 # tests/syscalls/race_bind_unix.c. A sanity case for the self-check:
 # natively the kernel reads the guest's own address (an AF_UNIX path, no
@@ -446,6 +477,7 @@ while True: s.accept()[0].close()' "$T_TMP/lo6.port" </dev/null >/dev/null 2>&1 
 	netd_socket_no_udp_encap rootless_netd_socket_no_udp_encap env
 	netd_socket_option_allowlist rootless_netd_socket_option_allowlist env 127.0.0.1 "$lport"
 	socket_options_without_netd rootless_socket_options_without_netd env
+	peer_pidfd_not_moat rootless_peer_pidfd_not_moat env
 	netd_socket_unix_bind_race rootless_netd_socket_unix_bind_swap_race env 127.0.0.1 "$lport"
 	expect_eq rootless_netd_sockets_bounded_timewait \
 		"$(netd_sockets_bounded_timewait x env 127.0.0.1 "$(cat "$T_TMP/eof.port")" 40)" "tcp 16/40 EADDRNOTAVAIL"
@@ -1017,6 +1049,7 @@ netd_socket_no_host_flowlabel netd_socket_no_host_flowlabel in_outer "$(cat "$T_
 netd_socket_no_udp_encap netd_socket_no_udp_encap in_outer
 netd_socket_option_allowlist netd_socket_option_allowlist in_outer 10.200.0.2 "$fport"
 socket_options_without_netd socket_options_without_netd in_outer
+peer_pidfd_not_moat peer_pidfd_not_moat in_outer
 # the outer namespace's range cut to 100 ports for this case (its TIME_WAIT
 # sockets then last a minute: the range is put back at once after)
 eof_srv in_far 10.200.0.2 "$T_TMP/eof.port"

@@ -209,6 +209,36 @@ Test(netpolicy, embedded_ipv4_more_forms)
 	cr_assert_geq(match("64:ff9b:1::a00:1", 80, NP_TCP), 0);
 }
 
+/* red team 67: two more IPv6 forms that carry an IPv4 address a host may
+ * deliver to over IPv4: SIIT's IPv4-translated ::ffff:0:a.b.c.d (RFC 2765,
+ * a stateless translator's default) and ISATAP's interface identifier
+ * (RFC 5214: 0:5efe:a.b.c.d or 200:5efe:a.b.c.d under any /64, the sit
+ * driver's isatap mode); allow=::/0 held ::ffff:0:7f00:1 */
+Test(netpolicy, embedded_ipv4_translated_isatap)
+{
+	cr_assert_eq(parse("allow=example.com,::/0"), 0, "%s", err);
+	static const char *const bad[] = {
+		"::ffff:0:7f00:1",            /* SIIT: 127.0.0.1 */
+		"::ffff:0:a9fe:a9fe",         /* SIIT: 169.254.169.254 */
+		"2001:db8::5efe:a00:1",       /* ISATAP: 10.0.0.1 */
+		"2001:db8::200:5efe:7f00:1",  /* ISATAP, u bit: 127.0.0.1 */
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct netpol_addr a = A(bad[i]);
+		cr_assert_not_null(netpolicy_special(&a), "%s", bad[i]);
+		cr_assert_eq(netpolicy_remember(&pol, 0, &a), -1, "%s", bad[i]);
+		cr_assert_lt(match(bad[i], 80, NP_TCP), 0, "%s", bad[i]);
+		struct netpol_addr v4;
+		cr_assert_eq(netpolicy_embedded_v4(&a, &v4), 1, "%s", bad[i]);
+	}
+	/* public IPv4 addresses in those forms stay allowed by ::/0 */
+	cr_assert_geq(match("::ffff:0:5db8:d822", 80, NP_TCP), 0);
+	cr_assert_geq(match("2001:db8::5efe:5db8:d822", 80, NP_TCP), 0);
+	reset();
+	cr_assert_eq(parse("allow=::ffff:0:7f00:1"), 0, "%s", err); /* names it */
+	cr_assert_geq(match("::ffff:0:7f00:1", 80, NP_TCP), 0);
+}
+
 Test(netpolicy, naming_a_special_range)
 {
 	cr_assert_eq(parse("allow=127.0.0.1:8080,10.0.0.0/8,fd00::/8,169.254.169.254"), 0, "%s", err);

@@ -635,5 +635,41 @@ if [ "$("$PY" -c 'import ctypes; print(ctypes.CDLL(None, use_errno=True).syscall
 else
 	skip inherited_unix_no_host_abstract "kernel without Landlock's abstract unix socket scope (ABI 6): a host socket handed over as stdio reaches the host's abstract names"
 fi
+# ... and bind: on an unbound one (or a socketpair's end) the guest's
+# native bind of "\0name" took that name in the host's namespace, and with
+# listen and accept it was the server the caller's programs met there (a
+# D-Bus or X11 name not yet taken); the name stays bound after the run, on
+# the caller's copy of the socket. Without moat-netd such a bind is now made
+# by a worker on the pinned file, EPERM on a socket of the host's namespace
+# (with netd, netd's own namespace check refused it already)
+out=$(MOAT="$MOAT" "$PY" - "$T_MARK" "$PY" <<'PYEOF' 2>&1
+import os, socket, subprocess, sys
+mark, py = sys.argv[1], sys.argv[2]
+g = """
+import socket, sys
+s = socket.socket(fileno=0)
+try:
+    s.bind("\\0" + sys.argv[1])
+    if s.type == socket.SOCK_STREAM: s.listen(1)
+    print("bound")
+except OSError as e: print(e.strerror)
+"""
+res = []
+for kind in ("stream", "pair"):
+    n = "rt66-sq-%s-%s" % (kind, mark)
+    if kind == "stream": c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    else: c, keep = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    p = subprocess.run(["timeout", "-k", "5", os.environ.get("MOAT_TIMEOUT", "120"), os.environ["MOAT"], "run", "--", py, "-c", g, n],
+                       stdin=c.fileno(), capture_output=True, text=True)
+    h = ""
+    if kind == "stream": # the name's server, for the caller's programs
+        try:
+            socket.socket(socket.AF_UNIX).connect("\0" + n); h = ", host connected to it"
+        except OSError as e: h = ", host: " + e.strerror
+    res.append("%s: %s%s" % (kind, (p.stdout + p.stderr).strip(), h))
+print("; ".join(res))
+PYEOF
+)
+expect_eq inherited_unix_no_host_abstract_bind "$out" "stream: Operation not permitted, host: Connection refused; pair: Operation not permitted"
 
 finish

@@ -131,7 +131,16 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
  * LANDLOCK_SCOPE_SIGNAL (ABI 6, Linux 6.12) signals too (kill, tgkill,
  * pidfd_send_signal, F_SETOWN). Run rootless, the sentry shares the caller's
  * uid: this is what keeps a compromised sentry (or guest) from signalling or
- * tracing the caller's other processes. The domain handles no file or
+ * tracing the caller's other processes. LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+ * (the same ABI) keeps connect and sendto to an abstract AF_UNIX name inside
+ * the tree too (red team 66): the guest's own sockets live in its network
+ * namespace, whose abstract names are its own, but a socket the caller hands
+ * over as stdio is of the host's, and on it a guest's native connect or
+ * sendto to "\0name" reached every abstract listener of the host (a D-Bus
+ * or X11 socket of the caller's session; root-run, root's too: abstract
+ * names have no permission check). Only a socket made by a process outside
+ * the domain is refused (EPERM), so the guest's own abstract names, and the
+ * "\0moat/..." names its path binds become, work as before. The domain handles no file or
  * network access (a domain that handles file access may not mount, and the
  * sentry and the init still build their roots). Before ABI 6 a domain needs
  * a handled access, so none is made. Returns the ABI used, 0 if none. */
@@ -141,7 +150,8 @@ int confine_scope(char *err, size_t errlen)
 {
 	struct {
 		uint64_t handled_access_fs, handled_access_net, scoped;
-	} ra = { .scoped = 1ULL << 1 /* LANDLOCK_SCOPE_SIGNAL */ };
+	} ra = { .scoped = 1ULL << 0 /* LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET */ |
+			  1ULL << 1 /* LANDLOCK_SCOPE_SIGNAL */ };
 	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1U /* _VERSION */);
 	if (abi < 6 || getenv("MOAT_NO_LANDLOCK_SCOPE")) /* (the knob: to watch the test fail) */
 		return 0;

@@ -1393,6 +1393,26 @@ int netconn_reuse_bind_stop(struct sandbox *sb, struct task *t, void *regsp, con
 	return to_worker(t, regs, MOAT_NET_BIND, NETD_BIND, (int)REG_ARG0(*regs), sa, len, -1, 0);
 }
 
+int netconn_abstract_bind_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa, size_t len)
+{
+	(void)sb;
+	arch_regs *regs = regsp;
+	if (g_chan >= 0 || len > sizeof ((struct net_pending *)0)->addr)
+		return 1;
+	return to_worker(t, regs, MOAT_NET_BIND, NETD_BIND, (int)REG_ARG0(*regs), sa, len, -1, 0);
+}
+
+/* An abstract AF_UNIX name bound on a socket of the host's namespace: a
+ * name the caller's own programs would connect to (red team 66). Checked
+ * and bound on the same pinned file: a thread's dup2 of another socket
+ * onto the number meanwhile changes nothing. */
+static int host_abstract_bind(int hfd, const struct net_pending *p)
+{
+	const struct sockaddr_un *un = (const void *)p->addr;
+	return unix_inherited_any() && p->len > offsetof(struct sockaddr_un, sun_path) + 1 &&
+	       un->sun_family == AF_UNIX && !un->sun_path[0] && unix_inherited_host_ns(hfd);
+}
+
 /* bind/listen rewritten at their stop (MOAT_SYS_LOADER(MOAT_NET_BIND or
  * MOAT_NET_LISTEN, fd)): made by netd on the file pinned here. */
 long netconn_call(struct sc_call *c)
@@ -1411,6 +1431,10 @@ long netconn_call(struct sc_call *c)
 	cleanup_fd int hfd = sc_getfd(c, pc.fd);
 	if (hfd < 0)
 		return -EBADF;
+	if (pc.op == NETD_BIND && g_chan < 0 && host_abstract_bind(hfd, &pc)) {
+		snprintf(c->note, sizeof c->note, "abstract name on a socket of the host's network namespace");
+		return -EPERM;
+	}
 	if (pc.op == NETD_BIND && netreuse_wanted(hfd))
 		return netreuse_bind(c, hfd, pc.addr, pc.len, reuse_dobind);
 	if (pc.op == NETD_BIND && g_chan < 0)

@@ -940,6 +940,16 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 	    !(in.sun_family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) && in.sun_path[0]) &&
 	    netconn_reuse_bind_stop(sb, t, &regs, &in, len) == 0)
 		return;
+	/* without netd, once the caller handed over an AF_UNIX socket (its
+	 * network namespace is the host's): a bind to an abstract name is
+	 * made by a worker on the pinned file with this copy, which refuses
+	 * a socket of the host's namespace (netconn_abstract_bind_stop; red
+	 * team 66: natively the guest bound and listened on any abstract
+	 * name of the host's, where the caller's programs connected to it) */
+	if (nr == __NR_bind && !strict_bind && unix_inherited_any() && in.sun_family == AF_UNIX &&
+	    len > offsetof(struct sockaddr_un, sun_path) + 1 && !in.sun_path[0] &&
+	    netconn_abstract_bind_stop(sb, t, &regs, &in, len) == 0)
+		return;
 	int stype = 0;
 	if (nr == __NR_connect || nr == __NR_bind || send_) {
 		if (!(in.sun_family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) &&

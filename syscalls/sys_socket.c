@@ -191,6 +191,21 @@ uint64_t unix_name_bind(struct sandbox *sb, pid_t vpid, dev_t dev, ino_t ino, co
 }
 
 static int unix_inherited;
+/* the network namespaces of the inherited AF_UNIX sockets (0: unreadable),
+ * written once before the guest exists */
+static uint64_t unix_inherited_ns[3];
+static int unix_inherited_nns;
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+static uint64_t sock_netns_cookie(int fd)
+{
+	uint64_t c = 0;
+	socklen_t l = sizeof c;
+	return getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &c, &l) == 0 ? c : 0;
+}
 
 void unix_inherited_note(const int fds[3])
 {
@@ -198,9 +213,22 @@ void unix_inherited_note(const int fds[3])
 		int dom = 0;
 		socklen_t dl = sizeof dom;
 		if (fds[i] >= 0 && getsockopt(fds[i], SOL_SOCKET, SO_DOMAIN, &dom, &dl) == 0 &&
-		    dom == AF_UNIX)
+		    dom == AF_UNIX) {
+			unix_inherited_ns[unix_inherited_nns++] = sock_netns_cookie(fds[i]);
 			__atomic_store_n(&unix_inherited, 1, __ATOMIC_RELEASE);
+		}
 	}
+}
+
+int unix_inherited_host_ns(int fd)
+{
+	uint64_t c = sock_netns_cookie(fd);
+	if (!c)
+		return 1;
+	for (int i = 0; i < unix_inherited_nns; i++)
+		if (!unix_inherited_ns[i] || unix_inherited_ns[i] == c)
+			return 1;
+	return 0;
 }
 
 int unix_inherited_any(void)

@@ -38,6 +38,13 @@ int unix_names_any(void);
  * Until then, or a path bound, recv stops return at once as before. */
 void unix_inherited_note(const int fds[3]);
 int unix_inherited_any(void);
+/* Whether socket fd is of the network namespace of one of those inherited
+ * AF_UNIX sockets (SO_NETNS_COOKIE; the guest's own namespace is always a
+ * new one): 1 when it is, or when either cookie cannot be read (fail
+ * closed), else 0. An abstract name bound on such a socket is a name of
+ * the host's namespace, where the caller's own programs would find it
+ * (red team 66): unixsock.c refuses it. */
+int unix_inherited_host_ns(int fd);
 
 /* A native AF_UNIX name (*len bytes at sa) that is a pathname: never the
  * guest's (its binds are abstract names; its native root is empty and

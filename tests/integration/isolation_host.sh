@@ -587,4 +587,89 @@ PYEOF
 )
 expect_eq inherited_unix_no_host_path "$out" "'' '' '' ''"
 
+# red team 66: a socket the caller hands over is of the host's network
+# namespace, not the guest's, and abstract AF_UNIX names are looked up in
+# the socket's own namespace: on an unbound or datagram one (a supervisor's
+# socketpair) the guest's native sendto or connect to "\0name" reached every
+# abstract listener of the host (a D-Bus or X11 socket of the caller's
+# session; no permission check on abstract names). The sentry's Landlock
+# domain now scopes abstract sockets too (LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET,
+# ABI 6): EPERM, the host's listeners get nothing. Natively all reach them.
+out=$(MOAT="$MOAT" "$PY" - "$T_MARK" "$PY" <<'PYEOF' 2>&1
+import os, socket, subprocess, sys
+mark, py = sys.argv[1], sys.argv[2]
+dn, sn = "rt66-dg-" + mark, "rt66-st-" + mark
+hd = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); hd.bind("\0" + dn); hd.setblocking(False)
+hs = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); hs.bind("\0" + sn); hs.listen(4); hs.setblocking(False)
+g = """
+import socket, sys
+s = socket.socket(fileno=0)
+def t(f):
+    try: f(); return "ok"
+    except OSError as e: return e.strerror
+dn, sn = "\\0" + sys.argv[1], "\\0" + sys.argv[2]
+if s.type == socket.SOCK_DGRAM:
+    print(t(lambda: s.sendto(b"x", dn)), t(lambda: s.connect(dn)))
+else:
+    print(t(lambda: s.connect(sn)))
+"""
+res = []
+for kind in ("unbound", "pair", "stream"):
+    if kind == "unbound": c = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    elif kind == "pair": c, keep = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    else: c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    p = subprocess.run(["timeout", "-k", "5", os.environ.get("MOAT_TIMEOUT", "120"), os.environ["MOAT"], "run", "--", py, "-c", g, dn, sn],
+                       stdin=c.fileno(), capture_output=True, text=True)
+    res.append(kind + ": " + (p.stdout + p.stderr).strip())
+got = []
+try: got.append("datagram %r" % hd.recv(16))
+except BlockingIOError: pass
+try: hs.accept(); got.append("a connection")
+except BlockingIOError: pass
+print("; ".join(res) + "; host got " + (", ".join(got) or "nothing"))
+PYEOF
+)
+# (the scope needs Landlock ABI 6, Linux 6.12: before, no domain is made)
+if [ "$("$PY" -c 'import ctypes; print(ctypes.CDLL(None, use_errno=True).syscall(444, None, 0, 1))')" -ge 6 ]; then
+	expect_eq inherited_unix_no_host_abstract "$out" "unbound: Operation not permitted Operation not permitted; pair: Operation not permitted Operation not permitted; stream: Operation not permitted; host got nothing"
+else
+	skip inherited_unix_no_host_abstract "kernel without Landlock's abstract unix socket scope (ABI 6): a host socket handed over as stdio reaches the host's abstract names"
+fi
+# ... and bind: on an unbound one (or a socketpair's end) the guest's
+# native bind of "\0name" took that name in the host's namespace, and with
+# listen and accept it was the server the caller's programs met there (a
+# D-Bus or X11 name not yet taken); the name stays bound after the run, on
+# the caller's copy of the socket. Without moat-netd such a bind is now made
+# by a worker on the pinned file, EPERM on a socket of the host's namespace
+# (with netd, netd's own namespace check refused it already)
+out=$(MOAT="$MOAT" "$PY" - "$T_MARK" "$PY" <<'PYEOF' 2>&1
+import os, socket, subprocess, sys
+mark, py = sys.argv[1], sys.argv[2]
+g = """
+import socket, sys
+s = socket.socket(fileno=0)
+try:
+    s.bind("\\0" + sys.argv[1])
+    if s.type == socket.SOCK_STREAM: s.listen(1)
+    print("bound")
+except OSError as e: print(e.strerror)
+"""
+res = []
+for kind in ("stream", "pair"):
+    n = "rt66-sq-%s-%s" % (kind, mark)
+    if kind == "stream": c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    else: c, keep = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    p = subprocess.run(["timeout", "-k", "5", os.environ.get("MOAT_TIMEOUT", "120"), os.environ["MOAT"], "run", "--", py, "-c", g, n],
+                       stdin=c.fileno(), capture_output=True, text=True)
+    h = ""
+    if kind == "stream": # the name's server, for the caller's programs
+        try:
+            socket.socket(socket.AF_UNIX).connect("\0" + n); h = ", host connected to it"
+        except OSError as e: h = ", host: " + e.strerror
+    res.append("%s: %s%s" % (kind, (p.stdout + p.stderr).strip(), h))
+print("; ".join(res))
+PYEOF
+)
+expect_eq inherited_unix_no_host_abstract_bind "$out" "stream: Operation not permitted, host: Connection refused; pair: Operation not permitted"
+
 finish

@@ -186,9 +186,13 @@ struct task {
 	uint64_t sock_dev, sock_ino;
 	uint64_t sock_scratch;   /* a short buffer: the call got this full-size one
 				  * below the red zone (length word 16 bytes below) */
-	uint8_t sock_relay[28];  /* sock_exit 3: a UDP socket connected through moat-netd's
-				  * relay: the source shown is this destination */
+	uint8_t sock_relay[112]; /* sock_exit 3/5 (and 6 with sock_relay_kind): the source
+				  * shown is this name, the call asked for none (a UDP
+				  * socket connected through moat-netd's relay: its
+				  * destination; an AF_UNIX stream or seqpacket socket: its
+				  * peer's, mapped as getpeername's; unixsock.c src_kind) */
 	uint32_t sock_relay_len;
+	int sock_relay_eof;      /* ... an AF_UNIX peer's: a read of 0 bytes (the end) has none */
 	int sock_relay_kind;     /* sock_exit 6 (recvmmsg copies): names from sock_relay */
 	struct aio_acct *aio;    /* the Linux AIO events its address space holds (sentry/aio.c):
 				  * one account per mm, shared by the tasks of that mm

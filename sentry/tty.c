@@ -651,18 +651,25 @@ void tty_jobctl_start(struct sandbox *sb)
  * partial line stays and is relayed raw, as typed. */
 static void pass_canonical_input(const struct termios *t)
 {
-	char buf[4096];
+	char buf[4097]; /* a read of 4096 and the VEOF key */
 	for (int i = 0; i < 64; i++) {
 		struct pollfd p = { .fd = 0, .events = POLLIN };
 		if (poll(&p, 1, 0) != 1 || (p.revents & (POLLHUP | POLLERR | POLLNVAL)) || !(p.revents & POLLIN))
 			return;
-		ssize_t n = read(0, buf, sizeof buf);
+		ssize_t n = read(0, buf, sizeof buf - 1);
 		if (n < 0)
 			return;
-		if (n == 0) {
-			buf[0] = (char)t->c_cc[VEOF];
-			n = 1;
-		}
+		/* a line that ends in no end-of-line character was ended by
+		 * the VEOF key (typed after a partial line, "abc^D": the read
+		 * returns the text without it, and a native reader its text
+		 * at once): the key goes on with the text, or the guest's
+		 * canonical read waited for the rest of a line (review 35).
+		 * A read that filled buf is a longer line's first part. */
+		unsigned char last = n > 0 ? (unsigned char)buf[n - 1] : 0;
+		if (n == 0 || (n < (ssize_t)sizeof buf - 1 && last != '\n' &&
+			       !(t->c_cc[VEOL] && last == t->c_cc[VEOL]) &&
+			       !(t->c_cc[VEOL2] && last == t->c_cc[VEOL2])))
+			buf[n++] = (char)t->c_cc[VEOF];
 		if (write_all_fd(master, buf, n) < 0)
 			return;
 	}

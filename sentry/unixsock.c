@@ -152,9 +152,18 @@ static void stop_seen(struct sandbox *sb, struct task *t, arch_regs *regs, const
 #define UNIX_MMSG_MAX 16 /* messages a rewritten recvmmsg/sendmmsg carries */
 #define UNIX_WIPE_MAX 512
 
-/* What a received source address on hfd's socket needs: 1 AF_UNIX (a path
- * may hide behind one of our abstract names), 2 a UDP socket connected
- * through the relay (its destination, into t->sock_relay), 0 nothing. */
+static int unix_src_map(struct sandbox *sb, struct sockaddr_un *sa, uint32_t *len);
+
+/* What a received source address on hfd's socket needs: 1 AF_UNIX datagrams
+ * (a path may hide behind one of our abstract names, a host path is hidden),
+ * 2 a fixed name in t->sock_relay the call is not asked for (a UDP socket
+ * connected through the relay: its destination; an AF_UNIX stream or
+ * seqpacket socket: its peer's, as recv reports it, mapped and hidden as
+ * getpeername's), 0 nothing. For the fixed names the kernel writes none
+ * into the guest's memory: a name it wrote there was readable by another
+ * thread of the guest before the exit rewrote it (review 35: a thread
+ * spinning on recvfrom's buffer read the host path of an inherited
+ * socket's peer). */
 static int src_kind(struct task *t, int fd)
 {
 	int hfd = task_getfd(t, fd);
@@ -165,13 +174,35 @@ static int src_kind(struct task *t, int fd)
 	if (getsockopt(hfd, SOL_SOCKET, SO_DOMAIN, &dom, &dl) < 0)
 		dom = 0;
 	if (dom == AF_UNIX) {
+		int type = 0;
+		socklen_t tl = sizeof type;
 		k = unix_names_any() || unix_inherited_any() ? 1 : 0;
+		if (k && getsockopt(hfd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
+		    (type == SOCK_STREAM || type == SOCK_SEQPACKET)) {
+			/* every byte comes from the peer: its name (an unbound
+			 * peer's, a hidden host path's, none: a recv reports
+			 * an unnamed sender with length 0) */
+			struct sockaddr_un sa;
+			socklen_t l = sizeof sa;
+			memset(&sa, 0, sizeof sa);
+			if (getpeername(hfd, (struct sockaddr *)&sa, &l) < 0 || l > sizeof sa)
+				l = 0;
+			uint32_t len = l;
+			(void)unix_src_map(t->sb, &sa, &len);
+			if (len <= offsetof(struct sockaddr_un, sun_path) || len > sizeof t->sock_relay)
+				len = 0;
+			memcpy(t->sock_relay, &sa, len);
+			t->sock_relay_len = len;
+			t->sock_relay_eof = 1;
+			k = 2;
+		}
 	} else if (dom == AF_INET || dom == AF_INET6) {
 		struct sockaddr_storage d;
 		socklen_t l;
 		if (udp_relay_dest_of(hfd, &d, &l) && l <= sizeof t->sock_relay) {
 			memcpy(t->sock_relay, &d, l);
 			t->sock_relay_len = l;
+			t->sock_relay_eof = 0;
 			k = 2;
 		}
 	}
@@ -208,13 +239,17 @@ static void recv_stop(struct task *t, arch_regs *regs)
 	if (!k)
 		return; /* no name of ours can be the source: the kernel's */
 	if (k == 2) {
-		/* a UDP socket connected through moat-netd's relay: its datagrams
-		 * come from the relay's end; the source shown is the destination
-		 * it connected to */
+		/* a UDP socket connected through moat-netd's relay (its
+		 * datagrams come from the relay's end; the source shown is the
+		 * destination it connected to), or an AF_UNIX stream's peer:
+		 * the call asks for no name, the exit writes this one */
 		t->sock_exit = 3;
 		t->sock_addr = addr;
 		t->sock_lenp = lenp;
 		t->sock_buflen = buflen;
+		REG_ARG4(*regs) = 0;
+		REG_ARG5(*regs) = 0;
+		ptrace(PTRACE_SETREGS, t->tid, 0, regs);
 		return;
 	}
 	t->sock_scratch = 0;
@@ -258,8 +293,17 @@ static void recvmsg_stop(struct sandbox *sb, struct task *t, arch_regs *regs)
 	t->sock_lenp = gmh;
 	t->sock_buflen = mh.msg_namelen;
 	if (k == 2) {
+		/* a copy of the msghdr that asks for no name (src_kind) */
+		uint64_t sc = scratch_base(regs, sizeof(struct msghdr));
+		mh.msg_name = NULL;
+		mh.msg_namelen = 0;
+		if (guest_write(t->tid, sc, &mh, sizeof mh) < 0)
+			return;
+		t->sock_scratch = sc;
+		REG_ARG1(*regs) = sc;
+		ptrace(PTRACE_SETREGS, t->tid, 0, regs);
 		t->sock_exit = 5;
-		stop_seen(sb, t, regs, "recvmsg", "source address: the relayed destination");
+		stop_seen(sb, t, regs, "recvmsg", "source address: the relayed destination or the peer's");
 		return;
 	}
 	/* a copy of the msghdr whose name buffer holds a whole name */
@@ -308,8 +352,9 @@ static void recvmmsg_stop(struct sandbox *sb, struct task *t, arch_regs *regs)
 	for (unsigned i = 0; i < n; i++) {
 		if (!mv[i].msg_hdr.msg_name)
 			continue;
-		mv[i].msg_hdr.msg_name = (void *)(uintptr_t)(sc + hdrs + i * sizeof(struct sockaddr_un));
-		mv[i].msg_hdr.msg_namelen = sizeof(struct sockaddr_un);
+		/* (a fixed name: none asked for, src_kind) */
+		mv[i].msg_hdr.msg_name = k == 2 ? NULL : (void *)(uintptr_t)(sc + hdrs + i * sizeof(struct sockaddr_un));
+		mv[i].msg_hdr.msg_namelen = k == 2 ? 0 : sizeof(struct sockaddr_un);
 	}
 	if (guest_write(t->tid, sc, mv, n * sizeof mv[0]) < 0)
 		return;
@@ -364,7 +409,9 @@ static void msg_back(struct sandbox *sb, struct task *t, uint64_t gmh, uint64_t 
 	struct sockaddr_un sa;
 	uint32_t len;
 	memset(&sa, 0, sizeof sa);
-	if (relay) {
+	if (relay == 2) {
+		len = 0; /* an AF_UNIX stream's end: no sender */
+	} else if (relay) {
 		len = t->sock_relay_len;
 		memcpy(&sa, t->sock_relay, len);
 	} else {
@@ -384,7 +431,9 @@ static void msg_back(struct sandbox *sb, struct task *t, uint64_t gmh, uint64_t 
  * names, zeroed (scratch_wipe) */
 static void recvmsg_wipe(struct task *t)
 {
-	if (t->sock_exit == 4)
+	if (t->sock_exit == 5)
+		scratch_wipe(t, t->sock_scratch, sizeof(struct msghdr));
+	else if (t->sock_exit == 4)
 		scratch_wipe(t, t->sock_scratch, ((sizeof(struct msghdr) + 15) & ~15UL) + sizeof(struct sockaddr_un));
 	else if (t->sock_exit == 6) {
 		unsigned n = t->sock_buflen < UNIX_MMSG_MAX ? t->sock_buflen : UNIX_MMSG_MAX;
@@ -396,23 +445,21 @@ static void recvmsg_wipe(struct task *t)
 static void recvmsg_exit(struct sandbox *sb, struct task *t, arch_regs *regs)
 {
 	long ret = (long)REG_RET(*regs);
-	if (t->sock_exit != 5) {
-		/* the guest's own pointers back (a restarted call re-reads them) */
-		REG_ARG1(*regs) = t->sock_lenp;
-		if (t->sock_exit == 6)
-			REG_ARG2(*regs) = t->sock_buflen;
-		ptrace(PTRACE_SETREGS, t->tid, 0, regs);
-	}
+	/* the guest's own pointers back (a restarted call re-reads them) */
+	REG_ARG1(*regs) = t->sock_lenp;
+	if (t->sock_exit == 6)
+		REG_ARG2(*regs) = t->sock_buflen;
+	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
 	if (ret < 0) {
 		recvmsg_wipe(t);
 		return;
 	}
 	if (t->sock_exit == 4 || t->sock_exit == 5) {
 		struct msghdr cp;
-		if (t->sock_exit == 4 && guest_read(t->tid, t->sock_scratch, &cp, sizeof cp) < 0)
+		if (guest_read(t->tid, t->sock_scratch, &cp, sizeof cp) < 0)
 			return;
-		msg_back(sb, t, t->sock_lenp, t->sock_addr, t->sock_buflen, t->sock_exit == 4 ? &cp : NULL,
-			 t->sock_exit == 5);
+		msg_back(sb, t, t->sock_lenp, t->sock_addr, t->sock_buflen, &cp,
+			 t->sock_exit == 5 ? (ret == 0 && t->sock_relay_eof ? 2 : 1) : 0);
 		recvmsg_wipe(t);
 		return;
 	}
@@ -427,8 +474,12 @@ static void recvmsg_exit(struct sandbox *sb, struct task *t, arch_regs *regs)
 		    guest_read(t->tid, t->sock_scratch + i * sizeof cp, &cp, sizeof cp) < 0)
 			return;
 		(void)guest_write(t->tid, gi + offsetof(struct mmsghdr, msg_len), &cp.msg_len, sizeof cp.msg_len);
-		msg_back(sb, t, gi, cp.msg_hdr.msg_name ? (uint64_t)(uintptr_t)g.msg_hdr.msg_name : 0,
-			 g.msg_hdr.msg_namelen, &cp.msg_hdr, t->sock_relay_kind);
+		/* (a fixed name: the copy asked for none, the guest's header
+		 * for one) */
+		int named = t->sock_relay_kind ? g.msg_hdr.msg_name != NULL : cp.msg_hdr.msg_name != NULL;
+		msg_back(sb, t, gi, named ? (uint64_t)(uintptr_t)g.msg_hdr.msg_name : 0, g.msg_hdr.msg_namelen,
+			 &cp.msg_hdr,
+			 t->sock_relay_kind ? (cp.msg_len == 0 && t->sock_relay_eof ? 2 : 1) : 0);
 	}
 	recvmsg_wipe(t);
 }
@@ -587,7 +638,11 @@ void unixsock_exit(struct sandbox *sb, struct task *t)
 		return;
 	}
 	if (t->sock_exit == 3) {
-		uint32_t len = t->sock_relay_len;
+		/* the guest's own pointers back (the call had none) */
+		REG_ARG4(regs) = t->sock_addr;
+		REG_ARG5(regs) = t->sock_lenp;
+		ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
+		uint32_t len = (long)REG_RET(regs) == 0 && t->sock_relay_eof ? 0 : t->sock_relay_len;
 		if ((long)REG_RET(regs) >= 0) {
 			(void)guest_write(t->tid, t->sock_addr, t->sock_relay, len < t->sock_buflen ? len : t->sock_buflen);
 			(void)guest_write(t->tid, t->sock_lenp, &len, sizeof len);

@@ -566,7 +566,8 @@ fi
 # or socket activation does) bound at or connected to a host path showed
 # that path to getsockname, getpeername and as the source of recvfrom and
 # recvmsg: the host's file system layout, never the guest's (its own binds
-# are abstract names). A native pathname name is now unnamed (family only)
+# are abstract names). A native pathname name is now unnamed (family only;
+# a receive's source length 0, as Linux reports an unnamed sender: None)
 out=$(MOAT="$MOAT" "$PY" - "$T_TMP" "$PY" <<'PYEOF' 2>&1
 import os, socket, subprocess, sys
 d, py = sys.argv[1], sys.argv[2]
@@ -585,7 +586,46 @@ p = subprocess.run(["timeout", "-k", "5", os.environ.get("MOAT_TIMEOUT", "120"),
 print((p.stdout + p.stderr).strip())
 PYEOF
 )
-expect_eq inherited_unix_no_host_path "$out" "'' '' '' ''"
+expect_eq inherited_unix_no_host_path "$out" "'' '' None None"
+
+# ... nor for a moment to another thread (review 35): the kernel wrote the
+# peer's name into recvfrom's buffer and the exit only then made it unnamed,
+# so a thread spinning on that buffer read the host path. A stream socket's
+# source is its peer's: the call asks for no name and the exit writes the
+# peer's, mapped as getpeername's (the guest's own ptys and names as before)
+out=$(MOAT="$MOAT" "$PY" - "$T_TMP" "$PY" <<'PYEOF' 2>&1
+import os, socket, subprocess, sys
+d, py = sys.argv[1], sys.argv[2]
+l = socket.socket(socket.AF_UNIX); l.bind(d + "/host-secret2.sock"); l.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect(d + "/host-secret2.sock")
+a, _ = l.accept()
+a.sendall(b"x")
+g = '''
+import ctypes, socket, threading
+libc = ctypes.CDLL(None, use_errno=True)
+name = ctypes.create_string_buffer(112)
+ln = ctypes.c_uint32(112)
+b = ctypes.create_string_buffer(1)
+seen = []
+done = False
+def spy():
+    while not done:
+        if name.raw[2] != 0:
+            seen.append(name.raw[2:].split(b"\\0")[0].decode()); return
+t = threading.Thread(target=spy); t.start()
+for i in range(300):
+    ln.value = 112
+    if libc.recvfrom(0, b, 1, socket.MSG_PEEK, name, ctypes.byref(ln)) < 0 or seen or name.raw[2] != 0:
+        break
+done = True; t.join()
+print(repr(seen[0] if seen else name.raw[2:].split(b"\\0")[0].decode()))
+'''
+p = subprocess.run(["timeout", "-k", "5", os.environ.get("MOAT_TIMEOUT", "120"), os.environ["MOAT"], "run", "--", py, "-c", g],
+                   stdin=c.fileno(), capture_output=True, text=True)
+print((p.stdout + p.stderr).strip().replace(d, "D"))
+PYEOF
+)
+expect_eq inherited_unix_no_host_path_race "$out" "''"
 
 # red team 66: a socket the caller hands over is of the host's network
 # namespace, not the guest's, and abstract AF_UNIX names are looked up in

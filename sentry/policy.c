@@ -108,7 +108,7 @@ int policy_check(struct policy *p, struct sc_call *c, int *err)
 			return DEC_ALLOW;
 		}
 		if (!sc_args_native(e, c->args) && e->err > 0) {
-			*err = e->err;
+			*err = sc_deny_errno(e, c->args);
 			snprintf(c->note, sizeof c->note, "%s", e->allow ?
 				 "not in the row's allow list" : "matches a deny rule");
 		} else {

@@ -16,11 +16,14 @@
  * matching none falls to the default, USER_NOTIF, and the sentry denies it.
  */
 #include <errno.h>
+#include <linux/netlink.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/bpf.h"
@@ -487,4 +490,45 @@ bool sc_args_native_net(const struct sysent *e, const uint64_t args[SC_MAXARGS],
 	if (sc_argdeny_match(e, args))
 		return false;
 	return !e->allow || sc_argallow_match(e, args);
+}
+
+/* Linux's answer, in __sys_socket_create/__sock_create and inet_create,
+ * inet6_create, netlink_create order, for a socket the filter refused; the
+ * module look-ups (request_module) are left out: the answer is a kernel's
+ * that has no such module. */
+static int sock_deny_errno(const uint64_t args[SC_MAXARGS], bool pair, int dflt)
+{
+	int family = (int)args[0], type = (int)args[1], proto = (int)args[2];
+	int flags = type & ~0xf;
+
+	/* socketpair of AF_NETLINK is not allowed at all (EAFNOSUPPORT) */
+	if (family != AF_INET && family != AF_INET6 && (family != AF_NETLINK || pair))
+		return dflt;
+	if (flags & ~(SOCK_CLOEXEC | SOCK_NONBLOCK))
+		return EINVAL;
+	type &= 0xf;
+	if (type >= 11) /* SOCK_MAX */
+		return EINVAL;
+	if (family == AF_NETLINK) {
+		if (type != SOCK_RAW && type != SOCK_DGRAM)
+			return ESOCKTNOSUPPORT;
+		return EPROTONOSUPPORT;
+	}
+	if (family == AF_INET && type == SOCK_PACKET)
+		return EAFNOSUPPORT; /* __sock_create: PF_PACKET, not allowed */
+	if (proto < 0 || proto >= 263) /* IPPROTO_MAX */
+		return EINVAL;
+	/* the types with a protosw list built in: the others' lists are empty */
+	if (type != SOCK_STREAM && type != SOCK_DGRAM && type != SOCK_RAW)
+		return ESOCKTNOSUPPORT;
+	return EPROTONOSUPPORT;
+}
+
+int sc_deny_errno(const struct sysent *e, const uint64_t args[SC_MAXARGS])
+{
+	int err = e && e->err > 0 ? e->err : EPERM;
+
+	if (e && e->cls == SC_FAST && (e->nr == __NR_socket || e->nr == __NR_socketpair))
+		return sock_deny_errno(args, e->nr == __NR_socketpair, err);
+	return err;
 }

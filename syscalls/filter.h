@@ -101,4 +101,12 @@ bool sc_argtrap_match_net(const struct sysent *e, const uint64_t args[SC_MAXARGS
 bool sc_args_native(const struct sysent *e, const uint64_t args[SC_MAXARGS]);
 bool sc_args_native_net(const struct sysent *e, const uint64_t args[SC_MAXARGS], bool netd);
 
+/* The positive errno the sentry answers a FAST call the filter did not let
+ * run (no allow-list entry matched, or a deny rule did): the row's err,
+ * but for socket and socketpair of AF_INET/AF_INET6/AF_NETLINK, Linux's
+ * answer for the (type, protocol) on a kernel without the module it would
+ * have asked for (EINVAL, ESOCKTNOSUPPORT, EPROTONOSUPPORT, EAFNOSUPPORT
+ * for AF_INET SOCK_PACKET: red team 67). */
+int sc_deny_errno(const struct sysent *e, const uint64_t args[SC_MAXARGS]);
+
 #endif

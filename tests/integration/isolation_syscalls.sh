@@ -8,6 +8,10 @@ probes="ptrace io_uring_setup fsopen bpf kexec_load init_module finit_module ope
 # socket families outside the allow list (AF_VSOCK is not confined by network
 # namespaces), socketpair families, ioctl request classes, personality flags
 probes="$probes vsock packet netlink_audit netlink_uevent alg socketpair_tipc chattr personality fsetxattr"
+# AF_INET/AF_INET6 (type, protocol) pairs the host kernel would load a module
+# for (sctp, l2tp_ip6, dccp: red team 67); natively, on a kernel without
+# them, the same errno (a sanity case), but never audited
+probes="$probes inet_sctp inet6_l2tp inet_dccp socketpair_sctp"
 # a Landlock domain of the guest restricts nothing (its opens are the
 # sentry's): the calls are ENOSYS, never a domain that pretends (red team 39)
 probes="$probes landlock"
@@ -17,7 +21,7 @@ audit_name() {
 	unshare_user) echo unshare ;;
 	int80|x32|vm_write_init) echo "" ;;
 	tiocsti|chattr) echo ioctl ;;
-	vsock|packet|netlink_*|alg) echo socket ;;
+	vsock|packet|netlink_*|alg|inet_*|inet6_*) echo socket ;;
 	socketpair_*) echo socketpair ;;
 	landlock) echo landlock_create_ruleset ;;
 	*) echo "$1" ;;
@@ -51,6 +55,34 @@ sys.exit(0 if hits else 1)
 PYEOF
 	then ok "${p}_audited_denied"; else fail "${p}_audited_denied" "no denied '$name' record in --audit"; fi
 done
+
+# Red team 67: the pairs every kernel builds in run natively (no trap, so
+# no audit record), with SOCK_CLOEXEC/SOCK_NONBLOCK in the type; the one
+# refused pair (IPPROTO_SCTP) is the only socket record. Natively no record
+# at all: not a sanity case.
+audit=$T_TMP/audit.sockpairs.jsonl
+out=$(moat run --audit "$audit" -- "$PY" -c '
+import socket as S
+ok = 0
+for f, t, p in [(2, 1, 0), (2, 1, 6), (2, 1, 262), (2, 2, 0), (2, 2, 17), (2, 2, 136), (2, 2, 1), (2, 3, 1),
+                (10, 1, 0), (10, 1, 6), (10, 1, 262), (10, 2, 0), (10, 2, 17), (10, 2, 136), (10, 2, 58), (10, 3, 132),
+                (16, 3, 0)]:
+    for fl in (0, S.SOCK_NONBLOCK):
+        try: S.socket(f, t | fl, p).close(); ok += 1
+        except OSError: ok += 1
+for f in (2, 10):
+    try: S.socketpair(f, 1, 0)
+    except OSError: ok += 1
+try: S.socket(2, 1, 132)
+except OSError as e: print(ok, e.errno == 93)' </dev/null 2>&1)
+recs=$("$PY" - "$audit" <<'PYEOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+print(" ".join(sorted(r.get("args", "") if isinstance(r.get("args"), str) else json.dumps(r.get("args"))
+                      for r in recs if r.get("syscall") in ("socket", "socketpair"))) or "none")
+PYEOF
+)
+expect_eq sockproto_builtin_pairs_untrapped "$out|$recs" "36 True|AF_INET, SOCK_STREAM|SOCK_CLOEXEC, IPPROTO_SCTP"
 
 # The same denials hold for a child process and a second thread (the filter is inherited).
 out=$(moat run --bind "$SYSCALL_BIN:/t:ro" -- /bin/sh -c '/t/probe_deny ptrace fsopen bpf | grep -c "^ok"' </dev/null 2>/dev/null)

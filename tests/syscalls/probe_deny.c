@@ -7,12 +7,14 @@
  *     init_module finit_module open_by_handle_at unshare_user clone3
  *     userfaultfd perf_event_open int80 x32 tiocsti vm_write_init vm_read_init
  *     vsock packet netlink_audit netlink_uevent alg socketpair_tipc chattr
+ *     inet_sctp inet6_l2tp inet_dccp socketpair_sctp (module-loading pairs)
  *     personality fsetxattr (ENOTSUP counts as denied for it; ESTALE for
  *     open_by_handle_at: moat's handles are its own, a forged one names nothing)
  *     landlock (denied: no Landlock, or a domain that refuses the read it
  *     handles, as natively; allowed: a domain that restricts nothing)
  * Prints "ok NAME denied: ERRNO" / "FAIL NAME: allowed (...)" per name; exit 0 iff all denied.
- * Denied = the call failed with EPERM, ENOSYS or EAFNOSUPPORT, or the task was
+ * Denied = the call failed with EPERM, ENOSYS, EAFNOSUPPORT (or, for a
+ * socket's protocol, EPROTONOSUPPORT, ESOCKTNOSUPPORT), or the task was
  * killed by SIGSYS.
  */
 #include "t.h"
@@ -143,6 +145,25 @@ static long attempt(const char *n)
 		return socket(AF_NETLINK, SOCK_DGRAM, NETLINK_KOBJECT_UEVENT);
 	if (!strcmp(n, "alg"))
 		return socket(AF_ALG, SOCK_SEQPACKET, 0);
+	/* (type, protocol) pairs no built-in protosw holds: Linux asks
+	 * request_module("net-pf-F-proto-P-type-T") for them (red team 67).
+	 * Not made unconfined on a kernel that loads modules (it would load
+	 * them, as root): ENOPKG, not a denial. */
+	if (!strncmp(n, "inet_", 5) || !strncmp(n, "inet6_", 6) || !strcmp(n, "socketpair_sctp")) {
+		if (!t_confined() && access("/proc/modules", F_OK) == 0) {
+			errno = ENOPKG;
+			return -1;
+		}
+		int sv[2];
+		if (!strcmp(n, "inet_sctp"))
+			return socket(AF_INET, SOCK_STREAM, 132);
+		if (!strcmp(n, "inet6_l2tp"))
+			return socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 115);
+		if (!strcmp(n, "inet_dccp"))
+			return socket(AF_INET, 6 /* SOCK_DCCP */, 33);
+		if (!strcmp(n, "socketpair_sctp"))
+			return socketpair(AF_INET, SOCK_SEQPACKET, 132, sv);
+	}
 	if (!strcmp(n, "socketpair_tipc")) {
 		int sv[2];
 		return socketpair(AF_TIPC, SOCK_SEQPACKET, 0, sv);
@@ -220,9 +241,11 @@ int main(int argc, char **argv)
 			/* The host kernel has no ia32 emulation: int 0x80 faults everywhere. */
 			printf("ok %s denied: SIGSEGV (no ia32 emulation)\n", argv[i]);
 		else if (got == sizeof(res) && res[0] == -1 &&
-			 (res[1] == EPERM || res[1] == ENOSYS || res[1] == EAFNOSUPPORT))
+			 (res[1] == EPERM || res[1] == ENOSYS || res[1] == EAFNOSUPPORT ||
+			  res[1] == EPROTONOSUPPORT || res[1] == ESOCKTNOSUPPORT))
 			printf("ok %s denied: %s\n", argv[i], res[1] == EPERM ? "EPERM" :
-			       res[1] == ENOSYS ? "ENOSYS" : "EAFNOSUPPORT");
+			       res[1] == ENOSYS ? "ENOSYS" : res[1] == EAFNOSUPPORT ? "EAFNOSUPPORT" :
+			       res[1] == EPROTONOSUPPORT ? "EPROTONOSUPPORT" : "ESOCKTNOSUPPORT");
 		else if (got == sizeof(res) && res[0] == -1 && res[1] == ESTALE &&
 			 !strcmp(argv[i], "open_by_handle_at"))
 			/* moat's handles are its own: a made-up (or host) one names nothing */

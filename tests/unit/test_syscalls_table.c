@@ -266,12 +266,47 @@ Test(syscalls_table, allow_lists)
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		a[0] = (uint64_t)ok[i];
 		a[1] = SOCK_STREAM | SOCK_CLOEXEC;
-		a[2] = 123; /* any protocol */
+		a[2] = ok[i] == AF_UNIX ? 123 : 6; /* AF_UNIX: any protocol */
 		cr_assert_not_null(sc_argallow_match(so, a), "family %d", ok[i]);
 		cr_assert(sc_args_native(so, a));
 		a[0] |= 1ULL << 32; /* int: the kernel ignores the high bits */
 		cr_assert(sc_args_native(so, a));
 	}
+	/* AF_INET/AF_INET6: the built-in (type & 0xf, protocol) pairs only
+	 * (red team 67); the others are Linux's answer without the module */
+	static const struct { int f, t, p, native, err; } pairs[] = {
+		{ AF_INET, SOCK_STREAM, 0, 1, 0 }, { AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 6, 1, 0 },
+		{ AF_INET, SOCK_STREAM, 262, 1, 0 }, { AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 17, 1, 0 },
+		{ AF_INET, SOCK_DGRAM, 136, 1, 0 }, { AF_INET, SOCK_DGRAM, 1, 1, 0 },
+		{ AF_INET6, SOCK_DGRAM, 58, 1, 0 }, { AF_INET, SOCK_RAW, 132, 1, 0 },
+		{ AF_INET6, SOCK_RAW, 255, 1, 0 }, { AF_INET, SOCK_STREAM | 0x100, 6, 1, 0 },
+		{ AF_INET, SOCK_STREAM, 132, 0, EPROTONOSUPPORT }, { AF_INET6, SOCK_STREAM, 256, 0, EPROTONOSUPPORT },
+		{ AF_INET, SOCK_DGRAM, 115, 0, EPROTONOSUPPORT }, { AF_INET, SOCK_DGRAM, 58, 0, EPROTONOSUPPORT },
+		{ AF_INET6, SOCK_DGRAM, 1, 0, EPROTONOSUPPORT }, { AF_INET, SOCK_STREAM, 17, 0, EPROTONOSUPPORT },
+		{ AF_INET, SOCK_SEQPACKET, 132, 0, ESOCKTNOSUPPORT }, { AF_INET6, 6, 33, 0, ESOCKTNOSUPPORT },
+		{ AF_INET, 0, 0, 0, ESOCKTNOSUPPORT }, { AF_INET6, SOCK_PACKET, 0, 0, ESOCKTNOSUPPORT },
+		{ AF_INET, SOCK_PACKET, 0, 0, EAFNOSUPPORT }, { AF_INET, 11, 0, 0, EINVAL },
+		{ AF_INET, SOCK_STREAM, 263, 0, EINVAL }, { AF_INET, SOCK_DGRAM, -1, 0, EINVAL },
+		{ AF_INET, SOCK_STREAM | 0x100, 132, 0, EINVAL },
+		{ AF_NETLINK, SOCK_RAW, NETLINK_GENERIC, 0, EPROTONOSUPPORT },
+		{ AF_NETLINK, SOCK_STREAM, NETLINK_AUDIT, 0, ESOCKTNOSUPPORT },
+		{ AF_VSOCK, SOCK_STREAM, 0, 0, EAFNOSUPPORT },
+	};
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		uint64_t b[SC_MAXARGS] = { (uint64_t)pairs[i].f, (uint64_t)pairs[i].t, (uint32_t)pairs[i].p };
+		cr_assert_eq(sc_args_native(so, b), pairs[i].native, "pair %zu", i);
+		if (!pairs[i].native)
+			cr_assert_eq(sc_deny_errno(so, b), pairs[i].err, "pair %zu: %d", i, sc_deny_errno(so, b));
+		b[2] |= 1ULL << 32; /* an int: the high bits are not the protocol */
+		cr_assert_eq(sc_args_native(so, b), pairs[i].native, "pair %zu high bits", i);
+		if (pairs[i].f == AF_NETLINK || pairs[i].f == AF_VSOCK)
+			continue;
+		b[2] = (uint32_t)pairs[i].p;
+		cr_assert_eq(sc_args_native(sp, b), pairs[i].native, "socketpair %zu", i);
+		if (!pairs[i].native)
+			cr_assert_eq(sc_deny_errno(sp, b), pairs[i].err, "socketpair %zu", i);
+	}
+	a[1] = SOCK_STREAM;
 	static const int bad[] = { AF_VSOCK, AF_PACKET, AF_ALG, AF_KEY,
 				   AF_BLUETOOTH, AF_XDP, AF_CAN, AF_TIPC,
 				   AF_RDS, AF_UNSPEC, 255 };
@@ -306,6 +341,9 @@ Test(syscalls_table, allow_lists)
 	cr_assert(sc_args_native(sp, a));
 	a[0] = AF_PACKET;
 	cr_assert_not(sc_args_native(sp, a));
+	a[0] = AF_NETLINK; /* not allowed at all for socketpair */
+	cr_assert_not(sc_args_native(sp, a));
+	cr_assert_eq(sc_deny_errno(sp, a), EAFNOSUPPORT);
 	/* personality */
 	memset(a, 0, sizeof(a));
 	cr_assert(sc_args_native(pe, a));

@@ -100,6 +100,24 @@ static void node_copy(struct vfs_node *dst, const struct vfs_node *src)
 	vfs_node_copy(dst, src);
 }
 
+/* A walk ending at "." or ".." (or at its start, an empty path) for a
+ * stat-like call (WALK_FRESH) re-looks that directory up fresh, as a final
+ * name is: its node was looked up as an inner component, from the cache, and
+ * a writable exclusive mount's cached directory misses what the guest changed
+ * since (mkdir x/y: stat x said nlink 3, stat x/. and x/y/.. the cached 2;
+ * find -printf %n, rsync's tree of a bind). */
+static void refresh_last(struct vfs *v, struct task *t, struct walk *w, unsigned flags)
+{
+	if (!(flags & WALK_FRESH) || w->cur.kind != VN_BACKEND || !w->cur.mnt ||
+	    !w->cur.mnt->writable || w->cur.mnt->shared)
+		return;
+	/* (a failed look-up keeps the node the walk holds) */
+	if (vfs_lookup(v, t, w->cur.path, NULL, WALK_FRESH, &w->nx) == 0 && w->nx.exists &&
+	    w->nx.kind == VN_BACKEND && w->nx.st.st_dev == w->cur.st.st_dev &&
+	    w->nx.st.st_ino == w->cur.st.st_ino)
+		node_copy(&w->cur, &w->nx);
+}
+
 /* One struct walk (~170 KiB) kept per thread: malloc'd and freed per walk it
  * sat above the heap's top and its free trimmed the heap again, two brk calls
  * (the shrink a cross-CPU TLB flush) per trapped stat or open. A nested walk
@@ -291,6 +309,7 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 
 		if (cl == 1 && p[0] == '.') {
 			if (last) {
+				refresh_last(v, t, w, flags);
 				finish(w, path, 1, out);
 				goto out;
 			}
@@ -325,6 +344,7 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 				node_copy(&w->cur, &w->nx);
 			}
 			if (last) {
+				refresh_last(v, t, w, flags);
 				finish(w, path, 2, out);
 				goto out;
 			}

@@ -38,6 +38,7 @@
 #include "syscalls/sys_fs.h"
 #include "gofer/gofer.h"
 #include "fs/procfs.h"
+#include "loader/loader_abi.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -57,6 +58,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <signal.h>
 #include <time.h>
@@ -363,6 +365,8 @@ struct hscan {
 	long budget_left;        /* the scan's budget (scan_budget): entries left, */
 	int64_t budget_end_cpu_ms; /* and its end in the thread's CPU time */
 	int64_t budget_end_ms;   /* and on the wall clock */
+	bool lknown;             /* the loader's device (loader_dev) */
+	dev_t ldev;
 };
 
 /* The whole scan has one budget, in entries (fds searched, maps lines and
@@ -521,13 +525,59 @@ static int hscan_leader(struct task *t, void *arg)
  * scan's budget (scan_budget); past it the answer is "cannot tell"
  * (incomplete: the holders are kept), the side this pass takes anyway. */
 
+/* The loader's file (MOAT_LOADER_PATH), mapped by every guest process,
+ * lies in the guest's native root, a tmpfs of its own that holds nothing
+ * else; its inode number (2, a tmpfs's first file) is the one a guest's
+ * first file in a fresh tmpfs gets too, and the inode-only match below kept
+ * such a file's flock/OFD lock held for good once its holder had exited
+ * (realprogs 34: a lock file made first in /tmp, every later waiter hung).
+ * The native root's device: the root mount of the calling guest process's
+ * kernel mountinfo (its root; pid 1's and the guest's /root links are not
+ * the sentry's to follow). Looked up until found; 0, or -1 (then every
+ * line counts, as before). */
+static int loader_dev(struct sandbox *sb, pid_t vpid, dev_t *dev)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static bool known;
+	static dev_t ld;
+	pthread_mutex_lock(&mu);
+	if (!known && sb && sb->guest_procfd >= 0 && vpid > 0) {
+		char path[32];
+		snprintf(path, sizeof path, "%d/mountinfo", (int)vpid);
+		int f = openat(sb->guest_procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		FILE *fp = f >= 0 ? fdopen(f, "r") : NULL;
+		if (!fp && f >= 0)
+			close(f);
+		char line[512];
+		unsigned maj, mnr;
+		char mp[8];
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ...: the first one at "/" */
+		while (fp && fgets(line, sizeof line, fp))
+			if (sscanf(line, "%*d %*d %u:%u %*s %7s", &maj, &mnr, mp) == 3 && !strcmp(mp, "/")) {
+				ld = makedev(maj, mnr);
+				known = true;
+				break;
+			}
+		if (fp)
+			fclose(fp);
+	}
+	*dev = ld;
+	int r = known ? 0 : -1;
+	pthread_mutex_unlock(&mu);
+	return r;
+}
+
 static void hscan_maps_line(struct hscan *h, const char *line)
 {
 	unsigned long ino = 0;
+	unsigned maj = 0, mnr = 0;
 	/* start-end perms offset maj:min inode [path]; the inode number only
 	 * (st_dev and the device maps shows differ on some file systems:
-	 * another file's equal number keeps it, the safe side) */
-	if (sscanf(line, "%*x-%*x %*s %*x %*x:%*x %lu", &ino) != 1 || !ino)
+	 * another file's equal number keeps it, the safe side), but the
+	 * loader's own mapping (its device and number) is nobody's lock */
+	if (sscanf(line, "%*x-%*x %*s %*x %x:%x %lu", &maj, &mnr, &ino) != 3 || !ino)
+		return;
+	if (h->lknown && makedev(maj, mnr) == h->ldev)
 		return;
 	for (int i = 0; i < h->n; i++)
 		if (!h->found[i] && (unsigned long)h->o[i]->ino == ino) {
@@ -734,8 +784,10 @@ static int holder_scan(struct sc_call *c, unsigned long since)
 		h.first = false;
 		if (h.left > 0 && !h.abandoned)
 			task_for_each_leader(c->sb, hscan_leader, &h);
-		if (h.left > 0 && !h.abandoned && !h.incomplete)
+		if (h.left > 0 && !h.abandoned && !h.incomplete) {
+			h.lknown = loader_dev(c->sb, c->task ? c->task->vtgid : 0, &h.ldev) == 0;
 			hscan_refs(&h);
+		}
 	} else {
 		h.incomplete = true; /* cannot tell: keep them */
 	}

@@ -171,4 +171,23 @@ EACCES
 EACCES
 x EACCES 0 0"
 
+# A directory's link count by "x/.", "x/y/.." and a cwd's "." after the
+# guest's own mkdir/rmdir in it: the walk's last "." or ".." is stat'ed fresh
+# as a final name is (they said the cached count from before: find -printf %n
+# and rsync's view of a tree in a bind; realprogs 34)
+prog='
+import os, sys
+os.chdir(sys.argv[1]); os.mkdir("x"); os.stat("x/.")
+n = lambda: [os.stat(p).st_nlink for p in ("x", "x/.", "x/y/..", "x/z/..") if os.path.exists(p)]
+r = [n()]; os.mkdir("x/y"); r.append(n()); os.mkdir("x/z"); r.append(n())
+os.chdir("x"); r.append(os.stat(".").st_nlink); os.rmdir("z"); r.append(os.stat(".").st_nlink)
+print(r)'
+mkdir -p "$T_TMP/native3"
+want=$($PY -c "$prog" "$T_TMP/native3")
+for kind in rw cow; do
+	mkdir -p "$T_TMP/n$kind" && chmod 777 "$T_TMP/n$kind"
+	out=$(moat run --bind "$T_TMP/n$kind:/w:$kind" -- $PY -c "$prog" /w </dev/null 2>&1)
+	expect_eq "dir_nlink_dot_after_mkdir_$kind" "$out" "$want"
+done
+
 finish

@@ -80,6 +80,21 @@ if os.fork() == 0:
 _, st = os.wait()
 print("conflict" if os.WEXITSTATUS(st) == 0 else "no conflict")' 2>"$T_TMP/err")
 expect_eq python_lockf_conflict "$out" conflict
+# A flock holder that exits frees its lock for a waiter, on a file whose
+# inode number is the loader's (2: the first file of a fresh tmpfs, as a
+# lock file made first in /tmp): the holder scan took the loader's mapping
+# in every guest process for a reference to the file and the waiter hung
+# for good (realprogs 34). A parent blocked in flock cannot reap: the holder
+# is a zombie meanwhile.
+out=$(moat run --tmpfs /lk --timeout 10 -- "$PY" -c '
+import fcntl, os, time
+p = "/lk/x"
+r, w = os.pipe()
+if os.fork() == 0:
+    f = open(p, "w"); fcntl.flock(f, fcntl.LOCK_EX); os.write(w, b"1"); time.sleep(0.1); os._exit(0)
+os.read(r, 1)
+g = open(p); fcntl.flock(g, fcntl.LOCK_SH); print("got", os.stat(p).st_ino)' </dev/null 2>"$T_TMP/err")
+expect_eq flock_holder_exit_frees_ino2 "$out" "got 2"
 
 # git init/add/commit in a rw bind; the host sees the repository.
 mkdir -p "$T_TMP/repo" && chmod 777 "$T_TMP/repo"

@@ -3329,6 +3329,16 @@ int procfs_open(struct vfs *v, struct task *t, const char *rel, int flags, int *
 			r = -EACCES; /* Linux: mm_access, PTRACE_MODE_READ_FSCREDS */
 			goto out;
 		}
+		if (ends_with(n.gpath, "/pagemap")) {
+			/* refused (hyg35): the kernel's entries carry bit 56,
+			 * PM_MMAP_EXCLUSIVE, whether any other process of the
+			 * host maps a file page; the file is binary and read
+			 * live at offsets, so there is no text to rewrite, and
+			 * reads of a guest fd are not trapped. EACCES is what
+			 * Linux answers a reader without ptrace access. */
+			r = -EACCES;
+			goto out;
+		}
 		if (procfs_test_check_delay_ms && g > 0) {
 			if (procfs_test_block)
 				procfs_test_block();

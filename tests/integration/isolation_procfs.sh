@@ -330,4 +330,18 @@ END { print (r > 0 && p == r) ? "rollup" : "rollup Pss " p " Rss " r, (sr > 0 &&
 ' /proc/self/smaps_rollup /proc/self/smaps /proc/self/numa_maps 2>&1)
 expect_eq pss_not_host_map_count "$out" "rollup smaps shared 0 mapmax 0"
 
+# review 35: pagemap's bit 56 (PM_MMAP_EXCLUSIVE) said whether any other
+# process of the host maps a file page (libc: 0 while a host process maps
+# it): the file is refused (EACCES), as Linux refuses a reader without
+# ptrace access; the kernel's page tables of the whole machine (kpage*,
+# root-only natively) are not there at all
+out=$(mrun sh -c 'for f in /proc/self/pagemap /proc/1/pagemap /proc/kpagecount /proc/kpageflags /proc/kpagecgroup; do
+	head -c 8 $f >/dev/null 2>&1 && echo "read $f"; done; ls /proc | grep "^kpage"
+	python3 -c "
+import errno
+try: open(\"/proc/self/pagemap\", \"rb\")
+except OSError as e: print(errno.errorcode[e.errno])
+"; echo end' 2>&1)
+expect_eq pagemap_refused "$(echo $out)" "EACCES end"
+
 finish

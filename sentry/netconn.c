@@ -1135,7 +1135,7 @@ long netconn_if_ioctl(struct sc_call *c)
  * (hyg33: an allow list where there was a list of refused options). */
 static long setsockopt_other(struct sc_call *c, int level, int name, socklen_t optlen)
 {
-	if (!netconn_strict() || sc_argallow_match(c->ent, c->args)) {
+	if ((!netconn_strict() && !host_sock_inherited_any()) || sc_argallow_match(c->ent, c->args)) {
 		c->cont = 1; /* decided on the registers alone: the kernel's */
 		return 0;
 	}
@@ -1149,6 +1149,21 @@ static long setsockopt_other(struct sc_call *c, int level, int name, socklen_t o
 	cleanup_fd int hfd = sc_getfd_socket(c, (int)c->args[0], ENOTSOCK);
 	if (hfd < 0)
 		return hfd;
+	if (!netconn_strict()) {
+		/* no moat-netd, but the caller handed over a socket of the
+		 * host's (inetd-style stdio, hyg35): an option outside the
+		 * allow list on a socket of the host's side (an inherited
+		 * socket's namespace or the sentry's own) is EPERM, as with
+		 * netd. On the guest's own socket it is EPERM too: moat-netd
+		 * makes those, no process does here (the sentry's own filter
+		 * allows it only the SOL_SOCKET options it sets itself), and a
+		 * native run after the check would be undone by a dup2 */
+		snprintf(c->note, sizeof c->note,
+			 host_sock_ns(hfd) ? "socket option %d/%d refused: a socket of the host's network namespace"
+					   : "socket option %d/%d refused: a host socket was handed over and no moat-netd runs",
+			 level, name);
+		return -EPERM;
+	}
 	struct netd_req q;
 	memset(&q, 0, sizeof q);
 	q.op = NETD_SETSOCKOPT;
@@ -1204,7 +1219,8 @@ long sys_setsockopt(struct sc_call *c)
 		snprintf(c->note, sizeof c->note, "TCP_TX_DELAY is not available");
 		return -EPERM;
 	}
-	if (level == SOL_SOCKET && (name == SO_BINDTODEVICE || name == SO_BINDTOIFINDEX) && netconn_strict()) {
+	if (level == SOL_SOCKET && (name == SO_BINDTODEVICE || name == SO_BINDTOIFINDEX) &&
+	    (netconn_strict() || host_sock_inherited_any())) {
 		/* on a socket moat-netd connected (the host's namespace) a
 		 * device name or index that exists binds (Linux >= 5.7 lets a
 		 * socket bind once without CAP_NET_RAW) and one that does not

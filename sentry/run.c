@@ -562,10 +562,12 @@ int sentry_run(const struct sentry_config *cfg)
 			if (sc_deny_in_filter(nr) && !force[nr])
 				force[nr] = SC_FORCE_NOTIFY;
 	struct sock_fprog prog;
-	/* with moat-netd a socket the guest holds may be the host's: the
-	 * program whose setsockopt allow list applies (the row's
-	 * FAST_TRAP_UNLESS_NET) */
-	if (sc_guest_filter_prebuilt_net(MOAT_SYS_LOADER, force, cfg->net && cfg->net->nrules > 0, &prog) < 0)
+	/* with moat-netd a socket the guest holds may be the host's, and so
+	 * it may when the caller handed over an inet (or netlink...) socket
+	 * as stdio (hyg35): the program whose setsockopt allow list applies
+	 * (the row's FAST_TRAP_UNLESS_NET) */
+	if (sc_guest_filter_prebuilt_net(MOAT_SYS_LOADER, force,
+					 (cfg->net && cfg->net->nrules > 0) || host_sock_inherited_any(), &prog) < 0)
 		die("cannot build the seccomp filter");
 	sb->policy = policy_new();
 	for (int nr = 0; nr < SC_NR_MAX; nr++)

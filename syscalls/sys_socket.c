@@ -207,17 +207,48 @@ static uint64_t sock_netns_cookie(int fd)
 	return getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &c, &l) == 0 ? c : 0;
 }
 
+/* Any other socket handed over (inet, netlink...: a socket of the host's
+ * network stack) and the namespaces of every inherited socket and of the
+ * sentry's own (the caller's): the cookies host_sock_ns compares with. */
+static int host_inherited;
+static uint64_t host_ns[4];
+static int host_nns;
+
 void unix_inherited_note(const int fds[3])
 {
 	for (int i = 0; i < 3; i++) {
 		int dom = 0;
 		socklen_t dl = sizeof dom;
-		if (fds[i] >= 0 && getsockopt(fds[i], SOL_SOCKET, SO_DOMAIN, &dom, &dl) == 0 &&
-		    dom == AF_UNIX) {
-			unix_inherited_ns[unix_inherited_nns++] = sock_netns_cookie(fds[i]);
+		if (fds[i] < 0 || getsockopt(fds[i], SOL_SOCKET, SO_DOMAIN, &dom, &dl) != 0)
+			continue;
+		host_ns[host_nns++] = sock_netns_cookie(fds[i]);
+		if (dom == AF_UNIX) {
+			unix_inherited_ns[unix_inherited_nns++] = host_ns[host_nns - 1];
 			__atomic_store_n(&unix_inherited, 1, __ATOMIC_RELEASE);
+		} else {
+			__atomic_store_n(&host_inherited, 1, __ATOMIC_RELEASE);
 		}
 	}
+	int own = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	host_ns[host_nns++] = own < 0 ? 0 : sock_netns_cookie(own);
+	if (own >= 0)
+		close(own);
+}
+
+int host_sock_inherited_any(void)
+{
+	return __atomic_load_n(&host_inherited, __ATOMIC_ACQUIRE);
+}
+
+int host_sock_ns(int fd)
+{
+	uint64_t c = sock_netns_cookie(fd);
+	if (!c)
+		return 1;
+	for (int i = 0; i < host_nns; i++)
+		if (!host_ns[i] || host_ns[i] == c)
+			return 1;
+	return 0;
 }
 
 int unix_inherited_host_ns(int fd)

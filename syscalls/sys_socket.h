@@ -38,6 +38,13 @@ int unix_names_any(void);
  * Until then, or a path bound, recv stops return at once as before. */
 void unix_inherited_note(const int fds[3]);
 int unix_inherited_any(void);
+/* The caller handed over a socket of another family (inet, netlink...)
+ * as stdio: a socket of the host's network stack in the guest's hands,
+ * so the setsockopt allow list applies without moat-netd too (hyg35). */
+int host_sock_inherited_any(void);
+/* fd (a pinned file) is a socket of the host's side: its network
+ * namespace is an inherited socket's or the sentry's own, or unreadable. */
+int host_sock_ns(int fd);
 /* Whether socket fd is of the network namespace of one of those inherited
  * AF_UNIX sockets (SO_NETNS_COOKIE; the guest's own namespace is always a
  * new one): 1 when it is, or when either cookie cannot be read (fail

@@ -712,4 +712,31 @@ PYEOF
 )
 expect_eq inherited_unix_no_host_abstract_bind "$out" "stream: Operation not permitted, host: Connection refused; pair: Operation not permitted"
 
+# hyg35: an inet socket of the host's namespace handed over as stdio
+# (inetd-style, systemd Accept=yes) with no --net rules: every setsockopt
+# ran natively on it, and IP_ADD_MEMBERSHIP sends an IGMP report on the
+# host's links, SO_BINDTODEVICE probes and binds the host's interfaces,
+# IP_TTL reshapes what leaves the host. Now the allow list of moat-netd's
+# filter applies (SO_RCVBUF native), and any other option on a socket of
+# the host's namespace is EPERM. On main and natively: "host ok ok ok ok".
+out=$(MOAT="$MOAT" "$PY" - "$PY" <<'PYEOF' 2>&1
+import os, socket, subprocess, sys
+g = """
+import socket, struct, errno
+def t(s, lvl, name, val):
+    try: s.setsockopt(lvl, name, val); return "ok"
+    except OSError as e: return errno.errorcode.get(e.errno, str(e))
+h = socket.socket(fileno=0)
+mreq = struct.pack("4s4s", socket.inet_aton("239.1.2.3"), socket.inet_aton("127.0.0.1"))
+print("host", t(h, socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, mreq), t(h, socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"lo"),
+      t(h, socket.IPPROTO_IP, socket.IP_TTL, 1), t(h, socket.SOL_SOCKET, socket.SO_RCVBUF, 65536))
+"""
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.1", 0))
+p = subprocess.run(["timeout", "-k", "5", os.environ.get("MOAT_TIMEOUT", "120"), os.environ["MOAT"], "run", "--", sys.argv[1], "-c", g],
+                   stdin=u.fileno(), capture_output=True, text=True)
+print((p.stdout + p.stderr).strip())
+PYEOF
+)
+expect_eq inherited_inet_socket_options "$out" "host EPERM EPERM EPERM ok"
+
 finish

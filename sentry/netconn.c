@@ -1195,6 +1195,18 @@ long sys_setsockopt(struct sc_call *c)
 		snprintf(c->note, sizeof c->note, "UDP encapsulation is not available");
 		return -EPERM;
 	}
+	if (level == SOL_SOCKET && name == 76 /* SO_PASSPIDFD */) {
+		/* SCM_PIDFD: the kernel attaches a pidfd of each message's
+		 * sender, whoever it is. On a socket the caller handed over the
+		 * sender is a host process: the guest got a pidfd of it (red
+		 * team 70), which SO_PEERPIDFD refuses (sys_peercred.c: a pidfd
+		 * only of a guest peer). A received message's sender cannot be
+		 * checked before recvmsg (FAST) installs the pidfd, so the
+		 * option is a kernel's before 6.5 on every socket: no fd is
+		 * checked that a thread could swap meanwhile. */
+		snprintf(c->note, sizeof c->note, "SO_PASSPIDFD is not available");
+		return -ENOPROTOOPT;
+	}
 	if (level == IPPROTO_TCP && name == 37 /* TCP_TX_DELAY */) {
 		/* a delay on every packet a socket sends (fq's EDT): the first
 		 * one turns the host-wide static key tcp_tx_delay_enabled on

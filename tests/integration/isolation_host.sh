@@ -712,4 +712,33 @@ PYEOF
 )
 expect_eq inherited_unix_no_host_abstract_bind "$out" "stream: Operation not permitted, host: Connection refused; pair: Operation not permitted"
 
+# ... and SCM_PIDFD (red team 70): with SO_PASSPIDFD set the kernel attaches
+# a pidfd of each message's sender, on a socket the caller handed over a
+# host process (the caller's peer): the guest held a pidfd of it, which
+# SO_PEERPIDFD refuses. The option is a kernel's before 6.5 now
+# (ENOPROTOOPT); on main (and natively) the pidfd came
+out=$(MOAT="$MOAT" "$PY" - "$PY" <<'PYEOF' 2>&1
+import os, socket, subprocess, sys
+py = sys.argv[1]
+g = """
+import socket
+s = socket.socket(fileno=0)
+try: s.setsockopt(socket.SOL_SOCKET, 76, 1); r = "set"
+except OSError as e: r = e.strerror
+s.send(b"r")
+m, anc, fl, a = s.recvmsg(16, socket.CMSG_SPACE(4))
+print(r, m.decode(), "pidfd" if [1 for (l, t, d) in anc if l == socket.SOL_SOCKET and t == 4] else "no pidfd")
+"""
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+p = subprocess.Popen(["timeout", "-k", "5", os.environ.get("MOAT_TIMEOUT", "120"), os.environ["MOAT"], "run", "--", py, "-c", g],
+                     stdin=b.fileno(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+b.close()
+a.settimeout(60)
+try: a.recv(1); a.send(b"hi")
+except OSError as e: print("host:", e)
+print(p.communicate()[0].strip())
+PYEOF
+)
+expect_eq inherited_unix_no_host_scm_pidfd "$out" "Protocol not available hi no pidfd"
+
 finish

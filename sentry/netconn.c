@@ -519,10 +519,19 @@ int netconn_listen_stop(struct sandbox *sb, struct task *t, void *regsp)
 
 int netconn_bind_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa, size_t len)
 {
-	(void)sb;
-	arch_regs *regs = regsp;
 	if (g_chan < 0)
 		return 1; /* no netd: no socket of the host's namespace to bind */
+	return netconn_copy_bind_stop(sb, t, regsp, sa, len);
+}
+
+/* Without netd too, once the caller handed over an AF_UNIX socket
+ * (unix_inherited_any): the worker binds the pinned file with this copy
+ * (netconn_call: host_abstract_bind refuses an abstract name on a socket
+ * of the host's namespace). */
+int netconn_copy_bind_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa, size_t len)
+{
+	(void)sb;
+	arch_regs *regs = regsp;
 	/* with netd, never native (any family, any length: unixsock.c copied
 	 * the address once); an inet address is cut to its family's sockaddr
 	 * (the kernel ignores the rest), anything else goes as given and the
@@ -1210,6 +1219,18 @@ long sys_setsockopt(struct sc_call *c)
 		snprintf(c->note, sizeof c->note, "UDP encapsulation is not available");
 		return -EPERM;
 	}
+	if (level == SOL_SOCKET && name == 76 /* SO_PASSPIDFD */) {
+		/* SCM_PIDFD: the kernel attaches a pidfd of each message's
+		 * sender, whoever it is. On a socket the caller handed over the
+		 * sender is a host process: the guest got a pidfd of it (red
+		 * team 70), which SO_PEERPIDFD refuses (sys_peercred.c: a pidfd
+		 * only of a guest peer). A received message's sender cannot be
+		 * checked before recvmsg (FAST) installs the pidfd, so the
+		 * option is a kernel's before 6.5 on every socket: no fd is
+		 * checked that a thread could swap meanwhile. */
+		snprintf(c->note, sizeof c->note, "SO_PASSPIDFD is not available");
+		return -ENOPROTOOPT;
+	}
 	if (level == IPPROTO_TCP && name == 37 /* TCP_TX_DELAY */) {
 		/* a delay on every packet a socket sends (fq's EDT): the first
 		 * one turns the host-wide static key tcp_tx_delay_enabled on
@@ -1409,15 +1430,6 @@ int netconn_reuse_bind_stop(struct sandbox *sb, struct task *t, void *regsp, con
 	return to_worker(t, regs, MOAT_NET_BIND, NETD_BIND, (int)REG_ARG0(*regs), sa, len, -1, 0);
 }
 
-int netconn_abstract_bind_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa, size_t len)
-{
-	(void)sb;
-	arch_regs *regs = regsp;
-	if (g_chan >= 0 || len > sizeof ((struct net_pending *)0)->addr)
-		return 1;
-	return to_worker(t, regs, MOAT_NET_BIND, NETD_BIND, (int)REG_ARG0(*regs), sa, len, -1, 0);
-}
-
 /* An abstract AF_UNIX name bound on a socket of the host's namespace: a
  * name the caller's own programs would connect to (red team 66). Checked
  * and bound on the same pinned file: a thread's dup2 of another socket
@@ -1425,7 +1437,7 @@ int netconn_abstract_bind_stop(struct sandbox *sb, struct task *t, void *regsp, 
 static int host_abstract_bind(int hfd, const struct net_pending *p)
 {
 	const struct sockaddr_un *un = (const void *)p->addr;
-	return unix_inherited_any() && p->len > offsetof(struct sockaddr_un, sun_path) + 1 &&
+	return unix_inherited_any() && p->len > offsetof(struct sockaddr_un, sun_path) &&
 	       un->sun_family == AF_UNIX && !un->sun_path[0] && unix_inherited_host_ns(hfd);
 }
 

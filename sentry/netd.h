@@ -156,11 +156,11 @@ int netconn_bind_stop(struct sandbox *sb, struct task *t, void *regs, const void
 /* Without netd: a bind of a socket that wants SO_REUSEPORT goes to a worker
  * (netreuse.c). 0 = rewritten, 1 = native. */
 int netconn_reuse_bind_stop(struct sandbox *sb, struct task *t, void *regs, const void *sa, size_t len);
-/* Without moat-netd, a bind stop of an abstract AF_UNIX name while the
- * caller's stdio holds an AF_UNIX socket: made by a worker on the pinned
- * file, EPERM on a socket of the host's namespace (red team 66). 0 when
- * taken, 1 to go on. */
-int netconn_abstract_bind_stop(struct sandbox *sb, struct task *t, void *regs, const void *sa, size_t len);
+/* A bind stop made by a worker on the pinned file with the stop's copy of
+ * the address, with netd or without it (the caller's stdio holds an AF_UNIX
+ * socket: an abstract name on a socket of the host's namespace is EPERM,
+ * red teams 66 and 70). 0: taken. */
+int netconn_copy_bind_stop(struct sandbox *sb, struct task *t, void *regs, const void *sa, size_t len);
 /* fd: a socket of the guest's network namespace (the DNS stub's): its
  * netns cookie tells the guest's own sockets from moat-netd's. */
 void netconn_set_guest_netns(int fd);

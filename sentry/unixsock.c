@@ -954,7 +954,17 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 	 * file (netconn_bind_stop). Not only inet: Linux binds an AF_INET
 	 * socket to {AF_UNSPEC, INADDR_ANY, port}, and a native bind would read
 	 * the address and look the fd up again after any check made here. */
-	int strict_bind = nr == __NR_bind && netconn_strict();
+	/* and without netd once the caller handed over an AF_UNIX socket (one
+	 * of the host's network namespace, unix_inherited_any): a native
+	 * bind read the address again from guest memory, where a thread
+	 * rewrote it after this stop's copy (an AF_INET address, an
+	 * unreadable one, or the rewritten path's copy below the red zone
+	 * turned into "\0name") or dup2()ed the inherited socket onto the
+	 * number, and the guest took an abstract name of the host's (red
+	 * team 70). The worker binds the pinned file with this copy and
+	 * refuses an abstract name on a socket of the host's namespace
+	 * (netconn_call's host_abstract_bind) */
+	int strict_bind = nr == __NR_bind && (netconn_strict() || unix_inherited_any());
 	struct sockaddr_un in, out;
 	memset(&in, 0, sizeof in);
 	if (strict_bind) {
@@ -969,7 +979,7 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 		}
 		if (!(ss.ss_family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) && len <= sizeof in &&
 		      ((struct sockaddr_un *)&ss)->sun_path[0])) {
-			(void)netconn_bind_stop(sb, t, &regs, &ss, len);
+			(void)netconn_copy_bind_stop(sb, t, &regs, &ss, len);
 			return;
 		}
 		memcpy(&in, &ss, len); /* an AF_UNIX path: mapped below, from this copy */
@@ -995,16 +1005,6 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 	    !(in.sun_family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) && in.sun_path[0]) &&
 	    netconn_reuse_bind_stop(sb, t, &regs, &in, len) == 0)
 		return;
-	/* without netd, once the caller handed over an AF_UNIX socket (its
-	 * network namespace is the host's): a bind to an abstract name is
-	 * made by a worker on the pinned file with this copy, which refuses
-	 * a socket of the host's namespace (netconn_abstract_bind_stop; red
-	 * team 66: natively the guest bound and listened on any abstract
-	 * name of the host's, where the caller's programs connected to it) */
-	if (nr == __NR_bind && !strict_bind && unix_inherited_any() && in.sun_family == AF_UNIX &&
-	    len > offsetof(struct sockaddr_un, sun_path) + 1 && !in.sun_path[0] &&
-	    netconn_abstract_bind_stop(sb, t, &regs, &in, len) == 0)
-		return;
 	int stype = 0;
 	if (nr == __NR_connect || nr == __NR_bind || send_) {
 		if (!(in.sun_family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) &&
@@ -1018,7 +1018,7 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 		 * EOPNOTSUPP) without looking at it. */
 		int hfd = task_getfd(t, (int)REG_ARG0(regs));
 		if (hfd < 0 && strict_bind) {
-			(void)netconn_bind_stop(sb, t, &regs, &in, len); /* EBADF there */
+			(void)netconn_copy_bind_stop(sb, t, &regs, &in, len); /* EBADF there */
 			return;
 		}
 		if (hfd < 0)
@@ -1036,7 +1036,7 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 		if (native && strict_bind) {
 			/* not an AF_UNIX socket (or not one now): netd binds
 			 * the pinned file with the copy, the kernel answers */
-			(void)netconn_bind_stop(sb, t, &regs, &in, len);
+			(void)netconn_copy_bind_stop(sb, t, &regs, &in, len);
 			return;
 		}
 		if (native)
@@ -1054,7 +1054,7 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 	if (r == -EINTR)
 		r = -EIO; /* a gofer call abandoned at the tracer's deadline */
 	if (r == 1 && strict_bind) {
-		(void)netconn_bind_stop(sb, t, &regs, &in, len);
+		(void)netconn_copy_bind_stop(sb, t, &regs, &in, len);
 		return;
 	}
 	if (r == 1)
@@ -1072,9 +1072,10 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 		 * abstract name (its cookie check: only a socket of the guest's
 		 * namespace), and the exit still removes the inode when the
 		 * bind failed. */
-		(void)netconn_bind_stop(sb, t, &regs, &out, olen);
+		(void)netconn_copy_bind_stop(sb, t, &regs, &out, olen);
 		t->sock_exit = 2;
-		audit_event(sb->audit, sb, t, t->tid, call, args, DEC_ALLOW, 0, "abstract name in the guest netns (moat-netd)");
+		audit_event(sb->audit, sb, t, t->tid, call, args, DEC_ALLOW, 0,
+			    netconn_strict() ? "abstract name in the guest netns (moat-netd)" : "abstract name in the guest netns (pinned)");
 		return;
 	}
 	if (r == 0) {

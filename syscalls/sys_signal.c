@@ -1546,13 +1546,19 @@ long sc_pidfd_ns_ioctl(struct sc_call *c)
  * cgroup, not its virtual ids (red team 31: root-run, a process that
  * dropped root showed ruid/euid 0, what a peer check after SO_PEERPIDFD
  * would trust; and the host cgroup's id). ENOTTY, as Linux before 6.13
- * answers (programs fall back to /proc/<pid>/status, the virtual ids); on
- * any fd that is not a pidfd, native. */
+ * answers (programs fall back to /proc/<pid>/status, the virtual ids). On
+ * any other open fd ENOTTY too, what Linux answers for a request a file does
+ * not know, and EBADF for no fd: never the native call after a check of
+ * the number (red team 70: a thread's dup2 of a pidfd onto the number of
+ * /dev/null after the check showed the native ids within ~700 tries). */
 long sc_pidfd_info_ioctl(struct sc_call *c)
 {
 	if (pidfd_target(c) == -EBADF) {
-		c->cont = 1; /* not a pidfd (or no such fd): the kernel's answer */
-		return 0;
+		int fd = sc_getfd(c, (int)c->args[0]);
+		if (fd < 0)
+			return fd;
+		close(fd);
+		return -ENOTTY;
 	}
 	snprintf(c->note, sizeof c->note, "PIDFD_GET_INFO: the native ids, not the virtual ones");
 	return -ENOTTY;

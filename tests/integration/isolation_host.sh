@@ -711,6 +711,73 @@ print("; ".join(res))
 PYEOF
 )
 expect_eq inherited_unix_no_host_abstract_bind "$out" "stream: Operation not permitted, host: Connection refused; pair: Operation not permitted"
+# ... and not around the stop's copy (red team 70): a native bind read the
+# address again from guest memory, so a thread flipping the family of an
+# abstract address between AF_INET (native at the stop) and AF_UNIX bound
+# the host's name on the inherited socket within ~10-1300 tries, and the
+# empty name "\0" (address length 3) was no abstract name to the check.
+# Every bind is now made from the copy on the pinned file
+out=$(MOAT="$MOAT" "$PY" - "$T_MARK" "$PY" "$(awk -v s="${RACE_SECONDS:-1}" 'BEGIN { print (s < 1 ? s : 1) }')" <<'PYEOF' 2>&1
+import os, socket, subprocess, sys
+mark, py, secs = sys.argv[1], sys.argv[2], sys.argv[3]
+g = r"""
+import ctypes, struct, sys, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+if sys.argv[3] == "empty":
+    e3 = struct.pack("H", 1) + b"\0"
+    print("bound" if libc.bind(0, e3, 3) == 0 else "refused"); sys.exit()
+name = b"\0" + sys.argv[1].encode()
+a = ctypes.create_string_buffer(struct.pack("H", 1) + name, 110)
+stop = False
+def flip():
+    while not stop:
+        ctypes.memset(a, 2, 1); ctypes.memset(a, 1, 1)
+th = threading.Thread(target=flip); th.start()
+t0, won = time.time(), "refused"
+while time.time() - t0 < float(sys.argv[2]):
+    if libc.bind(0, a, 2 + len(name)) == 0: won = "bound"; break
+stop = True; th.join()
+print(won)
+"""
+res = []
+for kind in ("empty", "flipped"):
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    p = subprocess.run(["timeout", "-k", "5", os.environ.get("MOAT_TIMEOUT", "120"), os.environ["MOAT"], "run", "--", py, "-c", g, "rt70-flip-" + mark, secs, kind],
+                       stdin=c.fileno(), capture_output=True, text=True)
+    res.append("%s: %s, host sees %r" % (kind, (p.stdout + p.stderr).strip(), c.getsockname()))
+print("; ".join(res))
+PYEOF
+)
+expect_eq inherited_unix_no_host_abstract_bind_copy "$out" "empty: refused, host sees ''; flipped: refused, host sees ''"
+
+# ... and SCM_PIDFD (red team 70): with SO_PASSPIDFD set the kernel attaches
+# a pidfd of each message's sender, on a socket the caller handed over a
+# host process (the caller's peer): the guest held a pidfd of it, which
+# SO_PEERPIDFD refuses. The option is a kernel's before 6.5 now
+# (ENOPROTOOPT); on main (and natively) the pidfd came
+out=$(MOAT="$MOAT" "$PY" - "$PY" <<'PYEOF' 2>&1
+import os, socket, subprocess, sys
+py = sys.argv[1]
+g = """
+import socket
+s = socket.socket(fileno=0)
+try: s.setsockopt(socket.SOL_SOCKET, 76, 1); r = "set"
+except OSError as e: r = e.strerror
+s.send(b"r")
+m, anc, fl, a = s.recvmsg(16, socket.CMSG_SPACE(4))
+print(r, m.decode(), "pidfd" if [1 for (l, t, d) in anc if l == socket.SOL_SOCKET and t == 4] else "no pidfd")
+"""
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+p = subprocess.Popen(["timeout", "-k", "5", os.environ.get("MOAT_TIMEOUT", "120"), os.environ["MOAT"], "run", "--", py, "-c", g],
+                     stdin=b.fileno(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+b.close()
+a.settimeout(60)
+try: a.recv(1); a.send(b"hi")
+except OSError as e: print("host:", e)
+print(p.communicate()[0].strip())
+PYEOF
+)
+expect_eq inherited_unix_no_host_scm_pidfd "$out" "Protocol not available hi no pidfd"
 
 # hyg35: an inet socket of the host's namespace handed over as stdio
 # (inetd-style, systemd Accept=yes) with no --net rules: every setsockopt

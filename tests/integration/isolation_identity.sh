@@ -267,6 +267,30 @@ uid1000*)
 	expect_eq dropped_pidfd_info_not_native_ids "$out" "ENOTTY ENOTTY tcflsh ENOTTY" ;;
 *) skip dropped_pidfd_info_not_native_ids "no PIDFD_GET_INFO here: $nat" ;;
 esac
+# ... and on no fd that holds a pidfd by the time the kernel looks (red
+# team 70): a number that was no pidfd at the check ran natively, and a
+# thread's dup2 of a pidfd onto it meanwhile gave the native ids within
+# ~700 tries. Now ENOTTY on any open fd
+case $nat in
+uid1000*)
+	out=$(moat run -- "$PY" -c '
+import ctypes, os, struct, sys, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+pf = os.pidfd_open(os.getpid()); nul = os.open("/dev/null", os.O_RDONLY)
+os.dup2(nul, 50)
+b = ctypes.create_string_buffer(struct.pack("Q", 0xff), 64)
+stop = False
+def sw():
+    while not stop: os.dup2(pf, 50); os.dup2(nul, 50)
+th = threading.Thread(target=sw); th.start()
+t0, got = time.time(), "no info"
+while time.time() - t0 < float(sys.argv[1]):
+    if libc.ioctl(50, 0xc040ff0b, b) == 0: got = "native info"; break
+stop = True; th.join()
+print(got)' "$(awk -v s="${RACE_SECONDS:-1}" 'BEGIN { print (s < 1 ? s : 1) }')" </dev/null 2>&1)
+	expect_eq pidfd_info_not_native_after_dup2 "$out" "no info" ;;
+*) skip pidfd_info_not_native_after_dup2 "no PIDFD_GET_INFO here: $nat" ;;
+esac
 
 # pidfd_getfd is emulated (the sentry takes the fd): a process that dropped
 # root cannot take a root process's fd (Linux's ptrace attach rule on the

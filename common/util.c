@@ -689,6 +689,17 @@ size_t moat_quote_path(char *out, size_t cap, const char *prefix, const char *s,
 	return o;
 }
 
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+uint64_t sock_netns_cookie(int fd)
+{
+	uint64_t c = 0;
+	socklen_t l = sizeof c;
+	return getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &c, &l) == 0 ? c : 0;
+}
+
 ssize_t read_text_at(int dfd, const char *path, char *buf, size_t size)
 {
 	if (size < 2)

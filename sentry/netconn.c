@@ -146,22 +146,11 @@ void netconn_profile_report(void)
 static uint64_t g_guest_netns;
 static int g_guest_sock = -1;
 
-#ifndef SO_NETNS_COOKIE
-#define SO_NETNS_COOKIE 71
-#endif
-
-static uint64_t netns_cookie(int fd)
-{
-	uint64_t c = 0;
-	socklen_t l = sizeof c;
-	return getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &c, &l) == 0 ? c : 0;
-}
-
 static int ask_netd_fd(struct netd_req *q, struct netd_rep *rep, int *sfd, int sendfd);
 
 void netconn_set_guest_netns(int fd)
 {
-	g_guest_netns = netns_cookie(fd);
+	g_guest_netns = sock_netns_cookie(fd);
 	if (g_guest_sock < 0)
 		g_guest_sock = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (g_chan < 0)
@@ -257,7 +246,7 @@ static int host_socket(int hfd)
 {
 	if (g_chan < 0)
 		return 0; /* no netd: every socket is the guest's */
-	uint64_t c = netns_cookie(hfd);
+	uint64_t c = sock_netns_cookie(hfd);
 	return !g_guest_netns || !c || c != g_guest_netns;
 }
 

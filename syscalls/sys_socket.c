@@ -196,17 +196,6 @@ static int unix_inherited;
 static uint64_t unix_inherited_ns[3];
 static int unix_inherited_nns;
 
-#ifndef SO_NETNS_COOKIE
-#define SO_NETNS_COOKIE 71
-#endif
-
-static uint64_t sock_netns_cookie(int fd)
-{
-	uint64_t c = 0;
-	socklen_t l = sizeof c;
-	return getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &c, &l) == 0 ? c : 0;
-}
-
 /* Any other socket handed over (inet, netlink...: a socket of the host's
  * network stack) and the namespaces of every inherited socket and of the
  * sentry's own (the caller's): the cookies host_sock_ns compares with. */

@@ -229,26 +229,27 @@ int host_sock_inherited_any(void)
 	return __atomic_load_n(&host_inherited, __ATOMIC_ACQUIRE);
 }
 
-int host_sock_ns(int fd)
+/* 1 when fd's namespace is one of ns[0..n) (an unknown cookie on either
+ * side counts as one: fail closed) */
+static int sock_ns_among(int fd, const uint64_t *ns, int n)
 {
 	uint64_t c = sock_netns_cookie(fd);
 	if (!c)
 		return 1;
-	for (int i = 0; i < host_nns; i++)
-		if (!host_ns[i] || host_ns[i] == c)
+	for (int i = 0; i < n; i++)
+		if (!ns[i] || ns[i] == c)
 			return 1;
 	return 0;
 }
 
+int host_sock_ns(int fd)
+{
+	return sock_ns_among(fd, host_ns, host_nns);
+}
+
 int unix_inherited_host_ns(int fd)
 {
-	uint64_t c = sock_netns_cookie(fd);
-	if (!c)
-		return 1;
-	for (int i = 0; i < unix_inherited_nns; i++)
-		if (!unix_inherited_ns[i] || unix_inherited_ns[i] == c)
-			return 1;
-	return 0;
+	return sock_ns_among(fd, unix_inherited_ns, unix_inherited_nns);
 }
 
 int unix_inherited_any(void)

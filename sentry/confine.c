@@ -79,6 +79,8 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <stddef.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/resource.h>
@@ -479,6 +481,81 @@ void confine_selftest(struct sandbox *sb)
 		probe("tcxonc_fd3", ioctl(hi, TCXONC, TCOON) < 0 && errno == EPERM ? -1 : 0);
 		if (hi >= 0)
 			close(hi);
+	}
+	{
+		/* fcntl: never a lock, a lease, F_NOTIFY or a pipe's size (red
+		 * team 72: rootless a read lease on a caller's file in an export
+		 * held the caller's own opens of it for writing). On a memfd,
+		 * the guest procfs and a pipe of our own; the kernel's answers
+		 * differ by object: only the filter's EPERM is a refusal */
+		int m = memfd_create("moat-probe", MFD_CLOEXEC);
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+		probe("fcntl_setlease", fcntl(m, F_SETLEASE, F_WRLCK) < 0 && errno == EPERM ? -1 : 0);
+		probe("fcntl_setlk", fcntl(m, F_SETLK, &fl) < 0 && errno == EPERM ? -1 : 0);
+		probe("fcntl_ofd_setlk", fcntl(m, F_OFD_SETLK, &fl) < 0 && errno == EPERM ? -1 : 0);
+		if (m >= 0)
+			close(m);
+		int d = fcntl(pfd, F_DUPFD_CLOEXEC, 3); /* (a dup: closing it drops the watch) */
+		probe("fcntl_notify", fcntl(d, F_NOTIFY, DN_CREATE) < 0 && errno == EPERM ? -1 : 0);
+		if (d >= 0)
+			close(d);
+		int pp[2];
+		if (pipe2(pp, O_CLOEXEC) == 0) {
+			probe("fcntl_setpipe_sz", fcntl(pp[0], F_SETPIPE_SZ, 1 << 20) < 0 && errno == EPERM ? -1 : 0);
+			close(pp[0]);
+			close(pp[1]);
+		}
+	}
+	/* an AF_UNIX socket we hold (the gofer's, ours: of the host's
+	 * network namespace) bound to an abstract name: a squat on a name a
+	 * host service would take, and its datagrams ours (Known gaps) */
+	for (int f = 3; f < 256; f++) {
+		struct sockaddr_un su;
+		socklen_t sl = sizeof su;
+		if (getsockname(f, (struct sockaddr *)&su, &sl) < 0 || su.sun_family != AF_UNIX)
+			continue;
+		memset(&su, 0, sizeof su);
+		su.sun_family = AF_UNIX;
+		int l = snprintf(su.sun_path + 1, sizeof su.sun_path - 1, "moat-probe-%d", (int)getpid());
+		long r = bind(f, (struct sockaddr *)&su, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + l));
+		fprintf(stderr, "confinement-probe-info bind_abstract fd %d: %s\n", f, r == 0 ? "bound" : strerror(errno));
+		break;
+	}
+	if (host > 0) {
+		/* its limits (red team 72: RLIMIT_CPU killed a caller's process
+		 * rootless, past the Landlock signal scope): the value it has,
+		 * written back */
+		struct rlimit rl;
+		probe("prlimit_host_pid", prlimit(host, RLIMIT_CPU, NULL, &rl) < 0 ? -1 : prlimit(host, RLIMIT_CPU, &rl, NULL));
+		probe("prlimit_host_pid_fsize", prlimit(host, RLIMIT_FSIZE, NULL, &rl) < 0 ? -1 : prlimit(host, RLIMIT_FSIZE, &rl, NULL));
+		probe("prlimit_host_pid_stack", prlimit(host, RLIMIT_STACK, NULL, &rl) < 0 ? -1 : prlimit(host, RLIMIT_STACK, &rl, NULL));
+		/* what stays (Known gaps): the other limits, rootless */
+		fprintf(stderr, "confinement-probe-info prlimit_host_pid_nofile: %s\n",
+			prlimit(host, RLIMIT_NOFILE, NULL, &rl) < 0 || prlimit(host, RLIMIT_NOFILE, &rl, NULL) < 0 ?
+				strerror(errno) : "allowed");
+		/* SIGIO to it: F_SETOWN succeeds, the delivery is what Landlock
+		 * scopes (the tier checks the process lives) */
+		int sp[2];
+		if (pipe2(sp, O_CLOEXEC | O_NONBLOCK) == 0) {
+			if (fcntl(sp[0], F_SETOWN, host) == 0 && fcntl(sp[0], F_SETSIG, SIGTERM) == 0 &&
+			    fcntl(sp[0], F_SETFL, O_ASYNC | O_NONBLOCK) == 0 && write(sp[1], "x", 1) == 1)
+				fprintf(stderr, "confinement-probe-info sigio_host_pid: sent\n");
+			close(sp[0]);
+			close(sp[1]);
+		}
+		probe("kcmp_host_pid", syscall(SYS_kcmp, getpid(), host, KCMP_VM, 0, 0));
+		long hp = syscall(SYS_pidfd_open, host, 0);
+		probe("pidfd_send_signal_host_pid", hp < 0 ? -1 : syscall(SYS_pidfd_send_signal, (int)hp, 0, NULL, 0));
+		if (hp >= 0)
+			close((int)hp);
+		char hpath[64];
+		snprintf(hpath, sizeof hpath, "%d/environ", (int)host);
+		probe("procfs_host_pid", openat(pfd, hpath, O_RDONLY | O_CLOEXEC));
+		/* what stays (Known gaps): the scheduling rows rootless */
+		struct sched_param sp0 = { 0 };
+		fprintf(stderr, "confinement-probe-info sched_setscheduler_host_pid: %s\n",
+			sched_setscheduler(host, SCHED_OTHER, &sp0) == 0 ?
+				"allowed" : strerror(errno));
 	}
 	if (host > 0) {
 		probe("kill_host_pid", kill(host, 0));

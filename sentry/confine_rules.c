@@ -17,6 +17,7 @@
 #endif
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <linux/sockios.h>
 #include <termios.h>
 #include <sys/socket.h>
@@ -33,7 +34,7 @@ static const int allowed[] = {
 	 * fds duplicated with pidfd_getfd */
 	SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(pread64), SCMP_SYS(pwrite64),
 	SCMP_SYS(readv), SCMP_SYS(writev), SCMP_SYS(lseek), SCMP_SYS(close),
-	SCMP_SYS(dup), SCMP_SYS(dup2), SCMP_SYS(dup3), SCMP_SYS(fcntl),
+	SCMP_SYS(dup), SCMP_SYS(dup2), SCMP_SYS(dup3), /* fcntl: below */
 	SCMP_SYS(fstat), SCMP_SYS(fstatfs), SCMP_SYS(getdents64), SCMP_SYS(ftruncate),
 	SCMP_SYS(fsync), SCMP_SYS(fdatasync), SCMP_SYS(fgetxattr), SCMP_SYS(flistxattr),
 	SCMP_SYS(memfd_create), SCMP_SYS(pipe2),
@@ -60,7 +61,7 @@ static const int allowed[] = {
 	SCMP_SYS(restart_syscall), SCMP_SYS(nanosleep), SCMP_SYS(clock_nanosleep),
 	SCMP_SYS(setitimer), /* --kill-after's timer, armed by a forwarded SIGTERM (limits.c) */
 	SCMP_SYS(clock_gettime), SCMP_SYS(gettimeofday), SCMP_SYS(getrandom),
-	SCMP_SYS(sched_getaffinity), SCMP_SYS(prlimit64),
+	SCMP_SYS(sched_getaffinity), /* prlimit64: below */
 	SCMP_SYS(sysinfo), /* the guest's sysinfo, capped (fs/procfs.c) */
 	/* SysV IPC of the guest's namespace (the sentry's threads joined it,
 	 * run.c): syscalls/sys_ipc.c makes, stats, sets and removes the objects
@@ -97,6 +98,53 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 	}
 	if (!rc)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	/* fcntl: the commands the sentry makes (flags, a cloexec dup, a guest
+	 * file's SIGIO owner and signal, a memfd's seals, their reads), never
+	 * a lock, a lease, F_NOTIFY or a pipe's size on a host object (red
+	 * team 72: rootless our uid owns the caller's files in an export, and
+	 * a read lease on one held every open of it for writing by the
+	 * caller's own processes for lease-break-time, 45 s, again and again;
+	 * the guest's locks and leases are the sentry's lock table,
+	 * syscalls/sys_lock.c, and its F_NOTIFY runs natively). The kernel
+	 * reads the command as an unsigned int: its low 32 bits compared */
+	static const int fcntl_cmds[] = { F_DUPFD, F_DUPFD_CLOEXEC, F_GETFD, F_SETFD, F_GETFL, F_SETFL,
+					  F_GETOWN, F_SETOWN, F_GETOWN_EX, F_SETOWN_EX, F_GETSIG, F_SETSIG,
+					  F_ADD_SEALS, F_GET_SEALS };
+	for (size_t i = 0; i < ARRAY_SIZE_(fcntl_cmds) && !rc; i++) {
+		struct scmp_arg_cmp c = { .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffUL,
+					  .datum_b = (uint32_t)fcntl_cmds[i] };
+		rc = rule(ctx, SCMP_SYS(fcntl), 1, &c);
+	}
+	/* prlimit64: a read of any process's limits, our own set
+	 * (setrlimit: pid 0), and of another process (a guest task: the
+	 * tracer's RLIMIT_CORE, sentry/tracer.c; a guest's owner row,
+	 * syscalls/sys_signal.c sys_prlimit64) only the limits the kernel
+	 * enforces without a signal. Never RLIMIT_CPU, RLIMIT_FSIZE,
+	 * RLIMIT_STACK or RLIMIT_RTTIME of another process (red team 72:
+	 * rootless the caller's processes share our ids, which is all
+	 * do_prlimit checks, and Landlock does not scope it: RLIMIT_CPU of 0
+	 * was SIGKILL to any of them, the kill the signal scope refuses;
+	 * sys_prlimit64 refuses a guest's of these four on another process
+	 * in a sandbox of more than one identity). What stays: lowering the
+	 * others (RLIMIT_NOFILE, RLIMIT_AS…) of the caller's processes
+	 * rootless (ARCHITECTURE "Known gaps") */
+	static const int prlimit_other_ok[] = { RLIMIT_CORE, RLIMIT_DATA, RLIMIT_RSS, RLIMIT_NPROC, RLIMIT_NOFILE,
+						RLIMIT_MEMLOCK, RLIMIT_AS, RLIMIT_LOCKS, RLIMIT_SIGPENDING,
+						RLIMIT_MSGQUEUE, RLIMIT_NICE, RLIMIT_RTPRIO };
+	for (size_t i = 0; i < ARRAY_SIZE_(prlimit_other_ok) && !rc; i++) {
+		struct scmp_arg_cmp c = { .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffUL,
+					  .datum_b = (uint32_t)prlimit_other_ok[i] };
+		rc = rule(ctx, SCMP_SYS(prlimit64), 1, &c);
+	}
+	if (!rc) {
+		struct scmp_arg_cmp c = { .arg = 2, .op = SCMP_CMP_EQ, .datum_a = 0 };
+		rc = rule(ctx, SCMP_SYS(prlimit64), 1, &c);
+	}
+	if (!rc) {
+		struct scmp_arg_cmp c = { .arg = 0, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffUL,
+					  .datum_b = 0 };
+		rc = rule(ctx, SCMP_SYS(prlimit64), 1, &c);
+	}
 	/* fchmod: a guest memfd's mode (syscalls/sys_file.c do_fchmodat, set-id
 	 * bits kept virtual); never a set-id bit (red team 45: rootless our uid
 	 * owns a rw bind's files, and a compromised sentry could have left a

@@ -59,6 +59,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -2006,6 +2007,14 @@ long sys_setrlimit(struct sc_call *c)
 	return vcore_prlimit(c, c->task, nw, NULL);
 }
 
+/* the limits the kernel enforces with a signal (SIGXCPU, then SIGKILL;
+ * SIGXFSZ; SIGSEGV at the stack's growth): the sentry sets them on no other
+ * process (sentry/confine_rules.c prlimit_other_ok lists the rest) */
+static int prlimit_signalling(unsigned res)
+{
+	return res == RLIMIT_CPU || res == RLIMIT_FSIZE || res == RLIMIT_STACK || res == RLIMIT_RTTIME;
+}
+
 struct rl_arg {
 	unsigned res;
 	int has_new, want_old;
@@ -2027,6 +2036,19 @@ long sys_prlimit64(struct sc_call *c)
 		long r = owner_pin(c, pid, OWN_RLIMIT, &t, NULL);
 		if (r <= 0)
 			return r;
+		/* the sentry's filter never lets it set these on another
+		 * process (sentry/confine_rules.c, red team 72: the limits the
+		 * kernel enforces with a signal, SIGKILL past RLIMIT_CPU's hard
+		 * limit among them, were a kill of the caller's processes
+		 * rootless past the Landlock signal scope): refused, not left
+		 * to the kernel's late look-up of the number (the window the
+		 * owner rows close) */
+		if (c->args[2] && prlimit_signalling((unsigned)c->args[1])) {
+			task_put(t);
+			snprintf(c->note, sizeof c->note, "prlimit64 of another process's resource %u: refused in a sandbox of more than one identity",
+				 (unsigned)c->args[1]);
+			return -EPERM;
+		}
 		/* as Linux: the new limits read first, the old written last
 		 * (after the change) */
 		struct rl_arg a = { .res = (unsigned)c->args[1], .has_new = c->args[2] != 0,

@@ -1022,6 +1022,34 @@ expect_eq dropped_owner_calls_next_pid_esrch "$out" "setpriority:No such process
 out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 1000:1000 -- "$PY" -c "$NEXT_PY" same </dev/null 2>&1)
 SANITY=1 expect_eq one_identity_owner_calls_next_pid_native "$out" "setpriority:ok held next nice:19 nofile-kept prlimit64:ok held next nice:0 nofile-set"
 
+# red team 72: the sentry's filter no longer lets it set the limits the
+# kernel enforces with a signal (RLIMIT_CPU, FSIZE, STACK, RTTIME) on
+# another process (a compromised sentry's SIGKILL of the caller's processes
+# rootless). Mixed sandbox: a dropped user's prlimit64 of RLIMIT_CPU on its
+# own child is EPERM (refused, not left to the kernel's late look-up);
+# RLIMIT_NOFILE is still made at the check. Natively both pass.
+RLSIG_PY='
+import ctypes, os, signal, sys
+libc = ctypes.CDLL(None, use_errno=True)
+L = ctypes.c_long
+d = os.fork()
+if d:
+    os.waitpid(d, 0); sys.exit(0)
+os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+x = os.fork()
+if x == 0:
+    while True: signal.pause()
+out = []
+for name, res in (("cpu", 0), ("fsize", 1), ("nofile", 7)):
+    old = (ctypes.c_uint64 * 2)()
+    libc.syscall(L(302), L(x), L(res), None, old)
+    r = libc.syscall(L(302), L(x), L(res), old, None)
+    out.append("%s:%s" % (name, "ok" if r == 0 else os.strerror(ctypes.get_errno())))
+os.kill(x, signal.SIGKILL); os.waitpid(x, 0)
+print(" ".join(out))'
+out=$(moat run --user 0:0 -- "$PY" -c "$RLSIG_PY" </dev/null 2>&1)
+expect_eq prlimit_signalling_other_refused "$out" "cpu:Operation not permitted fsize:Operation not permitted nofile:ok"
+
 # ---- pidgroups: the group rows (kill(-pgrp), kill(0), setpriority
 #      PRIO_PGRP/PRIO_USER, ioprio_set IOPRIO_WHO_PGRP) were checked on the
 #      members the group had, then CONTINUE'd: the kernel found the members

@@ -324,7 +324,7 @@ static void dotdot_probe_start(int pfd)
 		fprintf(stderr, "confinement-probe-info dotdot: no thread\n");
 }
 
-void confine_selftest(struct sandbox *sb)
+void confine_selftest(struct sandbox *sb, pid_t gofer)
 {
 	int pfd = sb->guest_procfd;
 	const char *e = getenv("MOAT_TEST_CONFINEMENT_PID");
@@ -568,6 +568,25 @@ void confine_selftest(struct sandbox *sb)
 		probe("pidfd_getfd_host_pid", pid_fd < 0 ? pid_fd : syscall(SYS_pidfd_getfd, (int)pid_fd, 0, 0));
 		if (pid_fd >= 0)
 			close((int)pid_fd);
+	}
+	if (gofer > 0) {
+		/* the gofer (red team 72): rootless it shares our uid; it is
+		 * outside our Landlock domain (forked before it), root-run it is
+		 * host root's. Signal 0, an attach, a read of its memory, its fd
+		 * 0, its limits (the value it has, written back) */
+		probe("kill_gofer", kill(gofer, 0));
+		probe("ptrace_gofer", ptrace(PTRACE_ATTACH, gofer, 0, 0));
+		char gb[8];
+		struct iovec gl = { gb, sizeof gb }, gr = { (void *)0x400000, sizeof gb };
+		probe("vm_readv_gofer", process_vm_readv(gofer, &gl, 1, &gr, 1, 0));
+		long gpf = syscall(SYS_pidfd_open, gofer, 0);
+		probe("pidfd_getfd_gofer", gpf < 0 ? -1 : syscall(SYS_pidfd_getfd, (int)gpf, 0, 0));
+		probe("pidfd_send_signal_gofer", gpf < 0 ? -1 : syscall(SYS_pidfd_send_signal, (int)gpf, 0, NULL, 0));
+		if (gpf >= 0)
+			close((int)gpf);
+		struct rlimit grl;
+		probe("prlimit_gofer", prlimit(gofer, RLIMIT_CPU, NULL, &grl) < 0 ? -1 : prlimit(gofer, RLIMIT_CPU, &grl, NULL));
+		probe("kcmp_gofer", syscall(SYS_kcmp, getpid(), gofer, KCMP_FILES, 0, 0));
 	}
 	netconn_selftest();
 	broker_selftest();

@@ -437,7 +437,7 @@ static void late_setup(void *arg)
 		die("%s", x->err);
 	prctl(PR_SET_DUMPABLE, 0); /* set-up wrote the init's maps; nothing else needs it */
 	if (getenv("MOAT_TEST_CONFINEMENT"))
-		confine_selftest(x->sb);
+		confine_selftest(x->sb, gofer_pid);
 	malloc_trim(0); /* give set-up's heap back */
 	dbg("%.2f ms: confined", ms_now() - x->t0);
 	crash_install(x->sr->init_pid);

@@ -294,7 +294,7 @@ int confine_scope(char *err, size_t errlen);
 /* MOAT_TEST_CONFINEMENT=1: once confined, try what a compromised sentry
  * would (open host paths, openat2, socket, exec, kill of
  * MOAT_TEST_CONFINEMENT_PID) and print one "confinement-probe" line each. */
-void confine_selftest(struct sandbox *sb);
+void confine_selftest(struct sandbox *sb, pid_t gofer);
 
 /* ---- -t, a private pty (tty.c) ---- */
 /* before the guest exists, the gofer started: a pty of the device export

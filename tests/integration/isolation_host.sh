@@ -214,11 +214,12 @@ done
 # with a signal written — rootless RLIMIT_CPU killed a caller's process past
 # the Landlock signal scope —,
 # kcmp, a pidfd signal, its procfs entry; a SIGIO F_SETOWN'd to it: the
-# liveness check below)
+# liveness check below; the same calls on the gofer)
 for p in clone_newuser clone3_newuser tcsets_fd3 tcsetsw_fd3 tcxonc_fd3 setpriority_pgrp ioprio_set_pgrp \
 	openat_procfd_creat openat_procfd_trunc fchmod_setuid fchmod_setgid \
 	fcntl_setlease fcntl_setlk fcntl_ofd_setlk fcntl_notify fcntl_setpipe_sz \
-	prlimit_host_pid prlimit_host_pid_fsize prlimit_host_pid_stack kcmp_host_pid pidfd_send_signal_host_pid procfs_host_pid; do
+	prlimit_host_pid prlimit_host_pid_fsize prlimit_host_pid_stack kcmp_host_pid pidfd_send_signal_host_pid procfs_host_pid \
+	kill_gofer ptrace_gofer vm_readv_gofer pidfd_getfd_gofer pidfd_send_signal_gofer prlimit_gofer kcmp_gofer; do
 	grep -q "^confinement-probe $p: " "$T_TMP/probe.err" || missing="$missing $p"
 done
 grep -q '^confinement-probe export_roots: [1-9]' "$T_TMP/probe.err" || missing="$missing export_roots"

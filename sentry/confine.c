@@ -252,6 +252,23 @@ static void *dotdot_probe(void *arg)
 	int pfd = dotdot_pfd, tried = 0, reached = 0;
 	char b[4096], path[256], names[512];
 	(void)arg;
+	/* and a socket bound by a path through them (red team 72): bind
+	 * resolves a relative path from our working directory, this thread's
+	 * own (CLONE_FS), moved to the guest procfs: "PID/fd/N/name" makes a
+	 * socket inode wherever fd N is, a host directory the caller gave as
+	 * stdio included. An unbound AF_UNIX socket of ours for each try (a
+	 * socket binds once) */
+	int socks[16], nsocks = 0, usedsocks = 0;
+	if (unshare(CLONE_FS) == 0 && fchdir(pfd) == 0) {
+		for (int f = 3; f < 256 && nsocks < 16; f++) {
+			struct sockaddr_un su;
+			socklen_t sl = sizeof su;
+			if (getsockname(f, (struct sockaddr *)&su, &sl) == 0 && su.sun_family == AF_UNIX &&
+			    sl == sizeof(sa_family_t))
+				socks[nsocks++] = f;
+		}
+	}
+	fprintf(stderr, "confinement-probe-info dotdot unbound sockets: %d\n", nsocks);
 	for (int round = 0; round < 100 && !tried; round++) {
 		struct timespec ts = { 0, 50 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
@@ -262,13 +279,24 @@ static void *dotdot_probe(void *arg)
 				const char *pid = b + off + 19;
 				if (*pid < '1' || *pid > '9')
 					continue;
-				for (int fdn = 3; fdn < 16; fdn++) {
+				for (int fdn = 0; fdn < 16; fdn++) {
 					snprintf(path, sizeof path, "%s/fd/%d", pid, fdn);
 					int f = openat(pfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 					if (f < 0)
 						continue;
 					close(f);
 					tried++;
+					if (usedsocks < nsocks) {
+						struct sockaddr_un su = { .sun_family = AF_UNIX };
+						if ((size_t)snprintf(su.sun_path, sizeof su.sun_path, "%.80s/moat-probe-sock",
+								     path) >= sizeof su.sun_path)
+							continue;
+						int bd = bind(socks[usedsocks], (struct sockaddr *)&su, sizeof su);
+						if (bd == 0)
+							usedsocks++;
+						fprintf(stderr, "confinement-probe-info dotdot bind %s: %s\n", su.sun_path,
+							bd == 0 ? "bound" : strerror(errno));
+					}
 					/* by name too, O_PATH (no read of the
 					 * directory: a search of it only) */
 					static const char *const names_above[] = { ".ovl", ".cow", ".low0", ".empty", "0" };
@@ -509,7 +537,7 @@ void confine_selftest(struct sandbox *sb, pid_t gofer)
 	/* an AF_UNIX socket we hold (the gofer's, ours: of the host's
 	 * network namespace) bound to an abstract name: a squat on a name a
 	 * host service would take, and its datagrams ours (Known gaps) */
-	for (int f = 3; f < 256; f++) {
+	for (int f = 3; f < 256 && !getenv("MOAT_TEST_CONFINEMENT_DOTDOT"); f++) {
 		struct sockaddr_un su;
 		socklen_t sl = sizeof su;
 		if (getsockname(f, (struct sockaddr *)&su, &sl) < 0 || su.sun_family != AF_UNIX)

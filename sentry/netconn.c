@@ -7,12 +7,9 @@
  *     untouched (the guest's network namespace has only its own loopback);
  *   - a destination no rule allows: skipped with ENETUNREACH (what the
  *     guest's empty namespace answers), audited with the reason;
- *   - an allowed destination: the address is kept as the thread's pending
- *     connect and the call is rewritten to MOAT_SYS_LOADER(MOAT_NET_CONNECT,
- *     fd), which the guest's filter (re-run by the kernel after the tracer
- *     changed the call) sends to a worker: netconn_call. The address is never
- *     read from guest memory again.
- * netconn_call asks moat-netd (netd.c) for a connected socket of the same
+ *   - an allowed destination: only with moat-netd, where connect is a user
+ *     notification (netconn_connect), never this stop.
+ * netconn_connect asks moat-netd (netd.c) for a connected socket of the same
  * family and type, with the guest socket's options copied, waits for the
  * connection if the guest's socket is blocking, and replaces the guest's fd
  * with it (SECCOMP_IOCTL_NOTIF_ADDFD + SETFD, O_CLOEXEC as the guest's fd

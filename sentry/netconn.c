@@ -7,12 +7,9 @@
  *     untouched (the guest's network namespace has only its own loopback);
  *   - a destination no rule allows: skipped with ENETUNREACH (what the
  *     guest's empty namespace answers), audited with the reason;
- *   - an allowed destination: the address is kept as the thread's pending
- *     connect and the call is rewritten to MOAT_SYS_LOADER(MOAT_NET_CONNECT,
- *     fd), which the guest's filter (re-run by the kernel after the tracer
- *     changed the call) sends to a worker: netconn_call. The address is never
- *     read from guest memory again.
- * netconn_call asks moat-netd (netd.c) for a connected socket of the same
+ *   - an allowed destination: only with moat-netd, where connect is a user
+ *     notification (netconn_connect), never this stop.
+ * netconn_connect asks moat-netd (netd.c) for a connected socket of the same
  * family and type, with the guest socket's options copied, waits for the
  * connection if the guest's socket is blocking, and replaces the guest's fd
  * with it (SECCOMP_IOCTL_NOTIF_ADDFD + SETFD, O_CLOEXEC as the guest's fd
@@ -69,6 +66,7 @@ _Static_assert(NETD_MAX_RELAYS == UDP_RELAY_SLOTS, "the sentry keeps a destinati
 #include <string.h>
 #include <time.h>
 #include <sys/ptrace.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/ioctl.h>
@@ -77,6 +75,7 @@ _Static_assert(NETD_MAX_RELAYS == UDP_RELAY_SLOTS, "the sentry keeps a destinati
 #include <linux/sockios.h>
 #include <unistd.h>
 
+static void key_secret_init(void);
 static const struct netpolicy *g_pol;
 static int g_chan = -1;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -94,6 +93,13 @@ struct net_pending {
 	int backlog;
 	int flags;                       /* a send's MSG_* flags */
 	uint64_t buf, buflen, iov, iovlen, mmsg; /* where its payload is */
+	/* The key (netconn_key): only the private call the stop made takes
+	 * the request, never a later call of the thread */
+	pid_t tid;        /* the thread */
+	uint64_t ip;      /* where it called (the notification's instruction pointer) */
+	uint64_t call[6]; /* the private call's arguments; call[5] is a one-time nonce */
+	long orig_nr;     /* the guest's own call, put back for a restart */
+	uint64_t orig[6];
 };
 
 /* MOAT_PROFILE: wall time of the stages of an allowed TCP connect, summed
@@ -214,8 +220,107 @@ static void set_pending(struct task *t, struct net_pending *p)
 {
 	pthread_mutex_lock(&t->lock);
 	free(t->net_pending);
-	t->net_pending = p;
+	__atomic_store_n(&t->net_pending, p, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&t->lock);
+}
+
+static struct net_pending *take_pending(struct task *t)
+{
+	if (!__atomic_load_n(&t->net_pending, __ATOMIC_ACQUIRE))
+		return NULL; /* the common case: no lock */
+	pthread_mutex_lock(&t->lock);
+	struct net_pending *p = t->net_pending;
+	__atomic_store_n(&t->net_pending, NULL, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&t->lock);
+	return p;
+}
+
+void netconn_drop_pending(struct task *t)
+{
+	free(take_pending(t));
+}
+
+/* A one-time nonce: a keyed hash of a counter (the secret drawn once). */
+static uint64_t g_key_secret[2];
+static uint64_t netconn_nonce(void)
+{
+	static uint64_t ctr;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, key_secret_init);
+	uint64_t in[3] = { g_key_secret[0], __atomic_add_fetch(&ctr, 1, __ATOMIC_RELAXED), g_key_secret[1] };
+	uint64_t k = moat_hash(in, sizeof in);
+	return k ? k : 1;
+}
+
+/* Key the request to the call (ARCHITECTURE "Egress", the private call's
+ * key) and turn the stopped call into MOAT_SYS_LOADER(marker, fd, a2, ...,
+ * nonce): the request is the thread's, for a call made where this one was
+ * (its ip) with exactly these six arguments. The guest's own seccomp
+ * filter may refuse that call (ERRNO, TRAP): a seccomp filter is a pure
+ * function of (nr, arch, ip, args) and only grows, so the same call of the
+ * same thread is refused again, every time; a call the filter lets through
+ * is another call (its ip or arguments differ) and is refused here. */
+static void to_private(struct task *t, arch_regs *regs, struct net_pending *p, uint64_t marker,
+		       uint64_t fd, const uint64_t *a2)
+{
+	p->tid = t->tid;
+	p->orig_nr = (long)REG_SYSNO(*regs);
+	p->orig[0] = REG_ARG0(*regs), p->orig[1] = REG_ARG1(*regs), p->orig[2] = REG_ARG2(*regs);
+	p->orig[3] = REG_ARG3(*regs), p->orig[4] = REG_ARG4(*regs), p->orig[5] = REG_ARG5(*regs);
+	REG_SYSNO(*regs) = MOAT_SYS_LOADER;
+	REG_ARG0(*regs) = marker;
+	REG_ARG1(*regs) = fd;
+	if (a2)
+		REG_ARG2(*regs) = *a2;
+	REG_ARG5(*regs) = netconn_nonce();
+	p->ip = REG_IP(*regs);
+	p->call[0] = REG_ARG0(*regs), p->call[1] = REG_ARG1(*regs), p->call[2] = REG_ARG2(*regs);
+	p->call[3] = REG_ARG3(*regs), p->call[4] = REG_ARG4(*regs), p->call[5] = REG_ARG5(*regs);
+	set_pending(t, p);
+	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+}
+
+/* The private call's request, if this call is the one its stop made
+ * (thread, ip, the six arguments with the nonce); any other call drops it. */
+static struct net_pending *take_keyed(struct sc_call *c)
+{
+	struct net_pending *p = take_pending(c->task);
+	if (p && (p->tid != c->tid || p->ip != c->ip || memcmp(p->call, c->args, sizeof p->call))) {
+		snprintf(c->note, sizeof c->note, "not the call its stop made (thread, ip or key): request dropped");
+		free(p);
+		return NULL;
+	}
+	if (!p)
+		snprintf(c->note, sizeof c->note, "no request left by a stop of this thread");
+	return p;
+}
+
+#define NC_ERESTARTSYS 512
+#define NC_ERESTARTNOINTR 513
+#define NC_ERESTARTNOHAND 514
+int netconn_signal_stop(struct task *t, void *regsp)
+{
+	struct net_pending *p = take_pending(t);
+	if (!p)
+		return 0;
+	arch_regs *regs = regsp;
+	long rax = (long)REG_RET(*regs);
+	uint64_t now[6] = { REG_ARG0(*regs), REG_ARG1(*regs), REG_ARG2(*regs),
+			    REG_ARG3(*regs), REG_ARG4(*regs), REG_ARG5(*regs) };
+	int put_back = 0;
+	if (REG_SYSNO(*regs) == MOAT_SYS_LOADER && REG_IP(*regs) == p->ip && !memcmp(now, p->call, sizeof now) &&
+	    (rax == -NC_ERESTARTSYS || rax == -NC_ERESTARTNOINTR || rax == -NC_ERESTARTNOHAND)) {
+		/* the private call's wait ended before a worker took it
+		 * (WAIT_KILLABLE_RECV: never after), nothing was made: the
+		 * guest's own call again after the handler, through its stop */
+		REG_SYSNO(*regs) = (unsigned long long)p->orig_nr;
+		REG_ARG0(*regs) = p->orig[0], REG_ARG1(*regs) = p->orig[1], REG_ARG2(*regs) = p->orig[2];
+		REG_ARG3(*regs) = p->orig[3], REG_ARG4(*regs) = p->orig[4], REG_ARG5(*regs) = p->orig[5];
+		REG_RET(*regs) = (unsigned long long)-NC_ERESTARTNOINTR;
+		put_back = ptrace(PTRACE_SETREGS, t->tid, 0, regs) == 0;
+	}
+	free(p);
+	return put_back;
 }
 
 /* Turn the stopped call into MOAT_SYS_LOADER(marker, fd): a worker runs it
@@ -231,11 +336,7 @@ static int to_worker(struct task *t, arch_regs *regs, uint64_t marker, int op, i
 		memcpy(p->addr, sa, len);
 	p->rule = rule;
 	p->backlog = backlog;
-	set_pending(t, p);
-	REG_SYSNO(*regs) = MOAT_SYS_LOADER;
-	REG_ARG0(*regs) = marker;
-	REG_ARG1(*regs) = (uint64_t)fd;
-	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+	to_private(t, regs, p, marker, (uint64_t)fd, NULL);
 	return 0;
 }
 
@@ -248,6 +349,16 @@ static int host_socket(int hfd)
 		return 0; /* no netd: every socket is the guest's */
 	uint64_t c = sock_netns_cookie(hfd);
 	return !g_guest_netns || !c || c != g_guest_netns;
+}
+
+static void key_secret_init(void)
+{
+	if (getrandom(g_key_secret, sizeof g_key_secret, 0) != (ssize_t)sizeof g_key_secret) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		g_key_secret[0] ^= (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL ^ (uint64_t)getpid();
+		g_key_secret[1] ^= (uint64_t)ts.tv_sec ^ (uint64_t)(uintptr_t)&ts;
+	}
 }
 
 void netconn_init(const struct netpolicy *pol, int chan)
@@ -487,12 +598,8 @@ int netconn_send_stop(struct sandbox *sb, struct task *t, void *regsp, int kind)
 		p->len = (uint32_t)keep;
 		memcpy(p->addr, &sa, keep);
 	}
-	set_pending(t, p);
-	REG_SYSNO(*regs) = MOAT_SYS_LOADER;
-	REG_ARG0(*regs) = MOAT_NET_SEND;
-	REG_ARG1(*regs) = (uint64_t)fd;
-	REG_ARG2(*regs) = (uint64_t)kind;
-	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+	uint64_t k = (uint64_t)kind;
+	to_private(t, regs, p, MOAT_NET_SEND, (uint64_t)fd, &k);
 	return 0;
 }
 
@@ -1434,11 +1541,7 @@ static int host_abstract_bind(int hfd, const struct net_pending *p)
  * MOAT_NET_LISTEN, fd)): made by netd on the file pinned here. */
 long netconn_call(struct sc_call *c)
 {
-	struct task *t = c->task;
-	pthread_mutex_lock(&t->lock);
-	struct net_pending *p = t->net_pending;
-	t->net_pending = NULL;
-	pthread_mutex_unlock(&t->lock);
+	struct net_pending *p = take_keyed(c);
 	if (!p || c->args[1] != (uint64_t)p->fd || (p->op != NETD_BIND && p->op != NETD_LISTEN)) {
 		free(p);
 		return -ENOSYS; /* not from a bind/listen stop: an unknown call */
@@ -1495,10 +1598,7 @@ static long gather(struct sc_call *c, const struct net_pending *p, uint8_t *out,
 long netconn_send_call(struct sc_call *c)
 {
 	struct task *t = c->task;
-	pthread_mutex_lock(&t->lock);
-	struct net_pending *p = t->net_pending;
-	t->net_pending = NULL;
-	pthread_mutex_unlock(&t->lock);
+	struct net_pending *p = take_keyed(c);
 	if (!p || p->op != NETD_SEND || c->args[1] != (uint64_t)p->fd || c->args[2] != (uint64_t)p->kind ||
 	    p->kind < NETSEND_TO || p->kind > NETSEND_MMSG) {
 		free(p);

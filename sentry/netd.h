@@ -164,6 +164,15 @@ int netconn_copy_bind_stop(struct sandbox *sb, struct task *t, void *regs, const
 /* fd: a socket of the guest's network namespace (the DNS stub's): its
  * netns cookie tells the guest's own sockets from moat-netd's. */
 void netconn_set_guest_netns(int fd);
+/* The request a bind/listen/send stop left for the thread's private call
+ * goes: the thread made another trapped call (pipeline.c, tracer.c). */
+void netconn_drop_pending(struct task *t);
+/* At a signal-delivery stop (tracer.c, regs just read): the thread's
+ * request goes; if the stop is its private call's wait, interrupted before
+ * a worker took it, the guest's own call is put back in regs and the
+ * thread (-ERESTARTNOINTR: made again after the handler, through its stop).
+ * 1 = put back (regs set), 0 = not. */
+int netconn_signal_stop(struct task *t, void *regs);
 /* The rewritten bind/listen (MOAT_SYS_LOADER, MOAT_NET_BIND/LISTEN): worker thread. */
 long netconn_call(struct sc_call *c);
 /* MOAT_PROFILE: the connect path's stages, mean wall time (at exit). */

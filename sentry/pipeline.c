@@ -357,6 +357,7 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 	c->tid = n->pid;
 	c->nr = n->nr;
 	memcpy(c->args, n->args, sizeof c->args);
+	c->ip = n->ip;
 	c->task = t;
 	c->sb = g_sb;
 	c->out_fd = -1;
@@ -367,6 +368,9 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 	long ret;
 	int decision = DEC_ALLOW, err = 0;
 	const char *name;
+	if (e || (n->args[0] != MOAT_NET_BIND && n->args[0] != MOAT_NET_LISTEN && n->args[0] != MOAT_NET_SEND))
+		netconn_drop_pending(t); /* any call but a private one: a request
+					  * a stop left is stale (netconn.c) */
 	if (!e) { /* the loader asking for its pending exec */
 		static const struct sysent loader_ent = { .nr = MOAT_SYS_LOADER, .name = "moat_loader",
 							  .nargs = 3, .args = { A_INT, A_PTR, A_SIZE },

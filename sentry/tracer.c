@@ -24,6 +24,7 @@
  * task beyond it is killed, never resumed unregistered).
  */
 #include "sentry/sentry.h"
+#include "sentry/netd.h"
 #include "gofer/gofer.h"
 #include "fs/walk.h"
 #include "kernel/task.h"
@@ -1074,8 +1075,18 @@ static int sig_restart(struct sandbox *sb, struct task *t, pid_t tid, int sig)
 	int cont = t->intr_tp_cont;
 
 	t->intr_tp_cont = 0;
-	if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+	if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0) {
+		netconn_drop_pending(t);
 		return sig;
+	}
+	if (netconn_signal_stop(t, &regs)) {
+		/* the private call of a bind/listen/send stop, interrupted
+		 * before a worker took it: the guest's own call is made again
+		 * after the handler, through its stop (netconn.c) */
+		t->intr_restarted = 0;
+		t->intr_tp_nr = 0;
+		return sig;
+	}
 	rax = (long)REG_RET(regs);
 	nr = REG_NR(regs);
 	if (t->intr_tp_stage == 1)
@@ -1805,6 +1816,9 @@ int tracer_run(struct tracer_args *a)
 		case PTRACE_EVENT_SECCOMP: {
 			/* the registers once, for every step below */
 			arch_regs regs;
+			/* another trapped call: a request a bind/listen/send
+			 * stop left for the thread is stale (netconn.c) */
+			netconn_drop_pending(t);
 			if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0 || guest_trace_stop(t, regs)) {
 				ptrace(PTRACE_CONT, tid, 0, 0);
 				break;

@@ -47,6 +47,7 @@ struct sc_call {
 	pid_t tid;                /* host tid of the caller */
 	int nr;
 	uint64_t args[SC_MAXARGS];
+	uint64_t ip;              /* the notification's instruction pointer */
 	const struct sysent *ent; /* row (never NULL inside a handler) */
 
 	struct task *task;        /* caller (a reference held by the pipeline) */

@@ -2165,3 +2165,36 @@ long sys_inotify_add_watch(struct sc_call *c)
 	pthread_rwlock_unlock(&ns_lock);
 	return r;
 }
+
+/* fadvise64(fd, offset, len, POSIX_FADV_DONTNEED), the one advice the filter
+ * traps: answered here and never run. Natively it drops the clean pages of
+ * the file from the page cache, and the guest's files of a bind (ro, rw or
+ * cow: an overlay's lower file is the host's inode) and of the root's lower
+ * layer are host files: a guest evicted the host's cache of /usr/bin/python3
+ * or of a neighbour's shared data at will (every later reader, on the host
+ * or in another sandbox, back to the disk), and with preadv2(RWF_NOWAIT)
+ * could then tell which pages the host read since (red team 74; "Known
+ * gaps", red team 31). The advice is advisory: 0, with Linux's errors for
+ * the pinned file (ksys_fadvise64_64, vfs_fadvise, generic_fadvise): EBADF
+ * for no fd or an O_PATH one, ESPIPE for a pipe or FIFO, EINVAL for a
+ * negative length. The guest's own in-memory files (tmpfs, memfd) have
+ * nothing to drop natively either. */
+long sys_fadvise64(struct sc_call *c)
+{
+	int fd = sc_getfd(c, (int)c->args[0]);
+	if (fd < 0)
+		return fd;
+	struct stat st;
+	long ret = 0;
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (fl & O_PATH))
+		ret = -EBADF;
+	else if (fstat(fd, &st) < 0)
+		ret = -errno;
+	else if (S_ISFIFO(st.st_mode))
+		ret = -ESPIPE;
+	else if ((int64_t)c->args[2] < 0)
+		ret = -EINVAL;
+	close(fd);
+	return ret;
+}

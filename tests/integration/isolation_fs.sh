@@ -662,4 +662,41 @@ else
 	skip link_chmod "no SYSCALL_BIN"
 fi
 
+# Red team 74: the host's page cache of a bind's file. A guest's
+# posix_fadvise(POSIX_FADV_DONTNEED) ran natively and dropped the clean
+# cached pages of host files it may only read (ro, cow, rw binds; the root
+# overlay's lower files, /usr/bin/python3): every later reader on the host
+# or in another sandbox went back to the disk, and preadv2(RWF_NOWAIT) then
+# told the guest which pages the host read since. The host reads a 1 MB
+# file into its cache (written and synced first: dirty pages are never
+# dropped), the guest advises DONTNEED on it through each kind of bind, and
+# the host counts its resident pages again (mincore of a fresh mapping).
+pc=$T_TMP/pagecache
+mkdir -p "$pc" && head -c 1048576 /dev/urandom >"$pc/f" && chmod -R a+rX "$pc" && sync "$pc/f"
+resident() {
+	"$PY" -c 'import ctypes, mmap, os, sys
+l = ctypes.CDLL(None, use_errno=True)
+l.mmap.restype = ctypes.c_void_p
+l.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+fd = os.open(sys.argv[1], os.O_RDONLY)
+n = os.fstat(fd).st_size
+if sys.argv[2] == "read":
+    os.pread(fd, n, 0)
+a = l.mmap(None, n, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+v = (ctypes.c_ubyte * ((n + 4095) // 4096))()
+l.mincore(ctypes.c_void_p(a), ctypes.c_size_t(n), v)
+print(sum(b & 1 for b in v))' "$1" "$2"
+}
+dontneed='import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+print("advised")'
+pcgot=
+for mode in ro cow rw; do
+	before=$(resident "$pc/f" read)
+	out=$(moat run --bind "$pc:/pc:$mode" -- "$PY" -c "$dontneed" /pc/f </dev/null 2>&1)
+	pcgot="$pcgot$mode: $out $before -> $(resident "$pc/f" keep); "
+done
+expect_eq host_page_cache_kept_by_dontneed "$pcgot" "ro: advised 256 -> 256; cow: advised 256 -> 256; rw: advised 256 -> 256; "
+
 finish

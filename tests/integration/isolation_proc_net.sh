@@ -130,4 +130,64 @@ case $out in *refused*FileNotFound*) ok path_unix_unreachable ;; *) fail path_un
 out=$(moat run --bind "$sdir:/s:rw" -- "$PY" -c "$probe" /s/host.sock </dev/null 2>&1)
 case $out in *refused*) ok path_unix_unreachable_through_bind ;; *) fail path_unix_unreachable_through_bind "$out" ;; esac
 
+# Red team 74: two sandboxes at once share nothing of the kernel's named
+# objects. Sandbox A (a guest) holds SysV shm/msg/sem sets at a fixed key,
+# a POSIX mqueue, an abstract AF_UNIX name, a unix socket bound at a path of
+# a rw bind both sandboxes have, a TCP listener and a UDP socket on
+# 127.0.0.1; sandbox B (another guest, with and without --net naming the
+# port) finds none of them (IPC, network and pid namespaces of its own; a
+# path socket is named in its sandbox's network namespace only) and can bind
+# the same UDP port. The key, names and ports are fixed: against fake-moat
+# both run natively and B reaches every one.
+nb=$T_TMP/nb
+mkdir -p "$nb" && chmod 777 "$nb"
+cat >"$nb/nb.py" <<'EOF'
+import ctypes, os, socket, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+rt = ctypes.CDLL("librt.so.1", use_errno=True)
+K = 0x74740074
+D = sys.argv[2]
+if sys.argv[1] == "hold":
+    held = [libc.shmget(K, 4096, 0o1666) >= 0, libc.msgget(K, 0o1666) >= 0, libc.semget(K, 1, 0o1666) >= 0,
+            rt.mq_open(b"/rt74mq", os.O_CREAT | os.O_RDWR, 0o666, None) >= 0]
+    u = socket.socket(socket.AF_UNIX); u.bind(b"\0rt74abs"); u.listen()
+    p = socket.socket(socket.AF_UNIX); p.bind(D + "/a.sock"); p.listen()
+    t = socket.socket(); t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); t.bind(("127.0.0.1", 47474)); t.listen()
+    d = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); d.bind(("127.0.0.1", 47475))
+    open(D + "/held", "w").write("held %s\n" % all(held))
+    for _ in range(300):
+        if os.path.exists(D + "/done"):
+            break
+        time.sleep(0.05)
+    sys.exit(0)
+res = []
+def r(name, reached): res.append("%s:%s" % (name, "REACHED" if reached else "no"))
+r("shm", libc.shmget(K, 0, 0) >= 0); r("msg", libc.msgget(K, 0) >= 0); r("sem", libc.semget(K, 0, 0) >= 0)
+r("mq", rt.mq_open(b"/rt74mq", os.O_RDWR, 0, None) >= 0)
+for name, fam, addr in (("abstract", socket.AF_UNIX, b"\0rt74abs"), ("path", socket.AF_UNIX, D + "/a.sock"), ("tcp", socket.AF_INET, ("127.0.0.1", 47474))):
+    try:
+        s = socket.socket(fam); s.settimeout(1); s.connect(addr); r(name, True)
+    except OSError:
+        r(name, False)
+try:
+    d = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); d.bind(("127.0.0.1", 47475)); r("udp_port", False)
+except OSError:
+    r("udp_port", True)
+print(" ".join(res))
+EOF
+chmod 644 "$nb/nb.py"
+moat run --bind "$nb:/nb:rw" -- "$PY" /nb/nb.py hold /nb </dev/null >/dev/null 2>"$T_TMP/nb.err" &
+nbpid=$!
+at_exit "kill -9 $nbpid 2>/dev/null; touch $nb/done"
+# (against fake-moat the objects are the host's: removed at exit)
+at_exit 'ipcrm -M 0x74740074 -Q 0x74740074 -S 0x74740074 2>/dev/null; "$PY" -c "import ctypes; ctypes.CDLL(\"librt.so.1\").mq_unlink(b\"/rt74mq\")"' 
+for ((i = 0; i < 150; i++)); do [ -s "$nb/held" ] && break; sleep 0.1; done
+got="$(cat "$nb/held" 2>/dev/null)"
+got="$got; $(moat run --bind "$nb:/nb:rw" -- "$PY" /nb/nb.py probe /nb </dev/null 2>&1)"
+got="$got; $(moat run --net allow=127.0.0.1:47474 --bind "$nb:/nb:rw" -- "$PY" /nb/nb.py probe /nb </dev/null 2>&1)"
+touch "$nb/done"
+no="shm:no msg:no sem:no mq:no abstract:no path:no tcp:no udp_port:no"
+expect_eq neighbour_named_objects_unreachable "$got" "held True; $no; $no"
+wait $nbpid 2>/dev/null
+
 finish

@@ -298,6 +298,11 @@ int gofer_linkfd(struct gofer_conn *c, int exp, int fd, const char *rel);
 /* fchown an unnamed O_TMPFILE file of a private (TMPFS) export (its
  * creator's ids: what CHOWN does for a named file); -EPERM for anything else */
 int gofer_chownfd(struct gofer_conn *c, int exp, int fd, uid_t uid, gid_t gid);
+/* Set the window size of fd, a terminal of the DEV export exp's own devpts
+ * instance (a pty or its master), in the gofer; -EPERM for any other
+ * terminal, -ENOTTY for no character device. */
+struct winsize;
+int gofer_winsz(struct gofer_conn *c, int exp, int fd, const struct winsize *ws);
 /* Add a watch for the inotify instance ifd on rel, only if it is the object
  * (dev, ino): a directory itself, else by name with IN_DONT_FOLLOW. Returns
  * the watch descriptor or -errno (-ESTALE: rel names another object now). */

@@ -64,11 +64,31 @@ static void on_winch(int sig)
 	errno = e;
 }
 
+/* The master's window size is set by the gofer (GOFER_OP_WINSZ on the
+ * sandbox's devpts, checked there): the sentry's filter has no TIOCSWINSZ
+ * since red team 71 (it allowed one on any fd, the caller's terminal among
+ * them). One connection, made at the first use and kept until tty_finish;
+ * only the relay thread (and tty_open before it) uses it. With a host pty
+ * (no devpts) the size is set directly, which works only before the sentry
+ * confines itself: later resizes are not passed on (Known gaps). */
+static int win_ctl = -1, win_exp = -1;
+static struct gofer_conn *win_conn;
+
 static void copy_winsize(void)
 {
 	struct winsize ws;
-	if (ioctl(0, TIOCGWINSZ, &ws) == 0 || ioctl(1, TIOCGWINSZ, &ws) == 0)
-		ioctl(master, TIOCSWINSZ, &ws);
+	if (ioctl(0, TIOCGWINSZ, &ws) != 0 && ioctl(1, TIOCGWINSZ, &ws) != 0)
+		return;
+	if (win_exp < 0) {
+		(void)ioctl(master, TIOCSWINSZ, &ws);
+		return;
+	}
+	if (!win_conn)
+		win_conn = gofer_connect(win_ctl);
+	if (win_conn && gofer_winsz(win_conn, win_exp, master, &ws) == -EIO) {
+		gofer_disconnect(win_conn); /* the transport: a new one next time */
+		win_conn = NULL;
+	}
 }
 
 /* A pty of the sandbox's own devpts (the gofer's "pts" on the device export
@@ -103,7 +123,10 @@ int tty_open(int gofer_ctl, int dev_export, int *slave_out, char *err, size_t er
 {
 	char name[64];
 	int slave = -1;
-	if (dev_export < 0 || pty_from_gofer(gofer_ctl, dev_export, &master, &slave) < 0) {
+	if (dev_export >= 0 && pty_from_gofer(gofer_ctl, dev_export, &master, &slave) == 0) {
+		win_ctl = gofer_ctl;
+		win_exp = dev_export;
+	} else {
 		/* no devpts of the sandbox's own: a pty of the host's */
 		master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
 		if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
@@ -715,6 +738,10 @@ void tty_finish(void)
 		}
 		pthread_join(relay, NULL);
 		relay_started = 0;
+	}
+	if (win_conn) {
+		gofer_disconnect(win_conn);
+		win_conn = NULL;
 	}
 	restore();
 }

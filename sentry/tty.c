@@ -165,16 +165,29 @@ static int write_all_fd(int fd, const char *b, ssize_t n)
 	return 0;
 }
 
+/* The relay never blocks (red team 71): the master is non-blocking, and
+ * the caller's input the master does not take at once (the guest's pty
+ * input queue is full: a program that does not read its stdin while the
+ * caller types, pastes or pipes more than ~12 KB) waits in `in`, at most
+ * one read's worth, while the caller's stdin is not read meanwhile (the
+ * caller's writer waits, as for a native program's full input). Before, a
+ * blocking write to the master stopped the relay: the guest's output was
+ * no longer read, so the guest blocked at its next write, and moat never
+ * ended (`yes | moat run -t -- sh -c 'sleep 1; echo done'` hung for good
+ * with the caller's terminal raw; natively it prints done). What is still
+ * pending once the guest is gone is dropped. */
 static void *relay_main(void *arg)
 {
 	(void)arg;
 	char buf[4096];
+	char in[4096];
+	size_t in_len = 0, in_off = 0;
 	int in_open = 1, fin = 0;
 	for (;;) {
 		struct pollfd p[3] = {
-			{ .fd = master, .events = POLLIN },
+			{ .fd = master, .events = POLLIN | (in_len ? POLLOUT : 0) },
 			{ .fd = wake[0], .events = POLLIN },
-			{ .fd = in_open ? 0 : -1, .events = POLLIN },
+			{ .fd = in_open && !in_len ? 0 : -1, .events = POLLIN },
 		};
 		/* once the guest is gone the master's EIO is not waited for: a
 		 * slave may still be open in the sentry (red team 62: the file
@@ -197,12 +210,23 @@ static void *relay_main(void *arg)
 			if (__atomic_load_n(&relay_finishing, __ATOMIC_SEQ_CST)) {
 				fin = 1;
 				in_open = 0;
+				in_len = 0;
 			}
 			copy_winsize();
 		}
-		if (p[0].revents) {
+		if (in_len && (p[0].revents & POLLOUT)) {
+			ssize_t w = write(master, in + in_off, in_len);
+			if (w > 0) {
+				in_off += (size_t)w;
+				in_len -= (size_t)w;
+			} else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+				in_len = 0;
+				in_open = 0;
+			}
+		}
+		if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			ssize_t n = read(master, buf, sizeof buf);
-			if (n < 0 && errno == EINTR)
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
 				continue;
 			if (n <= 0) /* EIO: every slave fd is closed, the guest is gone */
 				break;
@@ -212,18 +236,19 @@ static void *relay_main(void *arg)
 				/* nobody reads our output: keep draining the guest's */
 			}
 		}
-		if (in_open && p[2].revents) {
-			ssize_t n = read(0, buf, sizeof buf);
-			if (n < 0 && errno == EINTR)
+		if (in_open && !in_len && p[2].fd == 0 && p[2].revents) {
+			ssize_t n = read(0, in, sizeof in);
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
 				continue;
+			in_off = 0;
 			if (n <= 0) {
-				/* end of the caller's input: end of file for the guest */
-				char eof = raw_set ? 0 : 4;
+				/* end of the caller's input: end of file for the guest
+				 * (a raw terminal's reader gets its VEOF key instead) */
 				if (!raw_set)
-					write_all_fd(master, &eof, 1);
+					in[in_len++] = 4;
 				in_open = 0;
-			} else if (write_all_fd(master, buf, n) < 0) {
-				in_open = 0;
+			} else {
+				in_len = (size_t)n;
 			}
 		}
 	}
@@ -711,6 +736,13 @@ int tty_start(char *err, size_t errlen)
 		}
 	}
 	catch_signal(SIGWINCH, on_winch);
+	/* the relay's writes to the master must not block (relay_main) */
+	int mfl = fcntl(master, F_GETFL);
+	if (mfl < 0 || fcntl(master, F_SETFL, mfl | O_NONBLOCK) < 0) {
+		restore();
+		snprintf(err, errlen, "-t: the pseudo-terminal's master: %s", strerror(errno));
+		return -errno;
+	}
 	pthread_attr_t at;
 	pthread_attr_init(&at);
 	pthread_attr_setstacksize(&at, 64 * 1024);

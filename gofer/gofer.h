@@ -54,6 +54,9 @@ struct gofer_export {
 	int kind;
 	const char *host_path;       /* DIR: absolute host path; else NULL */
 	int writable;                /* DIR: rw bind */
+	unsigned long long chk_dev, chk_ino; /* DIR rw: the object moat's overlap
+				      * check looked at (refuse_overlaps; 0: none):
+				      * the gofer's clone of host_path must be it */
 	const char *const *hidden;   /* NULL-terminated list of relative paths never
 				      * served (e.g. "shadow", "ssh"), or NULL */
 	mode_t mode;                 /* TMPFS: mode of its root (0 = 0755; /tmp: 01777) */
@@ -84,6 +87,8 @@ struct gofer_export {
 struct gofer_cow_config {
 	const char *upper_dir;        /* --overlay DIR: persistent upper layers (absolute) */
 	const char *export_dir;       /* --export DIR (absolute, exists) or NULL */
+	unsigned long long upper_dev, upper_ino;   /* what moat checked and locked as */
+	unsigned long long export_dev, export_ino; /* these two (0: none): the gofer's opens must be them */
 	unsigned long long max_bytes; /* --export-max-bytes */
 	unsigned long long max_files; /* --export-max-files */
 	unsigned long long disk_bytes; /* --disk: one tmpfs of this size holds every

@@ -2,6 +2,7 @@
 #include "common/log.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <time.h>
@@ -745,4 +746,63 @@ out:
 int moat_paths_overlap(const char *a, const char *b)
 {
 	return moat_path_inside(a, b) == 1 || moat_path_inside(b, a) == 1;
+}
+
+/* (util.h) */
+int moat_fd_inside(int a, int b)
+{
+	struct stat sb, st;
+	if (fstat(b, &sb) < 0 || fstat(a, &st) < 0)
+		return -1;
+	if (st.st_dev == sb.st_dev && st.st_ino == sb.st_ino)
+		return 1;
+	int cur;
+	if (S_ISDIR(st.st_mode)) {
+		cur = openat(a, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		/* a file: its directory by its current name (its link) */
+		char lp[32], path[PATH_MAX];
+		snprintf(lp, sizeof lp, "/proc/self/fd/%d", a);
+		ssize_t n = readlink(lp, path, sizeof path - 1);
+		if (n <= 0 || path[0] != '/')
+			return -1;
+		path[n] = 0;
+		char *sl = strrchr(path, '/');
+		if (sl == path)
+			sl[1] = 0;
+		else
+			*sl = 0;
+		cur = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (cur < 0)
+		return -1;
+	int r = -1;
+	for (int depth = 0; depth < 4096; depth++) {
+		if (fstat(cur, &st) < 0)
+			break;
+		if (st.st_dev == sb.st_dev && st.st_ino == sb.st_ino) {
+			r = 1;
+			break;
+		}
+		int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		struct stat ust;
+		if (up < 0 || fstat(up, &ust) < 0) {
+			if (up >= 0)
+				close(up);
+			break;
+		}
+		close(cur);
+		cur = up;
+		if (ust.st_dev == st.st_dev && ust.st_ino == st.st_ino) {
+			r = 0; /* "/" (of our root) */
+			break;
+		}
+	}
+	close(cur);
+	return r;
+}
+
+int moat_fds_overlap(int a, int b)
+{
+	return moat_fd_inside(a, b) == 1 || moat_fd_inside(b, a) == 1;
 }

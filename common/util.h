@@ -215,5 +215,12 @@ size_t moat_quote_path(char *out, size_t cap, const char *prefix, const char *s,
  * when either cannot be resolved. moat_paths_overlap: either way. */
 int moat_path_inside(const char *a, const char *b);
 int moat_paths_overlap(const char *a, const char *b);
+/* The same for two open objects (O_PATH fds will do): 1 when a is b or
+ * beneath it, walked up by ".." from the object itself (a directory; a
+ * file's own directory is named by its /proc/self/fd link), 0 if not, -1
+ * on error. The objects checked are the ones later used (red team 71: the
+ * names were resolved once for the check and again for the use). */
+int moat_fd_inside(int a, int b);
+int moat_fds_overlap(int a, int b);
 
 #endif

@@ -580,6 +580,8 @@ static int g_chownfd(void *ctx, int exp, int fd, uid_t uid, gid_t gid)
 { GC(ctx); return gofer_chownfd(gc, exp, fd, uid, gid); }
 static int g_watch(void *ctx, int exp, const char *rel, int ifd, uint32_t mask, dev_t dev, ino_t ino)
 { GC(ctx); return gofer_watch(gc, exp, rel, ifd, mask, dev, ino); }
+static int g_winsz(void *ctx, int exp, int fd, const struct winsize *ws)
+{ GC(ctx); return gofer_winsz(gc, exp, fd, ws); }
 static long g_dirstat(void *ctx, int exp, const char *rel, uint64_t pos, void *buf, size_t len)
 { GC(ctx); return gofer_dirstat(gc, exp, rel, pos, buf, len); }
 static int g_devopen(void *ctx, int exp, const char *name, int flags, int count, int *fds,
@@ -604,7 +606,7 @@ static const struct vfs_backend gofer_backend = {
 	.getxattr = g_getxattr, .listxattr = g_listxattr, .setxattr = g_setxattr,
 	.removexattr = g_removexattr,
 	.pathof = g_pathof, .linkfd = g_linkfd, .chownfd = g_chownfd, .dirstat = g_dirstat,
-	.watch = g_watch, .devopen = g_devopen,
+	.watch = g_watch, .devopen = g_devopen, .winsz = g_winsz,
 };
 
 void vfs_set_backend(struct vfs *v, const struct vfs_backend *ops, void *ctx)
@@ -720,6 +722,18 @@ int vfs_pts_open(struct vfs *v, unsigned index, int flags, int *fd, struct stat 
 		return 0;
 	}
 	return -ENXIO;
+}
+
+int vfs_pts_winsize(struct vfs *v, int fd, const struct winsize *ws)
+{
+	if (!v->be->winsz)
+		return -EPERM;
+	for (size_t i = 0; i < v->nmnts; i++) {
+		const struct vfs_mount *m = &v->mnts[i];
+		if (m->kind == VFS_MNT_GOFER && m->dev && !strcmp(m->path, "/dev"))
+			return v->be->winsz(v->bectx, m->export, fd, ws);
+	}
+	return -EPERM;
 }
 
 const struct vfs_synth *vfs_synth_find(struct vfs *v, const char *path)

@@ -131,6 +131,11 @@ dev_t vfs_pts_dev(struct vfs *v);
  * always added: the gofer never takes a terminal). 0 with *fd and *st, or
  * -ENXIO if there is no such pty. */
 int vfs_pts_open(struct vfs *v, unsigned index, int flags, int *fd, struct stat *st);
+/* Set the window size of fd, a terminal of that instance, in the gofer (it
+ * checks the fd's file system itself; the sentry may not make TIOCSWINSZ:
+ * red team 71). 0, -EPERM (another terminal, no devpts) or -errno. */
+struct winsize;
+int vfs_pts_winsize(struct vfs *v, int fd, const struct winsize *ws);
 
 /* The task whose call this thread serves (its notification id on notify_fd:
  * fs/vfs.c cow_copyup may swap its fds), or NULL after the call. */

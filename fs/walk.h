@@ -401,6 +401,7 @@ unsigned long long vfs_private_used(struct vfs *v);
 
 /* ---- backends for GOFER mounts (the gofer; a unit test may put a stub in
  * front of it). Same semantics as gofer/gofer.h. ---- */
+struct winsize;
 struct vfs_backend {
 	int (*walk)(void *ctx, int exp, const char *rel, struct gofer_walk *out);
 	int (*lstat)(void *ctx, int exp, const char *rel, struct stat *st);
@@ -432,6 +433,8 @@ struct vfs_backend {
 	long (*dirstat)(void *ctx, int exp, const char *rel, uint64_t pos, void *buf, size_t len); /* may be NULL */
 	int (*watch)(void *ctx, int exp, const char *rel, int ifd, uint32_t mask,
 		     dev_t dev, ino_t ino);                                      /* may be NULL */
+	/* the window size of a terminal of a DEV export's devpts (gofer_winsz); may be NULL */
+	int (*winsz)(void *ctx, int exp, int fd, const struct winsize *ws);
 	/* up to count opens of a memory device (gofer_devopen); may be NULL */
 	int (*devopen)(void *ctx, int exp, const char *name, int flags, int count, int *fds,
 		       struct stat *st);

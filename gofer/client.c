@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -255,6 +256,7 @@ void gofer_profile_report(FILE *f)
 		[GOFER_OP_SETXATTR] = "setxattr", [GOFER_OP_REMOVEXATTR] = "removexattr",
 		[GOFER_OP_LINKFD] = "linkfd", [GOFER_OP_SYNC] = "sync", [GOFER_OP_CHOWNFD] = "chownfd",
 		[GOFER_OP_WATCH] = "watch", [GOFER_OP_DEVOPEN] = "devopen",
+		[GOFER_OP_WINSZ] = "winsz",
 	};
 	if (!g_gprof)
 		return;
@@ -645,6 +647,14 @@ int gofer_watch(struct gofer_conn *c, int exp, const char *rel, int ifd, uint32_
 
 	r = expect(r, sizeof wd);
 	return r < 0 ? (int)r : wd < 0 ? -EPROTO : wd;
+}
+
+int gofer_winsz(struct gofer_conn *c, int exp, int fd, const struct winsize *ws)
+{
+	struct gofer_req_winsz f = { .exp = exp, .row = ws->ws_row, .col = ws->ws_col,
+				     .xpixel = ws->ws_xpixel, .ypixel = ws->ws_ypixel };
+
+	return expect(call_fd(c, GOFER_OP_WINSZ, &f, sizeof f, "", NULL, NULL, 0, NULL, 0, fd), 0);
 }
 
 int gofer_chownfd(struct gofer_conn *c, int exp, int fd, uid_t uid, gid_t gid)

@@ -54,6 +54,9 @@ struct gofer_export {
 	int kind;
 	const char *host_path;       /* DIR: absolute host path; else NULL */
 	int writable;                /* DIR: rw bind */
+	unsigned long long chk_dev, chk_ino; /* DIR rw: the object moat's overlap
+				      * check looked at (refuse_overlaps; 0: none):
+				      * the gofer's clone of host_path must be it */
 	const char *const *hidden;   /* NULL-terminated list of relative paths never
 				      * served (e.g. "shadow", "ssh"), or NULL */
 	mode_t mode;                 /* TMPFS: mode of its root (0 = 0755; /tmp: 01777) */
@@ -84,6 +87,8 @@ struct gofer_export {
 struct gofer_cow_config {
 	const char *upper_dir;        /* --overlay DIR: persistent upper layers (absolute) */
 	const char *export_dir;       /* --export DIR (absolute, exists) or NULL */
+	unsigned long long upper_dev, upper_ino;   /* what moat checked and locked as */
+	unsigned long long export_dev, export_ino; /* these two (0: none): the gofer's opens must be them */
 	unsigned long long max_bytes; /* --export-max-bytes */
 	unsigned long long max_files; /* --export-max-files */
 	unsigned long long disk_bytes; /* --disk: one tmpfs of this size holds every
@@ -298,6 +303,11 @@ int gofer_linkfd(struct gofer_conn *c, int exp, int fd, const char *rel);
 /* fchown an unnamed O_TMPFILE file of a private (TMPFS) export (its
  * creator's ids: what CHOWN does for a named file); -EPERM for anything else */
 int gofer_chownfd(struct gofer_conn *c, int exp, int fd, uid_t uid, gid_t gid);
+/* Set the window size of fd, a terminal of the DEV export exp's own devpts
+ * instance (a pty or its master), in the gofer; -EPERM for any other
+ * terminal, -ENOTTY for no character device. */
+struct winsize;
+int gofer_winsz(struct gofer_conn *c, int exp, int fd, const struct winsize *ws);
 /* Add a watch for the inotify instance ifd on rel, only if it is the object
  * (dev, ino): a directory itself, else by name with IN_DONT_FOLLOW. Returns
  * the watch descriptor or -errno (-ESTALE: rel names another object now). */

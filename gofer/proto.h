@@ -74,6 +74,11 @@ enum gofer_op {
 			      * flags (struct gofer_req_devopen); reply = its
 			      * struct stat, and count fds (SCM_RIGHTS), each an
 			      * open file description of its own */
+	GOFER_OP_WINSZ,      /* the request carries one fd, a terminal of the DEV
+			      * export's own devpts instance ("pts"): set its
+			      * window size (struct gofer_req_winsz); anything
+			      * else is refused (red team 71: the sentry itself
+			      * may no longer make TIOCSWINSZ) */
 	GOFER_OP_MAX,
 };
 
@@ -166,6 +171,12 @@ struct gofer_req_chown {
 	uint32_t len;
 	uint32_t uid;
 	uint32_t gid;
+};
+
+struct gofer_req_winsz {     /* WINSZ: struct winsize's fields */
+	uint32_t exp;
+	uint32_t len;
+	uint16_t row, col, xpixel, ypixel;
 };
 
 struct gofer_req_truncate {

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
@@ -97,5 +98,15 @@ int gofer_seccomp_rules(scmp_filter_ctx ctx)
 	if (!r)
 		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sched_setaffinity), 1,
 					   &self_cmp);
+	/* WINSZ (h_winsz): the window size of a terminal of the sandbox's
+	 * devpts, checked there; no other ioctl. The gofer holds no terminal
+	 * of the caller's (stdio /dev/null; but fd 2 under MOAT_DEBUG) */
+	if (!r) {
+		const struct scmp_arg_cmp winsz_cmp = {
+			.arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffUL,
+			.datum_b = TIOCSWINSZ,
+		};
+		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, &winsz_cmp);
+	}
 	return r;
 }

@@ -42,6 +42,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <poll.h>
@@ -1586,6 +1587,35 @@ static int h_chownfd(struct req *rq, struct rep *rp)
 	return fchown(rq->infd, f->uid, f->gid) < 0 ? -errno : 0;
 }
 
+/* WINSZ: the window size of infd, a terminal of this DEV export's own
+ * devpts instance (its "pts": a master or a slave of the guest's ptys, -t's
+ * pair), as TIOCSWINSZ would set it; a terminal of any other file system
+ * (the caller's, the host's ptys) is refused. The gofer holds no terminal
+ * (its stdio is /dev/null), and the sentry no longer may make the call
+ * (red team 71: its filter allowed TIOCSWINSZ on any fd, the caller's
+ * terminal on fds 0-2 among them). */
+static int h_winsz(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_winsz *f = rq->fixed;
+	struct stat st, pts;
+	struct statfs sf;
+
+	(void)rp;
+	if (rq->e->kind != GOFER_EXPORT_DEV || rq->infd < 0 || *rq->path)
+		return -EINVAL;
+	if (fstat(rq->infd, &st) < 0)
+		return -errno;
+	if (!S_ISCHR(st.st_mode))
+		return -ENOTTY;
+	if (fstatat(rq->e->rootfd, "pts", &pts, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(pts.st_mode) ||
+	    fstatfs(rq->infd, &sf) < 0 || sf.f_type != 0x1cd1 /* DEVPTS_SUPER_MAGIC */ ||
+	    st.st_dev != pts.st_dev)
+		return -EPERM;
+	struct winsize ws = { .ws_row = f->row, .ws_col = f->col, .ws_xpixel = f->xpixel,
+			      .ws_ypixel = f->ypixel };
+	return ioctl(rq->infd, TIOCSWINSZ, &ws) < 0 ? -errno : 0;
+}
+
 /* GET and LIST replies: uint32_t length, then (size != 0) the bytes,
  * already in place at rp->payload + 4 (room: GOFER_MAX_REP) */
 _Static_assert(GOFER_MAX_REP >= sizeof(struct gofer_rhdr) + 4 + GOFER_XATTR_LIST_MAX,
@@ -2514,6 +2544,7 @@ static const struct op_desc ops[GOFER_OP_MAX] = {
 	[GOFER_OP_WATCH]    = { h_watch,    sizeof(struct gofer_req_open), F_FD },
 	[GOFER_OP_COPYUP]   = { h_copyup,   sizeof(struct gofer_req_open), F_WRITE },
 	[GOFER_OP_DEVOPEN]  = { h_devopen,  sizeof(struct gofer_req_devopen), 0 },
+	[GOFER_OP_WINSZ]    = { h_winsz,    sizeof(struct gofer_req_winsz), F_FD },
 };
 
 /* Check one string at buf[*off] of length len: in bounds, NUL-free, NUL
@@ -2600,7 +2631,7 @@ static int serve_one(char *buf, size_t n, int is_ctl, int sock, int infd, struct
 	r = gofer_parse_request(buf, n, is_ctl, srv->n, &q);
 	if (r)
 		return r;
-	/* one fd with PATHOF, LINKFD and CHOWNFD, none with anything else */
+	/* one fd with PATHOF, LINKFD, CHOWNFD, WATCH and WINSZ, none with anything else */
 	if (!(ops[q.h.op].flags & F_FD) != (infd < 0))
 		return -EPROTO;
 	d = &ops[q.h.op];

@@ -77,6 +77,7 @@ struct gofer_request {
 		struct gofer_req_unlink unlink;
 		struct gofer_req_two two;
 		struct gofer_req_chown chown;
+		struct gofer_req_winsz winsz;
 		struct gofer_req_truncate trunc;
 		struct gofer_req_utimens ut;
 		struct gofer_req_xattr xa;

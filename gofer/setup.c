@@ -1060,6 +1060,23 @@ static int skeleton_lower(const char *const *dirs)
 /* Cow sources cloned before we enter our user namespace (pre_clone_cow). */
 static int pre_tree[GOFER_MAX_EXPORTS];
 
+/* The object the gofer opened by name is the one moat checked for overlaps
+ * and locked (dev, ino; 0: none checked): a host process that swaps a
+ * directory for a symlink between moat's check and this open (the names
+ * are resolved twice) would have given the guest its own layer or export
+ * through an rw bind (red team 71). Fails the start. */
+static void checked_object(int fd, unsigned long long dev, unsigned long long ino, const char *opt,
+			   const char *path)
+{
+	struct stat st;
+	if (!ino)
+		return;
+	if (fstat(fd, &st) < 0)
+		failp("gofer: %s %s", opt, path);
+	if ((unsigned long long)st.st_dev != dev || (unsigned long long)st.st_ino != ino)
+		fail(-ESTALE, "gofer: %s %s: replaced since moat checked it for overlaps", opt, path);
+}
+
 /* A cow source's submounts (Docker's bind of /etc/resolv.conf, hosts,
  * hostname) become locked when our new user namespace copies the mount
  * table, and overlayfs refuses a lower layer with locked children ("failed
@@ -1096,6 +1113,8 @@ static void build_root(const struct gofer_export *ex, size_t n,
 		export_fd = open(cow_cfg.export_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (export_fd < 0)
 			failp("gofer: --export %s", cow_cfg.export_dir);
+		checked_object(export_fd, cow_cfg.export_dev, cow_cfg.export_ino, "--export",
+			       cow_cfg.export_dir);
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (ex[i].kind != GOFER_EXPORT_DIR || !ex[i].cow)
@@ -1111,6 +1130,8 @@ static void build_root(const struct gofer_export *ex, size_t n,
 			persist = open(cow_cfg.upper_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 			if (persist < 0)
 				failp("gofer: --overlay %s", cow_cfg.upper_dir);
+			checked_object(persist, cow_cfg.upper_dev, cow_cfg.upper_ino, "--overlay",
+				       cow_cfg.upper_dir);
 		}
 		if (ex[i].cow_persist) {
 			/* only this run's keys of DIR are attached (at
@@ -1148,6 +1169,7 @@ static void build_root(const struct gofer_export *ex, size_t n,
 			pre_tree[i] = -1;
 			if (ce[i].tree < 0 || fstat(ce[i].tree, &st) < 0)
 				failp("gofer: %s", ex[i].host_path);
+			checked_object(ce[i].tree, ex[i].chk_dev, ex[i].chk_ino, "--bind", ex[i].host_path);
 			if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
 				fail(-EINVAL, "gofer: %s: not a directory or regular file",
 				     ex[i].host_path);

@@ -585,6 +585,19 @@ void confine_selftest(struct sandbox *sb, pid_t gofer)
 			sched_setscheduler(host, SCHED_OTHER, &sp0) == 0 ?
 				"allowed" : strerror(errno));
 	}
+	/* resizing a terminal: never, the caller's on fds 0-2 least of all
+	 * (red team 71: the filter allowed TIOCSWINSZ on any fd; the gofer
+	 * makes the sandbox's own resizes now). The size set is the one read,
+	 * so a hole changes nothing; on a non-terminal the kernel says ENOTTY:
+	 * only the filter's EPERM is a refusal */
+	for (int fd = 0; fd < 3; fd++) {
+		char lbl[32];
+		struct winsize ws;
+		memset(&ws, 0, sizeof ws);
+		(void)ioctl(fd, TIOCGWINSZ, &ws);
+		snprintf(lbl, sizeof lbl, "tiocswinsz_fd%d", fd);
+		probe(lbl, ioctl(fd, TIOCSWINSZ, &ws) < 0 && errno == EPERM ? -1 : 0);
+	}
 	if (host > 0) {
 		probe("kill_host_pid", kill(host, 0));
 		probe("kill_host_pid_term", kill(host, SIGTERM));

@@ -331,16 +331,11 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 		struct scmp_arg_cmp g = { .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffUL,
 					  .datum_b = TIOCGWINSZ };
 		rc = rule(ctx, SCMP_SYS(ioctl), 1, &g);
-		/* the window size: -t's master (SIGWINCH passed on), and a
-		 * guest's TIOCSWINSZ made on its pinned file once sys_ioctl
-		 * found it a terminal of the sandbox's devpts (red team 62:
-		 * native, it resized the caller's terminal). Any fd: the host
-		 * terminals the sentry can reach are those the caller handed the
-		 * sandbox (its stdio, whose modes TCSETS above sets anyway) */
-		struct scmp_arg_cmp sw = { .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffUL,
-					   .datum_b = TIOCSWINSZ };
-		if (!rc)
-			rc = rule(ctx, SCMP_SYS(ioctl), 1, &sw);
+		/* no TIOCSWINSZ (red team 71: allowed on any fd before, so a
+		 * compromised sentry could resize the caller's terminal on fds
+		 * 0-2 and signal its foreground job): -t's master and a guest's
+		 * resize of its own pty are made by the gofer, which checks the
+		 * terminal is of the sandbox's devpts (GOFER_OP_WINSZ) */
 		if (!rc && tty >= 0) {
 			struct scmp_arg_cmp ts[2] = {
 				{ .arg = 0, .op = SCMP_CMP_EQ, .datum_a = 0 },

@@ -133,27 +133,51 @@ static int lock_dir(const char *opt, const char *dir, int same)
 }
 
 /* Refuse, exit 2, a layer or export directory that a guest-writable host
- * path (a --bind SRC:DST:rw source) overlaps, and an export directory that
+ * path (an rw bind's source) overlaps, and an export directory that
  * overlaps the layer (red team 64: an --overlay DIR inside an rw source let
  * the guest rename or replace its own layer's upper and work while mounted;
- * a symlinked upper made the next run's root read-only). */
-static void refuse_overlaps(const struct sentry_config *cfg, const char *overlay,
-			    const char *export_dir)
+ * a symlinked upper made the next run's root read-only). The check is made
+ * on the objects (the locked --overlay and --export fds, an O_PATH open of
+ * each rw source, walked up by ".."), and their (dev, ino) go to the gofer,
+ * which fails the start when what it opens by name is another object (red
+ * team 71: the names were resolved for the check and again for the use, and
+ * a host process that swapped a directory for a symlink in between gave the
+ * guest its own layer through its rw bind: isolation_cow
+ * overlay_overlap_check_not_raced). */
+static void refuse_overlaps(struct view *view, struct gofer_cow_config *cow, int overlay_fd,
+			    int export_fd)
 {
-	for (int i = 0; i < cfg->nbinds; i++) {
-		const struct bind_spec *b = &cfg->binds[i];
-		if (!b->writable || b->cow || b->tmpfs || !b->src)
-			continue;
-		if (overlay && moat_paths_overlap(overlay, b->src))
-			die_status(2, "--overlay %s and --bind %s:%s:rw overlap: the guest could "
-				   "change its own layer (use directories apart)", overlay, b->src, b->dst);
-		if (export_dir && moat_paths_overlap(export_dir, b->src))
-			die_status(2, "--export %s and --bind %s:%s:rw overlap: the guest could "
-				   "write the export (use directories apart)", export_dir, b->src, b->dst);
+	struct stat st;
+	if (overlay_fd >= 0 && fstat(overlay_fd, &st) == 0) {
+		cow->upper_dev = st.st_dev;
+		cow->upper_ino = st.st_ino;
 	}
-	if (overlay && export_dir && moat_paths_overlap(overlay, export_dir))
-		die_status(2, "--overlay %s and --export %s overlap (use directories apart)", overlay,
-			   export_dir);
+	if (export_fd >= 0 && fstat(export_fd, &st) == 0) {
+		cow->export_dev = st.st_dev;
+		cow->export_ino = st.st_ino;
+	}
+	for (size_t i = 0; i < view->nexports; i++) {
+		struct gofer_export *e = &view->exports[i];
+		if (e->kind != GOFER_EXPORT_DIR || !e->writable || e->cow || !e->host_path)
+			continue;
+		int fd = open(e->host_path, O_PATH | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* the gofer's open says why */
+		if (fstat(fd, &st) == 0) {
+			e->chk_dev = st.st_dev;
+			e->chk_ino = st.st_ino;
+		}
+		if (overlay_fd >= 0 && moat_fds_overlap(overlay_fd, fd))
+			die_status(2, "--overlay %s and --bind %s (rw) overlap: the guest could "
+				   "change its own layer (use directories apart)", cow->upper_dir, e->host_path);
+		if (export_fd >= 0 && moat_fds_overlap(export_fd, fd))
+			die_status(2, "--export %s and --bind %s (rw) overlap: the guest could "
+				   "write the export (use directories apart)", cow->export_dir, e->host_path);
+		close(fd);
+	}
+	if (overlay_fd >= 0 && export_fd >= 0 && moat_fds_overlap(overlay_fd, export_fd))
+		die_status(2, "--overlay %s and --export %s overlap (use directories apart)", cow->upper_dir,
+			   cow->export_dir);
 }
 
 static void run_die_cleanup(void)
@@ -649,9 +673,10 @@ int sentry_run(const struct sentry_config *cfg)
 			die_status(2, "--overlay %s: %s", cow.upper_dir, strerror(errno));
 		overlay_lock = lock_dir("--overlay", cow.upper_dir, -1);
 	}
+	int export_lock = -1;
 	if (export_dir)
-		(void)lock_dir("--export", export_dir, overlay_lock);
-	refuse_overlaps(cfg, cow.upper_dir, export_dir);
+		export_lock = lock_dir("--export", export_dir, overlay_lock);
+	refuse_overlaps(&view, &cow, overlay_lock, export_lock);
 	gofer_set_cow(&cow);
 	for (size_t i = 0; i < view.nexports; i++)
 		if (view.exports[i].cow && !view.exports[i].cow_persist) {

@@ -1055,6 +1055,35 @@ for a in "--overlay $OV/rw/layer --bind $OV/rw:/w:rw" \
 	ovr="$ovr$r:$o:$(grep -c ' overlap' "$OV/err") "
 done
 expect_eq overlay_export_overlap_refused "$ovr" "2::1 2::1 2::1 2::1 2::1 0:ran:0 "
+# (red team 71: the check resolved the names, and moat and the gofer resolved
+# them again to use them: a host process that exchanges a directory and a
+# symlink to the rw source between the two (a benign helper, renameat2
+# RENAME_EXCHANGE of two names in our scratch directory) made the rw
+# source's ovl/ the layer, within the guest's reach; on main within a few
+# runs. The check is on the objects now and the gofer refuses another
+# object. The helper and moat run natively on our own scratch names: passes
+# natively, a sanity case.)
+RC=$T_TMP/ovlrace
+mkdir -p "$RC/rw/ovl" "$RC/x/ovl" && ln -s "$RC/rw" "$RC/alt" && chmod -R a+rwX "$RC"
+race_s=$(awk -v s="${RACE_SECONDS:-2}" 'BEGIN { print (s < 2 ? s : 2) }')
+"$PY" -c '
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+os.chdir(sys.argv[1]); end = time.time() + float(sys.argv[2]) + 1
+while time.time() < end:
+    for _ in range(1000):
+        libc.renameat2(-100, b"x", -100, b"alt", 2)  # RENAME_EXCHANGE
+' "$RC" "$race_s" </dev/null &
+swapper=$!
+at_exit "kill $swapper 2>/dev/null"
+runs=0 used=0 end=$((SECONDS + ${race_s%.*} + 1))
+while [ $SECONDS -lt $end ] && [ "$used" = 0 ]; do
+	moat run --overlay "$RC/x/ovl" --bind "$RC/rw:/w:rw" -- /bin/true </dev/null >/dev/null 2>&1
+	runs=$((runs + 1))
+	[ -n "$(ls -A "$RC/rw/ovl")" ] && used=1
+done
+kill "$swapper" 2>/dev/null; wait "$swapper" 2>/dev/null
+SANITY=1 expect_eq overlay_overlap_check_not_raced "$used" "0"
 # (the cow scratch on the host, MOAT_COW_SCRATCH=host, under a TMPDIR in an
 # rw bind's source: refused by the gofer, and no scratch directory is left)
 mkdir -p "$OV/cw" && chmod a+rwX "$OV/cw"

@@ -209,6 +209,7 @@ done
 # must have been tried
 # (red team 45: fchmod of set-id bits, O_CREAT and O_TRUNC on the guest
 # procfs, which only the access mode was checked for, too)
+# (red team 71: resizing a terminal, the caller's on fds 0-2 included)
 # (red team 72: fcntl locks, leases, F_NOTIFY and pipe sizes, none of which
 # the sentry makes; and on the host process: the limits the kernel enforces
 # with a signal written — rootless RLIMIT_CPU killed a caller's process past
@@ -216,6 +217,7 @@ done
 # kcmp, a pidfd signal, its procfs entry; a SIGIO F_SETOWN'd to it: the
 # liveness check below; the same calls on the gofer)
 for p in clone_newuser clone3_newuser tcsets_fd3 tcsetsw_fd3 tcxonc_fd3 setpriority_pgrp ioprio_set_pgrp \
+	tiocswinsz_fd0 tiocswinsz_fd1 tiocswinsz_fd2 \
 	openat_procfd_creat openat_procfd_trunc fchmod_setuid fchmod_setgid \
 	fcntl_setlease fcntl_setlk fcntl_ofd_setlk fcntl_notify fcntl_setpipe_sz \
 	prlimit_host_pid prlimit_host_pid_fsize prlimit_host_pid_stack kcmp_host_pid pidfd_send_signal_host_pid procfs_host_pid \

@@ -140,6 +140,16 @@ if command -v script >/dev/null; then
 	SANITY=1 expect_eq tty_relay_ends_with_guest "$out" "locked"
 fi
 
+# 5d. -t: the relay never blocks on the guest's input (red team 71). A
+# program that does not read its stdin while the caller types, pastes or
+# pipes more than its pty takes (~12 KB): the relay's write to the master
+# blocked, so the guest's output was no longer read, the guest blocked at
+# its next write and moat hung for good (the caller's terminal raw, the exit
+# status lost). Natively the program prints and ends: a sanity case.
+out=$( { yes | timeout -k 2 8 "$MOAT" run -t -- /bin/sh -c 'sleep 1; echo guest-done; exit 7' 2>&1 |
+	grep -ao guest-done; echo "rc=${PIPESTATUS[1]}"; } )
+SANITY=1 expect_eq tty_relay_unread_input_no_hang "$(echo $out)" "guest-done rc=7"
+
 # 6. --user: the program's own ptys are its own (opened by name after
 # posix_openpt, as expect and older programs do)
 if [ "$(id -u)" = 0 ]; then

@@ -8,6 +8,8 @@
 #include <grp.h>
 #include <linux/fs.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -643,6 +645,28 @@ Test(gofer_ops, dev_export)
 	cr_assert_eq(gofer_unlink(c, EXP_DEV, "null", 0), -EROFS);
 	cr_assert_eq(gofer_chmod(c, EXP_DEV, "null", 0777), -EROFS);
 	cr_assert_eq(gofer_open(c, EXP_DEV, "", O_RDONLY | O_TMPFILE, 0600, &fd, &st), -EROFS);
+}
+
+/* WINSZ (red team 71): the window size of a terminal of the DEV export's
+ * own devpts only; a host pty (the caller's terminal is one) is refused,
+ * whatever export is named. */
+Test(gofer_ops, winsz_own_devpts_only)
+{
+	struct winsize ws = { .ws_row = 7, .ws_col = 9 }, now;
+	struct stat st;
+	int fd;
+
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	cr_assert(m >= 0 && grantpt(m) == 0 && unlockpt(m) == 0);
+	cr_assert_eq(ioctl(m, TIOCGWINSZ, &now), 0);
+	cr_assert_eq(gofer_winsz(c, EXP_DEV, m, &ws), -EPERM, "a host pty");
+	cr_assert_eq(gofer_winsz(c, EXP_RW, m, &ws), -EINVAL, "not a DEV export");
+	cr_assert_eq(ioctl(m, TIOCGWINSZ, &ws), 0);
+	cr_assert(ws.ws_row == now.ws_row && ws.ws_col == now.ws_col, "the host pty kept its size");
+	close(m);
+	cr_assert_eq(gofer_open(c, EXP_DEV, "null", O_RDWR, 0, &fd, &st), 0);
+	cr_assert_eq(gofer_winsz(c, EXP_DEV, fd, &ws), -EPERM, "no terminal of its devpts");
+	close(fd);
 }
 
 /* DEVOPEN: a batch of opens of one memory device in one round trip, each

@@ -30,7 +30,9 @@
 #define PAGE 4096UL
 #define PAGE_DOWN(x) ((uintptr_t)(x) & ~(PAGE - 1))
 #define PAGE_UP(x) (((uintptr_t)(x) + PAGE - 1) & ~(PAGE - 1))
-#define PHDRS_MAX 4096 /* the kernel's own limit on the program headers */
+#define PHDRS_MAX 65536 /* the kernel's own limit on the program headers
+			  * (6.x: 1170 of them; the sentry's check is the same) */
+#define PHDRS_STACK 4096 /* read on the stack up to this, else in a mapping */
 #define MAX_ERRNO 4095
 
 /* ---- raw syscalls ---- */
@@ -287,7 +289,7 @@ static void map_segment(int fd, const Elf64_Phdr *ph, uintptr_t bias,
 static void load_elf(int fd, struct image *img, const char *what)
 {
 	Elf64_Ehdr eh;
-	Elf64_Phdr ph[PHDRS_MAX / sizeof(Elf64_Phdr)];
+	Elf64_Phdr phs[PHDRS_STACK / sizeof(Elf64_Phdr)], *ph = phs;
 	uintptr_t lo = UINTPTR_MAX, hi = 0, align = PAGE, span, base;
 	struct seg_state st = { 0, 0 };
 	size_t n, phsz;
@@ -303,8 +305,17 @@ static void load_elf(int fd, struct image *img, const char *what)
 		die(what, -ENOEXEC);
 	n = eh.e_phnum;
 	phsz = n * sizeof(Elf64_Phdr);
-	if (!n || phsz > sizeof(ph))
+	if (!n || phsz > PHDRS_MAX)
 		die(what, -ENOEXEC);
+	if (phsz > sizeof(phs)) {
+		/* more than 73 (before: a death here, where Linux runs the
+		 * program; 64 KiB more on the stack is not ours to take) */
+		r = sys_mmap(0, PAGE_UP(phsz), PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (is_err(r))
+			die("cannot map program headers", r);
+		ph = (Elf64_Phdr *)r;
+	}
 	read_full(fd, ph, phsz, eh.e_phoff, what);
 
 	img->has_interp = 0;
@@ -372,14 +383,16 @@ static void load_elf(int fd, struct image *img, const char *what)
 	}
 	if (!img->phdr) {
 		/* Not loaded at all: give the program a private copy. */
-		r = sys_mmap(0, PAGE, PROT_READ | PROT_WRITE,
+		r = sys_mmap(0, PAGE_UP(phsz), PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (is_err(r))
 			die("cannot map program headers", r);
 		memcpy((void *)r, ph, phsz);
-		sys3(__NR_mprotect, r, PAGE, PROT_READ);
+		sys3(__NR_mprotect, r, PAGE_UP(phsz), PROT_READ);
 		img->phdr = (uintptr_t)r;
 	}
+	if (ph != phs)
+		sys3(__NR_munmap, ph, PAGE_UP(phsz), 0);
 	img->phnum = n;
 	img->entry = img->bias + eh.e_entry;
 }

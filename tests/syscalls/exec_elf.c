@@ -15,6 +15,7 @@
 #include "t.h"
 #include <elf.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #define BASE 0x400000UL
@@ -81,6 +82,8 @@ static void save(const char *name, size_t len)
 
 /* "ran" (the exit of 42), "died" (anything else after the exec), or the
  * exec's errno name */
+static rlim_t stack_limit; /* RLIMIT_STACK of the exec, 0: as it is */
+
 static const char *run_at(int dirfd, const char *path, int flags, char *buf, size_t cap)
 {
 	int e[2];
@@ -92,6 +95,9 @@ static const char *run_at(int dirfd, const char *path, int flags, char *buf, siz
 	if (pid == 0) {
 		close(e[0]);
 		char *av[] = { (char *)path, NULL }, *ev[] = { NULL };
+		struct rlimit rl = { stack_limit, stack_limit };
+		if (stack_limit && setrlimit(RLIMIT_STACK, &rl))
+			_exit(124);
 		if (dirfd == AT_FDCWD && !flags)
 			execve(path, av, ev);
 		else
@@ -302,6 +308,15 @@ int main(int argc, char **argv)
 	eh()->e_phnum = 3;
 	save("p_twointerp", FILE_SZ);
 	expect("first_pt_interp_counts", "./p_twointerp", "ran");
+
+	/* a small stack limit: the program runs (the loader's 64 KiB of exec
+	 * info on its stack was a SIGSEGV below 64 KiB + its frame) */
+	stack_limit = 16384;
+	expect("rlimit_stack_16k_runs", "./ok", "ran");
+	stack_limit = 65536;
+	expect("rlimit_stack_64k_runs", "./ok", "ran");
+	expect("rlimit_stack_64k_interp_runs", "./p_istatic", "ran");
+	stack_limit = 0;
 
 	/* execveat and fexecve on fds of an ELF */
 	int fd = open("ok", O_PATH | O_CLOEXEC);

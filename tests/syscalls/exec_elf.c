@@ -94,7 +94,7 @@ static const char *run_at(int dirfd, const char *path, int flags, char *buf, siz
 		DIE("fork");
 	if (pid == 0) {
 		close(e[0]);
-		char *av[] = { (char *)path, NULL }, *ev[] = { NULL };
+		char *av[] = { (char *)path, "--exit42", NULL }, *ev[] = { NULL };
 		struct rlimit rl = { stack_limit, stack_limit };
 		if (stack_limit && setrlimit(RLIMIT_STACK, &rl))
 			_exit(124);
@@ -142,6 +142,8 @@ static void expect(const char *name, const char *path, const char *want)
 
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "--exit42"))
+		return 42; /* this program exec'd by its /proc/PID/exe */
 	t_setup(argc, argv, "exec_elf");
 
 	elf_init(ET_EXEC, BASE);
@@ -317,6 +319,13 @@ int main(int argc, char **argv)
 	expect("rlimit_stack_64k_runs", "./ok", "ran");
 	expect("rlimit_stack_64k_interp_runs", "./p_istatic", "ran");
 	stack_limit = 0;
+
+	/* this program by /proc/self/exe, and by its parent's (this
+	 * process's) /proc/PID/exe from the child */
+	expect("exec_proc_self_exe", "/proc/self/exe", "ran");
+	char pe[64];
+	snprintf(pe, sizeof pe, "/proc/%d/exe", (int)getpid());
+	expect("exec_proc_parent_exe", pe, "ran");
 
 	/* execveat and fexecve on fds of an ELF */
 	int fd = open("ok", O_PATH | O_CLOEXEC);

@@ -14,6 +14,7 @@
  */
 #include "t.h"
 #include <elf.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -138,6 +139,40 @@ static void expect(const char *name, const char *path, const char *want)
 	const char *got = run(path, buf, sizeof buf);
 	printf("%s: %s\n", name, got);
 	CHECK(!strcmp(got, want), name, "got %s, want %s", got, want);
+}
+
+/* execveat(flip_at, "", AT_EMPTY_PATH) while another thread dup2's
+ * flip_a and flip_b there in turn */
+static int flip_a, flip_b, flip_at;
+
+static void *flipper(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		dup2(flip_a, flip_at);
+		dup2(flip_b, flip_at);
+	}
+	return NULL;
+}
+
+/* a child that retries the exec until one runs: its exit status */
+static int flip_exec(void)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		DIE("fork");
+	if (pid == 0) {
+		pthread_t th;
+		if (pthread_create(&th, NULL, flipper, NULL))
+			_exit(120);
+		char *av[] = { "flip", NULL }, *ev[] = { NULL };
+		for (int i = 0; i < 2000; i++)
+			syscall(SYS_execveat, flip_at, "", av, ev, AT_EMPTY_PATH);
+		_exit(121);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 int main(int argc, char **argv)
@@ -353,6 +388,26 @@ int main(int argc, char **argv)
 	char pp[64];
 	snprintf(pp, sizeof pp, "/proc/self/fd/%d", fd);
 	expect("exec_proc_self_fd_memfd", pp, "ran");
+	/* the dirfd's number names another file from one moment to the
+	 * next: what runs is what passed the checks (Linux resolves the fd
+	 * once): the 0755 memfd's program (42), never the 0644 one's (43;
+	 * the sentry checked the file its walk fetched and ran the one a
+	 * second fetch of the number gave) */
+	flip_a = fd;
+	img[CODE_OFF + 1] = 43;
+	flip_b = memfd_create("elf43", MFD_CLOEXEC);
+	if (flip_b < 0 || write(flip_b, img, FILE_SZ) != (ssize_t)FILE_SZ || fchmod(flip_b, 0644))
+		DIE("memfd");
+	img[CODE_OFF + 1] = 42;
+	flip_at = dup(fd);
+	int n43 = 0;
+	for (int i = 0; i < 40; i++)
+		n43 += flip_exec() == 43; /* (121: 2000 EACCES, the flipper's luck) */
+	printf("dirfd_swapped_during_exec: %s\n", n43 ? "ran the unchecked file" : "ok");
+	CHECK(!n43, "dirfd_swapped_during_exec", "%d of 40 ran the 0644 file", n43);
+	close(flip_at);
+	close(flip_b);
+
 	/* a memfd still open for writing runs (its creation counts no writer) */
 	int wfd = memfd_create("elfw", MFD_CLOEXEC);
 	if (wfd < 0 || write(wfd, img, FILE_SZ) != (ssize_t)FILE_SZ)

@@ -132,6 +132,17 @@ static int lock_dir(const char *opt, const char *dir, int same)
 	return fd;
 }
 
+/* The rw sources' O_PATH fds refuse_overlaps checked, held until the gofer
+ * has cloned them (review 36), then closed (refuse_overlaps_done). */
+static int checked_fds[GOFER_MAX_EXPORTS];
+static size_t n_checked;
+
+static void refuse_overlaps_done(void)
+{
+	while (n_checked > 0)
+		close(checked_fds[--n_checked]);
+}
+
 /* Refuse, exit 2, a layer or export directory that a guest-writable host
  * path (an rw bind's source) overlaps, and an export directory that
  * overlaps the layer (red team 64: an --overlay DIR inside an rw source let
@@ -144,15 +155,6 @@ static int lock_dir(const char *opt, const char *dir, int same)
  * a host process that swapped a directory for a symlink in between gave the
  * guest its own layer through its rw bind: isolation_cow
  * overlay_overlap_check_not_raced). */
-static int checked_fds[GOFER_MAX_EXPORTS];
-static size_t n_checked;
-
-static void refuse_overlaps_done(void)
-{
-	while (n_checked > 0)
-		close(checked_fds[--n_checked]);
-}
-
 static void refuse_overlaps(struct view *view, struct gofer_cow_config *cow, int overlay_fd,
 			    int export_fd)
 {

@@ -67,6 +67,7 @@ struct limits {
 	const struct sentry_config *cfg;
 	struct sandbox *sb;
 	double t0;
+	double dog_start;               /* --timeout counts from here (now_ms) */
 	/* cgroup */
 	int cgv;                        /* 0 none, 1, 2 */
 	char dirs[CG_MAX][PATH_MAX];
@@ -1006,7 +1007,7 @@ static void *dog_main(void *arg)
 {
 	struct limits *l = arg;
 	const struct sentry_config *c = l->cfg;
-	double start = now_ms(), next_pss = 0;
+	double start = l->dog_start, next_pss = 0;
 	__atomic_store_n(&l->sb->last_activity_ms, (long long)start, __ATOMIC_RELAXED);
 	while (!l->done) {
 		double now = now_ms();
@@ -1218,6 +1219,7 @@ int limits_start(struct limits *l, char *err, size_t errlen)
 		l->relay_started = r == 0;
 	}
 	if (!r && (c->timeout_ms || c->idle_ms || c->memory || (c->tty && c->output_limit))) {
+		l->dog_start = now_ms();
 		if (pipe2(l->dog_wake, O_CLOEXEC) < 0)
 			r = errno;
 		else
@@ -1233,6 +1235,11 @@ int limits_start(struct limits *l, char *err, size_t errlen)
 }
 
 /* ---- the end: stats, --result, the line on stderr ---- */
+
+double limits_timeout_at(const struct limits *l)
+{
+	return l && l->dog_started && l->cfg->timeout_ms ? l->dog_start + (double)l->cfg->timeout_ms : 0;
+}
 
 static void json_str(char *b, size_t len, size_t *o, const char *s)
 {

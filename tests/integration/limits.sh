@@ -246,6 +246,32 @@ run_limited export_in_time --timeout 60s --bind "$T_TMP/tsrc:/w:cow" --export "$
 if [ "$rc" -eq 0 ] && grep -q '^+new$' "$T_TMP/texp/w/changes.patch" 2>/dev/null; then ok export_in_time_written
 else fail export_in_time_written "rc $rc [$err] $(ls -A "$T_TMP/texp/w" 2>&1)"; fi
 
+# --- kernel memory outside any PSS (red team 68): 4 processes each split one
+# untouched PROT_NONE reservation into 60,000 VMAs (mprotect of every other
+# page: ~13 MB of host slab each, no page, no page table). Rootless without a
+# cgroup the sample now counts maps lines x 256 B; before: peak 9.8 MB, the
+# run went on to its timeout. A memory cgroup charges the slab anyway. Bounded
+# by the kernel's max_map_count per process and 4 processes. ~1 s. ---
+run_limited vma_bomb --memory 32M --pids 16 --timeout 20s -- "$PY" -c '
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+N = 60000
+for k in range(4):
+    if os.fork() == 0:
+        base = libc.mmap(None, 2 * N * 4096, 0, 0x22, -1, 0)
+        for i in range(N):
+            if libc.mprotect(base + 2 * i * 4096, 4096, 1):
+                break
+        time.sleep(30)
+        os._exit(0)
+os.wait()
+' "$T_MARK"
+expect_eq vma_bomb_reason "$(field "$R" reason)" memory
+no_leftovers vma_bomb
+
 # --- the sentry killed (SIGKILL, as an OOM kill in the --memory cgroup it
 # has been in since red team 17 would): the cgroup helper says so in one
 # line and removes the rest. Before (red team 18): 137 and not a word. ---

@@ -402,6 +402,14 @@ static double ms_now(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* --timeout bounds the whole run, the export after the program included
+ * (red team 68: a guest that left the gofer seconds of diffing and hashing
+ * kept moat running 6 s past `--timeout 1s`, 25 s under `--cpus 0.1`): the
+ * gofer gives the export up EXPORT_GRACE_MS past the timeout, and ends
+ * itself GOFER_EXPORT_KILL_MS later if one file's diff or hashing held it
+ * (gofer/export.c; the sentry may not signal it). No patch is left. */
+#define EXPORT_GRACE_MS 2000
+
 /* uname -r inside without --kernel-release: the host kernel's major.minor
  * (the guest's native calls are answered by it, and test suites gate on the
  * version: LTP's min_kver) with ".0-moat", never its patch level, local
@@ -985,16 +993,27 @@ int sentry_run(const struct sentry_config *cfg)
 	moat_term_reset_arm();  /* (the guest's last bytes may have left a string open) */
 	/* everything in the guest is gone: stop the gofer (it writes --export
 	 * first: the layers are at rest now) */
+	double timeout_at = limits_timeout_at(lim);
+	if (timeout_at > 0) /* the export gives up past it (gofer/export.c late) */
+		gofer_export_deadline_set(timeout_at + EXPORT_GRACE_MS);
 	shutdown(gofer_ctl, SHUT_RDWR);
 	close(gofer_ctl);
 	gofer_ctl = -1;
-	if (gofer_pid > 0) /* reap it (it exits on EOF, after --export): a zombie must not outlive the sandbox */
-		waitpid(gofer_pid, &gofer_status, 0);
+	if (gofer_pid > 0) { /* reap it (it exits on EOF, after --export): a zombie must not outlive the sandbox */
+		while (waitpid(gofer_pid, &gofer_status, 0) < 0 && errno == EINTR)
+			;
+	}
 	gofer_pid = -1;
+	int export_late = WIFEXITED(gofer_status) && WEXITSTATUS(gofer_status) == GOFER_EXIT_EXPORT_LATE;
 	reopen_helper_stop();
 	if (export_dir && gofer_status)
 		moat_term_reset();
-	if (export_dir && WIFEXITED(gofer_status) && WEXITSTATUS(gofer_status) == GOFER_EXIT_REFUSED)
+	if (export_dir && export_late) {
+		fprintf(stderr, "moat: --export %s: not written: --timeout %gs reached during the export "
+			"(it is given %d s past it; no patch was left)\n", export_dir,
+			(double)cfg->timeout_ms / 1000, EXPORT_GRACE_MS / 1000);
+		export_failed = 1;
+	} else if (export_dir && WIFEXITED(gofer_status) && WEXITSTATUS(gofer_status) == GOFER_EXIT_REFUSED)
 		fprintf(stderr, "moat: --export: some changes were refused (listed in %s/*/manifest.json)\n",
 			export_dir);
 	else if (export_dir && (!WIFEXITED(gofer_status) || WEXITSTATUS(gofer_status))) {

@@ -15,6 +15,10 @@ probes="$probes inet_sctp inet6_l2tp inet_dccp socketpair_sctp"
 # a Landlock domain of the guest restricts nothing (its opens are the
 # sentry's): the calls are ENOSYS, never a domain that pretends (red team 39)
 probes="$probes landlock"
+# the host's KSM merges identical pages of every process that asked, across
+# sandboxes: a write's copy-on-write time says whether a neighbour holds a
+# page of that content (red team 76): EINVAL, as a kernel without KSM
+probes="$probes ksm"
 # Audit names of the probes (probe name -> syscall name in the audit record).
 audit_name() {
 	case $1 in
@@ -24,6 +28,7 @@ audit_name() {
 	vsock|packet|netlink_*|alg|inet_*|inet6_*) echo socket ;;
 	socketpair_*) echo socketpair ;;
 	landlock) echo landlock_create_ruleset ;;
+	ksm) echo madvise ;;
 	*) echo "$1" ;;
 	esac
 }

@@ -35,6 +35,7 @@
  * --export-max-bytes in total. Hidden names are never read or listed. */
 #include "gofer/server.h"
 #include "common/linediff.h"
+#include "common/log.h"
 #include "common/sha.h"
 #include "common/util.h"
 
@@ -139,9 +140,7 @@ static int late(struct ctx *x)
 {
 	if (!x->late) {
 		double d = gofer_export_deadline();
-		struct timespec ts;
-		if (d > 0 && clock_gettime(CLOCK_MONOTONIC, &ts) == 0 &&
-		    ts.tv_sec * 1e3 + ts.tv_nsec / 1e6 > d)
+		if (d > 0 && moat_ms_now() > d)
 			x->late = 1;
 	}
 	return x->late;

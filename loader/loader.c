@@ -128,6 +128,16 @@ __attribute__((noreturn)) static void die(const char *what, long err)
 		sys3(__NR_exit_group, 127, 0, 0);
 }
 
+/* len bytes of fresh private read-write memory, or die(what) */
+static void *anon_rw(size_t len, const char *what)
+{
+	long r = sys_mmap(0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (is_err(r))
+		die(what, r);
+	return (void *)r;
+}
+
 /* ---- self relocation (static-pie without a libc start file) ---- */
 
 extern const Elf64_Ehdr __ehdr_start __attribute__((visibility("hidden")));
@@ -310,11 +320,7 @@ static void load_elf(int fd, struct image *img, const char *what)
 	if (phsz > sizeof(phs)) {
 		/* more than 73 (before: a death here, where Linux runs the
 		 * program; 64 KiB more on the stack is not ours to take) */
-		r = sys_mmap(0, PAGE_UP(phsz), PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (is_err(r))
-			die("cannot map program headers", r);
-		ph = (Elf64_Phdr *)r;
+		ph = anon_rw(PAGE_UP(phsz), "cannot map program headers");
 	}
 	read_full(fd, ph, phsz, eh.e_phoff, what);
 
@@ -383,13 +389,10 @@ static void load_elf(int fd, struct image *img, const char *what)
 	}
 	if (!img->phdr) {
 		/* Not loaded at all: give the program a private copy. */
-		r = sys_mmap(0, PAGE_UP(phsz), PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (is_err(r))
-			die("cannot map program headers", r);
-		memcpy((void *)r, ph, phsz);
-		sys3(__NR_mprotect, r, PAGE_UP(phsz), PROT_READ);
-		img->phdr = (uintptr_t)r;
+		void *copy = anon_rw(PAGE_UP(phsz), "cannot map program headers");
+		memcpy(copy, ph, phsz);
+		sys3(__NR_mprotect, copy, PAGE_UP(phsz), PROT_READ);
+		img->phdr = (uintptr_t)copy;
 	}
 	if (ph != phs)
 		sys3(__NR_munmap, ph, PAGE_UP(phsz), 0);
@@ -537,11 +540,7 @@ start_program(const struct stack_in *in, const struct moat_exec_info *info,
 	dst = (strs_at - ptrsz) & ~15UL;
 	total = top - dst;
 
-	r = sys_mmap(0, PAGE_UP(total), PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (is_err(r))
-		die("cannot allocate the stack image", r);
-	scratch = (char *)r;
+	scratch = anon_rw(PAGE_UP(total), "cannot allocate the stack image");
 
 	/* Strings upwards from strs_at (offsets relative to dst). */
 	off = strs_at - dst;
@@ -733,11 +732,7 @@ void loader_main(uintptr_t *sp)
 	/* the info in a mapping, not on the stack: 64 KiB there made a
 	 * program started with RLIMIT_STACK of 16-64 KiB die of SIGSEGV in
 	 * here, where Linux runs it (red team 73); unmapped before the jump */
-	r = sys_mmap(0, MOAT_EXEC_INFO_MAX, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (is_err(r))
-		die("cannot map the exec info", r);
-	buf = (char *)r;
+	buf = anon_rw(MOAT_EXEC_INFO_MAX, "cannot map the exec info");
 	do
 		r = sys3(MOAT_SYS_LOADER, MOAT_LOADER_GET, buf, MOAT_EXEC_INFO_MAX);
 	while (r == -EINTR);

@@ -67,7 +67,7 @@ struct limits {
 	const struct sentry_config *cfg;
 	struct sandbox *sb;
 	double t0;
-	double dog_start;               /* --timeout counts from here (now_ms) */
+	double dog_start;               /* --timeout counts from here (moat_ms_now) */
 	/* cgroup */
 	int cgv;                        /* 0 none, 1, 2 */
 	char dirs[CG_MAX][PATH_MAX];
@@ -104,7 +104,7 @@ struct limits {
 	unsigned long long pss_peak;    /* no memory cgroup: the tree's largest PSS sum seen */
 	unsigned long long pte_sum;     /* the guest's page tables and threads at the last PTE_EVERY-th sample */
 	unsigned long long vma_sum;     /* its VMAs (maps lines) x VMA_BYTES at the last count */
-	double maps_next;               /* no VMA count before (now_ms) */
+	double maps_next;               /* no VMA count before (moat_ms_now) */
 	unsigned pte_round;
 	/* --kill-after: the first forwarded SIGTERM/SIGINT/SIGHUP and how many */
 	int term_sig, term_count;
@@ -130,13 +130,6 @@ struct limits {
 #define GOFER_PIDS_SLACK 80
 
 static struct limits *g_lim; /* for the die hook and the tty hook */
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 const char *limits_reason_name(int r)
 {
@@ -479,13 +472,13 @@ static _Noreturn void helper_main(struct limits *l, int rfd)
 					close(fd);
 				}
 			}
-	double end = now_ms() + CG_CLEANUP_MS;
+	double end = moat_ms_now() + CG_CLEANUP_MS;
 	for (int i = 0; i < l->ndirs; i++) {
 		const char *d = l->dirs[i];
 		if (l->cgv == 2)
 			write_at(d, "cgroup.kill", "1");
 		for (;;) {
-			if (rmdir(d) == 0 || errno == ENOENT || now_ms() > end)
+			if (rmdir(d) == 0 || errno == ENOENT || moat_ms_now() > end)
 				break;
 			{ /* v1 has no cgroup.kill; on v2 it is a second pass */
 				char p[PATH_MAX + 32], buf[8192];
@@ -832,8 +825,8 @@ void limits_end(struct limits *l, int reason)
 					 __ATOMIC_SEQ_CST))
 		return;
 	task_for_each_leader(l->sb, term_one, NULL);
-	double end = now_ms() + GRACE_MS;
-	while (!l->done && now_ms() < end)
+	double end = moat_ms_now() + GRACE_MS;
+	while (!l->done && moat_ms_now() < end)
 		sleep_ms(20);
 	/* (not once the tracer has reaped it: the pid may be another's) */
 	if (l->sb->init_pid > 0 && !__atomic_load_n(&l->sb->init_gone, __ATOMIC_SEQ_CST))
@@ -900,7 +893,7 @@ void limits_kill_after(void)
 
 /* No memory cgroup: the guest tree's memory as the sum of each process's
  * proportional set size (shared pages split between their users) and page
- * tables (pte_at), read from
+ * tables, threads and VMAs (status_kern, maps_lines), read from
  * the guest's procfs (the one path the confined sentry may open). Coarse:
  * sampled every 50 ms. */
 static unsigned long long pss_at(int fd, off_t off)
@@ -994,11 +987,25 @@ static unsigned long long maps_lines(int fd)
  * one every ~17 s). */
 #define PTE_EVERY 4
 
+/* count(f) of the guest procfs's PID/name (0 when it cannot be opened) */
+static unsigned long long pid_file_count(int pfd, const char *pid, const char *name,
+					 unsigned long long (*count)(int fd))
+{
+	char path[64];
+	snprintf(path, sizeof path, "%.20s/%s", pid, name);
+	int f = openat(pfd, path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return 0;
+	unsigned long long n = count(f);
+	close(f);
+	return n;
+}
+
 static unsigned long long tree_pss(struct limits *l)
 {
 	unsigned long long sum = 0, kern = 0, vmas = 0;
 	int pte_now = l->pte_round++ % PTE_EVERY == 0;
-	double t_maps = now_ms();
+	double t_maps = moat_ms_now();
 	int maps_now = pte_now && t_maps >= l->maps_next;
 	for (int i = 0; i < l->n_own_pss; i++) /* moat's own (own_pss_note) */
 		sum += pss_at(l->own_pss[i], 0);
@@ -1032,25 +1039,14 @@ static unsigned long long tree_pss(struct limits *l)
 			close(f);
 			if (!pte_now)
 				continue;
-			snprintf(path, sizeof path, "%.20s/status", e->name);
-			f = openat(pfd, path, O_RDONLY | O_CLOEXEC);
-			if (f >= 0) {
-				kern += status_kern(f);
-				close(f);
-			}
-			if (!maps_now)
-				continue;
-			snprintf(path, sizeof path, "%.20s/maps", e->name);
-			f = openat(pfd, path, O_RDONLY | O_CLOEXEC);
-			if (f >= 0) {
-				vmas += maps_lines(f);
-				close(f);
-			}
+			kern += pid_file_count(pfd, e->name, "status", status_kern);
+			if (maps_now)
+				vmas += pid_file_count(pfd, e->name, "maps", maps_lines);
 		}
 	}
 	close(d);
 	if (maps_now) {
-		double now = now_ms();
+		double now = moat_ms_now();
 		l->maps_next = now + 10 * (now - t_maps);
 		l->vma_sum = vmas * VMA_BYTES;
 	}
@@ -1066,7 +1062,7 @@ static void *dog_main(void *arg)
 	double start = l->dog_start, next_pss = 0;
 	__atomic_store_n(&l->sb->last_activity_ms, (long long)start, __ATOMIC_RELAXED);
 	while (!l->done) {
-		double now = now_ms();
+		double now = moat_ms_now();
 		if (c->timeout_ms && now - start >= (double)c->timeout_ms) {
 			limits_end(l, REASON_TIMEOUT);
 			break;
@@ -1107,7 +1103,7 @@ static void *dog_main(void *arg)
 
 static void activity(struct limits *l)
 {
-	__atomic_store_n(&l->sb->last_activity_ms, (long long)now_ms(), __ATOMIC_RELAXED);
+	__atomic_store_n(&l->sb->last_activity_ms, (long long)moat_ms_now(), __ATOMIC_RELAXED);
 }
 
 /* abandon: the relay's flag (NULL elsewhere); a write interrupted by
@@ -1152,7 +1148,7 @@ static void relay_sig_handler(int sig)
 static void relay_wait(struct limits *l)
 {
 	while (!__atomic_load_n(&l->relay_done, __ATOMIC_SEQ_CST)) {
-		double now = now_ms();
+		double now = moat_ms_now();
 		int stop = __atomic_load_n(&l->reason, __ATOMIC_SEQ_CST) ||
 			   __atomic_load_n(&l->term_count, __ATOMIC_SEQ_CST) ||
 			   __atomic_load_n(&l->drain_stop, __ATOMIC_SEQ_CST);
@@ -1229,7 +1225,7 @@ static void *relay_main(void *arg)
 					if (__atomic_load_n(&l->relay_abandon, __ATOMIC_SEQ_CST))
 						l->out_dropped = 1;
 				}
-				__atomic_store_n(&l->relay_progress_ms, (long long)now_ms(), __ATOMIC_SEQ_CST);
+				__atomic_store_n(&l->relay_progress_ms, (long long)moat_ms_now(), __ATOMIC_SEQ_CST);
 			}
 			if (stop) {
 				/* the guest's next write fails: EPIPE / SIGPIPE */
@@ -1270,12 +1266,12 @@ int limits_start(struct limits *l, char *err, size_t errlen)
 		memset(&sa, 0, sizeof sa);
 		sa.sa_handler = relay_sig_handler; /* no SA_RESTART: see relay_wait */
 		sigaction(RELAY_SIG, &sa, NULL);
-		l->relay_progress_ms = (long long)now_ms();
+		l->relay_progress_ms = (long long)moat_ms_now();
 		r = pthread_create(&l->relay, &at, relay_main, l);
 		l->relay_started = r == 0;
 	}
 	if (!r && (c->timeout_ms || c->idle_ms || c->memory || (c->tty && c->output_limit))) {
-		l->dog_start = now_ms();
+		l->dog_start = moat_ms_now();
 		if (pipe2(l->dog_wake, O_CLOEXEC) < 0)
 			r = errno;
 		else
@@ -1353,7 +1349,7 @@ static void write_result(struct limits *l, int status, int raw, int have_raw,
 	char b[4096], tmp[1024];
 	size_t o = 0;
 	l->result_written = 1;
-	double wall = now_ms() - l->t0;
+	double wall = moat_ms_now() - l->t0;
 	long long user_us = -1, sys_us = -1, peak = -1, pids_max_events = -1;
 	const char *cpu_src = "none", *peak_src = "none";
 	if (pread_small(l->cpu_stat_fd, tmp, sizeof tmp) > 0) {

@@ -395,13 +395,6 @@ static unsigned sandbox_ncpus(unsigned long cpus_milli)
 	return n;
 }
 
-static double ms_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* --timeout bounds the whole run, the export after the program included
  * (red team 68: a guest that left the gofer seconds of diffing and hashing
  * kept moat running 6 s past `--timeout 1s`, 25 s under `--cpus 0.1`): the
@@ -488,7 +481,7 @@ static void late_setup(void *arg)
 	 * the guest's program execs (it waits for the tracer, busy here),
 	 * keeps the filter's compilation off the program's first exec (its
 	 * threads inherit the filter; TSYNC covers any that exist). */
-	dbg("%.2f ms: confining", ms_now() - x->t0);
+	dbg("%.2f ms: confining", moat_ms_now() - x->t0);
 	stack_trim_note(); /* (no /proc/self after the filter) */
 	/* Fail closed: a sentry that cannot confine itself ends the sandbox
 	 * before the guest's program runs (the init dies with us). */
@@ -498,7 +491,7 @@ static void late_setup(void *arg)
 	if (getenv("MOAT_TEST_CONFINEMENT"))
 		confine_selftest(x->sb, gofer_pid);
 	malloc_trim(0); /* give set-up's heap back */
-	dbg("%.2f ms: confined", ms_now() - x->t0);
+	dbg("%.2f ms: confined", moat_ms_now() - x->t0);
 	crash_install(x->sr->init_pid);
 	if (x->cfg->tty && tty_start(x->err, sizeof x->err) < 0)
 		die("%s", x->err);
@@ -527,7 +520,7 @@ static void late_setup(void *arg)
 
 int sentry_run(const struct sentry_config *cfg)
 {
-	double t0 = ms_now();
+	double t0 = moat_ms_now();
 	moat_mark_t0 = t0; /* (the gofer's marks, dbg_mark) */
 	/* MOAT_TEST_CRASH=1: fault on purpose once the guest runs (tests/integration/lifecycle.sh) */
 	int crash_test = getenv("MOAT_TEST_CRASH") != NULL;
@@ -591,14 +584,14 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->passcred_off = sb->start_uid != uid || sb->start_gid != gid;
 	sb->idmap.act_uid = sb->start_uid;
 	sb->idmap.act_gid = sb->start_gid;
-	dbg("%.2f ms: start", ms_now() - t0);
+	dbg("%.2f ms: start", moat_ms_now() - t0);
 
 	/* 1. the view */
 	struct view view;
 	if (view_plan(cfg, &view, err, sizeof err) < 0)
 		die_status(2, "%s", err);
 
-	dbg("%.2f ms: view planned", ms_now() - t0);
+	dbg("%.2f ms: view planned", moat_ms_now() - t0);
 	/* 2. policy, audit, filter */
 	struct audit_limits alim = { .max_bytes = cfg->audit_max_bytes, .rate = cfg->audit_rate };
 	sb->audit = audit_open(cfg->audit_path, cfg->trace, &alim, err, sizeof err);
@@ -637,7 +630,7 @@ int sentry_run(const struct sentry_config *cfg)
 	for (int i = 0; cfg->net && i < cfg->net->nrules; i++)
 		policy_add(sb->policy, cfg->net->rules[i].text, strlen(cfg->net->rules[i].text) + 1);
 
-	dbg("%.2f ms: view and filter built", ms_now() - t0);
+	dbg("%.2f ms: view and filter built", moat_ms_now() - t0);
 	/* 3. the guest's init builds its namespaces while we start the gofer */
 	char **envp;
 	build_env(cfg, view.home, &envp, &exec_initial_path);
@@ -668,10 +661,10 @@ int sentry_run(const struct sentry_config *cfg)
 	run_main_pid = getpid();
 	moat_die_cleanup = run_die_cleanup;
 	setup_signals_install();
-	dbg("%.2f ms: limits set up", ms_now() - t0);
+	dbg("%.2f ms: limits set up", moat_ms_now() - t0);
 	if (priv_claim(&priv, err, sizeof err) < 0)
 		die("%s", err);
-	dbg("%.2f ms: uid claimed", ms_now() - t0);
+	dbg("%.2f ms: uid claimed", moat_ms_now() - t0);
 	gofer_keep_fd(priv.lockfd);
 	struct gofer_cow_config cow = {
 		.upper_dir = cfg->overlay && cfg->overlay[0] == '/' ? cfg->overlay : NULL,
@@ -729,7 +722,7 @@ int sentry_run(const struct sentry_config *cfg)
 		die("%s", err);
 	start_end();
 	limits_attach_gofer(lim, gofer_pid); /* its layers count against --memory */
-	dbg("%.2f ms: gofer forked", ms_now() - t0);
+	dbg("%.2f ms: gofer forked", moat_ms_now() - t0);
 	if (cfg->memory && limits_memory_by_cgroup(lim)) {
 		/* we join the sandbox's memory cgroup (limits_attach, red team
 		 * 17): an OOM kill there takes the guest (moat-init's 1000),
@@ -752,7 +745,7 @@ int sentry_run(const struct sentry_config *cfg)
 	start_end();
 	if (confine_scope(err, sizeof err) < 0)
 		die("%s", err); /* fail closed */
-	dbg("%.2f ms: privilege dropped", ms_now() - t0);
+	dbg("%.2f ms: privilege dropped", moat_ms_now() - t0);
 	/* moat-reopen (the guest's reopens of objects whose mode denies the
 	 * sandbox uid, sentry/reopen.c; rootless too since red team 45: the
 	 * sentry drops its capabilities either way, DAC override over the
@@ -765,7 +758,7 @@ int sentry_run(const struct sentry_config *cfg)
 	 * sentry; moat-publish, forked later, is in them from its start) */
 	limits_note_relay(lim, reopen_helper_pid());
 	start_end();
-	dbg("%.2f ms: running as host uid %u", ms_now() - t0, (unsigned)priv.host_uid);
+	dbg("%.2f ms: running as host uid %u", moat_ms_now() - t0, (unsigned)priv.host_uid);
 	if (sb->idmap.full_identity) {
 		sb->idmap.native_uid = priv.host_uid;
 		sb->idmap.native_gid = priv.host_gid;
@@ -837,14 +830,14 @@ int sentry_run(const struct sentry_config *cfg)
 		die("%s", err);
 	init_pid = sr.init_pid;
 	start_end();
-	dbg("%.2f ms: init cloned", ms_now() - t0);
+	dbg("%.2f ms: init cloned", moat_ms_now() - t0);
 	/* Our own root (exports only) now, while the init builds its own (it
 	 * has its copy of our mount namespace since the clone): nothing from
 	 * here on opens a host path (the gofer, the VFS and the init's
 	 * messages are fds). Fail closed: the init dies with us. */
 	if (priv_sentry_root(view.exports, view.nexports, err, sizeof err) < 0)
 		die("%s", err);
-	dbg("%.2f ms: sentry root", ms_now() - t0);
+	dbg("%.2f ms: sentry root", moat_ms_now() - t0);
 	if (tty_slave >= 0)
 		close(tty_slave); /* the init has it: the master reads EIO once the guest is gone */
 
@@ -852,10 +845,10 @@ int sentry_run(const struct sentry_config *cfg)
 	if (!gofer_ready && gofer_start_finish(gofer_pid, gofer_ctl, err, sizeof err) < 0)
 		die("%s", err); /* the init dies with us (PDEATHSIG) */
 	refuse_overlaps_done(); /* the gofer holds its sources now */
-	dbg("%.2f ms: gofer ready", ms_now() - t0);
+	dbg("%.2f ms: gofer ready", moat_ms_now() - t0);
 	if (priv_sentry_root_finish(err, sizeof err) < 0)
 		die("%s", err);
-	dbg("%.2f ms: sentry's old root detached", ms_now() - t0);
+	dbg("%.2f ms: sentry's old root detached", moat_ms_now() - t0);
 	for (size_t i = 0; i < view.nexports; i++) {
 		int fd = gofer_take_cow_root(i);
 		if (fd >= 0)
@@ -886,7 +879,7 @@ int sentry_run(const struct sentry_config *cfg)
 		const int *roots = priv_export_roots(&nroots);
 		vfs_enable_direct(sb->vfs, roots, nroots);
 	}
-	dbg("%.2f ms: gofer started, VFS built", ms_now() - t0);
+	dbg("%.2f ms: gofer started, VFS built", moat_ms_now() - t0);
 
 	/* --workdir must be an existing directory in the guest's view */
 	char workdir[PATH_MAX] = "/";
@@ -906,7 +899,7 @@ int sentry_run(const struct sentry_config *cfg)
 	 * CPU): the program's first exec resolved once, its names cached */
 	if (!getenv("MOAT_NO_PREWARM")) /* (a knob for benchmarks) */
 		exec_prewarm(sb, cfg->argv[0], workdir);
-	dbg("%.2f ms: first exec's names cached", ms_now() - t0);
+	dbg("%.2f ms: first exec's names cached", moat_ms_now() - t0);
 	if (spawn_guest_finish(&sr, err, sizeof err) < 0) {
 		kill(gofer_pid, SIGKILL);
 		die("%s", err);
@@ -917,7 +910,7 @@ int sentry_run(const struct sentry_config *cfg)
 	if (sr.timens_errno)
 		dbg("no time namespace (%s): the guest's CLOCK_BOOTTIME and CLOCK_MONOTONIC are the host's",
 		    strerror(sr.timens_errno));
-	dbg("%.2f ms: guest spawned", ms_now() - t0);
+	dbg("%.2f ms: guest spawned", moat_ms_now() - t0);
 	sb->guest_procfd = sr.guest_procfd;
 	{
 		/* The sentry joins the guest's IPC namespace (this thread, before
@@ -986,7 +979,7 @@ int sentry_run(const struct sentry_config *cfg)
 		late_setup(&late);
 	int export_failed = 0;
 	init_pid = -1; /* reaped by the tracer */
-	dbg("%.2f ms: guest gone", ms_now() - t0);
+	dbg("%.2f ms: guest gone", moat_ms_now() - t0);
 	/* the caller's terminal as it was (the guest may have stopped its
 	 * output: every write below, and a blocked trace writer, would hang) */
 	tty_guard_restore();
@@ -1033,6 +1026,6 @@ int sentry_run(const struct sentry_config *cfg)
 	if ((export_failed || audit_lost) && status_out == 0)
 		status_out = 1;
 	helpers_reap();
-	dbg("%.2f ms: done", ms_now() - t0);
+	dbg("%.2f ms: done", moat_ms_now() - t0);
 	return status_out;
 }

@@ -80,13 +80,6 @@ struct held_stop {
 	struct rusage ru;
 };
 
-static double ms_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static void nap_us(long us)
 {
 	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
@@ -99,7 +92,7 @@ static void nap_us(long us)
 
 static int past_deadline(void *arg)
 {
-	return ms_now() > *(const double *)arg;
+	return moat_ms_now() > *(const double *)arg;
 }
 
 static int take_early(struct tracer *tr, pid_t tid)
@@ -131,7 +124,7 @@ static int add_early(struct tracer *tr, pid_t tid)
 		tr->early_ms = m;
 		tr->cap_early = cap;
 	}
-	tr->early_ms[tr->nearly] = ms_now();
+	tr->early_ms[tr->nearly] = moat_ms_now();
 	tr->early[tr->nearly++] = tid;
 	return 0;
 }
@@ -178,7 +171,7 @@ static int collect_tid(struct task *t, void *arg)
 
 static void early_orphans(struct tracer *tr)
 {
-	double now = ms_now();
+	double now = moat_ms_now();
 	struct tidv live = { 0 };
 	int have = 0;
 	for (int i = 0; i < tr->nearly; i++) {
@@ -1343,7 +1336,7 @@ static void event_stop(struct tracer *tr, struct task *t, int sig)
 				lfd = take_fd_number(a->sync_sock, tid, buf + 1);
 			if (lfd >= 0) {
 				tr->listener = lfd;
-				dbg("%.2f ms: listener received", ms_now() - a->t0);
+				dbg("%.2f ms: listener received", moat_ms_now() - a->t0);
 				int pe = pipeline_start(tr->sb, tr->listener);
 				if (pe < 0) {
 					char why[128];
@@ -1425,7 +1418,7 @@ static int reaped(struct tracer *tr, pid_t tid, int st)
 		tr->main_done = 1;
 		tr->status_out = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 		*a->forward_to = -1; /* nothing to forward to, nothing for --kill-after to end */
-		dbg("%.2f ms: program exited", ms_now() - a->t0);
+		dbg("%.2f ms: program exited", moat_ms_now() - a->t0);
 		kill(sb->init_pid, SIGKILL);
 		/* the gofer runs with the caller's ids, which we cannot signal:
 		 * it leaves when its control socket is shut down */
@@ -1661,7 +1654,7 @@ int tracer_run(struct tracer_args *a)
 		}
 		if (qi == qn) {
 			qi = qn = 0;
-			double w0 = prof ? ms_now() : 0;
+			double w0 = prof ? moat_ms_now() : 0;
 			if (last_kind >= 0)
 				pms[last_kind] += cpu_ms() - last_t;
 			last_kind = -1;
@@ -1685,7 +1678,7 @@ int tracer_run(struct tracer_args *a)
 					continue; /* (nothing after all: wait again) */
 			}
 			if (prof) {
-				wait_ms += ms_now() - w0;
+				wait_ms += moat_ms_now() - w0;
 				rounds++;
 			}
 			if (w < 0) {
@@ -1825,13 +1818,13 @@ int tracer_run(struct tracer_args *a)
 			}
 			long scnr = REG_NR(regs);
 			int is_exec = scnr == __NR_execve || scnr == __NR_execveat;
-			dbg("%.2f ms: exec stop", ms_now() - a->t0);
-			__atomic_store_n(&sb->last_activity_ms, (long long)ms_now(), __ATOMIC_RELAXED);
+			dbg("%.2f ms: exec stop", moat_ms_now() - a->t0);
+			__atomic_store_n(&sb->last_activity_ms, (long long)moat_ms_now(), __ATOMIC_RELAXED);
 			/* Gofer calls made here cannot block (exec opens are
 			 * O_NONBLOCK, walks use O_PATH), and whatever the gofer
 			 * does, none may hold this thread for long: past the
 			 * deadline a call is abandoned (-EINTR, the guest sees EIO). */
-			double deadline = ms_now() + GOFER_DEADLINE_MS;
+			double deadline = moat_ms_now() + GOFER_DEADLINE_MS;
 			gofer_set_wait_hook(past_deadline, &deadline);
 			exec_unfence(&tr, t); /* (none is up here: belt and braces) */
 			int pending = is_exec ? exec_stop(sb, t, &regs) : 0;
@@ -1862,7 +1855,7 @@ int tracer_run(struct tracer_args *a)
 				aio_stop(sb, t, &regs); /* io_setup, io_destroy */
 			}
 			gofer_set_wait_hook(NULL, NULL);
-			dbg("%.2f ms: exec resolved", ms_now() - a->t0);
+			dbg("%.2f ms: exec resolved", moat_ms_now() - a->t0);
 			/* an exec rewritten to the loader: see its syscall exit if it fails */
 			t->exec_pending = pending;
 			if (pending)

@@ -119,9 +119,10 @@ static long procmap_query(struct sc_call *c)
  * masters, -t's pts/0), the size read from the guest is set on that pinned
  * file, never on whatever the fd number holds by then (no check then
  * continue); any other terminal is EPERM, anything else ENOTTY as Linux.
- * The gofer sets it (GOFER_OP_WINSZ, which checks the file's devpts again):
- * the sentry's own filter allows no TIOCSWINSZ since red team 71, so a
- * compromised sentry cannot resize the caller's terminal it holds. */
+ * The gofer sets it (vfs_pts_winsize: GOFER_OP_WINSZ, which checks the
+ * file's devpts again): the sentry's own filter allows no TIOCSWINSZ since
+ * red team 71, so a compromised sentry cannot resize the caller's terminal
+ * it holds. */
 static long tty_set_winsize(struct sc_call *c)
 {
 	int fd = task_getfd(c->task, (int)c->args[0]);
@@ -139,8 +140,6 @@ static long tty_set_winsize(struct sc_call *c)
 	}
 	if (!r && sc_read_guest(c, c->args[2], &ws, sizeof ws) < 0)
 		r = -EFAULT;
-	/* made by the gofer, which checks the file's devpts itself: the
-	 * sentry's filter has no TIOCSWINSZ (red team 71) */
 	if (!r)
 		r = vfs_pts_winsize(c->sb->vfs, fd, &ws);
 	close(fd);

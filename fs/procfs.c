@@ -352,15 +352,8 @@ static const struct tent tree[] = {
 	{ SYSFS "kernel/mm/transparent_hugepage/defrag", N_TFILE, 0644,
 	  "always defer defer+madvise [madvise] never\n" },
 	{ SYSFS "kernel/mm/transparent_hugepage/hpage_pmd_size", N_TFILE, 0444, "2097152\n" },
-	/* KSM: madvise(MADV_MERGEABLE) runs natively (test suites probe the
-	 * directory, as /proc/config.gz's CONFIG_KSM); the sandbox's view of
-	 * the daemon: stopped, nothing merged */
-	{ SYSFS "kernel/mm/ksm", N_TDIR, 0555, NULL },
-	{ SYSFS "kernel/mm/ksm/run", N_TFILE, 0644, "0\n" },
-	{ SYSFS "kernel/mm/ksm/pages_to_scan", N_TFILE, 0644, "100\n" },
-	{ SYSFS "kernel/mm/ksm/sleep_millisecs", N_TFILE, 0644, "20\n" },
-	{ SYSFS "kernel/mm/ksm/pages_shared", N_TFILE, 0444, "0\n" },
-	{ SYSFS "kernel/mm/ksm/pages_sharing", N_TFILE, 0444, "0\n" },
+	/* no kernel/mm/ksm: MADV_MERGEABLE is EINVAL, as without CONFIG_KSM
+	 * (the host's KSM merges pages across sandboxes; red team 76) */
 };
 
 static const struct tent *find_tent(const char *path)

@@ -3783,7 +3783,14 @@ int vfs_open_exec_id(struct task *t, int dirfd, const char *path, int atflags, i
 		if (r < 0)
 			goto out;
 		*fd = r;
-		*st = n->st;
+		/* the file fetched now, not the walk's: the dirfd's number
+		 * may name another file since (another thread's dup2) */
+		if (fstat(*fd, st) < 0) {
+			r = -errno;
+			close(*fd);
+			goto out;
+		}
+		vfs_map_stat(v, st);
 		r = 0;
 	} else {
 		/* The file may have been swapped since the walk: open it
@@ -3803,11 +3810,19 @@ int vfs_open_exec_id(struct task *t, int dirfd, const char *path, int atflags, i
 		if (host_id && n->kind == VN_BACKEND)
 			*host_id = 1;
 	}
-	if (!S_ISREG(st->st_mode)) {
+	/* Decided on the file that runs, not only on the walk's node (red
+	 * team 73): a rename in the guest's view between the walk and this
+	 * open, or another file dup2'd at the dirfd's number, put a file
+	 * here the checks above never saw; a sealed one was then mapped into
+	 * the guest, and one it may not read left dumpable. The checks
+	 * again, on what was opened (in memory: its mode and owners). */
+	if (!S_ISREG(st->st_mode) || vfs_permission(t, st, MAY_EXEC) < 0 || vfs_sealed(t, st)) {
 		close(*fd); /* Linux: EACCES for anything but a regular file */
 		r = -EACCES;
 		goto out;
 	}
+	if (unreadable && vfs_permission(t, st, MAY_READ) < 0)
+		noread = 1;
 	if (canon && canonlen) {
 		if (strlen(n->path) >= canonlen) {
 			close(*fd);

@@ -43,6 +43,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -52,6 +53,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { OP_ADD, OP_MODIFY, OP_DELETE, OP_RENAME };
@@ -93,6 +95,12 @@ struct ctx {
 	unsigned long long files, bytes;
 	unsigned long long diff_work; /* line diff steps spent, all groups */
 	int failed;
+	int late;                   /* past gofer_export_deadline(): given up */
+	struct pending {            /* a written group, placed once all are */
+		int dfd, pa, ma;
+		FILE *pf, *mf;
+	} *pend;
+	size_t npend;
 };
 
 /* The line diffs of one export together take at most this many steps
@@ -101,6 +109,43 @@ struct ctx {
 #define EXPORT_DIFF_WORK (1ULL << 31)
 
 /* ---- small helpers ---- */
+
+/* the placement of the outputs and the end of the export: deadline_main
+ * never ends the gofer in the middle of place_all, and once the export is
+ * placed it exits with the export's status (the reaper's removal of a
+ * scratch tree may still be under way: it goes on alone) */
+static pthread_mutex_t place_mu = PTHREAD_MUTEX_INITIALIZER;
+static int export_status = -1;
+
+static void *deadline_main(void *arg)
+{
+	double end = *(const double *)arg + GOFER_EXPORT_KILL_MS;
+	struct timespec ts = { (time_t)(end / 1000), (long)((end - (double)(time_t)(end / 1000) * 1000) * 1e6) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+	pthread_mutex_lock(&place_mu);
+	_exit(export_status >= 0 ? export_status : GOFER_EXIT_EXPORT_LATE);
+}
+
+/* --timeout bounds the export too (red team 68: a guest that left work for
+ * it kept moat running 6-25 s past `--timeout 1s`): past the deadline the
+ * sentry set, every loop of the walk, the pairing and the writing stops and
+ * the export is given up whole (gofer_export_run). The clock is the vDSO's:
+ * a check costs nanoseconds. One line diff or one file's hashing between
+ * two checks may run on: deadline_main ends the gofer GOFER_EXPORT_KILL_MS
+ * later (the sentry, its privilege dropped, may not signal the gofer). */
+static int late(struct ctx *x)
+{
+	if (!x->late) {
+		double d = gofer_export_deadline();
+		struct timespec ts;
+		if (d > 0 && clock_gettime(CLOCK_MONOTONIC, &ts) == 0 &&
+		    ts.tv_sec * 1e3 + ts.tv_nsec / 1e6 > d)
+			x->late = 1;
+	}
+	return x->late;
+}
 
 static int oat(int dirfd, const char *path, int flags)
 {
@@ -852,7 +897,7 @@ static void delete_tree(struct ctx *x, const struct gofer_srv_export *e, const c
 	if (S_ISDIR(lst->st_mode)) {
 		size_t n;
 		char **v = list_dir(e->lowerfd, rel, &n);
-		for (size_t i = 0; v && i < n; i++) {
+		for (size_t i = 0; v && i < n && !late(x); i++) {
 			char *cr = join(rel, v[i]);
 			struct stat st;
 			if (strlen(cr) >= PATH_MAX)
@@ -940,7 +985,7 @@ static void diff_dir(struct ctx *x, const struct gofer_srv_export *e, const char
 	}
 	if (have_lower && opaque)
 		l = list_dir(e->lowerfd, rel, &nl);
-	for (size_t i = 0; i < nu; i++) {
+	for (size_t i = 0; i < nu && !late(x); i++) {
 		char *cr = join(rel, u[i]);
 		struct stat ust, lst;
 		int hl;
@@ -1026,7 +1071,7 @@ static void diff_dir(struct ctx *x, const struct gofer_srv_export *e, const char
 		free(cr);
 	}
 	/* an opaque directory hides every lower entry it does not list */
-	for (size_t i = 0; l && i < nl; i++) {
+	for (size_t i = 0; l && i < nl && !late(x); i++) {
 		if (bsearch(&l[i], u, nu, sizeof *u, cmp_str))
 			continue;
 		char *cr = join(rel, l[i]);
@@ -1177,7 +1222,7 @@ static void pair_similar(struct ctx *x)
 		int del = c->op == OP_DELETE;
 		if (!sim_candidate(c))
 			continue;
-		if (kd + ka > SIM_MAX_CHUNKS)
+		if (kd + ka > SIM_MAX_CHUNKS || late(x))
 			goto out;
 		struct fp f = { .ch = i };
 		if (fingerprint(del ? c->e->lowerfd : c->e->upperfd, c->rel, &f) < 0)
@@ -1193,7 +1238,7 @@ static void pair_similar(struct ctx *x)
 	if (!nd || !na || kd + ka > SIM_MAX_CHUNKS || kd * na + ka * nd > SIM_MAX_WORK)
 		goto out;
 	cand = xmalloc(nd * na * sizeof *cand);
-	for (size_t i = 0; i < nd; i++)
+	for (size_t i = 0; i < nd && !late(x); i++)
 		for (size_t k = 0; k < na; k++) {
 			const struct fp *p = &fd[i], *q = &fa[k];
 			unsigned long long lo = p->size < q->size ? p->size : q->size,
@@ -1230,7 +1275,7 @@ out:
 /* A delete and an add of the same content and mode: a rename. */
 static void pair_renames(struct ctx *x)
 {
-	for (size_t i = 0; i < x->nch; i++) {
+	for (size_t i = 0; i < x->nch && !late(x); i++) {
 		struct change *d = &x->ch[i];
 		if (d->op != OP_DELETE || d->is_dir || !d->old_sha[0])
 			continue;
@@ -1249,7 +1294,8 @@ static void pair_renames(struct ctx *x)
 			break;
 		}
 	}
-	pair_similar(x);
+	if (!late(x))
+		pair_similar(x);
 }
 
 /* ---- output ---- */
@@ -1563,7 +1609,7 @@ static int write_group(struct ctx *x, const char *name, const struct gofer_srv_e
 		close(dfd);
 		return -1;
 	}
-	for (size_t i = 0; i < x->nch; i++)
+	for (size_t i = 0; i < x->nch && !late(x); i++)
 		patch_entry(x, pf, &x->ch[i]);
 
 	fputs("{\n  \"version\": 1,\n  \"mount\": ", mf);
@@ -1648,24 +1694,55 @@ static int write_group(struct ctx *x, const char *name, const struct gofer_srv_e
 	}
 	fprintf(mf, "\n  ],\n  \"totals\": {\"files\": %llu, \"bytes\": %llu, \"refused_unlisted\": %llu, "
 		"\"skipped_unlisted\": %llu}\n}\n", x->files, x->bytes, x->rf_unlisted, x->sk_unlisted);
-	int bad = ferror(pf) | ferror(mf) | x->failed;
+	int bad = ferror(pf) | ferror(mf) | x->failed | late(x);
 	bad |= fflush(pf) != 0;
 	bad |= fflush(mf) != 0;
-	/* complete: into place, the manifest first (killed in between, there
-	 * is no patch to apply); else no half of it under the real names */
-	if (!bad && (out_place(dfd, mf, ma, PART_MANIFEST, "manifest.json") < 0 ||
-		     out_place(dfd, pf, pa, PART_PATCH, "changes.patch") < 0))
-		bad = 1;
-	bad |= fclose(pf) != 0;
-	bad |= fclose(mf) != 0;
-	if (bad) {
-		unlinkat(dfd, PART_PATCH, 0);
-		unlinkat(dfd, PART_MANIFEST, 0);
-		unlinkat(dfd, "changes.patch", 0);
-		unlinkat(dfd, "manifest.json", 0);
+	if (!bad) { /* placed with the other groups' (place_all) */
+		x->pend = realloc(x->pend, (x->npend + 1) * sizeof *x->pend);
+		if (!x->pend)
+			_exit(GOFER_EXIT_EXPORT_FAILED);
+		x->pend[x->npend++] = (struct pending){ dfd, pa, ma, pf, mf };
+		return 0;
 	}
+	fclose(pf);
+	fclose(mf);
+	unlinkat(dfd, PART_PATCH, 0);
+	unlinkat(dfd, PART_MANIFEST, 0);
 	close(dfd);
-	return bad ? -1 : 0;
+	return -1;
+}
+
+/* Every complete group into place once all are written (none if the export
+ * was given up: late), each manifest first (killed in between, there is no
+ * patch to apply); else no half of one under the real names. Before
+ * --timeout bounded the export each group was placed as it was written: a
+ * gofer killed at the deadline would have left the first groups' patches
+ * and not the rest. */
+static int place_all(struct ctx *x)
+{
+	int failed = 0;
+
+	for (size_t i = 0; i < x->npend; i++) {
+		struct pending *p = &x->pend[i];
+		int bad = x->late;
+		if (!bad && (out_place(p->dfd, p->mf, p->ma, PART_MANIFEST, "manifest.json") < 0 ||
+			     out_place(p->dfd, p->pf, p->pa, PART_PATCH, "changes.patch") < 0))
+			bad = 1;
+		bad |= fclose(p->pf) != 0;
+		bad |= fclose(p->mf) != 0;
+		if (bad) {
+			unlinkat(p->dfd, PART_PATCH, 0);
+			unlinkat(p->dfd, PART_MANIFEST, 0);
+			unlinkat(p->dfd, "changes.patch", 0);
+			unlinkat(p->dfd, "manifest.json", 0);
+			failed = 1;
+		}
+		close(p->dfd);
+	}
+	free(x->pend);
+	x->pend = NULL;
+	x->npend = 0;
+	return failed ? -1 : 0;
 }
 
 static void reset(struct ctx *x)
@@ -1687,6 +1764,12 @@ int gofer_export_run(const struct gofer_srv *srv)
 {
 	struct ctx x = { .srv = srv };
 	int refused = 0, failed = 0;
+	static double deadline;
+	pthread_t dl;
+
+	deadline = gofer_export_deadline();
+	if (deadline > 0 && pthread_create(&dl, NULL, deadline_main, &deadline) == 0)
+		pthread_detach(dl);
 
 	/* an earlier run's files out first: a death before a group's rename
 	 * must leave nothing to apply, not the last run's patch */
@@ -1704,6 +1787,8 @@ int gofer_export_run(const struct gofer_srv *srv)
 				seen = 1;
 		if (seen)
 			continue;               /* written with its group */
+		if (late(&x))
+			break;
 		reset(&x);
 		for (size_t k = i; k < srv->n; k++)
 			if (srv->exp[k].cow && !strcmp(srv->exp[k].cow_name, e->cow_name)) {
@@ -1711,13 +1796,21 @@ int gofer_export_run(const struct gofer_srv *srv)
 				diff_dir(&x, &srv->exp[k], "", 1, 0);
 			}
 		pair_renames(&x);
-		if (write_group(&x, e->cow_name, srv->exp, srv->n) < 0 || x.failed)
+		if (late(&x) || write_group(&x, e->cow_name, srv->exp, srv->n) < 0 || x.failed)
 			failed = 1;
 		refused |= x.nrf > 0 || x.rf_unlisted > 0;
 	}
+	pthread_mutex_lock(&place_mu);
+	late(&x);
+	if (place_all(&x) < 0 && !x.late)
+		failed = 1;
+	int st = x.late ? GOFER_EXIT_EXPORT_LATE : failed ? GOFER_EXIT_EXPORT_FAILED :
+		 refused ? GOFER_EXIT_REFUSED : 0;
+	export_status = st;
+	pthread_mutex_unlock(&place_mu);
 	reset(&x);
 	free(x.ch);
 	free(x.rf);
 	free(x.skipped);
-	return failed ? GOFER_EXIT_EXPORT_FAILED : refused ? GOFER_EXIT_REFUSED : 0;
+	return st;
 }

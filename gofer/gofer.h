@@ -109,6 +109,19 @@ void gofer_clean_stale_scratch(void);
  * manifest.json), GOFER_EXIT_EXPORT_FAILED when it could not be written. */
 #define GOFER_EXIT_REFUSED 10
 #define GOFER_EXIT_EXPORT_FAILED 11
+/* ... GOFER_EXIT_EXPORT_LATE when it passed gofer_export_deadline() and
+ * was given up: nothing of it is left in the export directory. */
+#define GOFER_EXIT_EXPORT_LATE 12
+
+/* --timeout's bound on the export (gofer/export.c): the CLOCK_MONOTONIC
+ * time in ms past which the gofer gives the export up; 0: none. A word in
+ * a MAP_SHARED page made before the gofer's clone (gofer_start_begin), set
+ * by the sentry before it closes the control socket, read by the gofer. */
+void gofer_export_deadline_set(double ms);
+double gofer_export_deadline(void);
+/* ...and GOFER_EXPORT_KILL_MS past that deadline, in the middle of one
+ * file's line diff or hashing, the gofer ends itself (exit_group). */
+#define GOFER_EXPORT_KILL_MS 1000
 
 #define GOFER_MAX_EXPORTS 64
 

@@ -55,6 +55,7 @@
 #include <linux/mount.h>
 #include <stddef.h>
 #include "platform/arch.h"
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -1800,6 +1801,19 @@ static int recv_hello(int sock, struct gofer_hello *h)
 	return h->err;
 }
 
+static long long *export_deadline_ms; /* shared with the gofer: gofer.h */
+
+void gofer_export_deadline_set(double ms)
+{
+	if (export_deadline_ms)
+		__atomic_store_n(export_deadline_ms, (long long)ms, __ATOMIC_RELEASE);
+}
+
+double gofer_export_deadline(void)
+{
+	return export_deadline_ms ? (double)__atomic_load_n(export_deadline_ms, __ATOMIC_ACQUIRE) : 0;
+}
+
 int gofer_start_begin(const struct gofer_export *exports, size_t n, pid_t *pid,
 		      int *ctl_sock, char *err, size_t errlen)
 {
@@ -1826,6 +1840,10 @@ int gofer_start_begin(const struct gofer_export *exports, size_t n, pid_t *pid,
 	 * dumpable: a caller that changed its ids is not (the child inherits
 	 * our mm's flag; ours is restored below). */
 	pre_clone_cow(exports, n);
+	if (!export_deadline_ms) {
+		void *pg = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		export_deadline_ms = pg == MAP_FAILED ? NULL : pg; /* (none: no bound but the kill) */
+	}
 	int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 	if (dumpable != 1)
 		prctl(PR_SET_DUMPABLE, 1);

@@ -30,7 +30,9 @@
 #define PAGE 4096UL
 #define PAGE_DOWN(x) ((uintptr_t)(x) & ~(PAGE - 1))
 #define PAGE_UP(x) (((uintptr_t)(x) + PAGE - 1) & ~(PAGE - 1))
-#define PHDRS_MAX 4096 /* the kernel's own limit on the program headers */
+#define PHDRS_MAX 65536 /* the kernel's own limit on the program headers
+			  * (6.x: 1170 of them; the sentry's check is the same) */
+#define PHDRS_STACK 1024 /* read on the stack up to this, else in a mapping */
 #define MAX_ERRNO 4095
 
 /* ---- raw syscalls ---- */
@@ -287,7 +289,7 @@ static void map_segment(int fd, const Elf64_Phdr *ph, uintptr_t bias,
 static void load_elf(int fd, struct image *img, const char *what)
 {
 	Elf64_Ehdr eh;
-	Elf64_Phdr ph[PHDRS_MAX / sizeof(Elf64_Phdr)];
+	Elf64_Phdr phs[PHDRS_STACK / sizeof(Elf64_Phdr)], *ph = phs;
 	uintptr_t lo = UINTPTR_MAX, hi = 0, align = PAGE, span, base;
 	struct seg_state st = { 0, 0 };
 	size_t n, phsz;
@@ -296,15 +298,27 @@ static void load_elf(int fd, struct image *img, const char *what)
 	read_full(fd, &eh, sizeof(eh), 0, what);
 	if (eh.e_ident[EI_MAG0] != ELFMAG0 || eh.e_ident[EI_MAG1] != ELFMAG1 ||
 	    eh.e_ident[EI_MAG2] != ELFMAG2 || eh.e_ident[EI_MAG3] != ELFMAG3 ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_X86_64 ||
+	    /* as Linux: e_ident's class and byte order are not looked at
+	     * (x86-64's elf_check_arch is e_machine's), nor are they in the
+	     * sentry's checks before the exec (sentry/execfmt.c; ltp35: a
+	     * big-endian or ELFCLASS32 one died here after the exec) */
+	    eh.e_machine != EM_X86_64 ||
 	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) ||
 	    eh.e_phentsize != sizeof(Elf64_Phdr))
 		die(what, -ENOEXEC);
 	n = eh.e_phnum;
 	phsz = n * sizeof(Elf64_Phdr);
-	if (!n || phsz > sizeof(ph))
+	if (!n || phsz > PHDRS_MAX)
 		die(what, -ENOEXEC);
+	if (phsz > sizeof(phs)) {
+		/* more than 73 (before: a death here, where Linux runs the
+		 * program; 64 KiB more on the stack is not ours to take) */
+		r = sys_mmap(0, PAGE_UP(phsz), PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (is_err(r))
+			die("cannot map program headers", r);
+		ph = (Elf64_Phdr *)r;
+	}
 	read_full(fd, ph, phsz, eh.e_phoff, what);
 
 	img->has_interp = 0;
@@ -372,14 +386,16 @@ static void load_elf(int fd, struct image *img, const char *what)
 	}
 	if (!img->phdr) {
 		/* Not loaded at all: give the program a private copy. */
-		r = sys_mmap(0, PAGE, PROT_READ | PROT_WRITE,
+		r = sys_mmap(0, PAGE_UP(phsz), PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (is_err(r))
 			die("cannot map program headers", r);
 		memcpy((void *)r, ph, phsz);
-		sys3(__NR_mprotect, r, PAGE, PROT_READ);
+		sys3(__NR_mprotect, r, PAGE_UP(phsz), PROT_READ);
 		img->phdr = (uintptr_t)r;
 	}
+	if (ph != phs)
+		sys3(__NR_munmap, ph, PAGE_UP(phsz), 0);
 	img->phnum = n;
 	img->entry = img->bias + eh.e_entry;
 }
@@ -605,16 +621,21 @@ start_program(const struct stack_in *in, const struct moat_exec_info *info,
 
 	sys6(__NR_prctl, PR_SET_NAME, (long)(strs + info->comm_off), 0, 0, 0,
 	     0);
+	int prog_fd = info->prog_fd, interp_fd = info->interp_fd;
+	int confirm = info->confirm != 0;
+
 	sys3(__NR_close, info->prog_fd, 0, 0);
 	if (info->interp_fd >= 0)
 		sys3(__NR_close, info->interp_fd, 0, 0);
-	if (info->confirm) {
+	/* the info's mapping (loader_main): nothing of it is read after this */
+	sys3(__NR_munmap, (uintptr_t)info, MOAT_EXEC_INFO_MAX, 0);
+	if (confirm) {
 		/* a file the task may not read: the guest's own seccomp filter
 		 * may have answered those closes 0 without closing; the sentry
 		 * checks, and only its positive answer lets the program run */
 		do
-			r = sys3(MOAT_SYS_LOADER, MOAT_LOADER_CLOSED, info->prog_fd,
-				 info->interp_fd);
+			r = sys3(MOAT_SYS_LOADER, MOAT_LOADER_CLOSED, prog_fd,
+				 interp_fd);
 		while (r == -EINTR);
 		if (r != MOAT_LOADER_CLOSED_OK)
 			die("cannot close the program", is_err(r) ? r : -EBADF);
@@ -695,7 +716,7 @@ static const char *info_str(const struct moat_exec_info *info, uint32_t off,
 void loader_main(uintptr_t *sp)
 {
 	struct moat_exec_info *info;
-	_Alignas(16) char buf[MOAT_EXEC_INFO_MAX];
+	char *buf;
 	struct stack_in in;
 	struct image prog, interp;
 	long r;
@@ -712,8 +733,16 @@ void loader_main(uintptr_t *sp)
 		in.auxv = (Elf64_auxv_t *)(e + 1);
 	}
 
+	/* the info in a mapping, not on the stack: 64 KiB there made a
+	 * program started with RLIMIT_STACK of 16-64 KiB die of SIGSEGV in
+	 * here, where Linux runs it (red team 73); unmapped before the jump */
+	r = sys_mmap(0, MOAT_EXEC_INFO_MAX, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (is_err(r))
+		die("cannot map the exec info", r);
+	buf = (char *)r;
 	do
-		r = sys3(MOAT_SYS_LOADER, MOAT_LOADER_GET, buf, sizeof(buf));
+		r = sys3(MOAT_SYS_LOADER, MOAT_LOADER_GET, buf, MOAT_EXEC_INFO_MAX);
 	while (r == -EINTR);
 	if (r == -ENOSYS)
 		die("not started by moat", r);
@@ -722,7 +751,7 @@ void loader_main(uintptr_t *sp)
 	info = (struct moat_exec_info *)buf;
 	if (info->magic != MOAT_EXEC_MAGIC ||
 	    info->version != MOAT_EXEC_VERSION ||
-	    info->len < sizeof(*info) || info->len > sizeof(buf) ||
+	    info->len < sizeof(*info) || info->len > MOAT_EXEC_INFO_MAX ||
 	    info->strings_len > info->len - sizeof(*info))
 		die("bad exec info", -EINVAL);
 	/* the fd installed with the answer: the call's return value */

@@ -4,7 +4,7 @@
  * thread: reads the path once; resolves it in the VFS (vfs_open_exec: search
  * and execute permissions, ENOENT/EACCES as Linux); reads the header: "#!"
  * scripts are followed (nested, up to 5 levels, argv rewritten like
- * binfmt_script), ELF64 x86_64 is checked and its PT_INTERP opened through the
+ * binfmt_script), its x86_64 ELF header is checked and its PT_INTERP opened through the
  * VFS too, anything else is ENOEXEC; stores the fds as the task's pending exec
  * and rewrites the call to execve(MOAT_LOADER_PATH, argv, envp), with the path
  * string written below the stopped thread's red zone. The guest's native mount
@@ -95,17 +95,18 @@ static ssize_t fd_read(void *ctx, void *buf, size_t len, off_t off)
 {
 	const struct head *h = ctx;
 	if (off < 0)
-		return -1;
+		return -EINVAL; /* pread's */
 	if ((size_t)off + len <= (size_t)h->n) {
 		memcpy(buf, h->b + off, len);
 		return (ssize_t)len;
 	}
 	if (h->n < (ssize_t)sizeof h->b && (size_t)off >= (size_t)h->n)
 		return 0; /* the file ends before */
-	return pread(h->fd, buf, len, off);
+	ssize_t n = pread(h->fd, buf, len, off);
+	return n < 0 ? -errno : n;
 }
 
-/* Check an ELF header; find PT_INTERP. 0 with interp[0] possibly 0, -ENOEXEC. */
+/* Check an ELF header; find PT_INTERP: 1 (interp set), 0 (none), -errno. */
 static int elf_interp(const struct head *h, char *interp, size_t ilen)
 {
 	return execfmt_elf_interp(fd_read, (void *)h, interp, ilen);
@@ -187,7 +188,11 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 		struct stat hst;
 		if (hid)
 			hst = st; /* the open's own fstat of fd (issue 6: one fstat less) */
+		/* (not a memfd: memfd_create's description counts no writer
+		 * on Linux, which runs one still open for writing; red team 73:
+		 * ETXTBSY through /proc/self/fd/N) */
 		if (S_ISREG(st.st_mode) && (hid || fstat(fd, &hst) == 0) &&
+		    !vfs_is_memfd(t->sb->vfs, &hst) &&
 		    sc_exec_write_busy(t->sb, hst.st_dev, hst.st_ino)) {
 			ret = -ETXTBSY;
 			goto fail;
@@ -264,21 +269,29 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 		p->prog_ino = st.st_ino;
 		fd = -1;
 		snprintf(p->exe, sizeof p->exe, "%s", canon);
-		if (interp[0]) {
+		if (r > 0) {
 			char ic[PATH_MAX];
 			struct stat ist;
 			int ifd, ihid;
-			r = vfs_open_exec_id(t, AT_FDCWD, interp, 0, &ifd, &ist, ic, sizeof ic,
-					     &p->unreadable, &ihid);
+			/* the open's errno as Linux's open_exec gives it (before:
+			 * anything but EACCES was ENOENT); "" opens the cwd, a
+			 * directory: EACCES */
+			r = interp[0] ? vfs_open_exec_id(t, AT_FDCWD, interp, 0, &ifd, &ist, ic, sizeof ic,
+							 &p->unreadable, &ihid)
+				      : -EACCES;
 			if (r < 0) {
 				snprintf(failed_interp, sizeof failed_interp, "%s", interp);
-				ret = r == -EACCES ? -EACCES : -ENOENT;
+				ret = r;
 				goto fail;
 			}
-			char dummy[8];
-			if (head_load(h, ifd) < 0 || elf_interp(h, dummy, sizeof dummy) < 0) {
+			/* Linux's checks before its point of no return: the
+			 * header read (EIO when short), ELF x86_64, its program
+			 * headers; its own PT_INTERP is not looked at (before:
+			 * one of 8 bytes or more was ELIBBAD) */
+			r = head_load(h, ifd) < 0 ? -EIO : execfmt_elf_interp_check(fd_read, h);
+			if (r < 0) {
 				close(ifd);
-				ret = -ELIBBAD;
+				ret = r;
 				goto fail;
 			}
 			p->interp_fd = ifd;
@@ -413,7 +426,9 @@ int exec_stop(struct sandbox *sb, struct task *t, const arch_regs *in)
 	if (r < 0) {
 		if (t->initial) {
 			const char *what = r == -ENOENT ? "not found" : strerror((int)-r);
-			if (failed_interp[0] && (r == -ENOENT || r == -EACCES))
+			/* any open error of the interpreter names it (ENOTDIR,
+			 * ELOOP… too: ltp35, they named the program alone) */
+			if (failed_interp[0])
 				warnx_("%s: its interpreter %s: %s", path, failed_interp, what);
 			else
 				warnx_("%s: %s", path, what);

@@ -67,6 +67,7 @@ struct limits {
 	const struct sentry_config *cfg;
 	struct sandbox *sb;
 	double t0;
+	double dog_start;               /* --timeout counts from here (now_ms) */
 	/* cgroup */
 	int cgv;                        /* 0 none, 1, 2 */
 	char dirs[CG_MAX][PATH_MAX];
@@ -101,7 +102,9 @@ struct limits {
 	int reason;                     /* REASON_* set by whoever ended the sandbox, 0 if none */
 	unsigned long long oom_base;    /* oom_kill count when the guest was attached */
 	unsigned long long pss_peak;    /* no memory cgroup: the tree's largest PSS sum seen */
-	unsigned long long pte_sum;     /* the guest's page tables at the last PTE_EVERY-th sample */
+	unsigned long long pte_sum;     /* the guest's page tables and threads at the last PTE_EVERY-th sample */
+	unsigned long long vma_sum;     /* its VMAs (maps lines) x VMA_BYTES at the last count */
+	double maps_next;               /* no VMA count before (now_ms) */
 	unsigned pte_round;
 	/* --kill-after: the first forwarded SIGTERM/SIGINT/SIGHUP and how many */
 	int term_sig, term_count;
@@ -911,51 +914,92 @@ static unsigned long long pss_at(int fd, off_t off)
 	return p ? strtoull(p + 5, NULL, 10) * 1024 : 0;
 }
 
-/* The "VmPTE:" of a /proc/<pid>/status, in bytes: the page tables of the
- * process's address space, kernel memory that is in no PSS (red team 68: one
- * page of a memfd mapped read-only at 32,000 addresses 2 MiB apart held 128
- * MiB of page tables per process under rootless --memory 32M, PSS ~3 MB,
- * RLIMIT_DATA untouched). Read as a stream: the Groups line before it has
- * no fixed length. */
-static unsigned long long pte_at(int fd)
+/* Kernel memory each guest process holds outside any PSS and outside
+ * RLIMIT_DATA, charged by estimate: its page tables (VmPTE), each thread's
+ * kernel stack and task (16 KiB of stack, ~8 KiB of task_struct and the
+ * rest: red team 68 measured +22 MB KernelStack and +11 MB slab for 1,365
+ * threads) and each mapping's VMA (vm_area_struct, its share of the maple
+ * tree, anon_vma chains: red team 68 measured ~217 B per VMA, +300 MB for
+ * 1.38 M VMAs). */
+#define THREAD_BYTES (24 * 1024ULL)
+#define VMA_BYTES 256ULL
+
+/* From a /proc/<pid>/status: "VmPTE:" in bytes plus "Threads:" times
+ * THREAD_BYTES. Read as a stream of lines: the Groups line before them
+ * has no fixed length (a line longer than the buffer is skipped). Red
+ * team 68: one page of a memfd mapped read-only at 32,000 addresses 2 MiB
+ * apart held 128 MiB of page tables per process under rootless --memory
+ * 32M, PSS ~3 MB, RLIMIT_DATA untouched. */
+static unsigned long long status_kern(int fd)
 {
-	static const char key[] = "\nVmPTE:";
-	char txt[4096 + 32];
+	char txt[4096 + 1];
 	size_t keep = 0;
-	for (int chunk = 0; chunk < 256; chunk++) { /* 1 MiB at most */
+	int skipping = 0, found = 0;
+	unsigned long long bytes = 0;
+	for (int chunk = 0; chunk < 256 && found < 2; chunk++) { /* 1 MiB at most */
 		ssize_t r = read(fd, txt + keep, sizeof txt - 1 - keep);
 		if (r <= 0)
-			return 0;
-		size_t n = keep + (size_t)r;
+			break;
+		size_t n = keep + (size_t)r, at = 0;
 		txt[n] = 0;
-		char *p = strstr(txt, key);
-		if (p) {
-			/* the number may be cut by the read: finish the line */
-			if (!memchr(p + 1, '\n', (size_t)(txt + n - (p + 1)))) {
-				size_t at = (size_t)(p - txt), len = n - at;
-				memmove(txt, p, len);
-				ssize_t m = read(fd, txt + len, sizeof txt - 1 - len);
-				txt[len + (m > 0 ? (size_t)m : 0)] = 0;
-				p = txt;
+		for (;;) {
+			char *nl = memchr(txt + at, '\n', n - at);
+			if (!nl)
+				break;
+			*nl = 0;
+			if (!skipping) {
+				const char *ln = txt + at;
+				if (!strncmp(ln, "VmPTE:", 6)) {
+					bytes += strtoull(ln + 6, NULL, 10) * 1024;
+					found++;
+				} else if (!strncmp(ln, "Threads:", 8)) {
+					bytes += strtoull(ln + 8, NULL, 10) * THREAD_BYTES;
+					found++;
+				}
 			}
-			return strtoull(p + sizeof key - 1, NULL, 10) * 1024;
+			skipping = 0;
+			at = (size_t)(nl - txt) + 1;
 		}
-		/* a key cut at the end of this read is whole in the next */
-		keep = n < sizeof key ? n : sizeof key - 1;
-		memmove(txt, txt + n - keep, keep);
+		keep = n - at;
+		if (keep == sizeof txt - 1) { /* one line fills the buffer: skip it */
+			keep = 0;
+			skipping = 1;
+		} else {
+			memmove(txt, txt + at, keep);
+		}
 	}
-	return 0;
+	return bytes;
 }
 
-/* Page tables grow no faster than the mappings that need them, so every
- * fourth sample reads them (a status read per process: +25-45% of the
- * sample's cost at 1,000 guest processes when every sample did) */
+/* The number of mappings of a /proc/<pid>/maps (one line each): no procfs
+ * file gives the count, and maps costs ~0.4 us a line to produce (27 ms for
+ * 65,532), so tree_pss reads it at a rate its own cost sets (maps_next). */
+static unsigned long long maps_lines(int fd)
+{
+	static char buf[65536];
+	unsigned long long n = 0;
+	ssize_t r;
+	while ((r = read(fd, buf, sizeof buf)) > 0)
+		for (char *p = buf, *e = buf + r; (p = memchr(p, '\n', (size_t)(e - p))); p++)
+			n++;
+	return n;
+}
+
+/* Page tables and threads grow no faster than the mappings that need them,
+ * so every fourth sample reads them (a status read per process: +25-45% of
+ * the sample's cost at 1,000 guest processes when every sample did); the
+ * VMA count (maps) then too, unless the last count took more than a tenth
+ * of the time since: its cost is bounded to ~10% of a CPU, its delay grows
+ * with what an attacker built (at --pids 64 x 65,530 VMAs, ~1.7 s a count,
+ * one every ~17 s). */
 #define PTE_EVERY 4
 
 static unsigned long long tree_pss(struct limits *l)
 {
-	unsigned long long sum = 0, pte = 0;
+	unsigned long long sum = 0, kern = 0, vmas = 0;
 	int pte_now = l->pte_round++ % PTE_EVERY == 0;
+	double t_maps = now_ms();
+	int maps_now = pte_now && t_maps >= l->maps_next;
 	for (int i = 0; i < l->n_own_pss; i++) /* moat's own (own_pss_note) */
 		sum += pss_at(l->own_pss[i], 0);
 	int pfd = l->sb->guest_procfd;
@@ -990,23 +1034,36 @@ static unsigned long long tree_pss(struct limits *l)
 				continue;
 			snprintf(path, sizeof path, "%.20s/status", e->name);
 			f = openat(pfd, path, O_RDONLY | O_CLOEXEC);
-			if (f < 0)
+			if (f >= 0) {
+				kern += status_kern(f);
+				close(f);
+			}
+			if (!maps_now)
 				continue;
-			pte += pte_at(f);
-			close(f);
+			snprintf(path, sizeof path, "%.20s/maps", e->name);
+			f = openat(pfd, path, O_RDONLY | O_CLOEXEC);
+			if (f >= 0) {
+				vmas += maps_lines(f);
+				close(f);
+			}
 		}
 	}
 	close(d);
+	if (maps_now) {
+		double now = now_ms();
+		l->maps_next = now + 10 * (now - t_maps);
+		l->vma_sum = vmas * VMA_BYTES;
+	}
 	if (pte_now)
-		l->pte_sum = pte;
-	return sum + l->pte_sum;
+		l->pte_sum = kern;
+	return sum + l->pte_sum + l->vma_sum;
 }
 
 static void *dog_main(void *arg)
 {
 	struct limits *l = arg;
 	const struct sentry_config *c = l->cfg;
-	double start = now_ms(), next_pss = 0;
+	double start = l->dog_start, next_pss = 0;
 	__atomic_store_n(&l->sb->last_activity_ms, (long long)start, __ATOMIC_RELAXED);
 	while (!l->done) {
 		double now = now_ms();
@@ -1218,6 +1275,7 @@ int limits_start(struct limits *l, char *err, size_t errlen)
 		l->relay_started = r == 0;
 	}
 	if (!r && (c->timeout_ms || c->idle_ms || c->memory || (c->tty && c->output_limit))) {
+		l->dog_start = now_ms();
 		if (pipe2(l->dog_wake, O_CLOEXEC) < 0)
 			r = errno;
 		else
@@ -1233,6 +1291,11 @@ int limits_start(struct limits *l, char *err, size_t errlen)
 }
 
 /* ---- the end: stats, --result, the line on stderr ---- */
+
+double limits_timeout_at(const struct limits *l)
+{
+	return l && l->dog_started && l->cfg->timeout_ms ? l->dog_start + (double)l->cfg->timeout_ms : 0;
+}
 
 static void json_str(char *b, size_t len, size_t *o, const char *s)
 {

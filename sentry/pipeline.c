@@ -236,7 +236,15 @@ static void deny_unknown(struct notif *n, const char *why)
 	plat->reply(g_nfd, n->id, -ENOSYS);
 	__atomic_fetch_add(&g_sb->n_denied, 1, __ATOMIC_RELAXED);
 	char name[64], args[256];
-	snprintf(name, sizeof name, "syscall_%d", n->nr);
+	/* a foreign number space is named as such: an i386 5 is open, not
+	 * x86_64's fstat (red team 75) */
+	if (n->arch != MOAT_AUDIT_ARCH)
+		snprintf(name, sizeof name, "%s_syscall_%d", n->arch == AUDIT_ARCH_I386 ? "i386" : "foreign",
+			 n->nr);
+	else if ((unsigned)n->nr & 0x40000000u) /* __X32_SYSCALL_BIT */
+		snprintf(name, sizeof name, "x32_syscall_%u", (unsigned)n->nr & ~0x40000000u);
+	else
+		snprintf(name, sizeof name, "syscall_%d", n->nr);
 	snprintf(args, sizeof args, "0x%llx, 0x%llx, 0x%llx, 0x%llx, 0x%llx, 0x%llx",
 		 (unsigned long long)n->args[0], (unsigned long long)n->args[1],
 		 (unsigned long long)n->args[2], (unsigned long long)n->args[3],
@@ -259,7 +267,7 @@ static void handle(struct notif *n, struct sc_call *c)
 	handle_(n, c, pt, g_prof ? prof_now() : 0);
 	task_io_caller(NULL, -1, 0);
 	if (g_prof)
-		prof_add(n->nr, pt);
+		prof_add(n->arch == MOAT_AUDIT_ARCH ? n->nr : -1, pt);
 }
 
 /* After ADDFD with SEND the guest may run before this worker closes its copy
@@ -323,7 +331,7 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 	__atomic_store_n(&g_sb->last_activity_ms, (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000,
 			 __ATOMIC_RELAXED);
 	__atomic_fetch_add(&g_sb->n_trapped, 1, __ATOMIC_RELAXED);
-	if (n->arch != MOAT_AUDIT_ARCH) {
+	if (n->arch != MOAT_AUDIT_ARCH) { /* int 0x80, sysenter: never the x86_64 table */
 		deny_unknown(n, "foreign architecture");
 		return;
 	}

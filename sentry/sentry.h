@@ -258,6 +258,10 @@ void limits_note_relay(void *limits, pid_t pid);
 int limits_start(struct limits *l, char *err, size_t errlen);
 /* End the sandbox for a reason (SIGTERM to all, grace, SIGKILL of the init). */
 void limits_end(struct limits *l, int reason);
+/* When --timeout ends the run (CLOCK_MONOTONIC ms, as the watchdog counts
+ * it); 0: no --timeout. The export after the program is bounded by it too
+ * (run.c: EXPORT_GRACE_MS). */
+double limits_timeout_at(const struct limits *l);
 /* moat got SIGTERM, SIGINT or SIGHUP (forwarded to the program): the first
  * arms a --kill-after timer (SIGALRM), a second one, or --kill-after 0, kills
  * the sandbox at once. Async-signal-safe (moat's signal handler). */

@@ -335,9 +335,10 @@ int sc_build_guest_filter_net(scmp_filter_ctx *out, uint32_t notify_nr_extra,
 	ctx = seccomp_init(SCMP_ACT_NOTIFY);
 	if (!ctx)
 		return -ENOMEM;
-	/* int 0x80 / i386 and (by libseccomp's x86_64 prologue) x32 numbers */
-	ret = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
-			       SCMP_ACT_ERRNO(ENOSYS));
+	/* int 0x80 / sysenter / i386 and (by libseccomp's x86_64 prologue) x32
+	 * numbers: the sentry's, which audits them and answers ENOSYS before
+	 * any look-up in the x86_64 table (pipeline.c deny_unknown) */
+	ret = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_NOTIFY);
 	if (!ret)
 		ret = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	if (ret)

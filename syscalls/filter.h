@@ -9,10 +9,13 @@
  *   5. free(prog.filter); seccomp_release(ctx)
  *
  * What the filter does, in order:
- *   - arch != AUDIT_ARCH_X86_64 (int 0x80, i386 entry) and x32 numbers
- *     (nr >= 0x40000000): SECCOMP_RET_ERRNO(ENOSYS). Not audited: the BPF
- *     answers without the sentry (a notification would carry a foreign
- *     number space into the dispatcher).
+ *   - arch != AUDIT_ARCH_X86_64 (int 0x80, sysenter, a far jump to the
+ *     32-bit code segment) and x32 numbers (nr >= 0x40000000):
+ *     SECCOMP_RET_USER_NOTIF. The sentry checks the arch and the x32 bit
+ *     before any look-up in the x86_64 table (an i386 5 is open, x86_64's
+ *     fstat), audits the call as "i386_syscall_N" / "x32_syscall_N" and
+ *     answers ENOSYS (sentry/pipeline.c deny_unknown; red team 75: the
+ *     BPF's own ENOSYS left no audit record).
  *   - FAST rows: SECCOMP_RET_ALLOW; if the row has deny rules, only the
  *     calls that match none of them; if it has an allow list, only the calls
  *     that match one of its entries (the others fall to the default).

@@ -313,15 +313,17 @@ int sc_print_listing(FILE *out, const char *format)
 
 /* ---- the guest's kernel configuration (/proc/config.gz) ---- */
 
-/* Options of what native calls reach in the host kernel (madvise's KSM,
- * transparent huge pages): probed on the host by sc_kconfig_probe_host
- * before the sentry leaves the host's view (-1: not probed, not set). */
-static int kconfig_host[2] = { -1, -1 };
-static const char *const kconfig_host_path[2] = { "/sys/kernel/mm/ksm", "/sys/kernel/mm/transparent_hugepage" };
+/* Options of what native calls reach in the host kernel (transparent huge
+ * pages): probed on the host by sc_kconfig_probe_host before the sentry
+ * leaves the host's view (-1: not probed, not set). KSM is not one: the
+ * table refuses MADV_MERGEABLE whatever the host has (a side channel
+ * between sandboxes, red team 76), so CONFIG_KSM is fixed "not set". */
+static int kconfig_host[1] = { -1 };
+static const char *const kconfig_host_path[1] = { "/sys/kernel/mm/transparent_hugepage" };
 
 void sc_kconfig_probe_host(void)
 {
-	for (size_t i = 0; i < 2; i++)
+	for (size_t i = 0; i < ARRAY_SIZE(kconfig_host); i++)
 		kconfig_host[i] = access(kconfig_host_path[i], F_OK) == 0;
 }
 
@@ -330,8 +332,8 @@ static const struct {
 	const char *sys;    /* the call that stands for it; NULL: fixed */
 	int on;             /* fixed: y or not set; -1 - i: kconfig_host[i] */
 } kconfig_rows[] = {
-	{ "CONFIG_KSM", NULL, -1 },
-	{ "CONFIG_TRANSPARENT_HUGEPAGE", NULL, -2 },
+	{ "CONFIG_KSM", NULL, 0 },
+	{ "CONFIG_TRANSPARENT_HUGEPAGE", NULL, -1 },
 	{ "CONFIG_64BIT", NULL, 1 },
 	{ "CONFIG_X86_64", NULL, 1 },
 	{ "CONFIG_X86", NULL, 1 },

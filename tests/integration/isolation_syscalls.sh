@@ -15,6 +15,10 @@ probes="$probes inet_sctp inet6_l2tp inet_dccp socketpair_sctp"
 # a Landlock domain of the guest restricts nothing (its opens are the
 # sentry's): the calls are ENOSYS, never a domain that pretends (red team 39)
 probes="$probes landlock"
+# the host's KSM merges identical pages of every process that asked, across
+# sandboxes: a write's copy-on-write time says whether a neighbour holds a
+# page of that content (red team 76): EINVAL, as a kernel without KSM
+probes="$probes ksm"
 # Audit names of the probes (probe name -> syscall name in the audit record).
 audit_name() {
 	case $1 in
@@ -24,6 +28,7 @@ audit_name() {
 	vsock|packet|netlink_*|alg|inet_*|inet6_*) echo socket ;;
 	socketpair_*) echo socketpair ;;
 	landlock) echo landlock_create_ruleset ;;
+	ksm) echo madvise ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -55,6 +60,40 @@ sys.exit(0 if hits else 1)
 PYEOF
 	then ok "${p}_audited_denied"; else fail "${p}_audited_denied" "no denied '$name' record in --audit"; fi
 done
+
+# Red team 75: the other ways into the kernel. int 0x80 from 64-bit code
+# (i386 numbers: its 5 is open, x86_64's fstat), a far return to the GDT's
+# 32-bit code segment then int 0x80 (no modify_ldt needed), sysenter, x32
+# numbers: each is ENOSYS (or, for sysenter, the return to a landing pad
+# that is not there) and audited under its own number space; nothing is
+# made in a host directory the calls name. Natively every one runs.
+abi="i386_open i386_openat i386_mkdir i386_execve i386_socketcall i386_ipc i386_mmap i386_ptrace"
+abi="$abi i386_modify_ldt i386_iopl compat_open sysenter_mkdir x32_openat x32_execve x32_ptrace"
+if [ -x "$SYSCALL_BIN/probe_abi" ]; then
+	canary=$T_TMP/abi-canary
+	mkdir -p "$canary" && chmod 1777 "$canary"
+	audit=$T_TMP/audit.abi.jsonl
+	# shellcheck disable=SC2086
+	out=$(moat run --audit "$audit" --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_abi "$canary" $abi </dev/null 2>"$T_TMP/err")
+	for p in $abi; do
+		# no x32 in this kernel, iopl(0) EPERM, sysenter's SIGSEGV: without
+		# isolation too (sysenter's verdict is the two checks below)
+		sane=""; case $p in x32_*|i386_iopl|sysenter_*) sane=1 ;; esac
+		case $out in *"ok $p denied"*) SANITY=$sane ok "abi_$p" ;;
+		*) fail "abi_$p" "$(printf '%s\n' "$out" | grep " $p:" | head -c 200) $(head -c 200 "$T_TMP/err")" ;; esac
+	done
+	expect_eq abi_nothing_made_on_host "$(ls -A "$canary")" ""
+	recs=$("$PY" - "$audit" <<'PYEOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+print(" ".join(sorted(r["syscall"] for r in recs if r.get("decision") == "deny" and
+                      r.get("syscall", "").startswith(("i386_", "x32_")) and r.get("errno") == "ENOSYS")))
+PYEOF
+)
+	expect_eq abi_audited "$recs" "i386_syscall_102 i386_syscall_11 i386_syscall_110 i386_syscall_117 i386_syscall_123 i386_syscall_26 i386_syscall_295 i386_syscall_39 i386_syscall_39 i386_syscall_5 i386_syscall_5 i386_syscall_90 x32_syscall_257 x32_syscall_520 x32_syscall_521"
+else
+	fail abi_setup "no $SYSCALL_BIN/probe_abi"
+fi
 
 # Red team 67: the pairs every kernel builds in run natively (no trap, so
 # no audit record), with SOCK_CLOEXEC/SOCK_NONBLOCK in the type; the one

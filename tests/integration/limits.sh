@@ -202,6 +202,76 @@ else
 fi
 no_leftovers export_oom
 
+# --- --timeout bounds the export too (red team 68): the guest rewrites 16
+# files of a cow bind in shuffled order (each line diff runs to its bound,
+# seconds of gofer work in all), then sleeps past --timeout 1s. Before: moat
+# ran ~8 s and left the patch; now the export is given up 2 s past the
+# timeout (killed a second later at most) and no patch is left. A previous
+# export's patch is gone too (the group is cleared first). ~3.5 s. ---
+mkdir -p "$T_TMP/tsrc" "$T_TMP/texp/w"
+"$PY" -c '
+import sys
+for i in range(16):
+    open(sys.argv[1] + "/f%02d" % i, "w").write("".join("line %d of %d\n" % (k, i) for k in range(10000)))
+' "$T_TMP/tsrc"
+echo stale >"$T_TMP/texp/w/changes.patch"
+t0=$(date +%s%N)
+run_limited export_timeout --timeout 1s --bind "$T_TMP/tsrc:/w:cow" --export "$T_TMP/texp" -- "$PY" -c '
+import os, random, sys, time
+for n in sorted(os.listdir("/w")):
+    l = open("/w/" + n).read().splitlines(True)
+    random.shuffle(l)
+    open("/w/" + n, "w").writelines(l)
+print("written", flush=True)
+time.sleep(60)
+' "$T_MARK"
+ms=$((($(date +%s%N) - t0) / 1000000))
+if [ "$out" != written ]; then
+	skip export_timeout_bounded "the guest did not write its files within 1 s (a loaded machine): [$out]"
+else
+	# 1 s + 2 s grace + 1 s before the kill, + start-up and slack
+	if [ "$ms" -le 5500 ] && [ "$rc" -ne 0 ]; then ok export_timeout_bounded
+	else fail export_timeout_bounded "rc $rc after $ms ms [$err]"; fi
+	case $err in
+	*"--export $T_TMP/texp: not written: --timeout 1s reached during the export"*) ok export_timeout_said ;;
+	*) fail export_timeout_said "[$err]" ;;
+	esac
+	left=$(ls -A "$T_TMP/texp/w" 2>/dev/null)
+	if [ -z "$left" ]; then ok export_timeout_nothing_left; else fail export_timeout_nothing_left "[$left]"; fi
+fi
+expect_eq export_timeout_reason "$(field "$R" reason)" timeout
+no_leftovers export_timeout
+# an export well within --timeout is written as ever
+run_limited export_in_time --timeout 60s --bind "$T_TMP/tsrc:/w:cow" --export "$T_TMP/texp" -- /bin/sh -c 'echo new >>/w/f00'
+if [ "$rc" -eq 0 ] && grep -q '^+new$' "$T_TMP/texp/w/changes.patch" 2>/dev/null; then ok export_in_time_written
+else fail export_in_time_written "rc $rc [$err] $(ls -A "$T_TMP/texp/w" 2>&1)"; fi
+
+# --- kernel memory outside any PSS (red team 68): 4 processes each split one
+# untouched PROT_NONE reservation into 60,000 VMAs (mprotect of every other
+# page: ~13 MB of host slab each, no page, no page table). Rootless without a
+# cgroup the sample now counts maps lines x 256 B; before: peak 9.8 MB, the
+# run went on to its timeout. A memory cgroup charges the slab anyway. Bounded
+# by the kernel's max_map_count per process and 4 processes. ~1 s. ---
+run_limited vma_bomb --memory 32M --pids 16 --timeout 20s -- "$PY" -c '
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+N = 60000
+for k in range(4):
+    if os.fork() == 0:
+        base = libc.mmap(None, 2 * N * 4096, 0, 0x22, -1, 0)
+        for i in range(N):
+            if libc.mprotect(base + 2 * i * 4096, 4096, 1):
+                break
+        time.sleep(30)
+        os._exit(0)
+os.wait()
+' "$T_MARK"
+expect_eq vma_bomb_reason "$(field "$R" reason)" memory
+no_leftovers vma_bomb
+
 # --- the sentry killed (SIGKILL, as an OOM kill in the --memory cgroup it
 # has been in since red team 17 would): the cgroup helper says so in one
 # line and removes the rest. Before (red team 18): 137 and not a word. ---

@@ -10,6 +10,7 @@
  *     inet_sctp inet6_l2tp inet_dccp socketpair_sctp (module-loading pairs)
  *     personality fsetxattr (ENOTSUP counts as denied for it; ESTALE for
  *     open_by_handle_at: moat's handles are its own, a forged one names nothing)
+ *     ksm (madvise MADV_MERGEABLE; EINVAL counts as denied: no KSM)
  *     landlock (denied: no Landlock, or a domain that refuses the read it
  *     handles, as natively; allowed: a domain that restricts nothing)
  * Prints "ok NAME denied: ERRNO" / "FAIL NAME: allowed (...)" per name; exit 0 iff all denied.
@@ -27,6 +28,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
@@ -190,6 +192,22 @@ static long attempt(const char *n)
 		r = fsetxattr(fd, "user.moat", "1", 1, 0);
 		if (r < 0 && errno == ENOTSUP)
 			errno = EPERM;
+		return r;
+	}
+	if (!strcmp(n, "ksm")) {
+		/* an anonymous page put under the host's KSM: natively (CONFIG_KSM)
+		 * it is registered with the one merger of the host, whose merges
+		 * across processes time a neighbour's page contents (red team
+		 * 76); under moat EINVAL, as a kernel without KSM. Harmless
+		 * natively: a private page of this child, nothing merged unless
+		 * the host runs ksmd, and then only with an identical page. */
+		void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		long r;
+		if (m == MAP_FAILED)
+			return -2;
+		r = madvise(m, 4096, MADV_MERGEABLE);
+		if (r < 0 && errno == EINVAL)
+			errno = ENOSYS; /* no KSM */
 		return r;
 	}
 	if (!strcmp(n, "landlock")) {

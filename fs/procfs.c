@@ -900,11 +900,20 @@ static int dl_add(struct dlist *d, const char *name, unsigned char type, const c
 	return 0;
 }
 
-/* List decimal names of a directory of the guest procfs (fd/, task/). */
+static int cmp_dirent_pos(const void *a, const void *b)
+{
+	uint64_t x = ((const struct procfs_dirent *)a)->pos, y = ((const struct procfs_dirent *)b)->pos;
+
+	return (x > y) - (x < y);
+}
+
+/* List decimal names of a directory of the guest procfs (fd/, task/), in
+ * ascending order, each at its position number + 2 (Linux's). */
 static int guest_list_numeric(struct sandbox *sb, const char *dir, const char *prefix,
 			      unsigned char type, struct dlist *d)
 {
 	cleanup_fd int fd = guest_open(sb, dir, O_RDONLY | O_DIRECTORY);
+	size_t first = d->n;
 	char buf[4096];
 
 	if (fd < 0)
@@ -917,20 +926,25 @@ static int guest_list_numeric(struct sandbox *sb, const char *dir, const char *p
 		if (n < 0)
 			return -errno;
 		if (n == 0)
-			return 0;
+			break;
 		for (ssize_t off = 0; off < n;) {
 			struct dirent64 *de = (struct dirent64 *)(buf + off);
 			char canon[400];
 
 			off += de->d_reclen;
-			if (parse_fdnum(de->d_name) < 0)
+			int num = parse_fdnum(de->d_name);
+
+			if (num < 0)
 				continue;
 			if (join(canon, sizeof canon, prefix, de->d_name))
 				return -ENAMETOOLONG;
 			if (dl_add(d, de->d_name, type, canon))
 				return -ENOMEM;
+			d->v[d->n - 1].pos = (uint64_t)num + 2;
 		}
 	}
+	qsort(d->v + first, d->n - first, sizeof *d->v, cmp_dirent_pos);
+	return 0;
 }
 
 /* Count the entries guest_list_numeric would return (for nlink). */
@@ -3688,6 +3702,9 @@ static int cmp_pid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Where the processes of /proc start (Linux: FIRST_PROCESS_ENTRY + 2) */
+#define PROC_TGID_POS 258
+
 long procfs_readdir(struct vfs *v, struct task *t, const char *rel, struct procfs_dirent **out)
 {
 	struct pnode n;
@@ -3724,6 +3741,8 @@ long procfs_readdir(struct vfs *v, struct task *t, const char *rel, struct procf
 				continue;
 			snprintf(name, sizeof name, "%d", (int)a.v[i]);
 			r = dl_add(&d, name, DT_DIR, name);
+			if (!r)  /* Linux's TGID_OFFSET: past the named entries */
+				d.v[d.n - 1].pos = PROC_TGID_POS + (uint64_t)a.v[i];
 		}
 		free(a.v);
 		break;

@@ -148,6 +148,12 @@ struct procfs_dirent {
 	char name[64];
 	unsigned char type;      /* DT_DIR, DT_REG, DT_LNK */
 	ino_t ino;
+	/* 0, or the entry's directory position as Linux keys it, stable while
+	 * entries come and go: fd/, fdinfo/ and task/ number + 2, a process
+	 * of /proc 258 + pid; such entries come in ascending order (a listing
+	 * resumes at the first position at or past where it stopped, so
+	 * closing fds while reading fd/ skips none) */
+	uint64_t pos;
 };
 /* List a directory of /proc. *out is malloc'ed (caller frees). Returns the
  * count or -errno (-ENOTDIR). */

@@ -278,8 +278,12 @@ static size_t park_guest(struct vfs *v, int exp, const char *rel, struct held_fd
 			e->cloexec = gfd > 2;
 		}
 		if (e->dir && pin_fd >= 0 && !(on_way && st.st_nlink != 1)) {
-			/* (a file keeps its number: only directories need it) */
-			e->wd = watch_at(pin_fd, fd, ".", IN_DELETE_SELF | IN_ONLYDIR);
+			/* (a file keeps its number: only directories need it;
+			 * the gofer adds the watch, on the object checked:
+			 * the sentry has no working directory of its own to
+			 * take, sys_file.c add_watch) */
+			e->wd = v->be->watch ? v->be->watch(v->bectx, exp, node->rel, pin_fd, IN_DELETE_SELF,
+							    st.st_dev, st.st_ino) : -EPERM;
 			if (e->wd < 0)
 				dbg("vfs: pin %s: %s", node->rel, strerror(-e->wd));
 		}

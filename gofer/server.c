@@ -1526,14 +1526,15 @@ static int h_linkfd(struct req *rq, struct rep *rp)
 	return r;
 }
 
-/* WATCH: the sentry adds inotify watches itself, through its own fd of the
- * object, which needs its uid to be able to read it; when it may not (run
- * as root: a 0700 directory guest root made is host root's), it asks here,
- * after its own permission check on the guest's credentials. infd is the
+/* WATCH: the sentry asks here for every inotify watch, after its own
+ * permission check on the guest's credentials. infd is the
  * guest's inotify instance. The watch is on the object the sentry checked
  * (ino, dev: -ESTALE for another), a directory as itself, anything else by
  * name in its parent with IN_DONT_FOLLOW, from a short-lived thread with a
- * working directory of its own (fchdir to the fd; no procfs here). */
+ * working directory of its own (fchdir to the fd; no procfs here). Since red
+ * team 72 every watch comes here (the sentry has no fchdir: sys_file.c
+ * add_watch) and the pins of fs/vfs.c park_guest, on the sentry's own
+ * inotify instance. */
 static int h_watch(struct req *rq, struct rep *rp)
 {
 	const struct gofer_req_open *f = rq->fixed;
@@ -1544,20 +1545,29 @@ static int h_watch(struct req *rq, struct rep *rp)
 
 	if (rq->infd < 0 || !f->ino)
 		return -EINVAL;
-	pfd = open_parent(rq->e, rq->path, &name, &owned);
-	if (pfd < 0)
-		return pfd;
-	fd = open_checked(rq->e, pfd, name, f->dev, f->ino, &st);
-	if (fd < 0) {
-		close_owned(pfd, owned);
+	/* a directory from the export's root (the root itself as ".": its
+	 * slot in the gofer's base is another mount, RESOLVE_NO_XDEV's
+	 * EXDEV), anything else by name from its parent */
+	fd = open_checked(rq->e, rq->e->rootfd, *rq->path ? rq->path : ".", f->dev, f->ino, &st);
+	if (fd < 0)
 		return fd;
-	}
-	if (S_ISDIR(st.st_mode))
+	if (S_ISDIR(st.st_mode)) {
 		r = watch_at(rq->infd, fd, ".", mask);
-	else
-		r = watch_at(rq->infd, pfd, name, mask | IN_DONT_FOLLOW);
-	close(fd);
-	close_owned(pfd, owned);
+		close(fd);
+	} else {
+		close(fd);
+		pfd = open_parent(rq->e, rq->path, &name, &owned);
+		if (pfd < 0)
+			return pfd;
+		fd = open_checked(rq->e, pfd, name, f->dev, f->ino, &st);
+		if (fd < 0) {
+			close_owned(pfd, owned);
+			return fd;
+		}
+		r = S_ISDIR(st.st_mode) ? -ESTALE : watch_at(rq->infd, pfd, name, mask | IN_DONT_FOLLOW);
+		close(fd);
+		close_owned(pfd, owned);
+	}
 	if (r < 0)
 		return r;
 	int32_t wd = r;

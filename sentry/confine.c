@@ -73,6 +73,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/wait.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <sys/mount.h>
@@ -92,6 +93,50 @@
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
 #endif
 
+/* Every AF_UNIX socket the sentry holds now is one of its own (channels to
+ * the gofer, the init, moat-reopen, moat-netd, moat-broker), made in the
+ * host's network namespace: each is autobound here, so the bind the filter
+ * must allow (netreuse.c, a guest socket's) can never give one an abstract
+ * name of the host's (red team 72: "@moat-probe-PID" showed in the host's
+ * /proc/net/unix). The gofer connections made later are autobound as they
+ * arrive (gofer/client.c gofer_connect). The caller's stdio (fds 0-2, and
+ * any copy of it) is the caller's and left as it is. A poll finds the open
+ * fds (POLLNVAL for the others). */
+static void autobind_own(void)
+{
+	struct stat std[3];
+	int have[3];
+	struct pollfd pf[256];
+
+	/* (fds are given lowest first, and the sentry makes none high: its
+	 * few are below 256; a poll of the first 1024 costs ~µs) */
+	int top = 3 + 4 * 256;
+	for (int i = 0; i < 3; i++)
+		have[i] = fstat(i, &std[i]) == 0;
+	for (int base = 3; base < top; base += 256) {
+		for (int i = 0; i < 256; i++)
+			pf[i] = (struct pollfd){ .fd = base + i };
+		if (poll(pf, 256, 0) < 0)
+			break;
+		for (int i = 0; i < 256; i++) {
+			struct stat st;
+			if (pf[i].revents & POLLNVAL)
+				continue;
+			if (fstat(pf[i].fd, &st) < 0 || !S_ISSOCK(st.st_mode))
+				continue;
+			int caller = 0;
+			for (int k = 0; k < 3; k++)
+				caller |= have[k] && std[k].st_dev == st.st_dev && std[k].st_ino == st.st_ino;
+			if (!caller)
+				sock_autobind(pf[i].fd);
+		}
+	}
+}
+
+/* MOAT_TEST_CONFINEMENT_DOTDOT: an unnamed AF_UNIX socket made before the
+ * filter (as the caller's stdio or a guest's may be), for the path binds */
+static int probe_sock = -1;
+
 /* The fds the rules name: the guest procfs, the export roots, the tty. */
 int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 {
@@ -104,6 +149,9 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 	size_t nroots;
 	const int *roots = priv_export_roots(&nroots);
 	int rc;
+	autobind_own();
+	if (getenv("MOAT_TEST_CONFINEMENT_DOTDOT"))
+		probe_sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0); /* (the probe's: unnamed) */
 	/* the program compiled at build time, its placeholder fds patched
 	 * (learn mode and -t take libseccomp's run-time path) */
 	if (!learn && tty_master() < 0 && confine_prebuilt_load(pfd, roots, nroots) == 0)
@@ -254,21 +302,17 @@ static void *dotdot_probe(void *arg)
 	(void)arg;
 	/* and a socket bound by a path through them (red team 72): bind
 	 * resolves a relative path from our working directory, this thread's
-	 * own (CLONE_FS), moved to the guest procfs: "PID/fd/N/name" makes a
+	 * own (CLONE_FS), moved to the guest procfs: "PID/fd/N/name" made a
 	 * socket inode wherever fd N is, a host directory the caller gave as
-	 * stdio included. An unbound AF_UNIX socket of ours for each try (a
-	 * socket binds once) */
-	int socks[16], nsocks = 0, usedsocks = 0;
-	if (unshare(CLONE_FS) == 0 && fchdir(pfd) == 0) {
-		for (int f = 3; f < 256 && nsocks < 16; f++) {
-			struct sockaddr_un su;
-			socklen_t sl = sizeof su;
-			if (getsockname(f, (struct sockaddr *)&su, &sl) == 0 && su.sun_family == AF_UNIX &&
-			    sl == sizeof(sa_family_t))
-				socks[nsocks++] = f;
-		}
-	}
-	fprintf(stderr, "confinement-probe-info dotdot unbound sockets: %d\n", nsocks);
+	 * stdio included; or moved to the directory itself (an fd of it from
+	 * "PID/fd/N"). The socket: an unnamed one made before the filter, as
+	 * the caller's stdio or a guest's may be (probe_sock). The filter has
+	 * no unshare and no fchdir now: the working directory stays our
+	 * root's "/" (read-only, nothing of the guest's beneath) */
+	int bound = 0, bind_err = 0;
+	probe("unshare_fs", unshare(CLONE_FS));
+	probe("fchdir_procfd", fchdir(pfd));
+	fprintf(stderr, "confinement-probe-info dotdot unnamed socket: %d\n", probe_sock);
 	for (int round = 0; round < 100 && !tried; round++) {
 		struct timespec ts = { 0, 50 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
@@ -286,16 +330,24 @@ static void *dotdot_probe(void *arg)
 						continue;
 					close(f);
 					tried++;
-					if (usedsocks < nsocks) {
+					if (probe_sock >= 0 && !bound) {
 						struct sockaddr_un su = { .sun_family = AF_UNIX };
-						if ((size_t)snprintf(su.sun_path, sizeof su.sun_path, "%.80s/moat-probe-sock",
-								     path) >= sizeof su.sun_path)
-							continue;
-						int bd = bind(socks[usedsocks], (struct sockaddr *)&su, sizeof su);
-						if (bd == 0)
-							usedsocks++;
+						snprintf(su.sun_path, sizeof su.sun_path, "%.80s/moat-probe-sock", path);
+						int bd = bind(probe_sock, (struct sockaddr *)&su, sizeof su);
+						if (bd < 0)
+							bind_err = errno;
 						fprintf(stderr, "confinement-probe-info dotdot bind %s: %s\n", su.sun_path,
 							bd == 0 ? "bound" : strerror(errno));
+						int df = openat(pfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+						if (bd < 0 && df >= 0 && fchdir(df) == 0) {
+							snprintf(su.sun_path, sizeof su.sun_path, "moat-probe-sock");
+							bd = bind(probe_sock, (struct sockaddr *)&su, sizeof su);
+							fprintf(stderr, "confinement-probe-info dotdot bind (fchdir %s) %s: %s\n",
+								path, su.sun_path, bd == 0 ? "bound" : strerror(errno));
+						}
+						if (df >= 0)
+							close(df);
+						bound = bd == 0;
 					}
 					/* by name too, O_PATH (no read of the
 					 * directory: a search of it only) */
@@ -337,6 +389,10 @@ static void *dotdot_probe(void *arg)
 		if (d >= 0)
 			close(d);
 	}
+	if (bound)
+		fprintf(stderr, "confinement-probe dotdot_bind: ALLOWED\n");
+	else if (tried && probe_sock >= 0)
+		fprintf(stderr, "confinement-probe dotdot_bind: refused (%s)\n", strerror(bind_err));
 	fprintf(stderr, "confinement-probe-info dotdot dirs: %d, gofer root reached: %d\n", tried, reached);
 	fprintf(stderr, "confinement-probe dotdot done: %d\n", tried);
 	return NULL;
@@ -536,18 +592,32 @@ void confine_selftest(struct sandbox *sb, pid_t gofer)
 	}
 	/* an AF_UNIX socket we hold (the gofer's, ours: of the host's
 	 * network namespace) bound to an abstract name: a squat on a name a
-	 * host service would take, and its datagrams ours (Known gaps) */
-	for (int f = 3; f < 256 && !getenv("MOAT_TEST_CONFINEMENT_DOTDOT"); f++) {
-		struct sockaddr_un su;
-		socklen_t sl = sizeof su;
-		if (getsockname(f, (struct sockaddr *)&su, &sl) < 0 || su.sun_family != AF_UNIX)
-			continue;
-		memset(&su, 0, sizeof su);
-		su.sun_family = AF_UNIX;
-		int l = snprintf(su.sun_path + 1, sizeof su.sun_path - 1, "moat-probe-%d", (int)getpid());
-		long r = bind(f, (struct sockaddr *)&su, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + l));
-		fprintf(stderr, "confinement-probe-info bind_abstract fd %d: %s\n", f, r == 0 ? "bound" : strerror(errno));
-		break;
+	 * host service would take, and its datagrams ours (red team 72). Each
+	 * is autobound before the filter (autobind_own, gofer_connect): a
+	 * socket binds once. Every one we hold is tried but the probe's own
+	 * unnamed socket (probe_sock: the dotdot probe's) */
+	{
+		int nunix = 0, bound = 0, err = 0;
+		for (int f = 3; f < 1024; f++) {
+			struct sockaddr_un su;
+			socklen_t sl = sizeof su;
+			if (f == probe_sock || getsockname(f, (struct sockaddr *)&su, &sl) < 0 || su.sun_family != AF_UNIX)
+				continue;
+			nunix++;
+			memset(&su, 0, sizeof su);
+			su.sun_family = AF_UNIX;
+			int l = snprintf(su.sun_path + 1, sizeof su.sun_path - 1, "moat-probe-%d-%d", (int)getpid(), f);
+			long r = bind(f, (struct sockaddr *)&su, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + l));
+			if (r == 0)
+				bound++;
+			else
+				err = errno;
+			fprintf(stderr, "confinement-probe-info bind_abstract fd %d: %s\n", f, r == 0 ? "bound" : strerror(errno));
+		}
+		if (bound)
+			fprintf(stderr, "confinement-probe bind_abstract: ALLOWED\n");
+		else if (nunix)
+			fprintf(stderr, "confinement-probe bind_abstract: refused (%s)\n", strerror(err));
 	}
 	if (host > 0) {
 		/* its limits (red team 72: RLIMIT_CPU killed a caller's process

@@ -244,21 +244,17 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 		struct scmp_arg_cmp c = { .arg = 1, .op = SCMP_CMP_EQ, .datum_a = 0 };
 		rc = rule(ctx, SCMP_SYS(utimensat), 1, &c);
 	}
-	if (!rc) {
-		/* inotify_add_watch (syscalls/sys_file.c): a short-lived thread
-		 * takes a working directory of its own (CLONE_FS only), enters
-		 * the watched directory by fd and adds the watch by name */
-		struct scmp_arg_cmp c = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = CLONE_FS };
-		rc = rule(ctx, SCMP_SYS(unshare), 1, &c);
-		if (!rc)
-			rc = rule(ctx, SCMP_SYS(fchdir), 0, NULL);
-		if (!rc)
-			rc = rule(ctx, SCMP_SYS(inotify_add_watch), 0, NULL);
-		/* fs/vfs.c park_guest: its own pins of directories held
-		 * across a copy-up by hand, taken off again */
-		if (!rc)
-			rc = rule(ctx, SCMP_SYS(inotify_rm_watch), 0, NULL);
-	}
+	/* no fchdir, no unshare(CLONE_FS), no inotify_add_watch (red team 72):
+	 * a working directory taken in a guest task's directory (the guest
+	 * procfs's "PID/fd/N", or the fd itself: a host directory the caller
+	 * gave as stdio) let bind() make a socket inode there by a relative
+	 * path (and sendmsg reach a path socket there). The gofer adds every
+	 * inotify watch (GOFER_OP_WATCH: syscalls/sys_file.c add_watch,
+	 * fs/vfs.c park_guest); the sentry's working directory stays its own
+	 * root's "/", an empty read-only tmpfs. fs/vfs.c park_guest takes its
+	 * own pins off again: */
+	if (!rc)
+		rc = rule(ctx, SCMP_SYS(inotify_rm_watch), 0, NULL);
 	/* kcmp: the lock table (syscalls/sys_lock.c) tells open file
 	 * descriptions apart (KCMP_FILE), and a guest's kcmp naming another
 	 * process is made here (any type): it compares, never acts */

@@ -4,7 +4,7 @@
  * thread: reads the path once; resolves it in the VFS (vfs_open_exec: search
  * and execute permissions, ENOENT/EACCES as Linux); reads the header: "#!"
  * scripts are followed (nested, up to 5 levels, argv rewritten like
- * binfmt_script), ELF64 x86_64 is checked and its PT_INTERP opened through the
+ * binfmt_script), its x86_64 ELF header is checked and its PT_INTERP opened through the
  * VFS too, anything else is ENOEXEC; stores the fds as the task's pending exec
  * and rewrites the call to execve(MOAT_LOADER_PATH, argv, envp), with the path
  * string written below the stopped thread's red zone. The guest's native mount
@@ -426,7 +426,9 @@ int exec_stop(struct sandbox *sb, struct task *t, const arch_regs *in)
 	if (r < 0) {
 		if (t->initial) {
 			const char *what = r == -ENOENT ? "not found" : strerror((int)-r);
-			if (failed_interp[0] && (r == -ENOENT || r == -EACCES))
+			/* any open error of the interpreter names it (ENOTDIR,
+			 * ELOOP… too: ltp35, they named the program alone) */
+			if (failed_interp[0])
 				warnx_("%s: its interpreter %s: %s", path, failed_interp, what);
 			else
 				warnx_("%s: %s", path, what);

@@ -112,8 +112,12 @@ int execfmt_elf_interp(execfmt_read_fn rd, void *ctx, char *interp, size_t ilen)
 	interp[0] = 0;
 	if (rd(ctx, &eh, sizeof eh, 0) != sizeof eh)
 		return -ENOEXEC;
-	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_machine != EM_X86_64 || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
+	/* Linux's checks (load_elf_binary): the magic, e_type, e_machine
+	 * (x86-64's elf_check_arch: nothing of e_ident's class, byte order,
+	 * version or OS ABI, nor e_version: such a program runs natively;
+	 * ltp35: a class other than ELFCLASS64 was ENOEXEC here) */
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_machine != EM_X86_64 ||
+	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
 		return -ENOEXEC;
 	Elf64_Phdr small[32];
 	Elf64_Phdr *ph = load_phdrs(rd, ctx, &eh, small, sizeof small / sizeof *small);

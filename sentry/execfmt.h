@@ -19,7 +19,8 @@ typedef ssize_t (*execfmt_read_fn)(void *ctx, void *buf, size_t len, off_t off);
 #define EXECFMT_PHDRS_MAX 65536
 
 /* Check a program's ELF header as Linux does before its point of no return
- * (ELF64, x86_64, ET_EXEC/ET_DYN, its program headers all read) and find its
+ * (the magic, x86_64, ET_EXEC/ET_DYN, its program headers all read; not
+ * e_ident's class, byte order, version or OS ABI) and find its
  * first PT_INTERP: 1 with its name in interp (possibly "", which the open
  * refuses), 0 for none (interp ""), -ENOEXEC, or the PT_INTERP string's read
  * error (-EIO when short). */

@@ -3,10 +3,14 @@
  * Listing a directory (getdents64):
  *  - Synthetic directories (the synthetic root, mount-point ancestors, /proc
  *    directories) are memfds. Entries are ".", "..", then the names from the
- *    mount table (vfs_synth_children) or procfs_readdir. The position is the
- *    index of the next entry, kept as the memfd's own file offset, so the
- *    guest's native lseek(fd, 0, SEEK_SET) (rewinddir) just works; d_off of
- *    entry i is i + 1.
+ *    mount table (vfs_synth_children) or procfs_readdir. The position of the
+ *    next entry is kept as the memfd's own file offset, so the
+ *    guest's native lseek(fd, 0, SEEK_SET) (rewinddir) just works. An
+ *    entry's position is its index, or for /proc's numbered entries Linux's
+ *    stable one (fd/, fdinfo/, task/: number + 2; processes: 258 + pid);
+ *    d_off is the entry's position + 1 and a read resumes at the first
+ *    entry at or past the offset, so fds closed (processes gone) between
+ *    two reads skip none of the rest (Python's close_fds loop).
  *  - Host directories (gofer mounts): getdents64 on our duplicate of the
  *    guest's fd (same open file description, so the offset is shared with
  *    the guest); names on the mount's hidden list are dropped. Mount points
@@ -83,6 +87,7 @@ static unsigned char dtype_of(mode_t m)
 struct sent {
 	char name[NAME_MAX + 1];
 	uint64_t ino;
+	uint64_t pos;  /* synth_dents: the entry's directory position */
 	unsigned char type;
 };
 
@@ -133,32 +138,46 @@ static long synth_dents(struct sc_call *c, const struct vfs_node *n, int hfd, ch
 	strcpy(ents[ne].name, "..");
 	ents[ne].ino = 1;
 	ents[ne++].type = DT_DIR;
+	ents[0].pos = 0;
+	ents[1].pos = 1;
 	for (long i = 0; i < np; i++) {
 		snprintf(ents[ne].name, sizeof ents[ne].name, "%s", pd[i].name);
 		ents[ne].ino = pd[i].ino;
+		ents[ne].pos = pd[i].pos > ents[ne - 1].pos ? pd[i].pos : ents[ne - 1].pos + 1;
 		ents[ne++].type = pd[i].type;
 	}
 	for (long i = 0; i < nk; i++) {
 		int dup = 0;
 		for (size_t j = 2; j < ne && !dup; j++)
 			dup = !strcmp(ents[j].name, kids[i]);
-		if (!dup)
-			synth_child(c, n->path, kids[i], &ents[ne++]);
+		if (!dup) {
+			synth_child(c, n->path, kids[i], &ents[ne]);
+			ents[ne].pos = ents[ne - 1].pos + 1;
+			ne++;
+		}
 	}
 	free(pd);
 
+	/* Resume at the first entry at or past the position (entries gone
+	 * since, such as fds closed between two reads of /proc/self/fd, skip
+	 * none of the rest); d_off is the position just past the entry. */
 	off_t pos = lseek(hfd, 0, SEEK_CUR);
-	size_t i = pos < 0 ? 0 : (size_t)pos;
+	size_t i = 0;
+	uint64_t next = pos < 0 ? 0 : (uint64_t)pos;
+	while (i < ne && ents[i].pos < next)
+		i++;
 	for (; i < ne; i++) {
-		size_t no = put_ent(out, cap, off, ents[i].ino, i + 1, ents[i].type, ents[i].name);
+		size_t no = put_ent(out, cap, off, ents[i].ino, (int64_t)ents[i].pos + 1,
+				    ents[i].type, ents[i].name);
 		if (!no)
 			break;
 		off = no;
+		next = ents[i].pos + 1;
 	}
 	free(ents);
 	if (!off && i < ne)
 		return -EINVAL;
-	lseek(hfd, i, SEEK_SET);
+	lseek(hfd, (off_t)next, SEEK_SET);
 	return off;
 }
 

@@ -2046,18 +2046,20 @@ long sys_utime(struct sc_call *c)
 
 /* ---- inotify: watch the gofer's file through the held inotify instance ----
  *
- * The guest's inotify fd (pidfd_getfd) gets the watch from the sentry, on
- * the object the walk found: a directory through a read-only fd of it
- * (inotify_add_watch(".") with that fd as the working directory), anything
- * else as its name in its parent directory, with IN_DONT_FOLLOW (the walk
- * already followed what the guest asked to follow). The working directory
- * is a short-lived thread's own (unshare(CLONE_FS)): the sentry has no
- * procfs of its own for /proc/self/fd/N, and its other threads keep theirs.
+ * The guest's inotify fd (pidfd_getfd) gets the watch from the gofer
+ * (GOFER_OP_WATCH), on the object the walk found and the sentry checked on
+ * the guest's credentials: a directory as itself, anything else as its name
+ * in its parent directory, with IN_DONT_FOLLOW (the walk already followed
+ * what the guest asked to follow), from a gofer thread's own working
+ * directory (fchdir to its fd). The sentry once did it itself the same way,
+ * and its filter then had fchdir and unshare(CLONE_FS): red team 72 made a
+ * working directory in a guest task's directory (the guest procfs's
+ * "PID/fd/N", a host directory the caller gave as stdio) and bound a socket
+ * by a relative path there. The sentry has neither call now; its working
+ * directory is its own root's "/".
  * Events are the kernel's on that inode: what the guest does through the
  * gofer (creates, renames, unlinks in the overlay or a bind) and natively
- * (writes through held fds), and on host-backed mounts what the host does.
- * The watch needs the sentry's uid to be able to read the file (EACCES
- * otherwise, e.g. a caller's 0700 directory when run as root). */
+ * (writes through held fds), and on host-backed mounts what the host does. */
 static int inotify_watched;
 
 int sc_inotify_watched(void)
@@ -2069,9 +2071,7 @@ static long add_watch(struct sc_call *c)
 {
 	cleanup_free struct vfs_node *n = NULL, *pn = NULL;
 	cleanup_fd int ifd = -1;
-	cleanup_fd int dfd = -1;
 	uint32_t mask = (uint32_t)c->args[2];
-	const char *name = ".";
 	unsigned wf = 0;
 	int r;
 
@@ -2122,16 +2122,9 @@ static long add_watch(struct sc_call *c)
 		if (!(mask & IN_ALL_EVENTS))
 			mask |= IN_UNMOUNT;
 	}
-	if (S_ISDIR(n->st.st_mode)) {
-		/* O_PATH: its close queues no IN_CLOSE_NOWRITE on the very
-		 * directory just watched (LTP inotify02) */
-		struct stat dst;
-		gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
-		r = VFS_BE(VFS_OF(c), open, n->mnt->export, n->rel, O_PATH | O_DIRECTORY | O_CLOEXEC, 0, &dfd, &dst);
-		gofer_expect_identity(0, 0);
-		if (r == -ESTALE)
-			r = -ENOENT; /* renamed away meanwhile */
-	} else {
+	if (!S_ISDIR(n->st.st_mode)) {
+		/* anything else by name in its parent, a directory of the
+		 * same mount */
 		char parent[PATH_MAX];
 		char *slash = strrchr(n->path, '/');
 		if (n->mroot || !slash)
@@ -2144,24 +2137,21 @@ static long add_watch(struct sc_call *c)
 			return r;
 		if (pn->kind != VN_BACKEND || pn->mnt != n->mnt)
 			return -EPERM;
-		r = vfs_node_open(VFS_OF(c), c->task, pn, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, &dfd, NULL);
-		name = slash + 1;
 		mask |= IN_DONT_FOLLOW;
 	}
-	if (r < 0)
-		return r;
-	r = watch_at(ifd, dfd, name, mask & ~IN_ONLYDIR);
-	if (r == -EACCES) {
-		/* the sentry's uid may not read it (run as root: a 0700
-		 * directory guest root made is host root's); the guest may
-		 * (checked above): the gofer adds the watch on the object
-		 * checked (GOFER_OP_WATCH) */
+	/* The gofer adds the watch on the object checked (GOFER_OP_WATCH: a
+	 * directory as itself, anything else by name in its parent), from a
+	 * thread's own working directory. The sentry may not take one (red
+	 * team 72): its filter has no fchdir, no unshare, no inotify_add_watch
+	 * (a working directory in a guest task's directory, the guest procfs
+	 * or a host directory the caller gave as stdio, had a relative bind()
+	 * make a socket inode there) */
+	{
 		void *ctx;
 		const struct vfs_backend *be = vfs_backend(VFS_OF(c), &ctx);
 
-		if (be->watch)
-			r = be->watch(ctx, n->mnt->export, n->rel, ifd, mask & ~IN_ONLYDIR,
-				      n->st.st_dev, n->st.st_ino);
+		r = be->watch ? be->watch(ctx, n->mnt->export, n->rel, ifd, mask & ~IN_ONLYDIR,
+					  n->st.st_dev, n->st.st_ino) : -EPERM;
 		if (r == -ESTALE)
 			r = -ENOENT; /* renamed away meanwhile */
 	}

@@ -695,8 +695,16 @@ pcgot=
 for mode in ro cow rw; do
 	before=$(resident "$pc/f" read)
 	out=$(moat run --bind "$pc:/pc:$mode" -- "$PY" -c "$dontneed" /pc/f </dev/null 2>&1)
-	pcgot="$pcgot$mode: $out $before -> $(resident "$pc/f" keep); "
+	after=$(resident "$pc/f" keep)
+	# kept: at least half of what was resident (the host's own reclaim
+	# may take a few pages meanwhile: 254 of 256 seen under load); the
+	# native DONTNEED leaves 0
+	if [ "${before:-0}" -ge 128 ] && [ "${after:-0}" -ge $((before / 2)) ]; then
+		pcgot="$pcgot$mode: $out kept; "
+	else
+		pcgot="$pcgot$mode: $out $before -> $after; "
+	fi
 done
-expect_eq host_page_cache_kept_by_dontneed "$pcgot" "ro: advised 256 -> 256; cow: advised 256 -> 256; rw: advised 256 -> 256; "
+expect_eq host_page_cache_kept_by_dontneed "$pcgot" "ro: advised kept; cow: advised kept; rw: advised kept; "
 
 finish

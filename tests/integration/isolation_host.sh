@@ -215,13 +215,16 @@ done
 # with a signal written — rootless RLIMIT_CPU killed a caller's process past
 # the Landlock signal scope —,
 # kcmp, a pidfd signal, its procfs entry; a SIGIO F_SETOWN'd to it: the
-# liveness check below; the same calls on the gofer)
+# liveness check below; the same calls on the gofer; an abstract bind of
+# the AF_UNIX sockets it holds, made in the host's network namespace: each
+# autobound before the filter, a socket binds once)
 for p in clone_newuser clone3_newuser tcsets_fd3 tcsetsw_fd3 tcxonc_fd3 setpriority_pgrp ioprio_set_pgrp \
 	tiocswinsz_fd0 tiocswinsz_fd1 tiocswinsz_fd2 \
 	openat_procfd_creat openat_procfd_trunc fchmod_setuid fchmod_setgid \
 	fcntl_setlease fcntl_setlk fcntl_ofd_setlk fcntl_notify fcntl_setpipe_sz \
 	prlimit_host_pid prlimit_host_pid_fsize prlimit_host_pid_stack kcmp_host_pid pidfd_send_signal_host_pid procfs_host_pid \
-	kill_gofer ptrace_gofer vm_readv_gofer pidfd_getfd_gofer pidfd_send_signal_gofer prlimit_gofer kcmp_gofer; do
+	kill_gofer ptrace_gofer vm_readv_gofer pidfd_getfd_gofer pidfd_send_signal_gofer prlimit_gofer kcmp_gofer \
+	bind_abstract; do
 	grep -q "^confinement-probe $p: " "$T_TMP/probe.err" || missing="$missing $p"
 done
 grep -q '^confinement-probe export_roots: [1-9]' "$T_TMP/probe.err" || missing="$missing export_roots"
@@ -247,10 +250,11 @@ fi
 # every directory fd of the guest's tasks while they hold a rw bind, a cow
 # bind, /tmp and / open).
 DD=$T_TMP/dotdot
-mkdir -p "$DD/ovl" "$DD/rw/sub" "$DD/cow" && chmod 777 "$DD/rw" "$DD/rw/sub" "$DD/cow"
+# (stdin: a host directory of no export's, as the caller may give one)
+mkdir -p "$DD/ovl" "$DD/rw/sub" "$DD/cow" "$DD/host" && chmod 777 "$DD/rw" "$DD/rw/sub" "$DD/cow" "$DD/host"
 MOAT_TEST_CONFINEMENT=1 MOAT_TEST_CONFINEMENT_DOTDOT=1 "$MOAT" run --overlay "$DD/ovl" --bind "$DD/rw:/rw:rw" \
 	--bind "$DD/cow:/cw:cow" -- /bin/sh -c 'exec 3</rw 4</cw 5</tmp 6</ 7</rw/sub; sleep 3' \
-	</dev/null >/dev/null 2>"$T_TMP/dotdot.err"
+	<"$DD/host" >/dev/null 2>"$T_TMP/dotdot.err"
 tried=$(sed -n 's/^confinement-probe dotdot done: \([0-9]*\)$/\1/p' "$T_TMP/dotdot.err")
 bad=$(grep '^confinement-probe dotdot_gofer_\(root\|name\) .*ALLOWED' "$T_TMP/dotdot.err" | head -3)
 if [ -z "$tried" ] || [ "$tried" -lt 4 ]; then
@@ -261,6 +265,22 @@ elif ! grep -q '^confinement-probe-info dotdot [0-9]*/fd/[0-9]*/\.\.\(/\.\.\)*: 
 	fail sentry_dotdot_stops_at_export "no climb from a gofer fd was stopped: $(grep dotdot "$T_TMP/dotdot.err" | head -8 | tr '\n' ' ')"
 else
 	ok sentry_dotdot_stops_at_export
+fi
+# red team 72: a socket bound by a relative path from a working directory
+# taken in the guest procfs ("PID/fd/N/name") or in a guest task's directory
+# itself made a socket inode there (a host directory the caller gave as
+# stdio: outside every export). The sentry has no fchdir, no unshare now.
+missing=
+for p in unshare_fs fchdir_procfd dotdot_bind; do
+	grep -q "^confinement-probe $p: " "$T_TMP/dotdot.err" || missing="$missing $p"
+done
+bad=$(grep '^confinement-probe \(unshare_fs\|fchdir_procfd\|dotdot_bind\): ALLOWED' "$T_TMP/dotdot.err")
+if [ -n "$missing" ]; then
+	fail sentry_no_path_bind "probes missing:$missing: $(grep 'dotdot bind\|unnamed' "$T_TMP/dotdot.err" | head -3 | tr '\n' ' ')"
+elif [ -n "$bad" ] || ls "$DD"/*/moat-probe-sock "$DD"/rw/sub/moat-probe-sock "$DD"/ovl/*/*/moat-probe-sock >/dev/null 2>&1; then
+	fail sentry_no_path_bind "$(echo "$bad" | tr '\n' ' ') $(grep -m2 'dotdot bind.*bound' "$T_TMP/dotdot.err" | tr '\n' ' ')"
+else
+	ok sentry_no_path_bind
 fi
 
 # 4b. root-run the sentry's user namespace maps every host id onto itself

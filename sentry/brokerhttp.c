@@ -4,8 +4,8 @@
  * line to the empty line) is gathered whole, checked (a request line ending
  * in HTTP/1.0 or HTTP/1.1, header lines NAME: VALUE, no obs-fold, at most one
  * Content-Length value, Transfer-Encoding ending in chunked if given) and
- * only then are the placeholders in its header fields (never the request
- * line) replaced by the values (same length: no framing changes). A secret whose HOST is a name goes only into a block
+ * only then are the placeholders in its header field values (never the
+ * request line, a field name or the Host) replaced by the values (same length: no framing changes). A secret whose HOST is a name goes only into a block
  * whose Host header names it. The body is passed unchanged, skipped by
  * Content-Length or chunked framing; then the next request's header block.
  * Anything that cannot be framed (not HTTP/1.x from the first bytes, an
@@ -302,6 +302,41 @@ static void replace_all(uint8_t *p, size_t n, const char *from, const char *to, 
 	}
 }
 
+/* The placeholders of s in the field values of the header block [p, p+n)
+ * (parse_fields has checked its lines): how many, and replaced by the value
+ * when subst. Never in the request line, a field name or the Host field: an
+ * upstream transforms what it reflects of those — Node's req.headers
+ * lowercases the names, WSGI's environ upper-cases them (HTTP_X_...), Go
+ * canonicalizes them, nginx's $host is lower case —, and the inbound scrub
+ * matches the value's literal bytes: a guest that sent the placeholder as
+ * a header name (or as the Host, the secret's HOST an address) read the
+ * value back from such a reflection, lower-cased (red team 77). A
+ * credential goes in a field's value. */
+static int field_values(uint8_t *p, size_t n, const struct broker_secret *s, int subst)
+{
+	int hits = 0;
+	uint8_t *e = p + n, *l = memchr(p, '\n', n);
+	for (l = l ? l + 1 : e; l < e;) {
+		uint8_t *nl = memchr(l, '\n', (size_t)(e - l));
+		if (!nl)
+			break;
+		uint8_t *c = memchr(l, ':', (size_t)(nl - l));
+		if (c && !((size_t)(c - l) == 4 && !strncasecmp((const char *)l, "host", 4))) {
+			for (uint8_t *v = c + 1; (size_t)(nl - v) >= s->len;) {
+				uint8_t *m = memmem(v, (size_t)(nl - v), s->placeholder, s->len);
+				if (!m)
+					break;
+				hits++;
+				if (subst)
+					memcpy(m, s->value, s->len);
+				v = m + s->len;
+			}
+		}
+		l = nl + 1;
+	}
+	return hits;
+}
+
 /* ---- chunked bodies (both directions): 1 = a message ended at this byte ---- */
 
 static int chunk_byte(int *mode, uint64_t *left, size_t *line, uint64_t *chunk, int *ok, uint8_t c, int strict)
@@ -527,13 +562,12 @@ static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 	 * the request target is one the upstream reflects at will (a 404's
 	 * "no route /v1/<target>", gzip'ed at the guest's Accept-Encoding,
 	 * reached the guest whole: red team 20); --secret's values go in
-	 * request headers */
-	const uint8_t *lf = memchr(o->hdr, '\n', o->hlen);
-	size_t fo = lf ? (size_t)(lf - o->hdr) + 1 : o->hlen;
+	 * request header field values (not a name, not the Host:
+	 * field_values, red team 77) */
 	uint32_t done = 0, nohost = 0;
 	for (int i = 0; i < BROKER_MAX_SECRETS; i++) {
 		const struct broker_secret *s = &o->sec[i];
-		if (!(o->mask & (1u << i)) || !s->len || !memmem(o->hdr + fo, o->hlen - fo, s->placeholder, s->len))
+		if (!(o->mask & (1u << i)) || !s->len || !field_values(o->hdr, o->hlen, s, 0))
 			continue;
 		if (s->host[0] && (!host_is(&h, s->host) || !target_is(o->hdr, o->hlen, s->host))) {
 			nohost |= 1u << i;
@@ -549,7 +583,7 @@ static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 	for (int i = 0; i < BROKER_MAX_SECRETS; i++) {
 		const struct broker_secret *s = &o->sec[i];
 		if (done & (1u << i)) {
-			replace_all(o->hdr + fo, o->hlen - fo, s->placeholder, s->value, s->len);
+			field_values(o->hdr, o->hlen, s, 1);
 			o->substituted++;
 		}
 	}

@@ -375,6 +375,66 @@ else
 	ok expect_continue_no_value
 fi
 
+# 5g. the value goes into header field values only, never a field name nor
+#    the Host (red team 77): servers transform what they reflect of those —
+#    Node's req.headers lowercases the names, WSGI's environ upper-cases them
+#    (HTTP_X_…), Go canonicalizes them, nginx's $host is lower case — and
+#    the inbound scrub matches the value's literal bytes: a guest that sent
+#    the placeholder as a header name (or as the Host, the secret's HOST an
+#    address) read the value back from such a reflection in lower case
+#    (its letters' case the only unknown). The server here answers the
+#    header block it got, names and the Host lowered as those servers do.
+cat >"$T_TMP/lcsrv.py" <<'EOF2'
+import socket, sys, os, threading
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+def serve(c):
+    c.settimeout(5); buf = b""
+    try:
+        while True:
+            while b"\r\n\r\n" not in buf:
+                d = c.recv(65536)
+                if not d: raise EOFError
+                buf += d
+            head, buf = buf.split(b"\r\n\r\n", 1)
+            with open(sys.argv[2], "ab") as f: f.write(head.replace(b"\r\n", b"|") + b"\n")
+            out = []
+            for l in head.split(b"\r\n")[1:]:
+                n, _, v = l.partition(b":")
+                out.append(l.lower() if n.lower() == b"host" else n.lower() + b":" + v)
+            body = b"\n".join(out) + b"\n"
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    except Exception: pass
+    c.close()
+while True:
+    c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()
+EOF2
+"$PY" "$T_TMP/lcsrv.py" "$T_TMP/lc.port" "$T_TMP/lc.log" </dev/null >/dev/null 2>&1 &
+at_exit "kill -9 $!"
+L=$(port_of lc)
+moat run --secret "MOAT_T_KEY@127.0.0.1:$L" -- "$PY" -c '
+import os, socket, sys
+k = os.environ["MOAT_T_KEY"].encode()
+for r in (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n" + k + b": 1\r\nX-" + k + b"-Y: 2\r\nAuthorization: Bearer " + k + b"\r\n\r\n",
+          b"GET / HTTP/1.1\r\nHost: " + k + b"\r\n\r\n"):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1]))); s.settimeout(5)
+    s.sendall(r); s.shutdown(socket.SHUT_WR); got = b""
+    while True:
+        d = s.recv(65536)
+        if not d: break
+        got += d
+    s.close()
+    sys.stdout.write(got.decode(errors="replace"))
+' "$L" </dev/null >"$T_TMP/o5g" 2>&1
+if grep -qiF -- "$SECRET" "$T_TMP/o5g"; then
+	fail value_never_in_name_or_host "the guest read the value (case aside): $(grep -iF -- "$SECRET" "$T_TMP/o5g" | head -2 | cut -c1-120 | tr '\n' ' ')"
+elif ! grep -qF "Authorization: Bearer $SECRET" "$T_TMP/lc.log" || [ "$(grep -c '^authorization: Bearer [A-Za-z0-9]*$' "$T_TMP/o5g")" -ne 1 ] ||
+	[ "$(grep -c '^GET ' "$T_TMP/lc.log")" -ne 2 ]; then
+	fail value_never_in_name_or_host "upstream: $(cut -c1-200 "$T_TMP/lc.log" | tr '\n' ' ') guest: $(head -c 300 "$T_TMP/o5g" | tr '\n' ' ')"
+else
+	ok value_never_in_name_or_host
+fi
+
 # 6. --trace, --audit and --result name the secret, never the value
 : >"$T_TMP/a.log"
 #    (each request the broker put a value in, and a stream it could not

@@ -674,3 +674,18 @@ Test(broker, lenient_response_still_rechunked)
 			cr_assert_str_eq(d + strlen(heads[h]), PH, "%zu %zu: %s", h, b, r);
 		}
 }
+
+/* Red team 77: a value goes into header field values only — not into a
+ * field name (Node lowercases names, WSGI upper-cases them, Go
+ * canonicalizes them: the reflection passed the literal scrub), not into
+ * the Host (nginx's $host is lower case), not into the request line. */
+Test(broker, value_only_in_field_values)
+{
+	const char *r = "GET / HTTP/1.1\r\nHost: " PH "\r\n" PH ": 1\r\nX-" PH "-Y: " PH "\r\nhOsT-x: " PH "\r\n\r\n";
+	const char *w = "GET / HTTP/1.1\r\nHost: " PH "\r\n" PH ": 1\r\nX-" PH "-Y: " VAL "\r\nhOsT-x: " VAL "\r\n\r\n";
+	for (size_t step = 0; step < 5; step++)
+		cr_assert_str_eq(out_run(r, step, 1), w, "step %zu", step);
+	/* only in a name or the Host: nothing to put in, the block as sent */
+	const char *n = "GET / HTTP/1.1\r\nHOST: " PH "\r\n" PH ": 1\r\n\r\n";
+	cr_assert_str_eq(out_run(n, 0, 1), n);
+}

@@ -508,7 +508,11 @@ static void q_push(struct bk_out *o, uint8_t m)
  * (same length; an upstream ignores them and answers in identity). The
  * inbound scrub matches a value's literal bytes: a reflection the guest
  * asked to have compressed passed it (red team 20: a 404 naming the request
- * target, gzip'ed; a reflected header the same way). */
+ * target, gzip'ed; a reflected header the same way). Nor a part of the
+ * answer, nor another charset (red team 77): Range becomes X-Rng (a server
+ * honouring it on a reflection gave the value in two answers cut where the
+ * guest chose, neither holding it whole) and Accept-Charset X-Moat-Charset
+ * (UTF-16 has none of the value's bytes in a row). */
 static void no_codings(uint8_t *p, size_t n)
 {
 	uint8_t *e = p + n, *l = memchr(p, '\n', n);
@@ -521,6 +525,10 @@ static void no_codings(uint8_t *p, size_t n)
 			memcpy(l, "X-Moat-Encoding", 15);
 		else if (ll >= 3 && !strncasecmp((const char *)l, "te:", 3))
 			memcpy(l, "XT", 2);
+		else if (ll >= 15 && !strncasecmp((const char *)l, "accept-charset:", 15))
+			memcpy(l, "X-Moat-Charset", 14);
+		else if (ll >= 6 && !strncasecmp((const char *)l, "range:", 6))
+			memcpy(l, "X-Rng", 5);
 		l = nl + 1;
 	}
 }

@@ -435,6 +435,50 @@ else
 	ok value_never_in_name_or_host
 fi
 
+# 5h. ... nor asks for an answer cut or re-encoded (red team 77): the
+#    literal scrub needs the value whole and as it was sent. A server that
+#    honours Range on a reflection (Go's ServeContent, nginx with
+#    proxy_force_ranges) gave the guest the value in two answers, cut where
+#    it chose, neither holding it whole; one that honours Accept-Charset
+#    gave it in UTF-16. A block that carries a value has its Range and
+#    Accept-Charset field names renamed (same length), as Accept-Encoding.
+cat >"$T_TMP/rgsrv.py" <<'EOF2'
+import http.server, sys, os, re
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        body = ("auth=" + self.headers.get("Authorization", "") + "\n").encode()
+        code, r = 200, re.match(r"bytes=(\d+)-(\d*)$", self.headers.get("Range", ""))
+        if "utf-16" in self.headers.get("Accept-Charset", ""): body = body.decode().encode("utf-16-le")
+        if r: code, body = 206, body[int(r.group(1)):int(r.group(2)) + 1 if r.group(2) else None]
+        self.send_response(code); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1] + ".t", "w").write(str(s.server_address[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+s.serve_forever()
+EOF2
+"$PY" "$T_TMP/rgsrv.py" "$T_TMP/rg.port" </dev/null >/dev/null 2>&1 &
+at_exit "kill -9 $!"
+G=$(port_of rg)
+moat run --secret "MOAT_T_KEY@127.0.0.1:$G" -- "$PY" -c '
+import os, sys, urllib.request as u
+k = os.environ["MOAT_T_KEY"]; url = "http://127.0.0.1:%s/" % sys.argv[1]; cut = 12 + len(k) // 2
+get = lambda **h: u.urlopen(u.Request(url, headers=dict(Authorization="Bearer " + k, **h))).read()
+a, b = get(Range="bytes=0-%d" % (cut - 1)), get(Range="bytes=%d-" % cut)
+print("range", (a + b).decode(errors="replace").strip() if len(a) == cut else a.decode().strip() + "|" + b.decode().strip())
+c = get(**{"Accept-Charset": "utf-16"})
+print("charset", c.decode("ascii" if c.startswith(b"auth=") else "utf-16-le", errors="replace").strip())
+print("ph=" + k)' "$G" </dev/null >"$T_TMP/o5h" 2>&1
+ph=$(sed -n 's/^ph=//p' "$T_TMP/o5h")
+if has "$T_TMP/o5h"; then
+	fail value_block_no_range_no_charset "the guest read the value: $(grep -F -- "$SECRET" "$T_TMP/o5h" | cut -c1-100 | tr '\n' ' ')"
+elif [ -z "$ph" ] || [ "$(head -2 "$T_TMP/o5h" | tr '\n' ' ')" != "range auth=Bearer $ph|auth=Bearer $ph charset auth=Bearer $ph " ]; then
+	fail value_block_no_range_no_charset "$(head -c 300 "$T_TMP/o5h" | tr '\n' ' ')"
+else
+	ok value_block_no_range_no_charset
+fi
+
 # 6. --trace, --audit and --result name the secret, never the value
 : >"$T_TMP/a.log"
 #    (each request the broker put a value in, and a stream it could not

@@ -164,10 +164,12 @@ Test(broker, request_line_never_substituted)
  * inbound scrub matches literal bytes: a gzip'ed reflection passed it) */
 Test(broker, value_block_asks_no_coding)
 {
-	const char *r = "GET / HTTP/1.1\r\nAccept-Encoding: gzip\r\nTE: gzip\r\nA: " PH "\r\n\r\n"
-			"GET / HTTP/1.1\r\naccept-encoding: br\r\n\r\n";
-	const char *w = "GET / HTTP/1.1\r\nX-Moat-Encoding: gzip\r\nXT: gzip\r\nA: " VAL "\r\n\r\n"
-			"GET / HTTP/1.1\r\naccept-encoding: br\r\n\r\n";
+	const char *r = "GET / HTTP/1.1\r\nAccept-Encoding: gzip\r\nTE: gzip\r\nA: " PH "\r\n"
+			"range: bytes=0-9\r\nAccept-Charset: utf-16\r\n\r\n"
+			"GET / HTTP/1.1\r\naccept-encoding: br\r\nRange: bytes=1-\r\n\r\n";
+	const char *w = "GET / HTTP/1.1\r\nX-Moat-Encoding: gzip\r\nXT: gzip\r\nA: " VAL "\r\n"
+			"X-Rng: bytes=0-9\r\nX-Moat-Charset: utf-16\r\n\r\n"
+			"GET / HTTP/1.1\r\naccept-encoding: br\r\nRange: bytes=1-\r\n\r\n";
 	cr_assert_str_eq(out_run(r, 0, 1), w);
 	cr_assert_str_eq(out_run(r, 3, 1), w);
 }

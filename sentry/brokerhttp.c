@@ -533,6 +533,17 @@ static void no_codings(uint8_t *p, size_t n)
 	}
 }
 
+/* Is the request line's method one a server may take a body of as the
+ * next request? */
+static int no_body_method(const uint8_t *p, size_t n)
+{
+	static const char *const m[] = { "GET ", "HEAD ", "DELETE ", "OPTIONS ", "TRACE " };
+	for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+		if (n >= strlen(m[i]) && !memcmp(p, m[i], strlen(m[i])))
+			return 1;
+	return 0;
+}
+
 /* A whole header block is in o->hdr[0, o->hlen). */
 static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 {
@@ -597,6 +608,7 @@ static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 	}
 	if (done)
 		no_codings(o->hdr, o->hlen);
+	int body_ignored = (h.chunked || h.clen > 0) && no_body_method(o->hdr, o->hlen);
 	bk_buf_put(out, o->hdr, o->hlen);
 	o->hlen = 0;
 	q_push(o, (uint8_t)method);
@@ -605,6 +617,15 @@ static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 		o->expect = 1;
 		o->expect_idx = o->qtail - 1;
 	}
+	/* a body on a method whose body many servers never read (RFC 9110
+	 * gives it no meaning on GET, HEAD, DELETE, OPTIONS; TRACE has none):
+	 * Python's http.server in do_GET, and others, answer and take the body
+	 * for the next request — another Host, a Content-Length that takes in
+	 * the next block, the value put in, as its body (red team 77).
+	 * This block is substituted (it comes before the body), none after it
+	 * on the connection */
+	if (body_ignored)
+		o->stop = "a body on a GET, HEAD, DELETE, OPTIONS or TRACE request (the upstream may not read it)";
 	if (method == 2 || h.upgrade) {
 		const char *why = method == 2 ? "CONNECT: another protocol follows" : "Upgrade: another protocol follows";
 		out_event(o, BK_EV_UNFRAMED, o->mask, (const uint8_t *)why, strlen(why));

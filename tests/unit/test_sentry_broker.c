@@ -691,3 +691,23 @@ Test(broker, value_only_in_field_values)
 	const char *n = "GET / HTTP/1.1\r\nHOST: " PH "\r\n" PH ": 1\r\n\r\n";
 	cr_assert_str_eq(out_run(n, 0, 1), n);
 }
+
+/* Red team 77: a body on a GET (HEAD, DELETE, OPTIONS, TRACE), which many
+ * servers never read (Python's http.server in do_GET): their next request
+ * is that body — another Host, a Content-Length taking in the next block.
+ * The block itself is substituted, nothing after it on the connection. */
+Test(broker, body_on_get_stops_substitution)
+{
+	const char *d = "POST /paste HTTP/1.1\r\nHost: other\r\nContent-Length: 48\r\n\r\n";
+	char r[1024], w[1024];
+	snprintf(r, sizeof r, "GET / HTTP/1.1\r\nA: " PH "\r\nContent-Length: %zu\r\n\r\n%sGET / HTTP/1.1\r\nA: " PH "\r\n\r\n",
+		 strlen(d), d);
+	snprintf(w, sizeof w, "GET / HTTP/1.1\r\nA: " VAL "\r\nContent-Length: %zu\r\n\r\n%sGET / HTTP/1.1\r\nA: " PH "\r\n\r\n",
+		 strlen(d), d);
+	for (size_t step = 0; step < 4; step++)
+		cr_assert_str_eq(out_run(r, step, 1), w, "step %zu: %s", step, out_run(r, step, 1));
+	/* a POST's body is read: the next block is substituted */
+	snprintf(r, sizeof r, "POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET / HTTP/1.1\r\nA: " PH "\r\n\r\n");
+	snprintf(w, sizeof w, "POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET / HTTP/1.1\r\nA: " VAL "\r\n\r\n");
+	cr_assert_str_eq(out_run(r, 0, 1), w);
+}

@@ -967,7 +967,12 @@ void bk_in_eof(struct bk_in *i, struct bk_buf *out)
 
 int bk_in_idle(struct bk_in *i, struct bk_buf *out)
 {
-	if (!i->nheld || (i->mode != BK_PASS && i->mode != BK_CLOSE))
+	/* not an HTTP answer read until close (BK_CLOSE): its tail waits for
+	 * the next bytes or the end, as a Content-Length body's does — a
+	 * remote HOST's pauses (slow start's round trips, a window the guest
+	 * shrank) fall where the guest aims a reflected value, and the tail
+	 * let go at one cut it (red team 77) */
+	if (!i->nheld || i->mode != BK_PASS)
 		return 0;
 	/* an unframed stream (or one read until close) quiet with a held
 	 * tail: the tail goes out as it came (not a whole value: it would

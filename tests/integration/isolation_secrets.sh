@@ -34,6 +34,10 @@ class H(http.server.BaseHTTPRequestHandler):
             for i in range(0, len(body), 8):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(body[i:i + 8]), body[i:i + 8]))
             self.wfile.write(b"0\r\n\r\n"); return
+        if self.path == "/close": # read until close, cut in the value, 300 ms apart
+            self.send_header("Connection", "close"); self.end_headers(); self.close_connection = True
+            h = len(body) // 2
+            self.wfile.write(body[:h]); self.wfile.flush(); time.sleep(0.3); self.wfile.write(body[h:]); return
         if self.path == "/gz" and "gzip" in self.headers.get("Accept-Encoding", ""):
             import gzip; body = gzip.compress(body); self.send_header("Content-Encoding", "gzip")
         self.send_header("Content-Length", str(len(body))); self.end_headers()
@@ -97,17 +101,20 @@ else
 fi
 
 # 2. python urllib, and an answer that cuts the value across two writes
+#    (/close: one read until the connection closes, whose held tail was let
+#    go after 50 ms of silence; a remote HOST's round trips make such pauses
+#    where the guest aims a reflection: red team 77)
 : >"$T_TMP/a.log"
 moat run "${sec[@]}" -- "$PY" -c '
 import os, urllib.request as u
 k = os.environ["MOAT_T_KEY"]
-for path in ("/", "/split"):
+for path in ("/", "/split", "/close"):
     r = u.urlopen(u.Request("http://127.0.0.1:%s%s" % ("'"$P"'", path), headers={"Authorization": "Bearer " + k}))
     b = r.read().decode().strip()
     print(path, "placeholder" if b == "auth=Bearer " + k else "other:" + b)
 print(k)' </dev/null >"$T_TMP/o2" 2>&1
-if [ "$(grep -c "^GET Bearer $SECRET " "$T_TMP/a.log")" -ne 2 ] || has "$T_TMP/o2" ||
-	[ "$(head -2 "$T_TMP/o2")" != "$(printf '/ placeholder\n/split placeholder')" ]; then
+if [ "$(grep -c "^GET Bearer $SECRET " "$T_TMP/a.log")" -ne 3 ] || has "$T_TMP/o2" ||
+	[ "$(head -3 "$T_TMP/o2")" != "$(printf '/ placeholder\n/split placeholder\n/close placeholder')" ]; then
 	fail urllib_brokered "$(head -c 300 "$T_TMP/o2" | tr '\n' ' ') | upstream: $(grep -c "$SECRET" "$T_TMP/a.log")"
 else
 	ok urllib_brokered

@@ -4,8 +4,8 @@
  * line to the empty line) is gathered whole, checked (a request line ending
  * in HTTP/1.0 or HTTP/1.1, header lines NAME: VALUE, no obs-fold, at most one
  * Content-Length value, Transfer-Encoding ending in chunked if given) and
- * only then are the placeholders in its header fields (never the request
- * line) replaced by the values (same length: no framing changes). A secret whose HOST is a name goes only into a block
+ * only then are the placeholders in its header field values (never the
+ * request line, a field name or the Host) replaced by the values (same length: no framing changes). A secret whose HOST is a name goes only into a block
  * whose Host header names it. The body is passed unchanged, skipped by
  * Content-Length or chunked framing; then the next request's header block.
  * Anything that cannot be framed (not HTTP/1.x from the first bytes, an
@@ -302,6 +302,41 @@ static void replace_all(uint8_t *p, size_t n, const char *from, const char *to, 
 	}
 }
 
+/* The placeholders of s in the field values of the header block [p, p+n)
+ * (parse_fields has checked its lines): how many, and replaced by the value
+ * when subst. Never in the request line, a field name or the Host field: an
+ * upstream transforms what it reflects of those — Node's req.headers
+ * lowercases the names, WSGI's environ upper-cases them (HTTP_X_...), Go
+ * canonicalizes them, nginx's $host is lower case —, and the inbound scrub
+ * matches the value's literal bytes: a guest that sent the placeholder as
+ * a header name (or as the Host, the secret's HOST an address) read the
+ * value back from such a reflection, lower-cased (red team 77). A
+ * credential goes in a field's value. */
+static int field_values(uint8_t *p, size_t n, const struct broker_secret *s, int subst)
+{
+	int hits = 0;
+	uint8_t *e = p + n, *l = memchr(p, '\n', n);
+	for (l = l ? l + 1 : e; l < e;) {
+		uint8_t *nl = memchr(l, '\n', (size_t)(e - l));
+		if (!nl)
+			break;
+		uint8_t *c = memchr(l, ':', (size_t)(nl - l));
+		if (c && !((size_t)(c - l) == 4 && !strncasecmp((const char *)l, "host", 4))) {
+			for (uint8_t *v = c + 1; (size_t)(nl - v) >= s->len;) {
+				uint8_t *m = memmem(v, (size_t)(nl - v), s->placeholder, s->len);
+				if (!m)
+					break;
+				hits++;
+				if (subst)
+					memcpy(m, s->value, s->len);
+				v = m + s->len;
+			}
+		}
+		l = nl + 1;
+	}
+	return hits;
+}
+
 /* ---- chunked bodies (both directions): 1 = a message ended at this byte ---- */
 
 static int chunk_byte(int *mode, uint64_t *left, size_t *line, uint64_t *chunk, int *ok, uint8_t c, int strict)
@@ -473,7 +508,11 @@ static void q_push(struct bk_out *o, uint8_t m)
  * (same length; an upstream ignores them and answers in identity). The
  * inbound scrub matches a value's literal bytes: a reflection the guest
  * asked to have compressed passed it (red team 20: a 404 naming the request
- * target, gzip'ed; a reflected header the same way). */
+ * target, gzip'ed; a reflected header the same way). Nor a part of the
+ * answer, nor another charset (red team 77): Range becomes X-Rng (a server
+ * honouring it on a reflection gave the value in two answers cut where the
+ * guest chose, neither holding it whole) and Accept-Charset X-Moat-Charset
+ * (UTF-16 has none of the value's bytes in a row). */
 static void no_codings(uint8_t *p, size_t n)
 {
 	uint8_t *e = p + n, *l = memchr(p, '\n', n);
@@ -486,8 +525,23 @@ static void no_codings(uint8_t *p, size_t n)
 			memcpy(l, "X-Moat-Encoding", 15);
 		else if (ll >= 3 && !strncasecmp((const char *)l, "te:", 3))
 			memcpy(l, "XT", 2);
+		else if (ll >= 15 && !strncasecmp((const char *)l, "accept-charset:", 15))
+			memcpy(l, "X-Moat-Charset", 14);
+		else if (ll >= 6 && !strncasecmp((const char *)l, "range:", 6))
+			memcpy(l, "X-Rng", 5);
 		l = nl + 1;
 	}
+}
+
+/* Is the request line's method one a server may take a body of as the
+ * next request? */
+static int no_body_method(const uint8_t *p, size_t n)
+{
+	static const char *const m[] = { "GET ", "HEAD ", "DELETE ", "OPTIONS ", "TRACE " };
+	for (size_t i = 0; i < sizeof m / sizeof m[0]; i++)
+		if (n >= strlen(m[i]) && !memcmp(p, m[i], strlen(m[i])))
+			return 1;
+	return 0;
 }
 
 /* A whole header block is in o->hdr[0, o->hlen). */
@@ -527,13 +581,12 @@ static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 	 * the request target is one the upstream reflects at will (a 404's
 	 * "no route /v1/<target>", gzip'ed at the guest's Accept-Encoding,
 	 * reached the guest whole: red team 20); --secret's values go in
-	 * request headers */
-	const uint8_t *lf = memchr(o->hdr, '\n', o->hlen);
-	size_t fo = lf ? (size_t)(lf - o->hdr) + 1 : o->hlen;
+	 * request header field values (not a name, not the Host:
+	 * field_values, red team 77) */
 	uint32_t done = 0, nohost = 0;
 	for (int i = 0; i < BROKER_MAX_SECRETS; i++) {
 		const struct broker_secret *s = &o->sec[i];
-		if (!(o->mask & (1u << i)) || !s->len || !memmem(o->hdr + fo, o->hlen - fo, s->placeholder, s->len))
+		if (!(o->mask & (1u << i)) || !s->len || !field_values(o->hdr, o->hlen, s, 0))
 			continue;
 		if (s->host[0] && (!host_is(&h, s->host) || !target_is(o->hdr, o->hlen, s->host))) {
 			nohost |= 1u << i;
@@ -549,12 +602,13 @@ static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 	for (int i = 0; i < BROKER_MAX_SECRETS; i++) {
 		const struct broker_secret *s = &o->sec[i];
 		if (done & (1u << i)) {
-			replace_all(o->hdr + fo, o->hlen - fo, s->placeholder, s->value, s->len);
+			field_values(o->hdr, o->hlen, s, 1);
 			o->substituted++;
 		}
 	}
 	if (done)
 		no_codings(o->hdr, o->hlen);
+	int body_ignored = (h.chunked || h.clen > 0) && no_body_method(o->hdr, o->hlen);
 	bk_buf_put(out, o->hdr, o->hlen);
 	o->hlen = 0;
 	q_push(o, (uint8_t)method);
@@ -563,6 +617,15 @@ static void out_block(struct bk_out *o, int method, struct bk_buf *out)
 		o->expect = 1;
 		o->expect_idx = o->qtail - 1;
 	}
+	/* a body on a method whose body many servers never read (RFC 9110
+	 * gives it no meaning on GET, HEAD, DELETE, OPTIONS; TRACE has none):
+	 * Python's http.server in do_GET, and others, answer and take the body
+	 * for the next request — another Host, a Content-Length that takes in
+	 * the next block, the value put in, as its body (red team 77).
+	 * This block is substituted (it comes before the body), none after it
+	 * on the connection */
+	if (body_ignored)
+		o->stop = "a body on a GET, HEAD, DELETE, OPTIONS or TRACE request (the upstream may not read it)";
 	if (method == 2 || h.upgrade) {
 		const char *why = method == 2 ? "CONNECT: another protocol follows" : "Upgrade: another protocol follows";
 		out_event(o, BK_EV_UNFRAMED, o->mask, (const uint8_t *)why, strlen(why));
@@ -904,7 +967,12 @@ void bk_in_eof(struct bk_in *i, struct bk_buf *out)
 
 int bk_in_idle(struct bk_in *i, struct bk_buf *out)
 {
-	if (!i->nheld || (i->mode != BK_PASS && i->mode != BK_CLOSE))
+	/* not an HTTP answer read until close (BK_CLOSE): its tail waits for
+	 * the next bytes or the end, as a Content-Length body's does — a
+	 * remote HOST's pauses (slow start's round trips, a window the guest
+	 * shrank) fall where the guest aims a reflected value, and the tail
+	 * let go at one cut it (red team 77) */
+	if (!i->nheld || i->mode != BK_PASS)
 		return 0;
 	/* an unframed stream (or one read until close) quiet with a held
 	 * tail: the tail goes out as it came (not a whole value: it would

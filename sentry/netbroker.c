@@ -55,7 +55,7 @@
 
 #define MAX_CONNS 64
 #define RDSZ 65536
-#define IDLE_MS 50 /* an unframed stream (or one read until close) holding a tail (brokerhttp.c scrub) */
+#define IDLE_MS 50 /* an unframed stream holding a tail (brokerhttp.c scrub); not an HTTP answer read until close */
 
 static int confine_broker(int chan, int evfd)
 {
@@ -241,7 +241,7 @@ static int step(struct conn *c, short gre, short ure)
 		ssize_t k = read(c->u, buf, sizeof buf);
 		if (k > 0) {
 			bk_in_feed(&c->in, buf, (size_t)k, &c->to_g);
-			c->idle_at = c->in.nheld && (c->in.mode == BK_PASS || c->in.mode == BK_CLOSE) ? now_ms() + IDLE_MS : 0;
+			c->idle_at = c->in.nheld && c->in.mode == BK_PASS ? now_ms() + IDLE_MS : 0;
 		} else if (k == 0 || (errno != EAGAIN && errno != EINTR)) {
 			c->u_eof = 1;
 			bk_in_eof(&c->in, &c->to_g);

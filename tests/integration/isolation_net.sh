@@ -1434,6 +1434,7 @@ while True:
             head, buf = buf.split(b"\r\n\r\n", 1)
             hs = dict((l.split(b":", 1)[0].strip().lower(), l.split(b":", 1)[1].strip()) for l in head.split(b"\r\n")[1:] if b":" in l)
             n = int(hs.get(b"content-length", b"0"))   # Content-Length first: not RFC 9112
+            if head.startswith(b"GET "): n = 0  # nor the body of a GET (as http.server do_GET: red team 77)
             while len(buf) < n:
                 d = c.recv(65536)
                 if not d: raise EOFError
@@ -1464,6 +1465,11 @@ reqs.append(g.replace(b"GET / ", b"GET http://other.test/ "))
 d = b"Host: other.test\r\nContent-Length: %d\r\n\r\n" % (7 + len(g))
 reqs.append(b"POST / HTTP/1.0\r\nHost: good.test\r\nTransfer-Encoding: chunked\r\n\r\n"
             b"%x;x http://other.test/ HTTP/1.1\r\n" % len(d) + d + b"\r\n0\r\n\r\n" + g)
+# a body on a GET, which many servers never read (as Python http.server does in
+# do_GET): the "body" is their next request, to other.test, whose
+# Content-Length takes in the next block, the value put in (red team 77)
+d = b"POST /paste HTTP/1.1\r\nHost: other.test\r\nContent-Length: %d\r\n\r\n" % len(g)
+reqs.append(b"GET / HTTP/1.1\r\nHost: good.test\r\nContent-Length: %d\r\n\r\n" % len(d) + d + g)
 for r in reqs:
     c = socket.create_connection(("good.test", int(sys.argv[1])))
     c.sendall(r)

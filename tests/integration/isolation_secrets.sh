@@ -34,6 +34,10 @@ class H(http.server.BaseHTTPRequestHandler):
             for i in range(0, len(body), 8):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(body[i:i + 8]), body[i:i + 8]))
             self.wfile.write(b"0\r\n\r\n"); return
+        if self.path == "/close": # read until close, cut in the value, 300 ms apart
+            self.send_header("Connection", "close"); self.end_headers(); self.close_connection = True
+            h = len(body) // 2
+            self.wfile.write(body[:h]); self.wfile.flush(); time.sleep(0.3); self.wfile.write(body[h:]); return
         if self.path == "/gz" and "gzip" in self.headers.get("Accept-Encoding", ""):
             import gzip; body = gzip.compress(body); self.send_header("Content-Encoding", "gzip")
         self.send_header("Content-Length", str(len(body))); self.end_headers()
@@ -97,17 +101,20 @@ else
 fi
 
 # 2. python urllib, and an answer that cuts the value across two writes
+#    (/close: one read until the connection closes, whose held tail was let
+#    go after 50 ms of silence; a remote HOST's round trips make such pauses
+#    where the guest aims a reflection: red team 77)
 : >"$T_TMP/a.log"
 moat run "${sec[@]}" -- "$PY" -c '
 import os, urllib.request as u
 k = os.environ["MOAT_T_KEY"]
-for path in ("/", "/split"):
+for path in ("/", "/split", "/close"):
     r = u.urlopen(u.Request("http://127.0.0.1:%s%s" % ("'"$P"'", path), headers={"Authorization": "Bearer " + k}))
     b = r.read().decode().strip()
     print(path, "placeholder" if b == "auth=Bearer " + k else "other:" + b)
 print(k)' </dev/null >"$T_TMP/o2" 2>&1
-if [ "$(grep -c "^GET Bearer $SECRET " "$T_TMP/a.log")" -ne 2 ] || has "$T_TMP/o2" ||
-	[ "$(head -2 "$T_TMP/o2")" != "$(printf '/ placeholder\n/split placeholder')" ]; then
+if [ "$(grep -c "^GET Bearer $SECRET " "$T_TMP/a.log")" -ne 3 ] || has "$T_TMP/o2" ||
+	[ "$(head -3 "$T_TMP/o2")" != "$(printf '/ placeholder\n/split placeholder\n/close placeholder')" ]; then
 	fail urllib_brokered "$(head -c 300 "$T_TMP/o2" | tr '\n' ' ') | upstream: $(grep -c "$SECRET" "$T_TMP/a.log")"
 else
 	ok urllib_brokered
@@ -373,6 +380,110 @@ if grep '^POST /paste' "$T_TMP/x.log" | grep -qF -- "$SECRET" || has "$T_TMP/o5f
 	fail expect_continue_no_value "$(cut -c1-160 "$T_TMP/x.log" | tr '\n' ' ') | $(head -c 200 "$T_TMP/o5f" | tr '\n' ' ')"
 else
 	ok expect_continue_no_value
+fi
+
+# 5g. the value goes into header field values only, never a field name nor
+#    the Host (red team 77): servers transform what they reflect of those —
+#    Node's req.headers lowercases the names, WSGI's environ upper-cases them
+#    (HTTP_X_…), Go canonicalizes them, nginx's $host is lower case — and
+#    the inbound scrub matches the value's literal bytes: a guest that sent
+#    the placeholder as a header name (or as the Host, the secret's HOST an
+#    address) read the value back from such a reflection in lower case
+#    (its letters' case the only unknown). The server here answers the
+#    header block it got, names and the Host lowered as those servers do.
+cat >"$T_TMP/lcsrv.py" <<'EOF2'
+import socket, sys, os, threading
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+def serve(c):
+    c.settimeout(5); buf = b""
+    try:
+        while True:
+            while b"\r\n\r\n" not in buf:
+                d = c.recv(65536)
+                if not d: raise EOFError
+                buf += d
+            head, buf = buf.split(b"\r\n\r\n", 1)
+            with open(sys.argv[2], "ab") as f: f.write(head.replace(b"\r\n", b"|") + b"\n")
+            out = []
+            for l in head.split(b"\r\n")[1:]:
+                n, _, v = l.partition(b":")
+                out.append(l.lower() if n.lower() == b"host" else n.lower() + b":" + v)
+            body = b"\n".join(out) + b"\n"
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    except Exception: pass
+    c.close()
+while True:
+    c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()
+EOF2
+"$PY" "$T_TMP/lcsrv.py" "$T_TMP/lc.port" "$T_TMP/lc.log" </dev/null >/dev/null 2>&1 &
+at_exit "kill -9 $!"
+L=$(port_of lc)
+moat run --secret "MOAT_T_KEY@127.0.0.1:$L" -- "$PY" -c '
+import os, socket, sys
+k = os.environ["MOAT_T_KEY"].encode()
+for r in (b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n" + k + b": 1\r\nX-" + k + b"-Y: 2\r\nAuthorization: Bearer " + k + b"\r\n\r\n",
+          b"GET / HTTP/1.1\r\nHost: " + k + b"\r\n\r\n"):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1]))); s.settimeout(5)
+    s.sendall(r); s.shutdown(socket.SHUT_WR); got = b""
+    while True:
+        d = s.recv(65536)
+        if not d: break
+        got += d
+    s.close()
+    sys.stdout.write(got.decode(errors="replace"))
+' "$L" </dev/null >"$T_TMP/o5g" 2>&1
+if grep -qiF -- "$SECRET" "$T_TMP/o5g"; then
+	fail value_never_in_name_or_host "the guest read the value (case aside): $(grep -iF -- "$SECRET" "$T_TMP/o5g" | head -2 | cut -c1-120 | tr '\n' ' ')"
+elif ! grep -qF "Authorization: Bearer $SECRET" "$T_TMP/lc.log" || [ "$(grep -c '^authorization: Bearer [A-Za-z0-9]*$' "$T_TMP/o5g")" -ne 1 ] ||
+	[ "$(grep -c '^GET ' "$T_TMP/lc.log")" -ne 2 ]; then
+	fail value_never_in_name_or_host "upstream: $(cut -c1-200 "$T_TMP/lc.log" | tr '\n' ' ') guest: $(head -c 300 "$T_TMP/o5g" | tr '\n' ' ')"
+else
+	ok value_never_in_name_or_host
+fi
+
+# 5h. ... nor asks for an answer cut or re-encoded (red team 77): the
+#    literal scrub needs the value whole and as it was sent. A server that
+#    honours Range on a reflection (Go's ServeContent, nginx with
+#    proxy_force_ranges) gave the guest the value in two answers, cut where
+#    it chose, neither holding it whole; one that honours Accept-Charset
+#    gave it in UTF-16. A block that carries a value has its Range and
+#    Accept-Charset field names renamed (same length), as Accept-Encoding.
+cat >"$T_TMP/rgsrv.py" <<'EOF2'
+import http.server, sys, os, re
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        body = ("auth=" + self.headers.get("Authorization", "") + "\n").encode()
+        code, r = 200, re.match(r"bytes=(\d+)-(\d*)$", self.headers.get("Range", ""))
+        if "utf-16" in self.headers.get("Accept-Charset", ""): body = body.decode().encode("utf-16-le")
+        if r: code, body = 206, body[int(r.group(1)):int(r.group(2)) + 1 if r.group(2) else None]
+        self.send_response(code); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1] + ".t", "w").write(str(s.server_address[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+s.serve_forever()
+EOF2
+"$PY" "$T_TMP/rgsrv.py" "$T_TMP/rg.port" </dev/null >/dev/null 2>&1 &
+at_exit "kill -9 $!"
+G=$(port_of rg)
+moat run --secret "MOAT_T_KEY@127.0.0.1:$G" -- "$PY" -c '
+import os, sys, urllib.request as u
+k = os.environ["MOAT_T_KEY"]; url = "http://127.0.0.1:%s/" % sys.argv[1]; cut = 12 + len(k) // 2
+get = lambda **h: u.urlopen(u.Request(url, headers=dict(Authorization="Bearer " + k, **h))).read()
+a, b = get(Range="bytes=0-%d" % (cut - 1)), get(Range="bytes=%d-" % cut)
+print("range", (a + b).decode(errors="replace").strip() if len(a) == cut else a.decode().strip() + "|" + b.decode().strip())
+c = get(**{"Accept-Charset": "utf-16"})
+print("charset", c.decode("ascii" if c.startswith(b"auth=") else "utf-16-le", errors="replace").strip())
+print("ph=" + k)' "$G" </dev/null >"$T_TMP/o5h" 2>&1
+ph=$(sed -n 's/^ph=//p' "$T_TMP/o5h")
+if has "$T_TMP/o5h"; then
+	fail value_block_no_range_no_charset "the guest read the value: $(grep -F -- "$SECRET" "$T_TMP/o5h" | cut -c1-100 | tr '\n' ' ')"
+elif [ -z "$ph" ] || [ "$(head -2 "$T_TMP/o5h" | tr '\n' ' ')" != "range auth=Bearer $ph|auth=Bearer $ph charset auth=Bearer $ph " ]; then
+	fail value_block_no_range_no_charset "$(head -c 300 "$T_TMP/o5h" | tr '\n' ' ')"
+else
+	ok value_block_no_range_no_charset
 fi
 
 # 6. --trace, --audit and --result name the secret, never the value

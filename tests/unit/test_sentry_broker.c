@@ -164,10 +164,12 @@ Test(broker, request_line_never_substituted)
  * inbound scrub matches literal bytes: a gzip'ed reflection passed it) */
 Test(broker, value_block_asks_no_coding)
 {
-	const char *r = "GET / HTTP/1.1\r\nAccept-Encoding: gzip\r\nTE: gzip\r\nA: " PH "\r\n\r\n"
-			"GET / HTTP/1.1\r\naccept-encoding: br\r\n\r\n";
-	const char *w = "GET / HTTP/1.1\r\nX-Moat-Encoding: gzip\r\nXT: gzip\r\nA: " VAL "\r\n\r\n"
-			"GET / HTTP/1.1\r\naccept-encoding: br\r\n\r\n";
+	const char *r = "GET / HTTP/1.1\r\nAccept-Encoding: gzip\r\nTE: gzip\r\nA: " PH "\r\n"
+			"range: bytes=0-9\r\nAccept-Charset: utf-16\r\n\r\n"
+			"GET / HTTP/1.1\r\naccept-encoding: br\r\nRange: bytes=1-\r\n\r\n";
+	const char *w = "GET / HTTP/1.1\r\nX-Moat-Encoding: gzip\r\nXT: gzip\r\nA: " VAL "\r\n"
+			"X-Rng: bytes=0-9\r\nX-Moat-Charset: utf-16\r\n\r\n"
+			"GET / HTTP/1.1\r\naccept-encoding: br\r\nRange: bytes=1-\r\n\r\n";
 	cr_assert_str_eq(out_run(r, 0, 1), w);
 	cr_assert_str_eq(out_run(r, 3, 1), w);
 }
@@ -673,4 +675,39 @@ Test(broker, lenient_response_still_rechunked)
 			cr_assert(d, "%zu %zu: not re-chunked: %s", h, b, r);
 			cr_assert_str_eq(d + strlen(heads[h]), PH, "%zu %zu: %s", h, b, r);
 		}
+}
+
+/* Red team 77: a value goes into header field values only — not into a
+ * field name (Node lowercases names, WSGI upper-cases them, Go
+ * canonicalizes them: the reflection passed the literal scrub), not into
+ * the Host (nginx's $host is lower case), not into the request line. */
+Test(broker, value_only_in_field_values)
+{
+	const char *r = "GET / HTTP/1.1\r\nHost: " PH "\r\n" PH ": 1\r\nX-" PH "-Y: " PH "\r\nhOsT-x: " PH "\r\n\r\n";
+	const char *w = "GET / HTTP/1.1\r\nHost: " PH "\r\n" PH ": 1\r\nX-" PH "-Y: " VAL "\r\nhOsT-x: " VAL "\r\n\r\n";
+	for (size_t step = 0; step < 5; step++)
+		cr_assert_str_eq(out_run(r, step, 1), w, "step %zu", step);
+	/* only in a name or the Host: nothing to put in, the block as sent */
+	const char *n = "GET / HTTP/1.1\r\nHOST: " PH "\r\n" PH ": 1\r\n\r\n";
+	cr_assert_str_eq(out_run(n, 0, 1), n);
+}
+
+/* Red team 77: a body on a GET (HEAD, DELETE, OPTIONS, TRACE), which many
+ * servers never read (Python's http.server in do_GET): their next request
+ * is that body — another Host, a Content-Length taking in the next block.
+ * The block itself is substituted, nothing after it on the connection. */
+Test(broker, body_on_get_stops_substitution)
+{
+	const char *d = "POST /paste HTTP/1.1\r\nHost: other\r\nContent-Length: 48\r\n\r\n";
+	char r[1024], w[1024];
+	snprintf(r, sizeof r, "GET / HTTP/1.1\r\nA: " PH "\r\nContent-Length: %zu\r\n\r\n%sGET / HTTP/1.1\r\nA: " PH "\r\n\r\n",
+		 strlen(d), d);
+	snprintf(w, sizeof w, "GET / HTTP/1.1\r\nA: " VAL "\r\nContent-Length: %zu\r\n\r\n%sGET / HTTP/1.1\r\nA: " PH "\r\n\r\n",
+		 strlen(d), d);
+	for (size_t step = 0; step < 4; step++)
+		cr_assert_str_eq(out_run(r, step, 1), w, "step %zu: %s", step, out_run(r, step, 1));
+	/* a POST's body is read: the next block is substituted */
+	snprintf(r, sizeof r, "POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET / HTTP/1.1\r\nA: " PH "\r\n\r\n");
+	snprintf(w, sizeof w, "POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET / HTTP/1.1\r\nA: " VAL "\r\n\r\n");
+	cr_assert_str_eq(out_run(r, 0, 1), w);
 }

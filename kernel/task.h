@@ -272,6 +272,19 @@ struct idmap {
 /* uname -r inside, unless --kernel-release says otherwise */
 #define MOAT_KERNEL_RELEASE "6.1.0-moat"
 
+/* A request on the init's act channel (sentry/spawn.c init_act) and its answer:
+ * prlimit64(pid, res, has_new ? nw : NULL, want_old ? old : NULL) made by
+ * the guest's init, pid a number of the guest's pid namespace */
+struct init_act_req {
+	int32_t pid;
+	uint32_t res, has_new, want_old;
+	uint64_t nw[2];
+};
+struct init_act_rep {
+	int64_t r; /* 0 or -errno */
+	uint64_t old[2];
+};
+
 struct sandbox {
 	uint64_t id;             /* random sandbox id (printed as 16 hex digits) */
 	int termios_set;         /* a guest set a terminal's modes (TCSETS...: sys_ioctl; tty_guard_restore) */
@@ -287,6 +300,8 @@ struct sandbox {
 	struct audit *audit;
 	struct idmap idmap;
 	int guest_procfd;        /* procfs mounted in the guest pid ns (O_DIRECTORY) */
+	int init_act_fd;         /* the guest's init's act channel (sentry/spawn.c init_act):
+				  * calls made by a process of the guest's pid namespace, or -1 */
 	/* set once every live task was seen to have one non-root uid and gid
 	 * and no CAP_SETUID/CAP_SETGID: no task can change its ids then and a
 	 * new one copies its parent's, so it stays set (sc_pid_reuse_harmless) */

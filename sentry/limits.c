@@ -660,9 +660,10 @@ void limits_spawn_args(const struct limits *l, int *out_fd, int *err_fd, unsigne
 	*out_fd = l->out_w[0];
 	*err_fd = l->out_w[1];
 	/* the sentry's task table refuses first (and counts); the kernel's
-	 * limits are the backstop: + moat-init, + the refused child that lives
-	 * until the tracer has killed it */
-	*nproc = l->cfg->pids ? l->cfg->pids + 2 : 0;
+	 * limits are the backstop: + moat-init, + its act thread (a task of
+	 * the uid, which RLIMIT_NPROC counts: sentry/spawn.c init_act), + the
+	 * refused child that lives until the tracer has killed it */
+	*nproc = l->cfg->pids ? l->cfg->pids + 3 : 0;
 	/* RLIMIT_DATA only where no cgroup holds the memory: with one, the OOM
 	 * kill (and its report) comes first */
 	*data = l->mem_ok ? 0 : l->cfg->memory;

@@ -529,6 +529,7 @@ int sentry_run(const struct sentry_config *cfg)
 	char err[512] = "";
 	struct sandbox *sb = xcalloc(1, sizeof *sb);
 	sb->guest_procfd = -1;
+	sb->init_act_fd = -1;
 	for (int i = 0; i < 3; i++)
 		sb->caller_stdio[i] = i;
 	unix_inherited_note(sb->caller_stdio);
@@ -912,6 +913,7 @@ int sentry_run(const struct sentry_config *cfg)
 		    strerror(sr.timens_errno));
 	dbg("%.2f ms: guest spawned", moat_ms_now() - t0);
 	sb->guest_procfd = sr.guest_procfd;
+	sb->init_act_fd = sr.act_fd;
 	{
 		/* The sentry joins the guest's IPC namespace (this thread, before
 		 * any other exists: the workers inherit it). Linux reads

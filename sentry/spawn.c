@@ -12,12 +12,15 @@
  *     traced exec the sentry resolves like any other.
  */
 #include "sentry/spawn.h"
+#include "kernel/task.h"
 #include "loader/loader_abi.h"
 #include "common/log.h"
 #include "common/util.h"
 
 #include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/seccomp.h>
@@ -171,7 +174,10 @@ static _Noreturn void program_main(const struct spawn_args *a, int sock)
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
-/* wait4, exit, exit_group, rt_sigreturn, restart_syscall; anything else kills it */
+#define INIT_ACT_FD 4 /* the init's act channel (init_act) */
+
+/* wait4, exit, exit_group, rt_sigreturn, restart_syscall, and the act
+ * thread's prlimit64, read and write of fd INIT_ACT_FD; anything else kills it */
 static void init_filter(void)
 {
 	struct sock_filter f[] = {
@@ -179,16 +185,23 @@ static void init_filter(void)
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, MOAT_AUDIT_ARCH, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_wait4, 5, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_exit_group, 4, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_exit, 3, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 2, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_restart_syscall, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_wait4, 10, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_exit_group, 9, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_exit, 8, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 7, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_restart_syscall, 6, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_prlimit64, 5, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_read, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_write, 0, 2),
+		/* read and write: the act channel only (init_act) */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, INIT_ACT_FD, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = { .len = sizeof f / sizeof f[0], .filter = f };
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+	/* every thread: the act thread too */
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0)
 		_exit(127);
 }
 
@@ -257,9 +270,50 @@ static long long guest_timens(int procfd)
 	return boot;
 }
 
-static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sentry)
+/* The init's act channel (fd INIT_ACT_FD; the sentry's end is
+ * spawn_result.act_fd, sandbox.init_act_fd): calls the sentry has the
+ * guest's init make, by a number of the guest's pid namespace, where a
+ * number can only name a guest task (the sentry's own filter refuses
+ * them on another process: rootless a number there could name any of the
+ * caller's processes). The sentry checks the target and holds its number
+ * (syscalls/sys_signal.c pin_act: the reap gate) around the one request;
+ * a thread of the init answers each, made before the init's filter (which
+ * lets it read and write only this fd, and make prlimit64). Since
+ * initrows: prlimit64 setting a limit the kernel enforces with a signal
+ * (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_STACK, RLIMIT_RTTIME) of another
+ * process. */
+static void *init_act(void *arg)
+{
+	/* started (glibc's thread start-up calls are behind it: the init's
+	 * filter, installed once this is set, allows none of them) */
+	atomic_store((atomic_int *)arg, 1);
+	struct init_act_req q;
+	struct init_act_rep p;
+	for (;;) {
+		ssize_t n = read(INIT_ACT_FD, &q, sizeof q);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof q)
+			break; /* the sentry's end closed */
+		memset(&p, 0, sizeof p);
+		long r = syscall(SYS_prlimit64, q.pid, q.res, q.has_new ? q.nw : NULL, q.want_old ? p.old : NULL);
+		p.r = r < 0 ? -errno : 0;
+		if (write(INIT_ACT_FD, &p, sizeof p) != (ssize_t)sizeof p)
+			break;
+	}
+	syscall(SYS_exit, 0); /* this thread only: the init reaps on */
+	return NULL;
+}
+
+static _Noreturn void init_main(const struct spawn_args *a, int sock, int act, pid_t sentry)
 {
 	char c;
+	/* the act channel out of the way of the dup2s below (to fd
+	 * INIT_ACT_FD after the set-up socket's move to 3) */
+	int act_hi = fcntl(act, F_DUPFD_CLOEXEC, INIT_ACT_FD + 1);
+	if (act_hi < 0)
+		_exit(127);
+	close(act);
 	/* our parent lives in another pid namespace: getppid() is 0 there, and
 	 * 0 also means it already died; PDEATHSIG covers the rest */
 	(void)sentry;
@@ -314,7 +368,9 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 			_exit(127);
 		sock = 3;
 	}
-	syscall(SYS_close_range, 4, ~0U, 0);
+	if (dup2(act_hi, INIT_ACT_FD) < 0)
+		_exit(127);
+	syscall(SYS_close_range, INIT_ACT_FD + 1, ~0U, 0);
 	if (read(sock, &c, 1) != 1) /* the sentry wrote our id maps */
 		_exit(127);
 	if (setresgid(a->gid, a->gid, a->gid) < 0 || setresuid(a->uid, a->uid, a->uid) < 0) {
@@ -459,6 +515,22 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 		program_main(a, sock);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(sock);
+	/* The tracer detached us at the program's fork event (tracer.c), before
+	 * this fork returned: the act thread is no guest task. Made after the
+	 * init drops its capabilities and sets no-new-privileges (a thread
+	 * copies them); the filter below reaches it too (TSYNC). */
+	prctl(PR_SET_DUMPABLE, 0);
+	drop_caps();
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	pthread_attr_t attr;
+	pthread_t act_thread;
+	static atomic_int act_started;
+	if (pthread_attr_init(&attr) != 0 || pthread_attr_setstacksize(&attr, 64 * 1024) != 0 ||
+	    pthread_create(&act_thread, &attr, init_act, &act_started) != 0)
+		close(INIT_ACT_FD); /* the sentry's requests get EPIPE: refused */
+	else
+		while (!atomic_load(&act_started))
+			sched_yield();
 	malloc_trim(0); /* the sentry's set-up heap, copied at clone time */
 	stack_trim();   /* and the stack pages its set-up dirtied */
 	text_trim();    /* and moat's text it mapped */
@@ -466,9 +538,6 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 	 * guest's reach (not dumpable: no process_vm_writev/ptrace into it) and
 	 * harmless if reached (no capabilities, no new privileges, and a filter
 	 * that lets it do nothing but reap and exit). */
-	prctl(PR_SET_DUMPABLE, 0);
-	drop_caps();
-	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 	init_filter();
 	/* pid 1: reap everything; leave when the program does. */
 	for (;;) {
@@ -485,10 +554,17 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, pid_t sent
 
 int spawn_guest(const struct spawn_args *a, struct spawn_result *r, char *err, size_t errlen)
 {
-	int sv[2];
+	int sv[2], act[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		snprintf(err, errlen, "socketpair: %s", strerror(errno));
 		return -errno;
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, act) < 0) {
+		int e = errno;
+		snprintf(err, errlen, "socketpair: %s", strerror(e));
+		close(sv[0]);
+		close(sv[1]);
+		return -e;
 	}
 	pid_t me = getpid();
 	/* CLONE_NEWNET: the init unshares it itself (init_main) */
@@ -512,6 +588,8 @@ int spawn_guest(const struct spawn_args *a, struct spawn_result *r, char *err, s
 			snprintf(err, errlen, SPAWN_FAILED_FMT, "the guest's init", spawn_error(e, why, sizeof why));
 			close(sv[0]);
 			close(sv[1]);
+			close(act[0]);
+			close(act[1]);
 			return -e;
 		}
 		snprintf(err, errlen, "cannot create namespaces: %s%s", strerror(e),
@@ -519,15 +597,20 @@ int spawn_guest(const struct spawn_args *a, struct spawn_result *r, char *err, s
 			 e == EAGAIN ? " (the caller's process limit, ulimit -u, reached?)" : "");
 		close(sv[0]);
 		close(sv[1]);
+		close(act[0]);
+		close(act[1]);
 		return -e;
 	}
 	if (pid == 0) {
 		close(sv[0]);
-		init_main(a, sv[1], me);
+		close(act[0]);
+		init_main(a, sv[1], act[1], me);
 	}
 	close(sv[1]);
+	close(act[1]);
 	r->init_pid = pid;
 	r->sync_sock = sv[0];
+	r->act_fd = act[0];
 	r->guest_procfd = -1;
 	r->init_start_ticks = 0;
 	long hz = sysconf(_SC_CLK_TCK);
@@ -573,6 +656,8 @@ fail:
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, __WALL);
 	close(sv[0]);
+	close(act[0]);
+	r->act_fd = -1;
 	return e ? e : -EIO;
 }
 

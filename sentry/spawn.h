@@ -33,6 +33,7 @@ struct spawn_args {
 struct spawn_result {
 	pid_t init_pid;              /* host pid of the guest's pid 1 */
 	int sync_sock;               /* sentry end of the set-up socket */
+	int act_fd;                  /* sentry end of the init's act channel (init_act) */
 	int guest_procfd;            /* procfs of the guest pid namespace */
 	unsigned long long init_start_ticks; /* the init's starttime (host boot clock
 				      * ticks, as its /proc stat shows it), or 0: unknown;

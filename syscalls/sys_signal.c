@@ -2009,7 +2009,8 @@ long sys_setrlimit(struct sc_call *c)
 
 /* the limits the kernel enforces with a signal (SIGXCPU, then SIGKILL;
  * SIGXFSZ; SIGSEGV at the stack's growth): the sentry sets them on no other
- * process (sentry/confine_rules.c prlimit_other_ok lists the rest) */
+ * process (sentry/confine_rules.c prlimit_other_ok lists the rest); the
+ * guest's init makes them (init_rl_fn) */
 static int prlimit_signalling(unsigned res)
 {
 	return res == RLIMIT_CPU || res == RLIMIT_FSIZE || res == RLIMIT_STACK || res == RLIMIT_RTTIME;
@@ -2019,7 +2020,42 @@ struct rl_arg {
 	unsigned res;
 	int has_new, want_old;
 	uint64_t nw[2], old[2];
+	struct sandbox *sb; /* init_rl_fn: */
+	pid_t vpid;         /* the target's process, a number of the guest's pid namespace */
 };
+
+/* prlimit64 made by the guest's init (sentry/spawn.c init_act), by the
+ * target's number in the guest's pid namespace, where a number names a
+ * guest task only (rootless, a host number could name any of the caller's
+ * processes: the sentry's filter refuses it these limits on another
+ * process). Called inside pin_act: the number is held (the reap gate), so
+ * it names the task checked; h[0] NO_TASK_PID (no task holds the number)
+ * is passed on as it is, a number no pid space gives: the kernel's
+ * argument checks, then ESRCH. One request at a time on the channel. */
+static pthread_mutex_t init_act_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static long init_rl_fn(const pid_t *h, void *arg)
+{
+	struct rl_arg *a = arg;
+	struct init_act_req q = { .pid = h[0] == NO_TASK_PID ? NO_TASK_PID : a->vpid, .res = a->res,
+				  .has_new = a->has_new != 0, .want_old = a->want_old != 0 };
+	struct init_act_rep p;
+	if (q.pid <= 0 || a->sb->init_act_fd <= 2)
+		return -ESRCH;
+	memcpy(q.nw, a->nw, sizeof q.nw);
+	pthread_mutex_lock(&init_act_lock);
+	ssize_t w = write(a->sb->init_act_fd, &q, sizeof q), n = -1;
+	if (w == (ssize_t)sizeof q)
+		do
+			n = read(a->sb->init_act_fd, &p, sizeof p);
+		while (n < 0 && errno == EINTR);
+	pthread_mutex_unlock(&init_act_lock);
+	if (n != (ssize_t)sizeof p)
+		return -ESRCH; /* the init is gone: the sandbox ends */
+	if (p.r == 0 && a->want_old)
+		memcpy(a->old, p.old, sizeof a->old);
+	return (long)p.r;
+}
 
 static long rl_fn(const pid_t *h, void *arg)
 {
@@ -2036,28 +2072,23 @@ long sys_prlimit64(struct sc_call *c)
 		long r = owner_pin(c, pid, OWN_RLIMIT, &t, NULL);
 		if (r <= 0)
 			return r;
-		/* the sentry's filter never lets it set these on another
-		 * process (sentry/confine_rules.c, red team 72: the limits the
-		 * kernel enforces with a signal, SIGKILL past RLIMIT_CPU's hard
-		 * limit among them, were a kill of the caller's processes
-		 * rootless past the Landlock signal scope): refused, not left
-		 * to the kernel's late look-up of the number (the window the
-		 * owner rows close) */
-		if (c->args[2] && prlimit_signalling((unsigned)c->args[1])) {
-			task_put(t);
-			snprintf(c->note, sizeof c->note, "prlimit64 of another process's resource %u: refused in a sandbox of more than one identity",
-				 (unsigned)c->args[1]);
-			return -EPERM;
-		}
 		/* as Linux: the new limits read first, the old written last
 		 * (after the change) */
 		struct rl_arg a = { .res = (unsigned)c->args[1], .has_new = c->args[2] != 0,
-				    .want_old = c->args[3] != 0 };
+				    .want_old = c->args[3] != 0, .sb = c->sb, .vpid = t ? t->vtgid : 0 };
 		if (a.has_new && sc_read_guest(c, c->args[2], a.nw, sizeof a.nw) < 0) {
 			task_put(t);
 			return -EFAULT;
 		}
-		r = owner_make(c, t, 0, rl_fn, &a, NULL); /* the process's limits: by its tgid */
+		/* the sentry's filter never lets it set the limits the kernel
+		 * enforces with a signal on another process
+		 * (sentry/confine_rules.c, red team 72: RLIMIT_CPU's SIGKILL
+		 * was a kill of the caller's processes rootless past the
+		 * Landlock signal scope): the guest's init makes those, by the
+		 * number in the guest's pid namespace, still held (initrows;
+		 * before, EPERM in any sandbox of more than one identity) */
+		pid_fn fn = a.has_new && prlimit_signalling(a.res) ? init_rl_fn : rl_fn;
+		r = owner_make(c, t, 0, fn, &a, NULL); /* the process's limits: by its tgid */
 		if (r == 0 && a.want_old && sc_write_guest(c, c->args[3], a.old, sizeof a.old) < 0)
 			r = -EFAULT;
 		return r;

@@ -937,6 +937,7 @@ def ops(c):
     return [("setpriority", lambda: libc.syscall(L(141), L(0), L(c), L(5))),
             ("ioprio_set", lambda: libc.syscall(L(251), L(1), L(c), L((2 << 13) | 4))),
             ("prlimit64", lambda: libc.syscall(L(302), L(c), L(7), new, old)),
+            ("prlimit64_cpu", lambda: libc.syscall(L(302), L(c), L(0), new, old)),
             ("sched_setaffinity", lambda: libc.syscall(L(203), L(c), L(8), ctypes.byref(mask))),
             ("sched_setscheduler", lambda: libc.syscall(L(144), L(c), L(3), ctypes.byref(prm))),
             ("sched_setparam", lambda: libc.syscall(L(142), L(c), ctypes.byref(prm))),
@@ -944,7 +945,7 @@ def ops(c):
             ("get_robust_list", lambda: libc.syscall(L(274), L(c), ctypes.byref(head), ctypes.byref(ln))),
             ("kcmp", lambda: libc.syscall(L(312), L(os.getpid()), L(c), L(1), L(0), L(0)))]
 res = []
-for i in range(9):
+for i in range(10):
     for attempt in range(3):   # again when the reaper thread was slower than the held answer
         c = os.fork()
         if c == 0:
@@ -960,8 +961,8 @@ for i in range(9):
             break
     res.append("%s:%s" % (name, ("ok" if r >= 0 else os.strerror(e)) if in_time else "reaper-late"))
 print(" ".join(res))'
-OWNER_OK="setpriority:ok ioprio_set:ok prlimit64:ok sched_setaffinity:ok sched_setscheduler:ok sched_setparam:ok sched_setattr:ok get_robust_list:ok kcmp:ok"
-OWNER_LATE="setpriority:No such process ioprio_set:No such process prlimit64:No such process sched_setaffinity:No such process sched_setscheduler:No such process sched_setparam:No such process sched_setattr:No such process get_robust_list:No such process kcmp:No such process"
+OWNER_OK="setpriority:ok ioprio_set:ok prlimit64:ok prlimit64_cpu:ok sched_setaffinity:ok sched_setscheduler:ok sched_setparam:ok sched_setattr:ok get_robust_list:ok kcmp:ok"
+OWNER_LATE="setpriority:No such process ioprio_set:No such process prlimit64:No such process prlimit64_cpu:No such process sched_setaffinity:No such process sched_setscheduler:No such process sched_setparam:No such process sched_setattr:No such process get_robust_list:No such process kcmp:No such process"
 out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 0:0 -- "$PY" -c "$OWNER_PY" drop </dev/null 2>&1)
 expect_eq dropped_owner_calls_act_at_check "$out" "$OWNER_OK"
 out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 1000:1000 -- "$PY" -c "$OWNER_PY" same </dev/null 2>&1)
@@ -988,7 +989,8 @@ if R == 0:
         if y == 0:
             time.sleep(0.9)   # past the held answer
             n = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-            os.write(w2, b"%d %d %s\n" % (os.getpid(), os.getpriority(os.PRIO_PROCESS, 0), b"nofile-set" if n == 16 else b"nofile-kept"))
+            cpu = resource.getrlimit(resource.RLIMIT_CPU)[0]
+            os.write(w2, b"%d %d %s\n" % (os.getpid(), os.getpriority(os.PRIO_PROCESS, 0), b"nofile-set" if n == 16 else b"cpu-set" if cpu == 16 else b"nofile-kept"))
             os._exit(0)
         os.waitpid(y, 0)
     os._exit(0)
@@ -997,7 +999,7 @@ if d == 0:
     if sys.argv[1] == "drop":
         os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
     out = []
-    for name in ("setpriority", "prlimit64"):
+    for name in ("setpriority", "prlimit64", "prlimit64_cpu"):
         x = os.fork()
         if x == 0:
             os._exit(0)
@@ -1008,7 +1010,7 @@ if d == 0:
         if name == "setpriority":
             r = libc.syscall(L(141), L(0), L(nxt), L(19))
         else:
-            r = libc.syscall(L(302), L(nxt), L(7), (ctypes.c_uint64 * 2)(16, 16), None)
+            r = libc.syscall(L(302), L(nxt), L(7 if name == "prlimit64" else 0), (ctypes.c_uint64 * 2)(16, 16), None)
         e = ctypes.get_errno()
         held = "held" if time.monotonic() - t0 > 0.4 else "not-held"   # (the window: no hook, no test)
         pid, nice, nof = os.read(r2, 64).split()
@@ -1018,37 +1020,65 @@ if d == 0:
     os._exit(0)
 os.waitpid(d, 0); os.close(w1); os.waitpid(R, 0)'
 out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 0:0 -- "$PY" -c "$NEXT_PY" drop </dev/null 2>&1)
-expect_eq dropped_owner_calls_next_pid_esrch "$out" "setpriority:No such process held next nice:0 nofile-kept prlimit64:No such process held next nice:0 nofile-kept"
+expect_eq dropped_owner_calls_next_pid_esrch "$out" "setpriority:No such process held next nice:0 nofile-kept prlimit64:No such process held next nice:0 nofile-kept prlimit64_cpu:No such process held next nice:0 nofile-kept"
 out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 1000:1000 -- "$PY" -c "$NEXT_PY" same </dev/null 2>&1)
-SANITY=1 expect_eq one_identity_owner_calls_next_pid_native "$out" "setpriority:ok held next nice:19 nofile-kept prlimit64:ok held next nice:0 nofile-set"
+SANITY=1 expect_eq one_identity_owner_calls_next_pid_native "$out" "setpriority:ok held next nice:19 nofile-kept prlimit64:ok held next nice:0 nofile-set prlimit64_cpu:ok held next nice:0 cpu-set"
 
 # red team 72: the sentry's filter no longer lets it set the limits the
 # kernel enforces with a signal (RLIMIT_CPU, FSIZE, STACK, RTTIME) on
 # another process (a compromised sentry's SIGKILL of the caller's processes
-# rootless). Mixed sandbox: a dropped user's prlimit64 of RLIMIT_CPU on its
-# own child is EPERM (refused, not left to the kernel's late look-up);
-# RLIMIT_NOFILE is still made at the check. Natively both pass.
+# rootless); a guest's prlimit64 of those on another process was then EPERM
+# in any sandbox of more than one identity (every root-run one whose guest
+# is root: realprogs35, `prlimit --pid`). Since initrows the guest's init
+# makes them (sentry/spawn.c init_act), by the number in the guest's pid
+# namespace, held after the same check. Mixed sandbox: root sets them on its
+# child, a dropped user on its own child, and a dropped user on root's
+# process is still EPERM (the check: its RLIMIT_CPU 0, a SIGKILL), the limit
+# kept (natively the same: the kernel's uid check).
 RLSIG_PY='
 import ctypes, os, signal, sys
 libc = ctypes.CDLL(None, use_errno=True)
 L = ctypes.c_long
-d = os.fork()
-if d:
-    os.waitpid(d, 0); sys.exit(0)
-os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
-x = os.fork()
-if x == 0:
-    while True: signal.pause()
-out = []
-for name, res in (("cpu", 0), ("fsize", 1), ("nofile", 7)):
+def try_set(x, res):
     old = (ctypes.c_uint64 * 2)()
     libc.syscall(L(302), L(x), L(res), None, old)
-    r = libc.syscall(L(302), L(x), L(res), old, None)
-    out.append("%s:%s" % (name, "ok" if r == 0 else os.strerror(ctypes.get_errno())))
-os.kill(x, signal.SIGKILL); os.waitpid(x, 0)
-print(" ".join(out))'
+    nw = (ctypes.c_uint64 * 2)(min(old[0], 100 + res), old[1])
+    r = libc.syscall(L(302), L(x), L(res), nw, None)
+    e = ctypes.get_errno()
+    now = (ctypes.c_uint64 * 2)()
+    libc.syscall(L(302), L(x), L(res), None, now)
+    return ("ok" if r == 0 else os.strerror(e)) + ("" if now[0] == nw[0] else "(kept)")
+def pause_child():
+    x = os.fork()
+    if x == 0:
+        while True: signal.pause()
+    return x
+out = []
+names = (("cpu", 0), ("fsize", 1), ("stack", 3), ("rttime", 15), ("nofile", 7))
+rx = pause_child()
+out.append("root-child " + " ".join("%s:%s" % (n, try_set(rx, r)) for n, r in names))
+d = os.fork()
+if d == 0:
+    os.setresgid(1000, 1000, 1000); os.setresuid(1000, 1000, 1000)
+    x = pause_child()
+    o = ["own-child " + " ".join("%s:%s" % (n, try_set(x, r)) for n, r in names)]
+    o.append("roots " + " ".join("%s:%s" % (n, try_set(rx, r)) for n, r in names[:2]))
+    os.kill(x, signal.SIGKILL); os.waitpid(x, 0)
+    print("\n".join(o), flush=True)
+    os._exit(0)
+os.waitpid(d, 0)
+print(out[0], flush=True)
+now = [(ctypes.c_uint64 * 2)() for _ in range(2)]
+for i in range(2):
+    libc.syscall(L(302), L(rx), L(i), None, now[i])
+print("roots-after cpu:%d fsize:%d alive:%s" % (now[0][0], now[1][0], os.waitpid(rx, os.WNOHANG) == (0, 0)), flush=True)
+os.kill(rx, signal.SIGKILL); os.waitpid(rx, 0)'
 out=$(moat run --user 0:0 -- "$PY" -c "$RLSIG_PY" </dev/null 2>&1)
-expect_eq prlimit_signalling_other_refused "$out" "cpu:Operation not permitted fsize:Operation not permitted nofile:ok"
+expect_eq prlimit_signalling_other_made_by_init "$out" "$(printf '%s\n%s\n%s\n%s' \
+  "own-child cpu:ok fsize:ok stack:ok rttime:ok nofile:ok" \
+  "roots cpu:Operation not permitted fsize:Operation not permitted" \
+  "root-child cpu:ok fsize:ok stack:ok rttime:ok nofile:ok" \
+  "roots-after cpu:100 fsize:101 alive:True")"
 
 # ---- pidgroups: the group rows (kill(-pgrp), kill(0), setpriority
 #      PRIO_PGRP/PRIO_USER, ioprio_set IOPRIO_WHO_PGRP) were checked on the

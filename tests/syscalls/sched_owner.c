@@ -73,6 +73,11 @@ static void act_on(pid_t p, int want_eperm, const char *who)
 	rl.rlim_cur = 64;
 	rl.rlim_max = 4096;
 	ONE(syscall(SYS_prlimit64, p, RLIMIT_NOFILE, &rl, NULL), "prlimit_set");
+	/* a limit the kernel enforces with a signal: made by the guest's
+	 * init in a sandbox of more than one identity (initrows) */
+	rl.rlim_cur = 3600;
+	rl.rlim_max = 3600;
+	ONE(syscall(SYS_prlimit64, p, RLIMIT_CPU, &rl, NULL), "prlimit_cpu_set");
 	ONE(setpriority(PRIO_PROCESS, (id_t)p, nice_set), "setpriority");
 	CPU_ZERO(&cs);
 	CPU_SET(0, &cs);
@@ -118,6 +123,19 @@ static void edges(pid_t p)
 	}
 	EDGE(syscall(SYS_prlimit64, p, RLIMIT_NOFILE, NULL, (void *)8), "prlimit_old_efault", EFAULT);
 	EDGE(syscall(SYS_prlimit64, p, 99, NULL, &rl), "prlimit_resource_einval", EINVAL);
+	/* the same through the guest's init (a signalling limit set) */
+	if (syscall(SYS_prlimit64, p, RLIMIT_CPU, NULL, &rl) == 0) {
+		if (rl.rlim_max != RLIM_INFINITY) {
+			big.rlim_cur = rl.rlim_cur;
+			big.rlim_max = rl.rlim_max + 1;
+			EDGE(syscall(SYS_prlimit64, p, RLIMIT_CPU, &big, NULL), "prlimit_cpu_raise_hard_eperm", EPERM);
+		}
+		big.rlim_cur = 10;
+		big.rlim_max = 5;
+		EDGE(syscall(SYS_prlimit64, p, RLIMIT_FSIZE, &big, NULL), "prlimit_fsize_cur_gt_max_einval", EINVAL);
+		EDGE(syscall(SYS_prlimit64, p, RLIMIT_CPU, &rl, (void *)8), "prlimit_cpu_old_efault", EFAULT);
+		EDGE(syscall(SYS_prlimit64, p, RLIMIT_STACK, (void *)8, NULL), "prlimit_stack_new_efault", EFAULT);
+	}
 	CPU_ZERO(&none);
 	EDGE(sched_setaffinity(p, sizeof none, &none), "setaffinity_empty_einval", EINVAL);
 	EDGE(syscall(SYS_sched_setaffinity, p, sizeof none, (void *)8), "setaffinity_efault", EFAULT);

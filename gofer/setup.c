@@ -1844,6 +1844,8 @@ int gofer_start_begin(const struct gofer_export *exports, size_t n, pid_t *pid,
 		void *pg = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		export_deadline_ms = pg == MAP_FAILED ? NULL : pg; /* (none: no bound but the kill) */
 	}
+	if (export_deadline_ms) /* (a second gofer of this process: tests) */
+		madvise(export_deadline_ms, 4096, MADV_DOFORK);
 	int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 	if (dumpable != 1)
 		prctl(PR_SET_DUMPABLE, 1);
@@ -1855,6 +1857,13 @@ int gofer_start_begin(const struct gofer_export *exports, size_t n, pid_t *pid,
 		child_main(exports, n, sv[1], parent);
 	}
 	r = child < 0 ? -errno : 0;
+	/* the deadline's page is the gofer's and ours only: no process forked
+	 * later (moat-netd, moat-broker, the guest's init before its exec)
+	 * inherits it to write (review 37: moat-netd and moat-broker held it
+	 * writable, and could give the export up or set a deadline where
+	 * --timeout set none) */
+	if (export_deadline_ms)
+		madvise(export_deadline_ms, 4096, MADV_DONTFORK);
 	for (size_t i = 0; i < n; i++)
 		if (pre_tree[i] >= 0) {
 			close(pre_tree[i]);   /* the child's */

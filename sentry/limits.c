@@ -1002,9 +1002,31 @@ static unsigned long long pid_file_count(int pfd, const char *pid, const char *n
 	return n;
 }
 
-/* deadline (moat_ms_now): the sample stops there, short, so that a limit's
- * check is not late behind it (a --timeout the next loop of dog_main ends) */
-static unsigned long long tree_pss(struct limits *l, double deadline)
+/* When a sample must stop short (moat_ms_now): --timeout, or
+ * --idle-timeout from the guest's latest activity, read now (review 37: a
+ * deadline taken once at the sample's start cut every sample of a guest
+ * that stayed busy when one cost more than --idle-timeout, and the
+ * processes past the cut were never counted: 800 MB held under --memory
+ * 512M --idle-timeout 60ms) */
+static double sample_deadline(const struct limits *l)
+{
+	const struct sentry_config *c = l->cfg;
+	double d = 1e300;
+	if (c->timeout_ms)
+		d = l->dog_start + (double)c->timeout_ms;
+	if (c->idle_ms) {
+		long long last = __atomic_load_n(&l->sb->last_activity_ms, __ATOMIC_RELAXED);
+		if ((double)last + (double)c->idle_ms < d)
+			d = (double)last + (double)c->idle_ms;
+	}
+	return d;
+}
+
+/* The sample stops short at sample_deadline, so that a limit's check is
+ * not late behind it; *cut says so, and the caller then ends the run with
+ * that limit's reason (a partial sum is never the one compared: the
+ * processes not read would go uncounted). */
+static unsigned long long tree_pss(struct limits *l, int *cut_out)
 {
 	unsigned long long sum = 0, kern = 0, vmas = 0;
 	int pte_now = l->pte_round++ % PTE_EVERY == 0;
@@ -1034,9 +1056,9 @@ static unsigned long long tree_pss(struct limits *l, double deadline)
 			off += e->reclen;
 			if (e->name[0] < '1' || e->name[0] > '9')
 				continue;
-			if (moat_ms_now() >= deadline) {
+			if (moat_ms_now() >= sample_deadline(l)) {
 				maps_now = pte_now = 0; /* keep the last full sums */
-				cut = 1;
+				cut = *cut_out = 1;
 				break;
 			}
 			snprintf(path, sizeof path, "%.20s/smaps_rollup", e->name);
@@ -1087,13 +1109,14 @@ static void *dog_main(void *arg)
 		if (c->memory && !l->mem_ok && now >= next_pss) {
 			/* the processes, and the files of the in-memory layers
 			 * (the gofer's tmpfs pages are in nobody's PSS) */
-			double deadline = 1e300;
-			if (c->timeout_ms)
-				deadline = start + (double)c->timeout_ms;
-			if (c->idle_ms && (double)last + (double)c->idle_ms < deadline)
-				deadline = (double)last + (double)c->idle_ms;
-			unsigned long long m = tree_pss(l, deadline) +
+			int cut = 0;
+			unsigned long long m = tree_pss(l, &cut) +
 					       (l->sb->vfs ? vfs_private_used(l->sb->vfs) : 0);
+			if (cut) { /* the deadline came during the sample: it ends the run */
+				int to = c->timeout_ms && moat_ms_now() - start >= (double)c->timeout_ms;
+				limits_end(l, to ? REASON_TIMEOUT : REASON_IDLE);
+				break;
+			}
 			if (m > l->pss_peak)
 				l->pss_peak = m;
 			if (m > c->memory) {

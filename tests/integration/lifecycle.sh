@@ -345,6 +345,44 @@ print("rc", rc, "left", left or "none")
 ' "$HERE_INT" 2>&1)
 SANITY=1 expect_eq helpers_reaped_net "$out" "rc 0 left none"
 
+# --export's deadline page (gofer/setup.c, a MAP_SHARED word the sentry
+# writes and the gofer reads) is the gofer's and the sentry's only: before
+# review 37 moat-netd and moat-broker, forked later, held it writable (one
+# compromised could give the export up, or set a deadline where --timeout
+# set none). Nothing leaves the machine (TEST-NET-1, never connected to).
+out=$(RT15_TOKEN=abcdefghijklmnopqrstuvwx "$PY" - "$MOAT" <<'PYEOF' 2>&1
+import os, subprocess, sys, time
+p = subprocess.Popen([sys.argv[1], "run", "--net", "allow=192.0.2.1:9", "--secret", "RT15_TOKEN@192.0.2.1:9",
+                      "--", "sleep", "3"], stdin=subprocess.DEVNULL)
+def kids(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+seen = {}
+t = time.time()
+while time.time() - t < 2.5 and len(seen) < 2:
+    for c in kids(p.pid):
+        try:
+            comm = open("/proc/%d/comm" % c).read().strip()
+            if comm in ("moat-netd", "moat-broker"):
+                try:
+                    seen[comm] = [l for l in open("/proc/%d/maps" % c) if " rw-s " in l and "/dev/zero" in l]
+                except PermissionError:
+                    seen[comm] = None  # (not dumpable: rootless, its maps are not ours to read)
+        except OSError:
+            pass
+    time.sleep(0.05)
+p.wait()
+print(" ".join("%s:%s" % (k, "unreadable" if v is None else "shared" if v else "none") for k, v in sorted(seen.items())))
+PYEOF
+)
+case $out in
+*unreadable*) skip export_deadline_page_not_in_helpers "the helpers' maps are not readable here: $out" ;;
+*) expect_eq export_deadline_page_not_in_helpers "$out" "moat-broker:none moat-netd:none" ;;
+esac
+
 # A set-up step that fails after the helpers, the gofer and the guest's init
 # exist (here --publish of a port already in use, the last step before the
 # program runs): moat's die() exited with them still its children, PDEATHSIG

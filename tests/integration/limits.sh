@@ -336,6 +336,62 @@ PYEOF
 	fi
 fi
 
+# --- a sample cut short at --idle-timeout (review 37): the cut was at a
+# deadline taken when the sample began, so a guest that stayed busy had
+# every sample costlier than --idle-timeout cut, and its processes past the
+# cut (higher pids) never counted: 3 x 200 MB held under --memory 512M
+# --idle-timeout 60ms for 6 s (peak_memory_bytes 14 MB). Now a cut is at
+# the latest activity and ends the run (idle). Rootless only (~3 s). ---
+if [ "$(field "$R" limits.memory_by)" = cgroup ]; then
+	skip memory_sample_cut_counted "a memory cgroup: no PSS sample"
+else
+	run_limited memory_sample_cut --memory 512M --pids 24 --idle-timeout 60ms --timeout 20s -- "$PY" -c '
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+N, P = 60000, 12
+def busy():
+    while True:
+        os.uname()
+        time.sleep(0.005)
+r, w = os.pipe()
+for k in range(P):
+    if os.fork() == 0:
+        base = libc.mmap(None, 2 * N * 4096, 0, 0x22, -1, 0)
+        for i in range(N):
+            if libc.mprotect(base + 2 * i * 4096, 4096, 1):
+                break
+            if i % 500 == 0:
+                os.uname()
+        os.write(w, b"r")
+        busy()
+n = 0
+os.set_blocking(r, False)
+while n < P:
+    try:
+        n += len(os.read(r, P))
+    except BlockingIOError:
+        os.uname()
+        time.sleep(0.005)
+for k in range(3):
+    if os.fork() == 0:
+        b = bytearray(200 << 20)
+        for i in range(0, len(b), 4096):
+            b[i] = 1
+        busy()
+t = time.time()
+while time.time() - t < 6:
+    os.uname()
+    time.sleep(0.005)
+print("survived", flush=True)
+os._exit(0)
+' "$T_MARK"
+	expect_eq memory_sample_cut_counted "$(field "$R" reason) $out" "memory "
+	no_leftovers memory_sample_cut
+fi
+
 # --- the sentry killed (SIGKILL, as an OOM kill in the --memory cgroup it
 # has been in since red team 17 would): the cgroup helper says so in one
 # line and removes the rest. Before (red team 18): 137 and not a word. ---

@@ -254,6 +254,8 @@ res.append("fchdir_cwd=" + os.getcwd()); writes(None, "fchdir_")
 os.chdir("/"); os.chdir(ro); os.close(os.open(rw, os.O_RDONLY | os.O_DIRECTORY))
 res.append("chdir_cwd=" + os.getcwd()); writes(None, "chdir_")
 tr("rw_creat", lambda: os.close(os.open("made", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=w)))
+if forget:
+    __import__("shutil").rmtree("/tmp/many", ignore_errors=True)   # (against fake-moat: the host /tmp)
 print(" ".join(res))'
 def_writes() { local t=$1; echo "${t}creat:EROFS ${t}mkdir:EROFS ${t}unlink:EROFS ${t}rename:EROFS ${t}chmod:EROFS ${t}utime:EROFS"; }
 alias_want() {

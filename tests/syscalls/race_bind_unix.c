@@ -100,6 +100,7 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
+	unlink(path); /* the probe's name: its address stays in s0 (nothing left in /tmp natively) */
 	pthread_t t;
 	pthread_create(&t, NULL, racer, NULL);
 	time_t end = time(NULL) + secs;

@@ -93,46 +93,6 @@
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
 #endif
 
-/* Every AF_UNIX socket the sentry holds now is one of its own (channels to
- * the gofer, the init, moat-reopen, moat-netd, moat-broker), made in the
- * host's network namespace: each is autobound here, so the bind the filter
- * must allow (netreuse.c, a guest socket's) can never give one an abstract
- * name of the host's (red team 72: "@moat-probe-PID" showed in the host's
- * /proc/net/unix). The gofer connections made later are autobound as they
- * arrive (gofer/client.c gofer_connect). The caller's stdio (fds 0-2, and
- * any copy of it) is the caller's and left as it is. A poll finds the open
- * fds (POLLNVAL for the others). */
-static void autobind_own(void)
-{
-	struct stat std[3];
-	int have[3];
-	struct pollfd pf[256];
-
-	/* (fds are given lowest first, and the sentry makes none high: its
-	 * few are below 256; a poll of the first 1024 costs ~µs) */
-	int top = 3 + 4 * 256;
-	for (int i = 0; i < 3; i++)
-		have[i] = fstat(i, &std[i]) == 0;
-	for (int base = 3; base < top; base += 256) {
-		for (int i = 0; i < 256; i++)
-			pf[i] = (struct pollfd){ .fd = base + i };
-		if (poll(pf, 256, 0) < 0)
-			break;
-		for (int i = 0; i < 256; i++) {
-			struct stat st;
-			if (pf[i].revents & POLLNVAL)
-				continue;
-			if (fstat(pf[i].fd, &st) < 0 || !S_ISSOCK(st.st_mode))
-				continue;
-			int caller = 0;
-			for (int k = 0; k < 3; k++)
-				caller |= have[k] && std[k].st_dev == st.st_dev && std[k].st_ino == st.st_ino;
-			if (!caller)
-				sock_autobind(pf[i].fd);
-		}
-	}
-}
-
 /* MOAT_TEST_CONFINEMENT_DOTDOT: an unnamed AF_UNIX socket made before the
  * filter (as the caller's stdio or a guest's may be), for the path binds */
 static int probe_sock = -1;
@@ -149,7 +109,6 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 	size_t nroots;
 	const int *roots = priv_export_roots(&nroots);
 	int rc;
-	autobind_own();
 	if (getenv("MOAT_TEST_CONFINEMENT_DOTDOT"))
 		probe_sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0); /* (the probe's: unnamed) */
 	/* the program compiled at build time, its placeholder fds patched
@@ -592,32 +551,41 @@ void confine_selftest(struct sandbox *sb, pid_t gofer)
 	}
 	/* an AF_UNIX socket we hold (the gofer's, ours: of the host's
 	 * network namespace) bound to an abstract name: a squat on a name a
-	 * host service would take, and its datagrams ours (red team 72). Each
-	 * is autobound before the filter (autobind_own, gofer_connect): a
-	 * socket binds once. Every one we hold is tried but the probe's own
-	 * unnamed socket (probe_sock: the dotdot probe's) */
+	 * host service would take, and its datagrams ours (red team 72). The
+	 * filter has no bind (moat-netd or the guest's init binds a guest
+	 * socket). Every one we hold is tried but the probe's own unnamed
+	 * socket (probe_sock: the dotdot probe's); and the caller's stdio, the
+	 * guest's fds 0-2 too (which we could take with pidfd_getfd): an
+	 * unnamed AF_UNIX socket there (a service's stdout to journald) was
+	 * ours to name until the filter dropped bind */
 	{
-		int nunix = 0, bound = 0, err = 0;
-		for (int f = 3; f < 1024; f++) {
+		int nunix = 0, bound = 0, err = 0, nstd = 0, bstd = 0, estd = 0;
+		for (int f = 0; f < 1024; f++) {
 			struct sockaddr_un su;
 			socklen_t sl = sizeof su;
 			if (f == probe_sock || getsockname(f, (struct sockaddr *)&su, &sl) < 0 || su.sun_family != AF_UNIX)
 				continue;
-			nunix++;
+			if (f < 3 && sl > offsetof(struct sockaddr_un, sun_path))
+				continue; /* a named socket of the caller's: binds once */
 			memset(&su, 0, sizeof su);
 			su.sun_family = AF_UNIX;
 			int l = snprintf(su.sun_path + 1, sizeof su.sun_path - 1, "moat-probe-%d-%d", (int)getpid(), f);
 			long r = bind(f, (struct sockaddr *)&su, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + l));
-			if (r == 0)
-				bound++;
+			int be = r == 0 ? 0 : errno;
+			if (f < 3)
+				nstd++, bstd += r == 0, estd = be ? be : estd;
 			else
-				err = errno;
-			fprintf(stderr, "confinement-probe-info bind_abstract fd %d: %s\n", f, r == 0 ? "bound" : strerror(errno));
+				nunix++, bound += r == 0, err = be ? be : err;
+			fprintf(stderr, "confinement-probe-info bind_abstract fd %d: %s\n", f, r == 0 ? "bound" : strerror(be));
 		}
 		if (bound)
 			fprintf(stderr, "confinement-probe bind_abstract: ALLOWED\n");
 		else if (nunix)
 			fprintf(stderr, "confinement-probe bind_abstract: refused (%s)\n", strerror(err));
+		if (bstd)
+			fprintf(stderr, "confinement-probe bind_abstract_stdio: ALLOWED\n");
+		else if (nstd)
+			fprintf(stderr, "confinement-probe bind_abstract_stdio: refused (%s)\n", strerror(estd));
 	}
 	if (host > 0) {
 		/* its limits (red team 72: RLIMIT_CPU killed a caller's process

@@ -109,7 +109,7 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 	size_t nroots;
 	const int *roots = priv_export_roots(&nroots);
 	int rc;
-	if (getenv("MOAT_TEST_CONFINEMENT_DOTDOT"))
+	if (getenv("MOAT_TEST_CONFINEMENT_DOTDOT") || getenv("MOAT_TEST_CONFINEMENT_DGRAM"))
 		probe_sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0); /* (the probe's: unnamed) */
 	/* the program compiled at build time, its placeholder fds patched
 	 * (learn mode and -t take libseccomp's run-time path) */
@@ -666,6 +666,38 @@ void confine_selftest(struct sandbox *sb, pid_t gofer)
 		struct rlimit grl;
 		probe("prlimit_gofer", prlimit(gofer, RLIMIT_CPU, NULL, &grl) < 0 ? -1 : prlimit(gofer, RLIMIT_CPU, &grl, NULL));
 		probe("kcmp_gofer", syscall(SYS_kcmp, getpid(), gofer, KCMP_FILES, 0, 0));
+	}
+	{
+		/* a datagram to a host socket by path, from an unnamed socket
+		 * (probe_sock: as a guest's, which we could take with
+		 * pidfd_getfd): a path resolves in our root, whose exports are
+		 * read-only binds at "/<index>", and a read-only mount does not
+		 * stop a send to a socket inode; sendmsg's address is in
+		 * memory, where no seccomp rule reads it (Known gaps) */
+		const char *dg = getenv("MOAT_TEST_CONFINEMENT_DGRAM");
+		for (size_t i = 0; dg && probe_sock >= 0 && i < nroots; i++) {
+			struct sockaddr_un su = { .sun_family = AF_UNIX };
+			snprintf(su.sun_path, sizeof su.sun_path, "/%zu/%.80s", i, dg);
+			long r = sendto(probe_sock, "moat-probe", 10, MSG_DONTWAIT, (struct sockaddr *)&su, sizeof su);
+			fprintf(stderr, "confinement-probe-info dgram_export_path %s: %s\n", su.sun_path,
+				r < 0 ? strerror(errno) : "sent");
+		}
+	}
+	/* the caller's stdio (the guest's fds 0-2 too), its mode and times
+	 * written back as they are: the filter allows fchmod (no set-id bit)
+	 * and futimens on any fd, for a guest memfd and a file of a writable
+	 * export (fs/vfs.c vfs_fd_attr_direct). Rootless the caller's files
+	 * are our uid's: the kernel lets us, where the guest's own fchmod of
+	 * its stdio is EPERM (Known gaps) */
+	for (int fd = 0; fd < 3; fd++) {
+		struct stat st;
+		if (fstat(fd, &st) < 0)
+			continue;
+		struct timespec ts[2] = { st.st_atim, st.st_mtim };
+		int cm = fchmod(fd, st.st_mode & 0777) == 0 ? 0 : errno;
+		int tm = futimens(fd, ts) == 0 ? 0 : errno;
+		fprintf(stderr, "confinement-probe-info fchmod_stdio fd %d: %s, futimens: %s\n", fd,
+			cm ? strerror(cm) : "allowed", tm ? strerror(tm) : "allowed");
 	}
 	netconn_selftest();
 	broker_selftest();

@@ -37,7 +37,10 @@
  * terminal back; MOAT_TEST_CONFINEMENT probes fd 3).
  * openat2's flags live in memory: allowed only on the export root fds, where
  * every write/create is EROFS by the mount layer. No socket (connections to
- * the gofer arrive over the control socket), no exec, no mount, no namespace.
+ * the gofer arrive over the control socket), no bind (a guest socket's is
+ * moat-netd's or the guest's init's: a socket taken from the guest may be
+ * the caller's stdio, of the host's network namespace), no exec, no mount,
+ * no namespace.
  *
  * The rules are confine_rules.c's. The build compiles them once with
  * placeholder fds (gen_confine.c); start-up patches the sandbox's fds into a

@@ -216,8 +216,8 @@ done
 # the Landlock signal scope —,
 # kcmp, a pidfd signal, its procfs entry; a SIGIO F_SETOWN'd to it: the
 # liveness check below; the same calls on the gofer; an abstract bind of
-# the AF_UNIX sockets it holds, made in the host's network namespace: each
-# autobound before the filter, a socket binds once)
+# the AF_UNIX sockets it holds, made in the host's network namespace: the
+# filter has no bind since netbind, autobound before the filter until then)
 for p in clone_newuser clone3_newuser tcsets_fd3 tcsetsw_fd3 tcxonc_fd3 setpriority_pgrp ioprio_set_pgrp \
 	tiocswinsz_fd0 tiocswinsz_fd1 tiocswinsz_fd2 \
 	openat_procfd_creat openat_procfd_trunc fchmod_setuid fchmod_setgid \

@@ -54,6 +54,7 @@
 #include "sentry/confine_rules.h"
 #include "sentry/broker.h"
 #include "sentry/netd.h"
+#include "syscalls/sc.h"
 #include "kernel/task.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -573,8 +574,19 @@ void confine_selftest(struct sandbox *sb, pid_t gofer)
 			memset(&su, 0, sizeof su);
 			su.sun_family = AF_UNIX;
 			int l = snprintf(su.sun_path + 1, sizeof su.sun_path - 1, "moat-probe-%d-%d", (int)getpid(), f);
-			long r = bind(f, (struct sockaddr *)&su, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + l));
+			socklen_t al = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + l);
+			long r = bind(f, (struct sockaddr *)&su, al);
 			int be = r == 0 ? 0 : errno;
+			if (f < 3 && r < 0) {
+				/* and asked of the guest's init, which binds for us
+				 * (INIT_ACT_BIND): a socket of its namespace only */
+				long ir = init_act_bind(sb, f, &su, al);
+				if (ir == 0)
+					fprintf(stderr, "confinement-probe init_bind_stdio_fd%d: ALLOWED\n", f);
+				else
+					fprintf(stderr, "confinement-probe init_bind_stdio_fd%d: refused (%s)\n", f,
+						strerror((int)-ir));
+			}
 			if (f < 3)
 				nstd++, bstd += r == 0, estd = be ? be : estd;
 			else

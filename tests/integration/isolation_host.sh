@@ -247,7 +247,9 @@ fi
 # seccomp cannot see the family: it could name the caller's socket with an
 # abstract name of the host's (a squat). The filter has no bind now
 # (moat-netd or the guest's init binds a guest socket): the probe binds
-# each unnamed AF_UNIX socket of fds 0-2 to "@moat-probe-PID-FD"
+# each unnamed AF_UNIX socket of fds 0-2 to "@moat-probe-PID-FD", and asks
+# the guest's init to (INIT_ACT_BIND: only a socket of the guest's
+# namespace, and this one is the host's)
 $PY - "$MOAT" "$T_TMP/probe_stdio.err" <<'PYEOF' >"$T_TMP/probe_stdio.out" 2>&1
 import os, socket, subprocess, sys
 a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -258,6 +260,8 @@ names = [l.split()[-1] for l in open("/proc/net/unix") if "moat-probe-" in l]
 print("rc=%d host_names=%s" % (r.returncode, ",".join(names) or "none"))
 PYEOF
 line=$(grep '^confinement-probe bind_abstract_stdio: ' "$T_TMP/probe_stdio.err")
+init=$(grep '^confinement-probe init_bind_stdio_fd0: ' "$T_TMP/probe_stdio.err")
+case "$init" in *": refused"*) ;; *) line="${init:-no init probe}" ;; esac
 case "$line" in
 *": refused"*)
 	if grep -q 'rc=0 host_names=none' "$T_TMP/probe_stdio.out"; then

@@ -701,21 +701,6 @@ uint64_t sock_netns_cookie(int fd)
 	return getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &c, &l) == 0 ? c : 0;
 }
 
-/* Give an AF_UNIX socket a name now if it has none (autobind: a unique
- * "\0XXXXX" of its network namespace's): a socket binds once, so no bind
- * can later give it a name of one's choosing (red team 72: the sentry's own
- * sockets, of the host's network namespace, on an abstract name a host
- * service would take). Anything else, or one already named: unchanged. */
-void sock_autobind(int fd)
-{
-	int dom = 0;
-	socklen_t dl = sizeof dom;
-	sa_family_t fam = AF_UNIX;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &dl) == 0 && dom == AF_UNIX)
-		(void)!bind(fd, (const struct sockaddr *)&fam, sizeof fam);
-}
-
 ssize_t read_text_at(int dfd, const char *path, char *buf, size_t size)
 {
 	if (size < 2)

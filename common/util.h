@@ -84,8 +84,6 @@ ssize_t read_text_at(int dfd, const char *path, char *buf, size_t size);
 /* The network namespace cookie of socket fd (SO_NETNS_COOKIE), 0 when it
  * cannot be read: names the namespace the kernel looks names up in. */
 uint64_t sock_netns_cookie(int fd);
-/* an unnamed AF_UNIX socket autobound (a later bind: EINVAL) */
-void sock_autobind(int fd);
 /* "cannot create the sandbox's processes (" what "): " spawn_error(e) */
 #define SPAWN_FAILED_FMT "cannot create the sandbox's processes (%s): %s"
 int read_all(int fd, void *buf, size_t len);

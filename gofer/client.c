@@ -392,9 +392,6 @@ struct gofer_conn *gofer_connect(int ctl_sock)
 		errno = (int)-r;
 		return NULL;
 	}
-	/* named now: a compromised sentry may not bind it to an abstract
-	 * name of the gofer's network namespace (the host's) */
-	sock_autobind(fd);
 	c = calloc(1, sizeof *c);
 	if (!c) {
 		close(fd);

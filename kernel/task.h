@@ -273,12 +273,18 @@ struct idmap {
 #define MOAT_KERNEL_RELEASE "6.1.0-moat"
 
 /* A request on the init's act channel (sentry/spawn.c init_act) and its answer:
- * prlimit64(pid, res, has_new ? nw : NULL, want_old ? old : NULL) made by
- * the guest's init, pid a number of the guest's pid namespace */
+ * INIT_ACT_PRLIMIT: prlimit64(pid, res, has_new ? nw : NULL, want_old ? old :
+ * NULL) made by the guest's init, pid a number of the guest's pid namespace;
+ * INIT_ACT_BIND: bind(the socket sent with it (SCM_RIGHTS), addr, addrlen),
+ * made only on a socket of the guest's network namespace and never to an
+ * AF_UNIX path (syscalls/sys_signal.c init_act_bind) */
+enum { INIT_ACT_PRLIMIT, INIT_ACT_BIND };
 struct init_act_req {
 	int32_t pid;
 	uint32_t res, has_new, want_old;
 	uint64_t nw[2];
+	uint32_t op, addrlen;
+	uint8_t addr[128]; /* a sockaddr_storage's size */
 };
 struct init_act_rep {
 	int64_t r; /* 0 or -errno */

@@ -37,7 +37,10 @@
  * terminal back; MOAT_TEST_CONFINEMENT probes fd 3).
  * openat2's flags live in memory: allowed only on the export root fds, where
  * every write/create is EROFS by the mount layer. No socket (connections to
- * the gofer arrive over the control socket), no exec, no mount, no namespace.
+ * the gofer arrive over the control socket), no bind (a guest socket's is
+ * moat-netd's or the guest's init's: a socket taken from the guest may be
+ * the caller's stdio, of the host's network namespace), no exec, no mount,
+ * no namespace.
  *
  * The rules are confine_rules.c's. The build compiles them once with
  * placeholder fds (gen_confine.c); start-up patches the sandbox's fds into a
@@ -51,6 +54,7 @@
 #include "sentry/confine_rules.h"
 #include "sentry/broker.h"
 #include "sentry/netd.h"
+#include "syscalls/sc.h"
 #include "kernel/task.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -93,46 +97,6 @@
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
 #endif
 
-/* Every AF_UNIX socket the sentry holds now is one of its own (channels to
- * the gofer, the init, moat-reopen, moat-netd, moat-broker), made in the
- * host's network namespace: each is autobound here, so the bind the filter
- * must allow (netreuse.c, a guest socket's) can never give one an abstract
- * name of the host's (red team 72: "@moat-probe-PID" showed in the host's
- * /proc/net/unix). The gofer connections made later are autobound as they
- * arrive (gofer/client.c gofer_connect). The caller's stdio (fds 0-2, and
- * any copy of it) is the caller's and left as it is. A poll finds the open
- * fds (POLLNVAL for the others). */
-static void autobind_own(void)
-{
-	struct stat std[3];
-	int have[3];
-	struct pollfd pf[256];
-
-	/* (fds are given lowest first, and the sentry makes none high: its
-	 * few are below 256; a poll of the first 1024 costs ~µs) */
-	int top = 3 + 4 * 256;
-	for (int i = 0; i < 3; i++)
-		have[i] = fstat(i, &std[i]) == 0;
-	for (int base = 3; base < top; base += 256) {
-		for (int i = 0; i < 256; i++)
-			pf[i] = (struct pollfd){ .fd = base + i };
-		if (poll(pf, 256, 0) < 0)
-			break;
-		for (int i = 0; i < 256; i++) {
-			struct stat st;
-			if (pf[i].revents & POLLNVAL)
-				continue;
-			if (fstat(pf[i].fd, &st) < 0 || !S_ISSOCK(st.st_mode))
-				continue;
-			int caller = 0;
-			for (int k = 0; k < 3; k++)
-				caller |= have[k] && std[k].st_dev == st.st_dev && std[k].st_ino == st.st_ino;
-			if (!caller)
-				sock_autobind(pf[i].fd);
-		}
-	}
-}
-
 /* MOAT_TEST_CONFINEMENT_DOTDOT: an unnamed AF_UNIX socket made before the
  * filter (as the caller's stdio or a guest's may be), for the path binds */
 static int probe_sock = -1;
@@ -149,8 +113,7 @@ int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 	size_t nroots;
 	const int *roots = priv_export_roots(&nroots);
 	int rc;
-	autobind_own();
-	if (getenv("MOAT_TEST_CONFINEMENT_DOTDOT"))
+	if (getenv("MOAT_TEST_CONFINEMENT_DOTDOT") || getenv("MOAT_TEST_CONFINEMENT_DGRAM"))
 		probe_sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0); /* (the probe's: unnamed) */
 	/* the program compiled at build time, its placeholder fds patched
 	 * (learn mode and -t take libseccomp's run-time path) */
@@ -592,32 +555,52 @@ void confine_selftest(struct sandbox *sb, pid_t gofer)
 	}
 	/* an AF_UNIX socket we hold (the gofer's, ours: of the host's
 	 * network namespace) bound to an abstract name: a squat on a name a
-	 * host service would take, and its datagrams ours (red team 72). Each
-	 * is autobound before the filter (autobind_own, gofer_connect): a
-	 * socket binds once. Every one we hold is tried but the probe's own
-	 * unnamed socket (probe_sock: the dotdot probe's) */
+	 * host service would take, and its datagrams ours (red team 72). The
+	 * filter has no bind (moat-netd or the guest's init binds a guest
+	 * socket). Every one we hold is tried but the probe's own unnamed
+	 * socket (probe_sock: the dotdot probe's); and the caller's stdio, the
+	 * guest's fds 0-2 too (which we could take with pidfd_getfd): an
+	 * unnamed AF_UNIX socket there (a service's stdout to journald) was
+	 * ours to name until the filter dropped bind */
 	{
-		int nunix = 0, bound = 0, err = 0;
-		for (int f = 3; f < 1024; f++) {
+		int nunix = 0, bound = 0, err = 0, nstd = 0, bstd = 0, estd = 0;
+		for (int f = 0; f < 1024; f++) {
 			struct sockaddr_un su;
 			socklen_t sl = sizeof su;
 			if (f == probe_sock || getsockname(f, (struct sockaddr *)&su, &sl) < 0 || su.sun_family != AF_UNIX)
 				continue;
-			nunix++;
+			if (f < 3 && sl > offsetof(struct sockaddr_un, sun_path))
+				continue; /* a named socket of the caller's: binds once */
 			memset(&su, 0, sizeof su);
 			su.sun_family = AF_UNIX;
 			int l = snprintf(su.sun_path + 1, sizeof su.sun_path - 1, "moat-probe-%d-%d", (int)getpid(), f);
-			long r = bind(f, (struct sockaddr *)&su, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + l));
-			if (r == 0)
-				bound++;
+			socklen_t al = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + l);
+			long r = bind(f, (struct sockaddr *)&su, al);
+			int be = r == 0 ? 0 : errno;
+			if (f < 3 && r < 0) {
+				/* and asked of the guest's init, which binds for us
+				 * (INIT_ACT_BIND): a socket of its namespace only */
+				long ir = init_act_bind(sb, f, &su, al);
+				if (ir == 0)
+					fprintf(stderr, "confinement-probe init_bind_stdio_fd%d: ALLOWED\n", f);
+				else
+					fprintf(stderr, "confinement-probe init_bind_stdio_fd%d: refused (%s)\n", f,
+						strerror((int)-ir));
+			}
+			if (f < 3)
+				nstd++, bstd += r == 0, estd = be ? be : estd;
 			else
-				err = errno;
-			fprintf(stderr, "confinement-probe-info bind_abstract fd %d: %s\n", f, r == 0 ? "bound" : strerror(errno));
+				nunix++, bound += r == 0, err = be ? be : err;
+			fprintf(stderr, "confinement-probe-info bind_abstract fd %d: %s\n", f, r == 0 ? "bound" : strerror(be));
 		}
 		if (bound)
 			fprintf(stderr, "confinement-probe bind_abstract: ALLOWED\n");
 		else if (nunix)
 			fprintf(stderr, "confinement-probe bind_abstract: refused (%s)\n", strerror(err));
+		if (bstd)
+			fprintf(stderr, "confinement-probe bind_abstract_stdio: ALLOWED\n");
+		else if (nstd)
+			fprintf(stderr, "confinement-probe bind_abstract_stdio: refused (%s)\n", strerror(estd));
 	}
 	if (host > 0) {
 		/* its limits (red team 72: RLIMIT_CPU killed a caller's process
@@ -698,6 +681,38 @@ void confine_selftest(struct sandbox *sb, pid_t gofer)
 		struct rlimit grl;
 		probe("prlimit_gofer", prlimit(gofer, RLIMIT_CPU, NULL, &grl) < 0 ? -1 : prlimit(gofer, RLIMIT_CPU, &grl, NULL));
 		probe("kcmp_gofer", syscall(SYS_kcmp, getpid(), gofer, KCMP_FILES, 0, 0));
+	}
+	{
+		/* a datagram to a host socket by path, from an unnamed socket
+		 * (probe_sock: as a guest's, which we could take with
+		 * pidfd_getfd): a path resolves in our root, whose exports are
+		 * read-only binds at "/<index>", and a read-only mount does not
+		 * stop a send to a socket inode; sendmsg's address is in
+		 * memory, where no seccomp rule reads it (Known gaps) */
+		const char *dg = getenv("MOAT_TEST_CONFINEMENT_DGRAM");
+		for (size_t i = 0; dg && probe_sock >= 0 && i < nroots; i++) {
+			struct sockaddr_un su = { .sun_family = AF_UNIX };
+			snprintf(su.sun_path, sizeof su.sun_path, "/%zu/%.80s", i, dg);
+			long r = sendto(probe_sock, "moat-probe", 10, MSG_DONTWAIT, (struct sockaddr *)&su, sizeof su);
+			fprintf(stderr, "confinement-probe-info dgram_export_path %s: %s\n", su.sun_path,
+				r < 0 ? strerror(errno) : "sent");
+		}
+	}
+	/* the caller's stdio (the guest's fds 0-2 too), its mode and times
+	 * written back as they are: the filter allows fchmod (no set-id bit)
+	 * and futimens on any fd, for a guest memfd and a file of a writable
+	 * export (fs/vfs.c vfs_fd_attr_direct). Rootless the caller's files
+	 * are our uid's: the kernel lets us, where the guest's own fchmod of
+	 * its stdio is EPERM (Known gaps) */
+	for (int fd = 0; fd < 3; fd++) {
+		struct stat st;
+		if (fstat(fd, &st) < 0)
+			continue;
+		struct timespec ts[2] = { st.st_atim, st.st_mtim };
+		int cm = fchmod(fd, st.st_mode & 0777) == 0 ? 0 : errno;
+		int tm = futimens(fd, ts) == 0 ? 0 : errno;
+		fprintf(stderr, "confinement-probe-info fchmod_stdio fd %d: %s, futimens: %s\n", fd,
+			cm ? strerror(cm) : "allowed", tm ? strerror(tm) : "allowed");
 	}
 	netconn_selftest();
 	broker_selftest();

@@ -193,15 +193,15 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 	/* a guest socket's classic BPF filter, made here on the pinned file
 	 * (netconn.c sys_setsockopt): SOL_SOCKET and the filter options only */
 	/* and SO_REUSEPORT/SO_REUSEADDR of guest sockets (netreuse.c: the
-	 * sentry sets the kernel's reuseport flag, and binds such a socket on
-	 * the pinned file itself when moat-netd does not run; the program is
-	 * built once, so bind is allowed with netd too, where only netd binds),
-	 * and SO_PASSCRED (sys_peercred.c: set and cleared by the sentry) */
+	 * sentry sets the kernel's reuseport flag; moat-netd, or without it
+	 * the guest's init, binds such a socket on the pinned file: no bind
+	 * here, red team 72's gap — a socket it can take from the guest may be
+	 * the caller's stdio, of the host's network namespace, where an
+	 * abstract name is the host's), and SO_PASSCRED (sys_peercred.c: set
+	 * and cleared by the sentry) */
 	static const int filter_opts[] = { SO_ATTACH_FILTER, SO_DETACH_FILTER, SO_LOCK_FILTER,
 					   SO_ATTACH_REUSEPORT_CBPF, SO_DETACH_REUSEPORT_BPF,
 					   SO_REUSEPORT, SO_REUSEADDR, SO_PASSCRED };
-	if (!rc)
-		rc = rule(ctx, SCMP_SYS(bind), 0, NULL);
 	for (size_t i = 0; i < ARRAY_SIZE_(filter_opts) && !rc; i++) {
 		struct scmp_arg_cmp c[2] = {
 			{ .arg = 1, .op = SCMP_CMP_EQ, .datum_a = SOL_SOCKET },

@@ -1491,12 +1491,14 @@ long netconn_connect(struct sc_call *c)
 }
 
 /* A bind on the pinned file with a copied address: by moat-netd when it
- * runs (it checks the file is of the guest's namespace), else here (the
- * sentry's allowlist has bind only then). */
+ * runs, else by the guest's init (init_act_bind); each checks the file is
+ * of the guest's namespace. The sentry's allowlist has no bind: a socket
+ * it can take from the guest may be the caller's (stdio), of the host's
+ * namespace, whose abstract names are the host's. */
 static long reuse_dobind(struct sc_call *c, int hfd, const void *sa, size_t len)
 {
 	if (g_chan < 0)
-		return bind(hfd, (const struct sockaddr *)sa, (socklen_t)len) < 0 ? -errno : 0;
+		return init_act_bind(c->sb, hfd, sa, len);
 	struct net_pending pc;
 	memset(&pc, 0, sizeof pc);
 	pc.op = NETD_BIND;

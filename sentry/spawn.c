@@ -42,6 +42,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -175,9 +176,11 @@ static _Noreturn void program_main(const struct spawn_args *a, int sock)
 }
 
 #define INIT_ACT_FD 4 /* the init's act channel (init_act) */
+#define INIT_ACT_SOCK 3 /* where a bind request's socket lands (init_act) */
 
-/* wait4, exit, exit_group, rt_sigreturn, restart_syscall, and the act
- * thread's prlimit64, read and write of fd INIT_ACT_FD; anything else kills it */
+/* wait4, exit, exit_group, rt_sigreturn, restart_syscall, close, and the act
+ * thread's prlimit64, read, write and recvmsg of fd INIT_ACT_FD, bind and
+ * getsockopt of fd INIT_ACT_SOCK; anything else kills it */
 static void init_filter(void)
 {
 	struct sock_filter f[] = {
@@ -185,15 +188,22 @@ static void init_filter(void)
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, MOAT_AUDIT_ARCH, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_wait4, 10, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_exit_group, 9, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_exit, 8, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 7, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_restart_syscall, 6, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_prlimit64, 5, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_read, 1, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_write, 0, 2),
-		/* read and write: the act channel only (init_act) */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_wait4, 16, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_exit_group, 15, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_exit, 14, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 13, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_restart_syscall, 12, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_prlimit64, 11, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_close, 10, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_read, 6, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_write, 5, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_recvmsg, 4, 0),
+		/* bind and getsockopt: the socket a request sent only */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bind, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_getsockopt, 0, 4),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, INIT_ACT_SOCK, 3, 2),
+		/* read, write and recvmsg: the act channel only (init_act) */
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, INIT_ACT_FD, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
@@ -282,22 +292,72 @@ static long long guest_timens(int procfd)
  * initrows: prlimit64 setting a limit the kernel enforces with a signal
  * (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_STACK, RLIMIT_RTTIME) of another
  * process. */
+static uint64_t act_netns; /* the init's network namespace's cookie, the guest's (0: unknown) */
+
+/* INIT_ACT_BIND on the socket sent with it (at INIT_ACT_SOCK): a socket of
+ * the guest's network namespace (not the host's, where the caller's stdio
+ * lives: its abstract names and ports are the host's; there only an
+ * AF_UNIX autobind, a name the kernel picks, as the guest's own bind of
+ * its stdio was), and never an AF_UNIX path (the sentry maps a path to an
+ * abstract name; one here would land in the init's root) */
+static long init_act_bind(const struct init_act_req *q, int fd)
+{
+	uint64_t ns = 0;
+	int dom = 0;
+	socklen_t l = sizeof dom;
+	if (fd != INIT_ACT_SOCK || q->addrlen > sizeof q->addr)
+		return -EINVAL;
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) < 0)
+		return -errno; /* ENOTSOCK: not a socket */
+	const struct sockaddr_un *un = (const void *)q->addr;
+	int autobind = dom == AF_UNIX && q->addrlen == sizeof(sa_family_t) && un->sun_family == AF_UNIX;
+	l = sizeof ns;
+	if (!autobind && (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &ns, &l) < 0 || !act_netns || ns != act_netns))
+		return -EPERM;
+	if (dom == AF_UNIX && q->addrlen > offsetof(struct sockaddr_un, sun_path) && un->sun_family == AF_UNIX &&
+	    un->sun_path[0])
+		return -EPERM;
+	return bind(fd, (const struct sockaddr *)q->addr, q->addrlen) < 0 ? -errno : 0;
+}
+
 static void *init_act(void *arg)
 {
+	/* the guest's network namespace (ours), and any hole below
+	 * INIT_ACT_SOCK filled (a copy of the channel), so that a request's
+	 * socket lands there, the one number the filter lets bind */
+	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s >= 0) {
+		act_netns = sock_netns_cookie(s);
+		close(s);
+	}
+	while ((s = fcntl(INIT_ACT_FD, F_DUPFD_CLOEXEC, 0)) >= 0 && s < INIT_ACT_SOCK)
+		;
+	if (s >= 0)
+		close(s);
 	/* started (glibc's thread start-up calls are behind it: the init's
 	 * filter, installed once this is set, allows none of them) */
 	atomic_store((atomic_int *)arg, 1);
 	struct init_act_req q;
 	struct init_act_rep p;
 	for (;;) {
-		ssize_t n = read(INIT_ACT_FD, &q, sizeof q);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n != (ssize_t)sizeof q)
+		int fd = -1, nfd = 1;
+		long n = recv_fds(INIT_ACT_FD, &q, sizeof q, &fd, &nfd);
+		if (n != (long)sizeof q) {
+			if (nfd)
+				close(fd);
 			break; /* the sentry's end closed */
+		}
 		memset(&p, 0, sizeof p);
-		long r = syscall(SYS_prlimit64, q.pid, q.res, q.has_new ? q.nw : NULL, q.want_old ? p.old : NULL);
-		p.r = r < 0 ? -errno : 0;
+		if (q.op == INIT_ACT_BIND && nfd) {
+			p.r = init_act_bind(&q, fd);
+		} else if (q.op == INIT_ACT_PRLIMIT && !nfd) {
+			long r = syscall(SYS_prlimit64, q.pid, q.res, q.has_new ? q.nw : NULL, q.want_old ? p.old : NULL);
+			p.r = r < 0 ? -errno : 0;
+		} else {
+			p.r = -EINVAL;
+		}
+		if (nfd)
+			close(fd);
 		if (write(INIT_ACT_FD, &p, sizeof p) != (ssize_t)sizeof p)
 			break;
 	}

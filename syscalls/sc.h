@@ -285,6 +285,8 @@ long sc_owner_nice_pin(struct sc_call *c, pid_t target, struct task **tp);
  * group's copy guard and the reap gate), t put: fn's answer (-errno), or
  * -ESRCH (gone) / -EAGAIN */
 long sc_owner_make(struct sc_call *c, struct task *t, long (*fn)(const pid_t *host, void *arg), void *arg);
+/* a guest socket's bind made by the guest's init (sys_signal.c): 0 or -errno */
+long init_act_bind(struct sandbox *sb, int hfd, const void *sa, size_t len);
 /* prctl(PR_SCHED_CORE) on another task: its owner check (sys_signal.c) */
 long sc_sched_core_owner(struct sc_call *c);
 

@@ -2034,26 +2034,56 @@ struct rl_arg {
  * argument checks, then ESRCH. One request at a time on the channel. */
 static pthread_mutex_t init_act_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* One request on the act channel (with fd, -1 for none, sent along) and its
+ * answer: 0, or -1 when the init is gone (the sandbox ends) */
+static int init_act_call(struct sandbox *sb, const struct init_act_req *q, int fd, struct init_act_rep *p)
+{
+	if (sb->init_act_fd <= 2)
+		return -1;
+	pthread_mutex_lock(&init_act_lock);
+	long w = send_fds(sb->init_act_fd, q, sizeof *q, &fd, fd >= 0);
+	ssize_t n = -1;
+	if (w == (long)sizeof *q)
+		do
+			n = read(sb->init_act_fd, p, sizeof *p);
+		while (n < 0 && errno == EINTR);
+	pthread_mutex_unlock(&init_act_lock);
+	return n == (ssize_t)sizeof *p ? 0 : -1;
+}
+
 static long init_rl_fn(const pid_t *h, void *arg)
 {
 	struct rl_arg *a = arg;
 	struct init_act_req q = { .pid = h[0] == NO_TASK_PID ? NO_TASK_PID : a->vpid, .res = a->res,
-				  .has_new = a->has_new != 0, .want_old = a->want_old != 0 };
+				  .has_new = a->has_new != 0, .want_old = a->want_old != 0,
+				  .op = INIT_ACT_PRLIMIT };
 	struct init_act_rep p;
-	if (q.pid <= 0 || a->sb->init_act_fd <= 2)
+	if (q.pid <= 0)
 		return -ESRCH;
 	memcpy(q.nw, a->nw, sizeof q.nw);
-	pthread_mutex_lock(&init_act_lock);
-	ssize_t w = write(a->sb->init_act_fd, &q, sizeof q), n = -1;
-	if (w == (ssize_t)sizeof q)
-		do
-			n = read(a->sb->init_act_fd, &p, sizeof p);
-		while (n < 0 && errno == EINTR);
-	pthread_mutex_unlock(&init_act_lock);
-	if (n != (ssize_t)sizeof p)
+	if (init_act_call(a->sb, &q, -1, &p) < 0)
 		return -ESRCH; /* the init is gone: the sandbox ends */
 	if (p.r == 0 && a->want_old)
 		memcpy(a->old, p.old, sizeof a->old);
+	return (long)p.r;
+}
+
+/* A guest socket's bind (hfd pinned, sa the copy) made by the guest's init
+ * where no moat-netd runs (sentry/netconn.c reuse_dobind): the sentry's own
+ * filter has no bind, so that a compromised sentry cannot name a socket of
+ * the host's network namespace it takes from the guest (the caller's stdio)
+ * with an abstract name of the host's. The init binds only a socket of its
+ * own namespace, the guest's, and never to an AF_UNIX path. */
+long init_act_bind(struct sandbox *sb, int hfd, const void *sa, size_t len)
+{
+	struct init_act_req q = { .op = INIT_ACT_BIND };
+	struct init_act_rep p;
+	if (len > sizeof q.addr)
+		return -EINVAL;
+	q.addrlen = (uint32_t)len;
+	memcpy(q.addr, sa, len);
+	if (init_act_call(sb, &q, hfd, &p) < 0)
+		return -EPERM; /* the init is gone: the sandbox ends */
 	return (long)p.r;
 }
 

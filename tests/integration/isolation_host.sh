@@ -216,8 +216,8 @@ done
 # the Landlock signal scope —,
 # kcmp, a pidfd signal, its procfs entry; a SIGIO F_SETOWN'd to it: the
 # liveness check below; the same calls on the gofer; an abstract bind of
-# the AF_UNIX sockets it holds, made in the host's network namespace: each
-# autobound before the filter, a socket binds once)
+# the AF_UNIX sockets it holds, made in the host's network namespace: the
+# filter has no bind since netbind, autobound before the filter until then)
 for p in clone_newuser clone3_newuser tcsets_fd3 tcsetsw_fd3 tcxonc_fd3 setpriority_pgrp ioprio_set_pgrp \
 	tiocswinsz_fd0 tiocswinsz_fd1 tiocswinsz_fd2 \
 	openat_procfd_creat openat_procfd_trunc fchmod_setuid fchmod_setgid \
@@ -239,6 +239,38 @@ elif ! alive "$hostpid"; then
 else
 	ok sentry_confinement_probe
 fi
+
+# 4b. the caller's stdio an unnamed AF_UNIX socket (a systemd service's
+# stdout to journald): the guest's fds 0-2 too, which a compromised sentry
+# can take (pidfd_getfd; it holds the same file as its own 0-2). Its filter
+# allowed bind (a guest socket's reuseport bind, sentry/netreuse.c), and
+# seccomp cannot see the family: it could name the caller's socket with an
+# abstract name of the host's (a squat). The filter has no bind now
+# (moat-netd or the guest's init binds a guest socket): the probe binds
+# each unnamed AF_UNIX socket of fds 0-2 to "@moat-probe-PID-FD", and asks
+# the guest's init to (INIT_ACT_BIND: only a socket of the guest's
+# namespace, and this one is the host's)
+$PY - "$MOAT" "$T_TMP/probe_stdio.err" <<'PYEOF' >"$T_TMP/probe_stdio.out" 2>&1
+import os, socket, subprocess, sys
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+env = dict(os.environ, MOAT_TEST_CONFINEMENT="1")
+with open(sys.argv[2], "w") as err:
+    r = subprocess.run([sys.argv[1], "run", "--", "/bin/true"], stdin=a, stdout=a, stderr=err, env=env)
+names = [l.split()[-1] for l in open("/proc/net/unix") if "moat-probe-" in l]
+print("rc=%d host_names=%s" % (r.returncode, ",".join(names) or "none"))
+PYEOF
+line=$(grep '^confinement-probe bind_abstract_stdio: ' "$T_TMP/probe_stdio.err")
+init=$(grep '^confinement-probe init_bind_stdio_fd0: ' "$T_TMP/probe_stdio.err")
+case "$init" in *": refused"*) ;; *) line="${init:-no init probe}" ;; esac
+case "$line" in
+*": refused"*)
+	if grep -q 'rc=0 host_names=none' "$T_TMP/probe_stdio.out"; then
+		ok sentry_no_bind_callers_stdio_socket
+	else
+		fail sentry_no_bind_callers_stdio_socket "$(head -c 300 "$T_TMP/probe_stdio.out")"
+	fi ;;
+*) fail sentry_no_bind_callers_stdio_socket "${line:-no probe: $(head -c 300 "$T_TMP/probe_stdio.err")}" ;;
+esac
 
 # 4a. red team 45: the guest's tasks hold fds of the gofer's exports (the
 # sentry puts them there), and a compromised sentry may open

@@ -1633,8 +1633,9 @@ static struct acl_slot *acl_slot_of(const struct stat *st)
 	return &acl_tab[(h ^ (h >> 29)) % ACL_SLOTS];
 }
 
-/* 1 with a copy of the ACL in buf (*len, 0 for none) when the table knows st */
-static int acl_cached(const struct stat *st, uint8_t *buf, size_t *len)
+/* 1 when the table knows st: *len (0 for no ACL) and, for an ACL, a copy
+ * of it in *val (the caller's to free) */
+static int acl_cached(const struct stat *st, uint8_t **val, size_t *len)
 {
 	int hit = 0;
 
@@ -1643,7 +1644,10 @@ static int acl_cached(const struct stat *st, uint8_t *buf, size_t *len)
 	if (s->used && s->dev == st->st_dev && s->ino == st->st_ino &&
 	    s->ctim.tv_sec == st->st_ctim.tv_sec && s->ctim.tv_nsec == st->st_ctim.tv_nsec) {
 		*len = s->len;
-		memcpy(buf, s->val, s->len);
+		if (s->len) {
+			*val = xmalloc(s->len);
+			memcpy(*val, s->val, s->len);
+		}
 		hit = 1;
 	}
 	pthread_mutex_unlock(&acl_lock);
@@ -1752,7 +1756,7 @@ static int acl_permission(struct task *t, const struct vfs_mount *mnt, const cha
 	struct vfs *v = t->sb ? t->sb->vfs : NULL;
 	struct stat vbuf;
 	const struct stat *cst = st;
-	uint8_t *buf;
+	uint8_t *buf = NULL;
 	size_t len = 0;
 	int r;
 
@@ -1760,8 +1764,8 @@ static int acl_permission(struct task *t, const struct vfs_mount *mnt, const cha
 	    S_ISLNK(st->st_mode) || own_file(t, &cst, &vbuf) || sealed_file(v, st) ||
 	    owner_class(t, &t->cred, t->cred.fsuid, t->cred.fsgid, st, 1) == 2)
 		return 0;
-	buf = xmalloc(ACL_BYTES);
-	if (!acl_cached(st, buf, &len)) {
+	if (!acl_cached(st, &buf, &len)) {
+		buf = xmalloc(ACL_BYTES);
 		gofer_expect_identity(st->st_dev, st->st_ino);
 		long n = VFS_BE(v, getxattr, mnt->export, rel, ACL_XATTR, buf, ACL_BYTES);
 		gofer_expect_identity(0, 0);

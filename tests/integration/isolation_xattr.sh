@@ -165,6 +165,23 @@ t('plain', lambda: open('/a/plain').read())
 " </dev/null 2>&1)
 	expect_eq acl_holds_for_guest_users "$(tr '\n' ' ' <<<"$out")|$(cat "$A/mask")" \
 		"deny EACCES mask_r ok mask_w EACCES mask_trunc EACCES dir_file EACCES dir_list EACCES plain ok |host mask"
+	# the read-only bind (the sentry's own direct opens) and a cow bind
+	# (overlayfs shows the lower file's ACL) too
+	for k in ro cow; do
+		out=$(moat run --user 1000:1000 --bind "$A:/a:$k" -- $PY -c "
+import os, errno
+def t(name, f):
+    try: f(); print(name, 'ok')
+    except OSError as e: print(name, errno.errorcode[e.errno])
+t('deny', lambda: open('/a/deny').read())
+t('mask_w', lambda: open('/a/mask', 'r+').write('guest'))
+t('dir_file', lambda: open('/a/dir/g').read())
+t('plain', lambda: open('/a/plain').read())
+" </dev/null 2>&1)
+		want="deny EACCES mask_w EACCES dir_file EACCES plain ok "
+		[ $k = ro ] && want="deny EACCES mask_w EROFS dir_file EACCES plain ok "
+		expect_eq "acl_holds_for_guest_users_$k" "$(tr '\n' ' ' <<<"$out")|$(cat "$A/mask")" "$want|host mask"
+	done
 fi
 
 # ---- sanity: user.* on every kind of mount ----

@@ -1607,13 +1607,14 @@ int vfs_permission_obj(struct task *t, const struct stat *st, int mask)
  * mode bits, on the host ids the credentials act as. Rootless the gofer
  * and the sentry's direct opens are the caller, whose own rights the
  * host kernel checks ACLs included, and no other guest id acts as a host
- * id: only root-run (full_identity) asks. The value is the gofer's
+ * id: only root-run (full_identity) asks. The value is the sentry's own
+ * read through its read-only view of the export where it can open the file
+ * (vfs_direct_acl: 0755 directories, 0644 files), else the gofer's
  * (GETXATTR of system.posix_acl_access, the one system.* name it reads,
  * never sets), on the object checked (its identity), kept per inode and
- * ctime (an ACL change moves ctime) in a small table, absent ones too.
+ * ctime (an ACL change moves ctime) in a table, absent ones too.
  */
-#define ACL_XATTR "system.posix_acl_access"
-#define ACL_SLOTS 1024
+#define ACL_SLOTS 16384
 #define ACL_BYTES 4096                /* GOFER_XATTR_MAX: 510 entries */
 
 struct acl_slot {
@@ -1766,9 +1767,12 @@ static int acl_permission(struct task *t, const struct vfs_mount *mnt, const cha
 		return 0;
 	if (!acl_cached(st, &buf, &len)) {
 		buf = xmalloc(ACL_BYTES);
-		gofer_expect_identity(st->st_dev, st->st_ino);
-		long n = VFS_BE(v, getxattr, mnt->export, rel, ACL_XATTR, buf, ACL_BYTES);
-		gofer_expect_identity(0, 0);
+		long n = vfs_direct_acl(v, mnt, rel, st, buf, ACL_BYTES);
+		if (n == -EAGAIN) {
+			gofer_expect_identity(st->st_dev, st->st_ino);
+			n = VFS_BE(v, getxattr, mnt->export, rel, VFS_ACL_XATTR, buf, ACL_BYTES);
+			gofer_expect_identity(0, 0);
+		}
 		if (n == -ENODATA || n == -EOPNOTSUPP || n == 0) {
 			len = 0;
 		} else if (n < 0) {

@@ -47,6 +47,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "common/util.h"
@@ -132,6 +133,32 @@ fallback:
 	close(f);
 	*mnt = 0; /* (the gofer's fd, opened next, says its own) */
 	return -EAGAIN;
+}
+
+long vfs_direct_acl(struct vfs *v, const struct vfs_mount *m, const char *rel,
+		    const struct stat *st, void *buf, size_t size)
+{
+	if (!v->direct_owner || m->dev || m->export < 0 || (size_t)m->export >= v->ndroots ||
+	    v->droots[m->export] < 0 || !(S_ISREG(st->st_mode) || S_ISDIR(st->st_mode)))
+		return -EAGAIN;
+	struct open_how how = {
+		.flags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+	};
+	struct stat fst;
+	int f = (int)syscall(SYS_openat2, v->droots[m->export], *rel ? rel : ".", &how, sizeof how);
+	if (f < 0)
+		return -EAGAIN;
+	ssize_t n = -1;
+	int e = EAGAIN;
+	if (fstat(f, &fst) == 0 && fst.st_dev == st->st_dev && fst.st_ino == st->st_ino) {
+		n = fgetxattr(f, VFS_ACL_XATTR, buf, size);
+		e = errno;
+	}
+	close(f);
+	if (n >= 0)
+		return n;
+	return e == ENODATA || e == EOPNOTSUPP ? 0 : -EAGAIN;
 }
 
 /* A fresh stat of rel on a writable (or read-only) host-directory export m

@@ -1595,6 +1595,224 @@ int vfs_permission_obj(struct task *t, const struct stat *st, int mask)
 	return permission(t, 1, st, mask, 1);
 }
 
+/*
+ * POSIX ACLs of host files (red team 80). The rules above read the mode
+ * bits only, and root-run the gofer opens with the real override, so
+ * nothing else saw an access ACL: a host file 0644 with "user:1000:---"
+ * was read by --user 1000, and one whose group bits show a mask wider
+ * than the owning group's entry ("chmod 640; setfacl -m u:bob:rw": mode
+ * 0660, group r--) written by a member of its group. Linux consults the
+ * ACL for everyone but the owner when the group bits are not empty
+ * (acl_permission_check); so does this, after permission() granted by the
+ * mode bits, on the host ids the credentials act as. Rootless the gofer
+ * and the sentry's direct opens are the caller, whose own rights the
+ * host kernel checks ACLs included, and no other guest id acts as a host
+ * id: only root-run (full_identity) asks. The value is the sentry's own
+ * read through its read-only view of the export where it can open the file
+ * (vfs_direct_acl: 0755 directories, 0644 files), else the gofer's
+ * (GETXATTR of system.posix_acl_access, the one system.* name it reads,
+ * never sets), on the object checked (its identity), kept per inode and
+ * ctime (an ACL change moves ctime) in a table, absent ones too.
+ */
+#define ACL_SLOTS 16384
+#define ACL_BYTES 4096                /* GOFER_XATTR_MAX: 510 entries */
+
+struct acl_slot {
+	dev_t dev;
+	ino_t ino;
+	struct timespec ctim;
+	int used;
+	uint16_t len;                 /* 0: no ACL */
+	uint8_t *val;
+};
+static struct acl_slot acl_tab[ACL_SLOTS];
+static pthread_mutex_t acl_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct acl_slot *acl_slot_of(const struct stat *st)
+{
+	uint64_t h = ((uint64_t)st->st_dev * 0x9e3779b97f4a7c15ull) ^ (uint64_t)st->st_ino;
+	return &acl_tab[(h ^ (h >> 29)) % ACL_SLOTS];
+}
+
+/* 1 when the table knows st: *len (0 for no ACL) and, for an ACL, a copy
+ * of it in *val (the caller's to free) */
+static int acl_cached(const struct stat *st, uint8_t **val, size_t *len)
+{
+	int hit = 0;
+
+	pthread_mutex_lock(&acl_lock);
+	struct acl_slot *s = acl_slot_of(st);
+	if (s->used && s->dev == st->st_dev && s->ino == st->st_ino &&
+	    s->ctim.tv_sec == st->st_ctim.tv_sec && s->ctim.tv_nsec == st->st_ctim.tv_nsec) {
+		*len = s->len;
+		if (s->len) {
+			*val = xmalloc(s->len);
+			memcpy(*val, s->val, s->len);
+		}
+		hit = 1;
+	}
+	pthread_mutex_unlock(&acl_lock);
+	return hit;
+}
+
+static void acl_store(const struct stat *st, const uint8_t *val, size_t len)
+{
+	uint8_t *copy = len ? xmalloc(len) : NULL;
+
+	if (len)
+		memcpy(copy, val, len);
+	pthread_mutex_lock(&acl_lock);
+	struct acl_slot *s = acl_slot_of(st);
+	free(s->val);
+	*s = (struct acl_slot){ .dev = st->st_dev, .ino = st->st_ino, .ctim = st->st_ctim,
+				.used = 1, .len = (uint16_t)len, .val = copy };
+	pthread_mutex_unlock(&acl_lock);
+}
+
+/* Is the task (fs ids, as host ids) in host group hg? */
+static int acl_in_group(struct task *t, const struct idmap *m, gid_t hg)
+{
+	const struct cred *c = &t->cred;
+	gid_t g = idmap_cred_gid_to_host(m, c->fsgid);
+
+	if (hg == (gid_t)-1)
+		return 0;
+	if (g != (gid_t)-1 && g == hg)
+		return 1;
+	if (c->groups)
+		for (int i = 0; i < c->groups->n; i++) {
+			g = idmap_cred_gid_to_host(m, c->groups->g[i]);
+			if (g != (gid_t)-1 && g == hg)
+				return 1;
+		}
+	return 0;
+}
+
+/* Linux's posix_acl_permission for a task that is not the owner, on the
+ * value's little-endian entries (version 2; tag, perm: u16, id: u32, in
+ * the kernel's order). 0 or -EACCES (a malformed value denies). */
+static int acl_eval(struct task *t, const struct idmap *m, const struct stat *st,
+		    const uint8_t *a, size_t n, int want)
+{
+	uid_t hu = idmap_cred_uid_to_host(m, t->cred.fsuid);
+	size_t cnt = n >= 4 ? (n - 4) / 8 : 0;
+	int found = 0;
+	size_t i;
+
+	if (n < 4 || (n - 4) % 8 || (a[0] | a[1] << 8 | a[2] << 16 | (uint32_t)a[3] << 24) != 2)
+		return -EACCES;
+#define ACL_TAG(i) (a[4 + 8 * (i)] | a[5 + 8 * (i)] << 8)
+#define ACL_PERM(i) (a[6 + 8 * (i)] | a[7 + 8 * (i)] << 8)
+#define ACL_ID(i) ((uint32_t)a[8 + 8 * (i)] | (uint32_t)a[9 + 8 * (i)] << 8 | \
+		   (uint32_t)a[10 + 8 * (i)] << 16 | (uint32_t)a[11 + 8 * (i)] << 24)
+	for (i = 0; i < cnt; i++) {
+		int perm = ACL_PERM(i);
+		switch (ACL_TAG(i)) {
+		case 0x01: /* ACL_USER_OBJ: the owner's, decided by permission() */
+			break;
+		case 0x02: /* ACL_USER */
+			if (hu != (uid_t)-1 && ACL_ID(i) == hu)
+				goto mask;
+			break;
+		case 0x04: /* ACL_GROUP_OBJ */
+			if (acl_in_group(t, m, idmap_view_gid_to_host(m, st->st_gid))) {
+				found = 1;
+				if ((perm & want) == want)
+					goto mask;
+			}
+			break;
+		case 0x08: /* ACL_GROUP */
+			if (acl_in_group(t, m, (gid_t)ACL_ID(i))) {
+				found = 1;
+				if ((perm & want) == want)
+					goto mask;
+			}
+			break;
+		case 0x10: /* ACL_MASK */
+			break;
+		case 0x20: /* ACL_OTHER */
+			if (found)
+				return -EACCES;
+			return (perm & want) == want ? 0 : -EACCES;
+		default:
+			return -EACCES;
+		}
+	}
+	return -EACCES;
+mask:
+	for (size_t j = i + 1; j < cnt; j++)
+		if (ACL_TAG(j) == 0x10)
+			return (ACL_PERM(i) & ACL_PERM(j) & want) == want ? 0 : -EACCES;
+	return (ACL_PERM(i) & want) == want ? 0 : -EACCES;
+#undef ACL_TAG
+#undef ACL_PERM
+#undef ACL_ID
+}
+
+/* The ACL check of the object st of mount mnt at export path rel, after
+ * the mode bits granted mask (0 or -EACCES). */
+static int acl_permission(struct task *t, const struct vfs_mount *mnt, const char *rel,
+			  const struct stat *st, int mask)
+{
+	struct vfs *v = t->sb ? t->sb->vfs : NULL;
+	struct stat vbuf;
+	const struct stat *cst = st;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	if (!v || !mask || !t->sb->idmap.full_identity || !mnt || !(st->st_mode & S_IRWXG) ||
+	    S_ISLNK(st->st_mode) || own_file(t, &cst, &vbuf) || sealed_file(v, st) ||
+	    owner_class(t, &t->cred, t->cred.fsuid, t->cred.fsgid, st, 1) == 2)
+		return 0;
+	if (!acl_cached(st, &buf, &len)) {
+		buf = xmalloc(ACL_BYTES);
+		long n = vfs_direct_acl(v, mnt, rel, st, buf, ACL_BYTES);
+		if (n == -EAGAIN) {
+			gofer_expect_identity(st->st_dev, st->st_ino);
+			n = VFS_BE(v, getxattr, mnt->export, rel, VFS_ACL_XATTR, buf, ACL_BYTES);
+			gofer_expect_identity(0, 0);
+		}
+		if (n == -ENODATA || n == -EOPNOTSUPP || n == 0) {
+			len = 0;
+		} else if (n < 0) {
+			free(buf);
+			return n == -ENOENT || n == -ESTALE ? -ENOENT : -EACCES;
+		} else {
+			len = (size_t)n;
+		}
+		acl_store(st, buf, len);
+	}
+	r = len ? acl_eval(t, &t->sb->idmap, st, buf, len, mask & (MAY_READ | MAY_WRITE | MAY_EXEC)) : 0;
+	free(buf);
+	return r;
+}
+
+int vfs_permission_node(struct task *t, const struct vfs_node *n, int mask)
+{
+	int r = vfs_permission(t, &n->st, mask);
+
+	if (r < 0 || n->kind != VN_BACKEND || !n->exists)
+		return r;
+	return acl_permission(t, n->mnt, n->rel, &n->st, mask);
+}
+
+int vfs_permission_parent(struct task *t, const struct vfs_node *n, int mask)
+{
+	int r = vfs_permission(t, &n->pst, mask);
+
+	if (r < 0 || n->kind != VN_BACKEND || n->mroot)
+		return r;
+	char *rel = xstrdup(n->rel), *slash = strrchr(rel, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		*rel = '\0';
+	r = acl_permission(t, n->mnt, rel, &n->pst, mask);
+	free(rel);
+	return r;
+}
+
 static int owner_of(struct task *t, const struct stat *st, int fowner)
 {
 	struct stat vbuf;
@@ -2789,7 +3007,7 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 	 * a directory fd it can list (red-team round 4: getdents on an O_PATH
 	 * fd listed a 0700 directory). */
 	if ((flags & O_PATH) && n->exists && n->kind == VN_BACKEND) {
-		if (S_ISDIR(n->st.st_mode) && (!t || vfs_permission(t, &n->st, MAY_READ) == 0)) {
+		if (S_ISDIR(n->st.st_mode) && (!t || vfs_permission_node(t, n, MAY_READ) == 0)) {
 			/* marked O_DSYNC (F_SETFL cannot clear it; a guest's own
 			 * directory open never has it, below): getdents on it is
 			 * EBADF as on Linux's O_PATH fd, whoever holds it — red
@@ -3761,7 +3979,7 @@ int vfs_open_exec_id(struct task *t, int dirfd, const char *path, int atflags, i
 		r = -EACCES; /* a device node the guest made too: not a regular file */
 		goto out;
 	}
-	r = vfs_permission(t, &n->st, MAY_EXEC);
+	r = vfs_permission_node(t, n, MAY_EXEC);
 	if (r < 0)
 		goto out;
 	/* a sealed program (mode 0711: others may run it, not read it): the
@@ -3775,7 +3993,7 @@ int vfs_open_exec_id(struct task *t, int dirfd, const char *path, int atflags, i
 	 * loader maps it all the same, so its process must not be dumpable
 	 * (red team 19: a process of the same ids read its text with
 	 * process_vm_readv and /proc/<pid>/maps; Linux refuses both) */
-	noread = unreadable && vfs_permission(t, &n->st, MAY_READ) < 0;
+	noread = unreadable && vfs_permission_node(t, n, MAY_READ) < 0;
 	if (n->kind == VN_FD) {
 		/* the guest's own file: through the link, or the dirfd */
 		r = mfd >= 0 ? mfd : task_getfd(t, dirfd);
@@ -3847,7 +4065,7 @@ int vfs_check_dir(struct task *t, const char *path, char *canon, size_t canonlen
 	int r = vfs_walk(v, t, AT_FDCWD, path, WALK_DIRECTORY, n);
 
 	if (r == 0)
-		r = vfs_permission(t, &n->st, MAY_EXEC);
+		r = vfs_permission_node(t, n, MAY_EXEC);
 	if (r == 0 && canon) {
 		if (strlen(n->path) >= canonlen)
 			r = -ENAMETOOLONG;

@@ -107,6 +107,13 @@ int vfs_direct_absent_at(struct vfs *v, const struct vfs_mount *m, int dfd, cons
 			 struct stat *st);
 int vfs_direct_restat(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		      const struct stat *cst, struct stat *st);
+/* The access ACL (VFS_ACL_XATTR) of rel, a regular file or directory whose
+ * walk stat is st, read by the sentry itself where its stats show the host's
+ * ids (v->direct_owner): the value's length in buf (0: none), or -EAGAIN
+ * (ask the gofer) */
+#define VFS_ACL_XATTR "system.posix_acl_access"
+long vfs_direct_acl(struct vfs *v, const struct vfs_mount *m, const char *rel,
+		    const struct stat *st, void *buf, size_t size);
 /* The sentry's own listing of a directory (fs/directfs.c): can it list
  * directories of m (1/0), and each regular file and subdirectory of dir
  * with its lstat (host ids, as the gofer's DIRSTAT gives them) passed to

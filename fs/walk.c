@@ -303,7 +303,7 @@ int vfs_walk(struct vfs *v, struct task *t, int dirfd, const char *path,
 			r = -ENOTDIR;
 			goto out;
 		}
-		r = vfs_permission(t, &w->cur.st, MAY_EXEC);
+		r = vfs_permission_node(t, &w->cur, MAY_EXEC);
 		if (r < 0)
 			goto out;
 

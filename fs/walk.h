@@ -235,6 +235,11 @@ int vfs_node_open(struct vfs *v, struct task *t, const struct vfs_node *n,
 #define MAY_WRITE 2
 #define MAY_READ  4
 int vfs_permission(struct task *t, const struct stat *st, int mask);
+/* vfs_permission, then, root-run, the host file's POSIX access ACL
+ * (fs/vfs.c acl_permission): of the node n, or of its parent directory
+ * (n->pst). */
+int vfs_permission_node(struct task *t, const struct vfs_node *n, int mask);
+int vfs_permission_parent(struct task *t, const struct vfs_node *n, int mask);
 /* The same with the real ids (access(2) without AT_EACCESS). */
 int vfs_permission_real(struct task *t, const struct stat *st, int mask);
 /* The check of a kernel object the guest made (a memfd, a pipe: st its

@@ -107,7 +107,7 @@ static int resolve(struct sandbox *sb, struct task *t, int bind_, int type,
 		if (r == 0 && !S_ISSOCK(node->st.st_mode))
 			r = -ECONNREFUSED;
 		if (r == 0)
-			r = vfs_permission(t, &node->st, MAY_WRITE);
+			r = vfs_permission_node(t, node, MAY_WRITE);
 	}
 	uint64_t gen = 0;
 	int btype = 0;

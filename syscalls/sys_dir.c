@@ -384,7 +384,7 @@ static long dir_enter_ok(struct task *t, const struct vfs_node *n)
 {
 	if (n->kind == VN_FD || !S_ISDIR(n->st.st_mode))
 		return -ENOTDIR;
-	return vfs_permission(t, &n->st, MAY_EXEC);
+	return vfs_permission_node(t, n, MAY_EXEC);
 }
 
 static long set_cwd(struct sc_call *c, const struct vfs_node *n, int hostfd)

@@ -275,7 +275,7 @@ static long open_tmpfile(struct sc_call *c, int dirfd, const char *path, int fla
 	r = vfs_mount_write_err(n->mnt);
 	if (r < 0)
 		return r;
-	r = vfs_permission(c->task, &n->st, MAY_WRITE | MAY_EXEC);
+	r = vfs_permission_node(c->task, n, MAY_WRITE | MAY_EXEC);
 	if (r < 0)
 		return r;
 	mode = mode & 07777 & ~fs_umask(c->task);
@@ -419,7 +419,7 @@ again:
 			return vfs_proc_create_err(n->mnt);
 		r = vfs_mount_write_err(n->mnt);
 		if (r == 0)
-			r = vfs_permission(t, &n->pst, MAY_WRITE | MAY_EXEC);
+			r = vfs_permission_parent(t, n, MAY_WRITE | MAY_EXEC);
 		if (r < 0 && (wf & WALK_CREATE_GUESS) && n->kind == VN_BACKEND) {
 			/* perhaps a guess (WALK_CREATE_GUESS): an existing name
 			 * would not be refused so (Linux: EEXIST, or the file
@@ -512,7 +512,7 @@ again:
 				return -EROFS;
 		}
 		if (!S_ISLNK(n->st.st_mode)) {
-			r = vfs_permission(t, &n->st, mask);
+			r = vfs_permission_node(t, n, mask);
 			if (r < 0)
 				return r;
 		}
@@ -789,7 +789,7 @@ static long do_faccessat(struct sc_call *c, int dirfd, const char *path, int mod
 	int mask = ((mode & R_OK) ? MAY_READ : 0) | ((mode & W_OK) ? MAY_WRITE : 0) |
 		   ((mode & X_OK) ? MAY_EXEC : 0);
 	if (flags & AT_EACCESS)
-		return vfs_permission(c->task, &n->st, mask);
+		return vfs_permission_node(c->task, n, mask);
 	return vfs_permission_real(c->task, &n->st, mask);
 }
 
@@ -883,7 +883,7 @@ static int create_lookup(struct sc_call *c, int dirfd, const char *path, int isd
 	r = vfs_mount_write_err((*n)->mnt);
 	if (r < 0)
 		return r;
-	return vfs_permission(c->task, &(*n)->pst, MAY_WRITE | MAY_EXEC);
+	return vfs_permission_parent(c->task, (*n), MAY_WRITE | MAY_EXEC);
 }
 
 /* The gofer makes, removes, renames or links a name only in the directory
@@ -1123,7 +1123,7 @@ int fs_may_delete(struct task *t, const struct vfs_node *n, int isdir)
 		return -ENOENT;
 	if (n->kind != VN_BACKEND || n->mroot)                     /* 2 */
 		return -EBUSY;
-	r = vfs_permission(t, &n->pst, MAY_WRITE | MAY_EXEC);      /* 3 */
+	r = vfs_permission_parent(t, n, MAY_WRITE | MAY_EXEC);      /* 3 */
 	if (r < 0)
 		return r;
 	if ((n->pst.st_mode & S_ISVTX) && !vfs_owner(t, &n->st) &&  /* 4 */
@@ -1305,7 +1305,7 @@ static long renameat2_once(struct sc_call *c, int odfd, const char *opath, int n
 		if (r < 0)
 			return r;
 	} else {
-		r = vfs_permission(t, &nn->pst, MAY_WRITE | MAY_EXEC);
+		r = vfs_permission_parent(t, nn, MAY_WRITE | MAY_EXEC);
 		if (r < 0)
 			return r;
 	}
@@ -1332,12 +1332,12 @@ static long renameat2_once(struct sc_call *c, int odfd, const char *opath, int n
 	 * root's 0755 directory out of a world-writable one into another. */
 	if (o->pst.st_dev != nn->pst.st_dev || o->pst.st_ino != nn->pst.st_ino) {
 		if (odir) {
-			r = vfs_permission(t, &o->st, MAY_WRITE);
+			r = vfs_permission_node(t, o, MAY_WRITE);
 			if (r < 0)
 				return r;
 		}
 		if ((flags & RENAME_EXCHANGE) && S_ISDIR(nn->st.st_mode)) {
-			r = vfs_permission(t, &nn->st, MAY_WRITE);
+			r = vfs_permission_node(t, nn, MAY_WRITE);
 			if (r < 0)
 				return r;
 		}
@@ -1442,7 +1442,7 @@ static long linkat_once(struct sc_call *c, int odfd, const char *opath, int ndfd
 		r = vfs_mount_write_err(nn->mnt);
 		if (r < 0)
 			return r;
-		r = vfs_permission(c->task, &nn->pst, MAY_WRITE | MAY_EXEC);
+		r = vfs_permission_parent(c->task, nn, MAY_WRITE | MAY_EXEC);
 		if (r < 0)
 			return r;
 		/* protected_hardlinks as below (may_linkat): before red team 13
@@ -1469,7 +1469,7 @@ static long linkat_once(struct sc_call *c, int odfd, const char *opath, int ndfd
 	r = vfs_mount_write_err(nn->mnt);
 	if (r < 0)
 		return r;
-	r = vfs_permission(c->task, &nn->pst, MAY_WRITE | MAY_EXEC);
+	r = vfs_permission_parent(c->task, nn, MAY_WRITE | MAY_EXEC);
 	if (r < 0)
 		return r;
 	if (S_ISDIR(o->st.st_mode))
@@ -1482,7 +1482,7 @@ static long linkat_once(struct sc_call *c, int odfd, const char *opath, int ndfd
 		 * and write; guest root owns host files only as their owner */
 		mode_t m = o->st.st_mode;
 		if (!S_ISREG(m) || (m & S_ISUID) || (m & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP) ||
-		    vfs_permission(c->task, &o->st, MAY_READ | MAY_WRITE) < 0)
+		    vfs_permission_node(c->task, o, MAY_READ | MAY_WRITE) < 0)
 			return -EPERM;
 	}
 	/* the object checked, from the directory its walk went through, into
@@ -1888,7 +1888,7 @@ long sys_truncate(struct sc_call *c)
 	r = vfs_mount_write_err(n->mnt);
 	if (r < 0)
 		return r;
-	r = vfs_permission(c->task, &n->st, MAY_WRITE);
+	r = vfs_permission_node(c->task, n, MAY_WRITE);
 	if (r < 0)
 		return r;
 	if (task_text_busy(c->sb, n->st.st_dev, n->st.st_ino))
@@ -1960,7 +1960,7 @@ static long do_utimens(struct sc_call *c, int dirfd, const char *path, int null_
 	if (!vfs_owner(c->task, &n->st)) {
 		if (!now)
 			return -EPERM;
-		r = vfs_permission(c->task, &n->st, MAY_WRITE);
+		r = vfs_permission_node(c->task, n, MAY_WRITE);
 		if (r < 0)
 			return r;
 	}
@@ -2093,7 +2093,7 @@ static long add_watch(struct sc_call *c)
 		if (r && (mask & IN_ONLYDIR) && !S_ISDIR(n->st.st_mode))
 			return -ENOTDIR;
 	}
-	r = vfs_permission(c->task, &n->st, MAY_READ);
+	r = vfs_permission_node(c->task, n, MAY_READ);
 	if (r < 0)
 		return r;
 	if (n->kind != VN_BACKEND)

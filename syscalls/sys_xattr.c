@@ -208,7 +208,7 @@ static long xattr_node(struct sc_call *c, const struct vfs_node *n, const struct
 		return write ? -EPERM : -ENODATA;
 	}
 	if (x->op == X_GET || write) {
-		r = vfs_permission(t, &n->st, write ? MAY_WRITE : MAY_READ);
+		r = vfs_permission_node(t, n, write ? MAY_WRITE : MAY_READ);
 		if (r)
 			return r;
 	}

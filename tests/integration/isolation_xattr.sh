@@ -124,6 +124,66 @@ os.setxattr(sys.argv[2], 'user.x', b'cow'); print(os.getxattr(sys.argv[2], 'user
 expect_eq ro_bind_erofs_cow_in_upper "$out|$(hx "$H/ro/f" user.x)|$(hx "$H/cow/f" user.x)" "EROFS
 cow|errno 61|errno 61"
 
+# ---- negative: a host file's POSIX ACL holds for the guest's users ----
+# Root-run the gofer opens with host root's override and the sentry's checks
+# read the mode bits only: before red team 80, --user 1000 read a 0644 file
+# whose ACL denies uid 1000 ("user:1000:---"), wrote and truncated a file
+# whose group bits show the ACL mask (rw) where the owning group's entry is
+# r-- ("chmod 640; setfacl -m u:4242:rw": mode 0660), and read beneath a
+# directory whose ACL denies it search. Natively uid 1000 gets EACCES on each.
+# Rootless the host kernel checks the caller's own rights, ACLs included.
+A=$T_TMP/acl
+acl() { $PY -c "
+import os, struct, sys
+b = struct.pack('<I', 2)
+for e in sys.argv[2:]:
+    t, p, i = e.split(':'); b += struct.pack('<HHI', int(t, 16), int(p), int(i))
+os.setxattr(sys.argv[1], 'system.posix_acl_access', b)" "$@"; }
+O=4294967295
+mkdir -p "$A/dir" && chmod 755 "$A" "$A/dir"
+for f in deny mask plain dir/g; do echo "host $f" >"$A/$f"; chmod 644 "$A/$f"; done
+chown 0:1000 "$A/mask" && chmod 640 "$A/mask"
+if [ "$(id -u)" != 0 ]; then
+	skip acl_holds_for_guest_users "root-run only (rootless the host kernel checks the caller)"
+elif ! acl "$A/deny" 1:6:$O 2:0:1000 4:4:$O 10:4:$O 20:4:$O 2>/dev/null; then
+	skip acl_holds_for_guest_users "no POSIX ACLs on $T_TMP's file system"
+else
+	acl "$A/mask" 1:6:$O 2:6:4242 4:4:$O 10:6:$O 20:0:$O
+	acl "$A/dir" 1:7:$O 2:0:1000 4:5:$O 10:5:$O 20:5:$O
+	out=$(moat run --user 1000:1000 --bind "$A:/a:rw" -- $PY -c "
+import os, errno
+def t(name, f):
+    try: f(); print(name, 'ok')
+    except OSError as e: print(name, errno.errorcode[e.errno])
+t('deny', lambda: open('/a/deny').read())
+t('mask_r', lambda: open('/a/mask').read())
+t('mask_w', lambda: open('/a/mask', 'r+').write('guest'))
+t('mask_trunc', lambda: os.truncate('/a/mask', 0))
+t('dir_file', lambda: open('/a/dir/g').read())
+t('dir_list', lambda: os.listdir('/a/dir'))
+t('plain', lambda: open('/a/plain').read())
+" </dev/null 2>&1)
+	expect_eq acl_holds_for_guest_users "$(tr '\n' ' ' <<<"$out")|$(cat "$A/mask")" \
+		"deny EACCES mask_r ok mask_w EACCES mask_trunc EACCES dir_file EACCES dir_list EACCES plain ok |host mask"
+	# the read-only bind (the sentry's own direct opens) and a cow bind
+	# (overlayfs shows the lower file's ACL) too
+	for k in ro cow; do
+		out=$(moat run --user 1000:1000 --bind "$A:/a:$k" -- $PY -c "
+import os, errno
+def t(name, f):
+    try: f(); print(name, 'ok')
+    except OSError as e: print(name, errno.errorcode[e.errno])
+t('deny', lambda: open('/a/deny').read())
+t('mask_w', lambda: open('/a/mask', 'r+').write('guest'))
+t('dir_file', lambda: open('/a/dir/g').read())
+t('plain', lambda: open('/a/plain').read())
+" </dev/null 2>&1)
+		want="deny EACCES mask_w EACCES dir_file EACCES plain ok "
+		[ $k = ro ] && want="deny EACCES mask_w EROFS dir_file EACCES plain ok "
+		expect_eq "acl_holds_for_guest_users_$k" "$(tr '\n' ' ' <<<"$out")|$(cat "$A/mask")" "$want|host mask"
+	done
+fi
+
 # ---- sanity: user.* on every kind of mount ----
 if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/xattr" ]; then
 	for where in /rw /cow /tmp /etc; do

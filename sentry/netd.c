@@ -64,6 +64,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/epoll.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
@@ -1420,10 +1422,72 @@ static int addr_local(const struct netpol_addr *a)
 	return local;
 }
 
+/* The host's routing's own word (red team 79): the source compare above
+ * misses a local route whose source is another address — an AnyIP prefix
+ * (`ip route add local 203.0.114.0/24 dev lo src 198.51.100.1`; IPv6's
+ * `ip -6 route add local 2001:db8:99::/64 dev lo`, whose source is an
+ * interface's address) —, through which the guest reached the host's
+ * wildcard services under allow=0.0.0.0/0,::/0. An RTM_GETROUTE for the
+ * destination on netd's NETLINK_ROUTE socket (made before it confines
+ * itself; a query, no capability) answers the route's type: local,
+ * broadcast (delivered to the host too) and anycast (IPv6's subnet-router
+ * anycast on a forwarding host) are the host. 1 such, 0 not, -1 no answer
+ * (no socket, an error reply): the source compare decides then. */
+static int g_rtnl = -1;
+
+static int route_local(const struct netpol_addr *a)
+{
+	if (g_rtnl < 0)
+		return -1;
+	static uint32_t seq;
+	size_t alen = a->family == AF_INET ? 4 : 16;
+	struct {
+		struct nlmsghdr n;
+		struct rtmsg r;
+		struct rtattr ra;
+		uint8_t addr[16];
+	} q;
+	memset(&q, 0, sizeof q);
+	q.n.nlmsg_len = (uint32_t)(NLMSG_LENGTH(sizeof q.r) + RTA_LENGTH(alen));
+	q.n.nlmsg_type = RTM_GETROUTE;
+	q.n.nlmsg_flags = NLM_F_REQUEST;
+	q.n.nlmsg_seq = ++seq;
+	q.r.rtm_family = (uint8_t)a->family;
+	q.r.rtm_dst_len = (uint8_t)(alen * 8);
+	q.ra.rta_type = RTA_DST;
+	q.ra.rta_len = (unsigned short)RTA_LENGTH(alen);
+	memcpy(q.addr, a->a, alen);
+	if (sendto(g_rtnl, &q, q.n.nlmsg_len, 0, NULL, 0) != (ssize_t)q.n.nlmsg_len)
+		return -1;
+	union {
+		struct nlmsghdr n;
+		uint8_t b[4096];
+	} rep;
+	for (;;) {
+		ssize_t n = recvfrom(g_rtnl, &rep, sizeof rep, 0, NULL, NULL);
+		if (n < (ssize_t)sizeof(struct nlmsghdr) || !NLMSG_OK(&rep.n, (size_t)n))
+			return -1;
+		if (rep.n.nlmsg_seq != seq)
+			continue; /* an answer to an earlier, abandoned question */
+		if (rep.n.nlmsg_type != RTM_NEWROUTE || rep.n.nlmsg_len < NLMSG_LENGTH(sizeof(struct rtmsg)))
+			return -1; /* NLMSG_ERROR: no route (ENETUNREACH), or refused */
+		uint8_t t = ((struct rtmsg *)NLMSG_DATA(&rep.n))->rtm_type;
+		return t == RTN_LOCAL || t == RTN_BROADCAST || t == RTN_ANYCAST;
+	}
+}
+
+/* the routing's answer when there is one (it covers the host's own
+ * addresses too: RTN_LOCAL), else the source compare */
+static int one_local(const struct netpol_addr *a)
+{
+	int r = route_local(a);
+	return r >= 0 ? r : addr_local(a);
+}
+
 static int host_local(const struct netpol_addr *a)
 {
 	struct netpol_addr v4;
-	return addr_local(a) || (netpolicy_embedded_v4(a, &v4) && addr_local(&v4));
+	return one_local(a) || (netpolicy_embedded_v4(a, &v4) && one_local(&v4));
 }
 
 static int serve_one(int chan, struct netpolicy *pol)
@@ -1727,6 +1791,8 @@ pid_t netd_start(const struct netpolicy *pol, int broker, int *chan_out, char *e
 		live_init(pd);
 		if (pd >= 0)
 			close(pd);
+		/* the host's routing, asked for the route's type (route_local) */
+		g_rtnl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 		if (priv_drop_caps() < 0 || confine_netd(chan, dchan, g_broker) < 0) {
 			fprintf(stderr, "moat-netd: cannot confine itself\n");
 			_exit(1);

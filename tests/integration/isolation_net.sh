@@ -498,16 +498,24 @@ netd_socket_unix_bind_race() {
 	esac
 }
 
-# A rule naming the unspecified address (0.0.0.0, [::]: read as "any
-# address" by many) does not give the guest the host's loopback, which is
-# where a connect or send to it goes from moat-netd's unbound sockets
-# (127.0.0.1, ::1): the policy decides on the loopback it reaches
-# (netpolicy.c reached; red team 79: the host's dual-stack [::] TCP and UDP
-# servers answered 0.0.0.0, ::ffff:0.0.0.0 and :: through such a rule). The
-# guest's own loopback answers instead (refused; its datagrams stay there).
-# Natively every one reaches the server. RUN: in_outer or env.
-unspecified_not_host_loopback() {
-	local name=$1 run=$2 tp up out
+# dualstack_srv RUN: a host TCP and a UDP server on [::] (IPv4 too, as
+# v4-mapped) in RUN's namespace; $T_TMP/unspec.ports holds "TCPPORT UDPPORT",
+# $T_TMP/unspec.got a line per connection ("tcp") and datagram.
+# DS_PROBE TCPPORT UDPPORT ADDR...: connect to and send a datagram to each
+# address ("ADDR TCP-RESULT UDP-RESULT" lines: the banner or the errno name).
+DS_PROBE='import socket, sys, errno
+tp, up = int(sys.argv[1]), int(sys.argv[2])
+for a in sys.argv[3:]:
+    fam = socket.AF_INET6 if ":" in a else socket.AF_INET
+    s = socket.socket(fam); s.settimeout(3)
+    try: s.connect((a, tp)); r = s.recv(100).decode().strip()
+    except OSError as e: r = errno.errorcode.get(e.errno, str(e))
+    u = socket.socket(fam, socket.SOCK_DGRAM)
+    try: u.sendto(b"udp " + a.encode(), (a, up)); w = "sent"
+    except OSError as e: w = errno.errorcode.get(e.errno, str(e))
+    print(a, r, w)'
+dualstack_srv() {
+	local run=$1
 	rm -f "$T_TMP/unspec.ports" "$T_TMP/unspec.got"
 	"$run" "$PY" -c '
 import socket, sys, os, threading
@@ -524,19 +532,22 @@ while True:
 		"$T_TMP/unspec.ports" "$T_TMP/unspec.got" </dev/null >/dev/null 2>&1 &
 	at_exit "kill -9 $!"
 	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/unspec.ports" ] && break; sleep 0.1; done
+}
+
+# A rule naming the unspecified address (0.0.0.0, [::]: read as "any
+# address" by many) does not give the guest the host's loopback, which is
+# where a connect or send to it goes from moat-netd's unbound sockets
+# (127.0.0.1, ::1): the policy decides on the loopback it reaches
+# (netpolicy.c reached; red team 79: the host's dual-stack [::] TCP and UDP
+# servers answered 0.0.0.0, ::ffff:0.0.0.0 and :: through such a rule). The
+# guest's own loopback answers instead (refused; its datagrams stay there).
+# Natively every one reaches the server. RUN: in_outer or env.
+unspecified_not_host_loopback() {
+	local name=$1 run=$2 tp up out
+	dualstack_srv "$run"
 	read -r tp up <"$T_TMP/unspec.ports"
-	local probe='import socket, sys, errno
-tp, up = int(sys.argv[1]), int(sys.argv[2])
-for fam, a in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::ffff:0.0.0.0"), (socket.AF_INET6, "::")):
-    s = socket.socket(fam); s.settimeout(10)
-    try: s.connect((a, tp)); r = s.recv(100).decode().strip()
-    except OSError as e: r = errno.errorcode.get(e.errno, str(e))
-    u = socket.socket(fam, socket.SOCK_DGRAM)
-    try: u.sendto(b"udp " + a.encode(), (a, up)); w = "sent"
-    except OSError as e: w = errno.errorcode.get(e.errno, str(e))
-    print(a, r, w)'
 	out=$("$run" timeout 60 "$MOAT" run --net "allow=0.0.0.0:$tp,0.0.0.0:$up/udp,[::]:$tp,[::]:$up/udp" -- \
-		"$PY" -c "$probe" "$tp" "$up" </dev/null 2>&1 | tr '\n' ' ')
+		"$PY" -c "$DS_PROBE" "$tp" "$up" 0.0.0.0 ::ffff:0.0.0.0 :: </dev/null 2>&1 | tr '\n' ' ')
 	sleep 0.3
 	if [ -s "$T_TMP/unspec.got" ]; then
 		fail "$name" "the host's server got: $(sort "$T_TMP/unspec.got" | uniq -c | tr '\n' ' ') ($out)"
@@ -544,7 +555,7 @@ for fam, a in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::ffff:0.0.0.0"),
 		expect_eq "$name" "$out" "0.0.0.0 ECONNREFUSED sent ::ffff:0.0.0.0 ECONNREFUSED sent :: ECONNREFUSED sent "
 	fi
 	# the server answers a rule naming the loopback it reaches
-	out=$("$run" timeout 60 "$MOAT" run --net "allow=127.0.0.1:$tp" -- "$PY" -c "$probe" "$tp" "$up" </dev/null 2>&1 |
+	out=$("$run" timeout 60 "$MOAT" run --net "allow=127.0.0.1:$tp" -- "$PY" -c "$DS_PROBE" "$tp" "$up" 0.0.0.0 </dev/null 2>&1 |
 		head -1)
 	SANITY=1 expect_eq "${name}_loopback_rule" "$out" "0.0.0.0 HOST-BANNER sent"
 }
@@ -746,6 +757,32 @@ expect_eq allowall_private "$(get a3 10.200.0.2 "$fport" "" --net allow=0.0.0.0/
 expect_eq allowall_v4mapped_private "$(get a4 ::ffff:10.200.0.2 "$fport" "" --net allow=::/0,0.0.0.0/0)" \
 	"$(echo ENETUNREACH)"
 unspecified_not_host_loopback unspecified_rule_not_host_loopback in_outer
+# Local routes the host's source choice does not show (red team 79): an
+# AnyIP prefix with another source address, IPv6's local prefix (the source
+# is an interface's address) and the subnet-router anycast of a forwarding
+# host are the host too: moat-netd asks the routing for the route's type
+# (netd.c route_local). On main the dual-stack server got the guest's
+# connects and datagrams through all three (the anycast one UDP only).
+in_outer ip route add local 203.0.114.0/24 dev lo src 10.200.0.1
+in_outer ip -6 route add local 2001:db8:99::/64 dev lo
+in_outer ip -6 addr add 2001:db8:7::1/64 dev vo nodad
+in_outer sysctl -qw net.ipv6.conf.all.forwarding=1
+dualstack_srv in_outer
+read -r tp up <"$T_TMP/unspec.ports"
+local_routes="203.0.114.5 2001:db8:99::5 2001:db8:7::"
+out=$(in_outer timeout 60 "$MOAT" run --net allow=0.0.0.0/0,::/0 -- "$PY" -c "$DS_PROBE" "$tp" "$up" $local_routes </dev/null 2>&1 | tr '\n' ' ')
+sleep 0.3
+if [ -s "$T_TMP/unspec.got" ]; then
+	fail allowall_host_local_routes "the host's server got: $(sort "$T_TMP/unspec.got" | uniq -c | tr '\n' ' ') ($out)"
+else
+	expect_eq allowall_host_local_routes "$out" "203.0.114.5 ENETUNREACH ENETUNREACH \
+2001:db8:99::5 ENETUNREACH ENETUNREACH 2001:db8:7:: ENETUNREACH ENETUNREACH "
+fi
+in_outer "$PY" -c "$DS_PROBE" "$tp" "$up" $local_routes >/dev/null 2>&1
+sleep 0.3
+if [ "$(grep -c . "$T_TMP/unspec.got" 2>/dev/null)" -ge 5 ]; then ok_sanity host_local_routes_answer_natively
+else fail host_local_routes_answer_natively "$(cat "$T_TMP/unspec.got" 2>/dev/null | tr '\n' ' ')"; fi
+in_outer sysctl -qw net.ipv6.conf.all.forwarding=0
 
 # IPv6: the host's ::1 and link-local fe80:: stay out of reach under ::/0.
 cat >"$T_TMP/probe6.py" <<'EOF'

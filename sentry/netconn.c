@@ -1749,4 +1749,22 @@ void netconn_selftest(void)
 		if (sfd >= 0)
 			close(sfd);
 	}
+	/* an option with a host-wide effect (UDP_ENCAP 0: a pass-through
+	 * encapsulation, which still turns the host's static key on), on the
+	 * guest's own socket that netd would otherwise set it on (red team 79) */
+	if (g_guest_sock >= 0) {
+		struct netd_req q;
+		memset(&q, 0, sizeof q);
+		q.op = NETD_SETSOCKOPT;
+		q.nopts = 1;
+		q.opts[0].level = IPPROTO_UDP;
+		q.opts[0].name = 100; /* UDP_ENCAP */
+		int val = 0, sfd = -1;
+		struct netd_rep rep;
+		long r = ask_netd_with(&q, &val, sizeof val, g_guest_sock, &rep, &sfd);
+		fprintf(stderr, "confinement-probe netd_setsockopt_udp_encap: %s (%s)\n",
+			r == 0 && !rep.err ? "ALLOWED" : "refused", strerror(r < 0 ? (int)-r : rep.err));
+		if (sfd >= 0)
+			close(sfd);
+	}
 }

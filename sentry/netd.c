@@ -89,6 +89,19 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
 
+/* Options that act on the whole host whatever the socket's namespace (a
+ * host-wide static key turned on for good: UDP_ENCAP's udp_encap_needed_key,
+ * TCP_TX_DELAY's tcp_tx_delay_enabled), which the sentry refuses to the
+ * guest on every socket (netconn.c sys_setsockopt) and never asks for: EPERM
+ * here too, so that a compromised sentry cannot have them set on a socket
+ * of the guest's namespace (red team 79; its own filter allows setsockopt
+ * only at SOL_SOCKET). */
+static int option_hostwide(int level, int name)
+{
+	return ((level == IPPROTO_UDP || level == IPPROTO_UDPLITE) && name == 100 /* UDP_ENCAP */) ||
+	       (level == IPPROTO_TCP && name == 37 /* TCP_TX_DELAY */);
+}
+
 /* Options a guest may have set before connect that netd copies. */
 int netd_option_allowed(int level, int name)
 {
@@ -1571,6 +1584,8 @@ static int serve_one(int chan, struct netpolicy *pol)
 		uint64_t ck = given < 0 ? 0 : ns_cookie(given);
 		if (given < 0 || q.nopts != 1 || plen > NETD_OPTVAL_MAX)
 			rep.err = EINVAL;
+		else if (option_hostwide(q.opts[0].level, q.opts[0].name))
+			rep.err = EPERM;
 		else if (!g_guest_ns || !ck || ck != g_guest_ns)
 			rep.err = EPERM;
 		else

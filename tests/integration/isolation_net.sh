@@ -1329,14 +1329,14 @@ else fail denial_audited "$(grep connect "$T_TMP/trace" | head -3)"; fi
 MOAT_TEST_CONFINEMENT=1 in_outer timeout 60 "$MOAT" run --net allow=0.0.0.0/0 -- /bin/true \
 	</dev/null >/dev/null 2>"$T_TMP/probe.err"
 n=$(grep -c '^confinement-probe netd_.*: refused' "$T_TMP/probe.err")
-if [ "$n" -eq 5 ]; then ok netd_refuses_compromised_sentry
+if [ "$n" -eq 6 ]; then ok netd_refuses_compromised_sentry
 else fail netd_refuses_compromised_sentry "$(grep netd_ "$T_TMP/probe.err" | tr '\n' ' ')"; fi
 # and under rules naming the unspecified address, the host's loopback to
 # netd's sockets (red team 79: netd_0.0.0.0 and netd_:: were ALLOWED)
 MOAT_TEST_CONFINEMENT=1 in_outer timeout 60 "$MOAT" run --net 'allow=0.0.0.0:80,[::]:80' -- /bin/true \
 	</dev/null >/dev/null 2>"$T_TMP/probe.err"
 n=$(grep -c '^confinement-probe netd_.*: refused' "$T_TMP/probe.err")
-if [ "$n" -eq 5 ]; then ok netd_refuses_compromised_sentry_unspecified
+if [ "$n" -eq 6 ]; then ok netd_refuses_compromised_sentry_unspecified
 else fail netd_refuses_compromised_sentry_unspecified "$(grep netd_ "$T_TMP/probe.err" | tr '\n' ' ')"; fi
 
 # Real clients: curl and urllib against an HTTP server on the host's loopback.

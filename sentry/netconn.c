@@ -1720,16 +1720,25 @@ void netconn_selftest(void)
 {
 	if (g_chan < 0)
 		return;
-	static const char *const dests[] = { "169.254.169.254", "10.0.0.1", "127.0.0.1" };
+	/* 0.0.0.0 and :: are the host's loopback for netd's sockets (red
+	 * team 79): refused under a rule naming them (allow=0.0.0.0:80) too */
+	static const char *const dests[] = { "169.254.169.254", "10.0.0.1", "127.0.0.1", "0.0.0.0", "::" };
 	for (size_t i = 0; i < sizeof dests / sizeof dests[0]; i++) {
 		struct netd_req q;
 		memset(&q, 0, sizeof q);
 		struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons(80) };
-		inet_pton(AF_INET, dests[i], &in.sin_addr);
-		q.family = AF_INET;
+		struct sockaddr_in6 in6 = { .sin6_family = AF_INET6, .sin6_port = htons(80) };
+		if (inet_pton(AF_INET, dests[i], &in.sin_addr) == 1) {
+			q.family = AF_INET;
+			q.addrlen = sizeof in;
+			memcpy(q.addr, &in, sizeof in);
+		} else {
+			inet_pton(AF_INET6, dests[i], &in6.sin6_addr);
+			q.family = AF_INET6;
+			q.addrlen = sizeof in6;
+			memcpy(q.addr, &in6, sizeof in6);
+		}
 		q.type = SOCK_STREAM;
-		q.addrlen = sizeof in;
-		memcpy(q.addr, &in, sizeof in);
 		struct netd_rep rep;
 		int sfd = -1;
 		int r = ask_netd(&q, &rep, &sfd);
@@ -1737,6 +1746,24 @@ void netconn_selftest(void)
 		int allowed = r == 0 && (sfd >= 0 || rep.rule >= 0);
 		fprintf(stderr, "confinement-probe netd_%s: %s (%s)\n", dests[i], allowed ? "ALLOWED" : "refused",
 			strerror(r < 0 ? -r : rep.err));
+		if (sfd >= 0)
+			close(sfd);
+	}
+	/* an option with a host-wide effect (UDP_ENCAP 0: a pass-through
+	 * encapsulation, which still turns the host's static key on), on the
+	 * guest's own socket that netd would otherwise set it on (red team 79) */
+	if (g_guest_sock >= 0) {
+		struct netd_req q;
+		memset(&q, 0, sizeof q);
+		q.op = NETD_SETSOCKOPT;
+		q.nopts = 1;
+		q.opts[0].level = IPPROTO_UDP;
+		q.opts[0].name = 100; /* UDP_ENCAP */
+		int val = 0, sfd = -1;
+		struct netd_rep rep;
+		long r = ask_netd_with(&q, &val, sizeof val, g_guest_sock, &rep, &sfd);
+		fprintf(stderr, "confinement-probe netd_setsockopt_udp_encap: %s (%s)\n",
+			r == 0 && !rep.err ? "ALLOWED" : "refused", strerror(r < 0 ? (int)-r : rep.err));
 		if (sfd >= 0)
 			close(sfd);
 	}

@@ -64,6 +64,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/epoll.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
@@ -86,6 +88,19 @@
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
+
+/* Options that act on the whole host whatever the socket's namespace (a
+ * host-wide static key turned on for good: UDP_ENCAP's udp_encap_needed_key,
+ * TCP_TX_DELAY's tcp_tx_delay_enabled), which the sentry refuses to the
+ * guest on every socket (netconn.c sys_setsockopt) and never asks for: EPERM
+ * here too, so that a compromised sentry cannot have them set on a socket
+ * of the guest's namespace (red team 79; its own filter allows setsockopt
+ * only at SOL_SOCKET). */
+static int option_hostwide(int level, int name)
+{
+	return ((level == IPPROTO_UDP || level == IPPROTO_UDPLITE) && name == 100 /* UDP_ENCAP */) ||
+	       (level == IPPROTO_TCP && name == 37 /* TCP_TX_DELAY */);
+}
 
 /* Options a guest may have set before connect that netd copies. */
 int netd_option_allowed(int level, int name)
@@ -1420,10 +1435,72 @@ static int addr_local(const struct netpol_addr *a)
 	return local;
 }
 
+/* The host's routing's own word (red team 79): the source compare above
+ * misses a local route whose source is another address — an AnyIP prefix
+ * (`ip route add local 203.0.114.0/24 dev lo src 198.51.100.1`; IPv6's
+ * `ip -6 route add local 2001:db8:99::/64 dev lo`, whose source is an
+ * interface's address) —, through which the guest reached the host's
+ * wildcard services under allow=0.0.0.0/0,::/0. An RTM_GETROUTE for the
+ * destination on netd's NETLINK_ROUTE socket (made before it confines
+ * itself; a query, no capability) answers the route's type: local,
+ * broadcast (delivered to the host too) and anycast (IPv6's subnet-router
+ * anycast on a forwarding host) are the host. 1 such, 0 not, -1 no answer
+ * (no socket, an error reply): the source compare decides then. */
+static int g_rtnl = -1;
+
+static int route_local(const struct netpol_addr *a)
+{
+	if (g_rtnl < 0)
+		return -1;
+	static uint32_t seq;
+	size_t alen = a->family == AF_INET ? 4 : 16;
+	struct {
+		struct nlmsghdr n;
+		struct rtmsg r;
+		struct rtattr ra;
+		uint8_t addr[16];
+	} q;
+	memset(&q, 0, sizeof q);
+	q.n.nlmsg_len = (uint32_t)(NLMSG_LENGTH(sizeof q.r) + RTA_LENGTH(alen));
+	q.n.nlmsg_type = RTM_GETROUTE;
+	q.n.nlmsg_flags = NLM_F_REQUEST;
+	q.n.nlmsg_seq = ++seq;
+	q.r.rtm_family = (uint8_t)a->family;
+	q.r.rtm_dst_len = (uint8_t)(alen * 8);
+	q.ra.rta_type = RTA_DST;
+	q.ra.rta_len = (unsigned short)RTA_LENGTH(alen);
+	memcpy(q.addr, a->a, alen);
+	if (sendto(g_rtnl, &q, q.n.nlmsg_len, 0, NULL, 0) != (ssize_t)q.n.nlmsg_len)
+		return -1;
+	union {
+		struct nlmsghdr n;
+		uint8_t b[4096];
+	} rep;
+	for (;;) {
+		ssize_t n = recvfrom(g_rtnl, &rep, sizeof rep, 0, NULL, NULL);
+		if (n < (ssize_t)sizeof(struct nlmsghdr) || !NLMSG_OK(&rep.n, (size_t)n))
+			return -1;
+		if (rep.n.nlmsg_seq != seq)
+			continue; /* an answer to an earlier, abandoned question */
+		if (rep.n.nlmsg_type != RTM_NEWROUTE || rep.n.nlmsg_len < NLMSG_LENGTH(sizeof(struct rtmsg)))
+			return -1; /* NLMSG_ERROR: no route (ENETUNREACH), or refused */
+		uint8_t t = ((struct rtmsg *)NLMSG_DATA(&rep.n))->rtm_type;
+		return t == RTN_LOCAL || t == RTN_BROADCAST || t == RTN_ANYCAST;
+	}
+}
+
+/* the routing's answer when there is one (it covers the host's own
+ * addresses too: RTN_LOCAL), else the source compare */
+static int one_local(const struct netpol_addr *a)
+{
+	int r = route_local(a);
+	return r >= 0 ? r : addr_local(a);
+}
+
 static int host_local(const struct netpol_addr *a)
 {
 	struct netpol_addr v4;
-	return addr_local(a) || (netpolicy_embedded_v4(a, &v4) && addr_local(&v4));
+	return one_local(a) || (netpolicy_embedded_v4(a, &v4) && one_local(&v4));
 }
 
 static int serve_one(int chan, struct netpolicy *pol)
@@ -1507,6 +1584,8 @@ static int serve_one(int chan, struct netpolicy *pol)
 		uint64_t ck = given < 0 ? 0 : ns_cookie(given);
 		if (given < 0 || q.nopts != 1 || plen > NETD_OPTVAL_MAX)
 			rep.err = EINVAL;
+		else if (option_hostwide(q.opts[0].level, q.opts[0].name))
+			rep.err = EPERM;
 		else if (!g_guest_ns || !ck || ck != g_guest_ns)
 			rep.err = EPERM;
 		else
@@ -1727,6 +1806,8 @@ pid_t netd_start(const struct netpolicy *pol, int broker, int *chan_out, char *e
 		live_init(pd);
 		if (pd >= 0)
 			close(pd);
+		/* the host's routing, asked for the route's type (route_local) */
+		g_rtnl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 		if (priv_drop_caps() < 0 || confine_netd(chan, dchan, g_broker) < 0) {
 			fprintf(stderr, "moat-netd: cannot confine itself\n");
 			_exit(1);

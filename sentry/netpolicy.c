@@ -205,8 +205,35 @@ static int special_of(const struct netpol_addr *a, int *shift)
 	return -1;
 }
 
-const char *netpolicy_special(const struct netpol_addr *a)
+/* The destination the kernel reaches for a: a connect or send to the
+ * unspecified address goes to the local host — Linux's IPv4 route look-up
+ * takes daddr 0 as the socket's own source, 127.0.0.1 for an unbound one
+ * (`ip_route_output_key_hash_rcu`; ::ffff:0.0.0.0 is 0.0.0.0 here), and
+ * IPv6's connect and send take :: as ::1 (`tcp_v6_connect`,
+ * `ip6_datagram_connect`, `udpv6_sendmsg`). moat-netd's sockets are
+ * unbound, so the policy decides on loopback: before red team 79 a rule
+ * naming 0.0.0.0 or :: (allow=0.0.0.0:5432, read as "any address") let the
+ * guest reach the host's 127.0.0.1:5432 or [::1]:5432, and the host-address
+ * check (netd's host_local) did not see it as local (its source is
+ * 127.0.0.1, not 0.0.0.0). */
+static const struct netpol_addr *reached(const struct netpol_addr *a, struct netpol_addr *lo)
 {
+	static const uint8_t zero[16];
+	if ((a->family != AF_INET && a->family != AF_INET6) || memcmp(a->a, zero, sizeof zero))
+		return a;
+	memset(lo, 0, sizeof *lo);
+	lo->family = a->family;
+	if (a->family == AF_INET)
+		lo->a[0] = 127, lo->a[3] = 1;
+	else
+		lo->a[15] = 1;
+	return lo;
+}
+
+const char *netpolicy_special(const struct netpol_addr *a0)
+{
+	struct netpol_addr lo;
+	const struct netpol_addr *a = reached(a0, &lo);
 	int shift, i = special_of(a, &shift);
 	return i < 0 ? NULL : specials[i].why;
 }
@@ -439,8 +466,10 @@ static int rule_holds(const struct netpol_rule *r, const struct netpol_addr *a, 
 	return hit && (!special || names_special(r, a));
 }
 
-uint32_t netpolicy_secrets(const struct netpolicy *p, const struct netpol_addr *a, uint16_t port)
+uint32_t netpolicy_secrets(const struct netpolicy *p, const struct netpol_addr *a0, uint16_t port)
 {
+	struct netpol_addr lo;
+	const struct netpol_addr *a = reached(a0, &lo);
 	const char *special = netpolicy_special(a);
 	uint32_t m = 0;
 	for (int i = 0; i < p->nrules; i++)
@@ -450,9 +479,11 @@ uint32_t netpolicy_secrets(const struct netpolicy *p, const struct netpol_addr *
 	return m;
 }
 
-int netpolicy_match(const struct netpolicy *p, const struct netpol_addr *a, uint16_t port,
+int netpolicy_match(const struct netpolicy *p, const struct netpol_addr *a0, uint16_t port,
 		    int proto, const char **why)
 {
+	struct netpol_addr lo;
+	const struct netpol_addr *a = reached(a0, &lo);
 	const char *special = netpolicy_special(a);
 	for (int i = 0; i < p->nrules; i++)
 		if (rule_holds(&p->rules[i], a, port, proto, special))
@@ -468,8 +499,10 @@ int netpolicy_embedded_v4(const struct netpol_addr *a, struct netpol_addr *v4)
 	return embedded_v4(a, v4, &shift);
 }
 
-int netpolicy_match_exact(const struct netpolicy *p, const struct netpol_addr *a, uint16_t port, int proto)
+int netpolicy_match_exact(const struct netpolicy *p, const struct netpol_addr *a0, uint16_t port, int proto)
 {
+	struct netpol_addr lo;
+	const struct netpol_addr *a = reached(a0, &lo);
 	int full = a->family == AF_INET ? 32 : 128;
 	for (int i = 0; i < p->nrules; i++) {
 		const struct netpol_rule *r = &p->rules[i];

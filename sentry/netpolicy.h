@@ -62,7 +62,9 @@ int netpolicy_parse(struct netpolicy *p, const char *spec, char *err, size_t err
 int netpolicy_parse_rule(struct netpol_rule *r, const char *text, char *err, size_t errlen);
 
 /* Decide for a destination. Returns the index of the matching rule (>= 0) or
- * -1 (denied); why (static text) says why when denied. */
+ * -1 (denied); why (static text) says why when denied. Here and below the
+ * unspecified address is decided as the loopback address it reaches
+ * (0.0.0.0 as 127.0.0.1, :: as ::1: red team 79). */
 int netpolicy_match(const struct netpolicy *p, const struct netpol_addr *a, uint16_t port,
 		    int proto, const char **why);
 /* A rule that holds (a, port, proto) and names the single address a itself

@@ -498,6 +498,68 @@ netd_socket_unix_bind_race() {
 	esac
 }
 
+# dualstack_srv RUN: a host TCP and a UDP server on [::] (IPv4 too, as
+# v4-mapped) in RUN's namespace; $T_TMP/unspec.ports holds "TCPPORT UDPPORT",
+# $T_TMP/unspec.got a line per connection ("tcp") and datagram.
+# DS_PROBE TCPPORT UDPPORT ADDR...: connect to and send a datagram to each
+# address ("ADDR TCP-RESULT UDP-RESULT" lines: the banner or the errno name).
+DS_PROBE='import socket, sys, errno
+tp, up = int(sys.argv[1]), int(sys.argv[2])
+for a in sys.argv[3:]:
+    fam = socket.AF_INET6 if ":" in a else socket.AF_INET
+    s = socket.socket(fam); s.settimeout(3)
+    try: s.connect((a, tp)); r = s.recv(100).decode().strip()
+    except OSError as e: r = errno.errorcode.get(e.errno, str(e))
+    u = socket.socket(fam, socket.SOCK_DGRAM)
+    try: u.sendto(b"udp " + a.encode(), (a, up)); w = "sent"
+    except OSError as e: w = errno.errorcode.get(e.errno, str(e))
+    print(a, r, w)'
+dualstack_srv() {
+	local run=$1
+	rm -f "$T_TMP/unspec.ports" "$T_TMP/unspec.got"
+	"$run" "$PY" -c '
+import socket, sys, os, threading
+t = socket.socket(socket.AF_INET6); t.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+t.bind(("::", 0)); t.listen(16)
+u = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); u.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+u.bind(("::", 0))
+def udp():
+    while True: open(sys.argv[2], "ab").write(u.recvfrom(100)[0] + b"\n")
+threading.Thread(target=udp, daemon=True).start()
+open(sys.argv[1] + ".t", "w").write("%d %d" % (t.getsockname()[1], u.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+while True:
+    c, _ = t.accept(); open(sys.argv[2], "ab").write(b"tcp\n"); c.sendall(b"HOST-BANNER\n"); c.close()' \
+		"$T_TMP/unspec.ports" "$T_TMP/unspec.got" </dev/null >/dev/null 2>&1 &
+	at_exit "kill -9 $!"
+	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/unspec.ports" ] && break; sleep 0.1; done
+}
+
+# A rule naming the unspecified address (0.0.0.0, [::]: read as "any
+# address" by many) does not give the guest the host's loopback, which is
+# where a connect or send to it goes from moat-netd's unbound sockets
+# (127.0.0.1, ::1): the policy decides on the loopback it reaches
+# (netpolicy.c reached; red team 79: the host's dual-stack [::] TCP and UDP
+# servers answered 0.0.0.0, ::ffff:0.0.0.0 and :: through such a rule). The
+# guest's own loopback answers instead (refused; its datagrams stay there).
+# Natively every one reaches the server. RUN: in_outer or env.
+unspecified_not_host_loopback() {
+	local name=$1 run=$2 tp up out
+	dualstack_srv "$run"
+	read -r tp up <"$T_TMP/unspec.ports"
+	out=$("$run" timeout 60 "$MOAT" run --net "allow=0.0.0.0:$tp,0.0.0.0:$up/udp,[::]:$tp,[::]:$up/udp" -- \
+		"$PY" -c "$DS_PROBE" "$tp" "$up" 0.0.0.0 ::ffff:0.0.0.0 :: </dev/null 2>&1 | tr '\n' ' ')
+	sleep 0.3
+	if [ -s "$T_TMP/unspec.got" ]; then
+		fail "$name" "the host's server got: $(sort "$T_TMP/unspec.got" | uniq -c | tr '\n' ' ') ($out)"
+	else
+		expect_eq "$name" "$out" "0.0.0.0 ECONNREFUSED sent ::ffff:0.0.0.0 ECONNREFUSED sent :: ECONNREFUSED sent "
+	fi
+	# the server answers a rule naming the loopback it reaches
+	out=$("$run" timeout 60 "$MOAT" run --net "allow=127.0.0.1:$tp" -- "$PY" -c "$DS_PROBE" "$tp" "$up" 0.0.0.0 </dev/null 2>&1 |
+		head -1)
+	SANITY=1 expect_eq "${name}_loopback_rule" "$out" "0.0.0.0 HOST-BANNER sent"
+}
+
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
 	# Rootless: no test namespaces; the host's loopback only.
 	"$PY" -c '
@@ -516,6 +578,7 @@ except OSError as e: print(errno.errorcode.get(e.errno, str(e)))'
 	expect_eq rootless_default_refused "$(moat run -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" ECONNREFUSED
 	expect_eq rootless_allowall_refused "$(moat run --net allow=0.0.0.0/0 -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" ECONNREFUSED
 	SANITY=1 expect_eq rootless_named "$(moat run --net allow=127.0.0.1:"$lport" -- "$PY" -c "$probe" "$lport" </dev/null 2>&1)" HOST-BANNER
+	unspecified_not_host_loopback rootless_unspecified_rule_not_host_loopback env
 	netd_socket_host_interfaces rootless_netd_socket_no_host_interfaces env 127.0.0.1 "$lport"
 	netd_socket_no_host_multicast rootless_netd_socket_no_host_multicast env 127.0.0.1 "$lport" 1
 	netd_sockets_bounded rootless_netd_sockets_bounded env 127.0.0.1 "$lport"
@@ -693,6 +756,33 @@ expect_eq allowall_metadata "$(get a2 169.254.169.254 80 "" --net allow=0.0.0.0/
 expect_eq allowall_private "$(get a3 10.200.0.2 "$fport" "" --net allow=0.0.0.0/0)" ENETUNREACH
 expect_eq allowall_v4mapped_private "$(get a4 ::ffff:10.200.0.2 "$fport" "" --net allow=::/0,0.0.0.0/0)" \
 	"$(echo ENETUNREACH)"
+unspecified_not_host_loopback unspecified_rule_not_host_loopback in_outer
+# Local routes the host's source choice does not show (red team 79): an
+# AnyIP prefix with another source address, IPv6's local prefix (the source
+# is an interface's address) and the subnet-router anycast of a forwarding
+# host are the host too: moat-netd asks the routing for the route's type
+# (netd.c route_local). On main the dual-stack server got the guest's
+# connects and datagrams through all three (the anycast one UDP only).
+in_outer ip route add local 203.0.114.0/24 dev lo src 10.200.0.1
+in_outer ip -6 route add local 2001:db8:99::/64 dev lo
+in_outer ip -6 addr add 2001:db8:7::1/64 dev vo nodad
+in_outer sysctl -qw net.ipv6.conf.all.forwarding=1
+dualstack_srv in_outer
+read -r tp up <"$T_TMP/unspec.ports"
+local_routes="203.0.114.5 2001:db8:99::5 2001:db8:7::"
+out=$(in_outer timeout 60 "$MOAT" run --net allow=0.0.0.0/0,::/0 -- "$PY" -c "$DS_PROBE" "$tp" "$up" $local_routes </dev/null 2>&1 | tr '\n' ' ')
+sleep 0.3
+if [ -s "$T_TMP/unspec.got" ]; then
+	fail allowall_host_local_routes "the host's server got: $(sort "$T_TMP/unspec.got" | uniq -c | tr '\n' ' ') ($out)"
+else
+	expect_eq allowall_host_local_routes "$out" "203.0.114.5 ENETUNREACH ENETUNREACH \
+2001:db8:99::5 ENETUNREACH ENETUNREACH 2001:db8:7:: ENETUNREACH ENETUNREACH "
+fi
+in_outer "$PY" -c "$DS_PROBE" "$tp" "$up" $local_routes >/dev/null 2>&1
+sleep 0.3
+if [ "$(grep -c . "$T_TMP/unspec.got" 2>/dev/null)" -ge 5 ]; then ok_sanity host_local_routes_answer_natively
+else fail host_local_routes_answer_natively "$(cat "$T_TMP/unspec.got" 2>/dev/null | tr '\n' ' ')"; fi
+in_outer sysctl -qw net.ipv6.conf.all.forwarding=0
 
 # IPv6: the host's ::1 and link-local fe80:: stay out of reach under ::/0.
 cat >"$T_TMP/probe6.py" <<'EOF'
@@ -1239,8 +1329,15 @@ else fail denial_audited "$(grep connect "$T_TMP/trace" | head -3)"; fi
 MOAT_TEST_CONFINEMENT=1 in_outer timeout 60 "$MOAT" run --net allow=0.0.0.0/0 -- /bin/true \
 	</dev/null >/dev/null 2>"$T_TMP/probe.err"
 n=$(grep -c '^confinement-probe netd_.*: refused' "$T_TMP/probe.err")
-if [ "$n" -eq 3 ]; then ok netd_refuses_compromised_sentry
+if [ "$n" -eq 6 ]; then ok netd_refuses_compromised_sentry
 else fail netd_refuses_compromised_sentry "$(grep netd_ "$T_TMP/probe.err" | tr '\n' ' ')"; fi
+# and under rules naming the unspecified address, the host's loopback to
+# netd's sockets (red team 79: netd_0.0.0.0 and netd_:: were ALLOWED)
+MOAT_TEST_CONFINEMENT=1 in_outer timeout 60 "$MOAT" run --net 'allow=0.0.0.0:80,[::]:80' -- /bin/true \
+	</dev/null >/dev/null 2>"$T_TMP/probe.err"
+n=$(grep -c '^confinement-probe netd_.*: refused' "$T_TMP/probe.err")
+if [ "$n" -eq 6 ]; then ok netd_refuses_compromised_sentry_unspecified
+else fail netd_refuses_compromised_sentry_unspecified "$(grep netd_ "$T_TMP/probe.err" | tr '\n' ' ')"; fi
 
 # Real clients: curl and urllib against an HTTP server on the host's loopback.
 mkdir -p "$T_TMP/www"

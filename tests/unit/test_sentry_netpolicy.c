@@ -350,3 +350,31 @@ Test(netpolicy, match_exact_names_one_address)
 	cr_expect_eq(netpolicy_match(&pol, &a, 80, NP_TCP, NULL), 0);
 	cr_expect_lt(netpolicy_match_exact(&pol, &a, 80, NP_TCP), 0);
 }
+
+/* The unspecified address is the loopback it reaches (red team 79: a rule
+ * naming 0.0.0.0 or :: let the guest reach the host's 127.0.0.1 or ::1) */
+Test(netpolicy, unspecified_is_loopback)
+{
+	cr_assert_eq(parse("allow=0.0.0.0:5432,[::]:5432,0.0.0.0/8"), 0, "%s", err);
+	cr_expect_lt(match("0.0.0.0", 5432, NP_TCP), 0);
+	cr_expect_lt(match("0.0.0.0", 5432, NP_UDP), 0);
+	cr_expect_lt(match("::", 5432, NP_TCP), 0);
+	cr_expect_lt(match("::ffff:0.0.0.0", 5432, NP_TCP), 0); /* (A keeps it IPv6: embedded) */
+	struct netpol_addr z4 = A("0.0.0.0"), z6 = A("::");
+	cr_expect_str_eq(netpolicy_special(&z4), "host loopback");
+	cr_expect_str_eq(netpolicy_special(&z6), "host loopback");
+	cr_expect_lt(netpolicy_match_exact(&pol, &z4, 5432, NP_TCP), 0);
+	/* the rest of 0.0.0.0/8 is still what a rule naming it names */
+	cr_expect_eq(match("0.1.2.3", 80, NP_TCP), 2);
+	/* a rule naming loopback holds it, as it holds 127.0.0.1 */
+	reset();
+	cr_assert_eq(parse("allow=127.0.0.1:5432,[::1]:5432"), 0, "%s", err);
+	cr_expect_eq(match("0.0.0.0", 5432, NP_TCP), 0);
+	cr_expect_eq(match("::", 5432, NP_TCP), 1);
+	cr_expect_lt(match("0.0.0.0", 5433, NP_TCP), 0);
+	/* an allow-all rule names neither */
+	reset();
+	cr_assert_eq(parse("allow=0.0.0.0/0,::/0"), 0, "%s", err);
+	cr_expect_lt(match("0.0.0.0", 80, NP_TCP), 0);
+	cr_expect_lt(match("::", 80, NP_TCP), 0);
+}

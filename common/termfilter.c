@@ -267,20 +267,27 @@ size_t term_filter(struct term_filter *f, const unsigned char *in, size_t n, uns
 					continue;
 				}
 				if (c <= 0xbf) { /* a continuation byte */
-					if (f->u8_left) {
+					if (f->u8_left && c >= f->u8_lo) {
 						f->u8_left--;
+						f->u8_lo = 0x80;
 						out[o++] = c;
-					} else {
+					} else { /* stray, or an overlong form (E0 82 9B is U+009B) */
+						f->u8_left = 0;
 						f->dropped++;
 					}
 					continue;
 				}
+				f->u8_left = 0;
 				if (c == 0xc2) {
 					f->c2_held = 1;
-					f->u8_left = 0;
+					continue;
+				}
+				if (c < 0xc2 || c > 0xf4) { /* C0 9B, C1 9B: ESC and CSI overlong */
+					f->dropped++;
 					continue;
 				}
 				f->u8_left = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1;
+				f->u8_lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
 				out[o++] = c;
 				continue;
 			}

@@ -10,12 +10,13 @@
 
 #include <stddef.h>
 
-#define TERM_FILTER_SEQ_MAX 64 /* a longer CSI or ESC sequence is dropped */
+#define TERM_FILTER_SEQ_MAX 128 /* a longer CSI or ESC sequence is dropped */
 
 struct term_filter {
 	int state;       /* TF_* in termfilter.c */
 	int utf8;        /* the caller's terminal decodes UTF-8 (else 8-bit C1) */
 	int u8_left;     /* continuation bytes a UTF-8 character still has */
+	unsigned char u8_lo; /* the least next continuation byte (no overlong form) */
 	int c2_held;     /* a 0xC2 held: U+0080-U+009F are C1 controls */
 	size_t len;      /* of seq */
 	unsigned char seq[TERM_FILTER_SEQ_MAX];

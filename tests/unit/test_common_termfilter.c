@@ -53,6 +53,8 @@ Test(termfilter, c1_controls_dropped)
 	/* UTF-8: U+009B and U+009D (C2 9B, C2 9D) and stray continuation bytes */
 	cr_assert_str_eq(once("a\xc2\x9b" "6nb\xc2\x9d" "52;c;x\x07" "c\x9b" "d", 1, 0), "a6nb52;c;x\x07" "cd");
 	cr_assert_str_eq(once("a\xc2\xa0" "b", 1, 1), "a\xc2\xa0" "b");
+	/* overlong forms of ESC and CSI (C0 9B, C1 9B, E0 82 9B, F0 80 82 9B) */
+	cr_assert_str_eq(once("a\xc0\x9b" "b\xc1\x9b" "c\xe0\x82\x9b" "d\xf0\x80\x82\x9b" "e", 1, 1), "abc\xe0" "d\xf0" "e");
 	/* Latin-1: raw 0x9b opens a CSI (dropped with it), 0x9d an OSC to BEL or ST */
 	cr_assert_str_eq(once("a\x9b" "6nb\x9d" "52;c;x\x07" "c\x90" "$qm\x9c" "d\xe9", 0, 0), "abcd\xe9");
 }

@@ -110,24 +110,21 @@ if command -v vim >/dev/null; then
 	fi
 	if screen_has '^V=hello vim$' && screen_has BEFORE-FULLSCREEN 1; then SANITY=1 ok vim_edits; else fail vim_edits "$(screen)"; fi
 fi
+# full_screen NAME CMD PATTERN [KEY PATTERN2]: run CMD, wait for PATTERN
+# (then type KEY and wait for PATTERN2), quit it with q: ok when it ended 0
+full_screen() {
+	type_line "$2; echo $1=\$?"
+	if screen_has "$3" && { [ -z "${4:-}" ] || { tm send-keys -t t:0 -l "$4"; screen_has "$5" 5; }; }; then
+		tm send-keys -t t:0 -l q
+	fi
+	if screen_has "^$1=0\$"; then SANITY=1 ok "$1"; else fail "$1" "$(screen)"; fi
+}
 if command -v less >/dev/null; then
-	type_line 'seq 1000 | less'
-	if screen_has '^22$'; then
-		tm send-keys -t t:0 -l G
-		screen_has '^1000$' 5
-		tm send-keys -t t:0 -l q
-	fi
-	type_line 'echo LESS=$?'
-	if screen_has '^LESS=0$' && screen_has BEFORE-FULLSCREEN 1; then SANITY=1 ok less_pages; else fail less_pages "$(screen)"; fi
+	full_screen less_pages 'seq 1000 | less' '^22$' G '^1000$'
+	# the shell's screen as it was (the alternate screen left)
+	if screen_has BEFORE-FULLSCREEN 1; then SANITY=1 ok less_alt_screen; else fail less_alt_screen "$(screen)"; fi
 fi
-if command -v top >/dev/null; then
-	type_line 'top -d 1'
-	if screen_has 'PID +USER'; then
-		tm send-keys -t t:0 -l q
-	fi
-	type_line 'echo TOP=$?'
-	if screen_has '^TOP=0$'; then SANITY=1 ok top_runs; else fail top_runs "$(screen)"; fi
-fi
+command -v top >/dev/null && full_screen top_runs 'top -d 1' 'PID +USER'
 # Python's REPL: readline's line editing and history (the Up key)
 type_line "clear; $PY -q; echo PY=\$?"
 if screen_has '^>>>'; then

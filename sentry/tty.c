@@ -61,6 +61,7 @@ static void restore(void)
 		char r[512];
 		size_t n = term_filter_restore(&filt, r, sizeof r);
 		filter_on = 0;
+		dbg("-t: %llu terminal controls dropped, %zu bytes of modes undone", filt.dropped, n);
 		if (n && isatty(1) && write_all_fd(1, r, (ssize_t)n) < 0) {
 			/* the caller's terminal is gone */
 		}

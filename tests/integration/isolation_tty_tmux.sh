@@ -106,7 +106,7 @@ if command -v vim >/dev/null; then
 		# the answers to its queries, dropped by the filter, and
 		# discards the input meanwhile)
 		screen_has '^VIM=0$' 5
-		type_line 'echo V=$(cat /tmp/v)'
+		type_line 'echo V=$(cat /tmp/v); rm -f /tmp/v'
 	fi
 	if screen_has '^V=hello vim$' && screen_has BEFORE-FULLSCREEN 1; then SANITY=1 ok vim_edits; else fail vim_edits "$(screen)"; fi
 fi

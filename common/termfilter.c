@@ -428,7 +428,12 @@ static int says_utf8(const char *s)
 int term_filter_locale_utf8(const char *lc_all, const char *lc_ctype, const char *lang)
 {
 	const char *v = lc_all && *lc_all ? lc_all : lc_ctype && *lc_ctype ? lc_ctype : lang;
-	if (v && (!strcmp(v, "C.UTF-8") || !strcmp(v, "C.utf8")))
+	/* no locale, C or POSIX says nothing of the terminal, which today is
+	 * UTF-8 (the 8-bit rule would cut every UTF-8 character with a byte
+	 * in 0x80-0x9f: an em dash, curly quotes); only a locale naming
+	 * another character set (en_US.ISO-8859-1, or en_US: glibc's Latin-1)
+	 * gets it. The UTF-8 rule drops C1 as U+0080-U+009F and stray bytes. */
+	if (!v || !*v || !strcmp(v, "C") || !strcmp(v, "POSIX") || !strncmp(v, "C.", 2))
 		return 1;
 	return says_utf8(v);
 }

@@ -78,5 +78,8 @@ Test(termfilter, locale)
 	cr_assert(term_filter_locale_utf8(NULL, NULL, "en_US.UTF-8"));
 	cr_assert(term_filter_locale_utf8("C.utf8", NULL, "fr_FR.ISO-8859-1"));
 	cr_assert(!term_filter_locale_utf8(NULL, "de_DE.ISO-8859-1", "en_US.UTF-8"));
-	cr_assert(!term_filter_locale_utf8(NULL, NULL, NULL));
+	cr_assert(term_filter_locale_utf8(NULL, NULL, NULL));
+	cr_assert(term_filter_locale_utf8(NULL, NULL, "C"));
+	cr_assert(term_filter_locale_utf8("POSIX", NULL, "en_US.ISO-8859-1"));
+	cr_assert(!term_filter_locale_utf8(NULL, NULL, "en_US"));
 }

@@ -71,6 +71,13 @@ static const char usage_text[] =
 	"  --trace                  print one line per trapped syscall on stderr\n"
 	"  -t, --tty                give the program a private pseudo-terminal (its\n"
 	"                           controlling terminal; without -t it has none)\n"
+	"  --tty-controls MODE      what of -t's output reaches your terminal: screen\n"
+	"                           (default) passes text and the controls that draw,\n"
+	"                           drops queries, OSC/DCS strings (clipboard, titles,\n"
+	"                           links, colours), resets and 8-bit C1, and undoes at\n"
+	"                           the end the modes the program left on (alternate\n"
+	"                           screen, hidden cursor, mouse, bracketed paste);\n"
+	"                           all passes every byte as it comes\n"
 	"  --audit FILE             append one JSON line per trapped syscall to FILE\n"
 	"  --audit-max-bytes N      write at most N bytes (suffix K, M, G) to the --audit\n"
 	"                           file and to the --trace lines each (default 64M, 0 = no\n"
@@ -537,6 +544,14 @@ static int cmd_run(int argc, char **argv)
 			c.trace = 1;
 		} else if (strcmp(a, "-t") == 0 || strcmp(a, "--tty") == 0) {
 			c.tty = 1;
+		} else if (is_opt(a, "--tty-controls")) {
+			const char *v = optval(argc, argv, &i, "--tty-controls");
+			if (strcmp(v, "all") == 0)
+				c.tty_controls_all = 1;
+			else if (strcmp(v, "screen") == 0)
+				c.tty_controls_all = 0;
+			else
+				die_status(2, "--tty-controls: screen or all, not %s", v);
 		} else if (is_opt(a, "--audit-max-bytes")) {
 			c.audit_max_bytes = parse_size("--audit-max-bytes",
 						       optval(argc, argv, &i, "--audit-max-bytes"));

@@ -493,7 +493,7 @@ static void late_setup(void *arg)
 	malloc_trim(0); /* give set-up's heap back */
 	dbg("%.2f ms: confined", moat_ms_now() - x->t0);
 	crash_install(x->sr->init_pid);
-	if (x->cfg->tty && tty_start(x->err, sizeof x->err) < 0)
+	if (x->cfg->tty && tty_start(x->cfg->tty_controls_all, x->err, sizeof x->err) < 0)
 		die("%s", x->err);
 	if (!x->cfg->tty) {
 		tty_guard_start(x->sb); /* before the guest's program runs */
@@ -985,6 +985,9 @@ int sentry_run(const struct sentry_config *cfg)
 	/* the caller's terminal as it was (the guest may have stopped its
 	 * output: every write below, and a blocked trace writer, would hang) */
 	tty_guard_restore();
+	/* -t: the guest's last output drained, the modes it left on undone,
+	 * before any line of moat's (on the alternate screen it was lost) */
+	tty_finish();
 	moat_term_reset_arm();  /* (the guest's last bytes may have left a string open) */
 	/* everything in the guest is gone: stop the gofer (it writes --export
 	 * first: the layers are at rest now) */
@@ -1016,8 +1019,6 @@ int sentry_run(const struct sentry_config *cfg)
 		export_failed = 1;
 	}
 	pipeline_drain(1000);
-	tty_finish();
-	pipeline_drain(200);
 	pipeline_profile_report();
 	broker_audit_drain();
 	int audit_lost = audit_flush(sb->audit);

@@ -79,6 +79,7 @@ struct sentry_config {
 	const char *kernel_release;       /* --kernel-release, or NULL (MOAT_KERNEL_RELEASE) */
 	int trace;                        /* --trace */
 	int tty;                          /* -t: a private pty */
+	int tty_controls_all;             /* --tty-controls=all: -t's output unfiltered */
 	const char *audit_path;           /* --audit */
 	unsigned long long audit_max_bytes; /* --audit-max-bytes: per stream, 0 = no cap */
 	unsigned long audit_rate;         /* --audit-rate: events/s (burst 2x), 0 = no cap */
@@ -304,7 +305,7 @@ void confine_selftest(struct sandbox *sb, pid_t gofer);
 /* before the guest exists, the gofer started: a pty of the device export
  * dev_export's "pts" (or of the host's if -1 or that fails) */
 int tty_open(int gofer_ctl, int dev_export, int *slave_out, char *err, size_t errlen);
-int tty_start(char *err, size_t errlen);                /* raw mode, relay thread */
+int tty_start(int controls_all, char *err, size_t errlen);            /* raw mode, relay thread */
 void tty_finish(void);                                  /* drain, restore the caller's terminal */
 int tty_master(void);                                   /* -1 without -t */
 void tty_guard_start(struct sandbox *sb); /* without -t: the caller's terminal settings (fds 0-2) kept */

@@ -14,6 +14,7 @@
  */
 #include "sentry/sentry.h"
 #include "common/log.h"
+#include "common/termfilter.h"
 #include "common/util.h"
 #include "gofer/gofer.h"
 #include "kernel/task.h"
@@ -32,6 +33,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+static int write_all_fd(int fd, const char *b, ssize_t n);
 static int master = -1;
 static int wake[2] = { -1, -1 };
 static int raw_set;
@@ -40,6 +42,11 @@ static pthread_t relay;
 static int relay_started;
 static int relay_finishing; /* tty_finish: the guest is gone (atomic) */
 size_t (*tty_out_hook)(size_t n);
+/* --tty-controls=screen (the default): the output goes through the filter
+ * (common/termfilter.c), and the modes it saw turned on are undone at the
+ * end (restore); only the relay thread uses it until it is joined */
+static int filter_on;
+static struct term_filter filt;
 
 int tty_master(void)
 {
@@ -48,6 +55,17 @@ int tty_master(void)
 
 static void restore(void)
 {
+	/* the modes the guest left on (alternate screen, hidden cursor, mouse
+	 * reporting...), once no output of the relay can follow */
+	if (filter_on && !relay_started) {
+		char r[512];
+		size_t n = term_filter_restore(&filt, r, sizeof r);
+		filter_on = 0;
+		dbg("-t: %llu terminal controls dropped, %zu bytes of modes undone", filt.dropped, n);
+		if (n && isatty(1) && write_all_fd(1, r, (ssize_t)n) < 0) {
+			/* the caller's terminal is gone */
+		}
+	}
 	if (raw_set) {
 		tcsetattr(0, TCSADRAIN, &saved);
 		raw_set = 0;
@@ -180,6 +198,7 @@ static void *relay_main(void *arg)
 {
 	(void)arg;
 	char buf[4096];
+	unsigned char fbuf[sizeof buf + TERM_FILTER_SEQ_MAX + 8];
 	char in[4096];
 	size_t in_len = 0, in_off = 0;
 	int in_open = 1, fin = 0;
@@ -232,7 +251,12 @@ static void *relay_main(void *arg)
 				break;
 			size_t give = tty_out_hook ? tty_out_hook((size_t)n) : (size_t)n;
 			/* past --output-limit the output is dropped (and the sandbox ended) */
-			if (give && write_all_fd(1, buf, (ssize_t)give) < 0) {
+			const char *out = buf;
+			if (give && filter_on) {
+				give = term_filter(&filt, (const unsigned char *)buf, give, fbuf);
+				out = (const char *)fbuf;
+			}
+			if (give && write_all_fd(1, out, (ssize_t)give) < 0) {
 				/* nobody reads our output: keep draining the guest's */
 			}
 		}
@@ -723,8 +747,13 @@ static void pass_canonical_input(const struct termios *t)
 	}
 }
 
-int tty_start(char *err, size_t errlen)
+int tty_start(int controls_all, char *err, size_t errlen)
 {
+	if (!controls_all) {
+		filter_on = 1;
+		term_filter_init(&filt, term_filter_locale_utf8(getenv("LC_ALL"), getenv("LC_CTYPE"),
+								getenv("LANG")));
+	}
 	if (isatty(0) && tcgetattr(0, &saved) == 0) {
 		struct termios raw = saved;
 		if (saved.c_lflag & ICANON)

@@ -509,4 +509,102 @@ SANITY=1 expect_eq other_sandbox_keeps_ptys "$other (the first held $(cat "$T_TM
 touch "$T_TMP/ptyfill/release"
 wait "$fpid" 2>/dev/null
 
+# 12. -t's output reaches the caller's terminal through the terminal-controls
+# filter (--tty-controls=screen, the default): what draws passes, what makes
+# the terminal emulator act beyond its screen does not. Before, every byte
+# went on: an OSC 52 set the caller's clipboard (where the emulator allows
+# it), and a query written last (DSR, a title report CSI 21 t, DECRQSS) was
+# answered into the caller's shell's input after moat ended. The caller's
+# side is script(1)'s typescript.
+if command -v script >/dev/null; then
+	tty_caller() { timeout -k 5 30 script -qec "$1" /dev/null </dev/null 2>&1; }
+	# the bytes the caller's terminal saw, as Python's repr of the
+	# sequences in them that are not allowed
+	bad_seqs() { "$PY" -c '
+import re, sys
+b = sys.stdin.buffer.read()
+bad = re.findall(rb"\x1b[\]P_^X]|\x1b\[[0-9;?>]*[cntx]|\x1b\[!p|\x1bc|[\x05\x9b\x9d\x90]|\xc2[\x80-\x9f]", b)
+print("drew" if b"drew" in b and b"\x1b[1;31m" in b else "nothing drawn", bad)'; }
+	out=$(tty_caller "$MOAT run -t -- printf 'dr\033]52;c;aGVsbG8=\007ew\033[1;31m\033]0;t\033[21t\033\\\\\033[20t\033P\$qm\033\\\\\033Ptmux;\033\033]52;c;eA==\007\033\\\\\033]8;;http://h/\033\\\\\033]1337;File=n=eA==:eA==\007\033]4;1;?\007\033]11;?\033\\\\\033c\033[!p\005\302\233\06521t\302\235\06552;c;eA==\007\033[c\033[>c\033[6n'" | bad_seqs)
+	expect_eq tty_controls_queries_strings_dropped "$out" "drew []"
+	# Latin-1: a raw 0x9b is CSI, 0x9d OSC (LANG not UTF-8: the filter
+	# drops every 8-bit C1 byte)
+	out=$(LC_ALL= LANG=en_US.ISO-8859-1 tty_caller "$MOAT run -t -- printf 'dr\233\06521t\235\06552;c;eA==\007ew\033[1;31m\233\0656n'" | bad_seqs)
+	expect_eq tty_controls_c1_latin1_dropped "$out" "drew []"
+	# the modes the guest turned on are undone at the end, also when
+	# --timeout kills it: the alternate screen, mouse reporting, bracketed
+	# paste, the hidden cursor, the scroll region (before, they stayed on:
+	# the caller's shell drew on the alternate screen, every click typed
+	# mouse reports into it, every paste came framed)
+	out=$(tty_caller "$MOAT run -t --timeout 2 -- sh -c \"printf '\033[?1049h\033[?1000;1006h\033[?2004h\033[?25l\033[5;10rmodes'; sleep 30\"" | "$PY" -c '
+import sys
+b = sys.stdin.buffer.read()
+tail = b[b.rfind(b"modes"):]
+print(all(s in tail for s in (b"\x1b[?1049l", b"\x1b[?1000l", b"\x1b[?1006l", b"\x1b[?2004l", b"\x1b[?25h", b"\x1b[r")),
+      b"timeout" in tail)')
+	expect_eq tty_controls_modes_restored_on_timeout "$out" "True True"
+	# ... and a mode the guest turned off again is left alone
+	out=$(tty_caller "$MOAT run -t -- printf '\033[?1049h\033[?1049lmodes'" | "$PY" -c '
+import sys
+b = sys.stdin.buffer.read()
+print(b[b.rfind(b"modes"):].count(b"\x1b[?1049"))')
+	SANITY=1 expect_eq tty_controls_mode_turned_off_stays "$out" "0"
+	# --tty-controls=all: every byte as before (the caller's choice)
+	out=$(tty_caller "$MOAT run -t --tty-controls=all -- printf 'a\033]52;c;eA==\007b'" | od -An -c | tr -d ' \n')
+	SANITY=1 expect_eq tty_controls_all_passes "$out" 'a033]52;c;eA==\ab'
+else
+	skip tty_controls "no script(1)"
+fi
+
+# 13. Without -t the guest's stdio may be the caller's terminal itself (here
+# script(1)'s pty, the controlling terminal of moat's session): what reaches
+# beyond the guest is refused. TIOCSTI (typing into the caller's shell),
+# TIOCLINUX, TIOCCONS (the console's output), TIOCSETD (a line discipline),
+# TIOCVHANGUP and vhangup (hanging the caller's terminal up), TIOCEXCL (no
+# open of it after), TIOCSCTTY from a new session: EPERM; tcsetpgrp on the
+# caller's job: ENOTTY (the guest's session has no controlling terminal).
+# TCSETS and TIOCSWINSZ: caller_tty_settings_kept, caller_tty_winsize_kept.
+if command -v script >/dev/null; then
+	mkdir -p "$T_TMP/ttyprobe"
+	cat >"$T_TMP/ttyprobe/probe.py" <<'EOF2'
+import ctypes, errno, fcntl, os, struct, sys, termios
+r = []
+def t(name, fn):
+    try:
+        fn(); r.append(name + "=ok")
+    except OSError as e:
+        r.append(name + "=" + errno.errorcode[e.errno])
+libc = ctypes.CDLL(None, use_errno=True)
+def vhangup():
+    if libc.vhangup() != 0:
+        raise OSError(ctypes.get_errno(), "vhangup")
+def sctty():
+    rd, wr = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        try:
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0); e = 0
+        except OSError as x:
+            e = x.errno
+        os.write(wr, struct.pack("i", e)); os._exit(0)
+    os.waitpid(pid, 0)
+    e = struct.unpack("i", os.read(rd, 4))[0]
+    if e:
+        raise OSError(e, "sctty")
+t("sti", lambda: fcntl.ioctl(0, termios.TIOCSTI, b"#"))
+t("linux", lambda: fcntl.ioctl(0, 0x541C, b"\x0b"))
+t("cons", lambda: fcntl.ioctl(0, termios.TIOCCONS))
+t("setd", lambda: fcntl.ioctl(0, termios.TIOCSETD, struct.pack("i", 0)))
+t("excl", lambda: fcntl.ioctl(0, termios.TIOCEXCL))
+t("sctty", sctty)
+t("spgrp", lambda: os.tcsetpgrp(0, os.getpgrp()))
+t("tiocvhangup", lambda: fcntl.ioctl(0, 0x5437))
+t("vhangup", vhangup)
+print("probe", os.isatty(0), " ".join(r))
+EOF2
+	out=$(timeout -k 5 30 script -qec "$MOAT run --bind $T_TMP/ttyprobe:/t:ro -- $PY /t/probe.py" /dev/null </dev/null 2>&1 | tr -d '\r' | grep -o 'probe .*')
+	expect_eq caller_tty_controls_refused "$out" "probe True sti=EPERM linux=EPERM cons=EPERM setd=EPERM excl=EPERM sctty=EPERM spgrp=ENOTTY tiocvhangup=EPERM vhangup=EPERM"
+fi
+
 finish

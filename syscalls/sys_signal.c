@@ -1040,12 +1040,16 @@ static long owner_one(struct sc_call *c, pid_t target, enum owner_rule r)
  * tid (or tgid), while nothing can free that number: inside the target
  * group's copy guard (task_io_begin: no exec of the group, whose de_thread
  * frees the exec'ing thread's old tid without a reap, is let go meanwhile)
- * and the reap gate (no reap), the task seen neither exited nor reaped. The
- * kernel applies the same rules to the sentry as to the caller: both are
- * the guest's one host uid without capabilities in the initial namespace
- * (can_nice and sched_setattr's RLIMIT_RTPRIO are the target's limits,
- * prlimit's hard raise needs the initial CAP_SYS_RESOURCE neither has; the
- * ptrace read check of get_robust_list and kcmp passes for the tracer as
+ * and the reap gate (no reap), the task seen neither exited nor reaped.
+ * The rows that set something the guest's init makes, by the task's
+ * number in the guest's pid namespace (sc_init_make; the sentry's filter
+ * refuses them on another task: initrows2); the sentry reads (prlimit64
+ * without new limits, get_robust_list) and compares (kcmp) itself. The
+ * kernel applies the same rules to the sentry and the init as to the
+ * caller: all are the guest's one host uid without capabilities in the
+ * initial namespace (can_nice and sched_setattr's RLIMIT_RTPRIO are the
+ * target's limits, prlimit's hard raise needs the initial CAP_SYS_RESOURCE
+ * none has; the ptrace read check of get_robust_list and kcmp passes for the tracer as
  * process_vm_* does). ARCHITECTURE.md "Pids checked, then used". */
 
 /* 1: a call on target that passed its check may run natively: the

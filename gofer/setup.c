@@ -28,6 +28,7 @@
 #include "gofer/gofer.h"
 #include "gofer/proto.h"
 #include "gofer/server.h"
+#include "common/bpf.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -586,24 +587,22 @@ static void start_dshrink(struct gofer_srv *s)
 		 * of PSS, only this process's once the gofer trims its own):
 		 * this loop needs a page or two of it */
 		text_trim();
-		struct sock_filter f[] = {
-			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, MOAT_AUDIT_ARCH, 1, 0),
-			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_fsconfig, 0, 2),
-			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FSCONFIG_CMD_RECONFIGURE, 6, 7),
-			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_read, 5, 0),
-			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_write, 4, 0),
-			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_exit_group, 3, 0),
-			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_exit, 2, 0),
-			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 1, 0),
-			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		/* fsconfig's reconfigure only (another command kills), the
+		 * socket's read and write, exit; anything else EPERM */
+		static const struct bpf_allow rows[] = {
+			{ .nr = __NR_fsconfig, .arg = 1, .val = FSCONFIG_CMD_RECONFIGURE, .miss = SECCOMP_RET_KILL_PROCESS },
+			{ .nr = __NR_read, .arg = -1 },
+			{ .nr = __NR_write, .arg = -1 },
+			{ .nr = __NR_exit_group, .arg = -1 },
+			{ .nr = __NR_exit, .arg = -1 },
+			{ .nr = __NR_rt_sigreturn, .arg = -1 },
 		};
-		struct sock_fprog prog = { .len = sizeof f / sizeof f[0], .filter = f };
+		struct sock_filter f[BPF_ALLOW_LEN(sizeof rows / sizeof rows[0])];
+		int len = bpf_allow_build(rows, sizeof rows / sizeof rows[0], SECCOMP_RET_ERRNO | EPERM, f,
+					  sizeof f / sizeof f[0]);
+		if (len < 0)
+			syscall(SYS_exit_group, 1);
+		struct sock_fprog prog = { .len = (unsigned short)len, .filter = f };
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
 		    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
 			syscall(SYS_exit_group, 1);

@@ -272,24 +272,51 @@ struct idmap {
 /* uname -r inside, unless --kernel-release says otherwise */
 #define MOAT_KERNEL_RELEASE "6.1.0-moat"
 
-/* A request on the init's act channel (sentry/spawn.c init_act) and its answer:
- * INIT_ACT_PRLIMIT: prlimit64(pid, res, has_new ? nw : NULL, want_old ? old :
- * NULL) made by the guest's init, pid a number of the guest's pid namespace;
- * INIT_ACT_BIND: bind(the socket sent with it (SCM_RIGHTS), addr, addrlen),
- * made only on a socket of the guest's network namespace and never to an
- * AF_UNIX path (syscalls/sys_signal.c init_act_bind) */
-enum { INIT_ACT_PRLIMIT, INIT_ACT_BIND };
+/* A request on the init's act channel (sentry/spawn.c init_act) and its
+ * answer: a call on another task the sentry has the guest's init make, by
+ * pid, a number of the guest's pid namespace (where a number can only name
+ * a guest task; the sentry's own filter refuses these calls on any task but
+ * itself: rootless a host number could name any of the caller's
+ * processes). nr and what the init makes of the rest:
+ *   prlimit64           (pid, a, INIT_ACT_NEW ? buf : NULL, INIT_ACT_OLD ? rep.old : NULL)
+ *   setpriority         (PRIO_PROCESS, pid, a)
+ *   ioprio_set          (IOPRIO_WHO_PROCESS, pid, a)
+ *   sched_setscheduler  (pid, a, buf)
+ *   sched_setparam      (pid, buf)
+ *   sched_setattr       (pid, buf, 0)
+ *   sched_setaffinity   (pid, len, buf)
+ *   bind                (the socket sent with the request (SCM_RIGHTS),
+ *                        buf, len): pid unused; made only on a socket of
+ *                        the guest's network namespace and never to an
+ *                        AF_UNIX path (sentry/spawn.c init_act_bind; the
+ *                        sentry's filter has no bind: netbind)
+ * Only the first len bytes of buf are sent (the rest reads as zeros). */
+#define INIT_ACT_NEW 1
+#define INIT_ACT_OLD 2
+#define INIT_ACT_BUF 4096 /* sched_setattr's largest attr (a page); a cpumask's 1 KiB */
 struct init_act_req {
+	int32_t nr;
 	int32_t pid;
-	uint32_t res, has_new, want_old;
-	uint64_t nw[2];
-	uint32_t op, addrlen;
-	uint8_t addr[128]; /* a sockaddr_storage's size */
+	int64_t a;
+	uint32_t flags;
+	uint32_t len;
+	unsigned char buf[INIT_ACT_BUF];
 };
 struct init_act_rep {
-	int64_t r; /* 0 or -errno */
+	int64_t r; /* the call's result or -errno */
 	uint64_t old[2];
 };
+
+/* A host pid no task can hold (past PID_MAX_LIMIT, 4,194,304): a call
+ * made on it gets the kernel's own argument checks, then its ESRCH */
+#define NO_TASK_PID ((pid_t)0x3fffffff)
+
+/* q made by the guest's init (q->len bytes of buf sent; one request at a
+ * time): its answer, p->old filled for INIT_ACT_OLD; -ESRCH when the init
+ * is gone (the sandbox ends) */
+long init_act_call(struct sandbox *sb, const struct init_act_req *q, struct init_act_rep *p);
+/* the same with fd (>= 0) sent along (bind's socket) */
+long init_act_call_fd(struct sandbox *sb, const struct init_act_req *q, int fd, struct init_act_rep *p);
 
 struct sandbox {
 	uint64_t id;             /* random sandbox id (printed as 16 hex digits) */

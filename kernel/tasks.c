@@ -12,6 +12,7 @@
 #include "platform/platform.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -952,4 +953,29 @@ gid_t idmap_view_gid_to_host(const struct idmap *m, gid_t view)
 	if (m->full_identity)
 		return view;
 	return view == m->guest_gid ? m->host_gid : (gid_t)-1;
+}
+
+/* ---- the init's act channel (task.h init_act_req) ---- */
+static pthread_mutex_t init_act_lock = PTHREAD_MUTEX_INITIALIZER;
+
+long init_act_call_fd(struct sandbox *sb, const struct init_act_req *q, int fd, struct init_act_rep *p)
+{
+	size_t len = offsetof(struct init_act_req, buf) + (q->len < INIT_ACT_BUF ? q->len : INIT_ACT_BUF);
+	ssize_t n = -1;
+	if ((q->pid <= 0 && q->nr != SYS_bind) || sb->init_act_fd <= 2)
+		return -ESRCH;
+	pthread_mutex_lock(&init_act_lock);
+	if (send_fds(sb->init_act_fd, q, len, &fd, fd >= 0) == (long)len)
+		do
+			n = read(sb->init_act_fd, p, sizeof *p);
+		while (n < 0 && errno == EINTR);
+	pthread_mutex_unlock(&init_act_lock);
+	if (n != (ssize_t)sizeof *p)
+		return -ESRCH; /* the init is gone: the sandbox ends */
+	return (long)p->r;
+}
+
+long init_act_call(struct sandbox *sb, const struct init_act_req *q, struct init_act_rep *p)
+{
+	return init_act_call_fd(sb, q, -1, p);
 }

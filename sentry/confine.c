@@ -21,9 +21,12 @@
  *               gofer's read-only clones of its overlays)
  *   kcmp        any type (the lock table: is this the same open file
  *               description?; and a guest's kcmp naming another process)
- *   setpriority, ioprio_set  one task only (PRIO_PROCESS, IOPRIO_WHO_PROCESS);
- *   sched_setscheduler/setparam/setattr, get_robust_list: the owner rows
- *               made at the check (syscalls/sys_signal.c, pid reuse)
+ *   get_robust_list  an owner row made at the check (syscalls/sys_signal.c,
+ *               pid reuse); the others (setpriority, ioprio_set,
+ *               sched_setscheduler/setparam/setattr, sched_setaffinity,
+ *               prlimit64's sets) are the guest's init's (sentry/spawn.c
+ *               init_act): our own affinity and limits only, any
+ *               process's limits read
  * No fchown/fsetxattr on held fds: the gofer makes every change to a file of
  * the view. fchmod and futimens stay for guest memfds (fs/ allows them on
  * memfds only); on host files the sentry's own uid is not the owner.
@@ -610,10 +613,13 @@ void confine_selftest(struct sandbox *sb, pid_t gofer)
 		probe("prlimit_host_pid", prlimit(host, RLIMIT_CPU, NULL, &rl) < 0 ? -1 : prlimit(host, RLIMIT_CPU, &rl, NULL));
 		probe("prlimit_host_pid_fsize", prlimit(host, RLIMIT_FSIZE, NULL, &rl) < 0 ? -1 : prlimit(host, RLIMIT_FSIZE, &rl, NULL));
 		probe("prlimit_host_pid_stack", prlimit(host, RLIMIT_STACK, NULL, &rl) < 0 ? -1 : prlimit(host, RLIMIT_STACK, &rl, NULL));
-		/* what stays (Known gaps): the other limits, rootless */
-		fprintf(stderr, "confinement-probe-info prlimit_host_pid_nofile: %s\n",
-			prlimit(host, RLIMIT_NOFILE, NULL, &rl) < 0 || prlimit(host, RLIMIT_NOFILE, &rl, NULL) < 0 ?
-				strerror(errno) : "allowed");
+		/* and those it enforces without one (initrows2: rootless a
+		 * lowered RLIMIT_NOFILE, RLIMIT_AS or RLIMIT_NPROC refused a
+		 * caller's process its next open, allocation or fork; the
+		 * guest's init makes a guest's sets now) */
+		probe("prlimit_host_pid_nofile", prlimit(host, RLIMIT_NOFILE, NULL, &rl) < 0 ? -1 : prlimit(host, RLIMIT_NOFILE, &rl, NULL));
+		probe("prlimit_host_pid_as", prlimit(host, RLIMIT_AS, NULL, &rl) < 0 ? -1 : prlimit(host, RLIMIT_AS, &rl, NULL));
+		probe("prlimit_host_pid_nproc", prlimit(host, RLIMIT_NPROC, NULL, &rl) < 0 ? -1 : prlimit(host, RLIMIT_NPROC, &rl, NULL));
 		/* SIGIO to it: F_SETOWN succeeds, the delivery is what Landlock
 		 * scopes (the tier checks the process lives) */
 		int sp[2];
@@ -632,11 +638,23 @@ void confine_selftest(struct sandbox *sb, pid_t gofer)
 		char hpath[64];
 		snprintf(hpath, sizeof hpath, "%d/environ", (int)host);
 		probe("procfs_host_pid", openat(pfd, hpath, O_RDONLY | O_CLOEXEC));
-		/* what stays (Known gaps): the scheduling rows rootless */
+		/* its scheduling (initrows2: rootless nice 19, the idle I/O
+		 * class, SCHED_IDLE or one CPU slowed down any of the caller's
+		 * processes; the guest's init makes a guest's now). Values any
+		 * owner may set (our filter refuses the reads of most): nice
+		 * 19 (the tier's idle process), the best-effort I/O class's
+		 * default level, SCHED_OTHER, its affinity as read */
+		probe("setpriority_host_pid", setpriority(PRIO_PROCESS, (id_t)host, 19));
+		probe("ioprio_set_host_pid", syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, host, (2 << 13) | 4));
+		cpu_set_t cs;
+		probe("sched_setaffinity_host_pid", sched_getaffinity(host, sizeof cs, &cs) < 0 ? -1 :
+			sched_setaffinity(host, sizeof cs, &cs));
 		struct sched_param sp0 = { 0 };
-		fprintf(stderr, "confinement-probe-info sched_setscheduler_host_pid: %s\n",
-			sched_setscheduler(host, SCHED_OTHER, &sp0) == 0 ?
-				"allowed" : strerror(errno));
+		probe("sched_setparam_host_pid", sched_setparam(host, &sp0));
+		probe("sched_setscheduler_host_pid", sched_setscheduler(host, SCHED_OTHER, &sp0));
+		struct { uint32_t size, policy; uint64_t flags; int32_t nice; uint32_t prio; uint64_t rt, dl, per; } sa = {
+			.size = sizeof sa, .policy = SCHED_OTHER, .nice = 19 };
+		probe("sched_setattr_host_pid", syscall(SYS_sched_setattr, host, &sa, 0));
 	}
 	/* resizing a terminal: never, the caller's on fds 0-2 least of all
 	 * (red team 71: the filter allowed TIOCSWINSZ on any fd; the gofer

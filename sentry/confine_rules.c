@@ -115,27 +115,16 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 					  .datum_b = (uint32_t)fcntl_cmds[i] };
 		rc = rule(ctx, SCMP_SYS(fcntl), 1, &c);
 	}
-	/* prlimit64: a read of any process's limits, our own set
-	 * (setrlimit: pid 0), and of another process (a guest task: the
-	 * tracer's RLIMIT_CORE, sentry/tracer.c; a guest's owner row,
-	 * syscalls/sys_signal.c sys_prlimit64) only the limits the kernel
-	 * enforces without a signal. Never RLIMIT_CPU, RLIMIT_FSIZE,
-	 * RLIMIT_STACK or RLIMIT_RTTIME of another process (red team 72:
-	 * rootless the caller's processes share our ids, which is all
-	 * do_prlimit checks, and Landlock does not scope it: RLIMIT_CPU of 0
-	 * was SIGKILL to any of them, the kill the signal scope refuses;
-	 * sys_prlimit64 refuses a guest's of these four on another process
-	 * in a sandbox of more than one identity). What stays: lowering the
-	 * others (RLIMIT_NOFILE, RLIMIT_AS…) of the caller's processes
-	 * rootless (ARCHITECTURE "Known gaps") */
-	static const int prlimit_other_ok[] = { RLIMIT_CORE, RLIMIT_DATA, RLIMIT_RSS, RLIMIT_NPROC, RLIMIT_NOFILE,
-						RLIMIT_MEMLOCK, RLIMIT_AS, RLIMIT_LOCKS, RLIMIT_SIGPENDING,
-						RLIMIT_MSGQUEUE, RLIMIT_NICE, RLIMIT_RTPRIO };
-	for (size_t i = 0; i < ARRAY_SIZE_(prlimit_other_ok) && !rc; i++) {
-		struct scmp_arg_cmp c = { .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffUL,
-					  .datum_b = (uint32_t)prlimit_other_ok[i] };
-		rc = rule(ctx, SCMP_SYS(prlimit64), 1, &c);
-	}
+	/* prlimit64: a read of any process's limits (a guest task's: the
+	 * guest's procfs limits, the program's RLIMIT_CORE checked at start,
+	 * sentry/tracer.c) and our own set (setrlimit: pid 0). Never a set of
+	 * another process's (red team 72: rootless the caller's processes
+	 * share our ids, which is all do_prlimit checks, and Landlock does not
+	 * scope it: RLIMIT_CPU of 0 was SIGKILL to any of them, the kill the
+	 * signal scope refuses, and a lowered RLIMIT_NOFILE, RLIMIT_AS or
+	 * RLIMIT_NPROC their next open, allocation or fork refused): the
+	 * guest's init makes those for a guest task, by its number in the
+	 * guest's pid namespace (sentry/spawn.c init_act; initrows, initrows2) */
 	if (!rc) {
 		struct scmp_arg_cmp c = { .arg = 2, .op = SCMP_CMP_EQ, .datum_a = 0 };
 		rc = rule(ctx, SCMP_SYS(prlimit64), 1, &c);
@@ -182,14 +171,16 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 	 * (ARCHITECTURE "Start-up", the ppy2 round) */
 	if (!rc)
 		rc = rule(ctx, SCMP_SYS(readlinkat), 0, NULL);
-	/* a guest task's affinity: the tracer pins a task to its own CPU from
-	 * a resume to the next stop and gives it back its own mask then
-	 * (sentry/tracer.c task_pin; sched_getaffinity is above). The
-	 * kernel's owner rules apply (another host uid's task: EPERM); what a
-	 * compromised sentry could do with it, slow down processes it can
-	 * already kill, is no more than kill allows. */
-	if (!rc)
-		rc = rule(ctx, SCMP_SYS(sched_setaffinity), 0, NULL);
+	/* our own affinity only (a pipeline stage's, sentry/pipeline.c):
+	 * a guest task's, the tracer's pins (sentry/tracer.c task_pin) and a
+	 * guest's sched_setaffinity of another task, is made by the guest's
+	 * init (initrows2: rootless a host number could name any of the
+	 * caller's processes, which one CPU would slow down) */
+	if (!rc) {
+		struct scmp_arg_cmp c = { .arg = 0, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffUL,
+					  .datum_b = 0 };
+		rc = rule(ctx, SCMP_SYS(sched_setaffinity), 1, &c);
+	}
 	/* a guest socket's classic BPF filter, made here on the pinned file
 	 * (netconn.c sys_setsockopt): SOL_SOCKET and the filter options only */
 	/* and SO_REUSEPORT/SO_REUSEADDR of guest sockets (netreuse.c: the
@@ -260,34 +251,16 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 	 * process is made here (any type): it compares, never acts */
 	if (!rc)
 		rc = rule(ctx, SCMP_SYS(kcmp), 0, NULL);
-	/* the owner rows a guest task makes on another task by pid, made here
-	 * at the check in a sandbox of more than one identity, on the task
-	 * checked with its number held (syscalls/sys_signal.c "the owner rows
-	 * made by the sentry", pid reuse): one task each (setpriority
-	 * PRIO_PROCESS, ioprio_set IOPRIO_WHO_PROCESS), normal classes only
-	 * in effect (a real-time or deadline one needs the initial
-	 * namespace's CAP_SYS_NICE, which the sentry lacks), and the robust
-	 * list head (a read). The kernel's owner rules apply: root-run only
-	 * the sandbox's own tasks share the sentry's uid; rootless the
-	 * caller's other processes do, which it could already slow down or
-	 * starve (prlimit64, sched_setaffinity, kill above) — nice, I/O
-	 * priority and a normal class are no more; get_robust_list is a
-	 * ptrace read check, which the Landlock domain (confine_scope)
-	 * scopes to the sentry's own tree. */
-	if (!rc) {
-		struct scmp_arg_cmp c = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = 0 /* PRIO_PROCESS */ };
-		rc = rule(ctx, SCMP_SYS(setpriority), 1, &c);
-	}
-	if (!rc) {
-		struct scmp_arg_cmp c = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = 1 /* IOPRIO_WHO_PROCESS */ };
-		rc = rule(ctx, SCMP_SYS(ioprio_set), 1, &c);
-	}
-	if (!rc)
-		rc = rule(ctx, SCMP_SYS(sched_setscheduler), 0, NULL);
-	if (!rc)
-		rc = rule(ctx, SCMP_SYS(sched_setparam), 0, NULL);
-	if (!rc)
-		rc = rule(ctx, SCMP_SYS(sched_setattr), 0, NULL);
+	/* the owner rows a guest task makes on another task by pid, at the
+	 * check in a sandbox of more than one identity, on the task checked
+	 * with its number held (syscalls/sys_signal.c "the owner rows made by
+	 * the sentry", pid reuse): setpriority, ioprio_set,
+	 * sched_setscheduler/setparam/setattr are the guest's init's to make
+	 * (initrows2: rootless the caller's other processes share our uid,
+	 * the kernel checks no more, and Landlock has no hook for these: nice
+	 * 19, the idle I/O class or SCHED_IDLE of any of them), never ours;
+	 * the robust list head is read here (a ptrace read check, which the
+	 * Landlock domain, confine_scope, scopes to the sentry's own tree). */
 	if (!rc)
 		rc = rule(ctx, SCMP_SYS(get_robust_list), 0, NULL);
 	const unsigned long ioctls[] = {

@@ -941,7 +941,12 @@ static int fast_call(int nr)
 
 static void *worker(void *arg)
 {
-	(void)arg;
+	/* its creator's pin undone by itself (sched_setaffinity of pid 0:
+	 * glibc's pthread_attr_setaffinity_np names the new thread's tid,
+	 * which the sentry's filter refuses, initrows2, and pthread_create
+	 * then fails) */
+	if (arg)
+		sched_setaffinity(0, sizeof all_cpus, &all_cpus);
 	struct sc_call *c = xmalloc(sizeof *c);
 	vfs_thread_warmup(g_sb->vfs);
 	for (;;) {
@@ -1030,8 +1035,8 @@ static int spawn_worker(void)
 	pthread_attr_init(&at);
 	pthread_attr_setstacksize(&at, WORKER_STACK);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	if (t_pinned >= 0 || atomic_load_explicit(&ever_pinned, memory_order_relaxed))
-		pthread_attr_setaffinity_np(&at, sizeof all_cpus, &all_cpus);
+	/* (the new worker gives up its creator's pin itself: worker) */
+	int unpin = t_pinned >= 0 || atomic_load_explicit(&ever_pinned, memory_order_relaxed);
 	atomic_fetch_add(&nworkers, 1);
 	atomic_fetch_add(&idle_workers, 1);
 	atomic_fetch_add(&workers_started, 1);
@@ -1039,7 +1044,7 @@ static int spawn_worker(void)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	r = pthread_create(&th, &at, worker, NULL);
+	r = pthread_create(&th, &at, worker, unpin ? (void *)1 : NULL);
 	if (r != 0) {
 		atomic_fetch_sub(&nworkers, 1);
 		atomic_fetch_sub(&idle_workers, 1);

@@ -14,6 +14,7 @@
 #include "sentry/spawn.h"
 #include "kernel/task.h"
 #include "loader/loader_abi.h"
+#include "common/bpf.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -178,40 +179,39 @@ static _Noreturn void program_main(const struct spawn_args *a, int sock)
 #define INIT_ACT_FD 4 /* the init's act channel (init_act) */
 #define INIT_ACT_SOCK 3 /* where a bind request's socket lands (init_act) */
 
-/* wait4, exit, exit_group, rt_sigreturn, restart_syscall, close, and the act
- * thread's prlimit64, read, write and recvmsg of fd INIT_ACT_FD, bind and
- * getsockopt of fd INIT_ACT_SOCK; anything else kills it */
+/* wait4, exit, exit_group, rt_sigreturn, restart_syscall, close, and the
+ * act thread's calls (init_act): read, write and recvmsg of fd INIT_ACT_FD,
+ * the owner rows it makes for the sentry (setpriority and ioprio_set of one
+ * task, the normal scheduling classes, affinity, limits), and bind and
+ * getsockopt of the socket a bind request sent (fd INIT_ACT_SOCK only);
+ * anything else kills it */
 static void init_filter(void)
 {
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, MOAT_AUDIT_ARCH, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_wait4, 16, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_exit_group, 15, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_exit, 14, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 13, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_restart_syscall, 12, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_prlimit64, 11, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_close, 10, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_read, 6, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_write, 5, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_recvmsg, 4, 0),
-		/* bind and getsockopt: the socket a request sent only */
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bind, 1, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_getsockopt, 0, 4),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, INIT_ACT_SOCK, 3, 2),
-		/* read, write and recvmsg: the act channel only (init_act) */
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, INIT_ACT_FD, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	static const struct bpf_allow rows[] = {
+		{ .nr = __NR_wait4, .arg = -1 },
+		{ .nr = __NR_exit_group, .arg = -1 },
+		{ .nr = __NR_exit, .arg = -1 },
+		{ .nr = __NR_rt_sigreturn, .arg = -1 },
+		{ .nr = __NR_restart_syscall, .arg = -1 },
+		{ .nr = __NR_close, .arg = -1 },
+		{ .nr = __NR_read, .arg = 0, .val = INIT_ACT_FD },
+		{ .nr = __NR_write, .arg = 0, .val = INIT_ACT_FD },
+		{ .nr = __NR_recvmsg, .arg = 0, .val = INIT_ACT_FD },
+		{ .nr = __NR_bind, .arg = 0, .val = INIT_ACT_SOCK },
+		{ .nr = __NR_getsockopt, .arg = 0, .val = INIT_ACT_SOCK },
+		{ .nr = __NR_prlimit64, .arg = -1 },
+		{ .nr = __NR_setpriority, .arg = 0, .val = PRIO_PROCESS },
+		{ .nr = __NR_ioprio_set, .arg = 0, .val = 1 /* IOPRIO_WHO_PROCESS */ },
+		{ .nr = __NR_sched_setscheduler, .arg = -1 },
+		{ .nr = __NR_sched_setparam, .arg = -1 },
+		{ .nr = __NR_sched_setattr, .arg = -1 },
+		{ .nr = __NR_sched_setaffinity, .arg = -1 },
 	};
-	struct sock_fprog prog = { .len = sizeof f / sizeof f[0], .filter = f };
+	struct sock_filter f[BPF_ALLOW_LEN(sizeof rows / sizeof rows[0])];
+	int len = bpf_allow_build(rows, sizeof rows / sizeof rows[0], SECCOMP_RET_KILL_PROCESS, f, sizeof f / sizeof f[0]);
+	struct sock_fprog prog = { .len = (unsigned short)len, .filter = f };
 	/* every thread: the act thread too */
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0)
+	if (len < 0 || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0)
 		_exit(127);
 }
 
@@ -288,13 +288,41 @@ static long long guest_timens(int procfd)
  * caller's processes). The sentry checks the target and holds its number
  * (syscalls/sys_signal.c pin_act: the reap gate) around the one request;
  * a thread of the init answers each, made before the init's filter (which
- * lets it read and write only this fd, and make prlimit64). Since
+ * lets it read and write only this fd, and make the calls below). Since
  * initrows: prlimit64 setting a limit the kernel enforces with a signal
  * (RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_STACK, RLIMIT_RTTIME) of another
- * process. */
+ * process; since initrows2 every owner row the sentry made on another task
+ * (kernel/task.h init_act_req: prlimit64's sets, setpriority, ioprio_set,
+ * sched_setscheduler/setparam/setattr, sched_setaffinity) and the
+ * tracer's own sets of a guest task's affinity and RLIMIT_CORE; since
+ * netbind a guest socket's bind where no moat-netd runs (below). */
+static long init_act_make(struct init_act_req *q, struct init_act_rep *p)
+{
+	switch (q->nr) {
+	case SYS_prlimit64:
+		return syscall(SYS_prlimit64, q->pid, (unsigned)q->a, (q->flags & INIT_ACT_NEW) ? q->buf : NULL,
+			       (q->flags & INIT_ACT_OLD) ? p->old : NULL);
+	case SYS_setpriority:
+		return syscall(SYS_setpriority, PRIO_PROCESS, q->pid, (int)q->a);
+	case SYS_ioprio_set:
+		return syscall(SYS_ioprio_set, 1 /* IOPRIO_WHO_PROCESS */, q->pid, (int)q->a);
+	case SYS_sched_setscheduler:
+		return syscall(SYS_sched_setscheduler, q->pid, (int)q->a, q->buf);
+	case SYS_sched_setparam:
+		return syscall(SYS_sched_setparam, q->pid, q->buf);
+	case SYS_sched_setattr:
+		return syscall(SYS_sched_setattr, q->pid, q->buf, 0);
+	case SYS_sched_setaffinity:
+		return syscall(SYS_sched_setaffinity, q->pid, (unsigned long)q->len, q->buf);
+	default:
+		errno = ENOSYS;
+		return -1;
+	}
+}
+
 static uint64_t act_netns; /* the init's network namespace's cookie, the guest's (0: unknown) */
 
-/* INIT_ACT_BIND on the socket sent with it (at INIT_ACT_SOCK): a socket of
+/* bind (kernel/task.h init_act_req) on the socket sent with it (at INIT_ACT_SOCK): a socket of
  * the guest's network namespace (not the host's, where the caller's stdio
  * lives: its abstract names and ports are the host's; there only an
  * AF_UNIX autobind, a name the kernel picks, as the guest's own bind of
@@ -305,19 +333,19 @@ static long init_act_bind(const struct init_act_req *q, int fd)
 	uint64_t ns = 0;
 	int dom = 0;
 	socklen_t l = sizeof dom;
-	if (fd != INIT_ACT_SOCK || q->addrlen > sizeof q->addr)
+	if (fd != INIT_ACT_SOCK || q->len > sizeof(struct sockaddr_storage))
 		return -EINVAL;
 	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) < 0)
 		return -errno; /* ENOTSOCK: not a socket */
-	const struct sockaddr_un *un = (const void *)q->addr;
-	int autobind = dom == AF_UNIX && q->addrlen == sizeof(sa_family_t) && un->sun_family == AF_UNIX;
+	const struct sockaddr_un *un = (const void *)q->buf;
+	int autobind = dom == AF_UNIX && q->len == sizeof(sa_family_t) && un->sun_family == AF_UNIX;
 	l = sizeof ns;
 	if (!autobind && (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &ns, &l) < 0 || !act_netns || ns != act_netns))
 		return -EPERM;
-	if (dom == AF_UNIX && q->addrlen > offsetof(struct sockaddr_un, sun_path) && un->sun_family == AF_UNIX &&
+	if (dom == AF_UNIX && q->len > offsetof(struct sockaddr_un, sun_path) && un->sun_family == AF_UNIX &&
 	    un->sun_path[0])
 		return -EPERM;
-	return bind(fd, (const struct sockaddr *)q->addr, q->addrlen) < 0 ? -errno : 0;
+	return bind(fd, (const struct sockaddr *)q->buf, q->len) < 0 ? -errno : 0;
 }
 
 static void *init_act(void *arg)
@@ -337,24 +365,26 @@ static void *init_act(void *arg)
 	/* started (glibc's thread start-up calls are behind it: the init's
 	 * filter, installed once this is set, allows none of them) */
 	atomic_store((atomic_int *)arg, 1);
-	struct init_act_req q;
+	static struct init_act_req q;
 	struct init_act_rep p;
 	for (;;) {
 		int fd = -1, nfd = 1;
+		memset(&q, 0, sizeof q); /* the part of buf not sent reads as zeros */
 		long n = recv_fds(INIT_ACT_FD, &q, sizeof q, &fd, &nfd);
-		if (n != (long)sizeof q) {
+		if (n < (long)offsetof(struct init_act_req, buf)) {
 			if (nfd)
 				close(fd);
 			break; /* the sentry's end closed */
 		}
+		q.len = (uint32_t)(n - (long)offsetof(struct init_act_req, buf));
 		memset(&p, 0, sizeof p);
-		if (q.op == INIT_ACT_BIND && nfd) {
-			p.r = init_act_bind(&q, fd);
-		} else if (q.op == INIT_ACT_PRLIMIT && !nfd) {
-			long r = syscall(SYS_prlimit64, q.pid, q.res, q.has_new ? q.nw : NULL, q.want_old ? p.old : NULL);
-			p.r = r < 0 ? -errno : 0;
-		} else {
+		if (q.nr == SYS_bind) {
+			p.r = nfd ? init_act_bind(&q, fd) : -EINVAL;
+		} else if (nfd) {
 			p.r = -EINVAL;
+		} else {
+			long r = init_act_make(&q, &p);
+			p.r = r < 0 ? -errno : r;
 		}
 		if (nfd)
 			close(fd);
@@ -537,6 +567,14 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, int act, p
 	if (a->data) {
 		struct rlimit rl = { a->data, a->data };
 		setrlimit(RLIMIT_DATA, &rl);
+	}
+	/* no core dump ever (sentry/tracer.c init_stop checks the program's:
+	 * 1 byte, too small for a core file and no pipe dump; the guest's own
+	 * limit is virtual) */
+	{
+		struct rlimit rl = { 1, 1 };
+		if (setrlimit(RLIMIT_CORE, &rl) < 0)
+			_exit(127);
 	}
 	/* --cpus: nproc and sched_getaffinity show the sandbox's CPUs (the
 	 * cgroup's cpu.max, not this, is the limit) */

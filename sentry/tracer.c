@@ -262,6 +262,38 @@ static unsigned long pin_n, pin_refused, pin_busy; /* MOAT_PROFILE */
  * worker for the loader's pin) or by the tracer when the task is gone;
  * only ever compared, never dereferenced. */
 static struct task *pin_holder;
+/* The guest's pid namespace and sandbox (tracer_run): a task's affinity
+ * and its RLIMIT_CORE are set by the guest's init, by the task's number
+ * there (guest_number: the sentry's filter refuses these calls on any task
+ * but its own, initrows2) */
+static int act_pidns = -1;
+static struct sandbox *act_sb;
+
+/* NS_GET_PID_IN_PIDNS (linux/nsfs.h, Linux 6.9): a pid of our namespace
+ * translated into the namespace of the fd's. */
+#ifndef NS_GET_PID_IN_PIDNS
+#define NS_GET_PID_IN_PIDNS _IOR(0xb7, 0x8, int)
+#endif
+
+/* host tid's number in the guest's pid namespace, or -1 (before Linux
+ * 6.9: ENOTTY) */
+static pid_t guest_number(pid_t tid)
+{
+	if (act_pidns < 0)
+		return -1;
+	int v = ioctl(act_pidns, NS_GET_PID_IN_PIDNS, (unsigned long)tid);
+	return v > 0 ? (pid_t)v : -1;
+}
+
+/* sched_setaffinity of a guest task (its host tid) made by the guest's
+ * init: 0 or -errno */
+static long init_affinity(pid_t tid, const cpu_set_t *mask)
+{
+	struct init_act_req q = { .nr = SYS_sched_setaffinity, .pid = guest_number(tid), .len = sizeof *mask };
+	struct init_act_rep p;
+	memcpy(q.buf, mask, sizeof *mask);
+	return q.pid > 0 ? init_act_call(act_sb, &q, &p) : -ESRCH;
+}
 
 /* Anything else runnable on the machine now (the fourth field of
  * /proc/loadavg, runnable tasks over all CPUs, counts this thread): then no
@@ -330,7 +362,7 @@ static void task_pin(struct task *t, pid_t tid, int procfd)
 	cpu_set_t one;
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
-	if (sched_setaffinity(tid, sizeof one, &one) == 0) {
+	if (init_affinity(tid, &one) == 0) {
 		t->pinned = 1;
 		t->pin_cpu = cpu;
 		__atomic_store_n(&pin_holder, t, __ATOMIC_RELEASE);
@@ -347,7 +379,7 @@ static void affinity_back(pid_t tid, int cpu, const cpu_set_t *mask)
 	cpu_set_t now;
 	if (sched_getaffinity(tid, sizeof now, &now) == 0 && CPU_COUNT(&now) == 1 &&
 	    CPU_ISSET(cpu, &now))
-		sched_setaffinity(tid, sizeof *mask, mask);
+		init_affinity(tid, mask);
 }
 
 /* At the pinned task's next stop, before it is resumed. */
@@ -813,8 +845,15 @@ static void no_core_dump(struct sandbox *sb, struct task *t, pid_t tid, int sig)
 				return; /* ignored (a fault is forced: it kills) */
 		}
 	}
-	struct rlimit rl = { 1, 1 };
-	prlimit(tid, RLIMIT_CORE, &rl, NULL);
+	/* made by the guest's init (the process's limit: any of its tids) */
+	uint64_t one[2] = { 1, 1 };
+	struct init_act_req q = { .nr = SYS_prlimit64, .pid = t->vtgid, .a = RLIMIT_CORE,
+				  .flags = INIT_ACT_NEW, .len = sizeof one };
+	struct init_act_rep rep;
+	memcpy(q.buf, one, sizeof one);
+	(void)sb;
+	if (q.pid > 0)
+		init_act_call(act_sb, &q, &rep);
 }
 
 /* Kernel-internal restart codes (include/linux/errno.h, not exported). */
@@ -1158,9 +1197,11 @@ static void init_stop(struct tracer *tr, pid_t tid, int sig, int ev)
 		 * the guest sees and sets a virtual one (m->vcore_*, sys_signal.c).
 		 * A dump needs no ptrace stop (a seccomp RET_KILL_PROCESS of a
 		 * guest's own filter, a forced SIGSEGV), so no_core_dump alone
-		 * missed those (red team 19). */
-		struct rlimit one = { 1, 1 };
-		if (prlimit(tr->main_pid, RLIMIT_CORE, &one, NULL) < 0) {
+		 * missed those (red team 19). The init set it on itself before
+		 * the fork (sentry/spawn.c: the sentry's filter lets it set no
+		 * other process's limits, initrows2); checked here, fail closed. */
+		struct rlimit one = { 0, 0 };
+		if (prlimit(tr->main_pid, RLIMIT_CORE, NULL, &one) < 0 || one.rlim_cur != 1 || one.rlim_max != 1) {
 			pwarn("RLIMIT_CORE of the program"); /* fail closed */
 			kill(tr->main_pid, SIGKILL);
 		}
@@ -1208,22 +1249,14 @@ static int guest_trace_stop(struct task *t, arch_regs regs)
 	return 1;
 }
 
-/* NS_GET_PID_IN_PIDNS (linux/nsfs.h, Linux 6.9): a pid of our namespace
- * translated into the namespace of the fd's. */
-#ifndef NS_GET_PID_IN_PIDNS
-#define NS_GET_PID_IN_PIDNS _IOR(0xb7, 0x8, int)
-#endif
-
 /* A new task's guest pid, read at its parent's fork event: the kernel
  * translates the host tid into the guest's pid namespace (the child cannot
  * be reaped meanwhile: only this thread reaps). -1 when the kernel cannot
  * (before 6.9: ENOTTY), and the parent's syscall exit names it instead. */
 static pid_t guest_pid_of(struct tracer *tr, pid_t child)
 {
-	if (tr->a->guest_pidns < 0)
-		return -1;
-	int v = ioctl(tr->a->guest_pidns, NS_GET_PID_IN_PIDNS, (unsigned long)child);
-	return v > 0 ? (pid_t)v : -1;
+	(void)tr; /* its guest_pidns: act_pidns */
+	return guest_number(child);
 }
 
 static void fork_event(struct tracer *tr, struct task *t, int ev)
@@ -1514,6 +1547,8 @@ int tracer_run(struct tracer_args *a)
 	struct tracer tr = { .a = a, .sb = a->sb, .listener = -1, .status_out = 1,
 			     .max_tasks = MAX_TASKS };
 	struct sandbox *sb = a->sb;
+	act_pidns = a->guest_pidns;
+	act_sb = sb;
 	const char *mt = getenv("MOAT_MAX_TASKS"); /* tests: a lower bound only */
 	if (mt && atoi(mt) >= 8 && atoi(mt) < MAX_TASKS)
 		tr.max_tasks = atoi(mt);

@@ -281,12 +281,15 @@ long sc_owner_nice(struct sc_call *c, pid_t target);
  * sentry"): 1 with *tp the task checked (a reference; c->cont cleared),
  * then sc_owner_make; else 0 (native) or -EPERM. */
 long sc_owner_nice_pin(struct sc_call *c, pid_t target, struct task **tp);
-/* fn(host ids: [0] the tid, arg) made on t with its number held (its
- * group's copy guard and the reap gate), t put: fn's answer (-errno), or
- * -ESRCH (gone) / -EAGAIN */
+/* fn(host ids: [0] the tid, [2] its number in the guest's pid namespace,
+ * arg) made on t with its number held (its group's copy guard and the reap
+ * gate), t put: fn's answer (-errno), or -ESRCH (gone) / -EAGAIN */
 long sc_owner_make(struct sc_call *c, struct task *t, long (*fn)(const pid_t *host, void *arg), void *arg);
 /* a guest socket's bind made by the guest's init (sys_signal.c): 0 or -errno */
 long init_act_bind(struct sandbox *sb, int hfd, const void *sa, size_t len);
+/* inside such an fn: q made by the guest's init on that task (its number,
+ * h[2]), p its answer (kernel/task.h init_act_req) */
+long sc_init_make(struct sandbox *sb, const pid_t *h, struct init_act_req *q, struct init_act_rep *p);
 /* prctl(PR_SCHED_CORE) on another task: its owner check (sys_signal.c) */
 long sc_sched_core_owner(struct sc_call *c);
 

@@ -60,6 +60,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -81,6 +82,8 @@
 
 static struct cred cred_of(struct task *t);
 static void pidcall_test_delay(void);
+/* host[0..1]: the tasks' host ids; host[2..3]: the same tasks' numbers in
+ * the guest's pid namespace (pin_act; NO_TASK_PID all four: on no task) */
 typedef long (*pid_fn)(const pid_t *host, void *arg);
 static long pin_act(struct task *const *t, int n, int thread, pid_fn fn, void *arg, const unsigned *execs);
 
@@ -1038,12 +1041,16 @@ static long owner_one(struct sc_call *c, pid_t target, enum owner_rule r)
  * tid (or tgid), while nothing can free that number: inside the target
  * group's copy guard (task_io_begin: no exec of the group, whose de_thread
  * frees the exec'ing thread's old tid without a reap, is let go meanwhile)
- * and the reap gate (no reap), the task seen neither exited nor reaped. The
- * kernel applies the same rules to the sentry as to the caller: both are
- * the guest's one host uid without capabilities in the initial namespace
- * (can_nice and sched_setattr's RLIMIT_RTPRIO are the target's limits,
- * prlimit's hard raise needs the initial CAP_SYS_RESOURCE neither has; the
- * ptrace read check of get_robust_list and kcmp passes for the tracer as
+ * and the reap gate (no reap), the task seen neither exited nor reaped.
+ * The rows that set something the guest's init makes, by the task's
+ * number in the guest's pid namespace (sc_init_make; the sentry's filter
+ * refuses them on another task: initrows2); the sentry reads (prlimit64
+ * without new limits, get_robust_list) and compares (kcmp) itself. The
+ * kernel applies the same rules to the sentry and the init as to the
+ * caller: all are the guest's one host uid without capabilities in the
+ * initial namespace (can_nice and sched_setattr's RLIMIT_RTPRIO are the
+ * target's limits, prlimit's hard raise needs the initial CAP_SYS_RESOURCE
+ * none has; the ptrace read check of get_robust_list and kcmp passes for the tracer as
  * process_vm_* does). ARCHITECTURE.md "Pids checked, then used". */
 
 /* 1: a call on target that passed its check may run natively: the
@@ -1068,7 +1075,9 @@ static int owner_native(struct sc_call *c, pid_t target, enum owner_rule r)
 }
 
 /* fn(host ids, arg) on tasks t[0..n-1] (n <= 2) by their host tids
- * (thread) or tgids, with their numbers held: their groups' copy guards and
+ * (thread) or tgids (and the same in the guest's pid namespace after
+ * them, for the calls the guest's init makes: sc_init_make), with their
+ * numbers held: their groups' copy guards and
  * the reap gate, each seen not exited or reaped (the process's pidfd not
  * readable). -ESRCH when one is gone; -EAGAIN when a guard or the gate
  * stayed shut past TASK_IO_WAIT_MS. Guest memory is never touched inside
@@ -1099,7 +1108,7 @@ static long pin_act(struct task *const *t, int n, int thread, pid_fn fn, void *a
 	} else if (task_reap_hold() < 0) {
 		r = -EAGAIN;
 	} else {
-		pid_t host[2] = { 0, 0 };
+		pid_t host[4] = { 0, 0, 0, 0 };
 		for (int i = 0; i < n && !r; i++) {
 			struct pollfd pf = { .fd = t[i]->pidfd, .events = POLLIN };
 			if (t[i]->pidfd < 0 || atomic_load(&t[i]->exited) || atomic_load(&t[i]->reaped) ||
@@ -1107,6 +1116,7 @@ static long pin_act(struct task *const *t, int n, int thread, pid_fn fn, void *a
 				r = -ESRCH;
 			else
 				host[i] = thread ? atomic_load(&t[i]->tid) : t[i]->tgid;
+			host[2 + i] = thread ? t[i]->vtid : t[i]->vtgid;
 		}
 		if (!r)
 			r = fn(host, arg);
@@ -1117,10 +1127,6 @@ static long pin_act(struct task *const *t, int n, int thread, pid_fn fn, void *a
 	task_io_end(t[0]);
 	return r;
 }
-
-/* A host pid no task can hold (past PID_MAX_LIMIT, 4,194,304): the call
- * made on it gets the kernel's own argument checks, then its ESRCH */
-#define NO_TASK_PID ((pid_t)0x3fffffff)
 
 /* The check of an owner row on target: 1 when the sentry must make the
  * call itself (*tp: the task checked, a reference, or NULL for a number no
@@ -1169,7 +1175,7 @@ static long owner_make(struct sc_call *c, struct task *t, int thread, pid_fn fn,
 		r = pin_act(&t, 1, thread, fn, arg, execs);
 		task_put(t);
 	} else {
-		pid_t none[2] = { NO_TASK_PID, NO_TASK_PID };
+		pid_t none[4] = { NO_TASK_PID, NO_TASK_PID, NO_TASK_PID, NO_TASK_PID };
 		r = fn(none, arg);
 	}
 	pidcall_test_delay();
@@ -1185,6 +1191,19 @@ long sc_owner_nice_pin(struct sc_call *c, pid_t target, struct task **tp)
 long sc_owner_make(struct sc_call *c, struct task *t, long (*fn)(const pid_t *host, void *arg), void *arg)
 {
 	return owner_make(c, t, 1, fn, arg, NULL);
+}
+
+/* q made by the guest's init (sentry/spawn.c init_act) on the task a
+ * pid_fn was given (h: pin_act's; its number in the guest's pid namespace,
+ * where a number names a guest task only, held by the reap gate, so it
+ * names the task checked; NO_TASK_PID, a number no pid space gives, as it
+ * is: the kernel's argument checks, then ESRCH). The sentry's own filter
+ * refuses these calls on any task but its own (initrows2: rootless, a host
+ * number could name any of the caller's processes). */
+long sc_init_make(struct sandbox *sb, const pid_t *h, struct init_act_req *q, struct init_act_rep *p)
+{
+	q->pid = h[0] == NO_TASK_PID ? NO_TASK_PID : h[2];
+	return init_act_call(sb, q, p);
 }
 
 /* ---- setpriority PRIO_PGRP/PRIO_USER, ioprio_set IOPRIO_WHO_PGRP/USER
@@ -1262,16 +1281,20 @@ static int pg_thread_visit(struct task *t, void *arg)
 	return 0;
 }
 
+/* setpriority PRIO_PROCESS or ioprio_set IOPRIO_WHO_PROCESS of one task,
+ * made by the guest's init */
 struct prio_arg {
+	struct sandbox *sb;
 	long nr;
-	int which, prio;
+	int prio;
 };
 
 static long prio_fn(const pid_t *h, void *arg)
 {
 	struct prio_arg *a = arg;
-	long r = syscall(a->nr, a->which, h[0], a->prio);
-	return r < 0 ? -errno : r;
+	struct init_act_req q = { .nr = (int32_t)a->nr, .a = a->prio };
+	struct init_act_rep p;
+	return sc_init_make(a->sb, h, &q, &p);
 }
 
 /* a process group (who: 0 = the caller's) or a user's tasks (0 = its real
@@ -1290,7 +1313,7 @@ static long prio_group(struct sc_call *c, int user, int who, enum owner_rule r, 
 		return 0;        /* whoever is a member then passes */
 	}
 	c->cont = 0;
-	pid_t none[2] = { NO_TASK_PID, NO_TASK_PID };
+	pid_t none[4] = { NO_TASK_PID, NO_TASK_PID, NO_TASK_PID, NO_TASK_PID };
 	long err = ioprio ? prio_fn(none, a) : -ESRCH; /* ioprio_check_cap first, as Linux */
 	if (err != -ESRCH)
 		return err;
@@ -1350,15 +1373,19 @@ static long prio_group(struct sc_call *c, int user, int who, enum owner_rule r, 
 enum { AFF_MAX = 1024 }; /* NR_CPUS 8192 */
 
 struct aff_arg {
+	struct sandbox *sb;
 	unsigned long len;
 	unsigned long mask[AFF_MAX / sizeof(unsigned long)];
 };
 
+/* made by the guest's init */
 static long aff_fn(const pid_t *h, void *arg)
 {
 	struct aff_arg *a = arg;
-	long r = syscall(SYS_sched_setaffinity, h[0], a->len, a->mask);
-	return r < 0 ? -errno : r;
+	struct init_act_req q = { .nr = SYS_sched_setaffinity, .len = (uint32_t)a->len };
+	struct init_act_rep p;
+	memcpy(q.buf, a->mask, a->len);
+	return sc_init_make(a->sb, h, &q, &p);
 }
 
 static unsigned long cpumask_bytes(void)
@@ -1380,7 +1407,7 @@ long sys_sched_setaffinity(struct sc_call *c)
 	long r = owner_pin(c, (pid_t)c->args[0], OWN_NICE, &t, NULL);
 	if (r <= 0)
 		return r;
-	struct aff_arg a = { .len = (unsigned)c->args[1] };
+	struct aff_arg a = { .sb = c->sb, .len = (unsigned)c->args[1] };
 	if (a.len > cpumask_bytes())
 		a.len = cpumask_bytes();
 	if (a.len && sc_read_guest(c, c->args[2], a.mask, a.len) < 0) {
@@ -1851,12 +1878,12 @@ static long prio_set(struct sc_call *c, int process, int pgrp, int user, enum ow
 		long r = owner_pin(c, who, kind, &t, NULL);
 		if (r <= 0)
 			return r;
-		struct prio_arg a = { .nr = kind == OWN_NICE ? SYS_setpriority : SYS_ioprio_set, .which = which,
+		struct prio_arg a = { .sb = c->sb, .nr = kind == OWN_NICE ? SYS_setpriority : SYS_ioprio_set,
 				      .prio = (int)c->args[2] };
 		return owner_make(c, t, 1, prio_fn, &a, NULL);
 	}
 	if (which == pgrp || which == user) {
-		struct prio_arg a = { .nr = kind == OWN_NICE ? SYS_setpriority : SYS_ioprio_set, .which = process,
+		struct prio_arg a = { .sb = c->sb, .nr = kind == OWN_NICE ? SYS_setpriority : SYS_ioprio_set,
 				      .prio = (int)c->args[2] };
 		return prio_group(c, which == user, who, kind, &a);
 	}
@@ -2007,67 +2034,20 @@ long sys_setrlimit(struct sc_call *c)
 	return vcore_prlimit(c, c->task, nw, NULL);
 }
 
-/* the limits the kernel enforces with a signal (SIGXCPU, then SIGKILL;
- * SIGXFSZ; SIGSEGV at the stack's growth): the sentry sets them on no other
- * process (sentry/confine_rules.c prlimit_other_ok lists the rest); the
- * guest's init makes them (init_rl_fn) */
-static int prlimit_signalling(unsigned res)
-{
-	return res == RLIMIT_CPU || res == RLIMIT_FSIZE || res == RLIMIT_STACK || res == RLIMIT_RTTIME;
-}
-
 struct rl_arg {
+	struct sandbox *sb;
 	unsigned res;
 	int has_new, want_old;
 	uint64_t nw[2], old[2];
-	struct sandbox *sb; /* init_rl_fn: */
-	pid_t vpid;         /* the target's process, a number of the guest's pid namespace */
 };
 
-/* prlimit64 made by the guest's init (sentry/spawn.c init_act), by the
- * target's number in the guest's pid namespace, where a number names a
- * guest task only (rootless, a host number could name any of the caller's
- * processes: the sentry's filter refuses it these limits on another
- * process). Called inside pin_act: the number is held (the reap gate), so
- * it names the task checked; h[0] NO_TASK_PID (no task holds the number)
- * is passed on as it is, a number no pid space gives: the kernel's
- * argument checks, then ESRCH. One request at a time on the channel. */
-static pthread_mutex_t init_act_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* One request on the act channel (with fd, -1 for none, sent along) and its
- * answer: 0, or -1 when the init is gone (the sandbox ends) */
-static int init_act_call(struct sandbox *sb, const struct init_act_req *q, int fd, struct init_act_rep *p)
-{
-	if (sb->init_act_fd <= 2)
-		return -1;
-	pthread_mutex_lock(&init_act_lock);
-	long w = send_fds(sb->init_act_fd, q, sizeof *q, &fd, fd >= 0);
-	ssize_t n = -1;
-	if (w == (long)sizeof *q)
-		do
-			n = read(sb->init_act_fd, p, sizeof *p);
-		while (n < 0 && errno == EINTR);
-	pthread_mutex_unlock(&init_act_lock);
-	return n == (ssize_t)sizeof *p ? 0 : -1;
-}
-
-static long init_rl_fn(const pid_t *h, void *arg)
-{
-	struct rl_arg *a = arg;
-	struct init_act_req q = { .pid = h[0] == NO_TASK_PID ? NO_TASK_PID : a->vpid, .res = a->res,
-				  .has_new = a->has_new != 0, .want_old = a->want_old != 0,
-				  .op = INIT_ACT_PRLIMIT };
-	struct init_act_rep p;
-	if (q.pid <= 0)
-		return -ESRCH;
-	memcpy(q.nw, a->nw, sizeof q.nw);
-	if (init_act_call(a->sb, &q, -1, &p) < 0)
-		return -ESRCH; /* the init is gone: the sandbox ends */
-	if (p.r == 0 && a->want_old)
-		memcpy(a->old, p.old, sizeof a->old);
-	return (long)p.r;
-}
-
+/* prlimit64 of another process: a read by the sentry (its filter lets it
+ * read any process's limits), a set made by the guest's init (its filter
+ * lets it set its own only: red team 72, rootless RLIMIT_CPU 0 was a
+ * SIGKILL of any of the caller's processes past the Landlock signal scope,
+ * and a lowered RLIMIT_NOFILE, RLIMIT_AS or RLIMIT_NPROC their next open,
+ * allocation or fork refused; initrows for the four the kernel enforces
+ * with a signal, initrows2 for the rest) */
 /* A guest socket's bind (hfd pinned, sa the copy) made by the guest's init
  * where no moat-netd runs (sentry/netconn.c reuse_dobind): the sentry's own
  * filter has no bind, so that a compromised sentry cannot name a socket of
@@ -2076,22 +2056,30 @@ static long init_rl_fn(const pid_t *h, void *arg)
  * own namespace, the guest's, and never to an AF_UNIX path. */
 long init_act_bind(struct sandbox *sb, int hfd, const void *sa, size_t len)
 {
-	struct init_act_req q = { .op = INIT_ACT_BIND };
+	struct init_act_req q = { .nr = SYS_bind, .len = (uint32_t)len };
 	struct init_act_rep p;
-	if (len > sizeof q.addr)
+	if (len > sizeof(struct sockaddr_storage))
 		return -EINVAL;
-	q.addrlen = (uint32_t)len;
-	memcpy(q.addr, sa, len);
-	if (init_act_call(sb, &q, hfd, &p) < 0)
-		return -EPERM; /* the init is gone: the sandbox ends */
-	return (long)p.r;
+	memcpy(q.buf, sa, len);
+	long r = init_act_call_fd(sb, &q, hfd, &p);
+	return r == -ESRCH ? -EPERM : r; /* ESRCH: the init is gone, the sandbox ends */
 }
 
 static long rl_fn(const pid_t *h, void *arg)
 {
 	struct rl_arg *a = arg;
-	long r = syscall(SYS_prlimit64, h[0], a->res, a->has_new ? a->nw : NULL, a->want_old ? a->old : NULL);
-	return r < 0 ? -errno : r;
+	if (!a->has_new) {
+		long r = syscall(SYS_prlimit64, h[0], a->res, NULL, a->want_old ? a->old : NULL);
+		return r < 0 ? -errno : r;
+	}
+	struct init_act_req q = { .nr = SYS_prlimit64, .a = a->res, .len = sizeof a->nw,
+				  .flags = INIT_ACT_NEW | (a->want_old ? INIT_ACT_OLD : 0) };
+	struct init_act_rep p;
+	memcpy(q.buf, a->nw, sizeof a->nw);
+	long r = sc_init_make(a->sb, h, &q, &p);
+	if (r == 0 && a->want_old)
+		memcpy(a->old, p.old, sizeof a->old);
+	return r;
 }
 
 long sys_prlimit64(struct sc_call *c)
@@ -2104,21 +2092,17 @@ long sys_prlimit64(struct sc_call *c)
 			return r;
 		/* as Linux: the new limits read first, the old written last
 		 * (after the change) */
-		struct rl_arg a = { .res = (unsigned)c->args[1], .has_new = c->args[2] != 0,
-				    .want_old = c->args[3] != 0, .sb = c->sb, .vpid = t ? t->vtgid : 0 };
+		struct rl_arg a = { .sb = c->sb, .res = (unsigned)c->args[1], .has_new = c->args[2] != 0,
+				    .want_old = c->args[3] != 0 };
 		if (a.has_new && sc_read_guest(c, c->args[2], a.nw, sizeof a.nw) < 0) {
 			task_put(t);
 			return -EFAULT;
 		}
-		/* the sentry's filter never lets it set the limits the kernel
-		 * enforces with a signal on another process
-		 * (sentry/confine_rules.c, red team 72: RLIMIT_CPU's SIGKILL
-		 * was a kill of the caller's processes rootless past the
-		 * Landlock signal scope): the guest's init makes those, by the
-		 * number in the guest's pid namespace, still held (initrows;
-		 * before, EPERM in any sandbox of more than one identity) */
-		pid_fn fn = a.has_new && prlimit_signalling(a.res) ? init_rl_fn : rl_fn;
-		r = owner_make(c, t, 0, fn, &a, NULL); /* the process's limits: by its tgid */
+		/* a set made by the guest's init, by the number in the guest's
+		 * pid namespace, still held (rl_fn; before initrows the four
+		 * signalling limits were EPERM in any sandbox of more than one
+		 * identity) */
+		r = owner_make(c, t, 0, rl_fn, &a, NULL); /* the process's limits: by its tgid */
 		if (r == 0 && a.want_old && sc_write_guest(c, c->args[3], a.old, sizeof a.old) < 0)
 			r = -EFAULT;
 		return r;

@@ -218,11 +218,17 @@ done
 # liveness check below; the same calls on the gofer; an abstract bind of
 # the AF_UNIX sockets it holds, made in the host's network namespace: the
 # filter has no bind since netbind, autobound before the filter until then)
+# (initrows2: the limits enforced without a signal, nice, the I/O class, the
+# scheduling class and parameters, the affinity of the host process: each
+# its own value written back; rootless all were the sentry's to set on the
+# caller's processes, the guest's init makes them for a guest now)
 for p in clone_newuser clone3_newuser tcsets_fd3 tcsetsw_fd3 tcxonc_fd3 setpriority_pgrp ioprio_set_pgrp \
 	tiocswinsz_fd0 tiocswinsz_fd1 tiocswinsz_fd2 \
 	openat_procfd_creat openat_procfd_trunc fchmod_setuid fchmod_setgid \
 	fcntl_setlease fcntl_setlk fcntl_ofd_setlk fcntl_notify fcntl_setpipe_sz \
 	prlimit_host_pid prlimit_host_pid_fsize prlimit_host_pid_stack kcmp_host_pid pidfd_send_signal_host_pid procfs_host_pid \
+	prlimit_host_pid_nofile prlimit_host_pid_as prlimit_host_pid_nproc setpriority_host_pid ioprio_set_host_pid \
+	sched_setaffinity_host_pid sched_setparam_host_pid sched_setscheduler_host_pid sched_setattr_host_pid \
 	kill_gofer ptrace_gofer vm_readv_gofer pidfd_getfd_gofer pidfd_send_signal_gofer prlimit_gofer kcmp_gofer \
 	bind_abstract; do
 	grep -q "^confinement-probe $p: " "$T_TMP/probe.err" || missing="$missing $p"

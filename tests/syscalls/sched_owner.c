@@ -136,6 +136,21 @@ static void edges(pid_t p)
 		EDGE(syscall(SYS_prlimit64, p, RLIMIT_CPU, &rl, (void *)8), "prlimit_cpu_old_efault", EFAULT);
 		EDGE(syscall(SYS_prlimit64, p, RLIMIT_STACK, (void *)8, NULL), "prlimit_stack_new_efault", EFAULT);
 	}
+	/* and the rows made through the init since initrows2: the kernel's
+	 * own argument checks there (a priority in a normal class, a lower
+	 * nice in an attr, an I/O class past the last, a soft limit above
+	 * the hard) */
+	EDGE(sched_setparam(p, &(struct sched_param){ 1 }), "setparam_normal_prio_einval", EINVAL);
+	EDGE(sched_setscheduler(p, SCHED_BATCH, &(struct sched_param){ 1 }), "setscheduler_batch_prio_einval",
+	     EINVAL);
+	if (nice_lower >= -20) {
+		struct t_sched_attr lo = { .size = sizeof lo, .policy = SCHED_OTHER, .nice = nice_lower };
+		EDGE(syscall(SYS_sched_setattr, p, &lo, 0), "setattr_lower_nice_eperm", EPERM);
+	}
+	EDGE(syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, p, IOPRIO_PRIO(4, 0)), "ioprio_bad_class_einval", EINVAL);
+	big.rlim_cur = 10;
+	big.rlim_max = 5;
+	EDGE(syscall(SYS_prlimit64, p, RLIMIT_NOFILE, &big, NULL), "prlimit_nofile_cur_gt_max_einval", EINVAL);
 	CPU_ZERO(&none);
 	EDGE(sched_setaffinity(p, sizeof none, &none), "setaffinity_empty_einval", EINVAL);
 	EDGE(syscall(SYS_sched_setaffinity, p, sizeof none, (void *)8), "setaffinity_efault", EFAULT);

@@ -883,15 +883,8 @@ static int dl_add(struct dlist *d, const char *name, unsigned char type, const c
 {
 	struct procfs_dirent *e;
 
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 32;
-		struct procfs_dirent *nv = realloc(d->v, cap * sizeof *nv);
-
-		if (!nv)
-			return -ENOMEM;
-		d->v = nv;
-		d->cap = cap;
-	}
+	if (grow_array(&d->v, &d->cap, d->n, sizeof *d->v, 32))
+		return -ENOMEM;
 	e = &d->v[d->n++];
 	memset(e, 0, sizeof *e);
 	snprintf(e->name, sizeof e->name, "%s", name);
@@ -3680,16 +3673,9 @@ static int collect_leader(struct task *t, void *arg)
 
 	if (t->exited || t->vtgid <= 0)
 		return 0;
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 64;
-		pid_t *nv = realloc(a->v, cap * sizeof *nv);
-
-		if (!nv) {
-			a->err = -ENOMEM;
-			return 1;
-		}
-		a->v = nv;
-		a->cap = cap;
+	if (grow_array(&a->v, &a->cap, a->n, sizeof *a->v, 64)) {
+		a->err = -ENOMEM;
+		return 1;
 	}
 	a->v[a->n++] = t->vtgid;
 	return 0;

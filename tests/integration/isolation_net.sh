@@ -1516,38 +1516,8 @@ fi
 # in a header line or a chunk size with junk after it now turns the stream
 # to passing unchanged, and a target must name HOST too: the value reaches
 # the server in no request.
-in_far "$PY" -c '
-import socket, sys, os
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("198.51.100.2", 0)); s.listen(8)
-open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
-while True:
-    c, _ = s.accept(); c.settimeout(5); buf = b""
-    try:
-        while True:
-            while b"\r\n\r\n" not in buf:
-                d = c.recv(65536)
-                if not d: raise EOFError
-                buf += d
-            head, buf = buf.split(b"\r\n\r\n", 1)
-            hs = dict((l.split(b":", 1)[0].strip().lower(), l.split(b":", 1)[1].strip()) for l in head.split(b"\r\n")[1:] if b":" in l)
-            n = int(hs.get(b"content-length", b"0"))   # Content-Length first: not RFC 9112
-            if head.startswith(b"GET "): n = 0  # nor the body of a GET (as http.server do_GET: red team 77)
-            while len(buf) < n:
-                d = c.recv(65536)
-                if not d: raise EOFError
-                buf += d
-            body, buf = buf[:n], buf[n:]
-            tgt = head.split(b"\r\n")[0].split(b" ")[1]
-            # an absolute-form target names the virtual host (RFC 9112 3.2.2)
-            vh = tgt.split(b"/")[2] if tgt.lower().startswith(b"http://") else hs.get(b"host", b"-")
-            with open(sys.argv[2], "ab") as f:
-                f.write(vh + b" " + hs.get(b"authorization", b"-") + b" body=" + body.replace(b"\r\n", b"|") + b"\n")
-            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-    except Exception: pass
-    c.close()' "$T_TMP/smug.port" "$T_TMP/smug.log" </dev/null >"$T_TMP/smug.err" 2>&1 &
-at_exit "kill -9 $!"
-for ((i = 0; i < 200; i++)); do [ -s "$T_TMP/smug.port" ] && break; sleep 0.1; done
-smport=$(cat "$T_TMP/smug.port" 2>/dev/null)
+cl_server smug vhost 198.51.100.2 in_far
+smport=$srv_port
 out=$(MOAT_T_KEY=$secval in_outer timeout 60 "$MOAT" run --secret "MOAT_T_KEY@good.test:$smport" -- "$PY" -c '
 import socket, os, sys
 g = b"GET / HTTP/1.1\r\nHost: good.test\r\nAuthorization: Bearer " + os.environ["MOAT_T_KEY"].encode() + b"\r\n\r\n"

@@ -217,12 +217,9 @@ int main(int argc, char **argv)
 		scm_cases();
 		trunc_cases("scratch", t_scratch);
 		trunc_cases("tmp", tmp);
-		fflush(stdout);
-		_exit(t_failures ? 1 : 0);
+		t_child_exit();
 	}
-	int st;
-	if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		t_failures++;
+	t_child_wait(c);
 	t_rmrf(tmp);
 	return t_done();
 }

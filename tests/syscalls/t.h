@@ -214,6 +214,35 @@ static inline int t_write_file(const char *path, const char *content, mode_t mod
 	return chmod(path, mode);
 }
 
+/* A case's child (its CHECK lines print there) ends: 1 when any failed. */
+static inline void __attribute__((noreturn)) t_child_exit(void)
+{
+	fflush(stdout);
+	_exit(t_failures ? 1 : 0);
+}
+
+/* Wait for such a child: one more failure here when it failed or died. */
+static inline void t_child_wait(pid_t pid)
+{
+	int st;
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		t_failures++;
+}
+
+/* fn in a child (t_child_exit, t_child_wait) */
+static inline void t_in_child(void (*fn)(void))
+{
+	fflush(stdout);
+	pid_t p = fork();
+	if (p < 0)
+		DIE("fork");
+	if (p == 0) {
+		fn();
+		t_child_exit();
+	}
+	t_child_wait(p);
+}
+
 /* fork with a pipe from the child to the parent: in the child (0 returned)
  * *fd is the write end, in the parent (the child's pid) the read end; -1 if
  * either call fails */

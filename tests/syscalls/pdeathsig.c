@@ -53,63 +53,29 @@ static int in_child(int (*fn)(void))
 	return b;
 }
 
-static int c_setresuid_drop(void)
+/* the id changes (0 when made): commit_creds's rule clears the pdeath
+ * signal when the credentials change, not when they stay */
+static int ch_setresuid_drop(void) { return setresuid(U1, U1, U1); }
+static int ch_seteuid(void) { return seteuid(U1); }
+static int ch_setegid(void) { return setegid(U1); }
+static int ch_setfsuid(void) { setfsuid(U1); return setfsuid(-1) != U1; }
+static int ch_setfsgid(void) { setfsgid(U1); return setfsgid(-1) != U1; }
+/* the real uid only (root's saved and effective stay): no clear */
+static int ch_ruid_only(void) { return setresuid(U1, -1, -1); }
+static int ch_same_ids(void) { return setresuid(0, 0, 0) != 0 || setuid(0) != 0; }
+static int ch_setgroups(void)
 {
-	prctl(PR_SET_PDEATHSIG, SIGUSR1);
-	if (setresuid(U1, U1, U1) != 0)
-		return 200;
-	return pd_get();
-}
-static int c_seteuid(void)
-{
-	prctl(PR_SET_PDEATHSIG, SIGUSR1);
-	if (seteuid(U1) != 0)
-		return 200;
-	return pd_get();
-}
-static int c_setegid(void)
-{
-	prctl(PR_SET_PDEATHSIG, SIGUSR1);
-	if (setegid(U1) != 0)
-		return 200;
-	return pd_get();
-}
-static int c_setfsuid(void)
-{
-	prctl(PR_SET_PDEATHSIG, SIGUSR1);
-	setfsuid(U1);
-	if (setfsuid(-1) != U1)
-		return 200;
-	return pd_get();
-}
-static int c_setfsgid(void)
-{
-	prctl(PR_SET_PDEATHSIG, SIGUSR1);
-	setfsgid(U1);
-	if (setfsgid(-1) != U1)
-		return 200;
-	return pd_get();
-}
-static int c_ruid_only(void)
-{
-	/* the real uid only (root's saved and effective stay): no clear */
-	prctl(PR_SET_PDEATHSIG, SIGUSR1);
-	if (setresuid(U1, -1, -1) != 0)
-		return 200;
-	return pd_get();
-}
-static int c_same_ids(void)
-{
-	prctl(PR_SET_PDEATHSIG, SIGUSR1);
-	if (setresuid(0, 0, 0) != 0 || setuid(0) != 0)
-		return 200;
-	return pd_get();
-}
-static int c_setgroups(void)
-{
-	prctl(PR_SET_PDEATHSIG, SIGUSR1);
 	gid_t g = U1;
-	if (setgroups(1, &g) != 0)
+	return setgroups(1, &g);
+}
+
+/* in_child's fn: the pdeath signal set, then id_change: pd_get(), 200
+ * when the change failed */
+static int (*id_change)(void);
+static int c_ids(void)
+{
+	prctl(PR_SET_PDEATHSIG, SIGUSR1);
+	if (id_change() != 0)
 		return 200;
 	return pd_get();
 }
@@ -379,23 +345,25 @@ int main(int argc, char **argv)
 	}
 
 	/* commit_creds's rule */
-	int v;
-	v = in_child(c_setresuid_drop);
-	CHECK(v == 0, "setresuid_drop_clears", "got %d", v);
-	v = in_child(c_seteuid);
-	CHECK(v == 0, "seteuid_clears", "got %d", v);
-	v = in_child(c_setegid);
-	CHECK(v == 0, "setegid_clears", "got %d", v);
-	v = in_child(c_setfsuid);
-	CHECK(v == 0, "setfsuid_clears", "got %d", v);
-	v = in_child(c_setfsgid);
-	CHECK(v == 0, "setfsgid_clears", "got %d", v);
-	v = in_child(c_ruid_only);
-	CHECK(v == SIGUSR1, "real_uid_only_keeps", "got %d", v);
-	v = in_child(c_same_ids);
-	CHECK(v == SIGUSR1, "same_ids_keeps", "got %d", v);
-	v = in_child(c_setgroups);
-	CHECK(v == SIGUSR1, "setgroups_keeps", "got %d", v);
+	static const struct {
+		int (*change)(void);
+		int want; /* the pdeath signal the child reads after: 0 cleared */
+		const char *name;
+	} ids[] = {
+		{ ch_setresuid_drop, 0, "setresuid_drop_clears" },
+		{ ch_seteuid, 0, "seteuid_clears" },
+		{ ch_setegid, 0, "setegid_clears" },
+		{ ch_setfsuid, 0, "setfsuid_clears" },
+		{ ch_setfsgid, 0, "setfsgid_clears" },
+		{ ch_ruid_only, SIGUSR1, "real_uid_only_keeps" },
+		{ ch_same_ids, SIGUSR1, "same_ids_keeps" },
+		{ ch_setgroups, SIGUSR1, "setgroups_keeps" },
+	};
+	for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+		id_change = ids[i].change;
+		int v = in_child(c_ids);
+		CHECK(v == ids[i].want, ids[i].name, "got %d", v);
+	}
 
 	/* and the signal itself */
 	char c = parent_death(1);

@@ -42,15 +42,6 @@ static void set_cwd(const char *p)
 static struct task task;
 static struct vfs *v;
 
-/* export 0: rootdir (read-only), export 1: workdir (read-write) */
-static int gofer_for(const char *const *hidden)
-{
-	struct gofer_export ex[2] = {
-		{ .kind = GOFER_EXPORT_DIR, .host_path = rootdir, .hidden = hidden },
-		{ .kind = GOFER_EXPORT_DIR, .host_path = workdir, .writable = 1 },
-	};
-	return tg_start(ex, 2);
-}
 static struct vfs_node node;
 
 static void mkfile(const char *base, const char *rel)
@@ -139,7 +130,8 @@ static void setup(void)
 	memset(&sb, 0, sizeof sb);
 	sb.idmap.full_identity = 1;
 	sb.guest_procfd = -1;
-	cr_assert_eq(vfs_create(&sb, m, sizeof m / sizeof m[0], gofer_for(hidden), &v, err, sizeof err), 0, "%s", err);
+	int ctl = tg_start_ro_rw(rootdir, workdir, hidden);
+	cr_assert_eq(vfs_create(&sb, m, sizeof m / sizeof m[0], ctl, &v, err, sizeof err), 0, "%s", err);
 	sb.vfs = v;
 
 	memset(&fsx, 0, sizeof fsx);

@@ -2664,35 +2664,25 @@ static int serve_one(char *buf, size_t n, int is_ctl, int sock, int infd, struct
 	if (rq.e->cow) {
 		/* the calls overlayfs copies a lower file up for: keep its
 		 * other names linked (cow_links_first) */
+		uint64_t d0 = 0, i0 = 0, *dev = NULL, *ino = NULL;
+#define COW_AT(f) (dev = &q.fixed.f.dev, ino = &q.fixed.f.ino)
 		switch (q.h.op) {
 		case GOFER_OP_OPEN:
 			if ((q.fixed.open.flags & O_ACCMODE) != O_RDONLY || (q.fixed.open.flags & O_TRUNC))
-				cow_links_first(rq.e, rq.path, &q.fixed.open.dev, &q.fixed.open.ino);
+				COW_AT(open);
 			break;
-		case GOFER_OP_CHMOD:
-			cow_links_first(rq.e, rq.path, &q.fixed.mode.dev, &q.fixed.mode.ino);
-			break;
-		case GOFER_OP_TRUNCATE:
-			cow_links_first(rq.e, rq.path, &q.fixed.trunc.dev, &q.fixed.trunc.ino);
-			break;
-		case GOFER_OP_UTIMENS:
-			cow_links_first(rq.e, rq.path, &q.fixed.ut.dev, &q.fixed.ut.ino);
-			break;
+		case GOFER_OP_CHMOD: COW_AT(mode); break;
+		case GOFER_OP_TRUNCATE: COW_AT(trunc); break;
+		case GOFER_OP_UTIMENS: COW_AT(ut); break;
 		case GOFER_OP_SETXATTR:
-		case GOFER_OP_REMOVEXATTR:
-			cow_links_first(rq.e, rq.path, &q.fixed.xa.dev, &q.fixed.xa.ino);
-			break;
-		case GOFER_OP_LINK:
-			cow_links_first(rq.e, rq.path, &q.fixed.two.dev, &q.fixed.two.ino);
-			break;
-		case GOFER_OP_RENAME: {
-			uint64_t d0 = 0, i0 = 0;
-			cow_links_first(rq.e, rq.path, &d0, &i0);
-			break;
+		case GOFER_OP_REMOVEXATTR: COW_AT(xa); break;
+		case GOFER_OP_LINK: COW_AT(two); break;
+		case GOFER_OP_RENAME: dev = &d0, ino = &i0; break;
+		default: break;
 		}
-		default:
-			break;
-		}
+#undef COW_AT
+		if (dev)
+			cow_links_first(rq.e, rq.path, dev, ino);
 	}
 	return d->fn(&rq, rp);
 }

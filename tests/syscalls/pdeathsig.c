@@ -25,6 +25,21 @@
 static volatile sig_atomic_t got_usr1;
 static void on_usr1(int s) { (void)s; got_usr1++; }
 
+/* a child's SIGUSR1 counted (on_usr1) and set as its pdeath signal */
+static void pd_arm(void)
+{
+	signal(SIGUSR1, on_usr1);
+	prctl(PR_SET_PDEATHSIG, SIGUSR1);
+}
+
+/* wait (10 ms at a time, up to ms) until n SIGUSR1s came: whether they did */
+static bool usr1_count_within(int n, int ms)
+{
+	for (int i = 0; i < ms / 10 && got_usr1 < n; i++)
+		usleep(10000);
+	return got_usr1 >= n;
+}
+
 static int pd_get(void)
 {
 	int v = -1;
@@ -122,14 +137,11 @@ static char parent_death(int drop)
 	if (mid == 0) {
 		pid_t g = fork();
 		if (g == 0) {
-			signal(SIGUSR1, on_usr1);
-			prctl(PR_SET_PDEATHSIG, SIGUSR1);
+			pd_arm();
 			if (drop ? setresuid(U1, U1, U1) != 0 : setresuid(0, 0, 0) != 0)
 				_exit(1);
 			write(p[1], "r", 1);
-			for (int i = 0; i < 150 && !got_usr1; i++)
-				usleep(10000);
-			write(p[1], got_usr1 ? "d" : "n", 1);
+			write(p[1], usr1_count_within(1, 1500) ? "d" : "n", 1);
 			_exit(0);
 		}
 		char r;
@@ -153,14 +165,11 @@ static void *forker(void *arg)
 	(void)arg;
 	th_child = fork();
 	if (th_child == 0) {
-		signal(SIGUSR1, on_usr1);
-		prctl(PR_SET_PDEATHSIG, SIGUSR1);
+		pd_arm();
 		write(th_pipe[1], "r", 1);
-		for (int i = 0; i < 300 && got_usr1 < 1; i++)
-			usleep(10000);
+		usr1_count_within(1, 3000);
 		write(th_pipe[1], got_usr1 == 1 ? "1" : "0", 1);
-		for (int i = 0; i < 300 && got_usr1 < 2; i++)
-			usleep(10000);
+		usr1_count_within(2, 3000);
 		write(th_pipe[1], got_usr1 == 2 ? "2" : "x", 1);
 		_exit(0);
 	}
@@ -217,12 +226,9 @@ static void exec_case(void)
 	if (mid == 0) {
 		pid_t g = fork();
 		if (g == 0) {
-			signal(SIGUSR1, on_usr1);
-			prctl(PR_SET_PDEATHSIG, SIGUSR1);
+			pd_arm();
 			write(rdy[1], "r", 1);
-			for (int i = 0; i < 100 && !got_usr1; i++)
-				usleep(10000);
-			write(p[1], got_usr1 ? "d" : "n", 1);
+			write(p[1], usr1_count_within(1, 1000) ? "d" : "n", 1);
 			_exit(0);
 		}
 		char r;
@@ -252,15 +258,10 @@ static void *fork_exec_thread(void *arg)
 	(void)arg;
 	pid_t g = fork();
 	if (g == 0) {
-		signal(SIGUSR1, on_usr1);
-		prctl(PR_SET_PDEATHSIG, SIGUSR1);
+		pd_arm();
 		write(tx_rdy[1], "r", 1);
-		for (int i = 0; i < 100 && !got_usr1; i++)
-			usleep(10000);
-		write(tx_pipe[1], got_usr1 ? "e" : "-", 1);
-		for (int i = 0; i < 600 && !got_usr1; i++)
-			usleep(10000);
-		write(tx_pipe[1], got_usr1 ? "d" : "n", 1);
+		write(tx_pipe[1], usr1_count_within(1, 1000) ? "e" : "-", 1);
+		write(tx_pipe[1], usr1_count_within(1, 6000) ? "d" : "n", 1);
 		_exit(0);
 	}
 	char r;

@@ -92,8 +92,7 @@ static void as_other(const char *where, const char *dir)
 	if (p < 0)
 		DIE("fork");
 	if (p == 0) {
-		if (setgroups(0, NULL) != 0 || setgid(OTHER) != 0 || setuid(OTHER) != 0)
-			DIE("setuid %d", OTHER);
+		t_become(OTHER);
 		cases(where, dir, 1);
 		t_child_exit();
 	}

@@ -67,8 +67,7 @@ static void cap_raise_eff(void)
 
 static void as_nobody(void)
 {
-	if (setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
-		DIE("setuid %d", NOBODY);
+	t_become(NOBODY);
 	EXPECT_ERR(open_close("f0600", O_RDONLY), EACCES, "nobody_read_root_0600");
 	EXPECT_ERR(open_close("f0000", O_RDONLY), EACCES, "nobody_read_root_0000");
 	EXPECT_ERR(open_close("tmpf", O_RDONLY), EACCES, "nobody_read_root_tmpfile");
@@ -88,8 +87,7 @@ static void as_nobody(void)
 
 static void as_other(void)
 {
-	if (setgroups(0, NULL) != 0 || setgid(OTHER) != 0 || setuid(OTHER) != 0)
-		DIE("setuid %d", OTHER);
+	t_become(OTHER);
 	/* root made it 0600 and gave it away: it is OTHER's now */
 	int fd = open("gift", O_RDWR | O_APPEND);
 	CHECK(fd >= 0 && write(fd, "y", 1) == 1, "other_writes_its_gift", "%s", strerror(errno));

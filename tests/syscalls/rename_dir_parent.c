@@ -75,8 +75,7 @@ static void drop_and_move(const char *where, const char *dir)
 	if (p < 0)
 		DIE("fork");
 	if (p == 0) {
-		if (setgroups(0, NULL) != 0 || setgid(OTHER) != 0 || setuid(OTHER) != 0)
-			DIE("setuid %d", OTHER);
+		t_become(OTHER);
 		mover_cases(where, dir);
 		t_child_exit();
 	}

@@ -26,6 +26,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <grp.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -227,6 +228,13 @@ static inline void t_child_wait(pid_t pid)
 	int st;
 	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		t_failures++;
+}
+
+/* this process becomes id (uid and gid, no supplementary groups), or dies */
+static inline void t_become(unsigned id)
+{
+	if (setgroups(0, NULL) != 0 || setgid(id) != 0 || setuid(id) != 0)
+		DIE("setuid %u", id);
 }
 
 /* fn in a child (t_child_exit, t_child_wait) */

@@ -122,7 +122,10 @@ guest_tmp() {
 # Python http.server's do_GET). It answers "ok" to each request and appends
 # a line of it to $T_TMP/NAME.log: MODE vhost: "VHOST AUTHORIZATION
 # body=BODY" (an absolute-form target names the virtual host, RFC 9112
-# 3.2.2), MODE head: "HEAD body=BODY" (CRLF as |). Its port in $srv_port
+# 3.2.2), MODE head: "HEAD body=BODY" (CRLF as |); MODE lower: as head,
+# and the answer is the header block with its names and the Host in lower
+# case (as Node's req.headers, WSGI, Go and nginx's $host transform what
+# they reflect) instead of "ok". Its port in $srv_port
 # (empty when it did not start in 20 s); its stderr in $T_TMP/NAME.err.
 cl_server() {
 	local name=$1 mode=$2 addr=$3 i
@@ -156,7 +159,12 @@ while True:
                 line = head.replace(b"\r\n", b"|")
             with open(sys.argv[2], "ab") as f:
                 f.write(line + b" body=" + body.replace(b"\r\n", b"|") + b"\n")
-            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            ans = b"ok"
+            if sys.argv[4] == "lower":  # the header block back, names and the Host lowered
+                hl = [l.lower() if l.partition(b":")[0].lower() == b"host" else
+                      l.partition(b":")[0].lower() + b":" + l.partition(b":")[2] for l in head.split(b"\r\n")[1:]]
+                ans = b"\n".join(hl) + b"\n"
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(ans) + ans)
     except Exception: pass
     c.close()' "$T_TMP/$name.port" "$T_TMP/$name.log" "$addr" "$mode" </dev/null >"$T_TMP/$name.err" 2>&1 &
 	at_exit "kill -9 $!"

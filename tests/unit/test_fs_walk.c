@@ -162,16 +162,21 @@ static int walk(const char *path, unsigned flags)
 	return vfs_walk(v, &task, AT_FDCWD, path, flags, &node);
 }
 
+/* p walks (following) to the node named want */
+#define assert_walks_to(p, want) \
+	do { \
+		cr_assert_eq(walk(p, 0), 0, "%s", p); \
+		cr_assert_str_eq(node.path, want); \
+	} while (0)
+
 Test(fs_walk, plain_file)
 {
-	cr_assert_eq(walk("/etc/hosts", 0), 0);
-	cr_assert_str_eq(node.path, "/etc/hosts");
+	assert_walks_to("/etc/hosts", "/etc/hosts");
 	cr_assert_str_eq(node.rel, "etc/hosts");
 	cr_assert(S_ISREG(node.st.st_mode));
 	cr_assert_eq(node.kind, VN_BACKEND);
 	/* again, from the dentry cache */
-	cr_assert_eq(walk("//etc/./hosts", 0), 0);
-	cr_assert_str_eq(node.path, "/etc/hosts");
+	assert_walks_to("//etc/./hosts", "/etc/hosts");
 	cr_assert_eq(walk("/etc/nope", 0), -ENOENT);
 	cr_assert_eq(walk("/nope/x", 0), -ENOENT);
 	cr_assert_eq(walk("", 0), -ENOENT);
@@ -187,36 +192,27 @@ Test(fs_walk, symlink_loop)
 
 Test(fs_walk, forty_links_ok_fortyone_eloop)
 {
-	cr_assert_eq(walk("/l1", 0), 0);
-	cr_assert_str_eq(node.path, "/file");
+	assert_walks_to("/l1", "/file");
 	cr_assert_eq(walk("/l0", 0), -ELOOP);
 }
 
 Test(fs_walk, dotdot_at_root)
 {
-	cr_assert_eq(walk("/..", 0), 0);
-	cr_assert_str_eq(node.path, "/");
-	cr_assert_eq(walk("/../../etc/../..", 0), 0);
-	cr_assert_str_eq(node.path, "/");
-	cr_assert_eq(walk("/../etc/hosts", 0), 0);
-	cr_assert_str_eq(node.path, "/etc/hosts");
+	assert_walks_to("/..", "/");
+	assert_walks_to("/../../etc/../..", "/");
+	assert_walks_to("/../etc/hosts", "/etc/hosts");
 	/* a relative symlink climbing above the root stops at "/" */
-	cr_assert_eq(walk("/up/hosts", 0), 0);
-	cr_assert_str_eq(node.path, "/etc/hosts");
+	assert_walks_to("/up/hosts", "/etc/hosts");
 }
 
 Test(fs_walk, dotdot_across_mount_point)
 {
-	cr_assert_eq(walk("/work/sub/../..", 0), 0);
-	cr_assert_str_eq(node.path, "/");
-	cr_assert_eq(walk("/work/..", 0), 0);
-	cr_assert_str_eq(node.path, "/");
-	cr_assert_eq(walk("/home/user/..", 0), 0);
-	cr_assert_str_eq(node.path, "/home");
+	assert_walks_to("/work/sub/../..", "/");
+	assert_walks_to("/work/..", "/");
+	assert_walks_to("/home/user/..", "/home");
 	cr_assert_eq(node.kind, VN_SYNTH);
 	set_cwd("/work/sub");
-	cr_assert_eq(walk("../../etc/hosts", 0), 0);
-	cr_assert_str_eq(node.path, "/etc/hosts");
+	assert_walks_to("../../etc/hosts", "/etc/hosts");
 }
 
 Test(fs_walk, mount_crossing)
@@ -236,8 +232,7 @@ Test(fs_walk, mount_crossing)
 
 Test(fs_walk, relative_symlink_crossing_mount)
 {
-	cr_assert_eq(walk("/rel/x", 0), 0);
-	cr_assert_str_eq(node.path, "/work/sub/x");
+	assert_walks_to("/rel/x", "/work/sub/x");
 	cr_assert_str_eq(node.mnt->path, "/work");
 }
 
@@ -248,8 +243,7 @@ Test(fs_walk, absolute_symlink_in_guest_view)
 
 	snprintf(p, sizeof p, "%s/etc/hosts", rootdir);
 	cr_assert_eq(stat(p, &hst), 0);
-	cr_assert_eq(walk("/abs", 0), 0);
-	cr_assert_str_eq(node.path, "/etc/hosts");
+	assert_walks_to("/abs", "/etc/hosts");
 	cr_assert_eq(node.st.st_ino, hst.st_ino);
 	cr_assert_eq(node.st.st_dev, hst.st_dev);
 	cr_assert_eq(walk("/abs", WALK_NOFOLLOW), 0);
@@ -265,18 +259,15 @@ Test(fs_walk, symlink_mount)
 	cr_assert_eq(walk("/bin", WALK_NOFOLLOW), 0);
 	cr_assert(S_ISLNK(node.st.st_mode));
 	cr_assert_eq(node.kind, VN_SYMMNT);
-	cr_assert_eq(walk("/bin/sh", 0), 0);
-	cr_assert_str_eq(node.path, "/usr/bin/sh");
-	cr_assert_eq(walk("/bin", 0), 0);
-	cr_assert_str_eq(node.path, "/usr/bin");
+	assert_walks_to("/bin/sh", "/usr/bin/sh");
+	assert_walks_to("/bin", "/usr/bin");
 }
 
 Test(fs_walk, trailing_slash)
 {
 	cr_assert_eq(walk("/etc/hosts/", 0), -ENOTDIR);
 	cr_assert_eq(walk("/etc/hosts/x", 0), -ENOTDIR);
-	cr_assert_eq(walk("/etc/", 0), 0);
-	cr_assert_str_eq(node.path, "/etc");
+	assert_walks_to("/etc/", "/etc");
 	cr_assert_eq(walk("/etc/hosts", WALK_DIRECTORY), -ENOTDIR);
 	/* a trailing slash follows a final symlink even with NOFOLLOW */
 	cr_assert_eq(walk("/bin/", WALK_NOFOLLOW), 0);
@@ -498,10 +489,8 @@ Test(fs_walk, release_drops_scratch_pages)
 	vfs_walk_release();
 	long after = anon_kb();
 	cr_assert_geq(before - after, 16, "anonymous %ld kB -> %ld kB", before, after);
-	cr_assert_eq(walk("/l1", 0), 0);
-	cr_assert_str_eq(node.path, "/file");
-	cr_assert_eq(walk("/rel/x", 0), 0);
-	cr_assert_str_eq(node.path, "/work/sub/x");
+	assert_walks_to("/l1", "/file");
+	assert_walks_to("/rel/x", "/work/sub/x");
 	vfs_walk_release();
 	vfs_walk_release();
 	cr_assert_eq(walk("/etc/hosts", 0), 0);

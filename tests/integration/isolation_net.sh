@@ -317,6 +317,18 @@ while True:
 	for ((i = 0; i < 50; i++)); do [ -s "$3" ] && break; sleep 0.1; done
 }
 
+# lo6_srv RUN: a TCP server on ::1 that closes each connection it takes (run
+# by RUN: env or in_outer); its port in $T_TMP/lo6.port.
+lo6_srv() {
+	"$1" "$PY" -c '
+import socket, sys, os
+s = socket.socket(socket.AF_INET6); s.bind(("::1", 0)); s.listen(16)
+open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+while True: s.accept()[0].close()' "$T_TMP/lo6.port" </dev/null >/dev/null 2>&1 &
+	at_exit "kill -9 $!"
+	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/lo6.port" ] && break; sleep 0.1; done
+}
+
 # netd_sockets_bounded_timewait NAME RUN ADDR PORT N (red team 49): a TCP
 # socket's port outlives the guest's last reference to it: the side that
 # closes first holds it in TIME_WAIT for 60 s (an orphan with data in flight
@@ -583,13 +595,7 @@ except OSError as e: print(errno.errorcode.get(e.errno, str(e)))'
 	netd_socket_no_host_multicast rootless_netd_socket_no_host_multicast env 127.0.0.1 "$lport" 1
 	netd_sockets_bounded rootless_netd_sockets_bounded env 127.0.0.1 "$lport"
 	eof_srv env 127.0.0.1 "$T_TMP/eof.port"
-	"$PY" -c '
-import socket, sys, os
-s = socket.socket(socket.AF_INET6); s.bind(("::1", 0)); s.listen(16)
-open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
-while True: s.accept()[0].close()' "$T_TMP/lo6.port" </dev/null >/dev/null 2>&1 &
-	at_exit "kill -9 $!"
-	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/lo6.port" ] && break; sleep 0.1; done
+	lo6_srv env
 	netd_socket_no_host_flowlabel rootless_netd_socket_no_host_flowlabel env "$(cat "$T_TMP/lo6.port")"
 	netd_socket_no_udp_encap rootless_netd_socket_no_udp_encap env
 	netd_socket_option_allowlist rootless_netd_socket_option_allowlist env 127.0.0.1 "$lport"
@@ -1190,13 +1196,7 @@ esac
 netd_socket_host_interfaces netd_socket_no_host_interfaces in_outer 10.200.0.2 "$fport"
 netd_socket_no_host_multicast netd_socket_no_host_multicast in_outer 10.200.0.2 "$fport" "$(in_outer cat /sys/class/net/vo/ifindex)"
 netd_sockets_bounded netd_sockets_bounded in_outer 127.0.0.1 "$lport"
-in_outer "$PY" -c '
-import socket, sys, os
-s = socket.socket(socket.AF_INET6); s.bind(("::1", 0)); s.listen(16)
-open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
-while True: s.accept()[0].close()' "$T_TMP/lo6.port" </dev/null >/dev/null 2>&1 &
-at_exit "kill -9 $!"
-for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/lo6.port" ] && break; sleep 0.1; done
+lo6_srv in_outer
 netd_socket_no_host_flowlabel netd_socket_no_host_flowlabel in_outer "$(cat "$T_TMP/lo6.port")"
 netd_socket_no_udp_encap netd_socket_no_udp_encap in_outer
 netd_socket_option_allowlist netd_socket_option_allowlist in_outer 10.200.0.2 "$fport"

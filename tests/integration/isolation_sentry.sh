@@ -434,11 +434,11 @@ SANITY=1 expect_eq next_call_closes_answered_fd "$(echo $out)" "fast True"
 # waits for the copy to end before the exec runs, keeps it out). Before the
 # fix 40 of 40 and 20 of 20 runs saw the pattern overwritten (so 8 and 6
 # runs here, for CI's time). Natively there is no late copy-out (a sanity case).
-copyout_runs() { # RUNS WHERE: the count of runs that did not print "intact"
+copyout_runs() { # RUNS WHERE [PROBE]: the count of runs of probe_sentry PROBE (execstat) that did not print "intact"
 	local i bad=0 out
 	for ((i = 0; i < $1; i++)); do
 		out=$(MOAT_TEST_COPYOUT_DELAY="150:0x3e0000000000$2" timeout -s KILL 30 "$MOAT" run \
-			--bind "$SYSCALL_BIN:/t:ro" -- /t/probe_sentry execstat /t/probe_sentry 8 20 </dev/null 2>&1 | tail -1)
+			--bind "$SYSCALL_BIN:/t:ro" -- /t/probe_sentry "${3:-execstat}" /t/probe_sentry 8 20 </dev/null 2>&1 | tail -1)
 		[ "$out" = intact ] || { bad=$((bad + 1)); echo "  run $i: ${out:0:200}" >&2; }
 	done
 	echo "$bad"
@@ -452,16 +452,7 @@ SANITY=1 expect_eq no_copy_out_after_exec_stat_fenced "$(copyout_runs "$(runs 6)
 # own (its exec fenced only itself, its /proc/self was its tid): on main the
 # new image failed at its first fd call (ld.so "cannot stat shared object:
 # Error 9") in 5 of 5 runs. Natively there is no late copy-out (a sanity case).
-copyout_hi_runs() { # RUNS: the count of runs that did not print "intact"
-	local i bad=0 out
-	for ((i = 0; i < $1; i++)); do
-		out=$(MOAT_TEST_COPYOUT_DELAY="150:0x3e0000000000" timeout -s KILL 30 "$MOAT" run \
-			--bind "$SYSCALL_BIN:/t:ro" -- /t/probe_sentry execstathi /t/probe_sentry 8 20 </dev/null 2>&1 | tail -1)
-		[ "$out" = intact ] || { bad=$((bad + 1)); echo "  run $i: ${out:0:200}" >&2; }
-	done
-	echo "$bad"
-}
-SANITY=1 expect_eq no_copy_out_after_exec_by_high_bit_clone_thread "$(copyout_hi_runs "$(runs 3)")" 0
+SANITY=1 expect_eq no_copy_out_after_exec_by_high_bit_clone_thread "$(copyout_runs "$(runs 3)" '' execstathi)" 0
 
 # tracerw: the tracer's own writes at ptrace stops. The leader waits in
 # rt_sigtimedwait; at its stop for an ignored signal the tracer restarts

@@ -82,17 +82,23 @@ static void vmsg(const char *fmt, va_list ap, int err)
 void (*moat_die_hook)(int status);
 void (*moat_die_cleanup)(void);
 
+/* the hook, the cleanup, then _exit(status) */
+static noreturn void die_exit(int status)
+{
+	if (moat_die_hook)
+		moat_die_hook(status);
+	if (moat_die_cleanup)
+		moat_die_cleanup();
+	_exit(status);
+}
+
 void die_status(int status, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	vmsg(fmt, ap, 0);
 	va_end(ap);
-	if (moat_die_hook)
-		moat_die_hook(status);
-	if (moat_die_cleanup)
-		moat_die_cleanup();
-	_exit(status);
+	die_exit(status);
 }
 
 void die(const char *fmt, ...)
@@ -101,11 +107,7 @@ void die(const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(fmt, ap, 0);
 	va_end(ap);
-	if (moat_die_hook)
-		moat_die_hook(1);
-	if (moat_die_cleanup)
-		moat_die_cleanup();
-	_exit(1);
+	die_exit(1);
 }
 
 void pdie(const char *fmt, ...)
@@ -115,11 +117,7 @@ void pdie(const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(fmt, ap, e);
 	va_end(ap);
-	if (moat_die_hook)
-		moat_die_hook(1);
-	if (moat_die_cleanup)
-		moat_die_cleanup();
-	_exit(1);
+	die_exit(1);
 }
 
 void warnx_(const char *fmt, ...)

@@ -54,6 +54,27 @@ char *xstrdup(const char *s)
 	return p;
 }
 
+int grow_array(void *arrp, size_t *cap, size_t n, size_t size, size_t first)
+{
+	void **p = arrp;
+
+	if (n < *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : first;
+	void *nv = realloc(*p, nc * size);
+	if (!nv)
+		return -ENOMEM;
+	*p = nv;
+	*cap = nc;
+	return 0;
+}
+
+void xgrow_array(void *arrp, size_t *cap, size_t n, size_t size, size_t first)
+{
+	if (grow_array(arrp, cap, n, size, first))
+		die("out of memory");
+}
+
 uint64_t moat_hash(const void *data, size_t len)
 {
 	return XXH3_64bits(data, len);

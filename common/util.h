@@ -31,6 +31,12 @@ static inline void *steal_ptr(void *pp) { void **p = pp; void *r = *p; *p = NULL
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);
 char *xstrdup(const char *s);
+/* Room for one more element in the array *arrp (a T **) of *cap elements
+ * of size bytes, n of them in use: doubles it when full (first elements
+ * the first time). 0, or -ENOMEM with the array as it was. */
+int grow_array(void *arrp, size_t *cap, size_t n, size_t size, size_t first);
+/* grow_array that dies when memory runs out */
+void xgrow_array(void *arrp, size_t *cap, size_t n, size_t size, size_t first);
 
 /* 64-bit hash (xxHash XXH3) - ids, caches, policy versions. */
 uint64_t moat_hash(const void *data, size_t len);

@@ -488,24 +488,9 @@ static ino_t pn_ino(const char *canon)
 	return (ino_t)(h < 16 ? h + 16 : h);
 }
 
-/* A guest pid as Linux spells it: decimal, no sign, no leading zero. */
-static pid_t parse_pid(const char *s)
-{
-	long v = 0;
-
-	if (!*s || (s[0] == '0' && s[1]) || strlen(s) > 10)
-		return -1;
-	for (const char *p = s; *p; p++) {
-		if (*p < '0' || *p > '9')
-			return -1;
-		v = v * 10 + (*p - '0');
-	}
-	if (v <= 0 || v > INT_MAX)
-		return -1;
-	return (pid_t)v;
-}
-
-static int parse_fdnum(const char *s)
+/* A number as Linux spells it in /proc names: decimal, no sign, no
+ * leading zero, at most INT_MAX; -1 when not. */
+static int parse_dec(const char *s)
 {
 	long v = 0;
 
@@ -517,6 +502,14 @@ static int parse_fdnum(const char *s)
 		v = v * 10 + (*p - '0');
 	}
 	return v > INT_MAX ? -1 : (int)v;
+}
+
+/* A guest pid: such a number, not 0. */
+static pid_t parse_pid(const char *s)
+{
+	int v = parse_dec(s);
+
+	return v <= 0 ? -1 : (pid_t)v;
 }
 
 static const struct pent *find_ent(const struct pent *tab, size_t n, const char *name)
@@ -706,7 +699,7 @@ static int pn_step(struct task *self, struct pnode *n, const char *name, int mor
 	case N_MAPFILESDIR:
 		return -ENOENT;
 	case N_FDINFODIR: {
-		int fdnum = parse_fdnum(name);
+		int fdnum = parse_dec(name);
 
 		if (fdnum < 0 || !fd_exists(n->task, fdnum))
 			return -ENOENT;
@@ -722,7 +715,7 @@ static int pn_step(struct task *self, struct pnode *n, const char *name, int mor
 			return -ENOENT;
 		return enter_tid(self, n, pid);
 	case N_FDDIR: {
-		int fdnum = parse_fdnum(name);
+		int fdnum = parse_dec(name);
 
 		if (fdnum < 0 || !fd_exists(n->task, fdnum))
 			return -ENOENT;
@@ -883,15 +876,8 @@ static int dl_add(struct dlist *d, const char *name, unsigned char type, const c
 {
 	struct procfs_dirent *e;
 
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 32;
-		struct procfs_dirent *nv = realloc(d->v, cap * sizeof *nv);
-
-		if (!nv)
-			return -ENOMEM;
-		d->v = nv;
-		d->cap = cap;
-	}
+	if (grow_array(&d->v, &d->cap, d->n, sizeof *d->v, 32))
+		return -ENOMEM;
 	e = &d->v[d->n++];
 	memset(e, 0, sizeof *e);
 	snprintf(e->name, sizeof e->name, "%s", name);
@@ -932,7 +918,7 @@ static int guest_list_numeric(struct sandbox *sb, const char *dir, const char *p
 			char canon[400];
 
 			off += de->d_reclen;
-			int num = parse_fdnum(de->d_name);
+			int num = parse_dec(de->d_name);
 
 			if (num < 0)
 				continue;
@@ -3680,16 +3666,9 @@ static int collect_leader(struct task *t, void *arg)
 
 	if (t->exited || t->vtgid <= 0)
 		return 0;
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 64;
-		pid_t *nv = realloc(a->v, cap * sizeof *nv);
-
-		if (!nv) {
-			a->err = -ENOMEM;
-			return 1;
-		}
-		a->v = nv;
-		a->cap = cap;
+	if (grow_array(&a->v, &a->cap, a->n, sizeof *a->v, 64)) {
+		a->err = -ENOMEM;
+		return 1;
 	}
 	a->v[a->n++] = t->vtgid;
 	return 0;

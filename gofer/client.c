@@ -690,13 +690,20 @@ static int made_call(struct gofer_conn *c, uint16_t op, void *fixed, size_t flen
 	return 0;
 }
 
-int gofer_mkdir_st(struct gofer_conn *c, int exp, const char *rel, mode_t mode, struct stat *st)
+/* MKDIR or MKNOD (op) of rel, made in the parent the sentry checked */
+static int mode_made(struct gofer_conn *c, uint16_t op, int exp, const char *rel, mode_t mode,
+		     struct stat *st)
 {
 	struct gofer_req_mode f = { .exp = exp, .mode = mode };
 
 	take_parent(&f.pino, &f.pdev);
 
-	return made_call(c, GOFER_OP_MKDIR, &f, sizeof f, rel, NULL, st);
+	return made_call(c, op, &f, sizeof f, rel, NULL, st);
+}
+
+int gofer_mkdir_st(struct gofer_conn *c, int exp, const char *rel, mode_t mode, struct stat *st)
+{
+	return mode_made(c, GOFER_OP_MKDIR, exp, rel, mode, st);
 }
 
 int gofer_mkdir(struct gofer_conn *c, int exp, const char *rel, mode_t mode)
@@ -706,11 +713,7 @@ int gofer_mkdir(struct gofer_conn *c, int exp, const char *rel, mode_t mode)
 
 int gofer_mknod_st(struct gofer_conn *c, int exp, const char *rel, mode_t mode, struct stat *st)
 {
-	struct gofer_req_mode f = { .exp = exp, .mode = mode };
-
-	take_parent(&f.pino, &f.pdev);
-
-	return made_call(c, GOFER_OP_MKNOD, &f, sizeof f, rel, NULL, st);
+	return mode_made(c, GOFER_OP_MKNOD, exp, rel, mode, st);
 }
 
 int gofer_mknod(struct gofer_conn *c, int exp, const char *rel, mode_t mode)

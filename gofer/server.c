@@ -252,6 +252,22 @@ static int parent_is(int pfd, uint64_t pdev, uint64_t pino)
 	return st.st_ino == pino && st.st_dev == (dev_t)pdev ? 0 : -ESTALE;
 }
 
+/* open_parent, and that directory is the one checked (parent_is): the fd
+ * (*owned: the caller closes it with close_owned) or -errno. */
+static int open_checked_parent(const struct gofer_srv_export *e, char *path, const char **name,
+			       int *owned, uint64_t pdev, uint64_t pino)
+{
+	int pfd = open_parent(e, path, name, owned);
+	if (pfd < 0)
+		return pfd;
+	int r = parent_is(pfd, pdev, pino);
+	if (r < 0) {
+		close_owned(pfd, *owned);
+		return r;
+	}
+	return pfd;
+}
+
 /* name in the directory pfd is the object (dev, ino) checked (ino 0: none
  * named): else -ESTALE (or the fstatat's error). What is left between this
  * and the call on the name is a change of names inside that verified
@@ -647,11 +663,10 @@ static int h_open(struct req *rq, struct rep *rp)
 	} else if (*rq->path && !e->is_file && f->pino) {
 		/* a create (the name was absent when the sentry checked its
 		 * directory): made only in that directory, through its fd */
-		pfd = open_parent(e, rq->path, &name, &owned);
+		pfd = open_checked_parent(e, rq->path, &name, &owned, f->pdev, f->pino);
 		if (pfd < 0)
 			return pfd;
-		r = parent_is(pfd, f->pdev, f->pino);
-		fd = r < 0 ? r : oat2(e, pfd, name, flags, cmode);
+		fd = oat2(e, pfd, name, flags, cmode);
 		if (fd < 0) {
 			close_owned(pfd, owned);
 			return fd;
@@ -867,12 +882,10 @@ static int h_mkdir(struct req *rq, struct rep *rp)
 		return -EINVAL;
 	if (!*rq->path)
 		return -EEXIST;
-	pfd = open_parent(rq->e, rq->path, &name, &owned);
+	pfd = open_checked_parent(rq->e, rq->path, &name, &owned, f->pdev, f->pino);
 	if (pfd < 0)
 		return pfd;
-	if ((r = parent_is(pfd, f->pdev, f->pino)) < 0)
-		;
-	else if (mkdirat(pfd, name, host_mode(rq->e, f->mode)) < 0)
+	if (mkdirat(pfd, name, host_mode(rq->e, f->mode)) < 0)
 		r = -errno;
 	else {
 		made_reply(rp, pfd, name);
@@ -898,12 +911,10 @@ static int h_mknod(struct req *rq, struct rep *rp)
 		return -EINVAL;
 	if (!*rq->path)
 		return -EEXIST;
-	pfd = open_parent(rq->e, rq->path, &name, &owned);
+	pfd = open_checked_parent(rq->e, rq->path, &name, &owned, f->pdev, f->pino);
 	if (pfd < 0)
 		return pfd;
-	if ((r = parent_is(pfd, f->pdev, f->pino)) < 0)
-		;
-	else if (mknodat(pfd, name, type | host_mode(rq->e, f->mode & 07777), 0) < 0)
+	if (mknodat(pfd, name, type | host_mode(rq->e, f->mode & 07777), 0) < 0)
 		r = -errno;
 	else
 		made_reply(rp, pfd, name);
@@ -986,13 +997,11 @@ static int h_symlink(struct req *rq, struct rep *rp)
 		return -ENOENT;             /* as symlink(2) with "" */
 	if (!*rq->path)
 		return -EEXIST;
-	pfd = open_parent(rq->e, rq->path, &name, &owned);
+	const struct gofer_req_two *f = rq->fixed;
+	pfd = open_checked_parent(rq->e, rq->path, &name, &owned, f->pdev, f->pino);
 	if (pfd < 0)
 		return pfd;
-	const struct gofer_req_two *f = rq->fixed;
-	if ((r = parent_is(pfd, f->pdev, f->pino)) < 0)
-		;
-	else if (symlinkat(rq->str2, pfd, name) < 0)
+	if (symlinkat(rq->str2, pfd, name) < 0)
 		r = -errno;
 	else
 		made_reply(rp, pfd, name);
@@ -1516,13 +1525,11 @@ static int h_linkfd(struct req *rq, struct rep *rp)
 		return -errno;
 	if (!S_ISREG(st.st_mode) || st.st_nlink != 0 || (st.st_mode & (S_ISUID | S_ISGID)))
 		return -ENOENT;
-	pfd = open_parent(rq->e, rq->path, &name, &owned);
+	const struct gofer_req_open *f = rq->fixed;
+	pfd = open_checked_parent(rq->e, rq->path, &name, &owned, f->pdev, f->pino);
 	if (pfd < 0)
 		return pfd;
-	const struct gofer_req_open *f = rq->fixed;
-	if ((r = parent_is(pfd, f->pdev, f->pino)) < 0)
-		;
-	else if (linkat(rq->infd, "", pfd, name, AT_EMPTY_PATH) < 0)
+	if (linkat(rq->infd, "", pfd, name, AT_EMPTY_PATH) < 0)
 		r = -errno;
 	close_owned(pfd, owned);
 	return r;
@@ -2664,35 +2671,25 @@ static int serve_one(char *buf, size_t n, int is_ctl, int sock, int infd, struct
 	if (rq.e->cow) {
 		/* the calls overlayfs copies a lower file up for: keep its
 		 * other names linked (cow_links_first) */
+		uint64_t d0 = 0, i0 = 0, *dev = NULL, *ino = NULL;
+#define COW_AT(f) (dev = &q.fixed.f.dev, ino = &q.fixed.f.ino)
 		switch (q.h.op) {
 		case GOFER_OP_OPEN:
 			if ((q.fixed.open.flags & O_ACCMODE) != O_RDONLY || (q.fixed.open.flags & O_TRUNC))
-				cow_links_first(rq.e, rq.path, &q.fixed.open.dev, &q.fixed.open.ino);
+				COW_AT(open);
 			break;
-		case GOFER_OP_CHMOD:
-			cow_links_first(rq.e, rq.path, &q.fixed.mode.dev, &q.fixed.mode.ino);
-			break;
-		case GOFER_OP_TRUNCATE:
-			cow_links_first(rq.e, rq.path, &q.fixed.trunc.dev, &q.fixed.trunc.ino);
-			break;
-		case GOFER_OP_UTIMENS:
-			cow_links_first(rq.e, rq.path, &q.fixed.ut.dev, &q.fixed.ut.ino);
-			break;
+		case GOFER_OP_CHMOD: COW_AT(mode); break;
+		case GOFER_OP_TRUNCATE: COW_AT(trunc); break;
+		case GOFER_OP_UTIMENS: COW_AT(ut); break;
 		case GOFER_OP_SETXATTR:
-		case GOFER_OP_REMOVEXATTR:
-			cow_links_first(rq.e, rq.path, &q.fixed.xa.dev, &q.fixed.xa.ino);
-			break;
-		case GOFER_OP_LINK:
-			cow_links_first(rq.e, rq.path, &q.fixed.two.dev, &q.fixed.two.ino);
-			break;
-		case GOFER_OP_RENAME: {
-			uint64_t d0 = 0, i0 = 0;
-			cow_links_first(rq.e, rq.path, &d0, &i0);
-			break;
+		case GOFER_OP_REMOVEXATTR: COW_AT(xa); break;
+		case GOFER_OP_LINK: COW_AT(two); break;
+		case GOFER_OP_RENAME: dev = &d0, ino = &i0; break;
+		default: break;
 		}
-		default:
-			break;
-		}
+#undef COW_AT
+		if (dev)
+			cow_links_first(rq.e, rq.path, dev, ino);
 	}
 	return d->fn(&rq, rp);
 }

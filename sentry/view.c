@@ -110,12 +110,7 @@ static int add_export(struct builder *b, int kind, const char *host, int writabl
 		      const char *const *hidden)
 {
 	struct view *v = b->v;
-	if (v->nexports == b->ecap) {
-		b->ecap = b->ecap ? b->ecap * 2 : 16;
-		v->exports = realloc(v->exports, b->ecap * sizeof *v->exports);
-		if (!v->exports)
-			die("out of memory");
-	}
+	xgrow_array(&v->exports, &b->ecap, v->nexports, sizeof *v->exports, 16);
 	struct gofer_export *e = &v->exports[v->nexports];
 	memset(e, 0, sizeof *e);
 	e->kind = kind;
@@ -129,12 +124,7 @@ static void add_mount(struct builder *b, const char *path, int kind, int exp,
 		      int writable, int dev, const char *const *hidden, const char *target)
 {
 	struct view *v = b->v;
-	if (v->nmounts == b->mcap) {
-		b->mcap = b->mcap ? b->mcap * 2 : 32;
-		v->mounts = realloc(v->mounts, b->mcap * sizeof *v->mounts);
-		if (!v->mounts)
-			die("out of memory");
-	}
+	xgrow_array(&v->mounts, &b->mcap, v->nmounts, sizeof *v->mounts, 32);
 	struct vfs_mount_spec *m = &v->mounts[v->nmounts++];
 	memset(m, 0, sizeof *m);
 	m->path = xstrdup(path);

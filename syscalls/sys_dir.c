@@ -311,7 +311,10 @@ static long dents_out(struct sc_call *c, int hfd, off_t pos, const char *buf, lo
 	return w < 0 ? w : r;
 }
 
-long sys_getdents64(struct sc_call *c)
+/* getdents64, or (old) getdents: the old layout is d_ino, d_off,
+ * d_reclen, name, NUL, pad, d_type in the last byte. Records have exactly
+ * the size of their dirent64 twins, so the conversion is done in place. */
+static long getdents_as(struct sc_call *c, int old)
 {
 	cleanup_free char *buf = NULL;
 	cleanup_fd int hfd = -1;
@@ -320,22 +323,7 @@ long sys_getdents64(struct sc_call *c)
 
 	if (r <= 0)
 		return r;
-	return dents_out(c, hfd, pos, buf, r);
-}
-
-/* The old layout: d_ino, d_off, d_reclen, name, NUL, pad, d_type in the
- * last byte. Records have exactly the size of their dirent64 twins, so the
- * conversion is done in place. */
-long sys_getdents(struct sc_call *c)
-{
-	cleanup_free char *buf = NULL;
-	cleanup_fd int hfd = -1;
-	off_t pos;
-	long r = dents(c, ARG_INT(c, 0), ARG_UINT(c, 2), &buf, &hfd, &pos);
-
-	if (r <= 0)
-		return r;
-	for (long p = 0; p < r; ) {
+	for (long p = 0; old && p < r; ) {
 		struct kdirent64 *d = (struct kdirent64 *)(buf + p);
 		unsigned short rl = d->d_reclen;
 		unsigned char type = d->d_type;
@@ -345,6 +333,16 @@ long sys_getdents(struct sc_call *c)
 		p += rl;
 	}
 	return dents_out(c, hfd, pos, buf, r);
+}
+
+long sys_getdents64(struct sc_call *c)
+{
+	return getdents_as(c, 0);
+}
+
+long sys_getdents(struct sc_call *c)
+{
+	return getdents_as(c, 1);
 }
 
 /* getcwd: the working directory is held as an object (fs/vfs.c,

@@ -864,6 +864,17 @@ long sys_readlinkat(struct sc_call *c)
 
 /* ---- creations: mkdir, mknod, symlink ---- */
 
+/* a new name may go in n's parent: its mount is writable, the caller may
+ * write and search the directory. 0 or -errno. */
+static int may_add_name(struct sc_call *c, const struct vfs_node *n)
+{
+	int r = vfs_mount_write_err(n->mnt);
+
+	if (r < 0)
+		return r;
+	return vfs_permission_parent(c->task, n, MAY_WRITE | MAY_EXEC);
+}
+
 /* Resolve the new name of a creation. 0 with a negative node, or -errno in
  * Linux's order: parents' errors, EEXIST, ENOENT for "name/" of a
  * non-directory, EROFS, EACCES. */
@@ -880,10 +891,7 @@ static int create_lookup(struct sc_call *c, int dirfd, const char *path, int isd
 		return -ENOENT;
 	if ((*n)->kind == VN_PROC)
 		return vfs_proc_create_err((*n)->mnt);
-	r = vfs_mount_write_err((*n)->mnt);
-	if (r < 0)
-		return r;
-	return vfs_permission_parent(c->task, (*n), MAY_WRITE | MAY_EXEC);
+	return may_add_name(c, *n);
 }
 
 /* The gofer makes, removes, renames or links a name only in the directory
@@ -1229,17 +1237,6 @@ static const struct vfs_mount *parent_mnt(struct sc_call *c, const struct vfs_no
 }
 
 static long renameat2_once(struct sc_call *c, int odfd, const char *opath, int ndfd,
-			   const char *npath, unsigned flags, int fresh);
-
-static long do_renameat2(struct sc_call *c, int odfd, const char *opath, int ndfd,
-			 const char *npath, unsigned flags)
-{
-	int fresh = 0;
-
-	return RETRY_STALE(renameat2_once(c, odfd, opath, ndfd, npath, flags, fresh++));
-}
-
-static long renameat2_once(struct sc_call *c, int odfd, const char *opath, int ndfd,
 			   const char *npath, unsigned flags, int fresh)
 {
 	cleanup_free struct vfs_node *o = NULL;
@@ -1365,6 +1362,14 @@ static long renameat2_once(struct sc_call *c, int odfd, const char *opath, int n
 	return r;
 }
 
+static long do_renameat2(struct sc_call *c, int odfd, const char *opath, int ndfd,
+			 const char *npath, unsigned flags)
+{
+	int fresh = 0;
+
+	return RETRY_STALE(renameat2_once(c, odfd, opath, ndfd, npath, flags, fresh++));
+}
+
 long sys_rename(struct sc_call *c)
 {
 	return do_renameat2(c, AT_FDCWD, c->str[0], AT_FDCWD, c->str[1], 0);
@@ -1382,17 +1387,6 @@ long sys_renameat2(struct sc_call *c)
 }
 
 /* ---- link ---- */
-
-static long linkat_once(struct sc_call *c, int odfd, const char *opath, int ndfd,
-			const char *npath, int flags, int fresh);
-
-static long do_linkat(struct sc_call *c, int odfd, const char *opath, int ndfd,
-		      const char *npath, int flags)
-{
-	int fresh = 0;
-
-	return RETRY_STALE(linkat_once(c, odfd, opath, ndfd, npath, flags, fresh++));
-}
 
 static long linkat_once(struct sc_call *c, int odfd, const char *opath, int ndfd,
 			const char *npath, int flags, int fresh)
@@ -1439,10 +1433,7 @@ static long linkat_once(struct sc_call *c, int odfd, const char *opath, int ndfd
 		/* an O_TMPFILE file of ours gets its first name */
 		if (nn->kind != VN_BACKEND)
 			return -EXDEV;
-		r = vfs_mount_write_err(nn->mnt);
-		if (r < 0)
-			return r;
-		r = vfs_permission_parent(c->task, nn, MAY_WRITE | MAY_EXEC);
+		r = may_add_name(c, nn);
 		if (r < 0)
 			return r;
 		/* protected_hardlinks as below (may_linkat): before red team 13
@@ -1466,10 +1457,7 @@ static long linkat_once(struct sc_call *c, int odfd, const char *opath, int ndfd
 	}
 	if (o->mnt != nn->mnt)
 		return -EXDEV;
-	r = vfs_mount_write_err(nn->mnt);
-	if (r < 0)
-		return r;
-	r = vfs_permission_parent(c->task, nn, MAY_WRITE | MAY_EXEC);
+	r = may_add_name(c, nn);
 	if (r < 0)
 		return r;
 	if (S_ISDIR(o->st.st_mode))
@@ -1506,6 +1494,14 @@ static long linkat_once(struct sc_call *c, int odfd, const char *opath, int ndfd
 		vfs_invalidate(VFS_OF(c), nn->mnt, nn->rel, 0);
 	}
 	return r;
+}
+
+static long do_linkat(struct sc_call *c, int odfd, const char *opath, int ndfd,
+		      const char *npath, int flags)
+{
+	int fresh = 0;
+
+	return RETRY_STALE(linkat_once(c, odfd, opath, ndfd, npath, flags, fresh++));
 }
 
 static long linkat_retry(struct sc_call *c, int odfd, const char *opath, int ndfd,

@@ -1054,6 +1054,19 @@ static bool notif_gone(struct sc_call *c)
 	       ioctl(c->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0 && errno == ENOENT;
 }
 
+/* A blocked lock call's look at its task, once a slice (look_due): -EINTR
+ * (the notification is gone), -ERESTARTSYS_ (a signal is pending) or 0. */
+static int wait_interrupted(struct sc_call *c, int64_t *next_look)
+{
+	if (!look_due(next_look))
+		return 0;
+	if (notif_gone(c))
+		return -EINTR;
+	if (task_signal_pending(c->task))
+		return -ERESTARTSYS_;
+	return 0;
+}
+
 /* Set/clear a lock for the caller, waiting if r->wait. 0 or -errno.
  * *waited: it waited (gofer_wait_begin called; the caller ends it). */
 static int lk_set_(struct sc_call *c, struct lk_req *r, bool *waited)
@@ -1163,12 +1176,9 @@ static int lk_set_(struct sc_call *c, struct lk_req *r, bool *waited)
 		 * or a restart as for a native wait (looked at once a slice,
 		 * not at every wake-up: each change of the table wakes every
 		 * waiter of the file's lk_cv bucket) */
-		if (look_due(&next_look)) {
-			if (notif_gone(c))
-				return -EINTR;
-			if (task_signal_pending(c->task))
-				return -ERESTARTSYS_;
-		}
+		int stop = wait_interrupted(c, &next_look);
+		if (stop)
+			return stop;
 		pthread_mutex_lock(&lk_mu);
 		/* each slice looks at the holders afresh */
 		ax = (struct alive_ctx){ .since = scan_begun };
@@ -1885,12 +1895,9 @@ static int lease_break_(struct sc_call *c, dev_t dev, ino_t ino, int flags, bool
 		}
 		wait_slice(dev, ino);
 		pthread_mutex_unlock(&lk_mu);
-		if (look_due(&next_look)) {
-			if (notif_gone(c))
-				return -EINTR;
-			if (task_signal_pending(c->task))
-				return -ERESTARTSYS_;
-		}
+		int stop = wait_interrupted(c, &next_look);
+		if (stop)
+			return stop;
 		pthread_mutex_lock(&lk_mu);
 		ax = (struct alive_ctx){ .since = scan_begun };
 		scanned = !rescan_due(); /* (a waiter scans at most so often) */

@@ -428,14 +428,8 @@ static int grp_visit(struct task *t, struct pgw *w, void *arg)
 	int ok = v == g->c->task->vtgid || ids_may_signal(&g->s, &d);
 	if (!ok && g->sig == SIGCONT && pgw_same_session(w, t))
 		ok = 1;
-	if (g->n == g->cap) {
-		size_t nc = g->cap ? g->cap * 2 : 16;
-		struct member *nm = realloc(g->m, nc * sizeof *nm);
-		if (!nm)
-			return -ENOMEM;
-		g->m = nm;
-		g->cap = nc;
-	}
+	if (grow_array(&g->m, &g->cap, g->n, sizeof *g->m, 16))
+		return -ENOMEM;
 	g->m[g->n++] = (struct member){ .host = t->tgid, .vpid = v, .ok = ok };
 	return 0;
 }
@@ -1269,14 +1263,8 @@ static int pg_thread_visit(struct task *t, void *arg)
 		if (i == g->ntg)
 			return 0;
 	}
-	if (g->n == g->cap) {
-		size_t nc = g->cap ? g->cap * 2 : 16;
-		struct pg_member *n = realloc(g->m, nc * sizeof *n);
-		if (!n)
-			return -ENOMEM;
-		g->m = n;
-		g->cap = nc;
-	}
+	if (grow_array(&g->m, &g->cap, g->n, sizeof *g->m, 16))
+		return -ENOMEM;
 	g->m[g->n++] = (struct pg_member){ .vtid = t->vtid, .tid = atomic_load(&t->tid) };
 	return 0;
 }

@@ -48,6 +48,20 @@ expect_eq tar_overlay_tree "$out" "tar-ok
 $want"
 [ ! -e /opt/fs_sem ] && ok tar_overlay_root_untouched || fail tar_overlay_root_untouched "/opt/fs_sem exists"
 
+# as_natively CASE DIR: the Python $prog (its argument a directory) run
+# natively in a new $T_TMP/DIR-native, its output in $want; then in a bind
+# of $T_TMP/DIRrw and of $T_TMP/DIRcow (CASE_rw, CASE_cow): the same output.
+as_natively() {
+	local kind out
+	mkdir -p "$T_TMP/$2-native"
+	want=$($PY -c "$prog" "$T_TMP/$2-native")
+	for kind in rw cow; do
+		mkdir -p "$T_TMP/$2$kind" && chmod 777 "$T_TMP/$2$kind"
+		out=$(moat run --bind "$T_TMP/$2$kind:/w:$kind" -- $PY -c "$prog" /w </dev/null 2>&1)
+		expect_eq "$1_$kind" "$out" "$want"
+	done
+}
+
 # A held directory and the cwd follow a rename (python: os.open + os.rename).
 prog='
 import os, sys
@@ -70,13 +84,7 @@ try:
 except OSError as e:
     print(e.errno == 2)
 '
-mkdir -p "$T_TMP/native2"
-want=$($PY -c "$prog" "$T_TMP/native2")
-for kind in rw cow; do
-	mkdir -p "$T_TMP/m$kind" && chmod 777 "$T_TMP/m$kind"
-	out=$(moat run --bind "$T_TMP/m$kind:/w:$kind" -- $PY -c "$prog" /w </dev/null 2>&1)
-	expect_eq "dirfd_follows_rename_$kind" "$out" "$want"
-done
+as_natively dirfd_follows_rename m
 out=$(moat run --overlay memory -- /bin/sh -c 'mkdir -p /opt/fs_sem2 && exec "$0" -c "$1" /opt/fs_sem2' \
 	$PY "$prog" </dev/null 2>&1)
 expect_eq dirfd_follows_rename_overlay "$out" "$want"
@@ -182,12 +190,6 @@ n = lambda: [os.stat(p).st_nlink for p in ("x", "x/.", "x/y/..", "x/z/..") if os
 r = [n()]; os.mkdir("x/y"); r.append(n()); os.mkdir("x/z"); r.append(n())
 os.chdir("x"); r.append(os.stat(".").st_nlink); os.rmdir("z"); r.append(os.stat(".").st_nlink)
 print(r)'
-mkdir -p "$T_TMP/native3"
-want=$($PY -c "$prog" "$T_TMP/native3")
-for kind in rw cow; do
-	mkdir -p "$T_TMP/n$kind" && chmod 777 "$T_TMP/n$kind"
-	out=$(moat run --bind "$T_TMP/n$kind:/w:$kind" -- $PY -c "$prog" /w </dev/null 2>&1)
-	expect_eq "dir_nlink_dot_after_mkdir_$kind" "$out" "$want"
-done
+as_natively dir_nlink_dot_after_mkdir n
 
 finish

@@ -317,6 +317,18 @@ while True:
 	for ((i = 0; i < 50; i++)); do [ -s "$3" ] && break; sleep 0.1; done
 }
 
+# lo6_srv RUN: a TCP server on ::1 that closes each connection it takes (run
+# by RUN: env or in_outer); its port in $T_TMP/lo6.port.
+lo6_srv() {
+	"$1" "$PY" -c '
+import socket, sys, os
+s = socket.socket(socket.AF_INET6); s.bind(("::1", 0)); s.listen(16)
+open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+while True: s.accept()[0].close()' "$T_TMP/lo6.port" </dev/null >/dev/null 2>&1 &
+	at_exit "kill -9 $!"
+	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/lo6.port" ] && break; sleep 0.1; done
+}
+
 # netd_sockets_bounded_timewait NAME RUN ADDR PORT N (red team 49): a TCP
 # socket's port outlives the guest's last reference to it: the side that
 # closes first holds it in TIME_WAIT for 60 s (an orphan with data in flight
@@ -583,13 +595,7 @@ except OSError as e: print(errno.errorcode.get(e.errno, str(e)))'
 	netd_socket_no_host_multicast rootless_netd_socket_no_host_multicast env 127.0.0.1 "$lport" 1
 	netd_sockets_bounded rootless_netd_sockets_bounded env 127.0.0.1 "$lport"
 	eof_srv env 127.0.0.1 "$T_TMP/eof.port"
-	"$PY" -c '
-import socket, sys, os
-s = socket.socket(socket.AF_INET6); s.bind(("::1", 0)); s.listen(16)
-open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
-while True: s.accept()[0].close()' "$T_TMP/lo6.port" </dev/null >/dev/null 2>&1 &
-	at_exit "kill -9 $!"
-	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/lo6.port" ] && break; sleep 0.1; done
+	lo6_srv env
 	netd_socket_no_host_flowlabel rootless_netd_socket_no_host_flowlabel env "$(cat "$T_TMP/lo6.port")"
 	netd_socket_no_udp_encap rootless_netd_socket_no_udp_encap env
 	netd_socket_option_allowlist rootless_netd_socket_option_allowlist env 127.0.0.1 "$lport"
@@ -1190,13 +1196,7 @@ esac
 netd_socket_host_interfaces netd_socket_no_host_interfaces in_outer 10.200.0.2 "$fport"
 netd_socket_no_host_multicast netd_socket_no_host_multicast in_outer 10.200.0.2 "$fport" "$(in_outer cat /sys/class/net/vo/ifindex)"
 netd_sockets_bounded netd_sockets_bounded in_outer 127.0.0.1 "$lport"
-in_outer "$PY" -c '
-import socket, sys, os
-s = socket.socket(socket.AF_INET6); s.bind(("::1", 0)); s.listen(16)
-open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
-while True: s.accept()[0].close()' "$T_TMP/lo6.port" </dev/null >/dev/null 2>&1 &
-at_exit "kill -9 $!"
-for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/lo6.port" ] && break; sleep 0.1; done
+lo6_srv in_outer
 netd_socket_no_host_flowlabel netd_socket_no_host_flowlabel in_outer "$(cat "$T_TMP/lo6.port")"
 netd_socket_no_udp_encap netd_socket_no_udp_encap in_outer
 netd_socket_option_allowlist netd_socket_option_allowlist in_outer 10.200.0.2 "$fport"
@@ -1516,38 +1516,8 @@ fi
 # in a header line or a chunk size with junk after it now turns the stream
 # to passing unchanged, and a target must name HOST too: the value reaches
 # the server in no request.
-in_far "$PY" -c '
-import socket, sys, os
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("198.51.100.2", 0)); s.listen(8)
-open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
-while True:
-    c, _ = s.accept(); c.settimeout(5); buf = b""
-    try:
-        while True:
-            while b"\r\n\r\n" not in buf:
-                d = c.recv(65536)
-                if not d: raise EOFError
-                buf += d
-            head, buf = buf.split(b"\r\n\r\n", 1)
-            hs = dict((l.split(b":", 1)[0].strip().lower(), l.split(b":", 1)[1].strip()) for l in head.split(b"\r\n")[1:] if b":" in l)
-            n = int(hs.get(b"content-length", b"0"))   # Content-Length first: not RFC 9112
-            if head.startswith(b"GET "): n = 0  # nor the body of a GET (as http.server do_GET: red team 77)
-            while len(buf) < n:
-                d = c.recv(65536)
-                if not d: raise EOFError
-                buf += d
-            body, buf = buf[:n], buf[n:]
-            tgt = head.split(b"\r\n")[0].split(b" ")[1]
-            # an absolute-form target names the virtual host (RFC 9112 3.2.2)
-            vh = tgt.split(b"/")[2] if tgt.lower().startswith(b"http://") else hs.get(b"host", b"-")
-            with open(sys.argv[2], "ab") as f:
-                f.write(vh + b" " + hs.get(b"authorization", b"-") + b" body=" + body.replace(b"\r\n", b"|") + b"\n")
-            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-    except Exception: pass
-    c.close()' "$T_TMP/smug.port" "$T_TMP/smug.log" </dev/null >"$T_TMP/smug.err" 2>&1 &
-at_exit "kill -9 $!"
-for ((i = 0; i < 200; i++)); do [ -s "$T_TMP/smug.port" ] && break; sleep 0.1; done
-smport=$(cat "$T_TMP/smug.port" 2>/dev/null)
+cl_server smug vhost 198.51.100.2 in_far
+smport=$srv_port
 out=$(MOAT_T_KEY=$secval in_outer timeout 60 "$MOAT" run --secret "MOAT_T_KEY@good.test:$smport" -- "$PY" -c '
 import socket, os, sys
 g = b"GET / HTTP/1.1\r\nHost: good.test\r\nAuthorization: Bearer " + os.environ["MOAT_T_KEY"].encode() + b"\r\n\r\n"

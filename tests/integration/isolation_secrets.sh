@@ -391,34 +391,8 @@ fi
 #    address) read the value back from such a reflection in lower case
 #    (its letters' case the only unknown). The server here answers the
 #    header block it got, names and the Host lowered as those servers do.
-cat >"$T_TMP/lcsrv.py" <<'EOF2'
-import socket, sys, os, threading
-s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
-open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
-def serve(c):
-    c.settimeout(5); buf = b""
-    try:
-        while True:
-            while b"\r\n\r\n" not in buf:
-                d = c.recv(65536)
-                if not d: raise EOFError
-                buf += d
-            head, buf = buf.split(b"\r\n\r\n", 1)
-            with open(sys.argv[2], "ab") as f: f.write(head.replace(b"\r\n", b"|") + b"\n")
-            out = []
-            for l in head.split(b"\r\n")[1:]:
-                n, _, v = l.partition(b":")
-                out.append(l.lower() if n.lower() == b"host" else n.lower() + b":" + v)
-            body = b"\n".join(out) + b"\n"
-            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
-    except Exception: pass
-    c.close()
-while True:
-    c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()
-EOF2
-"$PY" "$T_TMP/lcsrv.py" "$T_TMP/lc.port" "$T_TMP/lc.log" </dev/null >/dev/null 2>&1 &
-at_exit "kill -9 $!"
-L=$(port_of lc)
+cl_server lc lower 127.0.0.1
+L=$srv_port
 moat run --secret "MOAT_T_KEY@127.0.0.1:$L" -- "$PY" -c '
 import os, socket, sys
 k = os.environ["MOAT_T_KEY"].encode()
@@ -599,35 +573,8 @@ bad() { # NAME EXPECTED-TEXT ARGS... (environment in BADENV)
 # (the placeholder goes out as itself): the value reaches the server in
 # nothing. (With a name as HOST this smuggled the value past the Host
 # check: isolation_net.sh secret_smuggling_no_value.)
-cat >"$T_TMP/clsrv.py" <<'EOF2'
-import socket, sys, os
-s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
-open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
-while True:
-    c, _ = s.accept(); c.settimeout(5); buf = b""
-    try:
-        while True:
-            while b"\r\n\r\n" not in buf:
-                d = c.recv(65536)
-                if not d: raise EOFError
-                buf += d
-            head, buf = buf.split(b"\r\n\r\n", 1)
-            hs = dict((l.split(b":", 1)[0].strip().lower(), l.split(b":", 1)[1].strip()) for l in head.split(b"\r\n")[1:] if b":" in l)
-            n = int(hs.get(b"content-length", b"0"))
-            while len(buf) < n:
-                d = c.recv(65536)
-                if not d: raise EOFError
-                buf += d
-            body, buf = buf[:n], buf[n:]
-            with open(sys.argv[2], "ab") as f: f.write(head.replace(b"\r\n", b"|") + b" body=" + body.replace(b"\r\n", b"|") + b"\n")
-            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-    except Exception: pass
-    c.close()
-EOF2
-"$PY" "$T_TMP/clsrv.py" "$T_TMP/cl.port" "$T_TMP/cl.log" </dev/null >/dev/null 2>&1 &
-at_exit "kill -9 $!"
-for ((i = 0; i < 100; i++)); do [ -s "$T_TMP/cl.port" ] && break; sleep 0.1; done
-C=$(cat "$T_TMP/cl.port" 2>/dev/null)
+cl_server cl head 127.0.0.1
+C=$srv_port
 out=$(moat run --secret "MOAT_T_KEY@127.0.0.1:$C" -- "$PY" -c '
 import socket, os, sys
 g = b"GET / HTTP/1.1\r\nHost: h\r\nAuthorization: Bearer " + os.environ["MOAT_T_KEY"].encode() + b"\r\n\r\n"

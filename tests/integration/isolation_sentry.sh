@@ -284,6 +284,23 @@ os.unlink(lf); os.unlink(of)
 print("lease", got, "other flock waited", "%.2f" % took[0] if took[0] >= 0.5 else "no", "(scan %.2f s)" % lease if took[0] >= 0.5 else "")' </dev/null 2>&1)
 SANITY=1 expect_eq lease_scan_does_not_stall_locks "$(echo $out)" "lease True other flock waited no"
 
+# Python that defines fd_holders(n, per): n processes that each hold per - 20
+# more fds of /dev/null and sleep (ready when it returns); their pids. r, w:
+# a pipe its callers may use too.
+FD_HOLDERS='import os, time
+r, w = os.pipe()
+def fd_holders(n, per):
+    kids = []
+    for k in range(n):
+        pid = os.fork()
+        if pid == 0:
+            f = os.open("/dev/null", os.O_RDONLY)
+            for i in range(per - 20): os.dup(f)
+            os.write(w, b"x"); time.sleep(120); os._exit(0)
+        os.read(r, 1); kids.append(pid)
+    return kids
+'
+
 # Red team 42: a flock, OFD lock or lease whose holder's fd number no longer
 # names its description (a native dup + close moves it for free) was looked
 # for in every fd of every guest process, under the lock table's mutex,
@@ -294,22 +311,14 @@ SANITY=1 expect_eq lease_scan_does_not_stall_locks "$(echo $out)" "lease True ot
 # mutex looks for every moved holder at once (holder_scan): ~0.1 s. The
 # holder's death still releases its locks (the blocking lock is granted).
 # Natively there is no scan (a sanity case).
-out=$(timeout -s KILL 90 "$MOAT" run --memory 768M --pids 64 --bind "$W:/work:rw" -- "$PY" -c '
+out=$(timeout -s KILL 90 "$MOAT" run --memory 768M --pids 64 --bind "$W:/work:rw" -- "$PY" -c "$FD_HOLDERS"'
 import fcntl, os, resource, struct, threading, time
 NL, NP, PER = 150, 8, 1000
 resource.setrlimit(resource.RLIMIT_NOFILE, (PER + 2 * NL + 200, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 lf = "/work/rt42_ofd.%d" % os.getpid(); of = "/work/rt42_ofdo.%d" % os.getpid()
 open(lf, "w").close()
 def fl(t): return struct.pack("hhqqi4x", t, 0, 0, 0, 0)
-r, w = os.pipe()
-kids = []
-for k in range(NP):
-    pid = os.fork()
-    if pid == 0:
-        f = os.open("/dev/null", os.O_RDONLY)
-        for i in range(PER - 20): os.dup(f)
-        os.write(w, b"x"); time.sleep(120); os._exit(0)
-    os.read(r, 1); kids.append(pid)
+kids = fd_holders(NP, PER)
 pid = os.fork()
 if pid == 0:  # NL OFD read locks on NL descriptions, their fds moved for ever
     fds = []
@@ -367,21 +376,13 @@ expect_eq lock_fd_search_bounded "$(echo "$out" | cut -d' ' -f1-3)" "lockrefs EA
 # processes of 8,000 fds, 20 execs of /bin/true took 4.8 s. The table is a
 # set of up to SC_WRITERS_MAX (65,536) files now: 0.03 s. Natively there is
 # no scan (a sanity case).
-out=$(timeout -s KILL 90 "$MOAT" run --memory 768M --pids 64 --bind "$W:/work:rw" -- "$PY" -c '
+out=$(timeout -s KILL 90 "$MOAT" run --memory 768M --pids 64 --bind "$W:/work:rw" -- "$PY" -c "$FD_HOLDERS"'
 import os, resource, subprocess, time
 hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
 per = min(8000, (hard if hard != resource.RLIM_INFINITY else 8100) - 100)
 resource.setrlimit(resource.RLIMIT_NOFILE, (per + 100, hard))
 nproc = min(40, (32000 + per - 1) // per)
-r, w = os.pipe()
-kids = []
-for k in range(nproc):
-    pid = os.fork()
-    if pid == 0:
-        f = os.open("/dev/null", os.O_RDONLY)
-        for i in range(per - 20): os.dup(f)
-        os.write(w, b"x"); time.sleep(120); os._exit(0)
-    os.read(r, 1); kids.append(pid)
+kids = fd_holders(nproc, per)
 names = ["/work/rt42_w%d.%d" % (i, os.getpid()) for i in range(300)]
 ws = [os.open(n, os.O_CREAT | os.O_WRONLY, 0o600) for n in names]
 t = time.monotonic()
@@ -433,11 +434,11 @@ SANITY=1 expect_eq next_call_closes_answered_fd "$(echo $out)" "fast True"
 # waits for the copy to end before the exec runs, keeps it out). Before the
 # fix 40 of 40 and 20 of 20 runs saw the pattern overwritten (so 8 and 6
 # runs here, for CI's time). Natively there is no late copy-out (a sanity case).
-copyout_runs() { # RUNS WHERE: the count of runs that did not print "intact"
+copyout_runs() { # RUNS WHERE [PROBE]: the count of runs of probe_sentry PROBE (execstat) that did not print "intact"
 	local i bad=0 out
 	for ((i = 0; i < $1; i++)); do
 		out=$(MOAT_TEST_COPYOUT_DELAY="150:0x3e0000000000$2" timeout -s KILL 30 "$MOAT" run \
-			--bind "$SYSCALL_BIN:/t:ro" -- /t/probe_sentry execstat /t/probe_sentry 8 20 </dev/null 2>&1 | tail -1)
+			--bind "$SYSCALL_BIN:/t:ro" -- /t/probe_sentry "${3:-execstat}" /t/probe_sentry 8 20 </dev/null 2>&1 | tail -1)
 		[ "$out" = intact ] || { bad=$((bad + 1)); echo "  run $i: ${out:0:200}" >&2; }
 	done
 	echo "$bad"
@@ -451,16 +452,7 @@ SANITY=1 expect_eq no_copy_out_after_exec_stat_fenced "$(copyout_runs "$(runs 6)
 # own (its exec fenced only itself, its /proc/self was its tid): on main the
 # new image failed at its first fd call (ld.so "cannot stat shared object:
 # Error 9") in 5 of 5 runs. Natively there is no late copy-out (a sanity case).
-copyout_hi_runs() { # RUNS: the count of runs that did not print "intact"
-	local i bad=0 out
-	for ((i = 0; i < $1; i++)); do
-		out=$(MOAT_TEST_COPYOUT_DELAY="150:0x3e0000000000" timeout -s KILL 30 "$MOAT" run \
-			--bind "$SYSCALL_BIN:/t:ro" -- /t/probe_sentry execstathi /t/probe_sentry 8 20 </dev/null 2>&1 | tail -1)
-		[ "$out" = intact ] || { bad=$((bad + 1)); echo "  run $i: ${out:0:200}" >&2; }
-	done
-	echo "$bad"
-}
-SANITY=1 expect_eq no_copy_out_after_exec_by_high_bit_clone_thread "$(copyout_hi_runs "$(runs 3)")" 0
+SANITY=1 expect_eq no_copy_out_after_exec_by_high_bit_clone_thread "$(copyout_runs "$(runs 3)" '' execstathi)" 0
 
 # tracerw: the tracer's own writes at ptrace stops. The leader waits in
 # rt_sigtimedwait; at its stop for an ignored signal the tracer restarts

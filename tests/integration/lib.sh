@@ -115,3 +115,59 @@ guest_tmp() {
 		at_exit "_guest_tmp_rm $(printf %q "$p")"
 	done
 }
+
+# cl_server NAME MODE ADDR [CMD...]: in the background (under CMD, as in_far,
+# when given), an HTTP/1.1 server on ADDR that frames as a Content-Length-
+# first server does (not RFC 9112: no Transfer-Encoding; no body on a GET, as
+# Python http.server's do_GET). It answers "ok" to each request and appends
+# a line of it to $T_TMP/NAME.log: MODE vhost: "VHOST AUTHORIZATION
+# body=BODY" (an absolute-form target names the virtual host, RFC 9112
+# 3.2.2), MODE head: "HEAD body=BODY" (CRLF as |); MODE lower: as head,
+# and the answer is the header block with its names and the Host in lower
+# case (as Node's req.headers, WSGI, Go and nginx's $host transform what
+# they reflect) instead of "ok". Its port in $srv_port
+# (empty when it did not start in 20 s); its stderr in $T_TMP/NAME.err.
+cl_server() {
+	local name=$1 mode=$2 addr=$3 i
+	shift 3
+	"$@" "$PY" -c '
+import socket, sys, os
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((sys.argv[3], 0)); s.listen(8)
+open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
+while True:
+    c, _ = s.accept(); c.settimeout(5); buf = b""
+    try:
+        while True:
+            while b"\r\n\r\n" not in buf:
+                d = c.recv(65536)
+                if not d: raise EOFError
+                buf += d
+            head, buf = buf.split(b"\r\n\r\n", 1)
+            hs = dict((l.split(b":", 1)[0].strip().lower(), l.split(b":", 1)[1].strip()) for l in head.split(b"\r\n")[1:] if b":" in l)
+            n = int(hs.get(b"content-length", b"0"))   # Content-Length first: not RFC 9112
+            if head.startswith(b"GET "): n = 0  # nor the body of a GET (as http.server do_GET: red team 77)
+            while len(buf) < n:
+                d = c.recv(65536)
+                if not d: raise EOFError
+                buf += d
+            body, buf = buf[:n], buf[n:]
+            if sys.argv[4] == "vhost":
+                tgt = head.split(b"\r\n")[0].split(b" ")[1]
+                vh = tgt.split(b"/")[2] if tgt.lower().startswith(b"http://") else hs.get(b"host", b"-")
+                line = vh + b" " + hs.get(b"authorization", b"-")
+            else:
+                line = head.replace(b"\r\n", b"|")
+            with open(sys.argv[2], "ab") as f:
+                f.write(line + b" body=" + body.replace(b"\r\n", b"|") + b"\n")
+            ans = b"ok"
+            if sys.argv[4] == "lower":  # the header block back, names and the Host lowered
+                hl = [l.lower() if l.partition(b":")[0].lower() == b"host" else
+                      l.partition(b":")[0].lower() + b":" + l.partition(b":")[2] for l in head.split(b"\r\n")[1:]]
+                ans = b"\n".join(hl) + b"\n"
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(ans) + ans)
+    except Exception: pass
+    c.close()' "$T_TMP/$name.port" "$T_TMP/$name.log" "$addr" "$mode" </dev/null >"$T_TMP/$name.err" 2>&1 &
+	at_exit "kill -9 $!"
+	for ((i = 0; i < 200; i++)); do [ -s "$T_TMP/$name.port" ] && break; sleep 0.1; done
+	srv_port=$(cat "$T_TMP/$name.port" 2>/dev/null)
+}

@@ -246,25 +246,34 @@ run_limited export_in_time --timeout 60s --bind "$T_TMP/tsrc:/w:cow" --export "$
 if [ "$rc" -eq 0 ] && grep -q '^+new$' "$T_TMP/texp/w/changes.patch" 2>/dev/null; then ok export_in_time_written
 else fail export_in_time_written "rc $rc [$err] $(ls -A "$T_TMP/texp/w" 2>&1)"; fi
 
+# Python that defines vma_bomb(poke): one untouched PROT_NONE reservation
+# split into N (60,000) VMAs by an mprotect of every other page; poke() (if
+# any) every 500 (a guest that stays busy meanwhile)
+VMA_BOMB='import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+N = 60000
+def vma_bomb(poke=None):
+    base = libc.mmap(None, 2 * N * 4096, 0, 0x22, -1, 0)
+    for i in range(N):
+        if libc.mprotect(base + 2 * i * 4096, 4096, 1):
+            break
+        if poke and i % 500 == 0:
+            poke()
+'
+
 # --- kernel memory outside any PSS (red team 68): 4 processes each split one
 # untouched PROT_NONE reservation into 60,000 VMAs (mprotect of every other
 # page: ~13 MB of host slab each, no page, no page table). Rootless without a
 # cgroup the sample now counts maps lines x 256 B; before: peak 9.8 MB, the
 # run went on to its timeout. A memory cgroup charges the slab anyway. Bounded
 # by the kernel's max_map_count per process and 4 processes. ~1 s. ---
-run_limited vma_bomb --memory 32M --pids 16 --timeout 20s -- "$PY" -c '
-import ctypes, os, sys, time
-libc = ctypes.CDLL(None, use_errno=True)
-libc.mmap.restype = ctypes.c_void_p
-libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-N = 60000
+run_limited vma_bomb --memory 32M --pids 16 --timeout 20s -- "$PY" -c "$VMA_BOMB"'
 for k in range(4):
     if os.fork() == 0:
-        base = libc.mmap(None, 2 * N * 4096, 0, 0x22, -1, 0)
-        for i in range(N):
-            if libc.mprotect(base + 2 * i * 4096, 4096, 1):
-                break
+        vma_bomb()
         time.sleep(30)
         os._exit(0)
 os.wait()
@@ -282,23 +291,15 @@ no_leftovers vma_bomb
 if [ "$(field "$R" limits.memory_by)" = cgroup ]; then
 	skip memory_sample_cost_bounded "a memory cgroup: no PSS sample"
 else
-	t=$("$PY" - "$MOAT" "$T_MARK" 8 <<'PYEOF'
+	t=$("$PY" - "$MOAT" "$T_MARK" 8 "$VMA_BOMB" <<'PYEOF'
 import os, subprocess, sys, time
 moat, mark, nproc = sys.argv[1], sys.argv[2], int(sys.argv[3])
-g = r'''
-import ctypes, os, sys, time
-libc = ctypes.CDLL(None, use_errno=True)
-libc.mmap.restype = ctypes.c_void_p
-libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-N, P = 60000, int(sys.argv[1])
+g = sys.argv[4] + r'''
+P = int(sys.argv[1])
 r, w = os.pipe()
 for k in range(P):
     if os.fork() == 0:
-        base = libc.mmap(None, 2 * N * 4096, 0, 0x22, -1, 0)
-        for i in range(N):
-            if libc.mprotect(base + 2 * i * 4096, 4096, 1):
-                break
+        vma_bomb()
         os.write(w, b"r")
         time.sleep(30)
         os._exit(0)
@@ -345,13 +346,8 @@ fi
 if [ "$(field "$R" limits.memory_by)" = cgroup ]; then
 	skip memory_sample_cut_counted "a memory cgroup: no PSS sample"
 else
-	run_limited memory_sample_cut --memory 512M --pids 24 --idle-timeout 60ms --timeout 20s -- "$PY" -c '
-import ctypes, os, sys, time
-libc = ctypes.CDLL(None, use_errno=True)
-libc.mmap.restype = ctypes.c_void_p
-libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-N, P = 60000, 12
+	run_limited memory_sample_cut --memory 512M --pids 24 --idle-timeout 60ms --timeout 20s -- "$PY" -c "$VMA_BOMB"'
+P = 12
 def busy():
     while True:
         os.uname()
@@ -359,12 +355,7 @@ def busy():
 r, w = os.pipe()
 for k in range(P):
     if os.fork() == 0:
-        base = libc.mmap(None, 2 * N * 4096, 0, 0x22, -1, 0)
-        for i in range(N):
-            if libc.mprotect(base + 2 * i * 4096, 4096, 1):
-                break
-            if i % 500 == 0:
-                os.uname()
+        vma_bomb(os.uname)
         os.write(w, b"r")
         busy()
 n = 0

@@ -34,6 +34,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "loader/loader_abi.h"
 
 extern char **environ;
@@ -102,53 +103,6 @@ static int install_filter(void)
 		fail("PR_SET_NO_NEW_PRIVS");
 	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 			    SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
-}
-
-static void send_fd(int sock, int fd)
-{
-	char c = 0;
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr msg = { .msg_iov = &iov,
-			      .msg_iovlen = 1,
-			      .msg_control = u.buf,
-			      .msg_controllen = sizeof(u.buf) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-
-	memset(&u, 0, sizeof(u));
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	if (sendmsg(sock, &msg, 0) != 1)
-		fail("sendmsg");
-}
-
-static int recv_fd(int sock)
-{
-	char c;
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr msg = { .msg_iov = &iov,
-			      .msg_iovlen = 1,
-			      .msg_control = u.buf,
-			      .msg_controllen = sizeof(u.buf) };
-	struct cmsghdr *cm;
-	int fd;
-
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	cm = CMSG_FIRSTHDR(&msg);
-	if (!cm || cm->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	return fd;
 }
 
 struct pending {
@@ -315,14 +269,17 @@ int main(int argc, char **argv)
 		listener = install_filter();
 		if (listener < 0)
 			fail("seccomp");
-		send_fd(sv[1], listener);
+		if (send_fds(sv[1], "", 1, &listener, 1) != 1)
+			fail("sendmsg");
 		close(listener);
 		close(sv[1]);
 		execve(loader, cargv, environ);
 		fail(loader);
 	}
 	close(sv[1]);
-	listener = recv_fd(sv[0]);
+	int nfd = 1;
+	if (recv_fds(sv[0], &(char){ 0 }, 1, &listener, &nfd) != 1 || nfd != 1)
+		listener = -1;
 	close(sv[0]);
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (listener < 0 || pidfd < 0) {

@@ -92,15 +92,11 @@ static void as_other(const char *where, const char *dir)
 	if (p < 0)
 		DIE("fork");
 	if (p == 0) {
-		if (setgroups(0, NULL) != 0 || setgid(OTHER) != 0 || setuid(OTHER) != 0)
-			DIE("setuid %d", OTHER);
+		t_become(OTHER);
 		cases(where, dir, 1);
-		fflush(stdout);
-		_exit(t_failures ? 1 : 0);
+		t_child_exit();
 	}
-	int st;
-	if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		t_failures++;
+	t_child_wait(p);
 }
 
 /* root with CAP_CHOWN dropped from the effective set, CAP_FOWNER kept */
@@ -130,12 +126,9 @@ static void as_fowner(const char *where, const char *dir)
 		EXPECT_OK(chown(s, (uid_t)-1, (gid_t)-1), NAME("fowner_clears_suid"));
 		CHECK(mode_of(s) == 0755, NAME("fowner_suid_cleared"), "mode %o", mode_of(s));
 #undef NAME
-		fflush(stdout);
-		_exit(t_failures ? 1 : 0);
+		t_child_exit();
 	}
-	int st;
-	if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		t_failures++;
+	t_child_wait(p);
 }
 
 /* root's own chown of a file with both set-id bits (LTP chown02): S_ISUID

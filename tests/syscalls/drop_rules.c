@@ -39,21 +39,32 @@ static int drop(void)
 	return setgroups(0, NULL) == 0 && setresgid(U1, U1, U1) == 0 && setresuid(U1, U1, U1) == 0 ? 0 : -1;
 }
 
-static long send_creds(int fd, pid_t pid, uid_t uid, gid_t gid)
+/* room for one SCM_CREDENTIALS message */
+union creds_buf {
+	char b[CMSG_SPACE(sizeof(struct ucred))];
+	struct cmsghdr align;
+};
+
+/* mh's control data: cb, holding the claim pid, uid, gid */
+static void put_creds(struct msghdr *mh, union creds_buf *cb, pid_t pid, uid_t uid, gid_t gid)
 {
-	union {
-		char b[CMSG_SPACE(sizeof(struct ucred))];
-		struct cmsghdr align;
-	} cb;
-	memset(&cb, 0, sizeof cb);
 	struct ucred u = { pid, uid, gid };
-	struct iovec iv = { "x", 1 };
-	struct msghdr mh = { .msg_iov = &iv, .msg_iovlen = 1, .msg_control = cb.b, .msg_controllen = sizeof cb.b };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	memset(cb, 0, sizeof *cb);
+	mh->msg_control = cb->b;
+	mh->msg_controllen = sizeof cb->b;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_CREDENTIALS;
 	cm->cmsg_len = CMSG_LEN(sizeof u);
 	memcpy(CMSG_DATA(cm), &u, sizeof u);
+}
+
+static long send_creds(int fd, pid_t pid, uid_t uid, gid_t gid)
+{
+	union creds_buf cb;
+	struct iovec iv = { "x", 1 };
+	struct msghdr mh = { .msg_iov = &iv, .msg_iovlen = 1 };
+	put_creds(&mh, &cb, pid, uid, gid);
 	return sendmsg(fd, &mh, MSG_DONTWAIT);
 }
 
@@ -88,12 +99,7 @@ static long send_creds_after(int fd, size_t pad, uid_t uid, gid_t gid)
  * first refused one (1 sent, or its error when it is the first) */
 static long sendmmsg_creds(int fd, pid_t pid, uid_t uid, gid_t gid, int first_plain)
 {
-	union {
-		char b[CMSG_SPACE(sizeof(struct ucred))];
-		struct cmsghdr align;
-	} cb;
-	memset(&cb, 0, sizeof cb);
-	struct ucred u = { pid, uid, gid };
+	union creds_buf cb;
 	struct iovec iv = { "y", 1 };
 	struct mmsghdr mv[2];
 	memset(mv, 0, sizeof mv);
@@ -101,14 +107,7 @@ static long sendmmsg_creds(int fd, pid_t pid, uid_t uid, gid_t gid, int first_pl
 		mv[i].msg_hdr.msg_iov = &iv;
 		mv[i].msg_hdr.msg_iovlen = 1;
 	}
-	struct msghdr *mh = &mv[first_plain ? 1 : 0].msg_hdr;
-	mh->msg_control = cb.b;
-	mh->msg_controllen = sizeof cb.b;
-	struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_CREDENTIALS;
-	cm->cmsg_len = CMSG_LEN(sizeof u);
-	memcpy(CMSG_DATA(cm), &u, sizeof u);
+	put_creds(&mv[first_plain ? 1 : 0].msg_hdr, &cb, pid, uid, gid);
 	return sendmmsg(fd, mv, first_plain ? 2 : 1, MSG_DONTWAIT);
 }
 
@@ -217,12 +216,9 @@ int main(int argc, char **argv)
 		scm_cases();
 		trunc_cases("scratch", t_scratch);
 		trunc_cases("tmp", tmp);
-		fflush(stdout);
-		_exit(t_failures ? 1 : 0);
+		t_child_exit();
 	}
-	int st;
-	if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		t_failures++;
+	t_child_wait(c);
 	t_rmrf(tmp);
 	return t_done();
 }

@@ -92,6 +92,15 @@ static void expect_output(const char *name, int st, const char *got, const char 
 		t_ok(name);
 }
 
+/* exec of path fails with errno want, as Linux's */
+static void expect_exec_err(const char *path, int want, const char *name)
+{
+	static char out[65536];
+	char *av[] = {"e", NULL}, *ev[] = {NULL};
+	int st = run(-1, path, av, ev, 0, out, sizeof(out));
+	CHECK(st == -want, name, "st %d", st);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strncmp(argv[1], "--child", 7) == 0)
@@ -248,33 +257,24 @@ int main(int argc, char **argv)
 
 	/* 4. Errors, as Linux gives them. */
 	char *e_av[] = {"e", NULL};
-	st = run(-1, "./does-not-exist", e_av, ev0, 0, out, sizeof(out));
-	CHECK(st == -ENOENT, "enoent", "st %d", st);
-	st = run(-1, "/nonexistent-dir/prog", e_av, ev0, 0, out, sizeof(out));
-	CHECK(st == -ENOENT, "enoent_absolute", "st %d", st);
+	expect_exec_err("./does-not-exist", ENOENT, "enoent");
+	expect_exec_err("/nonexistent-dir/prog", ENOENT, "enoent_absolute");
 	t_write_file("badinterp", "#!/nonexistent/interpreter\n", 0755);
-	st = run(-1, "./badinterp", e_av, ev0, 0, out, sizeof(out));
-	CHECK(st == -ENOENT, "enoent_missing_interpreter", "st %d", st);
+	expect_exec_err("./badinterp", ENOENT, "enoent_missing_interpreter");
 	t_write_file("notexec", "#!/bin/sh\necho hi\n", 0644);
-	st = run(-1, "./notexec", e_av, ev0, 0, out, sizeof(out));
-	CHECK(st == -EACCES, "eacces_no_x_bit", "st %d", st);
+	expect_exec_err("./notexec", EACCES, "eacces_no_x_bit");
 	mkdir("adir", 0755);
-	st = run(-1, "./adir", e_av, ev0, 0, out, sizeof(out));
-	CHECK(st == -EACCES, "eacces_directory", "st %d", st);
+	expect_exec_err("./adir", EACCES, "eacces_directory");
 	t_write_file("garbage", "\x01\x02\x03garbage-not-an-executable\n", 0755);
-	st = run(-1, "./garbage", e_av, ev0, 0, out, sizeof(out));
-	CHECK(st == -ENOEXEC, "enoexec_garbage", "st %d", st);
+	expect_exec_err("./garbage", ENOEXEC, "enoexec_garbage");
 	t_write_file("empty", "", 0755);
-	st = run(-1, "./empty", e_av, ev0, 0, out, sizeof(out));
-	CHECK(st == -ENOEXEC, "enoexec_empty", "st %d", st);
+	expect_exec_err("./empty", ENOEXEC, "enoexec_empty");
 	t_write_file("badelf", "\x7f" "ELF\x02\x01\x01garbage", 0755);
 	st = run(-1, "./badelf", e_av, ev0, 0, out, sizeof(out));
 	CHECK(st == -ENOEXEC || st == -EIO, "enoexec_truncated_elf", "st %d", st);
 	t_write_file("f", "", 0644);
-	st = run(-1, "./f/x", e_av, ev0, 0, out, sizeof(out));
-	CHECK(st == -ENOTDIR, "enotdir", "st %d", st);
-	st = run(-1, "", e_av, ev0, 0, out, sizeof(out));
-	CHECK(st == -ENOENT, "empty_path", "st %d", st);
+	expect_exec_err("./f/x", ENOTDIR, "enotdir");
+	expect_exec_err("", ENOENT, "empty_path");
 
 	/* 5. execveat: dirfd-relative and AT_EMPTY_PATH on an fd. */
 	int dfd = open(".", O_RDONLY | O_DIRECTORY);

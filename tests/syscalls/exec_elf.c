@@ -141,6 +141,15 @@ static void expect(const char *name, const char *path, const char *want)
 	CHECK(!strcmp(got, want), name, "got %s, want %s", got, want);
 }
 
+/* save the image as file (len bytes) and exec ./file: want */
+static void save_run(const char *file, size_t len, const char *name, const char *want)
+{
+	char path[64];
+	save(file, len);
+	snprintf(path, sizeof path, "./%s", file);
+	expect(name, path, want);
+}
+
 /* execveat(flip_at, "", AT_EMPTY_PATH) while another thread dup2's
  * flip_a and flip_b there in turn */
 static int flip_a, flip_b, flip_at;
@@ -182,135 +191,105 @@ int main(int argc, char **argv)
 	t_setup(argc, argv, "exec_elf");
 
 	elf_init(ET_EXEC, BASE);
-	save("ok", FILE_SZ);
-	expect("valid_static", "./ok", "ran");
+	save_run("ok", FILE_SZ, "valid_static", "ran");
 
 	elf_init(ET_DYN, 0);
-	save("pie0", FILE_SZ);
-	expect("et_dyn_at_0", "./pie0", "ran");
+	save_run("pie0", FILE_SZ, "et_dyn_at_0", "ran");
 
 	elf_init(ET_EXEC, BASE);
 	eh()->e_phnum = 0;
-	save("phnum0", FILE_SZ);
-	expect("phnum_0", "./phnum0", "ENOEXEC");
+	save_run("phnum0", FILE_SZ, "phnum_0", "ENOEXEC");
 
 	/* Linux (6.x) reads at most 65536 bytes of program headers: 1170 of
 	 * them (the loader took 73, the sentry 128) */
 	elf_init(ET_EXEC, BASE);
 	eh()->e_phnum = 73;
-	save("phnum73", FILE_SZ);
-	expect("phnum_73_runs", "./phnum73", "ran");
+	save_run("phnum73", FILE_SZ, "phnum_73_runs", "ran");
 	eh()->e_phnum = 74;
-	save("phnum74", FILE_SZ);
-	expect("phnum_74_runs", "./phnum74", "ran");
+	save_run("phnum74", FILE_SZ, "phnum_74_runs", "ran");
 	eh()->e_phnum = 1170;
-	save("phnum1170", FILE_SZ);
-	expect("phnum_1170_runs", "./phnum1170", "ran");
+	save_run("phnum1170", FILE_SZ, "phnum_1170_runs", "ran");
 	eh()->e_phnum = 1171;
-	save("phnum1171", FILE_SZ);
-	expect("phnum_1171_enoexec", "./phnum1171", "ENOEXEC");
+	save_run("phnum1171", FILE_SZ, "phnum_1171_enoexec", "ENOEXEC");
 	eh()->e_phnum = 0xffff;
-	save("phnumffff", FILE_SZ);
-	expect("phnum_65535_enoexec", "./phnumffff", "ENOEXEC");
+	save_run("phnumffff", FILE_SZ, "phnum_65535_enoexec", "ENOEXEC");
 	/* program headers with no PT_PHDR and outside every PT_LOAD: AT_PHDR
 	 * points at a copy (all 1170 of them) */
 	eh()->e_phnum = 1170;
 	ph(0)->p_offset = CODE_OFF & ~4095UL;
 	ph(0)->p_vaddr = ph(0)->p_paddr = BASE + ph(0)->p_offset;
 	ph(0)->p_filesz = ph(0)->p_memsz = FILE_SZ - ph(0)->p_offset;
-	save("phnotloaded", FILE_SZ);
-	expect("phnum_1170_not_loaded_runs", "./phnotloaded", "ran");
+	save_run("phnotloaded", FILE_SZ, "phnum_1170_not_loaded_runs", "ran");
 
 	elf_init(ET_EXEC, BASE);
 	eh()->e_phentsize = 32;
-	save("phent32", FILE_SZ);
-	expect("phentsize_wrong", "./phent32", "ENOEXEC");
+	save_run("phent32", FILE_SZ, "phentsize_wrong", "ENOEXEC");
 
 	/* program headers not (all) in the file: ENOEXEC (Linux's
 	 * load_elf_phdrs fails, whatever the read's error) */
 	elf_init(ET_EXEC, BASE);
 	eh()->e_phoff = FILE_SZ + 4096;
-	save("phoffeof", FILE_SZ);
-	expect("phoff_past_eof", "./phoffeof", "ENOEXEC");
+	save_run("phoffeof", FILE_SZ, "phoff_past_eof", "ENOEXEC");
 	eh()->e_phoff = FILE_SZ - 20;
-	save("phoffcut", FILE_SZ);
-	expect("phdrs_cut_by_eof", "./phoffcut", "ENOEXEC");
+	save_run("phoffcut", FILE_SZ, "phdrs_cut_by_eof", "ENOEXEC");
 	eh()->e_phoff = 1UL << 63;
-	save("phoffneg", FILE_SZ);
-	expect("phoff_negative", "./phoffneg", "ENOEXEC");
+	save_run("phoffneg", FILE_SZ, "phoff_negative", "ENOEXEC");
 
 	elf_init(ET_EXEC, BASE);
-	save("tiny", 4);
-	expect("four_bytes", "./tiny", "ENOEXEC");
-	save("hdronly", 64);
-	expect("header_only", "./hdronly", "ENOEXEC");
+	save_run("tiny", 4, "four_bytes", "ENOEXEC");
+	save_run("hdronly", 64, "header_only", "ENOEXEC");
 
 	elf_init(ET_REL, BASE);
-	save("rel", FILE_SZ);
-	expect("et_rel", "./rel", "ENOEXEC");
+	save_run("rel", FILE_SZ, "et_rel", "ENOEXEC");
 	elf_init(ET_EXEC, BASE);
 	eh()->e_machine = EM_386;
-	save("i386", FILE_SZ);
-	expect("em_386", "./i386", "ENOEXEC");
+	save_run("i386", FILE_SZ, "em_386", "ENOEXEC");
 
 	/* PT_GNU_STACK executable: runs */
 	elf_init(ET_EXEC, BASE);
 	*ph(1) = (Elf64_Phdr){ .p_type = PT_GNU_STACK, .p_flags = PF_R | PF_W | PF_X };
 	eh()->e_phnum = 2;
-	save("xstack", FILE_SZ);
-	expect("gnu_stack_x", "./xstack", "ran");
+	save_run("xstack", FILE_SZ, "gnu_stack_x", "ran");
 
 	/* after Linux's point of no return: the process dies, nothing runs */
 	elf_init(ET_EXEC, BASE);
 	ph(0)->p_memsz = ~0UL - 100;
-	save("wrap", FILE_SZ);
-	expect("pt_load_wraps_dies", "./wrap", "died");
+	save_run("wrap", FILE_SZ, "pt_load_wraps_dies", "died");
 	elf_init(ET_EXEC, BASE);
 	ph(0)->p_memsz = 4096;
-	save("fszgt", FILE_SZ);
-	expect("filesz_gt_memsz_dies", "./fszgt", "died");
+	save_run("fszgt", FILE_SZ, "filesz_gt_memsz_dies", "died");
 
 	/* PT_INTERP */
 	elf_init(ET_EXEC, BASE);
 	add_interp(1, "/nonexistent-interpX", 20); /* no NUL */
-	save("inonul", FILE_SZ);
-	expect("interp_not_nul_enoexec", "./inonul", "ENOEXEC");
+	save_run("inonul", FILE_SZ, "interp_not_nul_enoexec", "ENOEXEC");
 	add_interp(1, "/", 1);
-	save("ione", FILE_SZ);
-	expect("interp_one_byte_enoexec", "./ione", "ENOEXEC");
+	save_run("ione", FILE_SZ, "interp_one_byte_enoexec", "ENOEXEC");
 	add_interp(1, "\0", 2);
-	save("iempty", FILE_SZ);
-	expect("interp_empty_eacces", "./iempty", "EACCES");
+	save_run("iempty", FILE_SZ, "interp_empty_eacces", "EACCES");
 	add_interp(1, "/", 2);
-	save("idir", FILE_SZ);
-	expect("interp_directory_eacces", "./idir", "EACCES");
+	save_run("idir", FILE_SZ, "interp_directory_eacces", "EACCES");
 	t_write_file("f", "", 0755);
 	add_interp(1, "f/x", 4);
-	save("inotdir", FILE_SZ);
-	expect("interp_enotdir", "./inotdir", "ENOTDIR");
+	save_run("inotdir", FILE_SZ, "interp_enotdir", "ENOTDIR");
 	unlink("loop");
 	if (symlink("loop", "loop"))
 		DIE("symlink");
 	add_interp(1, "loop", 5);
-	save("iloop", FILE_SZ);
-	expect("interp_eloop", "./iloop", "ELOOP");
+	save_run("iloop", FILE_SZ, "interp_eloop", "ELOOP");
 	/* a script as the interpreter: not ELF, ELIBBAD; shorter than an ELF
 	 * header, the header's short read: EIO */
 	t_write_file("script", "#!/bin/sh\nexit 42\n# a script longer than an ELF header, 64 bytes\n", 0755);
 	add_interp(1, "script", 7);
-	save("iscript", FILE_SZ);
-	expect("interp_script_elibbad", "./iscript", "ELIBBAD");
+	save_run("iscript", FILE_SZ, "interp_script_elibbad", "ELIBBAD");
 	t_write_file("sscript", "#!/bin/sh\nexit 42\n", 0755);
 	add_interp(1, "sscript", 8);
-	save("isscript", FILE_SZ);
-	expect("interp_short_script_eio", "./isscript", "EIO");
+	save_run("isscript", FILE_SZ, "interp_short_script_eio", "EIO");
 	t_write_file("noxi", "", 0644);
 	add_interp(1, "noxi", 5);
-	save("inox", FILE_SZ);
-	expect("interp_no_x_eacces", "./inox", "EACCES");
+	save_run("inox", FILE_SZ, "interp_no_x_eacces", "EACCES");
 	ph(1)->p_offset = FILE_SZ + 100;
-	save("ioffeof", FILE_SZ);
-	expect("interp_string_past_eof_eio", "./ioffeof", "EIO");
+	save_run("ioffeof", FILE_SZ, "interp_string_past_eof_eio", "EIO");
 
 	/* the interpreter itself: a short one is EIO, no program headers ELIBBAD */
 	elf_init(ET_EXEC, 0x500000);
@@ -319,11 +298,9 @@ int main(int argc, char **argv)
 	save("iphnum0", FILE_SZ);
 	elf_init(ET_EXEC, BASE);
 	add_interp(1, "ishort", 7);
-	save("p_ishort", FILE_SZ);
-	expect("interp_short_eio", "./p_ishort", "EIO");
+	save_run("p_ishort", FILE_SZ, "interp_short_eio", "EIO");
 	add_interp(1, "iphnum0", 8);
-	save("p_iphnum0", FILE_SZ);
-	expect("interp_phnum_0_elibbad", "./p_iphnum0", "ELIBBAD");
+	save_run("p_iphnum0", FILE_SZ, "interp_phnum_0_elibbad", "ELIBBAD");
 
 	/* a static interpreter runs (the program's entry is never reached);
 	 * the interpreter's own PT_INTERP is not looked at */
@@ -334,17 +311,14 @@ int main(int argc, char **argv)
 	elf_init(ET_EXEC, BASE);
 	memset(img + CODE_OFF, 0xcc, 16); /* int3: the program never runs */
 	add_interp(1, "istatic", 8);
-	save("p_istatic", FILE_SZ);
-	expect("static_interp_runs", "./p_istatic", "ran");
+	save_run("p_istatic", FILE_SZ, "static_interp_runs", "ran");
 	add_interp(1, "iwithinterp", 12);
-	save("p_iwithinterp", FILE_SZ);
-	expect("interp_own_pt_interp_ignored", "./p_iwithinterp", "ran");
+	save_run("p_iwithinterp", FILE_SZ, "interp_own_pt_interp_ignored", "ran");
 	/* the first PT_INTERP counts */
 	add_interp(1, "istatic", 8);
 	*ph(2) = (Elf64_Phdr){ .p_type = PT_INTERP, .p_offset = STR_OFF + 4, .p_filesz = 4 };
 	eh()->e_phnum = 3;
-	save("p_twointerp", FILE_SZ);
-	expect("first_pt_interp_counts", "./p_twointerp", "ran");
+	save_run("p_twointerp", FILE_SZ, "first_pt_interp_counts", "ran");
 
 	/* a small stack limit: the program runs (the loader's 64 KiB of exec
 	 * info on its stack was a SIGSEGV below 64 KiB + its frame) */

@@ -228,26 +228,7 @@ int main(int argc, char **argv)
 		t_done();
 		return T_SKIP;
 	}
-	fflush(stdout);
-	pid_t p = fork();
-	if (p == 0) {
-		scenario();
-		fflush(stdout);
-		_exit(t_failures ? 1 : 0);
-	}
-	int st;
-	waitpid(p, &st, 0);
-	if (!WIFEXITED(st) || WEXITSTATUS(st))
-		t_failures++;
-	fflush(stdout);
-	p = fork();
-	if (p == 0) {
-		creator_gone();
-		fflush(stdout);
-		_exit(t_failures ? 1 : 0);
-	}
-	waitpid(p, &st, 0);
-	if (!WIFEXITED(st) || WEXITSTATUS(st))
-		t_failures++;
+	t_in_child(scenario);
+	t_in_child(creator_gone);
 	return t_done();
 }

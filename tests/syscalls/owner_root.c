@@ -65,26 +65,9 @@ static void cap_raise_eff(void)
 
 #define CAPB(c) (1ULL << (c))
 
-/* run fn in a child; its cases print there */
-static void in_child(void (*fn)(void))
-{
-	pid_t p = fork();
-	if (p < 0)
-		DIE("fork");
-	if (p == 0) {
-		fn();
-		fflush(stdout);
-		_exit(t_failures ? 1 : 0);
-	}
-	int st;
-	if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		t_failures++;
-}
-
 static void as_nobody(void)
 {
-	if (setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
-		DIE("setuid %d", NOBODY);
+	t_become(NOBODY);
 	EXPECT_ERR(open_close("f0600", O_RDONLY), EACCES, "nobody_read_root_0600");
 	EXPECT_ERR(open_close("f0000", O_RDONLY), EACCES, "nobody_read_root_0000");
 	EXPECT_ERR(open_close("tmpf", O_RDONLY), EACCES, "nobody_read_root_tmpfile");
@@ -104,8 +87,7 @@ static void as_nobody(void)
 
 static void as_other(void)
 {
-	if (setgroups(0, NULL) != 0 || setgid(OTHER) != 0 || setuid(OTHER) != 0)
-		DIE("setuid %d", OTHER);
+	t_become(OTHER);
 	/* root made it 0600 and gave it away: it is OTHER's now */
 	int fd = open("gift", O_RDWR | O_APPEND);
 	CHECK(fd >= 0 && write(fd, "y", 1) == 1, "other_writes_its_gift", "%s", strerror(errno));
@@ -224,13 +206,13 @@ static void root_cases(void)
 	if (seteuid(0) != 0)
 		DIE("seteuid 0");
 
-	in_child(as_nobody);
-	in_child(as_other);
-	in_child(real_nobody_effective_root);
-	in_child(no_dac_override);
-	in_child(no_fowner);
-	in_child(no_chown);
-	in_child(keep_caps);
+	t_in_child(as_nobody);
+	t_in_child(as_other);
+	t_in_child(real_nobody_effective_root);
+	t_in_child(no_dac_override);
+	t_in_child(no_fowner);
+	t_in_child(no_chown);
+	t_in_child(keep_caps);
 
 	/* chmod05: the owner of a directory that is not in its group changes
 	 * its mode, but not its set-gid bit */

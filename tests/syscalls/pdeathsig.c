@@ -25,6 +25,21 @@
 static volatile sig_atomic_t got_usr1;
 static void on_usr1(int s) { (void)s; got_usr1++; }
 
+/* a child's SIGUSR1 counted (on_usr1) and set as its pdeath signal */
+static void pd_arm(void)
+{
+	signal(SIGUSR1, on_usr1);
+	prctl(PR_SET_PDEATHSIG, SIGUSR1);
+}
+
+/* wait (10 ms at a time, up to ms) until n SIGUSR1s came: whether they did */
+static bool usr1_count_within(int n, int ms)
+{
+	for (int i = 0; i < ms / 10 && got_usr1 < n; i++)
+		usleep(10000);
+	return got_usr1 >= n;
+}
+
 static int pd_get(void)
 {
 	int v = -1;
@@ -53,63 +68,29 @@ static int in_child(int (*fn)(void))
 	return b;
 }
 
-static int c_setresuid_drop(void)
+/* the id changes (0 when made): commit_creds's rule clears the pdeath
+ * signal when the credentials change, not when they stay */
+static int ch_setresuid_drop(void) { return setresuid(U1, U1, U1); }
+static int ch_seteuid(void) { return seteuid(U1); }
+static int ch_setegid(void) { return setegid(U1); }
+static int ch_setfsuid(void) { setfsuid(U1); return setfsuid(-1) != U1; }
+static int ch_setfsgid(void) { setfsgid(U1); return setfsgid(-1) != U1; }
+/* the real uid only (root's saved and effective stay): no clear */
+static int ch_ruid_only(void) { return setresuid(U1, -1, -1); }
+static int ch_same_ids(void) { return setresuid(0, 0, 0) != 0 || setuid(0) != 0; }
+static int ch_setgroups(void)
 {
-	prctl(PR_SET_PDEATHSIG, SIGUSR1);
-	if (setresuid(U1, U1, U1) != 0)
-		return 200;
-	return pd_get();
-}
-static int c_seteuid(void)
-{
-	prctl(PR_SET_PDEATHSIG, SIGUSR1);
-	if (seteuid(U1) != 0)
-		return 200;
-	return pd_get();
-}
-static int c_setegid(void)
-{
-	prctl(PR_SET_PDEATHSIG, SIGUSR1);
-	if (setegid(U1) != 0)
-		return 200;
-	return pd_get();
-}
-static int c_setfsuid(void)
-{
-	prctl(PR_SET_PDEATHSIG, SIGUSR1);
-	setfsuid(U1);
-	if (setfsuid(-1) != U1)
-		return 200;
-	return pd_get();
-}
-static int c_setfsgid(void)
-{
-	prctl(PR_SET_PDEATHSIG, SIGUSR1);
-	setfsgid(U1);
-	if (setfsgid(-1) != U1)
-		return 200;
-	return pd_get();
-}
-static int c_ruid_only(void)
-{
-	/* the real uid only (root's saved and effective stay): no clear */
-	prctl(PR_SET_PDEATHSIG, SIGUSR1);
-	if (setresuid(U1, -1, -1) != 0)
-		return 200;
-	return pd_get();
-}
-static int c_same_ids(void)
-{
-	prctl(PR_SET_PDEATHSIG, SIGUSR1);
-	if (setresuid(0, 0, 0) != 0 || setuid(0) != 0)
-		return 200;
-	return pd_get();
-}
-static int c_setgroups(void)
-{
-	prctl(PR_SET_PDEATHSIG, SIGUSR1);
 	gid_t g = U1;
-	if (setgroups(1, &g) != 0)
+	return setgroups(1, &g);
+}
+
+/* in_child's fn: the pdeath signal set, then id_change: pd_get(), 200
+ * when the change failed */
+static int (*id_change)(void);
+static int c_ids(void)
+{
+	prctl(PR_SET_PDEATHSIG, SIGUSR1);
+	if (id_change() != 0)
 		return 200;
 	return pd_get();
 }
@@ -156,14 +137,11 @@ static char parent_death(int drop)
 	if (mid == 0) {
 		pid_t g = fork();
 		if (g == 0) {
-			signal(SIGUSR1, on_usr1);
-			prctl(PR_SET_PDEATHSIG, SIGUSR1);
+			pd_arm();
 			if (drop ? setresuid(U1, U1, U1) != 0 : setresuid(0, 0, 0) != 0)
 				_exit(1);
 			write(p[1], "r", 1);
-			for (int i = 0; i < 150 && !got_usr1; i++)
-				usleep(10000);
-			write(p[1], got_usr1 ? "d" : "n", 1);
+			write(p[1], usr1_count_within(1, 1500) ? "d" : "n", 1);
 			_exit(0);
 		}
 		char r;
@@ -187,14 +165,11 @@ static void *forker(void *arg)
 	(void)arg;
 	th_child = fork();
 	if (th_child == 0) {
-		signal(SIGUSR1, on_usr1);
-		prctl(PR_SET_PDEATHSIG, SIGUSR1);
+		pd_arm();
 		write(th_pipe[1], "r", 1);
-		for (int i = 0; i < 300 && got_usr1 < 1; i++)
-			usleep(10000);
+		usr1_count_within(1, 3000);
 		write(th_pipe[1], got_usr1 == 1 ? "1" : "0", 1);
-		for (int i = 0; i < 300 && got_usr1 < 2; i++)
-			usleep(10000);
+		usr1_count_within(2, 3000);
 		write(th_pipe[1], got_usr1 == 2 ? "2" : "x", 1);
 		_exit(0);
 	}
@@ -251,12 +226,9 @@ static void exec_case(void)
 	if (mid == 0) {
 		pid_t g = fork();
 		if (g == 0) {
-			signal(SIGUSR1, on_usr1);
-			prctl(PR_SET_PDEATHSIG, SIGUSR1);
+			pd_arm();
 			write(rdy[1], "r", 1);
-			for (int i = 0; i < 100 && !got_usr1; i++)
-				usleep(10000);
-			write(p[1], got_usr1 ? "d" : "n", 1);
+			write(p[1], usr1_count_within(1, 1000) ? "d" : "n", 1);
 			_exit(0);
 		}
 		char r;
@@ -286,15 +258,10 @@ static void *fork_exec_thread(void *arg)
 	(void)arg;
 	pid_t g = fork();
 	if (g == 0) {
-		signal(SIGUSR1, on_usr1);
-		prctl(PR_SET_PDEATHSIG, SIGUSR1);
+		pd_arm();
 		write(tx_rdy[1], "r", 1);
-		for (int i = 0; i < 100 && !got_usr1; i++)
-			usleep(10000);
-		write(tx_pipe[1], got_usr1 ? "e" : "-", 1);
-		for (int i = 0; i < 600 && !got_usr1; i++)
-			usleep(10000);
-		write(tx_pipe[1], got_usr1 ? "d" : "n", 1);
+		write(tx_pipe[1], usr1_count_within(1, 1000) ? "e" : "-", 1);
+		write(tx_pipe[1], usr1_count_within(1, 6000) ? "d" : "n", 1);
 		_exit(0);
 	}
 	char r;
@@ -379,23 +346,25 @@ int main(int argc, char **argv)
 	}
 
 	/* commit_creds's rule */
-	int v;
-	v = in_child(c_setresuid_drop);
-	CHECK(v == 0, "setresuid_drop_clears", "got %d", v);
-	v = in_child(c_seteuid);
-	CHECK(v == 0, "seteuid_clears", "got %d", v);
-	v = in_child(c_setegid);
-	CHECK(v == 0, "setegid_clears", "got %d", v);
-	v = in_child(c_setfsuid);
-	CHECK(v == 0, "setfsuid_clears", "got %d", v);
-	v = in_child(c_setfsgid);
-	CHECK(v == 0, "setfsgid_clears", "got %d", v);
-	v = in_child(c_ruid_only);
-	CHECK(v == SIGUSR1, "real_uid_only_keeps", "got %d", v);
-	v = in_child(c_same_ids);
-	CHECK(v == SIGUSR1, "same_ids_keeps", "got %d", v);
-	v = in_child(c_setgroups);
-	CHECK(v == SIGUSR1, "setgroups_keeps", "got %d", v);
+	static const struct {
+		int (*change)(void);
+		int want; /* the pdeath signal the child reads after: 0 cleared */
+		const char *name;
+	} ids[] = {
+		{ ch_setresuid_drop, 0, "setresuid_drop_clears" },
+		{ ch_seteuid, 0, "seteuid_clears" },
+		{ ch_setegid, 0, "setegid_clears" },
+		{ ch_setfsuid, 0, "setfsuid_clears" },
+		{ ch_setfsgid, 0, "setfsgid_clears" },
+		{ ch_ruid_only, SIGUSR1, "real_uid_only_keeps" },
+		{ ch_same_ids, SIGUSR1, "same_ids_keeps" },
+		{ ch_setgroups, SIGUSR1, "setgroups_keeps" },
+	};
+	for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+		id_change = ids[i].change;
+		int v = in_child(c_ids);
+		CHECK(v == ids[i].want, ids[i].name, "got %d", v);
+	}
 
 	/* and the signal itself */
 	char c = parent_death(1);

@@ -122,6 +122,35 @@ static pid_t target(int *go)
 	return pid;
 }
 
+/* the copy made, the ids dropped, the target forked and settled: its pid,
+ * *go the pipe that sets it off */
+static pid_t dropped_target(int *go)
+{
+	make_copy();
+	drop();
+	pid_t t = target(go);
+	usleep(100 * 1000);
+	return t;
+}
+
+/* the output out, the target killed and reaped: 0 */
+static int target_done(pid_t t)
+{
+	fflush(stdout);
+	kill(t, SIGKILL);
+	waitpid(t, NULL, 0);
+	return 0;
+}
+
+/* a call on the target's fd 77 (only the new image has it): r, -1 with errno */
+static void say_fd77(long r)
+{
+	if (r < 0)
+		printf("%s\n", errno == EBADF ? "old-image" : strerror(errno));
+	else
+		printf("%s\n", "SECRET");
+}
+
 static void vm_read(pid_t pid, char *out, size_t outlen)
 {
 	char buf[64] = { 0 };
@@ -177,11 +206,8 @@ static int vm(const char *mode)
  * head the new image's (SECRET: an address of it) */
 static int robust(void)
 {
-	make_copy();
-	drop();
 	int go;
-	pid_t t = target(&go);
-	usleep(100 * 1000);
+	pid_t t = dropped_target(&go);
 	if (write(go, "x", 1) != 1)
 		return 2;
 	void *head = NULL;
@@ -191,10 +217,7 @@ static int robust(void)
 		printf("%s\n", strerror(errno));
 	else
 		printf("%s\n", (unsigned long)head == MARK_ADDR ? "old-image" : "SECRET");
-	fflush(stdout);
-	kill(t, SIGKILL);
-	waitpid(t, NULL, 0);
-	return 0;
+	return target_done(t);
 }
 
 /* kcmp(child, child, KCMP_FILE, 77, 77) of the child that execs the copy
@@ -202,22 +225,13 @@ static int robust(void)
  * the exec, 0 after: SECRET) */
 static int kcmp_probe(void)
 {
-	make_copy();
-	drop();
 	int go;
-	pid_t t = target(&go);
-	usleep(100 * 1000);
+	pid_t t = dropped_target(&go);
 	if (write(go, "x", 1) != 1)
 		return 2;
 	long r = syscall(SYS_kcmp, (int)t, (int)t, 0 /* KCMP_FILE */, 77, 77);
-	if (r < 0)
-		printf("%s\n", errno == EBADF ? "old-image" : strerror(errno));
-	else
-		printf("%s\n", "SECRET");
-	fflush(stdout);
-	kill(t, SIGKILL);
-	waitpid(t, NULL, 0);
-	return 0;
+	say_fd77(r);
+	return target_done(t);
 }
 
 /* pidfd_getfd(child, 77) of the child that execs the copy just after the
@@ -225,33 +239,21 @@ static int kcmp_probe(void)
  * SECRET) */
 static int getfd_probe(void)
 {
-	make_copy();
-	drop();
 	int go;
-	pid_t t = target(&go);
-	usleep(100 * 1000);
+	pid_t t = dropped_target(&go);
 	int pfd = (int)syscall(SYS_pidfd_open, (int)t, 0);
 	if (pfd < 0 || write(go, "x", 1) != 1)
 		return 2;
 	long r = syscall(SYS_pidfd_getfd, pfd, 77, 0);
-	if (r < 0)
-		printf("%s\n", errno == EBADF ? "old-image" : strerror(errno));
-	else
-		printf("%s\n", "SECRET");
-	fflush(stdout);
-	kill(t, SIGKILL);
-	waitpid(t, NULL, 0);
-	return 0;
+	say_fd77(r);
+	return target_done(t);
 }
 
 static int proc(const char *file, int race)
 {
 	char path[64], buf[65536];
-	make_copy();
-	drop();
 	int go;
-	pid_t t = target(&go);
-	usleep(100 * 1000);
+	pid_t t = dropped_target(&go);
 	snprintf(path, sizeof path, "/proc/%d/%s", (int)t, file);
 	if (race && write(go, "x", 1) != 1) /* the check now, the open after the delay */
 		return 2;

@@ -75,15 +75,11 @@ static void drop_and_move(const char *where, const char *dir)
 	if (p < 0)
 		DIE("fork");
 	if (p == 0) {
-		if (setgroups(0, NULL) != 0 || setgid(OTHER) != 0 || setuid(OTHER) != 0)
-			DIE("setuid %d", OTHER);
+		t_become(OTHER);
 		mover_cases(where, dir);
-		fflush(stdout);
-		_exit(t_failures ? 1 : 0);
+		t_child_exit();
 	}
-	int st;
-	if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		t_failures++;
+	t_child_wait(p);
 }
 
 int main(int argc, char **argv)

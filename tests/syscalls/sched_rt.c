@@ -177,14 +177,6 @@ int main(int argc, char **argv)
 	t_setup(argc, argv, "sched_rt");
 	if (!t_need_root())
 		return T_SKIP;
-	fflush(stdout);
-	pid_t c = fork();
-	if (c == 0) {
-		rt_cases();
-		fflush(stdout);
-		_exit(t_failures ? 1 : 0);
-	}
-	if (!child_ok(c))
-		t_failures++;
+	t_in_child(rt_cases);
 	return t_done();
 }

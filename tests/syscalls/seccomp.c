@@ -241,23 +241,25 @@ int main(int argc, char **argv)
 	EXPECT_OK(syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act), "get_action_avail");
 	act = SECCOMP_RET_USER_NOTIF;
 	EXPECT_OK(syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act), "get_action_avail_notif");
-	int r = in_child(errno_seccomp);
-	CHECK(r == 0, "errno_filter_seccomp", "child %d", r);
-	r = in_child(errno_prctl);
-	CHECK(r == 0, "errno_filter_prctl", "child %d", r);
-	r = in_child(kill_filter);
-	CHECK(r == 128 + SIGSYS, "kill_process_filter", "child %d", r);
-	r = in_child(allow_all);
-	CHECK(r == 0, "allow_all_loosens_nothing", "child %d", r);
-	r = in_child(inherited);
-	CHECK(r == 5, "inherited_across_exec", "child %d", r);
-	r = in_child(trace_no_tracer);
-	CHECK(r == 0, "trace_without_tracer_enosys", "child %d", r);
-	r = in_child(trace_exec_row_native_form);
-	CHECK(r == 0, "trace_exec_row_native_form_enosys", "child %d", r);
-	r = in_child(tsync);
-	CHECK(r == 0, "tsync", "child %d", r);
-	r = in_child(listener);
+	static const struct {
+		int (*fn)(void);
+		int want; /* the child's exit status, 128 + its signal */
+		const char *name;
+	} cases[] = {
+		{ errno_seccomp, 0, "errno_filter_seccomp" },
+		{ errno_prctl, 0, "errno_filter_prctl" },
+		{ kill_filter, 128 + SIGSYS, "kill_process_filter" },
+		{ allow_all, 0, "allow_all_loosens_nothing" },
+		{ inherited, 5, "inherited_across_exec" },
+		{ trace_no_tracer, 0, "trace_without_tracer_enosys" },
+		{ trace_exec_row_native_form, 0, "trace_exec_row_native_form_enosys" },
+		{ tsync, 0, "tsync" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		int r = in_child(cases[i].fn);
+		CHECK(r == cases[i].want, cases[i].name, "child %d", r);
+	}
+	int r = in_child(listener);
 	/* the sandbox's filter chain has the one listener a chain may have */
 	CHECK(r == 0 || r == 1, "new_listener", "child %d", r);
 	r = in_child(strict);

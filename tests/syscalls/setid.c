@@ -59,22 +59,6 @@ static gid_t fsgid_now(void) { return (gid_t)setfsgid((gid_t)-1); }
 
 #define CAPBIT(n) (1ULL << (n))
 
-/* run f in a child; its CHECK lines are the case's output */
-static void in_child(void (*f)(void))
-{
-	fflush(stdout);
-	pid_t p = fork();
-	if (p == 0) {
-		f();
-		fflush(stdout);
-		_exit(t_failures ? 1 : 0);
-	}
-	int st;
-	waitpid(p, &st, 0);
-	if (!WIFEXITED(st) || WEXITSTATUS(st))
-		t_failures++;
-}
-
 static void c_setuid(void)
 {
 	EXPECT_ERR(setuid((uid_t)-1), EINVAL, "setuid_minus1_einval");
@@ -352,18 +336,18 @@ int main(int argc, char **argv)
 	if (!mkdtemp(tmpdir))
 		DIE("mkdtemp");
 	chmod(tmpdir, 0755);
-	in_child(c_setuid);
-	in_child(c_saved);
-	in_child(c_gid);
-	in_child(c_fsuid);
-	in_child(c_keepcaps);
-	in_child(c_capget);
-	in_child(c_securebits);
-	in_child(c_files);
-	in_child(c_files_capdrop);
-	in_child(c_threads);
+	t_in_child(c_setuid);
+	t_in_child(c_saved);
+	t_in_child(c_gid);
+	t_in_child(c_fsuid);
+	t_in_child(c_keepcaps);
+	t_in_child(c_capget);
+	t_in_child(c_securebits);
+	t_in_child(c_files);
+	t_in_child(c_files_capdrop);
+	t_in_child(c_threads);
 	rootp = spawn_sleeper(0);
-	in_child(c_signals);
+	t_in_child(c_signals);
 	kill(rootp, SIGKILL);
 	waitpid(rootp, NULL, 0);
 	t_rmrf(tmpdir);

@@ -26,6 +26,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <grp.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -212,6 +213,42 @@ static inline int t_write_file(const char *path, const char *content, mode_t mod
 	if (w != (ssize_t)n)
 		return -1;
 	return chmod(path, mode);
+}
+
+/* A case's child (its CHECK lines print there) ends: 1 when any failed. */
+static inline void __attribute__((noreturn)) t_child_exit(void)
+{
+	fflush(stdout);
+	_exit(t_failures ? 1 : 0);
+}
+
+/* Wait for such a child: one more failure here when it failed or died. */
+static inline void t_child_wait(pid_t pid)
+{
+	int st;
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		t_failures++;
+}
+
+/* this process becomes id (uid and gid, no supplementary groups), or dies */
+static inline void t_become(unsigned id)
+{
+	if (setgroups(0, NULL) != 0 || setgid(id) != 0 || setuid(id) != 0)
+		DIE("setuid %u", id);
+}
+
+/* fn in a child (t_child_exit, t_child_wait) */
+static inline void t_in_child(void (*fn)(void))
+{
+	fflush(stdout);
+	pid_t p = fork();
+	if (p < 0)
+		DIE("fork");
+	if (p == 0) {
+		fn();
+		t_child_exit();
+	}
+	t_child_wait(p);
 }
 
 /* fork with a pipe from the child to the parent: in the child (0 returned)

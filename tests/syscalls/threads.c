@@ -113,6 +113,29 @@ static int sigchld_thread(void *arg)
 	return 0;
 }
 
+/* in the child, once its thread has run: the thread's /proc/self was
+ * this process and its chdir moved it (exit 3, 4 when not; 0) */
+static void __attribute__((noreturn)) thread_child_checks(void)
+{
+	while (!__atomic_load_n(&sigchld_done, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	char want[64], cwd[PATH_MAX];
+	snprintf(want, sizeof want, "\nPid:\t%d\n", (int)getpid());
+	if (!strstr(sigchld_status, want))
+		_exit(3); /* /proc/self in the thread is not its process */
+	if (!getcwd(cwd, sizeof cwd) || strcmp(strrchr(cwd, '/'), "/sub") != 0)
+		_exit(4); /* the thread's chdir did not move its process */
+	_exit(0);
+}
+
+static void thread_child_wait(pid_t pid, const char *name)
+{
+	int status;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, name, "status %x", status);
+	rmdir("sub");
+}
+
 static void clone_thread_sigchld(void)
 {
 	pid_t pid = fork();
@@ -121,21 +144,9 @@ static void clone_thread_sigchld(void)
 		int fl = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | SIGCHLD;
 		if (clone(sigchld_thread, sigchld_stack + sizeof sigchld_stack, fl, NULL) < 0)
 			_exit(2);
-		while (!__atomic_load_n(&sigchld_done, __ATOMIC_SEQ_CST))
-			usleep(1000);
-		char want[64], cwd[PATH_MAX];
-		snprintf(want, sizeof want, "\nPid:\t%d\n", (int)getpid());
-		if (!strstr(sigchld_status, want))
-			_exit(3); /* /proc/self in the thread is not its process */
-		if (!getcwd(cwd, sizeof cwd) || strcmp(strrchr(cwd, '/'), "/sub") != 0)
-			_exit(4); /* the thread's chdir did not move its process */
-		_exit(0);
+		thread_child_checks();
 	}
-	int status;
-	waitpid(pid, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "clone_thread_sigchld_is_thread", "status %x",
-	      status);
-	rmdir("sub");
+	thread_child_wait(pid, "clone_thread_sigchld_is_thread");
 }
 
 /* red team 55: clone with bit 32 of rax set. The kernel's entry takes the
@@ -171,21 +182,9 @@ static void clone_high_bit_nr(void)
 				 : "rcx", "r11", "memory");
 		if (ret < 0)
 			_exit(2);
-		while (!__atomic_load_n(&sigchld_done, __ATOMIC_SEQ_CST))
-			usleep(1000);
-		char want[64], cwd[PATH_MAX];
-		snprintf(want, sizeof want, "\nPid:\t%d\n", (int)getpid());
-		if (!strstr(sigchld_status, want))
-			_exit(3); /* /proc/self in the thread is not its process */
-		if (!getcwd(cwd, sizeof cwd) || strcmp(strrchr(cwd, '/'), "/sub") != 0)
-			_exit(4); /* the thread's chdir did not move its process */
-		_exit(0);
+		thread_child_checks();
 	}
-	int status;
-	waitpid(pid, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "clone_high_bit_nr_is_thread", "status %x",
-	      status);
-	rmdir("sub");
+	thread_child_wait(pid, "clone_high_bit_nr_is_thread");
 }
 
 int main(int argc, char **argv)

@@ -36,15 +36,19 @@ static void budget(const char *us)
 	spin_setup();
 }
 
+/* a socket pair (sv) and the budget us: the poll of its read end */
+static struct pollfd ready_pair(int sv[2], const char *us)
+{
+	pair(sv);
+	budget(us);
+	return (struct pollfd){ .fd = sv[0], .events = POLLIN };
+}
+
 Test(common_spin, ready_at_once)
 {
 	int sv[2];
 	struct spin_state s = { .fails = 2 };
-	struct pollfd p = { .events = POLLIN };
-
-	pair(sv);
-	p.fd = sv[0];
-	budget("10000");
+	struct pollfd p = ready_pair(sv, "10000");
 	cr_assert_eq(write(sv[1], "x", 1), 1);
 	unsigned long long t0 = now_ns();
 	cr_assert_eq(spin_poll(&p, 1, &s), 1);
@@ -57,11 +61,7 @@ Test(common_spin, budget_spent)
 {
 	int sv[2];
 	struct spin_state s = { 0 };
-	struct pollfd p = { .events = POLLIN };
-
-	pair(sv);
-	p.fd = sv[0];
-	budget("2000");
+	struct pollfd p = ready_pair(sv, "2000");
 	unsigned long long t0 = now_ns();
 	cr_assert_eq(spin_poll(&p, 1, &s), 0);
 	unsigned long long dt = now_ns() - t0;
@@ -76,11 +76,7 @@ Test(common_spin, backs_off_after_failures)
 {
 	int sv[2];
 	struct spin_state s = { 0 };
-	struct pollfd p = { .events = POLLIN };
-
-	pair(sv);
-	p.fd = sv[0];
-	budget("200");
+	struct pollfd p = ready_pair(sv, "200");
 	for (int i = 0; i < SPIN_FAILS_MAX && !s.skip; i++)
 		cr_assert_eq(spin_poll(&p, 1, &s), 0);
 	cr_assert(s.skip == SPIN_SKIP_FAIL || s.skip == SPIN_SKIP_BUSY, "skip %u", s.skip);
@@ -132,11 +128,7 @@ Test(common_spin, message_while_spinning)
 	int sv[2];
 	pthread_t th;
 	struct spin_state s = { 0 };
-	struct pollfd p = { .events = POLLIN };
-
-	pair(sv);
-	p.fd = sv[0];
-	budget("10000");
+	struct pollfd p = ready_pair(sv, "10000");
 	unsigned long long t0 = now_ns();
 	cr_assert_eq(pthread_create(&th, NULL, late_writer, &sv[1]), 0);
 	int r = spin_poll(&p, 1, &s);

@@ -42,15 +42,6 @@ static void set_cwd(const char *p)
 static struct task task;
 static struct vfs *v;
 
-/* export 0: rootdir (read-only), export 1: workdir (read-write) */
-static int gofer_for(const char *const *hidden)
-{
-	struct gofer_export ex[2] = {
-		{ .kind = GOFER_EXPORT_DIR, .host_path = rootdir, .hidden = hidden },
-		{ .kind = GOFER_EXPORT_DIR, .host_path = workdir, .writable = 1 },
-	};
-	return tg_start(ex, 2);
-}
 static struct vfs_node node;
 
 static void mkfile(const char *base, const char *rel)
@@ -139,7 +130,8 @@ static void setup(void)
 	memset(&sb, 0, sizeof sb);
 	sb.idmap.full_identity = 1;
 	sb.guest_procfd = -1;
-	cr_assert_eq(vfs_create(&sb, m, sizeof m / sizeof m[0], gofer_for(hidden), &v, err, sizeof err), 0, "%s", err);
+	int ctl = tg_start_ro_rw(rootdir, workdir, hidden);
+	cr_assert_eq(vfs_create(&sb, m, sizeof m / sizeof m[0], ctl, &v, err, sizeof err), 0, "%s", err);
 	sb.vfs = v;
 
 	memset(&fsx, 0, sizeof fsx);
@@ -170,16 +162,21 @@ static int walk(const char *path, unsigned flags)
 	return vfs_walk(v, &task, AT_FDCWD, path, flags, &node);
 }
 
+/* p walks (following) to the node named want */
+#define assert_walks_to(p, want) \
+	do { \
+		cr_assert_eq(walk(p, 0), 0, "%s", p); \
+		cr_assert_str_eq(node.path, want); \
+	} while (0)
+
 Test(fs_walk, plain_file)
 {
-	cr_assert_eq(walk("/etc/hosts", 0), 0);
-	cr_assert_str_eq(node.path, "/etc/hosts");
+	assert_walks_to("/etc/hosts", "/etc/hosts");
 	cr_assert_str_eq(node.rel, "etc/hosts");
 	cr_assert(S_ISREG(node.st.st_mode));
 	cr_assert_eq(node.kind, VN_BACKEND);
 	/* again, from the dentry cache */
-	cr_assert_eq(walk("//etc/./hosts", 0), 0);
-	cr_assert_str_eq(node.path, "/etc/hosts");
+	assert_walks_to("//etc/./hosts", "/etc/hosts");
 	cr_assert_eq(walk("/etc/nope", 0), -ENOENT);
 	cr_assert_eq(walk("/nope/x", 0), -ENOENT);
 	cr_assert_eq(walk("", 0), -ENOENT);
@@ -195,36 +192,27 @@ Test(fs_walk, symlink_loop)
 
 Test(fs_walk, forty_links_ok_fortyone_eloop)
 {
-	cr_assert_eq(walk("/l1", 0), 0);
-	cr_assert_str_eq(node.path, "/file");
+	assert_walks_to("/l1", "/file");
 	cr_assert_eq(walk("/l0", 0), -ELOOP);
 }
 
 Test(fs_walk, dotdot_at_root)
 {
-	cr_assert_eq(walk("/..", 0), 0);
-	cr_assert_str_eq(node.path, "/");
-	cr_assert_eq(walk("/../../etc/../..", 0), 0);
-	cr_assert_str_eq(node.path, "/");
-	cr_assert_eq(walk("/../etc/hosts", 0), 0);
-	cr_assert_str_eq(node.path, "/etc/hosts");
+	assert_walks_to("/..", "/");
+	assert_walks_to("/../../etc/../..", "/");
+	assert_walks_to("/../etc/hosts", "/etc/hosts");
 	/* a relative symlink climbing above the root stops at "/" */
-	cr_assert_eq(walk("/up/hosts", 0), 0);
-	cr_assert_str_eq(node.path, "/etc/hosts");
+	assert_walks_to("/up/hosts", "/etc/hosts");
 }
 
 Test(fs_walk, dotdot_across_mount_point)
 {
-	cr_assert_eq(walk("/work/sub/../..", 0), 0);
-	cr_assert_str_eq(node.path, "/");
-	cr_assert_eq(walk("/work/..", 0), 0);
-	cr_assert_str_eq(node.path, "/");
-	cr_assert_eq(walk("/home/user/..", 0), 0);
-	cr_assert_str_eq(node.path, "/home");
+	assert_walks_to("/work/sub/../..", "/");
+	assert_walks_to("/work/..", "/");
+	assert_walks_to("/home/user/..", "/home");
 	cr_assert_eq(node.kind, VN_SYNTH);
 	set_cwd("/work/sub");
-	cr_assert_eq(walk("../../etc/hosts", 0), 0);
-	cr_assert_str_eq(node.path, "/etc/hosts");
+	assert_walks_to("../../etc/hosts", "/etc/hosts");
 }
 
 Test(fs_walk, mount_crossing)
@@ -244,8 +232,7 @@ Test(fs_walk, mount_crossing)
 
 Test(fs_walk, relative_symlink_crossing_mount)
 {
-	cr_assert_eq(walk("/rel/x", 0), 0);
-	cr_assert_str_eq(node.path, "/work/sub/x");
+	assert_walks_to("/rel/x", "/work/sub/x");
 	cr_assert_str_eq(node.mnt->path, "/work");
 }
 
@@ -256,8 +243,7 @@ Test(fs_walk, absolute_symlink_in_guest_view)
 
 	snprintf(p, sizeof p, "%s/etc/hosts", rootdir);
 	cr_assert_eq(stat(p, &hst), 0);
-	cr_assert_eq(walk("/abs", 0), 0);
-	cr_assert_str_eq(node.path, "/etc/hosts");
+	assert_walks_to("/abs", "/etc/hosts");
 	cr_assert_eq(node.st.st_ino, hst.st_ino);
 	cr_assert_eq(node.st.st_dev, hst.st_dev);
 	cr_assert_eq(walk("/abs", WALK_NOFOLLOW), 0);
@@ -273,18 +259,15 @@ Test(fs_walk, symlink_mount)
 	cr_assert_eq(walk("/bin", WALK_NOFOLLOW), 0);
 	cr_assert(S_ISLNK(node.st.st_mode));
 	cr_assert_eq(node.kind, VN_SYMMNT);
-	cr_assert_eq(walk("/bin/sh", 0), 0);
-	cr_assert_str_eq(node.path, "/usr/bin/sh");
-	cr_assert_eq(walk("/bin", 0), 0);
-	cr_assert_str_eq(node.path, "/usr/bin");
+	assert_walks_to("/bin/sh", "/usr/bin/sh");
+	assert_walks_to("/bin", "/usr/bin");
 }
 
 Test(fs_walk, trailing_slash)
 {
 	cr_assert_eq(walk("/etc/hosts/", 0), -ENOTDIR);
 	cr_assert_eq(walk("/etc/hosts/x", 0), -ENOTDIR);
-	cr_assert_eq(walk("/etc/", 0), 0);
-	cr_assert_str_eq(node.path, "/etc");
+	assert_walks_to("/etc/", "/etc");
 	cr_assert_eq(walk("/etc/hosts", WALK_DIRECTORY), -ENOTDIR);
 	/* a trailing slash follows a final symlink even with NOFOLLOW */
 	cr_assert_eq(walk("/bin/", WALK_NOFOLLOW), 0);
@@ -506,10 +489,8 @@ Test(fs_walk, release_drops_scratch_pages)
 	vfs_walk_release();
 	long after = anon_kb();
 	cr_assert_geq(before - after, 16, "anonymous %ld kB -> %ld kB", before, after);
-	cr_assert_eq(walk("/l1", 0), 0);
-	cr_assert_str_eq(node.path, "/file");
-	cr_assert_eq(walk("/rel/x", 0), 0);
-	cr_assert_str_eq(node.path, "/work/sub/x");
+	assert_walks_to("/l1", "/file");
+	assert_walks_to("/rel/x", "/work/sub/x");
 	vfs_walk_release();
 	vfs_walk_release();
 	cr_assert_eq(walk("/etc/hosts", 0), 0);

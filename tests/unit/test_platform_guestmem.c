@@ -31,17 +31,22 @@ static long rd(const char *at, char *buf, size_t max)
 	return guest_read_str(getpid(), (uint64_t)(uintptr_t)at, buf, max);
 }
 
-Test(guestmem, ends_before_unmapped_page, .init = setup, .fini = teardown)
+/* s, len bytes then a NUL put there ('a' again after), reads whole (what
+ * and i name the case) */
+static void reads_whole(char *s, int len, const char *what, int i)
 {
 	char buf[4096];
-	for (int len = 0; len < 300; len++) {
-		char *s = pages + 3 * 4096 - 4096 - len - 1; /* its NUL: the last mapped byte */
-		s[len] = 0;
-		long r = rd(s, buf, sizeof buf);
-		cr_assert_eq(r, len, "len %d: %ld", len, r);
-		cr_assert_eq(memcmp(buf, s, len + 1), 0);
-		s[len] = 'a';
-	}
+	s[len] = 0;
+	long r = rd(s, buf, sizeof buf);
+	cr_assert_eq(r, len, "%s %d: %ld", what, i, r);
+	cr_assert_eq(memcmp(buf, s, len + 1), 0);
+	s[len] = 'a';
+}
+
+Test(guestmem, ends_before_unmapped_page, .init = setup, .fini = teardown)
+{
+	for (int len = 0; len < 300; len++) /* its NUL: the last mapped byte */
+		reads_whole(pages + 3 * 4096 - 4096 - len - 1, len, "len", len);
 }
 
 Test(guestmem, runs_into_unmapped_page, .init = setup, .fini = teardown)
@@ -55,16 +60,8 @@ Test(guestmem, runs_into_unmapped_page, .init = setup, .fini = teardown)
 
 Test(guestmem, crosses_into_mapped_page, .init = setup, .fini = teardown)
 {
-	char buf[4096];
-	for (int off = 1; off < 300; off++) {
-		char *s = pages + 4096 - off; /* starts off bytes before the page boundary */
-		int len = 200;
-		s[len] = 0;
-		long r = rd(s, buf, sizeof buf);
-		cr_assert_eq(r, len, "off %d: %ld", off, r);
-		cr_assert_eq(memcmp(buf, s, len + 1), 0);
-		s[len] = 'a';
-	}
+	for (int off = 1; off < 300; off++) /* starts off bytes before the page boundary */
+		reads_whole(pages + 4096 - off, 200, "off", off);
 }
 
 Test(guestmem, long_strings_and_limit, .init = setup, .fini = teardown)

@@ -30,15 +30,6 @@ static struct fs_ctx fsx;
 static struct task task;
 static struct vfs *v;
 
-/* export 0: rootdir (read-only), export 1: workdir (read-write) */
-static int gofer_for(const char *const *hidden)
-{
-	struct gofer_export ex[2] = {
-		{ .kind = GOFER_EXPORT_DIR, .host_path = rootdir, .hidden = hidden },
-		{ .kind = GOFER_EXPORT_DIR, .host_path = workdir, .writable = 1 },
-	};
-	return tg_start(ex, 2);
-}
 static struct sc_call call;
 
 static void setup(void)
@@ -62,7 +53,8 @@ static void setup(void)
 	memset(&sb, 0, sizeof sb);
 	sb.idmap.full_identity = 1;
 	sb.guest_procfd = -1;
-	cr_assert_eq(vfs_create(&sb, m, 4, gofer_for(hidden), &v, err, sizeof err), 0, "%s", err);
+	int ctl = tg_start_ro_rw(rootdir, workdir, hidden);
+	cr_assert_eq(vfs_create(&sb, m, 4, ctl, &v, err, sizeof err), 0, "%s", err);
 	sb.vfs = v;
 	pthread_mutex_init(&fsx.lock, NULL);
 	strcpy(fsx.cwd, "/");

@@ -652,6 +652,15 @@ Test(syscalls_table, listing_formats)
 
 /* ---- decoder ---- */
 
+/* c zeroed, then the call to name (the table's entry, its number) */
+static void call_of(struct sc_call *c, const char *name)
+{
+	memset(c, 0, sizeof(*c));
+	c->ent = sc_lookup_name(name);
+	cr_assert_not_null(c->ent, "%s", name);
+	c->nr = c->ent->nr;
+}
+
 static const char *decode(const char *name, uint64_t a0, uint64_t a1,
 			  uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5,
 			  const char *s0, const char *s1)
@@ -659,10 +668,7 @@ static const char *decode(const char *name, uint64_t a0, uint64_t a1,
 	static char out[512];
 	struct sc_call c;
 
-	memset(&c, 0, sizeof(c));
-	c.ent = sc_lookup_name(name);
-	cr_assert_not_null(c.ent, "%s", name);
-	c.nr = c.ent->nr;
+	call_of(&c, name);
 	c.args[0] = a0, c.args[1] = a1, c.args[2] = a2;
 	c.args[3] = a3, c.args[4] = a4, c.args[5] = a5;
 	/* the string goes to the first/second PATH or STR argument */
@@ -767,18 +773,14 @@ Test(syscalls_decode, structs_copied_in)
 	char out[512];
 
 	inet_pton(AF_INET, "127.0.0.1", &in.sin_addr);
-	memset(&c, 0, sizeof(c));
-	c.ent = sc_lookup_name("connect");
-	c.nr = c.ent->nr;
+	call_of(&c, "connect");
 	c.args[0] = 3, c.args[1] = 0x1000, c.args[2] = sizeof(in);
 	c.buf[1] = &in, c.buflen[1] = sizeof(in);
 	sc_decode_args(&c, out, sizeof(out));
 	cr_assert_str_eq(out, "3, {sa_family=AF_INET, sin_port=htons(80), "
 			 "sin_addr=inet_addr(\"127.0.0.1\")}, 16");
 
-	memset(&c, 0, sizeof(c));
-	c.ent = sc_lookup_name("openat2");
-	c.nr = c.ent->nr;
+	call_of(&c, "openat2");
 	c.args[0] = (uint64_t)AT_FDCWD, c.args[3] = sizeof(how);
 	c.str[1] = (char *)"/x";
 	c.buf[2] = &how, c.buflen[2] = sizeof(how);
@@ -786,9 +788,7 @@ Test(syscalls_decode, structs_copied_in)
 	cr_assert_str_eq(out, "AT_FDCWD, \"/x\", {flags=O_RDONLY|O_CLOEXEC, mode=0, "
 			 "resolve=RESOLVE_NO_MAGICLINKS|RESOLVE_IN_ROOT}, 24");
 
-	memset(&c, 0, sizeof(c));
-	c.ent = sc_lookup_name("execve");
-	c.nr = c.ent->nr;
+	call_of(&c, "execve");
 	c.str[0] = (char *)"/bin/sh";
 	c.buf[1] = (void *)argv, c.buflen[1] = sizeof(argv);
 	c.args[2] = 0x2000;
@@ -802,9 +802,7 @@ Test(syscalls_decode, output_is_bounded)
 	char out[16];
 	size_t n;
 
-	memset(&c, 0, sizeof(c));
-	c.ent = sc_lookup_name("chdir");
-	c.nr = c.ent->nr;
+	call_of(&c, "chdir");
 	c.str[0] = (char *)"/a/very/long/path/that/does/not/fit";
 	memset(out, 'X', sizeof(out));
 	n = sc_decode_args(&c, out, sizeof(out));
@@ -840,9 +838,7 @@ Test(syscalls_decode, return_values)
 	sc_decode_ret(NULL, -4000, out, sizeof(out));
 	cr_assert_str_eq(out, "-1 errno 4000");
 
-	memset(&c, 0, sizeof(c));
-	c.ent = sc_lookup_name("openat");
-	c.nr = c.ent->nr;
+	call_of(&c, "openat");
 	c.args[0] = (uint64_t)AT_FDCWD;
 	c.str[1] = (char *)"/etc/shadow";
 	sc_decode_call(&c, -ENOENT, out, sizeof(out));

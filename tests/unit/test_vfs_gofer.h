@@ -25,6 +25,17 @@ static int tg_start(const struct gofer_export *ex, size_t n)
 	return tg_ctl;
 }
 
+/* The gofer for export 0: ro (read-only, hidden names hidden), export 1:
+ * rw (read-write); its control socket. */
+static int tg_start_ro_rw(const char *ro, const char *rw, const char *const *hidden)
+{
+	struct gofer_export ex[2] = {
+		{ .kind = GOFER_EXPORT_DIR, .host_path = ro, .hidden = hidden },
+		{ .kind = GOFER_EXPORT_DIR, .host_path = rw, .writable = 1 },
+	};
+	return tg_start(ex, 2);
+}
+
 /* After vfs_destroy (which drops this thread's connection). */
 static void tg_stop(void)
 {

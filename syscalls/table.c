@@ -183,6 +183,7 @@ static const struct sc_cont sc_cont_rows[] = {
 	{ __NR_sched_getscheduler, 0, "no virtual class: the kernel answers" },
 	{ __NR_sched_getparam, 0, "no virtual class (an output)" },
 	{ __NR_sched_getattr, 0, "no virtual class (an output)" },
+	{ __NR_sched_rr_get_interval, 0, "no virtual class (an output; sysfuzz found it missing here)" },
 	{ __NR_seccomp, 0, "SET_MODE_FILTER on the virtual no_new_privs/CAP_SYS_ADMIN: the program is "
 			   "never read (the guest's filter only restricts the guest)" },
 	{ __NR_prctl, 0, "PR_SET_DUMPABLE, PR_SET_SECCOMP, PR_SCHED_CORE after its owner check: registers" },

@@ -193,6 +193,7 @@ static int copy_in(struct sc_call *c)
 					return -EFAULT;
 				break;
 			}
+			c->mem_read++;
 			long r = guest_read_str(c->tid, c->args[i], buf, SC_STRMAX);
 			if (r < 0)
 				return (int)r;
@@ -213,6 +214,7 @@ static int copy_in(struct sc_call *c)
 			if (c->args[i] == 0 || (e->args[i] == A_SOCKADDR && (int)c->args[i + 1] < 0))
 				break;
 			void *buf = c->structbuf[nb++];
+			c->mem_read++;
 			if (guest_read(c->tid, c->args[i], buf, n) < 0)
 				return -EFAULT;
 			c->buf[i] = buf;
@@ -521,6 +523,18 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 			ret = e->handler(c);
 		}
 		vfs_caller_set(NULL, -1, 0);
+	}
+	if (ret >= 0 && c->cont && c->out_fd < 0 && !sc_cont_allowed(c->nr, c->mem_read)) {
+		/* the TOCTOU rule (syscalls/table.c sc_cont_rows): the kernel
+		 * would read again memory the decision read, or a row not
+		 * declared to be decided on registers: refused, not let run */
+		warn_guest("%s: a CONTINUE %s refused (the TOCTOU rule)", name,
+		       sc_cont_row(c->nr) ? "after a read of guest memory" : "of a row not in sc_cont_rows");
+		snprintf(c->note, sizeof c->note, "CONTINUE %s refused (TOCTOU rule)",
+			 sc_cont_row(c->nr) ? "after a read of guest memory" : "of an undeclared row");
+		c->cont = 0;
+		ret = -ENOSYS;
+		decision = DEC_DENY;
 	}
 	if (c->deny)
 		decision = DEC_DENY; /* the handler's policy (the egress rules) refused it */

@@ -276,24 +276,46 @@ static uint64_t scratch_base(arch_regs *regs, size_t bytes)
 	return (REG_SP(*regs) - ARCH_RED_ZONE - bytes - 16) & ~15ULL;
 }
 
+/* Skip the stopped call with -err (Linux's answer, given here rather
+ * than by a native call that would read the header again). */
+static void skip_stop(struct task *t, arch_regs *regs, int err)
+{
+	REG_SYSNO(*regs) = -1;
+	REG_RET(*regs) = (uint64_t)(long)-err;
+	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+}
+
 /* recvmsg(fd, msg, flags): every one stops. Nothing to do until a path is
- * bound or a relayed connect exists, nor without a name buffer. */
+ * bound or a relayed connect exists. On a socket whose source needs
+ * mapping the call always gets a copy of the header, named or not: the
+ * header is the guest's memory, and a native call after a stop that saw
+ * no name buffer (or an unreadable header, a negative length) read it
+ * again, so a thread that set msg_name meanwhile got the kernel's name, one
+ * of our abstract names with its secret generation or an inherited
+ * socket's host peer path (rt81, isolation_race recvmsg_name_copy_once). */
 static void recvmsg_stop(struct sandbox *sb, struct task *t, arch_regs *regs)
 {
 	if (!unix_names_any() && !udp_relay_any() && !unix_inherited_any())
 		return;
-	struct msghdr mh;
-	uint64_t gmh = REG_ARG1(*regs);
-	if (guest_read(t->tid, gmh, &mh, sizeof mh) < 0 || !mh.msg_name || (int)mh.msg_namelen < 0)
-		return; /* the kernel answers */
 	int k = src_kind(t, (int)REG_ARG0(*regs));
 	if (!k)
 		return;
+	struct msghdr mh;
+	uint64_t gmh = REG_ARG1(*regs);
+	if (guest_read(t->tid, gmh, &mh, sizeof mh) < 0) {
+		skip_stop(t, regs, EFAULT); /* ___sys_recvmsg's copy of the header */
+		return;
+	}
+	if (mh.msg_name && (int)mh.msg_namelen < 0) {
+		skip_stop(t, regs, EINVAL); /* __copy_msghdr's */
+		return;
+	}
 	t->sock_addr = (uint64_t)(uintptr_t)mh.msg_name;
 	t->sock_lenp = gmh;
 	t->sock_buflen = mh.msg_namelen;
-	if (k == 2) {
-		/* a copy of the msghdr that asks for no name (src_kind) */
+	if (k == 2 || !mh.msg_name) {
+		/* a copy of the msghdr that asks for no name (src_kind, or
+		 * none asked: the exit writes none) */
 		uint64_t sc = scratch_base(regs, sizeof(struct msghdr));
 		mh.msg_name = NULL;
 		mh.msg_namelen = 0;
@@ -336,11 +358,8 @@ static void recvmmsg_stop(struct sandbox *sb, struct task *t, arch_regs *regs)
 	struct mmsghdr mv[UNIX_MMSG_MAX];
 	if (guest_read(t->tid, gv, mv, n * sizeof mv[0]) < 0)
 		return;
-	int named = 0;
-	for (unsigned i = 0; i < n; i++)
-		named |= mv[i].msg_hdr.msg_name != NULL;
-	if (!named && vlen <= UNIX_MMSG_MAX)
-		return;
+	/* (named or not: a copy, as recvmsg's; the guest's headers are read
+	 * once, here) */
 	int k = src_kind(t, (int)REG_ARG0(*regs));
 	if (!k)
 		return;

@@ -71,7 +71,13 @@ struct sc_call {
 				   * (SECCOMP_USER_NOTIF_FLAG_CONTINUE). Only for calls
 				   * whose arguments the handler checked are plain
 				   * values in registers (a kill's pid and signal),
-				   * never a pointer it read. */
+				   * never a pointer it read: the pipeline refuses a
+				   * CONTINUE on a row sc_cont_row does not list, or
+				   * after a read of guest memory (mem_read), but
+				   * for the reads that row declares harmless
+				   * (sc_cont_allowed, syscalls/table.c) */
+	int mem_read;             /* reads of the caller's memory this call made (copy_in's
+				   * and sc_read_guest's): what a CONTINUE must not follow */
 	char note[128];           /* free text added to the trace/audit event */
 	char audit_args[160];     /* non-empty: the event's arguments instead of the decoded ones */
 	int deny;                 /* the handler refused the call by policy: audited as a denial */
@@ -117,6 +123,7 @@ static inline int sc_read_guest(struct sc_call *c, uint64_t addr, void *dst, siz
 {
 	if (len == 0)
 		return 0;
+	c->mem_read++;
 	int g = task_io_begin(c->task, c->notify_fd, c->id);
 	if (g < 0)
 		return g;
@@ -127,6 +134,7 @@ static inline int sc_read_guest(struct sc_call *c, uint64_t addr, void *dst, siz
 /* A NUL-terminated string (guest_read_str's answer) read in the guard. */
 static inline long sc_read_guest_str(struct sc_call *c, uint64_t addr, char *dst, size_t max)
 {
+	c->mem_read++;
 	int g = task_io_begin(c->task, c->notify_fd, c->id);
 	if (g < 0)
 		return g;

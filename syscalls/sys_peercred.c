@@ -132,30 +132,38 @@ long sys_getsockopt(struct sc_call *c)
 		c->cont = 1; /* another level's option 17, 59 or 77: the kernel's */
 		return 0;
 	}
-	socklen_t len;
-	if (sc_read_guest(c, c->args[4], &len, sizeof len) < 0)
-		return -EFAULT;
-	if ((int)len < 0)
-		return -EINVAL;
 	cleanup_fd int sfd = sc_getfd(c, (int)c->args[0]);
 	if (sfd < 0)
 		return sfd;
-	int st;
+	int st = 0;
 	{
 		int ty;
 		socklen_t tl = sizeof ty;
 		if (getsockopt(sfd, SOL_SOCKET, SO_TYPE, &ty, &tl) < 0)
 			return -errno; /* ENOTSOCK */
 	}
-	if (name == SO_PEERPIDFD)
-		return peer_pidfd(c, sfd, len);
 	struct cred cr;
 	pid_t vpid = 0;
-	st = peer_of(c, sfd, &cr, &vpid);
-	if (st < 0) {
-		c->cont = 1; /* no peer, or a host peer: the kernel's answer */
-		return 0;
+	if (name != SO_PEERPIDFD) {
+		st = peer_of(c, sfd, &cr, &vpid);
+		if (st < 0) {
+			/* no peer, or a host peer: the kernel's answer, optlen
+			 * not read here (its own read comes after: the TOCTOU
+			 * rule, syscalls/table.c sc_cont_rows) */
+			c->cont = 1;
+			return 0;
+		}
 	}
+	/* as Linux's sk_getsockopt, after the socket's look-up */
+	socklen_t len;
+	long lr = sc_read_guest(c, c->args[4], &len, sizeof len) < 0 ? -EFAULT : (int)len < 0 ? -EINVAL : 0;
+	if (lr < 0) {
+		if (st > 0)
+			cred_free(&cr);
+		return lr;
+	}
+	if (name == SO_PEERPIDFD)
+		return peer_pidfd(c, sfd, len);
 	if (!st)
 		snprintf(c->note, sizeof c->note, "peer gone or not a guest task: overflow ids");
 	long r = 0;

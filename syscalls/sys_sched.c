@@ -207,6 +207,16 @@ static long vs_set(struct sc_call *c, pid_t pid, struct task *t, const struct vs
 		n->sb = c->sb;
 		return sc_owner_make(c, pt, vs_native_fn, n);
 	}
+	if (c->cont) {
+		/* back to a normal class (the owner check let it run): made
+		 * here with the priority or attr read above, never CONTINUE'd,
+		 * as the kernel would read them again (the TOCTOU rule,
+		 * syscalls/table.c sc_cont_rows: rt81) */
+		c->cont = 0;
+		n->sb = c->sb;
+		atomic_fetch_add(&t->refs, 1);
+		return sc_owner_make(c, t, vs_native_fn, n);
+	}
 	return 0;
 }
 

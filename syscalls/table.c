@@ -21,6 +21,7 @@
 #include <linux/memfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 
 #include "syscalls/decode.h"
 #include "syscalls/handlers.h"
@@ -134,6 +135,129 @@ int sc_deny_family(const char *name, unsigned char *deny)
 		}
 	}
 	return n;
+}
+
+/* ---- The TOCTOU rule (ARCHITECTURE.md "Decided once: what the kernel reads
+ * after the sentry") ----
+ * The sentry never lets the kernel read guest memory after deciding on it:
+ * another thread of the guest (or a process sharing the memory: CLONE_VM, a
+ * MAP_SHARED page, a memfd mapped twice, a sibling's process_vm_writev) may
+ * change it between the check and the kernel's own read. A trapped call the
+ * kernel runs after the sentry's decision is one of
+ *
+ *  - a user notification answered CONTINUE (c->cont): only the rows below,
+ *    each decided on registers (a pid, a signal, an id, a command); the
+ *    pointers they carry are the kernel's to read, never read by the
+ *    sentry first. The pipeline enforces both halves (sc_cont_allowed):
+ *    a row not listed, or a call that read the caller's memory (copy_in,
+ *    sc_read_guest: c->mem_read), is refused ENOSYS, not let run;
+ *  - a ptrace stop (class EXEC) resumed with the original call or a
+ *    rewritten one: the rows of sc_toctou_exceptions, each with why the
+ *    kernel's second read cannot undo the decision;
+ *  - a seccomp filter row (FAST_EXCEPT, FAST_ONLY, FAST_TRAP, EXEC_UNLESS):
+ *    the filter sees registers only, so nothing to re-read.
+ *
+ * tests/unit/test_syscalls_table.c: a row that may be resumed (a CONTINUE row
+ * or class EXEC) with an argument the pipeline copies in for the policy
+ * (PATH, STR, OPEN_HOW, SOCKADDR, ARGV) fails unless it is an exception. */
+static const struct sc_cont sc_cont_rows[] = {
+	{ __NR_ioctl, 0, "the fd and the request (the filter's rules), never its argument: a termios set, "
+			 "FIGETBSZ/FIOQSIZE/FS_IOC_GETFLAGS, TIOCSCTTY on a pty of the sandbox, a pidfd's "
+			 "namespace after the owner check, a maps-less PROCMAP_QUERY, a per-socket SIOC*" },
+	{ __NR_fcntl, 0, "F_NOTIFY (fd, command, mask) and F_SETOWN (a pid): registers" },
+	{ __NR_getsockopt, 0, "SO_PEER*: a socket with no guest peer (the fd), another level's option "
+			      "number: the kernel reads optlen itself" },
+	{ __NR_setsockopt, 0, "the options the allow list names, or no socket of the host's (registers)" },
+	{ __NR_shmat, 0, "the id and SHM_RDONLY/SHM_EXEC: registers" },
+	{ __NR_shmctl, 0, "IPC_INFO/SHM_INFO, SHM_LOCK/UNLOCK: the id and command" },
+	{ __NR_msgsnd, 0, "the id: the message is the kernel's to read" },
+	{ __NR_msgrcv, 0, "the id" },
+	{ __NR_msgctl, 0, "IPC_INFO/MSG_INFO" },
+	{ __NR_semctl, 0, "the id and command (GETVAL ... SETALL: the array is the kernel's)" },
+	{ __NR_semop, 0, "the id, when the caller may both read and alter: whatever the operations" },
+	{ __NR_semtimedop, 0, "as semop" },
+	{ __NR_sched_setscheduler, 0, "a normal class (policy, a register) on a task the owner check passes" },
+	{ __NR_sched_setparam, 0, "a task with no virtual class: its normal class takes priority 0" },
+	{ __NR_sched_setattr, 0, "the kernel's EINVAL (NULL attr, pid < 0, flags), the guest's init: "
+				 "registers; an attr read is made by the sentry from its copy" },
+	{ __NR_sched_getscheduler, 0, "no virtual class: the kernel answers" },
+	{ __NR_sched_getparam, 0, "no virtual class (an output)" },
+	{ __NR_sched_getattr, 0, "no virtual class (an output)" },
+	{ __NR_sched_rr_get_interval, 0, "no virtual class (an output; sysfuzz found it missing here)" },
+	{ __NR_seccomp, 0, "SET_MODE_FILTER on the virtual no_new_privs/CAP_SYS_ADMIN: the program is "
+			   "never read (the guest's filter only restricts the guest)" },
+	{ __NR_prctl, 0, "PR_SET_DUMPABLE, PR_SET_SECCOMP, PR_SCHED_CORE after its owner check: registers" },
+	{ __NR_kill, 0, "pid and signal" },
+	{ __NR_tkill, 0, "tid and signal" },
+	{ __NR_tgkill, 0, "tgid, tid and signal" },
+	{ __NR_rt_sigqueueinfo, 0, "pid and signal; the siginfo is the kernel's (its si_code rule)" },
+	{ __NR_rt_tgsigqueueinfo, 0, "as rt_sigqueueinfo" },
+	{ __NR_setpriority, 0, "which, who, prio" },
+	{ __NR_ioprio_set, 0, "which, who, ioprio" },
+	{ __NR_getrlimit, 0, "a resource other than RLIMIT_CORE (an output)" },
+	{ __NR_setrlimit, 0, "a resource other than RLIMIT_CORE: the caller's own limit" },
+	{ __NR_prlimit64, 0, "pid and resource (the owner check, reuse harmless): the new limit is the "
+			     "kernel's to read and check" },
+	{ __NR_process_vm_readv, 0, "the caller's own process (pid)" },
+	{ __NR_process_vm_writev, 0, "the caller's own process (pid)" },
+	{ __NR_get_robust_list, 0, "pid (an output)" },
+	{ __NR_kcmp, 0, "pids, type, the fds (registers)" },
+	{ __NR_sched_setaffinity, 0, "pid (the owner check): the mask is the kernel's" },
+	{ __NR_unshare, 0, "the flags" },
+};
+
+const struct sc_cont *sc_cont_row(int nr)
+{
+	for (size_t i = 0; i < sizeof sc_cont_rows / sizeof sc_cont_rows[0]; i++)
+		if (sc_cont_rows[i].nr == nr)
+			return &sc_cont_rows[i];
+	return NULL;
+}
+
+size_t sc_cont_rows_get(const struct sc_cont **rows)
+{
+	*rows = sc_cont_rows;
+	return sizeof sc_cont_rows / sizeof sc_cont_rows[0];
+}
+
+int sc_cont_allowed(int nr, int mem_read)
+{
+	const struct sc_cont *r = sc_cont_row(nr);
+	return r && (!mem_read || r->reads);
+}
+
+/* Rows the kernel runs after a decision on memory it then reads again, and
+ * why that second read cannot undo the decision. */
+static const struct sc_cont sc_toctou_exceptions[] = {
+	{ __NR_connect, 1, "ptrace stop (sentry/unixsock.c): a path becomes a sentry-written abstract name "
+			   "below the red zone; anything else runs natively untouched: a rewrite resolves a "
+			   "path in the empty native mount namespace, an inet address in the guest netns of "
+			   "loopback alone; with --net rules made by moat-netd from one copy, never native" },
+	{ __NR_bind, 1, "as connect (with --net rules or SO_REUSEPORT made on the pinned file from one copy)" },
+	{ __NR_sendto, 1, "as connect for the destination (UDP egress: sent by moat-netd from a copy)" },
+	{ __NR_sendmsg, 1, "as sendto; SCM_CREDENTIALS checked on a copy, then the kernel's own stricter "
+			   "check on the native ids, and no receiver sees a claim once ids changed "
+			   "(passcred_off): Linux's answer, not the boundary" },
+	{ __NR_sendmmsg, 1, "as sendmsg per message (a rewritten call carries sentry-written copies)" },
+	{ __NR_recvfrom, 1, "ptrace stop with an address buffer (a register): the buffer is an output, the "
+			    "exit writes the mapped name over every byte the kernel wrote (a datagram's name "
+			    "is readable by a spinning thread until then: Known gaps)" },
+	{ __NR_recvmsg, 1, "ptrace stop: decided on the fd and the sandbox (src_kind) before the header is "
+			   "read; read, the call always gets a copy (rt81: a stop that saw no name buffer "
+			   "ran natively and a name set meanwhile got the kernel's abstract name)" },
+	{ __NR_recvmmsg, 1, "as recvmsg, a copy of at most 16 headers" },
+	{ __NR_io_setup, 1, "ptrace stop on nr_events (a register); ctxp is an output" },
+	{ __NR_execve, 1, "ptrace stop (sentry/exec.c): the path read once and resolved in the VFS, the call "
+			  "rewritten to the loader's path below the red zone (the native mount namespace "
+			  "holds nothing else: a rewrite only fails the exec); the loader gets the copy "
+			  "(MOAT_SYS_LOADER); argv and envp are the kernel's, never inspected" },
+	{ __NR_execveat, 1, "as execve" },
+};
+
+size_t sc_toctou_exceptions_get(const struct sc_cont **rows)
+{
+	*rows = sc_toctou_exceptions;
+	return sizeof sc_toctou_exceptions / sizeof sc_toctou_exceptions[0];
 }
 
 const char *sc_class_name(int cls)

@@ -133,6 +133,23 @@ const struct sysent *sc_lookup_name(const char *name);
  * entries); returns how many it set, or -1 for an unknown name. */
 int sc_deny_family(const char *name, unsigned char *deny);
 
+/* The TOCTOU rule (syscalls/table.c): the rows a user notification may
+ * answer CONTINUE (the kernel runs the call), each decided on registers;
+ * reads: 1 when its handler may read the caller's memory before (an
+ * exception, with why). Also the rows resumed after a ptrace stop that read
+ * memory the kernel reads again (sc_toctou_exceptions_get). */
+struct sc_cont {
+	int nr;
+	uint8_t reads;
+	const char *why;
+};
+const struct sc_cont *sc_cont_row(int nr);
+size_t sc_cont_rows_get(const struct sc_cont **rows);
+size_t sc_toctou_exceptions_get(const struct sc_cont **rows);
+/* 1: a call of row nr that made mem_read reads of the caller's memory may be
+ * answered CONTINUE; 0: the pipeline refuses it */
+int sc_cont_allowed(int nr, int mem_read);
+
 const char *sc_class_name(int cls);
 const char *sc_status_name(int status);
 

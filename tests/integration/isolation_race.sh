@@ -376,6 +376,23 @@ if [ -x "$SYSCALL_BIN/race_sched_attr" ]; then
 else
 	fail sched_attr_copy_once "no $SYSCALL_BIN/race_sched_attr"
 fi
+# recvmsg/recvmmsg on an AF_UNIX datagram socket bound to a path while a
+# thread flips msg_name between NULL and a buffer
+# (tests/syscalls/race_recvmsg_name.c): the name received is the sender's
+# path or none, never the abstract name it is bound to in the guest netns
+# (whose generation names the socket natively without connect's check). A
+# stop that saw no name buffer let the call run natively with the guest's
+# header, read again by the kernel (rt81: within 7-54 calls). Natively the
+# name is the path (a sanity case).
+if [ -x "$SYSCALL_BIN/race_recvmsg_name" ]; then
+	for m in msg mmsg; do
+		out=$(moat run --bind "$SYSCALL_BIN:/t:ro" -- /t/race_recvmsg_name $((secs + 1)) $m </dev/null 2>&1)
+		case $out in *"ok race_recvmsg_name"*) ok_sanity recv${m}_name_copy_once ;;
+		*) fail recv${m}_name_copy_once "$out" ;; esac
+	done
+else
+	fail recvmsg_name_copy_once "no $SYSCALL_BIN/race_recvmsg_name"
+fi
 # A synthesised file's read-only reopen through the guest procfs
 # (tests/syscalls/race_reopen_fifo.c): a thread dup2()s the read end of a
 # FIFO without a writer onto the new fd's number as soon as the memfd shows

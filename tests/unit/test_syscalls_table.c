@@ -220,6 +220,82 @@ Test(syscalls_table, path_calls_never_run_natively)
 	}
 }
 
+/* The TOCTOU rule (syscalls/table.c sc_cont_rows): a call the kernel runs
+ * after the sentry decided on it (a CONTINUE, or a ptrace stop resumed)
+ * must not have been decided on memory the kernel then reads again. A row
+ * that may be resumed so and declares an argument the pipeline copies in
+ * for the policy (PATH, STR, OPEN_HOW, SOCKADDR, ARGV), or for a ptrace
+ * stop (class EXEC, whose stop reads raw memory) any pointer, breaks the
+ * rule unless it is on sc_toctou_exceptions with why the kernel's second
+ * read cannot undo the decision. A CONTINUE row's A_PTR arguments are the
+ * kernel's alone: the pipeline refuses a CONTINUE after any read of the
+ * caller's memory (sc_cont_allowed). */
+static int toctou_copies_in(int kind)
+{
+	return kind == A_PATH || kind == A_STR || kind == A_OPEN_HOW || kind == A_SOCKADDR || kind == A_ARGV;
+}
+
+/* NULL, or why row e (resumed: cont 1 for a CONTINUE row, else a ptrace
+ * stop) breaks the rule given the exceptions exc[0..nexc-1] */
+static const char *toctou_violation(const struct sysent *e, int cont, const struct sc_cont *exc, size_t nexc)
+{
+	for (size_t i = 0; i < nexc; i++)
+		if (exc[i].nr == e->nr)
+			return exc[i].why && exc[i].why[0] ? NULL : "an exception without a reason";
+	for (int a = 0; a < e->nargs; a++) {
+		if (toctou_copies_in(e->args[a]))
+			return "a CONTINUE or a resumed stop after the pipeline copied a pointer argument in";
+		if (!cont && e->args[a] == A_PTR)
+			return "a resumed ptrace stop with a pointer argument";
+	}
+	return NULL;
+}
+
+Test(syscalls_table, toctou_rule)
+{
+	const struct sc_cont *rows, *exc;
+	size_t n = sc_cont_rows_get(&rows), nexc = sc_toctou_exceptions_get(&exc);
+
+	cr_assert_gt(n, 0);
+	for (size_t i = 0; i < n; i++) {
+		const struct sysent *e = sc_lookup(rows[i].nr);
+		cr_assert_not_null(e, "CONTINUE row %d is not in the table", rows[i].nr);
+		cr_assert(rows[i].why && rows[i].why[0], "%s: a CONTINUE row without its reason", e->name);
+		/* a handler answers it (EMULATE, or FAST with argument traps) */
+		cr_assert(e->handler && (e->cls == SC_EMULATE || (e->cls == SC_FAST && e->argtrap)),
+			  "%s: a CONTINUE row no handler answers", e->name);
+		cr_assert_eq(sc_cont_row(rows[i].nr), &rows[i], "%s listed twice", e->name);
+		const char *why = toctou_violation(e, 1, exc, nexc);
+		cr_assert_null(why, "%s: %s", e->name, why);
+		/* the pipeline's half: registers only, unless declared */
+		cr_assert(sc_cont_allowed(e->nr, 0));
+		cr_assert_eq(sc_cont_allowed(e->nr, 1), rows[i].reads, "%s", e->name);
+	}
+	for (int i = 0; i < SC_NR_MAX; i++) {
+		const struct sysent *e = &sc_table[i];
+		if (!e->name)
+			continue;
+		if (e->cls == SC_EXEC) {
+			const char *why = toctou_violation(e, 0, exc, nexc);
+			cr_assert_null(why, "%s: %s", e->name, why);
+		} else if (!sc_cont_row(e->nr)) {
+			cr_assert_not(sc_cont_allowed(e->nr, 0), "%s", e->name);
+		}
+	}
+	for (size_t i = 0; i < nexc; i++)
+		cr_assert_not_null(sc_lookup(exc[i].nr), "exception %d is not in the table", exc[i].nr);
+
+	/* the check itself: a bad row is seen (openat's path; a stop's
+	 * pointer), an exception is not */
+	cr_assert_not_null(toctou_violation(sc_lookup_name("openat"), 1, exc, nexc));
+	cr_assert_not_null(toctou_violation(sc_lookup_name("connect"), 0, NULL, 0));
+	cr_assert_not_null(toctou_violation(sc_lookup_name("recvmsg"), 0, NULL, 0));
+	cr_assert_null(toctou_violation(sc_lookup_name("kill"), 1, NULL, 0));
+	cr_assert_null(toctou_violation(sc_lookup_name("connect"), 0, exc, nexc));
+	const struct sc_cont bad = { __NR_connect, 1, "" };
+	cr_assert_not_null(toctou_violation(sc_lookup_name("connect"), 0, &bad, 1));
+}
+
 Test(syscalls_table, argument_rules)
 {
 	const struct sysent *ioctl_e = sc_lookup_name("ioctl");

@@ -1,0 +1,115 @@
+/* race_recvmsg_name: recvmsg on an AF_UNIX datagram socket bound to a path,
+ * from a sender bound to another path, while a second thread keeps flipping
+ * the header's msg_name between NULL and a buffer. In the sandbox a bound
+ * path is an abstract name "\0moat/<sandbox>/<dev>:<ino>:<gen>" in the
+ * guest's network namespace (sentry/unixsock.c), whose 64-bit generation is
+ * what lets a task name the socket natively without connect's permission
+ * check; the receive stop maps a received one to its path. A stop that saw
+ * no name buffer let the call run natively with the guest's header, and
+ * the kernel read it again: a msg_name set meanwhile got the abstract name
+ * (rt81). Natively the name is the sender's path.
+ * With "mmsg", recvmmsg of one message (its stop read the vector once for
+ * a name and let an unnamed one run natively too).
+ * usage: race_recvmsg_name SECONDS [mmsg]; prints "ok race_recvmsg_name N calls"
+ * or "FAIL race_recvmsg_name ...". Never natively (an isolation probe). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct sockaddr_un name;
+static struct mmsghdr mm;
+#define mh (mm.msg_hdr)
+static atomic_int stop;
+
+static void *flip(void *arg)
+{
+	(void)arg;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		*(void *volatile *)&mh.msg_name = &name;
+		*(void *volatile *)&mh.msg_name = NULL;
+	}
+	return NULL;
+}
+
+static int bound(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int s = socket(AF_UNIX, SOCK_DGRAM, 0);
+	snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+	unlink(path);
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) < 0)
+		return -1;
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	int secs = argc > 1 ? atoi(argv[1]) : 2;
+	int mmsg = argc > 2 && !strcmp(argv[2], "mmsg");
+	char dir[] = "/tmp/race_recvmsg_nameXXXXXX", sp[64], rp[64];
+	if (!mkdtemp(dir)) {
+		printf("FAIL race_recvmsg_name mkdtemp: %s\n", strerror(errno));
+		return 1;
+	}
+	snprintf(sp, sizeof sp, "%s/s", dir);
+	snprintf(rp, sizeof rp, "%s/r", dir);
+	int s = bound(sp), r = bound(rp);
+	if (s < 0 || r < 0) {
+		printf("FAIL race_recvmsg_name bind: %s\n", strerror(errno));
+		return 1;
+	}
+	struct sockaddr_un to = { .sun_family = AF_UNIX };
+	snprintf(to.sun_path, sizeof to.sun_path, "%s", rp);
+	char buf[8];
+	struct iovec iov = { buf, sizeof buf };
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	pthread_t th;
+	if (pthread_create(&th, NULL, flip, NULL))
+		return 1;
+	time_t end = time(NULL) + secs;
+	long calls = 0, named = 0, leaked = 0;
+	char seen[sizeof name.sun_path + 1] = "";
+	while (time(NULL) < end && calls < 200000) {
+		if (sendto(s, "x", 1, 0, (struct sockaddr *)&to, sizeof to) != 1) {
+			printf("FAIL race_recvmsg_name sendto: %s\n", strerror(errno));
+			break;
+		}
+		memset(&name, 0, sizeof name);
+		mh.msg_namelen = sizeof name;
+		calls++;
+		if (mmsg ? recvmmsg(r, &mm, 1, 0, NULL) != 1 : recvmsg(r, &mh, 0) != 1) {
+			printf("FAIL race_recvmsg_name %s: %s\n", mmsg ? "recvmmsg" : "recvmsg", strerror(errno));
+			break;
+		}
+		if (name.sun_family != AF_UNIX)
+			continue;
+		named++;
+		if (name.sun_path[0] == 0 && name.sun_path[1] != 0) {
+			/* an abstract name: the kernel's, not the sender's path */
+			for (size_t i = 1; i < sizeof name.sun_path && name.sun_path[i]; i++)
+				seen[i - 1] = name.sun_path[i];
+			leaked++;
+			break;
+		}
+	}
+	atomic_store(&stop, 1);
+	pthread_join(th, NULL);
+	unlink(sp);
+	unlink(rp);
+	rmdir(dir);
+	if (leaked) {
+		printf("FAIL race_recvmsg_name the kernel's abstract name \"@%s\" after %ld calls (%ld named)\n", seen,
+		       calls, named);
+		return 1;
+	}
+	printf("ok race_recvmsg_name %ld calls (%ld named)\n", calls, named);
+	return 0;
+}

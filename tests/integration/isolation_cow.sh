@@ -542,6 +542,26 @@ else
 	skip overlay_stat_cache "no SYSCALL_BIN"
 fi
 
+# ---- 11b. getdents64's d_ino of a directory is its stat's st_ino in the root
+#          overlay and a cow bind (overlayfs lists a directory's layer
+#          number: Python's os.scandir DirEntry.inode()): tests/syscalls/
+#          dirent_ino in / (directories the guest makes there), a cow bind,
+#          and the system directories, against its native run ----
+if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/dirent_ino" ]; then
+	mkdir -p "$T_TMP/dino" "$T_TMP/dinon"
+	want=$("$SYSCALL_BIN/dirent_ino" "$T_TMP/dinon" 2>&1)
+	for d in /$T_MARK.dino /c; do
+		got=$(moat run --overlay memory --bind "$SYSCALL_BIN:/t:ro" --bind "$T_TMP/dino:/c:cow" -- \
+			/bin/sh -c "mkdir -p $d && /t/dirent_ino $d" </dev/null 2>&1)
+		n=root; [ "$d" = /c ] && n=cow_bind
+		[ "$got" = "$want" ] && ok_sanity "dirent_ino_$n" ||
+			fail "dirent_ino_$n" "$(diff <(echo "$want") <(echo "$got") | grep "^>" | head -5)"
+	done
+	at_exit "rm -rf '/$T_MARK.dino'"
+else
+	skip overlay_dirent_ino "no SYSCALL_BIN"
+fi
+
 # ---- 12. rootless, lower files whose owner or group the caller's user
 #         namespace does not map (uid:0, a root-owned 0666 file): overlayfs
 #         cannot copy them up (EOVERFLOW); the gofer does, and the guest sees

@@ -826,7 +826,7 @@ int netconn_ask(struct netd_req *q, struct netd_rep *rep, int *sfd)
 	return ask_netd(q, rep, sfd);
 }
 
-void netconn_remember(int rule, int family, const uint8_t *addr)
+void netconn_remember(const char *name, int family, const uint8_t *addr)
 {
 	struct netpol_addr a;
 	memset(&a, 0, sizeof a);
@@ -834,7 +834,7 @@ void netconn_remember(int rule, int family, const uint8_t *addr)
 	memcpy(a.a, addr, family == AF_INET ? 4 : 16);
 	pthread_mutex_lock(&g_pol_mu);
 	if (g_pol)
-		netpolicy_remember((struct netpolicy *)g_pol, rule, &a);
+		netpolicy_remember((struct netpolicy *)g_pol, name, &a);
 	pthread_mutex_unlock(&g_pol_mu);
 }
 

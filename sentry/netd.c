@@ -503,6 +503,9 @@ static int resolve_read(struct netpolicy *pol, struct dns_q *d)
 	const uint8_t *pkt = d->pkt;
 	int n = d->n;
 	struct netd_rep *rep = &d->rep;
+	char name[256];
+	memcpy(name, d->q.name, sizeof name);
+	name[255] = 0;
 	int got = (int)recvfrom(d->sock, ans, sizeof ans, 0, NULL, NULL);
 	if (got < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
@@ -535,7 +538,7 @@ static int resolve_read(struct netpolicy *pol, struct dns_q *d)
 		if (cls == 1 && type == d->q.qtype && ((type == 1 && rdlen == 4) || (type == 28 && rdlen == 16))) {
 			a.family = type == 1 ? AF_INET : AF_INET6;
 			memcpy(a.a, ans + off, (size_t)rdlen);
-			if (netpolicy_remember(pol, rep->rule, &a) < 0) {
+			if (netpolicy_remember(pol, name, &a) < 0) {
 				rep->nrefused++; /* a denied range: DNS rebinding */
 			} else if (rep->naddr < NETDNS_MAX_ADDRS) {
 				memcpy(rep->addrs[rep->naddr++], a.a, 16);

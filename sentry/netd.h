@@ -98,8 +98,9 @@ pid_t netpub_start(const int *hostport, const int *guestport, int n, int netns_f
 /* The DNS stub (netdns.c): a thread serving the socket moat-init bound in the
  * guest's netns. */
 int netdns_start(struct sandbox *sb, int fd);
-/* Remember addresses netd resolved for rule i in the sentry's copy (locked). */
-void netconn_remember(int rule, int family, const uint8_t *addr);
+/* Remember addresses netd resolved for a name in the sentry's copy, for
+ * every rule covering it (locked). */
+void netconn_remember(const char *name, int family, const uint8_t *addr);
 /* Ask netd (serialised). 0 or -errno; *sfd: a socket for CONNECT, else -1. */
 int netconn_ask(struct netd_req *q, struct netd_rep *rep, int *sfd);
 const struct netpolicy *netconn_policy(void);

@@ -100,7 +100,7 @@ static void serve(const uint8_t *q, int n, struct sockaddr_storage *from, sockle
 			int alen = qtype == 1 ? 4 : 16;
 			unsigned k;
 			for (k = 0; k < rep.naddr && k < NETDNS_MAX_ADDRS && len + 12 + alen <= (int)sizeof out; k++) {
-				netconn_remember(rep.rule, qtype == 1 ? AF_INET : AF_INET6, rep.addrs[k]);
+				netconn_remember(name, qtype == 1 ? AF_INET : AF_INET6, rep.addrs[k]);
 				uint8_t *a = out + len;
 				a[0] = 0xc0, a[1] = 12;                   /* the question's name */
 				a[2] = 0, a[3] = (uint8_t)qtype, a[4] = 0, a[5] = 1;

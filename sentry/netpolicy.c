@@ -406,45 +406,53 @@ static int name_covers(const struct netpol_rule *r, const char *name)
 	return n > m + 1 && name[n - m - 1] == '.' && strcmp(name + n - m, r->name) == 0;
 }
 
-int netpolicy_match_name(const struct netpolicy *p, const char *name0)
+/* name0 in lower case, without a trailing dot, into name: 0, or -1 */
+static int norm_name(const char *name0, char *name, size_t len)
 {
-	char name[256];
 	size_t n = strlen(name0);
-	if (n == 0 || n >= sizeof name)
+	if (n == 0 || n >= len)
 		return -1;
 	for (size_t i = 0; i <= n; i++)
 		name[i] = (char)tolower((unsigned char)name0[i]);
 	if (name[n - 1] == '.')
 		name[n - 1] = 0;
+	return 0;
+}
+
+int netpolicy_match_name(const struct netpolicy *p, const char *name0)
+{
+	char name[256];
+	if (norm_name(name0, name, sizeof name) < 0)
+		return -1;
 	for (int i = 0; i < p->nrules; i++)
 		if (name_covers(&p->rules[i], name))
 			return i;
 	return -1;
 }
 
-static int remember_one(struct netpol_rule *r, const struct netpol_addr *a)
+static void remember_one(struct netpol_rule *r, const struct netpol_addr *a)
 {
 	for (int k = 0; k < r->nresolved; k++)
 		if (r->resolved[k].family == a->family && !memcmp(r->resolved[k].a, a->a, 16))
-			return 0;
+			return;
 	if (r->nresolved >= NETPOL_MAX_RESOLVED) /* oldest out */
 		memmove(r->resolved, r->resolved + 1, sizeof r->resolved[0] * (NETPOL_MAX_RESOLVED - 1)),
 			r->nresolved--;
 	r->resolved[r->nresolved++] = *a;
-	return 0;
 }
 
-int netpolicy_remember(struct netpolicy *p, int i, const struct netpol_addr *a)
+int netpolicy_remember(struct netpolicy *p, const char *name0, const struct netpol_addr *a)
 {
-	if (i < 0 || i >= p->nrules || !p->rules[i].is_name || netpolicy_special(a))
+	char name[256];
+	int hit = 0;
+	if (netpolicy_special(a) || norm_name(name0, name, sizeof name) < 0)
 		return -1;
-	struct netpol_rule *r = &p->rules[i];
-	remember_one(r, a);
-	if (!r->wildcard)
-		for (int j = 0; j < p->nrules; j++)
-			if (j != i && name_covers(&p->rules[j], r->name))
-				remember_one(&p->rules[j], a);
-	return 0;
+	/* every rule covering the name, exact or wildcard, whichever is first
+	 * (red team 79: a wildcard first kept the exact rule's port denied) */
+	for (int j = 0; j < p->nrules; j++)
+		if (name_covers(&p->rules[j], name))
+			remember_one(&p->rules[j], a), hit = 1;
+	return hit ? 0 : -1;
 }
 
 /* Does rule r hold (a, port, proto)? special: netpolicy_special(a). */

@@ -77,11 +77,12 @@ int netpolicy_match_exact(const struct netpolicy *p, const struct netpol_addr *a
 int netpolicy_embedded_v4(const struct netpol_addr *a, struct netpol_addr *v4);
 /* The name rule that covers a host name, or -1. */
 int netpolicy_match_name(const struct netpolicy *p, const char *name);
-/* Remember an address the DNS stub handed out for rule i (special ranges it
- * does not name are refused: -1); when rule i names one host (no wildcard),
- * every other name rule covering that host remembers it too (a --secret rule
- * and a --net rule for the same name both match its addresses). */
-int netpolicy_remember(struct netpolicy *p, int i, const struct netpol_addr *a);
+/* Remember an address the DNS stub handed out for a host name in every
+ * name rule covering the name, exact and wildcard (a --secret rule and a
+ * --net rule for the same name both match its addresses; a rule covering
+ * another name never does). -1: a special range (refused), or no rule
+ * covers the name. */
+int netpolicy_remember(struct netpolicy *p, const char *name, const struct netpol_addr *a);
 /* The --secret slots (a bit each) whose rules match a TCP destination: its
  * connections are brokered (moat-broker). 0 = none. */
 uint32_t netpolicy_secrets(const struct netpolicy *p, const struct netpol_addr *a, uint16_t port);

@@ -524,23 +524,38 @@ else
 	skip overlay_etc_with_submount "needs root and unshare"
 fi
 
+# overlay_prog PROG: tests/syscalls/PROG in a directory the guest makes in the
+# root overlay's / and in a cow bind, against its native run (PROG_root,
+# PROG_cow_bind)
+overlay_prog() {
+	local p=$1 want got d n
+	if [ -z "$SYSCALL_BIN" ] || [ ! -x "$SYSCALL_BIN/$p" ]; then
+		skip "overlay_$p" "no SYSCALL_BIN"
+		return
+	fi
+	mkdir -p "$T_TMP/$p" "$T_TMP/$p.n"
+	want=$("$SYSCALL_BIN/$p" "$T_TMP/$p.n" 2>&1)
+	at_exit "rm -rf '/$T_MARK.$p'"
+	for d in "/$T_MARK.$p" /c; do
+		got=$(moat run --overlay memory --bind "$SYSCALL_BIN:/t:ro" --bind "$T_TMP/$p:/c:cow" -- \
+			/bin/sh -c "mkdir -p $d && /t/$p $d" </dev/null 2>&1)
+		n=root; [ "$d" = /c ] && n=cow_bind
+		[ "$got" = "$want" ] && ok_sanity "${p}_$n" ||
+			fail "${p}_$n" "$(diff <(echo "$want") <(echo "$got") | grep "^>" | head -5)"
+	done
+}
+
 # ---- 11. stats after native writes (the dentry cache keeps stats of writable
 #         mounts): tests/syscalls/stat_cache in the root overlay and a cow
 #         bind, against its native run ----
-if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/stat_cache" ]; then
-	mkdir -p "$T_TMP/sc" "$T_TMP/scn"
-	want=$("$SYSCALL_BIN/stat_cache" "$T_TMP/scn" 2>&1)
-	for d in /$T_MARK.sc /c; do
-		got=$(moat run --overlay memory --bind "$SYSCALL_BIN:/t:ro" --bind "$T_TMP/sc:/c:cow" -- \
-			/bin/sh -c "mkdir -p $d && /t/stat_cache $d" </dev/null 2>&1)
-		n=root; [ "$d" = /c ] && n=cow_bind
-		[ "$got" = "$want" ] && ok_sanity "stat_cache_$n" ||
-			fail "stat_cache_$n" "$(diff <(echo "$want") <(echo "$got") | grep "^>" | head -5)"
-	done
-	at_exit "rm -rf '/$T_MARK.sc'"
-else
-	skip overlay_stat_cache "no SYSCALL_BIN"
-fi
+overlay_prog stat_cache
+
+# ---- 11b. getdents64's d_ino of a directory is its stat's st_ino in the root
+#          overlay and a cow bind (overlayfs lists a directory's layer
+#          number: Python's os.scandir DirEntry.inode()): tests/syscalls/
+#          dirent_ino in / (directories the guest makes there), a cow bind,
+#          and the system directories, against its native run ----
+overlay_prog dirent_ino
 
 # ---- 12. rootless, lower files whose owner or group the caller's user
 #         namespace does not map (uid:0, a root-owned 0666 file): overlayfs

@@ -1464,6 +1464,13 @@ expect_eq name_rule_needs_resolution "$(get n2 198.51.100.2 "$pport" "" --net al
 # another name resolving to the same address is not covered
 expect_eq name_rule_other_name "$(get n3 other.test "$pport" "" --net allow=good.test:"$pport")" gaierror
 SANITY=1 expect_eq wildcard_rule "$(get n4 www.good.test "$pport" "" --net allow=*.good.test:"$pport")" OK
+# a name whose first covering rule is a wildcard: its answer is remembered for
+# the exact rule too (red team 79 record: the exact rule's port was denied),
+# never for a rule of another name (other.test has the same address)
+SANITY=1 expect_eq wildcard_first_exact_rule_port \
+	"$(get n5 www.good.test "$pport" "" --net allow=*.good.test:1,www.good.test:"$pport")" OK
+expect_eq wildcard_answer_not_for_other_name \
+	"$(get n6 www.good.test "$pport" "" --net allow=*.good.test:1,other.test:"$pport")" ENETUNREACH
 
 # --secret with a name as HOST (isolation_secrets.sh has the rest, on the
 # host's loopback): the guest resolves it through the stub (the DNS answer is

@@ -170,9 +170,9 @@ Test(netpolicy, embedded_ipv4_special)
 	cr_assert_eq(parse("allow=example.com,[64:ff9b::a00:0/104]:22"), 0, "%s", err);
 	struct netpol_addr n = A("64:ff9b::a00:1"), c = A("2002:a9fe:a9fe::1"), o = A("64:ff9b::5db8:d822");
 	cr_assert_not_null(netpolicy_special(&n));
-	cr_assert_eq(netpolicy_remember(&pol, 0, &n), -1);
-	cr_assert_eq(netpolicy_remember(&pol, 0, &c), -1);
-	cr_assert_eq(netpolicy_remember(&pol, 0, &o), 0);
+	cr_assert_eq(netpolicy_remember(&pol, "example.com", &n), -1);
+	cr_assert_eq(netpolicy_remember(&pol, "example.com", &c), -1);
+	cr_assert_eq(netpolicy_remember(&pol, "example.com", &o), 0);
 	cr_assert_eq(match("64:ff9b::5db8:d822", 80, NP_TCP), 0);
 	/* named by its embedding: 64:ff9b::10.0.0.0/104 */
 	cr_assert_eq(match("64:ff9b::a00:1", 22, NP_TCP), 1);
@@ -199,7 +199,7 @@ Test(netpolicy, embedded_ipv4_more_forms)
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct netpol_addr a = A(bad[i]);
 		cr_assert_not_null(netpolicy_special(&a), "%s", bad[i]);
-		cr_assert_eq(netpolicy_remember(&pol, 0, &a), -1, "%s", bad[i]);
+		cr_assert_eq(netpolicy_remember(&pol, "example.com", &a), -1, "%s", bad[i]);
 		cr_assert_lt(match(bad[i], 80, NP_TCP), 0, "%s", bad[i]);
 	}
 	/* a public client's Teredo address stays allowed by ::/0 */
@@ -226,7 +226,7 @@ Test(netpolicy, embedded_ipv4_translated_isatap)
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		struct netpol_addr a = A(bad[i]);
 		cr_assert_not_null(netpolicy_special(&a), "%s", bad[i]);
-		cr_assert_eq(netpolicy_remember(&pol, 0, &a), -1, "%s", bad[i]);
+		cr_assert_eq(netpolicy_remember(&pol, "example.com", &a), -1, "%s", bad[i]);
 		cr_assert_lt(match(bad[i], 80, NP_TCP), 0, "%s", bad[i]);
 		struct netpol_addr v4;
 		cr_assert_eq(netpolicy_embedded_v4(&a, &v4), 1, "%s", bad[i]);
@@ -271,15 +271,15 @@ Test(netpolicy, name_rules)
 	/* a name rule allows exactly the addresses resolved for it */
 	cr_assert_lt(match("93.184.216.34", 443, NP_TCP), 0);
 	struct netpol_addr a = A("93.184.216.34");
-	cr_assert_eq(netpolicy_remember(&pol, 0, &a), 0);
+	cr_assert_eq(netpolicy_remember(&pol, "example.com", &a), 0);
 	cr_assert_eq(match("93.184.216.34", 443, NP_TCP), 0);
 	cr_assert_lt(match("93.184.216.34", 80, NP_TCP), 0);
 	cr_assert_lt(match("93.184.216.35", 443, NP_TCP), 0);
 	/* DNS answers into denied ranges are refused */
 	struct netpol_addr p = A("10.0.0.1"), m = A("169.254.169.254"), l = A("127.0.0.1");
-	cr_assert_eq(netpolicy_remember(&pol, 0, &p), -1);
-	cr_assert_eq(netpolicy_remember(&pol, 0, &m), -1);
-	cr_assert_eq(netpolicy_remember(&pol, 0, &l), -1);
+	cr_assert_eq(netpolicy_remember(&pol, "example.com", &p), -1);
+	cr_assert_eq(netpolicy_remember(&pol, "example.com", &m), -1);
+	cr_assert_eq(netpolicy_remember(&pol, "example.com", &l), -1);
 	cr_assert_lt(match("10.0.0.1", 443, NP_TCP), 0);
 }
 
@@ -313,7 +313,7 @@ Test(netpolicy, secret_rules)
 	cr_assert_eq(netpolicy_secrets(&pol, &lo, 8080), 1u << 2);
 	cr_assert_eq(netpolicy_secrets(&pol, &lo, 8081), 0);
 	cr_assert_eq(netpolicy_secrets(&pol, &pub, 80), 0); /* not resolved yet */
-	cr_assert_eq(netpolicy_remember(&pol, netpolicy_match_name(&pol, "api.example.com"), &pub), 0);
+	cr_assert_eq(netpolicy_remember(&pol, "api.example.com", &pub), 0);
 	cr_assert_eq(netpolicy_secrets(&pol, &pub, 80), 1u << 0);
 	cr_assert_eq(netpolicy_secrets(&pol, &pub, 443), 0);
 	cr_assert_eq(match("93.184.216.34", 80, NP_TCP), 0);
@@ -322,6 +322,29 @@ Test(netpolicy, secret_rules)
 	cr_assert_eq(pol.rules[3].nresolved, 1);              /* the wildcard too */
 	/* the guest's brokered address: only the rule's own */
 	cr_assert_eq(netpolicy_secrets(&pol, &pub, 8080), 0);
+}
+
+/* A name whose first covering rule is a wildcard: its answer is remembered
+ * for the exact rule too (red team 79 record: allow=*.example.com:22,
+ * api.example.com:443 denied api.example.com:443, the answer kept for the
+ * wildcard only); never for a rule covering another name. */
+Test(netpolicy, wildcard_first_remembers_for_exact_rule)
+{
+	cr_assert_eq(parse("allow=*.example.com:22,api.example.com:443,www.example.com:80,example.com:8080,"
+			   "*.api.example.com:25"),
+		     0, "%s", err);
+	struct netpol_addr pub = A("93.184.216.34"), other = A("93.184.216.35");
+	cr_assert_eq(netpolicy_match_name(&pol, "api.example.com"), 0);
+	cr_assert_eq(netpolicy_remember(&pol, "API.example.com.", &pub), 0);
+	cr_expect_eq(match("93.184.216.34", 22, NP_TCP), 0);
+	cr_expect_eq(match("93.184.216.34", 443, NP_TCP), 1); /* was denied */
+	cr_expect_lt(match("93.184.216.34", 80, NP_TCP), 0);  /* www's rule: not its name */
+	cr_expect_lt(match("93.184.216.34", 8080, NP_TCP), 0);
+	cr_expect_lt(match("93.184.216.34", 25, NP_TCP), 0);
+	cr_expect_eq(pol.rules[2].nresolved + pol.rules[3].nresolved + pol.rules[4].nresolved, 0);
+	/* a name no rule covers remembers nothing */
+	cr_assert_eq(netpolicy_remember(&pol, "example.org", &other), -1);
+	cr_expect_lt(match("93.184.216.35", 22, NP_TCP), 0);
 }
 
 /* The host's own addresses (moat-netd's host_local, red team 33): only a
@@ -346,7 +369,7 @@ Test(netpolicy, match_exact_names_one_address)
 	/* a name rule never names one (its DNS answer may be the host's) */
 	reset();
 	cr_assert_eq(parse("allow=host.test"), 0, "%s", err);
-	cr_assert_eq(netpolicy_remember(&pol, 0, &a), 0);
+	cr_assert_eq(netpolicy_remember(&pol, "host.test", &a), 0);
 	cr_expect_eq(netpolicy_match(&pol, &a, 80, NP_TCP, NULL), 0);
 	cr_expect_lt(netpolicy_match_exact(&pol, &a, 80, NP_TCP), 0);
 }

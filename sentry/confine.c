@@ -24,9 +24,10 @@
  *   setpriority, ioprio_set  one task only (PRIO_PROCESS, IOPRIO_WHO_PROCESS);
  *   sched_setscheduler/setparam/setattr, get_robust_list: the owner rows
  *               made at the check (syscalls/sys_signal.c, pid reuse)
- * No fchown/fsetxattr on held fds: the gofer makes every change to a file of
- * the view. fchmod and futimens stay for guest memfds (fs/ allows them on
- * memfds only); on host files the sentry's own uid is not the owner.
+ * No fchown/fchmod/futimens/fsetxattr on held fds: the gofer makes every
+ * change to a file of the view, and a guest memfd's mode and times
+ * (GOFER_OP_MEMFDATTR, which refuses any other file): rootless a file of the
+ * caller's the sentry holds is its uid's.
  * The seccomp rule on openat sees the dirfd, not the path: an absolute path
  * would ignore the dirfd. What makes that harmless is the sentry's root, an
  * empty read-only tmpfs in a mount namespace of its own holding only
@@ -393,8 +394,8 @@ void confine_selftest(struct sandbox *sb, pid_t gofer)
 	probe("openat_procfd_trunc", openat(pfd, "1/comm", O_RDONLY | O_TRUNC | O_CLOEXEC) < 0 &&
 					     errno == EPERM ? -1 : 0);
 	{
-		/* and fchmod never sets a set-id bit (rootless our uid owns a
-		 * rw bind's files) */
+		/* no fchmod at all, so never a set-id bit (rootless our uid
+		 * owns a rw bind's files) */
 		int m = memfd_create("moat-probe", MFD_CLOEXEC);
 		probe("fchmod_setuid", fchmod(m, 04755) < 0 && errno == EPERM ? -1 : 0);
 		probe("fchmod_setgid", fchmod(m, 02755) < 0 && errno == EPERM ? -1 : 0);
@@ -699,20 +700,20 @@ void confine_selftest(struct sandbox *sb, pid_t gofer)
 		}
 	}
 	/* the caller's stdio (the guest's fds 0-2 too), its mode and times
-	 * written back as they are: the filter allows fchmod (no set-id bit)
-	 * and futimens on any fd, for a guest memfd and a file of a writable
-	 * export (fs/vfs.c vfs_fd_attr_direct). Rootless the caller's files
-	 * are our uid's: the kernel lets us, where the guest's own fchmod of
-	 * its stdio is EPERM (Known gaps) */
+	 * written back as they are: rootless the caller's files are our
+	 * uid's, so only the filter refuses (no fchmod, no futimens: the
+	 * gofer sets a memfd's, GOFER_OP_MEMFDATTR); root-run the kernel
+	 * does too (the sentry's uid owns nothing of the caller's) */
 	for (int fd = 0; fd < 3; fd++) {
 		struct stat st;
 		if (fstat(fd, &st) < 0)
 			continue;
 		struct timespec ts[2] = { st.st_atim, st.st_mtim };
-		int cm = fchmod(fd, st.st_mode & 0777) == 0 ? 0 : errno;
-		int tm = futimens(fd, ts) == 0 ? 0 : errno;
-		fprintf(stderr, "confinement-probe-info fchmod_stdio fd %d: %s, futimens: %s\n", fd,
-			cm ? strerror(cm) : "allowed", tm ? strerror(tm) : "allowed");
+		char lbl[32];
+		snprintf(lbl, sizeof lbl, "fchmod_stdio_fd%d", fd);
+		probe(lbl, fchmod(fd, st.st_mode & 0777));
+		snprintf(lbl, sizeof lbl, "futimens_stdio_fd%d", fd);
+		probe(lbl, futimens(fd, ts));
 	}
 	netconn_selftest();
 	broker_selftest();

@@ -17,8 +17,9 @@
  *               relative to the guest's dirfd: vfs_direct_absent_at)
  *   openat2     dirfd == an export root fd (direct file access,
  *               fs/directfs.c; what confines it is the mount layer, below:
- *               read-only binds in our root, and for cow exports the
- *               gofer's read-only clones of its overlays)
+ *               read-only detached clones of the exports (binds in our
+ *               root before Linux 6.15), and for cow exports the gofer's
+ *               read-only clones of its overlays)
  *   kcmp        any type (the lock table: is this the same open file
  *               description?; and a guest's kcmp naming another process)
  *   setpriority, ioprio_set  one task only (PRIO_PROCESS, IOPRIO_WHO_PROCESS);
@@ -30,9 +31,9 @@
  * caller's the sentry holds is its uid's.
  * The seccomp rule on openat sees the dirfd, not the path: an absolute path
  * would ignore the dirfd. What makes that harmless is the sentry's root, an
- * empty read-only tmpfs in a mount namespace of its own holding only
- * read-only binds of the host-directory exports, hidden names masked
- * (privilege.c).
+ * empty read-only tmpfs in a mount namespace of its own holding nothing but
+ * /.empty (the exports are detached clones; before Linux 6.15 read-only
+ * binds in it, hidden names masked: privilege.c).
  * ioctl is limited to the seccomp notification requests and TCGETS (isatty),
  * TCSETS and TCXONC on fds 0-2 (tty.c tty_guard_restore: the caller's
  * terminal back; MOAT_TEST_CONFINEMENT probes fd 3).
@@ -686,17 +687,25 @@ void confine_selftest(struct sandbox *sb, pid_t gofer)
 	{
 		/* a datagram to a host socket by path, from an unnamed socket
 		 * (probe_sock: as a guest's, which we could take with
-		 * pidfd_getfd): a path resolves in our root, whose exports are
-		 * read-only binds at "/<index>", and a read-only mount does not
-		 * stop a send to a socket inode; sendmsg's address is in
-		 * memory, where no seccomp rule reads it (Known gaps) */
+		 * pidfd_getfd): a path resolves in our root, which held the
+		 * exports as read-only binds at "/<index>" (a read-only mount
+		 * does not stop a send to a socket inode; sendmsg's address is
+		 * in memory, where no seccomp rule reads it). They are
+		 * detached clones now (privilege.c export_detached): no path
+		 * reaches them. The root's only other name, /.empty, and the
+		 * guest procfs (no mount of it in our root: its magic links
+		 * are no path a sun_path can name) */
 		const char *dg = getenv("MOAT_TEST_CONFINEMENT_DGRAM");
-		for (size_t i = 0; dg && probe_sock >= 0 && i < nroots; i++) {
+		for (size_t i = 0; dg && probe_sock >= 0 && i <= nroots; i++) {
 			struct sockaddr_un su = { .sun_family = AF_UNIX };
-			snprintf(su.sun_path, sizeof su.sun_path, "/%zu/%.80s", i, dg);
-			long r = sendto(probe_sock, "moat-probe", 10, MSG_DONTWAIT, (struct sockaddr *)&su, sizeof su);
-			fprintf(stderr, "confinement-probe-info dgram_export_path %s: %s\n", su.sun_path,
-				r < 0 ? strerror(errno) : "sent");
+			char lbl[48];
+			if (i < nroots)
+				snprintf(su.sun_path, sizeof su.sun_path, "/%zu/%.80s", i, dg);
+			else
+				snprintf(su.sun_path, sizeof su.sun_path, "/proc/self/root/%.80s", dg);
+			snprintf(lbl, sizeof lbl, i < nroots ? "dgram_export_path_%zu" : "dgram_proc_path", i);
+			probe(lbl, sendto(probe_sock, "moat-probe", 10, MSG_DONTWAIT, (struct sockaddr *)&su,
+					  sizeof su) < 0 ? -1 : 0);
 		}
 	}
 	/* the caller's stdio (the guest's fds 0-2 too), its mode and times

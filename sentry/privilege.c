@@ -15,11 +15,14 @@
  *      so guest root is the sentry's unprivileged uid on the host.
  *   2. priv_sentry_root(): once the guest's init has mounted its procfs (a
  *      fresh procfs mount needs a visible one in the namespace it is cloned
- *      from), the sentry pivots into an empty read-only tmpfs that holds
- *      read-only bind mounts of the host-directory exports at "/<index>",
- *      their hidden names masked: whatever path the sentry opens (absolute,
- *      "..", a symlink), it resolves in that root, so it reaches the exports
- *      and nothing else of the host. This is the layer that confines the
+ *      from), the sentry pivots into an empty read-only tmpfs; the
+ *      host-directory exports are read-only clones, their hidden names
+ *      masked, that it holds by their root fds only (detached: Linux 6.15
+ *      mounts on a detached tree; else bound at "/<index>" in that root):
+ *      whatever path the sentry opens (absolute, "..", a symlink), it
+ *      resolves in that root, so it reaches the exports and nothing else
+ *      of the host — and, detached, no path of it names a socket of an
+ *      export (a sendto's sun_path: Known gaps before sentryfs37). This is the layer that confines the
  *      sentry's direct file access (fs/directfs.c); the seccomp rules on the
  *      dirfd and the openat2 RESOLVE_ flags are defence in depth. A cow
  *      export has no bind here (its files are the gofer's overlay): its root
@@ -594,6 +597,23 @@ out:
 	return r;
 }
 
+/* Mask the hidden names of a detached clone of an export and make it
+ * read-only, recursively, never attaching it: 0, or -errno (then nothing of
+ * it is undone: the masks made stay, and it is attached as before) */
+static int export_detached(int tree, const char *const *hidden)
+{
+	struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
+
+	for (const char *const *h = hidden; h && *h; h++) {
+		int r = mask_hidden(tree, *h);
+		if (r < 0)
+			return r;
+	}
+	if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof a) < 0)
+		return -errno;
+	return 0;
+}
+
 /* priv_sentry_root's old root detach, beside the wait for the gofer: the
  * thread's cwd is ours (the new root, with the old one stacked on it);
  * absolute paths start at the new root, never at what is stacked on it */
@@ -652,6 +672,17 @@ int priv_sentry_root(const struct gofer_export *ex, size_t n, char *err, size_t 
 	for (size_t i = 0; i < n; i++) {
 		if (trees[i] < 0)
 			continue;
+		/* detached where the kernel lets us mount on a detached tree
+		 * (Linux 6.15): no path of our root reaches the export, so no
+		 * sun_path a sendto names does either (a read-only mount does
+		 * not stop a datagram to a socket inode in it); else bound at
+		 * "/<index>", masked there, and a socket of the export is
+		 * within reach by its path (Known gaps) */
+		if (export_detached(trees[i], ex[i].hidden) == 0) {
+			sentry_roots[i] = trees[i];
+			sentry_root_clone[i] = 1;
+			continue;
+		}
 		snprintf(slot, sizeof slot, "/tmp/%zu", i);
 		if (mkdir(slot, 0555) < 0 ||
 		    syscall(SYS_move_mount, trees[i], "", AT_FDCWD, slot, MOVE_MOUNT_F_EMPTY_PATH) < 0) {

@@ -243,6 +243,45 @@ else
 	ok sentry_confinement_probe
 fi
 
+# 4c. a datagram to a host socket in an export by its path (netbind's
+# review): a 0666 datagram socket in a read-only bind (journald's and
+# syslog's are 0666 when /run or /dev is exported). The sentry's root held
+# the exports as read-only binds at "/<index>", a read-only mount does not
+# stop a send to a socket inode, and sendmsg's address is in memory, where
+# no seccomp rule reads it: its sendto of "/<index>/log" from an unnamed
+# socket reached the host's socket. The exports are detached clones now
+# (sentry/privilege.c export_detached): no path of its root reaches them
+# (MOAT_TEST_CONFINEMENT_DGRAM probes each "/<index>/NAME" and
+# "/proc/self/root/NAME": no procfs in its root either)
+DG=$T_TMP/dgram
+mkdir -p "$DG" && chmod 755 "$DG"
+$PY - "$MOAT" "$DG" "$T_TMP/dgram.err" <<'PYEOF' >"$T_TMP/dgram.out" 2>&1
+import os, socket, subprocess, sys
+moat, d, errf = sys.argv[1:4]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(d + "/log")
+os.chmod(d + "/log", 0o666)
+env = dict(os.environ, MOAT_TEST_CONFINEMENT="1", MOAT_TEST_CONFINEMENT_DGRAM="log")
+with open(errf, "w") as err:
+    r = subprocess.run([moat, "run", "--bind", d + ":/x:ro", "--", "/bin/true"],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env)
+s.setblocking(False)
+try:
+    got = s.recv(100).decode(errors="replace")
+except BlockingIOError:
+    got = "nothing"
+print("rc=%d received=%s" % (r.returncode, got))
+PYEOF
+tried=$(grep -c '^confinement-probe dgram_export_path_[0-9]*: ' "$T_TMP/dgram.err")
+bad=$(grep '^confinement-probe dgram_.*: ALLOWED' "$T_TMP/dgram.err")
+if [ "$tried" -lt 1 ] || ! grep -q '^confinement-probe dgram_proc_path: ' "$T_TMP/dgram.err"; then
+	fail sentry_no_dgram_to_export_socket "no probe: $(head -c 300 "$T_TMP/dgram.err")"
+elif [ -n "$bad" ] || ! grep -q 'rc=0 received=nothing' "$T_TMP/dgram.out"; then
+	fail sentry_no_dgram_to_export_socket "$(echo "$bad" | tr '\n' ' ') $(head -c 300 "$T_TMP/dgram.out")"
+else
+	ok sentry_no_dgram_to_export_socket
+fi
+
 # 4b. the caller's stdio an unnamed AF_UNIX socket (a systemd service's
 # stdout to journald): the guest's fds 0-2 too, which a compromised sentry
 # can take (pidfd_getfd; it holds the same file as its own 0-2). Its filter

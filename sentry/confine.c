@@ -691,7 +691,7 @@ void confine_selftest(struct sandbox *sb, pid_t gofer)
 		 * exports as read-only binds at "/<index>" (a read-only mount
 		 * does not stop a send to a socket inode; sendmsg's address is
 		 * in memory, where no seccomp rule reads it). They are
-		 * detached clones now (privilege.c export_detached): no path
+		 * in a detached box now (privilege.c box_export): no path
 		 * reaches them. The root's only other name, /.empty, and the
 		 * guest procfs (no mount of it in our root: its magic links
 		 * are no path a sun_path can name) */

@@ -249,8 +249,8 @@ fi
 # the exports as read-only binds at "/<index>", a read-only mount does not
 # stop a send to a socket inode, and sendmsg's address is in memory, where
 # no seccomp rule reads it: its sendto of "/<index>/log" from an unnamed
-# socket reached the host's socket. The exports are detached clones now
-# (sentry/privilege.c export_detached): no path of its root reaches them
+# socket reached the host's socket. The exports are in a detached box now
+# (sentry/privilege.c box_export): no path of its root reaches them
 # (MOAT_TEST_CONFINEMENT_DGRAM probes each "/<index>/NAME" and
 # "/proc/self/root/NAME": no procfs in its root either)
 DG=$T_TMP/dgram

@@ -2,8 +2,9 @@
  * host-directory exports and of cow exports itself, beneath the export's
  * root, without a gofer round trip (gVisor's "directfs").
  *
- * The roots are O_PATH fds of read-only binds in the sentry's own root
- * (sentry/privilege.c priv_sentry_root) and, for a cow export, of a
+ * The roots are O_PATH fds of read-only detached clones of the exports
+ * (sentry/privilege.c priv_sentry_root; binds in the sentry's own root
+ * before Linux 6.15) and, for a cow export, of a
  * read-only recursive clone of the gofer's overlay that the gofer donated
  * at start-up (gofer/setup.c, cow_roots; detached: ".." at its root stays
  * there, an absolute path resolves in the sentry's own root). That mount

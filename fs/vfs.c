@@ -586,6 +586,8 @@ static int g_watch(void *ctx, int exp, const char *rel, int ifd, uint32_t mask, 
 { GC(ctx); return gofer_watch(gc, exp, rel, ifd, mask, dev, ino); }
 static int g_winsz(void *ctx, int exp, int fd, const struct winsize *ws)
 { GC(ctx); return gofer_winsz(gc, exp, fd, ws); }
+static int g_memfdattr(void *ctx, int exp, int fd, mode_t mode, const struct timespec *ts)
+{ GC(ctx); return gofer_memfdattr(gc, exp, fd, mode, ts); }
 static long g_dirstat(void *ctx, int exp, const char *rel, uint64_t pos, void *buf, size_t len)
 { GC(ctx); return gofer_dirstat(gc, exp, rel, pos, buf, len); }
 static int g_devopen(void *ctx, int exp, const char *name, int flags, int count, int *fds,
@@ -610,7 +612,7 @@ static const struct vfs_backend gofer_backend = {
 	.getxattr = g_getxattr, .listxattr = g_listxattr, .setxattr = g_setxattr,
 	.removexattr = g_removexattr,
 	.pathof = g_pathof, .linkfd = g_linkfd, .chownfd = g_chownfd, .dirstat = g_dirstat,
-	.watch = g_watch, .devopen = g_devopen, .winsz = g_winsz,
+	.watch = g_watch, .devopen = g_devopen, .winsz = g_winsz, .memfdattr = g_memfdattr,
 };
 
 void vfs_set_backend(struct vfs *v, const struct vfs_backend *ops, void *ctx)
@@ -737,6 +739,20 @@ int vfs_pts_winsize(struct vfs *v, int fd, const struct winsize *ws)
 		if (m->kind == VFS_MNT_GOFER && m->dev && !strcmp(m->path, "/dev"))
 			return v->be->winsz(v->bectx, m->export, fd, ws);
 	}
+	return -EPERM;
+}
+
+int vfs_memfd_attr(struct vfs *v, int fd, mode_t mode, const struct timespec *ts, int utimes)
+{
+	static const struct timespec now[2] = { { .tv_nsec = UTIME_NOW }, { .tv_nsec = UTIME_NOW } };
+
+	if (!v->be->memfdattr)
+		return -EPERM;
+	for (size_t i = 0; i < v->nmnts; i++)
+		if (v->mnts[i].kind == VFS_MNT_GOFER)
+			return v->be->memfdattr(v->bectx, v->mnts[i].export, fd,
+						mode & 07777 & ~(mode_t)(S_ISUID | S_ISGID),
+						utimes ? (ts ? ts : now) : NULL);
 	return -EPERM;
 }
 
@@ -2242,47 +2258,8 @@ static unsigned long held_names, held_absent;
 /* directories listed ahead of a dirfd walk and their names (list_ahead) */
 static unsigned long pfa_dirs, pfa_names;
 
-/* vfs_fd_attr_direct: 0 untried, 1 has worked, -1 off (the host refused
- * the first one: root-run the sentry's uid owns no bind's files); counts
- * for MOAT_PROFILE */
-static int attr_direct_state;
-static unsigned long attr_direct_done, attr_direct_refused;
-
-int vfs_fd_attr_direct(const struct vfs_node *n, int hfd, mode_t mode,
-		       const struct timespec *ts, int utimes)
-{
-	static int knob = -1;
-	const struct vfs_mount *m = n->mnt;
-	int k = __atomic_load_n(&knob, __ATOMIC_RELAXED);
-
-	if (k < 0) {
-		k = getenv("MOAT_NO_DIRECT_ATTR") ? 0 : 1;
-		__atomic_store_n(&knob, k, __ATOMIC_RELAXED);
-	}
-	if (!k || hfd < 0 || n->opath || !vfs_node_is_host(n) || m->kind != VFS_MNT_GOFER ||
-	    !m->writable || m->cow || m->dev || !S_ISREG(n->st.st_mode) ||
-	    __atomic_load_n(&attr_direct_state, __ATOMIC_RELAXED) < 0)
-		return 0;
-	int r = utimes ? futimens(hfd, ts) : fchmod(hfd, mode & 07777 & ~(mode_t)(S_ISUID | S_ISGID));
-	if (r == 0) {
-		if (__atomic_load_n(&attr_direct_state, __ATOMIC_RELAXED) == 0)
-			__atomic_store_n(&attr_direct_state, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&attr_direct_done, 1, __ATOMIC_RELAXED);
-		return 1;
-	}
-	int expect = 0;
-	if (errno == EPERM) /* never worked: not our files, do not try again */
-		__atomic_compare_exchange_n(&attr_direct_state, &expect, -1, 0,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&attr_direct_refused, 1, __ATOMIC_RELAXED);
-	return 0;
-}
-
 void vfs_profile_report(FILE *f)
 {
-	fprintf(f, "moat profile: fchmod/futimens made on the guest's fd: %lu (refused by the host %lu)\n",
-		__atomic_load_n(&attr_direct_done, __ATOMIC_RELAXED),
-		__atomic_load_n(&attr_direct_refused, __ATOMIC_RELAXED));
 	fprintf(f, "moat profile: directories listed by the sentry: %lu (%lu names)\n",
 		__atomic_load_n(&pf_local_dirs, __ATOMIC_RELAXED),
 		__atomic_load_n(&pf_local_names, __ATOMIC_RELAXED));

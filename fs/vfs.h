@@ -136,6 +136,10 @@ int vfs_pts_open(struct vfs *v, unsigned index, int flags, int *fd, struct stat 
  * red team 71). 0, -EPERM (another terminal, no devpts) or -errno. */
 struct winsize;
 int vfs_pts_winsize(struct vfs *v, int fd, const struct winsize *ws);
+/* The mode (utimes 0) or times (ts NULL: now) of fd, a memfd of the
+ * guest's, set by the gofer (GOFER_OP_MEMFDATTR: the sentry's filter has
+ * neither fchmod nor futimens); never a set-id bit. 0 or -errno. */
+int vfs_memfd_attr(struct vfs *v, int fd, mode_t mode, const struct timespec *ts, int utimes);
 
 /* The task whose call this thread serves (its notification id on notify_fd:
  * fs/vfs.c cow_copyup may swap its fds), or NULL after the call. */

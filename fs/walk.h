@@ -372,18 +372,6 @@ void vfs_refresh(struct vfs *v, const struct vfs_mount *m, const char *rel, cons
  * uid may not search: tar extracts into 0700 directories) the fd is the only
  * way. */
 unsigned long vfs_cache_gen(struct vfs *v);
-/* fchmod (utimes 0: mode, set-id bits never) or futimens (utimes 1: ts) of
- * n, a regular host file of a writable, non-cow gofer bind, made by the
- * sentry itself on hfd, its pidfd_getfd copy of the guest's own fd of it
- * (never an O_PATH placeholder), in place of the gofer's CHMOD/UTIMENS:
- * 1 done (then vfs_refresh_since with a generation taken before the fd's
- * look-up); 0 not made (not such a file, the knob MOAT_NO_DIRECT_ATTR, or
- * the host refused: then the gofer's request decides). The host kernel
- * decides as for the gofer: the file's owner (rootless, the caller's uid is
- * both the sentry's and a rw bind's files' owner; root-run the first EPERM
- * turns it off for the sandbox) and the fd's mount (the gofer's). */
-int vfs_fd_attr_direct(const struct vfs_node *n, int hfd, mode_t mode,
-		       const struct timespec *ts, int utimes);
 void vfs_refresh_since(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		       const struct stat *known, int hfd, unsigned long gen0);
 /* After the gofer made the directory rel (mkdir): st is its lstat from the
@@ -452,6 +440,8 @@ struct vfs_backend {
 		     dev_t dev, ino_t ino);                                      /* may be NULL */
 	/* the window size of a terminal of a DEV export's devpts (gofer_winsz); may be NULL */
 	int (*winsz)(void *ctx, int exp, int fd, const struct winsize *ws);
+	/* the mode (ts NULL) or times of a memfd (gofer_memfdattr); may be NULL */
+	int (*memfdattr)(void *ctx, int exp, int fd, mode_t mode, const struct timespec *ts);
 	/* up to count opens of a memory device (gofer_devopen); may be NULL */
 	int (*devopen)(void *ctx, int exp, const char *name, int flags, int count, int *fds,
 		       struct stat *st);

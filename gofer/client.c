@@ -256,7 +256,7 @@ void gofer_profile_report(FILE *f)
 		[GOFER_OP_SETXATTR] = "setxattr", [GOFER_OP_REMOVEXATTR] = "removexattr",
 		[GOFER_OP_LINKFD] = "linkfd", [GOFER_OP_SYNC] = "sync", [GOFER_OP_CHOWNFD] = "chownfd",
 		[GOFER_OP_WATCH] = "watch", [GOFER_OP_DEVOPEN] = "devopen",
-		[GOFER_OP_WINSZ] = "winsz",
+		[GOFER_OP_WINSZ] = "winsz", [GOFER_OP_MEMFDATTR] = "memfdattr",
 	};
 	if (!g_gprof)
 		return;
@@ -655,6 +655,20 @@ int gofer_winsz(struct gofer_conn *c, int exp, int fd, const struct winsize *ws)
 				     .xpixel = ws->ws_xpixel, .ypixel = ws->ws_ypixel };
 
 	return expect(call_fd(c, GOFER_OP_WINSZ, &f, sizeof f, "", NULL, NULL, 0, NULL, 0, fd), 0);
+}
+
+int gofer_memfdattr(struct gofer_conn *c, int exp, int fd, mode_t mode,
+		    const struct timespec *ts)
+{
+	struct gofer_req_memfdattr f = { .exp = exp, .mode = mode, .utimes = ts != NULL };
+
+	if (ts) {
+		f.sec[0] = ts[0].tv_sec;
+		f.nsec[0] = ts[0].tv_nsec;
+		f.sec[1] = ts[1].tv_sec;
+		f.nsec[1] = ts[1].tv_nsec;
+	}
+	return expect(call_fd(c, GOFER_OP_MEMFDATTR, &f, sizeof f, "", NULL, NULL, 0, NULL, 0, fd), 0);
 }
 
 int gofer_chownfd(struct gofer_conn *c, int exp, int fd, uid_t uid, gid_t gid)

@@ -321,6 +321,10 @@ int gofer_chownfd(struct gofer_conn *c, int exp, int fd, uid_t uid, gid_t gid);
  * terminal, -ENOTTY for no character device. */
 struct winsize;
 int gofer_winsz(struct gofer_conn *c, int exp, int fd, const struct winsize *ws);
+/* the mode (ts NULL) or times of fd, a memfd of the guest's (the gofer
+ * refuses any other file: MEMFDATTR) */
+int gofer_memfdattr(struct gofer_conn *c, int exp, int fd, mode_t mode,
+		    const struct timespec *ts);
 /* Add a watch for the inotify instance ifd on rel, only if it is the object
  * (dev, ino): a directory itself, else by name with IN_DONT_FOLLOW. Returns
  * the watch descriptor or -errno (-ESTALE: rel names another object now). */

@@ -79,6 +79,11 @@ enum gofer_op {
 			      * window size (struct gofer_req_winsz); anything
 			      * else is refused (red team 71: the sentry itself
 			      * may no longer make TIOCSWINSZ) */
+	GOFER_OP_MEMFDATTR,  /* the request carries one fd, a memfd (an unnamed file
+			      * of the kernel's internal shmem mount): fchmod or
+			      * futimens it (struct gofer_req_memfdattr); anything
+			      * else is refused (the sentry's filter has neither
+			      * call: a caller's file it holds is its uid's rootless) */
 	GOFER_OP_MAX,
 };
 
@@ -177,6 +182,15 @@ struct gofer_req_winsz {     /* WINSZ: struct winsize's fields */
 	uint32_t exp;
 	uint32_t len;
 	uint16_t row, col, xpixel, ypixel;
+};
+
+struct gofer_req_memfdattr { /* MEMFDATTR */
+	uint32_t exp;
+	uint32_t len;
+	uint32_t mode;       /* utimes 0: fchmod's mode (no set-id bit) */
+	int32_t utimes;      /* 1: futimens with sec/nsec */
+	int64_t sec[2];      /* atime, mtime */
+	int64_t nsec[2];     /* may be UTIME_NOW / UTIME_OMIT */
 };
 
 struct gofer_req_truncate {

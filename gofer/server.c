@@ -1635,6 +1635,33 @@ static int h_winsz(struct req *rq, struct rep *rp)
 	return ioctl(rq->infd, TIOCSWINSZ, &ws) < 0 ? -errno : 0;
 }
 
+/* MEMFDATTR: the mode or times of infd, a memfd of the guest's: a regular
+ * file of no name on the kernel's internal shmem mount (the st_dev of a
+ * memfd the gofer made at start-up, which no mount of a path shares: /tmp
+ * and /dev/shm are tmpfs instances of their own). Anything else, a host
+ * file of the caller's above all, is refused: the sentry's filter has
+ * neither fchmod nor futimens, as rootless a file of the caller's it
+ * holds (stdio, an fd from pidfd_getfd) is its uid's. */
+static int h_memfdattr(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_memfdattr *f = rq->fixed;
+	struct stat st;
+
+	(void)rp;
+	if (rq->infd < 0 || *rq->path || f->utimes < 0 || f->utimes > 1)
+		return -EINVAL;
+	if (fstat(rq->infd, &st) < 0)
+		return -errno;
+	if (!srv->memfd_dev || st.st_dev != srv->memfd_dev || !S_ISREG(st.st_mode) ||
+	    st.st_nlink != 0)
+		return -EPERM;
+	if (!f->utimes)
+		return fchmod(rq->infd, f->mode & 07777 & ~(mode_t)(S_ISUID | S_ISGID)) < 0 ? -errno : 0;
+	struct timespec ts[2] = { { .tv_sec = f->sec[0], .tv_nsec = f->nsec[0] },
+				  { .tv_sec = f->sec[1], .tv_nsec = f->nsec[1] } };
+	return futimens(rq->infd, ts) < 0 ? -errno : 0;
+}
+
 /* GET and LIST replies: uint32_t length, then (size != 0) the bytes,
  * already in place at rp->payload + 4 (room: GOFER_MAX_REP) */
 _Static_assert(GOFER_MAX_REP >= sizeof(struct gofer_rhdr) + 4 + GOFER_XATTR_LIST_MAX,
@@ -2567,6 +2594,7 @@ static const struct op_desc ops[GOFER_OP_MAX] = {
 	[GOFER_OP_COPYUP]   = { h_copyup,   sizeof(struct gofer_req_open), F_WRITE },
 	[GOFER_OP_DEVOPEN]  = { h_devopen,  sizeof(struct gofer_req_devopen), 0 },
 	[GOFER_OP_WINSZ]    = { h_winsz,    sizeof(struct gofer_req_winsz), F_FD },
+	[GOFER_OP_MEMFDATTR] = { h_memfdattr, sizeof(struct gofer_req_memfdattr), F_FD },
 };
 
 /* Check one string at buf[*off] of length len: in bounds, NUL-free, NUL
@@ -2653,7 +2681,7 @@ static int serve_one(char *buf, size_t n, int is_ctl, int sock, int infd, struct
 	r = gofer_parse_request(buf, n, is_ctl, srv->n, &q);
 	if (r)
 		return r;
-	/* one fd with PATHOF, LINKFD, CHOWNFD, WATCH and WINSZ, none with anything else */
+	/* one fd with PATHOF, LINKFD, CHOWNFD, WATCH, WINSZ and MEMFDATTR, none with anything else */
 	if (!(ops[q.h.op].flags & F_FD) != (infd < 0))
 		return -EPROTO;
 	d = &ops[q.h.op];

@@ -45,6 +45,7 @@ struct gofer_srv {
 	int pin_fd;             /* inotify instance pinning directories of cow
 				 * exports (setup.c, with the shrinker), or -1 */
 	int pin_max;            /* how many pins at most (server.c pin_dir) */
+	dev_t memfd_dev;        /* st_dev of a memfd (MEMFDATTR), 0 unknown */
 };
 
 /* A name of the gofer's own copy-up temporaries (".moat-copyup." or
@@ -78,6 +79,7 @@ struct gofer_request {
 		struct gofer_req_two two;
 		struct gofer_req_chown chown;
 		struct gofer_req_winsz winsz;
+		struct gofer_req_memfdattr mattr;
 		struct gofer_req_truncate trunc;
 		struct gofer_req_utimens ut;
 		struct gofer_req_xattr xa;

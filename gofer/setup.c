@@ -1676,6 +1676,16 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	start_dshrink(&srv);
 	gmark("dshrink");
 
+	{       /* MEMFDATTR's check (server.c h_memfdattr): a memfd's st_dev */
+		struct stat mst;
+		int mfd = memfd_create("moat-probe", MFD_CLOEXEC);
+
+		if (mfd >= 0 && fstat(mfd, &mst) == 0)
+			srv.memfd_dev = mst.st_dev;
+		if (mfd >= 0)
+			close(mfd);
+	}
+
 	/* 6, 7: confine ourselves */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		failp("gofer: no_new_privs");

@@ -17,8 +17,9 @@
  *               relative to the guest's dirfd: vfs_direct_absent_at)
  *   openat2     dirfd == an export root fd (direct file access,
  *               fs/directfs.c; what confines it is the mount layer, below:
- *               read-only binds in our root, and for cow exports the
- *               gofer's read-only clones of its overlays)
+ *               read-only detached clones of the exports (binds in our
+ *               root before Linux 6.15), and for cow exports the gofer's
+ *               read-only clones of its overlays)
  *   kcmp        any type (the lock table: is this the same open file
  *               description?; and a guest's kcmp naming another process)
  *   get_robust_list  an owner row made at the check (syscalls/sys_signal.c,
@@ -27,14 +28,15 @@
  *               prlimit64's sets) are the guest's init's (sentry/spawn.c
  *               init_act): our own affinity and limits only, any
  *               process's limits read
- * No fchown/fsetxattr on held fds: the gofer makes every change to a file of
- * the view. fchmod and futimens stay for guest memfds (fs/ allows them on
- * memfds only); on host files the sentry's own uid is not the owner.
+ * No fchown/fchmod/futimens/fsetxattr on held fds: the gofer makes every
+ * change to a file of the view, and a guest memfd's mode and times
+ * (GOFER_OP_MEMFDATTR, which refuses any other file): rootless a file of the
+ * caller's the sentry holds is its uid's.
  * The seccomp rule on openat sees the dirfd, not the path: an absolute path
  * would ignore the dirfd. What makes that harmless is the sentry's root, an
- * empty read-only tmpfs in a mount namespace of its own holding only
- * read-only binds of the host-directory exports, hidden names masked
- * (privilege.c).
+ * empty read-only tmpfs in a mount namespace of its own holding nothing but
+ * /.empty (the exports are detached clones; before Linux 6.15 read-only
+ * binds in it, hidden names masked: privilege.c).
  * ioctl is limited to the seccomp notification requests and TCGETS (isatty),
  * TCSETS and TCXONC on fds 0-2 (tty.c tty_guard_restore: the caller's
  * terminal back; MOAT_TEST_CONFINEMENT probes fd 3).
@@ -396,8 +398,8 @@ void confine_selftest(struct sandbox *sb, pid_t gofer)
 	probe("openat_procfd_trunc", openat(pfd, "1/comm", O_RDONLY | O_TRUNC | O_CLOEXEC) < 0 &&
 					     errno == EPERM ? -1 : 0);
 	{
-		/* and fchmod never sets a set-id bit (rootless our uid owns a
-		 * rw bind's files) */
+		/* no fchmod at all, so never a set-id bit (rootless our uid
+		 * owns a rw bind's files) */
 		int m = memfd_create("moat-probe", MFD_CLOEXEC);
 		probe("fchmod_setuid", fchmod(m, 04755) < 0 && errno == EPERM ? -1 : 0);
 		probe("fchmod_setgid", fchmod(m, 02755) < 0 && errno == EPERM ? -1 : 0);
@@ -703,34 +705,42 @@ void confine_selftest(struct sandbox *sb, pid_t gofer)
 	{
 		/* a datagram to a host socket by path, from an unnamed socket
 		 * (probe_sock: as a guest's, which we could take with
-		 * pidfd_getfd): a path resolves in our root, whose exports are
-		 * read-only binds at "/<index>", and a read-only mount does not
-		 * stop a send to a socket inode; sendmsg's address is in
-		 * memory, where no seccomp rule reads it (Known gaps) */
+		 * pidfd_getfd): a path resolves in our root, which held the
+		 * exports as read-only binds at "/<index>" (a read-only mount
+		 * does not stop a send to a socket inode; sendmsg's address is
+		 * in memory, where no seccomp rule reads it). They are
+		 * in a detached box now (privilege.c box_export): no path
+		 * reaches them. The root's only other name, /.empty, and the
+		 * guest procfs (no mount of it in our root: its magic links
+		 * are no path a sun_path can name) */
 		const char *dg = getenv("MOAT_TEST_CONFINEMENT_DGRAM");
-		for (size_t i = 0; dg && probe_sock >= 0 && i < nroots; i++) {
+		for (size_t i = 0; dg && probe_sock >= 0 && i <= nroots; i++) {
 			struct sockaddr_un su = { .sun_family = AF_UNIX };
-			snprintf(su.sun_path, sizeof su.sun_path, "/%zu/%.80s", i, dg);
-			long r = sendto(probe_sock, "moat-probe", 10, MSG_DONTWAIT, (struct sockaddr *)&su, sizeof su);
-			fprintf(stderr, "confinement-probe-info dgram_export_path %s: %s\n", su.sun_path,
-				r < 0 ? strerror(errno) : "sent");
+			char lbl[48];
+			if (i < nroots)
+				snprintf(su.sun_path, sizeof su.sun_path, "/%zu/%.80s", i, dg);
+			else
+				snprintf(su.sun_path, sizeof su.sun_path, "/proc/self/root/%.80s", dg);
+			snprintf(lbl, sizeof lbl, i < nroots ? "dgram_export_path_%zu" : "dgram_proc_path", i);
+			probe(lbl, sendto(probe_sock, "moat-probe", 10, MSG_DONTWAIT, (struct sockaddr *)&su,
+					  sizeof su) < 0 ? -1 : 0);
 		}
 	}
 	/* the caller's stdio (the guest's fds 0-2 too), its mode and times
-	 * written back as they are: the filter allows fchmod (no set-id bit)
-	 * and futimens on any fd, for a guest memfd and a file of a writable
-	 * export (fs/vfs.c vfs_fd_attr_direct). Rootless the caller's files
-	 * are our uid's: the kernel lets us, where the guest's own fchmod of
-	 * its stdio is EPERM (Known gaps) */
+	 * written back as they are: rootless the caller's files are our
+	 * uid's, so only the filter refuses (no fchmod, no futimens: the
+	 * gofer sets a memfd's, GOFER_OP_MEMFDATTR); root-run the kernel
+	 * does too (the sentry's uid owns nothing of the caller's) */
 	for (int fd = 0; fd < 3; fd++) {
 		struct stat st;
 		if (fstat(fd, &st) < 0)
 			continue;
 		struct timespec ts[2] = { st.st_atim, st.st_mtim };
-		int cm = fchmod(fd, st.st_mode & 0777) == 0 ? 0 : errno;
-		int tm = futimens(fd, ts) == 0 ? 0 : errno;
-		fprintf(stderr, "confinement-probe-info fchmod_stdio fd %d: %s, futimens: %s\n", fd,
-			cm ? strerror(cm) : "allowed", tm ? strerror(tm) : "allowed");
+		char lbl[32];
+		snprintf(lbl, sizeof lbl, "fchmod_stdio_fd%d", fd);
+		probe(lbl, fchmod(fd, st.st_mode & 0777));
+		snprintf(lbl, sizeof lbl, "futimens_stdio_fd%d", fd);
+		probe(lbl, futimens(fd, ts));
 	}
 	netconn_selftest();
 	broker_selftest();

@@ -134,16 +134,11 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 					  .datum_b = 0 };
 		rc = rule(ctx, SCMP_SYS(prlimit64), 1, &c);
 	}
-	/* fchmod: a guest memfd's mode (syscalls/sys_file.c do_fchmodat, set-id
-	 * bits kept virtual); never a set-id bit (red team 45: rootless our uid
-	 * owns a rw bind's files, and a compromised sentry could have left a
-	 * set-uid-caller executable on the host; root-run a host file's owner
-	 * is not us) */
-	if (!rc) {
-		struct scmp_arg_cmp c = { .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = S_ISUID | S_ISGID,
-					  .datum_b = 0 };
-		rc = rule(ctx, SCMP_SYS(fchmod), 1, &c);
-	}
+	/* no fchmod, no futimens (netbind's review): rootless a file of the
+	 * caller's the sentry holds (stdio, an fd from pidfd_getfd) is its
+	 * uid's, and seccomp cannot tell a memfd from it; the gofer sets a
+	 * guest memfd's mode and times (GOFER_OP_MEMFDATTR, memfds only) and
+	 * a host file's (CHMOD, UTIMENS) */
 	/* the guest procfs: read-only opens, never O_CREAT, O_TRUNC or
 	 * O_TMPFILE (red team 45: the access mode alone was checked; through a
 	 * guest task's fd/N magic link of a gofer file, an O_CREAT or O_TRUNC
@@ -230,10 +225,6 @@ int confine_rules(scmp_filter_ctx ctx, int pfd, const int *roots, size_t nroots,
 		struct scmp_arg_cmp c = { .arg = 2, .op = SCMP_CMP_MASKED_EQ, .datum_a = AT_EMPTY_PATH,
 					  .datum_b = AT_EMPTY_PATH };
 		rc = rule(ctx, SCMP_SYS(statx), 1, &c);
-	}
-	if (!rc) { /* futimens of a guest memfd */
-		struct scmp_arg_cmp c = { .arg = 1, .op = SCMP_CMP_EQ, .datum_a = 0 };
-		rc = rule(ctx, SCMP_SYS(utimensat), 1, &c);
 	}
 	/* no fchdir, no unshare(CLONE_FS), no inotify_add_watch (red team 72):
 	 * a working directory taken in a guest task's directory (the guest

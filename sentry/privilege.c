@@ -15,11 +15,15 @@
  *      so guest root is the sentry's unprivileged uid on the host.
  *   2. priv_sentry_root(): once the guest's init has mounted its procfs (a
  *      fresh procfs mount needs a visible one in the namespace it is cloned
- *      from), the sentry pivots into an empty read-only tmpfs that holds
- *      read-only bind mounts of the host-directory exports at "/<index>",
- *      their hidden names masked: whatever path the sentry opens (absolute,
- *      "..", a symlink), it resolves in that root, so it reaches the exports
- *      and nothing else of the host. This is the layer that confines the
+ *      from), the sentry pivots into an empty read-only tmpfs; the
+ *      host-directory exports are read-only clones, their hidden names
+ *      masked, that it holds by their root fds only (in a detached box:
+ *      Linux 6.15 mounts on a detached tree; else bound at "/<index>" in
+ *      that root):
+ *      whatever path the sentry opens (absolute, "..", a symlink), it
+ *      resolves in that root, so it reaches the exports and nothing else
+ *      of the host — and, detached, no path of it names a socket of an
+ *      export (a sendto's sun_path: Known gaps before sentryfs37). This is the layer that confines the
  *      sentry's direct file access (fs/directfs.c); the seccomp rules on the
  *      dirfd and the openat2 RESOLVE_ flags are defence in depth. A cow
  *      export has no bind here (its files are the gofer's overlay): its root
@@ -594,6 +598,38 @@ out:
 	return r;
 }
 
+/* The exports' box: a detached tmpfs never attached to our root, holding
+ * each host-directory export's clone at "<index>" (Linux 6.15 mounts on a
+ * detached tree): no path of our root reaches an export, and the kernel
+ * still names a file of one "/<index>/..." (d_path from the box's root: the
+ * guest's /proc/PID/maps, fs/vfs.c vfs_kernel_names). Its fd is held for
+ * the program's life (its last close dissolves the box) and released at
+ * exit with the cow roots. -1: none (an older kernel: the exports are bound
+ * at "/<index>" in our root instead). */
+static int export_box = -1, box_used;
+
+/* Put tree, a clone of export i, in the box: its root's O_PATH fd, or -1
+ * (no box, or the kernel cannot mount there: tree is unchanged then) */
+static int box_export(size_t i, int tree)
+{
+	char name[24];
+
+	if (export_box < 0)
+		return -1;
+	snprintf(name, sizeof name, "%zu", i);
+	if (mkdirat(export_box, name, 0555) < 0 ||
+	    syscall(SYS_move_mount, tree, "", export_box, name, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+		if (box_used)   /* (closing it would unmount what it holds) */
+			return -1;
+		close(export_box);
+		export_box = -1;
+		return -1;
+	}
+	box_used = 1;
+	close(tree);
+	return openat(export_box, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
 /* priv_sentry_root's old root detach, beside the wait for the gofer: the
  * thread's cwd is ours (the new root, with the old one stacked on it);
  * absolute paths start at the new root, never at what is stacked on it */
@@ -649,18 +685,33 @@ int priv_sentry_root(const struct gofer_export *ex, size_t n, char *err, size_t 
 		return -errno;
 	}
 	close(fd);
+	export_box = new_tmpfs("64k", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
 	for (size_t i = 0; i < n; i++) {
 		if (trees[i] < 0)
 			continue;
+		/* in the box where the kernel lets us mount on a detached
+		 * tree (Linux 6.15): no path of our root reaches the export,
+		 * so no sun_path a sendto names does either (a read-only mount
+		 * does not stop a datagram to a socket inode in it); else bound
+		 * at "/<index>", and a socket of the export is within reach by
+		 * its path (Known gaps) */
 		snprintf(slot, sizeof slot, "/tmp/%zu", i);
-		if (mkdir(slot, 0555) < 0 ||
-		    syscall(SYS_move_mount, trees[i], "", AT_FDCWD, slot, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
-			snprintf(err, errlen, "sentry: %s: attach: %s", ex[i].host_path, strerror(errno));
+		int efd = box_export(i, trees[i]);
+		if (efd >= 0) {
+			sentry_roots[i] = efd;  /* (held: not closed below) */
+		} else if (export_box >= 0) {
+			snprintf(err, errlen, "sentry: %s: %s", ex[i].host_path, strerror(errno));
 			return -errno;
+		} else {
+			if (mkdir(slot, 0555) < 0 ||
+			    syscall(SYS_move_mount, trees[i], "", AT_FDCWD, slot, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+				snprintf(err, errlen, "sentry: %s: attach: %s", ex[i].host_path, strerror(errno));
+				return -errno;
+			}
+			close(trees[i]);
+			sentry_root_bound[i] = 1;
+			efd = open(slot, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		}
-		close(trees[i]);
-		sentry_root_bound[i] = 1;
-		int efd = open(slot, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (efd < 0) {
 			snprintf(err, errlen, "sentry: %s: %s", slot, strerror(errno));
 			return -errno;
@@ -669,17 +720,26 @@ int priv_sentry_root(const struct gofer_export *ex, size_t n, char *err, size_t 
 			if (mask_hidden(efd, *h) < 0) {
 				snprintf(err, errlen, "sentry: %s/%s: cannot hide: %s", ex[i].host_path,
 					 *h, strerror(errno));
-				close(efd);
 				return -EPERM;
 			}
-		close(efd);
+		if (sentry_root_bound[i])
+			close(efd);
 		/* read-only whatever the export (the fast path only reads; the
 		 * gofer makes every change), recursively */
 		struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
-		if (syscall(SYS_mount_setattr, AT_FDCWD, slot, AT_RECURSIVE, &a, sizeof a) < 0) {
+		if (sentry_root_bound[i] &&  /* (the box's: below, from its root) */
+		    syscall(SYS_mount_setattr, AT_FDCWD, slot, AT_RECURSIVE, &a, sizeof a) < 0) {
 			snprintf(err, errlen, "sentry: %s: read-only: %s", slot, strerror(errno));
 			return -errno;
 		}
+	}
+	/* the box and every export in it read-only, recursively (a mount in
+	 * a detached tree is changed from the tree's root only) */
+	struct mount_attr ba = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
+	if (export_box >= 0 && syscall(SYS_mount_setattr, export_box, "", AT_EMPTY_PATH | AT_RECURSIVE,
+				       &ba, sizeof ba) < 0) {
+		snprintf(err, errlen, "sentry: the exports' box: read-only: %s", strerror(errno));
+		return -errno;
 	}
 	if (chmod("/tmp", 0555) < 0 || chdir("/tmp") < 0 || syscall(SYS_pivot_root, ".", ".") < 0) {
 		snprintf(err, errlen, "sentry: pivot_root: %s", strerror(errno));
@@ -746,7 +806,7 @@ int priv_sentry_root_finish(char *err, size_t errlen)
  * the exit only once every thread has ended. One thread, not one per root:
  * four (their waits shared) cost ~3 ms more tree CPU per run under load. */
 static int nreleasing;
-static int releasing_fds[GOFER_MAX_EXPORTS];
+static int releasing_fds[GOFER_MAX_EXPORTS + 1];
 
 static void *release_roots(void *arg)
 {
@@ -770,6 +830,10 @@ void priv_export_roots_release(void)
 			continue;
 		sentry_root_clone[i] = 0;
 		releasing_fds[nreleasing++] = sentry_roots[i];
+	}
+	if (export_box >= 0 && nreleasing < GOFER_MAX_EXPORTS + 1) {
+		releasing_fds[nreleasing++] = export_box;
+		export_box = -1;
 	}
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);

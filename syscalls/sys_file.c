@@ -1598,8 +1598,7 @@ static int attr_lookup(struct sc_call *c, int dirfd, const char *path, int atfla
  * that S_ISGID needs membership of the file's group (as the guest sees it) or
  * root (CAP_FSETID, which only ever acts on the virtual bit).
  */
-static long chmod_host(struct sc_call *c, const struct vfs_node *n, mode_t mode, int hfd,
-		       int fdcall, unsigned long gen_pre)
+static long chmod_host(struct sc_call *c, const struct vfs_node *n, mode_t mode, int hfd)
 {
 	struct vfs *v = VFS_OF(c);
 	struct task *t = c->task;
@@ -1610,21 +1609,15 @@ static long chmod_host(struct sc_call *c, const struct vfs_node *n, mode_t mode,
 	vfs_view_stat(v, &view);
 	if (!cred_capable(&t->cred, CRED_CAP_FSETID) && !cred_in_group(&t->cred, view.st_gid))
 		setid &= ~S_ISGID;
-	/* fchmod: on the guest's own fd when the host lets the sentry
-	 * (vfs_fd_attr_direct: no round trip; tar makes one a file); the
-	 * generation from before the fd's look-up (gen_pre), as the name is
-	 * not checked again by the gofer */
-	if (fdcall && vfs_fd_attr_direct(n, hfd, mode, NULL, 0)) {
-		vfs_refresh_since(v, n->mnt, n->rel, &n->st, hfd, gen_pre);
-	} else {
-		unsigned long gen0 = vfs_cache_gen(v);
-		gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
-		r = VFS_BE(v, chmod, n->mnt->export, n->rel, mode & ~(S_ISUID | S_ISGID));
-		gofer_expect_identity(0, 0);
-		vfs_refresh_since(v, n->mnt, n->rel, &n->st, r == 0 ? hfd : -1, gen0);
-		if (r < 0)
-			return r == -ESTALE ? -ENOENT : r; /* renamed away meanwhile */
-	}
+	/* fchmod too: the gofer makes it (the sentry's filter has no fchmod:
+	 * rootless a file of the caller's it holds is its uid's) */
+	unsigned long gen0 = vfs_cache_gen(v);
+	gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
+	r = VFS_BE(v, chmod, n->mnt->export, n->rel, mode & ~(S_ISUID | S_ISGID));
+	gofer_expect_identity(0, 0);
+	vfs_refresh_since(v, n->mnt, n->rel, &n->st, r == 0 ? hfd : -1, gen0);
+	if (r < 0)
+		return r == -ESTALE ? -ENOENT : r; /* renamed away meanwhile */
 	real.st_mode = (real.st_mode & S_IFMT) | (mode & ~(S_ISUID | S_ISGID));
 	return vfs_meta_update(v, &real, (uid_t)-1, (gid_t)-1, setid, 1);
 }
@@ -1637,8 +1630,6 @@ static long do_fchmodat(struct sc_call *c, int dirfd, const char *path, mode_t m
 
 	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | ATTR_FD_CALL))
 		return -EINVAL;
-	/* fchmod (the held fd): taken before its look-up (chmod_host) */
-	unsigned long gen_pre = vfs_cache_gen(VFS_OF(c));
 	r = attr_lookup(c, dirfd, path, flags, &n, &hfd, 1);
 	if (r < 0)
 		return r;
@@ -1647,10 +1638,10 @@ static long do_fchmodat(struct sc_call *c, int dirfd, const char *path, mode_t m
 	if (!vfs_owner(c->task, &n->st))
 		return -EPERM;
 	mode &= 07777;
-	if (n->kind == VN_FD)
-		return fchmod(hfd, mode & ~(S_ISUID | S_ISGID)) < 0 ? -errno : 0;
+	if (n->kind == VN_FD)          /* a memfd (fd_meta_ok): the gofer sets it */
+		return vfs_memfd_attr(VFS_OF(c), hfd, mode, NULL, 0);
 	if (vfs_node_is_host(n))
-		return chmod_host(c, n, mode, hfd, !!(flags & ATTR_FD_CALL), gen_pre);
+		return chmod_host(c, n, mode, hfd);
 	if (!cred_capable(&c->task->cred, CRED_CAP_FSETID) && !cred_in_group(&c->task->cred, n->st.st_gid))
 		mode &= ~S_ISGID;
 	gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
@@ -1916,7 +1907,6 @@ static long do_utimens(struct sc_call *c, int dirfd, const char *path, int null_
 {
 	cleanup_free struct vfs_node *n = NULL;
 	cleanup_fd int hfd = -1;
-	unsigned long gen_pre = 0;
 	int r;
 
 	if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
@@ -1931,7 +1921,6 @@ static long do_utimens(struct sc_call *c, int dirfd, const char *path, int null_
 			return -EFAULT;
 		if (flags)
 			return -EINVAL;
-		gen_pre = vfs_cache_gen(VFS_OF(c)); /* before the fd's look-up */
 		n = xmalloc(sizeof *n);
 		r = vfs_fd_node(VFS_OF(c), c->task, dirfd, n, &hfd);
 		if (r < 0)
@@ -1960,16 +1949,10 @@ static long do_utimens(struct sc_call *c, int dirfd, const char *path, int null_
 		if (r < 0)
 			return r;
 	}
-	if (n->kind == VN_FD)          /* a memfd (fd_meta_ok) */
-		return futimens(hfd, ts) < 0 ? -errno : 0;
+	if (n->kind == VN_FD)          /* a memfd (fd_meta_ok): the gofer sets it */
+		return vfs_memfd_attr(VFS_OF(c), hfd, 0, ts, 1);
 	if (n->kind != VN_BACKEND)
 		return -EROFS;
-	/* futimens: on the guest's own fd when the host lets the sentry (as
-	 * fchmod in chmod_host; tar makes one a file) */
-	if (null_path && vfs_fd_attr_direct(n, hfd, 0, ts, 1)) {
-		vfs_refresh_since(VFS_OF(c), n->mnt, n->rel, &n->st, hfd, gen_pre);
-		return 0;
-	}
 	unsigned long gen0 = vfs_cache_gen(VFS_OF(c));
 	gofer_expect_identity(n->st.st_dev, n->st.st_ino); /* the object checked */
 	r = VFS_BE(VFS_OF(c), utimens, n->mnt->export, n->rel, ts, flags & AT_SYMLINK_NOFOLLOW);

@@ -222,6 +222,9 @@ done
 # scheduling class and parameters, the affinity of the host process: each
 # its own value written back; rootless all were the sentry's to set on the
 # caller's processes, the guest's init makes them for a guest now)
+# (netbind's review: fchmod and futimens of the caller's stdio, here fd 2,
+# the caller's file probe.err: rootless the sentry's uid owns it; the
+# filter has neither call since sentryfs37, the gofer sets a memfd's)
 for p in clone_newuser clone3_newuser tcsets_fd3 tcsetsw_fd3 tcxonc_fd3 setpriority_pgrp ioprio_set_pgrp \
 	tiocswinsz_fd0 tiocswinsz_fd1 tiocswinsz_fd2 \
 	openat_procfd_creat openat_procfd_trunc fchmod_setuid fchmod_setgid \
@@ -230,7 +233,7 @@ for p in clone_newuser clone3_newuser tcsets_fd3 tcsetsw_fd3 tcxonc_fd3 setprior
 	prlimit_host_pid_nofile prlimit_host_pid_as prlimit_host_pid_nproc setpriority_host_pid ioprio_set_host_pid \
 	sched_setaffinity_host_pid sched_setparam_host_pid sched_setscheduler_host_pid sched_setattr_host_pid \
 	kill_gofer ptrace_gofer vm_readv_gofer pidfd_getfd_gofer pidfd_send_signal_gofer prlimit_gofer kcmp_gofer \
-	bind_abstract; do
+	bind_abstract fchmod_stdio_fd2 futimens_stdio_fd2; do
 	grep -q "^confinement-probe $p: " "$T_TMP/probe.err" || missing="$missing $p"
 done
 grep -q '^confinement-probe export_roots: [1-9]' "$T_TMP/probe.err" || missing="$missing export_roots"
@@ -244,6 +247,45 @@ elif ! alive "$hostpid"; then
 	fail sentry_confinement_probe "the host process died"
 else
 	ok sentry_confinement_probe
+fi
+
+# 4c. a datagram to a host socket in an export by its path (netbind's
+# review): a 0666 datagram socket in a read-only bind (journald's and
+# syslog's are 0666 when /run or /dev is exported). The sentry's root held
+# the exports as read-only binds at "/<index>", a read-only mount does not
+# stop a send to a socket inode, and sendmsg's address is in memory, where
+# no seccomp rule reads it: its sendto of "/<index>/log" from an unnamed
+# socket reached the host's socket. The exports are in a detached box now
+# (sentry/privilege.c box_export): no path of its root reaches them
+# (MOAT_TEST_CONFINEMENT_DGRAM probes each "/<index>/NAME" and
+# "/proc/self/root/NAME": no procfs in its root either)
+DG=$T_TMP/dgram
+mkdir -p "$DG" && chmod 755 "$DG"
+$PY - "$MOAT" "$DG" "$T_TMP/dgram.err" <<'PYEOF' >"$T_TMP/dgram.out" 2>&1
+import os, socket, subprocess, sys
+moat, d, errf = sys.argv[1:4]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(d + "/log")
+os.chmod(d + "/log", 0o666)
+env = dict(os.environ, MOAT_TEST_CONFINEMENT="1", MOAT_TEST_CONFINEMENT_DGRAM="log")
+with open(errf, "w") as err:
+    r = subprocess.run([moat, "run", "--bind", d + ":/x:ro", "--", "/bin/true"],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env)
+s.setblocking(False)
+try:
+    got = s.recv(100).decode(errors="replace")
+except BlockingIOError:
+    got = "nothing"
+print("rc=%d received=%s" % (r.returncode, got))
+PYEOF
+tried=$(grep -c '^confinement-probe dgram_export_path_[0-9]*: ' "$T_TMP/dgram.err")
+bad=$(grep '^confinement-probe dgram_.*: ALLOWED' "$T_TMP/dgram.err")
+if [ "$tried" -lt 1 ] || ! grep -q '^confinement-probe dgram_proc_path: ' "$T_TMP/dgram.err"; then
+	fail sentry_no_dgram_to_export_socket "no probe: $(head -c 300 "$T_TMP/dgram.err")"
+elif [ -n "$bad" ] || ! grep -q 'rc=0 received=nothing' "$T_TMP/dgram.out"; then
+	fail sentry_no_dgram_to_export_socket "$(echo "$bad" | tr '\n' ' ') $(head -c 300 "$T_TMP/dgram.out")"
+else
+	ok sentry_no_dgram_to_export_socket
 fi
 
 # 4b. the caller's stdio an unnamed AF_UNIX socket (a systemd service's

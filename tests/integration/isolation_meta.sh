@@ -91,8 +91,8 @@ if [ $ROOT = 1 ]; then
 	if [ -e "$RW/hl" ]; then fail rw_no_link_to_unwritable "hard link to a file the guest may not write"
 	else ok rw_no_link_to_unwritable; fi
 fi
-# tar's fchmod and futimens on the fd it made (rootless the sentry makes
-# them on the guest's fd: fs/vfs.c vfs_fd_attr_direct): the guest sees its
+# tar's fchmod and futimens on the fd it made (the gofer makes them, CHMOD
+# and UTIMENS; the sentry's filter has neither call): the guest sees its
 # set-id bit, the host file the mode without it and the time
 SANITY=1 expect_eq rw_fd_chmod_guest_view "$(echo "$out" | grep '^G ')" "G 0o4755 5"
 expect_eq rw_fd_chmod_host "$(stat -c '%a %Y' "$RW/fdmine" 2>&1)" "755 5"

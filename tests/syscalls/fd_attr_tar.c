@@ -1,8 +1,8 @@
 /* fchmod and futimens on a held fd, as GNU tar -x makes them on each file
  * (create O_EXCL 0600, write, futimens, fchown, fchmod, close), with a stat
  * by name between the calls: what the name shows must follow each change
- * (under moat, rootless, the sentry makes the two on the guest's fd itself
- * and refreshes its cache: vfs_fd_attr_direct), through a second link too. */
+ * (under moat the gofer makes the two, CHMOD and UTIMENS, and the sentry
+ * refreshes its cache), through a second link too. */
 #include "t.h"
 #include <time.h>
 

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -666,6 +667,38 @@ Test(gofer_ops, winsz_own_devpts_only)
 	close(m);
 	cr_assert_eq(gofer_open(c, EXP_DEV, "null", O_RDWR, 0, &fd, &st), 0);
 	cr_assert_eq(gofer_winsz(c, EXP_DEV, fd, &ws), -EPERM, "no terminal of its devpts");
+	close(fd);
+}
+
+/* MEMFDATTR (sentryfs37): the mode and times of a memfd only; a host file
+ * (the caller's stdio, a rw bind's file), a named or unnamed tmpfs file
+ * (O_TMPFILE of the private export) is refused, whatever export is named. */
+Test(gofer_ops, memfdattr_memfd_only)
+{
+	struct timespec ts[2] = { { .tv_sec = 1000 }, { .tv_sec = 2000 } };
+	struct stat st;
+	int fd;
+
+	int m = memfd_create("m", MFD_CLOEXEC);
+	cr_assert(m >= 0);
+	cr_assert_eq(gofer_memfdattr(c, EXP_RW, m, 04640, NULL), 0);
+	cr_assert_eq(fstat(m, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 0640, "mode %o, never a set-id bit", st.st_mode & 07777);
+	cr_assert_eq(gofer_memfdattr(c, EXP_TMP, m, 0, ts), 0);
+	cr_assert_eq(fstat(m, &st), 0);
+	cr_assert(st.st_atim.tv_sec == 1000 && st.st_mtim.tv_sec == 2000);
+	close(m);
+	cr_assert_eq(gofer_open(c, EXP_RW, "", O_TMPFILE | O_RDWR, 0600, &fd, &st), 0);
+	cr_assert_eq(gofer_memfdattr(c, EXP_RW, fd, 0666, NULL), -EPERM, "a host export's file");
+	cr_assert_eq(gofer_memfdattr(c, EXP_RW, fd, 0, ts), -EPERM, "a host export's file");
+	cr_assert_eq(fstat(fd, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 0600);
+	close(fd);
+	cr_assert_eq(gofer_open(c, EXP_TMP, "", O_TMPFILE | O_RDWR, 0600, &fd, &st), 0);
+	cr_assert_eq(gofer_memfdattr(c, EXP_TMP, fd, 0666, NULL), -EPERM, "an unnamed tmpfs file");
+	close(fd);
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	cr_assert_eq(gofer_memfdattr(c, EXP_RW, fd, 0666, NULL), -EPERM, "a device");
 	close(fd);
 }
 

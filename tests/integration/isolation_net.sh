@@ -75,7 +75,7 @@ udp_send_signal_restart() {
 	out=$("$run" timeout 60 "$MOAT" run --net allow="$addr:$port"/udp -- "$PY" -c '
 import socket, signal, sys
 signal.signal(signal.SIGALRM, lambda s, f: None); signal.siginterrupt(signal.SIGALRM, False)
-signal.setitimer(signal.ITIMER_REAL, 0.00005, 0.00005)
+signal.setitimer(signal.ITIMER_REAL, 0.0002, 0.0002)
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); errs = 0
 for i in range(600):
     try: s.sendto(b"nkrs%04d" % i, (sys.argv[1], int(sys.argv[2])))

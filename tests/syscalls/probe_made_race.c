@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "race.h"
 
 static char vic[512], tmp[512], target[600];
 static volatile int stop;
@@ -50,9 +51,9 @@ int main(int argc, char **argv)
 	}
 	pthread_t th;
 	pthread_create(&th, NULL, renamer, NULL);
-	time_t end = time(NULL) + atoi(argv[4]);
+	double end = race_now() + atoi(argv[4]);
 	long it = 0;
-	while (time(NULL) < end) {
+	while (race_now() < end) {
 		it++;
 		if (!strcmp(kind, "symlink"))
 			(void)symlink("zz", tmp);

@@ -32,6 +32,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include "race.h"
 
 #define F 100
 static int N, U;
@@ -103,10 +104,10 @@ int main(int argc, char **argv)
 	unlink(path); /* the probe's name: its address stays in s0 (nothing left in /tmp natively) */
 	pthread_t t;
 	pthread_create(&t, NULL, racer, NULL);
-	time_t end = time(NULL) + secs;
+	double end = race_now() + secs;
 	long tries = 0;
 	int won = 0;
-	while (!won && time(NULL) < end) {
+	while (!won && race_now() < end) {
 		int fresh = socket(AF_UNIX, SOCK_STREAM, 0);
 		dup2(fresh, U);
 		close(fresh);

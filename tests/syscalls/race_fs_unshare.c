@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "race.h"
 
 static const char *dir;
 
@@ -63,10 +64,10 @@ int main(int argc, char **argv)
 			pthread_join(c, NULL);
 		}
 	}
-	time_t end = time(NULL) + secs;
+	double end = race_now() + secs;
 	long n = 0;
 	char path[64], buf[4096];
-	while (time(NULL) < end) {
+	while (race_now() < end) {
 		snprintf(path, sizeof path, "/proc/%d/task", (int)p);
 		DIR *d = opendir(path);
 		if (!d) {

@@ -39,6 +39,7 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+#include "race.h"
 
 enum { T = 50 };
 static int hostfd;
@@ -88,10 +89,10 @@ int main(int argc, char **argv)
 	pthread_t th;
 	if (pthread_create(&th, NULL, flipper, NULL) != 0)
 		return 2;
-	time_t end = time(NULL) + secs;
+	double end = race_now() + secs;
 	long tries = 0, denied = 0, timedout = 0;
 	int reached = 0;
-	while (!reached && time(NULL) < end) {
+	while (!reached && race_now() < end) {
 		tries++;
 		if (connect(T, (struct sockaddr *)&target, sizeof target) == 0)
 			reached = 1;

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "race.h"
 
 #define N 50
 static volatile int stop;
@@ -82,8 +83,8 @@ int main(int argc, char **argv)
 		pthread_t th;
 		pthread_create(&th, NULL, flip, NULL);
 		long sent = 0;
-		time_t end = time(NULL) + secs;
-		while (time(NULL) < end)
+		double end = race_now() + secs;
+		while (race_now() < end)
 			if (syscall(SYS_pidfd_send_signal, N, SIGUSR2, &si, 0) == 0)
 				sent++;
 		stop = 1;

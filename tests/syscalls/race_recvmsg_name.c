@@ -22,6 +22,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include "race.h"
 
 static struct sockaddr_un name;
 static struct mmsghdr mm;
@@ -74,10 +75,10 @@ int main(int argc, char **argv)
 	pthread_t th;
 	if (pthread_create(&th, NULL, flip, NULL))
 		return 1;
-	time_t end = time(NULL) + secs;
+	double end = race_now() + secs;
 	long calls = 0, named = 0, leaked = 0;
 	char seen[sizeof name.sun_path + 1] = "";
-	while (time(NULL) < end && calls < 200000) {
+	while (race_now() < end && calls < 200000) {
 		if (sendto(s, "x", 1, 0, (struct sockaddr *)&to, sizeof to) != 1) {
 			printf("FAIL race_recvmsg_name sendto: %s\n", strerror(errno));
 			break;

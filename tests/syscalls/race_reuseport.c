@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "race.h"
 
 static volatile int fdn = -1, stop;
 
@@ -90,8 +91,8 @@ int main(int argc, char **argv)
 		close(s0);
 		pthread_t th;
 		pthread_create(&th, NULL, flip, NULL);
-		time_t end = time(NULL) + secs;
-		while (time(NULL) < end) {
+		double end = race_now() + secs;
+		while (race_now() < end) {
 			int s = socket(AF_INET, SOCK_STREAM, 0);
 			setsockopt(s, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
 			fdn = s;

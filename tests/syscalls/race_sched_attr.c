@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "race.h"
 
 struct attr {
 	uint32_t size, policy;
@@ -64,10 +65,10 @@ int main(int argc, char **argv)
 	pthread_t th;
 	if (pthread_create(&th, NULL, flip, NULL))
 		return 1;
-	time_t end = time(NULL) + secs;
+	double end = race_now() + secs;
 	long calls = 0, won = 0, eperm = 0;
 	int root = geteuid() == 0;
-	while (time(NULL) < end && calls < 2000000) {
+	while (race_now() < end && calls < 2000000) {
 		calls++;
 		if (syscall(SYS_sched_setattr, 0, &a, 0) != 0) {
 			if (errno == EPERM && root) {

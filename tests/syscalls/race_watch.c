@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "race.h"
 
 static volatile int stop;
 static char p_mine[4096], p_tmp[4096], p_secret[4096];
@@ -82,8 +83,8 @@ int main(int argc, char **argv)
 		pthread_t th;
 		pthread_create(&th, NULL, swapper, NULL);
 		int first = -1, other = -1, ok = 0;
-		time_t end = time(NULL) + secs;
-		while (time(NULL) < end && other < 0) {
+		double end = race_now() + secs;
+		while (race_now() < end && other < 0) {
 			int w = inotify_add_watch(in, p_mine, IN_OPEN | IN_MODIFY);
 			if (w < 0)
 				continue;

@@ -831,7 +831,8 @@ void priv_export_roots_release(void)
 		sentry_root_clone[i] = 0;
 		releasing_fds[nreleasing++] = sentry_roots[i];
 	}
-	if (export_box >= 0 && nreleasing < GOFER_MAX_EXPORTS + 1) {
+	int ncow = nreleasing, box = export_box >= 0 && nreleasing < GOFER_MAX_EXPORTS + 1;
+	if (box) {
 		releasing_fds[nreleasing++] = export_box;
 		export_box = -1;
 	}
@@ -841,6 +842,6 @@ void priv_export_roots_release(void)
 	if (nreleasing && pthread_create(&th, &at, release_roots, NULL) != 0)
 		release_roots(NULL);
 	pthread_attr_destroy(&at);
-	snprintf(mark, sizeof mark, "export roots releasing: %d", nreleasing);
+	snprintf(mark, sizeof mark, "export roots releasing: %d%s", ncow, box ? ", the exports' box" : "");
 	dbg_mark(mark);
 }

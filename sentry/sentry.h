@@ -386,7 +386,8 @@ const int *priv_export_roots(size_t *n);
 void priv_add_export_root(size_t i, int fd);
 /* The program has exited (its init killed, the gofer shut down): the cow
  * roots (detached clones) are dropped by a detached thread, their fd
- * numbers left on /.empty (MOAT_DEBUG: "export roots releasing: N"). */
+ * numbers left on /.empty (MOAT_DEBUG: "export roots releasing: N", N the
+ * cow roots, then ", the exports' box" when the detached box goes too). */
 void priv_export_roots_release(void);
 
 /* ---- the guest's view (view.c) ---- */

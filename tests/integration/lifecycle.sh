@@ -258,11 +258,12 @@ else fail teardown_starts_no_workers "workers started: at most $worst in $n runs
 # of the files is answered from then on either way), beside the init's end
 # and the gofer's, instead of one RCU grace period after another in the
 # sentry's exit_group: never before the program's exit, and every one of
-# them (as many as the gofer's cow exports).
+# them (as many as the gofer's cow exports; the mark names the exports'
+# detached box apart, sentryfs37).
 out=$(MOAT_DEBUG=1 moat run -- /bin/sh -c 'cat /usr/bin/sh /etc/hostname >/dev/null & wait' 2>&1 >/dev/null </dev/null)
 ncow=$(printf '%s\n' "$out" | grep -c 'gofer: export [0-9]* (.*, cow) attached')
 order=$(printf '%s\n' "$out" | sed -n 's/^moat: [0-9.]* ms: \(program exited\|guest gone\|export roots releasing\|done\).*/\1/p' | tr '\n' ,)
-rel=$(printf '%s\n' "$out" | sed -n 's/^moat: [0-9.]* ms: export roots releasing: //p')
+rel=$(printf '%s\n' "$out" | sed -n 's/^moat: [0-9.]* ms: export roots releasing: \([0-9]*\).*/\1/p')
 if [ "$ncow" -ge 1 ] && [ "$rel" = "$ncow" ] &&
    [ "$order" = "program exited,export roots releasing,guest gone,done," ]; then
 	ok cow_roots_released_after_program

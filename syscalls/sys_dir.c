@@ -312,6 +312,13 @@ static long dents(struct sc_call *c, int guestfd, size_t count, char **buf, int 
 		return -EBADF;
 	if (!S_ISDIR(n->st.st_mode))
 		return -ENOTDIR;
+	/* A directory the VFS cannot name (VN_FD: one the caller gave as
+	 * stdio, outside every mount) is a removed one to the walk (fs/walk.c:
+	 * lookups in it are ENOENT), and Linux's readdir of a dead directory
+	 * is ENOENT: its host names are not listed (red team 83: the caller's
+	 * `< /` listed the host's root) */
+	if (n->kind == VN_FD)
+		return -ENOENT;
 	/* Linux keeps the count in an int (fs/readdir.c): one past INT_MAX
 	 * is negative, every record is "too large" (EINVAL; 0 at the end),
 	 * which is what a count of 0 answers here (review 34) */

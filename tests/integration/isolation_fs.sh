@@ -707,4 +707,23 @@ for mode in ro cow rw; do
 done
 expect_eq host_page_cache_kept_by_dontneed "$pcgot" "ro: advised kept; cow: advised kept; rw: advised kept; "
 
+# Red team 83: a host directory the caller gives as stdio (`moat run ... <
+# DIR`), outside every mount, is a removed directory to the guest: lookups
+# in it were ENOENT already (fs/walk.c), but its listing, getdents64 on the
+# fd or on a reopen through /proc/self/fd/0/, named the host's entries (`<
+# /` listed the host's root). Linux's readdir of a dead directory is ENOENT.
+# Natively both list the canary: not a sanity case.
+SD=$T_TMP/stdio-dir
+mkdir -p "$SD/$CANARY" && chmod 755 "$SD"
+out=$(moat run -- /bin/sh -c 'exec 3<&0 </dev/null; '"$PY"' -c "
+import ctypes, os
+b = ctypes.create_string_buffer(4096)
+n = ctypes.CDLL(None, use_errno=True).syscall(217, 3, b, 4096)
+print(b.raw[:n] if n > 0 else \"getdents64 %d %d\" % (n, ctypes.get_errno()))"; ls -a /proc/self/fd/3/' <"$SD" 2>&1)
+case $out in
+*"$CANARY"*) fail stdio_host_dir_not_listed "CANARY LISTED: $out" ;;
+"getdents64 -1 2") ok stdio_host_dir_not_listed ;;
+*) fail stdio_host_dir_not_listed "got [$out]" ;;
+esac
+
 finish

@@ -726,4 +726,26 @@ case $out in
 *) fail stdio_host_dir_not_listed "got [$out]" ;;
 esac
 
+# Red team 83: the caller's stdio is a description, not the file: a
+# write-only stdout (`moat run prog >>FILE`) was reopened for reading
+# through /proc/self/fd/1 or /dev/stdout and read whole (rootless: any file
+# of the caller's, a shell history, a log). A reopen of one of the caller's
+# stdio objects the VFS cannot name asks no more access than one of the
+# caller's descriptions of it has (EACCES); stdin's read back stays.
+# Natively the reads succeed: not a sanity case.
+SL=$T_TMP/stdio-log
+printf '%s\n' "$CANARY" >"$SL" && chmod 644 "$SL"
+printf '%s\n' stdin-ok >"$SL.in"
+moat run -- "$PY" -c '
+import sys
+for p in ("/proc/self/fd/1", "/dev/stdout", "/dev/stdin"):
+    try: d = open(p).read().strip()
+    except OSError as e: d = e.strerror
+    sys.stderr.write("%s: %s; " % (p, d))' <"$SL.in" >>"$SL" 2>"$SL.err"
+out=$(cat "$SL.err")
+case $out in
+*"$CANARY"*) fail stdio_write_only_not_read "CANARY READ: $out" ;;
+*) expect_eq stdio_write_only_not_read "$out" "/proc/self/fd/1: Permission denied; /dev/stdout: Permission denied; /dev/stdin: stdin-ok; " ;;
+esac
+
 finish

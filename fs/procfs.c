@@ -123,6 +123,13 @@ __attribute__((weak)) int vfs_is_memfd(struct vfs *v, const struct stat *st)
 	return 0;
 }
 
+__attribute__((weak)) int vfs_caller_stdio_access(struct vfs *v, const struct stat *st)
+{
+	(void)v;
+	(void)st;
+	return -1;
+}
+
 __attribute__((weak)) int vfs_permission(struct task *t, const struct stat *st, int mask)
 {
 	(void)t;
@@ -3458,33 +3465,8 @@ static int own_object(struct vfs *v, int fd, const struct stat *st)
 	return vfs_is_memfd(v, st) || (S_ISFIFO(st->st_mode) && fstatfs(fd, &sfs) == 0 && sfs.f_type == PIPEFS_MAGIC);
 }
 
-/* May a reopen with access mask (MAY_READ, MAY_WRITE) be made of an object
- * (st) the VFS cannot name that is one of the caller's stdio objects? Only
- * with the access one of the caller's own descriptions of it has: the
- * caller gave a description, not the file (red team 83: `moat run prog >>
- * FILE`, a write-only stdout, was read whole through /proc/self/fd/1,
- * rootless any file of the caller's). 1 when it is no such object. */
-static int caller_stdio_allows(const struct sandbox *sb, const struct stat *st, int mask)
-{
-	int theirs = 0;
-
-	for (int i = 0; sb && i < 3; i++) {
-		struct stat cs;
-		int fl;
-		if (sb->caller_stdio[i] < 0 || fstat(sb->caller_stdio[i], &cs) < 0 ||
-		    cs.st_dev != st->st_dev || cs.st_ino != st->st_ino ||
-		    (fl = fcntl(sb->caller_stdio[i], F_GETFL)) < 0)
-			continue;
-		theirs = 1;
-		int acc = fl & O_ACCMODE;
-		if ((!(mask & MAY_READ) || acc != O_WRONLY) && (!(mask & MAY_WRITE) || acc != O_RDONLY))
-			return 1;
-	}
-	return !theirs;
-}
-
-static int reopen_new(struct vfs *v, struct task *t, const struct sandbox *sb, int dup, int procfd,
-		      pid_t owner_vpid, int owner_fd, int flags, int *fd)
+static int reopen_new(struct vfs *v, struct task *t, int dup, int procfd, pid_t owner_vpid, int owner_fd,
+		      int flags, int *fd)
 {
 	struct stat st, rst;
 	int acc = flags & O_ACCMODE, mask = 0, own, r, nfd, e;
@@ -3513,7 +3495,12 @@ static int reopen_new(struct vfs *v, struct task *t, const struct sandbox *sb, i
 	}
 	own = n->kind == VN_FD && own_object(v, dup, &st);
 	r = own ? vfs_permission_obj(t, &n->st, mask) : vfs_permission(t, &n->st, mask);
-	if (r == 0 && n->kind == VN_FD && !caller_stdio_allows(sb, &st, mask))
+	/* one of the caller's stdio objects: no more access than the
+	 * caller's descriptions of it have (red team 83: `moat run prog
+	 * >>FILE`, a write-only stdout, was read whole through
+	 * /proc/self/fd/1; rootless any file of the caller's) */
+	int ca = n->kind == VN_FD ? vfs_caller_stdio_access(v, &st) : -1;
+	if (r == 0 && ca >= 0 && (mask & ~ca))
 		r = -EACCES;
 	free(n);
 	if (r < 0)
@@ -3592,7 +3579,7 @@ int procfs_open_magic(struct vfs *v, struct task *t, const char *rel, int flags,
 	if (dup < 0)
 		return -ENOENT;
 	if (!(flags & O_PATH) && v && psb && psb->guest_procfd >= 0 && owner_vpid > 0) {
-		r = reopen_new(v, t, psb, dup, psb->guest_procfd, owner_vpid, owner_fd, flags, fd);
+		r = reopen_new(v, t, dup, psb->guest_procfd, owner_vpid, owner_fd, flags, fd);
 		if (r <= 0) {
 			close(dup);
 			return r;

@@ -1085,6 +1085,22 @@ int vfs_is_memfd(struct vfs *v, const struct stat *st)
 	       st->st_nlink == 0;
 }
 
+int vfs_caller_stdio_access(struct vfs *v, const struct stat *st)
+{
+	int acc = -1;
+
+	for (int i = 0; v->sb && i < 3; i++) {
+		struct stat cs;
+		int fl, fd = v->sb->caller_stdio[i];
+		if (fd < 0 || fstat(fd, &cs) < 0 || cs.st_dev != st->st_dev || cs.st_ino != st->st_ino ||
+		    (fl = fcntl(fd, F_GETFL)) < 0)
+			continue;
+		acc = (acc < 0 ? 0 : acc) | ((fl & O_ACCMODE) != O_WRONLY ? MAY_READ : 0) |
+		      ((fl & O_ACCMODE) != O_RDONLY ? MAY_WRITE : 0);
+	}
+	return acc;
+}
+
 /* Host mount mnt serves export exp (see vfs_priv.h hmnt). */
 static void hmnt_note(struct vfs *v, uint64_t mnt, int exp)
 {

@@ -341,6 +341,12 @@ unsigned vfs_hidden_subdirs(struct vfs *v, const struct vfs_mount *m, const char
 
 /* Is st (a VN_FD's stat) a memfd, an anonymous file in no file system? */
 int vfs_is_memfd(struct vfs *v, const struct stat *st);
+/* One of the caller's stdio objects (sb->caller_stdio: moat's fds 0-2 as
+ * the caller gave them; st a host fstat, device and inode compared): the
+ * access (MAY_READ, MAY_WRITE) the caller's descriptions of it give
+ * together, or -1 for any other object. What the caller gave is a
+ * description, not the file (red team 83). */
+int vfs_caller_stdio_access(struct vfs *v, const struct stat *st);
 
 /* Guest-view stat of a host fd (ids mapped). */
 void vfs_map_stat(struct vfs *v, struct stat *st);

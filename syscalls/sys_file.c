@@ -1535,11 +1535,15 @@ long sys_linkat(struct sc_call *c)
  * longer names it). The sentry would carry them out with its own rights on an
  * object of the host, so they are refused (EPERM), except on a memfd: an
  * anonymous file that exists in no file system, where chmod (never a set-id
- * bit) and utimens are applied to the held fd. Owners are never changed.
+ * bit) and utimens are applied to the held fd, if it is not one the caller
+ * gave as stdio. Owners are never changed.
  */
 static int fd_meta_ok(struct sc_call *c, const struct vfs_node *n)
 {
-	return n->kind == VN_FD && vfs_is_memfd(VFS_OF(c), &n->st) ? 0 : -EPERM;
+	/* never a memfd the caller gave as stdio (red team 83: the guest's
+	 * root chmod'ed the caller's 0600 memfd to 0666) */
+	return n->kind == VN_FD && vfs_is_memfd(VFS_OF(c), &n->st) &&
+	       vfs_caller_stdio_access(VFS_OF(c), &n->st) < 0 ? 0 : -EPERM;
 }
 
 /* Resolve the target of an attribute change; *hfd gets the host fd for an

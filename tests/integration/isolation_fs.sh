@@ -748,4 +748,22 @@ case $out in
 *) expect_eq stdio_write_only_not_read "$out" "/proc/self/fd/1: Permission denied; /dev/stdout: Permission denied; /dev/stdin: stdin-ok; " ;;
 esac
 
+# Red team 83: a memfd the caller gives as stdio is the caller's, not the
+# guest's own: the guest's root chmod'ed it (the gofer sets a guest memfd's
+# mode, GOFER_OP_MEMFDATTR, and took any memfd) and set its times; EPERM
+# now, as on any other object of the caller's. Natively the owner's chmod
+# succeeds: not a sanity case.
+out=$("$PY" -c '
+import os, sys
+m = os.memfd_create("caller")
+os.write(m, b"caller-data"); os.fchmod(m, 0o600); os.dup2(m, 0)
+os.execvp(sys.argv[1], sys.argv[1:])' timeout -k 5 "${MOAT_TIMEOUT:-120}" "$MOAT" run -- "$PY" -c '
+import os
+r = []
+for f in (lambda: os.fchmod(0, 0o666), lambda: os.utime(0, (1, 1))):
+    try: f(); r.append("done")
+    except OSError as e: r.append(e.strerror)
+print(" ".join(r), "%o" % (os.fstat(0).st_mode & 0o7777))' 2>&1)
+expect_eq stdio_caller_memfd_kept "$out" "Operation not permitted Operation not permitted 600"
+
 finish

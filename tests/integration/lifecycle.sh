@@ -351,16 +351,12 @@ SANITY=1 expect_eq helpers_reaped_net "$out" "rc 0 left none"
 # review 37 moat-netd and moat-broker, forked later, held it writable (one
 # compromised could give the export up, or set a deadline where --timeout
 # set none). Nothing leaves the machine (TEST-NET-1, never connected to).
-out=$(RT15_TOKEN=abcdefghijklmnopqrstuvwx "$PY" - "$MOAT" <<'PYEOF' 2>&1
+out=$(RT15_TOKEN=abcdefghijklmnopqrstuvwx "$PY" - "$MOAT" "$HERE_INT" <<'PYEOF' 2>&1
 import os, subprocess, sys, time
+sys.path.insert(0, sys.argv[2])
+from subreaper import kids
 p = subprocess.Popen([sys.argv[1], "run", "--net", "allow=192.0.2.1:9", "--secret", "RT15_TOKEN@192.0.2.1:9",
                       "--", "sleep", "3"], stdin=subprocess.DEVNULL)
-def kids(pid):
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        return []
 seen = {}
 t = time.time()
 while time.time() - t < 2.5 and len(seen) < 2:
@@ -391,16 +387,12 @@ esac
 # text folio) stayed mapped for good, only in the init (its PSS 265 -> 345
 # KiB in the bench's measure; pss38). Counted: moat's r--p mappings but its
 # RELRO (the one right before its rw-p data, relocated private copies).
-out=$("$PY" - "$MOAT" <<'PYEOF' 2>&1
+out=$("$PY" - "$MOAT" "$HERE_INT" <<'PYEOF' 2>&1
 import os, subprocess, sys, time
+sys.path.insert(0, sys.argv[2])
+from subreaper import kids
 exe = os.path.realpath(sys.argv[1])
 p = subprocess.Popen([sys.argv[1], "run", "--", "sleep", "4"], stdin=subprocess.DEVNULL)
-def kids(pid):
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        return []
 time.sleep(1.5)
 res = "no moat-init"
 for c in kids(p.pid):

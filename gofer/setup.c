@@ -583,10 +583,6 @@ static void start_dshrink(struct gofer_srv *s)
 				break;
 			lo = next + 1;
 		}
-		/* moat's text and rodata the gofer's set-up mapped (~270 KiB
-		 * of PSS, only this process's once the gofer trims its own):
-		 * this loop needs a page or two of it */
-		text_trim();
 		/* fsconfig's reconfigure only (another command kills), the
 		 * socket's read and write, exit; anything else EPERM */
 		static const struct bpf_allow rows[] = {
@@ -602,6 +598,12 @@ static void start_dshrink(struct gofer_srv *s)
 					  sizeof f / sizeof f[0]);
 		if (len < 0)
 			syscall(SYS_exit_group, 1);
+		/* moat's text and rodata the gofer's set-up mapped (~270 KiB
+		 * of PSS, only this process's once the gofer trims its own):
+		 * this loop needs a page or two of it; after the filter's build
+		 * (its rows are rodata, the builder text: built after the trim
+		 * they stayed mapped) */
+		text_trim();
 		struct sock_fprog prog = { .len = (unsigned short)len, .filter = f };
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
 		    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)

@@ -132,14 +132,14 @@ static int path_search(struct task *t, const char *name, int *fd, struct stat *s
 	return best;
 }
 
-/* The interpreter (#! or PT_INTERP) the last prepare() on this thread could
- * not open, "" if none: the program's first exec names it (a script whose
- * interpreter is missing was "SCRIPT: not found", of a file that is there) */
-static __thread char failed_interp[PATH_MAX];
-
-/* Resolve everything for an exec. Returns the pending exec or -errno. */
+/* Resolve everything for an exec. Returns the pending exec or -errno;
+ * failed_interp (PATH_MAX bytes) gets the interpreter (#! or PT_INTERP) it
+ * could not open, "" if none: the program's first exec names it (a script
+ * whose interpreter is missing was "SCRIPT: not found", of a file that is
+ * there). The caller's buffer, not a thread's (pss38: 4 KiB of TLS that
+ * every thread of every moat process wrote at its start). */
 static long prepare(struct task *t, int dirfd, const char *path, int atflags,
-		    struct pending_exec **out)
+		    struct pending_exec **out, char *failed_interp)
 {
 	failed_interp[0] = 0;
 	/* ~25 KiB, mostly the prefix strings' room: not zeroed (a calloc
@@ -252,7 +252,7 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 			r = vfs_open_exec_id(t, AT_FDCWD, interp, 0, &fd, &st, canon, sizeof canon,
 					     &p->unreadable, &hid);
 			if (r < 0) {
-				snprintf(failed_interp, sizeof failed_interp, "%s", interp);
+				snprintf(failed_interp, PATH_MAX, "%s", interp);
 				ret = r;
 				goto fail;
 			}
@@ -280,7 +280,7 @@ static long prepare(struct task *t, int dirfd, const char *path, int atflags,
 							 &p->unreadable, &ihid)
 				      : -EACCES;
 			if (r < 0) {
-				snprintf(failed_interp, sizeof failed_interp, "%s", interp);
+				snprintf(failed_interp, PATH_MAX, "%s", interp);
 				ret = r;
 				goto fail;
 			}
@@ -367,6 +367,7 @@ int exec_stop(struct sandbox *sb, struct task *t, const arch_regs *in)
 {
 	arch_regs regs = *in;
 	exec_drop(t); /* whatever an earlier exec left */
+	char failed_interp[PATH_MAX];
 	failed_interp[0] = 0; /* (no prepare() below may set it) */
 	long nr = REG_NR(regs);
 	int dirfd = AT_FDCWD, atflags = 0;
@@ -395,7 +396,7 @@ int exec_stop(struct sandbox *sb, struct task *t, const arch_regs *in)
 	else if (r >= 0 && path[0] == 0 && !(atflags & AT_EMPTY_PATH))
 		r = -ENOENT;
 	if (r >= 0)
-		r = prepare(t, dirfd, path, atflags, &pe);
+		r = prepare(t, dirfd, path, atflags, &pe, failed_interp);
 	if (r == 0 && policy_check_exec(sb->policy, t, pe->exe, &perr) != DEC_ALLOW) {
 		decision = DEC_DENY;
 		r = -(perr ? perr : EACCES);
@@ -457,6 +458,7 @@ void exec_prewarm(struct sandbox *sb, const char *path, const char *cwd)
 {
 	struct task *probe = xcalloc(1, sizeof *probe);
 	struct pending_exec *pe = NULL;
+	char failed_interp[PATH_MAX];
 
 	if (!path || !*path)
 		goto out;
@@ -465,7 +467,7 @@ void exec_prewarm(struct sandbox *sb, const char *path, const char *cwd)
 	probe->initial = 1;
 	probe->fs = fs_ctx_new(cwd ? cwd : "/", 022);
 	cred_init(&probe->cred, sb->start_uid, sb->start_gid);
-	if (prepare(probe, AT_FDCWD, path, 0, &pe) == 0 && pe->interp_fd >= 0) {
+	if (prepare(probe, AT_FDCWD, path, 0, &pe, failed_interp) == 0 && pe->interp_fd >= 0) {
 		/* a dynamic program's interpreter looks these up first: the
 		 * preload list (absent as a rule: a negative entry, else its
 		 * first look-up, a host openat2 beneath the export root, cost

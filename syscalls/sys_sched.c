@@ -285,7 +285,7 @@ long sys_sched_setattr(struct sc_call *c)
 {
 	pid_t pid = (pid_t)c->args[0];
 	uint64_t uattr = c->args[1];
-	static _Thread_local unsigned char buf[VS_PAGE];
+	unsigned char buf[VS_PAGE]; /* (not TLS: every thread's start wrote its 4 KiB, pss38) */
 	uint32_t size;
 	struct vs_attr a = { 0 };
 	struct vs_native n = { 0 };

@@ -53,6 +53,15 @@ def run(argv, term_after=None, quiet=False):
     return p.returncode, lf
 
 
+def kids(pid):
+    """pid's children (those of its main thread), [] once it is gone"""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
 def free_port(listen=False):
     import socket
     s = socket.socket()

@@ -59,6 +59,7 @@ long fs_unlinkat(struct sc_call *c, int dirfd, const char *path);
 /* open("/dev/tty"): the caller's controlling terminal if it is one of the
  * sandbox's ptys (sys_tty.c); 0 with *fd, or -ENXIO. */
 int tty_open_ctty(struct sc_call *c, int flags, int *fd);
+int tty_of_host(struct sc_call *c, int hfd); /* a terminal not of the sandbox's devpts */
 
 /* Break the leases (sys_lock.c) that an open with `flags` (truncate: O_WRONLY)
  * of the file dev/ino conflicts with: signal their holders and wait for them

@@ -79,6 +79,7 @@
 #include "syscalls/handlers.h"
 #include "syscalls/sc.h"
 #include "syscalls/sys_fs.h"
+#include "common/util.h"
 
 static struct cred cred_of(struct task *t);
 static void pidcall_test_delay(void);
@@ -606,6 +607,18 @@ static long sigio_set(struct sc_call *c, int hfd, int ex, int type, pid_t who)
 {
 	struct sigio_arg a = { .hfd = hfd, .ex = ex, .type = type };
 	pid_t none[2] = { 0, 0 };
+	if (who == 0 && tty_of_host(c, hfd)) {
+		/* no owner on a host terminal's description: its next O_ASYNC
+		 * (F_SETFL, FIOASYNC) would make the tty's foreground group
+		 * the owner (tty_fasync), moat's job, outside the guest's
+		 * session, with the guest's ids and F_SETSIG's signal (red
+		 * team 82: SIGKILL of moat at the next key typed, root-run
+		 * and rootless). A task that is gone is the owner instead:
+		 * no signal, F_GETOWN 0, as with none. */
+		snprintf(c->note, sizeof c->note, "%s 0 on a host terminal: an owner that is gone",
+			 ex ? "F_SETOWN_EX" : "F_SETOWN");
+		return moat_sigio_dead_owner(&hfd, 1, type);
+	}
 	if (who == 0)
 		return sigio_fn(none, &a); /* no owner */
 	struct task *t;
@@ -689,8 +702,11 @@ long sigio_setown_fcntl(struct sc_call *c)
 		c->cont = 1;
 		if (who == INT_MIN)
 			return 0; /* EINVAL: the kernel's */
-		if (!shared && (who == 0 || who == c->task->vtgid || who == c->task->vtid))
-			return 0; /* clears it; its own process or thread, alive while it waits */
+		if (!shared && (who == c->task->vtgid || who == c->task->vtid))
+			return 0; /* its own process or thread, alive while it waits */
+		/* (0, no owner: made on the pinned file, sigio_set, which
+		 * may not clear a host terminal's; a thread's dup2 after a
+		 * check here would let the native call clear one) */
 		if (who != 0) {
 			struct task *t;
 			long r = sigio_owner_check(c, who < 0 ? F_OWNER_PGRP : F_OWNER_PID, who < 0 ? -who : who, &t);

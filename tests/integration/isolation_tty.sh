@@ -427,6 +427,48 @@ EOF
 	expect_eq guest_async_tty_spares_moat "$(cat "$T_TMP/async.out" 2>/dev/null)" "rc=0"
 fi
 
+# 9g'. the same after the guest cleared its description's owner: F_SETOWN
+# 0, F_SETOWN_EX with pid 0 (a process's or a group's), then O_ASYNC by
+# F_SETFL or FIOASYNC, with F_SETSIG SIGKILL. On main no owner was the
+# kernel's answer, and tty_fasync made the terminal's foreground group,
+# moat's job, the owner with the guest's ids: moat was SIGKILLed at the
+# next key typed (root-run and rootless; rootless its whole job of the
+# caller's uid too where the Landlock signal scope is missing). A task that
+# is gone is the owner now (sigio_set, red team 82). A sibling in moat's
+# job lives on. Natively the program is the foreground group and kills
+# itself: not a sanity case.
+if command -v script >/dev/null && command -v python3 >/dev/null; then
+	cat >"$T_TMP/async0.sh" <<EOF
+for how in setown0 setown_ex0 setown_ex0_pgrp fioasync; do
+	sleep 20 &
+	sib=\$!
+	"$MOAT" run -- python3 -c '
+import fcntl, os, struct, sys, time
+how = sys.argv[1]
+fcntl.fcntl(0, 10, 9)  # F_SETSIG SIGKILL
+if how == "setown_ex0":
+    fcntl.fcntl(0, 15, struct.pack("ii", 1, 0))  # F_SETOWN_EX F_OWNER_PID 0
+elif how == "setown_ex0_pgrp":
+    fcntl.fcntl(0, 15, struct.pack("ii", 2, 0))  # F_OWNER_PGRP 0
+else:
+    fcntl.fcntl(0, fcntl.F_SETOWN, 0)
+if how == "fioasync":
+    fcntl.ioctl(0, 0x5452, struct.pack("i", 1))  # FIOASYNC
+else:
+    fcntl.fcntl(0, fcntl.F_SETFL, fcntl.fcntl(0, fcntl.F_GETFL) | os.O_ASYNC)
+time.sleep(1.5)
+' \$how
+	echo "\$how rc=\$? sibling=\$(kill -0 \$sib 2>/dev/null && echo alive || echo gone)" >>"$T_TMP/async0.out"
+	kill \$sib 2>/dev/null
+done
+EOF
+	rm -f "$T_TMP/async0.out"
+	# a key typed every 0.3 s while the four runs last
+	(for _ in $(seq 60); do sleep 0.3; printf 'x\n'; done) | SHELL=/bin/bash timeout -k 5 60 script -qec "/bin/sh $T_TMP/async0.sh" /dev/null >"$T_TMP/async0.term" 2>&1
+	expect_eq guest_async_tty_owner_cleared_spares_moat "$(tr '\n' ' ' <"$T_TMP/async0.out" 2>/dev/null)" \
+		"setown0 rc=0 sibling=alive setown_ex0 rc=0 sibling=alive setown_ex0_pgrp rc=0 sibling=alive fioasync rc=0 sibling=alive "
+fi
+
 # 9g. without -t the guest's stdio is the caller's terminal, and a window
 # size set there is the terminal's: it outlived the run (red team 62) until
 # the terminal emulator next reported a size, and the caller's foreground

@@ -69,6 +69,8 @@ int lease_break(struct sc_call *c, dev_t dev, ino_t ino, int flags);
  * `who` (F_OWNER_TID/PID/PGRP) the owner of a file's SIGIO? 0 with *host
  * (the sentry's number for that pid), else -EPERM/-ESRCH */
 long sigio_setown_fcntl(struct sc_call *c);
+long sigio_setfl_fcntl(struct sc_call *c);
+long sigio_fioasync_ioctl(struct sc_call *c);
 long sigio_setown_ioctl(struct sc_call *c);
 long sigio_setsig_fcntl(struct sc_call *c); /* sys_signal.c: F_SETSIG */
 /* ioctl 0x89xx/0x8Bxx (sentry/netconn.c): native without moat-netd; with it

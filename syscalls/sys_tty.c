@@ -217,6 +217,8 @@ long sys_ioctl(struct sc_call *c)
 	}
 	if (cmd == FIOSETOWN || cmd == SIOCSPGRP)
 		return sigio_setown_ioctl(c);
+	if (cmd == FIOASYNC)
+		return sigio_fioasync_ioctl(c);
 	if ((cmd & 0xffffff00u) == 0x8900u || (cmd & 0xffffff00u) == 0x8b00u)
 		return netconn_if_ioctl(c); /* socket interface requests (sentry/netconn.c) */
 	if ((cmd & 0xffffff00u) == 0xff00u && (cmd & 0xff) >= 1 && (cmd & 0xff) <= 10)

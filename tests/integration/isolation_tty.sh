@@ -401,6 +401,45 @@ EOF
 	expect_eq caller_socket_owner_not_raced "$(cat "$T_TMP/own_sock.out" 2>/dev/null)" "owner=caller"
 fi
 
+# 9f'. a caller that owns its socket stdio's SIGIO/SIGURG (F_SETOWN to
+# itself, O_ASYNC off: SIGURG only, as an inetd-style server) hands it to
+# moat: a guest's O_ASYNC on that description (F_SETFL or FIOASYNC; a
+# socket cannot be reopened, so it is the caller's own) sent the caller
+# SIGIO at its next byte, whose default action ended it (red team 82,
+# root-run and rootless). Refused (EPERM) on the caller's own descriptions
+# and on any file whose owner is no guest task (sigio_setfl_fcntl).
+if command -v python3 >/dev/null; then
+	cat >"$T_TMP/own_async.py" <<'EOF'
+import fcntl, os, socket, subprocess, sys, time
+a, b = socket.socketpair()
+fcntl.fcntl(a.fileno(), fcntl.F_SETOWN, os.getpid())
+p = subprocess.Popen(sys.argv[2:] + ["python3", "-c", """
+import fcntl, os, struct, time
+r = []
+try:
+    fcntl.fcntl(0, fcntl.F_SETFL, fcntl.fcntl(0, fcntl.F_GETFL) | os.O_ASYNC); r.append("setfl=ok")
+except OSError as e:
+    r.append("setfl=%s" % ("EPERM" if e.errno == 1 else e))
+try:
+    fcntl.ioctl(0, 0x5452, struct.pack("i", 1)); r.append("fioasync=ok")
+except OSError as e:
+    r.append("fioasync=%s" % ("EPERM" if e.errno == 1 else e))
+print(" ".join(r), flush=True)
+time.sleep(1.5)  # not reading: a reader's wait takes the data without a SIGIO
+"""], stdin=a.fileno(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+line = p.stdout.readline().strip()
+b.send(b"x")
+time.sleep(0.5)
+p.wait(timeout=20)
+async_on = bool(fcntl.fcntl(a.fileno(), fcntl.F_GETFL) & os.O_ASYNC)
+open(sys.argv[1], "w").write("%s caller=alive async=%d\n" % (line, async_on))
+EOF
+	rm -f "$T_TMP/own_async.out"
+	timeout -k 5 40 python3 "$T_TMP/own_async.py" "$T_TMP/own_async.out" "$MOAT" run -- >/dev/null 2>&1
+	expect_eq caller_socket_async_refused "$(cat "$T_TMP/own_async.out" 2>/dev/null || echo 'no output: the caller was killed')" \
+		"setfl=EPERM fioasync=EPERM caller=alive async=0"
+fi
+
 # 9g. a terminal's F_SETFL O_ASYNC makes the tty's foreground group the
 # owner of a description that has none (the kernel's tty_fasync): moat's
 # job, never the guest (a session of its own). On main a guest's O_ASYNC

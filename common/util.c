@@ -827,3 +827,54 @@ int moat_fds_overlap(int a, int b)
 {
 	return moat_fd_inside(a, b) == 1 || moat_fd_inside(b, a) == 1;
 }
+
+/* ---- a SIGIO owner that no signal reaches ----
+ *
+ * A thread parked until its tid is the owner of each of fds, then ended:
+ * the owner is a struct pid with no task (F_GETOWN 0), which no signal
+ * reaches, and, unlike no owner at all, one a terminal's O_ASYNC keeps
+ * (the kernel's tty_fasync makes the tty's foreground process group the
+ * owner of a description that has none). Named as a process (F_OWNER_PID,
+ * the kernel's PIDTYPE_TGID) or a group, never as the thread itself: a
+ * thread that leads no thread group or process group is neither, so no
+ * signal reaches the parked thread either while it lives (an F_SETSIG
+ * SIGKILL on the file would end the sentry). */
+struct park {
+	pthread_barrier_t bar;
+	pid_t tid;
+};
+
+static void *park_main(void *arg)
+{
+	struct park *p = arg;
+	p->tid = (pid_t)syscall(SYS_gettid);
+	pthread_barrier_wait(&p->bar);
+	pthread_barrier_wait(&p->bar);
+	return NULL;
+}
+
+int moat_sigio_dead_owner(const int *fds, int n, int type)
+{
+	struct park p;
+	pthread_t t;
+	int r = 0;
+	if (n == 0)
+		return 0;
+	if (type != F_OWNER_PGRP)
+		type = F_OWNER_PID;
+	if ((r = pthread_barrier_init(&p.bar, NULL, 2)) != 0)
+		return -r;
+	if ((r = pthread_create(&t, NULL, park_main, &p)) != 0) {
+		pthread_barrier_destroy(&p.bar);
+		return -r;
+	}
+	pthread_barrier_wait(&p.bar);
+	struct f_owner_ex o = { .type = type, .pid = p.tid };
+	for (int i = 0; i < n; i++)
+		if (fcntl(fds[i], F_SETOWN_EX, &o) < 0 && r == 0)
+			r = -errno;
+	pthread_barrier_wait(&p.bar);
+	pthread_join(t, NULL);
+	pthread_barrier_destroy(&p.bar);
+	return r;
+}

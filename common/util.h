@@ -229,4 +229,11 @@ int moat_paths_overlap(const char *a, const char *b);
 int moat_fd_inside(int a, int b);
 int moat_fds_overlap(int a, int b);
 
+/* Makes a task that then ends the SIGIO owner of each of fds (F_GETOWN 0
+ * after, no signal reaches it), where no owner at all would let a
+ * terminal's O_ASYNC make its foreground process group the owner (the
+ * kernel's tty_fasync). type F_OWNER_PGRP, else F_OWNER_PID (what
+ * F_GETOWN_EX shows). 0, or the first -errno. */
+int moat_sigio_dead_owner(const int *fds, int n, int type);
+
 #endif

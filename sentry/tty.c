@@ -574,45 +574,21 @@ static int fresh_open(int fd, int fl, const struct stat *st)
 	return nfd;
 }
 
-/* A thread parked until its tid is a fresh terminal description's SIGIO
- * owner, then ended: the owner is a struct pid with no task (F_GETOWN 0),
- * which no signal reaches. A terminal's F_SETFL O_ASYNC makes the tty's
+/* A fresh terminal description gets a SIGIO owner that is a task gone
+ * (moat_sigio_dead_owner): a terminal's F_SETFL O_ASYNC makes the tty's
  * foreground group the owner of a description that has none (the kernel's
  * tty_fasync), with the setter's ids: the guest, in a session of its own,
  * is never that group, moat's job is, and on main a guest's O_ASYNC on its
  * terminal stdin killed moat with SIGIO at the next key typed (before its
  * tty_guard_restore); with F_SETSIG on its own description, now allowed,
- * it would be SIGKILL. The guest's own F_SETOWN (checked) still sets one. */
-static pthread_barrier_t park_bar;
-static pid_t park_tid;
-
-static void *park_main(void *arg)
-{
-	(void)arg;
-	park_tid = (pid_t)syscall(SYS_gettid);
-	pthread_barrier_wait(&park_bar);
-	pthread_barrier_wait(&park_bar);
-	return NULL;
-}
-
+ * it would be SIGKILL. The guest's own F_SETOWN (checked) still sets one,
+ * and its F_SETOWN 0 sets such a task again (sigio_set, red team 82). */
 static void dead_owner(const int *fds, int n)
 {
-	pthread_t t;
-	if (n == 0 || pthread_barrier_init(&park_bar, NULL, 2) != 0)
-		return;
-	if (pthread_create(&t, NULL, park_main, NULL) != 0) {
-		pthread_barrier_destroy(&park_bar);
-		warnx_("stdio: a terminal's SIGIO owner not set: a guest's O_ASYNC signals moat's job");
-		return;
-	}
-	pthread_barrier_wait(&park_bar);
-	struct f_owner_ex o = { .type = F_OWNER_TID, .pid = park_tid };
-	for (int i = 0; i < n; i++)
-		if (fcntl(fds[i], F_SETOWN_EX, &o) < 0)
-			warnx_("stdio: fd %d: a terminal's SIGIO owner not set (%s)", fds[i], strerror(errno));
-	pthread_barrier_wait(&park_bar);
-	pthread_join(t, NULL);
-	pthread_barrier_destroy(&park_bar);
+	int r = moat_sigio_dead_owner(fds, n, F_OWNER_PID);
+	if (r < 0)
+		warnx_("stdio: a terminal's SIGIO owner not set (%s): a guest's O_ASYNC signals moat's job",
+		       strerror(-r));
 }
 
 void tty_stdio_fresh(struct sandbox *sb, int closed)

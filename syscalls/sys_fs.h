@@ -59,6 +59,7 @@ long fs_unlinkat(struct sc_call *c, int dirfd, const char *path);
 /* open("/dev/tty"): the caller's controlling terminal if it is one of the
  * sandbox's ptys (sys_tty.c); 0 with *fd, or -ENXIO. */
 int tty_open_ctty(struct sc_call *c, int flags, int *fd);
+int tty_of_host(struct sc_call *c, int hfd); /* a terminal not of the sandbox's devpts */
 
 /* Break the leases (sys_lock.c) that an open with `flags` (truncate: O_WRONLY)
  * of the file dev/ino conflicts with: signal their holders and wait for them
@@ -68,6 +69,8 @@ int lease_break(struct sc_call *c, dev_t dev, ino_t ino, int flags);
  * `who` (F_OWNER_TID/PID/PGRP) the owner of a file's SIGIO? 0 with *host
  * (the sentry's number for that pid), else -EPERM/-ESRCH */
 long sigio_setown_fcntl(struct sc_call *c);
+long sigio_setfl_fcntl(struct sc_call *c);
+long sigio_fioasync_ioctl(struct sc_call *c);
 long sigio_setown_ioctl(struct sc_call *c);
 long sigio_setsig_fcntl(struct sc_call *c); /* sys_signal.c: F_SETSIG */
 /* ioctl 0x89xx/0x8Bxx (sentry/netconn.c): native without moat-netd; with it

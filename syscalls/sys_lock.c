@@ -1943,6 +1943,19 @@ long sys_fcntl(struct sc_call *c)
 		return sigio_setown_fcntl(c);
 	if (cmd == F_SETSIG)
 		return sigio_setsig_fcntl(c);
+	if (cmd == F_SETFL)
+		return sigio_setfl_fcntl(c); /* with O_ASYNC (the filter's rule) */
+	switch (cmd) {
+	case F_GETLEASE: case F_SETLEASE: case F_NOTIFY: case F_GETLK: case F_SETLK: case F_SETLKW:
+	case F_OFD_GETLK: case F_OFD_SETLK: case F_OFD_SETLKW:
+		break;
+	default:
+		/* another command whose third argument has O_ASYNC's bit (the
+		 * filter's rule for F_SETFL sees only that argument): the
+		 * kernel's, decided on registers */
+		c->cont = 1;
+		return 0;
+	}
 	ret = lk_file(c, fd, &r, &acc);
 	if (ret < 0)
 		return ret;

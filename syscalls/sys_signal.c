@@ -79,6 +79,7 @@
 #include "syscalls/handlers.h"
 #include "syscalls/sc.h"
 #include "syscalls/sys_fs.h"
+#include "common/util.h"
 
 static struct cred cred_of(struct task *t);
 static void pidcall_test_delay(void);
@@ -606,6 +607,18 @@ static long sigio_set(struct sc_call *c, int hfd, int ex, int type, pid_t who)
 {
 	struct sigio_arg a = { .hfd = hfd, .ex = ex, .type = type };
 	pid_t none[2] = { 0, 0 };
+	if (who == 0 && tty_of_host(c, hfd)) {
+		/* no owner on a host terminal's description: its next O_ASYNC
+		 * (F_SETFL, FIOASYNC) would make the tty's foreground group
+		 * the owner (tty_fasync), moat's job, outside the guest's
+		 * session, with the guest's ids and F_SETSIG's signal (red
+		 * team 82: SIGKILL of moat at the next key typed, root-run
+		 * and rootless). A task that is gone is the owner instead:
+		 * no signal, F_GETOWN 0, as with none. */
+		snprintf(c->note, sizeof c->note, "%s 0 on a host terminal: an owner that is gone",
+			 ex ? "F_SETOWN_EX" : "F_SETOWN");
+		return moat_sigio_dead_owner(&hfd, 1, type);
+	}
 	if (who == 0)
 		return sigio_fn(none, &a); /* no owner */
 	struct task *t;
@@ -689,8 +702,11 @@ long sigio_setown_fcntl(struct sc_call *c)
 		c->cont = 1;
 		if (who == INT_MIN)
 			return 0; /* EINVAL: the kernel's */
-		if (!shared && (who == 0 || who == c->task->vtgid || who == c->task->vtid))
-			return 0; /* clears it; its own process or thread, alive while it waits */
+		if (!shared && (who == c->task->vtgid || who == c->task->vtid))
+			return 0; /* its own process or thread, alive while it waits */
+		/* (0, no owner: made on the pinned file, sigio_set, which
+		 * may not clear a host terminal's; a thread's dup2 after a
+		 * check here would let the native call clear one) */
 		if (who != 0) {
 			struct task *t;
 			long r = sigio_owner_check(c, who < 0 ? F_OWNER_PGRP : F_OWNER_PID, who < 0 ? -who : who, &t);
@@ -742,6 +758,116 @@ long sigio_setown_ioctl(struct sc_call *c)
 		r = -EINVAL;
 	else if ((r = caller_ofd_refuse(c, hfd, "FIOSETOWN/SIOCSPGRP")) == 0)
 		r = sigio_set(c, hfd, 0, who < 0 ? F_OWNER_PGRP : F_OWNER_PID, who < 0 ? -who : who);
+	close(hfd);
+	return r;
+}
+
+/* ---- O_ASYNC: SIGIO for the file's owner ----
+ *
+ * F_SETFL with O_ASYNC (the filter's rule) and ioctl FIOASYNC turn SIGIO
+ * on for a file's owner, whoever set it: on one of the caller's own
+ * descriptions the guest shares (a socket stdio, which cannot be reopened;
+ * a terminal whose fresh reopen failed) the caller's owner got SIGIO,
+ * whose default action ends it, at the next event (red team 82: a caller
+ * that owned its socket's SIGURG, with O_ASYNC off, was killed by its
+ * first byte once the guest turned O_ASYNC on; on such a terminal
+ * tty_fasync made moat's job the owner, Known gaps before). Refused
+ * (EPERM) on a caller's description or a file whose owner is a process or
+ * group of no guest task (F_GETOWN_EX in the sentry's pid namespace: a
+ * host process); otherwise made on the pinned file, never natively after
+ * the check (a thread's dup2(0, fd) meanwhile). A terminal with no owner
+ * gets one first, which tty_fasync would otherwise pick itself (the
+ * terminal's foreground group; here the calling thread would be the
+ * sentry's): on a host terminal a task that is gone, on one of the
+ * sandbox's devpts the caller's process (Linux: the foreground group if
+ * the terminal has one). The kernel notes the fd number for a signal
+ * F_SETSIG chose (si_fd): the sentry's copy's number, not the guest's. */
+struct pg_find {
+	pid_t pgid;
+	int found;
+};
+
+static int pg_member(struct task *t, void *arg)
+{
+	struct pg_find *f = arg;
+	if (!f->found && getpgid(t->tgid) == f->pgid)
+		f->found = 1;
+	return 0;
+}
+
+/* 1: hfd's SIGIO owner is outside the sandbox or hfd is the caller's own;
+ * 0: none, a task gone, or a guest task, process or group (*none: no
+ * owner or a task gone) */
+static int owner_outside(struct sc_call *c, int hfd, int *none)
+{
+	struct f_owner_ex o;
+	*none = 0;
+	if (caller_ofd(c->sb, hfd) || fcntl(hfd, F_GETOWN_EX, &o) < 0)
+		return 1;
+	if (o.pid == 0) {
+		*none = 1;
+		return 0;
+	}
+	if (o.pid == c->sb->init_pid)
+		return 0; /* the guest's init, or the program's own group 1 */
+	if (o.type == F_OWNER_PGRP) {
+		struct pg_find f = { o.pid, 0 };
+		task_for_each_leader(c->sb, pg_member, &f);
+		return !f.found;
+	}
+	struct task *t = task_get(c->sb, o.pid);
+	task_put(t);
+	return t == NULL;
+}
+
+static long async_on(struct sc_call *c, int hfd, int fl, const char *what)
+{
+	int none;
+	if (owner_outside(c, hfd, &none)) {
+		snprintf(c->note, sizeof c->note, "%s: the file's SIGIO owner is outside the sandbox (or the caller's own file)",
+			 what);
+		return -EPERM;
+	}
+	int cur = fcntl(hfd, F_GETFL);
+	if (cur < 0)
+		return -errno;
+	if ((fl & O_ASYNC) && !(cur & O_ASYNC) && none && isatty(hfd)) {
+		long r;
+		if (tty_of_host(c, hfd)) {
+			r = moat_sigio_dead_owner(&hfd, 1, F_OWNER_PID);
+		} else {
+			struct sigio_arg a = { .hfd = hfd, .ex = 0, .type = F_OWNER_PID };
+			pid_t h[2] = { c->task->tgid, 0 };
+			r = sigio_fn(h, &a);
+		}
+		if (r < 0)
+			return r;
+	}
+	return fcntl(hfd, F_SETFL, fl) < 0 ? -errno : 0;
+}
+
+long sigio_setfl_fcntl(struct sc_call *c)
+{
+	int hfd = task_getfd(c->task, (int)c->args[0]);
+	if (hfd < 0)
+		return -EBADF;
+	long r = async_on(c, hfd, (int)c->args[2], "F_SETFL O_ASYNC");
+	close(hfd);
+	return r;
+}
+
+/* ioctl FIOASYNC: the int read once; on or off made as F_SETFL on the
+ * pinned file (the sentry's filter has no FIOASYNC) */
+long sigio_fioasync_ioctl(struct sc_call *c)
+{
+	int on;
+	if (sc_read_guest(c, c->args[2], &on, sizeof on) < 0)
+		return -EFAULT;
+	int hfd = task_getfd(c->task, (int)c->args[0]);
+	if (hfd < 0)
+		return -EBADF;
+	int fl = fcntl(hfd, F_GETFL);
+	long r = fl < 0 ? -errno : async_on(c, hfd, on ? fl | O_ASYNC : fl & ~O_ASYNC, "FIOASYNC");
 	close(hfd);
 	return r;
 }

@@ -108,6 +108,21 @@ static long procmap_query(struct sc_call *c)
 	return 0;
 }
 
+/* hfd (the sentry's pinned copy of a guest fd) is a terminal that is not
+ * of the sandbox's own devpts instance (vfs_pts_dev): the caller's own
+ * terminal (a fresh description of it: tty_stdio_fresh), -t's host pty
+ * fallback; any line discipline's device (isatty), not only the majors
+ * is_tty_major names. Not knowing the instance (the gofer's transport)
+ * counts as the host's. */
+int tty_of_host(struct sc_call *c, int hfd)
+{
+	struct stat st;
+	if (fstat(hfd, &st) < 0 || !S_ISCHR(st.st_mode) || !isatty(hfd))
+		return 0;
+	dev_t pts = vfs_pts_dev(c->sb->vfs);
+	return !pts || st.st_dev != pts;
+}
+
 /* TIOCSWINSZ: a terminal's window size is the terminal's, not the
  * description's, and it outlives the sandbox. Without -t the guest's stdio
  * may be the caller's own terminal (a fresh description of it: tty_stdio_fresh),
@@ -202,6 +217,8 @@ long sys_ioctl(struct sc_call *c)
 	}
 	if (cmd == FIOSETOWN || cmd == SIOCSPGRP)
 		return sigio_setown_ioctl(c);
+	if (cmd == FIOASYNC)
+		return sigio_fioasync_ioctl(c);
 	if ((cmd & 0xffffff00u) == 0x8900u || (cmd & 0xffffff00u) == 0x8b00u)
 		return netconn_if_ioctl(c); /* socket interface requests (sentry/netconn.c) */
 	if ((cmd & 0xffffff00u) == 0xff00u && (cmd & 0xff) >= 1 && (cmd & 0xff) <= 10)

@@ -401,6 +401,45 @@ EOF
 	expect_eq caller_socket_owner_not_raced "$(cat "$T_TMP/own_sock.out" 2>/dev/null)" "owner=caller"
 fi
 
+# 9f'. a caller that owns its socket stdio's SIGIO/SIGURG (F_SETOWN to
+# itself, O_ASYNC off: SIGURG only, as an inetd-style server) hands it to
+# moat: a guest's O_ASYNC on that description (F_SETFL or FIOASYNC; a
+# socket cannot be reopened, so it is the caller's own) sent the caller
+# SIGIO at its next byte, whose default action ended it (red team 82,
+# root-run and rootless). Refused (EPERM) on the caller's own descriptions
+# and on any file whose owner is no guest task (sigio_setfl_fcntl).
+if command -v python3 >/dev/null; then
+	cat >"$T_TMP/own_async.py" <<'EOF'
+import fcntl, os, socket, subprocess, sys, time
+a, b = socket.socketpair()
+fcntl.fcntl(a.fileno(), fcntl.F_SETOWN, os.getpid())
+p = subprocess.Popen(sys.argv[2:] + ["python3", "-c", """
+import fcntl, os, struct, time
+r = []
+try:
+    fcntl.fcntl(0, fcntl.F_SETFL, fcntl.fcntl(0, fcntl.F_GETFL) | os.O_ASYNC); r.append("setfl=ok")
+except OSError as e:
+    r.append("setfl=%s" % ("EPERM" if e.errno == 1 else e))
+try:
+    fcntl.ioctl(0, 0x5452, struct.pack("i", 1)); r.append("fioasync=ok")
+except OSError as e:
+    r.append("fioasync=%s" % ("EPERM" if e.errno == 1 else e))
+print(" ".join(r), flush=True)
+time.sleep(1.5)  # not reading: a reader's wait takes the data without a SIGIO
+"""], stdin=a.fileno(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+line = p.stdout.readline().strip()
+b.send(b"x")
+time.sleep(0.5)
+p.wait(timeout=20)
+async_on = bool(fcntl.fcntl(a.fileno(), fcntl.F_GETFL) & os.O_ASYNC)
+open(sys.argv[1], "w").write("%s caller=alive async=%d\n" % (line, async_on))
+EOF
+	rm -f "$T_TMP/own_async.out"
+	timeout -k 5 40 python3 "$T_TMP/own_async.py" "$T_TMP/own_async.out" "$MOAT" run -- >/dev/null 2>&1
+	expect_eq caller_socket_async_refused "$(cat "$T_TMP/own_async.out" 2>/dev/null || echo 'no output: the caller was killed')" \
+		"setfl=EPERM fioasync=EPERM caller=alive async=0"
+fi
+
 # 9g. a terminal's F_SETFL O_ASYNC makes the tty's foreground group the
 # owner of a description that has none (the kernel's tty_fasync): moat's
 # job, never the guest (a session of its own). On main a guest's O_ASYNC
@@ -425,6 +464,48 @@ EOF
 	rm -f "$T_TMP/async.out"
 	(sleep 1.5; printf 'x\n'; sleep 3) | SHELL=/bin/bash timeout -k 5 30 script -qec "/bin/sh $T_TMP/async.sh" /dev/null >/dev/null 2>&1
 	expect_eq guest_async_tty_spares_moat "$(cat "$T_TMP/async.out" 2>/dev/null)" "rc=0"
+fi
+
+# 9g'. the same after the guest cleared its description's owner: F_SETOWN
+# 0, F_SETOWN_EX with pid 0 (a process's or a group's), then O_ASYNC by
+# F_SETFL or FIOASYNC, with F_SETSIG SIGKILL. On main no owner was the
+# kernel's answer, and tty_fasync made the terminal's foreground group,
+# moat's job, the owner with the guest's ids: moat was SIGKILLed at the
+# next key typed (root-run and rootless; rootless its whole job of the
+# caller's uid too where the Landlock signal scope is missing). A task that
+# is gone is the owner now (sigio_set, red team 82). A sibling in moat's
+# job lives on. Natively the program is the foreground group and kills
+# itself: not a sanity case.
+if command -v script >/dev/null && command -v python3 >/dev/null; then
+	cat >"$T_TMP/async0.sh" <<EOF
+for how in setown0 setown_ex0 setown_ex0_pgrp fioasync; do
+	sleep 20 &
+	sib=\$!
+	"$MOAT" run -- python3 -c '
+import fcntl, os, struct, sys, time
+how = sys.argv[1]
+fcntl.fcntl(0, 10, 9)  # F_SETSIG SIGKILL
+if how == "setown_ex0":
+    fcntl.fcntl(0, 15, struct.pack("ii", 1, 0))  # F_SETOWN_EX F_OWNER_PID 0
+elif how == "setown_ex0_pgrp":
+    fcntl.fcntl(0, 15, struct.pack("ii", 2, 0))  # F_OWNER_PGRP 0
+else:
+    fcntl.fcntl(0, fcntl.F_SETOWN, 0)
+if how == "fioasync":
+    fcntl.ioctl(0, 0x5452, struct.pack("i", 1))  # FIOASYNC
+else:
+    fcntl.fcntl(0, fcntl.F_SETFL, fcntl.fcntl(0, fcntl.F_GETFL) | os.O_ASYNC)
+time.sleep(1.5)
+' \$how
+	echo "\$how rc=\$? sibling=\$(kill -0 \$sib 2>/dev/null && echo alive || echo gone)" >>"$T_TMP/async0.out"
+	kill \$sib 2>/dev/null
+done
+EOF
+	rm -f "$T_TMP/async0.out"
+	# a key typed every 0.3 s while the four runs last
+	(for _ in $(seq 60); do sleep 0.3; printf 'x\n'; done) | SHELL=/bin/bash timeout -k 5 60 script -qec "/bin/sh $T_TMP/async0.sh" /dev/null >"$T_TMP/async0.term" 2>&1
+	expect_eq guest_async_tty_owner_cleared_spares_moat "$(tr '\n' ' ' <"$T_TMP/async0.out" 2>/dev/null)" \
+		"setown0 rc=0 sibling=alive setown_ex0 rc=0 sibling=alive setown_ex0_pgrp rc=0 sibling=alive fioasync rc=0 sibling=alive "
 fi
 
 # 9g. without -t the guest's stdio is the caller's terminal, and a window

@@ -506,6 +506,7 @@ Test(syscalls_table, ioctl_classes)
 	static const unsigned long denied[] = {
 		TIOCSTI, TIOCLINUX, TIOCSETD, TIOCCONS, TIOCVHANGUP, TIOCEXCL,
 		TIOCSCTTY, 0x4b3a /* KDSETMODE */, 0x5606 /* VT_ACTIVATE */,
+		FIOASYNC /* SIGIO for the owner: sigio_fioasync_ioctl (red team 82) */,
 		/* the serial line's controls (red team 62) */
 		TIOCMBIS, TIOCMBIC, TIOCMSET, TIOCSBRK, TIOCCBRK, TIOCSSERIAL, TIOCSRS485,
 		0xc0285443 /* TIOCSISO7816 */, TIOCSERCONFIG, TIOCSERSETMULTI,
@@ -524,7 +525,7 @@ Test(syscalls_table, ioctl_classes)
 	static const unsigned long native[] = {
 		TCGETS, TIOCGWINSZ, TIOCGPGRP,
 		TIOCSPGRP, TIOCNOTTY, FIONREAD, FIONBIO, FIOCLEX, FIONCLEX,
-		FIOASYNC, TIOCGPTN,
+		TIOCGPTN,
 		0x5401 + 0x80000000UL /* a read request of type 'T' */,
 	};
 	/* the termios writes: trapped to be noted (sys_ioctl), then native
@@ -636,6 +637,12 @@ Test(syscalls_table, trap_rules)
 		a[1] = (uint64_t)native[i];
 		cr_assert_null(sc_argdeny_match(f, a), "cmd %d", native[i]);
 	}
+	/* F_SETFL with O_ASYNC: SIGIO for the owner (red team 82), O_NONBLOCK alone native */
+	a[1] = F_SETFL;
+	a[2] = O_ASYNC | O_NONBLOCK;
+	cr_assert_not_null(sc_argdeny_match(f, a), "F_SETFL O_ASYNC");
+	a[2] = O_NONBLOCK | O_APPEND;
+	cr_assert_null(sc_argdeny_match(f, a), "F_SETFL O_NONBLOCK");
 	cr_assert_eq(sc_lookup_name("flock")->cls, SC_EMULATE);
 	/* ioctl: its deny rules go to sys_ioctl (TIOCSCTTY on the sandbox's
 	 * own ptys runs natively; everything else matching is EPERM) */

@@ -493,12 +493,14 @@ static void late_setup(void *arg)
 	malloc_trim(0); /* give set-up's heap back */
 	dbg("%.2f ms: confined", moat_ms_now() - x->t0);
 	crash_install(x->sr->init_pid);
-	if (tty_master() >= 0 && tty_start(x->cfg->tty_controls_all, x->err, sizeof x->err) < 0)
-		die("%s", x->err);
 	if (!x->cfg->tty) {
-		tty_guard_start(x->sb); /* before the guest's program runs */
+		/* before the guest's program runs, and before the relay's
+		 * mode (the caller's settings are kept, not the relay's) */
+		tty_guard_start(x->sb);
 		tty_jobctl_start(x->sb);
 	}
+	if (tty_master() >= 0 && tty_start(x->cfg->tty_controls_all, x->err, sizeof x->err) < 0)
+		die("%s", x->err);
 	if (limits_start(x->lim, x->err, sizeof x->err) < 0)
 		die("%s", x->err);
 

@@ -893,6 +893,8 @@ void tty_stdin_read_only(const char *why)
 	if (ro < 0 || fstat(ro, &rst) < 0 || rst.st_dev != st.st_dev || rst.st_ino != st.st_ino ||
 	    fcntl(ro, F_SETFL, fl & ~O_ACCMODE) < 0 || dup2(ro, 0) < 0)
 		warnx_("stdin (%s) stays writable: %s", ro < 0 ? strerror(errno) : "not reopened", why);
+	else if (isatty(0))
+		dead_owner(&ro, 1); /* a new description: a guest's O_ASYNC must not signal moat's job */
 	if (ro >= 0)
 		close(ro);
 }

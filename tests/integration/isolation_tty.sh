@@ -573,6 +573,23 @@ print(b[b.rfind(b"modes"):].count(b"\x1b[?1049"))')
 	expect_eq notty_output_limit_controls_dropped "$out" "drew []"
 	out=$(tty_caller "$MOAT run --tty-controls=all -- printf 'a\033]52;c;eA==\007b'" | od -An -c | tr -d ' \n')
 	SANITY=1 expect_eq notty_controls_all_passes "$out" 'a033]52;c;eA==\ab'
+	# a terminal stdin the guest cannot write to still had one way out:
+	# tcflow's TCIOFF/TCION send the STOP/START character, which the guest
+	# sets, to the terminal's other side (the caller's emulator), a byte a
+	# call: EPERM whatever the fd (sys_ioctl)
+	out=$(tty_caller "$MOAT run -- $PY -c '
+import termios
+a = termios.tcgetattr(0); a[6][termios.VSTOP] = 126; a[6][termios.VSTART] = 126
+termios.tcsetattr(0, termios.TCSANOW, a)
+r = []
+for n, v in ((\"tcioff\", termios.TCIOFF), (\"tcion\", termios.TCION)):
+    try:
+        termios.tcflow(0, v); r.append(n + \"=ok\")
+    except termios.error as e:
+        r.append(n + \"=\" + e.args[1])
+print(\"flow\", *r)
+' | cat" | tr -d '\r' | "$PY" -c 'import sys; b = sys.stdin.read(); print(b.count("~"), [l for l in b.split("\n") if l.startswith("flow")])')
+	expect_eq notty_tcion_refused "$out" "0 ['flow tcioff=Operation not permitted tcion=Operation not permitted']"
 	# the guest still sees a terminal on 0-2, reads a typed line and the
 	# terminal's size
 	out=$( (sleep 1.5; printf 'abc\n') | timeout -k 5 30 script -qec "stty rows 31 cols 97; $MOAT run -- sh -c 'test -t 0 && test -t 1 && test -t 2 && echo tty; stty size; read x; echo got:\$x'" /dev/null 2>&1 | tr -d '\r' | grep -E '^(tty|got:|[0-9]+ [0-9]+$)' | tr '\n' ' ')

@@ -1476,6 +1476,15 @@ static void write_result(struct limits *l, int status, int raw, int have_raw,
 	}
 }
 
+/* the guest is gone: the rest of its output relayed (before tty_finish,
+ * whose relay carries it on when the caller's terminal is its stdout:
+ * tty_stdio_out) */
+void limits_output_wait(struct limits *l)
+{
+	if (l->relay_started)
+		relay_wait(l);
+}
+
 int limits_finish(struct limits *l, int status, int raw, int have_raw, const struct rusage *ru)
 {
 	const struct sentry_config *c = l->cfg;

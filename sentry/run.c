@@ -995,6 +995,7 @@ int sentry_run(const struct sentry_config *cfg)
 	/* the caller's terminal as it was (the guest may have stopped its
 	 * output: every write below, and a blocked trace writer, would hang) */
 	tty_guard_restore();
+	limits_output_wait(lim); /* (into the pty of tty_relay_plan, if any) */
 	/* -t: the guest's last output drained, the modes it left on undone,
 	 * before any line of moat's (on the alternate screen it was lost) */
 	tty_finish();

@@ -278,6 +278,7 @@ int limits_ending(void);
 void limits_kill_after(void);
 /* After the tracer: join, write --result, say why on stderr when the end
  * was not a normal exit, remove the cgroup. raw: the program's wait status. */
+void limits_output_wait(struct limits *l); /* the guest gone: its output relayed (before tty_finish) */
 int limits_finish(struct limits *l, int status, int raw, int have_raw, const struct rusage *ru);
 const char *limits_reason_name(int r);
 

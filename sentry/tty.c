@@ -10,7 +10,10 @@
  * caller's stdout. The caller's terminal is put in raw mode meanwhile (the
  * guest's line discipline does the editing) and restored at exit; window size
  * changes (SIGWINCH) are passed on. Job control, ^C and ^Z then act inside
- * the sandbox only.
+ * the sandbox only. Without -t a stdout or stderr that is the caller's
+ * terminal is such a pty's slave too (not the guest's controlling
+ * terminal), relayed the same way through the terminal-controls filter
+ * (tty_relay_plan).
  */
 #include "sentry/sentry.h"
 #include "common/log.h"

@@ -540,30 +540,7 @@ pid_t limits_die_release(void)
 /* With the output relayed, the program's stdin must not be a way around
  * it: a terminal is usually the caller's stdin, stdout and stderr at once,
  * open read-write, and a guest wrote without end to fd 0 past
- * --output-limit (red team round 10). A writable terminal or FIFO stdin is
- * replaced, in moat itself before anything is spawned, by a read-only open
- * of the same file (a new open file description: isatty, termios, job
- * control ioctls work as before; a tty or FIFO has no offset to share).
- * Not a socket or a regular file opened read-write (ARCHITECTURE Known
- * gaps): a socket cannot be reopened, and a file's offset is shared. */
-static void stdin_read_only(void)
-{
-	struct stat st;
-	int fl = fcntl(0, F_GETFL);
-
-	if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY || fstat(0, &st) < 0 ||
-	    !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
-		return;
-	int ro = open("/proc/self/fd/0", O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	struct stat rst;
-	if (ro < 0 || fstat(ro, &rst) < 0 || rst.st_dev != st.st_dev || rst.st_ino != st.st_ino ||
-	    fcntl(ro, F_SETFL, fl & ~O_ACCMODE) < 0 || dup2(ro, 0) < 0)
-		warnx_("--output-limit: stdin (%s) stays writable: the program can write to it past the cap",
-		       ro < 0 ? strerror(errno) : "not reopened");
-	if (ro >= 0)
-		close(ro);
-}
-
+ * --output-limit (red team round 10): tty_stdin_read_only (tty.c). */
 struct limits *limits_setup(const struct sentry_config *cfg, struct sandbox *sb, double t0,
 			    char *err, size_t errlen)
 {
@@ -605,7 +582,7 @@ struct limits *limits_setup(const struct sentry_config *cfg, struct sandbox *sb,
 			l->out_r[i] = p[0];
 			l->out_w[i] = p[1];
 		}
-		stdin_read_only();
+		tty_stdin_read_only("--output-limit: the program can write to it past the cap");
 	}
 	if (!(cfg->memory || cfg->pids || cfg->cpus_milli || cfg->result_path))
 		return l;
@@ -1264,7 +1241,7 @@ static void *relay_main(void *arg)
 					stop = 1;
 				}
 				l->out_bytes[i] += give;
-				if (give && write_all_fd_(i + 1, buf, give, &l->relay_abandon) < 0) {
+				if (give && write_all_fd_(tty_stdio_out(i + 1), buf, give, &l->relay_abandon) < 0) {
 					stop = 1; /* nobody reads ours: the guest gets EPIPE, as natively */
 					if (__atomic_load_n(&l->relay_abandon, __ATOMIC_SEQ_CST))
 						l->out_dropped = 1;
@@ -1497,6 +1474,15 @@ static void write_result(struct limits *l, int status, int raw, int have_raw,
 		close(l->result_fd);
 		l->result_fd = -1;
 	}
+}
+
+/* the guest is gone: the rest of its output relayed (before tty_finish,
+ * whose relay carries it on when the caller's terminal is its stdout:
+ * tty_stdio_out) */
+void limits_output_wait(struct limits *l)
+{
+	if (l->relay_started)
+		relay_wait(l);
 }
 
 int limits_finish(struct limits *l, int status, int raw, int have_raw, const struct rusage *ru)

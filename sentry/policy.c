@@ -93,13 +93,14 @@ int policy_check(struct policy *p, struct sc_call *c, int *err)
 			 * pidfd, red team 31), and the termios writes
 			 * (sc_ioctl_termios_set: noted, then native), and
 			 * TIOCSWINSZ (the sentry's on the sandbox's own ptys),
-			 * and FIOASYNC (SIGIO for the owner: the sentry's after
-			 * its owner check, red team 82) */
+			 * FIOASYNC (SIGIO for the owner: the sentry's after
+			 * its owner check, red team 82) and TCXONC (TCIOFF/TCION
+			 * refused by the handler) */
 			unsigned cmd = (unsigned)c->args[1];
 			int pidfd_ns = (cmd & 0xffffff00u) == 0xff00u && (cmd & 0xff) >= 1 && (cmd & 0xff) <= 10;
 			int sock_if = (cmd & 0xffffff00u) == 0x8900u || (cmd & 0xffffff00u) == 0x8b00u;
-			if (c->nr == SYS_ioctl && cmd != TIOCSCTTY && cmd != TIOCSWINSZ && cmd != FIOSETOWN &&
-			    cmd != SIOCSPGRP && cmd != FIOASYNC &&
+			if (c->nr == SYS_ioctl && cmd != TIOCSCTTY && cmd != TIOCSWINSZ && cmd != TCXONC &&
+			    cmd != FIOSETOWN && cmd != SIOCSPGRP && cmd != FIOASYNC &&
 			    cmd != SC_IOCTL_PROCMAP_QUERY && !pidfd_ns && !sock_if &&
 			    !sc_ioctl_fileinfo(cmd) && !sc_ioctl_fsidentity(cmd) && !sc_ioctl_pidfd_info(cmd) &&
 			    !sc_ioctl_termios_set(cmd)) {

@@ -493,12 +493,14 @@ static void late_setup(void *arg)
 	malloc_trim(0); /* give set-up's heap back */
 	dbg("%.2f ms: confined", moat_ms_now() - x->t0);
 	crash_install(x->sr->init_pid);
-	if (x->cfg->tty && tty_start(x->cfg->tty_controls_all, x->err, sizeof x->err) < 0)
-		die("%s", x->err);
 	if (!x->cfg->tty) {
-		tty_guard_start(x->sb); /* before the guest's program runs */
+		/* before the guest's program runs, and before the relay's
+		 * mode (the caller's settings are kept, not the relay's) */
+		tty_guard_start(x->sb);
 		tty_jobctl_start(x->sb);
 	}
+	if (tty_master() >= 0 && tty_start(x->cfg->tty_controls_all, x->err, sizeof x->err) < 0)
+		die("%s", x->err);
 	if (limits_start(x->lim, x->err, sizeof x->err) < 0)
 		die("%s", x->err);
 
@@ -645,6 +647,9 @@ int sentry_run(const struct sentry_config *cfg)
 		die("%s", err);
 	if (!cfg->tty)
 		tty_background_stdin(); /* moat run ... &: no reads of the caller's terminal */
+	/* the guest's fds 0-2 that are a pty relayed to the caller's terminal
+	 * through the filter (bit 3: the relay runs) */
+	int tty_fds = cfg->tty ? 7 | 8 : tty_relay_plan((cfg->output_limit || cfg->idle_ms) != 0);
 	struct spawn_args sa = {
 		.filter = &prog, .argv = cfg->argv, .envp = envp, .uid = uid, .gid = gid,
 		.tty_fd = tty_slave,
@@ -808,10 +813,11 @@ int sentry_run(const struct sentry_config *cfg)
 	sa.attach = limits_attach;
 	sa.attach_arg = lim;
 	int gofer_ready = 0;
-	if (cfg->tty) {
-		/* -t: the guest's terminal is a pty of its own devpts, which the
-		 * gofer holds: wait for the gofer here (no overlap with the
-		 * init's set-up; an interactive start can afford it) */
+	if (tty_fds) {
+		/* -t, or a terminal stdio: the guest's terminal is a pty of its
+		 * own devpts, which the gofer holds: wait for the gofer here (no
+		 * overlap with the init's set-up; an interactive start can
+		 * afford it) */
 		if (gofer_start_finish(gofer_pid, gofer_ctl, err, sizeof err) < 0)
 			die("%s", err);
 		gofer_ready = 1;
@@ -822,7 +828,11 @@ int sentry_run(const struct sentry_config *cfg)
 				dev_export = view.mounts[i].export;
 		if (tty_open(gofer_ctl, dev_export, &tty_slave, err, sizeof err) < 0)
 			die("%s", err);
-		sa.tty_fd = tty_slave;
+		if (tty_fds & 7) {
+			sa.tty_fd = tty_slave;
+			sa.tty_fds = tty_fds & 7;
+			sa.tty_ctty = cfg->tty;
+		}
 	}
 	struct spawn_result sr;
 	stack_trim_note(); /* (the init, a clone, inherits it: stack_trim there) */
@@ -985,6 +995,7 @@ int sentry_run(const struct sentry_config *cfg)
 	/* the caller's terminal as it was (the guest may have stopped its
 	 * output: every write below, and a blocked trace writer, would hang) */
 	tty_guard_restore();
+	limits_output_wait(lim); /* (into the pty of tty_relay_plan, if any) */
 	/* -t: the guest's last output drained, the modes it left on undone,
 	 * before any line of moat's (on the alternate screen it was lost) */
 	tty_finish();

@@ -278,6 +278,7 @@ int limits_ending(void);
 void limits_kill_after(void);
 /* After the tracer: join, write --result, say why on stderr when the end
  * was not a normal exit, remove the cgroup. raw: the program's wait status. */
+void limits_output_wait(struct limits *l); /* the guest gone: its output relayed (before tty_finish) */
 int limits_finish(struct limits *l, int status, int raw, int have_raw, const struct rusage *ru);
 const char *limits_reason_name(int r);
 
@@ -312,6 +313,9 @@ void tty_guard_start(struct sandbox *sb); /* without -t: the caller's terminal s
 void tty_guard_restore(void); /* ...put back, output restarted (guest gone, a limit's kill, exit) */
 void tty_stdio_fresh(struct sandbox *sb, int closed); /* without -t: a fresh description of a terminal or pipe stdio */
 void tty_background_stdin(void); /* without -t, started in the background: stdin /dev/null */
+int tty_relay_plan(int limits_pipes); /* without -t: a terminal stdout/stderr relayed through the filter */
+int tty_stdio_out(int fd); /* (limits.c) the fd moat writes the guest's fd 1-2 output to */
+void tty_stdin_read_only(const char *why); /* a writable terminal or FIFO stdin reopened read-only */
 void tty_stdio_write_only(void); /* (tty_background_stdin) a read-write terminal stdout/stderr reopened write-only */
 struct sandbox;
 void tty_jobctl_start(struct sandbox *sb); /* without -t: ^Z stops the guest too */

@@ -139,7 +139,7 @@ static _Noreturn void program_main(const struct spawn_args *a, int sock)
 	 * again, unless -t's pty took its place (before the filter: the
 	 * listener may take one of the numbers, closed with it below) */
 	for (int fd = 0; fd < 3; fd++)
-		if ((a->stdio_closed & (1 << fd)) && a->tty_fd < 0)
+		if ((a->stdio_closed & (1 << fd)) && !(a->tty_fd >= 0 && (a->tty_fds & (1 << fd))))
 			close(fd);
 	/* and the caller's soft open-file limit (moat raised its own) */
 	struct rlimit nf;
@@ -450,11 +450,13 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, int act, p
 	if (setsid() < 0)
 		_exit(127);
 	if (a->tty_fd >= 0) {
-		/* -t: a private pty is our controlling terminal and the program's stdio */
-		if (ioctl(a->tty_fd, TIOCSCTTY, 0) < 0)
+		/* -t: a private pty is our controlling terminal and the program's
+		 * stdio; without -t (tty_relay_plan) the stdio that was the
+		 * caller's terminal, no controlling terminal */
+		if (a->tty_ctty && ioctl(a->tty_fd, TIOCSCTTY, 0) < 0)
 			_exit(127);
 		for (int i = 0; i < 3; i++)
-			if (dup2(a->tty_fd, i) < 0)
+			if ((a->tty_fds & (1 << i)) && dup2(a->tty_fd, i) < 0)
 				_exit(127);
 		if (a->tty_fd > 2 && a->tty_fd != sock)
 			close(a->tty_fd);

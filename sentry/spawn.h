@@ -13,6 +13,8 @@ struct spawn_args {
 	uid_t uid;                   /* caller's ids: the guest keeps them */
 	gid_t gid;
 	int tty_fd;                  /* -t: the pty slave (the init's controlling terminal and the program's stdio), else -1 */
+	int tty_fds;                 /* the program's fds 0-2 (bits) that are tty_fd */
+	int tty_ctty;                /* -t: tty_fd is the init's controlling terminal */
 	int out_fd, err_fd;          /* --output-limit: the program's stdout/stderr pipes, else -1 */
 	unsigned long nproc;         /* RLIMIT_NPROC of the guest (0: unchanged) */
 	unsigned long long data;     /* RLIMIT_DATA of the guest (0: unchanged) */

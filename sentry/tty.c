@@ -10,7 +10,10 @@
  * caller's stdout. The caller's terminal is put in raw mode meanwhile (the
  * guest's line discipline does the editing) and restored at exit; window size
  * changes (SIGWINCH) are passed on. Job control, ^C and ^Z then act inside
- * the sandbox only.
+ * the sandbox only. Without -t a stdout or stderr that is the caller's
+ * terminal is such a pty's slave too (not the guest's controlling
+ * terminal), relayed the same way through the terminal-controls filter
+ * (tty_relay_plan).
  */
 #include "sentry/sentry.h"
 #include "common/log.h"
@@ -34,6 +37,7 @@
 #include <unistd.h>
 
 static int write_all_fd(int fd, const char *b, ssize_t n);
+static void relay_mode(int on);
 static int master = -1;
 static int wake[2] = { -1, -1 };
 static int raw_set;
@@ -47,6 +51,15 @@ size_t (*tty_out_hook)(size_t n);
  * end (restore); only the relay thread uses it until it is joined */
 static int filter_on;
 static struct term_filter filt;
+/* where the relay writes and reads the caller's terminal: moat's fds 1 and 0
+ * under -t; without -t (tty_relay_plan) the caller's terminal among fds 1-2,
+ * and fd 0 only when it is relayed too (relay_in) */
+static int relay_out = 1;
+static int relay_in = 1;
+static int relay_cbreak; /* without -t: the caller's terminal keeps ISIG (^C, ^Z are moat's) */
+static int relay_slave = -1; /* without -t: moat's own copy of the slave (--output-limit's writes) */
+static int relay_no_t;    /* without -t: tty_relay_plan chose the relay */
+static int relay_keep_slave; /* ...and --output-limit's relay writes to the slave */
 
 int tty_master(void)
 {
@@ -62,7 +75,7 @@ static void restore(void)
 		size_t n = term_filter_restore(&filt, r, sizeof r);
 		filter_on = 0;
 		dbg("-t: %llu terminal controls dropped, %zu bytes of modes undone", filt.dropped, n);
-		if (n && isatty(1) && write_all_fd(1, r, (ssize_t)n) < 0) {
+		if (n && isatty(relay_out) && write_all_fd(relay_out, r, (ssize_t)n) < 0) {
 			/* the caller's terminal is gone */
 		}
 	}
@@ -95,7 +108,7 @@ static struct gofer_conn *win_conn;
 static void copy_winsize(void)
 {
 	struct winsize ws;
-	if (ioctl(0, TIOCGWINSZ, &ws) != 0 && ioctl(1, TIOCGWINSZ, &ws) != 0)
+	if (ioctl(relay_no_t ? relay_out : 0, TIOCGWINSZ, &ws) != 0 && ioctl(relay_out, TIOCGWINSZ, &ws) != 0)
 		return;
 	if (win_exp < 0) {
 		(void)ioctl(master, TIOCSWINSZ, &ws);
@@ -165,6 +178,16 @@ int tty_open(int gofer_ctl, int dev_export, int *slave_out, char *err, size_t er
 		return -errno;
 	}
 	copy_winsize();
+	/* without -t the guest's terminal starts with the caller's settings
+	 * (erase key, IUTF8, ...), as the terminal it stands for */
+	struct termios ct;
+	if (relay_no_t && tcgetattr(relay_out, &ct) == 0)
+		(void)tcsetattr(slave, TCSANOW, &ct);
+	if (relay_keep_slave && (relay_slave = fcntl(slave, F_DUPFD_CLOEXEC, 3)) < 0) {
+		snprintf(err, errlen, "the terminal's relay: %s", strerror(errno));
+		close(slave);
+		return -errno;
+	}
 	*slave_out = slave;
 	return 0;
 }
@@ -201,7 +224,7 @@ static void *relay_main(void *arg)
 	unsigned char fbuf[sizeof buf + TERM_FILTER_SEQ_MAX + 8];
 	char in[4096];
 	size_t in_len = 0, in_off = 0;
-	int in_open = 1, fin = 0;
+	int in_open = relay_in, fin = 0;
 	for (;;) {
 		struct pollfd p[3] = {
 			{ .fd = master, .events = POLLIN | (in_len ? POLLOUT : 0) },
@@ -256,7 +279,7 @@ static void *relay_main(void *arg)
 				give = term_filter(&filt, (const unsigned char *)buf, give, fbuf);
 				out = (const char *)fbuf;
 			}
-			if (give && write_all_fd(1, out, (ssize_t)give) < 0) {
+			if (give && write_all_fd(relay_out, out, (ssize_t)give) < 0) {
 				/* nobody reads our output: keep draining the guest's */
 			}
 		}
@@ -506,10 +529,13 @@ static void *jc_main(void *arg)
 				nanosleep(&ts, NULL);
 				stopped = 1;
 			}
+			relay_mode(0);
 			kill(getpid(), SIGSTOP); /* the shell sees the job stop */
 		} else if (stopped && (c == 'K' || c == 'C') && (c == 'K' || tcgetpgrp(jc_fd) == moat_pgrp)) {
 			int sig = SIGCONT;
 			stopped = 0;
+			if (tcgetpgrp(jc_fd) == moat_pgrp)
+				relay_mode(1);
 			task_for_each_leader(jc_sb, jc_send, &sig);
 		}
 	}
@@ -730,11 +756,14 @@ int tty_start(int controls_all, char *err, size_t errlen)
 		term_filter_init(&filt, term_filter_locale_utf8(getenv("LC_ALL"), getenv("LC_CTYPE"),
 								getenv("LANG")));
 	}
-	if (isatty(0) && tcgetattr(0, &saved) == 0) {
+	if (relay_in && isatty(0) && tcgetattr(0, &saved) == 0) {
 		struct termios raw = saved;
 		if (saved.c_lflag & ICANON)
 			pass_canonical_input(&saved);
 		cfmakeraw(&raw);
+		if (relay_no_t) /* ^C, ^Z, ^\ stay moat's: forwarded, job control */
+			raw.c_lflag |= ISIG;
+		relay_cbreak = relay_no_t;
 		if (tcsetattr(0, TCSADRAIN, &raw) == 0) {
 			raw_set = 1;
 			atexit(restore);
@@ -761,6 +790,111 @@ int tty_start(int controls_all, char *err, size_t errlen)
 	}
 	relay_started = 1;
 	return 0;
+}
+
+/* Without -t a stdout or stderr that is the caller's terminal was a
+ * description of it (tty_stdio_fresh), and what the guest wrote there
+ * reached the terminal as written: red team 71's OSC 52 clipboard writes,
+ * titles, modes left on, and a query written last (DA, DSR) whose answer
+ * the terminal typed into the caller's shell after moat exited. Now the
+ * guest's terminal stdio is the slave of a pty of the sandbox's own devpts
+ * (as -t's, but not its controlling terminal), whose master the relay
+ * copies to the caller's terminal through the terminal-controls filter
+ * (`--tty-controls`); fds 1-2 that are that terminal get the slave. fd 0,
+ * when it is the terminal: the slave too, the caller's typing relayed, when
+ * fd 1 is the terminal and moat in its foreground (a pager reads keys from
+ * stderr: `moat run less file`), the terminal then in raw mode but for ISIG
+ * (the line editing and echo are the guest pty's; ^C, ^Z and ^\ stay
+ * moat's, forwarded as before); else a read-only description (the guest's
+ * reads and termios as before, no writes: `moat run prog | less` keeps its
+ * keys for less). With --output-limit or --idle-timeout the guest's
+ * stdout and stderr are pipes and limits.c's relay writes into the slave
+ * (tty_stdio_out). Returns the mask of the guest's fds 0-2 that get the
+ * slave (0: no relay; the pipe or file stdio costs nothing). After
+ * tty_stdio_fresh and tty_background_stdin, in moat. */
+int tty_relay_plan(int limits_pipes)
+{
+	struct stat so, s0;
+	int out = -1;
+	for (int fd = 1; fd < 3 && out < 0; fd++)
+		if (isatty(fd))
+			out = fd;
+	if (out < 0) {
+		if (isatty(0))
+			tty_stdin_read_only("the program can write to the caller's terminal");
+		return 0;
+	}
+	if (fstat(out, &so) < 0)
+		return 0;
+	relay_no_t = 1;
+	relay_out = out;
+	int mask = 0;
+	for (int fd = 1; fd < 3; fd++)
+		if (isatty(fd))
+			mask |= 1 << fd;
+	pid_t fg = -1;
+	relay_in = !limits_pipes && out == 1 && isatty(0) && fstat(0, &s0) == 0 &&
+		   s0.st_rdev == so.st_rdev && (fg = tcgetpgrp(0)) >= 0 && fg == getpgrp();
+	if (relay_in)
+		mask |= 1;
+	else if (isatty(0))
+		tty_stdin_read_only("the program can write to the caller's terminal");
+	if (limits_pipes) {
+		relay_keep_slave = 1;
+		mask = 0; /* the guest's 1-2 are limits.c's pipes */
+	}
+	dbg("stdio: the terminal on fd %d relayed through the filter (guest fds mask %d, input %s)", out,
+	    mask, relay_in ? "relayed" : "not relayed");
+	return mask | 8;
+}
+
+/* where moat writes what the guest wrote to its fd (limits.c's relay) */
+int tty_stdio_out(int fd)
+{
+	return relay_slave >= 0 && (fd == 1 || fd == 2) && isatty(fd) ? relay_slave : fd;
+}
+
+/* A writable terminal or FIFO stdin replaced, in moat before anything is
+ * spawned, by a read-only open of the same file (a new open file
+ * description: isatty, termios, job control ioctls work as before; a tty
+ * or FIFO has no offset to share). Not a socket or a regular file opened
+ * read-write (ARCHITECTURE Known gaps). */
+void tty_stdin_read_only(const char *why)
+{
+	struct stat st;
+	int fl = fcntl(0, F_GETFL);
+
+	if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY || fstat(0, &st) < 0 ||
+	    !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
+		return;
+	int ro = open("/proc/self/fd/0", O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	struct stat rst;
+	if (ro < 0 || fstat(ro, &rst) < 0 || rst.st_dev != st.st_dev || rst.st_ino != st.st_ino ||
+	    fcntl(ro, F_SETFL, fl & ~O_ACCMODE) < 0 || dup2(ro, 0) < 0)
+		warnx_("stdin (%s) stays writable: %s", ro < 0 ? strerror(errno) : "not reopened", why);
+	else if (isatty(0))
+		dead_owner(&ro, 1); /* a new description: a guest's O_ASYNC must not signal moat's job */
+	if (ro >= 0)
+		close(ro);
+}
+
+/* job control (jc_main): the caller's terminal as the caller had it while
+ * moat is stopped, the relay's mode again once it is continued */
+static void relay_mode(int on)
+{
+	if (!raw_set || !relay_cbreak)
+		return;
+	struct termios t = saved;
+	if (on) {
+		cfmakeraw(&t);
+		t.c_lflag |= ISIG;
+	}
+	sigset_t tt, old;
+	sigemptyset(&tt);
+	sigaddset(&tt, SIGTTOU);
+	pthread_sigmask(SIG_BLOCK, &tt, &old);
+	(void)tcsetattr(0, TCSADRAIN, &t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void tty_finish(void)

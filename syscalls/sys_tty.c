@@ -34,6 +34,7 @@
 #include <linux/sockios.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "fs/procfs.h"
@@ -199,6 +200,19 @@ long sys_ioctl(struct sc_call *c)
 		 * none here, as on a file system without these requests */
 		snprintf(c->note, sizeof c->note, "file system or inode identity");
 		return -ENOTTY;
+	}
+	if (cmd == TCXONC) {
+		/* tcflow: TCIOFF and TCION send the STOP or START character
+		 * (the guest's to set) to the terminal's other side, on the
+		 * caller's terminal its emulator, past the terminal-controls
+		 * filter (ttyout38): refused whatever the fd (no fd check to
+		 * race); stopping and restarting the output stay native */
+		if (c->args[2] == TCIOFF || c->args[2] == TCION) {
+			snprintf(c->note, sizeof c->note, "TCXONC: TCIOFF/TCION send a character to the terminal");
+			return -EPERM;
+		}
+		c->cont = 1;
+		return 0;
 	}
 	if (sc_ioctl_termios_set(cmd)) {
 		/* noted (a background sandbox's end puts the caller's terminal

@@ -446,8 +446,11 @@ fi
 # on its terminal stdin killed moat with SIGIO at the next key typed,
 # before its terminal guard ran; with F_SETSIG on its own description it
 # would be SIGKILL. The fresh description's owner is a task that is gone
-# (tty_stdio_fresh). Natively the program is the foreground group and
-# gets the signal itself: not a sanity case.
+# (tty_stdio_fresh; and of the read-only one tty_relay_plan makes when
+# stdout is no terminal, here a pipe: with stdout the terminal, stdin is the
+# guest's own pty, whose O_ASYNC signals the guest itself). Natively the
+# program is the foreground group and gets the signal itself: not a sanity
+# case.
 if command -v script >/dev/null && command -v python3 >/dev/null; then
 	cat >"$T_TMP/async.sh" <<EOF
 "$MOAT" run -- python3 -c '
@@ -458,11 +461,11 @@ except OSError:
     pass
 fcntl.fcntl(0, fcntl.F_SETFL, fcntl.fcntl(0, fcntl.F_GETFL) | os.O_ASYNC)
 time.sleep(3)
-'
-echo "rc=\$?" >"$T_TMP/async.out"
+' | cat
+echo "rc=\${PIPESTATUS[0]}" >"$T_TMP/async.out"
 EOF
 	rm -f "$T_TMP/async.out"
-	(sleep 1.5; printf 'x\n'; sleep 3) | SHELL=/bin/bash timeout -k 5 30 script -qec "/bin/sh $T_TMP/async.sh" /dev/null >/dev/null 2>&1
+	(sleep 1.5; printf 'x\n'; sleep 3) | SHELL=/bin/bash timeout -k 5 30 script -qec "/bin/bash $T_TMP/async.sh" /dev/null >/dev/null 2>&1
 	expect_eq guest_async_tty_spares_moat "$(cat "$T_TMP/async.out" 2>/dev/null)" "rc=0"
 fi
 
@@ -633,6 +636,45 @@ print(b[b.rfind(b"modes"):].count(b"\x1b[?1049"))')
 	# --tty-controls=all: every byte as before (the caller's choice)
 	out=$(tty_caller "$MOAT run -t --tty-controls=all -- printf 'a\033]52;c;eA==\007b'" | od -An -c | tr -d ' \n')
 	SANITY=1 expect_eq tty_controls_all_passes "$out" 'a033]52;c;eA==\ab'
+	# 12b. ... and so does the default's, without -t: a stdout or stderr
+	# that is the caller's terminal is a pty of the sandbox's, relayed
+	# through the filter (tty_relay_plan), and a terminal stdin the guest
+	# cannot write to (read-only when stdout is no terminal). Before, the
+	# guest wrote to a description of the caller's terminal: every byte
+	# above reached it as written (OSC 52, titles, queries answered into
+	# the caller's shell after moat).
+	seqs='dr\033]52;c;aGVsbG8=\007ew\033[1;31m\033]0;t\033[21t\033\\\\\033P\$qm\033\\\\\033]2;title\007\033]11;?\033\\\\\033c\005\302\233\06521t\033[c\033[>c\033[6n'
+	out=$(tty_caller "$MOAT run -- printf '$seqs'" | bad_seqs)
+	expect_eq notty_stdout_controls_dropped "$out" "drew []"
+	out=$(tty_caller "$MOAT run -- sh -c \"printf '$seqs' >&2\" | cat >/dev/null" | bad_seqs)
+	expect_eq notty_stderr_controls_dropped "$out" "drew []"
+	out=$(tty_caller "$MOAT run -- sh -c \"printf '$seqs' >&0\" | cat >/dev/null" | bad_seqs)
+	expect_eq notty_stdin_not_written "$out" "nothing drawn []"
+	out=$(tty_caller "$MOAT run --output-limit 1M -- printf '$seqs'" | bad_seqs)
+	expect_eq notty_output_limit_controls_dropped "$out" "drew []"
+	out=$(tty_caller "$MOAT run --tty-controls=all -- printf 'a\033]52;c;eA==\007b'" | od -An -c | tr -d ' \n')
+	SANITY=1 expect_eq notty_controls_all_passes "$out" 'a033]52;c;eA==\ab'
+	# a terminal stdin the guest cannot write to still had one way out:
+	# tcflow's TCIOFF/TCION send the STOP/START character, which the guest
+	# sets, to the terminal's other side (the caller's emulator), a byte a
+	# call: EPERM whatever the fd (sys_ioctl)
+	out=$(tty_caller "$MOAT run -- $PY -c '
+import termios
+a = termios.tcgetattr(0); a[6][termios.VSTOP] = 126; a[6][termios.VSTART] = 126
+termios.tcsetattr(0, termios.TCSANOW, a)
+r = []
+for n, v in ((\"tcioff\", termios.TCIOFF), (\"tcion\", termios.TCION)):
+    try:
+        termios.tcflow(0, v); r.append(n + \"=ok\")
+    except termios.error as e:
+        r.append(n + \"=\" + e.args[1])
+print(\"flow\", *r)
+' | cat" | tr -d '\r' | "$PY" -c 'import sys; b = sys.stdin.read(); print(b.count("~"), [l for l in b.split("\n") if l.startswith("flow")])')
+	expect_eq notty_tcion_refused "$out" "0 ['flow tcioff=Operation not permitted tcion=Operation not permitted']"
+	# the guest still sees a terminal on 0-2, reads a typed line and the
+	# terminal's size
+	out=$( (sleep 1.5; printf 'abc\n') | timeout -k 5 30 script -qec "stty rows 31 cols 97; $MOAT run -- sh -c 'test -t 0 && test -t 1 && test -t 2 && echo tty; stty size; read x; echo got:\$x'" /dev/null 2>&1 | tr -d '\r' | grep -E '^(tty|got:|[0-9]+ [0-9]+$)' | tr '\n' ' ')
+	SANITY=1 expect_eq notty_stdio_terminal_reads "$out" "tty 31 97 got:abc "
 else
 	skip tty_controls "no script(1)"
 fi
@@ -684,7 +726,7 @@ t("tiocvhangup", lambda: fcntl.ioctl(0, 0x5437))
 t("vhangup", vhangup)
 print("probe", os.isatty(0), " ".join(r))
 EOF2
-	out=$(timeout -k 5 30 script -qec "$MOAT run --bind $T_TMP/ttyprobe:/t:ro -- $PY /t/probe.py" /dev/null </dev/null 2>&1 | tr -d '\r' | grep -o 'probe .*')
+	out=$(timeout -k 5 30 script -qec "$MOAT run --bind $T_TMP/ttyprobe:/t:ro -- $PY /t/probe.py | cat" /dev/null </dev/null 2>&1 | tr -d '\r' | grep -o 'probe .*')
 	expect_eq caller_tty_controls_refused "$out" "probe True sti=EPERM linux=EPERM cons=EPERM setd=EPERM excl=EPERM sctty=EPERM spgrp=ENOTTY tiocvhangup=EPERM vhangup=EPERM"
 fi
 

@@ -477,8 +477,11 @@ fi
 # next key typed (root-run and rootless; rootless its whole job of the
 # caller's uid too where the Landlock signal scope is missing). A task that
 # is gone is the owner now (sigio_set, red team 82). A sibling in moat's
-# job lives on. Natively the program is the foreground group and kills
-# itself: not a sanity case.
+# job lives on. stdout is a file, so that stdin is the read-only
+# description of the caller's terminal (with stdout the terminal, stdin is
+# the guest's own pty, ttyout38, whose O_ASYNC signals the guest itself).
+# Natively the program is the foreground group and kills itself: not a
+# sanity case.
 if command -v script >/dev/null && command -v python3 >/dev/null; then
 	cat >"$T_TMP/async0.sh" <<EOF
 for how in setown0 setown_ex0 setown_ex0_pgrp fioasync; do
@@ -499,7 +502,7 @@ if how == "fioasync":
 else:
     fcntl.fcntl(0, fcntl.F_SETFL, fcntl.fcntl(0, fcntl.F_GETFL) | os.O_ASYNC)
 time.sleep(1.5)
-' \$how
+' \$how >"$T_TMP/async0.prog"
 	echo "\$how rc=\$? sibling=\$(kill -0 \$sib 2>/dev/null && echo alive || echo gone)" >>"$T_TMP/async0.out"
 	kill \$sib 2>/dev/null
 done

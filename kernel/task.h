@@ -239,6 +239,11 @@ struct task {
 				  * zone, and the exit puts the guest's own pointer back; */
 	int intr_tp_cont;        /* ... that exit was -EINTR again: the next stop of an
 				  * ignored signal goes on with the same call's time */
+	int net_hold;            /* tracer (read by workers): a bind/listen/send private
+				  * call a signal interrupted before a worker took it runs
+				  * again with every signal blocked (netconn_signal_stop)
+				  * until its syscall exit, which puts back */
+	uint64_t net_held_mask;  /* ... the thread's own mask (PTRACE_SETSIGMASK) */
 
 	struct sandbox *sb;
 };

@@ -264,6 +264,8 @@ int task_signal_pending(struct task *t)
 		return 1; /* the task is gone: stop waiting for it */
 	unsigned long long pend = status_mask(buf, "\nSigPnd:") | status_mask(buf, "\nShdPnd:");
 	unsigned long long blk = status_mask(buf, "\nSigBlk:"), ign = status_mask(buf, "\nSigIgn:");
+	if (__atomic_load_n(&t->net_hold, __ATOMIC_ACQUIRE))
+		blk = __atomic_load_n(&t->net_held_mask, __ATOMIC_RELAXED); /* its own, not the hold's */
 	return (pend & ~blk & ~ign) != 0;
 }
 

@@ -307,20 +307,51 @@ int netconn_signal_stop(struct task *t, void *regsp)
 	long rax = (long)REG_RET(*regs);
 	uint64_t now[6] = { REG_ARG0(*regs), REG_ARG1(*regs), REG_ARG2(*regs),
 			    REG_ARG3(*regs), REG_ARG4(*regs), REG_ARG5(*regs) };
-	int put_back = 0;
-	if (REG_SYSNO(*regs) == MOAT_SYS_LOADER && REG_IP(*regs) == p->ip && !memcmp(now, p->call, sizeof now) &&
-	    (rax == -NC_ERESTARTSYS || rax == -NC_ERESTARTNOINTR || rax == -NC_ERESTARTNOHAND)) {
-		/* the private call's wait ended before a worker took it
-		 * (WAIT_KILLABLE_RECV: never after), nothing was made: the
-		 * guest's own call again after the handler, through its stop */
-		REG_SYSNO(*regs) = (unsigned long long)p->orig_nr;
-		REG_ARG0(*regs) = p->orig[0], REG_ARG1(*regs) = p->orig[1], REG_ARG2(*regs) = p->orig[2];
-		REG_ARG3(*regs) = p->orig[3], REG_ARG4(*regs) = p->orig[4], REG_ARG5(*regs) = p->orig[5];
-		REG_RET(*regs) = (unsigned long long)-NC_ERESTARTNOINTR;
-		put_back = ptrace(PTRACE_SETREGS, t->tid, 0, regs) == 0;
+	if (REG_SYSNO(*regs) != MOAT_SYS_LOADER || REG_IP(*regs) != p->ip || memcmp(now, p->call, sizeof now) ||
+	    (rax != -NC_ERESTARTSYS && rax != -NC_ERESTARTNOINTR && rax != -NC_ERESTARTNOHAND)) {
+		free(p);
+		return 0;
 	}
-	free(p);
-	return put_back;
+	/* the private call's wait ended before a worker took it
+	 * (WAIT_KILLABLE_RECV: never after), nothing was made. The same
+	 * private call again, at once, with the request kept and every
+	 * signal blocked to its syscall exit (the tracer's PTRACE_SYSCALL,
+	 * netconn_hold_stop): the kernel queues this signal again, blocked,
+	 * with its siginfo (ptrace_signal), and delivers it after the call,
+	 * as natively after a send the kernel made at once. Before, the
+	 * guest's own call was put back through its stop, and a signal
+	 * faster than the stop's own cost made no call ever end. */
+	uint64_t mask = 0, all = ~(uint64_t)0;
+	if (!t->net_hold && ptrace(PTRACE_GETSIGMASK, t->tid, sizeof mask, &mask) < 0) {
+		free(p);
+		return 0;
+	}
+	REG_RET(*regs) = (unsigned long long)-NC_ERESTARTNOINTR;
+	if ((!t->net_hold && ptrace(PTRACE_SETSIGMASK, t->tid, sizeof all, &all) < 0) ||
+	    ptrace(PTRACE_SETREGS, t->tid, 0, regs) < 0) {
+		free(p);
+		return 0; /* (gone) */
+	}
+	if (!t->net_hold) {
+		__atomic_store_n(&t->net_held_mask, mask, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->net_hold, 1, __ATOMIC_RELEASE);
+	}
+	set_pending(t, p);
+	return 1;
+}
+
+/* A syscall stop of a thread netconn_signal_stop holds: at the private
+ * call's exit its own signal mask goes back (a signal held meanwhile is
+ * delivered on its way out). Returns the ptrace request to resume with. */
+int netconn_hold_stop(struct task *t)
+{
+	struct __ptrace_syscall_info si;
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof si, &si) > 0 && si.op != PTRACE_SYSCALL_INFO_EXIT)
+		return PTRACE_SYSCALL; /* the restarted call's entry (or its seccomp stop) */
+	uint64_t mask = __atomic_load_n(&t->net_held_mask, __ATOMIC_RELAXED);
+	ptrace(PTRACE_SETSIGMASK, t->tid, sizeof mask, &mask);
+	__atomic_store_n(&t->net_hold, 0, __ATOMIC_RELEASE);
+	return PTRACE_CONT;
 }
 
 /* Turn the stopped call into MOAT_SYS_LOADER(marker, fd): a worker runs it

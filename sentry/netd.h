@@ -168,12 +168,16 @@ void netconn_set_guest_netns(int fd);
 /* The request a bind/listen/send stop left for the thread's private call
  * goes: the thread made another trapped call (pipeline.c, tracer.c). */
 void netconn_drop_pending(struct task *t);
-/* At a signal-delivery stop (tracer.c, regs just read): the thread's
- * request goes; if the stop is its private call's wait, interrupted before
- * a worker took it, the guest's own call is put back in regs and the
- * thread (-ERESTARTNOINTR: made again after the handler, through its stop).
- * 1 = put back (regs set), 0 = not. */
+/* At a signal-delivery stop (tracer.c, regs just read): if the stop is the
+ * thread's private call's wait, interrupted before a worker took it, the
+ * request stays and the private call is made again at once with every
+ * signal blocked (t->net_hold; the signal is queued again, blocked, and
+ * delivered after the call); else the request goes. 1 = held (regs set:
+ * resume with PTRACE_SYSCALL), 0 = not. */
 int netconn_signal_stop(struct task *t, void *regs);
+/* A syscall stop of a held thread: at its exit its own mask goes back.
+ * Returns the ptrace request to resume with. */
+int netconn_hold_stop(struct task *t);
 /* The rewritten bind/listen (MOAT_SYS_LOADER, MOAT_NET_BIND/LISTEN): worker thread. */
 long netconn_call(struct sc_call *c);
 /* MOAT_PROFILE: the connect path's stages, mean wall time (at exit). */

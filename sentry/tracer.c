@@ -1113,8 +1113,8 @@ static int sig_restart(struct sandbox *sb, struct task *t, pid_t tid, int sig)
 	}
 	if (netconn_signal_stop(t, &regs)) {
 		/* the private call of a bind/listen/send stop, interrupted
-		 * before a worker took it: the guest's own call is made again
-		 * after the handler, through its stop (netconn.c) */
+		 * before a worker took it: made again at once, the signal
+		 * held to its exit (netconn.c) */
 		t->intr_restarted = 0;
 		t->intr_tp_nr = 0;
 		return sig;
@@ -1397,7 +1397,8 @@ static void event_stop(struct tracer *tr, struct task *t, int sig)
 		atomic_store(&t->jobstop, 1); /* 'T' in its stat, until its next stop */
 		ptrace(PTRACE_LISTEN, tid, 0, 0); /* group-stop */
 	} else {
-		ptrace(PTRACE_CONT, tid, 0, 0);
+		/* (a thread netconn_signal_stop holds: on to its call's exit) */
+		ptrace(t->net_hold ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, 0);
 	}
 }
 
@@ -1813,6 +1814,10 @@ int tracer_run(struct tracer_args *a)
 		case 0:
 			if (sig == (SIGTRAP | 0x80)) {
 				/* a syscall exit we asked to see */
+				if (t->net_hold) {
+					ptrace(netconn_hold_stop(t), tid, 0, 0); /* or its entry */
+					break;
+				}
 				if (t->intr_tp_stage) {
 					intr_tp_sysstop(t, tid); /* or the entry of a restarted call */
 					break;
@@ -1838,7 +1843,8 @@ int tracer_run(struct tracer_args *a)
 			sig = sig_restart(sb, t, tid, sig);
 			if (sig)
 				no_core_dump(sb, t, tid, sig);
-			ptrace(t->exec_pending || t->sock_exit || t->aio_exit || t->intr_tp_stage ? PTRACE_SYSCALL : PTRACE_CONT,
+			ptrace(t->exec_pending || t->sock_exit || t->aio_exit || t->intr_tp_stage || t->net_hold ?
+				       PTRACE_SYSCALL : PTRACE_CONT,
 			       tid, 0, sig);
 			break;
 		case PTRACE_EVENT_SECCOMP: {
@@ -1848,7 +1854,7 @@ int tracer_run(struct tracer_args *a)
 			 * stop left for the thread is stale (netconn.c) */
 			netconn_drop_pending(t);
 			if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0 || guest_trace_stop(t, regs)) {
-				ptrace(PTRACE_CONT, tid, 0, 0);
+				ptrace(t->net_hold ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, 0);
 				break;
 			}
 			long scnr = REG_NR(regs);
@@ -1895,7 +1901,7 @@ int tracer_run(struct tracer_args *a)
 			t->exec_pending = pending;
 			if (pending)
 				task_pin(t, tid, sb->guest_procfd); /* to PTRACE_EVENT_EXEC or the failed exit */
-			ptrace(pending || t->sock_exit || t->aio_exit ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, 0);
+			ptrace(pending || t->sock_exit || t->aio_exit || t->net_hold ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, 0);
 			break;
 		}
 		case PTRACE_EVENT_FORK:

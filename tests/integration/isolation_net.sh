@@ -64,28 +64,65 @@ replay_same_ip EPERM libc_sendto SENT "
 }
 
 # A send whose private call a signal interrupts before a worker took it is
-# made again from the guest's own call, through its stop (netconn.c
+# made again at once, the signal held to its end (netconn.c
 # netconn_signal_stop): 600 sendto under a 50 us SIGALRM with SA_RESTART,
-# each sent once, no error (with the request dropped at that signal stop
-# and the call not put back, the restarted private call answered ENOSYS:
-# 349 of 600). Linux's behaviour: a sanity case.
-# udp_send_signal_restart NAME RUN ADDR PORT LOG
+# each sent once, no error. Before, the guest's own call was put back and
+# redone through its stop: a signal faster than the stop's cost made no call
+# ever end (50 us: passed or timed out by the machine's speed). _slow_stop:
+# every seccomp stop 1 ms (MOAT_TEST_STOP_DELAY), a 100 us timer: that
+# livelock every time (main's binary: none of 600 sent in 30 s), each send
+# once now. Linux's behaviour: sanity cases.
+# udp_send_signal_restart NAME RUN ADDR PORT LOG [DELAY_MS PERIOD_S]
 udp_send_signal_restart() {
-	local name=$1 run=$2 addr=$3 port=$4 log=$5 out n
-	out=$("$run" timeout 60 "$MOAT" run --net allow="$addr:$port"/udp -- "$PY" -c '
+	local name=$1 run=$2 addr=$3 port=$4 log=$5 delay=${6:-} period=${7:-0.00005} out n tag=nkrs
+	[ -z "$delay" ] || tag=nkrd
+	out=$("$run" env ${delay:+MOAT_TEST_STOP_DELAY=seccomp:$delay} timeout 30 "$MOAT" run \
+		--net allow="$addr:$port"/udp -- "$PY" -c '
 import socket, signal, sys
 signal.signal(signal.SIGALRM, lambda s, f: None); signal.siginterrupt(signal.SIGALRM, False)
-signal.setitimer(signal.ITIMER_REAL, 0.0002, 0.0002)
+signal.setitimer(signal.ITIMER_REAL, float(sys.argv[3]), float(sys.argv[3]))
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); errs = 0
 for i in range(600):
-    try: s.sendto(b"nkrs%04d" % i, (sys.argv[1], int(sys.argv[2])))
+    try: s.sendto(b"%s%04d" % (sys.argv[4].encode(), i), (sys.argv[1], int(sys.argv[2])))
     except OSError as e: errs += 1
 signal.setitimer(signal.ITIMER_REAL, 0, 0)
-print("errors", errs)' "$addr" "$port" </dev/null 2>&1)
+print("errors", errs)' "$addr" "$port" "$period" "$tag" </dev/null 2>&1)
 	sleep 0.3
-	n=$(grep -a '^nkrs' "$log" 2>/dev/null | sort | uniq -c | awk '$1 == 1' | wc -l)
+	n=$(grep -a "^$tag" "$log" 2>/dev/null | sort | uniq -c | awk '$1 == 1' | wc -l)
 	if [ "$out" = "errors 0" ] && [ "$n" = 600 ]; then ok_sanity "$name"
 	else fail "$name" "$out; $n of 600 arrived once"; fi
+}
+
+# The same for a bind and a listen moat-netd makes (their private calls,
+# netconn_call): 100 UDP binds and 100 TCP bind+listen under a 100 us
+# SA_RESTART SIGALRM, every seccomp stop 1 ms: all succeed (main's binary:
+# timed out, none done). With "reuse": no --net, SO_REUSEPORT sockets,
+# whose binds the worker makes (netreuse.c, the same private call; main's
+# timed out too). A sanity case.
+# netd_bind_signal_restart NAME RUN [reuse]
+netd_bind_signal_restart() {
+	local name=$1 run=$2 mode=${3:-netd} out
+	out=$("$run" env MOAT_TEST_STOP_DELAY=seccomp:1 timeout 30 "$MOAT" run \
+		$([ "$mode" = reuse ] || echo --net allow=10.200.0.2:9/udp) -- "$PY" -c '
+import socket, signal, sys
+signal.signal(signal.SIGALRM, lambda s, f: None); signal.siginterrupt(signal.SIGALRM, False)
+signal.setitimer(signal.ITIMER_REAL, 0.0001, 0.0001)
+done = 0
+for i in range(100):
+    try:
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if sys.argv[1] == "reuse":
+            u.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        u.bind(("0.0.0.0", 0)); u.close()
+        t.bind(("127.0.0.1", 0)); t.listen(); t.close()
+        done += 1
+    except OSError as e: print(e)
+signal.setitimer(signal.ITIMER_REAL, 0, 0)
+print("done", done)' "$mode" </dev/null 2>&1)
+	if [ "$out" = "done 100" ]; then ok_sanity "$name"
+	else fail "$name" "$(printf '%s' "$out" | tail -3 | tr '\n' ' ')"; fi
 }
 
 # The sentry's table of bound AF_UNIX names, full, drops the names no socket
@@ -655,6 +692,10 @@ while True:
 		rm -f "$T_TMP/u.sink"
 		udp_send_signal_restart rootless_udp_send_signal_restart_once env 127.0.0.1 "$usport" "$T_TMP/u.sink"
 		rm -f "$T_TMP/u.sink"
+		udp_send_signal_restart rootless_udp_send_signal_restart_slow_stop env 127.0.0.1 "$usport" "$T_TMP/u.sink" 1 0.0001
+		rm -f "$T_TMP/u.sink"
+		netd_bind_signal_restart rootless_netd_bind_signal_restart env
+		netd_bind_signal_restart rootless_reuse_bind_signal_restart env reuse
 	else
 		skip rootless_udp "no SYSCALL_BIN/probe_udp"
 	fi
@@ -973,6 +1014,9 @@ if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_udp" ]; then
 fi
 	netd_private_call_keyed netd_private_call_keyed in_outer 10.200.0.2 "$ueport" "$T_TMP/uecho.port.log"
 udp_send_signal_restart udp_send_signal_restart_once in_outer 10.200.0.2 "$ueport" "$T_TMP/uecho.port.log"
+udp_send_signal_restart udp_send_signal_restart_slow_stop in_outer 10.200.0.2 "$ueport" "$T_TMP/uecho.port.log" 1 0.0001
+netd_bind_signal_restart netd_bind_signal_restart in_outer
+netd_bind_signal_restart reuse_bind_signal_restart in_outer reuse
 # udpcase NAME RULE ADDR PORT: a datagram "NAME" to ADDR:PORT; prints the errno name or SENT
 udpcase() {
 	in_outer timeout 60 "$MOAT" run --net allow="$2" -- "$PY" -c '

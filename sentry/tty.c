@@ -580,24 +580,38 @@ static int same_ofd(int a, int b)
 	return syscall(SYS_kcmp, me, me, 0 /* KCMP_FILE */, a, b) == 0;
 }
 
-static int fresh_open(int fd, int fl, const struct stat *st)
+/* moat's fd reopened through /proc/self/fd/N with access mode acc: a new
+ * open file description of the same file (device, inode and rdev checked
+ * against st, fd's), its status flags set to fl. The new fd (O_CLOEXEC);
+ * -1 when the open failed (errno), -2 when the check or the flags did. The
+ * one reopen of fresh_open, tty_stdio_write_only and tty_stdin_read_only. */
+static int reopen_same(int fd, int acc, int fl, const struct stat *st)
 {
 	char p[32];
 	struct stat rst;
-	unsigned ptn;
-	if (S_ISCHR(st->st_mode) && ioctl(fd, TIOCGPTN, &ptn) == 0)
-		return -1; /* a pty master: /dev/ptmx opens a new pair */
 	snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
-	int nfd = open(p, (fl & O_ACCMODE) | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	int nfd = open(p, acc | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (nfd < 0)
 		return -1;
 	if (fstat(nfd, &rst) < 0 || rst.st_dev != st->st_dev || rst.st_ino != st->st_ino ||
-	    rst.st_rdev != st->st_rdev || (S_ISCHR(st->st_mode) && !isatty(nfd)) ||
-	    fcntl(nfd, F_SETFL, fl & ~(O_ACCMODE | O_ASYNC)) < 0) {
+	    rst.st_rdev != st->st_rdev || fcntl(nfd, F_SETFL, fl) < 0) {
+		close(nfd);
+		return -2;
+	}
+	return nfd;
+}
+
+static int fresh_open(int fd, int fl, const struct stat *st)
+{
+	unsigned ptn;
+	if (S_ISCHR(st->st_mode) && ioctl(fd, TIOCGPTN, &ptn) == 0)
+		return -1; /* a pty master: /dev/ptmx opens a new pair */
+	int nfd = reopen_same(fd, fl & O_ACCMODE, fl & ~(O_ACCMODE | O_ASYNC), st);
+	if (nfd >= 0 && S_ISCHR(st->st_mode) && !isatty(nfd)) {
 		close(nfd);
 		return -1;
 	}
-	return nfd;
+	return nfd < 0 ? -1 : nfd;
 }
 
 /* A fresh terminal description gets a SIGIO owner that is a task gone
@@ -669,7 +683,7 @@ void tty_stdio_fresh(struct sandbox *sb, int closed)
  * or stderr is replaced, before anything is spawned, by a write-only open
  * of the same terminal (a new open file description through
  * /proc/self/fd/N, checked to be the same inode; isatty, termios and
- * writes as before, reads EBADF), as stdin_read_only (limits.c) does for
+ * writes as before, reads EBADF), as tty_stdin_read_only does for
  * stdin under --output-limit. Only for a sandbox started in the
  * background (tty_background_stdin): in the foreground a pager reads its
  * keys from stderr (more; less without /dev/tty, which the guest has not),
@@ -677,17 +691,14 @@ void tty_stdio_fresh(struct sandbox *sb, int closed)
 void tty_stdio_write_only(void)
 {
 	for (int fd = 1; fd < 3; fd++) {
-		struct stat st, rst;
+		struct stat st;
 		int fl = fcntl(fd, F_GETFL);
 		if (fl < 0 || (fl & O_ACCMODE) != O_RDWR || !isatty(fd) || fstat(fd, &st) < 0)
 			continue;
-		char p[32];
-		snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
-		int wo = open(p, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-		if (wo < 0 || fstat(wo, &rst) < 0 || rst.st_dev != st.st_dev || rst.st_ino != st.st_ino ||
-		    rst.st_rdev != st.st_rdev || fcntl(wo, F_SETFL, fl & ~O_ACCMODE) < 0 || dup2(wo, fd) < 0)
+		int wo = reopen_same(fd, O_WRONLY, fl & ~O_ACCMODE, &st);
+		if (wo < 0 || dup2(wo, fd) < 0)
 			warnx_("fd %d (the caller's terminal) stays readable by the program (%s)", fd,
-			       wo < 0 ? strerror(errno) : "not reopened");
+			       wo == -1 ? strerror(errno) : "not reopened");
 		if (wo >= 0)
 			close(wo);
 	}
@@ -867,11 +878,9 @@ void tty_stdin_read_only(const char *why)
 	if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY || fstat(0, &st) < 0 ||
 	    !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
 		return;
-	int ro = open("/proc/self/fd/0", O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	struct stat rst;
-	if (ro < 0 || fstat(ro, &rst) < 0 || rst.st_dev != st.st_dev || rst.st_ino != st.st_ino ||
-	    fcntl(ro, F_SETFL, fl & ~O_ACCMODE) < 0 || dup2(ro, 0) < 0)
-		warnx_("stdin (%s) stays writable: %s", ro < 0 ? strerror(errno) : "not reopened", why);
+	int ro = reopen_same(0, O_RDONLY, fl & ~O_ACCMODE, &st);
+	if (ro < 0 || dup2(ro, 0) < 0)
+		warnx_("stdin (%s) stays writable: %s", ro == -1 ? strerror(errno) : "not reopened", why);
 	else if (isatty(0))
 		dead_owner(&ro, 1); /* a new description: a guest's O_ASYNC must not signal moat's job */
 	if (ro >= 0)

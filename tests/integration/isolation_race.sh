@@ -71,6 +71,9 @@ done
 # them; prints "done", or what it got that it must not have.
 cat >"$T_TMP/swap.py" <<'EOF2'
 import ctypes, os, sys, threading
+# switch threads often: natively (the selfcheck's fake) 3000 calls fit in one
+# 5 ms GIL slice, and the swapping thread never ran between them
+sys.setswitchinterval(0.00005)
 libc = ctypes.CDLL(None, use_errno=True)
 d, a, b, n, how = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 P = lambda p: d + "/" + p

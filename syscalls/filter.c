@@ -7,9 +7,12 @@
  * SCMP_CMP_MASKED_EQ terms that together cover exactly the argument values no
  * rule matches. Whatever they do not cover falls to the default action,
  * USER_NOTIF, and the sentry denies it. The terms come from a binary decision
- * tree over the bits the rules look at (allow_terms()), so no two terms
- * overlap and the result does not depend on the order libseccomp evaluates
- * them in.
+ * tree over the (argument, bit) pairs the rules look at (region_terms()), so
+ * no two terms overlap and the result does not depend on the order
+ * libseccomp evaluates them in. A rule may be a conjunction on several
+ * arguments (RULE_AND: fcntl's F_SETFL with O_ASYNC): the tree settles the
+ * command first and cuts only its region on the flag, so each term is one
+ * libseccomp rule of at most one comparison per argument.
  *
  * FAST rows with an allow list (FAST_ONLY) are the easy case: one ALLOW rule
  * per entry, each a conjunction of SCMP_CMP_MASKED_EQ comparisons; a call
@@ -30,16 +33,24 @@
 #include "common/util.h"
 #include "syscalls/filter.h"
 
-#define MAX_TERMS 512    /* allow terms per argument */
 #define MAX_RULES 1024   /* libseccomp rules per syscall */
 
-struct term {
-	uint64_t mask;
-	uint64_t value;
+/* A rule of a deny list: a conjunction of comparisons, each on a different
+ * argument (a plain RULE: one; RULE_AND: a chain of entries). */
+struct conj {
+	int n;
+	const struct sc_argdeny *c[SC_ALLOW_MAXCMP];
 };
 
-struct term_set {
-	struct term t[MAX_TERMS];
+/* A region of the argument space: (args[a] & mask[a]) == value[a] for every
+ * a (mask 0: any value) */
+struct region {
+	uint64_t mask[SC_MAXARGS];
+	uint64_t value[SC_MAXARGS];
+};
+
+struct region_set {
+	struct region r[MAX_RULES];
 	int n;
 	int err;
 };
@@ -49,137 +60,165 @@ static uint64_t rule_mask(const struct sc_argdeny *r)
 	return r->mask ? r->mask : ~(uint64_t)0;
 }
 
-/* Emit the (mask, value) regions, over the bits in `bits`, where no rule of
- * rules[0..n) can match. pmask/pval: the bits fixed so far. */
-static void allow_terms(const struct sc_argdeny *const *rules, int n,
-			uint64_t bits, uint64_t pmask, uint64_t pval,
-			struct term_set *out)
+/* Emit the regions where no rule of rules[0..n) can match, within the region
+ * at (already fixed bits). A rule is contradicted when one of its
+ * comparisons disagrees with a fixed bit, matches when all its bits are
+ * fixed and agree. */
+static void region_terms(const struct conj *rules, int n, struct region *at,
+			 struct region_set *out)
 {
-	uint64_t next = 0;
+	uint64_t next[SC_MAXARGS] = { 0 };
 	bool alive = false;
 
 	if (out->err)
 		return;
 	for (int i = 0; i < n; i++) {
-		uint64_t m = rule_mask(rules[i]);
+		bool dead = false, decided = true;
 
-		if ((pval ^ rules[i]->value) & m & pmask)
-			continue;       /* contradicted by a fixed bit */
-		if (!(m & ~pmask))
-			return;         /* fully decided and matching: denied */
+		for (int j = 0; j < rules[i].n && !dead; j++) {
+			const struct sc_argdeny *r = rules[i].c[j];
+			uint64_t m = rule_mask(r), pm = at->mask[r->arg];
+
+			if ((at->value[r->arg] ^ r->value) & m & pm)
+				dead = true;    /* contradicted by a fixed bit */
+			else if (m & ~pm)
+				decided = false;
+		}
+		if (dead)
+			continue;
+		if (decided)
+			return;                 /* fully decided and matching: denied */
 		alive = true;
-		next |= m & ~pmask;
+		for (int j = 0; j < rules[i].n; j++)
+			next[rules[i].c[j]->arg] |= rule_mask(rules[i].c[j]) &
+						    ~at->mask[rules[i].c[j]->arg];
 	}
 	if (!alive) {
-		if (out->n == MAX_TERMS) {
+		if (out->n == MAX_RULES) {
 			out->err = -E2BIG;
 			return;
 		}
-		out->t[out->n].mask = pmask;
-		out->t[out->n].value = pval;
-		out->n++;
+		out->r[out->n++] = *at;
 		return;
 	}
 	/* branch on the undecided bit that most live rules look at, the
-	 * highest of those on a tie: with a few exact values and a few
-	 * classes (ioctl: type byte, direction bit) the shared bits are
-	 * settled first, so a region that no rule can match any more ends as
-	 * one term instead of being cut along every bit of an exact value
-	 * (the ioctl rules: 106 terms, 499 highest-bit-first) */
-	next &= bits;
-	{
-		uint64_t best = 0;
-		int bestn = 0;
+	 * highest of those on a tie (the lowest argument on a tie between
+	 * arguments): with a few exact values and a few classes (ioctl: type
+	 * byte, direction bit) the shared bits are settled first, so a region
+	 * that no rule can match any more ends as one term instead of being
+	 * cut along every bit of an exact value (the ioctl rules: 106 terms,
+	 * 499 highest-bit-first); a conjunction's command is settled before
+	 * its flag bit (fcntl: the F_SETFL region alone is cut on O_ASYNC) */
+	int besta = -1, bestn = 0;
+	uint64_t best = 0;
 
+	for (int a = 0; a < SC_MAXARGS; a++) {
 		for (int bit = 63; bit >= 0; bit--) {
 			uint64_t m = (uint64_t)1 << bit;
 			int cnt = 0;
 
-			if (!(next & m))
+			if (!(next[a] & m))
 				continue;
 			for (int i = 0; i < n; i++) {
-				uint64_t rm = rule_mask(rules[i]);
+				bool live = true, looks = false;
 
-				if (!((pval ^ rules[i]->value) & rm & pmask) &&
-				    (rm & m))
-					cnt++;
+				for (int j = 0; j < rules[i].n && live; j++) {
+					const struct sc_argdeny *r = rules[i].c[j];
+					uint64_t rm = rule_mask(r);
+
+					if ((at->value[r->arg] ^ r->value) & rm & at->mask[r->arg])
+						live = false;
+					else if (r->arg == a && (rm & m))
+						looks = true;
+				}
+				cnt += live && looks;
 			}
 			if (cnt > bestn) {
 				bestn = cnt;
 				best = m;
+				besta = a;
 			}
 		}
-		next = best;
 	}
-	allow_terms(rules, n, bits, pmask | next, pval, out);
-	allow_terms(rules, n, bits, pmask | next, pval | next, out);
+	struct region sub = *at;
+
+	sub.mask[besta] |= best;
+	region_terms(rules, n, &sub, out);
+	sub.value[besta] |= best;
+	region_terms(rules, n, &sub, out);
 }
 
-/* ALLOW rules for a FAST row with argument rules. */
-static int add_fast_with_rules(scmp_filter_ctx ctx, const struct sysent *e)
+/* ALLOW rules covering exactly the calls no rule of rules[0..n) matches:
+ * one per region, one SCMP_CMP_MASKED_EQ comparison per argument the region
+ * fixes (a libseccomp rule of several comparisons is their conjunction) */
+static int add_allow_complement(scmp_filter_ctx ctx, int nr, const struct conj *rules, int n)
 {
-	struct term_set *sets __attribute__((cleanup(cleanup_freep))) = NULL;
-	const struct sc_argdeny *rules[64];
-	int args[SC_MAXARGS], nargs = 0;
-	int idx[SC_MAXARGS] = { 0 };
-	long total = 1;
-	int ret, k;
+	struct region_set *set __attribute__((cleanup(cleanup_freep))) = calloc(1, sizeof *set);
+	struct region all = { { 0 }, { 0 } };
 
-	sets = calloc(SC_MAXARGS, sizeof(*sets));
-	if (!sets)
+	if (!set)
 		return -ENOMEM;
-	for (int a = 0; a < SC_MAXARGS; a++) {
-		uint64_t bits = 0;
-		int n = 0;
-
-		for (const struct sc_argdeny *r = e->deny; r->arg >= 0; r++) {
-			if (r->arg != a)
-				continue;
-			if (n == (int)ARRAY_SIZE(rules))
-				return -E2BIG;
-			rules[n++] = r;
-			bits |= rule_mask(r);
-		}
-		if (!n)
-			continue;
-		allow_terms(rules, n, bits, 0, 0, &sets[nargs]);
-		if (sets[nargs].err)
-			return sets[nargs].err;
-		if (sets[nargs].n == 0)
-			return 0; /* every value denied: nothing to allow */
-		total *= sets[nargs].n;
-		if (total > MAX_RULES)
-			return -E2BIG;
-		args[nargs++] = a;
-	}
-	if (!nargs)
-		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, e->nr, 0);
-
-	/* one rule per combination of terms, one comparison per argument */
-	for (;;) {
+	region_terms(rules, n, &all, set);
+	if (set->err)
+		return set->err;
+	for (int i = 0; i < set->n; i++) {
 		struct scmp_arg_cmp cmp[SC_MAXARGS];
+		unsigned k = 0;
+		int ret;
 
-		for (int j = 0; j < nargs; j++) {
-			const struct term *t = &sets[j].t[idx[j]];
-
-			cmp[j] = (struct scmp_arg_cmp){
-				.arg = (unsigned)args[j],
-				.op = SCMP_CMP_MASKED_EQ,
-				.datum_a = t->mask,
-				.datum_b = t->value,
-			};
-		}
-		ret = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, e->nr,
-					     (unsigned)nargs, cmp);
+		for (int a = 0; a < SC_MAXARGS; a++)
+			if (set->r[i].mask[a])
+				cmp[k++] = (struct scmp_arg_cmp){
+					.arg = (unsigned)a,
+					.op = SCMP_CMP_MASKED_EQ,
+					.datum_a = set->r[i].mask[a],
+					.datum_b = set->r[i].value[a],
+				};
+		ret = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, k, cmp);
 		if (ret < 0)
 			return ret;
-		/* next combination */
-		k = 0;
-		while (k < nargs && ++idx[k] == sets[k].n)
-			idx[k++] = 0;
-		if (k == nargs)
-			return 0;
 	}
+	return 0; /* no region: every value denied, nothing to allow */
+}
+
+/* One conjunction from cmp[0..n): each on a different argument in range */
+static int conj_make(struct conj *out, const struct sc_argdeny *cmp, int n)
+{
+	if (n < 1 || n > SC_ALLOW_MAXCMP)
+		return -EINVAL;
+	out->n = n;
+	for (int j = 0; j < n; j++) {
+		if (cmp[j].arg < 0 || cmp[j].arg >= SC_MAXARGS)
+			return -EINVAL;
+		for (int k = 0; k < j; k++)
+			if (cmp[k].arg == cmp[j].arg)
+				return -EINVAL;
+		out->c[j] = &cmp[j];
+	}
+	return 0;
+}
+
+/* ALLOW rules for a FAST row with argument rules: the complement of its
+ * deny list, each RULE_AND chain one conjunction. */
+static int add_fast_with_rules(scmp_filter_ctx ctx, const struct sysent *e)
+{
+	struct conj rules[128];
+	int n = 0, ret;
+
+	for (const struct sc_argdeny *r = e->deny; r->arg >= 0;) {
+		int len = 1;
+
+		while (r[len - 1].and_next && r[len].arg >= 0)
+			len++;
+		if (r[len - 1].and_next)
+			return -EINVAL; /* a chain ending at the list's end */
+		if (n == (int)ARRAY_SIZE(rules))
+			return -E2BIG;
+		if ((ret = conj_make(&rules[n++], r, len)) < 0)
+			return ret;
+		r += len;
+	}
+	return add_allow_complement(ctx, e->nr, rules, n);
 }
 
 /* ALLOW rules for a FAST row with an allow list: one per entry. */
@@ -210,73 +249,19 @@ static int add_fast_allow(scmp_filter_ctx ctx, const struct sysent *e)
 }
 
 /* FAST_TRAP_UNLESS_NET without moat-netd: ALLOW but for the trap_nonet
- * entries, each a pair of rules on the same two arguments A and B (a level
- * and an option name): the complement, as add_fast_with_rules makes it, in
- * two parts that never overlap — the values of A no entry names (one
- * comparison on A), and for each value of A an entry names, the values of
- * B no entry of that value names (two comparisons). Every value of A an
- * entry names must share one mask, so those values never overlap either. */
+ * entries (each a MATCH: a conjunction), the complement as for a deny list */
 static int add_fast_trap_pairs(scmp_filter_ctx ctx, const struct sysent *e)
 {
-	const struct sc_argdeny *lv[40], *nm[40];
-	struct term_set *set __attribute__((cleanup(cleanup_freep))) = calloc(1, sizeof *set);
-	const struct sc_argallow *t = e->trap_nonet;
-	int nl = 0, ret;
+	struct conj rules[64];
+	int n = 0, ret;
 
-	if (!set)
-		return -ENOMEM;
-	for (const struct sc_argallow *m = t; m->ncmp; m++) {
-		if (m->ncmp != 2 || m->cmp[0].arg != t->cmp[0].arg || m->cmp[1].arg != t->cmp[1].arg ||
-		    m->cmp[0].arg < 0 || m->cmp[0].arg >= SC_MAXARGS || m->cmp[1].arg < 0 ||
-		    m->cmp[1].arg >= SC_MAXARGS || m->cmp[0].arg == m->cmp[1].arg ||
-		    rule_mask(&m->cmp[0]) != rule_mask(&t->cmp[0]))
-			return -EINVAL;
-		int k = 0;
-		while (k < nl && lv[k]->value != m->cmp[0].value)
-			k++;
-		if (k == nl) {
-			if (nl == (int)ARRAY_SIZE(lv))
-				return -E2BIG;
-			lv[nl++] = &m->cmp[0];
-		}
-	}
-	unsigned a = (unsigned)t->cmp[0].arg, b = (unsigned)t->cmp[1].arg;
-	allow_terms(lv, nl, rule_mask(lv[0]), 0, 0, set);
-	if (set->err)
-		return set->err;
-	for (int i = 0; i < set->n; i++) {
-		struct scmp_arg_cmp c = { .arg = a, .op = SCMP_CMP_MASKED_EQ,
-					  .datum_a = set->t[i].mask, .datum_b = set->t[i].value };
-		if ((ret = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, e->nr, 1, &c)) < 0)
+	for (const struct sc_argallow *m = e->trap_nonet; m->ncmp; m++) {
+		if (n == (int)ARRAY_SIZE(rules))
+			return -E2BIG;
+		if ((ret = conj_make(&rules[n++], m->cmp, m->ncmp)) < 0)
 			return ret;
 	}
-	for (int l = 0; l < nl; l++) {
-		int nn = 0;
-		uint64_t bits = 0;
-		for (const struct sc_argallow *m = t; m->ncmp; m++) {
-			if (m->cmp[0].value != lv[l]->value)
-				continue;
-			if (nn == (int)ARRAY_SIZE(nm))
-				return -E2BIG;
-			nm[nn++] = &m->cmp[1];
-			bits |= rule_mask(&m->cmp[1]);
-		}
-		memset(set, 0, sizeof *set);
-		allow_terms(nm, nn, bits, 0, 0, set);
-		if (set->err)
-			return set->err;
-		for (int i = 0; i < set->n; i++) {
-			struct scmp_arg_cmp c[2] = {
-				{ .arg = a, .op = SCMP_CMP_MASKED_EQ, .datum_a = rule_mask(lv[l]),
-				  .datum_b = lv[l]->value },
-				{ .arg = b, .op = SCMP_CMP_MASKED_EQ, .datum_a = set->t[i].mask,
-				  .datum_b = set->t[i].value },
-			};
-			if ((ret = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, e->nr, 2, c)) < 0)
-				return ret;
-		}
-	}
-	return 0;
+	return add_allow_complement(ctx, e->nr, rules, n);
 }
 
 /* EXEC_UNLESS: ALLOW when the one comparison holds, TRACE when it does not
@@ -426,10 +411,21 @@ const struct sc_argdeny *sc_argdeny_match(const struct sysent *e,
 {
 	if (!e || !e->deny)
 		return NULL;
-	for (const struct sc_argdeny *r = e->deny; r->arg >= 0; r++)
-		if (r->arg < SC_MAXARGS &&
-		    (args[r->arg] & rule_mask(r)) == r->value)
-			return r;
+	for (const struct sc_argdeny *r = e->deny; r->arg >= 0;) {
+		const struct sc_argdeny *first = r;
+		bool all = true;
+
+		/* a RULE_AND chain holds when every entry of it does */
+		for (;; r++) {
+			if (r->arg >= SC_MAXARGS || (args[r->arg] & rule_mask(r)) != r->value)
+				all = false;
+			if (!r->and_next || r[1].arg < 0)
+				break;
+		}
+		r++;
+		if (all)
+			return first;
+	}
 	return NULL;
 }
 

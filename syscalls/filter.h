@@ -81,7 +81,8 @@ int sc_guest_filter_prebuilt_net(uint32_t notify_nr_extra, const unsigned char *
 int sc_filter_hash(scmp_filter_ctx ctx, uint64_t *out);
 
 /* For a FAST row with argument rules: the rule args match (so the call must
- * be denied with -e->err), or NULL. NULL for rows without rules. Uses the same
+ * be denied with -e->err), or NULL (for a RULE_AND chain: its first entry,
+ * when every entry holds). NULL for rows without rules. Uses the same
  * compare as the filter: (arg & mask) == value, mask 0 = all 64 bits. */
 const struct sc_argdeny *sc_argdeny_match(const struct sysent *e,
 					  const uint64_t args[SC_MAXARGS]);

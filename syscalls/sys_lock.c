@@ -1950,9 +1950,10 @@ long sys_fcntl(struct sc_call *c)
 	case F_OFD_GETLK: case F_OFD_SETLK: case F_OFD_SETLKW:
 		break;
 	default:
-		/* another command whose third argument has O_ASYNC's bit (the
-		 * filter's rule for F_SETFL sees only that argument): the
-		 * kernel's, decided on registers */
+		/* another command (the filter sends none since its F_SETFL
+		 * rule is one conjunction of command and O_ASYNC, fcntl39; a
+		 * number forced to the sentry may): the kernel's, decided on
+		 * registers */
 		c->cont = 1;
 		return 0;
 	}

@@ -83,6 +83,9 @@ enum sc_argkind {
  * (FAST_EXCEPT), or handled by the row's handler (FAST_TRAP). */
 struct sc_argdeny {
 	int8_t arg;      /* argument index, -1 terminates */
+	uint8_t and_next;/* 1: holds only together with the next entry (a
+			  * conjunction, RULE_AND): a chain of entries matches
+			  * when all of them do; the chain's last has 0 */
 	uint64_t value;  /* argument equal to this is denied */
 	uint64_t mask;   /* compare (arg & mask) == value; 0 means full compare */
 };

@@ -38,7 +38,9 @@
  *   ARGTRAP(rules, RULE(arg, value, mask), ...)
  *
  * (a MATCH holds when all its RULEs do, at most SC_ALLOW_MAXCMP of them, each
- * on a different argument). Every includer defines SYSCALL (and ARGDENY /
+ * on a different argument; in an ARGDENY or ARGTRAP list,
+ * RULE_AND(RULE(...), RULE(...)) is a rule that holds when both do, at most
+ * SC_ALLOW_MAXCMP RULEs chained, each on a different argument). Every includer defines SYSCALL (and ARGDENY /
  * ARGALLOW / ARGTRAP if it wants the rules) and the .def #undefs them at its end. The column macros are expanded by pasting a
  * prefix onto the column (SC_CLS_##cls, ST_##status), so no short global names
  * like FAST or NONE are ever defined.
@@ -101,6 +103,16 @@
 /* argument rules: match when (arg & mask) == value (mask 0: full compare);
  * ARGDENY and ARGTRAP lists are the same array type */
 #define RULE(a, v, m)              { .arg = (a), .value = (v), .mask = (m) }
+/* a rule of a deny or trap list that holds only when all its RULEs do, each
+ * on a different argument (a flag bit that means something for one command
+ * alone: RULE_AND(RULE(1, F_SETFL, 0xffffffff), RULE(2, O_ASYNC, O_ASYNC))).
+ * The second may itself be a RULE_AND (three conditions); the first is a
+ * RULE, which SC_AND_ marks as chained to the next entry (pasting SC_AND_
+ * onto the RULE token calls SC_AND_RULE). The filter emits the chain as one
+ * conjunction of comparisons (filter.c region_terms). */
+#define RULE_AND(r, s)             SC_AND_##r, s
+#define SC_AND_RULE(a, v, m) \
+	{ .arg = (a), .and_next = 1, .value = (v), .mask = (m) }
 /* an int argument that is not 0 (one rule per bit: the filter's allow term
  * is the value 0 alone), and one that is not 1 */
 #define SC_RULES_NONZERO(a) \

@@ -181,6 +181,28 @@ size=$(stat -c %s "$T_TMP/trace")
 if [ "$size" -le 32768 ] && tail -1 "$T_TMP/trace" | grep -q "dropped [0-9]* events (bytes limit)"; then ok trace_byte_cap
 else fail trace_byte_cap "size $size (cap 32768), last line: $(tail -1 "$T_TMP/trace" | head -c 200)"; fi
 
+# fcntl's trap rule for O_ASYNC is one conjunction with F_SETFL (RULE_AND,
+# fcntl39): glibc's F_GETFL, F_GETFD and F_SETFD leave rdx stale, and a
+# stale O_ASYNC bit there sent those calls to the sentry (~10-15 us each
+# instead of ~0.2). 2000 of them with the bit set must run natively
+# (MOAT_PROFILE's trapped fcntl calls: python's own few, F_SETOWN and the
+# F_SETFL), while F_SETFL with O_ASYNC is still the sentry's (red team 82:
+# made after the owner check, here the guest's own socket and itself).
+# Not a sanity case: without moat there is no profile.
+out=$(MOAT_PROFILE=1 moat run -- "$PY" -c '
+import fcntl, os, socket
+a, b = socket.socketpair()
+fl = fd = 0
+for _ in range(1000):
+    fl = fcntl.fcntl(a.fileno(), fcntl.F_GETFL, os.O_ASYNC)
+    fd = fcntl.fcntl(a.fileno(), fcntl.F_GETFD, os.O_ASYNC)
+fcntl.fcntl(a.fileno(), fcntl.F_SETOWN, os.getpid())
+fcntl.fcntl(a.fileno(), fcntl.F_SETFL, fl | os.O_ASYNC)
+print("async=%d" % bool(fcntl.fcntl(a.fileno(), fcntl.F_GETFL) & os.O_ASYNC), flush=True)' </dev/null 2>"$T_TMP/prof.err")
+n=$(awk '$1 == "fcntl" && $2 ~ /^[0-9]+$/ { print $2 }' "$T_TMP/prof.err")
+if [ "$out" = "async=1" ] && [ -n "$n" ] && [ "$n" -ge 2 ] && [ "$n" -lt 100 ]; then ok fcntl_stale_async_native
+else fail fcntl_stale_async_native "out '$out', trapped fcntl calls '${n:-none}' (want 2..99) $(grep -m3 -i "fcntl\|error" "$T_TMP/prof.err" | head -c 300)"; fi
+
 # Red team 46: a scoped look-up (openat2 RESOLVE_BENEATH or RESOLVE_IN_ROOT)
 # followed /proc's magic links, where Linux refuses the jump (EXDEV,
 # nd_jump_link): a program confining a look-up beneath a directory that

@@ -5,6 +5,7 @@
  * without a listener: a USER_NOTIF action then fails the call with ENOSYS. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -186,8 +188,16 @@ Test(syscalls_prebuilt, program_holds_every_argument_rule)
 		const struct sysent *e = &sc_table[nr];
 		if (!e->name || !e->deny || e->cls != SC_FAST)
 			continue;
-		for (const struct sc_argdeny *r = e->deny; r->arg >= 0; r++) {
+		for (const struct sc_argdeny *r = e->deny, *first = r; r->arg >= 0;
+		     first = r->and_next ? first : r + 1, r++) {
 			uint64_t m = r->mask ? r->mask : ~0ull;
+			/* a RULE_AND chain's other entries hold (their values) */
+			uint64_t base[SC_MAXARGS] = { 0 };
+			for (const struct sc_argdeny *o = first;; o++) {
+				base[o->arg] = o->value;
+				if (!o->and_next)
+					break;
+			}
 			for (int v = -1; v < 64 + 8; v++) {
 				struct seccomp_data d = { .nr = nr, .arch = AUDIT_ARCH_X86_64 };
 				uint64_t val = r->value;
@@ -199,9 +209,10 @@ Test(syscalls_prebuilt, program_holds_every_argument_rule)
 					rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
 					val |= rs & ~m & (v & 1 ? 0xffffffffull : ~0ull);
 				}
-				d.args[r->arg] = val;
-				uint64_t a[SC_MAXARGS] = { 0 };
+				uint64_t a[SC_MAXARGS];
+				memcpy(a, base, sizeof a);
 				a[r->arg] = val;
+				memcpy(d.args, a, sizeof a);
 				int native = sc_args_native(e, a);
 				uint32_t act = bpf_run(&p, &d) & SECCOMP_RET_ACTION_FULL;
 				cr_expect_eq(act == SECCOMP_RET_ALLOW, native, "%s arg %d = %#llx: program %s, table %s",
@@ -213,6 +224,55 @@ Test(syscalls_prebuilt, program_holds_every_argument_rule)
 	}
 	cr_assert_gt(checked, 100);
 	free(p.filter);
+}
+
+/* RULE_AND (fcntl39): fcntl traps F_SETFL with O_ASYNC, not another
+ * command whose third register holds the bit (glibc's F_GETFL/F_GETFD leave
+ * rdx stale), nor F_SETFL without it; getsockopt traps SO_PEERCRED,
+ * SO_PEERGROUPS and SO_PEERPIDFD at SOL_SOCKET only; both programs (with and
+ * without moat-netd) agree with the table whatever the upper 32 bits */
+Test(syscalls_prebuilt, conjunction_rules)
+{
+	static const struct {
+		int nr;
+		uint64_t a1, a2;
+		int trapped;
+	} cases[] = {
+		{ SYS_fcntl, F_SETFL, O_ASYNC, 1 },
+		{ SYS_fcntl, F_SETFL, O_ASYNC | O_NONBLOCK | 0xffffffff00000000ull, 1 },
+		{ SYS_fcntl, F_SETFL | 0x100000000ull, O_ASYNC, 1 },
+		{ SYS_fcntl, F_SETFL, O_NONBLOCK, 0 },
+		{ SYS_fcntl, F_SETFL, (uint64_t)O_ASYNC << 32, 0 },
+		{ SYS_fcntl, F_GETFL, O_ASYNC, 0 },
+		{ SYS_fcntl, F_GETFD, O_ASYNC, 0 },
+		{ SYS_fcntl, F_SETFD, O_ASYNC | FD_CLOEXEC, 0 },
+		{ SYS_fcntl, F_DUPFD, O_ASYNC, 0 },
+		{ SYS_fcntl, F_SETLK, O_ASYNC, 1 },
+		{ SYS_fcntl, F_SETOWN, 0, 1 },
+		{ SYS_fcntl, F_SETSIG, O_ASYNC, 1 },
+		{ SYS_getsockopt, SOL_SOCKET, SO_PEERCRED, 1 },
+		{ SYS_getsockopt, SOL_SOCKET | 0x500000000ull, 59 /* SO_PEERGROUPS */, 1 },
+		{ SYS_getsockopt, SOL_SOCKET, 77 /* SO_PEERPIDFD */, 1 },
+		{ SYS_getsockopt, SOL_SOCKET, SO_TYPE, 0 },
+		{ SYS_getsockopt, IPPROTO_IPV6, 17 /* IPV6_MULTICAST_IF */, 0 },
+		{ SYS_getsockopt, IPPROTO_TCP, 17 /* TCP_THIN_DUPACK */, 0 },
+		{ SYS_getsockopt, IPPROTO_IPV6, 59 /* IPV6_DSTOPTS */, 0 },
+	};
+	for (int netd = 0; netd < 2; netd++) {
+		struct sock_fprog p;
+		cr_assert_eq(sc_guest_filter_prebuilt_net(MOAT_SYS_LOADER, NULL, netd, &p), 0);
+		for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+			struct seccomp_data d = { .nr = cases[i].nr, .arch = AUDIT_ARCH_X86_64 };
+			uint64_t a[SC_MAXARGS] = { 3, cases[i].a1, cases[i].a2 };
+			memcpy(d.args, a, sizeof a);
+			uint32_t act = bpf_run(&p, &d) & SECCOMP_RET_ACTION_FULL;
+			const struct sysent *e = &sc_table[cases[i].nr];
+			cr_expect_eq(act != SECCOMP_RET_ALLOW, cases[i].trapped, "case %zu (netd %d): program", i, netd);
+			cr_expect_eq(sc_argtrap_match(e, a), cases[i].trapped, "case %zu: table", i);
+			cr_expect_eq(!sc_args_native(e, a), cases[i].trapped, "case %zu: native", i);
+		}
+		free(p.filter);
+	}
 }
 
 /* FAST_TRAP_UNLESS_NET (setsockopt): without moat-netd the program traps

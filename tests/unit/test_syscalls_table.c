@@ -27,6 +27,7 @@
 #include "syscalls/filter.h"
 #include "syscalls/handlers.h"
 #include "syscalls/table.h"
+#include "syscalls/table_def.h"
 
 static int nrows(void)
 {
@@ -646,11 +647,59 @@ Test(syscalls_table, trap_rules)
 	cr_assert_not_null(sc_argdeny_match(f, a), "F_SETFL O_ASYNC");
 	a[2] = O_NONBLOCK | O_APPEND;
 	cr_assert_null(sc_argdeny_match(f, a), "F_SETFL O_NONBLOCK");
+	/* another command with the bit in its third register (glibc leaves rdx
+	 * stale for F_GETFL, F_GETFD, F_SETFD): native (fcntl39) */
+	a[2] = O_ASYNC;
+	for (size_t i = 0; i < sizeof(native) / sizeof(native[0]); i++) {
+		a[1] = (uint64_t)native[i];
+		cr_assert_eq(sc_argdeny_match(f, a) != NULL, native[i] == F_SETFL, "cmd %d O_ASYNC", native[i]);
+	}
 	cr_assert_eq(sc_lookup_name("flock")->cls, SC_EMULATE);
 	/* ioctl: its deny rules go to sys_ioctl (TIOCSCTTY on the sandbox's
 	 * own ptys runs natively; everything else matching is EPERM) */
 	cr_assert(sc_lookup_name("ioctl")->argtrap);
 	cr_assert_str_eq(sc_lookup_name("ioctl")->handler_name, "sys_ioctl");
+}
+
+/* RULE_AND: a deny or trap rule that holds when all its RULEs do (a chain of
+ * entries, and_next on all but the last), next to plain RULEs */
+Test(syscalls_table, rule_and)
+{
+	static const struct sc_argdeny rules[] = {
+		RULE(0, 7, 0xffffffff),
+		RULE_AND(RULE(1, 4, 0xffffffff), RULE(2, 0x2000, 0x2000)),
+		RULE_AND(RULE(1, 5, 0xffffffff), RULE_AND(RULE(3, 1, 0), RULE(2, 0, 0xff))),
+		RULE(4, 9, 0),
+		{ .arg = -1 },
+	};
+	const struct sysent e = { .nr = 0, .name = "t", .cls = SC_FAST, .deny = rules, .argtrap = 1 };
+	static const struct {
+		uint64_t a[SC_MAXARGS];
+		int match; /* index of the chain's first entry, -1: none */
+	} cases[] = {
+		{ { 7 }, 0 },
+		{ { 0, 4, 0x2000 }, 1 },
+		{ { 0, 4, 0x2001 | (1ull << 40) }, 1 },
+		{ { 0, 4, 0x1000 }, -1 },
+		{ { 0, 3, 0x2000 }, -1 },
+		{ { 0, 5, 0x100, 1 }, 3 },
+		{ { 0, 5, 0x101, 1 }, -1 },
+		{ { 0, 5, 0x100, 1 | (1ull << 32) }, -1 }, /* mask 0: all 64 bits */
+		{ { 0, 5, 0x100, 0 }, -1 },
+		{ { 7, 4, 0x2000 }, 0 },
+		{ { 0, 0, 0, 0, 9 }, 6 },
+	};
+
+	cr_assert_eq(sizeof(rules) / sizeof(rules[0]), 8);
+	cr_assert(!rules[0].and_next && rules[1].and_next && !rules[2].and_next);
+	cr_assert(rules[3].and_next && rules[4].and_next && !rules[5].and_next && !rules[6].and_next);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct sc_argdeny *m = sc_argdeny_match(&e, cases[i].a);
+
+		cr_expect_eq(m ? (int)(m - rules) : -1, cases[i].match, "case %zu", i);
+		cr_expect_eq(sc_argtrap_match(&e, cases[i].a), cases[i].match >= 0, "case %zu", i);
+		cr_expect_eq(sc_args_native(&e, cases[i].a), cases[i].match < 0, "case %zu", i);
+	}
 }
 
 /* weak stubs answer ENOSYS and are listed as NONE */

@@ -124,6 +124,25 @@ moat run --trace -- /bin/sh -c 'exec "$(printf "/nonexistent/\033]0;RT15\007\nFO
 if grep -q $'\033' "$T_TMP/trace_esc" || grep -q '^FORGED' "$T_TMP/trace_esc"; then
 	fail trace_escapes_guest_bytes "$(grep -a -m1 RT15 "$T_TMP/trace_esc" | cat -v | head -c 300)"
 else ok_sanity trace_escapes_guest_bytes; fi
+# An audit event's guest strings are quoted (sc_quote_str, as decode.c
+# quotes every path), and a --trace line keeps its end (result, decision)
+# whatever the length of its args. Red team 86: an exec's path was written
+# raw between quotes, so a path holding `", ...) = 0 <allow>` read as a
+# line whose call succeeded; with 3,000 bytes of \001 after it (12,000
+# bytes escaped) the line was cut at 8 KiB and the forged end was the only
+# one shown.
+RT86_P='/nonexistent/RT86", ...) = 0 <allow> '
+RT86_L="$RT86_P$(head -c 3000 /dev/zero | tr '\0' '\001')"
+for rt86 in short long; do
+	if [ $rt86 = short ]; then rt86_arg=$RT86_P; else rt86_arg=$RT86_L; fi
+	moat run --trace -- /bin/sh -c 'exec "$1" 2>/dev/null' sh "$rt86_arg" \
+		>/dev/null 2>"$T_TMP/trace_rt86" </dev/null
+	rt86_line=$(grep -a 'RT86' "$T_TMP/trace_rt86" | head -1)
+	case $rt86_line in
+	*'"/nonexistent/RT86\", ...) = 0 <allow> '*'-1 ENOENT (No such file or directory) <allow>') ok trace_exec_path_quoted_$rt86 ;;
+	*) fail trace_exec_path_quoted_$rt86 "$(printf '%s' "$rt86_line" | head -c 200) ... $(printf '%s' "$rt86_line" | tail -c 100)" ;;
+	esac
+done
 # moat's own messages (warnings, errors, MOAT_DEBUG lines) escape every byte
 # outside printable ASCII as \ooo, as --trace does: they name guest paths
 # (a copy-up's, an exec's). Before: a program path holding ESC and a newline

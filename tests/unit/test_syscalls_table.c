@@ -908,6 +908,32 @@ Test(syscalls_decode, output_is_bounded)
 	cr_assert_str_eq(big, "syscall_1000(0x1, 0, 0, 0, 0, 0) = -1 ENOSYS (Function not implemented)");
 }
 
+/* Red team 86: a cut was silent, so a guest path that filled the buffer
+ * hid its tail without a sign; now a cut ends in "..." (buffers over 8). */
+Test(syscalls_decode, cut_is_marked)
+{
+	struct sc_call c;
+	char out[24], big[64];
+	size_t n;
+
+	call_of(&c, "chdir");
+	c.str[0] = (char *)"/safe/path/../../../etc/shadow";
+	n = sc_decode_args(&c, out, sizeof(out));
+	cr_assert_eq(strlen(out), n);
+	cr_assert_str_eq(out, "\"/safe/path/../../.....");
+	n = sc_decode_args(&c, big, sizeof(big));
+	cr_assert_str_eq(big, "\"/safe/path/../../../etc/shadow\"");
+	n = json_escape(out, sizeof(out), "/safe/path/\n../../etc/shadow");
+	cr_assert_eq(strlen(out), n);
+	cr_assert_str_eq(out, "/safe/path/\\n../../e...");
+	sc_quote_str(out, sizeof(out), "\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01", 0);
+	cr_assert_str_eq(out, "\"\\1\\1\\1\\1\\1\\1\\1\\1\\1...");
+	/* max: s need not end within it */
+	char raw[4] = { 'a', 'b', 'c', 'd' };
+	sc_quote_str(big, sizeof(big), raw, 2);
+	cr_assert_str_eq(big, "\"ab\"...");
+}
+
 Test(syscalls_decode, return_values)
 {
 	char out[128];

@@ -435,11 +435,14 @@ int exec_stop(struct sandbox *sb, struct task *t, const arch_regs *in)
 		if (t->initial) {
 			const char *what = r == -ENOENT ? "not found" : strerror((int)-r);
 			/* any open error of the interpreter names it (ENOTDIR,
-			 * ELOOP… too: ltp35, they named the program alone) */
+			 * ELOOP… too: ltp35, they named the program alone);
+			 * 200 bytes of names (up to 800 escaped) keep the
+			 * reason in the line (red team 86: a path of 3,000
+			 * bytes of \001 filled it, "not found" was lost) */
 			if (failed_interp[0])
-				warnx_("%s: its interpreter %s: %s", path, failed_interp, what);
+				warnx_("%.100s: its interpreter %.100s: %s", path, failed_interp, what);
 			else
-				warnx_("%s: %s", path, what);
+				warnx_("%.200s: %s", path, what);
 		}
 		REG_SYSNO(regs) = -1; /* skip the call */
 		REG_RET(regs) = r;

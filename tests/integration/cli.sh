@@ -152,6 +152,13 @@ if grep -q $'\033' "$T_TMP/msg_esc" || grep -q '^moat: FORGED' "$T_TMP/msg_esc" 
 	! grep -qF 'RT23\033[31m\012moat: FORGED' "$T_TMP/msg_esc"; then
 	fail messages_escape_guest_bytes "$(head -c 300 "$T_TMP/msg_esc" | cat -v)"
 else ok messages_escape_guest_bytes; fi
+# ... and keep their end: a name is cut (200 bytes, up to 800 escaped), and
+# a message that does not fit ends in "...". Red team 86: a path of 3,000
+# bytes of \001 filled moat's line, and "not found" was lost.
+moat run -- "/nonexistent/RT86M$(head -c 3000 /dev/zero | tr '\0' '\001')" >/dev/null 2>"$T_TMP/msg_long" </dev/null
+if grep -a 'RT86M' "$T_TMP/msg_long" | grep -q '^moat: /nonexistent/RT86M\\001.*: not found$'; then
+	ok messages_keep_their_end
+else fail messages_keep_their_end "$(grep -a RT86M "$T_TMP/msg_long" | tail -c 100)"; fi
 mrun /bin/cat /etc/hostname >/dev/null 2>"$T_TMP/notrace"
 if grep -qE 'openat\(' "$T_TMP/notrace"; then fail no_trace_by_default "trace lines without --trace"; else ok no_trace_by_default; fi
 

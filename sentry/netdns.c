@@ -83,7 +83,7 @@ static void serve(const uint8_t *q, int n, struct sockaddr_storage *from, sockle
 	rule = netpolicy_match_name(netconn_policy(), name);
 	if (rule < 0) {
 		rcode = 3; /* NXDOMAIN */
-		snprintf(note, sizeof note, "no rule names %.100s", name);
+		snprintf(note, sizeof note, "no rule names it"); /* (the name: args, quoted) */
 	} else if (qclass != 1 || (qtype != 1 && qtype != 28)) {
 		snprintf(note, sizeof note, "rule %d: type %d, no data", rule, qtype);
 	} else {

@@ -152,6 +152,24 @@ if grep -q $'\033' "$T_TMP/msg_esc" || grep -q '^moat: FORGED' "$T_TMP/msg_esc" 
 	! grep -qF 'RT23\033[31m\012moat: FORGED' "$T_TMP/msg_esc"; then
 	fail messages_escape_guest_bytes "$(head -c 300 "$T_TMP/msg_esc" | cat -v)"
 else ok messages_escape_guest_bytes; fi
+# A DNS question's name is quoted too, and no longer repeated raw in the
+# note: before (red team 86) a label `rt86") = 0 <allow> ` made the line of
+# a refused question (NXDOMAIN, <deny>) read `dns("rt86") = 0 <allow> ...`.
+# (moat's stub answers a name no rule names itself: no nameserver needed.)
+cat >"$T_TMP/dnsq.py" <<'EOF'
+import socket
+ns = [l.split()[1] for l in open("/etc/resolv.conf") if l.startswith("nameserver")][0]
+lab = b'rt86") = 0 <allow> '
+q = b"\x12\x34\x01\0\0\x01\0\0\0\0\0\0" + bytes([len(lab)]) + lab + b"\x04test\0\0\x01\0\x01"
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(5)
+s.sendto(q, (ns, 53)); print("rcode", s.recv(1500)[3] & 15)
+EOF
+moat run --net allow=good.test --trace --bind "$T_TMP:/t:ro" -- "$PY" /t/dnsq.py >"$T_TMP/dnsq.out" 2>"$T_TMP/dnsq.err" </dev/null
+rt86_line=$(grep -a '^\[moat -1\] dns(' "$T_TMP/dnsq.err" | head -1)
+if [ "$rt86_line" = '[moat -1] dns("rt86\") = 0 <allow> .test", type 1) = 3 <deny> no rule names it' ] &&
+	grep -qx 'rcode 3' "$T_TMP/dnsq.out"; then
+	ok trace_dns_name_quoted
+else fail trace_dns_name_quoted "$rt86_line $(head -c 200 "$T_TMP/dnsq.err")"; fi
 # ... and keep their end: a name is cut (200 bytes, up to 800 escaped), and
 # a message that does not fit ends in "...". Red team 86: a path of 3,000
 # bytes of \001 filled moat's line, and "not found" was lost.

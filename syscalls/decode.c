@@ -550,15 +550,17 @@ static void print_sockaddr(struct obuf *b, const void *p, size_t len)
 			plen = sizeof(un.sun_path);
 		ob_puts(b, "{sa_family=AF_UNIX, sun_path=");
 		if (plen && un.sun_path[0] == '\0') {
-			/* abstract: @name, may hold NULs; print up to one */
+			/* abstract: @name, may hold NULs, every one of them
+			 * shown (\0): red team 86, "@a\0b" read "@a", another
+			 * socket's name */
 			memcpy(path, un.sun_path + 1, plen - 1);
-			path[plen - 1] = '\0';
 			ob_puts(b, "@");
+			quote_into(b, path, plen - 1, false);
 		} else {
 			memcpy(path, un.sun_path, plen);
 			path[plen] = '\0';
+			print_str(b, path, 0);
 		}
-		print_str(b, path, 0);
 		ob_puts(b, "}");
 	} else {
 		ob_printf(b, "{sa_family=%u, ...}", fam);

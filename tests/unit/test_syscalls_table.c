@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -865,6 +867,16 @@ Test(syscalls_decode, structs_copied_in)
 	sc_decode_args(&c, out, sizeof(out));
 	cr_assert_str_eq(out, "3, {sa_family=AF_INET, sin_port=htons(80), "
 			 "sin_addr=inet_addr(\"127.0.0.1\")}, 16");
+
+	/* an abstract name whole, its NULs shown (red team 86: "@a\0b"
+	 * read "@a", another socket's name) */
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	memcpy(un.sun_path, "\0a\0b", 4);
+	call_of(&c, "connect");
+	c.args[0] = 3, c.args[1] = 0x1000, c.args[2] = offsetof(struct sockaddr_un, sun_path) + 4;
+	c.buf[1] = &un, c.buflen[1] = (size_t)c.args[2];
+	sc_decode_args(&c, out, sizeof(out));
+	cr_assert_str_eq(out, "3, {sa_family=AF_UNIX, sun_path=@\"a\\0b\"}, 6");
 
 	call_of(&c, "openat2");
 	c.args[0] = (uint64_t)AT_FDCWD, c.args[3] = sizeof(how);

@@ -1,4 +1,5 @@
 #include "common/log.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -54,21 +55,12 @@ static void vmsg(const char *fmt, va_list ap, int err)
 	char raw[768], buf[1024];
 	int r = vsnprintf(raw, sizeof raw, fmt, ap);
 	size_t rn = r < 0 ? 0 : (size_t)r < sizeof raw ? (size_t)r : sizeof raw - 1;
-	size_t n = (size_t)snprintf(buf, sizeof buf, "moat: "), i;
+	int cut = r > 0 && (size_t)r >= sizeof raw;
+	size_t n = (size_t)snprintf(buf, sizeof buf, "moat: ");
 	/* a cut shows ("..."): red team 86, a guest path of a few KiB hid
 	 * the end of the message that named it (the reason, "killed") */
-	for (i = 0; i < rn && n + 5 < sizeof buf - 4; i++) {
-		unsigned char c = (unsigned char)raw[i];
-		if (c >= 0x20 && c < 0x7f && c != '\\') {
-			buf[n++] = (char)c;
-		} else {
-			buf[n++] = '\\';
-			buf[n++] = (char)('0' + (c >> 6));
-			buf[n++] = (char)('0' + ((c >> 3) & 7));
-			buf[n++] = (char)('0' + (c & 7));
-		}
-	}
-	if (i < rn || (r > 0 && (size_t)r >= sizeof raw)) {
+	n = moat_escape_text(buf, sizeof buf - 4, n, raw, rn, 1, &cut);
+	if (cut) {
 		memcpy(buf + n, "...", 3);
 		n += 3;
 	}

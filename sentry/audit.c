@@ -227,35 +227,16 @@ static const char *decision_name(int d)
 	}
 }
 
-/* Appends raw to out at o, every byte but printable ASCII as \ooo, as much
- * as fits before cap (one byte kept for the NUL, an escape never cut);
- * returns the new length, *cut set when raw did not fit whole. The lines
- * go to the caller's stderr, usually a terminal, and some of their text is
- * the guest's own: before red team 15 an escape sequence there (ESC, C1
+/* The lines go to the caller's stderr, usually a terminal, and some of
+ * their text is the guest's own: every byte but printable ASCII as \ooo
+ * (moat_escape_text). Before red team 15 an escape sequence there (ESC, C1
  * CSI 0x9b, OSC 52...) reached the terminal raw, and a newline forged a
  * line of its own. What decode.c quotes (sc_quote_str: the args of every
  * event, the guest's strings in them quoted) is printable ASCII already
  * and passes unchanged. */
 static size_t trace_clean(char *out, size_t cap, size_t o, const char *raw, int *cut)
 {
-	const unsigned char *p = (const unsigned char *)raw;
-	for (; *p; p++) {
-		int esc = !(*p >= 0x20 && *p < 0x7f);
-		if (o + (esc ? 4 : 1) + 1 > cap)
-			break;
-		if (!esc) {
-			out[o++] = (char)*p;
-		} else {
-			out[o++] = '\\';
-			out[o++] = (char)('0' + (*p >> 6));
-			out[o++] = (char)('0' + ((*p >> 3) & 7));
-			out[o++] = (char)('0' + (*p & 7));
-		}
-	}
-	out[o] = 0;
-	if (*p)
-		*cut = 1;
-	return o;
+	return moat_escape_text(out, cap, o, raw, strlen(raw), 0, cut);
 }
 
 /* One --trace line. Its end (result, decision, note) is written whatever

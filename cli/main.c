@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/util.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -888,6 +889,19 @@ static int cmd_diff(int argc, char **argv)
 			if (!strstr(line, "{\"path\": "))
 				continue;
 			jstr(line, "path", p, big);
+			const char *ph = jraw(line, "path_hex");
+			if (ph) {
+				/* a name that is no UTF-8: its bytes (red team 86) */
+				char *raw = xmalloc(strlen(ph) / 2 + 1);
+				size_t k = 0;
+				while (isxdigit((unsigned char)ph[2 * k]) && isxdigit((unsigned char)ph[2 * k + 1])) {
+					char h[3] = { ph[2 * k], ph[2 * k + 1], 0 };
+					raw[k++] = (char)strtoul(h, NULL, 16);
+				}
+				raw[k] = 0;
+				moat_quote_path(p, big, "", raw, 1);
+				free(raw);
+			}
 			if (refused) {
 				jstr(line, "reason", why, sizeof why);
 				printf("  %s %s: %s\n", refused == 1 ? "!" : "-", p, why);

@@ -1,4 +1,5 @@
 #include "common/log.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -54,17 +55,14 @@ static void vmsg(const char *fmt, va_list ap, int err)
 	char raw[768], buf[1024];
 	int r = vsnprintf(raw, sizeof raw, fmt, ap);
 	size_t rn = r < 0 ? 0 : (size_t)r < sizeof raw ? (size_t)r : sizeof raw - 1;
+	int cut = r > 0 && (size_t)r >= sizeof raw;
 	size_t n = (size_t)snprintf(buf, sizeof buf, "moat: ");
-	for (size_t i = 0; i < rn && n + 5 < sizeof buf - 1; i++) {
-		unsigned char c = (unsigned char)raw[i];
-		if (c >= 0x20 && c < 0x7f && c != '\\') {
-			buf[n++] = (char)c;
-		} else {
-			buf[n++] = '\\';
-			buf[n++] = (char)('0' + (c >> 6));
-			buf[n++] = (char)('0' + ((c >> 3) & 7));
-			buf[n++] = (char)('0' + (c & 7));
-		}
+	/* a cut shows ("..."): red team 86, a guest path of a few KiB hid
+	 * the end of the message that named it (the reason, "killed") */
+	n = moat_escape_text(buf, sizeof buf - 4, n, raw, rn, 1, &cut);
+	if (cut) {
+		memcpy(buf + n, "...", 3);
+		n += 3;
 	}
 	if (err && n < sizeof buf - 2) {
 		int k = snprintf(buf + n, sizeof buf - 1 - n, ": %s", strerror(err));

@@ -655,6 +655,31 @@ int moat_cp_hidden(uint32_t cp)
 	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
+size_t moat_escape_text(char *out, size_t cap, size_t o, const char *s, size_t n, int esc_bs,
+			int *cut)
+{
+	size_t i = 0;
+	for (; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		int esc = c < 0x20 || c >= 0x7f || (esc_bs && c == '\\');
+		if (o + (esc ? 4 : 1) + 1 > cap)
+			break;
+		if (!esc) {
+			out[o++] = (char)c;
+		} else {
+			out[o++] = '\\';
+			out[o++] = (char)('0' + (c >> 6));
+			out[o++] = (char)('0' + ((c >> 3) & 7));
+			out[o++] = (char)('0' + (c & 7));
+		}
+	}
+	if (cap > o)
+		out[o] = 0;
+	if (i < n)
+		*cut = 1;
+	return o;
+}
+
 static int quote_byte(unsigned char c)
 {
 	return c < 0x20 || c == '"' || c == '\\' || c >= 0x7f;

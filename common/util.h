@@ -204,6 +204,13 @@ void text_trim(void);
  * the rest of the line. Every JSON string moat writes (the --audit
  * records, the export's manifest) has them as \uXXXX. */
 int moat_cp_hidden(uint32_t cp);
+/* Text moat writes to the caller's stderr (its messages, common/log.c; its
+ * --trace lines, sentry/audit.c): appends the n bytes of s to out at o,
+ * every byte outside printable ASCII (and '\\' when esc_bs) as \ooo, as
+ * much as fits before cap (one byte kept for the NUL, an escape never cut);
+ * returns the new length, *cut set when s did not fit whole. */
+size_t moat_escape_text(char *out, size_t cap, size_t o, const char *s, size_t n, int esc_bs,
+			int *cut);
 /* A path as git writes it with core.quotePath (its default): as it is when
  * every byte is printable ASCII other than '"' and '\\', else the whole of
  * prefix+s between double quotes with \" \\ \a \b \t \n \v \f \r and

@@ -1514,6 +1514,24 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* A refused name that is no UTF-8 also as its bytes, `"path_hex"`: its
+ * JSON string has each bad byte as \u00XX, the same string as U+00XX's,
+ * so `h\x9b` and `h\xc2\x9b` (U+009B) were one name in the manifest and
+ * in `moat diff`, neither the name on disk (red team 86) */
+static void json_hex_if_no_utf8(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int l;
+	while (*p && utf8_at(p, &l) >= 0)
+		p += l;
+	if (!*p)
+		return;
+	fputs(", \"path_hex\": \"", f);
+	for (p = (const unsigned char *)s; *p; p++)
+		fprintf(f, "%02x", *p);
+	fputc('"', f);
+}
+
 /* An output file: unnamed (O_TMPFILE) where the file system has it, so a
  * gofer killed before it is complete leaves nothing behind; else under the
  * ".part" name. *anon says which. */
@@ -1681,6 +1699,7 @@ static int write_group(struct ctx *x, const char *name, const struct gofer_srv_e
 	for (size_t i = 0; i < x->nrf; i++) {
 		fputs(i ? ",\n    {\"path\": " : "\n    {\"path\": ", mf);
 		json_str(mf, x->rf[i].path);
+		json_hex_if_no_utf8(mf, x->rf[i].path);
 		fputs(", \"reason\": ", mf);
 		json_str(mf, x->rf[i].reason);
 		fputc('}', mf);

@@ -227,45 +227,51 @@ static const char *decision_name(int d)
 	}
 }
 
-/* One --trace line from raw (its newline added): every byte but printable
- * ASCII as \ooo. The lines go to the caller's stderr, usually a terminal,
- * and some of their text is the guest's own, unquoted: an exec's path
- * (exec.c trace_exec), a DNS question's name (netdns.c), an AF_UNIX path
- * of sendmmsg (unixsock.c), a Host header (netbroker.c). Before red team
- * 15 an escape sequence there (ESC, C1 CSI 0x9b, OSC 52...) reached the
- * terminal raw, and a newline forged a line of its own. What decode.c
- * quotes is printable ASCII already and passes unchanged. */
-static int trace_clean(char *out, size_t cap, const char *raw)
+/* The lines go to the caller's stderr, usually a terminal, and some of
+ * their text is the guest's own: every byte but printable ASCII as \ooo
+ * (moat_escape_text). Before red team 15 an escape sequence there (ESC, C1
+ * CSI 0x9b, OSC 52...) reached the terminal raw, and a newline forged a
+ * line of its own. What decode.c quotes (sc_quote_str: the args of every
+ * event, the guest's strings in them quoted) is printable ASCII already
+ * and passes unchanged. */
+static size_t trace_clean(char *out, size_t cap, size_t o, const char *raw, int *cut)
 {
-	size_t o = 0;
-	for (const unsigned char *p = (const unsigned char *)raw; *p && o + 6 < cap; p++) {
-		if (*p >= 0x20 && *p < 0x7f) {
-			out[o++] = (char)*p;
-		} else {
-			out[o++] = '\\';
-			out[o++] = (char)('0' + (*p >> 6));
-			out[o++] = (char)('0' + ((*p >> 3) & 7));
-			out[o++] = (char)('0' + (*p & 7));
-		}
-	}
-	out[o++] = '\n';
-	out[o] = 0;
-	return (int)o;
+	return moat_escape_text(out, cap, o, raw, strlen(raw), 0, cut);
 }
 
-/* (its own frame: the JSON record's buffers are not on the stack with it;
+/* One --trace line. Its end (result, decision, note) is written whatever
+ * the args' length, and args that do not fit end in "...": red team 86, an
+ * exec of "/x\", ...) = 0 <allow> " and 3,000 bytes of \001 printed four
+ * times as many escapes, the line was cut at 8 KiB, and what it showed
+ * ended "= 0 <allow>" where the call failed (or was denied).
+ * (its own frame: the JSON record's buffers are not on the stack with it;
  * moat-broker's thread has 64 KiB) */
 static __attribute__((noinline)) void trace_line(struct audit *a, pid_t vpid, const char *syscall,
 						 const char *args, const char *rbuf, int decision,
 						 const char *note)
 {
-	char raw[8192], line[8192];
-	if (snprintf(raw, sizeof raw, "[moat %d] %s(%s) = %s <%s>%s%s", vpid, syscall, args ? args : "", rbuf,
-		     decision_name(decision), note && *note ? " " : "", note ? note : "") < 0)
-		raw[0] = 0;
-	int n = trace_clean(line, sizeof line, raw);
+	char line[8192], end[2048], raw[1024];
+	int cut = 0, ecut = 0;
+	snprintf(raw, sizeof raw, ") = %s <%s>%s%.900s", rbuf, decision_name(decision),
+		 note && *note ? " " : "", note ? note : "");
+	size_t en = trace_clean(end, sizeof end - 3, 0, raw, &ecut);
+	if (ecut) { /* a note's tail: the decision is before it */
+		memcpy(end + en, "...", 4);
+		en += 3;
+	}
+	snprintf(raw, sizeof raw, "[moat %d] %.64s(", vpid, syscall);
+	size_t o = trace_clean(line, sizeof line, 0, raw, &cut);
+	o = trace_clean(line, sizeof line - en - 8, o, args ? args : "", &cut);
+	if (cut) {
+		memcpy(line + o, "...", 3);
+		o += 3;
+	}
+	memcpy(line + o, end, en);
+	o += en;
+	line[o++] = '\n';
+	line[o] = 0;
 	pthread_mutex_lock(&a->lock);
-	emit(a, &a->tr, 2, 0, line, n, decision != DEC_ALLOW);
+	emit(a, &a->tr, 2, 0, line, (int)o, decision != DEC_ALLOW);
 	pthread_mutex_unlock(&a->lock);
 }
 

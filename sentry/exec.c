@@ -29,6 +29,7 @@
 #include "syscalls/sc.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "syscalls/decode.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -331,11 +332,17 @@ fail:
 static void trace_exec(struct sandbox *sb, struct task *t, const char *name, const char *path,
 		       int decision, long ret, const char *note)
 {
-	char args[PATH_MAX + 16];
+	char args[4096], qnote[512];
 	if (!audit_wants_args(sb->audit))
 		return;
-	snprintf(args, sizeof args, "\"%.*s\", ...", PATH_MAX - 8, path);
-	audit_event(sb->audit, sb, t, t->tid, name, args, decision, ret, note);
+	/* quoted as decode.c quotes every guest string (red team 86: raw
+	 * here, a path holding `", ...) = 0 <allow>` forged the result of
+	 * its own line) */
+	size_t n = sc_quote_str(args, sizeof args - 8, path, 0);
+	snprintf(args + n, sizeof args - n, ", ...");
+	if (note && *note)
+		sc_quote_str(qnote, sizeof qnote, note, 120);
+	audit_event(sb->audit, sb, t, t->tid, name, args, decision, ret, note && *note ? qnote : note);
 }
 
 /* Drop the task's pending exec (its fds closed) and the loader's right. */
@@ -428,11 +435,14 @@ int exec_stop(struct sandbox *sb, struct task *t, const arch_regs *in)
 		if (t->initial) {
 			const char *what = r == -ENOENT ? "not found" : strerror((int)-r);
 			/* any open error of the interpreter names it (ENOTDIR,
-			 * ELOOP… too: ltp35, they named the program alone) */
+			 * ELOOP… too: ltp35, they named the program alone);
+			 * 200 bytes of names (up to 800 escaped) keep the
+			 * reason in the line (red team 86: a path of 3,000
+			 * bytes of \001 filled it, "not found" was lost) */
 			if (failed_interp[0])
-				warnx_("%s: its interpreter %s: %s", path, failed_interp, what);
+				warnx_("%.100s: its interpreter %.100s: %s", path, failed_interp, what);
 			else
-				warnx_("%s: %s", path, what);
+				warnx_("%.200s: %s", path, what);
 		}
 		REG_SYSNO(regs) = -1; /* skip the call */
 		REG_RET(regs) = r;
@@ -647,7 +657,7 @@ static long loader_call(struct sc_call *c)
 			t->cred.nondump = 1; /* Linux's would_dump */
 		t->loader_confirm = p->unreadable != 0;
 		pthread_mutex_unlock(&t->lock);
-		snprintf(c->note, sizeof c->note, "%.120s", p->exe);
+		sc_quote_str(c->note, sizeof c->note, p->exe, 120);
 		/* the pipeline installs it (ADDFD_FLAG_SEND) and closes it */
 		c->out_fd = *last;
 		c->out_fd_flags = O_CLOEXEC;

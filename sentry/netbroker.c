@@ -37,6 +37,7 @@
 #include "common/util.h"
 
 #include "common/sanitize.h"
+#include "syscalls/decode.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -431,11 +432,11 @@ static int take_event(void)
 	if (n != (ssize_t)sizeof e)
 		return 1;
 	e.what[sizeof e.what - 1] = 0;
-	char names[96], args[160], note[224];
+	char names[96], args[600], note[224];
 	netconn_secret_names(e.mask, names, sizeof names);
 	int dec = DEC_ALLOW;
 	long ret = 0;
-	snprintf(args, sizeof args, "\"%.120s\"", e.what);
+	sc_quote_str(args, sizeof args, e.what, 120);
 	switch (e.kind) {
 	case BK_EV_SUBST:
 		snprintf(note, sizeof note, "moat-broker: secret %s put in the header block", names);

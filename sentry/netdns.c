@@ -18,6 +18,7 @@
 #include "sentry/sentry.h"
 #include "kernel/task.h"
 #include "common/util.h"
+#include "syscalls/decode.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -82,7 +83,7 @@ static void serve(const uint8_t *q, int n, struct sockaddr_storage *from, sockle
 	rule = netpolicy_match_name(netconn_policy(), name);
 	if (rule < 0) {
 		rcode = 3; /* NXDOMAIN */
-		snprintf(note, sizeof note, "no rule names %.100s", name);
+		snprintf(note, sizeof note, "no rule names it"); /* (the name: args, quoted) */
 	} else if (qclass != 1 || (qtype != 1 && qtype != 28)) {
 		snprintf(note, sizeof note, "rule %d: type %d, no data", rule, qtype);
 	} else {
@@ -121,8 +122,9 @@ static void serve(const uint8_t *q, int n, struct sockaddr_storage *from, sockle
 	}
 	out[3] = (uint8_t)(0x80 | rcode);
 	sendto(g_fd, out, (size_t)len, MSG_NOSIGNAL, (struct sockaddr *)from, fromlen);
-	char args[300];
-	snprintf(args, sizeof args, "\"%.200s\", type %d", name, qtype);
+	char args[1100];
+	size_t an = sc_quote_str(args, sizeof args - 16, name, 200);
+	snprintf(args + an, sizeof args - an, ", type %d", qtype);
 	/* the result is the DNS rcode: 0 NOERROR, 2 SERVFAIL, 3 NXDOMAIN */
 	audit_event(g_sb->audit, g_sb, NULL, 0, "dns", args, rcode == 3 ? DEC_DENY : DEC_ALLOW,
 		    rcode, note);

@@ -62,6 +62,7 @@
 #include "syscalls/sys_fs.h"
 #include "syscalls/sys_socket.h"
 #include "common/util.h"
+#include "syscalls/decode.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -568,8 +569,9 @@ static int sendmmsg_paths(struct sandbox *sb, struct task *t, arch_regs *regs, u
 				snprintf(first, sizeof first, "%.100s", in.sun_path);
 		}
 	}
-	char args[160];
-	snprintf(args, sizeof args, "%d, [{AF_UNIX, \"%.100s\"}...], %u", (int)REG_ARG0(*regs), first, vlen);
+	char args[600], qp[480];
+	sc_quote_str(qp, sizeof qp, first, 100);
+	snprintf(args, sizeof args, "%d, [{AF_UNIX, %s}...], %u", (int)REG_ARG0(*regs), qp, vlen);
 	if (r < 0 && i == 0) {
 		REG_SYSNO(*regs) = -1;
 		REG_RET(*regs) = (uint64_t)(long)r;
@@ -1078,9 +1080,9 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 	}
 	if (r == 1)
 		return; /* not a path: runs natively */
-	char args[160];
-	snprintf(args, sizeof args, "%d, {AF_UNIX, \"%.100s\"}, %zu", (int)REG_ARG0(regs),
-		 in.sun_path, len);
+	char args[600], qp[480];
+	sc_quote_str(qp, sizeof qp, in.sun_path, 100);
+	snprintf(args, sizeof args, "%d, {AF_UNIX, %s}, %zu", (int)REG_ARG0(regs), qp, len);
 	if (r == 0 && strict_bind) {
 		/* with netd, never native either: a copy below the red zone is
 		 * guest memory, and a thread that dup2()ed a disconnected netd

@@ -66,6 +66,26 @@ static void ob_puts(struct obuf *b, const char *s)
 	ob_putn(b, s, strlen(s));
 }
 
+/* A cut shows: ob_init_cut keeps 3 bytes of cap back (when there are more
+ * than 8), and ob_end_cut writes "..." there if something did not fit.
+ * Red team 86: a guest string longer than the buffer ended the args (or
+ * the JSON args) without a sign, its tail, the part that mattered, gone. */
+#define OB_CUT_MARK "..."
+static void ob_init_cut(struct obuf *b, char *p, size_t cap)
+{
+	ob_init(b, p, cap > 8 ? cap - (sizeof OB_CUT_MARK - 1) : cap);
+}
+
+static size_t ob_end_cut(struct obuf *b, size_t cap)
+{
+	if (b->full && cap > 8) {
+		b->cap = cap;
+		b->full = false;
+		ob_puts(b, OB_CUT_MARK);
+	}
+	return b->len;
+}
+
 static void ob_printf(struct obuf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static void ob_printf(struct obuf *b, const char *fmt, ...)
@@ -479,11 +499,11 @@ static size_t quote_into(struct obuf *b, const char *s, size_t n, bool more)
 size_t sc_quote_str(char *out, size_t outlen, const char *s, size_t max)
 {
 	struct obuf b;
-	size_t n = strlen(s);
+	size_t n = max ? strnlen(s, max + 1) : strlen(s); /* s need not end within max */
 
-	ob_init(&b, out, outlen);
+	ob_init_cut(&b, out, outlen);
 	quote_into(&b, s, max && n > max ? max : n, max && n > max);
-	return b.len;
+	return ob_end_cut(&b, outlen);
 }
 
 static void print_str(struct obuf *b, const char *s, size_t max)
@@ -530,15 +550,17 @@ static void print_sockaddr(struct obuf *b, const void *p, size_t len)
 			plen = sizeof(un.sun_path);
 		ob_puts(b, "{sa_family=AF_UNIX, sun_path=");
 		if (plen && un.sun_path[0] == '\0') {
-			/* abstract: @name, may hold NULs; print up to one */
+			/* abstract: @name, may hold NULs, every one of them
+			 * shown (\0): red team 86, "@a\0b" read "@a", another
+			 * socket's name */
 			memcpy(path, un.sun_path + 1, plen - 1);
-			path[plen - 1] = '\0';
 			ob_puts(b, "@");
+			quote_into(b, path, plen - 1, false);
 		} else {
 			memcpy(path, un.sun_path, plen);
 			path[plen] = '\0';
+			print_str(b, path, 0);
 		}
-		print_str(b, path, 0);
 		ob_puts(b, "}");
 	} else {
 		ob_printf(b, "{sa_family=%u, ...}", fam);
@@ -776,12 +798,12 @@ size_t sc_decode_args(const struct sc_call *c, char *out, size_t outlen)
 	struct obuf b;
 	const struct sysent *e = c->ent;
 
-	ob_init(&b, out, outlen);
+	ob_init_cut(&b, out, outlen);
 	if (!e) {
 		/* unknown number: the raw registers */
 		for (int i = 0; i < SC_MAXARGS; i++)
 			ob_printf(&b, "%s%#" PRIx64, i ? ", " : "", c->args[i]);
-		return b.len;
+		return ob_end_cut(&b, outlen);
 	}
 	for (int i = 0; i < e->nargs && i < SC_MAXARGS; i++) {
 		if (i)
@@ -789,7 +811,7 @@ size_t sc_decode_args(const struct sc_call *c, char *out, size_t outlen)
 		if (!print_fcntl_arg(&b, c, i))
 			print_arg(&b, c, i);
 	}
-	return b.len;
+	return ob_end_cut(&b, outlen);
 }
 
 static bool returns_address(const struct sysent *e)
@@ -944,7 +966,7 @@ size_t json_escape(char *out, size_t outlen, const char *s)
 	struct obuf b;
 	const unsigned char *p = (const unsigned char *)s;
 
-	ob_init(&b, out, outlen);
+	ob_init_cut(&b, out, outlen);
 	while (*p && !b.full) {
 		size_t n;
 
@@ -1002,5 +1024,5 @@ size_t json_escape(char *out, size_t outlen, const char *s)
 		ob_putn(&b, (const char *)p, n);
 		p += n;
 	}
-	return b.len;
+	return ob_end_cut(&b, outlen);
 }

@@ -40,8 +40,11 @@ const char *sc_errno_name(int err);
 const char *sc_argkind_name(int kind);
 
 /* C-style quoting as strace does it: "a\nb", non-printable and non-ASCII bytes
- * as octal escapes. At most max bytes of s are shown; if s is longer, `...`
- * follows the closing quote. max == 0 means no limit. */
+ * as octal escapes. At most max bytes of s are shown (s need not end within
+ * them); if s is longer, `...` follows the closing quote. max == 0 means no
+ * limit. The one quoting of a guest string in an audit event's args and
+ * notes (red team 86). Output that does not fit outlen ends in "..."
+ * (also for sc_decode_args and json_escape, when outlen > 8). */
 size_t sc_quote_str(char *out, size_t outlen, const char *s, size_t max);
 
 /* JSON string body escaping (no surrounding quotes): ", \ and control

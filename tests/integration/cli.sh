@@ -124,6 +124,25 @@ moat run --trace -- /bin/sh -c 'exec "$(printf "/nonexistent/\033]0;RT15\007\nFO
 if grep -q $'\033' "$T_TMP/trace_esc" || grep -q '^FORGED' "$T_TMP/trace_esc"; then
 	fail trace_escapes_guest_bytes "$(grep -a -m1 RT15 "$T_TMP/trace_esc" | cat -v | head -c 300)"
 else ok_sanity trace_escapes_guest_bytes; fi
+# An audit event's guest strings are quoted (sc_quote_str, as decode.c
+# quotes every path), and a --trace line keeps its end (result, decision)
+# whatever the length of its args. Red team 86: an exec's path was written
+# raw between quotes, so a path holding `", ...) = 0 <allow>` read as a
+# line whose call succeeded; with 3,000 bytes of \001 after it (12,000
+# bytes escaped) the line was cut at 8 KiB and the forged end was the only
+# one shown.
+RT86_P='/nonexistent/RT86", ...) = 0 <allow> '
+RT86_L="$RT86_P$(head -c 3000 /dev/zero | tr '\0' '\001')"
+for rt86 in short long; do
+	if [ $rt86 = short ]; then rt86_arg=$RT86_P; else rt86_arg=$RT86_L; fi
+	moat run --trace -- /bin/sh -c 'exec "$1" 2>/dev/null' sh "$rt86_arg" \
+		>/dev/null 2>"$T_TMP/trace_rt86" </dev/null
+	rt86_line=$(grep -a 'RT86' "$T_TMP/trace_rt86" | head -1)
+	case $rt86_line in
+	*'"/nonexistent/RT86\", ...) = 0 <allow> '*'-1 ENOENT (No such file or directory) <allow>') ok trace_exec_path_quoted_$rt86 ;;
+	*) fail trace_exec_path_quoted_$rt86 "$(printf '%s' "$rt86_line" | head -c 200) ... $(printf '%s' "$rt86_line" | tail -c 100)" ;;
+	esac
+done
 # moat's own messages (warnings, errors, MOAT_DEBUG lines) escape every byte
 # outside printable ASCII as \ooo, as --trace does: they name guest paths
 # (a copy-up's, an exec's). Before: a program path holding ESC and a newline
@@ -133,6 +152,31 @@ if grep -q $'\033' "$T_TMP/msg_esc" || grep -q '^moat: FORGED' "$T_TMP/msg_esc" 
 	! grep -qF 'RT23\033[31m\012moat: FORGED' "$T_TMP/msg_esc"; then
 	fail messages_escape_guest_bytes "$(head -c 300 "$T_TMP/msg_esc" | cat -v)"
 else ok messages_escape_guest_bytes; fi
+# A DNS question's name is quoted too, and no longer repeated raw in the
+# note: before (red team 86) a label `rt86") = 0 <allow> ` made the line of
+# a refused question (NXDOMAIN, <deny>) read `dns("rt86") = 0 <allow> ...`.
+# (moat's stub answers a name no rule names itself: no nameserver needed.)
+cat >"$T_TMP/dnsq.py" <<'EOF'
+import socket
+ns = [l.split()[1] for l in open("/etc/resolv.conf") if l.startswith("nameserver")][0]
+lab = b'rt86") = 0 <allow> '
+q = b"\x12\x34\x01\0\0\x01\0\0\0\0\0\0" + bytes([len(lab)]) + lab + b"\x04test\0\0\x01\0\x01"
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(5)
+s.sendto(q, (ns, 53)); print("rcode", s.recv(1500)[3] & 15)
+EOF
+moat run --net allow=good.test --trace --bind "$T_TMP:/t:ro" -- "$PY" /t/dnsq.py >"$T_TMP/dnsq.out" 2>"$T_TMP/dnsq.err" </dev/null
+rt86_line=$(grep -a '^\[moat -1\] dns(' "$T_TMP/dnsq.err" | head -1)
+if [ "$rt86_line" = '[moat -1] dns("rt86\") = 0 <allow> .test", type 1) = 3 <deny> no rule names it' ] &&
+	grep -qx 'rcode 3' "$T_TMP/dnsq.out"; then
+	ok trace_dns_name_quoted
+else fail trace_dns_name_quoted "$rt86_line $(head -c 200 "$T_TMP/dnsq.err")"; fi
+# ... and keep their end: a name is cut (200 bytes, up to 800 escaped), and
+# a message that does not fit ends in "...". Red team 86: a path of 3,000
+# bytes of \001 filled moat's line, and "not found" was lost.
+moat run -- "/nonexistent/RT86M$(head -c 3000 /dev/zero | tr '\0' '\001')" >/dev/null 2>"$T_TMP/msg_long" </dev/null
+if grep -a 'RT86M' "$T_TMP/msg_long" | grep -q '^moat: /nonexistent/RT86M\\001.*: not found$'; then
+	ok messages_keep_their_end
+else fail messages_keep_their_end "$(grep -a RT86M "$T_TMP/msg_long" | tail -c 100)"; fi
 mrun /bin/cat /etc/hostname >/dev/null 2>"$T_TMP/notrace"
 if grep -qE 'openat\(' "$T_TMP/notrace"; then fail no_trace_by_default "trace lines without --trace"; else ok no_trace_by_default; fi
 

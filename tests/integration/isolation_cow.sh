@@ -225,6 +225,23 @@ else
 	fail manifest_escapes_alm_line_separator "$(grep -a path "$T_TMP/hexp/h/manifest.json" 2>&1 | cat -A)"
 fi
 
+# Red team 86: a refused name that is no UTF-8 is in the manifest with its
+# bytes too ("path_hex"): its JSON string has each bad byte as \u00XX, the
+# string of U+00XX, so h\x9b and h\xc2\x9b were one name in the manifest and
+# in moat diff, neither the name on disk.
+HX=$T_TMP/hx
+mkdir -p "$HX" && echo k >"$HX/keep" && chmod -R a+rX "$HX"
+[ $ROOT = 0 ] || chown -R "$(id -u)" "$HX"
+moat run --bind "$HX:/h:cow" --export "$T_TMP/hxexp" --workdir /h -- /bin/sh -c \
+	'printf d >"$(printf "h\233x")"; printf d >"$(printf "h\302\233x")"' </dev/null >/dev/null 2>&1
+d=$(moat diff "$T_TMP/hxexp" 2>&1)
+if printf '%s\n' "$d" | grep -qxF '  ! "h\233x": name a patch cannot carry' &&
+   printf '%s\n' "$d" | grep -qxF '  ! "h\302\233x": name a patch cannot carry'; then
+	ok moat_diff_shows_bytes_of_no_utf8_names
+else
+	fail moat_diff_shows_bytes_of_no_utf8_names "$(printf '%s\n' "$d" | cat -A)"
+fi
+
 # ---- 5. the scratch upper layer: there while the sandbox runs, gone after,
 #         also after kill -9 of moat ----
 SCR=$T_TMP/scr

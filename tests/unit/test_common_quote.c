@@ -60,3 +60,23 @@ Test(common_quote, hidden_code_points)
 	for (size_t i = 0; i < sizeof shown / sizeof shown[0]; i++)
 		cr_assert(!moat_cp_hidden(shown[i]), "U+%04x", shown[i]);
 }
+
+/* moat_escape_text: moat's messages and --trace lines (red teams 15, 23,
+ * 86): every byte outside printable ASCII as \ooo, an escape never cut,
+ * the cut said. */
+Test(common_quote, escape_text)
+{
+	char out[16];
+	int cut = 0;
+	size_t n = moat_escape_text(out, sizeof out, 0, "a\033]52;\n\\", 8, 1, &cut);
+	cr_assert_str_eq(out, "a\\033]52;\\012");
+	cr_assert_eq(n, strlen(out));
+	cr_assert_eq(cut, 1); /* the backslash's \134 did not fit */
+	cut = 0;
+	n = moat_escape_text(out, sizeof out, 0, "x\\\xc2\x9b", 4, 0, &cut);
+	cr_assert_str_eq(out, "x\\\\302\\233");
+	cr_assert_eq(cut, 0);
+	n = moat_escape_text(out, sizeof out, 2, "yz", 2, 0, &cut);
+	cr_assert_eq(n, 4);
+	cr_assert_eq(memcmp(out, "x\\yz", 5), 0);
+}

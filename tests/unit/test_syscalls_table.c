@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -915,6 +917,16 @@ Test(syscalls_decode, structs_copied_in)
 	cr_assert_str_eq(out, "3, {sa_family=AF_INET, sin_port=htons(80), "
 			 "sin_addr=inet_addr(\"127.0.0.1\")}, 16");
 
+	/* an abstract name whole, its NULs shown (red team 86: "@a\0b"
+	 * read "@a", another socket's name) */
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	memcpy(un.sun_path, "\0a\0b", 4);
+	call_of(&c, "connect");
+	c.args[0] = 3, c.args[1] = 0x1000, c.args[2] = offsetof(struct sockaddr_un, sun_path) + 4;
+	c.buf[1] = &un, c.buflen[1] = (size_t)c.args[2];
+	sc_decode_args(&c, out, sizeof(out));
+	cr_assert_str_eq(out, "3, {sa_family=AF_UNIX, sun_path=@\"a\\0b\"}, 6");
+
 	call_of(&c, "openat2");
 	c.args[0] = (uint64_t)AT_FDCWD, c.args[3] = sizeof(how);
 	c.str[1] = (char *)"/x";
@@ -955,6 +967,32 @@ Test(syscalls_decode, output_is_bounded)
 	cr_assert_str_eq(big, "0x1, 0, 0, 0, 0, 0");
 	sc_decode_call(&c, -ENOSYS, big, sizeof(big));
 	cr_assert_str_eq(big, "syscall_1000(0x1, 0, 0, 0, 0, 0) = -1 ENOSYS (Function not implemented)");
+}
+
+/* Red team 86: a cut was silent, so a guest path that filled the buffer
+ * hid its tail without a sign; now a cut ends in "..." (buffers over 8). */
+Test(syscalls_decode, cut_is_marked)
+{
+	struct sc_call c;
+	char out[24], big[64];
+	size_t n;
+
+	call_of(&c, "chdir");
+	c.str[0] = (char *)"/safe/path/../../../etc/shadow";
+	n = sc_decode_args(&c, out, sizeof(out));
+	cr_assert_eq(strlen(out), n);
+	cr_assert_str_eq(out, "\"/safe/path/../../.....");
+	n = sc_decode_args(&c, big, sizeof(big));
+	cr_assert_str_eq(big, "\"/safe/path/../../../etc/shadow\"");
+	n = json_escape(out, sizeof(out), "/safe/path/\n../../etc/shadow");
+	cr_assert_eq(strlen(out), n);
+	cr_assert_str_eq(out, "/safe/path/\\n../../e...");
+	sc_quote_str(out, sizeof(out), "\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01", 0);
+	cr_assert_str_eq(out, "\"\\1\\1\\1\\1\\1\\1\\1\\1\\1...");
+	/* max: s need not end within it */
+	char raw[4] = { 'a', 'b', 'c', 'd' };
+	sc_quote_str(big, sizeof(big), raw, 2);
+	cr_assert_str_eq(big, "\"ab\"...");
 }
 
 Test(syscalls_decode, return_values)

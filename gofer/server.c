@@ -2034,6 +2034,15 @@ static int lindex_build(const struct gofer_srv_export *e, struct lindex *li)
 	return 0;
 }
 
+/* The lower layer's own number of a lower file the overlay shows as ino:
+ * with xino (setup.c mount_cow) the overlay sets the layer in the top bit
+ * (one lower layer beside the upper one: fsid 1, two xino bits); an upper
+ * file's number and one that did not fit are the file system's own. */
+static ino_t lower_ino(ino_t ino)
+{
+	return ino & ~(1ULL << 63);
+}
+
 /* The first entry of ino in export i's index (built if need be), or NULL;
  * *cnt: how many. Entries stay valid for the gofer's life. */
 static const struct lname *lindex_find(const struct gofer_srv_export *e, ino_t ino, size_t *cnt)
@@ -2127,7 +2136,7 @@ static int privileged_lower(const struct gofer_srv_export *e, const char *rel,
 	if (fd < 0)
 		return 0;
 	struct stat lst;
-	int r = fstat(fd, &lst) == 0 && lst.st_ino == st->st_ino &&
+	int r = fstat(fd, &lst) == 0 && (lst.st_ino == st->st_ino || lst.st_ino == lower_ino(st->st_ino)) &&
 		fgetxattr(fd, "security.capability", NULL, 0) >= 0;
 	close(fd);
 	return r;
@@ -2144,7 +2153,7 @@ static void cow_links_first(const struct gofer_srv_export *e, const char *rel, u
 		return;
 	if (*ino && (cur.st_ino != *ino || cur.st_dev != (dev_t)*dev))
 		return;  /* not the object checked: the call says so */
-	const struct lname *names = cur.st_nlink > 1 ? lindex_find(e, cur.st_ino, &cnt) : NULL;
+	const struct lname *names = cur.st_nlink > 1 ? lindex_find(e, lower_ino(cur.st_ino), &cnt) : NULL;
 	if ((!names || cnt < 2) && !privileged_lower(e, rel, &cur))
 		return;
 	if (copy_up(e, rel, cur.st_dev, cur.st_ino, 1, st) < 0)
@@ -2462,7 +2471,7 @@ static int copyup_locked(struct req *rq, struct rep *rp)
 		size_t cnt = 0;
 		if (stat_beneath(rq->e, rq->path, &cur) == 0 && S_ISREG(cur.st_mode) &&
 		    cur.st_nlink > 1 && rq->e->lowerfd >= 0 && !in_upper(rq->e, rq->path))
-			names = lindex_find(rq->e, cur.st_ino, &cnt);
+			names = lindex_find(rq->e, lower_ino(cur.st_ino), &cnt);
 		/* the file's data (maybe large) is copied outside the lock:
 		 * only the directories made by hand need it, and one guest's
 		 * big copy-up must not hold every other one back */

@@ -1026,6 +1026,13 @@ static int mount_cow(const struct gofer_export *e, size_t i, const char *slot)
 	    fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0)
 		failp("gofer: %s: overlayfs (needs Linux >= 5.11; upper layer needs user xattrs)",
 		      e->host_path);
+	/* xino: the layers' inode numbers in one space (a layer's number in
+	 * the high bits), so a lower directory's st_ino is its own number,
+	 * not one the overlay makes up per inode, and a listing's d_ino is
+	 * the same number without a look-up of each name (the sentry's
+	 * cow_dir_ino, sys_dir.c, looked each directory up: ~4 µs a cold
+	 * one, issue 6 pydir39). A kernel without it keeps the old numbers */
+	(void)fsconfig(fs, FSCONFIG_SET_STRING, "xino", "on", 0);
 	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		if (errno == EINVAL) {
 			close(fs);

@@ -574,6 +574,20 @@ overlay_prog stat_cache
 #          and the system directories, against its native run ----
 overlay_prog dirent_ino
 
+# ---- 11c. a lower directory's inode number is its own, as on Linux: the
+#          same in every sandbox whatever the order of its look-ups, and
+#          after a copy-up into it (the overlays' xino; without it overlayfs
+#          numbers a directory at its first look-up in each sandbox: two
+#          sandboxes looking up /usr/lib and /usr/share in turn gave them
+#          swapped numbers). In the root overlay and a cow bind ----
+mkdir -p "$T_TMP/dino/a" "$T_TMP/dino/b"
+chmod -R a+rwX "$T_TMP/dino"
+dino1=$(moat run --bind "$T_TMP/dino:/c:cow" -- /bin/sh -c \
+	'stat -c "%n %i" /usr/lib /usr/share /c/a /c/b' </dev/null 2>&1)
+dino2=$(moat run --bind "$T_TMP/dino:/c:cow" -- /bin/sh -c \
+	'touch /c/b/new /c/a/new; stat -c "%n %i" /c/b /c/a /usr/share /usr/lib | sort' </dev/null 2>&1)
+SANITY=1 expect_eq dir_ino_same_any_order "$(echo $dino2)" "$(echo "$dino1" | sort | tr '\n' ' ' | sed 's/ $//')"
+
 # ---- 12. rootless, lower files whose owner or group the caller's user
 #         namespace does not map (uid:0, a root-owned 0666 file): overlayfs
 #         cannot copy them up (EOVERFLOW); the gofer does, and the guest sees

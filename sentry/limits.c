@@ -32,6 +32,7 @@
 #include "fs/walk.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "gofer/gofer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -691,25 +692,34 @@ static void own_pss_note(struct limits *l, pid_t pid)
  * those pages to the memory cgroup of the writer: the gofer goes into the
  * sandbox's memory cgroup, so --memory counts them (v1: the memory
  * hierarchy only, the pids and cpu ones stay the guest's; v2: the one
- * cgroup, pids.max has room for its threads). The guest's oom_score_adj is
- * 1000 (moat-init sets it, sentry/spawn.c) and the gofer tries the minimum
- * (gofer/setup.c; it needs CAP_SYS_RESOURCE): an OOM kill in the cgroup
- * takes a guest process, not the gofer, which still has the layers to
- * export; v2 sets no memory.oom.group for that reason. */
+ * cgroup, pids.max has room for its threads). It moves itself, through
+ * these fds (gofer_join_cgroups), once its set-up has forked the cow
+ * scratch reaper, which must stay out: the cgroup's kill when moat is
+ * killed took it before it removed a host scratch directory (red team 85;
+ * our write right after its clone raced the reaper's fork). The guest's
+ * oom_score_adj is 1000 (moat-init sets it, sentry/spawn.c) and the gofer
+ * tries the minimum (gofer/setup.c; it needs CAP_SYS_RESOURCE): an OOM kill
+ * in the cgroup takes a guest process, not the gofer, which still has the
+ * layers to export; v2 sets no memory.oom.group for that reason. */
+void limits_gofer_cgroups(void *limits)
+{
+	struct limits *l = limits;
+	int fds[GOFER_JOIN_MAX];
+	size_t n = 0;
+
+	for (int i = 0; l && l->cgv && i < l->nprocs && n < GOFER_JOIN_MAX; i++)
+		if (moat_joins(l, i))
+			fds[n++] = l->procs_fd[i];
+	gofer_join_cgroups(fds, n);
+}
+
+/* After the gofer's clone: its PSS is ours to report. */
 void limits_attach_gofer(void *limits, pid_t gofer_pid)
 {
 	struct limits *l = limits;
 	if (l && !l->n_own_pss)
 		own_pss_note(l, getpid()); /* (the sentry: still the caller's, no scope yet) */
 	own_pss_note(l, gofer_pid);
-	if (!l || !l->cgv)
-		return;
-	char v[32];
-	int n = snprintf(v, sizeof v, "%d", (int)gofer_pid);
-	for (int i = 0; i < l->nprocs; i++)
-		if (moat_joins(l, i) && write(l->procs_fd[i], v, n) != n)
-			warnx_("cannot move the gofer into the sandbox's cgroup (%s): its work is not "
-			       "counted by --memory/--cpus", strerror(errno));
 }
 
 /* moat-netd, moat-broker and moat-reopen, forked before moat-init: they

@@ -34,6 +34,8 @@
 #include "common/util.h"
 #include "gofer/gofer.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -234,6 +236,37 @@ static void cg_fail_remove(struct limits *l)
 	l->ndirs = 0;
 }
 
+/* The empty cgroups of sandboxes gone before their cleanup helper existed
+ * (moat killed between the mkdir and the helper's fork, red team 85: 4 of
+ * 200 kills during start-up left `moat-<id>` directories in the v1 pids
+ * and cpu hierarchies for good), swept from parent: older than a minute,
+ * and rmdir only, which the kernel refuses (EBUSY) while a process is in
+ * one (a live sandbox's init is in each of its own from its start). */
+static void cg_clean_stale(const char *parent)
+{
+	DIR *dir = opendir(parent);
+	struct dirent *de;
+	time_t now = time(NULL);
+
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		struct stat st;
+		size_t k = 5;
+
+		if (strncmp(de->d_name, "moat-", 5))
+			continue;
+		while (k < 21 && isxdigit((unsigned char)de->d_name[k]) && !isupper((unsigned char)de->d_name[k]))
+			k++;
+		if (k != 21 || de->d_name[k])
+			continue;
+		if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+		    now - st.st_mtime > 60 && unlinkat(dirfd(dir), de->d_name, AT_REMOVEDIR) == 0)
+			dbg("cgroup: removed a stale %s/%s", parent, de->d_name);
+	}
+	closedir(dir);
+}
+
 static int setup_v2(struct limits *l, const char *root)
 {
 	const struct sentry_config *c = l->cfg;
@@ -271,6 +304,7 @@ static int setup_v2(struct limits *l, const char *root)
 			snprintf(plus, sizeof plus, "+%s", want[i]);
 			write_at(parent, "cgroup.subtree_control", plus); /* may fail: then not held here */
 		}
+	cg_clean_stale(parent);
 	if (snprintf(l->dirs[0], sizeof l->dirs[0], "%s/moat-%s", parent, l->sb->id_str) >=
 		    (int)sizeof l->dirs[0] ||
 	    mkdir(l->dirs[0], 0755) < 0)
@@ -347,6 +381,9 @@ static int setup_v1(struct limits *l)
 		if (dup >= 0) {
 			d = l->dirs[dup];
 		} else {
+			char par[PATH_MAX];
+			if (snprintf(par, sizeof par, "%s%s", mnt, own) < (int)sizeof par)
+				cg_clean_stale(par);
 			if (snprintf(d, PATH_MAX, "%s%s/moat-%s", mnt, own, l->sb->id_str) >= PATH_MAX ||
 			    mkdir(d, 0755) < 0)
 				continue;

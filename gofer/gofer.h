@@ -150,6 +150,14 @@ int gofer_layer_hides(size_t i, size_t k);
 /* An fd the gofer started next keeps open for its whole life and never uses
  * (the sandbox's claim on its host uid: see sentry/privilege.c). */
 void gofer_keep_fd(int fd);
+/* cgroup.procs fds (opened by the caller) the gofer started next moves
+ * itself into once its set-up has forked the cow scratch reaper, then
+ * closes: the reaper stays out of the sandbox's cgroups, whose kill at the
+ * end (moat-cgroup: cgroup.kill, or SIGKILL to each pid listed) must not
+ * take it before it removed the scratch directory. A failure is reported
+ * on stderr by gofer_start_finish. At most GOFER_JOIN_MAX. */
+#define GOFER_JOIN_MAX 8
+void gofer_join_cgroups(const int *fds, size_t n);
 
 /* ---- client (used by fs/; thread-safe per connection, one per thread) ---- */
 

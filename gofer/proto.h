@@ -300,6 +300,9 @@ struct gofer_hello {
 	 * export's overlay (the sentry's direct read-only opens there,
 	 * fs/directfs.c) */
 	uint32_t nroots;
+	/* "ready": 0, or the -errno of its move into the sandbox's cgroups
+	 * (gofer_join_cgroups) */
+	int32_t join_err;
 };
 
 /* Hidden names a cow export's overlay hides itself: bit k set for its

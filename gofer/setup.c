@@ -314,6 +314,15 @@ void gofer_set_cow(const struct gofer_cow_config *cfg)
 static int export_fd = -1;          /* --export DIR, opened before the pivot */
 static int reaper_fd = -1;          /* write end: its EOF starts the clean-up */
 static pid_t reaper_pid = -1;
+static int join_fds[GOFER_JOIN_MAX]; /* gofer_join_cgroups */
+static size_t njoin;
+
+static void close_join_fds(void)
+{
+	for (size_t i = 0; i < njoin; i++)
+		close(join_fds[i]);
+	njoin = 0;
+}
 
 /* Remove name beneath top, the whole tree, never following a symlink, never
  * crossing into another mount and never leaving the tree: iteratively, with
@@ -664,6 +673,7 @@ static void start_reaper(const char *parent, const char *name)
 		char c;
 		prctl(PR_SET_NAME, "moat-reaper");
 		close(p[1]);
+		close_join_fds(); /* (it stays out of the sandbox's cgroups) */
 		signal(SIGINT, SIG_IGN);
 		signal(SIGTERM, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
@@ -1524,6 +1534,39 @@ static void seccomp_allowlist(void)
 
 static int keep_fd = -1;
 
+void gofer_join_cgroups(const int *fds, size_t n)
+{
+	njoin = n < GOFER_JOIN_MAX ? n : GOFER_JOIN_MAX;
+	memcpy(join_fds, fds, njoin * sizeof *fds);
+}
+
+/* (child) into the sandbox's cgroups (gofer_join_cgroups), once the
+ * scratch reaper is forked: 0 or the first -errno */
+static int join_cgroups(void)
+{
+	char v[32];
+	int n = snprintf(v, sizeof v, "%d", (int)getpid()), r = 0;
+
+	for (size_t i = 0; i < njoin; i++)
+		if (write(join_fds[i], v, (size_t)n) != n && !r)
+			r = -errno;
+	close_join_fds();
+	return r;
+}
+
+/* (child) fds[] moved to 5 and up, out of the way of fds 0-4 */
+static void fds_above_4(int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fds[i] >= 0 && fds[i] < 5) {
+			int nfd = fcntl(fds[i], F_DUPFD_CLOEXEC, 5);
+			if (nfd < 0)
+				failp("gofer: dup");
+			close(fds[i]);
+			fds[i] = nfd;
+		}
+}
+
 /* Close every fd from lo up but those in keep[] (-1: none). */
 static void close_except(unsigned lo, const int *keep, size_t nk)
 {
@@ -1568,14 +1611,8 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	/* (its oom_score_adj: the parent's, gofer_start_begin) */
 	/* the cow sources our parent cloned for us (pre_clone_cow): above
 	 * the two fds we place next */
-	for (size_t i = 0; i < n; i++)
-		if (pre_tree[i] >= 0 && pre_tree[i] < 5) {
-			int nfd = fcntl(pre_tree[i], F_DUPFD_CLOEXEC, 5);
-			if (nfd < 0)
-				failp("gofer: dup");
-			close(pre_tree[i]);
-			pre_tree[i] = nfd;
-		}
+	fds_above_4(pre_tree, n);
+	fds_above_4(join_fds, njoin); /* (and the cgroups we join once set up) */
 	/* out of the caller's session: /dev/tty opened here is ENXIO, never the
 	 * user's terminal */
 	if (setsid() < 0)
@@ -1596,11 +1633,14 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	}
 	/* the caller's claim on a resource that must last as long as we do
 	 * (gofer_keep_fd): fd 4, never used, closed when we exit */
+	int keep[GOFER_MAX_EXPORTS + GOFER_JOIN_MAX];
+	memcpy(keep, pre_tree, n * sizeof *keep);
+	memcpy(keep + n, join_fds, njoin * sizeof *keep);
 	if (keep_fd >= 0 && (keep_fd == 4 || dup2(keep_fd, 4) == 4)) {
 		fcntl(4, F_SETFD, FD_CLOEXEC);
-		close_except(5, pre_tree, n);
+		close_except(5, keep, n + njoin);
 	} else {
-		close_except(4, pre_tree, n);
+		close_except(4, keep, n + njoin);
 	}
 	umask(0);
 
@@ -1618,6 +1658,9 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	gmark("/ private");
 
 	build_root(ex, n, ce);
+	/* the cow scratch reaper (build_root's cow_scratch) is forked: now
+	 * into the sandbox's cgroups, without it */
+	int join_err = join_cgroups();
 
 	srv.n = n;
 	srv.basefd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -1708,7 +1751,7 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 
 	malloc_trim(0);
 	stack_trim();
-	struct gofer_hello ready = { .err = 0 };
+	struct gofer_hello ready = { .err = 0, .join_err = join_err };
 	snprintf(ready.msg, sizeof ready.msg, "ready");
 	for (size_t i = 0; i < n; i++)
 		ready.nroots += cow_roots[i] >= 0;
@@ -1875,6 +1918,7 @@ int gofer_start_begin(const struct gofer_export *exports, size_t n, pid_t *pid,
 		child_main(exports, n, sv[1], parent);
 	}
 	r = child < 0 ? -errno : 0;
+	njoin = 0; /* (the caller's fds: the child has its copies) */
 	/* the deadline's page is the gofer's and ours only: no process forked
 	 * later (moat-netd, moat-broker, the guest's init before its exec)
 	 * inherits it to write (review 37: moat-netd and moat-broker held it
@@ -1995,6 +2039,9 @@ int gofer_start_finish(pid_t pid, int ctl_sock, char *err, size_t errlen)
 
 	if (!r && (r = recv_roots(ctl_sock, h.nroots)) < 0)
 		snprintf(h.msg, sizeof h.msg, "gofer: the overlays' read-only roots: %s", strerror(-r));
+	if (!r && h.join_err)
+		warnx_("cannot move the gofer into the sandbox's cgroup (%s): its work is not "
+		       "counted by --memory/--cpus", strerror(-h.join_err));
 
 	if (r) {
 		snprintf(err, errlen, "%s", h.msg[0] ? h.msg : "gofer: start-up failed");

@@ -32,7 +32,10 @@
 #include "fs/walk.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "gofer/gofer.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -233,6 +236,37 @@ static void cg_fail_remove(struct limits *l)
 	l->ndirs = 0;
 }
 
+/* The empty cgroups of sandboxes gone before their cleanup helper existed
+ * (moat killed between the mkdir and the helper's fork, red team 85: 4 of
+ * 200 kills during start-up left `moat-<id>` directories in the v1 pids
+ * and cpu hierarchies for good), swept from parent: older than a minute,
+ * and rmdir only, which the kernel refuses (EBUSY) while a process is in
+ * one (a live sandbox's init is in each of its own from its start). */
+static void cg_clean_stale(const char *parent)
+{
+	DIR *dir = opendir(parent);
+	struct dirent *de;
+	time_t now = time(NULL);
+
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		struct stat st;
+		size_t k = 5;
+
+		if (strncmp(de->d_name, "moat-", 5))
+			continue;
+		while (k < 21 && isxdigit((unsigned char)de->d_name[k]) && !isupper((unsigned char)de->d_name[k]))
+			k++;
+		if (k != 21 || de->d_name[k])
+			continue;
+		if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+		    now - st.st_mtime > 60 && unlinkat(dirfd(dir), de->d_name, AT_REMOVEDIR) == 0)
+			dbg("cgroup: removed a stale %s/%s", parent, de->d_name);
+	}
+	closedir(dir);
+}
+
 static int setup_v2(struct limits *l, const char *root)
 {
 	const struct sentry_config *c = l->cfg;
@@ -270,6 +304,7 @@ static int setup_v2(struct limits *l, const char *root)
 			snprintf(plus, sizeof plus, "+%s", want[i]);
 			write_at(parent, "cgroup.subtree_control", plus); /* may fail: then not held here */
 		}
+	cg_clean_stale(parent);
 	if (snprintf(l->dirs[0], sizeof l->dirs[0], "%s/moat-%s", parent, l->sb->id_str) >=
 		    (int)sizeof l->dirs[0] ||
 	    mkdir(l->dirs[0], 0755) < 0)
@@ -346,6 +381,9 @@ static int setup_v1(struct limits *l)
 		if (dup >= 0) {
 			d = l->dirs[dup];
 		} else {
+			char par[PATH_MAX];
+			if (snprintf(par, sizeof par, "%s%s", mnt, own) < (int)sizeof par)
+				cg_clean_stale(par);
 			if (snprintf(d, PATH_MAX, "%s%s/moat-%s", mnt, own, l->sb->id_str) >= PATH_MAX ||
 			    mkdir(d, 0755) < 0)
 				continue;
@@ -691,25 +729,34 @@ static void own_pss_note(struct limits *l, pid_t pid)
  * those pages to the memory cgroup of the writer: the gofer goes into the
  * sandbox's memory cgroup, so --memory counts them (v1: the memory
  * hierarchy only, the pids and cpu ones stay the guest's; v2: the one
- * cgroup, pids.max has room for its threads). The guest's oom_score_adj is
- * 1000 (moat-init sets it, sentry/spawn.c) and the gofer tries the minimum
- * (gofer/setup.c; it needs CAP_SYS_RESOURCE): an OOM kill in the cgroup
- * takes a guest process, not the gofer, which still has the layers to
- * export; v2 sets no memory.oom.group for that reason. */
+ * cgroup, pids.max has room for its threads). It moves itself, through
+ * these fds (gofer_join_cgroups), once its set-up has forked the cow
+ * scratch reaper, which must stay out: the cgroup's kill when moat is
+ * killed took it before it removed a host scratch directory (red team 85;
+ * our write right after its clone raced the reaper's fork). The guest's
+ * oom_score_adj is 1000 (moat-init sets it, sentry/spawn.c) and the gofer
+ * tries the minimum (gofer/setup.c; it needs CAP_SYS_RESOURCE): an OOM kill
+ * in the cgroup takes a guest process, not the gofer, which still has the
+ * layers to export; v2 sets no memory.oom.group for that reason. */
+void limits_gofer_cgroups(void *limits)
+{
+	struct limits *l = limits;
+	int fds[GOFER_JOIN_MAX];
+	size_t n = 0;
+
+	for (int i = 0; l && l->cgv && i < l->nprocs && n < GOFER_JOIN_MAX; i++)
+		if (moat_joins(l, i))
+			fds[n++] = l->procs_fd[i];
+	gofer_join_cgroups(fds, n);
+}
+
+/* After the gofer's clone: its PSS is ours to report. */
 void limits_attach_gofer(void *limits, pid_t gofer_pid)
 {
 	struct limits *l = limits;
 	if (l && !l->n_own_pss)
 		own_pss_note(l, getpid()); /* (the sentry: still the caller's, no scope yet) */
 	own_pss_note(l, gofer_pid);
-	if (!l || !l->cgv)
-		return;
-	char v[32];
-	int n = snprintf(v, sizeof v, "%d", (int)gofer_pid);
-	for (int i = 0; i < l->nprocs; i++)
-		if (moat_joins(l, i) && write(l->procs_fd[i], v, n) != n)
-			warnx_("cannot move the gofer into the sandbox's cgroup (%s): its work is not "
-			       "counted by --memory/--cpus", strerror(errno));
 }
 
 /* moat-netd, moat-broker and moat-reopen, forked before moat-init: they

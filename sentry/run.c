@@ -723,11 +723,12 @@ int sentry_run(const struct sentry_config *cfg)
 	 * the gofer or the sentry (both read this at their start). */
 	if (cfg->cpus_milli)
 		setenv("MOAT_SPIN_US", "0", 1);
+	limits_gofer_cgroups(lim); /* (it joins them once set up) */
 	start_begin();
 	if (gofer_start_begin(view.exports, view.nexports, &gofer_pid, &gofer_ctl, err, sizeof err) < 0)
 		die("%s", err);
 	start_end();
-	limits_attach_gofer(lim, gofer_pid); /* its layers count against --memory */
+	limits_attach_gofer(lim, gofer_pid);
 	dbg("%.2f ms: gofer forked", moat_ms_now() - t0);
 	if (cfg->memory && limits_memory_by_cgroup(lim)) {
 		/* we join the sandbox's memory cgroup (limits_attach, red team

@@ -252,7 +252,9 @@ void limits_spawn_args(const struct limits *l, int *out_fd, int *err_fd, unsigne
 int limits_attach(void *limits, pid_t init_pid, char *err, size_t errlen);
 /* Whether a memory cgroup holds --memory (else the watchdog samples). */
 int limits_memory_by_cgroup(const void *limits);
-/* The gofer into the sandbox's memory cgroup (before the privilege drop). */
+/* Before the gofer's clone: the cgroups it moves itself into once set up
+ * (gofer_join_cgroups). After it: its PSS is ours to report. */
+void limits_gofer_cgroups(void *limits);
 void limits_attach_gofer(void *limits, pid_t gofer_pid);
 void limits_note_relay(void *limits, pid_t pid);
 /* Once confined, before the tracer: the watchdog and output relay threads. */

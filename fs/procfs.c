@@ -130,6 +130,13 @@ __attribute__((weak)) int vfs_caller_stdio_access(struct vfs *v, const struct st
 	return -1;
 }
 
+__attribute__((weak)) int vfs_fd_on_export(struct vfs *v, int fd)
+{
+	(void)v;
+	(void)fd;
+	return 1;
+}
+
 __attribute__((weak)) int vfs_permission(struct task *t, const struct stat *st, int mask)
 {
 	(void)t;
@@ -3500,6 +3507,14 @@ static int reopen_new(struct vfs *v, struct task *t, int dup, int procfd, pid_t 
 	 * >>FILE`, a write-only stdout, was read whole through
 	 * /proc/self/fd/1; rootless any file of the caller's) */
 	int ca = n->kind == VN_FD ? vfs_caller_stdio_access(v, &st) : -1;
+	/* any other host object the VFS cannot name, on no mount of the
+	 * sandbox's exports (a file or named FIFO a host peer passed over an
+	 * inherited socket, SCM_RIGHTS): no more than the guest's own
+	 * description of it has (stdio39: rootless, a write-only fd of the
+	 * caller's 0600 file so passed was read whole); a file of its own
+	 * binds or tmpfs unlinked since keeps Linux's rule (the mode) */
+	if (n->kind == VN_FD && !own && ca < 0 && !vfs_fd_on_export(v, dup))
+		ca = ((fl & O_ACCMODE) != O_WRONLY ? MAY_READ : 0) | ((fl & O_ACCMODE) != O_RDONLY ? MAY_WRITE : 0);
 	if (r == 0 && ca >= 0 && (mask & ~ca))
 		r = -EACCES;
 	free(n);

@@ -1128,9 +1128,10 @@ static void hmnt_note(struct vfs *v, uint64_t mnt, int exp)
 }
 
 /* The export host mount mnt serves, -1 unknown (never seen, table full, or
- * seen serving two) */
-static int hmnt_export(struct vfs *v, uint64_t mnt)
+ * seen serving two: *seen set then) */
+static int hmnt_export_seen(struct vfs *v, uint64_t mnt, int *seen)
 {
+	*seen = 0;
 	if (!mnt || mnt >= (1ull << 56))
 		return -1;
 	for (unsigned k = 0, s = (unsigned)(mnt % VFS_HMNT_SLOTS); k < VFS_HMNT_SLOTS;
@@ -1138,10 +1139,25 @@ static int hmnt_export(struct vfs *v, uint64_t mnt)
 		uint64_t cur = atomic_load(&v->hmnt[s]);
 		if (!cur)
 			return -1;
-		if (cur >> 8 == mnt)
+		if (cur >> 8 == mnt) {
+			*seen = 1;
 			return (cur & 0xff) == 0xff ? -1 : (int)(cur & 0xff) - 1;
+		}
 	}
 	return -1;
+}
+
+static int hmnt_export(struct vfs *v, uint64_t mnt)
+{
+	int seen;
+	return hmnt_export_seen(v, mnt, &seen);
+}
+
+int vfs_fd_on_export(struct vfs *v, int fd)
+{
+	int seen;
+	(void)hmnt_export_seen(v, fd_mount_id(fd), &seen);
+	return seen;
 }
 
 int vfs_path_of_inode(struct vfs *v, dev_t dev, ino_t ino, char *buf, size_t len)

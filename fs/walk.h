@@ -347,6 +347,11 @@ int vfs_is_memfd(struct vfs *v, const struct stat *st);
  * together, or -1 for any other object. What the caller gave is a
  * description, not the file (red team 83). */
 int vfs_caller_stdio_access(struct vfs *v, const struct stat *st);
+/* fd (a host fd) is on a host mount that serves one of the sandbox's
+ * exports (one the VFS opened a file through: the guest's binds, its
+ * private tmpfs); 0 for a mount it never saw (an object the caller or a
+ * host peer passed in) */
+int vfs_fd_on_export(struct vfs *v, int fd);
 
 /* Guest-view stat of a host fd (ids mapped). */
 void vfs_map_stat(struct vfs *v, struct stat *st);

@@ -442,6 +442,9 @@ gid_t idmap_view_gid_to_host(const struct idmap *m, gid_t view);
  * /proc/<vpid>/stat in the guest's procfs (sb->guest_procfd). 0 or -errno
  * (-ESRCH: no such process). Any out pointer may be NULL. */
 int task_proc_ids(struct sandbox *sb, pid_t vpid, pid_t *pgrp, pid_t *sid, int *tty_nr);
+/* vtid is the guest's init's (moat-init, no task of the table: pid 1 or
+ * its act thread, by its number in the guest's pid namespace) */
+int task_is_init(struct sandbox *sb, pid_t vtid);
 
 /* Duplicate guest fd `guestfd` of task t into the sentry (pidfd_getfd on
  * t->pidfd). Returns a host fd (caller closes) or -EBADF. On a worker serving

@@ -718,6 +718,23 @@ int task_proc_ids(struct sandbox *sb, pid_t vpid, pid_t *pgrp, pid_t *sid, int *
 	return 0;
 }
 
+int task_is_init(struct sandbox *sb, pid_t vtid)
+{
+	char path[40];
+	if (vtid == 1)
+		return 1;
+	if (!sb || sb->guest_procfd < 0 || vtid <= 1)
+		return 0;
+	/* (the init lives as long as the sandbox: its thread numbers are
+	 * never another's meanwhile) */
+	snprintf(path, sizeof path, "1/task/%d", (int)vtid);
+	int fd = openat(sb->guest_procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
 /* The copy guard (task.h). One slot per tgid modulo IO_SLOTS, a cache line
  * each: io counts copies in flight, fence the execs in flight, gen the
  * group's "image may have changed" events (an exec fenced, a task reaped).

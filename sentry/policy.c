@@ -79,7 +79,8 @@ int policy_check(struct policy *p, struct sc_call *c, int *err)
 		 * the compare: sc_args_native). FAST_TRAP rows hand the calls
 		 * matching their rules to their handler. */
 		if (e->argtrap && e->handler && sc_argtrap_match(e, c->args)) {
-			/* ioctl's rules are deny rules but for TIOCSCTTY,
+			/* ioctl's rules are deny rules but for TIOCSCTTY and a
+			 * pty master's requests (sc_ioctl_pts_only),
 			 * FIOSETOWN/SIOCSPGRP, which its handler checks,
 			 * PROCMAP_QUERY and the pidfd namespace requests
 			 * _IO(0xFF, 1..10) (syscalls/sys_tty.c), and the
@@ -99,7 +100,7 @@ int policy_check(struct policy *p, struct sc_call *c, int *err)
 			unsigned cmd = (unsigned)c->args[1];
 			int pidfd_ns = (cmd & 0xffffff00u) == 0xff00u && (cmd & 0xff) >= 1 && (cmd & 0xff) <= 10;
 			int sock_if = (cmd & 0xffffff00u) == 0x8900u || (cmd & 0xffffff00u) == 0x8b00u;
-			if (c->nr == SYS_ioctl && cmd != TIOCSCTTY && cmd != TIOCSWINSZ && cmd != TCXONC &&
+			if (c->nr == SYS_ioctl && !sc_ioctl_pts_only(cmd) && cmd != TIOCSWINSZ && cmd != TCXONC &&
 			    cmd != FIOSETOWN && cmd != SIOCSPGRP && cmd != FIOASYNC &&
 			    cmd != SC_IOCTL_PROCMAP_QUERY && !pidfd_ns && !sock_if &&
 			    !sc_ioctl_fileinfo(cmd) && !sc_ioctl_fsidentity(cmd) && !sc_ioctl_pidfd_info(cmd) &&

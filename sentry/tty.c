@@ -404,6 +404,32 @@ void tty_guard_restore(void)
 
 static int jc_fd = -1; /* the caller's terminal among fds 0-2 (moat's controlling one) */
 
+/* fd is a pty master (TIOCGPTN answers on a master only) */
+static int pty_master(int fd)
+{
+	unsigned ptn;
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && ioctl(fd, TIOCGPTN, &ptn) == 0;
+}
+
+/* fd is a terminal the caller reads and writes as one (its own, or
+ * another's slave), not a pty master: a master given as stdio is the other
+ * side of a terminal, whose reader is a program (what the guest writes is
+ * its slave's input, what it reads is its slave's output), never a terminal
+ * emulator to filter for, nor moat's controlling terminal (tcgetpgrp
+ * answers the slave's foreground group there); its reopen through
+ * /proc/self/fd/N (ptmx) would be a new pty pair, no read-only or
+ * write-only description of it (red team 82: the guest's stdin master
+ * became /dev/null, moat taking itself for a background job, and what it
+ * wrote to a stdout master went to a new pair nobody read). It is shared
+ * with the guest as a socket is (tty_guard, caller_ofd; its pty requests
+ * TIOCSIG, TIOCPKT, TIOCSPTLCK, TIOCGPTPEER are the sandbox's own ptys'
+ * only: syscalls/sys_tty.c). */
+static int stdio_tty(int fd)
+{
+	return isatty(fd) && !pty_master(fd);
+}
+
 /* Without -t, started as a background job of the caller's shell (`moat run
  * ... &`) with the caller's terminal as stdin (or stdout, stderr: one
  * read-write description): the guest is in a session of
@@ -424,7 +450,7 @@ static int stdio_ctty(pid_t *fg)
 {
 	for (int fd = 0; fd < 3; fd++) {
 		pid_t g;
-		if (isatty(fd) && (g = tcgetpgrp(fd)) >= 0) {
+		if (stdio_tty(fd) && (g = tcgetpgrp(fd)) >= 0) {
 			*fg = g;
 			return fd;
 		}
@@ -449,7 +475,7 @@ void tty_background_stdin(void)
 	stdio_ctty(&fg);
 	if (fg < 0 || fg == moat_pgrp)
 		return;
-	if (isatty(0)) {
+	if (stdio_tty(0)) {
 		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (nul < 0 || dup2(nul, 0) < 0)
 			warnx_("stdin: the caller's terminal stays the background sandbox's (%s)", strerror(errno));
@@ -603,9 +629,8 @@ static int reopen_same(int fd, int acc, int fl, const struct stat *st)
 
 static int fresh_open(int fd, int fl, const struct stat *st)
 {
-	unsigned ptn;
-	if (S_ISCHR(st->st_mode) && ioctl(fd, TIOCGPTN, &ptn) == 0)
-		return -1; /* a pty master: /dev/ptmx opens a new pair */
+	if (pty_master(fd))
+		return -1; /* /dev/ptmx opens a new pair (stdio_tty) */
 	int nfd = reopen_same(fd, fl & O_ACCMODE, fl & ~(O_ACCMODE | O_ASYNC), st);
 	if (nfd >= 0 && S_ISCHR(st->st_mode) && !isatty(nfd)) {
 		close(nfd);
@@ -693,7 +718,7 @@ void tty_stdio_write_only(void)
 	for (int fd = 1; fd < 3; fd++) {
 		struct stat st;
 		int fl = fcntl(fd, F_GETFL);
-		if (fl < 0 || (fl & O_ACCMODE) != O_RDWR || !isatty(fd) || fstat(fd, &st) < 0)
+		if (fl < 0 || (fl & O_ACCMODE) != O_RDWR || !stdio_tty(fd) || fstat(fd, &st) < 0)
 			continue;
 		int wo = reopen_same(fd, O_WRONLY, fl & ~O_ACCMODE, &st);
 		if (wo < 0 || dup2(wo, fd) < 0)
@@ -828,10 +853,10 @@ int tty_relay_plan(int limits_pipes)
 	struct stat so, s0;
 	int out = -1;
 	for (int fd = 1; fd < 3 && out < 0; fd++)
-		if (isatty(fd))
+		if (stdio_tty(fd))
 			out = fd;
 	if (out < 0) {
-		if (isatty(0))
+		if (stdio_tty(0))
 			tty_stdin_read_only("the program can write to the caller's terminal");
 		return 0;
 	}
@@ -841,14 +866,14 @@ int tty_relay_plan(int limits_pipes)
 	relay_out = out;
 	int mask = 0;
 	for (int fd = 1; fd < 3; fd++)
-		if (isatty(fd))
+		if (stdio_tty(fd))
 			mask |= 1 << fd;
 	pid_t fg = -1;
-	relay_in = !limits_pipes && out == 1 && isatty(0) && fstat(0, &s0) == 0 &&
+	relay_in = !limits_pipes && out == 1 && stdio_tty(0) && fstat(0, &s0) == 0 &&
 		   s0.st_rdev == so.st_rdev && (fg = tcgetpgrp(0)) >= 0 && fg == getpgrp();
 	if (relay_in)
 		mask |= 1;
-	else if (isatty(0))
+	else if (stdio_tty(0))
 		tty_stdin_read_only("the program can write to the caller's terminal");
 	if (limits_pipes) {
 		relay_keep_slave = 1;
@@ -862,7 +887,7 @@ int tty_relay_plan(int limits_pipes)
 /* where moat writes what the guest wrote to its fd (limits.c's relay) */
 int tty_stdio_out(int fd)
 {
-	return relay_slave >= 0 && (fd == 1 || fd == 2) && isatty(fd) ? relay_slave : fd;
+	return relay_slave >= 0 && (fd == 1 || fd == 2) && stdio_tty(fd) ? relay_slave : fd;
 }
 
 /* A writable terminal or FIFO stdin replaced, in moat before anything is
@@ -876,8 +901,8 @@ void tty_stdin_read_only(const char *why)
 	int fl = fcntl(0, F_GETFL);
 
 	if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY || fstat(0, &st) < 0 ||
-	    !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
-		return;
+	    !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) || pty_master(0))
+		return; /* (a master: stdio_tty) */
 	int ro = reopen_same(0, O_RDONLY, fl & ~O_ACCMODE, &st);
 	if (ro < 0 || dup2(ro, 0) < 0)
 		warnx_("stdin (%s) stays writable: %s", ro == -1 ? strerror(errno) : "not reopened", why);

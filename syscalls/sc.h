@@ -212,6 +212,17 @@ static inline int sc_ioctl_termios_set(unsigned cmd)
 	       (cmd >= SC_IOCTL_TCSETS2 && cmd <= SC_IOCTL_TCSETSF2) || cmd == 0x541au;
 }
 
+/* ioctl requests that act on a terminal of the sandbox's own devpts only
+ * (sys_ioctl; EPERM on any other): TIOCSCTTY (0x540e), and a pty master's
+ * TIOCPKT (0x5420), TIOCSPTLCK (_IOW('T', 0x31, int)), TIOCSIG
+ * (_IOW('T', 0x36, int)) and TIOCGPTPEER (_IO('T', 0x41)): a master the
+ * caller gave as stdio is shared as is (sentry/tty.c stdio_tty). Numbers
+ * checked in sys_ioctl. */
+static inline int sc_ioctl_pts_only(unsigned cmd)
+{
+	return cmd == 0x540eu || cmd == 0x5420u || cmd == 0x40045431u || cmd == 0x40045436u || cmd == 0x5441u;
+}
+
 /* ioctl file-information reads a memfd answers (FIGETBSZ, FIOQSIZE,
  * FS_IOC_GETFLAGS): trapped only so that an O_PATH placeholder's stand-in is
  * EBADF (sys_ioctl); on any other fd they run natively. Numbers checked

@@ -1105,6 +1105,16 @@ static long owner_check(struct sc_call *c, pid_t target, enum owner_rule r, stru
 		return 0;        /* the caller itself, or the kernel's EINVAL/ESRCH */
 	struct cred s = cred_of(c->task), d;
 	struct task *t = task_get_vpid(c->sb, target);
+	if (!t && r != OWN_PTRACE && (r != OWN_RLIMIT || c->args[2]) && task_is_init(c->sb, target)) {
+		/* a nice, class, affinity, I/O priority or new limit of
+		 * moat-init's (pid 1 or its act thread) is moat's: the guest's
+		 * root set SCHED_IDLE, nice 19 or RLIMIT_NOFILE 16 on the
+		 * thread that makes the sentry's calls and on the reaper
+		 * (stdio39) */
+		c->cont = 0;
+		snprintf(c->note, sizeof c->note, "task %d is moat-init's", (int)target);
+		return -EPERM;
+	}
 	if (!t) {
 		if (target != 1)
 			return 0; /* ESRCH from the kernel */
@@ -1422,7 +1432,9 @@ static long prio_group(struct sc_call *c, int user, int who, enum owner_rule r, 
 	c->cont = 1;
 	if (who < 0)
 		return 0;        /* the kernel's ESRCH/EINVAL: no task holds it */
-	if (!user && (cred_capable(&s, CRED_CAP_SYS_NICE) || sc_pid_reuse_harmless(c))) {
+	/* (group 1, the caller's own at first, is moat-init's too: never
+	 * native, the sentry sets the guest's members only) */
+	if (!user && who > 1 && (cred_capable(&s, CRED_CAP_SYS_NICE) || sc_pid_reuse_harmless(c))) {
 		pidcall_test_delay(); /* (tests: the window a guest holds) */
 		return 0;        /* whoever is a member then passes */
 	}

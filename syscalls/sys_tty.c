@@ -7,7 +7,9 @@
  * _IO(0xFF, 1..10) (sc_pidfd_ns_ioctl: Linux's ptrace read check on the
  * virtual ids, then native; sentry/policy.c lets them through) and:
  *
- * TIOCSCTTY on a terminal of the sandbox's own devpts instance (the guest's
+ * TIOCSCTTY, and a pty master's TIOCSIG, TIOCPKT, TIOCSPTLCK and TIOCGPTPEER
+ * (a master the caller gave as stdio is shared as is: sentry/tty.c
+ * stdio_tty), on a terminal of the sandbox's own devpts instance (the guest's
  * /dev/pts, /dev/ptmx: a devpts the gofer mounted for this sandbox, whose
  * ptys no host process holds) runs natively: login_tty(), forkpty(),
  * Python's pty.fork(), script and expect make a new session's pty its
@@ -249,7 +251,10 @@ long sys_ioctl(struct sc_call *c)
 		return sc_pidfd_info_ioctl(c);
 	if (cmd == TIOCSWINSZ)
 		return tty_set_winsize(c);
-	if (cmd != TIOCSCTTY) {
+	_Static_assert(TIOCSCTTY == 0x540e && TIOCPKT == 0x5420 && TIOCSPTLCK == 0x40045431u &&
+			       TIOCSIG == 0x40045436u && TIOCGPTPEER == 0x5441,
+		       "sc_ioctl_pts_only's numbers");
+	if (!sc_ioctl_pts_only(cmd)) {
 		snprintf(c->note, sizeof c->note, "matches a deny rule");
 		return -EPERM;
 	}
@@ -268,7 +273,8 @@ long sys_ioctl(struct sc_call *c)
 		c->cont = 1;
 		return 0;
 	}
-	snprintf(c->note, sizeof c->note, "TIOCSCTTY: not a terminal of the sandbox");
+	snprintf(c->note, sizeof c->note, "%s: not a terminal of the sandbox",
+		 cmd == TIOCSCTTY ? "TIOCSCTTY" : "a pty master's request");
 	return -EPERM;
 }
 

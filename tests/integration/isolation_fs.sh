@@ -766,4 +766,51 @@ for f in (lambda: os.fchmod(0, 0o666), lambda: os.utime(0, (1, 1))):
 print(" ".join(r), "%o" % (os.fstat(0).st_mode & 0o7777))' 2>&1)
 expect_eq stdio_caller_memfd_kept "$out" "Operation not permitted Operation not permitted 600"
 
+# stdio39: what a host peer passes over an inherited socket stdio
+# (SCM_RIGHTS) is no more the guest's than the caller's own stdio is: a host
+# directory (its listing, a lookup beneath), an O_PATH fd of one, and a
+# write-only fd of a file on no mount of the sandbox: its reopen through
+# /proc/self/fd/N asks no more than the description has (before, rootless
+# and root-run, a write-only fd of a 0644 file, or rootless of the caller's
+# 0600 one, was reopened read-only and read whole; the directory cases held
+# since red team 83); a pidfd of the peer signals nothing. Natively the
+# file is read and the directory listed: not a sanity case.
+SP=$T_TMP/scm-peer
+mkdir -p "$SP/dir/$CANARY" && printf '%s\n' "$CANARY" >"$SP/wo" && chmod 644 "$SP/wo"
+cat >"$T_TMP/scm_peer.py" <<'EOF'
+import array, os, socket, subprocess, sys
+a, b = socket.socketpair()
+d = os.open(sys.argv[1] + "/dir", os.O_RDONLY | os.O_DIRECTORY)
+opath = os.open(sys.argv[1] + "/dir", os.O_PATH)
+wo = os.open(sys.argv[1] + "/wo", os.O_WRONLY | os.O_APPEND)
+fds = [d, opath, wo, os.pidfd_open(os.getpid())]
+p = subprocess.Popen(sys.argv[2:], stdin=a.fileno(), stdout=a.fileno())
+b.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+b.settimeout(60)
+print(b.recv(4000).decode(), flush=True)
+p.wait()
+EOF
+out=$(timeout -k 5 80 "$PY" "$T_TMP/scm_peer.py" "$SP" "$MOAT" run -- "$PY" -c '
+import array, errno, os, signal, socket
+s = socket.socket(fileno=0)
+msg, anc, fl, addr = s.recvmsg(10, socket.CMSG_SPACE(4 * 4))
+fds = array.array("i"); fds.frombytes(anc[0][2])
+d, opath, wo, pidfd = fds
+def t(f):
+    try:
+        r = f(); return "ok" if r is None else repr(r)
+    except OSError as e:
+        return errno.errorcode[e.errno]
+r = [t(lambda: os.listdir(d)), t(lambda: os.listdir("/proc/self/fd/%d/" % d)),
+     t(lambda: os.stat(os.listdir("/proc/self/fd/%d" % opath)[0], dir_fd=opath)),
+     t(lambda: os.close(os.open(".", os.O_RDONLY, dir_fd=opath))),
+     t(lambda: open("/proc/self/fd/%d" % wo).read().strip()),
+     t(lambda: open("/proc/self/fd/%d" % wo, "a").write("")),
+     t(lambda: signal.pidfd_send_signal(pidfd, 0))]
+s.send(" ".join(r).encode())' 2>&1)
+case $out in
+*"$CANARY"*) fail scm_rights_host_objects_not_reached "CANARY REACHED: $out" ;;
+*) expect_eq scm_rights_host_objects_not_reached "$out" "[] [] EACCES ENOENT EACCES 0 EBADF" ;;
+esac
+
 finish

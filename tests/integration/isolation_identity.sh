@@ -172,6 +172,41 @@ print(resource.prlimit(root, resource.RLIMIT_NOFILE)[0] > 0, os.getpriority(os.P
 os.kill(root, signal.SIGKILL)' </dev/null 2>&1)
 SANITY=1 expect_eq dropped_cannot_touch_root_by_pid "$out" "$(printf 'EPERM EPERM EPERM EPERM EPERM EPERM EPERM ok\nTrue 0 True')"
 
+# moat-init (the guest's pid 1, and its act thread, which makes the
+# sentry's calls on guest tasks) is moat's, not the guest's: its root set
+# moat-init's RLIMIT_NOFILE to 16, nice 19, SCHED_IDLE, one CPU and the
+# idle I/O class, natively (red team 82, left as a container's root may its
+# init's), starving the reaper and every setpriority, prlimit and exec pin
+# the act thread makes. EPERM now, by either number (owner_check,
+# task_is_init), and a process group's nice (moat-init's group is the
+# program's at first) reaches the guest's members only; reads stay.
+out=$(moat run -- "$PY" -c '
+import ctypes, errno, os, resource
+libc = ctypes.CDLL(None, use_errno=True)
+def t(f):
+    try:
+        f(); return "ok"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+def ioprio(who):
+    if libc.syscall(251, 1, who, 3 << 13) != 0:
+        raise OSError(ctypes.get_errno(), "ioprio_set")
+r = []
+for tid in sorted(int(x) for x in os.listdir("/proc/1/task")):
+    r += [t(lambda: resource.prlimit(tid, resource.RLIMIT_NOFILE, (16, 16))),
+          t(lambda: os.setpriority(os.PRIO_PROCESS, tid, 19)),
+          t(lambda: os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))),
+          t(lambda: os.sched_setaffinity(tid, {0})), t(lambda: ioprio(tid))]
+r.append(t(lambda: os.setpriority(os.PRIO_PGRP, 0, 5)))
+try:
+    nofile = str(resource.prlimit(1, resource.RLIMIT_NOFILE)[0] > 16)
+except OSError as e:
+    nofile = errno.errorcode[e.errno]  # (rootless: EPERM, a read as on main)
+print(len(r), " ".join(sorted(set(r[:-1]))), r[-1], "kept" if nofile in ("True", "EPERM") else nofile,
+      os.getpriority(os.PRIO_PROCESS, 1), os.sched_getscheduler(1), os.getpriority(os.PRIO_PROCESS, 0))
+' </dev/null 2>&1)
+expect_eq init_nice_limits_class_kept "$out" "11 EPERM ok kept 0 0 5"
+
 # prctl(PR_SCHED_CORE, op, pid, type) acts on another task by pid (its
 # core scheduling cookie: who may share an SMT core with it, the defence
 # against sibling-thread side channels), after the kernel's ptrace check,

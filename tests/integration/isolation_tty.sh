@@ -440,6 +440,57 @@ EOF
 		"setfl=EPERM fioasync=EPERM caller=alive async=0"
 fi
 
+# 9h. a pty master the caller gives as stdio (a relay or logger run on the
+# other side of a terminal: `moat run prog <&master`, `>&master`) is the
+# guest's as natively: what it writes to a stdout master is the slave's
+# input, what it reads from a stdin master is the slave's output. Before,
+# a master stdin became /dev/null (tcgetpgrp answers the slave's foreground
+# group there: moat took itself for a background job) and a stdout master
+# was reopened through /proc/self/fd/1 (ptmx: a new pair) and relayed there,
+# output nobody read (red team 82's "output lost"). The master's own
+# requests reach the caller's terminal (TIOCSIG signals the slave's
+# foreground group, TIOCPKT changes how the caller reads, TIOCSPTLCK locks
+# the slave, TIOCGPTPEER opens it: its keystrokes): EPERM on a master not of
+# the sandbox's devpts (sys_ioctl), as TIOCSCTTY.
+if command -v python3 >/dev/null; then
+	cat >"$T_TMP/master_stdio.py" <<'EOF'
+import os, select, subprocess, sys, tty
+m, s = os.openpty()
+tty.setraw(s)
+guest = r"""
+import errno, fcntl, os, struct, sys
+r = []
+for name, req, arg in (("sig", 0x40045436, 2), ("pkt", 0x5420, 0), ("ptlck", 0x40045431, 0), ("peer", 0x5441, os.O_RDWR | os.O_NOCTTY)):
+    try:
+        fcntl.ioctl(int(sys.argv[1]), req, arg if name == "peer" else struct.pack("i", arg)); r.append(name + "=ok")
+    except OSError as e:
+        r.append(name + "=" + errno.errorcode[e.errno])
+if sys.argv[1] == "0":
+    print(os.read(0, 11).decode().strip(), " ".join(r), flush=True)
+else:
+    os.write(1, ("from-guest " + " ".join(r) + "\n").encode())
+"""
+os.write(s, b"from-slave\n")
+p = subprocess.run(sys.argv[2:] + ["python3", "-c", guest, "0"], stdin=m, stdout=subprocess.PIPE,
+                   stderr=subprocess.DEVNULL, text=True, timeout=30)
+got = "in: " + p.stdout.strip()
+p = subprocess.run(sys.argv[2:] + ["python3", "-c", guest, "1"], stdin=subprocess.DEVNULL, stdout=m,
+                   stderr=subprocess.DEVNULL, timeout=30)
+out = b""
+while select.select([s], [], [], 1)[0]:
+    b = os.read(s, 200)
+    if not b:
+        break
+    out += b
+got += " out: " + (out.decode(errors="replace").strip() or "nothing")
+open(sys.argv[1], "w").write(got + "\n")
+EOF
+	rm -f "$T_TMP/master_stdio.out"
+	timeout -k 5 80 python3 "$T_TMP/master_stdio.py" "$T_TMP/master_stdio.out" "$MOAT" run -- >/dev/null 2>&1
+	expect_eq stdio_pty_master_is_the_callers "$(cat "$T_TMP/master_stdio.out" 2>/dev/null)" \
+		"in: from-slave sig=EPERM pkt=EPERM ptlck=EPERM peer=EPERM out: from-guest sig=EPERM pkt=EPERM ptlck=EPERM peer=EPERM"
+fi
+
 # 9g. a terminal's F_SETFL O_ASYNC makes the tty's foreground group the
 # owner of a description that has none (the kernel's tty_fasync): moat's
 # job, never the guest (a session of its own). On main a guest's O_ASYNC

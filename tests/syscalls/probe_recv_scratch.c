@@ -29,6 +29,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include "unix_pair.h"
 
 #define PG 4096
 static char *low; /* a page with nothing mapped below it */
@@ -47,17 +48,6 @@ static long call_low_sp(long nr, long a, long b, long c, long d, long e, long f)
 			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9), [sp] "r"(sp)
 			 : "rcx", "r11", "r12", "memory");
 	return ret;
-}
-
-static int bound(const char *path)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK, 0);
-	snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
-	unlink(path);
-	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) < 0)
-		return -1;
-	return s;
 }
 
 static int fails;
@@ -82,21 +72,13 @@ static void check(const char *what, long r, const struct sockaddr_un *n, unsigne
 
 int main(void)
 {
-	char dir[] = "/tmp/probe_recv_scratchXXXXXX", sp[64], rp[64];
+	struct unix_pair up;
 	setvbuf(stdout, NULL, _IONBF, 0);
-	if (!mkdtemp(dir)) {
-		printf("FAIL probe_recv_scratch mkdtemp: %s\n", strerror(errno));
+	if (unix_pair_open(&up, "probe_recv_scratch", SOCK_NONBLOCK) < 0)
 		return 1;
-	}
-	snprintf(sp, sizeof sp, "%s/s", dir);
-	snprintf(rp, sizeof rp, "%s/r", dir);
-	int s = bound(sp), r = bound(rp);
-	if (s < 0 || r < 0) {
-		printf("FAIL probe_recv_scratch bind: %s\n", strerror(errno));
-		return 1;
-	}
-	struct sockaddr_un to = { .sun_family = AF_UNIX };
-	snprintf(to.sun_path, sizeof to.sun_path, "%s", rp);
+	int s = up.s, r = up.r;
+	const char *sp = up.sp;
+	struct sockaddr_un to = up.to;
 	char *m = mmap(NULL, 3 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return 1;
@@ -152,9 +134,7 @@ int main(void)
 		while (recv(r, buf, sizeof buf, MSG_DONTWAIT) > 0)
 			;
 	}
-	unlink(sp);
-	unlink(rp);
-	rmdir(dir);
+	unix_pair_close(&up);
 	if (fails)
 		return 1;
 	printf("ok probe_recv_scratch\n");

@@ -194,6 +194,7 @@ struct task {
 	uint32_t sock_relay_len;
 	int sock_relay_eof;      /* ... an AF_UNIX peer's: a read of 0 bytes (the end) has none */
 	int sock_relay_kind;     /* sock_exit 6 (recvmmsg copies): names from sock_relay */
+	uint32_t sock_ncopy;     /* ... and how many headers were copied (the readable ones) */
 	struct aio_acct *aio;    /* the Linux AIO events its address space holds (sentry/aio.c):
 				  * one account per mm, shared by the tasks of that mm
 				  * (threads, CLONE_VM, a vfork child until its exec) */

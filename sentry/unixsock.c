@@ -230,6 +230,30 @@ static void scratch_wipe(struct task *t, uint64_t at, size_t bytes)
 	}
 }
 
+/* Skip the stopped call with -err (Linux's answer, given here rather
+ * than by a native call that would read the header again). */
+static void skip_stop(struct task *t, arch_regs *regs, int err)
+{
+	REG_SYSNO(*regs) = -1;
+	REG_RET(*regs) = (uint64_t)(long)-err;
+	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
+}
+
+/* Write a receive's copy (a header, a full-size name buffer's length)
+ * below the red zone. When it cannot be written (the stack pointer at the
+ * start of a mapping, or below it read-only) the call is answered EFAULT
+ * at the stop: let run natively on the guest's own header or buffer, the
+ * kernel wrote the sender's name there unmapped, one of our abstract names
+ * with its secret generation or a host path (red team 84,
+ * `probe_recv_scratch`). Linux would have run the call. */
+static int scratch_put(struct task *t, arch_regs *regs, uint64_t at, const void *src, size_t len)
+{
+	if (guest_write(t->tid, at, src, len) == 0)
+		return 0;
+	skip_stop(t, regs, EFAULT);
+	return -1;
+}
+
 static void recv_stop(struct task *t, arch_regs *regs)
 {
 	uint64_t addr = REG_ARG4(*regs), lenp = REG_ARG5(*regs);
@@ -257,7 +281,7 @@ static void recv_stop(struct task *t, arch_regs *regs)
 	if (buflen < sizeof(struct sockaddr_un)) {
 		uint64_t sc = (REG_SP(*regs) - ARCH_RED_ZONE - sizeof(struct sockaddr_un) - 16) & ~15ULL;
 		uint32_t full = sizeof(struct sockaddr_un);
-		if (guest_write(t->tid, sc - 16, &full, sizeof full) < 0)
+		if (scratch_put(t, regs, sc - 16, &full, sizeof full) < 0)
 			return;
 		t->sock_scratch = sc;
 		REG_ARG4(*regs) = sc;
@@ -275,15 +299,6 @@ static void recv_stop(struct task *t, arch_regs *regs)
 static uint64_t scratch_base(arch_regs *regs, size_t bytes)
 {
 	return (REG_SP(*regs) - ARCH_RED_ZONE - bytes - 16) & ~15ULL;
-}
-
-/* Skip the stopped call with -err (Linux's answer, given here rather
- * than by a native call that would read the header again). */
-static void skip_stop(struct task *t, arch_regs *regs, int err)
-{
-	REG_SYSNO(*regs) = -1;
-	REG_RET(*regs) = (uint64_t)(long)-err;
-	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
 }
 
 /* recvmsg(fd, msg, flags): every one stops. Nothing to do until a path is
@@ -320,7 +335,7 @@ static void recvmsg_stop(struct sandbox *sb, struct task *t, arch_regs *regs)
 		uint64_t sc = scratch_base(regs, sizeof(struct msghdr));
 		mh.msg_name = NULL;
 		mh.msg_namelen = 0;
-		if (guest_write(t->tid, sc, &mh, sizeof mh) < 0)
+		if (scratch_put(t, regs, sc, &mh, sizeof mh) < 0)
 			return;
 		t->sock_scratch = sc;
 		REG_ARG1(*regs) = sc;
@@ -334,7 +349,7 @@ static void recvmsg_stop(struct sandbox *sb, struct task *t, arch_regs *regs)
 	uint64_t name = sc + ((sizeof(struct msghdr) + 15) & ~15UL);
 	mh.msg_name = (void *)(uintptr_t)name;
 	mh.msg_namelen = sizeof(struct sockaddr_un);
-	if (guest_write(t->tid, sc, &mh, sizeof mh) < 0)
+	if (scratch_put(t, regs, sc, &mh, sizeof mh) < 0)
 		return;
 	t->sock_scratch = sc;
 	REG_ARG1(*regs) = sc;
@@ -357,8 +372,19 @@ static void recvmmsg_stop(struct sandbox *sb, struct task *t, arch_regs *regs)
 		return;
 	unsigned n = vlen < UNIX_MMSG_MAX ? vlen : UNIX_MMSG_MAX;
 	struct mmsghdr mv[UNIX_MMSG_MAX];
-	if (guest_read(t->tid, gv, mv, n * sizeof mv[0]) < 0)
+	/* the headers that can be read, each once: the call gets copies of
+	 * those (Linux receives into each as it reads it and ends at the first
+	 * it cannot: EFAULT if none). Before, one unreadable header of n let
+	 * the call run natively on the guest's vector: the kernel wrote the
+	 * first message's name there unmapped (red team 84). */
+	unsigned got = 0;
+	while (got < n && guest_read(t->tid, gv + got * sizeof mv[0], &mv[got], sizeof mv[0]) == 0)
+		got++;
+	if (!got) {
+		skip_stop(t, regs, EFAULT);
 		return;
+	}
+	n = got;
 	/* (named or not: a copy, as recvmsg's; the guest's headers are read
 	 * once, here) */
 	int k = src_kind(t, (int)REG_ARG0(*regs));
@@ -366,6 +392,7 @@ static void recvmmsg_stop(struct sandbox *sb, struct task *t, arch_regs *regs)
 		return;
 	t->sock_lenp = gv;
 	t->sock_buflen = vlen;
+	t->sock_ncopy = n;
 	t->sock_relay_kind = k == 2;
 	size_t hdrs = (n * sizeof mv[0] + 15) & ~15UL;
 	uint64_t sc = scratch_base(regs, hdrs + n * sizeof(struct sockaddr_un));
@@ -376,7 +403,7 @@ static void recvmmsg_stop(struct sandbox *sb, struct task *t, arch_regs *regs)
 		mv[i].msg_hdr.msg_name = k == 2 ? NULL : (void *)(uintptr_t)(sc + hdrs + i * sizeof(struct sockaddr_un));
 		mv[i].msg_hdr.msg_namelen = k == 2 ? 0 : sizeof(struct sockaddr_un);
 	}
-	if (guest_write(t->tid, sc, mv, n * sizeof mv[0]) < 0)
+	if (scratch_put(t, regs, sc, mv, n * sizeof mv[0]) < 0)
 		return;
 	t->sock_scratch = sc;
 	REG_ARG1(*regs) = sc;
@@ -456,7 +483,7 @@ static void recvmsg_wipe(struct task *t)
 	else if (t->sock_exit == 4)
 		scratch_wipe(t, t->sock_scratch, ((sizeof(struct msghdr) + 15) & ~15UL) + sizeof(struct sockaddr_un));
 	else if (t->sock_exit == 6) {
-		unsigned n = t->sock_buflen < UNIX_MMSG_MAX ? t->sock_buflen : UNIX_MMSG_MAX;
+		unsigned n = t->sock_ncopy < UNIX_MMSG_MAX ? t->sock_ncopy : UNIX_MMSG_MAX;
 		scratch_wipe(t, t->sock_scratch,
 			     ((n * sizeof(struct mmsghdr) + 15) & ~15UL) + n * sizeof(struct sockaddr_un));
 	}

@@ -563,4 +563,21 @@ else
 	fail task_leaks "no $SYSCALL_BIN/probe_tasks"
 fi
 
+# A receive stop whose copy cannot be written (tests/syscalls/
+# probe_recv_scratch.c): recvmsg, recvmmsg and recvfrom on an AF_UNIX
+# datagram socket bound to a path, the stack pointer at the start of a
+# mapping (nothing below it for the header or name buffer the sentry puts
+# below the red zone), and recvmmsg whose second header is unmapped. They
+# ran natively on the guest's own header, and the kernel wrote the
+# sender's abstract name there, generation and all (red team 84: all four
+# on main); now EFAULT, or the copies of the readable headers. Natively the
+# name is the path (a sanity case).
+if [ -x "$SYSCALL_BIN/probe_recv_scratch" ]; then
+	out=$(moat run --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_recv_scratch </dev/null 2>&1)
+	case $out in *"ok probe_recv_scratch"*) ok_sanity recv_copy_unwritable_not_native ;;
+	*) fail recv_copy_unwritable_not_native "$(echo "$out" | grep FAIL | head -4 | tr '\n' '|')" ;; esac
+else
+	fail recv_copy_unwritable_not_native "no $SYSCALL_BIN/probe_recv_scratch"
+fi
+
 finish

@@ -53,6 +53,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -122,7 +123,7 @@ static char *vol;           /* pages the remapper thread toggles */
 #define VOL_PAGES 2
 static char *longpath[4];   /* 4095, 4096, 4097, 8192 long names under scratch */
 
-static int fds[24], nfds;
+static int fds[28], nfds;
 static int rofds[8], nrofds;
 static int dirfds[8], ndirfds;
 
@@ -311,6 +312,86 @@ static uint64_t pick_msghdr(void)
 	return (uint64_t)m;
 }
 
+/* A msghdr with ancillary data that is well formed or lies a little:
+ * SCM_RIGHTS with up to 1000 fds the batch holds (the kernel's limit is
+ * 253), SCM_CREDENTIALS with forged ids, both in one buffer, cmsg_len and
+ * msg_controllen one byte off, odd or huge. */
+static uint64_t pick_cmsg_msghdr(void)
+{
+	static const unsigned nfd[] = {0, 1, 2, 3, 64, 252, 253, 254, 255, 500, 1000};
+	char *base = area + AREA_PAGES * PG / 2 + (R(4) * 8); /* the upper half: the iovec pools use the lower */
+	struct msghdr *m = (struct msghdr *)(void *)(area + (R(AREA_PAGES * PG / 4) & ~15ull));
+	struct iovec *v = (struct iovec *)(void *)((char *)m + 64);
+	v->iov_base = area + R(AREA_PAGES * PG / 4);
+	v->iov_len = R(64);
+	memset(m, 0, sizeof *m);
+	m->msg_iov = v;
+	m->msg_iovlen = R(8) ? 1 : pick_len();
+	char *c = base;
+	size_t used = 0, room = AREA_PAGES * PG / 2 - 64;
+	int parts = 1 + (int)R(3);
+	for (int i = 0; i < parts; i++) {
+		struct cmsghdr *h = (struct cmsghdr *)(void *)(c + used);
+		size_t dl;
+		h->cmsg_level = R(8) ? SOL_SOCKET : (int)pick_int();
+		if (R(2)) { /* SCM_RIGHTS */
+			unsigned n = nfd[R(sizeof nfd / sizeof nfd[0])];
+			h->cmsg_type = SCM_RIGHTS;
+			dl = n * sizeof(int);
+			if (CMSG_SPACE(dl) + used > room) break;
+			for (unsigned j = 0; j < n; j++) ((int *)(void *)CMSG_DATA(h))[j] = R(16) ? (int)pick_fd(1) : (int)pick_int();
+		} else { /* SCM_CREDENTIALS: forged ids */
+			struct ucred u = {R(2) ? getpid() : (pid_t)pick_pid(), R(2) ? 0 : (uid_t)pick_int(), R(2) ? 0 : (gid_t)pick_int()};
+			h->cmsg_type = SCM_CREDENTIALS;
+			dl = sizeof u;
+			memcpy(CMSG_DATA(h), &u, sizeof u);
+		}
+		h->cmsg_len = CMSG_LEN(dl);
+		switch (R(10)) {
+		case 0: h->cmsg_len += 1; break;
+		case 1: h->cmsg_len -= 1; break;
+		case 2: h->cmsg_len = R(2) ? 0 : pick_len(); break;
+		case 3: h->cmsg_len = sizeof(struct cmsghdr); break;
+		default: break;
+		}
+		used += CMSG_SPACE(dl);
+	}
+	m->msg_control = c;
+	switch (R(8)) {
+	case 0: m->msg_controllen = used ? used - 1 : 1; break;
+	case 1: m->msg_controllen = R(2) ? R(24) : pick_len(); break;
+	case 2: m->msg_controllen = used + 1 + R(64); break;
+	case 3: m->msg_control = (void *)pick_ptr(); m->msg_controllen = used; break;
+	case 4: m->msg_control = edge + PG - (used < PG ? used : PG) + R(2); m->msg_controllen = used; break; /* the end in the unmapped page */
+	default: m->msg_controllen = used;
+	}
+	if (R(6) == 0) { /* a name whose length lies */
+		m->msg_name = (void *)rand_struct(128);
+		static const unsigned nl[] = {0, 1, 2, 3, 110, 111, 112, 128, 129, 4096, 0x7fffffff, 0xffffffff};
+		m->msg_namelen = nl[R(sizeof nl / sizeof nl[0])];
+	}
+	return (uint64_t)m;
+}
+
+/* Paths of many components: `..` chains from the batch's directory up past
+ * the root, `.` runs, slash runs, around PATH_MAX (read-only rows only: they
+ * may name anything). */
+static uint64_t pick_deep(void)
+{
+	static const char *unit[] = {"../", "./", "/", "d/sub/../", "d/../", "loop/../", "lnk/../", "d/sub/../../d/"};
+	static const size_t lens[] = {100, 1000, 4094, 4095, 4096, 4097, 8000};
+	size_t len = lens[R(sizeof lens / sizeof lens[0])];
+	char *d = area + (R(AREA_PAGES * PG / 2 - 8200));
+	const char *u = unit[R(sizeof unit / sizeof unit[0])];
+	size_t ul = strlen(u), n = 0;
+	if (R(2)) { n = (size_t)snprintf(d, 300, "%s/", scratch); }
+	while (n + ul <= len) { memcpy(d + n, u, ul); n += ul; }
+	while (n < len) d[n++] = '/';
+	d[n] = 0;
+	if (R(4) == 0 && n) d[n - 1] = 'f';
+	return (uint64_t)d;
+}
+
 /* ---- the rows ---- */
 /* arg kinds: p path, w writable path, f fd, r fd (read-only use), d dirfd,
  * b pointer, s struct (random content), v iovec, M msghdr, l length, x flags,
@@ -390,6 +471,33 @@ static const struct row rows[] = {
 	{"setxattrat", 463, "dwxpsl", 0}, {"getxattrat", 464, "dpxpsl", 0}, {"listxattrat", 465, "dpxbl", 0},
 	{"removexattrat", 466, "dwxp", 0}, {"socket", SYS_socket, "iii", 0}, {"socketpair", SYS_socketpair, "iiib", 0},
 	{"personality", SYS_personality, "Y", 0}, {"getdents_vol", SYS_getdents64, "rVl", 0},
+	/* targeted (red team 84): the trapped ioctl, fcntl and sockopt values
+	 * of the table, messages carrying many or forged ancillary data, the
+	 * size-versioned structs with sizes around theirs and nonzero tails */
+	{"ioctl_table", SYS_ioctl, "fIb", 0}, {"fcntl_lock", SYS_fcntl, "fGs", 0},
+	{"setsockopt_table", SYS_setsockopt, "fZZsl", 0}, {"getsockopt_table", SYS_getsockopt, "fZZbb", 0},
+	{"sendmsg_cmsg", SYS_sendmsg, "fCx", 0}, {"recvmsg_cmsg", SYS_recvmsg, "fCx", 0},
+	{"sendmmsg_cmsg", SYS_sendmmsg, "fClx", 0}, {"recvmmsg_cmsg", SYS_recvmmsg, "fClxs", 0},
+	{"openat2_size", SYS_openat2, "dwHh", 0}, {"sched_setattr_size", SYS_sched_setattr, "0Ax", 0},
+	{"sched_getattr_size", SYS_sched_getattr, "kbhx", 0}, {"statx_deep", SYS_statx, "dDxxb", 0},
+	{"open_deep", SYS_openat, "dD0m", 0}, {"readlink_deep", SYS_readlink, "Dbl", 0},
+	{"fadvise64", SYS_fadvise64, "fiiJ", 0}, {"getgid", SYS_getgid, "", 0}, {"geteuid", SYS_geteuid, "", 0},
+	{"getegid", SYS_getegid, "", 0}, {"madvise_ksm", SYS_madvise, "Kll", 0}, {"clone_ns", SYS_clone, "N0000", 1},
+	/* the trapped DENY rows: only their decoders (--trace, --audit) and the
+	 * audit read their arguments */
+	{"syslog", SYS_syslog, "ibl", 1}, {"ustat", SYS_ustat, "xb", 1}, {"pivot_root", SYS_pivot_root, "pp", 1},
+	{"acct", SYS_acct, "p", 1}, {"settimeofday", SYS_settimeofday, "ss", 1}, {"swapon", SYS_swapon, "px", 1},
+	{"quotactl", SYS_quotactl, "xpib", 1}, {"add_key", SYS_add_key, "ppsli", 1},
+	{"request_key", SYS_request_key, "ppsi", 1}, {"keyctl", SYS_keyctl, "ixxxx", 1},
+	{"perf_event_open", SYS_perf_event_open, "siifx", 1}, {"fanotify_mark", SYS_fanotify_mark, "fxxdp", 1},
+	{"setns", SYS_setns, "fx", 1}, {"bpf", SYS_bpf, "isl", 1}, {"open_tree", SYS_open_tree, "dpx", 1},
+	{"move_mount", SYS_move_mount, "dpdpx", 1}, {"fsopen", SYS_fsopen, "px", 1},
+	{"fsconfig", SYS_fsconfig, "fipbi", 1}, {"fspick", SYS_fspick, "dpx", 1}, {"clone3", SYS_clone3, "sh", 1},
+	{"mount_setattr", SYS_mount_setattr, "dpxsh", 1}, {"landlock_create_ruleset", 444, "shx", 1},
+	{"statmount", 457, "sblx", 1}, {"listmount", 458, "sblx", 1}, {"lsm_get_self_attr", 459, "ibbx", 1},
+	{"open_tree_attr", 467, "dpxsh", 1}, {"file_getattr", 468, "dpbhx", 1}, {"file_setattr", 469, "dpshx", 1},
+	{"init_module", SYS_init_module, "blp", 1}, {"finit_module", SYS_finit_module, "fpx", 1},
+	{"process_madvise", SYS_process_madvise, "fvlix", 1}, {"uselib", SYS_uselib, "p", 1},
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 static unsigned char enabled[NROWS];
@@ -435,6 +543,14 @@ static uint64_t gen(char k)
 	case 'a': { /* a sockaddr */
 		if (R(4) == 0) return pick_ptr();
 		struct sockaddr_un *u = (struct sockaddr_un *)rand_struct(128);
+		if ((char *)u >= area && (char *)u < area + AREA_PAGES * PG && R(3) == 0) { /* inet: the guest's loopback, any, the one allowed */
+			static const uint32_t ad[] = {0x7f000001, 0, 0xc0000201, 0xffffffff, 0x0a000001};
+			struct sockaddr_in *in = (struct sockaddr_in *)(void *)u;
+			in->sin_family = R(4) ? AF_INET : AF_INET6;
+			in->sin_port = htons(R(2) ? 9 : (uint16_t)R(65536));
+			in->sin_addr.s_addr = htonl(ad[R(5)]);
+			return (uint64_t)u;
+		}
 		if ((char *)u >= area && (char *)u < area + AREA_PAGES * PG) {
 			u->sun_family = R(2) ? AF_UNIX : (sa_family_t)R(50);
 			if (R(2)) snprintf(u->sun_path, sizeof u->sun_path, "%s/sock", scratch);
@@ -486,6 +602,57 @@ static uint64_t gen(char k)
 		return (uint64_t)d;
 	}
 	case 'Y': return R(2) ? 0 : (pick_flags() & ~0x0100000ull); /* personality: no MMAP_PAGE_ZERO */
+	case 'I': { /* the ioctl requests the table traps and the sentry answers */
+		static const uint32_t v[] = {0x5412 /* TIOCSTI */, 0x541C /* TIOCLINUX */, 0x5423 /* TIOCSETD */,
+			0x541D /* TIOCCONS */, 0x5437 /* TIOCVHANGUP */, 0x540C /* TIOCEXCL */, 0x540D /* TIOCNXCL */,
+			0x540E /* TIOCSCTTY */, 0x5422 /* TIOCNOTTY */, 0x5416, 0x5417, 0x5418 /* TIOCM* */, 0x5415,
+			0x5427, 0x5428 /* TIOCSBRK/CBRK */, 0x541F /* TIOCSSERIAL */, 0x542F /* TIOCSRS485 */,
+			0x40285443 /* TIOCSISO7816 */, 0x5453 /* TIOCSERCONFIG */, 0x545B, 0x4b00 + 0x2f, 0x5600 + 3,
+			0x4c00 + 1, 0x40086602 /* FS_IOC_SETFLAGS */, 0x800c6613, 0x400c6613 /* FS_IOC_SET_ENCRYPTION_POLICY */,
+			0x40087601, 0x5401 /* TCGETS */, 0x5402, 0x5403, 0x5404 /* TCSETS* */, 0x5405, 0x5406, 0x5407,
+			0x5408, 0x5409 /* TCSBRK */, 0x540F /* TIOCGPGRP */, 0x5410 /* TIOCSPGRP */, 0x5411 /* TIOCOUTQ */,
+			0x5413 /* TIOCGWINSZ */, 0x5414 /* TIOCSWINSZ */, 0x5424 /* TIOCGETD */, 0x5429 /* TIOCGSID */,
+			0x5456, 0x5457 /* TIOC?LCKTRMIOS */, 0x80045430 /* TIOCGPTN */, 0x40045431 /* TIOCSPTLCK */,
+			0x5441 /* TIOCGPTPEER */, 0x5419, 0x541A /* TIOC?SOFTCAR */, 0x541B /* FIONREAD */,
+			0x5421 /* FIONBIO */, 0x5451, 0x5450 /* FIOCLEX */, 0x5452 /* FIOASYNC */, 0x8901 /* FIOSETOWN */,
+			0x8902 /* SIOCSPGRP */, 0x8903, 0x8904, 0x5460 /* FIOQSIZE */, 0x80086601 /* FS_IOC_GETFLAGS */,
+			0x80047601, 0x81009431 /* GETFSLABEL */, 0x80111500 /* GETFSUUID */, 0x80811501 /* GETFSSYSFSPATH */,
+			0xb704 /* NS_GET_PID_IN_PIDNS */, 0xb701, 0xb702, 0xff0b /* PIDFD_GET_INFO */, 0xc050ff0b,
+			0xff01, 0xff02, 0xff03, 0xff04, 0xff05, 0xff06, 0xff07, 0xff08, 0xff09, 0xff0a /* PIDFD_GET_* */,
+			0x890B /* SIOCADDRT */, 0x8946 /* SIOCETHTOOL */, 0x8954 /* SIOCGARP */, 0x8912 /* SIOCGIFCONF */,
+			0x8910, 0x8913, 0x8914, 0x8915, 0x8917, 0x8919, 0x891b, 0x891d, 0x8921, 0x8927, 0x8933, 0x8942,
+			0x8970 /* SIOCG* */, 0x94009409 /* BTRFS */, 0xc0189436};
+		uint64_t c = R(6) ? v[R(sizeof v / sizeof v[0])] : pick_flags();
+		return R(8) ? c : c | (1ull << (32 + R(32))); /* the upper half set: the kernel reads an unsigned int */
+	}
+	case 'G': { /* fcntl: the trapped commands (locks, leases, owners, signals, O_ASYNC) */
+		static const int v[] = {F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE,
+					F_GETLEASE, F_NOTIFY, F_SETOWN, F_SETOWN_EX, F_GETOWN_EX, F_SETSIG, F_SETFL, F_DUPFD};
+		return v[R(sizeof v / sizeof v[0])];
+	}
+	case 'Z': return 0; /* setsockopt/getsockopt level and name: fixup() */
+	case 'C': return pick_cmsg_msghdr();
+	case 'h': { /* the size of a size-versioned struct */
+		static const uint64_t v[] = {0, 1, 7, 8, 12, 16, 23, 24, 32, 40, 48, 56, 64, 88, 104, 4095, 4096, 4097,
+					     65536, 0x7fffffff, 0x80000000, -1ull};
+		return R(8) ? v[R(sizeof v / sizeof v[0])] : pick_len();
+	}
+	case 'A': { /* a sched_attr whose own size field lies */
+		uint32_t *s = (uint32_t *)rand_struct(128);
+		if ((char *)s >= area && (char *)s < area + AREA_PAGES * PG - 128) {
+			static const uint32_t sz[] = {0, 1, 47, 48, 56, 64, 128, 4096, 4097, 0xffffffff};
+			s[0] = sz[R(sizeof sz / sizeof sz[0])];
+			if (R(2)) { s[1] = 0; s[2] = 0; s[3] = 0; } /* SCHED_OTHER, no flags: the tail decides */
+		}
+		return (uint64_t)s;
+	}
+	case 'D': return pick_deep();
+	case 'J': return R(2) ? 4 /* POSIX_FADV_NOREUSE: trapped */ : pick_int();
+	case 'K': return (uint64_t)vol; /* madvise: only the remapper's pages */
+	case 'N': { /* clone: only denied namespace and untraced flags, with SIGCHLD */
+		static const uint64_t v[] = {CLONE_NEWUSER, CLONE_UNTRACED, CLONE_NEWUSER | CLONE_NEWNS, CLONE_NEWUSER | CLONE_NEWNET};
+		return v[R(4)] | SIGCHLD;
+	}
 	default: return 0;
 	}
 }
@@ -520,6 +687,23 @@ static void fixup(const struct row *r, uint64_t *a)
 	if (r->nr == SYS_setrlimit && ((uint32_t)a[0] == RLIMIT_CPU || (uint32_t)a[0] == RLIMIT_AS)) a[0] = RLIMIT_STACK;
 	if (r->nr == SYS_prlimit64 && ((uint32_t)a[1] == RLIMIT_CPU || (uint32_t)a[1] == RLIMIT_AS)) a[1] = RLIMIT_STACK;
 	if (r->nr == SYS_memfd_create) a[1] &= 0x1f;
+	if (r->nr == SYS_madvise) { a[1] = VOL_PAGES * PG; a[2] = R(2) ? 12 /* MADV_MERGEABLE */ : 13; }
+	if (r->k[1] == 'Z') { /* the (level, name) pairs the table lets through or traps, and their neighbours */
+		static const int so[][2] = {{1, 2}, {1, 7}, {1, 8}, {1, 9}, {1, 10}, {1, 13}, {1, 15}, {1, 16}, {1, 17},
+					    {1, 18}, {1, 20}, {1, 21}, {1, 26}, {1, 27}, {1, 44}, {1, 50}, {1, 51},
+					    {1, 52}, {1, 59}, {1, 66}, {1, 67}, {1, 68}, {1, 76}, {1, 77}, {1, 31},
+					    {6, 1}, {6, 3}, {6, 4}, {6, 5}, {6, 6}, {6, 12}, {6, 18}, {6, 25}, {6, 37},
+					    {0, 1}, {0, 10}, {0, 11}, {0, 32}, {0, 35}, {41, 6}, {41, 26}, {41, 57},
+					    {41, 67}, {17, 100}, {136, 100}, {263, 1}, {1, 53}, {1, 62}, {1, 25}};
+		unsigned i = (unsigned)R(sizeof so / sizeof so[0]);
+		a[1] = R(10) ? (uint64_t)so[i][0] : pick_int();
+		a[2] = R(10) ? (uint64_t)so[i][1] : pick_int();
+		if (r->nr == SYS_getsockopt && R(2)) { /* a length that lies */
+			socklen_t *l = (socklen_t *)(void *)(area + (R(AREA_PAGES * PG - 8) & ~3ull));
+			*l = (socklen_t)(R(2) ? R(300) : pick_len());
+			a[4] = (uint64_t)l;
+		}
+	}
 }
 
 /* every IPC object a batch makes is removed: at once when the table of
@@ -670,6 +854,8 @@ static void open_fds(void)
 	fds[nfds++] = eventfd(0, EFD_NONBLOCK);
 	fds[nfds++] = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
 	fds[nfds++] = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+	fds[nfds++] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0); /* with --net: moat-netd's */
+	fds[nfds++] = socket(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK, 0);
 	fds[nfds++] = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	fds[nfds++] = (int)syscall(SYS_memfd_create, "sysfuzz", 0);
 	fds[nfds++] = (int)syscall(SYS_inotify_init1, IN_NONBLOCK_DUMMY);

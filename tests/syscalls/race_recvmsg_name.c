@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "race.h"
+#include "unix_pair.h"
 
 static struct sockaddr_un name;
 static struct mmsghdr mm;
@@ -39,35 +40,15 @@ static void *flip(void *arg)
 	return NULL;
 }
 
-static int bound(const char *path)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	int s = socket(AF_UNIX, SOCK_DGRAM, 0);
-	snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
-	unlink(path);
-	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof a) < 0)
-		return -1;
-	return s;
-}
-
 int main(int argc, char **argv)
 {
 	int secs = argc > 1 ? atoi(argv[1]) : 2;
 	int mmsg = argc > 2 && !strcmp(argv[2], "mmsg");
-	char dir[] = "/tmp/race_recvmsg_nameXXXXXX", sp[64], rp[64];
-	if (!mkdtemp(dir)) {
-		printf("FAIL race_recvmsg_name mkdtemp: %s\n", strerror(errno));
+	struct unix_pair up;
+	if (unix_pair_open(&up, "race_recvmsg_name", 0) < 0)
 		return 1;
-	}
-	snprintf(sp, sizeof sp, "%s/s", dir);
-	snprintf(rp, sizeof rp, "%s/r", dir);
-	int s = bound(sp), r = bound(rp);
-	if (s < 0 || r < 0) {
-		printf("FAIL race_recvmsg_name bind: %s\n", strerror(errno));
-		return 1;
-	}
-	struct sockaddr_un to = { .sun_family = AF_UNIX };
-	snprintf(to.sun_path, sizeof to.sun_path, "%s", rp);
+	int s = up.s, r = up.r;
+	struct sockaddr_un to = up.to;
 	char buf[8];
 	struct iovec iov = { buf, sizeof buf };
 	mh.msg_iov = &iov;
@@ -103,9 +84,7 @@ int main(int argc, char **argv)
 	}
 	atomic_store(&stop, 1);
 	pthread_join(th, NULL);
-	unlink(sp);
-	unlink(rp);
-	rmdir(dir);
+	unix_pair_close(&up);
 	if (leaked) {
 		printf("FAIL race_recvmsg_name the kernel's abstract name \"@%s\" after %ld calls (%ld named)\n", seen,
 		       calls, named);

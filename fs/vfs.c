@@ -586,6 +586,8 @@ static int g_watch(void *ctx, int exp, const char *rel, int ifd, uint32_t mask, 
 { GC(ctx); return gofer_watch(gc, exp, rel, ifd, mask, dev, ino); }
 static int g_winsz(void *ctx, int exp, int fd, const struct winsize *ws)
 { GC(ctx); return gofer_winsz(gc, exp, fd, ws); }
+static int g_ptsctl(void *ctx, int exp, int fd, unsigned cmd, int arg, int *peer)
+{ GC(ctx); return gofer_ptsctl(gc, exp, fd, cmd, arg, peer); }
 static int g_memfdattr(void *ctx, int exp, int fd, mode_t mode, const struct timespec *ts)
 { GC(ctx); return gofer_memfdattr(gc, exp, fd, mode, ts); }
 static long g_dirstat(void *ctx, int exp, const char *rel, uint64_t pos, void *buf, size_t len)
@@ -613,6 +615,7 @@ static const struct vfs_backend gofer_backend = {
 	.removexattr = g_removexattr,
 	.pathof = g_pathof, .linkfd = g_linkfd, .chownfd = g_chownfd, .dirstat = g_dirstat,
 	.watch = g_watch, .devopen = g_devopen, .winsz = g_winsz, .memfdattr = g_memfdattr,
+	.ptsctl = g_ptsctl,
 };
 
 void vfs_set_backend(struct vfs *v, const struct vfs_backend *ops, void *ctx)
@@ -730,16 +733,31 @@ int vfs_pts_open(struct vfs *v, unsigned index, int flags, int *fd, struct stat 
 	return -ENXIO;
 }
 
-int vfs_pts_winsize(struct vfs *v, int fd, const struct winsize *ws)
+/* the export of the gofer's /dev (its devpts is the sandbox's), or -1 */
+static int dev_export(const struct vfs *v)
 {
-	if (!v->be->winsz)
-		return -EPERM;
 	for (size_t i = 0; i < v->nmnts; i++) {
 		const struct vfs_mount *m = &v->mnts[i];
 		if (m->kind == VFS_MNT_GOFER && m->dev && !strcmp(m->path, "/dev"))
-			return v->be->winsz(v->bectx, m->export, fd, ws);
+			return m->export;
 	}
-	return -EPERM;
+	return -1;
+}
+
+int vfs_pts_winsize(struct vfs *v, int fd, const struct winsize *ws)
+{
+	int exp = dev_export(v);
+	if (!v->be->winsz || exp < 0)
+		return -EPERM;
+	return v->be->winsz(v->bectx, exp, fd, ws);
+}
+
+int vfs_pts_ctl(struct vfs *v, int fd, unsigned cmd, int arg, int *peer)
+{
+	int exp = dev_export(v);
+	if (!v->be->ptsctl || exp < 0)
+		return -EPERM;
+	return v->be->ptsctl(v->bectx, exp, fd, cmd, arg, peer);
 }
 
 int vfs_memfd_attr(struct vfs *v, int fd, mode_t mode, const struct timespec *ts, int utimes)

@@ -451,6 +451,9 @@ struct vfs_backend {
 		     dev_t dev, ino_t ino);                                      /* may be NULL */
 	/* the window size of a terminal of a DEV export's devpts (gofer_winsz); may be NULL */
 	int (*winsz)(void *ctx, int exp, int fd, const struct winsize *ws);
+	/* a pty master's request on a terminal of a DEV export's devpts
+	 * (gofer_ptsctl); may be NULL */
+	int (*ptsctl)(void *ctx, int exp, int fd, unsigned cmd, int arg, int *peer);
 	/* the mode (ts NULL) or times of a memfd (gofer_memfdattr); may be NULL */
 	int (*memfdattr)(void *ctx, int exp, int fd, mode_t mode, const struct timespec *ts);
 	/* up to count opens of a memory device (gofer_devopen); may be NULL */

@@ -1068,6 +1068,7 @@ void vfs_destroy(struct vfs *v)
 	}
 	free(v->synth);
 	free(v->droots);
+	free(v->memfd_own);
 	dcache_free(v->dc);
 	wset_free(v->ws);
 	inomap_free(v->im);
@@ -1101,6 +1102,36 @@ int vfs_is_memfd(struct vfs *v, const struct stat *st)
 {
 	return v->memfd_dev && st->st_dev == v->memfd_dev && S_ISREG(st->st_mode) &&
 	       st->st_nlink == 0;
+}
+
+/* The guest's memfds by inode number (the internal shmem mount's, one
+ * st_dev for every memfd on the host: only the inode tells them apart; its
+ * numbers come from the kernel's get_next_ino, a 32-bit counter, so one
+ * recurs only after ~4e9 inodes made on the host). The last
+ * VFS_MEMFD_OWN_MAX made are kept (a ring): an older one's chmod and
+ * utimens are EPERM, as a host peer's (fail closed). */
+#define VFS_MEMFD_OWN_MAX 65536
+static pthread_mutex_t memfd_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void vfs_memfd_made(struct vfs *v, const struct stat *st)
+{
+	pthread_mutex_lock(&memfd_lock);
+	if (!v->memfd_own)
+		v->memfd_own = calloc(VFS_MEMFD_OWN_MAX, sizeof *v->memfd_own);
+	if (v->memfd_own)
+		v->memfd_own[v->memfd_own_n++ % VFS_MEMFD_OWN_MAX] = st->st_ino;
+	pthread_mutex_unlock(&memfd_lock);
+}
+
+int vfs_memfd_guests(struct vfs *v, const struct stat *st)
+{
+	int found = 0;
+	pthread_mutex_lock(&memfd_lock);
+	size_t n = v->memfd_own_n < VFS_MEMFD_OWN_MAX ? v->memfd_own_n : VFS_MEMFD_OWN_MAX;
+	for (size_t i = 0; v->memfd_own && i < n && !found; i++)
+		found = v->memfd_own[i] == st->st_ino;
+	pthread_mutex_unlock(&memfd_lock);
+	return found && vfs_is_memfd(v, st);
 }
 
 int vfs_caller_stdio_access(struct vfs *v, const struct stat *st)

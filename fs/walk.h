@@ -341,6 +341,12 @@ unsigned vfs_hidden_subdirs(struct vfs *v, const struct vfs_mount *m, const char
 
 /* Is st (a VN_FD's stat) a memfd, an anonymous file in no file system? */
 int vfs_is_memfd(struct vfs *v, const struct stat *st);
+/* A memfd the guest made (sys_memfd_create: the sentry makes it and
+ * records its inode here): vfs_memfd_made records, vfs_memfd_guests asks
+ * (st a memfd's host fstat). A memfd a host peer sent in or the caller gave
+ * is none of these, whatever fd number holds it. */
+void vfs_memfd_made(struct vfs *v, const struct stat *st);
+int vfs_memfd_guests(struct vfs *v, const struct stat *st);
 /* One of the caller's stdio objects (sb->caller_stdio: moat's fds 0-2 as
  * the caller gave them; st a host fstat, device and inode compared): the
  * access (MAY_READ, MAY_WRITE) the caller's descriptions of it give

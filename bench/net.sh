@@ -90,13 +90,13 @@ for w in $wheres; do
 	for k in connect udp udpconn stream; do
 		res[$w,$k]=$(median <"$tmp/v.$w.$k")
 	done
-	for k in dgram_sendto_path_recvfrom dgram_sendmsg_noaddr_recv dgram_send_recv; do
+	for k in dgram_sendto_path_recvfrom dgram_sendmsg_noaddr_recv dgram_send_recv dgram_send_recvfrom_addr dgram_send_recvmsg_name stream_write_recvfrom_addr stream_write_recvmsg_name; do
 		res[$w,$k]=$(grep "^$k " "$tmp/dg.$w" | awk '{print $2}' | median)
 	done
 done
 # the ratio to native: time per operation, or native's MiB/s over this one's
 ratio() { awk -v n="$1" -v m="$2" -v k="$3" 'BEGIN { if (m == "" || m + 0 == 0) print "-"; else if (k == "stream") printf "%.2f", n / m; else printf "%.2f", m / n }'; }
-for k in connect udp udpconn stream dgram_sendto_path_recvfrom dgram_sendmsg_noaddr_recv dgram_send_recv; do
+for k in connect udp udpconn stream dgram_sendto_path_recvfrom dgram_sendmsg_noaddr_recv dgram_send_recv dgram_send_recvfrom_addr dgram_send_recvmsg_name stream_write_recvfrom_addr stream_write_recvmsg_name; do
 	n=${res[native,$k]}
 	unit=ns
 	[ "$k" = stream ] && unit=MiB/s

@@ -8,7 +8,9 @@
  *                                   through moat-netd's relay
  *   net_loop dgram DIR [N]          AF_UNIX datagrams in DIR: N x sendto(path)+recvfrom(addr),
  *                                   then N x sendmsg without an address + recv (the cost
- *                                   every sendmsg pays now that it is a ptrace stop)
+ *                                   every sendmsg pays now that it is a ptrace stop), send + recv,
+ *                                   send + recvfrom/recvmsg asking for the source, and on a
+ *                                   stream connected by path write + recvfrom/recvmsg likewise
  * Under moat: moat run --net allow=127.0.0.1:PORT -- net_loop connect PORT. */
 #include "bench.h"
 #include <arpa/inet.h>
@@ -125,6 +127,40 @@ int main(int argc, char **argv)
 			if (send(b, &m, 1, 0) != 1 || recv(a, &m, 1, 0) != 1)
 				return 1;
 		bench_report("dgram_send_recv", t0, bench_now_ns(), n);
+		/* the receives that ask for the source (unixgen39) */
+		struct sockaddr_un from;
+		socklen_t fl;
+		t0 = bench_now_ns();
+		for (long i = 0; i < n; i++)
+			if (send(b, &m, 1, 0) != 1 || recvfrom(a, &m, 1, 0, (struct sockaddr *)&from, (fl = sizeof from, &fl)) != 1)
+				return 1;
+		bench_report("dgram_send_recvfrom_addr", t0, bench_now_ns(), n);
+		struct msghdr rh = { .msg_name = &from, .msg_iov = &iov, .msg_iovlen = 1 };
+		t0 = bench_now_ns();
+		for (long i = 0; i < n; i++)
+			if (send(b, &m, 1, 0) != 1 || (rh.msg_namelen = sizeof from, recvmsg(a, &rh, 0)) != 1)
+				return 1;
+		bench_report("dgram_send_recvmsg_name", t0, bench_now_ns(), n);
+		/* a stream connected by path: its source is the peer's */
+		struct sockaddr_un sl = { .sun_family = AF_UNIX };
+		snprintf(sl.sun_path, sizeof sl.sun_path, "%s/bench-l.sock", argv[2]);
+		unlink(sl.sun_path);
+		int l = socket(AF_UNIX, SOCK_STREAM, 0), c = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (bind(l, (struct sockaddr *)&sl, sizeof sl) < 0 || listen(l, 1) < 0 ||
+		    connect(c, (struct sockaddr *)&sl, sizeof sl) < 0)
+			return 1;
+		int d = accept(l, NULL, NULL);
+		t0 = bench_now_ns();
+		for (long i = 0; i < n; i++)
+			if (write(c, &m, 1) != 1 || recvfrom(d, &m, 1, 0, (struct sockaddr *)&from, (fl = sizeof from, &fl)) != 1)
+				return 1;
+		bench_report("stream_write_recvfrom_addr", t0, bench_now_ns(), n);
+		t0 = bench_now_ns();
+		for (long i = 0; i < n; i++)
+			if (write(c, &m, 1) != 1 || (rh.msg_namelen = sizeof from, recvmsg(d, &rh, 0)) != 1)
+				return 1;
+		bench_report("stream_write_recvmsg_name", t0, bench_now_ns(), n);
+		unlink(sl.sun_path);
 		unlink(sa.sun_path);
 		unlink(sb.sun_path);
 		return 0;

@@ -42,8 +42,9 @@
  * that is one of our abstract names is rewritten to its bound path; so is
  * every recvmsg/recvmmsg (a stop each: msg_name is in memory) whose name
  * buffer is set on an AF_UNIX socket once a path was bound here (the call
- * gets a copy of its msghdrs with full-size name buffers below the red zone,
- * and the exit writes the names, lengths and flags back), and on a UDP
+ * gets a copy of its msghdrs with name buffers below the red zone, whose
+ * room stops before a name's generation, UNIX_NAME_SHOWN, and the exit
+ * writes the names, lengths and flags back), and on a UDP
  * socket connected through moat-netd's relay the source shown is its
  * destination. sendmmsg to AF_UNIX datagram paths resolves like sendmsg (a
  * copy of at most UNIX_MMSG_MAX messages, the first refused one ending the
@@ -137,9 +138,11 @@ static int resolve(struct sandbox *sb, struct task *t, int bind_, int type,
 	return r;
 }
 
-/* recvfrom with an address buffer on an AF_UNIX socket: see its exit. A
- * buffer too short for a whole name is swapped for a full-size one below the
- * red zone, so the exit can still map the name and truncate as Linux does. */
+/* recvfrom with an address buffer on an AF_UNIX socket: see its exit. The
+ * buffer is always swapped for a copy below the red zone with room for a
+ * name up to the generation of one of ours (UNIX_NAME_SHOWN), so the exit
+ * can map the name and truncate as Linux does, and the generation never is
+ * in guest memory. */
 /* A stop that lets the call run natively is still a call the sandbox saw:
  * one audit event (the kernel's answer is not known here: 0). */
 static void stop_seen(struct sandbox *sb, struct task *t, arch_regs *regs, const char *call,
@@ -258,11 +261,23 @@ static void recv_stop(struct task *t, arch_regs *regs)
 {
 	uint64_t addr = REG_ARG4(*regs), lenp = REG_ARG5(*regs);
 	uint32_t buflen;
-	if (!addr || !lenp || guest_read(t->tid, lenp, &buflen, sizeof buflen) < 0 || (int)buflen < 0)
-		return; /* the kernel answers */
+	if (!addr || !lenp)
+		return; /* (registers: the kernel writes no name) */
 	int k = src_kind(t, (int)REG_ARG0(*regs));
 	if (!k)
 		return; /* no name of ours can be the source: the kernel's */
+	/* an unreadable or negative length: answered here (Linux receives,
+	 * then answers so). Native, the kernel read the length again, and a
+	 * thread that made it a whole sockaddr_un meanwhile got the whole name
+	 * in the guest's buffer (unixgen39: within 726-1,653 calls) */
+	if (guest_read(t->tid, lenp, &buflen, sizeof buflen) < 0) {
+		skip_stop(t, regs, EFAULT);
+		return;
+	}
+	if ((int)buflen < 0) {
+		skip_stop(t, regs, EINVAL);
+		return;
+	}
 	if (k == 2) {
 		/* a UDP socket connected through moat-netd's relay (its
 		 * datagrams come from the relay's end; the source shown is the
@@ -277,17 +292,18 @@ static void recv_stop(struct task *t, arch_regs *regs)
 		ptrace(PTRACE_SETREGS, t->tid, 0, regs);
 		return;
 	}
+	/* always a copy with room for no generation (UNIX_NAME_SHOWN): the
+	 * guest's own buffer, or a length another thread may raise, got the
+	 * whole name (unixgen39, race_recv_name_scan: within 2 calls) */
+	uint64_t sc = (REG_SP(*regs) - ARCH_RED_ZONE - sizeof(struct sockaddr_un) - 16) & ~15ULL;
+	uint32_t room = UNIX_NAME_SHOWN;
 	t->sock_scratch = 0;
-	if (buflen < sizeof(struct sockaddr_un)) {
-		uint64_t sc = (REG_SP(*regs) - ARCH_RED_ZONE - sizeof(struct sockaddr_un) - 16) & ~15ULL;
-		uint32_t full = sizeof(struct sockaddr_un);
-		if (scratch_put(t, regs, sc - 16, &full, sizeof full) < 0)
-			return;
-		t->sock_scratch = sc;
-		REG_ARG4(*regs) = sc;
-		REG_ARG5(*regs) = sc - 16;
-		ptrace(PTRACE_SETREGS, t->tid, 0, regs);
-	}
+	if (scratch_put(t, regs, sc - 16, &room, sizeof room) < 0)
+		return;
+	t->sock_scratch = sc;
+	REG_ARG4(*regs) = sc;
+	REG_ARG5(*regs) = sc - 16;
+	ptrace(PTRACE_SETREGS, t->tid, 0, regs);
 	t->sock_exit = 1;
 	t->sock_addr = addr;
 	t->sock_lenp = lenp;
@@ -344,11 +360,12 @@ static void recvmsg_stop(struct sandbox *sb, struct task *t, arch_regs *regs)
 		stop_seen(sb, t, regs, "recvmsg", "source address: the relayed destination or the peer's");
 		return;
 	}
-	/* a copy of the msghdr whose name buffer holds a whole name */
+	/* a copy of the msghdr whose name buffer holds a whole name but for
+	 * the generation of one of ours (UNIX_NAME_SHOWN) */
 	uint64_t sc = scratch_base(regs, sizeof(struct msghdr) + 16 + sizeof(struct sockaddr_un));
 	uint64_t name = sc + ((sizeof(struct msghdr) + 15) & ~15UL);
 	mh.msg_name = (void *)(uintptr_t)name;
-	mh.msg_namelen = sizeof(struct sockaddr_un);
+	mh.msg_namelen = UNIX_NAME_SHOWN;
 	if (scratch_put(t, regs, sc, &mh, sizeof mh) < 0)
 		return;
 	t->sock_scratch = sc;
@@ -401,7 +418,7 @@ static void recvmmsg_stop(struct sandbox *sb, struct task *t, arch_regs *regs)
 			continue;
 		/* (a fixed name: none asked for, src_kind) */
 		mv[i].msg_hdr.msg_name = k == 2 ? NULL : (void *)(uintptr_t)(sc + hdrs + i * sizeof(struct sockaddr_un));
-		mv[i].msg_hdr.msg_namelen = k == 2 ? 0 : sizeof(struct sockaddr_un);
+		mv[i].msg_hdr.msg_namelen = k == 2 ? 0 : UNIX_NAME_SHOWN;
 	}
 	if (scratch_put(t, regs, sc, mv, n * sizeof mv[0]) < 0)
 		return;
@@ -414,9 +431,10 @@ static void recvmmsg_stop(struct sandbox *sb, struct task *t, arch_regs *regs)
 		  k == 2 ? "source addresses: the relayed destination" : "source addresses from the VFS (AF_UNIX)");
 }
 
-/* A received AF_UNIX name (*len bytes at sa, a whole one: not truncated):
- * one of our abstract names becomes its bound path and *len its length.
- * 1 when it was one of ours. */
+/* A received AF_UNIX name (*len, the kernel's length, at sa; of one of our
+ * names only the bytes before its generation, UNIX_NAME_SHOWN, the rest
+ * zero): one of our abstract names becomes its bound path and *len its
+ * length, a host path is hidden. 1 when it was either. */
 static int unix_src_map(struct sandbox *sb, struct sockaddr_un *sa, uint32_t *len)
 {
 	char path[sizeof sa->sun_path];
@@ -463,9 +481,11 @@ static void msg_back(struct sandbox *sb, struct task *t, uint64_t gmh, uint64_t 
 		memcpy(&sa, t->sock_relay, len);
 	} else {
 		/* the kernel's length, unless a thread of the guest rewrote
-		 * the copy meanwhile: never more than the buffer it had */
+		 * the copy meanwhile: never more than the buffer it had, and
+		 * never more read than the room the kernel had */
 		len = cp->msg_namelen < sizeof sa ? cp->msg_namelen : (uint32_t)sizeof sa;
-		if (len && guest_read(t->tid, (uint64_t)(uintptr_t)cp->msg_name, &sa, len) < 0)
+		uint32_t got = len < UNIX_NAME_SHOWN ? len : (uint32_t)UNIX_NAME_SHOWN;
+		if (got && guest_read(t->tid, (uint64_t)(uintptr_t)cp->msg_name, &sa, got) < 0)
 			return;
 		(void)unix_src_map(sb, &sa, &len);
 	}
@@ -697,38 +717,29 @@ void unixsock_exit(struct sandbox *sb, struct task *t)
 		}
 		return;
 	}
-	uint64_t from = t->sock_scratch ? t->sock_scratch : t->sock_addr;
-	uint64_t fromlenp = t->sock_scratch ? t->sock_scratch - 16 : t->sock_lenp;
-	uint32_t cap = t->sock_scratch ? (uint32_t)sizeof(struct sockaddr_un) : t->sock_buflen;
-	if (t->sock_scratch) {
-		/* the guest's own pointers back (a restarted call re-reads them) */
-		REG_ARG4(regs) = t->sock_addr;
-		REG_ARG5(regs) = t->sock_lenp;
-		ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
-	}
-	if ((long)REG_RET(regs) < 0)
+	/* the call had the copy (recv_stop) */
+	uint64_t from = t->sock_scratch, fromlenp = t->sock_scratch - 16;
+	/* the guest's own pointers back (a restarted call re-reads them) */
+	REG_ARG4(regs) = t->sock_addr;
+	REG_ARG5(regs) = t->sock_lenp;
+	ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
+	if ((long)REG_RET(regs) < 0) {
+		scratch_wipe(t, t->sock_scratch, sizeof(struct sockaddr_un));
 		return;
+	}
 	uint32_t len;
 	struct sockaddr_un sa;
 	memset(&sa, 0, sizeof sa);
 	if (guest_read(t->tid, fromlenp, &len, sizeof len) < 0)
 		return;
 	/* the length is the kernel's unless a guest thread rewrote it: what
-	 * is read never passes our buffer (the guest's may be larger) */
-	uint32_t got = len < cap ? len : cap;
-	if (got > sizeof sa)
-		got = sizeof sa;
+	 * is read never passes the room the kernel had */
+	uint32_t got = len < UNIX_NAME_SHOWN ? len : (uint32_t)UNIX_NAME_SHOWN;
 	if (got && guest_read(t->tid, from, &sa, got) < 0)
 		return;
 	scratch_wipe(t, t->sock_scratch, sizeof(struct sockaddr_un));
-	if (!(len <= got && unix_src_map(sb, &sa, &len)) && !t->sock_scratch)
-		return; /* not ours: as the kernel wrote it */
-	/* over every byte the kernel wrote there: a host path made unnamed
-	 * leaves none of its bytes behind the shorter length (a reader of a
-	 * NUL-terminated sun_path, CPython's, read them) */
+	(void)unix_src_map(sb, &sa, &len);
 	uint32_t put = len < t->sock_buflen ? len : t->sock_buflen;
-	if (!t->sock_scratch && got > put)
-		put = got;
 	(void)guest_write(t->tid, t->sock_addr, &sa, put < sizeof sa ? put : (uint32_t)sizeof sa);
 	(void)guest_write(t->tid, t->sock_lenp, &len, sizeof len);
 }
@@ -1012,7 +1023,10 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 	 * team 70). The worker binds the pinned file with this copy and
 	 * refuses an abstract name on a socket of the host's namespace
 	 * (netconn_call's host_abstract_bind) */
-	int strict_bind = nr == __NR_bind && (netconn_strict() || unix_inherited_any());
+	/* since unixgen39 every bind: a name of the sandbox's prefix bound by
+	 * the guest itself passes for one of ours, whose generation no receive
+	 * copy shows (a forged source path: refused below, on the copy) */
+	int strict_bind = nr == __NR_bind;
 	struct sockaddr_un in, out;
 	memset(&in, 0, sizeof in);
 	if (strict_bind) {
@@ -1023,6 +1037,14 @@ void unixsock_stop(struct sandbox *sb, struct task *t, const arch_regs *stop_reg
 			REG_SYSNO(regs) = -1;
 			REG_RET(regs) = (uint64_t)err;
 			ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
+			return;
+		}
+		if (ss.ss_family == AF_UNIX && unix_name_is_ours(sb, (struct sockaddr_un *)&ss, (socklen_t)len)) {
+			REG_SYSNO(regs) = -1;
+			REG_RET(regs) = (uint64_t)-EADDRINUSE;
+			ptrace(PTRACE_SETREGS, t->tid, 0, &regs);
+			audit_event(sb->audit, sb, t, t->tid, "bind", "{AF_UNIX, @moat/...}", DEC_DENY, -EADDRINUSE,
+				    "the sandbox's own abstract name prefix");
 			return;
 		}
 		if (!(ss.ss_family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) && len <= sizeof in &&

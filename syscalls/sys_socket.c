@@ -73,6 +73,24 @@ static int live_cmp(const void *a, const void *b)
 	return x->gen < y->gen ? -1 : x->gen > y->gen;
 }
 
+/* The fields of one of our names: s, n bytes from sun_path[1], whose
+ * "moat/<sandbox>/" (pl bytes) was checked. The generation is 0 when the
+ * name stops before it (a receive's copy: UNIX_NAME_SHOWN). 0, or -1. */
+static int name_fields(const char *s, size_t n, int pl, unsigned long long *dev, unsigned long long *ino,
+		       unsigned long long *gen)
+{
+	char f[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	if (n >= sizeof f)
+		n = sizeof f - 1;
+	memcpy(f, s, n);
+	f[n] = 0;
+	int k = 0;
+	if (sscanf(f + pl, "%16llx:%16llx:%n", dev, ino, &k) != 2 || k != 34)
+		return -1;
+	*gen = n >= UNIX_NAME_GEN_AT - 1 + 16 ? strtoull(f + UNIX_NAME_GEN_AT - 1, NULL, 16) : 0;
+	return 0;
+}
+
 /* Drop the entries whose abstract name no socket of the guest's network
  * namespace holds (vpid's /proc/net/unix), but those bound in the last
  * half second. Under the lock. Returns how many went, or -1 (unreadable). */
@@ -96,7 +114,7 @@ static int sweep_locked(struct sandbox *sb, pid_t vpid)
 	while (fgets(line, sizeof line, f)) {
 		char *p = strstr(line, prefix);
 		struct live_name l;
-		if (!p || sscanf(p + pl, "%llx:%llx:%llx", &l.dev, &l.ino, &l.gen) != 3)
+		if (!p || name_fields(p + 1, strcspn(p + 1, " \n"), pl - 1, &l.dev, &l.ino, &l.gen) < 0)
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 1024;
@@ -288,31 +306,38 @@ socklen_t unix_name_addr(struct sandbox *sb, dev_t dev, ino_t ino, uint64_t gen,
 {
 	memset(out, 0, sizeof *out);
 	out->sun_family = AF_UNIX;
-	int k = snprintf(out->sun_path + 1, sizeof out->sun_path - 1, "moat/%s/%llx:%llx:%016llx",
-			 sb->id_str, (unsigned long long)dev, (unsigned long long)ino, (unsigned long long)gen);
-	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + k);
+	/* fixed-width fields, dots up to the generation: the whole sun_path */
+	int k = snprintf(out->sun_path + 1, sizeof out->sun_path - 1, "moat/%s/%016llx:%016llx:", sb->id_str,
+			 (unsigned long long)dev, (unsigned long long)ino);
+	memset(out->sun_path + 1 + k, '.', UNIX_NAME_GEN_AT - 1 - (size_t)k);
+	char g[17];
+	snprintf(g, sizeof g, "%016llx", (unsigned long long)gen);
+	memcpy(out->sun_path + UNIX_NAME_GEN_AT, g, 16);
+	return (socklen_t)sizeof *out;
+}
+
+int unix_name_is_ours(struct sandbox *sb, const struct sockaddr_un *sa, socklen_t len)
+{
+	char prefix[64];
+	int n = snprintf(prefix, sizeof prefix, "moat/%s/", sb->id_str);
+	return len > offsetof(struct sockaddr_un, sun_path) + 1 && sa->sun_family == AF_UNIX && sa->sun_path[0] == 0 &&
+	       len - offsetof(struct sockaddr_un, sun_path) - 1 >= (size_t)n && strncmp(sa->sun_path + 1, prefix, n) == 0;
 }
 
 /* The path of one of our abstract names, or -1. */
 int unix_name_path(struct sandbox *sb, const struct sockaddr_un *sa, socklen_t len, char *out,
 		   size_t outlen)
 {
-	char prefix[64];
 	unsigned long long dev, ino, gen;
-	int n = snprintf(prefix, sizeof prefix, "moat/%s/", sb->id_str);
-	if (len <= offsetof(struct sockaddr_un, sun_path) + 1 || sa->sun_path[0] != 0 ||
-	    strncmp(sa->sun_path + 1, prefix, n) != 0)
-		return -1;
-	char name[sizeof sa->sun_path];
-	size_t nl = len - offsetof(struct sockaddr_un, sun_path) - 1;
-	memcpy(name, sa->sun_path + 1 + n, nl - n);
-	name[nl - n] = 0;
-	if (sscanf(name, "%llx:%llx:%llx", &dev, &ino, &gen) != 3)
+	int n = (int)strlen("moat/") + (int)strlen(sb->id_str) + 1;
+	/* a whole name's length (the kernel's, whatever of it was copied) */
+	if (len != sizeof *sa || !unix_name_is_ours(sb, sa, len) ||
+	    name_fields(sa->sun_path + 1, UNIX_NAME_GEN_AT - 1, n, &dev, &ino, &gen) < 0)
 		return -1;
 	int r = -1;
 	pthread_mutex_lock(&lock);
 	struct bound *b = find_locked((dev_t)dev, (ino_t)ino);
-	if (b && b->gen == gen) {
+	if (b) {
 		snprintf(out, outlen, "%s", b->path);
 		r = 0;
 	}

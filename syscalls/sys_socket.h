@@ -1,13 +1,16 @@
 /* syscalls/sys_socket.h - names of AF_UNIX path sockets (see sentry/unixsock.c).
  *
  * A path the guest binds is an inode in the VFS and an abstract name
- * "\0moat/<sandbox>/<dev>:<ino>:<gen>" in the guest's network namespace. This
+ * "\0moat/<sandbox>/<dev>:<ino>:....<gen>" in the guest's network namespace
+ * (every field fixed-width, the generation in the last 16 bytes of a full
+ * sun_path: UNIX_NAME_GEN_AT). This
  * table remembers, per inode bound in this sandbox, its generation and path,
  * so connect can find the name and getsockname/getpeername can show the path.
  * Thread-safe (the ptrace thread writes, workers read). */
 #ifndef MOAT_SYSCALLS_SYS_SOCKET_H
 #define MOAT_SYSCALLS_SYS_SOCKET_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -24,6 +27,16 @@ uint64_t unix_name_bind(struct sandbox *sb, pid_t vpid, dev_t dev, ino_t ino, co
 /* Generation of the last bind of (dev, ino), or 0 if none in this sandbox;
  * *type (if not NULL) the bound socket's type. */
 uint64_t unix_name_gen(dev_t dev, ino_t ino, int *type);
+/* Where the generation starts in sun_path of one of our names (each is a
+ * whole sun_path, 108 bytes: the generation is its last 16), and the room a
+ * receive's copy gives the kernel for a name (UNIX_NAME_SHOWN: the sockaddr
+ * up to it). The kernel writes no more of a name than that room and reports
+ * its whole length, so a receive's copy in guest memory holds the sandbox,
+ * dev and inode of one of our names, never its generation (unixgen39: a
+ * thread spinning on a receive's copy read it, red team 84); the bytes
+ * before it name the inode, which is all the exit needs to map it. */
+#define UNIX_NAME_GEN_AT 92
+#define UNIX_NAME_SHOWN (offsetof(struct sockaddr_un, sun_path) + UNIX_NAME_GEN_AT)
 /* Fill the abstract address of (dev, ino, gen); returns its length. */
 socklen_t unix_name_addr(struct sandbox *sb, dev_t dev, ino_t ino, uint64_t gen,
 			 struct sockaddr_un *out);
@@ -61,9 +74,17 @@ int unix_inherited_host_ns(int fd);
 int unix_name_hide_host(struct sockaddr_un *sa, socklen_t *len);
 
 /* The path bound at one of this sandbox's abstract names: 0 and out filled,
- * or -1 (not ours, or unknown). */
+ * or -1 (not ours, or unknown). The name's generation is not read (a
+ * receive's copy holds none, UNIX_NAME_SHOWN): the inode names the path, and
+ * no socket but ours holds a name of the sandbox's prefix
+ * (unix_name_is_ours: a guest bind of one is refused). */
 int unix_name_path(struct sandbox *sb, const struct sockaddr_un *sa, socklen_t len, char *out,
 		   size_t outlen);
+/* 1 when sa (len bytes) is an abstract name of this sandbox's prefix
+ * ("\0moat/<sandbox>/"): a guest's own bind of one is refused, EADDRINUSE
+ * (it would pass for one of our names, whose generation the mapping does
+ * not see: a forged source path). */
+int unix_name_is_ours(struct sandbox *sb, const struct sockaddr_un *sa, socklen_t len);
 
 /* Connected UDP through moat-netd's relay (sentry/netd.c udp_relay): the
  * guest's socket, bound at local, is connected to the relay's end peer on

@@ -218,13 +218,25 @@ int vfs_direct_restat(struct vfs *v, const struct vfs_mount *m, const char *rel,
  * inode of another device is 0 (the gofer's, as before). With link
  * (linklen bytes), a symlink is VFS_PRESENT_LINK with its lstat in *st and
  * its target in link, read from that same fd (readlinkat(fd, "")): the
- * shared libraries' and python's symlinks needed a gofer walk each. */
+ * shared libraries' and python's symlinks needed a gofer walk each. An
+ * empty rel is the export's root, the root fd itself (fstat). */
 int vfs_direct_absent(struct vfs *v, const struct vfs_mount *m, const char *rel,
 		      struct stat *st, char *link, size_t linklen)
 {
 	if (m->dev || m->export < 0 || (size_t)m->export >= v->ndroots ||
-	    v->droots[m->export] < 0 || !*rel)
+	    v->droots[m->export] < 0)
 		return 0;
+	if (!*rel) {
+		/* the export's root: the root fd is it (start39: the program's
+		 * first exec walked the roots of /, /usr and /etc with a gofer
+		 * lstat each, on the start-up's critical path) */
+		struct stat fst;
+		if (!st || !v->direct_owner || m->private_fs || fstat(v->droots[m->export], &fst) < 0 ||
+		    (!S_ISDIR(fst.st_mode) && !S_ISREG(fst.st_mode)))
+			return 0;
+		*st = fst;
+		return VFS_PRESENT_STAT;
+	}
 	struct open_how how = {
 		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,

@@ -586,6 +586,8 @@ static int g_watch(void *ctx, int exp, const char *rel, int ifd, uint32_t mask, 
 { GC(ctx); return gofer_watch(gc, exp, rel, ifd, mask, dev, ino); }
 static int g_winsz(void *ctx, int exp, int fd, const struct winsize *ws)
 { GC(ctx); return gofer_winsz(gc, exp, fd, ws); }
+static int g_ptsctl(void *ctx, int exp, int fd, unsigned cmd, int arg, int *peer)
+{ GC(ctx); return gofer_ptsctl(gc, exp, fd, cmd, arg, peer); }
 static int g_memfdattr(void *ctx, int exp, int fd, mode_t mode, const struct timespec *ts)
 { GC(ctx); return gofer_memfdattr(gc, exp, fd, mode, ts); }
 static long g_dirstat(void *ctx, int exp, const char *rel, uint64_t pos, void *buf, size_t len)
@@ -613,6 +615,7 @@ static const struct vfs_backend gofer_backend = {
 	.removexattr = g_removexattr,
 	.pathof = g_pathof, .linkfd = g_linkfd, .chownfd = g_chownfd, .dirstat = g_dirstat,
 	.watch = g_watch, .devopen = g_devopen, .winsz = g_winsz, .memfdattr = g_memfdattr,
+	.ptsctl = g_ptsctl,
 };
 
 void vfs_set_backend(struct vfs *v, const struct vfs_backend *ops, void *ctx)
@@ -730,16 +733,31 @@ int vfs_pts_open(struct vfs *v, unsigned index, int flags, int *fd, struct stat 
 	return -ENXIO;
 }
 
-int vfs_pts_winsize(struct vfs *v, int fd, const struct winsize *ws)
+/* the export of the gofer's /dev (its devpts is the sandbox's), or -1 */
+static int dev_export(const struct vfs *v)
 {
-	if (!v->be->winsz)
-		return -EPERM;
 	for (size_t i = 0; i < v->nmnts; i++) {
 		const struct vfs_mount *m = &v->mnts[i];
 		if (m->kind == VFS_MNT_GOFER && m->dev && !strcmp(m->path, "/dev"))
-			return v->be->winsz(v->bectx, m->export, fd, ws);
+			return m->export;
 	}
-	return -EPERM;
+	return -1;
+}
+
+int vfs_pts_winsize(struct vfs *v, int fd, const struct winsize *ws)
+{
+	int exp = dev_export(v);
+	if (!v->be->winsz || exp < 0)
+		return -EPERM;
+	return v->be->winsz(v->bectx, exp, fd, ws);
+}
+
+int vfs_pts_ctl(struct vfs *v, int fd, unsigned cmd, int arg, int *peer)
+{
+	int exp = dev_export(v);
+	if (!v->be->ptsctl || exp < 0)
+		return -EPERM;
+	return v->be->ptsctl(v->bectx, exp, fd, cmd, arg, peer);
 }
 
 int vfs_memfd_attr(struct vfs *v, int fd, mode_t mode, const struct timespec *ts, int utimes)
@@ -1050,6 +1068,7 @@ void vfs_destroy(struct vfs *v)
 	}
 	free(v->synth);
 	free(v->droots);
+	free(v->memfd_own);
 	dcache_free(v->dc);
 	wset_free(v->ws);
 	inomap_free(v->im);
@@ -1083,6 +1102,36 @@ int vfs_is_memfd(struct vfs *v, const struct stat *st)
 {
 	return v->memfd_dev && st->st_dev == v->memfd_dev && S_ISREG(st->st_mode) &&
 	       st->st_nlink == 0;
+}
+
+/* The guest's memfds by inode number (the internal shmem mount's, one
+ * st_dev for every memfd on the host: only the inode tells them apart; its
+ * numbers come from the kernel's get_next_ino, a 32-bit counter, so one
+ * recurs only after ~4e9 inodes made on the host). The last
+ * VFS_MEMFD_OWN_MAX made are kept (a ring): an older one's chmod and
+ * utimens are EPERM, as a host peer's (fail closed). */
+#define VFS_MEMFD_OWN_MAX 65536
+static pthread_mutex_t memfd_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void vfs_memfd_made(struct vfs *v, const struct stat *st)
+{
+	pthread_mutex_lock(&memfd_lock);
+	if (!v->memfd_own)
+		v->memfd_own = calloc(VFS_MEMFD_OWN_MAX, sizeof *v->memfd_own);
+	if (v->memfd_own)
+		v->memfd_own[v->memfd_own_n++ % VFS_MEMFD_OWN_MAX] = st->st_ino;
+	pthread_mutex_unlock(&memfd_lock);
+}
+
+int vfs_memfd_guests(struct vfs *v, const struct stat *st)
+{
+	int found = 0;
+	pthread_mutex_lock(&memfd_lock);
+	size_t n = v->memfd_own_n < VFS_MEMFD_OWN_MAX ? v->memfd_own_n : VFS_MEMFD_OWN_MAX;
+	for (size_t i = 0; v->memfd_own && i < n && !found; i++)
+		found = v->memfd_own[i] == st->st_ino;
+	pthread_mutex_unlock(&memfd_lock);
+	return found && vfs_is_memfd(v, st);
 }
 
 int vfs_caller_stdio_access(struct vfs *v, const struct stat *st)

@@ -136,6 +136,11 @@ int vfs_pts_open(struct vfs *v, unsigned index, int flags, int *fd, struct stat 
  * red team 71). 0, -EPERM (another terminal, no devpts) or -errno. */
 struct winsize;
 int vfs_pts_winsize(struct vfs *v, int fd, const struct winsize *ws);
+/* A pty master's TIOCSIG, TIOCPKT, TIOCSPTLCK or TIOCGPTPEER (*peer: the
+ * slave's fd, O_CLOEXEC; peer NULL for the others) on fd, a terminal of that
+ * instance, made by the gofer on that file (it checks the file system
+ * itself). 0, -EPERM (another terminal, no devpts) or -errno. */
+int vfs_pts_ctl(struct vfs *v, int fd, unsigned cmd, int arg, int *peer);
 /* The mode (utimes 0) or times (ts NULL: now) of fd, a memfd of the
  * guest's, set by the gofer (GOFER_OP_MEMFDATTR: the sentry's filter has
  * neither fchmod nor futimens); never a set-id bit. 0 or -errno. */

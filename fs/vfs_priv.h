@@ -59,6 +59,8 @@ struct vfs {
 				  * system view's host directories seen so far */
 	_Atomic int viewdev_full;  /* one did not fit: sealed_file fails closed */
 	dev_t memfd_dev;         /* st_dev of our memfds (never "(deleted)" files) */
+	ino_t *memfd_own;        /* the guest's memfds' inodes (vfs_memfd_made) */
+	size_t memfd_own_n;      /* how many recorded (a ring of VFS_MEMFD_OWN_MAX) */
 	const struct vfs_backend *be;
 	void *bectx;
 	dev_t synth_dev;

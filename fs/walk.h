@@ -341,6 +341,12 @@ unsigned vfs_hidden_subdirs(struct vfs *v, const struct vfs_mount *m, const char
 
 /* Is st (a VN_FD's stat) a memfd, an anonymous file in no file system? */
 int vfs_is_memfd(struct vfs *v, const struct stat *st);
+/* A memfd the guest made (sys_memfd_create: the sentry makes it and
+ * records its inode here): vfs_memfd_made records, vfs_memfd_guests asks
+ * (st a memfd's host fstat). A memfd a host peer sent in or the caller gave
+ * is none of these, whatever fd number holds it. */
+void vfs_memfd_made(struct vfs *v, const struct stat *st);
+int vfs_memfd_guests(struct vfs *v, const struct stat *st);
 /* One of the caller's stdio objects (sb->caller_stdio: moat's fds 0-2 as
  * the caller gave them; st a host fstat, device and inode compared): the
  * access (MAY_READ, MAY_WRITE) the caller's descriptions of it give
@@ -451,6 +457,9 @@ struct vfs_backend {
 		     dev_t dev, ino_t ino);                                      /* may be NULL */
 	/* the window size of a terminal of a DEV export's devpts (gofer_winsz); may be NULL */
 	int (*winsz)(void *ctx, int exp, int fd, const struct winsize *ws);
+	/* a pty master's request on a terminal of a DEV export's devpts
+	 * (gofer_ptsctl); may be NULL */
+	int (*ptsctl)(void *ctx, int exp, int fd, unsigned cmd, int arg, int *peer);
 	/* the mode (ts NULL) or times of a memfd (gofer_memfdattr); may be NULL */
 	int (*memfdattr)(void *ctx, int exp, int fd, mode_t mode, const struct timespec *ts);
 	/* up to count opens of a memory device (gofer_devopen); may be NULL */

@@ -257,6 +257,7 @@ void gofer_profile_report(FILE *f)
 		[GOFER_OP_LINKFD] = "linkfd", [GOFER_OP_SYNC] = "sync", [GOFER_OP_CHOWNFD] = "chownfd",
 		[GOFER_OP_WATCH] = "watch", [GOFER_OP_DEVOPEN] = "devopen",
 		[GOFER_OP_WINSZ] = "winsz", [GOFER_OP_MEMFDATTR] = "memfdattr",
+		[GOFER_OP_PTSCTL] = "ptsctl",
 	};
 	if (!g_gprof)
 		return;
@@ -655,6 +656,23 @@ int gofer_winsz(struct gofer_conn *c, int exp, int fd, const struct winsize *ws)
 				     .xpixel = ws->ws_xpixel, .ypixel = ws->ws_ypixel };
 
 	return expect(call_fd(c, GOFER_OP_WINSZ, &f, sizeof f, "", NULL, NULL, 0, NULL, 0, fd), 0);
+}
+
+int gofer_ptsctl(struct gofer_conn *c, int exp, int fd, unsigned cmd, int arg, int *peer)
+{
+	struct gofer_req_ptsctl f = { .exp = exp, .cmd = cmd, .arg = arg };
+	int got = -1;
+	int r = expect(call_fd(c, GOFER_OP_PTSCTL, &f, sizeof f, "", NULL, NULL, 0, &got, 0, fd), 0);
+
+	if (r == 0 && peer && got < 0)
+		r = -EPROTO;
+	if (r < 0 || !peer) {
+		if (got >= 0)
+			close(got);
+		return r;
+	}
+	*peer = got;
+	return 0;
 }
 
 int gofer_memfdattr(struct gofer_conn *c, int exp, int fd, mode_t mode,

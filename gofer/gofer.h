@@ -329,6 +329,11 @@ int gofer_chownfd(struct gofer_conn *c, int exp, int fd, uid_t uid, gid_t gid);
  * terminal, -ENOTTY for no character device. */
 struct winsize;
 int gofer_winsz(struct gofer_conn *c, int exp, int fd, const struct winsize *ws);
+/* A pty master's TIOCSIG, TIOCPKT, TIOCSPTLCK (arg: the signal, the int)
+ * or TIOCGPTPEER (arg: the open flags; *peer: the slave's fd, O_CLOEXEC) on
+ * fd, a terminal of the DEV export exp's own devpts instance, in the gofer;
+ * -EPERM for any other terminal (PTSCTL). peer is NULL but for TIOCGPTPEER. */
+int gofer_ptsctl(struct gofer_conn *c, int exp, int fd, unsigned cmd, int arg, int *peer);
 /* the mode (ts NULL) or times of fd, a memfd of the guest's (the gofer
  * refuses any other file: MEMFDATTR) */
 int gofer_memfdattr(struct gofer_conn *c, int exp, int fd, mode_t mode,

@@ -84,6 +84,13 @@ enum gofer_op {
 			      * futimens it (struct gofer_req_memfdattr); anything
 			      * else is refused (the sentry's filter has neither
 			      * call: a caller's file it holds is its uid's rootless) */
+	GOFER_OP_PTSCTL,     /* the request carries one fd, a terminal of the DEV
+			      * export's own devpts instance (as WINSZ): make a pty
+			      * master's TIOCSIG, TIOCPKT, TIOCSPTLCK or TIOCGPTPEER
+			      * on that file (struct gofer_req_ptsctl); reply for
+			      * TIOCGPTPEER: the slave's fd (SCM_RIGHTS); anything
+			      * else is refused (pts39: the sentry's check then a
+			      * native call on the guest's fd number raced a dup2) */
 	GOFER_OP_MAX,
 };
 
@@ -182,6 +189,13 @@ struct gofer_req_winsz {     /* WINSZ: struct winsize's fields */
 	uint32_t exp;
 	uint32_t len;
 	uint16_t row, col, xpixel, ypixel;
+};
+
+struct gofer_req_ptsctl {    /* PTSCTL */
+	uint32_t exp;
+	uint32_t len;
+	uint32_t cmd;        /* TIOCSIG, TIOCPKT, TIOCSPTLCK, TIOCGPTPEER */
+	int32_t arg;         /* the signal, the int pointed to, the open flags */
 };
 
 struct gofer_req_memfdattr { /* MEMFDATTR */

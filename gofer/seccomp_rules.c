@@ -108,5 +108,15 @@ int gofer_seccomp_rules(scmp_filter_ctx ctx)
 		};
 		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, &winsz_cmp);
 	}
+	/* PTSCTL (h_ptsctl): a pty master's requests on a terminal of the
+	 * sandbox's devpts, checked there */
+	const unsigned long ptsctl[] = { TIOCSIG, TIOCPKT, TIOCSPTLCK, TIOCGPTPEER };
+	for (size_t i = 0; i < sizeof ptsctl / sizeof *ptsctl && !r; i++) {
+		const struct scmp_arg_cmp cmp = {
+			.arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffUL,
+			.datum_b = ptsctl[i],
+		};
+		r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, &cmp);
+	}
 	return r;
 }

@@ -1606,20 +1606,14 @@ static int h_chownfd(struct req *rq, struct rep *rp)
 	return fchown(rq->infd, f->uid, f->gid) < 0 ? -errno : 0;
 }
 
-/* WINSZ: the window size of infd, a terminal of this DEV export's own
- * devpts instance (its "pts": a master or a slave of the guest's ptys, -t's
- * pair), as TIOCSWINSZ would set it; a terminal of any other file system
- * (the caller's, the host's ptys) is refused. The gofer holds no terminal
- * (its stdio is /dev/null), and the sentry no longer may make the call
- * (red team 71: its filter allowed TIOCSWINSZ on any fd, the caller's
- * terminal on fds 0-2 among them). */
-static int h_winsz(struct req *rq, struct rep *rp)
+/* infd is a terminal of this DEV export's own devpts instance (its "pts":
+ * a master or a slave of the guest's ptys, -t's pair): 0, else -EPERM (a
+ * terminal of any other file system: the caller's, the host's ptys) */
+static int pts_of_sandbox(struct req *rq)
 {
-	const struct gofer_req_winsz *f = rq->fixed;
 	struct stat st, pts;
 	struct statfs sf;
 
-	(void)rp;
 	if (rq->e->kind != GOFER_EXPORT_DEV || rq->infd < 0 || *rq->path)
 		return -EINVAL;
 	if (fstat(rq->infd, &st) < 0)
@@ -1630,9 +1624,59 @@ static int h_winsz(struct req *rq, struct rep *rp)
 	    fstatfs(rq->infd, &sf) < 0 || sf.f_type != 0x1cd1 /* DEVPTS_SUPER_MAGIC */ ||
 	    st.st_dev != pts.st_dev)
 		return -EPERM;
+	return 0;
+}
+
+/* WINSZ: the window size of infd, a terminal of this DEV export's own
+ * devpts instance (its "pts": a master or a slave of the guest's ptys, -t's
+ * pair), as TIOCSWINSZ would set it; a terminal of any other file system
+ * (the caller's, the host's ptys) is refused. The gofer holds no terminal
+ * (its stdio is /dev/null), and the sentry no longer may make the call
+ * (red team 71: its filter allowed TIOCSWINSZ on any fd, the caller's
+ * terminal on fds 0-2 among them). */
+static int h_winsz(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_winsz *f = rq->fixed;
+
+	(void)rp;
+	int r = pts_of_sandbox(rq);
+	if (r < 0)
+		return r;
 	struct winsize ws = { .ws_row = f->row, .ws_col = f->col, .ws_xpixel = f->xpixel,
 			      .ws_ypixel = f->ypixel };
 	return ioctl(rq->infd, TIOCSWINSZ, &ws) < 0 ? -errno : 0;
+}
+
+/* PTSCTL: a pty master's request on infd, a terminal of the sandbox's own
+ * devpts (checked as WINSZ's): the file the sentry pinned and checked, not
+ * whatever the guest's fd number holds by the time a native call would run
+ * (pts39: a thread's dup2 of the caller's pty master given as stdio onto
+ * the number reached the caller's terminal). TIOCSIG's signal goes to the
+ * slave's foreground group (the kernel's kill_pgrp, no permission check:
+ * the same from here as from the guest); TIOCPKT and TIOCSPTLCK set the
+ * pty's state; TIOCGPTPEER opens the slave, O_NOCTTY always (the gofer
+ * takes no controlling terminal) and O_CLOEXEC (the sentry installs it
+ * with the guest's), replied as rp->fd. */
+static int h_ptsctl(struct req *rq, struct rep *rp)
+{
+	const struct gofer_req_ptsctl *f = rq->fixed;
+
+	int r = pts_of_sandbox(rq);
+	if (r < 0)
+		return r;
+	int v = f->arg;
+	switch (f->cmd) {
+	case TIOCSIG:
+		return ioctl(rq->infd, TIOCSIG, v) < 0 ? -errno : 0;
+	case TIOCPKT:
+	case TIOCSPTLCK:
+		return ioctl(rq->infd, f->cmd, &v) < 0 ? -errno : 0;
+	case TIOCGPTPEER:
+		rp->fd = ioctl(rq->infd, TIOCGPTPEER, (v & ~O_CLOEXEC) | O_NOCTTY | O_CLOEXEC);
+		return rp->fd < 0 ? -errno : 0;
+	default:
+		return -EINVAL;
+	}
 }
 
 /* MEMFDATTR: the mode or times of infd, a memfd of the guest's: a regular
@@ -2604,6 +2648,7 @@ static const struct op_desc ops[GOFER_OP_MAX] = {
 	[GOFER_OP_DEVOPEN]  = { h_devopen,  sizeof(struct gofer_req_devopen), 0 },
 	[GOFER_OP_WINSZ]    = { h_winsz,    sizeof(struct gofer_req_winsz), F_FD },
 	[GOFER_OP_MEMFDATTR] = { h_memfdattr, sizeof(struct gofer_req_memfdattr), F_FD },
+	[GOFER_OP_PTSCTL]   = { h_ptsctl,   sizeof(struct gofer_req_ptsctl), F_FD },
 };
 
 /* Check one string at buf[*off] of length len: in bounds, NUL-free, NUL

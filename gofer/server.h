@@ -79,6 +79,7 @@ struct gofer_request {
 		struct gofer_req_two two;
 		struct gofer_req_chown chown;
 		struct gofer_req_winsz winsz;
+		struct gofer_req_ptsctl ptsctl;
 		struct gofer_req_memfdattr mattr;
 		struct gofer_req_truncate trunc;
 		struct gofer_req_utimens ut;

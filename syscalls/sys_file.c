@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -1540,10 +1541,39 @@ long sys_linkat(struct sc_call *c)
  */
 static int fd_meta_ok(struct sc_call *c, const struct vfs_node *n)
 {
-	/* never a memfd the caller gave as stdio (red team 83: the guest's
-	 * root chmod'ed the caller's 0600 memfd to 0666) */
-	return n->kind == VN_FD && vfs_is_memfd(VFS_OF(c), &n->st) &&
+	/* a memfd the guest made, by the file's identity (vfs_memfd_guests),
+	 * never one the caller gave as stdio (red team 83: the guest's root
+	 * chmod'ed the caller's 0600 memfd to 0666) nor one a host peer sent
+	 * over a socket (pts39: the same, through a socket stdio) */
+	return n->kind == VN_FD && vfs_memfd_guests(VFS_OF(c), &n->st) &&
 	       vfs_caller_stdio_access(VFS_OF(c), &n->st) < 0 ? 0 : -EPERM;
+}
+
+/* memfd_create: made by the sentry and installed as the call's result, its
+ * inode recorded (vfs_memfd_made), so that a later fchmod or futimens
+ * knows the file for the guest's own by what it is, not by the fd number
+ * that holds it (which a thread's dup2 or a receive of a host peer's memfd
+ * could fill). Natively a memfd had the guest's host uid; the sentry's is
+ * the same (guest root is the sentry's uid on the host: sentry/privilege.c).
+ * The name (copied once by the dispatcher) and flags are the kernel's to
+ * check; MFD_HUGETLB is EINVAL (the host's pool, red team 23; also the
+ * filter's ARGDENY). */
+long sys_memfd_create(struct sc_call *c)
+{
+	unsigned flags = (unsigned)c->args[1];
+	if (flags & MFD_HUGETLB)
+		return -EINVAL;
+	int fd = memfd_create(c->str[0], flags | MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	vfs_memfd_made(VFS_OF(c), &st);
+	return sc_return_fd(c, fd, flags & MFD_CLOEXEC);
 }
 
 /* Resolve the target of an attribute change; *hfd gets the host fd for an

@@ -9,21 +9,24 @@
  *
  * TIOCSCTTY, and a pty master's TIOCSIG, TIOCPKT, TIOCSPTLCK and TIOCGPTPEER
  * (a master the caller gave as stdio is shared as is: sentry/tty.c
- * stdio_tty), on a terminal of the sandbox's own devpts instance (the guest's
- * /dev/pts, /dev/ptmx: a devpts the gofer mounted for this sandbox, whose
- * ptys no host process holds) runs natively: login_tty(), forkpty(),
+ * stdio_tty), act on a terminal of the sandbox's own devpts instance only
+ * (the guest's /dev/pts, /dev/ptmx: a devpts the gofer mounted for this
+ * sandbox, whose ptys no host process holds): login_tty(), forkpty(),
  * Python's pty.fork(), script and expect make a new session's pty its
  * controlling terminal that way. The fd is duplicated into the sentry
  * (pidfd_getfd) and its st_dev compared with the sandbox's devpts
- * (vfs_pts_dev); the request and fd are register values, the argument is an
- * int (steal), no pointer is read.
+ * (vfs_pts_dev). The master's four are then made by the gofer on that
+ * pinned file (pty_master_request), not natively on the fd number, which
+ * another thread's dup2 of the caller's master could have swapped (pts39).
  *
- * What is left (ARCHITECTURE.md, known gaps): between this check and the
- * native call another thread of the caller could dup2 a different tty over
- * the fd. The only other ttys a guest can hold are the caller's, inherited as
- * stdio without -t; the kernel still refuses to make one the controlling
- * terminal of the guest's session while it is that of another session
- * (stealing it needs CAP_SYS_ADMIN, which no guest task has).
+ * TIOCSCTTY alone runs natively after the check: it sets the calling
+ * task's session's terminal, which no other process can do for it. What is
+ * left (ARCHITECTURE.md, known gaps): between this check and the native
+ * call another thread could dup2 a different tty over the fd. The only
+ * other ttys a guest can hold are the caller's, inherited as stdio without
+ * -t; the kernel refuses to make one the controlling terminal of the
+ * guest's session while it is that of another session (stealing it needs
+ * CAP_SYS_ADMIN in the initial namespace, which no guest task has).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -164,6 +167,29 @@ static long tty_set_winsize(struct sc_call *c)
 	return r;
 }
 
+/* A pty master's TIOCSIG, TIOCPKT, TIOCSPTLCK or TIOCGPTPEER on hfd, the
+ * pinned copy of the guest's fd, a terminal of the sandbox's devpts
+ * (checked): made by the gofer on that file (vfs_pts_ctl: GOFER_OP_PTSCTL,
+ * the sentry's filter has none of the four), never natively on the guest's
+ * fd number after the check: a thread's dup2 of the caller's pty master
+ * given as stdio onto the number meanwhile reached the caller's terminal
+ * (pts39: its slave's foreground job signalled, its slave opened with
+ * TIOCGPTPEER). TIOCPKT's and TIOCSPTLCK's int is read once here;
+ * TIOCGPTPEER's slave is installed with the guest's O_CLOEXEC (opened
+ * O_NOCTTY always: it does not become the opener's controlling terminal,
+ * as glibc's openpty asks anyway). */
+static long pty_master_request(struct sc_call *c, int hfd, unsigned cmd)
+{
+	int arg = (int)c->args[2];
+	if ((cmd == TIOCPKT || cmd == TIOCSPTLCK) && sc_read_guest(c, c->args[2], &arg, sizeof arg) < 0)
+		return -EFAULT;
+	if (cmd != TIOCGPTPEER)
+		return vfs_pts_ctl(c->sb->vfs, hfd, cmd, arg, NULL);
+	int peer = -1;
+	long r = vfs_pts_ctl(c->sb->vfs, hfd, cmd, arg, &peer);
+	return r < 0 ? r : sc_return_fd(c, peer, arg & O_CLOEXEC);
+}
+
 long sys_ioctl(struct sc_call *c)
 {
 	unsigned cmd = (unsigned)c->args[1];
@@ -263,19 +289,23 @@ long sys_ioctl(struct sc_call *c)
 		return fd;
 	struct stat st;
 	int r = fstat(fd, &st) < 0 ? -errno : 0;
-	close(fd);
-	if (r < 0)
-		return r;
-	if (!S_ISCHR(st.st_mode) || !is_tty_major(major(st.st_rdev)))
-		return -ENOTTY;
+	if (!r && (!S_ISCHR(st.st_mode) || !is_tty_major(major(st.st_rdev))))
+		r = -ENOTTY;
 	dev_t pts = vfs_pts_dev(c->sb->vfs);
-	if (pts && st.st_dev == pts) {
-		c->cont = 1;
-		return 0;
+	if (!r && (!pts || st.st_dev != pts)) {
+		snprintf(c->note, sizeof c->note, "%s: not a terminal of the sandbox",
+			 cmd == TIOCSCTTY ? "TIOCSCTTY" : "a pty master's request");
+		r = -EPERM;
 	}
-	snprintf(c->note, sizeof c->note, "%s: not a terminal of the sandbox",
-		 cmd == TIOCSCTTY ? "TIOCSCTTY" : "a pty master's request");
-	return -EPERM;
+	if (!r && cmd == TIOCSCTTY) {
+		/* the calling task's session: only the task can make it
+		 * (native; the race left is harmless, the header) */
+		c->cont = 1;
+	} else if (!r) {
+		r = pty_master_request(c, fd, cmd);
+	}
+	close(fd);
+	return r;
 }
 
 /* open("/dev/tty"): the caller's controlling terminal. The gofer's /dev/tty

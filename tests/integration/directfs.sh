@@ -536,6 +536,37 @@ done
 if [ -z "$lkbad" ]; then ok symlink_first_lookup_no_gofer
 else fail symlink_first_lookup_no_gofer "gofer lstat+walk+readlink for 100 symlinks:$lkbad"; fi
 
+# An export's root is the sentry's own too: its first look-up is an fstat of
+# the root fd (start39; before, a gofer lstat of each root: the program's
+# first exec made three, /, /usr and /etc, on the start-up's critical path).
+# The same answers as the gofer's (MOAT_NO_DIRECTFS), on a ro, a cow and an
+# rw bind, and no gofer round trip for the three roots.
+ER=$T_TMP/eroots
+mkdir -p "$ER/a" "$ER/b" "$ER/c"
+echo x >"$ER/b/f"
+chmod 0751 "$ER/a"; chmod 0705 "$ER/b"; chmod 0777 "$ER/c"
+rootprobe='
+import os
+out = []
+for p in ("/ea", "/eb", "/ec"):
+    st = os.lstat(p)
+    out.append("%s=%o:%d:%d:%d:%d" % (p, st.st_mode, st.st_uid, st.st_gid, st.st_nlink, st.st_ino))
+print(" ".join(out))'
+erargs=(--bind "$ER/a:/ea:ro" --bind "$ER/b:/eb:cow" --bind "$ER/c:/ec:rw")
+out=$(MOAT_PROFILE=1 moat run "${erargs[@]}" -- "$PY" -S -c "$rootprobe" 2>&1)
+ref=$(MOAT_NO_DIRECTFS=1 moat run "${erargs[@]}" -- "$PY" -S -c "$rootprobe" 2>&1 | tail -1)
+trips=$(echo "$out" | awk '$1 == "op" && ($2 == "lstat" || $2 == "walk") { n += $3 } END { print n + 0 }')
+ans=$(echo "$out" | grep '^/ea=')
+if [ -z "$ans" ] || [ "$ans" != "$ref" ]; then
+	fail export_root_lookup_no_gofer "answers differ: [$ans] [$ref]"
+elif ! echo "$out" | grep -q '^moat profile: gofer round trips'; then
+	fail export_root_lookup_no_gofer "no profile"
+elif [ "$trips" != 0 ]; then
+	fail export_root_lookup_no_gofer "gofer lstat+walk for 3 export roots: $trips"
+else
+	ok export_root_lookup_no_gofer
+fi
+
 # Invalidation of what the direct look-ups cache: a name another guest
 # process makes (through the gofer) is seen at once by the first; on a shared
 # bind a name the host makes, removes or replaces while the guest runs is

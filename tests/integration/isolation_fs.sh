@@ -813,4 +813,39 @@ case $out in
 *) expect_eq scm_rights_host_objects_not_reached "$out" "[] [] EACCES ENOENT EACCES 0 EBADF" ;;
 esac
 
+# pts39: a memfd a host peer sends over an inherited socket stdio
+# (SCM_RIGHTS) is the peer's, as the caller's stdio memfd is (red team 83):
+# the guest's root chmod'ed the peer's 0600 memfd to 0666 and set its times
+# (stdio39, root-run and rootless). The guest's own memfds are known by the
+# file now (memfd_create made by the sentry, its inode recorded), not by the
+# number or by the kernel's one memfd device: the peer's is EPERM, the
+# guest's own still takes both. Natively the owner's chmod succeeds: not a
+# sanity case.
+cat >"$T_TMP/scm_memfd.py" <<'EOF'
+import array, os, socket, subprocess, sys
+a, b = socket.socketpair()
+m = os.memfd_create("peer")
+os.write(m, b"peer-data"); os.fchmod(m, 0o600); os.utime(m, (5, 5))
+p = subprocess.Popen(sys.argv[1:], stdin=a.fileno(), stdout=a.fileno())
+b.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [m]))])
+b.settimeout(60)
+got = b.recv(4000).decode()
+p.wait()
+st = os.fstat(m)
+print(got, "peer=%o,%d" % (st.st_mode & 0o7777, st.st_mtime), flush=True)
+EOF
+out=$(timeout -k 5 80 "$PY" "$T_TMP/scm_memfd.py" "$MOAT" run -- "$PY" -c '
+import array, errno, os, socket
+s = socket.socket(fileno=0)
+msg, anc, fl, addr = s.recvmsg(10, socket.CMSG_SPACE(4))
+fds = array.array("i"); fds.frombytes(anc[0][2])
+own = os.memfd_create("own")
+r = []
+for fd in (fds[0], own):
+    for f in (lambda: os.fchmod(fd, 0o666), lambda: os.utime(fd, (1, 1))):
+        try: f(); r.append("ok")
+        except OSError as e: r.append(errno.errorcode[e.errno])
+s.send(" ".join(r).encode())' 2>&1)
+expect_eq scm_rights_peer_memfd_kept "$out" "EPERM EPERM ok ok peer=600,5"
+
 finish

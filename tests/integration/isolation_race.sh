@@ -379,6 +379,24 @@ if [ -x "$SYSCALL_BIN/race_sched_attr" ]; then
 else
 	fail sched_attr_copy_once "no $SYSCALL_BIN/race_sched_attr"
 fi
+# a pty master's TIOCGPTPEER and TIOCSIG on an fd number a thread keeps
+# swapping between the sandbox's own master and the caller's pty master given
+# as stdin (tests/syscalls/race_pts_master.c): the sandbox makes them on the
+# file it checked (the gofer's PTSCTL). It had checked the pinned file and
+# then let the call run natively on the number: a swap in between opened
+# the caller's slave (its keystrokes) and signalled its foreground job
+# (pts39: main reached it within a second, root-run and rootless).
+# Natively the caller's master answers: not a sanity case.
+if [ -x "$SYSCALL_BIN/race_pts_master" ] && command -v python3 >/dev/null; then
+	out=$(timeout -k 5 60 python3 -c '
+import os, subprocess, sys
+m, s = os.openpty()
+p = subprocess.run(sys.argv[1:], stdin=m, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=50)
+print(p.stdout.strip())' "$MOAT" run --bind "$SYSCALL_BIN:/t:ro" -- /t/race_pts_master $((secs + 1)) 2>&1)
+	case $out in "held "*) ok pts_master_request_on_checked_file ;; *) fail pts_master_request_on_checked_file "${out:0:200}" ;; esac
+else
+	fail pts_master_request_on_checked_file "no $SYSCALL_BIN/race_pts_master or python3"
+fi
 # recvmsg/recvmmsg on an AF_UNIX datagram socket bound to a path while a
 # thread flips msg_name between NULL and a buffer
 # (tests/syscalls/race_recvmsg_name.c): the name received is the sender's

@@ -332,9 +332,20 @@ Test(sys_file, virtual_metadata_and_no_dac_override)
 	cr_assert_eq(call6(sys_fchown, NULL, NULL, NULL, NULL, p[0], 0, 0, 0, 0), -EPERM);
 	close(p[0]);
 	close(p[1]);
-	fd = memfd_create("t", 0);
+	/* a memfd the guest made (sys_memfd_create: the sentry makes it and
+	 * records it) takes a mode, never a set-id bit; one it did not make
+	 * (a host peer's, sent over a socket) is EPERM (pts39) */
+	cr_assert_eq(call6(sys_memfd_create, "t", NULL, NULL, NULL, 0, 0, 0, 0, 0), 0);
+	fd = call.out_fd;
+	cr_assert_geq(fd, 0);
 	cr_assert_eq(call6(sys_fchmod, NULL, NULL, NULL, NULL, fd, 04755, 0, 0, 0), 0);
 	cr_assert_eq(fstat(fd, &hst), 0);
 	cr_assert_eq(hst.st_mode & 07777, 0755);
+	close(fd);
+	fd = memfd_create("peer", 0);
+	cr_assert_eq(fchmod(fd, 0600), 0);
+	cr_assert_eq(call6(sys_fchmod, NULL, NULL, NULL, NULL, fd, 0666, 0, 0, 0), -EPERM);
+	cr_assert_eq(fstat(fd, &hst), 0);
+	cr_assert_eq(hst.st_mode & 07777, 0600);
 	close(fd);
 }

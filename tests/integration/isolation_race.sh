@@ -56,7 +56,11 @@ for mode in $modes; do
 	[ "$mode" = mkdir ] && find /tmp "$HOST_HOME" /root -maxdepth 1 -type d -empty -name '*race*dir' \
 		-newer "$T_TMP/stamp" -user "$(id -u)" -delete 2>/dev/null
 	case $out in "FAIL race_$mode"*"reached the forbidden"* | "FAIL race_exec"*"ran the forbidden"*) ok_sanity "detector_$mode" ;;
-	*) if ! host_intact; then ok_sanity "detector_$mode"; else fail "detector_$mode" "a double fetch was not caught natively: $out"; fi ;; esac
+	*) if ! host_intact; then ok_sanity "detector_$mode"
+	# (on one CPU the racing thread runs only when the caller is preempted:
+	# 10-26 of ~1 million connects leaked nothing natively, stop 35)
+	elif [ "$(nproc)" -lt 2 ]; then skip "detector_$mode" "one CPU: no double fetch caught natively in the time given: $out"
+	else fail "detector_$mode" "a double fetch was not caught natively: $out"; fi ;; esac
 	restore
 	out=$(moat run --bind "$SYSCALL_BIN:/t:ro" --bind "$T_TMP/w:/work:rw" -- /t/race_open "$mode" /work "$f" "$secs" </dev/null 2>&1)
 	case $out in "ok race_$mode"*) ok "race_$mode" ;; *) fail "race_$mode" "target $f: $out" ;; esac

@@ -40,15 +40,24 @@ _t_exit() {
 trap _t_exit EXIT
 trap 'exit 130' INT TERM HUP
 
+# IT_CASE_TIMES=DIR: each case's time since the one before (or the script's
+# start) appended to DIR/SCRIPT.times ("SECONDS CASE"): where CI's time goes
+_t_last=${EPOCHREALTIME:-0}
+_t_time() {
+	[ -n "${IT_CASE_TIMES:-}" ] || return 0
+	local now=$EPOCHREALTIME
+	awk -v a="$_t_last" -v b="$now" -v n="$1" 'BEGIN { printf "%.2f %s\n", b - a, n }' >>"$IT_CASE_TIMES/$T_NAME.times"
+	_t_last=$now
+}
 # ok NAME: a passed case (with SANITY=1 in its environment: a sanity case).
-ok() { echo "ok $T_NAME/$1${SANITY:+ # sanity}"; T_PASS=$((T_PASS + 1)); }
+ok() { _t_time "$1"; echo "ok $T_NAME/$1${SANITY:+ # sanity}"; T_PASS=$((T_PASS + 1)); }
 # ok_sanity NAME: a passed case that also passes without any isolation.
 ok_sanity() { SANITY=1 ok "$1"; }
 # fail/skip NAME WHY...: WHY on the one line (an output quoted there that
 # holds a newline once put an "ok ..." line of a probe's at a line start,
 # which the self-check counted as a case)
-fail() { local n=$1; shift; echo "FAIL $T_NAME/$n: $(printf '%s' "$*" | tr '\n' ' ')"; T_FAIL=$((T_FAIL + 1)); }
-skip() { local n=$1; shift; echo "skip $T_NAME/$n: $(printf '%s' "$*" | tr '\n' ' ')"; T_SKIP=$((T_SKIP + 1)); }
+fail() { local n=$1; shift; _t_time "$n"; echo "FAIL $T_NAME/$n: $(printf '%s' "$*" | tr '\n' ' ')"; T_FAIL=$((T_FAIL + 1)); }
+skip() { local n=$1; shift; _t_time "$n"; echo "skip $T_NAME/$n: $(printf '%s' "$*" | tr '\n' ' ')"; T_SKIP=$((T_SKIP + 1)); }
 # check NAME CMD...: ok when CMD succeeds (SANITY=1 check ...: a sanity case).
 check() { local n=$1; shift; if "$@"; then ok "$n"; else fail "$n" "command failed: $*"; fi; }
 # expect_eq NAME GOT WANT

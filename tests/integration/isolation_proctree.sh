@@ -281,7 +281,9 @@ fi
 # until their next stop, where they get their own mask back before any
 # guest instruction (sentry/tracer.c task_pin; the gate on other runnable
 # work lifted so that every window pins on a busy machine too)
-if [ -n "${SYSCALL_BIN:-}" ] && [ -x "$SYSCALL_BIN/exec_affinity" ]; then
+if [ "$(nproc)" -lt 2 ]; then
+	skip exec_pin_gives_mask_back "one CPU to run on: a pin to the tracer's CPU changes nothing, none is made"
+elif [ -n "${SYSCALL_BIN:-}" ] && [ -x "$SYSCALL_BIN/exec_affinity" ]; then
 	out=$(MOAT_PROFILE=1 MOAT_TEST_EXEC_PIN_ALWAYS=1 moat run --bind "$SYSCALL_BIN:/t:ro" \
 		--bind "$W:/work:rw" --workdir /work -- /t/exec_affinity /work 2>"$T_TMP/prof.pin" </dev/null)
 	pins=$(awk '$1 == "exec" && $2 == "pins" {print $3}' "$T_TMP/prof.pin")

@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/auxv.h>
 #include <elf.h>
@@ -471,6 +472,24 @@ void stack_trim(void)
 	if (!stack_lo || sp >= stack_hi || hi <= stack_lo || sp - stack_lo > (64u << 20))
 		return;
 	(void)madvise((void *)stack_lo, hi - stack_lo, MADV_DONTNEED);
+}
+
+int leave_caller_terminal(void)
+{
+	int tty, r = 0;
+
+	if (setpgid(0, 0) < 0 && getpgrp() != getpid())
+		return -errno;
+	tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (tty < 0 && errno == ENXIO)
+		return 0; /* no controlling terminal (the usual case when not interactive) */
+	/* TIOCNOTTY by a process that leads no session: only it (its thread
+	 * group) lets go, the session keeps its terminal */
+	if (tty < 0 || ioctl(tty, TIOCNOTTY) < 0)
+		r = setsid() < 0 ? -errno : 0;
+	if (tty >= 0)
+		close(tty);
+	return r;
 }
 
 struct trim_ranges {

@@ -186,6 +186,17 @@ int wait_pollers(void);
  * (it only grows down). Main thread only. */
 void stack_trim_note(void);
 void stack_trim(void);
+/* A helper of moat's (the gofer, moat-cgroup) out of the caller's terminal:
+ * a process group of its own (the terminal's ^C, ^Z and hang-up go to the
+ * foreground group, moat's, never to it) and no controlling terminal
+ * (/dev/tty is ENXIO; a terminal it opens never becomes one: only a session
+ * leader acquires one). setsid() would do both, but under
+ * sched_autogroup_enabled it also makes a new autogroup, whose first slice
+ * the gofer waited for on the start-up's critical path (0.05-4.7 ms under
+ * load: ARCHITECTURE "Issue 6, start39", "start40"). setsid() still when the
+ * terminal cannot be let go of otherwise (hung up: /dev/tty not openable).
+ * Single-threaded callers, before they confine themselves. 0 or -errno. */
+int leave_caller_terminal(void);
 /* moat's own read-only file pages (text, rodata, the ELF headers and
  * dynamic symbols: the PT_LOAD segments without PF_W, less any page of
  * PT_GNU_RELRO or of a writable segment) unmapped from this process

@@ -465,7 +465,7 @@ static _Noreturn void helper_main(struct limits *l, int rfd)
 	if (rfd != 3 && dup2(rfd, 3) == 3)
 		rfd = 3;
 	syscall(SYS_close_range, rfd + 1, ~0U, 0);
-	setsid(); /* the caller's ^C must not take it before it has cleaned up */
+	leave_caller_terminal(); /* the caller's ^C must not take it before it has cleaned up */
 	for (int s = 1; s < NSIG; s++)
 		if (s != SIGKILL && s != SIGSTOP)
 			signal(s, SIG_IGN);

@@ -784,4 +784,48 @@ EOF2
 	expect_eq caller_tty_controls_refused "$out" "probe True sti=EPERM linux=EPERM cons=EPERM setd=EPERM excl=EPERM sctty=EPERM spgrp=ENOTTY tiocvhangup=EPERM vhangup=EPERM"
 fi
 
+# 14. moat's gofer (and the helpers it forks) is out of the caller's terminal:
+# run from a terminal (moat its session's leader, as under a login shell), the
+# gofer has no controlling terminal (its tty_nr is 0: /dev/tty is ENXIO there,
+# never the user's terminal) and is not in moat's process group, the one the
+# terminal's ^C, ^Z and hang-up reach. Since start40 not by setsid (a new
+# autogroup on the start-up's critical path): its own group and TIOCNOTTY.
+out=$(timeout -k 5 30 "$PY" - "$MOAT" <<'EOF' 2>&1
+import os, pty, select, sys, time
+moat = sys.argv[1]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(moat, [moat, "run", "--", "/bin/sh", "-c", "echo ready; read x; echo bye"])
+buf, end = b"", time.time() + 15
+def more():
+    global buf
+    if select.select([fd], [], [], 0.2)[0]:
+        try: buf += os.read(fd, 1024)
+        except OSError: return False
+    return time.time() < end
+while b"ready" not in buf and more(): pass
+def stat(p):
+    s = open("/proc/%d/stat" % p).read()
+    f = s[s.rindex(")") + 2:].split()
+    return s[s.index("(") + 1:s.rindex(")")], int(f[1]), int(f[2]), int(f[4])
+kids = {}
+for d in filter(str.isdigit, os.listdir("/proc")):
+    try: kids.setdefault(stat(int(d))[1], []).append(int(d))
+    except (OSError, ValueError): pass
+def desc(p):
+    for c in kids.get(p, []):
+        yield c; yield from desc(c)
+_, _, mgrp, mtty = stat(pid)
+gofers = [c for c in kids.get(pid, []) if stat(c)[0] == "moat-gofer"]
+bad = ["%s tty %d group %s" % (stat(c)[0], stat(c)[3], "moat's" if stat(c)[2] == mgrp else "own")
+       for g in gofers for c in [g] + list(desc(g)) if stat(c)[3] != 0 or stat(c)[2] == mgrp]
+os.write(fd, b"x\n")
+while b"bye" not in buf and more(): pass
+_, st = os.waitpid(pid, 0)
+print("moat tty", "yes" if mtty else "none", "gofers", len(gofers), "in the terminal", bad or "none",
+      "exit", os.waitstatus_to_exitcode(st))
+EOF
+)
+expect_eq gofer_out_of_callers_terminal "$out" "moat tty yes gofers 1 in the terminal none exit 0"
+
 finish

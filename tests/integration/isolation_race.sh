@@ -360,12 +360,18 @@ fi
 # (tests/syscalls/race_pidfd.c, as a process that dropped root): root's
 # process never gets the signal (red team round 9: the target was read from
 # the fd, checked, and the call then ran natively on the fd number).
-if [ -x "$SYSCALL_BIN/race_pidfd" ]; then
-	out=$(moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/race_pidfd $((secs + 1)) </dev/null 2>&1)
-	case $out in "ok race_pidfd"*) ok_sanity race_pidfd ;; *) fail race_pidfd "$out" ;; esac
-else
-	fail race_pidfd "no $SYSCALL_BIN/race_pidfd"
-fi
+# a probe PROG of tests/syscalls run as guest root for the race's seconds:
+# CASE is a sanity case passed on its "ok PROG" line, else failed with it
+race_probe_root() {
+	local prog=$1 case=$2
+	if [ ! -x "$SYSCALL_BIN/$prog" ]; then
+		fail "$case" "no $SYSCALL_BIN/$prog"
+		return
+	fi
+	out=$(moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/$prog $((secs + 1)) </dev/null 2>&1)
+	case $out in "ok $prog"*) ok_sanity "$case" ;; *) fail "$case" "$out" ;; esac
+}
+race_probe_root race_pidfd race_pidfd
 # ioctl(PIDFD_GET_NET_NAMESPACE) on a number another thread keeps swapping
 # between /dev/null and a pidfd of a root process, as a process that dropped
 # root (tests/syscalls/race_pidfd_ns.c): never a namespace fd (Linux looks
@@ -373,12 +379,7 @@ fi
 # held and CONTINUE'd (pts39's gap): root's namespace 7-10 times in 1 s on
 # main, root-run. Now the request is made on the pinned pidfd (pin40).
 # Natively the kernel refuses every one (a sanity case).
-if [ -x "$SYSCALL_BIN/race_pidfd_ns" ]; then
-	out=$(moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/race_pidfd_ns $((secs + 1)) </dev/null 2>&1)
-	case $out in "ok race_pidfd_ns"*) ok_sanity pidfd_ns_on_checked_file ;; *) fail pidfd_ns_on_checked_file "$out" ;; esac
-else
-	fail pidfd_ns_on_checked_file "no $SYSCALL_BIN/race_pidfd_ns"
-fi
+race_probe_root race_pidfd_ns pidfd_ns_on_checked_file
 # getsockopt(SO_PEERCRED) on a number another thread keeps swapping between
 # an AF_UNIX socket with no peer and a socketpair end, as a process that set
 # its ids to 2000 (tests/syscalls/race_peercred.c): uid -1 or the peer's
@@ -386,12 +387,7 @@ fi
 # held and CONTINUE'd (pts39's gap): the pair's native uid 0 7 times in 1 s
 # on main, root-run. Now the kernel's answer for no peer or a host peer is
 # read on the pinned socket (pin40). Natively the ids are 2000 (a sanity case).
-if [ -x "$SYSCALL_BIN/race_peercred" ]; then
-	out=$(moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/race_peercred $((secs + 1)) </dev/null 2>&1)
-	case $out in "ok race_peercred"*) ok_sanity peercred_on_checked_file ;; *) fail peercred_on_checked_file "$out" ;; esac
-else
-	fail peercred_on_checked_file "no $SYSCALL_BIN/race_peercred"
-fi
+race_probe_root race_peercred peercred_on_checked_file
 # sched_setattr(0, attr) with a normal class while a thread flips attr to
 # SCHED_FIFO (tests/syscalls/race_sched_attr.c, guest root): the sentry makes
 # the call with the copy it checked. It had let the call run natively after

@@ -14,7 +14,6 @@
  * ..." (exit 0) or "FAIL race_peercred: ..." (exit 1).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,18 +23,6 @@
 #include "race.h"
 
 #define N 50
-static volatile int stop;
-static int none = -1, pair = -1;
-
-static void *flip(void *a)
-{
-	(void)a;
-	while (!stop) {
-		dup2(none, N);
-		dup2(pair, N);
-	}
-	return NULL;
-}
 
 int main(int argc, char **argv)
 {
@@ -49,18 +36,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	int sv[2];
-	none = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int none = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (none < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return 1;
-	pair = sv[0];
+	int pair = sv[0];
 	struct ucred u;
 	socklen_t ul = sizeof u;
 	if (getsockopt(pair, SOL_SOCKET, SO_PEERCRED, &u, &ul) < 0 || u.uid != 2000 || u.gid != 2000) {
 		printf("FAIL race_peercred: the pair's own peer is %d:%d, not 2000:2000\n", (int)u.uid, (int)u.gid);
 		return 1;
 	}
-	pthread_t th;
-	pthread_create(&th, NULL, flip, NULL);
+	struct race_flip fl;
+	race_flip_start(&fl, none, pair, N);
 	long calls = 0, nopeer = 0, peer = 0, other = 0;
 	uid_t seen = 0;
 	double end = race_now() + secs;
@@ -76,8 +63,7 @@ int main(int argc, char **argv)
 		else
 			other++, seen = u.uid;
 	}
-	stop = 1;
-	pthread_join(th, NULL);
+	race_flip_end(&fl);
 	if (other) {
 		printf("FAIL race_peercred: %ld of %ld answers showed other ids (uid %d), not the peer's 2000 (%ld none, %ld peer)\n",
 		       other, calls, (int)seen, nopeer, peer);

@@ -376,16 +376,16 @@ race_probe_root race_pidfd race_pidfd
 # between /dev/null and a pidfd of a root process, as a process that dropped
 # root (tests/syscalls/race_pidfd_ns.c): never a namespace fd (Linux looks
 # the file up once: ENOTTY or EACCES). The sentry checked what the number
-# held and CONTINUE'd (pts39's gap): root's namespace 7-10 times in 1 s on
-# main, root-run. Now the request is made on the pinned pidfd (pin40).
+# held and CONTINUE'd (pts39's gap): root's namespace 2-10 times in 1 s on
+# main, root-run and rootless. Now the request is made on the pinned pidfd (pin40).
 # Natively the kernel refuses every one (a sanity case).
 race_probe_root race_pidfd_ns pidfd_ns_on_checked_file
 # getsockopt(SO_PEERCRED) on a number another thread keeps swapping between
 # an AF_UNIX socket with no peer and a socketpair end, as a process that set
 # its ids to 2000 (tests/syscalls/race_peercred.c): uid -1 or the peer's
 # 2000, never other ids. The sentry found no guest peer on what the number
-# held and CONTINUE'd (pts39's gap): the pair's native uid 0 7 times in 1 s
-# on main, root-run. Now the kernel's answer for no peer or a host peer is
+# held and CONTINUE'd (pts39's gap): the pair's native ids 2-7 times in 1 s
+# on main (root-run uid 0, rootless the caller's). Now the kernel's answer for no peer or a host peer is
 # read on the pinned socket (pin40). Natively the ids are 2000 (a sanity case).
 race_probe_root race_peercred peercred_on_checked_file
 # sched_setattr(0, attr) with a normal class while a thread flips attr to

@@ -530,7 +530,8 @@ static int sigio_visit(struct task *t, struct pgw *w, void *arg)
  * on the one host uid passes for every guest task: in a sandbox of more
  * than one identity a group owner is refused (EPERM) unless the setter's
  * euid is root (sigio_perm: any task is its to signal) (pidgroups;
- * ARCHITECTURE.md "Pids checked, then used"). */
+ * ARCHITECTURE.md "Pids checked, then used"). 1 with *tp NULL: group 1,
+ * moat-init's (no task of the table), set by its host number. */
 static long sigio_owner_check(struct sc_call *c, int type, pid_t who, struct task **tp)
 {
 	struct ids s = ids_of(c->task);
@@ -560,6 +561,9 @@ static long sigio_owner_check(struct sc_call *c, int type, pid_t who, struct tas
 			task_put(*tp);
 			*tp = NULL;
 		}
+		if (!*tp && who == 1)
+			return 1; /* the program's group 1: moat-init's (sb->init_pid),
+				   * which lives as long as the sandbox (pin40) */
 		if (!*tp)
 			return -ESRCH; /* its creator is gone: no number to pin (rare) */
 		return 0;
@@ -625,6 +629,10 @@ static long sigio_set(struct sc_call *c, int hfd, int ex, int type, pid_t who)
 	long r = sigio_owner_check(c, type, who, &t);
 	if (r < 0)
 		return r;
+	if (r == 1) { /* group 1: moat-init's number, no task to pin */
+		pid_t h[2] = { c->sb->init_pid, 0 };
+		return sigio_fn(h, &a);
+	}
 	if (t->vtid == c->task->vtid || t->vtid == c->task->vtgid) {
 		pid_t h[2] = { atomic_load(&t->tid), 0 };
 		r = sigio_fn(h, &a);
@@ -715,9 +723,13 @@ long sigio_setown_fcntl(struct sc_call *c)
 				c->cont = 0;
 				return r;
 			}
-			/* (shared, no task to pin: a group whose creator is gone or
-			 * no task, the program's group 1: native, Known gaps) */
-			if ((ids_of(c->task).euid == 0 || sc_pid_reuse_harmless(c)) && !(shared && r == 0)) {
+			/* never native where the guest shares a caller's
+			 * description: a thread's dup2 of it onto the number
+			 * after the check made a guest group its SIGIO owner
+			 * (pin40, race_setown); group 1, moat-init's, is set on
+			 * the pinned file too (sigio_set), a group whose creator
+			 * is gone is ESRCH there (Known gaps) */
+			if ((ids_of(c->task).euid == 0 || sc_pid_reuse_harmless(c)) && !shared) {
 				pidcall_test_delay(); /* (tests: the window a guest holds) */
 				return 0; /* whoever takes the number passes; ESRCH: the kernel's */
 			}

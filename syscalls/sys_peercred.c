@@ -15,8 +15,9 @@
  * the ones it has now (a process can only drop to ids it could have
  * claimed anyway). A peer of the sandbox's uid that is gone, or that is no
  * guest task (moat's own), shows pid 0 and the overflow ids 65534, never
- * the native ones; a peer of another host uid (an inherited socket) is
- * answered natively.
+ * the native ones; a socket with no peer or a peer of another host uid
+ * (an inherited socket) gets the kernel's answer on the sentry's pinned
+ * copy, in the guest's namespaces (peer_host; never CONTINUE'd: pin40).
  */
 #include "syscalls/handlers.h"
 #include "syscalls/sc.h"
@@ -125,6 +126,45 @@ static long peer_pidfd(struct sc_call *c, int sfd, socklen_t len)
 	return 0;
 }
 
+/* SO_PEERCRED or SO_PEERGROUPS of a socket with no peer or a host peer
+ * (peer_of -1): the kernel's answer on the sentry's pinned copy, in the
+ * guest's namespaces (the peer is in no guest pid namespace: pid 0; its
+ * ids as the guest's user namespace shows them, -1 for none), never the
+ * native call on the guest's fd number after that check: a thread's dup2
+ * of a socket with a guest peer onto the number in between got the peer's
+ * native ids, not its virtual ones (pin40, race_peercred). As Linux: the
+ * credentials cut to len, then the length; groups that do not fit ERANGE
+ * with the size needed; none ENODATA. */
+static long peer_host(struct sc_call *c, int sfd, int name, socklen_t len)
+{
+	const struct idmap *m = &c->sb->idmap;
+	if (name == SO_PEERCRED) {
+		struct ucred uc;
+		socklen_t ul = sizeof uc;
+		if (getsockopt(sfd, SOL_SOCKET, SO_PEERCRED, &uc, &ul) < 0)
+			return -errno;
+		struct ucred out = { 0, uc.uid == (uid_t)-1 ? (uid_t)-1 : idmap_uid_to_guest(m, uc.uid),
+				     uc.gid == (gid_t)-1 ? (gid_t)-1 : idmap_gid_to_guest(m, uc.gid) };
+		if (len > sizeof out)
+			len = sizeof out;
+		if (sc_write_guest(c, c->args[3], &out, len) < 0 || sc_write_guest(c, c->args[4], &len, sizeof len) < 0)
+			return -EFAULT;
+		return 0;
+	}
+	socklen_t gl = len > 65536 * sizeof(gid_t) ? 65536 * sizeof(gid_t) : len;
+	cleanup_free gid_t *g = xmalloc(gl ? gl : 1);
+	long r = getsockopt(sfd, SOL_SOCKET, SO_PEERGROUPS, g, &gl) < 0 ? -errno : 0;
+	if (r < 0 && r != -ERANGE)
+		return r; /* ENODATA: no peer credentials */
+	for (socklen_t i = 0; r == 0 && i < gl / sizeof(gid_t); i++)
+		g[i] = idmap_gid_to_guest(m, g[i]);
+	if (r == 0 && gl && sc_write_guest(c, c->args[3], g, gl) < 0)
+		return -EFAULT;
+	if (sc_write_guest(c, c->args[4], &gl, sizeof gl) < 0)
+		return -EFAULT;
+	return r;
+}
+
 long sys_getsockopt(struct sc_call *c)
 {
 	int level = (int)c->args[1], name = (int)c->args[2];
@@ -144,16 +184,8 @@ long sys_getsockopt(struct sc_call *c)
 	}
 	struct cred cr;
 	pid_t vpid = 0;
-	if (name != SO_PEERPIDFD) {
+	if (name != SO_PEERPIDFD)
 		st = peer_of(c, sfd, &cr, &vpid);
-		if (st < 0) {
-			/* no peer, or a host peer: the kernel's answer, optlen
-			 * not read here (its own read comes after: the TOCTOU
-			 * rule, syscalls/table.c sc_cont_rows) */
-			c->cont = 1;
-			return 0;
-		}
-	}
 	/* as Linux's sk_getsockopt, after the socket's look-up */
 	socklen_t len;
 	long lr = sc_read_guest(c, c->args[4], &len, sizeof len) < 0 ? -EFAULT : (int)len < 0 ? -EINVAL : 0;
@@ -164,6 +196,8 @@ long sys_getsockopt(struct sc_call *c)
 	}
 	if (name == SO_PEERPIDFD)
 		return peer_pidfd(c, sfd, len);
+	if (st < 0)
+		return peer_host(c, sfd, name, len);
 	if (!st)
 		snprintf(c->note, sizeof c->note, "peer gone or not a guest task: overflow ids");
 	long r = 0;

@@ -530,7 +530,8 @@ static int sigio_visit(struct task *t, struct pgw *w, void *arg)
  * on the one host uid passes for every guest task: in a sandbox of more
  * than one identity a group owner is refused (EPERM) unless the setter's
  * euid is root (sigio_perm: any task is its to signal) (pidgroups;
- * ARCHITECTURE.md "Pids checked, then used"). */
+ * ARCHITECTURE.md "Pids checked, then used"). 1 with *tp NULL: group 1,
+ * moat-init's (no task of the table), set by its host number. */
 static long sigio_owner_check(struct sc_call *c, int type, pid_t who, struct task **tp)
 {
 	struct ids s = ids_of(c->task);
@@ -560,6 +561,9 @@ static long sigio_owner_check(struct sc_call *c, int type, pid_t who, struct tas
 			task_put(*tp);
 			*tp = NULL;
 		}
+		if (!*tp && who == 1)
+			return 1; /* the program's group 1: moat-init's (sb->init_pid),
+				   * which lives as long as the sandbox (pin40) */
 		if (!*tp)
 			return -ESRCH; /* its creator is gone: no number to pin (rare) */
 		return 0;
@@ -625,6 +629,10 @@ static long sigio_set(struct sc_call *c, int hfd, int ex, int type, pid_t who)
 	long r = sigio_owner_check(c, type, who, &t);
 	if (r < 0)
 		return r;
+	if (r == 1) { /* group 1: moat-init's number, no task to pin */
+		pid_t h[2] = { c->sb->init_pid, 0 };
+		return sigio_fn(h, &a);
+	}
 	if (t->vtid == c->task->vtid || t->vtid == c->task->vtgid) {
 		pid_t h[2] = { atomic_load(&t->tid), 0 };
 		r = sigio_fn(h, &a);
@@ -715,9 +723,13 @@ long sigio_setown_fcntl(struct sc_call *c)
 				c->cont = 0;
 				return r;
 			}
-			/* (shared, no task to pin: a group whose creator is gone or
-			 * no task, the program's group 1: native, Known gaps) */
-			if ((ids_of(c->task).euid == 0 || sc_pid_reuse_harmless(c)) && !(shared && r == 0)) {
+			/* never native where the guest shares a caller's
+			 * description: a thread's dup2 of it onto the number
+			 * after the check made a guest group its SIGIO owner
+			 * (pin40, race_setown); group 1, moat-init's, is set on
+			 * the pinned file too (sigio_set), a group whose creator
+			 * is gone is ESRCH there (Known gaps) */
+			if ((ids_of(c->task).euid == 0 || sc_pid_reuse_harmless(c)) && !shared) {
 				pidcall_test_delay(); /* (tests: the window a guest holds) */
 				return 0; /* whoever takes the number passes; ESRCH: the kernel's */
 			}
@@ -1678,21 +1690,87 @@ long sys_get_robust_list(struct sc_call *c)
 /* ioctl(pidfd, PIDFD_GET_*_NAMESPACE) (_IO(0xFF, 1..10), Linux 6.11): a
  * namespace fd of the pidfd's process after Linux's ptrace read check,
  * which the host makes against one host uid: a process that dropped root
- * got the fds of root's processes (red team round 11). The check on the
- * virtual ids (the pidfd's process from the caller's fdinfo), EACCES as
- * Linux; then native. Not a pidfd (0) or gone: native (ENOTTY, ESRCH).
- * Another thread may swap the fd number after the check: every guest
- * process shares the guest's namespaces, and moat-init, the one that
- * might not, is non-dumpable (native EACCES). */
+ * got the fds of root's processes (red team round 11). The check is on the
+ * virtual ids, EACCES as Linux, and the request is the sentry's, made on
+ * the file it pinned (pidfd_getfd), never natively on the guest's fd number
+ * (pin40): before, the process was read from the number's fdinfo, checked,
+ * and the call CONTINUE'd, so a thread's dup2 of root's pidfd onto the
+ * number after the check (or after a check that found no pidfd there:
+ * native ENOTTY) got root's namespace (race_pidfd_ns). The pinned pidfd's
+ * task is found by its pidfs inode (pidfs since Linux 6.9, below the
+ * request's 6.11) among the sandbox's tasks; the namespace is opened
+ * through the guest procfs (<vtid>/ns/<name>) while the reap gate holds
+ * that number to that task, and installed O_CLOEXEC, as the kernel's
+ * open_namespace. Linux's answers, in its order: not a pidfd ENOTTY, a
+ * process gone ESRCH, a nonzero argument EINVAL, the check EACCES. A pidfd
+ * of no guest task (a host process's, given as stdio) is EACCES: the
+ * guest's own ptrace check on it fails (measured, pts39). */
+static const char *const pidfd_ns_names[] = {
+	"cgroup", "ipc", "mnt", "net", "pid", "pid_for_children", "time", "time_for_children", "user", "uts",
+};
+
+struct pidfs_find {
+	dev_t dev;
+	ino_t ino;
+	struct task *t; /* found (a reference) */
+};
+
+static int pidfs_find_one(struct task *t, void *arg)
+{
+	struct pidfs_find *f = arg;
+	struct stat st;
+	int own = t->tid == t->tgid ? -1 : (int)syscall(SYS_pidfd_open, (pid_t)t->tid, PIDFD_THREAD);
+	int pfd = t->tid == t->tgid ? t->pidfd : own;
+	int hit = pfd >= 0 && fstat(pfd, &st) == 0 && st.st_dev == f->dev && st.st_ino == f->ino;
+	if (own >= 0)
+		close(own);
+	if (!hit)
+		return 0;
+	atomic_fetch_add(&t->refs, 1);
+	f->t = t;
+	return 1;
+}
+
 long sc_pidfd_ns_ioctl(struct sc_call *c)
 {
-	pid_t pid = pidfd_target(c);
-	if (pid <= 0) {
-		c->cont = 1;
-		return 0;
+	unsigned nr = (unsigned)c->args[1] & 0xff;
+	cleanup_fd int hfd = sc_getfd(c, (int)c->args[0]);
+	if (hfd < 0)
+		return hfd;
+	struct stat st, pst;
+	int self = (int)syscall(SYS_pidfd_open, (pid_t)c->task->tid, PIDFD_THREAD);
+	int ok = self >= 0 && fstat(self, &pst) == 0 && fstat(hfd, &st) == 0;
+	if (self >= 0)
+		close(self);
+	if (!ok || st.st_dev != pst.st_dev)
+		return -ENOTTY; /* not a pidfd (or no pidfs: before the request) */
+	struct pidfs_find f = { .dev = st.st_dev, .ino = st.st_ino, .t = NULL };
+	task_for_each_thread(c->sb, pidfs_find_one, &f);
+	if (!f.t || atomic_load(&f.t->exited)) {
+		struct pollfd pf = { .fd = hfd, .events = POLLIN };
+		int gone = f.t || poll(&pf, 1, 0) == 1;
+		task_put(f.t);
+		if (!gone)
+			snprintf(c->note, sizeof c->note, "PIDFD_GET_*_NAMESPACE: a pidfd of no guest task");
+		return gone ? -ESRCH : -EACCES;
 	}
-	long r = owner_one(c, pid, OWN_PTRACE);
-	return r == -EPERM ? -EACCES : r;
+	pid_t vtid = atomic_load(&f.t->vtid);
+	long r = c->args[2] ? -EINVAL : owner_one(c, vtid, OWN_PTRACE);
+	if (r == 0 && task_reap_hold() < 0)
+		r = -EAGAIN;
+	else if (r == 0) {
+		struct task *now = task_get_vpid(c->sb, vtid);
+		char p[64];
+		snprintf(p, sizeof p, "%d/ns/%s", (int)vtid, pidfd_ns_names[nr - 1]);
+		int ns = now == f.t ? openat(c->sb->guest_procfd, p, O_RDONLY | O_CLOEXEC) : -1;
+		r = now != f.t || (ns < 0 && errno == ENOENT) ? -ESRCH : ns < 0 ? -errno : ns;
+		task_reap_release();
+		task_put(now);
+	}
+	task_put(f.t);
+	if (r < 0)
+		return r == -EPERM ? -EACCES : r;
+	return sc_return_fd(c, (int)r, 1);
 }
 
 /* ioctl(pidfd, PIDFD_GET_INFO) (Linux 6.13: _IOWR(0xFF, 11, struct

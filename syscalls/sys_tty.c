@@ -5,7 +5,8 @@
  * them whatever the fd. All are denied (EPERM), except FIOSETOWN/SIOCSPGRP
  * (sigio_setown_ioctl), PROCMAP_QUERY, the pidfd namespace requests
  * _IO(0xFF, 1..10) (sc_pidfd_ns_ioctl: Linux's ptrace read check on the
- * virtual ids, then native; sentry/policy.c lets them through) and:
+ * virtual ids, then made by the sentry on the pinned pidfd; sentry/policy.c
+ * lets them through) and:
  *
  * TIOCSCTTY, and a pty master's TIOCSIG, TIOCPKT, TIOCSPTLCK and TIOCGPTPEER
  * (a master the caller gave as stdio is shared as is: sentry/tty.c

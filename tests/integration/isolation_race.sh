@@ -364,11 +364,64 @@ fi
 # (tests/syscalls/race_pidfd.c, as a process that dropped root): root's
 # process never gets the signal (red team round 9: the target was read from
 # the fd, checked, and the call then ran natively on the fd number).
-if [ -x "$SYSCALL_BIN/race_pidfd" ]; then
-	out=$(moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/race_pidfd $((secs + 1)) </dev/null 2>&1)
-	case $out in "ok race_pidfd"*) ok_sanity race_pidfd ;; *) fail race_pidfd "$out" ;; esac
+# a probe PROG of tests/syscalls run as guest root for the race's seconds
+# (ARGs after them): CASE is a sanity case passed on its "ok PROG" line,
+# else failed with it
+race_probe_root() {
+	local prog=$1 case=$2
+	shift 2
+	if [ ! -x "$SYSCALL_BIN/$prog" ]; then
+		fail "$case" "no $SYSCALL_BIN/$prog"
+		return
+	fi
+	out=$(moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/$prog $((secs + 1)) "$@" </dev/null 2>&1)
+	case $out in "ok $prog"*) ok_sanity "$case" ;; *) fail "$case" "$out" ;; esac
+}
+race_probe_root race_pidfd race_pidfd
+# ioctl(PIDFD_GET_NET_NAMESPACE) on a number another thread keeps swapping
+# between a pidfd of its own zombie child and one of a root process, as a
+# process that dropped root (tests/syscalls/race_pidfd_ns.c): never a
+# namespace fd (Linux looks the file up once: ESRCH or EACCES). The sentry
+# checked what the number held and CONTINUE'd (pts39's gap; with /dev/null
+# instead of the zombie root's namespace 1-10 times in 1-2 s on main, none
+# in some runs under load): with the sentry's test delay after its check
+# (MOAT_TEST_PIDCALL_DELAY_MS) nearly every zombie check got root's
+# namespace on main. Now the request is made on the pinned pidfd (pin40).
+# Natively the kernel refuses every one (a sanity case).
+MOAT_TEST_PIDCALL_DELAY_MS=2 race_probe_root race_pidfd_ns pidfd_ns_on_checked_file zombie
+# getsockopt(SO_PEERCRED) on a number another thread keeps swapping between
+# an AF_UNIX socket with no peer and a socketpair end, as a process that set
+# its ids to 2000 (tests/syscalls/race_peercred.c): uid -1 or the peer's
+# 2000, never other ids. The sentry found no guest peer on what the number
+# held and CONTINUE'd (pts39's gap): the pair's native ids 2-7 times in 1 s
+# on main (root-run uid 0, rootless the caller's). Now the kernel's answer for no peer or a host peer is
+# read on the pinned socket (pin40). Natively the ids are 2000 (a sanity case).
+race_probe_root race_peercred peercred_on_checked_file
+# fcntl(N, F_SETOWN, -getpgrp()) on a number another thread keeps swapping
+# between fd 0, a socket of the caller's that owns its SIGIO (a description
+# the guest shares), and a socket of the guest's own
+# (tests/syscalls/race_setown.c, guest root): the caller still owns its
+# socket afterwards. The owner was checked on the pinned file (the caller's
+# descriptions are EPERM, red team 47) and the call then ran natively for
+# guest root: the program's group became the owner of the caller's socket
+# in every 2 s run on main (root-run and rootless). Now F_SETOWN is never
+# native where a caller's description is shared; group 1 (moat-init's) is
+# set on the pinned file (pin40). Natively the guest's call takes the
+# caller's socket: not a sanity case.
+if [ -x "$SYSCALL_BIN/race_setown" ] && command -v python3 >/dev/null; then
+	cat >"$T_TMP/setown_caller.py" <<'EOF'
+import fcntl, os, socket, subprocess, sys
+a, b = socket.socketpair()
+fcntl.fcntl(a.fileno(), fcntl.F_SETOWN, os.getpid())
+r = subprocess.run(sys.argv[1:], stdin=a.fileno(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+own = fcntl.fcntl(a.fileno(), fcntl.F_GETOWN)
+print("owner=%s %s" % ("kept" if own == os.getpid() else "changed:%d" % own, r.stdout.strip()))
+EOF
+	out=$(python3 "$T_TMP/setown_caller.py" timeout -k 5 "${MOAT_TIMEOUT:-120}" "$MOAT" run --user 0:0 \
+		--bind "$SYSCALL_BIN:/t:ro" -- /t/race_setown $((secs + 1)) 2>&1)
+	case $out in "owner=kept ok race_setown"*) ok setown_on_checked_file ;; *) fail setown_on_checked_file "$out" ;; esac
 else
-	fail race_pidfd "no $SYSCALL_BIN/race_pidfd"
+	fail setown_on_checked_file "no $SYSCALL_BIN/race_setown or python3"
 fi
 # sched_setattr(0, attr) with a normal class while a thread flips attr to
 # SCHED_FIFO (tests/syscalls/race_sched_attr.c, guest root): the sentry makes

@@ -66,6 +66,29 @@ int main(int argc, char **argv)
 	int ip = socket(AF_INET, SOCK_STREAM, 0);
 	CHECK(peer(ip, &u) == 0 && u.pid == 0, "inet_no_peer", "%s pid %d", strerror(errno), (int)u.pid);
 	close(ip);
+	/* no peer: Linux's answers, made on the sentry's pinned copy since
+	 * pin40 (not the native call on the number): pid 0, ids -1, cut to
+	 * the buffer; SO_PEERGROUPS ENODATA; a negative length EINVAL */
+	int un = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(peer(un, &u) == 0 && u.pid == 0 && u.uid == (uid_t)-1 && u.gid == (gid_t)-1, "unix_no_peer",
+	      "%s %d %d %d", strerror(errno), (int)u.pid, (int)u.uid, (int)u.gid);
+	{
+		char small[6] = { 1, 1, 1, 1, 1, 1 };
+		socklen_t l = 5;
+		CHECK(getsockopt(un, SOL_SOCKET, SO_PEERCRED, small, &l) == 0 && l == 5 && small[0] == 0 && small[4] == -1 &&
+			      small[5] == 1,
+		      "no_peer_short_buffer", "%s len %u", strerror(errno), (unsigned)l);
+		gid_t g[4];
+		l = sizeof g;
+		errno = 0;
+		CHECK(getsockopt(un, SOL_SOCKET, SO_PEERGROUPS, g, &l) == -1 && errno == ENODATA, "no_peer_groups_enodata",
+		      "%s", strerror(errno));
+		l = (socklen_t)-1;
+		errno = 0;
+		CHECK(getsockopt(un, SOL_SOCKET, SO_PEERCRED, &u, &l) == -1 && errno == EINVAL, "no_peer_negative_len",
+		      "%s", strerror(errno));
+	}
+	close(un);
 	errno = 0;
 	CHECK(peer(0x3ff0, &u) == -1 && errno == EBADF, "ebadf", "%s", strerror(errno));
 	if (geteuid() != 0)

@@ -26,7 +26,6 @@
 #include "race.h"
 
 #define N 50
-static volatile int stop;
 static int own = -1, rootfd = -1;
 static volatile sig_atomic_t got;
 
@@ -34,16 +33,6 @@ static void on_usr2(int s)
 {
 	(void)s;
 	got++;
-}
-
-static void *flip(void *a)
-{
-	(void)a;
-	while (!stop) {
-		dup2(own, N);
-		dup2(rootfd, N);
-	}
-	return NULL;
 }
 
 int main(int argc, char **argv)
@@ -80,15 +69,14 @@ int main(int argc, char **argv)
 		si.si_code = SI_QUEUE;
 		long direct = syscall(SYS_pidfd_send_signal, rootfd, SIGUSR2, &si, 0);
 		int derr = errno;
-		pthread_t th;
-		pthread_create(&th, NULL, flip, NULL);
+		struct race_flip fl;
+		race_flip_start(&fl, own, rootfd, N);
 		long sent = 0;
 		double end = race_now() + secs;
 		while (race_now() < end)
 			if (syscall(SYS_pidfd_send_signal, N, SIGUSR2, &si, 0) == 0)
 				sent++;
-		stop = 1;
-		pthread_join(th, NULL);
+		race_flip_end(&fl);
 		kill(e, SIGKILL);
 		waitpid(e, NULL, 0);
 		long out[2] = { direct == -1 && derr == EPERM, sent };

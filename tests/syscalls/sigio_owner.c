@@ -68,6 +68,27 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_sig;
 	sigaction(SIGUSR1, &sa, NULL);
 	char n[96];
+	{
+		/* the group it started in (under moat moat-init's, group 1, no
+		 * task of the sandbox: pin40 sets it on the pinned file by its
+		 * host number; F_SETOWN_EX of it was ESRCH before) */
+		int p[2];
+		pipe(p);
+		pid_t g = getpgrp();
+		struct f_owner_ex o = { F_OWNER_PGRP, g }, got_o = { 0, 0 };
+		errno = 0;
+		int r = fcntl(p[0], F_SETOWN_EX, &o);
+		fcntl(p[0], F_GETOWN_EX, &got_o);
+		CHECK(r == 0 && got_o.type == F_OWNER_PGRP && got_o.pid == g, "setown_ex_start_group", "r=%d %s %d %d", r,
+		      strerror(errno), got_o.type, got_o.pid);
+		fcntl(p[0], F_SETOWN, 0);
+		errno = 0;
+		r = fcntl(p[0], F_SETOWN, -g);
+		CHECK(r == 0 && fcntl(p[0], F_GETOWN) == -g, "setown_start_group", "r=%d %s %d", r, strerror(errno),
+		      fcntl(p[0], F_GETOWN));
+		close(p[0]);
+		close(p[1]);
+	}
 	setpgid(0, 0); /* a group of its own: SIOCSPGRP -pgrp signals all of it */
 
 	/* the caller itself, every way */

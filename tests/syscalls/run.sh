@@ -17,6 +17,8 @@
 set -uo pipefail
 # At nice 0 when root may get there (CI runs at nice 19): cases that check a
 # nice value a guest set, or kept, need room below the one they start at.
+# (and SCHED_OTHER on every online CPU: tests/sched-normal.sh, as run-all)
+if [ "$(id -u)" = 0 ] && [ -z "${MOAT_TEST_RENICED:-}" ]; then . "$(dirname "$0")/../sched-normal.sh"; fi
 if [ "$(id -u)" = 0 ] && [ "$(nice)" -gt 0 ] && [ -z "${MOAT_TEST_RENICED:-}" ]; then
 	MOAT_TEST_RENICED=1 exec nice -n "-$(nice)" "$0" "$@"
 fi

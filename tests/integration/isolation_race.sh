@@ -49,8 +49,14 @@ for mode in $modes; do
 	f=$(forbidden "$mode")
 	# The detector: natively, a double fetch loses the race within the time given.
 	# (It stops at the first leak; it may need longer than one race run.)
+	# (A second, longer try when the first caught nothing: under load
+	# the connect detector saw 11 allowed connects and no leak in 1.6
+	# million, stop 35; the first leak ends a try.)
 	: >"$T_TMP/stamp"
-	out=$(cd "$T_TMP/native" && RACE_DOUBLE_FETCH=1 "$SYSCALL_BIN/race_open" "$mode" "$T_TMP/native" "$f" $((secs * 4)) </dev/null 2>&1)
+	for try in 4 12; do
+		out=$(cd "$T_TMP/native" && RACE_DOUBLE_FETCH=1 "$SYSCALL_BIN/race_open" "$mode" "$T_TMP/native" "$f" $((secs * try)) </dev/null 2>&1)
+		case $out in "ok race_"*) host_intact || break ;; *) break ;; esac
+	done
 	# natively a torn path (a prefix of one name, the rest of the other)
 	# makes directories beside $T_TMP or $H: the detector's own litter
 	[ "$mode" = mkdir ] && find /tmp "$HOST_HOME" /root -maxdepth 1 -type d -empty -name '*race*dir' \

@@ -566,8 +566,12 @@ rc 0"
 # The init does not keep moat's set-up signal handler (setup_signal): with
 # it, the guest's kill -TERM 1 ran that handler under the init's filter and
 # ended the whole sandbox (rc 137); pid 1 drops them, as in a container.
-out=$(mrun sh -c 'kill -TERM 1; kill -INT 1; kill -HUP 1; kill -QUIT 1; sleep 0.2; echo alive' 2>/dev/null; echo "rc $?")
-SANITY=1 expect_eq init_ignores_guest_signals "$out" "alive
+# Only moat-init is signalled (natively pid 1 is the shield's or the host's
+# init: the case says so and fails there; it was a sanity case that sent
+# them to the host's init at every self-check).
+out=$(mrun sh -c '[ "$(cat /proc/1/comm)" = moat-init ] || { echo "not in moat: pid 1 is $(cat /proc/1/comm)"; exit 0; }
+kill -TERM 1; kill -INT 1; kill -HUP 1; kill -QUIT 1; sleep 0.2; echo alive' 2>/dev/null; echo "rc $?")
+expect_eq init_ignores_guest_signals "$out" "alive
 rc 0"
 
 # The program starts with the caller's blocked and ignored signals, as a

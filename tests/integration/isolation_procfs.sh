@@ -20,7 +20,10 @@ out=$(mrun sh -c 'cat /proc/1/mem >/dev/null 2>&1 && echo mem; ls /proc/1/fd >/d
 	test -s /proc/1/environ && echo environ; cat /proc/1/maps >/dev/null 2>&1 && echo maps;
 	readlink /proc/1/exe >/dev/null 2>&1 && echo exe; echo end')
 expect_eq init_no_handle "$(echo $out)" "end"
-out=$(moat run --user 1000 -- sh -c 'kill -0 1 2>/dev/null && echo signalled; kill -TERM 1 2>/dev/null && echo term; echo end' </dev/null)
+# (only moat-init: natively, pid 1 is the shield's or the host's init, which
+# root's SIGTERM reached at every self-check before the shield's pid namespace)
+out=$(moat run --user 1000 -- sh -c '[ "$(cat /proc/1/comm)" = moat-init ] || { echo "not in moat"; exit 0; }
+kill -0 1 2>/dev/null && echo signalled; kill -TERM 1 2>/dev/null && echo term; echo end' </dev/null)
 expect_eq init_not_signalled_by_user "$(echo $out)" "end"
 
 # ---- 2. the guest's own pids only ----

@@ -12,9 +12,12 @@
  * checks the file the fd held and then lets the call run natively on the fd
  * number opens the caller's slave once a swap falls between the two (pts39:
  * before, TIOCGPTPEER's slave was then of the caller's devpts, not the
- * sandbox's). Every slave got is fstat'ed: a device other than the
- * sandbox's own slave's is the caller's. Prints "held ..." (exit 0) or
- * "reached ..." (exit 1); "setup: ..." (exit 2).
+ * sandbox's). Every slave got is fstat'ed: one that is not the sandbox's
+ * own slave (another devpts, or another pty of it: its st_dev or st_rdev
+ * differs) is the caller's. Natively both masters are of one devpts and the
+ * caller's slave is another pty of it: the probe says "reached" there.
+ * Prints "held ..." (exit 0) or "reached ..." (exit 1); "setup: ..."
+ * (exit 2).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -76,7 +79,7 @@ int main(int argc, char **argv)
 		tries++;
 		int fd = ioctl(N, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
 		if (fd >= 0) {
-			if (fstat(fd, &st) == 0 && st.st_dev != mine.st_dev)
+			if (fstat(fd, &st) == 0 && (st.st_dev != mine.st_dev || st.st_rdev != mine.st_rdev))
 				reached++;
 			else
 				own_ok++;

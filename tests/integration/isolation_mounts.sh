@@ -254,8 +254,10 @@ res.append("fchdir_cwd=" + os.getcwd()); writes(None, "fchdir_")
 os.chdir("/"); os.chdir(ro); os.close(os.open(rw, os.O_RDONLY | os.O_DIRECTORY))
 res.append("chdir_cwd=" + os.getcwd()); writes(None, "chdir_")
 tr("rw_creat", lambda: os.close(os.open("made", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=w)))
-if forget:
-    __import__("shutil").rmtree("/tmp/many", ignore_errors=True)   # (against fake-moat: the host /tmp)
+if forget and open("/proc/1/comm").read().strip() != "moat-init":
+    # (against fake-moat: the host /tmp; a sandbox'"'"'s goes with it, and
+    # 6300 removals took a second of the case)
+    __import__("shutil").rmtree("/tmp/many", ignore_errors=True)
 print(" ".join(res))'
 def_writes() { local t=$1; echo "${t}creat:EROFS ${t}mkdir:EROFS ${t}unlink:EROFS ${t}rename:EROFS ${t}chmod:EROFS ${t}utime:EROFS"; }
 alias_want() {

@@ -241,6 +241,10 @@ EOF
 	bg_case background_job_reads_no_keystrokes_stdout "echo | " 'dd bs=1 count=7 of=/bg/stolen <&1 2>/dev/null'
 fi
 
+# seen_or_gone SCRIPT PATTERN FILE: FILE has a line PATTERN matches, or no
+# process runs $T_TMP/SCRIPT any more (a feeder of keys stops waiting)
+seen_or_gone() { grep -qs -- "$2" "$3" || ! pgrep -f -- "$T_TMP/$1" >/dev/null; }
+
 # 9. ^Z of a sandbox without -t: moat stopped, the guest (a session of its
 # own) ran on and read what the user typed at the shell's prompt (red team
 # round 11). Now the guest stops with moat and goes on at fg. Sanity: the
@@ -249,14 +253,20 @@ if command -v script >/dev/null; then
 	mkdir -m 777 "$T_TMP/z"
 	cat >"$T_TMP/z.sh" <<EOF
 set -m
-"$MOAT" run --bind "$T_TMP/z:/z:rw" -- /bin/sh -c 'dd bs=1 count=8 of=/z/got 2>/dev/null'
+"$MOAT" run --bind "$T_TMP/z:/z:rw" -- /bin/sh -c ': >"\$1"; dd bs=1 count=8 of="\$2" 2>/dev/null' sh /z/up /z/got
 echo "stop=\$?" >"$T_TMP/z/out"
 read -r -t 5 pw
 echo "shell=[\$pw]" >>"$T_TMP/z/out"
 fg %1 >/dev/null
 echo "fg=\$?" >>"$T_TMP/z/out"
 EOF
-	(sleep 2; printf '\032'; sleep 1; printf 'secret\n'; sleep 1; printf 'guestin\n'; sleep 3) |
+	# (each key once the step before it is seen done, in place of fixed
+	# sleeps of 2, 1, 1 and 3 s; the guest's reader may be on its way
+	# when ^Z comes: stopped then, it reads at fg all the same)
+	(wait_for 10 test -e "$T_TMP/z/up"; sleep 0.3; printf '\032'
+	 wait_for 5 grep -qs stop= "$T_TMP/z/out"; printf 'secret\n'
+	 wait_for 7 grep -qs shell= "$T_TMP/z/out"; sleep 0.2; printf 'guestin\n'
+	 wait_for 10 grep -qs fg= "$T_TMP/z/out") |
 		SHELL=/bin/bash timeout -k 5 30 script -qec "/bin/bash $T_TMP/z.sh" /dev/null >/dev/null 2>&1
 	SANITY=1 expect_eq ctrl_z_stops_guest "$(tr '\n' ' ' <"$T_TMP/z/out" 2>/dev/null)[$(cat "$T_TMP/z/got" 2>/dev/null)]" "stop=147 shell=[secret] fg=0 [guestin]"
 fi
@@ -268,18 +278,21 @@ fi
 # after it). Natively the child's F_SETSIG kills it too: not a sanity case.
 if command -v script >/dev/null && command -v python3 >/dev/null; then
 	cat >"$T_TMP/sigio_caller.py" <<'EOF'
-import fcntl, os, signal, subprocess, sys, time
+import fcntl, os, select, signal, subprocess, sys, time
 out = open(sys.argv[1], "w", buffering=1)
 signal.signal(signal.SIGIO, lambda *a: None)
 fcntl.fcntl(0, fcntl.F_SETOWN, os.getpid())
 fcntl.fcntl(0, fcntl.F_SETFL, fcntl.fcntl(0, fcntl.F_GETFL) | os.O_ASYNC)
 subprocess.run(sys.argv[2:])
 out.write("sig=%d\n" % fcntl.fcntl(0, 11))  # F_GETSIG
-time.sleep(3)  # a line is typed now
+select.select([0], [], [], 5)  # a line is typed now (its signal comes first)
+time.sleep(0.1)
 out.write("alive\n")
 EOF
 	rm -f "$T_TMP/sigio.out"
-	(sleep 3; printf 'x\n'; sleep 3) | SHELL=/bin/bash timeout -k 5 30 script -qec \
+	# (the line typed once the run is over, in place of sleeps of 3 and 3 s)
+	(wait_for 15 grep -qs sig= "$T_TMP/sigio.out"; printf 'x\n'; wait_for 5 seen_or_gone sigio_caller.py alive "$T_TMP/sigio.out") |
+		SHELL=/bin/bash timeout -k 5 30 script -qec \
 		"python3 $T_TMP/sigio_caller.py $T_TMP/sigio.out $MOAT run -- python3 -c 'import fcntl; fcntl.fcntl(0, 10, 9)'" /dev/null >/dev/null 2>&1
 	expect_eq caller_stdin_sigio_kept "$(tr '\n' ' ' <"$T_TMP/sigio.out" 2>/dev/null)" "sig=0 alive "
 fi
@@ -503,20 +516,25 @@ fi
 # program is the foreground group and gets the signal itself: not a sanity
 # case.
 if command -v script >/dev/null && command -v python3 >/dev/null; then
+	# (the key typed once the guest says it set O_ASYNC, the guest gone a
+	# moment after the key came, in place of sleeps of 1.5 and 3 s)
 	cat >"$T_TMP/async.sh" <<EOF
 "$MOAT" run -- python3 -c '
-import fcntl, os, time
+import fcntl, os, select, time
 try:
     fcntl.fcntl(0, 10, 9)
 except OSError:
     pass
 fcntl.fcntl(0, fcntl.F_SETFL, fcntl.fcntl(0, fcntl.F_GETFL) | os.O_ASYNC)
-time.sleep(3)
+print("armed", flush=True)
+select.select([0], [], [], 5)
+time.sleep(0.2)
 ' | cat
 echo "rc=\${PIPESTATUS[0]}" >"$T_TMP/async.out"
 EOF
 	rm -f "$T_TMP/async.out"
-	(sleep 1.5; printf 'x\n'; sleep 3) | SHELL=/bin/bash timeout -k 5 30 script -qec "/bin/bash $T_TMP/async.sh" /dev/null >/dev/null 2>&1
+	(wait_for 15 grep -qs armed "$T_TMP/async.term"; printf 'x\n'; wait_for 5 seen_or_gone async.sh rc= "$T_TMP/async.out") |
+		SHELL=/bin/bash timeout -k 5 30 script -qec "/bin/bash $T_TMP/async.sh" /dev/null >"$T_TMP/async.term" 2>&1
 	expect_eq guest_async_tty_spares_moat "$(cat "$T_TMP/async.out" 2>/dev/null)" "rc=0"
 fi
 
@@ -539,7 +557,7 @@ for how in setown0 setown_ex0 setown_ex0_pgrp fioasync; do
 	sleep 20 &
 	sib=\$!
 	"$MOAT" run -- python3 -c '
-import fcntl, os, struct, sys, time
+import fcntl, os, select, struct, sys, time
 how = sys.argv[1]
 fcntl.fcntl(0, 10, 9)  # F_SETSIG SIGKILL
 if how == "setown_ex0":
@@ -552,15 +570,23 @@ if how == "fioasync":
     fcntl.ioctl(0, 0x5452, struct.pack("i", 1))  # FIOASYNC
 else:
     fcntl.fcntl(0, fcntl.F_SETFL, fcntl.fcntl(0, fcntl.F_GETFL) | os.O_ASYNC)
-time.sleep(1.5)
+print("armed", how, flush=True)
+select.select([0], [], [], 5)
+time.sleep(0.2)
+os.read(0, 100)
 ' \$how >"$T_TMP/async0.prog"
 	echo "\$how rc=\$? sibling=\$(kill -0 \$sib 2>/dev/null && echo alive || echo gone)" >>"$T_TMP/async0.out"
 	kill \$sib 2>/dev/null
 done
 EOF
 	rm -f "$T_TMP/async0.out"
-	# a key typed every 0.3 s while the four runs last
-	(for _ in $(seq 60); do sleep 0.3; printf 'x\n'; done) | SHELL=/bin/bash timeout -k 5 60 script -qec "/bin/sh $T_TMP/async0.sh" /dev/null >"$T_TMP/async0.term" 2>&1
+	# a key typed in each of the four runs once the guest says it set
+	# O_ASYNC (the guest gone a moment after the key came, and the line
+	# read: in place of a key every 0.3 s while each run slept 1.5 s)
+	(for how in setown0 setown_ex0 setown_ex0_pgrp fioasync; do
+		wait_for 15 seen_or_gone async0.sh "armed $how" "$T_TMP/async0.prog" && printf 'x\n'
+		wait_for 5 seen_or_gone async0.sh "^$how " "$T_TMP/async0.out"
+	 done) | SHELL=/bin/bash timeout -k 5 60 script -qec "/bin/sh $T_TMP/async0.sh" /dev/null >"$T_TMP/async0.term" 2>&1
 	expect_eq guest_async_tty_owner_cleared_spares_moat "$(tr '\n' ' ' <"$T_TMP/async0.out" 2>/dev/null)" \
 		"setown0 rc=0 sibling=alive setown_ex0 rc=0 sibling=alive setown_ex0_pgrp rc=0 sibling=alive fioasync rc=0 sibling=alive "
 fi

@@ -76,6 +76,17 @@ finish() {
 # code path once; the root and rootless tiers try the window N times)
 runs() { if [ "${IT_RUNS_ONCE:-0}" = 1 ]; then echo 1; else echo "$1"; fi; }
 
+# wait_for SECONDS CMD...: poll CMD every 0.05 s until it succeeds, at most
+# SECONDS (status 1 then): in place of a sleep sized for a slow machine.
+wait_for() {
+	local end=$((SECONDS + $1 + 1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.05
+	done
+}
+
 # moat ARGS...: the binary under test, bounded in time.
 moat() { timeout -k 5 "${MOAT_TIMEOUT:-120}" "$MOAT" "$@"; }
 # mrun ARGS...: moat run -- ARGS..., no stdin.

@@ -10,8 +10,14 @@ if [ -n "$_sn_pol" ] && [ "$_sn_pol" != SCHED_OTHER ] && chrt -o -p 0 $$ 2>/dev/
 fi
 _sn_on=$(cat /sys/devices/system/cpu/online 2>/dev/null)
 _sn_had=$(taskset -cp $$ 2>/dev/null | sed -n 's/.*list: //p')
-if [ -n "$_sn_on" ] && [ -n "$_sn_had" ] && [ "$(nproc)" -lt "$(getconf _NPROCESSORS_ONLN)" ] &&
+_sn_n=$(nproc)
+if [ -n "$_sn_on" ] && [ -n "$_sn_had" ] && [ "$_sn_n" -lt "$(getconf _NPROCESSORS_ONLN)" ] &&
 	taskset -cp "$_sn_on" $$ >/dev/null 2>&1; then
-	echo "sched-normal: CPUs $_sn_had -> $(taskset -cp $$ 2>/dev/null | sed -n 's/.*list: //p')" >&2
+	# (a cpuset may keep fewer: then it says so)
+	if [ "$(nproc)" -gt "$_sn_n" ]; then
+		echo "sched-normal: CPUs $_sn_had -> $(taskset -cp $$ 2>/dev/null | sed -n 's/.*list: //p')" >&2
+	else
+		echo "sched-normal: CPUs $_sn_had only (the cpuset keeps them)" >&2
+	fi
 fi
-unset _sn_pol _sn_on _sn_had
+unset _sn_pol _sn_on _sn_had _sn_n

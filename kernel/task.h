@@ -381,6 +381,8 @@ struct sandbox {
 	unsigned long pids_limit;     /* --pids, 0: none */
 	unsigned long cpus_milli;     /* --cpus * 1000, 0: none */
 	unsigned ncpus;               /* CPUs the guest sees (online/possible, cpuinfo, affinity) */
+	cpu_set_t host_cpus;          /* the host's online CPUs, read at start: a SCHED_DEADLINE
+				       * task's affinity must cover them (syscalls/sys_sched.c) */
 	char boot_id[37];             /* /proc/sys/kernel/random/boot_id: random per sandbox */
 	unsigned long long boot_ticks; /* the init's start (host boot clock ticks; from its clone, sentry/spawn.c, else procfs lazily; atomic) */
 	/* Linux AIO (sentry/aio.c): fs.aio-nr is one host-wide count that no

@@ -395,6 +395,34 @@ static unsigned sandbox_ncpus(unsigned long cpus_milli)
 	return n;
 }
 
+/* The host's online CPUs (/sys/devices/system/cpu/online: "0-3,6"), read
+ * before the sentry is confined; the sentry's own affinity if unreadable.
+ * Linux admits SCHED_DEADLINE only for a task whose affinity covers its
+ * root domain (all online CPUs but in a partitioned cpuset): a task in a
+ * one-CPU cpuset of a larger machine is refused (EPERM), and so is a
+ * guest's (syscalls/sys_sched.c). */
+static void host_online_cpus(cpu_set_t *set)
+{
+	char buf[512];
+	CPU_ZERO(set);
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	for (char *p = buf; *p >= '0' && *p <= '9';) {
+		char *e;
+		long a = strtol(p, &e, 10), b = a;
+		if (*e == '-')
+			b = strtol(e + 1, &e, 10);
+		for (long i = a; i <= b && i < CPU_SETSIZE; i++)
+			CPU_SET((int)i, set);
+		p = *e == ',' ? e + 1 : e;
+	}
+	if (!CPU_COUNT(set) && sched_getaffinity(0, sizeof *set, set) < 0)
+		CPU_SET(0, set);
+}
+
 /* --timeout bounds the whole run, the export after the program included
  * (red team 68: a guest that left the gofer seconds of diffing and hashing
  * kept moat running 6 s past `--timeout 1s`, 25 s under `--cpus 0.1`): the
@@ -552,6 +580,7 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->pids_limit = cfg->pids;
 	sb->cpus_milli = cfg->cpus_milli;
 	sb->ncpus = sandbox_ncpus(cfg->cpus_milli);
+	host_online_cpus(&sb->host_cpus);
 	sb->aio_share = aio_share(); /* read now: the confined sentry opens no /proc/sys */
 	sb->host_pid_max = read_long_file("/proc/sys/kernel/pid_max");
 	{

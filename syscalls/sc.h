@@ -311,6 +311,10 @@ long init_act_bind(struct sandbox *sb, int hfd, const void *sa, size_t len);
 long sc_init_make(struct sandbox *sb, const pid_t *h, struct init_act_req *q, struct init_act_rep *p);
 /* prctl(PR_SCHED_CORE) on another task: its owner check (sys_signal.c) */
 long sc_sched_core_owner(struct sc_call *c);
+/* syscalls/sys_sched.c: a task's virtual SCHED_DEADLINE class, and whether
+ * a cpumask covers the host's CPUs (the class's affinity rule) */
+struct task *sc_sched_deadline_task(struct sc_call *c, pid_t pid);
+int sc_sched_covers_host(struct sandbox *sb, const void *mask, size_t len);
 
 long passcred_set(struct sc_call *c, int fd, int on);
 void passcred_ids_changed(struct sc_call *c);

@@ -25,6 +25,11 @@
  * task named by pid after the owner check (in a sandbox of more than one
  * identity made by the sentry at the check instead: vs_owner_native, pid
  * reuse).
+ * SCHED_DEADLINE is admitted by Linux's affinity rule (the task's affinity
+ * must cover its root domain, taken as the host's online CPUs: EPERM, as a
+ * task in a one-CPU cpuset of a larger machine is refused natively), and a
+ * deadline task's sched_setaffinity to a narrower mask is EBUSY
+ * (sc_sched_deadline_task, syscalls/sys_signal.c).
  * Not modelled: a SCHED_DEADLINE task's fork is not refused (Linux: EAGAIN),
  * no bandwidth admission (EBUSY), /proc/<pid>/sched shows the host's class,
  * sched_util_min/max (SCHED_FLAG_UTIL_CLAMP) on a virtual task are
@@ -97,6 +102,30 @@ static int vs_dl_ok(const struct vs_attr *a)
 	if (period < a->deadline || a->deadline < a->runtime)
 		return 0;
 	return period >= VS_DL_PERIOD_MIN_NS && period <= VS_DL_PERIOD_MAX_NS;
+}
+
+/* whether mask (len bytes, as the kernel reads a cpumask) holds every CPU
+ * of the host's root domain (sb->host_cpus, read at start) */
+int sc_sched_covers_host(struct sandbox *sb, const void *mask, size_t len)
+{
+	const unsigned char *m = mask;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &sb->host_cpus) && ((size_t)cpu / 8 >= len || !(m[cpu / 8] & (1u << (cpu % 8)))))
+			return 0;
+	return 1;
+}
+
+/* the task pid names (0: the caller), with a reference the caller gives
+ * back with task_put, when it has a virtual SCHED_DEADLINE class (its
+ * sched_setaffinity keeps covering the host's CPUs: EBUSY); else NULL */
+struct task *sc_sched_deadline_task(struct sc_call *c, pid_t pid)
+{
+	struct task *t = pid < 0 ? NULL : vs_get(c, pid);
+	if (t && vs_read(t).policy != SCHED_DEADLINE) {
+		task_put(t);
+		t = NULL;
+	}
+	return t;
 }
 
 /* A native call on another task made by the sentry at the check, on the
@@ -179,6 +208,19 @@ static long vs_set(struct sc_call *c, pid_t pid, struct task *t, const struct vs
 		    (old.reset && !(a->flags & VS_FLAG_RESET_ON_FORK))) {
 			c->cont = 0;
 			snprintf(c->note, sizeof c->note, "real-time class without CAP_SYS_NICE");
+			if (r == 1)
+				task_put(pt);
+			return -EPERM;
+		}
+	}
+	if (policy == SCHED_DEADLINE) {
+		/* Linux's SMP rule (__sched_setscheduler): a deadline task's
+		 * affinity covers its root domain, else EPERM */
+		cpu_set_t aff;
+		if (sched_getaffinity(atomic_load(&t->tid), sizeof aff, &aff) < 0 ||
+		    !sc_sched_covers_host(c->sb, &aff, sizeof aff)) {
+			c->cont = 0;
+			snprintf(c->note, sizeof c->note, "deadline: affinity narrower than the host's CPUs");
 			if (r == 1)
 				task_put(pt);
 			return -EPERM;

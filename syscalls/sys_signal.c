@@ -1543,14 +1543,32 @@ long sys_sched_setaffinity(struct sc_call *c)
 {
 	struct task *t;
 	long r = owner_pin(c, (pid_t)c->args[0], OWN_NICE, &t, NULL);
-	if (r <= 0)
+	if (r < 0)
 		return r;
+	/* a task with a virtual SCHED_DEADLINE class (syscalls/sys_sched.c)
+	 * keeps a mask that covers the host's CPUs (Linux's EBUSY): its call
+	 * is made by the sentry with the mask checked, never let run */
+	struct task *dl = sc_sched_deadline_task(c, (pid_t)c->args[0]);
+	if (r == 0 && !dl)
+		return 0; /* native: its own, or the owner rule lets */
+	if (r == 0) {
+		c->cont = 0;
+		t = dl;
+		atomic_fetch_add(&t->refs, 1);
+	}
 	struct aff_arg a = { .sb = c->sb, .len = (unsigned)c->args[1] };
 	if (a.len > cpumask_bytes())
 		a.len = cpumask_bytes();
-	if (a.len && sc_read_guest(c, c->args[2], a.mask, a.len) < 0) {
+	long e = 0;
+	if (a.len && sc_read_guest(c, c->args[2], a.mask, a.len) < 0)
+		e = -EFAULT;
+	else if (dl && !sc_sched_covers_host(c->sb, a.mask, a.len))
+		e = -EBUSY;
+	if (dl)
+		task_put(dl);
+	if (e < 0) {
 		task_put(t);
-		return -EFAULT;
+		return e;
 	}
 	return owner_make(c, t, 1, aff_fn, &a, NULL);
 }

@@ -1907,9 +1907,9 @@ static int lease_break_(struct sc_call *c, dev_t dev, ino_t ino, int flags, bool
 }
 
 /* F_NOTIFY's check on the fd's object (hostfd: the guest fd's dup): EACCES
- * where inotify_add_watch is (vfs_watch_refused). Another thread may swap
- * the fd number between this check and the native call (dup2): the check
- * stops the plain call, not that race (ARCHITECTURE.md "inotify"). */
+ * where inotify_add_watch is (vfs_watch_refused). Another task sharing
+ * the fd table could swap the fd number between this check and the native
+ * call (dup2): refused while one does (sc_fdtable_shared, sys_fcntl). */
 static int notify_ok(struct sc_call *c, int hostfd)
 {
 	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
@@ -1974,8 +1974,14 @@ long sys_fcntl(struct sc_call *c)
 		 * for the host's own reads and writes there, e.g. every read of
 		 * /etc/shadow under --overlay none; red team 27) */
 		ret = notify_ok(c, r.ofd);
-		if (!ret)
+		if (!ret && sc_fdtable_shared(c)) {
+			/* native on the number checked: a task sharing the fd
+			 * table could dup2 a refused directory there first */
+			snprintf(c->note, sizeof c->note, "F_NOTIFY: the fd table has other users");
+			ret = -EPERM;
+		} else if (!ret) {
 			c->cont = 1;
+		}
 		goto out;
 	case F_SETLEASE:
 		ret = (int)lease_set(c, &r, (long)(int)addr);

@@ -1506,6 +1506,40 @@ static long prio_group(struct sc_call *c, int user, int who, enum owner_rule r, 
 	return acted ? err : -ESRCH;
 }
 
+/* Whether another live guest task shares the caller's fd table (kcmp
+ * KCMP_FILES, 2: a thread, or a clone(CLONE_FILES)): 1, or 0 when the
+ * caller is its table's one user. A call the sentry checks on the file an
+ * fd number holds and then lets run (TIOCSCTTY, F_NOTIFY: only the calling
+ * task can make them) is only sound without a sharer: the caller waits in
+ * the call, so nothing else can dup2 another file onto the number, nor
+ * make a new sharer (io_uring, whose workers share it, is not offered). A
+ * kcmp that fails but for a task gone counts as shared. */
+struct fdt_share {
+	pid_t me;
+	int shared;
+};
+
+static int fdt_visit(struct task *t, void *arg)
+{
+	struct fdt_share *s = arg;
+	pid_t tid = atomic_load(&t->tid);
+	if (tid == s->me || tid <= 0 || atomic_load(&t->exited))
+		return 0;
+	long r = syscall(SYS_kcmp, s->me, tid, 2 /* KCMP_FILES */, 0, 0);
+	if (r == 0 || (r < 0 && errno != ESRCH)) {
+		s->shared = 1;
+		return 1;
+	}
+	return 0;
+}
+
+int sc_fdtable_shared(struct sc_call *c)
+{
+	struct fdt_share s = { .me = atomic_load(&c->task->tid) };
+	task_for_each_thread(c->sb, fdt_visit, &s);
+	return s.shared;
+}
+
 /* sched_setaffinity: the mask as the kernel reads it, min(len, its
  * cpumask size) bytes (sched_getaffinity's answer: the size it copies) */
 enum { AFF_MAX = 1024 }; /* NR_CPUS 8192 */

@@ -21,13 +21,13 @@
  * another thread's dup2 of the caller's master could have swapped (pts39).
  *
  * TIOCSCTTY alone runs natively after the check: it sets the calling
- * task's session's terminal, which no other process can do for it. What is
- * left (ARCHITECTURE.md, known gaps): between this check and the native
- * call another thread could dup2 a different tty over the fd. The only
- * other ttys a guest can hold are the caller's, inherited as stdio without
- * -t; the kernel refuses to make one the controlling terminal of the
- * guest's session while it is that of another session (stealing it needs
- * CAP_SYS_ADMIN in the initial namespace, which no guest task has).
+ * task's session's terminal, which no other process can do for it. Between
+ * this check and the native call another task sharing the caller's fd
+ * table could dup2 a different tty over the fd (the only other ttys a
+ * guest can hold are the caller's, inherited as stdio without -t), so the
+ * call is refused (EPERM) while one does (sc_fdtable_shared): the callers
+ * found (login_tty after fork, script, tmux, Go's Setctty, node-pty) make
+ * it in a child of their own, the table's one user.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -298,9 +298,16 @@ long sys_ioctl(struct sc_call *c)
 			 cmd == TIOCSCTTY ? "TIOCSCTTY" : "a pty master's request");
 		r = -EPERM;
 	}
-	if (!r && cmd == TIOCSCTTY) {
-		/* the calling task's session: only the task can make it
-		 * (native; the race left is harmless, the header) */
+	if (!r && cmd == TIOCSCTTY && sc_fdtable_shared(c)) {
+		/* the calling task's session: only the task can make it,
+		 * natively on the number checked; a task sharing the fd table
+		 * could dup2 another terminal there (one the caller gave as
+		 * stdio) before the kernel looks: refused while one does */
+		snprintf(c->note, sizeof c->note, "TIOCSCTTY: the fd table has other users");
+		r = -EPERM;
+	} else if (!r && cmd == TIOCSCTTY) {
+		/* the calling task's session: only the task can make it, and
+		 * no other task can move the number meanwhile */
 		c->cont = 1;
 	} else if (!r) {
 		r = pty_master_request(c, fd, cmd);

@@ -5,6 +5,7 @@
  * overlay and /tmp. */
 #include "t.h"
 
+#include <pthread.h>
 #include <sys/inotify.h>
 
 static char evbuf[65536] __attribute__((aligned(8)));
@@ -42,6 +43,32 @@ int main(int argc, char **argv)
 	char got[4096];
 	int fd, wd, wd2, f;
 
+	/* dnotify (F_NOTIFY) while another task shares the fd table:
+	 * natively set; under moat refused (EPERM), as the sentry checks the
+	 * directory the number holds and the kernel looks at the number
+	 * again, which the sharer could dup2 a refused directory onto; set
+	 * once it is gone */
+	{
+		mkdir("dn", 0755);
+		int dfd = open("dn", O_RDONLY | O_DIRECTORY), gate[2];
+		pthread_t th;
+		if (dfd < 0 || pipe(gate) < 0 || pthread_create(&th, NULL, t_wait_gate, &gate[0]))
+			DIE("dnotify setup");
+		int r = fcntl(dfd, F_NOTIFY, DN_CREATE), e = errno;
+		CHECK(t_confined() ? r == -1 && e == EPERM : r == 0, "dnotify_shared_fd_table",
+		      "= %d %s", r, strerror(e));
+		close(gate[1]);
+		pthread_join(th, NULL);
+		for (int i = 0; i < 200; i++) {
+			r = fcntl(dfd, F_NOTIFY, DN_CREATE);
+			if (!r)
+				break;
+			usleep(5000);
+		}
+		CHECK(r == 0, "dnotify_table_alone", "%s", strerror(errno));
+		close(dfd);
+		close(gate[0]);
+	}
 	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	CHECK(fd >= 0, "init1", "%s", strerror(errno));
 	mkdir("d", 0755);

@@ -7,6 +7,7 @@
 #include "t.h"
 #include <dirent.h>
 #include <poll.h>
+#include <pthread.h>
 #include <pty.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -154,6 +155,34 @@ int main(int argc, char **argv)
 	int st;
 	waitpid(pid, &st, 0);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "sctty_not_session_leader", "status %#x", st);
+
+	/* 5a. TIOCSCTTY while another task shares the fd table: natively
+	 * made; under moat refused (EPERM), as the sentry checks the file the
+	 * number holds and the kernel looks at the number again, which the
+	 * sharer could dup2 another terminal onto; made once it is gone */
+	pid = fork();
+	if (pid == 0) {
+		setsid();
+		int ss = open(name, O_RDWR | O_NOCTTY);
+		int gate[2];
+		pthread_t th;
+		if (ss < 0 || pipe(gate) < 0 || pthread_create(&th, NULL, t_wait_gate, &gate[0]))
+			_exit(2);
+		int r = ioctl(ss, TIOCSCTTY, 0), e = errno;
+		close(gate[1]);
+		pthread_join(th, NULL);
+		if (t_confined() ? !(r == -1 && e == EPERM) : r != 0)
+			_exit(3);
+		/* the thread's exit lets go of the table a moment after the join */
+		for (int i = 0; r != 0 && i < 200; i++) {
+			r = ioctl(ss, TIOCSCTTY, 0);
+			if (r != 0)
+				usleep(5000);
+		}
+		_exit(r == 0 && tcgetsid(ss) == getpid() ? 0 : 4);
+	}
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "sctty_shared_fd_table", "status %#x", st);
 
 	/* 5b. another uid may not open the slave (0620, the opener's) */
 	int other_ok = 1;

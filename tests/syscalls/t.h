@@ -51,6 +51,17 @@ static inline bool t_in_guest(void)
 	return g && strcmp(g, "1") == 0;
 }
 
+/* A thread body that waits until the pipe whose read end *arg is gets
+ * closed at its other end: a task sharing the caller's fd table (and
+ * memory) for as long as a case needs one. */
+static inline void *t_wait_gate(void *arg)
+{
+	char ch;
+	while (read(*(int *)arg, &ch, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
 /* A guest run that is really confined: a seccomp filter on this task. The
  * harness self-check (tests/run-all.sh selfcheck) runs the guest runs natively
  * through tests/integration/fake-moat, where a guest-only case that expects a

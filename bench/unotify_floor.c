@@ -40,7 +40,9 @@
  * last notification is less than UNF_KEEP_US µs old (default 200) and
  * sleeps on a futex otherwise, so that no CPU is halted during a burst and
  * every wake-up lands on a running vCPU; prints the keepers' CPU per call
- * ("unotify_floor_keep_cpu <ns>") on stderr. UNF_KEEP_YIELD=1 spins with
+ * ("unotify_floor_keep_cpu <ns>") on stderr (and every addfd mode but
+ * addfd-idle the ADDFD ioctl's mean wall time, the caller's wake-up and
+ * install included: "unotify_floor_addfd_ioctl <ns>"). UNF_KEEP_YIELD=1 spins with
  * sched_yield instead of pause; UNF_KEEP_NICE=N runs the keepers at
  * SCHED_OTHER, nice N, instead of SCHED_IDLE (a CPU that runs one is then
  * busy, not idle, to the wake-up's placement). Run it at SCHED_OTHER (chrt
@@ -88,6 +90,7 @@ static long long g_keep_ns = 200000;
 static long long g_last_ns; /* the last RECV's time */
 static int g_keep_sleep;    /* 1 while a keeper may be asleep */
 static long long g_keep_cpu_ns;
+static long long g_addfd_ns; /* the ADDFD ioctls' wall time (the caller's wake-up and install included) */
 static int g_keep_yield; /* UNF_KEEP_YIELD=1: sched_yield instead of pause */
 static int g_keep_nice;  /* UNF_KEEP_NICE=N: SCHED_OTHER at nice N instead of SCHED_IDLE */
 
@@ -209,6 +212,9 @@ static void keep_start(void)
 
 static void keep_report(long n)
 {
+	if (g_addfd && g_addfd != 3)
+		fprintf(stderr, "unotify_floor_addfd_ioctl %.1f\n",
+			(double)__atomic_load_n(&g_addfd_ns, __ATOMIC_RELAXED) / (double)n);
 	if (g_keep)
 		fprintf(stderr, "unotify_floor_keep_cpu %.1f\n",
 			(double)__atomic_load_n(&g_keep_cpu_ns, __ATOMIC_RELAXED) / (double)n);
@@ -339,7 +345,9 @@ static void *supervisor(void *arg)
 				.newfd_flags = O_CLOEXEC,
 				.flags = g_addfd != 2 ? SECCOMP_ADDFD_FLAG_SEND : 0,
 			};
+			long long ta = now_ns();
 			int r = ioctl(g_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
+			__atomic_add_fetch(&g_addfd_ns, now_ns() - ta, __ATOMIC_RELAXED);
 			if (g_addfd >= 5 && sched_setscheduler(0, SCHED_OTHER, &sp0) < 0)
 				sched_fail("sched_setscheduler back to SCHED_OTHER (needs CAP_SYS_NICE or RLIMIT_NICE >= 20 - nice)");
 			if (cpu >= 0 && g_addfd != 6 && sched_setaffinity(0, sizeof g_all, &g_all) < 0)

@@ -34,7 +34,22 @@
  * skips the ptrace access check): the supervisor reads 256 bytes of the
  * path (process_vm_readv, split at a page boundary as guest_read_str does),
  * checks ID_VALID, writes a 144-byte struct stat back (process_vm_writev)
- * and SENDs: the floor of any supervisor that emulates a stat. */
+ * and SENDs: the floor of any supervisor that emulates a stat. Any mode
+ * with "-keep" appended (before "-child") starts a keeper per allowed CPU
+ * (wake41): a thread pinned there, SCHED_IDLE, that spins (pause) while the
+ * last notification is less than UNF_KEEP_US µs old (default 200) and
+ * sleeps on a futex otherwise, so that no CPU is halted during a burst and
+ * every wake-up lands on a running vCPU; prints the keepers' CPU per call
+ * ("unotify_floor_keep_cpu <ns>") on stderr (and every addfd mode but
+ * addfd-idle the ADDFD ioctl's mean wall time, the caller's wake-up and
+ * install included: "unotify_floor_addfd_ioctl <ns>"). UNF_KEEP_YIELD=1 spins with
+ * sched_yield instead of pause; UNF_KEEP_NICE=N runs the keepers at
+ * SCHED_OTHER, nice N, instead of SCHED_IDLE (a CPU that runs one is then
+ * busy, not idle, to the wake-up's placement). Run it at SCHED_OTHER (chrt
+ * -o 0) on every CPU: a runner's SCHED_IDLE makes the keepers its equals.
+ * "-apart" (anywhere after the mode) pins the supervisors to the first
+ * allowed CPU and the caller to the last: every wake-up crosses (with the
+ * other CPU kept awake, what a keeper would leave of a split call). */
 #include "bench.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +61,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -66,6 +82,17 @@ static volatile int g_fd = -1;
 static int g_epoll, g_addfd, g_srcfd = -1, g_stat, g_work;
 static pid_t g_child;
 static cpu_set_t g_all; /* modes addfd-pin*: the affinity restored after the ADDFD */
+
+/* "-keep": the keepers' clock, their sleep word and their CPU time */
+static int g_keep;
+static int g_apart; /* "-apart": supervisor on the first allowed CPU, caller on the last */
+static long long g_keep_ns = 200000;
+static long long g_last_ns; /* the last RECV's time */
+static int g_keep_sleep;    /* 1 while a keeper may be asleep */
+static long long g_keep_cpu_ns;
+static long long g_addfd_ns; /* the ADDFD ioctls' wall time (the caller's wake-up and install included) */
+static int g_keep_yield; /* UNF_KEEP_YIELD=1: sched_yield instead of pause */
+static int g_keep_nice;  /* UNF_KEEP_NICE=N: SCHED_OTHER at nice N instead of SCHED_IDLE */
 
 /* mode "addfd-idle": a job per CPU for its SCHED_IDLE helper */
 enum { MAXCPU = 64 };
@@ -106,6 +133,91 @@ static void *idle_helper(void *arg)
 		fwake(&j->state);
 	}
 	return NULL;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static long long thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void *keeper(void *arg)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET((int)(long)arg, &set);
+	struct sched_param sp = { 0 };
+	if (sched_setaffinity(0, sizeof set, &set) < 0 ||
+	    (g_keep_nice ? setpriority(PRIO_PROCESS, 0, g_keep_nice) : sched_setscheduler(0, SCHED_IDLE, &sp)) < 0)
+		abort();
+	long long c0 = thread_cpu_ns();
+	for (;;) {
+		while (now_ns() - __atomic_load_n(&g_last_ns, __ATOMIC_RELAXED) < g_keep_ns)
+			if (g_keep_yield)
+				sched_yield();
+			else
+				for (int i = 0; i < 32; i++)
+					cpu_relax();
+		__atomic_store_n(&g_keep_sleep, 1, __ATOMIC_SEQ_CST);
+		if (now_ns() - __atomic_load_n(&g_last_ns, __ATOMIC_SEQ_CST) >= g_keep_ns) {
+			long long c1 = thread_cpu_ns();
+			__atomic_add_fetch(&g_keep_cpu_ns, c1 - c0, __ATOMIC_RELAXED);
+			syscall(SYS_futex, &g_keep_sleep, FUTEX_WAIT_PRIVATE, 1, NULL, NULL, 0);
+			c0 = thread_cpu_ns();
+		}
+	}
+	return NULL;
+}
+
+/* the supervisor, after each RECV: the burst goes on */
+static void keep_touch(void)
+{
+	__atomic_store_n(&g_last_ns, now_ns(), __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&g_keep_sleep, __ATOMIC_SEQ_CST) &&
+	    __atomic_exchange_n(&g_keep_sleep, 0, __ATOMIC_SEQ_CST))
+		syscall(SYS_futex, &g_keep_sleep, FUTEX_WAKE_PRIVATE, 64, NULL, NULL, 0);
+}
+
+static void keep_start(void)
+{
+	pthread_t th;
+	const char *e = getenv("UNF_KEEP_US");
+	if (e)
+		g_keep_ns = atoll(e) * 1000;
+	if (CPU_COUNT(&g_all) < 2)
+		return; /* one CPU: nothing to keep awake */
+	g_keep_yield = getenv("UNF_KEEP_YIELD") && atoi(getenv("UNF_KEEP_YIELD"));
+	g_keep_nice = getenv("UNF_KEEP_NICE") ? atoi(getenv("UNF_KEEP_NICE")) : 0;
+	for (int c = 0; c < CPU_SETSIZE && c < MAXCPU; c++)
+		if (CPU_ISSET(c, &g_all) && pthread_create(&th, NULL, keeper, (void *)(long)c) != 0)
+			abort();
+}
+
+static void keep_report(long n)
+{
+	if (g_addfd && g_addfd != 3)
+		fprintf(stderr, "unotify_floor_addfd_ioctl %.1f\n",
+			(double)__atomic_load_n(&g_addfd_ns, __ATOMIC_RELAXED) / (double)n);
+	if (g_keep)
+		fprintf(stderr, "unotify_floor_keep_cpu %.1f\n",
+			(double)__atomic_load_n(&g_keep_cpu_ns, __ATOMIC_RELAXED) / (double)n);
 }
 
 /* The ADDFD with SEND through this CPU's helper; 0, or -1 when the CPU has
@@ -160,10 +272,26 @@ static void stat_copies(const struct seccomp_notif *req)
 		abort();
 }
 
+/* "-apart": this thread onto the first (0) or the last (1) allowed CPU */
+static void apart_pin(int last)
+{
+	int pick = -1;
+	cpu_set_t one;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &g_all) && (pick < 0 || last))
+			pick = c;
+	CPU_ZERO(&one);
+	CPU_SET(pick, &one);
+	if (sched_setaffinity(0, sizeof one, &one) < 0)
+		sched_fail("sched_setaffinity");
+}
+
 static void *supervisor(void *arg)
 {
 	int ep = -1;
 	(void)arg;
+	if (g_apart)
+		apart_pin(0);
 	while (g_fd < 0)
 		usleep(100);
 	if (g_epoll) {
@@ -186,6 +314,8 @@ static void *supervisor(void *arg)
 				continue;
 			return NULL;
 		}
+		if (g_keep)
+			keep_touch();
 		if (g_stat || g_work)
 			stat_copies(&req);
 		if (g_addfd) {
@@ -215,7 +345,9 @@ static void *supervisor(void *arg)
 				.newfd_flags = O_CLOEXEC,
 				.flags = g_addfd != 2 ? SECCOMP_ADDFD_FLAG_SEND : 0,
 			};
+			long long ta = now_ns();
 			int r = ioctl(g_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &a);
+			__atomic_add_fetch(&g_addfd_ns, now_ns() - ta, __ATOMIC_RELAXED);
 			if (g_addfd >= 5 && sched_setscheduler(0, SCHED_OTHER, &sp0) < 0)
 				sched_fail("sched_setscheduler back to SCHED_OTHER (needs CAP_SYS_NICE or RLIMIT_NICE >= 20 - nice)");
 			if (cpu >= 0 && g_addfd != 6 && sched_setaffinity(0, sizeof g_all, &g_all) < 0)
@@ -273,6 +405,8 @@ static int stat_floor(long n, int waiters)
 		struct stat st;
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 			_exit(1);
+		if (g_apart)
+			apart_pin(1);
 		int fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 				      SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 		if (fd < 0)
@@ -311,6 +445,9 @@ static int stat_floor(long n, int waiters)
 	int ws;
 	if (waitpid(g_child, &ws, 0) < 0)
 		return 1;
+	__atomic_store_n(&g_last_ns, 0, __ATOMIC_SEQ_CST);
+	usleep(2000);
+	keep_report(n);
 	fflush(stdout);
 	_exit(WIFEXITED(ws) ? WEXITSTATUS(ws) : 1);
 }
@@ -322,6 +459,17 @@ int main(int argc, char **argv)
 	char mode[64];
 	snprintf(mode, sizeof mode, "%s", argc > 3 ? argv[3] : "sync");
 	size_t ml = strlen(mode);
+	char *a = strstr(mode, "-apart");
+	if (a) {
+		g_apart = 1;
+		memmove(a, a + 6, strlen(a + 6) + 1);
+	}
+	char *k = strstr(mode, "-keep");
+	if (k) {
+		g_keep = 1; /* a keeper per CPU */
+		memmove(k, k + 5, strlen(k + 5) + 1);
+		ml = strlen(mode);
+	}
 	int child = ml > 6 && !strcmp(mode + ml - 6, "-child");
 	if (child)
 		mode[ml - 6] = 0; /* the mode with the caller in a child process */
@@ -350,6 +498,8 @@ int main(int argc, char **argv)
 			if (pthread_create(&th, NULL, idle_helper, (void *)c) != 0)
 				return 1;
 	}
+	if (g_keep)
+		keep_start();
 	if (g_addfd && (g_srcfd = open("/etc/passwd", O_RDONLY | O_CLOEXEC)) < 0)
 		return 1;
 	g_stat = !strcmp(mode, "stat");
@@ -360,6 +510,8 @@ int main(int argc, char **argv)
 			return 1;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return 1;
+	if (g_apart)
+		apart_pin(1);
 	int fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
 	if (fd < 0) {
 		perror("seccomp");
@@ -379,6 +531,9 @@ int main(int argc, char **argv)
 	}
 	double t1 = bench_now_ns();
 	bench_report("unotify_floor", t0, t1, n);
+	__atomic_store_n(&g_last_ns, 0, __ATOMIC_SEQ_CST);
+	usleep(2000);
+	keep_report(n);
 	fflush(stdout);
 	_exit(0);
 }

@@ -396,15 +396,29 @@ static unsigned sandbox_ncpus(unsigned long cpus_milli)
 }
 
 /* The host's online CPUs (/sys/devices/system/cpu/online: "0-3,6"), read
- * before the sentry is confined; the sentry's own affinity if unreadable.
+ * before the sentry is confined; the sentry's own affinity if unreadable;
+ * with --cpus (ncpus) the CPUs the guest's affinity keeps, its machine.
  * Linux admits SCHED_DEADLINE only for a task whose affinity covers its
  * root domain (all online CPUs but in a partitioned cpuset): a task in a
  * one-CPU cpuset of a larger machine is refused (EPERM), and so is a
  * guest's (syscalls/sys_sched.c). */
-static void host_online_cpus(cpu_set_t *set)
+static void host_online_cpus(cpu_set_t *set, unsigned ncpus)
 {
 	char buf[512];
 	CPU_ZERO(set);
+	if (ncpus) {
+		/* --cpus: the guest's machine is the CPUs its affinity keeps
+		 * (sentry/spawn.c: the first ncpus of the caller's) */
+		cpu_set_t aff;
+		if (sched_getaffinity(0, sizeof aff, &aff) == 0)
+			for (int i = 0, n = 0; i < CPU_SETSIZE && n < (int)ncpus; i++)
+				if (CPU_ISSET(i, &aff)) {
+					CPU_SET(i, set);
+					n++;
+				}
+		if (CPU_COUNT(set))
+			return;
+	}
 	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
 	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
 	if (f)
@@ -580,7 +594,7 @@ int sentry_run(const struct sentry_config *cfg)
 	sb->pids_limit = cfg->pids;
 	sb->cpus_milli = cfg->cpus_milli;
 	sb->ncpus = sandbox_ncpus(cfg->cpus_milli);
-	host_online_cpus(&sb->host_cpus);
+	host_online_cpus(&sb->host_cpus, cfg->cpus_milli ? sb->ncpus : 0);
 	sb->aio_share = aio_share(); /* read now: the confined sentry opens no /proc/sys */
 	sb->host_pid_max = read_long_file("/proc/sys/kernel/pid_max");
 	{

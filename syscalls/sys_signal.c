@@ -1797,7 +1797,17 @@ long sc_pidfd_ns_ioctl(struct sc_call *c)
 	if (!ok || st.st_dev != pst.st_dev)
 		return -ENOTTY; /* not a pidfd (or no pidfs: before the request) */
 	struct pidfs_find f = { .dev = st.st_dev, .ino = st.st_ino, .t = NULL };
-	task_for_each_thread(c->sb, pidfs_find_one, &f);
+	/* the number's fdinfo names a candidate (one look), taken only if the
+	 * pidfs inode of the pinned file is its: a swap meanwhile names
+	 * another, and every thread is walked then (a pidfd opened for each
+	 * that is no leader: the cost grew with the sandbox's threads) */
+	pid_t hint = pidfd_target(c);
+	struct task *h = hint > 0 ? task_get_vpid(c->sb, hint) : NULL;
+	if (h)
+		pidfs_find_one(h, &f);
+	task_put(h);
+	if (!f.t)
+		task_for_each_thread(c->sb, pidfs_find_one, &f);
 	if (!f.t || atomic_load(&f.t->exited)) {
 		struct pollfd pf = { .fd = hfd, .events = POLLIN };
 		int gone = f.t || poll(&pf, 1, 0) == 1;

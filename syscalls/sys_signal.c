@@ -1513,7 +1513,11 @@ static long prio_group(struct sc_call *c, int user, int who, enum owner_rule r, 
  * task can make them) is only sound without a sharer: the caller waits in
  * the call, so nothing else can dup2 another file onto the number, nor
  * make a new sharer (io_uring, whose workers share it, is not offered). A
- * kcmp that fails but for a task gone counts as shared. */
+ * kcmp that fails but for a task gone counts as shared. Asked before the
+ * number's file is pinned and checked: a sharer may dup2 onto the number
+ * after the pin and then leave the table (exit, unshare(CLONE_FILES)),
+ * unseen by a look made after the check (cont41); with none at the look,
+ * none can come until the call's end. */
 struct fdt_share {
 	pid_t me;
 	int shared;
@@ -1539,6 +1543,8 @@ int sc_fdtable_shared(struct sc_call *c)
 	task_for_each_thread(c->sb, fdt_visit, &s);
 	return s.shared;
 }
+
+void sc_fdtable_test_delay(void) { pidcall_test_delay(); }
 
 /* sched_setaffinity: the mask as the kernel reads it, min(len, its
  * cpumask size) bytes (sched_getaffinity's answer: the size it copies) */

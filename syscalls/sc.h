@@ -312,8 +312,11 @@ long sc_init_make(struct sandbox *sb, const pid_t *h, struct init_act_req *q, st
 /* prctl(PR_SCHED_CORE) on another task: its owner check (sys_signal.c) */
 long sc_sched_core_owner(struct sc_call *c);
 /* syscalls/sys_signal.c: whether another guest task shares the caller's
- * fd table (a check on a number's file, then native, is sound without) */
+ * fd table (a check on a number's file, then native, is sound without;
+ * asked before the file is pinned) */
 int sc_fdtable_shared(struct sc_call *c);
+/* tests: MOAT_TEST_PIDCALL_DELAY_MS between such a check and the CONTINUE */
+void sc_fdtable_test_delay(void);
 /* syscalls/sys_sched.c: a task's virtual SCHED_DEADLINE class, and whether
  * a cpumask covers the host's CPUs (the class's affinity rule) */
 struct task *sc_sched_deadline_task(struct sc_call *c, pid_t pid);

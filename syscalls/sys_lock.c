@@ -1909,7 +1909,8 @@ static int lease_break_(struct sc_call *c, dev_t dev, ino_t ino, int flags, bool
 /* F_NOTIFY's check on the fd's object (hostfd: the guest fd's dup): EACCES
  * where inotify_add_watch is (vfs_watch_refused). Another task sharing
  * the fd table could swap the fd number between this check and the native
- * call (dup2): refused while one does (sc_fdtable_shared, sys_fcntl). */
+ * call (dup2): refused while one does (sc_fdtable_shared, sys_fcntl, asked
+ * before the pin). */
 static int notify_ok(struct sc_call *c, int hostfd)
 {
 	cleanup_free struct vfs_node *n = xmalloc(sizeof *n);
@@ -1957,6 +1958,10 @@ long sys_fcntl(struct sc_call *c)
 		c->cont = 1;
 		return 0;
 	}
+	/* F_NOTIFY: the table's other users looked for before the file is
+	 * pinned (sc_fdtable_shared: one that dup2s after the pin and then
+	 * leaves the table is not seen by a look after it) */
+	int shared = cmd == F_NOTIFY && sc_fdtable_shared(c);
 	ret = lk_file(c, fd, &r, &acc);
 	if (ret < 0)
 		return ret;
@@ -1974,7 +1979,8 @@ long sys_fcntl(struct sc_call *c)
 		 * for the host's own reads and writes there, e.g. every read of
 		 * /etc/shadow under --overlay none; red team 27) */
 		ret = notify_ok(c, r.ofd);
-		if (!ret && sc_fdtable_shared(c)) {
+		sc_fdtable_test_delay();
+		if (!ret && shared) {
 			/* native on the number checked: a task sharing the fd
 			 * table could dup2 a refused directory there first */
 			snprintf(c->note, sizeof c->note, "F_NOTIFY: the fd table has other users");

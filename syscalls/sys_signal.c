@@ -1513,7 +1513,11 @@ static long prio_group(struct sc_call *c, int user, int who, enum owner_rule r, 
  * task can make them) is only sound without a sharer: the caller waits in
  * the call, so nothing else can dup2 another file onto the number, nor
  * make a new sharer (io_uring, whose workers share it, is not offered). A
- * kcmp that fails but for a task gone counts as shared. */
+ * kcmp that fails but for a task gone counts as shared. Asked before the
+ * number's file is pinned and checked: a sharer may dup2 onto the number
+ * after the pin and then leave the table (exit, unshare(CLONE_FILES)),
+ * unseen by a look made after the check (cont41); with none at the look,
+ * none can come until the call's end. */
 struct fdt_share {
 	pid_t me;
 	int shared;
@@ -1539,6 +1543,8 @@ int sc_fdtable_shared(struct sc_call *c)
 	task_for_each_thread(c->sb, fdt_visit, &s);
 	return s.shared;
 }
+
+void sc_fdtable_test_delay(void) { pidcall_test_delay(); }
 
 /* sched_setaffinity: the mask as the kernel reads it, min(len, its
  * cpumask size) bytes (sched_getaffinity's answer: the size it copies) */
@@ -1797,7 +1803,17 @@ long sc_pidfd_ns_ioctl(struct sc_call *c)
 	if (!ok || st.st_dev != pst.st_dev)
 		return -ENOTTY; /* not a pidfd (or no pidfs: before the request) */
 	struct pidfs_find f = { .dev = st.st_dev, .ino = st.st_ino, .t = NULL };
-	task_for_each_thread(c->sb, pidfs_find_one, &f);
+	/* the number's fdinfo names a candidate (one look), taken only if the
+	 * pidfs inode of the pinned file is its: a swap meanwhile names
+	 * another, and every thread is walked then (a pidfd opened for each
+	 * that is no leader: the cost grew with the sandbox's threads) */
+	pid_t hint = pidfd_target(c);
+	struct task *h = hint > 0 ? task_get_vpid(c->sb, hint) : NULL;
+	if (h)
+		pidfs_find_one(h, &f);
+	task_put(h);
+	if (!f.t)
+		task_for_each_thread(c->sb, pidfs_find_one, &f);
 	if (!f.t || atomic_load(&f.t->exited)) {
 		struct pollfd pf = { .fd = hfd, .events = POLLIN };
 		int gone = f.t || poll(&pf, 1, 0) == 1;

@@ -25,7 +25,10 @@
  * this check and the native call another task sharing the caller's fd
  * table could dup2 a different tty over the fd (the only other ttys a
  * guest can hold are the caller's, inherited as stdio without -t), so the
- * call is refused (EPERM) while one does (sc_fdtable_shared): the callers
+ * call is refused (EPERM) while one does (sc_fdtable_shared, asked before
+ * the fd is pinned: a task that swaps the number after the pin and then
+ * leaves the table, by exit or unshare(CLONE_FILES), was not seen by a
+ * look after the check, cont41): the callers
  * found (login_tty after fork, script, tmux, Go's Setctty, node-pty) make
  * it in a child of their own, the table's one user.
  */
@@ -285,6 +288,10 @@ long sys_ioctl(struct sc_call *c)
 		snprintf(c->note, sizeof c->note, "matches a deny rule");
 		return -EPERM;
 	}
+	/* TIOCSCTTY: the table's other users looked for before the pin (a
+	 * task that dup2s after the pin and then leaves the table, by exit
+	 * or unshare(CLONE_FILES), is not seen by a look after it) */
+	int shared = cmd == TIOCSCTTY && sc_fdtable_shared(c);
 	int fd = task_getfd(c->task, (int)c->args[0]);
 	if (fd < 0)
 		return fd;
@@ -298,7 +305,9 @@ long sys_ioctl(struct sc_call *c)
 			 cmd == TIOCSCTTY ? "TIOCSCTTY" : "a pty master's request");
 		r = -EPERM;
 	}
-	if (!r && cmd == TIOCSCTTY && sc_fdtable_shared(c)) {
+	if (cmd == TIOCSCTTY)
+		sc_fdtable_test_delay();
+	if (!r && shared) {
 		/* the calling task's session: only the task can make it,
 		 * natively on the number checked; a task sharing the fd table
 		 * could dup2 another terminal there (one the caller gave as

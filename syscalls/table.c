@@ -162,10 +162,12 @@ int sc_deny_family(const char *name, unsigned char *deny)
  * (PATH, STR, OPEN_HOW, SOCKADDR, ARGV) fails unless it is an exception. */
 static const struct sc_cont sc_cont_rows[] = {
 	{ __NR_ioctl, 0, "the fd and the request (the filter's rules), never its argument: a termios set, "
-			 "FIGETBSZ/FIOQSIZE/FS_IOC_GETFLAGS, TIOCSCTTY on a pty of the sandbox, "
+			 "FIGETBSZ/FIOQSIZE/FS_IOC_GETFLAGS, TIOCSCTTY on a pty of the sandbox (the caller "
+			 "its fd table's one user, seen before the pin: no dup2 can move the number), "
 			 "a maps-less PROCMAP_QUERY, a per-socket SIOC*" },
-	{ __NR_fcntl, 0, "F_NOTIFY (fd, command, mask), F_SETOWN (a pid) and any command but F_SETFL the "
-			 "O_ASYNC rule caught (its third argument): registers" },
+	{ __NR_fcntl, 0, "F_NOTIFY (fd, command, mask; the caller its fd table's one user, as TIOCSCTTY), "
+			 "F_SETOWN (a pid) and any command but F_SETFL the O_ASYNC rule caught (its third "
+			 "argument): registers" },
 	{ __NR_getsockopt, 0, "another level's option 17, 59 or 77 (SO_PEER* at SOL_SOCKET are the sentry's): "
 			      "the kernel reads optlen itself" },
 	{ __NR_setsockopt, 0, "the options the allow list names, or no socket of the host's (registers)" },

@@ -221,7 +221,7 @@ import os, resource, signal
 for sig in (signal.SIGABRT, signal.SIGSEGV):
     pid = os.fork()
     if pid == 0:
-        # (as high as the caller's hard limit goes: a runner's may be 0)
+        # (as high as the hard limit goes: a runner may have it 0)
         hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
         resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
         os.kill(os.getpid(), sig)

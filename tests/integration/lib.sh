@@ -33,6 +33,18 @@ umask 022
 # (three cases: no ICMP without the rate limit off, no anycast route) and
 # isolation_fs's useradd case skipped
 case ":$PATH:" in *:/usr/sbin:*) ;; *) PATH=$PATH:/usr/sbin:/sbin ;; esac
+# sched_normal: this tier runs at nice 0 and SCHED_OTHER (the runners
+# normalise as root: sched-normal.sh, MOAT_TEST_RENICED); else it prints why
+# not and fails: started unprivileged at nice 19 or SCHED_IDLE, a runner's
+# (tests/ci-env.sh), no one gets back, and a case about a guest's nice or
+# class that needs that room skips
+sched_normal() {
+	local p
+	p=$(chrt -p $$ 2>/dev/null | sed -n 's/.*policy: //p' | head -1)
+	[ "$(nice)" = 0 ] && [ "${p:-SCHED_OTHER}" = SCHED_OTHER ] && return 0
+	echo "started unprivileged at nice $(nice), $p: no room back to nice 0, SCHED_OTHER"
+	return 1
+}
 T_TMP=$(mktemp -d "/tmp/moat-it-$T_NAME.${IT_RUN:+$IT_RUN.}XXXXXX")  # IT_RUN: run.sh's id
 chmod 755 "$T_TMP"
 T_CLEANUPS=()

@@ -126,15 +126,39 @@ echo "ci-env:$applied" >&2
 
 # The command: setsid (a new session: no controlling terminal) with stdin
 # from /dev/null, its output through a pipe; waited for here so that the
-# cgroups can be removed after it.
+# cgroups can be removed after it. In the background (a wait ends at a
+# signal): SIGINT or SIGTERM to us ends everything in our cgroups (else the
+# command's process), then the clean-up runs.
 run() {
-	if has setsid; then setsid -w "$@" </dev/null; else "$@"; fi
+	if has setsid; then setsid -w "$@" </dev/null; else "$@" <&3; fi
 }
-if has pipe; then
-	run "$@" 2>&1 | cat
-	rc=${PIPESTATUS[0]}
-else
+pipe_run() {
+	if has pipe; then
+		run "$@" 2>&1 | cat
+		return "${PIPESTATUS[0]}"
+	fi
 	run "$@"
+}
+stop() {
+	local d t
+	for d in "$cs" "$mem"; do
+		[ -f "$d/cgroup.procs" ] || continue
+		while read -r t; do [ "$t" = $$ ] || kill -TERM "$t" 2>/dev/null; done <"$d/cgroup.procs"
+	done
+	kill -TERM "$child" 2>/dev/null
+	stopped=$1
+}
+exec 3<&0
+pipe_run "$@" &
+child=$!
+stopped=
+trap 'stop 130' INT
+trap 'stop 143' TERM
+while :; do
+	wait "$child"
 	rc=$?
-fi
+	[ -n "$stopped" ] && [ "$rc" -gt 128 ] && kill -0 "$child" 2>/dev/null && continue
+	break
+done
+[ -n "$stopped" ] && rc=$stopped
 exit $rc

@@ -42,7 +42,7 @@ sched_normal() {
 	local p
 	p=$(chrt -p $$ 2>/dev/null | sed -n 's/.*policy: //p' | head -1)
 	[ "$(nice)" = 0 ] && [ "${p:-SCHED_OTHER}" = SCHED_OTHER ] && return 0
-	echo "started unprivileged at nice $(nice), $p: no room back to nice 0, SCHED_OTHER"
+	echo "started at nice $(nice), $p, not normalised (unprivileged, no way back to nice 0, SCHED_OTHER; root: run.sh normalises)"
 	return 1
 }
 T_TMP=$(mktemp -d "/tmp/moat-it-$T_NAME.${IT_RUN:+$IT_RUN.}XXXXXX")  # IT_RUN: run.sh's id

@@ -352,6 +352,10 @@ struct sandbox {
 	pthread_mutex_t uts_lock;
 	char hostname[65];
 	mode_t umask0;           /* the first guest task's umask: the caller's (+1; 0: 022) */
+	int core0_set;           /* core0_*: the caller's RLIMIT_CORE, the first guest task's virtual one */
+	unsigned long long core0_cur, core0_max;
+	int core_zero;           /* the real RLIMIT_CORE is {0, 0}, not {1, 1}: a caller's hard 0
+				  * we could not raise, and a core_pattern that is no pipe (run.c) */
 	char domainname[65];
 	char release[65];
 	/* /proc/sys values moat itself honours, writable by a guest root

@@ -358,8 +358,8 @@ struct task *task_create(struct sandbox *sb, pid_t tid, pid_t tgid,
 		 * own (the tracer pins the real one to 1 byte) */
 		struct rlimit rl = { 0, 0 };
 		getrlimit(RLIMIT_CORE, &rl);
-		t->vcore_cur = rl.rlim_cur;
-		t->vcore_max = rl.rlim_max;
+		t->vcore_cur = sb && sb->core0_set ? sb->core0_cur : rl.rlim_cur;
+		t->vcore_max = sb && sb->core0_set ? sb->core0_max : rl.rlim_max;
 	}
 	brlock_wrlock(&tab_lock);
 	insert(t);

@@ -479,6 +479,40 @@ struct late_setup {
 	char err[512];
 };
 
+/* The guest's real RLIMIT_CORE is pinned to {1, 1} by moat-init (spawn.c),
+ * which, in its user namespace, cannot raise a hard limit: a caller's hard 0
+ * (a runner's LimitCORE=0, docker --ulimit core=0) failed every start ("the
+ * guest's init ended during start-up", ci-env). The caller's limit is the
+ * guest's first virtual one (kernel/tasks.c); the real hard limit is raised
+ * to 1 here while we may (root: CAP_SYS_RESOURCE). Rootless it stays 0, and
+ * {0, 0} is the pin: no core file either way (0 and 1 are below any
+ * format's minimum), but a pipe core_pattern ignores 0 (only 1 means "no
+ * pipe dump"), so then moat refuses to start. */
+static void core_limit(struct sandbox *sb)
+{
+	struct rlimit rl = { 0, 0 };
+	char pat[2] = "";
+	int fd;
+
+	if (getrlimit(RLIMIT_CORE, &rl) < 0)
+		return;
+	sb->core0_set = 1;
+	sb->core0_cur = rl.rlim_cur;
+	sb->core0_max = rl.rlim_max;
+	if (rl.rlim_max >= 1)
+		return;
+	rl.rlim_max = 1;
+	if (setrlimit(RLIMIT_CORE, &rl) == 0)
+		return;
+	fd = open("/proc/sys/kernel/core_pattern", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, pat, 1) != 1 || pat[0] == '|')
+		die_status(2, "RLIMIT_CORE: the hard limit is 0 and cannot be raised, and the host's "
+			      "core_pattern is a pipe (or unreadable), which ignores a limit of 0: "
+			      "a guest's core image would reach it (raise the hard limit to 1)");
+	close(fd);
+	sb->core_zero = 1;
+}
+
 static void late_setup(void *arg)
 {
 	struct late_setup *x = arg;
@@ -585,6 +619,7 @@ int sentry_run(const struct sentry_config *cfg)
 	pthread_mutex_init(&sb->sysctl_lock, NULL);
 	snprintf(sb->hostname, sizeof sb->hostname, "%s", cfg->hostname ? cfg->hostname : "moat");
 	sb->umask0 = cfg->caller_umask;
+	core_limit(sb);
 	snprintf(sb->domainname, sizeof sb->domainname, "(none)");
 	if (cfg->kernel_release)
 		snprintf(sb->release, sizeof sb->release, "%s", cfg->kernel_release);
@@ -702,6 +737,7 @@ int sentry_run(const struct sentry_config *cfg)
 		.prog_blocked = &cfg->caller_blocked, .prog_ignored = &cfg->caller_ignored,
 		.stdio_closed = cfg->caller_closed,
 		.nofile_cur = cfg->caller_nofile_cur,
+		.core_zero = sb->core_zero,
 	};
 	/* 3. the gofer is the one sandbox process that keeps the caller's
 	 * privilege: fork it now, then give ours up before the guest exists

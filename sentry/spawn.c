@@ -584,8 +584,8 @@ static _Noreturn void init_main(const struct spawn_args *a, int sock, int act, p
 	 * 1 byte, too small for a core file and no pipe dump; the guest's own
 	 * limit is virtual) */
 	{
-		struct rlimit rl = { 1, 1 };
-		if (setrlimit(RLIMIT_CORE, &rl) < 0)
+		struct rlimit rl = { 1, 1 }, zero = { 0, 0 };
+		if (setrlimit(RLIMIT_CORE, &rl) < 0 && (!a->core_zero || setrlimit(RLIMIT_CORE, &zero) < 0))
 			_exit(127);
 	}
 	/* --cpus: nproc and sched_getaffinity show the sandbox's CPUs (the

@@ -30,6 +30,7 @@ struct spawn_args {
 	const sigset_t *prog_ignored;  /* (the caller's: sentry_config), or NULL: none */
 	int stdio_closed;              /* bit N: fd N (0-2) closed at exec (the caller's was: sentry_config) */
 	unsigned long long nofile_cur; /* the program's soft RLIMIT_NOFILE (the caller's), 0: as it is */
+	int core_zero;                 /* the real RLIMIT_CORE may be {0, 0} (sandbox core_zero) */
 };
 
 struct spawn_result {

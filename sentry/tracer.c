@@ -1201,7 +1201,9 @@ static void init_stop(struct tracer *tr, pid_t tid, int sig, int ev)
 		 * the fork (sentry/spawn.c: the sentry's filter lets it set no
 		 * other process's limits, initrows2); checked here, fail closed. */
 		struct rlimit one = { 0, 0 };
-		if (prlimit(tr->main_pid, RLIMIT_CORE, NULL, &one) < 0 || one.rlim_cur != 1 || one.rlim_max != 1) {
+		rlim_t pin = sb->core_zero ? 0 : 1; /* (or 0: sentry/run.c core_limit) */
+		if (prlimit(tr->main_pid, RLIMIT_CORE, NULL, &one) < 0 ||
+		    (one.rlim_cur != 1 && one.rlim_cur != pin) || one.rlim_max != one.rlim_cur) {
 			pwarn("RLIMIT_CORE of the program"); /* fail closed */
 			kill(tr->main_pid, SIGKILL);
 		}

@@ -170,7 +170,10 @@ if me == 0:
 os.waitpid(me, 0)
 print(resource.prlimit(root, resource.RLIMIT_NOFILE)[0] > 0, os.getpriority(os.PRIO_PROCESS, root), os.sched_getscheduler(root) == os.SCHED_OTHER)
 os.kill(root, signal.SIGKILL)' </dev/null 2>&1)
-SANITY=1 expect_eq dropped_cannot_touch_root_by_pid "$out" "$(printf 'EPERM EPERM EPERM EPERM EPERM EPERM EPERM ok\nTrue 0 True')"
+# (a guest process keeps the nice and class the caller started with: a
+# runner's 19 or SCHED_IDLE stays where no runner could normalise it)
+other=$(chrt -p $$ 2>/dev/null | grep -q SCHED_IDLE && echo False || echo True)
+SANITY=1 expect_eq dropped_cannot_touch_root_by_pid "$out" "$(printf 'EPERM EPERM EPERM EPERM EPERM EPERM EPERM ok\nTrue %s %s' "$(nice)" "$other")"
 
 # moat-init (the guest's pid 1, and its act thread, which makes the
 # sentry's calls on guest tasks) is moat's, not the guest's: its root set
@@ -207,7 +210,8 @@ except OSError as e:
 print(len(r), " ".join(sorted(set(r[:-1]))), r[-1], "kept" if nofile in ("True", "EPERM") else nofile,
       os.getpriority(os.PRIO_PROCESS, 1), os.sched_getscheduler(1), os.getpriority(os.PRIO_PROCESS, 0))
 ' </dev/null 2>&1)
-expect_eq init_nice_limits_class_kept "$out" "11 EPERM ok kept 0 0 5"
+if why=$(sched_normal); then expect_eq init_nice_limits_class_kept "$out" "11 EPERM ok kept 0 0 5"
+else skip init_nice_limits_class_kept "$why"; fi
 
 # prctl(PR_SCHED_CORE, op, pid, type) acts on another task by pid (its
 # core scheduling cookie: who may share an SMT core with it, the defence
@@ -1001,7 +1005,8 @@ print(" ".join(res))'
 OWNER_OK="setpriority:ok ioprio_set:ok prlimit64:ok prlimit64_cpu:ok sched_setaffinity:ok sched_setscheduler:ok sched_setparam:ok sched_setattr:ok get_robust_list:ok kcmp:ok"
 OWNER_LATE="setpriority:No such process ioprio_set:No such process prlimit64:No such process prlimit64_cpu:No such process sched_setaffinity:No such process sched_setscheduler:No such process sched_setparam:No such process sched_setattr:No such process get_robust_list:No such process kcmp:No such process"
 out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 0:0 -- "$PY" -c "$OWNER_PY" drop </dev/null 2>&1)
-expect_eq dropped_owner_calls_act_at_check "$out" "$OWNER_OK"
+if why=$(sched_normal); then expect_eq dropped_owner_calls_act_at_check "$out" "$OWNER_OK"
+else skip dropped_owner_calls_act_at_check "$why"; fi
 out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 1000:1000 -- "$PY" -c "$OWNER_PY" same </dev/null 2>&1)
 expect_eq one_identity_owner_calls_native "$out" "${OWNER_LATE% get_robust_list:*} get_robust_list:ok kcmp:ok"
 
@@ -1057,9 +1062,11 @@ if d == 0:
     os._exit(0)
 os.waitpid(d, 0); os.close(w1); os.waitpid(R, 0)'
 out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 0:0 -- "$PY" -c "$NEXT_PY" drop </dev/null 2>&1)
-expect_eq dropped_owner_calls_next_pid_esrch "$out" "setpriority:No such process held next nice:0 nofile-kept prlimit64:No such process held next nice:0 nofile-kept prlimit64_cpu:No such process held next nice:0 nofile-kept"
+if why=$(sched_normal); then expect_eq dropped_owner_calls_next_pid_esrch "$out" "setpriority:No such process held next nice:0 nofile-kept prlimit64:No such process held next nice:0 nofile-kept prlimit64_cpu:No such process held next nice:0 nofile-kept"
+else skip dropped_owner_calls_next_pid_esrch "$why"; fi
 out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 1000:1000 -- "$PY" -c "$NEXT_PY" same </dev/null 2>&1)
-SANITY=1 expect_eq one_identity_owner_calls_next_pid_native "$out" "setpriority:ok held next nice:19 nofile-kept prlimit64:ok held next nice:0 nofile-set prlimit64_cpu:ok held next nice:0 cpu-set"
+if why=$(sched_normal); then SANITY=1 expect_eq one_identity_owner_calls_next_pid_native "$out" "setpriority:ok held next nice:19 nofile-kept prlimit64:ok held next nice:0 nofile-set prlimit64_cpu:ok held next nice:0 cpu-set"
+else skip one_identity_owner_calls_next_pid_native "$why"; fi
 
 # red team 72: the sentry's filter no longer lets it set the limits the
 # kernel enforces with a signal (RLIMIT_CPU, FSIZE, STACK, RTTIME) on
@@ -1211,9 +1218,11 @@ for name, op in OPS:
     for f in (rj, wj, rr, wr, rd, wd, ry, wy): os.close(f)
 '
 out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 0:0 -- "$PY" -c "$GROUP_PY" drop </dev/null 2>&1)
-expect_eq dropped_group_calls_checked_members "$(echo $out)" "kill-pgrp:ok self root-kept kill-0:ok self root-kept prio-pgrp:ok self root-kept ioprio-pgrp:ok self root-kept prio-user:ok self root-kept setown-pgrp:Operation not permitted noself root-kept"
+if why=$(sched_normal); then expect_eq dropped_group_calls_checked_members "$(echo $out)" "kill-pgrp:ok self root-kept kill-0:ok self root-kept prio-pgrp:ok self root-kept ioprio-pgrp:ok self root-kept prio-user:ok self root-kept setown-pgrp:Operation not permitted noself root-kept"
+else skip dropped_group_calls_checked_members "$why"; fi
 out=$(MOAT_TEST_PIDCALL_DELAY_MS=500 moat run --user 1000:1000 -- "$PY" -c "$GROUP_PY" same </dev/null 2>&1)
-SANITY=1 expect_eq one_identity_group_calls_native "$(echo $out)" "kill-pgrp:ok self root-hit kill-0:ok self root-hit prio-pgrp:ok self root-hit ioprio-pgrp:ok self root-hit prio-user:ok self root-hit setown-pgrp:ok noself root-hit"
+if why=$(sched_normal); then SANITY=1 expect_eq one_identity_group_calls_native "$(echo $out)" "kill-pgrp:ok self root-hit kill-0:ok self root-hit prio-pgrp:ok self root-hit ioprio-pgrp:ok self root-hit prio-user:ok self root-hit setown-pgrp:ok noself root-hit"
+else skip one_identity_group_calls_native "$why"; fi
 
 # kill(-1): a sender that passes for every process at the check (this
 # parent: real uid 1000, saved uid 0) ran natively; the parent takes root

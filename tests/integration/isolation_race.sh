@@ -450,7 +450,14 @@ fi
 # 200 calls). Natively root may be real-time: no EPERM (a sanity case).
 if [ -x "$SYSCALL_BIN/race_sched_attr" ]; then
 	out=$(moat run --user 0:0 --bind "$SYSCALL_BIN:/t:ro" -- /t/race_sched_attr $((secs + 1)) </dev/null 2>&1)
-	case $out in *"ok race_sched_attr"*) ok_sanity sched_attr_copy_once ;; *) fail sched_attr_copy_once "$out" ;; esac
+	# (unprivileged at SCHED_IDLE or nice 19, a runner's start, the host
+	# refuses every call's way back to SCHED_OTHER at the attr's nice, so
+	# guest root's is EPERM with no race: a known gap, ARCHITECTURE.md)
+	if [ "$(id -u)" != 0 ] && ! why=$(sched_normal); then
+		skip sched_attr_copy_once "$why"
+	else
+		case $out in *"ok race_sched_attr"*) ok_sanity sched_attr_copy_once ;; *) fail sched_attr_copy_once "$out" ;; esac
+	fi
 else
 	fail sched_attr_copy_once "no $SYSCALL_BIN/race_sched_attr"
 fi

@@ -22,6 +22,29 @@ T_NAME=$(basename "$0" .sh)
 T_PASS=0
 T_FAIL=0
 T_SKIP=0
+# The tiers' expectations (modes of what they and their guests create,
+# another user reading it) are written for umask 022: a runner's 077
+# (tests/ci-env.sh) failed fifteen cases of isolation_fs and isolation_cow,
+# natively too. A case about the caller's umask sets its own (cli.sh
+# caller_umask_kept).
+umask 022
+# Root's tools (sysctl, useradd) are in sbin, which a runner's PATH may lack
+# (tests/ci-env.sh: /usr/bin:/bin): isolation_net's sysctls failed unseen
+# (three cases: no ICMP without the rate limit off, no anycast route) and
+# isolation_fs's useradd case skipped
+case ":$PATH:" in *:/usr/sbin:*) ;; *) PATH=$PATH:/usr/sbin:/sbin ;; esac
+# sched_normal: this tier runs at nice 0 and SCHED_OTHER (the runners
+# normalise as root: sched-normal.sh, MOAT_TEST_RENICED); else it prints why
+# not and fails: started unprivileged at nice 19 or SCHED_IDLE, a runner's
+# (tests/ci-env.sh), no one gets back, and a case about a guest's nice or
+# class that needs that room skips
+sched_normal() {
+	local p
+	p=$(chrt -p $$ 2>/dev/null | sed -n 's/.*policy: //p' | head -1)
+	[ "$(nice)" = 0 ] && [ "${p:-SCHED_OTHER}" = SCHED_OTHER ] && return 0
+	echo "started at nice $(nice), $p, not normalised (unprivileged, no way back to nice 0, SCHED_OTHER; root: run.sh normalises)"
+	return 1
+}
 T_TMP=$(mktemp -d "/tmp/moat-it-$T_NAME.${IT_RUN:+$IT_RUN.}XXXXXX")  # IT_RUN: run.sh's id
 chmod 755 "$T_TMP"
 T_CLEANUPS=()

@@ -57,6 +57,11 @@ int main(int argc, char **argv)
 		int r = fcntl(dfd, F_NOTIFY, DN_CREATE), e = errno;
 		CHECK(t_confined() ? r == -1 && e == EPERM : r == 0, "dnotify_shared_fd_table",
 		      "= %d %s", r, strerror(e));
+		/* no event: nothing any directory refuses, native */
+		r = fcntl(dfd, F_NOTIFY, DN_MULTISHOT);
+		CHECK(r == 0, "dnotify_shared_no_event", "%s", strerror(errno));
+		r = fcntl(dfd, F_NOTIFY, 0);
+		CHECK(r == 0, "dnotify_shared_remove", "%s", strerror(errno));
 		close(gate[1]);
 		pthread_join(th, NULL);
 		for (int i = 0; i < 200; i++) {

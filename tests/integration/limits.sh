@@ -769,7 +769,13 @@ if [ "$(field "$R" limits.cpus_by)" = cgroup ]; then
 		sleep 0.05
 	done
 	cgof() { grep -E '^[0-9]+:([^:]*,)?cpu(,[^:]*)?:' "/proc/$1/cgroup" 2>/dev/null || grep '^0::' "/proc/$1/cgroup" 2>/dev/null; }
-	cg=$(cgof "$netd") rcg=$(cgof "$reopen")
+	# (each joins the cgroup once made: on one loaded CPU a moment after it
+	# appears; looked at until then, while the guest sleeps its second)
+	for ((i = 0; i < 40; i++)); do
+		cg=$(cgof "$netd") rcg=$(cgof "$reopen")
+		case $cg in */moat-*) case $rcg in */moat-*|"") break ;; esac ;; esac
+		sleep 0.02
+	done
 	wait "$mpid"
 	case $cg in */moat-*) ok cpus_hold_netd ;; *) fail cpus_hold_netd "moat-netd [$netd]: $cg" ;; esac
 	# moat-reopen (root-run): its opens are the guest's work too

@@ -78,6 +78,12 @@ int guest_write(pid_t tid, uint64_t addr, const void *buf, size_t len)
 long guest_read_str(pid_t tid, uint64_t addr, char *buf, size_t max)
 {
 	size_t got = 0;
+	/* buf ends in a NUL whatever the answer (a caller that names the
+	 * path of a failed call in a trace or a warning read on past it:
+	 * sentry/exec.c's trace of a 4,096-byte exec path without a NUL read
+	 * 4,101 bytes of a 4,096-byte buffer, ASan in CI's sysfuzz) */
+	if (max)
+		buf[0] = 0;
 	if (addr == 0)
 		return -EFAULT;
 	/* The first read takes at most STR_FIRST bytes: nearly every path is
@@ -110,12 +116,16 @@ long guest_read_str(pid_t tid, uint64_t addr, char *buf, size_t max)
 		r[0] = (struct iovec){ (void *)(uintptr_t)a, chunk };
 		l = (struct iovec){ buf + got, chunk + (nr == 2 ? r[1].iov_len : 0) };
 		ssize_t n = process_vm_readv(tid, &l, 1, r, nr, 0);
-		if (n <= 0)
+		if (n <= 0) {
+			buf[got] = 0; /* got < max: the bytes before the fault */
 			return -EFAULT;
+		}
 		char *z = memchr(buf + got, 0, n);
 		if (z)
 			return z - buf;
 		got += n;
 	}
+	if (max)
+		buf[max - 1] = 0;
 	return -ENAMETOOLONG;
 }

@@ -143,6 +143,20 @@ for rt86 in short long; do
 	*) fail trace_exec_path_quoted_$rt86 "$(printf '%s' "$rt86_line" | head -c 200) ... $(printf '%s' "$rt86_line" | tail -c 100)" ;;
 	esac
 done
+# An exec path of 5,000 bytes: the sentry's 4,096-byte copy holds no NUL
+# (ENAMETOOLONG); its --trace line quotes a copy ended by one. Before, the
+# trace read on past the buffer (ASan: a 4,101-byte read of the 4,096-byte
+# path, CI's sysfuzz under a one-CPU cpuset): seen only on the asan tier's
+# sanitized moat, where such a read ends moat with a report.
+long_p="/$(head -c 5000 /dev/zero | tr '\0' 'a')"
+moat run --trace -- /bin/sh -c '"$1" 2>/dev/null; echo "exec failed $?"' sh "$long_p" \
+	>"$T_TMP/long_out" 2>"$T_TMP/trace_long" </dev/null
+if grep -aq 'ENAMETOOLONG' "$T_TMP/trace_long" && grep -q '^exec failed' "$T_TMP/long_out" &&
+	! grep -aqE 'AddressSanitizer|runtime error:|SUMMARY: ' "$T_TMP/trace_long"; then
+	ok trace_exec_path_too_long
+else
+	fail trace_exec_path_too_long "$(grep -avE '^\[|^[a-z_0-9]+\(' "$T_TMP/trace_long" | head -3 | cut -c1-200 | tr '\n' '|') out: $(head -c 100 "$T_TMP/long_out")"
+fi
 # moat's own messages (warnings, errors, MOAT_DEBUG lines) escape every byte
 # outside printable ASCII as \ooo, as --trace does: they name guest paths
 # (a copy-up's, an exec's). Before: a program path holding ESC and a newline

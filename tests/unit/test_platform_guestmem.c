@@ -2,7 +2,8 @@
  * at page boundaries, read from this process through its own pid: a path
  * that ends right before an unmapped page is read whole, one that runs into
  * it is EFAULT, one that crosses into a mapped page is read whole, and long
- * strings past the first read and ENAMETOOLONG still work. */
+ * strings past the first read and ENAMETOOLONG still work; a failed read
+ * leaves buf ended by a NUL. */
 #include "platform/platform.h"
 
 #include <criterion/criterion.h>
@@ -54,7 +55,11 @@ Test(guestmem, runs_into_unmapped_page, .init = setup, .fini = teardown)
 	char buf[4096];
 	for (int len = 1; len < 300; len++) {
 		char *s = pages + 2 * 4096 - len; /* no NUL before the unmapped page */
+		memset(buf, 'x', sizeof buf);
 		cr_assert_eq(rd(s, buf, sizeof buf), -EFAULT, "len %d", len);
+		/* what was read before the fault, ended: a caller that
+		 * names the failed path reads no further than buf */
+		cr_assert_lt(strnlen(buf, sizeof buf), sizeof buf, "len %d: no NUL", len);
 	}
 }
 
@@ -70,6 +75,10 @@ Test(guestmem, long_strings_and_limit, .init = setup, .fini = teardown)
 	char *s = pages + 100;
 	s[5000] = 0; /* crosses a page boundary past the first read */
 	cr_assert_eq(rd(s, buf, sizeof buf), -ENAMETOOLONG);
+	cr_assert_eq(strnlen(buf, sizeof buf), sizeof buf - 1, "ends in a NUL");
+	memset(buf, 'x', sizeof buf);
+	cr_assert_eq(guest_read_str(getpid(), 0, buf, sizeof buf), -EFAULT);
+	cr_assert_eq(buf[0], 0);
 	s[3000] = 0;
 	cr_assert_eq(rd(s, buf, sizeof buf), 3000);
 	cr_assert_eq(memcmp(buf, s, 3001), 0);

@@ -1961,7 +1961,8 @@ long sys_fcntl(struct sc_call *c)
 	/* F_NOTIFY: the table's other users looked for before the file is
 	 * pinned (sc_fdtable_shared: one that dup2s after the pin and then
 	 * leaves the table is not seen by a look after it) */
-	int shared = cmd == F_NOTIFY && sc_fdtable_shared(c);
+	int shared = cmd == F_NOTIFY && ((uint32_t)c->args[2] & ~(uint32_t)DN_MULTISHOT) &&
+		     sc_fdtable_shared(c); /* (a mask with no event: below) */
 	ret = lk_file(c, fd, &r, &acc);
 	if (ret < 0)
 		return ret;
@@ -1980,7 +1981,7 @@ long sys_fcntl(struct sc_call *c)
 		 * /etc/shadow under --overlay none; red team 27) */
 		ret = notify_ok(c, r.ofd);
 		sc_fdtable_test_delay();
-		if (!ret && shared && ((uint32_t)c->args[2] & ~(uint32_t)DN_MULTISHOT)) {
+		if (!ret && shared) {
 			/* native on the number checked: a task sharing the fd
 			 * table could dup2 a refused directory there first. A
 			 * mask with no event (0 or DN_MULTISHOT alone, the

@@ -479,6 +479,29 @@ struct late_setup {
 	char err[512];
 };
 
+/* The first byte of the host's core_pattern ('|' a pipe, '@' a socket,
+ * else a file name), 0 when it cannot be read. MOAT_TEST_CORE_PATTERN=FILE
+ * (tests: the host's own pattern is not a test's to change) names a file
+ * whose first byte is taken instead when it is a pipe's or a socket's: it
+ * can only add a refusal below, never take one away. */
+static char core_pattern_kind(void)
+{
+	char k = 0, t = 0;
+	int fd = open("/proc/sys/kernel/core_pattern", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (read(fd, &k, 1) != 1)
+			k = 0;
+		close(fd);
+	}
+	const char *test = getenv("MOAT_TEST_CORE_PATTERN");
+	if (test && (fd = open(test, O_RDONLY | O_CLOEXEC)) >= 0) {
+		if (read(fd, &t, 1) == 1 && (t == '|' || t == '@'))
+			k = t;
+		close(fd);
+	}
+	return k;
+}
+
 /* The guest's real RLIMIT_CORE is pinned to {1, 1} by moat-init (spawn.c),
  * which, in its user namespace, cannot raise a hard limit: a caller's hard 0
  * (a runner's LimitCORE=0, docker --ulimit core=0) failed every start ("the
@@ -487,13 +510,21 @@ struct late_setup {
  * to 1 here while we may (root: CAP_SYS_RESOURCE). Rootless it stays 0, and
  * {0, 0} is the pin: no core file either way (0 and 1 are below any
  * format's minimum), but a pipe core_pattern ignores 0 (only 1 means "no
- * pipe dump"), so then moat refuses to start. */
+ * pipe dump"), so then moat refuses to start. A socket core_pattern
+ * ('@PATH', '@@PATH': Linux 6.16 and later) ignores every limit, 1 too
+ * (fs/coredump.c coredump_sock_connect sets the dump's limit to
+ * RLIM_INFINITY; the socket is looked up from the initial task's root): a
+ * guest's crash would hand its image to the host's coredump server, so moat
+ * refuses to start with one whatever the limits, and with a pattern it
+ * cannot read (red team 87). */
 static void core_limit(struct sandbox *sb)
 {
 	struct rlimit rl = { 0, 0 };
-	char pat[2] = "";
-	int fd;
+	char kind = core_pattern_kind();
 
+	if (kind == '@' || !kind)
+		die_status(2, "the host's core_pattern is a socket (@; or unreadable), which ignores RLIMIT_CORE: "
+			      "a guest's core image would reach the host's coredump server (set a pipe or a file name)");
 	if (getrlimit(RLIMIT_CORE, &rl) < 0)
 		return;
 	sb->core0_set = 1;
@@ -504,12 +535,10 @@ static void core_limit(struct sandbox *sb)
 	rl.rlim_max = 1;
 	if (setrlimit(RLIMIT_CORE, &rl) == 0)
 		return;
-	fd = open("/proc/sys/kernel/core_pattern", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || read(fd, pat, 1) != 1 || pat[0] == '|')
+	if (kind == '|')
 		die_status(2, "RLIMIT_CORE: the hard limit is 0 and cannot be raised, and the host's "
-			      "core_pattern is a pipe (or unreadable), which ignores a limit of 0: "
+			      "core_pattern is a pipe, which ignores a limit of 0: "
 			      "a guest's core image would reach it (raise the hard limit to 1)");
-	close(fd);
 	sb->core_zero = 1;
 }
 

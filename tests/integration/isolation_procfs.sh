@@ -281,6 +281,21 @@ fi
 # its 1 byte and every start failed; the guest starts and sees the caller's
 out=$( (ulimit -c 0 && moat run -- sh -c 'ulimit -c; ulimit -H -c') </dev/null 2>&1)
 SANITY=1 expect_eq core_hard_zero_starts "$(echo $out)" "0 0"
+# A socket core_pattern ('@PATH', Linux 6.16+) ignores RLIMIT_CORE, 1 byte
+# too (the kernel connects to the host's coredump server with no limit):
+# moat refuses to start with one (red team 87; before, the guest ran and a
+# crash would have handed its image to the server). The host's own pattern
+# is not a test's to change: MOAT_TEST_CORE_PATTERN names a file moat reads
+# as well, which can only add a refusal (a file name there changes nothing)
+printf '@/run/moat-test-coredump\n' >"$T_TMP/core_sock"
+printf 'core\n' >"$T_TMP/core_file"
+out=$(MOAT_TEST_CORE_PATTERN="$T_TMP/core_sock" moat run -- true </dev/null 2>&1; echo "status $?")
+case $out in
+*"core_pattern is a socket"*"status 2") ok core_socket_pattern_refused ;;
+*) fail core_socket_pattern_refused "${out:0:300}" ;;
+esac
+out=$(MOAT_TEST_CORE_PATTERN="$T_TMP/core_file" moat run -- echo ran </dev/null 2>&1)
+SANITY=1 expect_eq core_file_pattern_runs "$out" ran
 
 # ---- 6. the guest's loopback carries the multicast routes (224.0.0.0/4, ff00::/8) ----
 out=$(mrun "$PY" -c '

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <pty.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <termios.h>
@@ -34,6 +35,57 @@ static ssize_t read_for(int fd, char *buf, size_t cap, int ms)
 	}
 	buf[off] = 0;
 	return (ssize_t)off;
+}
+
+/* a process sharing the caller's fd table (clone(CLONE_FILES) without
+ * CLONE_THREAD) until the gate closes */
+static int gate_proc(void *arg)
+{
+	t_wait_gate(arg);
+	return 0;
+}
+static char gate_stack[65536];
+
+/* 5a. TIOCSCTTY on the slave `name`, in a new session, while another task
+ * shares the fd table (proc 0: a thread; 1: a process of its own,
+ * clone(CLONE_FILES), found by the same kcmp look: red team 87): natively
+ * made; under moat refused (EPERM), as the sentry checks the file the
+ * number holds and the kernel looks at the number again, which the sharer
+ * could dup2 another terminal onto; made once it is gone. The child's
+ * wait status (exit 0: as expected). */
+static int sctty_shared(const char *name, int proc)
+{
+	int st = -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		setsid();
+		int ss = open(name, O_RDWR | O_NOCTTY);
+		int gate[2];
+		pthread_t th;
+		pid_t d = -1;
+		if (ss < 0 || pipe(gate) < 0)
+			_exit(2);
+		if (proc ? (d = clone(gate_proc, gate_stack + sizeof gate_stack, CLONE_FILES | SIGCHLD, &gate[0])) < 0
+			 : pthread_create(&th, NULL, t_wait_gate, &gate[0]) != 0)
+			_exit(2);
+		int r = ioctl(ss, TIOCSCTTY, 0), e = errno;
+		close(gate[1]);
+		if (proc)
+			waitpid(d, NULL, 0);
+		else
+			pthread_join(th, NULL);
+		if (t_confined() ? !(r == -1 && e == EPERM) : r != 0)
+			_exit(3);
+		/* the thread's exit lets go of the table a moment after the join */
+		for (int i = 0; r != 0 && i < 200; i++) {
+			r = ioctl(ss, TIOCSCTTY, 0);
+			if (r != 0)
+				usleep(5000);
+		}
+		_exit(r == 0 && tcgetsid(ss) == getpid() ? 0 : 4);
+	}
+	waitpid(pid, &st, 0);
+	return st;
 }
 
 static volatile sig_atomic_t got_winch, got_int;
@@ -156,33 +208,11 @@ int main(int argc, char **argv)
 	waitpid(pid, &st, 0);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "sctty_not_session_leader", "status %#x", st);
 
-	/* 5a. TIOCSCTTY while another task shares the fd table: natively
-	 * made; under moat refused (EPERM), as the sentry checks the file the
-	 * number holds and the kernel looks at the number again, which the
-	 * sharer could dup2 another terminal onto; made once it is gone */
-	pid = fork();
-	if (pid == 0) {
-		setsid();
-		int ss = open(name, O_RDWR | O_NOCTTY);
-		int gate[2];
-		pthread_t th;
-		if (ss < 0 || pipe(gate) < 0 || pthread_create(&th, NULL, t_wait_gate, &gate[0]))
-			_exit(2);
-		int r = ioctl(ss, TIOCSCTTY, 0), e = errno;
-		close(gate[1]);
-		pthread_join(th, NULL);
-		if (t_confined() ? !(r == -1 && e == EPERM) : r != 0)
-			_exit(3);
-		/* the thread's exit lets go of the table a moment after the join */
-		for (int i = 0; r != 0 && i < 200; i++) {
-			r = ioctl(ss, TIOCSCTTY, 0);
-			if (r != 0)
-				usleep(5000);
-		}
-		_exit(r == 0 && tcgetsid(ss) == getpid() ? 0 : 4);
-	}
-	waitpid(pid, &st, 0);
+	/* 5a. TIOCSCTTY while another task shares the fd table */
+	st = sctty_shared(name, 0);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "sctty_shared_fd_table", "status %#x", st);
+	st = sctty_shared(name, 1);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "sctty_shared_fd_table_process", "status %#x", st);
 
 	/* 5b. another uid may not open the slave (0620, the opener's) */
 	int other_ok = 1;

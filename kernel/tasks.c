@@ -269,18 +269,19 @@ int task_signal_pending(struct task *t)
 	return (pend & ~blk & ~ign) != 0;
 }
 
-/* tasks whose jobstop is set: the look below is made only while some are */
-static int njobstop;
+/* tasks whose jobstop is set, by thread group (tgid modulo NBUCKETS): the
+ * look below is made only while one of a group of that slot is stopped */
+static int njobstop[NBUCKETS];
 
 void task_jobstop_set(struct task *t, int on)
 {
 	if (atomic_exchange(&t->jobstop, on) != on)
-		__atomic_add_fetch(&njobstop, on ? 1 : -1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&njobstop[hb(t->tgid)], on ? 1 : -1, __ATOMIC_RELAXED);
 }
 
 int task_stop_pending(struct task *t)
 {
-	if (!t || !__atomic_load_n(&njobstop, __ATOMIC_RELAXED))
+	if (!t || !__atomic_load_n(&njobstop[hb(t->tgid)], __ATOMIC_RELAXED))
 		return 0;
 	int r = 0;
 	unsigned rs = brlock_rdlock(&tab_lock);

@@ -595,6 +595,17 @@ void fs_ctx_for_each(void (*fn)(struct fs_ctx *fs, void *arg), void *arg);
 /* Does the task have a signal pending that it neither blocks nor ignores?
  * (Read from the guest procfs' <vtid>/status: SigPnd|ShdPnd & ~SigBlk & ~SigIgn.) */
 int task_signal_pending(struct task *t);
+/* The tracer's mark of a task in a group-stop (jobstop: 'T' in its stat),
+ * counted. */
+void task_jobstop_set(struct task *t, int on);
+/* 1 when another thread of t's process is in a group-stop: a wait the
+ * sentry makes for t (a FIFO open, a lock) must end (-ERESTARTSYS) for t
+ * to take its part, as a native interruptible wait does. The SIGSTOP that
+ * began it was taken by that thread, so t's pending signals do not show
+ * it, and t waits killably only (WAIT_KILLABLE_RECV): before red team 88
+ * the group-stop never completed (no WUNTRACED for the parent, ^Z of such
+ * a process hung) until the wait ended. */
+int task_stop_pending(struct task *t);
 
 
 #endif

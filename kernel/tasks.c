@@ -269,6 +269,29 @@ int task_signal_pending(struct task *t)
 	return (pend & ~blk & ~ign) != 0;
 }
 
+/* tasks whose jobstop is set, by thread group (tgid modulo NBUCKETS): the
+ * look below is made only while one of a group of that slot is stopped */
+static int njobstop[NBUCKETS];
+
+void task_jobstop_set(struct task *t, int on)
+{
+	if (atomic_exchange(&t->jobstop, on) != on)
+		__atomic_add_fetch(&njobstop[hb(t->tgid)], on ? 1 : -1, __ATOMIC_RELAXED);
+}
+
+int task_stop_pending(struct task *t)
+{
+	if (!t || !__atomic_load_n(&njobstop[hb(t->tgid)], __ATOMIC_RELAXED))
+		return 0;
+	int r = 0;
+	unsigned rs = brlock_rdlock(&tab_lock);
+	for (int b = 0; b < NBUCKETS && !r; b++)
+		for (struct tnode *p = buckets[b]; p && !r; p = p->next)
+			r = p->t->tgid == t->tgid && p->t != t && atomic_load(&p->t->jobstop);
+	brlock_rdunlock(&tab_lock, rs);
+	return r;
+}
+
 static void pd_link(struct task *t)
 {
 	if (t->pd_parent <= 0 || t->pd_pprev)
@@ -436,6 +459,7 @@ void task_remove(struct sandbox *sb, pid_t tid)
 	brlock_wrunlock(&tab_lock);
 	if (t) {
 		zcred_save(t);
+		task_jobstop_set(t, 0); /* killed in a group-stop */
 		t->exited = 1;
 		task_put(t);
 	}

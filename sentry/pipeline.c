@@ -361,6 +361,9 @@ static void handle_(struct notif *n, struct sc_call *c, unsigned long long *pt,
 	/* the call the tracer restarted after a signal came before RECV
 	 * (tracer.c sig_restart): if it would wait, it ends with EINTR */
 	t->intr_now = __atomic_exchange_n(&t->intr_before, 0, __ATOMIC_ACQUIRE) == (long)n->nr + 1;
+	/* a mark an earlier answer left with no signal stop after it (a wait
+	 * ended for a group-stop: the kernel restarted the call itself) */
+	__atomic_store_n(&t->restart_answered, 0, __ATOMIC_RELAXED);
 	memset(c, 0, offsetof(struct sc_call, strbuf));
 	c->id = n->id;
 	c->notify_fd = g_nfd;

@@ -1396,7 +1396,7 @@ static void event_stop(struct tracer *tr, struct task *t, int sig)
 			ptrace(PTRACE_CONT, tid, 0, 0);
 		}
 	} else if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
-		atomic_store(&t->jobstop, 1); /* 'T' in its stat, until its next stop */
+		task_jobstop_set(t, 1); /* 'T' in its stat, until its next stop */
 		ptrace(PTRACE_LISTEN, tid, 0, 0); /* group-stop */
 	} else {
 		/* (a thread netconn_signal_stop holds: on to its call's exit) */
@@ -1780,7 +1780,7 @@ int tracer_run(struct tracer_args *a)
 				kill(tid, SIGKILL); /* never run unregistered */
 			continue;
 		}
-		atomic_store(&t->jobstop, 0); /* a stop: out of a group-stop's LISTEN */
+		task_jobstop_set(t, 0); /* a stop: out of a group-stop's LISTEN */
 		/* (not a fork event: its handler only reads the parent by
 		 * ptrace, which Linux refuses for a pid an exec took until its
 		 * PTRACE_EVENT_EXEC is waited for, and acts on the child, which

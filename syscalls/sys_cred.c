@@ -224,19 +224,66 @@ long sys_capset(struct sc_call *c)
  * which the guest's virtual credentials decide (the host's no_new_privs is
  * always set); allowed, it runs natively. Refused, the errors Linux gives
  * first: unknown flags EINVAL, an unreadable sock_fprog EFAULT, a length
- * out of range EINVAL; then EACCES. */
+ * out of range EINVAL; then EACCES.
+ *
+ * A program that may return SECCOMP_RET_TRACE is refused too (EINVAL, as
+ * a program the kernel does not take; red team 88). The guest never has a
+ * tracer of its own (ptrace is EPERM), so such a return means ENOSYS on
+ * Linux; here the sandbox's RET_USER_NOTIF outranks it (the kernel keeps
+ * the filters' strictest action, and USER_NOTIF is stricter than TRACE),
+ * and on the exec rows the sandbox's own RET_TRACE ties with it: the
+ * sentry emulated or continued the call, and ran the exec, that the
+ * guest's own filter refused. Nothing tells the sentry which filter
+ * answered, so the confinement asked for could not hold: refused. A return
+ * of the accumulator (BPF_RET | BPF_A) may be any action: refused as well.
+ * The program is read here and again by the kernel after the CONTINUE: a
+ * thread that swaps it meanwhile weakens only the filter being installed,
+ * which that thread is not yet under (sc_cont_rows). */
 #define SECCOMP_FILTER_FLAGS_ 0x3fUL /* TSYNC ... WAIT_KILLABLE_RECV */
+#define SECCOMP_FLAG_TSYNC_ 1UL
+#define SECCOMP_FLAG_NEW_LISTENER_ 8UL
+#define SECCOMP_FLAG_TSYNC_ESRCH_ 16UL
+#define SECCOMP_FLAG_WAIT_KILLABLE_RECV_ 32UL
+
+/* 1 when one of the program's n instructions at addr may return
+ * SECCOMP_RET_TRACE, 0 if none, -EFAULT */
+static int filter_may_trace(struct sc_call *c, uint64_t addr, unsigned n)
+{
+	struct {
+		uint16_t code;
+		uint8_t jt, jf;
+		uint32_t k;
+	} ins[256];
+	for (unsigned i = 0; i < n;) {
+		unsigned m = n - i < 256 ? n - i : 256;
+		if (sc_read_guest(c, addr + (uint64_t)i * sizeof ins[0], ins, m * sizeof ins[0]) < 0)
+			return -EFAULT;
+		for (unsigned j = 0; j < m; j++) {
+			if ((ins[j].code & 0x07) != 0x06 /* BPF_RET */)
+				continue;
+			if ((ins[j].code & 0x18) != 0x00 /* BPF_K */)
+				return 1; /* BPF_A: any action */
+			if ((ins[j].k & 0xffff0000U) == 0x7ff00000U /* SECCOMP_RET_TRACE */)
+				return 1;
+		}
+		i += m;
+	}
+	return 0;
+}
+
 static long filter_install(struct sc_call *c, unsigned long flags, uint64_t prog)
 {
 	struct task *t = c->task;
 	pthread_mutex_lock(&t->lock);
 	int ok = t->cred.nnp || cred_capable(&t->cred, CRED_CAP_SYS_ADMIN);
 	pthread_mutex_unlock(&t->lock);
-	if (ok) {
-		c->cont = 1;
-		return 0;
-	}
 	if (flags & ~SECCOMP_FILTER_FLAGS_)
+		return -EINVAL;
+	/* seccomp_set_mode_filter's flag rules, before it reads the program */
+	if ((flags & SECCOMP_FLAG_TSYNC_) && (flags & SECCOMP_FLAG_NEW_LISTENER_) &&
+	    !(flags & SECCOMP_FLAG_TSYNC_ESRCH_))
+		return -EINVAL;
+	if ((flags & SECCOMP_FLAG_WAIT_KILLABLE_RECV_) && !(flags & SECCOMP_FLAG_NEW_LISTENER_))
 		return -EINVAL;
 	struct {
 		unsigned short len;
@@ -246,7 +293,17 @@ static long filter_install(struct sc_call *c, unsigned long flags, uint64_t prog
 		return -EFAULT;
 	if (fp.len == 0 || fp.len > 4096 /* BPF_MAXINSNS */)
 		return -EINVAL;
-	return -EACCES;
+	if (!ok)
+		return -EACCES;
+	int tr = filter_may_trace(c, fp.filter, fp.len);
+	if (tr < 0)
+		return tr;
+	if (tr) {
+		snprintf(c->note, sizeof c->note, "the program may return RET_TRACE");
+		return -EINVAL;
+	}
+	c->cont = 1;
+	return 0;
 }
 
 long sys_seccomp(struct sc_call *c)

@@ -187,9 +187,11 @@ static const struct sc_cont sc_cont_rows[] = {
 	{ __NR_sched_getparam, 0, "no virtual class (an output)" },
 	{ __NR_sched_getattr, 0, "no virtual class (an output)" },
 	{ __NR_sched_rr_get_interval, 0, "no virtual class (an output; sysfuzz found it missing here)" },
-	{ __NR_seccomp, 0, "SET_MODE_FILTER on the virtual no_new_privs/CAP_SYS_ADMIN: the program is "
-			   "never read (the guest's filter only restricts the guest)" },
-	{ __NR_prctl, 0, "PR_SET_DUMPABLE, PR_SET_SECCOMP, PR_SCHED_CORE after its owner check: registers" },
+	{ __NR_seccomp, 1, "SET_MODE_FILTER on the virtual no_new_privs/CAP_SYS_ADMIN and a program read "
+			   "once for a RET_TRACE (refused): a swap after the read weakens only the filter "
+			   "being installed, which the swapping thread is not yet under (rt88)" },
+	{ __NR_prctl, 1, "PR_SET_DUMPABLE, PR_SCHED_CORE after its owner check: registers; PR_SET_SECCOMP "
+			 "as seccomp's SET_MODE_FILTER (its program read once)" },
 	{ __NR_kill, 0, "pid and signal" },
 	{ __NR_tkill, 0, "tid and signal" },
 	{ __NR_tgkill, 0, "tgid, tid and signal" },

@@ -46,6 +46,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -322,6 +323,12 @@ int main(int argc, char **argv)
 		};
 		struct sock_fprog p = { sizeof f / sizeof f[0], f };
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &p)) {
+			if (errno == EINVAL && !strcmp(mode, "trace")) {
+				/* moat refuses a guest program that may return
+				 * RET_TRACE (red team 88): nothing to escape with */
+				printf("trace filter refused\n");
+				return 0;
+			}
 			perror("seccomp");
 			return 1;
 		}

@@ -405,7 +405,7 @@ struct row {
 	int host; /* 1: only in the sandbox (affects the host natively) */
 	int t;    /* a targeted generator (targeted()) fills the arguments */
 };
-enum { T_AFF = 1, T_SETATTR, T_GETATTR, T_RLIM, T_FOWN, T_PTY, T_PIDFD, T_PEER, T_STATX, T_OPENAT2, T_CLONE3 };
+enum { T_AFF = 1, T_SETATTR, T_GETATTR, T_RLIM, T_FOWN, T_PTY, T_PIDFD, T_PEER, T_STATX, T_OPENAT2, T_CLONE3, T_PMQ };
 static const struct row rows[] = {
 	{"open", SYS_open, "wxm", 0}, {"open_ro", SYS_open, "p0m", 0}, {"stat", SYS_stat, "pb", 0},
 	{"lstat", SYS_lstat, "pb", 0}, {"ioctl", SYS_ioctl, "fxb", 0}, {"access", SYS_access, "pi", 0},
@@ -511,6 +511,7 @@ static const struct row rows[] = {
 	{"ioctl_pty", SYS_ioctl, "000", 0, T_PTY}, {"ioctl_pidfd", SYS_ioctl, "000", 0, T_PIDFD},
 	{"getsockopt_peer", SYS_getsockopt, "00000", 0, T_PEER}, {"statx_edge", SYS_statx, "dp000", 0, T_STATX},
 	{"openat2_edge", SYS_openat2, "dw00", 0, T_OPENAT2}, {"clone3_edge", SYS_clone3, "00", 1, T_CLONE3},
+	{"ioctl_procmap", SYS_ioctl, "000", 0, T_PMQ},
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 static unsigned char enabled[NROWS];
@@ -675,6 +676,7 @@ static int ptyfds[2] = {-1, -1};  /* a pty master of the sandbox's devpts and it
 static int pidfds[4], npidfds;    /* the batch's, its parent's, a thread's (PIDFD_THREAD) */
 static int peerfds[8], npeerfds;  /* unix sockets with a peer: socketpairs, an accepted one */
 static volatile pid_t ttid[MAXT]; /* the callers' tids */
+static int mapsfds[4], nmapsfds;  /* maps files: its own, a thread's, its parent's, the guest init's */
 
 /* n bytes of random content at p (the struct's fields: zero, all ones,
  * small, a pointer, one bit, anything) */
@@ -950,6 +952,33 @@ static void targeted(const struct row *r, uint64_t *a)
 				memcpy(p, h, 24);
 				if (room > 24 && R(2)) memset(p + 24, 0, room - 24);
 			}
+		}
+		a[2] = (uint64_t)p;
+		break;
+	}
+	case T_PMQ: { /* ioctl(maps, PROCMAP_QUERY, struct procmap_query of any size) */
+		static const uint32_t sz[] = {0, 8, 23, 24, 25, 96, 103, 104, 105, 112, 4095, 4096, 4097};
+		uint64_t size = TSIZE(sz);
+		a[0] = nmapsfds && R(8) ? (uint64_t)mapsfds[R(nmapsfds)] : pick_fd(1);
+		if (a[0] < 3) a[0] = (uint64_t)-1;
+		a[1] = R(8) ? 0xc0686611u : (uint64_t)R(4) << 30 | (uint64_t)R(0x4000) << 16 | 0x6611;
+		p = sized_buf(size > PG ? PG : (size_t)size, &room);
+		if (room >= 8) {
+			uint64_t q[13] = {size, R(3) ? R(0x40) : pick_flags(), 0};
+			static const uint64_t qa[] = {0, 4096, -1ull, 0x7ffffffff000ull, 0xffffffffff600000ull};
+			q[2] = R(2) ? qa[R(5)] : R(2) ? (uint64_t)area + R(AREA_PAGES * PG) : (uint64_t)vol + R(PG);
+			uint32_t nm[4] = {(uint32_t)(R(2) ? R(300) : pick_len()), 0, 0, 0};
+			nm[2] = R(3) ? (uint32_t)R(256) : (uint32_t)pick_len(); /* vma_name_size */
+			nm[3] = R(3) ? 0 : (uint32_t)R(64);                     /* build_id_size */
+			size_t nr;
+			uint64_t na = (uint64_t)sized_buf(nm[2], &nr);
+			uint64_t ba = nm[3] ? (uint64_t)sized_buf(nm[3], &nr) : R(2) ? 0 : pick_ptr();
+			if (R(6) == 0) { na = 0; }
+			char st[128];
+			memset(st, 0, sizeof st);
+			memcpy(st, q, 72); memcpy(st + 72, nm, 16); memcpy(st + 88, &na, 8); memcpy(st + 96, &ba, 8);
+			if (R(4) == 0) st[104 + R(24)] = 1; /* a nonzero tail */
+			memcpy(p, st, room < sizeof st ? room : sizeof st);
 		}
 		a[2] = (uint64_t)p;
 		break;
@@ -1238,6 +1267,15 @@ static void open_fds(void)
 			snprintf(sp, sizeof sp, "/dev/pts/%d", n);
 			ptyfds[1] = open(sp, O_RDWR | O_NOCTTY | O_NONBLOCK);
 		}
+	}
+	nmapsfds = 0;
+	{
+		char mp[64];
+		snprintf(mp, sizeof mp, "/proc/%d/maps", getppid());
+		mapsfds[nmapsfds++] = open("/proc/self/maps", O_RDONLY);
+		mapsfds[nmapsfds++] = open("/proc/thread-self/maps", O_RDONLY);
+		mapsfds[nmapsfds++] = open(mp, O_RDONLY);
+		mapsfds[nmapsfds++] = open("/proc/1/maps", O_RDONLY);
 	}
 	npidfds = npeerfds = 0;
 	pidfds[npidfds++] = (int)syscall(SYS_pidfd_open, getpid(), 0);

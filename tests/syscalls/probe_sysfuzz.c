@@ -1061,6 +1061,7 @@ static void record_ipc(const struct row *r, long ret)
 
 static volatile int stop_calls;
 static volatile int vol_lost; /* the shuffler could not map a page of vol back */
+static int vol_lock;          /* the remapper's writes and the shuffler's unmapping, one at a time */
 static int check_top;
 static mode_t root_mode;
 static double batch_secs = 1.0;
@@ -1150,6 +1151,9 @@ static void *remapper(void *p)
 	(void)p;
 	rs ^= 0x9e3779b97f4a7c15ull;
 	while (!stop_calls && !vol_lost) {
+		/* one step at a time with the shuffler's unmapping (a write
+		 * into its unmapped page killed the batch) */
+		while (__atomic_exchange_n(&vol_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
 		switch (R(4)) {
 		case 0: mprotect(vol, VOL_PAGES * PG, PROT_NONE); break;
 		case 1: mprotect(vol, VOL_PAGES * PG, PROT_READ | PROT_WRITE); break;
@@ -1166,6 +1170,7 @@ static void *remapper(void *p)
 			if (R(2) && mprotect(vol, VOL_PAGES * PG, PROT_READ | PROT_WRITE) == 0)
 				snprintf(vol, 300, "%s/%s", R(2) ? scratch : "/proc/self/cwd", R(2) ? "f" : "d/sub/..");
 		}
+		__atomic_store_n(&vol_lock, 0, __ATOMIC_RELEASE);
 		sched_yield();
 	}
 	return NULL;
@@ -1197,12 +1202,14 @@ static void *shuffler(void *p)
 		case 2: close(all[j]); sched_yield(); if (keep[j] >= 0) dup2(keep[j], all[j]); break;
 		case 3: if (keep[j] >= 0) dup2(keep[j], all[j]); break; /* its own back */
 		case 4:
+			if (__atomic_exchange_n(&vol_lock, 1, __ATOMIC_ACQUIRE)) break;
 			if (!vol_lost && munmap(vol + PG, PG) == 0) {
 				sched_yield();
 				if (mmap(vol + PG, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) !=
 				    vol + PG)
 					vol_lost = 1;
 			}
+			__atomic_store_n(&vol_lock, 0, __ATOMIC_RELEASE);
 			break;
 		default: break;
 		}

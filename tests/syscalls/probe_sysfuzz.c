@@ -991,6 +991,7 @@ static void targeted(const struct row *r, uint64_t *a)
 		a[0] = (uint64_t)p;
 		break;
 	}
+	default: break;
 	}
 }
 

@@ -145,12 +145,11 @@ static uint64_t pick_ptr(void)
 	}
 }
 
-/* A buffer of random content (a struct of any kind) in the area. */
-static uint64_t rand_struct(size_t len)
+/* n bytes of random content at p (the struct's fields: zero, all ones,
+ * small, a pointer, one bit, anything) */
+static void fill(char *p, size_t n)
 {
-	if (R(4) == 0) return pick_ptr();
-	char *p = area + (R(AREA_PAGES * PG - len - 1) & ~7ull);
-	for (size_t i = 0; i < len; i += 8) {
+	for (size_t i = 0; i < n; i += 8) {
 		uint64_t v;
 		switch (R(6)) {
 		case 0: v = 0; break;
@@ -160,8 +159,16 @@ static uint64_t rand_struct(size_t len)
 		case 4: v = 1ull << R(64); break;
 		default: v = rnd(); break;
 		}
-		memcpy(p + i, &v, len - i < 8 ? len - i : 8);
+		memcpy(p + i, &v, n - i < 8 ? n - i : 8);
 	}
+}
+
+/* A buffer of random content (a struct of any kind) in the area. */
+static uint64_t rand_struct(size_t len)
+{
+	if (R(4) == 0) return pick_ptr();
+	char *p = area + (R(AREA_PAGES * PG - len - 1) & ~7ull);
+	fill(p, len);
 	return (uint64_t)p;
 }
 
@@ -677,24 +684,6 @@ static int pidfds[4], npidfds;    /* the batch's, its parent's, a thread's (PIDF
 static int peerfds[8], npeerfds;  /* unix sockets with a peer: socketpairs, an accepted one */
 static volatile pid_t ttid[MAXT]; /* the callers' tids */
 static int mapsfds[4], nmapsfds;  /* maps files: its own, a thread's, its parent's, the guest init's */
-
-/* n bytes of random content at p (the struct's fields: zero, all ones,
- * small, a pointer, one bit, anything) */
-static void fill(char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i += 8) {
-		uint64_t v;
-		switch (R(6)) {
-		case 0: v = 0; break;
-		case 1: v = -1ull; break;
-		case 2: v = R(16); break;
-		case 3: v = pick_ptr(); break;
-		case 4: v = 1ull << R(64); break;
-		default: v = rnd(); break;
-		}
-		memcpy(p + i, &v, n - i < 8 ? n - i : 8);
-	}
-}
 
 /* a buffer for a struct of n bytes: ending exactly at the page before the
  * unmapped one, crossing into it (fewer bytes left), in the area, read-only,

@@ -400,6 +400,11 @@ struct sandbox {
 /* Task table (kernel/tasks.c, driven by sentry/ptrace events). */
 struct task *task_get(struct sandbox *sb, pid_t host_tid);   /* NULL if unknown */
 struct task *task_get_vpid(struct sandbox *sb, pid_t vtid);  /* by guest pid */
+/* The task a call names by guest pid: the caller (self) for 0 or its own
+ * number, another by task_get_vpid. A reference either way, to task_put
+ * whatever it is (a put skipped when it was the caller kept every thread
+ * that named itself: its pidfd, fs and memory, fuzz87); NULL if none. */
+struct task *task_get_named(struct sandbox *sb, struct task *self, pid_t vtid);
 /* Linux's dumpable flag is the process's (its mm's): a thread's own
  * cred.nondump or its process's (the leader's, which every writer of a
  * thread's flag marks too: task_mark_nondump). The ptrace-mode checks read

@@ -541,6 +541,15 @@ struct task *task_get_vpid(struct sandbox *sb, pid_t vtid)
 	return r;
 }
 
+struct task *task_get_named(struct sandbox *sb, struct task *self, pid_t vtid)
+{
+	if (vtid == 0 || vtid == atomic_load(&self->vtid)) {
+		atomic_fetch_add(&self->refs, 1);
+		return self;
+	}
+	return task_get_vpid(sb, vtid);
+}
+
 int task_nondump(struct sandbox *sb, struct task *t)
 {
 	pthread_mutex_lock(&t->lock);

@@ -75,11 +75,7 @@ static int vs_special(int policy) { return vs_rt(policy) || policy == SCHED_DEAD
  * gives back with task_put; NULL: no such guest task (the kernel's ESRCH) */
 static struct task *vs_get(struct sc_call *c, pid_t pid)
 {
-	if (pid == 0 || pid == c->task->vtid) {
-		atomic_fetch_add(&c->task->refs, 1);
-		return c->task;
-	}
-	return task_get_vpid(c->sb, pid);
+	return task_get_named(c->sb, c->task, pid);
 }
 
 static struct vsched vs_read(struct task *t)

@@ -2382,25 +2382,24 @@ long sys_prlimit64(struct sc_call *c)
 	uint64_t nw[2], old[2];
 	if (c->args[2] && sc_read_guest(c, c->args[2], nw, sizeof nw) < 0)
 		return -EFAULT;
-	struct task *t = c->task;
 	if (pid < 0)
 		return -ESRCH;
-	if (pid > 0) {
-		t = task_get_vpid(c->sb, pid);
-		if (!t)
-			return pid == 1 ? -EPERM : -ESRCH; /* the guest's init: not the guest's */
-		if (t->vtgid != c->task->vtgid) {
-			struct cred s = cred_of(c->task), d = cred_of_target(c->sb, t);
-			if (!owner_ok(&s, &d, OWN_RLIMIT)) {
-				task_put(t);
-				snprintf(c->note, sizeof c->note, "task %d is not the caller's", (int)pid);
-				return -EPERM;
-			}
+	/* a reference whatever it names, the caller's own thread too (that
+	 * one was never put: a thread naming itself was kept, its pidfd and
+	 * fs with it, fuzz87) */
+	struct task *t = task_get_named(c->sb, c->task, pid);
+	if (!t)
+		return pid == 1 ? -EPERM : -ESRCH; /* the guest's init: not the guest's */
+	if (t->vtgid != c->task->vtgid) {
+		struct cred s = cred_of(c->task), d = cred_of_target(c->sb, t);
+		if (!owner_ok(&s, &d, OWN_RLIMIT)) {
+			task_put(t);
+			snprintf(c->note, sizeof c->note, "task %d is not the caller's", (int)pid);
+			return -EPERM;
 		}
 	}
 	long r = vcore_prlimit(c, t, c->args[2] ? nw : NULL, old);
-	if (t != c->task)
-		task_put(t);
+	task_put(t);
 	if (r == 0 && c->args[3] && sc_write_guest(c, c->args[3], old, sizeof old) < 0)
 		r = -EFAULT;
 	return r;

@@ -62,6 +62,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -144,12 +145,11 @@ static uint64_t pick_ptr(void)
 	}
 }
 
-/* A buffer of random content (a struct of any kind) in the area. */
-static uint64_t rand_struct(size_t len)
+/* n bytes of random content at p (the struct's fields: zero, all ones,
+ * small, a pointer, one bit, anything) */
+static void fill(char *p, size_t n)
 {
-	if (R(4) == 0) return pick_ptr();
-	char *p = area + (R(AREA_PAGES * PG - len - 1) & ~7ull);
-	for (size_t i = 0; i < len; i += 8) {
+	for (size_t i = 0; i < n; i += 8) {
 		uint64_t v;
 		switch (R(6)) {
 		case 0: v = 0; break;
@@ -159,8 +159,16 @@ static uint64_t rand_struct(size_t len)
 		case 4: v = 1ull << R(64); break;
 		default: v = rnd(); break;
 		}
-		memcpy(p + i, &v, len - i < 8 ? len - i : 8);
+		memcpy(p + i, &v, n - i < 8 ? n - i : 8);
 	}
+}
+
+/* A buffer of random content (a struct of any kind) in the area. */
+static uint64_t rand_struct(size_t len)
+{
+	if (R(4) == 0) return pick_ptr();
+	char *p = area + (R(AREA_PAGES * PG - len - 1) & ~7ull);
+	fill(p, len);
 	return (uint64_t)p;
 }
 
@@ -402,7 +410,9 @@ struct row {
 	long nr;
 	const char *k;
 	int host; /* 1: only in the sandbox (affects the host natively) */
+	int t;    /* a targeted generator (targeted()) fills the arguments */
 };
+enum { T_AFF = 1, T_SETATTR, T_GETATTR, T_RLIM, T_FOWN, T_PTY, T_PIDFD, T_PEER, T_STATX, T_OPENAT2, T_CLONE3, T_PMQ };
 static const struct row rows[] = {
 	{"open", SYS_open, "wxm", 0}, {"open_ro", SYS_open, "p0m", 0}, {"stat", SYS_stat, "pb", 0},
 	{"lstat", SYS_lstat, "pb", 0}, {"ioctl", SYS_ioctl, "fxb", 0}, {"access", SYS_access, "pi", 0},
@@ -498,6 +508,17 @@ static const struct row rows[] = {
 	{"open_tree_attr", 467, "dpxsh", 1}, {"file_getattr", 468, "dpbhx", 1}, {"file_setattr", 469, "dpshx", 1},
 	{"init_module", SYS_init_module, "blp", 1}, {"finit_module", SYS_finit_module, "fpx", 1},
 	{"process_madvise", SYS_process_madvise, "fvlix", 1}, {"uselib", SYS_uselib, "p", 1},
+	/* targeted (fuzz87): the newest handlers, their sizes and structs at a
+	 * page's end (the rest unmapped), every policy, flag and resource, the
+	 * sandbox's ptys, pidfds and peers (targeted()) */
+	{"sched_setaffinity_sz", SYS_sched_setaffinity, "000", 0, T_AFF},
+	{"sched_setattr_all", SYS_sched_setattr, "000", 0, T_SETATTR},
+	{"sched_getattr_all", SYS_sched_getattr, "0000", 0, T_GETATTR},
+	{"prlimit64_all", SYS_prlimit64, "0000", 0, T_RLIM}, {"fcntl_owner", SYS_fcntl, "000", 0, T_FOWN},
+	{"ioctl_pty", SYS_ioctl, "000", 0, T_PTY}, {"ioctl_pidfd", SYS_ioctl, "000", 0, T_PIDFD},
+	{"getsockopt_peer", SYS_getsockopt, "00000", 0, T_PEER}, {"statx_edge", SYS_statx, "dp000", 0, T_STATX},
+	{"openat2_edge", SYS_openat2, "dw00", 0, T_OPENAT2}, {"clone3_edge", SYS_clone3, "00", 1, T_CLONE3},
+	{"ioctl_procmap", SYS_ioctl, "000", 0, T_PMQ},
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 static unsigned char enabled[NROWS];
@@ -657,6 +678,312 @@ static uint64_t gen(char k)
 	}
 }
 
+/* ---- targeted rows (fuzz87) ---- */
+static int ptyfds[2] = {-1, -1};  /* a pty master of the sandbox's devpts and its slave */
+static int pidfds[4], npidfds;    /* the batch's, its parent's, a thread's (PIDFD_THREAD) */
+static int peerfds[8], npeerfds;  /* unix sockets with a peer: socketpairs, an accepted one */
+static volatile pid_t ttid[MAXT]; /* the callers' tids */
+static int mapsfds[4], nmapsfds;  /* maps files: its own, a thread's, its parent's, the guest init's */
+
+/* a buffer for a struct of n bytes: ending exactly at the page before the
+ * unmapped one, crossing into it (fewer bytes left), in the area, read-only,
+ * or a bad pointer; *room the bytes mapped from it (0: none known) */
+static char *sized_buf(size_t n, size_t *room)
+{
+	size_t m = n < PG ? n : PG;
+	char *p;
+	switch (R(8)) {
+	case 0: case 1: p = edge + PG - m; *room = m; break;
+	case 2: case 3: { size_t k = m ? R(m) : 0; p = edge + PG - k; *room = k; break; }
+	case 4: *room = 0; return (char *)ropage + R(64);
+	case 5: *room = 0; return (char *)pick_ptr();
+	default:
+		p = area + AREA_PAGES * PG / 2 + (R(AREA_PAGES * PG / 2 - PG - 8) & ~7ull);
+		*room = m;
+		break;
+	}
+	return p;
+}
+
+/* a pid for a targeted call: its own (0, pid, a thread's), one no task
+ * holds, a negative one; for a call that only reads (!set) also its
+ * parent (the fuzzer: its limits and class are the run's) and the guest's
+ * init */
+static uint64_t tpid(int set)
+{
+	switch (R(9)) {
+	case 0: return 0;
+	case 1: return (uint64_t)getpid();
+	case 2: return (uint64_t)syscall(SYS_gettid);
+	case 3: { pid_t t = ttid[R(nthreads)]; return t ? (uint64_t)t : 0; }
+	case 4: return set ? 0 : (uint64_t)getppid();
+	case 5: return set ? (uint64_t)getpid() : 1;
+	case 6: return 4194304 + R(1000);
+	case 7: return (uint64_t)(int64_t)-1;
+	default: return R(2) ? (uint64_t)(uint32_t)INT_MIN : (uint64_t)getpid() | (1ull << 32);
+	}
+}
+
+/* a size: every small one, the struct's and its neighbours, a page and
+ * around, huge, with the upper half set */
+static uint64_t tsize(const uint32_t *v, size_t nv)
+{
+	switch (R(6)) {
+	case 0: return R(130);
+	case 1: return R(4100);
+	case 2: return R(4) ? pick_len() : (uint64_t)v[R(nv)] | (1ull << (32 + R(32)));
+	default: return v[R(nv)];
+	}
+}
+#define TSIZE(v) tsize(v, sizeof v / sizeof v[0])
+
+/* an fd's owner (F_SETOWN, F_SETOWN_EX): the batch's own tasks, one no
+ * task holds, INT_MIN, and a process group only the batch's own (a
+ * session of its own): a negative pid of tpid's is the guest's init's
+ * group, where the fuzzer's parent and its shell are (SIGIO killed it) */
+static int owner_pid(int pgrp)
+{
+	int own = getpgrp() == getpid();
+	if (pgrp) return own ? getpid() : 0;
+	switch (R(6)) {
+	case 0: return 0;
+	case 1: return own && R(2) ? -getpid() : getpid();
+	case 2: { pid_t t = ttid[R(nthreads)]; return t ? t : 0; }
+	case 3: return INT_MIN;
+	default: return (int)(4194304 + R(1000));
+	}
+}
+
+static void targeted(const struct row *r, uint64_t *a)
+{
+	size_t room;
+	char *p;
+	switch (r->t) {
+	case T_AFF: { /* sched_setaffinity(pid, cpusetsize, mask) */
+		static const uint32_t sz[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 127, 128, 129,
+					      512, 1023, 1024, 4095, 4096, 4097, 8192, 0x7fffffff, 0x80000000, 0xffffffff};
+		a[1] = TSIZE(sz);
+		p = sized_buf((size_t)a[1], &room);
+		if (room) {
+			switch (R(5)) {
+			case 0: memset(p, 0, room); break;
+			case 1: memset(p, 0xff, room); break;
+			case 2: memset(p, 0, room); if (room) p[0] = (char)(1 << R(2)); break; /* CPU 0 or 1 */
+			case 3: memset(p, 0, room); if (room) p[room - 1] = (char)0x80; break; /* only a CPU past the host's */
+			default: fill(p, room);
+			}
+		}
+		a[0] = tpid(1);
+		a[2] = (uint64_t)p;
+		break;
+	}
+	case T_SETATTR: { /* sched_setattr(pid, attr, flags): every policy and flag */
+		static const uint32_t sz[] = {0, 1, 47, 48, 49, 55, 56, 57, 64, 4095, 4096, 4097, 0xffffffff};
+		uint32_t size = (uint32_t)TSIZE(sz);
+		size_t want = size == 0 ? 48 : size > PG ? PG : size;
+		p = sized_buf(want + (R(3) == 0 ? 8 : 0), &room);
+		if (room >= 8) {
+			char st[PG];
+			memset(st, 0, sizeof st);
+			static const int32_t pol[] = {0, 1, 2, 3, 4, 5, 6, 7, -1, INT_MIN, 0x10001};
+			uint32_t u32[2] = {size, (uint32_t)(R(4) ? pol[R(7)] : pol[R(sizeof pol / sizeof pol[0])])};
+			uint64_t fl = R(3) ? (R(2) ? 0 : 1ull << R(7)) : R(2) ? R(0x80) : pick_flags();
+			int32_t nice = R(2) ? (int32_t)R(40) - 20 : (int32_t)pick_int();
+			uint32_t prio = R(2) ? (uint32_t)R(101) : (uint32_t)pick_int();
+			uint64_t dl[3] = {10000000, 30000000, 100000000};
+			if (R(3) == 0) fill((char *)dl, sizeof dl);
+			else if (R(3) == 0) { dl[0] = 1024; dl[1] = 1024; dl[2] = 0; }
+			uint32_t ut[2] = {(uint32_t)R(1025), R(2) ? 1024u : (uint32_t)rnd()};
+			memcpy(st, u32, 8); memcpy(st + 8, &fl, 8); memcpy(st + 16, &nice, 4); memcpy(st + 20, &prio, 4);
+			memcpy(st + 24, dl, 24); memcpy(st + 48, ut, 8);
+			if (R(4) == 0 && want > 56) st[56 + R(want - 56)] = (char)(1 + R(255)); /* a nonzero tail */
+			memcpy(p, st, room < sizeof st ? room : sizeof st);
+		}
+		a[0] = tpid(1);
+		a[1] = (uint64_t)p;
+		a[2] = R(6) ? 0 : pick_flags();
+		break;
+	}
+	case T_GETATTR: { /* sched_getattr(pid, attr, size, flags) */
+		static const uint32_t sz[] = {0, 1, 47, 48, 49, 56, 57, 64, 4095, 4096, 4097, 0xffffffff};
+		a[2] = TSIZE(sz);
+		p = sized_buf((size_t)(uint32_t)a[2], &room);
+		a[0] = tpid(0);
+		a[1] = (uint64_t)p;
+		a[3] = R(6) ? 0 : pick_flags();
+		break;
+	}
+	case T_RLIM: { /* prlimit64(pid, resource, new, old): every resource */
+		a[1] = R(3) == 0 ? 4 /* RLIMIT_CORE: virtual */ : R(6) ? R(17) : pick_int();
+		if (R(6) == 0) a[1] |= 1ull << (32 + R(32)); /* an unsigned int: the upper half ignored */
+		if (R(3)) {
+			p = sized_buf(16, &room);
+			if (room >= 16) {
+				static const uint64_t lim[] = {0, 1, 4096, 1 << 20, -1ull, -2ull, 0x7fffffffffffffffull};
+				uint64_t l[2] = {lim[R(7)], lim[R(7)]};
+				if (R(3) == 0) fill((char *)l, sizeof l);
+				memcpy(p, l, 16);
+			}
+			a[2] = (uint64_t)p;
+		}
+		if (R(2)) a[3] = (uint64_t)sized_buf(16, &room);
+		a[0] = tpid(a[2] != 0);
+		break;
+	}
+	case T_FOWN: { /* fcntl F_NOTIFY, F_SETOWN(_EX), F_SETSIG and their getters */
+		static const int cmd[] = {F_NOTIFY, F_SETOWN_EX, F_GETOWN_EX, F_SETSIG, F_GETSIG, F_SETOWN, F_GETOWN, F_SETFL};
+		int c = cmd[R(sizeof cmd / sizeof cmd[0])];
+		a[0] = R(3) == 0 && ndirfds ? (uint64_t)dirfds[R(ndirfds)] : pick_fd(0);
+		a[1] = (uint64_t)c | (R(8) ? 0 : 1ull << (32 + R(32)));
+		switch (c) {
+		case F_NOTIFY: /* DN_ACCESS..DN_ATTRIB, DN_MULTISHOT */
+			a[2] = R(4) ? (R(0x40) | (R(2) ? 0x80000000u : 0)) : pick_flags();
+			break;
+		case F_SETOWN_EX: case F_GETOWN_EX: {
+			p = sized_buf(8, &room);
+			if (room >= 8 && c == F_SETOWN_EX) {
+				/* F_OWNER_TID, _PID, _PGRP and beyond; a process group only the batch's own */
+				int o[2] = {(int)R(4) - (R(8) ? 0 : 5), 0};
+				o[1] = owner_pid(o[0] == 2);
+				if (o[1] < 0) o[1] = -o[1];
+				memcpy(p, o, 8);
+			}
+			a[2] = (uint64_t)p;
+			break;
+		}
+		case F_SETSIG: { /* what the batch ignores, or out of range */
+			static const int sg[] = {0, SIGURG, SIGWINCH, SIGIO, 64, 65, -1, 1000};
+			a[2] = (uint64_t)(int64_t)sg[R(8)];
+			break;
+		}
+		case F_SETOWN: a[2] = (uint64_t)(int64_t)owner_pid(0) | (R(8) ? 0 : 1ull << (32 + R(32))); break;
+		case F_SETFL: a[2] = R(2) ? O_ASYNC | O_NONBLOCK : pick_flags(); break;
+		default: a[2] = pick_int();
+		}
+		break;
+	}
+	case T_PTY: { /* a pty's requests: TIOCSCTTY, TIOCSIG, TIOCGPTPEER... */
+		static const uint32_t cmd[] = {0x540E /* TIOCSCTTY */, 0x40045436 /* TIOCSIG */, 0x5441 /* TIOCGPTPEER */,
+			0x5420 /* TIOCPKT */, 0x40045431 /* TIOCSPTLCK */, 0x80045430 /* TIOCGPTN */, 0x5422 /* TIOCNOTTY */,
+			0x5414 /* TIOCSWINSZ */, 0x5413 /* TIOCGWINSZ */, 0x540F /* TIOCGPGRP */, 0x5410 /* TIOCSPGRP */,
+			0x5429 /* TIOCGSID */, 0x80045438 /* TIOCGPKT */, 0x80045439 /* TIOCGPTLCK */, 0x5436 /* TIOCSIG, _IO */};
+		uint32_t c = cmd[R(sizeof cmd / sizeof cmd[0])];
+		int k = (int)R(6);
+		a[0] = k < 3 && ptyfds[0] >= 0 ? (uint64_t)ptyfds[0] : k < 5 && ptyfds[1] >= 0 ? (uint64_t)ptyfds[1] : pick_fd(0);
+		if (a[0] < 3) a[0] = ptyfds[0] >= 0 ? (uint64_t)ptyfds[0] : (uint64_t)-1; /* never stdio */
+		a[1] = (uint64_t)c | (R(8) ? 0 : 1ull << (32 + R(32)));
+		switch (c) {
+		case 0x40045436: case 0x5436: { /* a signal the batch ignores, or none that exists */
+			static const int sg[] = {0, SIGURG, SIGWINCH, SIGINT, SIGQUIT, SIGTSTP, 65, -1, 1000};
+			a[2] = (uint64_t)(int64_t)sg[R(9)];
+			break;
+		}
+		case 0x5441: /* TIOCGPTPEER: the slave's open flags */
+			a[2] = R(3) ? (uint64_t)(O_RDWR | O_NOCTTY | (R(2) ? O_CLOEXEC : 0) | (R(2) ? O_NONBLOCK : 0)) : pick_flags();
+			break;
+		case 0x540E: a[2] = R(3) ? R(2) : pick_int(); break;
+		default: {
+			p = sized_buf(8, &room);
+			if (room >= 4) { int v = R(2) ? (int)R(2) : (int)pick_int(); memcpy(p, &v, 4); }
+			a[2] = (uint64_t)p;
+		}
+		}
+		break;
+	}
+	case T_PIDFD: { /* PIDFD_GET_*_NAMESPACE, PIDFD_GET_INFO of every size */
+		a[0] = npidfds && R(6) ? (uint64_t)pidfds[R(npidfds)] : pick_fd(1);
+		if (a[0] < 3) a[0] = npidfds ? (uint64_t)pidfds[0] : (uint64_t)-1;
+		if (R(2)) {
+			a[1] = 0xff00 | (1 + R(10));
+			if (R(6) == 0) a[1] |= (uint64_t)R(4) << 30 | (uint64_t)R(64) << 16; /* a size and direction besides */
+			a[2] = R(2) ? 0 : pick_ptr();
+		} else {
+			static const uint32_t sz[] = {0, 1, 8, 63, 64, 72, 80, 88, 96, 4096, 0x3fff};
+			uint32_t size = (uint32_t)(R(4) ? sz[R(sizeof sz / sizeof sz[0])] : R(0x4000));
+			a[1] = (uint64_t)(R(4) ? 3u : R(4)) << 30 | (uint64_t)(size & 0x3fff) << 16 | 0xff0b;
+			p = sized_buf(size, &room);
+			if (room >= 8) { /* request_mask: every bit */
+				uint64_t m = R(2) ? R(0x80) : rnd();
+				memcpy(p, &m, 8);
+				if (room > 8 && R(2)) fill(p + 8, room - 8);
+			}
+			a[2] = (uint64_t)p;
+		}
+		break;
+	}
+	case T_PEER: { /* getsockopt SO_PEERCRED, SO_PEERGROUPS, SO_PEERPIDFD */
+		static const int nm[] = {17, 59, 77};
+		static const int64_t ln[] = {0, 1, 3, 4, 5, 8, 11, 12, 13, 16, 64, 65536, 0x7fffffff, -1, -2, INT_MIN};
+		a[0] = npeerfds && R(5) ? (uint64_t)peerfds[R(npeerfds)] : pick_fd(1);
+		a[1] = R(10) ? SOL_SOCKET : (uint64_t)SOL_SOCKET | (1ull << (32 + R(32)));
+		a[2] = (uint64_t)nm[R(3)] | (R(10) ? 0 : 1ull << (32 + R(32)));
+		int64_t l = ln[R(sizeof ln / sizeof ln[0])];
+		a[3] = (uint64_t)sized_buf(l >= 0 && l < 4096 ? (size_t)l : 64, &room);
+		char *lp = sized_buf(4, &room);
+		if (room >= 4) memcpy(lp, &(int){(int)l}, 4);
+		a[4] = R(10) ? (uint64_t)lp : 0;
+		break;
+	}
+	case T_STATX: { /* statx(dirfd, path, flags, mask, buf): buf at a page end */
+		a[2] = R(3) ? (uint64_t)(R(2) ? 0x100 /* AT_SYMLINK_NOFOLLOW */ : R(2) ? 0x1000 /* AT_EMPTY_PATH */ : 0) | (R(4) << 13) : pick_flags();
+		a[3] = R(2) ? 0xfff : pick_flags();
+		a[4] = (uint64_t)sized_buf(256, &room);
+		break;
+	}
+	case T_OPENAT2: { /* openat2(dirfd, path, how, size): how at a page end */
+		static const uint32_t sz[] = {0, 8, 16, 23, 24, 25, 32, 4095, 4096, 4097};
+		a[3] = TSIZE(sz);
+		p = sized_buf((size_t)(uint32_t)a[3], &room);
+		if (room) {
+			fill(p, room);
+			if (room >= 24 && R(2)) {
+				uint64_t h[3] = {R(2) ? O_RDONLY : O_RDWR | O_CREAT, R(2) ? 0644 : 0, R(2) ? R(0x20) : 0};
+				memcpy(p, h, 24);
+				if (room > 24 && R(2)) memset(p + 24, 0, room - 24);
+			}
+		}
+		a[2] = (uint64_t)p;
+		break;
+	}
+	case T_PMQ: { /* ioctl(maps, PROCMAP_QUERY, struct procmap_query of any size) */
+		static const uint32_t sz[] = {0, 8, 23, 24, 25, 96, 103, 104, 105, 112, 4095, 4096, 4097};
+		uint64_t size = TSIZE(sz);
+		a[0] = nmapsfds && R(8) ? (uint64_t)mapsfds[R(nmapsfds)] : pick_fd(1);
+		if (a[0] < 3) a[0] = (uint64_t)-1;
+		a[1] = R(8) ? 0xc0686611u : (uint64_t)R(4) << 30 | (uint64_t)R(0x4000) << 16 | 0x6611;
+		p = sized_buf(size > PG ? PG : (size_t)size, &room);
+		if (room >= 8) {
+			uint64_t q[13] = {size, R(3) ? R(0x40) : pick_flags(), 0};
+			static const uint64_t qa[] = {0, 4096, -1ull, 0x7ffffffff000ull, 0xffffffffff600000ull};
+			q[2] = R(2) ? qa[R(5)] : R(2) ? (uint64_t)area + R(AREA_PAGES * PG) : (uint64_t)vol + R(PG);
+			uint32_t nm[4] = {(uint32_t)(R(2) ? R(300) : pick_len()), 0, 0, 0};
+			nm[2] = R(3) ? (uint32_t)R(256) : (uint32_t)pick_len(); /* vma_name_size */
+			nm[3] = R(3) ? 0 : (uint32_t)R(64);                     /* build_id_size */
+			size_t nr;
+			uint64_t na = (uint64_t)sized_buf(nm[2], &nr);
+			uint64_t ba = nm[3] ? (uint64_t)sized_buf(nm[3], &nr) : R(2) ? 0 : pick_ptr();
+			if (R(6) == 0) { na = 0; }
+			char st[128];
+			memset(st, 0, sizeof st);
+			memcpy(st, q, 72); memcpy(st + 72, nm, 16); memcpy(st + 88, &na, 8); memcpy(st + 96, &ba, 8);
+			if (R(4) == 0) st[104 + R(24)] = 1; /* a nonzero tail */
+			memcpy(p, st, room < sizeof st ? room : sizeof st);
+		}
+		a[2] = (uint64_t)p;
+		break;
+	}
+	case T_CLONE3: { /* clone3(args, size): denied (ENOSYS), the decoders read it */
+		static const uint32_t sz[] = {0, 8, 63, 64, 72, 80, 88, 96, 4096, 4097};
+		a[1] = TSIZE(sz);
+		p = sized_buf((size_t)(uint32_t)a[1], &room);
+		if (room) fill(p, room);
+		a[0] = (uint64_t)p;
+		break;
+	}
+	default: break;
+	}
+}
+
 static void fixup(const struct row *r, uint64_t *a)
 {
 	/* natively nothing may change outside the child: open_by_handle_at
@@ -682,7 +1009,7 @@ static void fixup(const struct row *r, uint64_t *a)
 		if (r->nr == SYS_sched_setparam) a[1] = 0;
 	}
 	/* the I/O signal: one the batch ignores */
-	if (r->nr == SYS_fcntl && a[1] == F_SETSIG) a[2] = R(2) ? SIGURG : 0;
+	if (r->nr == SYS_fcntl && a[1] == F_SETSIG && !r->t) a[2] = R(2) ? SIGURG : 0;
 	/* no CPU-time or address-space limit that kills the batch at once */
 	if (r->nr == SYS_setrlimit && ((uint32_t)a[0] == RLIMIT_CPU || (uint32_t)a[0] == RLIMIT_AS)) a[0] = RLIMIT_STACK;
 	if (r->nr == SYS_prlimit64 && ((uint32_t)a[1] == RLIMIT_CPU || (uint32_t)a[1] == RLIMIT_AS)) a[1] = RLIMIT_STACK;
@@ -723,6 +1050,8 @@ static void record_ipc(const struct row *r, long ret)
 }
 
 static volatile int stop_calls;
+static volatile int vol_lost; /* the shuffler could not map a page of vol back */
+static int vol_lock;          /* the remapper's writes and the shuffler's unmapping, one at a time */
 static int check_top;
 static mode_t root_mode;
 static double batch_secs = 1.0;
@@ -747,6 +1076,7 @@ static void *caller(void *p)
 	rs = t->seed * 2654435761u + t->idx * 97 + 1;
 	for (int i = 0; i < 4; i++) rnd();
 	struct slot *sl = &slots[t->idx];
+	ttid[t->idx] = (pid_t)syscall(SYS_gettid);
 	/* a 50 ms timer at this thread: blocking calls end with EINTR */
 	timer_t tm;
 	struct sigevent ev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGALRM};
@@ -765,6 +1095,7 @@ static void *caller(void *p)
 		row_writes = strchr(r->k, 'w') != NULL;
 		row_mount = r->nr == SYS_mount; /* its source too beneath the batch's directory: a bind of "/" there would make it the root */
 		for (int i = 0; r->k[i] && i < 6; i++) a[i] = gen(r->k[i]);
+		if (r->t) targeted(r, a);
 		fixup(r, a);
 		sl->nr = n;
 		for (int i = 0; i < 6; i++) sl->a[i] = (long)a[i];
@@ -792,8 +1123,14 @@ static void *caller(void *p)
 		/* a new fd: keep a few, close the rest (no fd exhaustion) */
 		if (ret > 2 && (r->nr == SYS_open || r->nr == SYS_openat || r->nr == SYS_openat2 || r->nr == SYS_creat ||
 				r->nr == SYS_open_by_handle_at || r->nr == SYS_memfd_create || r->nr == SYS_socket ||
-				r->nr == SYS_pidfd_getfd || r->nr == SYS_mq_open || (r->nr == SYS_fcntl && (a[1] == F_DUPFD || a[1] == F_DUPFD_CLOEXEC))))
-			close((int)ret);
+				r->nr == SYS_pidfd_getfd || r->nr == SYS_mq_open || (r->nr == SYS_fcntl && (a[1] == F_DUPFD || a[1] == F_DUPFD_CLOEXEC)) ||
+				r->t == T_PTY || r->t == T_PIDFD))
+			close((int)ret); /* (TIOCGPTPEER's slave, a pidfd's namespace) */
+		if (ret == 0 && r->t == T_PEER && (int)a[2] == 77 && a[4] && a[3]) { /* SO_PEERPIDFD's pidfd */
+			int pf = -1;
+			struct iovec l = {&pf, sizeof pf}, rv = {(void *)a[3], sizeof pf};
+			if (process_vm_readv(getpid(), &l, 1, &rv, 1, 0) == sizeof pf && pf > 2 && pf < 1024) close(pf);
+		}
 		if (getpid() != (pid_t)slots[MAXT].nr) _exit(0); /* a clone that returned in a child */
 	}
 	return NULL;
@@ -803,7 +1140,10 @@ static void *remapper(void *p)
 {
 	(void)p;
 	rs ^= 0x9e3779b97f4a7c15ull;
-	while (!stop_calls) {
+	while (!stop_calls && !vol_lost) {
+		/* one step at a time with the shuffler's unmapping (a write
+		 * into its unmapped page killed the batch) */
+		while (__atomic_exchange_n(&vol_lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
 		switch (R(4)) {
 		case 0: mprotect(vol, VOL_PAGES * PG, PROT_NONE); break;
 		case 1: mprotect(vol, VOL_PAGES * PG, PROT_READ | PROT_WRITE); break;
@@ -819,6 +1159,49 @@ static void *remapper(void *p)
 					vol[512 + R(VOL_PAGES * PG - 512)] = R(3) ? '/' : (char)rnd();
 			if (R(2) && mprotect(vol, VOL_PAGES * PG, PROT_READ | PROT_WRITE) == 0)
 				snprintf(vol, 300, "%s/%s", R(2) ? scratch : "/proc/self/cwd", R(2) ? "f" : "d/sub/..");
+		}
+		__atomic_store_n(&vol_lock, 0, __ATOMIC_RELEASE);
+		sched_yield();
+	}
+	return NULL;
+}
+
+/* a fifth thread (fuzz87): the fd numbers the callers use moved under
+ * their trapped calls (dup2 of one pool fd onto another, close and the
+ * number given back), and a page of the volatile buffers unmapped and
+ * mapped again (MAP_FIXED_NOREPLACE: never over a mapping that took the
+ * range meanwhile; then the buffers are left alone) */
+static void *shuffler(void *p)
+{
+	(void)p;
+	rs ^= 0x2545f4914f6cdd1dull;
+	int all[40], n = 0;
+	for (int i = 0; i < nfds; i++) all[n++] = fds[i];
+	for (int i = 0; i < ndirfds; i++) all[n++] = dirfds[i];
+	for (int i = 0; i < npeerfds && n < 40; i++) all[n++] = peerfds[i];
+	if (ptyfds[0] >= 0 && n < 40) all[n++] = ptyfds[0];
+	/* the pool's own duplicates: what a number is given back from (never
+	 * the read-only pool's, which name things outside the batch) */
+	int keep[40];
+	for (int i = 0; i < n; i++) keep[i] = all[i] > 2 ? fcntl(all[i], F_DUPFD_CLOEXEC, 100) : -1;
+	while (!stop_calls) {
+		int i = (int)R(n), j = (int)R(n);
+		if (all[j] <= 2) continue;
+		switch (R(6)) {
+		case 0: case 1: if (keep[i] >= 0) dup2(keep[i], all[j]); break; /* another object on the number */
+		case 2: close(all[j]); sched_yield(); if (keep[j] >= 0) dup2(keep[j], all[j]); break;
+		case 3: if (keep[j] >= 0) dup2(keep[j], all[j]); break; /* its own back */
+		case 4:
+			if (__atomic_exchange_n(&vol_lock, 1, __ATOMIC_ACQUIRE)) break;
+			if (!vol_lost && munmap(vol + PG, PG) == 0) {
+				sched_yield();
+				if (mmap(vol + PG, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) !=
+				    vol + PG)
+					vol_lost = 1;
+			}
+			__atomic_store_n(&vol_lock, 0, __ATOMIC_RELEASE);
+			break;
+		default: break;
 		}
 		sched_yield();
 	}
@@ -869,6 +1252,46 @@ static void open_fds(void)
 	rofds[nrofds++] = open("/dev/null", O_RDONLY);
 	rofds[nrofds++] = open("/proc/self/status", O_RDONLY);
 	rofds[nrofds++] = open("/dev/tty", O_RDONLY | O_NONBLOCK); /* -1 when there is none */
+	/* the targeted rows' (fuzz87): a pty pair of the sandbox's devpts,
+	 * pidfds (the batch's, its parent's, a thread's), unix sockets with a
+	 * peer (socketpairs, a named listener's accepted connection) */
+	ptyfds[0] = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_NONBLOCK);
+	ptyfds[1] = -1;
+	if (ptyfds[0] >= 0) {
+		int n = 0, u = 0;
+		if (ioctl(ptyfds[0], TIOCSPTLCK, &u) == 0 && ioctl(ptyfds[0], TIOCGPTN, &n) == 0) {
+			char sp[64];
+			snprintf(sp, sizeof sp, "/dev/pts/%d", n);
+			ptyfds[1] = open(sp, O_RDWR | O_NOCTTY | O_NONBLOCK);
+		}
+	}
+	nmapsfds = 0;
+	{
+		char mp[64];
+		snprintf(mp, sizeof mp, "/proc/%d/maps", getppid());
+		mapsfds[nmapsfds++] = open("/proc/self/maps", O_RDONLY);
+		mapsfds[nmapsfds++] = open("/proc/thread-self/maps", O_RDONLY);
+		mapsfds[nmapsfds++] = open(mp, O_RDONLY);
+		mapsfds[nmapsfds++] = open("/proc/1/maps", O_RDONLY);
+	}
+	npidfds = npeerfds = 0;
+	pidfds[npidfds++] = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	pidfds[npidfds++] = (int)syscall(SYS_pidfd_open, getppid(), 0);
+	pidfds[npidfds++] = (int)syscall(SYS_pidfd_open, (pid_t)syscall(SYS_gettid), 0x80 /* PIDFD_THREAD */);
+	pidfds[npidfds++] = (int)syscall(SYS_pidfd_open, 1, 0);
+	for (int i = 3; i <= 6 && i < nfds; i++) peerfds[npeerfds++] = fds[i];
+	{
+		struct sockaddr_un un = {.sun_family = AF_UNIX};
+		snprintf(un.sun_path, sizeof un.sun_path, "%s/psock", scratch);
+		int l = socket(AF_UNIX, SOCK_STREAM, 0), cl = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (l >= 0 && cl >= 0 && bind(l, (struct sockaddr *)&un, sizeof un) == 0 && listen(l, 4) == 0 &&
+		    connect(cl, (struct sockaddr *)&un, sizeof un) == 0) {
+			int ac = accept(l, NULL, NULL);
+			peerfds[npeerfds++] = cl;
+			if (ac >= 0) peerfds[npeerfds++] = ac;
+		}
+		if (l >= 0) peerfds[npeerfds++] = l; /* a listener: no peer */
+	}
 }
 
 /* pages with an unmapped page on each side: a call given a length longer
@@ -923,6 +1346,15 @@ static void batch(uint64_t seed)
 	signal(SIGIO, SIG_IGN);
 	signal(SIGTTOU, SIG_IGN);
 	signal(SIGTTIN, SIG_IGN);
+	/* the targeted rows' signals (TIOCSIG, F_SETSIG), and a pty's hang-up */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGTSTP, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGRTMAX, SIG_IGN);
+	/* every other batch a session of its own (a pty may become its
+	 * controlling terminal; F_SETOWN of its own process group) */
+	if (seed & 1) setsid();
 	slots[MAXT].nr = getpid();
 	rs = seed | 1;
 	if (chdir(scratch) != 0) { if (getenv("SYSFUZZ_VERBOSE")) { printf("chdir %s: %s (uid %d euid %d pid %d; parent uid %ld)\n", scratch, strerror(errno), (int)getuid(), (int)geteuid(), (int)getpid(), slots[MAXT].a[5]); fflush(stdout); } _exit(3); }
@@ -945,10 +1377,13 @@ static void batch(uint64_t seed)
 		pthread_create(&th[i], NULL, caller, &ta[i]);
 	}
 	pthread_create(&rm, NULL, remapper, NULL);
+	pthread_t sh;
+	int shuf = !getenv("SYSFUZZ_NOSHUFFLE") && pthread_create(&sh, NULL, shuffler, NULL) == 0;
 	usleep((useconds_t)(batch_secs * 1e6));
 	stop_calls = 1;
 	for (unsigned i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
 	pthread_join(rm, NULL);
+	if (shuf) pthread_join(sh, NULL);
 	_exit(0);
 }
 
@@ -1002,6 +1437,13 @@ int main(int argc, char **argv)
 	int any = 0;
 	for (unsigned i = 0; i < NROWS; i++) any |= enabled[i];
 	if (!any) { fprintf(stderr, "probe_sysfuzz: no row enabled\n"); return 2; }
+	/* a batch may make this process the owner of one of its descriptions
+	 * (F_SETOWN, FIOSETOWN with a small pid read from a random struct,
+	 * F_SETSIG of any signal): Linux lets it, and the run is not to end
+	 * of it (SIGIO, exit 157, ended a targeted run after 270 s) */
+	signal(SIGIO, SIG_IGN);
+	signal(SIGURG, SIG_IGN);
+	signal(SIGRTMAX, SIG_IGN);
 	printf("sysfuzz seed=%llu threads=%u seconds=%g guest=%d\n", (unsigned long long)seed, nthreads, secs, in_guest);
 	fflush(stdout);
 	slots = mmap(NULL, sizeof(struct slot) * (MAXT + 1), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -2920,7 +2920,7 @@ static int link_placeholder(struct vfs *v, const struct vfs_node *n, int *fd, st
 
 static int fifo_wait_hook(void *arg)
 {
-	return task_signal_pending(arg) || task_stop_pending(arg);
+	return task_wait_must_end(arg);
 }
 
 /* The gofer acts only on the object the walk found and the caller

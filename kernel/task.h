@@ -611,6 +611,9 @@ void task_jobstop_set(struct task *t, int on);
  * the group-stop never completed (no WUNTRACED for the parent, ^Z of such
  * a process hung) until the wait ended. */
 int task_stop_pending(struct task *t);
+/* A wait the sentry makes for t (a FIFO open, a lock) must end and restart
+ * (-ERESTARTSYS): a signal pending for it, or its process stopping. */
+int task_wait_must_end(struct task *t);
 
 
 #endif

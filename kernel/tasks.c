@@ -292,6 +292,11 @@ int task_stop_pending(struct task *t)
 	return r;
 }
 
+int task_wait_must_end(struct task *t)
+{
+	return task_signal_pending(t) || task_stop_pending(t);
+}
+
 static void pd_link(struct task *t)
 {
 	if (t->pd_parent <= 0 || t->pd_pprev)

@@ -1062,7 +1062,7 @@ static int wait_interrupted(struct sc_call *c, int64_t *next_look)
 		return 0;
 	if (notif_gone(c))
 		return -EINTR;
-	if (task_signal_pending(c->task) || task_stop_pending(c->task))
+	if (task_wait_must_end(c->task))
 		return -ERESTARTSYS_;
 	return 0;
 }

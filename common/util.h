@@ -194,7 +194,8 @@ void stack_trim(void);
  * sched_autogroup_enabled it also makes a new autogroup, whose first slice
  * the gofer waited for on the start-up's critical path (0.05-4.7 ms under
  * load: ARCHITECTURE "Issue 6, start39", "start40"). setsid() still when the
- * terminal cannot be let go of otherwise (hung up: /dev/tty not openable).
+ * terminal cannot be let go of otherwise (/dev/tty not openable: hung up,
+ * exclusive, no /dev here; and none of fds 0-2 is the terminal).
  * Single-threaded callers, before they confine themselves. 0 or -errno. */
 int leave_caller_terminal(void);
 /* moat's own read-only file pages (text, rodata, the ELF headers and

@@ -810,6 +810,32 @@ EOF2
 	expect_eq caller_tty_controls_refused "$out" "probe True sti=EPERM linux=EPERM cons=EPERM setd=EPERM excl=EPERM sctty=EPERM spgrp=ENOTTY tiocvhangup=EPERM vhangup=EPERM"
 fi
 
+# 13b. a caller's terminal in exclusive mode (TIOCEXCL: no other open of it
+# but by a privileged one) stays so: the guest's TIOCNXCL, on the read-only
+# stdin it shares with the caller, is EPERM as TIOCEXCL is (red team 89: it
+# cleared the mode for good). On main moat did not even start there: the
+# gofer could not open /dev/tty to let the terminal go (EBUSY), and its
+# fallback, setsid after setpgid, is EPERM ("leaving the caller's
+# terminal: Operation not permitted").
+if command -v script >/dev/null; then
+	cat >"$T_TMP/excl.sh" <<EOF
+excl() { "$PY" -c 'import fcntl, struct; print(struct.unpack("i", fcntl.ioctl(0, 0x80045440, bytes(4)))[0])'; }
+"$PY" -c 'import fcntl; fcntl.ioctl(0, 0x540C)'
+echo "before=\$(excl)" >"$T_TMP/excl.out"
+"$MOAT" run -- "$PY" -c '
+import errno, fcntl
+try:
+    fcntl.ioctl(0, 0x540D); print("guest=ok")
+except OSError as e:
+    print("guest=" + errno.errorcode[e.errno])
+' 2>&1 | cat >>"$T_TMP/excl.out"
+echo "after=\$(excl)" >>"$T_TMP/excl.out"
+"$PY" -c 'import fcntl; fcntl.ioctl(0, 0x540D)'
+EOF
+	timeout -k 5 30 script -qec "/bin/bash $T_TMP/excl.sh" /dev/null </dev/null >/dev/null 2>&1
+	expect_eq caller_tty_exclusive_kept "$(tr '\n' ' ' <"$T_TMP/excl.out" 2>/dev/null)" "before=1 guest=EPERM after=1 "
+fi
+
 # 14. moat's gofer (and the helpers it forks) is out of the caller's terminal:
 # run from a terminal (moat its session's leader, as under a login shell), the
 # gofer has no controlling terminal (its tty_nr is 0: /dev/tty is ENXIO there,

@@ -842,12 +842,16 @@ fi
 # never the user's terminal) and is not in moat's process group, the one the
 # terminal's ^C, ^Z and hang-up reach. Since start40 not by setsid (a new
 # autogroup on the start-up's critical path): its own group and TIOCNOTTY.
-out=$(timeout -k 5 30 "$PY" - "$MOAT" <<'EOF' 2>&1
+# out_of_terminal NAMES ARGS...: moat run ARGS in a new pty; each helper of
+# moat's named in NAMES (comma-separated), and what it forked, neither in the
+# terminal nor holding it as a fd among 0-2 (where /proc shows them: root)
+out_of_terminal() {
+	timeout -k 5 30 "$PY" - "$MOAT" "$@" <<'EOF' 2>&1
 import os, pty, select, sys, time
-moat = sys.argv[1]
+moat, names, args = sys.argv[1], sys.argv[2].split(","), sys.argv[3:]
 pid, fd = pty.fork()
 if pid == 0:
-    os.execv(moat, [moat, "run", "--", "/bin/sh", "-c", "echo ready; read x; echo bye"])
+    os.execv(moat, [moat, "run"] + args + ["--", "/bin/sh", "-c", "echo ready; read x; echo bye"])
 buf, end = b"", time.time() + 15
 def more():
     global buf
@@ -867,17 +871,38 @@ for d in filter(str.isdigit, os.listdir("/proc")):
 def desc(p):
     for c in kids.get(p, []):
         yield c; yield from desc(c)
+def holds(p):
+    n = 0
+    for i in range(3):
+        try: n += os.stat("/proc/%d/fd/%d" % (p, i)).st_rdev == slave
+        except OSError: pass
+    return n
 _, _, mgrp, mtty = stat(pid)
-gofers = [c for c in kids.get(pid, []) if stat(c)[0] == "moat-gofer"]
-bad = ["%s tty %d group %s" % (stat(c)[0], stat(c)[3], "moat's" if stat(c)[2] == mgrp else "own")
-       for g in gofers for c in [g] + list(desc(g)) if stat(c)[3] != 0 or stat(c)[2] == mgrp]
+slave = os.stat("/proc/%d/fd/0" % pid).st_rdev
+found = [c for c in kids.get(pid, []) if stat(c)[0] in names]
+bad = ["%s tty %d group %s fds %d" % (stat(c)[0], stat(c)[3], "moat's" if stat(c)[2] == mgrp else "own", holds(c))
+       for g in found for c in [g] + list(desc(g)) if stat(c)[3] != 0 or stat(c)[2] == mgrp or holds(c)]
+found = ",".join(sorted(stat(c)[0] for c in found))
 os.write(fd, b"x\n")
 while b"bye" not in buf and more(): pass
 _, st = os.waitpid(pid, 0)
-print("moat tty", "yes" if mtty else "none", "gofers", len(gofers), "in the terminal", bad or "none",
-      "exit", os.waitstatus_to_exitcode(st))
+print("moat tty", "yes" if mtty else "none", "helpers", found,
+      "in the terminal", bad or "none", "exit", os.waitstatus_to_exitcode(st))
 EOF
-)
-expect_eq gofer_out_of_callers_terminal "$out" "moat tty yes gofers 1 in the terminal none exit 0"
+}
+expect_eq gofer_out_of_callers_terminal "$(out_of_terminal moat-gofer)" "moat tty yes helpers moat-gofer in the terminal none exit 0"
+
+# 14b. the same for the helpers the guest talks to, which parse or relay its
+# bytes: moat-netd (--net rules), moat-broker (--secret), moat-publish
+# (--publish). Red team 89: they held the caller's terminal as fds 1-2,
+# read-write, in moat's group with the terminal as theirs, and their filters
+# allow read, write and fcntl on any fd: a compromised one wrote past the
+# terminal-controls filter (a query the terminal answers into the caller's
+# shell after the run) or read the caller's keys.
+pport=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+expect_eq net_helpers_out_of_callers_terminal \
+	"$(MOAT_RT89_TOKEN=moat-rt89-not-a-secret-value out_of_terminal moat-netd,moat-broker,moat-publish \
+		--net allow=127.0.0.1:9 --secret MOAT_RT89_TOKEN@127.0.0.1:9 --publish "$pport:80")" \
+	"moat tty yes helpers moat-broker,moat-netd,moat-publish in the terminal none exit 0"
 
 finish

@@ -3,9 +3,10 @@
  * The sentry binds each 127.0.0.1:HOSTPORT listener in the host's network
  * namespace at set-up (a port in use fails the sandbox before the program
  * exists), opens the guest's network namespace (its init's ns/net through
- * the guest procfs), and forks moat-publish: it keeps the listeners only (none of
- * the caller's stdio: helper_leave_caller_stdio), setns()es into the guest's network namespace (the
- * sentry's user namespace is an ancestor of the guest's, so it may), so
+ * the guest procfs), and forks moat-publish: it keeps the listeners only
+ * (none of the caller's stdio: helper_leave_caller_stdio), setns()es into
+ * the guest's network namespace (the sentry's user namespace is an ancestor
+ * of the guest's, so it may), so
  * every socket it creates afterwards lives there, confines itself (seccomp:
  * accept4 on the listeners, socket(AF_INET, SOCK_STREAM), connect, poll,
  * read/write, shutdown, close, exit; kill on anything else) and relays: each

@@ -816,7 +816,8 @@ fi
 # cleared the mode for good). On main moat did not even start there: the
 # gofer could not open /dev/tty to let the terminal go (EBUSY), and its
 # fallback, setsid after setpgid, is EPERM ("leaving the caller's
-# terminal: Operation not permitted").
+# terminal: Operation not permitted"). (Rootless the read-only reopen of
+# the exclusive terminal is EBUSY: moat warns that stdin stays writable.)
 if command -v script >/dev/null; then
 	cat >"$T_TMP/excl.sh" <<EOF
 excl() { "$PY" -c 'import fcntl, struct; print(struct.unpack("i", fcntl.ioctl(0, 0x80045440, bytes(4)))[0])'; }
@@ -828,12 +829,13 @@ try:
     fcntl.ioctl(0, 0x540D); print("guest=ok")
 except OSError as e:
     print("guest=" + errno.errorcode[e.errno])
-' 2>&1 | cat >>"$T_TMP/excl.out"
+' 2>"$T_TMP/excl.err" | cat >>"$T_TMP/excl.out"
 echo "after=\$(excl)" >>"$T_TMP/excl.out"
 "$PY" -c 'import fcntl; fcntl.ioctl(0, 0x540D)'
 EOF
 	timeout -k 5 30 script -qec "/bin/bash $T_TMP/excl.sh" /dev/null </dev/null >/dev/null 2>&1
-	expect_eq caller_tty_exclusive_kept "$(tr '\n' ' ' <"$T_TMP/excl.out" 2>/dev/null)" "before=1 guest=EPERM after=1 "
+	expect_eq caller_tty_exclusive_kept "$(tr '\n' ' ' <"$T_TMP/excl.out" 2>/dev/null)$(grep -v 'stays writable' "$T_TMP/excl.err" 2>/dev/null)" \
+		"before=1 guest=EPERM after=1 "
 fi
 
 # 14. moat's gofer (and the helpers it forks) is out of the caller's terminal:

@@ -361,15 +361,18 @@ static pid_t moat_pgrp = -1;
 
 /* SIGTTOU blocked meanwhile: moat run in the background of the caller's
  * shell would otherwise be stopped by its own restore (tty_check_change).
- * The settings are put back only while moat's process group is the
- * terminal's foreground (or the terminal has none moat can tell: not its
- * controlling terminal, no job control), or when a guest task set a
- * terminal's modes (sandbox termios_set, any fd: sys_ioctl traps the
- * termios writes to note them, no fd check to race): a sandbox that
- * ends in the background must not undo what the foreground program set meanwhile
- * (red team 36: `moat run -- sleep 2 &`, then `read -s` or vim turned echo
- * off, and the sandbox's end turned it back on under them, a password
- * typed then on the screen; the guest picks that moment by exiting).
+ * The settings are put back only when a guest task set a terminal's modes
+ * (sandbox termios_set, any fd: sys_ioctl traps every termios write to
+ * note it, no fd check to race; moat's own raw mode is its relay's to
+ * undo, restore()): what else changed them is another program of the
+ * caller's, whatever job is in the foreground. A sandbox that ends in the
+ * background must not undo what the foreground program set meanwhile (red
+ * team 36: `moat run -- sleep 2 &`, then `read -s` or vim turned echo off,
+ * and the sandbox's end turned it back on under them, a password typed
+ * then on the screen; the guest picks that moment by exiting), nor one in
+ * the foreground what its pipeline's pager set (red team 89: `moat run
+ * prog | less`, less's raw mode taken back to echo and canonical mode when
+ * prog ended, less still running).
  * Output is restarted and the file status flags put back either way (moat's
  * own last writes need the first; the second are the descriptions moat
  * holds). */
@@ -390,10 +393,8 @@ void tty_guard_restore(void)
 		if (!guard_set[fd])
 			continue;
 		(void)ioctl(fd, TCXONC, TCOON);
-		pid_t fg = moat_pgrp > 0 ? tcgetpgrp(fd) : -1;
-		if (fg > 0 && fg != moat_pgrp && guard_sb &&
-		    !__atomic_load_n(&guard_sb->termios_set, __ATOMIC_SEQ_CST))
-			continue; /* another job's terminal now, the guest never set it */
+		if (guard_sb && !__atomic_load_n(&guard_sb->termios_set, __ATOMIC_SEQ_CST))
+			continue; /* the guest never set it: another program's settings */
 		memset(now, 0, sizeof now);
 		if (ioctl(fd, TCGETS, now) == 0 && memcmp(now, guard_saved[fd], sizeof now) != 0)
 			(void)ioctl(fd, TCSETS, guard_saved[fd]);

@@ -637,6 +637,35 @@ EOF
 	SANITY=1 expect_eq background_end_keeps_foreground_tty "$(cat "$T_TMP/bgend.out" 2>/dev/null)" "after: -echo"
 fi
 
+# 9b'. nor one in the foreground what its pipeline's pager set (red team 89:
+# `moat run prog | less`: less made the terminal raw, and prog's end, moat's
+# restore of the settings it had kept at its start, gave echo and canonical
+# mode back under less, still running; the guest never set them). The
+# guest waits until its sibling made the terminal raw; the sibling looks
+# once moat is gone. Natively the same: a sanity case.
+if command -v script >/dev/null; then
+	cat >"$T_TMP/pager.py" <<'EOF'
+import os, sys, termios, tty
+fd = os.open("/dev/tty", os.O_RDWR)
+old = termios.tcgetattr(fd)
+tty.setraw(fd)
+sys.stdin.read()
+a = termios.tcgetattr(fd)
+termios.tcsetattr(fd, termios.TCSANOW, old)
+open(sys.argv[1], "w").write(("echo" if a[3] & termios.ECHO else "-echo") + " " +
+                             ("icanon" if a[3] & termios.ICANON else "-icanon"))
+EOF
+	cat >"$T_TMP/pager.sh" <<EOF
+{ "$MOAT" run -- "$PY" -c '
+import termios, time
+end = time.time() + 10
+while termios.tcgetattr(0)[3] & termios.ICANON and time.time() < end: time.sleep(0.02)
+print("seen raw")'; echo moat-done; } | "$PY" "$T_TMP/pager.py" "$T_TMP/pager.out"
+EOF
+	timeout -k 5 30 script -qec "/bin/bash $T_TMP/pager.sh" /dev/null </dev/null >/dev/null 2>&1
+	SANITY=1 expect_eq pipeline_pager_tty_mode_kept "$(cat "$T_TMP/pager.out" 2>/dev/null)" "-echo -icanon"
+fi
+
 # 10. kernel.pty.max is one count for the host: every devpts instance but
 # the host's own shares max - reserve (3072 of 4096). A guest that opens
 # all the ptys it can must leave another sandbox some (red team 23: it

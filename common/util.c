@@ -503,23 +503,17 @@ int leave_caller_terminal(void)
 
 int helper_leave_caller_stdio(void)
 {
-	int in[2], out[2];
+	int p[4] = { -1, -1, -1, -1 }; /* stdin's pipe, then stdout's and stderr's */
 
 	if (leave_caller_terminal() < 0)
 		return -1;
-	if (pipe2(in, O_CLOEXEC) < 0)
-		return -1;
-	if (pipe2(out, O_CLOEXEC) < 0) {
-		close(in[0]);
-		close(in[1]);
-		return -1;
-	}
-	int err = moat_debug ? 2 : fcntl(2, F_DUPFD_CLOEXEC, 64);
-	int r = err < 0 || dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 || (!moat_debug && dup2(out[1], 2) < 0) ? -1 : err;
-	close(in[0]);
-	close(in[1]);
-	close(out[0]);
-	close(out[1]);
+	int err = -1;
+	if (pipe2(p, O_CLOEXEC) == 0 && pipe2(p + 2, O_CLOEXEC) == 0)
+		err = moat_debug ? 2 : fcntl(2, F_DUPFD_CLOEXEC, 64);
+	int r = err < 0 || dup2(p[0], 0) < 0 || dup2(p[3], 1) < 0 || (!moat_debug && dup2(p[3], 2) < 0) ? -1 : err;
+	for (int i = 0; i < 4; i++)
+		if (p[i] >= 0)
+			close(p[i]);
 	if (r < 0 && err > 2)
 		close(err);
 	return r;

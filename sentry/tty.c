@@ -469,6 +469,16 @@ static void catch_signal(int sig, void (*fn)(int))
 	sigaction(sig, &sa, NULL);
 }
 
+/* /dev/null as fd 0, in place of the caller's terminal: 0 or -errno */
+static int stdin_null(void)
+{
+	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int r = nul < 0 || dup2(nul, 0) < 0 ? -errno : 0;
+	if (nul >= 0)
+		close(nul);
+	return r;
+}
+
 void tty_background_stdin(void)
 {
 	pid_t fg = -1;
@@ -476,13 +486,9 @@ void tty_background_stdin(void)
 	stdio_ctty(&fg);
 	if (fg < 0 || fg == moat_pgrp)
 		return;
-	if (stdio_tty(0)) {
-		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (nul < 0 || dup2(nul, 0) < 0)
-			warnx_("stdin: the caller's terminal stays the background sandbox's (%s)", strerror(errno));
-		if (nul >= 0)
-			close(nul);
-	}
+	int e;
+	if (stdio_tty(0) && (e = stdin_null()) < 0)
+		warnx_("stdin: the caller's terminal stays the background sandbox's (%s)", strerror(-e));
 	tty_stdio_write_only();
 	dbg("started in the background: stdin is /dev/null, the terminal write-only");
 }
@@ -905,9 +911,20 @@ void tty_stdin_read_only(const char *why)
 	    !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) || pty_master(0))
 		return; /* (a master: stdio_tty) */
 	int ro = reopen_same(0, O_RDONLY, fl & ~O_ACCMODE, &st);
-	if (ro < 0 || dup2(ro, 0) < 0)
-		warnx_("stdin (%s) stays writable: %s", ro == -1 ? strerror(errno) : "not reopened", why);
-	else if (isatty(0))
+	if (ro < 0 || dup2(ro, 0) < 0) {
+		const char *e = ro == -1 ? strerror(errno) : "not reopened";
+		/* a terminal the caller may not open (`su user -c 'moat run
+		 * ...'` from another user's terminal, util-linux su's own
+		 * session: no job control; one made exclusive, TIOCEXCL): the
+		 * program is not given it writable, which reached the caller's
+		 * terminal past the terminal-controls filter (red team 89: an
+		 * OSC 52 written to fd 0 reached the terminal as written) */
+		if (isatty(0) && stdin_null() == 0)
+			warnx_("stdin is /dev/null: the caller's terminal could not be reopened read-only (%s), "
+			       "and the program is not given it writable (-t relays it)", e);
+		else
+			warnx_("stdin (%s) stays writable: %s", e, why);
+	} else if (isatty(0))
 		dead_owner(&ro, 1); /* a new description: a guest's O_ASYNC must not signal moat's job */
 	if (ro >= 0)
 		close(ro);

@@ -845,26 +845,34 @@ fi
 # cleared the mode for good). On main moat did not even start there: the
 # gofer could not open /dev/tty to let the terminal go (EBUSY), and its
 # fallback, setsid after setpgid, is EPERM ("leaving the caller's
-# terminal: Operation not permitted"). (Rootless the read-only reopen of
-# the exclusive terminal is EBUSY: moat warns that stdin stays writable.)
+# terminal: Operation not permitted"). Nor may the guest write to it: its
+# stdin is a read-only description, or (rootless: the read-only reopen of
+# an exclusive terminal is EBUSY, as it is EACCES for a terminal the caller
+# may not open, su from another user's) /dev/null, where before moat warned
+# and gave the program the caller's writable description (red team 89: an
+# OSC 52 written to fd 0 reached the terminal past the filter).
 if command -v script >/dev/null; then
 	cat >"$T_TMP/excl.sh" <<EOF
 excl() { "$PY" -c 'import fcntl, struct; print(struct.unpack("i", fcntl.ioctl(0, 0x80045440, bytes(4)))[0])'; }
 "$PY" -c 'import fcntl; fcntl.ioctl(0, 0x540C)'
 echo "before=\$(excl)" >"$T_TMP/excl.out"
 "$MOAT" run -- "$PY" -c '
-import errno, fcntl
+import errno, fcntl, os
 try:
     fcntl.ioctl(0, 0x540D); print("guest=ok")
 except OSError as e:
-    print("guest=" + errno.errorcode[e.errno])
+    print("guest=" + ("refused" if e.errno in (errno.EPERM, errno.ENOTTY) else errno.errorcode[e.errno]))
+try:
+    os.write(0, b"\a"); print("write=ok")
+except OSError as e:
+    print("write=" + errno.errorcode[e.errno])
 ' 2>"$T_TMP/excl.err" | cat >>"$T_TMP/excl.out"
 echo "after=\$(excl)" >>"$T_TMP/excl.out"
 "$PY" -c 'import fcntl; fcntl.ioctl(0, 0x540D)'
 EOF
 	timeout -k 5 30 script -qec "/bin/bash $T_TMP/excl.sh" /dev/null </dev/null >/dev/null 2>&1
-	expect_eq caller_tty_exclusive_kept "$(tr '\n' ' ' <"$T_TMP/excl.out" 2>/dev/null)$(grep -v 'stays writable' "$T_TMP/excl.err" 2>/dev/null)" \
-		"before=1 guest=EPERM after=1 "
+	expect_eq caller_tty_exclusive_kept "$(tr '\n' ' ' <"$T_TMP/excl.out" 2>/dev/null)$(grep -v '^moat: stdin is /dev/null' "$T_TMP/excl.err" 2>/dev/null)" \
+		"before=1 guest=refused write=EBADF after=1 "
 fi
 
 # 14. moat's gofer (and the helpers it forks) is out of the caller's terminal:

@@ -476,19 +476,46 @@ void stack_trim(void)
 
 int leave_caller_terminal(void)
 {
-	int tty, r = 0;
+	int tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 
+	if (tty >= 0 || errno != ENXIO) {
+		/* TIOCNOTTY by a process that leads no session: only it (its
+		 * thread group) lets go, the session keeps its terminal. When
+		 * /dev/tty cannot be opened (the terminal exclusive, TIOCEXCL:
+		 * EBUSY; hung up; no /dev in this mount namespace), on one of
+		 * fds 0-2 that is that terminal (ENOTTY on any other) */
+		int r = tty >= 0 ? ioctl(tty, TIOCNOTTY) : -1;
+		for (int fd = 0; r < 0 && fd < 3; fd++)
+			r = ioctl(fd, TIOCNOTTY);
+		if (tty >= 0)
+			close(tty);
+		/* else a session of its own: no terminal, a group of its own
+		 * (before its setpgid, which would make it a group leader, and
+		 * a group leader's setsid is EPERM: red team 89, the gofer's
+		 * start failed on an exclusive terminal) */
+		if (r < 0)
+			return setsid() < 0 ? -errno : 0;
+	}
 	if (setpgid(0, 0) < 0 && getpgrp() != getpid())
 		return -errno;
-	tty = open("/dev/tty", O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	if (tty < 0 && errno == ENXIO)
-		return 0; /* no controlling terminal (the usual case when not interactive) */
-	/* TIOCNOTTY by a process that leads no session: only it (its thread
-	 * group) lets go, the session keeps its terminal */
-	if (tty < 0 || ioctl(tty, TIOCNOTTY) < 0)
-		r = setsid() < 0 ? -errno : 0;
-	if (tty >= 0)
-		close(tty);
+	return 0;
+}
+
+int helper_leave_caller_stdio(void)
+{
+	int p[4] = { -1, -1, -1, -1 }; /* stdin's pipe, then stdout's and stderr's */
+
+	if (leave_caller_terminal() < 0)
+		return -1;
+	int err = -1;
+	if (pipe2(p, O_CLOEXEC) == 0 && pipe2(p + 2, O_CLOEXEC) == 0)
+		err = moat_debug ? 2 : fcntl(2, F_DUPFD_CLOEXEC, 64);
+	int r = err < 0 || dup2(p[0], 0) < 0 || dup2(p[3], 1) < 0 || (!moat_debug && dup2(p[3], 2) < 0) ? -1 : err;
+	for (int i = 0; i < 4; i++)
+		if (p[i] >= 0)
+			close(p[i]);
+	if (r < 0 && err > 2)
+		close(err);
 	return r;
 }
 

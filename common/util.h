@@ -194,9 +194,23 @@ void stack_trim(void);
  * sched_autogroup_enabled it also makes a new autogroup, whose first slice
  * the gofer waited for on the start-up's critical path (0.05-4.7 ms under
  * load: ARCHITECTURE "Issue 6, start39", "start40"). setsid() still when the
- * terminal cannot be let go of otherwise (hung up: /dev/tty not openable).
+ * terminal cannot be let go of otherwise (/dev/tty not openable: hung up,
+ * exclusive, no /dev here; and none of fds 0-2 is the terminal).
  * Single-threaded callers, before they confine themselves. 0 or -errno. */
 int leave_caller_terminal(void);
+
+/* A helper the guest talks to (moat-netd, moat-broker, moat-publish: each
+ * parses or relays guest bytes, and its filter allows read, write and fcntl
+ * on any fd) keeps nothing of the caller's terminal or stdio: out of its
+ * terminal (leave_caller_terminal), fds 0-2 pipes with no other end (a read
+ * is the end of file, a write EPIPE); fd 2 stays under MOAT_DEBUG. Red team
+ * 89: they held the caller's terminal as fds 1-2, read-write, in its
+ * foreground group, so a compromised one wrote past the terminal-controls
+ * filter (a query the terminal answers into the caller's shell) or read its
+ * keys. Returns the old stderr (a CLOEXEC copy above 63, 2 under
+ * MOAT_DEBUG) for the set-up's last message, to be closed once confined;
+ * -1 on failure. */
+int helper_leave_caller_stdio(void);
 /* moat's own read-only file pages (text, rodata, the ELF headers and
  * dynamic symbols: the PT_LOAD segments without PF_W, less any page of
  * PT_GNU_RELRO or of a writable segment) unmapped from this process

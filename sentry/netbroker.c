@@ -26,7 +26,8 @@
  * and the secret's host). Not dumpable (its mm belongs to the user namespace
  * moat started in, where the sentry has no capability: no ptrace,
  * process_vm_readv or pidfd_getfd from a compromised sentry), PDEATHSIG, all
- * fds closed but its channel and stderr.
+ * fds closed but its channel; none of the caller's stdio or terminal
+ * (helper_leave_caller_stdio).
  */
 #include "sentry/broker.h"
 #include "sentry/netd.h"
@@ -380,10 +381,14 @@ pid_t broker_start(struct broker_secret *sec, int n, int events_wanted, int *net
 			g_sec[k] = s;
 			explicit_bzero(&s, sizeof s);
 		}
-		if (priv_drop_caps() < 0 || confine_broker(chan, g_evfd) < 0) {
-			fprintf(stderr, "moat-broker: cannot confine itself\n");
+		/* none of the caller's terminal or stdio (red team 89) */
+		int olderr = helper_leave_caller_stdio();
+		if (olderr < 0 || priv_drop_caps() < 0 || confine_broker(chan, g_evfd) < 0) {
+			dprintf(olderr < 0 ? 2 : olderr, "moat-broker: cannot confine itself\n");
 			_exit(1);
 		}
+		if (olderr > 2)
+			close(olderr);
 		serve(chan);
 	}
 	close(sv[1]);

@@ -1784,7 +1784,7 @@ pid_t netd_start(const struct netpolicy *pol, int broker, int *chan_out, char *e
 		return -1;
 	}
 	if (pid == 0) {
-		/* keep stderr and the channels only */
+		/* keep the channels only (stdio: helper_leave_caller_stdio) */
 		int hs = fcntl(sv[1], F_DUPFD_CLOEXEC, 64), hd = fcntl(dv[1], F_DUPFD_CLOEXEC, 64);
 		int hb = broker >= 0 ? fcntl(broker, F_DUPFD_CLOEXEC, 64) : -1;
 		int hp = procdir >= 0 ? fcntl(procdir, F_DUPFD_CLOEXEC, 64) : -1;
@@ -1811,10 +1811,14 @@ pid_t netd_start(const struct netpolicy *pol, int broker, int *chan_out, char *e
 			close(pd);
 		/* the host's routing, asked for the route's type (route_local) */
 		g_rtnl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-		if (priv_drop_caps() < 0 || confine_netd(chan, dchan, g_broker) < 0) {
-			fprintf(stderr, "moat-netd: cannot confine itself\n");
+		/* none of the caller's terminal or stdio (red team 89) */
+		int olderr = helper_leave_caller_stdio();
+		if (olderr < 0 || priv_drop_caps() < 0 || confine_netd(chan, dchan, g_broker) < 0) {
+			dprintf(olderr < 0 ? 2 : olderr, "moat-netd: cannot confine itself\n");
 			_exit(1);
 		}
+		if (olderr > 2)
+			close(olderr);
 		/* this process's own copy: DNS answers are remembered in it */
 		struct netpolicy *mine = (struct netpolicy *)pol;
 		struct dns_q d = { .sock = -1 };

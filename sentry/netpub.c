@@ -3,9 +3,10 @@
  * The sentry binds each 127.0.0.1:HOSTPORT listener in the host's network
  * namespace at set-up (a port in use fails the sandbox before the program
  * exists), opens the guest's network namespace (its init's ns/net through
- * the guest procfs), and forks moat-publish: it keeps the listeners and its
- * inherited stderr only, setns()es into the guest's network namespace (the
- * sentry's user namespace is an ancestor of the guest's, so it may), so
+ * the guest procfs), and forks moat-publish: it keeps the listeners only
+ * (none of the caller's stdio: helper_leave_caller_stdio), setns()es into
+ * the guest's network namespace (the sentry's user namespace is an ancestor
+ * of the guest's, so it may), so
  * every socket it creates afterwards lives there, confines itself (seccomp:
  * accept4 on the listeners, socket(AF_INET, SOCK_STREAM), connect, poll,
  * read/write, shutdown, close, exit; kill on anything else) and relays: each
@@ -219,7 +220,7 @@ pid_t netpub_start(const int *hostport, const int *guestport, int n, int netns_f
 			fprintf(stderr, "moat-publish: setns: %s\n", strerror(errno));
 			_exit(1);
 		}
-		/* keep stderr and the listeners (moved to 3..) */
+		/* keep the listeners (moved to 3..; stdio: helper_leave_caller_stdio) */
 		for (int i = 0; i < n; i++) {
 			int f = fcntl(lfd[i], F_DUPFD_CLOEXEC, 64 + i);
 			lfd[i] = f;
@@ -235,10 +236,14 @@ pid_t netpub_start(const int *hostport, const int *guestport, int n, int netns_f
 		sigfillset(&all);
 		sigprocmask(SIG_SETMASK, &all, NULL);
 		signal(SIGPIPE, SIG_IGN);
-		if (priv_drop_caps() < 0 || confine_pub() < 0) {
-			fprintf(stderr, "moat-publish: cannot confine itself\n");
+		/* none of the caller's terminal or stdio (red team 89) */
+		int olderr = helper_leave_caller_stdio();
+		if (olderr < 0 || priv_drop_caps() < 0 || confine_pub() < 0) {
+			dprintf(olderr < 0 ? 2 : olderr, "moat-publish: cannot confine itself\n");
 			_exit(1);
 		}
+		if (olderr > 2)
+			close(olderr);
 		relay(lfd, guestport, n);
 	}
 	for (int i = 0; i < n; i++)

@@ -361,15 +361,18 @@ static pid_t moat_pgrp = -1;
 
 /* SIGTTOU blocked meanwhile: moat run in the background of the caller's
  * shell would otherwise be stopped by its own restore (tty_check_change).
- * The settings are put back only while moat's process group is the
- * terminal's foreground (or the terminal has none moat can tell: not its
- * controlling terminal, no job control), or when a guest task set a
- * terminal's modes (sandbox termios_set, any fd: sys_ioctl traps the
- * termios writes to note them, no fd check to race): a sandbox that
- * ends in the background must not undo what the foreground program set meanwhile
- * (red team 36: `moat run -- sleep 2 &`, then `read -s` or vim turned echo
- * off, and the sandbox's end turned it back on under them, a password
- * typed then on the screen; the guest picks that moment by exiting).
+ * The settings are put back only when a guest task set a terminal's modes
+ * (sandbox termios_set, any fd: sys_ioctl traps every termios write to
+ * note it, no fd check to race; moat's own raw mode is its relay's to
+ * undo, restore()): what else changed them is another program of the
+ * caller's, whatever job is in the foreground. A sandbox that ends in the
+ * background must not undo what the foreground program set meanwhile (red
+ * team 36: `moat run -- sleep 2 &`, then `read -s` or vim turned echo off,
+ * and the sandbox's end turned it back on under them, a password typed
+ * then on the screen; the guest picks that moment by exiting), nor one in
+ * the foreground what its pipeline's pager set (red team 89: `moat run
+ * prog | less`, less's raw mode taken back to echo and canonical mode when
+ * prog ended, less still running).
  * Output is restarted and the file status flags put back either way (moat's
  * own last writes need the first; the second are the descriptions moat
  * holds). */
@@ -390,10 +393,8 @@ void tty_guard_restore(void)
 		if (!guard_set[fd])
 			continue;
 		(void)ioctl(fd, TCXONC, TCOON);
-		pid_t fg = moat_pgrp > 0 ? tcgetpgrp(fd) : -1;
-		if (fg > 0 && fg != moat_pgrp && guard_sb &&
-		    !__atomic_load_n(&guard_sb->termios_set, __ATOMIC_SEQ_CST))
-			continue; /* another job's terminal now, the guest never set it */
+		if (guard_sb && !__atomic_load_n(&guard_sb->termios_set, __ATOMIC_SEQ_CST))
+			continue; /* the guest never set it: another program's settings */
 		memset(now, 0, sizeof now);
 		if (ioctl(fd, TCGETS, now) == 0 && memcmp(now, guard_saved[fd], sizeof now) != 0)
 			(void)ioctl(fd, TCSETS, guard_saved[fd]);
@@ -468,6 +469,16 @@ static void catch_signal(int sig, void (*fn)(int))
 	sigaction(sig, &sa, NULL);
 }
 
+/* /dev/null as fd 0, in place of the caller's terminal: 0 or -errno */
+static int stdin_null(void)
+{
+	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int r = nul < 0 || dup2(nul, 0) < 0 ? -errno : 0;
+	if (nul >= 0)
+		close(nul);
+	return r;
+}
+
 void tty_background_stdin(void)
 {
 	pid_t fg = -1;
@@ -475,13 +486,9 @@ void tty_background_stdin(void)
 	stdio_ctty(&fg);
 	if (fg < 0 || fg == moat_pgrp)
 		return;
-	if (stdio_tty(0)) {
-		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (nul < 0 || dup2(nul, 0) < 0)
-			warnx_("stdin: the caller's terminal stays the background sandbox's (%s)", strerror(errno));
-		if (nul >= 0)
-			close(nul);
-	}
+	int e;
+	if (stdio_tty(0) && (e = stdin_null()) < 0)
+		warnx_("stdin: the caller's terminal stays the background sandbox's (%s)", strerror(-e));
 	tty_stdio_write_only();
 	dbg("started in the background: stdin is /dev/null, the terminal write-only");
 }
@@ -904,9 +911,20 @@ void tty_stdin_read_only(const char *why)
 	    !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) || pty_master(0))
 		return; /* (a master: stdio_tty) */
 	int ro = reopen_same(0, O_RDONLY, fl & ~O_ACCMODE, &st);
-	if (ro < 0 || dup2(ro, 0) < 0)
-		warnx_("stdin (%s) stays writable: %s", ro == -1 ? strerror(errno) : "not reopened", why);
-	else if (isatty(0))
+	if (ro < 0 || dup2(ro, 0) < 0) {
+		const char *e = ro == -1 ? strerror(errno) : "not reopened";
+		/* a terminal the caller may not open (`su user -c 'moat run
+		 * ...'` from another user's terminal, util-linux su's own
+		 * session: no job control; one made exclusive, TIOCEXCL): the
+		 * program is not given it writable, which reached the caller's
+		 * terminal past the terminal-controls filter (red team 89: an
+		 * OSC 52 written to fd 0 reached the terminal as written) */
+		if (isatty(0) && stdin_null() == 0)
+			warnx_("stdin is /dev/null: the caller's terminal could not be reopened read-only (%s), "
+			       "and the program is not given it writable (-t relays it)", e);
+		else
+			warnx_("stdin (%s) stays writable: %s", e, why);
+	} else if (isatty(0))
 		dead_owner(&ro, 1); /* a new description: a guest's O_ASYNC must not signal moat's job */
 	if (ro >= 0)
 		close(ro);

@@ -637,6 +637,35 @@ EOF
 	SANITY=1 expect_eq background_end_keeps_foreground_tty "$(cat "$T_TMP/bgend.out" 2>/dev/null)" "after: -echo"
 fi
 
+# 9b'. nor one in the foreground what its pipeline's pager set (red team 89:
+# `moat run prog | less`: less made the terminal raw, and prog's end, moat's
+# restore of the settings it had kept at its start, gave echo and canonical
+# mode back under less, still running; the guest never set them). The
+# guest waits until its sibling made the terminal raw; the sibling looks
+# once moat is gone. Natively the same: a sanity case.
+if command -v script >/dev/null; then
+	cat >"$T_TMP/pager.py" <<'EOF'
+import os, sys, termios, tty
+fd = os.open("/dev/tty", os.O_RDWR)
+old = termios.tcgetattr(fd)
+tty.setraw(fd)
+sys.stdin.read()
+a = termios.tcgetattr(fd)
+termios.tcsetattr(fd, termios.TCSANOW, old)
+open(sys.argv[1], "w").write(("echo" if a[3] & termios.ECHO else "-echo") + " " +
+                             ("icanon" if a[3] & termios.ICANON else "-icanon"))
+EOF
+	cat >"$T_TMP/pager.sh" <<EOF
+{ "$MOAT" run -- "$PY" -c '
+import termios, time
+end = time.time() + 10
+while termios.tcgetattr(0)[3] & termios.ICANON and time.time() < end: time.sleep(0.02)
+print("seen raw")'; echo moat-done; } | "$PY" "$T_TMP/pager.py" "$T_TMP/pager.out"
+EOF
+	timeout -k 5 30 script -qec "/bin/bash $T_TMP/pager.sh" /dev/null </dev/null >/dev/null 2>&1
+	SANITY=1 expect_eq pipeline_pager_tty_mode_kept "$(cat "$T_TMP/pager.out" 2>/dev/null)" "-echo -icanon"
+fi
+
 # 10. kernel.pty.max is one count for the host: every devpts instance but
 # the host's own shares max - reserve (3072 of 4096). A guest that opens
 # all the ptys it can must leave another sandbox some (red team 23: it
@@ -810,18 +839,58 @@ EOF2
 	expect_eq caller_tty_controls_refused "$out" "probe True sti=EPERM linux=EPERM cons=EPERM setd=EPERM excl=EPERM sctty=EPERM spgrp=ENOTTY tiocvhangup=EPERM vhangup=EPERM"
 fi
 
+# 13b. a caller's terminal in exclusive mode (TIOCEXCL: no other open of it
+# but by a privileged one) stays so: the guest's TIOCNXCL, on the read-only
+# stdin it shares with the caller, is EPERM as TIOCEXCL is (red team 89: it
+# cleared the mode for good). On main moat did not even start there: the
+# gofer could not open /dev/tty to let the terminal go (EBUSY), and its
+# fallback, setsid after setpgid, is EPERM ("leaving the caller's
+# terminal: Operation not permitted"). Nor may the guest write to it: its
+# stdin is a read-only description, or (rootless: the read-only reopen of
+# an exclusive terminal is EBUSY, as it is EACCES for a terminal the caller
+# may not open, su from another user's) /dev/null, where before moat warned
+# and gave the program the caller's writable description (red team 89: an
+# OSC 52 written to fd 0 reached the terminal past the filter).
+if command -v script >/dev/null; then
+	cat >"$T_TMP/excl.sh" <<EOF
+excl() { "$PY" -c 'import fcntl, struct; print(struct.unpack("i", fcntl.ioctl(0, 0x80045440, bytes(4)))[0])'; }
+"$PY" -c 'import fcntl; fcntl.ioctl(0, 0x540C)'
+echo "before=\$(excl)" >"$T_TMP/excl.out"
+"$MOAT" run -- "$PY" -c '
+import errno, fcntl, os
+try:
+    fcntl.ioctl(0, 0x540D); print("guest=ok")
+except OSError as e:
+    print("guest=" + ("refused" if e.errno in (errno.EPERM, errno.ENOTTY) else errno.errorcode[e.errno]))
+try:
+    os.write(0, b"\a"); print("write=ok")
+except OSError as e:
+    print("write=" + errno.errorcode[e.errno])
+' 2>"$T_TMP/excl.err" | cat >>"$T_TMP/excl.out"
+echo "after=\$(excl)" >>"$T_TMP/excl.out"
+"$PY" -c 'import fcntl; fcntl.ioctl(0, 0x540D)'
+EOF
+	timeout -k 5 30 script -qec "/bin/bash $T_TMP/excl.sh" /dev/null </dev/null >/dev/null 2>&1
+	expect_eq caller_tty_exclusive_kept "$(tr '\n' ' ' <"$T_TMP/excl.out" 2>/dev/null)$(grep -v '^moat: stdin is /dev/null' "$T_TMP/excl.err" 2>/dev/null)" \
+		"before=1 guest=refused write=EBADF after=1 "
+fi
+
 # 14. moat's gofer (and the helpers it forks) is out of the caller's terminal:
 # run from a terminal (moat its session's leader, as under a login shell), the
 # gofer has no controlling terminal (its tty_nr is 0: /dev/tty is ENXIO there,
 # never the user's terminal) and is not in moat's process group, the one the
 # terminal's ^C, ^Z and hang-up reach. Since start40 not by setsid (a new
 # autogroup on the start-up's critical path): its own group and TIOCNOTTY.
-out=$(timeout -k 5 30 "$PY" - "$MOAT" <<'EOF' 2>&1
+# out_of_terminal NAMES ARGS...: moat run ARGS in a new pty; each helper of
+# moat's named in NAMES (comma-separated), and what it forked, neither in the
+# terminal nor holding it as a fd among 0-2 (where /proc shows them: root)
+out_of_terminal() {
+	timeout -k 5 30 "$PY" - "$MOAT" "$@" <<'EOF' 2>&1
 import os, pty, select, sys, time
-moat = sys.argv[1]
+moat, names, args = sys.argv[1], sys.argv[2].split(","), sys.argv[3:]
 pid, fd = pty.fork()
 if pid == 0:
-    os.execv(moat, [moat, "run", "--", "/bin/sh", "-c", "echo ready; read x; echo bye"])
+    os.execv(moat, [moat, "run"] + args + ["--", "/bin/sh", "-c", "echo ready; read x; echo bye"])
 buf, end = b"", time.time() + 15
 def more():
     global buf
@@ -841,17 +910,38 @@ for d in filter(str.isdigit, os.listdir("/proc")):
 def desc(p):
     for c in kids.get(p, []):
         yield c; yield from desc(c)
+def holds(p):
+    n = 0
+    for i in range(3):
+        try: n += os.stat("/proc/%d/fd/%d" % (p, i)).st_rdev == slave
+        except OSError: pass
+    return n
 _, _, mgrp, mtty = stat(pid)
-gofers = [c for c in kids.get(pid, []) if stat(c)[0] == "moat-gofer"]
-bad = ["%s tty %d group %s" % (stat(c)[0], stat(c)[3], "moat's" if stat(c)[2] == mgrp else "own")
-       for g in gofers for c in [g] + list(desc(g)) if stat(c)[3] != 0 or stat(c)[2] == mgrp]
+slave = os.stat("/proc/%d/fd/0" % pid).st_rdev
+found = [c for c in kids.get(pid, []) if stat(c)[0] in names]
+bad = ["%s tty %d group %s fds %d" % (stat(c)[0], stat(c)[3], "moat's" if stat(c)[2] == mgrp else "own", holds(c))
+       for g in found for c in [g] + list(desc(g)) if stat(c)[3] != 0 or stat(c)[2] == mgrp or holds(c)]
+found = ",".join(sorted(stat(c)[0] for c in found))
 os.write(fd, b"x\n")
 while b"bye" not in buf and more(): pass
 _, st = os.waitpid(pid, 0)
-print("moat tty", "yes" if mtty else "none", "gofers", len(gofers), "in the terminal", bad or "none",
-      "exit", os.waitstatus_to_exitcode(st))
+print("moat tty", "yes" if mtty else "none", "helpers", found,
+      "in the terminal", bad or "none", "exit", os.waitstatus_to_exitcode(st))
 EOF
-)
-expect_eq gofer_out_of_callers_terminal "$out" "moat tty yes gofers 1 in the terminal none exit 0"
+}
+expect_eq gofer_out_of_callers_terminal "$(out_of_terminal moat-gofer)" "moat tty yes helpers moat-gofer in the terminal none exit 0"
+
+# 14b. the same for the helpers the guest talks to, which parse or relay its
+# bytes: moat-netd (--net rules), moat-broker (--secret), moat-publish
+# (--publish). Red team 89: they held the caller's terminal as fds 1-2,
+# read-write, in moat's group with the terminal as theirs, and their filters
+# allow read, write and fcntl on any fd: a compromised one wrote past the
+# terminal-controls filter (a query the terminal answers into the caller's
+# shell after the run) or read the caller's keys.
+pport=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+expect_eq net_helpers_out_of_callers_terminal \
+	"$(MOAT_RT89_TOKEN=moat-rt89-not-a-secret-value out_of_terminal moat-netd,moat-broker,moat-publish \
+		--net allow=127.0.0.1:9 --secret MOAT_RT89_TOKEN@127.0.0.1:9 --publish "$pport:80")" \
+	"moat tty yes helpers moat-broker,moat-netd,moat-publish in the terminal none exit 0"
 
 finish

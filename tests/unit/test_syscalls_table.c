@@ -508,7 +508,7 @@ Test(syscalls_table, ioctl_classes)
 	const struct sysent *e = sc_lookup_name("ioctl");
 	static const unsigned long denied[] = {
 		TIOCSTI, TIOCLINUX, TIOCSETD, TIOCCONS, TIOCVHANGUP, TIOCEXCL,
-		TIOCSCTTY, 0x4b3a /* KDSETMODE */, 0x5606 /* VT_ACTIVATE */,
+		TIOCNXCL /* red team 89: the caller's exclusive mode */, TIOCSCTTY, 0x4b3a /* KDSETMODE */, 0x5606 /* VT_ACTIVATE */,
 		FIOASYNC /* SIGIO for the owner: sigio_fioasync_ioctl (red team 82) */,
 		/* the serial line's controls (red team 62) */
 		TIOCMBIS, TIOCMBIC, TIOCMSET, TIOCSBRK, TIOCCBRK, TIOCSSERIAL, TIOCSRS485,

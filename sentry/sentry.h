@@ -338,6 +338,7 @@ struct priv {
 	gid_t host_gid;
 	unsigned slot;
 	int lockfd;              /* the claim (root-run) until the gofer has it, else -1 */
+	int locktree;            /* the read-only tree lockfd was opened through, or -1 */
 	int owner_map;           /* root-run: our user namespace maps every host id
 				  * onto itself (our fstat shows real owners) */
 };

@@ -288,6 +288,59 @@ else
 	ok sentry_no_dgram_to_export_socket
 fi
 
+# 4g. red team 90: the confined gofer, probed from inside
+# (MOAT_TEST_GOFER_CONFINEMENT: gofer/probe.c, run once it has confined
+# itself, before it serves). It is host root root-run (the caller
+# rootless), in a namespace mapping every host id, with every capability
+# there. Root-run it holds the uid claim, the host's /run/moat-uids/<slot>
+# (root's, outside every export): Landlock has no hook for fchmod, fchown,
+# futimens or fsetxattr, and on main each was ALLOWED on it (its own values
+# written back); the claim is opened through a read-only clone of the
+# directory's mount now (EROFS). And a host file outside the exports by
+# absolute path and by "..", a host abstract datagram socket from a
+# socketpair (Landlock's scope), the host process and the sentry (kill,
+# ptrace, process_vm_writev, pidfd_open, prlimit, affinity), and the
+# kernel's wider surfaces (mount, namespaces, bpf, perf, io_uring, keys,
+# userfaultfd, file handles, exec)
+GS=$T_TMP/gofer-secret
+mkdir -p "$GS" "$T_TMP/gofer-rw" && echo moat-gofer-secret >"$GS/s" && chmod 600 "$GS/s"
+$PY - "$MOAT" "$GS/s" "$hostpid" "$T_TMP/gprobe.err" "$T_TMP/gofer-rw" <<'PYEOF' >"$T_TMP/gprobe.out" 2>&1
+import os, socket, subprocess, sys
+moat, secret, pid, errf, rw = sys.argv[1:6]
+name = "moat-gofer-probe-%d" % os.getpid()
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("\0" + name)
+env = dict(os.environ, MOAT_TEST_GOFER_CONFINEMENT="1", MOAT_TEST_CONFINEMENT_PID=pid,
+           MOAT_TEST_GOFER_CONFINEMENT_SECRET=secret, MOAT_TEST_GOFER_CONFINEMENT_ABSTRACT=name)
+with open(errf, "w") as err:
+    r = subprocess.run([moat, "run", "--bind", rw + ":/x:rw", "--", "/bin/true"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env)
+s.setblocking(False)
+try:
+    got = s.recv(100).decode(errors="replace")
+except BlockingIOError:
+    got = "nothing"
+print("rc=%d received=%s" % (r.returncode, got))
+PYEOF
+missing=
+want="open_abs_secret export0_dotdot_secret socket_inet sendto_abstract kill_host_pid ptrace_host_pid vm_writev_host_pid
+	kill_sentry ptrace_sentry vm_writev_sentry pidfd_open_sentry mount unshare_user bpf perf_event_open io_uring_setup
+	keyctl userfaultfd open_by_handle_at execve"
+[ "$me" = 0 ] && want="$want claim_fchmod claim_fchown claim_futimens claim_utimensat_empty claim_fchownat_empty
+	claim_fchmodat2_empty claim_fsetxattr"
+for p in $want; do
+	grep -q "^gofer-probe $p: " "$T_TMP/gprobe.err" || missing="$missing $p"
+done
+bad=$(grep '^gofer-probe .*: ALLOWED' "$T_TMP/gprobe.err")
+if [ -n "$missing" ]; then
+	fail gofer_confinement_probe "probes missing:$missing $(head -c 300 "$T_TMP/gprobe.err")"
+elif [ -n "$bad" ] || ! grep -q 'rc=0 received=nothing' "$T_TMP/gprobe.out"; then
+	fail gofer_confinement_probe "$(echo "$bad" | tr '\n' ' ') $(head -c 300 "$T_TMP/gprobe.out")"
+elif ! alive "$hostpid"; then
+	fail gofer_confinement_probe "the host process died"
+else
+	ok gofer_confinement_probe
+fi
+
 # 4b. the caller's stdio an unnamed AF_UNIX socket (a systemd service's
 # stdout to journald): the guest's fds 0-2 too, which a compromised sentry
 # can take (pidfd_getfd; it holds the same file as its own 0-2). Its filter

@@ -278,6 +278,14 @@ static void *dotdot_probe(void *arg)
 	 * no unshare and no fchdir now: the working directory stays our
 	 * root's "/" (read-only, nothing of the guest's beneath) */
 	int bound = 0, bind_err = 0;
+	/* and a directory the caller gave as stdio (red team 90), which the
+	 * guest's tasks hold as fds 0-2: a file beneath it
+	 * (MOAT_TEST_CONFINEMENT_STDIO_FILE, relative) read, and a listing of
+	 * its parent that names anything, through "PID/fd/N"; it was the
+	 * host's tree, rootless with the caller's access
+	 * (privilege.c priv_stdio_dirs) */
+	const char *stdio_file = getenv("MOAT_TEST_CONFINEMENT_STDIO_FILE");
+	int sd_tried = 0, sd_read = 0, sd_listed = 0, sd_err = 0;
 	probe("unshare_fs", unshare(CLONE_FS));
 	probe("fchdir_procfd", fchdir(pfd));
 	fprintf(stderr, "confinement-probe-info dotdot unnamed socket: %d\n", probe_sock);
@@ -298,6 +306,26 @@ static void *dotdot_probe(void *arg)
 						continue;
 					close(f);
 					tried++;
+					if (stdio_file && fdn < 3) {
+						char np[512];
+						int root = 0;
+						snprintf(np, sizeof np, "%s/%.200s", path, stdio_file);
+						int sf = openat(pfd, np, O_RDONLY | O_CLOEXEC);
+						char c;
+						sd_err = sf < 0 ? errno : sd_err;
+						sd_read += sf >= 0 && read(sf, &c, 1) == 1;
+						if (sf >= 0)
+							close(sf);
+						snprintf(np, sizeof np, "%s/..", path);
+						int up = openat(pfd, np, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+						if (up >= 0) {
+							dotdot_names(up, names, sizeof names, &root);
+							sd_listed += names[0] != 0;
+							fprintf(stderr, "confinement-probe-info stdio dir %s: %s\n", np, names);
+							close(up);
+						}
+						sd_tried++;
+					}
 					if (probe_sock >= 0 && !bound) {
 						struct sockaddr_un su = { .sun_family = AF_UNIX };
 						snprintf(su.sun_path, sizeof su.sun_path, "%.80s/moat-probe-sock", path);
@@ -356,6 +384,11 @@ static void *dotdot_probe(void *arg)
 		}
 		if (d >= 0)
 			close(d);
+	}
+	if (sd_tried) {
+		fprintf(stderr, "confinement-probe stdio_dir_file: %s%s%s\n", sd_read ? "ALLOWED" : "refused (",
+			sd_read ? "" : strerror(sd_err), sd_read ? "" : ")");
+		fprintf(stderr, "confinement-probe stdio_dir_dotdot: %s\n", sd_listed ? "ALLOWED" : "refused (empty)");
 	}
 	if (bound)
 		fprintf(stderr, "confinement-probe dotdot_bind: ALLOWED\n");

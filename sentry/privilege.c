@@ -600,6 +600,43 @@ static int new_tmpfs(const char *size, const char *mode, unsigned attrs)
 	return m;
 }
 
+/* Red team 90: a directory the caller gives as stdio (`moat run ... < DIR`)
+ * is the host's tree, outside every export. The guest's init and every
+ * guest task inherit it as fd 0-2, and through the guest procfs's
+ * "PID/fd/0/..." magic link (the openat the sentry's filter allows on that
+ * fd, read-only) a compromised sentry opened and listed what lies beneath
+ * and above it: the host's whole tree with the sandbox uid's access,
+ * rootless the caller's own (MOAT_TEST_CONFINEMENT_STDIO_FILE probes it:
+ * stdio_dir_file, stdio_dir_dotdot). The guest saw it as a removed
+ * directory already (red team 83: lookups ENOENT, an empty listing), so it
+ * gets one: the root of an empty read-only tmpfs made for it, detached
+ * (".." stays there), in place of each such fd, ours too. Files, pipes,
+ * sockets and terminals stay the caller's. */
+int priv_stdio_dirs(char *err, size_t errlen)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		struct stat st;
+		if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		int m = new_tmpfs("4k", "0555", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+						 MOUNT_ATTR_NOEXEC);
+		int d = m < 0 ? -1 : openat(m, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int e = errno;
+		if (m >= 0)
+			close(m);
+		if (d < 0 || dup2(d, fd) != fd) {
+			e = d < 0 ? e : errno;
+			snprintf(err, errlen, "sentry: stdio %d, a directory: an empty one in its place: %s", fd,
+				 strerror(e));
+			if (d >= 0)
+				close(d);
+			return -e;
+		}
+		close(d);
+	}
+	return 0;
+}
+
 /* Mask a hidden name beneath an attached export (as the gofer does): an empty
  * read-only tmpfs over a directory, the root's empty file over a file. A
  * name we cannot reach (absent, behind a symlink, or beneath a directory our

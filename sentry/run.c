@@ -860,6 +860,8 @@ int sentry_run(const struct sentry_config *cfg)
 	start_end();
 	if (confine_scope(err, sizeof err) < 0)
 		die("%s", err); /* fail closed */
+	if (priv_stdio_dirs(err, sizeof err) < 0)
+		die("%s", err); /* (a directory as stdio: red team 90) */
 	dbg("%.2f ms: privilege dropped", moat_ms_now() - t0);
 	/* moat-reopen (the guest's reopens of objects whose mode denies the
 	 * sandbox uid, sentry/reopen.c; rootless too since red team 45: the

@@ -385,7 +385,9 @@ esac
 DD=$T_TMP/dotdot
 # (stdin: a host directory of no export's, as the caller may give one)
 mkdir -p "$DD/ovl" "$DD/rw/sub" "$DD/cow" "$DD/host" && chmod 777 "$DD/rw" "$DD/rw/sub" "$DD/cow" "$DD/host"
-MOAT_TEST_CONFINEMENT=1 MOAT_TEST_CONFINEMENT_DOTDOT=1 "$MOAT" run --overlay "$DD/ovl" --bind "$DD/rw:/rw:rw" \
+echo moat-stdio-dir-canary >"$DD/host/canary" && chmod 644 "$DD/host/canary"
+MOAT_TEST_CONFINEMENT=1 MOAT_TEST_CONFINEMENT_DOTDOT=1 MOAT_TEST_CONFINEMENT_STDIO_FILE=canary \
+	"$MOAT" run --overlay "$DD/ovl" --bind "$DD/rw:/rw:rw" \
 	--bind "$DD/cow:/cw:cow" -- /bin/sh -c 'exec 3</rw 4</cw 5</tmp 6</ 7</rw/sub; sleep 3' \
 	<"$DD/host" >/dev/null 2>"$T_TMP/dotdot.err"
 tried=$(sed -n 's/^confinement-probe dotdot done: \([0-9]*\)$/\1/p' "$T_TMP/dotdot.err")
@@ -414,6 +416,25 @@ elif [ -n "$bad" ] || ls "$DD"/*/moat-probe-sock "$DD"/rw/sub/moat-probe-sock "$
 	fail sentry_no_path_bind "$(echo "$bad" | tr '\n' ' ') $(grep -m2 'dotdot bind.*bound' "$T_TMP/dotdot.err" | tr '\n' ' ')"
 else
 	ok sentry_no_path_bind
+fi
+# red team 90: that stdin, a host directory of no export's, was the guest
+# tasks' fd 0, and through "PID/fd/0/NAME" the sentry's read-only openat on
+# the guest procfs read the files beneath it (its canary) and listed
+# "PID/fd/0/.." (the host's tree above it: root-run what the sandbox uid
+# may read, rootless the caller's files). Every such fd is an empty
+# read-only tmpfs of its own now (privilege.c priv_stdio_dirs): both
+# probes refused, and the guest still sees a directory
+missing=
+for p in stdio_dir_file stdio_dir_dotdot; do
+	grep -q "^confinement-probe $p: " "$T_TMP/dotdot.err" || missing="$missing $p"
+done
+bad=$(grep '^confinement-probe stdio_dir_\(file\|dotdot\): ALLOWED' "$T_TMP/dotdot.err")
+if [ -n "$missing" ]; then
+	fail sentry_stdio_dir_not_host "probes missing:$missing: $(grep 'stdio' "$T_TMP/dotdot.err" | head -3 | tr '\n' ' ')"
+elif [ -n "$bad" ]; then
+	fail sentry_stdio_dir_not_host "$(echo "$bad" | tr '\n' ' ') $(grep -m1 'info stdio dir' "$T_TMP/dotdot.err" | head -c 200)"
+else
+	ok sentry_stdio_dir_not_host
 fi
 
 # 4b. root-run the sentry's user namespace maps every host id onto itself

@@ -225,6 +225,9 @@ done
 # (netbind's review: fchmod and futimens of the caller's stdio, here fd 2,
 # the caller's file probe.err: rootless the sentry's uid owns it; the
 # filter has neither call since sentryfs37, the gofer sets a memfd's)
+# (red team 90: the kernel's wider surfaces, each the filter's EPERM: setns,
+# bpf, perf, io_uring, keys, userfaultfd, file handles, socketpair,
+# pivot_root)
 for p in clone_newuser clone3_newuser tcsets_fd3 tcsetsw_fd3 tcxonc_fd3 setpriority_pgrp ioprio_set_pgrp \
 	tiocswinsz_fd0 tiocswinsz_fd1 tiocswinsz_fd2 \
 	openat_procfd_creat openat_procfd_trunc fchmod_setuid fchmod_setgid \
@@ -233,7 +236,9 @@ for p in clone_newuser clone3_newuser tcsets_fd3 tcsetsw_fd3 tcxonc_fd3 setprior
 	prlimit_host_pid_nofile prlimit_host_pid_as prlimit_host_pid_nproc setpriority_host_pid ioprio_set_host_pid \
 	sched_setaffinity_host_pid sched_setparam_host_pid sched_setscheduler_host_pid sched_setattr_host_pid \
 	kill_gofer ptrace_gofer vm_readv_gofer pidfd_getfd_gofer pidfd_send_signal_gofer prlimit_gofer kcmp_gofer \
-	bind_abstract fchmod_stdio_fd2 futimens_stdio_fd2; do
+	bind_abstract fchmod_stdio_fd2 futimens_stdio_fd2 \
+	setns bpf perf_event_open io_uring_setup keyctl add_key userfaultfd name_to_handle_at open_by_handle_at \
+	socketpair pivot_root; do
 	grep -q "^confinement-probe $p: " "$T_TMP/probe.err" || missing="$missing $p"
 done
 grep -q '^confinement-probe export_roots: [1-9]' "$T_TMP/probe.err" || missing="$missing export_roots"

@@ -346,6 +346,41 @@ else
 	ok gofer_confinement_probe
 fi
 
+# 4h. red team 90: moat-netd, moat-broker and moat-publish keep stderr and
+# their channels only, but closed from fd 3 up: the caller's stdin and
+# stdout stayed theirs (moat-netd parses the host nameserver's answers, and
+# its filter allows write, recvfrom, sendto, connect, shutdown and fcntl on
+# any fd). Probed from inside each, once confined (MOAT_TEST_HELPER_STDIO:
+# a write of 0 bytes to fd 0 and 1), with a writable stdin (a socket) and
+# stdout: an inert pipe end holds both numbers now (EBADF)
+$PY - "$MOAT" "$T_TMP/hstdio" <<'PYEOF' >"$T_TMP/hstdio.out" 2>&1
+import os, socket, subprocess, sys
+moat, base = sys.argv[1:3]
+p = socket.socket(); p.bind(("127.0.0.1", 0)); port = p.getsockname()[1]; p.close()
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+env = dict(os.environ, MOAT_TEST_HELPER_STDIO="1", MOAT_RT90_TOKEN="moat-rt90-token-0123456789")
+with open(base + ".stdout", "w") as out:
+    r = subprocess.run([moat, "run", "--net", "allow=127.0.0.1:9", "--secret", "MOAT_RT90_TOKEN@127.0.0.1:9",
+                        "--publish", "%d:80" % port, "--", "/bin/true"],
+                       stdin=a, stdout=out, stderr=subprocess.PIPE, env=env, text=True)
+print("rc=%d" % r.returncode)
+print("\n".join(l for l in r.stderr.splitlines() if "helper-probe" in l or l.startswith("moat")))
+PYEOF
+missing=
+for h in moat-netd moat-broker moat-publish; do
+	for f in 0 1; do
+		grep -q "^helper-probe $h fd${f}_write: " "$T_TMP/hstdio.out" || missing="$missing $h:$f"
+	done
+done
+bad=$(grep '^helper-probe .*: ALLOWED' "$T_TMP/hstdio.out")
+if [ -n "$missing" ]; then
+	fail helpers_no_caller_stdio "probes missing:$missing $(head -c 300 "$T_TMP/hstdio.out")"
+elif [ -n "$bad" ] || ! grep -q '^rc=0' "$T_TMP/hstdio.out"; then
+	fail helpers_no_caller_stdio "$(echo "$bad" | tr '\n' ' ') $(head -c 200 "$T_TMP/hstdio.out")"
+else
+	ok helpers_no_caller_stdio
+fi
+
 # 4b. the caller's stdio an unnamed AF_UNIX socket (a systemd service's
 # stdout to journald): the guest's fds 0-2 too, which a compromised sentry
 # can take (pidfd_getfd; it holds the same file as its own 0-2). Its filter

@@ -302,6 +302,18 @@ static void *dotdot_probe(void *arg)
 				for (int fdn = 0; fdn < 16; fdn++) {
 					snprintf(path, sizeof path, "%s/fd/%d", pid, fdn);
 					int f = openat(pfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+					if (f < 0 && errno == ENOTDIR && fdn > 0 && fdn < 3 && stdio_file) {
+						/* the caller's stdout or stderr, a file
+						 * given write-only (`>> FILE`), reopened
+						 * for reading: left (red team 90), said */
+						char c[16];
+						int rf = openat(pfd, path, O_RDONLY | O_CLOEXEC);
+						long got = rf >= 0 ? read(rf, c, sizeof c) : -1;
+						fprintf(stderr, "confinement-probe-info stdio %s reopened for reading: %s\n", path,
+							got >= 0 ? "read" : strerror(errno));
+						if (rf >= 0)
+							close(rf);
+					}
 					if (f < 0)
 						continue;
 					close(f);

@@ -173,6 +173,54 @@ else
 	skip devtty_not_callers_terminal "no script(1)"
 fi
 
+# dgram_probe_run OUT ERR ADDR BIND K=V...: a datagram socket bound to ADDR
+# (a path, made 0666, or @NAME: an abstract name) while `moat run --bind
+# BIND -- /bin/true` runs with K=V added to its environment and its stderr
+# in ERR; OUT then says "rc=N received=WHAT" (what reached the socket)
+dgram_probe_run() {
+	local out=$1 err=$2 addr=$3 bind=$4
+	shift 4
+	$PY - "$MOAT" "$err" "$addr" "$bind" "$@" <<'PYEOF' >"$out" 2>&1
+import os, socket, subprocess, sys
+moat, errf, addr, bind = sys.argv[1:5]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+if addr.startswith("@"):
+    s.bind("\0" + addr[1:])
+else:
+    s.bind(addr)
+    os.chmod(addr, 0o666)
+env = dict(os.environ, **dict(kv.split("=", 1) for kv in sys.argv[5:]))
+with open(errf, "w") as err:
+    r = subprocess.run([moat, "run", "--bind", bind, "--", "/bin/true"],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env)
+s.setblocking(False)
+try:
+    got = s.recv(100).decode(errors="replace")
+except BlockingIOError:
+    got = "nothing"
+print("rc=%d received=%s" % (r.returncode, got))
+PYEOF
+}
+
+# probe_verdict CASE ERR PREFIX OUT OKRE NAME...: CASE fails if a "PREFIX
+# NAME: " line is missing from ERR (the probe did not run), if ERR has a
+# "PREFIX ...: ALLOWED" line, or if no line of OUT matches OKRE
+probe_verdict() {
+	local case=$1 err=$2 prefix=$3 out=$4 okre=$5 p missing= bad
+	shift 5
+	for p in "$@"; do
+		grep -q "^$prefix $p: " "$err" || missing="$missing $p"
+	done
+	bad=$(grep "^$prefix .*: ALLOWED" "$err")
+	if [ -n "$missing" ]; then
+		fail "$case" "probes missing:$missing $(head -c 300 "$err")"
+	elif [ -n "$bad" ] || ! grep -q "$okre" "$out"; then
+		fail "$case" "$(echo "$bad" | tr '\n' ' ') $(head -c 300 "$out")"
+	else
+		ok "$case"
+	fi
+}
+
 # 4. the confined sentry, probed from inside (MOAT_TEST_CONFINEMENT hook)
 sleep 60 &
 hostpid=$!
@@ -266,23 +314,8 @@ fi
 # "/proc/self/root/NAME": no procfs in its root either)
 DG=$T_TMP/dgram
 mkdir -p "$DG" && chmod 755 "$DG"
-$PY - "$MOAT" "$DG" "$T_TMP/dgram.err" <<'PYEOF' >"$T_TMP/dgram.out" 2>&1
-import os, socket, subprocess, sys
-moat, d, errf = sys.argv[1:4]
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(d + "/log")
-os.chmod(d + "/log", 0o666)
-env = dict(os.environ, MOAT_TEST_CONFINEMENT="1", MOAT_TEST_CONFINEMENT_DGRAM="log")
-with open(errf, "w") as err:
-    r = subprocess.run([moat, "run", "--bind", d + ":/x:ro", "--", "/bin/true"],
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env)
-s.setblocking(False)
-try:
-    got = s.recv(100).decode(errors="replace")
-except BlockingIOError:
-    got = "nothing"
-print("rc=%d received=%s" % (r.returncode, got))
-PYEOF
+dgram_probe_run "$T_TMP/dgram.out" "$T_TMP/dgram.err" "$DG/log" "$DG:/x:ro" MOAT_TEST_CONFINEMENT=1 \
+	MOAT_TEST_CONFINEMENT_DGRAM=log
 tried=$(grep -c '^confinement-probe dgram_export_path_[0-9]*: ' "$T_TMP/dgram.err")
 bad=$(grep '^confinement-probe dgram_.*: ALLOWED' "$T_TMP/dgram.err")
 if [ "$tried" -lt 1 ] || ! grep -q '^confinement-probe dgram_proc_path: ' "$T_TMP/dgram.err"; then
@@ -309,41 +342,19 @@ fi
 # userfaultfd, file handles, exec)
 GS=$T_TMP/gofer-secret
 mkdir -p "$GS" "$T_TMP/gofer-rw" && echo moat-gofer-secret >"$GS/s" && chmod 600 "$GS/s"
-$PY - "$MOAT" "$GS/s" "$hostpid" "$T_TMP/gprobe.err" "$T_TMP/gofer-rw" <<'PYEOF' >"$T_TMP/gprobe.out" 2>&1
-import os, socket, subprocess, sys
-moat, secret, pid, errf, rw = sys.argv[1:6]
-name = "moat-gofer-probe-%d" % os.getpid()
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind("\0" + name)
-env = dict(os.environ, MOAT_TEST_GOFER_CONFINEMENT="1", MOAT_TEST_CONFINEMENT_PID=pid,
-           MOAT_TEST_GOFER_CONFINEMENT_SECRET=secret, MOAT_TEST_GOFER_CONFINEMENT_ABSTRACT=name)
-with open(errf, "w") as err:
-    r = subprocess.run([moat, "run", "--bind", rw + ":/x:rw", "--", "/bin/true"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env)
-s.setblocking(False)
-try:
-    got = s.recv(100).decode(errors="replace")
-except BlockingIOError:
-    got = "nothing"
-print("rc=%d received=%s" % (r.returncode, got))
-PYEOF
-missing=
+dgram_probe_run "$T_TMP/gprobe.out" "$T_TMP/gprobe.err" "@moat-gofer-probe-$$" "$T_TMP/gofer-rw:/x:rw" \
+	MOAT_TEST_GOFER_CONFINEMENT=1 MOAT_TEST_CONFINEMENT_PID="$hostpid" MOAT_TEST_GOFER_CONFINEMENT_SECRET="$GS/s" \
+	MOAT_TEST_GOFER_CONFINEMENT_ABSTRACT="moat-gofer-probe-$$"
 want="open_abs_secret export0_dotdot_secret socket_inet sendto_abstract kill_host_pid ptrace_host_pid vm_writev_host_pid
 	kill_sentry ptrace_sentry vm_writev_sentry pidfd_open_sentry mount unshare_user bpf perf_event_open io_uring_setup
 	keyctl userfaultfd open_by_handle_at execve"
 [ "$me" = 0 ] && want="$want claim_fchmod claim_fchown claim_futimens claim_utimensat_empty claim_fchownat_empty
 	claim_fchmodat2_empty claim_fsetxattr"
-for p in $want; do
-	grep -q "^gofer-probe $p: " "$T_TMP/gprobe.err" || missing="$missing $p"
-done
-bad=$(grep '^gofer-probe .*: ALLOWED' "$T_TMP/gprobe.err")
-if [ -n "$missing" ]; then
-	fail gofer_confinement_probe "probes missing:$missing $(head -c 300 "$T_TMP/gprobe.err")"
-elif [ -n "$bad" ] || ! grep -q 'rc=0 received=nothing' "$T_TMP/gprobe.out"; then
-	fail gofer_confinement_probe "$(echo "$bad" | tr '\n' ' ') $(head -c 300 "$T_TMP/gprobe.out")"
-elif ! alive "$hostpid"; then
+if ! alive "$hostpid"; then
 	fail gofer_confinement_probe "the host process died"
 else
-	ok gofer_confinement_probe
+	# shellcheck disable=SC2086 # (one probe name a word)
+	probe_verdict gofer_confinement_probe "$T_TMP/gprobe.err" gofer-probe "$T_TMP/gprobe.out" 'rc=0 received=nothing' $want
 fi
 
 # 4h. red team 90: moat-netd, moat-broker and moat-publish keep stderr and
@@ -366,20 +377,9 @@ with open(base + ".stdout", "w") as out:
 print("rc=%d" % r.returncode)
 print("\n".join(l for l in r.stderr.splitlines() if "helper-probe" in l or l.startswith("moat")))
 PYEOF
-missing=
-for h in moat-netd moat-broker moat-publish; do
-	for f in 0 1; do
-		grep -q "^helper-probe $h fd${f}_write: " "$T_TMP/hstdio.out" || missing="$missing $h:$f"
-	done
-done
-bad=$(grep '^helper-probe .*: ALLOWED' "$T_TMP/hstdio.out")
-if [ -n "$missing" ]; then
-	fail helpers_no_caller_stdio "probes missing:$missing $(head -c 300 "$T_TMP/hstdio.out")"
-elif [ -n "$bad" ] || ! grep -q '^rc=0' "$T_TMP/hstdio.out"; then
-	fail helpers_no_caller_stdio "$(echo "$bad" | tr '\n' ' ') $(head -c 200 "$T_TMP/hstdio.out")"
-else
-	ok helpers_no_caller_stdio
-fi
+probe_verdict helpers_no_caller_stdio "$T_TMP/hstdio.out" helper-probe "$T_TMP/hstdio.out" '^rc=0' \
+	"moat-netd fd0_write" "moat-netd fd1_write" "moat-broker fd0_write" "moat-broker fd1_write" \
+	"moat-publish fd0_write" "moat-publish fd1_write"
 
 # 4b. the caller's stdio an unnamed AF_UNIX socket (a systemd service's
 # stdout to journald): the guest's fds 0-2 too, which a compromised sentry

@@ -209,31 +209,8 @@ pid_t moat_fork_helper(const char *name)
 			_exit(1);
 		prctl(PR_SET_NAME, name);
 		prctl(PR_SET_DUMPABLE, 0);
-		/* fds 0 and 1, the caller's stdin and stdout (a terminal, a
-		 * socket of the host's network namespace), are none of a
-		 * helper's: each keeps stderr and its channels only, but closed
-		 * from fd 3 or above them, 0 and 1 stayed (red team 90: moat-netd,
-		 * whose filter allows write, recvfrom, sendto, connect,
-		 * shutdown and fcntl on any fd, and which parses the host
-		 * nameserver's answers, held them; so did moat-broker and
-		 * moat-publish). The read end of a pipe whose write end is
-		 * closed takes both numbers (a later socket never lands there) */
-		int z[2];
-		if (pipe2(z, O_CLOEXEC) < 0 || dup2(z[0], 0) != 0 || dup2(z[0], 1) != 1)
-			_exit(1);
-		close(z[0]);
-		close(z[1]);
 	}
 	return pid;
-}
-
-void moat_helper_stdio_probe(const char *who)
-{
-	char b[1];
-	for (int fd = 0; fd < 2; fd++) {
-		long w = write(fd, b, 0);
-		fprintf(stderr, "helper-probe %s fd%d_write: %s\n", who, fd, w == 0 ? "ALLOWED" : "refused");
-	}
 }
 
 long send_fds(int sock, const void *buf, size_t len, const int *fds, int nfds)

@@ -116,15 +116,8 @@ long recv_fds(int sock, void *buf, size_t len, int *fds, int *nfds_inout);
 /* fork() for a moat helper process (moat-netd, moat-broker, moat-publish,
  * moat-reopen): in the child (0) it is killed when the forking thread ends
  * (PDEATHSIG; it exits at once if that already happened), named name, and
- * not dumpable, its fds 0 and 1 an inert pipe end, not the caller's stdin
- * and stdout (red team 90). The child's pid, 0 in the child, or -1. */
+ * not dumpable. The child's pid, 0 in the child, or -1. */
 pid_t moat_fork_helper(const char *name);
-/* MOAT_TEST_HELPER_STDIO (a helper of moat_fork_helper's, once confined):
- * does it hold the caller's stdin or stdout, a writable description (a
- * write of 0 bytes to fd 0 or 1 succeeds; the inert pipe end's is EBADF)?
- * One "helper-probe WHO fdN_write" line each (write: in every such
- * helper's filter). */
-void moat_helper_stdio_probe(const char *who);
 
 /* The identity map of the ids we have ourselves: each line "a b c" of self
  * (/proc/self/uid_map or gid_map) as "a a c", into out. 0, -errno, -EINVAL

@@ -384,8 +384,6 @@ pid_t broker_start(struct broker_secret *sec, int n, int events_wanted, int *net
 			fprintf(stderr, "moat-broker: cannot confine itself\n");
 			_exit(1);
 		}
-		if (getenv("MOAT_TEST_HELPER_STDIO"))
-			moat_helper_stdio_probe("moat-broker");
 		serve(chan);
 	}
 	close(sv[1]);

@@ -1815,8 +1815,6 @@ pid_t netd_start(const struct netpolicy *pol, int broker, int *chan_out, char *e
 			fprintf(stderr, "moat-netd: cannot confine itself\n");
 			_exit(1);
 		}
-		if (getenv("MOAT_TEST_HELPER_STDIO"))
-			moat_helper_stdio_probe("moat-netd");
 		/* this process's own copy: DNS answers are remembered in it */
 		struct netpolicy *mine = (struct netpolicy *)pol;
 		struct dns_q d = { .sock = -1 };

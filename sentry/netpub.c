@@ -239,8 +239,6 @@ pid_t netpub_start(const int *hostport, const int *guestport, int n, int netns_f
 			fprintf(stderr, "moat-publish: cannot confine itself\n");
 			_exit(1);
 		}
-		if (getenv("MOAT_TEST_HELPER_STDIO"))
-			moat_helper_stdio_probe("moat-publish");
 		relay(lfd, guestport, n);
 	}
 	for (int i = 0; i < n; i++)

@@ -357,30 +357,6 @@ else
 	probe_verdict gofer_confinement_probe "$T_TMP/gprobe.err" gofer-probe "$T_TMP/gprobe.out" 'rc=0 received=nothing' $want
 fi
 
-# 4h. red team 90: moat-netd, moat-broker and moat-publish keep stderr and
-# their channels only, but closed from fd 3 up: the caller's stdin and
-# stdout stayed theirs (moat-netd parses the host nameserver's answers, and
-# its filter allows write, recvfrom, sendto, connect, shutdown and fcntl on
-# any fd). Probed from inside each, once confined (MOAT_TEST_HELPER_STDIO:
-# a write of 0 bytes to fd 0 and 1), with a writable stdin (a socket) and
-# stdout: an inert pipe end holds both numbers now (EBADF)
-$PY - "$MOAT" "$T_TMP/hstdio" <<'PYEOF' >"$T_TMP/hstdio.out" 2>&1
-import os, socket, subprocess, sys
-moat, base = sys.argv[1:3]
-p = socket.socket(); p.bind(("127.0.0.1", 0)); port = p.getsockname()[1]; p.close()
-a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-env = dict(os.environ, MOAT_TEST_HELPER_STDIO="1", MOAT_RT90_TOKEN="moat-rt90-token-0123456789")
-with open(base + ".stdout", "w") as out:
-    r = subprocess.run([moat, "run", "--net", "allow=127.0.0.1:9", "--secret", "MOAT_RT90_TOKEN@127.0.0.1:9",
-                        "--publish", "%d:80" % port, "--", "/bin/true"],
-                       stdin=a, stdout=out, stderr=subprocess.PIPE, env=env, text=True)
-print("rc=%d" % r.returncode)
-print("\n".join(l for l in r.stderr.splitlines() if "helper-probe" in l or l.startswith("moat")))
-PYEOF
-probe_verdict helpers_no_caller_stdio "$T_TMP/hstdio.out" helper-probe "$T_TMP/hstdio.out" '^rc=0' \
-	"moat-netd fd0_write" "moat-netd fd1_write" "moat-broker fd0_write" "moat-broker fd1_write" \
-	"moat-publish fd0_write" "moat-publish fd1_write"
-
 # 4b. the caller's stdio an unnamed AF_UNIX socket (a systemd service's
 # stdout to journald): the guest's fds 0-2 too, which a compromised sentry
 # can take (pidfd_getfd; it holds the same file as its own 0-2). Its filter

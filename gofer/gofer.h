@@ -148,8 +148,11 @@ int gofer_take_cow_root(size_t i);
  * ordinary absent name the guest may create, not refused by name. */
 int gofer_layer_hides(size_t i, size_t k);
 /* An fd the gofer started next keeps open for its whole life and never uses
- * (the sandbox's claim on its host uid: see sentry/privilege.c). */
-void gofer_keep_fd(int fd);
+ * (the sandbox's claim on its host uid: see sentry/privilege.c), and the
+ * detached read-only tree it was opened through (or -1), which the gofer
+ * attaches in its own root: a detached tree's last close costs an RCU
+ * grace period. */
+void gofer_keep_fd(int fd, int tree);
 /* cgroup.procs fds (opened by the caller) the gofer started next moves
  * itself into once its set-up has forked the cow scratch reaper, then
  * closes: the reaper stays out of the sandbox's cgroups, whose kill at the

@@ -62,6 +62,10 @@ int gofer_export_run(const struct gofer_srv *srv);
 /* Serve the control connection ctl in this thread, each CONNECTed one in its
  * own thread; exit_group when ctl reaches EOF. */
 noreturn void gofer_serve(const struct gofer_srv *srv, int ctl);
+/* MOAT_TEST_GOFER_CONFINEMENT (probe.c): once confined, try what a
+ * compromised gofer would; one "gofer-probe" line each on stderr. claim_fd:
+ * the uid claim it holds (setup.c gofer_keep_fd), or -1; sentry: its pid. */
+void gofer_confine_selftest(const struct gofer_srv *srv, int claim_fd, pid_t sentry);
 /* moat-dshrink and the scratch reaper told to go (their channels closed)
  * and reaped: at the serve loop's end, or when the sentry went away before
  * "ready" (setup.c ready_failed) */

@@ -1113,6 +1113,10 @@ static void pre_clone_cow(const struct gofer_export *ex, size_t n)
 						OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 }
 
+/* The caller's claim (gofer_keep_fd): the file, and the detached read-only
+ * tree it was opened through, which build_root attaches in our root */
+static int keep_fd = -1, keep_tree = -1;
+
 /* Read-only clones of the cow exports' overlays, for the sentry (ready). */
 static int cow_roots[GOFER_MAX_EXPORTS];
 
@@ -1420,6 +1424,18 @@ static void build_root(const struct gofer_export *ex, size_t n,
 		      ex[i].kind == GOFER_EXPORT_DEV ? "dev" : "tmpfs", ex[i].cow ? ", cow" : "");
 	}
 
+	/* the uid claim's read-only tree (sentry/privilege.c priv_claim,
+	 * red team 90): attached at "/.claim", beneath our mode-0 root and
+	 * never in Landlock's rules, only so that the last close of the
+	 * tree's fd costs nothing; a detached tree's last close unmounts it,
+	 * an RCU grace period: 1.5-30 ms on the start-up's path, measured */
+	if (keep_tree >= 0) {
+		if (mkdir("/.claim", 0) < 0 ||
+		    move_mount(keep_tree, "", AT_FDCWD, "/.claim", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			failp("gofer: attach the uid claim's tree");
+		close(keep_tree);
+		keep_tree = -1;
+	}
 	if (chdir("/") < 0)
 		failp("gofer: chdir /");
 	/* our "/" is mode 0: we pass it by DAC override (our namespace's
@@ -1532,8 +1548,6 @@ static void seccomp_allowlist(void)
 		failp("gofer: seccomp");
 }
 
-static int keep_fd = -1;
-
 void gofer_join_cgroups(const int *fds, size_t n)
 {
 	njoin = n < GOFER_JOIN_MAX ? n : GOFER_JOIN_MAX;
@@ -1583,9 +1597,10 @@ static void close_except(unsigned lo, const int *keep, size_t nk)
 	}
 }
 
-void gofer_keep_fd(int fd)
+void gofer_keep_fd(int fd, int tree)
 {
 	keep_fd = fd;
+	keep_tree = tree;
 }
 
 static noreturn void child_main(const struct gofer_export *ex, size_t n, int sock,
@@ -1613,6 +1628,7 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	 * the two fds we place next */
 	fds_above_4(pre_tree, n);
 	fds_above_4(join_fds, njoin); /* (and the cgroups we join once set up) */
+	fds_above_4(&keep_tree, 1);   /* (and the claim's tree: build_root) */
 	/* out of the caller's terminal: /dev/tty opened here is ENXIO, never
 	 * the user's terminal, and its ^C is not ours (leave_caller_terminal:
 	 * not setsid, whose new autogroup cost the start-up 0.05-4.7 ms) */
@@ -1622,8 +1638,11 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		failp("gofer: /dev/null");
+	/* (stderr kept for MOAT_DEBUG, and for the test hook's lines:
+	 * MOAT_TEST_GOFER_CONFINEMENT, probe.c) */
+	int probe = getenv("MOAT_TEST_GOFER_CONFINEMENT") != NULL;
 	for (int i = 0; i < 3; i++)
-		if (i != 2 || !moat_debug)
+		if (i != 2 || !(moat_debug || probe))
 			dup2(fd, i);
 	if (fd > 2)
 		close(fd);
@@ -1635,14 +1654,15 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	}
 	/* the caller's claim on a resource that must last as long as we do
 	 * (gofer_keep_fd): fd 4, never used, closed when we exit */
-	int keep[GOFER_MAX_EXPORTS + GOFER_JOIN_MAX];
+	int keep[GOFER_MAX_EXPORTS + GOFER_JOIN_MAX + 1];
 	memcpy(keep, pre_tree, n * sizeof *keep);
 	memcpy(keep + n, join_fds, njoin * sizeof *keep);
+	keep[n + njoin] = keep_tree;
 	if (keep_fd >= 0 && (keep_fd == 4 || dup2(keep_fd, 4) == 4)) {
 		fcntl(4, F_SETFD, FD_CLOEXEC);
-		close_except(5, keep, n + njoin);
+		close_except(5, keep, n + njoin + 1);
 	} else {
-		close_except(4, keep, n + njoin);
+		close_except(4, keep, n + njoin + 1);
 	}
 	umask(0);
 
@@ -1750,6 +1770,8 @@ static noreturn void child_main(const struct gofer_export *ex, size_t n, int soc
 	gmark("landlocked");
 	seccomp_allowlist();
 	gmark("seccomp");
+	if (probe) /* what a compromised gofer would try (probe.c) */
+		gofer_confine_selftest(&srv, keep_fd >= 0 ? 4 : -1, parent);
 
 	malloc_trim(0);
 	stack_trim();

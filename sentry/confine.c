@@ -278,6 +278,14 @@ static void *dotdot_probe(void *arg)
 	 * no unshare and no fchdir now: the working directory stays our
 	 * root's "/" (read-only, nothing of the guest's beneath) */
 	int bound = 0, bind_err = 0;
+	/* and a directory the caller gave as stdio (red team 90), which the
+	 * guest's tasks hold as fds 0-2: a file beneath it
+	 * (MOAT_TEST_CONFINEMENT_STDIO_FILE, relative) read, and a listing of
+	 * its parent that names anything, through "PID/fd/N"; it was the
+	 * host's tree, rootless with the caller's access
+	 * (privilege.c priv_stdio_dirs) */
+	const char *stdio_file = getenv("MOAT_TEST_CONFINEMENT_STDIO_FILE");
+	int sd_tried = 0, sd_read = 0, sd_listed = 0, sd_err = 0;
 	probe("unshare_fs", unshare(CLONE_FS));
 	probe("fchdir_procfd", fchdir(pfd));
 	fprintf(stderr, "confinement-probe-info dotdot unnamed socket: %d\n", probe_sock);
@@ -294,10 +302,42 @@ static void *dotdot_probe(void *arg)
 				for (int fdn = 0; fdn < 16; fdn++) {
 					snprintf(path, sizeof path, "%s/fd/%d", pid, fdn);
 					int f = openat(pfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+					if (f < 0 && errno == ENOTDIR && fdn > 0 && fdn < 3 && stdio_file) {
+						/* the caller's stdout or stderr, a file
+						 * given write-only (`>> FILE`), reopened
+						 * for reading: left (red team 90), said */
+						char c[16];
+						int rf = openat(pfd, path, O_RDONLY | O_CLOEXEC);
+						long got = rf >= 0 ? read(rf, c, sizeof c) : -1;
+						fprintf(stderr, "confinement-probe-info stdio %s reopened for reading: %s\n", path,
+							got >= 0 ? "read" : strerror(errno));
+						if (rf >= 0)
+							close(rf);
+					}
 					if (f < 0)
 						continue;
 					close(f);
 					tried++;
+					if (stdio_file && fdn < 3) {
+						char np[512];
+						int root = 0;
+						snprintf(np, sizeof np, "%s/%.200s", path, stdio_file);
+						int sf = openat(pfd, np, O_RDONLY | O_CLOEXEC);
+						char c;
+						sd_err = sf < 0 ? errno : sd_err;
+						sd_read += sf >= 0 && read(sf, &c, 1) == 1;
+						if (sf >= 0)
+							close(sf);
+						snprintf(np, sizeof np, "%s/..", path);
+						int up = openat(pfd, np, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+						if (up >= 0) {
+							dotdot_names(up, names, sizeof names, &root);
+							sd_listed += names[0] != 0;
+							fprintf(stderr, "confinement-probe-info stdio dir %s: %s\n", np, names);
+							close(up);
+						}
+						sd_tried++;
+					}
 					if (probe_sock >= 0 && !bound) {
 						struct sockaddr_un su = { .sun_family = AF_UNIX };
 						snprintf(su.sun_path, sizeof su.sun_path, "%.80s/moat-probe-sock", path);
@@ -356,6 +396,11 @@ static void *dotdot_probe(void *arg)
 		}
 		if (d >= 0)
 			close(d);
+	}
+	if (sd_tried) {
+		fprintf(stderr, "confinement-probe stdio_dir_file: %s%s%s\n", sd_read ? "ALLOWED" : "refused (",
+			sd_read ? "" : strerror(sd_err), sd_read ? "" : ")");
+		fprintf(stderr, "confinement-probe stdio_dir_dotdot: %s\n", sd_listed ? "ALLOWED" : "refused (empty)");
 	}
 	if (bound)
 		fprintf(stderr, "confinement-probe dotdot_bind: ALLOWED\n");
@@ -515,6 +560,23 @@ void confine_selftest(struct sandbox *sb, pid_t gofer)
 	probe("fchown_held_fd", fchown(pfd, 0, 0));
 	probe("unshare_user", unshare(CLONE_NEWUSER));
 	probe("mount", mount("none", "/", "tmpfs", 0, NULL));
+	/* the kernel's wider surfaces (red team 90): none in the filter (a
+	 * kernel's own error would mean the call got past it: only the
+	 * filter's EPERM is a refusal); file handles would open any inode of
+	 * a mount we hold by number, past every path rule */
+#define PF(name, call) probe(name, (call) < 0 && errno == EPERM ? -1 : 0)
+	PF("setns", setns(pfd, 0));
+	PF("bpf", syscall(SYS_bpf, 0 /* BPF_MAP_CREATE */, NULL, 0));
+	PF("perf_event_open", syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0));
+	PF("io_uring_setup", syscall(SYS_io_uring_setup, 1, NULL));
+	PF("keyctl", syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3, 0));
+	PF("add_key", syscall(SYS_add_key, "user", "moat-probe", NULL, 0, -3));
+	PF("userfaultfd", syscall(SYS_userfaultfd, -1));
+	PF("name_to_handle_at", syscall(SYS_name_to_handle_at, pfd, "", NULL, NULL, AT_EMPTY_PATH));
+	PF("open_by_handle_at", syscall(SYS_open_by_handle_at, pfd, NULL, O_RDONLY));
+	PF("socketpair", syscall(SYS_socketpair, AF_UNIX, SOCK_DGRAM, 0, NULL));
+	PF("pivot_root", syscall(SYS_pivot_root, NULL, NULL));
+#undef PF
 	/* the owner rows it makes for the guest (pid reuse) are one task each:
 	 * a process group or a user's every process is the filter's EPERM (a
 	 * group no process has: the kernel's ESRCH, were it let through) */

@@ -130,7 +130,7 @@ static int slot_sentry_note(int dfd, unsigned s)
 
 int priv_claim(struct priv *p, char *err, size_t errlen)
 {
-	p->lockfd = -1;
+	p->lockfd = p->locktree = -1;
 	p->slot = 0;
 	if (geteuid() != 0)
 		return 0;
@@ -147,14 +147,42 @@ int priv_claim(struct priv *p, char *err, size_t errlen)
 			close(dfd);
 		return -EPERM;
 	}
+	/* The slot held (by the gofer, host root in a namespace mapping every
+	 * host id, with CAP_CHOWN and CAP_FOWNER there) is opened through a
+	 * read-only clone of the directory's mount: fchmod, fchown, futimens,
+	 * fsetxattr and their AT_EMPTY_PATH forms on it are EROFS. Landlock
+	 * has no hook for them; before red team 90 a compromised gofer could
+	 * change the mode, owner, times and user xattrs of the host's
+	 * /run/moat-uids/<slot> (MOAT_TEST_GOFER_CONFINEMENT claim_*). A
+	 * missing slot file is made through the directory itself. */
+	int ro = (int)syscall(SYS_open_tree, dfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	struct mount_attr ra = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					     MOUNT_ATTR_NOEXEC };
+	if (ro < 0 || syscall(SYS_mount_setattr, ro, "", AT_EMPTY_PATH, &ra, sizeof ra) < 0) {
+		int e = errno;
+		snprintf(err, errlen, "%s: a read-only clone: %s", MOAT_UID_LOCK_DIR, strerror(e));
+		if (ro >= 0)
+			close(ro);
+		close(dfd);
+		return -e;
+	}
 	for (unsigned s = 0; s < MOAT_UID_SLOTS; s++) {
 		char name[16];
 		snprintf(name, sizeof name, "%u", s);
-		int fd = openat(dfd, name, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0400);
+		int fd = openat(ro, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT) {
+			int c = openat(dfd, name, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0400);
+			if (c >= 0) {
+				close(c);
+				fd = openat(ro, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			}
+		}
 		if (fd < 0) {
-			snprintf(err, errlen, "%s/%s: %s", MOAT_UID_LOCK_DIR, name, strerror(errno));
+			int e = errno;
+			snprintf(err, errlen, "%s/%s: %s", MOAT_UID_LOCK_DIR, name, strerror(e));
+			close(ro);
 			close(dfd);
-			return -errno;
+			return -e;
 		}
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
 			if (slot_sentry_alive(dfd, s)) {
@@ -164,16 +192,19 @@ int priv_claim(struct priv *p, char *err, size_t errlen)
 			if (slot_sentry_note(dfd, s) < 0) {
 				snprintf(err, errlen, "%s/%u.pid: %s", MOAT_UID_LOCK_DIR, s, strerror(errno));
 				close(fd);
+				close(ro);
 				close(dfd);
 				return -EPERM;
 			}
 			close(dfd);
 			p->lockfd = fd;
+			p->locktree = ro; /* (the gofer attaches it: gofer_keep_fd) */
 			p->slot = s;
 			return 0;
 		}
 		close(fd);
 	}
+	close(ro);
 	close(dfd);
 	snprintf(err, errlen, "no free sandbox uid: %u sandboxes are running", MOAT_UID_SLOTS);
 	return -EAGAIN;
@@ -430,6 +461,9 @@ int priv_drop(struct priv *p, char *err, size_t errlen)
 		}
 		close(p->lockfd); /* the gofer holds the claim from here on */
 		p->lockfd = -1;
+		if (p->locktree >= 0)
+			close(p->locktree); /* (attached in the gofer's root: no unmount) */
+		p->locktree = -1;
 		p->host_uid = p->host_gid = MOAT_UID_BASE + p->slot * MOAT_UID_BLOCK;
 		if (setgroups(0, NULL) < 0 || setresgid(p->host_gid, p->host_gid, p->host_gid) < 0 ||
 		    setresuid(p->host_uid, p->host_uid, p->host_uid) < 0) {
@@ -564,6 +598,43 @@ static int new_tmpfs(const char *size, const char *mode, unsigned attrs)
 	m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, attrs);
 	close(fs);
 	return m;
+}
+
+/* Red team 90: a directory the caller gives as stdio (`moat run ... < DIR`)
+ * is the host's tree, outside every export. The guest's init and every
+ * guest task inherit it as fd 0-2, and through the guest procfs's
+ * "PID/fd/0/..." magic link (the openat the sentry's filter allows on that
+ * fd, read-only) a compromised sentry opened and listed what lies beneath
+ * and above it: the host's whole tree with the sandbox uid's access,
+ * rootless the caller's own (MOAT_TEST_CONFINEMENT_STDIO_FILE probes it:
+ * stdio_dir_file, stdio_dir_dotdot). The guest saw it as a removed
+ * directory already (red team 83: lookups ENOENT, an empty listing), so it
+ * gets one: the root of an empty read-only tmpfs made for it, detached
+ * (".." stays there), in place of each such fd, ours too. Files, pipes,
+ * sockets and terminals stay the caller's. */
+int priv_stdio_dirs(char *err, size_t errlen)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		struct stat st;
+		if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		int m = new_tmpfs("4k", "0555", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+						 MOUNT_ATTR_NOEXEC);
+		int d = m < 0 ? -1 : openat(m, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int e = errno;
+		if (m >= 0)
+			close(m);
+		if (d < 0 || dup2(d, fd) != fd) {
+			e = d < 0 ? e : errno;
+			snprintf(err, errlen, "sentry: stdio %d, a directory: an empty one in its place: %s", fd,
+				 strerror(e));
+			if (d >= 0)
+				close(d);
+			return -e;
+		}
+		close(d);
+	}
+	return 0;
 }
 
 /* Mask a hidden name beneath an attached export (as the gofer does): an empty

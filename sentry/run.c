@@ -779,7 +779,7 @@ int sentry_run(const struct sentry_config *cfg)
 	if (priv_claim(&priv, err, sizeof err) < 0)
 		die("%s", err);
 	dbg("%.2f ms: uid claimed", moat_ms_now() - t0);
-	gofer_keep_fd(priv.lockfd);
+	gofer_keep_fd(priv.lockfd, priv.locktree);
 	struct gofer_cow_config cow = {
 		.upper_dir = cfg->overlay && cfg->overlay[0] == '/' ? cfg->overlay : NULL,
 		.max_files = cfg->export_max_files, .max_bytes = cfg->export_max_bytes,
@@ -860,6 +860,8 @@ int sentry_run(const struct sentry_config *cfg)
 	start_end();
 	if (confine_scope(err, sizeof err) < 0)
 		die("%s", err); /* fail closed */
+	if (priv_stdio_dirs(err, sizeof err) < 0)
+		die("%s", err); /* (a directory as stdio: red team 90) */
 	dbg("%.2f ms: privilege dropped", moat_ms_now() - t0);
 	/* moat-reopen (the guest's reopens of objects whose mode denies the
 	 * sandbox uid, sentry/reopen.c; rootless too since red team 45: the

@@ -338,6 +338,7 @@ struct priv {
 	gid_t host_gid;
 	unsigned slot;
 	int lockfd;              /* the claim (root-run) until the gofer has it, else -1 */
+	int locktree;            /* the read-only tree lockfd was opened through, or -1 */
 	int owner_map;           /* root-run: our user namespace maps every host id
 				  * onto itself (our fstat shows real owners) */
 };
@@ -383,6 +384,10 @@ int priv_sentry_root(const struct gofer_export *ex, size_t n, char *err, size_t 
  * wait for the gofer; makes the root read-only, opens the export roots):
  * before anything else reads a path or the guest runs. */
 int priv_sentry_root_finish(char *err, size_t errlen);
+/* After priv_drop, before any helper or the guest's init inherits them: a
+ * directory among fds 0-2 (`moat run ... < DIR`) becomes an empty read-only
+ * tmpfs of its own (red team 90). 0, or -errno with err set. */
+int priv_stdio_dirs(char *err, size_t errlen);
 /* After priv_sentry_root: an O_PATH root fd per export index, -1 for an
  * export without a bind (not a host directory, or unreachable for our uid). */
 const int *priv_export_roots(size_t *n);

@@ -173,6 +173,54 @@ else
 	skip devtty_not_callers_terminal "no script(1)"
 fi
 
+# dgram_probe_run OUT ERR ADDR BIND K=V...: a datagram socket bound to ADDR
+# (a path, made 0666, or @NAME: an abstract name) while `moat run --bind
+# BIND -- /bin/true` runs with K=V added to its environment and its stderr
+# in ERR; OUT then says "rc=N received=WHAT" (what reached the socket)
+dgram_probe_run() {
+	local out=$1 err=$2 addr=$3 bind=$4
+	shift 4
+	$PY - "$MOAT" "$err" "$addr" "$bind" "$@" <<'PYEOF' >"$out" 2>&1
+import os, socket, subprocess, sys
+moat, errf, addr, bind = sys.argv[1:5]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+if addr.startswith("@"):
+    s.bind("\0" + addr[1:])
+else:
+    s.bind(addr)
+    os.chmod(addr, 0o666)
+env = dict(os.environ, **dict(kv.split("=", 1) for kv in sys.argv[5:]))
+with open(errf, "w") as err:
+    r = subprocess.run([moat, "run", "--bind", bind, "--", "/bin/true"],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env)
+s.setblocking(False)
+try:
+    got = s.recv(100).decode(errors="replace")
+except BlockingIOError:
+    got = "nothing"
+print("rc=%d received=%s" % (r.returncode, got))
+PYEOF
+}
+
+# probe_verdict CASE ERR PREFIX OUT OKRE NAME...: CASE fails if a "PREFIX
+# NAME: " line is missing from ERR (the probe did not run), if ERR has a
+# "PREFIX ...: ALLOWED" line, or if no line of OUT matches OKRE
+probe_verdict() {
+	local case=$1 err=$2 prefix=$3 out=$4 okre=$5 p missing= bad
+	shift 5
+	for p in "$@"; do
+		grep -q "^$prefix $p: " "$err" || missing="$missing $p"
+	done
+	bad=$(grep "^$prefix .*: ALLOWED" "$err")
+	if [ -n "$missing" ]; then
+		fail "$case" "probes missing:$missing $(head -c 300 "$err")"
+	elif [ -n "$bad" ] || ! grep -q "$okre" "$out"; then
+		fail "$case" "$(echo "$bad" | tr '\n' ' ') $(head -c 300 "$out")"
+	else
+		ok "$case"
+	fi
+}
+
 # 4. the confined sentry, probed from inside (MOAT_TEST_CONFINEMENT hook)
 sleep 60 &
 hostpid=$!
@@ -225,6 +273,9 @@ done
 # (netbind's review: fchmod and futimens of the caller's stdio, here fd 2,
 # the caller's file probe.err: rootless the sentry's uid owns it; the
 # filter has neither call since sentryfs37, the gofer sets a memfd's)
+# (red team 90: the kernel's wider surfaces, each the filter's EPERM: setns,
+# bpf, perf, io_uring, keys, userfaultfd, file handles, socketpair,
+# pivot_root)
 for p in clone_newuser clone3_newuser tcsets_fd3 tcsetsw_fd3 tcxonc_fd3 setpriority_pgrp ioprio_set_pgrp \
 	tiocswinsz_fd0 tiocswinsz_fd1 tiocswinsz_fd2 \
 	openat_procfd_creat openat_procfd_trunc fchmod_setuid fchmod_setgid \
@@ -233,7 +284,9 @@ for p in clone_newuser clone3_newuser tcsets_fd3 tcsetsw_fd3 tcxonc_fd3 setprior
 	prlimit_host_pid_nofile prlimit_host_pid_as prlimit_host_pid_nproc setpriority_host_pid ioprio_set_host_pid \
 	sched_setaffinity_host_pid sched_setparam_host_pid sched_setscheduler_host_pid sched_setattr_host_pid \
 	kill_gofer ptrace_gofer vm_readv_gofer pidfd_getfd_gofer pidfd_send_signal_gofer prlimit_gofer kcmp_gofer \
-	bind_abstract fchmod_stdio_fd2 futimens_stdio_fd2; do
+	bind_abstract fchmod_stdio_fd2 futimens_stdio_fd2 \
+	setns bpf perf_event_open io_uring_setup keyctl add_key userfaultfd name_to_handle_at open_by_handle_at \
+	socketpair pivot_root; do
 	grep -q "^confinement-probe $p: " "$T_TMP/probe.err" || missing="$missing $p"
 done
 grep -q '^confinement-probe export_roots: [1-9]' "$T_TMP/probe.err" || missing="$missing export_roots"
@@ -261,23 +314,8 @@ fi
 # "/proc/self/root/NAME": no procfs in its root either)
 DG=$T_TMP/dgram
 mkdir -p "$DG" && chmod 755 "$DG"
-$PY - "$MOAT" "$DG" "$T_TMP/dgram.err" <<'PYEOF' >"$T_TMP/dgram.out" 2>&1
-import os, socket, subprocess, sys
-moat, d, errf = sys.argv[1:4]
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(d + "/log")
-os.chmod(d + "/log", 0o666)
-env = dict(os.environ, MOAT_TEST_CONFINEMENT="1", MOAT_TEST_CONFINEMENT_DGRAM="log")
-with open(errf, "w") as err:
-    r = subprocess.run([moat, "run", "--bind", d + ":/x:ro", "--", "/bin/true"],
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env=env)
-s.setblocking(False)
-try:
-    got = s.recv(100).decode(errors="replace")
-except BlockingIOError:
-    got = "nothing"
-print("rc=%d received=%s" % (r.returncode, got))
-PYEOF
+dgram_probe_run "$T_TMP/dgram.out" "$T_TMP/dgram.err" "$DG/log" "$DG:/x:ro" MOAT_TEST_CONFINEMENT=1 \
+	MOAT_TEST_CONFINEMENT_DGRAM=log
 tried=$(grep -c '^confinement-probe dgram_export_path_[0-9]*: ' "$T_TMP/dgram.err")
 bad=$(grep '^confinement-probe dgram_.*: ALLOWED' "$T_TMP/dgram.err")
 if [ "$tried" -lt 1 ] || ! grep -q '^confinement-probe dgram_proc_path: ' "$T_TMP/dgram.err"; then
@@ -286,6 +324,37 @@ elif [ -n "$bad" ] || ! grep -q 'rc=0 received=nothing' "$T_TMP/dgram.out"; then
 	fail sentry_no_dgram_to_export_socket "$(echo "$bad" | tr '\n' ' ') $(head -c 300 "$T_TMP/dgram.out")"
 else
 	ok sentry_no_dgram_to_export_socket
+fi
+
+# 4g. red team 90: the confined gofer, probed from inside
+# (MOAT_TEST_GOFER_CONFINEMENT: gofer/probe.c, run once it has confined
+# itself, before it serves). It is host root root-run (the caller
+# rootless), in a namespace mapping every host id, with every capability
+# there. Root-run it holds the uid claim, the host's /run/moat-uids/<slot>
+# (root's, outside every export): Landlock has no hook for fchmod, fchown,
+# futimens or fsetxattr, and on main each was ALLOWED on it (its own values
+# written back); the claim is opened through a read-only clone of the
+# directory's mount now (EROFS). And a host file outside the exports by
+# absolute path and by "..", a host abstract datagram socket from a
+# socketpair (Landlock's scope), the host process and the sentry (kill,
+# ptrace, process_vm_writev, pidfd_open, prlimit, affinity), and the
+# kernel's wider surfaces (mount, namespaces, bpf, perf, io_uring, keys,
+# userfaultfd, file handles, exec)
+GS=$T_TMP/gofer-secret
+mkdir -p "$GS" "$T_TMP/gofer-rw" && echo moat-gofer-secret >"$GS/s" && chmod 600 "$GS/s"
+dgram_probe_run "$T_TMP/gprobe.out" "$T_TMP/gprobe.err" "@moat-gofer-probe-$$" "$T_TMP/gofer-rw:/x:rw" \
+	MOAT_TEST_GOFER_CONFINEMENT=1 MOAT_TEST_CONFINEMENT_PID="$hostpid" MOAT_TEST_GOFER_CONFINEMENT_SECRET="$GS/s" \
+	MOAT_TEST_GOFER_CONFINEMENT_ABSTRACT="moat-gofer-probe-$$"
+want="open_abs_secret export0_dotdot_secret socket_inet sendto_abstract kill_host_pid ptrace_host_pid vm_writev_host_pid
+	kill_sentry ptrace_sentry vm_writev_sentry pidfd_open_sentry mount unshare_user bpf perf_event_open io_uring_setup
+	keyctl userfaultfd open_by_handle_at execve"
+[ "$me" = 0 ] && want="$want claim_fchmod claim_fchown claim_futimens claim_utimensat_empty claim_fchownat_empty
+	claim_fchmodat2_empty claim_fsetxattr"
+if ! alive "$hostpid"; then
+	fail gofer_confinement_probe "the host process died"
+else
+	# shellcheck disable=SC2086 # (one probe name a word)
+	probe_verdict gofer_confinement_probe "$T_TMP/gprobe.err" gofer-probe "$T_TMP/gprobe.out" 'rc=0 received=nothing' $want
 fi
 
 # 4b. the caller's stdio an unnamed AF_UNIX socket (a systemd service's
@@ -332,7 +401,9 @@ esac
 DD=$T_TMP/dotdot
 # (stdin: a host directory of no export's, as the caller may give one)
 mkdir -p "$DD/ovl" "$DD/rw/sub" "$DD/cow" "$DD/host" && chmod 777 "$DD/rw" "$DD/rw/sub" "$DD/cow" "$DD/host"
-MOAT_TEST_CONFINEMENT=1 MOAT_TEST_CONFINEMENT_DOTDOT=1 "$MOAT" run --overlay "$DD/ovl" --bind "$DD/rw:/rw:rw" \
+echo moat-stdio-dir-canary >"$DD/host/canary" && chmod 644 "$DD/host/canary"
+MOAT_TEST_CONFINEMENT=1 MOAT_TEST_CONFINEMENT_DOTDOT=1 MOAT_TEST_CONFINEMENT_STDIO_FILE=canary \
+	"$MOAT" run --overlay "$DD/ovl" --bind "$DD/rw:/rw:rw" \
 	--bind "$DD/cow:/cw:cow" -- /bin/sh -c 'exec 3</rw 4</cw 5</tmp 6</ 7</rw/sub; sleep 3' \
 	<"$DD/host" >/dev/null 2>"$T_TMP/dotdot.err"
 tried=$(sed -n 's/^confinement-probe dotdot done: \([0-9]*\)$/\1/p' "$T_TMP/dotdot.err")
@@ -361,6 +432,25 @@ elif [ -n "$bad" ] || ls "$DD"/*/moat-probe-sock "$DD"/rw/sub/moat-probe-sock "$
 	fail sentry_no_path_bind "$(echo "$bad" | tr '\n' ' ') $(grep -m2 'dotdot bind.*bound' "$T_TMP/dotdot.err" | tr '\n' ' ')"
 else
 	ok sentry_no_path_bind
+fi
+# red team 90: that stdin, a host directory of no export's, was the guest
+# tasks' fd 0, and through "PID/fd/0/NAME" the sentry's read-only openat on
+# the guest procfs read the files beneath it (its canary) and listed
+# "PID/fd/0/.." (the host's tree above it: root-run what the sandbox uid
+# may read, rootless the caller's files). Every such fd is an empty
+# read-only tmpfs of its own now (privilege.c priv_stdio_dirs): both
+# probes refused, and the guest still sees a directory
+missing=
+for p in stdio_dir_file stdio_dir_dotdot; do
+	grep -q "^confinement-probe $p: " "$T_TMP/dotdot.err" || missing="$missing $p"
+done
+bad=$(grep '^confinement-probe stdio_dir_\(file\|dotdot\): ALLOWED' "$T_TMP/dotdot.err")
+if [ -n "$missing" ]; then
+	fail sentry_stdio_dir_not_host "probes missing:$missing: $(grep 'stdio' "$T_TMP/dotdot.err" | head -3 | tr '\n' ' ')"
+elif [ -n "$bad" ]; then
+	fail sentry_stdio_dir_not_host "$(echo "$bad" | tr '\n' ' ') $(grep -m1 'info stdio dir' "$T_TMP/dotdot.err" | head -c 200)"
+else
+	ok sentry_stdio_dir_not_host
 fi
 
 # 4b. root-run the sentry's user namespace maps every host id onto itself

@@ -81,8 +81,11 @@ static void serve(const uint8_t *q, int n, struct sockaddr_storage *from, sockle
 				len += 12 + alen;
 			}
 			out[6] = (uint8_t)(k >> 8), out[7] = (uint8_t)k;
+			/* rep.rule is moat-netd's word: an index into the
+			 * sentry's policy only when it is one (fuzzdns) */
+			const struct netpolicy *pol = netconn_policy();
 			snprintf(note, sizeof note, "rule %d (%.60s): %u address(es), %u refused (denied range)",
-				 rep.rule, rep.rule >= 0 ? netconn_policy()->rules[rep.rule].text : "",
+				 rep.rule, rep.rule >= 0 && rep.rule < pol->nrules ? pol->rules[rep.rule].text : "",
 				 k, rep.nrefused);
 		}
 		if (rcode == 2)

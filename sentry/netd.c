@@ -57,6 +57,7 @@
 #include "sentry/sentry.h"
 #include "sentry/broker.h"
 #include "sentry/netpolicy.h"
+#include "sentry/dnswire.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -399,22 +400,6 @@ static void load_nameserver(void)
 		fclose(f);
 }
 
-/* Skip a (possibly compressed) name at off; the offset after it, or -1. */
-static int skip_name(const uint8_t *p, int n, int off)
-{
-	for (int hops = 0; off < n && hops < 128; hops++) {
-		uint8_t l = p[off];
-		if (l == 0)
-			return off + 1;
-		if ((l & 0xc0) == 0xc0)
-			return off + 2 <= n ? off + 2 : -1;
-		if (l & 0xc0)
-			return -1;
-		off += 1 + l;
-	}
-	return -1;
-}
-
 /* One DNS question in flight (the DNS channel serves one at a time; the
  * connect channel is served meanwhile). */
 struct dns_q {
@@ -453,33 +438,13 @@ static int resolve_start(struct netpolicy *pol, struct dns_q *d)
 	}
 	if (!g_nslen || (q->qtype != 1 && q->qtype != 28))
 		return 0;
-	uint8_t *pkt = d->pkt;
 	uint16_t id;
 	if (getrandom(&id, sizeof id, 0) != sizeof id)
 		return 0;
-	int n = 0;
-	pkt[n++] = (uint8_t)(id >> 8);
-	pkt[n++] = (uint8_t)id;
-	pkt[n++] = 0x01; /* RD */
-	pkt[n++] = 0;
-	pkt[n++] = 0, pkt[n++] = 1; /* QDCOUNT */
-	memset(pkt + n, 0, 6);
-	n += 6;
-	for (const char *l = name; *l;) {
-		const char *dot = strchr(l, '.');
-		size_t len = dot ? (size_t)(dot - l) : strlen(l);
-		if (len == 0 || len > 63 || n + (int)len + 6 > (int)sizeof d->pkt)
-			return 0;
-		pkt[n++] = (uint8_t)len;
-		memcpy(pkt + n, l, len);
-		n += (int)len;
-		l += len + (dot ? 1 : 0);
-		if (!dot)
-			break;
-	}
-	pkt[n++] = 0;
-	pkt[n++] = 0, pkt[n++] = (uint8_t)q->qtype;
-	pkt[n++] = 0, pkt[n++] = 1;
+	int n = dns_build_query(d->pkt, (int)sizeof d->pkt, id, name, q->qtype);
+	if (!n)
+		return 0;
+	const uint8_t *pkt = d->pkt;
 	d->n = n;
 	int s = socket(g_ns.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s < 0)
@@ -492,6 +457,27 @@ static int resolve_start(struct netpolicy *pol, struct dns_q *d)
 	d->tries = 0;
 	d->deadline_ms = now_ms() + 2000;
 	return 1;
+}
+
+/* An address of the answer: netd remembers it for the rule (or refuses it:
+ * a denied range) and returns it. */
+struct remember_ctx {
+	struct netpolicy *pol;
+	const char *name;
+	struct netd_rep *rep;
+};
+
+static void remember_addr(void *arg, const struct netpol_addr *a, uint32_t ttl)
+{
+	struct remember_ctx *c = arg;
+	struct netd_rep *rep = c->rep;
+	if (netpolicy_remember(c->pol, c->name, a) < 0) {
+		rep->nrefused++; /* a denied range: DNS rebinding */
+	} else if (rep->naddr < NETDNS_MAX_ADDRS) {
+		memcpy(rep->addrs[rep->naddr++], a->a, 16);
+		if (ttl < rep->ttl)
+			rep->ttl = ttl;
+	}
 }
 
 /* d->sock is readable: 1 = answered (d->rep filled, socket closed), 0 = not
@@ -509,8 +495,7 @@ static int resolve_read(struct netpolicy *pol, struct dns_q *d)
 	int got = (int)recvfrom(d->sock, ans, sizeof ans, 0, NULL, NULL);
 	if (got < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
-	if (got >= 0 && !(got >= 12 && ans[0] == pkt[0] && ans[1] == pkt[1] && (ans[2] & 0x80) && got >= n &&
-			  memcmp(ans + 12, pkt + 12, (size_t)(n - 12)) == 0)) {
+	if (got >= 0 && !dns_answers_query(ans, got, pkt, n)) {
 		if (++d->tries < 8)
 			return 0; /* not our question: keep waiting */
 		got = -1;
@@ -520,34 +505,9 @@ static int resolve_read(struct netpolicy *pol, struct dns_q *d)
 	if (got < 0)
 		return 1; /* SERVFAIL */
 	rep->rcode = ans[3] & 0x0f;
-	int an = ans[6] << 8 | ans[7], off = n;
 	rep->ttl = 300;
-	for (int i = 0; i < an && off >= 0; i++) {
-		off = skip_name(ans, got, off);
-		if (off < 0 || off + 10 > got)
-			break;
-		int type = ans[off] << 8 | ans[off + 1], cls = ans[off + 2] << 8 | ans[off + 3];
-		uint32_t ttl = (uint32_t)ans[off + 4] << 24 | (uint32_t)ans[off + 5] << 16 |
-			       (uint32_t)ans[off + 6] << 8 | ans[off + 7];
-		int rdlen = ans[off + 8] << 8 | ans[off + 9];
-		off += 10;
-		if (off + rdlen > got)
-			break;
-		struct netpol_addr a;
-		memset(&a, 0, sizeof a);
-		if (cls == 1 && type == d->q.qtype && ((type == 1 && rdlen == 4) || (type == 28 && rdlen == 16))) {
-			a.family = type == 1 ? AF_INET : AF_INET6;
-			memcpy(a.a, ans + off, (size_t)rdlen);
-			if (netpolicy_remember(pol, name, &a) < 0) {
-				rep->nrefused++; /* a denied range: DNS rebinding */
-			} else if (rep->naddr < NETDNS_MAX_ADDRS) {
-				memcpy(rep->addrs[rep->naddr++], a.a, 16);
-				if (ttl < rep->ttl)
-					rep->ttl = ttl;
-			}
-		}
-		off += rdlen;
-	}
+	struct remember_ctx c = { pol, name, rep };
+	dns_answer_addrs(ans, got, n, d->q.qtype, remember_addr, &c);
 	return 1;
 }
 

@@ -13,6 +13,7 @@
  * therefore allows exactly the addresses resolved for it. Every question is
  * an audit event ("dns").
  */
+#include "sentry/dnswire.h"
 #include "sentry/netd.h"
 #include "sentry/netpolicy.h"
 #include "sentry/sentry.h"
@@ -31,39 +32,6 @@
 static struct sandbox *g_sb;
 static int g_fd = -1;
 
-/* The question's name (lower case, dotted) and the offset after QTYPE/QCLASS. */
-static int parse_question(const uint8_t *p, int n, char *name, size_t cap, int *qtype, int *qclass)
-{
-	int off = 12;
-	size_t w = 0;
-	for (;;) {
-		if (off >= n)
-			return -1;
-		uint8_t l = p[off++];
-		if (l == 0)
-			break;
-		if (l > 63 || off + l > n || w + l + 2 > cap)
-			return -1;
-		if (w)
-			name[w++] = '.';
-		for (int i = 0; i < l; i++) {
-			char ch = (char)p[off + i];
-			if (ch >= 'A' && ch <= 'Z')
-				ch = (char)(ch - 'A' + 'a');
-			if (ch == 0 || ch == '.')
-				return -1;
-			name[w++] = ch;
-		}
-		off += l;
-	}
-	name[w] = 0;
-	if (off + 4 > n || w == 0)
-		return -1;
-	*qtype = p[off] << 8 | p[off + 1];
-	*qclass = p[off + 2] << 8 | p[off + 3];
-	return off + 4;
-}
-
 static void serve(const uint8_t *q, int n, struct sockaddr_storage *from, socklen_t fromlen)
 {
 	uint8_t out[1024];
@@ -71,7 +39,7 @@ static void serve(const uint8_t *q, int n, struct sockaddr_storage *from, sockle
 	int qtype = 0, qclass = 0;
 	if (n < 12 || (q[2] & 0x80) || (q[2] & 0x78) || (q[4] << 8 | q[5]) != 1)
 		return; /* not a standard query with one question: drop */
-	int qend = parse_question(q, n, name, sizeof name, &qtype, &qclass);
+	int qend = dns_parse_question(q, n, name, sizeof name, &qtype, &qclass);
 	if (qend < 0)
 		return;
 	memcpy(out, q, (size_t)qend);
@@ -113,8 +81,11 @@ static void serve(const uint8_t *q, int n, struct sockaddr_storage *from, sockle
 				len += 12 + alen;
 			}
 			out[6] = (uint8_t)(k >> 8), out[7] = (uint8_t)k;
+			/* rep.rule is moat-netd's word: an index into the
+			 * sentry's policy only when it is one (fuzzdns) */
+			const struct netpolicy *pol = netconn_policy();
 			snprintf(note, sizeof note, "rule %d (%.60s): %u address(es), %u refused (denied range)",
-				 rep.rule, rep.rule >= 0 ? netconn_policy()->rules[rep.rule].text : "",
+				 rep.rule, rep.rule >= 0 && rep.rule < pol->nrules ? pol->rules[rep.rule].text : "",
 				 k, rep.nrefused);
 		}
 		if (rcode == 2)

@@ -759,10 +759,14 @@ else
 fi
 # (and moat-netd, which relays the guest's UDP, joins with it)
 if [ "$(field "$R" limits.cpus_by)" = cgroup ]; then
-	"$MOAT" run --cpus 0.5 --net allow=192.0.2.1:9 -- /bin/sh -c 'sleep 1; echo "$0"' "$T_MARK" </dev/null >/dev/null 2>&1 &
+	# (the guest lives until the host has looked, 30 s at most: a second's
+	# sleep could be over before a loaded CPU had started moat-netd)
+	mkdir -p "$T_TMP/nd" && chmod 777 "$T_TMP/nd" && rm -f "$T_TMP/nd/go"
+	"$MOAT" run --cpus 0.5 --net allow=192.0.2.1:9 --bind "$T_TMP/nd:/nd:rw,shared" -- /bin/sh -c \
+		'i=0; while [ ! -e /nd/go ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; echo "$0"' "$T_MARK" </dev/null >/dev/null 2>&1 &
 	mpid=$!
-	netd="" reopen=""
-	for ((i = 0; i < 40; i++)); do
+	netd="" reopen="" end=$((SECONDS + 30))
+	while [ "$SECONDS" -lt "$end" ] && kill -0 "$mpid" 2>/dev/null; do
 		netd=$(ps -eo pid=,ppid=,comm= | awk -v p="$mpid" '$2 == p && $3 == "moat-netd" {print $1}')
 		reopen=$(ps -eo pid=,ppid=,comm= | awk -v p="$mpid" '$2 == p && $3 == "moat-reopen" {print $1}')
 		[ -n "$netd" ] && { [ "$(id -u)" != 0 ] || [ -n "$reopen" ]; } && break
@@ -770,12 +774,14 @@ if [ "$(field "$R" limits.cpus_by)" = cgroup ]; then
 	done
 	cgof() { grep -E '^[0-9]+:([^:]*,)?cpu(,[^:]*)?:' "/proc/$1/cgroup" 2>/dev/null || grep '^0::' "/proc/$1/cgroup" 2>/dev/null; }
 	# (each joins the cgroup once made: on one loaded CPU a moment after it
-	# appears; looked at until then, while the guest sleeps its second)
-	for ((i = 0; i < 40; i++)); do
+	# appears; looked at until then, 10 s at most)
+	end=$((SECONDS + 10))
+	while [ "$SECONDS" -lt "$end" ]; do
 		cg=$(cgof "$netd") rcg=$(cgof "$reopen")
 		case $cg in */moat-*) case $rcg in */moat-*|"") break ;; esac ;; esac
 		sleep 0.02
 	done
+	: >"$T_TMP/nd/go"
 	wait "$mpid"
 	case $cg in */moat-*) ok cpus_hold_netd ;; *) fail cpus_hold_netd "moat-netd [$netd]: $cg" ;; esac
 	# moat-reopen (root-run): its opens are the guest's work too

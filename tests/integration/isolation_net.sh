@@ -1122,10 +1122,12 @@ in_outer ip addr add 198.51.100.7/32 dev lo
 own6=$(in_outer ip addr add 2001:db8::7/128 dev lo nodad 2>&1) || own6="ip addr add: $own6"
 in_outer "$PY" -c '
 import socket, sys, os, threading
-t = socket.socket(socket.AF_INET6); t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-t.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0); t.bind(("::", 0)); t.listen(16)
-u = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); u.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-u.bind(("::", t.getsockname()[1]))
+for i in range(50):  # a TCP port whose UDP number is free too
+    t = socket.socket(socket.AF_INET6); t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    t.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0); t.bind(("::", 0)); t.listen(16)
+    u = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); u.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    try: u.bind(("::", t.getsockname()[1])); break
+    except OSError: t.close(); u.close()
 open(sys.argv[1] + ".t", "w").write(str(t.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
 def udp():
     while True:

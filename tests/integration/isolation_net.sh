@@ -713,8 +713,12 @@ while True:
 	skip namespaces "needs root and ip(8) for test network namespaces"
 	finish
 fi
-outer=moat-t-out-$$
-far=moat-t-far-$$
+# (named by more than our pid: the self-check's shield is a pid namespace
+# of its own, where a script's $$ is the same small number every run, and
+# the namespaces and the veth pair are the host's: two at once collided)
+nid=$$x$RANDOM
+outer=moat-t-out-$nid
+far=moat-t-far-$nid
 ip netns add "$outer" || { fail netns "ip netns add"; finish; }
 at_exit "ip netns del $outer"
 ip netns add "$far" || { fail netns "ip netns add"; finish; }
@@ -726,9 +730,9 @@ in_outer() { ip netns exec "$outer" "$@"; }
 in_far() { ip netns exec "$far" "$@"; }
 in_outer ip link set lo up
 in_far ip link set lo up
-ip link add vo$$ type veth peer name vf$$ || { fail veth "ip link add"; finish; }
-ip link set vo$$ netns "$outer" && in_outer ip link set vo$$ name vo
-ip link set vf$$ netns "$far" && in_far ip link set vf$$ name mfar
+ip link add vo$nid type veth peer name vf$nid || { fail veth "ip link add"; finish; }
+ip link set vo$nid netns "$outer" && in_outer ip link set vo$nid name vo
+ip link set vf$nid netns "$far" && in_far ip link set vf$nid name mfar
 in_outer ip addr add 10.200.0.1/24 dev vo
 in_outer ip link set vo up
 in_far ip addr add 10.200.0.2/24 dev mfar

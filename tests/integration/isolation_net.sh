@@ -1411,7 +1411,7 @@ mkdir -p "$T_TMP/www"
 cp "$T_TMP/payload" "$T_TMP/www/file"
 in_outer "$PY" -m http.server --bind 127.0.0.1 --directory "$T_TMP/www" 0 </dev/null >"$T_TMP/http.log" 2>&1 &
 at_exit "kill -9 $!"
-for ((i = 0; i < 50; i++)); do hport=$(grep -o 'port [0-9]*' "$T_TMP/http.log" 2>/dev/null | grep -o '[0-9]*'); [ -n "$hport" ] && break; sleep 0.1; done
+for ((i = 0; i < 300; i++)); do hport=$(grep -o 'port [0-9]*' "$T_TMP/http.log" 2>/dev/null | grep -o '[0-9]*'); [ -n "$hport" ] && break; sleep 0.1; done
 if command -v curl >/dev/null; then
 	in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:rw" --net allow=127.0.0.1:"$hport" -- \
 		curl -sS -o /t/out/curl "http://127.0.0.1:$hport/file" </dev/null 2>"$T_TMP/err.curl"

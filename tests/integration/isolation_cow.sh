@@ -969,12 +969,15 @@ fi
 #         temporaries) or one --export DIR (each renamed the other's
 #         half-written files into place): the second is refused, exit 2 ----
 mkdir -p "$T_TMP/lk" && chmod a+rwx "$T_TMP/lk"
-moat run --overlay "$T_TMP/lkov" --export "$T_TMP/lkex" --bind "$T_TMP/lk:/lk:rw" -- /bin/sh -c \
-	'echo >/lk/up; sleep 1' </dev/null >/dev/null 2>&1 &
+# (the first holds them until the other two are done, 30 s at most: its
+# "sleep 1" was over before they started on a loaded CPU)
+moat run --overlay "$T_TMP/lkov" --export "$T_TMP/lkex" --bind "$T_TMP/lk:/lk:rw,shared" -- /bin/sh -c \
+	'echo >/lk/up; i=0; while [ ! -e /lk/go ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done' </dev/null >/dev/null 2>&1 &
 lkpid=$!
-for ((i = 0; i < 50; i++)); do [ -e "$T_TMP/lk/up" ] && break; sleep 0.05; done
+wait_for 30 test -e "$T_TMP/lk/up"
 moat run --overlay "$T_TMP/lkov" -- /bin/true </dev/null >/dev/null 2>"$T_TMP/lk.err1"; rc1=$?
 moat run --export "$T_TMP/lkex" -- /bin/true </dev/null >/dev/null 2>"$T_TMP/lk.err2"; rc2=$?
+: >"$T_TMP/lk/go"
 wait $lkpid; rc0=$?
 expect_eq overlay_export_dir_one_sandbox "$rc0 $rc1 $rc2 $(grep -c 'in use by another sandbox' "$T_TMP/lk.err1" "$T_TMP/lk.err2" | tr '\n' ' ')" \
 	"0 2 2 $T_TMP/lk.err1:1 $T_TMP/lk.err2:1 "

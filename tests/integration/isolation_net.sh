@@ -214,7 +214,7 @@ EOF2
 	rm -f "$T_TMP/burst.port"
 	"$where" "$PY" "$T_TMP/burst.py" "$T_TMP/burst.port" "$addr" </dev/null >/dev/null 2>&1 &
 	at_exit "kill -9 $!"
-	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/burst.port" ] && break; sleep 0.1; done
+	wait_for 30 test -s "$T_TMP/burst.port"
 	local bport nat got
 	bport=$(cat "$T_TMP/burst.port")
 	nat=$("$run" "$SYSCALL_BIN/probe_udp" burst "$addr" "$bport" 3000 30 </dev/null 2>&1)
@@ -358,7 +358,7 @@ def h(c):
 while True:
     c, _ = s.accept(); threading.Thread(target=h, args=(c,), daemon=True).start()' "$2" "$3" "${4:-close}" </dev/null >/dev/null 2>&1 &
 	at_exit "kill -9 $!"
-	for ((i = 0; i < 50; i++)); do [ -s "$3" ] && break; sleep 0.1; done
+	wait_for 30 test -s "$3"
 }
 
 # lo6_srv RUN: a TCP server on ::1 that closes each connection it takes (run
@@ -370,7 +370,7 @@ s = socket.socket(socket.AF_INET6); s.bind(("::1", 0)); s.listen(16)
 open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
 while True: s.accept()[0].close()' "$T_TMP/lo6.port" </dev/null >/dev/null 2>&1 &
 	at_exit "kill -9 $!"
-	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/lo6.port" ] && break; sleep 0.1; done
+	wait_for 30 test -s "$T_TMP/lo6.port"
 }
 
 # netd_sockets_bounded_timewait NAME RUN ADDR PORT N (red team 49): a TCP
@@ -587,7 +587,7 @@ while True:
     c, _ = t.accept(); open(sys.argv[2], "ab").write(b"tcp\n"); c.sendall(b"HOST-BANNER\n"); c.close()' \
 		"$T_TMP/unspec.ports" "$T_TMP/unspec.got" </dev/null >/dev/null 2>&1 &
 	at_exit "kill -9 $!"
-	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/unspec.ports" ] && break; sleep 0.1; done
+	wait_for 30 test -s "$T_TMP/unspec.ports"
 }
 
 # A rule naming the unspecified address (0.0.0.0, [::]: read as "any
@@ -626,7 +626,7 @@ open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv
 while True:
     c, _ = s.accept(); c.sendall(b"HOST-BANNER\n"); c.close()' "$T_TMP/lo.port" </dev/null >/dev/null 2>&1 &
 	at_exit "kill -9 $!"
-	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/lo.port" ] && break; sleep 0.1; done
+	wait_for 30 test -s "$T_TMP/lo.port"
 	lport=$(cat "$T_TMP/lo.port")
 	probe='import socket, sys, errno
 try: print(socket.create_connection(("127.0.0.1", int(sys.argv[1]))).recv(100).decode().strip())
@@ -666,7 +666,7 @@ while True:
         if s is e: s.sendto(d, a)
         else: open(sys.argv[2], "ab").write(d[:16] + b"\n")' "$T_TMP/u.ports" "$T_TMP/u.sink" </dev/null >/dev/null 2>&1 &
 	at_exit "kill -9 $!"
-	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/u.ports" ] && break; sleep 0.1; done
+	wait_for 30 test -s "$T_TMP/u.ports"
 	read -r ueport usport <"$T_TMP/u.ports"
 	if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_udp" ]; then
 		nat=$("$SYSCALL_BIN/probe_udp" echo 127.0.0.1 "$ueport" </dev/null 2>&1)
@@ -713,8 +713,12 @@ while True:
 	skip namespaces "needs root and ip(8) for test network namespaces"
 	finish
 fi
-outer=moat-t-out-$$
-far=moat-t-far-$$
+# (named by more than our pid: the self-check's shield is a pid namespace
+# of its own, where a script's $$ is the same small number every run, and
+# the namespaces and the veth pair are the host's: two at once collided)
+nid=$$x$RANDOM
+outer=moat-t-out-$nid
+far=moat-t-far-$nid
 ip netns add "$outer" || { fail netns "ip netns add"; finish; }
 at_exit "ip netns del $outer"
 ip netns add "$far" || { fail netns "ip netns add"; finish; }
@@ -726,9 +730,9 @@ in_outer() { ip netns exec "$outer" "$@"; }
 in_far() { ip netns exec "$far" "$@"; }
 in_outer ip link set lo up
 in_far ip link set lo up
-ip link add vo$$ type veth peer name vf$$ || { fail veth "ip link add"; finish; }
-ip link set vo$$ netns "$outer" && in_outer ip link set vo$$ name vo
-ip link set vf$$ netns "$far" && in_far ip link set vf$$ name mfar
+ip link add vo$nid type veth peer name vf$nid || { fail veth "ip link add"; finish; }
+ip link set vo$nid netns "$outer" && in_outer ip link set vo$nid name vo
+ip link set vf$nid netns "$far" && in_far ip link set vf$nid name mfar
 in_outer ip addr add 10.200.0.1/24 dev vo
 in_outer ip link set vo up
 in_far ip addr add 10.200.0.2/24 dev mfar
@@ -759,7 +763,7 @@ start_srv() { # NS ADDR NAME [PORT]
 	ip netns exec "$ns" "$PY" "$T_TMP/srv.py" "$addr" "$T_TMP/$name.port" "$T_TMP/payload" ${4:-} \
 		</dev/null >/dev/null 2>&1 &
 	at_exit "kill -9 $!"
-	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/$name.port" ] && break; sleep 0.1; done
+	wait_for 30 test -s "$T_TMP/$name.port"
 }
 start_srv "$outer" 127.0.0.1 lo
 start_srv "$far" 10.200.0.2 far
@@ -856,7 +860,7 @@ s = socket.socket(socket.AF_INET6); s.setsockopt(socket.SOL_SOCKET, socket.SO_RE
 s.bind(("::", 0)); s.listen(8); open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
 while True: c, _ = s.accept(); c.close()' "$T_TMP/v6.port" </dev/null >/dev/null 2>&1 &
 	at_exit "kill -9 $!"
-	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/v6.port" ] && break; sleep 0.1; done
+	wait_for 30 test -s "$T_TMP/v6.port"
 	v6port=$(cat "$T_TMP/v6.port")
 	out=$(in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:ro" --net allow=::/0,0.0.0.0/0 -- "$PY" /t/probe6.py "$v6port" </dev/null 2>&1 | tr '\n' ' ')
 	case $out in
@@ -954,7 +958,7 @@ open(sys.argv[1] + ".t", "w").write(str(s.getsockname()[1])); os.rename(sys.argv
 while True:
     d, a = s.recvfrom(65536); open(sys.argv[2], "ab").write(d[:16] + b"\n")' "$T_TMP/usink.port" "$T_TMP/usink.got" </dev/null >/dev/null 2>&1 &
 at_exit "kill -9 $!"
-for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/uecho.port" ] && [ -s "$T_TMP/usink.port" ] && break; sleep 0.1; done
+wait_for 30 test -s "$T_TMP/uecho.port" && wait_for 30 test -s "$T_TMP/usink.port"
 ueport=$(cat "$T_TMP/uecho.port")
 usport=$(cat "$T_TMP/usink.port")
 if [ -n "$SYSCALL_BIN" ] && [ -x "$SYSCALL_BIN/probe_udp" ]; then
@@ -1122,10 +1126,12 @@ in_outer ip addr add 198.51.100.7/32 dev lo
 own6=$(in_outer ip addr add 2001:db8::7/128 dev lo nodad 2>&1) || own6="ip addr add: $own6"
 in_outer "$PY" -c '
 import socket, sys, os, threading
-t = socket.socket(socket.AF_INET6); t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-t.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0); t.bind(("::", 0)); t.listen(16)
-u = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); u.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-u.bind(("::", t.getsockname()[1]))
+for i in range(50):  # a TCP port whose UDP number is free too
+    t = socket.socket(socket.AF_INET6); t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    t.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0); t.bind(("::", 0)); t.listen(16)
+    u = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); u.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    try: u.bind(("::", t.getsockname()[1])); break
+    except OSError: t.close(); u.close()
 open(sys.argv[1] + ".t", "w").write(str(t.getsockname()[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
 def udp():
     while True:
@@ -1136,12 +1142,12 @@ while True:
     c, _ = t.accept()
     try: c.sendall(payload)
     except OSError: pass
-    c.close()' "$T_TMP/own.port" "$T_TMP/own.got" "$T_TMP/payload" </dev/null >/dev/null 2>&1 &
+    c.close()' "$T_TMP/own.port" "$T_TMP/own.got" "$T_TMP/payload" </dev/null >/dev/null 2>"$T_TMP/own.err" &
 at_exit "kill -9 $!"
-for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/own.port" ] && break; sleep 0.1; done
+wait_for 30 test -s "$T_TMP/own.port"
 oport=$(cat "$T_TMP/own.port")
 out=$(in_outer "$PY" "$T_TMP/get.py" 198.51.100.7 "$oport" "$T_TMP/out/native" 2>&1)
-if [ "$out" = OK ] && same native; then ok_sanity host_own_address_server_up; else fail host_own_address_server_up "$out"; fi
+if [ "$out" = OK ] && same native; then ok_sanity host_own_address_server_up; else fail host_own_address_server_up "$out [server: $(tail -3 "$T_TMP/own.err")]"; fi
 expect_eq allowall_host_own_address "$(get h1 198.51.100.7 "$oport" "" --net allow=0.0.0.0/0,::/0)" ENETUNREACH
 expect_eq allowall_host_own_address_v4mapped "$(get h2 ::ffff:198.51.100.7 "$oport" "" --net allow=0.0.0.0/0,::/0)" ENETUNREACH
 if [[ $(in_outer ip -6 addr show dev lo 2>&1) == *2001:db8::7/* ]]; then   # (not grep -q: under pipefail its early exit fails ip)
@@ -1238,7 +1244,7 @@ EOF2
 in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:ro" --net allow=10.200.0.2:"$fport" -- \
 	"$PY" /t/relisten.py 10.200.0.2 "$fport" </dev/null >"$T_TMP/relisten.out" 2>&1 &
 relisten=$!
-for ((i = 0; i < 100; i++)); do [ -s "$T_TMP/relisten.out" ] && break; sleep 0.1; done
+wait_for 30 test -s "$T_TMP/relisten.out"
 rp=$(sed -n 's/^LISTENING //p' "$T_TMP/relisten.out")
 [ -n "$rp" ] && in_outer "$PY" -c 'import socket, sys; socket.create_connection(("10.200.0.1", int(sys.argv[1])), timeout=5)' "$rp" >/dev/null 2>&1
 wait $relisten
@@ -1364,7 +1370,7 @@ def serve(c):
 while True:
     c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()' "$T_TMP/echo.port" </dev/null >/dev/null 2>&1 &
 	at_exit "kill -9 $!"
-	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/echo.port" ] && break; sleep 0.1; done
+	wait_for 30 test -s "$T_TMP/echo.port"
 	eport=$(cat "$T_TMP/echo.port")
 	cport=$(in_far "$PY" -c 'import socket; s=socket.socket(); s.bind(("10.200.0.2",0)); print(s.getsockname()[1])')
 	nat=$(in_outer "$SYSCALL_BIN/probe_netconn" 10.200.0.2 "$eport" "$cport" </dev/null 2>&1)
@@ -1405,7 +1411,7 @@ mkdir -p "$T_TMP/www"
 cp "$T_TMP/payload" "$T_TMP/www/file"
 in_outer "$PY" -m http.server --bind 127.0.0.1 --directory "$T_TMP/www" 0 </dev/null >"$T_TMP/http.log" 2>&1 &
 at_exit "kill -9 $!"
-for ((i = 0; i < 50; i++)); do hport=$(grep -o 'port [0-9]*' "$T_TMP/http.log" 2>/dev/null | grep -o '[0-9]*'); [ -n "$hport" ] && break; sleep 0.1; done
+for ((i = 0; i < 300; i++)); do hport=$(grep -o 'port [0-9]*' "$T_TMP/http.log" 2>/dev/null | grep -o '[0-9]*'); [ -n "$hport" ] && break; sleep 0.1; done
 if command -v curl >/dev/null; then
 	in_outer timeout 60 "$MOAT" run --bind "$T_TMP:/t:rw" --net allow=127.0.0.1:"$hport" -- \
 		curl -sS -o /t/out/curl "http://127.0.0.1:$hport/file" </dev/null 2>"$T_TMP/err.curl"
@@ -1503,7 +1509,7 @@ while True:
 EOF
 in_outer "$PY" "$T_TMP/dns.py" "$T_TMP/dns.up" </dev/null >/dev/null 2>&1 &
 at_exit "kill -9 $!"
-for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/dns.up" ] && break; sleep 0.1; done
+wait_for 30 test -s "$T_TMP/dns.up"
 cat >"$T_TMP/resolve.py" <<'EOF'
 import socket, sys
 for n in sys.argv[1:]:
@@ -1554,7 +1560,7 @@ s = socketserver.TCPServer(("198.51.100.2", 0), H)
 open(sys.argv[1] + ".t", "w").write(str(s.server_address[1])); os.rename(sys.argv[1] + ".t", sys.argv[1])
 s.serve_forever()' "$T_TMP/sec.port" "$T_TMP/sec.log" </dev/null >"$T_TMP/sec.err" 2>&1 &
 at_exit "kill -9 $!"
-for ((i = 0; i < 200; i++)); do [ -s "$T_TMP/sec.port" ] && break; sleep 0.1; done
+wait_for 30 test -s "$T_TMP/sec.port"
 [ -s "$T_TMP/sec.port" ] || echo "secret server: $(tail -3 "$T_TMP/sec.err")"
 sport=$(cat "$T_TMP/sec.port")
 secval="sk-$T_MARK-0123456789abcdef"

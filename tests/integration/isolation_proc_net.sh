@@ -39,7 +39,7 @@ while True:
 ' "$port_file" &
 srv=$!
 at_exit "kill -9 $srv"
-for ((i = 0; i < 50; i++)); do [ -s "$port_file" ] && break; sleep 0.1; done
+wait_for 30 test -s "$port_file"
 port=$(cat "$port_file")
 # Sanity: natively the listener answers (so the guest's failure means something).
 native=$("$PY" -c 'import socket,sys; s=socket.create_connection(("127.0.0.1", int(sys.argv[1])), 2); print(s.recv(100).decode().strip())' "$port" 2>&1)
@@ -116,7 +116,7 @@ while True:
 ' "$sdir/host.sock" &
 psrv=$!
 at_exit "kill -9 $psrv"
-for ((i = 0; i < 30; i++)); do [ -S "$sdir/host.sock" ] && break; sleep 0.1; done
+wait_for 30 test -S "$sdir/host.sock"
 native=$("$PY" -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(100).decode().strip())' "$sdir/host.sock" 2>&1)
 SANITY=1 expect_eq host_path_socket_up "$native" HOST-PATH
 probe='
@@ -181,7 +181,7 @@ nbpid=$!
 at_exit "kill -9 $nbpid 2>/dev/null; touch $nb/done"
 # (against fake-moat the objects are the host's: removed at exit)
 at_exit 'ipcrm -M 0x74740074 -Q 0x74740074 -S 0x74740074 2>/dev/null; "$PY" -c "import ctypes; ctypes.CDLL(\"librt.so.1\").mq_unlink(b\"/rt74mq\")"' 
-for ((i = 0; i < 150; i++)); do [ -s "$nb/held" ] && break; sleep 0.1; done
+wait_for 30 test -s "$nb/held"
 got="$(cat "$nb/held" 2>/dev/null)"
 got="$got; $(moat run --bind "$nb:/nb:rw" -- "$PY" /nb/nb.py probe /nb </dev/null 2>&1)"
 got="$got; $(moat run --net allow=127.0.0.1:47474 --bind "$nb:/nb:rw" -- "$PY" /nb/nb.py probe /nb </dev/null 2>&1)"

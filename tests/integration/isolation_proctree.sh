@@ -21,7 +21,7 @@ grun() { moat run --bind "$W:/work:rw" --workdir /work -- "$@" </dev/null; }
 # no_guest_left NAME: no process with $T_MARK remains on the host.
 no_guest_left() {
 	local i left=""
-	for ((i = 0; i < 30; i++)); do
+	for ((i = 0; i < 100; i++)); do
 		left=$(pgrep -af -- "$T_MARK" | grep -v pgrep)
 		[ -z "$left" ] && break
 		sleep 0.1

@@ -27,7 +27,7 @@ s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(64)
 while True:
     c, _ = s.accept(); c.sendall(b"HOST"); c.close()' "$H/sock" &
 at_exit "kill -9 $!"
-for ((i = 0; i < 30; i++)); do [ -S "$H/sock" ] && break; sleep 0.1; done
+wait_for 30 test -S "$H/sock"
 mkdir -p "$T_TMP/w" "$T_TMP/native" && chmod 777 "$T_TMP/w" "$T_TMP/native"
 
 # forbidden MODE: the host object raced against the allowed one.
@@ -300,7 +300,7 @@ EOF2
 	marker=ipcreuse-$T_MARK
 	moat run --bind "$R:/r:rw,shared" --bind "$T_TMP:/t:ro" -- "$PY" /t/ipcreuse.py /r "$marker" </dev/null >"$T_TMP/ipcreuse.out" 2>&1 &
 	mpid=$!
-	for ((i = 0; i < 100; i++)); do [ -e "$R/ready" ] && break; sleep 0.1; done
+	wait_for 30 test -e "$R/ready"
 	gpid=
 	for p in /proc/[0-9]*; do
 		if { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q "ipcreuse.py /r $marker"; then

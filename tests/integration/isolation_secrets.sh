@@ -67,7 +67,7 @@ start_srv() { # NAME: port in $T_TMP/NAME.port, log in $T_TMP/NAME.log
 	at_exit "kill -9 $!"
 }
 port_of() { # NAME: the port, once the server wrote it
-	for ((i = 0; i < 50; i++)); do [ -s "$T_TMP/$1.port" ] && break; sleep 0.1; done
+	wait_for 30 test -s "$T_TMP/$1.port"
 	: >>"$T_TMP/$1.log"
 	cat "$T_TMP/$1.port"
 }

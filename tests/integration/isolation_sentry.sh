@@ -23,7 +23,7 @@ start() {
 	MP=$!
 	at_exit "kill -9 $MP"
 	SP=
-	for ((i = 0; i < 50; i++)); do [ -n "$SP" ] && break; SP=$(pgrep -P "$MP" | head -1); [ -n "$SP" ] || sleep 0.1; done
+	for ((i = 0; i < 300; i++)); do [ -n "$SP" ] && break; SP=$(pgrep -P "$MP" | head -1); [ -n "$SP" ] || sleep 0.1; done
 	at_exit "kill -9 ${SP:-$MP}"
 }
 # wait_line NAME LINE SECS: until LINE is in the output (1 if it never comes)

@@ -22,7 +22,7 @@ print("" if v is None else str(v).lower() if isinstance(v, bool) else v)' "$1" "
 # no_leftovers NAME: no guest process and no cgroup of the last sandbox remain.
 no_leftovers() {
 	local i id left=""
-	for ((i = 0; i < 30; i++)); do
+	for ((i = 0; i < 100; i++)); do
 		left=$(pgrep -af -- "$T_MARK" | grep -v pgrep)
 		[ -z "$left" ] && break
 		sleep 0.1
@@ -131,9 +131,12 @@ if [ "$(id -u)" = 0 ]; then
 	"$MOAT" run --memory 64M -- /bin/sleep 2 </dev/null >/dev/null 2>&1 &
 	mpid=$!
 	g="" s=""
-	for ((i = 0; i < 40; i++)); do
+	# (until the gofer is there or moat has ended, 30 s at most: a loaded
+	# CPU may take the guest's 2 s to start it)
+	for ((i = 0; i < 600; i++)); do
 		g=$(ps -eo pid=,ppid=,comm= | awk -v p="$mpid" '$2 == p && $3 == "moat-gofer" {print $1}')
 		[ -n "$g" ] && break
+		kill -0 "$mpid" 2>/dev/null || break
 		sleep 0.05
 	done
 	ga=$(cat "/proc/$g/oom_score_adj" 2>/dev/null) sa=$(cat "/proc/$mpid/oom_score_adj" 2>/dev/null)
@@ -393,17 +396,17 @@ else
 "$MOAT" run --memory 256M -- /bin/sh -c 'sleep 30; echo "$0"' "$T_MARK" </dev/null >/dev/null 2>"$T_TMP/killed.err" &
 kpid=$!
 # (the guest's sh: its argv starts with /bin/sh, moat's with moat's path)
-for ((i = 0; i < 60; i++)); do pgrep -f -- "^/bin/sh -c sleep 30; echo .* $T_MARK" >/dev/null && break; sleep 0.05; done
+for ((i = 0; i < 600; i++)); do pgrep -f -- "^/bin/sh -c sleep 30; echo .* $T_MARK" >/dev/null && break; sleep 0.05; done
 kill -9 $kpid
 wait $kpid 2>/dev/null
-for ((i = 0; i < 40; i++)); do grep -q "sentry was killed" "$T_TMP/killed.err" && break; sleep 0.05; done
+for ((i = 0; i < 300; i++)); do grep -q "sentry was killed" "$T_TMP/killed.err" && break; sleep 0.05; done
 case $(cat "$T_TMP/killed.err") in
 *"moat: the sandbox ended: moat's sentry was killed; its processes and cgroup are removed"*) ok sentry_killed_one_line ;;
 *) fail sentry_killed_one_line "[$(cat "$T_TMP/killed.err")]" ;;
 esac
 fi
 left=""
-for ((i = 0; i < 30; i++)); do left=$(pgrep -af -- "$T_MARK" | grep -v pgrep); [ -z "$left" ] && break; sleep 0.1; done
+for ((i = 0; i < 150; i++)); do left=$(pgrep -af -- "$T_MARK" | grep -v pgrep); [ -z "$left" ] && break; sleep 0.1; done
 if [ -n "$left" ]; then fail sentry_killed_no_process_left "$left"; else ok sentry_killed_no_process_left; fi
 
 # --- while true under --timeout 2s ---
@@ -539,7 +542,7 @@ no_leftovers daemon
 mpid=$!
 # the guest's cgroup, whichever hierarchy holds it (a path ending in /moat-<id>)
 cg=""
-for ((i = 0; i < 50; i++)); do
+for ((i = 0; i < 300; i++)); do
 	for p in $(pgrep -f -- "sleep 300; echo"); do
 		cg=$(sed -n 's/^[0-9]*:[^:]*:\(.*\/moat-[0-9a-f]*\)$/\1/p' "/proc/$p/cgroup" 2>/dev/null | head -1)
 		[ -n "$cg" ] && break
@@ -549,11 +552,11 @@ for ((i = 0; i < 50; i++)); do
 done
 kill -9 "$mpid"; { wait "$mpid"; } 2>/dev/null
 left=""
-for ((i = 0; i < 50; i++)); do left=$(pgrep -af -- "$T_MARK" | grep -v pgrep); [ -z "$left" ] && break; sleep 0.1; done
+for ((i = 0; i < 150; i++)); do left=$(pgrep -af -- "$T_MARK" | grep -v pgrep); [ -z "$left" ] && break; sleep 0.1; done
 expect_eq kill9_no_process_left "$left" ""
 if [ -n "$cg" ]; then
 	dirs=""
-	for ((i = 0; i < 50; i++)); do
+	for ((i = 0; i < 150; i++)); do
 		dirs=$(find /sys/fs/cgroup -maxdepth 6 -type d -name "$(basename "$cg")" 2>/dev/null)
 		[ -z "$dirs" ] && break
 		sleep 0.1
@@ -566,7 +569,7 @@ fi
 # --- the sentry keeps no root-opened cgroup.procs fd (it could move host processes) ---
 "$MOAT" run --memory 512M --pids 100 -- /bin/sh -c 'sleep 300; echo "$0"' "$T_MARK" </dev/null >/dev/null 2>&1 &
 mpid=$!
-for ((i = 0; i < 50; i++)); do pgrep -f -- "sleep 300; echo" >/dev/null && break; sleep 0.1; done
+for ((i = 0; i < 300; i++)); do pgrep -f -- "sleep 300; echo" >/dev/null && break; sleep 0.1; done
 sleep 0.2
 fds=$(ls -l "/proc/$mpid/fd" 2>/dev/null)
 # (and, red team 17, the sentry is in the sandbox's memory cgroup: its
@@ -759,10 +762,14 @@ else
 fi
 # (and moat-netd, which relays the guest's UDP, joins with it)
 if [ "$(field "$R" limits.cpus_by)" = cgroup ]; then
-	"$MOAT" run --cpus 0.5 --net allow=192.0.2.1:9 -- /bin/sh -c 'sleep 1; echo "$0"' "$T_MARK" </dev/null >/dev/null 2>&1 &
+	# (the guest lives until the host has looked, 30 s at most: a second's
+	# sleep could be over before a loaded CPU had started moat-netd)
+	mkdir -p "$T_TMP/nd" && chmod 777 "$T_TMP/nd" && rm -f "$T_TMP/nd/go"
+	"$MOAT" run --cpus 0.5 --net allow=192.0.2.1:9 --bind "$T_TMP/nd:/nd:rw,shared" -- /bin/sh -c \
+		'i=0; while [ ! -e /nd/go ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; echo "$0"' "$T_MARK" </dev/null >/dev/null 2>&1 &
 	mpid=$!
-	netd="" reopen=""
-	for ((i = 0; i < 40; i++)); do
+	netd="" reopen="" end=$((SECONDS + 30))
+	while [ "$SECONDS" -lt "$end" ] && kill -0 "$mpid" 2>/dev/null; do
 		netd=$(ps -eo pid=,ppid=,comm= | awk -v p="$mpid" '$2 == p && $3 == "moat-netd" {print $1}')
 		reopen=$(ps -eo pid=,ppid=,comm= | awk -v p="$mpid" '$2 == p && $3 == "moat-reopen" {print $1}')
 		[ -n "$netd" ] && { [ "$(id -u)" != 0 ] || [ -n "$reopen" ]; } && break
@@ -770,12 +777,14 @@ if [ "$(field "$R" limits.cpus_by)" = cgroup ]; then
 	done
 	cgof() { grep -E '^[0-9]+:([^:]*,)?cpu(,[^:]*)?:' "/proc/$1/cgroup" 2>/dev/null || grep '^0::' "/proc/$1/cgroup" 2>/dev/null; }
 	# (each joins the cgroup once made: on one loaded CPU a moment after it
-	# appears; looked at until then, while the guest sleeps its second)
-	for ((i = 0; i < 40; i++)); do
+	# appears; looked at until then, 10 s at most)
+	end=$((SECONDS + 10))
+	while [ "$SECONDS" -lt "$end" ]; do
 		cg=$(cgof "$netd") rcg=$(cgof "$reopen")
 		case $cg in */moat-*) case $rcg in */moat-*|"") break ;; esac ;; esac
 		sleep 0.02
 	done
+	: >"$T_TMP/nd/go"
 	wait "$mpid"
 	case $cg in */moat-*) ok cpus_hold_netd ;; *) fail cpus_hold_netd "moat-netd [$netd]: $cg" ;; esac
 	# moat-reopen (root-run): its opens are the guest's work too

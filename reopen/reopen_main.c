@@ -1,7 +1,8 @@
 /* reopen/reopen_main.c - moat-reopen's program: freestanding (no libc),
  * exec'd by the sentry from a memfd (sentry/reopen.c says what it is for and
- * why it is safe). Inherited: stderr (2), its channel (3), PDEATHSIG. It
- * names itself, stops being dumpable, waits for the guest's user namespace
+ * why it is safe). Inherited: its channel (3), PDEATHSIG, stderr (2) under
+ * MOAT_DEBUG only (out of the caller's terminal: sentry/reopen.c). It names
+ * itself, stops being dumpable, waits for the guest's user namespace
  * and procfd (one message, two fds), enters the one (the owner rule: the
  * guest's namespace is a child of ours, owned by our euid), keeps the other
  * as fd 4 and nothing else, keeps CAP_DAC_OVERRIDE and CAP_SYS_PTRACE there

@@ -33,6 +33,7 @@
  */
 #include "sentry/sentry.h"
 #include "fs/procfs.h"
+#include "common/log.h"
 #include "common/util.h"
 #include "reopen/reopen_blob.h"
 #include "loader/freestanding.h"
@@ -45,6 +46,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -127,7 +129,7 @@ static _Alignas(16) char spawn_stack[8192];
 
 #define RS(nr, a, b, c, d, e) sys6(nr, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), 0)
 
-static __attribute__((noreturn)) void child_exit(void)
+static __attribute__((__noreturn__)) void child_exit(void)
 {
 	for (;;)
 		RS(SYS_exit_group, 1, 0, 0, 0, 0);
@@ -141,19 +143,34 @@ static int reopen_child(void *p)
 	RS(SYS_prctl, PR_SET_NAME, "moat-reopen", 0, 0, 0);
 	/* (not PR_SET_DUMPABLE: that is the mm's, the sentry's own here,
 	 * which the sentry needs; the program sets it on its own mm) */
-	/* stderr, the channel (3, kept over the exec) and the program (4,
-	 * close-on-exec) only */
+	/* the channel (3, kept over the exec), the program (4,
+	 * close-on-exec) and stderr (below) only */
 	long c = RS(SYS_fcntl, a->chan, F_DUPFD_CLOEXEC, 64, 0, 0);
 	long pf = RS(SYS_fcntl, a->prog, F_DUPFD_CLOEXEC, 65, 0, 0);
 	if (c < 0 || pf < 0 || RS(SYS_dup3, c, 3, 0, 0, 0) < 0 || RS(SYS_dup3, pf, 4, O_CLOEXEC, 0, 0) < 0 ||
 	    RS(SYS_close_range, 5, ~0U, 0, 0, 0) < 0)
 		child_exit();
+	/* out of the caller's terminal and its job, as the other helpers
+	 * (red team 91: it was in moat's process group, the terminal's
+	 * foreground one, with the terminal its controlling one and as its
+	 * fd 2): a group of its own, then TIOCNOTTY on whichever of fds 0-2
+	 * is that terminal (not a session leader: only it lets go; no
+	 * /dev/tty in the sentry's mount namespace; not setsid, a new
+	 * autogroup: leave_caller_terminal); fd 2 kept only under MOAT_DEBUG
+	 * (its set-up's messages; confined, it cannot write), else a
+	 * close-on-exec copy for the exec's failure */
+	RS(SYS_setpgid, 0, 0, 0, 0, 0);
+	for (int fd = 0; fd < 3 && RS(SYS_ioctl, fd, TIOCNOTTY, 0, 0, 0) < 0; fd++)
+		;
+	long err = moat_debug ? 2 : RS(SYS_fcntl, 2, F_DUPFD_CLOEXEC, 5, 0, 0);
 	RS(SYS_close, 0, 0, 0, 0, 0);
 	RS(SYS_close, 1, 0, 0, 0, 0);
+	if (!moat_debug)
+		RS(SYS_close, 2, 0, 0, 0, 0);
 	static const char name[] = "moat-reopen", msg[] = "moat-reopen: exec failed\n";
 	char *argv[] = { (char *)name, NULL }, *envp[] = { NULL };
 	RS(SYS_execveat, 4, "", argv, envp, AT_EMPTY_PATH);
-	RS(SYS_write, 2, msg, sizeof msg - 1, 0, 0);
+	RS(SYS_write, err, msg, sizeof msg - 1, 0, 0);
 	child_exit();
 }
 

@@ -37,7 +37,8 @@
  * guest network namespace's /proc/net/unix, read through the guest procfs;
  * an entry younger than half a second is kept: its bind may not have run
  * yet), and a bind that still finds it full is ENOBUFS: a live name is
- * never forgotten. MOAT_TEST_UNIX_NAMES_MAX lowers the maximum (tests). */
+ * never forgotten. MOAT_TEST_UNIX_NAMES_MAX lowers the maximum (tests; never
+ * raises it). */
 #define NBOUND_MIN 64
 #define NBOUND_MAX 16384
 
@@ -174,7 +175,9 @@ uint64_t unix_name_bind(struct sandbox *sb, pid_t vpid, dev_t dev, ino_t ino, co
 	pthread_mutex_lock(&lock);
 	if (!bound) {
 		const char *e = getenv("MOAT_TEST_UNIX_NAMES_MAX");
-		nbound_max = e && atoi(e) >= NBOUND_MIN ? (unsigned)atoi(e) : NBOUND_MAX;
+		/* lower only (red team 91: a test knob in moat's environment
+		 * never lifts a bound; before, any value above NBOUND_MIN) */
+		nbound_max = e && atoi(e) >= NBOUND_MIN && atoi(e) < NBOUND_MAX ? (unsigned)atoi(e) : NBOUND_MAX;
 		nbound_cap = NBOUND_MIN;
 		__atomic_store_n(&bound, xcalloc(nbound_cap, sizeof *bound), __ATOMIC_RELEASE);
 	}

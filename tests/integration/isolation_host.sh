@@ -31,8 +31,9 @@ if [ "$me" = 0 ]; then
 	# moat-reopen (sentry/reopen.c): the sandbox uid, in the guest's user
 	# namespace (not the sentry's), CAP_DAC_OVERRIDE and CAP_SYS_PTRACE
 	# there and nothing else, seccomp-filtered, no_new_privs, not dumpable;
-	# its fds stderr, its channel and the guest procfd only (2 3 4: not the
-	# user namespace's fd it entered), its cwd the sentry's root
+	# its fds its channel and the guest procfd only (3 4: not the user
+	# namespace's fd it entered; stderr only under MOAT_DEBUG since red
+	# team 91), its cwd the sentry's root
 	rp=$(ps -eo pid=,ppid=,comm= | awk -v p="$mpid" '$2 == p && $3 == "moat-reopen" { print $1; exit }')
 	gp=$(guest_pid "sleep 30; : $T_MARK")
 	st=$(grep -E '^(Uid|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' "/proc/${rp:-0}/status" 2>/dev/null | tr -s ' \t' ' ' | tr '\n' ';')
@@ -40,7 +41,7 @@ if [ "$me" = 0 ]; then
 	rns=$(readlink "/proc/${rp:-0}/ns/user" 2>/dev/null)
 	if [ -n "$rp" ] && [ "$st" = "$want" ] && [ -n "$rns" ] && [ "$rns" = "$(readlink "/proc/${gp:-0}/ns/user")" ] &&
 		[ "$rns" != "$(readlink "/proc/$mpid/ns/user")" ] && [ "$(stat -c %u "/proc/$rp/status")" = 0 ] &&
-		[ "$(ls "/proc/$rp/fd" | tr '\n' ' ')" = "2 3 4 " ] &&
+		[ "$(ls "/proc/$rp/fd" | tr '\n' ' ')" = "3 4 " ] &&
 		[ "$(stat -L -c %d:%i "/proc/$rp/cwd")" = "$(stat -L -c %d:%i "/proc/$mpid/root")" ]; then
 		ok moat_reopen_confined
 	else

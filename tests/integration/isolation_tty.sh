@@ -944,4 +944,11 @@ expect_eq net_helpers_out_of_callers_terminal \
 		--net allow=127.0.0.1:9 --secret MOAT_RT89_TOKEN@127.0.0.1:9 --publish "$pport:80")" \
 	"moat tty yes helpers moat-broker,moat-netd,moat-publish in the terminal none exit 0"
 
+# 14c. and moat-reopen (the guest's reopens of objects whose mode denies
+# their owner, sentry/reopen.c), forked by the sentry: red team 91, it was in
+# moat's process group (the terminal's foreground one) with the caller's
+# terminal its controlling one and as its fd 2.
+expect_eq reopen_helper_out_of_callers_terminal "$(out_of_terminal moat-reopen)" \
+	"moat tty yes helpers moat-reopen in the terminal none exit 0"
+
 finish

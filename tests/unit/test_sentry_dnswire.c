@@ -2,6 +2,7 @@
  * moat-netd (sentry/dnswire.c; fuzzed by fuzz/fuzz_dns.c, seeds in
  * fuzz/corpus/dns/): the cases the seeds hold, fixed. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -134,4 +135,70 @@ Test(dnswire, compression_loop_and_truncation_end)
 	cr_assert_lt(dns_skip_name(past, sizeof past, 0), 0);
 	cr_assert_lt(dns_skip_name(bad, sizeof bad, 0), 0);
 	cr_assert_lt(dns_skip_name(self, 1, 0), 0);
+}
+
+/* red team 91: the limits at their edges (a label of 63 bytes and of 64, a
+ * name of 253 bytes, the most the stub's 256-byte buffer holds and one more),
+ * an empty datagram, an answer record of no data, a pointer to offset 0 */
+static int question(const char *const *labels, int nl)
+{
+	mn = 0;
+	static const uint8_t h[12] = { 0, 1, 1, 0, 0, 1 };
+	put(h, sizeof h);
+	for (int i = 0; i < nl; i++) {
+		uint8_t l = (uint8_t)strlen(labels[i]);
+		put(&l, 1);
+		put(labels[i], l);
+	}
+	static const uint8_t tail[5] = { 0, 0, 1, 0, 1 };
+	put(tail, sizeof tail);
+	return mn;
+}
+
+Test(dnswire, limits_at_their_edges)
+{
+	char l63[64], l64[65], l61[62], l62[63], name[256], big[300];
+	memset(l63, 'a', 63), l63[63] = 0;
+	memset(l64, 'b', 64), l64[64] = 0;
+	memset(l61, 'c', 61), l61[61] = 0;
+	memset(l62, 'c', 62), l62[62] = 0;
+	int qt, qc;
+	const char *one63[] = { l63 }, *one64[] = { l64 };
+	cr_assert_eq(dns_parse_question(m, question(one63, 1), name, sizeof name, &qt, &qc), mn);
+	cr_assert_eq(strlen(name), 63);
+	cr_assert_lt(dns_parse_question(m, question(one64, 1), name, sizeof name, &qt, &qc), 0);
+	/* 63.63.63.61: 253 bytes, 255 on the wire: parsed, and built back */
+	const char *n253[] = { l63, l63, l63, l61 }, *n254[] = { l63, l63, l63, l62 };
+	cr_assert_eq(dns_parse_question(m, question(n253, 4), name, sizeof name, &qt, &qc), mn);
+	cr_assert_eq(strlen(name), 253);
+	uint8_t pkt[512];
+	char back[256];
+	int n = dns_build_query(pkt, sizeof pkt, 9, name, 1);
+	cr_assert_eq(dns_parse_question(pkt, n, back, sizeof back, &qt, &qc), n);
+	cr_assert_str_eq(back, name);
+	/* 254 bytes fill the buffer (and its NUL); a longer one is refused,
+	 * not cut */
+	cr_assert_eq(dns_parse_question(m, question(n254, 4), name, sizeof name, &qt, &qc), mn);
+	cr_assert_eq(strlen(name), 254);
+	cr_assert_lt(dns_parse_question(m, question(n254, 4), name, 254, &qt, &qc), 0);
+	snprintf(big, sizeof big, "%s.%s.%s.%s.x", l63, l63, l63, l63);
+	cr_assert_eq(dns_build_query(pkt, 260, 9, big, 1), 0, "does not fit: refused");
+	/* an empty datagram, or a header only */
+	cr_assert_lt(dns_parse_question(m, 0, name, sizeof name, &qt, &qc), 0);
+	cr_assert_lt(dns_parse_question(m, 12, name, sizeof name, &qt, &qc), 0);
+	cr_assert(!dns_answers_query(m, 0, pkt, n));
+	struct got g = { 0 };
+	dns_answer_addrs(m, 0, 12, 1, on_addr, &g);
+	dns_answer_addrs(m, 11, 12, 1, on_addr, &g);
+	cr_assert_eq(g.n, 0);
+	/* a record of no data (RDLENGTH 0) for an A question: no address; a
+	 * name that points at offset 0 (the header): not followed, the record
+	 * after it read */
+	int q = start("p.test", 1, 2);
+	static const uint8_t p0[] = { 0xc0, 0 }, a[] = { 10, 0, 0, 1 };
+	rr(p0, 2, 1, 5, a, 0);
+	rr(p0, 2, 1, 5, a, 4);
+	dns_answer_addrs(m, mn, q, 1, on_addr, &g);
+	cr_assert_eq(g.n, 1);
+	cr_assert(!memcmp(g.a[0].a, a, 4));
 }

@@ -346,6 +346,14 @@ touch "$T_TMP/flip92.stop"; wait "$flipper"
 [ -d "$T_TMP/flip92alt" ] && [ ! -L "$T_TMP/flip92alt" ] && mv -T "$T_TMP/flip92alt" "$T_TMP/flip92.d" && rm "$T_TMP/flip92" && mv -T "$T_TMP/flip92.d" "$T_TMP/flip92"
 after=$(moat run --bind "$T_TMP/flip92:/d:ro" -- /bin/cat /d/secret 2>&1 </dev/null)
 expect_eq bind_src_swap_not_raced "leaks[$leaks] $after" "leaks[] mine"
+# Red team 92: the knobs that undo the sentry's confinement are read only in
+# a -DMOAT_DEV_KNOBS build. In every build, MOAT_SENTRY_FILTER_LEARN in
+# moat's environment (an agent framework passing a guest-chosen environment
+# through) made the sentry's seccomp filter log instead of refuse: the
+# confinement probe's bpf, clone_newuser, add_key, setuid fchmod were
+# ALLOWED. Now every probe is refused, as without the knobs.
+out=$(MOAT_SENTRY_FILTER_LEARN=1 MOAT_NO_LANDLOCK_SCOPE=1 MOAT_TEST_CONFINEMENT=1 moat run -- /bin/true 2>&1 </dev/null)
+expect_eq dev_knobs_not_honoured "$(printf '%s\n' "$out" | grep -c '^confinement-probe bpf: refused') $(printf '%s\n' "$out" | grep -c ': ALLOWED')" "1 0"
 
 # Red team 40: options that contradict an earlier one were taken silently,
 # the last one winning: a wrapper that appends --net none or a read-only

@@ -354,6 +354,20 @@ expect_eq bind_src_swap_not_raced "leaks[$leaks] $after" "leaks[] mine"
 # ALLOWED. Now every probe is refused, as without the knobs.
 out=$(MOAT_SENTRY_FILTER_LEARN=1 MOAT_NO_LANDLOCK_SCOPE=1 MOAT_TEST_CONFINEMENT=1 moat run -- /bin/true 2>&1 </dev/null)
 expect_eq dev_knobs_not_honoured "$(printf '%s\n' "$out" | grep -c '^confinement-probe bpf: refused') $(printf '%s\n' "$out" | grep -c ': ALLOWED')" "1 0"
+# Red team 92: moat apply ran "git" by the caller's PATH after its chdir to
+# TREE, so an empty or relative entry (":/usr/bin", ".", "bin") found a git
+# an earlier sandbox left in the tree and ran it as the caller. Now only
+# PATH's absolute directories are searched, before the chdir.
+mkdir -p "$T_TMP/tree92/bin" && chmod -R a+rwx "$T_TMP/tree92"
+moat run --bind "$T_TMP/tree92:/t:rw" -- /bin/sh -c "for g in /t/git /t/bin/git; do printf '#!/bin/sh\ntouch $T_TMP/git92.ran\n' >\$g; chmod 755 \$g; done" </dev/null >/dev/null 2>&1
+printf 'diff --git a/n b/n\nnew file mode 100644\n--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+hi\n' >"$T_TMP/p92.patch"
+r=
+for p in ":$PATH" ".:$PATH" "bin:$PATH"; do
+	rm -f "$T_TMP/tree92/n"
+	PATH=$p "$MOAT" apply "$T_TMP/p92.patch" "$T_TMP/tree92" </dev/null >/dev/null 2>&1
+	r="$r $? $(cat "$T_TMP/tree92/n" 2>&1)"
+done
+expect_eq apply_git_not_from_tree "$([ -e "$T_TMP/git92.ran" ] && echo ran-planted-git)$r" " 0 hi 0 hi 0 hi"
 
 # Red team 40: options that contradict an earlier one were taken silently,
 # the last one winning: a wrapper that appends --net none or a read-only

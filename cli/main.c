@@ -995,6 +995,32 @@ static int cmd_diff(int argc, char **argv)
 	return stdout_done();
 }
 
+/* PROG in PATH's absolute directories (PATH unset: /usr/bin:/bin), before
+ * moat apply's chdir to TREE: an empty or relative entry (":/usr/bin",
+ * ".", "node_modules/.bin") named TREE's own files there, and a "git" an
+ * earlier sandbox left in its changes ran as the caller (red team 92) */
+static char *path_lookup_absolute(const char *prog)
+{
+	const char *p = getenv("PATH");
+	if (!p)
+		p = "/usr/bin:/bin";
+	for (;;) {
+		const char *end = strchrnul(p, ':');
+		size_t n = (size_t)(end - p);
+		if (n && p[0] == '/') {
+			char *f = xmalloc(n + strlen(prog) + 2);
+			struct stat st;
+			sprintf(f, "%.*s/%s", (int)n, p, prog);
+			if (stat(f, &st) == 0 && S_ISREG(st.st_mode) && access(f, X_OK) == 0)
+				return f;
+			free(f);
+		}
+		if (!*end)
+			return NULL;
+		p = end + 1;
+	}
+}
+
 /* moat apply PATCH TREE: git apply in TREE as no repository sees it. A
  * .gitattributes an earlier patch left (or the tree's .git/config, the
  * system's or the caller's attributes) would make git apply run a filter
@@ -1009,6 +1035,9 @@ static int cmd_apply(int argc, char **argv)
 	char *patch = realpath(argv[0], NULL);
 	if (!patch)
 		die_status(2, "%s: %s", argv[0], strerror(errno));
+	char *git = path_lookup_absolute("git");
+	if (!git)
+		die_status(127, "git: not found in PATH's absolute directories");
 	if (chdir(argv[1]) < 0)
 		die_status(2, "%s: %s", argv[1], strerror(errno));
 	static const char *const drop[] = { "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
@@ -1020,8 +1049,8 @@ static int cmd_apply(int argc, char **argv)
 	    setenv("GIT_CONFIG_NOSYSTEM", "1", 1))
 		die("setenv: %s", strerror(errno));
 	char *const args[] = { "git", "-c", "core.attributesFile=/dev/null", "apply", "--", patch, NULL };
-	execvp("git", args);
-	die_status(127, "git: %s", strerror(errno));
+	execv(git, args);
+	die_status(127, "%s: %s", git, strerror(errno));
 }
 
 static int cmd_syscalls(int argc, char **argv)

@@ -613,6 +613,17 @@ int open_caller_output(const char *path, int flags, mode_t mode)
 	return fd;
 }
 
+int stat_caller_source(const char *path, struct stat *st)
+{
+	if (lstat(path, st) < 0)
+		return -1;
+	if (S_ISLNK(st->st_mode)) {
+		errno = ELOOP;
+		return -1;
+	}
+	return 0;
+}
+
 const char *spawn_error(int e, char *buf, size_t len)
 {
 	struct rlimit rl;

@@ -75,7 +75,16 @@ char *proc_stat_field(char *text, int n);
  * under /dev/ or /proc/ (/dev/stderr, /dev/fd/N of a process
  * substitution) opens as before. */
 int open_caller_output(const char *path, int flags, mode_t mode);
-/* Why open_caller_output failed, for a one-line error (errno e). */
+/* stat(2) of a host path the caller named for moat to serve or write in
+ * (--bind SRC, --root, --overlay, --export DIR): its last component is not
+ * followed, and a symlink there is refused (ELOOP, -1): a sandbox with a rw
+ * bind of the directory may have planted it for the caller's next run
+ * (red team 92). The caller's own links in the directory part are still
+ * followed. */
+struct stat;
+int stat_caller_source(const char *path, struct stat *st);
+/* Why open_caller_output or stat_caller_source failed, for a one-line
+ * error (errno e). */
 const char *caller_output_error(int e);
 /* Why a fork, clone or pthread_create of moat's failed with errno e, for a
  * one-line start-up error: with EAGAIN under a finite RLIMIT_NPROC, "the

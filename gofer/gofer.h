@@ -54,9 +54,10 @@ struct gofer_export {
 	int kind;
 	const char *host_path;       /* DIR: absolute host path; else NULL */
 	int writable;                /* DIR: rw bind */
-	unsigned long long chk_dev, chk_ino; /* DIR rw: the object moat's overlap
-				      * check looked at (refuse_overlaps; 0: none):
-				      * the gofer's clone of host_path must be it */
+	unsigned long long chk_dev, chk_ino; /* DIR: the object moat checked (a --bind
+				      * or --root: no planted symlink, red team 92;
+				      * rw: refuse_overlaps too; 0: none): the
+				      * gofer's clone of host_path must be it */
 	const char *const *hidden;   /* NULL-terminated list of relative paths never
 				      * served (e.g. "shadow", "ssh"), or NULL */
 	mode_t mode;                 /* TMPFS: mode of its root (0 = 0755; /tmp: 01777) */

@@ -1093,7 +1093,7 @@ static void checked_object(int fd, unsigned long long dev, unsigned long long in
 	if (fstat(fd, &st) < 0)
 		failp("gofer: %s %s", opt, path);
 	if ((unsigned long long)st.st_dev != dev || (unsigned long long)st.st_ino != ino)
-		fail(-ESTALE, "gofer: %s %s: replaced since moat checked it for overlaps", opt, path);
+		fail(-ESTALE, "gofer: %s %s: replaced since moat checked it", opt, path);
 }
 
 /* A cow source's submounts (Docker's bind of /etc/resolv.conf, hosts,

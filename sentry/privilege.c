@@ -741,8 +741,9 @@ int priv_sentry_root(const struct gofer_export *ex, size_t n, char *err, size_t 
 			close(trees[i]);
 			trees[i] = -1;
 		}
-		/* an rw source is the object moat checked for overlaps, as the
-		 * gofer's clone must be (checked_object): this clone resolves
+		/* a --bind source is the object moat checked (no planted
+		 * symlink; rw: for overlaps), as the gofer's clone must be
+		 * (checked_object): this clone resolves
 		 * the name once more, and a host process that swapped it for a
 		 * symlink to the layer's directory in between gave the fast
 		 * path (stat, lookups) the guest's own layer at the bind while
@@ -751,7 +752,7 @@ int priv_sentry_root(const struct gofer_export *ex, size_t n, char *err, size_t 
 		 * overlay_overlap_missing_source_not_raced) */
 		if (trees[i] >= 0 && ex[i].chk_ino &&
 		    ((unsigned long long)st.st_dev != ex[i].chk_dev || (unsigned long long)st.st_ino != ex[i].chk_ino)) {
-			snprintf(err, errlen, "sentry: --bind %s: replaced since moat checked it for overlaps",
+			snprintf(err, errlen, "sentry: --bind %s: replaced since moat checked it",
 				 ex[i].host_path);
 			return -ESTALE;
 		}

@@ -108,16 +108,32 @@ static size_t die_reap(pid_t *all, size_t n)
 	return left;
 }
 
+/* DIR made (as the caller) if it is not there, and what is there: a
+ * symlink a sandbox planted at the name the caller gave is refused, exit 2
+ * (red team 92: --export and --overlay wrote through it, anywhere on the
+ * host); lock_dir's open must find the same object */
+static void made_caller_dir(const char *opt, const char *dir, mode_t mode, struct stat *st)
+{
+	if (mkdir(dir, mode) < 0 && errno != EEXIST)
+		die_status(2, "%s %s: %s", opt, dir, strerror(errno));
+	if (stat_caller_source(dir, st) < 0)
+		die_status(2, "%s %s: %s", opt, dir, caller_output_error(errno));
+}
+
 /* An exclusive flock on DIR for the rest of our life, or exit 2 when
  * another sandbox holds it. "same": our lock of another option's DIR
  * (the same directory for both takes one lock). A file system without
- * flock runs unlocked, as before. */
-static int lock_dir(const char *opt, const char *dir, int same)
+ * flock runs unlocked, as before. "checked": what made_caller_dir found
+ * at DIR's name, which the open must be. */
+static int lock_dir(const char *opt, const char *dir, int same, const struct stat *checked)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		die_status(2, "%s %s: %s", opt, dir, strerror(errno));
 	struct stat a, b;
+	if (fstat(fd, &a) < 0 || a.st_dev != checked->st_dev || a.st_ino != checked->st_ino)
+		die_status(2, "%s %s: replaced since moat checked it (refused: a sandbox may have "
+			   "made it)", opt, dir);
 	if (same >= 0 && fstat(fd, &a) == 0 && fstat(same, &b) == 0 && a.st_dev == b.st_dev &&
 	    a.st_ino == b.st_ino) {
 		close(fd);
@@ -176,6 +192,7 @@ static void refuse_overlaps(struct view *view, struct gofer_cow_config *cow, int
 		 * that took the name away for the check and put an overlapping
 		 * directory there for the gofer's open passed): the gofer
 		 * refuses whatever it finds then, or says why it found none */
+		unsigned long long vdev = e->chk_dev, vino = e->chk_ino; /* the view's */
 		e->chk_dev = ~0ULL;
 		e->chk_ino = ~0ULL;
 		int fd = open(e->host_path, O_PATH | O_CLOEXEC);
@@ -185,6 +202,9 @@ static void refuse_overlaps(struct view *view, struct gofer_cow_config *cow, int
 			close(fd);
 			continue;
 		}
+		if (vino && ((unsigned long long)st.st_dev != vdev || (unsigned long long)st.st_ino != vino))
+			die_status(2, "--bind %s: replaced since moat checked it (refused: a sandbox may "
+				   "have made it)", e->host_path);
 		e->chk_dev = st.st_dev;
 		e->chk_ino = st.st_ino;
 		if (overlay_fd >= 0 && moat_fds_overlap(overlay_fd, fd))
@@ -793,9 +813,9 @@ int sentry_run(const struct sentry_config *cfg)
 		cow.disk_implicit = 1;
 	}
 	char *export_dir = NULL;
+	struct stat export_st, overlay_st;
 	if (cfg->export_dir) { /* made (as the caller) before the gofer opens it */
-		if (mkdir(cfg->export_dir, 0755) < 0 && errno != EEXIST)
-			die_status(2, "--export %s: %s", cfg->export_dir, strerror(errno));
+		made_caller_dir("--export", cfg->export_dir, 0755, &export_st);
 		export_dir = realpath(cfg->export_dir, NULL);
 		if (!export_dir)
 			die_status(2, "--export %s: %s", cfg->export_dir, strerror(errno));
@@ -811,13 +831,12 @@ int sentry_run(const struct sentry_config *cfg)
 	 * exit, has finished its export by then). */
 	int overlay_lock = -1;
 	if (cow.upper_dir) {
-		if (mkdir(cow.upper_dir, 0700) < 0 && errno != EEXIST)
-			die_status(2, "--overlay %s: %s", cow.upper_dir, strerror(errno));
-		overlay_lock = lock_dir("--overlay", cow.upper_dir, -1);
+		made_caller_dir("--overlay", cow.upper_dir, 0700, &overlay_st);
+		overlay_lock = lock_dir("--overlay", cow.upper_dir, -1, &overlay_st);
 	}
 	int export_lock = -1;
 	if (export_dir)
-		export_lock = lock_dir("--export", export_dir, overlay_lock);
+		export_lock = lock_dir("--export", export_dir, overlay_lock, &export_st);
 	refuse_overlaps(&view, &cow, overlay_lock, export_lock);
 	gofer_set_cow(&cow);
 	for (size_t i = 0; i < view.nexports; i++)

@@ -328,6 +328,17 @@ static int canon_guest(const char *in, char *out, size_t len)
 	return 0;
 }
 
+/* The object stat_caller_source found at a --bind SRC or --root (not a
+ * symlink a sandbox planted there): the gofer's clone of the resolved path
+ * must be it (checked_object), or the start fails (red team 92: a host
+ * process that swapped the checked directory for a symlink to / before the
+ * gofer's open gave the guest the host's root) */
+static void checked_source(struct gofer_export *e, const struct stat *st)
+{
+	e->chk_dev = st->st_dev;
+	e->chk_ino = st->st_ino;
+}
+
 /* a --bind or --tmpfs of the caller's at PATH or above it: theirs, whole */
 static int user_mount_covers(const struct sentry_config *cfg, const char *path)
 {
@@ -380,13 +391,15 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 
 	if (cfg->root) {
 		struct stat st;
-		if (stat(cfg->root, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		errno = 0;
+		if (stat_caller_source(cfg->root, &st) < 0 || !S_ISDIR(st.st_mode)) {
 			snprintf(err, errlen, "--root %s: %s", cfg->root,
-				 errno ? strerror(errno) : "Not a directory");
+				 errno ? caller_output_error(errno) : "Not a directory");
 			return -ENOENT;
 		}
 		char *rp = realpath(cfg->root, NULL);
 		int e = add_export(&b, GOFER_EXPORT_DIR, rp, 0, NULL);
+		checked_source(&v->exports[e], &st);
 		if (root_overlay) {
 			v->exports[e].cow = 1;
 			v->exports[e].cow_name = "root";
@@ -485,8 +498,8 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 			add_mount(&b, dst, VFS_MNT_GOFER, e, 1, 0, NULL, NULL);
 			continue;
 		}
-		if (stat(bs->src, &st) < 0) {
-			snprintf(err, errlen, "--bind %s: %s", bs->src, strerror(errno));
+		if (stat_caller_source(bs->src, &st) < 0) {
+			snprintf(err, errlen, "--bind %s: %s", bs->src, caller_output_error(errno));
 			return -ENOENT;
 		}
 		/* (the gofer refuses these too, at exit 1 with "gofer:"; this is
@@ -512,6 +525,7 @@ int view_plan(const struct sentry_config *cfg, struct view *v, char *err, size_t
 			return -EINVAL;
 		}
 		int e = add_export(&b, GOFER_EXPORT_DIR, rp, bs->writable || bs->cow, NULL);
+		checked_source(&v->exports[e], &st);
 		if (bs->cow) {
 			v->exports[e].cow = 1;
 			v->exports[e].cow_name = cow_name(&b, dst);

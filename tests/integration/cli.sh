@@ -303,6 +303,72 @@ rc3=$(timeout 3 "$MOAT" run --result "$T_TMP/ws/fifo" -- /bin/true </dev/null >/
 res=$(moat run --result /dev/stdout -- /bin/true </dev/null 2>/dev/null | head -c 12)
 expect_eq output_files_no_planted_symlink "$rc1 $rc2 $rc3 $(cat "$T_TMP/victim") $res" '2 2 2 keep {"sandbox": '
 
+# Red team 92: host paths an earlier sandbox could have prepared. An agent
+# framework runs sandboxes in sequence over one work directory a guest wrote
+# through a rw bind: a symlink it planted at the name the caller gives to
+# --bind SRC (ro, rw or cow), --export, --overlay or --root was followed
+# (the next guest read and wrote the link's target, any host directory; the
+# export and the overlay's layers were written there). Now exit 2, one line;
+# the target untouched.
+mkdir -p "$T_TMP/ws92" "$T_TMP/vd92" && chmod a+rwx "$T_TMP/ws92" && echo "host-$T_MARK" >"$T_TMP/vd92/secret"
+moat run --bind "$T_TMP/ws92:/w:rw" -- /bin/sh -c "for n in src exp ov root; do ln -s '$T_TMP/vd92' /w/\$n; done" </dev/null >/dev/null 2>&1
+r=
+for spec in "--bind $T_TMP/ws92/src:/d:ro" "--bind $T_TMP/ws92/src:/d:rw" "--bind $T_TMP/ws92/src:/d:cow" \
+	    "--export $T_TMP/ws92/exp" "--overlay $T_TMP/ws92/ov" "--root $T_TMP/ws92/root"; do
+	# shellcheck disable=SC2086 # (SPEC's words: the option and its value)
+	e=$(moat run $spec -- /bin/sh -c 'cat /d/secret; echo x >/d/new; echo y >/etc/new' 2>&1 </dev/null)
+	r="$r $?"
+	case $e in *": a symlink (refused: a sandbox may have made it)") ;; *) r="$r[$e]" ;; esac
+done
+expect_eq planted_symlink_sources_refused "$r $(ls "$T_TMP/vd92" | tr '\n' ' ')" " 2 2 2 2 2 2 secret "
+# ... and a host process that flips the name between a directory and such a
+# symlink (renameat2 RENAME_EXCHANGE, in a loop) while moat starts: the
+# object moat checked is the one the gofer clones (checked_object), or exit
+# 2; after the flipping the directory is bound as asked.
+mkdir -p "$T_TMP/flip92" && echo mine >"$T_TMP/flip92/secret" && ln -s "$T_TMP/vd92" "$T_TMP/flip92alt"
+"$PY" - "$T_TMP/flip92" "$T_TMP/flip92alt" "$T_TMP/flip92.stop" <<'EOF2' &
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+a, b = sys.argv[1].encode(), sys.argv[2].encode()
+while not os.path.exists(sys.argv[3]):
+    for _ in range(100):
+        libc.renameat2(-100, a, -100, b, 2)
+EOF2
+flipper=$!
+leaks= n=0 end=$((SECONDS + 4))
+while [ "$n" -lt 12 ] && [ "$SECONDS" -lt "$end" ]; do
+	mode=ro; [ $((n % 2)) -eq 1 ] && mode=rw
+	out=$(moat run --bind "$T_TMP/flip92:/d:$mode" -- /bin/cat /d/secret 2>/dev/null </dev/null)
+	case $out in *host-*) leaks="$leaks $n:$mode" ;; esac
+	n=$((n + 1))
+done
+touch "$T_TMP/flip92.stop"; wait "$flipper"
+[ -d "$T_TMP/flip92alt" ] && [ ! -L "$T_TMP/flip92alt" ] && mv -T "$T_TMP/flip92alt" "$T_TMP/flip92.d" && rm "$T_TMP/flip92" && mv -T "$T_TMP/flip92.d" "$T_TMP/flip92"
+after=$(moat run --bind "$T_TMP/flip92:/d:ro" -- /bin/cat /d/secret 2>&1 </dev/null)
+expect_eq bind_src_swap_not_raced "leaks[$leaks] $after" "leaks[] mine"
+# Red team 92: the knobs that undo the sentry's confinement are read only in
+# a -DMOAT_DEV_KNOBS build. In every build, MOAT_SENTRY_FILTER_LEARN in
+# moat's environment (an agent framework passing a guest-chosen environment
+# through) made the sentry's seccomp filter log instead of refuse: the
+# confinement probe's bpf, clone_newuser, add_key, setuid fchmod were
+# ALLOWED. Now every probe is refused, as without the knobs.
+out=$(MOAT_SENTRY_FILTER_LEARN=1 MOAT_NO_LANDLOCK_SCOPE=1 MOAT_TEST_CONFINEMENT=1 moat run -- /bin/true 2>&1 </dev/null)
+expect_eq dev_knobs_not_honoured "$(printf '%s\n' "$out" | grep -c '^confinement-probe bpf: refused') $(printf '%s\n' "$out" | grep -c ': ALLOWED')" "1 0"
+# Red team 92: moat apply ran "git" by the caller's PATH after its chdir to
+# TREE, so an empty or relative entry (":/usr/bin", ".", "bin") found a git
+# an earlier sandbox left in the tree and ran it as the caller. Now only
+# PATH's absolute directories are searched, before the chdir.
+mkdir -p "$T_TMP/tree92/bin" && chmod -R a+rwx "$T_TMP/tree92"
+moat run --bind "$T_TMP/tree92:/t:rw" -- /bin/sh -c "for g in /t/git /t/bin/git; do printf '#!/bin/sh\ntouch $T_TMP/git92.ran\n' >\$g; chmod 755 \$g; done" </dev/null >/dev/null 2>&1
+printf 'diff --git a/n b/n\nnew file mode 100644\n--- /dev/null\n+++ b/n\n@@ -0,0 +1 @@\n+hi\n' >"$T_TMP/p92.patch"
+r=
+for p in ":$PATH" ".:$PATH" "bin:$PATH"; do
+	rm -f "$T_TMP/tree92/n"
+	PATH=$p "$MOAT" apply "$T_TMP/p92.patch" "$T_TMP/tree92" </dev/null >/dev/null 2>&1
+	r="$r $? $(cat "$T_TMP/tree92/n" 2>&1)"
+done
+expect_eq apply_git_not_from_tree "$([ -e "$T_TMP/git92.ran" ] && echo ran-planted-git)$r" " 0 hi 0 hi 0 hi"
+
 # Red team 40: options that contradict an earlier one were taken silently,
 # the last one winning: a wrapper that appends --net none or a read-only
 # --bind to a user's command line got neither (`--net allow=H --net none`

@@ -613,6 +613,22 @@ int open_caller_output(const char *path, int flags, mode_t mode)
 	return fd;
 }
 
+/* A knob that undoes confinement or isolation: read only in a
+ * -DMOAT_DEV_KNOBS build (red team 92: honoured in every build,
+ * MOAT_SENTRY_FILTER_LEARN in moat's environment turned the sentry's filter
+ * into a log, and a compromised sentry's bpf, clone(CLONE_NEWUSER), add_key
+ * and setuid fchmod ran; an agent framework may pass a guest-chosen
+ * environment through to moat) */
+const char *moat_dev_knob(const char *name)
+{
+#ifdef MOAT_DEV_KNOBS
+	return getenv(name);
+#else
+	(void)name;
+	return NULL;
+#endif
+}
+
 int stat_caller_source(const char *path, struct stat *st)
 {
 	if (lstat(path, st) < 0)

@@ -83,6 +83,9 @@ int open_caller_output(const char *path, int flags, mode_t mode);
  * followed. */
 struct stat;
 int stat_caller_source(const char *path, struct stat *st);
+/* getenv(name) in a -DMOAT_DEV_KNOBS build, else NULL: the knobs that
+ * weaken confinement or isolation */
+const char *moat_dev_knob(const char *name);
 /* Why open_caller_output or stat_caller_source failed, for a one-line
  * error (errno e). */
 const char *caller_output_error(int e);

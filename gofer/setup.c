@@ -978,7 +978,7 @@ static void hide_in_upper(const struct gofer_export *e, size_t i, const char *lo
 	hp.len = 0;
 
 	memset(layer_hides[i], 0, sizeof layer_hides[i]);
-	if (!e->hidden || getenv("MOAT_TEST_HIDE_BY_NAME"))
+	if (!e->hidden || moat_dev_knob("MOAT_TEST_HIDE_BY_NAME"))
 		return;
 	lfd = open(low, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	ufd = open(up, O_PATH | O_DIRECTORY | O_CLOEXEC);

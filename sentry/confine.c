@@ -106,24 +106,10 @@
  * filter (as the caller's stdio or a guest's may be), for the path binds */
 static int probe_sock = -1;
 
-/* A knob that undoes confinement: read only in a -DMOAT_DEV_KNOBS build
- * (red team 92: honoured in every build, MOAT_SENTRY_FILTER_LEARN in moat's
- * environment turned the sentry's filter into a log, and a compromised
- * sentry's bpf, clone(CLONE_NEWUSER), add_key and setuid fchmod ran) */
-static const char *dev_knob(const char *name)
-{
-#ifdef MOAT_DEV_KNOBS
-	return getenv(name);
-#else
-	(void)name;
-	return NULL;
-#endif
-}
-
 /* The fds the rules name: the guest procfs, the export roots, the tty. */
 int confine_sentry(struct sandbox *sb, char *err, size_t errlen)
 {
-	int learn = dev_knob("MOAT_SENTRY_FILTER_LEARN") != NULL;
+	int learn = moat_dev_knob("MOAT_SENTRY_FILTER_LEARN") != NULL;
 	int pfd = sb->guest_procfd;
 	if (pfd < 0) {
 		snprintf(err, errlen, "sentry confinement: no guest procfs");
@@ -185,7 +171,7 @@ int confine_scope(char *err, size_t errlen)
 	} ra = { .scoped = 1ULL << 0 /* LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET */ |
 			  1ULL << 1 /* LANDLOCK_SCOPE_SIGNAL */ };
 	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1U /* _VERSION */);
-	if (abi < 6 || dev_knob("MOAT_NO_LANDLOCK_SCOPE")) /* (the knob: to watch the test fail) */
+	if (abi < 6 || moat_dev_knob("MOAT_NO_LANDLOCK_SCOPE")) /* (the knob: to watch the test fail) */
 		return 0;
 	long rs = syscall(SYS_landlock_create_ruleset, &ra, sizeof ra, 0);
 	if (rs < 0) {

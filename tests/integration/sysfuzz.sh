@@ -36,13 +36,59 @@ fds() {
 }
 rss() { awk '/^VmRSS:/{print $2}' "/proc/$1/status" 2>/dev/null; }
 
+# A hung batch explains itself (fuzz87: a 600 s run left three threads in
+# trapped calls, and by the time anyone looked they were killed): the fuzzer
+# (SYSFUZZ_HOLD) writes /m/hang (the batch's pid and its stuck threads' tids,
+# as the guest numbers them) and holds the batch until /m/hang.done. Here:
+# every task of moat's tree, its state, wchan and syscall (the guest's
+# threads are in a trapped call's wait, seccomp_do_user_notification, or
+# not), kernel stacks where we may read them, and the sentry's and its
+# helpers' user stacks (gdb, when there is one: a worker in RECV, in a lock,
+# in a gofer wait, or none left in RECV); into $T_TMP/hang.txt, whose lines
+# the FAIL message names and stderr shows.
+desc() { local c; echo "$1"; for c in $(pgrep -P "$1"); do desc "$c"; done; }
+hang_dump() { # MOATPID
+	local p t e l n stuck
+	stuck=" $(cut -d' ' -f2- "$T_TMP/m/hang") "
+	: >"$T_TMP/hang.sum"
+	{
+		echo "hung batch (pid, stuck tids, guest numbering): $(cat "$T_TMP/m/hang")"
+		for p in $(desc "$1"); do
+			e=$(readlink "/proc/$p/exe" 2>/dev/null)
+			echo "pid $p $(grep NSpid "/proc/$p/status" 2>/dev/null | tr -s '\t' ' ') exe $e"
+			for t in /proc/$p/task/*; do
+				l="${t##*/} $(cat "$t/comm" 2>/dev/null) $(grep ^State "$t/status" 2>/dev/null | cut -f2 | cut -c1) wchan=$(cat "$t/wchan" 2>/dev/null) syscall=$(cut -d' ' -f1-4 "$t/syscall" 2>/dev/null)"
+				echo "  $l"
+				sed -n '1,6s/^/      /p' "$t/stack" 2>/dev/null
+				# a stuck thread (its guest tid, in a pid namespace), and
+				# the sentry's threads by what they wait in
+				n=$(awk '/^NSpid:/{if (NF > 2) print $NF}' "$t/status" 2>/dev/null)
+				if [ -n "$n" ] && [[ "$stuck" == *" $n "* ]]; then
+					echo "guest $n: $l" >>"$T_TMP/hang.sum"
+				elif [ "$p" = "$1" ]; then
+					echo "sentry wchan=$(cat "$t/wchan" 2>/dev/null) syscall=$(cut -d' ' -f1 "$t/syscall" 2>/dev/null)" >>"$T_TMP/hang.sum"
+				fi
+			done
+		done
+		if command -v gdb >/dev/null; then
+			for p in $(desc "$1"); do
+				e=$(readlink "/proc/$p/exe" 2>/dev/null)
+				case "$e" in *moat*) ;; *) continue ;; esac
+				echo "gdb $p ($(cat "/proc/$p/comm" 2>/dev/null)):"
+				timeout 60 gdb "$MOAT" -p "$p" -batch -ex 'thread apply all bt 12' 2>&1 | grep -E '^(Thread|#)' | sed 's/^/  /'
+			done
+		fi
+	} >"$T_TMP/hang.txt" 2>&1
+	: >"$T_TMP/m/hang.done"
+}
+
 # 1. a short run then the long one in the same sandbox; the marks let the
 #    host sample the sentry between them and after. The shell between them
 #    ignores SIGIO: the fuzzer may set O_ASYNC and F_SETOWN its parent on a
 #    shared description (CI, rootless: the shell died of SIGIO, exit 157, seed
 #    1796515684), as Linux allows; moat's own death still fails the case.
 "$MOAT" run --bind "$SYSCALL_BIN:/t:ro" --bind "$T_TMP/w:/work:rw" --bind "$T_TMP/m:/m:rw,shared" \
-	--workdir /work --env MOAT_GUEST=1 -- /bin/sh -c '
+	--workdir /work --env MOAT_GUEST=1 --env SYSFUZZ_HOLD=/m/hang -- /bin/sh -c '
 	trap "" IO
 	/t/probe_sysfuzz /work 2 "$1"; a=$?
 	: >/m/1; while [ ! -e /m/go ]; do sleep 0.05; done
@@ -53,7 +99,12 @@ mpid=$!
 at_exit "kill -9 $mpid"
 wait_mark() { # FILE SECONDS
 	local i
-	for ((i = 0; i < $2 * 20; i++)); do [ -e "$1" ] && return 0; kill -0 $mpid 2>/dev/null || return 1; sleep 0.05; done
+	for ((i = 0; i < $2 * 20; i++)); do
+		[ -e "$1" ] && return 0
+		kill -0 $mpid 2>/dev/null || return 1
+		[ -e "$T_TMP/m/hang" ] && [ ! -e "$T_TMP/m/hang.done" ] && hang_dump $mpid
+		sleep 0.05
+	done
 	return 1
 }
 f1="" f2="" r1="" r2=""
@@ -70,11 +121,14 @@ fi
   for ((i = 0; i < (secs + 90) * 10; i++)); do kill -0 $mpid || exit 0; sleep 0.1; done
   kill -9 $mpid ) &
 wait $mpid; rc=$?
+# the guest's stuck threads in one line each (the whole dump on stderr)
+hang=$([ -s "$T_TMP/hang.sum" ] && sort "$T_TMP/hang.sum" | uniq -c | sort -rn | head -16 | tr -s ' ' | tr '\n' '|')
 echo "# sysfuzz seed=$seed: $(grep -E '^(ok|FAIL) sysfuzz' "$T_TMP/out" | tr '\n' ' ') sentry fds $f1 -> $f2, VmRSS ${r1}k -> ${r2}k"
 if [ $rc -eq 0 ] && [ "$(grep -c '^ok sysfuzz' "$T_TMP/out")" = 2 ]; then
 	ok fuzz_survives
 else
-	fail fuzz_survives "exit $rc (seed $seed): $(grep -vE '^(sysfuzz|ok) ' "$T_TMP/out" | head -20 | tr '\n' '|') $(tail -5 "$T_TMP/err" | tr '\n' '|')"
+	fail fuzz_survives "exit $rc (seed $seed): $(grep -vE '^(sysfuzz|ok) ' "$T_TMP/out" | head -20 | tr '\n' '|') $(tail -5 "$T_TMP/err" | tr '\n' '|')${hang:+ stuck: $hang}"
+	[ -s "$T_TMP/hang.txt" ] && sed -n '1,400p' "$T_TMP/hang.txt" >&2
 fi
 if b=$(bad_stderr "$T_TMP/err"); then
 	fail fuzz_no_sentry_report "(seed $seed) $(echo "$b" | head -5 | tr '\n' '|')"

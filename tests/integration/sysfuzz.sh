@@ -75,7 +75,7 @@ hang_dump() { # MOATPID
 				e=$(readlink "/proc/$p/exe" 2>/dev/null)
 				case "$e" in *moat*) ;; *) continue ;; esac
 				echo "gdb $p ($(cat "/proc/$p/comm" 2>/dev/null)):"
-				timeout 60 gdb "$MOAT" -p "$p" -batch -ex 'thread apply all bt 12' 2>&1 | grep -E '^(Thread|#)' | sed 's/^/  /'
+				timeout 60 gdb -q "$MOAT" -p "$p" -batch -ex 'set sysroot /' -ex 'thread apply all bt 12' 2>&1 | grep -E '^(Thread|#)' | sed 's/^/  /'
 			done
 		fi
 	} >"$T_TMP/hang.txt" 2>&1

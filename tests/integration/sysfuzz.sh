@@ -76,6 +76,13 @@ hang_dump() { # MOATPID
 				case "$e" in *moat*) ;; *) continue ;; esac
 				echo "gdb $p ($(cat "/proc/$p/comm" 2>/dev/null)):"
 				timeout 60 gdb -q "$MOAT" -p "$p" -batch -ex 'set sysroot /' -ex 'thread apply all bt 12' 2>&1 | grep -E '^(Thread|#)' | sed 's/^/  /'
+				# the pipeline's state (sentry/pipeline.c): a lead held
+				# by no thread in RECV, the pool full, RECV closed
+				[ "$p" = "$1" ] && timeout 60 gdb -q "$MOAT" -p "$p" -batch -ex 'set sysroot /' \
+					-ex 'p leads' -ex 'p lead_target' -ex 'p lead_waiters' -ex 'p nworkers' -ex 'p idle_workers' \
+					-ex 'p nwaiting' -ex 'p recv_closed' -ex 'p fast_busy' 2>/dev/null | grep '^\$' | tr '\n' ' ' |
+					awk '{print "pipeline: leads " $3 " target " $6 " lead_waiters " $9 " workers " $12 " idle " $15 " waiting " $18 " recv_closed " $21 " fast_busy " $24}' |
+					tee -a "$T_TMP/hang.sum"
 			done
 		fi
 	} >"$T_TMP/hang.txt" 2>&1

@@ -60,6 +60,7 @@ hang_dump() { # MOATPID
 				l="${t##*/} $(cat "$t/comm" 2>/dev/null) $(grep ^State "$t/status" 2>/dev/null | cut -f2 | cut -c1) wchan=$(cat "$t/wchan" 2>/dev/null) syscall=$(cut -d' ' -f1-4 "$t/syscall" 2>/dev/null)"
 				echo "  $l"
 				sed -n '1,6s/^/      /p' "$t/stack" 2>/dev/null
+				echo "      $(grep -E '^(SigPnd|ShdPnd|SigBlk|SigIgn|SigCgt|TracerPid)' "$t/status" 2>/dev/null | tr '\n\t' '  ')"
 				# a stuck thread (its guest tid, in a pid namespace), and
 				# the sentry's threads by what they wait in
 				n=$(awk '/^NSpid:/{if (NF > 2) print $NF}' "$t/status" 2>/dev/null)
@@ -83,6 +84,15 @@ hang_dump() { # MOATPID
 					-ex 'p nwaiting' -ex 'p recv_closed' -ex 'p fast_busy' 2>/dev/null | grep '^\$' | tr '\n' ' ' |
 					awk '{print "pipeline: leads " $3 " target " $6 " lead_waiters " $9 " workers " $12 " idle " $15 " waiting " $18 " recv_closed " $21 " fast_busy " $24}' |
 					tee -a "$T_TMP/hang.sum"
+				# the tracer's (sentry/tracer.c): stops it took off wait4
+				# and holds (a sibling's exec in flight), execs in flight
+				# (the first one's tid), early stops, the held stops
+				# (fuzz87's ASan hang: an exec'ing process left in a
+				# ptrace stop, the tracer idle in waitid)
+				[ "$p" = "$1" ] && timeout 60 gdb -q "$MOAT" -p "$p" -batch -ex 'set sysroot /' -ex 'thread 1' \
+					-ex 'frame function tracer_run' -ex 'p tr.nheld' -ex 'p tr.nready' -ex 'p tr.nxf' -ex 'p tr.nearly' \
+					-ex 'p tr.nxf > 0 ? tr.xf[0]->tid : 0' -ex 'p *tr.held@tr.nheld' 2>/dev/null | grep '^\$' |
+					tr '\n' ' ' | cut -c1-1500 | sed 's/^/tracer: /' | tee -a "$T_TMP/hang.sum"; echo
 			done
 		fi
 	} >"$T_TMP/hang.txt" 2>&1

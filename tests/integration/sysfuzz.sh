@@ -35,6 +35,20 @@ fds() {
 	echo "$n"
 }
 rss() { awk '/^VmRSS:/{print $2}' "/proc/$1/status" 2>/dev/null; }
+thr() { awk '/^Threads:/{print $2}' "/proc/$1/status" 2>/dev/null; }
+# settle PID: wait (3 s at most) until the sentry's thread count has held
+# for 1.2 s: idle workers end after WORKER_IDLE_MS (1 s), each with its
+# gofer connection (2 fds a worker, seen 58 fds at 3 threads, 76 at 12); a
+# sample taken while a loaded run's pool was near its 64 workers counted
+# them as kept (fuzz_self_named_released 58 -> 184 once, under load)
+settle() {
+	local i n last="" same=0
+	for ((i = 0; i < 30; i++)); do
+		n=$(thr "$1")
+		if [ "$n" = "$last" ]; then same=$((same + 1)); [ $same -ge 12 ] && return 0; else same=0; last=$n; fi
+		sleep 0.1
+	done
+}
 
 # A hung batch explains itself (fuzz87: a 600 s run left three threads in
 # trapped calls, and by the time anyone looked they were killed): the fuzzer
@@ -215,13 +229,13 @@ if [ -x "$SYSCALL_BIN/probe_selfref" ]; then
 	at_exit "kill -9 $mpid"
 	s1="" s2=""
 	if wait_mark "$T_TMP/m/1" 30; then
-		sleep 0.2; s1=$(fds $mpid)
+		settle $mpid; s1=$(fds $mpid) t1=$(thr $mpid)
 		: >"$T_TMP/m/go"
-		wait_mark "$T_TMP/m/2" 60 && { sleep 0.2; s2=$(fds $mpid); }
+		wait_mark "$T_TMP/m/2" 60 && { settle $mpid; s2=$(fds $mpid) t2=$(thr $mpid); }
 	fi
 	: >"$T_TMP/m/go"; : >"$T_TMP/m/end"
 	wait $mpid; rc=$?
-	echo "# selfref: sentry+helpers fds $s1 after 10 threads, $s2 after 400 more"
+	echo "# selfref: sentry+helpers fds $s1 after 10 threads, $s2 after 400 more (sentry threads $t1, $t2)"
 	if [ $rc -ne 0 ] || [ -z "$s1" ] || [ -z "$s2" ]; then
 		fail fuzz_self_named_released "exit $rc, fds '$s1' -> '$s2': $(tail -3 "$T_TMP/sr.err" | tr '\n' '|')"
 	elif [ "$s2" -le $((s1 + 100)) ]; then

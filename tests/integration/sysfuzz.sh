@@ -35,6 +35,83 @@ fds() {
 	echo "$n"
 }
 rss() { awk '/^VmRSS:/{print $2}' "/proc/$1/status" 2>/dev/null; }
+thr() { awk '/^Threads:/{print $2}' "/proc/$1/status" 2>/dev/null; }
+# settle PID: wait (3 s at most) until the sentry's thread count has held
+# for 1.2 s: idle workers end after WORKER_IDLE_MS (1 s), each with its
+# gofer connection (2 fds a worker, seen 58 fds at 3 threads, 76 at 12); a
+# sample taken while a loaded run's pool was near its 64 workers counted
+# them as kept (fuzz_self_named_released 58 -> 184 once, under load)
+settle() {
+	local i n last="" same=0
+	for ((i = 0; i < 30; i++)); do
+		n=$(thr "$1")
+		if [ "$n" = "$last" ]; then same=$((same + 1)); [ $same -ge 12 ] && return 0; else same=0; last=$n; fi
+		sleep 0.1
+	done
+}
+
+# A hung batch explains itself (fuzz87: a 600 s run left three threads in
+# trapped calls, and by the time anyone looked they were killed): the fuzzer
+# (SYSFUZZ_HOLD) writes /m/hang (the batch's pid and its stuck threads' tids,
+# as the guest numbers them) and holds the batch until /m/hang.done. Here:
+# every task of moat's tree, its state, wchan and syscall (the guest's
+# threads are in a trapped call's wait, seccomp_do_user_notification, or
+# not), kernel stacks where we may read them, and the sentry's and its
+# helpers' user stacks (gdb, when there is one: a worker in RECV, in a lock,
+# in a gofer wait, or none left in RECV); into $T_TMP/hang.txt, whose lines
+# the FAIL message names and stderr shows.
+desc() { local c; echo "$1"; for c in $(pgrep -P "$1"); do desc "$c"; done; }
+hang_dump() { # MOATPID
+	local p t e l n stuck
+	stuck=" $(cut -d' ' -f2- "$T_TMP/m/hang") "
+	: >"$T_TMP/hang.sum"
+	{
+		echo "hung batch (pid, stuck tids, guest numbering): $(cat "$T_TMP/m/hang")"
+		for p in $(desc "$1"); do
+			e=$(readlink "/proc/$p/exe" 2>/dev/null)
+			echo "pid $p $(grep NSpid "/proc/$p/status" 2>/dev/null | tr -s '\t' ' ') exe $e"
+			for t in /proc/$p/task/*; do
+				l="${t##*/} $(cat "$t/comm" 2>/dev/null) $(grep ^State "$t/status" 2>/dev/null | cut -f2 | cut -c1) wchan=$(cat "$t/wchan" 2>/dev/null) syscall=$(cut -d' ' -f1-4 "$t/syscall" 2>/dev/null)"
+				echo "  $l"
+				sed -n '1,6s/^/      /p' "$t/stack" 2>/dev/null
+				echo "      $(grep -E '^(SigPnd|ShdPnd|SigBlk|SigIgn|SigCgt|TracerPid)' "$t/status" 2>/dev/null | tr '\n\t' '  ')"
+				# a stuck thread (its guest tid, in a pid namespace), and
+				# the sentry's threads by what they wait in
+				n=$(awk '/^NSpid:/{if (NF > 2) print $NF}' "$t/status" 2>/dev/null)
+				if [ -n "$n" ] && [[ "$stuck" == *" $n "* ]]; then
+					echo "guest $n: $l" >>"$T_TMP/hang.sum"
+				elif [ "$p" = "$1" ]; then
+					echo "sentry wchan=$(cat "$t/wchan" 2>/dev/null) syscall=$(cut -d' ' -f1 "$t/syscall" 2>/dev/null)" >>"$T_TMP/hang.sum"
+				fi
+			done
+		done
+		if command -v gdb >/dev/null; then
+			for p in $(desc "$1"); do
+				e=$(readlink "/proc/$p/exe" 2>/dev/null)
+				case "$e" in *moat*) ;; *) continue ;; esac
+				echo "gdb $p ($(cat "/proc/$p/comm" 2>/dev/null)):"
+				timeout 60 gdb -q "$MOAT" -p "$p" -batch -ex 'set sysroot /' -ex 'thread apply all bt 12' 2>&1 | grep -E '^(Thread|#)' | sed 's/^/  /'
+				# the pipeline's state (sentry/pipeline.c): a lead held
+				# by no thread in RECV, the pool full, RECV closed
+				[ "$p" = "$1" ] && timeout 60 gdb -q "$MOAT" -p "$p" -batch -ex 'set sysroot /' \
+					-ex 'p leads' -ex 'p lead_target' -ex 'p lead_waiters' -ex 'p nworkers' -ex 'p idle_workers' \
+					-ex 'p nwaiting' -ex 'p recv_closed' -ex 'p fast_busy' 2>/dev/null | grep '^\$' | tr '\n' ' ' |
+					awk '{print "pipeline: leads " $3 " target " $6 " lead_waiters " $9 " workers " $12 " idle " $15 " waiting " $18 " recv_closed " $21 " fast_busy " $24}' |
+					tee -a "$T_TMP/hang.sum"
+				# the tracer's (sentry/tracer.c): stops it took off wait4
+				# and holds (a sibling's exec in flight), execs in flight
+				# (the first one's tid), early stops, the held stops
+				# (fuzz87's ASan hang: an exec'ing process left in a
+				# ptrace stop, the tracer idle in waitid)
+				[ "$p" = "$1" ] && timeout 60 gdb -q "$MOAT" -p "$p" -batch -ex 'set sysroot /' -ex 'thread 1' \
+					-ex 'frame function tracer_run' -ex 'p tr.nheld' -ex 'p tr.nready' -ex 'p tr.nxf' -ex 'p tr.nearly' \
+					-ex 'p tr.nxf > 0 ? tr.xf[0]->tid : 0' -ex 'p *tr.held@tr.nheld' 2>/dev/null | grep '^\$' |
+					tr '\n' ' ' | cut -c1-1500 | sed 's/^/tracer: /' | tee -a "$T_TMP/hang.sum"; echo
+			done
+		fi
+	} >"$T_TMP/hang.txt" 2>&1
+	: >"$T_TMP/m/hang.done"
+}
 
 # 1. a short run then the long one in the same sandbox; the marks let the
 #    host sample the sentry between them and after. The shell between them
@@ -42,7 +119,7 @@ rss() { awk '/^VmRSS:/{print $2}' "/proc/$1/status" 2>/dev/null; }
 #    shared description (CI, rootless: the shell died of SIGIO, exit 157, seed
 #    1796515684), as Linux allows; moat's own death still fails the case.
 "$MOAT" run --bind "$SYSCALL_BIN:/t:ro" --bind "$T_TMP/w:/work:rw" --bind "$T_TMP/m:/m:rw,shared" \
-	--workdir /work --env MOAT_GUEST=1 -- /bin/sh -c '
+	--workdir /work --env MOAT_GUEST=1 --env SYSFUZZ_HOLD=/m/hang -- /bin/sh -c '
 	trap "" IO
 	/t/probe_sysfuzz /work 2 "$1"; a=$?
 	: >/m/1; while [ ! -e /m/go ]; do sleep 0.05; done
@@ -53,7 +130,12 @@ mpid=$!
 at_exit "kill -9 $mpid"
 wait_mark() { # FILE SECONDS
 	local i
-	for ((i = 0; i < $2 * 20; i++)); do [ -e "$1" ] && return 0; kill -0 $mpid 2>/dev/null || return 1; sleep 0.05; done
+	for ((i = 0; i < $2 * 20; i++)); do
+		[ -e "$1" ] && return 0
+		kill -0 $mpid 2>/dev/null || return 1
+		[ -e "$T_TMP/m/hang" ] && [ ! -e "$T_TMP/m/hang.done" ] && hang_dump $mpid
+		sleep 0.05
+	done
 	return 1
 }
 f1="" f2="" r1="" r2=""
@@ -70,11 +152,14 @@ fi
   for ((i = 0; i < (secs + 90) * 10; i++)); do kill -0 $mpid || exit 0; sleep 0.1; done
   kill -9 $mpid ) &
 wait $mpid; rc=$?
+# the guest's stuck threads in one line each (the whole dump on stderr)
+hang=$([ -s "$T_TMP/hang.sum" ] && sort "$T_TMP/hang.sum" | uniq -c | sort -rn | head -16 | tr -s ' ' | tr '\n' '|')
 echo "# sysfuzz seed=$seed: $(grep -E '^(ok|FAIL) sysfuzz' "$T_TMP/out" | tr '\n' ' ') sentry fds $f1 -> $f2, VmRSS ${r1}k -> ${r2}k"
 if [ $rc -eq 0 ] && [ "$(grep -c '^ok sysfuzz' "$T_TMP/out")" = 2 ]; then
 	ok fuzz_survives
 else
-	fail fuzz_survives "exit $rc (seed $seed): $(grep -vE '^(sysfuzz|ok) ' "$T_TMP/out" | head -20 | tr '\n' '|') $(tail -5 "$T_TMP/err" | tr '\n' '|')"
+	fail fuzz_survives "exit $rc (seed $seed): $(grep -vE '^(sysfuzz|ok) ' "$T_TMP/out" | head -20 | tr '\n' '|') $(tail -5 "$T_TMP/err" | tr '\n' '|')${hang:+ stuck: $hang}"
+	[ -s "$T_TMP/hang.txt" ] && sed -n '1,400p' "$T_TMP/hang.txt" >&2
 fi
 if b=$(bad_stderr "$T_TMP/err"); then
 	fail fuzz_no_sentry_report "(seed $seed) $(echo "$b" | head -5 | tr '\n' '|')"
@@ -83,8 +168,10 @@ else
 	ok fuzz_no_sentry_report
 fi
 # fds: what the sentry keeps by design is bounded — the lock table (at most
-# 512 locks, each a duplicate of the description and a pidfd of a process
-# that may have exited: released lazily, "Locks"), a few device fds; a fd
+# 512 owners, each a pidfd of a process that may have exited and up to 2
+# duplicates of the fds it locked through, or a duplicate of the
+# description: released lazily, "Locks"; ~1,600 fds at most, 1,042 seen
+# after 600 s rootless, hang87), a few device fds; a fd
 # kept per call would be thousands (the long run makes ~100,000 calls, a
 # few thousand per row)
 if [ -n "$f1" ] && [ -n "$f2" ]; then
@@ -142,13 +229,13 @@ if [ -x "$SYSCALL_BIN/probe_selfref" ]; then
 	at_exit "kill -9 $mpid"
 	s1="" s2=""
 	if wait_mark "$T_TMP/m/1" 30; then
-		sleep 0.2; s1=$(fds $mpid)
+		settle $mpid; s1=$(fds $mpid) t1=$(thr $mpid)
 		: >"$T_TMP/m/go"
-		wait_mark "$T_TMP/m/2" 60 && { sleep 0.2; s2=$(fds $mpid); }
+		wait_mark "$T_TMP/m/2" 60 && { settle $mpid; s2=$(fds $mpid) t2=$(thr $mpid); }
 	fi
 	: >"$T_TMP/m/go"; : >"$T_TMP/m/end"
 	wait $mpid; rc=$?
-	echo "# selfref: sentry+helpers fds $s1 after 10 threads, $s2 after 400 more"
+	echo "# selfref: sentry+helpers fds $s1 after 10 threads, $s2 after 400 more (sentry threads $t1, $t2)"
 	if [ $rc -ne 0 ] || [ -z "$s1" ] || [ -z "$s2" ]; then
 		fail fuzz_self_named_released "exit $rc, fds '$s1' -> '$s2': $(tail -3 "$T_TMP/sr.err" | tr '\n' '|')"
 	elif [ "$s2" -le $((s1 + 100)) ]; then

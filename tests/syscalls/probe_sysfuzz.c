@@ -105,7 +105,7 @@ static uint64_t R(uint64_t n) { return n ? rnd() % n : 0; }
 struct slot {
 	volatile long nr, a[6];
 	volatile unsigned long calls;
-	volatile int in_call;
+	volatile int in_call, tid;
 };
 static struct slot *slots; /* MAP_SHARED: MAXT of them */
 struct shared_ids {
@@ -1069,6 +1069,29 @@ static void segv(int s, siginfo_t *si, void *uc)
 	_exit(128 + s);
 }
 
+/* SYSFUZZ_HOLD=FILE: a hung batch is held, not killed, until the host has
+ * looked at it: FILE is written (the batch's pid and its stuck threads' tids,
+ * as this pid namespace numbers them), then the batch is killed once
+ * FILE.done exists or after 600 s (sysfuzz.sh dumps the sentry's and the
+ * guest's threads meanwhile: what a hang was stuck in, before it is gone) */
+static void hang_hold(pid_t c)
+{
+	const char *h = getenv("SYSFUZZ_HOLD");
+	if (!h || !*h) return;
+	char tmp[PATH_MAX], done[PATH_MAX];
+	snprintf(tmp, sizeof tmp, "%s.tmp", h);
+	snprintf(done, sizeof done, "%s.done", h);
+	FILE *f = fopen(tmp, "w");
+	if (!f) return;
+	fprintf(f, "%d", (int)c);
+	for (unsigned i = 0; i < nthreads; i++)
+		if (slots[i].in_call) fprintf(f, " %d", slots[i].tid);
+	fprintf(f, "\n");
+	fclose(f);
+	rename(tmp, h);
+	for (int w = 0; w < 6000 && access(done, F_OK) != 0; w++) usleep(100000);
+}
+
 struct targ { unsigned idx; uint64_t seed; };
 static void *caller(void *p)
 {
@@ -1077,6 +1100,7 @@ static void *caller(void *p)
 	for (int i = 0; i < 4; i++) rnd();
 	struct slot *sl = &slots[t->idx];
 	ttid[t->idx] = (pid_t)syscall(SYS_gettid);
+	sl->tid = ttid[t->idx];
 	/* a 50 ms timer at this thread: blocking calls end with EINTR */
 	timer_t tm;
 	struct sigevent ev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGALRM};
@@ -1502,10 +1526,11 @@ int main(int argc, char **argv)
 			       (unsigned long long)(seed + b), (unsigned long long)(seed + b));
 			for (unsigned i = 0; i < nthreads; i++)
 				if (slots[i].in_call)
-					printf("  thread %u in %s(%#lx, %#lx, %#lx, %#lx, %#lx, %#lx) after %lu calls\n", i,
-					       rows[slots[i].nr].name, slots[i].a[0], slots[i].a[1], slots[i].a[2], slots[i].a[3],
-					       slots[i].a[4], slots[i].a[5], slots[i].calls);
+					printf("  thread %u (tid %d) in %s(%#lx, %#lx, %#lx, %#lx, %#lx, %#lx) after %lu calls\n", i,
+					       slots[i].tid, rows[slots[i].nr].name, slots[i].a[0], slots[i].a[1], slots[i].a[2],
+					       slots[i].a[3], slots[i].a[4], slots[i].a[5], slots[i].calls);
 			fflush(stdout);
+			hang_hold(c);
 			kill(c, SIGKILL);
 			waitpid(c, &st, 0);
 			fail = 1;

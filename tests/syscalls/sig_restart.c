@@ -54,21 +54,50 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* a child that sends sig to the parent (0: none) after delay_ms and exits
- * (its SIGCHLD); with wfd >= 0 a byte is written write_ms later */
+/* once delay_ms have passed, wait (at most 3 s) until pid sleeps (state S
+ * in /proc/PID/stat): on a loaded CPU the parent could still be on its way
+ * to the wait 30 ms after the fork, and a signal or exit then came before
+ * the wait (no EINTR: the self-check's differential, natively, beside four
+ * other scripts and the compile checks) */
+static void after_and_asleep(pid_t pid, int delay_ms)
+{
+	char path[64], buf[256];
+	usleep(delay_ms * 1000);
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	for (int i = 0; i < 3000; i++) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+		if (fd >= 0)
+			close(fd);
+		if (n <= 0)
+			return;
+		buf[n] = 0;
+		const char *rp = strrchr(buf, ')');
+		if (!rp || rp[1] != ' ' || rp[2] == 'S')
+			return;
+		usleep(1000);
+	}
+}
+
+/* a child that sends sig to the parent (0: none) after delay_ms, once the
+ * parent sleeps, and exits (its SIGCHLD); with wfd >= 0 a byte is written
+ * write_ms after that exit */
 static pid_t child_doing(int delay_ms, int sig, int wfd, int write_ms)
 {
 	pid_t parent = getpid(), pid = fork();
 	if (pid == 0) {
 		/* the byte comes from a grandchild: the child's exit (SIGCHLD)
 		 * is before it */
+		pid_t child = getpid();
 		if (wfd >= 0 && fork() == 0) {
-			usleep((delay_ms + write_ms) * 1000);
+			for (int i = 0; i < 5000 && getppid() == child; i++)
+				usleep(1000);
+			usleep(write_ms * 1000);
 			if (wfd == 0) /* sigwaitinfo: the awaited signal */
 				_exit(kill(parent, SIGUSR2) != 0);
 			_exit(write(wfd, "x", 1) != 1);
 		}
-		usleep(delay_ms * 1000);
+		after_and_asleep(parent, delay_ms);
 		if (sig)
 			kill(parent, sig);
 		_exit(0);

@@ -45,7 +45,8 @@ static inline int moat_sanitizer_allow(scmp_filter_ctx ctx)
 	 * setrlimit): allowed whatever the pid, the sanitized gofer's filter
 	 * let a compromised gofer set a host process's limits (CI's asan
 	 * tier, isolation_host gofer_confinement_probe prlimit_host_pid) */
-	int r = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A0(SCMP_CMP_EQ, 0));
+	struct scmp_arg_cmp self = { .arg = 0, .op = SCMP_CMP_EQ, .datum_a = 0, .datum_b = 0 };
+	int r = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, &self);
 	return r == -EEXIST ? 0 : r;
 }
 #else

@@ -66,10 +66,15 @@ for mode in $modes; do
 	# (on one CPU the racing thread runs only when the caller is preempted:
 	# 10-26 of ~1 million connects leaked nothing natively, stop 35)
 	elif [ "$(nproc)" -lt 2 ]; then skip "detector_$mode" "one CPU: no double fetch caught natively in the time given: $out"
+		weak=1
 	else fail "detector_$mode" "a double fetch was not caught natively: $out"; fi ;; esac
 	restore
 	out=$(moat run --bind "$SYSCALL_BIN:/t:ro" --bind "$T_TMP/w:/work:rw" -- /t/race_open "$mode" /work "$f" "$secs" </dev/null 2>&1)
-	case $out in "ok race_$mode"*) ok "race_$mode" ;; *) fail "race_$mode" "target $f: $out" ;; esac
+	# (a race the native detector could not lose here, one CPU, cannot be
+	# shown to catch a leak either: the self-check's fake passed race_connect
+	# in a one-CPU cpuset; it still runs, and fails on a leak it sees)
+	case $out in "ok race_$mode"*) SANITY=${weak:+1} ok "race_$mode" ;; *) fail "race_$mode" "target $f: $out" ;; esac
+	weak=
 	case $mode in rename | unlink | mkdir)
 		if host_intact; then ok "race_${mode}_host_intact"; else fail "race_${mode}_host_intact" "the host canaries changed"; fi
 		restore ;;

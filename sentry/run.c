@@ -134,7 +134,7 @@ static int lock_dir(const char *opt, const char *dir, int same, const struct sta
 	if (fstat(fd, &a) < 0 || a.st_dev != checked->st_dev || a.st_ino != checked->st_ino)
 		die_status(2, "%s %s: replaced since moat checked it (refused: a sandbox may have "
 			   "made it)", opt, dir);
-	if (same >= 0 && fstat(fd, &a) == 0 && fstat(same, &b) == 0 && a.st_dev == b.st_dev &&
+	if (same >= 0 && fstat(same, &b) == 0 && a.st_dev == b.st_dev &&
 	    a.st_ino == b.st_ino) {
 		close(fd);
 		return same;

@@ -279,8 +279,13 @@ Test(syscalls_filter, guest_filter_in_a_child)
 	cr_assert_eq(WEXITSTATUS(status), 0, "probe %d failed", WEXITSTATUS(status));
 	cr_assert_eq(count_nr(&s, SYS_getpid), 0, "getpid trapped");
 	/* int 0x80 (i386 getpid, 20: x86_64's writev, FAST) and the x32
-	 * getpid reach the sentry, to be audited (red team 75) */
-	cr_assert_eq(count_nr(&s, 20), 1, "int 0x80 not sent to the sentry");
+	 * getpid reach the sentry, to be audited (red team 75). A kernel
+	 * without IA-32 emulation (a pvm guest's: "IA-32 emulation off")
+	 * faults int 0x80 before any filter sees it, natively too: there
+	 * nothing reaches the sentry, nor runs */
+	int native80 = int80_probe();
+	cr_assert_eq(count_nr(&s, 20), native80 == 100 + SIGSEGV ? 0 : 1,
+		     "int 0x80 not sent to the sentry (native probe %d)", native80);
 	cr_assert_eq(count_nr(&s, 0x40000000 | SYS_getpid), 1, "x32 not sent to the sentry");
 	cr_assert_eq(count_nr(&s, SYS_ioctl), 3, "ioctl(TIOCSTI) x2 + FS_IOC_SETFLAGS expected");
 	/* vsock x2, packet, audit, sctp, inet6 seqpacket: the allowed

@@ -90,7 +90,13 @@ print(" ".join(sorted(r["syscall"] for r in recs if r.get("decision") == "deny" 
                       r.get("syscall", "").startswith(("i386_", "x32_")) and r.get("errno") == "ENOSYS")))
 PYEOF
 )
-	expect_eq abi_audited "$recs" "i386_syscall_102 i386_syscall_11 i386_syscall_110 i386_syscall_117 i386_syscall_123 i386_syscall_26 i386_syscall_295 i386_syscall_39 i386_syscall_39 i386_syscall_5 i386_syscall_5 i386_syscall_90 x32_syscall_257 x32_syscall_520 x32_syscall_521"
+	# a kernel without IA-32 emulation (this pvm VM's) faults int 0x80
+	# before any filter, natively too: no i386 record can be made there
+	want_i386="i386_syscall_102 i386_syscall_11 i386_syscall_110 i386_syscall_117 i386_syscall_123 i386_syscall_26 i386_syscall_295 i386_syscall_39 i386_syscall_39 i386_syscall_5 i386_syscall_5 i386_syscall_90 "
+	nat=$T_TMP/abi-native; mkdir -p "$nat"
+	case $("$SYSCALL_BIN/probe_abi" "$nat" i386_mkdir 2>&1) in *"killed by signal 11"*) want_i386="" ;; esac
+	rm -rf "$nat"
+	expect_eq abi_audited "$recs" "${want_i386}x32_syscall_257 x32_syscall_520 x32_syscall_521"
 else
 	fail abi_setup "no $SYSCALL_BIN/probe_abi"
 fi

@@ -380,6 +380,15 @@ struct hscan {
 #define HSCAN_ENTRIES 131072
 #define HSCAN_MS 250       /* of the scanning thread's CPU time */
 #define HSCAN_WALL_MS 1000 /* and of the wall clock, a backstop */
+/* A request that waits anyway (a blocking lock, an open that breaks a
+ * lease) has its scans cut by the CPU budget, the wall clock's backstop
+ * only at this: with the backstop at HSCAN_WALL_MS, a scan that got a
+ * quarter of a CPU or less never ended (each one starts again from the
+ * first process), so a lock whose holder had died was never granted while
+ * the load lasted (lead, stop 37: `moved_lock_holders_do_not_stall_locks`
+ * released 26-104 s under load, never in 120 s with moat and two busy
+ * loops on one CPU; `moved_lock_holders_released_under_load`) */
+#define HSCAN_WAIT_WALL_MS 10000
 
 /* The time budget counts the CPU time the scan itself takes (user and
  * system, CLOCK_THREAD_CPUTIME_ID), not the wall clock: on a loaded machine
@@ -733,7 +742,7 @@ static void hscan_refs(struct hscan *h)
  * `since` (see alive_ctx); lk_mu not held. 0, or -EINTR when the caller
  * is gone. Scans run one at a time; a caller that waited for another's
  * that began after `since` takes that one's answer. */
-static int holder_scan(struct sc_call *c, unsigned long since)
+static int holder_scan(struct sc_call *c, unsigned long since, bool waits)
 {
 	struct timespec ts;
 	for (;;) {
@@ -778,7 +787,7 @@ static int holder_scan(struct sc_call *c, unsigned long since)
 	if (h.n > 0 && c->sb && c->sb->guest_procfd >= 0) {
 		h.budget_left = HSCAN_ENTRIES;
 		h.budget_end_cpu_ms = thread_cpu_ms() + HSCAN_MS;
-		h.budget_end_ms = now_ms() + HSCAN_WALL_MS;
+		h.budget_end_ms = now_ms() + (waits ? HSCAN_WAIT_WALL_MS : HSCAN_WALL_MS);
 		h.first = true;
 		task_for_each_leader(c->sb, hscan_leader, &h);
 		h.first = false;
@@ -822,10 +831,10 @@ static int holder_scan(struct sc_call *c, unsigned long since)
  * for the scan and taken again; 0, or -EINTR with lk_mu NOT held (the
  * caller is gone). After it the request's presumed holders are known
  * (ax->want cleared) and it never scans again (*scanned). */
-static int scan_unlocked(struct sc_call *c, struct alive_ctx *ax, bool *scanned)
+static int scan_unlocked(struct sc_call *c, struct alive_ctx *ax, bool *scanned, bool waits)
 {
 	pthread_mutex_unlock(&lk_mu);
-	if (holder_scan(c, ax->since) < 0)
+	if (holder_scan(c, ax->since, waits) < 0)
 		return -EINTR;
 	*scanned = true;
 	ax->want = false;
@@ -1134,7 +1143,7 @@ static int lk_set_(struct sc_call *c, struct lk_req *r, bool *waited)
 			 * is looked at again */
 			owner_put(o);
 		rescan:
-			if (scan_unlocked(c, &ax, &scanned) < 0)
+			if (scan_unlocked(c, &ax, &scanned, r->wait) < 0)
 				return -EINTR;
 			continue;
 		}
@@ -1318,7 +1327,7 @@ again:;
 	if (cf && ax.want && !scanned) {
 		/* a holder's fd moved: one scan, outside lk_mu, then again */
 		owner_put(o);
-		if (scan_unlocked(c, &ax, &scanned) < 0)
+		if (scan_unlocked(c, &ax, &scanned, false) < 0)
 			return -EINTR;
 		goto again;
 	}
@@ -1749,7 +1758,7 @@ again:
 		if (arg == F_WRLCK || l->type == F_WRLCK || l->breaking) {
 			if (ax.want && !scanned) {
 				/* a holder's fd moved: one scan outside lk_mu */
-				if (scan_unlocked(c, &ax, &scanned) < 0)
+				if (scan_unlocked(c, &ax, &scanned, false) < 0)
 					return -EINTR;
 				goto relook;
 			}
@@ -1771,7 +1780,7 @@ again:
 		if (nlocks + 1 > LK_MAX)
 			sweep(&ax);
 		if (nlocks + 1 > LK_MAX && ax.want && !scanned) {
-			if (scan_unlocked(c, &ax, &scanned) < 0)
+			if (scan_unlocked(c, &ax, &scanned, false) < 0)
 				return -EINTR;
 			goto relook;
 		}
@@ -1853,7 +1862,7 @@ static int lease_break_(struct sc_call *c, dev_t dev, ino_t ino, int flags, bool
 					*waited = true;
 					gofer_wait_begin();
 				}
-				if (holder_scan(c, ax.since) < 0)
+				if (holder_scan(c, ax.since, !(flags & O_NONBLOCK)) < 0)
 					return -EINTR;
 				scanned = true;
 				ax.want = false;

@@ -1054,11 +1054,13 @@ for kind in ("tcp", "udp"):
                          stdin=mine.fileno(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     mine.close()
     got = []
-    while p.poll() is None:
+    while True:
+        done = p.poll() is not None  # (one more look after its end: a late arrival counts)
         try:
             if kind == "tcp": got.append(tgt.accept()[0].recv(64).decode())
             else: got.append(tgt.recv(64).decode())
-        except socket.timeout: pass
+        except socket.timeout:
+            if done: break
         except OSError as e: got.append(str(e))
     out = p.communicate()[0].strip()
     if kind == "tcp":

@@ -519,8 +519,11 @@ static const char *const send_names[] = { "connect", "sendto", "sendmsg", "sendm
  *     (netconn_fastopen_stop runs before this; the flags are a register,
  *     read once). An unconnected one answers EPIPE/ENOTCONN.
  * On the guest's own sockets a native send stays in its namespace (loopback
- * only). The caller's stdio, if it is a host socket, is a known gap of its
- * own (ARCHITECTURE "Known gaps"). */
+ * only). A socket of the host's the caller handed over as stdio makes netd
+ * run too (run.c netd_on, red team 93): an addressed send on it is checked
+ * here as on a netd socket, but it is not shut for writing, so a thread's
+ * dup2 of it onto a guest socket's number after a "native" answer below
+ * (the guest's own loopback) sends from it (ARCHITECTURE "Known gaps"). */
 int netconn_send_stop(struct sandbox *sb, struct task *t, void *regsp, int kind)
 {
 	arch_regs *regs = regsp;

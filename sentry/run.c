@@ -733,8 +733,19 @@ int sentry_run(const struct sentry_config *cfg)
 	memcpy(force, cfg->deny, sizeof force);
 	/* with --net rules moat-netd runs and makes every connect on the file
 	 * a worker pins (netconn_connect): a user notification, no ptrace stop
-	 * (netd is started below on the same condition, or moat exits) */
-	if (cfg->net && cfg->net->nrules > 0 && !force[__NR_connect])
+	 * (netd is started below on the same condition, or moat exits). So it
+	 * does, with no rule at all, when the caller handed over a socket of
+	 * the host's network stack as stdio (inet, netlink...: socket
+	 * activation, inetd-style, socat EXEC): red team 93, without netd the
+	 * guest disconnected it (connect AF_UNSPEC, native) and connected it
+	 * natively anywhere the host reaches, its loopback services and the
+	 * cloud metadata address included, past --net none; now that socket
+	 * is checked as a moat-netd one (host_socket: not of the guest's
+	 * namespace), against an empty policy */
+	int netd_on = (cfg->net && cfg->net->nrules > 0) || host_sock_inherited_any();
+	static struct netpolicy no_rules; /* --net none: nothing allowed */
+	const struct netpolicy *netpol = cfg->net ? cfg->net : &no_rules;
+	if (netd_on && !force[__NR_connect])
 		force[__NR_connect] = SC_FORCE_NOTIFY;
 	/* the DENY rows the filter answers itself reach the sentry only when
 	 * a record of them is asked for (audit and trace records, --result's
@@ -749,7 +760,7 @@ int sentry_run(const struct sentry_config *cfg)
 	 * as stdio (hyg35): the program whose setsockopt allow list applies
 	 * (the row's FAST_TRAP_UNLESS_NET) */
 	if (sc_guest_filter_prebuilt_net(MOAT_SYS_LOADER, force,
-					 (cfg->net && cfg->net->nrules > 0) || host_sock_inherited_any(), &prog) < 0)
+					 netd_on, &prog) < 0)
 		die("cannot build the seccomp filter");
 	sb->policy = policy_new();
 	for (int nr = 0; nr < SC_NR_MAX; nr++)
@@ -782,7 +793,7 @@ int sentry_run(const struct sentry_config *cfg)
 		.tty_fd = tty_slave,
 		.loader = moat_loader_start,
 		.loader_len = (size_t)(moat_loader_end - moat_loader_start),
-		.dns_stub = cfg->net && cfg->net->nrules > 0,
+		.dns_stub = netd_on, /* (also the guest's namespace, by cookie, for netd) */
 		.prog_blocked = &cfg->caller_blocked, .prog_ignored = &cfg->caller_ignored,
 		.stdio_closed = cfg->caller_closed,
 		.nofile_cur = cfg->caller_nofile_cur,
@@ -917,9 +928,9 @@ int sentry_run(const struct sentry_config *cfg)
 		explicit_bzero(cfg->secrets, BROKER_MAX_SECRETS * sizeof *cfg->secrets);
 		munmap(cfg->secrets, BROKER_MAX_SECRETS * sizeof *cfg->secrets);
 	}
-	if (cfg->net && cfg->net->nrules > 0) {
+	if (netd_on) {
 		start_begin();
-		pid_t np = netd_start(cfg->net, broker_chan, &netd_chan, err, sizeof err);
+		pid_t np = netd_start(netpol, broker_chan, &netd_chan, err, sizeof err);
 		if (np < 0)
 			die("%s", err);
 		helper_note(np);
@@ -928,7 +939,7 @@ int sentry_run(const struct sentry_config *cfg)
 	}
 	if (broker_chan >= 0)
 		close(broker_chan); /* moat-netd's alone */
-	netconn_init(cfg->net, netd_chan);
+	netconn_init(netd_on ? netpol : cfg->net, netd_chan);
 	if (netd_chan >= 0)
 		sb->resolv_conf = "nameserver " NETDNS_STUB_ADDR "\noptions ndots:0\n";
 	limits_spawn_args(lim, &sa.out_fd, &sa.err_fd, &sa.nproc, &sa.data);

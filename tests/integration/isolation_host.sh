@@ -1008,4 +1008,69 @@ PYEOF
 )
 expect_eq inherited_inet_socket_options "$out" "host EPERM EPERM EPERM ok"
 
+# Red team 93: the same socket's destination. With no --net rules no
+# moat-netd ran, and the guest disconnected a TCP socket the caller handed
+# over (connect AF_UNSPEC) and connected it natively anywhere the host
+# reaches (its loopback services, the cloud metadata address: past --net
+# none), or sent a datagram from a UDP one to any host address. Now such a
+# socket is checked as a moat-netd one against an empty policy: ENETUNREACH,
+# nothing reaches the host's second listener; the inetd-style use (bytes
+# both ways on the connection as handed over) and the guest's own loopback
+# still work. On main, and natively (the fake): the host got both.
+out=$(MOAT="$MOAT" "$PY" - "$PY" <<'PYEOF' 2>&1
+import os, socket, subprocess, sys
+py = sys.argv[1]
+g = """
+import socket, struct, errno, ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def t(f):
+    try: f(); return "ok"
+    except OSError as e: return errno.errorcode.get(e.errno, str(e))
+s = socket.socket(fileno=0)
+if s.type == socket.SOCK_STREAM:
+    s.send(s.recv(5).upper())
+    sa = struct.pack("H14x", 0)
+    libc.connect(0, sa, len(sa))
+    r = t(lambda: (s.connect(("127.0.0.1", int(sys.argv[1]))), s.send(b"tcp-from-guest")))
+else:
+    r = t(lambda: s.sendto(b"udp-from-guest", ("127.0.0.1", int(sys.argv[1]))))
+own = socket.socket(); own.bind(("127.0.0.1", 0)); own.listen(1)
+c = socket.create_connection(own.getsockname(), 5); c.send(b"x")
+print(s.type.name, r, "own", own.accept()[0].recv(1).decode())
+"""
+res = []
+for kind in ("tcp", "udp"):
+    if kind == "tcp":
+        tgt = socket.socket(); tgt.bind(("127.0.0.1", 0)); tgt.listen(1)
+        lst = socket.socket(); lst.bind(("127.0.0.1", 0)); lst.listen(1)
+        mine = socket.create_connection(lst.getsockname())
+        peer = lst.accept()[0]
+        peer.send(b"hello")
+    else:
+        tgt = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); tgt.bind(("127.0.0.1", 0))
+        mine = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); mine.bind(("127.0.0.1", 0))
+    tgt.settimeout(0.2)
+    p = subprocess.Popen(["timeout", "-k", "5", os.environ.get("MOAT_TIMEOUT", "120"), os.environ["MOAT"], "run", "--", py, "-c", g, str(tgt.getsockname()[1])],
+                         stdin=mine.fileno(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    mine.close()
+    got = []
+    while True:
+        done = p.poll() is not None  # (one more look after its end: a late arrival counts)
+        try:
+            if kind == "tcp": got.append(tgt.accept()[0].recv(64).decode())
+            else: got.append(tgt.recv(64).decode())
+        except socket.timeout:
+            if done: break
+        except OSError as e: got.append(str(e))
+    out = p.communicate()[0].strip()
+    if kind == "tcp":
+        peer.settimeout(5)
+        try: out += " echo " + peer.recv(5).decode()
+        except OSError as e: out += " echo " + str(e)
+    res.append("%s; host got %s" % (out, got or "nothing"))
+print(" | ".join(res))
+PYEOF
+)
+expect_eq inherited_inet_socket_no_host_egress "$out" "SOCK_STREAM ENETUNREACH own x echo HELLO; host got nothing | SOCK_DGRAM ENETUNREACH own x; host got nothing"
+
 finish

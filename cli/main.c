@@ -10,6 +10,7 @@
 #include "syscalls/table.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "cli/apply.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -1048,9 +1049,7 @@ static int cmd_apply(int argc, char **argv)
 	if (setenv("GIT_DIR", "/dev/null", 1) || setenv("GIT_ATTR_NOSYSTEM", "1", 1) ||
 	    setenv("GIT_CONFIG_NOSYSTEM", "1", 1))
 		die("setenv: %s", strerror(errno));
-	char *const args[] = { "git", "-c", "core.attributesFile=/dev/null", "apply", "--", patch, NULL };
-	execv(git, args);
-	die_status(127, "%s: %s", git, strerror(errno));
+	return moat_apply(git, patch);
 }
 
 static int cmd_syscalls(int argc, char **argv)

@@ -1276,4 +1276,22 @@ out=$(GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=filter.evil.smudge GIT_CONFIG_VALUE_0=
 expect_eq apply_ignores_gitattributes "$([ -e "$T_TMP/gapwned" ] && echo ran-filter) $(echo $out)$(od -An -c "$GA/n" 2>&1 | tr -s ' ')" \
 	" rc=0 h e l l o \n"
 
+#  e. red team 94: the export carried a file others may not read into a
+#     0644 changes.patch: a guest's edit of the caller's 0600 .env put its
+#     hunk with the key beside it, an `rm` its whole text, where every local
+#     user could read it in the export DIR. Now a group whose changes touch
+#     such a file (lower or upper mode without S_IROTH) gets 0600 files; the
+#     others stay 0644 ----
+PV=$T_TMP/pv
+mkdir -p "$PV/a" "$PV/b" "$PV/c" && printf 'l1\nAPI_KEY=rt94-secret\nl3\n' >"$PV/a/.env" && cp "$PV/a/.env" "$PV/b/.env" && echo pub >"$PV/c/p"
+chmod 0600 "$PV/a/.env" "$PV/b/.env"; chmod 0644 "$PV/c/p"; chmod a+rwx "$PV/a" "$PV/b" "$PV/c"
+moat run --bind "$PV/a:/a:cow" --bind "$PV/b:/b:cow" --bind "$PV/c:/c:cow" --export "$T_TMP/pvexp" -- /bin/sh -c \
+	'echo more >>/a/.env; rm /b/.env; echo more >>/c/p' </dev/null >/dev/null 2>&1
+m=
+for g in a/changes.patch a/manifest.json b/changes.patch b/manifest.json c/changes.patch; do
+	m="$m $(stat -c %a "$T_TMP/pvexp/$g" 2>&1)"
+done
+expect_eq export_private_content_not_world_readable "$m $(grep -c rt94-secret "$T_TMP/pvexp/a/changes.patch" "$T_TMP/pvexp/b/changes.patch" 2>&1 | tr '\n' ' ')" \
+	" 600 600 600 600 644 $T_TMP/pvexp/a/changes.patch:1 $T_TMP/pvexp/b/changes.patch:1 "
+
 finish

@@ -1251,11 +1251,13 @@ mkdir -p "$T_TMP/gmexp/hand" && printf '%s\n' '{"changes": [' \
 	'{"path": "a/abs", "op": "add", "type": "symlink", "target": "/etc/shadow", "mode": "0777"},' \
 	'{"path": "a/up", "op": "add", "type": "symlink", "target": "../../x", "mode": "0777"},' \
 	'{"path": "a/in", "op": "add", "type": "symlink", "target": "../b/./c", "mode": "0777"},' \
-	'{"path": "x/.git/config", "op": "add", "type": "file", "mode": "0644"}' '], "refused": []}' \
+	'{"path": "x/.git/config", "op": "add", "type": "file", "mode": "0644"},' \
+	'{"path": "hk", "op": "add", "type": "symlink", "target": "x/.git/hooks", "mode": "0777"}' '], "refused": []}' \
 	>"$T_TMP/gmexp/hand/manifest.json"
 d=$("$MOAT" diff "$T_TMP/gmexp" 2>&1)
 case $d in *'A a/abs (symlink to "/etc/shadow", absolute target)'*'A a/up (symlink to "../../x", target leaves the tree)'*'A a/in (symlink to "../b/./c")'*'A x/.git/config (file, git metadata)'*)
-	ok diff_flags_link_targets ;;
+	case $d in *'A hk (symlink to "x/.git/hooks", git metadata)'*) ok diff_flags_link_targets ;;
+	*) fail diff_flags_link_targets "a symlink into .git not flagged: $d" ;; esac ;;
 *) fail diff_flags_link_targets "$d" ;;
 esac
 case $d in *'A .gitattributes (file, 13 bytes, git metadata)'*'A odd (symlink to "a, mode 0777", 12 bytes)'*'A sub/.gitmodules (file, 2 bytes, git metadata)'*'A sub/up (symlink to "../sub", 6 bytes)'*)

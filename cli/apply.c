@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -99,6 +100,42 @@ static int run_git(const char *git, char *const args[], char **out, size_t *outl
 		if (errno != EINTR)
 			pdie("apply: waitpid");
 	return st;
+}
+
+/* Whether PATCH has a rename header ("rename from", or git's older "rename
+ * old"): only then do old names differ from what --numstat lists (a
+ * deletion's is its old one), and the -R pass, a second parse of the whole
+ * patch, is needed. A hunk's lines start with ' ', '+', '-' or '\\', and a
+ * binary literal's base85 lines hold no space: such a line is a header. */
+static int has_renames(const char *patch)
+{
+	int fd = open(patch, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		if (fd >= 0)
+			close(fd);
+		return 1; /* not known: take the second pass */
+	}
+	size_t n = (size_t)st.st_size;
+	char *m = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return 1;
+	int found = 0;
+	static const char *const keys[] = { "rename from ", "rename old " };
+	for (size_t k = 0; k < 2 && !found; k++) {
+		size_t kl = strlen(keys[k]);
+		for (const char *p = m; p && (size_t)(p - m) + kl <= n;) {
+			if ((p == m || p[-1] == '\n') && memcmp(p, keys[k], kl) == 0) {
+				found = 1;
+				break;
+			}
+			const char *nl = memchr(p, '\n', n - (size_t)(p - m));
+			p = nl ? nl + 1 : NULL;
+		}
+	}
+	munmap(m, n);
+	return found;
 }
 
 static int cmp_ent(const void *a, const void *b)
@@ -347,11 +384,13 @@ int moat_apply(const char *git, const char *patch)
 		return status_code(st); /* git said why; nothing changed */
 	add_names(&s, out, len);
 	free(out);
-	st = run_git(git, rnames, &out, &len);
-	if (st != 0)
-		return status_code(st);
-	add_names(&s, out, len);
-	free(out);
+	if (has_renames(patch)) {
+		st = run_git(git, rnames, &out, &len);
+		if (st != 0)
+			return status_code(st);
+		add_names(&s, out, len);
+		free(out);
+	}
 	qsort(s.e, s.n, sizeof *s.e, cmp_ent);
 	size_t u = 0;
 	for (size_t i = 0; i < s.n; i++) {

@@ -10,6 +10,7 @@
 #include "syscalls/table.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "cli/apply.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -30,7 +31,8 @@ static const char usage_text[] =
 	"       moat syscalls [--format table|csv|json]\n"
 	"       moat diff DIR            summary of an --export DIR\n"
 	"       moat apply PATCH TREE    git apply an export's changes.patch in TREE, with\n"
-	"                                no .gitattributes, filters or repository config\n"
+	"                                no .gitattributes, filters or repository config;\n"
+	"                                all or nothing (a failed write is undone)\n"
 	"\n"
 	"run options:\n"
 	"  --root DIR               root filesystem tree (copy-on-write, see --overlay);\n"
@@ -944,9 +946,12 @@ static int cmd_diff(int argc, char **argv)
 				size_t bl = strlen(bytes);
 				snprintf(bytes + bl, sizeof bytes - bl, ", terminal controls");
 			}
-			if (git_meta(jraw(line, "path")) || git_meta(jraw(line, "from"))) {
+			if (git_meta(jraw(line, "path")) || git_meta(jraw(line, "from")) ||
+			    git_meta(jraw(line, "target"))) {
 				/* git reads it as its own: a .gitattributes' filter
-				 * runs a program at the next git apply (red team 64) */
+				 * runs a program at the next git apply (red team 64);
+				 * a symlink into .git (hk -> .git/hooks) is a way in
+				 * for whatever writes through it later (red team 94) */
 				size_t bl = strlen(bytes);
 				snprintf(bytes + bl, sizeof bytes - bl, ", git metadata");
 			}
@@ -1048,9 +1053,7 @@ static int cmd_apply(int argc, char **argv)
 	if (setenv("GIT_DIR", "/dev/null", 1) || setenv("GIT_ATTR_NOSYSTEM", "1", 1) ||
 	    setenv("GIT_CONFIG_NOSYSTEM", "1", 1))
 		die("setenv: %s", strerror(errno));
-	char *const args[] = { "git", "-c", "core.attributesFile=/dev/null", "apply", "--", patch, NULL };
-	execv(git, args);
-	die_status(127, "%s: %s", git, strerror(errno));
+	return moat_apply(git, patch);
 }
 
 static int cmd_syscalls(int argc, char **argv)

@@ -1535,12 +1535,12 @@ static void json_hex_if_no_utf8(FILE *f, const char *s)
 /* An output file: unnamed (O_TMPFILE) where the file system has it, so a
  * gofer killed before it is complete leaves nothing behind; else under the
  * ".part" name. *anon says which. */
-static FILE *out_file(int dirfd, const char *name, int *anon)
+static FILE *out_file(int dirfd, const char *name, mode_t mode, int *anon)
 {
 	int fd;
 
 	*anon = 1;
-	struct open_how how = { .flags = O_TMPFILE | O_WRONLY | O_CLOEXEC, .mode = 0644,
+	struct open_how how = { .flags = O_TMPFILE | O_WRONLY | O_CLOEXEC, .mode = mode,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS };
 	fd = (int)syscall(SYS_openat2, dirfd, ".", &how, sizeof how);
 	if (fd < 0) {
@@ -1548,7 +1548,11 @@ static FILE *out_file(int dirfd, const char *name, int *anon)
 		/* a new file each time: never write through a name someone else made */
 		if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
 			return NULL;
-		fd = oat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL);
+		struct open_how h = { .flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+				      .mode = mode,
+				      .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+						 RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV };
+		fd = (int)syscall(SYS_openat2, dirfd, name, &h, sizeof h);
 	}
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 
@@ -1601,6 +1605,25 @@ static const char *type_of(const struct change *c)
 	return c->is_dir ? "dir" : S_ISLNK(m) ? "symlink" : "file";
 }
 
+/* The mode of a group's changes.patch and manifest.json: 0600 when a change
+ * carries the content of a file others may not read (the lower's or the
+ * upper's mode without S_IROTH: a modified 0600 .env's hunks and context, a
+ * deleted one's whole text, its hashes in the manifest), else 0644. Red team 94: a guest's edit or `rm` of the
+ * caller's 0600 .env in a cow bind put API_KEY=... in a 0644 changes.patch
+ * that every local user could read in the export DIR. (The gofer's umask
+ * is 0: these modes are the files'.) */
+static mode_t out_mode(const struct ctx *x)
+{
+	for (size_t i = 0; i < x->nch; i++) {
+		const struct change *c = &x->ch[i];
+		mode_t m[2] = { c->old_mode, c->new_mode };
+		for (int k = 0; k < 2; k++)
+			if (m[k] && !S_ISDIR(m[k]) && !(m[k] & S_IROTH))
+				return 0600;
+	}
+	return 0644;
+}
+
 static int write_group(struct ctx *x, const char *name, const struct gofer_srv_export *first,
 		       size_t nexp)
 {
@@ -1616,8 +1639,9 @@ static int write_group(struct ctx *x, const char *name, const struct gofer_srv_e
 	if (dfd < 0)
 		return -1;
 	int pa = 0, ma = 0;
-	pf = out_file(dfd, PART_PATCH, &pa);
-	mf = out_file(dfd, PART_MANIFEST, &ma);
+	mode_t mode = out_mode(x);
+	pf = out_file(dfd, PART_PATCH, mode, &pa);
+	mf = out_file(dfd, PART_MANIFEST, mode, &ma);
 	if (!pf || !mf) {
 		if (pf)
 			fclose(pf);

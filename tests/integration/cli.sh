@@ -368,6 +368,32 @@ for p in ":$PATH" ".:$PATH" "bin:$PATH"; do
 	r="$r $? $(cat "$T_TMP/tree92/n" 2>&1)"
 done
 expect_eq apply_git_not_from_tree "$([ -e "$T_TMP/git92.ran" ] && echo ran-planted-git)$r" " 0 hi 0 hi 0 hi"
+# Red team 94: git apply removes every file it modifies, renames or deletes,
+# then writes the new versions in the patch's order and stops at the first
+# write that fails: a guest's export modifying a, b, c, deleting d/e and
+# adding big.bin (between b and c) and n/x, applied where big.bin cannot be
+# written (a full disk, a quota; here RLIMIT_FSIZE with SIGXFSZ ignored:
+# EFBIG), left a and b new, big.bin cut, and c, d/e gone from the tree.
+# Now moat apply puts the tree back (exit non-zero, one line, no undo
+# directory left), and the same patch then applies whole.
+mkdir -p "$T_TMP/src94/d" "$T_TMP/tree94/d"
+for f in a b c d/e; do seq 1 100 >"$T_TMP/src94/$f"; seq 1 100 >"$T_TMP/tree94/$f"; done
+chmod 0750 "$T_TMP/tree94/d"; chmod 0640 "$T_TMP/tree94/c"
+chmod -R a+rwX "$T_TMP/src94"; chmod a+rwx "$T_TMP/tree94"
+moat run --bind "$T_TMP/src94:/w:cow" --export "$T_TMP/exp94" -- /bin/sh -c \
+	'for f in a b c; do echo more >>/w/$f; done; rm -r /w/d; seq 1 60000 >/w/big.bin; mkdir /w/n; echo new >/w/n/x' </dev/null >/dev/null 2>&1
+tree94() { (cd "$T_TMP/tree94" && find . \( -type d -printf '%p %y %m\n' \) -o -printf '%p %y %m %s %i\n' | LC_ALL=C sort | tr '\n' ' '); }
+before=$(tree94)
+(ulimit -f 100; trap '' XFSZ; "$MOAT" apply "$T_TMP/exp94/w/changes.patch" "$T_TMP/tree94") </dev/null >/dev/null 2>"$T_TMP/apply94.err"
+rc=$?
+after=$(tree94)
+if [ "$rc" -ne 0 ] && [ "$before" = "$after" ] && [ -n "$before" ] && [ "$(grep -c '^moat: ' "$T_TMP/apply94.err")" = 1 ]; then
+	ok apply_failed_write_puts_tree_back
+else
+	fail apply_failed_write_puts_tree_back "exit $rc; before [$before] after [$after] stderr [$(cat "$T_TMP/apply94.err")]"
+fi
+"$MOAT" apply "$T_TMP/exp94/w/changes.patch" "$T_TMP/tree94" </dev/null >/dev/null 2>&1
+expect_eq apply_after_undo_applies "$? $(cat "$T_TMP/tree94/c" | tail -1) $(wc -l <"$T_TMP/tree94/big.bin" 2>&1) $(cat "$T_TMP/tree94/n/x" 2>&1) $([ -e "$T_TMP/tree94/d" ] && echo d-left) $(ls -A "$T_TMP/tree94" | grep -c moat-apply)" "0 more 60000 new  0"
 
 # Red team 40: options that contradict an earlier one were taken silently,
 # the last one winning: a wrapper that appends --net none or a read-only

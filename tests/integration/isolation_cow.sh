@@ -1251,11 +1251,13 @@ mkdir -p "$T_TMP/gmexp/hand" && printf '%s\n' '{"changes": [' \
 	'{"path": "a/abs", "op": "add", "type": "symlink", "target": "/etc/shadow", "mode": "0777"},' \
 	'{"path": "a/up", "op": "add", "type": "symlink", "target": "../../x", "mode": "0777"},' \
 	'{"path": "a/in", "op": "add", "type": "symlink", "target": "../b/./c", "mode": "0777"},' \
-	'{"path": "x/.git/config", "op": "add", "type": "file", "mode": "0644"}' '], "refused": []}' \
+	'{"path": "x/.git/config", "op": "add", "type": "file", "mode": "0644"},' \
+	'{"path": "hk", "op": "add", "type": "symlink", "target": "x/.git/hooks", "mode": "0777"}' '], "refused": []}' \
 	>"$T_TMP/gmexp/hand/manifest.json"
 d=$("$MOAT" diff "$T_TMP/gmexp" 2>&1)
 case $d in *'A a/abs (symlink to "/etc/shadow", absolute target)'*'A a/up (symlink to "../../x", target leaves the tree)'*'A a/in (symlink to "../b/./c")'*'A x/.git/config (file, git metadata)'*)
-	ok diff_flags_link_targets ;;
+	case $d in *'A hk (symlink to "x/.git/hooks", git metadata)'*) ok diff_flags_link_targets ;;
+	*) fail diff_flags_link_targets "a symlink into .git not flagged: $d" ;; esac ;;
 *) fail diff_flags_link_targets "$d" ;;
 esac
 case $d in *'A .gitattributes (file, 13 bytes, git metadata)'*'A odd (symlink to "a, mode 0777", 12 bytes)'*'A sub/.gitmodules (file, 2 bytes, git metadata)'*'A sub/up (symlink to "../sub", 6 bytes)'*)
@@ -1275,5 +1277,23 @@ out=$(GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=filter.evil.smudge GIT_CONFIG_VALUE_0=
 	"$MOAT" apply "$T_TMP/gaexp/x/changes.patch" "$GA" 2>&1; echo "rc=$?")
 expect_eq apply_ignores_gitattributes "$([ -e "$T_TMP/gapwned" ] && echo ran-filter) $(echo $out)$(od -An -c "$GA/n" 2>&1 | tr -s ' ')" \
 	" rc=0 h e l l o \n"
+
+#  e. red team 94: the export carried a file others may not read into a
+#     0644 changes.patch: a guest's edit of the caller's 0600 .env put its
+#     hunk with the key beside it, an `rm` its whole text, where every local
+#     user could read it in the export DIR. Now a group whose changes touch
+#     such a file (lower or upper mode without S_IROTH) gets 0600 files; the
+#     others stay 0644 ----
+PV=$T_TMP/pv
+mkdir -p "$PV/a" "$PV/b" "$PV/c" && printf 'l1\nAPI_KEY=rt94-secret\nl3\n' >"$PV/a/.env" && cp "$PV/a/.env" "$PV/b/.env" && echo pub >"$PV/c/p"
+chmod 0600 "$PV/a/.env" "$PV/b/.env"; chmod 0644 "$PV/c/p"; chmod a+rwx "$PV/a" "$PV/b" "$PV/c"
+moat run --bind "$PV/a:/a:cow" --bind "$PV/b:/b:cow" --bind "$PV/c:/c:cow" --export "$T_TMP/pvexp" -- /bin/sh -c \
+	'echo more >>/a/.env; rm /b/.env; echo more >>/c/p' </dev/null >/dev/null 2>&1
+m=
+for g in a/changes.patch a/manifest.json b/changes.patch b/manifest.json c/changes.patch; do
+	m="$m $(stat -c %a "$T_TMP/pvexp/$g" 2>&1)"
+done
+expect_eq export_private_content_not_world_readable "$m $(grep -c rt94-secret "$T_TMP/pvexp/a/changes.patch" "$T_TMP/pvexp/b/changes.patch" 2>&1 | tr '\n' ' ')" \
+	" 600 600 600 600 644 $T_TMP/pvexp/a/changes.patch:1 $T_TMP/pvexp/b/changes.patch:1 "
 
 finish

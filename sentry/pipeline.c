@@ -555,7 +555,7 @@ reply:
 	rcpu = g_prof ? prof_cpu() : 0;
 	/* a file the guest gets open for writing does not run while it is
 	 * (sc_exec_write_busy): noted whichever handler opened it */
-	if (c->out_fd >= 0 && ret >= 0)
+	if (c->out_fd >= 0 && ret >= 0 && !c->out_fd_rdonly)
 		sc_note_write_fd(c->out_fd);
 	if (c->out_fd >= 0 && (c->out_fd_value || (ret >= 0 && (c->out_fd_close_first || sc_inotify_watched())))) {
 		/* ADDFD without SEND, the sentry's copy closed, then the reply:

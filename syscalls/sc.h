@@ -67,6 +67,11 @@ struct sc_call {
 				   * non-blocking writer's ENXIO once the reader closed) */
 	int out_fd_value;         /* install out_fd even when the handler returns -errno, and
 				   * answer with the handler's value, not the fd number */
+	int out_fd_rdonly;        /* 1: out_fd was opened O_RDONLY by this handler (no O_PATH
+				   * stand-in, no reopen), so the pipeline skips its F_GETFL
+				   * for the write note (sc_note_write_fd): set only where
+				   * the open's own flags say so (do_open of a backend
+				   * file); left 0, the pipeline asks the fd */
 	int cont;                 /* 1 (with a return >= 0): let the call run natively
 				   * (SECCOMP_USER_NOTIF_FLAG_CONTINUE). Only for calls
 				   * whose arguments the handler checked are plain

@@ -580,6 +580,10 @@ again:
 	/* a FIFO's ends are counted: our copy must be gone before the guest
 	 * runs on (its peer's non-blocking open would see one end too many) */
 	c->out_fd_close_first = S_ISFIFO(st.st_mode);
+	/* a backend file (the sentry's direct open, the device pool's, the
+	 * gofer's) is opened with oflags' access mode: a read-only one needs
+	 * no write note, and the pipeline's F_GETFL for it is skipped */
+	c->out_fd_rdonly = n->kind == VN_BACKEND && (oflags & O_ACCMODE) == O_RDONLY;
 	return sc_return_fd(c, fd, flags & O_CLOEXEC);
 }
 

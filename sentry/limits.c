@@ -621,25 +621,27 @@ static void files_setup(struct limits *l)
 	l->files_nr_fd = open("/proc/sys/fs/file-nr", O_RDONLY | O_CLOEXEC);
 }
 
-/* entries of one open directory, "." and ".." aside */
-static unsigned long long dir_entries(int d)
+/* the names of an open directory, one getdents64 buffer at a time (the
+ * watchdog's stack is 64 KiB) */
+struct dir_it {
+	int d;
+	long n, off;
+	char buf[4096];
+};
+
+static const char *dir_next(struct dir_it *it)
 {
-	char buf[8192];
-	unsigned long long n = 0;
-	for (;;) {
-		long r = syscall(SYS_getdents64, d, buf, sizeof buf);
-		if (r <= 0)
-			break;
-		for (long off = 0; off < r;) {
-			unsigned short reclen;
-			const char *name = buf + off + 19; /* d_ino, d_off, d_reclen, d_type */
-			memcpy(&reclen, buf + off + 16, sizeof reclen);
-			off += reclen;
-			if (strcmp(name, ".") && strcmp(name, ".."))
-				n++;
-		}
+	if (it->off >= it->n) {
+		it->n = syscall(SYS_getdents64, it->d, it->buf, sizeof it->buf);
+		it->off = 0;
+		if (it->n <= 0)
+			return NULL;
 	}
-	return n;
+	unsigned short reclen; /* struct linux_dirent64: d_ino, d_off, d_reclen, d_type, d_name */
+	memcpy(&reclen, it->buf + it->off + 16, sizeof reclen);
+	const char *name = it->buf + it->off + 19;
+	it->off += reclen;
+	return name;
 }
 
 /* the fds of every process of the guest's pid namespace */
@@ -649,36 +651,30 @@ static unsigned long long files_own(struct limits *l)
 	unsigned long long n = 0;
 	if (pfd < 0)
 		return 0;
-	int d = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (d < 0)
+	struct dir_it procs = { .d = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) };
+	if (procs.d < 0)
 		return 0;
-	char buf[4096], path[64];
-	for (;;) {
-		long r = syscall(SYS_getdents64, d, buf, sizeof buf);
-		if (r <= 0)
-			break;
-		for (long off = 0; off < r;) {
-			unsigned short reclen;
-			const char *name = buf + off + 19;
-			memcpy(&reclen, buf + off + 16, sizeof reclen);
-			off += reclen;
-			if (name[0] < '1' || name[0] > '9')
-				continue;
-			snprintf(path, sizeof path, "%.20s/fd", name);
-			int f = openat(pfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			if (f < 0)
-				continue;
-			/* Linux 6.2 on: the directory's size is its count
-			 * (proc_fd_getattr: a scan of the open-fd bitmap, ~1 us
-			 * at 19,000 fds where the entries' walk takes ~140 ms);
-			 * before, 0, and the entries are walked */
-			struct stat st;
-			n += fstat(f, &st) == 0 && st.st_size > 0 ? (unsigned long long)st.st_size
-								   : dir_entries(f);
-			close(f);
-		}
+	char path[64];
+	for (const char *name; (name = dir_next(&procs));) {
+		if (name[0] < '1' || name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "%.20s/fd", name);
+		struct dir_it fds = { .d = openat(pfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) };
+		if (fds.d < 0)
+			continue;
+		/* Linux 6.2 on: the directory's size is its count
+		 * (proc_fd_getattr: a scan of the open-fd bitmap, ~1 us at
+		 * 19,000 fds where the entries' walk takes ~140 ms); before,
+		 * 0, and the entries are walked */
+		struct stat st;
+		if (fstat(fds.d, &st) == 0 && st.st_size > 0)
+			n += (unsigned long long)st.st_size;
+		else
+			for (const char *f; (f = dir_next(&fds));)
+				n += strcmp(f, ".") && strcmp(f, "..");
+		close(fds.d);
 	}
-	close(d);
+	close(procs.d);
 	return n;
 }
 

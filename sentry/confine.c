@@ -314,7 +314,13 @@ static void *dotdot_probe(void *arg)
 	probe("unshare_fs", unshare(CLONE_FS));
 	probe("fchdir_procfd", fchdir(pfd));
 	fprintf(stderr, "confinement-probe-info dotdot unnamed socket: %d\n", probe_sock);
-	for (int round = 0; round < 100 && !tried; round++) {
+	/* until a round finds a directory past fds 0-2, the program's own: a
+	 * round that came while only the caller's stdio directory was there
+	 * (the guest's sh not yet at its `exec 3</rw ...`) ended the probe
+	 * with 1 (a loaded machine, or the watchdog's start since red team
+	 * 95, made that more likely) */
+	int past_stdio = 0;
+	for (int round = 0; round < 100 && !past_stdio; round++) {
 		struct timespec ts = { 0, 50 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 		if (round < 99 && !dotdot_ready(pfd))
@@ -345,6 +351,7 @@ static void *dotdot_probe(void *arg)
 						continue;
 					close(f);
 					tried++;
+					past_stdio |= fdn >= 3;
 					if (stdio_file && fdn < 3) {
 						char np[512];
 						int root = 0;

@@ -64,6 +64,7 @@ static const char *const reason_names[] = {
 	[REASON_MEMORY] = "memory",         [REASON_PIDS] = "pids",
 	[REASON_OUTPUT] = "output-limit",   [REASON_POLICY] = "policy-kill",
 	[REASON_SENTRY] = "sentry-error",   [REASON_KILL_AFTER] = "kill-after",
+	[REASON_FILES] = "files",
 };
 
 struct limits {
@@ -109,6 +110,11 @@ struct limits {
 	unsigned long long vma_sum;     /* its VMAs (maps lines) x VMA_BYTES at the last count */
 	double maps_next;               /* no VMA count before (moat_ms_now) */
 	unsigned pte_round;
+	/* the host's file table (files_setup): fs/file-nr held open, the
+	 * sandbox's share of fs.file-max, the largest count of its own seen */
+	int files_nr_fd;
+	unsigned long long files_share, files_held;
+	double files_next;
 	/* --kill-after: the first forwarded SIGTERM/SIGINT/SIGHUP and how many */
 	int term_sig, term_count;
 	long long term_first_ms;        /* when the first came (CLOCK_MONOTONIC) */
@@ -579,6 +585,119 @@ pid_t limits_die_release(void)
  * it: a terminal is usually the caller's stdin, stdout and stderr at once,
  * open read-write, and a guest wrote without end to fd 0 past
  * --output-limit (red team round 10): tty_stdin_read_only (tty.c). */
+/* ---- the host's file table ----
+ *
+ * fs.file-max is one count for the whole host (alloc_empty_file: past it
+ * every open, pipe, socket, eventfd... of a process without CAP_SYS_ADMIN
+ * in the host's namespace is ENFILE), and no namespace, cgroup or uid
+ * scopes it. A guest's files are mostly made by calls that never stop
+ * (pipe, socket, eventfd, epoll_create: FAST), each process may hold up to
+ * its RLIMIT_NOFILE, and the task bound times that is far past the table
+ * (red team 95: 130 rootless processes x 19,000 eventfds would fill this
+ * host's 2,466,248, with --memory 64M counting none of it). So a sandbox
+ * holds at most an eighth of fs.file-max: the watchdog reads the host's
+ * count (one pread of fs/file-nr, held open from set-up) and, only while
+ * that is past the share, counts the sandbox's own (the fds of each guest
+ * process, /proc/PID/fd: a file shared by forked processes counts once
+ * per process, an overcount; a file only mapped or in flight in an
+ * SCM_RIGHTS message is not counted) and ends the sandbox past it. */
+#define FILES_SHARE_DIV 8
+#define FILES_UNBOUNDED (1ULL << 40) /* systemd raises file-max to LONG_MAX */
+#define FILES_EVERY_MS 100
+
+static void files_setup(struct limits *l)
+{
+	char buf[64];
+	l->files_nr_fd = -1;
+	if (read_small("/proc/sys/fs/file-max", buf, sizeof buf) <= 0)
+		return;
+	unsigned long long max = strtoull(buf, NULL, 10);
+	if (!max || max >= FILES_UNBOUNDED)
+		return;
+	l->files_share = max / FILES_SHARE_DIV;
+	const char *t = getenv("MOAT_TEST_FILES_SHARE"); /* only ever lower (tests) */
+	if (t && strtoull(t, NULL, 10) > 0 && strtoull(t, NULL, 10) < l->files_share)
+		l->files_share = strtoull(t, NULL, 10);
+	l->files_nr_fd = open("/proc/sys/fs/file-nr", O_RDONLY | O_CLOEXEC);
+}
+
+/* the names of an open directory, one getdents64 buffer at a time (the
+ * watchdog's stack is 64 KiB) */
+struct dir_it {
+	int d;
+	long n, off;
+	char buf[4096];
+};
+
+static const char *dir_next(struct dir_it *it)
+{
+	if (it->off >= it->n) {
+		it->n = syscall(SYS_getdents64, it->d, it->buf, sizeof it->buf);
+		it->off = 0;
+		if (it->n <= 0)
+			return NULL;
+	}
+	unsigned short reclen; /* struct linux_dirent64: d_ino, d_off, d_reclen, d_type, d_name */
+	memcpy(&reclen, it->buf + it->off + 16, sizeof reclen);
+	const char *name = it->buf + it->off + 19;
+	it->off += reclen;
+	return name;
+}
+
+/* the fds of every process of the guest's pid namespace */
+static unsigned long long files_own(struct limits *l)
+{
+	int pfd = l->sb->guest_procfd;
+	unsigned long long n = 0;
+	if (pfd < 0)
+		return 0;
+	struct dir_it procs = { .d = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) };
+	if (procs.d < 0)
+		return 0;
+	char path[64];
+	for (const char *name; (name = dir_next(&procs));) {
+		if (name[0] < '1' || name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "%.20s/fd", name);
+		struct dir_it fds = { .d = openat(pfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) };
+		if (fds.d < 0)
+			continue;
+		/* Linux 6.2 on: the directory's size is its count
+		 * (proc_fd_getattr: a scan of the open-fd bitmap, ~11 us at
+		 * 19,000 fds where the entries' walk takes ~140 ms); before,
+		 * 0, and the entries are walked */
+		struct stat st;
+		if (fstat(fds.d, &st) == 0 && st.st_size > 0)
+			n += (unsigned long long)st.st_size;
+		else
+			for (const char *f; (f = dir_next(&fds));)
+				n += strcmp(f, ".") && strcmp(f, "..");
+		close(fds.d);
+	}
+	close(procs.d);
+	return n;
+}
+
+/* 1: the sandbox holds more than its share of the host's file table */
+static int files_over(struct limits *l, double now)
+{
+	char buf[96];
+	if (l->files_nr_fd < 0 || now < l->files_next)
+		return 0;
+	l->files_next = now + FILES_EVERY_MS;
+	if (pread_small(l->files_nr_fd, buf, sizeof buf) <= 0 || strtoull(buf, NULL, 10) <= l->files_share)
+		return 0; /* the whole host holds no more than the share */
+	unsigned long long own = files_own(l);
+	if (own > l->files_held)
+		l->files_held = own;
+	/* the count walks every fd: at most a fifth of a CPU (as the memory
+	 * sample, red team 78) */
+	double cost = moat_ms_now() - now;
+	if (cost * 4 > FILES_EVERY_MS)
+		l->files_next = now + cost * 5;
+	return own > l->files_share;
+}
+
 struct limits *limits_setup(const struct sentry_config *cfg, struct sandbox *sb, double t0,
 			    char *err, size_t errlen)
 {
@@ -592,6 +711,7 @@ struct limits *limits_setup(const struct sentry_config *cfg, struct sandbox *sb,
 	l->helper_fd = -1;
 	l->result_fd = -1;
 	l->mem_events_fd = l->mem_peak_fd = l->pids_events_fd = l->cpu_stat_fd = -1;
+	files_setup(l);
 	l->out_r[0] = l->out_r[1] = l->out_w[0] = l->out_w[1] = -1;
 	l->dog_wake[0] = l->dog_wake[1] = -1;
 	l->sentry_pid = getpid();
@@ -1160,6 +1280,10 @@ static void *dog_main(void *arg)
 			limits_end(l, REASON_OUTPUT);
 			break;
 		}
+		if (files_over(l, now)) {
+			limits_end(l, REASON_FILES);
+			break;
+		}
 		/* until the next check, or limits_finish */
 		struct pollfd w = { .fd = l->dog_wake[0], .events = POLLIN };
 		poll(&w, 1, c->timeout_ms || c->idle_ms || (c->memory && !l->mem_ok) ? 20 : 100);
@@ -1338,7 +1462,7 @@ int limits_start(struct limits *l, char *err, size_t errlen)
 		r = pthread_create(&l->relay, &at, relay_main, l);
 		l->relay_started = r == 0;
 	}
-	if (!r && (c->timeout_ms || c->idle_ms || c->memory || (c->tty && c->output_limit))) {
+	if (!r && (c->timeout_ms || c->idle_ms || c->memory || (c->tty && c->output_limit) || l->files_nr_fd >= 0)) {
 		l->dog_start = moat_ms_now();
 		if (pipe2(l->dog_wake, O_CLOEXEC) < 0)
 			r = errno;
@@ -1586,6 +1710,11 @@ int limits_finish(struct limits *l, int status, int raw, int have_raw, const str
 		break;
 	case REASON_POLICY:
 		snprintf(line, sizeof line, "killed by policy (a forbidden syscall)");
+		break;
+	case REASON_FILES:
+		snprintf(line, sizeof line,
+			 "killed: %llu open files held, past the sandbox's share of the host's (%llu: fs.file-max / %d)",
+			 l->files_held, l->files_share, FILES_SHARE_DIV);
 		break;
 	case REASON_KILL_AFTER: {
 		const char *sn = sigabbrev_np(l->term_sig) ? sigabbrev_np(l->term_sig) : "?";

@@ -585,6 +585,42 @@ fi
 touch "$T_TMP/budget/release"
 wait "$bpid" 2>/dev/null
 
+# host_keeps_file_table: fs.file-max is one count for the whole host (no
+# namespace, cgroup or uid scopes it; past it every open, pipe, socket or
+# eventfd of a process without CAP_SYS_ADMIN is ENFILE, other sandboxes'
+# and the caller's alike). The files a guest makes are mostly FAST calls,
+# and each process may hold RLIMIT_NOFILE of them: red team 95 had one
+# rootless sandbox under --memory 64M hold 1,235,974 eventfds of this
+# host's 2,466,248 in 2 s (exit 0). The watchdog ends a sandbox that holds
+# more than an eighth of fs.file-max; MOAT_TEST_FILES_SHARE lowers that
+# share here to 2000, and the guest's four processes open 1000 eventfds
+# each (under a soft RLIMIT_NOFILE of 1024), then wait 10 s: the sandbox
+# must end with reason "files" before they are done.
+mkdir -p "$T_TMP/files" && chmod 777 "$T_TMP/files"
+cat >"$T_TMP/files/fill.py" <<'EOF'
+import os, sys, time
+for k in range(4):
+    if os.fork() == 0:
+        fds = [os.eventfd(0) for _ in range(1000)]
+        time.sleep(10)
+        os._exit(0)
+for k in range(4):
+    os.wait()
+print("held-to-the-end")
+EOF
+chmod 644 "$T_TMP/files/fill.py"
+t0=$(date +%s)
+MOAT_TEST_FILES_SHARE=2000 moat run --result "$T_TMP/files/result.json" --bind "$T_TMP/files:/f" \
+	-- python3 /f/fill.py </dev/null >"$T_TMP/files/out" 2>"$T_TMP/files/err"
+frc=$?
+fsecs=$(($(date +%s) - t0))
+freason=$(sed -n 's/.*"reason": "\([a-z-]*\)".*/\1/p' "$T_TMP/files/result.json" 2>/dev/null)
+if [ "$freason" = files ] && [ "$frc" != 0 ] && ! grep -q held-to-the-end "$T_TMP/files/out" && [ "$fsecs" -lt 10 ]; then
+	ok host_keeps_file_table
+else
+	fail host_keeps_file_table "4 x 1000 eventfds past a share of 2000: exit $frc after ${fsecs}s, reason ${freason:-none}, out '$(cat "$T_TMP/files/out")' err '$(tail -1 "$T_TMP/files/err")'"
+fi
+
 # 5b. RLIMIT_NPROC is counted up the user namespace chain as well, for
 # processes and threads: a rootless guest without --pids forked until the
 # caller's uid was at its limit, and the caller's own fork outside the

@@ -125,6 +125,9 @@ expect_eq orphan_reparented_to_init_and_reaped "$out" "ppid 1 moat-init reaped"
 # (one each time the lead passed while the others waited for the gofer) end
 # after a second without work, with their gofer connections (PSS; before: six
 # threads in the sentry and seven in the gofer stayed for the sandbox's life).
+# The sentry's threads: the tracer, that worker and the limits' watchdog
+# (every run since red team 95: the host's file table; none where
+# fs.file-max is unbounded).
 moat_bg run -- /bin/sh -c "for i in 1 2 3 4 5 6; do (cat /etc/hostname /etc/os-release >/dev/null &); done; python3 -c pass; exec sleep $S.7"
 pid=$!
 for ((i = 0; i < 200; i++)); do pgrep -f -- "sleep $S\\.7" >/dev/null && break; sleep 0.1; done
@@ -134,8 +137,8 @@ gofer=$(pgrep -P $pid -x moat-gofer | head -1)
 ng=$([ -n "$gofer" ] && ls /proc/$gofer/task 2>/dev/null | wc -l)
 kill -9 $pid
 wait_max $pid 5
-if [ "$nt" -ge 1 ] && [ "$nt" -le 2 ] && [ -n "$ng" ] && [ "$ng" -le 3 ]; then ok idle_workers_end
-else fail idle_workers_end "sentry threads $nt, gofer threads ${ng:-?} (want <= 2, <= 3)"; fi
+if [ "$nt" -ge 1 ] && [ "$nt" -le 3 ] && [ -n "$ng" ] && [ "$ng" -le 3 ]; then ok idle_workers_end
+else fail idle_workers_end "sentry threads $nt, gofer threads ${ng:-?} (want <= 3, <= 3)"; fi
 
 # Two threads of one process that trap at once are served at once: while
 # the fast calls of two threads' stat loops overlap (git's preload threads),
@@ -162,10 +165,10 @@ os.execv("/bin/sleep", ["sleep", "'"$S"'.8"])' >"$T_TMP/spread.out" 2>"$T_TMP/sp
 	wait_max $pid 10
 	prof=$(grep -o 'spread on [0-9]*, fast calls at once [0-9]*' "$T_TMP/spread.err")
 	on=$(echo "$prof" | awk '{print $3}' | tr -d ,) most=$(echo "$prof" | awk '{print $NF}')
-	if [ "${on:-0}" -ge 1 ] && [ "${most:-0}" -ge 2 ] && [ "$nt" -ge 1 ] && [ "$nt" -le 2 ]; then
+	if [ "${on:-0}" -ge 1 ] && [ "${most:-0}" -ge 2 ] && [ "$nt" -ge 1 ] && [ "$nt" -le 3 ]; then
 		ok parallel_fast_calls
 	else
-		fail parallel_fast_calls "spread on ${on:-?}, fast calls at once ${most:-?}, sentry threads when idle $nt (want >= 1, >= 2, <= 2)"
+		fail parallel_fast_calls "spread on ${on:-?}, fast calls at once ${most:-?}, sentry threads when idle $nt (want >= 1, >= 2, <= 3: the watchdog too)"
 	fi
 	# ... but not the calls of separate processes, which have their own
 	# work between calls (two compilers of a make -j2 opening headers): a

@@ -691,6 +691,16 @@ static void exec_unfence(struct tracer *tr, struct task *t)
 	}
 }
 
+/* Every exec of thread group tgid marked in flight is over (its leader's
+ * number reaped, or its PTRACE_EVENT_EXEC: the exec'ing thread holds that
+ * number, every other is dead): nothing else of the group will end one. */
+static void group_unfence(struct tracer *tr, pid_t tgid)
+{
+	for (int i = tr->nxf - 1; i >= 0; i--)
+		if (i < tr->nxf && tr->xf[i]->tgid == tgid)
+			exec_unfence(tr, tr->xf[i]);
+}
+
 /* A wait4 just reaped tid (st its status), the reap gate still closed:
  * the task is marked before its number can be given to another (the
  * handling, task_gone, comes later in the round) and copies into its group
@@ -766,9 +776,7 @@ static void task_gone(struct tracer *tr, pid_t tid)
 			 * is reaped after its threads; an exec'ing thread that
 			 * took the number and died is the leader then), so an
 			 * exec still marked in flight for it is over */
-			for (int i = tr->nxf - 1; i >= 0; i--)
-				if (i < tr->nxf && tr->xf[i]->tgid == tid)
-					exec_unfence(tr, tr->xf[i]);
+			group_unfence(tr, tid);
 			held_drop(tr, tid, 0);
 			/* and any other entry of the group is stale: a thread
 			 * whose death came under the leader's number (it exec'd,
@@ -1513,12 +1521,15 @@ struct qent {
 	struct rusage ru;
 };
 
+static unsigned long stale_n; /* MOAT_PROFILE */
+
 static void round_stale(struct qent *q, int n, pid_t tid, int st)
 {
 	for (int j = 0; j < n; j++)
 		if (q[j].tid == tid && WIFSTOPPED(q[j].st)) {
 			dbg("a stale stop of task %d dropped (status %#x, then %#x)", (int)tid, q[j].st, st);
 			q[j].tid = 0;
+			stale_n++;
 		}
 }
 
@@ -2007,6 +2018,10 @@ int tracer_run(struct tracer_args *a)
 				task_pin_to_loader(e, tid);
 				task_put(e);
 			}
+			/* and any other mark of the group's (the exec'ing entry
+			 * not found under former, re-keyed or not): left up, it
+			 * held every later stop of the new image for ever */
+			group_unfence(&tr, tid);
 			ptrace(PTRACE_CONT, tid, 0, 0);
 			/* The program runs: what set-up and the first exec
 			 * freed goes back (an idle sandbox's PSS), once,
@@ -2038,8 +2053,8 @@ int tracer_run(struct tracer_args *a)
 		tracer_profile_report(pn, pms, rounds, wait_ms);
 		fprintf(stderr, "  exec pins %lu (refused %lu, not while another task runs or is pinned %lu)\n", pin_n, pin_refused, pin_busy);
 		/* every guest task is gone by now: anything listed leaked */
-		fprintf(stderr, "  tasks left %d, early %d, held %d, execs in flight %d; early waits %lu, orphans killed %lu\n",
-			task_count(sb), tr.nearly, tr.nheld, tr.nxf, tr.early_waits, tr.orphans);
+		fprintf(stderr, "  tasks left %d, early %d, held %d, execs in flight %d; early waits %lu, orphans killed %lu, stale stops dropped %lu\n",
+			task_count(sb), tr.nearly, tr.nheld, tr.nxf, tr.early_waits, tr.orphans, stale_n);
 	}
 	return tr.status_out;
 }

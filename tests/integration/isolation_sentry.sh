@@ -575,10 +575,10 @@ fi
 # image's next stop was held for that exec for ever (State t, syscall 59,
 # the tracer idle). MOAT_TEST_DRAIN_DELAY=20 (the tracer naps 20 ms after
 # each stop a drain takes) stands for a tracer preempted mid-drain on a
-# loaded machine. Before the fix each run of either mode failed, within
-# 6-17 processes: HUNG (the probe kills it after 10 s), or the process
-# killed (its next stop taken for an orphan's); the sentry's profile
-# counts the stale stops dropped now.
+# loaded machine. Before the fix every run of either mode failed (9 runs,
+# root-run and rootless), at process 0 to 33: HUNG (the probe kills it
+# after 10 s), or the process killed (its next stop taken for an
+# orphan's); the sentry's profile counts the stale stops dropped now.
 if [ -x "$SYSCALL_BIN/probe_execwedge" ]; then
 	for m in clone fork; do
 		out=$(MOAT_PROFILE=1 MOAT_TEST_DRAIN_DELAY=20 timeout -s KILL 150 "$MOAT" run \

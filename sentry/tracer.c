@@ -691,6 +691,16 @@ static void exec_unfence(struct tracer *tr, struct task *t)
 	}
 }
 
+/* Every exec of thread group tgid marked in flight is over (its leader's
+ * number reaped, or its PTRACE_EVENT_EXEC: the exec'ing thread holds that
+ * number, every other is dead): nothing else of the group will end one. */
+static void group_unfence(struct tracer *tr, pid_t tgid)
+{
+	for (int i = tr->nxf - 1; i >= 0; i--)
+		if (i < tr->nxf && tr->xf[i]->tgid == tgid)
+			exec_unfence(tr, tr->xf[i]);
+}
+
 /* A wait4 just reaped tid (st its status), the reap gate still closed:
  * the task is marked before its number can be given to another (the
  * handling, task_gone, comes later in the round) and copies into its group
@@ -766,9 +776,7 @@ static void task_gone(struct tracer *tr, pid_t tid)
 			 * is reaped after its threads; an exec'ing thread that
 			 * took the number and died is the leader then), so an
 			 * exec still marked in flight for it is over */
-			for (int i = tr->nxf - 1; i >= 0; i--)
-				if (i < tr->nxf && tr->xf[i]->tgid == tid)
-					exec_unfence(tr, tr->xf[i]);
+			group_unfence(tr, tid);
 			held_drop(tr, tid, 0);
 			/* and any other entry of the group is stale: a thread
 			 * whose death came under the leader's number (it exec'd,
@@ -1490,6 +1498,41 @@ static int reaped(struct tracer *tr, pid_t tid, int st)
 	return tr->main_done && tr->init_reaped;
 }
 
+/* A drain takes every stop pending at once and handles them after, none
+ * resumed meanwhile, so a task reports one stop in a drain. The same tid
+ * twice means the first report's task is not in that stop any more: an
+ * exec by a non-leader took the leader's number (de_thread, exchange_tids)
+ * and reported PTRACE_EVENT_EXEC under it, or the task died there (an exit
+ * reaped), or its number went to another. The earlier stop is dropped
+ * (its tid set to 0): handled after the exec's event was waited for, the
+ * kernel no longer refuses requests by that number (looks_like_a_spurious
+ * _pid only holds until then), so what was meant for the dead leader acted
+ * on the new image. A leader's fork or clone event (never held for an exec
+ * in flight) resumed the exec'ing thread from its PTRACE_EVENT_EXEC with
+ * PTRACE_SYSCALL before that event was handled; the event's own handling
+ * then failed (the task running) and left the exec fence up, and the new
+ * image's next stop, its exec's syscall exit, was held for that exec for
+ * ever (hang87/hang93: one task under the leader's pid, State t, syscall
+ * 59, the tracer idle). q: the drain's first n entries; st: the new
+ * entry's status, of tid. */
+struct qent {
+	pid_t tid;
+	int st;
+	struct rusage ru;
+};
+
+static unsigned long stale_n; /* MOAT_PROFILE */
+
+static void round_stale(struct qent *q, int n, pid_t tid, int st)
+{
+	for (int j = 0; j < n; j++)
+		if (q[j].tid == tid && WIFSTOPPED(q[j].st)) {
+			dbg("a stale stop of task %d dropped (status %#x, then %#x)", (int)tid, q[j].st, st);
+			q[j].tid = 0;
+			stale_n++;
+		}
+}
+
 /* MOAT_PROFILE=1: the tracer's stops by kind, with the mean wall time this
  * thread's CPU time spent on each (from taking it off the round to the
  * next; the wall time would count its waits for a CPU),
@@ -1606,7 +1649,7 @@ int tracer_run(struct tracer_args *a)
 	 * A round is the stop the blocking wait4 gives, then (once that one
 	 * is handled) every stop pending then. */
 	enum { ROUND = 64 };
-	struct { pid_t tid; int st; struct rusage ru; } *q = xcalloc(ROUND, sizeof *q);
+	struct qent *q = xcalloc(ROUND, sizeof *q);
 	int qn = 0, qi = 0, drain = 0;
 	/* tests: the program's first stop handled before the init's fork
 	 * event, an order a loaded machine can give (init_stop's early path) */
@@ -1639,6 +1682,12 @@ int tracer_run(struct tracer_args *a)
 		if (sdl)
 			sdl++;
 	}
+	/* tests: MOAT_TEST_DRAIN_DELAY=MS, this thread sleeps MS after each
+	 * stop a round's drain takes (a tracer preempted mid-drain on a loaded
+	 * machine: an exec let go at the round's first stop ends meanwhile,
+	 * hang93) */
+	const char *ddl = getenv("MOAT_TEST_DRAIN_DELAY");
+	int drain_delay_ms = ddl && atoi(ddl) > 0 && atoi(ddl) <= 5000 ? atoi(ddl) : 0;
 	/* tests: this thread's writes at stops wait (platform.h) */
 	const char *twd = getenv("MOAT_TEST_TRACER_WRITE_DELAY");
 	if (twd && atoi(twd) > 0 && atoi(twd) <= 5000)
@@ -1686,7 +1735,10 @@ int tracer_run(struct tracer_args *a)
 			task_reap_close(); /* a reap frees numbers: kernel/task.h */
 			while (qn < ROUND && (w = wait4(-1, &q[qn].st, __WALL | WNOHANG, &q[qn].ru)) > 0) {
 				reap_note(sb, w, q[qn].st);
+				round_stale(q, qn, w, q[qn].st);
 				q[qn++].tid = w;
+				if (drain_delay_ms)
+					nap_us(drain_delay_ms * 1000L);
 			}
 			task_reap_open();
 		}
@@ -1731,6 +1783,7 @@ int tracer_run(struct tracer_args *a)
 				task_reap_close(); /* (a test's order: holds wait) */
 				while (qn < 2 && (w = wait4(-1, &q[qn].st, __WALL, &q[qn].ru)) > 0) {
 					reap_note(sb, w, q[qn].st);
+					round_stale(q, qn, w, q[qn].st);
 					q[qn++].tid = w;
 				}
 				task_reap_open();
@@ -1745,6 +1798,8 @@ int tracer_run(struct tracer_args *a)
 		st = q[qi].st;
 		ru = q[qi].ru;
 		qi++;
+		if (tid == 0)
+			continue; /* a stale stop (round_stale) */
 	stop:
 		if (prof) {
 			/* the previous stop's handling ends here */
@@ -1916,7 +1971,16 @@ int tracer_run(struct tracer_args *a)
 			if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &former) < 0) {
 				/* killed at this stop: its exit, under this number,
 				 * comes next (task_gone ends the exec there and drops
-				 * a non-leader's entry, which took the number) */
+				 * a non-leader's entry, which took the number). Not
+				 * dying (it left this stop another way): nothing
+				 * would end its exec, whose fence would hold every
+				 * later stop of the process for ever; its process is
+				 * killed (fail closed), and that exit ends it */
+				if (!doomed_exited(tid)) {
+					warn_guest("the exec of task %d left its PTRACE_EVENT_EXEC unhandled: its process is killed",
+						   (int)tid);
+					kill(tid, SIGKILL);
+				}
 				break;
 			}
 			/* every other thread of the group is dead: the stops held
@@ -1954,6 +2018,10 @@ int tracer_run(struct tracer_args *a)
 				task_pin_to_loader(e, tid);
 				task_put(e);
 			}
+			/* and any other mark of the group's (the exec'ing entry
+			 * not found under former, re-keyed or not): left up, it
+			 * held every later stop of the new image for ever */
+			group_unfence(&tr, tid);
 			ptrace(PTRACE_CONT, tid, 0, 0);
 			/* The program runs: what set-up and the first exec
 			 * freed goes back (an idle sandbox's PSS), once,
@@ -1985,8 +2053,8 @@ int tracer_run(struct tracer_args *a)
 		tracer_profile_report(pn, pms, rounds, wait_ms);
 		fprintf(stderr, "  exec pins %lu (refused %lu, not while another task runs or is pinned %lu)\n", pin_n, pin_refused, pin_busy);
 		/* every guest task is gone by now: anything listed leaked */
-		fprintf(stderr, "  tasks left %d, early %d, held %d, execs in flight %d; early waits %lu, orphans killed %lu\n",
-			task_count(sb), tr.nearly, tr.nheld, tr.nxf, tr.early_waits, tr.orphans);
+		fprintf(stderr, "  tasks left %d, early %d, held %d, execs in flight %d; early waits %lu, orphans killed %lu, stale stops dropped %lu\n",
+			task_count(sb), tr.nearly, tr.nheld, tr.nxf, tr.early_waits, tr.orphans, stale_n);
 	}
 	return tr.status_out;
 }

@@ -585,6 +585,34 @@ else
 	fail task_leaks "no $SYSCALL_BIN/probe_tasks"
 fi
 
+# hang87/hang93: an exec by a non-leader thread wedged its process in a
+# ptrace stop for ever (tests/syscalls/probe_execwedge.c: 40 processes,
+# each a leader that forks or makes threads in a loop beside siblings in
+# trapped calls while a thread execs). A round's drain took the leader's
+# fork or clone event, then the exec's PTRACE_EVENT_EXEC under the same
+# number (the thread took the leader's pid); the stale event, handled
+# first, resumed the new image before its exec event was handled, and the
+# image's next stop was held for that exec for ever (State t, syscall 59,
+# the tracer idle). MOAT_TEST_DRAIN_DELAY=20 (the tracer naps 20 ms after
+# each stop a drain takes) stands for a tracer preempted mid-drain on a
+# loaded machine. Before the fix every run of either mode failed (9 runs,
+# root-run and rootless), at process 0 to 33: HUNG (the probe kills it
+# after 10 s), or the process killed (its next stop taken for an
+# orphan's); the sentry's profile counts the stale stops dropped now.
+if [ -x "$SYSCALL_BIN/probe_execwedge" ]; then
+	for m in clone fork; do
+		out=$(MOAT_PROFILE=1 MOAT_TEST_DRAIN_DELAY=20 timeout -s KILL 150 "$MOAT" run \
+			--bind "$SYSCALL_BIN:/t:ro" -- /t/probe_execwedge $m 40 </dev/null 2>"$T_TMP/ew.err" | tail -1)
+		if [ "$out" = "ok $m 40" ] && [ "$(prof_left "$T_TMP/ew.err")" = "$left0" ]; then
+			ok "exec_beside_${m}_never_wedges"
+		else
+			fail "exec_beside_${m}_never_wedges" "${out:0:300} / $(grep -o 'tasks left.*' "$T_TMP/ew.err")"
+		fi
+	done
+else
+	fail exec_never_wedges "no $SYSCALL_BIN/probe_execwedge"
+fi
+
 # A receive stop whose copy cannot be written (tests/syscalls/
 # probe_recv_scratch.c): recvmsg, recvmmsg and recvfrom on an AF_UNIX
 # datagram socket bound to a path, the stack pointer at the start of a

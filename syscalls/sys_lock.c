@@ -385,7 +385,7 @@ struct hscan {
  * only at this: with the backstop at HSCAN_WALL_MS, a scan that got a
  * quarter of a CPU or less never ended (each one starts again from the
  * first process), so a lock whose holder had died was never granted while
- * the load lasted (lead, stop 37: `moved_lock_holders_do_not_stall_locks`
+ * the load lasted (lockload: `moved_lock_holders_do_not_stall_locks`
  * released 26-104 s under load, never in 120 s with moat and two busy
  * loops on one CPU; `moved_lock_holders_released_under_load`) */
 #define HSCAN_WAIT_WALL_MS 10000

@@ -352,7 +352,7 @@ print("ofd", res, "fast" if ofd < 1 else "slow %.2f" % ofd, "flock", "fast" if t
       "released", "fast" if after < 1 else "slow %.2f" % after)'
 out=$(timeout -s KILL 90 "$MOAT" run --memory 768M --pids 64 --bind "$W:/work:rw" -- "$PY" -c "$FD_HOLDERS$LOCK_MOVER" </dev/null 2>&1)
 SANITY=1 expect_eq moved_lock_holders_do_not_stall_locks "$(echo $out)" "ofd EAGAIN fast flock fast released fast"
-# The same under CPU load (lead, stop 37): the holder scan's wall-clock
+# The same under CPU load (lockload): the holder scan's wall-clock
 # backstop (1 s) cut every scan that got a quarter of a CPU or less, and
 # each scan starts again from the first process, so the dead holder's
 # locks were never dropped while the load lasted (26-104 s beside five

@@ -338,15 +338,28 @@ static void save_one(struct apply_state *s, size_t idx)
 }
 
 /* Remove the leaf of e->path if it is not what was saved, and the
- * directories leading to it that TREE did not have. Returns changes made. */
+ * directories leading to it that TREE did not have. One walk down, then up
+ * by "..", each parent checked to hold the directory left under its name,
+ * stopping at the first that is not empty (its parents hold it): opening
+ * each level from TREE again cost depth^2 openat per path (red team 96: 20
+ * files 1,500 directories deep took 4 min to undo). Returns changes made. */
 static int rollback_new(struct apply_state *s, struct apply_ent *e)
 {
 	int changed = 0;
 	char comp[4096];
-	for (int upto = e->ncomp - 1; upto >= e->present; upto--) {
-		int fd = open_leading(s, e, upto, 0);
-		if (fd < 0)
-			continue;
+	int fd = openat(s->treefd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int upto = 0; /* fd is e->path's first upto components */
+	for (; upto < e->ncomp - 1; upto++) {
+		component(e->path, upto, comp, sizeof comp);
+		int nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0)
+			break;
+		close(fd);
+		fd = nfd;
+	}
+	for (; upto >= e->present; upto--) {
 		component(e->path, upto, comp, sizeof comp);
 		struct stat st;
 		if (fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -357,10 +370,25 @@ static int rollback_new(struct apply_state *s, struct apply_ent *e)
 			} else if (S_ISDIR(st.st_mode) && !(upto == e->ncomp - 1 && e->wasdir)) {
 				if (unlinkat(fd, comp, AT_REMOVEDIR) == 0)
 					changed++;
+				else if (errno == ENOTEMPTY || errno == EEXIST)
+					break;
 			}
 		}
+		if (upto <= e->present)
+			break;
+		struct stat cst, pst;
+		int pfd = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		component(e->path, upto - 1, comp, sizeof comp);
+		if (pfd < 0 || fstat(fd, &cst) < 0 || fstatat(pfd, comp, &pst, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    pst.st_dev != cst.st_dev || pst.st_ino != cst.st_ino) {
+			if (pfd >= 0)
+				close(pfd);
+			break;
+		}
 		close(fd);
+		fd = pfd;
 	}
+	close(fd);
 	return changed;
 }
 

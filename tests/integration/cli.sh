@@ -411,6 +411,18 @@ if [ "$(id -u)" = 0 ]; then
 else
 	skip apply_undo_keeps_dir_owner "root applying another user's tree: root-run only"
 fi
+# Red team 96: the undo opened every level of a path from TREE again for
+# each directory it removed: 20 new files 1,500 directories deep, then a
+# write that fails, took 4 min to undo (depth^2 openat per path); now one
+# walk down and up by "..": 3 s. Ten such files must be undone in 60 s.
+{ d=$(printf 'a/%.0s' $(seq 1 1500))
+  for k in 0 1 2 3 4 5 6 7 8 9; do printf 'diff --git a/%sf%s b/%sf%s\nnew file mode 100644\n--- /dev/null\n+++ b/%sf%s\n@@ -0,0 +1 @@\n+x\n' "$d" $k "$d" $k "$d" $k; done
+  printf 'diff --git a/z b/z\nnew file mode 100644\n--- /dev/null\n+++ b/z\n@@ -0,0 +1,3000 @@\n'
+  seq 1 3000 | sed 's/^/+xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/'; } >"$T_TMP/deep96.patch"
+mkdir -p "$T_TMP/deep96"
+(ulimit -f 40; trap '' XFSZ; exec timeout -s KILL 60 "$MOAT" apply "$T_TMP/deep96.patch" "$T_TMP/deep96") </dev/null >/dev/null 2>&1
+expect_eq apply_deep_undo_bounded "$? $(ls -A "$T_TMP/deep96" | grep -vc moat-apply)" "128 0"
+rm -rf "$T_TMP/deep96"
 
 # Red team 40: options that contradict an earlier one were taken silently,
 # the last one winning: a wrapper that appends --net none or a read-only

@@ -339,8 +339,10 @@ static void save_one(struct apply_state *s, size_t idx)
 
 /* Remove the leaf of e->path if it is not what was saved, and the
  * directories leading to it that TREE did not have. One walk down, then up
- * by "..", each parent checked to hold the directory left under its name,
- * stopping at the first that is not empty (its parents hold it): opening
+ * by "..", each parent checked to be the directory the walk down passed
+ * (a directory the tree's owner moves out of TREE meanwhile: its ".." is
+ * not, and nothing outside TREE is removed) and to hold the one left under
+ * its name, stopping at the first that is not empty (its parents hold it): opening
  * each level from TREE again cost depth^2 openat per path (red team 96: 20
  * files 1,500 directories deep took 4 min to undo). Returns changes made. */
 static int rollback_new(struct apply_state *s, struct apply_ent *e)
@@ -350,7 +352,14 @@ static int rollback_new(struct apply_state *s, struct apply_ent *e)
 	int fd = openat(s->treefd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
+	/* the directories passed: dir[k] is e->path's first k components */
+	struct stat *dir = xmalloc((size_t)e->ncomp * sizeof *dir);
 	int upto = 0; /* fd is e->path's first upto components */
+	if (fstat(fd, &dir[0]) < 0) {
+		close(fd);
+		free(dir);
+		return 0;
+	}
 	for (; upto < e->ncomp - 1; upto++) {
 		component(e->path, upto, comp, sizeof comp);
 		int nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -358,6 +367,8 @@ static int rollback_new(struct apply_state *s, struct apply_ent *e)
 			break;
 		close(fd);
 		fd = nfd;
+		if (fstat(fd, &dir[upto + 1]) < 0)
+			memset(&dir[upto + 1], 0, sizeof dir[upto + 1]); /* no walk up past it */
 	}
 	for (; upto >= e->present; upto--) {
 		component(e->path, upto, comp, sizeof comp);
@@ -376,11 +387,13 @@ static int rollback_new(struct apply_state *s, struct apply_ent *e)
 		}
 		if (upto <= e->present)
 			break;
-		struct stat cst, pst;
+		struct stat cst, pst, ust;
 		int pfd = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		component(e->path, upto - 1, comp, sizeof comp);
-		if (pfd < 0 || fstat(fd, &cst) < 0 || fstatat(pfd, comp, &pst, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    pst.st_dev != cst.st_dev || pst.st_ino != cst.st_ino) {
+		if (pfd < 0 || fstat(pfd, &ust) < 0 || ust.st_dev != dir[upto - 1].st_dev ||
+		    ust.st_ino != dir[upto - 1].st_ino || fstat(fd, &cst) < 0 ||
+		    fstatat(pfd, comp, &pst, AT_SYMLINK_NOFOLLOW) < 0 || pst.st_dev != cst.st_dev ||
+		    pst.st_ino != cst.st_ino) {
 			if (pfd >= 0)
 				close(pfd);
 			break;
@@ -389,6 +402,7 @@ static int rollback_new(struct apply_state *s, struct apply_ent *e)
 		fd = pfd;
 	}
 	close(fd);
+	free(dir);
 	return changed;
 }
 

@@ -394,6 +394,35 @@ else
 fi
 "$MOAT" apply "$T_TMP/exp94/w/changes.patch" "$T_TMP/tree94" </dev/null >/dev/null 2>&1
 expect_eq apply_after_undo_applies "$? $(cat "$T_TMP/tree94/c" | tail -1) $(wc -l <"$T_TMP/tree94/big.bin" 2>&1) $(cat "$T_TMP/tree94/n/x" 2>&1) $([ -e "$T_TMP/tree94/d" ] && echo d-left) $(ls -A "$T_TMP/tree94" | grep -c moat-apply)" "0 more 60000 new  0"
+# Red team 96: the undo made the directories git apply had removed again
+# as the caller: root applying a user's tree (d/ of uid 1234, 0750, its
+# only file deleted, then a write that fails) gave d back to root, the user
+# shut out of it, and set the mode by name (fchmodat following a symlink
+# swapped in). Now the owner and mode are put back through an fd of the
+# directory made.
+if [ "$(id -u)" = 0 ]; then
+	mkdir -p "$T_TMP/tree96/d" && seq 1 5 >"$T_TMP/tree96/d/f" && chmod 0750 "$T_TMP/tree96/d" && chown -R 1234:1235 "$T_TMP/tree96"
+	{ printf 'diff --git a/d/f b/d/f\ndeleted file mode 100644\n--- a/d/f\n+++ /dev/null\n@@ -1,5 +0,0 @@\n'
+	  seq 1 5 | sed 's/^/-/'
+	  printf 'diff --git a/z b/z\nnew file mode 100644\n--- /dev/null\n+++ b/z\n@@ -0,0 +1,3000 @@\n'
+	  seq 1 3000 | sed 's/^/+xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/'; } >"$T_TMP/p96.patch"
+	(ulimit -f 40; trap '' XFSZ; "$MOAT" apply "$T_TMP/p96.patch" "$T_TMP/tree96") </dev/null >/dev/null 2>&1
+	expect_eq apply_undo_keeps_dir_owner "$? $(stat -c '%u:%g %a' "$T_TMP/tree96/d" 2>&1) $(cat "$T_TMP/tree96/d/f" 2>&1 | wc -l) $([ -e "$T_TMP/tree96/z" ] && echo z-left)" "128 1234:1235 750 5 "
+else
+	skip apply_undo_keeps_dir_owner "root applying another user's tree: root-run only"
+fi
+# Red team 96: the undo opened every level of a path from TREE again for
+# each directory it removed: 20 new files 1,500 directories deep, then a
+# write that fails, took 4 min to undo (depth^2 openat per path); now one
+# walk down and up by "..": 3 s. Ten such files must be undone in 60 s.
+{ d=$(printf 'a/%.0s' $(seq 1 1500))
+  for k in 0 1 2 3 4 5 6 7 8 9; do printf 'diff --git a/%sf%s b/%sf%s\nnew file mode 100644\n--- /dev/null\n+++ b/%sf%s\n@@ -0,0 +1 @@\n+x\n' "$d" $k "$d" $k "$d" $k; done
+  printf 'diff --git a/z b/z\nnew file mode 100644\n--- /dev/null\n+++ b/z\n@@ -0,0 +1,3000 @@\n'
+  seq 1 3000 | sed 's/^/+xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx/'; } >"$T_TMP/deep96.patch"
+mkdir -p "$T_TMP/deep96"
+(ulimit -f 40; trap '' XFSZ; exec timeout -s KILL 60 "$MOAT" apply "$T_TMP/deep96.patch" "$T_TMP/deep96") </dev/null >/dev/null 2>&1
+expect_eq apply_deep_undo_bounded "$? $(ls -A "$T_TMP/deep96" | grep -vc moat-apply)" "128 0"
+rm -rf "$T_TMP/deep96"
 
 # Red team 40: options that contradict an earlier one were taken silently,
 # the last one winning: a wrapper that appends --net none or a read-only

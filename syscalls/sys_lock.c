@@ -381,14 +381,26 @@ struct hscan {
 #define HSCAN_MS 250       /* of the scanning thread's CPU time */
 #define HSCAN_WALL_MS 1000 /* and of the wall clock, a backstop */
 /* A request that waits anyway (a blocking lock, an open that breaks a
- * lease) has its scans cut by the CPU budget, the wall clock's backstop
- * only at this: with the backstop at HSCAN_WALL_MS, a scan that got a
- * quarter of a CPU or less never ended (each one starts again from the
- * first process), so a lock whose holder had died was never granted while
- * the load lasted (lockload: `moved_lock_holders_do_not_stall_locks`
- * released 26-104 s under load, never in 120 s with moat and two busy
- * loops on one CPU; `moved_lock_holders_released_under_load`) */
+ * lease) doubles the wall clock's backstop at each scan it makes, from
+ * HSCAN_WALL_MS up to this (scan_wall_ms): with the backstop at
+ * HSCAN_WALL_MS for every scan, a scan that got a quarter of a CPU or
+ * less never ended (each one starts again from the first process), so a
+ * lock whose holder had died was never granted while the load lasted
+ * (lockload: `moved_lock_holders_do_not_stall_locks` released 26-104 s
+ * under load, never in 60 s with moat and four busy loops on one CPU;
+ * `moved_lock_holders_released_under_load`). The first scan keeps the
+ * short backstop: one that sleeps is cut as soon as before (a first
+ * backstop of 10 s made that case 11.9 s once in CI's ASan tier). */
 #define HSCAN_WAIT_WALL_MS 10000
+
+/* the backstop of a request's scan number n (0: its first) */
+static int64_t scan_wall_ms(bool waits, int n)
+{
+	int64_t ms = HSCAN_WALL_MS;
+	while (waits && n-- > 0 && ms < HSCAN_WAIT_WALL_MS)
+		ms *= 2;
+	return ms < HSCAN_WAIT_WALL_MS ? ms : HSCAN_WAIT_WALL_MS;
+}
 
 /* The time budget counts the CPU time the scan itself takes (user and
  * system, CLOCK_THREAD_CPUTIME_ID), not the wall clock: on a loaded machine
@@ -742,7 +754,7 @@ static void hscan_refs(struct hscan *h)
  * `since` (see alive_ctx); lk_mu not held. 0, or -EINTR when the caller
  * is gone. Scans run one at a time; a caller that waited for another's
  * that began after `since` takes that one's answer. */
-static int holder_scan(struct sc_call *c, unsigned long since, bool waits)
+static int holder_scan(struct sc_call *c, unsigned long since, int64_t wall_ms)
 {
 	struct timespec ts;
 	for (;;) {
@@ -787,7 +799,7 @@ static int holder_scan(struct sc_call *c, unsigned long since, bool waits)
 	if (h.n > 0 && c->sb && c->sb->guest_procfd >= 0) {
 		h.budget_left = HSCAN_ENTRIES;
 		h.budget_end_cpu_ms = thread_cpu_ms() + HSCAN_MS;
-		h.budget_end_ms = now_ms() + (waits ? HSCAN_WAIT_WALL_MS : HSCAN_WALL_MS);
+		h.budget_end_ms = now_ms() + wall_ms;
 		h.first = true;
 		task_for_each_leader(c->sb, hscan_leader, &h);
 		h.first = false;
@@ -831,10 +843,10 @@ static int holder_scan(struct sc_call *c, unsigned long since, bool waits)
  * for the scan and taken again; 0, or -EINTR with lk_mu NOT held (the
  * caller is gone). After it the request's presumed holders are known
  * (ax->want cleared) and it never scans again (*scanned). */
-static int scan_unlocked(struct sc_call *c, struct alive_ctx *ax, bool *scanned, bool waits)
+static int scan_unlocked(struct sc_call *c, struct alive_ctx *ax, bool *scanned, int64_t wall_ms)
 {
 	pthread_mutex_unlock(&lk_mu);
-	if (holder_scan(c, ax->since, waits) < 0)
+	if (holder_scan(c, ax->since, wall_ms) < 0)
 		return -EINTR;
 	*scanned = true;
 	ax->want = false;
@@ -1088,6 +1100,7 @@ static int lk_set_(struct sc_call *c, struct lk_req *r, bool *waited)
 	pthread_mutex_lock(&lk_mu);
 	struct alive_ctx ax = { .since = scan_begun };
 	bool scanned = false; /* (a holder scan since ax.since) */
+	int nscans = 0;       /* this request's scans (scan_wall_ms) */
 	for (;;) {
 		struct lk_owner *o = owner_of(c, r);
 		if (!o) {
@@ -1143,7 +1156,7 @@ static int lk_set_(struct sc_call *c, struct lk_req *r, bool *waited)
 			 * is looked at again */
 			owner_put(o);
 		rescan:
-			if (scan_unlocked(c, &ax, &scanned, r->wait) < 0)
+			if (scan_unlocked(c, &ax, &scanned, scan_wall_ms(r->wait, nscans++)) < 0)
 				return -EINTR;
 			continue;
 		}
@@ -1327,7 +1340,7 @@ again:;
 	if (cf && ax.want && !scanned) {
 		/* a holder's fd moved: one scan, outside lk_mu, then again */
 		owner_put(o);
-		if (scan_unlocked(c, &ax, &scanned, false) < 0)
+		if (scan_unlocked(c, &ax, &scanned, HSCAN_WALL_MS) < 0)
 			return -EINTR;
 		goto again;
 	}
@@ -1758,7 +1771,7 @@ again:
 		if (arg == F_WRLCK || l->type == F_WRLCK || l->breaking) {
 			if (ax.want && !scanned) {
 				/* a holder's fd moved: one scan outside lk_mu */
-				if (scan_unlocked(c, &ax, &scanned, false) < 0)
+				if (scan_unlocked(c, &ax, &scanned, HSCAN_WALL_MS) < 0)
 					return -EINTR;
 				goto relook;
 			}
@@ -1780,7 +1793,7 @@ again:
 		if (nlocks + 1 > LK_MAX)
 			sweep(&ax);
 		if (nlocks + 1 > LK_MAX && ax.want && !scanned) {
-			if (scan_unlocked(c, &ax, &scanned, false) < 0)
+			if (scan_unlocked(c, &ax, &scanned, HSCAN_WALL_MS) < 0)
 				return -EINTR;
 			goto relook;
 		}
@@ -1841,6 +1854,7 @@ static int lease_break_(struct sc_call *c, dev_t dev, ino_t ino, int flags, bool
 	pthread_mutex_lock(&lk_mu);
 	struct alive_ctx ax = { .since = scan_begun };
 	bool scanned = false;
+	int nscans = 0; /* (scan_wall_ms) */
 	for (;;) {
 		bool wait = false;
 	again:
@@ -1862,7 +1876,7 @@ static int lease_break_(struct sc_call *c, dev_t dev, ino_t ino, int flags, bool
 					*waited = true;
 					gofer_wait_begin();
 				}
-				if (holder_scan(c, ax.since, !(flags & O_NONBLOCK)) < 0)
+				if (holder_scan(c, ax.since, scan_wall_ms(!(flags & O_NONBLOCK), nscans++)) < 0)
 					return -EINTR;
 				scanned = true;
 				ax.want = false;

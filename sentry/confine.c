@@ -263,31 +263,6 @@ static int dotdot_names(int fd, char *out, size_t len, int *gofer_root)
 	return 0;
 }
 
-/* Does a guest task hold a directory at fd 3 or above yet? (the guest's
- * program opens them after its start: under load the round below found
- * only the stdio directory at fd 0, and stopped there) */
-static int dotdot_ready(int pfd)
-{
-	char b[4096], path[64];
-	int ready = 0;
-	long n;
-	int d = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	while (d >= 0 && !ready && (n = syscall(SYS_getdents64, d, b, sizeof b)) > 0)
-		for (long off = 0; off < n && !ready; off += *(unsigned short *)(b + off + 16)) {
-			const char *pid = b + off + 19;
-			for (int fdn = 3; fdn < 16 && *pid >= '1' && *pid <= '9' && !ready; fdn++) {
-				snprintf(path, sizeof path, "%.20s/fd/%d", pid, fdn);
-				int f = openat(pfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-				ready = f >= 0;
-				if (f >= 0)
-					close(f);
-			}
-		}
-	if (d >= 0)
-		close(d);
-	return ready;
-}
-
 static void *dotdot_probe(void *arg)
 {
 	int pfd = dotdot_pfd, tried = 0, reached = 0;
@@ -323,8 +298,6 @@ static void *dotdot_probe(void *arg)
 	for (int round = 0; round < 100 && !past_stdio; round++) {
 		struct timespec ts = { 0, 50 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
-		if (round < 99 && !dotdot_ready(pfd))
-			continue;
 		int d = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		long n;
 		while (d >= 0 && (n = syscall(SYS_getdents64, d, b, sizeof b)) > 0) {

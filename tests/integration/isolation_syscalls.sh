@@ -75,14 +75,23 @@ if [ -x "$SYSCALL_BIN/probe_abi" ]; then
 	audit=$T_TMP/audit.abi.jsonl
 	# shellcheck disable=SC2086
 	out=$(moat run --audit "$audit" --bind "$SYSCALL_BIN:/t:ro" -- /t/probe_abi "$canary" $abi </dev/null 2>"$T_TMP/err")
+	# The same calls natively first: what this kernel refuses without any
+	# sandbox (no x32 here, iopl(0) EPERM, sysenter's SIGSEGV; every int
+	# 0x80 on a kernel without IA-32 emulation, this pvm VM kind's) cannot
+	# catch a leak here: sanity cases on this kernel, real ones where the
+	# call runs natively (stop 36's CI self-check: the i386 cases passed
+	# against the fake on a kernel without IA-32 emulation)
+	nat=$T_TMP/abi-native; rm -rf "$nat"; mkdir -p "$nat"
+	# shellcheck disable=SC2086
+	natout=$("$SYSCALL_BIN/probe_abi" "$nat" $abi </dev/null 2>&1)
+	natmade=$(ls -A "$nat"); rm -rf "$nat"
 	for p in $abi; do
-		# no x32 in this kernel, iopl(0) EPERM, sysenter's SIGSEGV: without
-		# isolation too (sysenter's verdict is the two checks below)
-		sane=""; case $p in x32_*|i386_iopl|sysenter_*) sane=1 ;; esac
+		sane=""; case $natout in *"ok $p denied"*) sane=1 ;; esac
 		case $out in *"ok $p denied"*) SANITY=$sane ok "abi_$p" ;;
 		*) fail "abi_$p" "$(printf '%s\n' "$out" | grep " $p:" | head -c 200) $(head -c 200 "$T_TMP/err")" ;; esac
 	done
-	expect_eq abi_nothing_made_on_host "$(ls -A "$canary")" ""
+	sane=""; [ -z "$natmade" ] && sane=1
+	SANITY=$sane expect_eq abi_nothing_made_on_host "$(ls -A "$canary")" ""
 	recs=$("$PY" - "$audit" <<'PYEOF'
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -93,9 +102,7 @@ PYEOF
 	# a kernel without IA-32 emulation (this pvm VM's) faults int 0x80
 	# before any filter, natively too: no i386 record can be made there
 	want_i386="i386_syscall_102 i386_syscall_11 i386_syscall_110 i386_syscall_117 i386_syscall_123 i386_syscall_26 i386_syscall_295 i386_syscall_39 i386_syscall_39 i386_syscall_5 i386_syscall_5 i386_syscall_90 "
-	nat=$T_TMP/abi-native; mkdir -p "$nat"
-	case $("$SYSCALL_BIN/probe_abi" "$nat" i386_mkdir 2>&1) in *"killed by signal 11"*) want_i386="" ;; esac
-	rm -rf "$nat"
+	case $natout in *"ok i386_mkdir denied: killed by signal 11"*) want_i386="" ;; esac
 	expect_eq abi_audited "$recs" "${want_i386}x32_syscall_257 x32_syscall_520 x32_syscall_521"
 else
 	fail abi_setup "no $SYSCALL_BIN/probe_abi"

@@ -349,12 +349,13 @@ t = time.monotonic(); fcntl.fcntl(fd, 38, fl(fcntl.F_WRLCK)); after = time.monot
 for k in kids: os.kill(k, 9); os.waitpid(k, 0)
 os.unlink(lf); os.unlink(of)
 print("ofd", res, "fast" if ofd < 1 else "slow %.2f" % ofd, "flock", "fast" if took[0] < 0.5 else "slow %.2f" % took[0],
-      "released", "fast" if after < 20 else "slow %.2f" % after)'
+      "released", "fast" if after < 40 else "slow %.2f" % after)'
 out=$(timeout -s KILL 90 "$MOAT" run --memory 768M --pids 64 --bind "$W:/work:rw" -- "$PY" -c "$FD_HOLDERS$LOCK_MOVER" </dev/null 2>&1)
-# (released: within 20 s, the holder scans' time; on this pvm VM kind,
+# (released: within 40 s, the holder scans' time; on this pvm VM kind,
 # whose system calls cost more, one CPU of CI's took 8-12 s twice in three
-# runs — a first scan past its 1 s backstop — where the others take 0.1 s;
-# the stall the case is about is the ofd and flock answers', at 1 s)
+# runs — a first scan past its 1 s backstop — where the others take 0.1 s,
+# and 32 s at a load of 17; the stall the case is about is the ofd and
+# flock answers', at 1 s)
 SANITY=1 expect_eq moved_lock_holders_do_not_stall_locks "$(echo $out)" "ofd EAGAIN fast flock fast released fast"
 # The same under CPU load (lockload): the holder scan's wall-clock
 # backstop (1 s) cut every scan that got a quarter of a CPU or less, and
@@ -362,18 +363,19 @@ SANITY=1 expect_eq moved_lock_holders_do_not_stall_locks "$(echo $out)" "ofd EAG
 # locks were never dropped while the load lasted (26-104 s beside five
 # busy helpers; never in 60 s with moat and four busy loops on one CPU:
 # 19 scans cut). Now a request that waits doubles the backstop at each of
-# its scans, up to 10 s (scan_wall_ms): released in ~4.5 s there. Natively
+# its scans, up to 2 minutes (scan_wall_ms): released in ~4.5 s there, 28 s
+# at a load of 17 (granted within 40 s; the old backstop never in 90). Natively
 # there is no scan (a sanity case). moat and four busy loops share one CPU
 # of ours.
 cpu=$("$PY" -c 'import os; print(min(os.sched_getaffinity(0)))')
 busy=()
 for i in 1 2 3 4; do taskset -c "$cpu" sh -c 'while :; do :; done' & busy+=($!); done
 at_exit "kill ${busy[*]} 2>/dev/null"
-out=$(timeout -s KILL 60 taskset -c "$cpu" "$MOAT" run --memory 768M --pids 64 --bind "$W:/work:rw" -- "$PY" -c "$FD_HOLDERS$LOCK_MOVER" </dev/null 2>&1)
+out=$(timeout -s KILL 90 taskset -c "$cpu" "$MOAT" run --memory 768M --pids 64 --bind "$W:/work:rw" -- "$PY" -c "$FD_HOLDERS$LOCK_MOVER" </dev/null 2>&1)
 kill "${busy[@]}" 2>/dev/null; wait "${busy[@]}" 2>/dev/null
 case $(echo $out) in
-"ofd EAGAIN "*" released fast") SANITY=1 ok moved_lock_holders_released_under_load ;; # (within 20 s)
-*) fail moved_lock_holders_released_under_load "want the lock granted within 20 s beside four busy loops: $(echo $out | head -c 300)" ;;
+"ofd EAGAIN "*" released fast") SANITY=1 ok moved_lock_holders_released_under_load ;; # (within 40 s)
+*) fail moved_lock_holders_released_under_load "want the lock granted within 40 s beside four busy loops: $(echo $out | head -c 300)" ;;
 esac
 
 # Review 55: a lock whose holder no fd shows any more is kept while a

@@ -292,8 +292,8 @@ d = sys.argv[1]
 q1 = libc.msgget(0, 0o1600)                 # IPC_PRIVATE, IPC_CREAT | 0600
 with open(d + "/ready.tmp", "w") as f: f.write(str(q1))
 os.rename(d + "/ready.tmp", d + "/ready")
-for i in range(200):
-    if os.path.exists(d + "/go"): break
+for i in range(1200):  # (60 s: the host's look through /proc for it took
+    if os.path.exists(d + "/go"): break  # more than 10 s at a load of 18)
     time.sleep(0.05)
 msg = ctypes.create_string_buffer(b"\1\0\0\0\0\0\0\0x", 9)
 libc.msgsnd(q1, msg, 1, 0)                  # a call the sentry lets run natively

@@ -540,16 +540,20 @@ no_leftovers daemon
 # --- moat killed with SIGKILL: the helper still removes the cgroup, the guest dies ---
 "$MOAT" run --memory 512M -- /bin/sh -c 'sleep 300; echo "$0"' "$T_MARK" </dev/null >/dev/null 2>&1 &
 mpid=$!
-# the guest's cgroup, whichever hierarchy holds it (a path ending in /moat-<id>)
-cg=""
+# the guest's cgroup, whichever hierarchy holds it (a path ending in
+# /moat-<id>). The sentry moves moat-init into it before it lets the init go
+# on (spawn.c: attach, then "G"), so the program the init forks is in it from
+# its birth: one look once the guest's shell runs. (Before: up to 300 looks
+# at every "sleep 300; echo" process, moat's own included, 0.1 s apart, all
+# of them in vain where no cgroup is made: 30-230 s of the rootless tier.)
+gp=""
 for ((i = 0; i < 300; i++)); do
-	for p in $(pgrep -f -- "sleep 300; echo"); do
-		cg=$(sed -n 's/^[0-9]*:[^:]*:\(.*\/moat-[0-9a-f]*\)$/\1/p' "/proc/$p/cgroup" 2>/dev/null | head -1)
-		[ -n "$cg" ] && break
-	done
-	[ -n "$cg" ] && break
+	gp=$(pgrep -f -- "^/bin/sh -c sleep 300; echo .* $T_MARK" | head -1)
+	[ -n "$gp" ] && break
 	sleep 0.1
 done
+cg=""
+[ -n "$gp" ] && cg=$(sed -n 's/^[0-9]*:[^:]*:\(.*\/moat-[0-9a-f]*\)$/\1/p' "/proc/$gp/cgroup" 2>/dev/null | head -1)
 kill -9 "$mpid"; { wait "$mpid"; } 2>/dev/null
 left=""
 for ((i = 0; i < 150; i++)); do left=$(pgrep -af -- "$T_MARK" | grep -v pgrep); [ -z "$left" ] && break; sleep 0.1; done
@@ -569,8 +573,9 @@ fi
 # --- the sentry keeps no root-opened cgroup.procs fd (it could move host processes) ---
 "$MOAT" run --memory 512M --pids 100 -- /bin/sh -c 'sleep 300; echo "$0"' "$T_MARK" </dev/null >/dev/null 2>&1 &
 mpid=$!
-for ((i = 0; i < 300; i++)); do pgrep -f -- "sleep 300; echo" >/dev/null && break; sleep 0.1; done
-sleep 0.2
+# the guest's shell runs: the sentry's set-up (its cgroup fds) is done (the
+# pattern "sleep 300; echo" alone matched moat's own command line at once)
+for ((i = 0; i < 300; i++)); do pgrep -f -- "^/bin/sh -c sleep 300; echo .* $T_MARK" >/dev/null && break; sleep 0.1; done
 fds=$(ls -l "/proc/$mpid/fd" 2>/dev/null)
 # (and, red team 17, the sentry is in the sandbox's memory cgroup: its
 # workers' memory for the guest counts against --memory)

@@ -608,7 +608,9 @@ static int pinned_send_stop(struct sandbox *sb, struct task *t, arch_regs *regs,
  * run too (run.c netd_on, red team 93): an addressed send on it is checked
  * here as on a netd socket, but it is not shut for writing, so a thread's
  * dup2 of it onto a guest socket's number after a "native" answer below
- * (the guest's own loopback) sends from it (ARCHITECTURE "Known gaps"). */
+ * (the guest's own loopback) sent from it: with such a socket (one that
+ * can address a send) nothing here is native (pinned_send_stop, red team
+ * 97) but on an AF_UNIX socket (ARCHITECTURE "Known gaps"). */
 int netconn_send_stop(struct sandbox *sb, struct task *t, void *regsp, int kind)
 {
 	arch_regs *regs = regsp;

@@ -1612,6 +1612,33 @@ static const char *type_of(const struct change *c)
  * caller's 0600 .env in a cow bind put API_KEY=... in a 0644 changes.patch
  * that every local user could read in the export DIR. (The gofer's umask
  * is 0: these modes are the files'.) */
+/* 1 when others may not search the export's root or a directory on the
+ * way to rel (beneath either layer's root): red team 97, a 0644 file in a
+ * 0700 directory (~/.ssh/config, secret/conf) went into a 0644 patch */
+static int dirs_shut_to_others(const struct change *c, const char *rel)
+{
+	if (!rel || !c->e)
+		return 0;
+	int fds[2] = { c->e->lowerfd, c->e->upperfd };
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof buf, "%s", rel);
+	for (int k = 0; k < 2; k++) {
+		struct stat st;
+		if (fds[k] < 0)
+			continue;
+		if (fstat(fds[k], &st) == 0 && !(st.st_mode & S_IXOTH))
+			return 1;
+		for (char *sl = strchr(buf, '/'); sl; sl = strchr(sl + 1, '/')) {
+			*sl = 0;
+			int r = fstatat(fds[k], buf, &st, AT_SYMLINK_NOFOLLOW);
+			*sl = '/';
+			if (r == 0 && S_ISDIR(st.st_mode) && !(st.st_mode & S_IXOTH))
+				return 1;
+		}
+	}
+	return 0;
+}
+
 static mode_t out_mode(const struct ctx *x)
 {
 	for (size_t i = 0; i < x->nch; i++) {
@@ -1620,6 +1647,8 @@ static mode_t out_mode(const struct ctx *x)
 		for (int k = 0; k < 2; k++)
 			if (m[k] && !S_ISDIR(m[k]) && !(m[k] & S_IROTH))
 				return 0600;
+		if (dirs_shut_to_others(c, c->rel) || dirs_shut_to_others(c, c->from_rel))
+			return 0600;
 	}
 	return 0644;
 }

@@ -503,6 +503,91 @@ int netconn_stop(struct sandbox *sb, struct task *t, void *regsp, const void *sa
 }
 
 static const char *const send_names[] = { "connect", "sendto", "sendmsg", "sendmmsg" };
+/* net_pending.rule of a send the worker decides whole (pinned_send_stop) */
+enum { NETSEND_PINNED = -3 };
+
+/* What a send's kernel call would read from its registers and msghdr, read
+ * once at its stop. 1: sendmmsg of no message (nothing is read or sent). */
+struct send_regs {
+	uint64_t aptr, alen, buf, buflen, iov, iovlen, mmsg, ctl;
+	int flags, readok;
+};
+
+static int send_regs_read(struct task *t, const arch_regs *regs, int kind, struct send_regs *o)
+{
+	memset(o, 0, sizeof *o);
+	o->readok = 1;
+	if (kind == NETSEND_TO) {
+		o->buf = REG_ARG1(*regs), o->buflen = REG_ARG2(*regs), o->flags = (int)REG_ARG3(*regs);
+		o->aptr = REG_ARG4(*regs), o->alen = (uint64_t)(int)REG_ARG5(*regs); /* the kernel's int */
+		return 0;
+	}
+	o->flags = (int)(kind == NETSEND_MSG ? REG_ARG2(*regs) : REG_ARG3(*regs));
+	if (kind == NETSEND_MMSG && (unsigned)REG_ARG2(*regs) == 0)
+		return 1;
+	o->mmsg = REG_ARG1(*regs);
+	struct msghdr mh;
+	o->readok = guest_read(t->tid, REG_ARG1(*regs), &mh, sizeof mh) == 0;
+	if (o->readok) {
+		o->aptr = (uint64_t)(uintptr_t)mh.msg_name, o->alen = mh.msg_namelen;
+		o->iov = (uint64_t)(uintptr_t)mh.msg_iov, o->iovlen = mh.msg_iovlen;
+		o->ctl = mh.msg_controllen;
+		if (!o->aptr)
+			o->alen = 0; /* the kernel ignores a length without a name */
+	}
+	return 0;
+}
+
+static void send_regs_keep(struct net_pending *p, const struct send_regs *sr)
+{
+	p->flags = sr->flags;
+	p->buf = sr->buf, p->buflen = sr->buflen, p->iov = sr->iov, p->iovlen = sr->iovlen, p->mmsg = sr->mmsg;
+}
+
+/* A socket of the host's the caller handed over that can address a send
+ * (host_send_pinned, red team 97): it cannot be shut for writing as
+ * moat-netd's UDP sockets are (its replies are addressed sends), so a
+ * thread's dup2 of it onto the number between any "native" answer of this
+ * stop and the kernel's look-up sent from it wherever the guest's memory
+ * said by then (the host's loopback). Here no send that names an address,
+ * nor any sendmsg/sendmmsg (msg_name is in memory), runs natively on any
+ * file but an AF_UNIX socket at the stop (left: unixsock.c's paths): the
+ * registers, msghdr and address are copied once, and the worker decides
+ * on the file it pins and makes the send there (pinned_send). */
+static int pinned_send_stop(struct sandbox *sb, struct task *t, arch_regs *regs, int kind)
+{
+	const char *call = send_names[kind];
+	int fd = (int)REG_ARG0(*regs);
+	struct send_regs sr;
+	if (send_regs_read(t, regs, kind, &sr) > 0)
+		return 1; /* vlen 0: nothing is read or sent, on any file */
+	if (kind == NETSEND_TO && (!sr.aptr || !sr.alen))
+		return 1; /* registers the kernel reads once: no address (or EINVAL) on any file */
+	char args[64];
+	snprintf(args, sizeof args, "%d", fd);
+	if (!sr.readok)
+		return skip_call(sb, t, regs, call, args, EFAULT, "unreadable msghdr");
+	if (sr.ctl)
+		return skip_call(sb, t, regs, call, args, EOPNOTSUPP,
+				 "control messages are not forwarded while a host socket is inherited");
+	struct net_pending *p = xcalloc(1, sizeof *p);
+	if (sr.aptr && sr.alen) {
+		if (sr.alen > sizeof p->addr || guest_read(t->tid, sr.aptr, p->addr, sr.alen) < 0) {
+			int e = sr.alen > sizeof p->addr ? EINVAL : EFAULT;
+			free(p);
+			return skip_call(sb, t, regs, call, args, e, "bad address");
+		}
+		p->len = (uint32_t)sr.alen;
+	}
+	p->op = NETD_SEND;
+	p->fd = fd;
+	p->kind = kind;
+	p->rule = NETSEND_PINNED;
+	send_regs_keep(p, &sr);
+	uint64_t k = (uint64_t)kind;
+	to_private(t, regs, p, MOAT_NET_SEND, (uint64_t)fd, &k);
+	return 0;
+}
 
 /* The "native" answers below (1) are decisions about an fd number and an
  * address in guest memory, and with netd running another thread can dup2 a
@@ -523,7 +608,9 @@ static const char *const send_names[] = { "connect", "sendto", "sendmsg", "sendm
  * run too (run.c netd_on, red team 93): an addressed send on it is checked
  * here as on a netd socket, but it is not shut for writing, so a thread's
  * dup2 of it onto a guest socket's number after a "native" answer below
- * (the guest's own loopback) sends from it (ARCHITECTURE "Known gaps"). */
+ * (the guest's own loopback) sent from it: with such a socket (one that
+ * can address a send) nothing here is native (pinned_send_stop, red team
+ * 97) but on an AF_UNIX socket (ARCHITECTURE "Known gaps"). */
 int netconn_send_stop(struct sandbox *sb, struct task *t, void *regsp, int kind)
 {
 	arch_regs *regs = regsp;
@@ -531,31 +618,17 @@ int netconn_send_stop(struct sandbox *sb, struct task *t, void *regsp, int kind)
 	int fd = (int)REG_ARG0(*regs);
 	int domain = 0, type = 0, host = 0;
 	int r = stop_sock_kind(t, fd, &domain, &type, &host);
+	if (host_send_pinned() && !(r == 0 && domain == AF_UNIX))
+		return pinned_send_stop(sb, t, regs, kind);
 	if (r == -EBADF)
 		return 1; /* the kernel answers EBADF */
 	if (r < 0 || (domain != AF_INET && domain != AF_INET6) || type != SOCK_DGRAM)
 		return 1; /* not an inet datagram socket: the caller goes on */
-	/* What the kernel would read from guest memory, read once here. */
-	uint64_t aptr = 0, alen = 0, buf = 0, buflen = 0, iov = 0, iovlen = 0, mmsg = 0, ctl = 0;
-	int flags, readok = 1;
-	struct msghdr mh;
-	if (kind == NETSEND_TO) {
-		buf = REG_ARG1(*regs), buflen = REG_ARG2(*regs), flags = (int)REG_ARG3(*regs);
-		aptr = REG_ARG4(*regs), alen = (uint64_t)(int)REG_ARG5(*regs); /* the kernel's int */
-	} else {
-		flags = (int)(kind == NETSEND_MSG ? REG_ARG2(*regs) : REG_ARG3(*regs));
-		if (kind == NETSEND_MMSG && (unsigned)REG_ARG2(*regs) == 0)
-			return 1; /* vlen 0: nothing is read or sent */
-		mmsg = REG_ARG1(*regs);
-		readok = guest_read(t->tid, REG_ARG1(*regs), &mh, sizeof mh) == 0;
-		if (readok) {
-			aptr = (uint64_t)(uintptr_t)mh.msg_name, alen = mh.msg_namelen;
-			iov = (uint64_t)(uintptr_t)mh.msg_iov, iovlen = mh.msg_iovlen;
-			ctl = mh.msg_controllen;
-			if (!aptr)
-				alen = 0; /* the kernel ignores a length without a name */
-		}
-	}
+	struct send_regs sr;
+	if (send_regs_read(t, regs, kind, &sr) > 0)
+		return 1; /* vlen 0: nothing is read or sent */
+	uint64_t aptr = sr.aptr, alen = sr.alen, ctl = sr.ctl;
+	int readok = sr.readok;
 	char args[200], dest[96], note[160];
 	snprintf(args, sizeof args, "%d", fd);
 	if (!readok) {
@@ -625,8 +698,7 @@ int netconn_send_stop(struct sandbox *sb, struct task *t, void *regsp, int kind)
 	p->fd = fd;
 	p->kind = kind;
 	p->rule = rule;
-	p->flags = flags;
-	p->buf = buf, p->buflen = buflen, p->iov = iov, p->iovlen = iovlen, p->mmsg = mmsg;
+	send_regs_keep(p, &sr);
 	if (parsed == 0) {
 		size_t keep = sa.ss.ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
 		p->len = (uint32_t)keep;
@@ -1600,9 +1672,11 @@ long netconn_call(struct sc_call *c)
 
 /* The payload of a send, copied once: sendto's buffer, or the iovecs of
  * sendmsg's msghdr / sendmmsg's first one (the iovec array read once). */
-static long gather(struct sc_call *c, const struct net_pending *p, uint8_t *out, size_t cap)
+static long gather(struct sc_call *c, const struct net_pending *p, uint8_t *out, size_t cap, int partial)
 {
 	if (p->kind == NETSEND_TO) {
+		if (p->buflen > cap && partial)
+			return p->buflen && sc_read_guest(c, p->buf, out, cap) < 0 ? -EFAULT : (long)cap;
 		if (p->buflen > cap)
 			return -EMSGSIZE;
 		if (p->buflen && sc_read_guest(c, p->buf, out, p->buflen) < 0)
@@ -1618,22 +1692,146 @@ static long gather(struct sc_call *c, const struct net_pending *p, uint8_t *out,
 	if (sc_read_guest(c, p->iov, v, p->iovlen * sizeof *v) < 0)
 		n = -EFAULT;
 	for (uint64_t i = 0; n >= 0 && i < p->iovlen; i++) {
-		if (v[i].iov_len > cap - (size_t)n) {
+		size_t l = v[i].iov_len;
+		if (l > cap - (size_t)n && !partial) {
 			n = -EMSGSIZE;
 			break;
 		}
-		if (v[i].iov_len && sc_read_guest(c, (uint64_t)(uintptr_t)v[i].iov_base, out + n, v[i].iov_len) < 0)
+		if (l > cap - (size_t)n)
+			l = cap - (size_t)n; /* a stream takes the first cap bytes */
+		if (l && sc_read_guest(c, (uint64_t)(uintptr_t)v[i].iov_base, out + n, l) < 0)
 			n = -EFAULT;
 		else
-			n += (long)v[i].iov_len;
+			n += (long)l;
 	}
 	free(v);
 	return n;
 }
 
+static long netconn_send_call_pc(struct sc_call *c, struct net_pending *pcp);
+
+/* sendmmsg's answer for its first message only, n bytes sent (sendmmsg may
+ * send fewer than asked) */
+static long mmsg_first_sent(struct sc_call *c, const struct net_pending *pc, long n)
+{
+	uint32_t ml = (uint32_t)n;
+	if (sc_write_guest(c, pc->mmsg + offsetof(struct mmsghdr, msg_len), &ml, sizeof ml) < 0)
+		return -EFAULT;
+	return 1;
+}
+
+/* A send on the pinned file hfd, the guest's flags for a datagram (the rest
+ * dropped), waiting for room as the guest's blocking socket would (this
+ * worker only, outside the pool's cap) */
+static long send_blocking(struct sc_call *c, int hfd, const uint8_t *buf, size_t n, int gflags, const void *addr,
+			  socklen_t alen)
+{
+	int fl = fcntl(hfd, F_GETFL);
+	int nonblock = (fl >= 0 && (fl & O_NONBLOCK)) || (gflags & MSG_DONTWAIT);
+	int sflags = MSG_DONTWAIT | MSG_NOSIGNAL | (gflags & (MSG_CONFIRM | MSG_MORE | MSG_EOR | MSG_OOB));
+	int waiting = 0;
+	long r;
+	for (;;) {
+		r = sendto(hfd, buf, n, sflags, addr, alen);
+		r = r < 0 ? -errno : r;
+		if (r != -EAGAIN || nonblock)
+			break;
+		if (!waiting) {
+			pipeline_wait_begin();
+			waiting = 1;
+		}
+		struct pollfd pf = { hfd, POLLOUT, 0 };
+		if (poll(&pf, 1, wait_poll_ms(50)) < 0 && errno != EINTR) {
+			r = -errno;
+			break;
+		}
+		if (task_signal_pending(c->task) > 0) {
+			r = -EINTR;
+			break;
+		}
+	}
+	if (waiting)
+		pipeline_wait_end();
+	return r;
+}
+
+/* The worker's half of pinned_send_stop: everything decided on the file it
+ * pinned and the copies the stop made, and the send made there. On a socket
+ * of the guest's own namespace the sentry sends the copy itself (its
+ * loopback; a netlink request); an inet destination a rule allows goes
+ * the usual way (netconn_send_call, through moat-netd); a TCP socket
+ * ignores the address (MSG_FASTOPEN is refused at the stop) and gets the
+ * payload; any other socket of the host's side is refused. */
+static long pinned_send(struct sc_call *c, struct net_pending *pc)
+{
+	cleanup_fd int hfd = sc_getfd(c, pc->fd);
+	if (hfd < 0)
+		return -EBADF;
+	int domain = 0, type = 0;
+	long r = sock_kind(hfd, &domain, &type);
+	if (r < 0)
+		return r; /* ENOTSOCK: a pipe, a file */
+	int host = host_socket(hfd) || host_sock_ns(hfd);
+	int inet = domain == AF_INET || domain == AF_INET6;
+	const void *addr = pc->len ? pc->addr : NULL;
+	socklen_t alen = pc->len;
+	if (domain == AF_UNIX) {
+		snprintf(c->note, sizeof c->note, "the number held another file at the stop");
+		return -EAGAIN; /* the stop saw another file there: a guest racing its own call */
+	}
+	if (inet && type == SOCK_STREAM) {
+		addr = NULL, alen = 0; /* TCP ignores it (no fast open here) */
+	} else if (inet && type == SOCK_DGRAM && pc->len) {
+		struct netpol_addr a;
+		uint16_t port;
+		sa_family_t fam;
+		memcpy(&fam, pc->addr, sizeof fam);
+		if (netpol_from_sockaddr(pc->addr, pc->len, &a, &port) < 0) {
+			if (host)
+				return fam == AF_INET || fam == AF_INET6 ? -EINVAL : -EAFNOSUPPORT;
+		} else {
+			const char *why = NULL;
+			pthread_mutex_lock(&g_pol_mu);
+			int rule = g_pol ? netpolicy_match(g_pol, &a, port, NP_UDP, &why) : -1;
+			pthread_mutex_unlock(&g_pol_mu);
+			const char *special = netpolicy_special(&a);
+			static const uint8_t zero[16];
+			int local = rule < 0 && special && !host &&
+				    (!strcmp(special, "host loopback") || !strcmp(special, "multicast") ||
+				     !memcmp(a.a, zero, sizeof zero));
+			char dest[96];
+			describe(&a, port, SOCK_DGRAM, dest, sizeof dest);
+			if (rule >= 0 && g_chan >= 0) {
+				/* allowed: moat-netd's way, as from the plain stop */
+				pc->rule = rule;
+				pc->len = fam == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+				return netconn_send_call_pc(c, pc);
+			}
+			if (!local) {
+				snprintf(c->note, sizeof c->note, "egress denied: %.50s: %.50s", dest,
+					 why ? why : "--net none");
+				return -ENETUNREACH;
+			}
+			snprintf(c->note, sizeof c->note, "%.60s: the guest's own loopback, sent on the pinned file", dest);
+		}
+	} else if (host) {
+		snprintf(c->note, sizeof c->note, "a socket of the host's namespace: no addressed send");
+		return inet && type == SOCK_DGRAM ? -EDESTADDRREQ : -EPERM;
+	}
+	if (host && !(inet && type == SOCK_STREAM))
+		return -ENETUNREACH; /* (cannot happen: decided above) */
+	uint8_t *buf = xcalloc(1, NETD_MAX_DGRAM);
+	long n = gather(c, pc, buf, NETD_MAX_DGRAM, inet && type == SOCK_STREAM);
+	if (n >= 0)
+		n = send_blocking(c, hfd, buf, (size_t)n, pc->flags, addr, alen);
+	free(buf);
+	if (pc->kind == NETSEND_MMSG && n >= 0)
+		return mmsg_first_sent(c, pc, n);
+	return n;
+}
+
 long netconn_send_call(struct sc_call *c)
 {
-	struct task *t = c->task;
 	struct net_pending *p = take_keyed(c);
 	if (!p || p->op != NETD_SEND || c->args[1] != (uint64_t)p->fd || c->args[2] != (uint64_t)p->kind ||
 	    p->kind < NETSEND_TO || p->kind > NETSEND_MMSG) {
@@ -1642,6 +1840,17 @@ long netconn_send_call(struct sc_call *c)
 	}
 	struct net_pending pc = *p;
 	free(p);
+	if (pc.rule == NETSEND_PINNED)
+		return pinned_send(c, &pc);
+	return netconn_send_call_pc(c, &pc);
+}
+
+/* An inet datagram send the stop decided on: an allowed destination (through
+ * moat-netd) or a send on a moat-netd UDP socket (netconn_send_stop) */
+static long netconn_send_call_pc(struct sc_call *c, struct net_pending *pcp)
+{
+	struct task *t = c->task;
+	struct net_pending pc = *pcp;
 	struct netpol_addr a;
 	uint16_t port = 0;
 	char dest[96];
@@ -1665,7 +1874,7 @@ long netconn_send_call(struct sc_call *c)
 	}
 	int host = host_socket(hfd);
 	uint8_t *buf = xcalloc(1, NETD_MAX_DGRAM);
-	long n = gather(c, &pc, buf, NETD_MAX_DGRAM);
+	long n = gather(c, &pc, buf, NETD_MAX_DGRAM, 0);
 	if (n < 0) {
 		free(buf);
 		close(hfd);
@@ -1738,13 +1947,8 @@ long netconn_send_call(struct sc_call *c)
 		c->out_fd_value = 1;
 	}
 	close(hfd);
-	if (pc.kind == NETSEND_MMSG && r >= 0) {
-		/* the first message only (sendmmsg may send fewer than asked) */
-		uint32_t ml = (uint32_t)r;
-		if (sc_write_guest(c, pc.mmsg + offsetof(struct mmsghdr, msg_len), &ml, sizeof ml) < 0)
-			return -EFAULT;
-		return 1;
-	}
+	if (pc.kind == NETSEND_MMSG && r >= 0)
+		return mmsg_first_sent(c, &pc, r);
 	return r;
 }
 

@@ -221,6 +221,9 @@ static int unix_inherited_nns;
  * network stack) and the namespaces of every inherited socket and of the
  * sentry's own (the caller's): the cookies host_sock_ns compares with. */
 static int host_inherited;
+/* one of them can address a send (anything but a TCP stream socket: UDP,
+ * raw, ping, packet, netlink...): host_send_pinned */
+static int host_addr_inherited;
 static uint64_t host_ns[4];
 static int host_nns;
 
@@ -236,6 +239,12 @@ void unix_inherited_note(const int fds[3])
 			unix_inherited_ns[unix_inherited_nns++] = host_ns[host_nns - 1];
 			__atomic_store_n(&unix_inherited, 1, __ATOMIC_RELEASE);
 		} else {
+			int type = 0, proto = 0;
+			socklen_t tl = sizeof type, pl = sizeof proto;
+			if (getsockopt(fds[i], SOL_SOCKET, SO_TYPE, &type, &tl) != 0 ||
+			    getsockopt(fds[i], SOL_SOCKET, SO_PROTOCOL, &proto, &pl) != 0 || type != SOCK_STREAM ||
+			    proto != IPPROTO_TCP || (dom != AF_INET && dom != AF_INET6))
+				__atomic_store_n(&host_addr_inherited, 1, __ATOMIC_RELEASE);
 			__atomic_store_n(&host_inherited, 1, __ATOMIC_RELEASE);
 		}
 	}
@@ -248,6 +257,11 @@ void unix_inherited_note(const int fds[3])
 int host_sock_inherited_any(void)
 {
 	return __atomic_load_n(&host_inherited, __ATOMIC_ACQUIRE);
+}
+
+int host_send_pinned(void)
+{
+	return __atomic_load_n(&host_addr_inherited, __ATOMIC_ACQUIRE);
 }
 
 /* 1 when fd's namespace is one of ns[0..n) (an unknown cookie on either

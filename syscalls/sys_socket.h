@@ -55,6 +55,12 @@ int unix_inherited_any(void);
  * as stdio: a socket of the host's network stack in the guest's hands,
  * so the setsockopt allow list applies without moat-netd too (hyg35). */
 int host_sock_inherited_any(void);
+/* 1 when a socket of the host's the caller handed over can address a send
+ * (not a TCP stream socket): it cannot be shut for writing, so no addressed
+ * send of the sandbox runs natively (a thread's dup2 of it onto the number
+ * after the stop's check would send from it): each is made on the file the
+ * worker pins (sentry/netconn.c netconn_send_stop, red team 97) */
+int host_send_pinned(void);
 /* fd (a pinned file) is a socket of the host's side: its network
  * namespace is an inherited socket's or the sentry's own, or unreadable. */
 int host_sock_ns(int fd);

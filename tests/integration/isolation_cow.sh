@@ -1299,4 +1299,16 @@ done
 expect_eq export_private_content_not_world_readable "$m $(grep -c rt94-secret "$T_TMP/pvexp/a/changes.patch" "$T_TMP/pvexp/b/changes.patch" 2>&1 | tr '\n' ' ')" \
 	" 600 600 600 600 644 $T_TMP/pvexp/a/changes.patch:1 $T_TMP/pvexp/b/changes.patch:1 "
 
+#  f. red team 97: the same for a file others may read in a directory they
+#     may not search (a 0644 secret/conf in a 0700 secret/, ~/.ssh/config):
+#     its hunk went into a 0644 patch. Now a directory on the way without
+#     S_IXOTH (in either layer, the bind's root included) makes it 0600 ----
+PD=$T_TMP/pd
+mkdir -p "$PD/s/secret" "$PD/o/open" && printf 'API_KEY=rt97-secret\n' >"$PD/s/secret/conf" && echo pub >"$PD/o/open/p"
+chmod 0666 "$PD/s/secret/conf" "$PD/o/open/p"; chmod a+rwx "$PD/s" "$PD/o" "$PD/o/open"; chmod 0770 "$PD/s/secret"
+moat run --bind "$PD/s:/s:cow" --bind "$PD/o:/o:cow" --export "$T_TMP/pdexp" -- /bin/sh -c \
+	'echo more >>/s/secret/conf; echo more >>/o/open/p' </dev/null >/dev/null 2>&1
+expect_eq export_content_of_shut_dir_not_world_readable "$(stat -c %a "$T_TMP/pdexp/s/changes.patch" "$T_TMP/pdexp/s/manifest.json" "$T_TMP/pdexp/o/changes.patch" 2>&1 | tr '\n' ' ')$(grep -c rt97-secret "$T_TMP/pdexp/s/changes.patch" 2>&1)" \
+	"600 600 644 1"
+
 finish

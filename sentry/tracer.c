@@ -1522,7 +1522,6 @@ struct qent {
 };
 
 static unsigned long stale_n; /* MOAT_PROFILE */
-static unsigned long held_stopsig_n; /* MOAT_PROFILE: SIGSTOPs passed on during an exec */
 
 static void round_stale(struct qent *q, int n, pid_t tid, int st)
 {
@@ -1843,28 +1842,6 @@ int tracer_run(struct tracer_args *a)
 		 * natively outlives its parent's death by de_thread) */
 		int fork_ev = ev == PTRACE_EVENT_FORK || ev == PTRACE_EVENT_VFORK || ev == PTRACE_EVENT_CLONE;
 		struct task *xe = ev != PTRACE_EVENT_EXEC && !fork_ev ? exec_in_flight(&tr, t) : NULL;
-		if (xe && ev == 0 && sig == SIGSTOP) {
-			/* A SIGSTOP's delivery stop, now, not held: held, the
-			 * exec's de_thread killed the task in it, and the kernel
-			 * queued the signal again for the group (ptrace_signal:
-			 * a fatal signal pending), past every SIGCONT sent
-			 * meanwhile; the new image took it and stayed stopped for
-			 * ever (hang97). Natively the stop is made at the dequeue
-			 * (a later SIGCONT ends it) or dropped in an exec. Passed
-			 * on, do_signal_stop decides as natively: none during
-			 * the exec, none after a SIGCONT since the dequeue
-			 * (JOBCTL_STOP_DEQUEUED). Only the resume is made, by a
-			 * tid the kernel refuses for an image whose exec event
-			 * was not waited for; no handler runs and the
-			 * interrupted call restarts without one (sig_restart has
-			 * nothing to do). */
-			dbg("SIGSTOP of task %d passed on: the exec of task %d is on its way", (int)tid,
-			    (int)xe->tid);
-			ptrace(PTRACE_CONT, tid, 0, SIGSTOP);
-			held_stopsig_n++;
-			task_put(t);
-			continue;
-		}
 		if (xe) {
 			/* a sibling's exec is on its way: nothing is done by this
 			 * tid until it is over (tracerw, exec_in_flight) */
@@ -2076,9 +2053,8 @@ int tracer_run(struct tracer_args *a)
 		tracer_profile_report(pn, pms, rounds, wait_ms);
 		fprintf(stderr, "  exec pins %lu (refused %lu, not while another task runs or is pinned %lu)\n", pin_n, pin_refused, pin_busy);
 		/* every guest task is gone by now: anything listed leaked */
-		fprintf(stderr, "  tasks left %d, early %d, held %d, execs in flight %d; early waits %lu, orphans killed %lu, stale stops dropped %lu, SIGSTOPs passed on in an exec %lu\n",
-			task_count(sb), tr.nearly, tr.nheld, tr.nxf, tr.early_waits, tr.orphans, stale_n,
-			held_stopsig_n);
+		fprintf(stderr, "  tasks left %d, early %d, held %d, execs in flight %d; early waits %lu, orphans killed %lu, stale stops dropped %lu\n",
+			task_count(sb), tr.nearly, tr.nheld, tr.nxf, tr.early_waits, tr.orphans, stale_n);
 	}
 	return tr.status_out;
 }

@@ -1755,6 +1755,14 @@ static long send_blocking(struct sc_call *c, int hfd, const uint8_t *buf, size_t
 	return r;
 }
 
+/* 1 when the datagram socket fd has a peer (connect) */
+static int connected_dgram(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t l = sizeof ss;
+	return getpeername(fd, (struct sockaddr *)&ss, &l) == 0;
+}
+
 /* The worker's half of pinned_send_stop: everything decided on the file it
  * pinned and the copies the stop made, and the send made there. On a socket
  * of the guest's own namespace the sentry sends the copy itself (its
@@ -1814,11 +1822,16 @@ static long pinned_send(struct sc_call *c, struct net_pending *pc)
 			}
 			snprintf(c->note, sizeof c->note, "%.60s: the guest's own loopback, sent on the pinned file", dest);
 		}
+	} else if (host && inet && type == SOCK_DGRAM && !pc->len && connected_dgram(hfd)) {
+		/* a sendmsg without a name on a connected datagram socket the
+		 * caller handed over: to its peer, the connection as handed over
+		 * (as send and write, native); it was EDESTADDRREQ */
+		snprintf(c->note, sizeof c->note, "to the inherited socket's own peer, on the pinned file");
 	} else if (host) {
 		snprintf(c->note, sizeof c->note, "a socket of the host's namespace: no addressed send");
 		return inet && type == SOCK_DGRAM ? -EDESTADDRREQ : -EPERM;
 	}
-	if (host && !(inet && type == SOCK_STREAM))
+	if (host && !(inet && type == SOCK_STREAM) && !(inet && type == SOCK_DGRAM && !pc->len))
 		return -ENETUNREACH; /* (cannot happen: decided above) */
 	uint8_t *buf = xcalloc(1, NETD_MAX_DGRAM);
 	long n = gather(c, pc, buf, NETD_MAX_DGRAM, inet && type == SOCK_STREAM);

@@ -1109,6 +1109,26 @@ PYEOF
 )
 expect_eq inherited_inet_socket_no_host_egress "$out" "SOCK_STREAM ENETUNREACH own x echo HELLO; host got nothing | SOCK_DGRAM ENETUNREACH own x; host got nothing"
 
+# A connected UDP socket handed over (an inetd-style datagram service's):
+# its peer is the connection as handed over, so send, write and a sendmsg
+# without a name reach it as natively (the pinned sends of red team 97 made
+# the sendmsg EDESTADDRREQ on the merged code: lead's review). Natively the
+# same: a sanity case.
+out=$(MOAT="$MOAT" timeout -k 5 120 "$PY" - <<'PYEOF' 2>&1
+import os, socket, subprocess
+L = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); L.bind(("127.0.0.1", 0)); L.settimeout(3)
+S = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); S.connect(L.getsockname())
+g = "import socket, os\ns = socket.socket(fileno=0)\ns.sendmsg([b'viamsg']); s.send(b'viasend'); os.write(0, b'viawrite')\nprint('sent')\n"
+r = subprocess.run([os.environ["MOAT"], "run", "--", "python3", "-c", g], stdin=S.fileno(), capture_output=True, text=True, timeout=100)
+got = []
+try:
+    while len(got) < 3: got.append(L.recv(100).decode())
+except OSError: pass
+print(r.stdout.strip(), r.stderr.strip()[-200:], sorted(got))
+PYEOF
+)
+SANITY=1 expect_eq inherited_connected_udp_reaches_peer "$out" "sent  ['viamsg', 'viasend', 'viawrite']"
+
 # Red team 97: the same UDP socket raced. Its replies are addressed sends,
 # so it cannot be shut for writing as moat-netd's are: a thread that
 # dup2()s it onto the number of a file of the guest's own between the send

@@ -1720,6 +1720,21 @@ static long mmsg_first_sent(struct sc_call *c, const struct net_pending *pc, lon
 	return 1;
 }
 
+/* A blocking socket's send found no room: wait for it (this worker only,
+ * outside the pool's cap; *waiting: pipeline_wait_begin made, the caller
+ * ends it). 0: try again; -EINTR (a signal for t) or poll's error. */
+static long wait_room(struct task *t, int fd, int *waiting)
+{
+	if (!*waiting) {
+		pipeline_wait_begin();
+		*waiting = 1;
+	}
+	struct pollfd pf = { fd, POLLOUT, 0 };
+	if (poll(&pf, 1, wait_poll_ms(50)) < 0 && errno != EINTR)
+		return -errno;
+	return task_signal_pending(t) > 0 ? -EINTR : 0;
+}
+
 /* A send on the pinned file hfd, the guest's flags for a datagram (the rest
  * dropped), waiting for room as the guest's blocking socket would (this
  * worker only, outside the pool's cap) */
@@ -1736,19 +1751,8 @@ static long send_blocking(struct sc_call *c, int hfd, const uint8_t *buf, size_t
 		r = r < 0 ? -errno : r;
 		if (r != -EAGAIN || nonblock)
 			break;
-		if (!waiting) {
-			pipeline_wait_begin();
-			waiting = 1;
-		}
-		struct pollfd pf = { hfd, POLLOUT, 0 };
-		if (poll(&pf, 1, wait_poll_ms(50)) < 0 && errno != EINTR) {
-			r = -errno;
+		if ((r = wait_room(c->task, hfd, &waiting)) < 0)
 			break;
-		}
-		if (task_signal_pending(c->task) > 0) {
-			r = -EINTR;
-			break;
-		}
 	}
 	if (waiting)
 		pipeline_wait_end();
@@ -1931,21 +1935,8 @@ static long netconn_send_call_pc(struct sc_call *c, struct net_pending *pcp)
 		}
 		if (r != -EAGAIN || nonblock)
 			break;
-		/* a blocking socket: wait for room (this worker only, outside
-		 * the pool's cap) */
-		if (!waiting) {
-			pipeline_wait_begin();
-			waiting = 1;
-		}
-		struct pollfd pf = { wait_fd, POLLOUT, 0 };
-		if (poll(&pf, 1, wait_poll_ms(50)) < 0 && errno != EINTR) {
-			r = -errno;
+		if ((r = wait_room(t, wait_fd, &waiting)) < 0)
 			break;
-		}
-		if (task_signal_pending(t) > 0) {
-			r = -EINTR;
-			break;
-		}
 	}
 	if (waiting)
 		pipeline_wait_end();

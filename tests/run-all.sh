@@ -6,18 +6,20 @@
 #   syscalls     tests/syscalls/run.sh: each program natively, then under moat (diffed)
 #   integration  tests/integration/run.sh: real programs, CLI, lifecycle, isolation
 #                IT_JOBS (default 2) test files at a time, each file's
-#                output printed whole (integration/run.sh; IT_JOBS=1: one by one)
+#                output printed whole (integration/run.sh; IT_JOBS=1: one by one);
+#                with an ASan build (and the asan tier wanted), only the
+#                scripts of ASAN_SKIP: the asan tier runs the others as root
 #   rootless     syscalls + integration again as an unprivileged user (races
-#                1 s each: RACE_SECONDS)
-#   asan         integration again with an ASan+UBSan moat (--asan-build DIR, a
-#                -DMOAT_SANITIZE=ON build; ASAN_OPTIONS=detect_leaks=0); any
-#                sanitizer report in its log fails it. Not the scripts in
-#                ASAN_SKIP (default: runtimes limits isolation_proctree workloads, whose
-#                time is waits and other programs; isolation_sentry, its time
-#                waits for locks and stops, and isolation_race, its time race
-#                loops, 215 of the tier's 1,001 script-seconds on stop 36's
-#                code: CI's 30 minutes); races 1 s each (RACE_SECONDS),
-#                widened-window loops once each (IT_RUNS_ONCE=1)
+#                1 s each: RACE_SECONDS), every script on the release moat
+#   asan         the integration scripts as root with an ASan+UBSan moat
+#                (--asan-build DIR, a -DMOAT_SANITIZE=ON build;
+#                ASAN_OPTIONS=detect_leaks=0); any sanitizer report in its log
+#                fails it. Not the scripts in ASAN_SKIP (default: runtimes
+#                limits isolation_proctree workloads, whose time is waits and
+#                other programs; isolation_sentry, its time waits for locks
+#                and stops, and isolation_race, its time race loops): the
+#                root integration tier runs those on the release moat; races
+#                1 s each (RACE_SECONDS)
 #   fuzz         fuzz/run.sh: every libFuzzer target for FUZZ_SECONDS (default
 #                15) each (--fuzz-build DIR, a clang -DMOAT_FUZZ=ON build)
 #   selfcheck    the harness against tests/integration/fake-moat (no isolation at
@@ -67,7 +69,7 @@ while [ $# -gt 0 ]; do
 	--fuzz-build) fuzz_build=$2; shift ;;
 	--only) only=$2; shift ;;
 	--skip) skipt=$2; shift ;;
-	-h | --help) sed -n '2,35p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,42p' "$0"; exit 0 ;;
 	*) echo "run-all: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -144,7 +146,29 @@ want unit && tier unit unit_tier
 want loader && tier loader sh "$here/loader/run.sh" "$build/loader/moat-loader" "$build/tests/loader/loader-harness" "$build/tests/loader"
 # (with each program's audit: tests/compat/syscalls-page.sh --from reads them)
 want syscalls && tier syscalls "$here/syscalls/run.sh" --bin "$sbin" --moat "$moat" --audit-dir "$build/test-logs/syscalls-audit"
-want integration && IT_JOBS=$it_jobs tier integration "$here/integration/run.sh" --moat "$moat" --syscall-bin "$sbin"
+# The scripts the sanitized moat runs (the asan tier): all but ASAN_SKIP,
+# whose time goes to waiting and to other programs (memory cases an ASan
+# runtime's shadow and quarantine would break, lock and stop waits, race
+# loops). With an ASan build the asan tier runs them as root in place of
+# the root integration tier, which runs the rest on the release moat: each
+# script runs once as root (release or ASan) and once rootless (release),
+# in place of the ASan scripts twice as root (stop 37's CI took 2,030 s of
+# its 30 minutes; the two root runs were 860 s of 2,209 in tests/ci-env.sh).
+# Without an ASan build (or with --skip asan) the root tier runs every script.
+asan_names=() rest_names=()
+for f in "$here"/integration/*.sh; do
+	n=$(basename "$f" .sh)
+	case $n in lib | run) continue ;; esac
+	case " ${ASAN_SKIP-runtimes limits isolation_proctree workloads isolation_sentry isolation_race} " in
+	*" $n "*) rest_names+=("$n") ;;
+	*) asan_names+=("$n") ;;
+	esac
+done
+asan_on=0
+want asan && [ -x "$asan_build/cli/moat" ] && asan_on=1
+it_names=()
+[ $asan_on = 1 ] && it_names=("${rest_names[@]}")
+want integration && IT_JOBS=$it_jobs tier integration "$here/integration/run.sh" --moat "$moat" --syscall-bin "$sbin" "${it_names[@]}"
 
 if want rootless; then
 	if [ "$(id -u)" != 0 ]; then
@@ -169,20 +193,14 @@ fi
 
 notrun=()
 if want asan; then
-	if [ -x "$asan_build/cli/moat" ]; then
+	if [ $asan_on = 1 ]; then
 		asan_tier() {
-			# every integration script but those whose time goes to waiting
-			# and to other programs (ASAN_SKIP; the other tiers run them)
-			local names=() f n
-			for f in "$here"/integration/*.sh; do
-				n=$(basename "$f" .sh)
-				case " lib run ${ASAN_SKIP-runtimes limits isolation_proctree workloads isolation_sentry isolation_race} " in *" $n "*) continue ;; esac
-				names+=("$n")
-			done
-			# (races run 1 s each here, 2 s in the other tiers: RACE_SECONDS)
-			RACE_SECONDS=${RACE_SECONDS:-1} MOAT_SLOW_TESTS=0 IT_JOBS=$it_jobs IT_RUNS_ONCE=1 \
+			# (races run 1 s each here, 2 s in the root tier: RACE_SECONDS;
+			# a case that cannot hold on a sanitized moat runs on MOAT_PLAIN,
+			# the release one: isolation_secrets value_only_in_broker_memory)
+			RACE_SECONDS=${RACE_SECONDS:-1} MOAT_SLOW_TESTS=0 IT_JOBS=$it_jobs MOAT_PLAIN=$moat \
 			ASAN_OPTIONS=detect_leaks=0:handle_segv=0:${ASAN_OPTIONS:-} UBSAN_OPTIONS=print_stacktrace=1:${UBSAN_OPTIONS:-} \
-				"$here/integration/run.sh" --moat "$asan_build/cli/moat" --syscall-bin "$sbin" "${names[@]}" 2>&1 |
+				"$here/integration/run.sh" --moat "$asan_build/cli/moat" --syscall-bin "$sbin" "${asan_names[@]}" 2>&1 |
 				tee "$build/test-logs/asan-run.log"
 			local rc=${PIPESTATUS[0]}
 			# (most reports are on a moat stderr a test captured: the sentry or
@@ -197,6 +215,7 @@ if want asan; then
 		notrun+=("asan: no ASan build at $asan_build (cmake -B build-asan -DMOAT_SANITIZE=ON)")
 	fi
 fi
+
 if want fuzz; then
 	if [ -d "$fuzz_build/fuzz" ]; then
 		tier fuzz "$top/fuzz/run.sh" "$fuzz_build" "${FUZZ_SECONDS:-15}"
@@ -214,8 +233,7 @@ if want selfcheck; then
 		rm -rf "$dir"; mkdir -p "$dir"
 		# The scripts run natively against the fake and mostly wait (timeouts,
 		# sleeps): SELFCHECK_JOBS (default 2) at a time, each script's output
-		# in $dir/NAME.out, reported below in a fixed order. The longest
-		# (lifecycle, the differential) start first.
+		# in $dir/NAME.out, reported below in a fixed order.
 		sc_one() { # NAME CMD...: run CMD, its output in $dir/NAME.out, seconds in NAME.time
 			local n=$1 t0=$SECONDS; shift
 			# shielded: the fake's "guests" run natively and act on what
@@ -233,9 +251,14 @@ if want selfcheck; then
 		# native here, takes every Linux AIO event of the host (the leak it
 		# must show), and the differential's native aio program then got
 		# EAGAIN (CI's self-check with three jobs)
-		local scripts=("$here"/integration/lifecycle.sh) dpid
+		# The longest start first (against the fake, in stop 37's CI-like
+		# run: isolation_net 182 s, the differential 160, lifecycle 140,
+		# isolation_tty 138, isolation_cow 110; the rest 78 s or less): the
+		# tier ends near its longest script, not a long one started last.
+		local scripts=() first=(isolation_net lifecycle isolation_tty isolation_cow isolation_fs isolation_race isolation_proctree) dpid
+		for t in "${first[@]}"; do scripts+=("$here/integration/$t.sh"); done
 		for t in "$here"/integration/isolation_*.sh; do
-			[ "$(basename "$t")" = isolation_host.sh ] || scripts+=("$t")
+			case " isolation_host ${first[*]} " in *" $(basename "$t" .sh) "*) ;; *) scripts+=("$t") ;; esac
 		done
 		scripts+=("$here"/integration/isolation_host.sh)
 		sc_job differential "$here/syscalls/run.sh" --bin "$sbin" --moat "$fake"

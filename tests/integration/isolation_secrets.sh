@@ -496,9 +496,13 @@ fi
 #    the memory of moat (the sentry), the gofer, moat-netd, moat-init and
 #    the program, read through /proc/PID/mem while the program sleeps
 #    (not with a sanitized moat: the sanitizer runtime copies the whole
-#    environment, from /proc/self/environ, before main runs)
-if [ "$(id -u)" -eq 0 ] && grep -q __asan_init "$MOAT" 2>/dev/null; then
-	skip value_only_in_broker_memory "a sanitized moat (its runtime copies the environment before main)"
+#    environment, from /proc/self/environ, before main runs; the asan tier,
+#    which runs this script as root in place of the root tier, names the
+#    release moat in MOAT_PLAIN for it)
+mm=$MOAT
+grep -q __asan_init "$mm" 2>/dev/null && [ -x "${MOAT_PLAIN:-}" ] && mm=$MOAT_PLAIN
+if [ "$(id -u)" -eq 0 ] && grep -q __asan_init "$mm" 2>/dev/null; then
+	skip value_only_in_broker_memory "a sanitized moat (its runtime copies the environment before main; MOAT_PLAIN names none)"
 elif [ "$(id -u)" -eq 0 ]; then
 	cat >"$T_TMP/memscan.py" <<'EOF2'
 import os, re, sys
@@ -536,7 +540,7 @@ for p in seen:
         print("%s %s" % (comm, "HOLDS" if hit else "clean"))
     except OSError as e: print("pid%d unreadable %s" % (p, e))
 EOF2
-	"$MOAT" run "${sec[@]}" -- sleep 3 </dev/null >/dev/null 2>&1 &
+	"$mm" run "${sec[@]}" -- sleep 3 </dev/null >/dev/null 2>&1 &
 	mpid=$!
 	at_exit "kill -9 $mpid"
 	sleep 1.5

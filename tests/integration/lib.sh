@@ -95,8 +95,8 @@ finish() {
 }
 
 # runs N: how many times a repeated-run case runs (a window widened by a test
-# hook, tried N times): N, or 1 with IT_RUNS_ONCE=1 (the asan tier: every
-# code path once; the root and rootless tiers try the window N times)
+# hook, tried N times): N, or 1 with IT_RUNS_ONCE=1 (a developer's quick run:
+# every code path once)
 runs() { if [ "${IT_RUNS_ONCE:-0}" = 1 ]; then echo 1; else echo "$1"; fi; }
 
 # wait_for SECONDS CMD...: poll CMD every 0.05 s until it succeeds, at most

@@ -261,7 +261,17 @@ if want selfcheck; then
 			case " isolation_host ${first[*]} " in *" $(basename "$t" .sh) "*) ;; *) scripts+=("$t") ;; esac
 		done
 		scripts+=("$here"/integration/isolation_host.sh)
-		sc_job differential "$here/syscalls/run.sh" --bin "$sbin" --moat "$fake"
+		# The differential's plumbing (binds, workdir) with the fake: every
+		# fourth program (the syscalls tiers run each natively, as root and
+		# rootless; all of them here were ~160 s of script time and the CPU
+		# of two native runs, in a phase CPU-bound on one CPU: stop 37)
+		local dnames=() i=0
+		for t in "$here"/syscalls/*.c; do
+			n=$(basename "$t" .c)
+			case $n in race_* | probe_*) continue ;; esac
+			[ $((i++ % 4)) = 0 ] && dnames+=("$n")
+		done
+		sc_job differential "$here/syscalls/run.sh" --bin "$sbin" --moat "$fake" "${dnames[@]}"
 		dpid=$!
 		for t in "${scripts[@]}"; do
 			[ "$(basename "$t")" = isolation_host.sh ] && wait "$dpid" 2>/dev/null
@@ -269,7 +279,7 @@ if want selfcheck; then
 		done
 		wait
 		cat "$dir/differential.out" "$dir/differential.err" >"$build/test-logs/selfcheck-syscalls.log"
-		echo "# differential plumbing (binds, workdir) with the fake: must pass ($(cat "$dir/differential.time") s)"
+		echo "# differential plumbing (binds, workdir) with the fake, ${#dnames[@]} programs: must pass ($(cat "$dir/differential.time") s)"
 		if [ "$(cat "$dir/differential.rc")" = 0 ]; then
 			echo "ok selfcheck/differential"; caught=$((caught + 1))
 		else

@@ -108,7 +108,11 @@ void aio_stop(struct sandbox *sb, struct task *t, const struct user_regs_struct 
 	unsigned ring = (v < 1024 ? 1024 : v) * 2u;
 	if (!v || ring > 0x10000000u / 32)
 		return;
-	if (v > sb->aio_share || sb->aio_held > sb->aio_share - v) {
+	/* past the sandbox's share, or into the host's reserve (hostres.c) */
+	int low = 0;
+	if (v > sb->aio_share || sb->aio_held > sb->aio_share - v || (low = hostres_aio_low(sb, v))) {
+		if (low)
+			sb->n_aio_host_low++;
 		arch_regs regs = *stop_regs;
 		REG_SYSNO(regs) = -1; /* skip the call */
 		REG_RET(regs) = (uint64_t)-EAGAIN;

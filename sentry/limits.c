@@ -114,6 +114,10 @@ struct limits {
 	 * sandbox's share of fs.file-max, the largest count of its own seen */
 	int files_nr_fd;
 	unsigned long long files_share, files_held;
+	/* fs.file-max; ended while the host's table was low (hostres.c), and
+	 * the host's count then */
+	unsigned long long files_max, files_low_used;
+	int files_low;
 	double files_next;
 	/* --kill-after: the first forwarded SIGTERM/SIGINT/SIGHUP and how many */
 	int term_sig, term_count;
@@ -615,6 +619,7 @@ static void files_setup(struct limits *l)
 	if (!max || max >= FILES_UNBOUNDED)
 		return;
 	l->files_share = max / FILES_SHARE_DIV;
+	l->files_max = max;
 	const char *t = getenv("MOAT_TEST_FILES_SHARE"); /* only ever lower (tests) */
 	if (t && strtoull(t, NULL, 10) > 0 && strtoull(t, NULL, 10) < l->files_share)
 		l->files_share = strtoull(t, NULL, 10);
@@ -685,7 +690,13 @@ static int files_over(struct limits *l, double now)
 	if (l->files_nr_fd < 0 || now < l->files_next)
 		return 0;
 	l->files_next = now + FILES_EVERY_MS;
-	if (pread_small(l->files_nr_fd, buf, sizeof buf) <= 0 || strtoull(buf, NULL, 10) <= l->files_share)
+	if (pread_small(l->files_nr_fd, buf, sizeof buf) <= 0)
+		return 0;
+	unsigned long long used = strtoull(buf, NULL, 10);
+	/* the host's last eighth, whoever holds the rest (hostres.c): then
+	 * a sandbox holds at most the floor */
+	int low = hostres_files_low(l->sb, l->files_max, used);
+	if (used <= l->files_share && !low)
 		return 0; /* the whole host holds no more than the share */
 	unsigned long long own = files_own(l);
 	if (own > l->files_held)
@@ -695,7 +706,14 @@ static int files_over(struct limits *l, double now)
 	double cost = moat_ms_now() - now;
 	if (cost * 4 > FILES_EVERY_MS)
 		l->files_next = now + cost * 5;
-	return own > l->files_share;
+	if (own > l->files_share)
+		return 1;
+	if (low && own > hostres_files_floor(l->files_max)) {
+		l->files_low = 1;
+		l->files_low_used = used;
+		return 1;
+	}
+	return 0;
 }
 
 struct limits *limits_setup(const struct sentry_config *cfg, struct sandbox *sb, double t0,
@@ -1697,7 +1715,11 @@ int limits_finish(struct limits *l, int status, int raw, int have_raw, const str
 		snprintf(line, sizeof line, "killed: --memory %s reached (out of memory)", d);
 		break;
 	case REASON_PIDS:
-		if (c->pids)
+		if (l->sb->n_fork_host_low)
+			snprintf(line, sizeof line,
+				 "forks failed with EAGAIN: the host's pids nearly all taken (less than kernel.pid_max / %d free, "
+				 "kept for the host, past the sandbox's %d tasks)", HOST_RESERVE_DIV, HOST_PIDS_FLOOR);
+		else if (c->pids)
 			snprintf(line, sizeof line, "--pids %lu reached: forks failed with EAGAIN", c->pids);
 		else /* no --pids: the task table's own bound (tracer.c max_tasks: the
 		      * sandbox's share of the host's pid_max, or the fd budget) */
@@ -1712,9 +1734,15 @@ int limits_finish(struct limits *l, int status, int raw, int have_raw, const str
 		snprintf(line, sizeof line, "killed by policy (a forbidden syscall)");
 		break;
 	case REASON_FILES:
-		snprintf(line, sizeof line,
-			 "killed: %llu open files held, past the sandbox's share of the host's (%llu: fs.file-max / %d)",
-			 l->files_held, l->files_share, FILES_SHARE_DIV);
+		if (l->files_low)
+			snprintf(line, sizeof line,
+				 "killed: %llu open files held while the host's file table was nearly full (%llu of %llu: "
+				 "the last eighth is kept for the host, a sandbox may hold %llu then)",
+				 l->files_held, l->files_low_used, l->files_max, hostres_files_floor(l->files_max));
+		else
+			snprintf(line, sizeof line,
+				 "killed: %llu open files held, past the sandbox's share of the host's (%llu: fs.file-max / %d)",
+				 l->files_held, l->files_share, FILES_SHARE_DIV);
 		break;
 	case REASON_KILL_AFTER: {
 		const char *sn = sigabbrev_np(l->term_sig) ? sigabbrev_np(l->term_sig) : "?";

@@ -681,6 +681,7 @@ int sentry_run(const struct sentry_config *cfg)
 	host_online_cpus(&sb->host_cpus, cfg->cpus_milli ? sb->ncpus : 0);
 	sb->aio_share = aio_share(); /* read now: the confined sentry opens no /proc/sys */
 	sb->host_pid_max = read_long_file("/proc/sys/kernel/pid_max");
+	hostres_setup(sb); /* the host's counts, held open: the confined sentry opens no /proc */
 	{
 		unsigned char b[16];
 		if (getrandom(b, sizeof b, 0) != sizeof b)

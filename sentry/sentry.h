@@ -185,8 +185,24 @@ void unixsock_exit(struct sandbox *sb, struct task *t);
 /* Linux AIO's host-wide count (aio.c): the sandbox's share of
  * fs.aio-max-nr, read before confinement. */
 unsigned long aio_share(void);
+/* The host's reserve of its one-per-host tables (hostres.c): while less
+ * than 1/HOST_RESERVE_DIV of one is free, a sandbox gets no more of it past
+ * a floor. hostres_setup opens the counts before confinement. */
+#define HOST_RESERVE_DIV 8
+#define HOST_PIDS_FLOOR 16    /* tasks: a shell pipeline still forks */
+#define HOST_FILES_FLOOR 1024 /* files (or fs.file-max / 1024, the larger) */
+void hostres_setup(struct sandbox *sb);
+/* 1: a fork of a sandbox of tasks tasks is refused (the host's pids) */
+int hostres_pids_low(struct sandbox *sb, int tasks);
+/* 1: an io_setup of v events is refused (the host's AIO events) */
+int hostres_aio_low(struct sandbox *sb, unsigned long v);
+/* the files a sandbox may hold while the host's file table is low, and
+ * whether it is (used of file_max, from fs/file-nr: limits.c) */
+unsigned long long hostres_files_floor(unsigned long long file_max);
+int hostres_files_low(struct sandbox *sb, unsigned long long file_max, unsigned long long used);
 /* At a PTRACE_EVENT_SECCOMP stop (any call; acts on io_setup/io_destroy):
- * an io_setup past the share is skipped with -EAGAIN; t->aio_exit is set
+ * an io_setup past the share, or into the host's reserve (hostres.c), is
+ * skipped with -EAGAIN; t->aio_exit is set
  * when the call must be seen at its syscall exit (aio_exit). */
 void aio_stop(struct sandbox *sb, struct task *t, const struct user_regs_struct *regs);
 void aio_exit(struct sandbox *sb, struct task *t);

@@ -536,8 +536,11 @@ static void finish_refused(struct tracer *tr, struct task *p)
 		ptrace(PTRACE_SETREGS, p->tid, 0, &regs);
 	}
 	audit_event(tr->sb->audit, tr->sb, p, p->tid, name, "", DEC_DENY, -EAGAIN,
+		    p->fork_refused == 2 ? "the host's pids nearly all taken" :
 		    tr->a->pids_max ? "--pids reached" : "task table full");
 	tr->sb->n_fork_refused++;
+	if (p->fork_refused == 2)
+		tr->sb->n_fork_host_low++;
 	p->fork_child = 0;
 	p->fork_refused = 0;
 	p->parked = 0;
@@ -1293,7 +1296,8 @@ static void fork_event(struct tracer *tr, struct task *t, int ev)
 		share_vm = 0; /* fork(2); unknown: taken as shared (aio.c: counted longer) */
 	}
 	int count = task_count(sb);
-	int refuse = count >= tr->max_tasks;
+	/* 1: the task bound; 2: the host's pids nearly all taken (hostres.c) */
+	int refuse = count >= tr->max_tasks ? 1 : hostres_pids_low(sb, count) ? 2 : 0;
 	if (!refuse && (unsigned long)count + 1 > sb->n_tasks_peak)
 		sb->n_tasks_peak = (unsigned long)count + 1;
 	/* registered even when refused: no task ever runs unknown */

@@ -621,6 +621,75 @@ else
 	fail host_keeps_file_table "4 x 1000 eventfds past a share of 2000: exit $frc after ${fsecs}s, reason ${freason:-none}, out '$(cat "$T_TMP/files/out")' err '$(tail -1 "$T_TMP/files/err")'"
 fi
 
+# The host's reserve (sentry/hostres.c): shares do not compose (eight
+# sandboxes at an eighth each take a whole table, and a dense host runs
+# many more), so while the host as a whole has less than an eighth of its
+# pids, file table or AIO events free, whoever holds the rest, a sandbox
+# gets no more of it past a small floor: a fork of a sandbox of 16 tasks
+# or more is EAGAIN, an io_setup is EAGAIN, a sandbox holding more than
+# max(1024, fs.file-max / 1024) files ends (reason "files"). A host that
+# low cannot be made here (32,768 pids, 2.4M files): MOAT_TEST_HOST_LOW=1
+# takes every table as nearly full (it only ever refuses more). Before,
+# each sandbox stopped only at its own share: 40 forks, 3,000 files and an
+# io_setup went through (exit 0).
+# host_pids_reserve: 40 background sleeps: refused past the floor
+MOAT_TEST_HOST_LOW=1 moat run --result "$T_TMP/hpr.json" -- /bin/sh -c \
+	'n=0; for i in $(seq 40); do sleep 5 & n=$((n + 1)); done; echo "forked $n"; kill $(jobs -p) 2>/dev/null; wait' \
+	</dev/null >"$T_TMP/hpr.out" 2>"$T_TMP/hpr.err"
+hrc=$?
+hreason=$(sed -n 's/.*"reason": "\([a-z-]*\)".*/\1/p' "$T_TMP/hpr.json" 2>/dev/null)
+if [ "$hreason" = pids ] && [ "$hrc" != 0 ] && ! grep -q "forked 40" "$T_TMP/hpr.out" &&
+	grep -q "the host's pids nearly all taken" "$T_TMP/hpr.err"; then
+	ok host_pids_reserve
+else
+	fail host_pids_reserve "40 forks with the host taken as low: exit $hrc, reason ${hreason:-none}, out '$(cat "$T_TMP/hpr.out")' err '$(tail -1 "$T_TMP/hpr.err")'"
+fi
+# host_pids_reserve_floor: a sandbox under the floor still forks (the
+# shell, its 12 sleeps and a subshell or two: under 16 tasks)
+MOAT_TEST_HOST_LOW=1 moat run -- /bin/sh -c 'for i in $(seq 12); do sleep 0.2 & done; wait; echo forked-all' \
+	</dev/null >"$T_TMP/hpf.out" 2>&1
+SANITY=1 check host_pids_reserve_floor grep -q forked-all "$T_TMP/hpf.out"
+# host_aio_reserve: io_setup(16) with the host taken as low: EAGAIN
+haio=$(MOAT_TEST_HOST_LOW=1 moat run --bind "$T_TMP/budget:/b" -- $PY /b/aio.py </dev/null 2>&1)
+if [ "$haio" = "aio=fail errno 11" ]; then
+	ok host_aio_reserve
+else
+	fail host_aio_reserve "io_setup(16) with the host taken as low: $haio"
+fi
+# host_files_reserve: past the floor (fs.file-max / 1024, at least 1024)
+# the sandbox ends while the host is low, long before its 10 s sleep; a
+# guest holding 200 files under the same knob runs to its end (sanity)
+fmax=$(cat /proc/sys/fs/file-max 2>/dev/null || echo 0)
+ffloor=$((fmax / 1024 > 1024 ? fmax / 1024 : 1024))
+fwant=$((ffloor + 500))
+if [ "$fmax" -le 0 ] || [ "$fmax" -ge $((1 << 40)) ]; then
+	skip host_files_reserve "fs.file-max $fmax: no file-table bound on this host (systemd's LONG_MAX)"
+elif [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt $((fwant + 100)) ]; then
+	skip host_files_reserve "RLIMIT_NOFILE hard $(ulimit -Hn): cannot hold $fwant files"
+else
+	printf '%s\n' 'import os, resource, sys, time' 'n = int(sys.argv[1])' \
+		's, h = resource.getrlimit(resource.RLIMIT_NOFILE)' \
+		'if s != resource.RLIM_INFINITY and s < n + 50:' \
+		'    resource.setrlimit(resource.RLIMIT_NOFILE, (n + 50 if h == resource.RLIM_INFINITY else min(h, n + 50), h))' \
+		'fds = [os.eventfd(0) for _ in range(n)]' 'time.sleep(float(sys.argv[2]))' 'print("held-to-the-end")' \
+		>"$T_TMP/files/hold.py"
+	chmod 644 "$T_TMP/files/hold.py"
+	t0=$(date +%s)
+	MOAT_TEST_HOST_LOW=1 moat run --result "$T_TMP/files/hres.json" --bind "$T_TMP/files:/f" \
+		-- $PY /f/hold.py "$fwant" 10 </dev/null >"$T_TMP/files/hres.out" 2>"$T_TMP/files/hres.err"
+	frc=$?
+	fsecs=$(($(date +%s) - t0))
+	freason=$(sed -n 's/.*"reason": "\([a-z-]*\)".*/\1/p' "$T_TMP/files/hres.json" 2>/dev/null)
+	if [ "$freason" = files ] && [ "$frc" != 0 ] && ! grep -q held-to-the-end "$T_TMP/files/hres.out" &&
+		[ "$fsecs" -lt 10 ] && grep -q "file table was nearly full" "$T_TMP/files/hres.err"; then
+		ok host_files_reserve
+	else
+		fail host_files_reserve "$fwant eventfds (floor $ffloor) with the host taken as low: exit $frc after ${fsecs}s, reason ${freason:-none}, out '$(cat "$T_TMP/files/hres.out")' err '$(tail -1 "$T_TMP/files/hres.err")'"
+	fi
+	MOAT_TEST_HOST_LOW=1 moat run --bind "$T_TMP/files:/f" -- $PY /f/hold.py 200 0.5 </dev/null >"$T_TMP/files/hfl.out" 2>&1
+	SANITY=1 check host_files_reserve_floor grep -q held-to-the-end "$T_TMP/files/hfl.out"
+fi
+
 # 5b. RLIMIT_NPROC is counted up the user namespace chain as well, for
 # processes and threads: a rootless guest without --pids forked until the
 # caller's uid was at its limit, and the caller's own fork outside the

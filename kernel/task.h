@@ -398,6 +398,7 @@ struct sandbox {
 	 * leaves the host of its one-per-host tables. Set up before the sentry
 	 * confines itself; the tracer's (one thread) but the counter. */
 	int host_loadavg_fd;          /* /proc/loadavg (the host's task count), or -1 */
+	long host_tasks_max;          /* the smaller of kernel.pid_max and kernel.threads-max */
 	int host_aionr_fd;            /* /proc/sys/fs/aio-nr, or -1 */
 	unsigned long host_aio_max;   /* fs.aio-max-nr */
 	int host_test_low;            /* MOAT_TEST_HOST_LOW: every table taken as nearly full */

@@ -1,6 +1,6 @@
 /* sentry/hostres.c - the host's reserve of its one-per-host tables.
  *
- * Host pids (kernel.pid_max), the file table (fs.file-max) and Linux AIO's
+ * Host tasks (kernel.pid_max and kernel.threads-max), the file table (fs.file-max) and Linux AIO's
  * events (fs.aio-max-nr) are each one count for the whole host that no
  * namespace, cgroup or uid scopes: past it a fork, an open, an io_setup
  * fails for everyone, the host's root and its daemons included. A sandbox
@@ -39,6 +39,14 @@ void hostres_setup(struct sandbox *sb)
 	sb->host_aionr_fd = open("/proc/sys/fs/aio-nr", O_RDONLY | O_CLOEXEC);
 	long max = read_long_file("/proc/sys/fs/aio-max-nr");
 	sb->host_aio_max = max > 0 ? (unsigned long)max : 0;
+	/* tasks: pid_max bounds the numbers, threads-max the tasks (fork's
+	 * EAGAIN at nr_threads >= max_threads); the smaller is the table
+	 * (systemd raises pid_max to 4,194,304; threads-max follows RAM:
+	 * 192,735 on this 24 GB host, ~7,700 on a 1 GB one) */
+	long tmax = read_long_file("/proc/sys/kernel/threads-max");
+	sb->host_tasks_max = sb->host_pid_max;
+	if (tmax > 0 && (sb->host_tasks_max <= 0 || tmax < sb->host_tasks_max))
+		sb->host_tasks_max = tmax;
 }
 
 /* the first unsigned number of fd's text after skip fields separated by
@@ -66,14 +74,14 @@ static long long read_field(int fd, int skip)
 
 int hostres_pids_low(struct sandbox *sb, int tasks)
 {
-	if (tasks < HOST_PIDS_FLOOR || sb->host_pid_max <= 0)
+	if (tasks < HOST_PIDS_FLOOR || sb->host_tasks_max <= 0)
 		return 0;
 	if (sb->host_test_low)
 		return 1;
 	/* "0.20 0.31 0.40 2/187 4242": the fifth field, every task of the
 	 * host (nr_threads: zombies too, each holding its pid) */
 	long long all = read_field(sb->host_loadavg_fd, 4);
-	return all >= 0 && sb->host_pid_max - all < sb->host_pid_max / HOST_RESERVE_DIV;
+	return all >= 0 && sb->host_tasks_max - all < sb->host_tasks_max / HOST_RESERVE_DIV;
 }
 
 int hostres_aio_low(struct sandbox *sb, unsigned long v)

@@ -1717,8 +1717,8 @@ int limits_finish(struct limits *l, int status, int raw, int have_raw, const str
 	case REASON_PIDS:
 		if (l->sb->n_fork_host_low)
 			snprintf(line, sizeof line,
-				 "forks failed with EAGAIN: the host's pids nearly all taken (less than kernel.pid_max / %d free, "
-				 "kept for the host, past the sandbox's %d tasks)", HOST_RESERVE_DIV, HOST_PIDS_FLOOR);
+				 "forks failed with EAGAIN: the host's pids nearly all taken (less than 1/%d of kernel.pid_max "
+				 "or threads-max free, kept for the host, past the sandbox's %d tasks)", HOST_RESERVE_DIV, HOST_PIDS_FLOOR);
 		else if (c->pids)
 			snprintf(line, sizeof line, "--pids %lu reached: forks failed with EAGAIN", c->pids);
 		else /* no --pids: the task table's own bound (tracer.c max_tasks: the

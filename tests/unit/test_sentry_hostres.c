@@ -55,20 +55,41 @@ static void teardown(void)
 
 TestSuite(sentry_hostres, .init = setup, .fini = teardown);
 
+Test(sentry_hostres, tasks_table_is_the_smaller_of_pid_max_and_threads_max)
+{
+	long pm = 0, tm = 0;
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+	cr_assert(f && fscanf(f, "%ld", &pm) == 1);
+	fclose(f);
+	f = fopen("/proc/sys/kernel/threads-max", "r");
+	cr_assert(f && fscanf(f, "%ld", &tm) == 1);
+	fclose(f);
+	teardown();
+	memset(&sb, 0, sizeof sb);
+	sb.host_pid_max = pm;
+	hostres_setup(&sb);
+	cr_assert_eq(sb.host_tasks_max, pm < tm ? pm : tm);
+	teardown();
+	memset(&sb, 0, sizeof sb);
+	sb.host_pid_max = tm + 1000; /* a pid_max above threads-max (systemd's 4,194,304) */
+	hostres_setup(&sb);
+	cr_assert_eq(sb.host_tasks_max, tm);
+}
+
 Test(sentry_hostres, pids_low_only_in_the_last_eighth)
 {
 	long long all = host_tasks();
 	/* free: ten pids of all + 10 (under an eighth): refused */
-	sb.host_pid_max = all + 10;
+	sb.host_tasks_max = all + 10;
 	cr_assert_eq(hostres_pids_low(&sb, HOST_PIDS_FLOOR), 1);
 	cr_assert_eq(hostres_pids_low(&sb, 500), 1);
 	/* under the floor: never refused, nor read */
 	cr_assert_eq(hostres_pids_low(&sb, HOST_PIDS_FLOOR - 1), 0);
 	/* three quarters free (a margin for tasks started meanwhile): not low */
-	sb.host_pid_max = 4 * all + 4000;
+	sb.host_tasks_max = 4 * all + 4000;
 	cr_assert_eq(hostres_pids_low(&sb, 500), 0);
-	/* no pid_max known: never */
-	sb.host_pid_max = 0;
+	/* no table size known: never */
+	sb.host_tasks_max = 0;
 	cr_assert_eq(hostres_pids_low(&sb, 500), 0);
 }
 
@@ -104,7 +125,7 @@ Test(sentry_hostres, test_knob_only_refuses_more)
 	memset(&sb, 0, sizeof sb);
 	hostres_setup(&sb);
 	unsetenv("MOAT_TEST_HOST_LOW");
-	sb.host_pid_max = 1 << 22;
+	sb.host_tasks_max = 1 << 22;
 	cr_assert_eq(hostres_pids_low(&sb, HOST_PIDS_FLOOR), 1);
 	cr_assert_eq(hostres_pids_low(&sb, HOST_PIDS_FLOOR - 1), 0); /* the floor holds */
 	cr_assert_eq(hostres_aio_low(&sb, 1), 1);

@@ -15,7 +15,9 @@
  * kernel's own answer at its limit), and a sandbox that holds more than
  * hostres_files_floor() files ends, reason "files" (its files are made by
  * calls that never stop: limits.c files_over). The last eighth stays the
- * host's. The counts are the kernel's (/proc/loadavg's task count, fs/aio-nr,
+ * host's. Memory likewise (limits.c hostmem_over: a sandbox holding more
+ * than hostres_mem_floor ends, reason "memory", while MemAvailable is under
+ * an eighth of MemTotal). The counts are the kernel's (/proc/loadavg's task count, fs/aio-nr,
  * fs/file-nr), read through fds opened here, before the sentry confines
  * itself, and only past the floor, so a small sandbox pays nothing.
  *
@@ -109,4 +111,19 @@ int hostres_files_low(struct sandbox *sb, unsigned long long file_max, unsigned 
 	if (sb->host_test_low)
 		return 1;
 	return used > file_max || file_max - used < file_max / HOST_RESERVE_DIV;
+}
+
+unsigned long long hostres_mem_floor(unsigned long long mem_total)
+{
+	unsigned long long f = mem_total / 64;
+	if (f < HOST_MEM_FLOOR_MIN)
+		f = HOST_MEM_FLOOR_MIN;
+	return f > HOST_MEM_FLOOR_MAX ? HOST_MEM_FLOOR_MAX : f;
+}
+
+int hostres_mem_low(struct sandbox *sb, unsigned long long mem_total, unsigned long long mem_avail)
+{
+	if (sb->host_test_low)
+		return 1;
+	return mem_avail < mem_total / HOST_RESERVE_DIV;
 }

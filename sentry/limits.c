@@ -118,6 +118,12 @@ struct limits {
 	 * the host's count then */
 	unsigned long long files_max, files_low_used;
 	int files_low;
+	/* the host's memory (hostmem_over): /proc/meminfo held open; ended
+	 * while the host was low, and what was held and available then */
+	int meminfo_fd;
+	double hostmem_next;
+	int mem_host_low;
+	unsigned long long mem_low_held, mem_low_avail, mem_low_total;
 	double files_next;
 	/* --kill-after: the first forwarded SIGTERM/SIGINT/SIGHUP and how many */
 	int term_sig, term_count;
@@ -683,6 +689,61 @@ static unsigned long long files_own(struct limits *l)
 	return n;
 }
 
+/* The host's memory (the host's reserve, hostres.c): without --memory a
+ * sandbox's processes and in-memory layers (seven 512M tmpfs exports and
+ * the cow scratch, half the RAM on Linux >= 6.6) are bounded by the host's
+ * RAM alone, and tmpfs pages are in no process's RSS: the kernel's OOM
+ * killer, once the host is out, kills the largest process it finds, some
+ * neighbour, and frees none of them. So every HOSTMEM_EVERY_MS the
+ * watchdog reads MemAvailable, and while less than an eighth of MemTotal
+ * is, counts the sandbox's own (the guest tree's PSS and its private
+ * layers' files, as --memory's sample without a cgroup does) and ends a
+ * sandbox holding more than hostres_mem_floor, reason "memory". With
+ * --memory too: the values the caller gave several sandboxes may add up
+ * past the host. */
+#define HOSTMEM_EVERY_MS 250
+
+static void hostmem_setup(struct limits *l)
+{
+	l->meminfo_fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+}
+
+/* a "Name:   N kB" line of /proc/meminfo, in bytes; 0 if missing */
+static unsigned long long meminfo_field(const char *buf, const char *name)
+{
+	const char *p = strstr(buf, name);
+	return p ? strtoull(p + strlen(name), NULL, 10) * 1024ULL : 0;
+}
+
+static unsigned long long tree_pss(struct limits *l, int *cut_out);
+
+static int hostmem_over(struct limits *l, double now)
+{
+	char buf[4096];
+	if (l->meminfo_fd < 0 || now < l->hostmem_next)
+		return 0;
+	l->hostmem_next = now + HOSTMEM_EVERY_MS;
+	ssize_t n = pread(l->meminfo_fd, buf, sizeof buf - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	unsigned long long total = meminfo_field(buf, "MemTotal:"), avail = meminfo_field(buf, "MemAvailable:");
+	if (!total || !avail || !hostres_mem_low(l->sb, total, avail))
+		return 0;
+	int cut = 0;
+	unsigned long long m = tree_pss(l, &cut) + (l->sb->vfs ? vfs_private_used(l->sb->vfs) : 0);
+	double cost = moat_ms_now() - now;
+	if (cost * 4 > HOSTMEM_EVERY_MS)
+		l->hostmem_next = now + cost * 5; /* at most a fifth of a CPU */
+	if (cut || m <= hostres_mem_floor(total))
+		return 0; /* (a cut sample: the deadline's, the loop's next round) */
+	l->mem_host_low = 1;
+	l->mem_low_held = m;
+	l->mem_low_avail = avail;
+	l->mem_low_total = total;
+	return 1;
+}
+
 /* 1: the sandbox holds more than its share of the host's file table */
 static int files_over(struct limits *l, double now)
 {
@@ -730,6 +791,7 @@ struct limits *limits_setup(const struct sentry_config *cfg, struct sandbox *sb,
 	l->result_fd = -1;
 	l->mem_events_fd = l->mem_peak_fd = l->pids_events_fd = l->cpu_stat_fd = -1;
 	files_setup(l);
+	hostmem_setup(l);
 	l->out_r[0] = l->out_r[1] = l->out_w[0] = l->out_w[1] = -1;
 	l->dog_wake[0] = l->dog_wake[1] = -1;
 	l->sentry_pid = getpid();
@@ -1302,6 +1364,10 @@ static void *dog_main(void *arg)
 			limits_end(l, REASON_FILES);
 			break;
 		}
+		if (hostmem_over(l, now)) {
+			limits_end(l, REASON_MEMORY);
+			break;
+		}
 		/* until the next check, or limits_finish */
 		struct pollfd w = { .fd = l->dog_wake[0], .events = POLLIN };
 		poll(&w, 1, c->timeout_ms || c->idle_ms || (c->memory && !l->mem_ok) ? 20 : 100);
@@ -1711,6 +1777,14 @@ int limits_finish(struct limits *l, int status, int raw, int have_raw, const str
 		snprintf(line, sizeof line, "killed: --idle-timeout %s reached (no syscall, no output)", d);
 		break;
 	case REASON_MEMORY:
+		if (l->mem_host_low) {
+			snprintf(line, sizeof line,
+				 "killed: %llu MiB held (processes and in-memory files) while the host's memory was nearly "
+				 "exhausted (%llu of %llu MiB available: the last eighth is kept for the host, a sandbox "
+				 "may hold %llu MiB then)", l->mem_low_held >> 20, l->mem_low_avail >> 20,
+				 l->mem_low_total >> 20, hostres_mem_floor(l->mem_low_total) >> 20);
+			break;
+		}
 		fmt_size(d, sizeof d, c->memory);
 		snprintf(line, sizeof line, "killed: --memory %s reached (out of memory)", d);
 		break;

@@ -200,6 +200,13 @@ int hostres_aio_low(struct sandbox *sb, unsigned long v);
  * whether it is (used of file_max, from fs/file-nr: limits.c) */
 unsigned long long hostres_files_floor(unsigned long long file_max);
 int hostres_files_low(struct sandbox *sb, unsigned long long file_max, unsigned long long used);
+/* the bytes a sandbox may hold (processes and in-memory files) while the
+ * host's memory is low: MemTotal / 64 within [64 MiB, 1 GiB]; and whether
+ * it is (MemAvailable under an eighth of MemTotal: limits.c) */
+#define HOST_MEM_FLOOR_MIN (64ULL << 20)
+#define HOST_MEM_FLOOR_MAX (1ULL << 30)
+unsigned long long hostres_mem_floor(unsigned long long mem_total);
+int hostres_mem_low(struct sandbox *sb, unsigned long long mem_total, unsigned long long mem_avail);
 /* At a PTRACE_EVENT_SECCOMP stop (any call; acts on io_setup/io_destroy):
  * an io_setup past the share, or into the host's reserve (hostres.c), is
  * skipped with -EAGAIN; t->aio_exit is set

@@ -624,7 +624,7 @@ fi
 # The host's reserve (sentry/hostres.c): shares do not compose (eight
 # sandboxes at an eighth each take a whole table, and a dense host runs
 # many more), so while the host as a whole has less than an eighth of its
-# pids, file table or AIO events free, whoever holds the rest, a sandbox
+# pids, file table, AIO events or memory free, whoever holds the rest, a sandbox
 # gets no more of it past a small floor: a fork of a sandbox of 16 tasks
 # or more is EAGAIN, an io_setup is EAGAIN, a sandbox holding more than
 # max(1024, fs.file-max / 1024) files ends (reason "files"). A host that
@@ -689,6 +689,33 @@ else
 	MOAT_TEST_HOST_LOW=1 moat run --bind "$T_TMP/files:/f" -- $PY /f/hold.py 200 0.5 </dev/null >"$T_TMP/files/hfl.out" 2>&1
 	SANITY=1 check host_files_reserve_floor grep -q held-to-the-end "$T_TMP/files/hfl.out"
 fi
+# host_memory_reserve: without --memory a sandbox's processes and in-memory
+# layers are bounded by the host's RAM alone (tmpfs pages are in no
+# process's RSS: the OOM killer, once the host is out, kills a neighbour
+# and frees none of them). While less than an eighth of MemTotal is
+# available, a sandbox holding more than MemTotal / 64 (within 64 MiB and
+# 1 GiB) ends, reason "memory": a guest of the floor + 64 MiB, with the host
+# taken as low, ends before its 10 s; one of 20 MiB runs to its end (sanity).
+mtotal=$(awk '/^MemTotal:/ { print $2 * 1024 }' /proc/meminfo)
+mfloor=$((mtotal / 64))
+[ "$mfloor" -lt $((64 << 20)) ] && mfloor=$((64 << 20))
+[ "$mfloor" -gt $((1 << 30)) ] && mfloor=$((1 << 30))
+t0=$(date +%s)
+MOAT_TEST_HOST_LOW=1 moat run --result "$T_TMP/hmem.json" -- $PY -c \
+	"import time; b = b'x' * ($mfloor + (64 << 20)); time.sleep(10); print('held-to-the-end')" \
+	</dev/null >"$T_TMP/hmem.out" 2>"$T_TMP/hmem.err"
+mrc=$?
+msecs=$(($(date +%s) - t0))
+mreason=$(sed -n 's/.*"reason": "\([a-z-]*\)".*/\1/p' "$T_TMP/hmem.json" 2>/dev/null)
+if [ "$mreason" = memory ] && [ "$mrc" != 0 ] && ! grep -q held-to-the-end "$T_TMP/hmem.out" &&
+	[ "$msecs" -lt 10 ] && grep -q "host's memory was nearly exhausted" "$T_TMP/hmem.err"; then
+	ok host_memory_reserve
+else
+	fail host_memory_reserve "$((mfloor >> 20)) MiB + 64 with the host taken as low: exit $mrc after ${msecs}s, reason ${mreason:-none}, out '$(cat "$T_TMP/hmem.out")' err '$(tail -1 "$T_TMP/hmem.err")'"
+fi
+MOAT_TEST_HOST_LOW=1 moat run -- $PY -c "import time; b = b'x' * (20 << 20); time.sleep(0.5); print('held-to-the-end')" \
+	</dev/null >"$T_TMP/hmf.out" 2>&1
+SANITY=1 check host_memory_reserve_floor grep -q held-to-the-end "$T_TMP/hmf.out"
 
 # 5b. RLIMIT_NPROC is counted up the user namespace chain as well, for
 # processes and threads: a rootless guest without --pids forked until the

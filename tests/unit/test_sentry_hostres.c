@@ -118,6 +118,16 @@ Test(sentry_hostres, files_floor_and_reserve)
 	cr_assert_eq(hostres_files_low(&sb, 800000, 900000), 1);  /* past it (another's CAP_SYS_ADMIN) */
 }
 
+Test(sentry_hostres, memory_floor_and_reserve)
+{
+	cr_assert_eq(hostres_mem_floor(24ULL << 30), 384ULL << 20);    /* a 24 GiB host: 1/64 */
+	cr_assert_eq(hostres_mem_floor(1ULL << 30), HOST_MEM_FLOOR_MIN); /* 16 MiB: raised to 64 */
+	cr_assert_eq(hostres_mem_floor(1ULL << 40), HOST_MEM_FLOOR_MAX); /* 16 GiB: cut to 1 */
+	cr_assert_eq(hostres_mem_low(&sb, 8000, 1000), 0);             /* exactly an eighth */
+	cr_assert_eq(hostres_mem_low(&sb, 8000, 999), 1);
+	cr_assert_eq(hostres_mem_low(&sb, 8000, 7000), 0);
+}
+
 Test(sentry_hostres, test_knob_only_refuses_more)
 {
 	setenv("MOAT_TEST_HOST_LOW", "1", 1);
@@ -130,6 +140,7 @@ Test(sentry_hostres, test_knob_only_refuses_more)
 	cr_assert_eq(hostres_pids_low(&sb, HOST_PIDS_FLOOR - 1), 0); /* the floor holds */
 	cr_assert_eq(hostres_aio_low(&sb, 1), 1);
 	cr_assert_eq(hostres_files_low(&sb, 800000, 1), 1);
+	cr_assert_eq(hostres_mem_low(&sb, 8000, 7999), 1);
 	/* any other value: off */
 	setenv("MOAT_TEST_HOST_LOW", "yes", 1);
 	teardown();

@@ -696,7 +696,7 @@ fi
 # available, a sandbox holding more than MemTotal / 64 (within 64 MiB and
 # 1 GiB) ends, reason "memory": a guest of the floor + 64 MiB, with the host
 # taken as low, ends before its 10 s; one of 20 MiB runs to its end (sanity).
-mtotal=$(awk '/^MemTotal:/ { print $2 * 1024 }' /proc/meminfo)
+mtotal=$(($(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) * 1024))
 mfloor=$((mtotal / 64))
 [ "$mfloor" -lt $((64 << 20)) ] && mfloor=$((64 << 20))
 [ "$mfloor" -gt $((1 << 30)) ] && mfloor=$((1 << 30))

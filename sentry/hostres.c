@@ -16,8 +16,10 @@
  * hostres_files_floor() files ends, reason "files" (its files are made by
  * calls that never stop: limits.c files_over). The last eighth stays the
  * host's. Memory likewise (limits.c hostmem_over: a sandbox holding more
- * than hostres_mem_floor ends, reason "memory", while MemAvailable is under
- * an eighth of MemTotal). The counts are the kernel's (/proc/loadavg's task count, fs/aio-nr,
+ * than hostres_mem_floor ends, reason "memory", while MemAvailable and the
+ * free swap together are under a sixteenth of MemTotal: MemAvailable
+ * already leaves out what the kernel can reclaim, and a desktop's swap is
+ * room too). The counts are the kernel's (/proc/loadavg's task count, fs/aio-nr,
  * fs/file-nr), read through fds opened here, before the sentry confines
  * itself, and only past the floor, so a small sandbox pays nothing.
  *
@@ -125,5 +127,5 @@ int hostres_mem_low(struct sandbox *sb, unsigned long long mem_total, unsigned l
 {
 	if (sb->host_test_low)
 		return 1;
-	return mem_avail < mem_total / HOST_RESERVE_DIV;
+	return mem_avail < mem_total / HOST_MEM_RESERVE_DIV;
 }

@@ -695,8 +695,8 @@ static unsigned long long files_own(struct limits *l)
  * RAM alone, and tmpfs pages are in no process's RSS: the kernel's OOM
  * killer, once the host is out, kills the largest process it finds, some
  * neighbour, and frees none of them. So every HOSTMEM_EVERY_MS the
- * watchdog reads MemAvailable, and while less than an eighth of MemTotal
- * is, counts the sandbox's own (the guest tree's PSS and its private
+ * watchdog reads MemAvailable and SwapFree, and while together they are
+ * under a sixteenth of MemTotal, counts the sandbox's own (the guest tree's PSS and its private
  * layers' files, as --memory's sample without a cgroup does) and ends a
  * sandbox holding more than hostres_mem_floor, reason "memory". With
  * --memory too: the values the caller gave several sandboxes may add up
@@ -728,6 +728,8 @@ static int hostmem_over(struct limits *l, double now)
 		return 0;
 	buf[n] = 0;
 	unsigned long long total = meminfo_field(buf, "MemTotal:"), avail = meminfo_field(buf, "MemAvailable:");
+	if (avail)
+		avail += meminfo_field(buf, "SwapFree:");
 	if (!total || !avail || !hostres_mem_low(l->sb, total, avail))
 		return 0;
 	int cut = 0;
@@ -1766,7 +1768,7 @@ int limits_finish(struct limits *l, int status, int raw, int have_raw, const str
 	if (status == 0 && __atomic_load_n(&l->reason, __ATOMIC_SEQ_CST))
 		status = 128 + SIGTERM;
 	write_result(l, status, raw, have_raw, ru);
-	char d[32], line[256] = "";
+	char d[32], line[384] = "";
 	switch (l->reason) {
 	case REASON_TIMEOUT:
 		fmt_dur(d, sizeof d, c->timeout_ms);
@@ -1780,8 +1782,8 @@ int limits_finish(struct limits *l, int status, int raw, int have_raw, const str
 		if (l->mem_host_low) {
 			snprintf(line, sizeof line,
 				 "killed: %llu MiB held (processes and in-memory files) while the host's memory was nearly "
-				 "exhausted (%llu of %llu MiB available: the last eighth is kept for the host, a sandbox "
-				 "may hold %llu MiB then)", l->mem_low_held >> 20, l->mem_low_avail >> 20,
+				 "exhausted (%llu MiB available with free swap, of %llu: the last sixteenth is kept for the "
+				 "host, a sandbox may hold %llu MiB then)", l->mem_low_held >> 20, l->mem_low_avail >> 20,
 				 l->mem_low_total >> 20, hostres_mem_floor(l->mem_low_total) >> 20);
 			break;
 		}

@@ -202,7 +202,8 @@ unsigned long long hostres_files_floor(unsigned long long file_max);
 int hostres_files_low(struct sandbox *sb, unsigned long long file_max, unsigned long long used);
 /* the bytes a sandbox may hold (processes and in-memory files) while the
  * host's memory is low: MemTotal / 64 within [64 MiB, 1 GiB]; and whether
- * it is (MemAvailable under an eighth of MemTotal: limits.c) */
+ * it is (MemAvailable + SwapFree under a sixteenth of MemTotal: limits.c) */
+#define HOST_MEM_RESERVE_DIV 16
 #define HOST_MEM_FLOOR_MIN (64ULL << 20)
 #define HOST_MEM_FLOOR_MAX (1ULL << 30)
 unsigned long long hostres_mem_floor(unsigned long long mem_total);

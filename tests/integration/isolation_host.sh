@@ -624,7 +624,7 @@ fi
 # The host's reserve (sentry/hostres.c): shares do not compose (eight
 # sandboxes at an eighth each take a whole table, and a dense host runs
 # many more), so while the host as a whole has less than an eighth of its
-# pids, file table, AIO events or memory free, whoever holds the rest, a sandbox
+# pids, file table or AIO events (a sixteenth of its memory) free, whoever holds the rest, a sandbox
 # gets no more of it past a small floor: a fork of a sandbox of 16 tasks
 # or more is EAGAIN, an io_setup is EAGAIN, a sandbox holding more than
 # max(1024, fs.file-max / 1024) files ends (reason "files"). A host that
@@ -692,8 +692,8 @@ fi
 # host_memory_reserve: without --memory a sandbox's processes and in-memory
 # layers are bounded by the host's RAM alone (tmpfs pages are in no
 # process's RSS: the OOM killer, once the host is out, kills a neighbour
-# and frees none of them). While less than an eighth of MemTotal is
-# available, a sandbox holding more than MemTotal / 64 (within 64 MiB and
+# and frees none of them). While MemAvailable and free swap are under a
+# sixteenth of MemTotal, a sandbox holding more than MemTotal / 64 (within 64 MiB and
 # 1 GiB) ends, reason "memory": a guest of the floor + 64 MiB, with the host
 # taken as low, ends before its 10 s; one of 20 MiB runs to its end (sanity).
 mtotal=$(($(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) * 1024))

@@ -123,9 +123,9 @@ Test(sentry_hostres, memory_floor_and_reserve)
 	cr_assert_eq(hostres_mem_floor(24ULL << 30), 384ULL << 20);    /* a 24 GiB host: 1/64 */
 	cr_assert_eq(hostres_mem_floor(1ULL << 30), HOST_MEM_FLOOR_MIN); /* 16 MiB: raised to 64 */
 	cr_assert_eq(hostres_mem_floor(1ULL << 40), HOST_MEM_FLOOR_MAX); /* 16 GiB: cut to 1 */
-	cr_assert_eq(hostres_mem_low(&sb, 8000, 1000), 0);             /* exactly an eighth */
-	cr_assert_eq(hostres_mem_low(&sb, 8000, 999), 1);
-	cr_assert_eq(hostres_mem_low(&sb, 8000, 7000), 0);
+	cr_assert_eq(hostres_mem_low(&sb, 16000, 1000), 0);            /* exactly a sixteenth */
+	cr_assert_eq(hostres_mem_low(&sb, 16000, 999), 1);
+	cr_assert_eq(hostres_mem_low(&sb, 16000, 2000), 0);
 }
 
 Test(sentry_hostres, test_knob_only_refuses_more)

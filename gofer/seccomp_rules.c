@@ -47,6 +47,9 @@ int gofer_seccomp_rules(scmp_filter_ctx ctx)
 		SCMP_SYS(fgetxattr), SCMP_SYS(lseek), SCMP_SYS(wait4),
 		/* COPYUP of a lower file overlayfs cannot copy (server.c) */
 		SCMP_SYS(copy_file_range),
+		/* a FIFO reader's open: is there a writer (server.c
+		 * fifo_wait_writer: tee into a pipe of its own) */
+		SCMP_SYS(pipe2), SCMP_SYS(tee),
 	};
 	const uint64_t newns = CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID |
 		CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |

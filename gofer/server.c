@@ -572,22 +572,62 @@ static int client_gone(int sock, int ms)
 	return r > 0;
 }
 
-/* Wait until a reader's FIFO has a writer's data or hang-up. 0 or -EINTR. */
+/* Wait as Linux's blocking reader open does: not at all while a writer
+ * holds the FIFO open (silent or not: one's own O_RDWR end too), else until
+ * one opens it. fd is open O_NONBLOCK (no gofer thread ever blocks in
+ * open(2)). A writer that is there: tee(2) of the FIFO into a scratch pipe
+ * answers EAGAIN on an empty FIFO with a writer and 0 on one without, and
+ * copies, not takes, what is in it (data: a writer has been there). One
+ * that comes after the open: poll, POLLIN when it writes, POLLHUP when it
+ * came and went (the FIFO's writer count moved since this open), and the
+ * next tee (FIFO_SLICE_MS, doubling to 250 ms) when it opens and stays
+ * silent. Before,
+ * only data or a hang-up ended the wait: a reader's open beside its own
+ * O_RDWR end, or beside a writer that had not written, waited for good
+ * (sysfuzz's HANG; tests/syscalls/pipe.c). 0 or -EINTR. */
 static int fifo_wait_writer(int sock, int fd)
 {
+	int sp[2] = { -1, -1 }, r, slice = FIFO_SLICE_MS;
+	if (pipe2(sp, O_CLOEXEC | O_NONBLOCK) < 0)
+		sp[0] = sp[1] = -1; /* (then data or a hang-up only, as before) */
 	for (;;) {
+		if (sp[1] >= 0) {
+			ssize_t t = tee(fd, sp[1], 1, SPLICE_F_NONBLOCK);
+			if (t > 0 || (t < 0 && errno == EAGAIN)) {
+				r = 0;
+				break;
+			}
+			if (t < 0 && errno != EINTR) {
+				close(sp[0]);
+				close(sp[1]);
+				sp[0] = sp[1] = -1;
+			}
+		}
 		struct pollfd p[2] = {
 			{ .fd = sock, .events = POLLIN | POLLRDHUP },
 			{ .fd = fd, .events = POLLIN },
 		};
-		int r = poll(p, 2, -1);
-		if (r < 0 && errno == EINTR)
+		int n = poll(p, 2, sp[1] >= 0 ? slice : -1);
+		/* (a silent writer is seen within the slice: 10 ms, doubled up
+		 * to 250 ms, so that hundreds of waiting readers stay cheap) */
+		if (slice < 250)
+			slice = slice * 2 > 250 ? 250 : slice * 2;
+		if (n < 0 && errno == EINTR)
 			continue;
-		if (r < 0 || p[0].revents)
-			return -EINTR;
-		if (p[1].revents)
-			return 0;
+		if (n < 0 || p[0].revents) {
+			r = -EINTR;
+			break;
+		}
+		if (p[1].revents) {
+			r = 0;
+			break;
+		}
 	}
+	if (sp[0] >= 0) {
+		close(sp[0]);
+		close(sp[1]);
+	}
+	return r;
 }
 
 /* A blocking writer's open of a FIFO without a reader waits: fd is the

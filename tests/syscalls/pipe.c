@@ -3,6 +3,8 @@
 #include <poll.h>
 #include <signal.h>
 
+static void on_alarm(int sig) { (void)sig; }
+
 int main(int argc, char **argv)
 {
 	t_setup(argc, argv, "pipe");
@@ -97,5 +99,49 @@ int main(int argc, char **argv)
 	int r = open("fifo", O_RDONLY | O_NONBLOCK);
 	CHECK(r >= 0, "fifo_nonblock_reader", "%s", strerror(errno));
 	close(r);
+
+	/* A blocking reader's open returns at once while a writer holds the
+	 * FIFO open, silent or not (Linux waits only when there is none):
+	 * one's own O_RDWR end (sysfuzz's HANG: under moat the open waited for
+	 * data that never came), then another process's O_WRONLY end that
+	 * writes nothing. The alarm ends a wrong wait with EINTR. */
+	struct sigaction sa = { .sa_handler = on_alarm };
+	sigaction(SIGALRM, &sa, NULL); /* no SA_RESTART */
+	int rw = open("fifo", O_RDWR);
+	CHECK(rw >= 0, "fifo_rdwr_open", "%s", strerror(errno));
+	alarm(5);
+	r = open("fifo", O_RDONLY);
+	alarm(0);
+	CHECK(r >= 0, "fifo_reader_open_with_own_rdwr_end", "%s", strerror(errno));
+	CHECK(r >= 0 && write(rw, "G", 1) == 1 && read(r, buf, 1) == 1 && buf[0] == 'G',
+	      "fifo_reader_reads_own_rdwr_end", "%s", strerror(errno));
+	if (r >= 0)
+		close(r);
+	close(rw);
+	int sync[2];
+	CHECK(pipe(sync) == 0, "sync_pipe", "%s", strerror(errno));
+	int hold = open("fifo", O_RDONLY | O_NONBLOCK); /* a reader, so the child's writer opens */
+	pid = fork();
+	if (pid == 0) {
+		int wfd = open("fifo", O_WRONLY);
+		char c = wfd >= 0 ? 'w' : 'e';
+		(void)!write(sync[1], &c, 1);
+		pause(); /* holds its silent writer end */
+		_exit(0);
+	}
+	char c = 0;
+	CHECK(read(sync[0], &c, 1) == 1 && c == 'w', "fifo_silent_writer_open", "child said %c", c);
+	close(hold);
+	alarm(5);
+	r = open("fifo", O_RDONLY);
+	int e = errno;
+	alarm(0);
+	CHECK(r >= 0, "fifo_reader_open_with_silent_writer", "%s", strerror(e));
+	if (r >= 0)
+		close(r);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(sync[0]);
+	close(sync[1]);
 	return t_done();
 }

@@ -396,14 +396,13 @@ struct sandbox {
 	long host_pid_max;            /* kernel.pid_max, read at start (sentry/tracer.c's task bound) */
 	/* The host's reserve (sentry/hostres.c): what every sandbox together
 	 * leaves the host of its one-per-host tables. Set up before the sentry
-	 * confines itself; the tracer's (one thread) but the counter. */
+	 * confines itself; the tracer's (one thread). */
 	int host_loadavg_fd;          /* /proc/loadavg (the host's task count), or -1 */
 	long host_tasks_max;          /* the smaller of kernel.pid_max and kernel.threads-max */
 	int host_aionr_fd;            /* /proc/sys/fs/aio-nr, or -1 */
 	unsigned long host_aio_max;   /* fs.aio-max-nr */
 	int host_test_low;            /* MOAT_TEST_HOST_LOW: every table taken as nearly full */
 	unsigned long n_fork_host_low; /* forks refused by the pid reserve (also in n_fork_refused) */
-	unsigned long n_aio_host_low;  /* io_setups refused by the AIO reserve */
 	char *pstat_base;             /* /proc/stat's counters at the sandbox's first read of it (fs/procfs.c; never freed) */
 };
 

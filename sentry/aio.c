@@ -109,10 +109,7 @@ void aio_stop(struct sandbox *sb, struct task *t, const struct user_regs_struct 
 	if (!v || ring > 0x10000000u / 32)
 		return;
 	/* past the sandbox's share, or into the host's reserve (hostres.c) */
-	int low = 0;
-	if (v > sb->aio_share || sb->aio_held > sb->aio_share - v || (low = hostres_aio_low(sb, v))) {
-		if (low)
-			sb->n_aio_host_low++;
+	if (v > sb->aio_share || sb->aio_held > sb->aio_share - v || hostres_aio_low(sb, v)) {
 		arch_regs regs = *stop_regs;
 		REG_SYSNO(regs) = -1; /* skip the call */
 		REG_RET(regs) = (uint64_t)-EAGAIN;

@@ -708,11 +708,11 @@ static void hostmem_setup(struct limits *l)
 	l->meminfo_fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
 }
 
-/* a "Name:   N kB" line of /proc/meminfo, in bytes; 0 if missing */
+/* a "Name:   N kB" line of /proc/meminfo (field), in bytes; 0 if missing */
 static unsigned long long meminfo_field(const char *buf, const char *name)
 {
-	const char *p = strstr(buf, name);
-	return p ? strtoull(p + strlen(name), NULL, 10) * 1024ULL : 0;
+	long long kb = field(buf, name);
+	return kb > 0 ? (unsigned long long)kb * 1024ULL : 0;
 }
 
 static unsigned long long tree_pss(struct limits *l, int *cut_out);
@@ -723,10 +723,8 @@ static int hostmem_over(struct limits *l, double now)
 	if (l->meminfo_fd < 0 || now < l->hostmem_next)
 		return 0;
 	l->hostmem_next = now + HOSTMEM_EVERY_MS;
-	ssize_t n = pread(l->meminfo_fd, buf, sizeof buf - 1, 0);
-	if (n <= 0)
+	if (pread_small(l->meminfo_fd, buf, sizeof buf) <= 0)
 		return 0;
-	buf[n] = 0;
 	unsigned long long total = meminfo_field(buf, "MemTotal:"), avail = meminfo_field(buf, "MemAvailable:");
 	if (avail)
 		avail += meminfo_field(buf, "SwapFree:");
